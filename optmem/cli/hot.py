@@ -1,0 +1,221 @@
+"""Hot-memory commands: init, add, replace, remove, show, apply."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from optmem.cli.common import (JsonOpt, command, emit, env_domain, get_vault, note, read_arg,
+                               resolve_vault, sub_app)
+
+app = sub_app()
+
+TargetOpt = Annotated[str, typer.Option("--target", "-t", help="memory (MEMORY.md) or user (USER.md).")]
+ProjectOpt = Annotated[str | None, typer.Option("--project", "-p", help="Use projects/NAME/MEMORY.md.")]
+UnsafeOpt = Annotated[bool, typer.Option("--allow-unsafe", help="Store even if the security scan flags the text.")]
+FirstOpt = Annotated[bool, typer.Option("--first", help="If several entries match, edit the first.")]
+IdOpt = Annotated[str | None, typer.Option("--id", help="Pick the entry by id (see `show --ids`) instead of OLD.")]
+
+
+@app.command()
+@command
+def init(
+    path: Annotated[str | None, typer.Argument(metavar="PATH", help="Folder for the vault (default: the resolved vault).")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Create a vault, or add only what is missing to an existing folder.
+
+    \b
+    Example:
+      optmem init ~/.hermes/memories
+    """
+    from optmem.vault import init as do_init
+
+    vault = resolve_vault(path)
+    result = do_init(vault)
+    emit(json_out, {"vault": result.vault, "created": result.created},
+         lambda: f"vault ready at {result.vault}" + (f" (added: {', '.join(result.created)})" if result.created else " (nothing to add)"))
+
+
+def _render(result: Any) -> str:
+    u = result.usage
+    lines = []
+    for c in result.changes:
+        if c["status"] == "duplicate":
+            lines.append(f"duplicate: already in {result.file} [{c['entry']['id']}] — nothing written")
+        elif c["op"] == "replace":
+            lines.append(f"replaced [{c['old']['id']}] → [{c['entry']['id']}] {c['entry']['text']}")
+        elif c["op"] == "remove":
+            lines.append(f"removed [{c['entry']['id']}] {c['entry']['text']}")
+        else:
+            lines.append(f"added [{c['entry']['id']}] {c['entry']['text']}")
+    lines.append(f"{result.file}: {u.percent}% — {u.chars:,}/{u.limit:,} chars")
+    return "\n".join(lines)
+
+
+def _finish(json_out: bool, result: Any) -> None:
+    if result.warning:
+        note(f"warning: {result.warning}")
+    payload = {
+        "status": result.status, "file": result.file, "target": result.target,
+        "usage": result.usage, "changes": result.changes, "journal": result.journal,
+        "warning": result.warning,
+    }
+    if result.entry is not None:
+        payload["entry"] = result.entry
+    emit(json_out, payload, lambda: _render(result))
+
+
+@app.command()
+@command
+def add(
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="The entry to add (- reads stdin).")],
+    target: TargetOpt = "memory",
+    project: ProjectOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Add even if a near-duplicate entry exists.")] = False,
+    allow_unsafe: UnsafeOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Add an entry to hot memory (an exact duplicate is a no-op).
+
+    \b
+    Example:
+      optmem add "用户的名字叫小明。" --target user
+    """
+    from optmem import memory
+
+    vault = get_vault(write=True)
+    _finish(json_out, memory.add(vault, read_arg(text), force=force, target=target, project=project,
+                                 domain=env_domain(None), allow_unsafe=allow_unsafe))
+
+
+@app.command()
+@command
+def replace(
+    old: Annotated[str | None, typer.Argument(metavar="OLD", help="A substring of the entry to change (- reads stdin).")] = None,
+    new: Annotated[str | None, typer.Argument(metavar="NEW", help="What the matched span becomes (- reads stdin).")] = None,
+    entry: IdOpt = None,
+    target: TargetOpt = "memory",
+    project: ProjectOpt = None,
+    first: FirstOpt = False,
+    allow_unsafe: UnsafeOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Replace the matched span inside the one entry containing OLD.
+
+    With --id, give only NEW: the whole entry is replaced.
+
+    \b
+    Example:
+      optmem replace 喜欢喝咖啡 喜欢喝拿铁
+      optmem replace --id 3fa2c1 "Prefers tea"
+    """
+    from optmem import memory
+    from optmem.errors import UsageError
+
+    if entry and new is None:
+        old, new = None, old
+    if new is None:
+        raise UsageError("replace needs OLD and NEW (or --id ID NEW); to delete use `optmem remove`")
+    vault = get_vault(write=True)
+    _finish(json_out, memory.replace(vault, read_arg(old, "OLD"), read_arg(new, "NEW"), entry=entry,
+                                     first=first, target=target, project=project,
+                                     domain=env_domain(None), allow_unsafe=allow_unsafe))
+
+
+@app.command()
+@command
+def remove(
+    old: Annotated[str | None, typer.Argument(metavar="OLD", help="A substring of the entry to remove (- reads stdin).")] = None,
+    entry: IdOpt = None,
+    target: TargetOpt = "memory",
+    project: ProjectOpt = None,
+    first: FirstOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Remove the whole entry containing OLD (it stays in LOG.jsonl).
+
+    \b
+    Example:
+      optmem remove 本周末计划去爬山
+    """
+    from optmem import memory
+
+    vault = get_vault(write=True)
+    _finish(json_out, memory.remove(vault, read_arg(old, "OLD"), entry=entry, first=first,
+                                    target=target, project=project, domain=env_domain(None)))
+
+
+@app.command()
+@command
+def show(
+    target: Annotated[str | None, typer.Option("--target", "-t", help="Only memory or user.")] = None,
+    project: ProjectOpt = None,
+    ids: Annotated[bool, typer.Option("--ids", help="Prefix each entry with its id.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Print hot memory ready to paste into a prompt, with usage headers.
+
+    \b
+    Example:
+      optmem show --ids --project webapp
+    """
+    from optmem import memory
+
+    vault = get_vault()
+    if target:
+        targets = [("memory" if project else target, project)] if project else [(target, None)]
+    else:
+        targets = [("memory", None), ("user", None)] + ([("memory", project)] if project else [])
+    shown = memory.show(vault, targets)
+
+    def human() -> str:
+        blocks = []
+        for s in shown:
+            body = memory.SEPARATOR.join(
+                (f"[{e['id']}] " if ids else "") + e["text"] for e in s.entries)
+            blocks.append(s.header() + "\n" + (body or "(empty)"))
+        return "\n\n".join(blocks)
+
+    emit(json_out, {"files": [{"target": s.label, "file": s.file, "usage": s.usage,
+                               "entries": s.entries} for s in shown]}, human)
+
+
+@app.command("apply")
+@command
+def apply_cmd(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A JSON list of operations, or - for stdin.")],
+    target: TargetOpt = "memory",
+    project: ProjectOpt = None,
+    allow_unsafe: UnsafeOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Apply a batch of add/replace/remove operations all-or-nothing.
+
+    The limit is checked on the final state only, so one batch can free room and add.
+
+    \b
+    Example:
+      echo '[{"op":"remove","old":"爬山","first":true},{"op":"add","text":"周日去游泳"}]' | optmem apply -
+    """
+    import json
+    from pathlib import Path
+
+    from optmem import fsio, memory
+    from optmem.errors import UsageError
+
+    raw = read_arg(file, "FILE") if file == "-" else fsio.read_text(Path(file))
+    if raw is None:
+        raise UsageError(f"no such file: {file}")
+    try:
+        ops = json.loads(raw)
+    except ValueError as exc:
+        raise UsageError(f"{file} is not JSON: {exc}") from exc
+    if isinstance(ops, dict):
+        ops = ops.get("ops") or [ops]
+    if not isinstance(ops, list):
+        raise UsageError("apply takes a JSON list of operations")
+    vault = get_vault(write=True)
+    _finish(json_out, memory.apply(vault, ops, target=target, project=project,
+                                   domain=env_domain(None), allow_unsafe=allow_unsafe))

@@ -1,0 +1,98 @@
+"""Time: the only place that reads the clock (and OPTMEM_NOW), plus ISO parsing/formatting."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timedelta, timezone
+
+from optmem.errors import UsageError
+
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TTL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_TTL_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def now() -> datetime:
+    """Current UTC time, or OPTMEM_NOW when set (tests, evaluations, replays)."""
+    fixed = os.environ.get("OPTMEM_NOW")
+    if fixed:
+        try:
+            return parse_time(fixed)
+        except ValueError as exc:
+            raise UsageError(
+                f"OPTMEM_NOW={fixed!r} is not an ISO time; use e.g. 2026-11-29T18:55:30Z",
+            ) from exc
+    return datetime.now(timezone.utc)
+
+
+def parse_time(text: str) -> datetime:
+    """Parse an ISO-8601 time (Z, ±hh:mm, fractional seconds) or a bare date; naive means UTC.
+
+    Raises ValueError on anything else.
+    """
+    try:  # the canonical form, fast (3.11's fromisoformat reads Z, offsets and fractions)
+        dt = datetime.fromisoformat(text)
+        if "T" in text or " " in text:
+            return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+    except ValueError:
+        pass
+    s = text.strip()
+    if _DATE_ONLY.match(s):
+        return datetime.fromisoformat(s).replace(tzinfo=timezone.utc)
+    if s.endswith(("Z", "z")):
+        s = s[:-1] + "+00:00"
+    dt = datetime.fromisoformat(s)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)
+
+
+def to_epoch(text: str | None) -> float | None:
+    """Epoch seconds of an ISO time, or None when missing or unparseable (tolerant reading)."""
+    if not text or not isinstance(text, str):
+        return None
+    try:
+        return parse_time(text).timestamp()
+    except ValueError:
+        return None
+
+
+def format_ts(dt: datetime) -> str:
+    """`2026-11-29T18:55:30Z` — the canonical form written to files."""
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_ttl(text: str) -> timedelta:
+    """`7d`, `12h`, `30m`, `45s`, `2w` → timedelta; anything else is a usage error."""
+    m = _TTL.match(text or "")
+    if not m or float(m.group(1)) <= 0:
+        raise UsageError(
+            f"--ttl {text!r} is not a duration; use a positive number with s, m, h, d or w (e.g. 7d)",
+        )
+    return timedelta(seconds=float(m.group(1)) * _TTL_UNITS[m.group(2)])
+
+
+def parse_bound(text: str, *, end: bool) -> float:
+    """A --since/--until value (date or ISO time) as epoch seconds; a date's --until is inclusive."""
+    try:
+        dt = parse_time(text)
+    except ValueError as exc:
+        raise UsageError(
+            f"{text!r} is not a date or time; use 2026-11-29 or 2026-11-29T18:55:30Z",
+        ) from exc
+    if end and _DATE_ONLY.match(text.strip()):
+        dt = dt + timedelta(days=1) - timedelta(microseconds=1)
+    return dt.timestamp()
+
+
+def age(seconds: float) -> str:
+    """A short human age: `now`, `5m ago`, `3h ago`, `3d ago`, `5mo ago`, `2y ago`."""
+    s = max(0.0, seconds)
+    if s < 60:
+        return "now"
+    for limit, unit, div in ((3600, "m", 60), (86400, "h", 3600), (86400 * 60, "d", 86400),
+                             (86400 * 730, "mo", 86400 * 30)):
+        if s < limit:
+            return f"{int(s // div)}{unit} ago"
+    return f"{int(s // (86400 * 365))}y ago"

@@ -1,0 +1,343 @@
+"""Hot memory: bounded MEMORY.md / USER.md / project blocks, edited by add, replace and remove.
+
+Format (compatible with Hermes Agent's memory files): optional YAML front matter, then entries
+joined by a line holding only `§`. Front matter and a missing final newline are kept as they
+were, so a Hermes file edited here keeps its format. Every change is journalled to LOG.jsonl, so
+a removed or replaced entry is never lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from optmem import fsio, scan
+from optmem import text as textmod
+from optmem.errors import (Ambiguous, NearDuplicate, NoMatch, OverLimit, SeparatorInText,
+                           UsageError)
+from optmem.vault import Vault
+
+SEPARATOR = "\n§\n"
+_SPLIT = re.compile(r"(?m)^[ \t]*§[ \t]*$")
+_SEP_LINE = re.compile(r"(?m)^[ \t]*§[ \t]*$")
+_FRONT = re.compile(r"\A(---[ \t]*\n.*?\n---[ \t]*\n)", re.DOTALL)
+_LIMIT_LINE = re.compile(r"(?m)^limit:\s*(\d+)\s*$")
+TARGETS = ("memory", "user")
+
+
+def entry_id(text: str) -> str:
+    """A short stable id of an entry's text."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    chars: int
+    limit: int
+    percent: int
+
+
+@dataclass
+class HotFile:
+    """A parsed hot-memory file. `front` is the raw front matter block, kept byte for byte."""
+
+    label: str          # memory | user | project:<name>
+    name: str           # path relative to the vault
+    path: Path
+    limit: int
+    entries: list[str]
+    front: str = ""
+    final_newline: bool = True
+
+    def render(self) -> str:
+        body = SEPARATOR.join(self.entries)
+        if body and self.final_newline:
+            body += "\n"
+        return self.front + body
+
+    def usage(self) -> Usage:
+        chars = size_of(self.entries)
+        return Usage(chars, self.limit, int(chars * 100 / self.limit) if self.limit else 100)
+
+    def listing(self) -> list[dict[str, str]]:
+        return [{"id": entry_id(e), "text": e} for e in self.entries]
+
+
+def size_of(entries: list[str]) -> int:
+    """Characters (code points) of the entries joined with the separator."""
+    return len(SEPARATOR.join(entries))
+
+
+def parse(text: str) -> tuple[str, list[str], bool]:
+    """(front matter block, entries, ends with newline) of a hot file's text."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    front = ""
+    m = _FRONT.match(text)
+    if m:
+        front, text = m.group(1), text[m.end():]
+    entries = [e.strip() for e in _SPLIT.split(text)]
+    return front, [e for e in entries if e], text.endswith("\n") or not text
+
+
+def _resolve(vault: Vault, target: str, project: str | None) -> tuple[str, str, Path, str]:
+    """(label, relative name, path, limit setting) of a target."""
+    if project:
+        if target not in ("memory", "project"):
+            raise UsageError(f"--target {target} cannot be combined with --project; a project has one MEMORY.md")
+        path = vault.project_dir(project) / "MEMORY.md"
+        return f"project:{project}", f"projects/{project}/MEMORY.md", path, "project"
+    if target not in TARGETS:
+        raise UsageError(f"--target must be memory or user, not {target!r}")
+    name = "MEMORY.md" if target == "memory" else "USER.md"
+    return target, name, vault.root / name, target
+
+
+def load(vault: Vault, target: str = "memory", project: str | None = None) -> HotFile:
+    """Read a hot file (missing reads as empty); the limit comes from front matter, then config."""
+    label, name, path, limit_key = _resolve(vault, target, project)
+    raw = fsio.read_text(path) or ""
+    front, entries, final_newline = parse(raw)
+    limit = int(vault.setting("limits", limit_key))
+    m = _LIMIT_LINE.search(front)
+    if m:
+        limit = int(m.group(1))
+    return HotFile(label, name, path, limit, entries, front, final_newline)
+
+
+# -- operations on an in-memory file --------------------------------------------------------
+@dataclass(frozen=True)
+class Change:
+    """One applied operation: what happened, and the journal facts for the log."""
+
+    op: str                       # add | replace | remove
+    status: str                   # added | duplicate | replaced | removed
+    entry: Entry | None = None    # the new (add/replace) or removed entry
+    old: Entry | None = None      # the replaced entry
+
+
+def _check_text(text: str, what: str) -> str:
+    if text is None or not text.strip():
+        raise UsageError(f"{what} is empty; to delete an entry use `optmem remove`")
+    if _SEP_LINE.search(text):
+        raise SeparatorInText(
+            f"{what} contains a line that is only '§', which would split the entry; remove that line",
+        )
+    return text.strip()
+
+
+def _match(hot: HotFile, old: str | None, entry: str | None, first: bool) -> int:
+    """Index of the entry to edit: by id, else the unique entry containing `old`."""
+    if entry:
+        want = entry.strip().lower()
+        hits = sorted({i for i, e in enumerate(hot.entries) if entry_id(e).startswith(want)})
+        if not hits:
+            raise NoMatch(f"no entry in {hot.name} has id {entry!r}", entries=hot.listing(),
+                          usage=_usage(hot))
+        if len({entry_id(hot.entries[i]) for i in hits}) > 1:
+            raise Ambiguous(f"id {entry!r} matches several entries in {hot.name}; give more of it",
+                            candidates=[_preview(hot, i) for i in hits])
+        return hits[0]
+    old = _check_text(old or "", "OLD")
+    whole = [i for i, e in enumerate(hot.entries) if e == old]
+    if whole:
+        return whole[0]
+    hits = [i for i, e in enumerate(hot.entries) if old in e]
+    if not hits:
+        raise NoMatch(
+            f"no entry in {hot.name} contains {old!r}; every entry is listed — pick a substring "
+            "of one of them, or use --id",
+            entries=hot.listing(), usage=_usage(hot))
+    if len(hits) > 1 and not first:
+        raise Ambiguous(
+            f"{old!r} is in {len(hits)} entries of {hot.name}; use a longer, unique substring, "
+            "--id ID, or --first to edit the first match",
+            candidates=[_preview(hot, i) for i in hits])
+    return hits[0]
+
+
+def _preview(hot: HotFile, i: int) -> dict[str, str]:
+    e = hot.entries[i]
+    return {"id": entry_id(e), "preview": e if len(e) <= 80 else e[:77] + "..."}
+
+
+def _usage(hot: HotFile) -> dict[str, int]:
+    u = hot.usage()
+    return {"chars": u.chars, "limit": u.limit, "percent": u.percent}
+
+
+def _do_add(hot: HotFile, text: str, force: bool, threshold: float, allow_unsafe: bool) -> Change:
+    text = _check_text(text, "TEXT")
+    if text in hot.entries:
+        return Change("add", "duplicate", Entry(entry_id(text), text))
+    scan.check(text, allow_unsafe=allow_unsafe)
+    if not force:
+        for e in hot.entries:
+            if textmod.similarity(text, e) >= threshold:
+                raise NearDuplicate(
+                    f"a very similar entry is already in {hot.name}: {e!r}; update it with "
+                    "`optmem replace` (or add anyway with --force)",
+                    similar={"id": entry_id(e), "text": e})
+    hot.entries.append(text)
+    return Change("add", "added", Entry(entry_id(text), text))
+
+
+def _do_replace(hot: HotFile, old: str | None, new: str, entry: str | None, first: bool,
+                allow_unsafe: bool) -> Change:
+    new = _check_text(new, "NEW")
+    i = _match(hot, old, entry, first)
+    before = hot.entries[i]
+    if entry:
+        after = new  # by id the whole entry is replaced
+    elif before == old.strip():
+        after = new
+    else:
+        after = before.replace(old.strip(), new, 1)  # only the matched span changes
+    after = _check_text(after, "the replaced entry")
+    scan.check(after, allow_unsafe=allow_unsafe)
+    if after in hot.entries and hot.entries.index(after) != i:
+        del hot.entries[i]  # the edit made it equal to another entry: keep one
+    else:
+        hot.entries[i] = after
+    return Change("replace", "replaced", Entry(entry_id(after), after), Entry(entry_id(before), before))
+
+
+def _do_remove(hot: HotFile, old: str | None, entry: str | None, first: bool) -> Change:
+    i = _match(hot, old, entry, first)
+    removed = hot.entries.pop(i)
+    return Change("remove", "removed", Entry(entry_id(removed), removed))
+
+
+# -- public API ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Result:
+    """The outcome of add / replace / remove / apply on one file."""
+
+    status: str
+    file: str
+    target: str
+    usage: Usage
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    journal: list[str] = field(default_factory=list)
+    warning: str | None = None
+    entry: Entry | None = None
+
+
+def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
+          project: str | None = None, domain: str | None = None, source: str | None = None,
+          allow_unsafe: bool = False) -> Result:
+    """Apply operations to one hot file all-or-nothing, under the vault lock.
+
+    Each op is {"op": "add", "text"} | {"op": "replace", "old"|"id", "new"} |
+    {"op": "remove", "old"|"id"}, with optional "force" / "first". The limit is checked on the
+    final state only, so one batch can free room and add. Nothing is written if any op fails.
+    """
+    from optmem import log  # the journal goes through the log's single append path
+
+    if not ops:
+        raise UsageError("no operations given; pass a JSON list like [{\"op\": \"add\", \"text\": \"…\"}]")
+    threshold = float(vault.setting("dedup", "threshold"))
+    with vault.lock():
+        hot = load(vault, target, project)
+        changes: list[Change] = []
+        for n, op in enumerate(ops, 1):
+            if not isinstance(op, dict):
+                raise UsageError(f"operation {n} is not an object: {op!r}")
+            kind = op.get("op") or op.get("action")
+            try:
+                if kind == "add":
+                    changes.append(_do_add(hot, op.get("text") or op.get("content"),
+                                           bool(op.get("force")), threshold, allow_unsafe))
+                elif kind == "replace":
+                    changes.append(_do_replace(hot, op.get("old") or op.get("old_text"),
+                                               op.get("new") or op.get("new_text"), op.get("id"),
+                                               bool(op.get("first")), allow_unsafe))
+                elif kind == "remove":
+                    changes.append(_do_remove(hot, op.get("old") or op.get("old_text"), op.get("id"),
+                                              bool(op.get("first"))))
+                else:
+                    raise UsageError(f"operation {n}: op must be add, replace or remove, not {kind!r}")
+            except UsageError as exc:
+                if len(ops) > 1 and not exc.message.startswith("operation"):
+                    exc.message = f"operation {n}: {exc.message}"
+                raise
+        usage = hot.usage()
+        if usage.chars > hot.limit:
+            before = load(vault, target, project)
+            raise OverLimit(
+                f"{hot.name} would hold {usage.chars:,} of {hot.limit:,} characters; nothing was "
+                "written — consolidate entries (replace/remove) first, every entry is listed",
+                usage=_usage(before), would_be={"chars": usage.chars, "limit": hot.limit},
+                entries=before.listing())
+        real = [c for c in changes if c.status != "duplicate"]
+        journal: list[str] = []
+        if real:
+            fsio.atomic_write(hot.path, hot.render())
+            journal = log.journal_hot(vault, hot.name, project, real, domain=domain, source=source)
+    status = changes[0].status if len(changes) == 1 else ("applied" if real else "duplicate")
+    warn = None
+    if usage.percent >= int(vault.setting("limits", "warn_percent")):
+        warn = f"{hot.name} is {usage.percent}% full ({usage.chars:,}/{hot.limit:,} chars); consolidate soon"
+    return Result(
+        status=status, file=hot.name, target=hot.label, usage=usage,
+        changes=[_change_dict(c) for c in changes], journal=journal, warning=warn,
+        entry=changes[0].entry if len(changes) == 1 else None)
+
+
+def _change_dict(c: Change) -> dict[str, Any]:
+    out: dict[str, Any] = {"op": c.op, "status": c.status}
+    if c.entry:
+        out["entry"] = {"id": c.entry.id, "text": c.entry.text}
+    if c.old:
+        out["old"] = {"id": c.old.id, "text": c.old.text}
+    return out
+
+
+def add(vault: Vault, text: str, *, force: bool = False, **kw: Any) -> Result:
+    return apply(vault, [{"op": "add", "text": text, "force": force}], **kw)
+
+
+def replace(vault: Vault, old: str | None, new: str, *, entry: str | None = None,
+            first: bool = False, **kw: Any) -> Result:
+    return apply(vault, [{"op": "replace", "old": old, "new": new, "id": entry, "first": first}], **kw)
+
+
+def remove(vault: Vault, old: str | None, *, entry: str | None = None, first: bool = False,
+           **kw: Any) -> Result:
+    return apply(vault, [{"op": "remove", "old": old, "id": entry, "first": first}], **kw)
+
+
+@dataclass(frozen=True)
+class Shown:
+    label: str
+    file: str
+    usage: Usage
+    entries: list[dict[str, Any]]
+
+    def header(self) -> str:
+        name = self.label.upper().replace("PROJECT:", "PROJECT ")
+        u = self.usage
+        return f"{name} [{u.percent}% — {u.chars:,}/{u.limit:,} chars]"
+
+
+def show(vault: Vault, targets: list[tuple[str, str | None]]) -> list[Shown]:
+    """The files, ready for a prompt: entries re-scanned, flagged ones shown as [BLOCKED: rule]."""
+    out = []
+    for target, project in targets:
+        hot = load(vault, target, project)
+        entries = []
+        for e in hot.entries:
+            rule = scan.find(e)
+            entries.append({"id": entry_id(e), "text": f"[BLOCKED: {rule}]" if rule else e,
+                            "blocked": rule})
+        out.append(Shown(hot.label, hot.name, hot.usage(), entries))
+    return out

@@ -1,0 +1,182 @@
+"""The log record: schema v1, ULID-style ids, parsing one line (tolerantly) and rendering one."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from optmem import clock
+
+VERSION = 1
+TIERS = ("chat", "normal", "evidence", "redline")
+TIER_RANK = {name: i for i, name in enumerate(TIERS)}
+KNOWN = ("v", "id", "ts", "domain", "project", "kind", "tier", "key", "text", "tags",
+         "corrects", "ref", "expires", "evidence", "source")
+KNOWN_SET = frozenset(KNOWN)
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_DOMAIN_PREFIX = re.compile(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
+_HAND_CORRECTION = re.compile(r"^\s*(?:\[[A-Za-z0-9._-]{1,64}\]\s*)?(?:〔更正〕|\[correction\])", re.IGNORECASE)
+_HASH_REF = re.compile(r"#([0-9A-Za-z]{6,26})\b")
+ID_RE = re.compile(r"^[0-9A-Za-z]{6,26}$")
+
+
+def _b32(value: int, length: int) -> str:
+    out = []
+    for _ in range(length):
+        out.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return "".join(reversed(out))
+
+
+def new_id(epoch: float) -> str:
+    """26 chars: 48-bit milliseconds then 80 random bits, so ids sort by time and never collide."""
+    return _b32(int(epoch * 1000) & ((1 << 48) - 1), 10) + _b32(int.from_bytes(os.urandom(10), "big"), 16)
+
+
+def derived_id(raw: bytes, epoch: float | None) -> str:
+    """A stable id for a hand-typed line: its time (when known) then a hash of its bytes."""
+    from optmem.text import digest
+
+    value = int(digest(raw.strip()), 16)
+    return _b32(int((epoch or 0) * 1000) & ((1 << 48) - 1), 10) + _b32(value, 16)
+
+
+def hand_correction_refs(text: str) -> list[str]:
+    """`〔更正〕 … #<id>` / `[correction] … #<id>`: the ids a hand-typed correction names."""
+    if not _HAND_CORRECTION.match(text):
+        return []
+    return [ref.upper() for ref in _HASH_REF.findall(text)]
+
+
+class BadLine(ValueError):
+    """A log line that cannot be used; `code` is the doctor's problem code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Record:
+    """One log record as read (or about to be written). `line` is 1-based, 0 if not from a file."""
+
+    id: str
+    ts: str
+    text: str = ""
+    domain: str = "default"
+    kind: str = "note"
+    tier: str = "normal"
+    project: str | None = None
+    key: str | None = None
+    tags: tuple[str, ...] = ()
+    corrects: tuple[str, ...] = ()
+    ref: str | None = None
+    expires: str | None = None
+    evidence: str | None = None
+    source: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    line: int = 0
+    hand: bool = False
+
+    @property
+    def epoch(self) -> float | None:
+        return clock.to_epoch(self.ts)
+
+    @property
+    def redline(self) -> bool:
+        return self.tier == "redline"
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as stored: known fields in a fixed order, empty ones left out, extras kept."""
+        out: dict[str, Any] = {"v": VERSION, "id": self.id, "ts": self.ts, "domain": self.domain}
+        for name in ("project", "kind", "tier", "key", "text", "tags", "corrects", "ref",
+                     "expires", "evidence", "source"):
+            value = getattr(self, name)
+            if name == "tags" or name == "corrects":
+                value = list(value)
+            if value or (name == "text" and self.kind not in ("seen", "forget")):
+                out[name] = value
+        for k, v in self.extra.items():
+            out.setdefault(k, v)
+        return out
+
+    def to_line(self) -> bytes:
+        return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if type(value) is str and value else None
+
+
+def _str_list(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(str(v) for v in value if isinstance(v, (str, int)) and str(v))
+    return ()
+
+
+def parse_fields(raw: bytes) -> dict[str, Any]:
+    """The normalised fields of one log line (without its newline), as `Record` takes them.
+
+    Raises BadLine for lines that cannot be used. Hand-typed lines may omit `id`, `v` and
+    `domain`: the id is derived from the line's bytes, and a leading `[name]` in the text sets
+    the domain; `〔更正〕 … #<id>` makes the line a correction of those ids.
+    """
+    try:
+        obj = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadLine("unparseable_line", f"not valid JSON: {exc}") from exc
+    if type(obj) is not dict:
+        raise BadLine("unparseable_line", "not a JSON object")
+    get = obj.get
+    text = get("text", "")
+    if type(text) is not str:
+        text = json.dumps(text, ensure_ascii=False)
+    ts = get("ts")
+    if type(ts) is not str:
+        ts = ""
+    rid = get("id")
+    hand = type(rid) is not str or not rid
+    domain = _str_or_none(get("domain"))
+    if domain is None:
+        m = _DOMAIN_PREFIX.match(text)
+        domain = m.group(1) if m and m.group(1).lower() != "correction" else "default"
+    corrects = _str_list(get("corrects"))
+    kind = _str_or_none(get("kind")) or "note"
+    if text and (text[0] in "〔[" or text[0].isspace()):
+        refs = [r for r in hand_correction_refs(text) if r not in corrects]
+        if refs:
+            corrects = corrects + tuple(refs)
+    if corrects and kind == "note":
+        kind = "correction"
+    tier = get("tier")
+    extra_keys = obj.keys() - KNOWN_SET
+    return {
+        "id": derived_id(raw, clock.to_epoch(ts)) if hand else rid,
+        "ts": ts, "text": text, "domain": domain, "kind": kind,
+        "tier": tier if tier in TIER_RANK else "normal",
+        "project": _str_or_none(get("project")), "key": _str_or_none(get("key")),
+        "tags": _str_list(get("tags")), "corrects": corrects,
+        "ref": _str_or_none(get("ref")), "expires": _str_or_none(get("expires")),
+        "evidence": _str_or_none(get("evidence")), "source": _str_or_none(get("source")),
+        "extra": {k: obj[k] for k in extra_keys} if extra_keys else {},
+        "hand": hand,
+    }
+
+
+def parse_line(raw: bytes, line: int = 0) -> Record:
+    """Parse one log line (without its newline) into a Record; raises BadLine if unusable."""
+    return Record(line=line, **parse_fields(raw))
+
+
+def missing_fields(raw: bytes) -> list[str]:
+    """Fields a parsed line lacks that every record needs (for doctor)."""
+    obj = json.loads(raw)
+    return [name for name in ("ts", "text") if not isinstance(obj.get(name), str)
+            and not (name == "text" and obj.get("kind") in ("seen", "forget"))]

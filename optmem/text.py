@@ -1,0 +1,91 @@
+"""Text: normalising, fingerprints, near-duplicate similarity and tokenising (Chinese + English).
+
+One tokeniser serves the index, the query and the write gate, so they always agree:
+* NFKC, then case folding;
+* CJK runs (Han, kana, hangul) become overlapping bigrams plus single characters, so a query of
+  one character still matches while longer queries match by bigram;
+* other letters and digits form words.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ffff"
+_TOKEN_RE = re.compile(rf"([{_CJK}]+)|((?:(?![{_CJK}])[^\W_])+)")
+_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
+# Dropped by `normalize`: spacing and punctuation, and words that intensify without changing
+# the fact ("很喜欢" and "非常喜欢", "really like" and "like" say the same thing).
+_NOT_WORD = re.compile(r"[\W_]+")
+_EN_INTENSIFIERS = frozenset("very really extremely quite truly super so totally".split())
+_CJK_INTENSIFIERS = re.compile("非常|特别|十分|极其|超级|相当|真的|很")
+
+
+def digest(data: bytes, size: int = 10) -> str:
+    """A short stable hex digest (BLAKE2b; its C module loads faster than all of hashlib)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - CPython always has it
+        from hashlib import blake2b
+    return blake2b(data, digest_size=size).hexdigest()
+
+
+def fold(text: str) -> str:
+    """NFKC + case folding: the common first step of every comparison."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def normalize(text: str, *, folded: bool = False) -> str:
+    """Fold case, width, spacing, punctuation and intensifiers: what a fingerprint compares."""
+    words = _NOT_WORD.split(text if folded else fold(text))
+    return _CJK_INTENSIFIERS.sub("", "".join(w for w in words if w not in _EN_INTENSIFIERS))
+
+
+def fingerprint(text: str, *, folded: bool = False) -> str:
+    """A short stable hash of `normalize(text)`; equal fingerprints mean the same statement."""
+    return digest(normalize(text, folded=folded).encode("utf-8"))
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers in a text, in order ("端口是8080" → ["8080"])."""
+    return _NUMBER_RE.findall(unicodedata.normalize("NFKC", text))
+
+
+def similarity(a: str, b: str) -> float:
+    """Normalised similarity in [0, 1]; texts whose numbers differ are never similar (0.0)."""
+    if numbers(a) != numbers(b):
+        return 0.0
+    na, nb = normalize(a), normalize(b)
+    if na == nb:
+        return 1.0
+    if not na or not nb:
+        return 0.0
+    from rapidfuzz import fuzz  # heavy-ish: only the write paths need it
+
+    return fuzz.ratio(na, nb) / 100.0
+
+
+def tokens(text: str, *, folded: bool = False) -> list[str]:
+    """Index tokens: words, plus CJK bigrams and single characters."""
+    out: list[str] = []
+    for cjk, word in _TOKEN_RE.findall(text if folded else fold(text)):
+        if word:
+            out.append(word)
+        else:
+            out.extend(cjk)
+            out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
+    return out
+
+
+def query_terms(text: str) -> list[str]:
+    """Query terms, deduplicated in order: words; CJK bigrams (a lone CJK character as itself)."""
+    out: list[str] = []
+    for cjk, word in _TOKEN_RE.findall(fold(text)):
+        if word:
+            out.append(word)
+        elif len(cjk) == 1:
+            out.append(cjk)
+        else:
+            out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
+    return list(dict.fromkeys(out))

@@ -1,0 +1,150 @@
+"""The vault: where it is, what it holds, names that may live in it, and `init`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from optmem import fsio, settings
+from optmem.errors import InvalidName, VaultMissing
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+CACHE = ".cache"
+GITATTRIBUTES = "LOG.jsonl merge=union\n"
+GITIGNORE = f"{CACHE}/\n*.tmp\n"
+
+
+def validate_name(name: str, what: str = "name") -> str:
+    """Refuse any project/domain name that could escape the vault or confuse a path."""
+    if not isinstance(name, str) or not NAME_RE.match(name) or name in (".", ".."):
+        raise InvalidName(
+            f"{what} {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit (no '/', '..' or spaces)",
+            name=name,
+        )
+    return name
+
+
+@dataclass
+class Vault:
+    """A vault folder. Files it lacks read as empty; settings load lazily."""
+
+    root: Path
+    overrides: list[str] = field(default_factory=list)
+    _settings: dict[str, Any] | None = field(default=None, repr=False)
+    _lock_depth: int = field(default=0, repr=False)
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root)
+
+    @property
+    def log_path(self) -> Path:
+        return self.root / "LOG.jsonl"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.root / CACHE
+
+    @property
+    def lock_path(self) -> Path:
+        return self.cache_dir / "lock"
+
+    @property
+    def index_path(self) -> Path:
+        return self.cache_dir / "index.sqlite3"
+
+    def project_dir(self, project: str) -> Path:
+        return self.root / "projects" / validate_name(project, "project")
+
+    def tree_dir(self, domain: str) -> Path:
+        return self.root / "tree" / validate_name(domain, "domain")
+
+    def exists(self) -> bool:
+        return self.root.is_dir()
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        if self._settings is None:
+            self._settings = settings.load(fsio.read_text(self.root / "optmem.toml"), self.overrides)
+        return self._settings
+
+    def setting(self, section: str, name: str) -> Any:
+        return self.settings.get(section, {}).get(name, settings.DEFAULTS[section][name])
+
+    def require(self) -> "Vault":
+        """For reads: the vault must exist."""
+        if not self.exists():
+            raise VaultMissing(
+                f"no vault at {self.root}; create one with `optmem init {self.root}` "
+                "or point --vault / OPTMEM_VAULT at an existing one",
+                vault=str(self.root),
+            )
+        return self
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """The vault's exclusive write lock (in the ignored cache folder, so git never sees it).
+
+        Re-entrant within one Vault object, so a command holding it can call helpers that take it.
+        """
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        with fsio.exclusive_lock(self.lock_path, float(self.setting("lock", "timeout"))):
+            self._lock_depth = 1
+            try:
+                yield
+            finally:
+                self._lock_depth = 0
+
+
+def resolve(explicit: str | None, env: dict[str, str], cwd: Path, home: Path) -> Path:
+    """--vault > OPTMEM_VAULT > nearest ancestor holding `.optmem/` > ~/.optmem."""
+    if explicit:
+        return Path(explicit).expanduser().absolute()
+    if env.get("OPTMEM_VAULT"):
+        return Path(env["OPTMEM_VAULT"]).expanduser().absolute()
+    for folder in (cwd, *cwd.parents):
+        candidate = folder / ".optmem"
+        if candidate.is_dir():
+            return candidate
+    return home / ".optmem"
+
+
+@dataclass(frozen=True)
+class InitResult:
+    vault: str
+    created: list[str]
+
+
+def ensure_layout(vault: Vault) -> list[str]:
+    """Add what a vault lacks (folder, .gitattributes, .gitignore); never touch what exists."""
+    created: list[str] = []
+    if fsio.ensure_dir(vault.root):
+        created.append(str(vault.root))
+    for name, content in ((".gitattributes", GITATTRIBUTES), (".gitignore", GITIGNORE)):
+        path = vault.root / name
+        existing = fsio.read_text(path)
+        if existing is None:
+            fsio.atomic_write(path, content)
+            created.append(name)
+        elif content.strip() not in existing:
+            # an existing file (a Hermes or git-managed folder) gets our line added, not replaced
+            sep = "" if existing.endswith("\n") or not existing else "\n"
+            fsio.atomic_write(path, existing + sep + content)
+            created.append(name)
+    return created
+
+
+def init(vault: Vault) -> InitResult:
+    """Create a vault, or add only what is missing to an existing folder (e.g. Hermes memories/)."""
+    with_lock_dir = ensure_layout(vault)
+    return InitResult(vault=str(vault.root), created=with_lock_dir)

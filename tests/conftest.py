@@ -1,0 +1,83 @@
+"""Isolation for every test: the vault lives in tmp_path, HOME too, and no clock/domain leaks in."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from optmem.cli import app
+from optmem.vault import Vault
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("OPTMEM_VAULT", str(tmp_path / "vault"))
+    for name in ("OPTMEM_NOW", "OPTMEM_DOMAIN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def vault_path(tmp_path: Path) -> Path:
+    return tmp_path / "vault"
+
+
+@pytest.fixture
+def vault(vault_path: Path) -> Vault:
+    from optmem.vault import init
+
+    v = Vault(vault_path)
+    init(v)
+    return v
+
+
+class Cli:
+    """Runs the CLI in-process (CliRunner) and parses --json output."""
+
+    def __init__(self) -> None:
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, input: str | None = None, env: dict[str, str] | None = None):
+        result = self.runner.invoke(app, list(args), input=input, env=env, catch_exceptions=False)
+        return result
+
+    def json(self, *args: str, input: str | None = None, code: int | None = 0,
+             env: dict[str, str] | None = None) -> dict[str, Any]:
+        result = self(*args, "--json", input=input, env=env)
+        if code is not None:
+            assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+        return json.loads(result.stdout)
+
+
+@pytest.fixture
+def cli() -> Cli:
+    return Cli()
+
+
+def optmem_cmd() -> list[str]:
+    return [sys.executable, "-m", "optmem"]
+
+
+def run_optmem(*args: str, env: dict[str, str] | None = None, input: str | None = None,
+               cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """A real subprocess, with the test's environment (its vault and HOME)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([*optmem_cmd(), *args], capture_output=True, text=True, env=full_env,
+                          input=input, cwd=cwd, timeout=120)
+
+
+def log_lines(vault_path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()
+            if line.strip()]

@@ -1,0 +1,107 @@
+"""Command-line conventions: --json everywhere, exit codes, stdin, help with examples, version."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from optmem import __version__
+from optmem.cli import COMMANDS, OptmemGroup, app
+
+from conftest import run_optmem
+
+
+def all_commands():
+    import typer.main
+
+    group = typer.main.get_command(app)
+    return {name: group.get_command(None, name) for name in COMMANDS}
+
+
+def test_every_command_has_json_and_help_with_an_example(cli):
+    for name, cmd in all_commands().items():
+        assert cmd is not None, name
+        assert any("--json" in p.opts for p in cmd.params), name
+        res = cli(name, "--help")
+        assert res.exit_code == 0 and "Example:" in res.stdout and f"optmem " in res.stdout, name
+
+
+def test_command_table_matches_each_commands_help(cli):
+    for name, cmd in all_commands().items():
+        assert cmd.help.strip().splitlines()[0] == COMMANDS[name][1], name
+
+
+def test_root_help_lists_every_command(cli):
+    out = cli("--help").stdout
+    for name in COMMANDS:
+        assert f"  {name} " in out
+
+
+def test_version(cli):
+    res = cli("--version")
+    assert res.exit_code == 0 and res.stdout.strip() == f"optmem {__version__}"
+
+
+def test_json_is_utf8_without_escapes(cli):
+    res = cli("append", "端口是9090", "--json")
+    assert "端口是9090" in res.stdout and "\\u" not in res.stdout
+    assert json.loads(res.stdout)["ok"] is True
+
+
+def test_usage_errors_exit_2_and_are_json_with_json(cli):
+    res = cli("append", "--json")
+    assert res.exit_code == 2
+    assert json.loads(res.stdout)["error"]["code"] == "usage"
+    res = cli("append", "x", "--no-such-flag")
+    assert res.exit_code == 2 and "no-such-flag" in res.stderr
+    assert cli("nosuchcommand").exit_code == 2
+
+
+def test_refusals_exit_1_and_successes_exit_0(cli):
+    assert cli("append", "fine").exit_code == 0
+    assert cli("add", "dup").exit_code == 0
+    assert cli("add", "dup").exit_code == 0  # an idempotent no-op is success
+    assert cli("remove", "nothing like this").exit_code == 1
+
+
+def test_optmem_now_sets_timestamps(cli):
+    out = cli.json("append", "then", env={"OPTMEM_NOW": "2025-01-02T03:04:05+08:00"})
+    assert out["record"]["ts"] == "2025-01-01T19:04:05Z"
+    bad = cli.json("append", "x", env={"OPTMEM_NOW": "yesterday"}, code=2)
+    assert "OPTMEM_NOW" in bad["error"]["message"]
+
+
+def test_python_dash_m_and_exit_codes_in_a_real_process(tmp_path):
+    res = run_optmem("append", "真实进程", "--json")
+    assert res.returncode == 0 and json.loads(res.stdout)["status"] == "stored"
+    res = run_optmem("get", "ZZZZZZZZ", "--json")
+    assert res.returncode == 1 and json.loads(res.stdout)["error"]["code"] == "not_found"
+    res = run_optmem("--vault", str(tmp_path / "missing"), "show")
+    assert res.returncode == 3 and "optmem init" in res.stderr and res.stdout == ""
+
+
+def test_version_starts_without_heavy_imports():
+    code = (
+        "import sys, runpy\n"
+        "sys.argv = ['optmem', '--version']\n"
+        "try:\n    runpy.run_module('optmem', run_name='__main__')\n"
+        "except SystemExit as e:\n    assert e.code in (0, None), e.code\n"
+        "heavy = [m for m in ('rich', 'rapidfuzz', 'sqlite3', 'yaml', 'frontmatter', 'optmem.cli.hot',"
+        " 'optmem.index') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert f"optmem {__version__}" in res.stdout
+    assert "HEAVY []" in res.stdout
+
+
+def test_lazy_group_returns_none_for_unknown_commands():
+    import typer.main
+
+    group = typer.main.get_command(app)
+    assert isinstance(group, OptmemGroup) and group.get_command(None, "bogus") is None

@@ -1,0 +1,40 @@
+from hypothesis import given, strategies as st
+
+from optmem import text
+
+
+def test_cjk_text_is_indexed_as_bigrams_and_single_characters():
+    toks = text.tokens("端口改成9090 Port")
+    assert "端口" in toks and "口改" in toks and "端" in toks
+    assert "9090" in toks and "port" in toks
+
+
+def test_query_terms_use_bigrams_and_keep_a_lone_character():
+    assert text.query_terms("小明喜欢") == ["小明", "明喜", "喜欢"]
+    assert text.query_terms("猫") == ["猫"]
+    assert text.query_terms("Backend PORT port") == ["backend", "port"]
+
+
+def test_latin_words_are_nfkc_folded():
+    assert text.tokens("ＰＯＲＴ　８０８０") == ["port", "8080"]
+
+
+def test_fingerprint_folds_spacing_punctuation_case_and_intensifiers():
+    assert text.fingerprint("小明非常喜欢喝咖啡！") == text.fingerprint("小明 很喜欢喝咖啡")
+    assert text.fingerprint("I REALLY like tea.") == text.fingerprint("i like tea")
+    assert text.fingerprint("小明喜欢喝咖啡") != text.fingerprint("小明喜欢喝拿铁")
+
+
+def test_numbers_that_differ_are_never_similar():
+    assert text.similarity("端口是8080", "端口是9090") == 0.0
+    assert text.similarity("port is 8080", "the port is 8080") > 0.8
+
+
+@given(st.text(alphabet="abc 端口喜欢", min_size=1, max_size=30))
+def test_fingerprint_ignores_extra_whitespace_and_case(s):
+    assert text.fingerprint(s) == text.fingerprint("  " + s.upper().replace(" ", "  ") + " ")
+
+
+@given(st.text(max_size=60))
+def test_every_query_term_of_a_text_is_among_its_index_tokens(s):
+    assert set(text.query_terms(s)) <= set(text.tokens(s))

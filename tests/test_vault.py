@@ -1,0 +1,122 @@
+"""The vault: resolution order, init, layout, permissions, names, settings, the lock."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from optmem import fsio, settings
+from optmem.errors import InvalidName, Locked, UsageError
+from optmem.vault import Vault, init, resolve, validate_name
+
+
+def test_resolution_order(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / ".optmem").mkdir(parents=True)
+    deep = repo / "src" / "pkg"
+    deep.mkdir(parents=True)
+    home = tmp_path / "h"
+    env = {"OPTMEM_VAULT": str(tmp_path / "envvault")}
+    assert resolve(str(tmp_path / "x"), env, deep, home) == tmp_path / "x"
+    assert resolve(None, env, deep, home) == tmp_path / "envvault"
+    assert resolve(None, {}, deep, home) == repo / ".optmem"
+    assert resolve(None, {}, tmp_path, home) == home / ".optmem"
+
+
+def test_cli_resolves_vault_option_env_and_repo_local(cli, tmp_path, monkeypatch):
+    cli.json("append", "in env vault")
+    assert (tmp_path / "vault" / "LOG.jsonl").exists()
+    res = cli("--vault", str(tmp_path / "other"), "append", "in explicit vault")
+    assert res.exit_code == 0 and (tmp_path / "other" / "LOG.jsonl").exists()
+    monkeypatch.delenv("OPTMEM_VAULT")
+    proj = tmp_path / "proj"
+    (proj / ".optmem").mkdir(parents=True)
+    (proj / "sub").mkdir()
+    monkeypatch.chdir(proj / "sub")
+    cli.json("append", "repo local")
+    assert (proj / ".optmem" / "LOG.jsonl").exists()
+    monkeypatch.chdir(tmp_path)
+    cli.json("append", "home vault")
+    assert (tmp_path / "home" / ".optmem" / "LOG.jsonl").exists()
+
+
+def test_init_creates_layout_with_private_permissions(cli, tmp_path):
+    out = cli.json("init", str(tmp_path / "v"))
+    root = tmp_path / "v"
+    assert out["vault"] == str(root)
+    assert (root / ".gitattributes").read_text() == "LOG.jsonl merge=union\n"
+    assert ".cache/" in (root / ".gitignore").read_text()
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    assert stat.S_IMODE((root / ".gitattributes").stat().st_mode) == 0o600
+    assert cli("--vault", str(root), "append", "note").exit_code == 0
+    assert stat.S_IMODE((root / "LOG.jsonl").stat().st_mode) == 0o600
+    assert stat.S_IMODE((root / ".cache").stat().st_mode) == 0o700
+    assert cli.json("init", str(root))["created"] == []
+
+
+def test_init_on_a_hermes_folder_adds_only_what_is_missing(cli, tmp_path):
+    hermes = tmp_path / "memories"
+    hermes.mkdir()
+    (hermes / "MEMORY.md").write_text("a\n§\nb", "utf-8")
+    (hermes / ".gitignore").write_text("secret.txt\n", "utf-8")
+    out = cli.json("init", str(hermes))
+    assert set(out["created"]) == {".gitattributes", ".gitignore"}
+    assert (hermes / "MEMORY.md").read_text("utf-8") == "a\n§\nb"
+    assert (hermes / ".gitignore").read_text() == "secret.txt\n.cache/\n*.tmp\n"
+
+
+def test_write_creates_a_missing_vault_and_read_requires_one(cli, tmp_path):
+    res = cli("append", "first memory")
+    assert res.exit_code == 0 and "created a new vault" in res.stderr
+    missing = cli.json("--vault", str(tmp_path / "nope"), "show", code=3)
+    assert missing["error"]["code"] == "vault_missing" and "optmem init" in missing["error"]["message"]
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "a b", "..", ".hidden", "", "x" * 65, "名字"])
+def test_invalid_names_are_refused(name):
+    with pytest.raises(InvalidName):
+        validate_name(name, "project")
+
+
+def test_valid_names(vault):
+    for name in ("webapp", "my_proj-2.0", "A" * 64):
+        assert validate_name(name) == name
+    assert vault.project_dir("webapp") == vault.root / "projects" / "webapp"
+
+
+def test_settings_defaults_toml_and_overrides():
+    s = settings.load("[limits]\nmemory = 3000\n", ["dedup.threshold=0.8", "tree.summarizer=cat"])
+    assert s["limits"]["memory"] == 3000 and s["limits"]["user"] == 1375
+    assert s["dedup"]["threshold"] == 0.8 and s["tree"]["summarizer"] == "cat"
+    with pytest.raises(UsageError):
+        settings.load("[limits\n")
+    with pytest.raises(UsageError):
+        settings.load(None, ["nodot=1"])
+
+
+def test_lock_times_out_with_exit_3(cli, vault, vault_path):
+    (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.2\n", "utf-8")
+    with fsio.exclusive_lock(vault.lock_path, 1):
+        out = cli.json("append", "blocked", code=3)
+        assert out["error"]["code"] == "locked"
+        with pytest.raises(Locked):
+            with fsio.exclusive_lock(vault.lock_path, 0.05):
+                pass
+    assert cli.json("append", "now free")["status"] == "stored"
+
+
+def test_atomic_write_replaces_whole_files(tmp_path):
+    path = tmp_path / "d" / "f.md"
+    fsio.atomic_write(path, "one")
+    fsio.atomic_write(path, "two")
+    assert path.read_text() == "two"
+    assert [p.name for p in path.parent.iterdir()] == ["f.md"]
+
+
+def test_append_lines_ends_a_torn_line_first(tmp_path):
+    path = tmp_path / "LOG.jsonl"
+    path.write_bytes(b'{"a":1}\n{"torn')
+    fsio.append_lines(path, [b'{"b":2}', b'{"c":3}'])
+    assert path.read_bytes() == b'{"a":1}\n{"torn\n{"b":2}\n{"c":3}\n'
