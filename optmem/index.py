@@ -183,6 +183,16 @@ class Index:
     def bad_lines(self) -> list[tuple[int, str, str]]:
         return list(self.conn.execute("SELECT n, code, message FROM bad ORDER BY n"))
 
+    def warnings(self) -> list[str]:
+        """What a reader should be told about the log: lines it had to skip."""
+        bad = [n for n, _, _ in self.conn.execute("SELECT n, code, message FROM bad ORDER BY n LIMIT 6")]
+        if not bad:
+            return []
+        total = self.conn.execute("SELECT count(*) FROM bad").fetchone()[0]
+        shown = ", ".join(map(str, bad[:5])) + (", …" if total > 5 else "")
+        return [f"LOG.jsonl: skipped {total} unparseable line(s) (line {shown}); they stay in the "
+                "file — run `optmem doctor` to see them"]
+
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM rec").fetchone()[0]
 

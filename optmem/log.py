@@ -250,12 +250,18 @@ def resolve_one(idx: Index, ref: str) -> Row:
     return rows[0]
 
 
-def get(vault: Vault, ref: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Got:
+    record: dict[str, Any]
+    warnings: list[str]
+
+
+def get(vault: Vault, ref: str) -> Got:
     """One record with its status (current / superseded by … / expired / forgotten)."""
     now = clock.now().timestamp()
     with open_index(vault) as idx:
         row = resolve_one(idx, ref)
-        return describe(row, idx.record(row), now)
+        return Got(describe(row, idx.record(row), now), idx.warnings())
 
 
 @dataclass(frozen=True)

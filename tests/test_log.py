@@ -123,7 +123,11 @@ def test_hand_typed_lines_get_stable_ids_and_domain_prefixes(cli, vault, vault_p
     assert [r.domain for r in recs] == ["default", "openclaw", "default"]
     assert recs[2].extra == {"mood": "ok"} and recs[1].hand
     again = record.parse_line(b'{"ts": "2026-11-01T10:00:00Z", "text": "[openclaw] \\u6587\\u7ae0\\u5927\\u7eb2\\u5199\\u597d\\u4e86"}')
-    assert cli.json("get", recs[1].id)["record"]["domain"] == "openclaw"
+    got = cli("get", recs[1].id)
+    assert "openclaw" in got.stdout and "skipped 1 unparseable line(s) (line 3)" in got.stderr
+    assert cli.json("get", recs[1].id)["warnings"] == [
+        "LOG.jsonl: skipped 1 unparseable line(s) (line 3); they stay in the file — run "
+        "`optmem doctor` to see them"]
     assert recs[1].id == record.parse_line(
         b'{"ts": "2026-11-01T10:00:00Z", "text": "[openclaw] ' + "文章大纲写好了".encode() + b'"}').id
     assert again.domain == "openclaw"

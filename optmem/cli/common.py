@@ -71,6 +71,11 @@ def note(message: str) -> None:
     typer.echo(message, err=True)
 
 
+def warn_all(warnings: list[str]) -> None:
+    for w in warnings:
+        note(f"warning: {w}")
+
+
 def dumps(payload: Any) -> str:
     import json
 

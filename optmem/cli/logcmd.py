@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from optmem.cli.common import (JsonOpt, command, emit, env_domain, get_vault, note, read_arg,
-                               sub_app)
+                               sub_app, warn_all)
 
 app = sub_app()
 
@@ -105,8 +105,9 @@ def get(
     """
     from optmem import log
 
-    rec = log.get(get_vault(), record_id)
-    emit(json_out, {"record": rec}, lambda: render_record(rec))
+    got = log.get(get_vault(), record_id)
+    warn_all(got.warnings)
+    emit(json_out, {"record": got.record, "warnings": got.warnings}, lambda: render_record(got.record))
 
 
 @app.command()
