@@ -6,13 +6,14 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from optmem.cli import app
+from optmem.cli import run
 from optmem.vault import Vault
 
 
@@ -42,15 +43,25 @@ def vault(vault_path: Path) -> Vault:
     return v
 
 
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
 class Cli:
-    """Runs the CLI in-process (CliRunner) and parses --json output."""
+    """Runs the real dispatcher (fast path, else Typer) in-process, capturing its output."""
 
     def __init__(self) -> None:
         self.runner = CliRunner()
 
-    def __call__(self, *args: str, input: str | None = None, env: dict[str, str] | None = None):
-        result = self.runner.invoke(app, list(args), input=input, env=env, catch_exceptions=False)
-        return result
+    def __call__(self, *args: str, input: str | None = None, env: dict[str, str] | None = None) -> Result:
+        with self.runner.isolation(input=input, env=env) as (out, err, _):
+            code = run(list(args))
+            sys.stdout.flush()
+            sys.stderr.flush()
+            return Result(code, out.getvalue().decode("utf-8"), err.getvalue().decode("utf-8"))
 
     def json(self, *args: str, input: str | None = None, code: int | None = 0,
              env: dict[str, str] | None = None) -> dict[str, Any]:

@@ -7,29 +7,74 @@ import json
 import pytest
 
 from optmem import __version__
-from optmem.cli import COMMANDS, OptmemGroup, app
+from optmem.cli import COMMANDS, fast
+from optmem.cli.spec import REGISTRY
 
 from conftest import run_optmem
 
 
-def all_commands():
-    import typer.main
+def declared():
+    import importlib
 
-    group = typer.main.get_command(app)
-    return {name: group.get_command(None, name) for name in COMMANDS}
+    for module, _ in set(COMMANDS.values()):
+        importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
+    return {name: cmd for name, cmd in REGISTRY.items() if name.split(" ")[0] in COMMANDS}
+
+
+def typer_kwargs(cmd, args):
+    """What the declared function receives when Typer parses `args`."""
+    import dataclasses
+
+    from optmem.cli.app import to_click
+
+    got = {}
+    click_cmd = to_click(dataclasses.replace(cmd, fn=lambda **kw: got.update(kw)))
+    click_cmd.main(list(args), prog_name="optmem", standalone_mode=False)
+    return got
 
 
 def test_every_command_has_json_and_help_with_an_example(cli):
-    for name, cmd in all_commands().items():
-        assert cmd is not None, name
-        assert any("--json" in p.opts for p in cmd.params), name
-        res = cli(name, "--help")
-        assert res.exit_code == 0 and "Example:" in res.stdout and f"optmem " in res.stdout, name
+    for name in declared():
+        res = cli(*name.split(" "), "--help")
+        assert res.exit_code == 0 and "Example:" in res.stdout and "optmem " in res.stdout, name
+        assert "--json" in res.stdout, name
 
 
-def test_command_table_matches_each_commands_help(cli):
-    for name, cmd in all_commands().items():
-        assert cmd.help.strip().splitlines()[0] == COMMANDS[name][1], name
+def test_command_table_matches_each_commands_help():
+    for name, cmd in declared().items():
+        if " " not in name:
+            assert cmd.help.strip().splitlines()[0] == COMMANDS[name][1], name
+
+
+def test_fast_parser_reads_arguments_exactly_as_typer_does():
+    """The fast path and Typer must agree on every invocation the fast path accepts."""
+    samples = {
+        "add": [["x"], ["x", "--target", "user", "--force"], ["-t", "user", "y", "--json"],
+                ["--project=webapp", "z"], ["-"]],
+        "replace": [["a", "b"], ["--id", "abc123", "new"], ["a", "b", "--first", "-p", "p1"]],
+        "remove": [["a"], ["--id", "abc123"], ["a", "--first", "--target", "user"]],
+        "append": [["t"], ["t", "--tag", "a", "--tag", "b", "--key", "k", "--ttl", "7d"],
+                   ["--redline", "t", "-d", "code", "-p", "web", "--kind", "decision"],
+                   ["--", "-starts-with-dash"], ["t", "--on-similar", "skip", "--json"]],
+        "get": [["ABCDEF12"], ["ABCDEF12", "--json"]],
+        "forget": [["ABCDEF12", "--reason", "why"]],
+        "show": [[], ["--ids", "--target", "user"]],
+        "apply": [["-"], ["ops.json", "--allow-unsafe"]],
+        "init": [[], ["some/path"]],
+    }
+    for name, cases in samples.items():
+        cmd = declared()[name]
+        for args in cases:
+            mine = fast.parse(cmd.params, args)
+            assert mine is not None, (name, args)
+            assert mine == typer_kwargs(cmd, args), (name, args)
+
+
+def test_fast_parser_declines_what_it_does_not_know():
+    cmd = declared()["append"]
+    for args in (["t", "--bogus"], ["t", "--help"], [], ["a", "b"], ["t", "--ttl"], ["t", "-x"],
+                 ["--redline=yes", "t"]):
+        assert fast.parse(cmd.params, args) is None, args
 
 
 def test_root_help_lists_every_command(cli):
@@ -100,8 +145,22 @@ def test_version_starts_without_heavy_imports():
     assert "HEAVY []" in res.stdout
 
 
-def test_lazy_group_returns_none_for_unknown_commands():
+def test_group_returns_none_for_unknown_commands():
+    from optmem.cli.app import app
     import typer.main
 
-    group = typer.main.get_command(app)
-    assert isinstance(group, OptmemGroup) and group.get_command(None, "bogus") is None
+    assert typer.main.get_command(app).get_command(None, "bogus") is None
+
+
+def test_commands_run_without_importing_typer():
+    code = (
+        "import sys\n"
+        "from optmem.cli import run\n"
+        "rc = run(['append', 'fast path', '--json'])\n"
+        "print('RC', rc, 'TYPER', 'typer' in sys.modules)\n"
+    )
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "RC 0 TYPER False" in res.stdout, res.stdout + res.stderr

@@ -1,19 +1,14 @@
-"""What every command shares: the vault at the edge, output, the one error handler."""
+"""What every command shares: the vault at the edge, output, error reporting. Typer-free."""
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 from optmem.errors import OptmemError, UsageError
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 
 
 class _State:
@@ -23,9 +18,26 @@ class _State:
 STATE = _State()
 
 
-def sub_app() -> typer.Typer:
-    """The Typer app a command module registers its commands on (loaded lazily by the root)."""
-    return typer.Typer(rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False)
+def echo(text: str, *, err: bool = False) -> None:
+    """Write a line as UTF-8 (stdout is data, stderr is talk), whatever the locale says."""
+    stream = sys.stderr if err else sys.stdout
+    data = (text + "\n").encode("utf-8")
+    buf = getattr(stream, "buffer", None)
+    if buf is not None:
+        stream.flush()
+        buf.write(data)
+        buf.flush()
+    else:
+        stream.write(text + "\n")
+
+
+def note(message: str) -> None:
+    echo(message, err=True)
+
+
+def warn_all(warnings: list[str]) -> None:
+    for w in warnings:
+        note(f"warning: {w}")
 
 
 def resolve_vault(explicit: str | None = None, overrides: list[str] | None = None):
@@ -66,16 +78,6 @@ def read_arg(value: str | None, what: str = "TEXT") -> str | None:
     return value
 
 
-def note(message: str) -> None:
-    """Talk goes to stderr; stdout is data."""
-    typer.echo(message, err=True)
-
-
-def warn_all(warnings: list[str]) -> None:
-    for w in warnings:
-        note(f"warning: {w}")
-
-
 def dumps(payload: Any) -> str:
     import json
 
@@ -95,11 +97,11 @@ def _default(obj: Any) -> Any:
 def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None]) -> None:
     """Print the result: `{"ok": true, ...}` with --json, else the human rendering."""
     if json_out:
-        typer.echo(dumps({"ok": True, **payload}))
+        echo(dumps({"ok": True, **payload}))
     else:
         text = human()
         if text:
-            typer.echo(text)
+            echo(text)
 
 
 def error_payload(code: str, message: str, **context: Any) -> str:
@@ -122,26 +124,9 @@ def render_error_human(err: OptmemError) -> str:
     return "\n".join(lines)
 
 
-def command(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The one error handler around every command: OptmemError → JSON/human error + exit code."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except OptmemError as err:
-            if kwargs.get("json_out"):
-                typer.echo(error_payload(err.code, err.message, **err.context))
-            else:
-                typer.echo(render_error_human(err), err=True)
-            raise typer.Exit(err.exit_code) from None
-
-    return wrapper
-
-
-def usage_payload(args: list[str], message: str) -> bool:
-    """With --json anywhere in `args`, print a usage error as JSON; True when printed."""
-    if "--json" in args:
-        typer.echo(error_payload("usage", message))
-        return True
-    return False
+def report_error(err: OptmemError, json_out: bool) -> None:
+    """The one place an expected failure is shown: JSON on stdout, or a message on stderr."""
+    if json_out:
+        echo(error_payload(err.code, err.message, **err.context))
+    else:
+        echo(render_error_human(err), err=True)

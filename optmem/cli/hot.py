@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-import typer
+from optmem.cli.common import emit, env_domain, get_vault, note, read_arg, resolve_vault
+from optmem.cli.spec import arg, command, flag, opt
 
-from optmem.cli.common import (JsonOpt, command, emit, env_domain, get_vault, note, read_arg,
-                               resolve_vault, sub_app)
-
-app = sub_app()
-
-TargetOpt = Annotated[str, typer.Option("--target", "-t", help="memory (MEMORY.md) or user (USER.md).")]
-ProjectOpt = Annotated[str | None, typer.Option("--project", "-p", help="Use projects/NAME/MEMORY.md.")]
-UnsafeOpt = Annotated[bool, typer.Option("--allow-unsafe", help="Store even if the security scan flags the text.")]
-FirstOpt = Annotated[bool, typer.Option("--first", help="If several entries match, edit the first.")]
-IdOpt = Annotated[str | None, typer.Option("--id", help="Pick the entry by id (see `show --ids`) instead of OLD.")]
+TARGET = opt("target", "--target", "-t", default="memory", help="memory (MEMORY.md) or user (USER.md).")
+PROJECT = opt("project", "--project", "-p", help="Use projects/NAME/MEMORY.md.")
+UNSAFE = flag("allow_unsafe", help="Store even if the security scan flags the text.")
+FIRST = flag("first", help="If several entries match, edit the first.")
+ENTRY = opt("entry", "--id", help="Pick the entry by id (see `show --ids`) instead of OLD.", metavar="ID")
 
 
-@app.command()
-@command
-def init(
-    path: Annotated[str | None, typer.Argument(metavar="PATH", help="Folder for the vault (default: the resolved vault).")] = None,
-    json_out: JsonOpt = False,
-) -> None:
+@command("init", arg("path", "Folder for the vault (default: the resolved vault).", required=False))
+def init(path: str | None, json_out: bool) -> None:
     """Create a vault, or add only what is missing to an existing folder.
 
     \b
@@ -32,10 +24,10 @@ def init(
     """
     from optmem.vault import init as do_init
 
-    vault = resolve_vault(path)
-    result = do_init(vault)
+    result = do_init(resolve_vault(path))
     emit(json_out, {"vault": result.vault, "created": result.created},
-         lambda: f"vault ready at {result.vault}" + (f" (added: {', '.join(result.created)})" if result.created else " (nothing to add)"))
+         lambda: f"vault ready at {result.vault}"
+         + (f" (added: {', '.join(result.created)})" if result.created else " (nothing to add)"))
 
 
 def _render(result: Any) -> str:
@@ -67,16 +59,10 @@ def _finish(json_out: bool, result: Any) -> None:
     emit(json_out, payload, lambda: _render(result))
 
 
-@app.command()
-@command
-def add(
-    text: Annotated[str, typer.Argument(metavar="TEXT", help="The entry to add (- reads stdin).")],
-    target: TargetOpt = "memory",
-    project: ProjectOpt = None,
-    force: Annotated[bool, typer.Option("--force", help="Add even if a near-duplicate entry exists.")] = False,
-    allow_unsafe: UnsafeOpt = False,
-    json_out: JsonOpt = False,
-) -> None:
+@command("add", arg("text", "The entry to add (- reads stdin)."), TARGET, PROJECT,
+         flag("force", help="Add even if a near-duplicate entry exists."), UNSAFE)
+def add(text: str, target: str, project: str | None, force: bool, allow_unsafe: bool,
+        json_out: bool) -> None:
     """Add an entry to hot memory (an exact duplicate is a no-op).
 
     \b
@@ -90,18 +76,11 @@ def add(
                                  domain=env_domain(None), allow_unsafe=allow_unsafe))
 
 
-@app.command()
-@command
-def replace(
-    old: Annotated[str | None, typer.Argument(metavar="OLD", help="A substring of the entry to change (- reads stdin).")] = None,
-    new: Annotated[str | None, typer.Argument(metavar="NEW", help="What the matched span becomes (- reads stdin).")] = None,
-    entry: IdOpt = None,
-    target: TargetOpt = "memory",
-    project: ProjectOpt = None,
-    first: FirstOpt = False,
-    allow_unsafe: UnsafeOpt = False,
-    json_out: JsonOpt = False,
-) -> None:
+@command("replace", arg("old", "A substring of the entry to change (- reads stdin).", required=False),
+         arg("new", "What the matched span becomes (- reads stdin).", required=False),
+         ENTRY, TARGET, PROJECT, FIRST, UNSAFE)
+def replace(old: str | None, new: str | None, entry: str | None, target: str,
+            project: str | None, first: bool, allow_unsafe: bool, json_out: bool) -> None:
     """Replace the matched span inside the one entry containing OLD.
 
     With --id, give only NEW: the whole entry is replaced.
@@ -124,16 +103,10 @@ def replace(
                                      domain=env_domain(None), allow_unsafe=allow_unsafe))
 
 
-@app.command()
-@command
-def remove(
-    old: Annotated[str | None, typer.Argument(metavar="OLD", help="A substring of the entry to remove (- reads stdin).")] = None,
-    entry: IdOpt = None,
-    target: TargetOpt = "memory",
-    project: ProjectOpt = None,
-    first: FirstOpt = False,
-    json_out: JsonOpt = False,
-) -> None:
+@command("remove", arg("old", "A substring of the entry to remove (- reads stdin).", required=False),
+         ENTRY, TARGET, PROJECT, FIRST)
+def remove(old: str | None, entry: str | None, target: str, project: str | None, first: bool,
+           json_out: bool) -> None:
     """Remove the whole entry containing OLD (it stays in LOG.jsonl).
 
     \b
@@ -147,14 +120,9 @@ def remove(
                                     target=target, project=project, domain=env_domain(None)))
 
 
-@app.command()
-@command
-def show(
-    target: Annotated[str | None, typer.Option("--target", "-t", help="Only memory or user.")] = None,
-    project: ProjectOpt = None,
-    ids: Annotated[bool, typer.Option("--ids", help="Prefix each entry with its id.")] = False,
-    json_out: JsonOpt = False,
-) -> None:
+@command("show", opt("target", "--target", "-t", help="Only memory or user."), PROJECT,
+         flag("ids", help="Prefix each entry with its id."))
+def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> None:
     """Print hot memory ready to paste into a prompt, with usage headers.
 
     \b
@@ -165,7 +133,7 @@ def show(
 
     vault = get_vault()
     if target:
-        targets = [("memory" if project else target, project)] if project else [(target, None)]
+        targets = [("memory", project)] if project else [(target, None)]
     else:
         targets = [("memory", None), ("user", None)] + ([("memory", project)] if project else [])
     shown = memory.show(vault, targets)
@@ -173,8 +141,7 @@ def show(
     def human() -> str:
         blocks = []
         for s in shown:
-            body = memory.SEPARATOR.join(
-                (f"[{e['id']}] " if ids else "") + e["text"] for e in s.entries)
+            body = memory.SEPARATOR.join((f"[{e['id']}] " if ids else "") + e["text"] for e in s.entries)
             blocks.append(s.header() + "\n" + (body or "(empty)"))
         return "\n\n".join(blocks)
 
@@ -182,15 +149,8 @@ def show(
                                "entries": s.entries} for s in shown]}, human)
 
 
-@app.command("apply")
-@command
-def apply_cmd(
-    file: Annotated[str, typer.Argument(metavar="FILE", help="A JSON list of operations, or - for stdin.")],
-    target: TargetOpt = "memory",
-    project: ProjectOpt = None,
-    allow_unsafe: UnsafeOpt = False,
-    json_out: JsonOpt = False,
-) -> None:
+@command("apply", arg("file", "A JSON list of operations, or - for stdin."), TARGET, PROJECT, UNSAFE)
+def apply_cmd(file: str, target: str, project: str | None, allow_unsafe: bool, json_out: bool) -> None:
     """Apply a batch of add/replace/remove operations all-or-nothing.
 
     The limit is checked on the final state only, so one batch can free room and add.

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-import typer
+from optmem.cli.common import emit, env_domain, get_vault, note, read_arg, warn_all
+from optmem.cli.spec import arg, command, flag, opt
 
-from optmem.cli.common import (JsonOpt, command, emit, env_domain, get_vault, note, read_arg,
-                               sub_app, warn_all)
-
-app = sub_app()
-
-DomainOpt = Annotated[str | None, typer.Option("--domain", "-d", help="Agent or area (else OPTMEM_DOMAIN, config, `default`).")]
-ProjectOpt = Annotated[str | None, typer.Option("--project", "-p", help="Project name.")]
-TierOpt = Annotated[str | None, typer.Option("--tier", help="chat | normal | evidence | redline.")]
-RedlineOpt = Annotated[bool, typer.Option("--redline", help="A locked rule: tier redline.")]
-EvidenceOpt = Annotated[str | None, typer.Option("--evidence", help="Where it came from (URL, file, commit).")]
-SourceOpt = Annotated[str | None, typer.Option("--source", help="Who wrote it (agent, session).")]
-UnsafeOpt = Annotated[bool, typer.Option("--allow-unsafe", help="Store even if the security scan flags the text.")]
+DOMAIN = opt("domain", "--domain", "-d", help="Agent or area (else OPTMEM_DOMAIN, config, `default`).")
+PROJECT = opt("project", "--project", "-p", help="Project name.")
+TIER = opt("tier", help="chat | normal | evidence | redline.")
+REDLINE = flag("redline", help="A locked rule: tier redline.")
+EVIDENCE = opt("evidence", help="Where it came from (URL, file, commit).")
+SOURCE = opt("source", help="Who wrote it (agent, session).")
+UNSAFE = flag("allow_unsafe", help="Store even if the security scan flags the text.")
 
 
 def short(rid: str | None) -> str:
@@ -43,24 +39,16 @@ def render_record(rec: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@app.command()
-@command
-def append(
-    text: Annotated[str, typer.Argument(metavar="TEXT", help="The memory (- reads stdin).")],
-    domain: DomainOpt = None,
-    project: ProjectOpt = None,
-    kind: Annotated[str, typer.Option("--kind", help="note, decision, commit, …")] = "note",
-    tier: TierOpt = None,
-    redline: RedlineOpt = False,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable).")] = None,
-    key: Annotated[str | None, typer.Option("--key", help="Fact key: a newer record with it supersedes this one.")] = None,
-    ttl: Annotated[str | None, typer.Option("--ttl", help="Expire after 30m, 12h, 7d, 2w …")] = None,
-    evidence: EvidenceOpt = None,
-    source: SourceOpt = None,
-    on_similar: Annotated[str | None, typer.Option("--on-similar", help="skip | store | supersede a near duplicate.")] = None,
-    allow_unsafe: UnsafeOpt = False,
-    json_out: JsonOpt = False,
-) -> None:
+@command("append", arg("text", "The memory (- reads stdin)."), DOMAIN, PROJECT,
+         opt("kind", default="note", help="note, decision, commit, …"), TIER, REDLINE,
+         opt("tag", multiple=True, help="A tag (repeatable)."),
+         opt("key", help="Fact key: a newer record with it supersedes this one."),
+         opt("ttl", help="Expire after 30m, 12h, 7d, 2w …"), EVIDENCE, SOURCE,
+         opt("on_similar", help="skip | store | supersede a near duplicate."), UNSAFE)
+def append(text: str, domain: str | None, project: str | None, kind: str, tier: str | None,
+           redline: bool, tag: list[str] | None, key: str | None, ttl: str | None,
+           evidence: str | None, source: str | None, on_similar: str | None, allow_unsafe: bool,
+           json_out: bool) -> None:
     """Append a record to LOG.jsonl (through the duplicate write gate) and print its id.
 
     \b
@@ -91,12 +79,8 @@ def append(
                     "similar": res.similar, "duplicate_of": res.duplicate_of}, human)
 
 
-@app.command()
-@command
-def get(
-    record_id: Annotated[str, typer.Argument(metavar="ID", help="Full id, or ≥ 6 of its first or last characters.")],
-    json_out: JsonOpt = False,
-) -> None:
+@command("get", arg("record_id", "Full id, or ≥ 6 of its first or last characters.", metavar="ID"))
+def get(record_id: str, json_out: bool) -> None:
     """Show one record with its status (current / superseded by … / expired / forgotten).
 
     \b
@@ -110,14 +94,9 @@ def get(
     emit(json_out, {"record": got.record, "warnings": got.warnings}, lambda: render_record(got.record))
 
 
-@app.command()
-@command
-def forget(
-    record_id: Annotated[str, typer.Argument(metavar="ID", help="The record to forget.")],
-    reason: Annotated[str | None, typer.Option("--reason", help="Why (kept in the tombstone).")] = None,
-    source: SourceOpt = None,
-    json_out: JsonOpt = False,
-) -> None:
+@command("forget", arg("record_id", "The record to forget.", metavar="ID"),
+         opt("reason", help="Why (kept in the tombstone)."), SOURCE)
+def forget(record_id: str, reason: str | None, source: str | None, json_out: bool) -> None:
     """Hide a record from search and context; it stays in LOG.jsonl.
 
     \b

@@ -1,0 +1,92 @@
+"""Command declarations, free of Typer: one source for the fast parser and for the Typer app.
+
+Each command is a plain function registered with `@command(name, *params)`. The fast path
+(`optmem.cli.fast`) parses ordinary invocations straight from these declarations without
+importing Typer; the Typer app (`optmem.cli.app`) is built from the same declarations for
+`--help`, usage errors and everything the fast path declines.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from optmem.errors import OptmemError
+
+
+class CommandExit(Exception):
+    """A command finished with this exit code (raised instead of calling sys.exit)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument or option. `decls` are option names; none means a positional argument."""
+
+    name: str
+    decls: tuple[str, ...] = ()
+    type: type = str
+    default: Any = None
+    help: str = ""
+    multiple: bool = False
+    metavar: str | None = None
+    required: bool = False
+
+    @property
+    def is_argument(self) -> bool:
+        return not self.decls
+
+    @property
+    def is_flag(self) -> bool:
+        return bool(self.decls) and self.type is bool
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str                      # "search", or "handoff write" for a group's subcommand
+    fn: Callable[..., Any]
+    params: tuple[Param, ...]
+    help: str
+
+
+REGISTRY: dict[str, Command] = {}
+JSON = Param("json_out", ("--json",), bool, False, "Print one JSON document on stdout.")
+
+
+def arg(name: str, help: str, *, metavar: str | None = None, required: bool = True,
+        default: Any = None) -> Param:
+    return Param(name, (), str, default, help, False, metavar or name.upper(), required)
+
+
+def opt(name: str, *decls: str, help: str, type: type = str, default: Any = None,
+        multiple: bool = False, metavar: str | None = None) -> Param:
+    return Param(name, decls or ("--" + name.replace("_", "-"),), type, default, help, multiple, metavar)
+
+
+def flag(name: str, *decls: str, help: str) -> Param:
+    return Param(name, decls or ("--" + name.replace("_", "-"),), bool, False, help)
+
+
+def command(name: str, *params: Param) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a command; its docstring is its --help. OptmemError → error output + exit code."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(**kwargs: Any) -> None:
+            from optmem.cli.common import report_error
+
+            try:
+                fn(**kwargs)
+            except OptmemError as err:
+                report_error(err, bool(kwargs.get("json_out")))
+                raise CommandExit(err.exit_code) from None
+
+        REGISTRY[name] = Command(name, wrapper, (*params, JSON), fn.__doc__ or "")
+        return wrapper
+
+    return deco
