@@ -25,7 +25,7 @@ from optmem.clock import to_epoch
 from optmem.record import TIER_RANK, BadLine, Record, parse_fields, parse_line
 from optmem.vault import Vault
 
-SCHEMA = "optmem-index-1"
+SCHEMA = "optmem-index-2"
 BATCH = 4000
 Progress = Callable[[int, int], None]
 
@@ -117,12 +117,13 @@ class Row(NamedTuple):
         return self.ts
 
 
-def body_for(folded_text: str, key: str | None, tags: tuple[str, ...]) -> str:
-    """What FTS indexes for a record: its (folded) text, key and tags, as tokens."""
-    toks = textmod.tokens(folded_text, folded=True)
+def tokens_for(text: str, key: str | None, tags: tuple[str, ...] | list[str], *,
+               folded: bool = False) -> list[str]:
+    """What FTS indexes for a record: the tokens of its text, key and tags."""
+    toks = textmod.tokens(text, folded=folded)
     if key or tags:
         toks += textmod.tokens(" ".join((key or "", *tags)))
-    return " ".join(toks)
+    return toks
 
 
 class Index:
@@ -179,6 +180,12 @@ class Index:
             hit = self.conn.execute("SELECT doc FROM temp.vocab WHERE term = ?", (term,)).fetchone()
             out[term] = hit[0] if hit else 0
         return out
+
+    def totals(self) -> tuple[int, float]:
+        """(documents in the text index, their average length in tokens) — for BM25."""
+        meta = _meta(self.conn)
+        docs = int(meta.get("docs", "0"))
+        return docs, (int(meta.get("tokens", "0")) / docs if docs else 1.0)
 
     def bad_lines(self) -> list[tuple[int, str, str]]:
         return list(self.conn.execute("SELECT n, code, message FROM bad ORDER BY n"))
@@ -286,6 +293,7 @@ def _consume(conn: sqlite3.Connection, path: Path, state: _LogState, meta: dict[
     """
     off = int(meta.get("done", "0"))
     n = int(meta.get("lines", "0"))
+    totals = [int(meta.get("docs", "0")), int(meta.get("tokens", "0"))]
     open_end = meta.get("open_end") == "1"
     batch: list[tuple[dict, int, int, int]] = []
     bad: list[tuple[int, str, str]] = []
@@ -322,17 +330,18 @@ def _consume(conn: sqlite3.Connection, path: Path, state: _LogState, meta: dict[
                             bad.append((n, exc.code, str(exc)))
                     off = end
                     if len(batch) >= BATCH:
-                        _insert(conn, batch, deferred)
+                        _insert(conn, batch, totals, deferred)
                         batch = []
                         if progress:
                             progress(off, state.size)
-        _insert(conn, batch, deferred)
+        _insert(conn, batch, totals, deferred)
         if bad:
             conn.executemany("INSERT OR REPLACE INTO bad VALUES (?, ?, ?)", bad)
         new_meta = {
             "schema": SCHEMA, "size": str(state.size), "ino": str(state.ino),
             "mtime": str(state.mtime_ns), "done": str(off), "lines": str(n),
             "open_end": "1" if open_end else "0",
+            "docs": str(totals[0]), "tokens": str(totals[1]),
             "samples": json.dumps(_hash_windows(path, off) if off else []),
         }
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", new_meta.items())
@@ -341,7 +350,8 @@ def _consume(conn: sqlite3.Connection, path: Path, state: _LogState, meta: dict[
 
 
 def _insert(conn: sqlite3.Connection, batch: list[tuple[dict, int, int, int]],
-            deferred: list[Record] | None = None) -> None:
+            totals: list[int], deferred: list[Record] | None = None) -> None:
+    """Insert a batch of parsed lines; `totals` ([documents, tokens]) is updated for BM25."""
     if not batch:
         return
     rec_rows = []
@@ -362,7 +372,10 @@ def _insert(conn: sqlite3.Connection, batch: list[tuple[dict, int, int, int]],
             json.dumps(list(corrects)) if corrects else None, retired,
         ))
         if text:
-            fts_rows.append((n, body_for(folded, key, tags)))
+            toks = tokens_for(folded, key, tags, folded=True)
+            totals[0] += 1
+            totals[1] += len(toks)
+            fts_rows.append((n, " ".join(toks)))
         if tags:
             tag_rows.extend((t, n) for t in tags)
         if corrects or key or (f["ref"] and kind in ("forget", "seen")):

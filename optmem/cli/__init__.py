@@ -19,6 +19,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "append": ("logcmd", "Append a record to LOG.jsonl (through the duplicate write gate) and print its id."),
     "get": ("logcmd", "Show one record with its status (current / superseded by … / expired / forgotten)."),
     "forget": ("logcmd", "Hide a record from search and context; it stays in LOG.jsonl."),
+    "search": ("searchcmd", "Ranked search: corrections outrank what they correct, redlines outrank everything."),
+    "correct": ("searchcmd", "Append a correction that supersedes TARGET at query time (the old record stays)."),
+    "history": ("searchcmd", "Show every version of a fact, oldest first (corrections and same-key records)."),
+    "reindex": ("searchcmd", "Rebuild the derived search index from LOG.jsonl (it is also rebuilt automatically)."),
 }
 
 

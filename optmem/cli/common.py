@@ -130,3 +130,29 @@ def report_error(err: OptmemError, json_out: bool) -> None:
         echo(error_payload(err.code, err.message, **err.context))
     else:
         echo(render_error_human(err), err=True)
+
+
+def progress_callback(label: str = "indexing LOG.jsonl") -> Callable[[int, int], None] | None:
+    """A progress callback that draws a bar on a terminal once the work takes over a second."""
+    if not sys.stderr.isatty():
+        return None
+    import time
+
+    start = time.monotonic()
+    state: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if "bar" not in state:
+            if time.monotonic() - start < 1.0 or done >= total:
+                return
+            from rich.console import Console
+            from rich.progress import Progress
+
+            bar = Progress(transient=True, console=Console(stderr=True))
+            bar.start()
+            state["bar"], state["task"] = bar, bar.add_task(label, total=total)
+        state["bar"].update(state["task"], completed=done)
+        if done >= total:
+            state["bar"].stop()
+
+    return update

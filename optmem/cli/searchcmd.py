@@ -1,0 +1,174 @@
+"""Search and the effective view: search, correct, history, reindex."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from optmem.cli.common import (emit, env_domain, get_vault, progress_callback, read_arg,
+                               warn_all)
+from optmem.cli.spec import arg, command, flag, opt
+
+PROJECT = opt("project", "--project", "-p", help="Only this project.")
+
+
+def short(rid: str | None) -> str:
+    return rid[-8:] if rid else "-"
+
+
+def badges(hit: dict[str, Any]) -> str:
+    out = []
+    if hit["tier"] == "redline":
+        out.append("REDLINE")
+    if hit["status"] == "superseded":
+        out.append(f"SUPERSEDED by {short(hit['superseded_by'])}" if hit["superseded_by"] else "SUPERSEDED")
+    elif hit["status"] in ("expired", "forgotten"):
+        out.append(hit["status"].upper())
+    if hit["kind"] == "correction":
+        out.append("CORRECTION")
+    return " ".join(out)
+
+
+def render_hits(result: Any, explain: bool) -> str | None:
+    from optmem import clock
+
+    now = clock.now().timestamp()
+    rows = []
+    for h in result.hits:
+        age = clock.age(now - clock.parse_time(h["ts"]).timestamp()) if h["ts"] else "?"
+        where = h["domain"] + (f"/{h['project']}" if h["project"] else "")
+        text = " ".join(h["text"].split())
+        rows.append((age, where, short(h["id"]), text, badges(h), h.get("explain")))
+    if not rows:
+        return f"no matches for {result.query!r}"
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(show_edge=False, pad_edge=False)
+        for col in ("age", "domain", "id", "text", ""):
+            table.add_column(col, overflow="fold")
+        for age, where, rid, text, badge, ex in rows:
+            table.add_row(age, where, rid, text + (f"\n[dim]{_explain(ex)}[/dim]" if ex else ""),
+                          f"[bold red]{badge}[/bold red]" if "REDLINE" in badge else badge)
+        Console().print(table)
+        return f"{len(rows)} of {result.total} matching"
+    lines = []
+    for age, where, rid, text, badge, ex in rows:
+        lines.append(f"{age:>8}  {where:<16} {rid}  {text}" + (f"  [{badge}]" if badge else ""))
+        if ex:
+            lines.append(" " * 10 + _explain(ex))
+    lines.append(f"{len(rows)} of {result.total} matching")
+    return "\n".join(lines)
+
+
+def _explain(ex: dict[str, Any]) -> str:
+    parts = [f"relevance={ex['relevance']}", f"recency=+{ex['recency_bonus']:.1%} ({ex['age_days']}d)",
+             f"tier×{ex['tier_factor']}", f"band={ex['band']}"]
+    if ex.get("promoted_over"):
+        parts.append(f"newer than {short(ex['promoted_over'])}")
+    return "  ".join(parts)
+
+
+@command("search", arg("query", "Words to look for, Chinese or English (- reads stdin)."),
+         opt("limit", "--limit", "-n", type=int, default=10, help="How many hits."),
+         opt("domain", "--domain", "-d", multiple=True, help="Only this domain (repeatable)."),
+         PROJECT, opt("kind", help="Only this kind (note, correction, memory, …)."),
+         opt("tag", help="Only records with this tag."),
+         opt("since", help="From this date or ISO time (inclusive)."),
+         opt("until", help="Up to this date or ISO time (inclusive)."),
+         flag("current", help="Leave out superseded and expired records."),
+         flag("include_forgotten", help="Also show forgotten records."),
+         flag("explain", help="Show each hit's score components."))
+def search(query: str, limit: int, domain: list[str] | None, project: str | None, kind: str | None,
+           tag: str | None, since: str | None, until: str | None, current: bool,
+           include_forgotten: bool, explain: bool, json_out: bool) -> None:
+    """Ranked search: corrections outrank what they correct, redlines outrank everything.
+
+    \b
+    Example:
+      optmem search 后端端口 --domain code --explain
+    """
+    from optmem import search as core
+
+    filters = core.make_filters(domains=domain, project=project, kind=kind, tag=tag, since=since,
+                                until=until, current=current, include_forgotten=include_forgotten)
+    result = core.search(get_vault(), read_arg(query, "QUERY"), limit=limit, filters=filters,
+                         explain=explain, progress=progress_callback())
+    warn_all(result.warnings)
+    emit(json_out, {"query": result.query, "hits": result.hits, "total": result.total},
+         lambda: render_hits(result, explain))
+
+
+@command("correct", arg("target", "The record to correct: an id (or ≥ 6 of its characters) or a query."),
+         arg("text", "The corrected fact (- reads stdin)."),
+         flag("redline", help="The correction is itself a locked rule."),
+         opt("tier", help="chat | normal | evidence | redline."),
+         opt("domain", "--domain", "-d", help="Domain (default: the target's)."),
+         opt("project", "--project", "-p", help="Project (default: the target's)."),
+         opt("key", help="Fact key (default: the target's)."),
+         opt("evidence", help="Where the correction comes from."),
+         opt("source", help="Who wrote it."),
+         flag("allow_unsafe", help="Store even if the security scan flags the text."))
+def correct(target: str, text: str, redline: bool, tier: str | None, domain: str | None,
+            project: str | None, key: str | None, evidence: str | None, source: str | None,
+            allow_unsafe: bool, json_out: bool) -> None:
+    """Append a correction that supersedes TARGET at query time (the old record stays).
+
+    \b
+    Example:
+      optmem correct "端口 8080" "后端端口改成 9090 了" --evidence deploy.yml
+    """
+    from optmem import view
+    from optmem.errors import UsageError
+
+    if redline and tier not in (None, "redline"):
+        raise UsageError("--redline and --tier disagree; give one of them")
+    res = view.correct(get_vault(write=True), target, read_arg(text), tier="redline" if redline else tier,
+                       domain=env_domain(domain) if domain else None, project=project, key=key,
+                       evidence=evidence, source=source, allow_unsafe=allow_unsafe)
+    warn_all(res.warnings)
+    emit(json_out, {"status": "stored", "id": res.id, "corrects": res.corrects, "record": res.record},
+         lambda: f"{res.id} corrects {res.corrects}")
+
+
+@command("history", arg("record_id", "A record of the fact.", metavar="ID", required=False),
+         opt("key", help="All versions of this fact key instead."),
+         opt("domain", "--domain", "-d", help="With --key: only this domain."),
+         opt("project", "--project", "-p", help="With --key: only this project."))
+def history(record_id: str | None, key: str | None, domain: str | None, project: str | None,
+            json_out: bool) -> None:
+    """Show every version of a fact, oldest first (corrections and same-key records).
+
+    \b
+    Example:
+      optmem history --key backend.port
+    """
+    from optmem import view
+    from optmem.cli.logcmd import render_record
+
+    versions = view.history(get_vault(), record_id, key=key, domain=domain, project=project)
+    emit(json_out, {"versions": versions},
+         lambda: "\n".join(render_record(v) for v in versions))
+
+
+@command("reindex")
+def reindex(json_out: bool) -> None:
+    """Rebuild the derived search index from LOG.jsonl (it is also rebuilt automatically).
+
+    \b
+    Example:
+      optmem reindex
+    """
+    import time
+
+    from optmem.index import open_index
+
+    start = time.perf_counter()
+    with open_index(get_vault(), progress_callback(), rebuild=True) as idx:
+        count = idx.count()
+        warnings = idx.warnings()
+    seconds = round(time.perf_counter() - start, 3)
+    warn_all(warnings)
+    emit(json_out, {"records": count, "seconds": seconds},
+         lambda: f"indexed {count:,} records in {seconds:.2f}s")

@@ -1,0 +1,249 @@
+"""Ranked lexical search over the log, with the effective view applied.
+
+How a query is answered:
+
+1. The query's terms (words, CJK bigrams, a lone CJK character) select candidates from the FTS5
+   index — the best by FTS5's own BM25 order, plus every matching redline — with the filters
+   (domain, project, kind, tag, time, status) applied exactly, in SQL.
+2. Each candidate's relevance is BM25 computed here (k1 1.2, b 0.75, an IDF that stays positive
+   in small vaults), from its re-tokenised text.
+3. Hits are ordered in bands: current redlines, then other current records, then expired,
+   superseded and (on request) forgotten ones — so a correction always outranks what it
+   corrects, and a redline every non-redline hit. Within a band the score is
+   relevance × tier × (1 + recency bonus), where the bonus is at most 10 % and judged by whole
+   days: recency re-orders near-equals but never buries an old record that is the only strong
+   match (a global half-life would). Then records about the same thing (same key, a correction
+   link, or mostly the same terms) are put newest first when their relevance is close.
+4. Ties fall to tier, then the newer record, then the id.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from optmem import clock
+from optmem import text as textmod
+from optmem.errors import UsageError
+from optmem.index import ROW_SELECT, Index, Row, open_index, tokens_for
+from optmem.vault import Vault, validate_name
+
+K1, B = 1.2, 0.75
+DAY = 86400.0
+TIER_FACTOR = {0: 0.97, 1: 1.0, 2: 1.03, 3: 1.03}   # chat < normal < evidence (= correction)
+BANDS = ("redline", "current", "expired", "superseded", "forgotten")
+BOOKKEEPING = ("seen", "forget")
+
+
+@dataclass(frozen=True)
+class Filters:
+    domains: tuple[str, ...] = ()
+    project: str | None = None
+    kind: str | None = None
+    tag: str | None = None
+    since: float | None = None
+    until: float | None = None
+    current: bool = False
+    include_forgotten: bool = False
+
+    def sql(self, now: float) -> tuple[str, list[Any]]:
+        """The WHERE clause (on `rec r`) that makes every filter exact."""
+        where = [f"r.kind NOT IN ({','.join('?' * len(BOOKKEEPING))})"]
+        params: list[Any] = list(BOOKKEEPING)
+        if self.domains:
+            where.append(f"r.domain IN ({','.join('?' * len(self.domains))})")
+            params += self.domains
+        if self.project is not None:
+            where.append("r.project = ?")
+            params.append(self.project)
+        if self.kind is not None:
+            where.append("r.kind = ?")
+            params.append(self.kind)
+        if self.tag is not None:
+            where.append("r.n IN (SELECT n FROM tag WHERE tag = ?)")
+            params.append(self.tag)
+        if self.since is not None:
+            where.append("r.ts >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            where.append("r.ts <= ?")
+            params.append(self.until)
+        if self.current:
+            where.append("r.sup IS NULL AND r.ksup IS NULL AND r.retired = 0 AND r.forgotten = 0 "
+                         "AND (r.expires IS NULL OR r.expires > ?)")
+            params.append(now)
+        elif not self.include_forgotten:
+            where.append("r.forgotten = 0")
+        return " AND ".join(where), params
+
+
+def make_filters(*, domains: list[str] | None = None, project: str | None = None,
+                 kind: str | None = None, tag: str | None = None, since: str | None = None,
+                 until: str | None = None, current: bool = False,
+                 include_forgotten: bool = False) -> Filters:
+    """Validated filters from command-line values."""
+    for d in domains or []:
+        validate_name(d, "domain")
+    if project is not None:
+        validate_name(project, "project")
+    return Filters(
+        domains=tuple(dict.fromkeys(domains or [])), project=project, kind=kind, tag=tag,
+        since=clock.parse_bound(since, end=False) if since else None,
+        until=clock.parse_bound(until, end=True) if until else None,
+        current=current, include_forgotten=include_forgotten)
+
+
+@dataclass
+class _Cand:
+    row: Row
+    record: Any
+    tokens: set[str]
+    relevance: float = 0.0
+    score: float = 0.0
+    band: int = 1
+    age_days: int = 0
+    bonus: float = 0.0
+    promoted_over: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    hits: list[dict[str, Any]]
+    total: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def bm25(tf: Counter[str], dl: int, terms: list[str], idf: dict[str, float], avgdl: float) -> float:
+    score = 0.0
+    norm = K1 * (1 - B + B * dl / avgdl)
+    for t in terms:
+        f = tf.get(t, 0)
+        if f:
+            score += idf[t] * f * (K1 + 1) / (f + norm)
+    return score
+
+
+def _band(row: Row, status: str) -> int:
+    if status == "current":
+        return 0 if row.tier == 3 else 1
+    return BANDS.index(status)
+
+
+def _same_topic(a: _Cand, b: _Cand) -> bool:
+    """About the same thing: a shared key, a correction link, or mostly the same terms."""
+    ra, rb = a.row, b.row
+    if ra.key and ra.key == rb.key and ra.domain == rb.domain and ra.project == rb.project:
+        return True
+    if ra.superseded_by == rb.id or rb.superseded_by == ra.id:
+        return True
+    if a.record.id in b.record.corrects or b.record.id in a.record.corrects:
+        return True
+    if not a.tokens or not b.tokens:
+        return False
+    return len(a.tokens & b.tokens) / len(a.tokens | b.tokens) >= 0.5
+
+
+def _promote_newer(cands: list[_Cand], window: float) -> list[_Cand]:
+    """Within a band, put a newer same-topic record (by whole days) above an older one whose
+    relevance it nearly matches."""
+    out: list[_Cand] = []
+    for c in cands:
+        pos = len(out)
+        for i, o in enumerate(out):
+            if (o.band == c.band and c.age_days < o.age_days and _same_topic(c, o)
+                    and c.relevance >= window * o.relevance):
+                pos = i
+                c.promoted_over = o.row.id
+                break
+        out.insert(pos, c)
+    return out
+
+
+def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None = None,
+           explain: bool = False, progress: Any = None) -> SearchResult:
+    """Ranked hits for `query` (see the module docstring for how they are ordered)."""
+    if query is None or not query.strip():
+        raise UsageError("QUERY is empty; give words to search for (Chinese or English)")
+    if limit < 1:
+        raise UsageError("--limit must be at least 1")
+    filters = filters or Filters()
+    now = clock.now().timestamp()
+    terms = textmod.query_terms(query)
+    with open_index(vault, progress) as idx:
+        warnings = idx.warnings()
+        if not terms:
+            return SearchResult(query, [], 0, warnings)
+        return _run(idx, query, terms, limit, filters, explain, now, warnings)
+
+
+def _run(idx: Index, query: str, terms: list[str], limit: int, filters: Filters, explain: bool,
+         now: float, warnings: list[str]) -> SearchResult:
+    settings = idx.vault.settings.get("ranking", {})
+    pool = max(int(settings.get("candidates", 200)), limit * 5)
+    window = float(settings.get("recency_window", 0.10))
+    where, params = filters.sql(now)
+    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    sql = (f"SELECT {ROW_SELECT} FROM fts JOIN rec r ON r.n = fts.rowid "
+           f"WHERE fts MATCH ? AND {where}")
+    rows = {Row(*t).n: Row(*t) for t in idx.conn.execute(
+        sql + " ORDER BY bm25(fts) LIMIT ?", (match, *params, pool))}
+    total = len(rows)
+    if total == pool:
+        total = idx.conn.execute(
+            f"SELECT count(*) FROM fts JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? AND {where}",
+            (match, *params)).fetchone()[0]
+    for t in idx.conn.execute(sql + " AND r.tier = 3 LIMIT 200", (match, *params)):
+        rows.setdefault(t[0], Row(*t))
+    if not rows:
+        return SearchResult(query, [], 0, warnings)
+
+    docs, avgdl = idx.totals()
+    df = idx.doc_freq(terms)
+    idf = {t: math.log(1 + (docs - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+    cands: list[_Cand] = []
+    for row in rows.values():
+        rec = idx.record(row)
+        toks = tokens_for(rec.text, rec.key, rec.tags)
+        c = _Cand(row, rec, set(toks))
+        c.relevance = bm25(Counter(toks), len(toks), terms, idf, avgdl)
+        status = row.status(now)
+        c.band = _band(row, status)
+        recency = row.recency if row.recency is not None else 0.0
+        c.age_days = max(0, int((now - recency) // DAY))
+        # redlines never decay; everything else gets at most +10 %, shrinking with whole days
+        c.bonus = window if c.band == 0 else window / (1 + c.age_days / 30)
+        tier = TIER_FACTOR[row.tier] if row.kind != "correction" else max(TIER_FACTOR[row.tier], 1.03)
+        c.score = c.relevance * tier * (1 + c.bonus)
+        cands.append(c)
+    # ties: higher tier, then newer (a later ts; for equal ts the larger id, as in the log)
+    cands.sort(key=lambda c: (c.row.id, c.row.n), reverse=True)
+    cands.sort(key=lambda c: (c.band, -round(c.score, 9), -c.row.tier, -(c.row.ts or 0)))
+    head = _promote_newer(cands[: limit * 3], 0.8)
+    hits = [_hit(c, now, explain) for c in head[:limit]]
+    return SearchResult(query, hits, max(total, len(hits)), warnings)
+
+
+def _hit(c: _Cand, now: float, explain: bool) -> dict[str, Any]:
+    rec, row = c.record, c.row
+    hit: dict[str, Any] = {
+        "id": rec.id, "ts": rec.ts, "domain": rec.domain, "project": rec.project,
+        "kind": rec.kind, "tier": rec.tier, "text": rec.text, "score": round(c.score, 4),
+        "status": row.status(now), "superseded_by": row.superseded_by,
+        "corrects": list(rec.corrects), "key": rec.key,
+    }
+    if rec.expires:
+        hit["expires"] = rec.expires
+    if explain:
+        hit["explain"] = {
+            "relevance": round(c.relevance, 4),
+            "recency_bonus": round(c.bonus, 4),
+            "age_days": c.age_days,
+            "tier_factor": TIER_FACTOR[row.tier] if rec.kind != "correction" else 1.03,
+            "band": BANDS[c.band],
+            "status": hit["status"],
+            "promoted_over": c.promoted_over,
+        }
+    return hit
