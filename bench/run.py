@@ -1,10 +1,14 @@
-"""OptMem benchmarks: whole-process timings against an anchor measured in the same run.
+"""OptMem benchmarks: whole-process timings against anchors measured in the same run.
 
-    python bench/run.py            # start-up and append at 100k
-    python bench/run.py --quick    # smaller sizes, fewer repeats
+    python bench/run.py                  # everything: start-up, append, search at 10k/100k/1M
+    python bench/run.py --quick          # small sizes, few repeats (a smoke run)
+    python bench/run.py --only search --sizes 10000,100000
 
-Prints a Markdown table. Machines are noisy, so every target is a ratio to an anchor that runs
-right beside it; the README quotes the latest table.
+Machines are noisy, so each target is a ratio to an anchor that runs right beside it:
+* start-up: `python -c "import typer"`;
+* search and index build: bench/anchor.py, a bare Python script over a prebuilt SQLite FTS5
+  bigram index of the same records (one bm25-ranked query; a plain build).
+Prints Markdown tables; the README quotes the latest run.
 """
 
 from __future__ import annotations
@@ -26,82 +30,123 @@ from gen import write_log  # noqa: E402
 
 PY = sys.executable
 OPTMEM = [PY, "-m", "optmem"]
+ANCHOR = [PY, str(HERE / "anchor.py")]
+QUERIES = ["后端 端口 部署", "docker deploy rollback", "小明喜欢拿铁", "数据库缓存性能", "kubernetes alert"]
+Row = tuple[str, float, str, float, str, str]
 
 
-def timed(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
-    """Median wall time (ms) of `repeat` runs of a whole process."""
-    runs = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
-        runs.append((time.perf_counter() - t) * 1000)
-    return statistics.median(runs)
+def clean_env() -> dict[str, str]:
+    """The environment users have: bytecode caching on (a shell may have turned it off)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("OPTMEM_NOW", None)
+    return env
+
+
+def run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
+    """(wall ms, peak RSS in MB) of one whole process."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=env or clean_env())
+    _, status, usage = os.wait4(proc.pid, 0)
+    ms = (time.perf_counter() - t) * 1000
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    return ms, usage.ru_maxrss // 1024
+
+
+def median_ms(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
+    run(cmd, env)  # warm-up: bytecode written, files in the page cache
+    return statistics.median(run(cmd, env)[0] for _ in range(repeat))
 
 
 def env_for(vault: Path) -> dict[str, str]:
-    env = dict(os.environ)
+    env = clean_env()
     env["OPTMEM_VAULT"] = str(vault)
     return env
 
 
-def bench_startup(repeat: int) -> list[tuple[str, float, str, float, str]]:
-    anchor = timed([PY, "-c", "import typer"], repeat)
-    rows = []
-    for args in (["--version"], ["--help"]):
-        ms = timed(OPTMEM + args, repeat)
-        rows.append((f"optmem {args[0]}", ms, "python -c 'import typer'", anchor,
-                     "≤ 1.2x"))
-    return rows
+def bench_startup(repeat: int) -> list[Row]:
+    anchor = median_ms([PY, "-c", "import typer"], repeat)
+    return [(f"optmem {a}", median_ms(OPTMEM + [a], repeat), "python -c 'import typer'", anchor,
+             "≤ 1.2x", "") for a in ("--version", "--help")]
 
 
-def bench_append(size: int, repeat: int, work: Path) -> list[tuple[str, float, str, float, str]]:
-    vault = work / f"append{size}"
+def prepare(size: int, work: Path) -> tuple[Path, Path, float, float, int]:
+    """A vault of `size` generated records, indexed by optmem and by the anchor (both timed)."""
+    vault = work / f"v{size}"
     write_log(vault / "LOG.jsonl", size)
-    env = env_for(vault)
-    t = time.perf_counter()
-    subprocess.run(OPTMEM + ["append", "warm-up builds the index"], check=True,
-                   stdout=subprocess.DEVNULL, env=env)
-    build = (time.perf_counter() - t) * 1000
-    runs = []
-    for i in range(repeat):
-        t = time.perf_counter()
-        subprocess.run(OPTMEM + ["append", f"bench append {i} 端口 {i}"], check=True,
-                       stdout=subprocess.DEVNULL, env=env)
-        runs.append((time.perf_counter() - t) * 1000)
-    version = timed(OPTMEM + ["--version"], repeat)
-    return [
-        (f"optmem append, {size:,} records", statistics.median(runs), "optmem --version", version,
-         "< 100 ms"),
-        (f"first command on a fresh {size:,}-record log (index build)", build, "—", 0.0, "info"),
-    ]
+    db = work / f"anchor{size}.db"
+    anchor_ms, _ = run(ANCHOR + ["build", str(vault / "LOG.jsonl"), str(db)])
+    build_ms, build_mb = run(OPTMEM + ["reindex"], env_for(vault))
+    return vault, db, anchor_ms, build_ms, build_mb
 
 
-def table(rows: list[tuple[str, float, str, float, str]]) -> str:
-    out = ["| measurement | ms | anchor | anchor ms | ratio | target |",
-           "| --- | ---: | --- | ---: | ---: | --- |"]
-    for name, ms, anchor, ams, target in rows:
+def bench_search(sizes: list[int], repeat: int, work: Path) -> tuple[list[Row], list[Row]]:
+    rows: list[Row] = []
+    extra: list[Row] = []
+    per_size: dict[int, float] = {}
+    for size in sizes:
+        vault, db, anchor_build, build, build_mb = prepare(size, work)
+        env = env_for(vault)
+        ours = statistics.mean(median_ms(OPTMEM + ["search", q], repeat, env) for q in QUERIES)
+        theirs = statistics.mean(median_ms(ANCHOR + ["query", str(db), q], repeat) for q in QUERIES)
+        per_size[size] = ours
+        rows.append((f"optmem search, {size:,} records", ours, "bare FTS5 query script", theirs,
+                     "≤ 2x at 100k", ""))
+        rows.append((f"index build from scratch, {size:,} records", build, "bare FTS5 bigram build",
+                     anchor_build, "≤ 2x", f"peak {build_mb} MB"))
+        if size == max(sizes):
+            _, peak = run(OPTMEM + ["search", QUERIES[0]], env)
+            appends, firsts = [], []
+            for i in range(repeat):
+                appends.append(run(OPTMEM + ["append", f"bench append {i} 端口迁移到 {9000 + i}"], env)[0])
+                firsts.append(run(OPTMEM + ["search", f"端口迁移 {9000 + i}"], env)[0])
+            extra.append((f"optmem append, {size:,} records", statistics.median(appends),
+                          "optmem --version", median_ms(OPTMEM + ["--version"], repeat), "< 100 ms", ""))
+            extra.append((f"first search after an append, {size:,} records", statistics.median(firsts),
+                          "optmem search (steady)", ours, "info", ""))
+            extra.append((f"peak memory of search, {size:,} records", float(peak), "—", 0.0,
+                          "< 200 MB", "MB, not ms"))
+        shutil.rmtree(vault, ignore_errors=True)
+        db.unlink(missing_ok=True)
+    if 100_000 in per_size and 1_000_000 in per_size:
+        extra.append(("search 1M vs search 100k", per_size[1_000_000], "optmem search, 100k",
+                      per_size[100_000], "≤ 3x", ""))
+    return rows, extra
+
+
+def table(rows: list[Row]) -> str:
+    out = ["| measurement | value | anchor | anchor ms | ratio | target | note |",
+           "| --- | ---: | --- | ---: | ---: | --- | --- |"]
+    for name, ms, anchor, ams, target, note in rows:
         ratio = f"{ms / ams:.2f}x" if ams else "—"
-        out.append(f"| {name} | {ms:,.1f} | {anchor} | {ams:,.1f} | {ratio} | {target} |")
+        anchor_val = f"{ams:,.1f}" if ams else "—"
+        out.append(f"| {name} | {ms:,.1f} | {anchor} | {anchor_val} | {ratio} | {target} | {note} |")
     return "\n".join(out)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
-    ap.add_argument("--only", choices=["startup", "append"], action="append")
+    ap.add_argument("--only", choices=["startup", "search"], action="append")
+    ap.add_argument("--sizes", help="comma-separated record counts for search (default 10k,100k,1M)")
+    ap.add_argument("--repeat", type=int, help="runs per measurement (median taken)")
     args = ap.parse_args()
-    repeat = 5 if args.quick else 15
-    size = 10_000 if args.quick else 100_000
+    repeat = args.repeat or (3 if args.quick else 7)
+    sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes
+             else [2_000, 10_000] if args.quick else [10_000, 100_000, 1_000_000])
     work = Path(tempfile.mkdtemp(prefix="optmem-bench-"))
-    rows: list[tuple[str, float, str, float, str]] = []
+    rows: list[Row] = []
     try:
         if not args.only or "startup" in args.only:
             rows += bench_startup(repeat)
-        if not args.only or "append" in args.only:
-            rows += bench_append(size, repeat, work)
+        if not args.only or "search" in args.only:
+            found, extra = bench_search(sizes, repeat, work)
+            rows += found + extra
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}")
     print(table(rows))
 
 

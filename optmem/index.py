@@ -11,7 +11,6 @@ quick check (size, inode, mtime, plus sampled windows of the already-indexed byt
 append from a rewrite without reading the whole log.
 """
 
-from __future__ import annotations
 
 import json
 import os
@@ -25,7 +24,7 @@ from optmem.clock import to_epoch
 from optmem.record import TIER_RANK, BadLine, Record, parse_fields, parse_line
 from optmem.vault import Vault
 
-SCHEMA = "optmem-index-2"
+SCHEMA = "optmem-index-3"
 BATCH = 4000
 Progress = Callable[[int, int], None]
 
@@ -57,6 +56,8 @@ CREATE TABLE tag(tag TEXT NOT NULL, n INTEGER NOT NULL);
 CREATE TABLE pend(ref TEXT NOT NULL, src INTEGER NOT NULL, what TEXT NOT NULL);
 CREATE TABLE bad(n INTEGER PRIMARY KEY, code TEXT NOT NULL, message TEXT NOT NULL);
 CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize='unicode61 remove_diacritics 0');
+-- the redlines again, so "every matching redline" costs nothing however large the log grows
+CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize='unicode61 remove_diacritics 0');
 """
 _POST_DDL = """
 CREATE INDEX rec_id ON rec(id);
@@ -139,6 +140,14 @@ class Index:
     def rows(self, where: str, params: Iterable[object] = ()) -> list[Row]:
         sql = f"SELECT {ROW_SELECT} FROM rec r WHERE {where}"
         return [Row(*t) for t in self.conn.execute(sql, tuple(params))]
+
+    def rows_in(self, ns: list[int]) -> list[Row]:
+        """The rows with these line numbers (any order)."""
+        out: list[Row] = []
+        for i in range(0, len(ns), 500):
+            chunk = ns[i : i + 500]
+            out += self.rows(f"r.n IN ({','.join('?' * len(chunk))})", chunk)
+        return out
 
     def row(self, n: int) -> Row | None:
         found = self.rows("r.n = ?", (n,))
@@ -356,6 +365,7 @@ def _insert(conn: sqlite3.Connection, batch: list[tuple[dict, int, int, int]],
         return
     rec_rows = []
     fts_rows = []
+    red_rows = []
     tag_rows = []
     linked: list[Record] = []
     fold = textmod.fold
@@ -376,6 +386,8 @@ def _insert(conn: sqlite3.Connection, batch: list[tuple[dict, int, int, int]],
             totals[0] += 1
             totals[1] += len(toks)
             fts_rows.append((n, " ".join(toks)))
+            if f["tier"] == "redline":
+                red_rows.append(fts_rows[-1])
         if tags:
             tag_rows.extend((t, n) for t in tags)
         if corrects or key or (f["ref"] and kind in ("forget", "seen")):
@@ -384,6 +396,8 @@ def _insert(conn: sqlite3.Connection, batch: list[tuple[dict, int, int, int]],
         "INSERT INTO rec (n, id, rid, off, len, ts, domain, project, kind, tier, key, "
         "fp, expires, ref, corrects, retired) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rec_rows)
     conn.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", fts_rows)
+    if red_rows:
+        conn.executemany("INSERT INTO fts_red (rowid, body) VALUES (?, ?)", red_rows)
     if tag_rows:
         conn.executemany("INSERT INTO tag VALUES (?, ?)", tag_rows)
     if deferred is not None:

@@ -17,12 +17,10 @@ How a query is answered:
 4. Ties fall to tier, then the newer record, then the id.
 """
 
-from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from optmem import clock
 from optmem import text as textmod
@@ -37,8 +35,7 @@ BANDS = ("redline", "current", "expired", "superseded", "forgotten")
 BOOKKEEPING = ("seen", "forget")
 
 
-@dataclass(frozen=True)
-class Filters:
+class Filters(NamedTuple):
     domains: tuple[str, ...] = ()
     project: str | None = None
     kind: str | None = None
@@ -47,6 +44,12 @@ class Filters:
     until: float | None = None
     current: bool = False
     include_forgotten: bool = False
+
+    def plain(self) -> bool:
+        """No filter beyond the defaults (forgotten and bookkeeping records left out)."""
+        return (not self.domains and self.project is None and self.kind is None
+                and self.tag is None and self.since is None and self.until is None
+                and not self.current and not self.include_forgotten)
 
     def sql(self, now: float) -> tuple[str, list[Any]]:
         """The WHERE clause (on `rec r`) that makes every filter exact."""
@@ -95,25 +98,25 @@ def make_filters(*, domains: list[str] | None = None, project: str | None = None
         current=current, include_forgotten=include_forgotten)
 
 
-@dataclass
 class _Cand:
-    row: Row
-    record: Any
-    tokens: set[str]
-    relevance: float = 0.0
-    score: float = 0.0
-    band: int = 1
-    age_days: int = 0
-    bonus: float = 0.0
-    promoted_over: str | None = None
+    """A candidate hit while it is being scored."""
+
+    __slots__ = ("row", "record", "tokens", "relevance", "score", "band", "age_days", "bonus",
+                 "promoted_over")
+
+    def __init__(self, row: Row, record: Any, tokens: set[str]) -> None:
+        self.row, self.record, self.tokens = row, record, tokens
+        self.relevance = self.score = self.bonus = 0.0
+        self.band = 1
+        self.age_days = 0
+        self.promoted_over: str | None = None
 
 
-@dataclass(frozen=True)
-class SearchResult:
+class SearchResult(NamedTuple):
     query: str
     hits: list[dict[str, Any]]
     total: int
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = []
 
 
 def bm25(tf: Counter[str], dl: int, terms: list[str], idf: dict[str, float], avgdl: float) -> float:
@@ -124,6 +127,41 @@ def bm25(tf: Counter[str], dl: int, terms: list[str], idf: dict[str, float], avg
         if f:
             score += idf[t] * f * (K1 + 1) / (f + norm)
     return score
+
+
+def _any(terms: list[str]) -> str:
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def _all(terms: list[str]) -> str:
+    return " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def _wide_queries(terms: list[str], df: dict[str, int], budget: int,
+                  pool: int) -> list[tuple[str, str, int]]:
+    """Candidate queries for terms too common to rank every match (a big log, common words).
+
+    BM25's best documents hold all (or all but one) of the query's terms, or its rare terms;
+    recency favours the newest. So: records holding every term, then every term but the most
+    common one, the rare terms' own matches, and the newest matches — each cheap in FTS5
+    whatever the log's size — all re-scored exactly afterwards.
+    """
+    by_rarity = sorted(terms, key=lambda t: df[t])
+    out: list[tuple[str, str, int]] = []
+    if len(terms) > 1:
+        out.append((_all(terms), "ORDER BY bm25(fts)", pool))
+    if len(terms) > 2:  # only when too few records hold every term
+        out.append((_all(by_rarity[:-1]), "RELAX", pool // 2))
+    rare, spent = [], 0
+    for t in by_rarity:
+        if spent + df[t] > budget:
+            break
+        rare.append(t)
+        spent += df[t]
+    if rare:
+        out.append((_any(rare), "ORDER BY bm25(fts)", pool // 2))
+    out.append((_any(terms), "ORDER BY rowid DESC", pool // 2))
+    return out
 
 
 def _band(row: Row, status: str) -> int:
@@ -182,26 +220,54 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
 def _run(idx: Index, query: str, terms: list[str], limit: int, filters: Filters, explain: bool,
          now: float, warnings: list[str]) -> SearchResult:
     settings = idx.vault.settings.get("ranking", {})
-    pool = max(int(settings.get("candidates", 200)), limit * 5)
+    pool = max(int(settings.get("candidates", 100)), limit * 5)
     window = float(settings.get("recency_window", 0.10))
     where, params = filters.sql(now)
-    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-    sql = (f"SELECT {ROW_SELECT} FROM fts JOIN rec r ON r.n = fts.rowid "
-           f"WHERE fts MATCH ? AND {where}")
-    rows = {Row(*t).n: Row(*t) for t in idx.conn.execute(
-        sql + " ORDER BY bm25(fts) LIMIT ?", (match, *params, pool))}
-    total = len(rows)
-    if total == pool:
-        total = idx.conn.execute(
+    df = idx.doc_freq(terms)
+    found = [t for t in terms if df[t]]
+    if not found:
+        return SearchResult(query, [], 0, warnings)
+    match = _any(found)
+    joined = (f"SELECT {ROW_SELECT} FROM fts JOIN rec r ON r.n = fts.rowid "
+              f"WHERE fts MATCH ? AND {where}")
+    budget = int(settings.get("postings_budget", 30000))
+    if sum(df[t] for t in found) <= budget:
+        queries = [(match, "ORDER BY bm25(fts)", pool)]      # exact: rank every match
+    else:
+        queries = _wide_queries(found, df, budget, pool)      # bounded work at any log size
+    rows: dict[int, Row] = {}
+    plain = filters.plain()
+    for q, order, limit_ in queries:
+        if order == "RELAX":
+            if len(rows) >= pool // 2:
+                continue  # enough records hold every term
+            order = "ORDER BY bm25(fts)"
+        if plain:
+            # no filter to speak of: rank in FTS5 alone (a join per match costs more than the
+            # ranking), then drop the few forgotten or bookkeeping rows among the winners
+            top = [n for (n,) in idx.conn.execute(
+                f"SELECT rowid FROM fts WHERE fts MATCH ? {order} LIMIT ?", (q, limit_))]
+            for r in idx.rows_in([n for n in top if n not in rows]):
+                if not r.forgotten and r.kind not in BOOKKEEPING:
+                    rows[r.n] = r
+        else:
+            for t in idx.conn.execute(f"{joined} {order.replace('rowid', 'fts.rowid')} LIMIT ?",
+                                      (q, *params, limit_)):
+                rows.setdefault(t[0], Row(*t))
+    if plain:
+        total = idx.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (match,)).fetchone()[0]
+    else:
+        total = len(rows) if len(queries) == 1 and len(rows) < pool else idx.conn.execute(
             f"SELECT count(*) FROM fts JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? AND {where}",
             (match, *params)).fetchone()[0]
-    for t in idx.conn.execute(sql + " AND r.tier = 3 LIMIT 200", (match, *params)):
+    for t in idx.conn.execute(
+            f"SELECT {ROW_SELECT} FROM fts_red JOIN rec r ON r.n = fts_red.rowid "
+            f"WHERE fts_red MATCH ? AND {where} LIMIT 200", (match, *params)):
         rows.setdefault(t[0], Row(*t))
     if not rows:
         return SearchResult(query, [], 0, warnings)
 
     docs, avgdl = idx.totals()
-    df = idx.doc_freq(terms)
     idf = {t: math.log(1 + (docs - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
     cands: list[_Cand] = []
     for row in rows.values():

@@ -26,8 +26,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "timeout": 10.0,
     },
     "ranking": {
-        "recency_window": 0.10,  # hits within 10 % of the best relevance compete on recency
-        "candidates": 200,
+        "recency_window": 0.10,   # the largest recency bonus: re-orders hits within ~10 %
+        "candidates": 100,        # records re-scored per query (at least 5x --limit)
+        "postings_budget": 30000,  # above this many term matches, candidates are chosen, not all ranked
     },
     "tree": {
         "run": 64,

@@ -1,13 +1,11 @@
 """The vault: where it is, what it holds, names that may live in it, and `init`."""
 
-from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from optmem import fsio, settings
 from optmem.errors import InvalidName, VaultMissing
@@ -29,17 +27,17 @@ def validate_name(name: str, what: str = "name") -> str:
     return name
 
 
-@dataclass
 class Vault:
     """A vault folder. Files it lacks read as empty; settings load lazily."""
 
-    root: Path
-    overrides: list[str] = field(default_factory=list)
-    _settings: dict[str, Any] | None = field(default=None, repr=False)
-    _lock_depth: int = field(default=0, repr=False)
+    def __init__(self, root: Path | str, overrides: list[str] | None = None) -> None:
+        self.root = Path(root)
+        self.overrides = list(overrides or [])
+        self._settings: dict[str, Any] | None = None
+        self._lock_depth = 0
 
-    def __post_init__(self) -> None:
-        self.root = Path(self.root)
+    def __repr__(self) -> str:
+        return f"Vault({str(self.root)!r})"
 
     @property
     def log_path(self) -> Path:
@@ -119,8 +117,7 @@ def resolve(explicit: str | None, env: dict[str, str], cwd: Path, home: Path) ->
     return home / ".optmem"
 
 
-@dataclass(frozen=True)
-class InitResult:
+class InitResult(NamedTuple):
     vault: str
     created: list[str]
 

@@ -23,12 +23,10 @@ def declared():
 
 def typer_kwargs(cmd, args):
     """What the declared function receives when Typer parses `args`."""
-    import dataclasses
-
     from optmem.cli.app import to_click
 
     got = {}
-    click_cmd = to_click(dataclasses.replace(cmd, fn=lambda **kw: got.update(kw)))
+    click_cmd = to_click(cmd._replace(fn=lambda **kw: got.update(kw)))
     click_cmd.main(list(args), prog_name="optmem", standalone_mode=False)
     return got
 

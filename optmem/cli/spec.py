@@ -6,12 +6,10 @@ importing Typer; the Typer app (`optmem.cli.app`) is built from the same declara
 `--help`, usage errors and everything the fast path declines.
 """
 
-from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from optmem.errors import OptmemError
 
@@ -24,8 +22,7 @@ class CommandExit(Exception):
         self.code = code
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(NamedTuple):
     """One argument or option. `decls` are option names; none means a positional argument."""
 
     name: str
@@ -46,8 +43,7 @@ class Param:
         return bool(self.decls) and self.type is bool
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     name: str                      # "search", or "handoff write" for a group's subcommand
     fn: Callable[..., Any]
     params: tuple[Param, ...]
