@@ -293,121 +293,163 @@ def _appended_only(path: Path, state: _LogState, meta: dict[str, str]) -> bool:
     return json.loads(meta.get("samples", "[]")) == _hash_windows(path, done)
 
 
+Line = tuple[bytes, int, int, int]  # (the line without its newline, line number, offset, length)
+
+
+class _Prepared(NamedTuple):
+    """A batch of lines turned into rows — the CPU-heavy half of indexing, done anywhere."""
+
+    rec_rows: list[tuple]
+    fts_rows: list[tuple[int, str]]
+    red_rows: list[tuple[int, str]]
+    tag_rows: list[tuple[str, int]]
+    linked: list[tuple[dict, int]]     # records that affect the effective view
+    bad: list[tuple[int, str, str]]
+    ids: list[str]
+    docs: int
+    tokens: int
+
+
+def _prepare(batch: list[Line]) -> _Prepared:
+    """Parse, fold, tokenise and fingerprint a batch of lines (pure: no I/O, no database)."""
+    out = _Prepared([], [], [], [], [], [], [], 0, 0)
+    docs = tokens = 0
+    fold = textmod.fold
+    for body, n, off, ln in batch:
+        try:
+            f = parse_fields(body)
+        except BadLine as exc:
+            out.bad.append((n, exc.code, str(exc)))
+            continue
+        text, kind, key, tags, corrects = f["text"], f["kind"], f["key"], f["tags"], f["corrects"]
+        fp = None
+        if text:
+            toks, fp = textmod.analyze(fold(text))
+            if key or tags:
+                toks += textmod.tokens(" ".join((key or "", *tags)))
+            docs += 1
+            tokens += len(toks)
+            out.fts_rows.append((n, " ".join(toks)))
+            if f["tier"] == "redline":
+                out.red_rows.append(out.fts_rows[-1])
+        retired = 1 if kind == "memory" and f["extra"].get("op") == "remove" else 0
+        out.rec_rows.append((
+            n, f["id"], f["id"][::-1], off, ln, to_epoch(f["ts"]), f["domain"], f["project"],
+            kind, TIER_RANK[f["tier"]], key, fp, to_epoch(f["expires"]) if f["expires"] else None,
+            f["ref"].upper() if f["ref"] else None,
+            json.dumps(list(corrects)) if corrects else None, retired,
+        ))
+        if tags:
+            out.tag_rows.extend((t, n) for t in tags)
+        if corrects or key or (f["ref"] and kind in ("forget", "seen")):
+            out.linked.append((f, n))
+        out.ids.append(f["id"])
+    return out._replace(docs=docs, tokens=tokens)
+
+
+def _store(conn: sqlite3.Connection, prep: _Prepared, totals: list[int],
+           deferred: list[Record] | None) -> None:
+    """Insert prepared rows; link the effective view now, or collect into `deferred`."""
+    conn.executemany(
+        "INSERT INTO rec (n, id, rid, off, len, ts, domain, project, kind, tier, key, "
+        "fp, expires, ref, corrects, retired) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", prep.rec_rows)
+    conn.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", prep.fts_rows)
+    if prep.red_rows:
+        conn.executemany("INSERT INTO fts_red (rowid, body) VALUES (?, ?)", prep.red_rows)
+    if prep.tag_rows:
+        conn.executemany("INSERT INTO tag VALUES (?, ?)", prep.tag_rows)
+    if prep.bad:
+        conn.executemany("INSERT OR REPLACE INTO bad VALUES (?, ?, ?)", prep.bad)
+    totals[0] += prep.docs
+    totals[1] += prep.tokens
+    linked = [Record(line=n, **f) for f, n in prep.linked]
+    if deferred is not None:
+        deferred.extend(linked)
+    else:
+        _link(conn, linked, prep.ids)
+
+
+class _Reader:
+    """Reads whole lines from an offset up to a size; an unterminated last line is taken only
+    when it is complete JSON (a hand-typed line without its newline), else left as a torn tail."""
+
+    def __init__(self, path: Path, off: int, size: int, n: int, open_end: bool) -> None:
+        self.path, self.off, self.size, self.n, self.open_end = path, off, size, n, open_end
+
+    def batches(self, size: int = BATCH):
+        batch: list[Line] = []
+        if self.size <= self.off:
+            return
+        with open(self.path, "rb") as fh:
+            fh.seek(self.off)
+            if self.open_end:
+                if fh.read(1) != b"\n":
+                    raise _NeedsRebuild()  # the unterminated last line was continued by hand
+                self.off += 1
+                self.open_end = False
+            for raw in fh:
+                end = self.off + len(raw)
+                if end > self.size or not raw.endswith(b"\n"):
+                    raw = raw[: self.size - self.off]
+                    body = raw.strip()
+                    if body:
+                        try:
+                            parse_fields(body)
+                        except BadLine:
+                            break  # a torn tail: left for the next append to end
+                        self.n += 1
+                        batch.append((body, self.n, self.off, len(raw)))
+                        self.off += len(raw)
+                        self.open_end = True
+                    break
+                self.n += 1
+                body = raw.rstrip(b"\r\n")
+                if body.strip():
+                    batch.append((body, self.n, self.off, len(body)))
+                self.off = end
+                if len(batch) >= size:
+                    yield batch
+                    batch = []
+        if batch:
+            yield batch
+
+
 def _consume(conn: sqlite3.Connection, path: Path, state: _LogState, meta: dict[str, str],
-             progress: Progress | None, deferred: list[Record] | None = None) -> None:
+             progress: Progress | None, deferred: list[Record] | None = None,
+             workers: int = 0) -> None:
     """Index the lines from meta['done'] up to `state.size`, then store the new sync state.
 
     With `deferred`, records that affect the effective view are collected there instead of being
-    linked at once (a from-scratch build links them after its look-up indexes exist).
+    linked at once (a from-scratch build links them after its look-up indexes exist). With
+    `workers`, batches are prepared in that many forked processes while this one inserts.
     """
-    off = int(meta.get("done", "0"))
-    n = int(meta.get("lines", "0"))
+    reader = _Reader(path, int(meta.get("done", "0")), state.size, int(meta.get("lines", "0")),
+                     meta.get("open_end") == "1")
     totals = [int(meta.get("docs", "0")), int(meta.get("tokens", "0"))]
-    open_end = meta.get("open_end") == "1"
-    batch: list[tuple[dict, int, int, int]] = []
-    bad: list[tuple[int, str, str]] = []
     with conn:
-        if state.size > off:
-            with open(path, "rb") as fh:
-                fh.seek(off)
-                if open_end:
-                    if fh.read(1) != b"\n":
-                        raise _NeedsRebuild()  # the unterminated last line was continued by hand
-                    off += 1
-                    open_end = False
-                for raw in fh:
-                    end = off + len(raw)
-                    if end > state.size or not raw.endswith(b"\n"):
-                        # the last line has no newline yet: index it only if it is whole JSON
-                        raw = raw[: state.size - off]
-                        body = raw.strip()
-                        if body:
-                            try:
-                                batch.append((parse_fields(body), n + 1, off, len(raw)))
-                                n += 1
-                                off += len(raw)
-                                open_end = True
-                            except BadLine:
-                                pass  # a torn tail: left for the next append to end
-                        break
-                    n += 1
-                    body = raw.rstrip(b"\r\n")
-                    if body.strip():
-                        try:
-                            batch.append((parse_fields(body), n, off, len(body)))
-                        except BadLine as exc:
-                            bad.append((n, exc.code, str(exc)))
-                    off = end
-                    if len(batch) >= BATCH:
-                        _insert(conn, batch, totals, deferred)
-                        batch = []
-                        if progress:
-                            progress(off, state.size)
-        _insert(conn, batch, totals, deferred)
-        if bad:
-            conn.executemany("INSERT OR REPLACE INTO bad VALUES (?, ?, ?)", bad)
+        if workers:
+            import multiprocessing
+
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                for prep in pool.imap(_prepare, reader.batches()):
+                    _store(conn, prep, totals, deferred)
+                    if progress:
+                        progress(reader.off, state.size)
+        else:
+            for batch in reader.batches():
+                _store(conn, _prepare(batch), totals, deferred)
+                if progress:
+                    progress(reader.off, state.size)
         new_meta = {
             "schema": SCHEMA, "size": str(state.size), "ino": str(state.ino),
-            "mtime": str(state.mtime_ns), "done": str(off), "lines": str(n),
-            "open_end": "1" if open_end else "0",
+            "mtime": str(state.mtime_ns), "done": str(reader.off), "lines": str(reader.n),
+            "open_end": "1" if reader.open_end else "0",
             "docs": str(totals[0]), "tokens": str(totals[1]),
-            "samples": json.dumps(_hash_windows(path, off) if off else []),
+            "samples": json.dumps(_hash_windows(path, reader.off) if reader.off else []),
         }
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", new_meta.items())
     if progress:
         progress(state.size, state.size)
-
-
-def _insert(conn: sqlite3.Connection, batch: list[tuple[dict, int, int, int]],
-            totals: list[int], deferred: list[Record] | None = None) -> None:
-    """Insert a batch of parsed lines; `totals` ([documents, tokens]) is updated for BM25."""
-    if not batch:
-        return
-    rec_rows = []
-    fts_rows = []
-    red_rows = []
-    tag_rows = []
-    linked: list[Record] = []
-    fold = textmod.fold
-    fingerprint = textmod.fingerprint
-    for f, n, off, ln in batch:
-        text, kind, key, tags, corrects = f["text"], f["kind"], f["key"], f["tags"], f["corrects"]
-        folded = fold(text) if text else ""
-        retired = 1 if kind == "memory" and f["extra"].get("op") == "remove" else 0
-        rec_rows.append((
-            n, f["id"], f["id"][::-1], off, ln, _epoch(f["ts"]), f["domain"], f["project"],
-            kind, TIER_RANK[f["tier"]], key, fingerprint(folded, folded=True) if text else None,
-            _epoch(f["expires"]) if f["expires"] else None,
-            f["ref"].upper() if f["ref"] else None,
-            json.dumps(list(corrects)) if corrects else None, retired,
-        ))
-        if text:
-            toks = tokens_for(folded, key, tags, folded=True)
-            totals[0] += 1
-            totals[1] += len(toks)
-            fts_rows.append((n, " ".join(toks)))
-            if f["tier"] == "redline":
-                red_rows.append(fts_rows[-1])
-        if tags:
-            tag_rows.extend((t, n) for t in tags)
-        if corrects or key or (f["ref"] and kind in ("forget", "seen")):
-            linked.append(Record(line=n, **f))
-    conn.executemany(
-        "INSERT INTO rec (n, id, rid, off, len, ts, domain, project, kind, tier, key, "
-        "fp, expires, ref, corrects, retired) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rec_rows)
-    conn.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", fts_rows)
-    if red_rows:
-        conn.executemany("INSERT INTO fts_red (rowid, body) VALUES (?, ?)", red_rows)
-    if tag_rows:
-        conn.executemany("INSERT INTO tag VALUES (?, ?)", tag_rows)
-    if deferred is not None:
-        deferred.extend(linked)
-    else:
-        _link(conn, linked, [f["id"] for f, _, _, _ in batch])
-
-
-def _epoch(value: str | None) -> float | None:
-    return to_epoch(value)
 
 
 def _resolve_n(conn: sqlite3.Connection, ref: str) -> int | None:
@@ -509,10 +551,15 @@ def _fresh(vault: Vault) -> sqlite3.Connection | None:
     return None
 
 
-def build(vault: Vault, progress: Progress | None = None) -> None:
+PARALLEL_MIN_BYTES = 8 << 20  # below this a worker pool costs more than it saves
+
+
+def build(vault: Vault, progress: Progress | None = None, *,
+          parallel_min_bytes: int = PARALLEL_MIN_BYTES) -> None:
     """Build the index from scratch into a temporary file, then move it into place.
 
-    The caller holds the vault lock. Readers keep the old file until the rename.
+    The caller holds the vault lock. Readers keep the old file until the rename. A big log is
+    parsed and tokenised by worker processes (one per core) while this one inserts.
     """
     from optmem import fsio
 
@@ -525,7 +572,8 @@ def build(vault: Vault, progress: Progress | None = None) -> None:
         conn.executescript(_DDL)
         state = _LogState.read(vault.log_path)
         deferred: list[Record] = []
-        _consume(conn, vault.log_path, state, {"schema": SCHEMA}, progress, deferred)
+        workers = max(2, os.cpu_count() or 1) if state.size >= parallel_min_bytes else 0
+        _consume(conn, vault.log_path, state, {"schema": SCHEMA}, progress, deferred, workers)
         conn.executescript(_POST_DDL)
         with conn:
             _link(conn, deferred, None)

@@ -17,7 +17,6 @@ _TOKEN_RE = re.compile(rf"([{_CJK}]+)|((?:(?![{_CJK}])[^\W_])+)")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 # Dropped by `normalize`: spacing and punctuation, and words that intensify without changing
 # the fact ("很喜欢" and "非常喜欢", "really like" and "like" say the same thing).
-_NOT_WORD = re.compile(r"[\W_]+")
 _EN_INTENSIFIERS = frozenset("very really extremely quite truly super so totally".split())
 _CJK_INTENSIFIERS = re.compile("非常|特别|十分|极其|超级|相当|真的|很")
 
@@ -36,10 +35,29 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+def _runs(folded: str) -> list[tuple[str, str]]:
+    """(CJK run, other word) pairs of a folded text, in order — the base of tokens and fingerprints."""
+    return _TOKEN_RE.findall(folded)
+
+
+def _normal(runs: list[tuple[str, str]]) -> str:
+    return _CJK_INTENSIFIERS.sub("", "".join(c or w for c, w in runs if w not in _EN_INTENSIFIERS))
+
+
+def _tokens(runs: list[tuple[str, str]]) -> list[str]:
+    out: list[str] = []
+    for cjk, word in runs:
+        if word:
+            out.append(word)
+        else:
+            out.extend(cjk)
+            out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
+    return out
+
+
 def normalize(text: str, *, folded: bool = False) -> str:
     """Fold case, width, spacing, punctuation and intensifiers: what a fingerprint compares."""
-    words = _NOT_WORD.split(text if folded else fold(text))
-    return _CJK_INTENSIFIERS.sub("", "".join(w for w in words if w not in _EN_INTENSIFIERS))
+    return _normal(_runs(text if folded else fold(text)))
 
 
 def fingerprint(text: str, *, folded: bool = False) -> str:
@@ -68,14 +86,13 @@ def similarity(a: str, b: str) -> float:
 
 def tokens(text: str, *, folded: bool = False) -> list[str]:
     """Index tokens: words, plus CJK bigrams and single characters."""
-    out: list[str] = []
-    for cjk, word in _TOKEN_RE.findall(text if folded else fold(text)):
-        if word:
-            out.append(word)
-        else:
-            out.extend(cjk)
-            out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
-    return out
+    return _tokens(_runs(text if folded else fold(text)))
+
+
+def analyze(folded: str) -> tuple[list[str], str]:
+    """(tokens, fingerprint) of a folded text in one pass — what indexing needs of every record."""
+    runs = _runs(folded)
+    return _tokens(runs), digest(_normal(runs).encode("utf-8"))
 
 
 def query_terms(text: str) -> list[str]:

@@ -49,19 +49,45 @@ def main() -> None:
        now="2026-05-02T10:00:00Z")
     om("add", "blog: 中文技术博客，每周五发布。", "--project", "blog", now="2026-05-02T10:05:00Z")
 
-    # cold memory: three domains
-    notes = [
-        ("code", "webapp", "2026-05-03T09:00:00Z", "后端服务端口是 8080，前端通过 /api 代理。"),
-        ("code", "webapp", "2026-05-03T09:10:00Z", "Database is Postgres 16; migrations live in backend/migrations."),
-        ("hermes", None, "2026-05-04T07:30:00Z", "每天早上 7:30 汇总 GitHub 通知并发到飞书。"),
-        ("openclaw", "blog", "2026-05-05T14:00:00Z", "文章《记忆系统的三层结构》大纲已定：热记忆、冷日志、摘要树。"),
-        ("openclaw", "blog", "2026-05-06T15:00:00Z", "Draft style: short paragraphs, one idea each, no emoji."),
-        ("hermes", None, "2026-05-07T08:00:00Z", "Weekly report goes out Friday 17:00 to the team channel."),
-    ]
-    ids = {}
-    for domain, project, now, text in notes:
-        args = ["append", text, "--domain", domain] + (["--project", project] if project else [])
-        ids[text] = om(*args, now=now)["id"]
+    # cold memory: three agents
+    def append(text: str, domain: str, now: str, *more: str, project: str | None = None) -> str:
+        args = ["append", text, "--domain", domain, *more] + (["--project", project] if project else [])
+        return om(*args, now=now)["id"]
+
+    port = append("后端服务端口是 8080，前端通过 /api 代理过去。", "code", "2026-05-03T09:00:00Z",
+                  "--key", "backend.port", project="webapp")
+    append("Database is Postgres 16; migrations live in backend/migrations.", "code",
+           "2026-05-03T09:10:00Z", "--tag", "db", project="webapp")
+    append("生产环境的端口变更必须先在 staging 验证，再发公告。", "code", "2026-05-03T09:20:00Z",
+           "--redline", project="webapp")
+    append("Never put customer data or credentials into memory.", "hermes", "2026-05-01T08:10:00Z",
+           "--redline")
+    append("每天早上 7:30 汇总 GitHub 通知并发到飞书。", "hermes", "2026-05-04T07:30:00Z")
+    append("Weekly report goes out Friday 17:00 to the team channel.", "hermes", "2026-05-07T08:00:00Z")
+    append("小明住在杭州。", "hermes", "2026-05-08T10:00:00Z", "--key", "user.city")
+    append("文章《记忆系统的三层结构》大纲已定：热记忆、冷日志、摘要树。", "openclaw", "2026-05-05T14:00:00Z",
+           project="blog")
+    append("Draft style: short paragraphs, one idea each, no emoji.", "openclaw", "2026-05-06T15:00:00Z",
+           "--tier", "evidence", project="blog")
+    append("本周五 staging 环境冻结，不要部署。", "code", "2026-05-14T09:00:00Z", "--ttl", "3d",
+           project="webapp")
+    typo = append("The blog publishes on Thursdays.", "openclaw", "2026-05-20T10:00:00Z", project="blog")
+    om("forget", typo, "--reason", "wrong: it is Fridays (see the project block)", now="2026-05-20T10:05:00Z")
+
+    # the port moves to 9090 (a correction), the user moves to Shanghai (a keyed fact)
+    om("correct", port, "后端服务端口改成 9090 了，/api 代理同步修改。", "--evidence", "deploy/compose.yml",
+       now="2026-06-02T11:00:00Z")
+    append("小明搬到上海了。", "hermes", "2026-06-15T09:00:00Z", "--key", "user.city")
+    append("The backend listens on port 9090 behind nginx.", "code", "2026-06-03T08:00:00Z",
+           "--tier", "evidence", "--evidence", "nginx.conf", project="webapp")
+    append("Chat: maybe try port 8081 for the debug server?", "code", "2026-06-04T08:00:00Z",
+           "--tier", "chat", project="webapp")
+
+    # a line typed by hand, the way the articles' user wrote them: no id, a [domain] prefix
+    with open(VAULT / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"ts": "2026-06-20T21:00:00Z",
+                             "text": "[openclaw] 下一篇写交接单：每次会话结束写 Done / Blocked / Next。"},
+                            ensure_ascii=False) + "\n")
     print("sample vault written to", VAULT)
 
 

@@ -1,0 +1,76 @@
+"""The derived index: incremental catch-up, rebuild detection, the parallel build."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from optmem import index, log, view
+from optmem.vault import Vault
+
+
+def snapshot(vault: Vault) -> dict:
+    conn = sqlite3.connect(vault.index_path)
+    try:
+        return {
+            "rec": conn.execute("SELECT * FROM rec ORDER BY n").fetchall(),
+            "tag": sorted(conn.execute("SELECT * FROM tag").fetchall()),
+            "bad": conn.execute("SELECT * FROM bad ORDER BY n").fetchall(),
+            "pend": sorted(conn.execute("SELECT ref, src, what FROM pend").fetchall()),
+            "meta": {k: v for k, v in conn.execute("SELECT k, v FROM meta")},
+            "match": conn.execute("SELECT rowid FROM fts WHERE fts MATCH '\"端口\"' ORDER BY rowid").fetchall(),
+            "red": conn.execute("SELECT rowid FROM fts_red WHERE fts_red MATCH '\"rule\"'").fetchall(),
+        }
+    finally:
+        conn.close()
+
+
+def busy_vault(vault: Vault, monkeypatch) -> None:
+    monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
+    first = None
+    for i in range(300):
+        rid = log.append(vault, f"记录 {i}：端口 {8000 + i} note number {i}", domain=("a", "b", "c")[i % 3],
+                         key=f"k{i % 7}" if i % 5 == 0 else None, tags=["t"] if i % 4 == 0 else None,
+                         gate=False).id
+        first = first or rid
+    view.correct(vault, first, "端口 fixed")
+    log.append(vault, "a redline rule about ports 端口", tier="redline")
+    log.forget(vault, first)
+    with open(vault.log_path, "a", encoding="utf-8") as fh:
+        fh.write("not json at all\n")
+        fh.write(json.dumps({"ts": "2026-01-02T00:00:00Z", "text": "[a] hand typed 端口 line"}) + "\n")
+        fh.write(json.dumps({"ts": "2026-01-03T00:00:00Z", "text": "〔更正〕 later fix #ZZZZZZZZ"}) + "\n")
+
+
+def test_parallel_build_equals_serial_build(vault, monkeypatch):
+    busy_vault(vault, monkeypatch)
+    index.build(vault, parallel_min_bytes=1 << 60)
+    serial = snapshot(vault)
+    index.build(vault, parallel_min_bytes=0)
+    parallel = snapshot(vault)
+    assert parallel == serial
+    assert len(serial["rec"]) == 300 + 3 + 2  # notes, correction, redline, tombstone, 2 hand lines and serial["bad"][0][1] == "unparseable_line"
+
+
+def test_incremental_catch_up_equals_a_fresh_build(vault, monkeypatch):
+    busy_vault(vault, monkeypatch)
+    # the index has been caught up step by step by every append above; compare with a rebuild
+    index.open_index(vault).close()
+    incremental = snapshot(vault)
+    index.build(vault)
+    rebuilt = snapshot(vault)
+    assert incremental["rec"] == rebuilt["rec"]
+    assert incremental["match"] == rebuilt["match"] and incremental["tag"] == rebuilt["tag"]
+    assert {k: incremental["meta"][k] for k in ("docs", "tokens", "lines", "done")} == \
+        {k: rebuilt["meta"][k] for k in ("docs", "tokens", "lines", "done")}
+
+
+def test_correction_typed_before_its_target_is_linked_when_the_target_arrives(vault, vault_path):
+    target = "01KZZZZZZZ0000000000000042"
+    with open(vault_path / "LOG.jsonl", "w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"id": "01KZZZZZZZ0000000000000043", "ts": "2026-01-02T00:00:00Z",
+                             "text": "〔更正〕 port is 9090", "corrects": [target]}) + "\n")
+    index.open_index(vault).close()
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:  # a git merge brings it later
+        fh.write(json.dumps({"id": target, "ts": "2026-01-01T00:00:00Z", "text": "port is 8080"}) + "\n")
+    assert log.get(vault, target).record["status"] == "superseded"
