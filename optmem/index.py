@@ -551,7 +551,7 @@ def _fresh(vault: Vault) -> sqlite3.Connection | None:
     return None
 
 
-PARALLEL_MIN_BYTES = 8 << 20  # below this a worker pool costs more than it saves
+PARALLEL_MIN_BYTES = 1 << 20  # below this a worker pool costs more than it saves
 
 
 def build(vault: Vault, progress: Progress | None = None, *,
