@@ -23,6 +23,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "correct": ("searchcmd", "Append a correction that supersedes TARGET at query time (the old record stays)."),
     "history": ("searchcmd", "Show every version of a fact, oldest first (corrections and same-key records)."),
     "reindex": ("searchcmd", "Rebuild the derived search index from LOG.jsonl (it is also rebuilt automatically)."),
+    "handoff": ("@pipes", "Handoff notes between sessions: write, read, list."),
+    "context": ("pipes", "Print the prompt-ready memory block for the start of a session."),
+    "compact": ("pipes", "Roll the log up into the summary tree (tree/<domain>/); the log is never changed."),
+    "tree": ("pipes", "Print the summary tree's outline, or one node with its children."),
 }
 
 

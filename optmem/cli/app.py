@@ -68,7 +68,7 @@ class OptmemGroup(TyperGroup):
         importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
         if not module.startswith("@"):
             return to_click(REGISTRY[cmd_name])
-        group = TyperGroup(name=cmd_name, help=short, no_args_is_help=True)
+        group = TyperGroup(name=cmd_name, help=short, no_args_is_help=True, rich_markup_mode=None)
         for name, cmd in REGISTRY.items():
             if name.startswith(cmd_name + " "):
                 group.add_command(to_click(cmd), name.split(" ", 1)[1])

@@ -73,7 +73,7 @@ def _explain(ex: dict[str, Any]) -> str:
 @command("search", arg("query", "Words to look for, Chinese or English (- reads stdin)."),
          opt("limit", "--limit", "-n", type=int, default=10, help="How many hits."),
          opt("domain", "--domain", "-d", multiple=True, help="Only this domain (repeatable)."),
-         PROJECT, opt("kind", help="Only this kind (note, correction, memory, …)."),
+         PROJECT, opt("kind", help="Only this kind (note, correction, memory, …; summary: tree nodes)."),
          opt("tag", help="Only records with this tag."),
          opt("since", help="From this date or ISO time (inclusive)."),
          opt("until", help="Up to this date or ISO time (inclusive)."),
@@ -91,6 +91,17 @@ def search(query: str, limit: int, domain: list[str] | None, project: str | None
     """
     from optmem import search as core
 
+    if kind == "summary":  # summary-tree nodes, not log records
+        from optmem import tree
+        from optmem.search import SearchResult
+
+        filters = core.make_filters(domains=domain)
+        hits = tree.search_nodes(get_vault(), read_arg(query, "QUERY"), domains=list(filters.domains),
+                                 limit=limit)
+        result = SearchResult(query, hits, len(hits))
+        emit(json_out, {"query": query, "hits": hits, "total": len(hits)},
+             lambda: render_hits(result, False))
+        return
     filters = core.make_filters(domains=domain, project=project, kind=kind, tag=tag, since=since,
                                 until=until, current=current, include_forgotten=include_forgotten)
     result = core.search(get_vault(), read_arg(query, "QUERY"), limit=limit, filters=filters,

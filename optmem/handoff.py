@@ -1,0 +1,223 @@
+"""Handoff notes: what a session leaves for the next one, per project.
+
+`projects/<name>/HANDOFF.md` holds the latest note (front matter + Done / Blocked / Next, and
+optional Notes); every note is also appended to the log as a `handoff` record, so earlier ones
+stay in history and in search. A person may edit HANDOFF.md: `read` then returns their version.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from optmem import clock, fsio, log, scan
+from optmem import text as textmod
+from optmem.errors import NotFound, UsageError
+from optmem.vault import Vault, validate_name
+
+SECTIONS = ("done", "blocked", "next")
+_TITLES = {"done": "Done", "blocked": "Blocked", "next": "Next"}
+_HEADING = re.compile(r"^#{1,3}\s*(.+?)\s*$")
+_ALIASES = {"done": "done", "完成": "done", "已完成": "done", "blocked": "blocked", "阻塞": "blocked",
+            "卡点": "blocked", "next": "next", "下一步": "next", "待办": "next", "notes": "note",
+            "note": "note", "备注": "note"}
+_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n?", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Handoff:
+    project: str
+    time: str
+    done: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+    next: list[str] = field(default_factory=list)
+    note: str = ""
+    domain: str | None = None
+    source: str | None = None
+    id: str | None = None          # the log record that carries it
+    edited: bool = False           # HANDOFF.md was changed by hand after it was written
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"project": self.project, "time": self.time, "done": self.done,
+                "blocked": self.blocked, "next": self.next, "note": self.note,
+                "domain": self.domain, "source": self.source, "id": self.id,
+                "edited": self.edited}
+
+    def summary(self) -> str:
+        """One searchable line: what the log record's text says."""
+        parts = [f"{_TITLES[s]}: " + "; ".join(getattr(self, s)) for s in SECTIONS if getattr(self, s)]
+        if self.note:
+            parts.append("Notes: " + " ".join(self.note.split()))
+        return f"[handoff {self.project}] " + " | ".join(parts)
+
+
+def render_body(h: Handoff) -> str:
+    lines = [f"# Handoff — {h.project}", ""]
+    for s in SECTIONS:
+        lines.append(f"## {_TITLES[s]}")
+        items = getattr(h, s)
+        lines += [f"- {_indent(i)}" for i in items] if items else ["- (none)"]
+        lines.append("")
+    if h.note:
+        lines += ["## Notes", h.note.strip(), ""]
+    return "\n".join(lines)
+
+
+def _indent(item: str) -> str:
+    return item.strip().replace("\n", "\n  ")
+
+
+def render(h: Handoff) -> str:
+    """HANDOFF.md: front matter (JSON-quoted scalars are valid YAML) and the body."""
+    body = render_body(h)
+    meta = {"project": h.project, "time": h.time, "domain": h.domain, "source": h.source,
+            "record": h.id, "digest": textmod.digest(body.encode("utf-8"))}
+    front = "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in meta.items()
+                      if v is not None)
+    return f"---\n{front}\n---\n{body}"
+
+
+def parse_body(body: str) -> dict[str, Any]:
+    """Done / Blocked / Next items and Notes text of a handoff body (English or Chinese headings)."""
+    out: dict[str, Any] = {"done": [], "blocked": [], "next": [], "note": []}
+    current: str | None = None
+    for line in body.splitlines():
+        m = _HEADING.match(line)
+        if m:
+            current = _ALIASES.get(m.group(1).strip().lower().rstrip(":："))
+            continue
+        if current is None:
+            continue
+        if current == "note":
+            out["note"].append(line)
+        elif re.match(r"^\s*[-*]\s+", line):
+            item = re.sub(r"^\s*[-*]\s+", "", line).strip()
+            if item and item != "(none)":
+                out[current].append(item)
+        elif line.startswith("  ") and out[current] and line.strip():
+            out[current][-1] += "\n" + line.strip()
+    out["note"] = "\n".join(out["note"]).strip()
+    return out
+
+
+def parse(text: str) -> Handoff:
+    """A HANDOFF.md back into a Handoff (`edited` when its body no longer matches its digest)."""
+    meta: dict[str, Any] = {}
+    body = text
+    m = _FRONT.match(text)
+    if m:
+        import yaml
+
+        try:
+            loaded = yaml.safe_load(m.group(1))
+        except yaml.YAMLError as exc:
+            raise UsageError(f"HANDOFF.md front matter is not valid YAML: {exc}") from exc
+        meta = loaded if isinstance(loaded, dict) else {}
+        body = text[m.end():]
+    parts = parse_body(body)
+    edited = bool(meta.get("digest")) and meta["digest"] != textmod.digest(body.encode("utf-8"))
+    return Handoff(project=str(meta.get("project", "")), time=str(meta.get("time", "")),
+                   done=parts["done"], blocked=parts["blocked"], next=parts["next"],
+                   note=parts["note"], domain=meta.get("domain"), source=meta.get("source"),
+                   id=meta.get("record"), edited=edited or not meta.get("digest"))
+
+
+def write(vault: Vault, project: str, *, done: list[str] | None = None,
+          blocked: list[str] | None = None, next: list[str] | None = None, note: str | None = None,
+          file_text: str | None = None, domain: str | None = None, source: str | None = None,
+          allow_unsafe: bool = False) -> Handoff:
+    """Write projects/P/HANDOFF.md atomically and append a `handoff` record to the log."""
+    validate_name(project, "project")
+    parts = {"done": list(done or []), "blocked": list(blocked or []), "next": list(next or []),
+             "note": (note or "").strip()}
+    if file_text:
+        parsed = parse_body(_FRONT.sub("", file_text, count=1))
+        if not any(parsed[s] for s in ("done", "blocked", "next", "note")):
+            parsed["note"] = file_text.strip()  # free text: keep it as the note
+        for s in SECTIONS:
+            parts[s] += parsed[s]
+        parts["note"] = "\n\n".join(x for x in (parts["note"], parsed["note"]) if x)
+    for s in SECTIONS:
+        parts[s] = [i.strip() for i in parts[s] if i and i.strip()]
+    if not any(parts[s] for s in SECTIONS) and not parts["note"]:
+        raise UsageError("an empty handoff: give --done, --blocked, --next, --note or --file")
+    for item in [*parts["done"], *parts["blocked"], *parts["next"], parts["note"]]:
+        scan.check(item, allow_unsafe=allow_unsafe)
+    draft = Handoff(project=project, time="", done=parts["done"], blocked=parts["blocked"],
+                    next=parts["next"], note=parts["note"], source=source)
+    with vault.lock():
+        res = log.append(vault, draft.summary(), domain=domain, project=project, kind="handoff",
+                         source=source, gate=False, allow_unsafe=True,
+                         extra={s: parts[s] for s in (*SECTIONS, "note") if parts[s]})
+        rec = res.record or {}
+        done_h = Handoff(project=project, time=rec.get("ts", clock.format_ts(clock.now())),
+                         done=parts["done"], blocked=parts["blocked"], next=parts["next"],
+                         note=parts["note"], domain=rec.get("domain"), source=source, id=res.id)
+        fsio.atomic_write(vault.project_dir(project) / "HANDOFF.md", render(done_h))
+    return done_h
+
+
+def _from_record(rec: dict[str, Any]) -> Handoff:
+    return Handoff(project=rec.get("project") or "", time=rec["ts"],
+                   done=list(rec.get("done") or []), blocked=list(rec.get("blocked") or []),
+                   next=list(rec.get("next") or []), note=rec.get("note") or "",
+                   domain=rec.get("domain"), source=rec.get("source"), id=rec["id"])
+
+
+def _records(vault: Vault, project: str | None, limit: int | None) -> list[Handoff]:
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        where, params = "r.kind = 'handoff' AND r.forgotten = 0", []
+        if project is not None:
+            where, params = where + " AND r.project = ?", [project]
+        rows = idx.rows(where + " ORDER BY r.ts DESC, r.id DESC" + (" LIMIT ?" if limit else ""),
+                        params + ([limit] if limit else []))
+        return [_from_record(log.describe(r, idx.record(r), 0.0)) for r in rows]
+
+
+def _file(vault: Vault, project: str) -> Handoff | None:
+    raw = fsio.read_text(vault.project_dir(project) / "HANDOFF.md")
+    if raw is None or not raw.strip():
+        return None
+    h = parse(raw)
+    return h if h.project else Handoff(**{**h.to_dict(), "project": project})
+
+
+def read(vault: Vault, project: str, history: int = 1) -> list[Handoff]:
+    """The latest handoff (HANDOFF.md when a person edited it, or when it is the newest), or the
+    `history` latest, newest first. Raises NotFound when the project has none."""
+    validate_name(project, "project")
+    if history < 1:
+        raise UsageError("--history must be at least 1")
+    vault.require()
+    records = _records(vault, project, history + 1)
+    current = _file(vault, project)
+    out: list[Handoff] = []
+    if current is not None:
+        newest = records[0] if records else None
+        if current.edited or newest is None or current.id == newest.id or current.time >= newest.time:
+            out.append(current)
+            records = [r for r in records if r.id != current.id]
+    out += records
+    if not out:
+        raise NotFound(f"project {project!r} has no handoff yet; write one with "
+                       f"`optmem handoff write --project {project} --done …`", project=project)
+    return out[:history]
+
+
+def list_all(vault: Vault) -> list[dict[str, Any]]:
+    """Every project with a handoff, and its latest."""
+    vault.require()
+    projects = {h.project for h in _records(vault, None, None) if h.project}
+    pdir = vault.root / "projects"
+    if pdir.is_dir():
+        projects |= {p.name for p in pdir.iterdir() if (p / "HANDOFF.md").is_file()}
+    out = []
+    for project in sorted(projects):
+        latest = read(vault, project)[0]
+        out.append({"project": project, "time": latest.time, "done": len(latest.done),
+                    "blocked": len(latest.blocked), "next": latest.next, "edited": latest.edited})
+    return out

@@ -1,0 +1,439 @@
+"""The summary tree: records roll up into readable overviews, per domain ("攒多了再往上层收拢").
+
+A level-1 node summarises a run of `tree.run` (64) consecutive records of a domain, in time
+order; a level-k+1 node summarises `tree.fanout` (8) level-k nodes; only full runs are sealed,
+the rest stays raw. Each domain also has a `root` node over its current top-level nodes — the
+only node that is ever rewritten. Nodes are Markdown files with front matter under
+`tree/<domain>/`; a person may edit a node's body and later compactions keep the edit. The log
+is only read.
+
+The built-in summariser is extractive and deterministic: counts by kind, key terms, and the most
+representative current records with their ids (corrections and redlines always kept, superseded
+records left out), within `tree.max_chars`. `--summarizer CMD` pipes a node's input to a command
+instead, falling back to the extractive summary (with a warning) when it fails or times out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from optmem import clock, fsio
+from optmem import text as textmod
+from optmem.errors import NotFound, UsageError
+from optmem.vault import Vault, validate_name
+
+EXTRACTIVE = "extractive"
+_NODE_FILE = re.compile(r"^L(\d+)-(\d+)\.md$")
+_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n?", re.DOTALL)
+_BULLET_ID = re.compile(r"^- (.*) \(`([0-9A-Za-z]{6,26})`\)(?: \[(\w+)\])?$")
+_STOP = frozenset("the a an and or of to in on for is are was were be with at by it this that as "
+                  "from we i you he she they not no but if then so do does did has have had".split())
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str                    # L1-0001, L2-0001, …, or root
+    level: int
+    domain: str
+    start: str                 # `from` in the front matter
+    end: str                   # `to`
+    count: int                 # records covered
+    children: list[str]        # record ids (level 1) or node ids
+    summarizer: str = EXTRACTIVE
+    body: str = ""
+    root: bool = False
+    digest: str | None = None  # of the body as generated: a mismatch means a person edited it
+
+    @property
+    def path_name(self) -> str:
+        return "root.md" if self.root else f"{self.id}.md"
+
+    @property
+    def edited(self) -> bool:
+        return self.digest is not None and self.digest != textmod.digest(self.body.encode("utf-8"))
+
+
+def render(node: Node) -> str:
+    meta: dict[str, Any] = {"id": node.id, "level": node.level}
+    if node.root:
+        meta["root"] = True
+    meta.update({"domain": node.domain, "from": node.start, "to": node.end, "count": node.count,
+                 "children": node.children, "summarizer": node.summarizer,
+                 "digest": node.digest or textmod.digest(node.body.encode("utf-8"))})
+    front = "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in meta.items())
+    return f"---\n{front}\n---\n{node.body}"
+
+
+def parse(text: str) -> Node:
+    """A node file back into a Node; raises UsageError on missing or malformed front matter."""
+    m = _FRONT.match(text)
+    if not m:
+        raise UsageError("no front matter")
+    import yaml
+
+    try:
+        meta = yaml.safe_load(m.group(1))
+    except yaml.YAMLError as exc:
+        raise UsageError(f"front matter is not valid YAML: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise UsageError("front matter is not a mapping")
+    missing = [k for k in ("id", "level", "domain", "from", "to", "count", "children") if k not in meta]
+    if missing:
+        raise UsageError(f"front matter lacks {', '.join(missing)}")
+    if not isinstance(meta["level"], int) or not isinstance(meta["children"], list):
+        raise UsageError("level must be an integer and children a list")
+    return Node(id=str(meta["id"]), level=meta["level"], domain=str(meta["domain"]),
+                start=str(meta["from"]), end=str(meta["to"]), count=int(meta["count"]),
+                children=[str(c) for c in meta["children"]],
+                summarizer=str(meta.get("summarizer", EXTRACTIVE)), body=text[m.end():],
+                root=bool(meta.get("root")), digest=meta.get("digest"))
+
+
+# -- summarising -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Item:
+    """One line a summary may quote: a record (level 1) or a line of a child node."""
+
+    id: str
+    text: str
+    badge: str | None       # correction | redline | None
+    kind: str
+
+
+def _terms(text: str) -> list[str]:
+    return [t for t in textmod.tokens(text) if len(t) > 1 and t not in _STOP and not t.isdigit()]
+
+
+def extractive(domain: str, level: int, start: str, end: str, count: int, items: list[Item],
+               kinds: Counter[str], max_chars: int) -> str:
+    """Counts by kind, key terms, then the most representative items (ids kept for drill-down);
+    corrections and redlines always make it in. Deterministic."""
+    tf: Counter[str] = Counter()
+    per_item = []
+    for it in items:
+        terms = set(_terms(it.text))
+        per_item.append(terms)
+        tf.update(terms)
+    key_terms = [t for t, _ in sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))[:12]]
+    head = [f"**{domain}** · level {level} · {count:,} records · {start[:10]} → {end[:10]}", "",
+            "Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "Key terms: " + (", ".join(key_terms) or "—"), ""]
+
+    def centrality(i: int) -> float:
+        terms = per_item[i]
+        return sum(math.log(1 + tf[t]) for t in terms) / math.sqrt(1 + len(terms))
+
+    must = [i for i, it in enumerate(items) if it.badge in ("correction", "redline")]
+    rest = sorted((i for i in range(len(items)) if i not in set(must)),
+                  key=lambda i: (-centrality(i), items[i].id))
+
+    def bullet(it: Item) -> str:
+        return f"- {' '.join(it.text.split())[:200]} (`{it.id}`)" + (f" [{it.badge}]" if it.badge else "")
+
+    chosen: list[int] = []
+    size = sum(len(h) + 1 for h in head)
+    for i in must + rest:
+        line = bullet(items[i])
+        if i not in must and size + len(line) + 1 > max_chars:
+            continue
+        chosen.append(i)
+        size += len(line) + 1
+    return "\n".join(head + [bullet(items[i]) for i in sorted(chosen)]) + "\n"
+
+
+def _external(cmd: str, text: str, timeout: float) -> str | None:
+    """Run the user's summariser (a shell command) on `text`; None when it fails."""
+    try:
+        res = subprocess.run(["/bin/sh", "-c", cmd], input=text, capture_output=True, text=True,
+                             timeout=timeout)
+    except (subprocess.TimeoutExpired, OSError):
+        return None
+    out = res.stdout.strip()
+    return out + "\n" if res.returncode == 0 and out else None
+
+
+# -- the tree of one domain ------------------------------------------------------------------
+def _load(folder: Path) -> tuple[dict[str, Node], Node | None, list[str]]:
+    nodes: dict[str, Node] = {}
+    root = None
+    problems = []
+    if not folder.is_dir():
+        return nodes, root, problems
+    for path in sorted(folder.iterdir()):
+        if not path.name.endswith(".md"):
+            continue
+        try:
+            node = parse(fsio.read_text(path) or "")
+        except UsageError as exc:
+            problems.append(f"{path}: {exc.message} — left as it is")
+            continue
+        if path.name == "root.md":
+            root = node
+        elif _NODE_FILE.match(path.name):
+            nodes[node.id] = node
+    return nodes, root, problems
+
+
+def _seq(node_id: str) -> tuple[int, int]:
+    m = re.match(r"^L(\d+)-(\d+)$", node_id)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def _node_items(node: Node) -> list[Item]:
+    items = []
+    for line in node.body.splitlines():
+        m = _BULLET_ID.match(line.strip())
+        if m:
+            items.append(Item(m.group(2), m.group(1), m.group(3), "summary"))
+    return items
+
+
+def _node_kinds(node: Node) -> Counter[str]:
+    for line in node.body.splitlines():
+        if line.startswith("Kinds: "):
+            out: Counter[str] = Counter()
+            for part in line[7:].split(", "):
+                name, _, n = part.rpartition(" ")
+                if n.isdigit():
+                    out[name] += int(n)
+            return out
+    return Counter()
+
+
+@dataclass
+class Plan:
+    domain: str
+    created: list[Node] = field(default_factory=list)
+    root: Node | None = None
+    root_changed: bool = False
+    tail: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def plan_domain(vault: Vault, domain: str, *, summarizer: str | None = None,
+                progress: Callable[[int, int], None] | None = None) -> Plan:
+    """What compacting `domain` would create and refresh (nothing is written here)."""
+    from optmem.index import open_index
+
+    run = int(vault.setting("tree", "run"))
+    fanout = int(vault.setting("tree", "fanout"))
+    max_chars = int(vault.setting("tree", "max_chars"))
+    cmd = summarizer if summarizer is not None else str(vault.setting("tree", "summarizer") or "")
+    timeout = float(vault.setting("tree", "summarizer_timeout"))
+    if run < 2 or fanout < 2:
+        raise UsageError("[tree] run and fanout must be at least 2")
+    nodes, old_root, problems = _load(vault.tree_dir(domain))
+    plan = Plan(domain, warnings=problems)
+    covered = {c for n in nodes.values() if n.level == 1 for c in n.children}
+    now = clock.now().timestamp()
+
+    def summarise(level: int, start: str, end: str, count: int, items: list[Item],
+                  kinds: Counter[str], feed: str) -> tuple[str, str]:
+        if cmd:
+            out = _external(cmd, feed, timeout)
+            if out is not None:
+                return out, cmd
+            plan.warnings.append(f"summariser {cmd!r} failed or timed out for a level-{level} node "
+                                 f"of {domain}; used the extractive summary")
+        return extractive(domain, level, start, end, count, items, kinds, max_chars), EXTRACTIVE
+
+    with open_index(vault) as idx:
+        rows = [r for r in idx.rows("r.domain = ? AND r.kind NOT IN ('seen', 'forget') "
+                                    "ORDER BY r.ts, r.id, r.n", (domain,)) if r.id not in covered]
+        sealable = len(rows) - len(rows) % run
+        next_seq: dict[int, int] = {}
+        for nid in nodes:
+            lvl, seq = _seq(nid)
+            next_seq[lvl] = max(next_seq.get(lvl, 0), seq)
+        for i in range(0, sealable, run):
+            chunk = rows[i : i + run]
+            recs = [idx.record(r) for r in chunk]
+            items = []
+            for r, rec in zip(chunk, recs):
+                status = r.status(now)
+                if status in ("superseded", "forgotten"):
+                    continue  # summaries quote what is current
+                badge = "redline" if r.tier == 3 else ("correction" if rec.kind == "correction" else None)
+                items.append(Item(rec.id, rec.text, badge, rec.kind))
+            kinds = Counter(rec.kind for rec in recs)
+            feed = "\n".join(f"[{rec.ts}] [{rec.kind}/{rec.tier}] {rec.text} ({rec.id})" for rec in recs)
+            start, end = recs[0].ts, recs[-1].ts
+            body, used = summarise(1, start, end, len(recs), items, kinds, feed)
+            next_seq[1] = next_seq.get(1, 0) + 1
+            node = Node(f"L1-{next_seq[1]:04d}", 1, domain, start, end, len(recs),
+                        [rec.id for rec in recs], used, body)
+            nodes[node.id] = node
+            plan.created.append(node)
+            if progress:
+                progress(i + run, sealable)
+        plan.tail = len(rows) - sealable
+
+    level = 1
+    while True:
+        parented = {c for n in nodes.values() if n.level == level + 1 for c in n.children}
+        free = sorted((n for n in nodes.values() if n.level == level and n.id not in parented),
+                      key=lambda n: _seq(n.id))
+        if not any(n.level == level for n in nodes.values()):
+            break
+        for i in range(0, len(free) - len(free) % fanout, fanout):
+            group = free[i : i + fanout]
+            node = _parent(level + 1, domain, group, next_seq, summarise)
+            nodes[node.id] = node
+            plan.created.append(node)
+        level += 1
+
+    top = _top(nodes)
+    if top:
+        root_level = max(n.level for n in nodes.values()) + 1
+        items = [it for n in top for it in _node_items(n)]
+        kinds = sum((_node_kinds(n) for n in top), Counter())
+        count = sum(n.count for n in top)
+        start, end = min(n.start for n in top), max(n.end for n in top)
+        feed = "\n\n".join(f"## {n.id} ({n.start} → {n.end})\n{n.body}" for n in top)
+        body, used = summarise(root_level, start, end, count, items, kinds, feed)
+        root = Node("root", root_level, domain, start, end, count, [n.id for n in top], used, body,
+                    root=True)
+        if old_root is not None and old_root.edited:
+            # a person's words win: keep their body, refresh only what the root points at
+            root = replace(root, body=old_root.body, digest=old_root.digest, summarizer=old_root.summarizer)
+            plan.warnings.append(f"tree/{domain}/root.md was edited by hand; its body was kept")
+        plan.root = root
+        plan.root_changed = old_root is None or render(old_root) != render(root)
+    return plan
+
+
+def _parent(level: int, domain: str, group: list[Node], next_seq: dict[int, int],
+            summarise: Callable[..., tuple[str, str]]) -> Node:
+    items = [it for n in group for it in _node_items(n)]
+    kinds = sum((_node_kinds(n) for n in group), Counter())
+    count = sum(n.count for n in group)
+    start, end = group[0].start, group[-1].end
+    feed = "\n\n".join(f"## {n.id} ({n.start} → {n.end})\n{n.body}" for n in group)
+    body, used = summarise(level, start, end, count, items, kinds, feed)
+    next_seq[level] = next_seq.get(level, 0) + 1
+    return Node(f"L{level}-{next_seq[level]:04d}", level, domain, start, end, count,
+                [n.id for n in group], used, body)
+
+
+def _top(nodes: dict[str, Node]) -> list[Node]:
+    """Nodes no other node holds: what the root summarises, highest level first."""
+    held = {c for n in nodes.values() if n.level > 1 for c in n.children}
+    return sorted((n for n in nodes.values() if n.id not in held), key=lambda n: (-n.level, _seq(n.id)))
+
+
+@dataclass(frozen=True)
+class Compacted:
+    domains: list[dict[str, Any]]
+    dry_run: bool
+    warnings: list[str]
+
+
+def domains_of(vault: Vault) -> list[str]:
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        return [d for (d,) in idx.conn.execute(
+            "SELECT DISTINCT domain FROM rec WHERE kind NOT IN ('seen', 'forget') ORDER BY domain")]
+
+
+def compact(vault: Vault, *, domain: str | None = None, dry_run: bool = False,
+            summarizer: str | None = None,
+            progress: Callable[[int, int], None] | None = None) -> Compacted:
+    """Seal full runs into nodes and refresh each domain's root; incremental and idempotent."""
+    vault.require()
+    targets = [validate_name(domain, "domain")] if domain else domains_of(vault)
+    report, warnings = [], []
+    with vault.lock():
+        for d in targets:
+            plan = plan_domain(vault, d, summarizer=summarizer, progress=progress)
+            warnings += plan.warnings
+            if not dry_run:
+                folder = vault.tree_dir(d)
+                for node in plan.created:
+                    fsio.atomic_write(folder / node.path_name, render(node))
+                if plan.root is not None and plan.root_changed:
+                    fsio.atomic_write(folder / "root.md", render(plan.root))
+            report.append({"domain": d, "created": [n.id for n in plan.created],
+                           "root_updated": plan.root_changed, "raw_tail": plan.tail})
+    return Compacted(report, dry_run, warnings)
+
+
+# -- reading ---------------------------------------------------------------------------------
+def outline(vault: Vault, domain: str | None = None) -> list[dict[str, Any]]:
+    """Each domain's root and its descendants, as nested dicts."""
+    vault.require()
+    tree_root = vault.root / "tree"
+    domains = [validate_name(domain, "domain")] if domain else (
+        sorted(p.name for p in tree_root.iterdir() if p.is_dir()) if tree_root.is_dir() else [])
+    out = []
+    for d in domains:
+        nodes, root, _ = _load(vault.tree_dir(d))
+
+        def walk(node: Node) -> dict[str, Any]:
+            kids = [walk(nodes[c]) for c in node.children if c in nodes] if node.level > 1 or node.root else []
+            return {**_brief(node), "children": kids}
+
+        if root is not None:
+            out.append(walk(root))
+    return out
+
+
+def _brief(node: Node) -> dict[str, Any]:
+    return {"id": f"{node.domain}/{node.id}", "level": node.level, "from": node.start,
+            "to": node.end, "count": node.count, "summarizer": node.summarizer,
+            "edited": node.edited}
+
+
+def get_node(vault: Vault, ref: str) -> dict[str, Any]:
+    """One node (`domain/L1-0001` or `domain/root`) with its body and its children."""
+    vault.require()
+    domain, _, node_id = ref.partition("/")
+    if not node_id:
+        raise UsageError(f"name a node as DOMAIN/NODE, e.g. hermes/root or hermes/L1-0001, not {ref!r}")
+    validate_name(domain, "domain")
+    if node_id != "root" and not re.match(r"^L\d+-\d+$", node_id):
+        raise UsageError(f"{node_id!r} is not a node id (root, L1-0001, …)")
+    nodes, root, _ = _load(vault.tree_dir(domain))
+    node = root if node_id == "root" else nodes.get(node_id)
+    if node is None:
+        raise NotFound(f"no node {ref!r}; see `optmem tree`", node=ref)
+    return {**_brief(node), "body": node.body, "children": node.children}
+
+
+def search_nodes(vault: Vault, query: str, *, domains: list[str] | None = None,
+                 limit: int = 10) -> list[dict[str, Any]]:
+    """Summary nodes ranked by BM25 over their bodies (`search --kind summary`)."""
+    tree_root = vault.root / "tree"
+    if not tree_root.is_dir():
+        return []
+    terms = textmod.query_terms(query)
+    docs = []
+    for d in sorted(p.name for p in tree_root.iterdir() if p.is_dir()):
+        if domains and d not in domains:
+            continue
+        nodes, root, _ = _load(tree_root / d)
+        for node in [*nodes.values(), *([root] if root else [])]:
+            toks = textmod.tokens(node.body)
+            docs.append((node, Counter(toks), len(toks)))
+    if not docs or not terms:
+        return []
+    avgdl = sum(dl for _, _, dl in docs) / len(docs) or 1.0
+    df = {t: sum(1 for _, tf, _ in docs if t in tf) for t in terms}
+    from optmem.search import bm25
+
+    idf = {t: math.log(1 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+    scored = [(bm25(tf, dl, terms, idf, avgdl), node) for node, tf, dl in docs]
+    scored = [(s, n) for s, n in scored if s > 0]
+    scored.sort(key=lambda sn: (-sn[0], -sn[1].level, sn[1].domain, sn[1].id))
+    return [{"id": f"{n.domain}/{n.id}", "ts": n.end, "domain": n.domain, "project": None,
+             "kind": "summary", "tier": "normal", "text": n.body.strip(), "score": round(s, 4),
+             "status": "current", "superseded_by": None, "corrects": [], "key": None,
+             "level": n.level, "range": {"from": n.start, "to": n.end}, "children": n.children}
+            for s, n in scored[:limit]]
