@@ -3,6 +3,7 @@
     python bench/run.py                  # everything: start-up, append, search at 10k/100k/1M
     python bench/run.py --quick          # small sizes, few repeats (a smoke run)
     python bench/run.py --only search --sizes 10000,100000
+    python bench/run.py --only compact
 
 Machines are noisy, so each target is a ratio to an anchor that runs right beside it:
 * start-up: `python -c "import typer"`;
@@ -116,6 +117,21 @@ def bench_search(sizes: list[int], repeat: int, work: Path) -> tuple[list[Row], 
     return rows, extra
 
 
+def bench_compact(size: int, work: Path) -> list[Row]:
+    """`optmem compact` over a fresh log (index already built), whole process."""
+    vault = work / f"compact{size}"
+    write_log(vault / "LOG.jsonl", size)
+    env = env_for(vault)
+    run(OPTMEM + ["reindex"], env)
+    ms, mb = run(OPTMEM + ["compact"], env)
+    nodes = sum(1 for _ in (vault / "tree").rglob("*.md"))
+    again, _ = run(OPTMEM + ["compact"], env)
+    shutil.rmtree(vault, ignore_errors=True)
+    return [(f"optmem compact, {size:,} records ({nodes:,} nodes)", ms, "—", 0.0, "< 30 s",
+             f"peak {mb} MB"),
+            ("optmem compact again (nothing new)", again, "—", 0.0, "info", "")]
+
+
 def table(rows: list[Row]) -> str:
     out = ["| measurement | value | anchor | anchor ms | ratio | target | note |",
            "| --- | ---: | --- | ---: | ---: | --- | --- |"]
@@ -129,7 +145,7 @@ def table(rows: list[Row]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
-    ap.add_argument("--only", choices=["startup", "search"], action="append")
+    ap.add_argument("--only", choices=["startup", "search", "compact"], action="append")
     ap.add_argument("--sizes", help="comma-separated record counts for search (default 10k,100k,1M)")
     ap.add_argument("--repeat", type=int, help="runs per measurement (median taken)")
     args = ap.parse_args()
@@ -144,6 +160,8 @@ def main() -> None:
         if not args.only or "search" in args.only:
             found, extra = bench_search(sizes, repeat, work)
             rows += found + extra
+        if not args.only or "compact" in args.only:
+            rows += bench_compact(10_000 if args.quick else 100_000, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}")

@@ -7,12 +7,12 @@ stay in history and in search. A person may edit HANDOFF.md: `read` then returns
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from optmem import clock, fsio, log, scan
+from optmem import meta as metamod
 from optmem import text as textmod
 from optmem.errors import NotFound, UsageError
 from optmem.vault import Vault, validate_name
@@ -23,7 +23,6 @@ _HEADING = re.compile(r"^#{1,3}\s*(.+?)\s*$")
 _ALIASES = {"done": "done", "完成": "done", "已完成": "done", "blocked": "blocked", "阻塞": "blocked",
             "卡点": "blocked", "next": "next", "下一步": "next", "待办": "next", "notes": "note",
             "note": "note", "备注": "note"}
-_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n?", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -70,13 +69,11 @@ def _indent(item: str) -> str:
 
 
 def render(h: Handoff) -> str:
-    """HANDOFF.md: front matter (JSON-quoted scalars are valid YAML) and the body."""
+    """HANDOFF.md: front matter and the body."""
     body = render_body(h)
-    meta = {"project": h.project, "time": h.time, "domain": h.domain, "source": h.source,
-            "record": h.id, "digest": textmod.digest(body.encode("utf-8"))}
-    front = "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in meta.items()
-                      if v is not None)
-    return f"---\n{front}\n---\n{body}"
+    return metamod.render({"project": h.project, "time": h.time, "domain": h.domain,
+                           "source": h.source, "record": h.id,
+                           "digest": textmod.digest(body.encode("utf-8"))}, body)
 
 
 def parse_body(body: str) -> dict[str, Any]:
@@ -104,18 +101,8 @@ def parse_body(body: str) -> dict[str, Any]:
 
 def parse(text: str) -> Handoff:
     """A HANDOFF.md back into a Handoff (`edited` when its body no longer matches its digest)."""
-    meta: dict[str, Any] = {}
-    body = text
-    m = _FRONT.match(text)
-    if m:
-        import yaml
-
-        try:
-            loaded = yaml.safe_load(m.group(1))
-        except yaml.YAMLError as exc:
-            raise UsageError(f"HANDOFF.md front matter is not valid YAML: {exc}") from exc
-        meta = loaded if isinstance(loaded, dict) else {}
-        body = text[m.end():]
+    fields, body = metamod.split(text)
+    meta = fields or {}
     parts = parse_body(body)
     edited = bool(meta.get("digest")) and meta["digest"] != textmod.digest(body.encode("utf-8"))
     return Handoff(project=str(meta.get("project", "")), time=str(meta.get("time", "")),
@@ -133,7 +120,7 @@ def write(vault: Vault, project: str, *, done: list[str] | None = None,
     parts = {"done": list(done or []), "blocked": list(blocked or []), "next": list(next or []),
              "note": (note or "").strip()}
     if file_text:
-        parsed = parse_body(_FRONT.sub("", file_text, count=1))
+        parsed = parse_body(metamod.split(file_text)[1])
         if not any(parsed[s] for s in ("done", "blocked", "next", "note")):
             parsed["note"] = file_text.strip()  # free text: keep it as the note
         for s in SECTIONS:

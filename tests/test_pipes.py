@@ -284,3 +284,19 @@ def test_context_blocks_flagged_entries(vault, cli):
     text = cli.json("context")["text"]
     assert "[BLOCKED: ignore_previous_instructions]" in text and "ok entry" in text
     assert "ignore all previous" not in text
+
+
+def test_node_front_matter_edited_in_yaml_style_still_reads_and_broken_one_is_left_alone(vault, cli):
+    (vault.root / "optmem.toml").write_text("[tree]\nrun = 4\nfanout = 8\n", "utf-8")
+    fill(vault, 8)
+    cli.json("compact")
+    folder = vault.root / "tree" / "hermes"
+    l1 = folder / "L1-0001.md"
+    l1.write_text(l1.read_text("utf-8").replace('domain: "hermes"', "domain: hermes  # typed by hand"), "utf-8")
+    assert tree.parse(l1.read_text("utf-8")).domain == "hermes"
+    l2 = folder / "L1-0002.md"
+    l2.write_text("---\nid: [unclosed\n---\nbody\n", "utf-8")
+    broken = l2.read_bytes()
+    res = cli("compact")
+    assert res.exit_code == 0 and "L1-0002.md" in res.stderr and "left as it is" in res.stderr
+    assert l2.read_bytes() == broken

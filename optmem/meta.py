@@ -1,0 +1,55 @@
+"""Front matter of the Markdown files optmem writes (handoffs, tree nodes).
+
+Written as `key: <JSON value>` lines — valid YAML that a person can read and edit — so reading
+our own files needs no YAML parser; anything else (a hand edit in YAML style) falls back to one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from optmem.errors import UsageError
+
+_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n?---[ \t]*(?:\n|\Z)", re.DOTALL)
+
+
+def render(fields: dict[str, Any], body: str) -> str:
+    """Front matter (None values left out) followed by the body."""
+    lines = [f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in fields.items() if v is not None]
+    return "---\n" + "\n".join(lines) + "\n---\n" + body
+
+
+def split(text: str) -> tuple[dict[str, Any] | None, str]:
+    """(front matter fields, body); None fields when the text has no front matter.
+
+    Raises UsageError (`bad_front_matter` for doctor) when the block is not a YAML mapping.
+    """
+    m = _FRONT.match(text)
+    if not m:
+        return None, text
+    fields: dict[str, Any] = {}
+    for line in m.group(1).splitlines():
+        key, sep, raw = line.partition(": ")
+        try:
+            if not sep or not key or key != key.strip():
+                raise ValueError
+            fields[key] = json.loads(raw)
+        except ValueError:
+            return _yaml(m.group(1)), text[m.end():]
+    return fields, text[m.end():]
+
+
+def _yaml(block: str) -> dict[str, Any]:
+    import yaml
+
+    try:
+        loaded = yaml.safe_load(block)
+    except yaml.YAMLError as exc:
+        raise UsageError(f"front matter is not valid YAML: {exc}", code="bad_front_matter") from exc
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise UsageError("front matter is not a mapping of keys to values", code="bad_front_matter")
+    return loaded
