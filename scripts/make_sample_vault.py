@@ -19,6 +19,7 @@ VAULT = ROOT / "sample_vault"
 
 
 def om(*args: str, now: str, domain: str | None = None, stdin: str | None = None) -> dict:
+    """Run optmem with --json at a given moment (and OPTMEM_DOMAIN), returning its output."""
     env = dict(os.environ, OPTMEM_VAULT=str(VAULT), OPTMEM_NOW=now)
     env.pop("OPTMEM_DOMAIN", None)
     if domain:
@@ -34,6 +35,10 @@ def main() -> None:
     if VAULT.exists():
         shutil.rmtree(VAULT)
     om("init", str(VAULT), now="2026-05-01T08:00:00Z")
+    (VAULT / "optmem.toml").write_text(
+        "# A small vault: short runs so the summary tree has something to show.\n"
+        "# (The defaults are run = 64 records per level-1 node and a fan-out of 8.)\n"
+        "[tree]\nrun = 4\nfanout = 2\n", "utf-8")
 
     # hot memory: the agent's notes, the user, one project block
     om("add", "用户的名字叫小明，在杭州做后端开发。", "--target", "user", now="2026-05-01T08:01:00Z")
@@ -88,6 +93,19 @@ def main() -> None:
         fh.write(json.dumps({"ts": "2026-06-20T21:00:00Z",
                              "text": "[openclaw] 下一篇写交接单：每次会话结束写 Done / Blocked / Next。"},
                             ensure_ascii=False) + "\n")
+    # session ends: handoffs for two projects (the webapp one twice: history)
+    om("handoff", "write", "--project", "webapp", "--done", "后端端口从 8080 改到 9090，compose 已更新",
+       "--next", "更新 nginx 反向代理配置", "--blocked", "staging 的 DNS 还没切过去", "--source", "code-agent",
+       now="2026-06-02T18:00:00Z", domain="code")
+    om("handoff", "write", "--project", "webapp", "--done", "nginx now proxies /api to :9090",
+       "--next", "announce the port change in #dev", "--next", "remove the 8080 firewall rule",
+       "--source", "code-agent", now="2026-06-03T18:30:00Z", domain="code")
+    om("handoff", "write", "--project", "blog", "--done", "《记忆系统的三层结构》初稿完成",
+       "--next", "补充摘要树的配图", "--blocked", "等小明确认标题", "--source", "openclaw",
+       now="2026-06-20T21:30:00Z", domain="openclaw")
+
+    # roll the log up into the summary tree
+    om("compact", now="2026-06-21T00:00:00Z")
     print("sample vault written to", VAULT)
 
 
