@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from optmem.errors import Locked, Unreadable
 
@@ -97,12 +98,7 @@ def append_lines(path: Path, lines: list[bytes]) -> int:
         prefix = b""
         if size > 0 and not _ends_with_newline(path, size):
             prefix = b"\n"
-        buf = prefix + b"".join(line + b"\n" for line in lines)
-        view = memoryview(buf)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.fsync(fd)
+        _write_all(fd, prefix + b"".join(line + b"\n" for line in lines))
         return size + len(prefix)
     finally:
         os.close(fd)
@@ -115,14 +111,22 @@ def _ends_with_newline(path: Path, size: int) -> bool:
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically; log rewrites (purge, doctor) keep exact bytes."""
+    """Replace `path` with `data` atomically."""
+    with atomic_stream(path) as fh:
+        fh.write(data)
+
+
+@contextmanager
+def atomic_stream(path: Path) -> Iterator[Any]:
+    """Write a replacement of `path` through a binary handle; it takes the old file's place
+    (fsynced, renamed, folder fsynced) only if the block finishes without an exception."""
     import tempfile
 
     ensure_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, FILE_MODE)
@@ -134,6 +138,24 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             pass
         raise
     _fsync_dir(path.parent)
+
+
+def append_bytes(path: Path, data: bytes) -> None:
+    """Append raw bytes in one write (used for files that keep what was moved out of the log)."""
+    ensure_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    try:
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """One write of the whole buffer (looping only if the kernel takes less), then fsync."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
 
 
 def remove_file(path: Path) -> None:

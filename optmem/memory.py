@@ -248,6 +248,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
     threshold = float(vault.setting("dedup", "threshold"))
     with vault.lock():
         hot = load(vault, target, project)
+        start_chars = hot.usage().chars
         changes: list[Change] = []
         for n, op in enumerate(ops, 1):
             if not isinstance(op, dict):
@@ -271,7 +272,9 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
                     exc.message = f"operation {n}: {exc.message}"
                 raise
         usage = hot.usage()
-        if usage.chars > hot.limit:
+        # over the limit is refused — unless the file was already over (typed by hand) and this
+        # change does not make it bigger: shrinking it must always be possible
+        if usage.chars > hot.limit and usage.chars > min(start_chars, hot.limit):
             before = load(vault, target, project)
             raise OverLimit(
                 f"{hot.name} would hold {usage.chars:,} of {hot.limit:,} characters; nothing was "

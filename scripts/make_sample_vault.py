@@ -104,6 +104,22 @@ def main() -> None:
        "--next", "补充摘要树的配图", "--blocked", "等小明确认标题", "--source", "openclaw",
        now="2026-06-20T21:30:00Z", domain="openclaw")
 
+    # the evaluation gate's starter query set (see README: "The evaluation gate")
+    queries = [
+        {"query": "后端端口", "expect_text": "改成 9090"},
+        {"query": "backend port", "expect_text": "9090"},
+        {"query": "小明住在哪里", "expect_text": "上海"},
+        {"query": "端口变更 staging", "expect_text": "必须先在 staging 验证"},
+        {"query": "weekly report", "expect_text": "Friday 17:00"},
+        {"query": "文章大纲", "expect_text": "三层结构", "domain": "openclaw"},
+        {"query": "database migrations", "expect_text": "Postgres 16"},
+        {"query": "GitHub 通知", "expect_text": "飞书"},
+        {"query": "customer data", "expect_text": "Never put customer data"},
+        {"query": "交接单", "expect_text": "Done / Blocked / Next"},
+    ]
+    (VAULT / "queries.jsonl").write_text(
+        "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in queries), "utf-8")
+
     # roll the log up into the summary tree
     om("compact", now="2026-06-21T00:00:00Z")
     print("sample vault written to", VAULT)

@@ -59,10 +59,17 @@ def test_fast_parser_reads_arguments_exactly_as_typer_does():
         "show": [[], ["--ids", "--target", "user"]],
         "apply": [["-"], ["ops.json", "--allow-unsafe"]],
         "init": [[], ["some/path"]],
+        "purge": [[], ["A1B2C3D4"], ["A1B2C3D4", "E5F6G7H8", "--yes"], ["--domain", "x", "--yes"]],
+        "search": [["q"], ["q", "-d", "a", "-d", "b", "--limit", "3", "--current", "--explain"],
+                   ["q", "--since", "2026-01-01", "--until=2026-02-01", "--kind", "note", "--tag", "t"]],
+        "handoff write": [["-p", "w", "--done", "a", "--done", "b", "--next", "c"]],
+        "context": [["-p", "w", "--budget", "1500", "-q", "deploy"]],
+        "eval": [["q.jsonl", "--k", "3", "--set", "a.b=1", "--set", "c.d=2"]],
     }
     for name, cases in samples.items():
-        cmd = declared()[name]
+        cmd = declared().get(name)
         for args in cases:
+            assert cmd is not None, name
             mine = fast.parse(cmd.params, args)
             assert mine is not None, (name, args)
             assert mine == typer_kwargs(cmd, args), (name, args)

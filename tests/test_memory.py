@@ -100,6 +100,16 @@ def test_limit_can_be_hit_exactly_but_not_passed(vault):
     assert len(err.value.context["entries"]) == 2
 
 
+def test_a_hand_made_over_limit_file_can_still_shrink(vault, vault_path):
+    (vault_path / "MEMORY.md").write_text("a" * 1500 + "\n§\n" + "b" * 1500 + "\n", "utf-8")
+    with pytest.raises(OverLimit):
+        memory.add(vault, "c")
+    with pytest.raises(OverLimit):
+        memory.replace(vault, "aaa", "aaaa")  # still over and bigger
+    memory.replace(vault, "a" * 1500, "short")  # still a change that shrinks it
+    assert memory.load(vault).usage().chars == 5 + 3 + 1500
+
+
 def test_limit_from_optmem_toml(vault, vault_path):
     (vault_path / "optmem.toml").write_text("[limits]\nmemory = 20\n", "utf-8")
     from optmem.vault import Vault

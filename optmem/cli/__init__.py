@@ -27,6 +27,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "context": ("pipes", "Print the prompt-ready memory block for the start of a session."),
     "compact": ("pipes", "Roll the log up into the summary tree (tree/<domain>/); the log is never changed."),
     "tree": ("pipes", "Print the summary tree's outline, or one node with its children."),
+    "doctor": ("maint", "Check the vault's files; exit 1 while problems remain. Without --fix nothing changes."),
+    "stats": ("maint", "Show what the vault holds: counts, current/superseded/expired/forgotten, health rates, sizes."),
+    "purge": ("maint", "Delete records physically — the only command that does; refuses without --yes."),
+    "eval": ("maint", "Run a fixed query set on a copy of the vault: recall@k, MRR, stale rate; compare with a baseline."),
 }
 
 

@@ -25,8 +25,8 @@ def _typer_param(p: Param) -> tuple[Any, Any]:
     else:
         annotation = p.type if p.required else p.type | None
     if p.is_argument:
-        default = typer.Argument(... if p.required else p.default, help=p.help, metavar=p.metavar,
-                                 show_default=False)
+        default = typer.Argument(... if p.required else (None if p.multiple else p.default),
+                                 help=p.help, metavar=p.metavar, show_default=False)
     else:
         default = typer.Option(p.default, *p.decls, help=p.help, metavar=p.metavar,
                                show_default=p.type is not bool and p.default is not None)

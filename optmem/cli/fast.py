@@ -92,6 +92,10 @@ def parse(params: tuple[Param, ...], args: list[str]) -> dict[str, Any] | None:
                 values[p.name] = _convert(p, raw)
     except ValueError:
         return None
+    if positional and positional[-1].multiple:
+        values[positional[-1].name] = seen_args[len(positional) - 1:]
+        seen_args = seen_args[: len(positional) - 1]
+        positional = positional[:-1]
     if len(seen_args) > len(positional):
         return None
     for p, raw in zip(positional, seen_args):

@@ -55,8 +55,9 @@ JSON = Param("json_out", ("--json",), bool, False, "Print one JSON document on s
 
 
 def arg(name: str, help: str, *, metavar: str | None = None, required: bool = True,
-        default: Any = None) -> Param:
-    return Param(name, (), str, default, help, False, metavar or name.upper(), required)
+        default: Any = None, multiple: bool = False) -> Param:
+    """A positional argument; `multiple` takes all the remaining ones (it must come last)."""
+    return Param(name, (), str, default, help, multiple, metavar or name.upper(), required)
 
 
 def opt(name: str, *decls: str, help: str, type: type = str, default: Any = None,

@@ -1,0 +1,121 @@
+"""Keeping a vault healthy: doctor, stats, purge, and the evaluation gate (eval)."""
+
+from typing import Any
+
+from optmem.cli.common import dumps, echo, emit, get_vault
+from optmem.cli.spec import CommandExit, arg, command, flag, opt
+
+
+def _finish(json_out: bool, ok: bool, payload: dict[str, Any], human: str) -> None:
+    """Print a result that may be a failure (ok false, exit 1) without being an error."""
+    if json_out:
+        echo(dumps({"ok": ok, **payload}))
+    else:
+        echo(human)
+    if not ok:
+        raise CommandExit(1)
+
+
+@command("doctor", flag("fix", help="Make the safe repairs (end a torn line, quarantine unparseable lines, rebuild the index)."))
+def doctor(fix: bool, json_out: bool) -> None:
+    """Check the vault's files; exit 1 while problems remain. Without --fix nothing changes.
+
+    \b
+    Example:
+      optmem doctor --fix
+    """
+    from optmem import doctor as core
+
+    report = core.check(get_vault(), fix=fix)
+    lines = [f"fixed: {f}" for f in report.fixed]
+    for p in report.problems:
+        where = p.file + (f":{p.line}" if p.line else "") + (f" ({p.id[-8:]})" if p.id else "")
+        lines.append(f"{p.code:<17} {where}  {p.message}")
+    lines += [f"note: {n}" for n in report.notes]
+    lines.append("no problems" if report.ok else f"{len(report.problems)} problem(s)")
+    _finish(json_out, report.ok, {"problems": [p.to_dict() for p in report.problems],
+                                  "fixed": report.fixed, "notes": report.notes}, "\n".join(lines))
+
+
+@command("stats")
+def stats(json_out: bool) -> None:
+    """Show what the vault holds: counts, current/superseded/expired/forgotten, health rates, sizes.
+
+    \b
+    Example:
+      optmem stats --json
+    """
+    from optmem import stats as core
+
+    s = core.stats(get_vault())
+
+    def human() -> str:
+        st = s["status"]
+        out = [f"records: {s['records']:,}  (current {st['current']:,}, superseded {st['superseded']:,}, "
+               f"expired {st['expired']:,}, forgotten {st['forgotten']:,}); redlines {s['redlines']}",
+               "by domain: " + ", ".join(f"{d} {n:,}" for d, n in s["by_domain"].items()),
+               "by kind: " + ", ".join(f"{k} {n:,}" for k, n in s["by_kind"].items()),
+               f"duplicate rate {s['duplicate_rate']:.1%}, contradiction rate {s['contradiction_rate']:.1%}"]
+        out += [f"{h['file']}: {h['percent']}% — {h['chars']:,}/{h['limit']:,} chars, {h['entries']} entries"
+                for h in s["hot"]]
+        z = s["sizes"]
+        out.append(f"sizes: log {z['log']:,} B, tree {z['tree']:,} B, index {z['index']:,} B")
+        return "\n".join(out)
+
+    emit(json_out, s, human)
+
+
+@command("purge", arg("record_ids", "Records to delete for good.", metavar="[ID]...", required=False,
+                     multiple=True),
+         opt("domain", "--domain", "-d", help="Every record of this domain."),
+         flag("all", help="Every record (and the tree, handoffs and quarantine)."),
+         flag("yes", help="Really delete (without it, purge only says what it would do)."))
+def purge(record_ids: list[str] | None, domain: str | None, all: bool, yes: bool, json_out: bool) -> None:
+    """Delete records physically — the only command that does; refuses without --yes.
+
+    \b
+    Example:
+      optmem purge 7QMZMMFT --yes
+    """
+    from optmem import purge as core
+
+    ids = [i for arg in record_ids or [] for i in arg.replace(",", " ").split()] or None
+    res = core.purge(get_vault(), ids, domain=domain, everything=all, yes=yes)
+    emit(json_out, {"records": res.records, "lines": res.lines, "files": res.files},
+         lambda: f"purged {res.records} record(s) ({res.lines} line(s))"
+         + (f"; deleted {', '.join(res.files)}" if res.files else ""))
+
+
+@command("eval", arg("queries", "A JSONL file of {\"query\", \"expect\" | \"expect_text\", \"forbid\"?, \"domain\"?}."),
+         opt("k", type=int, default=5, help="Cut-off for recall@k."),
+         opt("save", help="Save the metrics to this file (a baseline for later)."),
+         opt("baseline", help="Compare with saved metrics; exit 1 if anything got worse."),
+         opt("set", multiple=True, help="Try a setting, e.g. ranking.recency_window=0.2 (repeatable)."))
+def evaluate(queries: str, k: int, save: str | None, baseline: str | None, set: list[str] | None,
+             json_out: bool) -> None:
+    """Run a fixed query set on a copy of the vault: recall@k, MRR, stale rate; compare with a baseline.
+
+    \b
+    Example:
+      optmem eval sample_vault/queries.jsonl --save before.json
+      optmem eval sample_vault/queries.jsonl --baseline before.json --set ranking.recency_window=0.3
+    """
+    from pathlib import Path
+
+    from optmem import evaluate as core
+
+    res = core.run(get_vault(), Path(queries), k=k, save=Path(save) if save else None,
+                   baseline=Path(baseline) if baseline else None, overrides=set)
+    o = res.overall
+    lines = [f"{'recall':>7} {'rank':>5} {'stale':>5}  query"]
+    lines += [f"{q['recall']:>7.2f} {q['rank'] or '-':>5} {'yes' if q['stale'] else '':>5}  {q['query']}"
+              for q in res.queries]
+    lines.append(f"overall (k={res.k}, n={o['n']}): recall {o['recall']:.3f}, MRR {o['mrr']:.3f}, "
+                 f"stale rate {o['stale_rate']:.3f}")
+    if res.saved:
+        lines.append(f"saved to {res.saved}")
+    if res.regressions is not None:
+        lines.append("no regressions against the baseline" if res.ok else "REGRESSION:")
+        lines += [f"  {r['metric']}: {r['before']} → {r['after']}" + (f"  ({r['query']})" if r["query"] else "")
+                  for r in res.regressions]
+    _finish(json_out, res.ok, res.to_dict(), "\n".join(lines))

@@ -1,0 +1,159 @@
+"""`eval`: the evaluation gate — a fixed set of queries, run before and after a change, kept only
+if it really helped ("拿一组固定的查询考，动完记忆前后各跑一遍，确实见好才留").
+
+Queries run on a temporary copy of the vault (the live one is never touched), with `--set`
+overrides applied to the copy only. Per query: recall@k, the rank of the first expected hit,
+and whether it was *stale* (a forbidden or superseded record ranked above the expected one).
+Overall: mean recall, MRR and the stale rate.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from optmem import fsio
+from optmem.errors import UsageError
+from optmem.vault import Vault
+
+EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    k: int
+    overall: dict[str, Any]
+    queries: list[dict[str, Any]]
+    regressions: list[dict[str, Any]] | None = None
+    saved: str | None = None
+    settings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.regressions
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"k": self.k, "overall": self.overall, "queries": self.queries}
+        if self.regressions is not None:
+            out["regressions"] = self.regressions
+        return out
+
+
+def load_queries(path: Path) -> list[dict[str, Any]]:
+    raw = fsio.read_text(path)
+    if raw is None:
+        raise UsageError(f"no such file: {path}")
+    out = []
+    for n, line in enumerate(raw.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            q = json.loads(line)
+        except ValueError as exc:
+            raise UsageError(f"{path}:{n} is not JSON: {exc}") from exc
+        if not isinstance(q, dict) or not isinstance(q.get("query"), str) or not q["query"].strip():
+            raise UsageError(f"{path}:{n}: each line needs a \"query\" string")
+        expect, text = q.get("expect"), q.get("expect_text")
+        if not (isinstance(expect, list) and expect and all(isinstance(e, str) for e in expect)) \
+                and not (isinstance(text, str) and text):
+            raise UsageError(f"{path}:{n}: give \"expect\": [ids] or \"expect_text\": \"…\"")
+        out.append(q)
+    if not out:
+        raise UsageError(f"{path} holds no queries")
+    return out
+
+
+def _matches(hit: dict[str, Any], q: dict[str, Any]) -> bool:
+    if q.get("expect"):
+        hid = hit["id"].upper()
+        return any(hid == e.upper() or (len(e) >= 6 and (hid.startswith(e.upper()) or hid.endswith(e.upper())))
+                   for e in q["expect"])
+    return q["expect_text"] in hit["text"]
+
+
+def _score(q: dict[str, Any], hits: list[dict[str, Any]]) -> dict[str, Any]:
+    found = [i for i, h in enumerate(hits) if _matches(h, q)]
+    if q.get("expect"):
+        got = {e for e in q["expect"] for h in hits if _matches(h, {"expect": [e]})}
+        recall = len(got) / len(q["expect"])
+    else:
+        recall = 1.0 if found else 0.0
+    first = found[0] if found else len(hits)
+    forbid = [f.upper() for f in q.get("forbid") or []]
+    stale = any(h["status"] == "superseded" or any(h["id"].upper().endswith(f) or h["id"].upper().startswith(f)
+                                                   for f in forbid) for h in hits[:first])
+    return {"query": q["query"], "recall": round(recall, 4), "rank": found[0] + 1 if found else None,
+            "stale": stale}
+
+
+def run(vault: Vault, queries_path: Path, *, k: int = 5, save: Path | None = None,
+        baseline: Path | None = None, overrides: list[str] | None = None) -> Evaluation:
+    """Score every query on a throw-away copy of the vault; compare with a baseline if given."""
+    from optmem import search
+
+    if k < 1:
+        raise UsageError("--k must be at least 1")
+    queries = load_queries(queries_path)
+    base = _load_baseline(baseline, k) if baseline else None
+    vault.require()
+    with tempfile.TemporaryDirectory(prefix="optmem-eval-") as tmp:
+        copy = Path(tmp) / "vault"
+        shutil.copytree(vault.root, copy, ignore=shutil.ignore_patterns("lock"))
+        trial = Vault(copy, overrides=list(overrides or []))
+        trial.settings  # a bad --set fails here, before any query runs
+        scored = []
+        for q in queries:
+            filters = search.make_filters(domains=[q["domain"]] if q.get("domain") else None)
+            hits = search.search(trial, q["query"], limit=k, filters=filters).hits
+            scored.append(_score(q, hits))
+    n = len(scored)
+    overall = {"recall": round(sum(s["recall"] for s in scored) / n, 4),
+               "mrr": round(sum(1 / s["rank"] for s in scored if s["rank"]) / n, 4),
+               "stale_rate": round(sum(s["stale"] for s in scored) / n, 4), "n": n}
+    result = Evaluation(k, overall, scored, _compare(base, overall, scored) if base else None,
+                        settings=list(overrides or []))
+    if save:
+        fsio.atomic_write(save, json.dumps(result.to_dict() | {"settings": result.settings},
+                                           ensure_ascii=False, indent=2) + "\n")
+        result = Evaluation(k, overall, scored, result.regressions, str(save), result.settings)
+    return result
+
+
+def _load_baseline(path: Path, k: int) -> dict[str, Any]:
+    raw = fsio.read_text(path)
+    if raw is None:
+        raise UsageError(f"no such baseline: {path}")
+    try:
+        base = json.loads(raw)
+        base_k, overall, queries = base["k"], base["overall"], base["queries"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{path} is not a saved evaluation (use --save to make one)") from exc
+    if base_k != k:
+        raise UsageError(f"the baseline {path} was measured at k={base_k}, not k={k}; compare like "
+                         f"with like (--k {base_k}) or save a new baseline")
+    return {"overall": overall, "queries": queries}
+
+
+def _compare(base: dict[str, Any], overall: dict[str, Any], scored: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Everything that got worse than the baseline."""
+    worse: list[dict[str, Any]] = []
+    for metric, higher_is_better in (("recall", True), ("mrr", True), ("stale_rate", False)):
+        before, now = base["overall"].get(metric, 0.0), overall[metric]
+        if (now < before - EPS) if higher_is_better else (now > before + EPS):
+            worse.append({"query": None, "metric": metric, "before": before, "after": now})
+    earlier = {q["query"]: q for q in base["queries"]}
+    for s in scored:
+        b = earlier.get(s["query"])
+        if b is None:
+            continue
+        if s["recall"] < b["recall"] - EPS:
+            worse.append({"query": s["query"], "metric": "recall", "before": b["recall"], "after": s["recall"]})
+        if (b["rank"] or 10**9) < (s["rank"] or 10**9):
+            worse.append({"query": s["query"], "metric": "rank", "before": b["rank"], "after": s["rank"]})
+        if s["stale"] and not b["stale"]:
+            worse.append({"query": s["query"], "metric": "stale", "before": False, "after": True})
+    return worse

@@ -1,0 +1,124 @@
+"""`purge`: the only physical deletion ("forget all my data").
+
+It rewrites LOG.jsonl without the chosen records (atomically, under the lock), together with the
+bookkeeping lines that point at them; deletes the summary-tree nodes that quote them (and the
+nodes above those — the next `compact` rebuilds them from what is left) and the HANDOFF.md
+files they carried; and rebuilds the index from scratch, so no copy of the text is left in the
+vault.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from typing import Any
+
+from optmem import fsio, log
+from optmem.errors import ConfirmationRequired, UsageError
+from optmem.record import BadLine, parse_fields
+from optmem.vault import Vault, validate_name
+
+
+@dataclass(frozen=True)
+class Purged:
+    records: int
+    lines: int
+    files: list[str] = field(default_factory=list)
+
+
+def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = None,
+          everything: bool = False, yes: bool = False) -> Purged:
+    """Delete records for good. Refuses without `yes` (`confirmation_required`), saying how many."""
+    from optmem.index import open_index
+
+    chosen = sum(bool(x) for x in (ids, domain, everything))
+    if chosen != 1:
+        raise UsageError("say what to purge: record IDs, --domain D, or --all (one of them)")
+    vault.require()
+    with vault.lock():
+        with open_index(vault) as idx:
+            if ids:
+                targets = {log.resolve_one(idx, ref).id for ref in ids}
+            elif domain:
+                validate_name(domain, "domain")
+                targets = {r for (r,) in idx.conn.execute("SELECT id FROM rec WHERE domain = ?", (domain,))}
+            else:
+                targets = {r for (r,) in idx.conn.execute("SELECT id FROM rec")}
+        if not yes:
+            what = "every record" if everything else f"{len(targets)} record(s)"
+            raise ConfirmationRequired(
+                f"purge deletes {what} from LOG.jsonl for good (not recoverable); run it again "
+                "with --yes to do it", records=len(targets), ids=sorted(targets)[:20])
+        lines = _rewrite_log(vault, targets, everything)
+        files = _drop_derived(vault, targets, everything)
+        for path in vault.cache_dir.glob("index*"):
+            fsio.remove_file(path)
+        from optmem.index import build
+
+        build(vault)
+    return Purged(len(targets), lines, files)
+
+
+def _rewrite_log(vault: Vault, targets: set[str], everything: bool) -> int:
+    dropped = 0
+    if not vault.log_path.exists():
+        return 0
+    with fsio.atomic_stream(vault.log_path) as out, open(vault.log_path, "rb") as src:
+        for raw in src:
+            if everything:
+                dropped += 1
+                continue
+            try:
+                f = parse_fields(raw.rstrip(b"\r\n"))
+            except BadLine:
+                out.write(raw)  # not a record: kept byte for byte (doctor handles it)
+                continue
+            ref = (f["ref"] or "").upper()
+            if f["id"] in targets or (f["kind"] in ("seen", "forget") and ref in targets):
+                dropped += 1
+                continue
+            out.write(raw)
+    return dropped
+
+
+def _drop_derived(vault: Vault, targets: set[str], everything: bool) -> list[str]:
+    """Delete tree nodes and handoff files that carry purged text; returns what was deleted."""
+    from optmem import handoff, tree
+
+    removed: list[str] = []
+    troot = vault.root / "tree"
+    if everything:
+        if troot.exists():
+            shutil.rmtree(troot)
+            removed.append("tree/")
+        fsio.remove_file(vault.root / "LOG.quarantine.jsonl")
+    elif troot.is_dir():
+        for folder in sorted(p for p in troot.iterdir() if p.is_dir()):
+            nodes: dict[str, Any] = {}
+            for path in folder.glob("*.md"):
+                try:
+                    nodes[path.name] = tree.parse(fsio.read_text(path) or "")
+                except UsageError:
+                    continue
+            hit = {name for name, n in nodes.items() if n.level == 1 and targets & set(n.children)}
+            grew = True
+            while grew:  # ancestors of a dropped node go too (they quote it)
+                ids = {nodes[name].id for name in hit}
+                more = {name for name, n in nodes.items() if name not in hit and ids & set(n.children)}
+                grew = bool(more)
+                hit |= more
+            if hit and "root.md" in nodes:
+                hit.add("root.md")
+            for name in sorted(hit):
+                fsio.remove_file(folder / name)
+                removed.append(f"tree/{folder.name}/{name}")
+    pdir = vault.root / "projects"
+    for path in sorted(pdir.glob("*/HANDOFF.md")) if pdir.is_dir() else []:
+        try:
+            h = handoff.parse(fsio.read_text(path) or "")
+        except UsageError:
+            continue
+        if everything or (h.id and h.id.upper() in targets):
+            fsio.remove_file(path)
+            removed.append(str(path.relative_to(vault.root)))
+    return removed

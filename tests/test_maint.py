@@ -1,0 +1,220 @@
+"""Keeping a vault healthy: doctor, stats, purge, and the evaluation gate."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from optmem import handoff, log, memory, tree, view
+from optmem.vault import Vault
+
+
+def all_files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def damage(vault: Vault) -> dict[str, str]:
+    """A garbage line, a dangling correction, a torn tail, an over-limit MEMORY.md typed by hand."""
+    good = {log.append(vault, f"good record {i} 完好的记录 {i}").id: f"good record {i}" for i in range(3)}
+    with open(vault.log_path, "a", encoding="utf-8") as fh:
+        fh.write("this is not json\n")                                                   # line 4
+        fh.write(json.dumps({"id": "01KBADREF000000000000000AA", "ts": "2026-01-01T00:00:00Z",
+                             "text": "〔更正〕 fixes a record that is not there",
+                             "corrects": ["01KNOSUCHRECORD00000000000"]}) + "\n")         # line 5
+        fh.write('{"v":1,"id":"01KTORN","ts":"2026-01-01T00:0')                          # line 6, torn
+    (vault.root / "MEMORY.md").write_text("x" * 2000 + "\n§\n" + "y" * 400 + "\n", "utf-8")
+    return good
+
+
+def test_doctor_reports_changes_nothing_then_repairs_safely(vault, cli):
+    good = damage(vault)
+    before = all_files(vault.root)
+    out = cli.json("doctor", code=1)
+    assert out["ok"] is False and out["fixed"] == []
+    found = {(p["code"], p.get("line")) for p in out["problems"]}
+    assert {("unparseable_line", 4), ("dangling_ref", 5), ("torn_last_line", 6),
+            ("over_limit", None)} <= found
+    assert next(p for p in out["problems"] if p["code"] == "dangling_ref")["id"] == "01KBADREF000000000000000AA"
+    assert all_files(vault.root) == before  # nothing changed without --fix
+
+    # search keeps working on the damaged log meanwhile
+    assert len(cli.json("search", "完好的记录")["hits"]) == 3
+
+    fixed = cli.json("doctor", "--fix", code=1)
+    assert any("ended the torn last line" in f for f in fixed["fixed"])
+    assert any("moved 2 unparseable line(s) (4, 6)" in f for f in fixed["fixed"])
+    assert {p["code"] for p in fixed["problems"]} == {"dangling_ref", "over_limit"}
+    quarantine = [json.loads(line) for line in (vault.root / "LOG.quarantine.jsonl").read_text("utf-8").splitlines()]
+    assert [(q["line"], q["raw"]) for q in quarantine] == [
+        (4, "this is not json"), (6, '{"v":1,"id":"01KTORN","ts":"2026-01-01T00:0')]
+    for rid, text in good.items():
+        assert cli.json("get", rid)["record"]["text"].startswith(text)
+
+    # what needs a person's judgement, a person does — then doctor passes
+    cli.json("remove", "yyyy")
+    cli.json("purge", "01KBADREF000000000000000AA", "--yes")
+    assert cli.json("doctor")["ok"] is True
+    assert cli("doctor").exit_code == 0
+    for rid in good:
+        assert cli.json("get", rid)["record"]["status"] == "current"
+
+
+def test_doctor_other_checks(vault, cli):
+    rid = log.append(vault, "first").id
+    with open(vault.log_path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"id": rid, "ts": "2026-01-01T00:00:00Z", "text": "same id again"}) + "\n")
+        fh.write(json.dumps({"id": "01KNOTEXT00000000000000000", "ts": "2026-01-01T00:00:00Z"}) + "\n")
+        fh.write(json.dumps({"kind": "forget", "ref": "01KMISSING0000000000000000", "ts": "2026-01-01T00:00:00Z"}) + "\n")
+    (vault.root / "USER.md").write_bytes(b"bad \xff utf-8")
+    proj = vault.root / "projects" / "webapp"
+    proj.mkdir(parents=True)
+    (proj / "HANDOFF.md").write_text("---\nproject: [unclosed\n---\n## Next\n- x\n", "utf-8")
+    (vault.root / "tree" / "code").mkdir(parents=True)
+    (vault.root / "tree" / "code" / "L1-0001.md").write_text("no front matter here\n", "utf-8")
+    codes = {(p["code"], p["file"]) for p in cli.json("doctor", code=1)["problems"]}
+    assert {("duplicate_id", "LOG.jsonl"), ("missing_field", "LOG.jsonl"), ("dangling_ref", "LOG.jsonl"),
+            ("bad_hot_file", "USER.md"), ("bad_front_matter", "projects/webapp/HANDOFF.md"),
+            ("bad_front_matter", "tree/code/L1-0001.md")} <= codes
+    assert (vault.root / "USER.md").read_bytes() == b"bad \xff utf-8"
+
+
+def test_quarantine_keeps_exact_bytes_of_lines_that_are_not_utf8(vault, cli):
+    log.append(vault, "fine")
+    with open(vault.log_path, "ab") as fh:
+        fh.write(b"\xff\xfe not utf-8 \x00\n")
+    cli.json("doctor", "--fix")
+    q = json.loads((vault.root / "LOG.quarantine.jsonl").read_text("utf-8").splitlines()[0])
+    assert q["line"] == 2 and base64.b64decode(q["raw_base64"]) == b"\xff\xfe not utf-8 \x00"
+    assert b"\xff" not in vault.log_path.read_bytes()
+
+
+def test_stats(vault, cli, monkeypatch):
+    monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
+    a = log.append(vault, "端口是 8080", domain="code").id
+    view.correct(vault, a, "端口是 9090")
+    view.correct(vault, a, "端口是 9091")                  # two current values: a contradiction
+    log.append(vault, "city is Hangzhou", domain="hermes", key="city")
+    log.append(vault, "city is Shanghai", domain="hermes", key="city")
+    log.append(vault, "temporary", domain="hermes", ttl="1h")
+    gone = log.append(vault, "forget me", domain="hermes").id
+    log.forget(vault, gone)
+    log.append(vault, "a rule", tier="redline", domain="code")
+    with open(vault.log_path, "a", encoding="utf-8") as fh:  # the same statement typed twice by hand
+        fh.write(json.dumps({"ts": "2026-01-01T00:00:00Z", "text": "[code] dup fact"}) + "\n")
+        fh.write(json.dumps({"ts": "2026-01-01T00:00:01Z", "text": "[code] dup fact!"}) + "\n")
+    memory.add(vault, "x" * 1100)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-01-02T00:00:00Z")
+    s = cli.json("stats")
+    assert s["by_domain"] == {"code": 6, "default": 1, "hermes": 4}
+    assert s["by_kind"]["correction"] == 2 and s["by_kind"]["memory"] == 1
+    assert s["status"] == {"current": 7, "superseded": 2, "expired": 1, "forgotten": 1}
+    assert s["redlines"] == 1
+    assert s["contradictions"] == 1 and s["contradiction_rate"] == 0.5   # 1 of 2 facts (a key, a chain)
+    assert s["duplicate_rate"] == 0.1  # 10 plain records, one of them a restatement
+    assert s["hot"][0] == {"file": "MEMORY.md", "entries": 1, "chars": 1100, "limit": 2200, "percent": 50}
+    assert s["sizes"]["log"] == vault.log_path.stat().st_size and s["sizes"]["index"] > 0
+    assert "contradiction rate 50.0%" in cli("stats").stdout
+
+
+def test_purge_refuses_without_yes_and_leaves_no_copy_anywhere(vault, cli):
+    (vault.root / "optmem.toml").write_text("[tree]\nrun = 2\nfanout = 2\n", "utf-8")
+    v = Vault(vault.root)
+    secret = log.append(v, "ZEBRA-SECRET-4711 斑马密码", domain="code", project="webapp").id
+    log.append(v, "keep this one", domain="code", project="webapp")
+    log.append(v, "keep that one too", domain="code", project="webapp")
+    log.append(v, "and a fourth", domain="code", project="webapp")
+    log.append(v, "ZEBRA-SECRET-4711 斑马密码", domain="code", project="webapp")  # restated: a seen line
+    handoff.write(v, "webapp", done=["ZEBRA-SECRET-4711 shipped"])
+    tree.compact(v)
+    cli.json("search", "ZEBRA")
+    before = all_files(v.root)
+    refused = cli.json("purge", secret, code=1)
+    assert refused["error"]["code"] == "confirmation_required" and refused["error"]["records"] == 1
+    assert all_files(v.root) == before
+    h = handoff.read(v, "webapp")[0].id
+    out = cli.json("purge", secret, h, "--yes")
+    assert out["records"] == 2 and "projects/webapp/HANDOFF.md" in out["files"]
+    for name, data in all_files(v.root).items():
+        assert b"ZEBRA-SECRET" not in data, name
+        assert "斑马密码".encode() not in data, name
+    assert cli.json("search", "keep")["total"] == 2
+    assert cli.json("get", secret, code=1)["error"]["code"] == "not_found"
+    tree.compact(v)  # the dropped nodes are rebuilt from what is left
+    assert (v.root / "tree" / "code" / "root.md").exists()
+
+
+def test_purge_domain_and_all(vault, cli):
+    log.append(vault, "hermes note", domain="hermes")
+    log.append(vault, "code note", domain="code")
+    assert cli.json("purge", "--domain", "hermes", "--yes")["records"] == 1
+    assert [h["domain"] for h in cli.json("search", "note")["hits"]] == ["code"]
+    assert cli.json("purge", code=2)["error"]["code"] == "usage"
+    assert cli.json("purge", "--all", "--yes")["records"] == 1
+    assert vault.log_path.read_bytes() == b""
+    assert cli.json("search", "note")["hits"] == []
+
+
+def make_eval_vault(vault: Vault, monkeypatch) -> Path:
+    monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
+    old = log.append(vault, "the backend port is 8080").id
+    monkeypatch.setenv("OPTMEM_NOW", "2026-02-01T00:00:00Z")
+    fix = view.correct(vault, old, "the backend port is 9090").id
+    log.append(vault, "小明住在上海", key="city")
+    log.append(vault, "weekly report on Friday 17:00")
+    queries = vault.root.parent / "queries.jsonl"
+    queries.write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in [
+        {"query": "backend port", "expect": [fix[-8:]], "forbid": [old]},
+        {"query": "小明住在哪里", "expect_text": "上海"},
+        {"query": "weekly report", "expect_text": "Friday"},
+    ]) + "\n", "utf-8")
+    return queries
+
+
+def test_eval_passes_against_its_own_baseline_and_fails_after_a_regression(vault, cli, monkeypatch, tmp_path):
+    queries = make_eval_vault(vault, monkeypatch)
+    cli.json("search", "warm the index")
+    before = all_files(vault.root)
+    base = tmp_path / "base.json"
+    first = cli.json("eval", str(queries), "--save", str(base))
+    assert first["overall"] == {"recall": 1.0, "mrr": 1.0, "stale_rate": 0.0, "n": 3}
+    assert [q["rank"] for q in first["queries"]] == [1, 1, 1]
+    assert all_files(vault.root) == before
+    again = cli.json("eval", str(queries), "--baseline", str(base))
+    assert again["ok"] is True and again["regressions"] == []
+    # a change that makes an expected record lose its place
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T00:00:00Z")
+    log.append(vault, "weekly report report report: weekly sync notes, weekly report draft")
+    log.append(vault, "weekly report template lives in docs/report.md — weekly report")
+    worse = cli.json("eval", str(queries), "--baseline", str(base), code=1)
+    assert worse["ok"] is False
+    assert {"query": "weekly report", "metric": "rank", "before": 1, "after": worse["queries"][2]["rank"]} \
+        in worse["regressions"]
+    assert "REGRESSION" in cli("eval", str(queries), "--baseline", str(base)).stdout
+
+
+def test_eval_set_tries_a_setting_without_adopting_it_and_k_must_match(vault, cli, monkeypatch, tmp_path):
+    queries = make_eval_vault(vault, monkeypatch)
+    base = tmp_path / "base.json"
+    cli.json("eval", str(queries), "--save", str(base))
+    before = all_files(vault.root)
+    tried = cli.json("eval", str(queries), "--set", "ranking.candidates=5", "--baseline", str(base))
+    assert tried["ok"] is True
+    assert all_files(vault.root) == before and not (vault.root / "optmem.toml").exists()
+    assert cli.json("eval", str(queries), "--k", "3", "--baseline", str(base), code=2)["error"]["code"] == "usage"
+    assert cli.json("eval", str(queries), "--set", "nonsense", code=2)["error"]["code"] == "usage"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query": "x"}\n', "utf-8")
+    assert "expect" in cli.json("eval", str(bad), code=2)["error"]["message"]
+
+
+def test_eval_counts_a_superseded_record_above_the_expected_one_as_stale(vault, cli, monkeypatch, tmp_path):
+    monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
+    old = log.append(vault, "deploy with docker compose v1 using the compose file").id
+    view.correct(vault, old, "deploy with kubernetes")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"query": "deploy docker compose", "expect_text": "kubernetes"}) + "\n", "utf-8")
+    out = cli.json("eval", str(queries))
+    assert out["queries"][0]["rank"] == 1 and out["queries"][0]["stale"] is False
+    queries.write_text(json.dumps({"query": "deploy docker compose", "expect_text": "nothing like this"}) + "\n", "utf-8")
+    assert cli.json("eval", str(queries))["queries"][0]["stale"] is True
