@@ -30,6 +30,9 @@ def ensure_dir(path: Path) -> bool:
     """Create `path` (and parents) with mode 0700; True when something was created."""
     if path.is_dir():
         return False
+    if path.exists():
+        raise Unreadable(f"{path} exists but is not a folder; move it aside or choose another path",
+                         file=str(path))
     missing = []
     p = path
     while not p.exists():

@@ -30,6 +30,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("maint", "Check the vault's files; exit 1 while problems remain. Without --fix nothing changes."),
     "stats": ("maint", "Show what the vault holds: counts, current/superseded/expired/forgotten, health rates, sizes."),
     "purge": ("maint", "Delete records physically — the only command that does; refuses without --yes."),
+    "hooks": ("@agentcmd", "Install git and Claude Code hooks: install, uninstall, claude-code."),
+    "hook": ("@agentcmd", "Hook entry points run by git and agents: git-commit, claude-code."),
+    "mcp": ("mcpserve", "Serve the vault to agents over MCP (stdio); needs the optmem[mcp] extra."),
     "eval": ("maint", "Run a fixed query set on a copy of the vault: recall@k, MRR, stale rate; compare with a baseline."),
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,17 @@ class _State:
 
 
 STATE = _State()
+# When set (the MCP server), stdout lines are collected here instead of written: a tool's result
+# is then exactly what the command prints with --json. A ContextVar keeps concurrent calls apart.
+CAPTURE: ContextVar[list[str] | None] = ContextVar("optmem_capture", default=None)
 
 
 def echo(text: str, *, err: bool = False) -> None:
     """Write a line as UTF-8 (stdout is data, stderr is talk), whatever the locale says."""
+    captured = None if err else CAPTURE.get()
+    if captured is not None:
+        captured.append(text)
+        return
     stream = sys.stderr if err else sys.stdout
     data = (text + "\n").encode("utf-8")
     buf = getattr(stream, "buffer", None)

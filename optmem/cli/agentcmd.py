@@ -1,0 +1,112 @@
+"""Agents and git: hooks install/uninstall, the hook entry points, the Claude Code settings."""
+
+import sys
+
+from optmem.cli.common import dumps, echo, emit, get_vault, note
+from optmem.cli.spec import command, flag, opt
+
+REPO = opt("repo", help="The git repository (default: the current folder's).")
+
+
+@command("hooks install", REPO)
+def hooks_install(repo: str | None, json_out: bool) -> None:
+    """Install a git post-commit hook that records every commit in the vault.
+
+    An existing post-commit hook is kept and still runs. The hook names this vault and this
+    optmem by absolute path, and never blocks a commit.
+
+    \b
+    Example:
+      optmem --vault ~/.optmem hooks install --repo ~/src/webapp
+    """
+    from pathlib import Path
+
+    from optmem import agents
+
+    res = agents.install_git_hook(get_vault(write=True), Path(repo or "."))
+    emit(json_out, {"status": res.status, "hook": res.hook, "chained": res.chained, "vault": res.vault},
+         lambda: f"{res.status.replace('_', ' ')}: {res.hook}" + (f" (your hook still runs: {res.chained})" if res.chained else ""))
+
+
+@command("hooks uninstall", REPO)
+def hooks_uninstall(repo: str | None, json_out: bool) -> None:
+    """Remove the post-commit hook and restore exactly what was there before.
+
+    \b
+    Example:
+      optmem hooks uninstall --repo ~/src/webapp
+    """
+    from pathlib import Path
+
+    from optmem import agents
+
+    res = agents.uninstall_git_hook(Path(repo or "."))
+    emit(json_out, {"status": res.status, "hook": res.hook, "restored": res.chained},
+         lambda: f"{res.status.replace('_', ' ')}: {res.hook}" + (" (the previous hook is back)" if res.chained else ""))
+
+
+@command("hooks claude-code", flag("print", help="Print the settings.json snippet (hooks for SessionStart, PreCompact, SessionEnd)."))
+def hooks_claude_code(print: bool, json_out: bool) -> None:
+    """Print the Claude Code settings that wire its session hooks to this vault.
+
+    \b
+    Example:
+      optmem hooks claude-code --print >> .claude/settings.json   # then merge by hand
+    """
+    from optmem import agents
+
+    settings = agents.claude_code_settings(get_vault(write=True))
+    if json_out:
+        emit(True, {"settings": settings}, lambda: None)
+    else:
+        echo(dumps(settings))
+
+
+@command("hook git-commit", REPO, opt("domain", "--domain", "-d", default="code", help="Domain of the record."))
+def hook_git_commit(repo: str | None, domain: str, json_out: bool) -> None:
+    """Record the repository's latest commit (what the post-commit hook runs; never fails a commit).
+
+    \b
+    Example:
+      optmem hook git-commit --repo .
+    """
+    from pathlib import Path
+
+    from optmem import agents
+
+    try:
+        got = agents.record_commit(get_vault(write=True), Path(repo or "."), domain)
+    except Exception as exc:  # fail open: the commit is already made
+        note(f"optmem: commit not recorded: {getattr(exc, 'message', exc)}")
+        return
+    emit(json_out, got, lambda: None)
+
+
+@command("hook claude-code", opt("budget", type=int, default=4000, help="Context size for SessionStart."))
+def hook_claude_code(budget: int, json_out: bool) -> None:
+    """Handle a Claude Code hook event (JSON on stdin); always exits 0.
+
+    SessionStart prints the project's context; PreCompact and SessionEnd write a handoff drawn
+    from the transcript. The project is the git top-level folder name of the event's cwd.
+
+    \b
+    Example:
+      echo '{"hook_event_name":"SessionStart","cwd":"."}' | optmem hook claude-code
+    """
+    import json
+
+    from optmem import agents
+
+    try:
+        event = json.loads(sys.stdin.read() or "{}")
+        if not isinstance(event, dict):
+            raise ValueError("the event is not a JSON object")
+        got = agents.claude_code_event(get_vault(write=event.get("hook_event_name") != "SessionStart"),
+                                       event, budget=budget)
+    except Exception as exc:  # fail open: never break the agent's session
+        note(f"optmem: hook skipped: {getattr(exc, 'message', exc)}")
+        return
+    if json_out:
+        echo(dumps({"ok": True, **got}))
+    elif got.get("context"):
+        echo(got["context"])

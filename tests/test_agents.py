@@ -1,0 +1,200 @@
+"""Agents and git, for real: git hooks in a real repository, a vault shared through git clones,
+Claude Code hook events in a real subprocess, and an MCP client session over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_optmem
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "t@example.com",
+           "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **GIT_ENV}
+    res = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=env, timeout=60)
+    assert res.returncode == 0, res.stderr
+    return res
+
+
+def new_repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    return path
+
+
+def log_records(vault: Path) -> list[dict]:
+    return [json.loads(line) for line in (vault / "LOG.jsonl").read_text("utf-8").splitlines() if line.strip()]
+
+
+# -- git post-commit hook ---------------------------------------------------------------------
+def test_post_commit_hook_records_commits_chains_and_uninstalls_exactly(tmp_path, vault_path):
+    repo = new_repo(tmp_path / "web app")
+    original = b"#!/bin/sh\necho ran >> \"$(git rev-parse --show-toplevel)/.hook-ran\"\n"
+    hook = repo / ".git" / "hooks" / "post-commit"
+    hook.write_bytes(original)
+    hook.chmod(0o750)
+    out = json.loads(run_optmem("hooks", "install", "--repo", str(repo), "--json").stdout)
+    assert out["status"] == "installed" and out["chained"]
+    (repo / "app.py").write_text("print('hi')\n")
+    (repo / "README.md").write_text("# web\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "Add the app 后端")
+    sha = git(repo, "rev-parse", "HEAD").stdout.strip()
+    rec = [r for r in log_records(vault_path) if r["kind"] == "commit"]
+    assert len(rec) == 1
+    assert (rec[0]["domain"], rec[0]["project"], rec[0]["evidence"], rec[0]["text"]) == \
+        ("code", "web-app", sha, "Add the app 后端")
+    assert sorted(rec[0]["paths"]) == ["README.md", "app.py"]
+    assert (repo / ".hook-ran").read_text() == "ran\n"  # the existing hook still ran
+    found = json.loads(run_optmem("search", "后端", "--json").stdout)["hits"]
+    assert found and found[0]["kind"] == "commit"
+
+    again = json.loads(run_optmem("hooks", "install", "--repo", str(repo), "--json").stdout)
+    assert again["status"] == "already_installed"
+    gone = json.loads(run_optmem("hooks", "uninstall", "--repo", str(repo), "--json").stdout)
+    assert gone["status"] == "uninstalled"
+    assert hook.read_bytes() == original and stat.S_IMODE(hook.stat().st_mode) == 0o750
+    assert not (repo / ".git" / "hooks" / "post-commit.optmem-chained").exists()
+
+
+def test_hook_without_a_previous_one_is_removed_and_a_broken_vault_never_blocks_a_commit(tmp_path):
+    repo = new_repo(tmp_path / "svc")
+    broken = tmp_path / "vault-gone"
+    refused = run_optmem("--vault", str(tmp_path / "x.txt"), "init", env={}) if (tmp_path / "x.txt").write_text("f") else None
+    assert refused.returncode == 3 and "is not a folder" in refused.stderr
+    assert run_optmem("--vault", str(broken), "hooks", "install", "--repo", str(repo)).returncode == 0
+    import shutil
+    shutil.rmtree(broken)
+    broken.write_text("a file where the vault was")  # the vault breaks after the install
+    (repo / "x.txt").write_text("x")
+    git(repo, "add", ".")
+    env = {**os.environ, **GIT_ENV}
+    res = subprocess.run(["git", "-C", str(repo), "commit", "-m", "still commits"], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert res.returncode == 0 and "optmem" in res.stderr
+    assert git(repo, "log", "-1", "--format=%s").stdout.strip() == "still commits"
+    run_optmem("hooks", "uninstall", "--repo", str(repo))
+    assert not (repo / ".git" / "hooks" / "post-commit").exists()
+
+
+def test_vault_shared_through_git_merges_appends_without_conflict(tmp_path):
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "-q", str(origin), str(seed))
+    assert run_optmem("--vault", str(seed / "memory"), "init").returncode == 0
+    run_optmem("--vault", str(seed / "memory"), "append", "shared start")
+    git(seed, "add", "."), git(seed, "commit", "-q", "-m", "vault"), git(seed, "push", "-q", "origin", "main")
+    a, b = tmp_path / "a", tmp_path / "b"
+    git(tmp_path, "clone", "-q", str(origin), str(a))
+    git(tmp_path, "clone", "-q", str(origin), str(b))
+    ida = json.loads(run_optmem("--vault", str(a / "memory"), "append", "机器 A 的记录 alpha", "--json").stdout)["id"]
+    idb = json.loads(run_optmem("--vault", str(b / "memory"), "append", "机器 B 的记录 beta", "--json").stdout)["id"]
+    run_optmem("--vault", str(b / "memory"), "search", "记录")  # B's index is built before the merge
+    git(a, "commit", "-qam", "a"), git(a, "push", "-q", "origin", "main")
+    git(b, "commit", "-qam", "b")
+    git(b, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")  # union merge: no conflict
+    assert "<<<<<<<" not in (b / "memory" / "LOG.jsonl").read_text("utf-8")
+    hits = json.loads(run_optmem("--vault", str(b / "memory"), "search", "记录", "--json").stdout)["hits"]
+    assert {h["id"] for h in hits} == {ida, idb} and ida != idb
+    assert json.loads(run_optmem("--vault", str(b / "memory"), "doctor", "--json").stdout)["ok"] is True
+
+
+# -- Claude Code hooks ------------------------------------------------------------------------
+def transcript(path: Path) -> Path:
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "把后端端口改成 9090"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "Updated compose.yml: the backend now listens on 9090.\nTODO: update the nginx proxy"},
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest"}}]}},
+        {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": "FAILED test_port.py::test_proxy - 502"}]}},
+        "not an object",
+        {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "也把文档更新一下"}]}},
+    ]
+    path.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n{broken", "utf-8")
+    return path
+
+
+def test_claude_code_precompact_writes_a_handoff_and_session_start_prints_it(tmp_path, vault_path):
+    repo = new_repo(tmp_path / "webapp")
+    (repo / "src").mkdir()
+    event = {"hook_event_name": "PreCompact", "cwd": str(repo / "src"), "trigger": "auto",
+             "session_id": "s1", "transcript_path": str(transcript(tmp_path / "t.jsonl"))}
+    res = run_optmem("hook", "claude-code", input=json.dumps(event))
+    assert res.returncode == 0, res.stderr
+    h = json.loads(run_optmem("handoff", "read", "--project", "webapp", "--json").stdout)["handoffs"][0]
+    assert h["done"] == ["Updated compose.yml: the backend now listens on 9090."]
+    assert h["next"] == ["TODO: update the nginx proxy"]
+    assert h["blocked"] == ["FAILED test_port.py::test_proxy - 502"]
+    assert "把后端端口改成 9090" in h["note"] and "也把文档更新一下" in h["note"] and h["source"] == "claude-code"
+    start = run_optmem("hook", "claude-code", input=json.dumps(
+        {"hook_event_name": "SessionStart", "cwd": str(repo), "source": "startup"}))
+    assert start.returncode == 0
+    assert "OPTMEM RECALLED MEMORY" in start.stdout and "TODO: update the nginx proxy" in start.stdout
+
+
+def test_claude_code_hook_project_mapping_and_fail_open(tmp_path, vault_path):
+    run_optmem("init")
+    (vault_path / "optmem.toml").write_text('[projects]\n"my repo" = "mapped"\n', "utf-8")
+    repo = new_repo(tmp_path / "my repo")
+    event = {"hook_event_name": "SessionEnd", "cwd": str(repo), "reason": "exit",
+             "transcript_path": str(transcript(tmp_path / "t.jsonl"))}
+    assert run_optmem("hook", "claude-code", input=json.dumps(event)).returncode == 0
+    assert json.loads(run_optmem("handoff", "list", "--json").stdout)["projects"][0]["project"] == "mapped"
+    for garbage in ("", "not json", "[1, 2]", '{"hook_event_name": "PreCompact", "transcript_path": "/nope"}',
+                    '{"hook_event_name": "Whatever"}'):
+        res = run_optmem("hook", "claude-code", input=garbage)
+        assert res.returncode == 0 and res.stdout == "", (garbage, res.stdout, res.stderr)
+
+
+def test_claude_code_settings_snippet(vault_path):
+    out = run_optmem("hooks", "claude-code", "--print")
+    settings = json.loads(out.stdout)
+    assert set(settings["hooks"]) == {"SessionStart", "PreCompact", "SessionEnd"}
+    cmd = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert cmd.startswith(sys.executable) and "hook claude-code" in cmd and str(vault_path) in cmd
+
+
+# -- MCP ----------------------------------------------------------------------------------------
+def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypatch):
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T00:00:00Z")
+    run_optmem("append", "后端端口改成 9090 了", "--domain", "code")
+    cli_json = run_optmem("search", "后端端口", "--domain", "code", "--json").stdout.strip()
+
+    async def session() -> dict:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "optmem", "--vault", str(vault_path), "mcp"],
+                                       env={**os.environ})
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                tools = {t.name for t in (await s.list_tools()).tools}
+                found = await s.call_tool("search", {"query": "后端端口", "domain": ["code"]})
+                added = await s.call_tool("memory", {"action": "add", "target": "user", "content": "喜欢喝拿铁"})
+                ctx = await s.call_tool("context", {"budget": 2000})
+                missing = await s.call_tool("handoff_read", {"project": "nothing"})
+                return {"tools": tools, "search": found.content[0].text, "memory": added.content[0].text,
+                        "context": ctx.content[0].text, "missing": missing.content[0].text}
+
+    got = asyncio.run(asyncio.wait_for(session(), 120))
+    assert got["tools"] == {"memory", "search", "append", "correct", "forget", "handoff_read",
+                            "handoff_write", "context"}
+    assert json.loads(got["search"]) == json.loads(cli_json)  # the same JSON as the CLI
+    assert json.loads(got["memory"])["status"] == "added"
+    assert (vault_path / "USER.md").read_text("utf-8").strip() == "喜欢喝拿铁"
+    assert "喜欢喝拿铁" in json.loads(got["context"])["text"]
+    assert json.loads(got["missing"])["error"]["code"] == "not_found"
