@@ -58,21 +58,12 @@ class Filters(NamedTuple):
         if self.domains:
             where.append(f"r.domain IN ({','.join('?' * len(self.domains))})")
             params += self.domains
-        if self.project is not None:
-            where.append("r.project = ?")
-            params.append(self.project)
-        if self.kind is not None:
-            where.append("r.kind = ?")
-            params.append(self.kind)
-        if self.tag is not None:
-            where.append("r.n IN (SELECT n FROM tag WHERE tag = ?)")
-            params.append(self.tag)
-        if self.since is not None:
-            where.append("r.ts >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            where.append("r.ts <= ?")
-            params.append(self.until)
+        for value, clause in ((self.project, "r.project = ?"), (self.kind, "r.kind = ?"),
+                              (self.tag, "r.n IN (SELECT n FROM tag WHERE tag = ?)"),
+                              (self.since, "r.ts >= ?"), (self.until, "r.ts <= ?")):
+            if value is not None:
+                where.append(clause)
+                params.append(value)
         if self.current:
             where.append("r.sup IS NULL AND r.ksup IS NULL AND r.retired = 0 AND r.forgotten = 0 "
                          "AND (r.expires IS NULL OR r.expires > ?)")

@@ -198,3 +198,14 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
     assert (vault_path / "USER.md").read_text("utf-8").strip() == "喜欢喝拿铁"
     assert "喜欢喝拿铁" in json.loads(got["context"])["text"]
     assert json.loads(got["missing"])["error"]["code"] == "not_found"
+
+
+def test_mcp_without_the_extra_says_how_to_install_it():
+    code = ("import sys\n"
+            "for name in ('mcp', 'mcp.server', 'mcp.server.mcpserver', 'mcp.server.fastmcp'):\n"
+            "    sys.modules[name] = None  # as if the optional extra were not installed\n"
+            "from optmem.cli import run\n"
+            "sys.exit(run(['mcp', '--json']))\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert "pip install 'optmem[mcp]'" in json.loads(res.stdout)["error"]["message"]

@@ -24,6 +24,19 @@ def fill(vault: Vault, n: int, start: int = 0, domain: str = "hermes") -> list[s
     return ids
 
 
+def tree_settings(vault: Vault, run: int, fanout: int) -> None:
+    """Small runs, so a few records make a tree."""
+    (vault.root / "optmem.toml").write_text(f"[tree]\nrun = {run}\nfanout = {fanout}\n", "utf-8")
+
+
+def compacted_hermes(vault: Vault, cli) -> Path:
+    """Eight records in two level-1 nodes, compacted; returns the domain's tree folder."""
+    tree_settings(vault, 4, 8)
+    fill(vault, 8)
+    cli.json("compact")
+    return vault.root / "tree" / "hermes"
+
+
 def files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
@@ -74,7 +87,7 @@ def test_more_records_add_only_new_nodes(vault, cli):
 
 
 def test_summaries_keep_corrections_and_redlines_and_leave_out_superseded(vault, monkeypatch):
-    (vault.root / "optmem.toml").write_text("[tree]\nrun = 8\nfanout = 2\n", "utf-8")
+    tree_settings(vault, 8, 2)
     v = Vault(vault.root)
     ids = fill(v, 5)
     view.correct(v, ids[1], "端口改成 9090")
@@ -90,7 +103,7 @@ def test_summaries_keep_corrections_and_redlines_and_leave_out_superseded(vault,
 
 
 def test_external_summariser_and_fallback(vault, cli):
-    (vault.root / "optmem.toml").write_text("[tree]\nrun = 4\nfanout = 4\n", "utf-8")
+    tree_settings(vault, 4, 4)
     fill(vault, 4)
     cmd = f'{sys.executable} -c "import sys; print(\'SUMMARY of\', len(sys.stdin.read().splitlines()), \'lines\')"'
     out = cli.json("compact", "--summarizer", cmd)
@@ -104,10 +117,7 @@ def test_external_summariser_and_fallback(vault, cli):
 
 
 def test_hand_edits_to_bodies_are_kept(vault, cli):
-    (vault.root / "optmem.toml").write_text("[tree]\nrun = 4\nfanout = 8\n", "utf-8")
-    fill(vault, 8)
-    cli.json("compact")
-    folder = vault.root / "tree" / "hermes"
+    folder = compacted_hermes(vault, cli)
     l1 = folder / "L1-0001.md"
     l1.write_text(l1.read_text("utf-8").replace("Key terms:", "Note by a person.\nKey terms:"), "utf-8")
     root = folder / "root.md"
@@ -130,7 +140,7 @@ def test_dry_run_writes_nothing(vault, cli):
 
 
 def test_summary_nodes_are_searchable_only_with_kind_summary(vault, cli):
-    (vault.root / "optmem.toml").write_text("[tree]\nrun = 4\nfanout = 8\n", "utf-8")
+    tree_settings(vault, 4, 8)
     fill(vault, 4)
     log.append(vault, "completely different topic: 咖啡 and coffee", domain="openclaw")
     fill(vault, 4, start=100, domain="openclaw")
@@ -144,7 +154,7 @@ def test_summary_nodes_are_searchable_only_with_kind_summary(vault, cli):
 
 
 def test_tree_outline_and_one_node(vault, cli):
-    (vault.root / "optmem.toml").write_text("[tree]\nrun = 4\nfanout = 2\n", "utf-8")
+    tree_settings(vault, 4, 2)
     fill(vault, 8)
     cli.json("compact")
     roots = cli.json("tree")["roots"]
@@ -287,10 +297,7 @@ def test_context_blocks_flagged_entries(vault, cli):
 
 
 def test_node_front_matter_edited_in_yaml_style_still_reads_and_broken_one_is_left_alone(vault, cli):
-    (vault.root / "optmem.toml").write_text("[tree]\nrun = 4\nfanout = 8\n", "utf-8")
-    fill(vault, 8)
-    cli.json("compact")
-    folder = vault.root / "tree" / "hermes"
+    folder = compacted_hermes(vault, cli)
     l1 = folder / "L1-0001.md"
     l1.write_text(l1.read_text("utf-8").replace('domain: "hermes"', "domain: hermes  # typed by hand"), "utf-8")
     assert tree.parse(l1.read_text("utf-8")).domain == "hermes"
