@@ -154,16 +154,12 @@ def _check_markdown(vault: Vault, report: Report) -> None:
 
 
 def _check_index(vault: Vault, report: Report) -> None:
-    from optmem.index import _fresh
+    from optmem.index import in_step
 
     if not vault.index_path.exists():
         report.notes.append("the search index does not exist yet; it is built on first use")
-        return
-    conn = _fresh(vault)
-    if conn is None:
+    elif not in_step(vault):
         report.notes.append("the search index is behind LOG.jsonl; it catches up on next use")
-    else:
-        conn.close()
 
 
 def check(vault: Vault, *, fix: bool = False) -> Report:

@@ -536,6 +536,15 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def in_step(vault: Vault) -> bool:
+    """Whether the index exists and already reflects the log (nothing to catch up)."""
+    conn = _fresh(vault)
+    if conn is None:
+        return False
+    conn.close()
+    return True
+
+
 def _fresh(vault: Vault) -> sqlite3.Connection | None:
     """The index connection when it is usable and already in step with the log, else None."""
     path = vault.index_path

@@ -205,11 +205,12 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
         warnings = idx.warnings()
         if not terms:
             return SearchResult(query, [], 0, warnings)
-        return _run(idx, query, terms, limit, filters, explain, now, warnings)
+        return ranked(idx, query, terms, limit, filters, explain, now, warnings)
 
 
-def _run(idx: Index, query: str, terms: list[str], limit: int, filters: Filters, explain: bool,
-         now: float, warnings: list[str]) -> SearchResult:
+def ranked(idx: Index, query: str, terms: list[str], limit: int, filters: Filters, explain: bool,
+           now: float, warnings: list[str]) -> SearchResult:
+    """The ranked hits for a query's terms on an open index (what `search` runs)."""
     settings = idx.vault.settings.get("ranking", {})
     pool = max(int(settings.get("candidates", 100)), limit * 5)
     window = float(settings.get("recency_window", 0.10))

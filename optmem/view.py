@@ -36,11 +36,11 @@ def _target(idx: Index, target: str, now: float) -> Row:
         if len(rows) > 1:
             raise Ambiguous(f"{target!r} names {len(rows)} records; give more of the id",
                             candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]])
-    from optmem.search import Filters, _run
     from optmem import text as textmod
+    from optmem.search import Filters, ranked
 
     terms = textmod.query_terms(target)
-    found = _run(idx, target, terms, 10, Filters(current=True), False, now, []).hits if terms else []
+    found = ranked(idx, target, terms, 10, Filters(current=True), False, now, []).hits if terms else []
     if not found:
         raise NotFound(f"no current record matches {target!r}; give an id, or other words",
                        ref=target)
