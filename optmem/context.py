@@ -103,7 +103,7 @@ def _records(vault: Vault, project: str | None, domain: str | None, query: str |
             if domain:
                 where, params = where + " AND r.domain = ?", params + [domain]
             rows = idx.rows(where + " ORDER BY r.ts DESC, r.id DESC LIMIT 20", params)
-            hits = [(idx.record(r).ts, r.domain, r.id, idx.record(r).text) for r in rows]
+            hits = [(rec.ts, r.domain, r.id, rec.text) for r, rec in ((r, idx.record(r)) for r in rows)]
     out = []
     for ts, dom, rid, text in hits:
         age = clock.age(now - clock.parse_time(ts).timestamp()) if ts else "?"

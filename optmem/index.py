@@ -118,6 +118,16 @@ class Row(NamedTuple):
         return self.ts
 
 
+def match_any(terms: list[str]) -> str:
+    """An FTS5 query matching records that hold any of `terms` (each quoted: taken literally)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def match_all(terms: list[str]) -> str:
+    """An FTS5 query matching records that hold every one of `terms`."""
+    return " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
 def tokens_for(text: str, key: str | None, tags: tuple[str, ...] | list[str], *,
                folded: bool = False) -> list[str]:
     """What FTS indexes for a record: the tokens of its text, key and tags."""
@@ -159,18 +169,7 @@ class Index:
 
     def resolve(self, ref: str) -> list[Row]:
         """Rows whose id equals `ref`, else starts or ends with it (≥ 6 chars); case-insensitive."""
-        ref = ref.strip().lstrip("#").upper()
-        if len(ref) < 6:
-            return []
-        exact = self.rows("r.id = ? ORDER BY r.n", (ref,))
-        if exact:
-            return exact[:1]
-        found = {row.id: row for row in self.rows(
-            "r.id >= ? AND r.id < ? ORDER BY r.n LIMIT 50", (ref, ref + "\x7f"))}
-        rev = ref[::-1]
-        for row in self.rows("r.rid >= ? AND r.rid < ? ORDER BY r.n LIMIT 50", (rev, rev + "\x7f")):
-            found.setdefault(row.id, row)
-        return list(found.values())
+        return self.rows_in(list(_matching(self.conn, ref, 50).values()))
 
     def record(self, row: Row) -> Record:
         """The full record of a row, read from LOG.jsonl at its offset."""
@@ -452,17 +451,28 @@ def _consume(conn: sqlite3.Connection, path: Path, state: _LogState, meta: dict[
         progress(state.size, state.size)
 
 
-def _resolve_n(conn: sqlite3.Connection, ref: str) -> int | None:
+def _matching(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, int]:
+    """id → line number of the records `ref` names: the exact id, else ids that start or end
+    with it (≥ 6 characters, any case). Several entries mean an ambiguous reference."""
     ref = ref.strip().lstrip("#").upper()
-    hit = conn.execute("SELECT n FROM rec WHERE id = ? ORDER BY n LIMIT 1", (ref,)).fetchone()
-    if hit or len(ref) < 6 or len(ref) >= 26:
-        return hit[0] if hit else None
-    cands = {i: n for n, i in conn.execute(
-        "SELECT n, id FROM rec WHERE id >= ? AND id < ? LIMIT 3", (ref, ref + "\x7f"))}
+    if len(ref) < 6:
+        return {}
+    hit = conn.execute("SELECT id, n FROM rec WHERE id = ? ORDER BY n LIMIT 1", (ref,)).fetchone()
+    if hit:
+        return {hit[0]: hit[1]}
+    found: dict[str, int] = {}
     rev = ref[::-1]
-    cands.update({i: n for n, i in conn.execute(
-        "SELECT n, id FROM rec WHERE rid >= ? AND rid < ? LIMIT 3", (rev, rev + "\x7f"))})
-    return next(iter(cands.values())) if len(cands) == 1 else None
+    for sql, key in (("SELECT id, n FROM rec WHERE id >= ? AND id < ? ORDER BY n LIMIT ?", ref),
+                     ("SELECT id, n FROM rec WHERE rid >= ? AND rid < ? ORDER BY n LIMIT ?", rev)):
+        for i, n in conn.execute(sql, (key, key + "\x7f", limit)):
+            found.setdefault(i, n)
+    return found
+
+
+def _resolve_n(conn: sqlite3.Connection, ref: str) -> int | None:
+    """The line of the one record `ref` names, or None (missing or ambiguous)."""
+    found = _matching(conn, ref, 3)
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def _link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from optmem import clock, fsio, scan
 from optmem import text as textmod
 from optmem.errors import RedlineLocked, TooLarge, UsageError
-from optmem.index import ROW_SELECT, Index, Row, catch_up, open_index
+from optmem.index import ROW_SELECT, Index, Row, catch_up, match_any, open_index
 from optmem.record import TIERS, Record, new_id
 from optmem.vault import NAME_RE, Vault, validate_name
 
@@ -75,11 +75,6 @@ def _current(row: Row, now: float) -> bool:
     return row.status(now) == "current"
 
 
-def fts_match(terms: list[str]) -> str:
-    """An FTS5 query matching any of `terms` (each quoted, so it is taken literally)."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-
-
 def find_similar(idx: Index, text: str, domain: str, project: str | None, threshold: float,
                  now: float, limit: int = 20) -> list[dict[str, Any]]:
     """Current records in the same domain and project whose text is a near duplicate of `text`.
@@ -98,7 +93,7 @@ def find_similar(idx: Index, text: str, domain: str, project: str | None, thresh
     rows = [Row(*t[:-1]) for t in idx.conn.execute(
         f"SELECT {ROW_SELECT}, bm25(fts) AS s FROM fts JOIN rec r ON r.n = fts.rowid "
         "WHERE fts MATCH ? AND r.domain = ? AND r.project IS ? ORDER BY s LIMIT ?",
-        (fts_match(rare), domain, project, limit))]
+        (match_any(rare), domain, project, limit))]
     out = []
     for row in rows:
         if not _current(row, now) or row.kind in ("memory", "seen", "forget"):

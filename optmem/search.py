@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from optmem import clock
 from optmem import text as textmod
 from optmem.errors import UsageError
-from optmem.index import ROW_SELECT, Index, Row, open_index, tokens_for
+from optmem.index import ROW_SELECT, Index, Row, match_all, match_any, open_index, tokens_for
 from optmem.vault import Vault, validate_name
 
 K1, B = 1.2, 0.75
@@ -120,14 +120,6 @@ def bm25(tf: Counter[str], dl: int, terms: list[str], idf: dict[str, float], avg
     return score
 
 
-def _any(terms: list[str]) -> str:
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-
-
-def _all(terms: list[str]) -> str:
-    return " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
-
-
 def _wide_queries(terms: list[str], df: dict[str, int], budget: int,
                   pool: int) -> list[tuple[str, str, int]]:
     """Candidate queries for terms too common to rank every match (a big log, common words).
@@ -140,9 +132,9 @@ def _wide_queries(terms: list[str], df: dict[str, int], budget: int,
     by_rarity = sorted(terms, key=lambda t: df[t])
     out: list[tuple[str, str, int]] = []
     if len(terms) > 1:
-        out.append((_all(terms), "ORDER BY bm25(fts)", pool))
+        out.append((match_all(terms), "ORDER BY bm25(fts)", pool))
     if len(terms) > 2:  # only when too few records hold every term
-        out.append((_all(by_rarity[:-1]), "RELAX", pool // 2))
+        out.append((match_all(by_rarity[:-1]), "RELAX", pool // 2))
     rare, spent = [], 0
     for t in by_rarity:
         if spent + df[t] > budget:
@@ -150,8 +142,8 @@ def _wide_queries(terms: list[str], df: dict[str, int], budget: int,
         rare.append(t)
         spent += df[t]
     if rare:
-        out.append((_any(rare), "ORDER BY bm25(fts)", pool // 2))
-    out.append((_any(terms), "ORDER BY rowid DESC", pool // 2))
+        out.append((match_any(rare), "ORDER BY bm25(fts)", pool // 2))
+    out.append((match_any(terms), "ORDER BY rowid DESC", pool // 2))
     return out
 
 
@@ -219,7 +211,7 @@ def ranked(idx: Index, query: str, terms: list[str], limit: int, filters: Filter
     found = [t for t in terms if df[t]]
     if not found:
         return SearchResult(query, [], 0, warnings)
-    match = _any(found)
+    match = match_any(found)
     joined = (f"SELECT {ROW_SELECT} FROM fts JOIN rec r ON r.n = fts.rowid "
               f"WHERE fts MATCH ? AND {where}")
     budget = int(settings.get("postings_budget", 30000))

@@ -187,7 +187,7 @@ def test_eval_passes_against_its_own_baseline_and_fails_after_a_regression(vault
     log.append(vault, "weekly report report report: weekly sync notes, weekly report draft")
     log.append(vault, "weekly report template lives in docs/report.md — weekly report")
     worse = cli.json("eval", str(queries), "--baseline", str(base), code=1)
-    assert worse["ok"] is False
+    assert worse["ok"] is False and worse["error"]["code"] == "regression"
     assert {"query": "weekly report", "metric": "rank", "before": 1, "after": worse["queries"][2]["rank"]} \
         in worse["regressions"]
     assert "REGRESSION" in cli("eval", str(queries), "--baseline", str(base)).stdout

@@ -118,4 +118,10 @@ def evaluate(queries: str, k: int, save: str | None, baseline: str | None, set: 
         lines.append("no regressions against the baseline" if res.ok else "REGRESSION:")
         lines += [f"  {r['metric']}: {r['before']} → {r['after']}" + (f"  ({r['query']})" if r["query"] else "")
                   for r in res.regressions]
-    _finish(json_out, res.ok, res.to_dict(), "\n".join(lines))
+    payload = res.to_dict()
+    if not res.ok:
+        from optmem.errors import Regression
+
+        payload["error"] = Regression(f"{len(res.regressions or [])} measure(s) got worse than the "
+                                      f"baseline {baseline}; keep the change only if it really helped").to_dict()
+    _finish(json_out, res.ok, payload, "\n".join(lines))
