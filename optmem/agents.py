@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shlex
-import stat
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -83,7 +82,7 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
                           str(vault.root))
     chained = None
     if hook.exists():
-        os.replace(hook, hooks / CHAINED)  # kept byte for byte, mode included; runs first
+        fsio.move(hook, hooks / CHAINED)  # kept byte for byte, mode included; runs first
         chained = str(hooks / CHAINED)
     script = "\n".join([
         "#!/bin/sh",
@@ -95,9 +94,7 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
         f'--repo "$(git rev-parse --show-toplevel)" || echo "optmem: this commit was not recorded" >&2',
         "exit $status",
         END, ""])
-    fsio.ensure_dir(hooks)
-    hook.write_text(script, "utf-8")
-    hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    fsio.atomic_write(hook, script, mode=0o755)  # git runs hooks: executable
     return HookResult("installed", str(hook), chained, str(vault.root))
 
 
@@ -111,9 +108,9 @@ def uninstall_git_hook(repo: Path) -> HookResult:
         return HookResult("not_installed", str(hook), None)
     chained = hooks / CHAINED
     if chained.exists():
-        os.replace(chained, hook)
+        fsio.move(chained, hook)
         return HookResult("uninstalled", str(hook), str(hook))
-    hook.unlink()
+    fsio.remove_file(hook)
     return HookResult("uninstalled", str(hook), None)
 
 

@@ -70,9 +70,10 @@ def read_text(path: Path) -> str | None:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str, *, mode: int = FILE_MODE) -> None:
     """Replace `path` with `text` atomically (temp file + fsync + rename + folder fsync)."""
-    write_bytes_atomic(path, text.encode("utf-8"))
+    with atomic_stream(path, mode=mode) as fh:
+        fh.write(text.encode("utf-8"))
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -113,14 +114,8 @@ def _ends_with_newline(path: Path, size: int) -> bool:
         return fh.read(1) == b"\n"
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically."""
-    with atomic_stream(path) as fh:
-        fh.write(data)
-
-
 @contextmanager
-def atomic_stream(path: Path) -> Iterator[Any]:
+def atomic_stream(path: Path, *, mode: int = FILE_MODE) -> Iterator[Any]:
     """Write a replacement of `path` through a binary handle; it takes the old file's place
     (fsynced, renamed, folder fsynced) only if the block finishes without an exception."""
     import tempfile
@@ -132,7 +127,7 @@ def atomic_stream(path: Path) -> Iterator[Any]:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, FILE_MODE)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -141,6 +136,21 @@ def atomic_stream(path: Path) -> Iterator[Any]:
             pass
         raise
     _fsync_dir(path.parent)
+
+
+def move(src: Path, dst: Path, *, mode: int | None = None) -> None:
+    """Rename `src` over `dst` atomically (same folder tree), then fsync the folder."""
+    if mode is not None:
+        os.chmod(src, mode)
+    os.replace(src, dst)
+    _fsync_dir(dst.parent)
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a folder and everything in it (purge --all's tree/)."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=False)
 
 
 def append_bytes(path: Path, data: bytes) -> None:

@@ -600,8 +600,7 @@ def build(vault: Vault, progress: Progress | None = None, *,
         conn.commit()
     finally:
         conn.close()
-    os.chmod(tmp, fsio.FILE_MODE)
-    os.replace(tmp, vault.index_path)
+    fsio.move(tmp, vault.index_path, mode=fsio.FILE_MODE)
 
 
 def open_index(vault: Vault, progress: Progress | None = None, *, rebuild: bool = False) -> Index:

@@ -9,7 +9,6 @@ vault.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,7 +88,7 @@ def _drop_derived(vault: Vault, targets: set[str], everything: bool) -> list[str
     troot = vault.root / "tree"
     if everything:
         if troot.exists():
-            shutil.rmtree(troot)
+            fsio.remove_tree(troot)
             removed.append("tree/")
         fsio.remove_file(vault.root / "LOG.quarantine.jsonl")
     elif troot.is_dir():
