@@ -181,6 +181,8 @@ def append(vault: Vault, text: str, *, domain: str | None = None, project: str |
 
 def _exact_duplicate(idx: Index, text: str, domain: str, project: str | None,
                      key: str | None, now: float) -> Row | None:
+    if not textmod.normalize(text):
+        return None  # nothing to compare: punctuation or symbols only
     fp = textmod.fingerprint(text)
     for row in idx.rows("r.fp = ? AND r.domain = ? AND r.project IS ? ORDER BY r.n DESC",
                         (fp, domain, project)):

@@ -21,8 +21,8 @@ from optmem.errors import (Ambiguous, NearDuplicate, NoMatch, OverLimit, Separat
 from optmem.vault import Vault
 
 SEPARATOR = "\n§\n"
-_SPLIT = re.compile(r"(?m)^[ \t]*§[ \t]*$")
-_SEP_LINE = re.compile(r"(?m)^[ \t]*§[ \t]*$")
+_SPLIT = re.compile(r"(?m)^[ \t]*§[ \t\r]*$")  # \r: files saved with Windows line ends
+_SEP_LINE = _SPLIT
 _FRONT = re.compile(r"\A(---[ \t]*\n.*?\n---[ \t]*\n)", re.DOTALL)
 _LIMIT_LINE = re.compile(r"(?m)^limit:\s*(\d+)\s*$")
 TARGETS = ("memory", "user")

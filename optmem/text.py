@@ -89,10 +89,14 @@ def tokens(text: str, *, folded: bool = False) -> list[str]:
     return _tokens(_runs(text if folded else fold(text)))
 
 
-def analyze(folded: str) -> tuple[list[str], str]:
-    """(tokens, fingerprint) of a folded text in one pass — what indexing needs of every record."""
+def analyze(folded: str) -> tuple[list[str], str | None]:
+    """(tokens, fingerprint) of a folded text in one pass — what indexing needs of every record.
+
+    A text with no letters or digits has no fingerprint: "！！！" and "???" are not the same fact.
+    """
     runs = _runs(folded)
-    return _tokens(runs), digest(_normal(runs).encode("utf-8"))
+    normal = _normal(runs)
+    return _tokens(runs), digest(normal.encode("utf-8")) if normal else None
 
 
 def query_terms(text: str) -> list[str]:

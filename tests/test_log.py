@@ -77,6 +77,12 @@ def test_near_duplicate_is_stored_and_named(cli, vault_path):
     assert cli.json("get", target)["record"]["status"] == "superseded"
 
 
+def test_texts_without_letters_or_digits_are_not_duplicates_of_each_other(cli, vault_path):
+    assert cli.json("append", "！！！")["status"] == "stored"
+    assert cli.json("append", "???")["status"] == "stored"
+    assert len(log_lines(vault_path)) == 2
+
+
 def test_numbers_never_make_a_near_duplicate(cli):
     cli.json("append", "端口是8080")
     second = cli.json("append", "端口是9090")

@@ -80,6 +80,13 @@ def test_hermes_file_is_edited_in_place_without_changing_its_format(vault_path, 
         hermes.replace("Fridays", "Mondays") + "\n§\nUses uv for packaging")
 
 
+def test_crlf_files_split_on_their_separator_lines(vault, vault_path):
+    (vault_path / "MEMORY.md").write_bytes("第一条\r\n§\r\n第二条\r\n".encode())
+    assert memory.load(vault).entries == ["第一条", "第二条"]
+    memory.remove(vault, "第一条")
+    assert memory.load(vault).entries == ["第二条"]
+
+
 def test_front_matter_is_kept_and_its_limit_applies(vault, vault_path):
     (vault_path / "USER.md").write_text("---\nlimit: 30\nowner: xm\n---\nName: Xiaoming\n", "utf-8")
     res = memory.add(vault, "Likes tea", target="user")
