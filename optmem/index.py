@@ -24,7 +24,7 @@ from optmem.clock import to_epoch
 from optmem.record import TIER_RANK, BadLine, Record, parse_fields, parse_line
 from optmem.vault import Vault
 
-SCHEMA = "optmem-index-3"
+SCHEMA = "optmem-index-4"
 BATCH = 4000
 Progress = Callable[[int, int], None]
 

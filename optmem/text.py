@@ -75,10 +75,10 @@ def similarity(a: str, b: str) -> float:
     if numbers(a) != numbers(b):
         return 0.0
     na, nb = normalize(a), normalize(b)
+    if not na or not nb:
+        return 0.0  # nothing but punctuation or symbols: nothing to compare
     if na == nb:
         return 1.0
-    if not na or not nb:
-        return 0.0
     from rapidfuzz import fuzz  # heavy-ish: only the write paths need it
 
     return fuzz.ratio(na, nb) / 100.0

@@ -25,6 +25,10 @@ def test_fingerprint_folds_spacing_punctuation_case_and_intensifiers():
     assert text.fingerprint("小明喜欢喝咖啡") != text.fingerprint("小明喜欢喝拿铁")
 
 
+def test_texts_without_letters_or_digits_are_not_similar():
+    assert text.similarity("！！！", "???") == 0.0
+
+
 def test_numbers_that_differ_are_never_similar():
     assert text.similarity("端口是8080", "端口是9090") == 0.0
     assert text.similarity("port is 8080", "the port is 8080") > 0.8
