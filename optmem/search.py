@@ -271,7 +271,7 @@ def ranked(idx: Index, query: str, terms: list[str], limit: int, filters: Filter
     # ties: higher tier, then newer (a later ts; for equal ts the larger id, as in the log)
     cands.sort(key=lambda c: (c.row.id, c.row.n), reverse=True)
     cands.sort(key=lambda c: (c.band, -round(c.score, 9), -c.row.tier, -(c.row.ts or 0)))
-    head = _promote_newer(cands[: limit * 3], 0.8)
+    head = _promote_newer(cands[: limit * 3], 1 - float(settings.get("same_topic_window", 0.15)))
     hits = [_hit(c, now, explain) for c in head[:limit]]
     return SearchResult(query, hits, max(total, len(hits)), warnings)
 

@@ -27,6 +27,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "ranking": {
         "recency_window": 0.10,   # the largest recency bonus: re-orders hits within ~10 %
+        "same_topic_window": 0.15,  # a newer same-topic record goes first within 15 % relevance
         "candidates": 100,        # records re-scored per query (at least 5x --limit)
         "postings_budget": 30000,  # above this many term matches, candidates are chosen, not all ranked
     },
