@@ -134,6 +134,9 @@ def write(vault: Vault, project: str, *, done: list[str] | None = None,
         scan.check(item, allow_unsafe=allow_unsafe)
     draft = Handoff(project=project, time="", done=parts["done"], blocked=parts["blocked"],
                     next=parts["next"], note=parts["note"], source=source)
+    from optmem.index import prepare
+
+    prepare(vault)
     with vault.lock():
         res = log.append(vault, draft.summary(), domain=domain, project=project, kind="handoff",
                          source=source, gate=False, allow_unsafe=True,

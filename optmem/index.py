@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from optmem import fsio
 from optmem import text as textmod
 from optmem.clock import to_epoch
 from optmem.record import TIER_RANK, BadLine, Record, parse_fields, parse_line
@@ -575,13 +576,21 @@ PARALLEL_MIN_BYTES = 1 << 20  # below this a worker pool costs more than it save
 
 def build(vault: Vault, progress: Progress | None = None, *,
           parallel_min_bytes: int = PARALLEL_MIN_BYTES) -> None:
-    """Build the index from scratch into a temporary file, then move it into place.
+    """Build the index from scratch and move it into place (the caller holds the vault lock).
 
-    The caller holds the vault lock. Readers keep the old file until the rename. A big log is
-    parsed and tokenised by worker processes (one per core) while this one inserts.
+    Readers keep the old file until the rename.
     """
-    from optmem import fsio
+    fsio.move(_build_file(vault, progress, parallel_min_bytes), vault.index_path, mode=fsio.FILE_MODE)
 
+
+def _build_file(vault: Vault, progress: Progress | None = None,
+                parallel_min_bytes: int = PARALLEL_MIN_BYTES) -> Path:
+    """A complete index of the log as it is now, in a temporary file of this process; returns it.
+
+    Needs no lock: it reads a snapshot (the log only grows, or the result is caught up or
+    redone under the lock). A big log is parsed and tokenised by worker processes (one per
+    core) while this one inserts.
+    """
     fsio.ensure_dir(vault.cache_dir)
     tmp = vault.cache_dir / f"index.{os.getpid()}.tmp"
     fsio.remove_file(tmp)
@@ -600,7 +609,7 @@ def build(vault: Vault, progress: Progress | None = None, *,
         conn.commit()
     finally:
         conn.close()
-    fsio.move(tmp, vault.index_path, mode=fsio.FILE_MODE)
+    return tmp
 
 
 def open_index(vault: Vault, progress: Progress | None = None, *, rebuild: bool = False) -> Index:
@@ -624,6 +633,7 @@ def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index
         conn = _fresh(vault)
         if conn is not None:
             return Index(vault, conn)
+    held = vault.locked  # a caller inside the lock cannot let go of it for a long build
     with vault.lock():
         if not rebuild:
             conn = _fresh(vault)
@@ -639,8 +649,31 @@ def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index
                         idx.close()
                 except sqlite3.DatabaseError:
                     pass
-        build(vault, progress)
+        if held:
+            build(vault, progress)
+            return Index(vault, _connect(vault.index_path))
+    # A rebuild (after a git merge, a hand edit, a purge elsewhere) takes a while on a big log:
+    # build it outside the lock, so other agents keep appending, then catch up and swap.
+    tmp = _build_file(vault, progress)
+    with vault.lock():
+        idx = Index(vault, _connect(tmp))
+        try:
+            idx.sync()  # what was appended while we built
+        except (_NeedsRebuild, sqlite3.DatabaseError):  # rewritten again meanwhile: redo it here
+            idx.close()
+            fsio.remove_file(tmp)
+            build(vault, progress)
+            return Index(vault, _connect(vault.index_path))
+        idx.close()
+        fsio.move(tmp, vault.index_path, mode=fsio.FILE_MODE)
         return Index(vault, _connect(vault.index_path))
+
+
+def prepare(vault: Vault) -> None:
+    """Bring the index in step before taking the vault lock, so a rebuild, if one is due,
+    happens outside the lock (writers call this first)."""
+    if vault.exists() and not vault.locked:
+        open_index(vault).close()
 
 
 def catch_up(idx: Index) -> Index:

@@ -12,7 +12,7 @@ from typing import Any
 from optmem import clock, fsio, scan
 from optmem import text as textmod
 from optmem.errors import RedlineLocked, TooLarge, UsageError
-from optmem.index import ROW_SELECT, Index, Row, catch_up, match_any, open_index
+from optmem.index import ROW_SELECT, Index, Row, catch_up, match_any, open_index, prepare
 from optmem.record import TIERS, Record, new_id
 from optmem.vault import NAME_RE, Vault, validate_name
 
@@ -139,6 +139,7 @@ def append(vault: Vault, text: str, *, domain: str | None = None, project: str |
     tags = [t.strip() for t in (tags or []) if t and t.strip()]
     corrects = list(corrects or [])
     threshold = float(vault.setting("dedup", "threshold"))
+    prepare(vault)
     with vault.lock():
         idx = open_index(vault)
         try:
@@ -272,6 +273,7 @@ def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | N
            source: str | None = None) -> Forgotten:
     """Append a tombstone: the record leaves search and context but stays in the file."""
     moment = clock.now()
+    prepare(vault)
     with vault.lock():
         idx = open_index(vault)
         try:

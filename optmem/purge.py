@@ -34,7 +34,7 @@ def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = No
     if chosen != 1:
         raise UsageError("say what to purge: record IDs, --domain D, or --all (one of them)")
     vault.require()
-    with vault.lock():
+    with vault.tree_lock(), vault.lock():  # tree first, as compaction takes them
         with open_index(vault) as idx:
             if ids:
                 targets = {log.resolve_one(idx, ref).id for ref in ids}

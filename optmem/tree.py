@@ -343,7 +343,7 @@ def compact(vault: Vault, *, domain: str | None = None, dry_run: bool = False,
     vault.require()
     targets = [validate_name(domain, "domain")] if domain else domains_of(vault)
     report, warnings = [], []
-    with vault.lock():
+    with vault.tree_lock():  # not the vault lock: agents keep appending while this runs
         for d in targets:
             plan = plan_domain(vault, d, summarizer=summarizer, progress=progress)
             warnings += plan.warnings

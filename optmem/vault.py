@@ -83,6 +83,15 @@ class Vault:
             )
         return self
 
+    @property
+    def locked(self) -> bool:
+        """Whether this object holds the vault lock right now."""
+        return self._lock_depth > 0
+
+    def tree_lock(self):
+        """The summary tree's own lock: compaction takes a while and must not hold up appends."""
+        return fsio.exclusive_lock(self.cache_dir / "tree.lock", float(self.setting("lock", "timeout")))
+
     @contextmanager
     def lock(self) -> Iterator[None]:
         """The vault's exclusive write lock (in the ignored cache folder, so git never sees it).

@@ -12,7 +12,7 @@ from typing import Any
 
 from optmem import clock, log
 from optmem.errors import Ambiguous, NotFound, RedlineLocked, UsageError
-from optmem.index import Index, Row, open_index
+from optmem.index import Index, Row, open_index, prepare
 from optmem.record import ID_RE
 
 CORRECTION_PREFIX = "〔更正〕"
@@ -65,6 +65,7 @@ def correct(vault, target: str, text: str, *, tier: str | None = None, domain: s
         raise UsageError("TEXT is empty; give the corrected fact")
     body = text.strip() if _ALREADY.match(text) else f"{CORRECTION_PREFIX}{text.strip()}"
     now = clock.now().timestamp()
+    prepare(vault)
     with vault.lock():
         with open_index(vault) as idx:
             row = _target(idx, target, now)

@@ -83,3 +83,48 @@ def test_crash_torn_tail_is_tolerated_and_ended_by_the_next_append(vault_path):
     assert json.loads(lines[2])["id"] == new_id                # and the new record is whole
     assert json.loads(run_optmem("get", new_id, "--json").stdout)["record"]["status"] == "current"
     assert os.path.getsize(vault_path / "LOG.jsonl") == len(b"\n".join(lines))
+
+
+def test_appends_go_on_while_the_summary_tree_is_being_compacted(vault, vault_path):
+    """Compaction holds the tree's lock, not the vault's: an agent's append does not wait on it."""
+    (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.3\n", "utf-8")
+    from optmem import fsio
+
+    with fsio.exclusive_lock(vault_path / ".cache" / "tree.lock", 1):
+        res = run_optmem("append", "written during a compaction", "--json")
+        assert res.returncode == 0, res.stdout + res.stderr
+        blocked = run_optmem("compact", "--json")
+        assert blocked.returncode == 3 and json.loads(blocked.stdout)["error"]["code"] == "locked"
+
+
+BIG_LOG = textwrap.dedent("""
+    import json, sys
+    with open(sys.argv[1], "w", encoding="utf-8") as fh:
+        for i in range(int(sys.argv[2])):
+            fh.write(json.dumps({"id": f"01K{i:023d}", "ts": "2026-01-01T00:00:00Z", "domain": "d",
+                                 "text": f"record {i} 记录 部署 端口 deploy port {i % 977}"}) + "\\n")
+""")
+
+
+def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path):
+    """After the log changed under the index (a git merge), the rebuild does not hold the vault
+    lock: while it runs, another agent's append gets through with a short lock timeout."""
+    subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), "150000"], check=True)
+    (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.5\n", "utf-8")
+    builder = subprocess.Popen([sys.executable, "-m", "optmem", "--vault", str(vault_path), "search", "部署"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    cache = vault_path / ".cache"
+    seen_building = False
+    import time
+    deadline = time.monotonic() + 120
+    while builder.poll() is None and time.monotonic() < deadline:
+        if any(p.name.endswith(".tmp") for p in cache.glob("index.*")):
+            seen_building = True
+            res = run_optmem("append", "an agent writes while the index is rebuilt", "--json")
+            assert res.returncode == 0, res.stdout + res.stderr
+            break
+        time.sleep(0.02)
+    assert builder.wait(timeout=120) == 0, builder.stderr.read()
+    assert seen_building  # the append above really ran during the build
+    hits = json.loads(run_optmem("search", "rebuilt", "--json").stdout)["hits"]
+    assert [h["text"] for h in hits] == ["an agent writes while the index is rebuilt"]
