@@ -128,3 +128,42 @@ def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path):
     assert seen_building  # the append above really ran during the build
     hits = json.loads(run_optmem("search", "rebuilt", "--json").stdout)["hits"]
     assert [h["text"] for h in hits] == ["an agent writes while the index is rebuilt"]
+
+
+SEARCHER = textwrap.dedent("""
+    import sys
+    from optmem import search
+    from optmem.vault import Vault
+    v = Vault(sys.argv[1])
+    for i in range(int(sys.argv[2])):
+        search.search(v, "worker record 进程")
+""")
+COMPACTOR = textwrap.dedent("""
+    import sys
+    from optmem import tree
+    from optmem.vault import Vault
+    v = Vault(sys.argv[1])
+    for i in range(int(sys.argv[2])):
+        tree.compact(v)
+""")
+
+
+def test_readers_writers_and_a_compactor_at_once(vault, vault_path):
+    (vault_path / "optmem.toml").write_text("[tree]\nrun = 16\nfanout = 4\n", "utf-8")
+    procs = [subprocess.Popen([sys.executable, "-c", APPENDER, str(vault_path), str(i), "30"]) for i in range(3)]
+    procs += [subprocess.Popen([sys.executable, "-c", SEARCHER, str(vault_path), "25"]) for _ in range(2)]
+    procs += [subprocess.Popen([sys.executable, "-c", COMPACTOR, str(vault_path), "5"])]
+    for p in procs:
+        assert p.wait(timeout=300) == 0
+    lines = [json.loads(line) for line in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()]
+    assert len([r for r in lines if r["kind"] == "note"]) == 90
+    res = run_optmem("search", "worker record", "--limit", "100", "--json")
+    assert json.loads(res.stdout)["total"] == 90
+    assert json.loads(run_optmem("doctor", "--json").stdout)["ok"] is True
+    run_optmem("compact")
+    covered = set()
+    from optmem import tree as treemod
+    for node_file in (vault_path / "tree").glob("*/L1-*.md"):
+        node = treemod.parse(node_file.read_text("utf-8"))
+        assert not covered & set(node.children)  # no record sealed twice
+        covered |= set(node.children)
