@@ -627,46 +627,62 @@ def open_index(vault: Vault, progress: Progress | None = None, *, rebuild: bool 
                          "changed", file=str(vault.log_path)) from exc
 
 
+BUILD_WAIT = 900.0  # seconds a process waits for another one's rebuild (1M records: ~25 s)
+
+
+def _caught_up(vault: Vault, progress: Progress | None) -> Index | None:
+    """The index brought in step under the vault lock, or None when only a rebuild will do."""
+    with vault.lock():
+        conn = _fresh(vault)
+        if conn is not None:
+            return Index(vault, conn)
+        if vault.index_path.exists():
+            try:
+                idx = Index(vault, _connect(vault.index_path))
+                try:
+                    idx.sync(progress)
+                    return idx
+                except (_NeedsRebuild, sqlite3.DatabaseError):
+                    idx.close()
+            except sqlite3.DatabaseError:
+                pass
+    return None
+
+
 def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index:
     vault.require()
     if not rebuild:
         conn = _fresh(vault)
         if conn is not None:
             return Index(vault, conn)
-    held = vault.locked  # a caller inside the lock cannot let go of it for a long build
-    with vault.lock():
+        idx = _caught_up(vault, progress)
+        if idx is not None:
+            return idx
+    if vault.locked:  # a caller inside the vault lock cannot let go of it for a long build
+        with vault.lock():
+            build(vault, progress)
+            return Index(vault, _connect(vault.index_path))
+    # A rebuild (after a git merge, a hand edit, a purge elsewhere) takes a while on a big log.
+    # One process builds — others wait for it on the build lock rather than build again — and
+    # it builds outside the vault lock, so agents keep appending; then it catches up and swaps.
+    with fsio.exclusive_lock(vault.cache_dir / "build.lock", BUILD_WAIT):
         if not rebuild:
-            conn = _fresh(vault)
-            if conn is not None:
-                return Index(vault, conn)
-            if vault.index_path.exists():
-                try:
-                    idx = Index(vault, _connect(vault.index_path))
-                    try:
-                        idx.sync(progress)
-                        return idx
-                    except (_NeedsRebuild, sqlite3.DatabaseError):
-                        idx.close()
-                except sqlite3.DatabaseError:
-                    pass
-        if held:
-            build(vault, progress)
-            return Index(vault, _connect(vault.index_path))
-    # A rebuild (after a git merge, a hand edit, a purge elsewhere) takes a while on a big log:
-    # build it outside the lock, so other agents keep appending, then catch up and swap.
-    tmp = _build_file(vault, progress)
-    with vault.lock():
-        idx = Index(vault, _connect(tmp))
-        try:
-            idx.sync()  # what was appended while we built
-        except (_NeedsRebuild, sqlite3.DatabaseError):  # rewritten again meanwhile: redo it here
+            idx = _caught_up(vault, progress)  # another process may have just rebuilt it
+            if idx is not None:
+                return idx
+        tmp = _build_file(vault, progress)
+        with vault.lock():
+            idx = Index(vault, _connect(tmp))
+            try:
+                idx.sync()  # what was appended while we built
+            except (_NeedsRebuild, sqlite3.DatabaseError):  # rewritten again meanwhile: redo it
+                idx.close()
+                fsio.remove_file(tmp)
+                build(vault, progress)
+                return Index(vault, _connect(vault.index_path))
             idx.close()
-            fsio.remove_file(tmp)
-            build(vault, progress)
+            fsio.move(tmp, vault.index_path, mode=fsio.FILE_MODE)
             return Index(vault, _connect(vault.index_path))
-        idx.close()
-        fsio.move(tmp, vault.index_path, mode=fsio.FILE_MODE)
-        return Index(vault, _connect(vault.index_path))
 
 
 def prepare(vault: Vault) -> None:

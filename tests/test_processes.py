@@ -167,3 +167,20 @@ def test_readers_writers_and_a_compactor_at_once(vault, vault_path):
         node = treemod.parse(node_file.read_text("utf-8"))
         assert not covered & set(node.children)  # no record sealed twice
         covered |= set(node.children)
+
+
+def test_concurrent_readers_share_one_rebuild(vault, vault_path):
+    """Three searches arrive at a log whose index must be rebuilt: one builds, the others wait
+    for it (on the build lock) instead of building copies of their own."""
+    subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), "60000"], check=True)
+    import time
+    procs = [subprocess.Popen([sys.executable, "-m", "optmem", "--vault", str(vault_path), "search", "部署", "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    builders: set[str] = set()
+    while any(p.poll() is None for p in procs):
+        builders |= {p.name for p in (vault_path / ".cache").glob("index.*.tmp")}
+        time.sleep(0.005)
+    outs = [p.communicate()[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert len({json.dumps(json.loads(o)["hits"]) for o in outs}) == 1  # the same answer
+    assert len(builders) == 1, builders
