@@ -192,7 +192,7 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
         raise UsageError("--limit must be at least 1")
     filters = filters or Filters()
     now = clock.now().timestamp()
-    terms = textmod.query_terms(query)
+    terms = textmod.search_terms(query)
     with open_index(vault, progress) as idx:
         warnings = idx.warnings()
         if not terms:

@@ -99,6 +99,20 @@ def analyze(folded: str) -> tuple[list[str], str | None]:
     return _tokens(runs), digest(normal.encode("utf-8")) if normal else None
 
 
+# English function words: they match nearly every record, so a search drops them when the
+# query has other terms (they still count for the write gate and in the index).
+STOPWORDS = frozenset("""a about an and are as at be been but by can could did do does for from had
+has have how i if in into is it its me my of on or our so that the their them then there these
+they this to was we were what when where which who whom why will with would you your""".split())
+
+
+def search_terms(text: str) -> list[str]:
+    """`query_terms` without English function words, unless nothing else is left."""
+    terms = query_terms(text)
+    content = [t for t in terms if t not in STOPWORDS]
+    return content or terms
+
+
 def query_terms(text: str) -> list[str]:
     """Query terms, deduplicated in order: words; CJK bigrams (a lone CJK character as itself)."""
     out: list[str] = []

@@ -406,7 +406,7 @@ def search_nodes(vault: Vault, query: str, *, domains: list[str] | None = None,
     tree_root = vault.root / "tree"
     if not tree_root.is_dir():
         return []
-    terms = textmod.query_terms(query)
+    terms = textmod.search_terms(query)
     docs = []
     for d in sorted(p.name for p in tree_root.iterdir() if p.is_dir()):
         if domains and d not in domains:

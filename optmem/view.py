@@ -39,7 +39,7 @@ def _target(idx: Index, target: str, now: float) -> Row:
     from optmem import text as textmod
     from optmem.search import Filters, ranked
 
-    terms = textmod.query_terms(target)
+    terms = textmod.search_terms(target)
     found = ranked(idx, target, terms, 10, Filters(current=True), False, now, []).hits if terms else []
     if not found:
         raise NotFound(f"no current record matches {target!r}; give an id, or other words",

@@ -15,6 +15,12 @@ def test_query_terms_use_bigrams_and_keep_a_lone_character():
     assert text.query_terms("Backend PORT port") == ["backend", "port"]
 
 
+def test_search_drops_english_function_words_unless_nothing_else_is_left():
+    assert text.search_terms("What is the port of the backend?") == ["port", "backend"]
+    assert text.search_terms("the") == ["the"]
+    assert text.search_terms("后端的端口 is what") == ["后端", "端的", "的端", "端口"]
+
+
 def test_latin_words_are_nfkc_folded():
     assert text.tokens("ＰＯＲＴ　８０８０") == ["port", "8080"]
 
