@@ -25,7 +25,8 @@ from typing import Any, NamedTuple
 from optmem import clock
 from optmem import text as textmod
 from optmem.errors import UsageError
-from optmem.index import ROW_SELECT, Index, Row, match_all, match_any, open_index, tokens_for
+from optmem.index import ROW_SELECT, Index, Row, match_all, match_any, open_index
+from optmem.ingest import tokens_for
 from optmem.vault import Vault, validate_name
 
 K1, B = 1.2, 0.75

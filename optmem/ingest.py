@@ -1,0 +1,337 @@
+"""Ingest: turning LOG.jsonl lines into index rows, and keeping the effective view.
+
+`consume` reads lines from where the index stopped (a torn tail left for later, a hand-typed
+last line without its newline taken when it is whole JSON), `_prepare` parses, folds, tokenises
+and fingerprints a batch (pure: it can run in worker processes), `_store` inserts the rows, and
+`link` updates who supersedes whom, what is forgotten and what was restated. `LogState` and
+`appended_only` tell an append from a rewrite without reading the whole log.
+"""
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+from optmem import text as textmod
+from optmem.clock import to_epoch
+from optmem.record import TIER_RANK, BadLine, Record, parse_fields
+
+SCHEMA = "optmem-index-4"
+BATCH = 4000
+Progress = Callable[[int, int], None]
+
+
+def tokens_for(text: str, key: str | None, tags: tuple[str, ...] | list[str], *,
+               folded: bool = False) -> list[str]:
+    """What FTS indexes for a record: the tokens of its text, key and tags."""
+    toks = textmod.tokens(text, folded=folded)
+    if key or tags:
+        toks += textmod.tokens(" ".join((key or "", *tags)))
+    return toks
+
+
+class NeedsRebuild(Exception):
+    pass
+
+
+class LogState(NamedTuple):
+    size: int
+    ino: int
+    mtime_ns: int
+
+    @classmethod
+    def read(cls, path: Path) -> "LogState":
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return cls(0, 0, 0)
+        return cls(st.st_size, st.st_ino, st.st_mtime_ns)
+
+    def same_as(self, meta: dict[str, str]) -> bool:
+        return (meta.get("schema") == SCHEMA and meta.get("size") == str(self.size)
+                and meta.get("ino") == str(self.ino) and meta.get("mtime") == str(self.mtime_ns))
+
+
+def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
+    return dict(conn.execute("SELECT k, v FROM meta"))
+
+
+def _windows(size: int) -> list[tuple[int, int]]:
+    """Byte windows of the indexed region whose hashes detect a rewrite: head, tail and 6 between."""
+    if size <= 0:
+        return []
+    spots = {0, max(0, size - 4096)}
+    spots.update(size * i // 7 for i in range(1, 7))
+    return [(off, min(4096 if off in (0, max(0, size - 4096)) else 512, size - off))
+            for off in sorted(spots)]
+
+
+def hash_windows(path: Path, size: int) -> list[list[object]]:
+    out: list[list[object]] = []
+    with open(path, "rb") as fh:
+        for off, ln in _windows(size):
+            fh.seek(off)
+            out.append([off, ln, textmod.digest(fh.read(ln), 8)])
+    return out
+
+
+def appended_only(path: Path, state: LogState, meta: dict[str, str]) -> bool:
+    """True when the log only grew since the last sync (its indexed bytes are unchanged)."""
+    if meta.get("schema") != SCHEMA:
+        return False
+    done = int(meta.get("done", "0"))
+    if state.size < int(meta.get("size", "0")) or state.size < done:
+        return False
+    if state.size == int(meta.get("size", "-1")) and meta.get("ino") == str(state.ino):
+        return False  # same size, new mtime: edited in place
+    return json.loads(meta.get("samples", "[]")) == hash_windows(path, done)
+
+
+Line = tuple[bytes, int, int, int]  # (the line without its newline, line number, offset, length)
+
+
+class _Prepared(NamedTuple):
+    """A batch of lines turned into rows — the CPU-heavy half of indexing, done anywhere."""
+
+    rec_rows: list[tuple]
+    fts_rows: list[tuple[int, str]]
+    red_rows: list[tuple[int, str]]
+    tag_rows: list[tuple[str, int]]
+    linked: list[tuple[dict, int]]     # records that affect the effective view
+    bad: list[tuple[int, str, str]]
+    ids: list[str]
+    docs: int
+    tokens: int
+
+
+def _prepare(batch: list[Line]) -> _Prepared:
+    """Parse, fold, tokenise and fingerprint a batch of lines (pure: no I/O, no database)."""
+    out = _Prepared([], [], [], [], [], [], [], 0, 0)
+    docs = tokens = 0
+    fold = textmod.fold
+    for body, n, off, ln in batch:
+        try:
+            f = parse_fields(body)
+        except BadLine as exc:
+            out.bad.append((n, exc.code, str(exc)))
+            continue
+        text, kind, key, tags, corrects = f["text"], f["kind"], f["key"], f["tags"], f["corrects"]
+        fp = None
+        if text:
+            toks, fp = textmod.analyze(fold(text))
+            if key or tags:
+                toks += textmod.tokens(" ".join((key or "", *tags)))
+            docs += 1
+            tokens += len(toks)
+            out.fts_rows.append((n, " ".join(toks)))
+            if f["tier"] == "redline":
+                out.red_rows.append(out.fts_rows[-1])
+        retired = 1 if kind == "memory" and f["extra"].get("op") == "remove" else 0
+        out.rec_rows.append((
+            n, f["id"], f["id"][::-1], off, ln, to_epoch(f["ts"]), f["domain"], f["project"],
+            kind, TIER_RANK[f["tier"]], key, fp, to_epoch(f["expires"]) if f["expires"] else None,
+            f["ref"].upper() if f["ref"] else None,
+            json.dumps(list(corrects)) if corrects else None, retired,
+        ))
+        if tags:
+            out.tag_rows.extend((t, n) for t in tags)
+        if corrects or key or (f["ref"] and kind in ("forget", "seen")):
+            out.linked.append((f, n))
+        out.ids.append(f["id"])
+    return out._replace(docs=docs, tokens=tokens)
+
+
+def _store(conn: sqlite3.Connection, prep: _Prepared, totals: list[int],
+           deferred: list[Record] | None) -> None:
+    """Insert prepared rows; link the effective view now, or collect into `deferred`."""
+    conn.executemany(
+        "INSERT INTO rec (n, id, rid, off, len, ts, domain, project, kind, tier, key, "
+        "fp, expires, ref, corrects, retired) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", prep.rec_rows)
+    conn.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", prep.fts_rows)
+    if prep.red_rows:
+        conn.executemany("INSERT INTO fts_red (rowid, body) VALUES (?, ?)", prep.red_rows)
+    if prep.tag_rows:
+        conn.executemany("INSERT INTO tag VALUES (?, ?)", prep.tag_rows)
+    if prep.bad:
+        conn.executemany("INSERT OR REPLACE INTO bad VALUES (?, ?, ?)", prep.bad)
+    totals[0] += prep.docs
+    totals[1] += prep.tokens
+    linked = [Record(line=n, **f) for f, n in prep.linked]
+    if deferred is not None:
+        deferred.extend(linked)
+    else:
+        link(conn, linked, prep.ids)
+
+
+class _Reader:
+    """Reads whole lines from an offset up to a size; an unterminated last line is taken only
+    when it is complete JSON (a hand-typed line without its newline), else left as a torn tail."""
+
+    def __init__(self, path: Path, off: int, size: int, n: int, open_end: bool) -> None:
+        self.path, self.off, self.size, self.n, self.open_end = path, off, size, n, open_end
+
+    def batches(self, size: int = BATCH):
+        batch: list[Line] = []
+        if self.size <= self.off:
+            return
+        with open(self.path, "rb") as fh:
+            fh.seek(self.off)
+            if self.open_end:
+                if fh.read(1) != b"\n":
+                    raise NeedsRebuild()  # the unterminated last line was continued by hand
+                self.off += 1
+                self.open_end = False
+            for raw in fh:
+                end = self.off + len(raw)
+                if end > self.size or not raw.endswith(b"\n"):
+                    raw = raw[: self.size - self.off]
+                    body = raw.strip()
+                    if body:
+                        try:
+                            parse_fields(body)
+                        except BadLine:
+                            break  # a torn tail: left for the next append to end
+                        self.n += 1
+                        batch.append((body, self.n, self.off, len(raw)))
+                        self.off += len(raw)
+                        self.open_end = True
+                    break
+                self.n += 1
+                body = raw.rstrip(b"\r\n")
+                if body.strip():
+                    batch.append((body, self.n, self.off, len(body)))
+                self.off = end
+                if len(batch) >= size:
+                    yield batch
+                    batch = []
+        if batch:
+            yield batch
+
+
+def consume(conn: sqlite3.Connection, path: Path, state: LogState, meta: dict[str, str],
+             progress: Progress | None, deferred: list[Record] | None = None,
+             workers: int = 0) -> None:
+    """Index the lines from meta['done'] up to `state.size`, then store the new sync state.
+
+    With `deferred`, records that affect the effective view are collected there instead of being
+    linked at once (a from-scratch build links them after its look-up indexes exist). With
+    `workers`, batches are prepared in that many forked processes while this one inserts.
+    """
+    reader = _Reader(path, int(meta.get("done", "0")), state.size, int(meta.get("lines", "0")),
+                     meta.get("open_end") == "1")
+    totals = [int(meta.get("docs", "0")), int(meta.get("tokens", "0"))]
+    with conn:
+        if workers:
+            import multiprocessing
+
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                for prep in pool.imap(_prepare, reader.batches()):
+                    _store(conn, prep, totals, deferred)
+                    if progress:
+                        progress(reader.off, state.size)
+        else:
+            for batch in reader.batches():
+                _store(conn, _prepare(batch), totals, deferred)
+                if progress:
+                    progress(reader.off, state.size)
+        new_meta = {
+            "schema": SCHEMA, "size": str(state.size), "ino": str(state.ino),
+            "mtime": str(state.mtime_ns), "done": str(reader.off), "lines": str(reader.n),
+            "open_end": "1" if reader.open_end else "0",
+            "docs": str(totals[0]), "tokens": str(totals[1]),
+            "samples": json.dumps(hash_windows(path, reader.off) if reader.off else []),
+        }
+        conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", new_meta.items())
+    if progress:
+        progress(state.size, state.size)
+
+
+def matching_ids(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, int]:
+    """id → line number of the records `ref` names: the exact id, else ids that start or end
+    with it (≥ 6 characters, any case). Several entries mean an ambiguous reference."""
+    ref = ref.strip().lstrip("#").upper()
+    if len(ref) < 6:
+        return {}
+    hit = conn.execute("SELECT id, n FROM rec WHERE id = ? ORDER BY n LIMIT 1", (ref,)).fetchone()
+    if hit:
+        return {hit[0]: hit[1]}
+    found: dict[str, int] = {}
+    rev = ref[::-1]
+    for sql, key in (("SELECT id, n FROM rec WHERE id >= ? AND id < ? ORDER BY n LIMIT ?", ref),
+                     ("SELECT id, n FROM rec WHERE rid >= ? AND rid < ? ORDER BY n LIMIT ?", rev)):
+        for i, n in conn.execute(sql, (key, key + "\x7f", limit)):
+            found.setdefault(i, n)
+    return found
+
+
+def _resolve_n(conn: sqlite3.Connection, ref: str) -> int | None:
+    """The line of the one record `ref` names, or None (missing or ambiguous)."""
+    found = matching_ids(conn, ref, 3)
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None) -> None:
+    """Update the effective view for newly indexed records (and records waiting for them).
+
+    `new_ids` are the ids indexed just now, which records indexed earlier may be waiting for;
+    None means every pending reference is retried.
+    """
+    groups: set[tuple[str, str, str | None]] = set()
+    for rec in recs:
+        if rec.corrects:
+            for ref in rec.corrects:
+                _apply(conn, ref, rec.line, "corrects")
+        if rec.ref and rec.kind in ("forget", "seen"):
+            _apply(conn, rec.ref, rec.line, rec.kind)
+        if rec.key:
+            groups.add((rec.key, rec.domain, rec.project))
+    if conn.execute("SELECT 1 FROM pend LIMIT 1").fetchone():
+        if new_ids is None:
+            waiting = conn.execute("SELECT p.rowid, p.ref, p.src, p.what FROM pend p "
+                                   "JOIN rec r ON r.id = p.ref").fetchall()
+        else:
+            waiting = []
+            for i in range(0, len(new_ids), 500):
+                chunk = new_ids[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                waiting += conn.execute(
+                    f"SELECT rowid, ref, src, what FROM pend WHERE ref IN ({marks})", chunk).fetchall()
+        for rowid, ref, src, what in waiting:
+            conn.execute("DELETE FROM pend WHERE rowid = ?", (rowid,))
+            _apply(conn, ref, src, what)
+    for key, domain, project in groups:
+        _recompute_key(conn, key, domain, project)
+
+
+def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> None:
+    target = _resolve_n(conn, ref)
+    if target is None:
+        conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (ref.strip().lstrip("#").upper(), src, what))
+        return
+    s_id, s_tier, s_ts = conn.execute("SELECT id, tier, ts FROM rec WHERE n = ?", (src,)).fetchone()
+    if what == "corrects":
+        t_tier = conn.execute("SELECT tier FROM rec WHERE n = ?", (target,)).fetchone()[0]
+        if t_tier == TIER_RANK["redline"] and s_tier != TIER_RANK["redline"]:
+            return  # a redline is locked: only a newer redline supersedes it
+        conn.execute("UPDATE rec SET sup = ? WHERE n = ? AND n != ?", (s_id, target, src))
+    elif what == "forget":
+        conn.execute("UPDATE rec SET forgotten = 1 WHERE n = ?", (target,))
+    elif what == "seen" and s_ts is not None:
+        conn.execute("UPDATE rec SET seen = max(coalesce(seen, ?), ?) WHERE n = ?", (s_ts, s_ts, target))
+
+
+def _recompute_key(conn: sqlite3.Connection, key: str, domain: str, project: str | None) -> None:
+    members = conn.execute(
+        "SELECT n, id, coalesce(ts, -1e18), tier FROM rec WHERE key = ? AND domain = ? AND project IS ?",
+        (key, domain, project)).fetchall()
+    redlines = [m for m in members if m[3] == TIER_RANK["redline"]]
+    winner = max(redlines or members, key=lambda m: (m[2], m[1], m[0]))
+    conn.execute(
+        "UPDATE rec SET ksup = CASE WHEN n = ? THEN NULL ELSE ? END "
+        "WHERE key = ? AND domain = ? AND project IS ?",
+        (winner[0], winner[1], key, domain, project))
+
+
+# -- opening ---------------------------------------------------------------------------------
