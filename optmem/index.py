@@ -317,19 +317,17 @@ BUILD_WAIT = 900.0  # seconds a process waits for another one's rebuild (1M reco
 def _caught_up(vault: Vault, progress: Progress | None) -> Index | None:
     """The index brought in step under the vault lock, or None when only a rebuild will do."""
     with vault.lock():
-        conn = _fresh(vault)
-        if conn is not None:
-            return Index(vault, conn)
-        if vault.index_path.exists():
-            try:
-                idx = Index(vault, _connect(vault.index_path))
-                try:
-                    idx.sync(progress)
-                    return idx
-                except (NeedsRebuild, sqlite3.DatabaseError):
-                    idx.close()
-            except sqlite3.DatabaseError:
-                pass
+        if not vault.index_path.exists():
+            return None
+        try:
+            idx = Index(vault, _connect(vault.index_path))
+        except sqlite3.DatabaseError:
+            return None
+        try:
+            idx.sync(progress)  # returns at once when nothing changed since
+            return idx
+        except (NeedsRebuild, sqlite3.DatabaseError):
+            idx.close()
     return None
 
 

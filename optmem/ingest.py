@@ -23,13 +23,14 @@ BATCH = 4000
 Progress = Callable[[int, int], None]
 
 
-def tokens_for(text: str, key: str | None, tags: tuple[str, ...] | list[str], *,
-               folded: bool = False) -> list[str]:
+def tokens_for(text: str, key: str | None, tags: tuple[str, ...] | list[str]) -> list[str]:
     """What FTS indexes for a record: the tokens of its text, key and tags."""
-    toks = textmod.tokens(text, folded=folded)
-    if key or tags:
-        toks += textmod.tokens(" ".join((key or "", *tags)))
-    return toks
+    return textmod.tokens(text) + _label_tokens(key, tags)
+
+
+def _label_tokens(key: str | None, tags: tuple[str, ...] | list[str]) -> list[str]:
+    """A record's key and tags are searchable too."""
+    return textmod.tokens(" ".join((key or "", *tags))) if key or tags else []
 
 
 class NeedsRebuild(Exception):
@@ -121,8 +122,7 @@ def _prepare(batch: list[Line]) -> _Prepared:
         fp = None
         if text:
             toks, fp = textmod.analyze(fold(text))
-            if key or tags:
-                toks += textmod.tokens(" ".join((key or "", *tags)))
+            toks += _label_tokens(key, tags)
             docs += 1
             tokens += len(toks)
             out.fts_rows.append((n, " ".join(toks)))
@@ -332,6 +332,3 @@ def _recompute_key(conn: sqlite3.Connection, key: str, domain: str, project: str
         "UPDATE rec SET ksup = CASE WHEN n = ? THEN NULL ELSE ? END "
         "WHERE key = ? AND domain = ? AND project IS ?",
         (winner[0], winner[1], key, domain, project))
-
-
-# -- opening ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 from optmem import clock, fsio, scan
 from optmem import text as textmod
 from optmem.errors import RedlineLocked, TooLarge, UsageError
-from optmem.index import ROW_SELECT, Index, Row, catch_up, match_any, open_index, prepare
+from optmem.index import ROW_SELECT, Index, Row, catch_up, match_any, open_index
 from optmem.record import TIERS, Record, new_id
 from optmem.vault import NAME_RE, Vault, validate_name
 
@@ -139,10 +139,11 @@ def append(vault: Vault, text: str, *, domain: str | None = None, project: str |
     tags = [t.strip() for t in (tags or []) if t and t.strip()]
     corrects = list(corrects or [])
     threshold = float(vault.setting("dedup", "threshold"))
-    prepare(vault)
+    idx = open_index(vault)  # outside the lock: a rebuild, if one is due, does not hold it
     with vault.lock():
-        idx = open_index(vault)
+        idx = catch_up(idx)
         try:
+            _check_corrects_lock(idx, corrects, tier)
             if key:
                 _check_key_lock(idx, key, domain, project, tier, now)
             similar: list[dict[str, Any]] = []
@@ -182,9 +183,9 @@ def append(vault: Vault, text: str, *, domain: str | None = None, project: str |
 
 def _exact_duplicate(idx: Index, text: str, domain: str, project: str | None,
                      key: str | None, now: float) -> Row | None:
-    if not textmod.normalize(text):
-        return None  # nothing to compare: punctuation or symbols only
     fp = textmod.fingerprint(text)
+    if fp is None:
+        return None  # nothing to compare: punctuation or symbols only
     for row in idx.rows("r.fp = ? AND r.domain = ? AND r.project IS ? ORDER BY r.n DESC",
                         (fp, domain, project)):
         if _current(row, now) and row.kind not in ("memory",) and (key is None or row.key == key):
@@ -201,6 +202,18 @@ def _check_key_lock(idx: Index, key: str, domain: str, project: str | None, tier
             raise RedlineLocked(
                 f"key {key!r} is held by redline {row.id}; a redline is a locked rule — write a "
                 "newer redline (--redline) to change it", id=row.id, key=key)
+
+
+def _check_corrects_lock(idx: Index, corrects: list[str], tier: str) -> None:
+    """A redline is a locked rule: only a redline may correct it."""
+    if tier == "redline":
+        return
+    for ref in corrects:
+        for row in idx.resolve(ref):
+            if row.tier == 3:
+                raise RedlineLocked(
+                    f"{row.id} is a redline (a locked rule); only a redline can correct it — add "
+                    "--redline if the rule itself changed", id=row.id)
 
 
 def journal_hot(vault: Vault, file: str, project: str | None, changes: list[Any], *,
@@ -273,9 +286,9 @@ def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | N
            source: str | None = None) -> Forgotten:
     """Append a tombstone: the record leaves search and context but stays in the file."""
     moment = clock.now()
-    prepare(vault)
+    idx = open_index(vault)
     with vault.lock():
-        idx = open_index(vault)
+        idx = catch_up(idx)
         try:
             row = resolve_one(idx, ref)
             if row.forgotten:

@@ -21,8 +21,7 @@ from optmem.errors import (Ambiguous, NearDuplicate, NoMatch, OverLimit, Separat
 from optmem.vault import Vault
 
 SEPARATOR = "\n§\n"
-_SPLIT = re.compile(r"(?m)^[ \t]*§[ \t\r]*$")  # \r: files saved with Windows line ends
-_SEP_LINE = _SPLIT
+_SPLIT = re.compile(r"(?m)^[ \t]*§[ \t\r]*$")  # a separator line (\r: Windows line ends)
 _FRONT = re.compile(r"\A(---[ \t]*\n.*?\n---[ \t]*\n)", re.DOTALL)
 _LIMIT_LINE = re.compile(r"(?m)^limit:\s*(\d+)\s*$")
 TARGETS = ("memory", "user")
@@ -128,7 +127,7 @@ class Change:
 def _check_text(text: str, what: str) -> str:
     if text is None or not text.strip():
         raise UsageError(f"{what} is empty; to delete an entry use `optmem remove`")
-    if _SEP_LINE.search(text):
+    if _SPLIT.search(text):
         raise SeparatorInText(
             f"{what} contains a line that is only '§', which would split the entry; remove that line",
         )
@@ -248,7 +247,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
     threshold = float(vault.setting("dedup", "threshold"))
     with vault.lock():
         hot = load(vault, target, project)
-        start_chars = hot.usage().chars
+        before = HotFile(hot.label, hot.name, hot.path, hot.limit, list(hot.entries))
         changes: list[Change] = []
         for n, op in enumerate(ops, 1):
             if not isinstance(op, dict):
@@ -274,8 +273,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
         usage = hot.usage()
         # over the limit is refused — unless the file was already over (typed by hand) and this
         # change does not make it bigger: shrinking it must always be possible
-        if usage.chars > hot.limit and usage.chars > min(start_chars, hot.limit):
-            before = load(vault, target, project)
+        if usage.chars > hot.limit and usage.chars > min(before.usage().chars, hot.limit):
             raise OverLimit(
                 f"{hot.name} would hold {usage.chars:,} of {hot.limit:,} characters; nothing was "
                 "written — consolidate entries (replace/remove) first, every entry is listed",

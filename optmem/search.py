@@ -94,11 +94,14 @@ class _Cand:
     """A candidate hit while it is being scored."""
 
     __slots__ = ("row", "record", "tokens", "relevance", "score", "band", "age_days", "bonus",
-                 "promoted_over")
+                 "tier_factor", "promoted_over")
 
     def __init__(self, row: Row, record: Any, tokens: set[str]) -> None:
         self.row, self.record, self.tokens = row, record, tokens
         self.relevance = self.score = self.bonus = 0.0
+        # trust breaks near-ties; a correction counts like evidence
+        self.tier_factor = max(TIER_FACTOR[row.tier], TIER_FACTOR[2]) if row.kind == "correction" \
+            else TIER_FACTOR[row.tier]
         self.band = 1
         self.age_days = 0
         self.promoted_over: str | None = None
@@ -122,7 +125,7 @@ def bm25(tf: Counter[str], dl: int, terms: list[str], idf: dict[str, float], avg
 
 
 def _wide_queries(terms: list[str], df: dict[str, int], budget: int,
-                  pool: int) -> list[tuple[str, str, int]]:
+                  pool: int) -> list[tuple[str, str, int, bool]]:
     """Candidate queries for terms too common to rank every match (a big log, common words).
 
     BM25's best documents hold all (or all but one) of the query's terms, or its rare terms;
@@ -131,11 +134,11 @@ def _wide_queries(terms: list[str], df: dict[str, int], budget: int,
     whatever the log's size — all re-scored exactly afterwards.
     """
     by_rarity = sorted(terms, key=lambda t: df[t])
-    out: list[tuple[str, str, int]] = []
+    out: list[tuple[str, str, int, bool]] = []  # (query, order, limit, only when short of candidates)
     if len(terms) > 1:
-        out.append((match_all(terms), "ORDER BY bm25(fts)", pool))
-    if len(terms) > 2:  # only when too few records hold every term
-        out.append((match_all(by_rarity[:-1]), "RELAX", pool // 2))
+        out.append((match_all(terms), "ORDER BY bm25(fts)", pool, False))
+    if len(terms) > 2:
+        out.append((match_all(by_rarity[:-1]), "ORDER BY bm25(fts)", pool // 2, True))
     rare, spent = [], 0
     for t in by_rarity:
         if spent + df[t] > budget:
@@ -143,8 +146,8 @@ def _wide_queries(terms: list[str], df: dict[str, int], budget: int,
         rare.append(t)
         spent += df[t]
     if rare:
-        out.append((match_any(rare), "ORDER BY bm25(fts)", pool // 2))
-    out.append((match_any(terms), "ORDER BY rowid DESC", pool // 2))
+        out.append((match_any(rare), "ORDER BY bm25(fts)", pool // 2, False))
+    out.append((match_any(terms), "ORDER BY rowid DESC", pool // 2, False))
     return out
 
 
@@ -217,16 +220,14 @@ def ranked(idx: Index, query: str, terms: list[str], limit: int, filters: Filter
               f"WHERE fts MATCH ? AND {where}")
     budget = int(settings.get("postings_budget", 30000))
     if sum(df[t] for t in found) <= budget:
-        queries = [(match, "ORDER BY bm25(fts)", pool)]      # exact: rank every match
+        queries = [(match, "ORDER BY bm25(fts)", pool, False)]  # exact: rank every match
     else:
         queries = _wide_queries(found, df, budget, pool)      # bounded work at any log size
     rows: dict[int, Row] = {}
     plain = filters.plain()
-    for q, order, limit_ in queries:
-        if order == "RELAX":
-            if len(rows) >= pool // 2:
-                continue  # enough records hold every term
-            order = "ORDER BY bm25(fts)"
+    for q, order, limit_, optional in queries:
+        if optional and len(rows) >= pool // 2:
+            continue  # enough records hold every term: no need to relax the query
         if plain:
             # no filter to speak of: rank in FTS5 alone (a join per match costs more than the
             # ranking), then drop the few forgotten or bookkeeping rows among the winners
@@ -266,8 +267,7 @@ def ranked(idx: Index, query: str, terms: list[str], limit: int, filters: Filter
         c.age_days = max(0, int((now - recency) // DAY))
         # redlines never decay; everything else gets at most +10 %, shrinking with whole days
         c.bonus = window if c.band == 0 else window / (1 + c.age_days / 30)
-        tier = TIER_FACTOR[row.tier] if row.kind != "correction" else max(TIER_FACTOR[row.tier], 1.03)
-        c.score = c.relevance * tier * (1 + c.bonus)
+        c.score = c.relevance * c.tier_factor * (1 + c.bonus)
         cands.append(c)
     # ties: higher tier, then newer (a later ts; for equal ts the larger id, as in the log)
     cands.sort(key=lambda c: (c.row.id, c.row.n), reverse=True)
@@ -292,7 +292,7 @@ def _hit(c: _Cand, now: float, explain: bool) -> dict[str, Any]:
             "relevance": round(c.relevance, 4),
             "recency_bonus": round(c.bonus, 4),
             "age_days": c.age_days,
-            "tier_factor": TIER_FACTOR[row.tier] if rec.kind != "correction" else 1.03,
+            "tier_factor": c.tier_factor,
             "band": BANDS[c.band],
             "status": hit["status"],
             "promoted_over": c.promoted_over,

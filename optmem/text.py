@@ -60,9 +60,13 @@ def normalize(text: str, *, folded: bool = False) -> str:
     return _normal(_runs(text if folded else fold(text)))
 
 
-def fingerprint(text: str, *, folded: bool = False) -> str:
-    """A short stable hash of `normalize(text)`; equal fingerprints mean the same statement."""
-    return digest(normalize(text, folded=folded).encode("utf-8"))
+def fingerprint(text: str, *, folded: bool = False) -> str | None:
+    """A short stable hash of `normalize(text)`; equal fingerprints mean the same statement.
+
+    None for a text with no letters or digits: "！！！" and "???" are not the same fact.
+    """
+    normal = normalize(text, folded=folded)
+    return digest(normal.encode("utf-8")) if normal else None
 
 
 def numbers(text: str) -> list[str]:
@@ -95,7 +99,7 @@ def analyze(folded: str) -> tuple[list[str], str | None]:
     A text with no letters or digits has no fingerprint: "！！！" and "???" are not the same fact.
     """
     runs = _runs(folded)
-    normal = _normal(runs)
+    normal = _normal(runs)  # as `fingerprint` does, from the runs already split
     return _tokens(runs), digest(normal.encode("utf-8")) if normal else None
 
 

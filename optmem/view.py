@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optmem import clock, log
-from optmem.errors import Ambiguous, NotFound, RedlineLocked, UsageError
+from optmem.errors import Ambiguous, NotFound, UsageError
 from optmem.index import Index, Row, open_index, prepare
 from optmem.record import ID_RE
 
@@ -71,14 +71,9 @@ def correct(vault, target: str, text: str, *, tier: str | None = None, domain: s
             row = _target(idx, target, now)
             rec = idx.record(row)
             warnings = idx.warnings()
-        new_tier = tier or "normal"
-        if row.tier == 3 and new_tier != "redline":
-            raise RedlineLocked(
-                f"{row.id} is a redline (a locked rule); only a redline can correct it — add "
-                "--redline if the rule itself changed", id=row.id)
-        res = log.append(
+        res = log.append(  # refuses (redline_locked) to correct a redline unless this is one
             vault, body, domain=domain or rec.domain, project=project if project else rec.project,
-            kind="correction", tier=new_tier, key=key or rec.key, evidence=evidence,
+            kind="correction", tier=tier or "normal", key=key or rec.key, evidence=evidence,
             source=source, corrects=[row.id], allow_unsafe=allow_unsafe, gate=False)
     return Corrected(res.id or "", row.id, res.record or {}, warnings)
 
