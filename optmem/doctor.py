@@ -16,7 +16,7 @@ from typing import Any
 
 from optmem import clock, fsio, memory
 from optmem.errors import OptmemError, Unreadable, UsageError
-from optmem.record import BadLine, missing_fields, parse_fields
+from optmem.record import BadLine, clean_ref, missing_fields, names, parse_fields
 from optmem.vault import Vault
 
 QUARANTINE = "LOG.quarantine.jsonl"
@@ -94,24 +94,23 @@ def _scan_log(vault: Vault, report: Report) -> tuple[list[int], bool]:
                 refs.append((n, f["id"], f["ref"]))
     ids = sorted(seen)
     for n, rid, ref in refs:
-        if not _known(ref.upper(), seen, ids):
+        if not _known(ref, seen, ids):
             report.problems.append(Problem("dangling_ref", "LOG.jsonl",
                                            f"points at {ref}, which no record has", n, rid))
     return bad, torn
 
 
 def _known(ref: str, seen: dict[str, int], ids: list[str]) -> bool:
-    """An exact id, or a unique-enough prefix/suffix (as hand-typed corrections use)."""
-    if ref in seen:
-        return True
-    if len(ref) < 6:
-        return False
+    """Whether some record has the id `ref` names (see `record.names`); `ids` is sorted."""
     import bisect
 
-    i = bisect.bisect_left(ids, ref)
-    if i < len(ids) and ids[i].startswith(ref):
+    ref = clean_ref(ref)
+    if ref in seen:
         return True
-    return any(i.endswith(ref) for i in ids)
+    i = bisect.bisect_left(ids, ref)  # a prefix sorts right before the ids it starts
+    if i < len(ids) and names(ref, ids[i]):
+        return True
+    return any(names(ref, rid) for rid in ids)  # a suffix: no order helps
 
 
 def _check_hot(vault: Vault, report: Report) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from optmem import fsio
 from optmem.errors import UsageError
+from optmem.record import names
 from optmem.vault import Vault
 
 EPS = 1e-9
@@ -69,9 +70,7 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
 
 def _matches(hit: dict[str, Any], q: dict[str, Any]) -> bool:
     if q.get("expect"):
-        hid = hit["id"].upper()
-        return any(hid == e.upper() or (len(e) >= 6 and (hid.startswith(e.upper()) or hid.endswith(e.upper())))
-                   for e in q["expect"])
+        return any(names(e, hit["id"]) for e in q["expect"])
     return q["expect_text"] in hit["text"]
 
 
@@ -83,9 +82,9 @@ def _score(q: dict[str, Any], hits: list[dict[str, Any]]) -> dict[str, Any]:
     else:
         recall = 1.0 if found else 0.0
     first = found[0] if found else len(hits)
-    forbid = [f.upper() for f in q.get("forbid") or []]
-    stale = any(h["status"] == "superseded" or any(h["id"].upper().endswith(f) or h["id"].upper().startswith(f)
-                                                   for f in forbid) for h in hits[:first])
+    forbid = q.get("forbid") or []
+    stale = any(h["status"] == "superseded" or any(names(f, h["id"]) for f in forbid)
+                for h in hits[:first])
     return {"query": q["query"], "recall": round(recall, 4), "rank": found[0] + 1 if found else None,
             "stale": stale}
 

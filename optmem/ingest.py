@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from optmem import text as textmod
 from optmem.clock import to_epoch
-from optmem.record import TIER_RANK, BadLine, Record, parse_fields
+from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_fields
 
 SCHEMA = "optmem-index-4"
 BATCH = 4000
@@ -251,7 +251,7 @@ def consume(conn: sqlite3.Connection, path: Path, state: LogState, meta: dict[st
 def matching_ids(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, int]:
     """id → line number of the records `ref` names: the exact id, else ids that start or end
     with it (≥ 6 characters, any case). Several entries mean an ambiguous reference."""
-    ref = ref.strip().lstrip("#").upper()
+    ref = clean_ref(ref)
     if len(ref) < 6:
         return {}
     hit = conn.execute("SELECT id, n FROM rec WHERE id = ? ORDER BY n LIMIT 1", (ref,)).fetchone()
@@ -308,7 +308,7 @@ def link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None
 def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> None:
     target = _resolve_n(conn, ref)
     if target is None:
-        conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (ref.strip().lstrip("#").upper(), src, what))
+        conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (clean_ref(ref), src, what))
         return
     s_id, s_tier, s_ts = conn.execute("SELECT id, tier, ts FROM rec WHERE n = ?", (src,)).fetchone()
     if what == "corrects":

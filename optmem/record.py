@@ -42,6 +42,17 @@ def derived_id(raw: bytes, epoch: float | None) -> str:
     return _b32(int((epoch or 0) * 1000) & ((1 << 48) - 1), 10) + _b32(value, 16)
 
 
+def clean_ref(ref: str) -> str:
+    """An id as a person or a hand-typed line gives it: trimmed, without '#', upper case."""
+    return ref.strip().lstrip("#").upper()
+
+
+def names(ref: str, record_id: str) -> bool:
+    """Whether `ref` names this id: the id itself, or ≥ 6 of its first or last characters."""
+    ref, rid = clean_ref(ref), record_id.upper()
+    return ref == rid or (len(ref) >= 6 and (rid.startswith(ref) or rid.endswith(ref)))
+
+
 def hand_correction_refs(text: str) -> list[str]:
     """`〔更正〕 … #<id>` / `[correction] … #<id>`: the ids a hand-typed correction names."""
     if not _HAND_CORRECTION.match(text):

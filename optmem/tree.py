@@ -284,15 +284,8 @@ def plan_domain(vault: Vault, domain: str, *, summarizer: str | None = None,
 
     top = _top(nodes)
     if top:
-        root_level = max(n.level for n in nodes.values()) + 1
-        items = [it for n in top for it in _node_items(n)]
-        kinds = sum((_node_kinds(n) for n in top), Counter())
-        count = sum(n.count for n in top)
-        start, end = min(n.start for n in top), max(n.end for n in top)
-        feed = "\n\n".join(f"## {n.id} ({n.start} → {n.end})\n{n.body}" for n in top)
-        body, used = summarise(root_level, start, end, count, items, kinds, feed)
-        root = Node("root", root_level, domain, start, end, count, [n.id for n in top], used, body,
-                    root=True)
+        root = _over("root", max(n.level for n in nodes.values()) + 1, domain, top, summarise,
+                     root=True)
         if old_root is not None and old_root.edited:
             # a person's words win: keep their body, refresh only what the root points at
             root = replace(root, body=old_root.body, digest=old_root.digest, summarizer=old_root.summarizer)
@@ -304,15 +297,21 @@ def plan_domain(vault: Vault, domain: str, *, summarizer: str | None = None,
 
 def _parent(level: int, domain: str, group: list[Node], next_seq: dict[int, int],
             summarise: Callable[..., tuple[str, str]]) -> Node:
+    next_seq[level] = next_seq.get(level, 0) + 1
+    return _over(f"L{level}-{next_seq[level]:04d}", level, domain, group, summarise)
+
+
+def _over(node_id: str, level: int, domain: str, group: list[Node],
+          summarise: Callable[..., tuple[str, str]], *, root: bool = False) -> Node:
+    """A node summarising other nodes: its items, kinds and range come from theirs."""
     items = [it for n in group for it in _node_items(n)]
     kinds = sum((_node_kinds(n) for n in group), Counter())
     count = sum(n.count for n in group)
-    start, end = group[0].start, group[-1].end
+    start, end = min(n.start for n in group), max(n.end for n in group)
     feed = "\n\n".join(f"## {n.id} ({n.start} → {n.end})\n{n.body}" for n in group)
     body, used = summarise(level, start, end, count, items, kinds, feed)
-    next_seq[level] = next_seq.get(level, 0) + 1
-    return Node(f"L{level}-{next_seq[level]:04d}", level, domain, start, end, count,
-                [n.id for n in group], used, body)
+    return Node(node_id, level, domain, start, end, count, [n.id for n in group], used, body,
+                root=root)
 
 
 def _top(nodes: dict[str, Node]) -> list[Node]:

@@ -106,7 +106,4 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
     except Exception as exc:  # fail open: never break the agent's session
         note(f"optmem: hook skipped: {getattr(exc, 'message', exc)}")
         return
-    if json_out:
-        echo(dumps({"ok": True, **got}))
-    elif got.get("context"):
-        echo(got["context"])
+    emit(json_out, got, lambda: got.get("context"))

@@ -102,10 +102,17 @@ def _default(obj: Any) -> Any:
     raise TypeError(f"cannot serialise {type(obj).__name__}")
 
 
-def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None]) -> None:
-    """Print the result: `{"ok": true, ...}` with --json, else the human rendering."""
+def short(rid: str | None) -> str:
+    """Human output shows the last 8 characters of an id (ids of one second share the first 8)."""
+    return rid[-8:] if rid else "-"
+
+
+def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None], *,
+         ok: bool = True) -> None:
+    """Print the result: `{"ok": …, ...}` with --json, else the human rendering. A result that
+    is not ok without being an error (doctor's problems, eval's regressions) passes ok=False."""
     if json_out:
-        echo(dumps({"ok": True, **payload}))
+        echo(dumps({"ok": ok, **payload}))
     else:
         text = human()
         if text:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from optmem.cli.common import emit, env_domain, get_vault, note, read_arg, resolve_vault
-from optmem.cli.spec import arg, command, flag, opt
+from optmem.cli.spec import UNSAFE, arg, command, flag, opt
 
 TARGET = opt("target", "--target", "-t", default="memory", help="memory (MEMORY.md) or user (USER.md).")
 PROJECT = opt("project", "--project", "-p", help="Use projects/NAME/MEMORY.md.")
-UNSAFE = flag("allow_unsafe", help="Store even if the security scan flags the text.")
 FIRST = flag("first", help="If several entries match, edit the first.")
 ENTRY = opt("entry", "--id", help="Pick the entry by id (see `show --ids`) instead of OLD.", metavar="ID")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from optmem.cli.common import emit, env_domain, get_vault, note, read_arg, warn_all
-from optmem.cli.spec import arg, command, flag, opt
+from optmem.cli.common import emit, env_domain, get_vault, note, read_arg, short, warn_all
+from optmem.cli.spec import UNSAFE, arg, command, flag, opt
 
 DOMAIN = opt("domain", "--domain", "-d", help="Agent or area (else OPTMEM_DOMAIN, config, `default`).")
 PROJECT = opt("project", "--project", "-p", help="Project name.")
@@ -13,12 +13,6 @@ TIER = opt("tier", help="chat | normal | evidence | redline.")
 REDLINE = flag("redline", help="A locked rule: tier redline.")
 EVIDENCE = opt("evidence", help="Where it came from (URL, file, commit).")
 SOURCE = opt("source", help="Who wrote it (agent, session).")
-UNSAFE = flag("allow_unsafe", help="Store even if the security scan flags the text.")
-
-
-def short(rid: str | None) -> str:
-    """Human output shows the last 8 characters of an id (ids of one second share the first 8)."""
-    return rid[-8:] if rid else "-"
 
 
 def render_record(rec: dict[str, Any]) -> str:

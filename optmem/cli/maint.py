@@ -2,16 +2,13 @@
 
 from typing import Any
 
-from optmem.cli.common import dumps, echo, emit, get_vault
+from optmem.cli.common import emit, get_vault
 from optmem.cli.spec import CommandExit, arg, command, flag, opt
 
 
 def _finish(json_out: bool, ok: bool, payload: dict[str, Any], human: str) -> None:
     """Print a result that may be a failure (ok false, exit 1) without being an error."""
-    if json_out:
-        echo(dumps({"ok": ok, **payload}))
-    else:
-        echo(human)
+    emit(json_out, payload, lambda: human, ok=ok)
     if not ok:
         raise CommandExit(1)
 

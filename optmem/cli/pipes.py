@@ -3,7 +3,7 @@
 from typing import Any
 
 from optmem.cli.common import emit, env_domain, get_vault, note, progress_callback, read_arg
-from optmem.cli.spec import arg, command, flag, opt
+from optmem.cli.spec import UNSAFE, arg, command, flag, opt
 
 PROJECT = opt("project", "--project", "-p", help="The project.")
 
@@ -26,7 +26,7 @@ def _render_handoff(h: Any) -> str:
          opt("file", help="Read the note from a Markdown file (## Done / ## Blocked / ## Next), or - for stdin."),
          opt("domain", "--domain", "-d", help="Domain of the log record (else OPTMEM_DOMAIN, config)."),
          opt("source", help="Who wrote it (agent, session)."),
-         flag("allow_unsafe", help="Store even if the security scan flags the text."))
+         UNSAFE)
 def handoff_write(project: str | None, done: list[str] | None, blocked: list[str] | None,
                   next: list[str] | None, note: str | None, file: str | None, domain: str | None,
                   source: str | None, allow_unsafe: bool, json_out: bool) -> None:

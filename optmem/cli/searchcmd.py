@@ -5,15 +5,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from optmem.cli.common import (emit, env_domain, get_vault, progress_callback, read_arg,
+from optmem.cli.common import (emit, env_domain, get_vault, progress_callback, read_arg, short,
                                warn_all)
-from optmem.cli.spec import arg, command, flag, opt
+from optmem.cli.spec import UNSAFE, arg, command, flag, opt
 
 PROJECT = opt("project", "--project", "-p", help="Only this project.")
-
-
-def short(rid: str | None) -> str:
-    return rid[-8:] if rid else "-"
 
 
 def badges(hit: dict[str, Any]) -> str:
@@ -120,7 +116,7 @@ def search(query: str, limit: int, domain: list[str] | None, project: str | None
          opt("key", help="Fact key (default: the target's)."),
          opt("evidence", help="Where the correction comes from."),
          opt("source", help="Who wrote it."),
-         flag("allow_unsafe", help="Store even if the security scan flags the text."))
+         UNSAFE)
 def correct(target: str, text: str, redline: bool, tier: str | None, domain: str | None,
             project: str | None, key: str | None, evidence: str | None, source: str | None,
             allow_unsafe: bool, json_out: bool) -> None:

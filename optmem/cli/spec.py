@@ -52,6 +52,8 @@ class Command(NamedTuple):
 
 REGISTRY: dict[str, Command] = {}
 JSON = Param("json_out", ("--json",), bool, False, "Print one JSON document on stdout.")
+UNSAFE = Param("allow_unsafe", ("--allow-unsafe",), bool, False,
+               "Store even if the security scan flags the text.")
 
 
 def arg(name: str, help: str, *, metavar: str | None = None, required: bool = True,
