@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optmem import clock, fsio, memory
-from optmem.errors import OptmemError, Unreadable, UsageError
+from optmem.errors import BadFrontMatter, OptmemError, Unreadable
 from optmem.record import BadLine, clean_ref, missing_fields, names, parse_fields
 from optmem.vault import Vault
 
@@ -114,11 +114,7 @@ def _known(ref: str, seen: dict[str, int], ids: list[str]) -> bool:
 
 
 def _check_hot(vault: Vault, report: Report) -> None:
-    targets: list[tuple[str, str | None]] = [("memory", None), ("user", None)]
-    pdir = vault.root / "projects"
-    if pdir.is_dir():
-        targets += [("memory", p.name) for p in sorted(pdir.iterdir()) if (p / "MEMORY.md").is_file()]
-    for target, project in targets:
+    for target, project in memory.targets(vault):
         try:
             hot = memory.load(vault, target, project)
         except OptmemError as exc:
@@ -141,14 +137,14 @@ def _check_markdown(vault: Vault, report: Report) -> None:
         rel = str(path.relative_to(vault.root))
         try:
             handoff.parse(fsio.read_text(path) or "")
-        except (UsageError, Unreadable) as exc:
+        except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))
     troot = vault.root / "tree"
     for path in sorted(troot.glob("*/*.md")) if troot.is_dir() else []:
         rel = str(path.relative_to(vault.root))
         try:
             tree.parse(fsio.read_text(path) or "")
-        except (UsageError, Unreadable) as exc:
+        except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))
 
 

@@ -1,30 +1,31 @@
 """The one error tree: every expected failure is an OptmemError with a stable code.
 
-The CLI turns these into the JSON error shape (`{"ok": false, "error": {"code", "message",
-...context}}`) or a human message, and into the exit code: 1 refused, 2 usage, 3 vault trouble.
+Each class carries its exit code; the CLI's one handler (`optmem.cli.errors.handle`) turns an
+error into the JSON error shape (`{"ok": false, "error": {"code", "message", ...context}}`) or a
+human message, and into that exit code:
+
+* 0 success, 1 refused (no match, ambiguous, over limit, redline locked, …), 2 usage,
+  3 the vault is missing, unreadable or locked, 4 an internal error (a bug: the traceback goes
+  to `.cache/optmem.log`), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+OK = 0
 REFUSED = 1
 USAGE = 2
 VAULT = 3
-
-_EXIT = {
-    "usage": USAGE,
-    "invalid_name": USAGE,
-    "vault_missing": VAULT,
-    "unreadable": VAULT,
-    "locked": VAULT,
-}
+INTERNAL = 4
+INTERRUPTED = 130
 
 
 class OptmemError(Exception):
     """An expected failure. `code` is stable snake_case; `context` helps the caller retry."""
 
     code = "error"
+    exit_code = REFUSED
 
     def __init__(self, message: str, *, code: str | None = None, **context: Any) -> None:
         super().__init__(message)
@@ -33,19 +34,16 @@ class OptmemError(Exception):
             self.code = code
         self.context = context
 
-    @property
-    def exit_code(self) -> int:
-        return _EXIT.get(self.code, REFUSED)
-
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, **self.context}
 
 
 class UsageError(OptmemError):
     code = "usage"
+    exit_code = USAGE
 
 
-class InvalidName(OptmemError):
+class InvalidName(UsageError):
     code = "invalid_name"
 
 
@@ -93,13 +91,25 @@ class Regression(OptmemError):
     code = "regression"
 
 
-class VaultMissing(OptmemError):
+class VaultError(OptmemError):
+    """The vault cannot be used as it is: missing, unreadable or locked (exit 3)."""
+
+    exit_code = VAULT
+
+
+class VaultMissing(VaultError):
     code = "vault_missing"
 
 
-class Unreadable(OptmemError):
+class Unreadable(VaultError):
     code = "unreadable"
 
 
-class Locked(OptmemError):
+class Locked(VaultError):
     code = "locked"
+
+
+class BadFrontMatter(VaultError):
+    """A Markdown file of the vault (handoff, tree node) has front matter that cannot be read."""
+
+    code = "bad_front_matter"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ class Evaluation:
     regressions: list[dict[str, Any]] | None = None
     saved: str | None = None
     settings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # unknown settings in --set or optmem.toml
 
     @property
     def ok(self) -> bool:
@@ -41,6 +42,8 @@ class Evaluation:
         out: dict[str, Any] = {"k": self.k, "overall": self.overall, "queries": self.queries}
         if self.regressions is not None:
             out["regressions"] = self.regressions
+        if self.warnings:
+            out["warnings"] = self.warnings
         return out
 
 
@@ -103,22 +106,22 @@ def run(vault: Vault, queries_path: Path, *, k: int = 5, save: Path | None = Non
         copy = Path(tmp) / "vault"
         shutil.copytree(vault.root, copy, ignore=shutil.ignore_patterns("lock"))
         trial = Vault(copy, overrides=list(overrides or []))
-        trial.settings  # a bad --set fails here, before any query runs
+        warnings = list(trial.settings.warnings)  # a bad --set fails here, before any query runs
         scored = []
         for q in queries:
             filters = search.make_filters(domains=[q["domain"]] if q.get("domain") else None)
-            hits = search.search(trial, q["query"], limit=k, filters=filters).hits
+            hits = search.search(trial, q["query"], limit=k, filters=filters).to_json()["hits"]
             scored.append(_score(q, hits))
     n = len(scored)
     overall = {"recall": round(sum(s["recall"] for s in scored) / n, 4),
                "mrr": round(sum(1 / s["rank"] for s in scored if s["rank"]) / n, 4),
                "stale_rate": round(sum(s["stale"] for s in scored) / n, 4), "n": n}
     result = Evaluation(k, overall, scored, _compare(base, overall, scored) if base else None,
-                        settings=list(overrides or []))
+                        settings=list(overrides or []), warnings=warnings)
     if save:
         fsio.atomic_write(save, json.dumps(result.to_dict() | {"settings": result.settings},
                                            ensure_ascii=False, indent=2) + "\n")
-        result = Evaluation(k, overall, scored, result.regressions, str(save), result.settings)
+        result = replace(result, saved=str(save))
     return result
 
 

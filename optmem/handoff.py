@@ -8,13 +8,14 @@ stay in history and in search. A person may edit HANDOFF.md: `read` then returns
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from optmem import clock, fsio, log, scan
 from optmem import meta as metamod
 from optmem import text as textmod
 from optmem.errors import NotFound, UsageError
+from optmem.record import HANDOFF
 from optmem.vault import Vault, validate_name
 
 SECTIONS = ("done", "blocked", "next")
@@ -117,34 +118,37 @@ def write(vault: Vault, project: str, *, done: list[str] | None = None,
           allow_unsafe: bool = False) -> Handoff:
     """Write projects/P/HANDOFF.md atomically and append a `handoff` record to the log."""
     validate_name(project, "project")
-    parts = {"done": list(done or []), "blocked": list(blocked or []), "next": list(next or []),
-             "note": (note or "").strip()}
+    items: dict[str, list[str]] = {"done": list(done or []), "blocked": list(blocked or []),
+                                   "next": list(next or [])}
+    notes = (note or "").strip()
     if file_text:
         parsed = parse_body(metamod.split(file_text)[1])
         if not any(parsed[s] for s in ("done", "blocked", "next", "note")):
             parsed["note"] = file_text.strip()  # free text: keep it as the note
         for s in SECTIONS:
-            parts[s] += parsed[s]
-        parts["note"] = "\n\n".join(x for x in (parts["note"], parsed["note"]) if x)
+            items[s] += parsed[s]
+        notes = "\n\n".join(x for x in (notes, parsed["note"]) if x)
     for s in SECTIONS:
-        parts[s] = [i.strip() for i in parts[s] if i and i.strip()]
-    if not any(parts[s] for s in SECTIONS) and not parts["note"]:
+        items[s] = [i.strip() for i in items[s] if i and i.strip()]
+    if not any(items.values()) and not notes:
         raise UsageError("an empty handoff: give --done, --blocked, --next, --note or --file")
-    for item in [*parts["done"], *parts["blocked"], *parts["next"], parts["note"]]:
+    for item in [*items["done"], *items["blocked"], *items["next"], notes]:
         scan.check(item, allow_unsafe=allow_unsafe)
-    draft = Handoff(project=project, time="", done=parts["done"], blocked=parts["blocked"],
-                    next=parts["next"], note=parts["note"], source=source)
+    draft = Handoff(project=project, time="", done=items["done"], blocked=items["blocked"],
+                    next=items["next"], note=notes, source=source)
+    extra: dict[str, Any] = {s: v for s, v in items.items() if v}
+    if notes:
+        extra["note"] = notes
     from optmem.index import prepare
 
     prepare(vault)
     with vault.lock():
-        res = log.append(vault, draft.summary(), domain=domain, project=project, kind="handoff",
-                         source=source, gate=False, allow_unsafe=True,
-                         extra={s: parts[s] for s in (*SECTIONS, "note") if parts[s]})
+        res = log.append(vault, log.Draft(draft.summary(), domain=domain, project=project,
+                                          kind=HANDOFF, source=source, extra=extra),
+                         gate=False, allow_unsafe=True)
         rec = res.record or {}
-        done_h = Handoff(project=project, time=rec.get("ts", clock.format_ts(clock.now())),
-                         done=parts["done"], blocked=parts["blocked"], next=parts["next"],
-                         note=parts["note"], domain=rec.get("domain"), source=source, id=res.id)
+        done_h = replace(draft, time=rec.get("ts", clock.format_ts(clock.now())),
+                         domain=rec.get("domain"), id=res.id)
         fsio.atomic_write(vault.project_dir(project) / "HANDOFF.md", render(done_h))
     return done_h
 
@@ -160,12 +164,7 @@ def _records(vault: Vault, project: str | None, limit: int | None) -> list[Hando
     from optmem.index import open_index
 
     with open_index(vault) as idx:
-        where, params = "r.kind = 'handoff' AND r.forgotten = 0", []
-        if project is not None:
-            where, params = where + " AND r.project = ?", [project]
-        rows = idx.rows(where + " ORDER BY r.ts DESC, r.id DESC" + (" LIMIT ?" if limit else ""),
-                        params + ([limit] if limit else []))
-        return [_from_record(log.describe(r, idx.record(r), 0.0)) for r in rows]
+        return [_from_record(idx.view_of(r, 0.0).full()) for r in idx.handoffs(project, limit)]
 
 
 def _file(vault: Vault, project: str) -> Handoff | None:

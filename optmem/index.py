@@ -12,107 +12,22 @@ append from a rewrite without reading the whole log.
 """
 
 
+import json
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
-from optmem import fsio
-from optmem.ingest import (SCHEMA, LogState, NeedsRebuild, Progress, appended_only, consume, link,
+from optmem import clock, fsio, view
+from optmem.ingest import (LogState, NeedsRebuild, Progress, appended_only, consume, link,
                            matching_ids, read_meta)
-from optmem.record import Record, parse_line
-from optmem.vault import Vault
+from optmem.record import BOOKKEEPING, HANDOFF, Record, Tier, parse_line
+from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, Row
+from optmem.vault import Vault, validate_name
 
-
-_DDL = """
-CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);
-CREATE TABLE rec(
-  n INTEGER PRIMARY KEY,      -- 1-based line number in LOG.jsonl
-  id TEXT NOT NULL,
-  rid TEXT NOT NULL,          -- id reversed, for suffix look-ups
-  off INTEGER NOT NULL,
-  len INTEGER NOT NULL,
-  ts REAL,
-  domain TEXT NOT NULL,
-  project TEXT,
-  kind TEXT NOT NULL,
-  tier INTEGER NOT NULL,
-  key TEXT,
-  fp TEXT,
-  expires REAL,
-  ref TEXT,
-  corrects TEXT,
-  sup TEXT,                   -- superseded by this correction's id
-  ksup TEXT,                  -- superseded by this newer same-key record's id
-  retired INTEGER NOT NULL DEFAULT 0,   -- hot-memory entry that was removed or replaced
-  forgotten INTEGER NOT NULL DEFAULT 0,
-  seen REAL                   -- latest restatement (write-gate duplicate)
-);
-CREATE TABLE tag(tag TEXT NOT NULL, n INTEGER NOT NULL);
-CREATE TABLE pend(ref TEXT NOT NULL, src INTEGER NOT NULL, what TEXT NOT NULL);
-CREATE TABLE bad(n INTEGER PRIMARY KEY, code TEXT NOT NULL, message TEXT NOT NULL);
-CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize='unicode61 remove_diacritics 0');
--- the redlines again, so "every matching redline" costs nothing however large the log grows
-CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize='unicode61 remove_diacritics 0');
-"""
-_POST_DDL = """
-CREATE INDEX rec_id ON rec(id);
-CREATE INDEX rec_rid ON rec(rid);
-CREATE INDEX rec_fp ON rec(fp);
-CREATE INDEX rec_key ON rec(key, domain, project) WHERE key IS NOT NULL;
-CREATE INDEX rec_tier ON rec(tier) WHERE tier = 3;
-CREATE INDEX tag_tag ON tag(tag, n);
-CREATE INDEX pend_ref ON pend(ref);
-"""
-ROW_COLUMNS = ("n", "id", "off", "len", "ts", "domain", "project", "kind", "tier", "key", "fp",
-               "expires", "ref", "corrects", "sup", "ksup", "retired", "forgotten", "seen")
-ROW_SELECT = ", ".join(f"r.{c}" for c in ROW_COLUMNS)
-
-
-class Row(NamedTuple):
-    """What the index knows of one record, without its text."""
-
-    n: int
-    id: str
-    off: int
-    len: int
-    ts: float | None
-    domain: str
-    project: str | None
-    kind: str
-    tier: int
-    key: str | None
-    fp: str | None
-    expires: float | None
-    ref: str | None
-    corrects: str | None
-    sup: str | None
-    ksup: str | None
-    retired: int
-    forgotten: int
-    seen: float | None
-
-    @property
-    def superseded_by(self) -> str | None:
-        return self.sup or self.ksup
-
-    def status(self, now: float) -> str:
-        """current | superseded | expired | forgotten — the effective view of this record."""
-        if self.forgotten:
-            return "forgotten"
-        if self.sup or self.ksup or self.retired:
-            return "superseded"
-        if self.expires is not None and self.expires <= now:
-            return "expired"
-        return "current"
-
-    @property
-    def recency(self) -> float | None:
-        """When the record was last said: its time, or a later restatement's."""
-        if self.seen is not None and (self.ts is None or self.seen > self.ts):
-            return self.seen
-        return self.ts
+__all__ = ["Census", "Filters", "Index", "Row", "SCHEMA", "build", "catch_up", "in_step",
+           "make_filters", "match_all", "match_any", "open_index", "prepare"]
 
 
 def match_any(terms: list[str]) -> str:
@@ -125,8 +40,88 @@ def match_all(terms: list[str]) -> str:
     return " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
+def _marks(values: Iterable[object]) -> str:
+    return ",".join("?" for _ in values)
+
+
+class Filters(NamedTuple):
+    """What a search is restricted to; every filter is exact (applied in SQL)."""
+
+    domains: tuple[str, ...] = ()
+    project: str | None = None
+    kind: str | None = None
+    tag: str | None = None
+    since: float | None = None
+    until: float | None = None
+    current: bool = False
+    include_forgotten: bool = False
+
+    def plain(self) -> bool:
+        """No filter beyond the defaults (forgotten and bookkeeping records left out)."""
+        return self == Filters()
+
+    def sql(self, now: float) -> tuple[str, list[Any]]:
+        """The WHERE clause (on `rec r`) that makes every filter exact."""
+        where = [f"r.kind NOT IN ({_marks(BOOKKEEPING)})"]
+        params: list[Any] = list(BOOKKEEPING)
+        if self.domains:
+            where.append(f"r.domain IN ({_marks(self.domains)})")
+            params += self.domains
+        for value, clause in ((self.project, "r.project = ?"), (self.kind, "r.kind = ?"),
+                              (self.tag, "r.n IN (SELECT n FROM tag WHERE tag = ?)"),
+                              (self.since, "r.ts >= ?"), (self.until, "r.ts <= ?")):
+            if value is not None:
+                where.append(clause)
+                params.append(value)
+        if self.current:
+            clause, more = view.is_sql(view.Status.CURRENT, now)
+        elif not self.include_forgotten:
+            clause, more = view.is_sql(view.Status.FORGOTTEN, now)
+            clause = f"NOT {clause}"
+        else:
+            clause, more = "", []
+        if clause:
+            where.append(clause)
+            params += more
+        return " AND ".join(where), params
+
+
+def make_filters(*, domains: list[str] | None = None, project: str | None = None,
+                 kind: str | None = None, tag: str | None = None, since: str | None = None,
+                 until: str | None = None, current: bool = False,
+                 include_forgotten: bool = False) -> Filters:
+    """Validated filters from command-line values."""
+    for d in domains or []:
+        validate_name(d, "domain")
+    if project is not None:
+        validate_name(project, "project")
+    return Filters(
+        domains=tuple(dict.fromkeys(domains or [])), project=project, kind=kind, tag=tag,
+        since=clock.parse_bound(since, end=False) if since else None,
+        until=clock.parse_bound(until, end=True) if until else None,
+        current=current, include_forgotten=include_forgotten)
+
+
+class Census(NamedTuple):
+    """What `stats` counts, all from the index."""
+
+    records: int
+    by_domain: dict[str, int]
+    by_kind: dict[str, int]
+    by_status: dict[str, int]
+    redlines: int
+    statements: int          # plain records with a fingerprint
+    distinct: int            # … of which distinct statements (domain, project, fingerprint)
+    key_groups: int
+    key_conflicts: int       # key groups with more than one current value
+    corrected: dict[str, int]  # id → current records correcting it
+
+
 class Index:
-    """An open, up-to-date index of one vault. Use `open_index`."""
+    """An open, up-to-date index of one vault. Use `open_index`.
+
+    Every question other modules ask of `rec` is a method here, so the SQL lives in one place.
+    """
 
     def __init__(self, vault: Vault, conn: sqlite3.Connection) -> None:
         self.vault = vault
@@ -134,7 +129,7 @@ class Index:
         self._fh: BinaryIO | None = None
         self._vocab = False
 
-    # -- reading ---------------------------------------------------------------------------
+    # -- rows ----------------------------------------------------------------------------------
     def rows(self, where: str, params: Iterable[object] = ()) -> list[Row]:
         sql = f"SELECT {ROW_SELECT} FROM rec r WHERE {where}"
         return [Row(*t) for t in self.conn.execute(sql, tuple(params))]
@@ -144,12 +139,8 @@ class Index:
         out: list[Row] = []
         for i in range(0, len(ns), 500):
             chunk = ns[i : i + 500]
-            out += self.rows(f"r.n IN ({','.join('?' * len(chunk))})", chunk)
+            out += self.rows(f"r.n IN ({_marks(chunk)})", chunk)
         return out
-
-    def row(self, n: int) -> Row | None:
-        found = self.rows("r.n = ?", (n,))
-        return found[0] if found else None
 
     def by_id(self, rid: str) -> Row | None:
         found = self.rows("r.id = ? ORDER BY r.n LIMIT 1", (rid,))
@@ -166,6 +157,117 @@ class Index:
         self._fh.seek(row.off)
         return parse_line(self._fh.read(row.len), row.n)
 
+    def view_of(self, row: Row, now: float, record: Record | None = None) -> view.RecordView:
+        """The record as callers see it: stored fields plus its effective status."""
+        return view.RecordView(record or self.record(row), view.status(row, now),
+                               row.superseded_by, row.n)
+
+    # -- questions about records ---------------------------------------------------------------
+    def with_fingerprint(self, fp: str, domain: str, project: str | None) -> list[Row]:
+        """Records stating the same thing in one domain and project, newest line first."""
+        return self.rows("r.fp = ? AND r.domain = ? AND r.project IS ? ORDER BY r.n DESC",
+                         (fp, domain, project))
+
+    def key_group(self, key: str, domain: str | None = None, project: str | None = None, *,
+                  exact: bool = True) -> list[Row]:
+        """Records with `key`; `exact` scopes to one domain and project (a missing project is one
+        scope), else `domain`/`project` only narrow when given."""
+        if exact:
+            return self.rows("r.key = ? AND r.domain = ? AND r.project IS ?", (key, domain, project))
+        where, params = "r.key = ?", [key]
+        for value, clause in ((domain, " AND r.domain = ?"), (project, " AND r.project = ?")):
+            if value:
+                where, params = where + clause, params + [value]
+        return self.rows(where, params)
+
+    def superseded_by_id(self, rid: str) -> list[Row]:
+        """Records that `rid` supersedes (by correction or by key)."""
+        return self.rows("r.sup = ? OR r.ksup = ?", (rid, rid))
+
+    def current_redlines(self, now: float, domain: str | None = None) -> list[Row]:
+        """Current redlines (of one domain, or all), newest first."""
+        current, params = view.is_sql(view.Status.CURRENT, now)
+        where = f"r.tier = {int(Tier.REDLINE)} AND r.kind NOT IN ({_marks(BOOKKEEPING)}) AND {current}"
+        params = [*BOOKKEEPING, *params]
+        if domain:
+            where, params = where + " AND r.domain = ?", params + [domain]
+        return self.rows(where + " ORDER BY r.ts DESC, r.id DESC", params)
+
+    def recent(self, now: float, *, project: str | None = None, domain: str | None = None,
+               exclude_kinds: tuple[str, ...] = (), limit: int = 20) -> list[Row]:
+        """The newest current records that are not redlines, optionally of one project/domain."""
+        kinds = (*BOOKKEEPING, *exclude_kinds)
+        current, params = view.is_sql(view.Status.CURRENT, now)
+        where = f"r.kind NOT IN ({_marks(kinds)}) AND r.tier != {int(Tier.REDLINE)} AND {current}"
+        params = [*kinds, *params]
+        for value, clause in ((project, " AND r.project = ?"), (domain, " AND r.domain = ?")):
+            if value:
+                where, params = where + clause, params + [value]
+        return self.rows(where + " ORDER BY r.ts DESC, r.id DESC LIMIT ?", params + [limit])
+
+    def handoffs(self, project: str | None, limit: int | None) -> list[Row]:
+        """Handoff records that are not forgotten, newest first."""
+        where = "r.kind = ? AND r.forgotten = 0"
+        params: list[Any] = [HANDOFF]
+        if project is not None:
+            where, params = where + " AND r.project = ?", params + [project]
+        where += " ORDER BY r.ts DESC, r.id DESC"
+        if limit:
+            where, params = where + " LIMIT ?", params + [limit]
+        return self.rows(where, params)
+
+    def domain_records(self, domain: str) -> list[Row]:
+        """A domain's records (bookkeeping left out) in time order: what the tree rolls up."""
+        return self.rows(f"r.domain = ? AND r.kind NOT IN ({_marks(BOOKKEEPING)}) "
+                         "ORDER BY r.ts, r.id, r.n", (domain, *BOOKKEEPING))
+
+    def domains(self) -> list[str]:
+        """Every domain that has a record (bookkeeping left out)."""
+        return [d for (d,) in self.conn.execute(
+            f"SELECT DISTINCT domain FROM rec WHERE kind NOT IN ({_marks(BOOKKEEPING)}) "
+            "ORDER BY domain", BOOKKEEPING)]
+
+    def ids(self, domain: str | None = None) -> set[str]:
+        """Every record id (of one domain)."""
+        if domain is None:
+            return {r for (r,) in self.conn.execute("SELECT id FROM rec")}
+        return {r for (r,) in self.conn.execute("SELECT id FROM rec WHERE domain = ?", (domain,))}
+
+    def census(self, now: float, *, plain_exclude: tuple[str, ...] = (),
+               fact_exclude: tuple[str, ...] = ()) -> Census:
+        """Counts for `stats`. `plain_exclude`: kinds whose text repeats by design (left out of
+        duplicate counting); `fact_exclude`: kinds whose keys are bookkeeping, not facts."""
+        q = self.conn.execute
+        text_kinds, tk = f"r.kind NOT IN ({_marks(BOOKKEEPING)})", list(BOOKKEEPING)
+        by_domain = dict(q(f"SELECT domain, count(*) FROM rec r WHERE {text_kinds} "
+                           "GROUP BY domain ORDER BY domain", tk))
+        by_kind = dict(q(f"SELECT kind, count(*) FROM rec r WHERE {text_kinds} "
+                         "GROUP BY kind ORDER BY kind", tk))
+        case, cp = view.status_sql(now)
+        by_status = {s.value: 0 for s in view.Status}
+        by_status.update(q(f"SELECT {case}, count(*) FROM rec r WHERE {text_kinds} GROUP BY 1",
+                           [*cp, *tk]))
+        current, curp = view.is_sql(view.Status.CURRENT, now)
+        redlines = q(f"SELECT count(*) FROM rec r WHERE r.tier = {int(Tier.REDLINE)} AND {current}",
+                     curp).fetchone()[0]
+        skip = (*BOOKKEEPING, *plain_exclude)
+        statements, distinct = q(
+            f"SELECT count(*), count(DISTINCT r.domain || '|' || coalesce(r.project, '') || '|' || r.fp) "
+            f"FROM rec r WHERE r.kind NOT IN ({_marks(skip)}) AND r.fp IS NOT NULL", skip).fetchone()
+        keyed = "r.key IS NOT NULL" + (f" AND r.kind NOT IN ({_marks(fact_exclude)})" if fact_exclude else "")
+        key_groups = q(f"SELECT count(*) FROM (SELECT 1 FROM rec r WHERE {keyed} "
+                       "GROUP BY r.domain, r.project, r.key)", fact_exclude).fetchone()[0]
+        key_conflicts = q(f"SELECT count(*) FROM (SELECT 1 FROM rec r WHERE {keyed} AND {current} "
+                          "GROUP BY r.domain, r.project, r.key HAVING count(*) > 1)",
+                          [*fact_exclude, *curp]).fetchone()[0]
+        corrected: dict[str, int] = {}
+        for (corrects,) in q(f"SELECT r.corrects FROM rec r WHERE r.corrects IS NOT NULL AND {current}", curp):
+            for target in json.loads(corrects):
+                corrected[target] = corrected.get(target, 0) + 1
+        return Census(sum(by_kind.values()), by_domain, by_kind, by_status, redlines, statements,
+                      distinct, key_groups, key_conflicts, corrected)
+
+    # -- the text index ------------------------------------------------------------------------
     def doc_freq(self, terms: list[str]) -> dict[str, int]:
         """How many records hold each term (0 when none)."""
         if not self._vocab:
@@ -183,6 +285,29 @@ class Index:
         docs = int(meta.get("docs", "0"))
         return docs, (int(meta.get("tokens", "0")) / docs if docs else 1.0)
 
+    def top_lines(self, match: str, order: str, limit: int) -> list[int]:
+        """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter)."""
+        return [n for (n,) in self.conn.execute(
+            f"SELECT rowid FROM fts WHERE fts MATCH ? {order} LIMIT ?", (match, limit))]
+
+    def matches(self, match: str, where: str, params: list[Any], order: str, limit: int,
+                *, redlines: bool = False) -> Iterator[Row]:
+        """Rows matching an FTS5 query and a WHERE clause on `rec r` (`order` over `fts`);
+        `redlines` searches the redline-only text index instead."""
+        table = "fts_red" if redlines else "fts"
+        sql = (f"SELECT {ROW_SELECT} FROM {table} JOIN rec r ON r.n = {table}.rowid "
+               f"WHERE {table} MATCH ? AND {where} {order.replace('fts', table)} LIMIT ?")
+        for t in self.conn.execute(sql, (match, *params, limit)):
+            yield Row(*t)
+
+    def count_matches(self, match: str, where: str | None = None, params: list[Any] | None = None) -> int:
+        """How many records match an FTS5 query (and a WHERE clause on `rec r`)."""
+        if where is None:
+            return self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (match,)).fetchone()[0]
+        return self.conn.execute(f"SELECT count(*) FROM fts JOIN rec r ON r.n = fts.rowid "
+                                 f"WHERE fts MATCH ? AND {where}", (match, *(params or []))).fetchone()[0]
+
+    # -- health --------------------------------------------------------------------------------
     def bad_lines(self) -> list[tuple[int, str, str]]:
         return list(self.conn.execute("SELECT n, code, message FROM bad ORDER BY n"))
 
@@ -224,8 +349,8 @@ class Index:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-    conn.isolation_level = ""  # `with conn:` opens and commits transactions
+    # `with conn:` commits the transaction an insert or update opened
+    conn = sqlite3.connect(path, timeout=30, isolation_level="DEFERRED", check_same_thread=False)
     conn.execute("PRAGMA synchronous=OFF")  # derived data: a crash only costs a rebuild
     conn.execute("PRAGMA temp_store=MEMORY")
     return conn
@@ -281,12 +406,12 @@ def _build_file(vault: Vault, progress: Progress | None = None,
     conn = _connect(tmp)
     try:
         conn.execute("PRAGMA journal_mode=OFF")
-        conn.executescript(_DDL)
+        conn.executescript(DDL)
         state = LogState.read(vault.log_path)
         deferred: list[Record] = []
         workers = max(2, os.cpu_count() or 1) if state.size >= parallel_min_bytes else 0
         consume(conn, vault.log_path, state, {"schema": SCHEMA}, progress, deferred, workers)
-        conn.executescript(_POST_DDL)
+        conn.executescript(POST_DDL)
         with conn:
             link(conn, deferred, None)
         conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")

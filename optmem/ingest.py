@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from optmem import text as textmod
+from optmem import view
 from optmem.clock import to_epoch
 from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_fields
+from optmem.schema import INSERT_REC, SCHEMA, Row
 
-SCHEMA = "optmem-index-4"
 BATCH = 4000
 Progress = Callable[[int, int], None]
 
@@ -96,7 +97,7 @@ Line = tuple[bytes, int, int, int]  # (the line without its newline, line number
 class _Prepared(NamedTuple):
     """A batch of lines turned into rows — the CPU-heavy half of indexing, done anywhere."""
 
-    rec_rows: list[tuple]
+    rec_rows: list[Row]
     fts_rows: list[tuple[int, str]]
     red_rows: list[tuple[int, str]]
     tag_rows: list[tuple[str, int]]
@@ -128,16 +129,17 @@ def _prepare(batch: list[Line]) -> _Prepared:
             out.fts_rows.append((n, " ".join(toks)))
             if f["tier"] == "redline":
                 out.red_rows.append(out.fts_rows[-1])
-        retired = 1 if kind == "memory" and f["extra"].get("op") == "remove" else 0
-        out.rec_rows.append((
-            n, f["id"], f["id"][::-1], off, ln, to_epoch(f["ts"]), f["domain"], f["project"],
-            kind, TIER_RANK[f["tier"]], key, fp, to_epoch(f["expires"]) if f["expires"] else None,
-            f["ref"].upper() if f["ref"] else None,
-            json.dumps(list(corrects)) if corrects else None, retired,
-        ))
+        rid = f["id"]
+        out.rec_rows.append(Row(
+            n=n, id=rid, rid=rid[::-1], off=off, len=ln, ts=to_epoch(f["ts"]), domain=f["domain"],
+            project=f["project"], kind=kind, tier=TIER_RANK[f["tier"]], key=key, fp=fp,
+            expires=to_epoch(f["expires"]) if f["expires"] else None,
+            ref=f["ref"].upper() if f["ref"] else None,
+            corrects=json.dumps(list(corrects)) if corrects else None,
+            retired=int(view.retired_at_birth(kind, f["extra"]))))
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
-        if corrects or key or (f["ref"] and kind in ("forget", "seen")):
+        if key or view.links(kind, corrects, f["ref"]):
             out.linked.append((f, n))
         out.ids.append(f["id"])
     return out._replace(docs=docs, tokens=tokens)
@@ -146,9 +148,7 @@ def _prepare(batch: list[Line]) -> _Prepared:
 def _store(conn: sqlite3.Connection, prep: _Prepared, totals: list[int],
            deferred: list[Record] | None) -> None:
     """Insert prepared rows; link the effective view now, or collect into `deferred`."""
-    conn.executemany(
-        "INSERT INTO rec (n, id, rid, off, len, ts, domain, project, kind, tier, key, "
-        "fp, expires, ref, corrects, retired) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", prep.rec_rows)
+    conn.executemany(INSERT_REC, prep.rec_rows)
     conn.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", prep.fts_rows)
     if prep.red_rows:
         conn.executemany("INSERT INTO fts_red (rowid, body) VALUES (?, ?)", prep.red_rows)
@@ -273,18 +273,16 @@ def _resolve_n(conn: sqlite3.Connection, ref: str) -> int | None:
 
 
 def link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None) -> None:
-    """Update the effective view for newly indexed records (and records waiting for them).
+    """Apply the effective view's verdicts for newly indexed records (and records waiting for
+    them): what each record corrects, forgets or restates, and the winner of each key group.
 
     `new_ids` are the ids indexed just now, which records indexed earlier may be waiting for;
     None means every pending reference is retried.
     """
     groups: set[tuple[str, str, str | None]] = set()
     for rec in recs:
-        if rec.corrects:
-            for ref in rec.corrects:
-                _apply(conn, ref, rec.line, "corrects")
-        if rec.ref and rec.kind in ("forget", "seen"):
-            _apply(conn, rec.ref, rec.line, rec.kind)
+        for what, ref in view.links(rec.kind, rec.corrects, rec.ref):
+            _apply(conn, ref, rec.line, what)
         if rec.key:
             groups.add((rec.key, rec.domain, rec.project))
     if conn.execute("SELECT 1 FROM pend LIMIT 1").fetchone():
@@ -302,33 +300,38 @@ def link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None
             conn.execute("DELETE FROM pend WHERE rowid = ?", (rowid,))
             _apply(conn, ref, src, what)
     for key, domain, project in groups:
-        _recompute_key(conn, key, domain, project)
+        _settle_key(conn, key, domain, project)
 
 
 def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> None:
+    """Record `src` acts on the record `ref` names (or waits in `pend` until it arrives)."""
     target = _resolve_n(conn, ref)
     if target is None:
         conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (clean_ref(ref), src, what))
         return
     s_id, s_tier, s_ts = conn.execute("SELECT id, tier, ts FROM rec WHERE n = ?", (src,)).fetchone()
-    if what == "corrects":
+    if what == view.SUPERSEDES:
         t_tier = conn.execute("SELECT tier FROM rec WHERE n = ?", (target,)).fetchone()[0]
-        if t_tier == TIER_RANK["redline"] and s_tier != TIER_RANK["redline"]:
-            return  # a redline is locked: only a newer redline supersedes it
-        conn.execute("UPDATE rec SET sup = ? WHERE n = ? AND n != ?", (s_id, target, src))
-    elif what == "forget":
+        if view.may_supersede(s_tier, t_tier):
+            conn.execute("UPDATE rec SET sup = ? WHERE n = ? AND n != ?", (s_id, target, src))
+    elif what == view.FORGETS:
         conn.execute("UPDATE rec SET forgotten = 1 WHERE n = ?", (target,))
-    elif what == "seen" and s_ts is not None:
-        conn.execute("UPDATE rec SET seen = max(coalesce(seen, ?), ?) WHERE n = ?", (s_ts, s_ts, target))
+    elif what == view.RESTATES and s_ts is not None:
+        (seen,) = conn.execute("SELECT seen FROM rec WHERE n = ?", (target,)).fetchone()
+        conn.execute("UPDATE rec SET seen = ? WHERE n = ?", (view.restated(seen, s_ts), target))
 
 
-def _recompute_key(conn: sqlite3.Connection, key: str, domain: str, project: str | None) -> None:
-    members = conn.execute(
-        "SELECT n, id, coalesce(ts, -1e18), tier FROM rec WHERE key = ? AND domain = ? AND project IS ?",
-        (key, domain, project)).fetchall()
-    redlines = [m for m in members if m[3] == TIER_RANK["redline"]]
-    winner = max(redlines or members, key=lambda m: (m[2], m[1], m[0]))
-    conn.execute(
-        "UPDATE rec SET ksup = CASE WHEN n = ? THEN NULL ELSE ? END "
-        "WHERE key = ? AND domain = ? AND project IS ?",
-        (winner[0], winner[1], key, domain, project))
+def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | None) -> None:
+    """Mark every member of a key group but the view's winner (or conflict) superseded."""
+    members = [view.Member(*m) for m in conn.execute(
+        "SELECT n, id, ts, tier FROM rec WHERE key = ? AND domain = ? AND project IS ?",
+        (key, domain, project))]
+    verdict = view.key_winner(members)
+    if isinstance(verdict, view.Winner):
+        current, by = [verdict.member], verdict.member.id
+    else:
+        current, by = list(verdict.members), view.newest(verdict.members).id
+    marks = ",".join("?" * len(current))
+    conn.execute(f"UPDATE rec SET ksup = CASE WHEN n IN ({marks}) THEN NULL ELSE ? END "
+                 "WHERE key = ? AND domain = ? AND project IS ?",
+                 (*(m.n for m in current), by, key, domain, project))

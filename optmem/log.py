@@ -1,4 +1,4 @@
-"""Cold memory: appending to LOG.jsonl (with the write gate), the hot-memory journal, forget.
+"""Cold memory: appending to LOG.jsonl (with the write gate), the hot-memory journal, get, forget.
 
 Every write goes through `_write`, under the vault lock: records are appended as whole lines in
 one write, then the derived index catches up with them.
@@ -7,29 +7,47 @@ one write, then the derived index catches up with them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
-from optmem import clock, fsio, scan
+from optmem import clock, fsio, scan, view
 from optmem import text as textmod
-from optmem.errors import RedlineLocked, TooLarge, UsageError
-from optmem.index import ROW_SELECT, Index, Row, catch_up, match_any, open_index
-from optmem.record import TIERS, Record, new_id
+from optmem.errors import Ambiguous, NotFound, RedlineLocked, TooLarge, UsageError
+from optmem.index import Index, Row, catch_up, match_any, open_index
+from optmem.record import (BOOKKEEPING, CORRECTION, FORGET, MEMORY, NOTE, SEEN, TIER_RANK, TIERS,
+                           Record, new_id)
+from optmem.settings import ON_SIMILAR
 from optmem.vault import NAME_RE, Vault, validate_name
 
-ON_SIMILAR = ("skip", "store", "supersede")
+
+class Draft(NamedTuple):
+    """A record as a caller describes it, before the log gives it an id and a time."""
+
+    text: str
+    domain: str | None = None        # else OPTMEM_DOMAIN (resolved by the caller), config, default
+    project: str | None = None
+    kind: str = NOTE
+    tier: str = "normal"
+    tags: tuple[str, ...] | list[str] | None = None
+    key: str | None = None
+    ttl: str | None = None           # 30m, 12h, 7d, 2w …
+    evidence: str | None = None
+    source: str | None = None
+    corrects: tuple[str, ...] | list[str] | None = None
+    extra: dict[str, Any] | None = None
 
 
 def default_domain(vault: Vault, domain: str | None) -> str:
     """--domain / OPTMEM_DOMAIN (resolved by the caller), else config, else `default`."""
-    return validate_name(domain or str(vault.setting("log", "domain")), "domain")
+    return validate_name(domain or vault.settings.log.domain, "domain")
 
 
-def check_text(vault: Vault, text: str, *, allow_unsafe: bool) -> str:
+def check_text(vault: Vault, text: str | None, *, allow_unsafe: bool) -> str:
     """A record's text must be non-empty, within the size bound, and pass the scanner."""
     if text is None or not text.strip():
         raise UsageError("TEXT is empty; give the memory to store (or - to read it from stdin)")
     text = text.strip()
-    limit = int(vault.setting("limits", "record_bytes"))
+    limit = vault.settings.limits.record_bytes
     size = len(text.encode("utf-8"))
     if size > limit:
         raise TooLarge(
@@ -45,22 +63,6 @@ def _write(vault: Vault, idx: Index, records: list[Record]) -> Index:
     return catch_up(idx)
 
 
-def describe(row: Row, rec: Record, now: float) -> dict[str, Any]:
-    """A record as shown to callers: its stored fields plus its effective status."""
-    out: dict[str, Any] = {
-        "id": rec.id, "ts": rec.ts, "domain": rec.domain, "project": rec.project,
-        "kind": rec.kind, "tier": rec.tier, "text": rec.text, "status": row.status(now),
-        "superseded_by": row.superseded_by, "corrects": list(rec.corrects), "key": rec.key,
-        "tags": list(rec.tags), "expires": rec.expires, "evidence": rec.evidence,
-        "source": rec.source, "line": row.n,
-    }
-    if rec.ref:
-        out["ref"] = rec.ref
-    for k, v in rec.extra.items():
-        out.setdefault(k, v)
-    return out
-
-
 @dataclass(frozen=True)
 class Appended:
     status: str                       # stored | similar | duplicate | skipped
@@ -71,8 +73,22 @@ class Appended:
     warning: str | None = None
 
 
-def _current(row: Row, now: float) -> bool:
-    return row.status(now) == "current"
+def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) -> Record:
+    """The validated record a draft describes, stamped with `moment`."""
+    text = check_text(vault, draft.text, allow_unsafe=allow_unsafe)
+    if draft.project is not None:
+        validate_name(draft.project, "project")
+    if not NAME_RE.match(draft.kind or ""):
+        raise UsageError(f"--kind {draft.kind!r} is not a valid kind name (letters, digits, . _ -)")
+    if draft.tier not in TIERS:
+        raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {draft.tier!r}")
+    return Record(
+        id=new_id(moment.timestamp()), ts=clock.format_ts(moment), text=text,
+        domain=default_domain(vault, draft.domain), project=draft.project, kind=draft.kind,
+        tier=draft.tier, key=draft.key, tags=tuple(t.strip() for t in draft.tags or () if t and t.strip()),
+        corrects=tuple(draft.corrects or ()),
+        expires=clock.format_ts(moment + clock.parse_ttl(draft.ttl)) if draft.ttl else None,
+        evidence=draft.evidence, source=draft.source, extra=dict(draft.extra or {}))
 
 
 def find_similar(idx: Index, text: str, domain: str, project: str | None, threshold: float,
@@ -90,13 +106,11 @@ def find_similar(idx: Index, text: str, domain: str, project: str | None, thresh
     rare = sorted((t for t in terms if df[t]), key=lambda t: df[t])[:4]
     if not rare:
         return []
-    rows = [Row(*t[:-1]) for t in idx.conn.execute(
-        f"SELECT {ROW_SELECT}, bm25(fts) AS s FROM fts JOIN rec r ON r.n = fts.rowid "
-        "WHERE fts MATCH ? AND r.domain = ? AND r.project IS ? ORDER BY s LIMIT ?",
-        (match_any(rare), domain, project, limit))]
-    out = []
+    rows = idx.matches(match_any(rare), "r.domain = ? AND r.project IS ?", [domain, project],
+                       "ORDER BY bm25(fts)", limit)
+    out: list[dict[str, Any]] = []
     for row in rows:
-        if not _current(row, now) or row.kind in ("memory", "seen", "forget"):
+        if view.status(row, now) != view.Status.CURRENT or row.kind in (MEMORY, *BOOKKEEPING):
             continue
         rec = idx.record(row)
         sim = textmod.similarity(text, rec.text)
@@ -107,12 +121,8 @@ def find_similar(idx: Index, text: str, domain: str, project: str | None, thresh
     return out
 
 
-def append(vault: Vault, text: str, *, domain: str | None = None, project: str | None = None,
-           kind: str = "note", tier: str = "normal", tags: list[str] | None = None,
-           key: str | None = None, ttl: str | None = None, evidence: str | None = None,
-           source: str | None = None, corrects: list[str] | None = None,
-           on_similar: str | None = None, allow_unsafe: bool = False,
-           extra: dict[str, Any] | None = None, gate: bool = True) -> Appended:
+def append(vault: Vault, draft: Draft, *, on_similar: str | None = None,
+           allow_unsafe: bool = False, gate: bool = True) -> Appended:
     """Append one record, through the write gate.
 
     * same normalised fingerprint as a current record (same domain, project, key): nothing new
@@ -120,100 +130,82 @@ def append(vault: Vault, text: str, *, domain: str | None = None, project: str |
     * a near duplicate (similarity ≥ threshold, numbers equal): handled per `on_similar` —
       `store` (status `similar`, the near ones listed), `skip` (nothing stored, status `skipped`)
       or `supersede` (stored as a correction of the closest one);
-    * a same-key record that would supersede a current redline is refused unless it is one.
+    * a record that would supersede a current redline (by `corrects` or by key) is refused
+      unless it is a redline itself (`redline_locked`).
     """
-    text = check_text(vault, text, allow_unsafe=allow_unsafe)
-    domain = default_domain(vault, domain)
-    if project is not None:
-        validate_name(project, "project")
-    if not NAME_RE.match(kind or ""):
-        raise UsageError(f"--kind {kind!r} is not a valid kind name (letters, digits, . _ -)")
-    if tier not in TIERS:
-        raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {tier!r}")
-    on_similar = on_similar or str(vault.setting("dedup", "on_similar"))
-    if on_similar not in ON_SIMILAR:
-        raise UsageError(f"--on-similar must be one of {', '.join(ON_SIMILAR)}, not {on_similar!r}")
     moment = clock.now()
     now = moment.timestamp()
-    expires = clock.format_ts(moment + clock.parse_ttl(ttl)) if ttl else None
-    tags = [t.strip() for t in (tags or []) if t and t.strip()]
-    corrects = list(corrects or [])
-    threshold = float(vault.setting("dedup", "threshold"))
+    rec = _record(vault, draft, moment, allow_unsafe)
+    on_similar = on_similar or vault.settings.dedup.on_similar
+    if on_similar not in ON_SIMILAR:
+        raise UsageError(f"--on-similar must be one of {', '.join(ON_SIMILAR)}, not {on_similar!r}")
     idx = open_index(vault)  # outside the lock: a rebuild, if one is due, does not hold it
     with vault.lock():
         idx = catch_up(idx)
         try:
-            _check_corrects_lock(idx, corrects, tier)
-            if key:
-                _check_key_lock(idx, key, domain, project, tier, now)
+            _check_redline_lock(idx, rec, now)
             similar: list[dict[str, Any]] = []
             if gate:
-                dup = _exact_duplicate(idx, text, domain, project, key, now)
+                dup = _exact_duplicate(idx, rec, now)
                 if dup is not None:
-                    seen = Record(id=new_id(now), ts=clock.format_ts(moment), domain=domain,
-                                  project=project, kind="seen", ref=dup.id)
+                    seen = Record(id=new_id(now), ts=rec.ts, domain=rec.domain, project=rec.project,
+                                  kind=SEEN, ref=dup.id)
                     idx = _write(vault, idx, [seen])
                     return Appended("duplicate", dup.id, duplicate_of=dup.id)
-                similar = find_similar(idx, text, domain, project, threshold, now)
-            status = "stored"
-            warning = None
-            if similar:
-                if on_similar == "skip":
-                    return Appended("skipped", None, similar=similar,
-                                    warning="a near duplicate exists; nothing was stored")
-                if on_similar == "supersede" and similar[0]["tier"] != "redline":
-                    corrects.append(similar[0]["id"])
-                    if kind == "note":
-                        kind = "correction"
-                else:
-                    status = "similar"
-                    warning = (f"stored, but {similar[0]['id']} is nearly the same; use "
-                               f"`optmem correct {similar[0]['id'][-8:]} …` to replace it instead")
-            rec = Record(id=new_id(now), ts=clock.format_ts(moment), text=text, domain=domain,
-                         project=project, kind=kind, tier=tier, key=key, tags=tuple(tags),
-                         corrects=tuple(corrects), expires=expires, evidence=evidence,
-                         source=source, extra=dict(extra or {}))
+                similar = find_similar(idx, rec.text, rec.domain, rec.project,
+                                       vault.settings.dedup.threshold, now)
+            rec, status, warning = _on_similar(rec, similar, on_similar)
+            if status == "skipped":
+                return Appended(status, None, similar=similar, warning=warning)
             idx = _write(vault, idx, [rec])
             row = idx.by_id(rec.id)
-            return Appended(status, rec.id, describe(row, rec, now) if row else rec.to_json(),
+            return Appended(status, rec.id, idx.view_of(row, now, rec).full() if row else rec.to_json(),
                             similar=similar, warning=warning)
         finally:
             idx.close()
 
 
-def _exact_duplicate(idx: Index, text: str, domain: str, project: str | None,
-                     key: str | None, now: float) -> Row | None:
-    fp = textmod.fingerprint(text)
+def _on_similar(rec: Record, similar: list[dict[str, Any]], on_similar: str) -> tuple[Record, str, str | None]:
+    """(the record to store, status, warning) once near duplicates are known."""
+    if not similar:
+        return rec, "stored", None
+    closest = similar[0]
+    if on_similar == "skip":
+        return rec, "skipped", "a near duplicate exists; nothing was stored"
+    if on_similar == "supersede" and closest["tier"] != "redline":
+        return rec._replace(corrects=(*rec.corrects, closest["id"]),
+                            kind=CORRECTION if rec.kind == NOTE else rec.kind), "stored", None
+    return rec, "similar", (f"stored, but {closest['id']} is nearly the same; use "
+                            f"`optmem correct {closest['id'][-8:]} …` to replace it instead")
+
+
+def _exact_duplicate(idx: Index, rec: Record, now: float) -> Row | None:
+    fp = textmod.fingerprint(rec.text)
     if fp is None:
         return None  # nothing to compare: punctuation or symbols only
-    for row in idx.rows("r.fp = ? AND r.domain = ? AND r.project IS ? ORDER BY r.n DESC",
-                        (fp, domain, project)):
-        if _current(row, now) and row.kind not in ("memory",) and (key is None or row.key == key):
+    for row in idx.with_fingerprint(fp, rec.domain, rec.project):
+        if (view.status(row, now) == view.Status.CURRENT and row.kind != MEMORY
+                and (rec.key is None or row.key == rec.key)):
             return row
     return None
 
 
-def _check_key_lock(idx: Index, key: str, domain: str, project: str | None, tier: str,
-                    now: float) -> None:
-    if tier == "redline":
-        return
-    for row in idx.rows("r.key = ? AND r.domain = ? AND r.project IS ?", (key, domain, project)):
-        if row.tier == 3 and _current(row, now):
-            raise RedlineLocked(
-                f"key {key!r} is held by redline {row.id}; a redline is a locked rule — write a "
-                "newer redline (--redline) to change it", id=row.id, key=key)
-
-
-def _check_corrects_lock(idx: Index, corrects: list[str], tier: str) -> None:
-    """A redline is a locked rule: only a redline may correct it."""
-    if tier == "redline":
-        return
-    for ref in corrects:
+def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:
+    """Refuse a record that would supersede a current redline without being one (the lock the
+    index applies too: `view.may_supersede`)."""
+    tier = TIER_RANK[rec.tier]
+    for ref in rec.corrects:
         for row in idx.resolve(ref):
-            if row.tier == 3:
+            if not view.may_supersede(tier, row.tier):
                 raise RedlineLocked(
                     f"{row.id} is a redline (a locked rule); only a redline can correct it — add "
                     "--redline if the rule itself changed", id=row.id)
+    if rec.key:
+        for row in idx.key_group(rec.key, rec.domain, rec.project):
+            if not view.may_supersede(tier, row.tier) and view.status(row, now) == view.Status.CURRENT:
+                raise RedlineLocked(
+                    f"key {rec.key!r} is held by redline {row.id}; a redline is a locked rule — "
+                    "write a newer redline (--redline) to change it", id=row.id, key=rec.key)
 
 
 def journal_hot(vault: Vault, file: str, project: str | None, changes: list[Any], *,
@@ -230,7 +222,7 @@ def journal_hot(vault: Vault, file: str, project: str | None, changes: list[Any]
 
     def make(op: str, entry: Any, corrects: tuple[str, ...] = (), **more: Any) -> Record:
         return Record(id=new_id(moment.timestamp()), ts=ts, text=entry.text, domain=domain,
-                      project=project, kind="memory", key=f"hot:{file}:{entry.id}",
+                      project=project, kind=MEMORY, key=f"hot:{file}:{entry.id}",
                       source=source, corrects=corrects,
                       extra={"op": op, "file": file, "entry": entry.id, **more})
 
@@ -249,8 +241,6 @@ def journal_hot(vault: Vault, file: str, project: str | None, changes: list[Any]
 
 def resolve_one(idx: Index, ref: str) -> Row:
     """The one record an id, id prefix or id suffix (≥ 6 chars) names."""
-    from optmem.errors import Ambiguous, NotFound
-
     rows = idx.resolve(ref)
     if not rows:
         raise NotFound(f"no record has id {ref!r} (give the full id, or ≥ 6 of its first or last "
@@ -272,7 +262,7 @@ def get(vault: Vault, ref: str) -> Got:
     now = clock.now().timestamp()
     with open_index(vault) as idx:
         row = resolve_one(idx, ref)
-        return Got(describe(row, idx.record(row), now), idx.warnings())
+        return Got(idx.view_of(row, now).full(), idx.warnings())
 
 
 @dataclass(frozen=True)
@@ -296,7 +286,7 @@ def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | N
             extra = {"reason": reason} if reason else {}
             tomb = Record(id=new_id(moment.timestamp()), ts=clock.format_ts(moment),
                           domain=row.domain if domain is None else default_domain(vault, domain),
-                          project=row.project, kind="forget", ref=row.id, source=source,
+                          project=row.project, kind=FORGET, ref=row.id, source=source,
                           extra=extra)
             idx = _write(vault, idx, [tomb])
             return Forgotten("forgotten", row.id, tomb.id)

@@ -101,12 +101,22 @@ def _resolve(vault: Vault, target: str, project: str | None) -> tuple[str, str, 
     return target, name, vault.root / name, target
 
 
+def targets(vault: Vault) -> list[tuple[str, str | None]]:
+    """Every hot file of the vault as (target, project): MEMORY.md, USER.md, then each project
+    block that exists."""
+    out: list[tuple[str, str | None]] = [("memory", None), ("user", None)]
+    pdir = vault.root / "projects"
+    if pdir.is_dir():
+        out += [("memory", p.name) for p in sorted(pdir.iterdir()) if (p / "MEMORY.md").is_file()]
+    return out
+
+
 def load(vault: Vault, target: str = "memory", project: str | None = None) -> HotFile:
     """Read a hot file (missing reads as empty); the limit comes from front matter, then config."""
     label, name, path, limit_key = _resolve(vault, target, project)
     raw = fsio.read_text(path) or ""
     front, entries, final_newline = parse(raw)
-    limit = int(vault.setting("limits", limit_key))
+    limit = getattr(vault.settings.limits, limit_key)
     m = _LIMIT_LINE.search(front)
     if m:
         limit = int(m.group(1))
@@ -124,7 +134,7 @@ class Change:
     old: Entry | None = None      # the replaced entry
 
 
-def _check_text(text: str, what: str) -> str:
+def _check_text(text: str | None, what: str) -> str:
     if text is None or not text.strip():
         raise UsageError(f"{what} is empty; to delete an entry use `optmem remove`")
     if _SPLIT.search(text):
@@ -174,7 +184,7 @@ def _usage(hot: HotFile) -> dict[str, int]:
     return {"chars": u.chars, "limit": u.limit, "percent": u.percent}
 
 
-def _do_add(hot: HotFile, text: str, force: bool, threshold: float, allow_unsafe: bool) -> Change:
+def _do_add(hot: HotFile, text: str | None, force: bool, threshold: float, allow_unsafe: bool) -> Change:
     text = _check_text(text, "TEXT")
     if text in hot.entries:
         return Change("add", "duplicate", Entry(entry_id(text), text))
@@ -190,17 +200,17 @@ def _do_add(hot: HotFile, text: str, force: bool, threshold: float, allow_unsafe
     return Change("add", "added", Entry(entry_id(text), text))
 
 
-def _do_replace(hot: HotFile, old: str | None, new: str, entry: str | None, first: bool,
+def _do_replace(hot: HotFile, old: str | None, new: str | None, entry: str | None, first: bool,
                 allow_unsafe: bool) -> Change:
     new = _check_text(new, "NEW")
     i = _match(hot, old, entry, first)
     before = hot.entries[i]
     if entry:
         after = new  # by id the whole entry is replaced
-    elif before == old.strip():
+    elif before == (old or "").strip():
         after = new
     else:
-        after = before.replace(old.strip(), new, 1)  # only the matched span changes
+        after = before.replace((old or "").strip(), new, 1)  # only the matched span changes
     after = _check_text(after, "the replaced entry")
     scan.check(after, allow_unsafe=allow_unsafe)
     if after in hot.entries and hot.entries.index(after) != i:
@@ -244,7 +254,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
 
     if not ops:
         raise UsageError("no operations given; pass a JSON list like [{\"op\": \"add\", \"text\": \"…\"}]")
-    threshold = float(vault.setting("dedup", "threshold"))
+    threshold = vault.settings.dedup.threshold
     with vault.lock():
         hot = load(vault, target, project)
         before = HotFile(hot.label, hot.name, hot.path, hot.limit, list(hot.entries))
@@ -286,7 +296,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
             journal = log.journal_hot(vault, hot.name, project, real, domain=domain, source=source)
     status = changes[0].status if len(changes) == 1 else ("applied" if real else "duplicate")
     warn = None
-    if usage.percent >= int(vault.setting("limits", "warn_percent")):
+    if usage.percent >= vault.settings.limits.warn_percent:
         warn = f"{hot.name} is {usage.percent}% full ({usage.chars:,}/{hot.limit:,} chars); consolidate soon"
     return Result(
         status=status, file=hot.name, target=hot.label, usage=usage,
@@ -303,11 +313,11 @@ def _change_dict(c: Change) -> dict[str, Any]:
     return out
 
 
-def add(vault: Vault, text: str, *, force: bool = False, **kw: Any) -> Result:
+def add(vault: Vault, text: str | None, *, force: bool = False, **kw: Any) -> Result:
     return apply(vault, [{"op": "add", "text": text, "force": force}], **kw)
 
 
-def replace(vault: Vault, old: str | None, new: str, *, entry: str | None = None,
+def replace(vault: Vault, old: str | None, new: str | None, *, entry: str | None = None,
             first: bool = False, **kw: Any) -> Result:
     return apply(vault, [{"op": "replace", "old": old, "new": new, "id": entry, "first": first}], **kw)
 

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from optmem.errors import UsageError
+from optmem.errors import BadFrontMatter
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n?---[ \t]*(?:\n|\Z)", re.DOTALL)
 
@@ -47,9 +47,9 @@ def _yaml(block: str) -> dict[str, Any]:
     try:
         loaded = yaml.safe_load(block)
     except yaml.YAMLError as exc:
-        raise UsageError(f"front matter is not valid YAML: {exc}", code="bad_front_matter") from exc
+        raise BadFrontMatter(f"front matter is not valid YAML: {exc}") from exc
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
-        raise UsageError("front matter is not a mapping of keys to values", code="bad_front_matter")
+        raise BadFrontMatter("front matter is not a mapping of keys to values")
     return loaded

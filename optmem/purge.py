@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optmem import fsio, log
-from optmem.errors import ConfirmationRequired, UsageError
-from optmem.record import BadLine, parse_fields
+from optmem.errors import BadFrontMatter, ConfirmationRequired, UsageError
+from optmem.record import BOOKKEEPING, BadLine, parse_fields
 from optmem.vault import Vault, validate_name
 
 
@@ -40,9 +40,9 @@ def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = No
                 targets = {log.resolve_one(idx, ref).id for ref in ids}
             elif domain:
                 validate_name(domain, "domain")
-                targets = {r for (r,) in idx.conn.execute("SELECT id FROM rec WHERE domain = ?", (domain,))}
+                targets = idx.ids(domain)
             else:
-                targets = {r for (r,) in idx.conn.execute("SELECT id FROM rec")}
+                targets = idx.ids()
         if not yes:
             what = "every record" if everything else f"{len(targets)} record(s)"
             raise ConfirmationRequired(
@@ -73,7 +73,7 @@ def _rewrite_log(vault: Vault, targets: set[str], everything: bool) -> int:
                 out.write(raw)  # not a record: kept byte for byte (doctor handles it)
                 continue
             ref = (f["ref"] or "").upper()
-            if f["id"] in targets or (f["kind"] in ("seen", "forget") and ref in targets):
+            if f["id"] in targets or (f["kind"] in BOOKKEEPING and ref in targets):
                 dropped += 1
                 continue
             out.write(raw)
@@ -97,7 +97,7 @@ def _drop_derived(vault: Vault, targets: set[str], everything: bool) -> list[str
             for path in folder.glob("*.md"):
                 try:
                     nodes[path.name] = tree.parse(fsio.read_text(path) or "")
-                except UsageError:
+                except BadFrontMatter:
                     continue
             hit = {name for name, n in nodes.items() if n.level == 1 and targets & set(n.children)}
             grew = True
@@ -115,7 +115,7 @@ def _drop_derived(vault: Vault, targets: set[str], everything: bool) -> list[str
     for path in sorted(pdir.glob("*/HANDOFF.md")) if pdir.is_dir() else []:
         try:
             h = handoff.parse(fsio.read_text(path) or "")
-        except UsageError:
+        except BadFrontMatter:
             continue
         if everything or (h.id and h.id.upper() in targets):
             fsio.remove_file(path)

@@ -1,9 +1,14 @@
-"""The log record: schema v1, ULID-style ids, parsing one line (tolerantly) and rendering one."""
+"""The log record: schema v1, ULID-style ids, parsing one line (tolerantly) and rendering one.
+
+`Record` is the one definition of the record schema: the stored fields, their order in a line,
+and what `KNOWN` (the fields a reader understands) holds are all derived from it.
+"""
 
 
 import json
 import os
 import re
+from enum import IntEnum
 from typing import Any, NamedTuple
 
 from optmem import clock
@@ -11,9 +16,26 @@ from optmem import clock
 VERSION = 1
 TIERS = ("chat", "normal", "evidence", "redline")
 TIER_RANK = {name: i for i, name in enumerate(TIERS)}
-KNOWN = ("v", "id", "ts", "domain", "project", "kind", "tier", "key", "text", "tags",
-         "corrects", "ref", "expires", "evidence", "source")
-KNOWN_SET = frozenset(KNOWN)
+
+
+class Tier(IntEnum):
+    """Trust tiers as the index stores them (a rank: higher is more trusted)."""
+
+    CHAT = 0
+    NORMAL = 1
+    EVIDENCE = 2
+    REDLINE = 3
+
+
+# kinds the code gives a meaning to (any other kind name is a plain record)
+NOTE = "note"
+CORRECTION = "correction"
+MEMORY = "memory"        # the hot-memory journal
+HANDOFF = "handoff"
+COMMIT = "commit"
+SEEN = "seen"            # bookkeeping: a restatement of `ref` (no text)
+FORGET = "forget"        # bookkeeping: a tombstone for `ref`
+BOOKKEEPING = (SEEN, FORGET)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _DOMAIN_PREFIX = re.compile(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
 _HAND_CORRECTION = re.compile(r"^\s*(?:\[[A-Za-z0-9._-]{1,64}\]\s*)?(?:〔更正〕|\[correction\])", re.IGNORECASE)
@@ -29,9 +51,22 @@ def _b32(value: int, length: int) -> str:
     return "".join(reversed(out))
 
 
+_last_id = [-1, 0]  # (milliseconds, random part) of the last id this process made
+
+
 def new_id(epoch: float) -> str:
-    """26 chars: 48-bit milliseconds then 80 random bits, so ids sort by time and never collide."""
-    return _b32(int(epoch * 1000) & ((1 << 48) - 1), 10) + _b32(int.from_bytes(os.urandom(10), "big"), 16)
+    """26 chars: 48-bit milliseconds then 80 random bits, so ids sort by time and never collide.
+
+    Within one millisecond, ids made by one process count up from the first one's random part
+    (as ULIDs do), so records written in the same millisecond keep their order.
+    """
+    ms = int(epoch * 1000) & ((1 << 48) - 1)
+    if ms == _last_id[0] and _last_id[1] < (1 << 80) - 1:
+        rand = _last_id[1] + 1
+    else:
+        rand = int.from_bytes(os.urandom(10), "big") >> 1  # room to count up
+    _last_id[:] = [ms, rand]
+    return _b32(ms, 10) + _b32(rand, 16)
 
 
 def derived_id(raw: bytes, epoch: float | None) -> str:
@@ -79,21 +114,21 @@ class Record(NamedTuple):
 
     id: str
     ts: str
-    text: str = ""
     domain: str = "default"
-    kind: str = "note"
-    tier: str = "normal"
     project: str | None = None
+    kind: str = NOTE
+    tier: str = "normal"
     key: str | None = None
+    text: str = ""
     tags: tuple[str, ...] = ()
     corrects: tuple[str, ...] = ()
     ref: str | None = None
     expires: str | None = None
     evidence: str | None = None
     source: str | None = None
-    extra: dict[str, Any] = _NO_EXTRA
-    line: int = 0
-    hand: bool = False
+    extra: dict[str, Any] = _NO_EXTRA  # unknown fields, preserved as they were
+    line: int = 0                      # not stored: where the record was read
+    hand: bool = False                 # not stored: typed by hand (its id was derived)
 
     @property
     def epoch(self) -> float | None:
@@ -104,14 +139,13 @@ class Record(NamedTuple):
         return self.tier == "redline"
 
     def to_json(self) -> dict[str, Any]:
-        """The record as stored: known fields in a fixed order, empty ones left out, extras kept."""
+        """The record as stored: its fields in schema order, empty ones left out, extras kept."""
         out: dict[str, Any] = {"v": VERSION, "id": self.id, "ts": self.ts, "domain": self.domain}
-        for name in ("project", "kind", "tier", "key", "text", "tags", "corrects", "ref",
-                     "expires", "evidence", "source"):
+        for name in STORED[3:]:
             value = getattr(self, name)
-            if name == "tags" or name == "corrects":
+            if type(value) is tuple:
                 value = list(value)
-            if value or (name == "text" and self.kind not in ("seen", "forget")):
+            if value or (name == "text" and self.kind not in BOOKKEEPING):
                 out[name] = value
         for k, v in self.extra.items():
             out.setdefault(k, v)
@@ -119,6 +153,11 @@ class Record(NamedTuple):
 
     def to_line(self) -> bytes:
         return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+STORED = Record._fields[: Record._fields.index("extra")]  # what a line holds, in order
+KNOWN = ("v", *STORED)
+KNOWN_SET = frozenset(KNOWN)
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -193,4 +232,4 @@ def missing_fields(raw: bytes) -> list[str]:
     """Fields a parsed line lacks that every record needs (for doctor)."""
     obj = json.loads(raw)
     return [name for name in ("ts", "text") if not isinstance(obj.get(name), str)
-            and not (name == "text" and obj.get("kind") in ("seen", "forget"))]
+            and not (name == "text" and obj.get("kind") in BOOKKEEPING)]

@@ -17,23 +17,22 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from optmem import clock, fsio
+from optmem import clock, fsio, ranking, view
 from optmem import meta as metamod
 from optmem import text as textmod
-from optmem.errors import NotFound, UsageError
+from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError
+from optmem.record import CORRECTION, Record, Tier
+from optmem.runner import run_command
 from optmem.vault import Vault, validate_name
 
 EXTRACTIVE = "extractive"
 _NODE_FILE = re.compile(r"^L(\d+)-(\d+)\.md$")
 _BULLET_ID = re.compile(r"^- (.*) \(`([0-9A-Za-z]{6,26})`\)(?: \[(\w+)\])?$")
-_STOP = frozenset("the a an and or of to in on for is are was were be with at by it this that as "
-                  "from we i you he she they not no but if then so do does did has have had".split())
 
 
 @dataclass(frozen=True)
@@ -71,12 +70,12 @@ def parse(text: str) -> Node:
     """A node file back into a Node; raises UsageError on missing or malformed front matter."""
     meta, body = metamod.split(text)
     if meta is None:
-        raise UsageError("no front matter", code="bad_front_matter")
+        raise BadFrontMatter("no front matter")
     missing = [k for k in ("id", "level", "domain", "from", "to", "count", "children") if k not in meta]
     if missing:
-        raise UsageError(f"front matter lacks {', '.join(missing)}", code="bad_front_matter")
+        raise BadFrontMatter(f"front matter lacks {', '.join(missing)}")
     if not isinstance(meta["level"], int) or not isinstance(meta["children"], list):
-        raise UsageError("level must be an integer and children a list", code="bad_front_matter")
+        raise BadFrontMatter("level must be an integer and children a list")
     return Node(id=str(meta["id"]), level=meta["level"], domain=str(meta["domain"]),
                 start=str(meta["from"]), end=str(meta["to"]), count=int(meta["count"]),
                 children=[str(c) for c in meta["children"]],
@@ -96,7 +95,7 @@ class Item:
 
 
 def _terms(text: str) -> list[str]:
-    return [t for t in textmod.tokens(text) if len(t) > 1 and t not in _STOP and not t.isdigit()]
+    return [t for t in textmod.tokens(text) if len(t) > 1 and t not in textmod.STOPWORDS and not t.isdigit()]
 
 
 def extractive(domain: str, level: int, start: str, end: str, count: int, items: list[Item],
@@ -136,22 +135,11 @@ def extractive(domain: str, level: int, start: str, end: str, count: int, items:
     return "\n".join(head + [bullet(items[i]) for i in sorted(chosen)]) + "\n"
 
 
-def _external(cmd: str, text: str, timeout: float) -> str | None:
-    """Run the user's summariser (a shell command) on `text`; None when it fails."""
-    try:
-        res = subprocess.run(["/bin/sh", "-c", cmd], input=text, capture_output=True, text=True,
-                             timeout=timeout)
-    except (subprocess.TimeoutExpired, OSError):
-        return None
-    out = res.stdout.strip()
-    return out + "\n" if res.returncode == 0 and out else None
-
-
 # -- the tree of one domain ------------------------------------------------------------------
 def _load(folder: Path) -> tuple[dict[str, Node], Node | None, list[str]]:
     nodes: dict[str, Node] = {}
     root = None
-    problems = []
+    problems: list[str] = []
     if not folder.is_dir():
         return nodes, root, problems
     for path in sorted(folder.iterdir()):
@@ -159,7 +147,7 @@ def _load(folder: Path) -> tuple[dict[str, Node], Node | None, list[str]]:
             continue
         try:
             node = parse(fsio.read_text(path) or "")
-        except UsageError as exc:
+        except (BadFrontMatter, Unreadable) as exc:
             problems.append(f"{path.name} in {folder}: {exc.message} — left as it is")
             continue
         if path.name == "root.md":
@@ -205,18 +193,29 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
 
 
+class _Summariser:
+    """Summarises a node's input: with the user's command when one is set (falling back to the
+    extractive summary, with a warning, when it fails), else extractively."""
+
+    def __init__(self, vault: Vault, domain: str, cmd: str, plan: Plan) -> None:
+        self.domain, self.cmd, self.plan = domain, cmd, plan
+        self.timeout = vault.settings.tree.summarizer_timeout
+        self.max_chars = vault.settings.tree.max_chars
+
+    def __call__(self, level: int, start: str, end: str, count: int, items: list[Item],
+                 kinds: Counter[str], feed: str) -> tuple[str, str]:
+        if self.cmd:
+            ran = run_command(self.cmd, feed, self.timeout)
+            if ran.output is not None:
+                return ran.output, self.cmd
+            self.plan.warnings.append(f"summariser {self.cmd!r} failed ({ran.error}) for a level-{level} node "
+                                      f"of {self.domain}; used the extractive summary")
+        return extractive(self.domain, level, start, end, count, items, kinds, self.max_chars), EXTRACTIVE
+
+
 def plan_domain(vault: Vault, domain: str, *, summarizer: str | None = None,
                 progress: Callable[[int, int], None] | None = None) -> Plan:
     """What compacting `domain` would create and refresh (nothing is written here)."""
-    from optmem.index import open_index
-
-    run = int(vault.setting("tree", "run"))
-    fanout = int(vault.setting("tree", "fanout"))
-    max_chars = int(vault.setting("tree", "max_chars"))
-    cmd = summarizer if summarizer is not None else str(vault.setting("tree", "summarizer") or "")
-    timeout = float(vault.setting("tree", "summarizer_timeout"))
-    if run < 2 or fanout < 2:
-        raise UsageError("[tree] run and fanout must be at least 2")
     nodes, old_root, problems = _load(vault.tree_dir(domain))
     plan = Plan(domain, warnings=problems)
     if problems:
@@ -224,36 +223,38 @@ def plan_domain(vault: Vault, domain: str, *, summarizer: str | None = None,
         # number, could overwrite a person's file — so this domain waits until it is fixed
         plan.warnings.append(f"tree/{domain} was not compacted: fix or remove the file(s) above")
         return plan
+    summarise = _Summariser(vault, domain, vault.settings.tree.summarizer if summarizer is None
+                            else summarizer, plan)
+    next_seq: dict[int, int] = {}
+    for nid in nodes:
+        lvl, seq = _seq(nid)
+        next_seq[lvl] = max(next_seq.get(lvl, 0), seq)
+    plan.tail = _seal_runs(vault, domain, nodes, next_seq, plan, summarise, progress)
+    _build_levels(vault.settings.tree.fanout, domain, nodes, next_seq, plan, summarise)
+    _refresh_root(domain, nodes, old_root, plan, summarise)
+    return plan
+
+
+def _seal_runs(vault: Vault, domain: str, nodes: dict[str, Node], next_seq: dict[int, int],
+               plan: Plan, summarise: _Summariser,
+               progress: Callable[[int, int], None] | None) -> int:
+    """Level-1 nodes over every full run of records no node covers yet; returns the raw tail."""
+    from optmem.index import open_index
+
+    run = vault.settings.tree.run
     covered = {c for n in nodes.values() if n.level == 1 for c in n.children}
     now = clock.now().timestamp()
-
-    def summarise(level: int, start: str, end: str, count: int, items: list[Item],
-                  kinds: Counter[str], feed: str) -> tuple[str, str]:
-        if cmd:
-            out = _external(cmd, feed, timeout)
-            if out is not None:
-                return out, cmd
-            plan.warnings.append(f"summariser {cmd!r} failed or timed out for a level-{level} node "
-                                 f"of {domain}; used the extractive summary")
-        return extractive(domain, level, start, end, count, items, kinds, max_chars), EXTRACTIVE
-
     with open_index(vault) as idx:
-        rows = [r for r in idx.rows("r.domain = ? AND r.kind NOT IN ('seen', 'forget') "
-                                    "ORDER BY r.ts, r.id, r.n", (domain,)) if r.id not in covered]
+        rows = [r for r in idx.domain_records(domain) if r.id not in covered]
         sealable = len(rows) - len(rows) % run
-        next_seq: dict[int, int] = {}
-        for nid in nodes:
-            lvl, seq = _seq(nid)
-            next_seq[lvl] = max(next_seq.get(lvl, 0), seq)
         for i in range(0, sealable, run):
             chunk = rows[i : i + run]
             recs = [idx.record(r) for r in chunk]
             items = []
             for r, rec in zip(chunk, recs):
-                status = r.status(now)
-                if status in ("superseded", "forgotten"):
+                if view.status(r, now) in (view.Status.SUPERSEDED, view.Status.FORGOTTEN):
                     continue  # summaries quote what is current
-                badge = "redline" if r.tier == 3 else ("correction" if rec.kind == "correction" else None)
+                badge = "redline" if r.tier == Tier.REDLINE else ("correction" if rec.kind == CORRECTION else None)
                 items.append(Item(rec.id, rec.text, badge, rec.kind))
             kinds = Counter(rec.kind for rec in recs)
             feed = "\n".join(f"[{rec.ts}] [{rec.kind}/{rec.tier}] {rec.text} ({rec.id})" for rec in recs)
@@ -266,33 +267,37 @@ def plan_domain(vault: Vault, domain: str, *, summarizer: str | None = None,
             plan.created.append(node)
             if progress:
                 progress(i + run, sealable)
-        plan.tail = len(rows) - sealable
+    return len(rows) - sealable
 
+
+def _build_levels(fanout: int, domain: str, nodes: dict[str, Node], next_seq: dict[int, int],
+                  plan: Plan, summarise: _Summariser) -> None:
+    """A level-k+1 node over every full group of `fanout` level-k nodes without a parent."""
     level = 1
-    while True:
+    while any(n.level == level for n in nodes.values()):
         parented = {c for n in nodes.values() if n.level == level + 1 for c in n.children}
         free = sorted((n for n in nodes.values() if n.level == level and n.id not in parented),
                       key=lambda n: _seq(n.id))
-        if not any(n.level == level for n in nodes.values()):
-            break
         for i in range(0, len(free) - len(free) % fanout, fanout):
-            group = free[i : i + fanout]
-            node = _parent(level + 1, domain, group, next_seq, summarise)
+            node = _parent(level + 1, domain, free[i : i + fanout], next_seq, summarise)
             nodes[node.id] = node
             plan.created.append(node)
         level += 1
 
+
+def _refresh_root(domain: str, nodes: dict[str, Node], old_root: Node | None, plan: Plan,
+                  summarise: _Summariser) -> None:
+    """The root over the current top-level nodes (a person's edit of its body is kept)."""
     top = _top(nodes)
-    if top:
-        root = _over("root", max(n.level for n in nodes.values()) + 1, domain, top, summarise,
-                     root=True)
-        if old_root is not None and old_root.edited:
-            # a person's words win: keep their body, refresh only what the root points at
-            root = replace(root, body=old_root.body, digest=old_root.digest, summarizer=old_root.summarizer)
-            plan.warnings.append(f"tree/{domain}/root.md was edited by hand; its body was kept")
-        plan.root = root
-        plan.root_changed = old_root is None or render(old_root) != render(root)
-    return plan
+    if not top:
+        return
+    root = _over("root", max(n.level for n in nodes.values()) + 1, domain, top, summarise, root=True)
+    if old_root is not None and old_root.edited:
+        # a person's words win: keep their body, refresh only what the root points at
+        root = replace(root, body=old_root.body, digest=old_root.digest, summarizer=old_root.summarizer)
+        plan.warnings.append(f"tree/{domain}/root.md was edited by hand; its body was kept")
+    plan.root = root
+    plan.root_changed = old_root is None or render(old_root) != render(root)
 
 
 def _parent(level: int, domain: str, group: list[Node], next_seq: dict[int, int],
@@ -331,8 +336,7 @@ def domains_of(vault: Vault) -> list[str]:
     from optmem.index import open_index
 
     with open_index(vault) as idx:
-        return [d for (d,) in idx.conn.execute(
-            "SELECT DISTINCT domain FROM rec WHERE kind NOT IN ('seen', 'forget') ORDER BY domain")]
+        return idx.domains()
 
 
 def compact(vault: Vault, *, domain: str | None = None, dry_run: bool = False,
@@ -400,7 +404,7 @@ def get_node(vault: Vault, ref: str) -> dict[str, Any]:
 
 
 def search_nodes(vault: Vault, query: str, *, domains: list[str] | None = None,
-                 limit: int = 10) -> list[dict[str, Any]]:
+                 limit: int = 10) -> list[view.RecordView]:
     """Summary nodes ranked by BM25 over their bodies (`search --kind summary`)."""
     tree_root = vault.root / "tree"
     if not tree_root.is_dir():
@@ -417,15 +421,12 @@ def search_nodes(vault: Vault, query: str, *, domains: list[str] | None = None,
     if not docs or not terms:
         return []
     avgdl = sum(dl for _, _, dl in docs) / len(docs) or 1.0
-    df = {t: sum(1 for _, tf, _ in docs if t in tf) for t in terms}
-    from optmem.search import bm25
-
-    idf = {t: math.log(1 + (len(docs) - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
-    scored = [(bm25(tf, dl, terms, idf, avgdl), node) for node, tf, dl in docs]
+    idfs = {t: ranking.idf(len(docs), sum(1 for _, tf, _ in docs if t in tf)) for t in terms}
+    scored = [(ranking.bm25(tf, dl, terms, idfs, avgdl), node) for node, tf, dl in docs]
     scored = [(s, n) for s, n in scored if s > 0]
     scored.sort(key=lambda sn: (-sn[0], -sn[1].level, sn[1].domain, sn[1].id))
-    return [{"id": f"{n.domain}/{n.id}", "ts": n.end, "domain": n.domain, "project": None,
-             "kind": "summary", "tier": "normal", "text": n.body.strip(), "score": round(s, 4),
-             "status": "current", "superseded_by": None, "corrects": [], "key": None,
-             "level": n.level, "range": {"from": n.start, "to": n.end}, "children": n.children}
-            for s, n in scored[:limit]]
+    return [view.RecordView(
+        Record(id=f"{n.domain}/{n.id}", ts=n.end, domain=n.domain, kind="summary", text=n.body.strip()),
+        view.Status.CURRENT, score=round(s, 4),
+        annex={"level": n.level, "range": {"from": n.start, "to": n.end}, "children": n.children})
+        for s, n in scored[:limit]]

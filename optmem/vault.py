@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from optmem import fsio, settings
 from optmem.errors import InvalidName, VaultMissing
@@ -33,7 +33,7 @@ class Vault:
     def __init__(self, root: Path | str, overrides: list[str] | None = None) -> None:
         self.root = Path(root)
         self.overrides = list(overrides or [])
-        self._settings: dict[str, Any] | None = None
+        self._settings: settings.Settings | None = None
         self._lock_depth = 0
 
     def __repr__(self) -> str:
@@ -65,13 +65,15 @@ class Vault:
         return self.root.is_dir()
 
     @property
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> settings.Settings:
+        """optmem.toml and the overrides, read once, typed and validated (see `settings`)."""
         if self._settings is None:
             self._settings = settings.load(fsio.read_text(self.root / "optmem.toml"), self.overrides)
         return self._settings
 
-    def setting(self, section: str, name: str) -> Any:
-        return self.settings.get(section, {}).get(name, settings.DEFAULTS[section][name])
+    @property
+    def settings_loaded(self) -> bool:
+        return self._settings is not None
 
     def require(self) -> "Vault":
         """For reads: the vault must exist."""
@@ -90,7 +92,7 @@ class Vault:
 
     def tree_lock(self):
         """The summary tree's own lock: compaction takes a while and must not hold up appends."""
-        return fsio.exclusive_lock(self.cache_dir / "tree.lock", float(self.setting("lock", "timeout")))
+        return fsio.exclusive_lock(self.cache_dir / "tree.lock", self.settings.lock.timeout)
 
     @contextmanager
     def lock(self) -> Iterator[None]:
@@ -105,7 +107,7 @@ class Vault:
             finally:
                 self._lock_depth -= 1
             return
-        with fsio.exclusive_lock(self.lock_path, float(self.setting("lock", "timeout"))):
+        with fsio.exclusive_lock(self.lock_path, self.settings.lock.timeout):
             self._lock_depth = 1
             try:
                 yield

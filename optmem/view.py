@@ -1,126 +1,237 @@
-"""The effective view from the caller's side: `correct` a record, and a record's `history`.
+"""The effective view: what each record *is* now — current, superseded, expired, forgotten — and
+the policy that decides it, as plain functions over plain values.
 
-The view itself (who supersedes whom, what is forgotten or expired) is kept incrementally by
-the index; this module writes corrections through the log's append path and reads chains.
+The log is never changed to apply the view. The index stores the few facts the view needs per
+record (superseded by whom, forgotten, retired, expiry, last restatement) and asks this module
+what they mean:
+
+* `STATUS_RULES` is the one definition of a status: a Python test and its SQL twin, in priority
+  order (the first that holds wins; none means current). `status()`, `status_sql()` and
+  `is_sql()` are all derived from it, so Python and SQL can never disagree.
+* `links()` says which earlier records a record acts on (corrects, forgets, restates);
+  `may_supersede()` is the redline lock; `key_winner()` decides a key group (a winner, or a
+  conflict); `retired_at_birth()` marks hot-memory journal removals.
+* `RecordView` is the one frozen view of a record that search, get, history, tree and MCP
+  render their JSON from.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import Any, NamedTuple, Protocol
 
-from optmem import clock, log
-from optmem.errors import Ambiguous, NotFound, UsageError
-from optmem.index import Index, Row, open_index, prepare
-from optmem.record import ID_RE
+from optmem.record import BOOKKEEPING, FORGET, MEMORY, SEEN, Record, Tier
 
-CORRECTION_PREFIX = "〔更正〕"
-_ALREADY = re.compile(r"^\s*(?:〔更正〕|\[correction\])", re.IGNORECASE)
+
+class Status(StrEnum):
+    """What a record is in the effective view."""
+
+    CURRENT = "current"
+    SUPERSEDED = "superseded"
+    EXPIRED = "expired"
+    FORGOTTEN = "forgotten"
+
+
+class ViewRow(Protocol):
+    """What the view needs to know of a record (the index's row has it)."""
+
+    @property
+    def forgotten(self) -> int: ...
+    @property
+    def sup(self) -> str | None: ...
+    @property
+    def ksup(self) -> str | None: ...
+    @property
+    def retired(self) -> int: ...
+    @property
+    def expires(self) -> float | None: ...
+
+
+class _Rule(NamedTuple):
+    status: Status
+    test: Callable[[ViewRow, float], bool]
+    sql: str            # over the index's `rec r`; `?` is "now" where it appears
+    uses_now: bool
+
+
+# Priority order: a forgotten record is forgotten even if it was also corrected; a superseded one
+# is superseded even if it has also expired.
+STATUS_RULES: tuple[_Rule, ...] = (
+    _Rule(Status.FORGOTTEN, lambda r, now: bool(r.forgotten), "r.forgotten != 0", False),
+    _Rule(Status.SUPERSEDED, lambda r, now: bool(r.sup or r.ksup or r.retired),
+          "(r.sup IS NOT NULL OR r.ksup IS NOT NULL OR r.retired != 0)", False),
+    _Rule(Status.EXPIRED, lambda r, now: r.expires is not None and r.expires <= now,
+          "(r.expires IS NOT NULL AND r.expires <= ?)", True),
+)
+
+# Search lists hits in bands, best first: current redlines, other current records, then by status.
+BANDS = ("redline", Status.CURRENT, Status.EXPIRED, Status.SUPERSEDED, Status.FORGOTTEN)
+
+
+def status(row: ViewRow, now: float) -> Status:
+    """The record's status at `now` (epoch seconds)."""
+    for rule in STATUS_RULES:
+        if rule.test(row, now):
+            return rule.status
+    return Status.CURRENT
+
+
+def status_sql(now: float) -> tuple[str, list[Any]]:
+    """`status()` as an SQL CASE expression over `rec r`, with its parameters."""
+    parts, params = [], []
+    for rule in STATUS_RULES:
+        parts.append(f"WHEN {rule.sql} THEN '{rule.status.value}'")
+        params += [now] if rule.uses_now else []
+    return f"(CASE {' '.join(parts)} ELSE '{Status.CURRENT.value}' END)", params
+
+
+def is_sql(wanted: Status, now: float) -> tuple[str, list[Any]]:
+    """An SQL predicate over `rec r` that holds exactly when `status(r, now) == wanted`."""
+    clauses, params = [], []
+    for rule in STATUS_RULES:
+        if rule.status == wanted:
+            clauses.append(rule.sql)
+            params += [now] if rule.uses_now else []
+            break
+        clauses.append(f"NOT {rule.sql}")
+        params += [now] if rule.uses_now else []
+    return "(" + " AND ".join(clauses) + ")", params
+
+
+def band(st: Status, tier: int) -> int:
+    """A hit's band (0 is best): current redlines, current records, then by status."""
+    if st == Status.CURRENT:
+        return 0 if tier == Tier.REDLINE else 1
+    return BANDS.index(st)
+
+
+# -- policy: what a record does to earlier ones ----------------------------------------------
+SUPERSEDES = "corrects"
+FORGETS = FORGET
+RESTATES = SEEN
+
+
+class Link(NamedTuple):
+    what: str     # corrects | forget | seen
+    ref: str      # the id (or id prefix/suffix) it names
+
+
+def links(kind: str, corrects: Iterable[str], ref: str | None) -> list[Link]:
+    """The earlier records this record acts on: those it corrects, forgets or restates."""
+    out = [Link(SUPERSEDES, r) for r in corrects]
+    if ref and kind in BOOKKEEPING:
+        out.append(Link(kind, ref))
+    return out
+
+
+def may_supersede(writer_tier: int, target_tier: int) -> bool:
+    """The redline lock: a redline is a locked rule that only a (newer) redline supersedes."""
+    return target_tier != Tier.REDLINE or writer_tier == Tier.REDLINE
+
+
+def retired_at_birth(kind: str, extra: dict[str, Any]) -> bool:
+    """A hot-memory journal record of a removed entry is no longer current when it is written."""
+    return kind == MEMORY and extra.get("op") == "remove"
+
+
+def restated(previous: float | None, at: float) -> float:
+    """The latest restatement time after one more restatement at `at`."""
+    return at if previous is None else max(previous, at)
+
+
+class Member(NamedTuple):
+    """A record of a key group (same key, domain and project)."""
+
+    n: int
+    id: str
+    ts: float | None
+    tier: int
 
 
 @dataclass(frozen=True)
-class Corrected:
-    id: str
-    corrects: str
-    record: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
+class Winner:
+    """The one current record of a key group; every other member is superseded by it."""
+
+    member: Member
 
 
-def _target(idx: Index, target: str, now: float) -> Row:
-    """The one record TARGET names: an id (or unique prefix/suffix), else an unambiguous query."""
-    if ID_RE.match(target.strip().lstrip("#")):
-        rows = idx.resolve(target)
-        if len(rows) == 1:
-            return rows[0]
-        if len(rows) > 1:
-            raise Ambiguous(f"{target!r} names {len(rows)} records; give more of the id",
-                            candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]])
-    from optmem import text as textmod
-    from optmem.search import Filters, ranked
+@dataclass(frozen=True)
+class Conflict:
+    """Values of one key that time cannot order: all stay current, the rest are superseded by
+    the newest of them. (No rule produces a conflict yet; consolidation will.)"""
 
-    terms = textmod.search_terms(target)
-    found = ranked(idx, target, terms, 10, Filters(current=True), False, now, []).hits if terms else []
-    if not found:
-        raise NotFound(f"no current record matches {target!r}; give an id, or other words",
-                       ref=target)
-    strong = [h for h in found if h["score"] >= 0.5 * found[0]["score"]]
-    if len(strong) > 1:
-        raise Ambiguous(
-            f"{target!r} matches {len(strong)} current records; nothing was written — pass one "
-            "of their ids as TARGET",
-            candidates=[{"id": h["id"], "text": h["text"], "domain": h["domain"]} for h in strong])
-    return idx.by_id(found[0]["id"])
+    members: tuple[Member, ...]
 
 
-def correct(vault, target: str, text: str, *, tier: str | None = None, domain: str | None = None,
-            project: str | None = None, key: str | None = None, evidence: str | None = None,
-            source: str | None = None, allow_unsafe: bool = False) -> Corrected:
-    """Append a correction of TARGET (`kind: correction`, `corrects: [id]`, text prefixed 〔更正〕).
-
-    It inherits domain, project and key from its target unless given. A redline can only be
-    corrected by a redline (`redline_locked` otherwise).
-    """
-    if not text or not text.strip():
-        raise UsageError("TEXT is empty; give the corrected fact")
-    body = text.strip() if _ALREADY.match(text) else f"{CORRECTION_PREFIX}{text.strip()}"
-    now = clock.now().timestamp()
-    prepare(vault)
-    with vault.lock():
-        with open_index(vault) as idx:
-            row = _target(idx, target, now)
-            rec = idx.record(row)
-            warnings = idx.warnings()
-        res = log.append(  # refuses (redline_locked) to correct a redline unless this is one
-            vault, body, domain=domain or rec.domain, project=project if project else rec.project,
-            kind="correction", tier=tier or "normal", key=key or rec.key, evidence=evidence,
-            source=source, corrects=[row.id], allow_unsafe=allow_unsafe, gate=False)
-    return Corrected(res.id or "", row.id, res.record or {}, warnings)
+def newest(members: Iterable[Member]) -> Member:
+    """The newest member: the later ts (a missing ts is oldest), then the larger id, then line."""
+    return max(members, key=lambda m: (m.ts if m.ts is not None else -1e18, m.id, m.n))
 
 
-def history(vault, ref: str | None = None, *, key: str | None = None, domain: str | None = None,
-            project: str | None = None) -> list[dict[str, Any]]:
-    """Every version of a fact, oldest first: the correction chain and key group of a record,
-    or all records with `key`."""
-    if not ref and not key:
-        raise UsageError("give an ID, or --key KEY")
-    now = clock.now().timestamp()
-    with open_index(vault) as idx:
-        if key:
-            where, params = "r.key = ?", [key]
-            if domain:
-                where, params = where + " AND r.domain = ?", params + [domain]
-            if project:
-                where, params = where + " AND r.project = ?", params + [project]
-            rows = idx.rows(where, params)
-            if not rows:
-                raise NotFound(f"no record has key {key!r}", key=key)
-        else:
-            rows = _chain(idx, log.resolve_one(idx, ref))
-        rows.sort(key=lambda r: (r.ts or 0, r.id, r.n))
-        return [log.describe(r, idx.record(r), now) for r in rows]
+def key_winner(members: list[Member]) -> Winner | Conflict:
+    """Which record of a key group is current: the newest; a redline holds its key against
+    newer non-redlines."""
+    redlines = [m for m in members if m.tier == Tier.REDLINE]
+    return Winner(newest(redlines or members))
 
 
-def _chain(idx: Index, start: Row) -> list[Row]:
-    """The connected versions of `start`: corrections in both directions and its key group."""
-    seen: dict[int, Row] = {}
+def connected(start: Any, neighbours: Callable[[Any], list[Any]], key: Callable[[Any], Any]) -> list[Any]:
+    """Every record linked to `start` (corrections both ways, key groups), by graph walk."""
+    seen: dict[Any, Any] = {}
     todo = [start]
     while todo:
-        row = todo.pop()
-        if row.n in seen:
+        item = todo.pop()
+        if key(item) in seen:
             continue
-        seen[row.n] = row
-        linked: list[Row] = []
-        if row.superseded_by:
-            linked += idx.rows("r.id = ?", (row.superseded_by,))
-        linked += idx.rows("r.sup = ? OR r.ksup = ?", (row.id, row.id))
-        if row.corrects:
-            import json
-
-            for ref in json.loads(row.corrects):
-                linked += idx.resolve(ref)[:1]
-        if row.key:
-            linked += idx.rows("r.key = ? AND r.domain = ? AND r.project IS ?",
-                               (row.key, row.domain, row.project))
-        todo += [r for r in linked if r.n not in seen]
+        seen[key(item)] = item
+        todo += [n for n in neighbours(item) if key(n) not in seen]
     return list(seen.values())
+
+
+# -- the one view of a record that callers see ------------------------------------------------
+@dataclass(frozen=True)
+class RecordView:
+    """A record as shown to callers: its stored fields, its effective status and, for a search
+    hit, its score. `hit()` is the search shape, `full()` the get/history shape."""
+
+    record: Record
+    status: Status
+    superseded_by: str | None = None
+    line: int = 0
+    score: float | None = None
+    explain: dict[str, Any] | None = None
+    annex: dict[str, Any] = field(default_factory=dict)  # kind-specific extras (tree nodes)
+
+    def _base(self) -> dict[str, Any]:
+        r = self.record
+        return {"id": r.id, "ts": r.ts, "domain": r.domain, "project": r.project, "kind": r.kind,
+                "tier": r.tier, "text": r.text}
+
+    def hit(self) -> dict[str, Any]:
+        """The search result shape (SPEC §5)."""
+        r = self.record
+        out = self._base()
+        out.update({"score": self.score, "status": self.status.value,
+                    "superseded_by": self.superseded_by, "corrects": list(r.corrects), "key": r.key})
+        if r.expires:
+            out["expires"] = r.expires
+        out.update(self.annex)
+        if self.explain is not None:
+            out["explain"] = self.explain
+        return out
+
+    def full(self) -> dict[str, Any]:
+        """Every stored field, the status, and where the record is in the log."""
+        r = self.record
+        out = self._base()
+        out.update({"status": self.status.value, "superseded_by": self.superseded_by,
+                    "corrects": list(r.corrects), "key": r.key, "tags": list(r.tags),
+                    "expires": r.expires, "evidence": r.evidence, "source": r.source,
+                    "line": self.line})
+        if r.ref:
+            out["ref"] = r.ref
+        for k, v in r.extra.items():
+            out.setdefault(k, v)
+        return out

@@ -89,6 +89,15 @@ def run_optmem(*args: str, env: dict[str, str] | None = None, input: str | None 
                           input=input, cwd=cwd, timeout=120)
 
 
+def put(vault: Vault, text: str, *, gate: bool = True, on_similar: str | None = None,
+        allow_unsafe: bool = False, **fields: Any) -> Any:
+    """`log.append` of a draft with these fields (what most tests need in one line)."""
+    from optmem import log
+
+    return log.append(vault, log.Draft(text, **fields), gate=gate, on_similar=on_similar,
+                      allow_unsafe=allow_unsafe)
+
+
 def log_lines(vault_path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()
             if line.strip()]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from optmem import __version__
 from optmem.cli import COMMANDS, fast

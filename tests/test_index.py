@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from optmem import index, log, view
+from conftest import put
+from optmem import index, log, facts
 from optmem.vault import Vault
 
 
@@ -29,12 +30,12 @@ def busy_vault(vault: Vault, monkeypatch) -> None:
     monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
     first = None
     for i in range(300):
-        rid = log.append(vault, f"记录 {i}：端口 {8000 + i} note number {i}", domain=("a", "b", "c")[i % 3],
+        rid = put(vault, f"记录 {i}：端口 {8000 + i} note number {i}", domain=("a", "b", "c")[i % 3],
                          key=f"k{i % 7}" if i % 5 == 0 else None, tags=["t"] if i % 4 == 0 else None,
                          gate=False).id
         first = first or rid
-    view.correct(vault, first, "端口 fixed")
-    log.append(vault, "a redline rule about ports 端口", tier="redline")
+    facts.correct(vault, first, "端口 fixed")
+    put(vault, "a redline rule about ports 端口", tier="redline")
     log.forget(vault, first)
     with open(vault.log_path, "a", encoding="utf-8") as fh:
         fh.write("not json at all\n")

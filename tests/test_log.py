@@ -7,10 +7,10 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from optmem import log, record
+from optmem import record
 from optmem.errors import TooLarge, UnsafeContent
 
-from conftest import log_lines
+from conftest import log_lines, put
 
 
 def test_append_writes_schema_v1_with_all_flags(cli, vault_path):
@@ -165,12 +165,12 @@ def log_lines_safe(vault_path):
 
 def test_record_size_bound_and_scanner(vault):
     with pytest.raises(TooLarge):
-        log.append(vault, "字" * 22000)  # 66,000 bytes
-    log.append(vault, "字" * 21000)      # 63,000 bytes
+        put(vault, "字" * 22000)  # 66,000 bytes
+    put(vault, "字" * 21000)      # 63,000 bytes
     with pytest.raises(UnsafeContent) as err:
-        log.append(vault, "key: AKIAABCDEFGHIJKLMNOP")
+        put(vault, "key: AKIAABCDEFGHIJKLMNOP")
     assert err.value.context["rule"] == "aws_access_key"
-    assert log.append(vault, "AKIAABCDEFGHIJKLMNOP is the test key", allow_unsafe=True).status == "stored"
+    assert put(vault, "AKIAABCDEFGHIJKLMNOP is the test key", allow_unsafe=True).status == "stored"
 
 
 def test_unreadable_log_stops_with_exit_3_and_is_not_overwritten(cli, vault_path):

@@ -6,7 +6,8 @@ import base64
 import json
 from pathlib import Path
 
-from optmem import handoff, log, memory, tree, view
+from conftest import put
+from optmem import handoff, log, memory, tree, facts
 from optmem.vault import Vault
 
 
@@ -16,7 +17,7 @@ def all_files(root: Path) -> dict[str, bytes]:
 
 def damage(vault: Vault) -> dict[str, str]:
     """A garbage line, a dangling correction, a torn tail, an over-limit MEMORY.md typed by hand."""
-    good = {log.append(vault, f"good record {i} 完好的记录 {i}").id: f"good record {i}" for i in range(3)}
+    good = {put(vault, f"good record {i} 完好的记录 {i}").id: f"good record {i}" for i in range(3)}
     with open(vault.log_path, "a", encoding="utf-8") as fh:
         fh.write("this is not json\n")                                                   # line 4
         fh.write(json.dumps({"id": "01KBADREF000000000000000AA", "ts": "2026-01-01T00:00:00Z",
@@ -61,7 +62,7 @@ def test_doctor_reports_changes_nothing_then_repairs_safely(vault, cli):
 
 
 def test_doctor_other_checks(vault, cli):
-    rid = log.append(vault, "first").id
+    rid = put(vault, "first").id
     with open(vault.log_path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"id": rid, "ts": "2026-01-01T00:00:00Z", "text": "same id again"}) + "\n")
         fh.write(json.dumps({"id": "01KNOTEXT00000000000000000", "ts": "2026-01-01T00:00:00Z"}) + "\n")
@@ -80,7 +81,7 @@ def test_doctor_other_checks(vault, cli):
 
 
 def test_quarantine_keeps_exact_bytes_of_lines_that_are_not_utf8(vault, cli):
-    log.append(vault, "fine")
+    put(vault, "fine")
     with open(vault.log_path, "ab") as fh:
         fh.write(b"\xff\xfe not utf-8 \x00\n")
     cli.json("doctor", "--fix")
@@ -91,15 +92,15 @@ def test_quarantine_keeps_exact_bytes_of_lines_that_are_not_utf8(vault, cli):
 
 def test_stats(vault, cli, monkeypatch):
     monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
-    a = log.append(vault, "端口是 8080", domain="code").id
-    view.correct(vault, a, "端口是 9090")
-    view.correct(vault, a, "端口是 9091")                  # two current values: a contradiction
-    log.append(vault, "city is Hangzhou", domain="hermes", key="city")
-    log.append(vault, "city is Shanghai", domain="hermes", key="city")
-    log.append(vault, "temporary", domain="hermes", ttl="1h")
-    gone = log.append(vault, "forget me", domain="hermes").id
+    a = put(vault, "端口是 8080", domain="code").id
+    facts.correct(vault, a, "端口是 9090")
+    facts.correct(vault, a, "端口是 9091")                  # two current values: a contradiction
+    put(vault, "city is Hangzhou", domain="hermes", key="city")
+    put(vault, "city is Shanghai", domain="hermes", key="city")
+    put(vault, "temporary", domain="hermes", ttl="1h")
+    gone = put(vault, "forget me", domain="hermes").id
     log.forget(vault, gone)
-    log.append(vault, "a rule", tier="redline", domain="code")
+    put(vault, "a rule", tier="redline", domain="code")
     with open(vault.log_path, "a", encoding="utf-8") as fh:  # the same statement typed twice by hand
         fh.write(json.dumps({"ts": "2026-01-01T00:00:00Z", "text": "[code] dup fact"}) + "\n")
         fh.write(json.dumps({"ts": "2026-01-01T00:00:01Z", "text": "[code] dup fact!"}) + "\n")
@@ -120,11 +121,11 @@ def test_stats(vault, cli, monkeypatch):
 def test_purge_refuses_without_yes_and_leaves_no_copy_anywhere(vault, cli):
     (vault.root / "optmem.toml").write_text("[tree]\nrun = 2\nfanout = 2\n", "utf-8")
     v = Vault(vault.root)
-    secret = log.append(v, "ZEBRA-SECRET-4711 斑马密码", domain="code", project="webapp").id
-    log.append(v, "keep this one", domain="code", project="webapp")
-    log.append(v, "keep that one too", domain="code", project="webapp")
-    log.append(v, "and a fourth", domain="code", project="webapp")
-    log.append(v, "ZEBRA-SECRET-4711 斑马密码", domain="code", project="webapp")  # restated: a seen line
+    secret = put(v, "ZEBRA-SECRET-4711 斑马密码", domain="code", project="webapp").id
+    put(v, "keep this one", domain="code", project="webapp")
+    put(v, "keep that one too", domain="code", project="webapp")
+    put(v, "and a fourth", domain="code", project="webapp")
+    put(v, "ZEBRA-SECRET-4711 斑马密码", domain="code", project="webapp")  # restated: a seen line
     handoff.write(v, "webapp", done=["ZEBRA-SECRET-4711 shipped"])
     tree.compact(v)
     cli.json("search", "ZEBRA")
@@ -145,8 +146,8 @@ def test_purge_refuses_without_yes_and_leaves_no_copy_anywhere(vault, cli):
 
 
 def test_purge_domain_and_all(vault, cli):
-    log.append(vault, "hermes note", domain="hermes")
-    log.append(vault, "code note", domain="code")
+    put(vault, "hermes note", domain="hermes")
+    put(vault, "code note", domain="code")
     assert cli.json("purge", "--domain", "hermes", "--yes")["records"] == 1
     assert [h["domain"] for h in cli.json("search", "note")["hits"]] == ["code"]
     assert cli.json("purge", code=2)["error"]["code"] == "usage"
@@ -157,11 +158,11 @@ def test_purge_domain_and_all(vault, cli):
 
 def make_eval_vault(vault: Vault, monkeypatch) -> Path:
     monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
-    old = log.append(vault, "the backend port is 8080").id
+    old = put(vault, "the backend port is 8080").id
     monkeypatch.setenv("OPTMEM_NOW", "2026-02-01T00:00:00Z")
-    fix = view.correct(vault, old, "the backend port is 9090").id
-    log.append(vault, "小明住在上海", key="city")
-    log.append(vault, "weekly report on Friday 17:00")
+    fix = facts.correct(vault, old, "the backend port is 9090").id
+    put(vault, "小明住在上海", key="city")
+    put(vault, "weekly report on Friday 17:00")
     queries = vault.root.parent / "queries.jsonl"
     queries.write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in [
         {"query": "backend port", "expect": [fix[-8:]], "forbid": [old]},
@@ -184,8 +185,8 @@ def test_eval_passes_against_its_own_baseline_and_fails_after_a_regression(vault
     assert again["ok"] is True and again["regressions"] == []
     # a change that makes an expected record lose its place
     monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T00:00:00Z")
-    log.append(vault, "weekly report report report: weekly sync notes, weekly report draft")
-    log.append(vault, "weekly report template lives in docs/report.md — weekly report")
+    put(vault, "weekly report report report: weekly sync notes, weekly report draft")
+    put(vault, "weekly report template lives in docs/report.md — weekly report")
     worse = cli.json("eval", str(queries), "--baseline", str(base), code=1)
     assert worse["ok"] is False and worse["error"]["code"] == "regression"
     assert {"query": "weekly report", "metric": "rank", "before": 1, "after": worse["queries"][2]["rank"]} \
@@ -210,8 +211,8 @@ def test_eval_set_tries_a_setting_without_adopting_it_and_k_must_match(vault, cl
 
 def test_eval_counts_a_superseded_record_above_the_expected_one_as_stale(vault, cli, monkeypatch, tmp_path):
     monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
-    old = log.append(vault, "deploy with docker compose v1 using the compose file").id
-    view.correct(vault, old, "deploy with kubernetes")
+    old = put(vault, "deploy with docker compose v1 using the compose file").id
+    facts.correct(vault, old, "deploy with kubernetes")
     queries = tmp_path / "q.jsonl"
     queries.write_text(json.dumps({"query": "deploy docker compose", "expect_text": "kubernetes"}) + "\n", "utf-8")
     out = cli.json("eval", str(queries))

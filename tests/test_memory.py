@@ -7,10 +7,9 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from optmem import memory
-from optmem.errors import Ambiguous, NearDuplicate, NoMatch, OverLimit, SeparatorInText, Unreadable
+from optmem import memory, view
+from optmem.errors import NearDuplicate, OverLimit, SeparatorInText, Unreadable
 
-from conftest import log_lines
 
 
 def entries(vault_path, name="MEMORY.md"):
@@ -58,7 +57,7 @@ def test_replaced_and_removed_entries_are_journalled_as_no_longer_current(vault)
     memory.remove(vault, "爬山")
     from optmem.index import open_index
     with open_index(vault) as idx:
-        status = {idx.record(r).text + "/" + idx.record(r).extra["op"]: r.status(0)
+        status = {idx.record(r).text + "/" + idx.record(r).extra["op"]: view.status(r, 0)
                   for r in idx.rows("r.kind = 'memory'")}
     assert status == {
         "小明喜欢喝咖啡。/add": "superseded",

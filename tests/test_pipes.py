@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from optmem import context, handoff, log, memory, tree, view
-from optmem.errors import NotFound
+from conftest import put
+from optmem import context, handoff, memory, tree, facts
 from optmem.vault import Vault
 
 
@@ -19,7 +19,7 @@ def fill(vault: Vault, n: int, start: int = 0, domain: str = "hermes") -> list[s
     ids = []
     for i in range(start, start + n):
         os.environ["OPTMEM_NOW"] = f"2026-01-{1 + i // 1440:02d}T{(i // 60) % 24:02d}:{i % 60:02d}:00Z"
-        ids.append(log.append(vault, f"第{i}条：部署 端口 {i} — deploy note number {i}", domain=domain,
+        ids.append(put(vault, f"第{i}条：部署 端口 {i} — deploy note number {i}", domain=domain,
                               gate=False).id)
     return ids
 
@@ -90,8 +90,8 @@ def test_summaries_keep_corrections_and_redlines_and_leave_out_superseded(vault,
     tree_settings(vault, 8, 2)
     v = Vault(vault.root)
     ids = fill(v, 5)
-    view.correct(v, ids[1], "端口改成 9090")
-    log.append(v, "发布前必须跑完测试", tier="redline", domain="hermes")
+    facts.correct(v, ids[1], "端口改成 9090")
+    put(v, "发布前必须跑完测试", tier="redline", domain="hermes")
     fill(v, 1, start=5)
     tree.compact(v)
     node = tree.parse((v.root / "tree" / "hermes" / "L1-0001.md").read_text("utf-8"))
@@ -111,7 +111,7 @@ def test_external_summariser_and_fallback(vault, cli):
     assert node.body == "SUMMARY of 4 lines\n" and node.summarizer == cmd and out["warnings"] == []
     fill(vault, 4, start=4)
     res = cli("compact", "--summarizer", "exit 3")
-    assert res.exit_code == 0 and "failed or timed out" in res.stderr
+    assert res.exit_code == 0 and "failed (exited with 3)" in res.stderr
     node = tree.parse((vault.root / "tree" / "hermes" / "L1-0002.md").read_text("utf-8"))
     assert node.summarizer == "extractive" and "Key terms:" in node.body
 
@@ -142,7 +142,7 @@ def test_dry_run_writes_nothing(vault, cli):
 def test_summary_nodes_are_searchable_only_with_kind_summary(vault, cli):
     tree_settings(vault, 4, 8)
     fill(vault, 4)
-    log.append(vault, "completely different topic: 咖啡 and coffee", domain="openclaw")
+    put(vault, "completely different topic: 咖啡 and coffee", domain="openclaw")
     fill(vault, 4, start=100, domain="openclaw")
     cli.json("compact")
     hits = cli.json("search", "deploy 部署", "--kind", "summary")["hits"]
@@ -244,11 +244,11 @@ def setup_context(vault: Vault) -> None:
     memory.add(vault, "Three agents share this vault.")
     memory.add(vault, "用户叫小明，喜欢喝拿铁。", target="user")
     memory.add(vault, "webapp: FastAPI + Vue", project="webapp")
-    log.append(vault, "发布前必须跑完测试", tier="redline", domain="code")
-    log.append(vault, "Never share customer data", tier="redline", domain="hermes")
+    put(vault, "发布前必须跑完测试", tier="redline", domain="code")
+    put(vault, "Never share customer data", tier="redline", domain="hermes")
     for i in range(40):
         os.environ["OPTMEM_NOW"] = f"2026-01-01T00:{i:02d}:00Z"
-        log.append(vault, f"webapp record {i}: deploy details, logs, ports and dashboards {i}",
+        put(vault, f"webapp record {i}: deploy details, logs, ports and dashboards {i}",
                    domain="code", project="webapp", gate=False)
     handoff.write(vault, "webapp", done=["端口改成 9090"], next=["更新 nginx 文档"])
 

@@ -21,7 +21,7 @@ APPENDER = textwrap.dedent("""
     v = Vault(sys.argv[1])
     me = sys.argv[2]
     for i in range(int(sys.argv[3])):
-        res = log.append(v, f"worker {me} record {i} 进程{me}第{i}条", domain="w" + me)
+        res = log.append(v, log.Draft(f"worker {me} record {i} 进程{me}第{i}条", domain="w" + me))
         assert res.status == "stored", res
 """)
 ADDER = textwrap.dedent("""

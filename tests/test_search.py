@@ -6,11 +6,10 @@ import json
 
 import pytest
 
-from optmem import log, memory, search, view
-from optmem.errors import Ambiguous, RedlineLocked
-from optmem.vault import Vault
+from optmem import log, memory, search, facts
+from optmem.errors import RedlineLocked
 
-from conftest import log_lines
+from conftest import put
 
 T0 = "2026-01-01T00:00:00Z"
 
@@ -20,7 +19,7 @@ def at(monkeypatch, when: str) -> None:
 
 
 def ids(result) -> list[str]:
-    return [h["id"] for h in result.hits]
+    return [h["id"] for h in result.to_json()["hits"]]
 
 
 def find(vault, query, **kw):
@@ -34,11 +33,11 @@ def find(vault, query, **kw):
 ])
 def test_port_correction_new_first_old_marked_and_hidden_by_current(vault, monkeypatch, cli, old, new, query):
     at(monkeypatch, "2026-03-01T10:00:00Z")
-    old_id = log.append(vault, old, domain="code").id
+    old_id = put(vault, old, domain="code").id
     for i in range(3):
-        log.append(vault, f"unrelated note {i} about the frontend build 前端构建 {i}", domain="code")
+        put(vault, f"unrelated note {i} about the frontend build 前端构建 {i}", domain="code")
     at(monkeypatch, "2026-03-05T10:00:00Z")
-    fix = view.correct(vault, old_id[-8:], new)
+    fix = facts.correct(vault, old_id[-8:], new)
     assert fix.record["text"].startswith("〔更正〕") and fix.corrects == old_id
     out = cli.json("search", query)
     assert out["hits"][0]["id"] == fix.id and out["hits"][0]["status"] == "current"
@@ -50,9 +49,9 @@ def test_port_correction_new_first_old_marked_and_hidden_by_current(vault, monke
 
 def test_correct_by_query_and_inherited_fields(vault, monkeypatch):
     at(monkeypatch, T0)
-    target = log.append(vault, "后端端口是 8080", domain="code", project="webapp", key="backend.port")
-    log.append(vault, "日报每天 18:00 发出", domain="hermes")
-    fix = view.correct(vault, "端口 8080", "后端端口改成 9090")
+    target = put(vault, "后端端口是 8080", domain="code", project="webapp", key="backend.port")
+    put(vault, "日报每天 18:00 发出", domain="hermes")
+    fix = facts.correct(vault, "端口 8080", "后端端口改成 9090")
     rec = fix.record
     assert fix.corrects == target.id
     assert (rec["domain"], rec["project"], rec["key"], rec["kind"]) == ("code", "webapp", "backend.port", "correction")
@@ -60,8 +59,8 @@ def test_correct_by_query_and_inherited_fields(vault, monkeypatch):
 
 
 def test_ambiguous_correction_lists_candidates_and_writes_nothing(vault, cli):
-    log.append(vault, "deploy the api with docker compose")
-    log.append(vault, "deploy the web app with docker compose")
+    put(vault, "deploy the api with docker compose")
+    put(vault, "deploy the web app with docker compose")
     before = (vault.root / "LOG.jsonl").read_bytes()
     out = cli.json("correct", "deploy docker compose", "use kubernetes", code=1)
     assert out["error"]["code"] == "ambiguous" and len(out["error"]["candidates"]) == 2
@@ -70,11 +69,11 @@ def test_ambiguous_correction_lists_candidates_and_writes_nothing(vault, cli):
 
 def test_correction_chains_are_followed(vault, monkeypatch, cli):
     at(monkeypatch, "2026-01-01T00:00:00Z")
-    a = log.append(vault, "office is on floor 3").id
+    a = put(vault, "office is on floor 3").id
     at(monkeypatch, "2026-02-01T00:00:00Z")
-    b = view.correct(vault, a, "office is on floor 5").id
+    b = facts.correct(vault, a, "office is on floor 5").id
     at(monkeypatch, "2026-03-01T00:00:00Z")
-    c = view.correct(vault, b, "office is on floor 7").id
+    c = facts.correct(vault, b, "office is on floor 7").id
     statuses = {h["id"]: h["status"] for h in cli.json("search", "office floor")["hits"]}
     assert statuses == {a: "superseded", b: "superseded", c: "current"}
     assert cli.json("search", "office floor")["hits"][0]["id"] == c
@@ -84,10 +83,10 @@ def test_correction_chains_are_followed(vault, monkeypatch, cli):
 
 def test_keyed_fact_moves_hangzhou_to_shanghai(vault, monkeypatch, cli):
     at(monkeypatch, "2025-06-01T00:00:00Z")
-    hz = log.append(vault, "小明住在杭州", domain="hermes", key="user.city").id
+    hz = put(vault, "小明住在杭州", domain="hermes", key="user.city").id
     at(monkeypatch, "2026-06-01T00:00:00Z")
-    sh = log.append(vault, "小明搬到上海了", domain="hermes", key="user.city").id
-    other = log.append(vault, "小明住在杭州", domain="code", key="user.city").id  # another domain: its own fact
+    sh = put(vault, "小明搬到上海了", domain="hermes", key="user.city").id
+    other = put(vault, "小明住在杭州", domain="code", key="user.city").id  # another domain: its own fact
     hits = cli.json("search", "小明住在哪里", "--domain", "hermes")["hits"]
     assert hits[0]["id"] == sh
     assert {h["id"]: h["status"] for h in hits}[hz] == "superseded"
@@ -100,9 +99,9 @@ def test_keyed_fact_moves_hangzhou_to_shanghai(vault, monkeypatch, cli):
 
 def test_redline_outranks_strong_matches_refuses_plain_corrections_accepts_newer_redline(vault, monkeypatch, cli):
     at(monkeypatch, "2024-01-01T00:00:00Z")
-    rule = log.append(vault, "发布前必须跑完测试", tier="redline", domain="code").id
+    rule = put(vault, "发布前必须跑完测试", tier="redline", domain="code").id
     at(monkeypatch, "2026-06-01T00:00:00Z")
-    notes = [log.append(vault, f"发布流程第{i}步：发布前先跑测试，测试通过再发布，发布后观察发布日志 {i}",
+    notes = [put(vault, f"发布流程第{i}步：发布前先跑测试，测试通过再发布，发布后观察发布日志 {i}",
                         domain="code").id for i in range(8)]
     hits = cli.json("search", "发布 测试")["hits"]
     assert hits[0]["id"] == rule and hits[0]["tier"] == "redline"
@@ -112,8 +111,8 @@ def test_redline_outranks_strong_matches_refuses_plain_corrections_accepts_newer
     refused = cli.json("correct", rule, "测试可以跳过", code=1)
     assert refused["error"]["code"] == "redline_locked"
     with pytest.raises(RedlineLocked):
-        log.append(vault, "x", key="release.rule", tier="redline")  # fine: a redline
-        log.append(vault, "测试可以跳过", key="release.rule")
+        put(vault, "x", key="release.rule", tier="redline")  # fine: a redline
+        put(vault, "测试可以跳过", key="release.rule")
     newer = cli.json("correct", rule, "发布前必须跑完测试和安全扫描", "--redline")
     hits = cli.json("search", "发布 测试")["hits"]
     assert hits[0]["id"] == newer["id"]
@@ -122,7 +121,7 @@ def test_redline_outranks_strong_matches_refuses_plain_corrections_accepts_newer
 
 
 def test_hand_typed_line_cannot_unlock_a_redline(vault, vault_path, cli):
-    rule = log.append(vault, "never delete production data", tier="redline").id
+    rule = put(vault, "never delete production data", tier="redline").id
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"ts": "2026-11-01T00:00:00Z", "text": f"〔更正〕 deleting is fine #{rule[-8:]}"}) + "\n")
     assert log.get(vault, rule).record["status"] == "current"
@@ -131,10 +130,10 @@ def test_hand_typed_line_cannot_unlock_a_redline(vault, vault_path, cli):
 def test_domain_and_other_filters_are_exact(vault, monkeypatch, cli):
     at(monkeypatch, "2026-01-10T00:00:00Z")
     for d in ("hermes", "code", "openclaw"):
-        log.append(vault, f"文章 draft from {d}", domain=d, project="blog" if d == "openclaw" else None,
+        put(vault, f"文章 draft from {d}", domain=d, project="blog" if d == "openclaw" else None,
                    tags=["writing"] if d != "code" else [], kind="draft" if d == "hermes" else "note")
     at(monkeypatch, "2026-02-10T00:00:00Z")
-    log.append(vault, "文章 draft later", domain="openclaw")
+    put(vault, "文章 draft later", domain="openclaw")
     assert {h["domain"] for h in cli.json("search", "文章 draft", "--domain", "openclaw")["hits"]} == {"openclaw"}
     assert {h["domain"] for h in cli.json("search", "draft", "-d", "code", "-d", "hermes")["hits"]} == {"code", "hermes"}
     assert [h["project"] for h in cli.json("search", "draft", "--project", "blog")["hits"]] == ["blog"]
@@ -147,17 +146,17 @@ def test_domain_and_other_filters_are_exact(vault, monkeypatch, cli):
 
 
 def test_one_character_chinese_query(vault, cli):
-    log.append(vault, "我养了一只猫")
-    log.append(vault, "狗在院子里")
+    put(vault, "我养了一只猫")
+    put(vault, "狗在院子里")
     hits = cli.json("search", "猫")["hits"]
     assert [h["text"] for h in hits] == ["我养了一只猫"]
 
 
 def test_expired_record_is_labelled_and_ranked_below_a_current_one(vault, monkeypatch, cli):
     at(monkeypatch, "2026-03-01T00:00:00Z")
-    temp = log.append(vault, "staging password rotates today, use the temporary login flow", ttl="1d").id
+    temp = put(vault, "staging password rotates today, use the temporary login flow", ttl="1d").id
     at(monkeypatch, "2026-03-01T00:05:00Z")
-    cur = log.append(vault, "use the login flow").id
+    cur = put(vault, "use the login flow").id
     at(monkeypatch, "2026-03-03T00:00:00Z")
     hits = cli.json("search", "temporary login flow")["hits"]
     assert [h["id"] for h in hits] == [cur, temp]
@@ -166,7 +165,7 @@ def test_expired_record_is_labelled_and_ranked_below_a_current_one(vault, monkey
 
 
 def test_forgotten_record_leaves_search_but_stays_in_the_file(vault, vault_path, cli):
-    rid = log.append(vault, "the old vpn address is 10.0.0.1").id
+    rid = put(vault, "the old vpn address is 10.0.0.1").id
     log.forget(vault, rid)
     assert cli.json("search", "vpn address")["hits"] == []
     assert "10.0.0.1" in (vault_path / "LOG.jsonl").read_text("utf-8")
@@ -176,59 +175,59 @@ def test_forgotten_record_leaves_search_but_stays_in_the_file(vault, vault_path,
 
 def test_old_record_that_is_the_only_strong_match_stays_first(vault, monkeypatch, cli):
     at(monkeypatch, "2024-01-01T00:00:00Z")
-    old = log.append(vault, "数据库备份脚本放在 /srv/backup/pg_dump.sh，每周日凌晨三点运行").id
+    old = put(vault, "数据库备份脚本放在 /srv/backup/pg_dump.sh，每周日凌晨三点运行").id
     at(monkeypatch, "2025-12-01T00:00:00Z")
     for i in range(6):
-        log.append(vault, f"今天讨论了数据库第{i}次的其他话题")
+        put(vault, f"今天讨论了数据库第{i}次的其他话题")
     hits = cli.json("search", "数据库备份脚本", env={"OPTMEM_NOW": "2025-12-01T00:00:00Z"})["hits"]
     assert hits[0]["id"] == old  # 700 days old, still first
 
 
 def test_same_topic_similar_relevance_newer_first(vault, monkeypatch, cli):
     at(monkeypatch, "2025-01-10T00:00:00Z")
-    older = log.append(vault, "项目使用 Python 3.10 和 FastAPI").id
+    older = put(vault, "项目使用 Python 3.10 和 FastAPI").id
     at(monkeypatch, "2026-01-10T00:00:00Z")
-    newer = log.append(vault, "项目使用 Python 3.12 和 FastAPI").id
+    newer = put(vault, "项目使用 Python 3.12 和 FastAPI").id
     assert ids(find(vault, "项目 Python FastAPI"))[:2] == [newer, older]
     # and in English, with the older one a little more relevant on its own
     at(monkeypatch, "2025-01-10T00:00:00Z")
-    o2 = log.append(vault, "release checklist: tag, build wheels, upload wheels").id
+    o2 = put(vault, "release checklist: tag, build wheels, upload wheels").id
     at(monkeypatch, "2026-01-10T00:00:00Z")
-    n2 = log.append(vault, "release checklist: tag, build wheels, upload, announce").id
+    n2 = put(vault, "release checklist: tag, build wheels, upload, announce").id
     result = find(vault, "release checklist wheels")
     assert ids(result)[:2] == [n2, o2]
 
 
 def test_recency_does_not_reorder_clearly_different_relevance(vault, monkeypatch):
     at(monkeypatch, "2025-01-01T00:00:00Z")
-    strong = log.append(vault, "redis cache eviction policy is allkeys-lru for the session cache").id
+    strong = put(vault, "redis cache eviction policy is allkeys-lru for the session cache").id
     at(monkeypatch, "2026-01-01T00:00:00Z")
-    weak = log.append(vault, "we talked about the cache today").id
+    weak = put(vault, "we talked about the cache today").id
     assert ids(find(vault, "redis cache eviction policy"))[:2] == [strong, weak]
 
 
 def test_tiers_break_near_ties_and_ties_are_deterministic(vault, monkeypatch):
     at(monkeypatch, "2026-01-01T00:00:00Z")
-    chat = log.append(vault, "the build server is ci-01", tier="chat", domain="a").id
-    normal = log.append(vault, "the build server is ci-01", tier="normal", domain="b").id
-    evidence = log.append(vault, "the build server is ci-01", tier="evidence", domain="c").id
+    chat = put(vault, "the build server is ci-01", tier="chat", domain="a").id
+    normal = put(vault, "the build server is ci-01", tier="normal", domain="b").id
+    evidence = put(vault, "the build server is ci-01", tier="evidence", domain="c").id
     assert ids(find(vault, "build server"))[:3] == [evidence, normal, chat]
-    twin_a = log.append(vault, "twin record alpha", domain="d").id
-    twin_b = log.append(vault, "twin record alpha", domain="e").id
+    twin_a = put(vault, "twin record alpha", domain="d").id
+    twin_b = put(vault, "twin record alpha", domain="e").id
     first = ids(find(vault, "twin record"))
     assert first == ids(find(vault, "twin record"))
     assert first[:2] == sorted([twin_a, twin_b], reverse=True)  # same tier and time: newer id first
 
 
 def test_nothing_found_is_success_with_empty_hits(vault, cli):
-    log.append(vault, "something")
+    put(vault, "something")
     out = cli.json("search", "完全无关 zebra")
     assert out == {"ok": True, "query": "完全无关 zebra", "hits": [], "total": 0}
     assert cli.json("search", "  ", code=2)["error"]["code"] == "usage"
 
 
 def test_json_shape_and_explain(vault, cli):
-    rid = log.append(vault, "端口是 9090", key="port", evidence="deploy.yml").id
+    rid = put(vault, "端口是 9090", key="port", evidence="deploy.yml").id
     hit = cli.json("search", "端口", "--explain")["hits"][0]
     assert set(hit) == {"id", "ts", "domain", "project", "kind", "tier", "text", "score", "status",
                         "superseded_by", "corrects", "key", "explain"}
@@ -240,13 +239,13 @@ def test_json_shape_and_explain(vault, cli):
 
 def test_limit_and_total(vault, cli):
     for i in range(15):
-        log.append(vault, f"meeting notes number {i} 会议纪要 {i}")
+        put(vault, f"meeting notes number {i} 会议纪要 {i}")
     out = cli.json("search", "meeting notes", "--limit", "5")
     assert len(out["hits"]) == 5 and out["total"] == 15
 
 
 def test_hand_typed_line_found_without_reindexing_and_deleted_line_gone(vault, vault_path, cli):
-    log.append(vault, "first record about kafka")
+    put(vault, "first record about kafka")
     assert cli.json("search", "zookeeper")["hits"] == []
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
         fh.write('{"ts": "2026-11-01T00:00:00Z", "text": "[code] kafka still needs zookeeper here"}\n')
@@ -259,7 +258,7 @@ def test_hand_typed_line_found_without_reindexing_and_deleted_line_gone(vault, v
 
 
 def test_rewritten_log_same_size_is_noticed(vault, vault_path, cli):
-    log.append(vault, "alpha bravo charlie")
+    put(vault, "alpha bravo charlie")
     raw = (vault_path / "LOG.jsonl").read_text("utf-8")
     (vault_path / "LOG.jsonl").write_text(raw.replace("alpha", "delta"), "utf-8")
     assert cli.json("search", "alpha")["hits"] == []
@@ -268,7 +267,7 @@ def test_rewritten_log_same_size_is_noticed(vault, vault_path, cli):
 
 def test_index_is_disposable_and_reindex_rebuilds(vault, vault_path, cli):
     for text in ("设计评审在周三", "code review on wednesday"):
-        log.append(vault, text)
+        put(vault, text)
     before = cli.json("search", "周三 wednesday")
     import shutil
     shutil.rmtree(vault_path / ".cache")
@@ -292,9 +291,9 @@ def test_replaced_hot_memory_text_is_searchable_but_not_current(vault, cli):
 
 def test_restated_fact_counts_as_said_again(vault, monkeypatch):
     at(monkeypatch, "2025-01-01T00:00:00Z")
-    a = log.append(vault, "the staging host is stage-a").id
+    a = put(vault, "the staging host is stage-a").id
     at(monkeypatch, "2025-06-01T00:00:00Z")
-    b = log.append(vault, "the staging host is stage-b").id
+    b = put(vault, "the staging host is stage-b").id
     at(monkeypatch, "2026-01-01T00:00:00Z")
-    assert log.append(vault, "The staging host is stage-a!").status == "duplicate"
+    assert put(vault, "The staging host is stage-a!").status == "duplicate"
     assert ids(find(vault, "staging host"))[:2] == [a, b]

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import stat
-from pathlib import Path
 
 import pytest
 
 from optmem import fsio, settings
 from optmem.errors import InvalidName, Locked, UsageError
-from optmem.vault import Vault, init, resolve, validate_name
+from optmem.vault import resolve, validate_name
 
 
 def test_resolution_order(tmp_path):
@@ -88,8 +87,8 @@ def test_valid_names(vault):
 
 def test_settings_defaults_toml_and_overrides():
     s = settings.load("[limits]\nmemory = 3000\n", ["dedup.threshold=0.8", "tree.summarizer=cat"])
-    assert s["limits"]["memory"] == 3000 and s["limits"]["user"] == 1375
-    assert s["dedup"]["threshold"] == 0.8 and s["tree"]["summarizer"] == "cat"
+    assert s.limits.memory == 3000 and s.limits.user == 1375
+    assert s.dedup.threshold == 0.8 and s.tree.summarizer == "cat" and s.warnings == ()
     with pytest.raises(UsageError):
         settings.load("[limits\n")
     with pytest.raises(UsageError):

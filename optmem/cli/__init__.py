@@ -38,10 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def run(argv: list[str]) -> int:
-    """Run one invocation and return its exit code."""
+    """Run one invocation and return its exit code (`optmem.cli.errors.handle` maps every way
+    it can end)."""
     from optmem.cli import fast
-    from optmem.cli.common import STATE, echo, error_payload
-    from optmem.cli.spec import CommandExit
+    from optmem.cli.common import STATE, settings_warnings
 
     try:
         vault, cmd, rest = fast.find(argv, COMMANDS)
@@ -49,25 +49,16 @@ def run(argv: list[str]) -> int:
         if cmd is None or kwargs is None:
             from optmem.cli.app import app
 
-            try:
-                app(args=argv, prog_name="optmem")
-            except SystemExit as exc:
-                return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-            return 0
+            return app(args=argv, prog_name="optmem")
         STATE.vault_opt = vault
-        try:
-            cmd.fn(**kwargs)
-        except CommandExit as exc:
-            return exc.code
+        cmd.fn(**kwargs)
         return 0
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:  # anything unexpected: say so, exit 3, never a silent 0
-        if "--json" in argv:
-            echo(error_payload("internal", f"{type(exc).__name__}: {exc}"))
-        else:
-            echo(f"optmem: internal error: {type(exc).__name__}: {exc}", err=True)
-        return 3
+    except BaseException as exc:  # noqa: BLE001 - one handler for every ending
+        from optmem.cli.errors import handle
+
+        return handle(exc, argv)
+    finally:
+        settings_warnings()
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """Agents and git: hooks install/uninstall, the hook entry points, the Claude Code settings."""
 
 import sys
+from typing import Any
 
 from optmem.cli.common import dumps, echo, emit, get_vault, note
 from optmem.cli.spec import command, flag, opt
@@ -21,9 +22,9 @@ def hooks_install(repo: str | None, json_out: bool) -> None:
     """
     from pathlib import Path
 
-    from optmem import agents
+    from optmem.integrations import git
 
-    res = agents.install_git_hook(get_vault(write=True), Path(repo or "."))
+    res = git.install_git_hook(get_vault(write=True), Path(repo or "."))
     emit(json_out, {"status": res.status, "hook": res.hook, "chained": res.chained, "vault": res.vault},
          lambda: f"{res.status.replace('_', ' ')}: {res.hook}" + (f" (your hook still runs: {res.chained})" if res.chained else ""))
 
@@ -38,9 +39,9 @@ def hooks_uninstall(repo: str | None, json_out: bool) -> None:
     """
     from pathlib import Path
 
-    from optmem import agents
+    from optmem.integrations import git
 
-    res = agents.uninstall_git_hook(Path(repo or "."))
+    res = git.uninstall_git_hook(Path(repo or "."))
     emit(json_out, {"status": res.status, "hook": res.hook, "restored": res.chained},
          lambda: f"{res.status.replace('_', ' ')}: {res.hook}" + (" (the previous hook is back)" if res.chained else ""))
 
@@ -53,9 +54,9 @@ def hooks_claude_code(print: bool, json_out: bool) -> None:
     Example:
       optmem hooks claude-code --print >> .claude/settings.json   # then merge by hand
     """
-    from optmem import agents
+    from optmem.integrations import claude_code
 
-    settings = agents.claude_code_settings(get_vault(write=True))
+    settings = claude_code.claude_code_settings(get_vault(write=True))
     if json_out:
         emit(True, {"settings": settings}, lambda: None)
     else:
@@ -72,14 +73,12 @@ def hook_git_commit(repo: str | None, domain: str, json_out: bool) -> None:
     """
     from pathlib import Path
 
-    from optmem import agents
+    from optmem.integrations import fail_open, git
 
-    try:
-        got = agents.record_commit(get_vault(write=True), Path(repo or "."), domain)
-    except Exception as exc:  # fail open: the commit is already made
-        note(f"optmem: commit not recorded: {getattr(exc, 'message', exc)}")
-        return
-    emit(json_out, got, lambda: None)
+    got = fail_open(lambda: git.record_commit(get_vault(write=True), Path(repo or "."), domain),
+                    note, "commit not recorded")  # the commit is already made
+    if got is not None:
+        emit(json_out, got, lambda: None)
 
 
 @command("hook claude-code", opt("budget", type=int, default=4000, help="Context size for SessionStart."))
@@ -95,15 +94,15 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
     """
     import json
 
-    from optmem import agents
+    from optmem.integrations import claude_code, fail_open
 
-    try:
+    def handle() -> dict[str, Any]:
         event = json.loads(sys.stdin.read() or "{}")
         if not isinstance(event, dict):
             raise ValueError("the event is not a JSON object")
-        got = agents.claude_code_event(get_vault(write=event.get("hook_event_name") != "SessionStart"),
-                                       event, budget=budget)
-    except Exception as exc:  # fail open: never break the agent's session
-        note(f"optmem: hook skipped: {getattr(exc, 'message', exc)}")
-        return
-    emit(json_out, got, lambda: got.get("context"))
+        return claude_code.claude_code_event(
+            get_vault(write=event.get("hook_event_name") != "SessionStart"), event, budget=budget)
+
+    got = fail_open(handle, note, "hook skipped")  # never break the agent's session
+    if got is not None:
+        emit(json_out, got, lambda: got.get("context"))

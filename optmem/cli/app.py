@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+from collections.abc import Sequence
+from types import GenericAlias
 from typing import Any
 
 import typer
@@ -12,14 +14,14 @@ from typer.core import TyperGroup
 
 from optmem import __version__
 from optmem.cli import COMMANDS
-from optmem.cli.common import STATE, error_payload, echo
-from optmem.cli.spec import REGISTRY, Command, CommandExit, Param
+from optmem.cli.common import STATE, echo
+from optmem.cli.spec import REGISTRY, Command, Param
 
 
 def _typer_param(p: Param) -> tuple[Any, Any]:
     """(annotation, default) for one declared parameter, in Typer's terms."""
     if p.multiple:
-        annotation: Any = list[p.type] | None
+        annotation: Any = GenericAlias(list, (p.type,)) | None
     elif p.type is bool:
         annotation = bool
     else:
@@ -78,32 +80,15 @@ class OptmemGroup(TyperGroup):
         with formatter.section("Commands"):
             formatter.write_dl([(name, short) for name, (_, short) in COMMANDS.items()])
 
-    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             windows_expand_args: bool = True, **extra: Any) -> Any:
+        """Run without Click's own exit handling: errors reach `optmem.cli.errors.handle`."""
         argv = list(sys.argv[1:] if args is None else args)
-        try:
-            rv = super().main(args=argv, prog_name=prog_name or "optmem",
-                              complete_var=complete_var, standalone_mode=False, **extra)
-            # without standalone mode, typer returns an Exit's code instead of raising it
-            sys.exit(rv if isinstance(rv, int) else 0)
-        except CommandExit as exc:
-            sys.exit(exc.code)
-        except typer.Exit as exc:
-            sys.exit(exc.exit_code)
-        except typer.Abort:
-            echo("aborted", err=True)
-            sys.exit(130)
-        except typer.TyperException as exc:  # click's usage errors (bad option, missing argument)
-            code = getattr(exc, "exit_code", 2) or 2
-            if "--json" in argv:
-                echo(error_payload("usage", exc.format_message()))
-            else:
-                show = getattr(exc, "show", None)
-                if show:
-                    show()
-                else:
-                    echo(f"error: {exc.format_message()}", err=True)
-            sys.exit(code)
+        rv = super().main(args=argv, prog_name=prog_name or "optmem", complete_var=complete_var,
+                          standalone_mode=False, windows_expand_args=windows_expand_args, **extra)
+        # without standalone mode, Click returns an Exit's code instead of raising it
+        return rv if isinstance(rv, int) else 0
 
 
 app = typer.Typer(

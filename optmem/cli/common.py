@@ -13,7 +13,12 @@ from optmem.errors import OptmemError, UsageError
 
 
 class _State:
-    vault_opt: str | None = None
+    """What one invocation knows at the edge: the --vault value, and the vaults it opened (whose
+    settings warnings are reported when it ends)."""
+
+    def __init__(self) -> None:
+        self.vault_opt: str | None = None
+        self.vaults: list[Any] = []
 
 
 STATE = _State()
@@ -53,7 +58,22 @@ def resolve_vault(explicit: str | None = None, overrides: list[str] | None = Non
     from optmem.vault import Vault, resolve
 
     root = resolve(explicit or STATE.vault_opt, dict(os.environ), Path.cwd(), Path.home())
-    return Vault(root, overrides=list(overrides or []))
+    vault = Vault(root, overrides=list(overrides or []))
+    STATE.vaults.append(vault)
+    return vault
+
+
+def settings_warnings() -> None:
+    """Say, on stderr, what the settings of the vaults this invocation used got wrong (unknown
+    sections or keys) — once, when the command ends."""
+    said: set[str] = set()
+    for vault in STATE.vaults:
+        if vault.settings_loaded:
+            for w in vault.settings.warnings:
+                if w not in said:
+                    said.add(w)
+                    note(f"warning: {w}")
+    STATE.vaults.clear()
 
 
 def get_vault(*, write: bool = False, overrides: list[str] | None = None):
@@ -95,7 +115,7 @@ def dumps(payload: Any) -> str:
 def _default(obj: Any) -> Any:
     from dataclasses import asdict, is_dataclass
 
-    if is_dataclass(obj):
+    if is_dataclass(obj) and not isinstance(obj, type):
         return asdict(obj)
     if isinstance(obj, Path):
         return str(obj)

@@ -131,6 +131,7 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
     from optmem import memory
 
     vault = get_vault()
+    targets: list[tuple[str, str | None]]
     if target:
         targets = [("memory", project)] if project else [(target, None)]
     else:

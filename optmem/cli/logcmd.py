@@ -55,10 +55,10 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
     if redline and tier not in (None, "redline"):
         raise UsageError("--redline and --tier disagree; give one of them")
     vault = get_vault(write=True)
-    res = log.append(vault, read_arg(text), domain=env_domain(domain), project=project, kind=kind,
-                     tier="redline" if redline else (tier or "normal"), tags=tag, key=key, ttl=ttl,
-                     evidence=evidence, source=source, on_similar=on_similar,
-                     allow_unsafe=allow_unsafe)
+    draft = log.Draft(read_arg(text) or "", domain=env_domain(domain), project=project, kind=kind,
+                      tier="redline" if redline else (tier or "normal"), tags=tag, key=key, ttl=ttl,
+                      evidence=evidence, source=source)
+    res = log.append(vault, draft, on_similar=on_similar, allow_unsafe=allow_unsafe)
     if res.warning:
         note(f"warning: {res.warning}")
 

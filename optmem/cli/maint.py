@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from optmem.cli.common import emit, get_vault
+from optmem.cli.common import emit, get_vault, warn_all
 from optmem.cli.spec import CommandExit, arg, command, flag, opt
 
 
@@ -103,6 +103,7 @@ def evaluate(queries: str, k: int, save: str | None, baseline: str | None, set: 
 
     res = core.run(get_vault(), Path(queries), k=k, save=Path(save) if save else None,
                    baseline=Path(baseline) if baseline else None, overrides=set)
+    warn_all(res.warnings)
     o = res.overall
     lines = [f"{'recall':>7} {'rank':>5} {'stale':>5}  query"]
     lines += [f"{q['recall']:>7.2f} {q['rank'] or '-':>5} {'yes' if q['stale'] else '':>5}  {q['query']}"

@@ -25,18 +25,18 @@ def badges(hit: dict[str, Any]) -> str:
     return " ".join(out)
 
 
-def render_hits(result: Any, explain: bool) -> str | None:
+def render_hits(result: dict[str, Any]) -> str | None:
     from optmem import clock
 
     now = clock.now().timestamp()
     rows = []
-    for h in result.hits:
+    for h in result["hits"]:
         age = clock.age(now - clock.parse_time(h["ts"]).timestamp()) if h["ts"] else "?"
         where = h["domain"] + (f"/{h['project']}" if h["project"] else "")
         text = " ".join(h["text"].split())
         rows.append((age, where, short(h["id"]), text, badges(h), h.get("explain")))
     if not rows:
-        return f"no matches for {result.query!r}"
+        return f"no matches for {result['query']!r}"
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table
@@ -48,13 +48,13 @@ def render_hits(result: Any, explain: bool) -> str | None:
             table.add_row(age, where, rid, text + (f"\n[dim]{_explain(ex)}[/dim]" if ex else ""),
                           f"[bold red]{badge}[/bold red]" if "REDLINE" in badge else badge)
         Console().print(table)
-        return f"{len(rows)} of {result.total} matching"
+        return f"{len(rows)} of {result['total']} matching"
     lines = []
     for age, where, rid, text, badge, ex in rows:
         lines.append(f"{age:>8}  {where:<16} {rid}  {text}" + (f"  [{badge}]" if badge else ""))
         if ex:
             lines.append(" " * 10 + _explain(ex))
-    lines.append(f"{len(rows)} of {result.total} matching")
+    lines.append(f"{len(rows)} of {result['total']} matching")
     return "\n".join(lines)
 
 
@@ -87,24 +87,21 @@ def search(query: str, limit: int, domain: list[str] | None, project: str | None
     """
     from optmem import search as core
 
+    text = read_arg(query, "QUERY") or ""
     if kind == "summary":  # summary-tree nodes, not log records
         from optmem import tree
-        from optmem.search import SearchResult
 
         filters = core.make_filters(domains=domain)
-        hits = tree.search_nodes(get_vault(), read_arg(query, "QUERY"), domains=list(filters.domains),
-                                 limit=limit)
-        result = SearchResult(query, hits, len(hits))
-        emit(json_out, {"query": query, "hits": hits, "total": len(hits)},
-             lambda: render_hits(result, False))
-        return
-    filters = core.make_filters(domains=domain, project=project, kind=kind, tag=tag, since=since,
-                                until=until, current=current, include_forgotten=include_forgotten)
-    result = core.search(get_vault(), read_arg(query, "QUERY"), limit=limit, filters=filters,
-                         explain=explain, progress=progress_callback())
-    warn_all(result.warnings)
-    emit(json_out, {"query": result.query, "hits": result.hits, "total": result.total},
-         lambda: render_hits(result, explain))
+        nodes = tree.search_nodes(get_vault(), text, domains=list(filters.domains), limit=limit)
+        result = core.SearchResult(query, nodes, len(nodes))
+    else:
+        filters = core.make_filters(domains=domain, project=project, kind=kind, tag=tag, since=since,
+                                    until=until, current=current, include_forgotten=include_forgotten)
+        result = core.search(get_vault(), text, limit=limit, filters=filters, explain=explain,
+                             progress=progress_callback())
+        warn_all(result.warnings)
+    payload = result.to_json()
+    emit(json_out, payload, lambda: render_hits(payload))
 
 
 @command("correct", arg("target", "The record to correct: an id (or ≥ 6 of its characters) or a query."),
@@ -126,12 +123,12 @@ def correct(target: str, text: str, redline: bool, tier: str | None, domain: str
     Example:
       optmem correct "端口 8080" "后端端口改成 9090 了" --evidence deploy.yml
     """
-    from optmem import view
+    from optmem import facts
     from optmem.errors import UsageError
 
     if redline and tier not in (None, "redline"):
         raise UsageError("--redline and --tier disagree; give one of them")
-    res = view.correct(get_vault(write=True), target, read_arg(text), tier="redline" if redline else tier,
+    res = facts.correct(get_vault(write=True), target, read_arg(text), tier="redline" if redline else tier,
                        domain=env_domain(domain) if domain else None, project=project, key=key,
                        evidence=evidence, source=source, allow_unsafe=allow_unsafe)
     warn_all(res.warnings)
@@ -151,10 +148,10 @@ def history(record_id: str | None, key: str | None, domain: str | None, project:
     Example:
       optmem history --key backend.port
     """
-    from optmem import view
+    from optmem import facts
     from optmem.cli.logcmd import render_record
 
-    versions = view.history(get_vault(), record_id, key=key, domain=domain, project=project)
+    versions = facts.history(get_vault(), record_id, key=key, domain=domain, project=project)
     emit(json_out, {"versions": versions},
          lambda: "\n".join(render_record(v) for v in versions))
 

@@ -7,11 +7,9 @@ importing Typer; the Typer app (`optmem.cli.app`) is built from the same declara
 """
 
 
-import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from optmem.errors import OptmemError
 
 
 class CommandExit(Exception):
@@ -72,20 +70,11 @@ def flag(name: str, *decls: str, help: str) -> Param:
 
 
 def command(name: str, *params: Param) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a command; its docstring is its --help. OptmemError → error output + exit code."""
+    """Register a command; its docstring is its --help. Errors propagate to the one handler
+    (`optmem.cli.errors.handle`)."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(fn)
-        def wrapper(**kwargs: Any) -> None:
-            from optmem.cli.common import report_error
-
-            try:
-                fn(**kwargs)
-            except OptmemError as err:
-                report_error(err, bool(kwargs.get("json_out")))
-                raise CommandExit(err.exit_code) from None
-
-        REGISTRY[name] = Command(name, wrapper, (*params, JSON), fn.__doc__ or "")
-        return wrapper
+        REGISTRY[name] = Command(name, fn, (*params, JSON), fn.__doc__ or "")
+        return fn
 
     return deco

@@ -1,0 +1,86 @@
+"""The one error handler: every way a command can end, turned into output and an exit code.
+
+* an `OptmemError` → its JSON error shape (with --json) or a message on stderr, and the exit code
+  its class carries (1 refused, 2 usage, 3 vault trouble);
+* a malformed command line (Typer's usage errors) → exit 2;
+* Ctrl-C → exit 130;
+* anything else is a bug → exit 4, a short message, and the traceback in the vault's
+  `.cache/optmem.log` (and on stderr under `OPTMEM_DEBUG=1`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from optmem.cli.common import echo, error_payload, note, report_error, resolve_vault
+from optmem.cli.spec import CommandExit
+from optmem.errors import INTERNAL, INTERRUPTED, USAGE, OptmemError
+
+LOG_NAME = "optmem.log"
+
+
+def handle(exc: BaseException, argv: list[str]) -> int:
+    """Report `exc` the way the invocation asked (JSON or human) and return the exit code."""
+    json_out = "--json" in (argv[: argv.index("--")] if "--" in argv else argv)
+    if isinstance(exc, CommandExit):
+        return exc.code
+    if isinstance(exc, KeyboardInterrupt):
+        note("optmem: interrupted")
+        return INTERRUPTED
+    if isinstance(exc, OptmemError):
+        report_error(exc, json_out)
+        return exc.exit_code
+    typer = sys.modules.get("typer")  # only the Typer path raises these (its vendored Click's)
+    if typer is not None:
+        if isinstance(exc, typer.Abort):
+            note("aborted")
+            return INTERRUPTED
+        if isinstance(exc, typer.Exit):
+            return int(exc.exit_code)
+        if isinstance(exc, typer.TyperException):  # a malformed command line
+            if json_out:
+                echo(error_payload("usage", exc.format_message()))
+            else:
+                show = getattr(exc, "show", None)
+                show() if show else note(f"error: {exc.format_message()}")
+            return int(getattr(exc, "exit_code", USAGE) or USAGE)
+    if isinstance(exc, SystemExit):
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return _internal(exc, json_out)
+
+
+def _internal(exc: BaseException, json_out: bool) -> int:
+    """A bug: say so briefly, keep the traceback where it can be found."""
+    text = "".join(traceback.format_exception(exc))
+    where = _log(text)
+    if os.environ.get("OPTMEM_DEBUG") == "1":
+        echo(text.rstrip(), err=True)
+    hint = (f"the traceback is in {where}" if where else "run with OPTMEM_DEBUG=1 to see the traceback")
+    message = f"internal error: {type(exc).__name__}: {exc} — this is a bug in optmem; {hint}"
+    if json_out:
+        echo(error_payload("internal", message, **({"log": str(where)} if where else {})))
+    else:
+        echo(f"optmem: {message}", err=True)
+    return INTERNAL
+
+
+def _log(text: str) -> Path | None:
+    """Append a traceback to the vault's .cache/optmem.log; None when there is no vault to hold it."""
+    try:
+        from optmem import clock, fsio
+
+        vault = resolve_vault()
+        if not vault.exists():
+            return None
+        path = vault.cache_dir / LOG_NAME
+        try:
+            stamp = clock.format_ts(clock.now())
+        except OptmemError:  # a bad OPTMEM_NOW
+            stamp = "?"
+        fsio.append_bytes(path, f"--- {stamp} optmem internal error\n{text}\n".encode("utf-8"))
+        return path
+    except Exception:  # noqa: BLE001 - the original error is what matters; never fail here
+        return None

@@ -1,0 +1,118 @@
+"""Facts and their versions: `correct` a record, and a record's `history`.
+
+The effective view (`view`) decides what supersedes what; this module writes corrections through
+the log's append path and reads the chains of versions back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from optmem import clock, log, view
+from optmem import text as textmod
+from optmem.errors import Ambiguous, NotFound, UsageError
+from optmem.index import Filters, Index, Row, open_index, prepare
+from optmem.record import CORRECTION, ID_RE
+from optmem.vault import Vault
+
+CORRECTION_PREFIX = "〔更正〕"
+_ALREADY = re.compile(r"^\s*(?:〔更正〕|\[correction\])", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Corrected:
+    id: str
+    corrects: str
+    record: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+
+def _target(idx: Index, target: str, now: float) -> Row:
+    """The one record TARGET names: an id (or unique prefix/suffix), else an unambiguous query."""
+    if ID_RE.match(target.strip().lstrip("#")):
+        rows = idx.resolve(target)
+        if len(rows) == 1:
+            return rows[0]
+        if len(rows) > 1:
+            raise Ambiguous(f"{target!r} names {len(rows)} records; give more of the id",
+                            candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]])
+    from optmem.search import Query, ranked
+
+    terms = textmod.search_terms(target)
+    found = ranked(idx, Query(target, terms, 10, Filters(current=True), False, now)).hits if terms else []
+    if not found:
+        raise NotFound(f"no current record matches {target!r}; give an id, or other words",
+                       ref=target)
+    best = found[0].score or 0.0
+    strong = [h for h in found if (h.score or 0.0) >= 0.5 * best]
+    if len(strong) > 1:
+        raise Ambiguous(
+            f"{target!r} matches {len(strong)} current records; nothing was written — pass one "
+            "of their ids as TARGET",
+            candidates=[{"id": h.record.id, "text": h.record.text, "domain": h.record.domain}
+                        for h in strong])
+    return idx.rows_in([found[0].line])[0]
+
+
+def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = None,
+            domain: str | None = None, project: str | None = None, key: str | None = None,
+            evidence: str | None = None, source: str | None = None,
+            allow_unsafe: bool = False) -> Corrected:
+    """Append a correction of TARGET (`kind: correction`, `corrects: [id]`, text prefixed 〔更正〕).
+
+    It inherits domain, project and key from its target unless given. A redline can only be
+    corrected by a redline (`redline_locked` otherwise).
+    """
+    if not text or not text.strip():
+        raise UsageError("TEXT is empty; give the corrected fact")
+    body = text.strip() if _ALREADY.match(text) else f"{CORRECTION_PREFIX}{text.strip()}"
+    now = clock.now().timestamp()
+    prepare(vault)
+    with vault.lock():
+        with open_index(vault) as idx:
+            row = _target(idx, target, now)
+            rec = idx.record(row)
+            warnings = idx.warnings()
+        res = log.append(  # refuses (redline_locked) to correct a redline unless this is one
+            vault, log.Draft(body, domain=domain or rec.domain, project=project or rec.project,
+                             kind=CORRECTION, tier=tier or "normal", key=key or rec.key,
+                             evidence=evidence, source=source, corrects=[row.id]),
+            allow_unsafe=allow_unsafe, gate=False)
+    return Corrected(res.id or "", row.id, res.record or {}, warnings)
+
+
+def history(vault: Vault, ref: str | None = None, *, key: str | None = None,
+            domain: str | None = None, project: str | None = None) -> list[dict[str, Any]]:
+    """Every version of a fact, oldest first: the correction chain and key group of a record,
+    or all records with `key`."""
+    if not ref and not key:
+        raise UsageError("give an ID, or --key KEY")
+    now = clock.now().timestamp()
+    with open_index(vault) as idx:
+        if key:
+            rows = idx.key_group(key, domain, project, exact=False)
+            if not rows:
+                raise NotFound(f"no record has key {key!r}", key=key)
+        else:
+            start = log.resolve_one(idx, ref or "")
+            rows = view.connected(start, lambda r: _linked(idx, r), key=lambda r: r.n)
+        rows.sort(key=lambda r: (r.ts or 0, r.id, r.n))
+        return [idx.view_of(r, now).full() for r in rows]
+
+
+def _linked(idx: Index, row: Row) -> list[Row]:
+    """The records directly linked to `row`: what supersedes it, what it supersedes or corrects,
+    and its key group."""
+    linked: list[Row] = []
+    by = idx.by_id(row.superseded_by) if row.superseded_by else None
+    if by is not None:
+        linked.append(by)
+    linked += idx.superseded_by_id(row.id)
+    for ref in json.loads(row.corrects) if row.corrects else []:
+        linked += idx.resolve(ref)[:1]
+    if row.key:
+        linked += idx.key_group(row.key, row.domain, row.project)
+    return linked

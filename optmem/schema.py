@@ -1,0 +1,85 @@
+"""The index schema, defined once: the `Row` type is the column table.
+
+Each field of `Row` is a column of `rec`, annotated with its SQL type; the DDL, the SELECT list
+and the INSERT statement are generated from it. Fields marked `view=True` belong to the
+effective view: they start empty and are set by the index as later records act on earlier ones.
+Adding a column is one line here (plus the code that fills or reads it); bump `SCHEMA` so old
+indexes rebuild.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, NamedTuple, get_type_hints
+
+from optmem.record import Tier
+
+SCHEMA = "optmem-index-5"
+
+
+class Col(NamedTuple):
+    sql: str
+    view: bool = False   # maintained by the effective view, not known when the line is indexed
+
+
+class Row(NamedTuple):
+    """What the index knows of one record, without its text."""
+
+    n: Annotated[int, Col("INTEGER PRIMARY KEY")]        # 1-based line number in LOG.jsonl
+    id: Annotated[str, Col("TEXT NOT NULL")]
+    rid: Annotated[str, Col("TEXT NOT NULL")]             # the id reversed, for suffix look-ups
+    off: Annotated[int, Col("INTEGER NOT NULL")]          # byte offset of the line
+    len: Annotated[int, Col("INTEGER NOT NULL")]          # byte length of the line
+    ts: Annotated[float | None, Col("REAL")]
+    domain: Annotated[str, Col("TEXT NOT NULL")]
+    project: Annotated[str | None, Col("TEXT")]
+    kind: Annotated[str, Col("TEXT NOT NULL")]
+    tier: Annotated[int, Col("INTEGER NOT NULL")]         # record.Tier
+    key: Annotated[str | None, Col("TEXT")]
+    fp: Annotated[str | None, Col("TEXT")]                # text.fingerprint of the text
+    expires: Annotated[float | None, Col("REAL")]
+    ref: Annotated[str | None, Col("TEXT")]
+    corrects: Annotated[str | None, Col("TEXT")]          # JSON list of ids
+    retired: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # a removed hot-memory entry
+    sup: Annotated[str | None, Col("TEXT", view=True)] = None      # superseded by this correction
+    ksup: Annotated[str | None, Col("TEXT", view=True)] = None     # superseded by this same-key record
+    forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0
+    seen: Annotated[float | None, Col("REAL", view=True)] = None    # latest restatement
+
+    @property
+    def superseded_by(self) -> str | None:
+        return self.sup or self.ksup
+
+    @property
+    def recency(self) -> float | None:
+        """When the record was last said: its time, or a later restatement's."""
+        if self.seen is not None and (self.ts is None or self.seen > self.ts):
+            return self.seen
+        return self.ts
+
+
+COLUMNS: dict[str, Col] = {name: hint.__metadata__[0]
+                           for name, hint in get_type_hints(Row, include_extras=True).items()}
+ROW_SELECT = ", ".join(f"r.{c}" for c in Row._fields)
+INSERT_REC = f"INSERT INTO rec ({', '.join(Row._fields)}) VALUES ({', '.join('?' * len(Row._fields))})"
+
+DDL = f"""
+CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);
+CREATE TABLE rec(
+  {(','+chr(10)+'  ').join(f'{name} {col.sql}' for name, col in COLUMNS.items())}
+);
+CREATE TABLE tag(tag TEXT NOT NULL, n INTEGER NOT NULL);
+CREATE TABLE pend(ref TEXT NOT NULL, src INTEGER NOT NULL, what TEXT NOT NULL);
+CREATE TABLE bad(n INTEGER PRIMARY KEY, code TEXT NOT NULL, message TEXT NOT NULL);
+CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize='unicode61 remove_diacritics 0');
+-- the redlines again, so "every matching redline" costs nothing however large the log grows
+CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize='unicode61 remove_diacritics 0');
+"""
+POST_DDL = f"""
+CREATE INDEX rec_id ON rec(id);
+CREATE INDEX rec_rid ON rec(rid);
+CREATE INDEX rec_fp ON rec(fp);
+CREATE INDEX rec_key ON rec(key, domain, project) WHERE key IS NOT NULL;
+CREATE INDEX rec_tier ON rec(tier) WHERE tier = {int(Tier.REDLINE)};
+CREATE INDEX tag_tag ON tag(tag, n);
+CREATE INDEX pend_ref ON pend(ref);
+"""
