@@ -181,18 +181,31 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as s:
                 await s.initialize()
-                tools = {t.name for t in (await s.list_tools()).tools}
+                listed = (await s.list_tools()).tools
+                tools = {t.name for t in listed}
+                schemas = {t.name: (getattr(t, "input_schema", None) or t.inputSchema) for t in listed}
                 found = await s.call_tool("search", {"query": "后端端口", "domain": ["code"]})
                 added = await s.call_tool("memory", {"action": "add", "target": "user", "content": "喜欢喝拿铁"})
                 ctx = await s.call_tool("context", {"budget": 2000})
                 missing = await s.call_tool("handoff_read", {"project": "nothing"})
-                return {"tools": tools, "search": found.content[0].text, "memory": added.content[0].text,
+                dash = await s.call_tool("append", {"text": "-", "domain": "code"})
+                return {"tools": tools, "schemas": schemas, "dash": dash.content[0].text,
+                        "search": found.content[0].text, "memory": added.content[0].text,
                         "context": ctx.content[0].text, "missing": missing.content[0].text}
 
     got = asyncio.run(asyncio.wait_for(session(), 120))
     assert got["tools"] == {"memory", "search", "append", "correct", "forget", "handoff_read",
                             "handoff_write", "context"}
     assert json.loads(got["search"]) == json.loads(cli_json)  # the same JSON as the CLI
+    # tools are generated from the CLI's declarations: its names, types and help
+    search_args = got["schemas"]["search"]["properties"]
+    assert search_args["limit"]["type"] == "integer" and search_args["limit"]["default"] == 10
+    assert got["schemas"]["search"]["required"] == ["query"]
+    for name in got["tools"] - {"memory"}:
+        for arg, schema in got["schemas"][name]["properties"].items():
+            assert schema.get("description"), (name, arg)
+        assert "allow_unsafe" not in got["schemas"][name]["properties"]
+    assert json.loads(got["dash"])["record"]["text"] == "-"  # never the server's stdin
     assert json.loads(got["memory"])["status"] == "added"
     assert (vault_path / "USER.md").read_text("utf-8").strip() == "喜欢喝拿铁"
     assert "喜欢喝拿铁" in json.loads(got["context"])["text"]

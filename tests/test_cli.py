@@ -74,6 +74,41 @@ def test_fast_parser_reads_arguments_exactly_as_typer_does():
             assert mine == typer_kwargs(cmd, args), (name, args)
 
 
+def generated_invocations(cmd):
+    """For one declared command: only what is required, then every parameter set (options as
+    `--opt value` and as `--opt=value`, repeatable ones twice)."""
+    required, everything, inline = [], [], []
+    for p in cmd.params:
+        value = "3" if p.type is int else "v-" + p.name
+        if p.is_argument:
+            vals = [value + "1", value + "2"] if p.multiple else [value]
+            everything += vals
+            inline += vals
+            if p.required:
+                required += vals
+        elif p.is_flag:
+            everything.append(p.decls[0])
+            inline.append(p.decls[-1])
+        else:
+            for _ in range(2 if p.multiple else 1):
+                everything += [p.decls[0], value]
+                inline.append(f"{p.decls[0]}={value}" if p.decls[0].startswith("--") else p.decls[0])
+                if not p.decls[0].startswith("--"):
+                    inline.append(value)
+    return [required, everything, inline]
+
+
+def test_fast_parser_agrees_with_typer_on_every_declared_command():
+    """Generated from the registry, so a new command or option is covered without a new test."""
+    commands = declared()
+    assert set(commands) >= {"search", "append", "handoff write", "hooks install", "mcp"}
+    for name, cmd in commands.items():
+        for args in generated_invocations(cmd):
+            mine = fast.parse(cmd.params, args)
+            assert mine is not None, (name, args)
+            assert mine == typer_kwargs(cmd, args), (name, args)
+
+
 def test_fast_parser_declines_what_it_does_not_know():
     cmd = declared()["append"]
     for args in (["t", "--bogus"], ["t", "--help"], [], ["a", "b"], ["t", "--ttl"], ["t", "-x"],
@@ -168,3 +203,18 @@ def test_commands_run_without_importing_typer():
 
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "RC 0 TYPER False" in res.stdout, res.stdout + res.stderr
+
+
+def test_an_internal_error_exits_4_and_leaves_its_traceback_in_the_vault(cli, vault, vault_path, monkeypatch):
+    from optmem import search
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(search, "ranked", broken)
+    out = cli.json("search", "anything", code=4)
+    assert out["error"]["code"] == "internal" and "ZeroDivisionError: a bug" in out["error"]["message"]
+    logged = (vault_path / ".cache" / "optmem.log").read_text("utf-8")
+    assert "Traceback" in logged and "in broken" in logged and out["error"]["log"].endswith("optmem.log")
+    res = cli("search", "anything", env={"OPTMEM_DEBUG": "1"})
+    assert res.exit_code == 4 and "Traceback" in res.stderr and "this is a bug in optmem" in res.stderr

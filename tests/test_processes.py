@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 from optmem import memory
 from optmem.vault import Vault
@@ -184,3 +185,20 @@ def test_concurrent_readers_share_one_rebuild(vault, vault_path):
     assert all(p.returncode == 0 for p in procs)
     assert len({json.dumps(json.loads(o)["hits"]) for o in outs}) == 1  # the same answer
     assert len(builders) == 1, builders
+
+
+def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, vault_path):
+    from optmem import fsio
+
+    (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 60\n", "utf-8")
+    assert run_optmem("append", "already here").returncode == 0  # the index exists and is in step
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    with fsio.exclusive_lock(vault.lock_path, 1):
+        proc = subprocess.Popen([sys.executable, "-m", "optmem", "append", "never stored"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)  # started, and waiting for the lock this test holds
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (out, err)
+    assert "interrupted" in err and "Traceback" not in err
+    assert (vault_path / "LOG.jsonl").read_bytes() == before

@@ -297,3 +297,31 @@ def test_restated_fact_counts_as_said_again(vault, monkeypatch):
     at(monkeypatch, "2026-01-01T00:00:00Z")
     assert put(vault, "The staging host is stage-a!").status == "duplicate"
     assert ids(find(vault, "staging host"))[:2] == [a, b]
+
+
+def test_wide_candidate_path_ranks_like_the_exact_path(vault, vault_path, cli, monkeypatch):
+    """Above `ranking.postings_budget` candidates are chosen (every-term matches, rare terms, the
+    newest) instead of ranking every match; on a vault where that choice holds the best
+    records, the answer is the exact path's."""
+    for i in range(150):
+        at(monkeypatch, f"2026-01-{1 + i % 28:02d}T{i % 24:02d}:00:00Z")
+        if i % 5 == 0:
+            text = f"deploy kubernetes cluster {i}" + " with extra words" * (i % 3)
+        elif i % 5 == 4:
+            text = f"kubernetes upgrade plan {i}"
+        else:
+            text = f"deploy the static site {i}" + " again" * (i % 4)
+        put(vault, text, gate=False)
+    put(vault, "kubernetes deploy rule 部署", tier="redline")
+    at(monkeypatch, "2026-02-01T00:00:00Z")
+    exact = cli.json("search", "deploy kubernetes", "--limit", "10", "--explain")
+    (vault_path / "optmem.toml").write_text("[ranking]\npostings_budget = 1\n", "utf-8")
+    wide = cli.json("search", "deploy kubernetes", "--limit", "10", "--explain")
+    assert wide["hits"] == exact["hits"] and len(wide["hits"]) == 10  # scores and parts too
+    assert wide["total"] == exact["total"] == 151
+    assert wide["hits"][0]["tier"] == "redline"
+    # the plan it ran: every term, then the rare terms within the budget, then the newest
+    plan = search.wide_queries(["deploy", "kubernetes"], {"deploy": 120, "kubernetes": 60}, 100, 100)
+    assert plan == [('"deploy" AND "kubernetes"', "ORDER BY bm25(fts)", 100, False),
+                    ('"kubernetes"', "ORDER BY bm25(fts)", 50, False),
+                    ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50, False)]

@@ -119,3 +119,43 @@ def test_append_lines_ends_a_torn_line_first(tmp_path):
     path.write_bytes(b'{"a":1}\n{"torn')
     fsio.append_lines(path, [b'{"b":2}', b'{"c":3}'])
     assert path.read_bytes() == b'{"a":1}\n{"torn\n{"b":2}\n{"c":3}\n'
+
+
+def test_settings_unknown_names_warn_with_the_nearest_and_wrong_types_are_usage_errors():
+    s = settings.load("[ranking]\ncandidats = 300\n[rankng]\nx = 1\n")
+    assert s.ranking.candidates == 100  # the typo changed nothing …
+    assert any("ranking.candidats (did you mean candidates?)" in w for w in s.warnings)  # … and says so
+    assert any("[rankng] (did you mean ranking?)" in w for w in s.warnings)
+    for toml, key in (('[ranking]\ncandidates = "lots"\n', "ranking.candidates"),
+                      ("[dedup]\non_similar = \"maybe\"\n", "dedup.on_similar"),
+                      ("[tree]\nrun = 1\n", "tree.run"),
+                      ("[lock]\ntimeout = true\n", "lock.timeout"),
+                      ("[projects]\nrepo = 3\n", "projects.repo")):
+        with pytest.raises(UsageError) as err:
+            settings.load(toml)
+        assert err.value.context["key"] == key and err.value.exit_code == 2, toml
+    assert settings.load(None, ["ranking.recency_window=1"]).ranking.recency_window == 1.0  # int → float
+    with pytest.raises(UsageError) as err:
+        settings.load(None, ["ranking.recency_window=abc"])
+    assert "ranking.recency_window = 'abc'" in err.value.message and "a number" in err.value.message
+
+
+def test_cli_reports_settings_problems(cli, vault, vault_path):
+    (vault_path / "optmem.toml").write_text("[ranking]\ncandidats = 300\n", "utf-8")
+    res = cli("append", "a note", "--json")
+    assert res.exit_code == 0 and "did you mean candidates?" in res.stderr
+    (vault_path / "optmem.toml").write_text("[ranking]\ncandidates = \"lots\"\n", "utf-8")
+    out = cli.json("search", "note", code=2)
+    assert out["error"]["code"] == "usage" and out["error"]["key"] == "ranking.candidates"
+    assert out["error"]["expected"] == "an integer" and out["error"]["value"] == "lots"
+
+
+def test_atomic_stream_leaves_the_old_file_and_no_temporary_when_the_write_fails(tmp_path):
+    path = tmp_path / "d" / "f.md"
+    fsio.atomic_write(path, "old")
+    with pytest.raises(RuntimeError):
+        with fsio.atomic_stream(path) as fh:
+            fh.write(b"half of the new")
+            raise RuntimeError("the writer failed")
+    assert path.read_text() == "old"
+    assert [p.name for p in path.parent.iterdir()] == ["f.md"]

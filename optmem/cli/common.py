@@ -97,8 +97,9 @@ def env_domain(domain: str | None) -> str | None:
 
 
 def read_arg(value: str | None, what: str = "TEXT") -> str | None:
-    """A TEXT argument, where `-` means: read it from stdin."""
-    if value == "-":
+    """A TEXT argument, where `-` means: read it from stdin (not under MCP, whose stdin is the
+    protocol stream: there `-` is just text)."""
+    if value == "-" and CAPTURE.get() is None:
         data = sys.stdin.read()
         if not data.strip():
             raise UsageError(f"{what} was '-' but stdin was empty")

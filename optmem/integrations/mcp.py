@@ -68,7 +68,8 @@ def _annotation(p: Any) -> tuple[Any, Any]:
         kind, default = p.type, inspect.Parameter.empty
     else:
         kind, default = (p.type if p.default is not None else p.type | None), p.default
-    return Annotated[kind, Field(description=p.help)], default
+    # over MCP, "-" is plain text: the server's stdin is the protocol stream
+    return Annotated[kind, Field(description=p.help.replace(" (- reads stdin)", ""))], default
 
 
 def argv(command: str, params: list[Any], values: dict[str, Any]) -> list[str]:

@@ -1,0 +1,112 @@
+"""The layering, read from the import graph (function-level imports included).
+
+Each module of the package sits in one layer; a module may import its own layer or lower ones,
+never a higher one. Only the CLI may import Typer or Rich.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import optmem
+
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("optmem", "optmem.errors", "optmem.clock", "optmem.text", "optmem.record",
+              "optmem.settings", "optmem.meta", "optmem.scan", "optmem.fsio", "optmem.runner")),
+    ("policy", ("optmem.view", "optmem.ranking")),
+    ("store", ("optmem.vault", "optmem.schema", "optmem.ingest", "optmem.index")),
+    ("core", ("optmem.log", "optmem.facts", "optmem.memory", "optmem.search", "optmem.context",
+              "optmem.handoff", "optmem.tree", "optmem.doctor", "optmem.stats", "optmem.purge",
+              "optmem.evaluate")),
+    ("integrations", ("optmem.integrations",)),
+    ("cli", ("optmem.cli", "optmem.__main__")),
+)
+UI_LIBRARIES = ("typer", "rich", "click")
+
+
+def layer_of(module: str) -> int:
+    """The layer of a module: a listed name, or a module inside a listed package."""
+    best = None
+    for i, (_, names) in enumerate(LAYERS):
+        for name in names:
+            if module == name or (module.startswith(name + ".") and name != "optmem"):
+                best = i
+    if best is None:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_architecture.py")
+    return best
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Module name → file, for every .py file of the package at `root`."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def imports(path: Path, module: str, known: set[str]) -> list[tuple[str, int]]:
+    """(imported module, line) of every import in a file, wherever it is (functions too);
+    `from a import b` imports the module a.b when there is one (`known`), else a."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the module's package upwards
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            out += [(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base, node.lineno)
+                    for alias in node.names]
+    return out
+
+
+def violations(root: Path) -> list[str]:
+    found = []
+    found_modules = modules(root)
+    for module, path in found_modules.items():
+        mine = layer_of(module)
+        for target, line in imports(path, module, set(found_modules)):
+            top = target.split(".")[0]
+            if top in UI_LIBRARIES and LAYERS[mine][0] != "cli":
+                found.append(f"{path.name}:{line}: {module} imports {target} (only the CLI may)")
+            if top != "optmem":
+                continue
+            theirs = layer_of(target)
+            if theirs > mine:
+                found.append(f"{path.name}:{line}: {module} ({LAYERS[mine][0]}) imports {target} "
+                             f"({LAYERS[theirs][0]})")
+    return found
+
+
+def test_no_module_imports_a_higher_layer():
+    root = Path(optmem.__file__).parent
+    assert violations(root) == []
+
+
+def test_every_module_is_in_a_layer():
+    root = Path(optmem.__file__).parent
+    for module in modules(root):
+        layer_of(module)  # raises for a module nobody placed
+
+
+def test_the_check_finds_a_planted_violation(tmp_path):
+    """A lower layer importing a higher one — even inside a function — is caught."""
+    pkg = tmp_path / "optmem"
+    (pkg / "cli").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "cli" / "__init__.py").write_text("")
+    (pkg / "cli" / "common.py").write_text("from optmem import log\n")  # cli → core: fine
+    (pkg / "log.py").write_text("def f():\n    from optmem.cli import common\n")  # core → cli
+    (pkg / "text.py").write_text("from optmem import search\n")  # base → core
+    (pkg / "search.py").write_text("import rich\n")  # core → a UI library
+    found = violations(pkg)
+    assert len(found) == 3, found
+    assert any("optmem.log (core) imports optmem.cli" in f for f in found)
+    assert any("optmem.text (base) imports optmem.search (core)" in f for f in found)
+    assert any("imports rich" in f for f in found)

@@ -1,0 +1,113 @@
+"""The effective view's policy and the ranking, as pure functions on plain values."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from optmem import ranking, view
+from optmem.record import CORRECTION, Tier, new_id
+from optmem.schema import DDL, INSERT_REC, Row
+from optmem.settings import Ranking
+
+NOW = 1_800_000_000.0
+
+
+def row(n: int = 1, **fields) -> Row:
+    base = dict(n=n, id=f"ID{n:024d}", rid="", off=0, len=0, ts=NOW, domain="d", project=None,
+                kind="note", tier=Tier.NORMAL, key=None, fp=None, expires=None, ref=None,
+                corrects=None)
+    base.update(fields)
+    return Row(**base)
+
+
+rows = st.builds(
+    lambda forgotten, sup, ksup, retired, expires: row(forgotten=forgotten, sup=sup, ksup=ksup,
+                                                       retired=retired, expires=expires),
+    st.sampled_from([0, 1]), st.sampled_from([None, "A"]), st.sampled_from([None, "B"]),
+    st.sampled_from([0, 1]), st.sampled_from([None, NOW - 1, NOW, NOW + 1]))
+
+
+@given(st.lists(rows, min_size=1, max_size=8))
+def test_status_and_its_sql_twins_always_agree(sample):
+    """status() in Python, status_sql() and is_sql() in SQLite: one rule table, one answer."""
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(DDL)
+    conn.executemany(INSERT_REC, [r._replace(n=i + 1) for i, r in enumerate(sample)])
+    case, params = view.status_sql(NOW)
+    in_sql = [s for (s,) in conn.execute(f"SELECT {case} FROM rec r ORDER BY n", params)]
+    assert in_sql == [view.status(r, NOW).value for r in sample]
+    for wanted in view.Status:
+        clause, params = view.is_sql(wanted, NOW)
+        got = [n for (n,) in conn.execute(f"SELECT n FROM rec r WHERE {clause} ORDER BY n", params)]
+        assert got == [i + 1 for i, r in enumerate(sample) if view.status(r, NOW) == wanted]
+
+
+def test_status_priority_forgotten_over_superseded_over_expired():
+    assert view.status(row(forgotten=1, sup="X", expires=NOW - 5), NOW) == view.Status.FORGOTTEN
+    assert view.status(row(ksup="X", expires=NOW - 5), NOW) == view.Status.SUPERSEDED
+    assert view.status(row(retired=1), NOW) == view.Status.SUPERSEDED
+    assert view.status(row(expires=NOW), NOW) == view.Status.EXPIRED      # at the instant: expired
+    assert view.status(row(expires=NOW + 1), NOW) == view.Status.CURRENT
+
+
+def test_redline_lock_and_key_winner():
+    assert not view.may_supersede(Tier.NORMAL, Tier.REDLINE)
+    assert view.may_supersede(Tier.REDLINE, Tier.REDLINE)
+    assert view.may_supersede(Tier.CHAT, Tier.EVIDENCE)
+    old, new = view.Member(1, "01A", 100.0, Tier.NORMAL), view.Member(2, "01B", 200.0, Tier.NORMAL)
+    assert view.key_winner([new, old]) == view.Winner(new)
+    same_time = view.Member(3, "01C", 200.0, Tier.NORMAL)
+    assert view.key_winner([new, same_time]) == view.Winner(same_time)  # equal ts: larger id
+    rule = view.Member(4, "00Z", 50.0, Tier.REDLINE)
+    assert view.key_winner([old, new, rule]) == view.Winner(rule)  # a redline holds its key
+    undated = view.Member(5, "01Z", None, Tier.NORMAL)
+    assert view.key_winner([undated, old]) == view.Winner(old)  # no time is oldest
+
+
+def test_links_name_what_a_record_acts_on():
+    assert view.links(CORRECTION, ["A1B2C3"], None) == [view.Link(view.SUPERSEDES, "A1B2C3")]
+    assert view.links("forget", [], "XYZ123") == [view.Link(view.FORGETS, "XYZ123")]
+    assert view.links("seen", [], "XYZ123") == [view.Link(view.RESTATES, "XYZ123")]
+    assert view.links("note", [], "XYZ123") == []  # a plain record's ref acts on nothing
+    assert view.retired_at_birth("memory", {"op": "remove"})
+    assert not view.retired_at_birth("memory", {"op": "add"})
+    assert view.restated(None, 5.0) == 5.0 and view.restated(9.0, 5.0) == 9.0
+
+
+def test_ids_made_in_one_millisecond_keep_their_order():
+    made = [new_id(NOW) for _ in range(200)]
+    assert made == sorted(made) and len(set(made)) == 200
+    assert new_id(NOW + 0.001) > made[-1]
+
+
+def test_score_is_the_product_of_its_parts():
+    settings = Ranking()
+    c = ranking.Candidate(2.0, Tier.CHAT, "note", view.Status.CURRENT, NOW - 30 * ranking.DAY)
+    p = ranking.score(c, NOW, settings)
+    assert p.age_days == 30 and p.band == 1 and p.tier_factor == 0.97
+    assert p.recency_bonus == settings.recency_window / 2
+    assert p.score == 2.0 * 0.97 * (1 + settings.recency_window / 2)
+    fix = ranking.score(c._replace(kind=CORRECTION), NOW, settings)
+    assert fix.tier_factor == ranking.TIER_FACTOR[Tier.EVIDENCE]  # a correction counts as evidence
+    red = ranking.score(c._replace(tier=Tier.REDLINE, recency=NOW - 900 * ranking.DAY), NOW, settings)
+    assert red.band == 0 and red.recency_bonus == settings.recency_window  # redlines never decay
+    old = ranking.score(c._replace(status=view.Status.SUPERSEDED), NOW, settings)
+    assert old.band == view.BANDS.index(view.Status.SUPERSEDED)
+
+
+def test_newer_same_topic_record_is_promoted_only_within_the_window():
+    def hit(id_, relevance, age, tokens):
+        parts = ranking.Parts(relevance, 1.0, 0.0, age, 1, view.Status.CURRENT, relevance)
+        return parts, ranking.Topic(id_, None, ("d", None), None, (), frozenset(tokens))
+
+    old = hit("OLD", 1.0, 100, {"backend", "port", "8080"})
+    near = hit("NEW", 0.9, 1, {"backend", "port", "9090"})
+    far = hit("FAR", 0.5, 1, {"backend", "port", "9090"})
+    other = hit("OTH", 0.95, 1, {"frontend", "build"})
+    assert [r.at for r in ranking.promote_newer([old, near], 0.15)] == [1, 0]
+    assert ranking.promote_newer([old, near], 0.15)[0].promoted_over == "OLD"
+    assert [r.at for r in ranking.promote_newer([old, far], 0.15)] == [0, 1]    # too far below
+    assert [r.at for r in ranking.promote_newer([old, other], 0.15)] == [0, 1]  # another topic
