@@ -33,6 +33,7 @@ class Draft(NamedTuple):
     ttl: str | None = None           # 30m, 12h, 7d, 2w …
     evidence: str | None = None
     source: str | None = None
+    session: str | None = None       # the conversation (agent session) it came from
     corrects: tuple[str, ...] | list[str] | None = None
     extra: dict[str, Any] | None = None
 
@@ -88,7 +89,8 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
         tier=draft.tier, key=draft.key, tags=tuple(t.strip() for t in draft.tags or () if t and t.strip()),
         corrects=tuple(draft.corrects or ()),
         expires=clock.format_ts(moment + clock.parse_ttl(draft.ttl)) if draft.ttl else None,
-        evidence=draft.evidence, source=draft.source, extra=dict(draft.extra or {}))
+        evidence=draft.evidence, source=draft.source, session=draft.session,
+        extra=dict(draft.extra or {}))
 
 
 def find_similar(idx: Index, text: str, domain: str, project: str | None, threshold: float,

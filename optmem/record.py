@@ -126,6 +126,7 @@ class Record(NamedTuple):
     expires: str | None = None
     evidence: str | None = None
     source: str | None = None
+    session: str | None = None         # the conversation it came from (neighbours lend context)
     extra: dict[str, Any] = _NO_EXTRA  # unknown fields, preserved as they were
     line: int = 0                      # not stored: where the record was read
     hand: bool = False                 # not stored: typed by hand (its id was derived)
@@ -218,6 +219,7 @@ def parse_fields(raw: bytes) -> dict[str, Any]:
         "tags": _str_list(get("tags")), "corrects": corrects,
         "ref": _str_or_none(get("ref")), "expires": _str_or_none(get("expires")),
         "evidence": _str_or_none(get("evidence")), "source": _str_or_none(get("source")),
+        "session": _str_or_none(get("session")),
         "extra": {k: obj[k] for k in extra_keys} if extra_keys else {},
         "hand": hand,
     }

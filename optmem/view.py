@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
-from optmem.record import BOOKKEEPING, FORGET, MEMORY, SEEN, Record, Tier
+from optmem.record import BOOKKEEPING, FORGET, MEMORY, SEEN, STORED, Record, Tier
 
 
 class Status(StrEnum):
@@ -223,15 +223,14 @@ class RecordView:
         return out
 
     def full(self) -> dict[str, Any]:
-        """Every stored field, the status, and where the record is in the log."""
+        """Every stored field (in schema order), the status, and where the record is in the log."""
         r = self.record
-        out = self._base()
+        out: dict[str, Any] = {}
+        for name in STORED:
+            value = getattr(r, name)
+            out[name] = list(value) if type(value) is tuple else value
         out.update({"status": self.status.value, "superseded_by": self.superseded_by,
-                    "corrects": list(r.corrects), "key": r.key, "tags": list(r.tags),
-                    "expires": r.expires, "evidence": r.evidence, "source": r.source,
                     "line": self.line})
-        if r.ref:
-            out["ref"] = r.ref
         for k, v in r.extra.items():
             out.setdefault(k, v)
         return out

@@ -200,3 +200,12 @@ def test_record_line_round_trip(text, domain, tier, tags, key, corrects):
                         kind="correction" if corrects else "note", extra={"x": [1, "二"]})
     back = record.parse_line(rec.to_line())
     assert back == rec and back.extra == rec.extra
+
+
+def test_session_is_a_record_field(cli, vault_path):
+    out = cli.json("append", "a turn of a conversation", "--session", "conv-7")
+    assert out["record"]["session"] == "conv-7"
+    assert log_lines(vault_path)[-1]["session"] == "conv-7"
+    assert cli.json("get", out["id"])["record"]["session"] == "conv-7"
+    plain = cli.json("append", "a note without one")
+    assert plain["record"]["session"] is None and "session" not in log_lines(vault_path)[-1]

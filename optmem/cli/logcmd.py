@@ -12,7 +12,8 @@ PROJECT = opt("project", "--project", "-p", help="Project name.")
 TIER = opt("tier", help="chat | normal | evidence | redline.")
 REDLINE = flag("redline", help="A locked rule: tier redline.")
 EVIDENCE = opt("evidence", help="Where it came from (URL, file, commit).")
-SOURCE = opt("source", help="Who wrote it (agent, session).")
+SOURCE = opt("source", help="Who wrote it (agent, tool).")
+SESSION = opt("session", help="The conversation it came from; records of one session lend each other context in search.")
 
 
 def render_record(rec: dict[str, Any]) -> str:
@@ -22,7 +23,7 @@ def render_record(rec: dict[str, Any]) -> str:
     lines = [f"{rec['id']}  [{status}]", f"  {rec['ts']}  {rec['domain']}"
              + (f"/{rec['project']}" if rec.get("project") else "")
              + f"  kind={rec['kind']}  tier={rec['tier']}"]
-    for name in ("key", "expires", "evidence", "source"):
+    for name in ("key", "expires", "evidence", "source", "session"):
         if rec.get(name):
             lines.append(f"  {name}: {rec[name]}")
     if rec.get("corrects"):
@@ -37,11 +38,12 @@ def render_record(rec: dict[str, Any]) -> str:
          opt("kind", default="note", help="note, decision, commit, …"), TIER, REDLINE,
          opt("tag", multiple=True, help="A tag (repeatable)."),
          opt("key", help="Fact key: a newer record with it supersedes this one."),
-         opt("ttl", help="Expire after 30m, 12h, 7d, 2w …"), EVIDENCE, SOURCE,
+         opt("ttl", help="Expire after 30m, 12h, 7d, 2w …"), EVIDENCE, SOURCE, SESSION,
          opt("on_similar", help="skip | store | supersede a near duplicate."), UNSAFE)
 def append(text: str, domain: str | None, project: str | None, kind: str, tier: str | None,
            redline: bool, tag: list[str] | None, key: str | None, ttl: str | None,
-           evidence: str | None, source: str | None, on_similar: str | None, allow_unsafe: bool,
+           evidence: str | None, source: str | None, session: str | None, on_similar: str | None,
+           allow_unsafe: bool,
            json_out: bool) -> None:
     """Append a record to LOG.jsonl (through the duplicate write gate) and print its id.
 
@@ -57,7 +59,7 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
     vault = get_vault(write=True)
     draft = log.Draft(read_arg(text) or "", domain=env_domain(domain), project=project, kind=kind,
                       tier="redline" if redline else (tier or "normal"), tags=tag, key=key, ttl=ttl,
-                      evidence=evidence, source=source)
+                      evidence=evidence, source=source, session=session)
     res = log.append(vault, draft, on_similar=on_similar, allow_unsafe=allow_unsafe)
     if res.warning:
         note(f"warning: {res.warning}")

@@ -115,7 +115,9 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
         if flagged:
             note += f" ({flagged} line(s) the security scan flagged were left out.)"
         h = handoff.write(vault, project, done=got["done"], blocked=got["errors"], next=got["open"],
-                          note=note, source="claude-code", domain="code", allow_unsafe=False)
+                          note=note, source="claude-code", domain="code",
+                          session=event.get("session_id") if isinstance(event.get("session_id"), str) else None,
+                          allow_unsafe=False)
         return {"event": name, "project": project, "handoff": h.id}
     return {"event": name, "project": project, "ignored": True}
 
