@@ -13,7 +13,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import Tier
 
-SCHEMA = "optmem-index-5"
+SCHEMA = "optmem-index-6"  # 6: stemmed English tokens and fingerprints
 
 
 class Col(NamedTuple):

@@ -4,7 +4,8 @@ One tokeniser serves the index, the query and the write gate, so they always agr
 * NFKC, then case folding;
 * CJK runs (Han, kana, hangul) become overlapping bigrams plus single characters, so a query of
   one character still matches while longer queries match by bigram;
-* other letters and digits form words.
+* other letters and digits form words, reduced to their English Snowball stem ("deployments"
+  and "deploying" → "deploy"), in the index, the query and the fingerprint alike.
 """
 
 from __future__ import annotations
@@ -35,21 +36,35 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+_stem_words = None
+
+
+def stem_words(words: list[str]) -> list[str]:
+    """English Snowball stems (PyStemmer, loaded on first use); digits and other scripts pass."""
+    global _stem_words
+    if _stem_words is None:
+        import Stemmer
+
+        _stem_words = Stemmer.Stemmer("english").stemWords
+    return _stem_words(words) if words else words
+
+
 def _runs(folded: str) -> list[tuple[str, str]]:
     """(CJK run, other word) pairs of a folded text, in order — the base of tokens and fingerprints."""
     return _TOKEN_RE.findall(folded)
 
 
 def _normal(runs: list[tuple[str, str]]) -> str:
-    return _CJK_INTENSIFIERS.sub("", "".join(c or w for c, w in runs if w not in _EN_INTENSIFIERS))
+    kept = [(c, w) for c, w in runs if c or w not in _EN_INTENSIFIERS]
+    stems = iter(stem_words([w for c, w in kept if not c]))
+    return _CJK_INTENSIFIERS.sub("", "".join(c or next(stems) for c, w in kept))
 
 
-def _tokens(runs: list[tuple[str, str]]) -> list[str]:
-    out: list[str] = []
+def _tokens(runs: list[tuple[str, str]], stem: bool = True) -> list[str]:
+    words = [w for c, w in runs if w]
+    out: list[str] = stem_words(words) if stem else words
     for cjk, word in runs:
-        if word:
-            out.append(word)
-        else:
+        if not word:
             out.extend(cjk)
             out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
     return out
@@ -88,9 +103,10 @@ def similarity(a: str, b: str) -> float:
     return fuzz.ratio(na, nb) / 100.0
 
 
-def tokens(text: str, *, folded: bool = False) -> list[str]:
-    """Index tokens: words, plus CJK bigrams and single characters."""
-    return _tokens(_runs(text if folded else fold(text)))
+def tokens(text: str, *, folded: bool = False, stem: bool = True) -> list[str]:
+    """Index tokens: (stemmed) words, then CJK bigrams and single characters. `stem=False` keeps
+    words as written (for showing key terms to people)."""
+    return _tokens(_runs(text if folded else fold(text)), stem)
 
 
 def analyze(folded: str) -> tuple[list[str], str | None]:
@@ -112,19 +128,27 @@ they this to was we were what when where which who whom why will with would you 
 
 def search_terms(text: str) -> list[str]:
     """`query_terms` without English function words, unless nothing else is left."""
-    terms = query_terms(text)
-    content = [t for t in terms if t not in STOPWORDS]
-    return content or terms
+    return _query_terms(text, drop_stopwords=True)
 
 
 def query_terms(text: str) -> list[str]:
-    """Query terms, deduplicated in order: words; CJK bigrams (a lone CJK character as itself)."""
+    """Query terms, deduplicated in order: stemmed words; CJK bigrams (a lone CJK character as
+    itself)."""
+    return _query_terms(text, drop_stopwords=False)
+
+
+def _query_terms(text: str, drop_stopwords: bool) -> list[str]:
+    words: list[str] = []
     out: list[str] = []
     for cjk, word in _TOKEN_RE.findall(fold(text)):
         if word:
-            out.append(word)
+            words.append(word)
         elif len(cjk) == 1:
             out.append(cjk)
         else:
             out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
-    return list(dict.fromkeys(out))
+    if drop_stopwords:
+        content = [w for w in words if w not in STOPWORDS]
+        if content or out:  # the stop list is applied to the words as written
+            words = content
+    return list(dict.fromkeys(stem_words(words) + out))

@@ -95,7 +95,7 @@ class Item:
 
 
 def _terms(text: str) -> list[str]:
-    return [t for t in textmod.tokens(text) if len(t) > 1 and t not in textmod.STOPWORDS and not t.isdigit()]
+    return [t for t in textmod.tokens(text, stem=False) if len(t) > 1 and t not in textmod.STOPWORDS and not t.isdigit()]
 
 
 def extractive(domain: str, level: int, start: str, end: str, count: int, items: list[Item],

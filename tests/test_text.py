@@ -48,3 +48,18 @@ def test_fingerprint_ignores_extra_whitespace_and_case(s):
 @given(st.text(max_size=60))
 def test_every_query_term_of_a_text_is_among_its_index_tokens(s):
     assert set(text.query_terms(s)) <= set(text.tokens(s))
+
+
+def test_english_words_are_stemmed_alike_in_index_query_and_fingerprint():
+    assert text.tokens("Deployments deploying 部署") == ["deploy", "deploy", "部", "署", "部署"]
+    assert text.search_terms("What deployments are running?") == ["deploy", "run"]
+    assert text.search_terms("the") == ["the"]  # the stop list is applied to words as written
+    assert text.fingerprint("The servers restarted.") == text.fingerprint("the server restarts")
+    assert text.fingerprint("port 8080") != text.fingerprint("port 9090")
+    assert text.tokens("memories", stem=False) == ["memories"]  # for people: key terms as written
+
+
+def test_a_stemmed_query_finds_other_forms_of_the_word(cli):
+    rid = cli.json("append", "The deployments were rolled back twice")["id"]
+    cli.json("append", "An unrelated note about lunch")
+    assert [h["id"] for h in cli.json("search", "deploying rollbacks")["hits"]] == [rid]
