@@ -279,11 +279,22 @@ class Index:
             out[term] = hit[0] if hit else 0
         return out
 
-    def totals(self) -> tuple[int, float]:
-        """(documents in the text index, their average length in tokens) — for BM25."""
+    def lengths(self) -> tuple[int, float, float]:
+        """(documents in the text index, their mean length in tokens, the spread of lengths as
+        std / mean) — for BM25."""
         meta = read_meta(self.conn)
         docs = int(meta.get("docs", "0"))
-        return docs, (int(meta.get("tokens", "0")) / docs if docs else 1.0)
+        if not docs:
+            return 0, 1.0, 0.0
+        mean = int(meta.get("tokens", "0")) / docs
+        variance = max(0.0, int(meta.get("squares", "0")) / docs - mean * mean)
+        return docs, mean, (variance ** 0.5) / mean if mean else 0.0
+
+    def in_session(self, session: str, first: int, last: int, where: str, params: list[Any]) -> list[Row]:
+        """The records at places first..last of a session that pass a WHERE clause on `rec r`
+        (one indexed range read; a list of (session, place) pairs would scan the table)."""
+        return self.rows(f"r.session = ? AND r.spos BETWEEN ? AND ? AND {where}",
+                         [session, first, last, *params])
 
     def top_lines(self, match: str, order: str, limit: int) -> list[int]:
         """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter)."""

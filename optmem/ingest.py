@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from optmem import dates, view
 from optmem import text as textmod
-from optmem import view
 from optmem.clock import to_epoch
 from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_fields
 from optmem.schema import INSERT_REC, SCHEMA, Row
@@ -24,9 +24,11 @@ BATCH = 4000
 Progress = Callable[[int, int], None]
 
 
-def tokens_for(text: str, key: str | None, tags: tuple[str, ...] | list[str]) -> list[str]:
-    """What FTS indexes for a record: the tokens of its text, key and tags."""
-    return textmod.tokens(text) + _label_tokens(key, tags)
+def tokens_for(text: str, key: str | None, tags: tuple[str, ...] | list[str],
+               date_terms: str | None = None) -> list[str]:
+    """What FTS indexes for a record: the tokens of its text, key and tags, and its date terms
+    (as the index stored them: `Row.dates`)."""
+    return textmod.tokens(text) + _label_tokens(key, tags) + (date_terms.split() if date_terms else [])
 
 
 def _label_tokens(key: str | None, tags: tuple[str, ...] | list[str]) -> list[str]:
@@ -106,12 +108,13 @@ class _Prepared(NamedTuple):
     ids: list[str]
     docs: int
     tokens: int
+    squares: int     # sum of squared document lengths: their spread sets BM25's b
 
 
 def _prepare(batch: list[Line]) -> _Prepared:
     """Parse, fold, tokenise and fingerprint a batch of lines (pure: no I/O, no database)."""
-    out = _Prepared([], [], [], [], [], [], [], 0, 0)
-    docs = tokens = 0
+    out = _Prepared([], [], [], [], [], [], [], 0, 0, 0)
+    docs = tokens = squares = 0
     fold = textmod.fold
     for body, n, off, ln in batch:
         try:
@@ -120,35 +123,67 @@ def _prepare(batch: list[Line]) -> _Prepared:
             out.bad.append((n, exc.code, str(exc)))
             continue
         text, kind, key, tags, corrects = f["text"], f["kind"], f["key"], f["tags"], f["corrects"]
-        fp = None
+        fp = date_terms = None
+        ts = to_epoch(f["ts"])
         if text:
-            toks, fp = textmod.analyze(fold(text))
-            toks += _label_tokens(key, tags)
+            folded = fold(text)
+            toks, fp = textmod.analyze(folded)
+            found = dates.record_terms(ts, folded)
+            date_terms = " ".join(found) or None
+            toks += _label_tokens(key, tags) + found
             docs += 1
             tokens += len(toks)
+            squares += len(toks) ** 2
             out.fts_rows.append((n, " ".join(toks)))
             if f["tier"] == "redline":
                 out.red_rows.append(out.fts_rows[-1])
         rid = f["id"]
         out.rec_rows.append(Row(
-            n=n, id=rid, rid=rid[::-1], off=off, len=ln, ts=to_epoch(f["ts"]), domain=f["domain"],
+            n=n, id=rid, rid=rid[::-1], off=off, len=ln, ts=ts, domain=f["domain"],
             project=f["project"], kind=kind, tier=TIER_RANK[f["tier"]], key=key, fp=fp,
             expires=to_epoch(f["expires"]) if f["expires"] else None,
             ref=f["ref"].upper() if f["ref"] else None,
-            corrects=json.dumps(list(corrects)) if corrects else None,
-            retired=int(view.retired_at_birth(kind, f["extra"]))))
+            corrects=json.dumps(list(corrects)) if corrects else None, dates=date_terms,
+            session=f["session"], spos=None, retired=int(view.retired_at_birth(kind, f["extra"]))))
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
         if key or view.links(kind, corrects, f["ref"]):
             out.linked.append((f, n))
         out.ids.append(f["id"])
-    return out._replace(docs=docs, tokens=tokens)
+    return out._replace(docs=docs, tokens=tokens, squares=squares)
+
+
+class _Places:
+    """Where each record stands in its session (log order), counting on from what the index
+    already holds — or from 0 when this pass started on an empty index (a build, which has no
+    look-up index yet)."""
+
+    def __init__(self, conn: sqlite3.Connection, empty: bool) -> None:
+        self.conn, self.empty = conn, empty
+        self.next: dict[str, int] = {}
+
+    def place(self, rows: list[Row]) -> list[Row]:
+        out = []
+        for r in rows:
+            if r.session is None:
+                out.append(r)
+                continue
+            at = self.next.get(r.session)
+            if at is None:
+                at = 0 if self.empty else self._after_last(r.session)
+            out.append(r._replace(spos=at))
+            self.next[r.session] = at + 1
+        return out
+
+    def _after_last(self, session: str) -> int:
+        (top,) = self.conn.execute("SELECT max(spos) FROM rec WHERE session = ?", (session,)).fetchone()
+        return 0 if top is None else top + 1
 
 
 def _store(conn: sqlite3.Connection, prep: _Prepared, totals: list[int],
-           deferred: list[Record] | None) -> None:
+           deferred: list[Record] | None, places: _Places) -> None:
     """Insert prepared rows; link the effective view now, or collect into `deferred`."""
-    conn.executemany(INSERT_REC, prep.rec_rows)
+    conn.executemany(INSERT_REC, places.place(prep.rec_rows))
     conn.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", prep.fts_rows)
     if prep.red_rows:
         conn.executemany("INSERT INTO fts_red (rowid, body) VALUES (?, ?)", prep.red_rows)
@@ -158,6 +193,7 @@ def _store(conn: sqlite3.Connection, prep: _Prepared, totals: list[int],
         conn.executemany("INSERT OR REPLACE INTO bad VALUES (?, ?, ?)", prep.bad)
     totals[0] += prep.docs
     totals[1] += prep.tokens
+    totals[2] += prep.squares
     linked = [Record(line=n, **f) for f, n in prep.linked]
     if deferred is not None:
         deferred.extend(linked)
@@ -221,26 +257,27 @@ def consume(conn: sqlite3.Connection, path: Path, state: LogState, meta: dict[st
     """
     reader = _Reader(path, int(meta.get("done", "0")), state.size, int(meta.get("lines", "0")),
                      meta.get("open_end") == "1")
-    totals = [int(meta.get("docs", "0")), int(meta.get("tokens", "0"))]
+    totals = [int(meta.get("docs", "0")), int(meta.get("tokens", "0")), int(meta.get("squares", "0"))]
+    places = _Places(conn, empty=reader.off == 0)
     with conn:
         if workers:
             import multiprocessing
 
             with multiprocessing.get_context("fork").Pool(workers) as pool:
                 for prep in pool.imap(_prepare, reader.batches()):
-                    _store(conn, prep, totals, deferred)
+                    _store(conn, prep, totals, deferred, places)
                     if progress:
                         progress(reader.off, state.size)
         else:
             for batch in reader.batches():
-                _store(conn, _prepare(batch), totals, deferred)
+                _store(conn, _prepare(batch), totals, deferred, places)
                 if progress:
                     progress(reader.off, state.size)
         new_meta = {
             "schema": SCHEMA, "size": str(state.size), "ino": str(state.ino),
             "mtime": str(state.mtime_ns), "done": str(reader.off), "lines": str(reader.n),
             "open_end": "1" if reader.open_end else "0",
-            "docs": str(totals[0]), "tokens": str(totals[1]),
+            "docs": str(totals[0]), "tokens": str(totals[1]), "squares": str(totals[2]),
             "samples": json.dumps(hash_windows(path, reader.off) if reader.off else []),
         }
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", new_meta.items())

@@ -1,15 +1,23 @@
 """Ranking as pure functions: BM25 relevance, the score of a hit and its named parts, and the
 re-ordering of same-topic records. `--explain` prints exactly the parts `score()` returns.
 
-A hit's score is relevance × tier factor × (1 + recency bonus):
-* relevance is BM25 (k1 1.2, b 0.75) with an IDF that stays positive in small vaults;
+A hit's score is (relevance + context) × tier factor × (1 + recency bonus):
+* relevance is BM25 with an IDF that stays positive in small vaults; `b` follows the store: short
+  turns of uniform length want little length normalisation, short notes beside long answers
+  want much (`b_for`, from the spread of document lengths); date terms count like words;
+* context is a share of the best relevance among the record's neighbours in its conversation
+  (records of one `session`, in log order), so the turn that answers a question ranks with the
+  turns that asked it;
 * trust tiers break near-ties (chat 0.97 < normal 1.0 < evidence = correction 1.03);
 * the recency bonus is at most `ranking.recency_window` (10 %), shrinking with whole days of
   age — it re-orders near-equals but never buries an old record that is the only strong match;
   current redlines never decay.
 Hits are ordered in bands first (`view.band`), then by score; then a newer record about the same
 thing (a shared key, a correction link, mostly the same terms) goes above an older one whose
-relevance it nearly matches (`ranking.same_topic_window`).
+relevance it nearly matches (`ranking.same_topic_window`); last, inside the top hits only (so the
+set of hits is relevance's and the past stays found), a record at least a day newer goes above
+an older one that matched largely the same query terms (`updates_first`) — readily when the
+query asks for the present ("now", "currently", "现在", "目前" …), cautiously otherwise.
 """
 
 from __future__ import annotations
@@ -23,9 +31,10 @@ from typing import Any, NamedTuple
 from optmem import view
 from optmem.record import CORRECTION, Tier
 from optmem.settings import Ranking
+from optmem.text import fold
 
-K1, B = 1.2, 0.75
 DAY = 86400.0
+CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # length spreads (coefficient of variation) that get b_min / b_max
 TIER_FACTOR = {Tier.CHAT: 0.97, Tier.NORMAL: 1.0, Tier.EVIDENCE: 1.03, Tier.REDLINE: 1.03}
 
 
@@ -34,21 +43,41 @@ def idf(docs: int, df: int) -> float:
     return math.log(1 + (docs - df + 0.5) / (df + 0.5))
 
 
-def bm25(tf: Counter[str], dl: int, terms: Iterable[str], idfs: dict[str, float], avgdl: float) -> float:
+class Bm25(NamedTuple):
+    k1: float = 1.2
+    b: float = 0.75
+
+
+def b_for(cv: float, settings: Ranking) -> float:
+    """BM25's b for a store whose document lengths spread this much (std / mean): b_min for
+    uniform lengths (conversation turns), b_max for widely spread ones (notes and long answers)."""
+    t = min(1.0, max(0.0, (cv - CV_UNIFORM) / (CV_SPREAD - CV_UNIFORM)))
+    return settings.b_min + t * (settings.b_max - settings.b_min)
+
+
+def bm25(tf: Counter[str], dl: int, terms: Iterable[str], idfs: dict[str, float], avgdl: float,
+         params: Bm25 = Bm25()) -> float:
     """BM25 of one document (term counts `tf`, length `dl`) for the query `terms`."""
     score = 0.0
-    norm = K1 * (1 - B + B * dl / avgdl)
+    k1, b = params
+    norm = k1 * (1 - b + b * dl / (avgdl or 1.0))
     for t in terms:
         f = tf.get(t, 0)
         if f:
-            score += idfs[t] * f * (K1 + 1) / (f + norm)
+            score += idfs[t] * f * (k1 + 1) / (f + norm)
     return score
+
+
+def context_share(neighbours: Iterable[float], settings: Ranking) -> float:
+    """What a record gains from its conversation: a share of its best neighbour's relevance."""
+    return settings.context_share * max(neighbours, default=0.0)
 
 
 class Candidate(NamedTuple):
     """What the score of a hit depends on."""
 
     relevance: float
+    context: float
     tier: int
     kind: str
     status: view.Status
@@ -60,6 +89,7 @@ class Parts:
     """A hit's score and every part of it."""
 
     relevance: float
+    context: float
     tier_factor: float
     recency_bonus: float
     age_days: int
@@ -67,11 +97,11 @@ class Parts:
     status: view.Status
     score: float
 
-    def explain(self, promoted_over: str | None) -> dict[str, Any]:
-        return {"relevance": round(self.relevance, 4), "recency_bonus": round(self.recency_bonus, 4),
-                "age_days": self.age_days, "tier_factor": self.tier_factor,
-                "band": str(view.BANDS[self.band]), "status": self.status.value,
-                "promoted_over": promoted_over}
+    def explain(self, **more: Any) -> dict[str, Any]:
+        return {"relevance": round(self.relevance, 4), "context": round(self.context, 4),
+                "recency_bonus": round(self.recency_bonus, 4), "age_days": self.age_days,
+                "tier_factor": self.tier_factor, "band": str(view.BANDS[self.band]),
+                "status": self.status.value, **more}
 
 
 def tier_factor(tier: int, kind: str) -> float:
@@ -88,8 +118,8 @@ def score(c: Candidate, now: float, settings: Ranking) -> Parts:
     # redlines never decay; everything else gets at most the window, shrinking with whole days
     bonus = window if band == 0 else window / (1 + age_days / 30)
     factor = tier_factor(c.tier, c.kind)
-    return Parts(c.relevance, factor, bonus, age_days, band, c.status,
-                 c.relevance * factor * (1 + bonus))
+    return Parts(c.relevance, c.context, factor, bonus, age_days, band, c.status,
+                 (c.relevance + c.context) * factor * (1 + bonus))
 
 
 class Topic(NamedTuple):
@@ -133,6 +163,76 @@ def promote_newer(hits: list[tuple[Parts, Topic]], window: float) -> list[Ranked
             if (o_parts.band == parts.band and parts.age_days < o_parts.age_days
                     and same_topic(topic, o_topic) and parts.relevance >= keep * o_parts.relevance):
                 pos, over = j, o_topic.id
+                break
+        out.insert(pos, Ranked(i, over))
+    return out
+
+
+# Words that ask for the present value of something that changes.
+UPDATE_CUES = ("current", "currently", "now", "still", "latest", "anymore", "these days", "so far",
+               "to date", "at the moment", "at present")
+UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改为", "如今", "当前", "至今", "迄今")
+_CUE = None
+_CUE_TERMS: frozenset[str] | None = None
+
+
+def asks_for_now(query: str) -> bool:
+    """Whether the query asks for the present value ("where do I live now", "现在住在哪")."""
+    global _CUE
+    if _CUE is None:
+        import re
+
+        _CUE = re.compile(r"\b(?:" + "|".join(UPDATE_CUES) + r")\b|" + "|".join(UPDATE_CUES_CJK))
+    return bool(_CUE.search(fold(query)))
+
+
+def cue_terms() -> frozenset[str]:
+    """The search terms the update cues make ("now", "现在", …): they say *when*, not *what*, so
+    they do not count when comparing what two records are about."""
+    global _CUE_TERMS
+    if _CUE_TERMS is None:
+        from optmem.text import query_terms
+
+        _CUE_TERMS = frozenset(t for cue in (*UPDATE_CUES, *UPDATE_CUES_CJK) for t in query_terms(cue))
+    return _CUE_TERMS
+
+
+class Match(NamedTuple):
+    """What the newer-first rule compares: when it was last said, how well it scored, and
+    which query terms it matched."""
+
+    id: str
+    ts: float | None
+    band: int
+    score: float
+    matched: frozenset[str]
+
+
+def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> float:
+    """IDF-weighted overlap (Jaccard) of two sets of matched query terms."""
+    union = a | b
+    total = sum(idfs.get(t, 0.0) for t in union)
+    return sum(idfs.get(t, 0.0) for t in a & b) / total if total else 0.0
+
+
+def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
+                  settings: Ranking) -> list[Ranked]:
+    """Re-order the top hits only: a record at least a day newer goes above an older one of its
+    band that matched largely the same query terms, when it scores at least a given share of it
+    (with an update cue in the query: overlap ≥ update_overlap, share ≥ update_ratio; without:
+    the stricter update_overlap_plain and update_ratio_plain). The cue words themselves do not
+    count in the overlap."""
+    theta = settings.update_overlap if cue else settings.update_overlap_plain
+    ratio = settings.update_ratio if cue else settings.update_ratio_plain
+    when = cue_terms()
+    out: list[Ranked] = []
+    for i, m in enumerate(top):
+        pos, over = len(out), None
+        for j, placed in enumerate(out):
+            o = top[placed.at]
+            if (o.band == m.band and (m.ts or 0.0) - (o.ts or 0.0) >= DAY and m.score >= ratio * o.score
+                    and overlap(m.matched - when, o.matched - when, idfs) >= theta):
+                pos, over = j, o.id
                 break
         out.insert(pos, Ranked(i, over))
     return out

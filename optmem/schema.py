@@ -13,7 +13,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import Tier
 
-SCHEMA = "optmem-index-6"  # 6: stemmed English tokens and fingerprints
+SCHEMA = "optmem-index-7"  # 6: stemmed words; 7: date terms, sessions
 
 
 class Col(NamedTuple):
@@ -39,6 +39,9 @@ class Row(NamedTuple):
     expires: Annotated[float | None, Col("REAL")]
     ref: Annotated[str | None, Col("TEXT")]
     corrects: Annotated[str | None, Col("TEXT")]          # JSON list of ids
+    dates: Annotated[str | None, Col("TEXT")]             # its date terms (dates.record_terms), space-separated
+    session: Annotated[str | None, Col("TEXT")]           # the conversation it belongs to
+    spos: Annotated[int | None, Col("INTEGER")]           # its place in that session, in log order
     retired: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # a removed hot-memory entry
     sup: Annotated[str | None, Col("TEXT", view=True)] = None      # superseded by this correction
     ksup: Annotated[str | None, Col("TEXT", view=True)] = None     # superseded by this same-key record
@@ -59,6 +62,8 @@ class Row(NamedTuple):
 
 COLUMNS: dict[str, Col] = {name: hint.__metadata__[0]
                            for name, hint in get_type_hints(Row, include_extras=True).items()}
+# the body holds tokens made by `text` (plus `dates` terms, which keep their underscores)
+TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 ROW_SELECT = ", ".join(f"r.{c}" for c in Row._fields)
 INSERT_REC = f"INSERT INTO rec ({', '.join(Row._fields)}) VALUES ({', '.join('?' * len(Row._fields))})"
 
@@ -70,9 +75,9 @@ CREATE TABLE rec(
 CREATE TABLE tag(tag TEXT NOT NULL, n INTEGER NOT NULL);
 CREATE TABLE pend(ref TEXT NOT NULL, src INTEGER NOT NULL, what TEXT NOT NULL);
 CREATE TABLE bad(n INTEGER PRIMARY KEY, code TEXT NOT NULL, message TEXT NOT NULL);
-CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize='unicode61 remove_diacritics 0');
+CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize="{TOKENIZE}");
 -- the redlines again, so "every matching redline" costs nothing however large the log grows
-CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize='unicode61 remove_diacritics 0');
+CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize="{TOKENIZE}");
 """
 POST_DDL = f"""
 CREATE INDEX rec_id ON rec(id);
@@ -80,6 +85,7 @@ CREATE INDEX rec_rid ON rec(rid);
 CREATE INDEX rec_fp ON rec(fp);
 CREATE INDEX rec_key ON rec(key, domain, project) WHERE key IS NOT NULL;
 CREATE INDEX rec_tier ON rec(tier) WHERE tier = {int(Tier.REDLINE)};
+CREATE INDEX rec_session ON rec(session, spos) WHERE session IS NOT NULL;
 CREATE INDEX tag_tag ON tag(tag, n);
 CREATE INDEX pend_ref ON pend(ref);
 """

@@ -5,10 +5,12 @@ How a query is answered:
 1. The query's terms (words, CJK bigrams, a lone CJK character) select candidates from the FTS5
    index — the best by FTS5's own BM25 order, plus every matching redline — with the filters
    (domain, project, kind, tag, time, status) applied exactly, in SQL (`_candidates`).
-2. Each candidate is re-tokenised and scored by `ranking.score` (BM25 relevance × tier ×
-   recency bonus, in bands by status) — `_score`.
+2. Each candidate is re-tokenised and scored by `ranking.score` ((BM25 relevance + a share of
+   its best session neighbour's) × tier × recency bonus, in bands by status); the most relevant
+   candidates bring their session neighbours along — `_score`.
 3. Hits are sorted by band, score, tier, newer, id; then `ranking.promote_newer` puts a newer
-   same-topic record above an older near-equal — `_order`.
+   same-topic record above an older near-equal, and `ranking.updates_first` a newer record
+   above an older one it updates, inside the top hits — `_order`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, NamedTuple
 
-from optmem import clock, ranking, view
+from optmem import clock, dates, ranking, view
 from optmem import text as textmod
 from optmem.errors import UsageError
 from optmem.index import Filters, Index, Row, make_filters, match_all, match_any, open_index
@@ -49,13 +51,6 @@ class SearchResult(NamedTuple):
         return {"query": self.query, "hits": [h.hit() for h in self.hits], "total": self.total}
 
 
-class _Scored(NamedTuple):
-    row: Row
-    record: Record
-    parts: ranking.Parts
-    topic: ranking.Topic
-
-
 def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None = None,
            explain: bool = False, progress: Any = None) -> SearchResult:
     """Ranked hits for `query` (see the module docstring for how they are ordered)."""
@@ -63,11 +58,15 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
         raise UsageError("QUERY is empty; give words to search for (Chinese or English)")
     if limit < 1:
         raise UsageError("--limit must be at least 1")
-    q = Query(query, textmod.search_terms(query), limit, filters or Filters(), explain,
-              clock.now().timestamp())
+    q = Query(query, terms_of(query), limit, filters or Filters(), explain, clock.now().timestamp())
     with open_index(vault, progress) as idx:
         warnings = idx.warnings()
         return ranked(idx, q)._replace(warnings=warnings)
+
+
+def terms_of(query: str) -> list[str]:
+    """A query's search terms: its words and CJK bigrams, and the dates it names."""
+    return textmod.search_terms(query) + dates.query_terms(textmod.fold(query))
 
 
 def ranked(idx: Index, q: Query) -> SearchResult:
@@ -80,8 +79,8 @@ def ranked(idx: Index, q: Query) -> SearchResult:
     rows, total = _candidates(idx, q, found, df, settings)
     if not rows:
         return SearchResult(q.text, [], 0)
-    scored = _score(idx, q, rows, df, settings)
-    hits = _order(scored, q, settings)
+    scored, corpus = _score(idx, q, rows, df, settings)
+    hits = _order(scored, q, corpus, settings)
     return SearchResult(q.text, hits, max(total, len(hits)))
 
 
@@ -149,35 +148,104 @@ def wide_queries(terms: list[str], df: dict[str, int], budget: int,
     return out
 
 
+class _Corpus(NamedTuple):
+    """What BM25 needs of the whole index for one query."""
+
+    idfs: dict[str, float]
+    avgdl: float
+    params: ranking.Bm25
+
+
+def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
+    docs, mean, cv = idx.lengths()
+    return _Corpus({t: ranking.idf(docs, df[t]) for t in q.terms}, mean,
+                   ranking.Bm25(settings.k1, ranking.b_for(cv, settings)))
+
+
+def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> tuple[Record, float, frozenset[str], frozenset[str]]:
+    """(record, BM25 relevance, its tokens, the query terms it matched) of one row."""
+    rec = idx.record(row)
+    toks = tokens_for(rec.text, rec.key, rec.tags, row.dates)
+    tokens = frozenset(toks)
+    relevance = ranking.bm25(Counter(toks), len(toks), q.terms, corpus.idfs, corpus.avgdl, corpus.params)
+    return rec, relevance, tokens, frozenset(t for t in q.terms if t in tokens)
+
+
+class _Scored(NamedTuple):
+    row: Row
+    record: Record
+    parts: ranking.Parts
+    topic: ranking.Topic
+    matched: frozenset[str]
+
+
 def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
-           settings: Ranking) -> list[_Scored]:
-    """Every candidate re-tokenised and scored (relevance is BM25 over the whole index)."""
-    docs, avgdl = idx.totals()
-    idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
+           settings: Ranking) -> tuple[list[_Scored], _Corpus]:
+    """Every candidate re-tokenised and scored; the best ones bring their session neighbours,
+    and each record with a session gains a share of its best neighbour's relevance."""
+    corpus = _corpus(idx, q, df, settings)
+    seen = {n: _relevance(idx, q, row, corpus) for n, row in rows.items()}
+    rows = dict(rows)
+    for row in _neighbours(idx, q, rows, {n: v[1] for n, v in seen.items()}, settings):
+        if row.n not in rows:
+            rows[row.n] = row
+            seen[row.n] = _relevance(idx, q, row, corpus)
+    own = {(r.session, r.spos): seen[n][1] for n, r in rows.items() if r.session is not None}
     out = []
-    for row in rows.values():
-        rec = idx.record(row)
-        toks = tokens_for(rec.text, rec.key, rec.tags)
-        relevance = ranking.bm25(Counter(toks), len(toks), q.terms, idfs, avgdl)
-        parts = ranking.score(ranking.Candidate(relevance, row.tier, row.kind, view.status(row, q.now),
-                                                row.recency), q.now, settings)
+    w = settings.context_window
+    for n, row in rows.items():
+        rec, relevance, tokens, matched = seen[n]
+        context = 0.0
+        if row.session is not None and row.spos is not None:
+            context = ranking.context_share(
+                (own.get((row.session, row.spos + d), 0.0) for d in range(-w, w + 1) if d), settings)
+        if relevance <= 0 and context <= 0:
+            continue
+        parts = ranking.score(ranking.Candidate(relevance, context, row.tier, row.kind,
+                                                view.status(row, q.now), row.recency), q.now, settings)
         topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
-                              rec.corrects, frozenset(toks))
-        out.append(_Scored(row, rec, parts, topic))
-    return out
+                              rec.corrects, tokens)
+        out.append(_Scored(row, rec, parts, topic, matched))
+    return out, corpus
 
 
-def _order(scored: list[_Scored], q: Query, settings: Ranking) -> list[view.RecordView]:
+def _neighbours(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int, float],
+                settings: Ranking) -> list[Row]:
+    """The session neighbours (within the window, passing the filters) of the most relevant
+    candidates: the turns around an answer are often what a question's words matched."""
+    w = settings.context_window
+    placed = [(r, r.session, r.spos) for r in rows.values() if r.session is not None and r.spos is not None]
+    top = sorted(placed, key=lambda p: -relevance[p[0].n])[: settings.context_top]
+    held = {(session, spos) for _, session, spos in placed}
+    where, params = q.filters.sql(q.now)
+    found: dict[int, Row] = {}
+    for _, session, spos in top:
+        for r in idx.in_session(session, max(0, spos - w), spos + w, where, params):
+            if (r.session, r.spos) not in held:
+                found[r.n] = r
+    return list(found.values())
+
+
+def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) -> list[view.RecordView]:
     """Band, score, then ties (higher tier, newer — a later ts, then the larger id, as in the
-    log); then the newer-first rule among the top hits."""
+    log); then the newer-first rules: same-topic records among the top hits, and records that
+    update an older one inside the top `limit`."""
     scored.sort(key=lambda s: (s.row.id, s.row.n), reverse=True)
     scored.sort(key=lambda s: (s.parts.band, -round(s.parts.score, 9), -s.row.tier, -(s.row.ts or 0)))
     head = scored[: q.limit * 3]
-    order = ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window)
+    placed = ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window)
+    top = [(head[p.at], p.promoted_over) for p in placed[: q.limit]]
+    updates = ranking.updates_first(
+        [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched) for s, _ in top],
+        corpus.idfs, ranking.asks_for_now(q.text), settings)
     hits = []
-    for placed in order[: q.limit]:
-        s = head[placed.at]
-        hits.append(view.RecordView(
-            s.record, s.parts.status, s.row.superseded_by, s.row.n, round(s.parts.score, 4),
-            s.parts.explain(placed.promoted_over) if q.explain else None))
+    for p in updates:
+        s, promoted = top[p.at]
+        explain = None
+        if q.explain:
+            explain = s.parts.explain(promoted_over=promoted, updates=p.promoted_over,
+                                      dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
+                                      b=round(corpus.params.b, 3))
+        hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,
+                                    round(s.parts.score, 4), explain))
     return hits

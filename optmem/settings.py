@@ -56,6 +56,16 @@ class Ranking:
     same_topic_window: float = field(default=0.15, metadata=_at_least(0))  # newer same-topic first within this
     candidates: int = field(default=100, metadata=_at_least(1))       # re-scored per query (≥ 5x --limit)
     postings_budget: int = field(default=30000, metadata=_at_least(1))  # above: candidates are chosen
+    k1: float = field(default=1.2, metadata=_at_least(0))             # BM25 term-frequency saturation
+    b_min: float = field(default=0.3, metadata=_at_least(0))          # BM25 length normalisation, from
+    b_max: float = field(default=1.0, metadata=_at_least(0))          # … uniform to widely spread lengths
+    context_share: float = field(default=0.35, metadata=_at_least(0))  # of the best session neighbour's relevance
+    context_window: int = field(default=2, metadata=_at_least(0))     # neighbours each side, same session
+    context_top: int = field(default=10, metadata=_at_least(0))       # hits whose neighbours are fetched
+    update_overlap: float = field(default=0.6, metadata=_at_least(0))  # matched-term overlap, update cue in query
+    update_ratio: float = field(default=0.5, metadata=_at_least(0))    # score ratio, update cue in query
+    update_overlap_plain: float = field(default=0.75, metadata=_at_least(0))  # … without a cue
+    update_ratio_plain: float = field(default=0.8, metadata=_at_least(0))
 
 
 @dataclass(frozen=True)

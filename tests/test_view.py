@@ -18,7 +18,7 @@ NOW = 1_800_000_000.0
 def row(n: int = 1, **fields) -> Row:
     base = dict(n=n, id=f"ID{n:024d}", rid="", off=0, len=0, ts=NOW, domain="d", project=None,
                 kind="note", tier=Tier.NORMAL, key=None, fp=None, expires=None, ref=None,
-                corrects=None)
+                corrects=None, dates=None, session=None, spos=None)
     base.update(fields)
     return Row(**base)
 
@@ -85,11 +85,11 @@ def test_ids_made_in_one_millisecond_keep_their_order():
 
 def test_score_is_the_product_of_its_parts():
     settings = Ranking()
-    c = ranking.Candidate(2.0, Tier.CHAT, "note", view.Status.CURRENT, NOW - 30 * ranking.DAY)
+    c = ranking.Candidate(2.0, 0.5, Tier.CHAT, "note", view.Status.CURRENT, NOW - 30 * ranking.DAY)
     p = ranking.score(c, NOW, settings)
-    assert p.age_days == 30 and p.band == 1 and p.tier_factor == 0.97
+    assert p.age_days == 30 and p.band == 1 and p.tier_factor == 0.97 and p.context == 0.5
     assert p.recency_bonus == settings.recency_window / 2
-    assert p.score == 2.0 * 0.97 * (1 + settings.recency_window / 2)
+    assert p.score == (2.0 + 0.5) * 0.97 * (1 + settings.recency_window / 2)
     fix = ranking.score(c._replace(kind=CORRECTION), NOW, settings)
     assert fix.tier_factor == ranking.TIER_FACTOR[Tier.EVIDENCE]  # a correction counts as evidence
     red = ranking.score(c._replace(tier=Tier.REDLINE, recency=NOW - 900 * ranking.DAY), NOW, settings)
@@ -100,7 +100,7 @@ def test_score_is_the_product_of_its_parts():
 
 def test_newer_same_topic_record_is_promoted_only_within_the_window():
     def hit(id_, relevance, age, tokens):
-        parts = ranking.Parts(relevance, 1.0, 0.0, age, 1, view.Status.CURRENT, relevance)
+        parts = ranking.Parts(relevance, 0.0, 1.0, 0.0, age, 1, view.Status.CURRENT, relevance)
         return parts, ranking.Topic(id_, None, ("d", None), None, (), frozenset(tokens))
 
     old = hit("OLD", 1.0, 100, {"backend", "port", "8080"})

@@ -59,10 +59,17 @@ def render_hits(result: dict[str, Any]) -> str | None:
 
 
 def _explain(ex: dict[str, Any]) -> str:
-    parts = [f"relevance={ex['relevance']}", f"recency=+{ex['recency_bonus']:.1%} ({ex['age_days']}d)",
-             f"tier×{ex['tier_factor']}", f"band={ex['band']}"]
+    parts = [f"relevance={ex['relevance']}"]
+    if ex.get("context"):
+        parts.append(f"context=+{ex['context']}")
+    if ex.get("dates"):
+        parts.append("dates=" + ",".join(d.lstrip("_") for d in ex["dates"]))
+    parts += [f"recency=+{ex['recency_bonus']:.1%} ({ex['age_days']}d)", f"tier×{ex['tier_factor']}",
+              f"band={ex['band']}", f"b={ex['b']}"]
     if ex.get("promoted_over"):
-        parts.append(f"newer than {short(ex['promoted_over'])}")
+        parts.append(f"newer than {short(ex['promoted_over'])} (same topic)")
+    if ex.get("updates"):
+        parts.append(f"updates {short(ex['updates'])}")
     return "  ".join(parts)
 
 

@@ -1,0 +1,161 @@
+"""Dates as search terms, so "what did we decide in May 2023" finds the records of that month.
+
+A record contributes date terms for its own day, for the explicit dates in its text ("May 3,
+2023", "2023-05-03", "2023年5月3日") and for relative phrases resolved from its own time
+("yesterday" in a record of 2023-05-04 is 2023-05-03; "last month", "上周", "去年" …). A query
+contributes terms for the explicit dates it names, at the precision it names them: a day asks
+for that day (and its month), a month for the month, a year for the year.
+
+Terms live in their own namespace (`__y2023`, `__m2023_05`, `__d2023_05_03`), which the word
+tokeniser never produces, so "may" the verb never matches May the month. Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date, datetime, timedelta, timezone
+
+PREFIX = "__"
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
+                "september", "october", "november", "december")
+MONTHS = {name: i + 1 for i, name in enumerate(_MONTH_NAMES)}
+MONTHS.update({name[:3]: i + 1 for i, name in enumerate(_MONTH_NAMES)})
+MONTHS["sept"] = 9
+_MON = "|".join(sorted(MONTHS, key=len, reverse=True))
+_COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+                "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a few": 3, "few": 3, "a couple of": 2,
+                "couple of": 2, "several": 4, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5,
+                "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "几": 3}
+_COUNT = r"(\d{1,2}|a couple of|couple of|a few|few|several|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+Found = list[tuple[date, str]]  # (day, precision: d | m | y)
+
+
+def _count(word: str) -> int:
+    word = word.strip()
+    return int(word) if word.isdigit() else _COUNT_WORDS.get(word, 1)
+
+
+def _months_before(d: date, k: int) -> date:
+    m = d.month - 1 - k
+    return date(d.year + m // 12, m % 12 + 1, 1)
+
+
+def _last_weekday(d: date, weekday: int) -> date:
+    return d - timedelta(days=(d.weekday() - weekday) % 7 or 7)
+
+
+def _last_weekend(d: date) -> Found:
+    saturday = _last_weekday(d, 5)
+    if d.weekday() == 6 and (d - saturday).days < 2:  # on a Sunday, the weekend before this one
+        saturday -= timedelta(days=7)
+    return [(saturday, "d"), (saturday + timedelta(days=1), "d")]
+
+
+def _days(k: int) -> Callable[[date, re.Match[str]], Found]:
+    return lambda d, m: [(d + timedelta(days=k), "d")]
+
+
+# relative phrases, resolved from the record's own time
+_RELATIVE: tuple[tuple[re.Pattern[str], Callable[[date, re.Match[str]], Found]], ...] = tuple(
+    (re.compile(p), f) for p, f in (
+        (r"\bthe day before yesterday\b|前天", _days(-2)),
+        (r"\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
+        (r"\btomorrow\b|明天", _days(1)),
+        (rf"\b{_COUNT} days? ago\b|(\d+|[一两二三四五六七八九十几])天前",
+         lambda d, m: [(d - timedelta(days=_count(m.group(1) or m.group(2))), "d")]),
+        (r"\b(?:last|this past|past) weekend\b|上周末", lambda d, m: _last_weekend(d)),
+        (r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+         lambda d, m: [(_last_weekday(d, _WEEKDAYS.index(m.group(1))), "d")]),
+        (r"\blast week\b|\ba week ago\b|\bthe other week\b|上周|上星期|上个星期|上礼拜",
+         lambda d, m: [(d - timedelta(days=7), "m")]),
+        (rf"\b{_COUNT} weeks? ago\b", lambda d, m: [(d - timedelta(days=7 * _count(m.group(1))), "m")]),
+        (r"\bnext week\b|下周|下星期|下个星期", lambda d, m: [(d + timedelta(days=7), "m")]),
+        (r"\blast month\b|\ba month ago\b|上个月|上月", lambda d, m: [(_months_before(d, 1), "m")]),
+        (rf"\b{_COUNT} months? ago\b", lambda d, m: [(_months_before(d, _count(m.group(1))), "m")]),
+        (r"\bnext month\b|下个月|下月", lambda d, m: [(_months_before(d, -1), "m")]),
+        (r"\blast year\b|\ba year ago\b|去年", lambda d, m: [(date(d.year - 1, 1, 1), "y")]),
+        (r"前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
+        (r"\bnext year\b|明年", lambda d, m: [(date(d.year + 1, 1, 1), "y")]),
+    ))
+_ANY_RELATIVE = re.compile("|".join(p.pattern for p, _ in _RELATIVE))
+
+Explicit = Callable[[re.Match[str], int | None], tuple[int, int, int, str] | None]
+# explicit dates in folded (lower-case) text; `year` fills in a date written without one
+_EXPLICIT: tuple[tuple[re.Pattern[str], Explicit], ...] = tuple((re.compile(p), f) for p, f in (
+    (r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b", lambda m, y: (int(m[1]), int(m[2]), int(m[3]), "d")),
+    (r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", lambda m, y: (int(m[1]), int(m[2]), int(m[3]), "d")),
+    (r"(\d{4})\s*年\s*(\d{1,2})\s*月", lambda m, y: (int(m[1]), int(m[2]), 1, "m")),
+    (r"(?<![\d年])(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]",
+     lambda m, y: (y, int(m[1]), int(m[2]), "d") if y else None),
+    (rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b",
+     lambda m, y: (int(m[3]), MONTHS[m[1]], int(m[2]), "d")),
+    (rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\.?,? (\d{{4}})\b",
+     lambda m, y: (int(m[3]), MONTHS[m[2]], int(m[1]), "d")),
+    (rf"\b({_MON})\.?,? (\d{{4}})\b", lambda m, y: (int(m[2]), MONTHS[m[1]], 1, "m")),
+    (rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!,? \d)",
+     lambda m, y: (y, MONTHS[m[1]], int(m[2]), "d") if y else None),
+    (rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\b(?!\.?,? \d)",
+     lambda m, y: (y, MONTHS[m[2]], int(m[1]), "d") if y else None),
+    (r"(?<!\d)((?:19|20)\d{2})\s*年(?!\s*\d{1,2}\s*月)", lambda m, y: (int(m[1]), 1, 1, "y")),
+    (r"\b(?:in|of|since|during|year) ((?:19|20)\d{2})\b(?!-)", lambda m, y: (int(m[1]), 1, 1, "y")),
+))
+
+
+def _explicit(folded: str, year: int | None) -> Found:
+    out: Found = []
+    taken: list[tuple[int, int]] = []  # a span read by one pattern is not read again
+    for pattern, read in _EXPLICIT:
+        for m in pattern.finditer(folded):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            got = read(m, year)
+            if got is None:
+                continue
+            y, month, day, precision = got
+            try:
+                out.append((date(y, month, day), precision))
+            except ValueError:
+                continue
+            taken.append((m.start(), m.end()))
+    return out
+
+
+def terms_for(day: date, precision: str) -> list[str]:
+    """The terms of a date at a precision: its year, month and day as far as it is known."""
+    out = [f"{PREFIX}y{day.year}"]
+    if precision in ("m", "d"):
+        out.append(f"{PREFIX}m{day.year}_{day.month:02d}")
+    if precision == "d":
+        out.append(f"{PREFIX}d{day.year}_{day.month:02d}_{day.day:02d}")
+    return out
+
+
+def record_terms(epoch: float | None, folded: str) -> list[str]:
+    """A record's date terms: its own day, the relative phrases in its text resolved from that
+    day, and the explicit dates in its text (each term once)."""
+    if epoch is None:
+        return []
+    try:
+        own = datetime.fromtimestamp(epoch, timezone.utc).date()
+    except (OverflowError, OSError, ValueError):
+        return []
+    found: Found = [(own, "d")]
+    if _ANY_RELATIVE.search(folded):
+        for pattern, resolve in _RELATIVE:
+            for m in pattern.finditer(folded):
+                found += resolve(own, m)
+    found += _explicit(folded, own.year)
+    return list(dict.fromkeys(t for day, precision in found for t in terms_for(day, precision)))
+
+
+def query_terms(folded: str) -> list[str]:
+    """The date terms a query asks about, at the precision it names: a day asks for its day and
+    month terms, a month for the month term, a year for the year term."""
+    out: list[str] = []
+    for day, precision in _explicit(folded, None):
+        found = terms_for(day, precision)
+        out += found if precision == "y" else found[1:]
+    return list(dict.fromkeys(out))

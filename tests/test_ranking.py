@@ -1,0 +1,106 @@
+"""Search factors added for outside data, each on a small hand-made store: dates as terms,
+conversation context, BM25's b from the store, updates first (English and Chinese)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from conftest import put
+from optmem import dates, ranking, text
+from optmem.settings import Ranking
+
+
+def at(monkeypatch, when: str) -> None:
+    monkeypatch.setenv("OPTMEM_NOW", when)
+
+
+def epoch(day: str) -> float:
+    return datetime.fromisoformat(day + "T12:00:00+00:00").astimezone(timezone.utc).timestamp()
+
+
+def test_date_terms_of_records_and_queries():
+    rec = dates.record_terms(epoch("2023-05-04"), text.fold("Yesterday I moved to Berlin; the lease starts June 1st."))
+    assert {"__d2023_05_04", "__m2023_05", "__y2023"} <= set(rec)            # its own day
+    assert "__d2023_05_03" in rec                                             # yesterday
+    assert "__d2023_06_01" in rec                                             # an explicit date, its year
+    zh = dates.record_terms(epoch("2023-05-04"), text.fold("昨天搬到了上海，上个月还在杭州"))
+    assert "__d2023_05_03" in zh and "__m2023_04" in zh
+    assert dates.query_terms(text.fold("What did we decide in May 2023?")) == ["__m2023_05"]
+    assert dates.query_terms(text.fold("2023年5月3日做了什么")) == ["__m2023_05", "__d2023_05_03"]
+    assert dates.query_terms(text.fold("what happened in 2022")) == ["__y2022"]
+    assert dates.query_terms(text.fold("may I ask about the port")) == []  # "may" the verb is no month
+
+
+def test_a_query_naming_a_month_finds_that_months_records(vault, cli, monkeypatch):
+    at(monkeypatch, "2023-05-10T09:00:00Z")
+    may = put(vault, "We decided to use Postgres for the billing service").id
+    at(monkeypatch, "2023-08-10T09:00:00Z")
+    put(vault, "We decided to use Redis for the session cache")
+    at(monkeypatch, "2023-09-01T09:00:00Z")
+    out = cli.json("search", "what did we decide in May 2023", "--explain")
+    assert out["hits"][0]["id"] == may and out["hits"][0]["explain"]["dates"] == ["__m2023_05"]
+    at(monkeypatch, "2023-05-04T09:00:00Z")
+    moved = put(vault, "昨天搬到了上海").id
+    assert cli.json("search", "2023年5月3日")["hits"][0]["id"] == moved  # "yesterday" resolved
+
+
+def test_session_neighbours_lend_context_only_within_a_session(vault, cli, monkeypatch):
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    put(vault, "Caroline: what is your favourite city in Europe?", session="chat-1")
+    answer = put(vault, "Melanie: Lisbon, without a doubt — the light there is wonderful.", session="chat-1").id
+    put(vault, "Melanie: shall we plan the trip next spring?", session="chat-1")
+    put(vault, "Lisbon has many hills", session="other")          # a different conversation
+    lone = put(vault, "Porto or Lisbon, hard to say").id          # no session: no context
+    out = cli.json("search", "favourite city Europe", "--explain")
+    by_id = {h["id"]: h for h in out["hits"]}
+    assert answer in by_id and by_id[answer]["explain"]["context"] > 0   # found through its neighbour
+    assert lone not in by_id                                            # no word matched, no context
+    assert all(h["explain"]["context"] == 0 for h in out["hits"] if h["text"].startswith("Lisbon has"))
+
+
+def test_b_follows_the_spread_of_document_lengths():
+    s = Ranking()
+    assert ranking.b_for(0.2, s) == s.b_min and ranking.b_for(2.0, s) == s.b_max
+    assert s.b_min < ranking.b_for(0.7, s) < s.b_max
+    fixed = Ranking(b_min=0.75, b_max=0.75)
+    assert ranking.b_for(0.2, fixed) == ranking.b_for(2.0, fixed) == 0.75
+
+
+def test_b_in_explain_comes_from_the_store(vault, cli):
+    for i in range(6):
+        put(vault, f"short note about deploys number {i}")
+    uniform = cli.json("search", "deploys", "--explain")["hits"][0]["explain"]["b"]
+    put(vault, "deploys " + " ".join(f"word{i}" for i in range(400)))  # one long record: a wide spread
+    spread = cli.json("search", "deploys", "--explain")["hits"][0]["explain"]["b"]
+    assert uniform == Ranking().b_min and spread > uniform
+
+
+def test_an_update_goes_first_and_the_old_value_stays_found(vault, cli, monkeypatch):
+    at(monkeypatch, "2023-01-10T10:00:00Z")
+    old = put(vault, "I have 3 plants on the balcony, all of them basil plants").id
+    at(monkeypatch, "2023-06-01T10:00:00Z")
+    new = put(vault, "Bought two more, so there are 5 plants").id
+    at(monkeypatch, "2023-06-05T10:00:00Z")
+    hits = cli.json("search", "How many plants do I have now?", "--explain")["hits"]
+    assert [h["id"] for h in hits] == [new, old]
+    assert hits[0]["explain"]["updates"] == old
+    # without a cue the rule is stricter: a weak newer match does not jump a strong older one
+    plain = cli.json("search", "basil plants balcony", "--explain")["hits"]
+    assert plain[0]["id"] == old and plain[0]["explain"]["updates"] is None
+
+
+def test_chinese_update_goes_first_and_the_old_value_stays_found(vault, cli, monkeypatch):
+    at(monkeypatch, "2023-01-10T10:00:00Z")
+    old = put(vault, "我在阳台上养了 3 盆植物。").id
+    at(monkeypatch, "2023-06-01T10:00:00Z")
+    new = put(vault, "上周又买了两盆，现在一共 5 盆植物了，都放在阳台。").id
+    at(monkeypatch, "2023-06-05T10:00:00Z")
+    assert [h["id"] for h in cli.json("search", "阳台现在有几盆植物")["hits"]] == [new, old]
+
+
+def test_update_cues_and_their_terms():
+    assert ranking.asks_for_now("Where do I live now?") and ranking.asks_for_now("我现在住在哪")
+    assert ranking.asks_for_now("How many tops have I bought so far?")
+    assert not ranking.asks_for_now("Where did I live in 2020?")
+    assert not ranking.asks_for_now("the snow fell")  # a word, not a part of one
+    assert {"now", "现在"} <= ranking.cue_terms()
