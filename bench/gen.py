@@ -30,8 +30,12 @@ def text_for(rng: random.Random) -> str:
     return " ".join(words).capitalize() + f" #{rng.randint(1, 99999)}."
 
 
+SESSION_RUN = 12  # consecutive records of one conversation
+
+
 def records(n: int, seed: int = 7, start: float = 1_700_000_000.0):
-    """n record dicts, one per ~40 s, with keys, corrections and redlines sprinkled in."""
+    """n record dicts, one per ~40 s, with keys, corrections and redlines sprinkled in; every
+    other run of SESSION_RUN records is one conversation (a `session`), as an agent's turns are."""
     rng = random.Random(seed)
     ids: list[str] = []
     for i in range(n):
@@ -44,6 +48,8 @@ def records(n: int, seed: int = 7, start: float = 1_700_000_000.0):
         project = rng.choice(PROJECTS)
         if project:
             rec["project"] = project
+        if (i // SESSION_RUN) % 2 == 0:
+            rec["session"] = f"conv-{i // SESSION_RUN}"
         r = rng.random()
         if r < 0.01 and ids:
             rec["kind"] = "correction"

@@ -32,7 +32,8 @@ from gen import write_log  # noqa: E402
 PY = sys.executable
 OPTMEM = [PY, "-m", "optmem"]
 ANCHOR = [PY, str(HERE / "anchor.py")]
-QUERIES = ["后端 端口 部署", "docker deploy rollback", "小明喜欢拿铁", "数据库缓存性能", "kubernetes alert"]
+QUERIES = ["后端 端口 部署", "docker deploy rollback", "小明喜欢拿铁", "数据库缓存性能", "kubernetes alert",
+           "what is the current redis latency", "2023-11-20 发布 回滚"]  # an update cue; a date
 Row = tuple[str, float, str, float, str, str]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from datetime import date, datetime, timedelta, timezone
 
 PREFIX = "__"
@@ -80,34 +81,49 @@ _RELATIVE: tuple[tuple[re.Pattern[str], Callable[[date, re.Match[str]], Found]],
         (r"前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
         (r"\bnext year\b|明年", lambda d, m: [(date(d.year + 1, 1, 1), "y")]),
     ))
-_ANY_RELATIVE = re.compile("|".join(p.pattern for p, _ in _RELATIVE))
+# every relative phrase holds one of these: a cheap test before the patterns run
+_RELATIVE_HINT = re.compile("yesterday|tomorrow|ago|weekend|last|past|next|other week|前天|昨|明天|"
+                            "天前|上周|上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年")
 
 Explicit = Callable[[re.Match[str], int | None], tuple[int, int, int, str] | None]
-# explicit dates in folded (lower-case) text; `year` fills in a date written without one
-_EXPLICIT: tuple[tuple[re.Pattern[str], Explicit], ...] = tuple((re.compile(p), f) for p, f in (
-    (r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b", lambda m, y: (int(m[1]), int(m[2]), int(m[3]), "d")),
-    (r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", lambda m, y: (int(m[1]), int(m[2]), int(m[3]), "d")),
-    (r"(\d{4})\s*年\s*(\d{1,2})\s*月", lambda m, y: (int(m[1]), int(m[2]), 1, "m")),
-    (r"(?<![\d年])(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]",
+# explicit dates in folded (lower-case) text; `year` fills in a date written without one. Each
+# pattern names what a text must hold for it to match at all (a cheap test first):
+# "ymd" digits-dash as in 2023-05-03, "年"/"月" that character, "mon" a month name, "year" a year
+# of this or the last century
+_EXPLICIT: tuple[tuple[str, re.Pattern[str], Explicit], ...] = tuple((need, re.compile(p), f) for need, p, f in (
+    ("ymd", r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b", lambda m, y: (int(m[1]), int(m[2]), int(m[3]), "d")),
+    ("月", r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", lambda m, y: (int(m[1]), int(m[2]), int(m[3]), "d")),
+    ("月", r"(\d{4})\s*年\s*(\d{1,2})\s*月", lambda m, y: (int(m[1]), int(m[2]), 1, "m")),
+    ("月", r"(?<![\d年])(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]",
      lambda m, y: (y, int(m[1]), int(m[2]), "d") if y else None),
-    (rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b",
+    ("mon", rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b",
      lambda m, y: (int(m[3]), MONTHS[m[1]], int(m[2]), "d")),
-    (rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\.?,? (\d{{4}})\b",
+    ("mon", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\.?,? (\d{{4}})\b",
      lambda m, y: (int(m[3]), MONTHS[m[2]], int(m[1]), "d")),
-    (rf"\b({_MON})\.?,? (\d{{4}})\b", lambda m, y: (int(m[2]), MONTHS[m[1]], 1, "m")),
-    (rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!,? \d)",
+    ("mon", rf"\b({_MON})\.?,? (\d{{4}})\b", lambda m, y: (int(m[2]), MONTHS[m[1]], 1, "m")),
+    ("mon", rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!,? \d)",
      lambda m, y: (y, MONTHS[m[1]], int(m[2]), "d") if y else None),
-    (rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\b(?!\.?,? \d)",
+    ("mon", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\b(?!\.?,? \d)",
      lambda m, y: (y, MONTHS[m[2]], int(m[1]), "d") if y else None),
-    (r"(?<!\d)((?:19|20)\d{2})\s*年(?!\s*\d{1,2}\s*月)", lambda m, y: (int(m[1]), 1, 1, "y")),
-    (r"\b(?:in|of|since|during|year) ((?:19|20)\d{2})\b(?!-)", lambda m, y: (int(m[1]), 1, 1, "y")),
+    ("年", r"(?<!\d)((?:19|20)\d{2})\s*年(?!\s*\d{1,2}\s*月)", lambda m, y: (int(m[1]), 1, 1, "y")),
+    ("year", r"\b(?:in|of|since|during|year) ((?:19|20)\d{2})\b(?!-)", lambda m, y: (int(m[1]), 1, 1, "y")),
 ))
+_DIGIT = re.compile(r"\d")
+_YMD = re.compile(r"\d{4}-")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_MONTH_NAME = re.compile(rf"\b(?:{_MON})\b")
 
 
 def _explicit(folded: str, year: int | None) -> Found:
     out: Found = []
+    if not _DIGIT.search(folded):
+        return out  # every explicit date has a number in it
+    held = {"ymd": _YMD.search(folded) is not None, "年": "年" in folded, "月": "月" in folded,
+            "mon": _MONTH_NAME.search(folded) is not None, "year": _YEAR.search(folded) is not None}
     taken: list[tuple[int, int]] = []  # a span read by one pattern is not read again
-    for pattern, read in _EXPLICIT:
+    for need, pattern, read in _EXPLICIT:
+        if not held[need]:
+            continue
         for m in pattern.finditer(folded):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
@@ -123,14 +139,15 @@ def _explicit(folded: str, year: int | None) -> Found:
     return out
 
 
-def terms_for(day: date, precision: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def terms_for(day: date, precision: str) -> tuple[str, ...]:
     """The terms of a date at a precision: its year, month and day as far as it is known."""
     out = [f"{PREFIX}y{day.year}"]
     if precision in ("m", "d"):
         out.append(f"{PREFIX}m{day.year}_{day.month:02d}")
     if precision == "d":
         out.append(f"{PREFIX}d{day.year}_{day.month:02d}_{day.day:02d}")
-    return out
+    return tuple(out)
 
 
 def record_terms(epoch: float | None, folded: str) -> list[str]:
@@ -142,13 +159,17 @@ def record_terms(epoch: float | None, folded: str) -> list[str]:
         own = datetime.fromtimestamp(epoch, timezone.utc).date()
     except (OverflowError, OSError, ValueError):
         return []
-    found: Found = [(own, "d")]
-    if _ANY_RELATIVE.search(folded):
+    own_terms = terms_for(own, "d")
+    relative = _RELATIVE_HINT.search(folded) is not None
+    if not relative and not _DIGIT.search(folded):
+        return list(own_terms)  # most records: nothing in the text names a date
+    found: Found = []
+    if relative:
         for pattern, resolve in _RELATIVE:
             for m in pattern.finditer(folded):
                 found += resolve(own, m)
     found += _explicit(folded, own.year)
-    return list(dict.fromkeys(t for day, precision in found for t in terms_for(day, precision)))
+    return list(dict.fromkeys([*own_terms, *(t for day, precision in found for t in terms_for(day, precision))]))
 
 
 def query_terms(folded: str) -> list[str]:
