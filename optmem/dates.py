@@ -59,9 +59,9 @@ def _days(k: int) -> Callable[[date, re.Match[str]], Found]:
     return lambda d, m: [(d + timedelta(days=k), "d")]
 
 
-# relative phrases, resolved from the record's own time
-_RELATIVE: tuple[tuple[re.Pattern[str], Callable[[date, re.Match[str]], Found]], ...] = tuple(
-    (re.compile(p), f) for p, f in (
+# relative phrases, resolved from the record's own time (compiled on first use: most commands
+# never need them)
+_RELATIVE_SOURCES: tuple[tuple[str, Callable[[date, re.Match[str]], Found]], ...] = (
         (r"\bthe day before yesterday\b|前天", _days(-2)),
         (r"\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
         (r"\btomorrow\b|明天", _days(1)),
@@ -80,7 +80,12 @@ _RELATIVE: tuple[tuple[re.Pattern[str], Callable[[date, re.Match[str]], Found]],
         (r"\blast year\b|\ba year ago\b|去年", lambda d, m: [(date(d.year - 1, 1, 1), "y")]),
         (r"前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
         (r"\bnext year\b|明年", lambda d, m: [(date(d.year + 1, 1, 1), "y")]),
-    ))
+)
+
+
+@lru_cache(maxsize=1)
+def _relative() -> tuple[tuple[re.Pattern[str], Callable[[date, re.Match[str]], Found]], ...]:
+    return tuple((re.compile(p), f) for p, f in _RELATIVE_SOURCES)
 # every relative phrase holds one of these: a cheap test before the patterns run
 _RELATIVE_HINT = re.compile("yesterday|tomorrow|ago|weekend|last|past|next|other week|前天|昨|明天|"
                             "天前|上周|上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年")
@@ -90,7 +95,7 @@ Explicit = Callable[[re.Match[str], int | None], tuple[int, int, int, str] | Non
 # pattern names what a text must hold for it to match at all (a cheap test first):
 # "ymd" digits-dash as in 2023-05-03, "年"/"月" that character, "mon" a month name, "year" a year
 # of this or the last century
-_EXPLICIT: tuple[tuple[str, re.Pattern[str], Explicit], ...] = tuple((need, re.compile(p), f) for need, p, f in (
+_EXPLICIT_SOURCES: tuple[tuple[str, str, Explicit], ...] = (
     ("ymd", r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b", lambda m, y: (int(m[1]), int(m[2]), int(m[3]), "d")),
     ("月", r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", lambda m, y: (int(m[1]), int(m[2]), int(m[3]), "d")),
     ("月", r"(\d{4})\s*年\s*(\d{1,2})\s*月", lambda m, y: (int(m[1]), int(m[2]), 1, "m")),
@@ -107,11 +112,18 @@ _EXPLICIT: tuple[tuple[str, re.Pattern[str], Explicit], ...] = tuple((need, re.c
      lambda m, y: (y, MONTHS[m[2]], int(m[1]), "d") if y else None),
     ("年", r"(?<!\d)((?:19|20)\d{2})\s*年(?!\s*\d{1,2}\s*月)", lambda m, y: (int(m[1]), 1, 1, "y")),
     ("year", r"\b(?:in|of|since|during|year) ((?:19|20)\d{2})\b(?!-)", lambda m, y: (int(m[1]), 1, 1, "y")),
-))
+)
+
+
+@lru_cache(maxsize=1)
+def _explicit_patterns() -> tuple[tuple[str, re.Pattern[str], Explicit], ...]:
+    return tuple((need, re.compile(p), f) for need, p, f in _EXPLICIT_SOURCES)
+
+
 _DIGIT = re.compile(r"\d")
 _YMD = re.compile(r"\d{4}-")
 _YEAR = re.compile(r"(?:19|20)\d\d")
-_MONTH_NAME = re.compile(rf"\b(?:{_MON})\b")
+_MONTH_NAME = re.compile(rf"\b(?:{'|'.join(MONTHS)})\b")
 
 
 def _explicit(folded: str, year: int | None) -> Found:
@@ -121,7 +133,7 @@ def _explicit(folded: str, year: int | None) -> Found:
     held = {"ymd": _YMD.search(folded) is not None, "年": "年" in folded, "月": "月" in folded,
             "mon": _MONTH_NAME.search(folded) is not None, "year": _YEAR.search(folded) is not None}
     taken: list[tuple[int, int]] = []  # a span read by one pattern is not read again
-    for need, pattern, read in _EXPLICIT:
+    for need, pattern, read in _explicit_patterns():
         if not held[need]:
             continue
         for m in pattern.finditer(folded):
@@ -165,7 +177,7 @@ def record_terms(epoch: float | None, folded: str) -> list[str]:
         return list(own_terms)  # most records: nothing in the text names a date
     found: Found = []
     if relative:
-        for pattern, resolve in _RELATIVE:
+        for pattern, resolve in _relative():
             for m in pattern.finditer(folded):
                 found += resolve(own, m)
     found += _explicit(folded, own.year)

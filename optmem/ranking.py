@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from optmem import view
@@ -84,8 +83,7 @@ class Candidate(NamedTuple):
     recency: float | None     # when it was last said (its time, or a later restatement)
 
 
-@dataclass(frozen=True)
-class Parts:
+class Parts(NamedTuple):
     """A hit's score and every part of it."""
 
     relevance: float

@@ -1,4 +1,4 @@
-"""Settings: one typed, validated dataclass per section of `optmem.toml`.
+"""Settings: one typed, validated record per section of `optmem.toml`.
 
 Built-in defaults, overridden by the vault's `optmem.toml`, then by `section.name=value` pairs
 (`eval --set`). A value of the wrong type (or outside its range) is a usage error naming the key,
@@ -8,73 +8,73 @@ one — so a typo is never silently a no-op.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, NamedTuple
 
 from optmem.errors import UsageError
 
 ON_SIMILAR = ("skip", "store", "supersede")
 
 
-def _choice(*values: str) -> dict[str, Any]:
-    return {"choices": values}
+class OneOf(NamedTuple):
+    """A constraint: the value is one of these."""
+
+    choices: tuple[str, ...]
 
 
-def _at_least(low: float) -> dict[str, Any]:
-    return {"min": low}
+class AtLeast(NamedTuple):
+    """A constraint: the value is at least this."""
+
+    low: float
 
 
-@dataclass(frozen=True)
-class Limits:
-    memory: int = field(default=2200, metadata=_at_least(1))       # MEMORY.md characters
-    user: int = field(default=1375, metadata=_at_least(1))         # USER.md characters
-    project: int = field(default=2200, metadata=_at_least(1))      # projects/<name>/MEMORY.md
-    record_bytes: int = field(default=65536, metadata=_at_least(1))  # one record's text, UTF-8 bytes
-    warn_percent: int = field(default=90, metadata=_at_least(0))
+# Sections are NamedTuples, not dataclasses: importing `dataclasses` costs ~14 ms of every
+# command's start-up. A field's type, default and constraint are declared together.
 
 
-@dataclass(frozen=True)
-class Dedup:
-    threshold: float = field(default=0.9, metadata=_at_least(0))  # near-duplicate similarity
-    on_similar: str = field(default="store", metadata=_choice(*ON_SIMILAR))  # append's default
+class Limits(NamedTuple):
+    memory: Annotated[int, AtLeast(1)] = 2200       # MEMORY.md characters
+    user: Annotated[int, AtLeast(1)] = 1375         # USER.md characters
+    project: Annotated[int, AtLeast(1)] = 2200      # projects/<name>/MEMORY.md
+    record_bytes: Annotated[int, AtLeast(1)] = 65536  # one record's text, UTF-8 bytes
+    warn_percent: Annotated[int, AtLeast(0)] = 90
 
 
-@dataclass(frozen=True)
-class LogSettings:
+class Dedup(NamedTuple):
+    threshold: Annotated[float, AtLeast(0)] = 0.9  # near-duplicate similarity
+    on_similar: Annotated[str, OneOf(ON_SIMILAR)] = "store"  # append's default
+
+
+class LogSettings(NamedTuple):
     domain: str = "default"
 
 
-@dataclass(frozen=True)
-class Lock:
-    timeout: float = field(default=10.0, metadata=_at_least(0))
+class Lock(NamedTuple):
+    timeout: Annotated[float, AtLeast(0)] = 10.0
 
 
-@dataclass(frozen=True)
-class Ranking:
-    recency_window: float = field(default=0.10, metadata=_at_least(0))  # the largest recency bonus
-    same_topic_window: float = field(default=0.15, metadata=_at_least(0))  # newer same-topic first within this
-    candidates: int = field(default=100, metadata=_at_least(1))       # re-scored per query (≥ 5x --limit)
-    postings_budget: int = field(default=30000, metadata=_at_least(1))  # above: candidates are chosen
-    k1: float = field(default=1.2, metadata=_at_least(0))             # BM25 term-frequency saturation
-    b_min: float = field(default=0.3, metadata=_at_least(0))          # BM25 length normalisation, from
-    b_max: float = field(default=1.0, metadata=_at_least(0))          # … uniform to widely spread lengths
-    context_share: float = field(default=0.35, metadata=_at_least(0))  # of the best session neighbour's relevance
-    context_window: int = field(default=2, metadata=_at_least(0))     # neighbours each side, same session
-    context_top: int = field(default=10, metadata=_at_least(0))       # hits whose neighbours are fetched
-    update_overlap: float = field(default=0.6, metadata=_at_least(0))  # matched-term overlap, update cue in query
-    update_ratio: float = field(default=0.5, metadata=_at_least(0))    # score ratio, update cue in query
-    update_overlap_plain: float = field(default=0.75, metadata=_at_least(0))  # … without a cue
-    update_ratio_plain: float = field(default=0.8, metadata=_at_least(0))
+class Ranking(NamedTuple):
+    recency_window: Annotated[float, AtLeast(0)] = 0.10  # the largest recency bonus
+    same_topic_window: Annotated[float, AtLeast(0)] = 0.15  # newer same-topic first within this
+    candidates: Annotated[int, AtLeast(1)] = 100       # re-scored per query (≥ 5x --limit)
+    postings_budget: Annotated[int, AtLeast(1)] = 30000  # above: candidates are chosen
+    k1: Annotated[float, AtLeast(0)] = 1.2             # BM25 term-frequency saturation
+    b_min: Annotated[float, AtLeast(0)] = 0.3          # BM25 length normalisation, from
+    b_max: Annotated[float, AtLeast(0)] = 1.0          # … uniform to widely spread lengths
+    context_share: Annotated[float, AtLeast(0)] = 0.35  # of the best session neighbour's relevance
+    context_window: Annotated[int, AtLeast(0)] = 2     # neighbours each side, same session
+    context_top: Annotated[int, AtLeast(0)] = 10       # hits whose neighbours are fetched
+    update_overlap: Annotated[float, AtLeast(0)] = 0.6  # matched-term overlap, update cue in query
+    update_ratio: Annotated[float, AtLeast(0)] = 0.5    # score ratio, update cue in query
+    update_overlap_plain: Annotated[float, AtLeast(0)] = 0.75  # … without a cue
+    update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
 
 
-@dataclass(frozen=True)
-class TreeSettings:
-    run: int = field(default=64, metadata=_at_least(2))
-    fanout: int = field(default=8, metadata=_at_least(2))
+class TreeSettings(NamedTuple):
+    run: Annotated[int, AtLeast(2)] = 64
+    fanout: Annotated[int, AtLeast(2)] = 8
     summarizer: str = ""
-    summarizer_timeout: float = field(default=30.0, metadata=_at_least(0))
-    max_chars: int = field(default=1500, metadata=_at_least(100))
+    summarizer_timeout: Annotated[float, AtLeast(0)] = 30.0
+    max_chars: Annotated[int, AtLeast(100)] = 1500
 
 
 SECTIONS: dict[str, type] = {
@@ -84,15 +84,14 @@ SECTIONS: dict[str, type] = {
 FREE_SECTIONS = ("projects",)  # claude-code hook: folder name → project (any keys, string values)
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     limits: Limits = Limits()
     dedup: Dedup = Dedup()
     log: LogSettings = LogSettings()
     lock: Lock = Lock()
     ranking: Ranking = Ranking()
     tree: TreeSettings = TreeSettings()
-    projects: dict[str, str] = field(default_factory=dict)
+    projects: dict[str, str] = {}  # never mutated: a new Settings is made instead
     warnings: tuple[str, ...] = ()
 
 
@@ -132,39 +131,42 @@ def load(toml_text: str | None, overrides: list[str] | None = None) -> Settings:
 
 
 def _section(section: str, cls: type, values: dict[str, tuple[Any, str]], warnings: list[str]) -> Any:
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    from typing import get_type_hints
+
+    hints = get_type_hints(cls, include_extras=True)
+    defaults = cls._field_defaults  # type: ignore[attr-defined]
     known: dict[str, Any] = {}
     for name, (value, origin) in values.items():
-        f = fields.get(name)
-        if f is None:
-            warnings.append(f"{origin}: unknown setting {section}.{name}{_nearest(name, list(fields))}; "
+        if name not in hints:
+            warnings.append(f"{origin}: unknown setting {section}.{name}{_nearest(name, list(hints))}; "
                             "it was ignored")
             continue
-        known[name] = _coerce(section, f, value, origin)
+        hint = hints[name]
+        kind = getattr(hint, "__origin__", hint)
+        rules = getattr(hint, "__metadata__", ())
+        known[name] = _coerce(f"{section}.{name}", kind, rules, defaults[name], value, origin)
     return cls(**known)
 
 
-def _coerce(section: str, f: dataclasses.Field[Any], value: Any, origin: str) -> Any:
+def _coerce(key: str, kind: type, rules: tuple[Any, ...], default: Any, value: Any, origin: str) -> Any:
     """The value as the field's type, or a usage error naming key, value and expected type."""
-    expected = {"int": "an integer", "float": "a number", "str": "a string"}[str(f.type)]
-    ok = (isinstance(value, int) and not isinstance(value, bool)) if f.type == "int" else \
-        (isinstance(value, (int, float)) and not isinstance(value, bool)) if f.type == "float" else \
+    expected = {int: "an integer", float: "a number", str: "a string"}[kind]
+    ok = (isinstance(value, int) and not isinstance(value, bool)) if kind is int else \
+        (isinstance(value, (int, float)) and not isinstance(value, bool)) if kind is float else \
         isinstance(value, str)
-    key = f"{section}.{f.name}"
     if not ok:
         raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected {expected} "
-                         f"(the default is {f.default!r})", key=key, value=_plain(value),
+                         f"(the default is {default!r})", key=key, value=_plain(value),
                          expected=expected)
-    if f.type == "float":
+    if kind is float:
         value = float(value)
-    choices = f.metadata.get("choices")
-    if choices and value not in choices:
-        raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected one of "
-                         f"{', '.join(choices)}", key=key, value=value, expected=list(choices))
-    low = f.metadata.get("min")
-    if low is not None and value < low:
-        raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected at least {low:g}",
-                         key=key, value=value, expected=f">= {low:g}")
+    for rule in rules:
+        if isinstance(rule, OneOf) and value not in rule.choices:
+            raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected one of "
+                             f"{', '.join(rule.choices)}", key=key, value=value, expected=list(rule.choices))
+        if isinstance(rule, AtLeast) and value < rule.low:
+            raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected at least {rule.low:g}",
+                             key=key, value=value, expected=f">= {rule.low:g}")
     return value
 
 

@@ -18,7 +18,6 @@ what they mean:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
@@ -150,15 +149,13 @@ class Member(NamedTuple):
     tier: int
 
 
-@dataclass(frozen=True)
-class Winner:
+class Winner(NamedTuple):
     """The one current record of a key group; every other member is superseded by it."""
 
     member: Member
 
 
-@dataclass(frozen=True)
-class Conflict:
+class Conflict(NamedTuple):
     """Values of one key that time cannot order: all stay current, the rest are superseded by
     the newest of them. (No rule produces a conflict yet; consolidation will.)"""
 
@@ -191,8 +188,7 @@ def connected(start: Any, neighbours: Callable[[Any], list[Any]], key: Callable[
 
 
 # -- the one view of a record that callers see ------------------------------------------------
-@dataclass(frozen=True)
-class RecordView:
+class RecordView(NamedTuple):
     """A record as shown to callers: its stored fields, its effective status and, for a search
     hit, its score. `hit()` is the search shape, `full()` the get/history shape."""
 
@@ -202,7 +198,7 @@ class RecordView:
     line: int = 0
     score: float | None = None
     explain: dict[str, Any] | None = None
-    annex: dict[str, Any] = field(default_factory=dict)  # kind-specific extras (tree nodes)
+    annex: dict[str, Any] | None = None  # kind-specific extras (tree nodes)
 
     def _base(self) -> dict[str, Any]:
         r = self.record
@@ -217,7 +213,7 @@ class RecordView:
                     "superseded_by": self.superseded_by, "corrects": list(r.corrects), "key": r.key})
         if r.expires:
             out["expires"] = r.expires
-        out.update(self.annex)
+        out.update(self.annex or {})
         if self.explain is not None:
             out["explain"] = self.explain
         return out
