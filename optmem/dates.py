@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, timedelta
 
 PREFIX = "__"
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
@@ -120,7 +120,8 @@ def _explicit_patterns() -> tuple[tuple[str, re.Pattern[str], Explicit], ...]:
     return tuple((need, re.compile(p), f) for need, p, f in _EXPLICIT_SOURCES)
 
 
-_DIGIT = re.compile(r"\d")
+# what an explicit date needs at all — a year, 月, or a month name — tested once before the patterns
+_EXPLICIT_HINT = re.compile(rf"(?:19|20)\d\d|月|\b(?:{'|'.join(MONTHS)})\b")
 _YMD = re.compile(r"\d{4}-")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _MONTH_NAME = re.compile(rf"\b(?:{'|'.join(MONTHS)})\b")
@@ -128,8 +129,8 @@ _MONTH_NAME = re.compile(rf"\b(?:{'|'.join(MONTHS)})\b")
 
 def _explicit(folded: str, year: int | None) -> Found:
     out: Found = []
-    if not _DIGIT.search(folded):
-        return out  # every explicit date has a number in it
+    if not _EXPLICIT_HINT.search(folded) or not any(ch.isdigit() for ch in folded):
+        return out
     held = {"ymd": _YMD.search(folded) is not None, "年": "年" in folded, "月": "月" in folded,
             "mon": _MONTH_NAME.search(folded) is not None, "year": _YEAR.search(folded) is not None}
     taken: list[tuple[int, int]] = []  # a span read by one pattern is not read again
@@ -162,18 +163,26 @@ def terms_for(day: date, precision: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=4096)
+def _day(days: int) -> date | None:
+    """The UTC date `days` after 1970-01-01 (None when out of range)."""
+    try:
+        return date(1970, 1, 1) + timedelta(days=days)
+    except OverflowError:
+        return None
+
+
 def record_terms(epoch: float | None, folded: str) -> list[str]:
     """A record's date terms: its own day, the relative phrases in its text resolved from that
     day, and the explicit dates in its text (each term once)."""
     if epoch is None:
         return []
-    try:
-        own = datetime.fromtimestamp(epoch, timezone.utc).date()
-    except (OverflowError, OSError, ValueError):
+    own = _day(int(epoch // 86400))
+    if own is None:
         return []
     own_terms = terms_for(own, "d")
     relative = _RELATIVE_HINT.search(folded) is not None
-    if not relative and not _DIGIT.search(folded):
+    if not relative and not _EXPLICIT_HINT.search(folded):
         return list(own_terms)  # most records: nothing in the text names a date
     found: Found = []
     if relative:

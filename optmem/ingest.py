@@ -147,7 +147,7 @@ def _prepare(batch: list[Line]) -> _Prepared:
             session=f["session"], spos=None, retired=int(view.retired_at_birth(kind, f["extra"]))))
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
-        if key or view.links(kind, corrects, f["ref"]):
+        if key or ((corrects or f["ref"]) and view.links(kind, corrects, f["ref"])):
             out.linked.append((f, n))
         out.ids.append(f["id"])
     return out._replace(docs=docs, tokens=tokens, squares=squares)

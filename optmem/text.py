@@ -54,25 +54,33 @@ def _runs(folded: str) -> list[tuple[str, str]]:
     return _TOKEN_RE.findall(folded)
 
 
-def _normal(runs: list[tuple[str, str]]) -> str:
-    kept = [(c, w) for c, w in runs if c or w not in _EN_INTENSIFIERS]
-    stems = iter(stem_words([w for c, w in kept if not c]))
-    return _CJK_INTENSIFIERS.sub("", "".join(c or next(stems) for c, w in kept))
+def _normal(runs: list[tuple[str, str]], stems: list[str]) -> str:
+    """The fingerprinted form: CJK runs and word stems, intensifiers dropped, joined."""
+    it = iter(stems)
+    pieces = [c or next(it) for c, _ in runs]  # each run's piece: CJK as is, a word's stem
+    if not _EN_INTENSIFIERS.isdisjoint(w for _, w in runs):
+        pieces = [p for p, (c, w) in zip(pieces, runs) if c or w not in _EN_INTENSIFIERS]
+    return _CJK_INTENSIFIERS.sub("", "".join(pieces))
 
 
-def _tokens(runs: list[tuple[str, str]], stem: bool = True) -> list[str]:
-    words = [w for c, w in runs if w]
-    out: list[str] = stem_words(words) if stem else words
-    for cjk, word in runs:
-        if not word:
+def _tokens(runs: list[tuple[str, str]], words: list[str]) -> list[str]:
+    """Index tokens: the words (stemmed or not) given, then each CJK run's characters and bigrams."""
+    out = list(words)
+    for cjk, _ in runs:
+        if cjk:
             out.extend(cjk)
             out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
     return out
 
 
+def _words(runs: list[tuple[str, str]]) -> list[str]:
+    return [w for c, w in runs if w]
+
+
 def normalize(text: str, *, folded: bool = False) -> str:
     """Fold case, width, spacing, punctuation and intensifiers: what a fingerprint compares."""
-    return _normal(_runs(text if folded else fold(text)))
+    runs = _runs(text if folded else fold(text))
+    return _normal(runs, stem_words(_words(runs)))
 
 
 def fingerprint(text: str, *, folded: bool = False) -> str | None:
@@ -106,7 +114,9 @@ def similarity(a: str, b: str) -> float:
 def tokens(text: str, *, folded: bool = False, stem: bool = True) -> list[str]:
     """Index tokens: (stemmed) words, then CJK bigrams and single characters. `stem=False` keeps
     words as written (for showing key terms to people)."""
-    return _tokens(_runs(text if folded else fold(text)), stem)
+    runs = _runs(text if folded else fold(text))
+    words = _words(runs)
+    return _tokens(runs, stem_words(words) if stem else words)
 
 
 def analyze(folded: str) -> tuple[list[str], str | None]:
@@ -115,8 +125,9 @@ def analyze(folded: str) -> tuple[list[str], str | None]:
     A text with no letters or digits has no fingerprint: "！！！" and "???" are not the same fact.
     """
     runs = _runs(folded)
-    normal = _normal(runs)  # as `fingerprint` does, from the runs already split
-    return _tokens(runs), digest(normal.encode("utf-8")) if normal else None
+    stems = stem_words(_words(runs))  # once, for the tokens and the fingerprint
+    normal = _normal(runs, stems)
+    return _tokens(runs, stems), digest(normal.encode("utf-8")) if normal else None
 
 
 # English function words: they match nearly every record, so a search drops them when the
