@@ -87,8 +87,9 @@ _RELATIVE_SOURCES: tuple[tuple[str, Callable[[date, re.Match[str]], Found]], ...
 def _relative() -> tuple[tuple[re.Pattern[str], Callable[[date, re.Match[str]], Found]], ...]:
     return tuple((re.compile(p), f) for p, f in _RELATIVE_SOURCES)
 # every relative phrase holds one of these: a cheap test before the patterns run
-_RELATIVE_HINT = re.compile("yesterday|tomorrow|ago|weekend|last|past|next|other week|前天|昨|明天|"
-                            "天前|上周|上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年")
+_RELATIVE_WORDS = ("yesterday|tomorrow|ago|weekend|last|past|next|other week|前天|昨|明天|天前|上周|"
+                   "上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年")
+_RELATIVE_HINT = re.compile(_RELATIVE_WORDS)
 
 Explicit = Callable[[re.Match[str], int | None], tuple[int, int, int, str] | None]
 # explicit dates in folded (lower-case) text; `year` fills in a date written without one. Each
@@ -122,6 +123,7 @@ def _explicit_patterns() -> tuple[tuple[str, re.Pattern[str], Explicit], ...]:
 
 # what an explicit date needs at all — a year, 月, or a month name — tested once before the patterns
 _EXPLICIT_HINT = re.compile(rf"(?:19|20)\d\d|月|\b(?:{'|'.join(MONTHS)})\b")
+_ANY_HINT = re.compile(f"{_RELATIVE_WORDS}|{_EXPLICIT_HINT.pattern}")
 _YMD = re.compile(r"\d{4}-")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _MONTH_NAME = re.compile(rf"\b(?:{'|'.join(MONTHS)})\b")
@@ -181,9 +183,9 @@ def record_terms(epoch: float | None, folded: str) -> list[str]:
     if own is None:
         return []
     own_terms = terms_for(own, "d")
-    relative = _RELATIVE_HINT.search(folded) is not None
-    if not relative and not _EXPLICIT_HINT.search(folded):
+    if not _ANY_HINT.search(folded):
         return list(own_terms)  # most records: nothing in the text names a date
+    relative = _RELATIVE_HINT.search(folded) is not None
     found: Found = []
     if relative:
         for pattern, resolve in _relative():

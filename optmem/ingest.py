@@ -25,10 +25,11 @@ Progress = Callable[[int, int], None]
 
 
 def tokens_for(text: str, key: str | None, tags: tuple[str, ...] | list[str],
-               date_terms: str | None = None) -> list[str]:
-    """What FTS indexes for a record: the tokens of its text, key and tags, and its date terms
-    (as the index stored them: `Row.dates`)."""
-    return textmod.tokens(text) + _label_tokens(key, tags) + (date_terms.split() if date_terms else [])
+               ts: float | None) -> list[str]:
+    """What FTS indexes for a record: the tokens of its text, key and tags, and its date terms."""
+    folded = textmod.fold(text)
+    return (textmod.tokens(folded, folded=True) + _label_tokens(key, tags)
+            + dates.record_terms(ts, folded))
 
 
 def _label_tokens(key: str | None, tags: tuple[str, ...] | list[str]) -> list[str]:
@@ -99,7 +100,8 @@ Line = tuple[bytes, int, int, int]  # (the line without its newline, line number
 class _Prepared(NamedTuple):
     """A batch of lines turned into rows — the CPU-heavy half of indexing, done anywhere."""
 
-    rec_rows: list[Row]
+    rec_rows: list[list[object]]      # Row values, as plain lists: they cross process boundaries,
+                                      # and NamedTuples pickle ~5x slower
     fts_rows: list[tuple[int, str]]
     red_rows: list[tuple[int, str]]
     tag_rows: list[tuple[str, int]]
@@ -123,14 +125,12 @@ def _prepare(batch: list[Line]) -> _Prepared:
             out.bad.append((n, exc.code, str(exc)))
             continue
         text, kind, key, tags, corrects = f["text"], f["kind"], f["key"], f["tags"], f["corrects"]
-        fp = date_terms = None
+        fp = None
         ts = to_epoch(f["ts"])
         if text:
             folded = fold(text)
             toks, fp = textmod.analyze(folded)
-            found = dates.record_terms(ts, folded)
-            date_terms = " ".join(found) or None
-            toks += _label_tokens(key, tags) + found
+            toks += _label_tokens(key, tags) + dates.record_terms(ts, folded)
             docs += 1
             tokens += len(toks)
             squares += len(toks) ** 2
@@ -138,19 +138,22 @@ def _prepare(batch: list[Line]) -> _Prepared:
             if f["tier"] == "redline":
                 out.red_rows.append(out.fts_rows[-1])
         rid = f["id"]
-        out.rec_rows.append(Row(
+        out.rec_rows.append(list(Row(
             n=n, id=rid, rid=rid[::-1], off=off, len=ln, ts=ts, domain=f["domain"],
             project=f["project"], kind=kind, tier=TIER_RANK[f["tier"]], key=key, fp=fp,
             expires=to_epoch(f["expires"]) if f["expires"] else None,
             ref=f["ref"].upper() if f["ref"] else None,
-            corrects=json.dumps(list(corrects)) if corrects else None, dates=date_terms,
-            session=f["session"], spos=None, retired=int(view.retired_at_birth(kind, f["extra"]))))
+            corrects=json.dumps(list(corrects)) if corrects else None,
+            session=f["session"], spos=None, retired=int(view.retired_at_birth(kind, f["extra"])))))
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
         if key or ((corrects or f["ref"]) and view.links(kind, corrects, f["ref"])):
             out.linked.append((f, n))
         out.ids.append(f["id"])
     return out._replace(docs=docs, tokens=tokens, squares=squares)
+
+
+_SESSION, _SPOS = Row._fields.index("session"), Row._fields.index("spos")
 
 
 class _Places:
@@ -162,18 +165,19 @@ class _Places:
         self.conn, self.empty = conn, empty
         self.next: dict[str, int] = {}
 
-    def place(self, rows: list[Row]) -> list[Row]:
-        out = []
+    def place(self, rows: list[list[object]]) -> list[list[object]]:
+        """Fill in each row's place in its session (in place) and return the rows."""
         for r in rows:
-            if r.session is None:
-                out.append(r)
+            session = r[_SESSION]
+            if session is None:
                 continue
-            at = self.next.get(r.session)
+            assert isinstance(session, str)
+            at = self.next.get(session)
             if at is None:
-                at = 0 if self.empty else self._after_last(r.session)
-            out.append(r._replace(spos=at))
-            self.next[r.session] = at + 1
-        return out
+                at = 0 if self.empty else self._after_last(session)
+            r[_SPOS] = at
+            self.next[session] = at + 1
+        return rows
 
     def _after_last(self, session: str) -> int:
         (top,) = self.conn.execute("SELECT max(spos) FROM rec WHERE session = ?", (session,)).fetchone()

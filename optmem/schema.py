@@ -13,7 +13,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import Tier
 
-SCHEMA = "optmem-index-7"  # 6: stemmed words; 7: date terms, sessions
+SCHEMA = "optmem-index-8"  # 6: stemmed words; 7, 8: date terms, sessions
 
 
 class Col(NamedTuple):
@@ -39,7 +39,6 @@ class Row(NamedTuple):
     expires: Annotated[float | None, Col("REAL")]
     ref: Annotated[str | None, Col("TEXT")]
     corrects: Annotated[str | None, Col("TEXT")]          # JSON list of ids
-    dates: Annotated[str | None, Col("TEXT")]             # its date terms (dates.record_terms), space-separated
     session: Annotated[str | None, Col("TEXT")]           # the conversation it belongs to
     spos: Annotated[int | None, Col("INTEGER")]           # its place in that session, in log order
     retired: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # a removed hot-memory entry
@@ -62,7 +61,7 @@ class Row(NamedTuple):
 
 COLUMNS: dict[str, Col] = {name: hint.__metadata__[0]
                            for name, hint in get_type_hints(Row, include_extras=True).items()}
-# the body holds tokens made by `text` (plus `dates` terms, which keep their underscores)
+# the body holds tokens made by `text` and `dates` (whose terms keep their underscores)
 TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 ROW_SELECT = ", ".join(f"r.{c}" for c in Row._fields)
 INSERT_REC = f"INSERT INTO rec ({', '.join(Row._fields)}) VALUES ({', '.join('?' * len(Row._fields))})"

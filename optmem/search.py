@@ -165,7 +165,7 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
 def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> tuple[Record, float, frozenset[str], frozenset[str]]:
     """(record, BM25 relevance, its tokens, the query terms it matched) of one row."""
     rec = idx.record(row)
-    toks = tokens_for(rec.text, rec.key, rec.tags, row.dates)
+    toks = tokens_for(rec.text, rec.key, rec.tags, row.ts)
     tokens = frozenset(toks)
     relevance = ranking.bm25(Counter(toks), len(toks), q.terms, corpus.idfs, corpus.avgdl, corpus.params)
     return rec, relevance, tokens, frozenset(t for t in q.terms if t in tokens)

@@ -18,7 +18,7 @@ NOW = 1_800_000_000.0
 def row(n: int = 1, **fields) -> Row:
     base = dict(n=n, id=f"ID{n:024d}", rid="", off=0, len=0, ts=NOW, domain="d", project=None,
                 kind="note", tier=Tier.NORMAL, key=None, fp=None, expires=None, ref=None,
-                corrects=None, dates=None, session=None, spos=None)
+                corrects=None, session=None, spos=None)
     base.update(fields)
     return Row(**base)
 
