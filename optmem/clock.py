@@ -29,8 +29,15 @@ def now() -> datetime:
 def parse_time(text: str) -> datetime:
     """Parse an ISO-8601 time (Z, ±hh:mm, fractional seconds) or a bare date; naive means UTC.
 
-    Raises ValueError on anything else.
+    Raises ValueError on anything else, a time outside the years 1–9999 in UTC included.
     """
+    try:
+        return _parse_time(text)
+    except OverflowError as exc:
+        raise ValueError(f"{text!r} is outside the years 1–9999") from exc
+
+
+def _parse_time(text: str) -> datetime:
     try:  # the canonical form, fast (3.11's fromisoformat reads Z, offsets and fractions)
         dt = datetime.fromisoformat(text)
         if "T" in text or " " in text:
@@ -65,12 +72,24 @@ def format_ts(dt: datetime) -> str:
 
 def parse_ttl(text: str) -> timedelta:
     """`7d`, `12h`, `30m`, `45s`, `2w` → timedelta; anything else is a usage error."""
-    m = _TTL.match(text or "")
+    m = _TTL.fullmatch(text or "")
     if not m or float(m.group(1)) <= 0:
         raise UsageError(
             f"--ttl {text!r} is not a duration; use a positive number with s, m, h, d or w (e.g. 7d)",
         )
-    return timedelta(seconds=float(m.group(1)) * _TTL_UNITS[m.group(2)])
+    try:
+        return timedelta(seconds=float(m.group(1)) * _TTL_UNITS[m.group(2)])
+    except OverflowError as exc:
+        raise UsageError(f"--ttl {text!r} is too long; give at most a few thousand years") from exc
+
+
+def later(moment: datetime, ttl: str) -> datetime:
+    """`moment` plus a --ttl, or a usage error when that falls past the year 9999."""
+    try:
+        return moment + parse_ttl(ttl)
+    except OverflowError as exc:
+        raise UsageError(f"--ttl {ttl!r} from {format_ts(moment)} ends after the year 9999; "
+                         "give a shorter one") from exc
 
 
 def parse_bound(text: str, *, end: bool) -> float:
@@ -82,7 +101,10 @@ def parse_bound(text: str, *, end: bool) -> float:
             f"{text!r} is not a date or time; use 2026-11-29 or 2026-11-29T18:55:30Z",
         ) from exc
     if end and _DATE_ONLY.match(text.strip()):
-        dt = dt + timedelta(days=1) - timedelta(microseconds=1)
+        try:
+            dt = dt + timedelta(days=1) - timedelta(microseconds=1)
+        except OverflowError:
+            pass  # the last day there is: its end is as far as time goes
     return dt.timestamp()
 
 

@@ -1,6 +1,6 @@
 """Dates as search terms, so "what did we decide in May 2023" finds the records of that month.
 
-A record contributes date terms for its own day, for the explicit dates in its text ("May 3,
+A record contributes date terms for its own day (and month), for the explicit dates in its text ("May 3,
 2023", "2023-05-03", "2023年5月3日") and for relative phrases resolved from its own time
 ("yesterday" in a record of 2023-05-04 is 2023-05-03; "last month", "上周", "去年" …). A query
 contributes terms for the explicit dates it names, at the precision it names them: a day asks
@@ -165,6 +165,14 @@ def terms_for(day: date, precision: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _held(day: date, precision: str) -> tuple[str, ...]:
+    """The terms a record holds for a date it is about: its month and day, as far as known — not
+    its year (a year term in nearly every record makes a posting list as long as the log; a query
+    for a year asks for its twelve months) unless only the year is known."""
+    found = terms_for(day, precision)
+    return found if precision == "y" else found[1:]
+
+
 @lru_cache(maxsize=4096)
 def _day(days: int) -> date | None:
     """The UTC date `days` after 1970-01-01 (None when out of range)."""
@@ -182,7 +190,7 @@ def record_terms(epoch: float | None, folded: str) -> list[str]:
     own = _day(int(epoch // 86400))
     if own is None:
         return []
-    own_terms = terms_for(own, "d")
+    own_terms = _held(own, "d")
     if not _ANY_HINT.search(folded):
         return list(own_terms)  # most records: nothing in the text names a date
     relative = _RELATIVE_HINT.search(folded) is not None
@@ -192,14 +200,17 @@ def record_terms(epoch: float | None, folded: str) -> list[str]:
             for m in pattern.finditer(folded):
                 found += resolve(own, m)
     found += _explicit(folded, own.year)
-    return list(dict.fromkeys([*own_terms, *(t for day, precision in found for t in terms_for(day, precision))]))
+    return list(dict.fromkeys([*own_terms, *(t for day, precision in found for t in _held(day, precision))]))
 
 
 def query_terms(folded: str) -> list[str]:
     """The date terms a query asks about, at the precision it names: a day asks for its day and
-    month terms, a month for the month term, a year for the year term."""
+    month terms, a month for the month term, a year for the year term and its twelve months."""
     out: list[str] = []
     for day, precision in _explicit(folded, None):
         found = terms_for(day, precision)
-        out += found if precision == "y" else found[1:]
+        if precision == "y":
+            out += [*found, *(terms_for(date(day.year, m, 1), "m")[1] for m in range(1, 13))]
+        else:
+            out += found[1:]
     return list(dict.fromkeys(out))

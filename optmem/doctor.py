@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optmem import clock, fsio, memory
-from optmem.errors import BadFrontMatter, OptmemError, Unreadable
-from optmem.record import BadLine, clean_ref, missing_fields, names, parse_fields
-from optmem.vault import Vault
+from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
+from optmem.record import MEMORY, BadLine, Record, clean_ref, missing_fields, names, parse_fields
+from optmem.vault import NAME_RE, Vault
 
 QUARANTINE = "LOG.quarantine.jsonl"
 
@@ -51,8 +51,10 @@ class Report:
         return not self.problems
 
 
-def _scan_log(vault: Vault, report: Report) -> tuple[list[int], bool]:
-    """Check LOG.jsonl line by line (streamed); returns (unparseable line numbers, torn tail)."""
+def _scan_log(vault: Vault, report: Report,
+              journals: dict[str, dict[str, tuple[str, str]]] | None = None) -> tuple[list[int], bool]:
+    """Check LOG.jsonl line by line (streamed); returns (unparseable line numbers, torn tail).
+    With `journals`, collects the hot-memory journal there (file → entry → (last op, text))."""
     path = vault.log_path
     if not path.exists():
         return [], False
@@ -83,11 +85,25 @@ def _scan_log(vault: Vault, report: Report) -> tuple[list[int], bool]:
             if lacking:
                 report.problems.append(Problem("missing_field", "LOG.jsonl",
                                                f"the record has no {', '.join(lacking)}", n, f["id"]))
+            if f["ts"] and clock.to_epoch(f["ts"]) is None:
+                report.problems.append(Problem(
+                    "bad_timestamp", "LOG.jsonl", f"ts {f['ts'][:40]!r} is not an ISO time; the record "
+                    "has no place in time (edit it to e.g. 2026-11-29T18:55:30Z)", n, f["id"]))
+            for what in ("domain", "project"):
+                if f[what] is not None and not NAME_RE.fullmatch(f[what]):
+                    report.problems.append(Problem(
+                        "invalid_name", "LOG.jsonl", f"{what} {f[what][:40]!r} is not a usable name "
+                        "(letters, digits, . _ -); the record cannot be filtered or compacted by it",
+                        n, f["id"]))
             if f["id"] in seen:
                 report.problems.append(Problem(
                     "duplicate_id", "LOG.jsonl", f"id also used on line {seen[f['id']]}", n, f["id"]))
             else:
                 seen[f["id"]] = n
+            if journals is not None and f["kind"] == MEMORY:
+                step = memory.journal_step(Record(**f))
+                if step:
+                    journals.setdefault(step[0], {})[step[1]] = (step[2], f["text"])
             for ref in f["corrects"]:
                 refs.append((n, f["id"], ref))
             if f["ref"]:
@@ -113,7 +129,7 @@ def _known(ref: str, seen: dict[str, int], ids: list[str]) -> bool:
     return any(names(ref, rid) for rid in ids)  # a suffix: no order helps
 
 
-def _check_hot(vault: Vault, report: Report) -> None:
+def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple[str, str]]]) -> None:
     for target, project in memory.targets(vault):
         try:
             hot = memory.load(vault, target, project)
@@ -126,13 +142,41 @@ def _check_hot(vault: Vault, report: Report) -> None:
             report.problems.append(Problem(
                 "over_limit", hot.name, f"{u.chars:,} of {u.limit:,} characters; consolidate with "
                 "`optmem replace` / `optmem remove`"))
+        _check_drift(vault, hot, journals.get(hot.name, {}), report)
+
+
+def _check_drift(vault: Vault, hot: memory.HotFile, journal: dict[str, tuple[str, str]],
+                 report: Report) -> None:
+    """A hot file that disagrees with its journal in the log (a write cut short, an edit by
+    Hermes, a person or git); `--fix` journals what the file holds."""
+    d = memory.drift(vault, hot, journal)
+    texts = {memory.entry_id(e): e for e in hot.entries}
+    for e in d.resurfaced:
+        report.problems.append(Problem(
+            "hot_drift", hot.name, f"entry [{e}] {texts[e][:60]!r} is in the file, but the journal "
+            "says it was removed (a write cut short, or an edit outside optmem); --fix journals the "
+            "file as it is"))
+    for e in d.missing:
+        report.problems.append(Problem(
+            "hot_drift", hot.name, f"the journal says entry [{e}] is in the file, and it is not; "
+            "--fix journals its removal (its text stays in LOG.jsonl)"))
+    if d.unjournalled:
+        report.notes.append(f"{hot.name}: {len(d.unjournalled)} entr{'y was' if len(d.unjournalled) == 1 else 'ies were'} "
+                            "never journalled (typed by hand or by another tool); --fix journals them")
 
 
 def _check_markdown(vault: Vault, report: Report) -> None:
     from optmem import handoff, tree
 
     pdir = vault.root / "projects"
-    files = sorted(pdir.glob("*/HANDOFF.md")) if pdir.is_dir() else []
+    if pdir.is_dir():
+        for folder in sorted(pdir.iterdir()):
+            if not NAME_RE.fullmatch(folder.name):
+                report.problems.append(Problem(
+                    "invalid_name", f"projects/{folder.name}", "a project folder whose name is not "
+                    "usable (letters, digits, . _ -): optmem leaves it alone; rename it"))
+    files = sorted(p for p in pdir.glob("*/HANDOFF.md") if NAME_RE.fullmatch(p.parent.name)) \
+        if pdir.is_dir() else []
     for path in files:
         rel = str(path.relative_to(vault.root))
         try:
@@ -146,6 +190,33 @@ def _check_markdown(vault: Vault, report: Report) -> None:
             tree.parse(fsio.read_text(path) or "")
         except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))
+
+
+def _check_cache(vault: Vault, report: Report) -> bool:
+    """The derived folder must be a folder, its lock a file; True when it can be used."""
+    if vault.cache_dir.exists() and not vault.cache_dir.is_dir():
+        report.problems.append(Problem(
+            "bad_cache", ".cache", "is a file, not the folder of the index and the lock; nothing "
+            "can be written until it is moved aside"))
+        return False
+    if vault.lock_path.is_dir():
+        report.problems.append(Problem(
+            "bad_cache", ".cache/lock", "is a folder, not the lock file; remove it (the lock is "
+            "recreated)"))
+        return False
+    return True
+
+
+def _check_settings(vault: Vault, report: Report) -> None:
+    """optmem.toml must read; if it does not, the other checks use the built-in settings."""
+    try:
+        vault.settings
+    except UsageError as exc:
+        report.problems.append(Problem("bad_settings", "optmem.toml", exc.message))
+        vault.use_defaults()
+        return
+    for warning in vault.settings.warnings:
+        report.notes.append(warning)
 
 
 def _check_index(vault: Vault, report: Report) -> None:
@@ -167,10 +238,14 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
         report.fixed = fixed
         return report
     report = Report()
-    _scan_log(vault, report)
-    _check_hot(vault, report)
+    _check_settings(vault, report)
+    cache_ok = _check_cache(vault, report)
+    journals: dict[str, dict[str, tuple[str, str]]] = {}
+    _scan_log(vault, report, journals)
+    _check_hot(vault, report, journals)
     _check_markdown(vault, report)
-    _check_index(vault, report)
+    if cache_ok:
+        _check_index(vault, report)
     return report
 
 
@@ -181,7 +256,7 @@ def _repair(vault: Vault) -> list[str]:
     probe = Report()
     bad, torn = _scan_log(vault, probe)
     if torn:
-        fsio.append_bytes(vault.log_path, b"\n")
+        fsio.append_bytes(vault.log_path, b"\n", within=vault.root)
         fixed.append("ended the torn last line of LOG.jsonl")
         bad, _ = _scan_log(vault, Report())  # the ended line may itself be unparseable
     if bad:
@@ -190,6 +265,15 @@ def _repair(vault: Vault) -> list[str]:
                      f"{', …' if len(bad) > 10 else ''}) to {QUARANTINE}")
     index.build(vault)
     fixed.append("rebuilt the search index")
+    for target, project in memory.targets(vault):
+        try:
+            hot = memory.load(vault, target, project)
+            journalled = memory.reconcile(vault, target, project)
+        except OptmemError:
+            continue  # reported by the checks that follow
+        if journalled:
+            fixed.append(f"journalled {hot.name} as it is ({len(journalled)} record(s)): its "
+                         "journal now agrees with the file")
     return fixed
 
 
@@ -211,8 +295,8 @@ def _quarantine(vault: Vault, lines: set[int]) -> None:
                 except UnicodeDecodeError:
                     entry["raw_base64"] = base64.b64encode(body).decode("ascii")
                 moved.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
-    fsio.append_bytes(vault.root / QUARANTINE, b"".join(moved))
-    with fsio.atomic_stream(vault.log_path) as out, open(vault.log_path, "rb") as src:
+    fsio.append_bytes(vault.root / QUARANTINE, b"".join(moved), within=vault.root)
+    with fsio.atomic_stream(vault.log_path, within=vault.root) as out, open(vault.log_path, "rb") as src:
         for n, raw in enumerate(src, 1):
             if n not in lines:
                 out.write(raw)

@@ -109,6 +109,12 @@ class Locked(VaultError):
     code = "locked"
 
 
+class Unwritable(VaultError):
+    """A file of the vault cannot be written: read-only, full disk, or a link leading out."""
+
+    code = "unwritable"
+
+
 class BadFrontMatter(VaultError):
     """A Markdown file of the vault (handoff, tree node) has front matter that cannot be read."""
 

@@ -14,20 +14,44 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from optmem.errors import Locked, Unreadable
+from optmem.errors import Locked, Unreadable, Unwritable
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
-def ensure_dir(path: Path) -> bool:
+def check_within(path: Path, root: Path | None) -> None:
+    """Refuse to write to `path` when, links followed, it lies outside `root` (a vault): a link
+    inside a vault — which git can carry — must never send a write elsewhere."""
+    if root is None:
+        return
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise Unwritable(f"{path} leads outside the vault (to {real}, through a symbolic link); "
+                         "nothing was written — replace the link with a real file or folder",
+                         file=str(path))
+
+
+def unwritable(path: Path, exc: OSError) -> Unwritable:
+    """The error for a write the system refused, naming the file and the likely cause."""
+    why = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
+           errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied (a read-only vault?)",
+           errno.EPERM: "permission denied (a read-only vault?)", errno.EFBIG: "the file is too large"
+           }.get(exc.errno or 0, exc.strerror or str(exc))
+    return Unwritable(f"cannot write {path}: {why}; nothing was changed", file=str(path))
+
+
+def ensure_dir(path: Path, *, within: Path | None = None) -> bool:
     """Create `path` (and parents) with mode 0700; True when something was created."""
+    check_within(path, within)
     if path.is_dir():
         return False
     if path.exists():
@@ -43,6 +67,8 @@ def ensure_dir(path: Path) -> bool:
             d.mkdir(mode=DIR_MODE)
         except FileExistsError:
             pass
+        except OSError as exc:
+            raise unwritable(d, exc) from exc
     return True
 
 
@@ -70,9 +96,9 @@ def read_text(path: Path) -> str | None:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def atomic_write(path: Path, text: str, *, mode: int = FILE_MODE) -> None:
+def atomic_write(path: Path, text: str, *, mode: int = FILE_MODE, within: Path | None = None) -> None:
     """Replace `path` with `text` atomically (temp file + fsync + rename + folder fsync)."""
-    with atomic_stream(path, mode=mode) as fh:
+    with atomic_stream(path, mode=mode, within=within) as fh:
         fh.write(text.encode("utf-8"))
 
 
@@ -89,20 +115,36 @@ def _fsync_dir(folder: Path) -> None:
         os.close(dfd)
 
 
-def append_lines(path: Path, lines: list[bytes]) -> int:
+def append_lines(path: Path, lines: list[bytes], *, within: Path | None = None) -> int:
     """Append whole lines (each without its newline) in one write; returns the offset written at.
 
     If the file ends in a torn line (no final newline), a newline is written first, in the same
-    write, so the torn line stays as it was and the new records are whole.
+    write, so the torn line stays as it was and the new records are whole. A write that cannot
+    complete (a full disk) is cut back to where it began: no partial line is left.
     """
-    ensure_dir(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    ensure_dir(path.parent, within=within)
+    check_within(path, within)
     try:
-        size = os.fstat(fd).st_size
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    except IsADirectoryError as exc:
+        raise Unreadable(f"{path} is a folder, expected a file", file=str(path)) from exc
+    except OSError as exc:
+        raise unwritable(path, exc) from exc
+    try:
+        st = os.fstat(fd)
+        size = st.st_size
         prefix = b""
         if size > 0 and not _ends_with_newline(path, size):
             prefix = b"\n"
-        _write_all(fd, prefix + b"".join(line + b"\n" for line in lines))
+        try:
+            _write_all(fd, prefix + b"".join(line + b"\n" for line in lines))
+        except OSError as exc:
+            try:  # leave the file as it was — no torn line, and the same mtime (the index's check)
+                os.ftruncate(fd, size)
+                os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+            except OSError:
+                pass
+            raise unwritable(path, exc) from exc
         return size + len(prefix)
     finally:
         os.close(fd)
@@ -115,20 +157,33 @@ def _ends_with_newline(path: Path, size: int) -> bool:
 
 
 @contextmanager
-def atomic_stream(path: Path, *, mode: int = FILE_MODE) -> Iterator[Any]:
+def atomic_stream(path: Path, *, mode: int = FILE_MODE, within: Path | None = None) -> Iterator[Any]:
     """Write a replacement of `path` through a binary handle; it takes the old file's place
-    (fsynced, renamed, folder fsynced) only if the block finishes without an exception."""
+    (fsynced, renamed, folder fsynced) only if the block finishes without an exception.
+
+    The temporary file is named after this process (`.<name>.<pid>.<random>.tmp`), so one left
+    by a killed process can be told from one being written (`clean_temporaries`)."""
     import tempfile
 
-    ensure_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    ensure_dir(path.parent, within=within)
+    check_within(path, within)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+    except OSError as exc:
+        raise unwritable(path, exc) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+            yield _Writes(fh, path)
+            try:
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError as exc:
+                raise unwritable(path, exc) from exc
+        try:
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise unwritable(path, exc) from exc
     except BaseException:
         try:
             os.unlink(tmp)
@@ -138,8 +193,22 @@ def atomic_stream(path: Path, *, mode: int = FILE_MODE) -> Iterator[Any]:
     _fsync_dir(path.parent)
 
 
-def move(src: Path, dst: Path, *, mode: int | None = None) -> None:
+class _Writes:
+    """A binary handle whose write errors name the file being replaced (a full disk, …)."""
+
+    def __init__(self, fh: Any, path: Path) -> None:
+        self._fh, self._path = fh, path
+
+    def write(self, data: bytes) -> int:
+        try:
+            return int(self._fh.write(data))
+        except OSError as exc:
+            raise unwritable(self._path, exc) from exc
+
+
+def move(src: Path, dst: Path, *, mode: int | None = None, within: Path | None = None) -> None:
     """Rename `src` over `dst` atomically (same folder tree), then fsync the folder."""
+    check_within(dst, within)
     if mode is not None:
         os.chmod(src, mode)
     os.replace(src, dst)
@@ -153,12 +222,18 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=False)
 
 
-def append_bytes(path: Path, data: bytes) -> None:
+def append_bytes(path: Path, data: bytes, *, within: Path | None = None) -> None:
     """Append raw bytes in one write (used for files that keep what was moved out of the log)."""
-    ensure_dir(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    ensure_dir(path.parent, within=within)
+    check_within(path, within)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    except OSError as exc:
+        raise unwritable(path, exc) from exc
     try:
         _write_all(fd, data)
+    except OSError as exc:
+        raise unwritable(path, exc) from exc
     finally:
         os.close(fd)
 
@@ -171,6 +246,48 @@ def _write_all(fd: int, data: bytes) -> None:
     os.fsync(fd)
 
 
+_TEMPORARY = re.compile(r"^(?:\..+\.(\d+)\.[^.]+|index\.(\d+))\.tmp$")
+_LEGACY_TEMPORARY = re.compile(r"^\..+\.[^.]+\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process, alive
+    return True
+
+
+def clean_temporaries(folder: Path, *, older_than: float = 3600.0) -> list[str]:
+    """Remove temporary files a killed process left in `folder`: ours carry the writer's pid
+    (`.<name>.<pid>.<random>.tmp`, `index.<pid>.tmp`) and go when that process is gone; older
+    ones without a pid go once they are `older_than` seconds old. Returns the names removed."""
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        if not entry.name.endswith(".tmp") or not entry.is_file(follow_symlinks=False):
+            continue
+        m = _TEMPORARY.match(entry.name)
+        try:
+            if m:
+                pid = int(m.group(1) or m.group(2))
+                stale = pid != os.getpid() and not _alive(pid)
+            else:
+                stale = bool(_LEGACY_TEMPORARY.match(entry.name)) and now - entry.stat().st_mtime > older_than
+            if stale:
+                os.unlink(entry.path)
+                removed.append(entry.name)
+        except OSError:
+            continue
+    return removed
+
+
 def remove_file(path: Path) -> None:
     """Delete a derived file if present."""
     try:
@@ -180,13 +297,20 @@ def remove_file(path: Path) -> None:
 
 
 @contextmanager
-def exclusive_lock(lock_path: Path, timeout: float) -> Iterator[None]:
+def exclusive_lock(lock_path: Path, timeout: float, *, within: Path | None = None) -> Iterator[None]:
     """Hold an exclusive advisory lock on `lock_path`, waiting at most `timeout` seconds.
 
     Raises `Locked` (exit 3) when another process keeps it longer than that.
     """
-    ensure_dir(lock_path.parent)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    ensure_dir(lock_path.parent, within=within)
+    check_within(lock_path, within)
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    except IsADirectoryError as exc:
+        raise Unreadable(f"the lock file {lock_path} is a folder; remove that folder (it holds "
+                         "nothing of yours: the lock is recreated)", file=str(lock_path)) from exc
+    except OSError as exc:
+        raise unwritable(lock_path, exc) from exc
     try:
         deadline = time.monotonic() + timeout
         delay = 0.002

@@ -16,7 +16,7 @@ from optmem import meta as metamod
 from optmem import text as textmod
 from optmem.errors import NotFound, UsageError
 from optmem.record import HANDOFF
-from optmem.vault import Vault, validate_name
+from optmem.vault import NAME_RE, Vault, validate_name
 
 SECTIONS = ("done", "blocked", "next")
 _TITLES = {"done": "Done", "blocked": "Blocked", "next": "Next"}
@@ -149,7 +149,7 @@ def write(vault: Vault, project: str, *, done: list[str] | None = None,
         rec = res.record or {}
         done_h = replace(draft, time=rec.get("ts", clock.format_ts(clock.now())),
                          domain=rec.get("domain"), id=res.id)
-        fsio.atomic_write(vault.project_dir(project) / "HANDOFF.md", render(done_h))
+        fsio.atomic_write(vault.project_dir(project) / "HANDOFF.md", render(done_h), within=vault.root)
     return done_h
 
 
@@ -200,10 +200,10 @@ def read(vault: Vault, project: str, history: int = 1) -> list[Handoff]:
 def list_all(vault: Vault) -> list[dict[str, Any]]:
     """Every project with a handoff, and its latest."""
     vault.require()
-    projects = {h.project for h in _records(vault, None, None) if h.project}
+    projects = {h.project for h in _records(vault, None, None) if h.project and NAME_RE.fullmatch(h.project)}
     pdir = vault.root / "projects"
-    if pdir.is_dir():
-        projects |= {p.name for p in pdir.iterdir() if (p / "HANDOFF.md").is_file()}
+    if pdir.is_dir():  # a folder whose name is not a project name is not ours (doctor says so)
+        projects |= {p.name for p in pdir.iterdir() if NAME_RE.fullmatch(p.name) and (p / "HANDOFF.md").is_file()}
     out = []
     for project in sorted(projects):
         latest = read(vault, project)[0]

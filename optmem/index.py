@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, NamedTuple
 from optmem import clock, fsio, view
 from optmem.ingest import (LogState, NeedsRebuild, Progress, appended_only, consume, link,
                            matching_ids, read_meta)
-from optmem.record import BOOKKEEPING, HANDOFF, Record, Tier, parse_line
+from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, Record, Tier, parse_line
 from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, Row
 from optmem.vault import Vault, validate_name
 
@@ -179,6 +179,12 @@ class Index:
             if value:
                 where, params = where + clause, params + [value]
         return self.rows(where, params)
+
+    def journal(self, file: str) -> list[Row]:
+        """The hot-memory journal of one file (`hot:<file>:<entry>` keys), in log order."""
+        prefix = f"hot:{file}:"
+        return self.rows("r.key >= ? AND r.key < ? AND r.kind = ? ORDER BY r.n",
+                         (prefix, prefix + "\U0010ffff", MEMORY))
 
     def superseded_by_id(self, rid: str) -> list[Row]:
         """Records that `rid` supersedes (by correction or by key)."""
@@ -400,7 +406,8 @@ def build(vault: Vault, progress: Progress | None = None, *,
 
     Readers keep the old file until the rename.
     """
-    fsio.move(_build_file(vault, progress, parallel_min_bytes), vault.index_path, mode=fsio.FILE_MODE)
+    fsio.move(_build_file(vault, progress, parallel_min_bytes), vault.index_path, mode=fsio.FILE_MODE,
+              within=vault.root)
 
 
 def _build_file(vault: Vault, progress: Progress | None = None,
@@ -411,7 +418,7 @@ def _build_file(vault: Vault, progress: Progress | None = None,
     redone under the lock). A big log is parsed and tokenised by worker processes (one per
     core) while this one inserts.
     """
-    fsio.ensure_dir(vault.cache_dir)
+    fsio.ensure_dir(vault.cache_dir, within=vault.root)
     tmp = vault.cache_dir / f"index.{os.getpid()}.tmp"
     fsio.remove_file(tmp)
     conn = _connect(tmp)
@@ -443,8 +450,15 @@ def open_index(vault: Vault, progress: Progress | None = None, *, rebuild: bool 
     except OSError as exc:
         from optmem.errors import Unreadable
 
-        raise Unreadable(f"cannot read {vault.log_path}: {exc.strerror or exc}; nothing was "
-                         "changed", file=str(vault.log_path)) from exc
+        name = exc.filename or vault.log_path
+        raise Unreadable(f"cannot read {name}: {exc.strerror or exc}; nothing was changed",
+                         file=str(name)) from exc
+    except sqlite3.Error as exc:
+        from optmem.errors import Unwritable
+
+        raise Unwritable(f"cannot build or update the search index in {vault.cache_dir}: {exc} "
+                         "(a read-only vault, or a full disk?); nothing was changed",
+                         file=str(vault.index_path)) from exc
 
 
 BUILD_WAIT = 900.0  # seconds a process waits for another one's rebuild (1M records: ~25 s)
@@ -483,7 +497,7 @@ def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index
     # A rebuild (after a git merge, a hand edit, a purge elsewhere) takes a while on a big log.
     # One process builds — others wait for it on the build lock rather than build again — and
     # it builds outside the vault lock, so agents keep appending; then it catches up and swaps.
-    with fsio.exclusive_lock(vault.cache_dir / "build.lock", BUILD_WAIT):
+    with fsio.exclusive_lock(vault.cache_dir / "build.lock", BUILD_WAIT, within=vault.root):
         if not rebuild:
             idx = _caught_up(vault, progress)  # another process may have just rebuilt it
             if idx is not None:
@@ -499,7 +513,7 @@ def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index
                 build(vault, progress)
                 return Index(vault, _connect(vault.index_path))
             idx.close()
-            fsio.move(tmp, vault.index_path, mode=fsio.FILE_MODE)
+            fsio.move(tmp, vault.index_path, mode=fsio.FILE_MODE, within=vault.root)
             return Index(vault, _connect(vault.index_path))
 
 

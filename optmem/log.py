@@ -6,13 +6,14 @@ one write, then the derived index catches up with them.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from optmem import clock, fsio, scan, view
 from optmem import text as textmod
-from optmem.errors import Ambiguous, NotFound, RedlineLocked, TooLarge, UsageError
+from optmem.errors import Ambiguous, NotFound, OptmemError, RedlineLocked, TooLarge, UsageError
 from optmem.index import Index, Row, catch_up, match_any, open_index
 from optmem.record import (BOOKKEEPING, CORRECTION, FORGET, MEMORY, NOTE, SEEN, TIER_RANK, TIERS,
                            Record, new_id)
@@ -58,10 +59,17 @@ def check_text(vault: Vault, text: str | None, *, allow_unsafe: bool) -> str:
     return text
 
 
-def _write(vault: Vault, idx: Index, records: list[Record]) -> Index:
-    """Append records in one write (lock held) and let the index catch up."""
-    fsio.append_lines(vault.log_path, [r.to_line() for r in records])
-    return catch_up(idx)
+def _write(vault: Vault, idx: Index, records: list[Record]) -> tuple[Index | None, str | None]:
+    """Append records in one write (lock held) and let the index catch up: (the index, or None
+    with a warning when it could not — the records are stored, and that is what counts)."""
+    fsio.append_lines(vault.log_path, [r.to_line() for r in records], within=vault.root)
+    try:
+        return catch_up(idx), None
+    except (OptmemError, sqlite3.Error, OSError) as exc:
+        idx.close()
+        reason = getattr(exc, "message", None) or str(exc)
+        return None, (f"stored, but the search index could not catch up ({reason}); it catches "
+                      "up on a later command")
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
     text = check_text(vault, draft.text, allow_unsafe=allow_unsafe)
     if draft.project is not None:
         validate_name(draft.project, "project")
-    if not NAME_RE.match(draft.kind or ""):
+    if not NAME_RE.fullmatch(draft.kind or ""):
         raise UsageError(f"--kind {draft.kind!r} is not a valid kind name (letters, digits, . _ -)")
     if draft.tier not in TIERS:
         raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {draft.tier!r}")
@@ -88,7 +96,7 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
         domain=default_domain(vault, draft.domain), project=draft.project, kind=draft.kind,
         tier=draft.tier, key=draft.key, tags=tuple(t.strip() for t in draft.tags or () if t and t.strip()),
         corrects=tuple(draft.corrects or ()),
-        expires=clock.format_ts(moment + clock.parse_ttl(draft.ttl)) if draft.ttl else None,
+        expires=clock.format_ts(clock.later(moment, draft.ttl)) if draft.ttl is not None else None,
         evidence=draft.evidence, source=draft.source, session=draft.session,
         extra=dict(draft.extra or {}))
 
@@ -152,14 +160,19 @@ def append(vault: Vault, draft: Draft, *, on_similar: str | None = None,
                 if dup is not None:
                     seen = Record(id=new_id(now), ts=rec.ts, domain=rec.domain, project=rec.project,
                                   kind=SEEN, ref=dup.id)
-                    idx = _write(vault, idx, [seen])
-                    return Appended("duplicate", dup.id, duplicate_of=dup.id)
+                    written, lag = _write(vault, idx, [seen])
+                    idx = written or idx
+                    return Appended("duplicate", dup.id, duplicate_of=dup.id, warning=lag)
                 similar = find_similar(idx, rec.text, rec.domain, rec.project,
                                        vault.settings.dedup.threshold, now)
             rec, status, warning = _on_similar(rec, similar, on_similar)
             if status == "skipped":
                 return Appended(status, None, similar=similar, warning=warning)
-            idx = _write(vault, idx, [rec])
+            written, lag = _write(vault, idx, [rec])
+            if written is None:
+                return Appended(status, rec.id, rec.to_json(), similar=similar,
+                                warning="; ".join(w for w in (warning, lag) if w))
+            idx = written
             row = idx.by_id(rec.id)
             return Appended(status, rec.id, idx.view_of(row, now, rec).full() if row else rec.to_json(),
                             similar=similar, warning=warning)
@@ -237,7 +250,7 @@ def journal_hot(vault: Vault, file: str, project: str | None, changes: list[Any]
             gone = make("remove", c.old, replaced_by=c.entry.id)
             records.append(gone)
             records.append(make("replace", c.entry, (gone.id,), old=c.old.text))
-    fsio.append_lines(vault.log_path, [r.to_line() for r in records])
+    fsio.append_lines(vault.log_path, [r.to_line() for r in records], within=vault.root)
     return [r.id for r in records]
 
 
@@ -290,7 +303,8 @@ def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | N
                           domain=row.domain if domain is None else default_domain(vault, domain),
                           project=row.project, kind=FORGET, ref=row.id, source=source,
                           extra=extra)
-            idx = _write(vault, idx, [tomb])
+            written, _ = _write(vault, idx, [tomb])
+            idx = written or idx
             return Forgotten("forgotten", row.id, tomb.id)
         finally:
             idx.close()

@@ -12,17 +12,20 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from optmem import fsio, scan
 from optmem import text as textmod
 from optmem.errors import (Ambiguous, NearDuplicate, NoMatch, OverLimit, SeparatorInText,
                            UsageError)
+from optmem.record import MEMORY, Record
 from optmem.vault import Vault
 
 SEPARATOR = "\n§\n"
 _SPLIT = re.compile(r"(?m)^[ \t]*§[ \t\r]*$")  # a separator line (\r: Windows line ends)
-_FRONT = re.compile(r"\A(---[ \t]*\n.*?\n---[ \t]*\n)", re.DOTALL)
+# front matter: a first line `---`, `key: value` lines (no entry separator among them), a line
+# `---`; LF or CRLF line ends
+_FRONT = re.compile(r"\A(---[ \t]*\r?\n(?:(?![ \t]*§[ \t\r]*\n).*?\r?\n)*?---[ \t]*(?:\r?\n|\Z))")
 _LIMIT_LINE = re.compile(r"(?m)^limit:\s*(\d+)\s*$")
 TARGETS = ("memory", "user")
 
@@ -56,12 +59,23 @@ class HotFile:
     entries: list[str]
     front: str = ""
     final_newline: bool = True
+    newline: str = "\n"      # "\r\n" for a file written with Windows line ends
 
     def render(self) -> str:
-        body = SEPARATOR.join(self.entries)
+        body = SEPARATOR.replace("\n", self.newline).join(self.entries)
         if body and self.final_newline:
-            body += "\n"
+            body += self.newline
         return self.front + body
+
+    def check_round_trip(self) -> None:
+        """What is written must read back as the same front matter and entries: an entry can
+        never turn into front matter or split into others."""
+        front, entries, _ = parse(self.render())
+        if front != self.front or entries != self.entries:
+            raise UsageError(
+                f"the edit would not read back from {self.name} as written: an entry at the top of "
+                "the file that looks like front matter (a '---' line, 'key: value' lines, a '---' "
+                "line) would be taken for it; reword that entry (nothing was written)")
 
     def usage(self) -> Usage:
         chars = size_of(self.entries)
@@ -120,7 +134,72 @@ def load(vault: Vault, target: str = "memory", project: str | None = None) -> Ho
     m = _LIMIT_LINE.search(front)
     if m:
         limit = int(m.group(1))
-    return HotFile(label, name, path, limit, entries, front, final_newline)
+    return HotFile(label, name, path, limit, entries, front, final_newline,
+                   "\r\n" if "\r\n" in raw else "\n")
+
+
+class Drift(NamedTuple):
+    """Where a hot file and its journal disagree (a write cut short, Hermes, a person, git)."""
+
+    unjournalled: list[str]   # entries in the file the journal never saw (typed by hand, Hermes)
+    resurfaced: list[str]     # entries in the file the journal says were removed
+    missing: list[str]        # entries the journal says are in the file, and are not
+    texts: dict[str, str]     # entry id → its text (from the file, else from the journal)
+
+
+JOURNAL_OPS = ("add", "replace", "remove")
+
+
+def journal_step(rec: Record) -> tuple[str, str, str] | None:
+    """(file, entry id, op) of a hot-memory journal record, or None for any other record."""
+    entry, op, file = rec.extra.get("entry"), rec.extra.get("op"), rec.extra.get("file")
+    if rec.kind == MEMORY and isinstance(entry, str) and isinstance(file, str) and op in JOURNAL_OPS:
+        return file, entry, op
+    return None
+
+
+def journal_of(vault: Vault, file: str) -> dict[str, tuple[str, str]]:
+    """entry id → (its last journalled op, its text), for one hot file, from the index."""
+    from optmem.index import open_index
+
+    out: dict[str, tuple[str, str]] = {}
+    with open_index(vault) as idx:
+        for row in idx.journal(file):
+            rec = idx.record(row)
+            step = journal_step(rec)
+            if step:
+                out[step[1]] = (step[2], rec.text)
+    return out
+
+
+def drift(vault: Vault, hot: HotFile, journal: dict[str, tuple[str, str]] | None = None) -> Drift:
+    """Compare a hot file with its journal in LOG.jsonl (the last journalled op of each entry);
+    `journal` as `journal_of` gives it, read from the index when not given."""
+    if journal is None:
+        journal = journal_of(vault, hot.name)
+    last = {e: op for e, (op, _) in journal.items()}
+    texts = {e: text for e, (_, text) in journal.items()}
+    held = [entry_id(e) for e in hot.entries]
+    texts.update(zip(held, hot.entries))
+    return Drift([e for e in held if e not in last], [e for e in held if last.get(e) == "remove"],
+                 [e for e, op in last.items() if op != "remove" and e not in held], texts)
+
+
+def reconcile(vault: Vault, target: str = "memory", project: str | None = None, *,
+              domain: str | None = None) -> list[str]:
+    """Journal a hot file as it is, where the journal disagrees (lock held by the caller or
+    taken here): an add for every entry it holds that the journal lacks or calls removed, a
+    remove for every entry the journal holds that the file lacks. Returns the journal ids."""
+    from optmem import log
+
+    with vault.lock():
+        hot = load(vault, target, project)
+        d = drift(vault, hot)
+        changes = [Change("add", "added", Entry(e, d.texts[e])) for e in (*d.unjournalled, *d.resurfaced)]
+        changes += [Change("remove", "removed", Entry(e, d.texts[e])) for e in d.missing]
+        if not changes:
+            return []
+        return log.journal_hot(vault, hot.name, project, changes, domain=domain, source="reconcile")
 
 
 # -- operations on an in-memory file --------------------------------------------------------
@@ -261,7 +340,11 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
         changes: list[Change] = []
         for n, op in enumerate(ops, 1):
             if not isinstance(op, dict):
-                raise UsageError(f"operation {n} is not an object: {op!r}")
+                raise UsageError(f"operation {n} is not an object: {str(op)[:80]!r}")
+            for name in ("op", "action", "text", "content", "old", "old_text", "new", "new_text", "id"):
+                if op.get(name) is not None and not isinstance(op[name], str):
+                    raise UsageError(f"operation {n}: {name!r} must be a string, not "
+                                     f"{type(op[name]).__name__}")
             kind = op.get("op") or op.get("action")
             try:
                 if kind == "add":
@@ -292,8 +375,11 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
         real = [c for c in changes if c.status != "duplicate"]
         journal: list[str] = []
         if real:
-            fsio.atomic_write(hot.path, hot.render())
+            hot.check_round_trip()
+            # the log is the truth: journal first, so a crash before the rename loses nothing (the
+            # old file still holds what the journal says was removed; doctor reports the drift)
             journal = log.journal_hot(vault, hot.name, project, real, domain=domain, source=source)
+            fsio.atomic_write(hot.path, hot.render(), within=vault.root)
     status = changes[0].status if len(changes) == 1 else ("applied" if real else "duplicate")
     warn = None
     if usage.percent >= vault.settings.limits.warn_percent:

@@ -62,7 +62,7 @@ def _rewrite_log(vault: Vault, targets: set[str], everything: bool) -> int:
     dropped = 0
     if not vault.log_path.exists():
         return 0
-    with fsio.atomic_stream(vault.log_path) as out, open(vault.log_path, "rb") as src:
+    with fsio.atomic_stream(vault.log_path, within=vault.root) as out, open(vault.log_path, "rb") as src:
         for raw in src:
             if everything:
                 dropped += 1

@@ -175,6 +175,17 @@ def _str_list(value: Any) -> tuple[str, ...]:
     return ()
 
 
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _holds_lone_surrogate(obj: Any) -> bool:
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def parse_fields(raw: bytes) -> dict[str, Any]:
     """The normalised fields of one log line (without its newline), as `Record` takes them.
 
@@ -186,8 +197,13 @@ def parse_fields(raw: bytes) -> dict[str, Any]:
         obj = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadLine("unparseable_line", f"not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise BadLine("unparseable_line", "nested too deeply to be a record") from exc
     if type(obj) is not dict:
         raise BadLine("unparseable_line", "not a JSON object")
+    if _SURROGATE.search(raw) and _holds_lone_surrogate(obj):
+        raise BadLine("unparseable_line", "holds a lone surrogate (\\ud800–\\udfff), which no UTF-8 "
+                      "text can carry")
     get = obj.get
     text = get("text", "")
     if type(text) is not str:
@@ -231,7 +247,7 @@ def parse_line(raw: bytes, line: int = 0) -> Record:
 
 
 def missing_fields(raw: bytes) -> list[str]:
-    """Fields a parsed line lacks that every record needs (for doctor)."""
+    """Fields a parsed line lacks that every record needs (for doctor; the line parses)."""
     obj = json.loads(raw)
     return [name for name in ("ts", "text") if not isinstance(obj.get(name), str)
             and not (name == "text" and obj.get("kind") in BOOKKEEPING)]

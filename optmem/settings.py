@@ -81,7 +81,11 @@ SECTIONS: dict[str, type] = {
     "limits": Limits, "dedup": Dedup, "log": LogSettings, "lock": Lock, "ranking": Ranking,
     "tree": TreeSettings,
 }
-FREE_SECTIONS = ("projects",)  # claude-code hook: folder name → project (any keys, string values)
+FREE_SECTIONS = ("projects",)
+# Settings that name a command optmem runs. A vault can arrive through git, so whoever can push
+# to it could run code on every machine: these are read from the user's own configuration
+# (`~/.config/optmem/config.toml`, the environment, a command-line flag), never from a vault.
+COMMANDS = ("tree.summarizer",)  # claude-code hook: folder name → project (any keys, string values)
 
 
 class Settings(NamedTuple):
@@ -95,8 +99,12 @@ class Settings(NamedTuple):
     warnings: tuple[str, ...] = ()
 
 
-def load(toml_text: str | None, overrides: list[str] | None = None) -> Settings:
-    """Defaults merged with `toml_text` (the vault's optmem.toml) and `section.name=value` pairs."""
+def load(toml_text: str | None, overrides: list[str] | None = None, *,
+         commands: bool = False) -> Settings:
+    """Defaults merged with `toml_text` (the vault's optmem.toml) and `section.name=value` pairs.
+
+    Without `commands` (a vault's own file), settings that name a command are ignored with a
+    warning; `--set` pairs come from the user and may set them."""
     if not toml_text and not overrides:
         return Settings()
     import tomllib
@@ -113,6 +121,12 @@ def load(toml_text: str | None, overrides: list[str] | None = None) -> Settings:
                 warnings.append(f"optmem.toml: {section} = … is not a [section]; it was ignored")
                 continue
             for name, value in values.items():
+                if f"{section}.{name}" in COMMANDS and not commands:
+                    warnings.append(
+                        f"optmem.toml: {section}.{name} was ignored — commands optmem runs come from "
+                        "your own configuration (~/.config/optmem/config.toml, OPTMEM_SUMMARIZER or "
+                        "--summarizer), never from a vault, which can arrive through git")
+                    continue
                 raw.setdefault(section, {})[name] = (value, "optmem.toml")
     for pair in overrides or []:
         section, name, value = _parse_override(pair)

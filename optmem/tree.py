@@ -28,7 +28,7 @@ from optmem import text as textmod
 from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError
 from optmem.record import CORRECTION, Record, Tier
 from optmem.runner import run_command
-from optmem.vault import Vault, validate_name
+from optmem.vault import NAME_RE, Vault, validate_name
 
 EXTRACTIVE = "extractive"
 _NODE_FILE = re.compile(r"^L(\d+)-(\d+)\.md$")
@@ -344,18 +344,28 @@ def compact(vault: Vault, *, domain: str | None = None, dry_run: bool = False,
             progress: Callable[[int, int], None] | None = None) -> Compacted:
     """Seal full runs into nodes and refresh each domain's root; incremental and idempotent."""
     vault.require()
-    targets = [validate_name(domain, "domain")] if domain else domains_of(vault)
     report, warnings = [], []
+    if domain:
+        targets = [validate_name(domain, "domain")]
+    else:
+        targets = []
+        for d in domains_of(vault):
+            if NAME_RE.fullmatch(d):
+                targets.append(d)
+            else:
+                warnings.append(f"domain {d[:40]!r} in LOG.jsonl is not a usable name; its records were "
+                                "not compacted (see `optmem doctor`)")
     with vault.tree_lock():  # not the vault lock: agents keep appending while this runs
         for d in targets:
             plan = plan_domain(vault, d, summarizer=summarizer, progress=progress)
             warnings += plan.warnings
             if not dry_run:
                 folder = vault.tree_dir(d)
+                fsio.clean_temporaries(folder)
                 for node in plan.created:
-                    fsio.atomic_write(folder / node.path_name, render(node))
+                    fsio.atomic_write(folder / node.path_name, render(node), within=vault.root)
                 if plan.root is not None and plan.root_changed:
-                    fsio.atomic_write(folder / "root.md", render(plan.root))
+                    fsio.atomic_write(folder / "root.md", render(plan.root), within=vault.root)
             report.append({"domain": d, "created": [n.id for n in plan.created],
                            "root_updated": plan.root_changed, "raw_tail": plan.tail})
     return Compacted(report, dry_run, warnings)

@@ -18,7 +18,7 @@ GITIGNORE = f"{CACHE}/\n*.tmp\n"
 
 def validate_name(name: str, what: str = "name") -> str:
     """Refuse any project/domain name that could escape the vault or confuse a path."""
-    if not isinstance(name, str) or not NAME_RE.match(name) or name in (".", ".."):
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name in (".", ".."):
         raise InvalidName(
             f"{what} {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit (no '/', '..' or spaces)",
@@ -90,9 +90,21 @@ class Vault:
         """Whether this object holds the vault lock right now."""
         return self._lock_depth > 0
 
+    def clean_temporaries(self) -> list[str]:
+        """Remove what killed writers left behind (their temporary files), lock held."""
+        folders = [self.root, self.cache_dir]
+        pdir = self.root / "projects"
+        if pdir.is_dir():
+            folders += [p for p in pdir.iterdir() if p.is_dir() and not p.is_symlink()]
+        return [name for folder in folders for name in fsio.clean_temporaries(folder)]
+
+    def use_defaults(self) -> None:
+        """Read with the built-in settings (doctor, when optmem.toml cannot be read)."""
+        self._settings = settings.Settings()
+
     def tree_lock(self):
         """The summary tree's own lock: compaction takes a while and must not hold up appends."""
-        return fsio.exclusive_lock(self.cache_dir / "tree.lock", self.settings.lock.timeout)
+        return fsio.exclusive_lock(self.cache_dir / "tree.lock", self.settings.lock.timeout, within=self.root)
 
     @contextmanager
     def lock(self) -> Iterator[None]:
@@ -107,8 +119,9 @@ class Vault:
             finally:
                 self._lock_depth -= 1
             return
-        with fsio.exclusive_lock(self.lock_path, self.settings.lock.timeout):
+        with fsio.exclusive_lock(self.lock_path, self.settings.lock.timeout, within=self.root):
             self._lock_depth = 1
+            self.clean_temporaries()
             try:
                 yield
             finally:
@@ -142,12 +155,12 @@ def ensure_layout(vault: Vault) -> list[str]:
         path = vault.root / name
         existing = fsio.read_text(path)
         if existing is None:
-            fsio.atomic_write(path, content)
+            fsio.atomic_write(path, content, within=vault.root)
             created.append(name)
         elif content.strip() not in existing:
             # an existing file (a Hermes or git-managed folder) gets our line added, not replaced
             sep = "" if existing.endswith("\n") or not existing else "\n"
-            fsio.atomic_write(path, existing + sep + content)
+            fsio.atomic_write(path, existing + sep + content, within=vault.root)
             created.append(name)
     return created
 

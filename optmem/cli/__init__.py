@@ -44,6 +44,7 @@ def run(argv: list[str]) -> int:
     from optmem.cli.common import STATE, settings_warnings
 
     try:
+        refuse_bad_bytes(argv)
         vault, cmd, rest = fast.find(argv, COMMANDS)
         kwargs = fast.parse(cmd.params, rest) if cmd else None
         if cmd is None or kwargs is None:
@@ -59,6 +60,18 @@ def run(argv: list[str]) -> int:
         return handle(exc, argv)
     finally:
         settings_warnings()
+
+
+def refuse_bad_bytes(argv: list[str]) -> None:
+    """Arguments that are not UTF-8 (Python keeps their bytes as lone surrogates) are refused."""
+    for i, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            from optmem.errors import UsageError
+
+            raise UsageError(f"argument {i} is not valid UTF-8 (at character {exc.start}); pass "
+                             "text as UTF-8, or through stdin with -") from None
 
 
 def main() -> None:

@@ -57,10 +57,29 @@ def resolve_vault(explicit: str | None = None, overrides: list[str] | None = Non
     """The vault, resolved once, here at the edge: --vault > OPTMEM_VAULT > .optmem/ > ~/.optmem."""
     from optmem.vault import Vault, resolve
 
-    root = resolve(explicit or STATE.vault_opt, dict(os.environ), Path.cwd(), Path.home())
+    chosen = explicit if explicit is not None else STATE.vault_opt
+    if chosen is not None and not chosen.strip():
+        raise UsageError("--vault is empty; give the vault's folder, or leave the option out")
+    root = resolve(chosen, dict(os.environ), Path.cwd(), Path.home())
     vault = Vault(root, overrides=list(overrides or []))
     STATE.vaults.append(vault)
     return vault
+
+
+def user_settings() -> Any:
+    """The user's own configuration (`$OPTMEM_CONFIG`, else `$XDG_CONFIG_HOME/optmem/config.toml`,
+    else `~/.config/optmem/config.toml`): where commands optmem runs may be named, since a
+    vault's optmem.toml can arrive through git. Read here, at the edge; missing is empty."""
+    from optmem import fsio, settings
+
+    path = os.environ.get("OPTMEM_CONFIG") or str(
+        Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "optmem" / "config.toml")
+    return settings.load(fsio.read_text(Path(path)), commands=True)
+
+
+def summarizer_command(flag: str | None) -> str | None:
+    """--summarizer, else OPTMEM_SUMMARIZER, else the user's configuration (never the vault's)."""
+    return flag or os.environ.get("OPTMEM_SUMMARIZER") or user_settings().tree.summarizer or None
 
 
 def settings_warnings() -> None:
@@ -100,7 +119,12 @@ def read_arg(value: str | None, what: str = "TEXT") -> str | None:
     """A TEXT argument, where `-` means: read it from stdin (not under MCP, whose stdin is the
     protocol stream: there `-` is just text)."""
     if value == "-" and CAPTURE.get() is None:
-        data = sys.stdin.read()
+        raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        try:
+            data = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"{what} on stdin is not valid UTF-8 (byte {exc.start}); nothing was "
+                             "stored") from exc
         if not data.strip():
             raise UsageError(f"{what} was '-' but stdin was empty")
         return data

@@ -80,7 +80,8 @@ def _log(text: str) -> Path | None:
             stamp = clock.format_ts(clock.now())
         except OptmemError:  # a bad OPTMEM_NOW
             stamp = "?"
-        fsio.append_bytes(path, f"--- {stamp} optmem internal error\n{text}\n".encode("utf-8"))
+        fsio.append_bytes(path, f"--- {stamp} optmem internal error\n{text}\n".encode("utf-8"),
+                          within=vault.root)
         return path
     except Exception:  # noqa: BLE001 - the original error is what matters; never fail here
         return None

@@ -172,6 +172,8 @@ def apply_cmd(file: str, target: str, project: str | None, allow_unsafe: bool, j
         ops = json.loads(raw)
     except ValueError as exc:
         raise UsageError(f"{file} is not JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise UsageError(f"{file} is nested too deeply to be a list of operations") from exc
     if isinstance(ops, dict):
         ops = ops.get("ops") or [ops]
     if not isinstance(ops, list):

@@ -2,7 +2,8 @@
 
 from typing import Any
 
-from optmem.cli.common import emit, env_domain, get_vault, note, progress_callback, read_arg
+from optmem.cli.common import (emit, env_domain, get_vault, note, progress_callback, read_arg,
+                               summarizer_command)
 from optmem.cli.spec import UNSAFE, arg, command, flag, opt
 
 PROJECT = opt("project", "--project", "-p", help="The project.")
@@ -113,7 +114,8 @@ def context(project: str | None, domain: str | None, query: str | None, budget: 
 
 @command("compact", opt("domain", "--domain", "-d", help="Only this domain (default: every domain)."),
          flag("dry_run", help="Show what would be created; write nothing."),
-         opt("summarizer", help="A shell command that reads a node's input on stdin and prints its summary."))
+         opt("summarizer", help="A shell command that reads a node's input on stdin and prints its "
+             "summary (else OPTMEM_SUMMARIZER, else [tree] summarizer in ~/.config/optmem/config.toml)."))
 def compact(domain: str | None, dry_run: bool, summarizer: str | None, json_out: bool) -> None:
     """Roll the log up into the summary tree (tree/<domain>/); the log is never changed.
 
@@ -123,7 +125,7 @@ def compact(domain: str | None, dry_run: bool, summarizer: str | None, json_out:
     """
     from optmem import tree
 
-    res = tree.compact(get_vault(), domain=domain, dry_run=dry_run, summarizer=summarizer,
+    res = tree.compact(get_vault(), domain=domain, dry_run=dry_run, summarizer=summarizer_command(summarizer),
                        progress=progress_callback("compacting"))
     for w in res.warnings:
         note(f"warning: {w}")

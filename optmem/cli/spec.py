@@ -49,6 +49,19 @@ class Command(NamedTuple):
 
 
 REGISTRY: dict[str, Command] = {}
+
+
+def refuse_empty(params: tuple[Param, ...], values: dict[str, Any]) -> None:
+    """An option given an empty value (`--ttl ""`) is a mistake, never a silent default."""
+    from optmem.errors import UsageError
+
+    for p in params:
+        if p.is_argument or p.type is not str:
+            continue
+        value = values.get(p.name)
+        given = value if isinstance(value, list) else [value]
+        if any(v is not None and not v.strip() for v in given):
+            raise UsageError(f"{p.decls[0]} is empty; give it a value, or leave the option out")
 JSON = Param("json_out", ("--json",), bool, False, "Print one JSON document on stdout.")
 UNSAFE = Param("allow_unsafe", ("--allow-unsafe",), bool, False,
                "Store even if the security scan flags the text.")
@@ -74,7 +87,13 @@ def command(name: str, *params: Param) -> Callable[[Callable[..., Any]], Callabl
     (`optmem.cli.errors.handle`)."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        REGISTRY[name] = Command(name, fn, (*params, JSON), fn.__doc__ or "")
+        declared = (*params, JSON)
+
+        def checked(**kwargs: Any) -> Any:
+            refuse_empty(declared, kwargs)
+            return fn(**kwargs)
+
+        REGISTRY[name] = Command(name, checked, declared, fn.__doc__ or "")
         return fn
 
     return deco

@@ -47,7 +47,7 @@ def project_name(folder: str, mapping: dict[str, Any] | None = None) -> str:
     if not name[0].isalnum():
         name = "p" + name
     name = name[:64]
-    return name if NAME_RE.match(name) else "project"
+    return name if NAME_RE.fullmatch(name) else "project"
 
 
 def _hooks_dir(repo: Path) -> Path:

@@ -1,0 +1,275 @@
+"""What an adversarial run found (issue 12): each case reproduced, then held shut.
+
+Bad input gets a clear error (usage or vault, naming the cause) and loses nothing; bad lines
+are bad lines; nothing is written outside the vault; commands come from the user, not the vault.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import log_lines, put, run_optmem
+from optmem import memory
+from optmem.vault import Vault
+
+
+# -- names and values --------------------------------------------------------------------------
+def test_a_name_with_a_trailing_newline_is_refused(cli, vault_path):
+    out = cli.json("append", "hi", "--project", "ok\n", code=2)
+    assert out["error"]["code"] == "invalid_name"
+    assert not (vault_path / "projects").exists() or not any((vault_path / "projects").iterdir())
+
+
+@pytest.mark.parametrize("args, env", [
+    (["append", "hi", "--ttl", "9999999d"], {}),
+    (["append", "hi", "--ttl", "2d"], {"OPTMEM_NOW": "9999-12-31T00:00:00Z"}),
+    (["search", "x", "--until", "9999-12-31T23:59:59-01:00"], {}),
+    (["search", "x", "--since", "0001-01-01T00:00:00+01:00"], {}),
+    (["append", "hi", "--ttl", ""], {}),
+    (["search", "x", "--since", ""], {}),
+    (["search", "x", "--until", ""], {}),
+    (["append", "hi", "--domain", ""], {}),
+    (["search", "x", "--domain", ""], {}),
+    (["append", "hi", "--key", ""], {}),
+    (["append", "hi", "--tag", ""], {}),
+])
+def test_out_of_range_and_empty_values_are_usage_errors(cli, vault, args, env):
+    put(vault, "x")
+    before = (vault.root / "LOG.jsonl").read_bytes()
+    res = cli(*args, "--json", env=env)
+    assert res.exit_code == 2, res.stdout
+    err = json.loads(res.stdout)["error"]
+    assert err["code"] in ("usage", "invalid_name") and "internal" not in err["message"]
+    assert (vault.root / "LOG.jsonl").read_bytes() == before
+
+
+def test_an_empty_vault_option_is_a_usage_error_not_the_home_vault(tmp_path):
+    res = run_optmem("--vault", "", "append", "x", "--json")
+    assert res.returncode == 2 and json.loads(res.stdout)["error"]["code"] == "usage"
+    assert not (Path(os.environ["HOME"]) / ".optmem").exists()
+
+
+def test_invalid_utf8_in_an_argument_or_on_stdin_is_a_usage_error(vault_path):
+    res = subprocess.run([sys.executable, "-m", "optmem", "append", b"bad \xff bytes", "--json"],
+                         capture_output=True, timeout=60)
+    assert res.returncode == 2 and b"UTF-8" in res.stdout
+    res = subprocess.run([sys.executable, "-m", "optmem", "append", "-", "--json"], input=b"\xff\xfe bad",
+                         capture_output=True, timeout=60)
+    assert res.returncode == 2 and b"UTF-8" in res.stdout
+    assert not (vault_path / "LOG.jsonl").exists() or b"bad" not in (vault_path / "LOG.jsonl").read_bytes()
+
+
+def test_apply_with_wrong_types_or_deep_json_is_a_usage_error(cli, vault):
+    for ops in ('[{"op": "add", "text": 42}]', "[" * 100_000 + "]" * 100_000,
+                '[{"op": "replace", "old": ["x"], "new": "y"}]'):
+        out = cli.json("apply", "-", input=ops, code=2)
+        assert out["error"]["code"] == "usage", ops[:40]
+    assert memory.load(vault).entries == []
+
+
+# -- bad lines are bad lines -------------------------------------------------------------------
+def test_a_deeply_nested_line_is_skipped_and_quarantined(cli, vault, vault_path):
+    good = put(vault, "a good record about ports").id
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write("[" * 200_000 + "\n")
+    res = cli("search", "ports", "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["hits"][0]["id"] == good
+    assert "skipped 1 unparseable line" in res.stderr
+    assert cli.json("get", good)["record"]["text"] == "a good record about ports"
+    assert cli("doctor", "--fix", "--json").exit_code == 0
+    assert "[[[" in (vault_path / "LOG.quarantine.jsonl").read_text()
+
+
+def test_a_lone_surrogate_line_is_skipped_everywhere(cli, vault, vault_path):
+    good = put(vault, "deploy notes").id
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"id": "01BADBADBADBADBADBADBADBAD", "ts": "2026-01-01T00:00:00Z", "text": "deploy \\ud800"}\n')
+    assert [h["id"] for h in cli.json("search", "deploy")["hits"]] == [good]
+    assert cli.json("context", "--query", "deploy")["ok"] is True
+    report = cli.json("doctor", code=1)
+    assert [p["code"] for p in report["problems"]] == ["unparseable_line"]
+
+
+# -- hot files: entries are never front matter --------------------------------------------------
+def test_entries_shaped_like_front_matter_never_become_front_matter(cli, vault, vault_path):
+    cli.json("add", "-", input="---")
+    cli.json("add", "-", input="Deploy\n---")
+    cli.json("add", "one more")
+    assert [e["text"] for e in cli.json("show", "--target", "memory")["files"][0]["entries"]] == \
+        ["---", "Deploy\n---", "one more"]
+    cli.json("add", "-", input="---\nlimit: 999999\n---\nx")  # not at the top: an entry like others
+    assert memory.load(vault).limit == 2200
+    assert memory.load(vault).entries[-1] == "---\nlimit: 999999\n---\nx"
+    # at the top of a file it would read back as front matter: refused, nothing written
+    out = cli.json("add", "-", "--target", "user", input="---\nlimit: 999999\n---\nx", code=2)
+    assert "front matter" in out["error"]["message"] and not (vault_path / "USER.md").exists()
+
+
+def test_crlf_front_matter_is_recognised_and_kept(cli, vault, vault_path):
+    (vault_path / "MEMORY.md").write_bytes(b"---\r\nlimit: 3000\r\n---\r\nfirst\r\n\xc2\xa7\r\nsecond\r\n")
+    hot = memory.load(vault)
+    assert hot.limit == 3000 and hot.entries == ["first", "second"]
+    cli.json("remove", "first")
+    assert memory.load(vault).limit == 3000
+    assert (vault_path / "MEMORY.md").read_bytes().startswith(b"---\r\nlimit: 3000\r\n---\r\n")
+
+
+# -- the journal comes first ---------------------------------------------------------------------
+def test_a_kill_between_journal_and_rename_loses_nothing(vault, vault_path):
+    """The hot edit is journalled before the file is replaced: killed in between, the removed
+    entry is still in the file, its removal in the log, and doctor says they disagree."""
+    memory.add(vault, "hand typed fact that only lives in the file")
+    code = ("import os, signal, sys\n"
+            "from optmem import fsio, memory\n"
+            "from optmem.vault import Vault\n"
+            "real = fsio.atomic_write\n"
+            "def die(path, text, **kw):\n"
+            "    if path.name == 'MEMORY.md':\n"
+            "        os.kill(os.getpid(), signal.SIGKILL)\n"
+            "    real(path, text, **kw)\n"
+            "fsio.atomic_write = die\n"
+            "memory.remove(Vault(sys.argv[1]), 'hand typed')\n")
+    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, timeout=60)
+    assert res.returncode == -signal.SIGKILL
+    texts = [r.get("text") for r in log_lines(vault_path)]
+    assert "hand typed fact that only lives in the file" in texts  # journalled before the kill
+    report = run_optmem("doctor", "--json")
+    problems = json.loads(report.stdout)["problems"]
+    assert any(p["code"] == "hot_drift" for p in problems), problems
+    fixed = json.loads(run_optmem("doctor", "--fix", "--json").stdout)
+    assert fixed["ok"] and any("journalled MEMORY.md" in f for f in fixed["fixed"])
+    assert memory.load(vault).entries == ["hand typed fact that only lives in the file"]
+
+
+# -- nothing escapes the vault ------------------------------------------------------------------
+@pytest.mark.parametrize("link", ["LOG.jsonl", "projects/webapp", ".cache"])
+def test_writes_never_follow_a_link_out_of_the_vault(cli, vault, vault_path, tmp_path, link):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = vault_path / link
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        import shutil
+
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    (outside / "LOG.jsonl").write_text("")
+    os.symlink(outside if link != "LOG.jsonl" else outside / "LOG.jsonl", target)
+    for args in (["append", "escape", "-p", "webapp"], ["add", "escape", "-p", "webapp"],
+                 ["handoff", "write", "-p", "webapp", "--done", "escape"]):
+        res = cli(*args, "--json")
+        assert res.exit_code != 0 or link == "projects/webapp" and args[0] == "append", (args, res.stdout)
+    assert "escape" not in "".join(p.read_text() for p in outside.rglob("*") if p.is_file())
+
+
+# -- commands come from the user -------------------------------------------------------------------
+def test_a_summariser_named_in_the_vault_does_not_run(cli, vault, vault_path, tmp_path):
+    proof = tmp_path / "ran"
+    (vault_path / "optmem.toml").write_text(f'[tree]\nrun = 2\nfanout = 2\nsummarizer = "touch {proof}"\n')
+    for i in range(4):
+        put(vault, f"record {i}", domain="d")
+    res = cli("compact", "--json")
+    assert res.exit_code == 0 and not proof.exists()
+    assert "summarizer was ignored" in res.stderr and "your own configuration" in res.stderr
+    # the user's own configuration may name one
+    conf = Path(os.environ["HOME"]) / ".config" / "optmem" / "config.toml"
+    conf.parent.mkdir(parents=True)
+    conf.write_text(f'[tree]\nsummarizer = "cat > /dev/null; touch {proof}; echo summary"\n')
+    put(vault, "record 4", domain="d")
+    put(vault, "record 5", domain="d")
+    assert cli("compact", "--json").exit_code == 0 and proof.exists()
+
+
+# -- errors name the right file ---------------------------------------------------------------------
+def test_a_log_that_is_a_folder_or_a_lock_that_is_a_folder_names_it(cli, vault, vault_path):
+    (vault_path / "LOG.jsonl").mkdir()
+    out = cli.json("search", "x", code=3)["error"]
+    assert out["code"] == "unreadable" and "LOG.jsonl" in out["message"]
+    (vault_path / "LOG.jsonl").rmdir()
+    (vault_path / ".cache").mkdir(exist_ok=True)
+    (vault_path / ".cache" / "lock").unlink(missing_ok=True)
+    (vault_path / ".cache" / "lock").mkdir()
+    out = cli.json("append", "x", code=3)["error"]
+    assert "lock" in out["message"] and "LOG.jsonl" not in out["message"]
+
+
+def _limited(max_bytes: int):
+    """A child process whose files may not grow past `max_bytes` (RLIMIT_FSIZE): the kernel
+    refuses the write as it would on a full disk or a read-only vault."""
+    import resource
+
+    def pre() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
+    return pre
+
+
+def test_a_write_the_system_refuses_leaves_no_partial_line(vault, vault_path):
+    for i in range(5):
+        put(vault, f"record {i} about the deploy")
+    log = vault_path / "LOG.jsonl"
+    before = log.read_bytes()
+    limit = len(before) + 300  # room for a small record, not a large one; the index is already larger
+    res = subprocess.run([sys.executable, "-m", "optmem", "append", "x" * 5000, "--json"],
+                         capture_output=True, text=True, timeout=60, preexec_fn=_limited(limit))
+    assert res.returncode == 3, res.stdout + res.stderr
+    err = json.loads(res.stdout)["error"]
+    assert err["code"] == "unwritable" and "LOG.jsonl" in err["message"]
+    assert log.read_bytes() == before  # cut back: no torn line
+    # a small record fits in the log; the index cannot grow: stored, and said so
+    res = subprocess.run([sys.executable, "-m", "optmem", "append", "small and stored", "--json"],
+                         capture_output=True, text=True, timeout=60, preexec_fn=_limited(limit))
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = json.loads(res.stdout)
+    assert out["status"] == "stored" and "index could not catch up" in res.stderr
+    assert log_lines(vault_path)[-1]["text"] == "small and stored"
+    assert run_optmem("search", "small", "--json").stdout.count("small and stored") == 1
+
+
+# -- doctor sees what breaks other commands --------------------------------------------------------
+def test_doctor_sees_what_breaks_other_commands(cli, vault, vault_path):
+    put(vault, "fine")
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"ts": "yesterday-ish", "text": "bad time"}) + "\n")
+        fh.write(json.dumps({"ts": "2026-01-01T00:00:00Z", "domain": "bad domain/../x", "text": "x"}) + "\n")
+    (vault_path / "projects" / "bad project").mkdir(parents=True)
+    (vault_path / "projects" / "bad project" / "HANDOFF.md").write_text("---\nproject: \"bad project\"\n---\n## Done\n- x\n")
+    (vault_path / "optmem.toml").write_text("[limits\n")
+    report = cli.json("doctor", code=1)
+    codes = {p["code"] for p in report["problems"]}
+    assert {"bad_timestamp", "invalid_name", "bad_settings"} <= codes, report
+    assert not any(p["file"] == "MEMORY.md" for p in report["problems"])
+    (vault_path / "optmem.toml").unlink()
+    assert cli("compact", "--json").exit_code == 0  # the bad domain does not stop the others
+    assert cli("handoff", "list", "--json").exit_code == 0
+
+
+def test_doctor_sees_a_cache_that_is_a_file(cli, vault, vault_path):
+    import shutil
+
+    shutil.rmtree(vault_path / ".cache", ignore_errors=True)
+    (vault_path / ".cache").write_text("not a folder")
+    report = cli.json("doctor", code=1)
+    assert any(p["file"] == ".cache" for p in report["problems"])
+
+
+# -- stale temporaries -------------------------------------------------------------------------------
+def test_temporaries_of_dead_processes_are_cleaned_on_the_next_write(cli, vault, vault_path):
+    put(vault, "x")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    stale_index = vault_path / ".cache" / f"index.{dead}.tmp"
+    stale_index.write_bytes(b"x" * 1000)
+    stale_hot = vault_path / f".MEMORY.md.{dead}.abc123.tmp"
+    stale_hot.write_text("half")
+    live = vault_path / ".cache" / f"index.{os.getpid()}.tmp"
+    live.write_bytes(b"mine")
+    cli.json("add", "a new entry")
+    assert not stale_index.exists() and not stale_hot.exists()
+    assert live.exists()  # its process is alive: not ours to remove
