@@ -58,6 +58,10 @@ def _scan_log(vault: Vault, report: Report,
     path = vault.log_path
     if not path.exists():
         return [], False
+    if not path.is_file():
+        report.problems.append(Problem("unreadable", "LOG.jsonl", "is not a file (a folder?); move it "
+                                       "aside and put the log back"))
+        return [], False
     seen: dict[str, int] = {}
     refs: list[tuple[int, str, str]] = []
     bad: list[int] = []

@@ -191,6 +191,7 @@ def test_a_log_that_is_a_folder_or_a_lock_that_is_a_folder_names_it(cli, vault, 
     (vault_path / "LOG.jsonl").mkdir()
     out = cli.json("search", "x", code=3)["error"]
     assert out["code"] == "unreadable" and "LOG.jsonl" in out["message"]
+    assert [p["code"] for p in cli.json("doctor", code=1)["problems"]] == ["unreadable"]
     (vault_path / "LOG.jsonl").rmdir()
     (vault_path / ".cache").mkdir(exist_ok=True)
     (vault_path / ".cache" / "lock").unlink(missing_ok=True)

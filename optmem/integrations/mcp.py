@@ -90,10 +90,24 @@ def argv(command: str, params: list[Any], values: dict[str, Any]) -> list[str]:
     return [*command.split(" "), *opts, "--", *args]
 
 
-def _tool(command: str, params: list[Any], summary: str, call: Call) -> Callable[..., str]:
+def agent_refusal(values: dict[str, Any]) -> OptmemError | None:
+    """What an agent may not do through MCP: write a redline. A redline is a locked rule at the
+    top of every future context; an injected agent must not be able to plant one, so redlines
+    come from people, through the CLI."""
+    if values.get("redline") or values.get("tier") == "redline":
+        return UsageError("redlines come from people: over MCP an agent cannot write one — ask the "
+                          "user to run `optmem append --redline …` (or `optmem correct … --redline`)")
+    return None
+
+
+def _tool(command: str, params: list[Any], summary: str, call: Call,
+          refuse: Callable[[OptmemError], str]) -> Callable[..., str]:
     """A function with the command's parameters as its signature, for the MCP SDK to describe."""
 
     def tool(**values: Any) -> str:
+        refusal = agent_refusal(values)
+        if refusal is not None:
+            return refuse(refusal)
         return call(argv(command, params, values))
 
     sig = []
@@ -137,5 +151,5 @@ def build_server(commands: Mapping[str, Any], call: Call, refuse: Callable[[Optm
     for name, (command, hidden) in TOOLS.items():
         cmd = commands[command]
         params = [p for p in cmd.params if p.name not in (*NEVER, *hidden)]
-        app.tool(name=name)(_tool(command, params, summary(cmd.help), call))
+        app.tool(name=name)(_tool(command, params, summary(cmd.help), call, refuse))
     return app
