@@ -85,7 +85,8 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
 
 
 def history(vault: Vault, ref: str | None = None, *, key: str | None = None,
-            domain: str | None = None, project: str | None = None) -> list[dict[str, Any]]:
+            domain: str | None = None, project: str | None = None,
+            show_unsafe: bool = False) -> list[dict[str, Any]]:
     """Every version of a fact, oldest first: the correction chain and key group of a record,
     or all records with `key`."""
     if not ref and not key:
@@ -100,7 +101,7 @@ def history(vault: Vault, ref: str | None = None, *, key: str | None = None,
             start = log.resolve_one(idx, ref or "")
             rows = view.connected(start, lambda r: _linked(idx, r), key=lambda r: r.n)
         rows.sort(key=lambda r: (r.ts or 0, r.id, r.n))
-        return [idx.view_of(r, now).full() for r in rows]
+        return [idx.view_of(r, now).full(show_unsafe=show_unsafe) for r in rows]
 
 
 def _linked(idx: Index, row: Row) -> list[Row]:

@@ -174,7 +174,7 @@ def append(vault: Vault, draft: Draft, *, on_similar: str | None = None,
                                 warning="; ".join(w for w in (warning, lag) if w))
             idx = written
             row = idx.by_id(rec.id)
-            return Appended(status, rec.id, idx.view_of(row, now, rec).full() if row else rec.to_json(),
+            return Appended(status, rec.id, idx.view_of(row, now, rec).full(show_unsafe=allow_unsafe) if row else rec.to_json(),
                             similar=similar, warning=warning)
         finally:
             idx.close()
@@ -272,12 +272,12 @@ class Got:
     warnings: list[str]
 
 
-def get(vault: Vault, ref: str) -> Got:
+def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
     """One record with its status (current / superseded by … / expired / forgotten)."""
     now = clock.now().timestamp()
     with open_index(vault) as idx:
         row = resolve_one(idx, ref)
-        return Got(idx.view_of(row, now).full(), idx.warnings())
+        return Got(idx.view_of(row, now).full(show_unsafe=show_unsafe), idx.warnings())
 
 
 @dataclass(frozen=True)

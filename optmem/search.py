@@ -47,8 +47,9 @@ class SearchResult(NamedTuple):
     total: int
     warnings: list[str] = []
 
-    def to_json(self) -> dict[str, Any]:
-        return {"query": self.query, "hits": [h.hit() for h in self.hits], "total": self.total}
+    def to_json(self, *, show_unsafe: bool = False) -> dict[str, Any]:
+        return {"query": self.query, "hits": [h.hit(show_unsafe=show_unsafe) for h in self.hits],
+                "total": self.total}
 
 
 def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None = None,

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
+from optmem import scan
 from optmem.record import BOOKKEEPING, FORGET, MEMORY, SEEN, STORED, Record, Tier
 
 
@@ -200,15 +201,20 @@ class RecordView(NamedTuple):
     explain: dict[str, Any] | None = None
     annex: dict[str, Any] | None = None  # kind-specific extras (tree nodes)
 
-    def _base(self) -> dict[str, Any]:
+    def _base(self, show_unsafe: bool) -> dict[str, Any]:
         r = self.record
         return {"id": r.id, "ts": r.ts, "domain": r.domain, "project": r.project, "kind": r.kind,
-                "tier": r.tier, "text": r.text}
+                "tier": r.tier, "text": r.text if show_unsafe else scan.display(r.text)}
 
-    def hit(self) -> dict[str, Any]:
-        """The search result shape (SPEC §5)."""
+    def blocked(self) -> str | None:
+        """The security rule the text trips, if any (output then shows `[BLOCKED: rule]`)."""
+        return scan.find(self.record.text)
+
+    def hit(self, *, show_unsafe: bool = False) -> dict[str, Any]:
+        """The search result shape (SPEC §5). Text the scanner flags reads `[BLOCKED: rule]`
+        unless `show_unsafe`: everything that reaches an agent is scanned, not only writes."""
         r = self.record
-        out = self._base()
+        out = self._base(show_unsafe)
         out.update({"score": self.score, "status": self.status.value,
                     "superseded_by": self.superseded_by, "corrects": list(r.corrects), "key": r.key})
         if r.expires:
@@ -218,13 +224,16 @@ class RecordView(NamedTuple):
             out["explain"] = self.explain
         return out
 
-    def full(self) -> dict[str, Any]:
-        """Every stored field (in schema order), the status, and where the record is in the log."""
+    def full(self, *, show_unsafe: bool = False) -> dict[str, Any]:
+        """Every stored field (in schema order), the status, and where the record is in the log
+        (flagged text as in `hit`)."""
         r = self.record
         out: dict[str, Any] = {}
         for name in STORED:
             value = getattr(r, name)
             out[name] = list(value) if type(value) is tuple else value
+        if not show_unsafe:
+            out["text"] = scan.display(r.text)
         out.update({"status": self.status.value, "superseded_by": self.superseded_by,
                     "line": self.line})
         for k, v in r.extra.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from optmem.cli.common import emit, env_domain, get_vault, note, read_arg, short, warn_all
-from optmem.cli.spec import UNSAFE, arg, command, flag, opt
+from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 
 DOMAIN = opt("domain", "--domain", "-d", help="Agent or area (else OPTMEM_DOMAIN, config, `default`).")
 PROJECT = opt("project", "--project", "-p", help="Project name.")
@@ -75,8 +75,9 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
                     "similar": res.similar, "duplicate_of": res.duplicate_of}, human)
 
 
-@command("get", arg("record_id", "Full id, or ≥ 6 of its first or last characters.", metavar="ID"))
-def get(record_id: str, json_out: bool) -> None:
+@command("get", arg("record_id", "Full id, or ≥ 6 of its first or last characters.", metavar="ID"),
+         SHOW_UNSAFE)
+def get(record_id: str, allow_unsafe: bool, json_out: bool) -> None:
     """Show one record with its status (current / superseded by … / expired / forgotten).
 
     \b
@@ -85,7 +86,7 @@ def get(record_id: str, json_out: bool) -> None:
     """
     from optmem import log
 
-    got = log.get(get_vault(), record_id)
+    got = log.get(get_vault(), record_id, show_unsafe=allow_unsafe)
     warn_all(got.warnings)
     emit(json_out, {"record": got.record, "warnings": got.warnings}, lambda: render_record(got.record))
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from optmem.cli.common import (emit, env_domain, get_vault, progress_callback, read_arg, short,
                                warn_all)
-from optmem.cli.spec import UNSAFE, arg, command, flag, opt
+from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 
 PROJECT = opt("project", "--project", "-p", help="Only this project.")
 
@@ -82,10 +82,10 @@ def _explain(ex: dict[str, Any]) -> str:
          opt("until", help="Up to this date or ISO time (inclusive)."),
          flag("current", help="Leave out superseded and expired records."),
          flag("include_forgotten", help="Also show forgotten records."),
-         flag("explain", help="Show each hit's score components."))
+         flag("explain", help="Show each hit's score components."), SHOW_UNSAFE)
 def search(query: str, limit: int, domain: list[str] | None, project: str | None, kind: str | None,
            tag: str | None, since: str | None, until: str | None, current: bool,
-           include_forgotten: bool, explain: bool, json_out: bool) -> None:
+           include_forgotten: bool, explain: bool, allow_unsafe: bool, json_out: bool) -> None:
     """Ranked search: corrections outrank what they correct, redlines outrank everything.
 
     \b
@@ -107,7 +107,7 @@ def search(query: str, limit: int, domain: list[str] | None, project: str | None
         result = core.search(get_vault(), text, limit=limit, filters=filters, explain=explain,
                              progress=progress_callback())
         warn_all(result.warnings)
-    payload = result.to_json()
+    payload = result.to_json(show_unsafe=allow_unsafe)
     emit(json_out, payload, lambda: render_hits(payload))
 
 
@@ -146,9 +146,9 @@ def correct(target: str, text: str, redline: bool, tier: str | None, domain: str
 @command("history", arg("record_id", "A record of the fact.", metavar="ID", required=False),
          opt("key", help="All versions of this fact key instead."),
          opt("domain", "--domain", "-d", help="With --key: only this domain."),
-         opt("project", "--project", "-p", help="With --key: only this project."))
+         opt("project", "--project", "-p", help="With --key: only this project."), SHOW_UNSAFE)
 def history(record_id: str | None, key: str | None, domain: str | None, project: str | None,
-            json_out: bool) -> None:
+            allow_unsafe: bool, json_out: bool) -> None:
     """Show every version of a fact, oldest first (corrections and same-key records).
 
     \b
@@ -158,7 +158,8 @@ def history(record_id: str | None, key: str | None, domain: str | None, project:
     from optmem import facts
     from optmem.cli.logcmd import render_record
 
-    versions = facts.history(get_vault(), record_id, key=key, domain=domain, project=project)
+    versions = facts.history(get_vault(), record_id, key=key, domain=domain, project=project,
+                             show_unsafe=allow_unsafe)
     emit(json_out, {"versions": versions},
          lambda: "\n".join(render_record(v) for v in versions))
 

@@ -65,6 +65,8 @@ def refuse_empty(params: tuple[Param, ...], values: dict[str, Any]) -> None:
 JSON = Param("json_out", ("--json",), bool, False, "Print one JSON document on stdout.")
 UNSAFE = Param("allow_unsafe", ("--allow-unsafe",), bool, False,
                "Store even if the security scan flags the text.")
+SHOW_UNSAFE = Param("allow_unsafe", ("--allow-unsafe",), bool, False,
+                    "Show text the security scan flags (else it reads [BLOCKED: rule]).")
 
 
 def arg(name: str, help: str, *, metavar: str | None = None, required: bool = True,
