@@ -141,6 +141,11 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
             name = f"projects/{project}/MEMORY.md" if project else ("MEMORY.md" if target == "memory" else "USER.md")
             report.problems.append(Problem("bad_hot_file", name, exc.message))
             continue
+        if hot.conflicted:
+            report.problems.append(Problem(
+                "merge_conflict", hot.name, "holds git's conflict markers (<<<<<<< … >>>>>>>): keep the "
+                "entries you want and delete the marker lines; `optmem hooks install` adds a merge "
+                "driver so hot files merge entry by entry"))
         u = hot.usage()
         if u.chars > u.limit:
             report.problems.append(Problem(

@@ -109,6 +109,12 @@ class Locked(VaultError):
     code = "locked"
 
 
+class MergeConflict(VaultError):
+    """A hot file still holds git's conflict markers: a person (or the merge driver) resolves it."""
+
+    code = "merge_conflict"
+
+
 class Unwritable(VaultError):
     """A file of the vault cannot be written: read-only, full disk, or a link leading out."""
 

@@ -16,13 +16,20 @@ from typing import Any, NamedTuple
 
 from optmem import fsio, scan
 from optmem import text as textmod
-from optmem.errors import (Ambiguous, NearDuplicate, NoMatch, OverLimit, SeparatorInText,
+from optmem.errors import (Ambiguous, MergeConflict, NearDuplicate, NoMatch, OptmemError, OverLimit,
+                           SeparatorInText,
                            UsageError)
 from optmem.record import MEMORY, Record
 from optmem.vault import Vault
 
 SEPARATOR = "\n§\n"
-_SPLIT = re.compile(r"(?m)^[ \t]*§[ \t\r]*$")  # a separator line (\r: Windows line ends)
+# Entries are joined by a line holding only `§` — split exactly as Hermes Agent splits them
+# ("\n§\n"; "\r\n§\r\n" too), so both tools see the same entries in the same file
+_SPLIT = re.compile(r"\r?\n§\r?\n")
+# what entry text may not hold: any line that is `§`, even with spaces around it
+_SEPARATOR_LINE = re.compile(r"(?m)^[ \t]*§[ \t\r]*$")
+# git's conflict markers, left in a hot file by a merge without the merge driver
+_MARKER_LINE = re.compile(r"(?m)^(?:<{7}|>{7})(?: .*)?\r?$|^={7}\r?$")
 # front matter: a first line `---`, `key: value` lines (no entry separator among them), a line
 # `---`; LF or CRLF line ends
 _FRONT = re.compile(r"\A(---[ \t]*\r?\n(?:(?![ \t]*§[ \t\r]*\n).*?\r?\n)*?---[ \t]*(?:\r?\n|\Z))")
@@ -60,6 +67,7 @@ class HotFile:
     front: str = ""
     final_newline: bool = True
     newline: str = "\n"      # "\r\n" for a file written with Windows line ends
+    conflicted: bool = False  # git's conflict markers are in it (the entries are shown without them)
 
     def render(self) -> str:
         body = SEPARATOR.replace("\n", self.newline).join(self.entries)
@@ -99,7 +107,8 @@ def parse(text: str) -> tuple[str, list[str], bool]:
     if m:
         front, text = m.group(1), text[m.end():]
     entries = [e.strip() for e in _SPLIT.split(text)]
-    return front, [e for e in entries if e], text.endswith("\n") or not text
+    # a duplicate entry is dropped on load, as Hermes does
+    return front, list(dict.fromkeys(e for e in entries if e)), text.endswith("\n") or not text
 
 
 def _resolve(vault: Vault, target: str, project: str | None) -> tuple[str, str, Path, str]:
@@ -129,13 +138,17 @@ def load(vault: Vault, target: str = "memory", project: str | None = None) -> Ho
     """Read a hot file (missing reads as empty); the limit comes from front matter, then config."""
     label, name, path, limit_key = _resolve(vault, target, project)
     raw = fsio.read_text(path) or ""
-    front, entries, final_newline = parse(raw)
+    conflicted = _MARKER_LINE.search(raw) is not None
+    # both sides of an unresolved merge, without the markers: never print a marker into a prompt
+    front, entries, final_newline = parse(_MARKER_LINE.sub("", raw) if conflicted else raw)
+    if conflicted:
+        entries = list(dict.fromkeys(e.strip() for e in entries if e.strip()))
     limit = getattr(vault.settings.limits, limit_key)
     m = _LIMIT_LINE.search(front)
     if m:
         limit = int(m.group(1))
     return HotFile(label, name, path, limit, entries, front, final_newline,
-                   "\r\n" if "\r\n" in raw else "\n")
+                   "\r\n" if "\r\n" in raw else "\n", conflicted)
 
 
 class Drift(NamedTuple):
@@ -156,6 +169,22 @@ def journal_step(rec: Record) -> tuple[str, str, str] | None:
     if rec.kind == MEMORY and isinstance(entry, str) and isinstance(file, str) and op in JOURNAL_OPS:
         return file, entry, op
     return None
+
+
+def held_entries(vault: Vault, file: str) -> set[str] | None:
+    """The entry ids a hot file (named as the journal names it) holds now; None for a name that
+    is not a hot file."""
+    parts = file.split("/")
+    if file in ("MEMORY.md", "USER.md"):
+        target, project = ("memory" if file == "MEMORY.md" else "user"), None
+    elif len(parts) == 3 and parts[0] == "projects" and parts[2] == "MEMORY.md":
+        target, project = "memory", parts[1]
+    else:
+        return None
+    try:
+        return {entry_id(e) for e in load(vault, target, project).entries}
+    except OptmemError:
+        return None
 
 
 def journal_of(vault: Vault, file: str) -> dict[str, tuple[str, str]]:
@@ -190,16 +219,23 @@ def reconcile(vault: Vault, target: str = "memory", project: str | None = None, 
     """Journal a hot file as it is, where the journal disagrees (lock held by the caller or
     taken here): an add for every entry it holds that the journal lacks or calls removed, a
     remove for every entry the journal holds that the file lacks. Returns the journal ids."""
+    with vault.lock():
+        return _journal_drift(vault, load(vault, target, project), project, domain)
+
+
+def _journal_drift(vault: Vault, hot: HotFile, project: str | None, domain: str | None) -> list[str]:
+    """What changed in the file outside optmem (Hermes, a person, git), journalled — so the log's
+    view of hot memory is the file's (lock held)."""
     from optmem import log
 
-    with vault.lock():
-        hot = load(vault, target, project)
-        d = drift(vault, hot)
-        changes = [Change("add", "added", Entry(e, d.texts[e])) for e in (*d.unjournalled, *d.resurfaced)]
-        changes += [Change("remove", "removed", Entry(e, d.texts[e])) for e in d.missing]
-        if not changes:
-            return []
-        return log.journal_hot(vault, hot.name, project, changes, domain=domain, source="reconcile")
+    if hot.conflicted:
+        return []
+    d = drift(vault, hot)
+    changes = [Change("add", "added", Entry(e, d.texts[e])) for e in (*d.unjournalled, *d.resurfaced)]
+    changes += [Change("remove", "removed", Entry(e, d.texts[e])) for e in d.missing]
+    if not changes:
+        return []
+    return log.journal_hot(vault, hot.name, project, changes, domain=domain, source="drift")
 
 
 # -- operations on an in-memory file --------------------------------------------------------
@@ -216,7 +252,7 @@ class Change:
 def _check_text(text: str | None, what: str) -> str:
     if text is None or not text.strip():
         raise UsageError(f"{what} is empty; to delete an entry use `optmem remove`")
-    if _SPLIT.search(text):
+    if _SEPARATOR_LINE.search(text):
         raise SeparatorInText(
             f"{what} contains a line that is only '§', which would split the entry; remove that line",
         )
@@ -334,8 +370,18 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
     if not ops:
         raise UsageError("no operations given; pass a JSON list like [{\"op\": \"add\", \"text\": \"…\"}]")
     threshold = vault.settings.dedup.threshold
-    with vault.lock():
+    _, _, path, _ = _resolve(vault, target, project)
+    # Hermes Agent holds `<file>.lock` while it rewrites a memory file: so do we, inside the vault lock
+    with vault.lock(), fsio.exclusive_lock(path.with_name(path.name + ".lock"),
+                                           vault.settings.lock.timeout, within=vault.root):
         hot = load(vault, target, project)
+        if hot.conflicted:
+            raise MergeConflict(
+                f"{hot.name} still holds git's conflict markers (<<<<<<< … >>>>>>>); resolve the merge "
+                "by hand (keep the entries you want, delete the marker lines), or install the merge "
+                "driver (`optmem hooks install`) so it does not happen again; nothing was written",
+                file=hot.name)
+        _journal_drift(vault, hot, project, domain)
         before = HotFile(hot.label, hot.name, hot.path, hot.limit, list(hot.entries))
         changes: list[Change] = []
         for n, op in enumerate(ops, 1):
@@ -419,11 +465,13 @@ class Shown:
     file: str
     usage: Usage
     entries: list[dict[str, Any]]
+    conflicted: bool = False
 
     def header(self) -> str:
         name = self.label.upper().replace("PROJECT:", "PROJECT ")
         u = self.usage
-        return f"{name} [{u.percent}% — {u.chars:,}/{u.limit:,} chars]"
+        merge = " — unresolved git merge: both sides shown, run `optmem doctor`" if self.conflicted else ""
+        return f"{name} [{u.percent}% — {u.chars:,}/{u.limit:,} chars{merge}]"
 
 
 def show(vault: Vault, targets: list[tuple[str, str | None]]) -> list[Shown]:
@@ -436,5 +484,5 @@ def show(vault: Vault, targets: list[tuple[str, str | None]]) -> list[Shown]:
             rule = scan.find(e)
             entries.append({"id": entry_id(e), "text": f"[BLOCKED: {rule}]" if rule else e,
                             "blocked": rule})
-        out.append(Shown(hot.label, hot.name, hot.usage(), entries))
+        out.append(Shown(hot.label, hot.name, hot.usage(), entries, hot.conflicted))
     return out

@@ -23,7 +23,7 @@ from optmem import text as textmod
 from optmem.errors import UsageError
 from optmem.index import Filters, Index, Row, make_filters, match_all, match_any, open_index
 from optmem.ingest import tokens_for
-from optmem.record import BOOKKEEPING, Record
+from optmem.record import BOOKKEEPING, MEMORY, Record
 from optmem.settings import Ranking
 from optmem.vault import Vault
 
@@ -194,6 +194,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     own = {(r.session, r.spos): seen[n][1] for n, r in rows.items() if r.session is not None}
     out = []
     w = settings.context_window
+    hot = _HotFiles(idx)
     for n, row in rows.items():
         rec, relevance, tokens, matched = seen[n]
         context = 0.0
@@ -202,12 +203,38 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
                 (own.get((row.session, row.spos + d), 0.0) for d in range(-w, w + 1) if d), settings)
         if relevance <= 0 and context <= 0:
             continue
-        parts = ranking.score(ranking.Candidate(relevance, context, row.tier, row.kind,
-                                                view.status(row, q.now), row.recency), q.now, settings)
+        status = hot.status(row, rec, q.now)
+        if q.filters.current and status != view.Status.CURRENT:
+            continue
+        parts = ranking.score(ranking.Candidate(relevance, context, row.tier, row.kind, status,
+                                                row.recency), q.now, settings)
         topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
                               rec.corrects, tokens)
         out.append(_Scored(row, rec, parts, topic, matched))
     return out, corpus
+
+
+class _HotFiles:
+    """The status of hot-memory journal records, checked against their file: an entry a person,
+    Hermes or git removed from the file is no longer current, journalled or not yet."""
+
+    def __init__(self, idx: Index) -> None:
+        self.vault = idx.vault
+        self.held: dict[str, set[str] | None] = {}
+
+    def status(self, row: Row, rec: Record, now: float) -> view.Status:
+        status = view.status(row, now)
+        if status != view.Status.CURRENT or row.kind != MEMORY:
+            return status
+        file, entry = rec.extra.get("file"), rec.extra.get("entry")
+        if not isinstance(file, str) or not isinstance(entry, str):
+            return status
+        if file not in self.held:
+            from optmem import memory
+
+            self.held[file] = memory.held_entries(self.vault, file)
+        held = self.held[file]
+        return view.Status.SUPERSEDED if held is not None and entry not in held else status
 
 
 def _neighbours(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int, float],

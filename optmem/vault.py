@@ -13,7 +13,7 @@ from optmem.errors import InvalidName, VaultMissing
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 CACHE = ".cache"
 GITATTRIBUTES = "LOG.jsonl merge=union\n"
-GITIGNORE = f"{CACHE}/\n*.tmp\n"
+GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
 
 
 def validate_name(name: str, what: str = "name") -> str:
@@ -157,11 +157,14 @@ def ensure_layout(vault: Vault) -> list[str]:
         if existing is None:
             fsio.atomic_write(path, content, within=vault.root)
             created.append(name)
-        elif content.strip() not in existing:
-            # an existing file (a Hermes or git-managed folder) gets our line added, not replaced
-            sep = "" if existing.endswith("\n") or not existing else "\n"
-            fsio.atomic_write(path, existing + sep + content, within=vault.root)
-            created.append(name)
+        else:
+            # an existing file (a Hermes or git-managed folder) gets the lines it lacks, nothing else
+            have = {line.strip() for line in existing.splitlines()}
+            missing = [line for line in content.splitlines() if line.strip() not in have]
+            if missing:
+                sep = "" if existing.endswith("\n") or not existing else "\n"
+                fsio.atomic_write(path, existing + sep + "\n".join(missing) + "\n", within=vault.root)
+                created.append(name)
     return created
 
 

@@ -63,7 +63,10 @@ def test_init_on_a_hermes_folder_adds_only_what_is_missing(cli, tmp_path):
     out = cli.json("init", str(hermes))
     assert set(out["created"]) == {".gitattributes", ".gitignore"}
     assert (hermes / "MEMORY.md").read_text("utf-8") == "a\n§\nb"
-    assert (hermes / ".gitignore").read_text() == "secret.txt\n.cache/\n*.tmp\n"
+    assert (hermes / ".gitignore").read_text() == "secret.txt\n.cache/\n*.tmp\n*.md.lock\n*.md.bak.*\n"
+    (hermes / ".gitignore").write_text("secret.txt\n.cache/\n*.tmp\n", "utf-8")  # an older vault
+    assert cli.json("init", str(hermes))["created"] == [".gitignore"]
+    assert (hermes / ".gitignore").read_text().count(".cache/") == 1  # only the lines it lacked
 
 
 def test_write_creates_a_missing_vault_and_read_requires_one(cli, tmp_path):

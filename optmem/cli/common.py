@@ -102,10 +102,12 @@ def get_vault(*, write: bool = False, overrides: list[str] | None = None):
     from optmem.vault import ensure_layout
 
     vault = resolve_vault(None, overrides)
-    if write and not vault.exists():
-        ensure_layout(vault)
-        note(f"created a new vault at {vault.root}")
-    elif not write:
+    if write:
+        new = not vault.exists()
+        ensure_layout(vault)  # a folder never initialised gets its .gitattributes and .gitignore too
+        if new:
+            note(f"created a new vault at {vault.root}")
+    else:
         vault.require()
     return vault
 

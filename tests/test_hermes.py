@@ -1,0 +1,97 @@
+"""Hermes Agent compatibility: the same files, edited by both tools (issue 11, items 2–5).
+
+Hermes Agent's memory tool (NousResearch hermes-agent, tools/memory_tool.py) reads a file by
+splitting it on "\\n§\\n" and stripping each entry, drops duplicate entries on load, and holds
+an exclusive flock on `<file>.lock` while it re-reads and rewrites the file (temp file + rename).
+`HERMES_WRITER` below does exactly those steps, in a separate process, so the tests exercise the
+interleavings a real Hermes session causes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+from conftest import run_optmem
+from optmem import memory
+
+HERMES_WRITER = r"""
+import fcntl, os, sys, tempfile, time
+path, op, arg, pause = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+lock = open(path + ".lock", "a+")
+fcntl.flock(lock, fcntl.LOCK_EX)
+raw = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+entries = list(dict.fromkeys(e.strip() for e in raw.split("\n§\n") if e.strip()))
+print("locked", flush=True)
+time.sleep(pause)                               # another writer may try to get in here
+if op == "add":
+    entries.append(arg)
+elif op == "replace":
+    old, new = arg.split("=>")
+    entries = [new if old in e else e for e in entries]
+fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".mem_", suffix=".tmp")
+with os.fdopen(fd, "w", encoding="utf-8") as f:
+    f.write("\n§\n".join(entries))
+os.replace(tmp, path)
+fcntl.flock(lock, fcntl.LOCK_UN)
+"""
+
+
+def hermes(path, op, arg, pause=0.0, wait=True):
+    proc = subprocess.Popen([sys.executable, "-c", HERMES_WRITER, str(path), op, arg, str(pause)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+    if wait:
+        proc.wait(timeout=30)
+    return proc
+
+
+def test_optmem_waits_for_hermes_lock_and_loses_nothing(vault, vault_path):
+    memory.add(vault, "Project uses Python 3.11")
+    slow = hermes(vault_path / "MEMORY.md", "add", "Hermes learned: deploys on Fridays", pause=1.5, wait=False)
+    ours = run_optmem("add", "OptMem learned: the port is 9090")  # must wait for Hermes' lock
+    slow.wait(timeout=30)
+    assert ours.returncode == 0, ours.stderr
+    entries = memory.load(vault).entries
+    assert "Hermes learned: deploys on Fridays" in entries
+    assert "OptMem learned: the port is 9090" in entries and "Project uses Python 3.11" in entries
+
+
+def test_entries_are_read_as_hermes_reads_them(vault, vault_path):
+    (vault_path / "MEMORY.md").write_text("keep § inline\n § \nstill the same entry\n§\nsecond\n§\nsecond\n",
+                                          "utf-8")
+    hot = memory.load(vault)
+    assert hot.entries == ["keep § inline\n § \nstill the same entry", "second"]  # one separator, a duplicate
+
+
+def test_drift_from_hermes_is_seen_by_search_and_journalled_on_the_next_write(cli, vault, vault_path):
+    memory.add(vault, "Package manager: npm 9")
+    memory.add(vault, "Editor: vim")
+    hermes(vault_path / "MEMORY.md", "replace", "npm 9=>Package manager: pnpm 8")
+    hits = cli.json("search", "package manager")["hits"]
+    old = next(h for h in hits if "npm 9" in h["text"] and "pnpm" not in h["text"])
+    assert old["status"] == "superseded"  # the file no longer holds it: never current
+    assert all("npm 9" not in h["text"] for h in cli.json("search", "package manager", "--current")["hits"])
+    assert "npm 9" not in cli.json("context")["text"].replace("pnpm 8", "")
+    cli.json("add", "Shell: zsh")  # the next write journals what changed outside optmem
+    records = [json.loads(x) for x in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()]
+    drift = [r for r in records if r.get("source") == "drift"]
+    assert {(r["op"], r["text"]) for r in drift} == {("add", "Package manager: pnpm 8"),
+                                                      ("remove", "Package manager: npm 9")}
+    assert cli.json("doctor")["ok"] is True
+
+
+def test_merge_conflict_markers_are_flagged_refused_and_never_printed(cli, vault, vault_path):
+    (vault_path / "MEMORY.md").write_text(
+        "shared\n§\n<<<<<<< HEAD\nmine: port 8080\n=======\ntheirs: port 9090\n>>>>>>> origin/main\n", "utf-8")
+    report = cli.json("doctor", code=1)
+    assert [p["code"] for p in report["problems"]] == ["merge_conflict"]
+    out = cli.json("add", "anything", code=3)
+    assert out["error"]["code"] == "merge_conflict"
+    assert "<<<<<<<" in (vault_path / "MEMORY.md").read_text("utf-8")  # nothing written on top
+    for text in (cli("show").stdout, cli.json("context")["text"]):
+        assert "<<<<<<<" not in text and ">>>>>>>" not in text and "=======" not in text
+        assert "mine: port 8080" in text and "theirs: port 9090" in text
+    assert "unresolved git merge" in cli("show").stdout
