@@ -316,12 +316,12 @@ def _do_add(hot: HotFile, text: str | None, force: bool, threshold: float, allow
 
 
 def _do_replace(hot: HotFile, old: str | None, new: str | None, entry: str | None, first: bool,
-                allow_unsafe: bool) -> Change:
+                allow_unsafe: bool, *, whole: bool = False) -> Change:
     new = _check_text(new, "NEW")
     i = _match(hot, old, entry, first)
     before = hot.entries[i]
-    if entry:
-        after = new  # by id the whole entry is replaced
+    if entry or whole:
+        after = new  # by id (or given as a whole entry) the whole entry is replaced
     elif before == (old or "").strip():
         after = new
     else:
@@ -397,9 +397,11 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
                     changes.append(_do_add(hot, op.get("text") or op.get("content"),
                                            bool(op.get("force")), threshold, allow_unsafe))
                 elif kind == "replace":
+                    new = op.get("new") or op.get("new_text")
+                    whole = new is None and op.get("content") is not None  # Hermes: the entry becomes content
                     changes.append(_do_replace(hot, op.get("old") or op.get("old_text"),
-                                               op.get("new") or op.get("new_text"), op.get("id"),
-                                               bool(op.get("first")), allow_unsafe))
+                                               op.get("content") if whole else new, op.get("id"),
+                                               bool(op.get("first")), allow_unsafe, whole=whole))
                 elif kind == "remove":
                     changes.append(_do_remove(hot, op.get("old") or op.get("old_text"), op.get("id"),
                                               bool(op.get("first"))))

@@ -229,3 +229,55 @@ def test_mcp_without_the_extra_says_how_to_install_it():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2
     assert "pip install 'optmem[mcp]'" in json.loads(res.stdout)["error"]["message"]
+
+
+def test_mcp_speaks_hermes_and_reports_refusals_as_errors(tmp_path, vault_path):
+    """A fresh vault, driven as an MCP agent would: Hermes' memory arguments, structured results,
+    isError on a refusal, enums in the schemas."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def session() -> dict:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "optmem", "--vault", str(vault_path), "mcp"],
+                                       env={**os.environ})
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                out: dict = {}
+                out["context"] = await s.call_tool("context", {})          # a fresh vault: no error
+                await s.call_tool("memory", {"action": "add", "content": "Package manager: npm 9"})
+                out["replace"] = await s.call_tool("memory", {"action": "replace", "old_text": "npm 9",
+                                                              "content": "Package manager: pnpm 8"})
+                out["batch"] = await s.call_tool("memory", {"operations": [
+                    {"action": "add", "content": "Editor: vim"},
+                    {"action": "remove", "old_text": "pnpm"}]})
+                out["missing"] = await s.call_tool("handoff_read", {"project": "nothing"})
+                out["listed"] = {t.name: (getattr(t, "input_schema", None) or t.inputSchema)
+                                 for t in (await s.list_tools()).tools}
+                return out
+
+    got = asyncio.run(asyncio.wait_for(session(), 120))
+
+    def structured(result):
+        return getattr(result, "structured_content", None) or result.structuredContent
+
+    def is_error(result):
+        return getattr(result, "is_error", None) if hasattr(result, "is_error") else result.isError
+
+    assert structured(got["context"])["ok"] is True and not is_error(got["context"])
+    replaced = structured(got["replace"])
+    assert replaced["success"] is True and replaced["replaced_entry"] == "Package manager: npm 9"
+    assert replaced["entry"]["text"] == "Package manager: pnpm 8"  # the whole entry, not doubled
+    assert structured(got["batch"])["removed_entry"] == "Package manager: pnpm 8"
+    assert (vault_path / "MEMORY.md").read_text("utf-8").strip() == "Editor: vim"
+    missing = structured(got["missing"])
+    assert is_error(got["missing"]) and missing["error"]["code"] == "not_found"  # the object, not a string
+    memory_args = got["listed"]["memory"]["properties"]
+    assert set(memory_args["action"]["anyOf"][0]["enum"]) == {"add", "replace", "remove", "read"}
+    assert set(memory_args["target"]["enum"]) == {"memory", "user"}
+    append_args = got["listed"]["append"]["properties"]
+    assert set(append_args["tier"]["anyOf"][0]["enum"]) == {"chat", "normal", "evidence", "redline"}
+    assert "7d" in append_args["ttl"]["description"]
+    for tool in ("search", "append"):  # one type for a domain in every tool: a name or a list of names
+        kinds = {s.get("type") for s in got["listed"][tool]["properties"]["domain"]["anyOf"]}
+        assert kinds == {"string", "array", "null"}, tool

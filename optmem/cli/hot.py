@@ -49,12 +49,18 @@ def _finish(json_out: bool, result: Any) -> None:
     if result.warning:
         note(f"warning: {result.warning}")
     payload = {
-        "status": result.status, "file": result.file, "target": result.target,
+        "success": True, "status": result.status, "file": result.file, "target": result.target,
         "usage": result.usage, "changes": result.changes, "journal": result.journal,
         "warning": result.warning,
     }
     if result.entry is not None:
         payload["entry"] = result.entry
+    # Hermes Agent's memory tool names what an edit took out
+    for c in result.changes:
+        if c["op"] == "replace" and "replaced_entry" not in payload:
+            payload["replaced_entry"] = c["old"]["text"]
+        elif c["op"] == "remove" and "removed_entry" not in payload:
+            payload["removed_entry"] = c["entry"]["text"]
     emit(json_out, payload, lambda: _render(result))
 
 
@@ -149,8 +155,10 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
                                "entries": s.entries} for s in shown]}, human)
 
 
-@command("apply", arg("file", "A JSON list of operations, or - for stdin."), TARGET, PROJECT, UNSAFE)
-def apply_cmd(file: str, target: str, project: str | None, allow_unsafe: bool, json_out: bool) -> None:
+@command("apply", arg("file", "A JSON list of operations, or - for stdin.", required=False), TARGET,
+         PROJECT, opt("ops", help="The operations as JSON text, instead of FILE."), UNSAFE)
+def apply_cmd(file: str | None, target: str, project: str | None, ops: str | None, allow_unsafe: bool,
+              json_out: bool) -> None:
     """Apply a batch of add/replace/remove operations all-or-nothing.
 
     The limit is checked on the final state only, so one batch can free room and add.
@@ -165,19 +173,21 @@ def apply_cmd(file: str, target: str, project: str | None, allow_unsafe: bool, j
     from optmem import fsio, memory
     from optmem.errors import UsageError
 
-    raw = read_arg(file, "FILE") if file == "-" else fsio.read_text(Path(file))
+    if (file is None) == (ops is None):
+        raise UsageError("give the operations as FILE (or - for stdin), or as --ops JSON — one of them")
+    raw = ops if ops is not None else (read_arg(file, "FILE") if file == "-" else fsio.read_text(Path(file or "")))
     if raw is None:
         raise UsageError(f"no such file: {file}")
     try:
-        ops = json.loads(raw)
+        batch = json.loads(raw)
     except ValueError as exc:
         raise UsageError(f"{file} is not JSON: {exc}") from exc
     except RecursionError as exc:
         raise UsageError(f"{file} is nested too deeply to be a list of operations") from exc
-    if isinstance(ops, dict):
-        ops = ops.get("ops") or [ops]
-    if not isinstance(ops, list):
+    if isinstance(batch, dict):
+        batch = batch.get("ops") or batch.get("operations") or [batch]
+    if not isinstance(batch, list):
         raise UsageError("apply takes a JSON list of operations")
     vault = get_vault(write=True)
-    _finish(json_out, memory.apply(vault, ops, target=target, project=project,
+    _finish(json_out, memory.apply(vault, batch, target=target, project=project,
                                    domain=env_domain(None), allow_unsafe=allow_unsafe))

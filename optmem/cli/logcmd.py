@@ -9,7 +9,7 @@ from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 
 DOMAIN = opt("domain", "--domain", "-d", help="Agent or area (else OPTMEM_DOMAIN, config, `default`).")
 PROJECT = opt("project", "--project", "-p", help="Project name.")
-TIER = opt("tier", help="chat | normal | evidence | redline.")
+TIER = opt("tier", help="chat | normal | evidence | redline.", choices=("chat", "normal", "evidence", "redline"))
 REDLINE = flag("redline", help="A locked rule: tier redline.")
 EVIDENCE = opt("evidence", help="Where it came from (URL, file, commit).")
 SOURCE = opt("source", help="Who wrote it (agent, tool).")
@@ -38,8 +38,10 @@ def render_record(rec: dict[str, Any]) -> str:
          opt("kind", default="note", help="note, decision, commit, …"), TIER, REDLINE,
          opt("tag", multiple=True, help="A tag (repeatable)."),
          opt("key", help="Fact key: a newer record with it supersedes this one."),
-         opt("ttl", help="Expire after 30m, 12h, 7d, 2w …"), EVIDENCE, SOURCE, SESSION,
-         opt("on_similar", help="skip | store | supersede a near duplicate."), UNSAFE)
+         opt("ttl", help="Expire after a duration: a number with s, m, h, d or w (30m, 12h, 7d, 2w)."),
+         EVIDENCE, SOURCE, SESSION,
+         opt("on_similar", help="skip | store | supersede a near duplicate.", choices=("skip", "store", "supersede")),
+         UNSAFE)
 def append(text: str, domain: str | None, project: str | None, kind: str, tier: str | None,
            redline: bool, tag: list[str] | None, key: str | None, ttl: str | None,
            evidence: str | None, source: str | None, session: str | None, on_similar: str | None,

@@ -46,6 +46,9 @@ def mcp(json_out: bool) -> None:
     """
     from optmem.integrations.mcp import build_server
 
+    from optmem.cli.common import get_vault
+
+    get_vault(write=True)  # an agent's memory that is still empty is a vault, not an error
     vault_opt = STATE.vault_opt
     for module, _ in set(COMMANDS.values()):
         importlib.import_module(f"optmem.cli.{module.lstrip('@')}")

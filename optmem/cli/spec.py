@@ -31,6 +31,7 @@ class Param(NamedTuple):
     multiple: bool = False
     metavar: str | None = None
     required: bool = False
+    choices: tuple[str, ...] | None = None   # the values it takes (for MCP schemas; the core checks)
 
     @property
     def is_argument(self) -> bool:
@@ -76,8 +77,10 @@ def arg(name: str, help: str, *, metavar: str | None = None, required: bool = Tr
 
 
 def opt(name: str, *decls: str, help: str, type: type = str, default: Any = None,
-        multiple: bool = False, metavar: str | None = None) -> Param:
-    return Param(name, decls or ("--" + name.replace("_", "-"),), type, default, help, multiple, metavar)
+        multiple: bool = False, metavar: str | None = None,
+        choices: tuple[str, ...] | None = None) -> Param:
+    return Param(name, decls or ("--" + name.replace("_", "-"),), type, default, help, multiple, metavar,
+                 False, choices)
 
 
 def flag(name: str, *decls: str, help: str) -> Param:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from types import GenericAlias
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from optmem.errors import OptmemError, UsageError
 
@@ -50,24 +50,39 @@ def _server_class() -> Any:
         raise UsageError("the MCP server needs the optional extra: pip install 'optmem[mcp]'") from exc
 
 
+def _one_op(op: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps([op], ensure_ascii=False)
+
+
 def _arg_name(p: Any) -> str:
     """A tool argument's name: the CLI's option name, or a positional argument's metavar."""
     return (p.metavar or p.name).lower() if p.is_argument else p.name
 
 
+# a domain and a tag take one type in every tool: a name, or a list of names
+LISTY = ("domain", "tag")
+
+
 def _annotation(p: Any) -> tuple[Any, Any]:
     """(type, default) of one declared parameter as a tool argument, described by its help."""
+    from typing import Literal
+
     from pydantic import Field
 
-    if p.multiple:
-        kind: Any = GenericAlias(list, (p.type,)) | None
+    base: Any = Literal[p.choices] if getattr(p, "choices", None) else p.type
+    if p.name in LISTY:
+        kind: Any = str | GenericAlias(list, (str,)) | None
         default: Any = None
+    elif p.multiple:
+        kind, default = GenericAlias(list, (base,)) | None, None
     elif p.type is bool:
         kind, default = bool, False
     elif p.is_argument and p.required:
-        kind, default = p.type, inspect.Parameter.empty
+        kind, default = base, inspect.Parameter.empty
     else:
-        kind, default = (p.type if p.default is not None else p.type | None), p.default
+        kind, default = (base if p.default is not None else base | None), p.default
     # over MCP, "-" is plain text: the server's stdin is the protocol stream
     return Annotated[kind, Field(description=p.help.replace(" (- reads stdin)", ""))], default
 
@@ -80,6 +95,11 @@ def argv(command: str, params: list[Any], values: dict[str, Any]) -> list[str]:
         value = values.get(_arg_name(p))
         if value is None or value is False:
             continue
+        if p.name in LISTY:
+            given = value if isinstance(value, list) else [value]
+            if not p.multiple and len(given) > 1:
+                raise UsageError(f"{p.name} takes one name in this tool, not {len(given)}")
+            value = given if p.multiple else given[0]
         if p.is_argument:
             args += [str(v) for v in value] if p.multiple else [str(value)]
         elif value is True:
@@ -104,20 +124,51 @@ def _tool(command: str, params: list[Any], summary: str, call: Call,
           refuse: Callable[[OptmemError], str]) -> Callable[..., str]:
     """A function with the command's parameters as its signature, for the MCP SDK to describe."""
 
-    def tool(**values: Any) -> str:
+    def tool(**values: Any) -> Any:
         refusal = agent_refusal(values)
         if refusal is not None:
-            return refuse(refusal)
-        return call(argv(command, params, values))
+            return as_result(refuse(refusal))
+        try:
+            line = argv(command, params, values)
+        except OptmemError as err:
+            return as_result(refuse(err))
+        return as_result(call(line))
 
     sig = []
     for p in params:
         annotation, default = _annotation(p)
         sig.append(inspect.Parameter(_arg_name(p), inspect.Parameter.KEYWORD_ONLY, default=default,
                                      annotation=annotation))
-    tool.__signature__ = inspect.Signature(sig, return_annotation=str)  # type: ignore[attr-defined]
+    tool.__signature__ = inspect.Signature(sig)  # type: ignore[attr-defined]
     tool.__doc__ = summary
     return tool
+
+
+def as_result(text: str) -> Any:
+    """A tool's result: the command's JSON as text and as structured content, with isError set
+    when the command refused (its JSON says "ok": false)."""
+    import json
+
+    try:
+        from mcp.types import CallToolResult
+    except ImportError:  # an SDK without it: the JSON text alone
+        return text
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        obj = None
+    return CallToolResult.model_validate({  # by the protocol's own field names, in any SDK version
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": obj if isinstance(obj, dict) else None,
+        "isError": isinstance(obj, dict) and obj.get("ok") is False})
+
+
+def _register(app: Any, fn: Any, name: str | None = None) -> None:
+    """Add a tool whose result is built here (not wrapped into {"result": …} by the SDK)."""
+    try:
+        app.tool(name=name, structured_output=False)(fn)
+    except TypeError:  # an SDK that does not know structured_output
+        app.tool(name=name)(fn)
 
 
 def summary(help_text: str) -> str:
@@ -131,25 +182,37 @@ def build_server(commands: Mapping[str, Any], call: Call, refuse: Callable[[Optm
     (an error as the CLI's --json prints it)."""
     app = _server_class()("optmem", instructions=INSTRUCTIONS)
 
-    @app.tool()
-    def memory(action: str, target: str = "memory", content: str | None = None,
+    def memory(action: Literal["add", "replace", "remove", "read"] | None = None,
+               target: Literal["memory", "user"] = "memory", content: str | None = None,
                old_text: str | None = None, new_text: str | None = None,
-               project: str | None = None) -> str:
-        """Edit bounded hot memory (MEMORY.md / USER.md): action add (content), replace
-        (old_text → new_text, only the matched span changes) or remove (old_text)."""
+               operations: list[dict[str, Any]] | None = None, project: str | None = None) -> Any:
+        """Edit bounded hot memory (MEMORY.md / USER.md, or a project's MEMORY.md) — Hermes Agent's
+        memory tool arguments. action add: `content` is the new entry. replace: the entry holding
+        `old_text` becomes `content` (the whole entry), or only the matched span becomes `new_text`.
+        remove: the entry holding `old_text`. read: the file with entry ids. `operations`: a list
+        of {action, content?, old_text?, new_text?} applied all-or-nothing, the limit checked on
+        the final state. Results carry success, and replaced_entry / removed_entry."""
         where = ["--target", target] + (["--project", project] if project else [])
-        if action == "add":
-            return call(["add", *where, "--", content or ""])
-        if action == "replace":
-            return call(["replace", *where, "--", old_text or "", new_text or ""])
-        if action == "remove":
-            return call(["remove", *where, "--", old_text or ""])
-        if action in ("read", "show"):
-            return call(["show", *where])
-        return refuse(UsageError(f"action must be add, replace, remove or read, not {action!r}"))
+        if operations:
+            import json
 
+            return as_result(call(["apply", *where, "--ops", json.dumps(operations, ensure_ascii=False)]))
+        if action == "add":
+            return as_result(call(["add", *where, "--", content or ""]))
+        if action == "replace":
+            if content is not None and new_text is None:  # Hermes: the whole entry becomes content
+                return as_result(call(["apply", *where, "--ops", _one_op(
+                    {"action": "replace", "old_text": old_text, "content": content})]))
+            return as_result(call(["replace", *where, "--", old_text or "", new_text or ""]))
+        if action == "remove":
+            return as_result(call(["remove", *where, "--", old_text or ""]))
+        if action in ("read", "show"):
+            return as_result(call(["show", *where]))
+        return as_result(refuse(UsageError(f"action must be add, replace, remove or read, not {action!r}")))
+
+    _register(app, memory)
     for name, (command, hidden) in TOOLS.items():
         cmd = commands[command]
         params = [p for p in cmd.params if p.name not in (*NEVER, *hidden)]
-        app.tool(name=name)(_tool(command, params, summary(cmd.help), call, refuse))
+        _register(app, _tool(command, params, summary(cmd.help), call, refuse), name)
     return app
