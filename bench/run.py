@@ -4,6 +4,7 @@
     python bench/run.py --quick          # small sizes, few repeats (a smoke run)
     python bench/run.py --only search --sizes 10000,100000
     python bench/run.py --only compact
+    python bench/run.py --only hooks         # what the git hooks add to a commit
 
 Machines are noisy, so each target is a ratio to an anchor that runs right beside it:
 * start-up: `python -c "import typer"`;
@@ -133,6 +134,30 @@ def bench_compact(size: int, work: Path) -> list[Row]:
             ("optmem compact again (nothing new)", again, "—", 0.0, "info", "")]
 
 
+def bench_hooks(repeat: int, work: Path) -> list[Row]:
+    """What the git hooks add to a commit: `git commit` with and without them, whole processes."""
+    repo, vault = work / "repo", work / "hookvault"
+    git_env = {**clean_env(), "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
+               "GIT_COMMITTER_EMAIL": "b@x", "GIT_CONFIG_NOSYSTEM": "1"}
+    repo.mkdir()
+    subprocess.run(["git", "-C", str(repo), "init", "-q"], check=True, env=git_env)
+
+    def commits(n: int) -> float:
+        times = []
+        for i in range(n):
+            (repo / "f.txt").write_text(f"{time.time()} {i}")
+            subprocess.run(["git", "-C", str(repo), "add", "f.txt"], check=True, env=git_env)
+            times.append(run(["git", "-C", str(repo), "commit", "-q", "-m", f"change {i}"], git_env)[0])
+        return statistics.median(times)
+
+    bare = commits(repeat)
+    write_log(vault / "LOG.jsonl", 10_000)
+    run(OPTMEM + ["--vault", str(vault), "hooks", "install", "--repo", str(repo)])
+    hooked = commits(repeat)
+    return [("git commit with optmem's hooks (10k-record vault)", hooked, "git commit without", bare,
+             "info", "the hook's cost: one optmem process")]
+
+
 def table(rows: list[Row]) -> str:
     out = ["| measurement | value | anchor | anchor ms | ratio | target | note |",
            "| --- | ---: | --- | ---: | ---: | --- | --- |"]
@@ -146,7 +171,7 @@ def table(rows: list[Row]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
-    ap.add_argument("--only", choices=["startup", "search", "compact"], action="append")
+    ap.add_argument("--only", choices=["startup", "search", "compact", "hooks"], action="append")
     ap.add_argument("--sizes", help="comma-separated record counts for search (default 10k,100k,1M)")
     ap.add_argument("--repeat", type=int, help="runs per measurement (median taken)")
     args = ap.parse_args()
@@ -163,6 +188,8 @@ def main() -> None:
             rows += found + extra
         if not args.only or "compact" in args.only:
             rows += bench_compact(10_000 if args.quick else 100_000, work)
+        if not args.only or "hooks" in args.only:
+            rows += bench_hooks(repeat, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}")

@@ -146,12 +146,34 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
                 "merge_conflict", hot.name, "holds git's conflict markers (<<<<<<< … >>>>>>>): keep the "
                 "entries you want and delete the marker lines; `optmem hooks install` adds a merge "
                 "driver so hot files merge entry by entry"))
+        for mine, theirs in _merged_both_ways(vault, hot):
+            report.problems.append(Problem(
+                "merge_conflict", hot.name, f"a git merge kept two edits of one entry: {mine[:60]!r} and "
+                f"{theirs[:60]!r}; keep the right one (`optmem remove` the other)"))
         u = hot.usage()
         if u.chars > u.limit:
             report.problems.append(Problem(
                 "over_limit", hot.name, f"{u.chars:,} of {u.limit:,} characters; consolidate with "
                 "`optmem replace` / `optmem remove`"))
         _check_drift(vault, hot, journals.get(hot.name, {}), report)
+
+
+def _merged_both_ways(vault: Vault, hot: memory.HotFile) -> list[tuple[str, str]]:
+    """Entries the merge driver kept in both versions (edited on both sides), while both are
+    still in the file."""
+    import json
+
+    raw = fsio.read_text(vault.cache_dir / "merge-conflicts.jsonl") if vault.cache_dir.is_dir() else None
+    out = []
+    for line in (raw or "").splitlines():
+        try:
+            c = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(c, dict) and c.get("file") == hot.name and c.get("ours") in hot.entries \
+                and c.get("theirs") in hot.entries:
+            out.append((c["ours"], c["theirs"]))
+    return out
 
 
 def _check_drift(vault: Vault, hot: memory.HotFile, journal: dict[str, tuple[str, str]],

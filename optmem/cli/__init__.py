@@ -31,8 +31,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "stats": ("maint", "Show what the vault holds: counts, current/superseded/expired/forgotten, health rates, sizes."),
     "purge": ("maint", "Delete records physically — the only command that does; refuses without --yes."),
     "hooks": ("@agentcmd", "Install git and Claude Code hooks: install, uninstall, claude-code."),
-    "hook": ("@agentcmd", "Hook entry points run by git and agents: git-commit, claude-code."),
+    "hook": ("@agentcmd", "Hook entry points run by git and agents: git-commit, git-rewrite, claude-code."),
     "mcp": ("mcpserve", "Serve the vault to agents over MCP (stdio); needs the optmem[mcp] extra."),
+    "merge-driver": ("agentcmd", "Merge a hot-memory file entry by entry (git runs this; `init` and `hooks install` set it up)."),
     "eval": ("maint", "Run a fixed query set on a copy of the vault: recall@k, MRR, stale rate; compare with a baseline."),
 }
 

@@ -4,17 +4,19 @@ import sys
 from typing import Any
 
 from optmem.cli.common import dumps, echo, emit, get_vault, note
-from optmem.cli.spec import command, flag, opt
+from optmem.cli.spec import CommandExit, arg, command, flag, opt
 
 REPO = opt("repo", help="The git repository (default: the current folder's).")
 
 
 @command("hooks install", REPO)
 def hooks_install(repo: str | None, json_out: bool) -> None:
-    """Install a git post-commit hook that records every commit in the vault.
+    """Install git hooks that record every commit in the vault (post-commit, post-merge, post-rewrite).
 
-    An existing post-commit hook is kept and still runs. The hook names this vault and this
-    optmem by absolute path, and never blocks a commit.
+    Existing hooks are kept and still run. The hooks name this vault and this optmem by absolute
+    path, never block git, and record a commit once (an amend or a rebase supersedes the old
+    record). A repository hooked for another vault is re-pointed at this one. When the vault
+    itself is in a git work tree, its hot files get the entry-by-entry merge driver.
 
     \b
     Example:
@@ -24,7 +26,9 @@ def hooks_install(repo: str | None, json_out: bool) -> None:
 
     from optmem.integrations import git
 
-    res = git.install_git_hook(get_vault(write=True), Path(repo or "."))
+    vault = get_vault(write=True)
+    res = git.install_git_hook(vault, Path(repo or "."))
+    git.install_merge_driver(vault)
     emit(json_out, {"status": res.status, "hook": res.hook, "chained": res.chained, "vault": res.vault},
          lambda: f"{res.status.replace('_', ' ')}: {res.hook}" + (f" (your hook still runs: {res.chained})" if res.chained else ""))
 
@@ -79,6 +83,49 @@ def hook_git_commit(repo: str | None, domain: str, json_out: bool) -> None:
                     note, "commit not recorded")  # the commit is already made
     if got is not None:
         emit(json_out, got, lambda: None)
+
+
+@command("hook git-rewrite", REPO, opt("domain", "--domain", "-d", default="code", help="Domain of the records."))
+def hook_git_rewrite(repo: str | None, domain: str, json_out: bool) -> None:
+    """Record rewritten commits ("<old sha> <new sha>" lines on stdin, what git hands the
+    post-rewrite hook after an amend or a rebase): each new commit supersedes the old one's record.
+
+    \b
+    Example:
+      echo "$OLD $NEW" | optmem hook git-rewrite --repo .
+    """
+    from pathlib import Path
+
+    from optmem.integrations import fail_open, git
+
+    pairs = sys.stdin.read()
+    got = fail_open(lambda: git.record_rewrites(get_vault(write=True), Path(repo or "."), pairs, domain),
+                    note, "rewritten commits not recorded")
+    if got is not None:
+        emit(json_out, {"commits": got}, lambda: None)
+
+
+@command("merge-driver", arg("base", "The common ancestor's version (%O)."),
+         arg("ours", "Our version, where the result goes (%A)."),
+         arg("theirs", "Their version (%B)."), arg("path", "The file's path in the repository (%P).", required=False))
+def merge_driver(base: str, ours: str, theirs: str, path: str | None, json_out: bool) -> None:
+    """Merge a hot-memory file entry by entry (git runs this; `init` and `hooks install` set it up).
+
+    Our entries, then their new ones; an entry either side removed stays removed; an entry
+    edited on both sides keeps both versions and `optmem doctor` reports them — never conflict
+    markers.
+
+    \b
+    Example:
+      git config merge.optmem-hot.driver "optmem merge-driver %O %A %B %P"
+    """
+    from pathlib import Path
+
+    from optmem.errors import INTERNAL
+    from optmem.integrations import git
+
+    if git.run_merge_driver(Path(base), Path(ours), Path(theirs), path or Path(ours).name) != 0:
+        raise CommandExit(INTERNAL)
 
 
 @command("hook claude-code", opt("budget", type=int, default=4000, help="Context size for SessionStart."))

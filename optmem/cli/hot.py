@@ -21,9 +21,12 @@ def init(path: str | None, json_out: bool) -> None:
     Example:
       optmem init ~/.hermes/memories
     """
+    from optmem.integrations.git import install_merge_driver
     from optmem.vault import init as do_init
 
-    result = do_init(resolve_vault(path))
+    vault = resolve_vault(path)
+    result = do_init(vault)
+    result = result._replace(created=result.created + install_merge_driver(vault))
     emit(json_out, {"vault": result.vault, "created": result.created},
          lambda: f"vault ready at {result.vault}"
          + (f" (added: {', '.join(result.created)})" if result.created else " (nothing to add)"))

@@ -1,13 +1,18 @@
-"""Git: the post-commit hook that records every commit in the log.
+"""Git: hooks that record every commit in the log, and the merge driver for hot files.
 
-`install_git_hook` puts a `post-commit` hook in a repository that records each commit in the
-log (domain `code`, project = the repository folder, kind `commit`, the sha as evidence, the
-subject as text, the changed paths as detail). An existing hook is kept and still runs first;
-`uninstall_git_hook` restores exactly what was there. The hook never blocks a commit.
+`install_git_hook` puts three hooks in a repository: `post-commit` and `post-merge` record HEAD
+(domain `code`, project = the repository folder, kind `commit`, the sha as evidence and key, the
+subject as text, the changed paths as detail); `post-rewrite` (an amend, a rebase) records each
+new commit as superseding its pre-rewrite record. A commit already recorded is never recorded
+again. Hooks that were there are kept and still run first; `uninstall_git_hook` restores exactly
+what was there. The hooks never block git.
+
+`merge_hot` is the merge driver for hot-memory files: it merges entry sets (see there).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -21,9 +26,10 @@ from optmem.errors import UsageError
 from optmem.record import COMMIT
 from optmem.vault import NAME_RE, Vault
 
-BEGIN = "# >>> optmem post-commit hook"
+HOOKS = ("post-commit", "post-merge", "post-rewrite")
+BEGIN = "# >>> optmem"
 END = "# <<< optmem"
-CHAINED = "post-commit.optmem-chained"
+VAULT_LINE = "# optmem vault: "
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -62,64 +68,203 @@ def optmem_command() -> str:
 
 @dataclass(frozen=True)
 class HookResult:
-    status: str          # installed | already_installed | uninstalled | not_installed
+    status: str          # installed | updated | already_installed | uninstalled | not_installed
     hook: str
     chained: str | None
     vault: str | None = None
 
 
-def install_git_hook(vault: Vault, repo: Path) -> HookResult:
-    """Install the post-commit hook in `repo`, keeping (and still running) any existing hook."""
-    root = repo_root(repo)
-    hooks = _hooks_dir(root)
-    hook = hooks / "post-commit"
-    existing = fsio.read_text(hook) if hook.exists() else None
-    if existing is not None and BEGIN in existing:
-        return HookResult("already_installed", str(hook), str(hooks / CHAINED) if (hooks / CHAINED).exists() else None,
-                          str(vault.root))
-    chained = None
-    if hook.exists():
-        fsio.move(hook, hooks / CHAINED)  # kept byte for byte, mode included; runs first
-        chained = str(hooks / CHAINED)
-    script = "\n".join([
+def _chained(hook: Path) -> Path:
+    return hook.with_name(hook.name + ".optmem-chained")
+
+
+def _script(hook: str, vault: Vault) -> str:
+    chained = f"{hook}.optmem-chained"
+    event = {"post-commit": "git-commit", "post-merge": "git-commit", "post-rewrite": "git-rewrite"}[hook]
+    takes_stdin = hook == "post-rewrite"  # git hands it "<old> <new>" lines
+    feed = 'printf "%s\\n" "$input" | ' if takes_stdin else ""
+    return "\n".join([
         "#!/bin/sh",
-        f"{BEGIN} (remove it with `optmem hooks uninstall`)",
-        f'if [ -x "$(dirname "$0")/{CHAINED}" ]; then "$(dirname "$0")/{CHAINED}" "$@"; fi',
+        f"{BEGIN} {hook} hook (remove it with `optmem hooks uninstall`)",
+        f"{VAULT_LINE}{vault.root}",
+        'input=$(cat)' if takes_stdin else ":",
+        f'if [ -x "$(dirname "$0")/{chained}" ]; then {feed}"$(dirname "$0")/{chained}" "$@"; fi',
         "status=$?",
-        # the commit is already made: record it, never fail it; errors go to stderr
-        f"{optmem_command()} --vault {shlex.quote(str(vault.root))} hook git-commit "
-        f'--repo "$(git rev-parse --show-toplevel)" || echo "optmem: this commit was not recorded" >&2',
+        # git's work is done: record it, never fail it; errors go to stderr
+        f"{feed}{optmem_command()} --vault {shlex.quote(str(vault.root))} hook {event} "
+        f'--repo "$(git rev-parse --show-toplevel)" || echo "optmem: not recorded" >&2',
         "exit $status",
         END, ""])
-    fsio.atomic_write(hook, script, mode=0o755)  # git runs hooks: executable
-    return HookResult("installed", str(hook), chained, str(vault.root))
+
+
+def install_git_hook(vault: Vault, repo: Path) -> HookResult:
+    """Install the hooks in `repo`, keeping (and still running) any existing ones; a repository
+    already hooked for another vault is re-pointed at this one."""
+    root = repo_root(repo)
+    hooks = _hooks_dir(root)
+    statuses = []
+    for name in HOOKS:
+        hook = hooks / name
+        existing = fsio.read_text(hook) if hook.exists() else None
+        if existing is not None and BEGIN in existing:
+            if f"{VAULT_LINE}{vault.root}\n" in existing:
+                statuses.append("already_installed")
+                continue
+            statuses.append("updated")  # hooked for another vault: the new one wins
+        else:
+            if hook.exists():
+                fsio.move(hook, _chained(hook))  # kept byte for byte, mode included; runs first
+            statuses.append("installed")
+        fsio.atomic_write(hook, _script(name, vault), mode=0o755)  # git runs hooks: executable
+    status = "installed" if "installed" in statuses else ("updated" if "updated" in statuses else "already_installed")
+    first = hooks / HOOKS[0]
+    return HookResult(status, str(first), str(_chained(first)) if _chained(first).exists() else None,
+                      str(vault.root))
 
 
 def uninstall_git_hook(repo: Path) -> HookResult:
-    """Remove our hook and put back exactly what was there before."""
+    """Remove our hooks and put back exactly what was there before."""
     root = repo_root(repo)
     hooks = _hooks_dir(root)
-    hook = hooks / "post-commit"
-    current = fsio.read_text(hook) if hook.exists() else None
-    if current is None or BEGIN not in current:
-        return HookResult("not_installed", str(hook), None)
-    chained = hooks / CHAINED
-    if chained.exists():
-        fsio.move(chained, hook)
-        return HookResult("uninstalled", str(hook), str(hook))
-    fsio.remove_file(hook)
-    return HookResult("uninstalled", str(hook), None)
+    removed, restored = False, None
+    for name in HOOKS:
+        hook = hooks / name
+        current = fsio.read_text(hook) if hook.exists() else None
+        if current is None or BEGIN not in current:
+            continue
+        removed = True
+        if _chained(hook).exists():
+            fsio.move(_chained(hook), hook)
+            restored = restored or str(hook)
+        else:
+            fsio.remove_file(hook)
+    first = str(hooks / HOOKS[0])
+    return HookResult("uninstalled" if removed else "not_installed", first, restored)
 
 
-def record_commit(vault: Vault, repo: Path, domain: str = "code") -> dict[str, Any]:
-    """Append the repository's HEAD commit to the log (what the post-commit hook runs)."""
+def _commit(root: Path, rev: str) -> tuple[str, str, str, list[str]]:
+    sha, subject, author = _git(root, "log", "-1", "--format=%H%x00%s%x00%an", rev).rstrip("\n").split("\x00")
+    paths = [p for p in _git(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "--root", "-m",
+                             "--first-parent", sha).splitlines() if p]
+    return sha, subject, author, paths
+
+
+def _recorded(vault: Vault, key: str, domain: str, project: str) -> str | None:
+    """The id of the record of a commit already in the log (its key is `commit:<sha>`)."""
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        rows = idx.key_group(key, domain, project)
+        return max(rows, key=lambda r: r.n).id if rows else None
+
+
+def record_commit(vault: Vault, repo: Path, domain: str = "code", rev: str = "HEAD",
+                  supersedes: str | None = None) -> dict[str, Any]:
+    """Append a commit (HEAD by default) to the log, once: what the post-commit and post-merge
+    hooks run. `supersedes` is the sha it replaced (an amend, a rebase): its record is superseded."""
     from optmem import log
 
     root = repo_root(repo)
-    sha, subject, author = _git(root, "log", "-1", "--format=%H%x00%s%x00%an").rstrip("\n").split("\x00")
-    paths = [p for p in _git(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "--root", "HEAD").splitlines() if p]
-    res = log.append(vault, log.Draft(subject or f"commit {sha[:12]}", domain=domain,
-                                      project=project_name(root.name, vault.settings.projects),
-                                      kind=COMMIT, evidence=sha, source=f"git:{author}",
-                                      extra={"paths": paths[:200], "files": len(paths)}), gate=False)
-    return {"id": res.id, "sha": sha, "subject": subject, "files": len(paths)}
+    sha, subject, author, paths = _commit(root, rev)
+    project = project_name(root.name, vault.settings.projects)
+    key = f"commit:{sha}"
+    already = _recorded(vault, key, domain, project)
+    old = _recorded(vault, f"commit:{supersedes}", domain, project) if supersedes else None
+    if already is not None and old is None:
+        return {"id": already, "sha": sha, "subject": subject, "files": len(paths), "status": "duplicate"}
+    corrects = [x for x in (old, already) if x]
+    res = log.append(vault, log.Draft(subject or f"commit {sha[:12]}", domain=domain, project=project,
+                                      kind=COMMIT, key=key, evidence=sha, source=f"git:{author}",
+                                      corrects=corrects, extra={"paths": paths[:200], "files": len(paths)}),
+                     gate=False)
+    return {"id": res.id, "sha": sha, "subject": subject, "files": len(paths),
+            "status": "rewritten" if corrects else "recorded"}
+
+
+def record_rewrites(vault: Vault, repo: Path, pairs: str, domain: str = "code") -> list[dict[str, Any]]:
+    """What post-rewrite runs: each "<old sha> <new sha>" line records the new commit as
+    superseding the old one's record."""
+    out = []
+    for line in pairs.splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            out.append(record_commit(vault, repo, domain, rev=parts[1], supersedes=parts[0]))
+    return out
+
+
+# -- the merge driver for hot files ----------------------------------------------------------
+GIT_DRIVER = "optmem-hot"
+HOT_ATTRIBUTES = ("MEMORY.md", "USER.md", "projects/*/MEMORY.md")
+CONFLICTS = "merge-conflicts.jsonl"
+
+
+def merge_hot(base: str, ours: str, theirs: str) -> tuple[str, list[tuple[str, str]]]:
+    """Merge three versions of a hot file entry by entry: our entries in order, then their new
+    ones; an entry either side removed stays removed. An entry edited on both sides keeps both
+    edits (returned as conflicts for doctor to report) — never conflict markers."""
+    from optmem import memory
+
+    _, b, _ = memory.parse(base)
+    front, o, final_newline = memory.parse(ours)
+    _, t, _ = memory.parse(theirs)
+    removed = {e for e in b if e not in o or e not in t}
+    merged = [e for e in o if e not in removed] + [e for e in t if e not in o and e not in b]
+    edited_ours = [e for e in o if e not in b]
+    edited_theirs = [e for e in t if e not in b]
+    conflicts: list[tuple[str, str]] = []
+    for gone in (e for e in b if e not in o and e not in t):
+        mine = [e for e in edited_ours if _close(e, gone)]
+        other = [e for e in edited_theirs if _close(e, gone)]
+        conflicts += [(m, x) for m in mine for x in other if m != x]
+    hot = memory.HotFile("memory", "merged", Path("."), 0, list(dict.fromkeys(merged)), front, final_newline,
+                         "\r\n" if "\r\n" in ours else "\n")
+    return hot.render(), conflicts
+
+
+def _close(a: str, b: str) -> bool:
+    """Two versions of one entry: similar enough that one is an edit of the other."""
+    from difflib import SequenceMatcher
+
+    return SequenceMatcher(None, a, b).ratio() >= 0.5
+
+
+def run_merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> int:
+    """`git merge` calls this for a hot file (`path`, from the repository's top): the merged file
+    goes to `ours`; exit 0 (merged). Entries edited on both sides are noted in the vault's
+    .cache/ for doctor to report."""
+    text, conflicts = merge_hot(*(p.read_text("utf-8") if p.exists() else "" for p in (base, ours, theirs)))
+    ours.write_text(text, "utf-8")
+    if conflicts:
+        parts = Path(path).parts
+        inside = 3 if len(parts) >= 3 and parts[-3] == "projects" else 1  # projects/<name>/MEMORY.md
+        vault_root, name = Path(*parts[:-inside]) if len(parts) > inside else Path("."), "/".join(parts[-inside:])
+        note = vault_root / ".cache" / CONFLICTS  # git runs drivers at the top of the work tree
+        fsio.append_bytes(note, "".join(json.dumps({"file": name, "ours": m, "theirs": t}, ensure_ascii=False) + "\n"
+                                        for m, t in conflicts).encode("utf-8"))
+    return 0
+
+
+def install_merge_driver(vault: Vault) -> list[str]:
+    """When the vault is inside a git work tree: hot files merge entry by entry (the vault's
+    .gitattributes names the driver; this clone's git config defines it). Returns what it added."""
+    added: list[str] = []
+    try:
+        root = repo_root(vault.root)
+    except (UsageError, OSError):
+        return added
+    attributes = vault.root / ".gitattributes"
+    text = fsio.read_text(attributes) or ""
+    lines = [f"{pattern} merge={GIT_DRIVER}" for pattern in HOT_ATTRIBUTES]
+    missing = [line for line in lines if line not in text.splitlines()]
+    if missing:
+        sep = "" if not text or text.endswith("\n") else "\n"
+        fsio.atomic_write(attributes, text + sep + "\n".join(missing) + "\n", within=vault.root)
+        added.append(".gitattributes")
+    driver = f"{optmem_command()} merge-driver %O %A %B %P"
+    current = subprocess.run(["git", "-C", str(root), "config", "--local", f"merge.{GIT_DRIVER}.driver"],
+                             capture_output=True, text=True).stdout.strip()
+    if current != driver:
+        _git(root, "config", "--local", f"merge.{GIT_DRIVER}.name", "optmem: merge hot-memory entries")
+        _git(root, "config", "--local", f"merge.{GIT_DRIVER}.driver", driver)
+        added.append(f"git config merge.{GIT_DRIVER}")
+    return added

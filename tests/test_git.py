@@ -1,0 +1,136 @@
+"""Git as a client, with stock git (issue 11, items 6–9): hooks for commits, merges and
+rewrites; re-pointing a hooked repository; hot files merged entry by entry on two clones; the
+README's shared-vault recipe run as printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from conftest import run_optmem
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    res = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, input=input,
+                         env={**os.environ, **GIT_ENV}, timeout=60)
+    assert not check or res.returncode == 0, res.stderr
+    return res
+
+
+def commits(vault: Path) -> list[dict]:
+    return [json.loads(x) for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines()
+            if x.strip() and json.loads(x).get("kind") == "commit"]
+
+
+def status_of(rid: str, vault: Path) -> str:
+    return json.loads(run_optmem("--vault", str(vault), "get", rid, "--json").stdout)["record"]["status"]
+
+
+def test_merges_amends_and_rebases_are_recorded_once_and_superseded(tmp_path, vault_path):
+    repo = tmp_path / "svc"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    assert run_optmem("hooks", "install", "--repo", str(repo)).returncode == 0
+    (repo / "a.txt").write_text("a")
+    git(repo, "add", "."), git(repo, "commit", "-qm", "first")
+    git(repo, "checkout", "-qb", "feature")
+    (repo / "b.txt").write_text("b")
+    git(repo, "add", "."), git(repo, "commit", "-qm", "feature work")
+    git(repo, "checkout", "-q", "main")
+    (repo / "c.txt").write_text("c")
+    git(repo, "add", "."), git(repo, "commit", "-qm", "main work")
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "feature")  # post-merge, not post-commit
+    merge_sha = git(repo, "rev-parse", "HEAD").stdout.strip()
+    assert any(c["evidence"] == merge_sha for c in commits(vault_path))
+    before = git(repo, "rev-parse", "HEAD").stdout.strip()
+    git(repo, "commit", "-q", "--amend", "-m", "merge feature (amended)")  # post-commit + post-rewrite
+    after = git(repo, "rev-parse", "HEAD").stdout.strip()
+    recs = commits(vault_path)
+    old = next(c for c in recs if c["evidence"] == before and not c.get("corrects"))
+    current = [c for c in recs if c["evidence"] == after and status_of(c["id"], vault_path) == "current"]
+    assert len(current) == 1 and current[0]["text"] == "merge feature (amended)"
+    assert status_of(old["id"], vault_path) == "superseded"
+    # a commit is recorded once, whoever asks again
+    n = len(commits(vault_path))
+    run_optmem("hook", "git-commit", "--repo", str(repo))
+    assert len(commits(vault_path)) == n
+
+
+def test_installing_for_another_vault_repoints_the_hooks(tmp_path):
+    repo = tmp_path / "web"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    a, b = tmp_path / "vault-a", tmp_path / "vault-b"
+    run_optmem("--vault", str(a), "hooks", "install", "--repo", str(repo))
+    out = json.loads(run_optmem("--vault", str(b), "hooks", "install", "--repo", str(repo), "--json").stdout)
+    assert out["status"] == "updated" and out["vault"] == str(b)
+    (repo / "x").write_text("x")
+    git(repo, "add", "."), git(repo, "commit", "-qm", "goes to b")
+    assert [c["text"] for c in commits(b)] == ["goes to b"]
+    assert not (a / "LOG.jsonl").exists() or not commits(a)
+
+
+def _clone_pair(tmp_path: Path) -> tuple[Path, Path]:
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    one = tmp_path / "one"
+    git(tmp_path, "clone", "-q", str(origin), str(one))
+    assert run_optmem("--vault", str(one), "init").returncode == 0
+    run_optmem("--vault", str(one), "add", "shared: the port is 8080")
+    run_optmem("--vault", str(one), "add", "shared: deploys on Friday")
+    git(one, "add", "-A"), git(one, "commit", "-qm", "vault"), git(one, "push", "-q", "origin", "main")
+    two = tmp_path / "two"
+    git(tmp_path, "clone", "-q", str(origin), str(two))
+    assert run_optmem("--vault", str(two), "init").returncode == 0  # this clone's merge driver
+    return one, two
+
+
+def test_hot_files_merge_entry_by_entry_on_two_clones(tmp_path):
+    one, two = _clone_pair(tmp_path)
+    run_optmem("--vault", str(one), "add", "from one: uses pnpm")
+    run_optmem("--vault", str(one), "remove", "deploys on Friday")
+    run_optmem("--vault", str(two), "add", "from two: editor is vim")
+    git(one, "add", "-A"), git(one, "commit", "-qm", "one"), git(one, "push", "-q", "origin", "main")
+    git(two, "add", "-A"), git(two, "commit", "-qm", "two")
+    git(two, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    text = (two / "MEMORY.md").read_text("utf-8")
+    assert "<<<<<<<" not in text and "=======" not in text
+    entries = [e.strip() for e in text.split("\n§\n") if e.strip()]
+    assert sorted(entries) == sorted(["shared: the port is 8080", "from one: uses pnpm", "from two: editor is vim"])
+    assert json.loads(run_optmem("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
+
+
+def test_an_entry_edited_on_both_sides_keeps_both_and_doctor_says_so(tmp_path):
+    one, two = _clone_pair(tmp_path)
+    run_optmem("--vault", str(one), "replace", "8080", "9090")
+    run_optmem("--vault", str(two), "replace", "8080", "7070")
+    git(one, "add", "-A"), git(one, "commit", "-qm", "one"), git(one, "push", "-q", "origin", "main")
+    git(two, "add", "-A"), git(two, "commit", "-qm", "two")
+    git(two, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    text = (two / "MEMORY.md").read_text("utf-8")
+    assert "<<<<<<<" not in text and "port is 9090" in text and "port is 7070" in text
+    report = json.loads(run_optmem("--vault", str(two), "doctor", "--json").stdout)
+    assert [p["code"] for p in report["problems"]] == ["merge_conflict"]
+    run_optmem("--vault", str(two), "remove", "7070")
+    assert json.loads(run_optmem("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
+
+
+def test_the_readme_shared_vault_recipe_runs_as_printed(tmp_path):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    block = next(b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "# recipe: a vault shared through git" in b)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {**os.environ, **GIT_ENV, "HOME": str(home), "OPTMEM_VAULT": ""}
+    env.pop("OPTMEM_VAULT")
+    res = subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True, env=env,
+                         cwd=str(tmp_path), timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "laptop: the backend listens on 9090" in res.stdout and "desktop: staging listens on 9091" in res.stdout
+    for entry in ("prefers short answers", "uses pnpm", "deploys on Fridays"):
+        assert entry in res.stdout, res.stdout
