@@ -112,6 +112,7 @@ def _linked(idx: Index, row: Row) -> list[Row]:
     if by is not None:
         linked.append(by)
     linked += idx.superseded_by_id(row.id)
+    linked += idx.correcting(row.id)
     for ref in json.loads(row.corrects) if row.corrects else []:
         linked += idx.resolve(ref)[:1]
     if row.key:

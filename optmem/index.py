@@ -190,6 +190,15 @@ class Index:
         """Records that `rid` supersedes (by correction or by key)."""
         return self.rows("r.sup = ? OR r.ksup = ?", (rid, rid))
 
+    def correcting(self, rid: str) -> list[Row]:
+        """Every record whose `corrects` names `rid` — more than one when the record was corrected
+        on two clones and git merged both (a scan of the corrections: for history, not search)."""
+        return self.rows("r.corrects IS NOT NULL AND instr(r.corrects, ?) > 0", (rid,))
+
+    def tombstones(self, rid: str) -> list[Row]:
+        """The `forget` records of a record, oldest first."""
+        return self.rows("r.kind = ? AND r.ref = ? ORDER BY r.n", ("forget", rid.upper()))
+
     def current_redlines(self, now: float, domain: str | None = None) -> list[Row]:
         """Current redlines (of one domain, or all), newest first."""
         current, params = view.is_sql(view.Status.CURRENT, now)

@@ -277,7 +277,13 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
     now = clock.now().timestamp()
     with open_index(vault) as idx:
         row = resolve_one(idx, ref)
-        return Got(idx.view_of(row, now).full(show_unsafe=show_unsafe), idx.warnings())
+        record = idx.view_of(row, now).full(show_unsafe=show_unsafe)
+        tombs = idx.tombstones(row.id) if row.forgotten else []
+        if tombs:  # forgotten is said by the tombstone, whatever else superseded it
+            tomb = idx.record(tombs[-1])
+            record["forgotten_by"] = tomb.id
+            record["forget_reason"] = tomb.extra.get("reason")
+        return Got(record, idx.warnings())
 
 
 @dataclass(frozen=True)

@@ -407,9 +407,10 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
                                               bool(op.get("first"))))
                 else:
                     raise UsageError(f"operation {n}: op must be add, replace or remove, not {kind!r}")
-            except UsageError as exc:
+            except OptmemError as exc:
                 if len(ops) > 1 and not exc.message.startswith("operation"):
-                    exc.message = f"operation {n}: {exc.message}"
+                    exc.message = f"operation {n} ({kind or '?'}): {exc.message}"
+                    exc.context["operation"] = n
                 raise
         usage = hot.usage()
         # over the limit is refused — unless the file was already over (typed by hand) and this

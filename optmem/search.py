@@ -260,7 +260,17 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
     update an older one inside the top `limit`."""
     scored.sort(key=lambda s: (s.row.id, s.row.n), reverse=True)
     scored.sort(key=lambda s: (s.parts.band, -round(s.parts.score, 9), -s.row.tier, -(s.row.ts or 0)))
-    head = scored[: q.limit * 3]
+    # a hot-memory entry is journalled more than once (added, then removed or replaced): one hit
+    # per entry — its best-ranked record
+    seen_entries: set[str] = set()
+    kept = []
+    for s in scored:
+        if s.row.kind == MEMORY and s.row.key:
+            if s.row.key in seen_entries:
+                continue
+            seen_entries.add(s.row.key)
+        kept.append(s)
+    head = kept[: q.limit * 3]
     placed = ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window)
     top = [(head[p.at], p.promoted_over) for p in placed[: q.limit]]
     updates = ranking.updates_first(

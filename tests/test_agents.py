@@ -160,12 +160,23 @@ def test_claude_code_hook_project_mapping_and_fail_open(tmp_path, vault_path):
         assert res.returncode == 0 and res.stdout == "", (garbage, res.stdout, res.stderr)
 
 
-def test_claude_code_settings_snippet(vault_path):
+def test_claude_code_settings_snippet_and_install(tmp_path, vault_path):
     out = run_optmem("hooks", "claude-code", "--print")
     settings = json.loads(out.stdout)
     assert set(settings["hooks"]) == {"SessionStart", "PreCompact", "SessionEnd"}
     cmd = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     assert cmd.startswith(sys.executable) and "hook claude-code" in cmd and str(vault_path) in cmd
+    assert not vault_path.exists()  # --print changes nothing, creates nothing
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    mine = {"model": "x", "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]}}
+    (project / ".claude" / "settings.json").write_text(json.dumps(mine))
+    added = json.loads(run_optmem("hooks", "claude-code", "--json", cwd=project).stdout)["added"]
+    assert set(added) == {"SessionStart", "PreCompact", "SessionEnd"}
+    wired = json.loads((project / ".claude" / "settings.json").read_text())
+    assert wired["model"] == "x" and len(wired["hooks"]["SessionStart"]) == 2  # theirs kept, ours added
+    again = json.loads(run_optmem("hooks", "claude-code", "--json", cwd=project).stdout)
+    assert again["added"] == []
 
 
 # -- MCP ----------------------------------------------------------------------------------------

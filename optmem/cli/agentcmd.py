@@ -3,7 +3,7 @@
 import sys
 from typing import Any
 
-from optmem.cli.common import dumps, echo, emit, get_vault, note
+from optmem.cli.common import dumps, echo, emit, get_vault, note, resolve_vault
 from optmem.cli.spec import CommandExit, arg, command, flag, opt
 
 REPO = opt("repo", help="The git repository (default: the current folder's).")
@@ -50,21 +50,34 @@ def hooks_uninstall(repo: str | None, json_out: bool) -> None:
          lambda: f"{res.status.replace('_', ' ')}: {res.hook}" + (" (the previous hook is back)" if res.chained else ""))
 
 
-@command("hooks claude-code", flag("print", help="Print the settings.json snippet (hooks for SessionStart, PreCompact, SessionEnd)."))
-def hooks_claude_code(print: bool, json_out: bool) -> None:
-    """Print the Claude Code settings that wire its session hooks to this vault.
+@command("hooks claude-code", flag("print", help="Only print the settings snippet; change nothing."),
+         opt("settings", help="The Claude Code settings file to add the hooks to (default: ./.claude/settings.json)."))
+def hooks_claude_code(print: bool, settings: str | None, json_out: bool) -> None:
+    """Wire Claude Code's session hooks (SessionStart, PreCompact, SessionEnd) to this vault.
+
+    Adds them to .claude/settings.json (keeping everything already there), or with --print only
+    prints the snippet.
 
     \b
     Example:
-      optmem hooks claude-code --print >> .claude/settings.json   # then merge by hand
+      optmem --vault ~/.optmem hooks claude-code          # in the project's folder
+      optmem hooks claude-code --print                    # just show what it would add
     """
+    from pathlib import Path
+
     from optmem.integrations import claude_code
 
-    settings = claude_code.claude_code_settings(get_vault(write=True))
-    if json_out:
-        emit(True, {"settings": settings}, lambda: None)
-    else:
-        echo(dumps(settings))
+    if print:
+        snippet = claude_code.claude_code_settings(resolve_vault())  # nothing is created
+        if json_out:
+            emit(True, {"settings": snippet}, lambda: None)
+        else:
+            echo(dumps(snippet))
+        return
+    path = Path(settings or ".claude/settings.json")
+    added = claude_code.install_settings(get_vault(write=True), path)
+    emit(json_out, {"file": str(path), "added": added},
+         lambda: f"{'added the optmem hooks to' if added else 'already wired:'} {path}")
 
 
 @command("hook git-commit", REPO, opt("domain", "--domain", "-d", default="code", help="Domain of the record."))

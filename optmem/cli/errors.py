@@ -41,6 +41,9 @@ def handle(exc: BaseException, argv: list[str]) -> int:
         if isinstance(exc, typer.Exit):
             return int(exc.exit_code)
         if isinstance(exc, typer.TyperException):  # a malformed command line
+            if "--vault" in argv[1:] and "--vault" in exc.format_message():
+                exc.message = (exc.format_message() + " — --vault is a global option: put it before "  # type: ignore[attr-defined]
+                               "the command (optmem --vault PATH search …), or set OPTMEM_VAULT")
             if json_out:
                 echo(error_payload("usage", exc.format_message()))
             else:

@@ -18,7 +18,9 @@ SESSION = opt("session", help="The conversation it came from; records of one ses
 
 def render_record(rec: dict[str, Any]) -> str:
     status = rec["status"]
-    if rec.get("superseded_by"):
+    if rec.get("forgotten_by"):
+        status += f" by {short(rec['forgotten_by'])}" + (f": {rec['forget_reason']}" if rec.get("forget_reason") else "")
+    elif rec.get("superseded_by"):
         status += f" by {short(rec['superseded_by'])}"
     lines = [f"{rec['id']}  [{status}]", f"  {rec['ts']}  {rec['domain']}"
              + (f"/{rec['project']}" if rec.get("project") else "")

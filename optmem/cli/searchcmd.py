@@ -16,7 +16,9 @@ def badges(hit: dict[str, Any]) -> str:
     out = []
     if hit["tier"] == "redline":
         out.append("REDLINE")
-    if hit["status"] == "superseded":
+    if hit["status"] == "superseded" and hit["kind"] == "memory" and not hit["superseded_by"]:
+        out.append("REMOVED")  # a hot-memory entry that was removed
+    elif hit["status"] == "superseded":
         out.append(f"SUPERSEDED by {short(hit['superseded_by'])}" if hit["superseded_by"] else "SUPERSEDED")
     elif hit["status"] in ("expired", "forgotten"):
         out.append(hit["status"].upper())
@@ -34,7 +36,8 @@ def render_hits(result: dict[str, Any]) -> str | None:
         age = clock.age(now - clock.parse_time(h["ts"]).timestamp()) if h["ts"] else "?"
         where = h["domain"] + (f"/{h['project']}" if h["project"] else "")
         text = " ".join(h["text"].split())
-        rows.append((age, where, short(h["id"]), text, badges(h), h.get("explain")))
+        rid = h["id"] if h["kind"] == "summary" else short(h["id"])  # a node id is short and whole
+        rows.append((age, where, rid, text, badges(h), h.get("explain")))
     if not rows:
         return f"no matches for {result['query']!r}"
     if sys.stdout.isatty():

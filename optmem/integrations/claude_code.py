@@ -122,6 +122,33 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
     return {"event": name, "project": project, "ignored": True}
 
 
+def install_settings(vault: Vault, path: Path) -> list[str]:
+    """Add the hooks to a Claude Code settings file, keeping everything in it; returns the events
+    it added (none when they were there). A file that is not a JSON object is not touched."""
+    from optmem import fsio
+
+    raw = fsio.read_text(path)
+    try:
+        current = json.loads(raw) if raw and raw.strip() else {}
+    except ValueError as exc:
+        raise UsageError(f"{path} is not JSON ({exc}); fix it, or add the snippet of "
+                         "`optmem hooks claude-code --print` by hand") from exc
+    if not isinstance(current, dict):
+        raise UsageError(f"{path} is not a JSON object; add the snippet of `--print` by hand")
+    hooks = current.setdefault("hooks", {})
+    added = []
+    for event, entries in claude_code_settings(vault)["hooks"].items():
+        have = hooks.setdefault(event, [])
+        commands = {h.get("command") for e in have if isinstance(e, dict) for h in e.get("hooks", [])
+                    if isinstance(h, dict)}
+        if entries[0]["hooks"][0]["command"] not in commands:
+            have.extend(entries)
+            added.append(event)
+    if added:
+        fsio.atomic_write(path, json.dumps(current, ensure_ascii=False, indent=2) + "\n", mode=0o644)
+    return added
+
+
 def claude_code_settings(vault: Vault) -> dict[str, Any]:
     """The `hooks` block for Claude Code's settings.json."""
     cmd = f"{optmem_command()} --vault {shlex.quote(str(vault.root))} hook claude-code"

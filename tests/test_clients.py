@@ -1,0 +1,91 @@
+"""Smaller findings of driving optmem as its users do (issue 11, items 14–18)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import log_lines, put
+from optmem import memory
+
+
+def test_history_shows_both_branches_of_a_record_corrected_on_two_clones(cli, vault, vault_path, monkeypatch):
+    monkeypatch.setenv("OPTMEM_NOW", "2025-12-01T00:00:00Z")
+    target = put(vault, "the office is on floor 3").id
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:  # what git's union merge leaves
+        for n, floor in ((1, 4), (2, 5)):
+            fh.write(json.dumps({"v": 1, "id": f"01KCLONE{n}000000000000000000"[:26], "ts": f"2026-0{n}-01T00:00:00Z",
+                                 "domain": "default", "kind": "correction", "corrects": [target],
+                                 "text": f"〔更正〕the office is on floor {floor}"}) + "\n")
+    texts = [v["text"] for v in cli.json("history", target)["versions"]]
+    assert texts[0] == "the office is on floor 3"
+    assert {"〔更正〕the office is on floor 4", "〔更正〕the office is on floor 5"} <= set(texts)
+
+
+def test_a_replaced_or_removed_hot_entry_is_one_hit(cli, vault):
+    memory.add(vault, "Package manager is npm")
+    memory.replace(vault, "npm", "pnpm")
+    hits = [h for h in cli.json("search", "package manager")["hits"] if h["text"] == "Package manager is npm"]
+    assert len(hits) == 1 and hits[0]["status"] == "superseded" and hits[0]["superseded_by"]
+    memory.add(vault, "Editor is emacs")
+    memory.remove(vault, "emacs")
+    gone = [h for h in cli.json("search", "editor emacs")["hits"] if "emacs" in h["text"]]
+    assert len(gone) == 1
+    assert "[REMOVED]" in cli("search", "editor emacs").stdout
+
+
+def test_get_names_the_tombstone_and_its_reason(cli, vault):
+    old = put(vault, "the staging host is stage-a").id
+    cli.json("correct", old, "the staging host is stage-b")
+    tomb = cli.json("forget", old, "--reason", "wrong environment")["tombstone"]
+    rec = cli.json("get", old)["record"]
+    assert rec["status"] == "forgotten" and rec["forgotten_by"] == tomb
+    assert rec["forget_reason"] == "wrong environment"
+    assert f"forgotten by {tomb[-8:]}: wrong environment" in cli("get", old).stdout
+
+
+def test_apply_says_which_operation_failed(cli, vault):
+    out = cli.json("apply", "-", input=json.dumps([{"op": "add", "text": "fine"},
+                                                  {"op": "remove", "old": "nothing like this"}]), code=1)
+    assert out["error"]["code"] == "no_match" and out["error"]["operation"] == 2
+    assert out["error"]["message"].startswith("operation 2 (remove):")
+    assert memory.load(vault).entries == []  # all or nothing
+
+
+def test_a_summary_hit_shows_its_whole_node_id(cli, vault, vault_path):
+    (vault_path / "optmem.toml").write_text("[tree]\nrun = 2\nfanout = 2\n")
+    for i in range(4):
+        put(vault, f"deploy note {i}", domain="hermes")
+    cli.json("compact")
+    out = cli("search", "deploy", "--kind", "summary").stdout
+    assert "hermes/L1-0001" in out or "hermes/L2-0001" in out or "hermes/root" in out
+
+
+def test_vault_after_the_command_gets_a_hint(cli, vault):
+    res = cli("search", "x", "--vault", "elsewhere")
+    assert res.exit_code == 2 and "global option" in res.stderr and "before" in res.stderr
+
+
+def test_writing_into_a_plain_folder_adds_the_git_files(cli, tmp_path):
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    assert cli("--vault", str(folder), "append", "first").exit_code == 0
+    assert (folder / ".gitattributes").is_file() and (folder / ".gitignore").is_file()
+    assert log_lines(folder)[0]["text"] == "first"
+
+
+def test_the_readme_tour_runs_top_to_bottom(tmp_path):
+    import os
+    import re
+    import subprocess
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    block = next(b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "# tour:" in b)
+    env = {k: v for k, v in os.environ.items() if k != "OPTMEM_VAULT"}
+    env["TMPDIR"] = str(tmp_path)
+    res = subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
+                         env=env, cwd=str(tmp_path), timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "refused (exit 1)" in res.stdout and "wrong project" in res.stdout
+    assert "前端服务端口改成 3001 了" in res.stdout and "SUPERSEDED" in res.stdout
+    assert "小明搬到上海了" in res.stdout and "no problems" in res.stdout
