@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_optmem
+from conftest import log_lines, run_optmem
 
 DATA = Path(__file__).parent / "data" / "claude_code"
 SESSION = "5b2e8f41-9c3d-4a7e-b1f6-0d8c2a4e6f13"     # the sessionId inside session.jsonl
@@ -109,3 +109,33 @@ def test_blocked_is_what_stayed_broken_and_what_the_user_said_blocks_the_work(tm
     assert h["blocked"] == [WAITING, STUCK, ALEMBIC]
     assert h["next"] == ["TODO: run the pool-size migration on staging once the DB credentials work."]
     assert not any("Exit code" in b or "ReadTimeout" in b or "String to replace" in b for b in h["blocked"])
+
+
+# -- one handoff per session ----------------------------------------------------------------------
+def test_precompact_then_session_end_leave_one_handoff_updated_in_place(tmp_path, repo, vault_path):
+    path = transcript(tmp_path, "session.jsonl")
+    wrote = hook("PreCompact", repo, path)
+    transcript(tmp_path, "after_compact.jsonl")       # compaction appends to the same file
+    again = hook("SessionEnd", repo, path)
+    assert [r["id"] for r in log_lines(vault_path) if r["kind"] == "handoff"] == [wrote["handoff"]]
+    assert (again["status"], again["handoff"]) == ("unchanged", wrote["handoff"])
+    start = run_optmem("hook", "claude-code", input=json.dumps(
+        {**json.loads((DATA / "hook_events.json").read_text("utf-8"))["SessionStart"],
+         "session_id": SESSION, "cwd": str(repo), "source": "compact"}))
+    assert ALEMBIC in start.stdout        # the compacted session starts with its handoff
+
+    transcript(tmp_path, "after_more_work.jsonl")     # the session goes on, then ends
+    updated = hook("SessionEnd", repo, path)
+    shown = handoffs()
+    assert [h["id"] for h in shown] == [updated["handoff"]]
+    assert updated["status"] == "updated" and updated["replaced"] == [wrote["handoff"]]
+    assert shown[0]["done"][-1] == "Added tests/test_config.py::test_login_timeout_default; the suite passes (5 tests)."
+    assert "Add a test for the LOGIN_TIMEOUT default." in shown[0]["note"]
+    old = json.loads(run_optmem("get", wrote["handoff"], "--json").stdout)["record"]
+    assert old["status"] == "forgotten"   # still in the log, out of view
+    assert f'record: "{updated["handoff"]}"' in (vault_path / "projects" / "webapp" / "HANDOFF.md").read_text("utf-8")
+
+    other = hook("SessionEnd", repo, transcript(tmp_path / "other", "session.jsonl"),
+                 session="0e6d1f2a-3b4c-4d5e-8f60-718293a4b5c6")
+    assert other["status"] == "written"   # another session keeps its own handoff
+    assert [h["id"] for h in handoffs()] == [other["handoff"], updated["handoff"]]

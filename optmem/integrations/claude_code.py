@@ -1,9 +1,10 @@
 """Claude Code: its session hooks.
 
 `claude_code_event` handles a Claude Code hook event: `SessionStart` returns the project's
-context; `PreCompact` and `SessionEnd` write a handoff drawn from the transcript (JSONL).
-`read_transcript` is that extraction; `claude_code_settings` is the `hooks` block for Claude
-Code's settings.json.
+context; `PreCompact` and `SessionEnd` write the session's
+handoff, drawn from the transcript (JSONL) — one per session, updated when a later event of the
+same session finds something new. `read_transcript` is that extraction; `claude_code_settings`
+is the `hooks` block for Claude Code's settings.json.
 
 The transcript is Claude Code's own format, read as it writes it (see tests/data/claude_code/
 README.md for where each rule comes from): only the main thread counts (`isSidechain` lines are
@@ -58,6 +59,7 @@ _ERRORISH = re.compile(r"error|fail|exception|denied|not found|no such|cannot|ca
 _TAG = re.compile(r"</?tool_use_error>")
 _CD = re.compile(r"^cd \S+ && ")                              # `cd repo && pytest` is `pytest`
 _TARGETS = ("file_path", "notebook_path", "path", "url")   # what a non-shell tool acted on
+_PROVENANCE = re.compile(r"^Written by the Claude Code \w+ hook(?: \([^)]*\))?\.\s*")  # of _note
 
 
 @dataclass(frozen=True)
@@ -215,7 +217,7 @@ def _null_report(line: str) -> bool:
 
 
 def _note(name: str, why: str, requests: list[str]) -> str:
-    """The handoff's note: which hook wrote it, then the requests."""
+    """The handoff's note: which hook wrote it (matched by _PROVENANCE), then the requests."""
     said = f"Written by the Claude Code {name} hook" + (f" ({why})" if why else "") + "."
     if len(requests) == 1:
         said += f" Request: {requests[0]}"
@@ -224,9 +226,27 @@ def _note(name: str, why: str, requests: list[str]) -> str:
     return said
 
 
+def _session_handoffs(vault: Vault, project: str, session: str) -> list[tuple[str, dict[str, Any]]]:
+    """(id, stored fields) of the session's handoffs still in view, newest first."""
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        return [(row.id, dict(idx.record(row).extra)) for row in idx.handoffs(project, None)
+                if row.session == session]
+
+
+def _same(fields: dict[str, Any], done: list[str], blocked: list[str], nxt: list[str], note: str) -> bool:
+    """Does a stored handoff already say this (whatever event wrote it)?"""
+    old_note = _PROVENANCE.sub("", str(fields.get("note") or ""))
+    return ((fields.get("done") or []) == done and (fields.get("blocked") or []) == blocked
+            and (fields.get("next") or []) == nxt and old_note == _PROVENANCE.sub("", note))
+
+
 def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any]) -> dict[str, Any]:
-    """A handoff drawn from the event's transcript."""
-    from optmem import handoff, scan
+    """The session's handoff from its transcript: written once, then updated — an identical one
+    is not written again, a changed one replaces the session's earlier one (forgotten, so one
+    handoff per session stays in view; the log keeps every line)."""
+    from optmem import handoff, log, scan
 
     path = event.get("transcript_path")
     if not path or not Path(path).is_file():
@@ -242,10 +262,17 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
     if flagged:
         note += f" ({flagged} line(s) the security scan flagged were left out.)"
     session = event.get("session_id") if isinstance(event.get("session_id"), str) else None
+    earlier = _session_handoffs(vault, project, session) if session and vault.exists() else []
+    if earlier and _same(earlier[0][1], parts["done"], parts["blocked"], parts["next"], note):
+        return {"event": name, "project": project, "handoff": earlier[0][0], "status": "unchanged"}
     h = handoff.write(vault, project, done=parts["done"], blocked=parts["blocked"], next=parts["next"],
                       note=note, source="claude-code", domain="code", session=session,
                       allow_unsafe=False)
-    return {"event": name, "project": project, "handoff": h.id}
+    for old, _ in earlier:
+        log.forget(vault, old, reason=f"updated by {h.id} (same Claude Code session)",
+                   source="claude-code")
+    return {"event": name, "project": project, "handoff": h.id,
+            "status": "updated" if earlier else "written", "replaced": [old for old, _ in earlier]}
 
 
 def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000) -> dict[str, Any]:
