@@ -139,3 +139,26 @@ def test_precompact_then_session_end_leave_one_handoff_updated_in_place(tmp_path
                  session="0e6d1f2a-3b4c-4d5e-8f60-718293a4b5c6")
     assert other["status"] == "written"   # another session keeps its own handoff
     assert [h["id"] for h in handoffs()] == [other["handoff"], updated["handoff"]]
+
+
+# -- SessionStart ---------------------------------------------------------------------------------
+def test_session_start_prints_nothing_when_the_vault_has_nothing_for_the_project(tmp_path, repo, vault_path):
+    event = {**json.loads((DATA / "hook_events.json").read_text("utf-8"))["SessionStart"],
+             "cwd": str(repo)}
+
+    def start() -> subprocess.CompletedProcess[str]:
+        res = run_optmem("hook", "claude-code", input=json.dumps(event))
+        assert res.returncode == 0, res.stderr
+        return res
+
+    assert start().stdout == ""                      # no vault at all
+    assert run_optmem("init").returncode == 0
+    assert start().stdout == ""                      # an empty vault: no empty fenced block
+    for args in (("handoff", "write", "--project", "billing", "--done", "invoices export"),
+                 ("append", "billing runs on cron", "--project", "billing")):
+        assert run_optmem(*args).returncode == 0
+    assert start().stdout == ""                      # only another project's memory
+    assert run_optmem("append", "webapp deploys from main", "--project", "webapp").returncode == 0
+    shown = start().stdout
+    assert "OPTMEM RECALLED MEMORY" in shown and "webapp deploys from main" in shown
+    assert "billing" not in shown

@@ -1,10 +1,10 @@
 """Claude Code: its session hooks.
 
 `claude_code_event` handles a Claude Code hook event: `SessionStart` returns the project's
-context; `PreCompact` and `SessionEnd` write the session's
-handoff, drawn from the transcript (JSONL) — one per session, updated when a later event of the
-same session finds something new. `read_transcript` is that extraction; `claude_code_settings`
-is the `hooks` block for Claude Code's settings.json.
+context (nothing when the vault holds nothing for it); `PreCompact` and `SessionEnd` write the
+session's handoff, drawn from the transcript (JSONL) — one per session, updated when a later
+event of the same session finds something new. `read_transcript` is that extraction;
+`claude_code_settings` is the `hooks` block for Claude Code's settings.json.
 
 The transcript is Claude Code's own format, read as it writes it (see tests/data/claude_code/
 README.md for where each rule comes from): only the main thread counts (`isSidechain` lines are
@@ -276,7 +276,8 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
 
 
 def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000) -> dict[str, Any]:
-    """Handle one Claude Code hook event; returns what was done (and the context to print)."""
+    """Handle one Claude Code hook event; returns what was done (and the context to print:
+    None when the vault has nothing for the project, so the session gets no empty block)."""
     from optmem import context
 
     name = event.get("hook_event_name")
@@ -290,7 +291,8 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
         if not vault.exists():
             return {"event": name, "project": project, "context": None}
         ctx = context.build(vault, project=project, budget=budget)
-        return {"event": name, "project": project, "context": ctx.text}
+        said = any(s["items"] or s["omitted"] for s in ctx.sections)
+        return {"event": name, "project": project, "context": ctx.text if said else None}
     if name in ("PreCompact", "SessionEnd"):
         return _write_handoff(vault, project, str(name), event)
     return {"event": name, "project": project, "ignored": True}
