@@ -1,8 +1,16 @@
 """Claude Code: its session hooks.
 
 `claude_code_event` handles a Claude Code hook event: `SessionStart` returns the project's
-context; `PreCompact` and `SessionEnd` write a handoff drawn from the transcript (JSONL).
+context (nothing when the vault holds nothing for it); `PreCompact` and `SessionEnd` write the
+session's handoff, drawn from the transcript (JSONL) — one per session, updated when a later
+event of the same session finds something new. `read_transcript` is that extraction;
 `claude_code_settings` is the `hooks` block for Claude Code's settings.json.
+
+The transcript is Claude Code's own format, read as it writes it (see tests/data/claude_code/
+README.md for where each rule comes from): only the main thread counts (`isSidechain` lines are
+a sub-agent's), and only the user's own prompts are requests — not `isMeta` lines, compaction
+summaries, interrupt markers, tool results, or markup Claude Code injects (`<command-name>`,
+`<local-command-stdout>`, `<task-notification>` …).
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ import os
 import re
 import shlex
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +32,49 @@ _DONE = re.compile(r"\b(done|fixed|added|implemented|created|updated|removed|ref
                    r"passing|passes|works)\b|已完成|完成了|已修复|修好|已添加|已实现|搞定", re.I)
 _OPEN = re.compile(r"\b(todo|next step|next:|remaining|still need|not yet|follow[- ]up|left to)\b|"
                    r"- \[ \]|待办|下一步|还需要|尚未|未完成", re.I)
+# "Updated none", "Fixed: nothing", "Removed 0 files", "nothing was changed", "未做任何修改": a
+# report that nothing happened (sub-agents end with one) is not work done
+_NULL = re.compile(r"\b(?:done|fixed|added|implemented|created|updated|removed|refactored|changed|"
+                   r"completed)[:\s]{1,3}(?:none|nothing|n/a|0\s+\w+|no\s+(?:\w+\s+)?(?:files?|changes?))\b|"
+                   r"\b(?:none|nothing|no\s+(?:files?|changes?))\s+(?:was\s+|were\s+)?(?:done|fixed|added|"
+                   r"updated|removed|changed|needed)\b|(?:没有|未|无需|无)(?:做)?(?:任何)?(?:需要)?"
+                   r"(?:更新|修改|改动|变更|修复)", re.I)
+# what a person says when something outside the session holds the work up
+_STATED_BLOCKER = re.compile(r"\bblocked\s+(?:on|by)\b|\bwaiting\s+(?:for|on)\b|\bstuck\s+on\b|"
+                             r"\b(?:can't|cannot|can not|unable to)\b[^.!?\n]{0,80}\buntil\b|"
+                             r"卡在|卡住|在等|等[^，。,.!?！？\s]{1,20}(?:之后|以后|后|再|才)", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；\n])\s*")
+# Claude Code's own texts in the user's place (its constants INTERRUPT_MESSAGE,
+# INTERRUPT_MESSAGE_FOR_TOOL_USE, CANCEL_MESSAGE, REJECT_MESSAGE …, and the compaction summary)
+_INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
+_DECLINED = re.compile(r"^(?:\[Request interrupted by user|The user doesn't want to (?:proceed|take))")
+_SUMMARY = "This session is being continued from a previous conversation"
+_MARKUP = re.compile(r"^<[a-z][\w-]*(?:\s[^>]*)?>")                 # <command-name>, <bash-input> …
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+# lines of tool output that say nothing by themselves
+_EXIT_LINE = re.compile(r"^(?:Error:\s*)?(?:Exit code|Command failed with exit code)\s*-?\d+$", re.I)
+_RULE = re.compile(r"^[\W_]*$|^[=\-_*#~]{3,}.*[=\-_*#~]{3,}$|^Traceback \(most recent call last\):$")
+_ERRORISH = re.compile(r"error|fail|exception|denied|not found|no such|cannot|can't|could not|unable|"
+                       r"refused|invalid|fatal|missing|timed? ?out|panic|错误|失败|异常", re.I)
+_TAG = re.compile(r"</?tool_use_error>")
+_CD = re.compile(r"^cd \S+ && ")                              # `cd repo && pytest` is `pytest`
+_TARGETS = ("file_path", "notebook_path", "path", "url")   # what a non-shell tool acted on
+_PROVENANCE = re.compile(r"^Written by the Claude Code \w+ hook(?: \([^)]*\))?\.\s*")  # of _note
+
+
+@dataclass(frozen=True)
+class Extract:
+    """What a handoff needs from a transcript: the user's first and latest requests, what the
+    assistant reported done, open items, and blockers (failures nothing later fixed, and what
+    the user said holds the work up)."""
+
+    requests: list[str] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)
+    open: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return not (self.requests or self.done or self.open or self.blocked)
 
 
 def _texts(content: Any) -> list[str]:
@@ -41,32 +93,107 @@ def _short(text: str, limit: int = 240) -> str:
     return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
-def read_transcript(path: Path, *, keep: int = 3) -> dict[str, list[str]]:
-    """What a handoff needs from a Claude Code transcript (JSONL): the last user requests, what
-    the assistant reported done, open items, and errors. Extractive; bad lines are skipped."""
-    requests: list[str] = []
+def _last(items: list[str], keep: int) -> list[str]:
+    """The `keep` latest distinct items, oldest first (a repeated item counts where it was last said)."""
+    return list(dict.fromkeys(reversed(items)))[:max(keep, 0)][::-1]
+
+
+def _prompt(entry: dict[str, Any], content: Any) -> str | None:
+    """The user's own words in a `user` line, or None when Claude Code wrote it."""
+    if entry.get("isMeta") or entry.get("isCompactSummary") or entry.get("isVisibleInTranscriptOnly"):
+        return None
+    origin = entry.get("origin")
+    if isinstance(origin, dict) and origin.get("kind") not in (None, "human"):
+        return None  # e.g. a background agent's <task-notification>
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        return None  # a tool's answer; text beside it is the harness talking
+    kept = []
+    for text in _texts(content):
+        text = _REMINDER.sub("", text).strip()
+        if text and not (_MARKUP.match(text) or _INTERRUPT.match(text) or text.startswith(_SUMMARY)):
+            kept.append(text)
+    return "\n".join(kept) or None
+
+
+def _tool_key(name: str, args: Any) -> str:
+    """Which later call would show a failed one was got past: the same shell command, or the
+    same tool on the same target (a file, a URL), or else the same tool."""
+    args = args if isinstance(args, dict) else {}
+    if isinstance(args.get("command"), str):
+        command = " ".join(args["command"].split())
+        return f"{name}:{_CD.sub('', command)}"
+    target = next((args[k] for k in _TARGETS if isinstance(args.get(k), str)), "")
+    return f"{name}:{target}"
+
+
+def _error_line(block: dict[str, Any], result: Any) -> str | None:
+    """The informative line of a failed tool's output: the first that names an error, else the
+    first that says anything; not Claude Code's "Exit code 1". None for a call the user
+    declined or interrupted (that is a choice, not a failure)."""
+    text = "\n".join(_texts(block.get("content")))
+    if isinstance(result, dict):
+        if result.get("interrupted"):
+            return None
+        text += "\n" + "\n".join(str(result[k]) for k in ("stderr", "stdout") if result.get(k))
+    elif isinstance(result, str):
+        text += "\n" + result
+    text = _TAG.sub("", text).strip()
+    if _DECLINED.match(text):
+        return None
+    lines = [line.strip() for line in text.splitlines()]
+    said = [line for line in lines if not _EXIT_LINE.match(line) and not _RULE.match(line)]
+    best = next((line for line in said if _ERRORISH.search(line)), said[0] if said else None)
+    return _short(best or next((line for line in lines if line), "tool error"))
+
+
+def _stated_blockers(prompt: str) -> list[str]:
+    return [_short(s) for s in _SENTENCE.split(prompt) if _STATED_BLOCKER.search(s)]
+
+
+def read_transcript(path: Path, *, keep: int = 3) -> Extract:
+    """What a handoff needs from a Claude Code transcript (JSONL); extractive, bad lines skipped.
+
+    Requests: the first (it states the goal) and the latest. Blocked: a tool failure counts
+    only when no later call of the same command (or the same tool on the same target)
+    succeeded, plus what the user said blocks the work ("blocked on …", "waiting for …", 卡在 …).
+    """
+    prompts: list[str] = []
+    stated: list[str] = []
     done: list[str] = []
     open_items: list[str] = []
-    errors: list[str] = []
+    calls: dict[str, str] = {}                     # tool_use id → key
+    failures: list[tuple[int, str, str]] = []      # (place, key, line)
+    fixed: dict[str, int] = {}                     # key → place of its latest success
     with open(path, "rb") as fh:
-        for raw in fh:
+        for place, raw in enumerate(fh):
             try:
                 entry = json.loads(raw)
             except ValueError:
                 continue
-            if not isinstance(entry, dict) or not isinstance(entry.get("message"), dict):
-                continue
-            content = entry["message"].get("content")
+            if (not isinstance(entry, dict) or entry.get("isSidechain") is True
+                    or not isinstance(entry.get("message"), dict)):
+                continue  # summary, file-history-snapshot, system … lines; a sub-agent's thread
+            message = entry["message"]
+            content = message.get("content")
             if entry.get("type") == "user":
-                if isinstance(content, list):
-                    for block in content:
-                        if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error"):
-                            text = "\n".join(_texts(block.get("content"))) or str(block.get("content"))
-                            errors.append(_short(text.strip().splitlines()[0] if text.strip() else "tool error"))
-                for text in _texts(content):
-                    if text.strip() and not text.lstrip().startswith("<"):  # skip injected markup
-                        requests.append(_short(text))
+                prompt = _prompt(entry, content)
+                if prompt:
+                    prompts.append(prompt)
+                    stated += _stated_blockers(prompt)
+                for block in content if isinstance(content, list) else []:
+                    if not isinstance(block, dict) or block.get("type") != "tool_result":
+                        continue
+                    key = calls.get(str(block.get("tool_use_id")), f"?:{block.get('tool_use_id')}")
+                    if not block.get("is_error"):
+                        fixed[key] = place
+                    elif (line := _error_line(block, entry.get("toolUseResult"))) is not None:
+                        failures.append((place, key, line))
             elif entry.get("type") == "assistant":
+                if entry.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
+                    continue
+                for block in content if isinstance(content, list) else []:
+                    if isinstance(block, dict) and block.get("type") == "tool_use":
+                        calls[str(block.get("id"))] = _tool_key(str(block.get("name")), block.get("input"))
                 for text in _texts(content):
                     for line in text.splitlines():
                         line = line.strip(" -*•\t")
@@ -74,16 +201,84 @@ def read_transcript(path: Path, *, keep: int = 3) -> dict[str, list[str]]:
                             continue
                         if _OPEN.search(line):
                             open_items.append(_short(line))
-                        elif _DONE.search(line):
+                        elif _DONE.search(line) and not _null_report(line):
                             done.append(_short(line))
-    dedup = lambda items: list(dict.fromkeys(items))[-keep:]  # noqa: E731
-    return {"requests": dedup(requests), "done": dedup(done), "open": dedup(open_items),
-            "errors": dedup(errors)}
+    said = [_short(p) for p in prompts]
+    requests = said[:1] + _last([p for p in said[1:] if p != said[0]], keep - 1) if keep > 0 else []
+    unresolved = [line for place, key, line in failures if fixed.get(key, -1) < place]
+    return Extract(requests=requests, done=_last(done, keep), open=_last(open_items, keep),
+                   blocked=_last(stated, keep) + [e for e in _last(unresolved, keep) if e not in stated])
+
+
+def _null_report(line: str) -> bool:
+    """A line whose only "done" is a report that nothing was done."""
+    m = _NULL.search(line)
+    return m is not None and not _DONE.search(line[: m.start()] + line[m.end():])
+
+
+def _note(name: str, why: str, requests: list[str]) -> str:
+    """The handoff's note: which hook wrote it (matched by _PROVENANCE), then the requests."""
+    said = f"Written by the Claude Code {name} hook" + (f" ({why})" if why else "") + "."
+    if len(requests) == 1:
+        said += f" Request: {requests[0]}"
+    elif requests:
+        said += f" First request: {requests[0]} Latest requests: " + " / ".join(requests[1:])
+    return said
+
+
+def _session_handoffs(vault: Vault, project: str, session: str) -> list[tuple[str, dict[str, Any]]]:
+    """(id, stored fields) of the session's handoffs still in view, newest first."""
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        return [(row.id, dict(idx.record(row).extra)) for row in idx.handoffs(project, None)
+                if row.session == session]
+
+
+def _same(fields: dict[str, Any], done: list[str], blocked: list[str], nxt: list[str], note: str) -> bool:
+    """Does a stored handoff already say this (whatever event wrote it)?"""
+    old_note = _PROVENANCE.sub("", str(fields.get("note") or ""))
+    return ((fields.get("done") or []) == done and (fields.get("blocked") or []) == blocked
+            and (fields.get("next") or []) == nxt and old_note == _PROVENANCE.sub("", note))
+
+
+def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any]) -> dict[str, Any]:
+    """The session's handoff from its transcript: written once, then updated — an identical one
+    is not written again, a changed one replaces the session's earlier one (forgotten, so one
+    handoff per session stays in view; the log keeps every line)."""
+    from optmem import handoff, log, scan
+
+    path = event.get("transcript_path")
+    if not path or not Path(path).is_file():
+        return {"event": name, "project": project, "handoff": None, "reason": "no transcript"}
+    got = read_transcript(Path(path))
+    if got.empty():
+        return {"event": name, "project": project, "handoff": None, "reason": "empty transcript"}
+    parts = {"requests": got.requests, "done": got.done, "blocked": got.blocked, "next": got.open}
+    flagged = sum(1 for items in parts.values() for i in items if scan.find(i))
+    parts = {k: [i for i in items if not scan.find(i)] for k, items in parts.items()}
+    why = event.get("trigger") or event.get("reason") or event.get("source") or ""
+    note = _note(name, str(why), parts["requests"])
+    if flagged:
+        note += f" ({flagged} line(s) the security scan flagged were left out.)"
+    session = event.get("session_id") if isinstance(event.get("session_id"), str) else None
+    earlier = _session_handoffs(vault, project, session) if session and vault.exists() else []
+    if earlier and _same(earlier[0][1], parts["done"], parts["blocked"], parts["next"], note):
+        return {"event": name, "project": project, "handoff": earlier[0][0], "status": "unchanged"}
+    h = handoff.write(vault, project, done=parts["done"], blocked=parts["blocked"], next=parts["next"],
+                      note=note, source="claude-code", domain="code", session=session,
+                      allow_unsafe=False)
+    for old, _ in earlier:
+        log.forget(vault, old, reason=f"updated by {h.id} (same Claude Code session)",
+                   source="claude-code")
+    return {"event": name, "project": project, "handoff": h.id,
+            "status": "updated" if earlier else "written", "replaced": [old for old, _ in earlier]}
 
 
 def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000) -> dict[str, Any]:
-    """Handle one Claude Code hook event; returns what was done (and the context to print)."""
-    from optmem import context, handoff
+    """Handle one Claude Code hook event; returns what was done (and the context to print:
+    None when the vault has nothing for the project, so the session gets no empty block)."""
+    from optmem import context
 
     name = event.get("hook_event_name")
     cwd = Path(event.get("cwd") or os.getcwd())
@@ -96,29 +291,10 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
         if not vault.exists():
             return {"event": name, "project": project, "context": None}
         ctx = context.build(vault, project=project, budget=budget)
-        return {"event": name, "project": project, "context": ctx.text}
+        said = any(s["items"] or s["omitted"] for s in ctx.sections)
+        return {"event": name, "project": project, "context": ctx.text if said else None}
     if name in ("PreCompact", "SessionEnd"):
-        path = event.get("transcript_path")
-        if not path or not Path(path).is_file():
-            return {"event": name, "project": project, "handoff": None, "reason": "no transcript"}
-        got = read_transcript(Path(path))
-        if not any(got.values()):
-            return {"event": name, "project": project, "handoff": None, "reason": "empty transcript"}
-        from optmem import scan
-
-        flagged = sum(1 for items in got.values() for i in items if scan.find(i))
-        got = {k: [i for i in items if not scan.find(i)] for k, items in got.items()}
-        why = event.get("trigger") or event.get("reason") or event.get("source") or ""
-        note = f"Written by the Claude Code {name} hook" + (f" ({why})" if why else "") + "."
-        if got["requests"]:
-            note += " Last requests: " + " / ".join(got["requests"])
-        if flagged:
-            note += f" ({flagged} line(s) the security scan flagged were left out.)"
-        h = handoff.write(vault, project, done=got["done"], blocked=got["errors"], next=got["open"],
-                          note=note, source="claude-code", domain="code",
-                          session=event.get("session_id") if isinstance(event.get("session_id"), str) else None,
-                          allow_unsafe=False)
-        return {"event": name, "project": project, "handoff": h.id}
+        return _write_handoff(vault, project, str(name), event)
     return {"event": name, "project": project, "ignored": True}
 
 
