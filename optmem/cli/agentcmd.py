@@ -160,8 +160,9 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
         event = json.loads(sys.stdin.read() or "{}")
         if not isinstance(event, dict):
             raise ValueError("the event is not a JSON object")
-        return claude_code.claude_code_event(
-            get_vault(write=event.get("hook_event_name") != "SessionStart"), event, budget=budget)
+        starting = event.get("hook_event_name") == "SessionStart"  # no vault yet: nothing to say
+        return claude_code.claude_code_event(resolve_vault() if starting else get_vault(write=True),
+                                             event, budget=budget)
 
     got = fail_open(handle, note, "hook skipped")  # never break the agent's session
     if got is not None:
