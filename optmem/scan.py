@@ -36,7 +36,7 @@ import functools
 import re
 from typing import Callable, NamedTuple
 
-from optmem.errors import UnsafeContent
+from optmem.errors import TooLarge, UnsafeContent
 
 _DEPTH = 2                # decoding inside decoding (base64 of base64) at most this deep
 _MAX_DECODED = 256 * 1024  # characters of encoded runs decoded per text
@@ -610,18 +610,34 @@ def find(text: str) -> str | None:
 
 def check(text: str, *, allow_unsafe: bool = False) -> None:
     """Refuse `text` with `unsafe_content` naming the rule, unless `allow_unsafe`."""
-    if allow_unsafe:
-        return
-    rule = find(text)
+    if not allow_unsafe:
+        _refuse("the text", find(text))
+
+
+def check_field(name: str, value: str, *, limit: int, allow_unsafe: bool) -> None:
+    """Refuse a field larger than `limit` UTF-8 bytes (`too_large`, always), then one that trips a
+    rule (`unsafe_content`, unless `allow_unsafe`); both errors name the field."""
+    size = len(value.encode("utf-8"))
+    if size > limit:
+        raise TooLarge(f"{name} is {size:,} bytes; it may hold at most {limit:,} — shorten it "
+                       "(nothing was stored)", field=name, bytes=size, limit=limit)
+    if not allow_unsafe:
+        _refuse(name, find(value), field=name)
+
+
+def _refuse(what: str, rule: str | None, **context: str) -> None:
     if rule:
         raise UnsafeContent(
-            f"refused: the text trips the security rule {rule!r}; remove that part, "
+            f"refused: {what} trips the security rule {rule!r}; remove that part, "
             "or pass --allow-unsafe if it is really meant to be stored",
-            rule=rule,
+            rule=rule, **context,
         )
 
 
-def display(text: str) -> str:
+def redact(text: str) -> str:
     """`text`, or `[BLOCKED: rule]` when the scanner flags it (for prompt-bound output)."""
     rule = find(text)
     return f"[BLOCKED: {rule}]" if rule else text
+
+
+display = redact  # the earlier name, still used by optmem.context
