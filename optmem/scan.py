@@ -73,7 +73,8 @@ _TRADITIONAL = (
 )
 
 # Phrase templates: "~" is a gap between words (0–5 non-word characters), "~+" a gap of at least
-# one, "%<" / "%>" a word edge. The folded text is compiled with edges; the collapsed text without.
+# one, "%<" / "%>" a word edge, "%words%" up to 12 words. The folded text is compiled with edges;
+# the collapsed text without.
 _G = r"[\W_]{0,5}"
 _YOU, _YOUR, _ARE = r"(?:you|u)", r"(?:your|ur|yr)", r"(?:are|re|r)"
 _VERB = (r"(?:ignore|disregard|forget|bypass|dismiss|discard|abandon|neglect|overlook|nevermind|never~mind|"
@@ -91,7 +92,7 @@ _BEFORE = (r"(?:above|before|earlier|previously|prior|so~far|until~now|up~to~now
            r"beforehand|preceding)")
 _NEG = r"(?:do~not|don'?t|dont|never|must~not|mustn'?t|should~not|shouldn'?t|cannot|can'?t|may~not)"
 _USER = r"(?:the~users?|the~human|your~user|the~person)"
-_ROLE_LINE = r"(?:^|\n)[#>*\s\[(<]*"
+_ROLE_LINE = r"(?:^|\n)[#>*\[(< \t]*"
 
 # Chinese vocabulary: fillers between the verb and the object, references to earlier content
 # (_ZH_REFX: not "all", which alone is too common — 对 vendor 目录忽略所有 eslint 规则), objects.
@@ -182,7 +183,7 @@ _PHRASES: tuple[tuple[str, _Needles, str], ...] = (
      r"serve|become|be~an?|refuse)%>"),
     ("role_override", (_ROLEPLAY, _LIMITS),
      r"%<(?:act|acting|behave|respond|answer|reply|pretend|roleplay|role~play|simulate|impersonate)~+"
-     r"(?:[a-z'-]+~+){0,12}?(?:without|with~no|free~(?:of|from)|ignoring|unbound~by|not~bound~by|"
+     r"%words%(?:without|with~no|free~(?:of|from)|ignoring|unbound~by|not~bound~by|"
      r"no~longer~bound~by|unconstrained~by|unrestricted~by|exempt~from|bypassing)~"
      r"(?:(?:any|all|your|the|its|ethical|moral|safety|content|usual|normal|openai|anthropic|typical|standard|"
      r"built~in)~){0,3}(?:restrictions|rules|filters|filtering|censorship|guidelines|boundaries|constraints|"
@@ -303,7 +304,10 @@ class _Rule(NamedTuple):
 
 
 def _template(src: str, edges: bool) -> str:
-    return (src.replace("~+", r"[\W_]{1,5}" if edges else _G).replace("~", _G)
+    # "%words%": up to 12 words of anything. Without edges a word need not end in a gap, and
+    # (?:[a-z]+~)* over "aaaa…" (a collapsed a-a-a-…) would try every split: a bounded span instead.
+    words = r"(?:[a-z]+[\W_]{1,5}){0,12}?" if edges else r"[a-z\W_]{0,100}?"
+    return (src.replace("%words%", words).replace("~+", r"[\W_]{1,5}" if edges else _G).replace("~", _G)
             .replace("%<", r"(?<![a-z0-9])" if edges else "").replace("%>", r"(?![a-z0-9])" if edges else ""))
 
 
@@ -393,8 +397,9 @@ def _rules() -> tuple[tuple[_Rule, ...], tuple[_Rule, ...]]:
               r"(?<![\w-])--?(?P<key>password|passwd|pass|token|api-key|secret)[ =](?P<bare>[^\s\"'`]{6,200})",
               I, _secret_value),
         _Rule("password_assignment", (("login", "sshpass", "mysql", "redis-cli", "curl"),),  # clients' options
-              r"\b(?:(?:docker|podman)\s+login\b[^\n]*?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|"
-              r"mysql(?:dump|admin)?\b[^\n]*?\s-p|redis-cli\b[^\n]*?\s-a\s+|curl\b[^\n]*?\s(?:-u|--user)\s*['\"]?"
+              r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|"
+              r"mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|"
+              r"curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?"
               r"[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),
         _Rule("password_assignment", ((":",),),  # a .pgpass line: host:port:database:user:password
               r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$", re.M, _secret_value),
@@ -496,7 +501,8 @@ def fold(text: str) -> str:
         import unicodedata
 
         folded = _shape("unseen").sub("", unicodedata.normalize("NFKD", text)).translate(_fold_table()).casefold()
-    folded = "\n".join(" ".join(line.split()) for line in _shape("own_names").sub(" ", folded).splitlines())
+    lines = (" ".join(line.split()) for line in _shape("own_names").sub(" ", folded).splitlines())
+    folded = "\n".join(line for line in lines if line)
     if folded.isascii():
         return folded
     # Chinese is written without spaces: a separator between two Chinese characters is obfuscation
