@@ -320,6 +320,15 @@ def test_redact_replaces_a_flagged_text_and_display_is_its_old_name():
     assert scan.display is scan.redact
 
 
+@pytest.mark.parametrize("text", [
+    "act " + "a-" * 3000 + " rules",            # was exponential: words and gaps both took "-"
+    "mysql " * 10000,                           # was quadratic: [^\n]*? after every "mysql"
+    "\n" * 60000 + "system: hello",             # was quadratic: \s* before a role marker
+])
+def test_adversarial_filler_finishes(text):
+    scan.find(text)  # before the fix these did not finish (or took seconds); no timing asserted
+
+
 def test_import_compiles_nothing_and_an_ordinary_scan_compiles_little():
     code = ("import optmem.scan as s; a = s._compiled.cache_info().currsize; "
             "s.find('Deploy webapp with docker compose on Friday.'); "
