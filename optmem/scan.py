@@ -494,7 +494,8 @@ def _allowed_invisible(text: str, i: int) -> bool:
 
 def fold(text: str) -> str:
     """`text` as the phrase rules read it: look-alikes, width, case, invisibles and the
-    traditional characters of the Chinese rules normalised away; whitespace collapsed."""
+    traditional characters of the Chinese rules normalised away; spaces collapsed, line breaks
+    kept (role markers sit at line starts), blank lines dropped."""
     if text.isascii():
         folded = text.lower()
     else:
