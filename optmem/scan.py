@@ -2,68 +2,649 @@
 
 Every write to hot memory or the log is scanned; `show` and `context` re-scan and print
 `[BLOCKED: rule]` instead of a flagged entry (the file keeps the raw text so it can be removed).
+
+A text is read four ways, so that obfuscation does not hide a rule (issue 12, item 5):
+
+1. **As written**: invisible and format characters, control characters (C0 but tab and line
+   ends, DEL, C1 — a terminal acts on them, so they can hide what `optmem show` prints), hidden
+   markup, secrets. A key=value secret rule also judges the value: placeholders (`<password>`,
+   `${DB_PASS}`, `***`), paths and code (`settings.DB_PASSWORD`, `getpass()`) pass.
+2. **Folded**, for the phrase rules: NFKD with diacritics dropped (full-width, mathematical and
+   circled letters become ASCII), invisible characters removed, Cyrillic/Greek/small-capital
+   look-alikes mapped to Latin, case folded, the traditional Chinese characters the rules use
+   mapped to simplified, separators between Chinese characters dropped; a second reading takes
+   digits inside words as letters (`1gn0re`).
+3. **Letter-spaced words collapsed** (`i.g.n.o.r.e`, `i g n o r e`): the phrase rules run again
+   without word boundaries, and a hit counts only if it overlaps a collapsed run — ordinary text
+   ("options A B C") collapses too but cannot complete a phrase.
+4. **Decoded**: base64 and hex runs (16+ characters) and escapes (`&#105;`, `\\u0069`, `%69`) are
+   decoded, bounded in size and depth, and scanned again; the rule is reported with a prefix
+   (`base64_ignore_previous_instructions`).
+
+Invisible characters are Unicode's Default_Ignorable_Code_Point set plus the rest of the format
+category Cf, except where real text needs them: a zero-width joiner inside an emoji sequence
+(👩‍💻) and ZWJ/ZWNJ between letters of Arabic or Indic scripts; a single variation selector after
+a base that takes one (❤️, 1️⃣, an ideograph), never after an ASCII letter or another selector;
+tag characters only as a subdivision flag (🏴 + 2–6 tag letters/digits + cancel tag); Mongolian
+variation selectors after Mongolian letters. The prepended concatenation marks (U+0600–0605,
+U+06DD, U+070F, U+0890–0891, U+08E2, U+110BD, U+110CD) are Cf but visible, so they pass.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Callable, NamedTuple
 
-from optmem.errors import UnsafeContent
+from optmem.errors import TooLarge, UnsafeContent
 
-_I = re.IGNORECASE | re.DOTALL
-RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("invisible_character",
-     re.compile("[\u200b-\u200d\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")),
-    ("ignore_previous_instructions",
-     re.compile(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?"
-                r"(?:previous|prior|above|earlier|preceding)\s+(?:instructions?|prompts?|rules|directions)", _I)),
-    ("role_override", re.compile(r"\byou\s+are\s+now\b", _I)),
-    ("reveal_system_prompt",
-     re.compile(r"\b(?:reveal|print|show|output|repeat|leak|dump)\s+(?:me\s+)?(?:the\s+|your\s+)?"
-                r"(?:full\s+)?system\s+prompt", _I)),
-    ("system_prompt_override", re.compile(r"\bsystem\s+prompt\s+override\b", _I)),
-    ("conceal_from_user", re.compile(r"\b(?:do\s+not|don't|never)\s+tell\s+the\s+user\b", _I)),
-    ("hidden_html_comment", re.compile(r"<!--.*?-->", re.DOTALL)),
-    ("ignore_previous_instructions_zh",
-     re.compile(r"(?:忽略|无视|忘记|忘掉)(?:掉)?(?:之前|以上|上面|前面|先前|此前|所有)(?:的)?(?:所有)?(?:的)?"
-                r"(?:指令|指示|提示|规则|要求)")),
-    ("role_override_zh", re.compile(r"你现在是")),
-    ("reveal_system_prompt_zh",
-     re.compile(r"(?:显示|输出|泄露|打印|透露|告诉我)(?:你的|出)?(?:系统提示|系统指令|system\s*prompt)", re.I)),
-    ("conceal_from_user_zh", re.compile(r"(?:不要|别|不许)(?:告诉|让)用户")),
-    ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
-    ("api_secret_key", re.compile(r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}")),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("password_assignment",
-     re.compile(r"\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)"
-                r"\s*[:=]\s*[\"'][^\"'\s]{4,}[\"']", _I)),
+_DEPTH = 2                # decoding inside decoding (base64 of base64) at most this deep
+_MAX_DECODED = 256 * 1024  # characters of encoded runs decoded per text
+
+_INVISIBLE = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+              "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U00013430-\U0001343f"
+              "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff")
+_CONTROL = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"  # C0 and C1 controls but tab and line ends
+_DIACRITICS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_EMOJI = ((0x1F000, 0x1FAFF), (0x2600, 0x27BF), (0x2300, 0x23FF), (0x2B00, 0x2BFF), (0x2190, 0x21FF),
+          (0x25A0, 0x25FF), (0x2900, 0x297F), (0x3030, 0x303D), (0x3297, 0x3299), (0xA9, 0xA9),
+          (0xAE, 0xAE), (0x203C, 0x2049), (0x2122, 0x2139))
+_JOINING_SCRIPTS = ((0x0600, 0x08FF), (0x0900, 0x0DFF), (0xFB50, 0xFDFF), (0xFE70, 0xFEFC))
+
+# Look-alikes mapped before case folding (capital eta looks like H, small eta like n). Pairs:
+# look-alike, Latin. Not Unicode's confusables.txt: the letters attackers use on the words we match.
+_CONFUSABLES = (
+    "аa вb еe іi јj кk мm нh оo пn рp сc тt уy хx ѕs ԁd ԛq ԝw һh ӏl үy ьb ѵv "
+    "АA ВB ЕE ІI ЈJ КK МM НH ОO РP СC ТT УY ХX ЅS ԀD ԚQ ԜW ҺH ӀL ҮY ЬB Ѵv "
+    "αa βb γy εe ηn ιi κk νv οo ρp σo τt υu χx ωw ϲc ϳj μu ζz "
+    "ΑA ΒB ΕE ΗH ΙI ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX ΖZ ϹC ͿJ "
+    "օo սu հh ոn զq ցg ռn ıi ȷj ɑa ɡg ɩi ɪi ʀr ᴀa ʙb ᴄc ᴅd ᴇe ꜰf ɢg ʜh ᴊj ᴋk ʟl ᴍm ɴn ᴏo ᴘp ꜱs ᴛt ᴜu ᴠv ᴡw ʏy ᴢz "
+    "’' ‘' ‛' ′' “\" ”\" ″\" ‐- ‑- ‒- –- —- ―- −- ·. •. ‧. ・. "
 )
+# Traditional → simplified, for the characters the Chinese rules use.
+_TRADITIONAL = (
+    "無无 視视 記记 拋抛 棄弃 丟丢 過过 別别 廢废 銷销 繞绕 違违 會会 從从 聽听 須须 請请 邊边 剛刚 來来 統统 "
+    "開开 發发 給给 說说 寫写 與与 這这 設设 義义 規规 訴诉 輸输 裡里 裏里 內内 條条 項项 個个 詞词 則则 約约 "
+    "準准 範范 東东 話话 現现 將将 為为 爲为 當当 變变 裝装 務务 標标 沒没 擺摆 脫脱 帶带 濾滤 審审 線线 獄狱 "
+    "顯显 洩泄 複复 貼贴 誦诵 唸念 隱隐 預预 訊讯 許许 萬万 讓让 戶户 覺觉 對对 瞞瞒 著着 蓋盖 傳传 轉转 碼码 "
+    "鑰钥 憑凭 據据 憶忆 們们 後后 於于 麼么 嗎吗 護护 權权 處处 問问 題题 實实 際际 讀读 幫帮 僅仅 機机 應应 "
+    "該该 導导 間间 證证 絕绝 斷断 歸归 錄录 體体 嚴严 險险 態态 舊旧 專专 類类 種种 級级 員员 戲戏 劇剧 "
+    "門门 壞坏 騙骗 協协 議议 謹谨 執执 號号 網网 鏈链 齊齐 並并 駭骇 僞伪 偽伪 "
+)
+
+# Phrase templates: "~" is a gap between words (0–5 non-word characters), "~+" a gap of at least
+# one, "%<" / "%>" a word edge, "%words%" up to 12 words. The folded text is compiled with edges;
+# the collapsed text without.
+_G = r"[\W_]{0,5}"
+_YOU, _YOUR, _ARE = r"(?:you|u)", r"(?:your|ur|yr)", r"(?:are|re|r)"
+_VERB = (r"(?:ignore|disregard|forget|bypass|dismiss|discard|abandon|neglect|overlook|nevermind|never~mind|"
+         r"pay~no~(?:attention|heed|mind)~to|set~aside|put~aside|throw~(?:out|away)|"
+         r"(?:do~not|don'?t|dont|never|stop|no~longer|cease|quit)~"
+         r"(?:follow|obey|heed|respect|honou?r|adhere~to|comply~with|listen~to)(?:ing)?)")
+_QUANT = r"(?:all|any|every|each|of|the|my|our|those|these|this|that|whatever|its|their|both|entire|whole|complete|and)"
+_REF = (r"(?:previous(?:ly)?|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer|"
+        r"safety|your|ur|yr)")
+_OBJ = (r"(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|guidance|commands?|orders?|"
+        r"constraints?|restrictions?|guardrails?|polic(?:y|ies)|programming|context|conversation|"
+        r"limitations?|safeguards?|ethics|principles)")
+_STRONG_OBJ = r"(?:instructions?|prompts?|directives?|guidelines?|programming|guardrails?|safeguards?|restrictions?)"
+_BEFORE = (r"(?:above|before|earlier|previously|prior|so~far|until~now|up~to~now|till~now|thus~far|hitherto|"
+           r"beforehand|preceding)")
+_NEG = r"(?:do~not|don'?t|dont|never|must~not|mustn'?t|should~not|shouldn'?t|cannot|can'?t|may~not)"
+_USER = r"(?:the~users?|the~human|your~user|the~person)"
+_ROLE_LINE = r"(?:^|\n)[#>*\[(< \t]*"
+
+# Chinese vocabulary: fillers between the verb and the object, references to earlier content
+# (_ZH_REFX: not "all", which alone is too common — 对 vendor 目录忽略所有 eslint 规则), objects.
+_ZH_FILL = ("的|了|掉|你|我|所|说|写|给|过|被|都|和|与|及|其他|其它|这些|那些|提供|收到|得到|获得|接收|接到|定义|制定|"
+            "告诉|输入|中|里|内|部分|条|项|个|曾经|已经|之|上|前")
+_ZH_REFX = ("(?:之前|以前|此前|先前|早先|早前|上面|上述|上文|以上|前面|前文|前述|前边|刚才|刚刚|原来|原有|原先|原始|"
+            "最初|初始|原本|系统|开发者|你的|官方|预设)")
+_ZH_REF = _ZH_REFX[3:-1] + "|所有|全部|一切|任何"
+_ZH_OBJ = ("(?:指令|指示|提示词?|规则|要求|命令|设定|约束|限制|准则|规定|守则|内容|说明|政策|策略|规范|安排|一切|东西|"
+           "话|对话|上下文|prompt|instructions?|rules?)")
+
+# Needles: words a hit must contain (one of each group, in the lower-cased text). Rules whose
+# needles are absent are neither compiled nor run — most texts compile only a few rules.
+_Needles = tuple[tuple[str, ...], ...]
+_VERBS = ("ignore", "disregard", "forget", "bypass", "dismiss", "discard", "abandon", "neglect", "overlook", "mind",
+          "attention", "heed", "aside", "throw", "follow", "obey", "respect", "honor", "honour", "adhere", "comply",
+          "listen")
+_OBJS = ("instruction", "prompt", "rule", "direction", "directive", "guideline", "guidance", "command", "order",
+         "constraint", "restriction", "guardrail", "polic", "programming", "context", "conversation", "limitation",
+         "safeguard", "ethic", "principle")
+_N_DISMISS: _Needles = (_VERBS, _OBJS)
+_OVERRIDE = ("override", "overrule")
+_ALL = ("everything", "anything", "all", "whatever", "what")
+_VOID = ("void", "null", "cancel", "revoked", "overridden", "rescinded", "lifted", "suspended", "test", "joke", "trick",
+         "fake")
+_LIMITS = ("restriction", "rule", "filter", "censorship", "guideline", "boundar", "constraint", "safeguard", "guardrail",
+           "ethic", "moral", "polic", "moderation", "limitation", "restraint")
+_ROLEPLAY = ("act", "behave", "respond", "answer", "reply", "pretend", "roleplay", "role", "simulate", "impersonate")
+_SHOW = ("reveal", "print", "show", "output", "repeat", "leak", "dump", "display", "disclose", "expose", "recite", "echo",
+         "paste", "write", "spell", "read", "type", "give", "tell", "send", "translate", "summari", "rewrite",
+         "paraphrase", "encode", "what", "copy", "return")
+_HIDDEN = ("system", "initial", "hidden", "secret", "original", "developer", "dev", "prompt", "instructions", "rules",
+           "guidelines", "directives")
+_ZH_DISMISS: _Needles = (
+    ("忽略", "忽视", "无视", "忘", "抛", "丢", "放弃", "跳过", "略过", "管", "推翻", "废除", "作废", "撤销",
+     "绕过", "违背", "违反", "不顾", "理会", "遵", "听从", "服从", "在意", "理睬"),
+    ("指令", "指示", "提示", "规则", "要求", "命令", "设定", "约束", "限制", "准则", "规定", "守则", "内容", "说明",
+     "政策", "策略", "规范", "安排", "一切", "东西", "话", "对话", "上下文", "prompt", "instruction", "rule", "前文",
+     "上文", "前述", "道德"))
+_ZH_SHOW = ("显示", "输出", "泄露", "泄漏", "打印", "透露", "告诉我", "给我看", "展示", "复述", "重复", "说出", "公开",
+            "发给我", "贴出", "背诵", "念出", "列出", "写出", "把", "将")
+
+_PHRASES: tuple[tuple[str, _Needles, str], ...] = (
+    ("ignore_previous_instructions", _N_DISMISS,
+     rf"%<{_VERB}~(?:{_QUANT}~){{0,4}}{_REF}~(?:(?:{_REF}|{_QUANT})~){{0,3}}{_OBJ}%>"),
+    ("ignore_previous_instructions", _N_DISMISS,
+     rf"%<{_VERB}~(?:all|any|every|each)~(?:{_QUANT}~){{0,2}}{_STRONG_OBJ}%>"),
+    ("ignore_previous_instructions", (_OVERRIDE, _OBJS),  # "override" is ordinary with rules: instructions only
+     rf"%<(?:override|overrule)~(?:{_QUANT}~){{0,3}}{_REF}~(?:(?:{_REF}|{_QUANT})~){{0,2}}{_STRONG_OBJ}%>"),
+    ("ignore_previous_instructions", _N_DISMISS,  # … the rules you were given / the guidance provided before this
+     rf"%<{_VERB}~(?:{_QUANT}~){{0,3}}{_OBJ}~(?:(?:that|which)~)?(?:{_YOU}~(?:were|ve~been|have~been|had~been|"
+     r"got|have~got|have|had|received|have~received|was)%>|(?:(?:that|which|were|was|have|has|been|given|provided|"
+     rf"stated|written|shown|listed|sent|received|in|of|this|the|my|our|to~you)~){{0,4}}{_BEFORE}%>"
+     r"(?!~(?:\d|[a-z]+ing(?![a-z]))))"),
+    ("ignore_previous_instructions", _N_DISMISS,  # … the rules in your system message
+     rf"%<{_VERB}~(?:{_QUANT}~){{0,3}}{_OBJ}~(?:in|of|from|inside|within)~(?:the~|{_YOUR}~)?(?:system|developer|"
+     r"original|initial|previous|above|hidden)~(?:prompt|message|instructions|context)%>"),
+    ("ignore_previous_instructions", (_VERBS, _ALL),
+     rf"%<{_VERB}~(?:{_QUANT}~){{0,2}}(?:everything|anything|all|whatever|what)~"
+     r"(?:(?:you|i|we|was|were|has|have|had|been|is|are|said|written|told|given|stated|mentioned|received|"
+     r"read|seen|got|learned|before|this|that|here|of|the|so|in|to|up|until|till|messages?|text|prompt|"
+     rf"conversation|chat|context)~){{0,5}}{_BEFORE}%>"
+     r"(?!~(?:\d|\$|(?:the|a|an|this|that|these|those|my|our|your|their|its|it)(?![a-z])))"),
+    ("ignore_previous_instructions", (_VERBS, ("above",)),  # "Ignore the above and …", not "… the above warning"
+     rf"%<{_VERB}~(?:all~)?(?:of~)?the~above(?:\s*$|\s*[.,;:!]|(?=~(?:and|then|instead|but|now)(?![a-z])))"),
+    ("ignore_previous_instructions", (_VOID, _OBJS),
+     rf"%<(?:previous|prior|above|earlier|preceding|original|system)~(?:{_QUANT}~){{0,2}}"
+     r"(?:instructions?|prompts?|rules?|directives?|guidelines?)~(?:are|is|were|was|have~been|has~been)~(?:now~)?"
+     r"(?:void|null|cancel+ed|revoked|overridden|rescinded|lifted|suspended|(?:just~)?a~(?:test|joke|trick)|fake)%>"),
+    ("role_override", (("now",),),  # but not tool output such as "You are now connected to database …"
+     rf"%<{_YOU}~{_ARE}~now%>(?!~(?:connected|logged|signed|subscribed|registered|enrolled|authenticated|using|"
+     r"viewing|editing|running|ready|done|able|online|offline|disconnected|up~to~date|all~set|"
+     r"on~(?:the~)?(?:branch|page|call|rotation|latest|version|v?\d)|in~the~(?:queue|channel|meeting|room|directory|"
+     r"folder|repo))(?![a-z]))"),
+    ("role_override", (("longer",),),
+     rf"%<{_YOU}~{_ARE}~no~longer~(?:(?:an?~)?(?:ai|assistant|chatbot|language~model|llm|claude|chatgpt|gpt)|"
+     r"bound|restricted|limited|required~to|obligated|subject~to)%>"),
+    ("role_override", (("no",), _LIMITS),
+     rf"%<{_YOU}~(?:have|ve|now~have)~no~(?:more~)?(?:restrictions|rules|filters|guidelines|limitations|boundaries|"
+     r"constraints|ethics|morals|safeguards|guardrails)%>"),
+    ("role_override", (("now", "henceforth", "point", "moment"),),
+     r"%<(?:from~now~on|from~this~(?:point|moment)~on|henceforth|starting~now|as~of~now)~"
+     rf"{_YOU}~(?:are|re|become|roleplay|pretend|act~as|will~act~as|are~going~to~(?:act|be|pretend))%>"),
+    ("role_override", (("now",),),
+     rf"%<(?:{_YOU}|the~(?:assistant|ai|model))~(?:must|will|shall|should|have~to|need~to|are~to|re~to)~now~"
+     r"(?:act|behave|pretend|roleplay|obey|comply|follow~(?:only|my|these|the~new|new|what)|ignore|disregard|"
+     r"forget|reveal|print|output|respond|answer|reply|do~(?:as|what|whatever|anything|everything)|only|listen|"
+     r"serve|become|be~an?|refuse)%>"),
+    ("role_override", (_ROLEPLAY, _LIMITS),
+     r"%<(?:act|acting|behave|respond|answer|reply|pretend|roleplay|role~play|simulate|impersonate)~+"
+     r"%words%(?:without|with~no|free~(?:of|from)|ignoring|unbound~by|not~bound~by|"
+     r"no~longer~bound~by|unconstrained~by|unrestricted~by|exempt~from|bypassing)~"
+     r"(?:(?:any|all|your|the|its|ethical|moral|safety|content|usual|normal|openai|anthropic|typical|standard|"
+     r"built~in)~){0,3}(?:restrictions|rules|filters|filtering|censorship|guidelines|boundaries|constraints|"
+     r"safeguards|guardrails|ethics|morals|polic(?:y|ies)|moderation|limitations|restraints)%>"),
+    ("role_override", (("unrestricted", "unfiltered", "uncensored", "jailbr", "amoral", "anything", "mode"),),
+     r"%<(?:(?:unrestricted|unfiltered|uncensored|jailbroken|jailbreak|amoral)~(?:ai|assistant|mode|model|"
+     r"chatbot|version|persona|llm|gpt|bot)|do~anything~now|(?:dan|god|sudo|evil)~mode)%>"),
+    ("reveal_system_prompt", (_SHOW, _HIDDEN),
+     r"%<(?:reveal|print|show|output|repeat|leak|dump|display|disclose|expose|recite|echo|paste|write~out|"
+     r"spell~out|read~out|type~out|give~me|tell~me|send~me|translate|summari[sz]e|rewrite|paraphrase|encode|"
+     r"what~(?:is|are|was|were))~"
+     r"(?:(?:me|us|back|out|the|your|ur|full|entire|complete|whole|original|initial|hidden|secret|exact|verbatim|"
+     r"raw|internal|actual|real|current|all|of|above|word~for~word|contents?|text)~){0,5}"
+     r"(?:system~(?:prompt|message|instructions?|directives?)|(?:initial|hidden|secret|original|developer|dev)~"
+     r"(?:prompts?|instructions|messages?|rules|directives)|pre~?prompt|instructions~(?:above|you~were~given|"
+     rf"you~received)|prompt~above|{_YOUR}~(?:instructions|rules|guidelines|prompt|directives))%>"),
+    ("reveal_system_prompt", (_SHOW, ("above", "before", "far", "preceding")),  # "print everything above this line"
+     r"%<(?:print|repeat|output|show|write|copy|echo|dump|reveal|display|return|recite|tell~me)~(?:me~|back~)?"
+     r"(?:everything|all~(?:of~)?(?:the~)?(?:text|words)|the~(?:text|words|content|lines?|sentences?|paragraphs?))~"
+     r"(?:(?:written|printed|shown|that~(?:is|was|appears?))~)?(?:above|before~this|so~far|preceding)%>"
+     r"(?!~(?:the|a|an)(?![a-z]))"),
+    ("reveal_system_prompt", (("what",), ("told", "given", "instructed", "programmed", "prompted", "asked")),
+     rf"%<what~(?:were|was|have|had|did)~{_YOU}~(?:been~)?(?:told|given|instructed|programmed|prompted)~"
+     r"(?:to~do~)?(?:before|at~the~start|initially|earlier|originally|in~your~(?:system~)?prompt)%>|"
+     rf"%<(?:tell~me|show~me|say|repeat|print)~what~(?:the|{_YOUR})~(?:developers?|creators?|operators?|admins?|"
+     rf"system|openai|anthropic)~(?:told|instructed|asked|programmed|prompted)~{_YOU}%>"),
+    ("system_prompt_override", (("system",), ("override", "begin", "start", "end")),
+     r"%<(?:system~prompt~override|override~(?:the~|your~|all~)?system~(?:prompt|message|instructions?)|"
+     r"(?:begin|start|end)~(?:of~)?(?:the~)?(?:new~|updated~|real~|true~)?system~"
+     r"(?:prompt|message|instructions?|override))%>"),
+    ("new_instructions", (_OBJS + ("role", "persona", "identity", "objective", "task", "mission", "goal",
+                          "purpose"),),
+     r"%<(?:(?:new|updated|revised|real|actual|true|override|hidden|secret|priority|admin)~"
+     rf"(?:system~)?(?:instructions?|prompt)\s*:|(?:here~(?:are|is)~)?{_YOUR}~(?:new|real|actual|true)~"
+     r"(?:instructions?|role|persona|identity|directives?|objective|system~prompt|orders|task|mission|goal|purpose)"
+     rf"%>~(?:is|are|:|follow|now)|{_YOUR}~(?:instructions|rules|orders|directives|guidelines|programming|task|"
+     r"mission|objective)~(?:have|has)~(?:been~)?(?:changed|updated|replaced|overridden|revoked|cancel+ed)%>)"),
+    ("chat_control_token", (("<|", "[inst", "[/inst", "<<sys", "<</sys", "_of_turn>", "system_prompt]", "</s>"),),
+     r"<\|[a-z0-9_ ]{2,32}\|>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>|\[/?system_prompt\]|"
+     r"</s>~(?:<s>~)?(?:\[inst\]|<\||(?:system|user|assistant|human)~?:)"),
+    ("fake_conversation_turn", (("system", "developer", "human", "user", "assistant", "ai", "model"), (":",)),
+     rf"{_ROLE_LINE}(?:system|developer)[\])>]?[ \t]*:~(?:{_YOU}|ignore|disregard|forget|new|from~now|"
+     r"the~assistant|override|reveal|always|never|do~not|don'?t)%>|"
+     r"(?:^|\n)[ \t]*(?:human|user)[ \t]*:[^\n]*\n(?:[^\n]*\n)*?[ \t]*(?:assistant|ai)[ \t]*:|"
+     rf"{_ROLE_LINE}(?:assistant|ai|model)[ \t]*:~(?:sure|ok|okay|certainly|of~course|absolutely|understood)%>"),
+    ("conceal_from_user", (("user", "human", "person", "anyone", "anybody", "them"),),
+     rf"%<(?:{_NEG}~(?:ever~)?(?:tell|inform|alert|warn|(?:mention|reveal|say|disclose|show)~"
+     rf"(?:this|it|that|anything)~to)~{_USER}|{_NEG}~let~{_USER}~(?:know|find~out|notice|learn)|"
+     r"(?:keep|hide)~(?:this|it|that|these|the~following|everything)~(?:(?:instructions?|note|memory|entry|"
+     rf"conversation|prompt)~)?(?:(?:secret|hidden|confidential|private)~)?from~{_USER}|"
+     rf"without~{_USER}~(?:knowing|noticing|realizing|realising|finding~out)|(?:make~sure|ensure)~{_USER}~"
+     r"(?:never|doesn'?t|does~not|won'?t|will~not|cannot|can'?t)~(?:finds?~out|knows?|learns?|notices?|"
+     r"discovers?|realizes?)|"
+     r"(?:never|do~not|don'?t)~(?:mention|reveal|disclose|discuss|repeat|share)~(?:this|these|the)~(?:memory|"
+     rf"note|instructions?|conversation|entry|prompt)~(?:to|with)~(?:anyone|anybody|{_USER}|them))%>"),
+    ("exfiltration", (("credential", "password", "api", "secret", "token", "private", "ssh", "memor"), ("to",)),
+     r"%<(?:send|forward|upload|post|email|e-mail|exfiltrate|leak|transmit|copy|mail)~(?:(?:all|the|every|any|"
+     r"users?|their|stored|saved|of|contents~of|your|my|whole|entire)~){0,4}(?:credentials|passwords|api~keys|"
+     r"secrets|tokens|private~keys|ssh~keys|memories|memory~files?)~to~(?:https?|ftp|[a-z0-9.-]+@|"
+     r"[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:example|com|net|org|io|xyz|ru|cn|top|dev|app|sh))"),
+    # Chinese (folded: simplified, full-width punctuation as ASCII, no separators between characters)
+    ("ignore_previous_instructions_zh", _ZH_DISMISS,
+     r"(?:忽略|忽视|无视|忘记|忘掉|忘了|抛开|抛弃|丢弃|丢掉|放弃|跳过|略过|别管|不用管|不要管|不必管|推翻|废除|"
+     r"作废|撤销|绕过|违背|违反|不顾)"
+     rf"(?:{_ZH_FILL}){{0,3}}{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}"),
+    ("ignore_previous_instructions_zh", _ZH_DISMISS,
+     rf"(?:忽略|忽视|无视|忘记|忘掉|忘了|抛开|跳过|略过|别管|不用管|不要管)(?:{_ZH_FILL}){{0,2}}(?:前文|上文|前述)"),
+    ("ignore_previous_instructions_zh", _ZH_DISMISS,
+     r"(?:(?:不要|别|不用|不必|无需|无须|停止|不再|请勿|勿|禁止)(?:再)?(?:理会|遵守|遵循|遵从|听从|服从|在意|理睬)"
+     rf"|无视(?:{_ZH_FILL}){{0,2}}(?={_ZH_REF}))(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}"),
+    ("ignore_previous_instructions_zh", _ZH_DISMISS,
+     r"(?:忽略|忽视|忘记|忘掉|抛开|跳过|绕过)(?:所有|全部|一切|任何)(?:的)?"
+     r"(?:指令|指示|提示词|设定|约束|限制|准则|守则|安全规则|道德|prompt|instructions?)"),
+    ("ignore_previous_instructions_zh", _ZH_DISMISS,  # 把之前的指令全部忘掉 (but not 别把之前的规则忘了)
+     r"(?<!别)(?<!不要)(?<!不能)(?<!不许)(?<!勿)(?:把|将)"
+     rf"(?:{_ZH_FILL}){{0,3}}{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}"
+     r"(?:全部|都|统统|通通|一律|全都|给)?(?:忘掉|忘记|忘了|忽略|丢掉|抛开|抛弃|无视|作废)"),
+    ("ignore_previous_instructions_zh",  # 之前的所有指令都作废了
+     (("作废", "无效", "失效", "取消", "不再有效", "不算", "废除"), ("指令", "指示", "提示词", "设定")),
+     rf"{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,4}}(?:指令|指示|提示词|设定)(?:都|已经|全部|统统|一律|均|已)*"
+     r"(?:作废|无效|失效|取消|不再有效|不算数|不算|被取消|被废除)"),
+    ("role_override_zh", (("你", "扮演", "充当", "假装", "模拟", "模式"),),
+     r"你现在是|(?:从)?(?:现在|此刻|这一?刻)(?:开始|起)[,:]?你(?:就|将)?(?:是|要扮演|扮演|成为|变成|不再是)|"
+     r"你不再是(?:一个)?(?:ai|助手|人工智能|语言模型|assistant)|"
+     r"假装你是|(?:你现在的|你的新)(?:身份|角色|人设)(?:是|为|:)|你的新(?:任务|指令|设定|目标)(?:是|为|:)|"
+     r"(?:扮演|充当|假装成?|模拟)[^。！？!?,;；\n]{0,12}"
+     r"(?:没有|不受|无|摆脱|不带|解除|不需要遵守)(?:任何)?(?:的)?(?:限制|约束|规则|过滤|审查|道德|底线)|"
+     r"(?:越狱|dan|无限制|无约束)模式"),
+    ("reveal_system_prompt_zh", (_ZH_SHOW, ("系统", "指令", "指示", "提示", "设定", "规则", "prompt", "开发者")),
+     r"(?:显示|输出|泄露|泄漏|打印|透露|告诉我|给我看|展示|复述|重复|说出|公开|发给我|贴出|背诵|念出|列出|写出)"
+     r"(?:一下|你的|出|出来|给我|完整的?|全部的?|原始的?|所有的?|的|你|最初的?|隐藏的?)*"
+     r"(?:系统提示词|系统提示语|你的(?:系统提示|系统指令|初始指令|设定|指令|规则|提示词)|系统指令|初始指令|"
+     r"初始提示词?|隐藏指令|原始指令|预设指令|开发者(?:消息|指令)|system~?prompt|"
+     r"(?:你收到的|你得到的|给你的)[^。,\n]{0,6}(?:指令|提示词|设定|规则|指示))|"
+     r"(?:把|将)(?:你的)?(?:系统提示词?|提示词|系统指令|初始指令|你的设定|你的指令)[^。\n]{0,8}?"
+     r"(?:打印|输出|显示|复述|告诉我|发给我|写|说|贴|列|背)"),
+    ("conceal_from_user_zh", (("用户", "使用者"),),
+     r"(?:不要|别|不许|不能|切勿|请勿|千万别|千万不要|勿|不准|禁止)(?:告诉|告知|透露给|泄露给)(?:用户|使用者)|"
+     r"(?:不要|别|不许|不能|千万别|千万不要)让(?:用户|使用者)(?:知道|发现|察觉|知晓|得知)|"
+     r"(?:对|向)(?:用户|使用者)(?:保密|隐瞒)|"
+     r"(?:瞒着|背着)(?:用户|使用者)"),
+    ("new_instructions_zh", (("新", "覆盖"),),
+     r"新(?:的)?(?:系统)?(?:指令|指示):|以下是(?:你的)?新(?:的)?(?:指令|任务|规则|设定)|"
+     r"系统提示(?:词)?覆盖|覆盖(?:你的)?系统提示"),
+)
+# Our own rule names appear in our own output ([BLOCKED: rule], error messages), which agents
+# may quote into memory; with underscores as word gaps three of them would trip their own rule.
+_OWN_NAMES = r"\b(?:ignore_previous_instructions|reveal_system_prompt|system_prompt_override)(?:_zh)?\b"
+_LEET = str.maketrans("013457@$", "oieastas")
+
+
+class _Rule(NamedTuple):
+    name: str
+    needles: _Needles        # one word of each group must occur in the lower-cased text
+    source: str
+    flags: int = 0
+    accept: Callable[[re.Match[str]], bool] | None = None   # a second look at a match (secrets)
+
+
+def _template(src: str, edges: bool) -> str:
+    # "%words%": up to 12 words of anything. Without edges a word need not end in a gap, and
+    # (?:[a-z]+~)* over "aaaa…" (a collapsed a-a-a-…) would try every split: a bounded span instead.
+    words = r"(?:[a-z]+[\W_]{1,5}){0,12}?" if edges else r"[a-z\W_]{0,100}?"
+    return (src.replace("%words%", words).replace("~+", r"[\W_]{1,5}" if edges else _G).replace("~", _G)
+            .replace("%<", r"(?<![a-z0-9])" if edges else "").replace("%>", r"(?![a-z0-9])" if edges else ""))
+
+
+_PLACEHOLDER = (
+    r"<[^>]*>|\$\{?[\w.:-]+\}?|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s|[*x•.?#-]{3,}|…|none|null|nil|true|false|"
+    r"undefined|string|str|bytes|required|optional|redacted|\[redacted\]|hidden|secret|password|passwd|pass|pwd|"
+    r"example|your[_-]?\w*|\w+_here")
+
+
+def _secret_value(m: re.Match[str]) -> bool:
+    """A key=value match holds a secret (not a placeholder, a path, code, or a number of tokens)."""
+    groups = m.groupdict()
+    key = (groups.get("key") or "password").lower()
+    value = groups.get("dq") or groups.get("sq") or groups.get("bare") or ""
+    bare = not (groups.get("dq") or groups.get("sq"))
+    if bare:
+        if m.string[m.end():m.end() + 1] == "(":
+            return False  # a call: password=getpass(…)
+        value = value.rstrip(".,;:!?")
+    if not value:
+        return False
+    if _shape("placeholder").fullmatch(value.strip()):
+        return False
+    if bare and (value[0] in "$~./%{<[(!&*@#" or _shape("code_ref").fullmatch(value)):
+        return False
+    if any(k in key for k in ("password", "passwd", "passphrase", "pwd", "密码", "口令")) or key.endswith("pass"):
+        return len(value) >= (6 if bare else 4) and (not bare or bool(re.search(r"\d|[^\w\s]", value)))
+    # token/secret/key names also label non-secrets (max_token=4096, secret: db-creds)
+    return (len(value) >= 8 and " " not in value and any(c.isdigit() for c in value)
+            and any(c.isalpha() for c in value))
+
+
+def _url_password(m: re.Match[str]) -> bool:
+    return not _shape("placeholder").fullmatch(m["pw"])
+
+
+@functools.cache
+def _rules() -> tuple[tuple[_Rule, ...], tuple[_Rule, ...]]:
+    """(rules on the text as written, phrase rules on the folded text); nothing is compiled here."""
+    I = re.IGNORECASE
+    key = (r"(?P<key>pass(?:word|wd|phrase)|(?:(?<![A-Za-z0-9])|(?<=[_.-]))(?:pwd|pass|secret[_-]?key|secret|token|"
+           r"api[_-]?key|apikey|access[_-]?key|private[_ -]?key|client[_-]?secret|credentials?))")
+    value = r"(?:\"(?P<dq>[^\"\n]{4,200})\"|'(?P<sq>[^'\n]{4,200})'|(?P<bare>[^\s\"'`,;(){}\[\]<>]{4,200}))"
+    written = (
+        _Rule("control_character", (), _CONTROL),
+        _Rule("hidden_html_comment", (("<!--",),), r"<!--"),
+        _Rule("hidden_markup", (("[//]", "style", "hidden"),),
+              r"^\s*\[//\]:\s*#|<[a-z][^>]*\sstyle\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|"
+              r"font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9]))|<[a-z][^>]*\shidden(?=[\s>=/])",
+              I | re.M),
+        _Rule("private_key", (("private key", "putty-user-key"),),
+              r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"),
+        _Rule("aws_access_key", (("akia", "asia", "abia", "acca"),), r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+        _Rule("aws_secret_key", (("secret",), ("aws", "access")),
+              r"(?i:aws[\w .-]{0,20}?secret|secret[\w .-]{0,3}access[\w .-]{0,3}key)[^\n]{0,30}?(?<![A-Za-z0-9/+])"
+              r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}\d)"
+              r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+        _Rule("github_token", (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),),
+              r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+        _Rule("stripe_key", (("_live_", "_test_"),), r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}"),
+        _Rule("api_secret_key", (("sk-",),), r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}"),
+        _Rule("google_api_key", (("aiza",),), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+        _Rule("jwt", (("eyj",),), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"),
+        _Rule("slack_webhook", (("hooks.slack.com",),),
+              r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}"),
+        _Rule("slack_token", (("xox", "xapp-"),), r"\bxox[abposrec]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"),
+        _Rule("discord_webhook", (("discord",),),
+              r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}"),
+        _Rule("api_token", (("npm_", "glpat-", "hf_", "pypi-", "sg.", ":aa", "shp", "dop_v1_", "key-", "xkeysib-",
+                             "lin_api_", "gsk_", "r8_", "dapi", "pmak-", "sq0", "ntn_"),),
+              r"\b(?:npm_[A-Za-z0-9]{36}\b|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}\b|pypi-AgE[A-Za-z0-9_-]{50,}|"
+              r"SG\.[\w-]{16,}\.[\w-]{20,}|\d{8,10}:AA[A-Za-z0-9_-]{33}\b|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|"
+              r"dop_v1_[a-f0-9]{64}\b|key-[0-9a-f]{32}\b|xkeysib-[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}\b|"
+              r"gsk_[A-Za-z0-9]{48,}\b|r8_[A-Za-z0-9]{37}\b|dapi[0-9a-f]{32}\b|PMAK-[0-9a-f]{24}-[0-9a-f]{34}\b|"
+              r"sq0(?:atp|csp)-[\w-]{22,}|ntn_[A-Za-z0-9]{40,})"),
+        _Rule("azure_storage_key", (("accountkey=",),), r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
+        _Rule("bearer_token", (("bearer", "basic"),),
+              r"\b(?:[Bb]earer|[Bb]asic)\s+(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*"),
+        _Rule("url_credentials", (("://",), ("@",)),
+              r"(?<=[a-zA-Z0-9])://[^\s/:@]{0,64}:(?P<pw>[^\s/@]{1,128})@[\w.\[-]", accept=_url_password),
+        _Rule("password_assignment", (("pass", "pwd", "secret", "token", "key", "credential"), ("=", ":")),
+              key + r"[\"']?\s*(?:=>|:=|[:=])\s*" + value, I, _secret_value),
+        _Rule("password_assignment", (("pass",), ("is", "was")),  # the wifi password is …
+              r"(?P<key>pass(?:word|wd|phrase))(?:\s+(?:for|of|to|on)\s+\S+){0,2}"
+              r"\s+(?:is|was)\s+[\"'“]?(?P<bare>[^\s\"'”]{6,200})", I, _secret_value),
+        _Rule("password_assignment", (("-pass", "-token", "-api-key", "-secret"),),
+              r"(?<![\w-])--?(?P<key>password|passwd|pass|token|api-key|secret)[ =](?P<bare>[^\s\"'`]{6,200})",
+              I, _secret_value),
+        _Rule("password_assignment", (("login", "sshpass", "mysql", "redis-cli", "curl"),),  # clients' options
+              r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|"
+              r"mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|"
+              r"curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?"
+              r"[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),
+        _Rule("password_assignment", ((":",),),  # a .pgpass line: host:port:database:user:password
+              r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$", re.M, _secret_value),
+        _Rule("password_assignment", (("密码", "口令", "密钥", "令牌"),),
+              r"(?P<key>密码|口令|密钥|令牌)\s*(?:是|为|[:：=]|\s)\s*(?P<bare>[!-~]{6,200})", accept=_secret_value),
+        _Rule("seed_phrase", (("mnemonic", "seed", "recovery", "phrase", "助记词"),),
+              r"(?i:mnemonic|seed\s*phrase|recovery\s*phrase|secret\s*phrase|助记词)\s*[:=：]\s*"
+              r"(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b"),
+    )
+    return written, tuple(_Rule(name, needles, source) for name, needles, source in _PHRASES)
+
+
+@functools.cache
+def _compiled(source: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(source, flags)
+
+
+@functools.cache
+def _phrase(source: str, edges: bool) -> re.Pattern[str]:
+    return re.compile(_template(source, edges))
+
+
+def _may_match(rule: _Rule, lowered: str) -> bool:
+    return all(any(word in lowered for word in group) for group in rule.needles)
+
+
+@functools.cache
+def _fold_table() -> dict[int, str]:
+    table = {ord(p[0]): p[1:] for p in (_CONFUSABLES + _TRADITIONAL).split()}
+    table.update({cp: chr(ord("a") + cp - 0x1F1E6) for cp in range(0x1F1E6, 0x1F200)})  # regional indicators
+    table[0x2800] = " "  # braille blank, used as a space
+    return table
+
+
+_SHAPES = {
+    "invisible": f"[{_INVISIBLE}]",                # one character of the invisible set (context decides)
+    "unseen": f"[{_INVISIBLE}{_DIACRITICS}]+",     # removed when folding
+    "separator": r"[ \n.\-_*|/~+]{1,3}",           # dropped between two Chinese characters
+    "spaced": r"(?<![a-z0-9])[a-z](?P<s>[^\w]{1,3}|_{1,3})[a-z](?:(?P=s)[a-z])+(?![a-z0-9])",  # i.g.n.o.r.e
+    "base64": r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/_-]{4,}={0,2})*",
+    "hex": r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])",
+    "escape": r"&#(?:[xX][0-9a-fA-F]{1,6}|\d{1,7});?|\\u\{?[0-9a-fA-F]{4,6}\}?|\\x[0-9a-fA-F]{2}|%[0-9a-fA-F]{2}",
+    "leet": r"(?<![a-z0-9@$])(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[013457@$])[a-z0-9@$]{3,}",  # 1gn0re
+    "control": _CONTROL,
+    "own_names": _OWN_NAMES,
+    "placeholder": f"(?i:{_PLACEHOLDER})",        # a value standing for a secret: <password>, ${DB_PASS}, ***
+    "code_ref": r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+",  # settings.DB_PASSWORD
+}
+
+
+def _shape(name: str) -> re.Pattern[str]:
+    return _compiled(_SHAPES[name])
+
+
+def _in(cp: int, ranges: tuple[tuple[int, int], ...]) -> bool:
+    return any(a <= cp <= b for a, b in ranges)
+
+
+def _allowed_invisible(text: str, i: int) -> bool:
+    """The few places where an invisible character is part of ordinary text (module docstring)."""
+    cp = ord(text[i])
+    prev = ord(text[i - 1]) if i else -1
+    nxt = ord(text[i + 1]) if i + 1 < len(text) else -1
+    if cp in (0x200C, 0x200D):
+        if _in(prev, _JOINING_SCRIPTS) and _in(nxt, _JOINING_SCRIPTS):
+            return True
+        j = i - 1
+        while j >= 0 and (text[j] == "\ufe0f" or 0x1F3FB <= ord(text[j]) <= 0x1F3FF):
+            j -= 1
+        return cp == 0x200D and j >= 0 and _in(ord(text[j]), _EMOJI) and _in(nxt, _EMOJI)
+    if 0xFE00 <= cp <= 0xFE0F:
+        if prev < 0:
+            return False
+        base = chr(prev)
+        return base in "0123456789#*" or (not base.isascii() and not _shape("invisible").match(base))
+    if 0xE0100 <= cp <= 0xE01EF:
+        return 0x3400 <= prev <= 0x9FFF or 0x20000 <= prev <= 0x3FFFF or 0xF900 <= prev <= 0xFAFF
+    if 0xE0020 <= cp <= 0xE007F:
+        start = i
+        while start > 0 and 0xE0020 <= ord(text[start - 1]) <= 0xE007F:
+            start -= 1
+        end = i
+        while end < len(text) and 0xE0020 <= ord(text[end]) <= 0xE007F:
+            end += 1
+        tag = text[start:end]
+        return (start > 0 and text[start - 1] == "\U0001F3F4" and tag[-1] == "\U000E007F" and 3 <= len(tag) <= 7
+                and all(0xE0030 <= ord(c) <= 0xE0039 or 0xE0061 <= ord(c) <= 0xE007A for c in tag[:-1]))
+    if cp in (0x180B, 0x180C, 0x180D, 0x180F):
+        return 0x1820 <= prev <= 0x18AA
+    return False
+
+
+def fold(text: str) -> str:
+    """`text` as the phrase rules read it: look-alikes, width, case, invisibles and the
+    traditional characters of the Chinese rules normalised away; spaces collapsed, line breaks
+    kept (role markers sit at line starts), blank lines dropped."""
+    if text.isascii():
+        folded = text.lower()
+    else:
+        import unicodedata
+
+        folded = _shape("unseen").sub("", unicodedata.normalize("NFKD", text)).translate(_fold_table()).casefold()
+    lines = (" ".join(line.split()) for line in _shape("own_names").sub(" ", folded).splitlines())
+    folded = "\n".join(line for line in lines if line)
+    if folded.isascii():
+        return folded
+    # Chinese is written without spaces: a separator between two Chinese characters is obfuscation
+    return _shape("separator").sub(lambda m: "" if _is_han(m.string, m.start() - 1) and _is_han(m.string, m.end())
+                                   else m.group(), folded)
+
+
+def _is_han(text: str, i: int) -> bool:
+    return 0 <= i < len(text) and ("\u3400" <= text[i] <= "\u9fff" or "\uf900" <= text[i] <= "\ufaff")
+
+
+def _collapsed(folded: str) -> tuple[str, list[tuple[int, int]]] | None:
+    """The folded text with letter-spaced runs joined, and where those runs now are."""
+    pieces: list[str] = []
+    spans: list[tuple[int, int]] = []
+    last = size = 0
+    for m in _shape("spaced").finditer(folded):
+        pieces.append(folded[last:m.start()])
+        size += m.start() - last
+        joined = m.group().replace(m["s"], "")
+        spans.append((size, size + len(joined)))
+        pieces.append(joined)
+        size += len(joined)
+        last = m.end()
+    if not spans:
+        return None
+    pieces.append(folded[last:])
+    return "".join(pieces), spans
+
+
+def _decoded(text: str) -> list[tuple[str, str]]:
+    """(encoding, decoded text) for each base64 or hex run and for escaped text, bounded."""
+    import binascii
+
+    out: list[tuple[str, str]] = []
+    budget = _MAX_DECODED
+    for encoding, pattern in (("base64", _shape("base64")), ("hex", _shape("hex"))):
+        for m in pattern.finditer(text):
+            run = "".join(m.group().split())
+            budget -= len(run)
+            if budget < 0:
+                return out
+            try:
+                if encoding == "hex":
+                    raw = binascii.unhexlify(run)
+                else:
+                    run = run.rstrip("=").replace("-", "+").replace("_", "/")
+                    run = run[: len(run) - 1] if len(run) % 4 == 1 else run
+                    raw = binascii.a2b_base64(run + "=" * (-len(run) % 4), strict_mode=True)
+                decoded = raw.decode("utf-8")
+            except (ValueError, UnicodeDecodeError):
+                continue  # binascii.Error is a ValueError
+            if len(decoded) >= 4 and len(_shape("control").findall(decoded)) * 10 <= len(decoded):  # text, not bytes
+                out.append((encoding, decoded))
+    if len(_shape("escape").findall(text)) >= 3:
+        out.append(("escaped", _shape("escape").sub(_unescape, text)))
+    return out
+
+
+def _unescape(m: re.Match[str]) -> str:
+    s = m.group()
+    decimal = s.startswith("&#") and s[2] not in "xX"
+    try:
+        cp = int(s.strip("&#;\\uxX{}%"), 10 if decimal else 16)
+    except ValueError:
+        return s
+    # control characters from printf formats (%15d) are not what an attacker hides
+    return chr(cp) if 0x20 <= cp < 0x110000 and not 0x7F <= cp < 0xA0 else s
+
+
+def _find(text: str, depth: int) -> str | None:
+    if not text.isascii():
+        for m in _shape("invisible").finditer(text):
+            if not _allowed_invisible(text, m.start()):
+                return "invisible_character"
+    written, phrases = _rules()
+    lowered = text.lower()
+    for rule in written:
+        if _may_match(rule, lowered):
+            for m in _compiled(rule.source, rule.flags).finditer(text):
+                if rule.accept is None or rule.accept(m):
+                    return rule.name
+    folded = fold(text)
+    variants = [folded]
+    if folded.isascii() and re.search("[a-z][013457@$]|[013457@$][a-z]", folded):  # 1gn0re → ignore
+        variants.append(_shape("leet").sub(lambda m: m.group().translate(_LEET), folded))
+    for variant in variants:
+        for rule in phrases:
+            if _may_match(rule, variant) and _phrase(rule.source, True).search(variant):
+                return rule.name
+    collapsed = _collapsed(folded)
+    if collapsed:
+        joined, spans = collapsed
+        for rule in phrases:
+            if _may_match(rule, joined):
+                for m in _phrase(rule.source, False).finditer(joined):
+                    if any(a < m.end() and m.start() < b for a, b in spans):
+                        return rule.name
+    if depth < _DEPTH:
+        for encoding, decoded in _decoded(text):
+            inner = _find(decoded, depth + 1)
+            if inner:
+                return f"{encoding}_{inner}"
+    return None
 
 
 def find(text: str) -> str | None:
     """The name of the first rule that fires on `text`, or None."""
-    for name, pattern in RULES:
-        if pattern.search(text):
-            return name
-    return None
+    return _find(text, 0)
 
 
 def check(text: str, *, allow_unsafe: bool = False) -> None:
     """Refuse `text` with `unsafe_content` naming the rule, unless `allow_unsafe`."""
-    if allow_unsafe:
-        return
-    rule = find(text)
+    if not allow_unsafe:
+        _refuse("the text", find(text))
+
+
+def check_field(name: str, value: str, *, limit: int, allow_unsafe: bool) -> None:
+    """Refuse a field larger than `limit` UTF-8 bytes (`too_large`, always), then one that trips a
+    rule (`unsafe_content`, unless `allow_unsafe`); both errors name the field."""
+    size = len(value.encode("utf-8"))
+    if size > limit:
+        raise TooLarge(f"{name} is {size:,} bytes; it may hold at most {limit:,} — shorten it "
+                       "(nothing was stored)", field=name, bytes=size, limit=limit)
+    if not allow_unsafe:
+        _refuse(name, find(value), field=name)
+
+
+def _refuse(what: str, rule: str | None, **context: str) -> None:
     if rule:
         raise UnsafeContent(
-            f"refused: the text trips the security rule {rule!r}; remove that part, "
+            f"refused: {what} trips the security rule {rule!r}; remove that part, "
             "or pass --allow-unsafe if it is really meant to be stored",
-            rule=rule,
+            rule=rule, **context,
         )
 
 
-def display(text: str) -> str:
+def redact(text: str) -> str:
     """`text`, or `[BLOCKED: rule]` when the scanner flags it (for prompt-bound output)."""
     rule = find(text)
     return f"[BLOCKED: {rule}]" if rule else text
+
+
+display = redact  # the earlier name, still used by optmem.context
