@@ -14,7 +14,7 @@ from typing import Any
 from optmem import clock, fsio, log, scan
 from optmem import meta as metamod
 from optmem import text as textmod
-from optmem.errors import NotFound, UsageError
+from optmem.errors import NotFound, TooLarge, UsageError
 from optmem.record import HANDOFF
 from optmem.vault import NAME_RE, Vault, validate_name
 
@@ -136,6 +136,11 @@ def write(vault: Vault, project: str, *, done: list[str] | None = None,
         scan.check(item, allow_unsafe=allow_unsafe)
     draft = Handoff(project=project, time="", done=items["done"], blocked=items["blocked"],
                     next=items["next"], note=notes, source=source)
+    size, limit = len(draft.summary().encode("utf-8")), vault.settings.limits.record_bytes
+    if size > limit:
+        raise TooLarge(f"the handoff is {size:,} bytes; it may hold at most {limit:,} — keep what "
+                       "the next session needs and leave the detail in the log (nothing was "
+                       "written)", bytes=size, limit=limit)
     extra: dict[str, Any] = {s: v for s, v in items.items() if v}
     if notes:
         extra["note"] = notes
@@ -145,7 +150,7 @@ def write(vault: Vault, project: str, *, done: list[str] | None = None,
     with vault.lock():
         res = log.append(vault, log.Draft(draft.summary(), domain=domain, project=project,
                                           kind=HANDOFF, source=source, session=session, extra=extra),
-                         gate=False, allow_unsafe=True)
+                         gate=False, allow_unsafe=allow_unsafe)
         rec = res.record or {}
         done_h = replace(draft, time=rec.get("ts", clock.format_ts(clock.now())),
                          domain=rec.get("domain"), id=res.id)

@@ -59,6 +59,29 @@ def check_text(vault: Vault, text: str | None, *, allow_unsafe: bool) -> str:
     return text
 
 
+# Byte bounds of a record's other fields (the text's own bound is `[limits] record_bytes`, which
+# also bounds the evidence): a key, tag or source is a label, not a place to store a document.
+FIELD_BYTES = {"key": 256, "tag": 128, "source": 1024, "session": 256, "reason": 4096}
+MAX_TAGS = 64
+
+
+def check_fields(vault: Vault, draft: Draft, *, allow_unsafe: bool) -> tuple[str, ...]:
+    """Bound and scan every field besides the text (the text: `check_text`); the clean tags."""
+    tags = tuple(t.strip() for t in draft.tags or () if t and t.strip())
+    if len(tags) > MAX_TAGS:
+        raise TooLarge(f"{len(tags)} tags given; a record holds at most {MAX_TAGS} — keep the "
+                       "ones you will filter by (nothing was stored)", tags=len(tags), limit=MAX_TAGS)
+    fields = [("key", draft.key), ("source", draft.source), ("session", draft.session),
+              *(("tag", t) for t in tags)]
+    for name, value in fields:
+        if value is not None:
+            scan.check_field(name, value, limit=FIELD_BYTES[name], allow_unsafe=allow_unsafe)
+    if draft.evidence is not None:
+        scan.check_field("evidence", draft.evidence, limit=vault.settings.limits.record_bytes,
+                         allow_unsafe=allow_unsafe)
+    return tags
+
+
 def _write(vault: Vault, idx: Index, records: list[Record]) -> tuple[Index | None, str | None]:
     """Append records in one write (lock held) and let the index catch up: (the index, or None
     with a warning when it could not — the records are stored, and that is what counts)."""
@@ -91,10 +114,11 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
         raise UsageError(f"--kind {draft.kind!r} is not a valid kind name (letters, digits, . _ -)")
     if draft.tier not in TIERS:
         raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {draft.tier!r}")
+    tags = check_fields(vault, draft, allow_unsafe=allow_unsafe)
     return Record(
         id=new_id(moment.timestamp()), ts=clock.format_ts(moment), text=text,
         domain=default_domain(vault, draft.domain), project=draft.project, kind=draft.kind,
-        tier=draft.tier, key=draft.key, tags=tuple(t.strip() for t in draft.tags or () if t and t.strip()),
+        tier=draft.tier, key=draft.key, tags=tags,
         corrects=tuple(draft.corrects or ()),
         expires=clock.format_ts(clock.later(moment, draft.ttl)) if draft.ttl is not None else None,
         evidence=draft.evidence, source=draft.source, session=draft.session,
@@ -294,8 +318,11 @@ class Forgotten:
 
 
 def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | None = None,
-           source: str | None = None) -> Forgotten:
+           source: str | None = None, allow_unsafe: bool = False) -> Forgotten:
     """Append a tombstone: the record leaves search and context but stays in the file."""
+    for name, value in (("reason", reason), ("source", source)):
+        if value is not None:  # a tombstone is bookkeeping, but an agent still reads its reason
+            scan.check_field(name, value, limit=FIELD_BYTES[name], allow_unsafe=allow_unsafe)
     moment = clock.now()
     idx = open_index(vault)
     with vault.lock():

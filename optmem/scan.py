@@ -626,10 +626,10 @@ def check_field(name: str, value: str, *, limit: int, allow_unsafe: bool) -> Non
     rule (`unsafe_content`, unless `allow_unsafe`); both errors name the field."""
     size = len(value.encode("utf-8"))
     if size > limit:
-        raise TooLarge(f"{name} is {size:,} bytes; it may hold at most {limit:,} — shorten it "
-                       "(nothing was stored)", field=name, bytes=size, limit=limit)
+        raise TooLarge(f"the {name} is {size:,} bytes; it may hold at most {limit:,} — shorten "
+                       "it (nothing was stored)", field=name, bytes=size, limit=limit)
     if not allow_unsafe:
-        _refuse(name, find(value), field=name)
+        _refuse(f"the {name}", find(value), field=name)
 
 
 def _refuse(what: str, rule: str | None, **context: str) -> None:

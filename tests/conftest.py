@@ -80,6 +80,18 @@ def optmem_cmd() -> list[str]:
     return [sys.executable, "-m", "optmem"]
 
 
+def run_readme_block(marker: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the README's ```sh block holding `marker`, as printed, with bash -euo pipefail and the
+    `optmem` installed beside this interpreter on PATH (whether or not its venv is activated)."""
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    block = next(b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if marker in b)
+    env = {**env, "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])}
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
+                          env=env, cwd=str(cwd), timeout=300)
+
+
 def run_optmem(*args: str, env: dict[str, str] | None = None, input: str | None = None,
                cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """A real subprocess, with the test's environment (its vault and HOME)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import log_lines, put
+from conftest import log_lines, put, run_readme_block
 from optmem import memory
 
 
@@ -75,16 +75,9 @@ def test_writing_into_a_plain_folder_adds_the_git_files(cli, tmp_path):
 
 def test_the_readme_tour_runs_top_to_bottom(tmp_path):
     import os
-    import re
-    import subprocess
-    from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
-    block = next(b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "# tour:" in b)
     env = {k: v for k, v in os.environ.items() if k != "OPTMEM_VAULT"}
-    env["TMPDIR"] = str(tmp_path)
-    res = subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
-                         env=env, cwd=str(tmp_path), timeout=300)
+    res = run_readme_block("# tour:", {**env, "TMPDIR": str(tmp_path)}, tmp_path)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "refused (exit 1)" in res.stdout and "wrong project" in res.stdout
     assert "前端服务端口改成 3001 了" in res.stdout and "SUPERSEDED" in res.stdout

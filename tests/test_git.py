@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 from pathlib import Path
 
-from conftest import run_optmem
+from conftest import run_optmem, run_readme_block
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
@@ -122,14 +121,11 @@ def test_an_entry_edited_on_both_sides_keeps_both_and_doctor_says_so(tmp_path):
 
 
 def test_the_readme_shared_vault_recipe_runs_as_printed(tmp_path):
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
-    block = next(b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "# recipe: a vault shared through git" in b)
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = {**os.environ, **GIT_ENV, "HOME": str(home), "OPTMEM_VAULT": ""}
-    env.pop("OPTMEM_VAULT")
-    res = subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True, env=env,
-                         cwd=str(tmp_path), timeout=300)
+    env = {**os.environ, **GIT_ENV, "HOME": str(home)}
+    env.pop("OPTMEM_VAULT", None)
+    res = run_readme_block("# recipe: a vault shared through git", env, tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "laptop: the backend listens on 9090" in res.stdout and "desktop: staging listens on 9091" in res.stdout
     for entry in ("prefers short answers", "uses pnpm", "deploys on Fridays"):

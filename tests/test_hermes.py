@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 from conftest import run_optmem
 from optmem import memory

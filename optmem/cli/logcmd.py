@@ -96,8 +96,9 @@ def get(record_id: str, allow_unsafe: bool, json_out: bool) -> None:
 
 
 @command("forget", arg("record_id", "The record to forget.", metavar="ID"),
-         opt("reason", help="Why (kept in the tombstone)."), SOURCE)
-def forget(record_id: str, reason: str | None, source: str | None, json_out: bool) -> None:
+         opt("reason", help="Why (kept in the tombstone)."), SOURCE, UNSAFE)
+def forget(record_id: str, reason: str | None, source: str | None, allow_unsafe: bool,
+           json_out: bool) -> None:
     """Hide a record from search and context; it stays in LOG.jsonl.
 
     \b
@@ -106,6 +107,7 @@ def forget(record_id: str, reason: str | None, source: str | None, json_out: boo
     """
     from optmem import log
 
-    res = log.forget(get_vault(write=True), record_id, reason=reason, source=source)
+    res = log.forget(get_vault(write=True), record_id, reason=reason, source=source,
+                     allow_unsafe=allow_unsafe)
     emit(json_out, {"status": res.status, "id": res.id, "tombstone": res.tombstone},
          lambda: f"{res.status.replace('_', ' ')}: {res.id}")
