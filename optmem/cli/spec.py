@@ -65,7 +65,7 @@ def refuse_empty(params: tuple[Param, ...], values: dict[str, Any]) -> None:
             raise UsageError(f"{p.decls[0]} is empty; give it a value, or leave the option out")
 JSON = Param("json_out", ("--json",), bool, False, "Print one JSON document on stdout.")
 UNSAFE = Param("allow_unsafe", ("--allow-unsafe",), bool, False,
-               "Store even if the security scan flags the text.")
+               "Store even if the security scan flags the text or another field.")
 SHOW_UNSAFE = Param("allow_unsafe", ("--allow-unsafe",), bool, False,
                     "Show text the security scan flags (else it reads [BLOCKED: rule]).")
 
