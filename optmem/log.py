@@ -219,13 +219,19 @@ def _on_similar(rec: Record, similar: list[dict[str, Any]], on_similar: str) -> 
 
 
 def _exact_duplicate(idx: Index, rec: Record, now: float) -> Row | None:
+    """The current record saying exactly this: the same fingerprint (stemmed, like search) and
+    the same words as written — a changed word form ("wants" → "wanted") may be a changed fact,
+    so it is left to the near-duplicate check, which stores it and names the older one."""
     fp = textmod.fingerprint(rec.text)
     if fp is None:
         return None  # nothing to compare: punctuation or symbols only
+    as_written = None
     for row in idx.with_fingerprint(fp, rec.domain, rec.project):
         if (view.status(row, now) == view.Status.CURRENT and row.kind != MEMORY
                 and (rec.key is None or row.key == rec.key)):
-            return row
+            as_written = as_written or textmod.normalize(rec.text, stem=False)
+            if textmod.normalize(idx.record(row).text, stem=False) == as_written:
+                return row
     return None
 
 

@@ -77,10 +77,12 @@ def _words(runs: list[tuple[str, str]]) -> list[str]:
     return [w for c, w in runs if w]
 
 
-def normalize(text: str, *, folded: bool = False) -> str:
-    """Fold case, width, spacing, punctuation and intensifiers: what a fingerprint compares."""
+def normalize(text: str, *, folded: bool = False, stem: bool = True) -> str:
+    """Fold case, width, spacing, punctuation and intensifiers: what a fingerprint compares
+    (`stem=False`: words as written, so "wants" and "wanted" stay apart)."""
     runs = _runs(text if folded else fold(text))
-    return _normal(runs, stem_words(_words(runs)))
+    words = _words(runs)
+    return _normal(runs, stem_words(words) if stem else words)
 
 
 def fingerprint(text: str, *, folded: bool = False) -> str | None:

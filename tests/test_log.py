@@ -77,6 +77,17 @@ def test_near_duplicate_is_stored_and_named(cli, vault_path):
     assert cli.json("get", target)["record"]["status"] == "superseded"
 
 
+def test_a_word_form_change_is_never_an_exact_duplicate(cli, vault_path):
+    """Stems group "wants" and "wanted" for search, but a changed word form may be a changed
+    fact: it is stored (named as a near duplicate), never dropped as the same statement."""
+    first = cli.json("append", "User wants the release on Friday")
+    changed = cli.json("append", "User wanted the release on Friday")
+    assert changed["status"] == "similar" and changed["similar"][0]["id"] == first["id"]
+    assert [r["text"] for r in log_lines(vault_path)] == ["User wants the release on Friday",
+                                                         "User wanted the release on Friday"]
+    assert cli.json("append", "user WANTS the release, on friday!")["status"] == "duplicate"
+
+
 def test_texts_without_letters_or_digits_are_not_duplicates_of_each_other(cli, vault_path):
     assert cli.json("append", "！！！")["status"] == "stored"
     assert cli.json("append", "???")["status"] == "stored"
