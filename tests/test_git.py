@@ -54,11 +54,25 @@ def test_merges_amends_and_rebases_are_recorded_once_and_superseded(tmp_path, va
     old = next(c for c in recs if c["evidence"] == before and not c.get("corrects"))
     current = [c for c in recs if c["evidence"] == after and status_of(c["id"], vault_path) == "current"]
     assert len(current) == 1 and current[0]["text"] == "merge feature (amended)"
+    assert [c["evidence"] for c in recs].count(after) == 1  # recorded once, by post-rewrite
+    assert current[0]["corrects"] == [old["id"]]
     assert status_of(old["id"], vault_path) == "superseded"
     # a commit is recorded once, whoever asks again
     n = len(commits(vault_path))
     run_optmem("hook", "git-commit", "--repo", str(repo))
     assert len(commits(vault_path)) == n
+    # a rebase: each picked commit recorded once, superseding its old record
+    git(repo, "checkout", "-qb", "topic", "HEAD~1")
+    (repo / "d.txt").write_text("d")
+    git(repo, "add", "."), git(repo, "commit", "-qm", "topic work")
+    picked = git(repo, "rev-parse", "HEAD").stdout.strip()
+    git(repo, "rebase", "-q", "main")
+    rebased = git(repo, "rev-parse", "HEAD").stdout.strip()
+    recs = commits(vault_path)
+    assert [c["evidence"] for c in recs].count(rebased) == 1
+    new = next(c for c in recs if c["evidence"] == rebased)
+    assert status_of(new["id"], vault_path) == "current"
+    assert status_of(next(c for c in recs if c["evidence"] == picked)["id"], vault_path) == "superseded"
 
 
 def test_installing_for_another_vault_repoints_the_hooks(tmp_path):

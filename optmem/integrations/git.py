@@ -3,8 +3,8 @@
 `install_git_hook` puts three hooks in a repository: `post-commit` and `post-merge` record HEAD
 (domain `code`, project = the repository folder, kind `commit`, the sha as evidence and key, the
 subject as text, the changed paths as detail); `post-rewrite` (an amend, a rebase) records each
-new commit as superseding its pre-rewrite record. A commit already recorded is never recorded
-again. Hooks that were there are kept and still run first; `uninstall_git_hook` restores exactly
+new commit as superseding its pre-rewrite record (post-commit leaves an amended or rebased
+commit to it, so it is recorded once). A commit already recorded is never recorded again. Hooks that were there are kept and still run first; `uninstall_git_hook` restores exactly
 what was there. The hooks never block git.
 
 `merge_hot` is the merge driver for hot-memory files: it merges entry sets (see there).
@@ -149,29 +149,42 @@ def _commit(root: Path, rev: str) -> tuple[str, str, str, list[str]]:
     return sha, subject, author, paths
 
 
-def _recorded(vault: Vault, key: str, domain: str, project: str) -> str | None:
-    """The id of the record of a commit already in the log (its key is `commit:<sha>`)."""
+def _recorded(vault: Vault, keys: list[str], domain: str, project: str) -> list[str | None]:
+    """For each key (`commit:<sha>`), the id of that commit's latest record, or None."""
     from optmem.index import open_index
 
     with open_index(vault) as idx:
-        rows = idx.key_group(key, domain, project)
-        return max(rows, key=lambda r: r.n).id if rows else None
+        return [max(rows, key=lambda r: r.n).id if rows else None
+                for rows in (idx.key_group(k, domain, project) for k in keys)]
+
+
+def _rewrite_pending(root: Path) -> bool:
+    """HEAD was made by an amend or a rebase, and our post-rewrite hook will record it (as
+    superseding the commit it replaced) — so post-commit leaves it, and it is recorded once."""
+    action = _git(root, "reflog", "-1", "--format=%gs", "HEAD")
+    if not action.startswith(("commit (amend)", "rebase")):
+        return False
+    hook = _hooks_dir(root) / "post-rewrite"
+    return BEGIN in (fsio.read_text(hook) or "") if hook.is_file() else False
 
 
 def record_commit(vault: Vault, repo: Path, domain: str = "code", rev: str = "HEAD",
-                  supersedes: str | None = None) -> dict[str, Any]:
+                  supersedes: str | None = None, *, root: Path | None = None) -> dict[str, Any]:
     """Append a commit (HEAD by default) to the log, once: what the post-commit and post-merge
-    hooks run. `supersedes` is the sha it replaced (an amend, a rebase): its record is superseded."""
+    hooks run. `supersedes` is the sha it replaced (an amend, a rebase): its record is superseded,
+    and a record post-commit already made of the new commit is replaced, not repeated."""
     from optmem import log
 
-    root = repo_root(repo)
+    root = root or repo_root(repo)
     sha, subject, author, paths = _commit(root, rev)
     project = project_name(root.name, vault.settings.projects)
     key = f"commit:{sha}"
-    already = _recorded(vault, key, domain, project)
-    old = _recorded(vault, f"commit:{supersedes}", domain, project) if supersedes else None
+    keys = [key] + ([f"commit:{supersedes}"] if supersedes else [])
+    already, old = (_recorded(vault, keys, domain, project) + [None])[:2]
     if already is not None and old is None:
         return {"id": already, "sha": sha, "subject": subject, "files": len(paths), "status": "duplicate"}
+    if already is None and supersedes is None and rev == "HEAD" and _rewrite_pending(root):
+        return {"id": None, "sha": sha, "subject": subject, "files": len(paths), "status": "deferred"}
     corrects = [x for x in (old, already) if x]
     res = log.append(vault, log.Draft(subject or f"commit {sha[:12]}", domain=domain, project=project,
                                       kind=COMMIT, key=key, evidence=sha, source=f"git:{author}",
@@ -184,11 +197,12 @@ def record_commit(vault: Vault, repo: Path, domain: str = "code", rev: str = "HE
 def record_rewrites(vault: Vault, repo: Path, pairs: str, domain: str = "code") -> list[dict[str, Any]]:
     """What post-rewrite runs: each "<old sha> <new sha>" line records the new commit as
     superseding the old one's record."""
+    root = repo_root(repo)
     out = []
     for line in pairs.splitlines():
         parts = line.split()
         if len(parts) >= 2:
-            out.append(record_commit(vault, repo, domain, rev=parts[1], supersedes=parts[0]))
+            out.append(record_commit(vault, repo, domain, rev=parts[1], supersedes=parts[0], root=root))
     return out
 
 
