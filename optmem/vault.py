@@ -146,6 +146,11 @@ class InitResult(NamedTuple):
     created: list[str]
 
 
+def initialised(vault: Vault) -> bool:
+    """The vault folder exists with its git files (`init`, or a first write, made them)."""
+    return all((vault.root / name).exists() for name in (".gitattributes", ".gitignore"))
+
+
 def ensure_layout(vault: Vault) -> list[str]:
     """Add what a vault lacks (folder, .gitattributes, .gitignore); never touch what exists."""
     created: list[str] = []

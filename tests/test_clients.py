@@ -73,6 +73,17 @@ def test_writing_into_a_plain_folder_adds_the_git_files(cli, tmp_path):
     assert log_lines(folder)[0]["text"] == "first"
 
 
+def test_a_write_never_undoes_what_the_user_changed_in_the_git_files(cli, tmp_path):
+    folder = tmp_path / "mine"
+    assert cli("--vault", str(folder), "append", "first").exit_code == 0
+    (folder / ".gitignore").write_text(".cache/\n", "utf-8")  # the user's own choice
+    (folder / ".gitattributes").write_text("", "utf-8")
+    assert cli("--vault", str(folder), "append", "second").exit_code == 0
+    assert cli("--vault", str(folder), "add", "an entry").exit_code == 0
+    assert (folder / ".gitignore").read_text("utf-8") == ".cache/\n"
+    assert (folder / ".gitattributes").read_text("utf-8") == ""
+
+
 def test_the_readme_tour_runs_top_to_bottom(tmp_path):
     import os
 

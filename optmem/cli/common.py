@@ -99,12 +99,13 @@ def get_vault(*, write: bool = False, overrides: list[str] | None = None):
     """The resolved vault. A write to a missing vault creates it (noted on stderr); a read
     requires it to exist.
     """
-    from optmem.vault import ensure_layout
+    from optmem.vault import ensure_layout, initialised
 
     vault = resolve_vault(None, overrides)
     if write:
         new = not vault.exists()
-        ensure_layout(vault)  # a folder never initialised gets its .gitattributes and .gitignore too
+        if not initialised(vault):  # a folder never set up gets its .gitattributes and .gitignore;
+            ensure_layout(vault)    # once they exist, what the user changes in them is theirs
         if new:
             note(f"created a new vault at {vault.root}")
     else:
