@@ -193,7 +193,8 @@ def journal_of(vault: Vault, file: str) -> dict[str, tuple[str, str]]:
 
     out: dict[str, tuple[str, str]] = {}
     with open_index(vault) as idx:
-        for row in idx.journal(file):
+        last = {row.key: row for row in idx.journal(file)}  # log order: the last row of each entry
+        for row in last.values():
             rec = idx.record(row)
             step = journal_step(rec)
             if step:
@@ -226,16 +227,25 @@ def reconcile(vault: Vault, target: str = "memory", project: str | None = None, 
 def _journal_drift(vault: Vault, hot: HotFile, project: str | None, domain: str | None) -> list[str]:
     """What changed in the file outside optmem (Hermes, a person, git), journalled — so the log's
     view of hot memory is the file's (lock held)."""
-    from optmem import log
+    return _journal(vault, hot, project, _drift_changes(vault, hot), domain=domain, source="drift")
 
+
+def _drift_changes(vault: Vault, hot: HotFile) -> list[Change]:
+    """The journal operations that would make the log's view of a hot file the file's."""
     if hot.conflicted:
         return []
     d = drift(vault, hot)
     changes = [Change("add", "added", Entry(e, d.texts[e])) for e in (*d.unjournalled, *d.resurfaced)]
-    changes += [Change("remove", "removed", Entry(e, d.texts[e])) for e in d.missing]
+    return changes + [Change("remove", "removed", Entry(e, d.texts[e])) for e in d.missing]
+
+
+def _journal(vault: Vault, hot: HotFile, project: str | None, changes: list[Change], *,
+             domain: str | None, source: str | None) -> list[str]:
+    from optmem import log  # the journal goes through the log's single append path
+
     if not changes:
         return []
-    return log.journal_hot(vault, hot.name, project, changes, domain=domain, source="drift")
+    return log.journal_hot(vault, hot.name, project, changes, domain=domain, source=source)
 
 
 # -- operations on an in-memory file --------------------------------------------------------
@@ -365,12 +375,13 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
     {"op": "remove", "old"|"id"}, with optional "force" / "first". The limit is checked on the
     final state only, so one batch can free room and add. Nothing is written if any op fails.
     """
-    from optmem import log  # the journal goes through the log's single append path
+    from optmem.index import prepare
 
     if not ops:
         raise UsageError("no operations given; pass a JSON list like [{\"op\": \"add\", \"text\": \"…\"}]")
     threshold = vault.settings.dedup.threshold
     _, _, path, _ = _resolve(vault, target, project)
+    prepare(vault)  # a rebuild, if one is due, happens before the lock is taken
     # Hermes Agent holds `<file>.lock` while it rewrites a memory file: so do we, inside the vault lock
     with vault.lock(), fsio.exclusive_lock(path.with_name(path.name + ".lock"),
                                            vault.settings.lock.timeout, within=vault.root):
@@ -381,7 +392,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
                 "by hand (keep the entries you want, delete the marker lines), or install the merge "
                 "driver (`optmem hooks install`) so it does not happen again; nothing was written",
                 file=hot.name)
-        _journal_drift(vault, hot, project, domain)
+        drifted = _drift_changes(vault, hot)  # journalled only if every operation succeeds
         before = HotFile(hot.label, hot.name, hot.path, hot.limit, list(hot.entries))
         changes: list[Change] = []
         for n, op in enumerate(ops, 1):
@@ -425,9 +436,11 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
         journal: list[str] = []
         if real:
             hot.check_round_trip()
+        _journal(vault, hot, project, drifted, domain=domain, source="drift")
+        if real:
             # the log is the truth: journal first, so a crash before the rename loses nothing (the
             # old file still holds what the journal says was removed; doctor reports the drift)
-            journal = log.journal_hot(vault, hot.name, project, real, domain=domain, source=source)
+            journal = _journal(vault, hot, project, real, domain=domain, source=source)
             fsio.atomic_write(hot.path, hot.render(), within=vault.root)
     status = changes[0].status if len(changes) == 1 else ("applied" if real else "duplicate")
     warn = None

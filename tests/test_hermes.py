@@ -94,3 +94,16 @@ def test_merge_conflict_markers_are_flagged_refused_and_never_printed(cli, vault
         assert "<<<<<<<" not in text and ">>>>>>>" not in text and "=======" not in text
         assert "mine: port 8080" in text and "theirs: port 9090" in text
     assert "unresolved git merge" in cli("show").stdout
+
+
+def test_a_refused_write_journals_nothing_not_even_the_drift_it_saw(cli, vault, vault_path):
+    memory.add(vault, "Editor: vim")
+    log = vault_path / "LOG.jsonl"
+    (vault_path / "MEMORY.md").write_text("Editor: vim\n§\nEdited by hand: deploys on Fridays", "utf-8")
+    before = log.read_bytes()
+    out = cli.json("remove", "not there at all", code=1)
+    assert out["error"]["code"] == "no_match"
+    assert log.read_bytes() == before  # a failing command leaves the log exactly as it was
+    cli.json("add", "Shell: zsh")  # the next successful write journals the hand edit once
+    drift = [json.loads(x) for x in log.read_text("utf-8").splitlines() if '"drift"' in x]
+    assert [(r["op"], r["text"]) for r in drift] == [("add", "Edited by hand: deploys on Fridays")]
