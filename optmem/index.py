@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from optmem import clock, fsio, view
-from optmem.ingest import (LogState, NeedsRebuild, Progress, appended_only, consume, link,
-                           matching_ids, read_meta)
-from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, Record, Tier, parse_line
+from optmem.ingest import (LogState, NeedsRebuild, Progress, access_in_step, appended_only, consume,
+                           consume_access, link, matching_ids, read_meta)
+from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, parse_line
 from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, Row
 from optmem.vault import Vault, validate_name
 
@@ -55,10 +55,18 @@ class Filters(NamedTuple):
     until: float | None = None
     current: bool = False
     include_forgotten: bool = False
+    include_cold: bool = False
 
     def plain(self) -> bool:
-        """No filter beyond the defaults (forgotten and bookkeeping records left out)."""
+        """No filter beyond the defaults (forgotten, cold and bookkeeping records left out)."""
         return self == Filters()
+
+    def hidden(self, status: view.Status) -> bool:
+        """Whether a record of this status is left out (the filters' status rule in Python)."""
+        if self.current:
+            return status != view.Status.CURRENT
+        return ((status == view.Status.FORGOTTEN and not self.include_forgotten)
+                or (status == view.Status.COLD and not self.include_cold))
 
     def sql(self, now: float) -> tuple[str, list[Any]]:
         """The WHERE clause (on `rec r`) that makes every filter exact."""
@@ -75,21 +83,21 @@ class Filters(NamedTuple):
                 params.append(value)
         if self.current:
             clause, more = view.is_sql(view.Status.CURRENT, now)
-        elif not self.include_forgotten:
-            clause, more = view.is_sql(view.Status.FORGOTTEN, now)
-            clause = f"NOT {clause}"
-        else:
-            clause, more = "", []
-        if clause:
             where.append(clause)
             params += more
+        for hide, status in ((not self.include_forgotten, view.Status.FORGOTTEN),
+                             (not self.include_cold, view.Status.COLD)):
+            if hide and not self.current:
+                clause, more = view.is_sql(status, now)
+                where.append(f"NOT {clause}")
+                params += more
         return " AND ".join(where), params
 
 
 def make_filters(*, domains: list[str] | None = None, project: str | None = None,
                  kind: str | None = None, tag: str | None = None, since: str | None = None,
                  until: str | None = None, current: bool = False,
-                 include_forgotten: bool = False) -> Filters:
+                 include_forgotten: bool = False, include_cold: bool = False) -> Filters:
     """Validated filters from command-line values."""
     for d in domains or []:
         validate_name(d, "domain")
@@ -99,7 +107,7 @@ def make_filters(*, domains: list[str] | None = None, project: str | None = None
         domains=tuple(dict.fromkeys(domains or [])), project=project, kind=kind, tag=tag,
         since=clock.parse_bound(since, end=False) if since else None,
         until=clock.parse_bound(until, end=True) if until else None,
-        current=current, include_forgotten=include_forgotten)
+        current=current, include_forgotten=include_forgotten, include_cold=include_cold)
 
 
 class Census(NamedTuple):
@@ -163,10 +171,18 @@ class Index:
                                row.superseded_by, row.n)
 
     # -- questions about records ---------------------------------------------------------------
-    def with_fingerprint(self, fp: str, domain: str, project: str | None) -> list[Row]:
-        """Records stating the same thing in one domain and project, newest line first."""
+    def with_fingerprint(self, fp: str, domain: str | None, project: str | None) -> list[Row]:
+        """Records stating the same thing in one domain and project (in any, when `domain` is
+        None), newest line first."""
+        if domain is None:
+            return self.rows("r.fp = ? ORDER BY r.n DESC", (fp,))
         return self.rows("r.fp = ? AND r.domain = ? AND r.project IS ? ORDER BY r.n DESC",
                          (fp, domain, project))
+
+    def has_pending(self) -> bool:
+        """Whether any record waits as pending (a cheap partial-index probe)."""
+        return self.conn.execute("SELECT 1 FROM rec WHERE pending != 0 AND confirmed = 0 LIMIT 1"
+                                 ).fetchone() is not None
 
     def key_group(self, key: str, domain: str | None = None, project: str | None = None, *,
                   exact: bool = True) -> list[Row]:
@@ -230,6 +246,28 @@ class Index:
         if limit:
             where, params = where + " LIMIT ?", params + [limit]
         return self.rows(where, params)
+
+    def coolable(self) -> Iterator[Row]:
+        """Every record a sweep may cool (not a redline, bookkeeping, hot-memory journal or
+        forgotten), streamed."""
+        sql = (f"SELECT {ROW_SELECT} FROM rec r WHERE r.kind NOT IN ({_marks(NEVER_COOL)}) "
+               f"AND r.tier != {int(Tier.REDLINE)} AND r.forgotten = 0")
+        for t in self.conn.execute(sql, NEVER_COOL):
+            yield Row(*t)
+
+    def pending_rows(self) -> list[Row]:
+        """Records stored as pending and not confirmed, oldest first."""
+        return self.rows("r.pending != 0 AND r.confirmed = 0 ORDER BY r.ts, r.n")
+
+    def restatements(self, rid: str) -> int:
+        """How many distinct conversations (or sessionless records) said `rid` again."""
+        return self.conn.execute("SELECT count(DISTINCT coalesce(r.session, r.id)) FROM rec r "
+                                 "WHERE r.ref = ? AND r.kind = ?", (rid.upper(), SEEN)).fetchone()[0]
+
+    def last_sweep(self) -> float | None:
+        """When the last sweep ran (from ACCESS.jsonl), or None."""
+        value = read_meta(self.conn).get("last_sweep")
+        return float(value) if value else None
 
     def domain_records(self, domain: str) -> list[Row]:
         """A domain's records (bookkeeping left out) in time order: what the tree rolls up."""
@@ -367,11 +405,13 @@ class Index:
         """Catch up with lines appended since the last sync (the caller holds the vault lock)."""
         state = LogState.read(self.vault.log_path)
         meta = read_meta(self.conn)
-        if state.same_as(meta):
-            return
-        if not appended_only(self.vault.log_path, state, meta):
-            raise NeedsRebuild()
-        consume(self.conn, self.vault.log_path, state, meta, progress)
+        if not state.same_as(meta):
+            if not appended_only(self.vault.log_path, state, meta):
+                raise NeedsRebuild()
+            consume(self.conn, self.vault.log_path, state, meta, progress)
+            meta = read_meta(self.conn)
+        if not access_in_step(self.vault.access_path, meta):
+            consume_access(self.conn, self.vault.access_path)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -398,7 +438,11 @@ def _fresh(vault: Vault) -> sqlite3.Connection | None:
         return None
     try:
         conn = _connect(path)
-        if LogState.read(vault.log_path).same_as(read_meta(conn)):
+        meta = read_meta(conn)
+        if LogState.read(vault.log_path).same_as(meta):
+            if not access_in_step(vault.access_path, meta):
+                # recalls and sweeps need no vault lock: applying them twice changes nothing
+                consume_access(conn, vault.access_path)
             return conn
         conn.close()
     except sqlite3.DatabaseError:
@@ -441,6 +485,7 @@ def _build_file(vault: Vault, progress: Progress | None = None,
         conn.executescript(POST_DDL)
         with conn:
             link(conn, deferred, None)
+        consume_access(conn, vault.access_path)
         conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
         conn.commit()
     finally:

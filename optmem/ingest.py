@@ -144,7 +144,8 @@ def _prepare(batch: list[Line]) -> _Prepared:
             expires=to_epoch(f["expires"]) if f["expires"] else None,
             ref=f["ref"].upper() if f["ref"] else None,
             corrects=json.dumps(list(corrects)) if corrects else None,
-            session=f["session"], spos=None, retired=int(view.retired_at_birth(kind, f["extra"])))))
+            session=f["session"], spos=None, retired=int(view.retired_at_birth(kind, f["extra"])),
+            imp=f["importance"], pending=int(f["pending"]))))
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
         if key or ((corrects or f["ref"]) and view.links(kind, corrects, f["ref"])):
@@ -350,16 +351,22 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> None:
     if target is None:
         conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (clean_ref(ref), src, what))
         return
-    s_id, s_tier, s_ts = conn.execute("SELECT id, tier, ts FROM rec WHERE n = ?", (src,)).fetchone()
+    s_id, s_tier, s_ts, s_session = conn.execute("SELECT id, tier, ts, session FROM rec WHERE n = ?",
+                                                 (src,)).fetchone()
     if what == view.SUPERSEDES:
         t_tier = conn.execute("SELECT tier FROM rec WHERE n = ?", (target,)).fetchone()[0]
         if view.may_supersede(s_tier, t_tier):
             conn.execute("UPDATE rec SET sup = ? WHERE n = ? AND n != ?", (s_id, target, src))
     elif what == view.FORGETS:
         conn.execute("UPDATE rec SET forgotten = 1 WHERE n = ?", (target,))
-    elif what == view.RESTATES and s_ts is not None:
-        (seen,) = conn.execute("SELECT seen FROM rec WHERE n = ?", (target,)).fetchone()
-        conn.execute("UPDATE rec SET seen = ? WHERE n = ?", (view.restated(seen, s_ts), target))
+    elif what == view.CONFIRMS:
+        conn.execute("UPDATE rec SET confirmed = 1 WHERE n = ?", (target,))
+    elif what == view.RESTATES:
+        seen, t_session = conn.execute("SELECT seen, session FROM rec WHERE n = ?", (target,)).fetchone()
+        if view.confirms(t_session, s_session):
+            conn.execute("UPDATE rec SET confirmed = 1 WHERE n = ? AND pending != 0", (target,))
+        if s_ts is not None:
+            conn.execute("UPDATE rec SET seen = ? WHERE n = ?", (view.restated(seen, s_ts), target))
 
 
 def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | None) -> None:
@@ -376,3 +383,83 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
     conn.execute(f"UPDATE rec SET ksup = CASE WHEN n IN ({marks}) THEN NULL ELSE ? END "
                  "WHERE key = ? AND domain = ? AND project IS ?",
                  (*(m.n for m in current), by, key, domain, project))
+
+
+# -- ACCESS.jsonl: recalls and sweeps ------------------------------------------------------------
+# Lines `{"ts": …, "touch": [ids], "via": …}` (a recall), `{"ts": …, "cold": [ids]}` (a sweep
+# cooled them) and `{"ts": …, "sweep": {…}}` (a sweep ran). Applying them is order-free (latest
+# time wins) and idempotent, so two processes catching up at once, or a union merge by git,
+# give the same view.
+ACCESS_BATCH = 2000
+
+
+def access_state(path: Path) -> tuple[int, int, int]:
+    st = LogState.read(path)
+    return st.size, st.ino, st.mtime_ns
+
+
+def access_in_step(path: Path, meta: dict[str, str]) -> bool:
+    return meta.get("acc") == json.dumps(access_state(path))
+
+
+def consume_access(conn: sqlite3.Connection, path: Path) -> None:
+    """Apply ACCESS.jsonl lines from where the index stopped; from the start (after clearing
+    what they set) when the file was rewritten rather than appended to."""
+    with conn:
+        conn.execute("BEGIN IMMEDIATE")  # one process at a time; a second finds it done
+        meta = read_meta(conn)
+        size, ino, mtime = state = access_state(path)
+        if meta.get("acc") == json.dumps(state):
+            return
+        done, last_sweep = int(meta.get("acc_done", "0")), meta.get("last_sweep", "")
+        old = json.loads(meta.get("acc", "[0, 0, 0]"))
+        if size < done or (done and (ino != old[1] or (size == old[0] and mtime != old[2]))):
+            conn.execute("UPDATE rec SET touched = NULL, cold = NULL "
+                         "WHERE touched IS NOT NULL OR cold IS NOT NULL")
+            done, last_sweep = 0, ""
+        if size > done:
+            done, swept = _apply_access(conn, path, done, size)
+            if swept is not None and (not last_sweep or swept > float(last_sweep)):
+                last_sweep = repr(swept)
+        conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                         [("acc", json.dumps([size, ino, mtime])), ("acc_done", str(done)),
+                          ("last_sweep", last_sweep)])
+
+
+def _apply_access(conn: sqlite3.Connection, path: Path, start: int, size: int) -> tuple[int, float | None]:
+    """Apply the whole lines between `start` and `size`; (where the next read starts, the latest
+    sweep seen). A torn or unreadable line is skipped (doctor reports it)."""
+    touched: list[tuple[float, str]] = []
+    cold: list[tuple[float, str]] = []
+    swept: float | None = None
+
+    def flush() -> None:
+        conn.executemany("UPDATE rec SET touched = max(coalesce(touched, 0), ?) WHERE id = ?", touched)
+        conn.executemany("UPDATE rec SET cold = max(coalesce(cold, 0), ?) WHERE id = ?", cold)
+        touched.clear()
+        cold.clear()
+
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        data = fh.read(size - start)
+    end = data.rfind(b"\n") + 1  # a line still being written is read next time
+    for raw in data[:end].splitlines():
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        if type(obj) is not dict or not isinstance(obj.get("ts"), str):
+            continue
+        at = to_epoch(obj["ts"])
+        if at is None:
+            continue
+        for field, into in (("touch", touched), ("cold", cold)):
+            ids = obj.get(field)
+            if isinstance(ids, list):
+                into.extend((at, i) for i in ids if isinstance(i, str))
+        if "sweep" in obj:
+            swept = at if swept is None else max(swept, at)
+        if len(touched) + len(cold) >= ACCESS_BATCH:
+            flush()
+    flush()
+    return start + end, swept

@@ -37,6 +37,8 @@ class Draft(NamedTuple):
     session: str | None = None       # the conversation (agent session) it came from
     corrects: tuple[str, ...] | list[str] | None = None
     extra: dict[str, Any] | None = None
+    importance: float | None = None  # 0..1; None: the default for the kind and tier
+    confidence: float | None = None  # 0..1; below [lifecycle] pending_threshold: stored as pending
 
 
 def default_domain(vault: Vault, domain: str | None) -> str:
@@ -82,7 +84,7 @@ def check_fields(vault: Vault, draft: Draft, *, allow_unsafe: bool) -> tuple[str
     return tags
 
 
-def _write(vault: Vault, idx: Index, records: list[Record]) -> tuple[Index | None, str | None]:
+def write_records(vault: Vault, idx: Index, records: list[Record]) -> tuple[Index | None, str | None]:
     """Append records in one write (lock held) and let the index catch up: (the index, or None
     with a warning when it could not — the records are stored, and that is what counts)."""
     fsio.append_lines(vault.log_path, [r.to_line() for r in records], within=vault.root)
@@ -115,6 +117,15 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
     if draft.tier not in TIERS:
         raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {draft.tier!r}")
     tags = check_fields(vault, draft, allow_unsafe=allow_unsafe)
+    from optmem import lifecycle
+
+    importance = lifecycle.check_unit("importance", draft.importance)
+    confidence = lifecycle.check_unit("confidence", draft.confidence)
+    pending = lifecycle.is_pending(vault.settings.lifecycle, confidence)
+    if pending and draft.tier == "redline":
+        raise UsageError(f"a redline is a rule a person sets, not a guess: --confidence {confidence:g} "
+                         f"is below the pending threshold ({vault.settings.lifecycle.pending_threshold:g}); "
+                         "drop --confidence, or write a plain record")
     return Record(
         id=new_id(moment.timestamp()), ts=clock.format_ts(moment), text=text,
         domain=default_domain(vault, draft.domain), project=draft.project, kind=draft.kind,
@@ -122,12 +133,15 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
         corrects=tuple(draft.corrects or ()),
         expires=clock.format_ts(clock.later(moment, draft.ttl)) if draft.ttl is not None else None,
         evidence=draft.evidence, source=draft.source, session=draft.session,
+        importance=importance, confidence=confidence, pending=pending,
         extra=dict(draft.extra or {}))
 
 
-def find_similar(idx: Index, text: str, domain: str, project: str | None, threshold: float,
-                 now: float, limit: int = 20) -> list[dict[str, Any]]:
-    """Current records in the same domain and project whose text is a near duplicate of `text`.
+def find_similar(idx: Index, text: str, domain: str | None, project: str | None, threshold: float,
+                 now: float, limit: int = 20, *,
+                 statuses: tuple[view.Status, ...] = (view.Status.CURRENT,)) -> list[dict[str, Any]]:
+    """Current records (or of `statuses`) in the same domain and project (any, when `domain` is
+    None) whose text is a near duplicate of `text`.
 
     Candidates come from the text's rarest terms only: a text ≥ 90 % similar shares nearly all
     of its terms, and rare terms have short posting lists, so the probe stays cheap at a million
@@ -140,11 +154,11 @@ def find_similar(idx: Index, text: str, domain: str, project: str | None, thresh
     rare = sorted((t for t in terms if df[t]), key=lambda t: df[t])[:4]
     if not rare:
         return []
-    rows = idx.matches(match_any(rare), "r.domain = ? AND r.project IS ?", [domain, project],
-                       "ORDER BY bm25(fts)", limit)
+    where, params = ("r.domain = ? AND r.project IS ?", [domain, project]) if domain else ("1", [])
+    rows = idx.matches(match_any(rare), where, params, "ORDER BY bm25(fts)", limit)
     out: list[dict[str, Any]] = []
     for row in rows:
-        if view.status(row, now) != view.Status.CURRENT or row.kind in (MEMORY, *BOOKKEEPING):
+        if view.status(row, now, warm=True) not in statuses or row.kind in (MEMORY, *BOOKKEEPING):
             continue
         rec = idx.record(row)
         sim = textmod.similarity(text, rec.text)
@@ -157,10 +171,27 @@ def find_similar(idx: Index, text: str, domain: str, project: str | None, thresh
 
 def append(vault: Vault, draft: Draft, *, on_similar: str | None = None,
            allow_unsafe: bool = False, gate: bool = True) -> Appended:
+    """Append one record, through the write gate (see `_append`); then, at most once a day, the
+    lifecycle's sweep (`[lifecycle] auto_sweep`)."""
+    from optmem import lifecycle
+
+    done = _append(vault, draft, on_similar=on_similar, allow_unsafe=allow_unsafe, gate=gate)
+    trouble = lifecycle.auto_sweep(vault)
+    if trouble:
+        from dataclasses import replace
+
+        done = replace(done, warning="; ".join(w for w in (done.warning, trouble) if w))
+    return done
+
+
+def _append(vault: Vault, draft: Draft, *, on_similar: str | None,
+            allow_unsafe: bool, gate: bool) -> Appended:
     """Append one record, through the write gate.
 
     * same normalised fingerprint as a current record (same domain, project, key): nothing new
       is stored; a `seen` line refreshes the existing record's recency; status `duplicate`;
+    * a pending record (any domain) saying the same, or nearly: a `seen` line for it too — said
+      again in another conversation, it is confirmed;
     * a near duplicate (similarity ≥ threshold, numbers equal): handled per `on_similar` —
       `store` (status `similar`, the near ones listed), `skip` (nothing stored, status `skipped`)
       or `supersede` (stored as a correction of the closest one);
@@ -179,20 +210,24 @@ def append(vault: Vault, draft: Draft, *, on_similar: str | None = None,
         try:
             _check_redline_lock(idx, rec, now)
             similar: list[dict[str, Any]] = []
+            restating: list[Record] = []
             if gate:
                 dup = _exact_duplicate(idx, rec, now)
+                restating = [_seen(rec, ref, now) for ref in _pending_said_again(
+                    idx, rec, now, vault.settings.dedup.threshold) if dup is None or ref != dup.id]
                 if dup is not None:
-                    seen = Record(id=new_id(now), ts=rec.ts, domain=rec.domain, project=rec.project,
-                                  kind=SEEN, ref=dup.id)
-                    written, lag = _write(vault, idx, [seen])
+                    written, lag = write_records(vault, idx, [_seen(rec, dup.id, now), *restating])
                     idx = written or idx
                     return Appended("duplicate", dup.id, duplicate_of=dup.id, warning=lag)
                 similar = find_similar(idx, rec.text, rec.domain, rec.project,
                                        vault.settings.dedup.threshold, now)
             rec, status, warning = _on_similar(rec, similar, on_similar)
             if status == "skipped":
+                if restating:
+                    written, _ = write_records(vault, idx, restating)
+                    idx = written or idx
                 return Appended(status, None, similar=similar, warning=warning)
-            written, lag = _write(vault, idx, [rec])
+            written, lag = write_records(vault, idx, [rec, *restating])
             if written is None:
                 return Appended(status, rec.id, rec.to_json(), similar=similar,
                                 warning="; ".join(w for w in (warning, lag) if w))
@@ -218,6 +253,29 @@ def _on_similar(rec: Record, similar: list[dict[str, Any]], on_similar: str) -> 
                             f"`optmem correct {closest['id'][-8:]} …` to replace it instead")
 
 
+def _seen(rec: Record, ref: str, now: float) -> Record:
+    """The `seen` line of a record said again: where, by whom and in which conversation."""
+    return Record(id=new_id(now), ts=rec.ts, domain=rec.domain, project=rec.project, kind=SEEN,
+                  ref=ref, source=rec.source, session=rec.session)
+
+
+def _pending_said_again(idx: Index, rec: Record, now: float, threshold: float) -> list[str]:
+    """Pending records, in any domain, that this record says again (the same statement, or
+    nearly): the ids to restate."""
+    if not idx.has_pending():
+        return []
+    found: dict[str, None] = {}
+    fp = textmod.fingerprint(rec.text)
+    if fp is not None:
+        for row in idx.with_fingerprint(fp, None, None):
+            if view.status(row, now, warm=True) == view.Status.PENDING:
+                found[row.id] = None
+    for near in find_similar(idx, rec.text, None, None, threshold, now,
+                             statuses=(view.Status.PENDING,)):
+        found[near["id"]] = None
+    return list(found)
+
+
 def _exact_duplicate(idx: Index, rec: Record, now: float) -> Row | None:
     """The current record saying exactly this: the same fingerprint (stemmed, like search) and
     the same words as written — a changed word form ("wants" → "wanted") may be a changed fact,
@@ -227,7 +285,8 @@ def _exact_duplicate(idx: Index, rec: Record, now: float) -> Row | None:
         return None  # nothing to compare: punctuation or symbols only
     as_written = None
     for row in idx.with_fingerprint(fp, rec.domain, rec.project):
-        if (view.status(row, now) == view.Status.CURRENT and row.kind != MEMORY
+        if (view.status(row, now, warm=True) in (view.Status.CURRENT, view.Status.PENDING)
+                and row.kind != MEMORY
                 and (rec.key is None or row.key == rec.key)):
             as_written = as_written or textmod.normalize(rec.text, stem=False)
             if textmod.normalize(idx.record(row).text, stem=False) == as_written:
@@ -342,7 +401,7 @@ def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | N
                           domain=row.domain if domain is None else default_domain(vault, domain),
                           project=row.project, kind=FORGET, ref=row.id, source=source,
                           extra=extra)
-            written, _ = _write(vault, idx, [tomb])
+            written, _ = write_records(vault, idx, [tomb])
             idx = written or idx
             return Forgotten("forgotten", row.id, tomb.id)
         finally:

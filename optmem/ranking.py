@@ -1,7 +1,7 @@
 """Ranking as pure functions: BM25 relevance, the score of a hit and its named parts, and the
 re-ordering of same-topic records. `--explain` prints exactly the parts `score()` returns.
 
-A hit's score is (relevance + context) × tier factor × (1 + recency bonus):
+A hit's score is (relevance + context) × tier factor × heat factor:
 * relevance is BM25 with an IDF that stays positive in small vaults; `b` follows the store: short
   turns of uniform length want little length normalisation, short notes beside long answers
   want much (`b_for`, from the spread of document lengths); date terms count like words;
@@ -9,9 +9,13 @@ A hit's score is (relevance + context) × tier factor × (1 + recency bonus):
   (records of one `session`, in log order), so the turn that answers a question ranks with the
   turns that asked it;
 * trust tiers break near-ties (chat 0.97 < normal 1.0 < evidence = correction 1.03);
-* the recency bonus is at most `ranking.recency_window` (10 %), shrinking with whole days of
-  age — it re-orders near-equals but never buries an old record that is the only strong match;
-  current redlines never decay.
+* the heat factor is 1 + recency bonus × relative importance. The recency bonus is at most
+  `ranking.recency_window` (10 %), shrinking with whole days since the record was last written,
+  said again or recalled (`touch`); the relative importance is the record's importance over the
+  default for its kind and tier (so 1 unless `--importance` was given; at most 2). It re-orders
+  near-equals but never buries an old record that is the only strong match; current redlines
+  never decay. (The lifecycle's own heat, which decides what a sweep cools, decays faster —
+  `optmem.lifecycle`; ranking keeps the past findable.)
 Hits are ordered in bands first (`view.band`), then by score; then a newer record about the same
 thing (a shared key, a correction link, mostly the same terms) goes above an older one whose
 relevance it nearly matches (`ranking.same_topic_window`); last, inside the top hits only (so the
@@ -80,7 +84,8 @@ class Candidate(NamedTuple):
     tier: int
     kind: str
     status: view.Status
-    recency: float | None     # when it was last said (its time, or a later restatement)
+    recency: float | None     # when it was last accessed (written, said again or recalled)
+    importance: float = 1.0   # its importance over the default for its kind and tier
 
 
 class Parts(NamedTuple):
@@ -94,10 +99,13 @@ class Parts(NamedTuple):
     band: int
     status: view.Status
     score: float
+    importance: float = 1.0
+    heat_factor: float = 1.0
 
     def explain(self, **more: Any) -> dict[str, Any]:
         return {"relevance": round(self.relevance, 4), "context": round(self.context, 4),
-                "recency_bonus": round(self.recency_bonus, 4), "age_days": self.age_days,
+                "heat_factor": round(self.heat_factor, 4), "recency_bonus": round(self.recency_bonus, 4),
+                "importance": round(self.importance, 3), "age_days": self.age_days,
                 "tier_factor": self.tier_factor, "band": str(view.BANDS[self.band]),
                 "status": self.status.value, **more}
 
@@ -116,8 +124,10 @@ def score(c: Candidate, now: float, settings: Ranking) -> Parts:
     # redlines never decay; everything else gets at most the window, shrinking with whole days
     bonus = window if band == 0 else window / (1 + age_days / 30)
     factor = tier_factor(c.tier, c.kind)
+    importance = min(2.0, max(0.0, c.importance))
+    heat = 1 + bonus * importance
     return Parts(c.relevance, c.context, factor, bonus, age_days, band, c.status,
-                 (c.relevance + c.context) * factor * (1 + bonus))
+                 (c.relevance + c.context) * factor * heat, importance, heat)
 
 
 class Topic(NamedTuple):

@@ -35,7 +35,9 @@ HANDOFF = "handoff"
 COMMIT = "commit"
 SEEN = "seen"            # bookkeeping: a restatement of `ref` (no text)
 FORGET = "forget"        # bookkeeping: a tombstone for `ref`
-BOOKKEEPING = (SEEN, FORGET)
+CONFIRM = "confirm"      # bookkeeping: a person confirmed the pending record `ref`
+BOOKKEEPING = (SEEN, FORGET, CONFIRM)
+NEVER_COOL = (*BOOKKEEPING, MEMORY)  # bookkeeping, and hot memory (its file decides what is kept)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _DOMAIN_PREFIX = re.compile(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
 _HAND_CORRECTION = re.compile(r"^\s*(?:\[[A-Za-z0-9._-]{1,64}\]\s*)?(?:〔更正〕|\[correction\])", re.IGNORECASE)
@@ -127,6 +129,9 @@ class Record(NamedTuple):
     evidence: str | None = None
     source: str | None = None
     session: str | None = None         # the conversation it came from (neighbours lend context)
+    importance: float | None = None    # 0..1; None: the default for its kind and tier
+    confidence: float | None = None    # 0..1, how sure the writer was; None: sure
+    pending: bool = False              # stored below the pending threshold: waits for confirmation
     extra: dict[str, Any] = _NO_EXTRA  # unknown fields, preserved as they were
     line: int = 0                      # not stored: where the record was read
     hand: bool = False                 # not stored: typed by hand (its id was derived)
@@ -146,7 +151,7 @@ class Record(NamedTuple):
             value = getattr(self, name)
             if type(value) is tuple:
                 value = list(value)
-            if value or (name == "text" and self.kind not in BOOKKEEPING):
+            if value or (name == "text" and self.kind not in BOOKKEEPING) or type(value) is float:
                 out[name] = value
         for k, v in self.extra.items():
             out.setdefault(k, v)
@@ -163,6 +168,13 @@ KNOWN_SET = frozenset(KNOWN)
 
 def _str_or_none(value: Any) -> str | None:
     return value if type(value) is str and value else None
+
+
+def _unit(value: Any) -> float | None:
+    """A number in 0..1 (importance, confidence), else None: a hand-typed oddity is ignored."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
+        return float(value)
+    return None
 
 
 def _str_list(value: Any) -> tuple[str, ...]:
@@ -236,6 +248,8 @@ def parse_fields(raw: bytes) -> dict[str, Any]:
         "ref": _str_or_none(get("ref")), "expires": _str_or_none(get("expires")),
         "evidence": _str_or_none(get("evidence")), "source": _str_or_none(get("source")),
         "session": _str_or_none(get("session")),
+        "importance": _unit(get("importance")), "confidence": _unit(get("confidence")),
+        "pending": get("pending") is True,
         "extra": {k: obj[k] for k in extra_keys} if extra_keys else {},
         "hand": hand,
     }

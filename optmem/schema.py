@@ -13,7 +13,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import Tier
 
-SCHEMA = "optmem-index-8"  # 6: stemmed words; 7, 8: date terms, sessions
+SCHEMA = "optmem-index-9"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle
 
 
 class Col(NamedTuple):
@@ -42,10 +42,15 @@ class Row(NamedTuple):
     session: Annotated[str | None, Col("TEXT")]           # the conversation it belongs to
     spos: Annotated[int | None, Col("INTEGER")]           # its place in that session, in log order
     retired: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # a removed hot-memory entry
+    imp: Annotated[float | None, Col("REAL")] = None      # importance as written (None: default)
+    pending: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # stored below the threshold
     sup: Annotated[str | None, Col("TEXT", view=True)] = None      # superseded by this correction
     ksup: Annotated[str | None, Col("TEXT", view=True)] = None     # superseded by this same-key record
     forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0
     seen: Annotated[float | None, Col("REAL", view=True)] = None    # latest restatement
+    confirmed: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # pending no more
+    touched: Annotated[float | None, Col("REAL", view=True)] = None  # latest recall (ACCESS.jsonl)
+    cold: Annotated[float | None, Col("REAL", view=True)] = None     # latest sweep that cooled it
 
     @property
     def superseded_by(self) -> str | None:
@@ -57,6 +62,12 @@ class Row(NamedTuple):
         if self.seen is not None and (self.ts is None or self.seen > self.ts):
             return self.seen
         return self.ts
+
+    @property
+    def accessed(self) -> float | None:
+        """When the record was last written, said again or recalled (what keeps it warm)."""
+        times = [t for t in (self.ts, self.seen, self.touched) if t is not None]
+        return max(times) if times else None
 
 
 COLUMNS: dict[str, Col] = {name: hint.__metadata__[0]
@@ -87,4 +98,6 @@ CREATE INDEX rec_tier ON rec(tier) WHERE tier = {int(Tier.REDLINE)};
 CREATE INDEX rec_session ON rec(session, spos) WHERE session IS NOT NULL;
 CREATE INDEX tag_tag ON tag(tag, n);
 CREATE INDEX pend_ref ON pend(ref);
+CREATE INDEX rec_pending ON rec(pending) WHERE pending != 0;
+CREATE INDEX rec_ref ON rec(ref) WHERE ref IS NOT NULL;
 """

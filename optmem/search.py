@@ -102,11 +102,18 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
             continue  # enough records hold every term: no need to relax the query
         if plain:
             # no filter to speak of: rank in FTS5 alone (a join per match costs more than the
-            # ranking), then drop the few forgotten or bookkeeping rows among the winners
+            # ranking), then drop the few forgotten, cold or bookkeeping rows among the winners —
+            # unless they are many (a vault gone mostly cold): then rank with the filter after all
             top = idx.top_lines(fts_query, order, limit)
+            dropped = 0
             for r in idx.rows_in([n for n in top if n not in rows]):
-                if not r.forgotten and r.kind not in BOOKKEEPING:
+                if r.kind in BOOKKEEPING or q.filters.hidden(view.status(r, q.now)):
+                    dropped += 1
+                else:
                     rows[r.n] = r
+            if dropped > len(top) // 4:
+                for r in idx.matches(fts_query, where, params, order, limit):
+                    rows.setdefault(r.n, r)
         else:
             for r in idx.matches(fts_query, where, params, order, limit):
                 rows.setdefault(r.n, r)
@@ -195,6 +202,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     out = []
     w = settings.context_window
     hot = _HotFiles(idx)
+    life = idx.vault.settings.lifecycle
     for n, row in rows.items():
         rec, relevance, tokens, matched = seen[n]
         context = 0.0
@@ -204,14 +212,25 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         if relevance <= 0 and context <= 0:
             continue
         status = hot.status(row, rec, q.now)
-        if q.filters.current and status != view.Status.CURRENT:
+        if q.filters.hidden(status):
             continue
         parts = ranking.score(ranking.Candidate(relevance, context, row.tier, row.kind, status,
-                                                row.recency), q.now, settings)
+                                                row.accessed, relative_importance(life, row)),
+                              q.now, settings)
         topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
                               rec.corrects, tokens)
         out.append(_Scored(row, rec, parts, topic, matched))
     return out, corpus
+
+
+def relative_importance(s: Any, row: Row) -> float:
+    """A record's importance over the default for its kind and tier (1 unless one was given)."""
+    if row.imp is None:
+        return 1.0
+    from optmem.lifecycle import default_importance, importance
+
+    base = default_importance(s, row.kind, row.tier)
+    return importance(s, row.kind, row.tier, row.imp) / base if base else 2.0
 
 
 class _HotFiles:

@@ -69,6 +69,30 @@ class Ranking(NamedTuple):
     update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
 
 
+class AtMost(NamedTuple):
+    """A constraint: the value is at most this."""
+
+    high: float
+
+
+class Lifecycle(NamedTuple):
+    """Importance, heat and the cold tier; pending memories (see `optmem.lifecycle`)."""
+
+    importance: Annotated[float, AtLeast(0), AtMost(1)] = 0.5          # a record's default
+    importance_evidence: Annotated[float, AtLeast(0), AtMost(1)] = 0.6
+    importance_chat: Annotated[float, AtLeast(0), AtMost(1)] = 0.3
+    importance_correction: Annotated[float, AtLeast(0), AtMost(1)] = 0.7
+    decay: Annotated[float, AtLeast(0)] = 0.02           # heat lost per day, agent memory (exp.)
+    decay_session: Annotated[float, AtLeast(0)] = 0.08   # … session-type notes (chat tier too)
+    session_kinds: str = "handoff,session,chat"          # the kinds that decay as session notes
+    cold_below: Annotated[float, AtLeast(0), AtMost(1)] = 0.05   # a sweep cools what is colder
+    expired_grace_days: Annotated[float, AtLeast(0)] = 30.0  # an expired record cools after this
+    pending_threshold: Annotated[float, AtLeast(0), AtMost(1)] = 0.7  # confidence below: pending
+    pending_ttl_days: Annotated[float, AtLeast(0)] = 30.0   # an unconfirmed guess cools after this
+    agent_confidence: Annotated[float, AtLeast(0), AtMost(1)] = 0.5   # MCP/hook appends' default
+    auto_sweep: Annotated[str, OneOf(("daily", "off"))] = "daily"  # on a write, at most once a day
+
+
 class TreeSettings(NamedTuple):
     run: Annotated[int, AtLeast(2)] = 64
     fanout: Annotated[int, AtLeast(2)] = 8
@@ -79,7 +103,7 @@ class TreeSettings(NamedTuple):
 
 SECTIONS: dict[str, type] = {
     "limits": Limits, "dedup": Dedup, "log": LogSettings, "lock": Lock, "ranking": Ranking,
-    "tree": TreeSettings,
+    "tree": TreeSettings, "lifecycle": Lifecycle,
 }
 FREE_SECTIONS = ("projects",)
 # Settings that name a command optmem runs. A vault can arrive through git, so whoever can push
@@ -95,6 +119,7 @@ class Settings(NamedTuple):
     lock: Lock = Lock()
     ranking: Ranking = Ranking()
     tree: TreeSettings = TreeSettings()
+    lifecycle: Lifecycle = Lifecycle()
     projects: dict[str, str] = {}  # never mutated: a new Settings is made instead
     warnings: tuple[str, ...] = ()
 
@@ -181,6 +206,9 @@ def _coerce(key: str, kind: type, rules: tuple[Any, ...], default: Any, value: A
         if isinstance(rule, AtLeast) and value < rule.low:
             raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected at least {rule.low:g}",
                              key=key, value=value, expected=f">= {rule.low:g}")
+        if isinstance(rule, AtMost) and value > rule.high:
+            raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected at most {rule.high:g}",
+                             key=key, value=value, expected=f"<= {rule.high:g}")
     return value
 
 

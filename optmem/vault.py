@@ -12,7 +12,7 @@ from optmem.errors import InvalidName, VaultMissing
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 CACHE = ".cache"
-GITATTRIBUTES = "LOG.jsonl merge=union\n"
+GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
 
 
@@ -42,6 +42,11 @@ class Vault:
     @property
     def log_path(self) -> Path:
         return self.root / "LOG.jsonl"
+
+    @property
+    def access_path(self) -> Path:
+        """Recalls and sweeps (the lifecycle's lines; never the log's lock)."""
+        return self.root / "ACCESS.jsonl"
 
     @property
     def cache_dir(self) -> Path:

@@ -22,7 +22,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
 from optmem import scan
-from optmem.record import BOOKKEEPING, FORGET, MEMORY, SEEN, STORED, Record, Tier
+from optmem.record import BOOKKEEPING, CONFIRM, FORGET, MEMORY, SEEN, STORED, Record, Tier
 
 
 class Status(StrEnum):
@@ -32,6 +32,8 @@ class Status(StrEnum):
     SUPERSEDED = "superseded"
     EXPIRED = "expired"
     FORGOTTEN = "forgotten"
+    COLD = "cold"          # a sweep found it unused for long: out of normal recall, never deleted
+    PENDING = "pending"    # a guess waiting to be said again or confirmed
 
 
 class ViewRow(Protocol):
@@ -47,6 +49,14 @@ class ViewRow(Protocol):
     def retired(self) -> int: ...
     @property
     def expires(self) -> float | None: ...
+    @property
+    def pending(self) -> int: ...
+    @property
+    def confirmed(self) -> int: ...
+    @property
+    def cold(self) -> float | None: ...
+    @property
+    def accessed(self) -> float | None: ...
 
 
 class _Rule(NamedTuple):
@@ -56,24 +66,37 @@ class _Rule(NamedTuple):
     uses_now: bool
 
 
-# Priority order: a forgotten record is forgotten even if it was also corrected; a superseded one
-# is superseded even if it has also expired.
+def is_cold(row: ViewRow) -> bool:
+    """Cooled by a sweep and not written, said again or recalled since."""
+    return row.cold is not None and (row.accessed is None or row.cold >= row.accessed)
+
+
+# Priority order: a forgotten record is forgotten even if it was also corrected; a cold one is
+# cold whatever it was when it cooled (`superseded_by` still says by whom); a superseded one is
+# superseded even if it has also expired; a pending one that expired is expired.
 STATUS_RULES: tuple[_Rule, ...] = (
     _Rule(Status.FORGOTTEN, lambda r, now: bool(r.forgotten), "r.forgotten != 0", False),
+    _Rule(Status.COLD, lambda r, now: is_cold(r),
+          "(r.cold IS NOT NULL AND r.cold >= max(coalesce(r.ts, 0), coalesce(r.seen, 0), "
+          "coalesce(r.touched, 0)))", False),
     _Rule(Status.SUPERSEDED, lambda r, now: bool(r.sup or r.ksup or r.retired),
           "(r.sup IS NOT NULL OR r.ksup IS NOT NULL OR r.retired != 0)", False),
     _Rule(Status.EXPIRED, lambda r, now: r.expires is not None and r.expires <= now,
           "(r.expires IS NOT NULL AND r.expires <= ?)", True),
+    _Rule(Status.PENDING, lambda r, now: bool(r.pending) and not r.confirmed,
+          "(r.pending != 0 AND r.confirmed = 0)", False),
 )
 
 # Search lists hits in bands, best first: current redlines, other current records, then by status.
-BANDS = ("redline", Status.CURRENT, Status.EXPIRED, Status.SUPERSEDED, Status.FORGOTTEN)
+BANDS = ("redline", Status.CURRENT, Status.PENDING, Status.EXPIRED, Status.SUPERSEDED, Status.COLD,
+         Status.FORGOTTEN)
 
 
-def status(row: ViewRow, now: float) -> Status:
-    """The record's status at `now` (epoch seconds)."""
+def status(row: ViewRow, now: float, *, warm: bool = False) -> Status:
+    """The record's status at `now` (epoch seconds); `warm`: what it would be were it not cold
+    (what saying it again brings back)."""
     for rule in STATUS_RULES:
-        if rule.test(row, now):
+        if rule.test(row, now) and not (warm and rule.status == Status.COLD):
             return rule.status
     return Status.CURRENT
 
@@ -111,6 +134,7 @@ def band(st: Status, tier: int) -> int:
 SUPERSEDES = "corrects"
 FORGETS = FORGET
 RESTATES = SEEN
+CONFIRMS = CONFIRM
 
 
 class Link(NamedTuple):
@@ -134,6 +158,12 @@ def may_supersede(writer_tier: int, target_tier: int) -> bool:
 def retired_at_birth(kind: str, extra: dict[str, Any]) -> bool:
     """A hot-memory journal record of a removed entry is no longer current when it is written."""
     return kind == MEMORY and extra.get("op") == "remove"
+
+
+def confirms(target_session: str | None, restating_session: str | None) -> bool:
+    """Whether a restatement confirms a pending record: said again in another conversation (or
+    outside any) — an agent repeating its own guess in one session is not a second voice."""
+    return target_session is None or restating_session != target_session
 
 
 def restated(previous: float | None, at: float) -> float:

@@ -113,3 +113,11 @@ def put(vault: Vault, text: str, *, gate: bool = True, on_similar: str | None = 
 def log_lines(vault_path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()
             if line.strip()]
+
+
+@pytest.fixture
+def no_sweep(vault_path: Path) -> None:
+    """Ranking tests move the clock by months: without this, the daily sweep on a write would
+    (rightly) cool the records they rank. The lifecycle has its own tests."""
+    vault_path.mkdir(parents=True, exist_ok=True)
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")

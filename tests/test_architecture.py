@@ -17,7 +17,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("policy", ("optmem.view", "optmem.ranking")),
     ("store", ("optmem.vault", "optmem.schema", "optmem.ingest", "optmem.index")),
     ("core", ("optmem.log", "optmem.facts", "optmem.memory", "optmem.search", "optmem.context",
-              "optmem.handoff", "optmem.tree", "optmem.doctor", "optmem.stats", "optmem.purge",
+              "optmem.handoff", "optmem.lifecycle", "optmem.tree", "optmem.doctor", "optmem.stats", "optmem.purge",
               "optmem.evaluate")),
     ("integrations", ("optmem.integrations",)),
     ("cli", ("optmem.cli", "optmem.__main__")),

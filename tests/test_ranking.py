@@ -3,12 +3,16 @@ conversation context, BM25's b from the store, updates first (English and Chines
 
 from __future__ import annotations
 
+import pytest
+
 from datetime import datetime, timezone
 
 from conftest import put
 from optmem import dates, ranking, text
 from optmem.settings import Ranking
 
+
+pytestmark = pytest.mark.usefixtures("no_sweep")
 
 def at(monkeypatch, when: str) -> None:
     monkeypatch.setenv("OPTMEM_NOW", when)

@@ -14,6 +14,8 @@ from conftest import put
 T0 = "2026-01-01T00:00:00Z"
 
 
+pytestmark = pytest.mark.usefixtures("no_sweep")
+
 def at(monkeypatch, when: str) -> None:
     monkeypatch.setenv("OPTMEM_NOW", when)
 

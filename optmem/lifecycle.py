@@ -1,0 +1,296 @@
+"""The life of a record: importance, heat, the cold tier, and pending memories.
+
+* **Importance** (0..1) is written with a record (`--importance`) or defaults by kind and tier
+  (`[lifecycle]`); a redline is always 1.
+* **Heat** = importance × e^(−decay × days since the record was last written, said again or
+  recalled). Decay is per kind: agent memory loses ~2 % a day, session-type notes ~8 %.
+* **Recalls** (`touch`, `search --touch`, what `context` injects) are lines in `ACCESS.jsonl`
+  beside the log: appended without the log's lock, never a line of `LOG.jsonl` per search, and
+  mergeable by git like the log (order-free: the latest time wins).
+* **Sweep** marks records whose heat fell below `cold_below` — and unconfirmed guesses older
+  than `pending_ttl_days`, expired records past `expired_grace_days` — as **cold**: out of
+  normal search and context, still in the log, in `--include-cold`, `get` and `history`. A cold
+  record written about, said again or recalled after the sweep is warm again (`view.is_cold`).
+  Redlines, hot-memory journal records (their file decides) and bookkeeping never cool.
+* **Pending**: a record appended with a confidence below `pending_threshold` waits, ranked below
+  current records and kept out of context, until it is said again in another conversation (the
+  write gate's `seen`) or someone runs `confirm`; `reject` forgets it with a reason.
+
+Policy is the pure functions at the top; `sweep`, `touch`, `confirm`, `reject` and `queue` are
+the drivers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from optmem import clock, fsio, view
+from optmem.errors import UsageError
+from optmem.record import CONFIRM, CORRECTION, NEVER_COOL, Record, Tier, new_id
+from optmem.settings import Lifecycle
+from optmem.vault import Vault
+
+DAY = 86400.0
+IDS_PER_LINE = 1000     # a sweep's cold marks, per ACCESS.jsonl line
+
+
+# -- policy -------------------------------------------------------------------------------------
+def default_importance(s: Lifecycle, kind: str, tier: int) -> float:
+    """A record's importance when none was written: by kind and tier."""
+    if tier == Tier.REDLINE:
+        return 1.0
+    if kind == CORRECTION:
+        return s.importance_correction
+    return {Tier.EVIDENCE: s.importance_evidence, Tier.CHAT: s.importance_chat}.get(Tier(tier), s.importance)
+
+
+def importance(s: Lifecycle, kind: str, tier: int, written: float | None) -> float:
+    """A record's importance: as written, else its default; a redline's is always 1."""
+    if tier == Tier.REDLINE:
+        return 1.0
+    return written if written is not None else default_importance(s, kind, tier)
+
+
+def decay_rate(s: Lifecycle, kind: str, tier: int) -> float:
+    """Heat lost per day: session-type notes (`session_kinds`, the chat tier) faster."""
+    session = {k.strip() for k in s.session_kinds.split(",") if k.strip()}
+    return s.decay_session if kind in session or tier == Tier.CHAT else s.decay
+
+
+def heat(imp: float, rate: float, accessed: float | None, now: float) -> float:
+    """importance × e^(−rate × days since last access); a redline (importance 1, rate 0) is 1."""
+    days = max(0.0, (now - (accessed if accessed is not None else now)) / DAY)
+    return imp * math.exp(-rate * days)
+
+
+def heat_of(s: Lifecycle, row: Any, now: float) -> float:
+    """A record's heat now (`row`: an index row)."""
+    if row.tier == Tier.REDLINE:
+        return 1.0
+    return heat(importance(s, row.kind, row.tier, row.imp), decay_rate(s, row.kind, row.tier),
+                row.accessed, now)
+
+
+def cools(s: Lifecycle, row: Any, now: float) -> str | None:
+    """Why a sweep at `now` cools this record — `heat`, `pending_ttl` or `expired` — or None."""
+    if row.tier == Tier.REDLINE or row.kind in NEVER_COOL:
+        return None
+    st = view.status(row, now)
+    if st in (view.Status.FORGOTTEN, view.Status.COLD):
+        return None
+    idle = (now - (row.accessed if row.accessed is not None else now)) / DAY
+    if st == view.Status.PENDING and idle >= s.pending_ttl_days:
+        return "pending_ttl"
+    if row.expires is not None and (now - row.expires) / DAY >= s.expired_grace_days:
+        return "expired"
+    if heat_of(s, row, now) < s.cold_below:
+        return "heat"
+    return None
+
+
+def is_pending(s: Lifecycle, confidence: float | None) -> bool:
+    """Whether a record written with this confidence waits as pending."""
+    return confidence is not None and confidence < s.pending_threshold
+
+
+def check_unit(name: str, value: float | None) -> float | None:
+    """`--importance` / `--confidence`: a number from 0 to 1."""
+    if value is not None and (value != value or not 0 <= value <= 1):  # NaN too
+        raise UsageError(f"--{name} must be a number from 0 to 1, not {value!r}", field=name)
+    return value
+
+
+def sweep_due(last_sweep: float | None, now: float, mode: str) -> bool:
+    """Whether a write should sweep first (`auto_sweep = daily`: at most once a day)."""
+    return mode == "daily" and (last_sweep is None or now - last_sweep >= DAY)
+
+
+# -- drivers ------------------------------------------------------------------------------------
+def access_line(ts: str, **fields: Any) -> bytes:
+    return json.dumps({"v": 1, "ts": ts, **fields}, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@dataclass(frozen=True)
+class Swept:
+    at: str
+    dry_run: bool
+    checked: int                       # records a sweep could cool
+    cooled: int
+    by_reason: dict[str, int]
+    records: list[dict[str, Any]] = field(default_factory=list)   # the first `show` of them
+
+
+def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20) -> Swept:
+    """Mark every record that has gone cold (see the module docstring); idempotent — a second
+    sweep finds nothing new. Writes only ACCESS.jsonl; nothing is deleted."""
+    from optmem.index import open_index
+
+    moment = clock.now()
+    now, ts = moment.timestamp(), clock.format_ts(moment)
+    s = vault.settings.lifecycle
+    vault.require()
+    # one sweep at a time (two would only repeat each other's lines); writers never wait for it
+    with fsio.exclusive_lock(vault.cache_dir / "sweep.lock", vault.settings.lock.timeout, within=vault.root):
+        with open_index(vault) as idx:
+            ids: list[str] = []
+            shown: list[dict[str, Any]] = []
+            reasons: dict[str, int] = {}
+            checked = 0
+            for row in idx.coolable():
+                checked += 1
+                why = cools(s, row, now)
+                if why is None:
+                    continue
+                ids.append(row.id)
+                reasons[why] = reasons.get(why, 0) + 1
+                if len(shown) < show:
+                    shown.append({"id": row.id, "reason": why, "heat": round(heat_of(s, row, now), 4),
+                                  "status": view.status(row, now).value, "text": _preview(idx, row)})
+        if not dry_run:
+            lines = [access_line(ts, cold=ids[i : i + IDS_PER_LINE]) for i in range(0, len(ids), IDS_PER_LINE)]
+            lines.append(access_line(ts, sweep={"cooled": len(ids), "checked": checked}))
+            fsio.append_lines(vault.access_path, lines, within=vault.root)
+            open_index(vault).close()  # the index takes the marks in now, not on the next search
+    return Swept(ts, dry_run, checked, len(ids), reasons, shown)
+
+
+def _preview(idx: Any, row: Any) -> str:
+    from optmem import scan
+
+    text = " ".join(idx.record(row).text.split())
+    return scan.display(text[:120] + ("…" if len(text) > 120 else ""))
+
+
+def auto_sweep(vault: Vault) -> str | None:
+    """Sweep when a write finds the last sweep a day old (`auto_sweep = daily`); a warning, not an
+    error, when it cannot — the write itself succeeded."""
+    from optmem.errors import OptmemError
+    from optmem.index import open_index
+
+    s = vault.settings.lifecycle
+    if s.auto_sweep == "off":
+        return None
+    try:
+        with open_index(vault) as idx:
+            last = idx.last_sweep()
+        if not sweep_due(last, clock.now().timestamp(), s.auto_sweep):
+            return None
+        sweep(vault, show=0)
+    except OptmemError as exc:
+        return f"the daily sweep did not run ({exc.message}); run `optmem sweep` later"
+    return None
+
+
+def touch_ids(vault: Vault, ids: Iterable[str], via: str) -> None:
+    """Record that these records were recalled (full ids; no lock: one small appended line)."""
+    ids = list(dict.fromkeys(ids))
+    if ids:
+        fsio.append_lines(vault.access_path, [access_line(clock.format_ts(clock.now()), touch=ids, via=via)],
+                          within=vault.root)
+
+
+@dataclass(frozen=True)
+class Touched:
+    ids: list[str]
+    warmed: list[str]        # of them, the ones that were cold
+
+
+def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
+    """Say these records were used: they stay warm (a cold one is warm again)."""
+    from optmem.index import open_index
+    from optmem.log import resolve_one
+
+    if not refs:
+        raise UsageError("give at least one record id to touch")
+    now = clock.now().timestamp()
+    with open_index(vault) as idx:
+        rows = [resolve_one(idx, ref) for ref in refs]  # every id checked before anything is written
+    touch_ids(vault, [r.id for r in rows], via)
+    return Touched([r.id for r in rows], [r.id for r in rows if view.status(r, now) == view.Status.COLD])
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    status: str            # confirmed | not_pending
+    id: str
+    record: str | None     # the confirm record's id
+
+
+def confirm(vault: Vault, ref: str, *, source: str | None = None) -> Confirmed:
+    """Confirm a pending record: it becomes current (a `confirm` line in the log)."""
+    from optmem.index import catch_up, open_index
+    from optmem.log import resolve_one, write_records
+
+    moment = clock.now()
+    now = moment.timestamp()
+    idx = open_index(vault)
+    with vault.lock():
+        idx = catch_up(idx)
+        try:
+            row = resolve_one(idx, ref)
+            if not row.pending or row.confirmed:
+                return Confirmed("not_pending", row.id, None)
+            if view.status(row, now, warm=True) == view.Status.FORGOTTEN:
+                raise UsageError(f"{row.id} was rejected or forgotten; append it again if it is true",
+                                 id=row.id)
+            rec = Record(id=new_id(now), ts=clock.format_ts(moment), domain=row.domain,
+                         project=row.project, kind=CONFIRM, ref=row.id, source=source)
+            written, _ = write_records(vault, idx, [rec])
+            idx = written or idx
+            return Confirmed("confirmed", row.id, rec.id)
+        finally:
+            idx.close()
+
+
+def reject(vault: Vault, ref: str, *, reason: str | None = None, source: str | None = None) -> Any:
+    """Reject a pending record: it is forgotten, with the reason (it stays in the log)."""
+    from optmem import log
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        row = log.resolve_one(idx, ref)
+        if not row.pending or row.confirmed:
+            raise UsageError(f"{row.id} is not pending; `optmem forget {row.id[-8:]}` hides a record "
+                             "that was confirmed or never a guess", id=row.id)
+    return log.forget(vault, row.id, reason=f"rejected: {reason}" if reason else "rejected",
+                      source=source)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    id: str
+    ts: str
+    domain: str
+    project: str | None
+    text: str
+    confidence: float | None
+    age_days: int
+    restated: int            # distinct conversations that said it again (not yet enough)
+    status: str              # pending, or cold once pending_ttl passed
+
+
+def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None) -> list[Waiting]:
+    """The review queue: pending records, oldest first, with how often they were said again."""
+    from optmem import scan
+    from optmem.index import open_index
+
+    now = clock.now().timestamp()
+    out: list[Waiting] = []
+    with open_index(vault) as idx:
+        for row in idx.pending_rows():
+            st = view.status(row, now)
+            if st not in (view.Status.PENDING, *((view.Status.COLD,) if include_cold else ())):
+                continue
+            if st == view.Status.COLD and view.status(row, now, warm=True) != view.Status.PENDING:
+                continue
+            rec = idx.record(row)
+            out.append(Waiting(row.id, rec.ts, row.domain, row.project, scan.display(rec.text),
+                               rec.confidence, int((now - (row.ts or now)) // DAY),
+                               idx.restatements(row.id), st.value))
+            if limit and len(out) >= limit:
+                break
+    return out
