@@ -27,6 +27,7 @@ class Section:
     title: str
     items: list[str]
     omitted: int = 0
+    ids: list[str] = field(default_factory=list)  # the records behind the items, when they are records
 
     def render(self) -> str:
         return f"## {self.title}\n" + "\n".join(self.items)
@@ -41,6 +42,7 @@ class Context:
     omitted: dict[str, int] = field(default_factory=dict)
 
 
+RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the warmest shown
 # what is cut first when the budget is tight: the end of this list
 PRIORITY = ("redlines", "memory", "user", "project", "handoff", "records")
 
@@ -80,7 +82,7 @@ def _handoff(vault: Vault, project: str) -> tuple[str, list[str]]:
 
 
 def _records(vault: Vault, project: str | None, domain: str | None, query: str | None,
-             now: float) -> list[str]:
+             now: float) -> tuple[list[str], list[str]]:
     if query:
         from optmem import search
 
@@ -89,15 +91,20 @@ def _records(vault: Vault, project: str | None, domain: str | None, query: str |
         hits = [h.record for h in found if h.record.tier != "redline"]
     else:
         from optmem.index import open_index
+        from optmem.lifecycle import heat_of
 
+        life = vault.settings.lifecycle
         with open_index(vault) as idx:
-            hits = [idx.record(r) for r in idx.recent(now, project=project, domain=domain,
-                                                      exclude_kinds=(HANDOFF, MEMORY), limit=20)]
+            # the warmest of the recent records: important ones, and ones recalled lately
+            recent = idx.recent(now, project=project, domain=domain, exclude_kinds=(HANDOFF, MEMORY),
+                                limit=RECENT_POOL)
+            recent.sort(key=lambda r: -heat_of(life, r, now))
+            hits = [idx.record(r) for r in recent[:RECENT_SHOWN]]
     out = []
     for rec in hits:
         age = clock.age(now - clock.parse_time(rec.ts).timestamp()) if rec.ts else "?"
         out.append(f"- [{age}, {rec.domain}, id {rec.id[-8:]}] {_line(rec.text)}")
-    return out
+    return out, [rec.id for rec in hits]
 
 
 def build(vault: Vault, *, project: str | None = None, domain: str | None = None,
@@ -120,8 +127,19 @@ def build(vault: Vault, *, project: str | None = None, domain: str | None = None
             sections.append(Section("handoff", title, items))
     label = f"Relevant records for “{query}”" if query else (
         f"Recent records — {project}" if project else "Recent records")
-    sections.append(Section("records", label, _records(vault, project, domain, query, now)))
-    return fit(sections, budget)
+    items, ids = _records(vault, project, domain, query, now)
+    sections.append(Section("records", label, items, ids=ids))
+    out = fit(sections, budget)
+    shown = [i for s in sections if s.name == "records" for i in s.ids[: len(s.items)]]
+    if shown:  # what a session starts with was recalled: it stays warm
+        from optmem import lifecycle
+        from optmem.errors import OptmemError
+
+        try:
+            lifecycle.touch_ids(vault, shown, "context")
+        except OptmemError:
+            pass  # a read-only vault: the block is still right; only the recall goes unrecorded
+    return out
 
 
 def _elision(sections: list[Section], budget: int, short: bool = False) -> str:

@@ -277,7 +277,32 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
     _check_markdown(vault, report)
     if cache_ok:
         _check_index(vault, report)
+        _check_lifecycle(vault, report)
     return report
+
+
+def _check_lifecycle(vault: Vault, report: Report) -> None:
+    """Guesses left pending past `pending_ttl_days` (no sweep since): the queue is not being
+    reviewed, and they still rank as if fresh."""
+    from optmem import lifecycle
+    from optmem.index import in_step, open_index
+
+    s = vault.settings.lifecycle
+    now = clock.now().timestamp()
+    if not in_step(vault):
+        return  # reading it would update it; the note above says it catches up on next use
+    try:
+        with open_index(vault) as idx:
+            stale = [row for row in idx.pending_rows() if lifecycle.cools(s, row, now) == "pending_ttl"]
+    except OptmemError:
+        return  # the log's own problems are reported above
+    for row in stale[:20]:
+        report.problems.append(Problem(
+            "stale_pending", "LOG.jsonl", f"pending for more than {s.pending_ttl_days:g} days and "
+            "never swept: confirm or reject it (`optmem pending`), or run `optmem sweep` to cool it "
+            "(`doctor --fix` does)", row.n, row.id))
+    if len(stale) > 20:
+        report.notes.append(f"{len(stale) - 20} more stale pending record(s) not listed")
 
 
 def _repair(vault: Vault) -> list[str]:
@@ -296,6 +321,13 @@ def _repair(vault: Vault) -> list[str]:
                      f"{', …' if len(bad) > 10 else ''}) to {QUARANTINE}")
     index.build(vault)
     fixed.append("rebuilt the search index")
+    from optmem import lifecycle
+
+    stale = Report()
+    _check_lifecycle(vault, stale)
+    swept = lifecycle.sweep(vault, show=0) if stale.problems else None
+    if swept and swept.cooled:
+        fixed.append(f"swept: {swept.cooled} record(s) cooled ({', '.join(f'{n} by {w}' for w, n in swept.by_reason.items())})")
     for target, project in memory.targets(vault):
         try:
             hot = memory.load(vault, target, project)

@@ -167,8 +167,9 @@ class Index:
 
     def view_of(self, row: Row, now: float, record: Record | None = None) -> view.RecordView:
         """The record as callers see it: stored fields plus its effective status."""
-        return view.RecordView(record or self.record(row), view.status(row, now),
-                               row.superseded_by, row.n)
+        st = view.status(row, now)
+        return view.RecordView(record or self.record(row), st, row.superseded_by, row.n,
+                               cold_since=row.cold if st == view.Status.COLD else None)
 
     # -- questions about records ---------------------------------------------------------------
     def with_fingerprint(self, fp: str, domain: str | None, project: str | None) -> list[Row]:
@@ -226,7 +227,8 @@ class Index:
 
     def recent(self, now: float, *, project: str | None = None, domain: str | None = None,
                exclude_kinds: tuple[str, ...] = (), limit: int = 20) -> list[Row]:
-        """The newest current records that are not redlines, optionally of one project/domain."""
+        """The current records that are not redlines, last accessed (written, said again or
+        recalled) first, optionally of one project/domain."""
         kinds = (*BOOKKEEPING, *exclude_kinds)
         current, params = view.is_sql(view.Status.CURRENT, now)
         where = f"r.kind NOT IN ({_marks(kinds)}) AND r.tier != {int(Tier.REDLINE)} AND {current}"
@@ -234,7 +236,8 @@ class Index:
         for value, clause in ((project, " AND r.project = ?"), (domain, " AND r.domain = ?")):
             if value:
                 where, params = where + clause, params + [value]
-        return self.rows(where + " ORDER BY r.ts DESC, r.id DESC LIMIT ?", params + [limit])
+        return self.rows(where + " ORDER BY max(coalesce(r.ts, 0), coalesce(r.seen, 0), "
+                         "coalesce(r.touched, 0)) DESC, r.id DESC LIMIT ?", params + [limit])
 
     def handoffs(self, project: str | None, limit: int | None) -> list[Row]:
         """Handoff records that are not forgotten, newest first."""
@@ -423,30 +426,36 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 def in_step(vault: Vault) -> bool:
-    """Whether the index exists and already reflects the log (nothing to catch up)."""
-    conn = _fresh(vault)
+    """Whether the index exists and already reflects the log and ACCESS.jsonl (nothing to catch
+    up); changes nothing."""
+    conn = _fresh(vault, apply_access=False)
     if conn is None:
         return False
     conn.close()
     return True
 
 
-def _fresh(vault: Vault) -> sqlite3.Connection | None:
-    """The index connection when it is usable and already in step with the log, else None."""
+def _fresh(vault: Vault, *, apply_access: bool = True) -> sqlite3.Connection | None:
+    """The index connection when it is usable and already in step with the log (recalls and
+    sweeps applied, unless `apply_access` is off: then they must be in step too), else None."""
     path = vault.index_path
     if not path.exists():
         return None
+    conn = None
     try:
         conn = _connect(path)
         meta = read_meta(conn)
         if LogState.read(vault.log_path).same_as(meta):
-            if not access_in_step(vault.access_path, meta):
+            if access_in_step(vault.access_path, meta):
+                return conn
+            if apply_access:
                 # recalls and sweeps need no vault lock: applying them twice changes nothing
                 consume_access(conn, vault.access_path)
-            return conn
+                return conn
         conn.close()
     except sqlite3.DatabaseError:
-        pass
+        if conn is not None:
+            conn.close()
     return None
 
 

@@ -92,6 +92,40 @@ def cools(s: Lifecycle, row: Any, now: float) -> str | None:
     return None
 
 
+def describe(s: Lifecycle, row: Any, now: float) -> dict[str, Any]:
+    """A record's life as `get` shows it: importance (as used), heat now, last access."""
+    accessed = row.accessed
+    return {"importance": importance(s, row.kind, row.tier, row.imp), "heat": round(heat_of(s, row, now), 4),
+            "last_access": view.iso(accessed) if accessed is not None else None,
+            "recalled": view.iso(row.touched) if row.touched is not None else None}
+
+
+HEAT_BANDS = (0.5, 0.2, 0.05)        # stats: hot, warm, cooling, and below the default threshold
+PENDING_AGES = (1, 7, 30)            # stats: pending records younger than 1, 7, 30 days, older
+
+
+def census(s: Lifecycle, rows: Iterable[Any], now: float, by_status: dict[str, int],
+           last_sweep: float | None) -> dict[str, Any]:
+    """What `stats` shows of the lifecycle: the heat of the records in normal recall, the active
+    set's size and share of the log, pending records by age, and when the last sweep ran."""
+    heat_bands = {f">={b:g}": 0 for b in HEAT_BANDS} | {f"<{HEAT_BANDS[-1]:g}": 0}
+    ages = {f"<{d}d": 0 for d in PENDING_AGES} | {f">={PENDING_AGES[-1]}d": 0}
+    for row in rows:
+        st = view.status(row, now)
+        if st in (view.Status.CURRENT, view.Status.PENDING):
+            h = heat_of(s, row, now)
+            band = next((f">={b:g}" for b in HEAT_BANDS if h >= b), f"<{HEAT_BANDS[-1]:g}")
+            heat_bands[band] += 1
+        if st == view.Status.PENDING:
+            days = (now - (row.ts or now)) / DAY
+            ages[next((f"<{d}d" for d in PENDING_AGES if days < d), f">={PENDING_AGES[-1]}d")] += 1
+    total = sum(by_status.values())
+    active = by_status.get(view.Status.CURRENT.value, 0)
+    return {"active": active, "active_share": round(active / total, 4) if total else 0.0,
+            "heat": heat_bands, "pending_by_age": ages,
+            "last_sweep": view.iso(last_sweep) if last_sweep is not None else None}
+
+
 def is_pending(s: Lifecycle, confidence: float | None) -> bool:
     """Whether a record written with this confidence waits as pending."""
     return confidence is not None and confidence < s.pending_threshold

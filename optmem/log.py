@@ -372,6 +372,11 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
             tomb = idx.record(tombs[-1])
             record["forgotten_by"] = tomb.id
             record["forget_reason"] = tomb.extra.get("reason")
+        from optmem import lifecycle
+
+        record["life"] = lifecycle.describe(vault.settings.lifecycle, row, now)
+        if row.pending:
+            record["life"]["restated"] = idx.restatements(row.id)
         return Got(record, idx.warnings())
 
 

@@ -46,10 +46,11 @@ class SearchResult(NamedTuple):
     hits: list[view.RecordView]
     total: int
     warnings: list[str] = []
+    cold_matches: int = 0    # when nothing else matched: how many cold records do
 
     def to_json(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         return {"query": self.query, "hits": [h.hit(show_unsafe=show_unsafe) for h in self.hits],
-                "total": self.total}
+                "total": self.total, "cold_matches": self.cold_matches}
 
 
 def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None = None,
@@ -62,7 +63,20 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
     q = Query(query, terms_of(query), limit, filters or Filters(), explain, clock.now().timestamp())
     with open_index(vault, progress) as idx:
         warnings = idx.warnings()
-        return ranked(idx, q)._replace(warnings=warnings)
+        result = ranked(idx, q)._replace(warnings=warnings)
+        if not result.hits and not q.filters.include_cold and not q.filters.current:
+            # the past stays findable: say so when only cold records match
+            result = result._replace(cold_matches=_cold_matches(idx, q))
+        return result
+
+
+def _cold_matches(idx: Index, q: Query) -> int:
+    found = [t for t, n in idx.doc_freq(q.terms).items() if n] if q.terms else []
+    if not found:
+        return 0
+    where, params = q.filters._replace(include_cold=True).sql(q.now)
+    cold, more = view.is_sql(view.Status.COLD, q.now)
+    return idx.count_matches(match_any(found), f"{where} AND {cold}", [*params, *more])
 
 
 def terms_of(query: str) -> list[str]:
@@ -304,5 +318,6 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
                                       dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                                       b=round(corpus.params.b, 3))
         hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,
-                                    round(s.parts.score, 4), explain))
+                                    round(s.parts.score, 4), explain,
+                                    cold_since=s.row.cold if s.parts.status == view.Status.COLD else None))
     return hits

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from optmem import clock, memory
+from optmem import clock, lifecycle, memory
 from optmem.record import HANDOFF, MEMORY
 from optmem.vault import Vault
 
@@ -26,6 +26,8 @@ def stats(vault: Vault) -> dict[str, Any]:
     with open_index(vault) as idx:
         # journal and handoff records repeat text by design; the journal's keys are bookkeeping
         c = idx.census(now, plain_exclude=(MEMORY, HANDOFF), fact_exclude=(MEMORY,))
+        life = lifecycle.census(vault.settings.lifecycle, idx.coolable(), now, c.by_status,
+                                idx.last_sweep())
         index_bytes = _size(vault.cache_dir)
     hot = []
     for target, project in memory.targets(vault):
@@ -39,9 +41,10 @@ def stats(vault: Vault) -> dict[str, Any]:
     contradictions = c.key_conflicts + chain_conflicts
     return {
         "records": c.records, "by_domain": c.by_domain, "by_kind": c.by_kind,
-        "status": c.by_status, "redlines": c.redlines, "hot": hot,
+        "status": c.by_status, "redlines": c.redlines, "lifecycle": life, "hot": hot,
         "duplicate_rate": round((c.statements - c.distinct) / c.statements, 4) if c.statements else 0.0,
         "contradiction_rate": round(contradictions / facts, 4) if facts else 0.0,
         "contradictions": contradictions,
-        "sizes": {"log": _size(vault.log_path), "tree": _size(vault.root / "tree"), "index": index_bytes},
+        "sizes": {"log": _size(vault.log_path), "access": _size(vault.access_path),
+                  "tree": _size(vault.root / "tree"), "index": index_bytes},
     }

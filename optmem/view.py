@@ -218,6 +218,14 @@ def connected(start: Any, neighbours: Callable[[Any], list[Any]], key: Callable[
     return list(seen.values())
 
 
+def iso(epoch: float) -> str:
+    from datetime import datetime, timezone
+
+    from optmem.clock import format_ts
+
+    return format_ts(datetime.fromtimestamp(epoch, timezone.utc))
+
+
 # -- the one view of a record that callers see ------------------------------------------------
 class RecordView(NamedTuple):
     """A record as shown to callers: its stored fields, its effective status and, for a search
@@ -230,6 +238,7 @@ class RecordView(NamedTuple):
     score: float | None = None
     explain: dict[str, Any] | None = None
     annex: dict[str, Any] | None = None  # kind-specific extras (tree nodes)
+    cold_since: float | None = None      # when a sweep cooled it (status cold)
 
     def _base(self, show_unsafe: bool) -> dict[str, Any]:
         r = self.record
@@ -249,6 +258,8 @@ class RecordView(NamedTuple):
                     "superseded_by": self.superseded_by, "corrects": list(r.corrects), "key": r.key})
         if r.expires:
             out["expires"] = r.expires
+        if self.cold_since is not None:
+            out["cold_since"] = iso(self.cold_since)
         out.update(self.annex or {})
         if self.explain is not None:
             out["explain"] = self.explain
@@ -266,6 +277,8 @@ class RecordView(NamedTuple):
             out["text"] = scan.display(r.text)
         out.update({"status": self.status.value, "superseded_by": self.superseded_by,
                     "line": self.line})
+        if self.cold_since is not None:
+            out["cold_since"] = iso(self.cold_since)
         for k, v in r.extra.items():
             out.setdefault(k, v)
         return out

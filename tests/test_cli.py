@@ -79,7 +79,7 @@ def generated_invocations(cmd):
     `--opt value` and as `--opt=value`, repeatable ones twice)."""
     required, everything, inline = [], [], []
     for p in cmd.params:
-        value = "3" if p.type is int else "v-" + p.name
+        value = "3" if p.type in (int, float) else "v-" + p.name
         if p.is_argument:
             vals = [value + "1", value + "2"] if p.multiple else [value]
             everything += vals

@@ -224,7 +224,7 @@ def test_tiers_break_near_ties_and_ties_are_deterministic(vault, monkeypatch):
 def test_nothing_found_is_success_with_empty_hits(vault, cli):
     put(vault, "something")
     out = cli.json("search", "完全无关 zebra")
-    assert out == {"ok": True, "query": "完全无关 zebra", "hits": [], "total": 0}
+    assert out == {"ok": True, "query": "完全无关 zebra", "hits": [], "total": 0, "cold_matches": 0}
     assert cli.json("search", "  ", code=2)["error"]["code"] == "usage"
 
 

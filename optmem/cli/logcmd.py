@@ -20,6 +20,9 @@ def render_record(rec: dict[str, Any]) -> str:
     status = rec["status"]
     if rec.get("forgotten_by"):
         status += f" by {short(rec['forgotten_by'])}" + (f": {rec['forget_reason']}" if rec.get("forget_reason") else "")
+    elif rec.get("cold_since"):
+        status += f" since {rec['cold_since']}" + (
+            f"; superseded by {short(rec['superseded_by'])}" if rec.get("superseded_by") else "")
     elif rec.get("superseded_by"):
         status += f" by {short(rec['superseded_by'])}"
     lines = [f"{rec['id']}  [{status}]", f"  {rec['ts']}  {rec['domain']}"
@@ -32,6 +35,12 @@ def render_record(rec: dict[str, Any]) -> str:
         lines.append("  corrects: " + ", ".join(short(c) for c in rec["corrects"]))
     if rec.get("tags"):
         lines.append("  tags: " + ", ".join(rec["tags"]))
+    life = rec.get("life")
+    if life:
+        lines.append(f"  importance {life['importance']:g}  heat {life['heat']:.3f}  last access "
+                     f"{life['last_access'] or '?'}"
+                     + (f"  confidence {rec['confidence']:g}" if rec.get("confidence") is not None else "")
+                     + (f"  said again {life['restated']}x" if "restated" in life else ""))
     lines.append(f"  {rec['text']}")
     return "\n".join(lines)
 
@@ -43,11 +52,14 @@ def render_record(rec: dict[str, Any]) -> str:
          opt("ttl", help="Expire after a duration: a number with s, m, h, d or w (30m, 12h, 7d, 2w)."),
          EVIDENCE, SOURCE, SESSION,
          opt("on_similar", help="skip | store | supersede a near duplicate.", choices=("skip", "store", "supersede")),
+         opt("importance", type=float, help="0..1: how much it matters (default by kind and tier; redlines 1)."),
+         opt("confidence", type=float, help="0..1: how sure the writer is; below [lifecycle] pending_threshold it waits as pending."),
+         flag("agent", help="Written by an agent on its own: confidence defaults to [lifecycle] agent_confidence."),
          UNSAFE)
 def append(text: str, domain: str | None, project: str | None, kind: str, tier: str | None,
            redline: bool, tag: list[str] | None, key: str | None, ttl: str | None,
            evidence: str | None, source: str | None, session: str | None, on_similar: str | None,
-           allow_unsafe: bool,
+           importance: float | None, confidence: float | None, agent: bool, allow_unsafe: bool,
            json_out: bool) -> None:
     """Append a record to LOG.jsonl (through the duplicate write gate) and print its id.
 
@@ -63,7 +75,9 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
     vault = get_vault(write=True)
     draft = log.Draft(read_arg(text) or "", domain=env_domain(domain), project=project, kind=kind,
                       tier="redline" if redline else (tier or "normal"), tags=tag, key=key, ttl=ttl,
-                      evidence=evidence, source=source, session=session)
+                      evidence=evidence, source=source, session=session, importance=importance,
+                      confidence=vault.settings.lifecycle.agent_confidence if agent and confidence is None
+                      else confidence)
     res = log.append(vault, draft, on_similar=on_similar, allow_unsafe=allow_unsafe)
     if res.warning:
         note(f"warning: {res.warning}")
@@ -73,6 +87,8 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
             return f"duplicate of {res.id} — nothing new stored (recency refreshed)"
         if res.status == "skipped":
             return "skipped: near duplicate of " + ", ".join(s["id"] for s in res.similar)
+        if res.record and res.record.get("status") == "pending":
+            note(f"pending: {res.id} waits to be said again or confirmed (`optmem confirm {short(res.id or '')}`)")
         return res.id or ""
 
     emit(json_out, {"status": res.status, "id": res.id, "record": res.record,

@@ -36,7 +36,7 @@ def doctor(fix: bool, json_out: bool) -> None:
 
 @command("stats")
 def stats(json_out: bool) -> None:
-    """Show what the vault holds: counts, current/superseded/expired/forgotten, health rates, sizes.
+    """Show what the vault holds: counts, statuses, the lifecycle (heat, pending), health, sizes.
 
     \b
     Example:
@@ -48,15 +48,22 @@ def stats(json_out: bool) -> None:
 
     def human() -> str:
         st = s["status"]
-        out = [f"records: {s['records']:,}  (current {st['current']:,}, superseded {st['superseded']:,}, "
-               f"expired {st['expired']:,}, forgotten {st['forgotten']:,}); redlines {s['redlines']}",
+        life = s["lifecycle"]
+        out = [f"records: {s['records']:,}  (current {st['current']:,}, pending {st['pending']:,}, "
+               f"cold {st['cold']:,}, superseded {st['superseded']:,}, expired {st['expired']:,}, "
+               f"forgotten {st['forgotten']:,}); redlines {s['redlines']}",
+               f"active set: {life['active']:,} ({life['active_share']:.1%} of the log); heat "
+               + ", ".join(f"{b} {n:,}" for b, n in life["heat"].items())
+               + f"; last sweep {life['last_sweep'] or 'never'}",
+               "pending by age: " + ", ".join(f"{a} {n:,}" for a, n in life["pending_by_age"].items()),
                "by domain: " + ", ".join(f"{d} {n:,}" for d, n in s["by_domain"].items()),
                "by kind: " + ", ".join(f"{k} {n:,}" for k, n in s["by_kind"].items()),
                f"duplicate rate {s['duplicate_rate']:.1%}, contradiction rate {s['contradiction_rate']:.1%}"]
         out += [f"{h['file']}: {h['percent']}% — {h['chars']:,}/{h['limit']:,} chars, {h['entries']} entries"
                 for h in s["hot"]]
         z = s["sizes"]
-        out.append(f"sizes: log {z['log']:,} B, tree {z['tree']:,} B, index {z['index']:,} B")
+        out.append(f"sizes: log {z['log']:,} B, access {z['access']:,} B, tree {z['tree']:,} B, "
+                   f"index {z['index']:,} B")
         return "\n".join(out)
 
     emit(json_out, s, human)

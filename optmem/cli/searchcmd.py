@@ -20,7 +20,7 @@ def badges(hit: dict[str, Any]) -> str:
         out.append("REMOVED")  # a hot-memory entry that was removed
     elif hit["status"] == "superseded":
         out.append(f"SUPERSEDED by {short(hit['superseded_by'])}" if hit["superseded_by"] else "SUPERSEDED")
-    elif hit["status"] in ("expired", "forgotten"):
+    elif hit["status"] in ("expired", "forgotten", "pending", "cold"):
         out.append(hit["status"].upper())
     if hit["kind"] == "correction":
         out.append("CORRECTION")
@@ -39,7 +39,9 @@ def render_hits(result: dict[str, Any]) -> str | None:
         rid = h["id"] if h["kind"] == "summary" else short(h["id"])  # a node id is short and whole
         rows.append((age, where, rid, text, badges(h), h.get("explain")))
     if not rows:
-        return f"no matches for {result['query']!r}"
+        cold = result.get("cold_matches") or 0
+        return f"no matches for {result['query']!r}" + (
+            f" ({cold} cold record(s) match: add --include-cold)" if cold else "")
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table
@@ -67,7 +69,8 @@ def _explain(ex: dict[str, Any]) -> str:
         parts.append(f"context=+{ex['context']}")
     if ex.get("dates"):
         parts.append("dates=" + ",".join(d.lstrip("_") for d in ex["dates"]))
-    parts += [f"recency=+{ex['recency_bonus']:.1%} ({ex['age_days']}d)", f"tier×{ex['tier_factor']}",
+    parts += [f"heat×{ex['heat_factor']} (recency +{ex['recency_bonus']:.1%}, {ex['age_days']}d; "
+              f"importance ×{ex['importance']})", f"tier×{ex['tier_factor']}",
               f"band={ex['band']}", f"b={ex['b']}"]
     if ex.get("promoted_over"):
         parts.append(f"newer than {short(ex['promoted_over'])} (same topic)")
@@ -85,10 +88,13 @@ def _explain(ex: dict[str, Any]) -> str:
          opt("until", help="Up to this date or ISO time, inclusive (2026-11-29 or 2026-11-29T18:55:30Z)."),
          flag("current", help="Leave out superseded and expired records."),
          flag("include_forgotten", help="Also show forgotten records."),
+         flag("include_cold", help="Also show cold records (a sweep found them unused for long)."),
+         flag("touch", help="Count the hits returned as recalled: they stay warm (ACCESS.jsonl)."),
          flag("explain", help="Show each hit's score components."), SHOW_UNSAFE)
 def search(query: str, limit: int, domain: list[str] | None, project: str | None, kind: str | None,
            tag: str | None, since: str | None, until: str | None, current: bool,
-           include_forgotten: bool, explain: bool, allow_unsafe: bool, json_out: bool) -> None:
+           include_forgotten: bool, include_cold: bool, touch: bool, explain: bool,
+           allow_unsafe: bool, json_out: bool) -> None:
     """Ranked search: corrections outrank what they correct, redlines outrank everything.
 
     \b
@@ -106,10 +112,16 @@ def search(query: str, limit: int, domain: list[str] | None, project: str | None
         result = core.SearchResult(query, nodes, len(nodes))
     else:
         filters = core.make_filters(domains=domain, project=project, kind=kind, tag=tag, since=since,
-                                    until=until, current=current, include_forgotten=include_forgotten)
-        result = core.search(get_vault(), text, limit=limit, filters=filters, explain=explain,
+                                    until=until, current=current, include_forgotten=include_forgotten,
+                                    include_cold=include_cold)
+        vault = get_vault()
+        result = core.search(vault, text, limit=limit, filters=filters, explain=explain,
                              progress=progress_callback())
         warn_all(result.warnings)
+        if touch and result.hits:
+            from optmem import lifecycle
+
+            lifecycle.touch_ids(vault, [h.record.id for h in result.hits], "search")
     payload = result.to_json(show_unsafe=allow_unsafe)
     emit(json_out, payload, lambda: render_hits(payload))
 

@@ -1,0 +1,115 @@
+"""The lifecycle commands: touch, sweep, pending, confirm, reject."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from optmem.cli.common import emit, get_vault, short
+from optmem.cli.spec import arg, command, flag, opt
+
+SOURCE = opt("source", help="Who did it (agent, tool, person).")
+
+
+@command("touch", arg("ids", "Records that were used (ids, or ≥ 6 of their characters).", metavar="ID",
+                      multiple=True))
+def touch(ids: list[str], json_out: bool) -> None:
+    """Say records were used: they stay warm, and a cold one is warm again (ACCESS.jsonl).
+
+    \b
+    Example:
+      optmem touch 7QMZMMFT 9XKD2P1A
+    """
+    from optmem import lifecycle
+
+    res = lifecycle.touch(get_vault(write=True), list(ids or []))
+    emit(json_out, asdict(res), lambda: f"touched {len(res.ids)} record(s)"
+         + (f"; warm again: {', '.join(short(i) for i in res.warmed)}" if res.warmed else ""))
+
+
+@command("sweep", flag("dry_run", help="Only print what would cool; write nothing."),
+         opt("show", type=int, default=20, help="How many of the cooled records to list."))
+def sweep(dry_run: bool, show: int, json_out: bool) -> None:
+    """Cool what nobody used for long: out of normal search and context, never deleted.
+
+    \b
+    Idempotent; a write runs it at most once a day unless [lifecycle] auto_sweep = "off".
+    Example:
+      optmem sweep --dry-run
+    """
+    from optmem import lifecycle
+    from optmem.errors import UsageError
+
+    if show < 0:
+        raise UsageError("--show must be 0 or more")
+    res = lifecycle.sweep(get_vault(write=not dry_run), dry_run=dry_run, show=show)
+
+    def human() -> str:
+        verb = "would cool" if dry_run else "cooled"
+        reasons = ", ".join(f"{n} by {why.replace('_', ' ')}" for why, n in sorted(res.by_reason.items()))
+        lines = [f"{verb} {res.cooled} of {res.checked} record(s)" + (f" ({reasons})" if reasons else "")]
+        lines += [f"  {short(r['id'])}  heat {r['heat']:.3f}  {r['reason']:<11} {r['text']}" for r in res.records]
+        if res.cooled > len(res.records):
+            lines.append(f"  … and {res.cooled - len(res.records)} more")
+        return "\n".join(lines)
+
+    emit(json_out, asdict(res), human)
+
+
+@command("pending", flag("include_cold", help="Also list guesses that went cold unconfirmed."),
+         opt("limit", "--limit", "-n", type=int, default=50, help="How many (oldest first)."))
+def pending(include_cold: bool, limit: int, json_out: bool) -> None:
+    """The review queue: guesses waiting to be confirmed, oldest first.
+
+    \b
+    A pending record is current once said again in another conversation, or confirmed.
+    Example:
+      optmem pending
+      optmem confirm 7QMZMMFT    |    optmem reject 7QMZMMFT --reason "wrong"
+    """
+    from optmem import lifecycle
+    from optmem.errors import UsageError
+
+    if limit < 1:
+        raise UsageError("--limit must be at least 1")
+    waiting = lifecycle.queue(get_vault(), include_cold=include_cold, limit=limit)
+
+    def human() -> str:
+        if not waiting:
+            return "nothing pending"
+        return "\n".join(
+            f"{short(w.id)}  {w.age_days:>4}d  said again {w.restated}x"
+            + (f"  confidence {w.confidence:g}" if w.confidence is not None else "")
+            + ("  [COLD]" if w.status == "cold" else "") + f"  {' '.join(w.text.split())}"
+            for w in waiting)
+
+    emit(json_out, {"pending": [asdict(w) for w in waiting], "count": len(waiting)}, human)
+
+
+@command("confirm", arg("record_id", "The pending record.", metavar="ID"), SOURCE)
+def confirm(record_id: str, source: str | None, json_out: bool) -> None:
+    """Confirm a pending record: it becomes current.
+
+    \b
+    Example:
+      optmem confirm 7QMZMMFT
+    """
+    from optmem import lifecycle
+
+    res = lifecycle.confirm(get_vault(write=True), record_id, source=source)
+    emit(json_out, asdict(res), lambda: f"{res.status.replace('_', ' ')}: {res.id}")
+
+
+@command("reject", arg("record_id", "The pending record.", metavar="ID"),
+         opt("reason", help="Why it is wrong (kept in the tombstone)."), SOURCE)
+def reject(record_id: str, reason: str | None, source: str | None, json_out: bool) -> None:
+    """Reject a pending record: it is forgotten, with your reason (it stays in LOG.jsonl).
+
+    \b
+    Example:
+      optmem reject 7QMZMMFT --reason "the user never said that"
+    """
+    from optmem import lifecycle
+
+    res = lifecycle.reject(get_vault(write=True), record_id, reason=reason, source=source)
+    emit(json_out, {"status": "rejected" if res.status == "forgotten" else res.status, "id": res.id,
+                    "tombstone": res.tombstone}, lambda: f"rejected: {res.id}")
