@@ -115,8 +115,10 @@ def parse(text: str) -> Handoff:
 def write(vault: Vault, project: str, *, done: list[str] | None = None,
           blocked: list[str] | None = None, next: list[str] | None = None, note: str | None = None,
           file_text: str | None = None, domain: str | None = None, source: str | None = None,
-          session: str | None = None, allow_unsafe: bool = False) -> Handoff:
-    """Write projects/P/HANDOFF.md atomically and append a `handoff` record to the log."""
+          session: str | None = None, allow_unsafe: bool = False,
+          confidence: float | None = None) -> Handoff:
+    """Write projects/P/HANDOFF.md atomically and append a `handoff` record to the log
+    (`confidence`: as `append --confidence`; an agent's own digest waits as pending)."""
     validate_name(project, "project")
     items: dict[str, list[str]] = {"done": list(done or []), "blocked": list(blocked or []),
                                    "next": list(next or [])}
@@ -149,7 +151,8 @@ def write(vault: Vault, project: str, *, done: list[str] | None = None,
     prepare(vault)
     with vault.lock():
         res = log.append(vault, log.Draft(draft.summary(), domain=domain, project=project,
-                                          kind=HANDOFF, source=source, session=session, extra=extra),
+                                          kind=HANDOFF, source=source, session=session, extra=extra,
+                                          confidence=confidence),
                          gate=False, allow_unsafe=allow_unsafe)
         rec = res.record or {}
         done_h = replace(draft, time=rec.get("ts", clock.format_ts(clock.now())),

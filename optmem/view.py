@@ -67,8 +67,9 @@ class _Rule(NamedTuple):
 
 
 def is_cold(row: ViewRow) -> bool:
-    """Cooled by a sweep and not written, said again or recalled since."""
-    return row.cold is not None and (row.accessed is None or row.cold >= row.accessed)
+    """Cooled by a sweep and not written, said again or recalled since (an access in the sweep's
+    own second counts as after it: a sweep never cools what was just used)."""
+    return row.cold is not None and (row.accessed is None or row.cold > row.accessed)
 
 
 # Priority order: a forgotten record is forgotten even if it was also corrected; a cold one is
@@ -77,7 +78,7 @@ def is_cold(row: ViewRow) -> bool:
 STATUS_RULES: tuple[_Rule, ...] = (
     _Rule(Status.FORGOTTEN, lambda r, now: bool(r.forgotten), "r.forgotten != 0", False),
     _Rule(Status.COLD, lambda r, now: is_cold(r),
-          "(r.cold IS NOT NULL AND r.cold >= max(coalesce(r.ts, 0), coalesce(r.seen, 0), "
+          "(r.cold IS NOT NULL AND r.cold > max(coalesce(r.ts, 0), coalesce(r.seen, 0), "
           "coalesce(r.touched, 0)))", False),
     _Rule(Status.SUPERSEDED, lambda r, now: bool(r.sup or r.ksup or r.retired),
           "(r.sup IS NOT NULL OR r.ksup IS NOT NULL OR r.retired != 0)", False),

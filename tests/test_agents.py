@@ -219,7 +219,7 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
                 "context": ctx.content[0].text, "missing": missing.content[0].text}
 
     got = mcp_session(vault_path, script)
-    assert got["tools"] == {"memory", "search", "append", "correct", "forget", "handoff_read",
+    assert got["tools"] == {"memory", "search", "append", "touch", "correct", "forget", "handoff_read",
                             "handoff_write", "context"}
     assert json.loads(got["search"]) == json.loads(cli_json)  # the same JSON as the CLI
     # tools are generated from the CLI's declarations: its names, types and help
@@ -238,6 +238,33 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
     assert (vault_path / "USER.md").read_text("utf-8").strip() == "喜欢喝拿铁"
     assert "喜欢喝拿铁" in json.loads(got["context"])["text"]
     assert json.loads(got["missing"])["error"]["code"] == "not_found"
+
+
+def test_what_an_agent_appends_over_mcp_waits_as_pending_unless_it_is_sure(vault_path):
+    run_optmem("init")
+
+    async def script(s) -> dict:
+        out = {"listed": {t.name: (getattr(t, "input_schema", None) or t.inputSchema)
+                          for t in (await s.list_tools()).tools}}
+        out["guess"] = (await s.call_tool("append", {"text": "The user seems to like dark mode"})).content[0].text
+        out["sure"] = (await s.call_tool("append", {"text": "The deploy script is deploy.sh",
+                                                    "confidence": 0.95, "importance": 0.8})).content[0].text
+        sure_id = json.loads(out["sure"])["id"]
+        out["touch"] = (await s.call_tool("touch", {"id": [sure_id]})).content[0].text
+        return out
+
+    got = mcp_session(vault_path, script)
+    args = got["listed"]["append"]["properties"]
+    assert "agent" not in args and {"confidence", "importance"} <= set(args)
+    assert {s.get("type") for s in args["confidence"]["anyOf"]} == {"number", "null"}
+    guess, sure = json.loads(got["guess"]), json.loads(got["sure"])
+    assert guess["record"]["status"] == "pending" and guess["record"]["confidence"] == 0.5
+    assert sure["record"]["status"] == "current" and sure["record"]["importance"] == 0.8
+    assert json.loads(got["touch"])["ids"] == [sure["id"]], got["touch"]
+    queue = json.loads(run_optmem("pending", "--json").stdout)["pending"]
+    assert [w["id"] for w in queue] == [guess["id"]]
+    access = [json.loads(x) for x in (vault_path / "ACCESS.jsonl").read_text("utf-8").splitlines()]
+    assert {"touch": [sure["id"]], "via": "touch"}.items() <= access[-1].items()
 
 
 def test_mcp_without_the_extra_says_how_to_install_it():

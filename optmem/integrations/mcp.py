@@ -22,7 +22,8 @@ from optmem.errors import OptmemError, UsageError
 # tool name → the CLI command it runs, and the command's parameters it does not expose
 TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "search": ("search", ()),
-    "append": ("append", ()),
+    "append": ("append", ("agent",)),  # always an agent: a guess waits as pending (below)
+    "touch": ("touch", ()),
     "correct": ("correct", ()),
     "forget": ("forget", ()),
     "handoff_read": ("handoff read", ()),
@@ -30,9 +31,13 @@ TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "context": ("context", ()),
 }
 NEVER = ("json_out", "allow_unsafe")  # the result is always JSON; agents cannot bypass the scanner
+# flags a tool always passes: what an agent appends on its own gets [lifecycle] agent_confidence
+# unless it says how sure it is, so its guesses wait in the review queue (`optmem pending`)
+FIXED: dict[str, tuple[str, ...]] = {"append": ("--agent",)}
 INSTRUCTIONS = ("OptMem: memory in plain files. Call `context` at the start of a session, `search` "
-                "before answering from memory, `correct` when a stored fact changed, and "
-                "`handoff_write` at the end.")
+                "before answering from memory, `touch` with the ids of the records you used, "
+                "`correct` when a stored fact changed, and `handoff_write` at the end. Give "
+                "`append` a `confidence` (0..1): a guess below the threshold waits for the user.")
 Call = Callable[[list[str]], str]
 
 
@@ -107,7 +112,7 @@ def argv(command: str, params: list[Any], values: dict[str, Any]) -> list[str]:
         else:
             for v in value if p.multiple else [value]:
                 opts += [p.decls[0], str(v)]
-    return [*command.split(" "), *opts, "--", *args]
+    return [*command.split(" "), *opts, *FIXED.get(command, ()), "--", *args]
 
 
 def agent_refusal(values: dict[str, Any]) -> OptmemError | None:

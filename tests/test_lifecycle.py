@@ -1,0 +1,323 @@
+"""The lifecycle (issue 13): importance, heat, touch, the cold tier, pending memories."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+import pytest
+
+from conftest import log_lines, optmem_cmd, put, run_optmem
+from optmem import lifecycle, view
+from optmem.record import Tier
+from optmem.schema import Row
+from optmem.settings import Lifecycle
+
+DAY = 86400.0
+S = Lifecycle()
+
+
+def at(monkeypatch, when: str) -> None:
+    monkeypatch.setenv("OPTMEM_NOW", when)
+
+
+def epoch(when: str) -> float:
+    return datetime.fromisoformat(when.replace("Z", "+00:00")).astimezone(timezone.utc).timestamp()
+
+
+def row(**kw) -> Row:
+    base = dict(n=1, id="A" * 26, rid="A" * 26, off=0, len=1, ts=0.0, domain="default", project=None,
+                kind="note", tier=int(Tier.NORMAL), key=None, fp=None, expires=None, ref=None,
+                corrects=None, session=None, spos=None)
+    return Row(**{**base, **kw})
+
+
+def access(vault_path) -> list[dict]:
+    path = vault_path / "ACCESS.jsonl"
+    return [json.loads(x) for x in path.read_text("utf-8").splitlines()] if path.exists() else []
+
+
+# -- policy, as pure functions -------------------------------------------------------------------
+def test_heat_is_importance_decaying_from_the_last_access():
+    assert lifecycle.heat(0.5, 0.02, 0.0, 0.0) == 0.5
+    assert lifecycle.heat(0.5, 0.02, 0.0, 100 * DAY) == pytest.approx(0.5 * math.exp(-2))
+    assert lifecycle.heat(0.5, 0.02, 50 * DAY, 100 * DAY) == pytest.approx(0.5 * math.exp(-1))  # touched at day 50
+    assert lifecycle.decay_rate(S, "handoff", Tier.NORMAL) == S.decay_session  # session notes cool faster
+    assert lifecycle.decay_rate(S, "note", Tier.CHAT) == S.decay_session
+    assert lifecycle.decay_rate(S, "decision", Tier.NORMAL) == S.decay
+    assert lifecycle.importance(S, "note", Tier.REDLINE, 0.1) == 1.0  # redlines are always maximal
+    assert lifecycle.importance(S, "correction", Tier.NORMAL, None) == S.importance_correction
+    assert lifecycle.importance(S, "note", Tier.NORMAL, 0.9) == 0.9
+
+
+def test_what_a_sweep_cools_and_what_it_never_does():
+    now = 400 * DAY
+    old = row(ts=0.0)
+    assert lifecycle.cools(S, old, now) == "heat"
+    assert lifecycle.cools(S, old._replace(touched=390 * DAY), now) is None     # recalled lately
+    assert lifecycle.cools(S, old._replace(seen=390 * DAY), now) is None        # said again lately
+    assert lifecycle.cools(S, old._replace(tier=int(Tier.REDLINE)), now) is None  # redlines never cool
+    assert lifecycle.cools(S, old._replace(kind="memory"), now) is None         # its file decides
+    assert lifecycle.cools(S, old._replace(forgotten=1), now) is None
+    fresh_guess = row(ts=now - 31 * DAY, pending=1, imp=1.0)
+    assert lifecycle.cools(S, fresh_guess, now) == "pending_ttl"
+    assert lifecycle.cools(S, fresh_guess._replace(confirmed=1), now) is None
+    expired = row(ts=now - 40 * DAY, imp=1.0, expires=now - 31 * DAY)
+    assert lifecycle.cools(S, expired, now) == "expired"
+    assert lifecycle.cools(S, expired._replace(expires=now - 5 * DAY), now) is None  # within the grace
+
+
+def test_cold_ends_when_the_record_is_accessed_after_the_sweep():
+    cooled = row(ts=0.0, cold=100 * DAY)
+    assert view.status(cooled, 200 * DAY) == view.Status.COLD
+    assert view.status(cooled._replace(touched=150 * DAY), 200 * DAY) == view.Status.CURRENT
+    assert view.status(cooled._replace(seen=150 * DAY), 200 * DAY) == view.Status.CURRENT
+    assert view.status(cooled._replace(sup="B" * 26), 200 * DAY) == view.Status.COLD  # cold first
+    assert view.status(cooled._replace(sup="B" * 26), 200 * DAY, warm=True) == view.Status.SUPERSEDED
+    assert view.status(row(pending=1), 0.0) == view.Status.PENDING
+    assert view.status(row(pending=1, confirmed=1), 0.0) == view.Status.CURRENT
+
+
+def test_status_sql_agrees_with_status_for_the_new_statuses(vault):
+    """The SQL twin of the cold and pending rules, checked on a real index."""
+    from optmem.index import open_index
+
+    rows = [row(n=i + 1, id=f"{i:026d}", rid=f"{i:026d}"[::-1], ts=t, cold=c, touched=tt, pending=p,
+                confirmed=cf, sup=sp)
+            for i, (t, c, tt, p, cf, sp) in enumerate([
+                (0.0, 10.0, None, 0, 0, None), (0.0, 10.0, 20.0, 0, 0, None), (30.0, 10.0, None, 0, 0, None),
+                (0.0, None, None, 1, 0, None), (0.0, None, None, 1, 1, None), (0.0, 10.0, None, 1, 0, "X"),
+                (0.0, 10.0, 10.0, 0, 0, None)])]
+    with open_index(vault) as idx:
+        from optmem.schema import INSERT_REC
+
+        idx.conn.executemany(INSERT_REC, [list(r) for r in rows])
+        case, params = view.status_sql(100.0)
+        got = dict(idx.conn.execute(f"SELECT r.n, {case} FROM rec r", params))
+    assert [got[r.n] for r in rows] == [view.status(r, 100.0).value for r in rows]
+    # the last: recalled in the sweep's own second — after it, so warm
+    assert [got[r.n] for r in rows] == ["cold", "current", "current", "pending", "current", "cold", "current"]
+
+
+# -- pending memories ------------------------------------------------------------------------------
+def test_a_guess_waits_until_said_again_in_another_conversation(cli, vault, vault_path, monkeypatch):
+    at(monkeypatch, "2026-03-01T00:00:00Z")
+    guess = cli.json("append", "The user prefers tabs over spaces", "--confidence", "0.4",
+                     "--session", "chat-1")
+    assert guess["record"]["status"] == "pending" and guess["record"]["pending"] is True
+    gid = guess["id"]
+    cli.json("append", "Tabs are used in the Makefile", "--session", "chat-1")
+    hits = cli.json("search", "tabs")["hits"]
+    assert [h["status"] for h in hits] == ["current", "pending"]  # ranked below current records
+    assert "[PENDING]" in cli("search", "tabs").stdout
+    assert "prefers tabs" not in cli.json("context")["text"]  # kept out of context
+    # the same agent repeating its guess in the same conversation is not a second voice
+    assert cli.json("append", "the user prefers tabs over spaces", "--confidence", "0.4",
+                    "--session", "chat-1")["status"] == "duplicate"
+    assert cli.json("get", gid)["record"]["status"] == "pending"
+    queue = cli.json("pending")["pending"]
+    assert [(w["id"], w["restated"]) for w in queue] == [(gid, 1)]
+    # said again elsewhere — another domain, another conversation: confirmed
+    at(monkeypatch, "2026-03-02T00:00:00Z")
+    again = cli.json("append", "User prefers tabs over spaces!", "--domain", "hermes", "--session", "chat-2")
+    assert again["status"] == "stored"  # a record of its own in its domain
+    assert cli.json("get", gid)["record"]["status"] == "current"
+    assert cli.json("pending")["pending"] == []
+    assert "prefers tabs" in cli.json("context")["text"]
+
+
+def test_confirm_and_reject(cli, vault, vault_path, monkeypatch):
+    at(monkeypatch, "2026-03-01T00:00:00Z")
+    a = cli.json("append", "Staging runs on port 8443", "--confidence", "0.3")["id"]
+    b = cli.json("append", "The CI runner is named ci-7", "--agent")["id"]  # the agents' default confidence
+    plain = cli.json("append", "The repo uses pnpm")["id"]
+    assert [w["id"] for w in cli.json("pending")["pending"]] == [a, b]  # oldest first
+    assert cli.json("confirm", a)["status"] == "confirmed"
+    assert cli.json("get", a)["record"]["status"] == "current"
+    assert cli.json("confirm", a)["status"] == "not_pending"  # idempotent
+    rejected = cli.json("reject", b, "--reason", "the user never said that")
+    assert rejected["status"] == "rejected"
+    got = cli.json("get", b)["record"]
+    assert got["status"] == "forgotten" and got["forget_reason"] == "rejected: the user never said that"
+    err = cli.json("reject", plain, code=2)["error"]
+    assert err["code"] == "usage" and "not pending" in err["message"] and "optmem forget" in err["message"]
+    assert any(r.get("kind") == "confirm" and r["ref"] == a for r in log_lines(vault_path))
+
+
+@pytest.mark.parametrize("args,word", [(["--confidence", "1.5"], "confidence"), (["--importance", "-0.1"], "importance"),
+                                       (["--importance", "nan"], "importance")])
+def test_out_of_range_lifecycle_values_are_refused_and_store_nothing(cli, vault, vault_path, args, word):
+    before = (vault_path / "LOG.jsonl").read_bytes() if (vault_path / "LOG.jsonl").exists() else b""
+    err = cli.json("append", "anything", *args, code=2)["error"]
+    assert err["code"] == "usage" and f"--{word} must be a number from 0 to 1" in err["message"]
+    after = (vault_path / "LOG.jsonl").read_bytes() if (vault_path / "LOG.jsonl").exists() else b""
+    assert after == before
+
+
+def test_a_redline_cannot_be_a_guess(cli, vault):
+    err = cli.json("append", "never push to main", "--redline", "--confidence", "0.2", code=2)["error"]
+    assert "a redline is a rule a person sets" in err["message"]
+
+
+def test_lifecycle_settings_are_typed_and_bounded(cli, vault, vault_path):
+    (vault_path / "optmem.toml").write_text("[lifecycle]\npending_threshold = 2\n", "utf-8")
+    err = cli.json("stats", code=2)["error"]
+    assert err["key"] == "lifecycle.pending_threshold" and "at most 1" in err["message"]
+
+
+# -- the cold tier ---------------------------------------------------------------------------------
+def test_sweep_cools_the_unused_and_nothing_is_lost(cli, vault, vault_path, monkeypatch):
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    old = cli.json("append", "The staging database is pg-stage-1")["id"]
+    rule = cli.json("append", "Never force-push to main", "--redline")["id"]
+    keep = cli.json("append", "The staging cache is redis-stage", "--importance", "1")["id"]
+    at(monkeypatch, "2026-05-01T00:00:00Z")  # 120 days: 0.5·e^(−2.4) ≈ 0.045 < 0.05 ≤ 1·e^(−2.4)
+    log_before = (vault_path / "LOG.jsonl").read_bytes()
+    dry = cli.json("sweep", "--dry-run")
+    assert dry["cooled"] == 1 and [r["id"] for r in dry["records"]] == [old] and dry["by_reason"] == {"heat": 1}
+    assert not (vault_path / "ACCESS.jsonl").exists()  # a dry run writes nothing
+    done = cli.json("sweep")
+    assert done["cooled"] == 1 and not done["dry_run"]
+    assert cli.json("sweep")["cooled"] == 0  # idempotent
+    assert (vault_path / "LOG.jsonl").read_bytes() == log_before  # the log is never touched
+    assert [h["id"] for h in cli.json("search", "staging")["hits"]] == [keep]
+    assert cli.json("search", "database")["cold_matches"] == 1
+    assert "cold record(s) match: add --include-cold" in cli("search", "database").stdout
+    found = cli.json("search", "staging", "--include-cold")["hits"]
+    assert {h["id"]: h["status"] for h in found} == {keep: "current", old: "cold"}
+    assert next(h for h in found if h["id"] == old)["cold_since"] == "2026-05-01T00:00:00Z"
+    got = cli.json("get", old)["record"]
+    assert got["status"] == "cold" and got["cold_since"] == "2026-05-01T00:00:00Z"
+    assert "cold since 2026-05-01T00:00:00Z" in cli("get", old).stdout
+    assert cli.json("get", rule)["record"]["status"] == "current"  # redlines never cool
+    assert "pg-stage-1" not in cli.json("context")["text"]
+    # recalled again: warm again
+    at(monkeypatch, "2026-05-02T00:00:00Z")
+    assert cli.json("touch", old[-8:])["warmed"] == [old]
+    assert cli.json("get", old)["record"]["status"] == "current"
+    assert old in [h["id"] for h in cli.json("search", "staging")["hits"]]
+
+
+def test_said_again_warms_a_cold_record_instead_of_storing_a_copy(cli, vault, vault_path, monkeypatch):
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    rid = cli.json("append", "The on-call rota lives in the wiki")["id"]
+    at(monkeypatch, "2026-06-01T00:00:00Z")
+    cli.json("sweep")
+    assert cli.json("get", rid)["record"]["status"] == "cold"
+    again = cli.json("append", "The on-call rota lives in the wiki")
+    assert again["status"] == "duplicate" and again["id"] == rid
+    assert cli.json("get", rid)["record"]["status"] == "current"
+
+
+def test_expired_and_unconfirmed_records_cool_after_their_grace(cli, vault, vault_path, monkeypatch):
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    temp = cli.json("append", "Deploy freeze this week", "--ttl", "7d", "--importance", "1")["id"]
+    guess = cli.json("append", "The user may be moving to Berlin", "--confidence", "0.3", "--importance", "1")["id"]
+    at(monkeypatch, "2026-01-20T00:00:00Z")
+    assert cli.json("sweep")["cooled"] == 0  # expired 12 days ago; pending 19 days: within grace
+    at(monkeypatch, "2026-02-15T00:00:00Z")
+    report = cli.json("doctor", code=1)
+    assert [(p["code"], p["id"]) for p in report["problems"]] == [("stale_pending", guess)]
+    fixed = cli.json("doctor", "--fix")
+    assert fixed["ok"] is True and any("swept" in f for f in fixed["fixed"])
+    assert cli.json("get", temp)["record"]["status"] == "cold"
+    assert cli.json("get", guess)["record"]["status"] == "cold"
+    assert cli.json("pending")["pending"] == []
+    assert [w["id"] for w in cli.json("pending", "--include-cold")["pending"]] == [guess]
+
+
+def test_a_write_sweeps_at_most_once_a_day_unless_turned_off(cli, vault, vault_path, monkeypatch):
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    old = cli.json("append", "The old build server was jenkins-1")["id"]
+    at(monkeypatch, "2026-06-01T09:00:00Z")
+    cli.json("append", "The build server is buildkite")
+    assert cli.json("get", old)["record"]["status"] == "cold"  # the first write of the day swept
+    sweeps = [a for a in access(vault_path) if "sweep" in a]
+    at(monkeypatch, "2026-06-01T18:00:00Z")
+    cli.json("append", "Lunch is at noon")
+    assert [a for a in access(vault_path) if "sweep" in a] == sweeps  # not twice a day
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    at(monkeypatch, "2026-12-01T00:00:00Z")
+    cli.json("append", "Another day")
+    assert [a for a in access(vault_path) if "sweep" in a] == sweeps
+
+
+def test_cold_marks_survive_a_rebuild_and_leave_with_their_file(cli, vault, vault_path, monkeypatch):
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    rid = cli.json("append", "The VPN endpoint is vpn.example.org")["id"]
+    at(monkeypatch, "2026-07-01T00:00:00Z")
+    cli.json("sweep")
+    cli.json("reindex")
+    assert cli.json("get", rid)["record"]["status"] == "cold"  # derived from ACCESS.jsonl again
+    (vault_path / "ACCESS.jsonl").unlink()  # e.g. a person deleting it, or a checkout without it
+    assert cli.json("get", rid)["record"]["status"] == "current"
+    (vault_path / "ACCESS.jsonl").write_text(json.dumps({"v": 1, "ts": "2026-07-01T00:00:00Z", "cold": [rid]})
+                                             + "\n", "utf-8")
+    assert cli.json("get", rid)["record"]["status"] == "cold"  # a hand-written mark counts too
+
+
+def test_touches_from_many_processes_at_once_all_land_without_the_log_lock(cli, vault, vault_path, monkeypatch):
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    ids = [cli.json("append", f"fact number {i} about the deploy")["id"] for i in range(8)]
+    log_before = (vault_path / "LOG.jsonl").read_bytes()
+    procs = [subprocess.Popen([*optmem_cmd(), "touch", rid, "--json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for rid in ids]
+    procs += [subprocess.Popen([*optmem_cmd(), "search", "deploy", "--touch", "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    lines = access(vault_path)
+    assert len(lines) == 12 and sum(1 for a in lines if a.get("via") == "search") == 4
+    assert {i for a in lines for i in a["touch"]} == set(ids)
+    assert (vault_path / "LOG.jsonl").read_bytes() == log_before  # no line in the log per recall
+    assert run_optmem("doctor", "--json").returncode == 0
+
+
+def test_context_prefers_important_and_recalled_records_and_touches_what_it_shows(cli, vault, vault_path, monkeypatch):
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    key = cli.json("append", "The release checklist is in docs/release.md", "--importance", "1")["id"]
+    for i in range(30):
+        cli.json("append", f"Routine note {i}: the nightly job ran", "--importance", "0.1")
+    at(monkeypatch, "2026-01-10T00:00:00Z")
+    out = cli.json("context", "--budget", "600")
+    assert "docs/release.md" in out["text"]  # the warmest first, though 30 records are newer
+    touched = [a for a in access(vault_path) if a.get("via") == "context"]
+    assert touched and key in touched[-1]["touch"]
+
+
+def test_importance_reorders_near_equals_and_explain_names_the_heat(cli, vault, vault_path, monkeypatch):
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    low = cli.json("append", "The metrics dashboard is grafana", "--importance", "0.1")["id"]
+    high = cli.json("append", "The metrics dashboard is grafana.internal", "--importance", "1")["id"]
+    hits = cli.json("search", "metrics dashboard", "--explain")["hits"]
+    assert [h["id"] for h in hits] == [high, low]
+    ex = {h["id"]: h["explain"] for h in hits}
+    assert ex[high]["importance"] == 2.0 and ex[low]["importance"] == 0.2
+    assert ex[high]["heat_factor"] > ex[low]["heat_factor"] > 1.0
+    assert "heat×" in cli("search", "metrics dashboard", "--explain").stdout
+
+
+def test_stats_show_the_lifecycle(cli, vault, vault_path, monkeypatch):
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    cli.json("append", "an old note nobody reads")
+    at(monkeypatch, "2026-08-01T00:00:00Z")
+    cli.json("sweep")
+    cli.json("append", "a fresh fact", "--importance", "0.9")
+    cli.json("append", "a guess", "--confidence", "0.2")
+    s = cli.json("stats")
+    assert s["status"]["cold"] == 1 and s["status"]["pending"] == 1 and s["status"]["current"] == 1
+    life = s["lifecycle"]
+    assert life["active"] == 1 and life["active_share"] == pytest.approx(1 / 3, abs=1e-3)
+    assert life["heat"][">=0.5"] == 2 and life["pending_by_age"]["<1d"] == 1
+    assert life["last_sweep"] == "2026-08-01T00:00:00Z"
+    assert s["sizes"]["access"] == (vault_path / "ACCESS.jsonl").stat().st_size
+    assert "active set: 1 (33.3% of the log)" in cli("stats").stdout
