@@ -95,10 +95,11 @@ def _records(vault: Vault, project: str | None, domain: str | None, query: str |
 
         life = vault.settings.lifecycle
         with open_index(vault) as idx:
-            # the warmest of the recent records: important ones, and ones recalled lately
+            # the warmest of the recent records: important ones, and ones recalled lately (being
+            # shown here before does not count: that would keep whatever was shown once)
             recent = idx.recent(now, project=project, domain=domain, exclude_kinds=(HANDOFF, MEMORY),
                                 limit=RECENT_POOL)
-            recent.sort(key=lambda r: -heat_of(life, r, now))
+            recent.sort(key=lambda r: -heat_of(life, r, now, shown=False))
             hits = [idx.record(r) for r in recent[:RECENT_SHOWN]]
     out = []
     for rec in hits:

@@ -227,8 +227,8 @@ class Index:
 
     def recent(self, now: float, *, project: str | None = None, domain: str | None = None,
                exclude_kinds: tuple[str, ...] = (), limit: int = 20) -> list[Row]:
-        """The current records that are not redlines, last accessed (written, said again or
-        recalled) first, optionally of one project/domain."""
+        """The current records that are not redlines, last used (written, said again or recalled
+        — not shown by context) first, optionally of one project/domain."""
         kinds = (*BOOKKEEPING, *exclude_kinds)
         current, params = view.is_sql(view.Status.CURRENT, now)
         where = f"r.kind NOT IN ({_marks(kinds)}) AND r.tier != {int(Tier.REDLINE)} AND {current}"

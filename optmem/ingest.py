@@ -414,8 +414,8 @@ def consume_access(conn: sqlite3.Connection, path: Path) -> None:
         done, last_sweep = int(meta.get("acc_done", "0")), meta.get("last_sweep", "")
         old = json.loads(meta.get("acc", "[0, 0, 0]"))
         if size < done or (done and (ino != old[1] or (size == old[0] and mtime != old[2]))):
-            conn.execute("UPDATE rec SET touched = NULL, cold = NULL "
-                         "WHERE touched IS NOT NULL OR cold IS NOT NULL")
+            conn.execute("UPDATE rec SET touched = NULL, shown = NULL, cold = NULL "
+                         "WHERE touched IS NOT NULL OR shown IS NOT NULL OR cold IS NOT NULL")
             done, last_sweep = 0, ""
         if size > done:
             done, swept = _apply_access(conn, path, done, size)
@@ -430,14 +430,14 @@ def _apply_access(conn: sqlite3.Connection, path: Path, start: int, size: int) -
     """Apply the whole lines between `start` and `size`; (where the next read starts, the latest
     sweep seen). A torn or unreadable line is skipped (doctor reports it)."""
     touched: list[tuple[float, str]] = []
+    shown: list[tuple[float, str]] = []
     cold: list[tuple[float, str]] = []
     swept: float | None = None
 
     def flush() -> None:
-        conn.executemany("UPDATE rec SET touched = max(coalesce(touched, 0), ?) WHERE id = ?", touched)
-        conn.executemany("UPDATE rec SET cold = max(coalesce(cold, 0), ?) WHERE id = ?", cold)
-        touched.clear()
-        cold.clear()
+        for column, pairs in (("touched", touched), ("shown", shown), ("cold", cold)):
+            conn.executemany(f"UPDATE rec SET {column} = max(coalesce({column}, 0), ?) WHERE id = ?", pairs)
+            pairs.clear()
 
     with open(path, "rb") as fh:
         fh.seek(start)
@@ -453,13 +453,13 @@ def _apply_access(conn: sqlite3.Connection, path: Path, start: int, size: int) -
         at = to_epoch(obj["ts"])
         if at is None:
             continue
-        for field, into in (("touch", touched), ("cold", cold)):
+        for field, into in (("touch", shown if obj.get("via") == "context" else touched), ("cold", cold)):
             ids = obj.get(field)
             if isinstance(ids, list):
                 into.extend((at, i) for i in ids if isinstance(i, str))
         if "sweep" in obj:
             swept = at if swept is None else max(swept, at)
-        if len(touched) + len(cold) >= ACCESS_BATCH:
+        if len(touched) + len(shown) + len(cold) >= ACCESS_BATCH:
             flush()
     flush()
     return start + end, swept

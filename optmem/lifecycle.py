@@ -6,7 +6,9 @@
   recalled). Decay is per kind: agent memory loses ~2 % a day, session-type notes ~8 %.
 * **Recalls** (`touch`, `search --touch`, what `context` injects) are lines in `ACCESS.jsonl`
   beside the log: appended without the log's lock, never a line of `LOG.jsonl` per search, and
-  mergeable by git like the log (order-free: the latest time wins).
+  mergeable by git like the log (order-free: the latest time wins). Being shown by `context`
+  keeps a record warm, but `context` chooses by the other accesses only — else whatever it
+  showed once would be shown, and kept, for ever.
 * **Sweep** marks records whose heat fell below `cold_below` — and unconfirmed guesses older
   than `pending_ttl_days`, expired records past `expired_grace_days` — as **cold**: out of
   normal search and context, still in the log, in `--include-cold`, `get` and `history`. A cold
@@ -67,12 +69,13 @@ def heat(imp: float, rate: float, accessed: float | None, now: float) -> float:
     return imp * math.exp(-rate * days)
 
 
-def heat_of(s: Lifecycle, row: Any, now: float) -> float:
-    """A record's heat now (`row`: an index row)."""
+def heat_of(s: Lifecycle, row: Any, now: float, *, shown: bool = True) -> float:
+    """A record's heat now (`row`: an index row); without `shown`, context showing it does not
+    count as an access (what context chooses by)."""
     if row.tier == Tier.REDLINE:
         return 1.0
     return heat(importance(s, row.kind, row.tier, row.imp), decay_rate(s, row.kind, row.tier),
-                row.accessed, now)
+                row.accessed if shown else row.used, now)
 
 
 def cools(s: Lifecycle, row: Any, now: float) -> str | None:

@@ -50,6 +50,7 @@ class Row(NamedTuple):
     seen: Annotated[float | None, Col("REAL", view=True)] = None    # latest restatement
     confirmed: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # pending no more
     touched: Annotated[float | None, Col("REAL", view=True)] = None  # latest recall (ACCESS.jsonl)
+    shown: Annotated[float | None, Col("REAL", view=True)] = None    # latest time context showed it
     cold: Annotated[float | None, Col("REAL", view=True)] = None     # latest sweep that cooled it
 
     @property
@@ -65,7 +66,14 @@ class Row(NamedTuple):
 
     @property
     def accessed(self) -> float | None:
-        """When the record was last written, said again or recalled (what keeps it warm)."""
+        """When the record was last written, said again, recalled or shown (what keeps it warm)."""
+        times = [t for t in (self.ts, self.seen, self.touched, self.shown) if t is not None]
+        return max(times) if times else None
+
+    @property
+    def used(self) -> float | None:
+        """When the record was last written, said again or recalled by a caller — not counting
+        `context` showing it, so what context shows is not chosen for having been shown."""
         times = [t for t in (self.ts, self.seen, self.touched) if t is not None]
         return max(times) if times else None
 

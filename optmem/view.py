@@ -79,7 +79,7 @@ STATUS_RULES: tuple[_Rule, ...] = (
     _Rule(Status.FORGOTTEN, lambda r, now: bool(r.forgotten), "r.forgotten != 0", False),
     _Rule(Status.COLD, lambda r, now: is_cold(r),
           "(r.cold IS NOT NULL AND r.cold > max(coalesce(r.ts, 0), coalesce(r.seen, 0), "
-          "coalesce(r.touched, 0)))", False),
+          "coalesce(r.touched, 0), coalesce(r.shown, 0)))", False),
     _Rule(Status.SUPERSEDED, lambda r, now: bool(r.sup or r.ksup or r.retired),
           "(r.sup IS NOT NULL OR r.ksup IS NOT NULL OR r.retired != 0)", False),
     _Rule(Status.EXPIRED, lambda r, now: r.expires is not None and r.expires <= now,
