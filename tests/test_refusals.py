@@ -27,3 +27,29 @@ def test_doctor_fix_on_a_log_that_is_a_folder_is_a_vault_error_and_leaves_no_hal
     assert (vault_path / "LOG.jsonl" / "kept.txt").read_text() == "mine"
     assert not list((vault_path / ".cache").glob("index*"))
     assert not (vault_path / "LOG.quarantine.jsonl").exists()
+
+
+def _vault_files(vault_path: Path) -> dict[str, bytes | None]:
+    """The vault's own files (the derived .cache folder left out: a lock may be taken)."""
+    return {k: v for k, v in _files(vault_path).items() if not k.startswith(".cache")}
+
+
+def test_purge_all_with_a_tree_that_is_a_file_refuses_before_deleting_anything(cli, vault, vault_path):
+    put(vault, "a record purge --all would delete")
+    (vault_path / "tree").write_text("not the summary tree: a file of mine")
+    before = _vault_files(vault_path)
+    out = cli.json("purge", "--all", "--yes", code=3)["error"]
+    assert out["code"] == "unreadable" and "tree" in out["message"]
+    assert "move it aside" in out["message"] and "nothing was deleted" in out["message"]
+    assert _vault_files(vault_path) == before  # the log is whole: nothing was half-purged
+
+
+def test_purge_of_one_record_with_a_handoff_that_is_a_folder_refuses_before_deleting_anything(
+        cli, vault, vault_path):
+    rid = put(vault, "a record to purge").id
+    (vault_path / "projects" / "webapp" / "HANDOFF.md").mkdir(parents=True)
+    before = _vault_files(vault_path)
+    out = cli.json("purge", rid, "--yes", code=3)["error"]
+    assert out["code"] == "unreadable" and "projects/webapp/HANDOFF.md is a folder" in out["message"]
+    assert "nothing was deleted" in out["message"]
+    assert _vault_files(vault_path) == before
