@@ -6,7 +6,10 @@ the CLI, and checks the error's exit code and words, and that the files are as t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from conftest import put
 
@@ -53,3 +56,23 @@ def test_purge_of_one_record_with_a_handoff_that_is_a_folder_refuses_before_dele
     assert out["code"] == "unreadable" and "projects/webapp/HANDOFF.md is a folder" in out["message"]
     assert "nothing was deleted" in out["message"]
     assert _vault_files(vault_path) == before
+
+
+@pytest.mark.parametrize("settings, key", [
+    ({"hooks": []}, "hooks"),
+    ({"hooks": {"SessionStart": {"hooks": []}}}, "hooks.SessionStart"),
+    ({"hooks": {"PreCompact": "optmem"}}, "hooks.PreCompact"),
+    ({"hooks": {"SessionEnd": [{"hooks": 5}]}}, "hooks.SessionEnd[0].hooks"),
+])
+def test_claude_code_settings_of_the_wrong_shape_are_refused_naming_the_key(
+        cli, tmp_path, vault_path, settings, key):
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(settings))
+    out = cli.json("hooks", "claude-code", code=2)["error"]
+    assert out["code"] == "usage"
+    assert ".claude/settings.json" in out["message"] and f"`{key}`" in out["message"]
+    assert "--print" in out["message"]  # what to do instead
+    assert json.loads(path.read_text()) == settings
+    assert not vault_path.exists()  # a refusal creates no vault either
+
