@@ -76,3 +76,16 @@ def test_claude_code_settings_of_the_wrong_shape_are_refused_naming_the_key(
     assert json.loads(path.read_text()) == settings
     assert not vault_path.exists()  # a refusal creates no vault either
 
+
+
+def test_claude_code_settings_in_a_folder_that_does_not_exist_are_refused_creating_nothing(
+        cli, tmp_path, vault_path):
+    path = tmp_path / "nonexistent" / "dir" / "x.json"
+    out = cli.json("hooks", "claude-code", "--settings", str(path), code=2)["error"]
+    assert out["code"] == "usage" and str(path.parent) in out["message"]
+    assert "does not exist" in out["message"]
+    assert not (tmp_path / "nonexistent").exists() and not vault_path.exists()
+    # the default, in a project folder, still makes its .claude/ folder
+    assert cli.json("hooks", "claude-code")["file"] == ".claude/settings.json"
+    assert set(json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]) == {
+        "SessionStart", "PreCompact", "SessionEnd"}

@@ -298,12 +298,16 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
     return {"event": name, "project": project, "ignored": True}
 
 
-def read_settings(path: Path) -> dict[str, Any]:
+def read_settings(path: Path, *, make_folder: bool = False) -> dict[str, Any]:
     """A Claude Code settings file as a JSON object (empty when there is none), checked to have
     the shape the hooks are added to; anything else is a usage error naming the file and the key,
-    raised before anything is created or written."""
+    raised before anything is created or written. Its folder must exist unless `make_folder`
+    (the project's own `.claude/`): a mistyped path never turns into new folders."""
     from optmem import fsio
 
+    if not make_folder and not path.parent.is_dir():
+        raise UsageError(f"{path}: the folder {path.parent} does not exist; check the path, or create "
+                         "the folder first; nothing was created", file=str(path))
     by_hand = "fix it, or add the snippet of `optmem hooks claude-code --print` by hand"
     raw = fsio.read_text(path)
     try:
@@ -334,12 +338,13 @@ def _json_type(value: Any) -> str:
         type(value), "number")
 
 
-def install_settings(vault: Vault, path: Path) -> list[str]:
+def install_settings(vault: Vault, path: Path, *, make_folder: bool = False) -> list[str]:
     """Add the hooks to a Claude Code settings file, keeping everything in it; returns the events
-    it added (none when they were there). A file of another shape (`read_settings`) is not touched."""
+    it added (none when they were there). A file of another shape, or in a folder that does not
+    exist (`read_settings`), is not touched."""
     from optmem import fsio
 
-    current = read_settings(path)
+    current = read_settings(path, make_folder=make_folder)
     hooks = current.setdefault("hooks", {})
     added = []
     for event, entries in claude_code_settings(vault)["hooks"].items():
