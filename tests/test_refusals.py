@@ -89,3 +89,26 @@ def test_claude_code_settings_in_a_folder_that_does_not_exist_are_refused_creati
     assert cli.json("hooks", "claude-code")["file"] == ".claude/settings.json"
     assert set(json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]) == {
         "SessionStart", "PreCompact", "SessionEnd"}
+
+
+@pytest.mark.parametrize("args, source", [
+    (["--ops", "[[["], "--ops"),
+    (["-"], "stdin"),
+    (["ops.json"], "ops.json"),
+])
+def test_apply_of_text_that_is_not_json_names_where_it_came_from(cli, vault, tmp_path, args, source):
+    (tmp_path / "ops.json").write_text("[[[")
+    out = cli.json("apply", *args, input="[[[", code=2)["error"]
+    assert out["code"] == "usage"
+    assert out["message"].startswith(f"{source} is not JSON: ") and "None" not in out["message"]
+    assert "line 1 column 4" in out["message"]  # where the JSON went wrong
+    assert "pass a JSON list" in out["message"]
+    assert not vault.log_path.exists() and not (vault.root / "MEMORY.md").exists()
+
+
+@pytest.mark.parametrize("ops", ['{"op": "add", "text": "x"}', '{"ops": []}', '"add x"', "42"])
+def test_apply_of_json_that_is_not_a_list_says_pass_a_json_list(cli, vault, ops):
+    out = cli.json("apply", "--ops", ops, code=2)["error"]
+    assert out["code"] == "usage"
+    assert out["message"].startswith("--ops is a JSON ") and "pass a JSON list" in out["message"]
+    assert not vault.log_path.exists() and not (vault.root / "MEMORY.md").exists()
