@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -382,9 +383,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
     threshold = vault.settings.dedup.threshold
     _, _, path, _ = _resolve(vault, target, project)
     prepare(vault)  # a rebuild, if one is due, happens before the lock is taken
-    # Hermes Agent holds `<file>.lock` while it rewrites a memory file: so do we, inside the vault lock
-    with vault.lock(), fsio.exclusive_lock(path.with_name(path.name + ".lock"),
-                                           vault.settings.lock.timeout, within=vault.root):
+    with vault.lock(), _file_lock(vault, path):
         hot = load(vault, target, project)
         if hot.conflicted:
             raise MergeConflict(
@@ -450,6 +449,16 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
         status=status, file=hot.name, target=hot.label, usage=usage,
         changes=[_change_dict(c) for c in changes], journal=journal, warning=warn,
         entry=changes[0].entry if len(changes) == 1 else None)
+
+
+def _file_lock(vault: Vault, path: Path) -> AbstractContextManager[None]:
+    """Hermes Agent holds `<file>.lock` while it rewrites a memory file: so do we, inside the vault
+    lock. A file whose folder does not exist yet (a new project) has no one else editing it, and
+    taking its lock would make the folder: only a write that succeeds creates a project's folder."""
+    if not path.parent.is_dir():
+        return nullcontext()
+    return fsio.exclusive_lock(path.with_name(path.name + ".lock"), vault.settings.lock.timeout,
+                               within=vault.root)
 
 
 def _change_dict(c: Change) -> dict[str, Any]:

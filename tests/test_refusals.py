@@ -112,3 +112,16 @@ def test_apply_of_json_that_is_not_a_list_says_pass_a_json_list(cli, vault, ops)
     assert out["code"] == "usage"
     assert out["message"].startswith("--ops is a JSON ") and "pass a JSON list" in out["message"]
     assert not vault.log_path.exists() and not (vault.root / "MEMORY.md").exists()
+
+
+def test_a_refused_edit_of_a_project_that_does_not_exist_creates_no_project_folder(cli, vault, vault_path):
+    before = _vault_files(vault_path)
+    out = cli.json("remove", "uno", "--project", "nope", code=1)["error"]
+    assert out["code"] == "no_match" and "projects/nope/MEMORY.md" in out["message"]
+    assert cli.json("replace", "uno", "dos", "--project", "nope", code=1)["error"]["code"] == "no_match"
+    assert cli.json("add", "x" * 3000, "--project", "nope", code=1)["error"]["code"] == "over_limit"
+    assert _vault_files(vault_path) == before
+    assert not (vault_path / "projects").exists()
+    # the first add that succeeds makes the project's folder
+    assert cli.json("add", "uno", "--project", "nope")["status"] == "added"
+    assert (vault_path / "projects" / "nope" / "MEMORY.md").read_text().strip() == "uno"
