@@ -250,12 +250,13 @@ def _journal(vault: Vault, hot: HotFile, project: str | None, changes: list[Chan
 
 
 # -- operations on an in-memory file --------------------------------------------------------
+NO_OPS = ("duplicate", "unchanged")  # an add of an entry already there, a replace by the same text
 @dataclass(frozen=True)
 class Change:
     """One applied operation: what happened, and the journal facts for the log."""
 
     op: str                       # add | replace | remove
-    status: str                   # added | duplicate | replaced | removed
+    status: str                   # added | duplicate | replaced | unchanged | removed
     entry: Entry | None = None    # the new (add/replace) or removed entry
     old: Entry | None = None      # the replaced entry
 
@@ -338,6 +339,8 @@ def _do_replace(hot: HotFile, old: str | None, new: str | None, entry: str | Non
     else:
         after = before.replace((old or "").strip(), new, 1)  # only the matched span changes
     after = _check_text(after, "the replaced entry")
+    if after == before:  # nothing to change: nothing is written or journalled
+        return Change("replace", "unchanged", Entry(entry_id(after), after))
     scan.check(after, allow_unsafe=allow_unsafe)
     if after in hot.entries and hot.entries.index(after) != i:
         del hot.entries[i]  # the edit made it equal to another entry: keep one
@@ -431,7 +434,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
                 "written — consolidate entries (replace/remove) first, every entry is listed",
                 usage=_usage(before), would_be={"chars": usage.chars, "limit": hot.limit},
                 entries=before.listing())
-        real = [c for c in changes if c.status != "duplicate"]
+        real = [c for c in changes if c.status not in NO_OPS]
         journal: list[str] = []
         if real:
             hot.check_round_trip()
@@ -441,7 +444,8 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
             # old file still holds what the journal says was removed; doctor reports the drift)
             journal = _journal(vault, hot, project, real, domain=domain, source=source)
             fsio.atomic_write(hot.path, hot.render(), within=vault.root)
-    status = changes[0].status if len(changes) == 1 else ("applied" if real else "duplicate")
+    status = changes[0].status if len(changes) == 1 else "applied" if real else \
+        "duplicate" if all(c.status == "duplicate" for c in changes) else "unchanged"
     warn = None
     if usage.percent >= vault.settings.limits.warn_percent:
         warn = f"{hot.name} is {usage.percent}% full ({usage.chars:,}/{hot.limit:,} chars); consolidate soon"

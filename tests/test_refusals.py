@@ -125,3 +125,21 @@ def test_a_refused_edit_of_a_project_that_does_not_exist_creates_no_project_fold
     # the first add that succeeds makes the project's folder
     assert cli.json("add", "uno", "--project", "nope")["status"] == "added"
     assert (vault_path / "projects" / "nope" / "MEMORY.md").read_text().strip() == "uno"
+
+
+def _memory_files(vault_path: Path) -> tuple[bytes, bytes]:
+    return (vault_path / "LOG.jsonl").read_bytes(), (vault_path / "MEMORY.md").read_bytes()
+
+
+@pytest.mark.parametrize("args", [["two", "two"], ["tw", "tw"], ["--id", "{two}", "two"]])
+def test_a_replace_that_changes_nothing_is_unchanged_and_writes_nothing(cli, vault, vault_path, args):
+    cli.json("add", "one")
+    two = cli.json("add", "two")["entry"]["id"]
+    before = _memory_files(vault_path)
+    out = cli.json("replace", *[a.format(two=two) for a in args])
+    assert out["status"] == "unchanged" and out["journal"] == []
+    assert out["changes"] == [{"op": "replace", "status": "unchanged", "entry": {"id": two, "text": "two"}}]
+    assert "replaced_entry" not in out
+    assert _memory_files(vault_path) == before
+    assert "unchanged" in cli("replace", *[a.format(two=two) for a in args]).stdout
+

@@ -38,6 +38,8 @@ def _render(result: Any) -> str:
     for c in result.changes:
         if c["status"] == "duplicate":
             lines.append(f"duplicate: already in {result.file} [{c['entry']['id']}] — nothing written")
+        elif c["status"] == "unchanged":
+            lines.append(f"unchanged: [{c['entry']['id']}] already reads {c['entry']['text']!r} — nothing written")
         elif c["op"] == "replace":
             lines.append(f"replaced [{c['old']['id']}] → [{c['entry']['id']}] {c['entry']['text']}")
         elif c["op"] == "remove":
@@ -60,7 +62,7 @@ def _finish(json_out: bool, result: Any) -> None:
         payload["entry"] = result.entry
     # Hermes Agent's memory tool names what an edit took out
     for c in result.changes:
-        if c["op"] == "replace" and "replaced_entry" not in payload:
+        if c["status"] == "replaced" and "replaced_entry" not in payload:
             payload["replaced_entry"] = c["old"]["text"]
         elif c["op"] == "remove" and "removed_entry" not in payload:
             payload["removed_entry"] = c["entry"]["text"]
