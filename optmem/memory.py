@@ -341,11 +341,15 @@ def _do_replace(hot: HotFile, old: str | None, new: str | None, entry: str | Non
     after = _check_text(after, "the replaced entry")
     if after == before:  # nothing to change: nothing is written or journalled
         return Change("replace", "unchanged", Entry(entry_id(after), after))
+    if after in hot.entries:  # two entries would merge into one: say so rather than drop one
+        other = entry_id(after)
+        raise NearDuplicate(
+            f"after the edit, entry [{entry_id(before)}] would read {after!r}, which {hot.name} already "
+            f"holds as entry [{other}]; nothing was written — to drop [{entry_id(before)}], run "
+            f"`optmem remove --id {entry_id(before)}`, or choose another NEW",
+            similar={"id": other, "text": after})
     scan.check(after, allow_unsafe=allow_unsafe)
-    if after in hot.entries and hot.entries.index(after) != i:
-        del hot.entries[i]  # the edit made it equal to another entry: keep one
-    else:
-        hot.entries[i] = after
+    hot.entries[i] = after
     return Change("replace", "replaced", Entry(entry_id(after), after), Entry(entry_id(before), before))
 
 

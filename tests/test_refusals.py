@@ -143,3 +143,14 @@ def test_a_replace_that_changes_nothing_is_unchanged_and_writes_nothing(cli, vau
     assert _memory_files(vault_path) == before
     assert "unchanged" in cli("replace", *[a.format(two=two) for a in args]).stdout
 
+
+
+def test_a_replace_that_would_make_an_entry_equal_another_is_refused(cli, vault, vault_path):
+    one = cli.json("add", "one")["entry"]["id"]
+    two = cli.json("add", "two")["entry"]["id"]
+    before = _memory_files(vault_path)
+    out = cli.json("replace", "one", "two", code=1)["error"]
+    assert out["code"] == "near_duplicate" and out["similar"] == {"id": two, "text": "two"}
+    assert f"[{two}]" in out["message"] and f"optmem remove --id {one}" in out["message"]
+    assert _memory_files(vault_path) == before
+    assert [e["text"] for e in cli.json("show")["files"][0]["entries"]] == ["one", "two"]
