@@ -74,6 +74,7 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
     with vault.lock():
         with open_index(vault) as idx:
             row = _target(idx, target, now)
+            log.refuse_hot_journal(idx, row, "correct")
             rec = idx.record(row)
             warnings = idx.warnings()
         res = log.append(  # refuses (redline_locked) to correct a redline unless this is one

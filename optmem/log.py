@@ -296,6 +296,24 @@ def resolve_one(idx: Index, ref: str) -> Row:
     return rows[0]
 
 
+def refuse_hot_journal(idx: Index, row: Row, command: str) -> None:
+    """`correct` and `forget` act on log records; a hot-memory journal record (kind `memory`)
+    only mirrors an entry of a hot file, which is changed through the file: refuse, naming how."""
+    if row.kind != MEMORY:
+        return
+    from optmem import memory
+
+    rec = idx.record(row)
+    file, entry = str(rec.extra.get("file") or "a hot file"), str(rec.extra.get("entry") or "ID")
+    target, project = memory.target_of(file) or ("memory", None)
+    where = f" --project {project}" if project else " --target user" if target == "user" else ""
+    raise UsageError(
+        f"{row.id} is the hot-memory journal of entry [{entry}] in {file}; `optmem {command}` does "
+        f"not change hot memory — edit the entry with `optmem replace --id {entry}{where} NEW`, or "
+        f"drop it with `optmem remove --id {entry}{where}` (the log keeps its history); nothing "
+        "was written", id=row.id, file=file, entry=entry)
+
+
 @dataclass(frozen=True)
 class Got:
     record: dict[str, Any]
@@ -335,6 +353,7 @@ def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | N
         idx = catch_up(idx)
         try:
             row = resolve_one(idx, ref)
+            refuse_hot_journal(idx, row, "forget")
             if row.forgotten:
                 return Forgotten("already_forgotten", row.id, None)
             extra = {"reason": reason} if reason else {}

@@ -172,16 +172,23 @@ def journal_step(rec: Record) -> tuple[str, str, str] | None:
     return None
 
 
+def target_of(file: str) -> tuple[str, str | None] | None:
+    """(target, project) of a hot file named as the journal names it; None for any other name."""
+    parts = file.split("/")
+    if file in ("MEMORY.md", "USER.md"):
+        return ("memory" if file == "MEMORY.md" else "user"), None
+    if len(parts) == 3 and parts[0] == "projects" and parts[2] == "MEMORY.md":
+        return "memory", parts[1]
+    return None
+
+
 def held_entries(vault: Vault, file: str) -> set[str] | None:
     """The entry ids a hot file (named as the journal names it) holds now; None for a name that
     is not a hot file."""
-    parts = file.split("/")
-    if file in ("MEMORY.md", "USER.md"):
-        target, project = ("memory" if file == "MEMORY.md" else "user"), None
-    elif len(parts) == 3 and parts[0] == "projects" and parts[2] == "MEMORY.md":
-        target, project = "memory", parts[1]
-    else:
+    where = target_of(file)
+    if where is None:
         return None
+    target, project = where
     try:
         return {entry_id(e) for e in load(vault, target, project).entries}
     except OptmemError:

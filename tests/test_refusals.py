@@ -154,3 +154,25 @@ def test_a_replace_that_would_make_an_entry_equal_another_is_refused(cli, vault,
     assert f"[{two}]" in out["message"] and f"optmem remove --id {one}" in out["message"]
     assert _memory_files(vault_path) == before
     assert [e["text"] for e in cli.json("show")["files"][0]["entries"]] == ["one", "two"]
+
+
+def _journal_ids(vault_path: Path) -> list[str]:
+    import json as j
+    return [r["id"] for r in map(j.loads, (vault_path / "LOG.jsonl").read_text().splitlines())
+            if r.get("kind") == "memory"]
+
+
+@pytest.mark.parametrize("target, hint", [([], "optmem replace --id"), (["--target", "user"], "--target user"),
+                                          (["--project", "webapp"], "--project webapp")])
+def test_correct_and_forget_of_a_hot_memory_journal_record_point_to_replace_and_remove(
+        cli, vault, vault_path, target, hint):
+    entry = cli.json("add", "the deploy runs on Fridays", *target)["entry"]["id"]
+    [journal] = _journal_ids(vault_path)
+    before = vault.log_path.read_bytes()
+    out = cli.json("correct", journal, "the deploy runs on Mondays", code=2)["error"]
+    assert out["code"] == "usage" and f"[{entry}]" in out["message"]
+    assert "optmem replace" in out["message"] and hint in out["message"]
+    out = cli.json("forget", journal, code=2)["error"]
+    assert out["code"] == "usage" and f"optmem remove --id {entry}" in out["message"] and hint in out["message"]
+    assert vault.log_path.read_bytes() == before
+
