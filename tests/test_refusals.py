@@ -176,3 +176,19 @@ def test_correct_and_forget_of_a_hot_memory_journal_record_point_to_replace_and_
     assert out["code"] == "usage" and f"optmem remove --id {entry}" in out["message"] and hint in out["message"]
     assert vault.log_path.read_bytes() == before
 
+
+
+def test_correct_of_a_superseded_record_names_the_current_version(cli, vault):
+    first = put(vault, "the backend port is 8080").id
+    second = cli.json("correct", first, "the backend port is 9090")["id"]
+    third = cli.json("correct", second, "the backend port is 9191")["id"]
+    before = vault.log_path.read_bytes()
+    for old in (first, second):
+        out = cli.json("correct", old, "the backend port is 7070", code=2)["error"]
+        assert out["code"] == "usage" and out["current"] == third
+        assert f"optmem correct {third}" in out["message"]
+    assert vault.log_path.read_bytes() == before
+    # a record superseded by a newer one of the same key is refused the same way
+    a = put(vault, "the office is on floor 3", key="office.floor").id
+    b = put(vault, "the office is on floor 5", key="office.floor").id
+    assert cli.json("correct", a, "the office is on floor 4", code=2)["error"]["current"] == b
