@@ -32,6 +32,9 @@ class Corrected:
 
 def _target(idx: Index, target: str, now: float) -> Row:
     """The one record TARGET names: an id (or unique prefix/suffix), else an unambiguous query."""
+    if not target.strip():
+        raise UsageError("TARGET is empty; a record id, or words that name one current record, is "
+                         "required")
     if ID_RE.match(target.strip().lstrip("#")):
         rows = idx.resolve(target)
         if len(rows) == 1:

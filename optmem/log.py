@@ -286,6 +286,9 @@ def journal_hot(vault: Vault, file: str, project: str | None, changes: list[Any]
 
 def resolve_one(idx: Index, ref: str) -> Row:
     """The one record an id, id prefix or id suffix (≥ 6 chars) names."""
+    if not ref.strip():
+        raise UsageError("ID is empty; a record id is required (the full id, or ≥ 6 of its first or "
+                         "last characters, as `optmem search` shows it)")
     rows = idx.resolve(ref)
     if not rows:
         raise NotFound(f"no record has id {ref!r} (give the full id, or ≥ 6 of its first or last "

@@ -192,3 +192,17 @@ def test_correct_of_a_superseded_record_names_the_current_version(cli, vault):
     a = put(vault, "the office is on floor 3", key="office.floor").id
     b = put(vault, "the office is on floor 5", key="office.floor").id
     assert cli.json("correct", a, "the office is on floor 4", code=2)["error"]["current"] == b
+
+
+@pytest.mark.parametrize("args, what", [
+    (["get", ""], "ID"), (["get", "  "], "ID"), (["forget", ""], "ID"), (["history", " "], "ID"),
+    (["correct", "", "the port is 9090"], "TARGET"), (["correct", " ", "the port is 9090"], "TARGET"),
+    (["tree", ""], "NODE"),
+])
+def test_an_empty_id_is_a_usage_error_saying_one_is_required(cli, vault, args, what):
+    put(vault, "the port is 8080")
+    before = vault.log_path.read_bytes()
+    out = cli.json(*args, code=2)["error"]
+    assert out["code"] == "usage"
+    assert out["message"].startswith(f"{what} is empty") and "required" in out["message"]
+    assert vault.log_path.read_bytes() == before
