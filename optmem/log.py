@@ -105,6 +105,15 @@ class Appended:
     warning: str | None = None
 
 
+# Kinds only optmem's own bookkeeping writes, and what writes each: a record of one of them made
+# any other way (no `ref`, no journal fields) would be taken for what it is not
+RESERVED_KINDS = {
+    FORGET: "`optmem forget ID` writes it (the tombstone of a record)",
+    MEMORY: "`optmem add` / `optmem replace` / `optmem remove` write it (the hot-memory journal)",
+    SEEN: "`optmem append` writes it when the same fact is appended again (a restatement)",
+}
+
+
 def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) -> Record:
     """The validated record a draft describes, stamped with `moment`."""
     text = check_text(vault, draft.text, allow_unsafe=allow_unsafe)
@@ -112,6 +121,9 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
         validate_name(draft.project, "project")
     if not NAME_RE.fullmatch(draft.kind or ""):
         raise UsageError(f"--kind {draft.kind!r} is not a valid kind name (letters, digits, . _ -)")
+    if draft.kind in RESERVED_KINDS:
+        raise UsageError(f"--kind {draft.kind} is bookkeeping: {RESERVED_KINDS[draft.kind]}; use that "
+                         "command, or another kind (note, decision, …); nothing was written")
     if draft.tier not in TIERS:
         raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {draft.tier!r}")
     tags = check_fields(vault, draft, allow_unsafe=allow_unsafe)

@@ -206,3 +206,18 @@ def test_an_empty_id_is_a_usage_error_saying_one_is_required(cli, vault, args, w
     assert out["code"] == "usage"
     assert out["message"].startswith(f"{what} is empty") and "required" in out["message"]
     assert vault.log_path.read_bytes() == before
+
+
+@pytest.mark.parametrize("kind, writers", [
+    ("forget", ["optmem forget"]),
+    ("memory", ["optmem add", "optmem replace", "optmem remove"]),
+    ("seen", ["append"]),
+])
+def test_append_of_a_bookkeeping_kind_is_refused_naming_the_commands_that_write_it(cli, vault, kind, writers):
+    put(vault, "the port is 8080")
+    before = vault.log_path.read_bytes()
+    out = cli.json("append", "a note", "--kind", kind, code=2)["error"]
+    assert out["code"] == "usage" and f"--kind {kind}" in out["message"]
+    assert all(w in out["message"] for w in writers)
+    assert vault.log_path.read_bytes() == before
+    assert cli.json("append", "a decision", "--kind", "decision")["status"] == "stored"
