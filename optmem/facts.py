@@ -32,6 +32,9 @@ class Corrected:
 
 def _target(idx: Index, target: str, now: float) -> Row:
     """The one record TARGET names: an id (or unique prefix/suffix), else an unambiguous query."""
+    if not target.strip():
+        raise UsageError("TARGET is empty; a record id, or words that name one current record, is "
+                         "required")
     if ID_RE.match(target.strip().lstrip("#")):
         rows = idx.resolve(target)
         if len(rows) == 1:
@@ -57,6 +60,18 @@ def _target(idx: Index, target: str, now: float) -> Row:
     return idx.rows_in([found[0].line])[0]
 
 
+def _current_version(idx: Index, row: Row) -> Row:
+    """The end of the chain of records that supersede `row` (the current version of its fact)."""
+    seen = {row.id}
+    while row.superseded_by and row.superseded_by not in seen:
+        newer = idx.by_id(row.superseded_by)
+        if newer is None:
+            break
+        seen.add(newer.id)
+        row = newer
+    return row
+
+
 def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = None,
             domain: str | None = None, project: str | None = None, key: str | None = None,
             evidence: str | None = None, source: str | None = None,
@@ -64,7 +79,8 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
     """Append a correction of TARGET (`kind: correction`, `corrects: [id]`, text prefixed 〔更正〕).
 
     It inherits domain, project and key from its target unless given. A redline can only be
-    corrected by a redline (`redline_locked` otherwise).
+    corrected by a redline (`redline_locked` otherwise). A target already superseded is refused
+    (usage error naming the current version), and so is a hot-memory journal record.
     """
     if not text or not text.strip():
         raise UsageError("TEXT is empty; give the corrected fact")
@@ -74,6 +90,14 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
     with vault.lock():
         with open_index(vault) as idx:
             row = _target(idx, target, now)
+            log.refuse_hot_journal(idx, row, "correct")
+            if row.superseded_by:  # correcting an old version would make a second current one
+                head = _current_version(idx, row)
+                raise UsageError(
+                    f"{row.id} is already superseded by {row.superseded_by}; the current version is "
+                    f"{head.id} — correct that one (`optmem correct {head.id} TEXT`), so one fact never "
+                    "has two current versions; nothing was written",
+                    id=row.id, superseded_by=row.superseded_by, current=head.id)
             rec = idx.record(row)
             warnings = idx.warnings()
         res = log.append(  # refuses (redline_locked) to correct a redline unless this is one

@@ -16,6 +16,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -466,10 +467,12 @@ def build(vault: Vault, progress: Progress | None = None, *,
           parallel_min_bytes: int = PARALLEL_MIN_BYTES) -> None:
     """Build the index from scratch and move it into place (the caller holds the vault lock).
 
-    Readers keep the old file until the rename.
+    Readers keep the old file until the rename. A log that cannot be read stops with
+    `unreadable` (exit 3) and leaves no half-built index behind.
     """
-    fsio.move(_build_file(vault, progress, parallel_min_bytes), vault.index_path, mode=fsio.FILE_MODE,
-              within=vault.root)
+    with _vault_errors(vault):
+        fsio.move(_build_file(vault, progress, parallel_min_bytes), vault.index_path,
+                  mode=fsio.FILE_MODE, within=vault.root)
 
 
 def _build_file(vault: Vault, progress: Progress | None = None,
@@ -484,6 +487,7 @@ def _build_file(vault: Vault, progress: Progress | None = None,
     tmp = vault.cache_dir / f"index.{os.getpid()}.tmp"
     fsio.remove_file(tmp)
     conn = _connect(tmp)
+    done = False
     try:
         conn.execute("PRAGMA journal_mode=OFF")
         conn.executescript(DDL)
@@ -497,8 +501,11 @@ def _build_file(vault: Vault, progress: Progress | None = None,
         consume_access(conn, vault.access_path)
         conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
         conn.commit()
+        done = True
     finally:
         conn.close()
+        if not done:  # a build that failed leaves nothing behind
+            fsio.remove_file(tmp)
     return tmp
 
 
@@ -508,8 +515,22 @@ def open_index(vault: Vault, progress: Progress | None = None, *, rebuild: bool 
     Takes the vault lock only when there is work to do (re-entrant for a caller that holds it).
     A log that cannot be read stops with `unreadable` (exit 3).
     """
-    try:
+    with _vault_errors(vault):
         return _open_index(vault, progress, rebuild)
+
+
+@contextmanager
+def _vault_errors(vault: Vault) -> Iterator[None]:
+    """The system's errors while reading the log or writing the index, as vault errors (exit 3)
+    that name the file: every way into a build goes through here, `doctor --fix` and `purge` too."""
+    try:
+        yield
+    except IsADirectoryError as exc:
+        from optmem.errors import Unreadable
+
+        name = exc.filename or vault.log_path
+        raise Unreadable(f"{name} is a folder, expected a file; move it aside (and put the file "
+                         "back); nothing was changed", file=str(name)) from exc
     except OSError as exc:
         from optmem.errors import Unreadable
 

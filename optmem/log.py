@@ -107,6 +107,15 @@ class Appended:
     warning: str | None = None
 
 
+# Kinds only optmem's own bookkeeping writes, and what writes each: a record of one of them made
+# any other way (no `ref`, no journal fields) would be taken for what it is not
+RESERVED_KINDS = {
+    FORGET: "`optmem forget ID` writes it (the tombstone of a record)",
+    MEMORY: "`optmem add` / `optmem replace` / `optmem remove` write it (the hot-memory journal)",
+    SEEN: "`optmem append` writes it when the same fact is appended again (a restatement)",
+}
+
+
 def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) -> Record:
     """The validated record a draft describes, stamped with `moment`."""
     text = check_text(vault, draft.text, allow_unsafe=allow_unsafe)
@@ -114,6 +123,9 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
         validate_name(draft.project, "project")
     if not NAME_RE.fullmatch(draft.kind or ""):
         raise UsageError(f"--kind {draft.kind!r} is not a valid kind name (letters, digits, . _ -)")
+    if draft.kind in RESERVED_KINDS:
+        raise UsageError(f"--kind {draft.kind} is bookkeeping: {RESERVED_KINDS[draft.kind]}; use that "
+                         "command, or another kind (note, decision, …); nothing was written")
     if draft.tier not in TIERS:
         raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {draft.tier!r}")
     tags = check_fields(vault, draft, allow_unsafe=allow_unsafe)
@@ -345,6 +357,9 @@ def journal_hot(vault: Vault, file: str, project: str | None, changes: list[Any]
 
 def resolve_one(idx: Index, ref: str) -> Row:
     """The one record an id, id prefix or id suffix (≥ 6 chars) names."""
+    if not ref.strip():
+        raise UsageError("ID is empty; a record id is required (the full id, or ≥ 6 of its first or "
+                         "last characters, as `optmem search` shows it)")
     rows = idx.resolve(ref)
     if not rows:
         raise NotFound(f"no record has id {ref!r} (give the full id, or ≥ 6 of its first or last "
@@ -353,6 +368,24 @@ def resolve_one(idx: Index, ref: str) -> Row:
         raise Ambiguous(f"{ref!r} names {len(rows)} records; give more characters of the id",
                         candidates=[{"id": r.id, "line": r.n} for r in rows[:20]])
     return rows[0]
+
+
+def refuse_hot_journal(idx: Index, row: Row, command: str) -> None:
+    """`correct` and `forget` act on log records; a hot-memory journal record (kind `memory`)
+    only mirrors an entry of a hot file, which is changed through the file: refuse, naming how."""
+    if row.kind != MEMORY:
+        return
+    from optmem import memory
+
+    rec = idx.record(row)
+    file, entry = str(rec.extra.get("file") or "a hot file"), str(rec.extra.get("entry") or "ID")
+    target, project = memory.target_of(file) or ("memory", None)
+    where = f" --project {project}" if project else " --target user" if target == "user" else ""
+    raise UsageError(
+        f"{row.id} is the hot-memory journal of entry [{entry}] in {file}; `optmem {command}` does "
+        f"not change hot memory — edit the entry with `optmem replace --id {entry}{where} NEW`, or "
+        f"drop it with `optmem remove --id {entry}{where}` (the log keeps its history); nothing "
+        "was written", id=row.id, file=file, entry=entry)
 
 
 @dataclass(frozen=True)
@@ -399,6 +432,7 @@ def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | N
         idx = catch_up(idx)
         try:
             row = resolve_one(idx, ref)
+            refuse_hot_journal(idx, row, "forget")
             if row.forgotten:
                 return Forgotten("already_forgotten", row.id, None)
             extra = {"reason": reason} if reason else {}

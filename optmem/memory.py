@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -171,16 +172,23 @@ def journal_step(rec: Record) -> tuple[str, str, str] | None:
     return None
 
 
+def target_of(file: str) -> tuple[str, str | None] | None:
+    """(target, project) of a hot file named as the journal names it; None for any other name."""
+    parts = file.split("/")
+    if file in ("MEMORY.md", "USER.md"):
+        return ("memory" if file == "MEMORY.md" else "user"), None
+    if len(parts) == 3 and parts[0] == "projects" and parts[2] == "MEMORY.md":
+        return "memory", parts[1]
+    return None
+
+
 def held_entries(vault: Vault, file: str) -> set[str] | None:
     """The entry ids a hot file (named as the journal names it) holds now; None for a name that
     is not a hot file."""
-    parts = file.split("/")
-    if file in ("MEMORY.md", "USER.md"):
-        target, project = ("memory" if file == "MEMORY.md" else "user"), None
-    elif len(parts) == 3 and parts[0] == "projects" and parts[2] == "MEMORY.md":
-        target, project = "memory", parts[1]
-    else:
+    where = target_of(file)
+    if where is None:
         return None
+    target, project = where
     try:
         return {entry_id(e) for e in load(vault, target, project).entries}
     except OptmemError:
@@ -249,12 +257,13 @@ def _journal(vault: Vault, hot: HotFile, project: str | None, changes: list[Chan
 
 
 # -- operations on an in-memory file --------------------------------------------------------
+NO_OPS = ("duplicate", "unchanged")  # an add of an entry already there, a replace by the same text
 @dataclass(frozen=True)
 class Change:
     """One applied operation: what happened, and the journal facts for the log."""
 
     op: str                       # add | replace | remove
-    status: str                   # added | duplicate | replaced | removed
+    status: str                   # added | duplicate | replaced | unchanged | removed
     entry: Entry | None = None    # the new (add/replace) or removed entry
     old: Entry | None = None      # the replaced entry
 
@@ -337,11 +346,17 @@ def _do_replace(hot: HotFile, old: str | None, new: str | None, entry: str | Non
     else:
         after = before.replace((old or "").strip(), new, 1)  # only the matched span changes
     after = _check_text(after, "the replaced entry")
+    if after == before:  # nothing to change: nothing is written or journalled
+        return Change("replace", "unchanged", Entry(entry_id(after), after))
+    if after in hot.entries:  # two entries would merge into one: say so rather than drop one
+        other = entry_id(after)
+        raise NearDuplicate(
+            f"after the edit, entry [{entry_id(before)}] would read {after!r}, which {hot.name} already "
+            f"holds as entry [{other}]; nothing was written — to drop [{entry_id(before)}], run "
+            f"`optmem remove --id {entry_id(before)}`, or choose another NEW",
+            similar={"id": other, "text": after})
     scan.check(after, allow_unsafe=allow_unsafe)
-    if after in hot.entries and hot.entries.index(after) != i:
-        del hot.entries[i]  # the edit made it equal to another entry: keep one
-    else:
-        hot.entries[i] = after
+    hot.entries[i] = after
     return Change("replace", "replaced", Entry(entry_id(after), after), Entry(entry_id(before), before))
 
 
@@ -382,9 +397,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
     threshold = vault.settings.dedup.threshold
     _, _, path, _ = _resolve(vault, target, project)
     prepare(vault)  # a rebuild, if one is due, happens before the lock is taken
-    # Hermes Agent holds `<file>.lock` while it rewrites a memory file: so do we, inside the vault lock
-    with vault.lock(), fsio.exclusive_lock(path.with_name(path.name + ".lock"),
-                                           vault.settings.lock.timeout, within=vault.root):
+    with vault.lock(), _file_lock(vault, path):
         hot = load(vault, target, project)
         if hot.conflicted:
             raise MergeConflict(
@@ -432,7 +445,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
                 "written — consolidate entries (replace/remove) first, every entry is listed",
                 usage=_usage(before), would_be={"chars": usage.chars, "limit": hot.limit},
                 entries=before.listing())
-        real = [c for c in changes if c.status != "duplicate"]
+        real = [c for c in changes if c.status not in NO_OPS]
         journal: list[str] = []
         if real:
             hot.check_round_trip()
@@ -442,7 +455,8 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
             # old file still holds what the journal says was removed; doctor reports the drift)
             journal = _journal(vault, hot, project, real, domain=domain, source=source)
             fsio.atomic_write(hot.path, hot.render(), within=vault.root)
-    status = changes[0].status if len(changes) == 1 else ("applied" if real else "duplicate")
+    status = changes[0].status if len(changes) == 1 else "applied" if real else \
+        "duplicate" if all(c.status == "duplicate" for c in changes) else "unchanged"
     warn = None
     if usage.percent >= vault.settings.limits.warn_percent:
         warn = f"{hot.name} is {usage.percent}% full ({usage.chars:,}/{hot.limit:,} chars); consolidate soon"
@@ -450,6 +464,16 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
         status=status, file=hot.name, target=hot.label, usage=usage,
         changes=[_change_dict(c) for c in changes], journal=journal, warning=warn,
         entry=changes[0].entry if len(changes) == 1 else None)
+
+
+def _file_lock(vault: Vault, path: Path) -> AbstractContextManager[None]:
+    """Hermes Agent holds `<file>.lock` while it rewrites a memory file: so do we, inside the vault
+    lock. A file whose folder does not exist yet (a new project) has no one else editing it, and
+    taking its lock would make the folder: only a write that succeeds creates a project's folder."""
+    if not path.parent.is_dir():
+        return nullcontext()
+    return fsio.exclusive_lock(path.with_name(path.name + ".lock"), vault.settings.lock.timeout,
+                               within=vault.root)
 
 
 def _change_dict(c: Change) -> dict[str, Any]:

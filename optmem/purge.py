@@ -4,16 +4,19 @@ It rewrites LOG.jsonl without the chosen records (atomically, under the lock), t
 bookkeeping lines that point at them; deletes the summary-tree nodes that quote them (and the
 nodes above those — the next `compact` rebuilds them from what is left) and the HANDOFF.md
 files they carried; and rebuilds the index from scratch, so no copy of the text is left in the
-vault.
+vault. Every path it will touch is found and checked first: one that is not what it should be
+(the tree a file, a handoff a folder) stops it with exit 3 before anything is deleted.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from optmem import fsio, log
-from optmem.errors import BadFrontMatter, ConfirmationRequired, UsageError
+from optmem.errors import BadFrontMatter, ConfirmationRequired, Unreadable, UsageError
 from optmem.record import BOOKKEEPING, BadLine, parse_fields
 from optmem.vault import Vault, validate_name
 
@@ -48,9 +51,20 @@ def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = No
             raise ConfirmationRequired(
                 f"purge deletes {what} from LOG.jsonl for good (not recoverable); run it again "
                 "with --yes to do it", records=len(targets), ids=sorted(targets)[:20])
+        # Every path purge will touch is found and checked first: a refusal deletes nothing.
+        derived = _derived(vault, targets, everything)
+        index_files = sorted(vault.cache_dir.glob("index*"))
+        _check_kinds(vault, derived, index_files)
         lines = _rewrite_log(vault, targets, everything)
-        files = _drop_derived(vault, targets, everything)
-        for path in vault.cache_dir.glob("index*"):
+        files: list[str] = []
+        for path, shown in derived:
+            if shown.endswith("/"):
+                fsio.remove_tree(path)
+            else:
+                fsio.remove_file(path)
+            if shown:
+                files.append(shown)
+        for path in index_files:
             fsio.remove_file(path)
         from optmem.index import build
 
@@ -80,21 +94,42 @@ def _rewrite_log(vault: Vault, targets: set[str], everything: bool) -> int:
     return dropped
 
 
-def _drop_derived(vault: Vault, targets: set[str], everything: bool) -> list[str]:
-    """Delete tree nodes and handoff files that carry purged text; returns what was deleted."""
+def _check_kinds(vault: Vault, derived: list[tuple[Path, str]], index_files: list[Path]) -> None:
+    """Refuse (exit 3) before anything is deleted when a path purge will touch is not the kind of
+    thing it should be (the summary tree a file, a handoff a folder, a link out of the vault)."""
+    want: list[tuple[Path, bool]] = [(vault.log_path, False)]  # (path, is it a folder?)
+    want += [(path, shown.endswith("/")) for path, shown in derived]
+    want += [(path, False) for path in index_files]
+    for path, folder in want:
+        if not os.path.lexists(path):
+            continue
+        fsio.check_within(path, vault.root)
+        if path.is_symlink() or path.is_dir() != folder:
+            what = "a link" if path.is_symlink() else "a folder" if path.is_dir() else "a file"
+            rel = path.relative_to(vault.root)
+            raise Unreadable(
+                f"{rel} is {what}, expected {'the summary-tree folder' if folder else 'a file'}; "
+                "move it aside and run purge again; nothing was deleted", file=str(path))
+
+
+def _derived(vault: Vault, targets: set[str], everything: bool) -> list[tuple[Path, str]]:
+    """The tree nodes and handoff files that carry purged text, as (path, how the result names
+    it — "" for a file not reported, a trailing "/" for a folder); nothing is deleted here."""
     from optmem import handoff, tree
 
-    removed: list[str] = []
+    out: list[tuple[Path, str]] = []
     troot = vault.root / "tree"
     if everything:
-        if troot.exists():
-            fsio.remove_tree(troot)
-            removed.append("tree/")
-        fsio.remove_file(vault.root / "LOG.quarantine.jsonl")
+        if os.path.lexists(troot):
+            out.append((troot, "tree/"))
+        out.append((vault.root / "LOG.quarantine.jsonl", ""))
     elif troot.is_dir():
         for folder in sorted(p for p in troot.iterdir() if p.is_dir()):
             nodes: dict[str, Any] = {}
             for path in folder.glob("*.md"):
+                if not path.is_file() or path.is_symlink():
+                    out.append((path, f"tree/{folder.name}/{path.name}"))  # refused by _check_kinds
+                    continue
                 try:
                     nodes[path.name] = tree.parse(fsio.read_text(path) or "")
                 except BadFrontMatter:
@@ -108,16 +143,16 @@ def _drop_derived(vault: Vault, targets: set[str], everything: bool) -> list[str
                 hit |= more
             if hit and "root.md" in nodes:
                 hit.add("root.md")
-            for name in sorted(hit):
-                fsio.remove_file(folder / name)
-                removed.append(f"tree/{folder.name}/{name}")
+            out += [(folder / name, f"tree/{folder.name}/{name}") for name in sorted(hit)]
     pdir = vault.root / "projects"
     for path in sorted(pdir.glob("*/HANDOFF.md")) if pdir.is_dir() else []:
+        if not path.is_file() or path.is_symlink():
+            out.append((path, str(path.relative_to(vault.root))))  # refused by _check_kinds
+            continue
         try:
             h = handoff.parse(fsio.read_text(path) or "")
         except BadFrontMatter:
             continue
         if everything or (h.id and h.id.upper() in targets):
-            fsio.remove_file(path)
-            removed.append(str(path.relative_to(vault.root)))
-    return removed
+            out.append((path, str(path.relative_to(vault.root))))
+    return out

@@ -400,6 +400,9 @@ def _brief(node: Node) -> dict[str, Any]:
 def get_node(vault: Vault, ref: str) -> dict[str, Any]:
     """One node (`domain/L1-0001` or `domain/root`) with its body and its children."""
     vault.require()
+    if not ref.strip():
+        raise UsageError("NODE is empty; a node id is required, as DOMAIN/NODE (e.g. hermes/root) — "
+                         "or leave NODE out for the outline")
     domain, _, node_id = ref.partition("/")
     if not node_id:
         raise UsageError(f"name a node as DOMAIN/NODE, e.g. hermes/root or hermes/L1-0001, not {ref!r}")

@@ -28,13 +28,13 @@ def snapshot(vault: Vault) -> dict:
 
 def busy_vault(vault: Vault, monkeypatch) -> None:
     monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
-    first = None
+    ids = []
     for i in range(300):
-        rid = put(vault, f"记录 {i}：端口 {8000 + i} note number {i}", domain=("a", "b", "c")[i % 3],
-                         key=f"k{i % 7}" if i % 5 == 0 else None, tags=["t"] if i % 4 == 0 else None,
-                         gate=False).id
-        first = first or rid
-    facts.correct(vault, first, "端口 fixed")
+        ids.append(put(vault, f"记录 {i}：端口 {8000 + i} note number {i}", domain=("a", "b", "c")[i % 3],
+                       key=f"k{i % 7}" if i % 5 == 0 else None, tags=["t"] if i % 4 == 0 else None,
+                       gate=False).id)
+    first = ids[0]
+    facts.correct(vault, ids[1], "端口 fixed")  # a current record: an old version is not corrected
     put(vault, "a redline rule about ports 端口", tier="redline")
     log.forget(vault, first)
     with open(vault.log_path, "a", encoding="utf-8") as fh:

@@ -94,7 +94,11 @@ def test_stats(vault, cli, monkeypatch):
     monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
     a = put(vault, "端口是 8080", domain="code").id
     facts.correct(vault, a, "端口是 9090")
-    facts.correct(vault, a, "端口是 9091")                  # two current values: a contradiction
+    # a second correction of `a`, merged from another clone (`correct` refuses a superseded
+    # target): two current values, a contradiction
+    with open(vault.log_path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"ts": "2026-01-01T00:00:00Z", "domain": "code", "kind": "correction",
+                             "corrects": [a], "text": "〔更正〕端口是 9091"}, ensure_ascii=False) + "\n")
     put(vault, "city is Hangzhou", domain="hermes", key="city")
     put(vault, "city is Shanghai", domain="hermes", key="city")
     put(vault, "temporary", domain="hermes", ttl="1h")

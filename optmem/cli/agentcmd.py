@@ -75,7 +75,9 @@ def hooks_claude_code(print: bool, settings: str | None, json_out: bool) -> None
             echo(dumps(snippet))
         return
     path = Path(settings or ".claude/settings.json")
-    added = claude_code.install_settings(get_vault(write=True), path)
+    make_folder = settings is None  # the project's .claude/ may be new; a path given must exist
+    claude_code.read_settings(path, make_folder=make_folder)  # refused before the vault is made
+    added = claude_code.install_settings(get_vault(write=True), path, make_folder=make_folder)
     emit(json_out, {"file": str(path), "added": added},
          lambda: f"{'added the optmem hooks to' if added else 'already wired:'} {path}")
 

@@ -38,6 +38,8 @@ def _render(result: Any) -> str:
     for c in result.changes:
         if c["status"] == "duplicate":
             lines.append(f"duplicate: already in {result.file} [{c['entry']['id']}] — nothing written")
+        elif c["status"] == "unchanged":
+            lines.append(f"unchanged: [{c['entry']['id']}] already reads {c['entry']['text']!r} — nothing written")
         elif c["op"] == "replace":
             lines.append(f"replaced [{c['old']['id']}] → [{c['entry']['id']}] {c['entry']['text']}")
         elif c["op"] == "remove":
@@ -60,7 +62,7 @@ def _finish(json_out: bool, result: Any) -> None:
         payload["entry"] = result.entry
     # Hermes Agent's memory tool names what an edit took out
     for c in result.changes:
-        if c["op"] == "replace" and "replaced_entry" not in payload:
+        if c["status"] == "replaced" and "replaced_entry" not in payload:
             payload["replaced_entry"] = c["old"]["text"]
         elif c["op"] == "remove" and "removed_entry" not in payload:
             payload["removed_entry"] = c["entry"]["text"]
@@ -181,16 +183,18 @@ def apply_cmd(file: str | None, target: str, project: str | None, ops: str | Non
     raw = ops if ops is not None else (read_arg(file, "FILE") if file == "-" else fsio.read_text(Path(file or "")))
     if raw is None:
         raise UsageError(f"no such file: {file}")
+    source = "--ops" if ops is not None else "stdin" if file == "-" else file
+    example = 'pass a JSON list of operations, e.g. [{"op": "add", "text": "…"}]'
     try:
         batch = json.loads(raw)
     except ValueError as exc:
-        raise UsageError(f"{file} is not JSON: {exc}") from exc
+        raise UsageError(f"{source} is not JSON: {exc}; {example}") from exc
     except RecursionError as exc:
-        raise UsageError(f"{file} is nested too deeply to be a list of operations") from exc
-    if isinstance(batch, dict):
-        batch = batch.get("ops") or batch.get("operations") or [batch]
+        raise UsageError(f"{source} is nested too deeply to be a list of operations; {example}") from exc
     if not isinstance(batch, list):
-        raise UsageError("apply takes a JSON list of operations")
+        kind = {dict: "object", str: "string", bool: "boolean", type(None): "null"}.get(type(batch), "number")
+        raise UsageError(f"{source} is a JSON {kind}, not a list; {example}"
+                         + (" (one operation too: wrap it in [ ])" if isinstance(batch, dict) else ""))
     vault = get_vault(write=True)
     _finish(json_out, memory.apply(vault, batch, target=target, project=project,
                                    domain=env_domain(None), allow_unsafe=allow_unsafe))

@@ -153,7 +153,7 @@ def tree_cmd(node: str | None, domain: str | None, json_out: bool) -> None:
     from optmem import tree
 
     vault = get_vault()
-    if node:
+    if node is not None:  # an empty NODE is refused, not taken for "no node"
         found = tree.get_node(vault, node)
         emit(json_out, {"node": found}, lambda: (
             f"{found['id']}  level {found['level']}  {found['count']:,} records  "

@@ -299,19 +299,53 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
     return {"event": name, "project": project, "ignored": True}
 
 
-def install_settings(vault: Vault, path: Path) -> list[str]:
-    """Add the hooks to a Claude Code settings file, keeping everything in it; returns the events
-    it added (none when they were there). A file that is not a JSON object is not touched."""
+def read_settings(path: Path, *, make_folder: bool = False) -> dict[str, Any]:
+    """A Claude Code settings file as a JSON object (empty when there is none), checked to have
+    the shape the hooks are added to; anything else is a usage error naming the file and the key,
+    raised before anything is created or written. Its folder must exist unless `make_folder`
+    (the project's own `.claude/`): a mistyped path never turns into new folders."""
     from optmem import fsio
 
+    if not make_folder and not path.parent.is_dir():
+        raise UsageError(f"{path}: the folder {path.parent} does not exist; check the path, or create "
+                         "the folder first; nothing was created", file=str(path))
+    by_hand = "fix it, or add the snippet of `optmem hooks claude-code --print` by hand"
     raw = fsio.read_text(path)
     try:
         current = json.loads(raw) if raw and raw.strip() else {}
     except ValueError as exc:
-        raise UsageError(f"{path} is not JSON ({exc}); fix it, or add the snippet of "
-                         "`optmem hooks claude-code --print` by hand") from exc
+        raise UsageError(f"{path} is not JSON ({exc}); {by_hand}", file=str(path)) from exc
     if not isinstance(current, dict):
-        raise UsageError(f"{path} is not a JSON object; add the snippet of `--print` by hand")
+        raise UsageError(f"{path} is not a JSON object; {by_hand}", file=str(path))
+
+    def wrong(key: str, want: str, got: Any) -> UsageError:
+        return UsageError(f"{path}: `{key}` is a JSON {_json_type(got)}, Claude Code expects {want}; "
+                          f"nothing was changed — {by_hand}", file=str(path), key=key)
+
+    hooks = current.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise wrong("hooks", "an object of events", hooks)
+    for event, entries in hooks.items():
+        if not isinstance(entries, list):
+            raise wrong(f"hooks.{event}", "a list of matchers", entries)
+        for i, entry in enumerate(entries):
+            if isinstance(entry, dict) and not isinstance(entry.get("hooks", []), list):
+                raise wrong(f"hooks.{event}[{i}].hooks", "a list of hooks", entry["hooks"])
+    return current
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number")
+
+
+def install_settings(vault: Vault, path: Path, *, make_folder: bool = False) -> list[str]:
+    """Add the hooks to a Claude Code settings file, keeping everything in it; returns the events
+    it added (none when they were there). A file of another shape, or in a folder that does not
+    exist (`read_settings`), is not touched."""
+    from optmem import fsio
+
+    current = read_settings(path, make_folder=make_folder)
     hooks = current.setdefault("hooks", {})
     added = []
     for event, entries in claude_code_settings(vault)["hooks"].items():

@@ -1,0 +1,223 @@
+"""A refusal says what was wrong and what to do instead, and creates or damages nothing.
+
+Each test sets up a vault the way a person (or a crash) can leave it, runs the command through
+the CLI, and checks the error's exit code and words, and that the files are as they were.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import put
+
+
+def _files(root: Path) -> dict[str, bytes | None]:
+    """Every path under `root` (folders as None), to compare before and after a refusal."""
+    return {str(p.relative_to(root)): (None if p.is_dir() else p.read_bytes())
+            for p in sorted(root.rglob("*"))}
+
+
+def test_doctor_fix_on_a_log_that_is_a_folder_is_a_vault_error_and_leaves_no_half_built_index(
+        cli, vault, vault_path):
+    (vault_path / "LOG.jsonl").mkdir()
+    (vault_path / "LOG.jsonl" / "kept.txt").write_text("mine")
+    out = cli.json("doctor", "--fix", code=3)["error"]
+    assert out["code"] == "unreadable"
+    assert "LOG.jsonl" in out["message"] and "folder" in out["message"]
+    assert (vault_path / "LOG.jsonl" / "kept.txt").read_text() == "mine"
+    assert not list((vault_path / ".cache").glob("index*"))
+    assert not (vault_path / "LOG.quarantine.jsonl").exists()
+
+
+def _vault_files(vault_path: Path) -> dict[str, bytes | None]:
+    """The vault's own files (the derived .cache folder left out: a lock may be taken)."""
+    return {k: v for k, v in _files(vault_path).items() if not k.startswith(".cache")}
+
+
+def test_purge_all_with_a_tree_that_is_a_file_refuses_before_deleting_anything(cli, vault, vault_path):
+    put(vault, "a record purge --all would delete")
+    (vault_path / "tree").write_text("not the summary tree: a file of mine")
+    before = _vault_files(vault_path)
+    out = cli.json("purge", "--all", "--yes", code=3)["error"]
+    assert out["code"] == "unreadable" and "tree" in out["message"]
+    assert "move it aside" in out["message"] and "nothing was deleted" in out["message"]
+    assert _vault_files(vault_path) == before  # the log is whole: nothing was half-purged
+
+
+def test_purge_of_one_record_with_a_handoff_that_is_a_folder_refuses_before_deleting_anything(
+        cli, vault, vault_path):
+    rid = put(vault, "a record to purge").id
+    (vault_path / "projects" / "webapp" / "HANDOFF.md").mkdir(parents=True)
+    before = _vault_files(vault_path)
+    out = cli.json("purge", rid, "--yes", code=3)["error"]
+    assert out["code"] == "unreadable" and "projects/webapp/HANDOFF.md is a folder" in out["message"]
+    assert "nothing was deleted" in out["message"]
+    assert _vault_files(vault_path) == before
+
+
+@pytest.mark.parametrize("settings, key", [
+    ({"hooks": []}, "hooks"),
+    ({"hooks": {"SessionStart": {"hooks": []}}}, "hooks.SessionStart"),
+    ({"hooks": {"PreCompact": "optmem"}}, "hooks.PreCompact"),
+    ({"hooks": {"SessionEnd": [{"hooks": 5}]}}, "hooks.SessionEnd[0].hooks"),
+])
+def test_claude_code_settings_of_the_wrong_shape_are_refused_naming_the_key(
+        cli, tmp_path, vault_path, settings, key):
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(settings))
+    out = cli.json("hooks", "claude-code", code=2)["error"]
+    assert out["code"] == "usage"
+    assert ".claude/settings.json" in out["message"] and f"`{key}`" in out["message"]
+    assert "--print" in out["message"]  # what to do instead
+    assert json.loads(path.read_text()) == settings
+    assert not vault_path.exists()  # a refusal creates no vault either
+
+
+
+def test_claude_code_settings_in_a_folder_that_does_not_exist_are_refused_creating_nothing(
+        cli, tmp_path, vault_path):
+    path = tmp_path / "nonexistent" / "dir" / "x.json"
+    out = cli.json("hooks", "claude-code", "--settings", str(path), code=2)["error"]
+    assert out["code"] == "usage" and str(path.parent) in out["message"]
+    assert "does not exist" in out["message"]
+    assert not (tmp_path / "nonexistent").exists() and not vault_path.exists()
+    # the default, in a project folder, still makes its .claude/ folder
+    assert cli.json("hooks", "claude-code")["file"] == ".claude/settings.json"
+    assert set(json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]) == {
+        "SessionStart", "PreCompact", "SessionEnd"}
+
+
+@pytest.mark.parametrize("args, source", [
+    (["--ops", "[[["], "--ops"),
+    (["-"], "stdin"),
+    (["ops.json"], "ops.json"),
+])
+def test_apply_of_text_that_is_not_json_names_where_it_came_from(cli, vault, tmp_path, args, source):
+    (tmp_path / "ops.json").write_text("[[[")
+    out = cli.json("apply", *args, input="[[[", code=2)["error"]
+    assert out["code"] == "usage"
+    assert out["message"].startswith(f"{source} is not JSON: ") and "None" not in out["message"]
+    assert "line 1 column 4" in out["message"]  # where the JSON went wrong
+    assert "pass a JSON list" in out["message"]
+    assert not vault.log_path.exists() and not (vault.root / "MEMORY.md").exists()
+
+
+@pytest.mark.parametrize("ops", ['{"op": "add", "text": "x"}', '{"ops": []}', '"add x"', "42"])
+def test_apply_of_json_that_is_not_a_list_says_pass_a_json_list(cli, vault, ops):
+    out = cli.json("apply", "--ops", ops, code=2)["error"]
+    assert out["code"] == "usage"
+    assert out["message"].startswith("--ops is a JSON ") and "pass a JSON list" in out["message"]
+    assert not vault.log_path.exists() and not (vault.root / "MEMORY.md").exists()
+
+
+def test_a_refused_edit_of_a_project_that_does_not_exist_creates_no_project_folder(cli, vault, vault_path):
+    before = _vault_files(vault_path)
+    out = cli.json("remove", "uno", "--project", "nope", code=1)["error"]
+    assert out["code"] == "no_match" and "projects/nope/MEMORY.md" in out["message"]
+    assert cli.json("replace", "uno", "dos", "--project", "nope", code=1)["error"]["code"] == "no_match"
+    assert cli.json("add", "x" * 3000, "--project", "nope", code=1)["error"]["code"] == "over_limit"
+    assert _vault_files(vault_path) == before
+    assert not (vault_path / "projects").exists()
+    # the first add that succeeds makes the project's folder
+    assert cli.json("add", "uno", "--project", "nope")["status"] == "added"
+    assert (vault_path / "projects" / "nope" / "MEMORY.md").read_text().strip() == "uno"
+
+
+def _memory_files(vault_path: Path) -> tuple[bytes, bytes]:
+    return (vault_path / "LOG.jsonl").read_bytes(), (vault_path / "MEMORY.md").read_bytes()
+
+
+@pytest.mark.parametrize("args", [["two", "two"], ["tw", "tw"], ["--id", "{two}", "two"]])
+def test_a_replace_that_changes_nothing_is_unchanged_and_writes_nothing(cli, vault, vault_path, args):
+    cli.json("add", "one")
+    two = cli.json("add", "two")["entry"]["id"]
+    before = _memory_files(vault_path)
+    out = cli.json("replace", *[a.format(two=two) for a in args])
+    assert out["status"] == "unchanged" and out["journal"] == []
+    assert out["changes"] == [{"op": "replace", "status": "unchanged", "entry": {"id": two, "text": "two"}}]
+    assert "replaced_entry" not in out
+    assert _memory_files(vault_path) == before
+    assert "unchanged" in cli("replace", *[a.format(two=two) for a in args]).stdout
+
+
+
+def test_a_replace_that_would_make_an_entry_equal_another_is_refused(cli, vault, vault_path):
+    one = cli.json("add", "one")["entry"]["id"]
+    two = cli.json("add", "two")["entry"]["id"]
+    before = _memory_files(vault_path)
+    out = cli.json("replace", "one", "two", code=1)["error"]
+    assert out["code"] == "near_duplicate" and out["similar"] == {"id": two, "text": "two"}
+    assert f"[{two}]" in out["message"] and f"optmem remove --id {one}" in out["message"]
+    assert _memory_files(vault_path) == before
+    assert [e["text"] for e in cli.json("show")["files"][0]["entries"]] == ["one", "two"]
+
+
+def _journal_ids(vault_path: Path) -> list[str]:
+    import json as j
+    return [r["id"] for r in map(j.loads, (vault_path / "LOG.jsonl").read_text().splitlines())
+            if r.get("kind") == "memory"]
+
+
+@pytest.mark.parametrize("target, hint", [([], "optmem replace --id"), (["--target", "user"], "--target user"),
+                                          (["--project", "webapp"], "--project webapp")])
+def test_correct_and_forget_of_a_hot_memory_journal_record_point_to_replace_and_remove(
+        cli, vault, vault_path, target, hint):
+    entry = cli.json("add", "the deploy runs on Fridays", *target)["entry"]["id"]
+    [journal] = _journal_ids(vault_path)
+    before = vault.log_path.read_bytes()
+    out = cli.json("correct", journal, "the deploy runs on Mondays", code=2)["error"]
+    assert out["code"] == "usage" and f"[{entry}]" in out["message"]
+    assert "optmem replace" in out["message"] and hint in out["message"]
+    out = cli.json("forget", journal, code=2)["error"]
+    assert out["code"] == "usage" and f"optmem remove --id {entry}" in out["message"] and hint in out["message"]
+    assert vault.log_path.read_bytes() == before
+
+
+
+def test_correct_of_a_superseded_record_names_the_current_version(cli, vault):
+    first = put(vault, "the backend port is 8080").id
+    second = cli.json("correct", first, "the backend port is 9090")["id"]
+    third = cli.json("correct", second, "the backend port is 9191")["id"]
+    before = vault.log_path.read_bytes()
+    for old in (first, second):
+        out = cli.json("correct", old, "the backend port is 7070", code=2)["error"]
+        assert out["code"] == "usage" and out["current"] == third
+        assert f"optmem correct {third}" in out["message"]
+    assert vault.log_path.read_bytes() == before
+    # a record superseded by a newer one of the same key is refused the same way
+    a = put(vault, "the office is on floor 3", key="office.floor").id
+    b = put(vault, "the office is on floor 5", key="office.floor").id
+    assert cli.json("correct", a, "the office is on floor 4", code=2)["error"]["current"] == b
+
+
+@pytest.mark.parametrize("args, what", [
+    (["get", ""], "ID"), (["get", "  "], "ID"), (["forget", ""], "ID"), (["history", " "], "ID"),
+    (["correct", "", "the port is 9090"], "TARGET"), (["correct", " ", "the port is 9090"], "TARGET"),
+    (["tree", ""], "NODE"),
+])
+def test_an_empty_id_is_a_usage_error_saying_one_is_required(cli, vault, args, what):
+    put(vault, "the port is 8080")
+    before = vault.log_path.read_bytes()
+    out = cli.json(*args, code=2)["error"]
+    assert out["code"] == "usage"
+    assert out["message"].startswith(f"{what} is empty") and "required" in out["message"]
+    assert vault.log_path.read_bytes() == before
+
+
+@pytest.mark.parametrize("kind, writers", [
+    ("forget", ["optmem forget"]),
+    ("memory", ["optmem add", "optmem replace", "optmem remove"]),
+    ("seen", ["append"]),
+])
+def test_append_of_a_bookkeeping_kind_is_refused_naming_the_commands_that_write_it(cli, vault, kind, writers):
+    put(vault, "the port is 8080")
+    before = vault.log_path.read_bytes()
+    out = cli.json("append", "a note", "--kind", kind, code=2)["error"]
+    assert out["code"] == "usage" and f"--kind {kind}" in out["message"]
+    assert all(w in out["message"] for w in writers)
+    assert vault.log_path.read_bytes() == before
+    assert cli.json("append", "a decision", "--kind", "decision")["status"] == "stored"
