@@ -15,7 +15,7 @@ from optmem import clock, fsio, scan, view
 from optmem import text as textmod
 from optmem.errors import Ambiguous, NotFound, OptmemError, RedlineLocked, TooLarge, UsageError
 from optmem.index import Index, Row, catch_up, match_any, open_index
-from optmem.record import (BOOKKEEPING, CORRECTION, FORGET, MEMORY, NOTE, SEEN, TIER_RANK, TIERS,
+from optmem.record import (BOOKKEEPING, CONFIRM, CORRECTION, FORGET, MEMORY, NOTE, SEEN, TIER_RANK, TIERS,
                            Record, new_id)
 from optmem.settings import ON_SIMILAR
 from optmem.vault import NAME_RE, Vault, validate_name
@@ -113,6 +113,7 @@ RESERVED_KINDS = {
     FORGET: "`optmem forget ID` writes it (the tombstone of a record)",
     MEMORY: "`optmem add` / `optmem replace` / `optmem remove` write it (the hot-memory journal)",
     SEEN: "`optmem append` writes it when the same fact is appended again (a restatement)",
+    CONFIRM: "`optmem confirm ID` writes it (a pending record confirmed)",
 }
 
 
