@@ -90,7 +90,7 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
     with vault.lock():
         with open_index(vault) as idx:
             row = _target(idx, target, now)
-            log.refuse_hot_journal(idx, row, "correct")
+            log.refuse_bookkeeping(idx, row, "correct")
             if row.superseded_by:  # correcting an old version would make a second current one
                 head = _current_version(idx, row)
                 raise UsageError(

@@ -371,9 +371,15 @@ def resolve_one(idx: Index, ref: str) -> Row:
     return rows[0]
 
 
-def refuse_hot_journal(idx: Index, row: Row, command: str) -> None:
+def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
     """`correct` and `forget` act on log records; a hot-memory journal record (kind `memory`)
-    only mirrors an entry of a hot file, which is changed through the file: refuse, naming how."""
+    only mirrors an entry of a hot file, which is changed through the file, and a bookkeeping
+    line (`seen`, `forget`, `confirm`) says something about another record: refuse, naming how."""
+    if row.kind in BOOKKEEPING:
+        raise UsageError(
+            f"{row.id} is a `{row.kind}` line about record {row.ref or '?'}, not a memory; "
+            f"`optmem {command}` that record instead (`optmem get {(row.ref or '?')[-8:]}` shows it); "
+            "nothing was written", id=row.id, ref=row.ref)
     if row.kind != MEMORY:
         return
     from optmem import memory
@@ -433,7 +439,7 @@ def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | N
         idx = catch_up(idx)
         try:
             row = resolve_one(idx, ref)
-            refuse_hot_journal(idx, row, "forget")
+            refuse_bookkeeping(idx, row, "forget")
             if row.forgotten:
                 return Forgotten("already_forgotten", row.id, None)
             extra = {"reason": reason} if reason else {}

@@ -177,6 +177,19 @@ def test_correct_and_forget_of_a_hot_memory_journal_record_point_to_replace_and_
     assert vault.log_path.read_bytes() == before
 
 
+def test_correct_and_forget_of_a_bookkeeping_line_point_to_the_record_it_is_about(cli, vault, vault_path):
+    import json as j
+
+    first = put(vault, "the deploy runs on Fridays").id
+    assert put(vault, "the deploy runs on Fridays").status == "duplicate"  # writes a `seen` line
+    [seen] = [r["id"] for r in map(j.loads, vault.log_path.read_text().splitlines()) if r.get("kind") == "seen"]
+    before = vault.log_path.read_bytes()
+    for args in (["correct", seen, "the deploy runs on Mondays"], ["forget", seen]):
+        out = cli.json(*args, code=2)["error"]
+        assert out["code"] == "usage" and "`seen` line about record" in out["message"]
+        assert out["ref"] == first and first[-8:] in out["message"]
+    assert vault.log_path.read_bytes() == before
+
 
 def test_correct_of_a_superseded_record_names_the_current_version(cli, vault):
     first = put(vault, "the backend port is 8080").id
