@@ -31,15 +31,16 @@ def text_for(rng: random.Random) -> str:
 
 
 SESSION_RUN = 12  # consecutive records of one conversation
+START, STEP = 1_700_000_000.0, 40  # the first record's time, and seconds between records
 
 
-def records(n: int, seed: int = 7, start: float = 1_700_000_000.0):
+def records(n: int, seed: int = 7, start: float = START):
     """n record dicts, one per ~40 s, with keys, corrections and redlines sprinkled in; every
     other run of SESSION_RUN records is one conversation (a `session`), as an agent's turns are."""
     rng = random.Random(seed)
     ids: list[str] = []
     for i in range(n):
-        ts = start + i * 40
+        ts = start + i * STEP
         rid = new_id(ts)
         rec = {"v": 1, "id": rid,
                "ts": __import__("time").strftime("%Y-%m-%dT%H:%M:%SZ", __import__("time").gmtime(ts)),

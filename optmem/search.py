@@ -46,7 +46,7 @@ class SearchResult(NamedTuple):
     hits: list[view.RecordView]
     total: int
     warnings: list[str] = []
-    cold_matches: int = 0    # when nothing else matched: how many cold records do
+    cold_matches: int = 0    # when fewer hits than asked for: how many cold records match too
 
     def to_json(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         return {"query": self.query, "hits": [h.hit(show_unsafe=show_unsafe) for h in self.hits],
@@ -64,8 +64,8 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
     with open_index(vault, progress) as idx:
         warnings = idx.warnings()
         result = ranked(idx, q)._replace(warnings=warnings)
-        if not result.hits and not q.filters.include_cold and not q.filters.current:
-            # the past stays findable: say so when only cold records match
+        if len(result.hits) < q.limit and not q.filters.include_cold and not q.filters.current:
+            # the past stays findable: say so when cold records match too (a page not filled)
             result = result._replace(cold_matches=_cold_matches(idx, q))
         return result
 

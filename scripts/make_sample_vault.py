@@ -38,7 +38,9 @@ def main() -> None:
     (VAULT / "optmem.toml").write_text(
         "# A small vault: short runs so the summary tree has something to show.\n"
         "# (The defaults are run = 64 records per level-1 node and a fan-out of 8.)\n"
-        "[tree]\nrun = 4\nfanout = 2\n", "utf-8")
+        "[tree]\nrun = 4\nfanout = 2\n"
+        "# A demo frozen in June 2026: no daily sweep on a write (run `optmem sweep` to see one).\n"
+        "[lifecycle]\nauto_sweep = \"off\"\n", "utf-8")
 
     # hot memory: the agent's notes, the user, one project block
     om("add", "用户的名字叫小明，在杭州做后端开发。", "--target", "user", now="2026-05-01T08:01:00Z")
@@ -120,9 +122,22 @@ def main() -> None:
     (VAULT / "queries.jsonl").write_text(
         "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in queries), "utf-8")
 
+    lifecycle()
     # roll the log up into the summary tree
     om("compact", now="2026-06-21T00:00:00Z")
     print("sample vault written to", VAULT)
+
+
+def lifecycle() -> None:
+    """A cold record, a pending guess and a confirmed one (see the README's lifecycle table)."""
+    om("append", "CI ran on Jenkins until January; it moved to GitHub Actions.", "--domain", "code",
+       "--project", "webapp", now="2026-01-05T10:00:00Z")
+    guess = om("append", "Readers seem to like a bilingual glossary at the end of each post.", "--domain",
+               "openclaw", "--project", "blog", "--agent", "--session", "blog-s12", now="2026-06-05T10:00:00Z")
+    om("confirm", guess["id"], now="2026-06-06T09:00:00Z")
+    om("append", "The user may prefer dark-mode code screenshots in posts.", "--domain", "openclaw",
+       "--project", "blog", "--agent", "--session", "blog-s14", now="2026-06-18T10:00:00Z")
+    om("sweep", now="2026-06-12T00:00:00Z")  # cools the January note: unused for five months
 
 
 if __name__ == "__main__":

@@ -23,11 +23,14 @@ def row(n: int = 1, **fields) -> Row:
     return Row(**base)
 
 
+TIMES = st.sampled_from([None, NOW - 2, NOW - 1, NOW])
 rows = st.builds(
-    lambda forgotten, sup, ksup, retired, expires: row(forgotten=forgotten, sup=sup, ksup=ksup,
-                                                       retired=retired, expires=expires),
+    lambda forgotten, sup, ksup, retired, expires, pending, confirmed, cold, seen, touched, shown: row(
+        forgotten=forgotten, sup=sup, ksup=ksup, retired=retired, expires=expires, pending=pending,
+        confirmed=confirmed, cold=cold, seen=seen, touched=touched, shown=shown, ts=NOW - 2),
     st.sampled_from([0, 1]), st.sampled_from([None, "A"]), st.sampled_from([None, "B"]),
-    st.sampled_from([0, 1]), st.sampled_from([None, NOW - 1, NOW, NOW + 1]))
+    st.sampled_from([0, 1]), st.sampled_from([None, NOW - 1, NOW, NOW + 1]),
+    st.sampled_from([0, 1]), st.sampled_from([0, 1]), TIMES, TIMES, TIMES, TIMES)
 
 
 @given(st.lists(rows, min_size=1, max_size=8))

@@ -53,14 +53,19 @@ def render_hits(result: dict[str, Any]) -> str | None:
             table.add_row(age, where, rid, text + (f"\n[dim]{_explain(ex)}[/dim]" if ex else ""),
                           f"[bold red]{badge}[/bold red]" if "REDLINE" in badge else badge)
         Console().print(table)
-        return f"{len(rows)} of {result['total']} matching"
+        return f"{len(rows)} of {result['total']} matching" + _cold_hint(result)
     lines = []
     for age, where, rid, text, badge, ex in rows:
         lines.append(f"{age:>8}  {where:<16} {rid}  {text}" + (f"  [{badge}]" if badge else ""))
         if ex:
             lines.append(" " * 10 + _explain(ex))
-    lines.append(f"{len(rows)} of {result['total']} matching")
+    lines.append(f"{len(rows)} of {result['total']} matching" + _cold_hint(result))
     return "\n".join(lines)
+
+
+def _cold_hint(result: dict[str, Any]) -> str:
+    cold = result.get("cold_matches") or 0
+    return f" ({cold} cold: add --include-cold)" if cold else ""
 
 
 def _explain(ex: dict[str, Any]) -> str:
