@@ -159,11 +159,13 @@ class Swept:
     cooled: int
     by_reason: dict[str, int]
     records: list[dict[str, Any]] = field(default_factory=list)   # the first `show` of them
+    ran: bool = True                   # False: `if_due` and a sweep ran within the day
 
 
-def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20) -> Swept:
+def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool = False) -> Swept:
     """Mark every record that has gone cold (see the module docstring); idempotent — a second
-    sweep finds nothing new. Writes only ACCESS.jsonl; nothing is deleted."""
+    sweep finds nothing new. Writes only ACCESS.jsonl; nothing is deleted. `if_due`: only when
+    no sweep ran in the last day (cron, and the daily sweep a write starts)."""
     from optmem.index import open_index
 
     moment = clock.now()
@@ -173,6 +175,8 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20) -> Swept:
     # one sweep at a time (two would only repeat each other's lines); writers never wait for it
     with fsio.exclusive_lock(vault.cache_dir / "sweep.lock", vault.settings.lock.timeout, within=vault.root):
         with open_index(vault) as idx:
+            if if_due and not sweep_due(idx.last_sweep(), now, "daily"):
+                return Swept(ts, dry_run, 0, 0, {}, ran=False)
             ids: list[str] = []
             shown: list[dict[str, Any]] = []
             reasons: dict[str, int] = {}
@@ -203,8 +207,10 @@ def _preview(idx: Any, row: Any) -> str:
 
 
 def auto_sweep(vault: Vault) -> str | None:
-    """Sweep when a write finds the last sweep a day old (`auto_sweep = daily`); a warning, not an
-    error, when it cannot — the write itself succeeded."""
+    """Sweep when a write finds the last sweep a day old (`auto_sweep = daily`) — in this process
+    for a vault of up to `background_above` records, else in a detached `optmem sweep --if-due`,
+    so an agent's write never waits for a sweep of a big log. A warning, not an error, when it cannot:
+    the write itself succeeded."""
     from optmem.errors import OptmemError
     from optmem.index import open_index
 
@@ -213,10 +219,19 @@ def auto_sweep(vault: Vault) -> str | None:
         return None
     try:
         with open_index(vault) as idx:
-            last = idx.last_sweep()
+            last, size = idx.last_sweep(), idx.count()
         if not sweep_due(last, clock.now().timestamp(), s.auto_sweep):
             return None
-        sweep(vault, show=0)
+        if size > s.background_above:
+            import sys
+
+            from optmem.runner import detach
+
+            if not detach([sys.executable, "-m", "optmem", "--vault", str(vault.root), "sweep",
+                           "--if-due", "--show", "0"]):
+                return "the daily sweep could not be started; run `optmem sweep`"
+            return None
+        sweep(vault, show=0, if_due=True)
     except OptmemError as exc:
         return f"the daily sweep did not run ({exc.message}); run `optmem sweep` later"
     return None

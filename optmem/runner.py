@@ -35,3 +35,14 @@ def run_command(cmd: str, stdin: str, timeout: float) -> Ran:
     if not out:
         return Ran(None, "printed nothing")
     return Ran(out + "\n")
+
+
+def detach(argv: list[str]) -> bool:
+    """Start a process that outlives this one (its own session, no terminal, output dropped);
+    False when it could not be started."""
+    try:
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    except OSError:
+        return False
+    return True

@@ -91,6 +91,7 @@ class Lifecycle(NamedTuple):
     pending_ttl_days: Annotated[float, AtLeast(0)] = 30.0   # an unconfirmed guess cools after this
     agent_confidence: Annotated[float, AtLeast(0), AtMost(1)] = 0.5   # MCP/hook appends' default
     auto_sweep: Annotated[str, OneOf(("daily", "off"))] = "daily"  # on a write, at most once a day
+    background_above: Annotated[int, AtLeast(0)] = 100_000  # records: above, that sweep runs detached
 
 
 class TreeSettings(NamedTuple):

@@ -248,6 +248,30 @@ def test_a_write_sweeps_at_most_once_a_day_unless_turned_off(cli, vault, vault_p
     assert [a for a in access(vault_path) if "sweep" in a] == sweeps
 
 
+def test_in_a_big_vault_the_daily_sweep_runs_detached_and_only_once(vault, vault_path):
+    import time
+
+    (vault_path / "optmem.toml").write_text("[lifecycle]\nbackground_above = 3\n", "utf-8")
+    env = {"OPTMEM_NOW": "2026-01-01T00:00:00Z"}
+    for i in range(4):
+        assert run_optmem("append", f"old fact {i} about the deploy", env=env).returncode == 0
+    first = [a for a in access(vault_path) if "sweep" in a]
+    assert len(first) == 1  # the first write of the day, with 1 record: in process
+    later = {"OPTMEM_NOW": "2026-06-01T00:00:00Z"}
+    procs = [subprocess.Popen([*optmem_cmd(), "append", f"new fact {i}"], env={**__import__("os").environ, **later})
+             for i in range(3)]  # three writes at once, each finding the sweep due
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len([a for a in access(vault_path) if "sweep" in a]) < 2:
+        time.sleep(0.2)  # the detached sweep finishes on its own; the others find it done
+    # a sweep started after it (cron, or one of those writes) finds it done and writes nothing
+    assert json.loads(run_optmem("sweep", "--if-due", "--json", env=later).stdout)["ran"] is False
+    sweeps = [a for a in access(vault_path) if "sweep" in a]
+    assert len(sweeps) == 2 and sweeps[1]["sweep"]["cooled"] == 4
+    oldest = log_lines(vault_path)[0]["id"]
+    assert json.loads(run_optmem("get", oldest, "--json", env=later).stdout)["record"]["status"] == "cold"
+
+
 def test_cold_marks_survive_a_rebuild_and_leave_with_their_file(cli, vault, vault_path, monkeypatch):
     (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
     at(monkeypatch, "2026-01-01T00:00:00Z")

@@ -27,8 +27,9 @@ def touch(ids: list[str], json_out: bool) -> None:
 
 
 @command("sweep", flag("dry_run", help="Only print what would cool; write nothing."),
+         flag("if_due", help="Only if no sweep ran in the last day (for cron)."),
          opt("show", type=int, default=20, help="How many of the cooled records to list."))
-def sweep(dry_run: bool, show: int, json_out: bool) -> None:
+def sweep(dry_run: bool, if_due: bool, show: int, json_out: bool) -> None:
     """Cool what nobody used for long: out of normal search and context, never deleted.
 
     \b
@@ -41,9 +42,11 @@ def sweep(dry_run: bool, show: int, json_out: bool) -> None:
 
     if show < 0:
         raise UsageError("--show must be 0 or more")
-    res = lifecycle.sweep(get_vault(write=not dry_run), dry_run=dry_run, show=show)
+    res = lifecycle.sweep(get_vault(write=not dry_run), dry_run=dry_run, show=show, if_due=if_due)
 
     def human() -> str:
+        if not res.ran:
+            return "not due: a sweep ran within the last day"
         verb = "would cool" if dry_run else "cooled"
         reasons = ", ".join(f"{n} by {why.replace('_', ' ')}" for why, n in sorted(res.by_reason.items()))
         lines = [f"{verb} {res.cooled} of {res.checked} record(s)" + (f" ({reasons})" if reasons else "")]
