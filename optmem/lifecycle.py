@@ -109,13 +109,18 @@ PENDING_AGES = (1, 7, 30)            # stats: pending records younger than 1, 7,
 
 def census(s: Lifecycle, rows: Iterable[Any], now: float, by_status: dict[str, int],
            last_sweep: float | None) -> dict[str, Any]:
-    """What `stats` shows of the lifecycle: the heat of the records in normal recall, the active
-    set's size and share of the log, pending records by age, and when the last sweep ran."""
+    """What `stats` shows of the lifecycle: the heat and importance of the records in normal
+    recall (redlines aside: always 1), the active set's size and share of the log, pending records
+    by age, and when the last sweep ran."""
     heat_bands = {f">={b:g}": 0 for b in HEAT_BANDS} | {f"<{HEAT_BANDS[-1]:g}": 0}
     ages = {f"<{d}d": 0 for d in PENDING_AGES} | {f">={PENDING_AGES[-1]}d": 0}
+    imp_total, imp_given, warm = 0.0, 0, 0
     for row in rows:
         st = view.status(row, now)
         if st in (view.Status.CURRENT, view.Status.PENDING):
+            warm += 1
+            imp_total += importance(s, row.kind, row.tier, row.imp)
+            imp_given += row.imp is not None
             h = heat_of(s, row, now)
             band = next((f">={b:g}" for b in HEAT_BANDS if h >= b), f"<{HEAT_BANDS[-1]:g}")
             heat_bands[band] += 1
@@ -125,7 +130,9 @@ def census(s: Lifecycle, rows: Iterable[Any], now: float, by_status: dict[str, i
     total = sum(by_status.values())
     active = by_status.get(view.Status.CURRENT.value, 0)
     return {"active": active, "active_share": round(active / total, 4) if total else 0.0,
-            "heat": heat_bands, "pending_by_age": ages,
+            "heat": heat_bands, "importance": {"mean": round(imp_total / warm, 3) if warm else None,
+                                               "given": imp_given},
+            "pending_by_age": ages,
             "last_sweep": view.iso(last_sweep) if last_sweep is not None else None}
 
 

@@ -140,6 +140,9 @@ def test_claude_code_precompact_writes_a_handoff_and_session_start_prints_it(tmp
     assert "把后端端口改成 9090" in h["note"] and "也把文档更新一下" in h["note"] and h["source"] == "claude-code"
     record = json.loads(run_optmem("get", h["id"], "--json").stdout)["record"]
     assert record["session"] == "s1"  # the Claude Code session it came from
+    # a digest the hook made on its own: the agents' confidence, so it waits in the review queue
+    assert record["confidence"] == 0.5 and record["status"] == "pending"
+    assert [w["id"] for w in json.loads(run_optmem("pending", "--json").stdout)["pending"]] == [h["id"]]
     start = run_optmem("hook", "claude-code", input=json.dumps(
         {"hook_event_name": "SessionStart", "cwd": str(repo), "source": "startup"}))
     assert start.returncode == 0

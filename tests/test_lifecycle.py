@@ -342,6 +342,7 @@ def test_stats_show_the_lifecycle(cli, vault, vault_path, monkeypatch):
     life = s["lifecycle"]
     assert life["active"] == 1 and life["active_share"] == pytest.approx(1 / 3, abs=1e-3)
     assert life["heat"][">=0.5"] == 2 and life["pending_by_age"]["<1d"] == 1
+    assert life["importance"] == {"mean": 0.7, "given": 1}  # 0.9 given, 0.5 by default
     assert life["last_sweep"] == "2026-08-01T00:00:00Z"
     assert s["sizes"]["access"] == (vault_path / "ACCESS.jsonl").stat().st_size
     assert "active set: 1 (33.3% of the log)" in cli("stats").stdout

@@ -55,6 +55,8 @@ def stats(json_out: bool) -> None:
                f"active set: {life['active']:,} ({life['active_share']:.1%} of the log); heat "
                + ", ".join(f"{b} {n:,}" for b, n in life["heat"].items())
                + f"; last sweep {life['last_sweep'] or 'never'}",
+               f"importance: mean {life['importance']['mean'] if life['importance']['mean'] is not None else '—'}"
+               f" ({life['importance']['given']:,} given with --importance, the rest by kind and tier)",
                "pending by age: " + ", ".join(f"{a} {n:,}" for a, n in life["pending_by_age"].items()),
                "by domain: " + ", ".join(f"{d} {n:,}" for d, n in s["by_domain"].items()),
                "by kind: " + ", ".join(f"{k} {n:,}" for k, n in s["by_kind"].items()),
