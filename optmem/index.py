@@ -409,6 +409,8 @@ class Index:
         """Catch up with lines appended since the last sync (the caller holds the vault lock)."""
         state = LogState.read(self.vault.log_path)
         meta = read_meta(self.conn)
+        if not _view_ok(self.vault, meta):
+            raise NeedsRebuild()
         if not state.same_as(meta):
             if not appended_only(self.vault.log_path, state, meta):
                 raise NeedsRebuild()
@@ -416,6 +418,17 @@ class Index:
             meta = read_meta(self.conn)
         if not access_in_step(self.vault.access_path, meta):
             consume_access(self.conn, self.vault.access_path)
+
+
+def view_meta(vault: Vault) -> dict[str, str]:
+    """The settings the effective view depends on, as the index's meta records them: an index
+    built with others is rebuilt (a changed conflict window re-decides every key group)."""
+    return {"conflict_window": repr(vault.settings.consolidation.conflict_window_days * 86400.0),
+            "conflict_sure": repr(vault.settings.lifecycle.pending_threshold)}
+
+
+def _view_ok(vault: Vault, meta: dict[str, str]) -> bool:
+    return all(meta.get(k) == v for k, v in view_meta(vault).items())
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -446,7 +459,7 @@ def _fresh(vault: Vault, *, apply_access: bool = True) -> sqlite3.Connection | N
     try:
         conn = _connect(path)
         meta = read_meta(conn)
-        if LogState.read(vault.log_path).same_as(meta):
+        if LogState.read(vault.log_path).same_as(meta) and _view_ok(vault, meta):
             if access_in_step(vault.access_path, meta):
                 return conn
             if apply_access:
@@ -497,6 +510,7 @@ def _build_file(vault: Vault, progress: Progress | None = None,
         consume(conn, vault.log_path, state, {"schema": SCHEMA}, progress, deferred, workers)
         conn.executescript(POST_DDL)
         with conn:
+            conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
             link(conn, deferred, None)
         consume_access(conn, vault.access_path)
         conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")

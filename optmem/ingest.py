@@ -145,7 +145,7 @@ def _prepare(batch: list[Line]) -> _Prepared:
             ref=f["ref"].upper() if f["ref"] else None,
             corrects=json.dumps(list(corrects)) if corrects else None,
             session=f["session"], spos=None, retired=int(view.retired_at_birth(kind, f["extra"])),
-            imp=f["importance"], pending=int(f["pending"]))))
+            imp=f["importance"], pending=int(f["pending"]), conf=f["confidence"], source=f["source"])))
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
         if key or ((corrects or f["ref"]) and view.links(kind, corrects, f["ref"])):
@@ -322,9 +322,10 @@ def link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None
     None means every pending reference is retried.
     """
     groups: set[tuple[str, str, str | None]] = set()
+    touched: list[int] = []   # records a link acted on: their key groups are settled again
     for rec in recs:
         for what, ref in view.links(rec.kind, rec.corrects, rec.ref):
-            _apply(conn, ref, rec.line, what)
+            touched.append(_apply(conn, ref, rec.line, what))
         if rec.key:
             groups.add((rec.key, rec.domain, rec.project))
     if conn.execute("SELECT 1 FROM pend LIMIT 1").fetchone():
@@ -340,17 +341,24 @@ def link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None
                     f"SELECT rowid, ref, src, what FROM pend WHERE ref IN ({marks})", chunk).fetchall()
         for rowid, ref, src, what in waiting:
             conn.execute("DELETE FROM pend WHERE rowid = ?", (rowid,))
-            _apply(conn, ref, src, what)
+            touched.append(_apply(conn, ref, src, what))
+    for i in range(0, len(touched), 500):
+        lines = [n for n in touched[i : i + 500] if n]
+        if lines:
+            groups.update(conn.execute(f"SELECT key, domain, project FROM rec WHERE key IS NOT NULL "
+                                       f"AND n IN ({','.join('?' * len(lines))})", lines).fetchall())
+    params = view_params(conn)
     for key, domain, project in groups:
-        _settle_key(conn, key, domain, project)
+        _settle_key(conn, key, domain, project, params)
 
 
-def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> None:
-    """Record `src` acts on the record `ref` names (or waits in `pend` until it arrives)."""
+def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
+    """Record `src` acts on the record `ref` names (or waits in `pend` until it arrives); the
+    target's line, 0 while it waits."""
     target = _resolve_n(conn, ref)
     if target is None:
         conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (clean_ref(ref), src, what))
-        return
+        return 0
     s_id, s_tier, s_ts, s_session = conn.execute("SELECT id, tier, ts, session FROM rec WHERE n = ?",
                                                  (src,)).fetchone()
     if what == view.SUPERSEDES:
@@ -367,22 +375,39 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> None:
             conn.execute("UPDATE rec SET confirmed = 1 WHERE n = ? AND pending != 0", (target,))
         if s_ts is not None:
             conn.execute("UPDATE rec SET seen = ? WHERE n = ?", (view.restated(seen, s_ts), target))
+    return target
 
 
-def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | None) -> None:
-    """Mark every member of a key group but the view's winner (or conflict) superseded."""
-    members = [view.Member(*m) for m in conn.execute(
-        "SELECT n, id, ts, tier FROM rec WHERE key = ? AND domain = ? AND project IS ?",
-        (key, domain, project))]
-    verdict = view.key_winner(members)
+VIEW_PARAMS = ("conflict_window", "conflict_sure")  # index meta: the settings the view was built with
+
+
+def view_params(conn: sqlite3.Connection) -> tuple[float, float]:
+    """(conflict window in seconds, the confidence both sides need) the index was built with."""
+    meta = read_meta(conn)
+    return float(meta.get("conflict_window", "0")), float(meta.get("conflict_sure", "1.1"))
+
+
+def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | None,
+                params: tuple[float, float]) -> None:
+    """Mark every member of a key group but the view's winner superseded — or, when time cannot
+    order its values, every member but those in conflict (which stay current, marked)."""
+    members = [view.Member(n, i, ts, tier, fp, src, conf, int(bool(sup or forgotten)),
+                           tuple(json.loads(corrects)) if corrects else (), kind)
+               for n, i, ts, tier, fp, src, conf, sup, forgotten, corrects, kind in conn.execute(
+                   "SELECT n, id, ts, tier, fp, source, conf, sup, forgotten, corrects, kind FROM rec "
+                   "WHERE key = ? AND domain = ? AND project IS ?", (key, domain, project))]
+    verdict = view.key_winner(members, *params)
     if isinstance(verdict, view.Winner):
-        current, by = [verdict.member], verdict.member.id
+        current, by, fork = [verdict.member], verdict.member.id, []
     else:
         current, by = list(verdict.members), view.newest(verdict.members).id
+        fork = [m.n for m in current]
     marks = ",".join("?" * len(current))
-    conn.execute(f"UPDATE rec SET ksup = CASE WHEN n IN ({marks}) THEN NULL ELSE ? END "
+    forks = ",".join("?" * len(fork)) or "NULL"
+    conn.execute(f"UPDATE rec SET ksup = CASE WHEN n IN ({marks}) THEN NULL ELSE ? END, "
+                 f"conflict = CASE WHEN n IN ({forks}) THEN 1 ELSE 0 END "
                  "WHERE key = ? AND domain = ? AND project IS ?",
-                 (*(m.n for m in current), by, key, domain, project))
+                 (*(m.n for m in current), by, *fork, key, domain, project))
 
 
 # -- ACCESS.jsonl: recalls and sweeps ------------------------------------------------------------

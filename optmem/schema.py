@@ -13,7 +13,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import Tier
 
-SCHEMA = "optmem-index-9"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle
+SCHEMA = "optmem-index-10"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10: conflicts
 
 
 class Col(NamedTuple):
@@ -44,6 +44,8 @@ class Row(NamedTuple):
     retired: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # a removed hot-memory entry
     imp: Annotated[float | None, Col("REAL")] = None      # importance as written (None: default)
     pending: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # stored below the threshold
+    conf: Annotated[float | None, Col("REAL")] = None     # confidence as written
+    source: Annotated[str | None, Col("TEXT")] = None     # who wrote it
     sup: Annotated[str | None, Col("TEXT", view=True)] = None      # superseded by this correction
     ksup: Annotated[str | None, Col("TEXT", view=True)] = None     # superseded by this same-key record
     forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0
@@ -52,6 +54,7 @@ class Row(NamedTuple):
     touched: Annotated[float | None, Col("REAL", view=True)] = None  # latest recall (ACCESS.jsonl)
     shown: Annotated[float | None, Col("REAL", view=True)] = None    # latest time context showed it
     cold: Annotated[float | None, Col("REAL", view=True)] = None     # latest sweep that cooled it
+    conflict: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a value of a key in conflict
 
     @property
     def superseded_by(self) -> str | None:
@@ -108,4 +111,5 @@ CREATE INDEX tag_tag ON tag(tag, n);
 CREATE INDEX pend_ref ON pend(ref);
 CREATE INDEX rec_pending ON rec(pending) WHERE pending != 0;
 CREATE INDEX rec_ref ON rec(ref) WHERE ref IS NOT NULL;
+CREATE INDEX rec_conflict ON rec(conflict) WHERE conflict != 0;
 """

@@ -94,6 +94,12 @@ class Lifecycle(NamedTuple):
     background_above: Annotated[int, AtLeast(0)] = 100_000  # records: above, that sweep runs detached
 
 
+class Consolidation(NamedTuple):
+    """Keeping facts clean: when two values of a key are in conflict."""
+
+    conflict_window_days: Annotated[float, AtLeast(0)] = 1.0  # values of a key this close in time
+
+
 class TreeSettings(NamedTuple):
     run: Annotated[int, AtLeast(2)] = 64
     fanout: Annotated[int, AtLeast(2)] = 8
@@ -104,7 +110,7 @@ class TreeSettings(NamedTuple):
 
 SECTIONS: dict[str, type] = {
     "limits": Limits, "dedup": Dedup, "log": LogSettings, "lock": Lock, "ranking": Ranking,
-    "tree": TreeSettings, "lifecycle": Lifecycle,
+    "tree": TreeSettings, "lifecycle": Lifecycle, "consolidation": Consolidation,
 }
 FREE_SECTIONS = ("projects",)
 # Settings that name a command optmem runs. A vault can arrive through git, so whoever can push
@@ -121,6 +127,7 @@ class Settings(NamedTuple):
     ranking: Ranking = Ranking()
     tree: TreeSettings = TreeSettings()
     lifecycle: Lifecycle = Lifecycle()
+    consolidation: Consolidation = Consolidation()
     projects: dict[str, str] = {}  # never mutated: a new Settings is made instead
     warnings: tuple[str, ...] = ()
 

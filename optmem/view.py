@@ -179,6 +179,12 @@ class Member(NamedTuple):
     id: str
     ts: float | None
     tier: int
+    fp: str | None = None            # what it says (two members with one fingerprint agree)
+    source: str | None = None
+    conf: float | None = None        # the confidence written with it, if any
+    out: int = 0                     # superseded by a correction, or forgotten: not a candidate
+    corrects: tuple[str, ...] = ()
+    kind: str = "note"
 
 
 class Winner(NamedTuple):
@@ -188,8 +194,8 @@ class Winner(NamedTuple):
 
 
 class Conflict(NamedTuple):
-    """Values of one key that time cannot order: all stay current, the rest are superseded by
-    the newest of them. (No rule produces a conflict yet; consolidation will.)"""
+    """Values of one key that time cannot order: all stay current (each marked as in conflict),
+    the rest are superseded by the newest of them, until someone resolves it."""
 
     members: tuple[Member, ...]
 
@@ -199,11 +205,40 @@ def newest(members: Iterable[Member]) -> Member:
     return max(members, key=lambda m: (m.ts if m.ts is not None else -1e18, m.id, m.n))
 
 
-def key_winner(members: list[Member]) -> Winner | Conflict:
-    """Which record of a key group is current: the newest; a redline holds its key against
-    newer non-redlines."""
-    redlines = [m for m in members if m.tier == Tier.REDLINE]
-    return Winner(newest(redlines or members))
+def _unordered(a: Member, b: Member, window: float, sure: float) -> bool:
+    """Whether time cannot decide between two values of a key: written within `window` seconds
+    of each other; or corrections of one record (made on two clones, merged by git); or two
+    sources that were both sure (confidence ≥ `sure`)."""
+    if a.fp is not None and a.fp == b.fp:
+        return False  # the same value said twice is agreement, not a conflict
+    if MEMORY in (a.kind, b.kind):
+        return False  # a hot-memory entry's journal: the log's order is the file's
+    if a.ts is not None and b.ts is not None and abs(a.ts - b.ts) < window:
+        return True
+    if set(a.corrects) & set(b.corrects):
+        return True
+    return (a.source != b.source and a.conf is not None and b.conf is not None
+            and a.conf >= sure and b.conf >= sure)
+
+
+def key_winner(members: list[Member], window: float = 0.0, sure: float = 1.1) -> Winner | Conflict:
+    """Which record of a key group is current: the newest — unless time cannot order it against
+    another value (`_unordered`), then those values are in conflict. A redline holds its key
+    against newer non-redlines; records out of the running (corrected, forgotten) never win (a
+    forgotten newest value gives its key back to the one before)."""
+    # a hot-memory entry's journal is ordered by the log alone (its last line is the entry's state)
+    live = [m for m in members if not m.out or m.kind == MEMORY] or members
+    redlines = [m for m in live if m.tier == Tier.REDLINE]
+    pool = redlines or live
+    top = newest(pool)
+    rivals = [m for m in pool if m is not top and _unordered(top, m, window, sure)]
+    if not rivals:
+        return Winner(top)
+    # one member per value: a restated rival counts once (its newest statement)
+    by_value: dict[str | None, Member] = {top.fp: top}
+    for m in sorted(rivals, key=lambda m: (m.ts or 0, m.id)):
+        by_value[m.fp if m.fp is not None else m.id] = m
+    return Conflict(tuple(sorted(by_value.values(), key=lambda m: (m.ts or 0, m.id))))
 
 
 def connected(start: Any, neighbours: Callable[[Any], list[Any]], key: Callable[[Any], Any]) -> list[Any]:

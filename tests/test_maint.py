@@ -99,7 +99,9 @@ def test_stats(vault, cli, monkeypatch):
     with open(vault.log_path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"ts": "2026-01-01T00:00:00Z", "domain": "code", "kind": "correction",
                              "corrects": [a], "text": "〔更正〕端口是 9091"}, ensure_ascii=False) + "\n")
+    monkeypatch.setenv("OPTMEM_NOW", "2025-12-20T00:00:00Z")  # time orders the two values of a key
     put(vault, "city is Hangzhou", domain="hermes", key="city")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
     put(vault, "city is Shanghai", domain="hermes", key="city")
     put(vault, "temporary", domain="hermes", ttl="1h")
     gone = put(vault, "forget me", domain="hermes").id

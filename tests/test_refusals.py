@@ -191,7 +191,7 @@ def test_correct_and_forget_of_a_bookkeeping_line_point_to_the_record_it_is_abou
     assert vault.log_path.read_bytes() == before
 
 
-def test_correct_of_a_superseded_record_names_the_current_version(cli, vault):
+def test_correct_of_a_superseded_record_names_the_current_version(cli, vault, monkeypatch):
     first = put(vault, "the backend port is 8080").id
     second = cli.json("correct", first, "the backend port is 9090")["id"]
     third = cli.json("correct", second, "the backend port is 9191")["id"]
@@ -202,7 +202,9 @@ def test_correct_of_a_superseded_record_names_the_current_version(cli, vault):
         assert f"optmem correct {third}" in out["message"]
     assert vault.log_path.read_bytes() == before
     # a record superseded by a newer one of the same key is refused the same way
+    monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
     a = put(vault, "the office is on floor 3", key="office.floor").id
+    monkeypatch.setenv("OPTMEM_NOW", "2026-02-01T00:00:00Z")  # a month later: time decides
     b = put(vault, "the office is on floor 5", key="office.floor").id
     assert cli.json("correct", a, "the office is on floor 4", code=2)["error"]["current"] == b
 
