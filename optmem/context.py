@@ -99,8 +99,11 @@ def _records(vault: Vault, project: str | None, domain: str | None, query: str |
             # shown here before does not count: that would keep whatever was shown once)
             recent = idx.recent(now, project=project, domain=domain, exclude_kinds=(HANDOFF, MEMORY),
                                 limit=RECENT_POOL)
-            recent.sort(key=lambda r: -heat_of(life, r, now, shown=False))
-            hits = [idx.record(r) for r in recent[:RECENT_SHOWN]]
+            # … and nothing gone cold by use, though no sweep has marked it yet: showing it would
+            # keep it warm by being shown
+            warm = [(heat_of(life, r, now, shown=False), r) for r in recent]
+            warm = sorted((hr for hr in warm if hr[0] >= life.cold_below), key=lambda hr: -hr[0])
+            hits = [idx.record(r) for _, r in warm[:RECENT_SHOWN]]
     out = []
     for rec in hits:
         age = clock.age(now - clock.parse_time(rec.ts).timestamp()) if rec.ts else "?"

@@ -275,10 +275,36 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
     _scan_log(vault, report, journals)
     _check_hot(vault, report, journals)
     _check_markdown(vault, report)
+    _check_access(vault, report)
     if cache_ok:
         _check_index(vault, report)
         _check_lifecycle(vault, report)
     return report
+
+
+def _check_access(vault: Vault, report: Report) -> None:
+    """ACCESS.jsonl (recalls and sweep marks): a file, of lines that parse. Its lines are hints —
+    a bad one only loses a recall — so they are reported for a person, not moved."""
+    from optmem.ingest import parse_access
+
+    path = vault.access_path
+    if not path.exists():
+        return
+    if not path.is_file():
+        report.problems.append(Problem("unreadable", "ACCESS.jsonl", "is not a file (a folder?); "
+                                       "recalls and cold marks are ignored until it is moved aside"))
+        return
+    bad: list[int] = []
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            if raw.strip() and parse_access(raw) is None:
+                bad.append(n)
+    for n in bad[:10]:
+        report.problems.append(Problem("unparseable_line", "ACCESS.jsonl", "not a recall or sweep "
+                                       "line (JSON with a ts); it is skipped — delete it (only a "
+                                       "recall or a cold mark is lost)", n))
+    if len(bad) > 10:
+        report.notes.append(f"ACCESS.jsonl: {len(bad) - 10} more unparseable line(s) not listed")
 
 
 def _check_lifecycle(vault: Vault, report: Report) -> None:
@@ -290,7 +316,9 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
     s = vault.settings.lifecycle
     now = clock.now().timestamp()
     if not in_step(vault):
-        return  # reading it would update it; the note above says it catches up on next use
+        report.notes.append("pending records past their TTL are checked once the index has caught up "
+                            "(run any command, then doctor again)")
+        return
     try:
         with open_index(vault) as idx:
             stale = [row for row in idx.pending_rows() if lifecycle.cools(s, row, now) == "pending_ttl"]

@@ -183,8 +183,8 @@ class Index:
 
     def has_pending(self) -> bool:
         """Whether any record waits as pending (a cheap partial-index probe)."""
-        return self.conn.execute("SELECT 1 FROM rec WHERE pending != 0 AND confirmed = 0 LIMIT 1"
-                                 ).fetchone() is not None
+        return self.conn.execute(f"SELECT 1 FROM rec WHERE pending != 0 AND confirmed = 0 AND kind NOT IN "
+                                 f"({_marks(BOOKKEEPING)}) LIMIT 1", BOOKKEEPING).fetchone() is not None
 
     def key_group(self, key: str, domain: str | None = None, project: str | None = None, *,
                   exact: bool = True) -> list[Row]:
@@ -261,12 +261,14 @@ class Index:
 
     def pending_rows(self) -> list[Row]:
         """Records stored as pending and not confirmed, oldest first."""
-        return self.rows("r.pending != 0 AND r.confirmed = 0 ORDER BY r.ts, r.n")
+        return self.rows(f"r.pending != 0 AND r.confirmed = 0 AND r.kind NOT IN ({_marks(BOOKKEEPING)}) "
+                         "ORDER BY r.ts, r.n", BOOKKEEPING)
 
-    def restatements(self, rid: str) -> int:
-        """How many distinct conversations (or sessionless records) said `rid` again."""
-        return self.conn.execute("SELECT count(DISTINCT coalesce(r.session, r.id)) FROM rec r "
-                                 "WHERE r.ref = ? AND r.kind = ?", (rid.upper(), SEEN)).fetchone()[0]
+    def restatements(self, row: Row) -> int:
+        """How many other conversations (or sessionless records) said this record again."""
+        return self.conn.execute(
+            "SELECT count(DISTINCT coalesce(r.session, r.id)) FROM rec r WHERE r.ref = ? AND r.kind = ? "
+            "AND (r.session IS NULL OR r.session IS NOT ?)", (row.id.upper(), SEEN, row.session)).fetchone()[0]
 
     def last_sweep(self) -> float | None:
         """When the last sweep ran (from ACCESS.jsonl), or None."""

@@ -359,19 +359,21 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
     if target is None:
         conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (clean_ref(ref), src, what))
         return 0
-    s_id, s_tier, s_ts, s_session = conn.execute("SELECT id, tier, ts, session FROM rec WHERE n = ?",
-                                                 (src,)).fetchone()
+    s_id, s_tier, s_ts, s_session, s_pending = conn.execute(
+        "SELECT id, tier, ts, session, pending FROM rec WHERE n = ?", (src,)).fetchone()
     if what == view.SUPERSEDES:
         t_tier = conn.execute("SELECT tier FROM rec WHERE n = ?", (target,)).fetchone()[0]
         if view.may_supersede(s_tier, t_tier):
             conn.execute("UPDATE rec SET sup = ? WHERE n = ? AND n != ?", (s_id, target, src))
     elif what == view.FORGETS:
         conn.execute("UPDATE rec SET forgotten = 1 WHERE n = ?", (target,))
-    elif what == view.CONFIRMS:
-        conn.execute("UPDATE rec SET confirmed = 1 WHERE n = ?", (target,))
+    elif what == view.CONFIRMS:  # a person vouched for it: current, and used now (warm again)
+        (seen,) = conn.execute("SELECT seen FROM rec WHERE n = ?", (target,)).fetchone()
+        conn.execute("UPDATE rec SET confirmed = 1, seen = ? WHERE n = ?",
+                     (view.restated(seen, s_ts) if s_ts is not None else seen, target))
     elif what == view.RESTATES:
         seen, t_session = conn.execute("SELECT seen, session FROM rec WHERE n = ?", (target,)).fetchone()
-        if view.confirms(t_session, s_session):
+        if view.confirms(t_session, s_session, not s_pending):
             conn.execute("UPDATE rec SET confirmed = 1 WHERE n = ? AND pending != 0", (target,))
         if s_ts is not None:
             conn.execute("UPDATE rec SET seen = ? WHERE n = ?", (view.restated(seen, s_ts), target))
@@ -392,9 +394,10 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
     """Mark every member of a key group but the view's winner superseded — or, when time cannot
     order its values, every member but those in conflict (which stay current, marked)."""
     members = [view.Member(n, i, ts, tier, fp, src, conf, int(bool(sup or forgotten)),
-                           tuple(json.loads(corrects)) if corrects else (), kind)
-               for n, i, ts, tier, fp, src, conf, sup, forgotten, corrects, kind in conn.execute(
-                   "SELECT n, id, ts, tier, fp, source, conf, sup, forgotten, corrects, kind FROM rec "
+                           tuple(json.loads(corrects)) if corrects else (), kind, int(bool(pend and not ok)))
+               for n, i, ts, tier, fp, src, conf, sup, forgotten, corrects, kind, pend, ok in conn.execute(
+                   "SELECT n, id, ts, tier, fp, source, conf, sup, forgotten, corrects, kind, pending, "
+                   "confirmed FROM rec "
                    "WHERE key = ? AND domain = ? AND project IS ?", (key, domain, project))]
     verdict = view.key_winner(members, *params)
     if isinstance(verdict, view.Winner):
@@ -419,6 +422,10 @@ ACCESS_BATCH = 2000
 
 
 def access_state(path: Path) -> tuple[int, int, int]:
+    """(size, inode, mtime) of ACCESS.jsonl; anything but a regular file counts as absent (doctor
+    reports it), so recalls are lost, never every command."""
+    if path.exists() and not path.is_file():
+        return 0, 0, 0
     st = LogState.read(path)
     return st.size, st.ino, st.mtime_ns
 
@@ -464,27 +471,36 @@ def _apply_access(conn: sqlite3.Connection, path: Path, start: int, size: int) -
             conn.executemany(f"UPDATE rec SET {column} = max(coalesce({column}, 0), ?) WHERE id = ?", pairs)
             pairs.clear()
 
-    with open(path, "rb") as fh:
+    end = start
+    with open(path, "rb") as fh:  # streamed: the file grows by a line per recall
         fh.seek(start)
-        data = fh.read(size - start)
-    end = data.rfind(b"\n") + 1  # a line still being written is read next time
-    for raw in data[:end].splitlines():
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            continue
-        if type(obj) is not dict or not isinstance(obj.get("ts"), str):
-            continue
-        at = to_epoch(obj["ts"])
-        if at is None:
-            continue
-        for field, into in (("touch", shown if obj.get("via") == "context" else touched), ("cold", cold)):
-            ids = obj.get(field)
-            if isinstance(ids, list):
-                into.extend((at, i) for i in ids if isinstance(i, str))
-        if "sweep" in obj:
-            swept = at if swept is None else max(swept, at)
-        if len(touched) + len(shown) + len(cold) >= ACCESS_BATCH:
-            flush()
+        for raw in fh:
+            if end + len(raw) > size or not raw.endswith(b"\n"):
+                break  # a line still being written is read next time
+            end += len(raw)
+            obj = parse_access(raw)
+            if obj is None:
+                continue
+            at, fields = obj
+            for field, into in (("touch", shown if fields.get("via") == "context" else touched), ("cold", cold)):
+                ids = fields.get(field)
+                if isinstance(ids, list):
+                    into.extend((at, i) for i in ids if isinstance(i, str))
+            if "sweep" in fields:
+                swept = at if swept is None else max(swept, at)
+            if len(touched) + len(shown) + len(cold) >= ACCESS_BATCH:
+                flush()
     flush()
-    return start + end, swept
+    return end, swept
+
+
+def parse_access(raw: bytes) -> tuple[float, dict] | None:
+    """(its time, its fields) of an ACCESS.jsonl line, or None when it cannot be used."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if type(obj) is not dict or not isinstance(obj.get("ts"), str):
+        return None
+    at = to_epoch(obj["ts"])
+    return None if at is None else (at, obj)

@@ -27,12 +27,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from optmem import clock, fsio, view
 from optmem.errors import UsageError
-from optmem.record import CONFIRM, CORRECTION, NEVER_COOL, Record, Tier, new_id
+from optmem.record import BOOKKEEPING, CONFIRM, CORRECTION, NEVER_COOL, Record, Tier, new_id
 from optmem.settings import Lifecycle
 from optmem.vault import Vault
 
@@ -82,12 +83,13 @@ def cools(s: Lifecycle, row: Any, now: float) -> str | None:
     """Why a sweep at `now` cools this record — `heat`, `pending_ttl` or `expired` — or None."""
     if row.tier == Tier.REDLINE or row.kind in NEVER_COOL:
         return None
+    if row.accessed is not None and row.accessed >= now:
+        return None  # used this very second (or stamped later by a clock ahead): not cold
     st = view.status(row, now)
     if st in (view.Status.FORGOTTEN, view.Status.COLD):
         return None
-    idle = (now - (row.accessed if row.accessed is not None else now)) / DAY
-    if st == view.Status.PENDING and idle >= s.pending_ttl_days:
-        return "pending_ttl"
+    if st == view.Status.PENDING and row.ts is not None and (now - row.ts) / DAY >= s.pending_ttl_days:
+        return "pending_ttl"  # counted from when it was guessed: a recall does not confirm it
     if row.expires is not None and (now - row.expires) / DAY >= s.expired_grace_days:
         return "expired"
     if heat_of(s, row, now) < s.cold_below:
@@ -149,8 +151,9 @@ def check_unit(name: str, value: float | None) -> float | None:
 
 
 def sweep_due(last_sweep: float | None, now: float, mode: str) -> bool:
-    """Whether a write should sweep first (`auto_sweep = daily`: at most once a day)."""
-    return mode == "daily" and (last_sweep is None or now - last_sweep >= DAY)
+    """Whether a write should sweep first (`auto_sweep = daily`: at most once a day). A last
+    sweep dated more than a day ahead (a clone with a fast clock) does not stop sweeps for ever."""
+    return mode == "daily" and (last_sweep is None or now - last_sweep >= DAY or last_sweep - now > DAY)
 
 
 # -- drivers ------------------------------------------------------------------------------------
@@ -179,25 +182,40 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
     now, ts = moment.timestamp(), clock.format_ts(moment)
     s = vault.settings.lifecycle
     vault.require()
-    # one sweep at a time (two would only repeat each other's lines); writers never wait for it
-    with fsio.exclusive_lock(vault.cache_dir / "sweep.lock", vault.settings.lock.timeout, within=vault.root):
+    # one sweep at a time (two would only repeat each other's lines); writers never wait for it;
+    # a dry run writes nothing, so it needs no lock (and works on a read-only vault)
+    lock = nullcontext() if dry_run else fsio.exclusive_lock(
+        vault.cache_dir / "sweep.lock", vault.settings.lock.timeout, within=vault.root)
+    with lock:
         with open_index(vault) as idx:
             if if_due and not sweep_due(idx.last_sweep(), now, "daily"):
                 return Swept(ts, dry_run, 0, 0, {}, ran=False)
             ids: list[str] = []
             shown: list[dict[str, Any]] = []
             reasons: dict[str, int] = {}
+            behind: dict[str, list[Any]] = {}  # superseder id → the visible records it supersedes
             checked = 0
-            for row in idx.coolable():
-                checked += 1
-                why = cools(s, row, now)
-                if why is None:
-                    continue
+
+            def cool(row: Any, why: str) -> None:
                 ids.append(row.id)
                 reasons[why] = reasons.get(why, 0) + 1
                 if len(shown) < show:
                     shown.append({"id": row.id, "reason": why, "heat": round(heat_of(s, row, now), 4),
                                   "status": view.status(row, now).value, "text": _preview(idx, row)})
+
+            for row in idx.coolable():
+                checked += 1
+                why = cools(s, row, now)
+                if why is not None:
+                    cool(row, why)
+                elif row.superseded_by and view.status(row, now) == view.Status.SUPERSEDED:
+                    behind.setdefault(row.superseded_by, []).append(row)
+            # an old value never outlives, in normal search, the record that replaced it
+            todo = list(ids)
+            while todo:
+                for row in behind.pop(todo.pop(), []):
+                    cool(row, "superseder_cold")
+                    todo.append(row.id)
         if not dry_run:
             lines = [access_line(ts, cold=ids[i : i + IDS_PER_LINE]) for i in range(0, len(ids), IDS_PER_LINE)]
             lines.append(access_line(ts, sweep={"cooled": len(ids), "checked": checked}))
@@ -267,7 +285,12 @@ def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
         raise UsageError("give at least one record id to touch")
     now = clock.now().timestamp()
     with open_index(vault) as idx:
-        rows = [resolve_one(idx, ref) for ref in refs]  # every id checked before anything is written
+        found = [resolve_one(idx, ref) for ref in refs]  # every id checked before anything is written
+    rows = list({r.id: r for r in found}.values())
+    for r in rows:
+        if r.kind in BOOKKEEPING:
+            raise UsageError(f"{r.id} is a `{r.kind}` line, not a memory; touch the record it is about "
+                             f"({r.ref or '?'}); nothing was written", id=r.id, ref=r.ref)
     touch_ids(vault, [r.id for r in rows], via)
     return Touched([r.id for r in rows], [r.id for r in rows if view.status(r, now) == view.Status.COLD])
 
@@ -328,7 +351,7 @@ class Waiting:
     text: str
     confidence: float | None
     age_days: int
-    restated: int            # distinct conversations that said it again (not yet enough)
+    restated: int            # other conversations that said it again (guesses too: not yet enough)
     status: str              # pending, or cold once pending_ttl passed
 
 
@@ -348,8 +371,8 @@ def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None)
                 continue
             rec = idx.record(row)
             out.append(Waiting(row.id, rec.ts, row.domain, row.project, scan.display(rec.text),
-                               rec.confidence, int((now - (row.ts or now)) // DAY),
-                               idx.restatements(row.id), st.value))
+                               rec.confidence, max(0, int((now - (row.ts or now)) // DAY)),
+                               idx.restatements(row), st.value))
             if limit and len(out) >= limit:
                 break
     return out

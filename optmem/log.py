@@ -269,7 +269,7 @@ def _on_similar(rec: Record, similar: list[dict[str, Any]], on_similar: str) -> 
 def _seen(rec: Record, ref: str, now: float) -> Record:
     """The `seen` line of a record said again: where, by whom and in which conversation."""
     return Record(id=new_id(now), ts=rec.ts, domain=rec.domain, project=rec.project, kind=SEEN,
-                  ref=ref, source=rec.source, session=rec.session)
+                  ref=ref, source=rec.source, session=rec.session, pending=rec.pending)
 
 
 def _pending_said_again(idx: Index, rec: Record, now: float, threshold: float) -> list[str]:
@@ -416,7 +416,7 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
 
         record["life"] = lifecycle.describe(vault.settings.lifecycle, row, now)
         if row.pending:
-            record["life"]["restated"] = idx.restatements(row.id)
+            record["life"]["restated"] = idx.restatements(row)
         return Got(record, idx.warnings())
 
 

@@ -105,7 +105,7 @@ class Parts(NamedTuple):
     def explain(self, **more: Any) -> dict[str, Any]:
         return {"relevance": round(self.relevance, 4), "context": round(self.context, 4),
                 "heat_factor": round(self.heat_factor, 4), "recency_bonus": round(self.recency_bonus, 4),
-                "importance": round(self.importance, 3), "age_days": self.age_days,
+                "relative_importance": round(self.importance, 3), "age_days": self.age_days,
                 "tier_factor": self.tier_factor, "band": str(view.BANDS[self.band]),
                 "status": self.status.value, **more}
 

@@ -249,7 +249,7 @@ def parse_fields(raw: bytes) -> dict[str, Any]:
         "evidence": _str_or_none(get("evidence")), "source": _str_or_none(get("source")),
         "session": _str_or_none(get("session")),
         "importance": _unit(get("importance")), "confidence": _unit(get("confidence")),
-        "pending": get("pending") is True,
+        "pending": get("pending") is True and tier != "redline",  # a rule is never a guess
         "extra": {k: obj[k] for k in extra_keys} if extra_keys else {},
         "hand": hand,
     }

@@ -66,10 +66,12 @@ class _Rule(NamedTuple):
     uses_now: bool
 
 
-def is_cold(row: ViewRow) -> bool:
+def is_cold(row: ViewRow, now: float) -> bool:
     """Cooled by a sweep and not written, said again or recalled since (an access in the sweep's
-    own second counts as after it: a sweep never cools what was just used)."""
-    return row.cold is not None and (row.accessed is None or row.cold > row.accessed)
+    own second counts as after it: a sweep never cools what was just used); a mark dated after
+    `now` (a clone with a fast clock) is not in effect yet."""
+    return (row.cold is not None and row.cold <= now
+            and (row.accessed is None or row.cold > row.accessed))
 
 
 # Priority order: a forgotten record is forgotten even if it was also corrected; a cold one is
@@ -77,9 +79,9 @@ def is_cold(row: ViewRow) -> bool:
 # superseded even if it has also expired; a pending one that expired is expired.
 STATUS_RULES: tuple[_Rule, ...] = (
     _Rule(Status.FORGOTTEN, lambda r, now: bool(r.forgotten), "r.forgotten != 0", False),
-    _Rule(Status.COLD, lambda r, now: is_cold(r),
-          "(r.cold IS NOT NULL AND r.cold > max(coalesce(r.ts, 0), coalesce(r.seen, 0), "
-          "coalesce(r.touched, 0), coalesce(r.shown, 0)))", False),
+    _Rule(Status.COLD, lambda r, now: is_cold(r, now),
+          "(r.cold IS NOT NULL AND r.cold <= ? AND r.cold > max(coalesce(r.ts, 0), coalesce(r.seen, 0), "
+          "coalesce(r.touched, 0), coalesce(r.shown, 0)))", True),
     _Rule(Status.SUPERSEDED, lambda r, now: bool(r.sup or r.ksup or r.retired),
           "(r.sup IS NOT NULL OR r.ksup IS NOT NULL OR r.retired != 0)", False),
     _Rule(Status.EXPIRED, lambda r, now: r.expires is not None and r.expires <= now,
@@ -161,10 +163,13 @@ def retired_at_birth(kind: str, extra: dict[str, Any]) -> bool:
     return kind == MEMORY and extra.get("op") == "remove"
 
 
-def confirms(target_session: str | None, restating_session: str | None) -> bool:
-    """Whether a restatement confirms a pending record: said again in another conversation (or
-    outside any) — an agent repeating its own guess in one session is not a second voice."""
-    return target_session is None or restating_session != target_session
+def confirms(target_session: str | None, restating_session: str | None, restater_sure: bool) -> bool:
+    """Whether a restatement confirms a pending record: said by someone sure of it, or guessed
+    again in another conversation — an agent repeating its own guess (in one session, or with no
+    session to tell them apart) is not a second voice."""
+    if restater_sure:
+        return True
+    return target_session is not None and restating_session is not None and restating_session != target_session
 
 
 def restated(previous: float | None, at: float) -> float:
@@ -185,6 +190,7 @@ class Member(NamedTuple):
     out: int = 0                     # superseded by a correction, or forgotten: not a candidate
     corrects: tuple[str, ...] = ()
     kind: str = "note"
+    guess: int = 0                   # pending and unconfirmed: never wins its key before it is
 
 
 class Winner(NamedTuple):
@@ -227,7 +233,7 @@ def key_winner(members: list[Member], window: float = 0.0, sure: float = 1.1) ->
     against newer non-redlines; records out of the running (corrected, forgotten) never win (a
     forgotten newest value gives its key back to the one before)."""
     # a hot-memory entry's journal is ordered by the log alone (its last line is the entry's state)
-    live = [m for m in members if not m.out or m.kind == MEMORY] or members
+    live = [m for m in members if (not m.out and not m.guess) or m.kind == MEMORY] or members
     redlines = [m for m in live if m.tier == Tier.REDLINE]
     pool = redlines or live
     top = newest(pool)

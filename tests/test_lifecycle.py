@@ -119,7 +119,7 @@ def test_a_guess_waits_until_said_again_in_another_conversation(cli, vault, vaul
                     "--session", "chat-1")["status"] == "duplicate"
     assert cli.json("get", gid)["record"]["status"] == "pending"
     queue = cli.json("pending")["pending"]
-    assert [(w["id"], w["restated"]) for w in queue] == [(gid, 1)]
+    assert [(w["id"], w["restated"]) for w in queue] == [(gid, 0)]  # its own conversation: not counted
     # said again elsewhere — another domain, another conversation: confirmed
     at(monkeypatch, "2026-03-02T00:00:00Z")
     again = cli.json("append", "User prefers tabs over spaces!", "--domain", "hermes", "--session", "chat-2")
@@ -324,7 +324,7 @@ def test_importance_reorders_near_equals_and_explain_names_the_heat(cli, vault, 
     hits = cli.json("search", "metrics dashboard", "--explain")["hits"]
     assert [h["id"] for h in hits] == [high, low]
     ex = {h["id"]: h["explain"] for h in hits}
-    assert ex[high]["importance"] == 2.0 and ex[low]["importance"] == 0.2
+    assert ex[high]["relative_importance"] == 2.0 and ex[low]["relative_importance"] == 0.2
     assert ex[high]["heat_factor"] > ex[low]["heat_factor"] > 1.0
     assert "heat×" in cli("search", "metrics dashboard", "--explain").stdout
 
@@ -346,3 +346,132 @@ def test_stats_show_the_lifecycle(cli, vault, vault_path, monkeypatch):
     assert life["last_sweep"] == "2026-08-01T00:00:00Z"
     assert s["sizes"]["access"] == (vault_path / "ACCESS.jsonl").stat().st_size
     assert "active set: 1 (33.3% of the log)" in cli("stats").stdout
+
+
+# -- found by an adversarial run: each at its mechanism -----------------------------------------------
+def no_sweep(vault_path) -> None:
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+
+
+def test_a_guessed_value_of_a_key_supersedes_nothing_until_confirmed(cli, vault, vault_path, monkeypatch):
+    no_sweep(vault_path)
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    sure = cli.json("append", "backend port is 8080", "--key", "backend.port")["id"]
+    at(monkeypatch, "2026-01-05T00:00:00Z")
+    guess = cli.json("append", "backend port is 9090", "--key", "backend.port", "--agent")["id"]
+    assert cli.json("get", sure)["record"]["status"] == "current"
+    assert "8080" in cli.json("context")["text"]
+    cli.json("confirm", guess)
+    assert cli.json("get", sure)["record"]["status"] == "superseded"
+    assert cli.json("get", sure)["record"]["superseded_by"] == guess
+
+
+def test_confirming_a_guess_that_went_cold_warms_it(cli, vault, vault_path, monkeypatch):
+    no_sweep(vault_path)
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    guess = cli.json("append", "guess: the cdn is cloudfront", "--confidence", "0.3")["id"]
+    at(monkeypatch, "2026-02-20T00:00:00Z")
+    cli.json("sweep")
+    assert cli.json("get", guess)["record"]["status"] == "cold"
+    at(monkeypatch, "2026-03-01T00:00:00Z")
+    assert cli.json("confirm", guess)["status"] == "confirmed"
+    assert cli.json("get", guess)["record"]["status"] == "current"
+
+
+def test_an_old_value_goes_cold_with_the_record_that_replaced_it(cli, vault, vault_path, monkeypatch):
+    no_sweep(vault_path)
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    old = cli.json("append", "the api rate limit is 100 per minute", "--importance", "0.9")["id"]
+    new = cli.json("correct", old, "the api rate limit is 500 per minute")["id"]
+    at(monkeypatch, "2026-05-16T00:00:00Z")  # the correction (0.7) cools; the old value (0.9) would not
+    swept = cli.json("sweep")
+    assert swept["by_reason"] == {"heat": 1, "superseder_cold": 1}
+    assert cli.json("search", "api rate limit")["hits"] == []
+    hits = cli.json("search", "api rate limit", "--include-cold")["hits"]
+    assert {h["id"]: h["status"] for h in hits} == {new: "cold", old: "cold"}
+    assert "COLD, SUPERSEDED by" in cli("search", "api rate limit 100", "--include-cold").stdout
+
+
+def test_context_does_not_keep_an_unused_note_warm_by_showing_it(cli, vault, vault_path, monkeypatch):
+    no_sweep(vault_path)
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    ids = [cli.json("append", f"one-off note {i} about lunch")["id"] for i in range(5)]
+    for month in range(2, 13):
+        at(monkeypatch, f"2026-{month:02d}-01T00:00:00Z")
+        cli.json("context")
+        cli.json("sweep")
+    assert {cli.json("get", i)["record"]["status"] for i in ids} == {"cold"}
+    assert "one-off note" not in cli.json("context")["text"]
+
+
+def test_an_agent_repeating_its_own_guess_is_not_a_second_voice(cli, vault, vault_path):
+    no_sweep(vault_path)
+    guess = cli.json("append", "the user likes dark mode", "--agent")["id"]
+    assert cli.json("append", "the user likes dark mode", "--agent")["status"] == "duplicate"
+    assert [w["id"] for w in cli.json("pending")["pending"]] == [guess]  # no session to tell them apart
+    cli.json("append", "the user likes dark mode")  # someone sure of it says it
+    assert cli.json("pending")["pending"] == []
+    assert cli.json("get", guess)["record"]["status"] == "current"
+
+
+def test_marks_and_sweeps_dated_ahead_of_the_clock_do_not_stick(cli, vault, vault_path, monkeypatch):
+    no_sweep(vault_path)
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    rid = cli.json("append", "skewed clock note gamma")["id"]
+    at(monkeypatch, "2027-01-01T00:00:00Z")  # a clone whose clock ran a year ahead swept
+    cli.json("sweep")
+    at(monkeypatch, "2026-01-10T00:00:00Z")
+    assert cli.json("get", rid)["record"]["status"] == "current"  # that mark is not in effect yet
+    assert lifecycle.sweep_due(epoch("2027-01-01T00:00:00Z"), epoch("2026-01-10T00:00:00Z"), "daily")
+    assert cli.json("sweep", "--if-due")["ran"] is True
+
+
+def test_sweeping_twice_in_one_second_cools_nothing_twice(cli, vault, vault_path, monkeypatch):
+    no_sweep(vault_path)
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    cli.json("append", "tiny note", "--importance", "0.01")
+    assert cli.json("sweep")["cooled"] == 0  # written this very second: not cold
+    at(monkeypatch, "2026-01-02T00:00:00Z")
+    assert cli.json("sweep")["cooled"] == 1 and cli.json("sweep")["cooled"] == 0
+
+
+def test_lifecycle_commands_need_an_existing_vault_and_create_nothing(cli, tmp_path):
+    missing = tmp_path / "typo"
+    for args in (["touch", "ABCDEF"], ["confirm", "ABCDEF"], ["reject", "ABCDEF"], ["sweep", "--if-due"]):
+        err = cli.json("--vault", str(missing), *args, code=3)["error"]
+        assert err["code"] == "vault_missing", args
+    assert not missing.exists()
+
+
+def test_a_bad_access_file_is_reported_by_doctor_and_breaks_nothing_else(cli, vault, vault_path):
+    rid = cli.json("append", "the deploy key lives in vault")["id"]
+    (vault_path / "ACCESS.jsonl").write_text('{"v":1,"ts":"2026-01-01T00:00:00Z","touch":["X"]}\nnot json\n[1]\n',
+                                             "utf-8")
+    report = cli.json("doctor", code=1)
+    assert [(p["code"], p["file"], p["line"]) for p in report["problems"]] == [
+        ("unparseable_line", "ACCESS.jsonl", 2), ("unparseable_line", "ACCESS.jsonl", 3)]
+    (vault_path / "ACCESS.jsonl").unlink()
+    (vault_path / "ACCESS.jsonl").mkdir()
+    assert cli.json("get", rid)["record"]["status"] == "current"
+    assert cli.json("search", "deploy key")["hits"][0]["id"] == rid
+    assert cli.json("append", "another fact")["status"] == "stored"
+    assert [p["code"] for p in cli.json("doctor", code=1)["problems"]] == ["unreadable"]
+
+
+def test_search_touch_keeps_its_hits_when_the_recall_cannot_be_written(vault, vault_path):
+    import resource
+
+    rid = json.loads(run_optmem("append", "the staging host is stage-7", "--json").stdout)["id"]
+    run_optmem("search", "staging")  # the index is in step: a search writes nothing else
+
+    def no_growth() -> None:
+        import signal
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))  # like a read-only or full disk
+
+    res = subprocess.run([*optmem_cmd(), "search", "staging", "--touch", "--json"], capture_output=True,
+                         text=True, timeout=60, preexec_fn=no_growth)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert [h["id"] for h in json.loads(res.stdout)["hits"]] == [rid]
+    assert "not recorded as recalled" in res.stderr

@@ -21,7 +21,7 @@ def touch(ids: list[str], json_out: bool) -> None:
     """
     from optmem import lifecycle
 
-    res = lifecycle.touch(get_vault(write=True), list(ids or []))
+    res = lifecycle.touch(get_vault(), list(ids or []))  # records that exist: a vault that does
     emit(json_out, asdict(res), lambda: f"touched {len(res.ids)} record(s)"
          + (f"; warm again: {', '.join(short(i) for i in res.warmed)}" if res.warmed else ""))
 
@@ -42,7 +42,7 @@ def sweep(dry_run: bool, if_due: bool, show: int, json_out: bool) -> None:
 
     if show < 0:
         raise UsageError("--show must be 0 or more")
-    res = lifecycle.sweep(get_vault(write=not dry_run), dry_run=dry_run, show=show, if_due=if_due)
+    res = lifecycle.sweep(get_vault(), dry_run=dry_run, show=show, if_due=if_due)
 
     def human() -> str:
         if not res.ran:
@@ -98,7 +98,7 @@ def confirm(record_id: str, source: str | None, json_out: bool) -> None:
     """
     from optmem import lifecycle
 
-    res = lifecycle.confirm(get_vault(write=True), record_id, source=source)
+    res = lifecycle.confirm(get_vault(), record_id, source=source)
     emit(json_out, asdict(res), lambda: f"{res.status.replace('_', ' ')}: {res.id}")
 
 
@@ -113,6 +113,6 @@ def reject(record_id: str, reason: str | None, source: str | None, json_out: boo
     """
     from optmem import lifecycle
 
-    res = lifecycle.reject(get_vault(write=True), record_id, reason=reason, source=source)
+    res = lifecycle.reject(get_vault(), record_id, reason=reason, source=source)
     emit(json_out, {"status": "rejected" if res.status == "forgotten" else res.status, "id": res.id,
                     "tombstone": res.tombstone}, lambda: f"rejected: {res.id}")

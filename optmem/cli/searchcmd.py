@@ -20,6 +20,8 @@ def badges(hit: dict[str, Any]) -> str:
         out.append("REMOVED")  # a hot-memory entry that was removed
     elif hit["status"] == "superseded":
         out.append(f"SUPERSEDED by {short(hit['superseded_by'])}" if hit["superseded_by"] else "SUPERSEDED")
+    elif hit["status"] == "cold" and hit["superseded_by"]:
+        out.append(f"COLD, SUPERSEDED by {short(hit['superseded_by'])}")
     elif hit["status"] in ("expired", "forgotten", "pending", "cold"):
         out.append(hit["status"].upper())
     if hit["kind"] == "correction":
@@ -75,7 +77,7 @@ def _explain(ex: dict[str, Any]) -> str:
     if ex.get("dates"):
         parts.append("dates=" + ",".join(d.lstrip("_") for d in ex["dates"]))
     parts += [f"heat×{ex['heat_factor']} (recency +{ex['recency_bonus']:.1%}, {ex['age_days']}d; "
-              f"importance ×{ex['importance']})", f"tier×{ex['tier_factor']}",
+              f"importance ×{ex['relative_importance']})", f"tier×{ex['tier_factor']}",
               f"band={ex['band']}", f"b={ex['b']}"]
     if ex.get("promoted_over"):
         parts.append(f"newer than {short(ex['promoted_over'])} (same topic)")
@@ -125,8 +127,12 @@ def search(query: str, limit: int, domain: list[str] | None, project: str | None
         warn_all(result.warnings)
         if touch and result.hits:
             from optmem import lifecycle
+            from optmem.errors import OptmemError
 
-            lifecycle.touch_ids(vault, [h.record.id for h in result.hits], "search")
+            try:
+                lifecycle.touch_ids(vault, [h.record.id for h in result.hits], "search")
+            except OptmemError as exc:  # the hits are the answer; the recall is a hint
+                warn_all([f"the hits were not recorded as recalled: {exc.message}"])
     payload = result.to_json(show_unsafe=allow_unsafe)
     emit(json_out, payload, lambda: render_hits(payload))
 
