@@ -44,7 +44,7 @@ class Context:
 
 RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the warmest shown
 # what is cut first when the budget is tight: the end of this list
-PRIORITY = ("redlines", "memory", "user", "project", "handoff", "records")
+PRIORITY = ("redlines", "conflicts", "memory", "user", "project", "handoff", "records")
 
 
 def _line(text: str) -> str:
@@ -57,6 +57,21 @@ def _redlines(vault: Vault, domain: str | None, now: float) -> list[str]:
     with open_index(vault) as idx:
         return [f"- [{r.domain}] {_line(idx.record(r).text)} (id {r.id[-8:]})"
                 for r in idx.current_redlines(now, domain)]
+
+
+def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[str]:
+    """One line per open conflict (of this project and domain, or none): both values with their
+    dates, and the question to settle it with the user."""
+    from optmem import facts
+
+    out = []
+    for c in facts.conflicts(vault):
+        if (domain and c.domain != domain) or (project and c.project not in (None, project)):
+            continue
+        said = " or ".join(f"“{_line(v['text'])}” ({v['ts'][:10]}, id {v['id'][-8:]})" for v in c.values)
+        out.append(f"- {c.key}: you were told {said} — which is right now? Ask the user, then "
+                   f"`optmem resolve {c.key} --keep ID`")
+    return out
 
 
 def _hot(vault: Vault, target: str, project: str | None) -> list[str]:
@@ -121,6 +136,8 @@ def build(vault: Vault, *, project: str | None = None, domain: str | None = None
         validate_name(domain, "domain")
     now = clock.now().timestamp()
     sections = [Section("redlines", "Redlines — locked rules", _redlines(vault, domain, now)),
+                Section("conflicts", "Conflicting facts — ask the user which is right now",
+                        _conflicts(vault, project, domain)),
                 Section("memory", "Memory (MEMORY.md)", _hot(vault, "memory", None)),
                 Section("user", "User (USER.md)", _hot(vault, "user", None))]
     if project:

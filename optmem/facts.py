@@ -1,4 +1,5 @@
-"""Facts and their versions: `correct` a record, and a record's `history`.
+"""Facts and their versions: `correct` a record, a record's `history`, and the `conflicts` of
+keyed facts that time cannot settle, which a person `resolve`s.
 
 The effective view (`view`) decides what supersedes what; this module writes corrections through
 the log's append path and reads the chains of versions back.
@@ -15,7 +16,7 @@ from optmem import clock, log, view
 from optmem import text as textmod
 from optmem.errors import Ambiguous, NotFound, UsageError
 from optmem.index import Filters, Index, Row, open_index, prepare
-from optmem.record import CORRECTION, ID_RE
+from optmem.record import CORRECTION, ID_RE, RESOLUTION, names
 from optmem.vault import Vault
 
 CORRECTION_PREFIX = "〔更正〕"
@@ -142,3 +143,73 @@ def _linked(idx: Index, row: Row) -> list[Row]:
     if row.key:
         linked += idx.key_group(row.key, row.domain, row.project)
     return linked
+
+
+# -- conflicts: values of a key that time cannot order --------------------------------------------
+@dataclass(frozen=True)
+class OpenConflict:
+    key: str
+    domain: str
+    project: str | None
+    values: list[dict[str, Any]]     # the records in conflict, oldest first (get's shape)
+
+
+def conflicts(vault: Vault, *, show_unsafe: bool = False) -> list[OpenConflict]:
+    """Every key whose current values time cannot order (`view.key_winner`), oldest first."""
+    now = clock.now().timestamp()
+    with open_index(vault) as idx:
+        groups: dict[tuple[str, str, str | None], list[Row]] = {}
+        for row in idx.in_conflict():
+            if view.status(row, now) in (view.Status.CURRENT, view.Status.PENDING) and row.key:
+                groups.setdefault((row.key, row.domain, row.project), []).append(row)
+        return [OpenConflict(k, d, p, [idx.view_of(r, now).full(show_unsafe=show_unsafe)
+                                      for r in sorted(rows, key=lambda r: (r.ts or 0, r.id))])
+                for (k, d, p), rows in sorted(groups.items(), key=lambda g: min(r.ts or 0 for r in g[1]))
+                if len(rows) > 1]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    id: str
+    key: str
+    kept: str | None
+    superseded: list[str]
+    record: dict[str, Any]
+
+
+def resolve(vault: Vault, key: str, *, keep: str | None = None, value: str | None = None,
+            domain: str | None = None, project: str | None = None, source: str | None = None,
+            allow_unsafe: bool = False) -> Resolved:
+    """Settle a conflict on `key`: a `resolution` record with the kept value (`keep`: one of the
+    values' ids) or a new one (`value`), correcting every value in conflict — a new record,
+    never a rewrite."""
+    if (keep is None) == (value is None):
+        raise UsageError("give --keep ID (one of the values in conflict) or --value TEXT (a new one)")
+    found = [c for c in conflicts(vault, show_unsafe=True) if c.key == key
+             and (domain is None or c.domain == domain) and (project is None or c.project == project)]
+    if not found:
+        raise NotFound(f"no open conflict on key {key!r}" + (f" in {domain}" if domain else "")
+                       + "; `optmem conflicts` lists them", key=key)
+    if len(found) > 1:
+        raise Ambiguous(f"key {key!r} is in conflict in {len(found)} places; give --domain and --project",
+                        candidates=[{"domain": c.domain, "project": c.project} for c in found])
+    c = found[0]
+    ids = [v["id"] for v in c.values]
+    kept = None
+    if keep is not None:
+        matches = [v for v in c.values if names(keep, v["id"])]
+        if len(matches) != 1:
+            raise UsageError(f"--keep {keep!r} is not one of the values in conflict on {key!r}: "
+                             + ", ".join(f"{v['id'][-8:]} ({v['text'][:40]})" for v in c.values),
+                             key=key, values=ids)
+        kept, text = matches[0]["id"], matches[0]["text"]
+    else:
+        text = value or ""
+    tier = "redline" if any(v["tier"] == "redline" for v in c.values) else "normal"
+    res = log.append(vault, log.Draft(text, domain=c.domain, project=c.project, kind=RESOLUTION,
+                                      tier=tier, key=key, corrects=ids, source=source,
+                                      extra={"resolves": ids, **({"kept": kept} if kept else {})}),
+                     gate=False, allow_unsafe=allow_unsafe)
+    return Resolved(res.id or "", key, kept, ids, res.record or {})
+
+

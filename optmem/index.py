@@ -170,7 +170,8 @@ class Index:
         """The record as callers see it: stored fields plus its effective status."""
         st = view.status(row, now)
         return view.RecordView(record or self.record(row), st, row.superseded_by, row.n,
-                               cold_since=row.cold if st == view.Status.COLD else None)
+                               cold_since=row.cold if st == view.Status.COLD else None,
+                               conflict=bool(row.conflict) and st in view.LIVE)
 
     # -- questions about records ---------------------------------------------------------------
     def with_fingerprint(self, fp: str, domain: str | None, project: str | None) -> list[Row]:
@@ -258,6 +259,10 @@ class Index:
                f"AND r.tier != {int(Tier.REDLINE)} AND r.forgotten = 0")
         for t in self.conn.execute(sql, NEVER_COOL):
             yield Row(*t)
+
+    def in_conflict(self) -> list[Row]:
+        """Records marked as one of the values of a key in conflict."""
+        return self.rows("r.conflict != 0 ORDER BY r.key, r.ts, r.n")
 
     def pending_rows(self) -> list[Row]:
         """Records stored as pending and not confirmed, oldest first."""

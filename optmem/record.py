@@ -33,6 +33,7 @@ CORRECTION = "correction"
 MEMORY = "memory"        # the hot-memory journal
 HANDOFF = "handoff"
 COMMIT = "commit"
+RESOLUTION = "resolution"  # a person settled a conflict on a key (corrects every value in it)
 SEEN = "seen"            # bookkeeping: a restatement of `ref` (no text)
 FORGET = "forget"        # bookkeeping: a tombstone for `ref`
 CONFIRM = "confirm"      # bookkeeping: a person confirmed the pending record `ref`

@@ -319,5 +319,6 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
                                       b=round(corpus.params.b, 3))
         hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,
                                     round(s.parts.score, 4), explain,
-                                    cold_since=s.row.cold if s.parts.status == view.Status.COLD else None))
+                                    cold_since=s.row.cold if s.parts.status == view.Status.COLD else None,
+                                    conflict=bool(s.row.conflict) and s.parts.status in view.LIVE))
     return hits

@@ -90,6 +90,8 @@ STATUS_RULES: tuple[_Rule, ...] = (
           "(r.pending != 0 AND r.confirmed = 0)", False),
 )
 
+LIVE = (Status.CURRENT, Status.PENDING)  # what a conflict is between
+
 # Search lists hits in bands, best first: current redlines, other current records, then by status.
 BANDS = ("redline", Status.CURRENT, Status.PENDING, Status.EXPIRED, Status.SUPERSEDED, Status.COLD,
          Status.FORGOTTEN)
@@ -281,6 +283,7 @@ class RecordView(NamedTuple):
     explain: dict[str, Any] | None = None
     annex: dict[str, Any] | None = None  # kind-specific extras (tree nodes)
     cold_since: float | None = None      # when a sweep cooled it (status cold)
+    conflict: bool = False               # one of the values of a key that time cannot order
 
     def _base(self, show_unsafe: bool) -> dict[str, Any]:
         r = self.record
@@ -302,6 +305,8 @@ class RecordView(NamedTuple):
             out["expires"] = r.expires
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
+        if self.conflict:
+            out["conflict"] = True
         out.update(self.annex or {})
         if self.explain is not None:
             out["explain"] = self.explain
@@ -321,6 +326,7 @@ class RecordView(NamedTuple):
                     "line": self.line})
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
+        out["conflict"] = self.conflict
         for k, v in r.extra.items():
             out.setdefault(k, v)
         return out

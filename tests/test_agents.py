@@ -223,7 +223,7 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
 
     got = mcp_session(vault_path, script)
     assert got["tools"] == {"memory", "search", "append", "touch", "correct", "forget", "handoff_read",
-                            "handoff_write", "context"}
+                            "handoff_write", "context", "conflicts", "resolve"}
     assert json.loads(got["search"]) == json.loads(cli_json)  # the same JSON as the CLI
     # tools are generated from the CLI's declarations: its names, types and help
     search_args = got["schemas"]["search"]["properties"]

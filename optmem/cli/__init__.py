@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "search": ("searchcmd", "Ranked search: corrections outrank what they correct, redlines outrank everything."),
     "correct": ("searchcmd", "Append a correction that supersedes TARGET at query time (the old record stays)."),
     "history": ("searchcmd", "Show every version of a fact, oldest first (corrections and same-key records)."),
+    "conflicts": ("searchcmd", "List the keys whose values time cannot order; settle each with `resolve`."),
+    "resolve": ("searchcmd", "Settle a conflict on KEY: a `resolution` record supersedes every value in it."),
     "reindex": ("searchcmd", "Rebuild the derived search index from LOG.jsonl (it is also rebuilt automatically)."),
     "touch": ("lifecmd", "Say records were used: they stay warm, and a cold one is warm again (ACCESS.jsonl)."),
     "sweep": ("lifecmd", "Cool what nobody used for long: out of normal search and context, never deleted."),

@@ -25,6 +25,8 @@ def render_record(rec: dict[str, Any]) -> str:
             f"; superseded by {short(rec['superseded_by'])}" if rec.get("superseded_by") else "")
     elif rec.get("superseded_by"):
         status += f" by {short(rec['superseded_by'])}"
+    if rec.get("conflict"):
+        status += ", in CONFLICT (optmem conflicts)"
     lines = [f"{rec['id']}  [{status}]", f"  {rec['ts']}  {rec['domain']}"
              + (f"/{rec['project']}" if rec.get("project") else "")
              + f"  kind={rec['kind']}  tier={rec['tier']}"]

@@ -24,6 +24,8 @@ def badges(hit: dict[str, Any]) -> str:
         out.append(f"COLD, SUPERSEDED by {short(hit['superseded_by'])}")
     elif hit["status"] in ("expired", "forgotten", "pending", "cold"):
         out.append(hit["status"].upper())
+    if hit.get("conflict"):
+        out.append("CONFLICT")
     if hit["kind"] == "correction":
         out.append("CORRECTION")
     return " ".join(out)
@@ -210,3 +212,56 @@ def reindex(json_out: bool) -> None:
     warn_all(warnings)
     emit(json_out, {"records": count, "seconds": seconds},
          lambda: f"indexed {count:,} records in {seconds:.2f}s")
+
+
+@command("conflicts", SHOW_UNSAFE)
+def conflicts(allow_unsafe: bool, json_out: bool) -> None:
+    """List the keys whose values time cannot order; settle each with `resolve`.
+
+    \b
+    Example:
+      optmem conflicts
+      optmem resolve user.os --keep 7QMZMMFT
+    """
+    from optmem import facts
+
+    found = facts.conflicts(get_vault(), show_unsafe=allow_unsafe)
+
+    def human() -> str:
+        if not found:
+            return "no open conflicts"
+        out = []
+        for c in found:
+            out.append(f"{c.key}  ({c.domain}" + (f"/{c.project}" if c.project else "") + ")")
+            out += [f"  {short(v['id'])}  {v['ts']}  {' '.join(v['text'].split())}"
+                    + (f"  — {v['source']}" if v.get("source") else "") for v in c.values]
+            out.append(f"  settle it: optmem resolve {c.key} --keep ID  (or --value TEXT)")
+        return "\n".join(out)
+
+    emit(json_out, {"conflicts": [{"key": c.key, "domain": c.domain, "project": c.project,
+                                   "values": c.values} for c in found], "count": len(found)}, human)
+
+
+@command("resolve", arg("key", "The key in conflict."),
+         opt("keep", help="The id of the value that is right (≥ 6 of its characters)."),
+         opt("value", help="Or the right value, as new text."),
+         opt("domain", "--domain", "-d", help="Where the conflict is, when the key is in conflict in several."),
+         opt("project", "--project", "-p", help="Likewise."),
+         opt("source", help="Who settled it."), UNSAFE)
+def resolve(key: str, keep: str | None, value: str | None, domain: str | None, project: str | None,
+            source: str | None, allow_unsafe: bool, json_out: bool) -> None:
+    """Settle a conflict on KEY: a `resolution` record supersedes every value in it.
+
+    \b
+    Example:
+      optmem resolve user.os --keep 7QMZMMFT
+      optmem resolve user.os --value "用 Mac，Windows 只在公司用"
+    """
+    from dataclasses import asdict
+
+    from optmem import facts
+
+    res = facts.resolve(get_vault(), key, keep=keep, value=value, domain=domain, project=project,
+                        source=source, allow_unsafe=allow_unsafe)
+    emit(json_out, asdict(res), lambda: f"resolved {key}: {res.id}"
+         + (f" keeps {short(res.kept)}" if res.kept else "") + f"; superseded {len(res.superseded)} value(s)")

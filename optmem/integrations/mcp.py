@@ -24,6 +24,8 @@ TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "search": ("search", ()),
     "append": ("append", ("agent",)),  # always an agent: a guess waits as pending (below)
     "touch": ("touch", ()),
+    "conflicts": ("conflicts", ()),
+    "resolve": ("resolve", ()),  # after asking the user, as `context` says
     "correct": ("correct", ()),
     "forget": ("forget", ()),
     "handoff_read": ("handoff read", ()),

@@ -1,0 +1,129 @@
+"""Conflicts on keyed facts (issue 14, item 1): when time cannot order two values of a key, both
+stay current, marked; the agent is asked to settle it with the user; a resolution is a record."""
+
+from __future__ import annotations
+
+import json
+
+from optmem import view
+from optmem.record import Tier
+
+
+def at(monkeypatch, when: str) -> None:
+    monkeypatch.setenv("OPTMEM_NOW", when)
+
+
+def quiet(vault_path) -> None:
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+
+
+def test_the_policy_time_orders_values_unless_it_cannot():
+    day = 86400.0
+    a = view.Member(1, "01A", 0.0, Tier.NORMAL, fp="a")
+    b = view.Member(2, "01B", 0.5 * day, Tier.NORMAL, fp="b")
+    c = view.Member(3, "01C", 30 * day, Tier.NORMAL, fp="c")
+    assert view.key_winner([a, b], day, 0.7) == view.Conflict((a, b))       # same day
+    assert view.key_winner([a, c], day, 0.7) == view.Winner(c)              # a month apart
+    assert view.key_winner([a, b._replace(fp="a")], day, 0.7) == view.Winner(b._replace(fp="a"))  # agreement
+    fork1, fork2 = (view.Member(4, "01D", 0.0, Tier.NORMAL, fp="x", corrects=("T",)),
+                    view.Member(5, "01E", 9 * day, Tier.NORMAL, fp="y", corrects=("T",)))
+    assert isinstance(view.key_winner([fork1, fork2], day, 0.7), view.Conflict)  # two clones corrected T
+    sure1 = view.Member(6, "01F", 0.0, Tier.NORMAL, fp="p", source="hermes", conf=0.9)
+    sure2 = view.Member(7, "01G", 40 * day, Tier.NORMAL, fp="q", source="code", conf=0.8)
+    assert isinstance(view.key_winner([sure1, sure2], day, 0.7), view.Conflict)
+    assert view.key_winner([sure1, sure2._replace(source="hermes")], day, 0.7) == view.Winner(sure2._replace(source="hermes"))
+    assert view.key_winner([a, b._replace(out=1)], day, 0.7) == view.Winner(a)  # corrected: out of the running
+    assert view.key_winner([a, b._replace(guess=1)], day, 0.7) == view.Winner(a)  # a guess waits
+
+
+def test_windows_or_mac_on_the_same_day_is_asked_and_resolved(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    at(monkeypatch, "2026-05-10T09:00:00Z")
+    win = cli.json("append", "用户喜欢用 Windows", "--key", "user.os")["id"]
+    at(monkeypatch, "2026-05-10T15:00:00Z")
+    mac = cli.json("append", "用户喜欢用 Mac", "--key", "user.os")["id"]
+    at(monkeypatch, "2026-05-11T08:00:00Z")
+    hits = cli.json("search", "用户喜欢用")["hits"]
+    assert {h["id"]: (h["status"], h.get("conflict")) for h in hits} == {win: ("current", True),
+                                                                         mac: ("current", True)}
+    assert "[CONFLICT]" in cli("search", "用户喜欢用").stdout
+    assert cli.json("get", win)["record"]["conflict"] is True
+    history = cli.json("history", "--key", "user.os")["versions"]
+    assert [(v["id"], v["status"], v["conflict"]) for v in history] == [(win, "current", True),
+                                                                       (mac, "current", True)]
+    listed = cli.json("conflicts")["conflicts"]
+    assert [(c["key"], [v["id"] for v in c["values"]]) for c in listed] == [("user.os", [win, mac])]
+    ctx = cli.json("context")["text"]
+    assert "which is right now? Ask the user" in ctx and "Windows" in ctx and "Mac" in ctx
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    done = cli.json("resolve", "user.os", "--keep", mac[-8:])
+    assert done["kept"] == mac and sorted(done["superseded"]) == sorted([win, mac])
+    assert (vault_path / "LOG.jsonl").read_bytes().startswith(before)  # a new record, never a rewrite
+    assert cli.json("conflicts")["conflicts"] == []
+    current = cli.json("search", "用户喜欢用", "--current")["hits"]
+    assert [(h["id"], h["text"], h["kind"]) for h in current] == [(done["id"], "用户喜欢用 Mac", "resolution")]
+    assert cli.json("get", win)["record"]["superseded_by"] == done["id"]
+    assert "Ask the user" not in cli.json("context")["text"]
+
+
+def test_a_resolution_may_be_a_new_value(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    at(monkeypatch, "2026-05-10T09:00:00Z")
+    cli.json("append", "the standup is at 9:30", "--key", "team.standup")
+    cli.json("append", "the standup is at 10:00", "--key", "team.standup")
+    done = cli.json("resolve", "team.standup", "--value", "the standup is at 9:45 from June")
+    assert done["kept"] is None
+    assert [h["text"] for h in cli.json("search", "standup", "--current")["hits"]] == ["the standup is at 9:45 from June"]
+
+
+def test_hangzhou_then_shanghai_months_apart_is_an_update_not_a_conflict(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    at(monkeypatch, "2026-01-10T10:00:00Z")
+    hz = cli.json("append", "小明住在杭州", "--key", "user.city")["id"]
+    at(monkeypatch, "2026-05-01T10:00:00Z")
+    sh = cli.json("append", "小明搬到上海了", "--key", "user.city")["id"]
+    assert cli.json("conflicts")["conflicts"] == []
+    history = cli.json("history", "--key", "user.city")["versions"]
+    assert [(v["id"], v["status"]) for v in history] == [(hz, "superseded"), (sh, "current")]
+
+
+def test_corrections_of_one_record_from_two_clones_are_a_conflict(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    at(monkeypatch, "2026-03-01T00:00:00Z")
+    base = cli.json("append", "the release branch is rel-1", "--key", "release.branch")["id"]
+    log = vault_path / "LOG.jsonl"
+    with open(log, "a", encoding="utf-8") as fh:  # what git's union merge leaves: two corrections
+        for day, text in (("2026-03-02", "the release branch is rel-2"), ("2026-03-09", "the release branch is rel-3")):
+            fh.write(json.dumps({"ts": f"{day}T00:00:00Z", "domain": "default", "kind": "correction",
+                                 "key": "release.branch", "corrects": [base], "text": text}) + "\n")
+    at(monkeypatch, "2026-03-10T00:00:00Z")
+    [c] = cli.json("conflicts")["conflicts"]
+    assert [v["text"] for v in c["values"]] == ["the release branch is rel-2", "the release branch is rel-3"]
+
+
+def test_the_window_is_a_setting_and_changing_it_redecides_every_key(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    at(monkeypatch, "2026-05-10T09:00:00Z")
+    cli.json("append", "deploys go out on Tuesday", "--key", "deploy.day")
+    at(monkeypatch, "2026-05-12T09:00:00Z")
+    cli.json("append", "deploys go out on Thursday", "--key", "deploy.day")
+    assert cli.json("conflicts")["count"] == 0  # two days apart: time decides
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n[consolidation]\n'
+                                            'conflict_window_days = 3\n', "utf-8")
+    assert cli.json("conflicts")["count"] == 1  # the index was rebuilt with the new window
+
+
+def test_resolve_refusals_name_what_to_do(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    err = cli.json("resolve", "user.os", "--keep", "ABCDEF", code=1)["error"]
+    assert err["code"] == "not_found" and "optmem conflicts" in err["message"]
+    at(monkeypatch, "2026-05-10T09:00:00Z")
+    a = cli.json("append", "editor is vim", "--key", "user.editor")["id"]
+    cli.json("append", "editor is emacs", "--key", "user.editor")
+    other = cli.json("append", "unrelated note")["id"]
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    err = cli.json("resolve", "user.editor", code=2)["error"]
+    assert "--keep ID" in err["message"] and "--value TEXT" in err["message"]
+    err = cli.json("resolve", "user.editor", "--keep", other, code=2)["error"]
+    assert "not one of the values in conflict" in err["message"] and a[-8:] in err["message"]
+    assert (vault_path / "LOG.jsonl").read_bytes() == before  # a refusal writes nothing
