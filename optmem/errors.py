@@ -67,6 +67,10 @@ class NearDuplicate(OptmemError):
     code = "near_duplicate"
 
 
+class PossibleUpdate(OptmemError):
+    code = "possible_update"
+
+
 class SeparatorInText(OptmemError):
     code = "separator_in_text"
 

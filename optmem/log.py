@@ -13,11 +13,12 @@ from typing import Any, NamedTuple
 
 from optmem import clock, fsio, scan, view
 from optmem import text as textmod
-from optmem.errors import Ambiguous, NotFound, OptmemError, RedlineLocked, TooLarge, UsageError
+from optmem.errors import (Ambiguous, NotFound, OptmemError, PossibleUpdate, RedlineLocked, TooLarge,
+                           UsageError)
 from optmem.index import Index, Row, catch_up, match_any, open_index
 from optmem.record import (BOOKKEEPING, CONFIRM, CORRECTION, FORGET, MEMORY, NOTE, SEEN, TIER_RANK, TIERS,
                            Record, new_id)
-from optmem.settings import ON_SIMILAR
+from optmem.settings import ON_SIMILAR, ON_UPDATE
 from optmem.vault import NAME_RE, Vault, validate_name
 
 
@@ -105,6 +106,7 @@ class Appended:
     similar: list[dict[str, Any]] = field(default_factory=list)
     duplicate_of: str | None = None
     warning: str | None = None
+    possible_update: list[dict[str, Any]] = field(default_factory=list)  # records it may update
 
 
 # Kinds only optmem's own bookkeeping writes, and what writes each: a record of one of them made
@@ -160,17 +162,8 @@ def find_similar(idx: Index, text: str, domain: str | None, project: str | None,
     of its terms, and rare terms have short posting lists, so the probe stays cheap at a million
     records (a query over every term would rank tens of thousands of common-term matches).
     """
-    terms = textmod.query_terms(text)
-    if not terms:
-        return []
-    df = idx.doc_freq(terms)
-    rare = sorted((t for t in terms if df[t]), key=lambda t: df[t])[:4]
-    if not rare:
-        return []
-    where, params = ("r.domain = ? AND r.project IS ?", [domain, project]) if domain else ("1", [])
-    rows = idx.matches(match_any(rare), where, params, "ORDER BY bm25(fts)", limit)
     out: list[dict[str, Any]] = []
-    for row in rows:
+    for row in _probe(idx, text, domain, project, limit):
         if view.status(row, now, warm=True) not in statuses or row.kind in (MEMORY, *BOOKKEEPING):
             continue
         rec = idx.record(row)
@@ -182,13 +175,47 @@ def find_similar(idx: Index, text: str, domain: str | None, project: str | None,
     return out
 
 
-def append(vault: Vault, draft: Draft, *, on_similar: str | None = None,
+def _probe(idx: Index, text: str, domain: str | None, project: str | None, limit: int) -> list[Row]:
+    """Records sharing the text's rarest terms (in one domain and project, or any): cheap at any
+    size, and a near duplicate or a changed value of the text is among them."""
+    terms = textmod.query_terms(text)
+    if not terms:
+        return []
+    df = idx.doc_freq(terms)
+    rare = sorted((t for t in terms if df[t]), key=lambda t: df[t])[:4]
+    if not rare:
+        return []
+    where, params = ("r.domain = ? AND r.project IS ?", [domain, project]) if domain else ("1", [])
+    return list(idx.matches(match_any(rare), where, params, "ORDER BY bm25(fts)", limit))
+
+
+def find_updates(idx: Index, rec: Record, now: float, limit: int = 20) -> list[dict[str, Any]]:
+    """Current unkeyed records of the same domain and project that `rec` may update: the same
+    statement with another value (`text.looks_like_update`), newest first."""
+    if rec.key:
+        return []  # a key versions it already
+    from optmem.ranking import UPDATE_CUES, UPDATE_CUES_CJK
+
+    cues = frozenset((*UPDATE_CUES, *UPDATE_CUES_CJK))
+    out = []
+    for row in _probe(idx, rec.text, rec.domain, rec.project, limit):
+        if (row.key or row.kind in (MEMORY, *BOOKKEEPING) or row.tier == TIER_RANK["redline"]
+                or view.status(row, now) != view.Status.CURRENT):
+            continue
+        old = idx.record(row)
+        if textmod.looks_like_update(old.text, rec.text, cues):
+            out.append({"id": row.id, "text": old.text, "ts": old.ts})
+    return sorted(out, key=lambda u: (u["ts"], u["id"]), reverse=True)
+
+
+def append(vault: Vault, draft: Draft, *, on_similar: str | None = None, on_update: str | None = None,
            allow_unsafe: bool = False, gate: bool = True) -> Appended:
     """Append one record, through the write gate (see `_append`); then, at most once a day, the
     lifecycle's sweep (`[lifecycle] auto_sweep`)."""
     from optmem import lifecycle
 
-    done = _append(vault, draft, on_similar=on_similar, allow_unsafe=allow_unsafe, gate=gate)
+    done = _append(vault, draft, on_similar=on_similar, on_update=on_update, allow_unsafe=allow_unsafe,
+                   gate=gate)
     trouble = lifecycle.auto_sweep(vault)
     if trouble:
         from dataclasses import replace
@@ -197,7 +224,7 @@ def append(vault: Vault, draft: Draft, *, on_similar: str | None = None,
     return done
 
 
-def _append(vault: Vault, draft: Draft, *, on_similar: str | None,
+def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: str | None,
             allow_unsafe: bool, gate: bool) -> Appended:
     """Append one record, through the write gate.
 
@@ -205,6 +232,10 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None,
       is stored; a `seen` line refreshes the existing record's recency; status `duplicate`;
     * a pending record (any domain) saying the same, or nearly: a `seen` line for it too — said
       again in another conversation, it is confirmed;
+    * a possible update of a current unkeyed record (the same statement with another value: "端口
+      是 8080" → "端口改成 9090"): per `on_update` — `keep` (stored, the older one named in
+      `possible_update`), `supersede` (stored as its correction), `ask` (refused with
+      `possible_update`, nothing stored);
     * a near duplicate (similarity ≥ threshold, numbers equal): handled per `on_similar` —
       `store` (status `similar`, the near ones listed), `skip` (nothing stored, status `skipped`)
       or `supersede` (stored as a correction of the closest one);
@@ -217,6 +248,9 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None,
     on_similar = on_similar or vault.settings.dedup.on_similar
     if on_similar not in ON_SIMILAR:
         raise UsageError(f"--on-similar must be one of {', '.join(ON_SIMILAR)}, not {on_similar!r}")
+    on_update = on_update or vault.settings.dedup.on_update
+    if on_update not in ON_UPDATE:
+        raise UsageError(f"--on-update must be one of {', '.join(ON_UPDATE)}, not {on_update!r}")
     idx = open_index(vault)  # outside the lock: a rebuild, if one is due, does not hold it
     with vault.lock():
         idx = catch_up(idx)
@@ -234,7 +268,12 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None,
                     return Appended("duplicate", dup.id, duplicate_of=dup.id, warning=lag)
                 similar = find_similar(idx, rec.text, rec.domain, rec.project,
                                        vault.settings.dedup.threshold, now)
+            updates = find_updates(idx, rec, now) if gate and not similar else []
+            update_warning = None
+            if updates:
+                rec, update_warning = _on_update(rec, updates, on_update)
             rec, status, warning = _on_similar(rec, similar, on_similar)
+            warning = warning or update_warning
             if status == "skipped":
                 if restating:
                     written, _ = write_records(vault, idx, restating)
@@ -243,13 +282,28 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None,
             written, lag = write_records(vault, idx, [rec, *restating])
             if written is None:
                 return Appended(status, rec.id, rec.to_json(), similar=similar,
-                                warning="; ".join(w for w in (warning, lag) if w))
+                                warning="; ".join(w for w in (warning, lag) if w), possible_update=updates)
             idx = written
             row = idx.by_id(rec.id)
             return Appended(status, rec.id, idx.view_of(row, now, rec).full(show_unsafe=allow_unsafe) if row else rec.to_json(),
-                            similar=similar, warning=warning)
+                            similar=similar, warning=warning, possible_update=updates)
         finally:
             idx.close()
+
+
+def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tuple[Record, str | None]:
+    """(the record to store, a warning) once the records it may update are known."""
+    newest = updates[0]
+    if on_update == "ask":
+        raise PossibleUpdate(
+            f"this looks like a new value of {newest['id']} (“{newest['text'][:60]}”); nothing was "
+            f"stored — say which: --on-update supersede (it replaces that record), or --on-update "
+            "keep (both stay)", updates=updates)
+    if on_update == "supersede" and not rec.pending:  # a guess replaces nothing before it is confirmed
+        return rec._replace(corrects=(*rec.corrects, newest["id"]),
+                            kind=CORRECTION if rec.kind == NOTE else rec.kind), None
+    return rec, (f"this may update {newest['id']} (“{newest['text'][:60]}”); if so, "
+                 f"`optmem correct {newest['id'][-8:]} …` or --on-update supersede makes that explicit")
 
 
 def _on_similar(rec: Record, similar: list[dict[str, Any]], on_similar: str) -> tuple[Record, str, str | None]:

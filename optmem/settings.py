@@ -13,6 +13,7 @@ from typing import Annotated, Any, NamedTuple
 from optmem.errors import UsageError
 
 ON_SIMILAR = ("skip", "store", "supersede")
+ON_UPDATE = ("keep", "supersede", "ask")
 
 
 class OneOf(NamedTuple):
@@ -42,6 +43,7 @@ class Limits(NamedTuple):
 class Dedup(NamedTuple):
     threshold: Annotated[float, AtLeast(0)] = 0.9  # near-duplicate similarity
     on_similar: Annotated[str, OneOf(ON_SIMILAR)] = "store"  # append's default
+    on_update: Annotated[str, OneOf(ON_UPDATE)] = "keep"     # … for a possible update of a record
 
 
 class LogSettings(NamedTuple):

@@ -113,6 +113,47 @@ def similarity(a: str, b: str) -> float:
     return fuzz.ratio(na, nb) / 100.0
 
 
+def _units(text: str, ignore: frozenset[str]) -> list[str]:
+    """A text as a sequence of comparable units: (stemmed) words and single CJK characters, in
+    order, numbers and the `ignore` words/phrases left out."""
+    folded = fold(text)
+    for phrase in ignore:
+        if not phrase.isascii():
+            folded = folded.replace(phrase, " ")
+    out: list[str] = []
+    for cjk, word in _runs(folded):
+        if cjk:
+            out.extend(cjk)
+        elif word and not word.isdigit() and word not in ignore:
+            out.append(word)
+    return stem_words(out) if out else out
+
+
+def looks_like_update(old: str, new: str, ignore: frozenset[str] = frozenset()) -> bool:
+    """Whether `new` reads as a changed value of `old` rather than a different statement: the
+    same words with other numbers ("端口是 8080" → "端口改成 9090"), or the same numbers and one
+    changed span in an otherwise equal text ("住在杭州" → "住在上海", "prefers tabs" → "prefers
+    spaces"). `ignore`: words that only say *when* ("now", "现在", "改成"). Short texts (under
+    three units) never count: too little is shared to tell."""
+    a, b = _units(old, ignore), _units(new, ignore)
+    na, nb = numbers(old), numbers(new)
+    if min(len(a), len(b)) < 3 or (a == b and na == nb):
+        return False
+    if na != nb:  # a changed number, the words the same or nearly ("是" → "改成 … 了")
+        return bool(na) and bool(nb) and (a == b or _one_span(a, b))
+    return _one_span(a, b)
+
+
+def _one_span(a: list[str], b: list[str]) -> bool:
+    """One replaced span, the rest (at least 60 % of the longer, and two units) equal."""
+    import difflib
+
+    ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    changed = [op for op in ops if op[0] != "equal"]
+    same = sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag == "equal")
+    return len(changed) == 1 and changed[0][0] == "replace" and same >= 2 and same >= 0.6 * max(len(a), len(b))
+
+
 def tokens(text: str, *, folded: bool = False, stem: bool = True) -> list[str]:
     """Index tokens: (stemmed) words, then CJK bigrams and single characters. `stem=False` keeps
     words as written (for showing key terms to people)."""

@@ -127,3 +127,41 @@ def test_resolve_refusals_name_what_to_do(cli, vault, vault_path, monkeypatch):
     err = cli.json("resolve", "user.editor", "--keep", other, code=2)["error"]
     assert "not one of the values in conflict" in err["message"] and a[-8:] in err["message"]
     assert (vault_path / "LOG.jsonl").read_bytes() == before  # a refusal writes nothing
+
+
+# -- updates without a key (issue 14, item 2) ---------------------------------------------------------
+def test_what_reads_as_a_changed_value(cli):
+    from optmem import ranking, text
+
+    cues = frozenset((*ranking.UPDATE_CUES, *ranking.UPDATE_CUES_CJK))
+    assert text.looks_like_update("后端端口是 8080", "后端端口改成 9090 了", cues)
+    assert text.looks_like_update("I have 3 plants", "I now have 5 plants", cues)
+    assert text.looks_like_update("小明住在杭州", "小明住在上海", cues)
+    assert not text.looks_like_update("Prefers Cython", "Prefers Python", cues)           # too short to tell
+    assert not text.looks_like_update("We decided to use Postgres for billing",
+                                      "We decided to use Redis for the session cache", cues)  # more than one change
+    assert not text.looks_like_update("备份在 3 点", "备份在 3 点", cues)                   # the same
+
+
+def test_a_possible_update_is_reported_superseded_or_asked(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    old = cli.json("append", "I have 3 plants on the balcony")["id"]
+    at(monkeypatch, "2026-02-01T00:00:00Z")
+    kept = cli.json("append", "I now have 5 plants on the balcony")
+    assert kept["status"] == "stored" and [u["id"] for u in kept["possible_update"]] == [old]
+    assert cli.json("get", old)["record"]["status"] == "current"  # the default keeps both
+    assert "this may update" in cli("append", "I now have 6 plants on the balcony").stderr
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    err = cli.json("append", "I now have 7 plants on the balcony", "--on-update", "ask", code=1)["error"]
+    assert err["code"] == "possible_update" and err["updates"][0]["text"] == "I now have 6 plants on the balcony"
+    assert (vault_path / "LOG.jsonl").read_bytes() == before
+    done = cli.json("append", "I now have 7 plants on the balcony", "--on-update", "supersede")
+    newest = err["updates"][0]["id"]
+    assert done["record"]["corrects"] == [newest] and cli.json("get", newest)["record"]["status"] == "superseded"
+    keyed = cli.json("append", "the backend port is 8080", "--key", "port")["id"]
+    at(monkeypatch, "2026-03-01T00:00:00Z")
+    assert cli.json("append", "the backend port is 9090", "--key", "port")["possible_update"] == []  # a key versions it
+    assert cli.json("get", keyed)["record"]["status"] == "superseded"
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n[dedup]\non_update = "ask"\n', "utf-8")
+    assert cli.json("append", "I now have 8 plants on the balcony", code=1)["error"]["code"] == "possible_update"

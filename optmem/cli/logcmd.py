@@ -54,6 +54,8 @@ def render_record(rec: dict[str, Any]) -> str:
          opt("ttl", help="Expire after a duration: a number with s, m, h, d or w (30m, 12h, 7d, 2w)."),
          EVIDENCE, SOURCE, SESSION,
          opt("on_similar", help="skip | store | supersede a near duplicate.", choices=("skip", "store", "supersede")),
+         opt("on_update", help="keep | supersede | ask, when it looks like a new value of a record (端口 8080 → 9090).",
+             choices=("keep", "supersede", "ask")),
          opt("importance", type=float, help="0..1: how much it matters (default by kind and tier; redlines 1)."),
          opt("confidence", type=float, help="0..1: how sure the writer is; below [lifecycle] pending_threshold it waits as pending."),
          flag("agent", help="Written by an agent on its own: confidence defaults to [lifecycle] agent_confidence."),
@@ -61,7 +63,7 @@ def render_record(rec: dict[str, Any]) -> str:
 def append(text: str, domain: str | None, project: str | None, kind: str, tier: str | None,
            redline: bool, tag: list[str] | None, key: str | None, ttl: str | None,
            evidence: str | None, source: str | None, session: str | None, on_similar: str | None,
-           importance: float | None, confidence: float | None, agent: bool, allow_unsafe: bool,
+           on_update: str | None, importance: float | None, confidence: float | None, agent: bool, allow_unsafe: bool,
            json_out: bool) -> None:
     """Append a record to LOG.jsonl (through the duplicate write gate) and print its id.
 
@@ -80,7 +82,7 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
                       evidence=evidence, source=source, session=session, importance=importance,
                       confidence=vault.settings.lifecycle.agent_confidence if agent and confidence is None
                       else confidence)
-    res = log.append(vault, draft, on_similar=on_similar, allow_unsafe=allow_unsafe)
+    res = log.append(vault, draft, on_similar=on_similar, on_update=on_update, allow_unsafe=allow_unsafe)
     if res.warning:
         note(f"warning: {res.warning}")
 
@@ -94,7 +96,8 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
         return res.id or ""
 
     emit(json_out, {"status": res.status, "id": res.id, "record": res.record,
-                    "similar": res.similar, "duplicate_of": res.duplicate_of}, human)
+                    "similar": res.similar, "duplicate_of": res.duplicate_of,
+                    "possible_update": res.possible_update}, human)
 
 
 @command("get", arg("record_id", "Full id, or ≥ 6 of its first or last characters.", metavar="ID"),
