@@ -304,28 +304,19 @@ class Confirmed:
 
 def confirm(vault: Vault, ref: str, *, source: str | None = None) -> Confirmed:
     """Confirm a pending record: it becomes current (a `confirm` line in the log)."""
-    from optmem.index import catch_up, open_index
-    from optmem.log import resolve_one, write_records
+    from optmem.log import write_about
 
-    moment = clock.now()
-    now = moment.timestamp()
-    idx = open_index(vault)
-    with vault.lock():
-        idx = catch_up(idx)
-        try:
-            row = resolve_one(idx, ref)
-            if not row.pending or row.confirmed:
-                return Confirmed("not_pending", row.id, None)
-            if view.status(row, now, warm=True) == view.Status.FORGOTTEN:
-                raise UsageError(f"{row.id} was rejected or forgotten; append it again if it is true",
-                                 id=row.id)
-            rec = Record(id=new_id(now), ts=clock.format_ts(moment), domain=row.domain,
-                         project=row.project, kind=CONFIRM, ref=row.id, source=source)
-            written, _ = write_records(vault, idx, [rec])
-            idx = written or idx
-            return Confirmed("confirmed", row.id, rec.id)
-        finally:
-            idx.close()
+    def confirmation(idx: Any, row: Any, moment: Any) -> Record | None:
+        if not row.pending or row.confirmed:
+            return None
+        if view.status(row, moment.timestamp(), warm=True) == view.Status.FORGOTTEN:
+            raise UsageError(f"{row.id} was rejected or forgotten; append it again if it is true",
+                             id=row.id)
+        return Record(id=new_id(moment.timestamp()), ts=clock.format_ts(moment), domain=row.domain,
+                      project=row.project, kind=CONFIRM, ref=row.id, source=source)
+
+    row, rec = write_about(vault, ref, confirmation)
+    return Confirmed("confirmed", row.id, rec.id) if rec else Confirmed("not_pending", row.id, None)
 
 
 def reject(vault: Vault, ref: str, *, reason: str | None = None, source: str | None = None) -> Any:

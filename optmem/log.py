@@ -7,6 +7,7 @@ one write, then the derived index catches up with them.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -487,22 +488,35 @@ def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | N
     for name, value in (("reason", reason), ("source", source)):
         if value is not None:  # a tombstone is bookkeeping, but an agent still reads its reason
             scan.check_field(name, value, limit=FIELD_BYTES[name], allow_unsafe=allow_unsafe)
+
+    def tombstone(idx: Index, row: Row, moment: datetime) -> Record | None:
+        refuse_bookkeeping(idx, row, "forget")
+        if row.forgotten:
+            return None
+        return Record(id=new_id(moment.timestamp()), ts=clock.format_ts(moment),
+                      domain=row.domain if domain is None else default_domain(vault, domain),
+                      project=row.project, kind=FORGET, ref=row.id, source=source,
+                      extra={"reason": reason} if reason else {})
+
+    row, tomb = write_about(vault, ref, tombstone)
+    return Forgotten("forgotten", row.id, tomb.id) if tomb else Forgotten("already_forgotten", row.id, None)
+
+
+def write_about(vault: Vault, ref: str,
+                make: Callable[[Index, Row, datetime], Record | None]) -> tuple[Row, Record | None]:
+    """Write the bookkeeping line `make` returns about the record `ref` names (a tombstone, a
+    confirmation), deciding and appending under the vault lock; (that record, the line written,
+    or None when `make` had nothing to write)."""
     moment = clock.now()
     idx = open_index(vault)
     with vault.lock():
         idx = catch_up(idx)
         try:
             row = resolve_one(idx, ref)
-            refuse_bookkeeping(idx, row, "forget")
-            if row.forgotten:
-                return Forgotten("already_forgotten", row.id, None)
-            extra = {"reason": reason} if reason else {}
-            tomb = Record(id=new_id(moment.timestamp()), ts=clock.format_ts(moment),
-                          domain=row.domain if domain is None else default_domain(vault, domain),
-                          project=row.project, kind=FORGET, ref=row.id, source=source,
-                          extra=extra)
-            written, _ = write_records(vault, idx, [tomb])
-            idx = written or idx
-            return Forgotten("forgotten", row.id, tomb.id)
+            line = make(idx, row, moment)
+            if line is not None:
+                written, _ = write_records(vault, idx, [line])
+                idx = written or idx
+            return row, line
         finally:
             idx.close()
