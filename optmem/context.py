@@ -122,7 +122,8 @@ def _records(vault: Vault, project: str | None, domain: str | None, query: str |
     out = []
     for rec in hits:
         age = clock.age(now - clock.parse_time(rec.ts).timestamp()) if rec.ts else "?"
-        out.append(f"- [{age}, {rec.domain}, id {rec.id[-8:]}] {_line(rec.text)}")
+        out.append(f"- [{age}, {rec.domain}, id {rec.id[-8:]}] {_line(rec.text)}"
+                   + (" (inferred)" if rec.basis == "inferred" else ""))
     return out, [rec.id for rec in hits]
 
 

@@ -145,7 +145,8 @@ def _prepare(batch: list[Line]) -> _Prepared:
             ref=f["ref"].upper() if f["ref"] else None,
             corrects=json.dumps(list(corrects)) if corrects else None,
             session=f["session"], spos=None, retired=int(view.retired_at_birth(kind, f["extra"])),
-            imp=f["importance"], pending=int(f["pending"]), conf=f["confidence"], source=f["source"])))
+            imp=f["importance"], pending=int(f["pending"]), conf=f["confidence"], source=f["source"],
+            inferred=int(f["basis"] == "inferred"), state=int(f["state"]))))
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
         if key or ((corrects or f["ref"]) and view.links(kind, corrects, f["ref"])):
@@ -394,23 +395,26 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
     """Mark every member of a key group but the view's winner superseded — or, when time cannot
     order its values, every member but those in conflict (which stay current, marked)."""
     members = [view.Member(n, i, ts, tier, fp, src, conf, int(bool(sup or forgotten)),
-                           tuple(json.loads(corrects)) if corrects else (), kind, int(bool(pend and not ok)))
-               for n, i, ts, tier, fp, src, conf, sup, forgotten, corrects, kind, pend, ok in conn.execute(
+                           tuple(json.loads(corrects)) if corrects else (), kind, int(bool(pend and not ok)),
+                           inferred, state)
+               for n, i, ts, tier, fp, src, conf, sup, forgotten, corrects, kind, pend, ok, inferred, state
+               in conn.execute(
                    "SELECT n, id, ts, tier, fp, source, conf, sup, forgotten, corrects, kind, pending, "
-                   "confirmed FROM rec "
+                   "confirmed, inferred, state FROM rec "
                    "WHERE key = ? AND domain = ? AND project IS ?", (key, domain, project))]
-    verdict = view.key_winner(members, *params)
-    if isinstance(verdict, view.Winner):
-        current, by, fork = [verdict.member], verdict.member.id, []
-    else:
-        current, by = list(verdict.members), view.newest(verdict.members).id
-        fork = [m.n for m in current]
-    marks = ",".join("?" * len(current))
-    forks = ",".join("?" * len(fork)) or "NULL"
-    conn.execute(f"UPDATE rec SET ksup = CASE WHEN n IN ({marks}) THEN NULL ELSE ? END, "
-                 f"conflict = CASE WHEN n IN ({forks}) THEN 1 ELSE 0 END "
-                 "WHERE key = ? AND domain = ? AND project IS ?",
-                 (*(m.n for m in current), by, *fork, key, domain, project))
+    # habits and states of one key never meet: a night up late does not replace a bedtime
+    for part in (p for p in ([m for m in members if not m.state], [m for m in members if m.state]) if p):
+        verdict = view.key_winner(part, *params)
+        if isinstance(verdict, view.Winner):
+            current, by, fork = [verdict.member], verdict.member.id, []
+        else:
+            current, by = list(verdict.members), view.newest(verdict.members).id
+            fork = [m.n for m in current]
+        marks, everyone = ",".join("?" * len(current)), ",".join("?" * len(part))
+        forks = ",".join("?" * len(fork)) or "NULL"
+        conn.execute(f"UPDATE rec SET ksup = CASE WHEN n IN ({marks}) THEN NULL ELSE ? END, "
+                     f"conflict = CASE WHEN n IN ({forks}) THEN 1 ELSE 0 END WHERE n IN ({everyone})",
+                     (*(m.n for m in current), by, *fork, *(m.n for m in part)))
 
 
 # -- ACCESS.jsonl: recalls and sweeps ------------------------------------------------------------

@@ -41,6 +41,8 @@ class Draft(NamedTuple):
     extra: dict[str, Any] | None = None
     importance: float | None = None  # 0..1; None: the default for the kind and tier
     confidence: float | None = None  # 0..1; below [lifecycle] pending_threshold: stored as pending
+    basis: str | None = None         # "stated" (default) or "inferred"
+    state: bool = False              # a temporary state, not a habit: expires after [consolidation] state_ttl
 
 
 def default_domain(vault: Vault, domain: str | None) -> str:
@@ -142,14 +144,18 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
         raise UsageError(f"a redline is a rule a person sets, not a guess: --confidence {confidence:g} "
                          f"is below the pending threshold ({vault.settings.lifecycle.pending_threshold:g}); "
                          "drop --confidence, or write a plain record")
+    if draft.basis not in (None, "stated", "inferred"):
+        raise UsageError(f"--basis must be stated or inferred, not {draft.basis!r}")
+    ttl = draft.ttl if draft.ttl is not None or not draft.state else vault.settings.consolidation.state_ttl
     return Record(
         id=new_id(moment.timestamp()), ts=clock.format_ts(moment), text=text,
         domain=default_domain(vault, draft.domain), project=draft.project, kind=draft.kind,
         tier=draft.tier, key=draft.key, tags=tags,
         corrects=tuple(draft.corrects or ()),
-        expires=clock.format_ts(clock.later(moment, draft.ttl)) if draft.ttl is not None else None,
+        expires=clock.format_ts(clock.later(moment, ttl)) if ttl is not None else None,
         evidence=draft.evidence, source=draft.source, session=draft.session,
         importance=importance, confidence=confidence, pending=pending,
+        basis="inferred" if draft.basis == "inferred" else None, state=draft.state,
         extra=dict(draft.extra or {}))
 
 

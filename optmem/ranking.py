@@ -8,7 +8,8 @@ A hit's score is (relevance + context) × tier factor × heat factor:
 * context is a share of the best relevance among the record's neighbours in its conversation
   (records of one `session`, in log order), so the turn that answers a question ranks with the
   turns that asked it;
-* trust tiers break near-ties (chat 0.97 < normal 1.0 < evidence = correction 1.03);
+* trust tiers break near-ties (chat 0.97 < normal 1.0 < evidence = correction 1.03), and what an
+  agent inferred yields to what was stated (× 0.98);
 * the heat factor is 1 + recency bonus × relative importance. The recency bonus is at most
   `ranking.recency_window` (10 %), shrinking with whole days since the record was last written,
   said again or recalled (`touch`); the relative importance is the record's importance over the
@@ -39,6 +40,7 @@ from optmem.text import fold
 DAY = 86400.0
 CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # length spreads (coefficient of variation) that get b_min / b_max
 TIER_FACTOR = {Tier.CHAT: 0.97, Tier.NORMAL: 1.0, Tier.EVIDENCE: 1.03, Tier.REDLINE: 1.03}
+INFERRED_FACTOR = 0.98  # what an agent concluded yields to what was said, on near-ties
 
 
 def idf(docs: int, df: int) -> float:
@@ -86,6 +88,7 @@ class Candidate(NamedTuple):
     status: view.Status
     recency: float | None     # when it was last accessed (written, said again or recalled)
     importance: float = 1.0   # its importance over the default for its kind and tier
+    inferred: bool = False    # concluded by an agent rather than stated
 
 
 class Parts(NamedTuple):
@@ -123,7 +126,7 @@ def score(c: Candidate, now: float, settings: Ranking) -> Parts:
     age_days = max(0, int((now - (c.recency if c.recency is not None else 0.0)) // DAY))
     # redlines never decay; everything else gets at most the window, shrinking with whole days
     bonus = window if band == 0 else window / (1 + age_days / 30)
-    factor = tier_factor(c.tier, c.kind)
+    factor = tier_factor(c.tier, c.kind) * (INFERRED_FACTOR if c.inferred else 1.0)
     importance = min(2.0, max(0.0, c.importance))
     heat = 1 + bonus * importance
     return Parts(c.relevance, c.context, factor, bonus, age_days, band, c.status,

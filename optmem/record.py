@@ -133,6 +133,8 @@ class Record(NamedTuple):
     importance: float | None = None    # 0..1; None: the default for its kind and tier
     confidence: float | None = None    # 0..1, how sure the writer was; None: sure
     pending: bool = False              # stored below the pending threshold: waits for confirmation
+    basis: str | None = None           # "inferred" when an agent concluded it; None: stated
+    state: bool = False                # a temporary state ("worked until 3 am"), not a habit
     extra: dict[str, Any] = _NO_EXTRA  # unknown fields, preserved as they were
     line: int = 0                      # not stored: where the record was read
     hand: bool = False                 # not stored: typed by hand (its id was derived)
@@ -251,6 +253,7 @@ def parse_fields(raw: bytes) -> dict[str, Any]:
         "session": _str_or_none(get("session")),
         "importance": _unit(get("importance")), "confidence": _unit(get("confidence")),
         "pending": get("pending") is True and tier != "redline",  # a rule is never a guess
+        "basis": "inferred" if get("basis") == "inferred" else None, "state": get("state") is True,
         "extra": {k: obj[k] for k in extra_keys} if extra_keys else {},
         "hand": hand,
     }

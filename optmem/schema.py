@@ -13,7 +13,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import Tier
 
-SCHEMA = "optmem-index-10"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10: conflicts
+SCHEMA = "optmem-index-11"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10, 11: conflicts
 
 
 class Col(NamedTuple):
@@ -46,6 +46,8 @@ class Row(NamedTuple):
     pending: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # stored below the threshold
     conf: Annotated[float | None, Col("REAL")] = None     # confidence as written
     source: Annotated[str | None, Col("TEXT")] = None     # who wrote it
+    inferred: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # basis: inferred, not stated
+    state: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0     # a temporary state, not a habit
     sup: Annotated[str | None, Col("TEXT", view=True)] = None      # superseded by this correction
     ksup: Annotated[str | None, Col("TEXT", view=True)] = None     # superseded by this same-key record
     forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0

@@ -229,7 +229,8 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         if q.filters.hidden(status):
             continue
         parts = ranking.score(ranking.Candidate(relevance, context, row.tier, row.kind, status,
-                                                row.accessed, relative_importance(life, row)),
+                                                row.accessed, relative_importance(life, row),
+                                                bool(row.inferred)),
                               q.now, settings)
         topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
                               rec.corrects, tokens)

@@ -100,6 +100,7 @@ class Consolidation(NamedTuple):
     """Keeping facts clean: when two values of a key are in conflict."""
 
     conflict_window_days: Annotated[float, AtLeast(0)] = 1.0  # values of a key this close in time
+    state_ttl: str = "2d"                                   # a state's lifetime unless --ttl is given
 
 
 class TreeSettings(NamedTuple):

@@ -193,6 +193,8 @@ class Member(NamedTuple):
     corrects: tuple[str, ...] = ()
     kind: str = "note"
     guess: int = 0                   # pending and unconfirmed: never wins its key before it is
+    inferred: int = 0                # concluded by an agent, not stated: never overrules a statement
+    state: int = 0                   # a temporary state (key groups: states and habits apart)
 
 
 class Winner(NamedTuple):
@@ -231,7 +233,8 @@ def _unordered(a: Member, b: Member, window: float, sure: float) -> bool:
 
 def key_winner(members: list[Member], window: float = 0.0, sure: float = 1.1) -> Winner | Conflict:
     """Which record of a key group is current: the newest — unless time cannot order it against
-    another value (`_unordered`), then those values are in conflict. A redline holds its key
+    another value (`_unordered`), then those values are in conflict; so is a newer inference
+    against what was stated (it never overrules a statement by itself). A redline holds its key
     against newer non-redlines; records out of the running (corrected, forgotten) never win (a
     forgotten newest value gives its key back to the one before)."""
     # a hot-memory entry's journal is ordered by the log alone (its last line is the entry's state)
@@ -240,6 +243,11 @@ def key_winner(members: list[Member], window: float = 0.0, sure: float = 1.1) ->
     pool = redlines or live
     top = newest(pool)
     rivals = [m for m in pool if m is not top and _unordered(top, m, window, sure)]
+    stated = [m for m in pool if not m.inferred]
+    if top.inferred and stated:  # an inference never overrules what was said: the user is asked
+        said = newest(stated)
+        if said.fp is None or said.fp != top.fp:
+            rivals = [said] + [m for m in rivals if m is not said]
     if not rivals:
         return Winner(top)
     # one member per value: a restated rival counts once (its newest statement)
@@ -307,6 +315,10 @@ class RecordView(NamedTuple):
             out["cold_since"] = iso(self.cold_since)
         if self.conflict:
             out["conflict"] = True
+        if r.basis:
+            out["basis"] = r.basis
+        if r.state:
+            out["state"] = True
         out.update(self.annex or {})
         if self.explain is not None:
             out["explain"] = self.explain

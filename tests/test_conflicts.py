@@ -165,3 +165,46 @@ def test_a_possible_update_is_reported_superseded_or_asked(cli, vault, vault_pat
     assert cli.json("get", keyed)["record"]["status"] == "superseded"
     (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n[dedup]\non_update = "ask"\n', "utf-8")
     assert cli.json("append", "I now have 8 plants on the balcony", code=1)["error"]["code"] == "possible_update"
+
+
+# -- fact vs inference; habit vs state (issue 14, item 3) ---------------------------------------------
+def test_a_late_night_does_not_replace_a_bedtime(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    at(monkeypatch, "2026-03-01T08:00:00Z")
+    habit = cli.json("append", "usually sleeps at ten", "--key", "user.sleep")["id"]
+    state = cli.json("append", "worked until 3 am last night", "--key", "user.sleep", "--state")
+    assert state["record"]["state"] is True and state["record"]["expires"] == "2026-03-03T08:00:00Z"
+    assert cli.json("conflicts")["count"] == 0  # a state never conflicts with a habit
+    assert cli.json("get", habit)["record"]["status"] == "current"  # nor replaces it
+    assert "STATE" in cli("search", "worked until 3 am").stdout
+    at(monkeypatch, "2026-03-05T08:00:00Z")
+    assert cli.json("get", state["id"])["record"]["status"] == "expired"  # a state passes
+    assert cli.json("get", habit)["record"]["status"] == "current"
+
+
+def test_an_inference_never_overrules_what_was_said(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    at(monkeypatch, "2026-03-01T08:00:00Z")
+    said = cli.json("append", "likes to hike on weekends", "--key", "user.outdoors")["id"]
+    at(monkeypatch, "2026-04-01T08:00:00Z")  # a month later: time alone would let it win
+    guess = cli.json("append", "is an outdoors person", "--key", "user.outdoors", "--basis", "inferred")
+    assert guess["record"]["basis"] == "inferred"
+    assert {cli.json("get", i)["record"]["status"] for i in (said, guess["id"])} == {"current"}
+    [c] = cli.json("conflicts")["conflicts"]  # kept apart, and the user is asked
+    assert {v["id"] for v in c["values"]} == {said, guess["id"]}
+    assert "(inferred)" in cli.json("context")["text"]
+    assert "INFERRED" in cli("search", "outdoors person").stdout
+    at(monkeypatch, "2026-05-01T08:00:00Z")
+    newer = cli.json("append", "now likes climbing on weekends", "--key", "user.outdoors")["id"]
+    assert cli.json("get", said)["record"]["status"] == "superseded"  # a statement still updates one
+    assert cli.json("get", newer)["record"]["status"] == "current"
+
+
+def test_stated_goes_first_on_a_near_tie(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    at(monkeypatch, "2026-03-01T08:00:00Z")
+    inferred = cli.json("append", "the team deploys on Fridays", "--basis", "inferred")["id"]
+    stated = cli.json("append", "the crew deploys on Fridays", "--on-similar", "store")["id"]
+    hits = cli.json("search", "deploys Fridays", "--explain")["hits"]  # equal relevance
+    assert [h["id"] for h in hits][:2] == [stated, inferred]
+    assert hits[1]["explain"]["tier_factor"] == 0.98

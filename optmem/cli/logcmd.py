@@ -59,12 +59,15 @@ def render_record(rec: dict[str, Any]) -> str:
          opt("importance", type=float, help="0..1: how much it matters (default by kind and tier; redlines 1)."),
          opt("confidence", type=float, help="0..1: how sure the writer is; below [lifecycle] pending_threshold it waits as pending."),
          flag("agent", help="Written by an agent on its own: confidence defaults to [lifecycle] agent_confidence."),
+         opt("basis", help="stated (what was said; the default) or inferred (what an agent concluded).",
+             choices=("stated", "inferred")),
+         flag("state", help="A temporary state (\"worked until 3 am\"), not a habit: expires after [consolidation] state_ttl."),
          UNSAFE)
 def append(text: str, domain: str | None, project: str | None, kind: str, tier: str | None,
            redline: bool, tag: list[str] | None, key: str | None, ttl: str | None,
            evidence: str | None, source: str | None, session: str | None, on_similar: str | None,
-           on_update: str | None, importance: float | None, confidence: float | None, agent: bool, allow_unsafe: bool,
-           json_out: bool) -> None:
+           on_update: str | None, importance: float | None, confidence: float | None, agent: bool,
+           basis: str | None, state: bool, allow_unsafe: bool, json_out: bool) -> None:
     """Append a record to LOG.jsonl (through the duplicate write gate) and print its id.
 
     \b
@@ -81,7 +84,7 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
                       tier="redline" if redline else (tier or "normal"), tags=tag, key=key, ttl=ttl,
                       evidence=evidence, source=source, session=session, importance=importance,
                       confidence=vault.settings.lifecycle.agent_confidence if agent and confidence is None
-                      else confidence)
+                      else confidence, basis=basis, state=state)
     res = log.append(vault, draft, on_similar=on_similar, on_update=on_update, allow_unsafe=allow_unsafe)
     if res.warning:
         note(f"warning: {res.warning}")

@@ -26,6 +26,10 @@ def badges(hit: dict[str, Any]) -> str:
         out.append(hit["status"].upper())
     if hit.get("conflict"):
         out.append("CONFLICT")
+    if hit.get("basis") == "inferred":
+        out.append("INFERRED")
+    if hit.get("state"):
+        out.append("STATE")
     if hit["kind"] == "correction":
         out.append("CORRECTION")
     return " ".join(out)
