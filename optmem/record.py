@@ -34,6 +34,7 @@ MEMORY = "memory"        # the hot-memory journal
 HANDOFF = "handoff"
 COMMIT = "commit"
 RESOLUTION = "resolution"  # a person settled a conflict on a key (corrects every value in it)
+MERGED = "merged"          # fragments about one topic as one structured record (corrects each)
 SEEN = "seen"            # bookkeeping: a restatement of `ref` (no text)
 FORGET = "forget"        # bookkeeping: a tombstone for `ref`
 CONFIRM = "confirm"      # bookkeeping: a person confirmed the pending record `ref`

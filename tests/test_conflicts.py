@@ -208,3 +208,42 @@ def test_stated_goes_first_on_a_near_tie(cli, vault, vault_path, monkeypatch):
     hits = cli.json("search", "deploys Fridays", "--explain")["hits"]  # equal relevance
     assert [h["id"] for h in hits][:2] == [stated, inferred]
     assert hits[1]["explain"]["tier_factor"] == 0.98
+
+
+# -- merging fragments (issue 14, item 4) -------------------------------------------------------------
+def test_fragments_merge_into_one_record_and_no_city_is_lost(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    at(monkeypatch, "2026-05-01T00:00:00Z")
+    trip = cli.json("append", "going to Japan next month", "--tag", "japan", "--key", "trip.when")["id"]
+    cities = cli.json("append", "plans to visit Tokyo, Osaka and Kyoto", "--tag", "japan")["id"]
+    inn = cli.json("append", "booked a ryokan in Kyoto for the trip", "--tag", "japan")["id"]
+    cli.json("append", "the standup moved to 9:45")
+    [suggestion] = cli.json("merge", "--suggest")["suggestions"]
+    assert suggestion["ids"] == [trip, cities, inn] and "tag japan" in suggestion["reason"]
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    merged = cli.json("merge", trip, cities, inn, "--topic", "Japan trip", "--fact", "month=June")
+    assert (vault_path / "LOG.jsonl").read_bytes().startswith(before)
+    record = cli.json("get", merged["id"])["record"]
+    assert record["kind"] == "merged" and record["topic"] == "Japan trip"
+    assert record["facts"] == {"trip.when": "going to Japan next month", "month": "June"}
+    assert record["details"] == ["going to Japan next month", "plans to visit Tokyo, Osaka and Kyoto",
+                                 "booked a ryokan in Kyoto for the trip"]
+    for city in ("Tokyo", "Osaka", "Kyoto"):  # structured fields only grow: every detail is found
+        assert cli.json("search", city, "--current")["hits"][0]["id"] == merged["id"]
+    assert {cli.json("get", i)["record"]["superseded_by"] for i in (trip, cities, inn)} == {merged["id"]}
+    assert {v["id"] for v in cli.json("history", merged["id"])["versions"]} == {trip, cities, inn, merged["id"]}
+    assert cli.json("merge", "--suggest")["suggestions"] == []
+
+
+def test_merge_refusals(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    a = cli.json("append", "note one about the trip")["id"]
+    b = cli.json("append", "note two about the trip", "--domain", "other")["id"]
+    rule = cli.json("append", "never book without asking", "--redline")["id"]
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    assert "at least two" in cli.json("merge", a, "--topic", "t", code=2)["error"]["message"]
+    assert "--topic is required" in cli.json("merge", a, b, code=2)["error"]["message"]
+    assert "different domains" in cli.json("merge", a, b, "--topic", "t", code=2)["error"]["message"]
+    assert "redline" in cli.json("merge", a, rule, "--topic", "t", code=2)["error"]["message"]
+    assert "field=value" in cli.json("merge", a, b, "--topic", "t", "--fact", "oops", code=2)["error"]["message"]
+    assert (vault_path / "LOG.jsonl").read_bytes() == before

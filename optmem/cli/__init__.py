@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("searchcmd", "Show every version of a fact, oldest first (corrections and same-key records)."),
     "conflicts": ("searchcmd", "List the keys whose values time cannot order; settle each with `resolve`."),
     "resolve": ("searchcmd", "Settle a conflict on KEY: a `resolution` record supersedes every value in it."),
+    "merge": ("searchcmd", "Merge fragments about one topic into one structured record; every detail is kept."),
     "reindex": ("searchcmd", "Rebuild the derived search index from LOG.jsonl (it is also rebuilt automatically)."),
     "touch": ("lifecmd", "Say records were used: they stay warm, and a cold one is warm again (ACCESS.jsonl)."),
     "sweep": ("lifecmd", "Cool what nobody used for long: out of normal search and context, never deleted."),

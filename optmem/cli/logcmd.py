@@ -37,6 +37,11 @@ def render_record(rec: dict[str, Any]) -> str:
         lines.append("  corrects: " + ", ".join(short(c) for c in rec["corrects"]))
     if rec.get("tags"):
         lines.append("  tags: " + ", ".join(rec["tags"]))
+    if rec.get("kind") == "merged":
+        lines.append(f"  topic: {rec.get('topic')}; facts: "
+                     + (", ".join(f"{k}={v}" for k, v in (rec.get("facts") or {}).items()) or "—")
+                     + "; fragments: " + ", ".join(short(f) for f in rec.get("fragments") or []))
+        lines += [f"    - {d}" for d in rec.get("details") or []]
     life = rec.get("life")
     if life:
         lines.append(f"  importance {life['importance']:g}  heat {life['heat']:.3f}  last access "

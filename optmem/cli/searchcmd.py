@@ -269,3 +269,46 @@ def resolve(key: str, keep: str | None, value: str | None, domain: str | None, p
                         source=source, allow_unsafe=allow_unsafe)
     emit(json_out, asdict(res), lambda: f"resolved {key}: {res.id}"
          + (f" keeps {short(res.kept)}" if res.kept else "") + f"; superseded {len(res.superseded)} value(s)")
+
+
+@command("merge", arg("record_ids", "The fragments to merge (ids, or ≥ 6 of their characters).", metavar="[ID]...",
+                      required=False, multiple=True),
+         opt("topic", help="What the merged record is about."),
+         opt("text", help="Its main text (default: the topic and every fragment, joined)."),
+         opt("fact", multiple=True, help="A structured field, field=value (repeatable)."),
+         opt("key", help="A fact key for the merged record."),
+         flag("suggest", help="Only list groups of ≥ 3 current records that look like one topic."),
+         opt("source", help="Who merged them."), UNSAFE)
+def merge(record_ids: list[str] | None, topic: str | None, text: str | None, fact: list[str] | None,
+          key: str | None, suggest: bool, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
+    """Merge fragments about one topic into one structured record; every detail is kept.
+
+    \\b
+    Example:
+      optmem merge --suggest
+      optmem merge 7QMZMMFT 9XKD2P1A 3JH8WQ0N --topic "Japan trip" --fact month=June
+    """
+    from dataclasses import asdict
+
+    from optmem import facts
+    from optmem.errors import UsageError
+
+    if suggest:
+        if record_ids:
+            raise UsageError("--suggest lists groups; give either IDs to merge or --suggest")
+        found = facts.suggest_merges(get_vault())
+        emit(json_out, {"suggestions": [asdict(s) for s in found], "count": len(found)},
+             lambda: "\n".join(f"{s.reason}:\n" + "\n".join(f"  {short(i)}  {' '.join(t.split())[:80]}"
+                                                             for i, t in zip(s.ids, s.texts))
+                               + f"\n  optmem merge {' '.join(short(i) for i in s.ids)} --topic …"
+                               for s in found) or "nothing to suggest")
+        return
+    fields = {}
+    for pair in fact or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--fact {pair!r}: use field=value, e.g. --fact city=Tokyo")
+        fields[name.strip()] = value.strip()
+    res = facts.merge(get_vault(), list(record_ids or []), topic or "", text=text, fields=fields, key=key,
+                      source=source, allow_unsafe=allow_unsafe)
+    emit(json_out, asdict(res), lambda: f"merged {len(res.fragments)} records into {res.id}")
