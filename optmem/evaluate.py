@@ -112,10 +112,17 @@ def run(vault: Vault, queries_path: Path, *, k: int = 5, save: Path | None = Non
             filters = search.make_filters(domains=[q["domain"]] if q.get("domain") else None)
             hits = search.search(trial, q["query"], limit=k, filters=filters).to_json()["hits"]
             scored.append(_score(q, hits))
+        from optmem import clock
+        from optmem.index import open_index
+        from optmem.stats import hygiene
+
+        with open_index(trial) as idx:  # the store's hygiene, beside the answers' quality
+            rates = hygiene(idx, clock.now().timestamp())
     n = len(scored)
     overall = {"recall": round(sum(s["recall"] for s in scored) / n, 4),
                "mrr": round(sum(1 / s["rank"] for s in scored if s["rank"]) / n, 4),
-               "stale_rate": round(sum(s["stale"] for s in scored) / n, 4), "n": n}
+               "stale_rate": round(sum(s["stale"] for s in scored) / n, 4), "n": n,
+               "duplicate_rate": rates["duplicate_rate"], "contradiction_rate": rates["contradiction_rate"]}
     result = Evaluation(k, overall, scored, _compare(base, overall, scored) if base else None,
                         settings=list(overrides or []), warnings=warnings)
     if save:
@@ -143,8 +150,11 @@ def _load_baseline(path: Path, k: int) -> dict[str, Any]:
 def _compare(base: dict[str, Any], overall: dict[str, Any], scored: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Everything that got worse than the baseline."""
     worse: list[dict[str, Any]] = []
-    for metric, higher_is_better in (("recall", True), ("mrr", True), ("stale_rate", False)):
-        before, now = base["overall"].get(metric, 0.0), overall[metric]
+    for metric, higher_is_better in (("recall", True), ("mrr", True), ("stale_rate", False),
+                                     ("duplicate_rate", False), ("contradiction_rate", False)):
+        if metric not in base["overall"]:
+            continue  # a baseline saved before the metric existed
+        before, now = base["overall"][metric], overall[metric]
         if (now < before - EPS) if higher_is_better else (now > before + EPS):
             worse.append({"query": None, "metric": metric, "before": before, "after": now})
     earlier = {q["query"]: q for q in base["queries"]}

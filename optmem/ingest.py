@@ -146,7 +146,8 @@ def _prepare(batch: list[Line]) -> _Prepared:
             corrects=json.dumps(list(corrects)) if corrects else None,
             session=f["session"], spos=None, retired=int(view.retired_at_birth(kind, f["extra"])),
             imp=f["importance"], pending=int(f["pending"]), conf=f["confidence"], source=f["source"],
-            inferred=int(f["basis"] == "inferred"), state=int(f["state"]))))
+            inferred=int(f["basis"] == "inferred"), state=int(f["state"]),
+            upd=f["extra"].get("may_update") if isinstance(f["extra"].get("may_update"), str) else None)))
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
         if key or ((corrects or f["ref"]) and view.links(kind, corrects, f["ref"])):

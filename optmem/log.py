@@ -309,6 +309,7 @@ def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tu
     if on_update == "supersede" and not rec.pending:  # a guess replaces nothing before it is confirmed
         return rec._replace(corrects=(*rec.corrects, newest["id"]),
                             kind=CORRECTION if rec.kind == NOTE else rec.kind), None
+    rec = rec._replace(extra={**rec.extra, "may_update": newest["id"]})  # counted until settled
     return rec, (f"this may update {newest['id']} (“{newest['text'][:60]}”); if so, "
                  f"`optmem correct {newest['id'][-8:]} …` or --on-update supersede makes that explicit")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from optmem import clock, lifecycle, memory
-from optmem.record import HANDOFF, MEMORY
+from optmem.record import BOOKKEEPING, HANDOFF, MEMORY
 from optmem.vault import Vault
 
 
@@ -14,6 +14,47 @@ def _size(path: Path) -> int:
     if path.is_file():
         return path.stat().st_size
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
+
+
+DUPLICATE_SAMPLE = 400  # current records checked for a near duplicate (evenly spread over the log)
+
+
+def hygiene(idx: Any, now: float, c: Any = None) -> dict[str, Any]:
+    """The article's hygiene figures. Duplicate rate: the share of (a sample of) current records
+    with a near duplicate among the other current records (similarity ≥ the threshold).
+    Contradiction rate: facts with more than one current value — keys in conflict, records
+    corrected twice over, possible updates kept but never settled — over the facts that can
+    contradict (key groups, corrected records, possible updates)."""
+    from optmem import log, view
+
+    c = c or idx.census(now, plain_exclude=(MEMORY, HANDOFF), fact_exclude=(MEMORY,))
+    threshold = idx.vault.settings.dedup.threshold
+    current, params = view.is_sql(view.Status.CURRENT, now)
+    skip = (MEMORY, HANDOFF, *BOOKKEEPING)
+    marks = ",".join("?" * len(skip))
+    total = idx.conn.execute(f"SELECT count(*) FROM rec r WHERE r.kind NOT IN ({marks}) AND r.fp IS NOT NULL "
+                             f"AND {current}", [*skip, *params]).fetchone()[0]
+    step = max(1, total // DUPLICATE_SAMPLE)
+    sample = idx.rows(f"r.kind NOT IN ({marks}) AND r.fp IS NOT NULL AND {current} ORDER BY r.n", [*skip, *params])[::step]
+    dups = 0
+    for row in sample[:DUPLICATE_SAMPLE]:
+        rec = idx.record(row)
+        if any(s["id"] != row.id for s in log.find_similar(idx, rec.text, row.domain, row.project, threshold, now)):
+            dups += 1
+    checked = min(len(sample), DUPLICATE_SAMPLE)
+    chains = sum(1 for n in c.corrected.values() if n > 1)
+    updates = idx.rows("r.upd IS NOT NULL")
+    open_updates = 0
+    for row in updates:
+        old = idx.by_id(row.upd or "")
+        if (old is not None and view.status(row, now) == view.Status.CURRENT
+                and view.status(old, now) == view.Status.CURRENT):
+            open_updates += 1
+    facts = c.key_groups + len(c.corrected) + len(updates)
+    contradictions = c.key_conflicts + chains + open_updates
+    return {"duplicate_rate": round(dups / checked, 4) if checked else 0.0,
+            "contradiction_rate": round(contradictions / facts, 4) if facts else 0.0,
+            "contradictions": contradictions, "open_updates": open_updates}
 
 
 def stats(vault: Vault) -> dict[str, Any]:
@@ -28,6 +69,7 @@ def stats(vault: Vault) -> dict[str, Any]:
         c = idx.census(now, plain_exclude=(MEMORY, HANDOFF), fact_exclude=(MEMORY,))
         life = lifecycle.census(vault.settings.lifecycle, idx.coolable(), now, c.by_status,
                                 idx.last_sweep())
+        rates = hygiene(idx, now, c)
         index_bytes = _size(vault.cache_dir)
     hot = []
     for target, project in memory.targets(vault):
@@ -35,16 +77,10 @@ def stats(vault: Vault) -> dict[str, Any]:
         u = h.usage()
         hot.append({"file": h.name, "entries": len(h.entries), "chars": u.chars, "limit": u.limit,
                     "percent": u.percent})
-    # facts with more than one current value: key groups, and records corrected twice over
-    chain_conflicts = sum(1 for n in c.corrected.values() if n > 1)
-    facts = c.key_groups + len(c.corrected)
-    contradictions = c.key_conflicts + chain_conflicts
     return {
         "records": c.records, "by_domain": c.by_domain, "by_kind": c.by_kind,
         "status": c.by_status, "redlines": c.redlines, "lifecycle": life, "hot": hot,
-        "duplicate_rate": round((c.statements - c.distinct) / c.statements, 4) if c.statements else 0.0,
-        "contradiction_rate": round(contradictions / facts, 4) if facts else 0.0,
-        "contradictions": contradictions,
+        **rates,
         "sizes": {"log": _size(vault.log_path), "access": _size(vault.access_path),
                   "tree": _size(vault.root / "tree"), "index": index_bytes},
     }

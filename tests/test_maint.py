@@ -118,7 +118,7 @@ def test_stats(vault, cli, monkeypatch):
     assert s["status"] == {"current": 7, "superseded": 2, "expired": 1, "forgotten": 1, "cold": 0, "pending": 0}
     assert s["redlines"] == 1
     assert s["contradictions"] == 1 and s["contradiction_rate"] == 0.5   # 1 of 2 facts (a key, a chain)
-    assert s["duplicate_rate"] == 0.1  # 10 plain records, one of them a restatement
+    assert s["duplicate_rate"] == 0.3333  # of the 6 current records, the two "dup fact" lines have a near duplicate
     assert s["hot"][0] == {"file": "MEMORY.md", "entries": 1, "chars": 1100, "limit": 2200, "percent": 50}
     assert s["sizes"]["log"] == vault.log_path.stat().st_size and s["sizes"]["index"] > 0
     assert "contradiction rate 50.0%" in cli("stats").stdout
@@ -184,7 +184,8 @@ def test_eval_passes_against_its_own_baseline_and_fails_after_a_regression(vault
     before = all_files(vault.root)
     base = tmp_path / "base.json"
     first = cli.json("eval", str(queries), "--save", str(base))
-    assert first["overall"] == {"recall": 1.0, "mrr": 1.0, "stale_rate": 0.0, "n": 3}
+    assert first["overall"] == {"recall": 1.0, "mrr": 1.0, "stale_rate": 0.0, "n": 3,
+                                "duplicate_rate": 0.0, "contradiction_rate": 0.0}
     assert [q["rank"] for q in first["queries"]] == [1, 1, 1]
     assert all_files(vault.root) == before
     again = cli.json("eval", str(queries), "--baseline", str(base))
@@ -230,3 +231,15 @@ def test_eval_counts_a_superseded_record_above_the_expected_one_as_stale(vault, 
     assert out["queries"][0]["rank"] == 1 and out["queries"][0]["stale"] is False
     queries.write_text(json.dumps({"query": "deploy docker compose", "expect_text": "nothing like this"}) + "\n", "utf-8")
     assert cli.json("eval", str(queries))["queries"][0]["stale"] is True
+
+
+def test_eval_gate_fails_when_the_store_gets_dirtier(vault, cli, monkeypatch, tmp_path):
+    queries = make_eval_vault(vault, monkeypatch)
+    base = tmp_path / "base.json"
+    cli.json("eval", str(queries), "--save", str(base))
+    monkeypatch.setenv("OPTMEM_NOW", "2026-02-01T00:00:00Z")
+    put(vault, "小明住在杭州", key="city")  # the same day as 上海: a conflict on the key
+    put(vault, "Weekly report on Friday, 17:00 ok", on_similar="store")  # a near duplicate
+    out = cli.json("eval", str(queries), "--baseline", str(base), code=1)
+    assert out["error"]["code"] == "regression"
+    assert {"contradiction_rate", "duplicate_rate"} <= {w["metric"] for w in out["regressions"]}
