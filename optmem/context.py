@@ -68,8 +68,11 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
     for c in facts.conflicts(vault):
         if (domain and c.domain != domain) or (project and c.project not in (None, project)):
             continue
-        said = " or ".join(f"“{_line(v['text'])}” ({v['ts'][:10]}, id {v['id'][-8:]})" for v in c.values)
-        out.append(f"- {c.key}: you were told {said} — which is right now? Ask the user, then "
+        shown = c.values[-3:]  # the newest three: a long fork is listed by `optmem conflicts`
+        said = " or ".join(f"“{_line(v['text'][:160])}” ({v['ts'][:10]}, id {v['id'][-8:]}"
+                           + (", inferred" if v.get("basis") == "inferred" else "") + ")" for v in shown)
+        more = f" (and {len(c.values) - 3} more: optmem conflicts)" if len(c.values) > 3 else ""
+        out.append(f"- {c.key}: you were told {said}{more} — which is right now? Ask the user, then "
                    f"`optmem resolve {c.key} --keep ID`")
     return out
 

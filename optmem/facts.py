@@ -14,7 +14,7 @@ from typing import Any
 
 from optmem import clock, log, view
 from optmem import text as textmod
-from optmem.errors import Ambiguous, NotFound, UsageError
+from optmem.errors import Ambiguous, NotFound, TooLarge, UsageError
 from optmem.index import Filters, Index, Row, open_index, prepare
 from optmem.record import CORRECTION, ID_RE, MERGED, RESOLUTION, Tier, names
 from optmem.vault import Vault
@@ -158,13 +158,13 @@ def conflicts(vault: Vault, *, show_unsafe: bool = False) -> list[OpenConflict]:
     """Every key whose current values time cannot order (`view.key_winner`), oldest first."""
     now = clock.now().timestamp()
     with open_index(vault) as idx:
-        groups: dict[tuple[str, str, str | None], list[Row]] = {}
-        for row in idx.in_conflict():
-            if view.status(row, now) in (view.Status.CURRENT, view.Status.PENDING) and row.key:
-                groups.setdefault((row.key, row.domain, row.project), []).append(row)
+        groups: dict[tuple[str, str, str | None, int], list[Row]] = {}
+        for row in idx.in_conflict():  # habits and states of a key are apart (as the view keeps them)
+            if view.status(row, now) in view.LIVE and row.key:
+                groups.setdefault((row.key, row.domain, row.project, row.state), []).append(row)
         return [OpenConflict(k, d, p, [idx.view_of(r, now).full(show_unsafe=show_unsafe)
                                       for r in sorted(rows, key=lambda r: (r.ts or 0, r.id))])
-                for (k, d, p), rows in sorted(groups.items(), key=lambda g: min(r.ts or 0 for r in g[1]))
+                for (k, d, p, _), rows in sorted(groups.items(), key=lambda g: min(r.ts or 0 for r in g[1]))
                 if len(rows) > 1]
 
 
@@ -185,8 +185,12 @@ def resolve(vault: Vault, key: str, *, keep: str | None = None, value: str | Non
     never a rewrite."""
     if (keep is None) == (value is None):
         raise UsageError("give --keep ID (one of the values in conflict) or --value TEXT (a new one)")
+    if not key.strip():
+        raise UsageError("KEY is empty; `optmem conflicts` lists the keys in conflict")
     found = [c for c in conflicts(vault, show_unsafe=True) if c.key == key
              and (domain is None or c.domain == domain) and (project is None or c.project == project)]
+    if len(found) > 1 and keep is not None:  # the kept value names its conflict
+        found = [c for c in found if any(names(keep, v["id"]) for v in c.values)] or found
     if not found:
         raise NotFound(f"no open conflict on key {key!r}" + (f" in {domain}" if domain else "")
                        + "; `optmem conflicts` lists them", key=key)
@@ -231,14 +235,23 @@ def merge(vault: Vault, refs: list[str], topic: str, *, text: str | None = None,
     the fragments' keyed values, then `fields`), and `details` — every fragment's text verbatim,
     so nothing is lost ("structured fields only grow"). It supersedes the fragments (a
     correction of each); `history` leads from it to them."""
-    if len(set(refs)) < 2:
-        raise UsageError("give at least two record ids to merge (see `optmem merge --suggest`)")
     if not topic or not topic.strip():
         raise UsageError("--topic is required: what the merged record is about")
+    from optmem import scan
+
     now = clock.now().timestamp()
+    limit = vault.settings.limits.record_bytes
+    scan.check_field("topic", topic, limit=log.FIELD_BYTES["key"], allow_unsafe=allow_unsafe)
+    for name, value in (fields or {}).items():
+        scan.check_field("fact", f"{name}={value}", limit=log.FIELD_BYTES["reason"], allow_unsafe=allow_unsafe)
     with open_index(vault) as idx:
         rows = list({r.id: r for r in (log.resolve_one(idx, ref) for ref in refs)}.values())
+        if len(rows) < 2:
+            raise UsageError("give at least two different records to merge (see `optmem merge --suggest`)")
         for row in rows:
+            if row.conflict:
+                raise UsageError(f"{row.id} is one of the values of key {row.key!r} in conflict: settle it "
+                                 f"first (`optmem resolve {row.key} --keep ID`)", id=row.id, key=row.key)
             log.refuse_bookkeeping(idx, row, "merge")
             st = view.status(row, now)
             if st != view.Status.CURRENT:
@@ -251,10 +264,29 @@ def merge(vault: Vault, refs: list[str], topic: str, *, text: str | None = None,
             raise UsageError("the records are in different domains or projects: " + ", ".join(
                 f"{d}/{p or '-'}" for d, p in sorted(scopes, key=str)) + "; merge within one", ids=[r.id for r in rows])
         records = sorted((idx.record(r) for r in rows), key=lambda r: (r.ts, r.id))
-    facts_obj = {rec.key: rec.text for rec in records if rec.key}
+    for rec in records:  # a fragment the scanner flags is not carried into a new record's details
+        scan.check_field("fragment", rec.text, limit=limit, allow_unsafe=allow_unsafe)
+    facts_obj: dict[str, Any] = {}
+    for rec in records:
+        if rec.key and rec.key in facts_obj:  # two values of one key: both kept, never one over the other
+            prev = facts_obj[rec.key]
+            facts_obj[rec.key] = (prev if isinstance(prev, list) else [prev]) + [rec.text]
+        elif rec.key:
+            facts_obj[rec.key] = rec.text
+        for k, v in (rec.extra.get("facts") or {}).items() if rec.kind == MERGED else ():
+            facts_obj.setdefault(k, v)  # a merged fragment's own facts carry over
     facts_obj.update(fields or {})
-    details = [rec.text for rec in records]
-    main = text or f"{topic.strip()}: " + " / ".join(" ".join(d.split()) for d in details)
+    details = [d for rec in records for d in ((rec.extra.get("details") or [rec.text]) if rec.kind == MERGED
+                                              else [rec.text])]
+    joined = " / ".join(" ".join(d.split()) for d in details)
+    main = (f"{text.strip()} — " if text and text.strip() else f"{topic.strip()}: ") + joined  # every detail found
+    size = len(main.encode("utf-8")) + len(json.dumps(details, ensure_ascii=False).encode("utf-8"))
+    if size > 2 * limit:
+        raise TooLarge(f"the merged record would be {size:,} bytes (its text and details); merge fewer or "
+                       f"shorter records (at most about {limit:,} bytes of fragments); nothing was written",
+                       bytes=size, limit=limit)
+    shared_keys = {r.key for r in records}
+    key = key or (next(iter(shared_keys)) if len(shared_keys) == 1 and None not in shared_keys else None)
     domain, project = next(iter(scopes))
     res = log.append(vault, log.Draft(main, domain=domain, project=project, kind=MERGED, key=key,
                                       corrects=[r.id for r in records], source=source,

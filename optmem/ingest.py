@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from optmem import dates, view
+from optmem.ranking import says_change
 from optmem import text as textmod
 from optmem.clock import to_epoch
 from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_fields
@@ -147,7 +148,8 @@ def _prepare(batch: list[Line]) -> _Prepared:
             session=f["session"], spos=None, retired=int(view.retired_at_birth(kind, f["extra"])),
             imp=f["importance"], pending=int(f["pending"]), conf=f["confidence"], source=f["source"],
             inferred=int(f["basis"] == "inferred"), state=int(f["state"]),
-            upd=f["extra"].get("may_update") if isinstance(f["extra"].get("may_update"), str) else None)))
+            upd=f["extra"].get("may_update") if isinstance(f["extra"].get("may_update"), str) else None,
+            change=int(bool(key) and says_change(text)))))
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
         if key or ((corrects or f["ref"]) and view.links(kind, corrects, f["ref"])):
@@ -397,15 +399,16 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
     order its values, every member but those in conflict (which stay current, marked)."""
     members = [view.Member(n, i, ts, tier, fp, src, conf, int(bool(sup or forgotten)),
                            tuple(json.loads(corrects)) if corrects else (), kind, int(bool(pend and not ok)),
-                           inferred, state)
-               for n, i, ts, tier, fp, src, conf, sup, forgotten, corrects, kind, pend, ok, inferred, state
+                           inferred, state, change)
+               for n, i, ts, tier, fp, src, conf, sup, forgotten, corrects, kind, pend, ok, inferred, state, change
                in conn.execute(
                    "SELECT n, id, ts, tier, fp, source, conf, sup, forgotten, corrects, kind, pending, "
-                   "confirmed, inferred, state FROM rec "
+                   "confirmed, inferred, state, change FROM rec "
                    "WHERE key = ? AND domain = ? AND project IS ?", (key, domain, project))]
     # habits and states of one key never meet: a night up late does not replace a bedtime
     for part in (p for p in ([m for m in members if not m.state], [m for m in members if m.state]) if p):
-        verdict = view.key_winner(part, *params)
+        # states pass on their own: two of one key are never put to the user
+        verdict = view.key_winner(part, *(params if not part[0].state else (0.0, 2.0)))
         if isinstance(verdict, view.Winner):
             current, by, fork = [verdict.member], verdict.member.id, []
         else:

@@ -306,12 +306,14 @@ def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tu
             f"this looks like a new value of {newest['id']} (“{newest['text'][:60]}”); nothing was "
             f"stored — say which: --on-update supersede (it replaces that record), or --on-update "
             "keep (both stay)", updates=updates)
-    if on_update == "supersede" and not rec.pending:  # a guess replaces nothing before it is confirmed
+    if on_update == "supersede" and not rec.pending and rec.basis != "inferred":
+        # a guess replaces nothing before it is confirmed, an inference never replaces a statement
         return rec._replace(corrects=(*rec.corrects, newest["id"]),
                             kind=CORRECTION if rec.kind == NOTE else rec.kind), None
     rec = rec._replace(extra={**rec.extra, "may_update": newest["id"]})  # counted until settled
-    return rec, (f"this may update {newest['id']} (“{newest['text'][:60]}”); if so, "
-                 f"`optmem correct {newest['id'][-8:]} …` or --on-update supersede makes that explicit")
+    hint = ("it was kept beside it (a guess or an inference supersedes nothing)" if on_update == "supersede"
+            else f"if so, `optmem correct {newest['id'][-8:]} …` or --on-update supersede makes that explicit")
+    return rec, f"this may update {newest['id']} (“{newest['text'][:60]}”); {hint}"
 
 
 def _on_similar(rec: Record, similar: list[dict[str, Any]], on_similar: str) -> tuple[Record, str, str | None]:

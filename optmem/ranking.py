@@ -197,6 +197,24 @@ def asks_for_now(query: str) -> bool:
     return bool(_CUE.search(fold(query)))
 
 
+# Words with which a statement says it replaces an earlier one ("moved to", "搬到", "改成").
+CHANGE_CUES = ("now", "no longer", "anymore", "instead", "moved", "switched", "changed", "updated",
+               "became", "from now on")
+CHANGE_CUES_CJK = ("现在", "改成", "改为", "换成", "换了", "搬到", "搬去", "搬家", "不再", "已经", "如今", "从今")
+_CHANGE = None
+
+
+def says_change(text: str) -> bool:
+    """Whether a statement says it is a change ("小明搬到上海了", "now uses pnpm"): two values of a
+    key written close together are then ordered by time, not put to the user."""
+    global _CHANGE
+    if _CHANGE is None:
+        import re
+
+        _CHANGE = re.compile(r"\b(?:" + "|".join(CHANGE_CUES) + r")\b|" + "|".join(CHANGE_CUES_CJK))
+    return bool(_CHANGE.search(fold(text)))
+
+
 def cue_terms() -> frozenset[str]:
     """The search terms the update cues make ("now", "现在", …): they say *when*, not *what*, so
     they do not count when comparing what two records are about."""

@@ -13,7 +13,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import Tier
 
-SCHEMA = "optmem-index-12"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation
+SCHEMA = "optmem-index-13"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation
 
 
 class Col(NamedTuple):
@@ -49,6 +49,7 @@ class Row(NamedTuple):
     inferred: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # basis: inferred, not stated
     state: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0     # a temporary state, not a habit
     upd: Annotated[str | None, Col("TEXT")] = None        # the record it may update (kept both)
+    change: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # says it is a change ("搬到", "now")
     sup: Annotated[str | None, Col("TEXT", view=True)] = None      # superseded by this correction
     ksup: Annotated[str | None, Col("TEXT", view=True)] = None     # superseded by this same-key record
     forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0

@@ -71,6 +71,10 @@ class Ranking(NamedTuple):
     update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
 
 
+class Duration(NamedTuple):
+    """A constraint: the value is a duration like 2d, 12h, 30m."""
+
+
 class AtMost(NamedTuple):
     """A constraint: the value is at most this."""
 
@@ -100,7 +104,7 @@ class Consolidation(NamedTuple):
     """Keeping facts clean: when two values of a key are in conflict."""
 
     conflict_window_days: Annotated[float, AtLeast(0)] = 1.0  # values of a key this close in time
-    state_ttl: str = "2d"                                   # a state's lifetime unless --ttl is given
+    state_ttl: Annotated[str, Duration()] = "2d"            # a state's lifetime unless --ttl is given
 
 
 class TreeSettings(NamedTuple):
@@ -210,6 +214,9 @@ def _coerce(key: str, kind: type, rules: tuple[Any, ...], default: Any, value: A
                          expected=expected)
     if kind is float:
         value = float(value)
+        if value != value:
+            raise UsageError(f"{origin}: {key} = nan is not valid: expected {expected}", key=key,
+                             value="nan", expected=expected)
     for rule in rules:
         if isinstance(rule, OneOf) and value not in rule.choices:
             raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected one of "
@@ -217,6 +224,14 @@ def _coerce(key: str, kind: type, rules: tuple[Any, ...], default: Any, value: A
         if isinstance(rule, AtLeast) and value < rule.low:
             raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected at least {rule.low:g}",
                              key=key, value=value, expected=f">= {rule.low:g}")
+        if isinstance(rule, Duration):
+            from optmem.clock import parse_ttl
+
+            try:
+                parse_ttl(value)
+            except UsageError:
+                raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected a duration such "
+                                 "as 2d, 12h or 30m", key=key, value=value, expected="a duration") from None
         if isinstance(rule, AtMost) and value > rule.high:
             raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected at most {rule.high:g}",
                              key=key, value=value, expected=f"<= {rule.high:g}")

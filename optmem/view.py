@@ -195,6 +195,7 @@ class Member(NamedTuple):
     guess: int = 0                   # pending and unconfirmed: never wins its key before it is
     inferred: int = 0                # concluded by an agent, not stated: never overrules a statement
     state: int = 0                   # a temporary state (key groups: states and habits apart)
+    change: int = 0                  # says it replaces an earlier value ("搬到", "now")
 
 
 class Winner(NamedTuple):
@@ -217,14 +218,16 @@ def newest(members: Iterable[Member]) -> Member:
 
 def _unordered(a: Member, b: Member, window: float, sure: float) -> bool:
     """Whether time cannot decide between two values of a key: written within `window` seconds
-    of each other; or corrections of one record (made on two clones, merged by git); or two
-    sources that were both sure (confidence ≥ `sure`)."""
+    of each other (unless the newer one says it is a change: "moved to", "改成", "now"); or
+    corrections of one record (made on two clones, merged by git); or two sources that were both
+    sure (confidence ≥ `sure`)."""
     if a.fp is not None and a.fp == b.fp:
         return False  # the same value said twice is agreement, not a conflict
     if MEMORY in (a.kind, b.kind):
         return False  # a hot-memory entry's journal: the log's order is the file's
     if a.ts is not None and b.ts is not None and abs(a.ts - b.ts) < window:
-        return True
+        newer = a if (a.ts, a.id) > (b.ts, b.id) else b
+        return not newer.change  # "小明搬到上海了" says it replaces: time orders it
     if set(a.corrects) & set(b.corrects):
         return True
     return (a.source != b.source and a.conf is not None and b.conf is not None
@@ -238,7 +241,9 @@ def key_winner(members: list[Member], window: float = 0.0, sure: float = 1.1) ->
     against newer non-redlines; records out of the running (corrected, forgotten) never win (a
     forgotten newest value gives its key back to the one before)."""
     # a hot-memory entry's journal is ordered by the log alone (its last line is the entry's state)
-    live = [m for m in members if (not m.out and not m.guess) or m.kind == MEMORY] or members
+    live = [m for m in members if (not m.out and not m.guess) or m.kind == MEMORY]
+    if not live:  # nothing said for sure: the newest wins (guesses are never put to the user)
+        return Winner(newest([m for m in members if not m.out] or members))
     redlines = [m for m in live if m.tier == Tier.REDLINE]
     pool = redlines or live
     top = newest(pool)

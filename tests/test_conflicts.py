@@ -247,3 +247,90 @@ def test_merge_refusals(cli, vault, vault_path, monkeypatch):
     assert "redline" in cli.json("merge", a, rule, "--topic", "t", code=2)["error"]["message"]
     assert "field=value" in cli.json("merge", a, b, "--topic", "t", "--fact", "oops", code=2)["error"]["message"]
     assert (vault_path / "LOG.jsonl").read_bytes() == before
+
+
+# -- found by an adversarial run ----------------------------------------------------------------------
+def test_a_same_day_value_that_says_it_changed_is_a_new_version(cli, vault, vault_path):
+    quiet(vault_path)
+    hz = cli.json("append", "小明住在杭州", "--key", "user.city")["id"]
+    sh = cli.json("append", "小明搬到上海了", "--key", "user.city")["id"]  # the same second
+    port = cli.json("append", "the backend port is 8080", "--key", "backend.port")["id"]
+    cli.json("append", "the backend port is now 9090", "--key", "backend.port")
+    assert cli.json("conflicts")["count"] == 0
+    assert cli.json("get", hz)["record"]["superseded_by"] == sh
+    assert cli.json("get", port)["record"]["status"] == "superseded"
+
+
+def test_guesses_states_and_cold_values_are_never_put_to_the_user_wrongly(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    at(monkeypatch, "2026-05-10T09:00:00Z")
+    cli.json("append", "user drinks coffee", "--key", "drink", "--agent")
+    cli.json("append", "user drinks tea", "--key", "drink", "--agent")
+    cli.json("append", "worked until 3 am last night", "--key", "sleep", "--state")
+    cli.json("append", "took a nap at noon today", "--key", "sleep", "--state")
+    habit = cli.json("append", "usually sleeps at ten", "--key", "sleep")["id"]
+    other = cli.json("append", "usually sleeps at eleven", "--key", "sleep")["id"]
+    [c] = cli.json("conflicts")["conflicts"]  # only the two habits: guesses and states are not asked
+    assert {v["id"] for v in c["values"]} == {habit, other}
+    at(monkeypatch, "2026-12-10T09:00:00Z")
+    cli.json("sweep")
+    assert {cli.json("get", i)["record"]["status"] for i in (habit, other)} == {"current"}  # waits, warm
+    done = cli.json("resolve", "sleep", "--keep", other)
+    assert sorted(done["superseded"]) == sorted([habit, other])  # the states were not swept in
+
+
+def test_resolve_finds_its_conflict_by_the_kept_value_and_never_crashes_on_ambiguity(cli, vault, vault_path):
+    quiet(vault_path)
+    cli.json("append", "端口是 8080", "--key", "port", "-d", "api")
+    keep = cli.json("append", "端口是 7070", "--key", "port", "-d", "api")["id"]
+    cli.json("append", "端口是 1111", "--key", "port", "-d", "api", "-p", "p1")
+    cli.json("append", "端口是 2222", "--key", "port", "-d", "api", "-p", "p1")
+    out = cli("resolve", "port", "--value", "端口是 9999")
+    assert out.exit_code == 1 and "Traceback" not in out.stderr and "candidate domain api" in out.stderr
+    assert cli.json("resolve", "port", "--keep", keep)["kept"] == keep  # its id names the conflict
+    assert [c["project"] for c in cli.json("conflicts")["conflicts"]] == ["p1"]
+
+
+def test_merge_keeps_the_scanner_the_bounds_and_every_detail(cli, vault, vault_path):
+    quiet(vault_path)
+    a = cli.json("append", "going to Japan next month")["id"]
+    b = cli.json("append", "plans to visit Tokyo, Osaka and Kyoto")["id"]
+    secret = cli.json("append", "deploy key ghp_abcdefghijklmnopqrstuvwxyz0123456789 for the repo",
+                      "--allow-unsafe")["id"]
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    assert cli.json("merge", a, b, secret, "--topic", "trip", code=1)["error"]["code"] == "unsafe_content"
+    assert cli.json("merge", a, b, "--topic", "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                    code=1)["error"]["code"] == "unsafe_content"
+    assert "two different records" in cli.json("merge", a, a[-6:], "--topic", "x", code=2)["error"]["message"]
+    assert (vault_path / "LOG.jsonl").read_bytes() == before
+    merged = cli.json("merge", a, b, "--topic", "Japan trip", "--text", "Japan trip notes")["id"]
+    assert cli.json("search", "Kyoto", "--current")["hits"][0]["id"] == merged  # found with --text too
+
+
+def test_merge_refuses_values_in_conflict_and_keeps_both_values_of_a_key(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    x = cli.json("append", "OS is Windows", "--key", "os")["id"]
+    y = cli.json("append", "OS is Mac", "--key", "os")["id"]
+    err = cli.json("merge", x, y, "--topic", "os", code=2)["error"]
+    assert "in conflict" in err["message"] and "optmem resolve os" in err["message"]
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    p = cli.json("append", "editor: vim", "--key", "ed", "-d", "d2")["id"]
+    q = cli.json("append", "editor: vim with plugins", "--key", "ed2", "-d", "d2")["id"]
+    r = cli.json("append", "editor config lives in dotfiles", "-d", "d2")["id"]
+    rec = cli.json("merge", p, q, r, "--topic", "editor")["record"]
+    assert rec["facts"] == {"ed": "editor: vim", "ed2": "editor: vim with plugins"}
+
+
+def test_an_inference_never_supersedes_through_a_possible_update(cli, vault, vault_path):
+    quiet(vault_path)
+    said = cli.json("append", "user lives in Hangzhou city")["id"]
+    out = cli.json("append", "user lives in Shanghai city", "--basis", "inferred", "--on-update", "supersede")
+    assert out["record"]["corrects"] == [] and cli.json("get", said)["record"]["status"] == "current"
+
+
+def test_state_ttl_and_windows_are_checked_when_the_settings_are_read(cli, vault, vault_path):
+    (vault_path / "optmem.toml").write_text('[consolidation]\nstate_ttl = "abc"\n', "utf-8")
+    err = cli.json("stats", code=2)["error"]
+    assert err["key"] == "consolidation.state_ttl" and "a duration" in err["message"]
+    (vault_path / "optmem.toml").write_text("[consolidation]\nconflict_window_days = nan\n", "utf-8")
+    assert cli.json("stats", code=2)["error"]["key"] == "consolidation.conflict_window_days"

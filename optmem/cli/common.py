@@ -178,7 +178,8 @@ def render_error_human(err: OptmemError) -> str:
         lines.append(f"  [{item['id']}] {item['text']}")
     for item in ctx.get("candidates", []):
         label = item.get("preview") or item.get("text") or ""
-        lines.append(f"  candidate {item['id']}" + (f": {label}" if label else ""))
+        what = item.get("id") or " / ".join(f"{k} {v if v is not None else '—'}" for k, v in item.items())
+        lines.append(f"  candidate {what}" + (f": {label}" if label and item.get("id") else ""))
     if "similar" in ctx and isinstance(ctx["similar"], dict):
         lines.append(f"  similar [{ctx['similar']['id']}] {ctx['similar']['text']}")
     if "usage" in ctx and isinstance(ctx["usage"], dict) and "chars" in ctx["usage"]:
