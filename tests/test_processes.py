@@ -194,8 +194,11 @@ def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, v
     assert run_optmem("append", "already here").returncode == 0  # the index exists and is in step
     before = (vault_path / "LOG.jsonl").read_bytes()
     with fsio.exclusive_lock(vault.lock_path, 1):
+        # a runner started in the background (`cmd &`) ignores SIGINT, and children inherit that:
+        # give this one the default disposition, as a process started from a terminal has
         proc = subprocess.Popen([sys.executable, "-m", "optmem", "append", "never stored"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         time.sleep(1.5)  # started, and waiting for the lock this test holds
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
