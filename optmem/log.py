@@ -161,7 +161,8 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
 
 def find_similar(idx: Index, text: str, domain: str | None, project: str | None, threshold: float,
                  now: float, limit: int = 20, *,
-                 statuses: tuple[view.Status, ...] = (view.Status.CURRENT,)) -> list[dict[str, Any]]:
+                 statuses: tuple[view.Status, ...] = (view.Status.CURRENT,),
+                 rows: list[Row] | None = None) -> list[dict[str, Any]]:
     """Current records (or of `statuses`) in the same domain and project (any, when `domain` is
     None) whose text is a near duplicate of `text`.
 
@@ -170,7 +171,7 @@ def find_similar(idx: Index, text: str, domain: str | None, project: str | None,
     records (a query over every term would rank tens of thousands of common-term matches).
     """
     out: list[dict[str, Any]] = []
-    for row in _probe(idx, text, domain, project, limit):
+    for row in _probe(idx, text, domain, project, limit) if rows is None else rows:
         if view.status(row, now, warm=True) not in statuses or row.kind in (MEMORY, *BOOKKEEPING):
             continue
         rec = idx.record(row)
@@ -196,21 +197,21 @@ def _probe(idx: Index, text: str, domain: str | None, project: str | None, limit
     return list(idx.matches(match_any(rare), where, params, "ORDER BY bm25(fts)", limit))
 
 
-def find_updates(idx: Index, rec: Record, now: float, limit: int = 20) -> list[dict[str, Any]]:
+def find_updates(idx: Index, rec: Record, now: float, limit: int = 20, *,
+                 rows: list[Row] | None = None) -> list[dict[str, Any]]:
     """Current unkeyed records of the same domain and project that `rec` may update: the same
     statement with another value (`text.looks_like_update`), newest first."""
     if rec.key:
         return []  # a key versions it already
-    from optmem.ranking import UPDATE_CUES, UPDATE_CUES_CJK
+    from optmem.ranking import time_words
 
-    cues = frozenset((*UPDATE_CUES, *UPDATE_CUES_CJK))
     out = []
-    for row in _probe(idx, rec.text, rec.domain, rec.project, limit):
+    for row in _probe(idx, rec.text, rec.domain, rec.project, limit) if rows is None else rows:
         if (row.key or row.kind in (MEMORY, *BOOKKEEPING) or row.tier == TIER_RANK["redline"]
                 or view.status(row, now) != view.Status.CURRENT):
             continue
         old = idx.record(row)
-        if textmod.looks_like_update(old.text, rec.text, cues):
+        if textmod.looks_like_update(old.text, rec.text, time_words()):
             out.append({"id": row.id, "text": old.text, "ts": old.ts})
     return sorted(out, key=lambda u: (u["ts"], u["id"]), reverse=True)
 
@@ -265,6 +266,7 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
             _check_redline_lock(idx, rec, now)
             similar: list[dict[str, Any]] = []
             restating: list[Record] = []
+            updates: list[dict[str, Any]] = []
             if gate:
                 dup = _exact_duplicate(idx, rec, now)
                 restating = [_seen(rec, ref, now) for ref in _pending_said_again(
@@ -273,9 +275,10 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
                     written, lag = write_records(vault, idx, [_seen(rec, dup.id, now), *restating])
                     idx = written or idx
                     return Appended("duplicate", dup.id, duplicate_of=dup.id, warning=lag)
+                near = _probe(idx, rec.text, rec.domain, rec.project, 20)  # one probe for both checks
                 similar = find_similar(idx, rec.text, rec.domain, rec.project,
-                                       vault.settings.dedup.threshold, now)
-            updates = find_updates(idx, rec, now) if gate and not similar else []
+                                       vault.settings.dedup.threshold, now, rows=near)
+                updates = [] if similar else find_updates(idx, rec, now, rows=near)
             update_warning = None
             if updates:
                 rec, update_warning = _on_update(rec, updates, on_update)

@@ -215,6 +215,12 @@ def says_change(text: str) -> bool:
     return bool(_CHANGE.search(fold(text)))
 
 
+def time_words() -> frozenset[str]:
+    """Every word or phrase that says *when* or *that it changed*, not *what* (the update and
+    change cues): left out when comparing two statements' content."""
+    return frozenset((*UPDATE_CUES, *UPDATE_CUES_CJK, *CHANGE_CUES, *CHANGE_CUES_CJK))
+
+
 def cue_terms() -> frozenset[str]:
     """The search terms the update cues make ("now", "现在", …): they say *when*, not *what*, so
     they do not count when comparing what two records are about."""
