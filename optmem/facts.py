@@ -235,6 +235,8 @@ def merge(vault: Vault, refs: list[str], topic: str, *, text: str | None = None,
     the fragments' keyed values, then `fields`), and `details` — every fragment's text verbatim,
     so nothing is lost ("structured fields only grow"). It supersedes the fragments (a
     correction of each); `history` leads from it to them."""
+    if len(refs) < 2:
+        raise UsageError("give the ids of at least two records to merge, or --suggest to find some")
     if not topic or not topic.strip():
         raise UsageError("--topic is required: what the merged record is about")
     from optmem import scan
