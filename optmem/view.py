@@ -148,7 +148,9 @@ class Link(NamedTuple):
 
 
 def links(kind: str, corrects: Iterable[str], ref: str | None) -> list[Link]:
-    """The earlier records this record acts on: those it corrects, forgets or restates."""
+    """The earlier records this record acts on: those it corrects, forgets or restates. (Forgetting
+    the newest version of a fact — a correction, a merge — gives the fact back to the version it
+    superseded; forgetting an older one changes nothing else.)"""
     out = [Link(SUPERSEDES, r) for r in corrects]
     if ref and kind in BOOKKEEPING:
         out.append(Link(kind, ref))

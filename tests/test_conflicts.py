@@ -334,3 +334,25 @@ def test_state_ttl_and_windows_are_checked_when_the_settings_are_read(cli, vault
     assert err["key"] == "consolidation.state_ttl" and "a duration" in err["message"]
     (vault_path / "optmem.toml").write_text("[consolidation]\nconflict_window_days = nan\n", "utf-8")
     assert cli.json("stats", code=2)["error"]["key"] == "consolidation.conflict_window_days"
+
+
+def test_forgetting_the_newest_version_gives_the_fact_back(cli, vault, vault_path):
+    quiet(vault_path)
+    a = cli.json("append", "the cache is redis 6")["id"]
+    b = cli.json("correct", a, "the cache is redis 7")["id"]
+    c = cli.json("correct", b, "the cache is valkey 8")["id"]
+    cli.json("forget", b, "--reason", "a middle version, mistyped")
+    assert cli.json("get", a)["record"]["status"] == "superseded"  # the chain still ends at c
+    cli.json("forget", c, "--reason", "wrong: we never moved")
+    assert cli.json("get", a)["record"]["status"] == "superseded"  # b was forgotten too
+    port = cli.json("append", "the api listens on 8080")["id"]
+    wrong = cli.json("correct", port, "the api listens on 8081")["id"]
+    cli.json("forget", wrong, "--reason", "the correction was wrong")
+    assert cli.json("get", port)["record"]["status"] == "current"
+    x = cli.json("append", "plans to visit Tokyo, Osaka and Kyoto")["id"]
+    y = cli.json("append", "going to Japan next month")["id"]
+    merged = cli.json("merge", x, y, "--topic", "Japan")["id"]
+    cli.json("forget", merged, "--reason", "unmerge")  # the fragments are current again
+    assert {cli.json("get", i)["record"]["status"] for i in (x, y)} == {"current"}
+    cli.json("reindex")  # and the same after a rebuild, from the log alone
+    assert {cli.json("get", i)["record"]["status"] for i in (x, y)} == {"current"}
