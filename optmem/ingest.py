@@ -374,6 +374,8 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
         conn.execute("UPDATE rec SET forgotten = 1 WHERE n = ?", (target,))
         if t_sup is None:  # forgetting the newest version (a correction, a merge) gives the fact back
             conn.execute("UPDATE rec SET sup = NULL WHERE sup = ?", (t_id,))
+    elif what == view.RESTORES:
+        conn.execute("UPDATE rec SET forgotten = 0 WHERE n = ?", (target,))
     elif what == view.CONFIRMS:  # a person vouched for it: current, and used now (warm again)
         (seen,) = conn.execute("SELECT seen FROM rec WHERE n = ?", (target,)).fetchone()
         conn.execute("UPDATE rec SET confirmed = 1, seen = ? WHERE n = ?",

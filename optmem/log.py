@@ -17,7 +17,8 @@ from optmem import text as textmod
 from optmem.errors import (Ambiguous, NotFound, OptmemError, PossibleUpdate, RedlineLocked, TooLarge,
                            UsageError)
 from optmem.index import Index, Row, catch_up, match_any, open_index
-from optmem.record import (BOOKKEEPING, CONFIRM, CORRECTION, FORGET, MEMORY, NOTE, SEEN, TIER_RANK, TIERS,
+from optmem.index import prepare as prepare_index
+from optmem.record import (BOOKKEEPING, CONFIRM, CORRECTION, CURATION, FORGET, RESTORE, MEMORY, NOTE, SEEN, TIER_RANK, TIERS,
                            Record, new_id)
 from optmem.settings import ON_SIMILAR, ON_UPDATE
 from optmem.vault import NAME_RE, Vault, validate_name
@@ -119,6 +120,8 @@ RESERVED_KINDS = {
     MEMORY: "`optmem add` / `optmem replace` / `optmem remove` write it (the hot-memory journal)",
     SEEN: "`optmem append` writes it when the same fact is appended again (a restatement)",
     CONFIRM: "`optmem confirm ID` writes it (a pending record confirmed)",
+    RESTORE: "`optmem curate` writes it when it undoes a run (a forgotten record back)",
+    CURATION: "`optmem curate` writes it (one per run)",
 }
 
 
@@ -532,3 +535,21 @@ def write_about(vault: Vault, ref: str,
             return row, line
         finally:
             idx.close()
+
+
+def append_bookkeeping(vault: Vault, make: Callable[[datetime], Record]) -> str:
+    """Append one record optmem itself writes (a curation, a restore) under the vault lock, past
+    the write gate and the reserved-kind check that guard what callers append; its id."""
+    prepare_index(vault)
+    moment = clock.now()
+    rec = make(moment)
+    idx = open_index(vault)
+    with vault.lock():
+        idx = catch_up(idx)
+        try:
+            written, _ = write_records(vault, idx, [rec])
+            if written is not None:
+                idx = written
+        finally:
+            idx.close()
+    return rec.id

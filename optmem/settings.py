@@ -107,6 +107,15 @@ class Consolidation(NamedTuple):
     state_ttl: Annotated[str, Duration()] = "2d"            # a state's lifetime unless --ttl is given
 
 
+class Curator(NamedTuple):
+    """The periodic curation pass: a model command the user configured proposes operations."""
+
+    command: str = ""                                 # user configuration only (see COMMANDS)
+    timeout: Annotated[float, AtLeast(1)] = 300.0     # seconds the command may take
+    batch: Annotated[int, AtLeast(1)] = 100           # new records sent per run (at most)
+    queries: str = "queries.jsonl"                    # the eval gate's query set, in the vault
+
+
 class TreeSettings(NamedTuple):
     run: Annotated[int, AtLeast(2)] = 64
     fanout: Annotated[int, AtLeast(2)] = 8
@@ -117,13 +126,13 @@ class TreeSettings(NamedTuple):
 
 SECTIONS: dict[str, type] = {
     "limits": Limits, "dedup": Dedup, "log": LogSettings, "lock": Lock, "ranking": Ranking,
-    "tree": TreeSettings, "lifecycle": Lifecycle, "consolidation": Consolidation,
+    "tree": TreeSettings, "lifecycle": Lifecycle, "consolidation": Consolidation, "curator": Curator,
 }
 FREE_SECTIONS = ("projects",)
 # Settings that name a command optmem runs. A vault can arrive through git, so whoever can push
 # to it could run code on every machine: these are read from the user's own configuration
 # (`~/.config/optmem/config.toml`, the environment, a command-line flag), never from a vault.
-COMMANDS = ("tree.summarizer",)  # claude-code hook: folder name → project (any keys, string values)
+COMMANDS = ("tree.summarizer", "curator.command")  # claude-code hook: folder name → project (any keys, string values)
 
 
 class Settings(NamedTuple):
@@ -135,6 +144,7 @@ class Settings(NamedTuple):
     tree: TreeSettings = TreeSettings()
     lifecycle: Lifecycle = Lifecycle()
     consolidation: Consolidation = Consolidation()
+    curator: Curator = Curator()
     projects: dict[str, str] = {}  # never mutated: a new Settings is made instead
     warnings: tuple[str, ...] = ()
 

@@ -22,7 +22,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
 from optmem import scan
-from optmem.record import BOOKKEEPING, CONFIRM, FORGET, MEMORY, SEEN, STORED, Record, Tier
+from optmem.record import BOOKKEEPING, CONFIRM, FORGET, MEMORY, RESTORE, SEEN, STORED, Record, Tier
 
 
 class Status(StrEnum):
@@ -140,6 +140,7 @@ SUPERSEDES = "corrects"
 FORGETS = FORGET
 RESTATES = SEEN
 CONFIRMS = CONFIRM
+RESTORES = RESTORE
 
 
 class Link(NamedTuple):

@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hook": ("@agentcmd", "Hook entry points run by git and agents: git-commit, git-rewrite, claude-code."),
     "mcp": ("mcpserve", "Serve the vault to agents over MCP (stdio); needs the optmem[mcp] extra."),
     "merge-driver": ("agentcmd", "Merge a hot-memory file entry by entry (git runs this; `init` and `hooks install` set it up)."),
+    "curate": ("maint", "A curation pass: a model you configured proposes merge/update/delete; the gate decides."),
     "eval": ("maint", "Run a fixed query set on a copy of the vault: recall@k, MRR, stale rate; compare with a baseline."),
 }
 

@@ -132,3 +132,45 @@ def evaluate(queries: str, k: int, save: str | None, baseline: str | None, set: 
         payload["error"] = Regression(f"{len(res.regressions or [])} measure(s) got worse than the "
                                       f"baseline {baseline}; keep the change only if it really helped").to_dict()
     _finish(json_out, res.ok, payload, "\n".join(lines))
+
+
+@command("curate", flag("apply", help="Write the plan (then the gate decides); without it, only show it."),
+         opt("command", help="The model command (else OPTMEM_CURATOR, else [curator] command in your own config)."),
+         opt("batch", type=int, help="New records per run (default [curator] batch, 100)."))
+def curate(apply: bool, command: str | None, batch: int | None, json_out: bool) -> None:
+    """A curation pass: a model you configured proposes merge/update/delete; the gate decides.
+
+    \b
+    Stdin to the command: {"contract", "records", "related", …}; stdout: {"operations": […]}.
+    Example:
+      optmem curate --command "llm -m local 'Curate these memory records'"
+      optmem curate --apply
+    """
+    import os
+
+    from optmem import curate as core
+    from optmem.cli.common import user_settings
+    from optmem.errors import UsageError
+
+    if batch is not None and batch < 1:
+        raise UsageError("--batch must be at least 1")
+    cmd = command or os.environ.get("OPTMEM_CURATOR") or user_settings().curator.command or None
+    res = core.curate(get_vault(), cmd, apply=apply, batch=batch)
+
+    def human() -> str:
+        if not res.records:
+            return "nothing new since the last curation"
+        lines = [f"{'applied' if res.applied else 'undone' if res.undone else 'plan (dry run; --apply writes it)'}: "
+                 f"{res.records} record(s) sent to {res.command}"]
+        for op in res.plan:
+            what = op.get("ids") or op.get("id") or ""
+            lines.append(f"  {'ok ' if op['valid'] else 'BAD'} {op.get('op')} {what}"
+                         + (f" — {op['reason']}" if not op["valid"] else ""))
+        if res.undone:
+            lines.append("  the evaluation gate regressed: " + ", ".join(
+                f"{r.get('query') or 'overall'} {r['metric']} {r['before']} → {r['after']}" for r in res.regressions))
+        return "\n".join(lines)
+
+    from dataclasses import asdict
+
+    emit(json_out, asdict(res), human)

@@ -1,0 +1,249 @@
+"""`curate`: a periodic curation pass, proposed by a model the user configured, applied only when
+the evaluation gate shows no regression.
+
+1. **Gather** the records added since the last curation (at most `[curator] batch`, oldest
+   first) and, for each, the current long-term records most like it (`related`).
+2. **Ask** the model command (from the user's own configuration, `OPTMEM_CURATOR` or
+   `--command`; never from a vault, which can arrive through git) in a fresh process: the batch
+   as JSON on stdin (`CONTRACT`), JSON operations back on stdout.
+3. **Validate** every operation: known ids, current records only, no redline, no pending guess,
+   no value of a key in conflict; an invalid one is listed with its reason and skipped.
+4. **Apply** (only with `--apply`) through the normal write paths — `merge` → `optmem merge`,
+   `update` → a correction, `delete` → `forget` with the reason (never a physical deletion) —
+   then run the gate (`eval` with the vault's query set, before and after). On a regression the
+   applied operations are undone by appending their inverse (forget the merge or the
+   correction, restore what was forgotten), never by rewriting the log.
+5. **Record** the run: one `curation` record (the plan, the command's name, the gate's figures).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from optmem import clock, view
+from optmem.errors import OptmemError, UsageError
+from optmem.record import BOOKKEEPING, CURATION, HANDOFF, MEMORY, RESTORE, Record, Tier, new_id
+from optmem.vault import Vault
+
+CONTRACT = "optmem-curate-1"
+OPS = ("merge", "update", "delete", "no-change")
+RELATED_PER_RECORD = 3
+
+
+class CurationFailed(OptmemError):
+    code = "curation_failed"
+
+
+@dataclass(frozen=True)
+class Curation:
+    applied: bool                       # written (and kept) — False for a dry run or an undone one
+    command: str
+    records: int                        # records in the batch
+    plan: list[dict[str, Any]]          # every operation with "valid" and, if not, "reason"
+    written: list[str] = field(default_factory=list)
+    undone: bool = False
+    regressions: list[dict[str, Any]] = field(default_factory=list)
+    eval_before: dict[str, Any] | None = None
+    eval_after: dict[str, Any] | None = None
+    record: str | None = None           # the curation record's id
+
+
+def gather(vault: Vault, batch: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the records added since the last curation, the current long-term records related to
+    them) as the model sees them."""
+    from optmem.index import Filters, open_index
+    from optmem.search import Query, ranked, terms_of
+
+    now = clock.now().timestamp()
+    skip = (*BOOKKEEPING, MEMORY, HANDOFF, CURATION)
+    with open_index(vault) as idx:
+        last = idx.rows("r.kind = ? ORDER BY r.n DESC LIMIT 1", (CURATION,))
+        since = last[0].n if last else 0
+        fresh = [r for r in idx.rows(f"r.n > ? AND r.kind NOT IN ({','.join('?' * len(skip))}) ORDER BY r.n",
+                                     (since, *skip))
+                 if view.status(r, now) == view.Status.CURRENT][:batch]
+        records = [_shown(idx.record(r)) for r in fresh]
+        ids = {r.id for r in fresh}
+        related: dict[str, dict[str, Any]] = {}
+        for rec in records:
+            q = Query(rec["text"], terms_of(rec["text"]), RELATED_PER_RECORD + 1, Filters(current=True), False, now)
+            for hit in ranked(idx, q).hits:
+                if hit.record.id not in ids and hit.line <= since and hit.record.kind not in skip:
+                    related.setdefault(hit.record.id, _shown(hit.record))
+    return records, list(related.values())
+
+
+def _shown(rec: Record) -> dict[str, Any]:
+    from optmem import scan
+
+    return {"id": rec.id, "ts": rec.ts, "domain": rec.domain, "project": rec.project, "kind": rec.kind,
+            "key": rec.key, "tags": list(rec.tags), "text": scan.display(rec.text)}
+
+
+def ask(command: str, records: list[dict[str, Any]], related: list[dict[str, Any]],
+        timeout: float) -> list[dict[str, Any]]:
+    """The operations the model command proposes for this batch."""
+    from optmem.runner import run_command
+
+    payload = {"contract": CONTRACT, "records": records, "related": related,
+               "operations": {"merge": {"ids": "[≥ 2 ids]", "topic": "str", "text?": "str", "facts?": "{field: value}"},
+                              "update": {"id": "id", "text": "the corrected statement"},
+                              "delete": {"id": "id", "reason": "why it is wrong or useless"},
+                              "no-change": {"id?": "id"}},
+               "answer": "one JSON object: {\"operations\": [ {\"op\": …, …}, … ]}"}
+    ran = run_command(command, json.dumps(payload, ensure_ascii=False), timeout)
+    if not ran.ok:
+        raise CurationFailed(f"the curator command {_name(command)!r} {ran.error}; nothing was written")
+    try:
+        out = json.loads(ran.output or "")
+    except ValueError as exc:
+        raise CurationFailed(f"the curator command {_name(command)!r} did not print JSON ({exc}); "
+                             "nothing was written") from exc
+    ops = out.get("operations") if isinstance(out, dict) else None
+    if not isinstance(ops, list):
+        raise CurationFailed(f"the curator command {_name(command)!r} printed no \"operations\" list; "
+                             "nothing was written")
+    return [op if isinstance(op, dict) else {"op": None, "raw": op} for op in ops]
+
+
+def _name(command: str) -> str:
+    return command.split()[0] if command.split() else command
+
+
+def validate(vault: Vault, ops: list[dict[str, Any]], known: set[str]) -> list[dict[str, Any]]:
+    """Every operation with `valid` and, when it is not, the `reason`."""
+    from optmem.index import open_index
+
+    now = clock.now().timestamp()
+    plan = []
+    with open_index(vault) as idx:
+        def problem(rid: Any) -> str | None:
+            if not isinstance(rid, str) or rid not in known:
+                return f"{rid!r} is not a record of this batch or its related ones"
+            row = idx.by_id(rid)
+            if row is None:
+                return f"{rid} is not in the log"
+            st = view.status(row, now)
+            if st != view.Status.CURRENT:
+                return f"{rid} is {st.value}, not current"
+            if row.tier == Tier.REDLINE:
+                return f"{rid} is a redline (a locked rule)"
+            if row.conflict:
+                return f"{rid} is a value of key {row.key!r} in conflict: the user settles it"
+            return None
+
+        for op in ops:
+            kind, reason = op.get("op"), None
+            if kind not in OPS:
+                reason = f"unknown operation {kind!r} (one of {', '.join(OPS)})"
+            elif kind == "merge":
+                ids = op.get("ids")
+                if not isinstance(ids, list) or len(set(map(str, ids))) < 2 or not str(op.get("topic") or "").strip():
+                    reason = "a merge needs ≥ 2 ids and a topic"
+                else:
+                    reason = next((p for p in map(problem, ids) if p), None)
+            elif kind in ("update", "delete"):
+                reason = problem(op.get("id"))
+                if reason is None and kind == "update" and not str(op.get("text") or "").strip():
+                    reason = "an update needs the corrected text"
+            plan.append({**op, "valid": reason is None, **({"reason": reason} if reason else {})})
+    return plan
+
+
+def curate(vault: Vault, command: str | None, *, apply: bool = False, batch: int | None = None) -> Curation:
+    """One curation run (see the module docstring); a dry run unless `apply`."""
+    s = vault.settings.curator  # read first: a command named in the vault is reported as ignored
+    if not command:
+        raise UsageError("no curator command: set [curator] command in your own configuration "
+                         "(~/.config/optmem/config.toml), OPTMEM_CURATOR, or pass --command CMD")
+    records, related = gather(vault, batch or s.batch)
+    if not records:
+        return Curation(False, _name(command), 0, [])
+    ops = ask(command, records, related, s.timeout)
+    plan = validate(vault, ops, {r["id"] for r in (*records, *related)})
+    if not apply:
+        return Curation(False, _name(command), len(records), plan)
+    queries = vault.root / s.queries
+    before = _gate(vault, queries)
+    written = _apply(vault, [op for op in plan if op["valid"] and op["op"] != "no-change"])
+    after, regressions = (_gate(vault, queries, before) if before is not None else (None, []))
+    undone = bool(regressions)
+    if undone:
+        _undo(vault, written)
+    rec = _record(vault, command, len(records), plan, written, undone, before, after)
+    return Curation(not undone, _name(command), len(records), plan, [w for _, w in written], undone,
+                    regressions, before, after, rec)
+
+
+def _gate(vault: Vault, queries: Path, before: dict[str, Any] | None = None
+          ) -> Any:
+    """The evaluation gate on the vault's query set: its overall figures (before), or (figures,
+    regressions against `before`)."""
+    from optmem import evaluate
+
+    if not queries.is_file():
+        return None if before is None else (None, [])
+    if before is None:
+        return evaluate.run(vault, queries).overall
+    with tempfile.TemporaryDirectory(prefix="optmem-curate-") as tmp:
+        base = Path(tmp) / "before.json"
+        base.write_text(json.dumps({"k": 5, "overall": before, "queries": []}), "utf-8")
+        result = evaluate.run(vault, queries, baseline=base)
+        return result.overall, result.regressions or []
+
+
+def _apply(vault: Vault, ops: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Apply valid operations through the normal write paths; (op, the record it wrote)."""
+    from optmem import facts, log
+
+    written: list[tuple[str, str]] = []
+    for op in ops:
+        try:
+            if op["op"] == "merge":
+                fields = {str(k): str(v) for k, v in (op.get("facts") or {}).items()} if isinstance(op.get("facts"), dict) else {}
+                res = facts.merge(vault, [str(i) for i in op["ids"]], str(op["topic"]), text=op.get("text"),
+                                  fields=fields, source="curator")
+                written.append(("merge", res.id))
+            elif op["op"] == "update":
+                written.append(("update", facts.correct(vault, op["id"], str(op["text"]), source="curator").id))
+            elif op["op"] == "delete":
+                log.forget(vault, op["id"], reason=f"curator: {op.get('reason') or 'no reason given'}",
+                           source="curator")
+                written.append(("delete", op["id"]))
+        except OptmemError as exc:  # refused by the write path: noted in the plan, the rest goes on
+            op["valid"], op["reason"] = False, exc.message
+    return written
+
+
+def _undo(vault: Vault, written: list[tuple[str, str]]) -> None:
+    """Undo applied operations by appending their inverse: forget a merge or a correction (the
+    fact goes back to what it superseded), restore what was forgotten."""
+    from optmem import log
+
+    def restore(rid: str) -> Any:
+        return lambda moment: Record(id=new_id(moment.timestamp()), ts=clock.format_ts(moment),
+                                     kind=RESTORE, ref=rid, source="curator")
+
+    for op, rid in reversed(written):
+        if op == "delete":
+            log.append_bookkeeping(vault, restore(rid))
+        else:
+            log.forget(vault, rid, reason="curator run undone: the evaluation gate regressed", source="curator")
+
+
+def _record(vault: Vault, command: str, n: int, plan: list[dict[str, Any]], written: list[tuple[str, str]],
+            undone: bool, before: Any, after: Any) -> str:
+    from optmem import log
+
+    counts = {k: sum(1 for op in plan if op.get("op") == k and op["valid"]) for k in OPS}
+    text = (f"curation by {_name(command)}: {n} records, " + ", ".join(f"{v} {k}" for k, v in counts.items())
+            + f", {sum(1 for op in plan if not op['valid'])} invalid" + ("; undone (the gate regressed)" if undone else ""))
+    line = log.append_bookkeeping(vault, lambda moment: Record(
+        id=new_id(moment.timestamp()), ts=clock.format_ts(moment), kind=CURATION, text=text, source="curator",
+        extra={"command": _name(command), "plan": plan, "written": [w for _, w in written], "undone": undone,
+               "eval_before": before, "eval_after": after}))
+    return line

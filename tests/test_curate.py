@@ -1,0 +1,98 @@
+"""The curator (issue 14, item 5): a model command proposes, validation filters, the evaluation
+gate decides, and a regressing run is undone by appending inverses."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+MODEL = f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).parent / 'data' / 'curator_model.py'))}"
+
+
+def at(monkeypatch, when: str) -> None:
+    monkeypatch.setenv("OPTMEM_NOW", when)
+
+
+def vault_with_a_month(cli, vault_path, monkeypatch) -> dict[str, str]:
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    at(monkeypatch, "2026-04-01T09:00:00Z")
+    ids = {"rule": cli.json("append", "never deploy on Fridays", "--redline")["id"],
+           "report": cli.json("append", "the weekly report goes out on Friday 17:00")["id"],
+           "f1": cli.json("append", "fragment: the trip is in June")["id"],
+           "f2": cli.json("append", "fragment: we fly to Tokyo first")["id"],
+           "f3": cli.json("append", "fragment: then Kyoto by train")["id"],
+           "old": cli.json("append", "the build uses OLD VALUE flags")["id"],
+           "gone": cli.json("append", "an obsolete note about the old office")["id"]}
+    (vault_path / "queries.jsonl").write_text(json.dumps({"query": "weekly report", "expect_text": "Friday 17:00"})
+                                              + "\n", "utf-8")
+    return ids
+
+
+def test_a_run_is_a_dry_run_until_applied_and_every_operation_is_checked(cli, vault, vault_path, monkeypatch):
+    ids = vault_with_a_month(cli, vault_path, monkeypatch)
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    plan = cli.json("curate", "--command", MODEL)
+    assert plan["applied"] is False and plan["records"] == 7
+    assert (vault_path / "LOG.jsonl").read_bytes() == before  # a dry run writes nothing
+    by_op = {(op["op"], op.get("id") or tuple(op.get("ids") or ())): op for op in plan["plan"]}
+    assert by_op[("merge", (ids["f1"], ids["f2"], ids["f3"]))]["valid"] is True
+    assert by_op[("update", ids["old"])]["valid"] and by_op[("delete", ids["gone"])]["valid"]
+    assert by_op[("no-change", ids["report"])]["valid"]
+    assert by_op[("no-change", ids["rule"])]["valid"]  # saying nothing about a redline is fine
+    assert by_op[("delete", "NOT-AN-ID")]["valid"] is False
+    assert "not a record of this batch" in by_op[("delete", "NOT-AN-ID")]["reason"]
+
+
+def test_applied_a_run_merges_updates_forgets_and_says_no_change(cli, vault, vault_path, monkeypatch):
+    ids = vault_with_a_month(cli, vault_path, monkeypatch)
+    at(monkeypatch, "2026-04-02T09:00:00Z")
+    run = cli.json("curate", "--command", MODEL, "--apply")
+    assert run["applied"] is True and run["undone"] is False and len(run["written"]) == 3
+    assert run["eval_before"]["recall"] == run["eval_after"]["recall"] == 1.0
+    assert {cli.json("get", ids[f])["record"]["status"] for f in ("f1", "f2", "f3")} == {"superseded"}
+    assert cli.json("search", "Kyoto", "--current")["hits"][0]["kind"] == "merged"
+    assert cli.json("search", "build flags", "--current")["hits"][0]["text"].endswith("NEW VALUE flags")
+    got = cli.json("get", ids["gone"])["record"]
+    assert got["status"] == "forgotten" and got["forget_reason"] == "curator: obsolete"
+    lines = [json.loads(x) for x in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()]
+    [curation] = [r for r in lines if r.get("kind") == "curation"]
+    assert curation["id"] == run["record"] and curation["command"] == MODEL.split()[0]
+    assert curation["eval_before"]["recall"] == 1.0 and curation["undone"] is False
+    # the next run sees only what came after this one
+    assert cli.json("curate", "--command", MODEL)["records"] == 0
+
+
+def test_a_run_that_regresses_the_gate_is_undone_by_appending_inverses(cli, vault, vault_path, monkeypatch):
+    ids = vault_with_a_month(cli, vault_path, monkeypatch)
+    at(monkeypatch, "2026-04-02T09:00:00Z")
+    size = (vault_path / "LOG.jsonl").stat().st_size
+    run = cli.json("curate", "--command", f"{MODEL} regress", "--apply")
+    assert run["applied"] is False and run["undone"] is True
+    assert any(r["metric"] == "recall" for r in run["regressions"])
+    log = (vault_path / "LOG.jsonl").read_bytes()
+    assert len(log) > size  # undone by appending, never by rewriting
+    assert cli.json("get", ids["report"])["record"]["status"] == "current"  # restored
+    assert cli.json("get", ids["gone"])["record"]["status"] == "current"
+    assert {cli.json("get", ids[f])["record"]["status"] for f in ("f1", "f2", "f3")} == {"current"}
+    assert cli.json("get", ids["old"])["record"]["status"] == "current"
+    lines = [json.loads(x) for x in log.decode("utf-8").splitlines()]
+    [curation] = [r for r in lines if r.get("kind") == "curation"]
+    assert curation["undone"] is True and "undone (the gate regressed)" in curation["text"]
+
+
+def test_the_command_is_the_users_never_the_vaults_and_bad_output_writes_nothing(cli, vault, vault_path,
+                                                                                  monkeypatch):
+    vault_with_a_month(cli, vault_path, monkeypatch)
+    with open(vault_path / "optmem.toml", "a", encoding="utf-8") as fh:
+        fh.write(f'[curator]\ncommand = "{MODEL}"\n')  # a vault that arrived through git
+    out = cli("curate", "--json")
+    assert out.exit_code == 2 and "no curator command" in out.stdout
+    assert "curator.command was ignored" in out.stderr
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    err = cli.json("curate", "--command", f"{MODEL} junk", "--apply", code=1)["error"]
+    assert err["code"] == "curation_failed" and "did not print JSON" in err["message"]
+    assert (vault_path / "LOG.jsonl").read_bytes() == before
+    monkeypatch.setenv("OPTMEM_CURATOR", MODEL)
+    assert cli.json("curate")["records"] == 7  # the user's environment names it
