@@ -54,7 +54,7 @@ def hygiene(idx: Any, now: float, c: Any = None) -> dict[str, Any]:
     contradictions = c.key_conflicts + chains + open_updates
     return {"duplicate_rate": round(dups / checked, 4) if checked else 0.0,
             "contradiction_rate": round(contradictions / facts, 4) if facts else 0.0,
-            "contradictions": contradictions, "open_updates": open_updates}
+            "duplicates": dups, "contradictions": contradictions, "open_updates": open_updates}
 
 
 def stats(vault: Vault) -> dict[str, Any]:

@@ -185,7 +185,8 @@ def test_eval_passes_against_its_own_baseline_and_fails_after_a_regression(vault
     base = tmp_path / "base.json"
     first = cli.json("eval", str(queries), "--save", str(base))
     assert first["overall"] == {"recall": 1.0, "mrr": 1.0, "stale_rate": 0.0, "n": 3,
-                                "duplicate_rate": 0.0, "contradiction_rate": 0.0}
+                                "duplicate_rate": 0.0, "contradiction_rate": 0.0, "duplicates": 0,
+                                "contradictions": 0}
     assert [q["rank"] for q in first["queries"]] == [1, 1, 1]
     assert all_files(vault.root) == before
     again = cli.json("eval", str(queries), "--baseline", str(base))
@@ -242,4 +243,4 @@ def test_eval_gate_fails_when_the_store_gets_dirtier(vault, cli, monkeypatch, tm
     put(vault, "Weekly report on Friday, 17:00 ok", on_similar="store")  # a near duplicate
     out = cli.json("eval", str(queries), "--baseline", str(base), code=1)
     assert out["error"]["code"] == "regression"
-    assert {"contradiction_rate", "duplicate_rate"} <= {w["metric"] for w in out["regressions"]}
+    assert {"contradictions", "duplicates"} <= {w["metric"] for w in out["regressions"]}
