@@ -185,6 +185,13 @@ def resolve(vault: Vault, key: str, *, keep: str | None = None, value: str | Non
     never a rewrite."""
     if (keep is None) == (value is None):
         raise UsageError("give --keep ID (one of the values in conflict) or --value TEXT (a new one)")
+    prepare(vault)
+    with vault.lock():  # decided and written under one lock: two resolutions never race
+        return _resolve(vault, key, keep, value, domain, project, source, allow_unsafe)
+
+
+def _resolve(vault: Vault, key: str, keep: str | None, value: str | None, domain: str | None,
+             project: str | None, source: str | None, allow_unsafe: bool) -> Resolved:
     if not key.strip():
         raise UsageError("KEY is empty; `optmem conflicts` lists the keys in conflict")
     found = [c for c in conflicts(vault, show_unsafe=True) if c.key == key
