@@ -32,6 +32,7 @@ from optmem.vault import Vault
 CONTRACT = "optmem-curate-1"
 OPS = ("merge", "update", "delete", "no-change")
 RELATED_PER_RECORD = 3
+PLAN_KEPT = 200          # operations described in the curation record (the rest are counted)
 
 
 class CurationFailed(OptmemError):
@@ -61,8 +62,9 @@ def gather(vault: Vault, batch: int) -> tuple[list[dict[str, Any]], list[dict[st
     now = clock.now().timestamp()
     skip = (*BOOKKEEPING, MEMORY, HANDOFF, CURATION)
     with open_index(vault) as idx:
-        last = idx.rows("r.kind = ? ORDER BY r.n DESC LIMIT 1", (CURATION,))
-        since = last[0].n if last else 0
+        # the batch starts after the last run that was kept (an undone run's records come back)
+        since = next((r.n for r in idx.rows("r.kind = ? ORDER BY r.n DESC LIMIT 50", (CURATION,))
+                      if idx.record(r).extra.get("undone") is not True), 0)
         fresh = [r for r in idx.rows(f"r.n > ? AND r.kind NOT IN ({','.join('?' * len(skip))}) ORDER BY r.n",
                                      (since, *skip))
                  if view.status(r, now) == view.Status.CURRENT][:batch]
@@ -98,8 +100,11 @@ def ask(command: str, records: list[dict[str, Any]], related: list[dict[str, Any
     ran = run_command(command, json.dumps(payload, ensure_ascii=False), timeout)
     if not ran.ok:
         raise CurationFailed(f"the curator command {_name(command)!r} {ran.error}; nothing was written")
+    def finite(word: str) -> Any:
+        raise ValueError(f"{word} is not a JSON number")
+
     try:
-        out = json.loads(ran.output or "")
+        out = json.loads(ran.output or "", parse_constant=finite)
     except ValueError as exc:
         raise CurationFailed(f"the curator command {_name(command)!r} did not print JSON ({exc}); "
                              "nothing was written") from exc
@@ -110,8 +115,19 @@ def ask(command: str, records: list[dict[str, Any]], related: list[dict[str, Any
     return [op if isinstance(op, dict) else {"op": None, "raw": op} for op in ops]
 
 
+INTERPRETERS = ("python", "python3", "node", "sh", "bash", "uv", "npx", "env")
+
+
 def _name(command: str) -> str:
-    return command.split()[0] if command.split() else command
+    """What to call the command in the log: its program (and script, behind an interpreter) —
+    never an environment assignment, which may hold a key."""
+    words = [w for w in command.split() if "=" not in w]
+    if not words:
+        return "a command"
+    first = Path(words[0]).name
+    if (first in INTERPRETERS or first.startswith("python")) and len(words) > 1:
+        return f"{first} {Path(words[1]).name}"
+    return first
 
 
 def validate(vault: Vault, ops: list[dict[str, Any]], known: set[str]) -> list[dict[str, Any]]:
@@ -136,20 +152,31 @@ def validate(vault: Vault, ops: list[dict[str, Any]], known: set[str]) -> list[d
                 return f"{rid} is a value of key {row.key!r} in conflict: the user settles it"
             return None
 
+        touched: set[str] = set()
         for op in ops:
             kind, reason = op.get("op"), None
+            targets = [str(i) for i in op.get("ids") or []] if kind == "merge" and isinstance(op.get("ids"), list) \
+                else [op["id"]] if isinstance(op.get("id"), str) else []
             if kind not in OPS:
-                reason = f"unknown operation {kind!r} (one of {', '.join(OPS)})"
+                reason = f"unknown operation {kind!r} (one of {', '.join(OPS)})" if "raw" not in op else \
+                    f"not an operation object: {json.dumps(op['raw'])[:80]}"
             elif kind == "merge":
                 ids = op.get("ids")
                 if not isinstance(ids, list) or len(set(map(str, ids))) < 2 or not str(op.get("topic") or "").strip():
                     reason = "a merge needs ≥ 2 ids and a topic"
                 else:
                     reason = next((p for p in map(problem, ids) if p), None)
+            elif kind == "no-change":  # saying nothing about a record: only the id must be real
+                if "id" in op and (not isinstance(op["id"], str) or op["id"] not in known):
+                    reason = f"{op['id']!r} is not a record of this batch or its related ones"
             elif kind in ("update", "delete"):
                 reason = problem(op.get("id"))
                 if reason is None and kind == "update" and not str(op.get("text") or "").strip():
                     reason = "an update needs the corrected text"
+            if reason is None and kind != "no-change" and touched & set(targets):
+                reason = "an earlier operation of this plan already acts on " + ", ".join(sorted(touched & set(targets)))
+            if reason is None and kind != "no-change":
+                touched.update(targets)
             plan.append({**op, "valid": reason is None, **({"reason": reason} if reason else {})})
     return plan
 
@@ -160,6 +187,15 @@ def curate(vault: Vault, command: str | None, *, apply: bool = False, batch: int
     if not command:
         raise UsageError("no curator command: set [curator] command in your own configuration "
                          "(~/.config/optmem/config.toml), OPTMEM_CURATOR, or pass --command CMD")
+    queries = vault.root / s.queries
+    if apply:  # no gate, no writing: a model's plan is applied only where a regression can show
+        from optmem.evaluate import load_queries
+
+        if not queries.is_file():
+            raise UsageError(f"--apply needs the evaluation gate's query set, and {s.queries} is not in the "
+                             "vault: write it (one JSON query per line, see `optmem eval`) or set "
+                             "[curator] queries; a dry run (without --apply) needs none")
+        load_queries(queries)  # a malformed set is refused before the model runs
     records, related = gather(vault, batch or s.batch)
     if not records:
         return Curation(False, _name(command), 0, [])
@@ -167,7 +203,6 @@ def curate(vault: Vault, command: str | None, *, apply: bool = False, batch: int
     plan = validate(vault, ops, {r["id"] for r in (*records, *related)})
     if not apply:
         return Curation(False, _name(command), len(records), plan)
-    queries = vault.root / s.queries
     before = _gate(vault, queries)
     written = _apply(vault, [op for op in plan if op["valid"] and op["op"] != "no-change"])
     after, regressions = (_gate(vault, queries, before) if before is not None else (None, []))
@@ -240,10 +275,17 @@ def _record(vault: Vault, command: str, n: int, plan: list[dict[str, Any]], writ
     from optmem import log
 
     counts = {k: sum(1 for op in plan if op.get("op") == k and op["valid"]) for k in OPS}
+    # only what was checked goes into the log — never a model's free text (it was not scanned)
+    kept = [{"op": op.get("op") if op.get("op") in OPS else "unknown",
+             **({"ids": [str(i)[:40] for i in op["ids"][:50]]} if isinstance(op.get("ids"), list) else {}),
+             **({"id": op["id"][:40]} if isinstance(op.get("id"), str) else {}),
+             "valid": op["valid"], **({"reason": str(op["reason"])[:200]} if not op["valid"] else {})}
+            for op in plan[:PLAN_KEPT]]
     text = (f"curation by {_name(command)}: {n} records, " + ", ".join(f"{v} {k}" for k, v in counts.items())
             + f", {sum(1 for op in plan if not op['valid'])} invalid" + ("; undone (the gate regressed)" if undone else ""))
     line = log.append_bookkeeping(vault, lambda moment: Record(
         id=new_id(moment.timestamp()), ts=clock.format_ts(moment), kind=CURATION, text=text, source="curator",
-        extra={"command": _name(command), "plan": plan, "written": [w for _, w in written], "undone": undone,
+        extra={"command": _name(command), "plan": kept, "plan_size": len(plan),
+               "written": [w for _, w in written], "undone": undone,
                "eval_before": before, "eval_after": after}))
     return line

@@ -28,6 +28,8 @@ def run_command(cmd: str, stdin: str, timeout: float) -> Ran:
         return Ran(None, f"timed out after {timeout:g}s")
     except OSError as exc:
         return Ran(None, f"could not start: {exc.strerror or exc}")
+    except UnicodeDecodeError:
+        return Ran(None, "printed output that is not UTF-8")
     out = res.stdout.strip()
     if res.returncode != 0:
         err = res.stderr.strip().splitlines()

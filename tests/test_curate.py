@@ -58,7 +58,7 @@ def test_applied_a_run_merges_updates_forgets_and_says_no_change(cli, vault, vau
     assert got["status"] == "forgotten" and got["forget_reason"] == "curator: obsolete"
     lines = [json.loads(x) for x in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()]
     [curation] = [r for r in lines if r.get("kind") == "curation"]
-    assert curation["id"] == run["record"] and curation["command"] == MODEL.split()[0]
+    assert curation["id"] == run["record"] and curation["command"] == f"{Path(sys.executable).name} curator_model.py"
     assert curation["eval_before"]["recall"] == 1.0 and curation["undone"] is False
     # the next run sees only what came after this one
     assert cli.json("curate", "--command", MODEL)["records"] == 0
@@ -96,3 +96,50 @@ def test_the_command_is_the_users_never_the_vaults_and_bad_output_writes_nothing
     assert (vault_path / "LOG.jsonl").read_bytes() == before
     monkeypatch.setenv("OPTMEM_CURATOR", MODEL)
     assert cli.json("curate")["records"] == 7  # the user's environment names it
+
+
+def test_hostile_model_output_is_contained(cli, vault, vault_path, monkeypatch, tmp_path):
+    ids = vault_with_a_month(cli, vault_path, monkeypatch)
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "import json, sys\n"
+        "mode = sys.argv[1]\n"
+        "if mode == 'bytes':\n"
+        "    sys.stdout.buffer.write(b'\\xff\\xfe{}'); sys.exit(0)\n"
+        "if mode == 'nan':\n"
+        "    print('{\"operations\": [{\"op\": \"no-change\", \"n\": NaN}]}'); sys.exit(0)\n"
+        f"ids = {json.dumps(ids)}\n"
+        "secret = 'ghp_' + 'a' * 36\n"
+        "print(json.dumps({'operations': [\n"
+        "    {'op': 'delete', 'id': ids['gone'], 'reason': 'obsolete'},\n"
+        "    {'op': 'update', 'id': ids['gone'], 'text': 'brought back'},\n"
+        "    {'op': 'update', 'id': ids['old'], 'text': 'token ' + secret},\n"
+        "    {'op': 'no-change', 'id': ids['report'], 'note': secret}, 7]}))\n", "utf-8")
+    model = f"{shlex.quote(sys.executable)} {shlex.quote(str(fake))}"
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    for mode, words in (("bytes", "not UTF-8"), ("nan", "not a JSON number")):
+        err = cli.json("curate", "--command", f"{model} {mode}", "--apply", code=1)["error"]
+        assert err["code"] == "curation_failed" and words in err["message"]
+    assert (vault_path / "LOG.jsonl").read_bytes() == before
+    plan = {(op.get("op"), op.get("id")): op for op in cli.json("curate", "--command", f"{model} x")["plan"]}
+    assert plan[("update", ids["gone"])]["valid"] is False  # the plan already deleted it
+    assert "already acts on" in plan[("update", ids["gone"])]["reason"]
+    run = cli.json("curate", "--command", f"{model} x", "--apply")
+    assert run["applied"] and cli.json("get", ids["gone"])["record"]["status"] == "forgotten"
+    log = (vault_path / "LOG.jsonl").read_text("utf-8")
+    assert "ghp_" not in log  # the model's free text never reaches the log unchecked
+    curation = json.loads(log.splitlines()[-1])
+    assert curation["kind"] == "curation" and curation["command"] == f"{Path(sys.executable).name} fake.py"
+
+
+def test_apply_needs_a_query_set_and_an_undone_batch_comes_back(cli, vault, vault_path, monkeypatch):
+    vault_with_a_month(cli, vault_path, monkeypatch)
+    (vault_path / "queries.jsonl").rename(vault_path / "q.jsonl")
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    err = cli.json("curate", "--command", MODEL, "--apply", code=2)["error"]
+    assert "needs the evaluation gate's query set" in err["message"]
+    assert (vault_path / "LOG.jsonl").read_bytes() == before
+    (vault_path / "q.jsonl").rename(vault_path / "queries.jsonl")
+    at(monkeypatch, "2026-04-02T09:00:00Z")
+    assert cli.json("curate", "--command", f"{MODEL} regress", "--apply")["undone"] is True
+    assert cli.json("curate", "--command", MODEL)["records"] == 7  # the undone batch is offered again
