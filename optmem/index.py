@@ -104,11 +104,15 @@ def make_filters(*, domains: list[str] | None = None, project: str | None = None
         validate_name(d, "domain")
     if project is not None:
         validate_name(project, "project")
+    lo = clock.parse_bound(since, end=False) if since else None
+    hi = clock.parse_bound(until, end=True) if until else None
+    if lo is not None and hi is not None and lo > hi:
+        from optmem.errors import UsageError
+
+        raise UsageError(f"--since {since} is after --until {until}: nothing could match; swap them")
     return Filters(
         domains=tuple(dict.fromkeys(domains or [])), project=project, kind=kind, tag=tag,
-        since=clock.parse_bound(since, end=False) if since else None,
-        until=clock.parse_bound(until, end=True) if until else None,
-        current=current, include_forgotten=include_forgotten, include_cold=include_cold)
+        since=lo, until=hi, current=current, include_forgotten=include_forgotten, include_cold=include_cold)
 
 
 class Census(NamedTuple):

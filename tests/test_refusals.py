@@ -237,3 +237,10 @@ def test_append_of_a_bookkeeping_kind_is_refused_naming_the_commands_that_write_
     assert all(w in out["message"] for w in writers)
     assert vault.log_path.read_bytes() == before
     assert cli.json("append", "a decision", "--kind", "decision")["status"] == "stored"
+
+
+def test_an_inverted_time_range_is_a_usage_error_not_zero_hits(cli, vault):
+    put(vault, "the deploy ran fine")
+    err = cli.json("search", "deploy", "--since", "2026-06-01", "--until", "2026-05-01", code=2)["error"]
+    assert err["code"] == "usage" and "swap them" in err["message"]
+    assert cli.json("search", "deploy", "--since", "2000-01-01", "--until", "2999-12-31")["hits"]  # a proper range
