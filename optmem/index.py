@@ -279,6 +279,10 @@ class Index:
             "SELECT count(DISTINCT coalesce(r.session, r.id)) FROM rec r WHERE r.ref = ? AND r.kind = ? "
             "AND (r.session IS NULL OR r.session IS NOT ?)", (row.id.upper(), SEEN, row.session)).fetchone()[0]
 
+    def lines(self) -> int:
+        """How many log lines the index has read (from its meta: no count of the table)."""
+        return int(read_meta(self.conn).get("lines", "0"))
+
     def last_sweep(self) -> float | None:
         """When the last sweep ran (from ACCESS.jsonl), or None."""
         value = read_meta(self.conn).get("last_sweep")

@@ -243,8 +243,8 @@ def auto_sweep(vault: Vault) -> str | None:
     if s.auto_sweep == "off":
         return None
     try:
-        with open_index(vault) as idx:
-            last, size = idx.last_sweep(), idx.count()
+        with open_index(vault) as idx:  # every write asks: two meta reads, no count of the log
+            last, size = idx.last_sweep(), idx.lines()
         if not sweep_due(last, clock.now().timestamp(), s.auto_sweep):
             return None
         if size > s.background_above:
