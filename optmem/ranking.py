@@ -197,6 +197,32 @@ def asks_for_now(query: str) -> bool:
     return bool(_CUE.search(fold(query)))
 
 
+# Words that ask what something used to be ("what was my previous …", "我以前住在哪"): such a
+# query does not want the newest statement put first.
+PAST_CUES = ("previous", "previously", "before", "used to", "earlier", "formerly", "originally",
+             "at first", "initially", "former", "prior", "last time")
+PAST_CUES_CJK = ("以前", "之前", "原来", "原先", "曾经", "过去", "当初", "起初", "先前", "从前", "上次")
+_PAST = None
+
+
+def asks_for_past(query: str) -> bool:
+    """Whether the query asks what something used to be ("my previous address", "以前住在哪")."""
+    global _PAST
+    if _PAST is None:
+        import re
+
+        _PAST = re.compile(r"\b(?:" + "|".join(PAST_CUES) + r")\b|" + "|".join(PAST_CUES_CJK))
+    return bool(_PAST.search(fold(query)))
+
+
+def asks_for(query: str) -> str | None:
+    """"present" when the query asks for the present value (even if it names the past too: "how
+    often now, and previously?"), "past" when it asks only what something used to be, else None."""
+    if asks_for_now(query):
+        return "present"
+    return "past" if asks_for_past(query) else None
+
+
 # Words with which a statement says it replaces an earlier one ("moved to", "搬到", "改成").
 CHANGE_CUES = ("now", "no longer", "anymore", "instead", "moved", "switched", "changed", "updated",
                "became", "from now on")

@@ -307,15 +307,19 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
     head = kept[: q.limit * 3]
     placed = ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window)
     top = [(head[p.at], p.promoted_over) for p in placed[: q.limit]]
-    updates = ranking.updates_first(
-        [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched) for s, _ in top],
-        corpus.idfs, ranking.asks_for_now(q.text), settings)
+    matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched) for s, _ in top]
+    asks = ranking.asks_for(q.text)
+    if asks == "past":
+        # "what was my previous …": the newest statement is not what is asked for; relevance decides
+        updates = [ranking.Ranked(i, None) for i in range(len(matches))]
+    else:
+        updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings)
     hits = []
     for p in updates:
         s, promoted = top[p.at]
         explain = None
         if q.explain:
-            explain = s.parts.explain(promoted_over=promoted, updates=p.promoted_over,
+            explain = s.parts.explain(promoted_over=promoted, updates=p.promoted_over, asks=asks,
                                       dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                                       b=round(corpus.params.b, 3))
         hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,

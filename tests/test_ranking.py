@@ -102,9 +102,37 @@ def test_chinese_update_goes_first_and_the_old_value_stays_found(vault, cli, mon
     assert [h["id"] for h in cli.json("search", "阳台现在有几盆植物")["hits"]] == [new, old]
 
 
+def test_a_query_about_the_past_does_not_put_the_update_first(vault, cli, monkeypatch):
+    at(monkeypatch, "2026-05-10T10:00:00Z")
+    old = put(vault, "I live in Hangzhou, my flat is close to West Lake").id
+    at(monkeypatch, "2026-06-01T10:00:00Z")
+    new = put(vault, "Moved last month: my flat is in Shanghai now, in Pudong, close to the river and the metro").id
+    at(monkeypatch, "2026-06-05T10:00:00Z")
+    plain = cli.json("search", "where is my flat", "--explain")["hits"]
+    assert [h["id"] for h in plain] == [new, old] and plain[0]["explain"]["updates"] == old
+    past = cli.json("search", "where was my flat before", "--explain")["hits"]
+    assert [h["id"] for h in past] == [old, new]  # relevance decides: the older one matched better
+    assert past[1]["explain"]["updates"] is None and past[0]["explain"]["asks"] == "past"
+    assert "asks for the past" in cli("search", "where was my flat before", "--explain").stdout
+
+
+def test_a_chinese_query_about_the_past_does_not_put_the_update_first(vault, cli, monkeypatch):
+    at(monkeypatch, "2026-05-10T10:00:00Z")
+    old = put(vault, "我住在杭州，公寓就在西湖边上。").id
+    at(monkeypatch, "2026-06-01T10:00:00Z")
+    new = put(vault, "上个月搬家了：公寓现在在上海浦东，离地铁和江边都很近。").id
+    at(monkeypatch, "2026-06-05T10:00:00Z")
+    assert [h["id"] for h in cli.json("search", "公寓在哪")["hits"]][0] == new
+    assert [h["id"] for h in cli.json("search", "我以前的公寓在哪")["hits"]] == [old, new]
+
+
 def test_update_cues_and_their_terms():
     assert ranking.asks_for_now("Where do I live now?") and ranking.asks_for_now("我现在住在哪")
     assert ranking.asks_for_now("How many tops have I bought so far?")
     assert not ranking.asks_for_now("Where did I live in 2020?")
     assert not ranking.asks_for_now("the snow fell")  # a word, not a part of one
     assert {"now", "现在"} <= ranking.cue_terms()
+    assert ranking.asks_for("What was my previous address?") == "past" and ranking.asks_for("我以前住在哪") == "past"
+    assert ranking.asks_for("How often do I play now, and previously?") == "present"  # both: the present
+    assert ranking.asks_for("Where did I live in 2020?") is None
+    assert not ranking.asks_for_past("the formerlyish word")  # a word, not a part of one

@@ -89,6 +89,8 @@ def _explain(ex: dict[str, Any]) -> str:
         parts.append(f"newer than {short(ex['promoted_over'])} (same topic)")
     if ex.get("updates"):
         parts.append(f"updates {short(ex['updates'])}")
+    if ex.get("asks"):
+        parts.append(f"asks for the {ex['asks']}")
     return "  ".join(parts)
 
 
