@@ -63,3 +63,30 @@ def test_a_stemmed_query_finds_other_forms_of_the_word(cli):
     rid = cli.json("append", "The deployments were rolled back twice")["id"]
     cli.json("append", "An unrelated note about lunch")
     assert [h["id"] for h in cli.json("search", "deploying rollbacks")["hits"]] == [rid]
+
+
+
+CJK_RANGES = [(0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF),
+              (0x20000, 0x2FFFF)]  # kana, Han (extensions too), compatibility Han, hangul
+
+
+def _reference_runs(s: str) -> list[tuple[str, str]]:
+    """What the tokeniser's runs mean, spelt out a character at a time: maximal runs of CJK, and
+    maximal runs of other letters and digits (no underscore)."""
+    out: list[tuple[str, str]] = []
+    kind, run = None, ""
+    for ch in s + "\0":
+        k = "cjk" if any(lo <= ord(ch) <= hi for lo, hi in CJK_RANGES) else "word" if ch.isalnum() else None
+        if k != kind and run:
+            out.append((run, "") if kind == "cjk" else ("", run))
+            run = ""
+        kind = k
+        if k:
+            run += ch
+    return out
+
+
+@given(st.text(max_size=40))
+def test_the_tokeniser_splits_text_into_cjk_runs_and_word_runs(s):
+    assert text._runs(s) == _reference_runs(s)
+    assert text._runs("x_y 端口_ok") == [("", "x"), ("", "y"), ("端口", ""), ("", "ok")]
