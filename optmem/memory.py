@@ -38,6 +38,9 @@ _LIMIT_LINE = re.compile(r"(?m)^limit:\s*(\d+)\s*$")
 TARGETS = ("memory", "user")
 
 
+MIN_ID_PREFIX = 4  # of an entry id's 8 characters, the fewest --id accepts
+
+
 def entry_id(text: str) -> str:
     """A short stable id of an entry's text."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
@@ -282,6 +285,9 @@ def _match(hot: HotFile, old: str | None, entry: str | None, first: bool) -> int
     """Index of the entry to edit: by id, else the unique entry containing `old`."""
     if entry:
         want = entry.strip().lower()
+        if len(want) < MIN_ID_PREFIX:  # one or two characters name an entry by accident
+            raise UsageError(f"--id {entry!r} is too short: give at least {MIN_ID_PREFIX} characters of the "
+                             "id `optmem show --ids` prints")
         hits = sorted({i for i, e in enumerate(hot.entries) if entry_id(e).startswith(want)})
         if not hits:
             raise NoMatch(f"no entry in {hot.name} has id {entry!r}", entries=hot.listing(),

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from optmem import fsio, log
-from optmem.errors import BadFrontMatter, ConfirmationRequired, Unreadable, UsageError
+from optmem.errors import BadFrontMatter, ConfirmationRequired, NotFound, Unreadable, UsageError
 from optmem.record import BOOKKEEPING, BadLine, parse_fields
 from optmem.vault import Vault, validate_name
 
@@ -44,6 +44,11 @@ def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = No
             elif domain:
                 validate_name(domain, "domain")
                 targets = idx.ids(domain)
+                if not targets:  # a typo must not read as "done"
+                    known = idx.domains()
+                    raise NotFound(f"no records in domain {domain!r}; the vault's domains: "
+                                   f"{', '.join(known) or '(none)'} — nothing was purged",
+                                   domain=domain, domains=known)
             else:
                 targets = idx.ids()
         if not yes:

@@ -178,6 +178,38 @@ def ensure_layout(vault: Vault) -> list[str]:
     return created
 
 
+def remove_unused(vault: Vault) -> bool:
+    """Take back a vault folder a failed command created: only when nothing was stored in it —
+    the git files as `ensure_layout` wrote them, empty logs and hot-file locks, the derived cache —
+    and never a
+    folder holding anything else. Returns whether the folder is gone."""
+    root = vault.root
+    if not root.is_dir():
+        return False
+    layout = {".gitattributes": GITATTRIBUTES, ".gitignore": GITIGNORE}
+    removable: list[Path] = []
+    for entry in root.iterdir():
+        if entry.name == CACHE and entry.is_dir() and not entry.is_symlink():
+            removable.append(entry)
+        elif entry.name in layout and fsio.read_text(entry) == layout[entry.name]:
+            removable.append(entry)
+        elif ((entry.name in ("LOG.jsonl", "ACCESS.jsonl") or entry.name.endswith(".md.lock"))
+              and entry.is_file() and not entry.is_symlink() and entry.stat().st_size == 0):
+            removable.append(entry)
+        else:
+            return False  # something was stored (or put there by someone else): keep it all
+    for entry in removable:
+        if entry.is_dir():
+            fsio.remove_tree(entry)
+        else:
+            fsio.remove_file(entry)
+    try:
+        root.rmdir()
+    except OSError:
+        return False  # a concurrent writer put something there meanwhile
+    return True
+
+
 def init(vault: Vault) -> InitResult:
     """Create a vault, or add only what is missing to an existing folder (e.g. Hermes memories/)."""
     with_lock_dir = ensure_layout(vault)

@@ -62,6 +62,16 @@ def test_exact_duplicate_stores_nothing_but_refreshes_recency(cli, vault_path):
     assert other["status"] == "stored"  # the gate is per domain
 
 
+def test_stdout_of_a_plain_append_is_only_ever_an_id(cli, vault_path):
+    first = cli("append", "the port is 8080").stdout.strip()
+    again = cli("append", "The port is 8080!")
+    assert again.exit_code == 0 and again.stdout.strip() == first  # the existing id, for scripts
+    assert "duplicate of" in again.stderr
+    cli("append", "The staging server is deployed with docker compose")
+    skipped = cli("append", "The staging server is deployed using docker compose", "--on-similar", "skip")
+    assert skipped.exit_code == 0 and skipped.stdout == "" and "nothing stored" in skipped.stderr
+
+
 def test_near_duplicate_is_stored_and_named(cli, vault_path):
     first = cli.json("append", "The staging server is deployed with docker compose")
     near = cli.json("append", "The staging server is deployed with docker-compose files")

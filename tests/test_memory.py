@@ -156,6 +156,8 @@ def test_entry_ids_select_entries(vault, cli):
     assert memory.load(vault).entries == ["uses vim", "uses helix"]
     cli.json("remove", "--id", memory.entry_id("uses vim"))
     assert memory.load(vault).entries == ["uses helix"]
+    short = cli.json("remove", "--id", memory.entry_id("uses helix")[:1], code=2)["error"]
+    assert "too short" in short["message"] and memory.load(vault).entries == ["uses helix"]
 
 
 def test_separator_line_and_empty_text_are_refused(vault, cli):

@@ -37,6 +37,14 @@ def _vault_files(vault_path: Path) -> dict[str, bytes | None]:
     return {k: v for k, v in _files(vault_path).items() if not k.startswith(".cache")}
 
 
+def test_purge_of_a_domain_without_records_is_not_found_and_names_the_domains(cli, vault, vault_path):
+    put(vault, "kept", domain="code")
+    before = _vault_files(vault_path)
+    err = cli.json("purge", "--domain", "cdoe", "--yes", code=1)["error"]
+    assert err["code"] == "not_found" and "cdoe" in err["message"] and err["domains"] == ["code"]
+    assert _vault_files(vault_path) == before
+
+
 def test_purge_all_with_a_tree_that_is_a_file_refuses_before_deleting_anything(cli, vault, vault_path):
     put(vault, "a record purge --all would delete")
     (vault_path / "tree").write_text("not the summary tree: a file of mine")
@@ -244,3 +252,31 @@ def test_an_inverted_time_range_is_a_usage_error_not_zero_hits(cli, vault):
     err = cli.json("search", "deploy", "--since", "2026-06-01", "--until", "2026-05-01", code=2)["error"]
     assert err["code"] == "usage" and "swap them" in err["message"]
     assert cli.json("search", "deploy", "--since", "2000-01-01", "--until", "2999-12-31")["hits"]  # a proper range
+
+
+@pytest.mark.parametrize("args", [["append", ""], ["append", "x", "--ttl", "bogus"],
+                                  ["correct", "ABCDEF", "new text"], ["add", "   "],
+                                  ["remove", "nothing here"]])
+def test_a_refused_write_to_a_missing_vault_creates_nothing(cli, tmp_path, args):
+    missing = tmp_path / "typo"
+    res = cli("--vault", str(missing), *args)
+    assert res.exit_code != 0 and "created a new vault" not in res.stderr
+    assert not missing.exists()
+
+
+def test_a_write_to_a_missing_vault_creates_it_and_says_so(cli, tmp_path):
+    new = tmp_path / "new"
+    res = cli("--vault", str(new), "append", "first note")
+    assert res.exit_code == 0 and f"created a new vault at {new}" in res.stderr
+    assert (new / "LOG.jsonl").read_text("utf-8").count("\n") == 1 and (new / ".gitattributes").exists()
+
+
+def test_a_refused_write_keeps_a_folder_that_holds_anything(cli, tmp_path):
+    from optmem.vault import Vault, remove_unused
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    assert cli("--vault", str(folder), "append", "").exit_code == 2
+    assert (folder / "notes.txt").read_text() == "mine"
+    assert not remove_unused(Vault(folder)) and (folder / "notes.txt").exists()

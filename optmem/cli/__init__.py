@@ -51,8 +51,9 @@ def run(argv: list[str]) -> int:
     """Run one invocation and return its exit code (`optmem.cli.errors.handle` maps every way
     it can end)."""
     from optmem.cli import fast
-    from optmem.cli.common import STATE, settings_warnings
+    from optmem.cli.common import STATE, finish
 
+    code = 1
     try:
         refuse_bad_bytes(argv)
         vault, cmd, rest = fast.find(argv, COMMANDS)
@@ -60,16 +61,19 @@ def run(argv: list[str]) -> int:
         if cmd is None or kwargs is None:
             from optmem.cli.app import app
 
-            return app(args=argv, prog_name="optmem")
+            code = app(args=argv, prog_name="optmem")
+            return code
         STATE.vault_opt = vault
         cmd.fn(**kwargs)
-        return 0
+        code = 0
+        return code
     except BaseException as exc:  # noqa: BLE001 - one handler for every ending
         from optmem.cli.errors import handle
 
-        return handle(exc, argv)
+        code = handle(exc, argv)
+        return code
     finally:
-        settings_warnings()
+        finish(code)
 
 
 def refuse_bad_bytes(argv: list[str]) -> None:

@@ -19,6 +19,7 @@ class _State:
     def __init__(self) -> None:
         self.vault_opt: str | None = None
         self.vaults: list[Any] = []
+        self.created: list[Any] = []  # vaults this invocation's writes created
 
 
 STATE = _State()
@@ -82,6 +83,21 @@ def summarizer_command(flag: str | None) -> str | None:
     return flag or os.environ.get("OPTMEM_SUMMARIZER") or user_settings().tree.summarizer or None
 
 
+def finish(code: int) -> None:
+    """The end of an invocation: a vault its write created is announced — or, when the command
+    failed and nothing was stored, taken back (a refused write creates nothing); then the
+    settings warnings."""
+    from optmem.vault import remove_unused
+
+    for vault in STATE.created:
+        if code == 0:
+            note(f"created a new vault at {vault.root}")
+        else:
+            remove_unused(vault)
+    STATE.created.clear()
+    settings_warnings()
+
+
 def settings_warnings() -> None:
     """Say, on stderr, what the settings of the vaults this invocation used got wrong (unknown
     sections or keys) — once, when the command ends."""
@@ -107,7 +123,7 @@ def get_vault(*, write: bool = False, overrides: list[str] | None = None):
         if not initialised(vault):  # a folder never set up gets its .gitattributes and .gitignore;
             ensure_layout(vault)    # once they exist, what the user changes in them is theirs
         if new:
-            note(f"created a new vault at {vault.root}")
+            STATE.created.append(vault)  # said when the command succeeds, taken back if it fails
     else:
         vault.require()
     return vault

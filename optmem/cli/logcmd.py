@@ -95,10 +95,14 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
         note(f"warning: {res.warning}")
 
     def human() -> str:
+        # stdout holds only an id (scripts read it: `id=$(optmem append …)`); what happened is
+        # said on stderr
         if res.status == "duplicate":
-            return f"duplicate of {res.id} — nothing new stored (recency refreshed)"
+            note(f"duplicate of {res.id} — nothing new stored (recency refreshed)")
+            return res.id or ""
         if res.status == "skipped":
-            return "skipped: near duplicate of " + ", ".join(s["id"] for s in res.similar)
+            note("skipped: near duplicate of " + ", ".join(s["id"] for s in res.similar) + " — nothing stored")
+            return None
         if res.record and res.record.get("status") == "pending":
             note(f"pending: {res.id} waits to be said again or confirmed (`optmem confirm {short(res.id or '')}`)")
         return res.id or ""
