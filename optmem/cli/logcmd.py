@@ -94,7 +94,7 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
     if res.warning:
         note(f"warning: {res.warning}")
 
-    def human() -> str:
+    def human() -> str | None:
         # stdout holds only an id (scripts read it: `id=$(optmem append …)`); what happened is
         # said on stderr
         if res.status == "duplicate":
