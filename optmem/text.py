@@ -56,11 +56,11 @@ def _runs(folded: str) -> list[tuple[str, str]]:
     return _TOKEN_RE.findall(folded)
 
 
-def _normal(runs: list[tuple[str, str]], stems: list[str]) -> str:
+def _normal(runs: list[tuple[str, str]], stems: list[str], words: list[str]) -> str:
     """The fingerprinted form: CJK runs and word stems, intensifiers dropped, joined."""
     it = iter(stems)
     pieces = [c or next(it) for c, _ in runs]  # each run's piece: CJK as is, a word's stem
-    if not _EN_INTENSIFIERS.isdisjoint(w for _, w in runs):
+    if not _EN_INTENSIFIERS.isdisjoint(words):
         pieces = [p for p, (c, w) in zip(pieces, runs) if c or w not in _EN_INTENSIFIERS]
     return _CJK_INTENSIFIERS.sub("", "".join(pieces))
 
@@ -84,7 +84,7 @@ def normalize(text: str, *, folded: bool = False, stem: bool = True) -> str:
     (`stem=False`: words as written, so "wants" and "wanted" stay apart)."""
     runs = _runs(text if folded else fold(text))
     words = _words(runs)
-    return _normal(runs, stem_words(words) if stem else words)
+    return _normal(runs, stem_words(words) if stem else words, words)
 
 
 def fingerprint(text: str, *, folded: bool = False) -> str | None:
@@ -170,8 +170,9 @@ def analyze(folded: str) -> tuple[list[str], str | None]:
     A text with no letters or digits has no fingerprint: "！！！" and "???" are not the same fact.
     """
     runs = _runs(folded)
-    stems = stem_words(_words(runs))  # once, for the tokens and the fingerprint
-    normal = _normal(runs, stems)
+    words = _words(runs)
+    stems = stem_words(words)  # once, for the tokens and the fingerprint
+    normal = _normal(runs, stems, words)
     return _tokens(runs, stems), digest(normal.encode("utf-8")) if normal else None
 
 
