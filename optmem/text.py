@@ -183,6 +183,23 @@ has have how i if in into is it its me my of on or our so that the their them th
 they this to was we were what when where which who whom why will with would you your""".split())
 
 
+# The Chinese counterpart for queries: a bigram holding a question word or particle is the
+# question's form, not its topic ("住在哪里" asks about 住在, not 哪里; "搬家了吗" about 搬家) —
+# 么 怎 谁 啥 anywhere, 哪 and 几 but in a few words of their own (哪吒, 茶几, 几何), 吗 and 呢
+# ending a bigram (吗啡, 呢子 are things); and a few interrogative bigrams of ordinary characters.
+_CJK_QUESTION = frozenset("么怎谁啥哪几")
+_CJK_QUESTION_WORDS = frozenset(("哪吒", "茶几", "几何"))
+_CJK_PARTICLES = frozenset("吗呢")
+CJK_STOP_BIGRAMS = frozenset(("如何", "为何", "是否", "多少", "请问", "是不", "有没"))
+
+
+def _question_form(term: str) -> bool:
+    """Whether a CJK query term is only the form of a question (see above)."""
+    if term in CJK_STOP_BIGRAMS or term[-1] in _CJK_PARTICLES:
+        return True
+    return not _CJK_QUESTION.isdisjoint(term) and term not in _CJK_QUESTION_WORDS
+
+
 def search_terms(text: str) -> list[str]:
     """`query_terms` without English function words, unless nothing else is left."""
     return _query_terms(text, drop_stopwords=True)
@@ -206,6 +223,7 @@ def _query_terms(text: str, drop_stopwords: bool) -> list[str]:
             out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
     if drop_stopwords:
         content = [w for w in words if w not in STOPWORDS]
-        if content or out:  # the stop list is applied to the words as written
-            words = content
+        topical = [t for t in out if not _question_form(t)]
+        if content or topical:  # the stop lists apply while something else is left
+            words, out = content, topical
     return list(dict.fromkeys(stem_words(words) + out))

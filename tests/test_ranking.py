@@ -126,6 +126,12 @@ def test_a_chinese_query_about_the_past_does_not_put_the_update_first(vault, cli
     assert [h["id"] for h in cli.json("search", "我以前的公寓在哪")["hits"]] == [old, new]
 
 
+def test_a_chinese_question_finds_the_answer_not_another_question(vault, cli):
+    asked = put(vault, "那你现在住在哪里呀？平时怎么上班？").id
+    answer = put(vault, "我住在浦东，离公司很近，每天骑车上班。").id
+    assert [h["id"] for h in cli.json("search", "我住在哪里")["hits"]] == [answer, asked]
+
+
 def test_update_cues_and_their_terms():
     assert ranking.asks_for_now("Where do I live now?") and ranking.asks_for_now("我现在住在哪")
     assert ranking.asks_for_now("How many tops have I bought so far?")

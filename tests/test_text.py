@@ -21,6 +21,16 @@ def test_search_drops_english_function_words_unless_nothing_else_is_left():
     assert text.search_terms("后端的端口 is what") == ["后端", "端的", "的端", "端口"]
 
 
+def test_a_chinese_query_drops_the_form_of_its_question_while_a_topic_is_left():
+    assert text.search_terms("小明现在住在哪里") == ["小明", "明现", "现在", "在住", "住在"]
+    assert text.search_terms("小明搬家了吗") == ["小明", "明搬", "搬家", "家了"]
+    assert text.search_terms("怎么部署") == ["部署"] and text.search_terms("谁负责部署？")[0] == "负责"
+    assert "多少" not in text.search_terms("后端端口是多少")
+    assert text.search_terms("什么") == ["什么"]                      # nothing else left: kept
+    assert text.search_terms("哪吒的电影")[0] == "哪吒" and "茶几" in text.search_terms("茶几放在哪")
+    assert text.search_terms("吗啡") == ["吗啡"]
+
+
 def test_latin_words_are_nfkc_folded():
     assert text.tokens("ＰＯＲＴ　８０８０") == ["port", "8080"]
 
