@@ -185,11 +185,11 @@ they this to was we were what when where which who whom why will with would you 
 
 # The Chinese counterpart for queries: a bigram holding a question word or particle is the
 # question's form, not its topic ("住在哪里" asks about 住在, not 哪里; "搬家了吗" about 搬家) —
-# 么 怎 谁 啥 anywhere, 哪 and 几 but in a few words of their own (哪吒, 茶几, 几何), 吗 and 呢
+# 么 怎 谁 啥 anywhere, 什 哪 几 but in a few words of their own (什锦, 哪吒, 茶几, 几何), 吗 and 呢
 # ending a bigram (吗啡, 呢子 are things); and the interrogative bigrams of ordinary characters
 # (为什么, 多少, 多久, 什么时候 …).
-_CJK_QUESTION = frozenset("么怎谁啥哪几")
-_CJK_QUESTION_WORDS = frozenset(("哪吒", "茶几", "几何"))
+_CJK_QUESTION = frozenset("什么怎谁啥哪几")
+_CJK_QUESTION_WORDS = frozenset(("哪吒", "茶几", "几何", "什锦"))
 _CJK_PARTICLES = frozenset("吗呢")
 CJK_STOP_BIGRAMS = frozenset(("如何", "为何", "为什", "是否", "多少", "多久", "多长", "请问", "是不", "有没", "时候"))
 
