@@ -407,6 +407,12 @@ class Index:
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM rec").fetchone()[0]
 
+    def kinds(self) -> list[str]:
+        """Every kind a record has (bookkeeping left out)."""
+        return [k for (k,) in self.conn.execute(
+            f"SELECT DISTINCT kind FROM rec WHERE kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY kind",
+            BOOKKEEPING)]
+
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()

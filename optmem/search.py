@@ -64,6 +64,10 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
     with open_index(vault, progress) as idx:
         warnings = idx.warnings()
         result = ranked(idx, q)._replace(warnings=warnings)
+        if not result.hits and q.filters.kind is not None and q.filters.kind not in (known := idx.kinds()):
+            # a typo in --kind must not read as "nothing about that"
+            result = result._replace(warnings=[*warnings, f"no record has kind {q.filters.kind!r}; the "
+                                               f"vault's kinds: {', '.join(known) or '(none)'}"])
         if len(result.hits) < q.limit and not q.filters.include_cold and not q.filters.current:
             # the past stays findable: say so when cold records match too (a page not filled)
             result = result._replace(cold_matches=_cold_matches(idx, q))

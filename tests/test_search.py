@@ -327,3 +327,10 @@ def test_wide_candidate_path_ranks_like_the_exact_path(vault, vault_path, cli, m
     assert plan == [('"deploy" AND "kubernetes"', "ORDER BY bm25(fts)", 100, False),
                     ('"kubernetes"', "ORDER BY bm25(fts)", 50, False),
                     ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50, False)]
+
+
+def test_an_unknown_kind_filter_says_which_kinds_exist(vault, cli):
+    put(vault, "port is 8080", kind="decision")
+    res = cli("search", "port", "--kind", "decison")
+    assert res.exit_code == 0 and "no record has kind 'decison'" in res.stderr and "decision" in res.stderr
+    assert "no record has kind" not in cli("search", "port", "--kind", "decision").stderr
