@@ -277,7 +277,13 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
                 if dup is not None:
                     written, lag = write_records(vault, idx, [_seen(rec, dup.id, now), *restating])
                     idx = written or idx
-                    return Appended("duplicate", dup.id, duplicate_of=dup.id, warning=lag)
+                    kept = None
+                    if draft.importance is not None and draft.importance != dup.imp:
+                        # the statement was said again, not rewritten: say what it keeps
+                        kept = (f"--importance {draft.importance:g} not applied: {dup.id} was said again "
+                                "and keeps its own importance (`optmem correct` it to store a new version)")
+                    return Appended("duplicate", dup.id, duplicate_of=dup.id,
+                                    warning="; ".join(w for w in (kept, lag) if w) or None)
                 near = _probe(idx, rec.text, rec.domain, rec.project, 20)  # one probe for both checks
                 similar = find_similar(idx, rec.text, rec.domain, rec.project,
                                        vault.settings.dedup.threshold, now, rows=near)

@@ -230,3 +230,10 @@ def test_session_is_a_record_field(cli, vault_path):
     assert cli.json("get", out["id"])["record"]["session"] == "conv-7"
     plain = cli.json("append", "a note without one")
     assert plain["record"]["session"] is None and "session" not in log_lines(vault_path)[-1]
+
+
+def test_an_importance_given_to_a_duplicate_is_not_dropped_silently(cli, vault_path):
+    first = cli("append", "deploys go through the staging cluster").stdout.strip()
+    again = cli("append", "Deploys go through the staging cluster.", "--importance", "0.9")
+    assert again.stdout.strip() == first and "--importance 0.9 not applied" in again.stderr
+    assert "not applied" not in cli("append", "deploys go through the staging cluster").stderr
