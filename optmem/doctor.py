@@ -16,7 +16,7 @@ from typing import Any
 
 from optmem import clock, fsio, memory
 from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
-from optmem.record import MEMORY, BadLine, Record, clean_ref, missing_fields, names, parse_fields
+from optmem.record import MEMORY, BadLine, Record, bad_units, clean_ref, missing_fields, names, parse_fields
 from optmem.vault import NAME_RE, Vault
 
 QUARANTINE = "LOG.quarantine.jsonl"
@@ -89,6 +89,10 @@ def _scan_log(vault: Vault, report: Report,
             if lacking:
                 report.problems.append(Problem("missing_field", "LOG.jsonl",
                                                f"the record has no {', '.join(lacking)}", n, f["id"]))
+            for name, value in bad_units(body).items():
+                report.problems.append(Problem(
+                    "bad_value", "LOG.jsonl", f"{name} {json.dumps(value, ensure_ascii=False)[:40]} is not a number from 0 to 1, "
+                    f"so the record has the default {name}; edit it (e.g. 0.8) or remove the field", n, f["id"]))
             if f["ts"] and clock.to_epoch(f["ts"]) is None:
                 report.problems.append(Problem(
                     "bad_timestamp", "LOG.jsonl", f"ts {f['ts'][:40]!r} is not an ISO time; the record "

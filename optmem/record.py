@@ -267,6 +267,14 @@ def parse_line(raw: bytes, line: int = 0) -> Record:
     return Record(line=line, **parse_fields(raw))
 
 
+def bad_units(raw: bytes) -> dict[str, Any]:
+    """Fields that must be a number in 0..1 (importance, confidence) but hold something else, with
+    what they hold (for doctor: the record reads them as unset, i.e. the default)."""
+    obj = json.loads(raw)
+    return {name: obj[name] for name in ("importance", "confidence")
+            if obj.get(name) is not None and _unit(obj[name]) is None}
+
+
 def missing_fields(raw: bytes) -> list[str]:
     """Fields a parsed line lacks that every record needs (for doctor; the line parses)."""
     obj = json.loads(raw)

@@ -292,12 +292,16 @@ def test_doctor_sees_what_breaks_other_commands(cli, vault, vault_path):
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"ts": "yesterday-ish", "text": "bad time"}) + "\n")
         fh.write(json.dumps({"ts": "2026-01-01T00:00:00Z", "domain": "bad domain/../x", "text": "x"}) + "\n")
+        fh.write(json.dumps({"ts": "2026-01-01T00:00:00Z", "text": "typed by hand", "importance": 7,
+                             "confidence": "high"}) + "\n")
     (vault_path / "projects" / "bad project").mkdir(parents=True)
     (vault_path / "projects" / "bad project" / "HANDOFF.md").write_text("---\nproject: \"bad project\"\n---\n## Done\n- x\n")
     (vault_path / "optmem.toml").write_text("[limits\n")
     report = cli.json("doctor", code=1)
     codes = {p["code"] for p in report["problems"]}
-    assert {"bad_timestamp", "invalid_name", "bad_settings"} <= codes, report
+    assert {"bad_timestamp", "invalid_name", "bad_settings", "bad_value"} <= codes, report
+    bad = [p["message"] for p in report["problems"] if p["code"] == "bad_value"]
+    assert len(bad) == 2 and any("importance 7" in m for m in bad) and any('confidence "high"' in m for m in bad)
     assert not any(p["file"] == "MEMORY.md" for p in report["problems"])
     (vault_path / "optmem.toml").unlink()
     assert cli("compact", "--json").exit_code == 0  # the bad domain does not stop the others
