@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from optmem import clock, fsio, view
-from optmem.errors import UsageError
+from optmem.errors import OptmemError, UsageError
 from optmem.record import BOOKKEEPING, CONFIRM, CORRECTION, NEVER_COOL, Record, Tier, new_id
 from optmem.settings import Lifecycle
 from optmem.vault import Vault
@@ -310,8 +310,8 @@ def confirm(vault: Vault, ref: str, *, source: str | None = None) -> Confirmed:
         if not row.pending or row.confirmed:
             return None
         if view.status(row, moment.timestamp(), warm=True) == view.Status.FORGOTTEN:
-            raise UsageError(f"{row.id} was rejected or forgotten; append it again if it is true",
-                             id=row.id)
+            raise OptmemError(f"{row.id} was rejected or forgotten; append it again if it is true",
+                              code="forgotten", id=row.id)
         return Record(id=new_id(moment.timestamp()), ts=clock.format_ts(moment), domain=row.domain,
                       project=row.project, kind=CONFIRM, ref=row.id, source=source)
 
@@ -327,8 +327,8 @@ def reject(vault: Vault, ref: str, *, reason: str | None = None, source: str | N
     with open_index(vault) as idx:
         row = log.resolve_one(idx, ref)
         if not row.pending or row.confirmed:
-            raise UsageError(f"{row.id} is not pending; `optmem forget {row.id[-8:]}` hides a record "
-                             "that was confirmed or never a guess", id=row.id)
+            raise OptmemError(f"{row.id} is not pending; `optmem forget {row.id[-8:]}` hides a record "
+                              "that was confirmed or never a guess", code="not_pending", id=row.id)
     return log.forget(vault, row.id, reason=f"rejected: {reason}" if reason else "rejected",
                       source=source)
 

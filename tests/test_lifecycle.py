@@ -142,8 +142,10 @@ def test_confirm_and_reject(cli, vault, vault_path, monkeypatch):
     assert rejected["status"] == "rejected"
     got = cli.json("get", b)["record"]
     assert got["status"] == "forgotten" and got["forget_reason"] == "rejected: the user never said that"
-    err = cli.json("reject", plain, code=2)["error"]
-    assert err["code"] == "usage" and "not pending" in err["message"] and "optmem forget" in err["message"]
+    gone = cli.json("confirm", b, code=1)["error"]  # rejected above: confirming it is refused
+    assert gone["code"] == "forgotten" and "append it again" in gone["message"]
+    err = cli.json("reject", plain, code=1)["error"]  # well-formed, refused: exit 1
+    assert err["code"] == "not_pending" and "not pending" in err["message"] and "optmem forget" in err["message"]
     assert any(r.get("kind") == "confirm" and r["ref"] == a for r in log_lines(vault_path))
 
 
