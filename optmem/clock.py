@@ -108,6 +108,13 @@ def parse_bound(text: str, *, end: bool) -> float:
     return dt.timestamp()
 
 
+def age_of(ts: str | None, now: float) -> str:
+    """How long ago a stored time was (`age`), or "?" when it is missing or unreadable: a
+    hand-typed "2026-02-30" is shown, never a crash (doctor reports it)."""
+    epoch = to_epoch(ts)
+    return "?" if epoch is None else age(now - epoch)
+
+
 def age(seconds: float) -> str:
     """A short human age: `now`, `5m ago`, `3h ago`, `3d ago`, `5mo ago`, `2y ago`."""
     s = max(0.0, seconds)

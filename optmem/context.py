@@ -124,7 +124,7 @@ def _records(vault: Vault, project: str | None, domain: str | None, query: str |
             hits = [idx.record(r) for _, r in warm[:RECENT_SHOWN]]
     out = []
     for rec in hits:
-        age = clock.age(now - clock.parse_time(rec.ts).timestamp()) if rec.ts else "?"
+        age = clock.age_of(rec.ts, now)
         out.append(f"- [{age}, {rec.domain}, id {rec.id[-8:]}] {_line(rec.text)}"
                    + (" (inferred)" if rec.basis == "inferred" else ""))
     return out, [rec.id for rec in hits]

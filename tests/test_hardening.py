@@ -346,3 +346,15 @@ def test_flagged_text_reads_blocked_in_search_get_and_history(cli, vault, vault_
     assert cli.json("history", "--key", "deploy")["versions"][0]["text"].startswith("[BLOCKED: ")
     assert "ignore all" in cli.json("get", "01KINJECT0000000000000000A", "--allow-unsafe")["record"]["text"]
     assert "[BLOCKED" in cli("search", "deploy notes").stdout  # the human output too
+
+
+def test_a_hand_typed_impossible_time_is_shown_as_unknown_not_a_crash(cli, vault, vault_path):
+    put(vault, "a fine record about typos")
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        for ts in ("2026-02-30T10:00:00Z", "garbage", "99999-01-01T00:00:00Z"):
+            fh.write(json.dumps({"ts": ts, "text": f"typo record {ts}"}) + "\n")
+    found = cli("search", "typo")
+    assert found.exit_code == 0 and found.stdout.count("typo record") == 3 and "  ?  " in found.stdout
+    ctx = cli("context")
+    assert ctx.exit_code == 0 and "[?, default" in ctx.stdout
+    assert {p["code"] for p in cli.json("doctor", code=1)["problems"]} == {"bad_timestamp"}

@@ -41,7 +41,7 @@ def render_hits(result: dict[str, Any]) -> str | None:
     now = clock.now().timestamp()
     rows = []
     for h in result["hits"]:
-        age = clock.age(now - clock.parse_time(h["ts"]).timestamp()) if h["ts"] else "?"
+        age = clock.age_of(h["ts"], now)
         where = h["domain"] + (f"/{h['project']}" if h["project"] else "")
         text = " ".join(h["text"].split())
         rid = h["id"] if h["kind"] == "summary" else short(h["id"])  # a node id is short and whole
