@@ -10,13 +10,14 @@ vault. Every path it will touch is found and checked first: one that is not what
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from optmem import fsio, log
-from optmem.errors import BadFrontMatter, ConfirmationRequired, NotFound, Unreadable, UsageError
+from optmem.errors import BadFrontMatter, ConfirmationRequired, NotFound, OptmemError, Unreadable, UsageError
 from optmem.record import BOOKKEEPING, BadLine, parse_fields
 from optmem.vault import Vault, validate_name
 
@@ -51,6 +52,8 @@ def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = No
                                    domain=domain, domains=known)
             else:
                 targets = idx.ids()
+            if not everything:
+                targets = _with_copies(vault, idx, targets)
         if not yes:
             what = "every record" if everything else f"{len(targets)} record(s)"
             raise ConfirmationRequired(
@@ -77,6 +80,31 @@ def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = No
     return Purged(len(targets), lines, files)
 
 
+def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
+    """The targets and every record that carries a copy of their text: the other journal lines of
+    a hot-memory entry (its add, its removal), and merged records that quote a target (and merges
+    of those). A hot entry still in its file is refused: remove it from the file first."""
+    from optmem import memory
+    from optmem.record import MEMORY, MERGED
+
+    out = set(targets)
+    keys = {r.key for r in idx.rows("r.kind = ? AND r.key IS NOT NULL", (MEMORY,)) if r.id in out}
+    for key in sorted(keys):
+        _, file, entry = key.split(":", 2)
+        held = memory.held_entries(vault, file)
+        if held and entry in held:
+            raise OptmemError(f"entry [{entry}] is still in {file}: remove it there first (`optmem remove "
+                              f"--id {entry}`), then purge its records", code="still_held", file=file, entry=entry)
+        out |= {r.id for r in idx.journal(file) if r.key == key}
+    merged = [(r.id, set(json.loads(r.corrects or "[]"))) for r in idx.rows("r.kind = ?", (MERGED,))]
+    grew = True
+    while grew:  # a merge quotes its fragments verbatim; a merge of merges quotes them too
+        more = {rid for rid, quoted in merged if rid not in out and {q.upper() for q in quoted} & out}
+        grew = bool(more)
+        out |= more
+    return out
+
+
 def _rewrite_log(vault: Vault, targets: set[str], everything: bool) -> int:
     dropped = 0
     if not vault.log_path.exists():
@@ -95,8 +123,26 @@ def _rewrite_log(vault: Vault, targets: set[str], everything: bool) -> int:
             if f["id"] in targets or (f["kind"] in BOOKKEEPING and ref in targets):
                 dropped += 1
                 continue
+            if ref in targets or any(c.upper() in targets for c in f["corrects"]):
+                raw = _without_refs(raw, targets)  # kept, no longer naming (or quoting) what is gone
             out.write(raw)
     return dropped
+
+
+def _without_refs(raw: bytes, targets: set[str]) -> bytes:
+    """A kept line rewritten without the purged ids in its `corrects` and `ref` — and, for a hot-memory
+    replacement, without the replaced entry's old text (`old`), a copy of it."""
+    obj = json.loads(raw)
+    kept = [c for c in obj.get("corrects") or [] if not (isinstance(c, str) and c.upper() in targets)]
+    if kept:
+        obj["corrects"] = kept
+    else:
+        obj.pop("corrects", None)
+    if isinstance(obj.get("ref"), str) and obj["ref"].upper() in targets:
+        obj.pop("ref")
+    if obj.get("kind") == "memory":
+        obj.pop("old", None)
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 def _check_kinds(vault: Vault, derived: list[tuple[Path, str]], index_files: list[Path]) -> None:

@@ -151,6 +151,39 @@ def test_purge_refuses_without_yes_and_leaves_no_copy_anywhere(vault, cli):
     assert (v.root / "tree" / "code" / "root.md").exists()
 
 
+def test_purge_takes_the_copies_of_the_text_with_it_and_leaves_doctor_clean(vault, cli):
+    a, b, c = (put(vault, t).id for t in ("Japan trip: fly to Tokyo", "Japan trip plans OSAKA-4711 and Kyoto",
+                                          "Japan trip budget is 3000 dollars"))
+    merged = cli.json("merge", a, b, c, "--topic", "Japan trip")["id"]
+    cat = put(vault, "the cat is called Momo").id
+    fixed = cli.json("correct", cat, "the cat is called Mochi")["id"]
+    out = cli.json("purge", b, cat, "--yes")
+    assert out["records"] == 3  # b, the merge that quotes it, the cat; the correction stays
+    assert b"OSAKA-4711" not in vault.log_path.read_bytes() and b"Momo" not in vault.log_path.read_bytes()
+    assert cli.json("search", "OSAKA")["hits"] == [] and cli.json("get", merged, code=1)
+    assert {h["id"] for h in cli.json("search", "Japan trip")["hits"]} == {a, c}  # current again
+    assert cli.json("get", fixed)["record"]["status"] == "current"
+    assert cli.json("doctor")["problems"] == []
+
+
+def test_purge_of_a_hot_memory_entry_takes_every_journal_line_and_refuses_a_held_one(vault, cli):
+    cli.json("add", "prefers TABS-4711 over spaces")
+    cli.json("replace", "TABS-4711 over spaces", "spaces over tabs")
+    cli.json("add", "codename BLUEBIRD-4711")
+    cli.json("remove", "BLUEBIRD-4711")
+    gone = cli.json("search", "BLUEBIRD")["hits"][0]["id"]
+    old = next(h["id"] for h in cli.json("search", "TABS")["hits"] if "TABS-4711" in h["text"])
+    assert cli.json("purge", gone, old, "--yes")["records"] == 4
+    log = vault.log_path.read_bytes()
+    assert b"BLUEBIRD-4711" not in log and b"TABS-4711" not in log  # a replacement's `old` too
+    assert cli.json("doctor")["problems"] == []
+    held = cli.json("search", "spaces over tabs")["hits"][0]["id"]
+    before = vault.log_path.read_bytes()
+    err = cli.json("purge", held, "--yes", code=1)["error"]
+    assert err["code"] == "still_held" and "optmem remove --id" in err["message"]
+    assert vault.log_path.read_bytes() == before
+
+
 def test_purge_domain_and_all(vault, cli):
     put(vault, "hermes note", domain="hermes")
     put(vault, "code note", domain="code")
