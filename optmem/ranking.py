@@ -119,9 +119,10 @@ def tier_factor(tier: int, kind: str) -> float:
     return max(factor, TIER_FACTOR[Tier.EVIDENCE]) if kind == CORRECTION else factor
 
 
-def score(c: Candidate, now: float, settings: Ranking) -> Parts:
-    """The score of one candidate and its parts (see the module docstring)."""
-    window = settings.recency_window
+def score(c: Candidate, now: float, settings: Ranking, *, past: bool = False) -> Parts:
+    """The score of one candidate and its parts (see the module docstring). A query that asks
+    what something used to be (`past`) gives no recency bonus: the newer version has no claim."""
+    window = 0.0 if past else settings.recency_window
     band = view.band(c.status, c.tier)
     age_days = max(0, int((now - (c.recency if c.recency is not None else 0.0)) // DAY))
     # redlines never decay; everything else gets at most the window, shrinking with whole days
@@ -199,8 +200,11 @@ def asks_for_now(query: str) -> bool:
 
 # Words that ask what something used to be ("what was my previous …", "我以前住在哪"): such a
 # query does not want the newest statement put first.
-PAST_CUES = ("previous", "previously", "before", "used to", "earlier", "formerly", "originally",
-             "at first", "initially", "former", "prior", "last time")
+PAST_CUES = ("previous", "previously", "used to", "formerly", "originally", "at first", "initially",
+             "former")
+# "before" and "earlier" ask for the past only ending a clause ("where did I live before?"); with
+# something after them they relate two events ("two days before I bought it")
+PAST_CUES_FINAL = ("before", "earlier")
 PAST_CUES_CJK = ("以前", "之前", "原来", "原先", "曾经", "过去", "当初", "起初", "先前", "从前", "上次")
 _PAST = None
 
@@ -211,7 +215,8 @@ def asks_for_past(query: str) -> bool:
     if _PAST is None:
         import re
 
-        _PAST = re.compile(r"\b(?:" + "|".join(PAST_CUES) + r")\b|" + "|".join(PAST_CUES_CJK))
+        _PAST = re.compile(r"\b(?:" + "|".join(PAST_CUES) + r")\b|\b(?:" + "|".join(PAST_CUES_FINAL)
+                           + r")\b(?=\s*(?:[?.!,;:]|$))|" + "|".join(PAST_CUES_CJK))
     return bool(_PAST.search(fold(query)))
 
 

@@ -210,6 +210,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     """Every candidate re-tokenised and scored; the best ones bring their session neighbours,
     and each record with a session gains a share of its best neighbour's relevance."""
     corpus = _corpus(idx, q, df, settings)
+    past = ranking.asks_for(q.text) == "past"
     seen = {n: _relevance(idx, q, row, corpus) for n, row in rows.items()}
     rows = dict(rows)
     for row in _neighbours(idx, q, rows, {n: v[1] for n, v in seen.items()}, settings):
@@ -235,7 +236,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         parts = ranking.score(ranking.Candidate(relevance, context, row.tier, row.kind, status,
                                                 row.accessed, relative_importance(life, row),
                                                 bool(row.inferred)),
-                              q.now, settings)
+                              q.now, settings, past=past)
         topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
                               rec.corrects, tokens)
         out.append(_Scored(row, rec, parts, topic, matched))
@@ -295,9 +296,12 @@ def _neighbours(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int,
 def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) -> list[view.RecordView]:
     """Band, score, then ties (higher tier, newer — a later ts, then the larger id, as in the
     log); then the newer-first rules: same-topic records among the top hits, and records that
-    update an older one inside the top `limit`."""
-    scored.sort(key=lambda s: (s.row.id, s.row.n), reverse=True)
-    scored.sort(key=lambda s: (s.parts.band, -round(s.parts.score, 9), -s.row.tier, -(s.row.ts or 0)))
+    update an older one inside the top `limit`. A query that asks for the past turns the ties
+    round and skips both rules."""
+    asks = ranking.asks_for(q.text)
+    later = -1 if asks == "past" else 1  # ties: the newer first — the older when asked for the past
+    scored.sort(key=lambda s: (s.row.id, s.row.n), reverse=later > 0)
+    scored.sort(key=lambda s: (s.parts.band, -round(s.parts.score, 9), -s.row.tier, -later * (s.row.ts or 0)))
     # a hot-memory entry is journalled more than once (added, then removed or replaced): one hit
     # per entry — its best-ranked record
     seen_entries: set[str] = set()
@@ -309,12 +313,13 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
             seen_entries.add(s.row.key)
         kept.append(s)
     head = kept[: q.limit * 3]
-    placed = ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window)
+    # "what was my previous …": the newest statement is not what is asked for — neither newer-first
+    # rule applies, relevance decides
+    placed = ([ranking.Ranked(i, None) for i in range(len(head))] if asks == "past" else
+              ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window))
     top = [(head[p.at], p.promoted_over) for p in placed[: q.limit]]
     matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched) for s, _ in top]
-    asks = ranking.asks_for(q.text)
     if asks == "past":
-        # "what was my previous …": the newest statement is not what is asked for; relevance decides
         updates = [ranking.Ranked(i, None) for i in range(len(matches))]
     else:
         updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings)

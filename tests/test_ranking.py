@@ -116,6 +116,17 @@ def test_a_query_about_the_past_does_not_put_the_update_first(vault, cli, monkey
     assert "asks for the past" in cli("search", "where was my flat before", "--explain").stdout
 
 
+def test_a_query_about_the_past_gives_the_newer_version_no_edge_on_a_near_tie(vault, cli, monkeypatch):
+    at(monkeypatch, "2026-03-01T10:00:00Z")
+    old = put(vault, "My flat is in Kreuzberg, third floor.").id
+    at(monkeypatch, "2026-06-01T10:00:00Z")
+    new = put(vault, "My flat is now in Neukölln, ground floor.").id
+    at(monkeypatch, "2026-06-05T10:00:00Z")
+    assert [h["id"] for h in cli.json("search", "where is my flat")["hits"]] == [new, old]
+    past = cli.json("search", "where was my flat before", "--explain")["hits"]
+    assert [h["id"] for h in past] == [old, new] and past[0]["explain"]["recency_bonus"] == 0
+
+
 def test_a_chinese_query_about_the_past_does_not_put_the_update_first(vault, cli, monkeypatch):
     at(monkeypatch, "2026-05-10T10:00:00Z")
     old = put(vault, "我住在杭州，公寓就在西湖边上。").id
@@ -141,4 +152,6 @@ def test_update_cues_and_their_terms():
     assert ranking.asks_for("What was my previous address?") == "past" and ranking.asks_for("我以前住在哪") == "past"
     assert ranking.asks_for("How often do I play now, and previously?") == "present"  # both: the present
     assert ranking.asks_for("Where did I live in 2020?") is None
+    assert ranking.asks_for("Where did I live before?") == "past" and ranking.asks_for("what did I say earlier") == "past"
+    assert ranking.asks_for("How many days before I bought the phone did I go?") is None  # relates two events
     assert not ranking.asks_for_past("the formerlyish word")  # a word, not a part of one
