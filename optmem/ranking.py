@@ -252,6 +252,21 @@ def time_words() -> frozenset[str]:
     return frozenset((*UPDATE_CUES, *UPDATE_CUES_CJK, *CHANGE_CUES, *CHANGE_CUES_CJK))
 
 
+_CUE_WORDS: frozenset[str] | None = None
+
+
+def cue_words() -> frozenset[str]:
+    """The search terms of the one-word update cues ("now", "currently", "现在"): a phrase's words
+    ("these days", "so far") mean something on their own and stay."""
+    global _CUE_WORDS
+    if _CUE_WORDS is None:
+        from optmem.text import query_terms
+
+        _CUE_WORDS = frozenset(t for cue in (*UPDATE_CUES, *UPDATE_CUES_CJK) if " " not in cue
+                               for t in query_terms(cue))
+    return _CUE_WORDS
+
+
 def cue_terms() -> frozenset[str]:
     """The search terms the update cues make ("now", "现在", …): they say *when*, not *what*, so
     they do not count when comparing what two records are about."""

@@ -180,21 +180,30 @@ class _Corpus(NamedTuple):
     idfs: dict[str, float]
     avgdl: float
     params: ranking.Bm25
+    when: frozenset[str] = frozenset()  # the query's present-asking words, when it has others too
 
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
     docs, mean, cv = idx.lengths()
+    when = frozenset(q.terms) & ranking.cue_words() if ranking.asks_for_now(q.text) else frozenset()
     return _Corpus({t: ranking.idf(docs, df[t]) for t in q.terms}, mean,
-                   ranking.Bm25(settings.k1, ranking.b_for(cv, settings)))
+                   ranking.Bm25(settings.k1, ranking.b_for(cv, settings)),
+                   when if when != frozenset(q.terms) else frozenset())
 
 
 def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> tuple[Record, float, frozenset[str], frozenset[str]]:
-    """(record, BM25 relevance, its tokens, the query terms it matched) of one row."""
+    """(record, BM25 relevance, its tokens, the query terms it matched) of one row. A record that
+    matched nothing but the words asking for the present ("now", "现在") is not relevant: they
+    say *when*, not *what* ("where does Alice live now" is not about everything said "now") —
+    beside other matched terms they count ("my current road bike" states a value)."""
     rec = idx.record(row)
     toks = tokens_for(rec.text, rec.key, rec.tags, row.ts)
     tokens = frozenset(toks)
+    matched = frozenset(t for t in q.terms if t in tokens)
+    if corpus.when and matched and matched <= corpus.when:
+        return rec, 0.0, tokens, matched
     relevance = ranking.bm25(Counter(toks), len(toks), q.terms, corpus.idfs, corpus.avgdl, corpus.params)
-    return rec, relevance, tokens, frozenset(t for t in q.terms if t in tokens)
+    return rec, relevance, tokens, matched
 
 
 class _Scored(NamedTuple):

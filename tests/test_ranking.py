@@ -143,6 +143,19 @@ def test_a_chinese_question_finds_the_answer_not_another_question(vault, cli):
     assert [h["id"] for h in cli.json("search", "我住在哪里")["hits"]] == [answer, asked]
 
 
+def test_a_record_that_matches_only_the_word_now_is_not_a_hit(vault, cli, monkeypatch):
+    at(monkeypatch, "2026-03-01T10:00:00Z")
+    berlin = put(vault, "Alice lives in Berlin").id
+    at(monkeypatch, "2026-05-01T10:00:00Z")
+    put(vault, "The staging database now runs on port 6543")
+    hits = cli.json("search", "where does Alice live now")["hits"]
+    assert [h["id"] for h in hits] == [berlin]
+    # beside another matched term the word counts: a statement of the then-current value
+    bike = put(vault, "my current road bike has done 2000 miles").id
+    assert cli.json("search", "which road bike do I have now")["hits"][0]["id"] == bike
+    assert cli.json("search", "now")["total"] >= 1  # a query of nothing else still finds it
+
+
 def test_update_cues_and_their_terms():
     assert ranking.asks_for_now("Where do I live now?") and ranking.asks_for_now("我现在住在哪")
     assert ranking.asks_for_now("How many tops have I bought so far?")
