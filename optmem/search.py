@@ -186,8 +186,15 @@ class _Corpus(NamedTuple):
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
     docs, mean, cv = idx.lengths()
     when = frozenset(q.terms) & ranking.cue_words() if ranking.asks_for_now(q.text) else frozenset()
-    return _Corpus({t: ranking.idf(docs, df[t]) for t in q.terms}, mean,
-                   ranking.Bm25(settings.k1, ranking.b_for(cv, settings)),
+    idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
+    chars = [c for c in textmod.cjk_characters(q.text) if c not in idfs] if settings.cjk_unigram else []
+    if chars:
+        # the single characters of a Chinese query count a little too (they choose no records):
+        # a record holding all of them wins where bigrams alone tie or mislead — 前端端口's 端端
+        # spans two words and matches 后端端口
+        idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n)
+                     for c, n in idx.doc_freq(chars).items() if n})
+    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, ranking.b_for(cv, settings)),
                    when if when != frozenset(q.terms) else frozenset())
 
 
@@ -202,7 +209,7 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> tuple[Record,
     matched = frozenset(t for t in q.terms if t in tokens)
     if corpus.when and matched and matched <= corpus.when:
         return rec, 0.0, tokens, matched
-    relevance = ranking.bm25(Counter(toks), len(toks), q.terms, corpus.idfs, corpus.avgdl, corpus.params)
+    relevance = ranking.bm25(Counter(toks), len(toks), corpus.idfs, corpus.idfs, corpus.avgdl, corpus.params)
     return rec, relevance, tokens, matched
 
 

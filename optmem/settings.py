@@ -69,6 +69,7 @@ class Ranking(NamedTuple):
     update_ratio: Annotated[float, AtLeast(0)] = 0.5    # score ratio, update cue in query
     update_overlap_plain: Annotated[float, AtLeast(0)] = 0.75  # … without a cue
     update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
+    cjk_unigram: Annotated[float, AtLeast(0)] = 0.3     # weight of a Chinese query's single characters
 
 
 class Duration(NamedTuple):

@@ -201,6 +201,14 @@ def _question_form(term: str) -> bool:
     return not _CJK_QUESTION.isdisjoint(term) and term not in _CJK_QUESTION_WORDS
 
 
+def cjk_characters(text: str) -> list[str]:
+    """The distinct characters of a query's CJK runs, but the forms of a question (什么, 吗 …)."""
+    out: list[str] = []
+    for cjk, _ in _TOKEN_RE.findall(fold(text)):
+        out += [c for c in cjk if c not in _CJK_QUESTION and c not in _CJK_PARTICLES]
+    return list(dict.fromkeys(out))
+
+
 def search_terms(text: str) -> list[str]:
     """`query_terms` without English function words, unless nothing else is left."""
     return _query_terms(text, drop_stopwords=True)

@@ -156,6 +156,15 @@ def test_a_record_that_matches_only_the_word_now_is_not_a_hit(vault, cli, monkey
     assert cli.json("search", "now")["total"] >= 1  # a query of nothing else still finds it
 
 
+def test_the_characters_of_a_chinese_query_break_what_a_boundary_bigram_gets_wrong(vault, cli):
+    put(vault, "后端端口改成 9090 了")
+    front = put(vault, "前端服务端口改成 3001 了").id
+    assert cli.json("search", "前端端口")["hits"][0]["id"] == front  # 端端 matched the back end
+    (vault.root / "optmem.toml").write_text("[ranking]\ncjk_unigram = 0\n", "utf-8")
+    off = cli.json("search", "前端端口")
+    assert off["hits"][0]["id"] != front  # … which is what the bigrams alone chose
+
+
 def test_update_cues_and_their_terms():
     assert ranking.asks_for_now("Where do I live now?") and ranking.asks_for_now("我现在住在哪")
     assert ranking.asks_for_now("How many tops have I bought so far?")
