@@ -387,6 +387,10 @@ class Result:
     entry: Entry | None = None
 
 
+OP_FIELDS = frozenset(("op", "action", "text", "content", "old", "old_text", "new", "new_text", "id", "force",
+                       "first", "target"))
+
+
 def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
           project: str | None = None, domain: str | None = None, source: str | None = None,
           allow_unsafe: bool = False) -> Result:
@@ -417,6 +421,13 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
         for n, op in enumerate(ops, 1):
             if not isinstance(op, dict):
                 raise UsageError(f"operation {n} is not an object: {str(op)[:80]!r}")
+            if op.get("target") not in (None, target):  # Hermes names the file in each call
+                raise UsageError(f"operation {n} is for target {op['target']!r}, the batch for {target!r}: "
+                                 "one batch edits one file (give --target)", operation=n)
+            unknown = sorted(set(op) - OP_FIELDS)
+            if unknown:  # a misspelt field must not read as a missing one ("txt" → "TEXT is empty")
+                raise UsageError(f"operation {n}: unknown field(s) {', '.join(map(repr, unknown))}; an "
+                                 f"operation has {', '.join(sorted(OP_FIELDS))}", fields=unknown)
             for name in ("op", "action", "text", "content", "old", "old_text", "new", "new_text", "id"):
                 if op.get(name) is not None and not isinstance(op[name], str):
                     raise UsageError(f"operation {n}: {name!r} must be a string, not "
@@ -441,14 +452,22 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
                 if len(ops) > 1 and not exc.message.startswith("operation"):
                     exc.message = f"operation {n} ({kind or '?'}): {exc.message}"
                     exc.context["operation"] = n
+                if "entries" in exc.context:  # the file as it is — nothing of the batch was written
+                    exc.context["entries"] = before.listing()
+                if "usage" in exc.context:
+                    exc.context["usage"] = _usage(before)
                 raise
         usage = hot.usage()
         # over the limit is refused — unless the file was already over (typed by hand) and this
         # change does not make it bigger: shrinking it must always be possible
         if usage.chars > hot.limit and usage.chars > min(before.usage().chars, hot.limit):
+            alone = max((len(c.entry.text) for c in changes if c.entry and c.status not in NO_OPS), default=0)
+            advice = (f"an entry of {alone:,} characters cannot fit in {hot.limit:,}: shorten it, or keep "
+                      "it in the log with `optmem append`" if alone > hot.limit else
+                      "consolidate entries (replace/remove) first, every entry is listed")
             raise OverLimit(
                 f"{hot.name} would hold {usage.chars:,} of {hot.limit:,} characters; nothing was "
-                "written — consolidate entries (replace/remove) first, every entry is listed",
+                f"written — {advice}",
                 usage=_usage(before), would_be={"chars": usage.chars, "limit": hot.limit},
                 entries=before.listing())
         real = [c for c in changes if c.status not in NO_OPS]

@@ -280,3 +280,26 @@ def test_a_refused_write_keeps_a_folder_that_holds_anything(cli, tmp_path):
     assert cli("--vault", str(folder), "append", "").exit_code == 2
     assert (folder / "notes.txt").read_text() == "mine"
     assert not remove_unused(Vault(folder)) and (folder / "notes.txt").exists()
+
+
+def test_a_refused_batch_lists_the_file_as_it_is_not_as_the_batch_left_it(cli, vault):
+    cli.json("add", "one")
+    err = cli.json("apply", "-", input='[{"op":"add","text":"three"},{"op":"remove","old":"nope"}]', code=1)["error"]
+    assert err["code"] == "no_match" and [e["text"] for e in err["entries"]] == ["one"]
+    assert err["usage"]["chars"] == 3
+
+
+def test_a_misspelt_operation_field_is_named(cli, vault):
+    err = cli.json("apply", "-", input='[{"op":"add","txt":"x"}]', code=2)["error"]
+    assert "unknown field(s) 'txt'" in err["message"] and err["fields"] == ["txt"]
+    other = cli.json("apply", "-", input='[{"op":"add","text":"x","target":"user"}]', code=2)["error"]
+    assert "one batch edits one file" in other["message"]
+    assert cli.json("apply", "-", input='[{"op":"add","text":"x","target":"memory"}]')["status"] == "added"
+
+
+def test_an_entry_longer_than_the_whole_file_gets_advice_that_can_work(cli, vault):
+    err = cli.json("add", "y" * 3000, code=1)["error"]
+    assert err["code"] == "over_limit" and "cannot fit" in err["message"] and "optmem append" in err["message"]
+    cli.json("add", "x" * 1500)
+    crowded = cli.json("add", "z" * 1000, code=1)["error"]
+    assert "consolidate entries" in crowded["message"]
