@@ -307,3 +307,10 @@ def test_node_front_matter_edited_in_yaml_style_still_reads_and_broken_one_is_le
     res = cli("compact")
     assert res.exit_code == 0 and "L1-0002.md" in res.stderr and "left as it is" in res.stderr
     assert l2.read_bytes() == broken
+
+
+def test_tree_before_a_full_run_says_why_it_is_empty(vault, cli):
+    put(vault, "just one record")
+    assert cli("compact").exit_code == 0
+    said = cli("tree")
+    assert said.exit_code == 0 and "each full run of 64 records" in said.stdout

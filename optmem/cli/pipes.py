@@ -168,5 +168,8 @@ def tree_cmd(node: str | None, domain: str | None, json_out: bool) -> None:
             out += lines(c, depth + 1)
         return out
 
+    run = vault.settings.tree.run
     emit(json_out, {"roots": roots}, lambda: "\n".join(
-        line for r in roots for line in lines(r, 0)) or "no summary tree yet: run `optmem compact`")
+        line for r in roots for line in lines(r, 0)) or (
+        f"no summary tree yet: `optmem compact` rolls up each full run of {run} records of a domain "
+        f"(`[tree] run`); until a domain has that many, search and context read the log itself"))
