@@ -47,10 +47,12 @@ class SearchResult(NamedTuple):
     total: int
     warnings: list[str] = []
     cold_matches: int = 0    # when fewer hits than asked for: how many cold records match too
+    forgotten_matches: int = 0  # … and how many forgotten ones
 
     def to_json(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         return {"query": self.query, "hits": [h.hit(show_unsafe=show_unsafe) for h in self.hits],
-                "total": self.total, "cold_matches": self.cold_matches}
+                "total": self.total, "cold_matches": self.cold_matches,
+                "forgotten_matches": self.forgotten_matches}
 
 
 def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None = None,
@@ -68,19 +70,24 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
             # a typo in --kind must not read as "nothing about that"
             result = result._replace(warnings=[*warnings, f"no record has kind {q.filters.kind!r}; the "
                                                f"vault's kinds: {', '.join(known) or '(none)'}"])
-        if len(result.hits) < q.limit and not q.filters.include_cold and not q.filters.current:
-            # the past stays findable: say so when cold records match too (a page not filled)
-            result = result._replace(cold_matches=_cold_matches(idx, q))
+        if len(result.hits) < q.limit and not q.filters.current:
+            # the past stays findable: say so when cold or forgotten records match too (a page
+            # not filled)
+            result = result._replace(
+                cold_matches=0 if q.filters.include_cold else _hidden_matches(idx, q, view.Status.COLD),
+                forgotten_matches=0 if q.filters.include_forgotten else
+                _hidden_matches(idx, q, view.Status.FORGOTTEN))
         return result
 
 
-def _cold_matches(idx: Index, q: Query) -> int:
+def _hidden_matches(idx: Index, q: Query, status: view.Status) -> int:
+    """How many records of a status the filters hide (cold, forgotten) match the query too."""
     found = [t for t, n in idx.doc_freq(q.terms).items() if n] if q.terms else []
     if not found:
         return 0
-    where, params = q.filters._replace(include_cold=True).sql(q.now)
-    cold, more = view.is_sql(view.Status.COLD, q.now)
-    return idx.count_matches(match_any(found), f"{where} AND {cold}", [*params, *more])
+    where, params = q.filters._replace(include_cold=True, include_forgotten=True).sql(q.now)
+    hidden, more = view.is_sql(status, q.now)
+    return idx.count_matches(match_any(found), f"{where} AND {hidden}", [*params, *more])
 
 
 def terms_of(query: str) -> list[str]:

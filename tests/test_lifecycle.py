@@ -188,7 +188,7 @@ def test_sweep_cools_the_unused_and_nothing_is_lost(cli, vault, vault_path, monk
     assert (vault_path / "LOG.jsonl").read_bytes() == log_before  # the log is never touched
     assert [h["id"] for h in cli.json("search", "staging")["hits"]] == [keep]
     assert cli.json("search", "database")["cold_matches"] == 1
-    assert "cold record(s) match: add --include-cold" in cli("search", "database").stdout
+    assert "(1 cold: add --include-cold)" in cli("search", "database").stdout
     found = cli.json("search", "staging", "--include-cold")["hits"]
     assert {h["id"]: h["status"] for h in found} == {keep: "current", old: "cold"}
     assert next(h for h in found if h["id"] == old)["cold_since"] == "2026-05-01T00:00:00Z"

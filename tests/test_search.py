@@ -224,7 +224,8 @@ def test_tiers_break_near_ties_and_ties_are_deterministic(vault, monkeypatch):
 def test_nothing_found_is_success_with_empty_hits(vault, cli):
     put(vault, "something")
     out = cli.json("search", "完全无关 zebra")
-    assert out == {"ok": True, "query": "完全无关 zebra", "hits": [], "total": 0, "cold_matches": 0}
+    assert out == {"ok": True, "query": "完全无关 zebra", "hits": [], "total": 0, "cold_matches": 0,
+                   "forgotten_matches": 0}
     assert cli.json("search", "  ", code=2)["error"]["code"] == "usage"
 
 
@@ -334,3 +335,13 @@ def test_an_unknown_kind_filter_says_which_kinds_exist(vault, cli):
     res = cli("search", "port", "--kind", "decison")
     assert res.exit_code == 0 and "no record has kind 'decison'" in res.stderr and "decision" in res.stderr
     assert "no record has kind" not in cli("search", "port", "--kind", "decision").stderr
+
+
+def test_a_forgotten_match_is_counted_and_the_flag_named(vault, cli):
+    kept = put(vault, "Alice lives in Munich").id
+    gone = put(vault, "Alice lives in Berlin").id
+    cli.json("forget", gone)
+    out = cli.json("search", "Alice lives")
+    assert [h["id"] for h in out["hits"]] == [kept] and out["forgotten_matches"] == 1
+    assert "(1 forgotten: add --include-forgotten)" in cli("search", "Alice lives").stdout
+    assert cli.json("search", "Alice lives", "--include-forgotten")["forgotten_matches"] == 0

@@ -47,9 +47,7 @@ def render_hits(result: dict[str, Any]) -> str | None:
         rid = h["id"] if h["kind"] == "summary" else short(h["id"])  # a node id is short and whole
         rows.append((age, where, rid, text, badges(h), h.get("explain")))
     if not rows:
-        cold = result.get("cold_matches") or 0
-        return f"no matches for {result['query']!r}" + (
-            f" ({cold} cold record(s) match: add --include-cold)" if cold else "")
+        return f"no matches for {result['query']!r}" + _cold_hint(result)
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table
@@ -72,8 +70,10 @@ def render_hits(result: dict[str, Any]) -> str | None:
 
 
 def _cold_hint(result: dict[str, Any]) -> str:
-    cold = result.get("cold_matches") or 0
-    return f" ({cold} cold: add --include-cold)" if cold else ""
+    """What else matches but is hidden: cold and forgotten records, and the flag that shows them."""
+    said = [f"{n} {what}: add --include-{what}" for what in ("cold", "forgotten")
+            if (n := result.get(f"{what}_matches") or 0)]
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def _explain(ex: dict[str, Any]) -> str:
