@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
 from conftest import log_lines, put, run_readme_block
 from optmem import memory
@@ -93,3 +95,18 @@ def test_the_readme_tour_runs_top_to_bottom(tmp_path):
     assert "refused (exit 1)" in res.stdout and "wrong project" in res.stdout
     assert "前端服务端口改成 3001 了" in res.stdout and "SUPERSEDED" in res.stdout
     assert "小明搬到上海了" in res.stdout and "no problems" in res.stdout
+
+
+def test_the_readme_context_example_prints_what_the_readme_shows(tmp_path):
+    import os
+    import re
+
+    repo = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k not in ("OPTMEM_VAULT", "OPTMEM_NOW")}
+    res = run_readme_block('copy="$(mktemp -d)/sample"', {**env, "TMPDIR": str(tmp_path)}, repo)
+    assert res.returncode == 0, res.stderr
+    readme = (repo / "README.md").read_text("utf-8")
+    shown = re.search(r'copy="\$\(mktemp -d\)/sample".*?```\n\n```\n(.*?)```', readme, re.S)
+    assert shown and res.stdout == shown.group(1)
+    assert not subprocess.run(["git", "status", "--porcelain", "sample_vault"], cwd=repo,
+                              capture_output=True, text=True).stdout  # the copy, not the vault, was touched
