@@ -413,7 +413,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
             raise MergeConflict(
                 f"{hot.name} still holds git's conflict markers (<<<<<<< … >>>>>>>); resolve the merge "
                 "by hand (keep the entries you want, delete the marker lines), or install the merge "
-                "driver (`optmem hooks install`) so it does not happen again; nothing was written",
+                "driver (`optmem init` in the clone, or `optmem hooks install`) so it does not happen again; nothing was written",
                 file=hot.name)
         drifted = _drift_changes(vault, hot)  # journalled only if every operation succeeds
         before = HotFile(hot.label, hot.name, hot.path, hot.limit, list(hot.entries))

@@ -144,3 +144,14 @@ def test_the_readme_shared_vault_recipe_runs_as_printed(tmp_path):
     assert "laptop: the backend listens on 9090" in res.stdout and "desktop: staging listens on 9091" in res.stdout
     for entry in ("prefers short answers", "uses pnpm", "deploys on Fridays"):
         assert entry in res.stdout, res.stdout
+
+
+def test_init_in_a_git_repo_names_each_file_it_added_once(tmp_path):
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    out = run_optmem("init", str(repo / ".optmem"), "--json", cwd=repo)
+    created = json.loads(out.stdout)["created"]
+    assert created.count(".gitattributes") == 1 and "git config merge.optmem-hot" in created
+    again = json.loads(run_optmem("init", str(repo / ".optmem"), "--json", cwd=repo).stdout)
+    assert again["created"] == []

@@ -26,7 +26,7 @@ def init(path: str | None, json_out: bool) -> None:
 
     vault = resolve_vault(path)
     result = do_init(vault)
-    result = result._replace(created=result.created + install_merge_driver(vault))
+    result = result._replace(created=list(dict.fromkeys(result.created + install_merge_driver(vault))))
     emit(json_out, {"vault": result.vault, "created": result.created},
          lambda: f"vault ready at {result.vault}"
          + (f" (added: {', '.join(result.created)})" if result.created else " (nothing to add)"))
