@@ -601,6 +601,7 @@ def _caught_up(vault: Vault, progress: Progress | None) -> Index | None:
 
 
 def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index:
+    vault.lay_out()  # a write that creates the vault is past its checks when it needs the index
     vault.require()
     if not rebuild:
         conn = _fresh(vault)

@@ -391,6 +391,38 @@ OP_FIELDS = frozenset(("op", "action", "text", "content", "old", "old_text", "ne
                        "first", "target"))
 
 
+def _check_ops(ops: list[Any], target: str) -> None:
+    """Refuse a malformed batch before the vault is touched: each operation an object of known
+    fields holding strings, for this batch's file, of a known op with its text given."""
+    for n, op in enumerate(ops, 1):
+        if not isinstance(op, dict):
+            raise UsageError(f"operation {n} is not an object: {str(op)[:80]!r}")
+        if op.get("target") not in (None, target):  # Hermes names the file in each call
+            raise UsageError(f"operation {n} is for target {op['target']!r}, the batch for {target!r}: "
+                             "one batch edits one file (give --target)", operation=n)
+        unknown = sorted(set(op) - OP_FIELDS)
+        if unknown:  # a misspelt field must not read as a missing one ("txt" → "TEXT is empty")
+            raise UsageError(f"operation {n}: unknown field(s) {', '.join(map(repr, unknown))}; an "
+                             f"operation has {', '.join(sorted(OP_FIELDS))}", fields=unknown)
+        for name in ("op", "action", "text", "content", "old", "old_text", "new", "new_text", "id"):
+            if op.get(name) is not None and not isinstance(op[name], str):
+                raise UsageError(f"operation {n}: {name!r} must be a string, not "
+                                 f"{type(op[name]).__name__}")
+        kind = op.get("op") or op.get("action")
+        if kind not in ("add", "replace", "remove"):
+            raise UsageError(f"operation {n}: op must be add, replace or remove, not {kind!r}")
+        try:
+            if kind == "add":
+                _check_text(op.get("text") or op.get("content"), "TEXT")
+            elif kind == "replace":
+                _check_text(op.get("new") or op.get("new_text") or op.get("content"), "NEW")
+        except OptmemError as exc:
+            if len(ops) > 1:
+                exc.message = f"operation {n} ({kind}): {exc.message}"
+                exc.context["operation"] = n
+            raise
+
+
 def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
           project: str | None = None, domain: str | None = None, source: str | None = None,
           allow_unsafe: bool = False) -> Result:
@@ -404,6 +436,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
 
     if not ops:
         raise UsageError("no operations given; pass a JSON list like [{\"op\": \"add\", \"text\": \"…\"}]")
+    _check_ops(ops, target)  # before anything is read or made: a malformed batch touches nothing
     threshold = vault.settings.dedup.threshold
     _, _, path, _ = _resolve(vault, target, project)
     prepare(vault)  # a rebuild, if one is due, happens before the lock is taken
@@ -419,19 +452,6 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
         before = HotFile(hot.label, hot.name, hot.path, hot.limit, list(hot.entries))
         changes: list[Change] = []
         for n, op in enumerate(ops, 1):
-            if not isinstance(op, dict):
-                raise UsageError(f"operation {n} is not an object: {str(op)[:80]!r}")
-            if op.get("target") not in (None, target):  # Hermes names the file in each call
-                raise UsageError(f"operation {n} is for target {op['target']!r}, the batch for {target!r}: "
-                                 "one batch edits one file (give --target)", operation=n)
-            unknown = sorted(set(op) - OP_FIELDS)
-            if unknown:  # a misspelt field must not read as a missing one ("txt" → "TEXT is empty")
-                raise UsageError(f"operation {n}: unknown field(s) {', '.join(map(repr, unknown))}; an "
-                                 f"operation has {', '.join(sorted(OP_FIELDS))}", fields=unknown)
-            for name in ("op", "action", "text", "content", "old", "old_text", "new", "new_text", "id"):
-                if op.get(name) is not None and not isinstance(op[name], str):
-                    raise UsageError(f"operation {n}: {name!r} must be a string, not "
-                                     f"{type(op[name]).__name__}")
             kind = op.get("op") or op.get("action")
             try:
                 if kind == "add":

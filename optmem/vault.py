@@ -35,6 +35,9 @@ class Vault:
         self.overrides = list(overrides or [])
         self._settings: settings.Settings | None = None
         self._lock_depth = 0
+        # set for a vault a write may create: its folder and git files are made when a write
+        # takes the lock — after the command checked its input, so a refusal creates nothing
+        self.lay_out_on_write = False
 
     def __repr__(self) -> str:
         return f"Vault({str(self.root)!r})"
@@ -107,8 +110,15 @@ class Vault:
         """Read with the built-in settings (doctor, when optmem.toml cannot be read)."""
         self._settings = settings.Settings()
 
+    def lay_out(self) -> None:
+        """Make the folder and git files a write was waiting for (`lay_out_on_write`)."""
+        if self.lay_out_on_write:
+            ensure_layout(self)
+            self.lay_out_on_write = False
+
     def tree_lock(self):
         """The summary tree's own lock: compaction takes a while and must not hold up appends."""
+        self.lay_out()
         return fsio.exclusive_lock(self.cache_dir / "tree.lock", self.settings.lock.timeout, within=self.root)
 
     @contextmanager
@@ -124,6 +134,7 @@ class Vault:
             finally:
                 self._lock_depth -= 1
             return
+        self.lay_out()
         with fsio.exclusive_lock(self.lock_path, self.settings.lock.timeout, within=self.root):
             self._lock_depth = 1
             self.clean_temporaries()
@@ -176,38 +187,6 @@ def ensure_layout(vault: Vault) -> list[str]:
                 fsio.atomic_write(path, existing + sep + "\n".join(missing) + "\n", within=vault.root)
                 created.append(name)
     return created
-
-
-def remove_unused(vault: Vault) -> bool:
-    """Take back a vault folder a failed command created: only when nothing was stored in it —
-    the git files as `ensure_layout` wrote them, empty logs and hot-file locks, the derived cache —
-    and never a
-    folder holding anything else. Returns whether the folder is gone."""
-    root = vault.root
-    if not root.is_dir():
-        return False
-    layout = {".gitattributes": GITATTRIBUTES, ".gitignore": GITIGNORE}
-    removable: list[Path] = []
-    for entry in root.iterdir():
-        if entry.name == CACHE and entry.is_dir() and not entry.is_symlink():
-            removable.append(entry)
-        elif entry.name in layout and fsio.read_text(entry) == layout[entry.name]:
-            removable.append(entry)
-        elif ((entry.name in ("LOG.jsonl", "ACCESS.jsonl") or entry.name.endswith(".md.lock"))
-              and entry.is_file() and not entry.is_symlink() and entry.stat().st_size == 0):
-            removable.append(entry)
-        else:
-            return False  # something was stored (or put there by someone else): keep it all
-    for entry in removable:
-        if entry.is_dir():
-            fsio.remove_tree(entry)
-        else:
-            fsio.remove_file(entry)
-    try:
-        root.rmdir()
-    except OSError:
-        return False  # a concurrent writer put something there meanwhile
-    return True
 
 
 def init(vault: Vault) -> InitResult:

@@ -271,35 +271,19 @@ def test_a_write_to_a_missing_vault_creates_it_and_says_so(cli, tmp_path):
     assert (new / "LOG.jsonl").read_text("utf-8").count("\n") == 1 and (new / ".gitattributes").exists()
 
 
-def test_a_refused_write_keeps_a_folder_that_holds_anything(cli, tmp_path):
-    from optmem.vault import Vault, remove_unused
-
+def test_a_refused_write_to_a_folder_not_yet_a_vault_changes_nothing_there(cli, tmp_path):
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "notes.txt").write_text("mine")
     assert cli("--vault", str(folder), "append", "").exit_code == 2
-    assert (folder / "notes.txt").read_text() == "mine"
-    assert not remove_unused(Vault(folder)) and (folder / "notes.txt").exists()
+    assert cli("--vault", str(folder), "add", "   ").exit_code == 2
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+    assert cli("--vault", str(folder), "append", "now it is one").exit_code == 0
+    assert (folder / ".gitattributes").exists() and (folder / "notes.txt").read_text() == "mine"
 
 
-def test_a_refused_batch_lists_the_file_as_it_is_not_as_the_batch_left_it(cli, vault):
-    cli.json("add", "one")
-    err = cli.json("apply", "-", input='[{"op":"add","text":"three"},{"op":"remove","old":"nope"}]', code=1)["error"]
-    assert err["code"] == "no_match" and [e["text"] for e in err["entries"]] == ["one"]
-    assert err["usage"]["chars"] == 3
-
-
-def test_a_misspelt_operation_field_is_named(cli, vault):
-    err = cli.json("apply", "-", input='[{"op":"add","txt":"x"}]', code=2)["error"]
-    assert "unknown field(s) 'txt'" in err["message"] and err["fields"] == ["txt"]
-    other = cli.json("apply", "-", input='[{"op":"add","text":"x","target":"user"}]', code=2)["error"]
-    assert "one batch edits one file" in other["message"]
-    assert cli.json("apply", "-", input='[{"op":"add","text":"x","target":"memory"}]')["status"] == "added"
-
-
-def test_an_entry_longer_than_the_whole_file_gets_advice_that_can_work(cli, vault):
-    err = cli.json("add", "y" * 3000, code=1)["error"]
-    assert err["code"] == "over_limit" and "cannot fit" in err["message"] and "optmem append" in err["message"]
-    cli.json("add", "x" * 1500)
-    crowded = cli.json("add", "z" * 1000, code=1)["error"]
-    assert "consolidate entries" in crowded["message"]
+def test_editing_a_record_in_a_vault_that_is_not_there_is_vault_missing(cli, tmp_path):
+    for args in (["forget", "ABCDEFGH"], ["correct", "ABCDEF", "new"], ["replace", "a", "b"], ["remove", "a"]):
+        err = cli.json("--vault", str(tmp_path / "typo"), *args, code=3)["error"]
+        assert err["code"] == "vault_missing" and "optmem init" in err["message"]
+    assert not (tmp_path / "typo").exists()

@@ -53,7 +53,7 @@ def run(argv: list[str]) -> int:
     from optmem.cli import fast
     from optmem.cli.common import STATE, finish
 
-    code = 1
+    mark = len(STATE.created)
     try:
         refuse_bad_bytes(argv)
         vault, cmd, rest = fast.find(argv, COMMANDS)
@@ -61,19 +61,16 @@ def run(argv: list[str]) -> int:
         if cmd is None or kwargs is None:
             from optmem.cli.app import app
 
-            code = app(args=argv, prog_name="optmem")
-            return code
+            return app(args=argv, prog_name="optmem")
         STATE.vault_opt = vault
         cmd.fn(**kwargs)
-        code = 0
-        return code
+        return 0
     except BaseException as exc:  # noqa: BLE001 - one handler for every ending
         from optmem.cli.errors import handle
 
-        code = handle(exc, argv)
-        return code
+        return handle(exc, argv)
     finally:
-        finish(code)
+        finish(mark)
 
 
 def refuse_bad_bytes(argv: list[str]) -> None:

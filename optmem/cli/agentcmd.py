@@ -28,6 +28,7 @@ def hooks_install(repo: str | None, json_out: bool) -> None:
 
     vault = get_vault(write=True)
     res = git.install_git_hook(vault, Path(repo or "."))
+    vault.lay_out()  # the hooks will write to it: it exists from now on
     git.install_merge_driver(vault)
     emit(json_out, {"status": res.status, "hook": res.hook, "chained": res.chained, "vault": res.vault},
          lambda: f"{res.status.replace('_', ' ')}: {res.hook}" + (f" (your hook still runs: {res.chained})" if res.chained else ""))
@@ -77,7 +78,9 @@ def hooks_claude_code(print: bool, settings: str | None, json_out: bool) -> None
     path = Path(settings or ".claude/settings.json")
     make_folder = settings is None  # the project's .claude/ may be new; a path given must exist
     claude_code.read_settings(path, make_folder=make_folder)  # refused before the vault is made
-    added = claude_code.install_settings(get_vault(write=True), path, make_folder=make_folder)
+    vault = get_vault(write=True)
+    vault.lay_out()  # the hooks will write to it: it exists from now on
+    added = claude_code.install_settings(vault, path, make_folder=make_folder)
     emit(json_out, {"file": str(path), "added": added},
          lambda: f"{'added the optmem hooks to' if added else 'already wired:'} {path}")
 

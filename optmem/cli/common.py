@@ -83,18 +83,14 @@ def summarizer_command(flag: str | None) -> str | None:
     return flag or os.environ.get("OPTMEM_SUMMARIZER") or user_settings().tree.summarizer or None
 
 
-def finish(code: int) -> None:
-    """The end of an invocation: a vault its write created is announced — or, when the command
-    failed and nothing was stored, taken back (a refused write creates nothing); then the
-    settings warnings."""
-    from optmem.vault import remove_unused
-
-    for vault in STATE.created:
-        if code == 0:
+def finish(mark: int = 0) -> None:
+    """The end of an invocation (`mark`: how many vaults were noted as new when it began — an
+    MCP tool call runs inside the server's own): a vault its writes created is announced; then
+    the settings warnings."""
+    for vault in STATE.created[mark:]:
+        if vault.exists():
             note(f"created a new vault at {vault.root}")
-        else:
-            remove_unused(vault)
-    STATE.created.clear()
+    del STATE.created[mark:]
     settings_warnings()
 
 
@@ -111,21 +107,24 @@ def settings_warnings() -> None:
     STATE.vaults.clear()
 
 
-def get_vault(*, write: bool = False, overrides: list[str] | None = None):
-    """The resolved vault. A write to a missing vault creates it (noted on stderr); a read
-    requires it to exist.
+def get_vault(*, write: bool = False, create: bool = True, overrides: list[str] | None = None):
+    """The resolved vault. A read requires it to exist; so does a write that edits what is
+    stored (`create=False`: forget, correct, replace, remove — there is nothing to edit in a
+    vault that is not there). A write that stores something new creates a missing vault — when
+    it takes the lock, after its input was checked, so a refused write creates nothing (noted
+    on stderr when made).
     """
-    from optmem.vault import ensure_layout, initialised
+    from optmem.vault import initialised
 
     vault = resolve_vault(None, overrides)
-    if write:
-        new = not vault.exists()
-        if not initialised(vault):  # a folder never set up gets its .gitattributes and .gitignore;
-            ensure_layout(vault)    # once they exist, what the user changes in them is theirs
-        if new:
-            STATE.created.append(vault)  # said when the command succeeds, taken back if it fails
-    else:
+    if not write or not create:
         vault.require()
+    if write and not initialised(vault):
+        # a folder never set up gets its .gitattributes and .gitignore when the write happens;
+        # once they exist, what the user changes in them is theirs
+        vault.lay_out_on_write = True
+        if not vault.exists():
+            STATE.created.append(vault)
     return vault
 
 

@@ -107,7 +107,7 @@ def replace(old: str | None, new: str | None, entry: str | None, target: str,
         old, new = None, old
     if new is None:
         raise UsageError("replace needs OLD and NEW (or --id ID NEW); to delete use `optmem remove`")
-    vault = get_vault(write=True)
+    vault = get_vault(write=True, create=False)  # nothing to replace in a vault that is not there
     _finish(json_out, memory.replace(vault, read_arg(old, "OLD"), read_arg(new, "NEW"), entry=entry,
                                      first=first, target=target, project=project,
                                      domain=env_domain(None), allow_unsafe=allow_unsafe))
@@ -125,7 +125,7 @@ def remove(old: str | None, entry: str | None, target: str, project: str | None,
     """
     from optmem import memory
 
-    vault = get_vault(write=True)
+    vault = get_vault(write=True, create=False)
     _finish(json_out, memory.remove(vault, read_arg(old, "OLD"), entry=entry, first=first,
                                     target=target, project=project, domain=env_domain(None)))
 

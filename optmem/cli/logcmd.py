@@ -140,7 +140,7 @@ def forget(record_id: str, reason: str | None, source: str | None, allow_unsafe:
     """
     from optmem import log
 
-    res = log.forget(get_vault(write=True), record_id, reason=reason, source=source,
+    res = log.forget(get_vault(write=True, create=False), record_id, reason=reason, source=source,
                      allow_unsafe=allow_unsafe)
     emit(json_out, {"status": res.status, "id": res.id, "tombstone": res.tombstone},
          lambda: f"{res.status.replace('_', ' ')}: {res.id}")

@@ -48,7 +48,7 @@ def mcp(json_out: bool) -> None:
 
     from optmem.cli.common import get_vault
 
-    get_vault(write=True)  # an agent's memory that is still empty is a vault, not an error
+    get_vault(write=True).lay_out()  # an agent's memory that is still empty is a vault, not an error
     vault_opt = STATE.vault_opt
     for module, _ in set(COMMANDS.values()):
         importlib.import_module(f"optmem.cli.{module.lstrip('@')}")

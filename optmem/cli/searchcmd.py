@@ -169,7 +169,7 @@ def correct(target: str, text: str, redline: bool, tier: str | None, domain: str
 
     if redline and tier not in (None, "redline"):
         raise UsageError("--redline and --tier disagree; give one of them")
-    res = facts.correct(get_vault(write=True), target, read_arg(text), tier="redline" if redline else tier,
+    res = facts.correct(get_vault(write=True, create=False), target, read_arg(text), tier="redline" if redline else tier,
                        domain=env_domain(domain) if domain else None, project=project, key=key,
                        evidence=evidence, source=source, allow_unsafe=allow_unsafe)
     warn_all(res.warnings)
