@@ -183,29 +183,30 @@ has have how i if in into is it its me my of on or our so that the their them th
 they this to was we were what when where which who whom why will with would you your""".split())
 
 
-# The Chinese counterpart for queries: a bigram holding a question word or particle is the
-# question's form, not its topic ("住在哪里" asks about 住在, not 哪里; "搬家了吗" about 搬家) —
-# 么 怎 谁 啥 anywhere, 什 哪 几 but in a few words of their own (什锦, 哪吒, 茶几, 几何), 吗 and 呢
-# ending a bigram (吗啡, 呢子 are things); and the interrogative bigrams of ordinary characters
-# (为什么, 多少, 多久, 什么时候 …).
-_CJK_QUESTION = frozenset("什么怎谁啥哪几")
-_CJK_QUESTION_WORDS = frozenset(("哪吒", "茶几", "几何", "什锦"))
-_CJK_PARTICLES = frozenset("吗呢")
-CJK_STOP_BIGRAMS = frozenset(("如何", "为何", "为什", "是否", "多少", "多久", "多长", "请问", "是不", "有没", "时候"))
+# The Chinese counterpart for queries: the words that make a sentence a question are its form,
+# not its topic ("小明住在哪里" asks about 小明住在, not 哪里; "搬家了吗" about 搬家). They are cut
+# out of a query's CJK runs before the bigrams are formed, so their neighbours pair with each
+# other and no bigram straddles them; 哪 but in 哪吒; 几 only before a measure word (几个, 几楼 —
+# not 几率, 几何),
+# the particles 吗 呢 吧 only ending a run (not 吗啡, 毛呢). Simplified and traditional forms.
+_CJK_QUESTION_RE = re.compile(
+    "为什么|為什麼|什么时候|什麼時候|什么|什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|哪里|哪裡|哪儿|哪兒|哪个|哪個|"
+    "哪些|哪天|哪位|哪家|哪种|哪種|谁|誰|啥|如何|为何|為何|是否|多少|多久|多长时间|多長時間|多长|多長|请问|請問|"
+    "是不是|有没有|有沒有|[几幾](?=[个個点點号號月天日次年岁歲位件楼樓层層本只隻条條张張盆口台臺辆輛])"
+    "|哪(?!吒)|[吗嗎呢吧]+$")
 
 
-def _question_form(term: str) -> bool:
-    """Whether a CJK query term is only the form of a question (see above)."""
-    if term in CJK_STOP_BIGRAMS or term[-1] in _CJK_PARTICLES:
-        return True
-    return not _CJK_QUESTION.isdisjoint(term) and term not in _CJK_QUESTION_WORDS
+def _topic_runs(cjk: str) -> list[str]:
+    """A query's CJK run without its question words: the pieces left, in order."""
+    return [piece for piece in _CJK_QUESTION_RE.split(cjk) if piece]
 
 
 def cjk_characters(text: str) -> list[str]:
-    """The distinct characters of a query's CJK runs, but the forms of a question (什么, 吗 …)."""
+    """The distinct characters of a query's CJK runs, its question words left out."""
     out: list[str] = []
     for cjk, _ in _TOKEN_RE.findall(fold(text)):
-        out += [c for c in cjk if c not in _CJK_QUESTION and c not in _CJK_PARTICLES]
+        for piece in _topic_runs(cjk):
+            out += list(piece)
     return list(dict.fromkeys(out))
 
 
@@ -222,17 +223,20 @@ def query_terms(text: str) -> list[str]:
 
 def _query_terms(text: str, drop_stopwords: bool) -> list[str]:
     words: list[str] = []
-    out: list[str] = []
+    runs: list[str] = []
     for cjk, word in _TOKEN_RE.findall(fold(text)):
         if word:
             words.append(word)
-        elif len(cjk) == 1:
-            out.append(cjk)
         else:
-            out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
+            runs.append(cjk)
     if drop_stopwords:
         content = [w for w in words if w not in STOPWORDS]
-        topical = [t for t in out if not _question_form(t)]
+        topical = [piece for cjk in runs for piece in _topic_runs(cjk)]
         if content or topical:  # the stop lists apply while something else is left
-            words, out = content, topical
-    return list(dict.fromkeys(stem_words(words) + out))
+            words, runs = content, topical
+    return list(dict.fromkeys(stem_words(words) + [t for cjk in runs for t in _cjk_terms(cjk)]))
+
+
+def _cjk_terms(cjk: str) -> list[str]:
+    """A CJK run's query terms: its bigrams, or the lone character itself."""
+    return [cjk] if len(cjk) == 1 else [cjk[i : i + 2] for i in range(len(cjk) - 1)]

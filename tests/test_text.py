@@ -29,6 +29,10 @@ def test_a_chinese_query_drops_the_form_of_its_question_while_a_topic_is_left():
     assert text.search_terms("什么") == ["什么"]                      # nothing else left: kept
     assert text.search_terms("哪吒的电影")[0] == "哪吒" and "茶几" in text.search_terms("茶几放在哪")
     assert text.search_terms("吗啡") == ["吗啡"]
+    # a question word is cut out, not every bigram with one of its characters: topics stay
+    assert "家什" in text.search_terms("家什放在哪里") and "几率" in text.search_terms("中奖几率多大")
+    assert "毛呢" in text.search_terms("毛呢大衣在哪买") and text.search_terms("我住几楼") == ["我住", "楼"]
+    assert text.search_terms("卡罗琳什么时候去了") == ["卡罗", "罗琳", "去了"]  # neighbours pair across it
 
 
 def test_latin_words_are_nfkc_folded():
