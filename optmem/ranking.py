@@ -200,12 +200,15 @@ def asks_for_now(query: str) -> bool:
 
 # Words that ask what something used to be ("what was my previous …", "我以前住在哪"): such a
 # query does not want the newest statement put first.
-PAST_CUES = ("previous", "previously", "used to", "formerly", "originally", "at first", "initially",
-             "former")
+PAST_CUES = ("previous", "previously", "formerly", "originally", "at first", "initially", "former",
+             # "used to" of a person ("I used to …", "what did I use to …"), not the passive
+             # ("what is used to deploy")
+             r"(?:i|we|you|he|she|they)(?: all)? used to", r"did \w+ use to")
 # "before" and "earlier" ask for the past only ending a clause ("where did I live before?"); with
 # something after them they relate two events ("two days before I bought it")
 PAST_CUES_FINAL = ("before", "earlier")
-PAST_CUES_CJK = ("以前", "之前", "原来", "原先", "曾经", "过去", "当初", "起初", "先前", "从前", "上次")
+# (之前, 过去 and 上次 are left out: "提交之前" relates events, "过去" is also "go over", "上次" the latest)
+PAST_CUES_CJK = ("以前", "原来", "原先", "曾经", "当初", "起初", "先前", "从前", "最初", "早先")
 _PAST = None
 
 

@@ -176,4 +176,7 @@ def test_update_cues_and_their_terms():
     assert ranking.asks_for("Where did I live in 2020?") is None
     assert ranking.asks_for("Where did I live before?") == "past" and ranking.asks_for("what did I say earlier") == "past"
     assert ranking.asks_for("How many days before I bought the phone did I go?") is None  # relates two events
+    assert ranking.asks_for("what did I use to drink") == "past" and ranking.asks_for("最初用的什么") == "past"
+    assert ranking.asks_for("what is used to deploy the app") is None  # the passive, not a habit of old
+    assert ranking.asks_for("提交之前要跑什么检查") is None and ranking.asks_for("上次部署是什么时候") is None
     assert not ranking.asks_for_past("the formerlyish word")  # a word, not a part of one
