@@ -19,7 +19,7 @@ from optmem.ranking import says_change
 from optmem import text as textmod
 from optmem.clock import to_epoch
 from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_fields
-from optmem.schema import INSERT_REC, SCHEMA, Row
+from optmem.schema import INSERT_REC, LINE_FIELDS, SCHEMA, Row
 
 BATCH = 4000
 Progress = Callable[[int, int], None]
@@ -150,7 +150,7 @@ def _prepare(batch: list[Line]) -> _Prepared:
             f["importance"], int(f["pending"]), f["confidence"], f["source"],
             int(f["basis"] == "inferred"), int(f["state"]),
             upd if isinstance(upd, str) else None,
-            int(bool(key) and says_change(text)), *_VIEW_DEFAULTS])
+            int(bool(key) and says_change(text))])
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
         if key or ((corrects or f["ref"]) and view.links(kind, corrects, f["ref"])):
@@ -160,13 +160,12 @@ def _prepare(batch: list[Line]) -> _Prepared:
 
 
 _SESSION, _SPOS = Row._fields.index("session"), Row._fields.index("spos")
-# the order `_prepare` writes a row's values in; what follows `change` is the effective view's,
-# filled in later (its defaults)
+# the order `_prepare` writes a row's values in: what a log line says (the effective view's
+# columns keep their defaults until it is applied)
 _ROW_ORDER = ("n", "id", "rid", "off", "len", "ts", "domain", "project", "kind", "tier", "key", "fp",
               "expires", "ref", "corrects", "session", "spos", "retired", "imp", "pending", "conf",
               "source", "inferred", "state", "upd", "change")
-assert Row._fields[: len(_ROW_ORDER)] == _ROW_ORDER, "Row's fields moved: update _prepare"
-_VIEW_DEFAULTS = tuple(Row._field_defaults[name] for name in Row._fields[len(_ROW_ORDER):])
+assert LINE_FIELDS == _ROW_ORDER, "Row's line fields moved: update _prepare"
 
 
 class _Places:

@@ -90,7 +90,11 @@ COLUMNS: dict[str, Col] = {name: hint.__metadata__[0]
 # the body holds tokens made by `text` and `dates` (whose terms keep their underscores)
 TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 ROW_SELECT = ", ".join(f"r.{c}" for c in Row._fields)
-INSERT_REC = f"INSERT INTO rec ({', '.join(Row._fields)}) VALUES ({', '.join('?' * len(Row._fields))})"
+# what a log line says of a record (the effective view's columns keep their defaults until the
+# view is applied): the row values `ingest` prepares, in this order
+LINE_FIELDS = tuple(name for name, col in COLUMNS.items() if not col.view)
+INSERT_REC = f"INSERT INTO rec ({', '.join(LINE_FIELDS)}) VALUES ({', '.join('?' * len(LINE_FIELDS))})"
+INSERT_ROW = f"INSERT INTO rec ({', '.join(Row._fields)}) VALUES ({', '.join('?' * len(Row._fields))})"  # a whole Row
 
 DDL = f"""
 CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);

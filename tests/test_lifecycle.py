@@ -92,9 +92,9 @@ def test_status_sql_agrees_with_status_for_the_new_statuses(vault):
                 (0.0, None, None, 1, 0, None), (0.0, None, None, 1, 1, None), (0.0, 10.0, None, 1, 0, "X"),
                 (0.0, 10.0, 10.0, 0, 0, None)])]
     with open_index(vault) as idx:
-        from optmem.schema import INSERT_REC
+        from optmem.schema import INSERT_ROW
 
-        idx.conn.executemany(INSERT_REC, [list(r) for r in rows])
+        idx.conn.executemany(INSERT_ROW, [list(r) for r in rows])
         case, params = view.status_sql(100.0)
         got = dict(idx.conn.execute(f"SELECT r.n, {case} FROM rec r", params))
     assert [got[r.n] for r in rows] == [view.status(r, 100.0).value for r in rows]

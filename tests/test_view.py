@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from optmem import ranking, view
 from optmem.record import CORRECTION, Tier, new_id
-from optmem.schema import DDL, INSERT_REC, Row
+from optmem.schema import DDL, INSERT_ROW, Row
 from optmem.settings import Ranking
 
 NOW = 1_800_000_000.0
@@ -38,7 +38,7 @@ def test_status_and_its_sql_twins_always_agree(sample):
     """status() in Python, status_sql() and is_sql() in SQLite: one rule table, one answer."""
     conn = sqlite3.connect(":memory:")
     conn.executescript(DDL)
-    conn.executemany(INSERT_REC, [r._replace(n=i + 1) for i, r in enumerate(sample)])
+    conn.executemany(INSERT_ROW, [r._replace(n=i + 1) for i, r in enumerate(sample)])
     case, params = view.status_sql(NOW)
     in_sql = [s for (s,) in conn.execute(f"SELECT {case} FROM rec r ORDER BY n", params)]
     assert in_sql == [view.status(r, NOW).value for r in sample]
