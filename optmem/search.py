@@ -39,6 +39,7 @@ class Query(NamedTuple):
     filters: Filters = Filters()
     explain: bool = False
     now: float = 0.0
+    asks: str | None = None  # "present" / "past": what the query asks for (`ranked` fills it in)
 
 
 class SearchResult(NamedTuple):
@@ -98,6 +99,7 @@ def terms_of(query: str) -> list[str]:
 def ranked(idx: Index, q: Query) -> SearchResult:
     """The ranked hits for a query on an open index (what `search` runs)."""
     settings = idx.vault.settings.ranking
+    q = q._replace(asks=ranking.asks_for(q.text))
     df = idx.doc_freq(q.terms) if q.terms else {}
     found = [t for t in q.terms if df[t]]
     if not found:
@@ -192,7 +194,7 @@ class _Corpus(NamedTuple):
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
     docs, mean, cv = idx.lengths()
-    when = frozenset(q.terms) & ranking.cue_words() if ranking.asks_for_now(q.text) else frozenset()
+    when = frozenset(q.terms) & ranking.cue_words() if q.asks == "present" else frozenset()
     idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
     chars = [c for c in textmod.cjk_characters(q.text) if c not in idfs] if settings.cjk_unigram else []
     if chars:
@@ -233,7 +235,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     """Every candidate re-tokenised and scored; the best ones bring their session neighbours,
     and each record with a session gains a share of its best neighbour's relevance."""
     corpus = _corpus(idx, q, df, settings)
-    past = ranking.asks_for(q.text) == "past"
+    past = q.asks == "past"
     seen = {n: _relevance(idx, q, row, corpus) for n, row in rows.items()}
     rows = dict(rows)
     for row in _neighbours(idx, q, rows, {n: v[1] for n, v in seen.items()}, settings):
@@ -321,7 +323,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
     log); then the newer-first rules: same-topic records among the top hits, and records that
     update an older one inside the top `limit`. A query that asks for the past turns the ties
     round and skips both rules."""
-    asks = ranking.asks_for(q.text)
+    asks = q.asks
     later = -1 if asks == "past" else 1  # ties: the newer first — the older when asked for the past
     scored.sort(key=lambda s: (s.row.id, s.row.n), reverse=later > 0)
     scored.sort(key=lambda s: (s.parts.band, -round(s.parts.score, 9), -s.row.tier, -later * (s.row.ts or 0)))
