@@ -55,7 +55,7 @@ def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = No
             if not everything:
                 targets = _with_copies(vault, idx, targets)
         if not yes:
-            what = "every record" if everything else f"{len(targets)} record(s)"
+            what = f"every record ({len(targets):,})" if everything else f"{len(targets):,} record(s)"
             raise ConfirmationRequired(
                 f"purge deletes {what} from LOG.jsonl for good (not recoverable); run it again "
                 "with --yes to do it", records=len(targets), ids=sorted(targets)[:20])

@@ -218,3 +218,10 @@ def test_an_internal_error_exits_4_and_leaves_its_traceback_in_the_vault(cli, va
     assert "Traceback" in logged and "in broken" in logged and out["error"]["log"].endswith("optmem.log")
     res = cli("search", "anything", env={"OPTMEM_DEBUG": "1"})
     assert res.exit_code == 4 and "Traceback" in res.stderr and "this is a bug in optmem" in res.stderr
+
+
+def test_a_mistyped_command_gets_the_nearest_name(cli):
+    res = cli("serch", "port")
+    assert res.exit_code == 2 and "Did you mean search?" in res.stderr
+    err = cli.json("zzzz", code=2)["error"]
+    assert err["code"] == "usage" and "optmem --help" in err["message"]

@@ -142,6 +142,9 @@ def test_confirm_and_reject(cli, vault, vault_path, monkeypatch):
     assert rejected["status"] == "rejected"
     got = cli.json("get", b)["record"]
     assert got["status"] == "forgotten" and got["forget_reason"] == "rejected: the user never said that"
+    again = cli.json("reject", b, "--reason", "a second reason")
+    assert again["status"] == "already_rejected" and again["tombstone"] is None
+    assert cli.json("get", b)["record"]["forget_reason"] == "rejected: the user never said that"
     gone = cli.json("confirm", b, code=1)["error"]  # rejected above: confirming it is refused
     assert gone["code"] == "forgotten" and "append it again" in gone["message"]
     err = cli.json("reject", plain, code=1)["error"]  # well-formed, refused: exit 1

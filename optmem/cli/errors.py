@@ -44,6 +44,8 @@ def handle(exc: BaseException, argv: list[str]) -> int:
             if "--vault" in argv[1:] and "--vault" in exc.format_message():
                 exc.message = (exc.format_message() + " — --vault is a global option: put it before "  # type: ignore[attr-defined]
                                "the command (optmem --vault PATH search …), or set OPTMEM_VAULT")
+            elif exc.format_message().startswith("No such command"):
+                exc.message = exc.format_message() + _nearest_command(exc.format_message())  # type: ignore[attr-defined]
             if json_out:
                 echo(error_payload("usage", exc.format_message()))
             else:
@@ -53,6 +55,17 @@ def handle(exc: BaseException, argv: list[str]) -> int:
     if isinstance(exc, SystemExit):
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return _internal(exc, json_out)
+
+
+def _nearest_command(message: str) -> str:
+    """" Did you mean search?" for a mistyped command name (as options already get)."""
+    import difflib
+
+    from optmem.cli import COMMANDS
+
+    typed = message.split("'")[1] if message.count("'") >= 2 else ""
+    near = difflib.get_close_matches(typed, list(COMMANDS), n=1)
+    return f" Did you mean {near[0]}?" if near else " `optmem --help` lists the commands."
 
 
 def _internal(exc: BaseException, json_out: bool) -> int:

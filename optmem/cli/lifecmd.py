@@ -114,5 +114,7 @@ def reject(record_id: str, reason: str | None, source: str | None, json_out: boo
     from optmem import lifecycle
 
     res = lifecycle.reject(get_vault(), record_id, reason=reason, source=source)
-    emit(json_out, {"status": "rejected" if res.status == "forgotten" else res.status, "id": res.id,
-                    "tombstone": res.tombstone}, lambda: f"rejected: {res.id}")
+    status = "rejected" if res.status == "forgotten" else "already_rejected"  # idempotent: reason kept
+    emit(json_out, {"status": status, "id": res.id, "tombstone": res.tombstone},
+         lambda: f"rejected: {res.id}" if res.tombstone else
+         f"already rejected: {res.id} (its first reason stands; nothing written)")
