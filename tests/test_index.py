@@ -76,3 +76,15 @@ def test_correction_typed_before_its_target_is_linked_when_the_target_arrives(va
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:  # a git merge brings it later
         fh.write(json.dumps({"id": target, "ts": "2026-01-01T00:00:00Z", "text": "port is 8080"}) + "\n")
     assert log.get(vault, target).record["status"] == "superseded"
+
+
+def test_a_build_merges_once_and_leaves_appends_merging_as_they_go(vault, cli):
+    for i in range(30):
+        put(vault, f"note number {i} about the staging database")
+    assert cli("reindex").exit_code == 0
+    conn = sqlite3.connect(vault.index_path)
+    config = dict(conn.execute("SELECT k, v FROM fts_config").fetchall())
+    assert config.get("automerge") == 4 and config.get("crisismerge") == 16  # SQLite's defaults again
+    (segments,) = conn.execute("SELECT count(*) FROM fts_data WHERE id > 10").fetchone()
+    conn.close()
+    assert segments >= 1 and cli.json("search", "staging database")["total"] == 30
