@@ -28,7 +28,6 @@ import json
 import math
 from collections.abc import Iterable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from optmem import clock, fsio, view
@@ -161,14 +160,13 @@ def access_line(ts: str, **fields: Any) -> bytes:
     return json.dumps({"v": 1, "ts": ts, **fields}, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-@dataclass(frozen=True)
-class Swept:
+class Swept(NamedTuple):
     at: str
     dry_run: bool
     checked: int                       # records a sweep could cool
     cooled: int
     by_reason: dict[str, int]
-    records: list[dict[str, Any]] = field(default_factory=list)   # the first `show` of them
+    records: list[dict[str, Any]] = []  # the first `show` of them (shared default: never mutated)
     ran: bool = True                   # False: `if_due` and a sweep ran within the day
 
 
@@ -270,8 +268,7 @@ def touch_ids(vault: Vault, ids: Iterable[str], via: str) -> None:
                           within=vault.root)
 
 
-@dataclass(frozen=True)
-class Touched:
+class Touched(NamedTuple):
     ids: list[str]
     warmed: list[str]        # of them, the ones that were cold
 
@@ -295,8 +292,7 @@ def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
     return Touched([r.id for r in rows], [r.id for r in rows if view.status(r, now) == view.Status.COLD])
 
 
-@dataclass(frozen=True)
-class Confirmed:
+class Confirmed(NamedTuple):
     status: str            # confirmed | not_pending
     id: str
     record: str | None     # the confirm record's id
@@ -333,8 +329,7 @@ def reject(vault: Vault, ref: str, *, reason: str | None = None, source: str | N
                       source=source)
 
 
-@dataclass(frozen=True)
-class Waiting:
+class Waiting(NamedTuple):
     id: str
     ts: str
     domain: str

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -102,15 +101,14 @@ def write_records(vault: Vault, idx: Index, records: list[Record]) -> tuple[Inde
                       "up on a later command")
 
 
-@dataclass(frozen=True)
-class Appended:
+class Appended(NamedTuple):
     status: str                       # stored | similar | duplicate | skipped
     id: str | None
     record: dict[str, Any] | None = None
-    similar: list[dict[str, Any]] = field(default_factory=list)
+    similar: list[dict[str, Any]] = []  # shared default: never mutated
     duplicate_of: str | None = None
     warning: str | None = None
-    possible_update: list[dict[str, Any]] = field(default_factory=list)  # records it may update
+    possible_update: list[dict[str, Any]] = []  # records it may update (shared default: never mutated)
 
 
 # Kinds only optmem's own bookkeeping writes, and what writes each: a record of one of them made
@@ -229,9 +227,7 @@ def append(vault: Vault, draft: Draft, *, on_similar: str | None = None, on_upda
                    gate=gate)
     trouble = lifecycle.auto_sweep(vault)
     if trouble:
-        from dataclasses import replace
-
-        done = replace(done, warning="; ".join(w for w in (done.warning, trouble) if w))
+        done = done._replace(warning="; ".join(w for w in (done.warning, trouble) if w))
     return done
 
 
@@ -471,8 +467,7 @@ def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
         "was written", id=row.id, file=file, entry=entry)
 
 
-@dataclass(frozen=True)
-class Got:
+class Got(NamedTuple):
     record: dict[str, Any]
     warnings: list[str]
 
@@ -496,8 +491,7 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
         return Got(record, idx.warnings())
 
 
-@dataclass(frozen=True)
-class Forgotten:
+class Forgotten(NamedTuple):
     status: str          # forgotten | already_forgotten
     id: str
     tombstone: str | None

@@ -156,7 +156,7 @@ def dumps(payload: Any) -> str:
 
 
 def _default(obj: Any) -> Any:
-    from dataclasses import asdict, is_dataclass
+    from dataclasses import asdict, is_dataclass  # only when a payload holds one
 
     if is_dataclass(obj) and not isinstance(obj, type):
         return asdict(obj)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 
 from optmem.cli.common import emit, get_vault, short
 from optmem.cli.spec import arg, command, flag, opt
@@ -22,7 +21,7 @@ def touch(ids: list[str], json_out: bool) -> None:
     from optmem import lifecycle
 
     res = lifecycle.touch(get_vault(), list(ids or []))  # records that exist: a vault that does
-    emit(json_out, asdict(res), lambda: f"touched {len(res.ids)} record(s)"
+    emit(json_out, res._asdict(), lambda: f"touched {len(res.ids)} record(s)"
          + (f"; warm again: {', '.join(short(i) for i in res.warmed)}" if res.warmed else ""))
 
 
@@ -55,7 +54,7 @@ def sweep(dry_run: bool, if_due: bool, show: int, json_out: bool) -> None:
             lines.append(f"  … and {res.cooled - len(res.records)} more")
         return "\n".join(lines)
 
-    emit(json_out, asdict(res), human)
+    emit(json_out, res._asdict(), human)
 
 
 @command("pending", flag("include_cold", help="Also list guesses that went cold unconfirmed."),
@@ -85,7 +84,7 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
             + ("  [COLD]" if w.status == "cold" else "") + f"  {' '.join(w.text.split())}"
             for w in waiting)
 
-    emit(json_out, {"pending": [asdict(w) for w in waiting], "count": len(waiting)}, human)
+    emit(json_out, {"pending": [w._asdict() for w in waiting], "count": len(waiting)}, human)
 
 
 @command("confirm", arg("record_id", "The pending record.", metavar="ID"), SOURCE)
@@ -99,7 +98,7 @@ def confirm(record_id: str, source: str | None, json_out: bool) -> None:
     from optmem import lifecycle
 
     res = lifecycle.confirm(get_vault(), record_id, source=source)
-    emit(json_out, asdict(res), lambda: f"{res.status.replace('_', ' ')}: {res.id}")
+    emit(json_out, res._asdict(), lambda: f"{res.status.replace('_', ' ')}: {res.id}")
 
 
 @command("reject", arg("record_id", "The pending record.", metavar="ID"),
