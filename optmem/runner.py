@@ -20,20 +20,39 @@ class Ran(NamedTuple):
 
 
 def run_command(cmd: str, stdin: str, timeout: float) -> Ran:
-    """Run `cmd` with /bin/sh, feeding `stdin`; success means exit 0 and non-empty stdout."""
+    """Run `cmd` with /bin/sh, feeding `stdin`; success means exit 0 and non-empty stdout.
+
+    The command runs in a process group of its own: on a timeout the whole group is killed —
+    a pipeline's or a script's children too, which would otherwise live on and hold the output
+    pipe open (so the timeout would not even end the wait)."""
+    import os
+    import signal
+
     try:
-        res = subprocess.run(["/bin/sh", "-c", cmd], input=stdin, capture_output=True, text=True,
-                             timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return Ran(None, f"timed out after {timeout:g}s")
+        proc = subprocess.Popen(["/bin/sh", "-c", cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
     except OSError as exc:
         return Ran(None, f"could not start: {exc.strerror or exc}")
+    try:
+        stdout, stderr = proc.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+        return Ran(None, f"timed out after {timeout:g}s")
     except UnicodeDecodeError:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
         return Ran(None, "printed output that is not UTF-8")
-    out = res.stdout.strip()
-    if res.returncode != 0:
-        err = res.stderr.strip().splitlines()
-        return Ran(None, f"exited with {res.returncode}" + (f": {err[-1][:200]}" if err else ""))
+    out = stdout.strip()
+    if proc.returncode != 0:
+        err = stderr.strip().splitlines()
+        return Ran(None, f"exited with {proc.returncode}" + (f": {err[-1][:200]}" if err else ""))
     if not out:
         return Ran(None, "printed nothing")
     return Ran(out + "\n")

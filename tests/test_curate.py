@@ -143,3 +143,25 @@ def test_apply_needs_a_query_set_and_an_undone_batch_comes_back(cli, vault, vaul
     at(monkeypatch, "2026-04-02T09:00:00Z")
     assert cli.json("curate", "--command", f"{MODEL} regress", "--apply")["undone"] is True
     assert cli.json("curate", "--command", MODEL)["records"] == 7  # the undone batch is offered again
+
+
+def test_a_command_that_times_out_is_stopped_with_everything_it_started(tmp_path):
+    import os
+    import time
+
+    from optmem.runner import run_command
+
+    pidfile = tmp_path / "child.pid"
+    # a background grandchild that would outlive /bin/sh and hold the output pipe open
+    ran = run_command(f"sleep 60 & echo $! > {shlex.quote(str(pidfile))}; wait", "", timeout=0.5)
+    assert not ran.ok and ran.error == "timed out after 0.5s"
+    child = int(pidfile.read_text())
+    for _ in range(50):  # the kill is delivered at once; reaping may take a moment
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"the command's child {child} is still running")
+    assert run_command("echo fine", "", timeout=5).output == "fine\n"
