@@ -74,16 +74,17 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
         if len(result.hits) < q.limit and not q.filters.current:
             # the past stays findable: say so when cold or forgotten records match too (a page
             # not filled)
+            found = [t for t, n in idx.doc_freq(q.terms).items() if n] if q.terms else []
             result = result._replace(
-                cold_matches=0 if q.filters.include_cold else _hidden_matches(idx, q, view.Status.COLD),
+                cold_matches=0 if q.filters.include_cold else _hidden_matches(idx, q, found, view.Status.COLD),
                 forgotten_matches=0 if q.filters.include_forgotten else
-                _hidden_matches(idx, q, view.Status.FORGOTTEN))
+                _hidden_matches(idx, q, found, view.Status.FORGOTTEN))
         return result
 
 
-def _hidden_matches(idx: Index, q: Query, status: view.Status) -> int:
-    """How many records of a status the filters hide (cold, forgotten) match the query too."""
-    found = [t for t, n in idx.doc_freq(q.terms).items() if n] if q.terms else []
+def _hidden_matches(idx: Index, q: Query, found: list[str], status: view.Status) -> int:
+    """How many records of a status the filters hide (cold, forgotten) match the query's terms
+    (those the index holds: `found`) too."""
     if not found:
         return 0
     where, params = q.filters._replace(include_cold=True, include_forgotten=True).sql(q.now)
