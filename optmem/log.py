@@ -120,6 +120,8 @@ RESERVED_KINDS = {
     CONFIRM: "`optmem confirm ID` writes it (a pending record confirmed)",
     RESTORE: "`optmem curate` writes it when it undoes a run (a forgotten record back)",
     CURATION: "`optmem curate` writes it (one per run)",
+    "summary": "the summary tree's nodes have it (`optmem compact` writes them into tree/, "
+               "`search --kind summary` finds them)",
 }
 
 
@@ -131,7 +133,7 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
     if not NAME_RE.fullmatch(draft.kind or ""):
         raise UsageError(f"--kind {draft.kind!r} is not a valid kind name (letters, digits, . _ -)")
     if draft.kind in RESERVED_KINDS:
-        raise UsageError(f"--kind {draft.kind} is bookkeeping: {RESERVED_KINDS[draft.kind]}; use that "
+        raise UsageError(f"--kind {draft.kind} is optmem's own: {RESERVED_KINDS[draft.kind]}; use that "
                          "command, or another kind (note, decision, …); nothing was written")
     if draft.tier not in TIERS:
         raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {draft.tier!r}")

@@ -236,6 +236,7 @@ def test_an_empty_id_is_a_usage_error_saying_one_is_required(cli, vault, args, w
     ("memory", ["optmem add", "optmem replace", "optmem remove"]),
     ("seen", ["append"]),
     ("confirm", ["optmem confirm"]),
+    ("summary", ["optmem compact", "search --kind summary"]),
 ])
 def test_append_of_a_bookkeeping_kind_is_refused_naming_the_commands_that_write_it(cli, vault, kind, writers):
     put(vault, "the port is 8080")
