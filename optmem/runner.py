@@ -30,25 +30,36 @@ def run_command(cmd: str, stdin: str, timeout: float) -> Ran:
 
     try:
         proc = subprocess.Popen(["/bin/sh", "-c", cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+                                stderr=subprocess.PIPE, start_new_session=True)
     except OSError as exc:
         return Ran(None, f"could not start: {exc.strerror or exc}")
+
+    def stop() -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:  # a child that left the group may still hold the pipes: do not wait for it
+            proc.communicate(timeout=1)
+        except subprocess.TimeoutExpired:
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+            proc.wait()
+
     try:
-        stdout, stderr = proc.communicate(stdin, timeout=timeout)
+        raw_out, raw_err = proc.communicate(stdin.encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
+        stop()
         return Ran(None, f"timed out after {timeout:g}s")
+    except BaseException:  # interrupted (Ctrl-C): the command must not run on without us
+        stop()
+        raise
+    try:  # newlines read as text mode would: \r\n and \r become \n
+        stdout = raw_out.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except UnicodeDecodeError:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
         return Ran(None, "printed output that is not UTF-8")
+    stderr = raw_err.decode("utf-8", errors="replace")
     out = stdout.strip()
     if proc.returncode != 0:
         err = stderr.strip().splitlines()
