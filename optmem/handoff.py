@@ -120,6 +120,8 @@ def write(vault: Vault, project: str, *, done: list[str] | None = None,
     """Write projects/P/HANDOFF.md atomically and append a `handoff` record to the log
     (`confidence`: as `append --confidence`; an agent's own digest waits as pending)."""
     validate_name(project, "project")
+    if domain is not None:
+        validate_name(domain, "domain")  # before anything is made
     items: dict[str, list[str]] = {"done": list(done or []), "blocked": list(blocked or []),
                                    "next": list(next or [])}
     notes = (note or "").strip()

@@ -391,7 +391,7 @@ OP_FIELDS = frozenset(("op", "action", "text", "content", "old", "old_text", "ne
                        "first", "target"))
 
 
-def _check_ops(ops: list[Any], target: str) -> None:
+def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
     """Refuse a malformed batch before the vault is touched: each operation an object of known
     fields holding strings, for this batch's file, of a known op with its text given."""
     for n, op in enumerate(ops, 1):
@@ -408,19 +408,77 @@ def _check_ops(ops: list[Any], target: str) -> None:
             if op.get(name) is not None and not isinstance(op[name], str):
                 raise UsageError(f"operation {n}: {name!r} must be a string, not "
                                  f"{type(op[name]).__name__}")
+            try:
+                (op.get(name) or "").encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise UsageError(f"operation {n}: {name!r} holds a lone surrogate (character {exc.start}), "
+                                 "which no UTF-8 text can carry; nothing was written") from None
+        for name in ("force", "first"):
+            if op.get(name) is not None and not isinstance(op[name], bool):
+                raise UsageError(f"operation {n}: {name!r} must be true or false, not {op[name]!r}")
         kind = op.get("op") or op.get("action")
         if kind not in ("add", "replace", "remove"):
             raise UsageError(f"operation {n}: op must be add, replace or remove, not {kind!r}")
         try:
+            text = None
             if kind == "add":
-                _check_text(op.get("text") or op.get("content"), "TEXT")
+                text = _check_text(op.get("text") or op.get("content"), "TEXT")
             elif kind == "replace":
-                _check_text(op.get("new") or op.get("new_text") or op.get("content"), "NEW")
+                text = _check_text(op.get("new") or op.get("new_text") or op.get("content"), "NEW")
+            if text is not None:
+                scan.check(text, allow_unsafe=allow_unsafe)
         except OptmemError as exc:
             if len(ops) > 1:
                 exc.message = f"operation {n} ({kind}): {exc.message}"
                 exc.context["operation"] = n
             raise
+
+
+def _edit(hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsafe: bool) -> list[Change]:
+    """Apply the operations to `hot` in memory (nothing is written) and check the limit on the
+    final state; an error lists the file as it was."""
+    before = HotFile(hot.label, hot.name, hot.path, hot.limit, list(hot.entries))
+    changes: list[Change] = []
+    for n, op in enumerate(ops, 1):
+        kind = op.get("op") or op.get("action")
+        try:
+            if kind == "add":
+                changes.append(_do_add(hot, op.get("text") or op.get("content"),
+                                       bool(op.get("force")), threshold, allow_unsafe))
+            elif kind == "replace":
+                new = op.get("new") or op.get("new_text")
+                whole = new is None and op.get("content") is not None  # Hermes: the entry becomes content
+                changes.append(_do_replace(hot, op.get("old") or op.get("old_text"),
+                                           op.get("content") if whole else new, op.get("id"),
+                                           bool(op.get("first")), allow_unsafe, whole=whole))
+            elif kind == "remove":
+                changes.append(_do_remove(hot, op.get("old") or op.get("old_text"), op.get("id"),
+                                          bool(op.get("first"))))
+            else:
+                raise UsageError(f"operation {n}: op must be add, replace or remove, not {kind!r}")
+        except OptmemError as exc:
+            if len(ops) > 1 and not exc.message.startswith("operation"):
+                exc.message = f"operation {n} ({kind or '?'}): {exc.message}"
+                exc.context["operation"] = n
+            if "entries" in exc.context:  # the file as it is — nothing of the batch was written
+                exc.context["entries"] = before.listing()
+            if "usage" in exc.context:
+                exc.context["usage"] = _usage(before)
+            raise
+    usage = hot.usage()
+    # over the limit is refused — unless the file was already over (typed by hand) and this
+    # change does not make it bigger: shrinking it must always be possible
+    if usage.chars > hot.limit and usage.chars > min(before.usage().chars, hot.limit):
+        alone = max((len(c.entry.text) for c in changes if c.entry and c.status not in NO_OPS), default=0)
+        advice = (f"an entry of {alone:,} characters cannot fit in {hot.limit:,}: shorten it, or keep "
+                  "it in the log with `optmem append`" if alone > hot.limit else
+                  "consolidate entries (replace/remove) first, every entry is listed")
+        raise OverLimit(
+            f"{hot.name} would hold {usage.chars:,} of {hot.limit:,} characters; nothing was "
+            f"written — {advice}",
+            usage=_usage(before), would_be={"chars": usage.chars, "limit": hot.limit},
+            entries=before.listing())
+    return changes
 
 
 def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
@@ -436,9 +494,11 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
 
     if not ops:
         raise UsageError("no operations given; pass a JSON list like [{\"op\": \"add\", \"text\": \"…\"}]")
-    _check_ops(ops, target)  # before anything is read or made: a malformed batch touches nothing
+    _check_ops(ops, target, allow_unsafe)  # before anything is read or made: a malformed batch touches nothing
     threshold = vault.settings.dedup.threshold
     _, _, path, _ = _resolve(vault, target, project)
+    if not vault.exists():  # the file is known to be empty: a batch that fails on it makes no vault
+        _edit(load(vault, target, project), ops, threshold, allow_unsafe)
     prepare(vault)  # a rebuild, if one is due, happens before the lock is taken
     with vault.lock(), _file_lock(vault, path):
         hot = load(vault, target, project)
@@ -450,46 +510,8 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
                 file=hot.name)
         drifted = _drift_changes(vault, hot)  # journalled only if every operation succeeds
         before = HotFile(hot.label, hot.name, hot.path, hot.limit, list(hot.entries))
-        changes: list[Change] = []
-        for n, op in enumerate(ops, 1):
-            kind = op.get("op") or op.get("action")
-            try:
-                if kind == "add":
-                    changes.append(_do_add(hot, op.get("text") or op.get("content"),
-                                           bool(op.get("force")), threshold, allow_unsafe))
-                elif kind == "replace":
-                    new = op.get("new") or op.get("new_text")
-                    whole = new is None and op.get("content") is not None  # Hermes: the entry becomes content
-                    changes.append(_do_replace(hot, op.get("old") or op.get("old_text"),
-                                               op.get("content") if whole else new, op.get("id"),
-                                               bool(op.get("first")), allow_unsafe, whole=whole))
-                elif kind == "remove":
-                    changes.append(_do_remove(hot, op.get("old") or op.get("old_text"), op.get("id"),
-                                              bool(op.get("first"))))
-                else:
-                    raise UsageError(f"operation {n}: op must be add, replace or remove, not {kind!r}")
-            except OptmemError as exc:
-                if len(ops) > 1 and not exc.message.startswith("operation"):
-                    exc.message = f"operation {n} ({kind or '?'}): {exc.message}"
-                    exc.context["operation"] = n
-                if "entries" in exc.context:  # the file as it is — nothing of the batch was written
-                    exc.context["entries"] = before.listing()
-                if "usage" in exc.context:
-                    exc.context["usage"] = _usage(before)
-                raise
+        changes = _edit(hot, ops, threshold, allow_unsafe)
         usage = hot.usage()
-        # over the limit is refused — unless the file was already over (typed by hand) and this
-        # change does not make it bigger: shrinking it must always be possible
-        if usage.chars > hot.limit and usage.chars > min(before.usage().chars, hot.limit):
-            alone = max((len(c.entry.text) for c in changes if c.entry and c.status not in NO_OPS), default=0)
-            advice = (f"an entry of {alone:,} characters cannot fit in {hot.limit:,}: shorten it, or keep "
-                      "it in the log with `optmem append`" if alone > hot.limit else
-                      "consolidate entries (replace/remove) first, every entry is listed")
-            raise OverLimit(
-                f"{hot.name} would hold {usage.chars:,} of {hot.limit:,} characters; nothing was "
-                f"written — {advice}",
-                usage=_usage(before), would_be={"chars": usage.chars, "limit": hot.limit},
-                entries=before.listing())
         real = [c for c in changes if c.status not in NO_OPS]
         journal: list[str] = []
         if real:

@@ -82,10 +82,11 @@ def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = No
 
 def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
     """The targets and every record that carries a copy of their text: the other journal lines of
-    a hot-memory entry (its add, its removal), and merged records that quote a target (and merges
-    of those). A hot entry still in its file is refused: remove it from the file first."""
+    a hot-memory entry (its add, its removal), a resolution that kept a target's value, and merged
+    records that quote a target (and merges of those). A hot entry still in its file is refused:
+    remove it from the file first."""
     from optmem import memory
-    from optmem.record import MEMORY, MERGED
+    from optmem.record import MEMORY, MERGED, RESOLUTION
 
     out = set(targets)
     keys = {r.key for r in idx.rows("r.kind = ? AND r.key IS NOT NULL", (MEMORY,)) if r.id in out}
@@ -93,9 +94,16 @@ def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
         _, file, entry = key.split(":", 2)
         held = memory.held_entries(vault, file)
         if held and entry in held:
+            target, project = memory.target_of(file) or ("memory", None)
+            where = f" -p {project}" if project else " --target user" if target == "user" else ""
             raise OptmemError(f"entry [{entry}] is still in {file}: remove it there first (`optmem remove "
-                              f"--id {entry}`), then purge its records", code="still_held", file=file, entry=entry)
+                              f"--id {entry}{where}`), then purge its records", code="still_held", file=file,
+                              entry=entry)
         out |= {r.id for r in idx.journal(file) if r.key == key}
+    for r in idx.rows("r.kind = ?", (RESOLUTION,)):  # `resolve --keep` repeats the kept value's text
+        kept = idx.record(r).extra.get("kept")
+        if isinstance(kept, str) and kept.upper() in out:
+            out.add(r.id)
     merged = [(r.id, set(json.loads(r.corrects or "[]"))) for r in idx.rows("r.kind = ?", (MERGED,))]
     grew = True
     while grew:  # a merge quotes its fragments verbatim; a merge of merges quotes them too
@@ -140,6 +148,8 @@ def _without_refs(raw: bytes, targets: set[str]) -> bytes:
         obj.pop("corrects", None)
     if isinstance(obj.get("ref"), str) and obj["ref"].upper() in targets:
         obj.pop("ref")
+    if isinstance(obj.get("resolves"), list):  # a resolution by --value: what it settled
+        obj["resolves"] = [r for r in obj["resolves"] if not (isinstance(r, str) and r.upper() in targets)]
     if obj.get("kind") == "memory":
         obj.pop("old", None)
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"

@@ -182,6 +182,18 @@ def test_purge_of_a_hot_memory_entry_takes_every_journal_line_and_refuses_a_held
     err = cli.json("purge", held, "--yes", code=1)["error"]
     assert err["code"] == "still_held" and "optmem remove --id" in err["message"]
     assert vault.log_path.read_bytes() == before
+    cli.json("add", "likes green tea", "--target", "user")
+    user = next(h["id"] for h in cli.json("search", "green tea")["hits"])
+    assert "--target user" in cli.json("purge", user, "--yes", code=1)["error"]["message"]
+
+
+def test_purge_takes_a_resolution_that_kept_the_purged_value(vault, cli):
+    k1 = cli.json("append", "user uses Linux PURGEOS-4711", "--key", "user.os")["id"]
+    other = cli.json("append", "user uses Mac", "--key", "user.os")["id"]
+    cli.json("resolve", "user.os", "--keep", k1)
+    assert cli.json("purge", k1, "--yes")["records"] == 2
+    assert b"PURGEOS-4711" not in vault.log_path.read_bytes()
+    assert cli.json("get", other)["record"]["status"] == "current" and cli.json("doctor")["problems"] == []
 
 
 def test_purge_domain_and_all(vault, cli):

@@ -174,7 +174,9 @@ def record_commit(vault: Vault, repo: Path, domain: str = "code", rev: str = "HE
     hooks run. `supersedes` is the sha it replaced (an amend, a rebase): its record is superseded,
     and a record post-commit already made of the new commit is replaced, not repeated."""
     from optmem import log
+    from optmem.vault import validate_name
 
+    validate_name(domain, "domain")  # before anything is made
     root = root or repo_root(repo)
     sha, subject, author, paths = _commit(root, rev)
     project = project_name(root.name, vault.settings.projects)
