@@ -109,6 +109,7 @@ class Appended(NamedTuple):
     duplicate_of: str | None = None
     warning: str | None = None
     possible_update: list[dict[str, Any]] = []  # records it may update (shared default: never mutated)
+    confirmed: list[str] = []  # pending guesses this statement confirmed by saying them again
 
 
 # Kinds only optmem's own bookkeeping writes, and what writes each: a record of one of them made
@@ -275,13 +276,15 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
                 if dup is not None:
                     written, lag = write_records(vault, idx, [_seen(rec, dup.id, now), *restating])
                     idx = written or idx
+                    confirmed = _now_confirmed(idx, [dup.id, *(r.ref or "" for r in restating)], now)
                     kept = None
                     if draft.importance is not None and draft.importance != dup.imp:
                         # the statement was said again, not rewritten: say what it keeps
                         kept = (f"--importance {draft.importance:g} not applied: {dup.id} was said again "
                                 "and keeps its own importance (`optmem correct` it to store a new version)")
                     return Appended("duplicate", dup.id, duplicate_of=dup.id,
-                                    warning="; ".join(w for w in (kept, lag) if w) or None)
+                                    warning="; ".join(w for w in (kept, lag) if w) or None,
+                                    confirmed=confirmed)
                 near = _probe(idx, rec.text, rec.domain, rec.project, 20)  # one probe for both checks
                 similar = find_similar(idx, rec.text, rec.domain, rec.project,
                                        vault.settings.dedup.threshold, now, rows=near)
@@ -303,7 +306,8 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
             idx = written
             row = idx.by_id(rec.id)
             return Appended(status, rec.id, idx.view_of(row, now, rec).full(show_unsafe=allow_unsafe) if row else rec.to_json(),
-                            similar=similar, warning=warning, possible_update=updates)
+                            similar=similar, warning=warning, possible_update=updates,
+                            confirmed=_now_confirmed(idx, [r.ref or "" for r in restating], now))
         finally:
             idx.close()
 
@@ -344,6 +348,17 @@ def _seen(rec: Record, ref: str, now: float) -> Record:
     """The `seen` line of a record said again: where, by whom and in which conversation."""
     return Record(id=new_id(now), ts=rec.ts, domain=rec.domain, project=rec.project, kind=SEEN,
                   ref=ref, source=rec.source, session=rec.session, pending=rec.pending)
+
+
+def _now_confirmed(idx: Index, ids: list[str], now: float) -> list[str]:
+    """Of records that were pending and were just said again, the ones now current (a second
+    voice confirmed them)."""
+    out = []
+    for rid in ids:
+        row = idx.by_id(rid) if rid else None
+        if row is not None and row.pending and row.confirmed and view.status(row, now) == view.Status.CURRENT:
+            out.append(rid)
+    return out
 
 
 def _pending_said_again(idx: Index, rec: Record, now: float, threshold: float) -> list[str]:

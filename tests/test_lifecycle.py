@@ -115,15 +115,17 @@ def test_a_guess_waits_until_said_again_in_another_conversation(cli, vault, vaul
     assert "[PENDING]" in cli("search", "tabs").stdout
     assert "prefers tabs" not in cli.json("context")["text"]  # kept out of context
     # the same agent repeating its guess in the same conversation is not a second voice
-    assert cli.json("append", "the user prefers tabs over spaces", "--confidence", "0.4",
-                    "--session", "chat-1")["status"] == "duplicate"
+    same = cli.json("append", "the user prefers tabs over spaces", "--confidence", "0.4", "--session", "chat-1")
+    assert same["status"] == "duplicate" and same["confirmed"] == []
     assert cli.json("get", gid)["record"]["status"] == "pending"
     queue = cli.json("pending")["pending"]
     assert [(w["id"], w["restated"]) for w in queue] == [(gid, 0)]  # its own conversation: not counted
     # said again elsewhere — another domain, another conversation: confirmed
     at(monkeypatch, "2026-03-02T00:00:00Z")
-    again = cli.json("append", "User prefers tabs over spaces!", "--domain", "hermes", "--session", "chat-2")
-    assert again["status"] == "stored"  # a record of its own in its domain
+    again = cli("append", "User prefers tabs over spaces!", "--domain", "hermes", "--session", "chat-2",
+                "--json")
+    assert json.loads(again.stdout)["status"] == "stored"  # a record of its own in its domain
+    assert json.loads(again.stdout)["confirmed"] == [gid] and f"confirmed: {gid[-8:]}" in again.stderr
     assert cli.json("get", gid)["record"]["status"] == "current"
     assert cli.json("pending")["pending"] == []
     assert "prefers tabs" in cli.json("context")["text"]

@@ -93,6 +93,8 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
     res = log.append(vault, draft, on_similar=on_similar, on_update=on_update, allow_unsafe=allow_unsafe)
     if res.warning:
         note(f"warning: {res.warning}")
+    for rid in res.confirmed:
+        note(f"confirmed: {short(rid)} — a guess said again by another voice is current now")
 
     def human() -> str | None:
         # stdout holds only an id (scripts read it: `id=$(optmem append …)`); what happened is
@@ -109,7 +111,7 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
 
     emit(json_out, {"status": res.status, "id": res.id, "record": res.record,
                     "similar": res.similar, "duplicate_of": res.duplicate_of,
-                    "possible_update": res.possible_update}, human)
+                    "possible_update": res.possible_update, "confirmed": res.confirmed}, human)
 
 
 @command("get", arg("record_id", "Full id, or ≥ 6 of its first or last characters.", metavar="ID"),
