@@ -132,16 +132,21 @@ def _rewrite_log(vault: Vault, targets: set[str], everything: bool) -> int:
                 dropped += 1
                 continue
             if ref in targets or any(c.upper() in targets for c in f["corrects"]):
-                raw = _without_refs(raw, targets)  # kept, no longer naming (or quoting) what is gone
+                raw = _without_refs(raw, targets, f["id"])  # kept, no longer naming (or quoting) what is gone
             out.write(raw)
     return dropped
 
 
-def _without_refs(raw: bytes, targets: set[str]) -> bytes:
+def _without_refs(raw: bytes, targets: set[str], rid: str) -> bytes:
     """A kept line rewritten without the purged ids in its `corrects` and `ref` — and, for a hot-memory
-    replacement, without the replaced entry's old text (`old`), a copy of it."""
+    replacement, without the replaced entry's old text (`old`), a copy of it. `rid`: its id."""
     obj = json.loads(raw)
-    kept = [c for c in obj.get("corrects") or [] if not (isinstance(c, str) and c.upper() in targets)]
+    if not isinstance(obj.get("id"), str) or not obj["id"]:
+        obj = {"id": rid, **obj}  # a hand-typed line's id came from its bytes: keep it as they change
+    corrects = obj.get("corrects") or []
+    if not isinstance(corrects, list):  # hand-typed: one id as a string
+        corrects = [corrects]
+    kept = [c for c in corrects if not (isinstance(c, str) and c.upper() in targets)]
     if kept:
         obj["corrects"] = kept
     else:

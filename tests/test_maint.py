@@ -187,6 +187,17 @@ def test_purge_of_a_hot_memory_entry_takes_every_journal_line_and_refuses_a_held
     assert "--target user" in cli.json("purge", user, "--yes", code=1)["error"]["message"]
 
 
+def test_purge_keeps_a_hand_typed_correction_and_its_id(vault, cli):
+    old = put(vault, "the cat is called Momo").id
+    with open(vault.log_path, "a", encoding="utf-8") as fh:  # one id as a string, no id of its own
+        fh.write(json.dumps({"ts": "2026-01-01T00:00:00Z", "text": "the cat is called Mochi", "corrects": old}) + "\n")
+    hand = cli.json("search", "Mochi")["hits"][0]["id"]
+    cli.json("purge", old, "--yes")
+    line = json.loads(vault.log_path.read_text("utf-8").splitlines()[-1])
+    assert line == {"id": hand, "ts": "2026-01-01T00:00:00Z", "text": "the cat is called Mochi"}
+    assert cli.json("get", hand)["record"]["status"] == "current" and cli.json("doctor")["problems"] == []
+
+
 def test_purge_takes_a_resolution_that_kept_the_purged_value(vault, cli):
     k1 = cli.json("append", "user uses Linux PURGEOS-4711", "--key", "user.os")["id"]
     other = cli.json("append", "user uses Mac", "--key", "user.os")["id"]
