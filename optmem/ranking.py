@@ -263,10 +263,7 @@ def cue_words() -> frozenset[str]:
     ("these days", "so far") mean something on their own and stay."""
     global _CUE_WORDS
     if _CUE_WORDS is None:
-        from optmem.text import query_terms
-
-        _CUE_WORDS = frozenset(t for cue in (*UPDATE_CUES, *UPDATE_CUES_CJK) if " " not in cue
-                               for t in query_terms(cue))
+        _CUE_WORDS = _terms_of_cues(cue for cue in (*UPDATE_CUES, *UPDATE_CUES_CJK) if " " not in cue)
     return _CUE_WORDS
 
 
@@ -275,10 +272,16 @@ def cue_terms() -> frozenset[str]:
     they do not count when comparing what two records are about."""
     global _CUE_TERMS
     if _CUE_TERMS is None:
-        from optmem.text import query_terms
-
-        _CUE_TERMS = frozenset(t for cue in (*UPDATE_CUES, *UPDATE_CUES_CJK) for t in query_terms(cue))
+        _CUE_TERMS = _terms_of_cues((*UPDATE_CUES, *UPDATE_CUES_CJK))
     return _CUE_TERMS
+
+
+def _terms_of_cues(cues: Iterable[str]) -> frozenset[str]:
+    """The query terms of cue words; the CJK ones (all CJK) as their bigrams directly, so that an
+    English-only command never compiles the CJK tokeniser for them."""
+    from optmem.text import cjk_query_terms, query_terms
+
+    return frozenset(t for cue in cues for t in (query_terms(cue) if cue.isascii() else cjk_query_terms(cue)))
 
 
 class Match(NamedTuple):

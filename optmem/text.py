@@ -14,9 +14,19 @@ import re
 import unicodedata
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ffff"
-# a CJK run, or a run of letters and digits that are not CJK (a negated class: no look-ahead
-# per character, which made this the costliest step of indexing)
-_TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
+# Runs of letters and digits; inside a run that is not ASCII, CJK runs and the rest are told
+# apart (a negated class: no look-ahead per character, which made this the costliest step of
+# indexing). That second pattern takes ~4 ms to compile, so it is compiled only when a text that
+# is not ASCII turns up — an English-only command never pays for it.
+_WORD_RE = re.compile(r"[^\W_]+")
+_SPLIT_RE: re.Pattern[str] | None = None
+
+
+def _split_cjk() -> re.Pattern[str]:
+    global _SPLIT_RE
+    if _SPLIT_RE is None:
+        _SPLIT_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
+    return _SPLIT_RE
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 # Dropped by `normalize`: spacing and punctuation, and words that intensify without changing
 # the fact ("很喜欢" and "非常喜欢", "really like" and "like" say the same thing).
@@ -53,7 +63,9 @@ def stem_words(words: list[str]) -> list[str]:
 
 def _runs(folded: str) -> list[tuple[str, str]]:
     """(CJK run, other word) pairs of a folded text, in order — the base of tokens and fingerprints."""
-    return _TOKEN_RE.findall(folded)
+    if folded.isascii():
+        return [("", word) for word in _WORD_RE.findall(folded)]
+    return _split_cjk().findall(folded)
 
 
 def _normal(runs: list[tuple[str, str]], stems: list[str], words: list[str]) -> str:
@@ -204,7 +216,7 @@ def _topic_runs(cjk: str) -> list[str]:
 def cjk_characters(text: str) -> list[str]:
     """The distinct characters of a query's CJK runs, its question words left out."""
     out: list[str] = []
-    for cjk, _ in _TOKEN_RE.findall(fold(text)):
+    for cjk, _ in _runs(fold(text)):
         for piece in _topic_runs(cjk):
             out += list(piece)
     return list(dict.fromkeys(out))
@@ -224,7 +236,7 @@ def query_terms(text: str) -> list[str]:
 def _query_terms(text: str, drop_stopwords: bool) -> list[str]:
     words: list[str] = []
     runs: list[str] = []
-    for cjk, word in _TOKEN_RE.findall(fold(text)):
+    for cjk, word in _runs(fold(text)):
         if word:
             words.append(word)
         else:
@@ -234,9 +246,9 @@ def _query_terms(text: str, drop_stopwords: bool) -> list[str]:
         topical = [piece for cjk in runs for piece in _topic_runs(cjk)]
         if content or topical:  # the stop lists apply while something else is left
             words, runs = content, topical
-    return list(dict.fromkeys(stem_words(words) + [t for cjk in runs for t in _cjk_terms(cjk)]))
+    return list(dict.fromkeys(stem_words(words) + [t for cjk in runs for t in cjk_query_terms(cjk)]))
 
 
-def _cjk_terms(cjk: str) -> list[str]:
+def cjk_query_terms(cjk: str) -> list[str]:
     """A CJK run's query terms: its bigrams, or the lone character itself."""
     return [cjk] if len(cjk) == 1 else [cjk[i : i + 2] for i in range(len(cjk) - 1)]
