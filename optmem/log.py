@@ -276,7 +276,8 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
                 if dup is not None:
                     written, lag = write_records(vault, idx, [_seen(rec, dup.id, now), *restating])
                     idx = written or idx
-                    confirmed = _now_confirmed(idx, [dup.id, *(r.ref or "" for r in restating)], now)
+                    was_guess = [dup.id] if dup.pending and not dup.confirmed else []  # not one confirmed before
+                    confirmed = _now_confirmed(idx, [*was_guess, *(r.ref or "" for r in restating)], now)
                     kept = None
                     if draft.importance is not None and draft.importance != dup.imp:
                         # the statement was said again, not rewritten: say what it keeps

@@ -435,8 +435,8 @@ def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
 
 
 def _edit(hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsafe: bool) -> list[Change]:
-    """Apply the operations to `hot` in memory (nothing is written) and check the limit on the
-    final state; an error lists the file as it was."""
+    """Apply the operations (checked by `_check_ops`) to `hot` in memory — nothing is written —
+    and check the limit on the final state; an error lists the file as it was."""
     before = HotFile(hot.label, hot.name, hot.path, hot.limit, list(hot.entries))
     changes: list[Change] = []
     for n, op in enumerate(ops, 1):
@@ -451,11 +451,9 @@ def _edit(hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsaf
                 changes.append(_do_replace(hot, op.get("old") or op.get("old_text"),
                                            op.get("content") if whole else new, op.get("id"),
                                            bool(op.get("first")), allow_unsafe, whole=whole))
-            elif kind == "remove":
+            else:  # remove (`_check_ops` let only the three through)
                 changes.append(_do_remove(hot, op.get("old") or op.get("old_text"), op.get("id"),
                                           bool(op.get("first"))))
-            else:
-                raise UsageError(f"operation {n}: op must be add, replace or remove, not {kind!r}")
         except OptmemError as exc:
             if len(ops) > 1 and not exc.message.startswith("operation"):
                 exc.message = f"operation {n} ({kind or '?'}): {exc.message}"

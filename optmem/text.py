@@ -27,6 +27,8 @@ def _split_cjk() -> re.Pattern[str]:
     if _SPLIT_RE is None:
         _SPLIT_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
     return _SPLIT_RE
+
+
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 # Dropped by `normalize`: spacing and punctuation, and words that intensify without changing
 # the fact ("很喜欢" and "非常喜欢", "really like" and "like" say the same thing).
@@ -199,8 +201,8 @@ they this to was we were what when where which who whom why will with would you 
 # not its topic ("小明住在哪里" asks about 小明住在, not 哪里; "搬家了吗" about 搬家). They are cut
 # out of a query's CJK runs before the bigrams are formed, so their neighbours pair with each
 # other and no bigram straddles them; 哪 but in 哪吒; 几 only before a measure word (几个, 几楼 —
-# not 几率, 几何),
-# the particles 吗 呢 吧 only ending a run (not 吗啡, 毛呢). Simplified and traditional forms.
+# not 几率, 几何); the particles 吗 呢 吧 only ending a run (not 吗啡, 毛呢). Simplified and
+# traditional forms.
 _CJK_QUESTION_RE = re.compile(
     "为什么|為什麼|什么时候|什麼時候|什么|什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|哪里|哪裡|哪儿|哪兒|哪个|哪個|"
     "哪些|哪天|哪位|哪家|哪种|哪種|谁|誰|啥|如何|为何|為何|是否|多少|多久|多长时间|多長時間|多长|多長|请问|請問|"
