@@ -66,7 +66,8 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
     q = Query(query, terms_of(query), limit, filters or Filters(), explain, clock.now().timestamp())
     with open_index(vault, progress) as idx:
         warnings = idx.warnings()
-        result = ranked(idx, q)._replace(warnings=warnings)
+        df = idx.doc_freq(q.terms) if q.terms else {}  # once, for the ranking and the hidden counts
+        result = ranked(idx, q, df)._replace(warnings=warnings)
         if not result.hits and q.filters.kind is not None and q.filters.kind not in (known := idx.kinds()):
             # a typo in --kind must not read as "nothing about that"
             result = result._replace(warnings=[*warnings, f"no record has kind {q.filters.kind!r}; the "
@@ -74,7 +75,7 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
         if len(result.hits) < q.limit and not q.filters.current:
             # the past stays findable: say so when cold or forgotten records match too (a page
             # not filled)
-            found = [t for t, n in idx.doc_freq(q.terms).items() if n] if q.terms else []
+            found = [t for t in q.terms if df[t]]
             result = result._replace(
                 cold_matches=0 if q.filters.include_cold else _hidden_matches(idx, q, found, view.Status.COLD),
                 forgotten_matches=0 if q.filters.include_forgotten else
@@ -97,11 +98,13 @@ def terms_of(query: str) -> list[str]:
     return textmod.search_terms(query) + dates.query_terms(textmod.fold(query))
 
 
-def ranked(idx: Index, q: Query) -> SearchResult:
-    """The ranked hits for a query on an open index (what `search` runs)."""
+def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResult:
+    """The ranked hits for a query on an open index (what `search` runs); `df`: the documents
+    holding each of its terms, when the caller looked them up already."""
     settings = idx.vault.settings.ranking
     q = q._replace(asks=ranking.asks_for(q.text))
-    df = idx.doc_freq(q.terms) if q.terms else {}
+    if df is None:
+        df = idx.doc_freq(q.terms) if q.terms else {}
     found = [t for t in q.terms if df[t]]
     if not found:
         return SearchResult(q.text, [], 0)
