@@ -123,10 +123,33 @@ def _explicit_patterns() -> tuple[tuple[str, re.Pattern[str], Explicit], ...]:
 
 # what an explicit date needs at all — a year, 月, or a month name — tested once before the patterns
 _EXPLICIT_HINT = re.compile(rf"(?:19|20)\d\d|月|\b(?:{'|'.join(MONTHS)})\b")
-_ANY_HINT = re.compile(f"{_RELATIVE_WORDS}|{_EXPLICIT_HINT.pattern}")
 _YMD = re.compile(r"\d{4}-")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _MONTH_NAME = re.compile(rf"\b(?:{'|'.join(MONTHS)})\b")
+# `_hinted` asks what `re.search(f"{_RELATIVE_WORDS}|{_EXPLICIT_HINT.pattern}", text)` asks, with
+# substring tests first: that alternation tried ~40 branches at every position (6 µs a record,
+# a seventh of indexing) where `in` finds a literal in a fraction of it
+_HINT_ASCII = tuple(w for w in (*_RELATIVE_WORDS.split("|"), "月") if w.isascii())
+_HINT_CJK = tuple(w for w in (*_RELATIVE_WORDS.split("|"), "月") if not w.isascii())
+_MONTH_HEADS = tuple(dict.fromkeys(name[:3] for name in MONTHS))
+
+
+def _hinted(folded: str) -> bool:
+    """Whether a folded text may name a date at all: a relative phrase's word, a year of this or
+    the last century, 月 or a month name (the cheap test before any date pattern runs)."""
+    for word in _HINT_ASCII:
+        if word in folded:
+            return True
+    if not folded.isascii():
+        for word in _HINT_CJK:
+            if word in folded:
+                return True
+    if ("19" in folded or "20" in folded) and _YEAR.search(folded) is not None:
+        return True
+    for head in _MONTH_HEADS:
+        if head in folded:
+            return _MONTH_NAME.search(folded) is not None
+    return False
 
 
 def _explicit(folded: str, year: int | None) -> Found:
@@ -191,7 +214,7 @@ def record_terms(epoch: float | None, folded: str) -> list[str]:
     if own is None:
         return []
     own_terms = _held(own, "d")
-    if not _ANY_HINT.search(folded):
+    if not _hinted(folded):
         return list(own_terms)  # most records: nothing in the text names a date
     relative = _RELATIVE_HINT.search(folded) is not None
     found: Found = []

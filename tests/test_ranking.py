@@ -3,7 +3,10 @@ conversation context, BM25's b from the store, updates first (English and Chines
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, strategies as st
 
 from datetime import datetime, timezone
 
@@ -20,6 +23,19 @@ def at(monkeypatch, when: str) -> None:
 
 def epoch(day: str) -> float:
     return datetime.fromisoformat(day + "T12:00:00+00:00").astimezone(timezone.utc).timestamp()
+
+
+# pieces of every date hint and near misses, so random texts hit the edges (word boundaries,
+# years of other centuries, half a month name)
+_DATE_BITS = st.sampled_from(["yesterday", "ago", "last", "other week", "other  week", "昨", "上个",
+                              "明年", "月", "年", "2023", "1899", "19", "20", "may", "mayor", "sept",
+                              "dec", "xdec", "jan.", " ", "-", "a", "7", "前", "天"])
+
+
+@given(st.lists(_DATE_BITS, max_size=8).map("".join))
+def test_the_date_hint_asks_exactly_what_the_hint_pattern_asks(folded):
+    pattern = re.compile(f"{dates._RELATIVE_WORDS}|{dates._EXPLICIT_HINT.pattern}")
+    assert dates._hinted(folded) == (pattern.search(folded) is not None)
 
 
 def test_date_terms_of_records_and_queries():
