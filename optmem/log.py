@@ -17,8 +17,8 @@ from optmem.errors import (Ambiguous, NotFound, OptmemError, PossibleUpdate, Red
                            UsageError)
 from optmem.index import Index, Row, catch_up, match_any, open_index
 from optmem.index import prepare as prepare_index
-from optmem.record import (BOOKKEEPING, CONFIRM, CORRECTION, CURATION, FORGET, RESTORE, MEMORY, NOTE, SEEN, TIER_RANK, TIERS,
-                           Record, new_id)
+from optmem.record import (BOOKKEEPING, CONFIRM, CORRECTION, CURATION, FORGET, MEMORY, MERGED, NOTE,
+                           RESOLUTION, RESTORE, SEEN, TIER_RANK, TIERS, Record, new_id)
 from optmem.settings import ON_SIMILAR, ON_UPDATE
 from optmem.vault import NAME_RE, Vault, validate_name
 
@@ -125,6 +125,14 @@ RESERVED_KINDS = {
                "`search --kind summary` finds them)",
 }
 
+# Kinds that say which records they replace (`corrects`): written without that link, a record of
+# one of them would pose as a correction, merge or settled conflict that never happened
+LINKED_KINDS = {
+    CORRECTION: "`optmem correct ID TEXT` writes it (naming the record it corrects)",
+    MERGED: "`optmem merge ID ID …` writes it (naming the fragments it merges)",
+    RESOLUTION: "`optmem resolve KEY --keep ID | --value TEXT` writes it (naming the values it settles)",
+}
+
 
 def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) -> Record:
     """The validated record a draft describes, stamped with `moment`."""
@@ -136,6 +144,9 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
     if draft.kind in RESERVED_KINDS:
         raise UsageError(f"--kind {draft.kind} is optmem's own: {RESERVED_KINDS[draft.kind]}; use that "
                          "command, or another kind (note, decision, …); nothing was written")
+    if draft.kind in LINKED_KINDS and not draft.corrects:
+        raise UsageError(f"--kind {draft.kind} names the records it replaces: {LINKED_KINDS[draft.kind]}; "
+                         "use that command, or another kind (note, decision, …); nothing was written")
     if draft.tier not in TIERS:
         raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {draft.tier!r}")
     tags = check_fields(vault, draft, allow_unsafe=allow_unsafe)

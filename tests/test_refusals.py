@@ -237,6 +237,11 @@ def test_an_empty_id_is_a_usage_error_saying_one_is_required(cli, vault, args, w
     ("seen", ["append"]),
     ("confirm", ["optmem confirm"]),
     ("summary", ["optmem compact", "search --kind summary"]),
+    # kinds that say which records they replace: without that link they would be taken for a
+    # correction, merge or settled conflict that never happened
+    ("correction", ["optmem correct ID TEXT"]),
+    ("merged", ["optmem merge"]),
+    ("resolution", ["optmem resolve KEY"]),
 ])
 def test_append_of_a_bookkeeping_kind_is_refused_naming_the_commands_that_write_it(cli, vault, kind, writers):
     put(vault, "the port is 8080")
