@@ -202,8 +202,13 @@ def fit(sections: list[Section], budget: int) -> Context:
         victim.omitted += 1
         text = _assemble(sections, budget)
     if len(text) > budget:
+        # the line saying what was left out quotes the budget, so the least that fits is the
+        # length of the block made for that least budget
+        least = len(text)
+        while (need := len(_assemble(sections, least, short=True))) > least:
+            least = need
         raise UsageError(f"--budget {budget} is too small even for the fences and the line saying "
-                         f"what was left out; give at least {len(text)} characters")
+                         f"what was left out; give at least {least} characters")
     return Context(
         text=text, chars=len(text), budget=budget,
         sections=[{"name": s.name, "title": s.title, "items": s.items, "omitted": s.omitted}

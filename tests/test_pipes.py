@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -264,6 +265,16 @@ def test_context_within_a_small_budget_keeps_redlines_hot_memory_and_handoff(vau
     assert text.startswith(context.OPEN) and text.endswith(context.CLOSE)
     assert "left out to fit 1,500 characters" in text and out["omitted"]["records"] > 0
     assert cli("context", "-p", "webapp", "--budget", "1500").stdout.strip() == text
+
+
+def test_a_budget_too_small_names_a_minimum_that_then_fits(vault, cli):
+    setup_context(vault)
+    for small in ("9", "99"):  # the line saying what was left out quotes the budget: its digits count
+        err = cli.json("context", "-p", "webapp", "--budget", small, code=2)["error"]
+        least = int(re.search(r"give at least (\d+) characters", err["message"])[1])
+        out = cli.json("context", "-p", "webapp", "--budget", str(least))
+        assert out["chars"] <= least and "left out to fit" in out["text"]
+        cli.json("context", "-p", "webapp", "--budget", str(least - 1), code=2)  # and it is the least
 
 
 def test_context_with_a_large_budget_adds_the_projects_records(vault, cli):
