@@ -517,8 +517,7 @@ def _build_file(vault: Vault, progress: Progress | None = None,
     redone under the lock). A big log is parsed and tokenised by worker processes (one per
     core) while this one inserts.
     """
-    fsio.ensure_dir(vault.cache_dir, within=vault.root)
-    tmp = vault.cache_dir / f"index.{os.getpid()}.tmp"
+    tmp = vault.cache(f"index.{os.getpid()}.tmp")
     fsio.remove_file(tmp)
     conn = _connect(tmp)
     done = False
@@ -624,7 +623,7 @@ def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index
     # A rebuild (after a git merge, a hand edit, a purge elsewhere) takes a while on a big log.
     # One process builds — others wait for it on the build lock rather than build again — and
     # it builds outside the vault lock, so agents keep appending; then it catches up and swaps.
-    with fsio.exclusive_lock(vault.cache_dir / "build.lock", BUILD_WAIT, within=vault.root):
+    with fsio.exclusive_lock(vault.cache("build.lock"), BUILD_WAIT, within=vault.root):
         if not rebuild:
             idx = _caught_up(vault, progress)  # another process may have just rebuilt it
             if idx is not None:

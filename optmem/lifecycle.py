@@ -183,7 +183,7 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
     # one sweep at a time (two would only repeat each other's lines); writers never wait for it;
     # a dry run writes nothing, so it needs no lock (and works on a read-only vault)
     lock = nullcontext() if dry_run else fsio.exclusive_lock(
-        vault.cache_dir / "sweep.lock", vault.settings.lock.timeout, within=vault.root)
+        vault.cache("sweep.lock"), vault.settings.lock.timeout, within=vault.root)
     with lock:
         with open_index(vault) as idx:
             if if_due and not sweep_due(idx.last_sweep(), now, "daily"):

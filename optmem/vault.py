@@ -55,6 +55,13 @@ class Vault:
     def cache_dir(self) -> Path:
         return self.root / CACHE
 
+    def cache(self, name: str) -> Path:
+        """A path in the cache folder, made first if missing — with a .gitignore of its own, so
+        git never sees the index or the locks, even in a folder `init` never laid out."""
+        if fsio.ensure_dir(self.cache_dir, within=self.root):
+            fsio.atomic_write(self.cache_dir / ".gitignore", "*\n", within=self.root)
+        return self.cache_dir / name
+
     @property
     def lock_path(self) -> Path:
         return self.cache_dir / "lock"
@@ -119,7 +126,7 @@ class Vault:
     def tree_lock(self):
         """The summary tree's own lock: compaction takes a while and must not hold up appends."""
         self.lay_out()
-        return fsio.exclusive_lock(self.cache_dir / "tree.lock", self.settings.lock.timeout, within=self.root)
+        return fsio.exclusive_lock(self.cache("tree.lock"), self.settings.lock.timeout, within=self.root)
 
     @contextmanager
     def lock(self) -> Iterator[None]:
@@ -135,7 +142,7 @@ class Vault:
                 self._lock_depth -= 1
             return
         self.lay_out()
-        with fsio.exclusive_lock(self.lock_path, self.settings.lock.timeout, within=self.root):
+        with fsio.exclusive_lock(self.cache("lock"), self.settings.lock.timeout, within=self.root):
             self._lock_depth = 1
             self.clean_temporaries()
             try:

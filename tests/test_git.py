@@ -155,3 +155,19 @@ def test_init_in_a_git_repo_names_each_file_it_added_once(tmp_path):
     assert created.count(".gitattributes") == 1 and "git config merge.optmem-hot" in created
     again = json.loads(run_optmem("init", str(repo / ".optmem"), "--json", cwd=repo).stdout)
     assert again["created"] == []
+
+
+def test_git_never_sees_the_cache_of_a_folder_init_never_laid_out(tmp_path):
+    # a plain folder with a log (a hand-made or copied one): reading it builds the index, touching
+    # a record takes the lock — the cache folder they make ignores itself
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "LOG.jsonl").write_text('{"id": "01HF7YAT0095NVXP09WXY8T5QK", "ts": "2023-11-14T22:13:20Z", '
+                                    '"text": "the deploy uses port 9090"}\n', "utf-8")
+    assert "port 9090" in run_optmem("--vault", str(repo), "search", "deploy", cwd=repo).stdout
+    run_optmem("--vault", str(repo), "touch", "01HF7YAT", cwd=repo)
+    assert (repo / ".cache" / "index.sqlite3").is_file()
+    untracked = git(repo, "status", "--porcelain", "--untracked-files=all").stdout.split("\n")
+    assert not [line for line in untracked if ".cache" in line], untracked
+    assert " LOG.jsonl" in "\n".join(untracked)

@@ -91,7 +91,7 @@ def _log(text: str) -> Path | None:
         vault = resolve_vault()
         if not vault.exists():
             return None
-        path = vault.cache_dir / LOG_NAME
+        path = vault.cache(LOG_NAME)
         try:
             stamp = clock.format_ts(clock.now())
         except OptmemError:  # a bad OPTMEM_NOW
