@@ -3,8 +3,8 @@
 It rewrites LOG.jsonl without the chosen records (atomically, under the lock), together with the
 bookkeeping lines that point at them; deletes the summary-tree nodes that quote them (and the
 nodes above those — the next `compact` rebuilds them from what is left) and the HANDOFF.md
-files they carried; and rebuilds the index from scratch, so no copy of the text is left in the
-vault. Every path it will touch is found and checked first: one that is not what it should be
+files they carried; takes their ids out of ACCESS.jsonl; and rebuilds the index from scratch,
+so no copy of the text (nor a trace of the ids) is left in the vault. Every path it will touch is found and checked first: one that is not what it should be
 (the tree a file, a handoff a folder) stops it with exit 3 before anything is deleted.
 """
 
@@ -64,6 +64,7 @@ def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = No
         index_files = sorted(vault.cache_dir.glob("index*"))
         _check_kinds(vault, derived, index_files)
         lines = _rewrite_log(vault, targets, everything)
+        _rewrite_access(vault, targets, everything)
         files: list[str] = []
         for path, shown in derived:
             if shown.endswith("/"):
@@ -135,6 +136,39 @@ def _rewrite_log(vault: Vault, targets: set[str], everything: bool) -> int:
                 raw = _without_refs(raw, targets, f["id"])  # kept, no longer naming (or quoting) what is gone
             out.write(raw)
     return dropped
+
+
+def _rewrite_access(vault: Vault, targets: set[str], everything: bool) -> None:
+    """ACCESS.jsonl without the purged ids (a recall or a cooling names ids, no text — but "for
+    good" leaves no trace): they leave each line's lists, a line left naming nothing goes. Recall
+    lines are appended without the log's lock, so one written meanwhile may be lost: a recall
+    time, nothing stored."""
+    path = vault.access_path
+    if not path.is_file() or path.is_symlink():
+        return  # none yet, or not what it should be (doctor reports it)
+    with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
+        for raw in src:
+            try:
+                obj = json.loads(raw)
+            except (ValueError, RecursionError):
+                out.write(raw)  # not a line optmem can read: kept byte for byte (doctor reports it)
+                continue
+            named = [f for f in ("touch", "cold") if isinstance(obj, dict) and isinstance(obj.get(f), list)]
+            if not named:
+                out.write(raw)
+                continue
+            left = {f: [] if everything else [i for i in obj[f] if not (isinstance(i, str) and i.upper() in targets)]
+                    for f in named}
+            if all(len(left[f]) == len(obj[f]) for f in named):
+                out.write(raw)  # names none of them: kept byte for byte
+                continue
+            for f in named:
+                if left[f]:
+                    obj[f] = left[f]
+                else:
+                    del obj[f]
+            if any(f in obj for f in named) or "sweep" in obj:
+                out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
 
 
 def _without_refs(raw: bytes, targets: set[str], rid: str) -> bytes:

@@ -207,6 +207,22 @@ def test_purge_takes_a_resolution_that_kept_the_purged_value(vault, cli):
     assert cli.json("get", other)["record"]["status"] == "current" and cli.json("doctor")["problems"] == []
 
 
+def test_purge_leaves_no_trace_of_the_ids_in_the_recall_lines(vault, cli):
+    gone, kept = put(vault, "the vendor contract is secret").id, put(vault, "the vendor is Acme").id
+    cli.json("touch", gone, kept)
+    cli.json("search", "vendor", "--touch")
+    assert gone.encode() in vault.access_path.read_bytes()
+    cli.json("purge", gone, "--yes")
+    assert gone.encode() not in vault.access_path.read_bytes()
+    lines = [json.loads(x) for x in vault.access_path.read_text("utf-8").splitlines()]
+    touches = [x["touch"] for x in lines if "touch" in x]
+    assert touches and all(t == [kept] for t in touches)  # the other recalls are untouched
+    assert any("sweep" in x for x in lines)
+    assert cli.json("get", kept)["record"]["id"] == kept and cli.json("doctor")["problems"] == []
+    cli.json("purge", "--all", "--yes")
+    assert kept.encode() not in vault.access_path.read_bytes()
+
+
 def test_purge_domain_and_all(vault, cli):
     put(vault, "hermes note", domain="hermes")
     put(vault, "code note", domain="code")
