@@ -341,23 +341,27 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
                 continue
             seen_entries.add(s.row.key)
         kept.append(s)
-    head = kept[: q.limit * 3]
+    # the rules re-order a fixed number of top hits (`reorder_top`), not --limit's: a shorter
+    # --limit is then the start of a longer one
+    k = settings.reorder_top
+    head = kept[: k * 3]
     # "what was my previous …": the newest statement is not what is asked for — neither newer-first
     # rule applies, relevance decides
     placed = ([ranking.Ranked(i, None) for i in range(len(head))] if asks == "past" else
               ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window))
-    top = [(head[p.at], p.promoted_over) for p in placed[: q.limit]]
+    order = [(head[p.at], p.promoted_over) for p in placed] + [(s, None) for s in kept[len(head):]]
+    top = order[:k]
     matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched) for s, _ in top]
     if asks == "past":
         updates = [ranking.Ranked(i, None) for i in range(len(matches))]
     else:
         updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings)
+    final = [(*top[p.at], p.promoted_over) for p in updates] + [(s, promoted, None) for s, promoted in order[k:]]
     hits = []
-    for p in updates:
-        s, promoted = top[p.at]
+    for s, promoted, updated in final[: q.limit]:
         explain = None
         if q.explain:
-            explain = s.parts.explain(promoted_over=promoted, updates=p.promoted_over, asks=asks,
+            explain = s.parts.explain(promoted_over=promoted, updates=updated, asks=asks,
                                       dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                                       b=round(corpus.params.b, 3))
         hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,

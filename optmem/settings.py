@@ -70,6 +70,7 @@ class Ranking(NamedTuple):
     update_overlap_plain: Annotated[float, AtLeast(0)] = 0.75  # … without a cue
     update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
     cjk_unigram: Annotated[float, AtLeast(0)] = 0.3     # weight of a Chinese query's single characters
+    reorder_top: Annotated[int, AtLeast(1)] = 10       # hits the newer-first rules re-order, whatever --limit
 
 
 class Duration(NamedTuple):

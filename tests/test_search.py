@@ -345,3 +345,22 @@ def test_a_forgotten_match_is_counted_and_the_flag_named(vault, cli):
     assert [h["id"] for h in out["hits"]] == [kept] and out["forgotten_matches"] == 1
     assert "(1 forgotten: add --include-forgotten)" in cli("search", "Alice lives").stdout
     assert cli.json("search", "Alice lives", "--include-forgotten")["forgotten_matches"] == 0
+
+
+def test_a_shorter_limit_is_the_start_of_a_longer_one(vault, monkeypatch):
+    # statements of one changing value said over many days, and other records sharing some of
+    # their words: the newer-first rules must re-order the same top hits whatever --limit asks
+    # for, or `--limit 3` puts another record first than `--limit 10` does
+    values = ["8080", "8081", "9090", "9091", "7000", "7001", "6000", "5000"]
+    for day, value in enumerate(values, 1):
+        at(monkeypatch, f"2026-01-{day:02d}T09:00:00Z")
+        put(vault, f"the backend port is {value} now", gate=False)
+        put(vault, f"backend deploy notes for day {day}: the port checks ran", gate=False)
+        put(vault, f"frontend port {value} and the backend proxy settings", gate=False)
+        put(vault, "backend port " * (day % 3 + 1) + f"listed in the runbook, page {day}", gate=False)
+    at(monkeypatch, "2026-02-01T09:00:00Z")
+    for query in ("what is the current backend port", "backend port", "the port checks now",
+                  "frontend backend proxy port"):
+        longest = ids(find(vault, query, limit=40))
+        for limit in (1, 2, 3, 5, 10, 20):
+            assert ids(find(vault, query, limit=limit)) == longest[:limit], (query, limit)
