@@ -24,7 +24,7 @@ from optmem import clock, fsio, view
 from optmem.ingest import (LogState, NeedsRebuild, Progress, access_in_step, appended_only, consume,
                            consume_access, link, matching_ids, read_meta)
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, parse_line
-from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, Row
+from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
 from optmem.vault import Vault, validate_name
 
 __all__ = ["Census", "Filters", "Index", "Row", "SCHEMA", "build", "catch_up", "in_step",
@@ -242,8 +242,7 @@ class Index:
         for value, clause in ((project, " AND r.project = ?"), (domain, " AND r.domain = ?")):
             if value:
                 where, params = where + clause, params + [value]
-        return self.rows(where + " ORDER BY max(coalesce(r.ts, 0), coalesce(r.seen, 0), "
-                         "coalesce(r.touched, 0)) DESC, r.id DESC LIMIT ?", params + [limit])
+        return self.rows(where + f" ORDER BY {USED_SQL} DESC, r.id DESC LIMIT ?", params + [limit])
 
     def handoffs(self, project: str | None, limit: int | None) -> list[Row]:
         """Handoff records that are not forgotten, newest first."""

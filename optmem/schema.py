@@ -13,7 +13,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import Tier
 
-SCHEMA = "optmem-index-13"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation
+SCHEMA = "optmem-index-14"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: last use
 
 
 class Col(NamedTuple):
@@ -108,6 +108,11 @@ CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize="{TOKENIZE}");
 -- the redlines again, so "every matching redline" costs nothing however large the log grows
 CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize="{TOKENIZE}");
 """
+# when a record was last used — written, said again or recalled (not shown by context): what
+# `context` lists the recent records by, through the index `rec_used` (the same expression, or the
+# index does not apply and a session start sorts the whole log)
+USED_SQL = "max(coalesce(ts, 0), coalesce(seen, 0), coalesce(touched, 0))"
+
 POST_DDL = f"""
 CREATE INDEX rec_id ON rec(id);
 CREATE INDEX rec_rid ON rec(rid);
@@ -120,4 +125,5 @@ CREATE INDEX pend_ref ON pend(ref);
 CREATE INDEX rec_pending ON rec(pending) WHERE pending != 0;
 CREATE INDEX rec_ref ON rec(ref) WHERE ref IS NOT NULL;
 CREATE INDEX rec_conflict ON rec(conflict) WHERE conflict != 0;
+CREATE INDEX rec_used ON rec({USED_SQL} DESC, id DESC);
 """

@@ -88,3 +88,22 @@ def test_a_build_merges_once_and_leaves_appends_merging_as_they_go(vault, cli):
     (segments,) = conn.execute("SELECT count(*) FROM fts_data WHERE id > 10").fetchone()
     conn.close()
     assert segments >= 1 and cli.json("search", "staging database")["total"] == 30
+
+
+def test_context_reads_the_recent_records_through_the_last_use_index(vault, monkeypatch):
+    # a session start must not sort the whole log: the ORDER BY is the indexed expression
+    for day in range(1, 21):
+        monkeypatch.setenv("OPTMEM_NOW", f"2026-01-{day:02d}T00:00:00Z")
+        put(vault, f"note of day {day} about the deploy", gate=False)
+    with index.open_index(vault) as idx:
+        now = 1_800_000_000.0
+        first = idx.recent(now, limit=3)
+        statements: list[str] = []
+        idx.conn.set_trace_callback(statements.append)
+        assert idx.recent(now, limit=3) == first
+        idx.conn.set_trace_callback(None)
+        sql = next(s for s in statements if "ORDER BY" in s)
+        plan = " ".join(str(row[-1]) for row in idx.conn.execute("EXPLAIN QUERY PLAN " + sql))
+        newest = idx.record(first[0]).text
+    assert "rec_used" in plan and "TEMP B-TREE" not in plan, plan
+    assert [r.ts for r in first] == sorted((r.ts for r in first), reverse=True) and "day 20" in newest
