@@ -234,7 +234,7 @@ class Index:
     def recent(self, now: float, *, project: str | None = None, domain: str | None = None,
                exclude_kinds: tuple[str, ...] = (), limit: int = 20) -> list[Row]:
         """The current records that are not redlines, last used (written, said again or recalled
-        — not shown by context) first, optionally of one project/domain."""
+        — not shown by context) first, then later in the log, optionally of one project/domain."""
         kinds = (*BOOKKEEPING, *exclude_kinds)
         current, params = view.is_sql(view.Status.CURRENT, now)
         where = f"r.kind NOT IN ({_marks(kinds)}) AND r.tier != {int(Tier.REDLINE)} AND {current}"
@@ -242,12 +242,12 @@ class Index:
         for value, clause in ((project, " AND r.project = ?"), (domain, " AND r.domain = ?")):
             if value:
                 where, params = where + clause, params + [value]
-        return self.rows(where + f" ORDER BY {USED_SQL} DESC, r.id DESC LIMIT ?", params + [limit])
+        return self.rows(where + f" ORDER BY {USED_SQL} DESC, r.n DESC LIMIT ?", params + [limit])
 
     def handoffs(self, project: str | None, limit: int | None) -> list[Row]:
         """Handoff records that are not forgotten, newest first."""
-        where = "r.kind = ? AND r.forgotten = 0"
-        params: list[Any] = [HANDOFF]
+        where = f"r.kind = '{HANDOFF}' AND r.forgotten = 0"  # a literal: the partial index applies
+        params: list[Any] = []
         if project is not None:
             where, params = where + " AND r.project = ?", params + [project]
         where += " ORDER BY r.ts DESC, r.id DESC"

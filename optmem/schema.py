@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Annotated, NamedTuple, get_type_hints
 
-from optmem.record import Tier
+from optmem.record import HANDOFF, Tier
 
-SCHEMA = "optmem-index-14"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: last use
+SCHEMA = "optmem-index-14"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context
 
 
 class Col(NamedTuple):
@@ -109,8 +109,9 @@ CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize="{TOKENIZE}");
 CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize="{TOKENIZE}");
 """
 # when a record was last used — written, said again or recalled (not shown by context): what
-# `context` lists the recent records by, through the index `rec_used` (the same expression, or the
-# index does not apply and a session start sorts the whole log)
+# `context` lists the recent records by (ties: later in the log first), through the index
+# `rec_used` (the same expression, or the index does not apply and a session start sorts the
+# whole log; an index entry ends with the line number, so the tie-break is free)
 USED_SQL = "max(coalesce(ts, 0), coalesce(seen, 0), coalesce(touched, 0))"
 
 POST_DDL = f"""
@@ -125,5 +126,6 @@ CREATE INDEX pend_ref ON pend(ref);
 CREATE INDEX rec_pending ON rec(pending) WHERE pending != 0;
 CREATE INDEX rec_ref ON rec(ref) WHERE ref IS NOT NULL;
 CREATE INDEX rec_conflict ON rec(conflict) WHERE conflict != 0;
-CREATE INDEX rec_used ON rec({USED_SQL} DESC, id DESC);
+CREATE INDEX rec_used ON rec({USED_SQL});
+CREATE INDEX rec_handoff ON rec(project, ts, id) WHERE kind = '{HANDOFF}';
 """

@@ -90,20 +90,34 @@ def test_a_build_merges_once_and_leaves_appends_merging_as_they_go(vault, cli):
     assert segments >= 1 and cli.json("search", "staging database")["total"] == 30
 
 
-def test_context_reads_the_recent_records_through_the_last_use_index(vault, monkeypatch):
-    # a session start must not sort the whole log: the ORDER BY is the indexed expression
+def _plan_of(idx, call) -> str:
+    """The query plan of the one SELECT on `rec` that `call` runs (its result is returned too)."""
+    statements: list[str] = []
+    idx.conn.set_trace_callback(statements.append)
+    try:
+        result = call()
+    finally:
+        idx.conn.set_trace_callback(None)
+    sql = next(s for s in statements if "FROM rec" in s)
+    return result, " ".join(str(row[-1]) for row in idx.conn.execute("EXPLAIN QUERY PLAN " + sql))
+
+
+def test_a_session_start_reads_through_indexes_not_the_whole_log(vault, monkeypatch):
+    # context runs at every session start: its recent records and the project's handoff must
+    # not scan (and sort) every record
+    from optmem import handoff
+
     for day in range(1, 21):
         monkeypatch.setenv("OPTMEM_NOW", f"2026-01-{day:02d}T00:00:00Z")
-        put(vault, f"note of day {day} about the deploy", gate=False)
+        put(vault, f"note of day {day} about the deploy", gate=False, project="webapp")
+    first = put(vault, "the port is 8080").id
+    fixed = facts.correct(vault, first, "the port is 9090").id
+    handoff.write(vault, "webapp", done=["deploy fixed"])
     with index.open_index(vault) as idx:
         now = 1_800_000_000.0
-        first = idx.recent(now, limit=3)
-        statements: list[str] = []
-        idx.conn.set_trace_callback(statements.append)
-        assert idx.recent(now, limit=3) == first
-        idx.conn.set_trace_callback(None)
-        sql = next(s for s in statements if "ORDER BY" in s)
-        plan = " ".join(str(row[-1]) for row in idx.conn.execute("EXPLAIN QUERY PLAN " + sql))
-        newest = idx.record(first[0]).text
-    assert "rec_used" in plan and "TEMP B-TREE" not in plan, plan
-    assert [r.ts for r in first] == sorted((r.ts for r in first), reverse=True) and "day 20" in newest
+        recent, plan = _plan_of(idx, lambda: idx.recent(now, exclude_kinds=("handoff",), limit=3))
+        assert "rec_used" in plan and "TEMP B-TREE" not in plan, plan
+        assert [r.ts for r in recent] == sorted((r.ts for r in recent), reverse=True)
+        assert "port is 9090" in idx.record(recent[0]).text
+        notes, plan = _plan_of(idx, lambda: idx.handoffs("webapp", 1))
+        assert "rec_handoff" in plan and "TEMP B-TREE" not in plan and notes, plan
