@@ -55,6 +55,15 @@ def _last_weekend(d: date) -> Found:
     return [(saturday, "d"), (saturday + timedelta(days=1), "d")]
 
 
+_CJK_WEEKDAYS = "一二三四五六日天"  # 周一 … 周日 (周天 is Sunday too)
+
+
+def _last_weeks(d: date, m: re.Match[str]) -> Found:
+    """上周六, 上星期一, 上礼拜天: that day of the calendar week (Monday to Sunday) before d's."""
+    monday = d - timedelta(days=d.weekday() + 7)
+    return [(monday + timedelta(days=min(_CJK_WEEKDAYS.index(m.group(1)), 6)), "d")]
+
+
 def _days(k: int) -> Callable[[date, re.Match[str]], Found]:
     return lambda d, m: [(d + timedelta(days=k), "d")]
 
@@ -70,6 +79,7 @@ _RELATIVE_SOURCES: tuple[tuple[str, Callable[[date, re.Match[str]], Found]], ...
         (r"\b(?:last|this past|past) weekend\b|上周末", lambda d, m: _last_weekend(d)),
         (r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
          lambda d, m: [(_last_weekday(d, _WEEKDAYS.index(m.group(1))), "d")]),
+        (rf"(?:上周|上星期|上个星期|上礼拜)([{_CJK_WEEKDAYS}])", _last_weeks),
         (r"\blast week\b|\ba week ago\b|\bthe other week\b|上周|上星期|上个星期|上礼拜",
          lambda d, m: [(d - timedelta(days=7), "m")]),
         (rf"\b{_COUNT} weeks? ago\b", lambda d, m: [(d - timedelta(days=7 * _count(m.group(1))), "m")]),
@@ -226,14 +236,22 @@ def record_terms(epoch: float | None, folded: str) -> list[str]:
     return list(dict.fromkeys([*own_terms, *(t for day, precision in found for t in _held(day, precision))]))
 
 
-def query_terms(folded: str) -> list[str]:
+def query_terms(folded: str, now: float | None = None) -> list[str]:
     """The date terms a query asks about, at the precision it names: a day asks for its day and
-    month terms, a month for the month term, a year for the year term and its twelve months."""
+    month terms, a month for the month term, a year for the year term and its twelve months.
+    With `now`, relative phrases ("yesterday", "last month", "上周六") are resolved from it, as a
+    record's are from its own time."""
+    found = _explicit(folded, None)
+    today = _day(int(now // 86400)) if now is not None else None
+    if today is not None and _RELATIVE_HINT.search(folded):
+        for pattern, resolve in _relative():
+            for m in pattern.finditer(folded):
+                found += resolve(today, m)
     out: list[str] = []
-    for day, precision in _explicit(folded, None):
-        found = terms_for(day, precision)
+    for day, precision in found:
+        terms = terms_for(day, precision)
         if precision == "y":
-            out += [*found, *(terms_for(date(day.year, m, 1), "m")[1] for m in range(1, 13))]
+            out += [*terms, *(terms_for(date(day.year, m, 1), "m")[1] for m in range(1, 13))]
         else:
-            out += found[1:]
+            out += terms[1:]
     return list(dict.fromkeys(out))

@@ -63,7 +63,8 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
         raise UsageError("QUERY is empty; give words to search for (Chinese or English)")
     if limit < 1:
         raise UsageError("--limit must be at least 1")
-    q = Query(query, terms_of(query), limit, filters or Filters(), explain, clock.now().timestamp())
+    now = clock.now().timestamp()
+    q = Query(query, terms_of(query, now), limit, filters or Filters(), explain, now)
     with open_index(vault, progress) as idx:
         warnings = idx.warnings()
         df = idx.doc_freq(q.terms) if q.terms else {}  # once, for the ranking and the hidden counts
@@ -93,9 +94,10 @@ def _hidden_matches(idx: Index, q: Query, found: list[str], status: view.Status)
     return idx.count_matches(match_any(found), f"{where} AND {hidden}", [*params, *more])
 
 
-def terms_of(query: str) -> list[str]:
-    """A query's search terms: its words and CJK bigrams, and the dates it names."""
-    return textmod.search_terms(query) + dates.query_terms(textmod.fold(query))
+def terms_of(query: str, now: float | None = None) -> list[str]:
+    """A query's search terms: its words and CJK bigrams, and the dates it names (relative ones
+    resolved from `now`)."""
+    return textmod.search_terms(query) + dates.query_terms(textmod.fold(query), now)
 
 
 def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResult:

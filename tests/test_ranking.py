@@ -45,6 +45,8 @@ def test_date_terms_of_records_and_queries():
     assert "__d2023_06_01" in rec                                             # an explicit date, its year
     zh = dates.record_terms(epoch("2023-05-04"), text.fold("昨天搬到了上海，上个月还在杭州"))
     assert "__d2023_05_03" in zh and "__m2023_04" in zh
+    # 上周六 said on a Tuesday: the Saturday of the calendar week before
+    assert "__d2023_04_29" in dates.record_terms(epoch("2023-05-02"), text.fold("上周六和小王签了合同"))
     assert dates.query_terms(text.fold("What did we decide in May 2023?")) == ["__m2023_05"]
     assert dates.query_terms(text.fold("2023年5月3日做了什么")) == ["__m2023_05", "__d2023_05_03"]
     assert dates.query_terms(text.fold("what happened in 2022"))[:2] == ["__y2022", "__m2022_01"]
@@ -62,6 +64,35 @@ def test_a_query_naming_a_month_finds_that_months_records(vault, cli, monkeypatc
     at(monkeypatch, "2023-05-04T09:00:00Z")
     moved = put(vault, "昨天搬到了上海").id
     assert cli.json("search", "2023年5月3日")["hits"][0]["id"] == moved  # "yesterday" resolved
+
+
+def test_relative_dates_in_a_query_are_resolved_from_now():
+    now = epoch("2023-05-04")  # a Thursday
+    assert dates.query_terms(text.fold("what did I sign yesterday"), now) == ["__m2023_05", "__d2023_05_03"]
+    assert dates.query_terms(text.fold("我昨天签了什么"), now) == ["__m2023_05", "__d2023_05_03"]
+    assert "__d2023_04_29" in dates.query_terms(text.fold("who did I meet last Saturday"), now)
+    assert dates.query_terms(text.fold("what did I finish last month"), now) == ["__m2023_04"]
+    assert dates.query_terms(text.fold("上个月完成了什么"), now) == ["__m2023_04"]
+    assert dates.query_terms(text.fold("how many days ago did I sign it"), now) == []  # no count: no day
+    assert dates.query_terms(text.fold("what did I sign yesterday")) == []  # no clock given: none
+
+
+def test_a_query_saying_yesterday_finds_what_happened_that_day(vault, cli, monkeypatch):
+    # the day a query names relatively ("yesterday", "上周六") is resolved from now and matches the
+    # record of that day — above a newer record that says the same
+    at(monkeypatch, "2023-05-03T18:00:00Z")
+    signed = put(vault, "Signed the lease for the new office with Dana").id
+    at(monkeypatch, "2023-05-04T08:00:00Z")
+    put(vault, "Signed the lease for the storage unit with Dana")
+    at(monkeypatch, "2023-05-04T09:00:00Z")
+    out = cli.json("search", "what lease did I sign yesterday", "--explain")
+    assert out["hits"][0]["id"] == signed and "__d2023_05_03" in out["hits"][0]["explain"]["dates"]
+    at(monkeypatch, "2023-04-29T18:00:00Z")  # a Saturday
+    office = put(vault, "和小王签了办公室的合同").id
+    at(monkeypatch, "2023-05-01T09:00:00Z")
+    put(vault, "和小王签了仓库的合同")
+    at(monkeypatch, "2023-05-02T09:00:00Z")  # Tuesday: 上周六 is the Saturday of last week
+    assert cli.json("search", "上周六和小王签了什么合同")["hits"][0]["id"] == office
 
 
 def test_session_neighbours_lend_context_only_within_a_session(vault, cli, monkeypatch):
