@@ -69,37 +69,71 @@ def _days(k: int) -> Callable[[date, re.Match[str]], Found]:
 
 
 # relative phrases, resolved from the record's own time (compiled on first use: most commands
-# never need them)
-_RELATIVE_SOURCES: tuple[tuple[str, Callable[[date, re.Match[str]], Found]], ...] = (
-        (r"\bthe day before yesterday\b|前天", _days(-2)),
-        (r"\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
-        (r"\btomorrow\b|明天", _days(1)),
-        (rf"\b{_COUNT} days? ago\b|(\d+|[一两二三四五六七八九十几])天前",
+# never need them), each with the words one of which it needs (a substring test spares a long
+# text the pattern: conversation turns run to kilobytes)
+Resolve = Callable[[date, re.Match[str]], Found]
+_WEEKDAY_NEEDS = (*_WEEKDAYS,)
+_RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
+        (("yesterday", "前天"), r"\bthe day before yesterday\b|前天", _days(-2)),
+        (("yesterday", "last night", "昨"), r"\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
+        (("tomorrow", "明天"), r"\btomorrow\b|明天", _days(1)),
+        (("ago", "天前"), rf"\b{_COUNT} days? ago\b|(\d+|[一两二三四五六七八九十几])天前",
          lambda d, m: [(d - timedelta(days=_count(m.group(1) or m.group(2))), "d")]),
-        (r"\b(?:last|this past|past) weekend\b|上周末", lambda d, m: _last_weekend(d)),
-        (r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+        (("weekend", "上周末"), r"\b(?:last|this past|past) weekend\b|上周末", lambda d, m: _last_weekend(d)),
+        (_WEEKDAY_NEEDS, r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
          lambda d, m: [(_last_weekday(d, _WEEKDAYS.index(m.group(1))), "d")]),
-        (rf"(?:上周|上星期|上个星期|上礼拜)([{_CJK_WEEKDAYS}])", _last_weeks),
-        (r"\blast week\b|\ba week ago\b|\bthe other week\b|上周|上星期|上个星期|上礼拜",
+        (("上周", "上星期", "上个星期", "上礼拜"), rf"(?:上周|上星期|上个星期|上礼拜)([{_CJK_WEEKDAYS}])", _last_weeks),
+        (("week", "上周", "上星期", "上个星期", "上礼拜"),
+         r"\blast week\b|\ba week ago\b|\bthe other week\b|上周|上星期|上个星期|上礼拜",
          lambda d, m: [(d - timedelta(days=7), "m")]),
-        (rf"\b{_COUNT} weeks? ago\b", lambda d, m: [(d - timedelta(days=7 * _count(m.group(1))), "m")]),
-        (r"\bnext week\b|下周|下星期|下个星期", lambda d, m: [(d + timedelta(days=7), "m")]),
-        (r"\blast month\b|\ba month ago\b|上个月|上月", lambda d, m: [(_months_before(d, 1), "m")]),
-        (rf"\b{_COUNT} months? ago\b", lambda d, m: [(_months_before(d, _count(m.group(1))), "m")]),
-        (r"\bnext month\b|下个月|下月", lambda d, m: [(_months_before(d, -1), "m")]),
-        (r"\blast year\b|\ba year ago\b|去年", lambda d, m: [(date(d.year - 1, 1, 1), "y")]),
-        (r"前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
-        (r"\bnext year\b|明年", lambda d, m: [(date(d.year + 1, 1, 1), "y")]),
+        (("ago",), rf"\b{_COUNT} weeks? ago\b", lambda d, m: [(d - timedelta(days=7 * _count(m.group(1))), "m")]),
+        (("next week", "下周", "下星期", "下个星期"), r"\bnext week\b|下周|下星期|下个星期",
+         lambda d, m: [(d + timedelta(days=7), "m")]),
+        (("month", "上个月", "上月"), r"\blast month\b|\ba month ago\b|上个月|上月",
+         lambda d, m: [(_months_before(d, 1), "m")]),
+        (("ago",), rf"\b{_COUNT} months? ago\b", lambda d, m: [(_months_before(d, _count(m.group(1))), "m")]),
+        (("next month", "下个月", "下月"), r"\bnext month\b|下个月|下月", lambda d, m: [(_months_before(d, -1), "m")]),
+        (("year", "去年"), r"\blast year\b|\ba year ago\b|去年", lambda d, m: [(date(d.year - 1, 1, 1), "y")]),
+        (("前年",), r"前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
+        (("next year", "明年"), r"\bnext year\b|明年", lambda d, m: [(date(d.year + 1, 1, 1), "y")]),
 )
 
 
+# … and for a query only: the day, month or year itself ("what did we ship today", "本月的开销") —
+# a record holds its own day's terms anyway, and these words are too common in text to test
+# every record for
+_NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
+        (("today", "tonight", "this ", "今"), r"\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|今天|今日|今晚|今早",
+         _days(0)),
+        (("this month", "本月", "这个月"), r"\bthis month\b|本月|这个月", lambda d, m: [(d, "m")]),
+        (("this year", "今年"), r"\bthis year\b|今年", lambda d, m: [(date(d.year, 1, 1), "y")]),
+)
+
+
+def _resolved(sources: tuple[tuple[tuple[str, ...], re.Pattern[str], Resolve], ...], folded: str,
+              day: date) -> Found:
+    """The days the relative phrases of a folded text name, resolved from `day`."""
+    out: Found = []
+    for needs, pattern, resolve in sources:
+        if any(n in folded for n in needs):
+            for m in pattern.finditer(folded):
+                out += resolve(day, m)
+    return out
+
+
 @lru_cache(maxsize=1)
-def _relative() -> tuple[tuple[re.Pattern[str], Callable[[date, re.Match[str]], Found]], ...]:
-    return tuple((re.compile(p), f) for p, f in _RELATIVE_SOURCES)
+def _relative() -> tuple[tuple[tuple[str, ...], re.Pattern[str], Resolve], ...]:
+    return tuple((needs, re.compile(p), f) for needs, p, f in _RELATIVE_SOURCES)
+
+
+@lru_cache(maxsize=1)
+def _now_relative() -> tuple[tuple[tuple[str, ...], re.Pattern[str], Resolve], ...]:
+    return tuple((needs, re.compile(p), f) for needs, p, f in _NOW_SOURCES)
+
+
 # every relative phrase holds one of these: a cheap test before the patterns run
 _RELATIVE_WORDS = ("yesterday|tomorrow|ago|weekend|last|past|next|other week|前天|昨|明天|天前|上周|"
                    "上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年")
-_RELATIVE_HINT = re.compile(_RELATIVE_WORDS)
 
 Explicit = Callable[[re.Match[str], int | None], tuple[int, int, int, str] | None]
 # explicit dates in folded (lower-case) text; `year` fills in a date written without one. Each
@@ -131,14 +165,13 @@ def _explicit_patterns() -> tuple[tuple[str, re.Pattern[str], Explicit], ...]:
     return tuple((need, re.compile(p), f) for need, p, f in _EXPLICIT_SOURCES)
 
 
-# what an explicit date needs at all — a year, 月, or a month name — tested once before the patterns
-_EXPLICIT_HINT = re.compile(rf"(?:19|20)\d\d|月|\b(?:{'|'.join(MONTHS)})\b")
 _YMD = re.compile(r"\d{4}-")
+_DIGIT = re.compile(r"\d")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _MONTH_NAME = re.compile(rf"\b(?:{'|'.join(MONTHS)})\b")
-# `_hinted` asks what `re.search(f"{_RELATIVE_WORDS}|{_EXPLICIT_HINT.pattern}", text)` asks, with
-# substring tests first: that alternation tried ~40 branches at every position (6 µs a record,
-# a seventh of indexing) where `in` finds a literal in a fraction of it
+# `_hinted` asks whether a text holds a relative phrase's word, a year of this or the last century,
+# 月 or a month name — with substring tests first: one alternation of them all tried ~40 branches
+# at every position (6 µs a record, a seventh of indexing) where `in` finds a literal in a fraction
 _HINT_ASCII = tuple(w for w in (*_RELATIVE_WORDS.split("|"), "月") if w.isascii())
 _HINT_CJK = tuple(w for w in (*_RELATIVE_WORDS.split("|"), "月") if not w.isascii())
 _MONTH_HEADS = tuple(dict.fromkeys(name[:3] for name in MONTHS))
@@ -164,10 +197,13 @@ def _hinted(folded: str) -> bool:
 
 def _explicit(folded: str, year: int | None) -> Found:
     out: Found = []
-    if not _EXPLICIT_HINT.search(folded) or not any(ch.isdigit() for ch in folded):
-        return out
+    if _DIGIT.search(folded) is None:
+        return out  # every explicit date has digits
     held = {"ymd": _YMD.search(folded) is not None, "年": "年" in folded, "月": "月" in folded,
-            "mon": _MONTH_NAME.search(folded) is not None, "year": _YEAR.search(folded) is not None}
+            "mon": any(head in folded for head in _MONTH_HEADS) and _MONTH_NAME.search(folded) is not None,
+            "year": ("19" in folded or "20" in folded) and _YEAR.search(folded) is not None}
+    if not (held["year"] or held["月"] or held["mon"]):
+        return out  # none names a date without a year, 月 or a month name
     taken: list[tuple[int, int]] = []  # a span read by one pattern is not read again
     for need, pattern, read in _explicit_patterns():
         if not held[need]:
@@ -226,13 +262,7 @@ def record_terms(epoch: float | None, folded: str) -> list[str]:
     own_terms = _held(own, "d")
     if not _hinted(folded):
         return list(own_terms)  # most records: nothing in the text names a date
-    relative = _RELATIVE_HINT.search(folded) is not None
-    found: Found = []
-    if relative:
-        for pattern, resolve in _relative():
-            for m in pattern.finditer(folded):
-                found += resolve(own, m)
-    found += _explicit(folded, own.year)
+    found = _resolved(_relative(), folded, own) + _explicit(folded, own.year)
     return list(dict.fromkeys([*own_terms, *(t for day, precision in found for t in _held(day, precision))]))
 
 
@@ -243,10 +273,8 @@ def query_terms(folded: str, now: float | None = None) -> list[str]:
     record's are from its own time."""
     found = _explicit(folded, None)
     today = _day(int(now // 86400)) if now is not None else None
-    if today is not None and _RELATIVE_HINT.search(folded):
-        for pattern, resolve in _relative():
-            for m in pattern.finditer(folded):
-                found += resolve(today, m)
+    if today is not None:
+        found += _resolved(_relative(), folded, today) + _resolved(_now_relative(), folded, today)
     out: list[str] = []
     for day, precision in found:
         terms = terms_for(day, precision)

@@ -28,13 +28,15 @@ def epoch(day: str) -> float:
 # pieces of every date hint and near misses, so random texts hit the edges (word boundaries,
 # years of other centuries, half a month name)
 _DATE_BITS = st.sampled_from(["yesterday", "ago", "last", "other week", "other  week", "昨", "上个",
+                              "this", "this ", "today", "今天", "本月",
                               "明年", "月", "年", "2023", "1899", "19", "20", "may", "mayor", "sept",
                               "dec", "xdec", "jan.", " ", "-", "a", "7", "前", "天"])
 
 
 @given(st.lists(_DATE_BITS, max_size=8).map("".join))
 def test_the_date_hint_asks_exactly_what_the_hint_pattern_asks(folded):
-    pattern = re.compile(f"{dates._RELATIVE_WORDS}|{dates._EXPLICIT_HINT.pattern}")
+    months = "|".join(dates.MONTHS)
+    pattern = re.compile(f"{dates._RELATIVE_WORDS}|(?:19|20)\\d\\d|月|\\b(?:{months})\\b")
     assert dates._hinted(folded) == (pattern.search(folded) is not None)
 
 
@@ -75,6 +77,10 @@ def test_relative_dates_in_a_query_are_resolved_from_now():
     assert dates.query_terms(text.fold("上个月完成了什么"), now) == ["__m2023_04"]
     assert dates.query_terms(text.fold("how many days ago did I sign it"), now) == []  # no count: no day
     assert dates.query_terms(text.fold("what did I sign yesterday")) == []  # no clock given: none
+    assert dates.query_terms(text.fold("what did we ship today"), now) == ["__m2023_05", "__d2023_05_04"]
+    assert dates.query_terms(text.fold("今天做了什么"), now) == ["__m2023_05", "__d2023_05_04"]
+    assert dates.query_terms(text.fold("本月的开销"), now) == ["__m2023_05"]
+    assert dates.query_terms(text.fold("this year's goals"), now)[:2] == ["__y2023", "__m2023_01"]
 
 
 def test_a_query_saying_yesterday_finds_what_happened_that_day(vault, cli, monkeypatch):
