@@ -33,6 +33,11 @@ def test_a_chinese_query_drops_the_form_of_its_question_while_a_topic_is_left():
     assert "家什" in text.search_terms("家什放在哪里") and "几率" in text.search_terms("中奖几率多大")
     assert "毛呢" in text.search_terms("毛呢大衣在哪买") and text.search_terms("我住几楼") == ["我住", "楼"]
     assert text.search_terms("卡罗琳什么时候去了") == ["卡罗", "罗琳", "去了"]  # neighbours pair across it
+    # a final 吧/呢 that ends a noun (酒吧, 网吧, 毛呢) is the topic, not the question's mood
+    assert text.search_terms("毛呢") == ["毛呢"] and text.search_terms("去三里屯的酒吧") [-1] == "酒吧"
+    assert text.search_terms("网吧") == ["网吧"] and text.search_terms("好吧") == ["好"]
+    assert text.search_terms("他在哪里呢") == ["他在"]
+    assert text.cjk_characters("毛呢") == ["毛", "呢"] and text.cjk_characters("走了吗") == ["走", "了"]
 
 
 def test_latin_words_are_nfkc_folded():
