@@ -195,7 +195,9 @@ def _hinted(folded: str) -> bool:
     return False
 
 
-def _explicit(folded: str, year: int | None) -> Found:
+def _explicit(folded: str, year: int | None, spans: list[tuple[int, int]] | None = None) -> Found:
+    """The dates written in a folded text (`year` for those written without one); the spans they
+    were read from go into `spans` when given."""
     out: Found = []
     if _DIGIT.search(folded) is None:
         return out  # every explicit date has digits
@@ -220,6 +222,8 @@ def _explicit(folded: str, year: int | None) -> Found:
             except ValueError:
                 continue
             taken.append((m.start(), m.end()))
+    if spans is not None:
+        spans += taken
     return out
 
 
@@ -266,12 +270,13 @@ def record_terms(epoch: float | None, folded: str) -> list[str]:
     return list(dict.fromkeys([*own_terms, *(t for day, precision in found for t in _held(day, precision))]))
 
 
-def query_terms(folded: str, now: float | None = None) -> list[str]:
+def query_terms(folded: str, now: float | None = None, spans: list[tuple[int, int]] | None = None) -> list[str]:
     """The date terms a query asks about, at the precision it names: a day asks for its day and
     month terms, a month for the month term, a year for the year term and its twelve months.
     With `now`, relative phrases ("yesterday", "last month", "上周六") are resolved from it, as a
-    record's are from its own time."""
-    found = _explicit(folded, None)
+    record's are from its own time. The spans of the dates written out ("May 2025", "2025-05-14")
+    go into `spans` when given: their words are the date, not words to match."""
+    found = _explicit(folded, None, spans)
     today = _day(int(now // 86400)) if now is not None else None
     if today is not None:
         found += _resolved(_relative(), folded, today) + _resolved(_now_relative(), folded, today)

@@ -96,8 +96,14 @@ def _hidden_matches(idx: Index, q: Query, found: list[str], status: view.Status)
 
 def terms_of(query: str, now: float | None = None) -> list[str]:
     """A query's search terms: its words and CJK bigrams, and the dates it names (relative ones
-    resolved from `now`)."""
-    return textmod.search_terms(query) + dates.query_terms(textmod.fold(query), now)
+    resolved from `now`). The words of a date written out are that date's terms only — "may" in
+    "May 2025" is the month, not the verb."""
+    folded = textmod.fold(query)
+    spans: list[tuple[int, int]] = []
+    found = dates.query_terms(folded, now, spans)
+    for start, end in spans:
+        folded = folded[:start] + " " * (end - start) + folded[end:]
+    return textmod.search_terms(folded) + found
 
 
 def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResult:

@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 from datetime import datetime, timezone
 
 from conftest import put
-from optmem import dates, ranking, text
+from optmem import dates, ranking, search, text
 from optmem.settings import Ranking
 
 
@@ -66,6 +66,19 @@ def test_a_query_naming_a_month_finds_that_months_records(vault, cli, monkeypatc
     at(monkeypatch, "2023-05-04T09:00:00Z")
     moved = put(vault, "昨天搬到了上海").id
     assert cli.json("search", "2023年5月3日")["hits"][0]["id"] == moved  # "yesterday" resolved
+
+
+def test_a_month_named_in_a_query_is_no_longer_the_word_may(vault, cli, monkeypatch):
+    # "May 2025" asks for May's records: the words of a date the query names are the date, so a
+    # later record saying "we may move" does not win on the word and its recency
+    at(monkeypatch, "2025-05-14T10:00:00Z")
+    postgres = put(vault, "We decided to use Postgres for billing").id
+    at(monkeypatch, "2025-06-10T10:00:00Z")
+    put(vault, "We decided we may move the office")
+    at(monkeypatch, "2025-06-20T10:00:00Z")
+    out = cli.json("search", "what did we decide in May 2025", "--explain")
+    assert out["hits"][0]["id"] == postgres and out["hits"][0]["explain"]["dates"] == ["__m2025_05"]
+    assert "may" in search.terms_of("may I ask about the port")  # no date named: a word
 
 
 def test_relative_dates_in_a_query_are_resolved_from_now():
