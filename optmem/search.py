@@ -30,6 +30,9 @@ from optmem.vault import Vault
 __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search"]
 
 
+MAX_LIMIT = 10**9
+
+
 class Query(NamedTuple):
     """One search: the words, their terms, how many hits, the filters, now."""
 
@@ -63,6 +66,7 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
         raise UsageError("QUERY is empty; give words to search for (Chinese or English)")
     if limit < 1:
         raise UsageError("--limit must be at least 1")
+    limit = min(limit, MAX_LIMIT)  # more than any store holds: all of them (and SQLite's integers hold it)
     now = clock.now().timestamp()
     q = Query(query, terms_of(query, now), limit, filters or Filters(), explain, now)
     with open_index(vault, progress) as idx:

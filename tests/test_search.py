@@ -245,6 +245,8 @@ def test_limit_and_total(vault, cli):
         put(vault, f"meeting notes number {i} 会议纪要 {i}")
     out = cli.json("search", "meeting notes", "--limit", "5")
     assert len(out["hits"]) == 5 and out["total"] == 15
+    # a limit past any store's size (and SQLite's integers) is "all of them"
+    assert len(cli.json("search", "meeting notes", "--limit", str(2 * 10**18))["hits"]) == 15
 
 
 def test_hand_typed_line_found_without_reindexing_and_deleted_line_gone(vault, vault_path, cli):
