@@ -61,18 +61,6 @@ def _target(idx: Index, target: str, now: float) -> Row:
     return idx.rows_in([found[0].line])[0]
 
 
-def _current_version(idx: Index, row: Row) -> Row:
-    """The end of the chain of records that supersede `row` (the current version of its fact)."""
-    seen = {row.id}
-    while row.superseded_by and row.superseded_by not in seen:
-        newer = idx.by_id(row.superseded_by)
-        if newer is None:
-            break
-        seen.add(newer.id)
-        row = newer
-    return row
-
-
 def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = None,
             domain: str | None = None, project: str | None = None, key: str | None = None,
             evidence: str | None = None, source: str | None = None,
@@ -93,7 +81,7 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
             row = _target(idx, target, now)
             log.refuse_bookkeeping(idx, row, "correct")
             if row.superseded_by:  # correcting an old version would make a second current one
-                head = _current_version(idx, row)
+                head = idx.current_version(row)
                 raise UsageError(
                     f"{row.id} is already superseded by {row.superseded_by}; the current version is "
                     f"{head.id} — correct that one (`optmem correct {head.id} TEXT`), so one fact never "

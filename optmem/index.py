@@ -159,6 +159,17 @@ class Index:
         found = self.rows("r.id = ? ORDER BY r.n LIMIT 1", (rid,))
         return found[0] if found else None
 
+    def current_version(self, row: Row) -> Row:
+        """The end of the chain of records that supersede `row` (the current version of its fact)."""
+        seen = {row.id}
+        while row.superseded_by and row.superseded_by not in seen:
+            newer = self.by_id(row.superseded_by)
+            if newer is None:
+                break
+            seen.add(newer.id)
+            row = newer
+        return row
+
     def resolve(self, ref: str) -> list[Row]:
         """Rows whose id equals `ref`, else starts or ends with it (≥ 6 chars); case-insensitive."""
         return self.rows_in(list(matching_ids(self.conn, ref, 50).values()))

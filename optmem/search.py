@@ -121,7 +121,7 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     if not found:
         return SearchResult(q.text, [], 0)
     rows, total = _candidates(idx, q, found, df, settings)
-    if not rows:
+    if not rows and not q.filters.current:  # (--current: a correction may stand in for a match)
         return SearchResult(q.text, [], 0)
     scored, corpus = _score(idx, q, rows, df, settings)
     hits = _order(scored, q, corpus, settings)
@@ -244,6 +244,29 @@ class _Scored(NamedTuple):
     parts: ranking.Parts
     topic: ranking.Topic
     matched: frozenset[str]
+    stands_for: str | None = None  # the superseded record whose relevance it took
+
+
+def _successors(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int, float],
+                df: dict[str, int], settings: Ranking) -> dict[str, tuple[float, str]]:
+    """The current versions of the superseded records that matched, by id: (the best relevance
+    among the records each one replaces, that record's id). A correction, a newer value of a key
+    or a replaced hot entry is the same fact said anew, in words the query may not share: it
+    stands in for what it replaces. With --current the replaced records are no candidates, so
+    the best of them are looked up on their own."""
+    olds = [(row, relevance[n]) for n, row in rows.items() if row.superseded_by and relevance[n] > 0]
+    if q.filters.current:
+        found = [t for t in q.terms if df.get(t)]
+        where, params = q.filters._replace(current=False).sql(q.now)
+        for row in idx.matches(match_any(found), f"{where} AND (r.sup IS NOT NULL OR r.ksup IS NOT NULL)",
+                               params, "ORDER BY bm25(fts)", settings.candidates):
+            olds.append((row, -1.0))  # scored below, once its relevance is known
+    heads: dict[str, tuple[float, str]] = {}
+    for row, rel in olds:
+        head = idx.current_version(row)
+        if head.id != row.id and (head.id not in heads or rel > heads[head.id][0]):
+            heads[head.id] = (rel, row.id)
+    return heads
 
 
 def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
@@ -258,6 +281,20 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         if row.n not in rows:
             rows[row.n] = row
             seen[row.n] = _relevance(idx, q, row, corpus)
+    heads = _successors(idx, q, rows, {n: v[1] for n, v in seen.items()}, df, settings)
+    stands: dict[int, tuple[float, str]] = {}
+    if heads:
+        where, params = q.filters.sql(q.now)
+        ids = sorted(heads)
+        for row in idx.rows(f"r.id IN ({', '.join('?' * len(ids))}) AND {where}", [*ids, *params]):
+            if row.n not in rows:
+                rows[row.n] = row
+                seen[row.n] = _relevance(idx, q, row, corpus)
+            rel, old = heads[row.id]
+            if rel < 0:  # a replaced record found only for --current: its relevance now
+                old_row = idx.by_id(old)
+                rel = _relevance(idx, q, old_row, corpus)[1] if old_row else 0.0
+            stands[row.n] = (rel, old)
     own = {(r.session, r.spos): seen[n][1] for n, r in rows.items() if r.session is not None}
     out = []
     w = settings.context_window
@@ -265,6 +302,9 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     life = idx.vault.settings.lifecycle
     for n, row in rows.items():
         rec, relevance, tokens, matched = seen[n]
+        stands_for = None
+        if n in stands and stands[n][0] > relevance:
+            relevance, stands_for = stands[n]
         context = 0.0
         if row.session is not None and row.spos is not None:
             context = ranking.context_share(
@@ -280,7 +320,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
                               q.now, settings, past=past)
         topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
                               rec.corrects, tokens)
-        out.append(_Scored(row, rec, parts, topic, matched))
+        out.append(_Scored(row, rec, parts, topic, matched, stands_for))
     return out, corpus
 
 
@@ -373,7 +413,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
     for s, promoted, updated in final[: q.limit]:
         explain = None
         if q.explain:
-            explain = s.parts.explain(promoted_over=promoted, updates=updated, asks=asks,
+            explain = s.parts.explain(promoted_over=promoted, updates=updated, asks=asks, stands_for=s.stands_for,
                                       dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                                       b=round(corpus.params.b, 3))
         hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,

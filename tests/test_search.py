@@ -366,3 +366,34 @@ def test_a_shorter_limit_is_the_start_of_a_longer_one(vault, monkeypatch):
         longest = ids(find(vault, query, limit=40))
         for limit in (1, 2, 3, 5, 10, 20):
             assert ids(find(vault, query, limit=limit)) == longest[:limit], (query, limit)
+
+
+@pytest.mark.parametrize("old, new, query", [
+    ("The backend port is 8080", "It is 9090 since the migration", "backend port"),
+    ("前端端口是 3000", "改成 3001 了", "前端端口"),
+])
+def test_a_correction_in_other_words_is_found_through_what_it_corrects(vault, cli, monkeypatch, old, new, query):
+    # the correction shares no word with the query: it stands in for the record it corrects (its
+    # relevance), so search, --current and context find the current value, not only the old one
+    at(monkeypatch, "2026-01-05T10:00:00Z")
+    old_id = put(vault, old).id
+    put(vault, "the frontend build takes four minutes 前端构建要四分钟")
+    at(monkeypatch, "2026-01-06T10:00:00Z")
+    fix = facts.correct(vault, old_id, new).id
+    at(monkeypatch, "2026-01-07T10:00:00Z")
+    out = cli.json("search", query, "--explain")
+    assert out["hits"][0]["id"] == fix and old_id in [h["id"] for h in out["hits"]]
+    assert out["hits"][0]["explain"]["stands_for"] == old_id
+    current = [h["id"] for h in cli.json("search", query, "--current")["hits"]]
+    assert current[0] == fix and old_id not in current
+    assert new in cli.json("context", "--query", query)["text"]
+    # a filter the correction does not pass still leaves it out
+    assert fix not in [h["id"] for h in cli.json("search", query, "--current", "--kind", "note")["hits"]]
+
+
+def test_a_replaced_hot_entry_is_found_by_the_words_it_replaced(vault, cli):
+    memory.add(vault, "小明喜欢喝咖啡")
+    memory.replace(vault, "小明喜欢喝咖啡", "小红喜欢喝茶")
+    hits = cli.json("search", "咖啡")["hits"]
+    assert [h["text"] for h in hits] == ["小红喜欢喝茶", "小明喜欢喝咖啡"]
+    assert [h["status"] for h in hits] == ["current", "superseded"]
