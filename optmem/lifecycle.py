@@ -274,7 +274,9 @@ class Touched(NamedTuple):
 
 
 def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
-    """Say these records were used: they stay warm (a cold one is warm again)."""
+    """Say these records were used: they stay warm (a cold one is warm again) — and so does the
+    current version of a superseded one (its fact is in use again: search must not show the old
+    value alone, superseded by a record it no longer finds)."""
     from optmem.index import open_index
     from optmem.log import resolve_one
 
@@ -283,11 +285,12 @@ def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
     now = clock.now().timestamp()
     with open_index(vault) as idx:
         found = [resolve_one(idx, ref) for ref in refs]  # every id checked before anything is written
+        for r in found:
+            if r.kind in BOOKKEEPING:
+                raise UsageError(f"{r.id} is a `{r.kind}` line, not a memory; touch the record it is about "
+                                 f"({r.ref or '?'}); nothing was written", id=r.id, ref=r.ref)
+        found += [idx.current_version(r) for r in found if r.superseded_by]
     rows = list({r.id: r for r in found}.values())
-    for r in rows:
-        if r.kind in BOOKKEEPING:
-            raise UsageError(f"{r.id} is a `{r.kind}` line, not a memory; touch the record it is about "
-                             f"({r.ref or '?'}); nothing was written", id=r.id, ref=r.ref)
     touch_ids(vault, [r.id for r in rows], via)
     return Touched([r.id for r in rows], [r.id for r in rows if view.status(r, now) == view.Status.COLD])
 

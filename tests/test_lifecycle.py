@@ -399,6 +399,22 @@ def test_an_old_value_goes_cold_with_the_record_that_replaced_it(cli, vault, vau
     assert "COLD, SUPERSEDED by" in cli("search", "api rate limit 100", "--include-cold").stdout
 
 
+def test_recalling_an_old_value_warms_the_record_that_replaced_it(cli, vault, vault_path, monkeypatch):
+    # the fact is in use again: its current version comes back with it, or search would show the
+    # old value alone, superseded by something no longer found
+    no_sweep(vault_path)
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    old = cli.json("append", "The staging database host is db-old.internal")["id"]
+    at(monkeypatch, "2025-06-02T10:00:00Z")
+    new = cli.json("correct", old, "The staging database host is db-new.internal")["id"]
+    at(monkeypatch, "2025-12-01T10:00:00Z")
+    cli.json("sweep")
+    at(monkeypatch, "2025-12-02T10:00:00Z")
+    assert cli.json("touch", old)["warmed"] == [old, new]
+    at(monkeypatch, "2025-12-03T10:00:00Z")
+    assert cli.json("search", "staging database host", "--current")["hits"][0]["id"] == new
+
+
 def test_context_does_not_keep_an_unused_note_warm_by_showing_it(cli, vault, vault_path, monkeypatch):
     no_sweep(vault_path)
     at(monkeypatch, "2026-01-01T00:00:00Z")
