@@ -130,14 +130,20 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
 
 def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
                 settings: Ranking) -> tuple[dict[int, Row], int]:
-    """The rows worth scoring, and how many records match in all."""
-    pool = max(settings.candidates, q.limit * 5)
+    """The rows worth scoring, and how many records match in all: the best by FTS5's BM25, and
+    the newest matches (BM25 cannot tell equal matches apart, and recency can lift one). The pool
+    is the same for every --limit up to its size, so a shorter --limit lists the start of a longer
+    one."""
+    pool = max(settings.candidates, q.limit)
     where, params = q.filters.sql(q.now)
     match = match_any(found)
-    if sum(df[t] for t in found) <= settings.postings_budget:
+    exact = sum(df[t] for t in found) <= settings.postings_budget
+    if exact:
         queries = [(match, "ORDER BY bm25(fts)", pool, False)]  # exact: rank every match
     else:
         queries = wide_queries(found, df, settings.postings_budget, pool)  # bounded work at any size
+    if settings.newest:
+        queries.append((match, "ORDER BY fts.rowid DESC", settings.newest, False))  # read from the end: free
     rows: dict[int, Row] = {}
     plain = q.filters.plain()
     for fts_query, order, limit, optional in queries:
@@ -162,7 +168,7 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
                 rows.setdefault(r.n, r)
     if plain:
         total = idx.count_matches(match)
-    elif len(queries) == 1 and len(rows) < pool:
+    elif exact and len(rows) < pool:  # the first query returned every match
         total = len(rows)
     else:
         total = idx.count_matches(match, where, params)

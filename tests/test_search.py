@@ -349,6 +349,21 @@ def test_a_forgotten_match_is_counted_and_the_flag_named(vault, cli):
     assert cli.json("search", "Alice lives", "--include-forgotten")["forgotten_matches"] == 0
 
 
+def test_the_newest_match_is_a_candidate_however_many_tie_with_it(vault, cli, monkeypatch):
+    # seventy equal matches, then a newer one: BM25 alone cannot tell them apart, so the newest
+    # matches are re-scored too — recency lifts it first at any --limit
+    at(monkeypatch, "2025-12-01T10:00:00Z")
+    for i in range(70):
+        put(vault, f"deploy note {i}", gate=False)
+    at(monkeypatch, "2026-01-04T10:00:00Z")
+    newest = put(vault, "deploy the cluster").id
+    at(monkeypatch, "2026-01-05T10:00:00Z")
+    for limit in ("1", "10", "50", "80"):
+        assert cli.json("search", "deploy", "--limit", limit)["hits"][0]["id"] == newest, limit
+    ten = [h["id"] for h in cli.json("search", "deploy", "--limit", "10")["hits"]]
+    assert [h["id"] for h in cli.json("search", "deploy", "--limit", "50")["hits"]][:10] == ten
+
+
 def test_a_shorter_limit_is_the_start_of_a_longer_one(vault, monkeypatch):
     # statements of one changing value said over many days, and other records sharing some of
     # their words: the newer-first rules must re-order the same top hits whatever --limit asks
