@@ -18,6 +18,7 @@ from functools import lru_cache
 from datetime import date, timedelta
 
 PREFIX = "__"
+DAY_PREFIX = PREFIX + "d"  # a day's term (`__d2023_05_03`)
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
                 "september", "october", "november", "december")
 MONTHS = {name: i + 1 for i, name in enumerate(_MONTH_NAMES)}
@@ -234,7 +235,7 @@ def terms_for(day: date, precision: str) -> tuple[str, ...]:
     if precision in ("m", "d"):
         out.append(f"{PREFIX}m{day.year}_{day.month:02d}")
     if precision == "d":
-        out.append(f"{PREFIX}d{day.year}_{day.month:02d}_{day.day:02d}")
+        out.append(f"{DAY_PREFIX}{day.year}_{day.month:02d}_{day.day:02d}")
     return tuple(out)
 
 

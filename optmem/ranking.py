@@ -293,6 +293,7 @@ class Match(NamedTuple):
     band: int
     score: float
     matched: frozenset[str]
+    may_update: str | None = None  # the record the write gate saw it update (possible_update, kept both)
 
 
 def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> float:
@@ -308,7 +309,8 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
     band that matched largely the same query terms, when it scores at least a given share of it
     (with an update cue in the query: overlap ≥ update_overlap, share ≥ update_ratio; without:
     the stricter update_overlap_plain and update_ratio_plain). The cue words themselves do not
-    count in the overlap."""
+    count in the overlap. A record the write gate already saw update the older one (its
+    `may_update`) needs no overlap, and the lenient share."""
     theta = settings.update_overlap if cue else settings.update_overlap_plain
     ratio = settings.update_ratio if cue else settings.update_ratio_plain
     when = cue_terms()
@@ -317,8 +319,10 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
         pos, over = len(out), None
         for j, placed in enumerate(out):
             o = top[placed.at]
-            if (o.band == m.band and (m.ts or 0.0) - (o.ts or 0.0) >= DAY and m.score >= ratio * o.score
-                    and overlap(m.matched - when, o.matched - when, idfs) >= theta):
+            flagged = m.may_update is not None and m.may_update == o.id
+            if (o.band == m.band and (m.ts or 0.0) - (o.ts or 0.0) >= DAY
+                    and m.score >= (settings.update_ratio if flagged else ratio) * o.score
+                    and (flagged or overlap(m.matched - when, o.matched - when, idfs) >= theta)):
                 pos, over = j, o.id
                 break
         out.insert(pos, Ranked(i, over))

@@ -31,6 +31,7 @@ __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search
 
 
 MAX_LIMIT = 10**9
+NAMED_TIME = "named day"  # what a query asks for that names a day and no present cue
 
 
 class Query(NamedTuple):
@@ -114,7 +115,12 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     """The ranked hits for a query on an open index (what `search` runs); `df`: the documents
     holding each of its terms, when the caller looked them up already."""
     settings = idx.vault.settings.ranking
-    q = q._replace(asks=ranking.asks_for(q.text))
+    asks = ranking.asks_for(q.text)
+    if asks is None and any(t.startswith(dates.DAY_PREFIX) for t in q.terms):
+        # "what did we sign last Saturday": that day's records, not the newest (a month or a year
+        # named leaves room for updates within it)
+        asks = NAMED_TIME
+    q = q._replace(asks=asks)
     if df is None:
         df = idx.doc_freq(q.terms) if q.terms else {}
     found = [t for t in q.terms if df[t]]
@@ -403,14 +409,16 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
     # --limit is then the start of a longer one
     k = settings.reorder_top
     head = kept[: k * 3]
-    # "what was my previous …": the newest statement is not what is asked for — neither newer-first
-    # rule applies, relevance decides
-    placed = ([ranking.Ranked(i, None) for i in range(len(head))] if asks == "past" else
+    # "what was my previous …", "what did we sign last Saturday": the newest statement is not what
+    # is asked for — neither newer-first rule applies, relevance (the date terms with it) decides
+    as_is = asks in ("past", NAMED_TIME)
+    placed = ([ranking.Ranked(i, None) for i in range(len(head))] if as_is else
               ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window))
     order = [(head[p.at], p.promoted_over) for p in placed] + [(s, None) for s in kept[len(head):]]
     top = order[:k]
-    matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched) for s, _ in top]
-    if asks == "past":
+    matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched, s.row.upd)
+               for s, _ in top]
+    if as_is:
         updates = [ranking.Ranked(i, None) for i in range(len(matches))]
     else:
         updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings)

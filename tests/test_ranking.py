@@ -168,6 +168,21 @@ def test_chinese_update_goes_first_and_the_old_value_stays_found(vault, cli, mon
     assert [h["id"] for h in cli.json("search", "阳台现在有几盆植物")["hits"]] == [new, old]
 
 
+def test_an_update_the_write_gate_flagged_goes_first_without_a_cue_in_the_query(vault, cli, monkeypatch):
+    # "现在" inside the newer statement breaks the bigram 我养, so the matched terms differ; but
+    # the write gate saw the update (possible_update, kept both) and the ranking uses that link
+    at(monkeypatch, "2026-01-05T10:00:00Z")
+    old = put(vault, "我养了3盆绿萝，放在阳台上。").id
+    at(monkeypatch, "2026-03-05T10:00:00Z")
+    res = put(vault, "我现在养了5盆绿萝，放在阳台上。")
+    assert [u["id"] for u in res.possible_update] == [old]
+    at(monkeypatch, "2026-03-10T10:00:00Z")
+    hits = cli.json("search", "我养了几盆绿萝", "--explain")["hits"]
+    assert [h["id"] for h in hits] == [res.id, old] and hits[0]["explain"]["updates"] == old
+    past = cli.json("search", "我以前养了几盆绿萝")["hits"]
+    assert [h["id"] for h in past] == [old, res.id]
+
+
 def test_a_query_about_the_past_does_not_put_the_update_first(vault, cli, monkeypatch):
     at(monkeypatch, "2026-05-10T10:00:00Z")
     old = put(vault, "I live in Hangzhou, my flat is close to West Lake").id
