@@ -307,7 +307,9 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
                 old_row = idx.by_id(old)
                 rel = _relevance(idx, q, old_row, corpus)[1] if old_row else 0.0
             stands[row.n] = (rel, old)
-    own = {(r.session, r.spos): seen[n][1] for n, r in rows.items() if r.session is not None}
+    # a session's turns lend each other context within one domain (a session name reused in
+    # another domain is another conversation)
+    own = {(r.domain, r.session, r.spos): seen[n][1] for n, r in rows.items() if r.session is not None}
     out = []
     w = settings.context_window
     hot = _HotFiles(idx)
@@ -320,7 +322,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         context = 0.0
         if row.session is not None and row.spos is not None:
             context = ranking.context_share(
-                (own.get((row.session, row.spos + d), 0.0) for d in range(-w, w + 1) if d), settings)
+                (own.get((row.domain, row.session, row.spos + d), 0.0) for d in range(-w, w + 1) if d), settings)
         if relevance <= 0 and context <= 0:
             continue
         status = hot.status(row, rec, q.now)
@@ -371,17 +373,18 @@ class _HotFiles:
 
 def _neighbours(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int, float],
                 settings: Ranking) -> list[Row]:
-    """The session neighbours (within the window, passing the filters) of the most relevant
-    candidates: the turns around an answer are often what a question's words matched."""
+    """The session neighbours (within the window, of the same domain, passing the filters) of the
+    most relevant candidates: the turns around an answer are often what a question's words
+    matched."""
     w = settings.context_window
     placed = [(r, r.session, r.spos) for r in rows.values() if r.session is not None and r.spos is not None]
     top = sorted(placed, key=lambda p: -relevance[p[0].n])[: settings.context_top]
     held = {(session, spos) for _, session, spos in placed}
     where, params = q.filters.sql(q.now)
     found: dict[int, Row] = {}
-    for _, session, spos in top:
+    for near, session, spos in top:
         for r in idx.in_session(session, max(0, spos - w), spos + w, where, params):
-            if (r.session, r.spos) not in held:
+            if (r.session, r.spos) not in held and r.domain == near.domain:
                 found[r.n] = r
     return list(found.values())
 

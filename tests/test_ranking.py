@@ -128,6 +128,15 @@ def test_session_neighbours_lend_context_only_within_a_session(vault, cli, monke
     assert all(h["explain"]["context"] == 0 for h in out["hits"] if h["text"].startswith("Lisbon has"))
 
 
+def test_a_session_name_reused_in_another_domain_lends_no_context(vault, cli, monkeypatch):
+    at(monkeypatch, "2026-01-05T10:00:00Z")
+    put(vault, "What is the VPN endpoint?", session="chat1", domain="hermes")
+    seeds = put(vault, "Sunflower seeds need full sun", session="chat1", domain="openclaw").id
+    answer = put(vault, "It is vpn.corp.example:443", session="chat1", domain="hermes").id
+    ids = [h["id"] for h in cli.json("search", "vpn endpoint")["hits"]]
+    assert answer in ids and seeds not in ids
+
+
 def test_b_follows_the_spread_of_document_lengths():
     s = Ranking()
     assert ranking.b_for(0.2, s) == s.b_min and ranking.b_for(2.0, s) == s.b_max
