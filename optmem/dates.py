@@ -65,6 +65,14 @@ def _last_weeks(d: date, m: re.Match[str]) -> Found:
     return [(monday + timedelta(days=min(_CJK_WEEKDAYS.index(m.group(1)), 6)), "d")]
 
 
+def _year_before(d: date) -> date:
+    """The same day a year earlier (28 February for a 29th)."""
+    try:
+        return d.replace(year=d.year - 1)
+    except ValueError:
+        return d.replace(year=d.year - 1, day=28)
+
+
 def _days(k: int) -> Callable[[date, re.Match[str]], Found]:
     return lambda d, m: [(d + timedelta(days=k), "d")]
 
@@ -275,11 +283,16 @@ def query_terms(folded: str, now: float | None = None, spans: list[tuple[int, in
     """The date terms a query asks about, at the precision it names: a day asks for its day and
     month terms, a month for the month term, a year for the year term and its twelve months.
     With `now`, relative phrases ("yesterday", "last month", "上周六") are resolved from it, as a
-    record's are from its own time. The spans of the dates written out ("May 2025", "2025-05-14")
+    record's are from its own time, and a day written without its year ("May 14", "5月20日") is
+    the latest such day up to now. The spans of the dates written out ("May 2025", "2025-05-14")
     go into `spans` when given: their words are the date, not words to match."""
-    found = _explicit(folded, None, spans)
     today = _day(int(now // 86400)) if now is not None else None
-    if today is not None:
+    if today is None:
+        found = _explicit(folded, None, spans)
+    else:
+        dated = set(_explicit(folded, None))
+        found = [d if d in dated or d[0] <= today else (_year_before(d[0]), d[1])
+                 for d in _explicit(folded, today.year, spans)]
         found += _resolved(_relative(), folded, today) + _resolved(_now_relative(), folded, today)
     out: list[str] = []
     for day, precision in found:

@@ -90,6 +90,10 @@ def test_relative_dates_in_a_query_are_resolved_from_now():
     assert dates.query_terms(text.fold("上个月完成了什么"), now) == ["__m2023_04"]
     assert dates.query_terms(text.fold("how many days ago did I sign it"), now) == []  # no count: no day
     assert dates.query_terms(text.fold("what did I sign yesterday")) == []  # no clock given: none
+    # a day without its year: the latest such day up to now
+    assert dates.query_terms(text.fold("what happened on May 1st"), now) == ["__m2023_05", "__d2023_05_01"]
+    assert dates.query_terms(text.fold("5月20日发生了什么"), now) == ["__m2022_05", "__d2022_05_20"]
+    assert dates.query_terms(text.fold("what happened on May 20, 2021"), now) == ["__m2021_05", "__d2021_05_20"]
     assert dates.query_terms(text.fold("what did we ship today"), now) == ["__m2023_05", "__d2023_05_04"]
     assert dates.query_terms(text.fold("今天做了什么"), now) == ["__m2023_05", "__d2023_05_04"]
     assert dates.query_terms(text.fold("本月的开销"), now) == ["__m2023_05"]
