@@ -322,7 +322,8 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         context = 0.0
         if row.session is not None and row.spos is not None:
             context = ranking.context_share(
-                (own.get((row.domain, row.session, row.spos + d), 0.0) for d in range(-w, w + 1) if d), settings)
+                (own.get((row.domain, row.session, row.spos + d), 0.0) for d in range(-w, w + 1) if d),
+                settings)
         if relevance <= 0 and context <= 0:
             continue
         status = hot.status(row, rec, q.now)
@@ -430,7 +431,8 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
     for s, promoted, updated in final[: q.limit]:
         explain = None
         if q.explain:
-            explain = s.parts.explain(promoted_over=promoted, updates=updated, asks=asks, stands_for=s.stands_for,
+            explain = s.parts.explain(promoted_over=promoted, updates=updated, asks=asks,
+                                      stands_for=s.stands_for,
                                       dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                                       b=round(corpus.params.b, 3))
         hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,
