@@ -399,7 +399,7 @@ def test_a_correction_in_other_words_is_found_through_what_it_corrects(vault, cl
     out = cli.json("search", query, "--explain")
     assert out["hits"][0]["id"] == fix and old_id in [h["id"] for h in out["hits"]]
     assert out["hits"][0]["explain"]["stands_for"] == old_id
-    assert f"which it replaces" in cli("search", query, "--explain").stdout
+    assert "which it replaces" in cli("search", query, "--explain").stdout
     current = [h["id"] for h in cli.json("search", query, "--current")["hits"]]
     assert current[0] == fix and old_id not in current
     assert new in cli.json("context", "--query", query)["text"]
