@@ -130,8 +130,8 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     if not rows and not q.filters.current:  # (--current: a correction may stand in for a match)
         return SearchResult(q.text, [], 0)
     scored, corpus = _score(idx, q, rows, df, settings)
-    hits = _order(scored, q, corpus, settings)
-    return SearchResult(q.text, hits, max(total, len(hits)))
+    hits, found_all = _order(scored, q, corpus, settings)
+    return SearchResult(q.text, hits, found_all if total < 0 else max(total, len(hits)))
 
 
 def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
@@ -152,7 +152,8 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
         queries.append((match, "ORDER BY fts.rowid DESC", settings.newest, False))  # read from the end: free
     rows: dict[int, Row] = {}
     plain = q.filters.plain()
-    for fts_query, order, limit, optional in queries:
+    complete = False  # the first query returned every match: the total is counted from the hits
+    for i, (fts_query, order, limit, optional) in enumerate(queries):
         if optional and len(rows) >= pool // 2:
             continue  # enough records hold every term: no need to relax the query
         if plain:
@@ -160,6 +161,7 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
             # ranking), then drop the few forgotten, cold or bookkeeping rows among the winners —
             # unless they are many (a vault gone mostly cold): then rank with the filter after all
             top = idx.top_lines(fts_query, order, limit)
+            complete = complete or (i == 0 and exact and len(top) < limit)
             dropped = 0
             for r in idx.rows_in([n for n in top if n not in rows]):
                 if r.kind in BOOKKEEPING or q.filters.hidden(view.status(r, q.now)):
@@ -170,12 +172,14 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
                 for r in idx.matches(fts_query, where, params, order, limit):
                     rows.setdefault(r.n, r)
         else:
-            for r in idx.matches(fts_query, where, params, order, limit):
+            got = list(idx.matches(fts_query, where, params, order, limit))
+            complete = complete or (i == 0 and exact and len(got) < limit)
+            for r in got:
                 rows.setdefault(r.n, r)
-    if plain:
+    if complete:
+        total = -1  # every match is a candidate: the hits themselves are counted (`ranked`)
+    elif plain:
         total = idx.count_matches(match)
-    elif exact and len(rows) < pool:  # the first query returned every match
-        total = len(rows)
     else:
         total = idx.count_matches(match, where, params)
     for r in idx.matches(match, where, params, "", 200, redlines=True):  # every matching redline
@@ -390,11 +394,13 @@ def _neighbours(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int,
     return list(found.values())
 
 
-def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) -> list[view.RecordView]:
+def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
+           settings: Ranking) -> tuple[list[view.RecordView], int]:
     """Band, score, then ties (higher tier, newer — a later ts, then the larger id, as in the
     log); then the newer-first rules: same-topic records among the top hits, and records that
-    update an older one inside the top `limit`. A query that asks for the past turns the ties
-    round and skips both rules."""
+    update an older one inside the top `reorder_top`. A query that asks for the past turns the
+    ties round and skips both rules (one that names a day skips them too). Returns the hits of
+    the page and how many there are in all (a hot entry journalled more than once counts once)."""
     asks = q.asks
     later = -1 if asks == "past" else 1  # ties: the newer first — the older when asked for the past
     scored.sort(key=lambda s: (s.row.id, s.row.n), reverse=later > 0)
@@ -439,4 +445,4 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
                                     round(s.parts.score, 4), explain,
                                     cold_since=s.row.cold if s.parts.status == view.Status.COLD else None,
                                     conflict=bool(s.row.conflict) and s.parts.status in view.LIVE))
-    return hits
+    return hits, len(kept)

@@ -240,6 +240,20 @@ def test_json_shape_and_explain(vault, cli):
     assert "relevance=" in cli("search", "端口", "--explain").stdout
 
 
+def test_the_total_counts_what_could_be_shown(vault, cli, monkeypatch):
+    # a record that matched only "now", and the journal lines of one hot entry: no hits of their
+    # own, so not in the total ("1 of 2 matching" promised a second page that never came)
+    put(vault, "Alice lives in Paris")
+    put(vault, "the database now runs on port 6543")
+    out = cli.json("search", "where does Alice live now")
+    assert len(out["hits"]) == 1 and out["total"] == 1
+    memory.add(vault, "小明喜欢喝咖啡")
+    memory.replace(vault, "咖啡", "拿铁")
+    memory.replace(vault, "拿铁", "咖啡")
+    out = cli.json("search", "咖啡")
+    assert out["total"] == len(out["hits"])
+
+
 def test_limit_and_total(vault, cli):
     for i in range(15):
         put(vault, f"meeting notes number {i} 会议纪要 {i}")
