@@ -37,6 +37,8 @@ def test_a_chinese_query_drops_the_form_of_its_question_while_a_topic_is_left():
     assert text.search_terms("毛呢") == ["毛呢"] and text.search_terms("去三里屯的酒吧") [-1] == "酒吧"
     assert text.search_terms("网吧") == ["网吧"] and text.search_terms("好吧") == ["好"]
     assert text.search_terms("他在哪里呢") == ["他在"]
+    assert text.search_terms("小红喜欢什么花呢") == ["小红", "红喜", "喜欢", "花"]  # 花呢 the cloth is rarer
+    assert text.search_terms("喝点水吧")[-1] == "点水" and text.search_terms("有多厚呢") == ["有多", "多厚"]
     assert text.cjk_characters("毛呢") == ["毛", "呢"] and text.cjk_characters("走了吗") == ["走", "了"]
 
 
