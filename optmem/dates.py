@@ -25,6 +25,7 @@ MONTHS = {name: i + 1 for i, name in enumerate(_MONTH_NAMES)}
 MONTHS.update({name[:3]: i + 1 for i, name in enumerate(_MONTH_NAMES)})
 MONTHS["sept"] = 9
 _MON = "|".join(sorted(MONTHS, key=len, reverse=True))
+_MON_NOT_MAY = "|".join(sorted((m for m in MONTHS if m != "may"), key=len, reverse=True))
 _COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
                 "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a few": 3, "few": 3, "a couple of": 2,
                 "couple of": 2, "several": 4, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5,
@@ -66,11 +67,13 @@ def _last_weeks(d: date, m: re.Match[str]) -> Found:
 
 
 def _year_before(d: date) -> date:
-    """The same day a year earlier (28 February for a 29th)."""
-    try:
-        return d.replace(year=d.year - 1)
-    except ValueError:
-        return d.replace(year=d.year - 1, day=28)
+    """The same day in the latest year before d's that has it (29 February: a leap year)."""
+    for year in range(d.year - 1, max(d.year - 9, 0), -1):
+        try:
+            return d.replace(year=year)
+        except ValueError:
+            continue
+    return d
 
 
 def _days(k: int) -> Callable[[date, re.Match[str]], Found]:
@@ -91,7 +94,8 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("weekend", "上周末"), r"\b(?:last|this past|past) weekend\b|上周末", lambda d, m: _last_weekend(d)),
         (_WEEKDAY_NEEDS, r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
          lambda d, m: [(_last_weekday(d, _WEEKDAYS.index(m.group(1))), "d")]),
-        (("上周", "上星期", "上个星期", "上礼拜"), rf"(?:上周|上星期|上个星期|上礼拜)([{_CJK_WEEKDAYS}])", _last_weeks),
+        (("上周", "上星期", "上个星期", "上礼拜"),  # not 上周一直, 上周天天, 上周日常: words, not days
+         rf"(?:上周|上星期|上个星期|上礼拜)([{_CJK_WEEKDAYS}])(?![直起次些样般定共切半下个天点常子期程记])", _last_weeks),
         (("week", "上周", "上星期", "上个星期", "上礼拜"),
          r"\blast week\b|\ba week ago\b|\bthe other week\b|上周|上星期|上个星期|上礼拜",
          lambda d, m: [(d - timedelta(days=7), "m")]),
@@ -126,7 +130,10 @@ def _resolved(sources: tuple[tuple[tuple[str, ...], re.Pattern[str], Resolve], .
     for needs, pattern, resolve in sources:
         if any(n in folded for n in needs):
             for m in pattern.finditer(folded):
-                out += resolve(day, m)
+                try:
+                    out += resolve(day, m)
+                except (OverflowError, ValueError):
+                    continue  # before year 1 or after 9999: no date to name
     return out
 
 
@@ -162,7 +169,8 @@ _EXPLICIT_SOURCES: tuple[tuple[str, str, Explicit], ...] = (
     ("mon", rf"\b({_MON})\.?,? (\d{{4}})\b", lambda m, y: (int(m[2]), MONTHS[m[1]], 1, "m")),
     ("mon", rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!,? \d)",
      lambda m, y: (y, MONTHS[m[1]], int(m[2]), "d") if y else None),
-    ("mon", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\b(?!\.?,? \d)",
+    # a day before a month without a year: not "may" ("step 3 may fail", "version 2 may break")
+    ("mon", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON_NOT_MAY})\b(?!\.?,? \d)",
      lambda m, y: (y, MONTHS[m[2]], int(m[1]), "d") if y else None),
     ("年", r"(?<!\d)((?:19|20)\d{2})\s*年(?!\s*\d{1,2}\s*月)", lambda m, y: (int(m[1]), 1, 1, "y")),
     ("year", r"\b(?:in|of|since|during|year) ((?:19|20)\d{2})\b(?!-)", lambda m, y: (int(m[1]), 1, 1, "y")),

@@ -182,8 +182,8 @@ def promote_newer(hits: list[tuple[Parts, Topic]], window: float) -> list[Ranked
 
 # Words that ask for the present value of something that changes.
 UPDATE_CUES = ("current", "currently", "now", "still", "latest", "anymore", "these days", "so far",
-               "to date", "at the moment", "at present")
-UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改为", "如今", "当前", "至今", "迄今")
+               "to date", "at the moment", "at present", "today", "nowadays")
+UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改为", "如今", "当前", "至今", "迄今", "今天")
 _CUE = None
 _CUE_TERMS: frozenset[str] | None = None
 

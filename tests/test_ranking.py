@@ -94,6 +94,15 @@ def test_relative_dates_in_a_query_are_resolved_from_now():
     assert dates.query_terms(text.fold("what happened on May 1st"), now) == ["__m2023_05", "__d2023_05_01"]
     assert dates.query_terms(text.fold("5月20日发生了什么"), now) == ["__m2022_05", "__d2022_05_20"]
     assert dates.query_terms(text.fold("what happened on May 20, 2021"), now) == ["__m2021_05", "__d2021_05_20"]
+    assert dates.query_terms(text.fold("step 3 may fail"), now) == []  # "may" the verb after a number
+    assert dates.query_terms(text.fold("上周一直在忙什么"), now) == ["__m2023_04"]  # 一直: all along, not Monday
+    assert dates.query_terms(text.fold("上周一开会了吗"), now) == ["__m2023_04", "__d2023_04_24"]
+    leap = epoch("2028-01-10")
+    assert dates.query_terms(text.fold("what did we sign on Feb 29"), leap) == ["__m2024_02", "__d2024_02_29"]
+    for extreme in ("9999-12-31", "0001-01-01"):  # no day to name past the calendar's ends: none, no error
+        moment = datetime.fromisoformat(extreme + "T12:00:00+00:00").timestamp()
+        assert isinstance(dates.query_terms(text.fold("tomorrow, yesterday, next year, last year, 上周六"), moment), list)
+        assert isinstance(dates.record_terms(moment, text.fold("tomorrow, yesterday, next year, 上周六")), list)
     assert dates.query_terms(text.fold("what did we ship today"), now) == ["__m2023_05", "__d2023_05_04"]
     assert dates.query_terms(text.fold("今天做了什么"), now) == ["__m2023_05", "__d2023_05_04"]
     assert dates.query_terms(text.fold("本月的开销"), now) == ["__m2023_05"]
@@ -194,6 +203,16 @@ def test_an_update_the_write_gate_flagged_goes_first_without_a_cue_in_the_query(
     assert [h["id"] for h in hits] == [res.id, old] and hits[0]["explain"]["updates"] == old
     past = cli.json("search", "我以前养了几盆绿萝")["hits"]
     assert [h["id"] for h in past] == [old, res.id]
+
+
+def test_today_asks_for_the_present_value(vault, cli, monkeypatch):
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    paris = put(vault, "I live in Paris, in a small flat").id
+    at(monkeypatch, "2025-09-01T10:00:00Z")
+    berlin = put(vault, "I live in Berlin now, moved last week").id
+    at(monkeypatch, "2026-01-05T10:00:00Z")
+    out = cli.json("search", "where do I live today", "--explain")["hits"]
+    assert [h["id"] for h in out] == [berlin, paris] and out[0]["explain"]["asks"] == "present"
 
 
 def test_a_query_about_the_past_does_not_put_the_update_first(vault, cli, monkeypatch):
