@@ -238,6 +238,20 @@ CHANGE_CUES_CJK = ("现在", "改成", "改为", "换成", "换了", "搬到", "
 _CHANGE = None
 
 
+_CJK_CUES = None
+
+
+def without_cues(folded: str) -> str:
+    """A folded CJK text with its update and change cue words taken out, so the words around
+    them pair again ("我现在养了" → "我养了")."""
+    global _CJK_CUES
+    if _CJK_CUES is None:
+        import re
+
+        _CJK_CUES = re.compile("|".join(sorted({*UPDATE_CUES_CJK, *CHANGE_CUES_CJK}, key=len, reverse=True)))
+    return _CJK_CUES.sub("", folded)
+
+
 def says_change(text: str) -> bool:
     """Whether a statement says it is a change ("小明搬到上海了", "now uses pnpm"): two values of a
     key written close together are then ordered by time, not put to the user."""
@@ -294,6 +308,7 @@ class Match(NamedTuple):
     score: float
     matched: frozenset[str]
     may_update: str | None = None  # the record the write gate saw it update (possible_update, kept both)
+    covers: frozenset[str] = frozenset()  # the query terms its text holds once cue words are out of it
 
 
 def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> float:
@@ -310,7 +325,8 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
     (with an update cue in the query: overlap ≥ update_overlap, share ≥ update_ratio; without:
     the stricter update_overlap_plain and update_ratio_plain). The cue words themselves do not
     count in the overlap. A record the write gate already saw update the older one (its
-    `may_update`) needs no overlap, and the lenient share."""
+    `may_update`) that holds every query term the older matched needs no overlap test, and the
+    lenient share."""
     theta = settings.update_overlap if cue else settings.update_overlap_plain
     ratio = settings.update_ratio if cue else settings.update_ratio_plain
     when = cue_terms()
@@ -319,7 +335,10 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
         pos, over = len(out), None
         for j, placed in enumerate(out):
             o = top[placed.at]
-            flagged = m.may_update is not None and m.may_update == o.id
+            # the gate's guess counts when the newer one holds every query term the older matched
+            # (its cue words aside: "我现在养了" holds 我养): then the query does not ask about the
+            # part that changed
+            flagged = m.may_update is not None and m.may_update == o.id and (o.matched - when) <= m.covers
             if (o.band == m.band and (m.ts or 0.0) - (o.ts or 0.0) >= DAY
                     and m.score >= (settings.update_ratio if flagged else ratio) * o.score
                     and (flagged or overlap(m.matched - when, o.matched - when, idfs) >= theta)):

@@ -394,6 +394,14 @@ def _neighbours(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int,
     return list(found.values())
 
 
+def _covers(s: _Scored, q: Query) -> frozenset[str]:
+    """The query terms a record's text holds once its cue words are out ("我现在养了5盆" holds 我养)."""
+    if s.record.text.isascii():
+        return s.matched
+    stripped = ranking.without_cues(textmod.fold(s.record.text))
+    return s.matched | frozenset(textmod.tokens(stripped, folded=True)).intersection(q.terms)
+
+
 def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
            settings: Ranking) -> tuple[list[view.RecordView], int]:
     """Band, score, then ties (higher tier, newer — a later ts, then the larger id, as in the
@@ -426,8 +434,8 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
               ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window))
     order = [(head[p.at], p.promoted_over) for p in placed] + [(s, None) for s in kept[len(head):]]
     top = order[:k]
-    matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched, s.row.upd)
-               for s, _ in top]
+    matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched, s.row.upd,
+                             _covers(s, q) if s.row.upd else s.matched) for s, _ in top]
     if as_is:
         updates = [ranking.Ranked(i, None) for i in range(len(matches))]
     else:
