@@ -126,20 +126,20 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     found = [t for t in q.terms if df[t]]
     if not found:
         return SearchResult(q.text, [], 0)
-    rows, total = _candidates(idx, q, found, df, settings)
-    if not rows and not q.filters.current:  # (--current: a correction may stand in for a match)
+    rows, total, replaced = _candidates(idx, q, found, df, settings)
+    if not rows and not replaced:
         return SearchResult(q.text, [], 0)
-    scored, corpus = _score(idx, q, rows, df, settings)
+    scored, corpus = _score(idx, q, rows, df, settings, replaced)
     hits, found_all = _order(scored, q, corpus, settings)
     return SearchResult(q.text, hits, found_all if total < 0 else max(total, len(hits)))
 
 
 def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
-                settings: Ranking) -> tuple[dict[int, Row], int]:
-    """The rows worth scoring, and how many records match in all: the best by FTS5's BM25, and
-    the newest matches (BM25 cannot tell equal matches apart, and recency can lift one). The pool
-    is the same for every --limit up to its size, so a shorter --limit lists the start of a longer
-    one."""
+                settings: Ranking) -> tuple[dict[int, Row], int, list[Row]]:
+    """The rows worth scoring, how many records match in all, and the superseded matches the
+    filters hide (see `_successors`). Candidates are the best by FTS5's BM25 and the newest
+    matches (BM25 cannot tell equal matches apart, and recency can lift one). The pool is the same
+    for every --limit up to its size, so a shorter --limit lists the start of a longer one."""
     pool = max(settings.candidates, q.limit)
     where, params = q.filters.sql(q.now)
     match = match_any(found)
@@ -151,6 +151,7 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
     if settings.newest:
         queries.append((match, "ORDER BY fts.rowid DESC", settings.newest, False))  # read from the end: free
     rows: dict[int, Row] = {}
+    replaced: list[Row] = []  # superseded matches the filters hid (cold, forgotten): for `_successors`
     plain = q.filters.plain()
     complete = False  # the first query returned every match: the total is counted from the hits
     for i, (fts_query, order, limit, optional) in enumerate(queries):
@@ -166,6 +167,8 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
             for r in idx.rows_in([n for n in top if n not in rows]):
                 if r.kind in BOOKKEEPING or q.filters.hidden(view.status(r, q.now)):
                     dropped += 1
+                    if r.superseded_by and r.kind not in BOOKKEEPING:
+                        replaced.append(r)
                 else:
                     rows[r.n] = r
             if dropped > len(top) // 4:
@@ -184,7 +187,14 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
         total = idx.count_matches(match, where, params)
     for r in idx.matches(match, where, params, "", 200, redlines=True):  # every matching redline
         rows.setdefault(r.n, r)
-    return rows, total
+    if not plain:
+        # the filters may hide replaced records whose current version passes them (cold, older
+        # than --since, another kind, any with --current): the newest superseded matches,
+        # whatever the filters — read from the end of the index, no ranking of every match
+        replaced = list(idx.matches(match, f"r.kind NOT IN ({', '.join('?' * len(BOOKKEEPING))}) "
+                                    "AND (r.sup IS NOT NULL OR r.ksup IS NOT NULL)", list(BOOKKEEPING),
+                                    "ORDER BY fts.rowid DESC", settings.candidates))
+    return rows, total, replaced
 
 
 def wide_queries(terms: list[str], df: dict[str, int], budget: int,
@@ -263,20 +273,15 @@ class _Scored(NamedTuple):
     stands_for: str | None = None  # the superseded record whose relevance it took
 
 
-def _successors(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int, float],
-                df: dict[str, int], settings: Ranking) -> dict[str, tuple[float, str]]:
+def _successors(idx: Index, rows: dict[int, Row], relevance: dict[int, float],
+                replaced: list[Row]) -> dict[str, tuple[float, str]]:
     """The current versions of the superseded records that matched, by id: (the best relevance
     among the records each one replaces, that record's id). A correction, a newer value of a key
     or a replaced hot entry is the same fact said anew, in words the query may not share: it
-    stands in for what it replaces. With --current the replaced records are no candidates, so
-    the best of them are looked up on their own."""
+    stands in for what it replaces — also for a replaced record the filters hide (`replaced`:
+    cold, older than --since, of another kind, or any with --current)."""
     olds = [(row, relevance[n]) for n, row in rows.items() if row.superseded_by and relevance[n] > 0]
-    if q.filters.current:
-        found = [t for t in q.terms if df.get(t)]
-        where, params = q.filters._replace(current=False).sql(q.now)
-        for row in idx.matches(match_any(found), f"{where} AND (r.sup IS NOT NULL OR r.ksup IS NOT NULL)",
-                               params, "ORDER BY bm25(fts)", settings.candidates):
-            olds.append((row, -1.0))  # scored below, once its relevance is known
+    olds += [(row, -1.0) for row in replaced if row.n not in rows]  # scored below, if it matters
     heads: dict[str, tuple[float, str]] = {}
     for row, rel in olds:
         head = idx.current_version(row)
@@ -286,7 +291,7 @@ def _successors(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int,
 
 
 def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
-           settings: Ranking) -> tuple[list[_Scored], _Corpus]:
+           settings: Ranking, replaced: list[Row]) -> tuple[list[_Scored], _Corpus]:
     """Every candidate re-tokenised and scored; the best ones bring their session neighbours,
     and each record with a session gains a share of its best neighbour's relevance."""
     corpus = _corpus(idx, q, df, settings)
@@ -297,7 +302,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         if row.n not in rows:
             rows[row.n] = row
             seen[row.n] = _relevance(idx, q, row, corpus)
-    heads = _successors(idx, q, rows, {n: v[1] for n, v in seen.items()}, df, settings)
+    heads = _successors(idx, rows, {n: v[1] for n, v in seen.items()}, replaced)
     stands: dict[int, tuple[float, str]] = {}
     if heads:
         where, params = q.filters.sql(q.now)
@@ -307,7 +312,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
                 rows[row.n] = row
                 seen[row.n] = _relevance(idx, q, row, corpus)
             rel, old = heads[row.id]
-            if rel < 0:  # a replaced record found only for --current: its relevance now
+            if rel < 0:  # a replaced record the filters hide: its relevance now
                 old_row = idx.by_id(old)
                 rel = _relevance(idx, q, old_row, corpus)[1] if old_row else 0.0
             stands[row.n] = (rel, old)

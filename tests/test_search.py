@@ -427,3 +427,24 @@ def test_a_replaced_hot_entry_is_found_by_the_words_it_replaced(vault, cli):
     hits = cli.json("search", "咖啡")["hits"]
     assert [h["text"] for h in hits] == ["小红喜欢喝茶", "小明喜欢喝咖啡"]
     assert [h["status"] for h in hits] == ["current", "superseded"]
+
+
+def test_a_correction_stands_in_for_a_record_the_filters_or_the_cold_tier_hide(vault, cli, monkeypatch):
+    (vault.root / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    old = put(vault, "The backend port is 8080").id
+    at(monkeypatch, "2025-06-02T10:00:00Z")
+    fix = facts.correct(vault, old, "It is 9090 since the migration").id
+    at(monkeypatch, "2025-06-05T10:00:00Z")
+    for flags in (["--since", "2025-06-02"], ["--kind", "correction", "--current"], ["--current"]):
+        assert [h["id"] for h in cli.json("search", "backend port", *flags)["hits"]] == [fix], flags
+    # the correction is used, the old value is not: a sweep cools only the old one
+    at(monkeypatch, "2025-09-01T10:00:00Z")
+    cli.json("touch", fix)
+    at(monkeypatch, "2025-10-15T10:00:00Z")
+    cli.json("touch", fix)
+    at(monkeypatch, "2025-10-20T10:00:00Z")
+    cli.json("sweep")
+    assert cli.json("get", old)["record"]["status"] == "cold"
+    assert [h["id"] for h in cli.json("search", "backend port")["hits"]] == [fix]
+    assert [h["id"] for h in cli.json("search", "backend port", "--current")["hits"]] == [fix]
