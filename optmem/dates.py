@@ -123,13 +123,12 @@ _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
 )
 
 
-def _resolved(sources: tuple[tuple[tuple[str, ...], re.Pattern[str], Resolve], ...], folded: str,
-              day: date) -> Found:
+def _resolved(sources: tuple[tuple[tuple[str, ...], str, Resolve], ...], folded: str, day: date) -> Found:
     """The days the relative phrases of a folded text name, resolved from `day`."""
     out: Found = []
-    for needs, pattern, resolve in sources:
+    for needs, source, resolve in sources:
         if any(n in folded for n in needs):
-            for m in pattern.finditer(folded):
+            for m in _pattern(source).finditer(folded):
                 try:
                     out += resolve(day, m)
                 except (OverflowError, ValueError):
@@ -137,14 +136,11 @@ def _resolved(sources: tuple[tuple[tuple[str, ...], re.Pattern[str], Resolve], .
     return out
 
 
-@lru_cache(maxsize=1)
-def _relative() -> tuple[tuple[tuple[str, ...], re.Pattern[str], Resolve], ...]:
-    return tuple((needs, re.compile(p), f) for needs, p, f in _RELATIVE_SOURCES)
-
-
-@lru_cache(maxsize=1)
-def _now_relative() -> tuple[tuple[tuple[str, ...], re.Pattern[str], Resolve], ...]:
-    return tuple((needs, re.compile(p), f) for needs, p, f in _NOW_SOURCES)
+@lru_cache(maxsize=None)
+def _pattern(source: str) -> re.Pattern[str]:
+    """A date pattern, compiled the first time a text needs it (each costs up to a millisecond:
+    a search pays only for the ones its texts hint at)."""
+    return re.compile(source)
 
 
 # every relative phrase holds one of these: a cheap test before the patterns run
@@ -175,11 +171,6 @@ _EXPLICIT_SOURCES: tuple[tuple[str, str, Explicit], ...] = (
     ("年", r"(?<!\d)((?:19|20)\d{2})\s*年(?!\s*\d{1,2}\s*月)", lambda m, y: (int(m[1]), 1, 1, "y")),
     ("year", r"\b(?:in|of|since|during|year) ((?:19|20)\d{2})\b(?!-)", lambda m, y: (int(m[1]), 1, 1, "y")),
 )
-
-
-@lru_cache(maxsize=1)
-def _explicit_patterns() -> tuple[tuple[str, re.Pattern[str], Explicit], ...]:
-    return tuple((need, re.compile(p), f) for need, p, f in _EXPLICIT_SOURCES)
 
 
 _YMD = re.compile(r"\d{4}-")
@@ -224,10 +215,10 @@ def _explicit(folded: str, year: int | None, spans: list[tuple[int, int]] | None
     if not (held["year"] or held["月"] or held["mon"]):
         return out  # none names a date without a year, 月 or a month name
     taken: list[tuple[int, int]] = []  # a span read by one pattern is not read again
-    for need, pattern, read in _explicit_patterns():
+    for need, source, read in _EXPLICIT_SOURCES:
         if not held[need]:
             continue
-        for m in pattern.finditer(folded):
+        for m in _pattern(source).finditer(folded):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
             got = read(m, year)
@@ -283,7 +274,7 @@ def record_terms(epoch: float | None, folded: str) -> list[str]:
     own_terms = _held(own, "d")
     if not _hinted(folded):
         return list(own_terms)  # most records: nothing in the text names a date
-    found = _resolved(_relative(), folded, own) + _explicit(folded, own.year)
+    found = _resolved(_RELATIVE_SOURCES, folded, own) + _explicit(folded, own.year)
     return list(dict.fromkeys([*own_terms, *(t for day, precision in found for t in _held(day, precision))]))
 
 
@@ -301,7 +292,7 @@ def query_terms(folded: str, now: float | None = None, spans: list[tuple[int, in
         dated = set(_explicit(folded, None))
         found = [d if d in dated or d[0] <= today else (_year_before(d[0]), d[1])
                  for d in _explicit(folded, today.year, spans)]
-        found += _resolved(_relative(), folded, today) + _resolved(_now_relative(), folded, today)
+        found += _resolved(_RELATIVE_SOURCES, folded, today) + _resolved(_NOW_SOURCES, folded, today)
     out: list[str] = []
     for day, precision in found:
         terms = terms_for(day, precision)
