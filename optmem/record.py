@@ -44,7 +44,7 @@ BOOKKEEPING = (SEEN, FORGET, CONFIRM, RESTORE)
 NEVER_COOL = (*BOOKKEEPING, MEMORY)  # bookkeeping, and hot memory (its file decides what is kept)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _DOMAIN_PREFIX = re.compile(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
-_HAND_CORRECTION = re.compile(r"^\s*(?:\[[A-Za-z0-9._-]{1,64}\]\s*)?(?:〔更正〕|\[correction\])", re.IGNORECASE)
+_HAND_CORRECTION = r"^\s*(?:\[[A-Za-z0-9._-]{1,64}\]\s*)?(?:〔更正〕|\[correction\])"  # compiled when needed
 _HASH_REF = re.compile(r"#([0-9A-Za-z]{6,26})\b")
 ID_RE = re.compile(r"^[0-9A-Za-z]{6,26}$")
 
@@ -96,7 +96,7 @@ def names(ref: str, record_id: str) -> bool:
 
 def hand_correction_refs(text: str) -> list[str]:
     """`〔更正〕 … #<id>` / `[correction] … #<id>`: the ids a hand-typed correction names."""
-    if not _HAND_CORRECTION.match(text):
+    if not re.match(_HAND_CORRECTION, text, re.IGNORECASE):
         return []
     return [ref.upper() for ref in _HASH_REF.findall(text)]
 

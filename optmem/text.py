@@ -22,6 +22,18 @@ _WORD_RE = re.compile(r"[^\W_]+")
 _SPLIT_RE: re.Pattern[str] | None = None
 
 
+_CJK_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _cjk_pattern(source: str) -> re.Pattern[str]:
+    """A pattern only Chinese text needs, compiled the first time some turns up (an English-only
+    command never pays for it)."""
+    pattern = _CJK_PATTERNS.get(source)
+    if pattern is None:
+        pattern = _CJK_PATTERNS[source] = re.compile(source)
+    return pattern
+
+
 def _split_cjk() -> re.Pattern[str]:
     global _SPLIT_RE
     if _SPLIT_RE is None:
@@ -33,7 +45,7 @@ _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 # Dropped by `normalize`: spacing and punctuation, and words that intensify without changing
 # the fact ("很喜欢" and "非常喜欢", "really like" and "like" say the same thing).
 _EN_INTENSIFIERS = frozenset("very really extremely quite truly super so totally".split())
-_CJK_INTENSIFIERS = re.compile("非常|特别|十分|极其|超级|相当|真的|很")
+_CJK_INTENSIFIERS = "非常|特别|十分|极其|超级|相当|真的|很"
 
 
 def digest(data: bytes, size: int = 10) -> str:
@@ -76,7 +88,8 @@ def _normal(runs: list[tuple[str, str]], stems: list[str], words: list[str]) -> 
     pieces = [c or next(it) for c, _ in runs]  # each run's piece: CJK as is, a word's stem
     if not _EN_INTENSIFIERS.isdisjoint(words):
         pieces = [p for p, (c, w) in zip(pieces, runs) if c or w not in _EN_INTENSIFIERS]
-    return _CJK_INTENSIFIERS.sub("", "".join(pieces))
+    joined = "".join(pieces)
+    return joined if joined.isascii() else _cjk_pattern(_CJK_INTENSIFIERS).sub("", joined)
 
 
 def _tokens(runs: list[tuple[str, str]], words: list[str]) -> list[str]:
@@ -204,7 +217,7 @@ they this to was we were what when where which who whom why will with would you 
 # not 几率, 几何); the particles 吗 呢 吧 only ending a run (not 吗啡), and 吧 呢 not where they
 # end a noun (酒吧, 网吧, 贴吧, 氧吧, 毛呢 — not 花呢: "什么花呢" asks about 花). Simplified and
 # traditional forms.
-_CJK_QUESTION_RE = re.compile(
+_CJK_QUESTION = (
     "为什么|為什麼|什么时候|什麼時候|什么|什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|哪里|哪裡|哪儿|哪兒|哪个|哪個|"
     "哪些|哪天|哪位|哪家|哪种|哪種|谁|誰|啥|如何|为何|為何|是否|多少|多久|多长时间|多長時間|多长|多長|请问|請問|"
     "是不是|有没有|有沒有|干嘛|幹嘛|干吗|幹嗎|咋|[几幾](?=[个個点點号號月天日次年岁歲位件楼樓层層本只隻条條张張盆口台臺辆輛])"
@@ -213,14 +226,14 @@ _CJK_QUESTION_RE = re.compile(
 
 def _topic_runs(cjk: str) -> list[str]:
     """A query's CJK run without its question words: the pieces left, in order."""
-    return [piece for piece in _CJK_QUESTION_RE.split(cjk) if piece]
+    return [piece for piece in _cjk_pattern(_CJK_QUESTION).split(cjk) if piece]
 
 
 def cjk_characters(text: str) -> list[str]:
     """The distinct characters of a query's CJK runs, its question words left out."""
     out: list[str] = []
     for cjk, _ in _runs(fold(text)):
-        for piece in _topic_runs(cjk):
+        for piece in _topic_runs(cjk) if cjk else ():
             out += list(piece)
     return list(dict.fromkeys(out))
 
