@@ -80,6 +80,25 @@ def _days(k: int) -> Callable[[date, re.Match[str]], Found]:
     return lambda d, m: [(d + timedelta(days=k), "d")]
 
 
+def _last_week_days(d: date, m: re.Match[str]) -> Found:
+    """The seven days of the calendar week (Monday to Sunday) before d's."""
+    monday = d - timedelta(days=d.weekday() + 7)
+    return [(monday + timedelta(days=k), "d") for k in range(7)]
+
+
+# "last week" in a record: the month a week before (a record holds few terms); in a query: the
+# seven days of the week before (a month's term matched a record a month old at a month's turn)
+_WEEK_SOURCE: tuple[tuple[str, ...], str, Callable[[date, re.Match[str]], Found]] = (
+    ("week", "上周", "上星期", "上个星期", "上礼拜"),
+    r"\blast week\b|\ba week ago\b|\bthe other week\b|上周|上星期|上个星期|上礼拜",
+    lambda d, m: [(d - timedelta(days=7), "m")])
+_NOT_A_DAY = "(?![直起次些样般定共切半下个天点常子期程记])"  # 上周一直, 上周天天: words, not days
+_QUERY_WEEK_SOURCE: tuple[tuple[str, ...], str, Callable[[date, re.Match[str]], Found]] = (
+    ("week", "上周", "上星期", "上个星期", "上礼拜"),
+    rf"\blast week\b|\ba week ago\b|\bthe other week\b|"
+    rf"(?:上周|上星期|上个星期|上礼拜)(?!(?:[一二三四五六日天]{_NOT_A_DAY}|末))", _last_week_days)
+
+
 # relative phrases, resolved from the record's own time (compiled on first use: most commands
 # never need them), each with the words one of which it needs (a substring test spares a long
 # text the pattern: conversation turns run to kilobytes)
@@ -95,10 +114,8 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (_WEEKDAY_NEEDS, r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
          lambda d, m: [(_last_weekday(d, _WEEKDAYS.index(m.group(1))), "d")]),
         (("上周", "上星期", "上个星期", "上礼拜"),  # not 上周一直, 上周天天, 上周日常: words, not days
-         rf"(?:上周|上星期|上个星期|上礼拜)([{_CJK_WEEKDAYS}])(?![直起次些样般定共切半下个天点常子期程记])", _last_weeks),
-        (("week", "上周", "上星期", "上个星期", "上礼拜"),
-         r"\blast week\b|\ba week ago\b|\bthe other week\b|上周|上星期|上个星期|上礼拜",
-         lambda d, m: [(d - timedelta(days=7), "m")]),
+         rf"(?:上周|上星期|上个星期|上礼拜)([{_CJK_WEEKDAYS}]){_NOT_A_DAY}", _last_weeks),
+        _WEEK_SOURCE,
         (("ago",), rf"\b{_COUNT} weeks? ago\b", lambda d, m: [(d - timedelta(days=7 * _count(m.group(1))), "m")]),
         (("next week", "下周", "下星期", "下个星期"), r"\bnext week\b|下周|下星期|下个星期",
          lambda d, m: [(d + timedelta(days=7), "m")]),
@@ -112,7 +129,7 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
 )
 
 
-# … and for a query only: the day, month or year itself ("what did we ship today", "本月的开销") —
+# … and for a query only: "last week" as its days (above), the day, month or year itself ("what did we ship today", "本月的开销") —
 # a record holds its own day's terms anyway, and these words are too common in text to test
 # every record for
 _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
@@ -121,6 +138,9 @@ _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("this month", "本月", "这个月"), r"\bthis month\b|本月|这个月", lambda d, m: [(d, "m")]),
         (("this year", "今年"), r"\bthis year\b|今年", lambda d, m: [(date(d.year, 1, 1), "y")]),
 )
+
+
+_QUERY_SOURCES = (*(s for s in _RELATIVE_SOURCES if s is not _WEEK_SOURCE), _QUERY_WEEK_SOURCE, *_NOW_SOURCES)
 
 
 def _resolved(sources: tuple[tuple[tuple[str, ...], str, Resolve], ...], folded: str, day: date) -> Found:
@@ -292,7 +312,7 @@ def query_terms(folded: str, now: float | None = None, spans: list[tuple[int, in
         dated = set(_explicit(folded, None))
         found = [d if d in dated or d[0] <= today else (_year_before(d[0]), d[1])
                  for d in _explicit(folded, today.year, spans)]
-        found += _resolved(_RELATIVE_SOURCES, folded, today) + _resolved(_NOW_SOURCES, folded, today)
+        found += _resolved(_QUERY_SOURCES, folded, today)
     out: list[str] = []
     for day, precision in found:
         terms = terms_for(day, precision)

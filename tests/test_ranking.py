@@ -95,7 +95,9 @@ def test_relative_dates_in_a_query_are_resolved_from_now():
     assert dates.query_terms(text.fold("5月20日发生了什么"), now) == ["__m2022_05", "__d2022_05_20"]
     assert dates.query_terms(text.fold("what happened on May 20, 2021"), now) == ["__m2021_05", "__d2021_05_20"]
     assert dates.query_terms(text.fold("step 3 may fail"), now) == []  # "may" the verb after a number
-    assert dates.query_terms(text.fold("上周一直在忙什么"), now) == ["__m2023_04"]  # 一直: all along, not Monday
+    last_week = ["__m2023_04", *(f"__d2023_04_{d}" for d in range(24, 31))]  # Monday to Sunday before
+    assert dates.query_terms(text.fold("上周一直在忙什么"), now) == last_week  # 一直: all along, not Monday
+    assert dates.query_terms(text.fold("why did the deploy fail last week"), now) == last_week
     assert dates.query_terms(text.fold("上周一开会了吗"), now) == ["__m2023_04", "__d2023_04_24"]
     leap = epoch("2028-01-10")
     assert dates.query_terms(text.fold("what did we sign on Feb 29"), leap) == ["__m2024_02", "__d2024_02_29"]
@@ -125,6 +127,15 @@ def test_a_query_saying_yesterday_finds_what_happened_that_day(vault, cli, monke
     put(vault, "和小王签了仓库的合同")
     at(monkeypatch, "2023-05-02T09:00:00Z")  # Tuesday: 上周六 is the Saturday of last week
     assert cli.json("search", "上周六和小王签了什么合同")["hits"][0]["id"] == office
+
+
+def test_last_week_in_a_query_is_its_days_not_a_month_ago(vault, cli, monkeypatch):
+    at(monkeypatch, "2025-12-03T10:00:00Z")
+    put(vault, "The staging deploy failed on the migration step")
+    at(monkeypatch, "2026-01-02T10:00:00Z")
+    full = put(vault, "The staging deploy failed because the disk was full").id
+    at(monkeypatch, "2026-01-05T10:00:00Z")  # a Monday: last week is 29 Dec – 4 Jan
+    assert cli.json("search", "why did the staging deploy fail last week")["hits"][0]["id"] == full
 
 
 def test_session_neighbours_lend_context_only_within_a_session(vault, cli, monkeypatch):
