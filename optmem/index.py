@@ -159,16 +159,23 @@ class Index:
         found = self.rows("r.id = ? ORDER BY r.n LIMIT 1", (rid,))
         return found[0] if found else None
 
-    def current_version(self, row: Row) -> Row:
-        """The end of the chain of records that supersede `row` (the current version of its fact)."""
-        seen = {row.id}
-        while row.superseded_by and row.superseded_by not in seen:
+    def current_version(self, row: Row, known: dict[str, Row] | None = None) -> Row:
+        """The end of the chain of records that supersede `row` (the current version of its fact).
+        `known` remembers the end for every record walked through, so many records of one long
+        chain walk it once."""
+        known = {} if known is None else known
+        path, seen = [], {row.id}
+        while row.superseded_by and row.id not in known and row.superseded_by not in seen:
             newer = self.by_id(row.superseded_by)
             if newer is None:
                 break
+            path.append(row.id)
             seen.add(newer.id)
             row = newer
-        return row
+        end = known.get(row.id, row)
+        for rid in path:
+            known[rid] = end
+        return end
 
     def resolve(self, ref: str) -> list[Row]:
         """Rows whose id equals `ref`, else starts or ends with it (≥ 6 chars); case-insensitive."""
@@ -382,6 +389,14 @@ class Index:
         """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter)."""
         return [n for (n,) in self.conn.execute(
             f"SELECT rowid FROM fts WHERE fts MATCH ? {order} LIMIT ?", (match, limit))]
+
+    def replaced_matches(self, match: str, window: int, limit: int) -> list[Row]:
+        """Superseded records (not bookkeeping) among the newest `window` matches of an FTS5 query,
+        newest first: bounded work however many records match and however few are superseded."""
+        sql = (f"SELECT {ROW_SELECT} FROM (SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC "
+               f"LIMIT ?) f JOIN rec r ON r.n = f.rowid WHERE (r.sup IS NOT NULL OR r.ksup IS NOT NULL) "
+               f"AND r.kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY r.n DESC LIMIT ?")
+        return [Row(*t) for t in self.conn.execute(sql, (match, window, *BOOKKEEPING, limit))]
 
     def matches(self, match: str, where: str, params: list[Any], order: str, limit: int,
                 *, redlines: bool = False) -> Iterator[Row]:

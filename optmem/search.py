@@ -31,6 +31,7 @@ __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search
 
 
 MAX_LIMIT = 10**9
+REPLACED_WINDOW = 2000  # the newest matches a filtered search looks through for replaced records
 NAMED_TIME = "named day"  # what a query asks for that names a day and no present cue
 
 
@@ -181,7 +182,9 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
                 rows.setdefault(r.n, r)
     if complete:
         total = -1  # every match is a candidate: the hits themselves are counted (`ranked`)
-    elif plain:
+    elif plain or not exact:
+        # (past the postings budget a filtered count would join every match: the matches before
+        # the filters are counted instead — an upper bound)
         total = idx.count_matches(match)
     else:
         total = idx.count_matches(match, where, params)
@@ -189,11 +192,9 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
         rows.setdefault(r.n, r)
     if not plain:
         # the filters may hide replaced records whose current version passes them (cold, older
-        # than --since, another kind, any with --current): the newest superseded matches,
-        # whatever the filters — read from the end of the index, no ranking of every match
-        replaced = list(idx.matches(match, f"r.kind NOT IN ({', '.join('?' * len(BOOKKEEPING))}) "
-                                    "AND (r.sup IS NOT NULL OR r.ksup IS NOT NULL)", list(BOOKKEEPING),
-                                    "ORDER BY fts.rowid DESC", settings.candidates))
+        # than --since, another kind, any with --current): the superseded among the newest
+        # matches, whatever the filters — a bounded read from the end of the index
+        replaced = idx.replaced_matches(match, REPLACED_WINDOW, settings.candidates)
     return rows, total, replaced
 
 
@@ -283,8 +284,9 @@ def _successors(idx: Index, rows: dict[int, Row], relevance: dict[int, float],
     olds = [(row, relevance[n]) for n, row in rows.items() if row.superseded_by and relevance[n] > 0]
     olds += [(row, -1.0) for row in replaced if row.n not in rows]  # scored below, if it matters
     heads: dict[str, tuple[float, str]] = {}
+    known: dict[str, Row] = {}  # id → the end of its chain: a long chain is walked once, not per match
     for row, rel in olds:
-        head = idx.current_version(row)
+        head = idx.current_version(row, known)
         if head.id != row.id and (head.id not in heads or rel > heads[head.id][0]):
             heads[head.id] = (rel, row.id)
     return heads
