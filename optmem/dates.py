@@ -38,7 +38,12 @@ Found = list[tuple[date, str]]  # (day, precision: d | m | y)
 
 def _count(word: str) -> int:
     word = word.strip()
-    return int(word) if word.isdigit() else _COUNT_WORDS.get(word, 1)
+    if word.isdigit():
+        return int(word)
+    tens, ten, ones = word.partition("十")  # 十三 13, 二十 20, 二十五 25
+    if ten and len(word) > 1:
+        return _COUNT_WORDS.get(tens, 1) * 10 + (_COUNT_WORDS.get(ones, 0) if ones else 0)
+    return _COUNT_WORDS.get(word, 1)
 
 
 def _months_before(d: date, k: int) -> date:
@@ -92,11 +97,13 @@ _WEEK_SOURCE: tuple[tuple[str, ...], str, Callable[[date, re.Match[str]], Found]
     ("week", "上周", "上星期", "上个星期", "上礼拜"),
     r"\blast week\b|\ba week ago\b|\bthe other week\b|上周|上星期|上个星期|上礼拜",
     lambda d, m: [(d - timedelta(days=7), "m")])
-_NOT_A_DAY = "(?![直起次些样般定共切半下个天点常子期程记])"  # 上周一直, 上周天天: words, not days
+# a weekday after 上周: 二 … 六 always; 一, 天, 日 unless they begin a word (上周一直 "all along",
+# 上周天天 "every day", 上周日常 "daily")
+_WEEKDAY = "(?:[二三四五六]|一(?![直起次些样般定共切半下个点])|天(?!天)|日(?![常子期程记]))"
 _QUERY_WEEK_SOURCE: tuple[tuple[str, ...], str, Callable[[date, re.Match[str]], Found]] = (
     ("week", "上周", "上星期", "上个星期", "上礼拜"),
     rf"\blast week\b|\ba week ago\b|\bthe other week\b|"
-    rf"(?:上周|上星期|上个星期|上礼拜)(?!(?:[一二三四五六日天]{_NOT_A_DAY}|末))", _last_week_days)
+    rf"(?:上周|上星期|上个星期|上礼拜)(?!{_WEEKDAY}|末)", _last_week_days)
 
 
 # relative phrases, resolved from the record's own time (compiled on first use: most commands
@@ -108,13 +115,13 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("yesterday", "前天"), r"\bthe day before yesterday\b|前天", _days(-2)),
         (("yesterday", "last night", "昨"), r"\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
         (("tomorrow", "明天"), r"\btomorrow\b|明天", _days(1)),
-        (("ago", "天前"), rf"\b{_COUNT} days? ago\b|(\d+|[一两二三四五六七八九十几])天前",
+        (("ago", "天前"), rf"\b{_COUNT} days? ago\b|(\d+|[一两二三四五六七八九十几]+)天前",
          lambda d, m: [(d - timedelta(days=_count(m.group(1) or m.group(2))), "d")]),
         (("weekend", "上周末"), r"\b(?:last|this past|past) weekend\b|上周末", lambda d, m: _last_weekend(d)),
         (_WEEKDAY_NEEDS, r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
          lambda d, m: [(_last_weekday(d, _WEEKDAYS.index(m.group(1))), "d")]),
         (("上周", "上星期", "上个星期", "上礼拜"),  # not 上周一直, 上周天天, 上周日常: words, not days
-         rf"(?:上周|上星期|上个星期|上礼拜)([{_CJK_WEEKDAYS}]){_NOT_A_DAY}", _last_weeks),
+         rf"(?:上周|上星期|上个星期|上礼拜)({_WEEKDAY})", _last_weeks),
         _WEEK_SOURCE,
         (("ago",), rf"\b{_COUNT} weeks? ago\b", lambda d, m: [(d - timedelta(days=7 * _count(m.group(1))), "m")]),
         (("next week", "下周", "下星期", "下个星期"), r"\bnext week\b|下周|下星期|下个星期",
@@ -129,12 +136,10 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
 )
 
 
-# … and for a query only: "last week" as its days (above), the day, month or year itself ("what did we ship today", "本月的开销") —
-# a record holds its own day's terms anyway, and these words are too common in text to test
-# every record for
+# … and for a query only: "last week" as its days (above), the month or year itself ("本月的开销")
+# — a record holds its own month's terms anyway ("today" asks for the present value: a cue, not
+# a day to match)
 _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
-        (("today", "tonight", "this ", "今"), r"\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|今天|今日|今晚|今早",
-         _days(0)),
         (("this month", "本月", "这个月"), r"\bthis month\b|本月|这个月", lambda d, m: [(d, "m")]),
         (("this year", "今年"), r"\bthis year\b|今年", lambda d, m: [(date(d.year, 1, 1), "y")]),
 )

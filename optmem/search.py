@@ -117,9 +117,9 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     holding each of its terms, when the caller looked them up already."""
     settings = idx.vault.settings.ranking
     asks = ranking.asks_for(q.text)
-    if asks is None and any(t.startswith(dates.DAY_PREFIX) for t in q.terms):
-        # "what did we sign last Saturday": that day's records, not the newest (a month or a year
-        # named leaves room for updates within it)
+    if asks is None and 0 < sum(t.startswith(dates.DAY_PREFIX) for t in q.terms) <= 2:
+        # "what did we sign last Saturday": that day's records, not the newest (a week, a month or
+        # a year named leaves room for updates within it; a weekend is two days)
         asks = NAMED_TIME
     q = q._replace(asks=asks)
     if df is None:
