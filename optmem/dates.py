@@ -34,6 +34,7 @@ _COUNT = r"(\d{1,2}|a couple of|couple of|a few|few|several|an|a|one|two|three|f
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 Found = list[tuple[date, str]]  # (day, precision: d | m | y)
+Resolve = Callable[[date, re.Match[str]], Found]  # a relative phrase's days, from the day it is said on
 
 
 def _count(word: str) -> int:
@@ -67,8 +68,7 @@ _CJK_WEEKDAYS = "一二三四五六日天"  # 周一 … 周日 (周天 is Sunda
 
 def _last_weeks(d: date, m: re.Match[str]) -> Found:
     """上周六, 上星期一, 上礼拜天: that day of the calendar week (Monday to Sunday) before d's."""
-    monday = d - timedelta(days=d.weekday() + 7)
-    return [(monday + timedelta(days=min(_CJK_WEEKDAYS.index(m.group(1)), 6)), "d")]
+    return [_last_week_days(d, m)[min(_CJK_WEEKDAYS.index(m.group(1)), 6)]]
 
 
 def _year_before(d: date) -> date:
@@ -93,14 +93,14 @@ def _last_week_days(d: date, m: re.Match[str]) -> Found:
 
 # "last week" in a record: the month a week before (a record holds few terms); in a query: the
 # seven days of the week before (a month's term matched a record a month old at a month's turn)
-_WEEK_SOURCE: tuple[tuple[str, ...], str, Callable[[date, re.Match[str]], Found]] = (
+_WEEK_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
     ("week", "上周", "上星期", "上个星期", "上礼拜"),
     r"\blast week\b|\ba week ago\b|\bthe other week\b|上周|上星期|上个星期|上礼拜",
     lambda d, m: [(d - timedelta(days=7), "m")])
 # a weekday after 上周: 二 … 六 always; 一, 天, 日 unless they begin a word (上周一直 "all along",
 # 上周天天 "every day", 上周日常 "daily")
 _WEEKDAY = "(?:[二三四五六]|一(?![直起次些样般定共切半下个点])|天(?!天)|日(?![常子期程记]))"
-_QUERY_WEEK_SOURCE: tuple[tuple[str, ...], str, Callable[[date, re.Match[str]], Found]] = (
+_QUERY_WEEK_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
     ("week", "上周", "上星期", "上个星期", "上礼拜"),
     rf"\blast week\b|\ba week ago\b|\bthe other week\b|"
     rf"(?:上周|上星期|上个星期|上礼拜)(?!{_WEEKDAY}|末)", _last_week_days)
@@ -109,7 +109,6 @@ _QUERY_WEEK_SOURCE: tuple[tuple[str, ...], str, Callable[[date, re.Match[str]], 
 # relative phrases, resolved from the record's own time (compiled on first use: most commands
 # never need them), each with the words one of which it needs (a substring test spares a long
 # text the pattern: conversation turns run to kilobytes)
-Resolve = Callable[[date, re.Match[str]], Found]
 _WEEKDAY_NEEDS = (*_WEEKDAYS,)
 _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("yesterday", "前天"), r"\bthe day before yesterday\b|前天", _days(-2)),
@@ -220,12 +219,17 @@ def _hinted(folded: str) -> bool:
         for word in _HINT_CJK:
             if word in folded:
                 return True
-    if ("19" in folded or "20" in folded) and _YEAR.search(folded) is not None:
-        return True
-    for head in _MONTH_HEADS:
-        if head in folded:
-            return _MONTH_NAME.search(folded) is not None
-    return False
+    return _names_year(folded) or _names_month(folded)
+
+
+def _names_year(folded: str) -> bool:
+    """Whether a folded text holds a year of this or the last century (a substring test first)."""
+    return ("19" in folded or "20" in folded) and _YEAR.search(folded) is not None
+
+
+def _names_month(folded: str) -> bool:
+    """Whether a folded text holds a month name (a substring test first)."""
+    return any(head in folded for head in _MONTH_HEADS) and _MONTH_NAME.search(folded) is not None
 
 
 def _explicit(folded: str, year: int | None, spans: list[tuple[int, int]] | None = None) -> Found:
@@ -235,8 +239,7 @@ def _explicit(folded: str, year: int | None, spans: list[tuple[int, int]] | None
     if _DIGIT.search(folded) is None:
         return out  # every explicit date has digits
     held = {"ymd": _YMD.search(folded) is not None, "年": "年" in folded, "月": "月" in folded,
-            "mon": any(head in folded for head in _MONTH_HEADS) and _MONTH_NAME.search(folded) is not None,
-            "year": ("19" in folded or "20" in folded) and _YEAR.search(folded) is not None}
+            "mon": _names_month(folded), "year": _names_year(folded)}
     if not (held["year"] or held["月"] or held["mon"]):
         return out  # none names a date without a year, 月 or a month name
     taken: list[tuple[int, int]] = []  # a span read by one pattern is not read again

@@ -32,7 +32,7 @@ __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search
 
 MAX_LIMIT = 10**9
 REPLACED_WINDOW = 2000  # the newest matches a filtered search looks through for replaced records
-NAMED_TIME = "named day"  # what a query asks for that names a day and no present cue
+NAMED_DAY = "named day"  # what a query asks for that names a day and no present cue
 
 
 class Query(NamedTuple):
@@ -120,7 +120,7 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     if asks is None and 0 < sum(t.startswith(dates.DAY_PREFIX) for t in q.terms) <= 2:
         # "what did we sign last Saturday": that day's records, not the newest (a week, a month or
         # a year named leaves room for updates within it; a weekend is two days)
-        asks = NAMED_TIME
+        asks = NAMED_DAY
     q = q._replace(asks=asks)
     if df is None:
         df = idx.doc_freq(q.terms) if q.terms else {}
@@ -292,6 +292,28 @@ def _successors(idx: Index, rows: dict[int, Row], relevance: dict[int, float],
     return heads
 
 
+def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any], corpus: _Corpus,
+               replaced: list[Row]) -> dict[int, tuple[float, str]]:
+    """The current versions (passing the filters) of the superseded matches, added to `rows` and
+    `seen`: line number → (the relevance it stands in with, the record it replaces)."""
+    heads = _successors(idx, rows, {n: v[1] for n, v in seen.items()}, replaced)
+    stands: dict[int, tuple[float, str]] = {}
+    if not heads:
+        return stands
+    where, params = q.filters.sql(q.now)
+    ids = sorted(heads)
+    for row in idx.rows(f"r.id IN ({', '.join('?' * len(ids))}) AND {where}", [*ids, *params]):
+        if row.n not in rows:
+            rows[row.n] = row
+            seen[row.n] = _relevance(idx, q, row, corpus)
+        rel, old = heads[row.id]
+        if rel < 0:  # a replaced record the filters hide: its relevance now
+            old_row = idx.by_id(old)
+            rel = _relevance(idx, q, old_row, corpus)[1] if old_row else 0.0
+        stands[row.n] = (rel, old)
+    return stands
+
+
 def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
            settings: Ranking, replaced: list[Row]) -> tuple[list[_Scored], _Corpus]:
     """Every candidate re-tokenised and scored; the best ones bring their session neighbours,
@@ -304,20 +326,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         if row.n not in rows:
             rows[row.n] = row
             seen[row.n] = _relevance(idx, q, row, corpus)
-    heads = _successors(idx, rows, {n: v[1] for n, v in seen.items()}, replaced)
-    stands: dict[int, tuple[float, str]] = {}
-    if heads:
-        where, params = q.filters.sql(q.now)
-        ids = sorted(heads)
-        for row in idx.rows(f"r.id IN ({', '.join('?' * len(ids))}) AND {where}", [*ids, *params]):
-            if row.n not in rows:
-                rows[row.n] = row
-                seen[row.n] = _relevance(idx, q, row, corpus)
-            rel, old = heads[row.id]
-            if rel < 0:  # a replaced record the filters hide: its relevance now
-                old_row = idx.by_id(old)
-                rel = _relevance(idx, q, old_row, corpus)[1] if old_row else 0.0
-            stands[row.n] = (rel, old)
+    stands = _stand_ins(idx, q, rows, seen, corpus, replaced)
     # a session's turns lend each other context within one domain (a session name reused in
     # another domain is another conversation)
     own = {(r.domain, r.session, r.spos): seen[n][1] for n, r in rows.items() if r.session is not None}
@@ -436,7 +445,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     head = kept[: k * 3]
     # "what was my previous …", "what did we sign last Saturday": the newest statement is not what
     # is asked for — neither newer-first rule applies, relevance (the date terms with it) decides
-    as_is = asks in ("past", NAMED_TIME)
+    as_is = asks in ("past", NAMED_DAY)
     placed = ([ranking.Ranked(i, None) for i in range(len(head))] if as_is else
               ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window))
     order = [(head[p.at], p.promoted_over) for p in placed] + [(s, None) for s in kept[len(head):]]
