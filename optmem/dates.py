@@ -67,8 +67,16 @@ _CJK_WEEKDAYS = "一二三四五六日天"  # 周一 … 周日 (周天 is Sunda
 
 
 def _last_weeks(d: date, m: re.Match[str]) -> Found:
-    """上周六, 上星期一, 上礼拜天: that day of the calendar week (Monday to Sunday) before d's."""
+    """上周六, 上星期一, 上礼拜天, 上上周五: that day of the calendar week (Monday to Sunday) before
+    d's, or the one before that."""
     return [_last_week_days(d, m)[min(_CJK_WEEKDAYS.index(m.group(1)), 6)]]
+
+
+def _leap_year(year: int) -> int:
+    """`year` if it has a 29 February, else the latest year before it that does."""
+    while year > 1 and not (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)):
+        year -= 1
+    return year
 
 
 def _year_before(d: date) -> date:
@@ -85,25 +93,32 @@ def _days(k: int) -> Callable[[date, re.Match[str]], Found]:
     return lambda d, m: [(d + timedelta(days=k), "d")]
 
 
+def _weeks_back(m: re.Match[str]) -> int:
+    """How many weeks back a phrase goes: two for 上上周 and "the week before last", else one."""
+    return 2 if m.group().startswith("上上") or m.group().endswith("before last") else 1
+
+
 def _last_week_days(d: date, m: re.Match[str]) -> Found:
-    """The seven days of the calendar week (Monday to Sunday) before d's."""
-    monday = d - timedelta(days=d.weekday() + 7)
+    """The seven days of the calendar week (Monday to Sunday) the phrase names: the week before
+    d's, or the one before that (上上周)."""
+    monday = d - timedelta(days=d.weekday() + 7 * _weeks_back(m))
     return [(monday + timedelta(days=k), "d") for k in range(7)]
 
 
 # "last week" in a record: the month a week before (a record holds few terms); in a query: the
 # seven days of the week before (a month's term matched a record a month old at a month's turn)
+# 上周, 上星期, 上个星期, 上礼拜, 上个礼拜 — and 上上周 … (the week before last); not the 上周 inside 上上周
+_CJK_WEEK = "(?<!上)上上?个?(?:周|星期|礼拜)"
+_WEEK_WORDS = ("week", "上周", "上星期", "上个星期", "上礼拜", "上个礼拜")
+_EN_WEEK = r"\blast week\b|\ba week ago\b|\bthe other week\b|\bthe week before last"
 _WEEK_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
-    ("week", "上周", "上星期", "上个星期", "上礼拜"),
-    r"\blast week\b|\ba week ago\b|\bthe other week\b|上周|上星期|上个星期|上礼拜",
-    lambda d, m: [(d - timedelta(days=7), "m")])
+    _WEEK_WORDS, rf"{_EN_WEEK}|{_CJK_WEEK}",
+    lambda d, m: [(d - timedelta(days=7 * _weeks_back(m)), "m")])
 # a weekday after 上周: 二 … 六 always; 一, 天, 日 unless they begin a word (上周一直 "all along",
 # 上周天天 "every day", 上周日常 "daily")
 _WEEKDAY = "(?:[二三四五六]|一(?![直起次些样般定共切半下个点])|天(?!天)|日(?![常子期程记]))"
 _QUERY_WEEK_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
-    ("week", "上周", "上星期", "上个星期", "上礼拜"),
-    rf"\blast week\b|\ba week ago\b|\bthe other week\b|"
-    rf"(?:上周|上星期|上个星期|上礼拜)(?!{_WEEKDAY}|末)", _last_week_days)
+    _WEEK_WORDS, rf"{_EN_WEEK}|{_CJK_WEEK}(?!{_WEEKDAY}|末)", _last_week_days)
 
 
 # relative phrases, resolved from the record's own time (compiled on first use: most commands
@@ -111,7 +126,8 @@ _QUERY_WEEK_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
 # text the pattern: conversation turns run to kilobytes)
 _WEEKDAY_NEEDS = (*_WEEKDAYS,)
 _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
-        (("yesterday", "前天"), r"\bthe day before yesterday\b|前天", _days(-2)),
+        (("大前天",), r"大前天", _days(-3)),
+        (("yesterday", "前天"), r"\bthe day before yesterday\b|(?<!大)前天", _days(-2)),
         (("yesterday", "last night", "昨"), r"\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
         (("tomorrow", "明天"), r"\btomorrow\b|明天", _days(1)),
         (("ago", "天前"), rf"\b{_COUNT} days? ago\b|(\d+|[一两二三四五六七八九十几]+)天前",
@@ -119,18 +135,20 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("weekend", "上周末"), r"\b(?:last|this past|past) weekend\b|上周末", lambda d, m: _last_weekend(d)),
         (_WEEKDAY_NEEDS, r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
          lambda d, m: [(_last_weekday(d, _WEEKDAYS.index(m.group(1))), "d")]),
-        (("上周", "上星期", "上个星期", "上礼拜"),  # not 上周一直, 上周天天, 上周日常: words, not days
-         rf"(?:上周|上星期|上个星期|上礼拜)({_WEEKDAY})", _last_weeks),
+        (_WEEK_WORDS[1:],  # not 上周一直, 上周天天, 上周日常: words, not days
+         rf"{_CJK_WEEK}({_WEEKDAY})", _last_weeks),
         _WEEK_SOURCE,
         (("ago",), rf"\b{_COUNT} weeks? ago\b", lambda d, m: [(d - timedelta(days=7 * _count(m.group(1))), "m")]),
         (("next week", "下周", "下星期", "下个星期"), r"\bnext week\b|下周|下星期|下个星期",
          lambda d, m: [(d + timedelta(days=7), "m")]),
-        (("month", "上个月", "上月"), r"\blast month\b|\ba month ago\b|上个月|上月",
+        (("month", "上个月", "上月"), r"\blast month\b|\ba month ago\b|(?<!上)上个?月",
          lambda d, m: [(_months_before(d, 1), "m")]),
+        (("before last", "上上"), r"\bthe month before last\b|上上个?月", lambda d, m: [(_months_before(d, 2), "m")]),
         (("ago",), rf"\b{_COUNT} months? ago\b", lambda d, m: [(_months_before(d, _count(m.group(1))), "m")]),
         (("next month", "下个月", "下月"), r"\bnext month\b|下个月|下月", lambda d, m: [(_months_before(d, -1), "m")]),
         (("year", "去年"), r"\blast year\b|\ba year ago\b|去年", lambda d, m: [(date(d.year - 1, 1, 1), "y")]),
-        (("前年",), r"前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
+        (("前年",), r"(?<!大)前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
+        (("大前年",), r"大前年", lambda d, m: [(date(d.year - 3, 1, 1), "y")]),
         (("next year", "明年"), r"\bnext year\b|明年", lambda d, m: [(date(d.year + 1, 1, 1), "y")]),
 )
 
@@ -171,29 +189,30 @@ def _pattern(source: str) -> re.Pattern[str]:
 _RELATIVE_WORDS = ("yesterday|tomorrow|ago|weekend|last|past|next|other week|前天|昨|明天|天前|上周|"
                    "上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年")
 
-Explicit = Callable[[re.Match[str], int | None], tuple[int, int, int, str] | None]
-# explicit dates in folded (lower-case) text; `year` fills in a date written without one. Each
+Explicit = Callable[[re.Match[str]], tuple[int | None, int, int, str]]
+# explicit dates in folded (lower-case) text: (year — None when not written —, month, day, precision). Each
 # pattern names what a text must hold for it to match at all (a cheap test first):
 # "ymd" digits-dash as in 2023-05-03, "年"/"月" that character, "mon" a month name, "year" a year
 # of this or the last century
 _EXPLICIT_SOURCES: tuple[tuple[str, str, Explicit], ...] = (
-    ("ymd", r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b", lambda m, y: (int(m[1]), int(m[2]), int(m[3]), "d")),
-    ("月", r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", lambda m, y: (int(m[1]), int(m[2]), int(m[3]), "d")),
-    ("月", r"(\d{4})\s*年\s*(\d{1,2})\s*月", lambda m, y: (int(m[1]), int(m[2]), 1, "m")),
+    ("ymd", r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b", lambda m: (int(m[1]), int(m[2]), int(m[3]), "d")),
+    ("月", r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", lambda m: (int(m[1]), int(m[2]), int(m[3]), "d")),
+    ("月", r"(\d{4})\s*年\s*(\d{1,2})\s*月", lambda m: (int(m[1]), int(m[2]), 1, "m")),
     ("月", r"(?<![\d年])(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]",
-     lambda m, y: (y, int(m[1]), int(m[2]), "d") if y else None),
+     lambda m: (None, int(m[1]), int(m[2]), "d")),
     ("mon", rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b",
-     lambda m, y: (int(m[3]), MONTHS[m[1]], int(m[2]), "d")),
+     lambda m: (int(m[3]), MONTHS[m[1]], int(m[2]), "d")),
     ("mon", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\.?,? (\d{{4}})\b",
-     lambda m, y: (int(m[3]), MONTHS[m[2]], int(m[1]), "d")),
-    ("mon", rf"\b({_MON})\.?,? (\d{{4}})\b", lambda m, y: (int(m[2]), MONTHS[m[1]], 1, "m")),
+     lambda m: (int(m[3]), MONTHS[m[2]], int(m[1]), "d")),
+    ("mon", rf"\b({_MON})\.?,? (\d{{4}})\b", lambda m: (int(m[2]), MONTHS[m[1]], 1, "m")),
     ("mon", rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!,? \d)",
-     lambda m, y: (y, MONTHS[m[1]], int(m[2]), "d") if y else None),
-    # a day before a month without a year: not "may" ("step 3 may fail", "version 2 may break")
-    ("mon", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON_NOT_MAY})\b(?!\.?,? \d)",
-     lambda m, y: (y, MONTHS[m[2]], int(m[1]), "d") if y else None),
-    ("年", r"(?<!\d)((?:19|20)\d{2})\s*年(?!\s*\d{1,2}\s*月)", lambda m, y: (int(m[1]), 1, 1, "y")),
-    ("year", r"\b(?:in|of|since|during|year) ((?:19|20)\d{2})\b(?!-)", lambda m, y: (int(m[1]), 1, 1, "y")),
+     lambda m: (None, MONTHS[m[1]], int(m[2]), "d")),
+    # a day before a month without a year: "may" only after "of" ("the 3rd of May"; "step 3 may
+    # fail", "the 2nd may break" are the verb)
+    ("mon", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:(?:of )?({_MON_NOT_MAY})|of (may))\b(?!\.?,? \d)",
+     lambda m: (None, MONTHS[m[2] or m[3]], int(m[1]), "d")),
+    ("年", r"(?<!\d)((?:19|20)\d{2})\s*年(?!\s*\d{1,2}\s*月)", lambda m: (int(m[1]), 1, 1, "y")),
+    ("year", r"\b(?:in|of|since|during|year) ((?:19|20)\d{2})\b(?!-)", lambda m: (int(m[1]), 1, 1, "y")),
 )
 
 
@@ -249,10 +268,11 @@ def _explicit(folded: str, year: int | None, spans: list[tuple[int, int]] | None
         for m in _pattern(source).finditer(folded):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
-            got = read(m, year)
-            if got is None:
-                continue
-            y, month, day, precision = got
+            y, month, day, precision = read(m)
+            if y is None:  # written without its year
+                if year is None:
+                    continue
+                y = year if (month, day) != (2, 29) else _leap_year(year)
             try:
                 out.append((date(y, month, day), precision))
             except ValueError:

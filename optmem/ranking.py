@@ -163,9 +163,11 @@ class Ranked(NamedTuple):
     promoted_over: str | None
 
 
-def promote_newer(hits: list[tuple[Parts, Topic]], window: float) -> list[Ranked]:
+def promote_newer(hits: list[tuple[Parts, Topic]], window: float,
+                  names: frozenset[str] = frozenset()) -> list[Ranked]:
     """Within a band, put a newer same-topic record (by whole days) above an older one whose
-    relevance is at least `1 - window` of the older one's. `hits` come in score order."""
+    relevance is at least `1 - window` of the older one's — unless it lacks a name of the query
+    (`names_in`) the older one holds. `hits` come in score order."""
     keep = 1 - window
     out: list[Ranked] = []
     for i, (parts, topic) in enumerate(hits):
@@ -173,7 +175,8 @@ def promote_newer(hits: list[tuple[Parts, Topic]], window: float) -> list[Ranked
         for j, placed in enumerate(out):
             o_parts, o_topic = hits[placed.at]
             if (o_parts.band == parts.band and parts.age_days < o_parts.age_days
-                    and same_topic(topic, o_topic) and parts.relevance >= keep * o_parts.relevance):
+                    and same_topic(topic, o_topic) and parts.relevance >= keep * o_parts.relevance
+                    and (names & o_topic.tokens) <= topic.tokens):
                 pos, over = j, o_topic.id
                 break
         out.insert(pos, Ranked(i, over))
@@ -229,6 +232,30 @@ def asks_for(query: str) -> str | None:
     if asks_for_now(query):
         return "present"
     return "past" if asks_for_past(query) else None
+
+
+_NAME_PATTERNS = None
+
+
+def names_in(query: str) -> frozenset[str]:
+    """The search terms of the names a query writes: words with a capital letter that do not begin
+    a sentence ("what is Alice's phone number now" → alic), "I" aside. Two statements that differ
+    in such a name are about different things however much else they share — IDF cannot tell,
+    when the name is common in the store. A query in title case or capitals names nothing (its
+    capitals say nothing); Chinese has no capitals, so it names nothing either."""
+    global _NAME_PATTERNS
+    if _NAME_PATTERNS is None:
+        import re
+
+        _NAME_PATTERNS = re.compile(r"[.?!;:。？！；：]+(?:\s+|$)"), re.compile(r"[^\W\d_]\w*")
+    from optmem.text import query_terms
+
+    sentence_end, word = _NAME_PATTERNS
+    later = [w for sentence in sentence_end.split(query) for w in word.findall(sentence)[1:] if w.isascii()]
+    names = [w for w in later if w[0].isupper() and w != "I"]
+    if not names or 2 * len(names) > len(later):
+        return frozenset()
+    return frozenset(t for t in query_terms(" ".join(names)) if len(t) > 1)
 
 
 # Words with which a statement says it replaces an earlier one ("moved to", "搬到", "改成").
@@ -319,14 +346,15 @@ def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> flo
 
 
 def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
-                  settings: Ranking) -> list[Ranked]:
+                  settings: Ranking, names: frozenset[str] = frozenset()) -> list[Ranked]:
     """Re-order the top hits only: a record at least a day newer goes above an older one of its
     band that matched largely the same query terms, when it scores at least a given share of it
     (with an update cue in the query: overlap ≥ update_overlap, share ≥ update_ratio; without:
     the stricter update_overlap_plain and update_ratio_plain). The cue words themselves do not
     count in the overlap. A record the write gate already saw update the older one (its
     `may_update`) that holds every query term the older matched needs no overlap test, and the
-    lenient share."""
+    lenient share. A record that lacks a name of the query (`names_in`) the older one matched
+    updates nothing of it: Bob's new phone number is no update of Alice's."""
     theta = settings.update_overlap if cue else settings.update_overlap_plain
     ratio = settings.update_ratio if cue else settings.update_ratio_plain
     when = cue_terms()
@@ -339,7 +367,7 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
             # (its cue words aside: "我现在养了" holds 我养): then the query does not ask about the
             # part that changed
             flagged = m.may_update is not None and m.may_update == o.id and (o.matched - when) <= m.covers
-            if (o.band == m.band and (m.ts or 0.0) - (o.ts or 0.0) >= DAY
+            if (o.band == m.band and (m.ts or 0.0) - (o.ts or 0.0) >= DAY and (o.matched & names) <= m.matched
                     and m.score >= (settings.update_ratio if flagged else ratio) * o.score
                     and (flagged or overlap(m.matched - when, o.matched - when, idfs) >= theta)):
                 pos, over = j, o.id

@@ -446,8 +446,9 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     # "what was my previous …", "what did we sign last Saturday": the newest statement is not what
     # is asked for — neither newer-first rule applies, relevance (the date terms with it) decides
     as_is = asks in ("past", NAMED_DAY)
+    names = frozenset() if as_is else ranking.names_in(q.text)
     placed = ([ranking.Ranked(i, None) for i in range(len(head))] if as_is else
-              ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window))
+              ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window, names))
     order = [(head[p.at], p.promoted_over) for p in placed] + [(s, None) for s in kept[len(head):]]
     top = order[:k]
     matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched, s.row.upd,
@@ -455,7 +456,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     if as_is:
         updates = [ranking.Ranked(i, None) for i in range(len(matches))]
     else:
-        updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings)
+        updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings, names)
     final = [(*top[p.at], p.promoted_over) for p in updates] + [(s, promoted, None) for s, promoted in order[k:]]
     hits = []
     for s, promoted, updated in final[: q.limit]:

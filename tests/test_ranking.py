@@ -113,6 +113,32 @@ def test_relative_dates_in_a_query_are_resolved_from_now():
     assert dates.query_terms(text.fold("this year's goals"), now)[:2] == ["__y2023", "__m2023_01"]
 
 
+def test_two_steps_back_and_days_said_without_their_year():
+    now = epoch("2023-05-04")  # a Thursday; 2023 is no leap year
+    # 大前天 is three days back and 前天 inside it is not also read; 上上周 / 上上个月 / 大前年 two back
+    assert dates.query_terms(text.fold("大前天做了什么"), now) == ["__m2023_05", "__d2023_05_01"]
+    two_weeks = ["__m2023_04", *(f"__d2023_04_{d}" for d in range(17, 24))]  # the week before last
+    assert dates.query_terms(text.fold("上上周在忙什么"), now) == two_weeks
+    assert dates.query_terms(text.fold("what broke the week before last"), now) == two_weeks
+    assert dates.query_terms(text.fold("上上周六见了谁"), now) == ["__m2023_04", "__d2023_04_22"]
+    assert dates.query_terms(text.fold("上个礼拜三见了谁"), now) == ["__m2023_04", "__d2023_04_26"]
+    assert dates.query_terms(text.fold("上上个月的账单"), now) == ["__m2023_03"]
+    assert dates.query_terms(text.fold("the month before last"), now) == ["__m2023_03"]
+    assert dates.query_terms(text.fold("大前年"), now)[:2] == ["__y2020", "__m2020_01"]
+    assert dates.query_terms(text.fold("前年"), now)[:2] == ["__y2021", "__m2021_01"]
+    # in a record, resolved from its own day
+    rec = dates.record_terms(epoch("2023-05-04"), text.fold("大前天和上上个月的事"))
+    assert "__d2023_05_01" in rec and "__m2023_03" in rec and "__d2023_05_02" not in rec
+    # 29 February without its year, in a year that has none: the latest leap day before
+    assert dates.query_terms(text.fold("what did we sign on Feb 29"), now) == ["__m2020_02", "__d2020_02_29"]
+    assert dates.query_terms(text.fold("2月29日签了什么"), now) == ["__m2020_02", "__d2020_02_29"]
+    assert "__d2020_02_29" in dates.record_terms(epoch("2021-03-01"), text.fold("since Feb 29 the door sticks"))
+    assert dates.query_terms(text.fold("Feb 29, 2023"), now) == []  # a year written out is kept: no such day
+    # "the 3rd of May" without a year is a day; "the 3rd may fail" is not
+    assert dates.query_terms(text.fold("what happened on the 3rd of May"), now) == ["__m2023_05", "__d2023_05_03"]
+    assert dates.query_terms(text.fold("the 3rd may fail"), now) == []
+
+
 def test_a_query_saying_yesterday_finds_what_happened_that_day(vault, cli, monkeypatch):
     # the day a query names relatively ("yesterday", "上周六") is resolved from now and matches the
     # record of that day — above a newer record that says the same
@@ -318,3 +344,25 @@ def test_update_cues_and_their_terms():
     assert ranking.asks_for("what is used to deploy the app") is None  # the passive, not a habit of old
     assert ranking.asks_for("提交之前要跑什么检查") is None and ranking.asks_for("上次部署是什么时候") is None
     assert not ranking.asks_for_past("the formerlyish word")  # a word, not a part of one
+
+
+def test_an_update_about_someone_else_does_not_go_first(vault, cli, monkeypatch):
+    # "Alice" is common in this store, so IDF barely weighs it: the matched-term overlap of Bob's
+    # newer number with Alice's is high. A name the query writes (capitalised, not its first word)
+    # that the older record matched and the newer one lacks says they are not one fact.
+    at(monkeypatch, "2025-01-10T10:00:00Z")
+    for i in range(6):
+        put(vault, f"Alice reviewed pull request {i} for the search team")
+    alice = put(vault, "Alice's phone number is 555-0101").id
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    bob = put(vault, "Bob's phone number is 555-0202, he told us on the call this morning").id
+    at(monkeypatch, "2025-06-05T10:00:00Z")
+    hits = cli.json("search", "what is Alice's phone number now", "--explain")["hits"]
+    assert hits[0]["id"] == alice and hits[0]["explain"]["updates"] is None
+    assert bob in [h["id"] for h in hits]
+    # the same store, her own newer number: that one is an update and goes first
+    at(monkeypatch, "2025-07-01T10:00:00Z")
+    again = put(vault, "Alice's new phone number is 555-0303, she switched to another carrier in May").id
+    at(monkeypatch, "2025-07-05T10:00:00Z")
+    hits = cli.json("search", "what is Alice's phone number now", "--explain")["hits"]
+    assert [h["id"] for h in hits[:2]] == [again, alice] and hits[0]["explain"]["updates"] == alice
