@@ -542,7 +542,7 @@ def _build_file(vault: Vault, progress: Progress | None = None,
     redone under the lock). A big log is parsed and tokenised by worker processes (one per
     core) while this one inserts.
     """
-    tmp = vault.cache(f"index.{os.getpid()}.tmp")
+    tmp = vault.cache(f"index.{os.getpid()}.tmp", check_ignore=True)
     fsio.remove_file(tmp)
     conn = _connect(tmp)
     done = False

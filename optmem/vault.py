@@ -55,11 +55,15 @@ class Vault:
     def cache_dir(self) -> Path:
         return self.root / CACHE
 
-    def cache(self, name: str) -> Path:
+    def cache(self, name: str, *, check_ignore: bool = False) -> Path:
         """A path in the cache folder, made first if missing — with a .gitignore of its own, so
-        git never sees the index or the locks, even in a folder `init` never laid out."""
-        if fsio.ensure_dir(self.cache_dir, within=self.root):
-            fsio.atomic_write(self.cache_dir / ".gitignore", "*\n", within=self.root)
+        git never sees the index or the locks, even in a folder `init` never laid out.
+        `check_ignore` (an index build, a rare step): add that .gitignore to a cache folder made
+        without one (by an older optmem)."""
+        made = fsio.ensure_dir(self.cache_dir, within=self.root)
+        ignore = self.cache_dir / ".gitignore"
+        if made or (check_ignore and not ignore.exists()):
+            fsio.atomic_write(ignore, "*\n", within=self.root)
         return self.cache_dir / name
 
     @property

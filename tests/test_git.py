@@ -171,3 +171,8 @@ def test_git_never_sees_the_cache_of_a_folder_init_never_laid_out(tmp_path):
     untracked = git(repo, "status", "--porcelain", "--untracked-files=all").stdout.split("\n")
     assert not [line for line in untracked if ".cache" in line], untracked
     assert " LOG.jsonl" in "\n".join(untracked)
+    # a cache folder an older optmem made (no .gitignore of its own): the next index build adds it
+    (repo / ".cache" / ".gitignore").unlink()
+    run_optmem("--vault", str(repo), "reindex", cwd=repo)
+    untracked = git(repo, "status", "--porcelain", "--untracked-files=all").stdout
+    assert ".cache" not in untracked, untracked
