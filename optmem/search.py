@@ -283,13 +283,15 @@ def _successors(idx: Index, rows: dict[int, Row], relevance: dict[int, float],
     cold, older than --since, of another kind, or any with --current)."""
     olds = [(row, relevance[n]) for n, row in rows.items() if row.superseded_by and relevance[n] > 0]
     olds += [(row, -1.0) for row in replaced if row.n not in rows]  # scored below, if it matters
-    heads: dict[str, tuple[float, str]] = {}
+    best: dict[str, tuple[float, int, str]] = {}
     known: dict[str, Row] = {}  # id → the end of its chain: a long chain is walked once, not per match
     for row, rel in olds:
         head = idx.current_version(row, known)
-        if head.id != row.id and (head.id not in heads or rel > heads[head.id][0]):
-            heads[head.id] = (rel, row.id)
-    return heads
+        # on equal relevance the later line: a hot entry's text journalled twice (added, then
+        # replaced) is shown as the later line, so that is the one to name
+        if head.id != row.id and (head.id not in best or (rel, row.n) > best[head.id][:2]):
+            best[head.id] = (rel, row.n, row.id)
+    return {head: (rel, rid) for head, (rel, _, rid) in best.items()}
 
 
 def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any], corpus: _Corpus,

@@ -424,9 +424,11 @@ def test_a_correction_in_other_words_is_found_through_what_it_corrects(vault, cl
 def test_a_replaced_hot_entry_is_found_by_the_words_it_replaced(vault, cli):
     memory.add(vault, "小明喜欢喝咖啡")
     memory.replace(vault, "小明喜欢喝咖啡", "小红喜欢喝茶")
-    hits = cli.json("search", "咖啡")["hits"]
+    hits = cli.json("search", "咖啡", "--explain")["hits"]
     assert [h["text"] for h in hits] == ["小红喜欢喝茶", "小明喜欢喝咖啡"]
     assert [h["status"] for h in hits] == ["current", "superseded"]
+    # it stands in for the version shown beside it, not for the entry's hidden first journal line
+    assert hits[0]["explain"]["stands_for"] == hits[1]["id"]
 
 
 def test_a_correction_stands_in_for_a_record_the_filters_or_the_cold_tier_hide(vault, cli, monkeypatch):
