@@ -50,7 +50,8 @@ def unwritable(path: Path, exc: OSError) -> Unwritable:
 
 
 def ensure_dir(path: Path, *, within: Path | None = None) -> bool:
-    """Create `path` (and parents) with mode 0700; True when something was created."""
+    """Create `path` (and parents) with mode 0700; True when this call made `path` itself (not
+    when another process made it first)."""
     check_within(path, within)
     if path.is_dir():
         return False
@@ -62,14 +63,16 @@ def ensure_dir(path: Path, *, within: Path | None = None) -> bool:
     while not p.exists():
         missing.append(p)
         p = p.parent
+    made = False
     for d in reversed(missing):
         try:
             d.mkdir(mode=DIR_MODE)
+            made = d == path
         except FileExistsError:
             pass
         except OSError as exc:
             raise unwritable(d, exc) from exc
-    return True
+    return made
 
 
 def read_text(path: Path) -> str | None:

@@ -38,6 +38,7 @@ class Vault:
         # set for a vault a write may create: its folder and git files are made when a write
         # takes the lock — after the command checked its input, so a refusal creates nothing
         self.lay_out_on_write = False
+        self.made_here = False  # this process made the vault's folder (a write laid it out)
 
     def __repr__(self) -> str:
         return f"Vault({str(self.root)!r})"
@@ -124,7 +125,7 @@ class Vault:
     def lay_out(self) -> None:
         """Make the folder and git files a write was waiting for (`lay_out_on_write`)."""
         if self.lay_out_on_write:
-            ensure_layout(self)
+            self.made_here = str(self.root) in ensure_layout(self)
             self.lay_out_on_write = False
 
     def tree_lock(self):

@@ -10,6 +10,8 @@ from optmem import fsio, settings
 from optmem.errors import InvalidName, Locked, UsageError
 from optmem.vault import resolve, validate_name
 
+from conftest import run_optmem
+
 
 def test_resolution_order(tmp_path):
     repo = tmp_path / "repo"
@@ -74,6 +76,32 @@ def test_write_creates_a_missing_vault_and_read_requires_one(cli, tmp_path):
     assert res.exit_code == 0 and "created a new vault" in res.stderr
     missing = cli.json("--vault", str(tmp_path / "nope"), "show", code=3)
     assert missing["error"]["code"] == "vault_missing" and "optmem init" in missing["error"]["message"]
+
+
+def test_only_the_write_that_made_the_vault_says_it_created_it(tmp_path, monkeypatch, capsys):
+    # two agents' first writes to a vault not there yet: the second finds the folder made when its
+    # write lays it out — it must not also say "created"
+    from optmem.cli import common
+
+    target = tmp_path / "fresh"
+    monkeypatch.setattr(common.STATE, "vault_opt", None)  # no --vault of an earlier invocation
+    monkeypatch.setenv("OPTMEM_VAULT", str(target))
+    mark = len(common.STATE.created)
+    first = common.get_vault(write=True)
+    assert not target.exists()
+    other = run_optmem("--vault", str(target), "append", "the other agent was first")
+    assert other.returncode == 0 and "created a new vault" in other.stderr
+    with first.lock():
+        pass
+    common.finish(mark)
+    assert "created a new vault" not in capsys.readouterr().err
+    # … and the write that does make it says so
+    monkeypatch.setenv("OPTMEM_VAULT", str(tmp_path / "second"))
+    mark = len(common.STATE.created)
+    with common.get_vault(write=True).lock():
+        pass
+    common.finish(mark)
+    assert "created a new vault" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["../x", "a/b", "a b", "..", ".hidden", "", "x" * 65, "名字"])

@@ -88,7 +88,7 @@ def finish(mark: int = 0) -> None:
     MCP tool call runs inside the server's own): a vault its writes created is announced; then
     the settings warnings."""
     for vault in STATE.created[mark:]:
-        if vault.exists():
+        if vault.made_here:  # not when another process made it between the check and the write
             note(f"created a new vault at {vault.root}")
     del STATE.created[mark:]
     settings_warnings()
