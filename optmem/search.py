@@ -73,6 +73,9 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
     q = Query(query, terms_of(query, now), limit, filters or Filters(), explain, now)
     with open_index(vault, progress) as idx:
         warnings = idx.warnings()
+        if not q.terms:
+            warnings.append(f"{query!r} has nothing to search for: words, numbers and Chinese characters "
+                            "are indexed, emoji, symbols and punctuation are not — add a word")
         df = idx.doc_freq(q.terms) if q.terms else {}  # once, for the ranking and the hidden counts
         result = ranked(idx, q, df)._replace(warnings=warnings)
         if not result.hits and q.filters.kind is not None and q.filters.kind not in (known := idx.kinds()):

@@ -227,6 +227,12 @@ def test_nothing_found_is_success_with_empty_hits(vault, cli):
     assert out == {"ok": True, "query": "完全无关 zebra", "hits": [], "total": 0, "cold_matches": 0,
                    "forgotten_matches": 0}
     assert cli.json("search", "  ", code=2)["error"]["code"] == "usage"
+    # a query with nothing to search for (emoji, punctuation) says so, not just "no matches"
+    put(vault, "deploy went fine 🚀")
+    res = cli("search", "🚀 ！！")
+    assert res.exit_code == 0 and "no matches" in res.stdout
+    assert "nothing to search for" in res.stderr and "emoji" in res.stderr
+    assert "nothing to search for" not in cli("search", "zebra").stderr
 
 
 def test_json_shape_and_explain(vault, cli):
