@@ -169,18 +169,38 @@ def looks_like_update(old: str, new: str, ignore: frozenset[str] = frozenset()) 
     if min(len(a), len(b)) < 3 or (a == b and na == nb):
         return False
     if na != nb:  # a changed number, the words the same or nearly ("是" → "改成 … 了")
-        return bool(na) and bool(nb) and (a == b or _one_span(a, b))
-    return _one_span(a, b)
+        if not (na and nb):
+            return False
+        if a == b:
+            return True
+        span = _one_span(a, b)
+        # … but not when the words that changed name someone or something else (capitalised
+        # words, not function words): "Alice's phone number" → "Bob's phone number" changed two
+        # things, whose number and the number
+        return span is not None and not (_all_names(span[0], old) and _all_names(span[1], new))
+    return _one_span(a, b) is not None
 
 
-def _one_span(a: list[str], b: list[str]) -> bool:
-    """One replaced span, the rest (at least 60 % of the longer, and two units) equal."""
+def _one_span(a: list[str], b: list[str]) -> tuple[list[str], list[str]] | None:
+    """The one replaced span (its units in a, in b), the rest (at least 60 % of the longer, and
+    two units) equal; None when the texts differ otherwise."""
     import difflib
 
     ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
     changed = [op for op in ops if op[0] != "equal"]
     same = sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag == "equal")
-    return len(changed) == 1 and changed[0][0] == "replace" and same >= 2 and same >= 0.6 * max(len(a), len(b))
+    if len(changed) == 1 and changed[0][0] == "replace" and same >= 2 and same >= 0.6 * max(len(a), len(b)):
+        _, i1, i2, j1, j2 = changed[0]
+        return a[i1:i2], b[j1:j2]
+    return None
+
+
+def _all_names(units: list[str], text: str) -> bool:
+    """Whether every unit is a word the text writes with a capital letter (a name), none of them a
+    function word ("The", "Our" beginning a sentence name nothing)."""
+    capitalised = [w for w in _WORD_RE.findall(text) if w[0].isupper()]
+    names = set(stem_words([fold(w) for w in capitalised if fold(w) not in STOPWORDS])) if capitalised else set()
+    return bool(units) and all(u in names for u in units)
 
 
 def tokens(text: str, *, folded: bool = False, stem: bool = True) -> list[str]:

@@ -141,6 +141,11 @@ def test_what_reads_as_a_changed_value(cli):
     assert not text.looks_like_update("We decided to use Postgres for billing",
                                       "We decided to use Redis for the session cache", cues)  # more than one change
     assert not text.looks_like_update("备份在 3 点", "备份在 3 点", cues)                   # the same
+    # a new number for someone or something else named is no update: two things changed
+    assert not text.looks_like_update("Alice's phone number is 555-0101", "Bob's phone number is 555-0202", cues)
+    assert not text.looks_like_update("Staging listens on port 8080", "Production listens on port 9090", cues)
+    assert text.looks_like_update("The backend port is 8080", "Our backend port is 9090", cues)  # not names
+    assert text.looks_like_update("Alice lives in Paris", "Alice lives in Berlin", cues)  # a named value
 
 
 def test_a_possible_update_is_reported_superseded_or_asked(cli, vault, vault_path, monkeypatch):
