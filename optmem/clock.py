@@ -67,7 +67,8 @@ def to_epoch(text: str | None) -> float | None:
 
 def format_ts(dt: datetime) -> str:
     """`2026-11-29T18:55:30Z` — the canonical form written to files."""
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    u = dt.astimezone(timezone.utc)  # not strftime: its %Y writes year 4 as "4", unreadable back
+    return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
 
 
 def parse_ttl(text: str) -> timedelta:

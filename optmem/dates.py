@@ -56,9 +56,10 @@ def _last_weekday(d: date, weekday: int) -> date:
     return d - timedelta(days=(d.weekday() - weekday) % 7 or 7)
 
 
-def _last_weekend(d: date) -> Found:
-    saturday = _last_weekday(d, 5)
-    if d.weekday() == 6 and (d - saturday).days < 2:  # on a Sunday, the weekend before this one
+def _last_weekend(d: date, weeks: int = 1) -> Found:
+    """The weekend before d (on a Sunday, the one before this one), or `weeks` weekends back."""
+    saturday = _last_weekday(d, 5) - timedelta(days=7 * (weeks - 1))
+    if d.weekday() == 6 and (d - saturday).days < 2:
         saturday -= timedelta(days=7)
     return [(saturday, "d"), (saturday + timedelta(days=1), "d")]
 
@@ -95,7 +96,7 @@ def _days(k: int) -> Callable[[date, re.Match[str]], Found]:
 
 def _weeks_back(m: re.Match[str]) -> int:
     """How many weeks back a phrase goes: two for 上上周 and "the week before last", else one."""
-    return 2 if m.group().startswith("上上") or m.group().endswith("before last") else 1
+    return 2 if m.group().startswith("上上") or "before last" in m.group() else 1
 
 
 def _last_week_days(d: date, m: re.Match[str]) -> Found:
@@ -109,8 +110,10 @@ def _last_week_days(d: date, m: re.Match[str]) -> Found:
 # seven days of the week before (a month's term matched a record a month old at a month's turn)
 # 上周, 上星期, 上个星期, 上礼拜, 上个礼拜 — and 上上周 … (the week before last); not the 上周 inside 上上周
 _CJK_WEEK = "(?<!上)上上?个?(?:周|星期|礼拜)"
-_WEEK_WORDS = ("week", "上周", "上星期", "上个星期", "上礼拜", "上个礼拜")
-_EN_WEEK = r"\blast week\b|\ba week ago\b|\bthe other week\b|\bthe week before last"
+_WEEK_WORDS = ("week", "上周", "上个周", "上星期", "上个星期", "上礼拜", "上个礼拜")
+# "the week before last", not "the week before last Friday" (the week before that day)
+_EN_WEEK = (r"\blast week\b|\ba week ago\b|\bthe other week\b|"
+            rf"\bthe week before last\b(?! (?:{'|'.join(_WEEKDAYS)}|year|month|week)\b)")
 _WEEK_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
     _WEEK_WORDS, rf"{_EN_WEEK}|{_CJK_WEEK}",
     lambda d, m: [(d - timedelta(days=7 * _weeks_back(m)), "m")])
@@ -126,13 +129,14 @@ _QUERY_WEEK_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
 # text the pattern: conversation turns run to kilobytes)
 _WEEKDAY_NEEDS = (*_WEEKDAYS,)
 _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
-        (("大前天",), r"大前天", _days(-3)),
+        (("大前天",), r"(?<!大)大前天", _days(-3)),
         (("yesterday", "前天"), r"\bthe day before yesterday\b|(?<!大)前天", _days(-2)),
         (("yesterday", "last night", "昨"), r"\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
         (("tomorrow", "明天"), r"\btomorrow\b|明天", _days(1)),
         (("ago", "天前"), rf"\b{_COUNT} days? ago\b|(\d+|[一两二三四五六七八九十几]+)天前",
          lambda d, m: [(d - timedelta(days=_count(m.group(1) or m.group(2))), "d")]),
-        (("weekend", "上周末"), r"\b(?:last|this past|past) weekend\b|上周末", lambda d, m: _last_weekend(d)),
+        (("weekend", "周末"), r"\b(?:last|this past|past) weekend\b|(?<!上)上(上)?个?周末",
+         lambda d, m: _last_weekend(d, 2 if m.group(1) else 1)),
         (_WEEKDAY_NEEDS, r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
          lambda d, m: [(_last_weekday(d, _WEEKDAYS.index(m.group(1))), "d")]),
         (_WEEK_WORDS[1:],  # not 上周一直, 上周天天, 上周日常: words, not days
@@ -141,14 +145,16 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("ago",), rf"\b{_COUNT} weeks? ago\b", lambda d, m: [(d - timedelta(days=7 * _count(m.group(1))), "m")]),
         (("next week", "下周", "下星期", "下个星期"), r"\bnext week\b|下周|下星期|下个星期",
          lambda d, m: [(d + timedelta(days=7), "m")]),
-        (("month", "上个月", "上月"), r"\blast month\b|\ba month ago\b|(?<!上)上个?月",
+        # not 登上月球 (the moon)
+        (("month", "上个月", "上月"), r"\blast month\b|\ba month ago\b|(?<!上)上个?月(?!球)",
          lambda d, m: [(_months_before(d, 1), "m")]),
-        (("before last", "上上"), r"\bthe month before last\b|上上个?月", lambda d, m: [(_months_before(d, 2), "m")]),
+        (("before last", "上上"), r"\bthe month before last\b|(?<!上)上上个?月",
+         lambda d, m: [(_months_before(d, 2), "m")]),
         (("ago",), rf"\b{_COUNT} months? ago\b", lambda d, m: [(_months_before(d, _count(m.group(1))), "m")]),
         (("next month", "下个月", "下月"), r"\bnext month\b|下个月|下月", lambda d, m: [(_months_before(d, -1), "m")]),
         (("year", "去年"), r"\blast year\b|\ba year ago\b|去年", lambda d, m: [(date(d.year - 1, 1, 1), "y")]),
         (("前年",), r"(?<!大)前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
-        (("大前年",), r"大前年", lambda d, m: [(date(d.year - 3, 1, 1), "y")]),
+        (("大前年",), r"(?<!大)大前年", lambda d, m: [(date(d.year - 3, 1, 1), "y")]),
         (("next year", "明年"), r"\bnext year\b|明年", lambda d, m: [(date(d.year + 1, 1, 1), "y")]),
 )
 
@@ -207,10 +213,11 @@ _EXPLICIT_SOURCES: tuple[tuple[str, str, Explicit], ...] = (
     ("mon", rf"\b({_MON})\.?,? (\d{{4}})\b", lambda m: (int(m[2]), MONTHS[m[1]], 1, "m")),
     ("mon", rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!,? \d)",
      lambda m: (None, MONTHS[m[1]], int(m[2]), "d")),
-    # a day before a month without a year: "may" only after "of" ("the 3rd of May"; "step 3 may
-    # fail", "the 2nd may break" are the verb)
-    ("mon", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:(?:of )?({_MON_NOT_MAY})|of (may))\b(?!\.?,? \d)",
-     lambda m: (None, MONTHS[m[2] or m[3]], int(m[1]), "d")),
+    # a day before a month without a year: "may" only after an ordinal and "of" ("the 3rd of May";
+    # "step 3 may fail", "the 2nd may break", "step 3 of may fail" are the verb)
+    ("mon", rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON_NOT_MAY})|(\d{{1,2}})(?:st|nd|rd|th) of (may))\b"
+     r"(?!\.?,? \d)",
+     lambda m: (None, MONTHS[m[2] or m[4]], int(m[1] or m[3]), "d")),
     ("年", r"(?<!\d)((?:19|20)\d{2})\s*年(?!\s*\d{1,2}\s*月)", lambda m: (int(m[1]), 1, 1, "y")),
     ("year", r"\b(?:in|of|since|during|year) ((?:19|20)\d{2})\b(?!-)", lambda m: (int(m[1]), 1, 1, "y")),
 )

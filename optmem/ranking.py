@@ -251,8 +251,8 @@ def names_in(query: str) -> frozenset[str]:
     from optmem.text import query_terms
 
     sentence_end, word = _NAME_PATTERNS
-    later = [w for sentence in sentence_end.split(query) for w in word.findall(sentence)[1:] if w.isascii()]
-    names = [w for w in later if w[0].isupper() and w != "I"]
+    later = [w for sentence in sentence_end.split(query) for w in word.findall(sentence)[1:]]
+    names = [w for w in later if w.isascii() and w[0].isupper() and w != "I"]
     if not names or 2 * len(names) > len(later):
         return frozenset()
     return frozenset(t for t in query_terms(" ".join(names)) if len(t) > 1)

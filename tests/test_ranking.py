@@ -134,9 +134,19 @@ def test_two_steps_back_and_days_said_without_their_year():
     assert dates.query_terms(text.fold("2月29日签了什么"), now) == ["__m2020_02", "__d2020_02_29"]
     assert "__d2020_02_29" in dates.record_terms(epoch("2021-03-01"), text.fold("since Feb 29 the door sticks"))
     assert dates.query_terms(text.fold("Feb 29, 2023"), now) == []  # a year written out is kept: no such day
-    # "the 3rd of May" without a year is a day; "the 3rd may fail" is not
+    # "the 3rd of May" without a year is a day; "the 3rd may fail", "step 3 of may fail" are not
     assert dates.query_terms(text.fold("what happened on the 3rd of May"), now) == ["__m2023_05", "__d2023_05_03"]
     assert dates.query_terms(text.fold("the 3rd may fail"), now) == []
+    assert dates.query_terms(text.fold("step 3 of may fail"), now) == []
+    # 上上周末 is the weekend two weeks back (not last weekend); 上个周三 is a weekday of last week
+    assert dates.query_terms(text.fold("上上周末去哪了"), now) == ["__m2023_04", "__d2023_04_22", "__d2023_04_23"]
+    assert dates.query_terms(text.fold("上个周末去哪了"), now) == ["__m2023_04", "__d2023_04_29", "__d2023_04_30"]
+    assert dates.query_terms(text.fold("上个周三见了谁"), now) == ["__m2023_04", "__d2023_04_26"]
+    # three steps back is not read as two (nor as one); "the week before last Friday" is about Friday
+    for three in ("上上上周", "上上上个月", "大大前天"):
+        assert dates.query_terms(text.fold(three), now) == [], three
+    assert dates.query_terms(text.fold("the week before last friday"), now) == ["__m2023_04", "__d2023_04_28"]
+    assert dates.query_terms(text.fold("登上月球的那天"), now) == []  # the moon, not last month
 
 
 def test_a_query_saying_yesterday_finds_what_happened_that_day(vault, cli, monkeypatch):
@@ -344,6 +354,14 @@ def test_update_cues_and_their_terms():
     assert ranking.asks_for("what is used to deploy the app") is None  # the passive, not a habit of old
     assert ranking.asks_for("提交之前要跑什么检查") is None and ranking.asks_for("上次部署是什么时候") is None
     assert not ranking.asks_for_past("the formerlyish word")  # a word, not a part of one
+
+
+def test_the_names_a_query_writes():
+    assert ranking.names_in("what is Alice's phone number now") == {"alic"}
+    assert ranking.names_in("现在 Alice 的电话号码是多少") == {"alic"}  # Chinese around it: no title case
+    assert ranking.names_in("What Is Alice's Phone Number Now") == frozenset()  # title case names nothing
+    assert ranking.names_in("I moved. Where does Bob live?") == {"bob"}
+    assert ranking.names_in("where do I live") == frozenset()
 
 
 def test_an_update_about_someone_else_does_not_go_first(vault, cli, monkeypatch):

@@ -78,6 +78,17 @@ def test_write_creates_a_missing_vault_and_read_requires_one(cli, tmp_path):
     assert missing["error"]["code"] == "vault_missing" and "optmem init" in missing["error"]["message"]
 
 
+def test_times_are_written_with_four_digit_years():
+    from datetime import datetime, timezone
+
+    from optmem import clock
+
+    early = datetime(4, 3, 1, 10, 0, 0, tzinfo=timezone.utc)
+    assert clock.format_ts(early) == "0004-03-01T10:00:00Z"
+    assert clock.parse_time(clock.format_ts(early)) == early
+    assert clock.format_ts(datetime(2026, 11, 29, 18, 55, 30, tzinfo=timezone.utc)) == "2026-11-29T18:55:30Z"
+
+
 def test_only_the_write_that_made_the_vault_says_it_created_it(tmp_path, monkeypatch, capsys):
     # two agents' first writes to a vault not there yet: the second finds the folder made when its
     # write lays it out — it must not also say "created"
