@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from optmem import view
+from optmem.dates import PREFIX as DATE_PREFIX
 from optmem.record import CORRECTION, Tier
 from optmem.settings import Ranking
 from optmem.text import fold
@@ -358,6 +359,12 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
     theta = settings.update_overlap if cue else settings.update_overlap_plain
     ratio = settings.update_ratio if cue else settings.update_ratio_plain
     when = cue_terms()
+
+    def what(matched: frozenset[str]) -> frozenset[str]:
+        # the terms that say *what*: not the cue words, nor the date terms (two records of one
+        # month share its term, not a topic)
+        return frozenset(t for t in matched - when if not t.startswith(DATE_PREFIX))
+
     out: list[Ranked] = []
     for i, m in enumerate(top):
         pos, over = len(out), None
@@ -366,10 +373,10 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
             # the gate's guess counts when the newer one holds every query term the older matched
             # (its cue words aside: "我现在养了" holds 我养): then the query does not ask about the
             # part that changed
-            flagged = m.may_update is not None and m.may_update == o.id and (o.matched - when) <= m.covers
+            flagged = m.may_update is not None and m.may_update == o.id and what(o.matched) <= m.covers
             if (o.band == m.band and (m.ts or 0.0) - (o.ts or 0.0) >= DAY and (o.matched & names) <= m.matched
                     and m.score >= (settings.update_ratio if flagged else ratio) * o.score
-                    and (flagged or overlap(m.matched - when, o.matched - when, idfs) >= theta)):
+                    and (flagged or overlap(what(m.matched), what(o.matched), idfs) >= theta)):
                 pos, over = j, o.id
                 break
         out.insert(pos, Ranked(i, over))

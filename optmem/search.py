@@ -300,8 +300,18 @@ def _successors(idx: Index, rows: dict[int, Row], relevance: dict[int, float],
 def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any], corpus: _Corpus,
                replaced: list[Row]) -> dict[int, tuple[float, str]]:
     """The current versions (passing the filters) of the superseded matches, added to `rows` and
-    `seen`: line number → (the relevance it stands in with, the record it replaces)."""
-    heads = _successors(idx, rows, {n: v[1] for n, v in seen.items()}, replaced)
+    `seen`: line number → (the relevance it stands in with, the record it replaces). What a
+    replaced record lends is its relevance in words: the date terms it matched say when it was
+    said, which its successor was not ("May 2025" finds May's record, not its correction of 2026)."""
+    content = corpus._replace(idfs={t: w for t, w in corpus.idfs.items() if not t.startswith(dates.PREFIX)})
+
+    def in_words(n: int) -> float:
+        _, rel, _, matched = seen[n]
+        if rows[n].superseded_by and any(t.startswith(dates.PREFIX) for t in matched):
+            return _relevance(idx, q, rows[n], content)[1]
+        return rel
+
+    heads = _successors(idx, rows, {n: in_words(n) for n in seen}, replaced)
     stands: dict[int, tuple[float, str]] = {}
     if not heads:
         return stands
@@ -312,9 +322,9 @@ def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any],
             rows[row.n] = row
             seen[row.n] = _relevance(idx, q, row, corpus)
         rel, old = heads[row.id]
-        if rel < 0:  # a replaced record the filters hide: its relevance now
+        if rel < 0:  # a replaced record the filters hide: its relevance in words
             old_row = idx.by_id(old)
-            rel = _relevance(idx, q, old_row, corpus)[1] if old_row else 0.0
+            rel = _relevance(idx, q, old_row, content)[1] if old_row else 0.0
         stands[row.n] = (rel, old)
     return stands
 

@@ -427,6 +427,32 @@ def test_a_correction_in_other_words_is_found_through_what_it_corrects(vault, cl
     assert fix not in [h["id"] for h in cli.json("search", query, "--current", "--kind", "note")["hits"]]
 
 
+def test_a_correction_does_not_stand_in_for_a_match_by_date_alone(vault, cli, monkeypatch):
+    # the month a record was said in is when, not what: its correction, said a year later, is no
+    # answer to "what did we do in May 2025"
+    at(monkeypatch, "2025-05-10T10:00:00Z")
+    old = put(vault, "Billing service deploys run on Mondays").id
+    at(monkeypatch, "2026-06-01T10:00:00Z")
+    fix = facts.correct(vault, old, "Billing service deploys now run on Tuesdays").id
+    at(monkeypatch, "2026-06-04T10:00:00Z")
+    hits = cli.json("search", "May 2025", "--explain")["hits"]
+    assert [h["id"] for h in hits] == [old]
+    # a match in words still brings the correction, above what it corrects
+    hits = cli.json("search", "billing deploys in May 2025", "--explain")["hits"]
+    assert [h["id"] for h in hits] == [fix, old] and hits[0]["explain"]["stands_for"] == old
+
+
+def test_records_sharing_only_a_date_do_not_update_each_other(vault, cli, monkeypatch):
+    at(monkeypatch, "2026-05-03T10:00:00Z")
+    lease = put(vault, "Signed the lease for the storage unit").id
+    at(monkeypatch, "2026-05-20T10:00:00Z")
+    dentist = put(vault, "My dentist appointment went fine, no cavities at all this time").id
+    at(monkeypatch, "2026-06-01T10:00:00Z")
+    hits = cli.json("search", "what happened last month", "--explain")["hits"]
+    assert {h["id"] for h in hits} == {lease, dentist}
+    assert all(h["explain"]["updates"] is None and h["explain"]["promoted_over"] is None for h in hits)
+
+
 def test_a_replaced_hot_entry_is_found_by_the_words_it_replaced(vault, cli):
     memory.add(vault, "小明喜欢喝咖啡")
     memory.replace(vault, "小明喜欢喝咖啡", "小红喜欢喝茶")
