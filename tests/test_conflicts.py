@@ -162,8 +162,12 @@ def test_a_possible_update_is_reported_superseded_or_asked(cli, vault, vault_pat
     assert err["code"] == "possible_update" and err["updates"][0]["text"] == "I now have 6 plants on the balcony"
     assert (vault_path / "LOG.jsonl").read_bytes() == before
     done = cli.json("append", "I now have 7 plants on the balcony", "--on-update", "supersede")
-    newest = err["updates"][0]["id"]
-    assert done["record"]["corrects"] == [newest] and cli.json("get", newest)["record"]["status"] == "superseded"
+    # it replaces every value the gate found, not only the newest: none of them stays current
+    found = [u["id"] for u in err["updates"]]
+    assert len(found) == 3 and set(done["record"]["corrects"]) == set(found)
+    assert all(cli.json("get", rid)["record"]["status"] == "superseded" for rid in found)
+    current = cli.json("search", "plants on the balcony", "--current")["hits"]
+    assert [h["text"] for h in current] == ["I now have 7 plants on the balcony"]
     keyed = cli.json("append", "the backend port is 8080", "--key", "port")["id"]
     at(monkeypatch, "2026-03-01T00:00:00Z")
     assert cli.json("append", "the backend port is 9090", "--key", "port")["possible_update"] == []  # a key versions it
