@@ -270,15 +270,18 @@ def test_what_an_agent_appends_over_mcp_waits_as_pending_unless_it_is_sure(vault
     assert {"touch": [sure["id"]], "via": "touch"}.items() <= access[-1].items()
 
 
-def test_mcp_without_the_extra_says_how_to_install_it():
+def test_mcp_without_the_extra_says_how_to_install_it(tmp_path):
+    fresh = tmp_path / "fresh"
     code = ("import sys\n"
             "for name in ('mcp', 'mcp.server', 'mcp.server.mcpserver', 'mcp.server.fastmcp'):\n"
             "    sys.modules[name] = None  # as if the optional extra were not installed\n"
             "from optmem.cli import run\n"
-            "sys.exit(run(['mcp', '--json']))\n")
+            f"sys.exit(run(['--vault', {str(fresh)!r}, 'mcp', '--json']))\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2
-    assert "pip install 'optmem[mcp]'" in json.loads(res.stdout)["error"]["message"]
+    message = json.loads(res.stdout)["error"]["message"]
+    assert "pip install 'optmem[mcp]'" in message and "pip install -e '.[mcp]'" in message  # also from a clone
+    assert not fresh.exists()  # a refusal creates no vault
 
 
 def test_mcp_speaks_hermes_and_reports_refusals_as_errors(tmp_path, vault_path):

@@ -44,10 +44,11 @@ def mcp(json_out: bool) -> None:
     Example:
       claude mcp add optmem -- optmem --vault ~/.optmem mcp
     """
-    from optmem.integrations.mcp import build_server
+    from optmem.integrations.mcp import build_server, server_class
 
     from optmem.cli.common import get_vault
 
+    server_class()  # the extra is there — before anything is made
     get_vault(write=True).lay_out()  # an agent's memory that is still empty is a vault, not an error
     vault_opt = STATE.vault_opt
     for module, _ in set(COMMANDS.values()):

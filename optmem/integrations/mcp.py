@@ -43,7 +43,8 @@ INSTRUCTIONS = ("OptMem: memory in plain files. Call `context` at the start of a
 Call = Callable[[list[str]], str]
 
 
-def _server_class() -> Any:
+def server_class() -> Any:
+    """The SDK's server class; a usage error saying how to install it when the extra is missing."""
     try:
         from mcp.server.mcpserver import MCPServer  # mcp 2.x
         return MCPServer
@@ -54,7 +55,8 @@ def _server_class() -> Any:
 
         return importlib.import_module("mcp.server.fastmcp").FastMCP  # mcp 1.x
     except ImportError as exc:
-        raise UsageError("the MCP server needs the optional extra: pip install 'optmem[mcp]'") from exc
+        raise UsageError("the MCP server needs the optional extra: pip install 'optmem[mcp]' (in a clone "
+                         "of the repository: pip install -e '.[mcp]')") from exc
 
 
 def _one_op(op: dict[str, Any]) -> str:
@@ -187,7 +189,7 @@ def build_server(commands: Mapping[str, Any], call: Call, refuse: Callable[[Optm
     """The MCP server: `memory` plus one tool per entry of TOOLS, from `commands` (the CLI's
     declarations by name), `call` (runs a command line, returns its --json output) and `refuse`
     (an error as the CLI's --json prints it)."""
-    app = _server_class()("optmem", instructions=INSTRUCTIONS)
+    app = server_class()("optmem", instructions=INSTRUCTIONS)
 
     def memory(action: Literal["add", "replace", "remove", "read"] | None = None,
                target: Literal["memory", "user"] = "memory", content: str | None = None,
