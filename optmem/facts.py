@@ -44,17 +44,23 @@ def _target(idx: Index, target: str, now: float) -> Row:
             raise Ambiguous(f"{target!r} names {len(rows)} records; give more of the id",
                             candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]])
     from optmem.search import Query, ranked
+    from optmem.view import Status
 
     terms = textmod.search_terms(target)
-    found = ranked(idx, Query(target, terms, 10, Filters(current=True), False, now)).hits if terms else []
+    # current records and pending guesses (an agent's append waits as one: its correction names
+    # it by words like any other)
+    hits = ranked(idx, Query(target, terms, 10, Filters(), False, now)).hits if terms else []
+    # by score: the band that ranks a guess below every current record says nothing of which
+    # record the words name
+    found = sorted((h for h in hits if h.status in (Status.CURRENT, Status.PENDING)), key=lambda h: -(h.score or 0.0))
     if not found:
-        raise NotFound(f"no current record matches {target!r}; give an id, or other words",
+        raise NotFound(f"no current or pending record matches {target!r}; give an id, or other words",
                        ref=target)
     best = found[0].score or 0.0
     strong = [h for h in found if (h.score or 0.0) >= 0.5 * best]
     if len(strong) > 1:
         raise Ambiguous(
-            f"{target!r} matches {len(strong)} current records; nothing was written — pass one "
+            f"{target!r} matches {len(strong)} current or pending records; nothing was written — pass one "
             "of their ids as TARGET",
             candidates=[{"id": h.record.id, "text": h.record.text, "domain": h.record.domain}
                         for h in strong])

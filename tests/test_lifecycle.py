@@ -131,6 +131,18 @@ def test_a_guess_waits_until_said_again_in_another_conversation(cli, vault, vaul
     assert "prefers tabs" in cli.json("context")["text"]
 
 
+def test_a_pending_guess_is_corrected_by_its_words(cli, vault, monkeypatch):
+    # an agent's append waits as pending; its next correction names the guess by words, as it
+    # would any record — "no current record matches" sent it looking for an id
+    at(monkeypatch, "2026-03-01T00:00:00Z")
+    guess = cli.json("append", "The staging DB is on port 5433", "--agent")["id"]
+    cli.json("append", "The production DB is on port 5432")
+    fix = cli.json("correct", "staging DB", "The staging DB moved to port 5434")
+    assert fix["corrects"] == guess and cli.json("get", guess)["record"]["status"] == "superseded"
+    err = cli.json("correct", "billing cron", "It runs at noon", code=1)["error"]
+    assert err["code"] == "not_found" and "current or pending" in err["message"]
+
+
 def test_confirm_and_reject(cli, vault, vault_path, monkeypatch):
     at(monkeypatch, "2026-03-01T00:00:00Z")
     a = cli.json("append", "Staging runs on port 8443", "--confidence", "0.3")["id"]
