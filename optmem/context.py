@@ -122,11 +122,20 @@ def _records(vault: Vault, project: str | None, domain: str | None, query: str |
             warm = [(heat_of(life, r, now, shown=False), r) for r in recent]
             warm = sorted((hr for hr in warm if hr[0] >= life.cold_below), key=lambda hr: -hr[0])
             hits = [idx.record(r) for _, r in warm[:RECENT_SHOWN]]
+    # a possible update the write gate kept beside the older value (both current): shown together,
+    # each says so — the prompt must not read the two values as equally true
+    shown = {rec.id for rec in hits}
+    updated_by = {old: rec.id for rec in hits
+                  if isinstance(old := rec.extra.get("may_update"), str) and old in shown}
     out = []
     for rec in hits:
         age = clock.age_of(rec.ts, now)
+        old = rec.extra.get("may_update")
+        notes = [*(["inferred"] if rec.basis == "inferred" else []),
+                 *([f"may update id {old[-8:]}"] if isinstance(old, str) and old in shown else []),
+                 *([f"maybe outdated: see id {updated_by[rec.id][-8:]}"] if rec.id in updated_by else [])]
         out.append(f"- [{age}, {rec.domain}, id {rec.id[-8:]}] {_line(rec.text)}"
-                   + (" (inferred)" if rec.basis == "inferred" else ""))
+                   + (f" ({'; '.join(notes)})" if notes else ""))
     return out, [rec.id for rec in hits]
 
 

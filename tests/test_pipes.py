@@ -287,6 +287,24 @@ def test_context_with_a_large_budget_adds_the_projects_records(vault, cli):
     assert "webapp record 7:" in next(s for s in queried["sections"] if s["name"] == "records")["items"][0]
 
 
+def test_context_marks_an_old_value_beside_its_possible_update(vault, cli, monkeypatch):
+    # the write gate kept both ("this may update …"): a prompt must not read the two numbers as
+    # equally true — English and Chinese
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T10:00:00Z")
+    old = put(vault, "I have 3 monstera plants at home").id
+    zh_old = put(vault, "我养了3盆绿萝，放在阳台上。").id
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-03T10:00:00Z")
+    new = put(vault, "I now have 5 monstera plants at home")
+    zh_new = put(vault, "我现在养了5盆绿萝，放在阳台上。")
+    assert [u["id"] for u in new.possible_update] == [old] and [u["id"] for u in zh_new.possible_update] == [zh_old]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-04T10:00:00Z")
+    for args in ((), ("--query", "monstera plants 绿萝")):
+        lines = cli.json("context", *args)["text"].splitlines()
+        line = {rid: next(x for x in lines if f"id {rid[-8:]}]" in x) for rid in (old, new.id, zh_old, zh_new.id)}
+        assert f"may update id {old[-8:]}" in line[new.id] and f"maybe outdated: see id {new.id[-8:]}" in line[old]
+        assert f"may update id {zh_old[-8:]}" in line[zh_new.id] and "maybe outdated" in line[zh_old]
+
+
 def test_context_redlines_by_domain_and_never_cut_silently(vault, cli):
     setup_context(vault)
     only_code = cli.json("context", "--domain", "code", "--budget", "20000")["text"]
