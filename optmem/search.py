@@ -112,7 +112,7 @@ def terms_of(query: str, now: float | None = None) -> list[str]:
     found = dates.query_terms(folded, now, spans)
     for start, end in spans:
         folded = folded[:start] + " " * (end - start) + folded[end:]
-    return textmod.search_terms(folded) + found
+    return textmod.search_terms(folded, more=bool(found)) + found
 
 
 def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResult:

@@ -258,9 +258,10 @@ def cjk_characters(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def search_terms(text: str) -> list[str]:
-    """`query_terms` without English function words, unless nothing else is left."""
-    return _query_terms(text, drop_stopwords=True)
+def search_terms(text: str, *, more: bool = False) -> list[str]:
+    """`query_terms` without English function words, unless nothing else is left (`more`: the
+    query has other terms still, its dates — "what did I do in May 2023")."""
+    return _query_terms(text, drop_stopwords=True, more=more)
 
 
 def query_terms(text: str) -> list[str]:
@@ -269,7 +270,7 @@ def query_terms(text: str) -> list[str]:
     return _query_terms(text, drop_stopwords=False)
 
 
-def _query_terms(text: str, drop_stopwords: bool) -> list[str]:
+def _query_terms(text: str, drop_stopwords: bool, more: bool = False) -> list[str]:
     words: list[str] = []
     runs: list[str] = []
     for cjk, word in _runs(fold(text)):
@@ -280,7 +281,7 @@ def _query_terms(text: str, drop_stopwords: bool) -> list[str]:
     if drop_stopwords:
         content = [w for w in words if w not in STOPWORDS]
         topical = [piece for cjk in runs for piece in _topic_runs(cjk)]
-        if content or topical:  # the stop lists apply while something else is left
+        if content or topical or more:  # the stop lists apply while something else is left
             words, runs = content, topical
     return list(dict.fromkeys(stem_words(words) + [t for cjk in runs for t in cjk_query_terms(cjk)]))
 

@@ -79,6 +79,11 @@ def test_a_month_named_in_a_query_is_no_longer_the_word_may(vault, cli, monkeypa
     out = cli.json("search", "what did we decide in May 2025", "--explain")
     assert out["hits"][0]["id"] == postgres and out["hits"][0]["explain"]["dates"] == ["__m2025_05"]
     assert "may" in search.terms_of("may I ask about the port")  # no date named: a word
+    # a date is a term: the function words around it are dropped as beside any other term
+    now = epoch("2026-06-01")
+    assert search.terms_of("what did I do in May 2023", now) == ["__m2023_05"]
+    assert search.terms_of("what did I do yesterday", now) == ["yesterday", "__m2026_05", "__d2026_05_31"]
+    assert search.terms_of("what did I do") == ["what", "did", "i", "do"]  # nothing else: they stay
 
 
 def test_relative_dates_in_a_query_are_resolved_from_now():
