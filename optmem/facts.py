@@ -94,6 +94,9 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
                     "has two current versions; nothing was written",
                     id=row.id, superseded_by=row.superseded_by, current=head.id)
             rec = idx.record(row)
+            if textmod.fingerprint(_ALREADY.sub("", body)) == textmod.fingerprint(_ALREADY.sub("", rec.text)):
+                raise UsageError(f"{row.id} already says that; nothing was written — give the corrected "
+                                 "fact (a correction that says the same changes nothing)", id=row.id)
             warnings = idx.warnings()
         res = log.append(  # refuses (redline_locked) to correct a redline unless this is one
             vault, log.Draft(body, domain=domain or rec.domain, project=project or rec.project,

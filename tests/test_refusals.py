@@ -217,6 +217,17 @@ def test_correct_of_a_superseded_record_names_the_current_version(cli, vault, mo
     assert cli.json("correct", a, "the office is on floor 4", code=2)["error"]["current"] == b
 
 
+def test_a_correction_that_says_the_same_is_refused(cli, vault):
+    rid = put(vault, "Team lunch is on Thursdays").id
+    fix = cli.json("correct", rid, "Team lunch is on Fridays")["id"]
+    before = vault.log_path.read_bytes()
+    for same in ("team lunch is on fridays!", "〔更正〕Team lunch is on Fridays"):
+        err = cli.json("correct", fix, same, code=2)["error"]
+        assert err["code"] == "usage" and "already says" in err["message"] and "nothing was written" in err["message"]
+    assert cli.json("correct", "Team lunch", "Team lunch is on Thursdays")["corrects"] == fix
+    assert vault.log_path.read_bytes() != before  # going back to the older value is a change
+
+
 @pytest.mark.parametrize("args, what", [
     (["get", ""], "ID"), (["get", "  "], "ID"), (["forget", ""], "ID"), (["history", " "], "ID"),
     (["correct", "", "the port is 9090"], "TARGET"), (["correct", " ", "the port is 9090"], "TARGET"),
