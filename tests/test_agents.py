@@ -45,6 +45,7 @@ def test_post_commit_hook_records_commits_chains_and_uninstalls_exactly(tmp_path
     hook.chmod(0o750)
     out = json.loads(run_optmem("hooks", "install", "--repo", str(repo), "--json").stdout)
     assert out["status"] == "installed" and out["chained"]
+    assert [Path(h).name for h in out["hooks"]] == ["post-commit", "post-merge", "post-rewrite"]
     (repo / "app.py").write_text("print('hi')\n")
     (repo / "README.md").write_text("# web\n")
     git(repo, "add", ".")
@@ -61,8 +62,10 @@ def test_post_commit_hook_records_commits_chains_and_uninstalls_exactly(tmp_path
 
     again = json.loads(run_optmem("hooks", "install", "--repo", str(repo), "--json").stdout)
     assert again["status"] == "already_installed"
+    said = run_optmem("hooks", "install", "--repo", str(repo)).stdout
+    assert all(name in said for name in ("post-commit", "post-merge", "post-rewrite")), said
     gone = json.loads(run_optmem("hooks", "uninstall", "--repo", str(repo), "--json").stdout)
-    assert gone["status"] == "uninstalled"
+    assert gone["status"] == "uninstalled" and len(gone["hooks"]) == 3
     assert hook.read_bytes() == original and stat.S_IMODE(hook.stat().st_mode) == 0o750
     assert not (repo / ".git" / "hooks" / "post-commit.optmem-chained").exists()
 

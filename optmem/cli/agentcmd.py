@@ -30,13 +30,22 @@ def hooks_install(repo: str | None, json_out: bool) -> None:
     res = git.install_git_hook(vault, Path(repo or "."))
     vault.lay_out()  # the hooks will write to it: it exists from now on
     git.install_merge_driver(vault)
-    emit(json_out, {"status": res.status, "hook": res.hook, "chained": res.chained, "vault": res.vault},
-         lambda: f"{res.status.replace('_', ' ')}: {res.hook}" + (f" (your hook still runs: {res.chained})" if res.chained else ""))
+    emit(json_out, {"status": res.status, "hook": res.hook, "hooks": list(res.hooks), "chained": res.chained,
+                    "vault": res.vault},
+         lambda: f"{res.status.replace('_', ' ')}: {_named(res.hooks)}"
+         + (f" (your hook still runs: {res.chained})" if res.chained else ""))
+
+
+def _named(hooks: tuple[str, ...]) -> str:
+    """/repo/.git/hooks/post-commit, post-merge, post-rewrite"""
+    from pathlib import Path
+
+    return ", ".join([hooks[0], *(Path(h).name for h in hooks[1:])]) if hooks else "(none)"
 
 
 @command("hooks uninstall", REPO)
 def hooks_uninstall(repo: str | None, json_out: bool) -> None:
-    """Remove the post-commit hook and restore exactly what was there before.
+    """Remove the git hooks (post-commit, post-merge, post-rewrite) and restore exactly what was there before.
 
     \b
     Example:
@@ -47,8 +56,9 @@ def hooks_uninstall(repo: str | None, json_out: bool) -> None:
     from optmem.integrations import git
 
     res = git.uninstall_git_hook(Path(repo or "."))
-    emit(json_out, {"status": res.status, "hook": res.hook, "restored": res.chained},
-         lambda: f"{res.status.replace('_', ' ')}: {res.hook}" + (" (the previous hook is back)" if res.chained else ""))
+    emit(json_out, {"status": res.status, "hook": res.hook, "hooks": list(res.hooks), "restored": res.chained},
+         lambda: f"{res.status.replace('_', ' ')}: {_named(res.hooks) if res.hooks else res.hook}"
+         + (" (the previous hook is back)" if res.chained else ""))
 
 
 @command("hooks claude-code", flag("print", help="Only print the settings snippet; change nothing."),

@@ -69,9 +69,10 @@ def optmem_command() -> str:
 @dataclass(frozen=True)
 class HookResult:
     status: str          # installed | updated | already_installed | uninstalled | not_installed
-    hook: str
+    hook: str            # the first of them (post-commit)
     chained: str | None
     vault: str | None = None
+    hooks: tuple[str, ...] = ()  # every hook installed (or found installed), or removed
 
 
 def _chained(hook: Path) -> Path:
@@ -119,27 +120,28 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
     status = "installed" if "installed" in statuses else ("updated" if "updated" in statuses else "already_installed")
     first = hooks / HOOKS[0]
     return HookResult(status, str(first), str(_chained(first)) if _chained(first).exists() else None,
-                      str(vault.root))
+                      str(vault.root), tuple(str(hooks / name) for name in HOOKS))
 
 
 def uninstall_git_hook(repo: Path) -> HookResult:
     """Remove our hooks and put back exactly what was there before."""
     root = repo_root(repo)
     hooks = _hooks_dir(root)
-    removed, restored = False, None
+    removed: list[str] = []
+    restored = None
     for name in HOOKS:
         hook = hooks / name
         current = fsio.read_text(hook) if hook.exists() else None
         if current is None or BEGIN not in current:
             continue
-        removed = True
+        removed.append(str(hook))
         if _chained(hook).exists():
             fsio.move(_chained(hook), hook)
             restored = restored or str(hook)
         else:
             fsio.remove_file(hook)
     first = str(hooks / HOOKS[0])
-    return HookResult("uninstalled" if removed else "not_installed", first, restored)
+    return HookResult("uninstalled" if removed else "not_installed", first, restored, hooks=tuple(removed))
 
 
 def _commit(root: Path, rev: str) -> tuple[str, str, str, list[str]]:
