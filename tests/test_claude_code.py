@@ -100,6 +100,26 @@ def test_done_is_the_main_threads_work_and_never_a_null_report(tmp_path, repo, v
         "Added LOGIN_TIMEOUT (default 30 s) to src/app/config.py and documented it in README.md."]
 
 
+def test_a_line_that_reports_work_and_names_the_next_step_is_split(tmp_path, repo, vault_path):
+    # "Done: …. Next step: …" on one line is both: the done part is not filed under next
+    path = tmp_path / "one-line.jsonl"
+    base = {"isSidechain": False, "userType": "external", "cwd": str(repo), "sessionId": SESSION,
+            "version": "2.1.144", "timestamp": "2026-05-18T09:00:07.259Z"}
+    entries = [
+        {**base, "type": "user", "uuid": "u1", "parentUuid": None,
+         "message": {"role": "user", "content": "Move the backend to port 9090."}},
+        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1",
+         "message": {"model": "claude-opus-4-6", "id": "msg_1", "type": "message", "role": "assistant",
+                     "content": [{"type": "text", "text": "Done: changed the port to 9090 in config.py. "
+                                                          "Next step: update the nginx config."}]}},
+    ]
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), "utf-8")
+    hook("SessionEnd", repo, path)
+    h = handoffs()[0]
+    assert h["done"] == ["Done: changed the port to 9090 in config.py."]
+    assert h["next"] == ["Next step: update the nginx config."]
+
+
 # -- blocked --------------------------------------------------------------------------------------
 def test_blocked_is_what_stayed_broken_and_what_the_user_said_blocks_the_work(tmp_path, repo, vault_path):
     hook("PreCompact", repo, transcript(tmp_path, "session.jsonl"))

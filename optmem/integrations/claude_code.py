@@ -197,12 +197,16 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
                 for text in _texts(content):
                     for line in text.splitlines():
                         line = line.strip(" -*•\t")
-                        if len(line) < 4:
-                            continue
-                        if _OPEN.search(line):
-                            open_items.append(_short(line))
-                        elif _DONE.search(line) and not _null_report(line):
-                            done.append(_short(line))
+                        # a line that reports work and names what is next ("Done: …. Next step: …")
+                        # is read sentence by sentence; any other line as a whole
+                        both = _OPEN.search(line) and _DONE.search(line)
+                        for part in _SENTENCE.split(line) if both else [line]:
+                            if len(part) < 4:
+                                continue
+                            if _OPEN.search(part):
+                                open_items.append(_short(part))
+                            elif _DONE.search(part) and not _null_report(part):
+                                done.append(_short(part))
     said = [_short(p) for p in prompts]
     requests = said[:1] + _last([p for p in said[1:] if p != said[0]], keep - 1) if keep > 0 else []
     unresolved = [line for place, key, line in failures if fixed.get(key, -1) < place]
