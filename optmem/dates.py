@@ -171,8 +171,10 @@ _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
 _QUERY_SOURCES = (*(s for s in _RELATIVE_SOURCES if s is not _WEEK_SOURCE), _QUERY_WEEK_SOURCE, *_NOW_SOURCES)
 
 
-def _resolved(sources: tuple[tuple[tuple[str, ...], str, Resolve], ...], folded: str, day: date) -> Found:
-    """The days the relative phrases of a folded text name, resolved from `day`."""
+def _resolved(sources: tuple[tuple[tuple[str, ...], str, Resolve], ...], folded: str, day: date,
+              spans: list[tuple[int, int]] | None = None) -> Found:
+    """The days the relative phrases of a folded text name, resolved from `day`; the spans they
+    were read from go into `spans` when given."""
     out: Found = []
     for needs, source, resolve in sources:
         if any(n in folded for n in needs):
@@ -181,6 +183,8 @@ def _resolved(sources: tuple[tuple[tuple[str, ...], str, Resolve], ...], folded:
                     out += resolve(day, m)
                 except (OverflowError, ValueError):
                     continue  # before year 1 or after 9999: no date to name
+                if spans is not None:
+                    spans.append(m.span())
     return out
 
 
@@ -338,8 +342,9 @@ def query_terms(folded: str, now: float | None = None, spans: list[tuple[int, in
     month terms, a month for the month term, a year for the year term and its twelve months.
     With `now`, relative phrases ("yesterday", "last month", "上周六") are resolved from it, as a
     record's are from its own time, and a day written without its year ("May 14", "5月20日") is
-    the latest such day up to now. The spans of the dates written out ("May 2025", "2025-05-14")
-    go into `spans` when given: their words are the date, not words to match."""
+    the latest such day up to now. The spans of the dates written out ("May 2025", "2025-05-14",
+    "last Saturday", 昨天) go into `spans` when given: their words are the date, not words to match
+    ("last Saturday" is not every record saying "every Saturday")."""
     today = _day(int(now // 86400)) if now is not None else None
     if today is None:
         found = _explicit(folded, None, spans)
@@ -347,7 +352,7 @@ def query_terms(folded: str, now: float | None = None, spans: list[tuple[int, in
         dated = set(_explicit(folded, None))
         found = [d if d in dated or d[0] <= today else (_year_before(d[0]), d[1])
                  for d in _explicit(folded, today.year, spans)]
-        found += _resolved(_QUERY_SOURCES, folded, today)
+        found += _resolved(_QUERY_SOURCES, folded, today, spans)
     out: list[str] = []
     for day, precision in found:
         terms = terms_for(day, precision)

@@ -106,12 +106,18 @@ def _hidden_matches(idx: Index, q: Query, found: list[str], status: view.Status)
 def terms_of(query: str, now: float | None = None) -> list[str]:
     """A query's search terms: its words and CJK bigrams, and the dates it names (relative ones
     resolved from `now`). The words of a date written out are that date's terms only — "may" in
-    "May 2025" is the month, not the verb."""
+    "May 2025" is the month, not the verb, "last Saturday" no match for "every Saturday". A
+    Chinese date is taken out of the words around it, which then pair again (我昨天买了 → 我买了)."""
     folded = textmod.fold(query)
     spans: list[tuple[int, int]] = []
     found = dates.query_terms(folded, now, spans)
-    for start, end in spans:
-        folded = folded[:start] + " " * (end - start) + folded[end:]
+    end_of = len(folded) + 1
+    for start, end in sorted(spans, reverse=True):
+        end = min(end, end_of)  # spans of two patterns may overlap
+        if start < end:
+            chinese = not folded[start:end].isascii()  # 昨天, 2023年5月3日, 上周六
+            folded = folded[:start] + ("" if chinese else " ") + folded[end:]
+            end_of = start
     return textmod.search_terms(folded, more=bool(found)) + found
 
 

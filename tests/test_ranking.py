@@ -82,8 +82,11 @@ def test_a_month_named_in_a_query_is_no_longer_the_word_may(vault, cli, monkeypa
     # a date is a term: the function words around it are dropped as beside any other term
     now = epoch("2026-06-01")
     assert search.terms_of("what did I do in May 2023", now) == ["__m2023_05"]
-    assert search.terms_of("what did I do yesterday", now) == ["yesterday", "__m2026_05", "__d2026_05_31"]
+    assert search.terms_of("what did I do yesterday", now) == ["__m2026_05", "__d2026_05_31"]
     assert search.terms_of("what did I do") == ["what", "did", "i", "do"]  # nothing else: they stay
+    # a relative date's words are that date too: "last Saturday" is no match for "every Saturday"
+    assert search.terms_of("what did I do last Saturday", now) == ["__m2026_05", "__d2026_05_30"]
+    assert search.terms_of("我昨天买了什么", now) == ["我买", "买了", "__m2026_05", "__d2026_05_31"]
 
 
 def test_relative_dates_in_a_query_are_resolved_from_now():
@@ -152,6 +155,20 @@ def test_two_steps_back_and_days_said_without_their_year():
         assert dates.query_terms(text.fold(three), now) == [], three
     assert dates.query_terms(text.fold("the week before last friday"), now) == ["__m2023_04", "__d2023_04_28"]
     assert dates.query_terms(text.fold("登上月球的那天"), now) == []  # the moon, not last month
+
+
+def test_last_saturday_is_that_day_not_every_record_saying_saturday(vault, cli, monkeypatch):
+    at(monkeypatch, "2026-05-20T10:00:00Z")
+    market = put(vault, "The farmers market is open every Saturday").id
+    at(monkeypatch, "2026-05-30T16:00:00Z")  # a Saturday
+    hike = put(vault, "Went hiking on Mount Tai with Lena").id
+    that_day = [hike] + [put(vault, text).id for text in ("Bought new boots", "Cooked dumplings for dinner")]
+    at(monkeypatch, "2026-06-01T10:00:00Z")
+    hits = cli.json("search", "what did I do last Saturday", "--explain")["hits"]
+    # that day's records first; the market (the word "Saturday", said another day) only by its month
+    assert sorted(h["id"] for h in hits[:3]) == sorted(that_day) and hits[3]["id"] == market
+    zh = cli.json("search", "我上周六做了什么")["hits"]
+    assert sorted(h["id"] for h in zh[:3]) == sorted(that_day)
 
 
 def test_a_query_saying_yesterday_finds_what_happened_that_day(vault, cli, monkeypatch):
