@@ -24,6 +24,7 @@ _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", 
 MONTHS = {name: i + 1 for i, name in enumerate(_MONTH_NAMES)}
 MONTHS.update({name[:3]: i + 1 for i, name in enumerate(_MONTH_NAMES)})
 MONTHS["sept"] = 9
+_MONTH_HEADS = tuple(dict.fromkeys(name[:3] for name in MONTHS))  # a month name holds one
 _MON = "|".join(sorted(MONTHS, key=len, reverse=True))
 _MON_NOT_MAY = "|".join(sorted((m for m in MONTHS if m != "may"), key=len, reverse=True))
 _COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -162,9 +163,21 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
 # … and for a query only: "last week" as its days (above), the month or year itself ("本月的开销")
 # — a record holds its own month's terms anyway ("today" asks for the present value: a cue, not
 # a day to match)
+def _latest_month(d: date, m: re.Match[str]) -> Found:
+    """A month named without its year ("in May", 5月份, 十二月): the latest such month up to d's."""
+    month = MONTHS[m.group(1)] if m.group(1) else _count(m.group(2))
+    return [(date(d.year if month <= d.month else d.year - 1, month, 1), "m")] if 1 <= month <= 12 else []
+
+
 _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("this month", "本月", "这个月"), r"\bthis month\b|本月|这个月", lambda d, m: [(d, "m")]),
         (("this year", "今年"), r"\bthis year\b|今年", lambda d, m: [(date(d.year, 1, 1), "y")]),
+        # a month without its year: after a word that says when ("in May", not "may I"), or a
+        # numeral before 月 (not 3个月, 几月, nor the 12月 of 12月20日)
+        ((*_MONTH_HEADS, "月"),
+         rf"\b(?:in|during|since|from|until|till|through|last|this past) ({_MON})\b(?!\.?,? ?\d)|"
+         r"(?<![\d年个几上下这本每第])(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月(?![\d日号])",
+         _latest_month),
 )
 
 
@@ -236,7 +249,6 @@ _MONTH_NAME = re.compile(rf"\b(?:{'|'.join(MONTHS)})\b")
 # at every position (6 µs a record, a seventh of indexing) where `in` finds a literal in a fraction
 _HINT_ASCII = tuple(w for w in (*_RELATIVE_WORDS.split("|"), "月") if w.isascii())
 _HINT_CJK = tuple(w for w in (*_RELATIVE_WORDS.split("|"), "月") if not w.isascii())
-_MONTH_HEADS = tuple(dict.fromkeys(name[:3] for name in MONTHS))
 
 
 def _hinted(folded: str) -> bool:

@@ -121,6 +121,20 @@ def test_relative_dates_in_a_query_are_resolved_from_now():
     assert dates.query_terms(text.fold("this year's goals"), now)[:2] == ["__y2023", "__m2023_01"]
 
 
+def test_a_month_named_without_its_year_in_a_query():
+    now = epoch("2026-06-01")
+    # the latest such month up to now; "may" the verb is not read
+    assert dates.query_terms(text.fold("what happened in May"), now) == ["__m2026_05"]
+    assert dates.query_terms(text.fold("what did we ship in December?"), now) == ["__m2025_12"]
+    assert dates.query_terms(text.fold("since June"), now) == ["__m2026_06"]
+    assert dates.query_terms(text.fold("5月份做了什么"), now) == ["__m2026_05"]
+    assert dates.query_terms(text.fold("五月做了什么"), now) == ["__m2026_05"]
+    assert dates.query_terms(text.fold("十二月的账单"), now) == ["__m2025_12"]
+    for none in ("may I ask about the port", "the build may fail in CI", "3个月", "几月份", "岁月"):
+        assert dates.query_terms(text.fold(none), now) == [], none
+    assert search.terms_of("what happened in May", now) == ["happen", "__m2026_05"]
+
+
 def test_two_steps_back_and_days_said_without_their_year():
     now = epoch("2023-05-04")  # a Thursday; 2023 is no leap year
     # 大前天 is three days back and 前天 inside it is not also read; 上上周 / 上上个月 / 大前年 two back
