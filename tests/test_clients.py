@@ -110,3 +110,34 @@ def test_the_readme_context_example_prints_what_the_readme_shows(tmp_path):
     assert shown and res.stdout == shown.group(1)
     assert not subprocess.run(["git", "status", "--porcelain", "sample_vault"], cwd=repo,
                               capture_output=True, text=True).stdout  # the copy, not the vault, was touched
+
+
+def test_the_readme_update_example_prints_what_the_readme_shows(tmp_path):
+    # the Chinese implicit-update example, run as printed: the new value first, the old one still
+    # found, the figures the README quotes (only the ids differ from machine to machine)
+    import os
+    import re
+    import textwrap
+
+    repo = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k not in ("OPTMEM_VAULT", "OPTMEM_NOW")}
+    res = run_readme_block("V=$(mktemp -d)/xm", {**env, "TMPDIR": str(tmp_path)}, repo)
+    assert res.returncode == 0, res.stderr
+    readme = (repo / "README.md").read_text("utf-8")
+    shown = re.search(r"V=\$\(mktemp -d\)/xm.*?```\n\n  ```\n(.*?)  ```", readme, re.S)
+    assert shown
+    ids = re.compile(r"(?<=default)( +)[0-9A-Z]{8}(?=  )")
+    expected = ids.sub(r"\1ID", textwrap.dedent(shown.group(1)))
+    got = ids.sub(r"\1ID", "\n".join(res.stdout.splitlines()[2:]) + "\n")  # after the two appends' ids
+    assert got == expected
+
+
+def test_the_readme_lists_every_problem_code_doctor_reports():
+    import re
+
+    repo = Path(__file__).resolve().parent.parent
+    source = (repo / "optmem" / "doctor.py").read_text("utf-8")
+    codes = set(re.findall(r'Problem\(\s*"([a-z_]+)"', source))
+    assert {"stale_pending", "merge_conflict", "torn_last_line"} <= codes  # the pattern reads them
+    readme = (repo / "README.md").read_text("utf-8")
+    assert [c for c in sorted(codes) if f"`{c}`" not in readme] == []
