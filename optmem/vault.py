@@ -98,6 +98,10 @@ class Vault:
     def require(self) -> "Vault":
         """For reads: the vault must exist."""
         if not self.exists():
+            if self.root.exists():  # a file: --vault names the folder, not its LOG.jsonl
+                raise VaultMissing(
+                    f"{self.root} is a file, not a vault folder; point --vault / OPTMEM_VAULT at the "
+                    f"folder that holds it ({self.root.parent})", vault=str(self.root))
             raise VaultMissing(
                 f"no vault at {self.root}; create one with `optmem init {self.root}` "
                 "or point --vault / OPTMEM_VAULT at an existing one",

@@ -182,3 +182,11 @@ def test_session_start_prints_nothing_when_the_vault_has_nothing_for_the_project
     shown = start().stdout
     assert "OPTMEM RECALLED MEMORY" in shown and "webapp deploys from main" in shown
     assert "billing" not in shown
+
+
+def test_a_hook_fed_something_else_says_what_it_expects_and_never_fails(vault_path):
+    for junk in ("garbage", "[1, 2]"):
+        res = run_optmem("hook", "claude-code", input=junk)
+        assert res.returncode == 0 and res.stdout == ""  # never breaks the agent's session
+        assert "hook skipped" in res.stderr and "JSON event Claude Code sends" in res.stderr
+    assert not vault_path.exists()  # and writes nothing

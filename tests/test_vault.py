@@ -76,6 +76,13 @@ def test_write_creates_a_missing_vault_and_read_requires_one(cli, tmp_path):
     assert res.exit_code == 0 and "created a new vault" in res.stderr
     missing = cli.json("--vault", str(tmp_path / "nope"), "show", code=3)
     assert missing["error"]["code"] == "vault_missing" and "optmem init" in missing["error"]["message"]
+    # --vault given the log file instead of its folder: no impossible "optmem init <file>" advice
+    log = tmp_path / "v" / "LOG.jsonl"
+    log.parent.mkdir()
+    log.write_text("", "utf-8")
+    err = cli.json("--vault", str(log), "search", "port", code=3)["error"]
+    assert "is a file, not a vault folder" in err["message"] and str(log.parent) in err["message"]
+    assert "optmem init" not in err["message"]
 
 
 def test_times_are_written_with_four_digit_years():

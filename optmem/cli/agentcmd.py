@@ -172,9 +172,14 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
     from optmem.integrations import claude_code, fail_open
 
     def handle() -> dict[str, Any]:
-        event = json.loads(sys.stdin.read() or "{}")
+        what = ("stdin must be the JSON event Claude Code sends its hooks ({\"hook_event_name\": …, "
+                "\"cwd\": …}); `optmem hooks claude-code` wires them up")
+        try:
+            event = json.loads(sys.stdin.read() or "{}")
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{what} — this is not JSON ({exc})") from exc
         if not isinstance(event, dict):
-            raise ValueError("the event is not a JSON object")
+            raise ValueError(f"{what} — this is not a JSON object")
         starting = event.get("hook_event_name") == "SessionStart"  # no vault yet: nothing to say
         return claude_code.claude_code_event(resolve_vault() if starting else get_vault(write=True),
                                              event, budget=budget)
