@@ -467,6 +467,13 @@ def resolve_one(idx: Index, ref: str) -> Row:
                          "last characters, as `optmem search` shows it)")
     rows = idx.resolve(ref)
     if not rows:
+        entry = ref.strip().lower()
+        journal = (idx.rows("r.kind = ? AND r.key LIKE ?", [MEMORY, f"hot:%:{entry}"])
+                   if len(entry) == 8 and all(c in "0123456789abcdef" for c in entry) else [])
+        if journal:  # the 8-character id `show --ids` gives a hot-memory entry
+            raise NotFound(f"{ref!r} is a hot-memory entry's id (`optmem show --ids` lists them), not a "
+                           f"record's; the log's record of it is {journal[-1].id}", ref=ref,
+                           record=journal[-1].id)
         raise NotFound(f"no record has id {ref!r} (give the full id, or ≥ 6 of its first or last "
                        "characters)", ref=ref)
     if len(rows) > 1:

@@ -158,6 +158,9 @@ def test_entry_ids_select_entries(vault, cli):
     assert memory.load(vault).entries == ["uses helix"]
     short = cli.json("remove", "--id", memory.entry_id("uses helix")[:1], code=2)["error"]
     assert "too short" in short["message"] and memory.load(vault).entries == ["uses helix"]
+    # an entry's id given where a record id is wanted: said so, with the record that journals it
+    err = cli.json("get", memory.entry_id("uses helix"), code=1)["error"]
+    assert "hot-memory entry's id" in err["message"] and cli.json("get", err["record"])["record"]["text"] == "uses helix"
 
 
 def test_separator_line_and_empty_text_are_refused(vault, cli):
