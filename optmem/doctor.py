@@ -267,9 +267,12 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
     """Every check; with `fix`, the safe repairs first, then a fresh check of what remains."""
     vault.require()
     if fix:
+        read = Report()
+        _check_settings(vault, read)  # an unreadable optmem.toml: repair with the built-in settings
         with vault.lock():
             fixed = _repair(vault)
         report = check(vault)
+        report.problems[:0] = read.problems  # … and still report it (the settings now read as built-in)
         report.fixed = fixed
         return report
     report = Report()

@@ -303,6 +303,12 @@ def test_doctor_sees_what_breaks_other_commands(cli, vault, vault_path):
     bad = [p["message"] for p in report["problems"] if p["code"] == "bad_value"]
     assert len(bad) == 2 and any("importance 7" in m for m in bad) and any('confidence "high"' in m for m in bad)
     assert not any(p["file"] == "MEMORY.md" for p in report["problems"])
+    # --fix does what it can with the built-in settings and still reports the broken file
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write("{not json\n")
+    fixed = cli.json("doctor", "--fix", code=1)
+    assert fixed["fixed"] and "bad_settings" in {p["code"] for p in fixed["problems"]}
+    assert "unparseable_line" not in {p["code"] for p in fixed["problems"]}
     (vault_path / "optmem.toml").unlink()
     assert cli("compact", "--json").exit_code == 0  # the bad domain does not stop the others
     assert cli("handoff", "list", "--json").exit_code == 0
