@@ -301,6 +301,9 @@ def test_mcp_speaks_hermes_and_reports_refusals_as_errors(tmp_path, vault_path):
             {"action": "add", "content": "Editor: vim"},
             {"action": "remove", "old_text": "pnpm"}]})
         out["missing"] = await s.call_tool("handoff_read", {"project": "nothing"})
+        # one item where a list is declared (an agent's common shortcut): taken as a list of one
+        out["handoff"] = await s.call_tool("handoff_write", {"project": "web", "done": "shipped the login fix",
+                                                             "next": "update nginx"})
         out["listed"] = {t.name: (getattr(t, "input_schema", None) or t.inputSchema)
                          for t in (await s.list_tools()).tools}
         return out
@@ -321,6 +324,9 @@ def test_mcp_speaks_hermes_and_reports_refusals_as_errors(tmp_path, vault_path):
     assert (vault_path / "MEMORY.md").read_text("utf-8").strip() == "Editor: vim"
     missing = structured(got["missing"])
     assert is_error(got["missing"]) and missing["error"]["code"] == "not_found"  # the object, not a string
+    handoff = structured(got["handoff"])
+    assert not is_error(got["handoff"]), handoff
+    assert handoff["handoff"]["next"] == ["update nginx"] and handoff["handoff"]["done"] == ["shipped the login fix"]
     memory_args = got["listed"]["memory"]["properties"]
     assert set(memory_args["action"]["anyOf"][0]["enum"]) == {"add", "replace", "remove", "read"}
     assert set(memory_args["target"]["enum"]) == {"memory", "user"}

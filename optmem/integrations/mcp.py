@@ -84,8 +84,8 @@ def _annotation(p: Any) -> tuple[Any, Any]:
     if p.name in LISTY:
         kind: Any = str | GenericAlias(list, (str,)) | None
         default: Any = None
-    elif p.multiple:
-        kind, default = GenericAlias(list, (base,)) | None, None
+    elif p.multiple:  # one item alone is a list of one (agents often send "next": "…")
+        kind, default = base | GenericAlias(list, (base,)) | None, None
     elif p.type is bool:
         kind, default = bool, False
     elif p.is_argument and p.required:
@@ -109,6 +109,8 @@ def argv(command: str, params: list[Any], values: dict[str, Any]) -> list[str]:
             if not p.multiple and len(given) > 1:
                 raise UsageError(f"{p.name} takes one name in this tool, not {len(given)}")
             value = given if p.multiple else given[0]
+        elif p.multiple and not isinstance(value, list):
+            value = [value]
         if p.is_argument:
             args += [str(v) for v in value] if p.multiple else [str(value)]
         elif value is True:
