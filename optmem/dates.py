@@ -169,15 +169,19 @@ def _latest_month(d: date, m: re.Match[str]) -> Found:
     return [(date(d.year if month <= d.month else d.year - 1, month, 1), "m")] if 1 <= month <= 12 else []
 
 
+# a month without its year: after a word that says when ("in May", not "may I"), or a numeral
+# before 月 (not 3个月, 几月, nor the 12月 of 12月20日). Its words stay words to match as well: a
+# record says "the workshop in April" without a year (only "may", also a verb, is taken out)
+_WHEN = r"\b(?:in|during|since|from|until|till|through|last|this past) "
+_MONTH_WORD_SOURCE = (rf"{_WHEN}({_MON_NOT_MAY})\b(?!\.?,? ?\d)|"
+                      r"(?<![\d年个几上下这本每第])(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月(?![\d日号])")
+_WORDS_KEPT = frozenset({_MONTH_WORD_SOURCE})
+
 _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("this month", "本月", "这个月"), r"\bthis month\b|本月|这个月", lambda d, m: [(d, "m")]),
         (("this year", "今年"), r"\bthis year\b|今年", lambda d, m: [(date(d.year, 1, 1), "y")]),
-        # a month without its year: after a word that says when ("in May", not "may I"), or a
-        # numeral before 月 (not 3个月, 几月, nor the 12月 of 12月20日)
-        ((*_MONTH_HEADS, "月"),
-         rf"\b(?:in|during|since|from|until|till|through|last|this past) ({_MON})\b(?!\.?,? ?\d)|"
-         r"(?<![\d年个几上下这本每第])(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月(?![\d日号])",
-         _latest_month),
+        ((*_MONTH_HEADS, "月"), _MONTH_WORD_SOURCE, _latest_month),
+        (("may",), rf"{_WHEN}(may)\b(?!\.?,? ?\d)", _latest_month),
 )
 
 
@@ -196,7 +200,7 @@ def _resolved(sources: tuple[tuple[tuple[str, ...], str, Resolve], ...], folded:
                     out += resolve(day, m)
                 except (OverflowError, ValueError):
                     continue  # before year 1 or after 9999: no date to name
-                if spans is not None:
+                if spans is not None and source not in _WORDS_KEPT:
                     spans.append(m.span())
     return out
 

@@ -132,7 +132,8 @@ def test_a_month_named_without_its_year_in_a_query():
     assert dates.query_terms(text.fold("十二月的账单"), now) == ["__m2025_12"]
     for none in ("may I ask about the port", "the build may fail in CI", "3个月", "几月份", "岁月"):
         assert dates.query_terms(text.fold(none), now) == [], none
-    assert search.terms_of("what happened in May", now) == ["happen", "__m2026_05"]
+    assert search.terms_of("what happened in May", now) == ["happen", "__m2026_05"]  # not the verb
+    assert search.terms_of("workshops in April", now) == ["workshop", "april", "__m2026_04"]  # a word too
 
 
 def test_two_steps_back_and_days_said_without_their_year():
