@@ -240,23 +240,26 @@ _NAME_PATTERNS = None
 
 def names_in(query: str) -> frozenset[str]:
     """The search terms of the names a query writes: words with a capital letter that do not begin
-    a sentence ("what is Alice's phone number now" → alic), "I" aside. Two statements that differ
-    in such a name are about different things however much else they share — IDF cannot tell,
-    when the name is common in the store. A query in title case or capitals names nothing (its
+    a sentence ("what is Alice's phone number now" → alic), "I" aside, and a capitalised
+    possessive wherever it stands ("Alice's phone number?"). Two statements that differ in such a
+    name are about different things however much else they share — IDF cannot tell, when the
+    name is common in the store. Otherwise a query in title case or capitals names nothing (its
     capitals say nothing); Chinese has no capitals, so it names nothing either."""
     global _NAME_PATTERNS
     if _NAME_PATTERNS is None:
         import re
 
-        _NAME_PATTERNS = re.compile(r"[.?!;:。？！；：]+(?:\s+|$)"), re.compile(r"[^\W\d_]\w*")
+        _NAME_PATTERNS = (re.compile(r"[.?!;:。？！；：]+(?:\s+|$)"), re.compile(r"[^\W\d_]\w*"),
+                          re.compile(r"\b([A-Z][A-Za-z0-9]*)['’]s\b"))
     from optmem.text import query_terms
 
-    sentence_end, word = _NAME_PATTERNS
+    sentence_end, word, possessive = _NAME_PATTERNS
     later = [w for sentence in sentence_end.split(query) for w in word.findall(sentence)[1:]]
     names = [w for w in later if w.isascii() and w[0].isupper() and w != "I"]
-    if not names or 2 * len(names) > len(later):
-        return frozenset()
-    return frozenset(t for t in query_terms(" ".join(names)) if len(t) > 1)
+    if 2 * len(names) > len(later):
+        names = []  # title case or capitals
+    names += possessive.findall(query)
+    return frozenset(t for t in query_terms(" ".join(names)) if len(t) > 1) if names else frozenset()
 
 
 # Words with which a statement says it replaces an earlier one ("moved to", "搬到", "改成").

@@ -396,9 +396,12 @@ def test_update_cues_and_their_terms():
 def test_the_names_a_query_writes():
     assert ranking.names_in("what is Alice's phone number now") == {"alic"}
     assert ranking.names_in("现在 Alice 的电话号码是多少") == {"alic"}  # Chinese around it: no title case
-    assert ranking.names_in("What Is Alice's Phone Number Now") == frozenset()  # title case names nothing
+    assert ranking.names_in("Where Does Alice Live Now") == frozenset()  # title case names nothing
     assert ranking.names_in("I moved. Where does Bob live?") == {"bob"}
     assert ranking.names_in("where do I live") == frozenset()
+    # a capitalised possessive is a name wherever it stands, first word or title case
+    assert ranking.names_in("Alice's phone number now?") == {"alic"}
+    assert ranking.names_in("What Is Alice's Phone Number Now") == {"alic"}
 
 
 def test_an_update_about_someone_else_does_not_go_first(vault, cli, monkeypatch):
