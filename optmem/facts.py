@@ -128,7 +128,7 @@ def history(vault: Vault, ref: str | None = None, *, key: str | None = None,
 
 def _linked(idx: Index, row: Row) -> list[Row]:
     """The records directly linked to `row`: what supersedes it, what it supersedes or corrects,
-    and its key group."""
+    its key group, and a possible update the write gate kept beside it (either way)."""
     linked: list[Row] = []
     by = idx.by_id(row.superseded_by) if row.superseded_by else None
     if by is not None:
@@ -139,6 +139,9 @@ def _linked(idx: Index, row: Row) -> list[Row]:
         linked += idx.resolve(ref)[:1]
     if row.key:
         linked += idx.key_group(row.key, row.domain, row.project)
+    if row.upd:
+        linked += idx.resolve(row.upd)[:1]
+    linked += idx.rows("r.upd = ?", (row.id,))
     return linked
 
 

@@ -176,6 +176,18 @@ def test_a_possible_update_is_reported_superseded_or_asked(cli, vault, vault_pat
     assert cli.json("append", "I now have 8 plants on the balcony", code=1)["error"]["code"] == "possible_update"
 
 
+def test_history_lists_a_possible_update_beside_the_value_it_may_update(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    at(monkeypatch, "2026-01-01T00:00:00Z")
+    old = cli.json("append", "I have 3 plants on the balcony")["id"]
+    at(monkeypatch, "2026-02-01T00:00:00Z")
+    new = cli.json("append", "I now have 5 plants on the balcony")["id"]
+    for start in (old, new):
+        versions = cli.json("history", start)["versions"]
+        assert [v["id"] for v in versions] == [old, new], start
+    assert cli.json("history", new)["versions"][1]["may_update"] == old
+
+
 # -- fact vs inference; habit vs state (issue 14, item 3) ---------------------------------------------
 def test_a_late_night_does_not_replace_a_bedtime(cli, vault, vault_path, monkeypatch):
     quiet(vault_path)
