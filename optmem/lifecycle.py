@@ -131,7 +131,7 @@ def census(s: Lifecycle, rows: Iterable[Any], now: float, by_status: dict[str, i
     total = sum(by_status.values())
     active = by_status.get(view.Status.CURRENT.value, 0)
     return {"active": active, "active_share": round(active / total, 4) if total else 0.0,
-            "heat": heat_bands, "importance": {"mean": round(imp_total / warm, 3) if warm else None,
+            "heat": heat_bands, "heat_of": warm, "importance": {"mean": round(imp_total / warm, 3) if warm else None,
                                                "given": imp_given},
             "pending_by_age": ages,
             "last_sweep": view.iso(last_sweep) if last_sweep is not None else None}

@@ -365,6 +365,9 @@ def test_stats_show_the_lifecycle(cli, vault, vault_path, monkeypatch):
     assert life["last_sweep"] == "2026-08-01T00:00:00Z"
     assert s["sizes"]["access"] == (vault_path / "ACCESS.jsonl").stat().st_size
     assert "active set: 1 (33.3% of the log)" in cli("stats").stdout
+    # the heat bands count the current and pending records that can go cold, and say so
+    assert life["heat_of"] == sum(life["heat"].values()) == 2
+    assert "heat of the 2 current or pending records that can go cold:" in cli("stats").stdout
 
 
 # -- found by an adversarial run: each at its mechanism -----------------------------------------------

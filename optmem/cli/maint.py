@@ -52,7 +52,8 @@ def stats(json_out: bool) -> None:
         out = [f"records: {s['records']:,}  (current {st['current']:,}, pending {st['pending']:,}, "
                f"cold {st['cold']:,}, superseded {st['superseded']:,}, expired {st['expired']:,}, "
                f"forgotten {st['forgotten']:,}); redlines {s['redlines']}",
-               f"active set: {life['active']:,} ({life['active_share']:.1%} of the log); heat "
+               f"active set: {life['active']:,} ({life['active_share']:.1%} of the log); heat of the "
+               f"{life['heat_of']:,} current or pending records that can go cold: "
                + ", ".join(f"{b} {n:,}" for b, n in life["heat"].items())
                + f"; last sweep {life['last_sweep'] or 'never'}",
                f"importance: mean {life['importance']['mean'] if life['importance']['mean'] is not None else '—'}"
