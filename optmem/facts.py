@@ -67,6 +67,13 @@ def _target(idx: Index, target: str, now: float) -> Row:
     return idx.rows_in([found[0].line])[0]
 
 
+def _plain(text: str) -> str:
+    """A text as a correction compares it: its words as written — case, width and spacing
+    folded, a correction's prefix and closing punctuation aside ("1.5" and "15", "wants" and
+    "wanted" differ, unlike in a fingerprint)."""
+    return " ".join(textmod.fold(_ALREADY.sub("", text)).split()).rstrip(".!?。！？ ")
+
+
 def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = None,
             domain: str | None = None, project: str | None = None, key: str | None = None,
             evidence: str | None = None, source: str | None = None,
@@ -94,7 +101,7 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
                     "has two current versions; nothing was written",
                     id=row.id, superseded_by=row.superseded_by, current=head.id)
             rec = idx.record(row)
-            if textmod.fingerprint(_ALREADY.sub("", body)) == textmod.fingerprint(_ALREADY.sub("", rec.text)):
+            if tier is None and key is None and _plain(body) == _plain(rec.text):
                 raise UsageError(f"{row.id} already says that; nothing was written — give the corrected "
                                  "fact (a correction that says the same changes nothing)", id=row.id)
             warnings = idx.warnings()

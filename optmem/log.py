@@ -326,18 +326,24 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
 
 def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tuple[Record, str | None]:
     """(the record to store, a warning) once the records it may update are known (newest first)."""
+    from optmem.ranking import time_words
+
     newest = updates[0]
-    more = f" and {len(updates) - 1} older value{'s' if len(updates) > 2 else ''}" if len(updates) > 1 else ""
+    # supersede replaces every current value that says the same in other numbers (30, then 60 kept
+    # beside it, then 90 superseding: neither 30 nor 60 stays current) — else the newest the gate
+    # found (one where another word changed too is only its guess: "the staging port is 8080" is
+    # no older value of "the production port is 9191")
+    replaced = [u["id"] for u in updates if textmod.same_words(u["text"], rec.text, time_words())] or [newest["id"]]
     if on_update == "ask":
+        more = (f" and {len(replaced) - 1} older value{'s' if len(replaced) > 2 else ''}"
+                if len(replaced) > 1 else "")
         raise PossibleUpdate(
             f"this looks like a new value of {newest['id']} (“{newest['text'][:60]}”){more}; nothing "
             f"was stored — say which: --on-update supersede (it replaces {'them' if more else 'that record'}), "
             "or --on-update keep (both stay)", updates=updates)
     if on_update == "supersede" and not rec.pending and rec.basis != "inferred":
-        # a guess replaces nothing before it is confirmed, an inference never replaces a statement;
-        # a new value replaces every current value the gate found (30, then 60 kept beside it,
-        # then 90 superseding: neither 30 nor 60 is current)
-        return rec._replace(corrects=(*rec.corrects, *(u["id"] for u in updates)),
+        # a guess replaces nothing before it is confirmed, an inference never replaces a statement
+        return rec._replace(corrects=(*rec.corrects, *replaced),
                             kind=CORRECTION if rec.kind == NOTE else rec.kind), None
     rec = rec._replace(extra={**rec.extra, "may_update": newest["id"]})  # counted until settled
     hint = ("it was kept beside it (a guess or an inference supersedes nothing)" if on_update == "supersede"

@@ -181,6 +181,12 @@ def looks_like_update(old: str, new: str, ignore: frozenset[str] = frozenset()) 
     return _one_span(a, b) is not None
 
 
+def same_words(old: str, new: str, ignore: frozenset[str] = frozenset()) -> bool:
+    """Whether two texts say the same in the same words, numbers and the `ignore` words aside
+    ("I have 3 plants" and "I now have 5 plants")."""
+    return _units(old, ignore) == _units(new, ignore)
+
+
 def _one_span(a: list[str], b: list[str]) -> tuple[list[str], list[str]] | None:
     """The one replaced span (its units in a, in b), the rest (at least 60 % of the longer, and
     two units) equal; None when the texts differ otherwise."""

@@ -226,6 +226,13 @@ def test_a_correction_that_says_the_same_is_refused(cli, vault):
         assert err["code"] == "usage" and "already says" in err["message"] and "nothing was written" in err["message"]
     assert cli.json("correct", "Team lunch", "Team lunch is on Thursdays")["corrects"] == fix
     assert vault.log_path.read_bytes() != before  # going back to the older value is a change
+    # what a fingerprint folds away is still a change here: a decimal point, a sign, a tense
+    for old, new in (("the API timeout is 1.5 seconds", "the API timeout is 15 seconds"),
+                     ("it was -18 degrees", "it was 18 degrees"), ("the client wants a refund", "the client wanted a refund")):
+        assert cli.json("correct", put(vault, old).id, new)["status"] == "stored", (old, new)
+    # … and so is the same text with a new tier or key: the correction moves the fact
+    rule = put(vault, "never deploy on fridays").id
+    assert cli.json("correct", rule, "never deploy on fridays", "--redline")["record"]["tier"] == "redline"
 
 
 @pytest.mark.parametrize("args, what", [
