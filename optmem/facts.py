@@ -31,8 +31,9 @@ class Corrected:
     warnings: list[str] = field(default_factory=list)
 
 
-def _target(idx: Index, target: str, now: float) -> Row:
-    """The one record TARGET names: an id (or unique prefix/suffix), else an unambiguous query."""
+def _target(idx: Index, target: str, now: float, domain: str | None = None, project: str | None = None) -> Row:
+    """The one record TARGET names: an id (or unique prefix/suffix), else an unambiguous query
+    (within `domain` and `project` when given)."""
     if not target.strip():
         raise UsageError("TARGET is empty; a record id, or words that name one current record, is "
                          "required")
@@ -49,7 +50,8 @@ def _target(idx: Index, target: str, now: float) -> Row:
     terms = textmod.search_terms(target)
     # current records and pending guesses (an agent's append waits as one: its correction names
     # it by words like any other)
-    hits = ranked(idx, Query(target, terms, 10, Filters(), False, now)).hits if terms else []
+    where = Filters(domains=(domain,) if domain else (), project=project)
+    hits = ranked(idx, Query(target, terms, 10, where, False, now)).hits if terms else []
     # by score: the band that ranks a guess below every current record says nothing of which
     # record the words name
     found = sorted((h for h in hits if h.status in (Status.CURRENT, Status.PENDING)), key=lambda h: -(h.score or 0.0))
@@ -91,7 +93,7 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
     prepare(vault)
     with vault.lock():
         with open_index(vault) as idx:
-            row = _target(idx, target, now)
+            row = _target(idx, target, now, domain, project)
             log.refuse_bookkeeping(idx, row, "correct")
             if row.superseded_by:  # correcting an old version would make a second current one
                 head = idx.current_version(row)
@@ -105,6 +107,9 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
                 raise UsageError(f"{row.id} already says that; nothing was written — give the corrected "
                                  "fact (a correction that says the same changes nothing)", id=row.id)
             warnings = idx.warnings()
+            if row.pending and not row.confirmed:
+                warnings.append(f"{row.id} was a pending guess (domain {row.domain}); the correction "
+                                "replaces it")
         res = log.append(  # refuses (redline_locked) to correct a redline unless this is one
             vault, log.Draft(body, domain=domain or rec.domain, project=project or rec.project,
                              kind=CORRECTION, tier=tier or "normal", key=key or rec.key,

@@ -141,6 +141,15 @@ def test_a_pending_guess_is_corrected_by_its_words(cli, vault, monkeypatch):
     assert fix["corrects"] == guess and cli.json("get", guess)["record"]["status"] == "superseded"
     err = cli.json("correct", "billing cron", "It runs at noon", code=1)["error"]
     assert err["code"] == "not_found" and "current or pending" in err["message"]
+    # --domain (and -p) narrow a query TARGET: the long runbook in code, not a guess in scratch;
+    # a pending guess corrected is said so
+    runbook = cli.json("append", "Runbook for the webapp release: build, tag, push, then deploy; the whole "
+                       "deploy script has a timeout of 60 seconds before it rolls back", "--domain", "code")["id"]
+    scratch = cli.json("append", "deploy script timeout maybe 30s", "--domain", "scratch", "--agent")["id"]
+    fixed = cli.json("correct", "deploy script timeout", "The deploy script timeout is 90 seconds", "--domain", "code")
+    assert fixed["corrects"] == runbook and cli.json("get", scratch)["record"]["status"] == "pending"
+    res = cli("correct", "timeout maybe 30s", "It is 45 seconds")
+    assert res.exit_code == 0 and "pending guess" in res.stderr and scratch[-8:] in res.stderr
 
 
 def test_confirm_and_reject(cli, vault, vault_path, monkeypatch):
