@@ -270,9 +270,13 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
         read = Report()
         _check_settings(vault, read)  # an unreadable optmem.toml: repair with the built-in settings
         with vault.lock():
-            fixed = _repair(vault)
+            fixed = _repair(vault, sweep=not read.problems)
         report = check(vault)
         report.problems[:0] = read.problems  # … and still report it (the settings now read as built-in)
+        if read.problems:
+            report.notes.append("no sweep was run: optmem.toml cannot be read, and a sweep by the built-in "
+                                "lifecycle settings could cool what yours keep — fix the file, then run "
+                                "`optmem doctor --fix` again")
         report.fixed = fixed
         return report
     report = Report()
@@ -340,7 +344,7 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
         report.notes.append(f"{len(stale) - 20} more stale pending record(s) not listed")
 
 
-def _repair(vault: Vault) -> list[str]:
+def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
     from optmem import index
 
     fixed: list[str] = []
@@ -360,7 +364,7 @@ def _repair(vault: Vault) -> list[str]:
 
     stale = Report()
     _check_lifecycle(vault, stale)
-    swept = lifecycle.sweep(vault, show=0) if stale.problems else None
+    swept = lifecycle.sweep(vault, show=0) if stale.problems and sweep else None
     if swept and swept.cooled:
         fixed.append(f"swept: {swept.cooled} record(s) cooled ({', '.join(f'{n} by {w}' for w, n in swept.by_reason.items())})")
     for target, project in memory.targets(vault):

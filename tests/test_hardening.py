@@ -309,6 +309,7 @@ def test_doctor_sees_what_breaks_other_commands(cli, vault, vault_path):
     fixed = cli.json("doctor", "--fix", code=1)
     assert fixed["fixed"] and "bad_settings" in {p["code"] for p in fixed["problems"]}
     assert "unparseable_line" not in {p["code"] for p in fixed["problems"]}
+    assert any("no sweep was run" in n for n in fixed["notes"])
     (vault_path / "optmem.toml").unlink()
     assert cli("compact", "--json").exit_code == 0  # the bad domain does not stop the others
     assert cli("handoff", "list", "--json").exit_code == 0

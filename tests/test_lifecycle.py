@@ -260,6 +260,21 @@ def test_expired_and_unconfirmed_records_cool_after_their_grace(cli, vault, vaul
     assert [w["id"] for w in cli.json("pending", "--include-cold")["pending"]] == [guess]
 
 
+def test_doctor_fix_does_not_sweep_by_settings_it_could_not_read(cli, vault, vault_path, monkeypatch):
+    # the user keeps guesses for a year; a typo in the file must not make --fix cool them by the
+    # built-in 30 days
+    settings = '[lifecycle]\nauto_sweep = "off"\npending_ttl_days = 365\n'
+    (vault_path / "optmem.toml").write_text(settings, "utf-8")
+    at(monkeypatch, "2026-04-01T10:00:00Z")
+    guess = cli.json("append", "maybe the user likes jazz", "--agent", "--confidence", "0.3")["id"]
+    at(monkeypatch, "2026-06-05T10:00:00Z")
+    (vault_path / "optmem.toml").write_text(settings + "[oops\n", "utf-8")
+    fixed = cli.json("doctor", "--fix", code=1)
+    assert not any("swept" in f for f in fixed["fixed"]) and any("no sweep was run" in n for n in fixed["notes"])
+    (vault_path / "optmem.toml").write_text(settings, "utf-8")
+    assert cli.json("get", guess)["record"]["status"] == "pending"
+
+
 def test_a_write_sweeps_at_most_once_a_day_unless_turned_off(cli, vault, vault_path, monkeypatch):
     at(monkeypatch, "2026-01-01T00:00:00Z")
     old = cli.json("append", "The old build server was jenkins-1")["id"]
