@@ -164,24 +164,35 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
 # — a record holds its own month's terms anyway ("today" asks for the present value: a cue, not
 # a day to match)
 def _latest_month(d: date, m: re.Match[str]) -> Found:
-    """A month named without its year ("in May", 5月份, 十二月): the latest such month up to d's."""
+    """A month named without its year ("in May", 5月份, 十二月): the latest such month up to d's
+    ("last May" asked in May: a year ago)."""
     month = MONTHS[m.group(1)] if m.group(1) else _count(m.group(2))
-    return [(date(d.year if month <= d.month else d.year - 1, month, 1), "m")] if 1 <= month <= 12 else []
+    this_year = month < d.month or (month == d.month and not m.group().startswith("last"))
+    return [(date(d.year if this_year else d.year - 1, month, 1), "m")] if 1 <= month <= 12 else []
+
+
+def _month_last_year(d: date, m: re.Match[str]) -> Found:
+    """"March of last year", 去年三月: that month of the year before d's."""
+    month = MONTHS[m.group(1)] if m.group(1) else _count(m.group(2))
+    return [(date(d.year - 1, month, 1), "m")] if 1 <= month <= 12 else []
 
 
 # a month without its year: after a word that says when ("in May", not "may I"), or a numeral
 # before 月 (not 3个月, 几月, nor the 12月 of 12月20日). Its words stay words to match as well: a
 # record says "the workshop in April" without a year (only "may", also a verb, is taken out)
 _WHEN = r"\b(?:in|during|since|from|until|till|through|last|this past) "
-_MONTH_WORD_SOURCE = (rf"{_WHEN}({_MON_NOT_MAY})\b(?!\.?,? ?\d)|"
-                      r"(?<![\d年个几上下这本每第])(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月(?![\d日号])")
+_NO_YEAR = r"(?!\.?,?\s*(?:of\s+)?(?:\d|last year|this year|next year|the year))"  # not "May of 2023"
+_CJK_MONTH = r"(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月"
+_MONTH_WORD_SOURCE = (rf"{_WHEN}({_MON_NOT_MAY})\b{_NO_YEAR}|"
+                      rf"(?<![\d年个几上下这本每第〇零一二三四五六七八九十两])(?<!年 ){_CJK_MONTH}(?![\d日号])")
 _WORDS_KEPT = frozenset({_MONTH_WORD_SOURCE})
 
 _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("this month", "本月", "这个月"), r"\bthis month\b|本月|这个月", lambda d, m: [(d, "m")]),
         (("this year", "今年"), r"\bthis year\b|今年", lambda d, m: [(date(d.year, 1, 1), "y")]),
         ((*_MONTH_HEADS, "月"), _MONTH_WORD_SOURCE, _latest_month),
-        (("may",), rf"{_WHEN}(may)\b(?!\.?,? ?\d)", _latest_month),
+        (("may",), rf"{_WHEN}(may)\b{_NO_YEAR}", _latest_month),
+        (("last year", "去年"), rf"\b({_MON})(?: of)? last year\b|去年{_CJK_MONTH}", _month_last_year),
 )
 
 
@@ -231,7 +242,7 @@ _EXPLICIT_SOURCES: tuple[tuple[str, str, Explicit], ...] = (
      lambda m: (int(m[3]), MONTHS[m[1]], int(m[2]), "d")),
     ("mon", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\.?,? (\d{{4}})\b",
      lambda m: (int(m[3]), MONTHS[m[2]], int(m[1]), "d")),
-    ("mon", rf"\b({_MON})\.?,? (\d{{4}})\b", lambda m: (int(m[2]), MONTHS[m[1]], 1, "m")),
+    ("mon", rf"\b({_MON})\.?,?(?: of)? (\d{{4}})\b", lambda m: (int(m[2]), MONTHS[m[1]], 1, "m")),
     ("mon", rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!,? \d)",
      lambda m: (None, MONTHS[m[1]], int(m[2]), "d")),
     # a day before a month without a year: "may" only after an ordinal and "of" ("the 3rd of May";

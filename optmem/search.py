@@ -115,8 +115,12 @@ def terms_of(query: str, now: float | None = None) -> list[str]:
     for start, end in sorted(spans, reverse=True):
         end = min(end, end_of)  # spans of two patterns may overlap
         if start < end:
-            chinese = not folded[start:end].isascii()  # 昨天, 2023年5月3日, 上周六
-            folded = folded[:start] + ("" if chinese else " ") + folded[end:]
+            # a Chinese date (昨天, 2023年5月3日, 上周六) is cut out, so the words around it pair
+            # again (我昨天买了 → 我买了) — unless that would glue two Latin words ("deploy昨天failed");
+            # any other date leaves a space
+            before, after = folded[start - 1: start], folded[end: end + 1]
+            glue = (before + after).isascii() and before.isalnum() and after.isalnum()
+            folded = folded[:start] + ("" if not folded[start:end].isascii() and not glue else " ") + folded[end:]
             end_of = start
     return textmod.search_terms(folded, more=bool(found)) + found
 

@@ -87,6 +87,7 @@ def test_a_month_named_in_a_query_is_no_longer_the_word_may(vault, cli, monkeypa
     # a relative date's words are that date too: "last Saturday" is no match for "every Saturday"
     assert search.terms_of("what did I do last Saturday", now) == ["__m2026_05", "__d2026_05_30"]
     assert search.terms_of("我昨天买了什么", now) == ["我买", "买了", "__m2026_05", "__d2026_05_31"]
+    assert search.terms_of("deploy昨天failed", now)[:2] == ["deploy", "fail"]  # not glued into one word
 
 
 def test_relative_dates_in_a_query_are_resolved_from_now():
@@ -134,6 +135,15 @@ def test_a_month_named_without_its_year_in_a_query():
         assert dates.query_terms(text.fold(none), now) == [], none
     assert search.terms_of("what happened in May", now) == ["happen", "__m2026_05"]  # not the verb
     assert search.terms_of("workshops in April", now) == ["workshop", "april", "__m2026_04"]  # a word too
+    # beside a year it is that year's month, never also this year's
+    assert dates.query_terms(text.fold("in May of 2023"), now) == ["__m2023_05"]
+    assert dates.query_terms(text.fold("2023年 3月"), now) == ["__m2023_03"]
+    assert "__m2025_03" in dates.query_terms(text.fold("the dentist in March of last year"), now)
+    assert "__m2026_03" not in dates.query_terms(text.fold("the dentist in March of last year"), now)
+    assert "__m2025_03" in dates.query_terms(text.fold("去年三月看了牙医"), now)
+    # "last May" asked in May is a year ago; 十三月 / 二十月 are no months
+    assert dates.query_terms(text.fold("last May"), epoch("2026-05-15")) == ["__m2025_05"]
+    assert dates.query_terms(text.fold("十三月"), now) == [] and dates.query_terms(text.fold("二十月"), now) == []
 
 
 def test_two_steps_back_and_days_said_without_their_year():
