@@ -68,6 +68,12 @@ def _last_weekend(d: date, weeks: int = 1) -> Found:
 _CJK_WEEKDAYS = "一二三四五六日天"  # 周一 … 周日 (周天 is Sunday too)
 
 
+def _this_weeks(d: date, m: re.Match[str]) -> Found:
+    """这周三, 本周一, 这个礼拜五: that day of d's own calendar week (Monday to Sunday)."""
+    monday = d - timedelta(days=d.weekday())
+    return [(monday + timedelta(days=min(_CJK_WEEKDAYS.index(m.group(1)), 6)), "d")]
+
+
 def _last_weeks(d: date, m: re.Match[str]) -> Found:
     """上周六, 上星期一, 上礼拜天, 上上周五: that day of the calendar week (Monday to Sunday) before
     d's, or the one before that."""
@@ -112,6 +118,7 @@ def _last_week_days(d: date, m: re.Match[str]) -> Found:
 # 上周, 上星期, 上个星期, 上礼拜, 上个礼拜 — and 上上周 … (the week before last); not the 上周 inside 上上周
 _CJK_WEEK = "(?<!上)上上?个?(?:周|星期|礼拜)"
 _WEEK_WORDS = ("week", "上周", "上个周", "上星期", "上个星期", "上礼拜", "上个礼拜")
+_THIS_WEEK_WORDS = ("这周", "这个周", "本周", "这星期", "这个星期", "本星期", "这礼拜", "这个礼拜", "本礼拜")
 # "the week before last", not "the week before last Friday" (the week before that day)
 _EN_WEEK = (r"\blast week\b|\ba week ago\b|\bthe other week\b|"
             rf"\bthe week before last\b(?! (?:{'|'.join(_WEEKDAYS)}|year|month|week)\b)")
@@ -142,6 +149,7 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
          lambda d, m: [(_last_weekday(d, _WEEKDAYS.index(m.group(1))), "d")]),
         (_WEEK_WORDS[1:],  # not 上周一直, 上周天天, 上周日常: words, not days
          rf"{_CJK_WEEK}({_WEEKDAY})", _last_weeks),
+        (_THIS_WEEK_WORDS, rf"(?:这个?|本)(?:周|星期|礼拜)({_WEEKDAY})", _this_weeks),
         _WEEK_SOURCE,
         (("ago",), rf"\b{_COUNT} weeks? ago\b", lambda d, m: [(d - timedelta(days=7 * _count(m.group(1))), "m")]),
         (("next week", "下周", "下星期", "下个星期"), r"\bnext week\b|下周|下星期|下个星期",
@@ -171,10 +179,12 @@ def _latest_month(d: date, m: re.Match[str]) -> Found:
     return [(date(d.year if this_year else d.year - 1, month, 1), "m")] if 1 <= month <= 12 else []
 
 
-def _month_last_year(d: date, m: re.Match[str]) -> Found:
-    """"March of last year", 去年三月: that month of the year before d's."""
-    month = MONTHS[m.group(1)] if m.group(1) else _count(m.group(2))
-    return [(date(d.year - 1, month, 1), "m")] if 1 <= month <= 12 else []
+def _month_of_year(back: int) -> Resolve:
+    """"March of last year", 去年三月 (back 1), 今年五月 (back 0): that month of that year."""
+    def resolve(d: date, m: re.Match[str]) -> Found:
+        month = MONTHS[m.group(1)] if m.group(1) else _count(m.group(2))
+        return [(date(d.year - back, month, 1), "m")] if 1 <= month <= 12 else []
+    return resolve
 
 
 # a month without its year: after a word that says when ("in May", not "may I"), or a numeral
@@ -192,7 +202,8 @@ _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("this year", "今年"), r"\bthis year\b|今年", lambda d, m: [(date(d.year, 1, 1), "y")]),
         ((*_MONTH_HEADS, "月"), _MONTH_WORD_SOURCE, _latest_month),
         (("may",), rf"{_WHEN}(may)\b{_NO_YEAR}", _latest_month),
-        (("last year", "去年"), rf"\b({_MON})(?: of)? last year\b|去年{_CJK_MONTH}", _month_last_year),
+        (("last year", "去年"), rf"\b({_MON})(?: of)? last year\b|去年{_CJK_MONTH}", _month_of_year(1)),
+        (("this year", "今年"), rf"\b({_MON})(?: of)? this year\b|今年{_CJK_MONTH}", _month_of_year(0)),
 )
 
 
@@ -225,7 +236,8 @@ def _pattern(source: str) -> re.Pattern[str]:
 
 # every relative phrase holds one of these: a cheap test before the patterns run
 _RELATIVE_WORDS = ("yesterday|tomorrow|ago|weekend|last|past|next|other week|前天|昨|明天|天前|上周|"
-                   "上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年")
+                   "上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年|这周|这个周|本周|这星期|"
+                   "这个星期|本星期|这礼拜|这个礼拜|本礼拜")
 
 Explicit = Callable[[re.Match[str]], tuple[int | None, int, int, str]]
 # explicit dates in folded (lower-case) text: (year — None when not written —, month, day, precision). Each
@@ -380,6 +392,9 @@ def query_terms(folded: str, now: float | None = None, spans: list[tuple[int, in
         found = [d if d in dated or d[0] <= today else (_year_before(d[0]), d[1])
                  for d in _explicit(folded, today.year, spans)]
         found += _resolved(_QUERY_SOURCES, folded, today, spans)
+    # a month of a year named ("去年三月", "March of last year") asks for that month, not the year
+    named = {day.year for day, precision in found if precision != "y"}
+    found = [(day, precision) for day, precision in found if precision != "y" or day.year not in named]
     out: list[str] = []
     for day, precision in found:
         terms = terms_for(day, precision)

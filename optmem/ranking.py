@@ -270,6 +270,23 @@ _CHANGE = None
 
 
 _CJK_CUES = None
+_CJK_TIME_WORDS = None
+# where a time word's characters belong to other words: 所以|前端, 可以|前台, 从|前端
+_GUARDS = {"以前": ("(?<![所可足难得加予])", "(?![端台])"), "从前": ("", "(?![端台])")}
+
+
+def time_word_spans(folded: str) -> list[tuple[int, int]]:
+    """Where a folded query's Chinese time words stand — the present and past cues (现在, 目前,
+    以前, 原来 …; not 还, which begins other words): they say when, not what, and a query's
+    bigrams must not straddle them (我现在住哪 asks about 我住)."""
+    global _CJK_TIME_WORDS
+    if _CJK_TIME_WORDS is None:
+        import re
+
+        words = sorted({w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1}, key=len, reverse=True)
+        _CJK_TIME_WORDS = re.compile("|".join(_GUARDS.get(w, ("", ""))[0] + w + _GUARDS.get(w, ("", ""))[1]
+                                              for w in words))
+    return [m.span() for m in _CJK_TIME_WORDS.finditer(folded)] if not folded.isascii() else []
 
 
 def without_cues(folded: str) -> str:

@@ -107,20 +107,17 @@ def terms_of(query: str, now: float | None = None) -> list[str]:
     """A query's search terms: its words and CJK bigrams, and the dates it names (relative ones
     resolved from `now`). The words of a date written out are that date's terms only — "may" in
     "May 2025" is the month, not the verb, "last Saturday" no match for "every Saturday". A
-    Chinese date is taken out of the words around it, which then pair again (我昨天买了 → 我买了)."""
+    Chinese date or time word splits the words around it, which pair on their own sides only
+    (我昨天买了 → 我 | 买了; 小明现在住在 → 小明 | 住在: joined, 明住 would straddle two words)."""
     folded = textmod.fold(query)
     spans: list[tuple[int, int]] = []
     found = dates.query_terms(folded, now, spans)
+    spans += ranking.time_word_spans(folded)  # 现在, 以前 … said when, cut out like a date
     end_of = len(folded) + 1
     for start, end in sorted(spans, reverse=True):
         end = min(end, end_of)  # spans of two patterns may overlap
         if start < end:
-            # a Chinese date (昨天, 2023年5月3日, 上周六) is cut out, so the words around it pair
-            # again (我昨天买了 → 我买了) — unless that would glue two Latin words ("deploy昨天failed");
-            # any other date leaves a space
-            before, after = folded[start - 1: start], folded[end: end + 1]
-            glue = (before + after).isascii() and before.isalnum() and after.isalnum()
-            folded = folded[:start] + ("" if not folded[start:end].isascii() and not glue else " ") + folded[end:]
+            folded = folded[:start] + " " + folded[end:]
             end_of = start
     return textmod.search_terms(folded, more=bool(found)) + found
 
@@ -138,9 +135,16 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     if df is None:
         df = idx.doc_freq(q.terms) if q.terms else {}
     found = [t for t in q.terms if df[t]]
+    match = None
     if not found:
-        return SearchResult(q.text, [], 0)
-    rows, total, replaced = _candidates(idx, q, found, df, settings)
+        # a Chinese query none of whose pairs occurs (养猫 against 养了一只猫): the records that hold
+        # every one of its characters, ranked by them
+        chars = _characters(q)
+        df = idx.doc_freq(chars) if len(chars) > 1 else {}
+        if not df or not all(df.values()):
+            return SearchResult(q.text, [], 0)
+        q, found, match = q._replace(terms=chars), chars, match_all(chars)
+    rows, total, replaced = _candidates(idx, q, found, df, settings, match)
     if not rows and not replaced:
         return SearchResult(q.text, [], 0)
     scored, corpus = _score(idx, q, rows, df, settings, replaced)
@@ -148,15 +152,23 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     return SearchResult(q.text, hits, found_all if total < 0 else max(total, len(hits)))
 
 
+def _characters(q: Query) -> list[str]:
+    """The distinct Chinese characters of a query's terms: its topic, without its question words,
+    time words and dates (the characters of 现在 in "我以前住在哪" are no topic)."""
+    return list(dict.fromkeys(c for t in q.terms if not t.isascii() and not t.startswith(dates.PREFIX)
+                              for c in t))
+
+
 def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
-                settings: Ranking) -> tuple[dict[int, Row], int, list[Row]]:
+                settings: Ranking, match: str | None = None) -> tuple[dict[int, Row], int, list[Row]]:
     """The rows worth scoring, how many records match in all, and the superseded matches the
     filters hide (see `_successors`). Candidates are the best by FTS5's BM25 and the newest
     matches (BM25 cannot tell equal matches apart, and recency can lift one). The pool is the same
-    for every --limit up to its size, so a shorter --limit lists the start of a longer one."""
+    for every --limit up to its size, so a shorter --limit lists the start of a longer one.
+    `match`: the FTS5 query, when not any of the terms found."""
     pool = max(settings.candidates, q.limit)
     where, params = q.filters.sql(q.now)
-    match = match_any(found)
+    match = match or match_any(found)
     exact = sum(df[t] for t in found) <= settings.postings_budget
     if exact:
         queries = [(match, "ORDER BY bm25(fts)", pool, False)]  # exact: rank every match
@@ -252,7 +264,7 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
     docs, mean, cv = idx.lengths()
     when = frozenset(q.terms) & ranking.cue_words() if q.asks == "present" else frozenset()
     idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
-    chars = [c for c in textmod.cjk_characters(q.text) if c not in idfs] if settings.cjk_unigram else []
+    chars = [c for c in _characters(q) if c not in idfs] if settings.cjk_unigram else []
     if chars:
         # the single characters of a Chinese query count a little too (they choose no records):
         # a record holding all of them wins where bigrams alone tie or mislead — 前端端口's 端端

@@ -86,7 +86,7 @@ def test_a_month_named_in_a_query_is_no_longer_the_word_may(vault, cli, monkeypa
     assert search.terms_of("what did I do") == ["what", "did", "i", "do"]  # nothing else: they stay
     # a relative date's words are that date too: "last Saturday" is no match for "every Saturday"
     assert search.terms_of("what did I do last Saturday", now) == ["__m2026_05", "__d2026_05_30"]
-    assert search.terms_of("我昨天买了什么", now) == ["我买", "买了", "__m2026_05", "__d2026_05_31"]
+    assert search.terms_of("我昨天买了什么", now) == ["我", "买了", "__m2026_05", "__d2026_05_31"]
     assert search.terms_of("deploy昨天failed", now)[:2] == ["deploy", "fail"]  # not glued into one word
 
 
@@ -144,6 +144,11 @@ def test_a_month_named_without_its_year_in_a_query():
     # "last May" asked in May is a year ago; 十三月 / 二十月 are no months
     assert dates.query_terms(text.fold("last May"), epoch("2026-05-15")) == ["__m2025_05"]
     assert dates.query_terms(text.fold("十三月"), now) == [] and dates.query_terms(text.fold("二十月"), now) == []
+    assert dates.query_terms(text.fold("去年3月做了什么"), now)[-1] == "__m2025_03"
+    assert dates.query_terms(text.fold("今年5月做了什么"), now) == ["__m2026_05"]
+    # this week's day (Monday to today): 这周一 asked on a Monday is today
+    assert dates.query_terms(text.fold("这周一做了什么"), now) == ["__m2026_06", "__d2026_06_01"]
+    assert dates.query_terms(text.fold("本周三的会"), epoch("2026-06-04")) == ["__m2026_06", "__d2026_06_03"]
 
 
 def test_two_steps_back_and_days_said_without_their_year():

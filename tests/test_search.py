@@ -221,6 +221,25 @@ def test_tiers_break_near_ties_and_ties_are_deterministic(vault, monkeypatch):
     assert first[:2] == sorted([twin_a, twin_b], reverse=True)  # same tier and time: newer id first
 
 
+def test_a_chinese_query_s_time_words_are_cut_out_so_its_words_pair(vault, cli, monkeypatch):
+    # 现在 / 以前 say when, not what: "我现在住哪" asks about 我住 — with them in, its bigrams
+    # (我现, 现在, 在住) matched nothing
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-05T10:00:00Z")
+    home = put(vault, "我住在杭州西湖区。").id
+    for query in ("我现在住哪", "我目前住哪", "我以前住哪", "我原来住在哪里"):
+        assert [h["id"] for h in cli.json("search", query)["hits"]] == [home], query
+    assert search.terms_of("我现在住哪") == ["我", "住"] and search.terms_of("小明现在住在哪里") == ["小明", "住在"]
+    assert "前端" in search.terms_of("所以前端要改什么") and "前端" in search.terms_of("从前端传来的参数")
+
+
+def test_a_chinese_query_whose_pairs_match_nothing_falls_back_to_its_characters(vault, cli):
+    cat = put(vault, "我养了一只猫，叫咪咪。").id
+    put(vault, "周末去爬山")
+    for query in ("养猫", "猫叫什么"):
+        assert [h["id"] for h in cli.json("search", query)["hits"]] == [cat], query
+    assert cli.json("search", "养狗")["hits"] == []  # every character must be there
+
+
 def test_nothing_found_is_success_with_empty_hits(vault, cli):
     put(vault, "something")
     out = cli.json("search", "完全无关 zebra")

@@ -1,6 +1,6 @@
 from hypothesis import given, strategies as st
 
-from optmem import text
+from optmem import search, text
 
 
 def test_cjk_text_is_indexed_as_bigrams_and_single_characters():
@@ -39,7 +39,12 @@ def test_a_chinese_query_drops_the_form_of_its_question_while_a_topic_is_left():
     assert text.search_terms("他在哪里呢") == ["他在"]
     assert text.search_terms("小红喜欢什么花呢") == ["小红", "红喜", "喜欢", "花"]  # 花呢 the cloth is rarer
     assert text.search_terms("喝点水吧")[-1] == "点水" and text.search_terms("有多厚呢") == ["有多", "多厚"]
-    assert text.cjk_characters("毛呢") == ["毛", "呢"] and text.cjk_characters("走了吗") == ["走", "了"]
+    assert search.terms_of("毛呢") == ["毛呢"] and search.terms_of("走了吗") == ["走了"]
+    # the copula beside a question word is the question's form too: 端口是多少 asks about 端口
+    assert text.search_terms("后端端口是多少") == ["后端", "端端", "端口"]
+    assert text.search_terms("什么是向量数据库")[:2] == ["向量", "量数"]
+    # a particle left alone, or ending the query, is no topic
+    assert "的" not in text.search_terms("部署步骤是怎样的") and text.search_terms("我对什么过敏啊") == ["我对", "过敏"]
 
 
 def test_latin_words_are_nfkc_folded():
