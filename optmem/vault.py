@@ -99,9 +99,11 @@ class Vault:
         """For reads: the vault must exist."""
         if not self.exists():
             if self.root.exists():  # a file: --vault names the folder, not its LOG.jsonl
-                raise VaultMissing(
-                    f"{self.root} is a file, not a vault folder; point --vault / OPTMEM_VAULT at the "
-                    f"folder that holds it ({self.root.parent})", vault=str(self.root))
+                holder = self.root.parent
+                where = (f"the folder that holds it ({holder})" if (holder / "LOG.jsonl").is_file()
+                         else "a vault folder (`optmem init DIR` makes one)")
+                raise VaultMissing(f"{self.root} is a file, not a vault folder; point --vault / "
+                                   f"OPTMEM_VAULT at {where}", vault=str(self.root))
             raise VaultMissing(
                 f"no vault at {self.root}; create one with `optmem init {self.root}` "
                 "or point --vault / OPTMEM_VAULT at an existing one",

@@ -83,6 +83,9 @@ def test_write_creates_a_missing_vault_and_read_requires_one(cli, tmp_path):
     err = cli.json("--vault", str(log), "search", "port", code=3)["error"]
     assert "is a file, not a vault folder" in err["message"] and str(log.parent) in err["message"]
     assert "optmem init" not in err["message"]
+    other = tmp_path / "notes.txt"  # a file beside no log: no folder to suggest
+    other.write_text("x", "utf-8")
+    assert "optmem init DIR" in cli.json("--vault", str(other), "search", "port", code=3)["error"]["message"]
 
 
 def test_times_are_written_with_four_digit_years():
