@@ -150,6 +150,7 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (_WEEK_WORDS[1:],  # not 上周一直, 上周天天, 上周日常: words, not days
          rf"{_CJK_WEEK}({_WEEKDAY})", _last_weeks),
         (_THIS_WEEK_WORDS, rf"(?:这个?|本)(?:周|星期|礼拜)({_WEEKDAY})", _this_weeks),
+        (_THIS_WEEK_WORDS, r"(?:这个?|本)周末", lambda d, m: _last_weekend(d + timedelta(days=7 - d.weekday()))),
         _WEEK_SOURCE,
         (("ago",), rf"\b{_COUNT} weeks? ago\b", lambda d, m: [(d - timedelta(days=7 * _count(m.group(1))), "m")]),
         (("next week", "下周", "下星期", "下个星期"), r"\bnext week\b|下周|下星期|下个星期",
@@ -179,12 +180,16 @@ def _latest_month(d: date, m: re.Match[str]) -> Found:
     return [(date(d.year if this_year else d.year - 1, month, 1), "m")] if 1 <= month <= 12 else []
 
 
-def _month_of_year(back: int) -> Resolve:
-    """"March of last year", 去年三月 (back 1), 今年五月 (back 0): that month of that year."""
-    def resolve(d: date, m: re.Match[str]) -> Found:
-        month = MONTHS[m.group(1)] if m.group(1) else _count(m.group(2))
-        return [(date(d.year - back, month, 1), "m")] if 1 <= month <= 12 else []
-    return resolve
+_YEARS_BACK = {"前年": 2, "去年": 1, "last": 1, "今年": 0, "this": 0, "明年": -1, "next": -1}
+
+
+def _month_of_year(d: date, m: re.Match[str]) -> Found:
+    """"March of last year", 去年三月, 今年五月, 明年3月: that month of that year (from d's)."""
+    if m.group(1):
+        month, year = MONTHS[m.group(1)], m.group(2)
+    else:
+        month, year = _count(m.group(4)), m.group(3)
+    return [(date(d.year - _YEARS_BACK[year], month, 1), "m")] if 1 <= month <= 12 else []
 
 
 # a month without its year: after a word that says when ("in May", not "may I"), or a numeral
@@ -197,13 +202,17 @@ _MONTH_WORD_SOURCE = (rf"{_WHEN}({_MON_NOT_MAY})\b{_NO_YEAR}|"
                       rf"(?<![\d年个几上下这本每第〇零一二三四五六七八九十两])(?<!年 ){_CJK_MONTH}(?![\d日号])")
 _WORDS_KEPT = frozenset({_MONTH_WORD_SOURCE})
 
+# a month of a named year, in a record as in a query: "March of last year", 去年三月, 明年3月
+_MONTH_OF_YEAR_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
+    ("last year", "this year", "next year", "前年", "去年", "今年", "明年"),
+    rf"\b({_MON})(?: of)? (last|this|next) year\b|(前年|去年|今年|明年){_CJK_MONTH}", _month_of_year)
+_RELATIVE_SOURCES = (*_RELATIVE_SOURCES, _MONTH_OF_YEAR_SOURCE)
+
 _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("this month", "本月", "这个月"), r"\bthis month\b|本月|这个月", lambda d, m: [(d, "m")]),
         (("this year", "今年"), r"\bthis year\b|今年", lambda d, m: [(date(d.year, 1, 1), "y")]),
         ((*_MONTH_HEADS, "月"), _MONTH_WORD_SOURCE, _latest_month),
         (("may",), rf"{_WHEN}(may)\b{_NO_YEAR}", _latest_month),
-        (("last year", "去年"), rf"\b({_MON})(?: of)? last year\b|去年{_CJK_MONTH}", _month_of_year(1)),
-        (("this year", "今年"), rf"\b({_MON})(?: of)? this year\b|今年{_CJK_MONTH}", _month_of_year(0)),
 )
 
 
@@ -235,9 +244,9 @@ def _pattern(source: str) -> re.Pattern[str]:
 
 
 # every relative phrase holds one of these: a cheap test before the patterns run
-_RELATIVE_WORDS = ("yesterday|tomorrow|ago|weekend|last|past|next|other week|前天|昨|明天|天前|上周|"
-                   "上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年|这周|这个周|本周|这星期|"
-                   "这个星期|本星期|这礼拜|这个礼拜|本礼拜")
+_RELATIVE_WORDS = ("yesterday|tomorrow|ago|weekend|last|past|next|other week|this year|前天|昨|明天|天前|"
+                   "上周|上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年|今年|这周|这个周|本周|"
+                   "这星期|这个星期|本星期|这礼拜|这个礼拜|本礼拜")
 
 Explicit = Callable[[re.Match[str]], tuple[int | None, int, int, str]]
 # explicit dates in folded (lower-case) text: (year — None when not written —, month, day, precision). Each
@@ -361,6 +370,13 @@ def _day(days: int) -> date | None:
         return None
 
 
+def _specific(found: Found) -> Found:
+    """A month or day of a year named ("去年三月", "March of last year") is what is meant, not
+    that whole year: the year's own entry goes."""
+    named = {day.year for day, precision in found if precision != "y"}
+    return [(day, precision) for day, precision in found if precision != "y" or day.year not in named]
+
+
 def record_terms(epoch: float | None, folded: str) -> list[str]:
     """A record's date terms: its own day, the relative phrases in its text resolved from that
     day, and the explicit dates in its text (each term once)."""
@@ -372,7 +388,7 @@ def record_terms(epoch: float | None, folded: str) -> list[str]:
     own_terms = _held(own, "d")
     if not _hinted(folded):
         return list(own_terms)  # most records: nothing in the text names a date
-    found = _resolved(_RELATIVE_SOURCES, folded, own) + _explicit(folded, own.year)
+    found = _specific(_resolved(_RELATIVE_SOURCES, folded, own) + _explicit(folded, own.year))
     return list(dict.fromkeys([*own_terms, *(t for day, precision in found for t in _held(day, precision))]))
 
 
@@ -392,9 +408,7 @@ def query_terms(folded: str, now: float | None = None, spans: list[tuple[int, in
         found = [d if d in dated or d[0] <= today else (_year_before(d[0]), d[1])
                  for d in _explicit(folded, today.year, spans)]
         found += _resolved(_QUERY_SOURCES, folded, today, spans)
-    # a month of a year named ("去年三月", "March of last year") asks for that month, not the year
-    named = {day.year for day, precision in found if precision != "y"}
-    found = [(day, precision) for day, precision in found if precision != "y" or day.year not in named]
+    found = _specific(found)
     out: list[str] = []
     for day, precision in found:
         terms = terms_for(day, precision)

@@ -112,14 +112,29 @@ def terms_of(query: str, now: float | None = None) -> list[str]:
     folded = textmod.fold(query)
     spans: list[tuple[int, int]] = []
     found = dates.query_terms(folded, now, spans)
-    spans += ranking.time_word_spans(folded)  # 现在, 以前 … said when, cut out like a date
+    when = ranking.time_word_spans(folded)  # 现在, 以前 … say when, split out like a date
+    words = _words_of(folded, spans + when, bool(found))
+    if when and not words[1]:  # nothing but the time word ("现在怎么样"): it is what is asked about
+        words = _words_of(folded, spans, bool(found))
+    return words[0] + found
+
+
+def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool) -> tuple[list[str], bool]:
+    """The word terms of a folded query with these spans (its dates and time words) blanked out,
+    and whether any of them is a topic (not only question or function words). A Chinese
+    character left alone by a split chooses no records when other terms remain (我昨天买了 → 买了,
+    not every record with 我)."""
     end_of = len(folded) + 1
     for start, end in sorted(spans, reverse=True):
         end = min(end, end_of)  # spans of two patterns may overlap
         if start < end:
             folded = folded[:start] + " " + folded[end:]
             end_of = start
-    return textmod.search_terms(folded, more=bool(found)) + found
+    terms = textmod.search_terms(folded, more=dated)
+    if spans:
+        longer = [t for t in terms if t.isascii() or len(t) > 1]
+        terms = longer if longer or dated else terms
+    return terms, bool(textmod.search_terms(folded, more=True))
 
 
 def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResult:
@@ -135,15 +150,20 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     if df is None:
         df = idx.doc_freq(q.terms) if q.terms else {}
     found = [t for t in q.terms if df[t]]
-    match = None
-    if not found:
-        # a Chinese query none of whose pairs occurs (养猫 against 养了一只猫): the records that hold
-        # every one of its characters, ranked by them
-        chars = _characters(q)
-        df = idx.doc_freq(chars) if len(chars) > 1 else {}
-        if not df or not all(df.values()):
-            return SearchResult(q.text, [], 0)
-        q, found, match = q._replace(terms=chars), chars, match_all(chars)
+    result = _ranked(idx, q, found, df, settings) if found else SearchResult(q.text, [], 0)
+    if result.hits:
+        return result
+    # a Chinese query none of whose pairs occurs (养猫 against 养了一只猫), here or within the
+    # filters: the records that hold every one of its characters, ranked by them
+    chars = _characters(q)
+    df = idx.doc_freq(chars) if len(chars) > 1 else {}
+    if not df or not all(df.values()):
+        return result
+    return _ranked(idx, q._replace(terms=chars), chars, df, settings, match_all(chars))
+
+
+def _ranked(idx: Index, q: Query, found: list[str], df: dict[str, int], settings: Ranking,
+            match: str | None = None) -> SearchResult:
     rows, total, replaced = _candidates(idx, q, found, df, settings, match)
     if not rows and not replaced:
         return SearchResult(q.text, [], 0)

@@ -242,10 +242,10 @@ they this to was we were what when where which who whom why will with would you 
 # other and no bigram straddles them; 哪 but in 哪吒; 几 only before a measure word (几个, 几楼 —
 # not 几率, 几何); the particles 吗 呢 吧 only ending a run (not 吗啡), and 吧 呢 not where they
 # end a noun (酒吧, 网吧, 贴吧, 氧吧, 毛呢 — not 花呢: "什么花呢" asks about 花); 啊 呀 ending a run
-# too. The copula beside a question word is part of its form (端口是多少, 什么是向量). Simplified
-# and traditional forms.
+# too. The copula beside a question word is part of its form (端口是多少, 什么是向量 — not the 是
+# that ends 但是, 于是, 还是, 就是 …). Simplified and traditional forms.
 _CJK_QUESTION = (
-    "是?(?:为什么|為什麼|什么时候|什麼時候|什么|什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|哪里|哪裡|哪儿|哪兒|哪个|哪個|"
+    "(?:(?<![但于於还還就可总總要只正也都不若倒硬老真凡])是)?(?:为什么|為什麼|什么时候|什麼時候|什么|什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|哪里|哪裡|哪儿|哪兒|哪个|哪個|"
     "哪些|哪天|哪位|哪家|哪种|哪種|谁|誰|啥|如何|为何|為何|是否|多少|多久|多长时间|多長時間|多长|多長|请问|請問|"
     "是不是|有没有|有沒有|干嘛|幹嘛|干吗|幹嗎|咋|[几幾](?=[个個点點号號月天日次年岁歲位件楼樓层層本只隻条條张張盆口台臺辆輛])"
     "|哪(?!吒))是?|(?:[吗嗎啊呀]|(?<![酒网網贴貼氧])吧|(?<!毛)呢)+$")

@@ -86,7 +86,7 @@ def test_a_month_named_in_a_query_is_no_longer_the_word_may(vault, cli, monkeypa
     assert search.terms_of("what did I do") == ["what", "did", "i", "do"]  # nothing else: they stay
     # a relative date's words are that date too: "last Saturday" is no match for "every Saturday"
     assert search.terms_of("what did I do last Saturday", now) == ["__m2026_05", "__d2026_05_30"]
-    assert search.terms_of("我昨天买了什么", now) == ["我", "买了", "__m2026_05", "__d2026_05_31"]
+    assert search.terms_of("我昨天买了什么", now) == ["买了", "__m2026_05", "__d2026_05_31"]
     assert search.terms_of("deploy昨天failed", now)[:2] == ["deploy", "fail"]  # not glued into one word
 
 
@@ -149,6 +149,20 @@ def test_a_month_named_without_its_year_in_a_query():
     # this week's day (Monday to today): 这周一 asked on a Monday is today
     assert dates.query_terms(text.fold("这周一做了什么"), now) == ["__m2026_06", "__d2026_06_01"]
     assert dates.query_terms(text.fold("本周三的会"), epoch("2026-06-04")) == ["__m2026_06", "__d2026_06_03"]
+    assert dates.query_terms(text.fold("这周末去哪"), epoch("2026-06-04")) == ["__m2026_06", "__d2026_06_06", "__d2026_06_07"]
+    assert dates.query_terms(text.fold("明年三月"), now) == ["__m2027_03"]
+    assert dates.query_terms(text.fold("前年三月"), now) == ["__m2024_03"]
+
+
+def test_a_month_of_a_named_year_is_found_on_both_sides(vault, cli, monkeypatch):
+    at(monkeypatch, "2026-06-01T10:00:00Z")
+    job = put(vault, "去年3月入职了字节").id
+    race = put(vault, "今年五月跑了半马").id
+    put(vault, "上上周三修好了打印机")
+    at(monkeypatch, "2026-06-05T10:00:00Z")
+    assert cli.json("search", "去年3月做了什么")["hits"][0]["id"] == job
+    assert cli.json("search", "今年五月")["hits"][0]["id"] == race
+    assert "__m2025_03" in dates.record_terms(epoch("2026-06-01"), text.fold("去年3月入职了字节"))
 
 
 def test_two_steps_back_and_days_said_without_their_year():

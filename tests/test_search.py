@@ -230,6 +230,17 @@ def test_a_chinese_query_s_time_words_are_cut_out_so_its_words_pair(vault, cli, 
         assert [h["id"] for h in cli.json("search", query)["hits"]] == [home], query
     assert search.terms_of("我现在住哪") == ["我", "住"] and search.terms_of("小明现在住在哪里") == ["小明", "住在"]
     assert "前端" in search.terms_of("所以前端要改什么") and "前端" in search.terms_of("从前端传来的参数")
+    # a time word's characters inside other words are those words (实现|在, 项目|前端, 修改|成本 …)
+    for query, word in (("登录功能的实现在哪个文件", "实现"), ("bug出现在哪个模块", "出现"), ("项目前端用什么框架", "项目"),
+                        ("修改成本是多少", "成本"), ("最近邻算法", "近邻"), ("以前缀匹配", "前缀"), ("题目前面", "题目"),
+                        ("原来源码在哪", "来源"), ("今天气温多少", "天气"), ("已经理清了", "经理"), ("发现在哪", "发现")):
+        assert word in search.terms_of(query), (query, search.terms_of(query))
+    # a character left alone beside other terms chooses no records (我昨天买了: 买了, not every 我)
+    assert search.terms_of("我现在在哪工作") == ["工作"]
+    # a query of nothing but a time word (and question words) searches for the time word
+    now = put(vault, "我现在住在上海了。").id
+    res = cli("search", "现在怎么样", "--json")
+    assert now in [h["id"] for h in json.loads(res.stdout)["hits"]] and "nothing to search for" not in res.stderr
 
 
 def test_a_chinese_query_whose_pairs_match_nothing_falls_back_to_its_characters(vault, cli):
@@ -238,6 +249,9 @@ def test_a_chinese_query_whose_pairs_match_nothing_falls_back_to_its_characters(
     for query in ("养猫", "猫叫什么"):
         assert [h["id"] for h in cli.json("search", query)["hits"]] == [cat], query
     assert cli.json("search", "养狗")["hits"] == []  # every character must be there
+    # … also when the pair occurs only outside the filter
+    put(vault, "同事说养猫很解压", domain="work")
+    assert [h["id"] for h in cli.json("search", "养猫", "--domain", "default")["hits"]] == [cat]
 
 
 def test_nothing_found_is_success_with_empty_hits(vault, cli):

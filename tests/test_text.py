@@ -43,6 +43,7 @@ def test_a_chinese_query_drops_the_form_of_its_question_while_a_topic_is_left():
     # the copula beside a question word is the question's form too: 端口是多少 asks about 端口
     assert text.search_terms("后端端口是多少") == ["后端", "端端", "端口"]
     assert text.search_terms("什么是向量数据库")[:2] == ["向量", "量数"]
+    assert text.search_terms("但是多少钱")[0] == "但是" and text.search_terms("于是谁来了")[0] == "于是"
     # a particle left alone, or ending the query, is no topic
     assert "的" not in text.search_terms("部署步骤是怎样的") and text.search_terms("我对什么过敏啊") == ["我对", "过敏"]
 
