@@ -198,7 +198,7 @@ def asks_for_now(query: str) -> bool:
     if _CUE is None:
         import re
 
-        _CUE = re.compile(r"\b(?:" + "|".join(UPDATE_CUES) + r")\b|" + "|".join(UPDATE_CUES_CJK))
+        _CUE = re.compile(r"\b(?:" + "|".join(UPDATE_CUES) + r")\b|" + _guarded(UPDATE_CUES_CJK))
     return bool(_CUE.search(fold(query)))
 
 
@@ -223,7 +223,7 @@ def asks_for_past(query: str) -> bool:
         import re
 
         _PAST = re.compile(r"\b(?:" + "|".join(PAST_CUES) + r")\b|\b(?:" + "|".join(PAST_CUES_FINAL)
-                           + r")\b(?=\s*(?:[?.!,;:]|$))|" + "|".join(PAST_CUES_CJK))
+                           + r")\b(?=\s*(?:[?.!,;:]|$))|" + _guarded(PAST_CUES_CJK))
     return bool(_PAST.search(fold(query)))
 
 
@@ -272,14 +272,20 @@ _CHANGE = None
 _CJK_CUES = None
 _CJK_TIME_WORDS = None
 # where a time word's characters belong to other words (no word segmentation: the common traps):
-# 所以|前端, 实现|在, 项目|前端, 修改|成本, 最近邻, 以前缀, 原来源, 今天气, 已经理 …
+# 所以|前端, 实现|在, 项目|前端, 修改|成本, 最近邻, 以前缀, 还原|来 — and no more: 问题|目前,
+# 以前|面试, 原来|源码, 今天|气温, 已经|理解 read as the time word
 _GUARDS = {
-    "以前": ("(?<![所可足难得加予])", "(?![端台缀置面])"), "从前": ("", "(?![端台])"),
-    "现在": ("(?<![实出表体发呈展兑显重涌再])", ""), "目前": ("(?<![项题节科栏数条面书名心注盲醒瞩])", ""),
-    "改成": ("(?<![修更])", "(?![本功])"), "最近": ("", "(?![邻似])"), "原来": ("(?<![还复])", "(?![源自])"),
-    "今天": ("", "(?![气])"), "已经": ("", "(?![理济典])"), "曾经": ("", "(?![理济典])"),
-    "当前": ("(?<![相])", ""), "先前": ("(?<![首])", "(?![往进])"),
+    "以前": ("(?<![所可足难得加予])", "(?![端台缀])"), "从前": ("", "(?![端台])"),
+    "现在": ("(?<![实出表体发呈展兑显重涌再])", ""), "目前": ("(?<!项)", ""),
+    "改成": ("(?<![修更])", "(?![本功])"), "最近": ("", "(?![邻似])"), "原来": ("(?<![还复])", ""),
+    "当前": ("(?<!相)", ""), "先前": ("(?<!首)", "(?![往进])"),
 }
+
+
+def _guarded(words: Iterable[str]) -> str:
+    """An alternation of Chinese time words, each with its guards, longest first."""
+    return "|".join(_GUARDS.get(w, ("", ""))[0] + w + _GUARDS.get(w, ("", ""))[1]
+                    for w in sorted(set(words), key=len, reverse=True))
 
 
 def time_word_spans(folded: str) -> list[tuple[int, int]]:
@@ -290,9 +296,7 @@ def time_word_spans(folded: str) -> list[tuple[int, int]]:
     if _CJK_TIME_WORDS is None:
         import re
 
-        words = sorted({w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1}, key=len, reverse=True)
-        _CJK_TIME_WORDS = re.compile("|".join(_GUARDS.get(w, ("", ""))[0] + w + _GUARDS.get(w, ("", ""))[1]
-                                              for w in words))
+        _CJK_TIME_WORDS = re.compile(_guarded(w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1))
     return [m.span() for m in _CJK_TIME_WORDS.finditer(folded)] if not folded.isascii() else []
 
 

@@ -121,9 +121,9 @@ def terms_of(query: str, now: float | None = None) -> list[str]:
 
 def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool) -> tuple[list[str], bool]:
     """The word terms of a folded query with these spans (its dates and time words) blanked out,
-    and whether any of them is a topic (not only question or function words). A Chinese
-    character left alone by a split chooses no records when other terms remain (我昨天买了 → 买了,
-    not every record with 我)."""
+    and whether any of them is a topic (not only question or function words). A pronoun left
+    alone by a split chooses no records when other terms remain (我昨天买了 → 买了, not every
+    record with 我); any other character stays (最近在读什么书 → 在读, 书)."""
     end_of = len(folded) + 1
     for start, end in sorted(spans, reverse=True):
         end = min(end, end_of)  # spans of two patterns may overlap
@@ -131,10 +131,11 @@ def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool) -> tuple[l
             folded = folded[:start] + " " + folded[end:]
             end_of = start
     terms = textmod.search_terms(folded, more=dated)
-    if spans:
-        longer = [t for t in terms if t.isascii() or len(t) > 1]
-        terms = longer if longer or dated else terms
-    return terms, bool(textmod.search_terms(folded, more=True))
+    kept = [t for t in terms if t not in _PRONOUNS]
+    return (kept if kept or dated else terms), bool(textmod.search_terms(folded, more=True))
+
+
+_PRONOUNS = frozenset("我你您他她它咱")
 
 
 def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResult:
