@@ -108,15 +108,15 @@ def terms_of(query: str, now: float | None = None) -> list[str]:
     resolved from `now`). The words of a date written out are that date's terms only — "may" in
     "May 2025" is the month, not the verb, "last Saturday" no match for "every Saturday". A
     Chinese date or time word splits the words around it, which pair on their own sides only
-    (我昨天买了 → 我 | 买了; 小明现在住在 → 小明 | 住在: joined, 明住 would straddle two words)."""
+    (小明现在住在 → 小明 | 住在: joined, 明住 would straddle two words)."""
     folded = textmod.fold(query)
     spans: list[tuple[int, int]] = []
     found = dates.query_terms(folded, now, spans)
     when = ranking.time_word_spans(folded)  # 现在, 以前 … say when, split out like a date
-    words = _words_of(folded, spans + when, bool(found))
-    if when and not words[1]:  # nothing but the time word ("现在怎么样"): it is what is asked about
-        words = _words_of(folded, spans, bool(found))
-    return words[0] + found
+    words, topical = _words_of(folded, spans + when, bool(found))
+    if when and not topical:  # nothing but the time word ("现在怎么样"): it is what is asked about
+        words, _ = _words_of(folded, spans, bool(found))
+    return words + found
 
 
 def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool) -> tuple[list[str], bool]:
