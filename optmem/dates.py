@@ -132,6 +132,25 @@ _QUERY_WEEK_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
     _WEEK_WORDS, rf"{_EN_WEEK}|{_CJK_WEEK}(?!{_WEEKDAY}|末)", _last_week_days)
 
 
+_YEARS_BACK = {"前年": 2, "去年": 1, "last": 1, "今年": 0, "this": 0, "明年": -1, "next": -1}
+
+
+def _month_of_year(d: date, m: re.Match[str]) -> Found:
+    """"March of last year", 去年三月, 今年五月, 明年3月: that month of that year (from d's)."""
+    if m.group(1):
+        month, year = MONTHS[m.group(1)], m.group(2)
+    else:
+        month, year = _count(m.group(4)), m.group(3)
+    return [(date(d.year - _YEARS_BACK[year], month, 1), "m")] if 1 <= month <= 12 else []
+
+
+_CJK_MONTH = r"(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月"
+# a month of a named year, in a record as in a query: "March of last year", 去年三月, 明年3月
+_MONTH_OF_YEAR_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
+    ("last year", "this year", "next year", "前年", "去年", "今年", "明年"),
+    rf"\b({_MON})(?: of)? (last|this|next) year\b|(前年|去年|今年|明年){_CJK_MONTH}", _month_of_year)
+
+
 # relative phrases, resolved from the record's own time (compiled on first use: most commands
 # never need them), each with the words one of which it needs (a substring test spares a long
 # text the pattern: conversation turns run to kilobytes)
@@ -166,6 +185,7 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("前年",), r"(?<!大)前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
         (("大前年",), r"(?<!大)大前年", lambda d, m: [(date(d.year - 3, 1, 1), "y")]),
         (("next year", "明年"), r"\bnext year\b|明年", lambda d, m: [(date(d.year + 1, 1, 1), "y")]),
+        _MONTH_OF_YEAR_SOURCE,
 )
 
 
@@ -180,16 +200,6 @@ def _latest_month(d: date, m: re.Match[str]) -> Found:
     return [(date(d.year if this_year else d.year - 1, month, 1), "m")] if 1 <= month <= 12 else []
 
 
-_YEARS_BACK = {"前年": 2, "去年": 1, "last": 1, "今年": 0, "this": 0, "明年": -1, "next": -1}
-
-
-def _month_of_year(d: date, m: re.Match[str]) -> Found:
-    """"March of last year", 去年三月, 今年五月, 明年3月: that month of that year (from d's)."""
-    if m.group(1):
-        month, year = MONTHS[m.group(1)], m.group(2)
-    else:
-        month, year = _count(m.group(4)), m.group(3)
-    return [(date(d.year - _YEARS_BACK[year], month, 1), "m")] if 1 <= month <= 12 else []
 
 
 # a month without its year: after a word that says when ("in May", not "may I"), or a numeral
@@ -197,16 +207,10 @@ def _month_of_year(d: date, m: re.Match[str]) -> Found:
 # record says "the workshop in April" without a year (only "may", also a verb, is taken out)
 _WHEN = r"\b(?:in|during|since|from|until|till|through|last|this past) "
 _NO_YEAR = r"(?!\.?,?\s*(?:of\s+)?(?:\d|last year|this year|next year|the year))"  # not "May of 2023"
-_CJK_MONTH = r"(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月"
 _MONTH_WORD_SOURCE = (rf"{_WHEN}({_MON_NOT_MAY})\b{_NO_YEAR}|"
                       rf"(?<![\d年个几上下这本每第〇零一二三四五六七八九十两])(?<!年 ){_CJK_MONTH}(?![\d日号])")
 _WORDS_KEPT = frozenset({_MONTH_WORD_SOURCE})
 
-# a month of a named year, in a record as in a query: "March of last year", 去年三月, 明年3月
-_MONTH_OF_YEAR_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
-    ("last year", "this year", "next year", "前年", "去年", "今年", "明年"),
-    rf"\b({_MON})(?: of)? (last|this|next) year\b|(前年|去年|今年|明年){_CJK_MONTH}", _month_of_year)
-_RELATIVE_SOURCES = (*_RELATIVE_SOURCES, _MONTH_OF_YEAR_SOURCE)
 
 _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("this month", "本月", "这个月"), r"\bthis month\b|本月|这个月", lambda d, m: [(d, "m")]),
