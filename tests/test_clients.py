@@ -97,17 +97,27 @@ def test_the_readme_tour_runs_top_to_bottom(tmp_path):
     assert "小明搬到上海了" in res.stdout and "no problems" in res.stdout
 
 
-def test_the_readme_context_example_prints_what_the_readme_shows(tmp_path):
+def readme_example(marker: str, tmp_path: Path) -> tuple[str, str]:
+    """(what the README's ```sh block holding `marker` prints, run as printed in a clean
+    environment; the output block the README shows right after it, dedented)."""
     import os
     import re
+    import textwrap
 
     repo = Path(__file__).resolve().parent.parent
     env = {k: v for k, v in os.environ.items() if k not in ("OPTMEM_VAULT", "OPTMEM_NOW")}
-    res = run_readme_block('copy="$(mktemp -d)/sample"', {**env, "TMPDIR": str(tmp_path)}, repo)
+    res = run_readme_block(marker, {**env, "TMPDIR": str(tmp_path)}, repo)
     assert res.returncode == 0, res.stderr
     readme = (repo / "README.md").read_text("utf-8")
-    shown = re.search(r'copy="\$\(mktemp -d\)/sample".*?```\n\n```\n(.*?)```', readme, re.S)
-    assert shown and res.stdout == shown.group(1)
+    shown = re.search(re.escape(marker) + r".*?```\n\n( *)```\n(.*?)\1```", readme, re.S)
+    assert shown, marker
+    return res.stdout, textwrap.dedent(shown.group(2))
+
+
+def test_the_readme_context_example_prints_what_the_readme_shows(tmp_path):
+    repo = Path(__file__).resolve().parent.parent
+    out, shown = readme_example('copy="$(mktemp -d)/sample"', tmp_path)
+    assert out == shown
     assert not subprocess.run(["git", "status", "--porcelain", "sample_vault"], cwd=repo,
                               capture_output=True, text=True).stdout  # the copy, not the vault, was touched
 
@@ -115,20 +125,12 @@ def test_the_readme_context_example_prints_what_the_readme_shows(tmp_path):
 def test_the_readme_update_example_prints_what_the_readme_shows(tmp_path):
     # the Chinese implicit-update example, run as printed: the new value first, the old one still
     # found, the figures the README quotes (only the ids differ from machine to machine)
-    import os
     import re
-    import textwrap
 
-    repo = Path(__file__).resolve().parent.parent
-    env = {k: v for k, v in os.environ.items() if k not in ("OPTMEM_VAULT", "OPTMEM_NOW")}
-    res = run_readme_block("V=$(mktemp -d)/xm", {**env, "TMPDIR": str(tmp_path)}, repo)
-    assert res.returncode == 0, res.stderr
-    readme = (repo / "README.md").read_text("utf-8")
-    shown = re.search(r"V=\$\(mktemp -d\)/xm.*?```\n\n  ```\n(.*?)  ```", readme, re.S)
-    assert shown
+    out, shown = readme_example("V=$(mktemp -d)/xm", tmp_path)
     ids = re.compile(r"(?<=default)( +)[0-9A-Z]{8}(?=  )")
-    expected = ids.sub(r"\1ID", textwrap.dedent(shown.group(1)))
-    got = ids.sub(r"\1ID", "\n".join(res.stdout.splitlines()[2:]) + "\n")  # after the two appends' ids
+    expected = ids.sub(r"\1ID", shown)
+    got = ids.sub(r"\1ID", "\n".join(out.splitlines()[2:]) + "\n")  # after the two appends' ids
     assert got == expected
 
 
