@@ -19,7 +19,7 @@ from optmem.ranking import says_change
 from optmem import text as textmod
 from optmem.clock import to_epoch
 from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_fields
-from optmem.schema import INSERT_REC, LINE_FIELDS, SCHEMA, Row
+from optmem.schema import INSERT_REC, INSERT_REC_SHORT, LINE_ALWAYS, LINE_DEFAULTS, LINE_FIELDS, SCHEMA, Row
 
 BATCH = 4000
 Progress = Callable[[int, int], None]
@@ -102,7 +102,8 @@ class _Prepared(NamedTuple):
     """A batch of lines turned into rows — the CPU-heavy half of indexing, done anywhere."""
 
     rec_rows: list[list[object]]      # Row values, as plain lists: they cross process boundaries,
-                                      # and NamedTuples pickle ~5x slower
+                                      # and NamedTuples pickle ~5x slower; a row whose defaulted
+                                      # fields are all at their defaults stops short (`LINE_ALWAYS`)
     fts_rows: list[tuple[int, str]]
     red_rows: list[tuple[int, str]]
     tag_rows: list[tuple[str, int]]
@@ -140,17 +141,21 @@ def _prepare(batch: list[Line]) -> _Prepared:
                 out.red_rows.append(out.fts_rows[-1])
         rid, extra = f["id"], f["extra"]
         upd = extra.get("may_update") if extra else None
-        out.rec_rows.append([  # a Row's values in order (`_ROW_ORDER`), built directly: a third
+        row: list[object] = [  # a Row's values in order (`_ROW_ORDER`), built directly: a third
             n, rid, rid[::-1], off, ln, ts, f["domain"],  # of the cost of Row(**fields) per record
             f["project"], kind, TIER_RANK[f["tier"]], key, fp,
             to_epoch(f["expires"]) if f["expires"] else None,
             f["ref"].upper() if f["ref"] else None,
             json.dumps(list(corrects)) if corrects else None,
-            f["session"], None, int(view.retired_at_birth(kind, extra)),
-            f["importance"], int(f["pending"]), f["confidence"], f["source"],
-            int(f["basis"] == "inferred"), int(f["state"]),
-            upd if isinstance(upd, str) else None,
-            int(bool(key) and says_change(text))])
+            f["session"], None]
+        more = [int(view.retired_at_birth(kind, extra)),
+                f["importance"], int(f["pending"]), f["confidence"], f["source"],
+                int(f["basis"] == "inferred"), int(f["state"]),
+                upd if isinstance(upd, str) else None,
+                int(bool(key) and says_change(text))]
+        if more != _DEFAULTS:
+            row += more
+        out.rec_rows.append(row)
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
         if key or ((corrects or f["ref"]) and view.links(kind, corrects, f["ref"])):
@@ -166,6 +171,8 @@ _ROW_ORDER = ("n", "id", "rid", "off", "len", "ts", "domain", "project", "kind",
               "expires", "ref", "corrects", "session", "spos", "retired", "imp", "pending", "conf",
               "source", "inferred", "state", "upd", "change")
 assert LINE_FIELDS == _ROW_ORDER, "Row's line fields moved: update _prepare"
+_DEFAULTS = list(LINE_DEFAULTS)  # the values a short row leaves to the table
+_SHORT = len(LINE_ALWAYS)
 
 
 class _Places:
@@ -199,7 +206,9 @@ class _Places:
 def _store(conn: sqlite3.Connection, prep: _Prepared, totals: list[int],
            deferred: list[Record] | None, places: _Places) -> None:
     """Insert prepared rows; link the effective view now, or collect into `deferred`."""
-    conn.executemany(INSERT_REC, places.place(prep.rec_rows))
+    rows = places.place(prep.rec_rows)
+    conn.executemany(INSERT_REC_SHORT, [r for r in rows if len(r) == _SHORT])
+    conn.executemany(INSERT_REC, [r for r in rows if len(r) != _SHORT])
     conn.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", prep.fts_rows)
     if prep.red_rows:
         conn.executemany("INSERT INTO fts_red (rowid, body) VALUES (?, ?)", prep.red_rows)

@@ -82,8 +82,24 @@ def _runs(folded: str) -> list[tuple[str, str]]:
     return _split_cjk().findall(folded)
 
 
-def _normal(runs: list[tuple[str, str]], stems: list[str], words: list[str]) -> str:
+Runs = list[tuple[str, str]] | None  # a text's (CJK run, other word) pairs; None: ASCII, words only
+
+
+def _split(folded: str) -> tuple[Runs, list[str]]:
+    """(runs, words) of a folded text: an ASCII text is its words alone — no pairs to build, which
+    were a third of tokenising an English record."""
+    if folded.isascii():
+        return None, _WORD_RE.findall(folded)
+    runs = _split_cjk().findall(folded)
+    return runs, [w for c, w in runs if w]
+
+
+def _normal(runs: Runs, stems: list[str], words: list[str]) -> str:
     """The fingerprinted form: CJK runs and word stems, intensifiers dropped, joined."""
+    if runs is None:
+        if _EN_INTENSIFIERS.isdisjoint(words):
+            return "".join(stems)
+        return "".join(p for p, w in zip(stems, words) if w not in _EN_INTENSIFIERS)
     it = iter(stems)
     pieces = [c or next(it) for c, _ in runs]  # each run's piece: CJK as is, a word's stem
     if not _EN_INTENSIFIERS.isdisjoint(words):
@@ -92,25 +108,20 @@ def _normal(runs: list[tuple[str, str]], stems: list[str], words: list[str]) -> 
     return joined if joined.isascii() else _cjk_pattern(_CJK_INTENSIFIERS).sub("", joined)
 
 
-def _tokens(runs: list[tuple[str, str]], words: list[str]) -> list[str]:
+def _tokens(runs: Runs, words: list[str]) -> list[str]:
     """Index tokens: the words (stemmed or not) given, then each CJK run's characters and bigrams."""
     out = list(words)
-    for cjk, _ in runs:
+    for cjk, _ in runs or ():
         if cjk:
             out.extend(cjk)
             out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
     return out
 
 
-def _words(runs: list[tuple[str, str]]) -> list[str]:
-    return [w for c, w in runs if w]
-
-
 def normalize(text: str, *, folded: bool = False, stem: bool = True) -> str:
     """Fold case, width, spacing, punctuation and intensifiers: what a fingerprint compares
     (`stem=False`: words as written, so "wants" and "wanted" stay apart)."""
-    runs = _runs(text if folded else fold(text))
-    words = _words(runs)
+    runs, words = _split(text if folded else fold(text))
     return _normal(runs, stem_words(words) if stem else words, words)
 
 
@@ -212,8 +223,7 @@ def _all_names(units: list[str], text: str) -> bool:
 def tokens(text: str, *, folded: bool = False, stem: bool = True) -> list[str]:
     """Index tokens: (stemmed) words, then CJK bigrams and single characters. `stem=False` keeps
     words as written (for showing key terms to people)."""
-    runs = _runs(text if folded else fold(text))
-    words = _words(runs)
+    runs, words = _split(text if folded else fold(text))
     return _tokens(runs, stem_words(words) if stem else words)
 
 
@@ -222,8 +232,7 @@ def analyze(folded: str) -> tuple[list[str], str | None]:
 
     A text with no letters or digits has no fingerprint: "！！！" and "???" are not the same fact.
     """
-    runs = _runs(folded)
-    words = _words(runs)
+    runs, words = _split(folded)
     stems = stem_words(words)  # once, for the tokens and the fingerprint
     normal = _normal(runs, stems, words)
     return _tokens(runs, stems), digest(normal.encode("utf-8")) if normal else None

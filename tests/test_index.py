@@ -121,3 +121,35 @@ def test_a_session_start_reads_through_indexes_not_the_whole_log(vault, monkeypa
         assert "port is 9090" in idx.record(recent[0]).text
         notes, plan = _plan_of(idx, lambda: idx.handoffs("webapp", 1))
         assert "rec_handoff" in plan and "TEMP B-TREE" not in plan and notes, plan
+
+
+def test_a_build_keeps_every_field_a_line_sets_beside_lines_that_set_none(vault, vault_path):
+    """Most lines leave the defaulted fields alone and are stored with a shorter row; a line that
+    sets any one of them is stored whole — each field below, set alone, reaches the index."""
+    base = {"ts": "2026-01-01T00:00:00Z", "domain": "d"}
+    setters = {
+        "retired": {"kind": "memory", "op": "remove", "file": "MEMORY.md"},
+        "imp": {"importance": 0.25}, "pending": {"pending": True}, "conf": {"confidence": 0.5},
+        "source": {"source": "agent-x"}, "inferred": {"basis": "inferred"}, "state": {"state": True},
+        "upd": {"may_update": "01OLDRECORD00000000000000"}, "change": {"key": "port", "text": "now 9090"},
+    }
+    expected = {"retired": 1, "imp": 0.25, "pending": 1, "conf": 0.5, "source": "agent-x",
+                "inferred": 1, "state": 1, "upd": "01OLDRECORD00000000000000", "change": 1}
+    defaults = {"retired": 0, "imp": None, "pending": 0, "conf": None, "source": None,
+                "inferred": 0, "state": 0, "upd": None, "change": 0}
+    lines = [{**base, "id": "PLAIN0000000000000000000001", "text": "a plain note", "session": "s1"}]
+    lines += [{**base, "id": f"SET{column.upper():0<23}", "text": f"sets {column}", **fields}
+              for column, fields in setters.items()]
+    vault_path.joinpath("LOG.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    index.build(vault)
+    conn = sqlite3.connect(vault.index_path)
+    try:
+        cols = ", ".join(defaults)
+        got = {rid: dict(zip(defaults, values)) for rid, *values in conn.execute(f"SELECT id, {cols} FROM rec")}
+        plain = conn.execute("SELECT session, spos, domain FROM rec WHERE id = 'PLAIN0000000000000000000001'").fetchone()
+    finally:
+        conn.close()
+    assert got["PLAIN0000000000000000000001"] == defaults
+    assert plain == ("s1", 0, "d")
+    for column in setters:
+        assert got[f"SET{column.upper():0<23}"] == {**defaults, column: expected[column]}, column
