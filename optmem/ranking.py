@@ -246,6 +246,8 @@ def names_in(query: str) -> frozenset[str]:
     name is common in the store. Otherwise a query in title case or capitals names nothing (its
     capitals say nothing); Chinese has no capitals, so it names nothing either."""
     global _NAME_PATTERNS
+    if query.islower() or not any("A" <= c <= "Z" for c in query):
+        return frozenset()  # no capital letter, no name (and no pattern to compile)
     if _NAME_PATTERNS is None:
         import re
 
@@ -293,11 +295,13 @@ def time_word_spans(folded: str) -> list[tuple[int, int]]:
     以前, 原来 …; not 还, which begins other words): they say when, not what, and a query's
     bigrams must not straddle them (我现在住哪 asks about 我住)."""
     global _CJK_TIME_WORDS
+    if folded.isascii():
+        return []  # (before compiling: an English query never pays for the Chinese pattern)
     if _CJK_TIME_WORDS is None:
         import re
 
         _CJK_TIME_WORDS = re.compile(_guarded(w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1))
-    return [m.span() for m in _CJK_TIME_WORDS.finditer(folded)] if not folded.isascii() else []
+    return [m.span() for m in _CJK_TIME_WORDS.finditer(folded)]
 
 
 def without_cues(folded: str) -> str:

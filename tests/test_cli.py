@@ -197,9 +197,10 @@ def test_commands_run_without_importing_typer():
         "from optmem.cli import run\n"
         "rc = run(['append', 'fast path', '--json'])\n"
         "rc2 = run(['search', 'fast path', '--json'])\n"
-        "from optmem import text\n"
+        "from optmem import ranking, text\n"
         "print('RC', rc, rc2, 'TYPER', 'typer' in sys.modules, 'INSPECT', 'inspect' in sys.modules,\n"
-        "      'CJK', text._SPLIT_RE is not None or bool(text._CJK_PATTERNS))\n"
+        "      'CJK', text._SPLIT_RE is not None or bool(text._CJK_PATTERNS)\n"
+        "      or ranking._CJK_TIME_WORDS is not None, 'NAMES', ranking._NAME_PATTERNS is not None)\n"
     )
     import subprocess
     import sys
@@ -207,8 +208,9 @@ def test_commands_run_without_importing_typer():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     # neither Typer nor dataclasses' inspect/ast (~9 ms) on the paths agents call most, nor, for
     # English text, the CJK tokeniser's pattern (~4 ms to compile) and the Chinese question and
-    # intensifier patterns (~2 ms)
-    assert "RC 0 0 TYPER False INSPECT False CJK False" in res.stdout, res.stdout + res.stderr
+    # intensifier patterns (~2 ms), the Chinese time words (~1 ms); nor, for a query without a
+    # capital letter, the patterns that read names
+    assert "RC 0 0 TYPER False INSPECT False CJK False NAMES False" in res.stdout, res.stdout + res.stderr
 
 
 def test_an_internal_error_exits_4_and_leaves_its_traceback_in_the_vault(cli, vault, vault_path, monkeypatch):
