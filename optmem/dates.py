@@ -32,6 +32,8 @@ _COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "fiv
                 "couple of": 2, "several": 4, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5,
                 "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "几": 3}
 _COUNT = r"(\d{1,2}|a couple of|couple of|a few|few|several|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
+_CJK_COUNT = r"\d+|[一两二三四五六七八九十几]+"  # 三, 十三, 二十五, 几, 3
+_CJK_COUNT_SHORT = r"\d{1,2}|[一两二三四五六七八九十几]+"  # … not a year (2020年)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 Found = list[tuple[date, str]]  # (day, precision: d | m | y)
@@ -151,6 +153,14 @@ _MONTH_OF_YEAR_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
     rf"\b({_MON})(?: of)? (last|this|next) year\b|(前年|去年|今年|明年){_CJK_MONTH}", _month_of_year)
 
 
+# "two years ago", 两年前: that year, in a record only — a query keeps the words to match ("what did
+# Evan start a few years ago" asks for the record saying so, not for whatever was said in that
+# calendar year). Not a year written out (2020年前 is "before 2020"), nor 半年前 (half a year).
+_YEARS_AGO_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
+    ("ago", "年前"), rf"(?<!half )\b{_COUNT} years? ago\b|(?<![\d半])({_CJK_COUNT_SHORT})年前",
+    lambda d, m: [(date(d.year - _count(m.group(1) or m.group(2)), 1, 1), "y")])
+
+
 # relative phrases, resolved from the record's own time (compiled on first use: most commands
 # never need them), each with the words one of which it needs (a substring test spares a long
 # text the pattern: conversation turns run to kilobytes)
@@ -160,8 +170,8 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("yesterday", "前天"), r"\bthe day before yesterday\b|(?<!大)前天", _days(-2)),
         (("yesterday", "last night", "昨"), r"\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
         (("tomorrow", "明天"), r"\btomorrow\b|明天", _days(1)),
-        (("ago", "天前"), rf"\b{_COUNT} days? ago\b|(\d+|[一两二三四五六七八九十几]+)天前",
-         lambda d, m: [(d - timedelta(days=_count(m.group(1) or m.group(2))), "d")]),
+        (("ago", "天前", "前几天", "前些"), rf"\b{_COUNT} days? ago\b|({_CJK_COUNT})天前|前(?:几|些)天|前些日子",
+         lambda d, m: [(d - timedelta(days=_count(m.group(1) or m.group(2) or "几")), "d")]),
         (("weekend", "周末"), r"\b(?:last|this past|past) weekend\b|(?<!上)上(上)?个?周末",
          lambda d, m: _last_weekend(d, 2 if m.group(1) else 1)),
         (_WEEKDAY_NEEDS, r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
@@ -171,7 +181,8 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (_THIS_WEEK_WORDS, rf"(?:这个?|本)(?:周|星期|礼拜)({_WEEKDAY})", _this_weeks),
         (_THIS_WEEK_WORDS, r"(?:这个?|本)周末", lambda d, m: _last_weekend(d + timedelta(days=7 - d.weekday()))),
         _WEEK_SOURCE,
-        (("ago",), rf"\b{_COUNT} weeks? ago\b", lambda d, m: [(d - timedelta(days=7 * _count(m.group(1))), "m")]),
+        (("ago", "周前", "期前", "拜前"), rf"\b{_COUNT} weeks? ago\b|({_CJK_COUNT})个?(?:周|星期|礼拜)前",
+         lambda d, m: [(d - timedelta(days=7 * _count(m.group(1) or m.group(2))), "m")]),
         (("next week", "下周", "下星期", "下个星期"), r"\bnext week\b|下周|下星期|下个星期",
          lambda d, m: [(d + timedelta(days=7), "m")]),
         # not 登上月球 (the moon)
@@ -179,9 +190,12 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
          lambda d, m: [(_months_before(d, 1), "m")]),
         (("before last", "上上"), r"\bthe month before last\b|(?<!上)上上个?月",
          lambda d, m: [(_months_before(d, 2), "m")]),
-        (("ago",), rf"\b{_COUNT} months? ago\b", lambda d, m: [(_months_before(d, _count(m.group(1))), "m")]),
+        # (个 required: 3月前 is "before March"); half a year is six months
+        (("ago", "月前", "半年前"), rf"\b{_COUNT} months? ago\b|({_CJK_COUNT})个多?月前|(half a year ago|半年前)",
+         lambda d, m: [(_months_before(d, 6 if m.group(3) else _count(m.group(1) or m.group(2))), "m")]),
         (("next month", "下个月", "下月"), r"\bnext month\b|下个月|下月", lambda d, m: [(_months_before(d, -1), "m")]),
-        (("year", "去年"), r"\blast year\b|\ba year ago\b|去年", lambda d, m: [(date(d.year - 1, 1, 1), "y")]),
+        (("year", "去年"), r"\blast year\b|去年", lambda d, m: [(date(d.year - 1, 1, 1), "y")]),
+        _YEARS_AGO_SOURCE,
         (("前年",), r"(?<!大)前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
         (("大前年",), r"(?<!大)大前年", lambda d, m: [(date(d.year - 3, 1, 1), "y")]),
         (("next year", "明年"), r"\bnext year\b|明年", lambda d, m: [(date(d.year + 1, 1, 1), "y")]),
@@ -220,7 +234,8 @@ _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
 )
 
 
-_QUERY_SOURCES = (*(s for s in _RELATIVE_SOURCES if s is not _WEEK_SOURCE), _QUERY_WEEK_SOURCE, *_NOW_SOURCES)
+_QUERY_SOURCES = (*(s for s in _RELATIVE_SOURCES if s is not _WEEK_SOURCE and s is not _YEARS_AGO_SOURCE),
+                  _QUERY_WEEK_SOURCE, *_NOW_SOURCES)
 
 
 def _resolved(sources: tuple[tuple[tuple[str, ...], str, Resolve], ...], folded: str, day: date,
@@ -249,6 +264,7 @@ def _pattern(source: str) -> re.Pattern[str]:
 
 # every relative phrase holds one of these: a cheap test before the patterns run
 _RELATIVE_WORDS = ("yesterday|tomorrow|ago|weekend|last|past|next|other week|this year|前天|昨|明天|天前|"
+                   "前几天|前些|周前|期前|拜前|月前|年前|"
                    "上周|上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年|今年|这周|这个周|本周|"
                    "这星期|这个星期|本星期|这礼拜|这个礼拜|本礼拜")
 

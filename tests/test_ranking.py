@@ -453,3 +453,29 @@ def test_an_update_about_someone_else_does_not_go_first(vault, cli, monkeypatch)
     at(monkeypatch, "2025-07-05T10:00:00Z")
     hits = cli.json("search", "what is Alice's phone number now", "--explain")["hits"]
     assert [h["id"] for h in hits[:2]] == [again, alice] and hits[0]["explain"]["updates"] == alice
+
+
+def test_chinese_spans_back_are_read_as_their_english_counterparts():
+    """Every relative date English reads, Chinese reads too: weeks, months, half a year and years
+    ago, and 前几天 (a few days ago) — in a record, from its own day, and in a query (years ago
+    in a record only: a query keeps those words to match)."""
+    day = epoch("2026-06-03")
+    for zh, en in (("两周前", "two weeks ago"), ("三个星期前", "3 weeks ago"), ("几周前", "a few weeks ago"),
+                   ("两个月前", "2 months ago"), ("三个多月前", "three months ago"), ("几个月前", "a few months ago"),
+                   ("一个月前", "a month ago"), ("半年前", "half a year ago"), ("一年前", "a year ago"),
+                   ("两年前", "two years ago"), ("十年前", "10 years ago"), ("前几天", "a few days ago"),
+                   ("前些天", "a few days ago")):
+        said = dates.record_terms(day, text.fold(f"我{zh}买了一辆车"))
+        assert said == dates.record_terms(day, text.fold(f"I bought a car {en}")), (zh, en)
+        assert dates.query_terms(text.fold(f"{zh}买了什么"), day) == dates.query_terms(text.fold(f"what did I buy {en}"), day)
+    assert "__m2026_05" in dates.record_terms(day, text.fold("两周前搬了家"))
+    assert "__m2026_03" in dates.record_terms(day, text.fold("三个月前"))
+    assert "__m2025_12" in dates.record_terms(day, text.fold("半年前"))  # six months back, not a year
+    assert "__y2024" in dates.record_terms(day, text.fold("两年前")) and "__y2024" in dates.record_terms(day, text.fold("two years ago"))
+    assert dates.query_terms(text.fold("what did Evan start two years ago"), day) == []
+    assert "__d2026_05_31" in dates.record_terms(day, text.fold("前几天"))
+    # a year written out is that year ("2020年前" is "before 2020"), a month written out that
+    # month ("3月前" is "before March"); "前三天" is "the first three days"
+    assert "__y2006" not in dates.record_terms(day, text.fold("2020年前完成"))
+    assert dates.record_terms(day, text.fold("3月前交稿")) == dates.record_terms(day, text.fold("交稿"))
+    assert dates.record_terms(day, text.fold("前三天很忙")) == dates.record_terms(day, text.fold("很忙"))
