@@ -187,7 +187,11 @@ def promote_newer(hits: list[tuple[Parts, Topic]], window: float,
 # Words that ask for the present value of something that changes.
 UPDATE_CUES = ("current", "currently", "now", "still", "latest", "anymore", "these days", "so far",
                "to date", "at the moment", "at present", "today", "nowadays")
-UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改为", "如今", "当前", "至今", "迄今", "今天")
+UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改为", "如今", "当前", "至今", "迄今", "今天",
+                   # still, latest, anymore, these days, at the moment, nowadays, today — each English
+                   # cue has its Chinese ones
+                   "仍然", "依然", "依旧", "仍旧", "仍", "最新", "不再", "这些天", "这几天", "近来", "眼下", "当下",
+                   "此刻", "现今", "今日")
 _CUE = None
 _CUE_TERMS: frozenset[str] | None = None
 
@@ -267,7 +271,8 @@ def names_in(query: str) -> frozenset[str]:
 # Words with which a statement says it replaces an earlier one ("moved to", "搬到", "改成").
 CHANGE_CUES = ("now", "no longer", "anymore", "instead", "moved", "switched", "changed", "updated",
                "became", "from now on")
-CHANGE_CUES_CJK = ("现在", "改成", "改为", "换成", "换了", "搬到", "搬去", "搬家", "不再", "已经", "如今", "从今")
+CHANGE_CUES_CJK = ("现在", "改成", "改为", "换成", "换了", "搬到", "搬去", "搬家", "不再", "已经", "如今", "从今",
+                   "变成", "改用", "换到", "转到", "更新为", "更新成", "从此")
 _CHANGE = None
 
 
@@ -280,7 +285,7 @@ _GUARDS = {
     "以前": ("(?<![所可足难得加予])", "(?![端台缀])"), "从前": ("", "(?![端台])"),
     "现在": ("(?<![实出表体发呈展兑显重涌再])", ""), "目前": ("(?<!项)", ""),
     "改成": ("(?<![修更])", "(?![本功])"), "最近": ("", "(?![邻似])"), "原来": ("(?<![还复])", ""),
-    "当前": ("(?<!相)", ""), "先前": ("(?<!首)", "(?![往进])"),
+    "当前": ("(?<!相)", ""), "先前": ("(?<!首)", "(?![往进])"), "最新": ("", "(?!鲜)"), "当下": ("", "(?!载)"),
 }
 
 

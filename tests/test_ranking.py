@@ -422,6 +422,30 @@ def test_update_cues_and_their_terms():
     assert not ranking.asks_for_past("the formerlyish word")  # a word, not a part of one
 
 
+def test_each_english_update_cue_has_its_chinese_counterparts(vault, cli, monkeypatch):
+    """still, latest, anymore, these days, at the moment, nowadays, today ask for the present in
+    Chinese as in English; became, switched to, moved to say a change — with guards where their
+    characters belong to other words (最新鲜, 当下载)."""
+    for en, zh in (("Do I still live in Shanghai?", "我仍然住在上海吗"), ("Do I still own a bike?", "我依然有自行车吗"),
+                   ("What is my latest address?", "我最新的地址是什么"), ("Do I not cook anymore?", "我不再做饭了吗"),
+                   ("What am I reading these days?", "我这些天在读什么书"), ("What project at the moment?", "眼下在做什么项目"),
+                   ("What do I drink nowadays?", "现今我喝什么"), ("What did I eat today?", "今日吃了什么")):
+        assert ranking.asks_for(en) == "present" and ranking.asks_for(zh) == "present", zh
+    assert ranking.asks_for("最新鲜的水果是什么") is None and ranking.asks_for("当下载完成时通知谁") is None
+    for en, zh in (("Xiao Ming became a manager", "小明变成了经理"), ("switched to pnpm", "改用 pnpm 了"),
+                   ("moved to Hangzhou", "转到杭州分部了"), ("updated to 9090", "端口更新为 9090")):
+        assert ranking.says_change(en) and ranking.says_change(zh), zh
+    # the cue is no topic: 最新 chooses no records, and the newer value goes first
+    at(monkeypatch, "2025-01-10T10:00:00Z")
+    old = put(vault, "我的地址是杭州西湖区文三路 1 号").id
+    put(vault, "最新消息：项目下周上线")
+    at(monkeypatch, "2025-06-10T10:00:00Z")
+    new = put(vault, "我的地址是上海徐汇区漕溪路 8 号").id
+    at(monkeypatch, "2025-06-20T10:00:00Z")
+    ids = [h["id"] for h in cli.json("search", "我最新的地址是什么")["hits"]]
+    assert ids[:2] == [new, old]
+
+
 def test_the_names_a_query_writes():
     assert ranking.names_in("what is Alice's phone number now") == {"alic"}
     assert ranking.names_in("现在 Alice 的电话号码是多少") == {"alic"}  # Chinese around it: no title case
