@@ -168,8 +168,12 @@ _WEEKDAY_NEEDS = (*_WEEKDAYS,)
 _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("大前天",), r"(?<!大)大前天", _days(-3)),
         (("yesterday", "前天"), r"\bthe day before yesterday\b|(?<!大)前天", _days(-2)),
-        (("yesterday", "last night", "昨"), r"\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
-        (("tomorrow", "明天"), r"\btomorrow\b|明天", _days(1)),
+        # (not the yesterday of "the day before yesterday", nor the tomorrow of "the day after")
+        (("yesterday", "last night", "昨"), r"(?<!day before )\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
+        (("tomorrow", "明天"), r"(?<!day after )\btomorrow\b|明天", _days(1)),
+        # 后天 — not 大后天, nor "acquired" (后天性, 先天和后天)
+        (("after tomorrow", "后天"), r"\bthe day after tomorrow\b|(?<!先天和)(?<!大)后天(?!性)", _days(2)),
+        (("大后天",), r"大后天", _days(3)),
         (("ago", "天前", "前几天", "前些"), rf"\b{_COUNT} days? ago\b|({_CJK_COUNT})天前|前(?:几|些)天|前些日子",
          lambda d, m: [(d - timedelta(days=_count(m.group(1) or m.group(2) or "几")), "d")]),
         (("weekend", "周末"), r"\b(?:last|this past|past) weekend\b|(?<!上)上(上)?个?周末",
@@ -264,7 +268,7 @@ def _pattern(source: str) -> re.Pattern[str]:
 
 # every relative phrase holds one of these: a cheap test before the patterns run
 _RELATIVE_WORDS = ("yesterday|tomorrow|ago|weekend|last|past|next|other week|this year|前天|昨|明天|天前|"
-                   "前几天|前些|周前|期前|拜前|月前|年前|"
+                   "前几天|前些|周前|期前|拜前|月前|年前|后天|"
                    "上周|上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年|今年|这周|这个周|本周|"
                    "这星期|这个星期|本星期|这礼拜|这个礼拜|本礼拜")
 

@@ -503,3 +503,18 @@ def test_chinese_spans_back_are_read_as_their_english_counterparts():
     assert "__y2006" not in dates.record_terms(day, text.fold("2020年前完成"))
     assert dates.record_terms(day, text.fold("3月前交稿")) == dates.record_terms(day, text.fold("交稿"))
     assert dates.record_terms(day, text.fold("前三天很忙")) == dates.record_terms(day, text.fold("很忙"))
+
+
+def test_days_around_today_read_alike_in_both_languages():
+    """"the day before yesterday" is 前天 only (not yesterday too), "the day after tomorrow" is 后天
+    (not tomorrow), 大后天 the day after that."""
+    day = epoch("2026-06-03")  # a Wednesday
+    for zh, en, want in (("前天", "the day before yesterday", ["__d2026_06_01"]),
+                         ("后天", "the day after tomorrow", ["__d2026_06_05"])):
+        for said in (zh, en):
+            got = [t for t in dates.record_terms(day, text.fold(f"{said} 见了老王")) if t.startswith("__d")]
+            assert got == ["__d2026_06_03", *want], said
+            assert [t for t in dates.query_terms(text.fold(f"{said} 见了谁"), day) if t.startswith("__d")] == want, said
+    assert "__d2026_06_06" in dates.record_terms(day, text.fold("大后天出发"))
+    # 后天 as "acquired" (后天性, 先天和后天) names no day
+    assert not [t for t in dates.record_terms(day, text.fold("后天性的习惯")) if t.startswith("__d2026_06_05")]
