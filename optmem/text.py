@@ -262,10 +262,16 @@ _CJK_QUESTION = (
 _CJK_PARTICLES = frozenset("的了啊呀吗嗎呢吧是在着著得地")
 
 
+# … and the possessive 的, a function word as "of" and "my" are in English: "小明的手机号" asks
+# about 小明 and 手机号, and no bigram may straddle it (明的, 的手 match 我的手表) — not the 的 of
+# 目的, 的确, 的士
+_CJK_SPLIT = _CJK_QUESTION + "|(?<!目)的(?![确士])"
+
+
 def _topic_runs(cjk: str) -> list[str]:
-    """A query's CJK run without its question words: the pieces left, in order (a lone particle
-    left over dropped)."""
-    return [piece for piece in _cjk_pattern(_CJK_QUESTION).split(cjk)
+    """A query's CJK run without its question words and its 的: the pieces left, in order (a lone
+    particle left over dropped)."""
+    return [piece for piece in _cjk_pattern(_CJK_SPLIT).split(cjk)
             if piece and not (len(piece) == 1 and piece in _CJK_PARTICLES)]
 
 

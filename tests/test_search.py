@@ -521,3 +521,15 @@ def test_a_correction_stands_in_for_a_record_the_filters_or_the_cold_tier_hide(v
     assert cli.json("get", old)["record"]["status"] == "cold"
     assert [h["id"] for h in cli.json("search", "backend port")["hits"]] == [fix]
     assert [h["id"] for h in cli.json("search", "backend port", "--current")["hits"]] == [fix]
+
+
+def test_the_possessive_de_is_a_function_word_no_bigram_straddles(vault, cli, monkeypatch):
+    """"小明的手机号" asks about 小明 and 手机号, as "Xiao Ming's phone number" does: the 的 between
+    them is cut out like an English stop word, so 的手 (in 我的手机号) chooses nothing."""
+    at(monkeypatch, "2026-03-01T10:00:00Z")
+    for said in ("小明喜欢拿铁", "小明住在杭州", "小明养了一只猫", "小明周末去爬山", "小明在学吉他"):
+        put(vault, said)
+    his = put(vault, "小明手机号 13800138000").id
+    put(vault, "我的手机号换成了 13900139000")
+    assert cli.json("search", "小明的手机号是多少")["hits"][0]["id"] == his
+    assert "的手" not in search.terms_of("小明的手机号是多少", None)
