@@ -32,8 +32,10 @@ _COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "fiv
                 "couple of": 2, "several": 4, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5,
                 "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "几": 3}
 _COUNT = r"(\d{1,2}|a couple of|couple of|a few|few|several|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
-_CJK_COUNT = r"\d+|[一两二三四五六七八九十几]+"  # 三, 十三, 二十五, 几, 3
-_CJK_COUNT_SHORT = r"\d{1,2}|[一两二三四五六七八九十几]+"  # … not a year (2020年)
+# a count before 天前, 周前, 个月前, 年前: 三, 十三, 二十五, 几, 3 — all of it (not 三 of 十三), and not
+# an ordinal (第三周前 is "before week three")
+_CJK_COUNT = r"(?<![第\d一两二三四五六七八九十几])(?:\d+|[一两二三四五六七八九十几]+)"
+_CJK_COUNT_SHORT = r"(?<![第\d一两二三四五六七八九十几])(?:\d{1,2}|[一两二三四五六七八九十几]+)"  # not a year (2020年)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 Found = list[tuple[date, str]]  # (day, precision: d | m | y)
@@ -157,7 +159,7 @@ _MONTH_OF_YEAR_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
 # Evan start a few years ago" asks for the record saying so, not for whatever was said in that
 # calendar year). Not a year written out (2020年前 is "before 2020"), nor 半年前 (half a year).
 _YEARS_AGO_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
-    ("ago", "年前"), rf"(?<!half )\b{_COUNT} years? ago\b|(?<![\d半])({_CJK_COUNT_SHORT})年前",
+    ("ago", "年前"), rf"(?<!half )\b{_COUNT} years? ago\b|(?<!半)({_CJK_COUNT_SHORT})年前",
     lambda d, m: [(date(d.year - _count(m.group(1) or m.group(2)), 1, 1), "y")])
 
 
@@ -174,7 +176,7 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         # 后天 — not 大后天, nor "acquired" (后天性, 先天和后天)
         (("after tomorrow", "后天"), r"\bthe day after tomorrow\b|(?<!先天和)(?<!大)后天(?!性)", _days(2)),
         (("大后天",), r"大后天", _days(3)),
-        (("ago", "天前", "前几天", "前些"), rf"\b{_COUNT} days? ago\b|({_CJK_COUNT})天前|前(?:几|些)天|前些日子",
+        (("ago", "天前", "前几天", "前些"), rf"\b{_COUNT} days? ago\b|({_CJK_COUNT})天前|(?<!提)前(?:几|些)天|(?<!提)前些日子",
          lambda d, m: [(d - timedelta(days=_count(m.group(1) or m.group(2) or "几")), "d")]),
         (("weekend", "周末"), r"\b(?:last|this past|past) weekend\b|(?<!上)上(上)?个?周末",
          lambda d, m: _last_weekend(d, 2 if m.group(1) else 1)),

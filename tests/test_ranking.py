@@ -503,6 +503,9 @@ def test_chinese_spans_back_are_read_as_their_english_counterparts():
     assert "__y2006" not in dates.record_terms(day, text.fold("2020年前完成"))
     assert dates.record_terms(day, text.fold("3月前交稿")) == dates.record_terms(day, text.fold("交稿"))
     assert dates.record_terms(day, text.fold("前三天很忙")) == dates.record_terms(day, text.fold("很忙"))
+    # nor 提前几天 ("a few days in advance"), nor an ordinal (第三周前: "before week three")
+    for ahead in ("提前几天通知我", "提前些天到", "第三周前交报告", "第十三周前交报告", "第3天前", "第二个月前"):
+        assert dates.record_terms(day, text.fold(ahead)) == dates.record_terms(day, text.fold("通知")), ahead
 
 
 def test_days_around_today_read_alike_in_both_languages():
