@@ -36,6 +36,12 @@ _COUNT = r"(\d{1,2}|a couple of|couple of|a few|few|several|an|a|one|two|three|f
 # an ordinal (第三周前 is "before week three")
 _CJK_COUNT = r"(?<![第\d一两二三四五六七八九十几])(?:\d+|[一两二三四五六七八九十几]+)"
 _CJK_COUNT_SHORT = r"(?<![第\d一两二三四五六七八九十几])(?:\d{1,2}|[一两二三四五六七八九十几]+)"  # not a year (2020年)
+_BEFORE = "(?:以|之)?前"  # 三天前, 三天以前, 三天之前
+# 后天 is not the 后 of 然后, 之后, 以后, 最后, 午后, 雨后 … before a 天 (然后天气, 以后天天), nor
+# "acquired" (后天性, 后天因素, 后天培养); 前几天 not "a few days before" an event (出发前几天)
+_AFTER = "大然之以今最午雨随此往过前背饭课会节赛事先落滞稍而"
+_ACQUIRED = "性因培免形获习养"
+_EVENT = "发试日会事赛节婚行走班假业学课术期产目以之提"
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 Found = list[tuple[date, str]]  # (day, precision: d | m | y)
@@ -48,8 +54,15 @@ def _count(word: str) -> int:
         return int(word)
     tens, ten, ones = word.partition("十")  # 十三 13, 二十 20, 二十五 25
     if ten and len(word) > 1:
-        return _COUNT_WORDS.get(tens, 1) * 10 + (_COUNT_WORDS.get(ones, 0) if ones else 0)
-    return _COUNT_WORDS.get(word, 1)
+        return int(_about(tens, 1) * 10 + (_about(ones, 0) if ones else 0) + 0.5)
+    return int(_about(word, 1) + 0.5)
+
+
+def _about(word: str, default: float) -> float:
+    """A Chinese numeral, or a range of two (两三, 五六: about that many — their middle, rounded up)."""
+    if len(word) == 2 and word[0] in _COUNT_WORDS and word[1] in _COUNT_WORDS:
+        return (_COUNT_WORDS[word[0]] + _COUNT_WORDS[word[1]]) / 2
+    return _COUNT_WORDS.get(word, default)
 
 
 def _months_before(d: date, k: int) -> date:
@@ -159,7 +172,7 @@ _MONTH_OF_YEAR_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
 # Evan start a few years ago" asks for the record saying so, not for whatever was said in that
 # calendar year). Not a year written out (2020年前 is "before 2020"), nor 半年前 (half a year).
 _YEARS_AGO_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
-    ("ago", "年前"), rf"(?<!half )\b{_COUNT} years? ago\b|(?<!半)({_CJK_COUNT_SHORT})年前",
+    ("ago", "年前", "年以前", "年之前", "年多"), rf"(?<!half )\b{_COUNT} years? ago\b|(?<!半)({_CJK_COUNT_SHORT})年多?{_BEFORE}",
     lambda d, m: [(date(d.year - _count(m.group(1) or m.group(2)), 1, 1), "y")])
 
 
@@ -169,15 +182,18 @@ _YEARS_AGO_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
 _WEEKDAY_NEEDS = (*_WEEKDAYS,)
 _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("大前天",), r"(?<!大)大前天", _days(-3)),
-        (("yesterday", "前天"), r"\bthe day before yesterday\b|(?<!大)前天", _days(-2)),
+        # (not the 前天 of 目前天气, 以前天天, 之前, 提前)
+        (("yesterday", "前天"), r"\b(?:the )?day before yesterday\b|(?<![大目以之提])前天", _days(-2)),
         # (not the yesterday of "the day before yesterday", nor the tomorrow of "the day after")
         (("yesterday", "last night", "昨"), r"(?<!day before )\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
         (("tomorrow", "明天"), r"(?<!day after )\btomorrow\b|明天", _days(1)),
         # 后天 — not 大后天, nor "acquired" (后天性, 先天和后天)
-        (("after tomorrow", "后天"), r"\bthe day after tomorrow\b|(?<!先天和)(?<!大)后天(?!性)", _days(2)),
+        (("after tomorrow", "后天"), r"\b(?:the )?day after tomorrow\b|"
+         rf"(?<!先天和)(?<![{_AFTER}])后天(?![{_ACQUIRED}])", _days(2)),
         (("大后天",), r"大后天", _days(3)),
-        (("ago", "天前", "前几天", "前些"), rf"\b{_COUNT} days? ago\b|({_CJK_COUNT})天前|(?<!提)前(?:几|些)天|(?<!提)前些日子",
-         lambda d, m: [(d - timedelta(days=_count(m.group(1) or m.group(2) or "几")), "d")]),
+        (("ago", "天前", "天以前", "天之前", "前几天", "前两天", "前些"),
+         rf"\b{_COUNT} days? ago\b|({_CJK_COUNT})天{_BEFORE}|(?<![{_EVENT}])前(?:(几|两)|些)天|(?<![{_EVENT}])前些日子",
+         lambda d, m: [(d - timedelta(days=_count(m.group(1) or m.group(2) or m.group(3) or "几")), "d")]),
         (("weekend", "周末"), r"\b(?:last|this past|past) weekend\b|(?<!上)上(上)?个?周末",
          lambda d, m: _last_weekend(d, 2 if m.group(1) else 1)),
         (_WEEKDAY_NEEDS, r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
@@ -187,8 +203,9 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (_THIS_WEEK_WORDS, rf"(?:这个?|本)(?:周|星期|礼拜)({_WEEKDAY})", _this_weeks),
         (_THIS_WEEK_WORDS, r"(?:这个?|本)周末", lambda d, m: _last_weekend(d + timedelta(days=7 - d.weekday()))),
         _WEEK_SOURCE,
-        (("ago", "周前", "期前", "拜前"), rf"\b{_COUNT} weeks? ago\b|({_CJK_COUNT})个?(?:周|星期|礼拜)前",
-         lambda d, m: [(d - timedelta(days=7 * _count(m.group(1) or m.group(2))), "m")]),
+        (("ago", "周前", "期前", "拜前", "周以前", "期以前", "拜以前", "周之前", "期之前", "拜之前", "半个月"),
+         rf"\b{_COUNT} weeks? ago\b|({_CJK_COUNT})个?多?(?:周|星期|礼拜){_BEFORE}|(半个月){_BEFORE}",
+         lambda d, m: [(d - timedelta(days=7 * (2 if m.group(3) else _count(m.group(1) or m.group(2)))), "m")]),
         (("next week", "下周", "下星期", "下个星期"), r"\bnext week\b|下周|下星期|下个星期",
          lambda d, m: [(d + timedelta(days=7), "m")]),
         # not 登上月球 (the moon)
@@ -197,12 +214,13 @@ _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
         (("before last", "上上"), r"\bthe month before last\b|(?<!上)上上个?月",
          lambda d, m: [(_months_before(d, 2), "m")]),
         # (个 required: 3月前 is "before March"); half a year is six months
-        (("ago", "月前", "半年前"), rf"\b{_COUNT} months? ago\b|({_CJK_COUNT})个多?月前|(half a year ago|半年前)",
+        (("ago", "月前", "月以前", "月之前", "半年"), rf"\b{_COUNT} months? ago\b|({_CJK_COUNT})个多?月{_BEFORE}|"
+         rf"(half a year ago|半年{_BEFORE})",
          lambda d, m: [(_months_before(d, 6 if m.group(3) else _count(m.group(1) or m.group(2))), "m")]),
         (("next month", "下个月", "下月"), r"\bnext month\b|下个月|下月", lambda d, m: [(_months_before(d, -1), "m")]),
         (("year", "去年"), r"\blast year\b|去年", lambda d, m: [(date(d.year - 1, 1, 1), "y")]),
         _YEARS_AGO_SOURCE,
-        (("前年",), r"(?<!大)前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
+        (("前年",), r"(?<![大年目])前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
         (("大前年",), r"(?<!大)大前年", lambda d, m: [(date(d.year - 3, 1, 1), "y")]),
         (("next year", "明年"), r"\bnext year\b|明年", lambda d, m: [(date(d.year + 1, 1, 1), "y")]),
         _MONTH_OF_YEAR_SOURCE,
@@ -270,7 +288,7 @@ def _pattern(source: str) -> re.Pattern[str]:
 
 # every relative phrase holds one of these: a cheap test before the patterns run
 _RELATIVE_WORDS = ("yesterday|tomorrow|ago|weekend|last|past|next|other week|this year|前天|昨|明天|天前|"
-                   "前几天|前些|周前|期前|拜前|月前|年前|后天|"
+                   "前几天|前两天|前些|周前|期前|拜前|月前|年前|年多|后天|以前|之前|半个月|"
                    "上周|上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年|今年|这周|这个周|本周|"
                    "这星期|这个星期|本星期|这礼拜|这个礼拜|本礼拜")
 

@@ -264,8 +264,8 @@ _CJK_PARTICLES = frozenset("的了啊呀吗嗎呢吧是在着著得地")
 
 # … and the possessive 的, a function word as "of" and "my" are in English: "小明的手机号" asks
 # about 小明 and 手机号, and no bigram may straddle it (明的, 的手 match 我的手表) — not the 的 of
-# 目的, 的确, 的士
-_CJK_SPLIT = _CJK_QUESTION + "|(?<!目)的(?![确士])"
+# 目的, 别的, 有的, 真的, 打的, 的确, 的士, 的话, 的哥 (no lone 别, 真, 话 left to match)
+_CJK_SPLIT = _CJK_QUESTION + "|(?<![目别有真打])的(?![确士话哥])"
 
 
 def _topic_runs(cjk: str) -> list[str]:

@@ -433,7 +433,7 @@ def test_each_english_update_cue_has_its_chinese_counterparts(vault, cli, monkey
         assert ranking.asks_for(en) == "present" and ranking.asks_for(zh) == "present", zh
     assert ranking.asks_for("最新鲜的水果是什么") is None and ranking.asks_for("当下载完成时通知谁") is None
     for en, zh in (("Xiao Ming became a manager", "小明变成了经理"), ("switched to pnpm", "改用 pnpm 了"),
-                   ("moved to Hangzhou", "转到杭州分部了"), ("updated to 9090", "端口更新为 9090")):
+                   ("moved to Hangzhou", "调到杭州分部了"), ("updated to 9090", "端口更新为 9090")):
         assert ranking.says_change(en) and ranking.says_change(zh), zh
     # the cue is no topic: 最新 chooses no records, and the newer value goes first
     at(monkeypatch, "2025-01-10T10:00:00Z")
@@ -521,3 +521,38 @@ def test_days_around_today_read_alike_in_both_languages():
     assert "__d2026_06_06" in dates.record_terms(day, text.fold("大后天出发"))
     # 后天 as "acquired" (后天性, 先天和后天) names no day
     assert not [t for t in dates.record_terms(day, text.fold("后天性的习惯")) if t.startswith("__d2026_06_05")]
+
+
+def test_chinese_days_and_spans_not_read_where_their_characters_mean_something_else():
+    """From a Chinese speaker's review: 后天 inside 然后天气 / 以后天天, or meaning "acquired"; 前天
+    inside 目前天气 / 以前天天; 前年 inside 年前年后; 前几天 after an event (出发前几天: before
+    leaving) — none is a day. A range (五六年前, 两三个月前) is about that many, not one; 以前/之前
+    and 多 are spans back too (三个月以前, 一个多星期前, 一年多前); 前两天 is two days ago."""
+    day = epoch("2026-06-03")
+    plain = dates.record_terms(day, text.fold("天气"))
+    for not_a_day in ("然后天气变冷了", "之后天天加班", "以后天天锻炼", "最后天黑了才回家", "午后天气转晴", "雨后天晴",
+                      "后天因素", "后天培养", "目前天气不错", "以前天天加班", "年前年后都很忙",
+                      "出发前几天要办签证", "考试前几天很紧张", "生日前几天"):
+        assert dates.record_terms(day, text.fold(not_a_day)) == plain, not_a_day
+    assert "__y2020" in dates.record_terms(day, text.fold("我五六年前在深圳工作过"))  # five or six: six
+    assert "__y2025" not in dates.record_terms(day, text.fold("我五六年前在深圳工作过"))
+    assert "__m2026_03" in dates.record_terms(day, text.fold("两三个月前"))
+    assert "__y2001" in dates.record_terms(day, text.fold("二三十年前"))  # about 20 to 30: 25
+    for zh, en in (("三个月以前", "three months ago"), ("两周之前", "two weeks ago"), ("几天以前", "a few days ago"),
+                   ("一个多星期前", "a week ago"), ("一年多前", "a year ago"), ("前两天", "two days ago")):
+        assert dates.record_terms(day, text.fold(zh)) == dates.record_terms(day, text.fold(en)), zh
+    # English without its article
+    assert dates.record_terms(day, text.fold("day before yesterday we met")) == \
+        dates.record_terms(day, text.fold("the day before yesterday we met"))
+
+
+def test_chinese_cues_not_read_inside_other_words():
+    for not_a_cue in ("今日头条上看到的新闻", "当下班后做什么", "我们当下午三点见", "眼下巴长了个痘", "眼下方有黑眼圈"):
+        assert ranking.asks_for(not_a_cue) is None, not_a_cue
+    for no_change in ("从此处出发", "变成绩单", "把文件转到另一个文件夹"):
+        assert not ranking.says_change(no_change), no_change
+    for change in ("公司搬迁到上海了", "我调到了新部门", "跳槽到腾讯了"):
+        assert ranking.says_change(change), change
+    # the 的 of 别的, 有的, 真的, 的话, 打的, 的哥 stays in its word: no lone 别, 话, 真 to match
+    assert text.search_terms("别的方案是什么")[0] == "别的" and "话" not in text.search_terms("下雨的话怎么办")
+    assert "真" not in text.search_terms("真的要搬家吗")
