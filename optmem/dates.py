@@ -34,8 +34,9 @@ _COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "fiv
 _COUNT = r"(\d{1,2}|a couple of|couple of|a few|few|several|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
 # a count before 天前, 周前, 个月前, 年前: 三, 十三, 二十五, 几, 3 — all of it (not 三 of 十三), and not
 # an ordinal (第三周前 is "before week three")
-_CJK_COUNT = r"(?<![第\d一两二三四五六七八九十几])(?:\d+|[一两二三四五六七八九十几]+)"
-_CJK_COUNT_SHORT = r"(?<![第\d一两二三四五六七八九十几])(?:\d{1,2}|[一两二三四五六七八九十几]+)"  # not a year (2020年)
+_CJK_NUMERAL = "一两二三四五六七八九十几"
+_CJK_COUNT = rf"(?<![第\d{_CJK_NUMERAL}])(?:\d+|[{_CJK_NUMERAL}]+)"
+_CJK_COUNT_SHORT = rf"(?<![第\d{_CJK_NUMERAL}])(?:\d{{1,2}}|[{_CJK_NUMERAL}]+)"  # not a year (2020年)
 _BEFORE = "(?:以|之)?前"  # 三天前, 三天以前, 三天之前
 # 后天 is not the 后 of 然后, 之后, 以后, 最后, 午后, 雨后 … before a 天 (然后天气, 以后天天), nor
 # "acquired" (后天性, 后天因素, 后天培养); 前几天 not "a few days before" an event (出发前几天)
