@@ -59,7 +59,7 @@ class Ranking(NamedTuple):
     same_topic_window: Annotated[float, AtLeast(0)] = 0.15  # newer same-topic first within this
     candidates: Annotated[int, AtLeast(1)] = 60       # re-scored per query (at least --limit)
     newest: Annotated[int, AtLeast(0)] = 10           # … and the newest matches beside them
-    postings_budget: Annotated[int, AtLeast(1)] = 30000  # above: candidates are chosen
+    postings_budget: Annotated[int, AtLeast(1)] = 5000  # above: candidates are chosen
     k1: Annotated[float, AtLeast(0)] = 1.2             # BM25 term-frequency saturation
     b_min: Annotated[float, AtLeast(0)] = 0.3          # BM25 length normalisation, from
     b_max: Annotated[float, AtLeast(0)] = 1.0          # … uniform to widely spread lengths

@@ -391,6 +391,18 @@ def test_wide_candidate_path_ranks_like_the_exact_path(vault, vault_path, cli, m
                     ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50, False)]
 
 
+def test_a_filtered_total_past_the_ranking_budget_is_still_exact(vault, vault_path, cli):
+    """Ranking every match and counting the matches that pass a filter have different costs: past
+    `ranking.postings_budget` the candidates are chosen, but a filtered total is still counted
+    exactly while the matches are few enough to join cheaply — not the unfiltered upper bound."""
+    for i in range(30):
+        put(vault, f"deploy the static site {i}", domain="code" if i % 3 == 0 else "blog", gate=False)
+    (vault_path / "optmem.toml").write_text("[ranking]\npostings_budget = 1\n", "utf-8")
+    assert cli.json("search", "deploy", "--domain", "code")["total"] == 10
+    assert cli.json("search", "deploy", "--domain", "blog", "--limit", "3")["total"] == 20
+    assert cli.json("search", "deploy")["total"] == 30
+
+
 def test_an_unknown_kind_filter_says_which_kinds_exist(vault, cli):
     put(vault, "port is 8080", kind="decision")
     res = cli("search", "port", "--kind", "decison")
