@@ -355,7 +355,10 @@ def _names_year(folded: str) -> bool:
 
 def _names_month(folded: str) -> bool:
     """Whether a folded text holds a month name (a substring test first)."""
-    return any(head in folded for head in _MONTH_HEADS) and _MONTH_NAME.search(folded) is not None
+    for head in _MONTH_HEADS:  # a loop, not any(): a tenth of indexing's date cost
+        if head in folded:
+            return _MONTH_NAME.search(folded) is not None
+    return False
 
 
 def _explicit(folded: str, year: int | None, spans: list[tuple[int, int]] | None = None) -> Found:

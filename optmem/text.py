@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ffff"
 # Runs of letters and digits; inside a run that is not ASCII, CJK runs and the rest are told
@@ -19,6 +20,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020
 # indexing). That second pattern takes ~4 ms to compile, so it is compiled only when a text that
 # is not ASCII turns up — an English-only command never pays for it.
 _WORD_RE = re.compile(r"[^\W_]+")
+_FOLDED_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # what _WORD_RE finds in a folded ASCII text, faster
 _SPLIT_RE: re.Pattern[str] | None = None
 
 
@@ -48,13 +50,19 @@ _EN_INTENSIFIERS = frozenset("very really extremely quite truly super so totally
 _CJK_INTENSIFIERS = "非常|特别|十分|极其|超级|相当|真的|很"
 
 
+_blake2b: Any = None
+
+
 def digest(data: bytes, size: int = 10) -> str:
     """A short stable hex digest (BLAKE2b; its C module loads faster than all of hashlib)."""
-    try:
-        from _blake2 import blake2b
-    except ImportError:  # pragma: no cover - CPython always has it
-        from hashlib import blake2b
-    return blake2b(data, digest_size=size).hexdigest()
+    global _blake2b
+    if _blake2b is None:
+        try:
+            from _blake2 import blake2b
+        except ImportError:  # pragma: no cover - CPython always has it
+            from hashlib import blake2b
+        _blake2b = blake2b
+    return _blake2b(data, digest_size=size).hexdigest()
 
 
 def fold(text: str) -> str:
@@ -62,17 +70,32 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-_stem_words = None
+_stem_word: Any = None
+# word → stem: a dict look-up is a fifth of a call into Snowball, and a log's words repeat (an
+# index build stems millions of them); emptied when full, so its memory stays bounded
+_STEMS: dict[str, str] = {}
+_STEMS_MAX = 200_000
 
 
 def stem_words(words: list[str]) -> list[str]:
     """English Snowball stems (PyStemmer, loaded on first use); digits and other scripts pass."""
-    global _stem_words
-    if _stem_words is None:
+    global _stem_word
+    if not words:
+        return words
+    if _stem_word is None:
         import Stemmer
 
-        _stem_words = Stemmer.Stemmer("english").stemWords
-    return _stem_words(words) if words else words
+        _stem_word = Stemmer.Stemmer("english").stemWord
+    stems = _STEMS
+    out = []
+    for word in words:
+        stem = stems.get(word)
+        if stem is None:
+            if len(stems) >= _STEMS_MAX:
+                stems.clear()
+            stem = stems[word] = _stem_word(word)
+        out.append(stem)
+    return out
 
 
 def _runs(folded: str) -> list[tuple[str, str]]:
@@ -89,7 +112,7 @@ def _split(folded: str) -> tuple[Runs, list[str]]:
     """(runs, words) of a folded text: an ASCII text is its words alone — no pairs to build, which
     were a third of tokenising an English record."""
     if folded.isascii():
-        return None, _WORD_RE.findall(folded)
+        return None, _FOLDED_ASCII_WORD_RE.findall(folded)
     runs = _split_cjk().findall(folded)
     return runs, [w for c, w in runs if w]
 

@@ -117,3 +117,31 @@ def _reference_runs(s: str) -> list[tuple[str, str]]:
 def test_the_tokeniser_splits_text_into_cjk_runs_and_word_runs(s):
     assert text._runs(s) == _reference_runs(s)
     assert text._runs("x_y 端口_ok") == [("", "x"), ("", "y"), ("端口", ""), ("", "ok")]
+
+
+@given(st.text(max_size=40))
+def test_indexing_splits_a_folded_text_as_the_tokeniser_does(s):
+    """`_split`, indexing's faster path (ASCII: words alone, by a narrower pattern), finds the same
+    runs and words in a folded text."""
+    folded = text.fold(s)
+    runs, words = text._split(folded)
+    expected = _reference_runs(folded)
+    assert words == [w for _, w in expected if w]
+    assert runs is None if folded.isascii() else runs == expected
+    assert text._split("deploy_v2 PORT 8080".casefold()) == (None, ["deploy", "v2", "port", "8080"])
+
+
+def test_stems_come_from_a_bounded_cache_with_snowballs_answers(monkeypatch):
+    """Stemming looks words up in a cache first (an index build stems millions of words); the
+    cache never outgrows its bound, and a word stems the same whether cached or not."""
+    import Stemmer
+
+    snowball = Stemmer.Stemmer("english").stemWords
+    words = "deployments deploying running runs ran cats cat's fairly happiness".split()
+    monkeypatch.setattr(text, "_STEMS_MAX", 4)
+    monkeypatch.setattr(text, "_STEMS", {})
+    assert text.stem_words(words) == snowball(words)
+    assert 0 < len(text._STEMS) <= 4
+    assert text.stem_words(words[::-1]) == snowball(words[::-1])  # cached and evicted words alike
+    assert len(text._STEMS) <= 4
+    assert text.stem_words([]) == []
