@@ -22,8 +22,6 @@ Policy is the pure functions at the top; `sweep`, `touch`, `confirm`, `reject` a
 the drivers.
 """
 
-from __future__ import annotations
-
 import json
 import math
 from collections.abc import Iterable

@@ -4,8 +4,6 @@ Every write goes through `_write`, under the vault lock: records are appended as
 one write, then the derived index catches up with them.
 """
 
-from __future__ import annotations
-
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime

@@ -25,8 +25,6 @@ an older one that matched largely the same query terms (`updates_first`) — rea
 query asks for the present ("now", "currently", "现在", "目前" …), cautiously otherwise.
 """
 
-from __future__ import annotations
-
 import math
 from collections import Counter
 from collections.abc import Iterable

@@ -2,8 +2,6 @@
 timeout, and a clear reason when it fails — callers fall back and say why.
 """
 
-from __future__ import annotations
-
 import subprocess
 from typing import NamedTuple
 

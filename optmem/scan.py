@@ -30,8 +30,6 @@ variation selectors after Mongolian letters. The prepended concatenation marks (
 U+06DD, U+070F, U+0890–0891, U+08E2, U+110BD, U+110CD) are Cf but visible, so they pass.
 """
 
-from __future__ import annotations
-
 import functools
 import re
 from typing import Callable, NamedTuple

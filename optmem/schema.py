@@ -7,8 +7,6 @@ Adding a column is one line here (plus the code that fills or reads it); bump `S
 indexes rebuild.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import HANDOFF, Tier

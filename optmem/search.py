@@ -13,8 +13,6 @@ How a query is answered:
    above an older one it updates, inside the top hits — `_order`.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 from typing import Any, NamedTuple
 

@@ -6,8 +6,6 @@ the value and what was expected; an unknown section or key is a warning naming t
 one — so a typo is never silently a no-op.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, NamedTuple
 
 from optmem.errors import UsageError

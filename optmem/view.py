@@ -15,8 +15,6 @@ what they mean:
   render their JSON from.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
