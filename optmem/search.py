@@ -190,27 +190,29 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
     `match`: the FTS5 query, when not any of the terms found."""
     pool = max(settings.candidates, q.limit)
     where, params = q.filters.sql(q.now)
-    match = match or match_any(found)
     postings = sum(df[t] for t in found)
-    exact = postings <= settings.postings_budget
+    # a given FTS5 query (every character of a Chinese query) is ranked whole: the chosen
+    # candidates are made of the terms, and would match records it does not
+    exact = match is not None or postings <= settings.postings_budget
+    match = match or match_any(found)
     if exact:
-        queries = [(match, "ORDER BY bm25(fts)", pool, False)]  # exact: rank every match
+        queries = [(match, "ORDER BY bm25(fts)", pool)]  # exact: rank every match
     else:
         queries = wide_queries(found, df, settings.postings_budget, pool)  # bounded work at any size
     if settings.newest:
-        queries.append((match, "ORDER BY fts.rowid DESC", settings.newest, False))  # read from the end: free
+        queries.append((match, "ORDER BY fts.rowid DESC", settings.newest))  # read from the end: free
     rows: dict[int, Row] = {}
     replaced: list[Row] = []  # superseded matches the filters hid (cold, forgotten): for `_successors`
     plain = q.filters.plain()
     complete = False  # the first query returned every match: the total is counted from the hits
-    for i, (fts_query, order, limit, optional) in enumerate(queries):
-        if optional and len(rows) >= pool // 2:
-            continue  # enough records hold every term: no need to relax the query
+    lines: set[int] = set()  # the matching lines the queries returned (before the view's filter)
+    for i, (fts_query, order, limit) in enumerate(queries):
         if plain:
             # no filter to speak of: rank in FTS5 alone (a join per match costs more than the
             # ranking), then drop the few forgotten, cold or bookkeeping rows among the winners —
             # unless they are many (a vault gone mostly cold): then rank with the filter after all
             top = idx.top_lines(fts_query, order, limit)
+            lines.update(top)
             complete = complete or (i == 0 and exact and len(top) < limit)
             dropped = 0
             for r in idx.rows_in([n for n in top if n not in rows]):
@@ -230,12 +232,16 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
                 rows.setdefault(r.n, r)
     if complete:
         total = -1  # every match is a candidate: the hits themselves are counted (`ranked`)
-    elif plain or postings > COUNT_BUDGET:
+    elif plain:
+        total = idx.count_matches(match)  # FTS5 alone: cheap
+        if total <= len(lines):
+            total = -1  # the chosen candidates were every match: so are the hits
+    elif exact or postings <= COUNT_BUDGET:
+        total = idx.count_matches(match, where, params)
+    else:
         # (past the count budget a filtered count would join too many matches: the matches before
         # the filters are counted instead — an upper bound)
         total = idx.count_matches(match)
-    else:
-        total = idx.count_matches(match, where, params)
     for r in idx.matches(match, where, params, "", 200, redlines=True):  # every matching redline
         rows.setdefault(r.n, r)
     if not plain:
@@ -247,21 +253,24 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
 
 
 def wide_queries(terms: list[str], df: dict[str, int], budget: int,
-                 pool: int) -> list[tuple[str, str, int, bool]]:
+                 pool: int) -> list[tuple[str, str, int]]:
     """Candidate queries for terms too common to rank every match (a big log, common words).
 
     BM25's best documents hold all (or all but one) of the query's terms, or its rare terms;
     recency favours the newest. So: records holding every term, then every term but the most
-    common one, the rare terms' own matches, and the newest matches — each cheap in FTS5
-    whatever the log's size — all re-scored exactly afterwards.
-    Each is (FTS5 query, order, limit, only when short of candidates).
+    common one, the rare terms' own matches (twice the pool: FTS5 ranks them by the rare terms
+    alone, and what the commoner terms add decides among them), and the newest matches — each
+    cheap in FTS5 whatever the log's size — all re-scored exactly afterwards. Against our own
+    ranking of every match, on 150 three-word queries of 20,000 generated notes, this choice
+    holds more of the top ten (98.3 %) than FTS5's 60 best of every match do (96.5 %).
+    Each is (FTS5 query, order, limit).
     """
     by_rarity = sorted(terms, key=lambda t: df[t])
-    out: list[tuple[str, str, int, bool]] = []
+    out: list[tuple[str, str, int]] = []
     if len(terms) > 1:
-        out.append((match_all(terms), "ORDER BY bm25(fts)", pool, False))
+        out.append((match_all(terms), "ORDER BY bm25(fts)", pool))
     if len(terms) > 2:
-        out.append((match_all(by_rarity[:-1]), "ORDER BY bm25(fts)", pool // 2, True))
+        out.append((match_all(by_rarity[:-1]), "ORDER BY bm25(fts)", pool // 2))
     rare, spent = [], 0
     for t in by_rarity:
         if spent + df[t] > budget:
@@ -269,8 +278,8 @@ def wide_queries(terms: list[str], df: dict[str, int], budget: int,
         rare.append(t)
         spent += df[t]
     if rare:
-        out.append((match_any(rare), "ORDER BY bm25(fts)", pool // 2, False))
-    out.append((match_any(terms), "ORDER BY fts.rowid DESC", pool // 2, False))
+        out.append((match_any(rare), "ORDER BY bm25(fts)", pool * 2))
+    out.append((match_any(terms), "ORDER BY fts.rowid DESC", pool // 2))
     return out
 
 

@@ -72,9 +72,11 @@ def fold(text: str) -> str:
 
 _stem_word: Any = None
 # word → stem: a dict look-up is a fifth of a call into Snowball, and a log's words repeat (an
-# index build stems millions of them); emptied when full, so its memory stays bounded
+# index build stems millions of them); emptied when full, and only words of up to 32 characters
+# (a hash-like token never repeats), so its memory stays bounded: ~25 MB at most
 _STEMS: dict[str, str] = {}
-_STEMS_MAX = 200_000
+_STEMS_MAX = 100_000
+_STEMMED_LEN = 32
 
 
 def stem_words(words: list[str]) -> list[str]:
@@ -91,9 +93,11 @@ def stem_words(words: list[str]) -> list[str]:
     for word in words:
         stem = stems.get(word)
         if stem is None:
-            if len(stems) >= _STEMS_MAX:
-                stems.clear()
-            stem = stems[word] = _stem_word(word)
+            stem = _stem_word(word)
+            if len(word) <= _STEMMED_LEN:
+                if len(stems) >= _STEMS_MAX:
+                    stems.clear()
+                stems[word] = stem
         out.append(stem)
     return out
 

@@ -9,7 +9,7 @@ import pytest
 from optmem import log, memory, ranking, search, facts
 from optmem.errors import RedlineLocked
 
-from conftest import put
+from conftest import log_lines, put
 
 T0 = "2026-01-01T00:00:00Z"
 
@@ -384,11 +384,17 @@ def test_wide_candidate_path_ranks_like_the_exact_path(vault, vault_path, cli, m
     assert wide["hits"] == exact["hits"] and len(wide["hits"]) == 10  # scores and parts too
     assert wide["total"] == exact["total"] == 151
     assert wide["hits"][0]["tier"] == "redline"
-    # the plan it ran: every term, then the rare terms within the budget, then the newest
+    # the plan it ran: every term, then the rare terms within the budget (twice the pool: what the
+    # commoner terms add decides among them), then the newest
     plan = search.wide_queries(["deploy", "kubernetes"], {"deploy": 120, "kubernetes": 60}, 100, 100)
-    assert plan == [('"deploy" AND "kubernetes"', "ORDER BY bm25(fts)", 100, False),
-                    ('"kubernetes"', "ORDER BY bm25(fts)", 50, False),
-                    ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50, False)]
+    assert plan == [('"deploy" AND "kubernetes"', "ORDER BY bm25(fts)", 100),
+                    ('"kubernetes"', "ORDER BY bm25(fts)", 200),
+                    ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50)]
+    # three terms: every term but the commonest too, always (many every-term matches can still
+    # rank below a record with the two rarer terms, many times)
+    plan = search.wide_queries(["a", "b", "c"], {"a": 500, "b": 90, "c": 40}, 100, 100)
+    assert plan[:2] == [('"a" AND "b" AND "c"', "ORDER BY bm25(fts)", 100),
+                        ('"c" AND "b"', "ORDER BY bm25(fts)", 50)]
 
 
 def test_a_filtered_total_past_the_ranking_budget_is_still_exact(vault, vault_path, cli):
@@ -401,6 +407,37 @@ def test_a_filtered_total_past_the_ranking_budget_is_still_exact(vault, vault_pa
     assert cli.json("search", "deploy", "--domain", "code")["total"] == 10
     assert cli.json("search", "deploy", "--domain", "blog", "--limit", "3")["total"] == 20
     assert cli.json("search", "deploy")["total"] == 30
+
+
+def test_totals_are_counted_with_the_view_when_affordable_on_either_path(vault, vault_path, cli, monkeypatch):
+    """A total counts what the search could show: not the forgotten or cold records the view
+    hides, on the chosen-candidates path too; and past the count budget, an exact path (a budget
+    raised by hand) still counts its filtered total exactly."""
+    from optmem import search as core
+
+    for i in range(12):
+        put(vault, f"kubernetes database migration {i}", domain="code" if i < 4 else "blog", gate=False)
+    for rid in [r["id"] for r in log_lines(vault_path)][4:10]:
+        cli("forget", rid)
+    (vault_path / "optmem.toml").write_text("[ranking]\npostings_budget = 1\n", "utf-8")
+    plain = cli.json("search", "kubernetes database")
+    assert (len(plain["hits"]), plain["total"], plain["forgotten_matches"]) == (6, 6, 6)
+    (vault_path / "optmem.toml").write_text("[ranking]\npostings_budget = 1000000\n", "utf-8")
+    monkeypatch.setattr(core, "COUNT_BUDGET", 1)
+    assert cli.json("search", "kubernetes database", "--domain", "code", "--limit", "2")["total"] == 4
+
+
+def test_the_all_characters_fallback_holds_every_character_on_the_chosen_candidates_path(vault, vault_path, cli):
+    """A Chinese query none of whose pairs occurs falls back to the records holding every one of
+    its characters — also past the postings budget, where candidates are chosen."""
+    put(vault, "我养了一只猫")
+    for i in range(12):
+        put(vault, f"养花需要耐心 第{i}盆", gate=False)
+    exact = cli.json("search", "养猫")
+    (vault_path / "optmem.toml").write_text("[ranking]\npostings_budget = 1\n", "utf-8")
+    wide = cli.json("search", "养猫")
+    assert [h["text"] for h in exact["hits"]] == [h["text"] for h in wide["hits"]] == ["我养了一只猫"]
+    assert wide["total"] == exact["total"] == 1
 
 
 def test_an_unknown_kind_filter_says_which_kinds_exist(vault, cli):

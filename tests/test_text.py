@@ -145,3 +145,5 @@ def test_stems_come_from_a_bounded_cache_with_snowballs_answers(monkeypatch):
     assert text.stem_words(words[::-1]) == snowball(words[::-1])  # cached and evicted words alike
     assert len(text._STEMS) <= 4
     assert text.stem_words([]) == []
+    long_word = "x" * 200  # hash-like tokens never repeat: not kept, so the bound holds in bytes too
+    assert text.stem_words([long_word]) == snowball([long_word]) and long_word not in text._STEMS
