@@ -384,11 +384,11 @@ def test_wide_candidate_path_ranks_like_the_exact_path(vault, vault_path, cli, m
     assert wide["hits"] == exact["hits"] and len(wide["hits"]) == 10  # scores and parts too
     assert wide["total"] == exact["total"] == 151
     assert wide["hits"][0]["tier"] == "redline"
-    # the plan it ran: every term, then the rare terms within the budget (twice the pool: what the
+    # the plan it ran: every term, then the rare terms within the budget (a whole pool: what the
     # commoner terms add decides among them), then the newest
     plan = search.wide_queries(["deploy", "kubernetes"], {"deploy": 120, "kubernetes": 60}, 100, 100)
     assert plan == [('"deploy" AND "kubernetes"', "ORDER BY bm25(fts)", 100),
-                    ('"kubernetes"', "ORDER BY bm25(fts)", 200),
+                    ('"kubernetes"', "ORDER BY bm25(fts)", 100),
                     ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50)]
     # three terms: every term but the commonest too, always (many every-term matches can still
     # rank below a record with the two rarer terms, many times)
