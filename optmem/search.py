@@ -196,17 +196,19 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
     exact = match is not None or postings <= settings.postings_budget
     match = match or match_any(found)
     if exact:
-        queries = [(match, "ORDER BY bm25(fts)", pool)]  # exact: rank every match
+        queries = [(match, "ORDER BY bm25(fts)", pool, False)]  # exact: rank every match
     else:
         queries = wide_queries(found, df, settings.postings_budget, pool)  # bounded work at any size
     if settings.newest:
-        queries.append((match, "ORDER BY fts.rowid DESC", settings.newest))  # read from the end: free
+        queries.append((match, "ORDER BY fts.rowid DESC", settings.newest, False))  # read from the end: free
     rows: dict[int, Row] = {}
     replaced: list[Row] = []  # superseded matches the filters hid (cold, forgotten): for `_successors`
     plain = q.filters.plain()
     complete = False  # the first query returned every match: the total is counted from the hits
     lines: set[int] = set()  # the matching lines the queries returned (before the view's filter)
-    for i, (fts_query, order, limit) in enumerate(queries):
+    for i, (fts_query, order, limit, optional) in enumerate(queries):
+        if optional and len(rows) >= pool // 2:
+            continue  # enough records hold every term: no need to relax the query
         if plain:
             # no filter to speak of: rank in FTS5 alone (a join per match costs more than the
             # ranking), then drop the few forgotten, cold or bookkeeping rows among the winners —
@@ -253,7 +255,7 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
 
 
 def wide_queries(terms: list[str], df: dict[str, int], budget: int,
-                 pool: int) -> list[tuple[str, str, int]]:
+                 pool: int) -> list[tuple[str, str, int, bool]]:
     """Candidate queries for terms too common to rank every match (a big log, common words).
 
     BM25's best documents hold all (or all but one) of the query's terms, or its rare terms;
@@ -262,15 +264,15 @@ def wide_queries(terms: list[str], df: dict[str, int], budget: int,
     alone, and what the commoner terms add decides among them), and the newest matches — each
     cheap in FTS5 whatever the log's size — all re-scored exactly afterwards. Against our own
     ranking of every match, on 150 three-word queries of 20,000 generated notes, this choice
-    holds more of the top ten (97.5 %) than FTS5's 60 best of every match do (96.5 %).
-    Each is (FTS5 query, order, limit).
+    holds more of the top ten (97.3 %) than FTS5's 60 best of every match do (96.5 %).
+    Each is (FTS5 query, order, limit, only when short of candidates).
     """
     by_rarity = sorted(terms, key=lambda t: df[t])
-    out: list[tuple[str, str, int]] = []
+    out: list[tuple[str, str, int, bool]] = []
     if len(terms) > 1:
-        out.append((match_all(terms), "ORDER BY bm25(fts)", pool))
+        out.append((match_all(terms), "ORDER BY bm25(fts)", pool, False))
     if len(terms) > 2:
-        out.append((match_all(by_rarity[:-1]), "ORDER BY bm25(fts)", pool // 2))
+        out.append((match_all(by_rarity[:-1]), "ORDER BY bm25(fts)", pool // 2, True))
     rare, spent = [], 0
     for t in by_rarity:
         if spent + df[t] > budget:
@@ -278,8 +280,8 @@ def wide_queries(terms: list[str], df: dict[str, int], budget: int,
         rare.append(t)
         spent += df[t]
     if rare:
-        out.append((match_any(rare), "ORDER BY bm25(fts)", pool))
-    out.append((match_any(terms), "ORDER BY fts.rowid DESC", pool // 2))
+        out.append((match_any(rare), "ORDER BY bm25(fts)", pool, False))
+    out.append((match_any(terms), "ORDER BY fts.rowid DESC", pool // 2, False))
     return out
 
 

@@ -387,14 +387,13 @@ def test_wide_candidate_path_ranks_like_the_exact_path(vault, vault_path, cli, m
     # the plan it ran: every term, then the rare terms within the budget (a whole pool: what the
     # commoner terms add decides among them), then the newest
     plan = search.wide_queries(["deploy", "kubernetes"], {"deploy": 120, "kubernetes": 60}, 100, 100)
-    assert plan == [('"deploy" AND "kubernetes"', "ORDER BY bm25(fts)", 100),
-                    ('"kubernetes"', "ORDER BY bm25(fts)", 100),
-                    ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50)]
-    # three terms: every term but the commonest too, always (many every-term matches can still
-    # rank below a record with the two rarer terms, many times)
+    assert plan == [('"deploy" AND "kubernetes"', "ORDER BY bm25(fts)", 100, False),
+                    ('"kubernetes"', "ORDER BY bm25(fts)", 100, False),
+                    ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50, False)]
+    # three terms: every term but the commonest too, when every term found few records
     plan = search.wide_queries(["a", "b", "c"], {"a": 500, "b": 90, "c": 40}, 100, 100)
-    assert plan[:2] == [('"a" AND "b" AND "c"', "ORDER BY bm25(fts)", 100),
-                        ('"c" AND "b"', "ORDER BY bm25(fts)", 50)]
+    assert plan[:2] == [('"a" AND "b" AND "c"', "ORDER BY bm25(fts)", 100, False),
+                        ('"c" AND "b"', "ORDER BY bm25(fts)", 50, True)]
 
 
 def test_a_filtered_total_past_the_ranking_budget_is_still_exact(vault, vault_path, cli):
