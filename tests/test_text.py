@@ -62,6 +62,15 @@ def test_a_count_asked_with_a_measure_word_keeps_the_word_apart_from_the_noun():
     assert "茶几" in text.search_terms("茶几放在哪") and text.search_terms("但是多少钱") == ["但是", "钱"]
 
 
+def test_what_kind_and_the_existential_you_beside_a_question_word_are_its_form():
+    # 什么样 is one question word (no lone 样 left to match every 一样); 有 before 哪些 / 什么 /
+    # 多少 says "there are", as 是 beside a question word is the copula — not 没有, 还有, 所有
+    assert text.search_terms("内特喜欢什么样的书") == ["内特", "特喜", "喜欢", "书"]
+    assert text.search_terms("乔琳最喜欢的书有哪些？")[-1] == "书"
+    assert text.search_terms("你有什么建议") == ["你", "建议"]
+    assert text.search_terms("没有什么问题") == ["没有", "问题"] and text.search_terms("所有什么") == ["所有"]
+
+
 def test_latin_words_are_nfkc_folded():
     assert text.tokens("ＰＯＲＴ　８０８０") == ["port", "8080"]
 
