@@ -190,17 +190,24 @@ UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改
                    # cue has its Chinese ones
                    "仍然", "依然", "依旧", "仍旧", "仍", "最新", "不再", "这些天", "这几天", "近来", "眼下", "当下",
                    "此刻", "现今", "今日")
+# The present perfect asks up to now without a cue word: "how long have I had my cat", "how many
+# projects have I finished since I started" (not "how many days had passed since …", which looks
+# back from a past event); 养了多久了 (了 after 多久: up to now), 自从 … 以来 (since … until now)
+PERFECT = (r"\bhow long (?:have|has)\b", r"\b(?:have|has)\b[^.?!;]*\bsince\b")
+PERFECT_CJK = ("多久了", "多长时间了", "多長時間了", r"自从[^，。？！,?!]*以来")
 _CUE = None
 _CUE_TERMS: frozenset[str] | None = None
 
 
 def asks_for_now(query: str) -> bool:
-    """Whether the query asks for the present value ("where do I live now", "现在住在哪")."""
+    """Whether the query asks for the present value ("where do I live now", "现在住在哪", "how long
+    have I had my cat")."""
     global _CUE
     if _CUE is None:
         import re
 
-        _CUE = re.compile(r"\b(?:" + "|".join(UPDATE_CUES) + r")\b|" + _guarded(UPDATE_CUES_CJK))
+        _CUE = re.compile(r"\b(?:" + "|".join(UPDATE_CUES) + r")\b|" + _guarded(UPDATE_CUES_CJK)
+                          + "|" + "|".join((*PERFECT, *PERFECT_CJK)))
     return bool(_CUE.search(fold(query)))
 
 

@@ -405,6 +405,25 @@ def test_the_characters_of_a_chinese_query_break_what_a_boundary_bigram_gets_wro
     assert off["hits"][0]["id"] != front  # … which is what the bigrams alone chose
 
 
+def test_the_present_perfect_asks_for_the_present_value(vault, cli, monkeypatch):
+    # "how long have I had …", "… have I finished since …", 多久了: up to now, no cue word needed
+    at(monkeypatch, "2023-04-01T10:00:00Z")
+    for note in ("The neighbour's cat sleeps on our porch every afternoon", "Bought a new cat tree",
+                 "Cat food prices went up again this month", "The vet said the cat needs a vaccine",
+                 "Deploy the frontend on Fridays only", "Renew the passport before the summer trip"):
+        put(vault, note)
+    at(monkeypatch, "2023-05-01T10:00:00Z")
+    old = put(vault, "I have had my cat Luna for about 6 months, she loves her scratching post").id
+    at(monkeypatch, "2023-05-20T10:00:00Z")
+    new = put(vault, "Funny story: I've had Luna for about 11 months now and she just learned to open "
+                     "the kitchen cupboards").id
+    at(monkeypatch, "2023-05-22T10:00:00Z")
+    hits = cli.json("search", "How long have I had my cat Luna?", "--explain")["hits"]
+    assert [h["id"] for h in hits[:2]] == [new, old] and hits[0]["explain"]["updates"] == old
+    # the same question in the past tense: the stricter rule keeps the stronger, older match first
+    assert [h["id"] for h in cli.json("search", "How long did I have my cat Luna?")["hits"][:2]] == [old, new]
+
+
 def test_update_cues_and_their_terms():
     assert ranking.asks_for_now("Where do I live now?") and ranking.asks_for_now("我现在住在哪")
     assert ranking.asks_for_now("How many tops have I bought so far?")
@@ -419,6 +438,12 @@ def test_update_cues_and_their_terms():
     assert ranking.asks_for("what did I use to drink") == "past" and ranking.asks_for("最初用的什么") == "past"
     assert ranking.asks_for("what is used to deploy the app") is None  # the passive, not a habit of old
     assert ranking.asks_for("提交之前要跑什么检查") is None and ranking.asks_for("上次部署是什么时候") is None
+    assert ranking.asks_for("How many projects have I finished since I started classes?") == "present"
+    assert ranking.asks_for("For how long has Nate had his turtles?") == "present"
+    assert ranking.asks_for("How many days had passed since I finished the book?") is None  # looks back
+    assert ranking.asks_for("How long did I wait for the visa?") is None
+    assert ranking.asks_for("我的猫卢娜养了多久了") == "present" and ranking.asks_for("我等了多久") is None
+    assert ranking.asks_for("自从开始上绘画课以来，我完成了几幅作品") == "present"
     assert not ranking.asks_for_past("the formerlyish word")  # a word, not a part of one
 
 
