@@ -192,23 +192,34 @@ UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改
                    "此刻", "现今", "今日")
 # The present perfect asks up to now without a cue word: "how long have I had my cat", "how many
 # projects have I finished since I started" (not "how many days had passed since …", which looks
-# back from a past event); 养了多久了 (了 after 多久: up to now), 自从 … 以来 (since … until now)
+# back from a past event); 养了多久了 (了 after 多久: up to now), 自从 … 以来 (since … until now).
+# An explicit past cue beside it wins ("my number originally, before the one I have had since …").
 PERFECT = (r"\bhow long (?:have|has)\b", r"\b(?:have|has)\b[^.?!;]*\bsince\b")
-PERFECT_CJK = ("多久了", "多长时间了", "多長時間了", r"自从[^，。？！,?!]*以来")
+PERFECT_CJK = ("多久了", "多长时间了", "多長時間了", r"自[从從][^，。？！,?!]*以[来來]")
 _CUE = None
+_PERFECT = None
 _CUE_TERMS: frozenset[str] | None = None
 
 
 def asks_for_now(query: str) -> bool:
-    """Whether the query asks for the present value ("where do I live now", "现在住在哪", "how long
-    have I had my cat")."""
+    """Whether the query asks for the present value in so many words ("where do I live now",
+    "现在住在哪")."""
     global _CUE
     if _CUE is None:
         import re
 
-        _CUE = re.compile(r"\b(?:" + "|".join(UPDATE_CUES) + r")\b|" + _guarded(UPDATE_CUES_CJK)
-                          + "|" + "|".join((*PERFECT, *PERFECT_CJK)))
+        _CUE = re.compile(r"\b(?:" + "|".join(UPDATE_CUES) + r")\b|" + _guarded(UPDATE_CUES_CJK))
     return bool(_CUE.search(fold(query)))
+
+
+def in_present_perfect(query: str) -> bool:
+    """Whether the query asks up to now by its tense ("how long have I had my cat", 养了多久了)."""
+    global _PERFECT
+    if _PERFECT is None:
+        import re
+
+        _PERFECT = re.compile("|".join((*PERFECT, *PERFECT_CJK)))
+    return bool(_PERFECT.search(fold(query)))
 
 
 # Words that ask what something used to be ("what was my previous …", "我以前住在哪"): such a
@@ -238,10 +249,13 @@ def asks_for_past(query: str) -> bool:
 
 def asks_for(query: str) -> str | None:
     """"present" when the query asks for the present value (even if it names the past too: "how
-    often now, and previously?"), "past" when it asks only what something used to be, else None."""
+    often now, and previously?"), "past" when it asks only what something used to be, else None.
+    The present perfect asks for the present unless a past cue says otherwise."""
     if asks_for_now(query):
         return "present"
-    return "past" if asks_for_past(query) else None
+    if asks_for_past(query):
+        return "past"
+    return "present" if in_present_perfect(query) else None
 
 
 _NAME_PATTERNS = None

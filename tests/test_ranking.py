@@ -444,6 +444,9 @@ def test_update_cues_and_their_terms():
     assert ranking.asks_for("How long did I wait for the visa?") is None
     assert ranking.asks_for("我的猫卢娜养了多久了") == "present" and ranking.asks_for("我等了多久") is None
     assert ranking.asks_for("自从开始上绘画课以来，我完成了几幅作品") == "present"
+    assert ranking.asks_for("自從開始上課以來，我完成了幾幅作品") == "present"
+    # a past cue beside it says which value is asked for
+    assert ranking.asks_for("What was my number originally, before the one I have had since May?") == "past"
     assert not ranking.asks_for_past("the formerlyish word")  # a word, not a part of one
 
 
