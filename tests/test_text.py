@@ -68,6 +68,7 @@ def test_what_kind_and_the_existential_you_beside_a_question_word_are_its_form()
     assert text.search_terms("乔琳最喜欢的书有哪些？")[-1] == "书"
     assert text.search_terms("你有什么建议") == ["你", "建议"]
     assert text.search_terms("没有什么问题") == ["没有", "问题"] and text.search_terms("所有什么") == ["所有"]
+    assert text.search_terms("现有多少用户")[0] == "现有" and text.search_terms("患有什么病")[0] == "患有"
 
 
 def test_latin_words_are_nfkc_folded():
