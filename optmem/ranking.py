@@ -194,7 +194,7 @@ UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改
 # projects have I finished since I started" (not "how many days had passed since …", which looks
 # back from a past event); 养了多久了 (了 after 多久: up to now), 自从 … 以来 (since … until now).
 # An explicit past cue beside it wins ("my number originally, before the one I have had since …").
-PERFECT = (r"\bhow long (?:have|has)\b", r"\b(?:have|has)\b[^.?!;]*\bsince\b")
+PERFECT = (r"\bhow long (?:have|has)\b", r"(?:\b(?:have|has)(?:n['’]t)?|['’]ve)\b[^.?!;]*\bsince\b")
 PERFECT_CJK = ("多久了", "多长时间了", "多長時間了", r"自[从從][^，。？！,?!]*以[来來]")
 _CUE = None
 _PERFECT = None

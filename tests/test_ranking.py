@@ -440,6 +440,8 @@ def test_update_cues_and_their_terms():
     assert ranking.asks_for("提交之前要跑什么检查") is None and ranking.asks_for("上次部署是什么时候") is None
     assert ranking.asks_for("How many projects have I finished since I started classes?") == "present"
     assert ranking.asks_for("For how long has Nate had his turtles?") == "present"
+    assert ranking.asks_for("Which books I've read since May?") == "present"
+    assert ranking.asks_for("Why haven't I called him since the move?") == "present"
     assert ranking.asks_for("How many days had passed since I finished the book?") is None  # looks back
     assert ranking.asks_for("How long did I wait for the visa?") is None
     assert ranking.asks_for("我的猫卢娜养了多久了") == "present" and ranking.asks_for("我等了多久") is None
