@@ -281,15 +281,15 @@ they this to was we were what when where which who whom why will with would you 
 # too. The copula beside a question word is part of its form (端口是多少, 什么是向量 — not the 是
 # that ends 但是, 于是, 还是, 就是 …). Simplified and traditional forms.
 # The measure words a count is asked in (几盆, 几期, 几家): after 几 they make it a question word
-# (几 in other words is no question: 几乎, 几率, 茶几) — the measure word stays with what follows
-# (几年级, 几号线, 几分钟: the noun may begin with it)
+# (几 in other words is no question: 几乎, 几率, 茶几, nor 好几 / 十几, "several") — the measure
+# word stays with what follows (几年级, 几号线, 几分钟: the noun may begin with it)
 _MEASURES = ("个個点點号號月天日次年岁歲位件楼樓层層本只隻条條张張盆口台臺辆輛种種期集家双雙趟遍回场場幅篇首部"
              "门門份杯瓶块塊斤周週颗顆把支根片袋包盒箱顿頓餐项項款座栋棟间間套架艘名届屆季章页頁课課节節所圈局"
              "盘盤轮輪封句段枚头頭匹株棵朵笔筆顶頂分秒")
 _CJK_QUESTION = (
     "(?:(?<![但于於还還就可不])是|(?<![没沒还還所只已拥擁具持含占佔现現原享富患唯固特专專])有)?(?:为什么|為什麼|什么时候|什麼時候|什么样|什麼樣|什么|什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|哪里|哪裡|哪儿|哪兒|哪个|哪個|"
     "哪些|哪天|哪位|哪家|哪种|哪種|谁|誰|啥|如何|为何|為何|是否|多少|多久|多长时间|多長時間|多长|多長|请问|請問|"
-    "是不是|有没有|有沒有|干嘛|幹嘛|干吗|幹嗎|咋|(?<![茶庶])[几幾](?=[" + _MEASURES + "])"
+    "是不是|有没有|有沒有|干嘛|幹嘛|干吗|幹嗎|咋|(?<![茶庶好十])[几幾](?=[" + _MEASURES + "])"
     "|哪(?!吒))是?|(?:[吗嗎啊呀]|(?<![酒网網贴貼氧])吧|(?<!毛)呢)+$")
 # a piece of one of these characters left between question words is no topic (部署步骤是怎样的: 的)
 _CJK_PARTICLES = frozenset("的了啊呀吗嗎呢吧是在着著得地")

@@ -58,6 +58,7 @@ def test_ji_before_a_measure_word_is_a_question_word_and_the_measure_word_stays(
     # 几 in other words is no question word — 茶几 before a measure word too; 多少 takes none
     assert "茶几" in text.search_terms("茶几套装多少钱") and "套装" in text.search_terms("茶几套装多少钱")
     assert "几率" in text.search_terms("中奖几率多大") and "几乎" in text.search_terms("几乎每天都跑步")
+    assert "好几" in text.search_terms("好几个朋友在上海") and "十几" in text.search_terms("十几个人来了")
     assert text.search_terms("我们有多少项目") == ["我们", "项目"] and text.search_terms("但是多少钱") == ["但是", "钱"]
 
 
