@@ -275,11 +275,13 @@ they this to was we were what when where which who whom why will with would you 
 # The Chinese counterpart for queries: the words that make a sentence a question are its form,
 # not its topic ("小明住在哪里" asks about 小明住在, not 哪里; "搬家了吗" about 搬家). They are cut
 # out of a query's CJK runs before the bigrams are formed, so their neighbours pair with each
-# other and no bigram straddles them; 哪 but in 哪吒; 几 only before a measure word (几个, 几楼 —
-# not 几率, 几何); the particles 吗 呢 吧 only ending a run (not 吗啡), and 吧 呢 not where they
-# end a noun (酒吧, 网吧, 贴吧, 氧吧, 毛呢 — not 花呢: "什么花呢" asks about 花); 啊 呀 ending a run
+# other and no bigram straddles them; 哪 but in 哪吒; 几 only before a measure word (below); the
+# particles 吗 呢 吧 only ending a run (not 吗啡), and 吧 呢 not where they end a noun (酒吧, 网吧,
+# 贴吧, 氧吧, 毛呢 — not 花呢: "什么花呢" asks about 花); 啊 呀 ending a run
 # too. The copula beside a question word is part of its form (端口是多少, 什么是向量 — not the 是
-# that ends 但是, 于是, 还是, 就是 …). Simplified and traditional forms.
+# that ends 但是, 于是, 还是, 就是 …), and so is the existential 有 before one (书有哪些, 有什么 —
+# not the 有 that ends 没有, 所有, 现有, 患有 …). Simplified and traditional forms.
+#
 # The measure words a count is asked in (几盆, 几期, 几家): after 几 they make it a question word
 # (几 in other words is no question: 几乎, 几率, 茶几, nor 好几 / 十几, "several") — the measure
 # word stays with what follows (几年级, 几号线, 几分钟: the noun may begin with it)
