@@ -29,8 +29,8 @@ def tokens_for(text: str, key: str | None, tags: tuple[str, ...] | list[str],
                ts: float | None) -> list[str]:
     """What FTS indexes for a record: the tokens of its text, key and tags, and its date terms."""
     folded = textmod.fold(text)
-    return (textmod.tokens(folded, folded=True) + _label_tokens(key, tags)
-            + dates.record_terms(ts, folded))
+    toks, words = textmod.tokens_and_words(folded)
+    return toks + _label_tokens(key, tags) + dates.record_terms(ts, folded, words)
 
 
 def _label_tokens(key: str | None, tags: tuple[str, ...] | list[str]) -> list[str]:
@@ -101,9 +101,10 @@ Line = tuple[bytes, int, int, int]  # (the line without its newline, line number
 class _Prepared(NamedTuple):
     """A batch of lines turned into rows — the CPU-heavy half of indexing, done anywhere."""
 
-    rec_rows: list[list[object]]      # Row values, as plain lists: they cross process boundaries,
-                                      # and NamedTuples pickle ~5x slower; a row whose defaulted
-                                      # fields are all at their defaults stops short (`LINE_ALWAYS`)
+    rec_rows: list[tuple[object, ...]]  # Row values, as plain tuples: they cross process
+                                      # boundaries, and NamedTuples pickle ~5x slower, lists load
+                                      # ~3x slower; a row whose defaulted fields are all at their
+                                      # defaults stops short (`LINE_ALWAYS`)
     fts_rows: list[tuple[int, str]]
     red_rows: list[tuple[int, str]]
     tag_rows: list[tuple[str, int]]
@@ -131,8 +132,8 @@ def _prepare(batch: list[Line]) -> _Prepared:
         ts = to_epoch(f["ts"])
         if text:
             folded = fold(text)
-            toks, fp = textmod.analyze(folded)
-            toks += _label_tokens(key, tags) + dates.record_terms(ts, folded)
+            toks, fp, words = textmod.analyze(folded)
+            toks += _label_tokens(key, tags) + dates.record_terms(ts, folded, words)
             docs += 1
             tokens += len(toks)
             squares += len(toks) ** 2
@@ -141,21 +142,19 @@ def _prepare(batch: list[Line]) -> _Prepared:
                 out.red_rows.append(out.fts_rows[-1])
         rid, extra = f["id"], f["extra"]
         upd = extra.get("may_update") if extra else None
-        row: list[object] = [  # a Row's values in order (`_ROW_ORDER`), built directly: a third
-            n, rid, rid[::-1], off, ln, ts, f["domain"],  # of the cost of Row(**fields) per record
+        row: tuple[object, ...] = (  # a Row's values in order (`_ROW_ORDER`), built directly: a
+            n, rid, rid[::-1], off, ln, ts, f["domain"],  # third of the cost of Row(**fields)
             f["project"], kind, TIER_RANK[f["tier"]], key, fp,
             to_epoch(f["expires"]) if f["expires"] else None,
             f["ref"].upper() if f["ref"] else None,
             json.dumps(list(corrects)) if corrects else None,
-            f["session"], None]
-        more = [int(view.retired_at_birth(kind, extra)),
+            f["session"], None)
+        more = (int(view.retired_at_birth(kind, extra)),
                 f["importance"], int(f["pending"]), f["confidence"], f["source"],
                 int(f["basis"] == "inferred"), int(f["state"]),
                 upd if isinstance(upd, str) else None,
-                int(bool(key) and says_change(text))]
-        if more != _DEFAULTS:
-            row += more
-        out.rec_rows.append(row)
+                int(bool(key) and says_change(text)))
+        out.rec_rows.append(row if more == _DEFAULTS else row + more)
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
         if key or ((corrects or f["ref"]) and view.links(kind, corrects, f["ref"])):
@@ -171,7 +170,7 @@ _ROW_ORDER = ("n", "id", "rid", "off", "len", "ts", "domain", "project", "kind",
               "expires", "ref", "corrects", "session", "spos", "retired", "imp", "pending", "conf",
               "source", "inferred", "state", "upd", "change")
 assert LINE_FIELDS == _ROW_ORDER, "Row's line fields moved: update _prepare"
-_DEFAULTS = list(LINE_DEFAULTS)  # the values a short row leaves to the table
+_DEFAULTS = LINE_DEFAULTS  # the values a short row leaves to the table
 _SHORT = len(LINE_ALWAYS)
 
 
@@ -184,19 +183,20 @@ class _Places:
         self.conn, self.empty = conn, empty
         self.next: dict[str, int] = {}
 
-    def place(self, rows: list[list[object]]) -> list[list[object]]:
-        """Fill in each row's place in its session (in place) and return the rows."""
+    def place(self, rows: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+        """The rows with each one's place in its session filled in."""
+        out = []
         for r in rows:
             session = r[_SESSION]
-            if session is None:
-                continue
-            assert isinstance(session, str)
-            at = self.next.get(session)
-            if at is None:
-                at = 0 if self.empty else self._after_last(session)
-            r[_SPOS] = at
-            self.next[session] = at + 1
-        return rows
+            if session is not None:
+                assert isinstance(session, str)
+                at = self.next.get(session)
+                if at is None:
+                    at = 0 if self.empty else self._after_last(session)
+                r = (*r[:_SPOS], at, *r[_SPOS + 1:])
+                self.next[session] = at + 1
+            out.append(r)
+        return out
 
     def _after_last(self, session: str) -> int:
         (top,) = self.conn.execute("SELECT max(spos) FROM rec WHERE session = ?", (session,)).fetchone()

@@ -1,3 +1,5 @@
+import unicodedata
+
 from hypothesis import given, strategies as st
 
 from optmem import search, text
@@ -171,3 +173,15 @@ def test_stems_come_from_a_bounded_cache_with_snowballs_answers(monkeypatch):
     assert text.stem_words([]) == []
     long_word = "x" * 200  # hash-like tokens never repeat: not kept, so the bound holds in bytes too
     assert text.stem_words([long_word]) == snowball([long_word]) and long_word not in text._STEMS
+    numbers = ["8080", "2023", "٣٤", "12"]  # numbers pass as they are, and never fill the cache
+    assert text.stem_words(numbers) == snowball(numbers) == numbers
+    assert not set(numbers) & set(text._STEMS)
+
+
+# text mixing the full-width punctuation `fold` shortcuts with what may compose beside it
+_WIDE = st.text(alphabet=st.sampled_from("，．：；！？（）,.A a\u0301\u0308\u00e9端口Ｈｉ①㎡ﬁ\u3000。"), max_size=12)
+
+
+@given(_WIDE)
+def test_folding_is_nfkc_then_case_folding(s):
+    assert text.fold(s) == unicodedata.normalize("NFKC", s).casefold()
