@@ -336,9 +336,9 @@ _HINT_ALL = (*_RELATIVE_WORDS.split("|"), "月")
 _HINT_WORDS = frozenset({*(w for w in _HINT_ALL if w.isascii() and " " not in w), *MONTHS})
 _HINT_PHRASES = tuple(w for w in _HINT_ALL if w.isascii() and " " in w)
 _HINT_CJK = tuple(w for w in _HINT_ALL if not w.isascii())
-# … each of which ends in one of a few characters: tests for them first (not a character class:
-# compiling one of CJK characters costs half a millisecond of every command's start-up)
-_HINT_CJK_ENDS = "".join(sorted({w[-1] for w in _HINT_CJK}))
+# … by the character each ends in, one of a few: a test for it first, then for its words (not a
+# character class: compiling one of CJK characters costs half a millisecond of every start-up)
+_HINT_CJK_BY_END = {end: tuple(w for w in _HINT_CJK if w[-1] == end) for end in sorted({w[-1] for w in _HINT_CJK})}
 
 
 def _hinted(folded: str, words: list[str]) -> bool:
@@ -350,10 +350,12 @@ def _hinted(folded: str, words: list[str]) -> bool:
     for phrase in _HINT_PHRASES:
         if phrase in folded:
             return True
-    if not folded.isascii() and any(end in folded for end in _HINT_CJK_ENDS):
-        for word in _HINT_CJK:
-            if word in folded:
-                return True
+    if not folded.isascii():
+        for end, ending in _HINT_CJK_BY_END.items():
+            if end in folded:
+                for word in ending:
+                    if word in folded:
+                        return True
     return _names_year(folded)
 
 

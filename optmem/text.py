@@ -154,8 +154,8 @@ def _tokens(runs: Runs, words: list[str]) -> list[str]:
     out = list(words)
     for cjk, _ in runs or ():
         if cjk:
-            out.extend(cjk)
-            out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
+            out += cjk
+            out += [cjk[i : i + 2] for i in range(len(cjk) - 1)]  # (a generator costs more)
     return out
 
 
