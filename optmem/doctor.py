@@ -16,7 +16,7 @@ from typing import Any
 
 from optmem import clock, fsio, memory
 from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
-from optmem.record import MEMORY, BadLine, Record, bad_units, clean_ref, missing_fields, names, parse_fields
+from optmem.record import MEMORY, BadLine, bad_units, clean_ref, missing_fields, names, parse_line
 from optmem.vault import NAME_RE, Vault
 
 QUARANTINE = "LOG.quarantine.jsonl"
@@ -79,7 +79,7 @@ def _scan_log(vault: Vault, report: Report,
             if not body.strip():
                 continue
             try:
-                f = parse_fields(body)
+                rec = parse_line(body)
             except BadLine as exc:
                 bad.append(n)
                 report.problems.append(Problem("unparseable_line", "LOG.jsonl",
@@ -88,34 +88,34 @@ def _scan_log(vault: Vault, report: Report,
             lacking = missing_fields(body)
             if lacking:
                 report.problems.append(Problem("missing_field", "LOG.jsonl",
-                                               f"the record has no {', '.join(lacking)}", n, f["id"]))
+                                               f"the record has no {', '.join(lacking)}", n, rec.id))
             for name, value in bad_units(body).items():
                 report.problems.append(Problem(
                     "bad_value", "LOG.jsonl", f"{name} {json.dumps(value, ensure_ascii=False)[:40]} is not a number from 0 to 1, "
-                    f"so the record has the default {name}; edit it (e.g. 0.8) or remove the field", n, f["id"]))
-            if f["ts"] and clock.to_epoch(f["ts"]) is None:
+                    f"so the record has the default {name}; edit it (e.g. 0.8) or remove the field", n, rec.id))
+            if rec.ts and clock.to_epoch(rec.ts) is None:
                 report.problems.append(Problem(
-                    "bad_timestamp", "LOG.jsonl", f"ts {f['ts'][:40]!r} is not an ISO time; the record "
-                    "has no place in time (edit it to e.g. 2026-11-29T18:55:30Z)", n, f["id"]))
-            for what in ("domain", "project"):
-                if f[what] is not None and not NAME_RE.fullmatch(f[what]):
+                    "bad_timestamp", "LOG.jsonl", f"ts {rec.ts[:40]!r} is not an ISO time; the record "
+                    "has no place in time (edit it to e.g. 2026-11-29T18:55:30Z)", n, rec.id))
+            for what, given in (("domain", rec.domain), ("project", rec.project)):
+                if given is not None and not NAME_RE.fullmatch(given):
                     report.problems.append(Problem(
-                        "invalid_name", "LOG.jsonl", f"{what} {f[what][:40]!r} is not a usable name "
+                        "invalid_name", "LOG.jsonl", f"{what} {given[:40]!r} is not a usable name "
                         "(letters, digits, . _ -); the record cannot be filtered or compacted by it",
-                        n, f["id"]))
-            if f["id"] in seen:
+                        n, rec.id))
+            if rec.id in seen:
                 report.problems.append(Problem(
-                    "duplicate_id", "LOG.jsonl", f"id also used on line {seen[f['id']]}", n, f["id"]))
+                    "duplicate_id", "LOG.jsonl", f"id also used on line {seen[rec.id]}", n, rec.id))
             else:
-                seen[f["id"]] = n
-            if journals is not None and f["kind"] == MEMORY:
-                step = memory.journal_step(Record(**f))
+                seen[rec.id] = n
+            if journals is not None and rec.kind == MEMORY:
+                step = memory.journal_step(rec)
                 if step:
-                    journals.setdefault(step[0], {})[step[1]] = (step[2], f["text"])
-            for ref in f["corrects"]:
-                refs.append((n, f["id"], ref))
-            if f["ref"]:
-                refs.append((n, f["id"], f["ref"]))
+                    journals.setdefault(step[0], {})[step[1]] = (step[2], rec.text)
+            for ref in rec.corrects:
+                refs.append((n, rec.id, ref))
+            if rec.ref:
+                refs.append((n, rec.id, rec.ref))
     ids = sorted(seen)
     for n, rid, ref in refs:
         if not _known(ref, seen, ids):

@@ -18,7 +18,7 @@ from optmem import dates, view
 from optmem.ranking import says_change
 from optmem import text as textmod
 from optmem.clock import to_epoch
-from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_fields
+from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_line
 from optmem.schema import INSERT_REC, INSERT_REC_SHORT, LINE_ALWAYS, LINE_DEFAULTS, LINE_FIELDS, SCHEMA, Row
 
 BATCH = 4000
@@ -108,7 +108,7 @@ class _Prepared(NamedTuple):
     fts_rows: list[tuple[int, str]]
     red_rows: list[tuple[int, str]]
     tag_rows: list[tuple[str, int]]
-    linked: list[tuple[dict, int]]     # records that affect the effective view
+    linked: list[Record]               # records that affect the effective view
     bad: list[tuple[int, str, str]]
     ids: list[str]
     docs: int
@@ -123,13 +123,14 @@ def _prepare(batch: list[Line]) -> _Prepared:
     fold = textmod.fold
     for body, n, off, ln in batch:
         try:
-            f = parse_fields(body)
+            rec = parse_line(body, n)
         except BadLine as exc:
             out.bad.append((n, exc.code, str(exc)))
             continue
-        text, kind, key, tags, corrects = f["text"], f["kind"], f["key"], f["tags"], f["corrects"]
+        (rid, ts_text, domain, project, kind, tier, key, text, tags, corrects, ref, expires, _, source,
+         session, importance, confidence, pending, basis, state, extra, _, _) = rec
         fp = None
-        ts = to_epoch(f["ts"])
+        ts = to_epoch(ts_text)
         if text:
             folded = fold(text)
             toks, fp, words = textmod.analyze(folded)
@@ -138,28 +139,27 @@ def _prepare(batch: list[Line]) -> _Prepared:
             tokens += len(toks)
             squares += len(toks) ** 2
             out.fts_rows.append((n, " ".join(toks)))
-            if f["tier"] == "redline":
+            if tier == "redline":
                 out.red_rows.append(out.fts_rows[-1])
-        rid, extra = f["id"], f["extra"]
         upd = extra.get("may_update") if extra else None
         row: tuple[object, ...] = (  # a Row's values in order (`_ROW_ORDER`), built directly: a
-            n, rid, rid[::-1], off, ln, ts, f["domain"],  # third of the cost of Row(**fields)
-            f["project"], kind, TIER_RANK[f["tier"]], key, fp,
-            to_epoch(f["expires"]) if f["expires"] else None,
-            f["ref"].upper() if f["ref"] else None,
+            n, rid, rid[::-1], off, ln, ts, domain,  # third of the cost of Row(**fields)
+            project, kind, TIER_RANK[tier], key, fp,
+            to_epoch(expires) if expires else None,
+            ref.upper() if ref else None,
             json.dumps(list(corrects)) if corrects else None,
-            f["session"], None)
+            session, None)
         more = (int(view.retired_at_birth(kind, extra)),
-                f["importance"], int(f["pending"]), f["confidence"], f["source"],
-                int(f["basis"] == "inferred"), int(f["state"]),
+                importance, int(pending), confidence, source,
+                int(basis == "inferred"), int(state),
                 upd if isinstance(upd, str) else None,
                 int(bool(key) and says_change(text)))
         out.rec_rows.append(row if more == _DEFAULTS else row + more)
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
-        if key or ((corrects or f["ref"]) and view.links(kind, corrects, f["ref"])):
-            out.linked.append((f, n))
-        out.ids.append(f["id"])
+        if key or ((corrects or ref) and view.links(kind, corrects, ref)):
+            out.linked.append(rec)
+        out.ids.append(rid)
     return out._replace(docs=docs, tokens=tokens, squares=squares)
 
 
@@ -219,11 +219,10 @@ def _store(conn: sqlite3.Connection, prep: _Prepared, totals: list[int],
     totals[0] += prep.docs
     totals[1] += prep.tokens
     totals[2] += prep.squares
-    linked = [Record(line=n, **f) for f, n in prep.linked]
     if deferred is not None:
-        deferred.extend(linked)
+        deferred.extend(prep.linked)
     else:
-        link(conn, linked, prep.ids)
+        link(conn, prep.linked, prep.ids)
 
 
 class _Reader:
@@ -251,7 +250,7 @@ class _Reader:
                     body = raw.strip()
                     if body:
                         try:
-                            parse_fields(body)
+                            parse_line(body)
                         except BadLine:
                             break  # a torn tail: left for the next append to end
                         self.n += 1

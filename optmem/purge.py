@@ -18,7 +18,7 @@ from typing import Any
 
 from optmem import fsio, log
 from optmem.errors import BadFrontMatter, ConfirmationRequired, NotFound, OptmemError, Unreadable, UsageError
-from optmem.record import BOOKKEEPING, BadLine, parse_fields
+from optmem.record import BOOKKEEPING, BadLine, parse_line
 from optmem.vault import Vault, validate_name
 
 
@@ -124,16 +124,16 @@ def _rewrite_log(vault: Vault, targets: set[str], everything: bool) -> int:
                 dropped += 1
                 continue
             try:
-                f = parse_fields(raw.rstrip(b"\r\n"))
+                rec = parse_line(raw.rstrip(b"\r\n"))
             except BadLine:
                 out.write(raw)  # not a record: kept byte for byte (doctor handles it)
                 continue
-            ref = (f["ref"] or "").upper()
-            if f["id"] in targets or (f["kind"] in BOOKKEEPING and ref in targets):
+            ref = (rec.ref or "").upper()
+            if rec.id in targets or (rec.kind in BOOKKEEPING and ref in targets):
                 dropped += 1
                 continue
-            if ref in targets or any(c.upper() in targets for c in f["corrects"]):
-                raw = _without_refs(raw, targets, f["id"])  # kept, no longer naming (or quoting) what is gone
+            if ref in targets or any(c.upper() in targets for c in rec.corrects):
+                raw = _without_refs(raw, targets, rec.id)  # kept, no longer naming (or quoting) what is gone
             out.write(raw)
     return dropped
 

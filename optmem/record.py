@@ -204,12 +204,13 @@ def _holds_lone_surrogate(obj: Any) -> bool:
     return False
 
 
-def parse_fields(raw: bytes) -> dict[str, Any]:
-    """The normalised fields of one log line (without its newline), as `Record` takes them.
+def parse_line(raw: bytes, line: int = 0) -> Record:
+    """Parse one log line (without its newline) into a Record; raises BadLine if unusable.
 
-    Raises BadLine for lines that cannot be used. Hand-typed lines may omit `id`, `v` and
-    `domain`: the id is derived from the line's bytes, and a leading `[name]` in the text sets
-    the domain; `〔更正〕 … #<id>` makes the line a correction of those ids.
+    Hand-typed lines may omit `id`, `v` and `domain`: the id is derived from the line's bytes,
+    and a leading `[name]` in the text sets the domain; `〔更正〕 … #<id>` makes the line a
+    correction of those ids. (Built positionally: every log line passes here when an index is
+    built, and keywords or a dict of fields cost a tenth more.)
     """
     try:
         obj = json.loads(raw)
@@ -245,26 +246,19 @@ def parse_fields(raw: bytes) -> dict[str, Any]:
         kind = "correction"
     tier = get("tier")
     extra_keys = obj.keys() - KNOWN_SET
-    return {
-        "id": derived_id(raw, clock.to_epoch(ts)) if hand else rid,
-        "ts": ts, "text": text, "domain": domain, "kind": kind,
-        "tier": tier if tier in TIER_RANK else "normal",
-        "project": _str_or_none(get("project")), "key": _str_or_none(get("key")),
-        "tags": _str_list(get("tags")), "corrects": corrects,
-        "ref": _str_or_none(get("ref")), "expires": _str_or_none(get("expires")),
-        "evidence": _str_or_none(get("evidence")), "source": _str_or_none(get("source")),
-        "session": _str_or_none(get("session")),
-        "importance": _unit(get("importance")), "confidence": _unit(get("confidence")),
-        "pending": get("pending") is True and tier != "redline",  # a rule is never a guess
-        "basis": "inferred" if get("basis") == "inferred" else None, "state": get("state") is True,
-        "extra": {k: obj[k] for k in extra_keys} if extra_keys else {},
-        "hand": hand,
-    }
+    return _new_record(Record, (  # in `Record`'s field order
+        derived_id(raw, clock.to_epoch(ts)) if hand else rid, ts, domain,
+        _str_or_none(get("project")), kind, tier if tier in TIER_RANK else "normal",
+        _str_or_none(get("key")), text, _str_list(get("tags")), corrects,
+        _str_or_none(get("ref")), _str_or_none(get("expires")), _str_or_none(get("evidence")),
+        _str_or_none(get("source")), _str_or_none(get("session")),
+        _unit(get("importance")), _unit(get("confidence")),
+        get("pending") is True and tier != "redline",  # a rule is never a guess
+        "inferred" if get("basis") == "inferred" else None, get("state") is True,
+        {k: obj[k] for k in extra_keys} if extra_keys else _NO_EXTRA, line, hand))
 
 
-def parse_line(raw: bytes, line: int = 0) -> Record:
-    """Parse one log line (without its newline) into a Record; raises BadLine if unusable."""
-    return Record(line=line, **parse_fields(raw))
+_new_record = tuple.__new__  # (the NamedTuple's own __new__ is a Python function taking keywords)
 
 
 def bad_units(raw: bytes) -> dict[str, Any]:

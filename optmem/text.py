@@ -100,7 +100,7 @@ def stem_words(words: list[str]) -> list[str]:
 
         _stem_word = Stemmer.Stemmer("english").stemWord
     stems = _STEMS
-    out = list(map(stems.get, words))  # in C: most words were stemmed before
+    out: list[Any] = list(map(stems.get, words))  # in C: most words were stemmed before
     if None in out:
         for i, stem in enumerate(out):
             if stem is None:

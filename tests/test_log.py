@@ -212,15 +212,28 @@ tiers = st.sampled_from(record.TIERS)
 names = st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True)
 
 
+unit = st.none() | st.floats(0, 1)
+
+
 @given(text=st.text(min_size=1, max_size=50), domain=names, tier=tiers,
        tags=st.lists(names, max_size=3), key=st.none() | names,
-       corrects=st.lists(st.from_regex(r"[0-9A-Z]{26}", fullmatch=True), max_size=2))
-def test_record_line_round_trip(text, domain, tier, tags, key, corrects):
+       corrects=st.lists(st.from_regex(r"[0-9A-Z]{26}", fullmatch=True), max_size=2),
+       optional=st.tuples(*[st.none() | names] * 6), importance=unit, confidence=unit,
+       flags=st.tuples(st.booleans(), st.booleans(), st.booleans()))
+def test_record_line_round_trip(text, domain, tier, tags, key, corrects, optional, importance,
+                                confidence, flags):
+    # every field set or not, so a field read into another one's place shows
+    project, ref, expires, evidence, source, session = optional
+    pending, inferred, state = flags
     rec = record.Record(id=record.new_id(1e9), ts="2026-11-29T18:55:30Z", text=text, domain=domain,
                         tier=tier, tags=tuple(tags), key=key, corrects=tuple(corrects),
-                        kind="correction" if corrects else "note", extra={"x": [1, "二"]})
-    back = record.parse_line(rec.to_line())
-    assert back == rec and back.extra == rec.extra
+                        kind="correction" if corrects else "note", extra={"x": [1, "二"]},
+                        project=project, ref=ref, expires=expires, evidence=evidence, source=source,
+                        session=session, importance=importance, confidence=confidence,
+                        pending=pending and tier != "redline", basis="inferred" if inferred else None,
+                        state=state)
+    back = record.parse_line(rec.to_line(), 7)
+    assert back == rec._replace(line=7) and back.extra == rec.extra
 
 
 def test_session_is_a_record_field(cli, vault_path):
