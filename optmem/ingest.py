@@ -19,7 +19,8 @@ from optmem.ranking import says_change
 from optmem import text as textmod
 from optmem.clock import to_epoch
 from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_line
-from optmem.schema import INSERT_REC, INSERT_REC_SHORT, LINE_ALWAYS, LINE_DEFAULTS, LINE_FIELDS, SCHEMA, Row
+from optmem.schema import (INSERT_REC, INSERT_REC_SHORT, LINE_ALWAYS, LINE_DEFAULTS, LINE_FIELDS, NONE_BOUND,
+                           SCHEMA, Row)
 
 BATCH = 4000
 Progress = Callable[[int, int], None]
@@ -103,8 +104,9 @@ class _Prepared(NamedTuple):
 
     rec_rows: list[tuple[object, ...]]  # Row values, as plain tuples: they cross process
                                       # boundaries, and NamedTuples pickle ~5x slower, lists load
-                                      # ~3x slower; a row whose defaulted fields are all at their
-                                      # defaults stops short (`LINE_ALWAYS`)
+                                      # ~3x slower; a missing value is NONE_BOUND (`schema`), and
+                                      # a row whose defaulted fields are all at their defaults
+                                      # stops short (`LINE_ALWAYS`)
     fts_rows: list[tuple[int, str]]
     red_rows: list[tuple[int, str]]
     tag_rows: list[tuple[str, int]]
@@ -142,17 +144,19 @@ def _prepare(batch: list[Line]) -> _Prepared:
             if tier == "redline":
                 out.red_rows.append(out.fts_rows[-1])
         upd = extra.get("may_update") if extra else None
+        expires_at = to_epoch(expires) if expires else None
         row: tuple[object, ...] = (  # a Row's values in order (`_ROW_ORDER`), built directly: a
-            n, rid, rid[::-1], off, ln, ts, domain,  # third of the cost of Row(**fields)
-            project, kind, TIER_RANK[tier], key, fp,
-            to_epoch(expires) if expires else None,
-            ref.upper() if ref else None,
-            json.dumps(list(corrects)) if corrects else None,
-            session, None)
+            n, rid, rid[::-1], off, ln, _NONE if ts is None else ts,  # third of the cost of
+            domain, project or _NONE, kind, TIER_RANK[tier], key or _NONE, fp or _NONE,  # Row(**…)
+            _NONE if expires_at is None else expires_at,
+            ref.upper() if ref else _NONE,
+            json.dumps(list(corrects)) if corrects else _NONE,
+            session or _NONE, _NONE)
         more = (int(view.retired_at_birth(kind, extra)),
-                importance, int(pending), confidence, source,
+                _NONE if importance is None else importance, int(pending),
+                _NONE if confidence is None else confidence, source or _NONE,
                 int(basis == "inferred"), int(state),
-                upd if isinstance(upd, str) else None,
+                upd if isinstance(upd, str) and upd else _NONE,
                 int(bool(key) and says_change(text)))
         out.rec_rows.append(row if more == _DEFAULTS else row + more)
         if tags:
@@ -170,7 +174,8 @@ _ROW_ORDER = ("n", "id", "rid", "off", "len", "ts", "domain", "project", "kind",
               "expires", "ref", "corrects", "session", "spos", "retired", "imp", "pending", "conf",
               "source", "inferred", "state", "upd", "change")
 assert LINE_FIELDS == _ROW_ORDER, "Row's line fields moved: update _prepare"
-_DEFAULTS = LINE_DEFAULTS  # the values a short row leaves to the table
+_NONE = NONE_BOUND
+_DEFAULTS = tuple(_NONE if d is None else d for d in LINE_DEFAULTS)  # what a short row leaves out
 _SHORT = len(LINE_ALWAYS)
 
 
@@ -188,7 +193,7 @@ class _Places:
         out = []
         for r in rows:
             session = r[_SESSION]
-            if session is not None:
+            if session:  # (NONE_BOUND when the record has none)
                 assert isinstance(session, str)
                 at = self.next.get(session)
                 if at is None:

@@ -54,6 +54,27 @@ def test_parallel_build_equals_serial_build(vault, monkeypatch):
     assert [(n, code) for n, code, _ in serial["bad"]] == [(304, "unparseable_line")]
 
 
+def test_a_missing_field_is_null_in_the_index_and_a_given_one_keeps_its_value(vault, vault_path):
+    # rows are inserted with a stand-in for None (binding None is slow): what lands must be NULL
+    # for a missing field and the value itself — 0.0 and 0 included — for a given one
+    nullable = ["ts", "project", "key", "expires", "ref", "corrects", "session", "spos", "imp",
+                "conf", "source", "upd"]
+    lines = [{"id": "01KZZZZZZZ0000000000000001", "ts": "no time", "text": "bare"},
+             {"id": "01KZZZZZZZ0000000000000002", "ts": "1970-01-01T00:00:00Z", "text": "full",
+              "project": "p", "key": "k", "expires": "1970-01-01T00:00:00Z", "ref": "01kzzzzzzz0000000000000001",
+              "corrects": ["01KZZZZZZZ0000000000000001"], "session": "s", "importance": 0.0,
+              "confidence": 0, "source": "me", "may_update": "01KZZZZZZZ0000000000000001"}]
+    vault_path.joinpath("LOG.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    for parallel_min_bytes in (1 << 60, 0):
+        index.build(vault, parallel_min_bytes=parallel_min_bytes)
+        conn = sqlite3.connect(vault.index_path)
+        bare, full = conn.execute(f"SELECT {', '.join(nullable)} FROM rec ORDER BY n").fetchall()
+        conn.close()
+        assert bare == (None,) * len(nullable)
+        assert full == (0.0, "p", "k", 0.0, "01KZZZZZZZ0000000000000001", '["01KZZZZZZZ0000000000000001"]',
+                        "s", 0, 0.0, 0.0, "me", "01KZZZZZZZ0000000000000001")
+
+
 def test_incremental_catch_up_equals_a_fresh_build(vault, monkeypatch):
     busy_vault(vault, monkeypatch)
     # the index has been caught up step by step by every append above; compare with a rebuild
