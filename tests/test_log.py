@@ -250,3 +250,28 @@ def test_an_importance_given_to_a_duplicate_is_not_dropped_silently(cli, vault_p
     again = cli("append", "Deploys go through the staging cluster.", "--importance", "0.9")
     assert again.stdout.strip() == first and "--importance 0.9 not applied" in again.stderr
     assert "not applied" not in cli("append", "deploys go through the staging cluster").stderr
+
+
+def _outcome(load, raw: bytes):
+    try:
+        return "ok", load(raw)
+    except (ValueError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+                       max_leaves=8)
+
+
+@given(obj=st.dictionaries(st.text(), _values, max_size=4), ascii_only=st.booleans(),
+       wrap=st.sampled_from(["", " ", "\ufeff", "utf-16", "utf-32", "cut", "junk", "[]"]))
+def test_a_line_is_read_as_json_reads_it(obj, ascii_only, wrap):
+    # log lines skip json.loads' own checks on the usual path: same objects, same errors
+    line = json.dumps(obj, ensure_ascii=ascii_only)
+    raw = {"": line.encode(), " ": f" {line} ".encode(), "\ufeff": ("\ufeff" + line).encode(),
+           "utf-16": line.encode("utf-16"), "utf-32": line.encode("utf-32-le"),
+           "cut": line.encode()[:-1], "junk": line.encode() + b"}", "[]": b"[" + line.encode() + b"]"}[wrap]
+    assert _outcome(record._load, raw) == _outcome(json.loads, raw)
+    bad_utf8 = raw[:1] + b"\xff" + raw[1:]
+    assert _outcome(record._load, bad_utf8) == _outcome(json.loads, bad_utf8)
