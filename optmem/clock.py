@@ -59,6 +59,12 @@ def to_epoch(text: str | None) -> float | None:
     """Epoch seconds of an ISO time, or None when missing or unparseable (tolerant reading)."""
     if not text or not isinstance(text, str):
         return None
+    try:  # the form every record is written in (…T…Z) is UTC already: nothing to convert
+        dt = datetime.fromisoformat(text)
+        if dt.tzinfo is timezone.utc and "T" in text:
+            return dt.timestamp()
+    except ValueError:
+        pass
     try:
         return parse_time(text).timestamp()
     except ValueError:

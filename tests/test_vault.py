@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import stat
+from datetime import datetime
 
 import pytest
+from hypothesis import example, given, strategies as st
 
 from optmem import fsio, settings
 from optmem.errors import InvalidName, Locked, UsageError
@@ -97,6 +99,23 @@ def test_times_are_written_with_four_digit_years():
     assert clock.format_ts(early) == "0004-03-01T10:00:00Z"
     assert clock.parse_time(clock.format_ts(early)) == early
     assert clock.format_ts(datetime(2026, 11, 29, 18, 55, 30, tzinfo=timezone.utc)) == "2026-11-29T18:55:30Z"
+
+
+@given(moment=st.datetimes(), offset=st.integers(-23 * 60, 23 * 60),
+       form=st.sampled_from(["Z", "+00:00", "offset", "naive", "date", "space"]))
+@example(moment=datetime(1, 1, 1, 0, 30), offset=60, form="offset")  # before year 1 in UTC: None
+def test_an_epoch_is_the_parsed_times_whatever_the_written_form(moment, offset, form):
+    # to_epoch reads the canonical form by a shortcut: it must agree with parse_time on every form
+    from optmem import clock
+
+    iso = moment.isoformat()
+    text = {"Z": iso + "Z", "+00:00": iso + "+00:00", "naive": iso, "date": iso[:10], "space": iso.replace("T", " ") + "Z",
+            "offset": iso + f"{'+' if offset >= 0 else '-'}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}"}[form]
+    try:
+        expected: float | None = clock.parse_time(text).timestamp()
+    except ValueError:
+        expected = None
+    assert clock.to_epoch(text) == expected
 
 
 def test_only_the_write_that_made_the_vault_says_it_created_it(tmp_path, monkeypatch, capsys):
