@@ -10,7 +10,8 @@
 Machines are noisy, so each target is a ratio to an anchor that runs right beside it:
 * start-up: `python -c "import typer"`;
 * search and index build: bench/anchor.py, a bare Python script over a prebuilt SQLite FTS5
-  bigram index of the same records (one bm25-ranked query; a plain build);
+  bigram index of the same records (one bm25-ranked query; a plain build — up to 100k records
+  each build runs three times, alternating with optmem's, and the medians are compared);
 * sweep: bench/anchor.py scan, a bare Python pass that reads and parses every log line once.
 The search and append rows run with `[lifecycle] auto_sweep = "off"` (generated records are years
 old: the first append would sweep them); the lifecycle rows measure the sweep on its own.
@@ -84,15 +85,28 @@ def bench_startup(repeat: int) -> list[Row]:
              "≤ 1.2x", "") for a in ("--version", "--help")]
 
 
+def builds_for(size: int) -> int:
+    """How many times each build runs: the machine's speed drifts by a third within minutes, so
+    one build of each is a coin toss; up to 100k the median of three, each anchor build right
+    before an optmem build (a 1M build takes a minute: once)."""
+    return 3 if size <= 100_000 else 1
+
+
 def prepare(size: int, work: Path) -> tuple[Path, Path, float, float, int]:
-    """A vault of `size` generated records, indexed by optmem and by the anchor (both timed)."""
+    """A vault of `size` generated records, indexed by optmem and by the anchor, alternately
+    (`builds_for`); the medians of both, and optmem's peak memory."""
     vault = work / f"v{size}"
     write_log(vault / "LOG.jsonl", size)
     (vault / "optmem.toml").write_text(NO_SWEEP, "utf-8")
     db = work / f"anchor{size}.db"
-    anchor_ms, _ = run(ANCHOR + ["build", str(vault / "LOG.jsonl"), str(db)])
-    build_ms, build_mb = run(OPTMEM + ["reindex"], env_for(vault))
-    return vault, db, anchor_ms, build_ms, build_mb
+    anchor_runs, build_runs, peaks = [], [], []
+    for _ in range(builds_for(size)):
+        db.unlink(missing_ok=True)
+        anchor_runs.append(run(ANCHOR + ["build", str(vault / "LOG.jsonl"), str(db)])[0])
+        ms, mb = run(OPTMEM + ["reindex"], env_for(vault))
+        build_runs.append(ms)
+        peaks.append(mb)
+    return vault, db, statistics.median(anchor_runs), statistics.median(build_runs), max(peaks)
 
 
 def bench_search(sizes: list[int], repeat: int, work: Path) -> tuple[list[Row], list[Row]]:
@@ -108,7 +122,7 @@ def bench_search(sizes: list[int], repeat: int, work: Path) -> tuple[list[Row], 
         rows.append((f"optmem search, {size:,} records", ours, "bare FTS5 query script", theirs,
                      "≤ 2x at 100k", ""))
         rows.append((f"index build from scratch, {size:,} records", build, "bare FTS5 bigram build",
-                     anchor_build, "≤ 2x", f"peak {build_mb} MB"))
+                     anchor_build, "≤ 2x", f"peak {build_mb} MB; median of {builds_for(size)}"))
         # what a session-start hook runs: the redlines, hot memory and the recent records
         extra.append((f"optmem context, {size:,} records", median_ms(OPTMEM + ["context"], repeat, env),
                       "optmem search", ours, "info", "session start"))
