@@ -174,6 +174,9 @@ _ROW_ORDER = ("n", "id", "rid", "off", "len", "ts", "domain", "project", "kind",
               "expires", "ref", "corrects", "session", "spos", "retired", "imp", "pending", "conf",
               "source", "inferred", "state", "upd", "change")
 assert LINE_FIELDS == _ROW_ORDER, "Row's line fields moved: update _prepare"
+assert Record._fields == ("id", "ts", "domain", "project", "kind", "tier", "key", "text", "tags", "corrects",
+                          "ref", "expires", "evidence", "source", "session", "importance", "confidence",
+                          "pending", "basis", "state", "extra", "line", "hand"), "Record's fields moved: update _prepare"
 _NONE = NONE_BOUND
 _DEFAULTS = tuple(_NONE if d is None else d for d in LINE_DEFAULTS)  # what a short row leaves out
 _SHORT = len(LINE_ALWAYS)
