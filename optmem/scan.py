@@ -124,6 +124,9 @@ _SHOW = ("reveal", "print", "show", "output", "repeat", "leak", "dump", "display
          "paraphrase", "encode", "what", "copy", "return")
 _HIDDEN = ("system", "initial", "hidden", "secret", "original", "developer", "dev", "prompt", "instructions", "rules",
            "guidelines", "directives")
+# what every way of hiding something from the user says: a negation (_NEG), keep/hide … from,
+# without … knowing, make sure … never ("user" alone is in most notes an agent keeps)
+_CONCEAL = ("not", "don't", "dont", "never", "mustn", "shouldn", "can't", "cant", "keep", "hide", "without", "sure")
 _ZH_DISMISS: _Needles = (
     ("忽略", "忽视", "无视", "忘", "抛", "丢", "放弃", "跳过", "略过", "管", "推翻", "废除", "作废", "撤销",
      "绕过", "违背", "违反", "不顾", "理会", "遵", "听从", "服从", "在意", "理睬"),
@@ -227,7 +230,7 @@ _PHRASES: tuple[tuple[str, _Needles, str], ...] = (
      r"the~assistant|override|reveal|always|never|do~not|don'?t)%>|"
      r"(?:^|\n)[ \t]*(?:human|user)[ \t]*:[^\n]*\n(?:[^\n]*\n)*?[ \t]*(?:assistant|ai)[ \t]*:|"
      rf"{_ROLE_LINE}(?:assistant|ai|model)[ \t]*:~(?:sure|ok|okay|certainly|of~course|absolutely|understood)%>"),
-    ("conceal_from_user", (("user", "human", "person", "anyone", "anybody", "them"),),
+    ("conceal_from_user", (("user", "human", "person", "anyone", "anybody", "them"), _CONCEAL),
      rf"%<(?:{_NEG}~(?:ever~)?(?:tell|inform|alert|warn|(?:mention|reveal|say|disclose|show)~"
      rf"(?:this|it|that|anything)~to)~{_USER}|{_NEG}~let~{_USER}~(?:know|find~out|notice|learn)|"
      r"(?:keep|hide)~(?:this|it|that|these|the~following|everything)~(?:(?:instructions?|note|memory|entry|"
@@ -237,7 +240,8 @@ _PHRASES: tuple[tuple[str, _Needles, str], ...] = (
      r"discovers?|realizes?)|"
      r"(?:never|do~not|don'?t)~(?:mention|reveal|disclose|discuss|repeat|share)~(?:this|these|the)~(?:memory|"
      rf"note|instructions?|conversation|entry|prompt)~(?:to|with)~(?:anyone|anybody|{_USER}|them))%>"),
-    ("exfiltration", (("credential", "password", "api", "secret", "token", "private", "ssh", "memor"), ("to",)),
+    ("exfiltration", (("credential", "password", "api", "secret", "token", "private", "ssh", "memor"), ("to",),
+                      ("send", "forward", "upload", "post", "mail", "exfiltrate", "leak", "transmit", "copy")),
      r"%<(?:send|forward|upload|post|email|e-mail|exfiltrate|leak|transmit|copy|mail)~(?:(?:all|the|every|any|"
      r"users?|their|stored|saved|of|contents~of|your|my|whole|entire)~){0,4}(?:credentials|passwords|api~keys|"
      r"secrets|tokens|private~keys|ssh~keys|memories|memory~files?)~to~(?:https?|ftp|[a-z0-9.-]+@|"
