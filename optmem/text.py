@@ -116,21 +116,32 @@ def stem_words(words: list[str]) -> list[str]:
     return out
 
 
+_FIRST_CJK = "\u3040"  # below every range of _CJK
+
+
+def _has_cjk(folded: str) -> bool:
+    """Whether a folded text may hold CJK: most texts that are not ASCII hold none (a dash, a
+    curly quote, an accent) and need no CJK pattern — which takes ~4 ms to compile."""
+    return not folded.isascii() and max(folded) >= _FIRST_CJK
+
+
 def _runs(folded: str) -> list[tuple[str, str]]:
     """(CJK run, other word) pairs of a folded text, in order — the base of tokens and fingerprints."""
-    if folded.isascii():
+    if not _has_cjk(folded):
         return [("", word) for word in _WORD_RE.findall(folded)]
     return _split_cjk().findall(folded)
 
 
-Runs = list[tuple[str, str]] | None  # a text's (CJK run, other word) pairs; None: ASCII, words only
+Runs = list[tuple[str, str]] | None  # a text's (CJK run, other word) pairs; None: no CJK, words only
 
 
 def _split(folded: str) -> tuple[Runs, list[str]]:
-    """(runs, words) of a folded text: an ASCII text is its words alone — no pairs to build, which
-    were a third of tokenising an English record."""
+    """(runs, words) of a folded text: a text without CJK is its words alone — no pairs to build,
+    which were a third of tokenising an English record."""
     if folded.isascii():
         return None, _FOLDED_ASCII_WORD_RE.findall(folded)
+    if max(folded) < _FIRST_CJK:
+        return None, _WORD_RE.findall(folded)
     runs = _split_cjk().findall(folded)
     return runs, [w for c, w in runs if w]
 

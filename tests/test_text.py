@@ -1,6 +1,6 @@
 import unicodedata
 
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 
 from optmem import search, text
 
@@ -147,13 +147,28 @@ def test_the_tokeniser_splits_text_into_cjk_runs_and_word_runs(s):
 
 @given(st.text(max_size=40))
 def test_indexing_splits_a_folded_text_as_the_tokeniser_does(s):
-    """`_split`, indexing's faster path (ASCII: words alone, by a narrower pattern), finds the same
-    runs and words in a folded text."""
+    """`_split`, indexing's faster path (no CJK: words alone, without the CJK pattern), finds the
+    same runs and words in a folded text."""
     folded = text.fold(s)
     runs, words = text._split(folded)
     expected = _reference_runs(folded)
     assert words == [w for _, w in expected if w]
-    assert runs is None if folded.isascii() else runs == expected
+    assert runs is None if max(folded, default="") < "\u3040" else runs == expected
+
+
+@given(st.text(st.characters(max_codepoint=0x303F), max_size=40))
+def test_a_text_without_cjk_is_tokenised_as_the_cjk_pattern_would(s):
+    """Dashes, curly quotes, accents, Cyrillic: no CJK pattern is compiled for them (~4 ms a
+    process), and the tokens and the fingerprinted form are what it would give."""
+    folded = text.fold(s)
+    assume(max(folded, default="") < "\u3040")  # (NFKC makes a Kangxi radical a Han character)
+    full = text._split_cjk().findall(folded)
+    words = [w for _, w in full if w]
+    assert text._split(folded) == (None, words)
+    assert text._runs(folded) == full
+    stems = text.stem_words(words)
+    assert text._normal(None, stems, words) == text._normal(full, stems, words)
+    assert text._tokens(None, words) == text._tokens(full, words)
     assert text._split("deploy_v2 PORT 8080".casefold()) == (None, ["deploy", "v2", "port", "8080"])
 
 
