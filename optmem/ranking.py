@@ -196,30 +196,18 @@ UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改
 # An explicit past cue beside it wins ("my number originally, before the one I have had since …").
 PERFECT = (r"\bhow long (?:have|has)\b", r"(?:\b(?:have|has)(?:n['’]t)?|['’]ve)\b[^.?!;]*\bsince\b")
 PERFECT_CJK = ("多久了", "多长时间了", "多長時間了", r"自[从從][^，。？！,?!]*以[来來]")
-_CUE = None
-_PERFECT = None
 _CUE_TERMS: frozenset[str] | None = None
 
 
 def asks_for_now(query: str) -> bool:
     """Whether the query asks for the present value in so many words ("where do I live now",
     "现在住在哪")."""
-    global _CUE
-    if _CUE is None:
-        import re
-
-        _CUE = re.compile(r"\b(?:" + "|".join(UPDATE_CUES) + r")\b|" + _guarded(UPDATE_CUES_CJK))
-    return bool(_CUE.search(fold(query)))
+    return _says("present", fold(query))
 
 
 def in_present_perfect(query: str) -> bool:
     """Whether the query asks up to now by its tense ("how long have I had my cat", 养了多久了)."""
-    global _PERFECT
-    if _PERFECT is None:
-        import re
-
-        _PERFECT = re.compile("|".join((*PERFECT, *PERFECT_CJK)))
-    return bool(_PERFECT.search(fold(query)))
+    return _says("perfect", fold(query))
 
 
 # Words that ask what something used to be ("what was my previous …", "我以前住在哪"): such a
@@ -233,18 +221,11 @@ PAST_CUES = ("previous", "previously", "formerly", "originally", "at first", "in
 PAST_CUES_FINAL = ("before", "earlier")
 # (之前, 过去 and 上次 are left out: "提交之前" relates events, "过去" is also "go over", "上次" the latest)
 PAST_CUES_CJK = ("以前", "原来", "原先", "曾经", "当初", "起初", "先前", "从前", "最初", "早先")
-_PAST = None
 
 
 def asks_for_past(query: str) -> bool:
     """Whether the query asks what something used to be ("my previous address", "以前住在哪")."""
-    global _PAST
-    if _PAST is None:
-        import re
-
-        _PAST = re.compile(r"\b(?:" + "|".join(PAST_CUES) + r")\b|\b(?:" + "|".join(PAST_CUES_FINAL)
-                           + r")\b(?=\s*(?:[?.!,;:]|$))|" + _guarded(PAST_CUES_CJK))
-    return bool(_PAST.search(fold(query)))
+    return _says("past", fold(query))
 
 
 def asks_for(query: str) -> str | None:
@@ -292,7 +273,6 @@ CHANGE_CUES = ("now", "no longer", "anymore", "instead", "moved", "switched", "c
                "became", "from now on")
 CHANGE_CUES_CJK = ("现在", "改成", "改为", "换成", "换了", "搬到", "搬去", "搬家", "不再", "已经", "如今", "从今",
                    "变成", "改用", "换到", "更新为", "更新成", "从此", "搬迁", "调到", "跳槽")
-_CHANGE = None
 
 
 _CJK_CUES = None
@@ -314,6 +294,35 @@ def _guarded(words: Iterable[str]) -> str:
     """An alternation of Chinese time words, each with its guards, longest first."""
     return "|".join(_GUARDS.get(w, ("", ""))[0] + w + _GUARDS.get(w, ("", ""))[1]
                     for w in sorted(set(words), key=len, reverse=True))
+
+
+def cue_sources(kind: str) -> tuple[str, str]:
+    """The (English, Chinese) patterns of a kind of cue: "present", "perfect", "past", "change"."""
+    english = {"present": r"\b(?:" + "|".join(UPDATE_CUES) + r")\b",
+               "perfect": "|".join(PERFECT),
+               "past": r"\b(?:" + "|".join(PAST_CUES) + r")\b|\b(?:" + "|".join(PAST_CUES_FINAL)
+                       + r")\b(?=\s*(?:[?.!,;:]|$))",
+               "change": r"\b(?:" + "|".join(CHANGE_CUES) + r")\b"}[kind]
+    chinese = {"present": _guarded(UPDATE_CUES_CJK), "perfect": "|".join(PERFECT_CJK),
+               "past": _guarded(PAST_CUES_CJK), "change": _guarded(CHANGE_CUES_CJK)}[kind]
+    return english, chinese
+
+
+_CUE_PATTERNS: dict[tuple[str, bool], Any] = {}
+
+
+def _says(kind: str, folded: str) -> bool:
+    """Whether a folded text holds a cue of `kind` (`cue_sources`). An ASCII text is searched by
+    the English pattern alone: no Chinese cue can match it, and compiling those takes most of the
+    ~2 ms a cue pattern costs each process."""
+    key = (kind, folded.isascii())
+    pattern = _CUE_PATTERNS.get(key)
+    if pattern is None:
+        import re
+
+        english, chinese = cue_sources(kind)
+        pattern = _CUE_PATTERNS[key] = re.compile(english if key[1] else f"{english}|{chinese}")
+    return pattern.search(folded) is not None
 
 
 def time_word_spans(folded: str) -> list[tuple[int, int]]:
@@ -344,12 +353,7 @@ def without_cues(folded: str) -> str:
 def says_change(text: str) -> bool:
     """Whether a statement says it is a change ("小明搬到上海了", "now uses pnpm"): two values of a
     key written close together are then ordered by time, not put to the user."""
-    global _CHANGE
-    if _CHANGE is None:
-        import re
-
-        _CHANGE = re.compile(r"\b(?:" + "|".join(CHANGE_CUES) + r")\b|" + _guarded(CHANGE_CUES_CJK))
-    return bool(_CHANGE.search(fold(text)))
+    return _says("change", fold(text))
 
 
 def time_words() -> frozenset[str]:

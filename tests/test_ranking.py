@@ -463,6 +463,21 @@ def test_update_cues_and_their_terms():
     assert not ranking.asks_for_past("the formerlyish word")  # a word, not a part of one
 
 
+_CUE_TEXT = st.lists(st.sampled_from(["now", "still", "previously", "before", "have", "had", "since", "how long",
+                                       "changed", "no longer", "snow", "stillness", "I've", "hasn't", "?", ".", "the",
+                                       "现在", "以前", "自从", "以来", "已经", "实现在", "多久了", "x"]),
+                     max_size=8).map(" ".join)
+
+
+@given(_CUE_TEXT, st.sampled_from(["present", "perfect", "past", "change"]))
+def test_a_cue_is_found_as_by_the_whole_pattern_english_alone_in_ascii(words, kind):
+    """An ASCII text is searched by the English cues only (compiling the Chinese ones costs most
+    of a cue pattern); the answer is the whole pattern's."""
+    english, chinese = ranking.cue_sources(kind)
+    folded = text.fold(words)
+    assert ranking._says(kind, folded) == bool(re.search(f"{english}|{chinese}", folded))
+
+
 def test_each_english_update_cue_has_its_chinese_counterparts(vault, cli, monkeypatch):
     """still, latest, anymore, these days, at the moment, nowadays, today ask for the present in
     Chinese as in English; became, switched to, moved to say a change — with guards where their
