@@ -18,7 +18,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020
 # Runs of letters and digits; inside a run that is not ASCII, CJK runs and the rest are told
 # apart (a negated class: no look-ahead per character, which made this the costliest step of
 # indexing). That second pattern takes ~4 ms to compile, so it is compiled only when a text that
-# is not ASCII turns up — an English-only command never pays for it.
+# may hold CJK turns up (`_has_cjk`) — an English-only command never pays for it.
 _WORD_RE = re.compile(r"[^\W_]+")
 _FOLDED_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # what _WORD_RE finds in a folded ASCII text, faster
 _SPLIT_RE: re.Pattern[str] | None = None
