@@ -77,6 +77,14 @@ def context_share(neighbours: Iterable[float], settings: Ranking) -> float:
     return settings.context_share * max(neighbours, default=0.0)
 
 
+def answer_lift(asked: float, question_length: int, answer_length: int, settings: Ranking) -> float:
+    """What the turn after a question gains from it: a share of the question's relevance (that of
+    its question sentences alone), scaled down when the answer is longer than the question's
+    turn — a long reply says much besides its answer, a short one says the answer ("What spices
+    did you use in the soup?" — "Some sage, for flavour.")."""
+    return settings.answer_share * asked * min(1.0, question_length / max(answer_length, 1))
+
+
 class Candidate(NamedTuple):
     """What the score of a hit depends on."""
 

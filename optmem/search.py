@@ -309,19 +309,51 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
                    when if when != frozenset(q.terms) else frozenset())
 
 
-def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> tuple[Record, float, frozenset[str], frozenset[str]]:
-    """(record, BM25 relevance, its tokens, the query terms it matched) of one row. A record that
-    matched nothing but the words asking for the present ("now", "现在") is not relevant: they
-    say *when*, not *what* ("where does Alice live now" is not about everything said "now") —
-    beside other matched terms they count ("my current road bike" states a value)."""
+class _Relevance(NamedTuple):
+    record: Record
+    relevance: float          # BM25
+    tokens: frozenset[str]
+    matched: frozenset[str]   # the query terms it holds
+    length: int               # its number of tokens
+
+
+def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
+    """The BM25 relevance of one row, with what it rests on. A record that matched nothing but
+    the words asking for the present ("now", "现在") is not relevant: they say *when*, not *what*
+    ("where does Alice live now" is not about everything said "now") — beside other matched terms
+    they count ("my current road bike" states a value)."""
     rec = idx.record(row)
     toks = tokens_for(rec.text, rec.key, rec.tags, row.ts)
     tokens = frozenset(toks)
     matched = frozenset(t for t in q.terms if t in tokens)
     if corpus.when and matched and matched <= corpus.when:
-        return rec, 0.0, tokens, matched
-    relevance = ranking.bm25(Counter(toks), len(toks), corpus.idfs, corpus.idfs, corpus.avgdl, corpus.params)
-    return rec, relevance, tokens, matched
+        return _Relevance(rec, 0.0, tokens, matched, len(toks))
+    relevance = _bm25(toks, len(toks), corpus)
+    return _Relevance(rec, relevance, tokens, matched, len(toks))
+
+
+def _bm25(toks: list[str], length: int, corpus: _Corpus) -> float:
+    return ranking.bm25(Counter(toks), length, corpus.idfs, corpus.idfs, corpus.avgdl, corpus.params)
+
+
+def _asked(seen: dict[int, _Relevance], rows: dict[int, Row],
+           corpus: _Corpus) -> dict[tuple[str, str, int], tuple[float, int, str]]:
+    """The relevant turns of a session that ask something, by (domain, session, position): (the
+    relevance of their question sentences — with the whole turn's length, so never more than the
+    turn's own —, the turn's length, its id). The turn after each may hold the answer."""
+    out = {}
+    placed = {(row.domain, row.session, row.spos) for row in rows.values() if row.session is not None}
+    for n, row in rows.items():
+        rel = seen[n]
+        if (row.session is None or row.spos is None or rel.relevance <= 0
+                or (row.domain, row.session, row.spos + 1) not in placed):  # no answer to lend to
+            continue
+        said = rel.record.text
+        asks = textmod.questions(textmod.fold(said)) if "?" in said or "？" in said else ""
+        if asks:
+            relevance = _bm25(textmod.tokens(asks, folded=True), rel.length, corpus)
+            out[(row.domain, row.session, row.spos)] = (relevance, rel.length, row.id)
+    return out
 
 
 class _Scored(NamedTuple):
@@ -331,6 +363,7 @@ class _Scored(NamedTuple):
     topic: ranking.Topic
     matched: frozenset[str]
     stands_for: str | None = None  # the superseded record whose relevance it took
+    answers: str | None = None     # the question (the turn before) whose relevance it took a share of
 
 
 def _successors(idx: Index, rows: dict[int, Row], relevance: dict[int, float],
@@ -362,10 +395,10 @@ def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any],
     content = corpus._replace(idfs={t: w for t, w in corpus.idfs.items() if not t.startswith(dates.PREFIX)})
 
     def in_words(n: int) -> float:
-        _, rel, _, matched = seen[n]
-        if rows[n].superseded_by and any(t.startswith(dates.PREFIX) for t in matched):
-            return _relevance(idx, q, rows[n], content)[1]
-        return rel
+        rel = seen[n]
+        if rows[n].superseded_by and any(t.startswith(dates.PREFIX) for t in rel.matched):
+            return _relevance(idx, q, rows[n], content).relevance
+        return rel.relevance
 
     heads = _successors(idx, rows, {n: in_words(n) for n in seen}, replaced)
     stands: dict[int, tuple[float, str]] = {}
@@ -380,7 +413,7 @@ def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any],
         rel, old = heads[row.id]
         if rel < 0:  # a replaced record the filters hide: its relevance in words
             old_row = idx.by_id(old)
-            rel = _relevance(idx, q, old_row, content)[1] if old_row else 0.0
+            rel = _relevance(idx, q, old_row, content).relevance if old_row else 0.0
         stands[row.n] = (rel, old)
     return stands
 
@@ -388,7 +421,8 @@ def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any],
 def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
            settings: Ranking, replaced: list[Row]) -> tuple[list[_Scored], _Corpus]:
     """Every candidate re-tokenised and scored; the best ones bring their session neighbours,
-    and each record with a session gains a share of its best neighbour's relevance."""
+    and each record with a session gains a share of its best neighbour's relevance — or, when
+    more, a share of what the turn before it asked (`ranking.answer_lift`)."""
     corpus = _corpus(idx, q, df, settings)
     past = q.asks == "past"
     seen = {n: _relevance(idx, q, row, corpus) for n, row in rows.items()}
@@ -400,14 +434,15 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     stands = _stand_ins(idx, q, rows, seen, corpus, replaced)
     # a session's turns lend each other context within one domain (a session name reused in
     # another domain is another conversation)
-    own = {(r.domain, r.session, r.spos): seen[n][1] for n, r in rows.items() if r.session is not None}
+    own = {(r.domain, r.session, r.spos): seen[n].relevance for n, r in rows.items() if r.session is not None}
+    asked = _asked(seen, rows, corpus) if settings.answer_share else {}
     out = []
     w = settings.context_window
     hot = _HotFiles(idx)
     life = idx.vault.settings.lifecycle
     for n, row in rows.items():
-        rec, relevance, tokens, matched = seen[n]
-        stands_for = None
+        rec, relevance, tokens, matched, length = seen[n]
+        stands_for = answers = None
         if n in stands and stands[n][0] > relevance:
             relevance, stands_for = stands[n]
         context = 0.0
@@ -415,6 +450,11 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
             context = ranking.context_share(
                 (own.get((row.domain, row.session, row.spos + d), 0.0) for d in range(-w, w + 1) if d),
                 settings)
+            question = asked.get((row.domain, row.session, row.spos - 1))
+            if question:
+                lift = ranking.answer_lift(question[0], question[1], length, settings)
+                if lift > context:
+                    context, answers = lift, question[2]
         if relevance <= 0 and context <= 0:
             continue
         status = hot.status(row, rec, q.now)
@@ -426,7 +466,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
                               q.now, settings, past=past)
         topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
                               rec.corrects, tokens)
-        out.append(_Scored(row, rec, parts, topic, matched, stands_for))
+        out.append(_Scored(row, rec, parts, topic, matched, stands_for, answers))
     return out, corpus
 
 
@@ -534,7 +574,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
         explain = None
         if q.explain:
             explain = s.parts.explain(promoted_over=promoted, updates=updated, asks=asks,
-                                      stands_for=s.stands_for,
+                                      stands_for=s.stands_for, answers=s.answers,
                                       dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                                       b=round(corpus.params.b, 3))
         hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,

@@ -279,6 +279,15 @@ def tokens(text: str, *, folded: bool = False, stem: bool = True) -> list[str]:
     return _tokens(runs, stem_words(words) if stem else words)
 
 
+_QUESTION_RE = re.compile(r"[^.!?。！？\n]*[?？]")
+
+
+def questions(folded: str) -> str:
+    """The sentences of a folded text that ask (end in a question mark), joined — what a turn
+    asks, without what it states ("I got a dog. What did you name yours?" asks about a name)."""
+    return " ".join(_QUESTION_RE.findall(folded)) if "?" in folded or "？" in folded else ""
+
+
 def words(folded: str) -> list[str]:
     """The words of a folded text as the tokeniser splits them, unstemmed (no CJK)."""
     return _split(folded)[1]

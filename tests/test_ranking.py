@@ -267,6 +267,70 @@ def test_session_neighbours_lend_context_only_within_a_session(vault, cli, monke
     assert all(h["explain"]["context"] == 0 for h in out["hits"] if h["text"].startswith("Lisbon has"))
 
 
+def _answer_store(vault, monkeypatch, session="chat-1"):
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    question = put(vault, "Tim: Which spices did you put in the soup?", session=session).id
+    answer = put(vault, "John: Some sage, for a nice flavour.", session=session).id
+    put(vault, "Tim: I will try it this weekend.", session=session)
+    market = put(vault, "The market stall sells spices and dried herbs in big jars, the soup kitchen "
+                        "next door buys from it every week").id
+    return question, answer, market
+
+
+def test_the_turn_after_a_question_is_found_through_it(vault, cli, monkeypatch):
+    """An answer rarely repeats its question's words: the turn after a question gains a share of
+    what the question matched — as much as the question, for an answer no longer than it —
+    beyond the ordinary share of a neighbour; --explain names the question."""
+    question, answer, market = _answer_store(vault, monkeypatch)
+    out = cli.json("search", "spices soup", "--explain")
+    by_id = {h["id"]: h["explain"] for h in out["hits"]}
+    assert {h["id"] for h in out["hits"][:2]} == {question, answer}  # the market stall after both
+    assert by_id[answer]["answers"] == question and by_id[answer]["relevance"] == 0
+    assert by_id[answer]["context"] == pytest.approx(by_id[question]["relevance"], rel=1e-3)
+    assert all(e["answers"] is None for i, e in by_id.items() if i != answer)
+
+
+def test_without_the_answer_share_an_answer_gets_a_neighbours_share_only(vault, cli, monkeypatch):
+    question, answer, market = _answer_store(vault, monkeypatch)
+    (vault.root / "optmem.toml").write_text("[ranking]\nanswer_share = 0\n", "utf-8")
+    out = cli.json("search", "spices soup", "--explain")
+    ids = [h["id"] for h in out["hits"]]
+    assert ids.index(market) < ids.index(answer)
+    assert out["hits"][ids.index(answer)]["explain"]["answers"] is None
+
+
+def test_a_statement_lends_its_next_turn_only_a_neighbours_share(vault, cli, monkeypatch):
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    put(vault, "Tim: I put spices in the soup.", session="chat-1")
+    after = put(vault, "John: Some sage, for a nice flavour.", session="chat-1").id
+    hit = {h["id"]: h for h in cli.json("search", "spices soup", "--explain")["hits"]}[after]
+    assert hit["explain"]["answers"] is None and hit["explain"]["context"] > 0
+
+
+def test_what_a_turn_asks_is_its_question_sentences():
+    assert text.questions("i got a dog. what did you name yours? he is cute!") == " what did you name yours?"
+    assert text.questions("no question here.") == ""
+    assert text.questions("你养狗了吗?叫什么名字?我很好奇。") == "你养狗了吗? 叫什么名字?"
+    assert text.questions("first line\nwhere is it?") == "where is it?"  # a line ends a sentence
+
+
+def test_a_long_answer_gains_less_of_its_question():
+    s = Ranking()
+    assert ranking.answer_lift(10.0, 20, 20, s) == pytest.approx(10.0 * s.answer_share)
+    assert ranking.answer_lift(10.0, 20, 5, s) == pytest.approx(10.0 * s.answer_share)  # shorter: all of it
+    assert ranking.answer_lift(10.0, 20, 80, s) == pytest.approx(2.5 * s.answer_share)  # 4x longer: a quarter
+
+
+def test_a_chinese_answer_is_found_through_its_question(vault, cli, monkeypatch):
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    question = put(vault, "小王：你在汤里放了什么香料？", session="对话1").id
+    answer = put(vault, "小李：放了一点鼠尾草。", session="对话1").id
+    put(vault, "市场上的香料摊每周都给汤馆送货，生意很好，摊主也很热情", session="对话2")
+    out = cli.json("search", "汤里放了什么香料", "--explain")
+    by_id = {h["id"]: h["explain"] for h in out["hits"]}
+    assert {h["id"] for h in out["hits"][:2]} == {question, answer} and by_id[answer]["answers"] == question
+
+
 def test_a_session_name_reused_in_another_domain_lends_no_context(vault, cli, monkeypatch):
     at(monkeypatch, "2026-01-05T10:00:00Z")
     put(vault, "What is the VPN endpoint?", session="chat1", domain="hermes")
