@@ -5,8 +5,8 @@
 
 Index time, per 100k records, in this process: tokenising with and without Snowball stemming,
 and computing date terms. Query time, whole process, medians: search with every factor, then
-with conversation context off (context_top = 0, context_share = 0) and with the updates-first
-rule off, through a vault-level optmem.toml — against the bare FTS5 query script as anchor.
+with conversation context off (context_top = 0, context_share = 0), with the updates-first
+rule off and with answers not found through their question (answer_share = 0), through a vault-level optmem.toml — against the bare FTS5 query script as anchor.
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ def index_time(size: int) -> list[tuple[str, float, str, float, str, str]]:
         return (time.perf_counter() - t) * 1000
 
     stemmed = timed(text.analyze)
-    saved = text._stem_words
-    text._stem_words = lambda words: words  # the tokeniser as it was before stemming
+    saved = text.stem_words
+    text.stem_words = lambda words: words  # the tokeniser as it was before stemming
     try:
         plain = timed(text.analyze)
     finally:
-        text._stem_words = saved
+        text.stem_words = saved
     epochs = [time.mktime(time.strptime(r["ts"], "%Y-%m-%dT%H:%M:%SZ")) for r in recs]
     t = time.perf_counter()
     for e, f in zip(epochs, folded):
@@ -72,9 +72,11 @@ def query_time(size: int, repeat: int, work: Path) -> list[tuple[str, float, str
     every = timed("")
     no_context = timed("[ranking]\ncontext_top = 0\ncontext_share = 0\n")
     no_updates = timed("[ranking]\nupdate_overlap = 2\nupdate_overlap_plain = 2\n")
+    no_answers = timed("[ranking]\nanswer_share = 0\n")
     return [(f"search, {size:,} records, every factor", every, "bare FTS5 query script", anchor, "≤ 2x", ""),
             ("… without conversation context", no_context, "every factor", every, "info", ""),
-            ("… without updates first", no_updates, "every factor", every, "info", "")]
+            ("… without updates first", no_updates, "every factor", every, "info", ""),
+            ("… without answers found through their question", no_answers, "every factor", every, "info", "")]
 
 
 def main() -> None:
