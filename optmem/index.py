@@ -379,11 +379,12 @@ class Index:
         variance = max(0.0, int(meta.get("squares", "0")) / docs - mean * mean)
         return docs, mean, (variance ** 0.5) / mean if mean else 0.0
 
-    def in_session(self, session: str, first: int, last: int, where: str, params: list[Any]) -> list[Row]:
-        """The records at places first..last of a session that pass a WHERE clause on `rec r`
-        (one indexed range read; a list of (session, place) pairs would scan the table)."""
-        return self.rows(f"r.session = ? AND r.spos BETWEEN ? AND ? AND {where}",
-                         [session, first, last, *params])
+    def in_session(self, session: str, domain: str, first: int, last: int, where: str,
+                   params: list[Any]) -> list[Row]:
+        """The records at places first..last of a session of a domain that pass a WHERE clause on
+        `rec r` (one indexed range read; a list of (session, place) pairs would scan the table)."""
+        return self.rows(f"r.session = ? AND r.domain = ? AND r.spos BETWEEN ? AND ? AND {where}",
+                         [session, domain, first, last, *params])
 
     def top_lines(self, match: str, order: str, limit: int) -> list[int]:
         """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter)."""

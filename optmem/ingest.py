@@ -167,7 +167,7 @@ def _prepare(batch: list[Line]) -> _Prepared:
     return out._replace(docs=docs, tokens=tokens, squares=squares)
 
 
-_SESSION, _SPOS = Row._fields.index("session"), Row._fields.index("spos")
+_SESSION, _SPOS, _DOMAIN = Row._fields.index("session"), Row._fields.index("spos"), Row._fields.index("domain")
 # the order `_prepare` writes a row's values in: what a log line says (the effective view's
 # columns keep their defaults until it is applied)
 _ROW_ORDER = ("n", "id", "rid", "off", "len", "ts", "domain", "project", "kind", "tier", "key", "fp",
@@ -185,11 +185,12 @@ _SHORT = len(LINE_ALWAYS)
 class _Places:
     """Where each record stands in its session (log order), counting on from what the index
     already holds — or from 0 when this pass started on an empty index (a build, which has no
-    look-up index yet)."""
+    look-up index yet). Places are counted per domain: a session name reused in another domain
+    is another conversation, and the turn before a record is the one before it in its own."""
 
     def __init__(self, conn: sqlite3.Connection, empty: bool) -> None:
         self.conn, self.empty = conn, empty
-        self.next: dict[str, int] = {}
+        self.next: dict[tuple[object, str], int] = {}
 
     def place(self, rows: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
         """The rows with each one's place in its session filled in."""
@@ -198,16 +199,19 @@ class _Places:
             session = r[_SESSION]
             if session:  # (NONE_BOUND when the record has none)
                 assert isinstance(session, str)
-                at = self.next.get(session)
+                conversation = (r[_DOMAIN], session)
+                at = self.next.get(conversation)
                 if at is None:
-                    at = 0 if self.empty else self._after_last(session)
+                    at = 0 if self.empty else self._after_last(conversation)
                 r = (*r[:_SPOS], at, *r[_SPOS + 1:])
-                self.next[session] = at + 1
+                self.next[conversation] = at + 1
             out.append(r)
         return out
 
-    def _after_last(self, session: str) -> int:
-        (top,) = self.conn.execute("SELECT max(spos) FROM rec WHERE session = ?", (session,)).fetchone()
+    def _after_last(self, conversation: tuple[object, str]) -> int:
+        domain, session = conversation
+        (top,) = self.conn.execute("SELECT max(spos) FROM rec WHERE session = ? AND domain = ?",
+                                   (session, domain)).fetchone()
         return 0 if top is None else top + 1
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import HANDOFF, Tier
 
-SCHEMA = "optmem-index-14"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context
+SCHEMA = "optmem-index-15"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context; 15: places per domain
 
 
 class Col(NamedTuple):
@@ -38,7 +38,7 @@ class Row(NamedTuple):
     ref: Annotated[str | None, Col("TEXT")]
     corrects: Annotated[str | None, Col("TEXT")]          # JSON list of ids
     session: Annotated[str | None, Col("TEXT")]           # the conversation it belongs to
-    spos: Annotated[int | None, Col("INTEGER")]           # its place in that session, in log order
+    spos: Annotated[int | None, Col("INTEGER")]           # its place in that session of its domain, in log order
     retired: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # a removed hot-memory entry
     imp: Annotated[float | None, Col("REAL")] = None      # importance as written (None: default)
     pending: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # stored below the threshold
@@ -139,7 +139,7 @@ CREATE INDEX rec_rid ON rec(rid);
 CREATE INDEX rec_fp ON rec(fp);
 CREATE INDEX rec_key ON rec(key, domain, project) WHERE key IS NOT NULL;
 CREATE INDEX rec_tier ON rec(tier) WHERE tier = {int(Tier.REDLINE)};
-CREATE INDEX rec_session ON rec(session, spos) WHERE session IS NOT NULL;
+CREATE INDEX rec_session ON rec(session, domain, spos) WHERE session IS NOT NULL;
 CREATE INDEX tag_tag ON tag(tag, n);
 CREATE INDEX pend_ref ON pend(ref);
 CREATE INDEX rec_pending ON rec(pending) WHERE pending != 0;

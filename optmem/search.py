@@ -6,8 +6,9 @@ How a query is answered:
    index — the best by FTS5's own BM25 order, plus every matching redline — with the filters
    (domain, project, kind, tag, time, status) applied exactly, in SQL (`_candidates`).
 2. Each candidate is re-tokenised and scored by `ranking.score` ((BM25 relevance + a share of
-   its best session neighbour's) × tier × recency bonus, in bands by status); the most relevant
-   candidates bring their session neighbours along — `_score`.
+   its best session neighbour's — or, when more, of what the turn before it asked, `_Answers`)
+   × tier × recency bonus, in bands by status); the most relevant candidates bring their session
+   neighbours along — `_score`.
 3. Hits are sorted by band, score, tier, newer, id; then `ranking.promote_newer` puts a newer
    same-topic record above an older near-equal, and `ranking.updates_first` a newer record
    above an older one it updates, inside the top hits — `_order`.
@@ -336,24 +337,42 @@ def _bm25(toks: list[str], length: int, corpus: _Corpus) -> float:
     return ranking.bm25(Counter(toks), length, corpus.idfs, corpus.idfs, corpus.avgdl, corpus.params)
 
 
-def _asked(seen: dict[int, _Relevance], rows: dict[int, Row],
-           corpus: _Corpus) -> dict[tuple[str, str, int], tuple[float, int, str]]:
-    """The relevant turns of a session that ask something, by (domain, session, position): (the
-    relevance of their question sentences — with the whole turn's length, so never more than the
-    turn's own —, the turn's length, its id). The turn after each may hold the answer."""
-    out = {}
-    placed = {(row.domain, row.session, row.spos) for row in rows.values() if row.session is not None}
-    for n, row in rows.items():
-        rel = seen[n]
-        if (row.session is None or row.spos is None or rel.relevance <= 0
-                or (row.domain, row.session, row.spos + 1) not in placed):  # no answer to lend to
-            continue
-        said = rel.record.text
-        asks = textmod.questions(textmod.fold(said)) if "?" in said or "？" in said else ""
-        if asks:
-            relevance = _bm25(textmod.tokens(asks, folded=True), rel.length, corpus)
-            out[(row.domain, row.session, row.spos)] = (relevance, rel.length, row.id)
-    return out
+class _Answers:
+    """The questions asked in the candidates' conversations, and what the turn after each gains
+    from it (`ranking.answer_lift`): a turn with question sentences lends the next turn of its
+    session (in its domain) their relevance — computed with the whole turn's length, so never
+    more than the turn's own —, unless they matched only the words asking for the present (as a
+    record's own relevance, `_relevance`)."""
+
+    def __init__(self, q: Query, seen: dict[int, _Relevance], rows: dict[int, Row], corpus: _Corpus,
+                 settings: Ranking) -> None:
+        self.settings = settings
+        self.asked: dict[tuple[str, str, int], tuple[float, int, str]] = {}
+        if not settings.answer_share:
+            return
+        terms = frozenset(q.terms)
+        placed = {(row.domain, row.session, row.spos) for row in rows.values() if row.session is not None}
+        for n, row in rows.items():
+            rel = seen[n]
+            if (row.session is None or row.spos is None or rel.relevance <= 0
+                    or (row.domain, row.session, row.spos + 1) not in placed):  # no answer to lend to
+                continue
+            asks = textmod.questions(textmod.fold(rel.record.text)) if textmod.may_ask(rel.record.text) else ""
+            toks = textmod.tokens(asks, folded=True) if asks else []
+            matched = terms.intersection(toks)
+            if matched and not (corpus.when and matched <= corpus.when):
+                place = (row.domain, row.session, row.spos)
+                self.asked[place] = (_bm25(toks, rel.length, corpus), rel.length, row.id)
+
+    def of(self, row: Row, length: int) -> tuple[float, str | None]:
+        """(what a turn of `length` tokens gains as the answer to the turn before it, that turn's id)."""
+        if row.session is None or row.spos is None:
+            return 0.0, None
+        question = self.asked.get((row.domain, row.session, row.spos - 1))
+        if question is None:
+            return 0.0, None
+        relevance, question_length, question_id = question
+        return ranking.answer_lift(relevance, question_length, length, self.settings), question_id
 
 
 class _Scored(NamedTuple):
@@ -387,18 +406,20 @@ def _successors(idx: Index, rows: dict[int, Row], relevance: dict[int, float],
 
 
 def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any], corpus: _Corpus,
-               replaced: list[Row]) -> dict[int, tuple[float, str]]:
+               replaced: list[Row], lifted: dict[int, float]) -> dict[int, tuple[float, str]]:
     """The current versions (passing the filters) of the superseded matches, added to `rows` and
     `seen`: line number → (the relevance it stands in with, the record it replaces). What a
     replaced record lends is its relevance in words: the date terms it matched say when it was
-    said, which its successor was not ("May 2025" finds May's record, not its correction of 2026)."""
+    said, which its successor was not ("May 2025" finds May's record, not its correction of 2026)
+    — or, when more, what it gained as the answer to a question (`lifted`: a corrected answer
+    shares no word with the question either)."""
     content = corpus._replace(idfs={t: w for t, w in corpus.idfs.items() if not t.startswith(dates.PREFIX)})
 
     def in_words(n: int) -> float:
         rel = seen[n]
         if rows[n].superseded_by and any(t.startswith(dates.PREFIX) for t in rel.matched):
-            return _relevance(idx, q, rows[n], content).relevance
-        return rel.relevance
+            return max(_relevance(idx, q, rows[n], content).relevance, lifted.get(n, 0.0))
+        return max(rel.relevance, lifted.get(n, 0.0))
 
     heads = _successors(idx, rows, {n: in_words(n) for n in seen}, replaced)
     stands: dict[int, tuple[float, str]] = {}
@@ -422,7 +443,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
            settings: Ranking, replaced: list[Row]) -> tuple[list[_Scored], _Corpus]:
     """Every candidate re-tokenised and scored; the best ones bring their session neighbours,
     and each record with a session gains a share of its best neighbour's relevance — or, when
-    more, a share of what the turn before it asked (`ranking.answer_lift`)."""
+    more, what the turn before it asked (`_Answers`)."""
     corpus = _corpus(idx, q, df, settings)
     past = q.asks == "past"
     seen = {n: _relevance(idx, q, row, corpus) for n, row in rows.items()}
@@ -431,18 +452,20 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         if row.n not in rows:
             rows[row.n] = row
             seen[row.n] = _relevance(idx, q, row, corpus)
-    stands = _stand_ins(idx, q, rows, seen, corpus, replaced)
+    answers = _Answers(q, seen, rows, corpus, settings)
+    # a superseded answer lends its successor what it gained from its question too
+    lifted = {n: answers.of(row, seen[n].length)[0] for n, row in rows.items() if row.superseded_by}
+    stands = _stand_ins(idx, q, rows, seen, corpus, replaced, lifted)
     # a session's turns lend each other context within one domain (a session name reused in
     # another domain is another conversation)
     own = {(r.domain, r.session, r.spos): seen[n].relevance for n, r in rows.items() if r.session is not None}
-    asked = _asked(seen, rows, corpus) if settings.answer_share else {}
     out = []
     w = settings.context_window
     hot = _HotFiles(idx)
     life = idx.vault.settings.lifecycle
     for n, row in rows.items():
         rec, relevance, tokens, matched, length = seen[n]
-        stands_for = answers = None
+        stands_for = answered = None
         if n in stands and stands[n][0] > relevance:
             relevance, stands_for = stands[n]
         context = 0.0
@@ -450,11 +473,9 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
             context = ranking.context_share(
                 (own.get((row.domain, row.session, row.spos + d), 0.0) for d in range(-w, w + 1) if d),
                 settings)
-            question = asked.get((row.domain, row.session, row.spos - 1))
-            if question:
-                lift = ranking.answer_lift(question[0], question[1], length, settings)
-                if lift > context:
-                    context, answers = lift, question[2]
+            lift, question = answers.of(row, length)
+            if lift > context:
+                context, answered = lift, question
         if relevance <= 0 and context <= 0:
             continue
         status = hot.status(row, rec, q.now)
@@ -466,7 +487,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
                               q.now, settings, past=past)
         topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
                               rec.corrects, tokens)
-        out.append(_Scored(row, rec, parts, topic, matched, stands_for, answers))
+        out.append(_Scored(row, rec, parts, topic, matched, stands_for, answered))
     return out, corpus
 
 
@@ -511,12 +532,12 @@ def _neighbours(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int,
     w = settings.context_window
     placed = [(r, r.session, r.spos) for r in rows.values() if r.session is not None and r.spos is not None]
     top = sorted(placed, key=lambda p: -relevance[p[0].n])[: settings.context_top]
-    held = {(session, spos) for _, session, spos in placed}
+    held = {(r.domain, session, spos) for r, session, spos in placed}
     where, params = q.filters.sql(q.now)
     found: dict[int, Row] = {}
     for near, session, spos in top:
-        for r in idx.in_session(session, max(0, spos - w), spos + w, where, params):
-            if (r.session, r.spos) not in held and r.domain == near.domain:
+        for r in idx.in_session(session, near.domain, max(0, spos - w), spos + w, where, params):
+            if (r.domain, r.session, r.spos) not in held:
                 found[r.n] = r
     return list(found.values())
 

@@ -279,13 +279,24 @@ def tokens(text: str, *, folded: bool = False, stem: bool = True) -> list[str]:
     return _tokens(runs, stem_words(words) if stem else words)
 
 
-_QUESTION_RE = re.compile(r"[^.!?。！？\n]*[?？]")
+# A sentence that asks: from a sentence start to a question mark that ends it (not one inside a
+# URL or code: "soup?topic=spices"), or to a 吗 / 嗎 that ends it (Chinese often leaves the mark out:
+# 你去过上海吗，…). Anchored at a sentence start, so a long text without stops is read once.
+_ENDS = ".!?。！？\n"
+_QUESTION_RE = re.compile(rf"(?<![^{_ENDS}])[^{_ENDS}]*?(?:[?？](?![a-z0-9_=&/%])|[吗嗎](?=\s*(?:[{_ENDS},，;；]|$)))")
+_ASK_MARKS = ("?", "？", "吗", "嗎")
+
+
+def may_ask(text: str) -> bool:
+    """Whether a text may hold a question (`questions`): the cheap test before folding it."""
+    return any(mark in text for mark in _ASK_MARKS)
 
 
 def questions(folded: str) -> str:
-    """The sentences of a folded text that ask (end in a question mark), joined — what a turn
-    asks, without what it states ("I got a dog. What did you name yours?" asks about a name)."""
-    return " ".join(_QUESTION_RE.findall(folded)) if "?" in folded or "？" in folded else ""
+    """The sentences of a folded text that ask (end in a question mark, or a Chinese 吗), joined —
+    what a turn asks, without what it states ("I got a dog. What did you name yours?" asks about
+    a name)."""
+    return " ".join(_QUESTION_RE.findall(folded)) if may_ask(folded) else ""
 
 
 def words(folded: str) -> list[str]:

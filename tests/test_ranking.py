@@ -310,8 +310,79 @@ def test_a_statement_lends_its_next_turn_only_a_neighbours_share(vault, cli, mon
 def test_what_a_turn_asks_is_its_question_sentences():
     assert text.questions("i got a dog. what did you name yours? he is cute!") == " what did you name yours?"
     assert text.questions("no question here.") == ""
-    assert text.questions("你养狗了吗?叫什么名字?我很好奇。") == "你养狗了吗? 叫什么名字?"
+    assert text.questions("你养狗了吗?叫什么名字?我很好奇。") == "你养狗了吗 叫什么名字?"
     assert text.questions("first line\nwhere is it?") == "where is it?"  # a line ends a sentence
+    assert text.questions("notes at https://cooking.example/soup?topic=spices for later") == ""  # a URL's ?
+    assert text.questions("你去过上海吗，我想去") == "你去过上海吗" and text.questions("吗啡是药") == ""
+    long = "which spices? " + "itemN ok " * 20_000  # read once: anchored at sentence starts
+    assert text.questions(long) == "which spices?"
+    both = text.questions(long + "why?")
+    assert both.startswith("which spices? ") and both.endswith("itemN ok why?")
+
+
+def test_a_question_that_matched_only_the_present_lends_nothing(vault, cli, monkeypatch):
+    """"now" says when, not what: a question that matched nothing else lends its answer nothing,
+    as a record that matched nothing else is no hit."""
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    for i in range(6):
+        put(vault, f"Alice said the live show in town number {i} was fun")
+    put(vault, "Alice lives in Paris with her cat. What are you doing now?", session="chat-1")
+    reading = put(vault, "Reading.", session="chat-1").id
+    out = {h["id"]: h["explain"] for h in cli.json("search", "where does alice live now", "--explain")["hits"]}
+    assert reading in out and out[reading]["answers"] is None  # (a neighbour's share brought it)
+
+
+def test_only_the_question_sentences_lend_not_what_the_turn_states(vault, cli, monkeypatch):
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    put(vault, "Tim: I love spices, and soup with spices most. What did you cook today?", session="chat-1")
+    after = put(vault, "John: Pasta.", session="chat-1").id
+    hit = {h["id"]: h for h in cli.json("search", "spices soup", "--explain")["hits"]}[after]
+    assert hit["explain"]["answers"] is None  # its question matched nothing: a neighbour's share only
+
+
+def test_a_neighbours_share_wins_when_it_is_more(vault, cli, monkeypatch):
+    """The turn after a question that matched little, beside a turn that matched much, gains the
+    neighbour's share: the larger of the two."""
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    question = put(vault, "Tim: which soup was that?", session="chat-1").id
+    reply = put(vault, "John: Tomato.", session="chat-1").id
+    strong = put(vault, "Tim: spices in a tomato soup, spices in a bean soup, spices everywhere",
+                 session="chat-1").id
+    out = {h["id"]: h["explain"] for h in cli.json("search", "spices soup", "--explain")["hits"]}
+    assert out[question]["relevance"] > 0  # it lends something: less than the neighbour's share
+    assert out[reply]["answers"] is None
+    assert out[reply]["context"] == pytest.approx(Ranking().context_share * out[strong]["relevance"], rel=1e-3)
+
+
+def test_a_long_answer_gains_a_part_of_its_question_in_search(vault, cli, monkeypatch):
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    question = put(vault, "Tim: Which spices did you put in the soup?", session="chat-1").id
+    answer = put(vault, "John: Some sage, for a nice flavour, then I let it simmer for an hour.",
+                 session="chat-1").id  # about twice as long as the question
+    out = {h["id"]: h["explain"] for h in cli.json("search", "spices soup", "--explain")["hits"]}
+    assert out[answer]["answers"] == question
+    share = Ranking().context_share * out[question]["relevance"]
+    assert share < out[answer]["context"] < 0.75 * out[question]["relevance"]
+
+
+def test_the_turn_after_is_the_next_one_of_its_own_domain(vault, cli, monkeypatch):
+    """A session name two domains share holds two conversations: another domain's turns between
+    a question and its answer are no turns of theirs, and its questions are not theirs."""
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    question = put(vault, "Tim: Which spices did you put in the soup?", session="s1", domain="a").id
+    put(vault, "Ann: I cooked a stew with spices.", session="s1", domain="b")
+    answer = put(vault, "John: Some sage, for a nice flavour.", session="s1", domain="a").id
+    other = put(vault, "Bob: Thyme.", session="s1", domain="b").id
+    out = {h["id"]: h["explain"] for h in cli.json("search", "spices soup", "--explain")["hits"]}
+    assert out[answer]["answers"] == question
+    assert out[other]["answers"] is None  # the turn before it in its own conversation states
+
+
+def test_a_corrected_answer_stands_in_with_what_its_question_lent(vault, cli, monkeypatch):
+    question, answer, market = _answer_store(vault, monkeypatch)
+    fixed = cli.json("correct", answer, "Actually it was thyme, not sage.")["id"]
+    out = {h["id"]: h["explain"] for h in cli.json("search", "spices soup", "--explain")["hits"]}
+    assert out[fixed]["stands_for"] == answer and out[fixed]["relevance"] > 0
 
 
 def test_a_long_answer_gains_less_of_its_question():
