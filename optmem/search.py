@@ -448,7 +448,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     past = q.asks == "past"
     seen = {n: _relevance(idx, q, row, corpus) for n, row in rows.items()}
     rows = dict(rows)
-    for row in _neighbours(idx, q, rows, {n: v[1] for n, v in seen.items()}, settings):
+    for row in _neighbours(idx, q, rows, {n: v.relevance for n, v in seen.items()}, settings):
         if row.n not in rows:
             rows[row.n] = row
             seen[row.n] = _relevance(idx, q, row, corpus)

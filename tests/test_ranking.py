@@ -288,6 +288,7 @@ def test_the_turn_after_a_question_is_found_through_it(vault, cli, monkeypatch):
     assert by_id[answer]["answers"] == question and by_id[answer]["relevance"] == 0
     assert by_id[answer]["context"] == pytest.approx(by_id[question]["relevance"], rel=1e-3)
     assert all(e["answers"] is None for i, e in by_id.items() if i != answer)
+    assert f"(answers {question[-8:]})" in cli("search", "spices soup", "--explain").stdout
 
 
 def test_without_the_answer_share_an_answer_gets_a_neighbours_share_only(vault, cli, monkeypatch):

@@ -82,6 +82,8 @@ def _explain(ex: dict[str, Any]) -> str:
         parts.append(f"(of {short(ex['stands_for'])}, which it replaces)")
     if ex.get("context"):
         parts.append(f"context=+{ex['context']}")
+    if ex.get("answers"):
+        parts.append(f"(answers {short(ex['answers'])})")
     if ex.get("dates"):
         parts.append("dates=" + ",".join(d.lstrip("_") for d in ex["dates"]))
     parts += [f"heat×{ex['heat_factor']} (recency +{ex['recency_bonus']:.1%}, {ex['age_days']}d; "
