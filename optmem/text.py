@@ -283,7 +283,8 @@ def tokens(text: str, *, folded: bool = False, stem: bool = True) -> list[str]:
 # URL or code: "soup?topic=spices"), or to a 吗 / 嗎 that ends it (Chinese often leaves the mark out:
 # 你去过上海吗，…). Anchored at a sentence start, so a long text without stops is read once.
 _ENDS = ".!?。！？\n"
-_QUESTION_RE = re.compile(rf"(?<![^{_ENDS}])[^{_ENDS}]*?(?:[?？](?![a-z0-9_=&/%])|[吗嗎](?=\s*(?:[{_ENDS},，;；]|$)))")
+_QUESTION = rf"(?<![^{_ENDS}])[^{_ENDS}]*?(?:[?？](?![a-z0-9_=&/%])|[吗嗎](?=\s*(?:[{_ENDS},，;；]|$)))"
+_QUESTION_RE: re.Pattern[str] | None = None  # compiled on first use (~1 ms): most commands ask nothing
 _ASK_MARKS = ("?", "？", "吗", "嗎")
 
 
@@ -296,7 +297,12 @@ def questions(folded: str) -> str:
     """The sentences of a folded text that ask (end in a question mark, or a Chinese 吗), joined —
     what a turn asks, without what it states ("I got a dog. What did you name yours?" asks about
     a name)."""
-    return " ".join(_QUESTION_RE.findall(folded)) if may_ask(folded) else ""
+    global _QUESTION_RE
+    if not may_ask(folded):
+        return ""
+    if _QUESTION_RE is None:
+        _QUESTION_RE = re.compile(_QUESTION)
+    return " ".join(_QUESTION_RE.findall(folded))
 
 
 def words(folded: str) -> list[str]:
