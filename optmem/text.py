@@ -335,6 +335,13 @@ has have how i if in into is it its me my of on or our so that the their them th
 they this to was we were what when where which who whom why will with would you your""".split())
 
 
+# … and the word after "how" that asks for an amount: "how many", "how much", "how long" are the
+# question's form as 多少 and 多久 are (a record saying "many" or "long" is no answer to "how many
+# plants", "how long have I had Luna"; the answer states a number). Not "how often" ("I often go"
+# answers it), "how old", "how far" (the answer says "years old", "far away").
+_HOW = frozenset(("many", "much", "long"))
+
+
 # The Chinese counterpart for queries: the words that make a sentence a question are its form,
 # not its topic ("小明住在哪里" asks about 小明住在, not 哪里; "搬家了吗" about 搬家). They are cut
 # out of a query's CJK runs before the bigrams are formed, so their neighbours pair with each
@@ -394,7 +401,8 @@ def _query_terms(text: str, drop_stopwords: bool, more: bool = False) -> list[st
         else:
             runs.append(cjk)
     if drop_stopwords:
-        content = [w for w in words if w not in STOPWORDS]
+        content = [w for i, w in enumerate(words)
+                   if w not in STOPWORDS and not (w in _HOW and i and words[i - 1] == "how")]
         topical = [piece for cjk in runs for piece in _topic_runs(cjk)]
         if content or topical or more:  # the stop lists apply while something else is left
             words, runs = content, topical

@@ -185,6 +185,16 @@ def test_old_record_that_is_the_only_strong_match_stays_first(vault, monkeypatch
     assert hits[0]["id"] == old  # 700 days old, still first
 
 
+def test_how_many_finds_the_count_not_the_word_many(vault, monkeypatch, cli):
+    # "many" in "how many plants" is the question's form: the record that says "many plants"
+    # (and no count) does not outrank the one that answers with a number
+    at(monkeypatch, "2025-01-10T00:00:00Z")
+    answer = put(vault, "I keep 5 plants on the balcony and water the plants every Sunday").id
+    put(vault, "so many plants at the garden centre")
+    hits = cli.json("search", "How many plants do I have?")["hits"]
+    assert hits[0]["id"] == answer
+
+
 def test_same_topic_similar_relevance_newer_first(vault, monkeypatch, cli):
     at(monkeypatch, "2025-01-10T00:00:00Z")
     older = put(vault, "项目使用 Python 3.10 和 FastAPI").id

@@ -50,6 +50,17 @@ def test_a_chinese_query_drops_the_form_of_its_question_while_a_topic_is_left():
     assert "的" not in text.search_terms("部署步骤是怎样的") and text.search_terms("我对什么过敏啊") == ["我对", "过敏"]
 
 
+def test_the_amount_word_after_how_is_the_question_s_form_as_duoshao_is():
+    # "how many", "how much", "how long" ask for a number, as 多少 and 多久 do: no topic
+    assert text.search_terms("How many Instagram followers do I have?") == ["instagram", "follow"]
+    assert text.search_terms("How long have I had my cat, Luna?") == ["cat", "luna"]
+    assert text.search_terms("how much did the bike cost") == ["bike", "cost"]
+    # … only after "how": "long hair", "much better" keep theirs; "how often" keeps "often"
+    assert text.search_terms("long hair") == ["long", "hair"] and "often" in text.search_terms("how often do I run")
+    assert text.search_terms("How much is a long ride") == ["long", "ride"]
+    assert text.search_terms("how many") == ["how", "mani"]  # nothing else left: kept
+
+
 def test_ji_before_a_measure_word_is_a_question_word_and_the_measure_word_stays():
     # 几期, 几家, 几双 ask a count as 几个 does: 几 goes, no 了几 / 几期 left to match
     issues = text.search_terms("《国家地理》我看完了几期？")
