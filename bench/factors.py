@@ -6,7 +6,8 @@
 Index time, per 100k records, in this process: tokenising with and without Snowball stemming,
 and computing date terms. Query time, whole process, medians: search with every factor, then
 with conversation context off (context_top = 0, context_share = 0), with the updates-first
-rule off and with answers not found through their question (answer_share = 0), through a vault-level optmem.toml — against the bare FTS5 query script as anchor.
+rule off and with answers not found through their question (answer_share = 0), through a vault-level optmem.toml — against the bare FTS5 query script as anchor;
+and the same queries asking for an amount, with and without the amount factor (amount_share = 0).
 """
 
 from __future__ import annotations
@@ -65,18 +66,24 @@ def query_time(size: int, repeat: int, work: Path) -> list[tuple[str, float, str
     run(OPTMEM + ["reindex"], env)
     anchor = statistics.mean(median_ms(ANCHOR + ["query", str(db), q], repeat) for q in QUERIES)
 
-    def timed(settings: str) -> float:
+    def timed(settings: str, queries: list[str] = QUERIES) -> float:
         (vault / "optmem.toml").write_text(settings, "utf-8")
-        return statistics.mean(median_ms(OPTMEM + ["search", q], repeat, env) for q in QUERIES)
+        return statistics.mean(median_ms(OPTMEM + ["search", q], repeat, env) for q in queries)
 
     every = timed("")
     no_context = timed("[ranking]\ncontext_top = 0\ncontext_share = 0\n")
     no_updates = timed("[ranking]\nupdate_overlap = 2\nupdate_overlap_plain = 2\n")
     no_answers = timed("[ranking]\nanswer_share = 0\n")
+    # the same queries asking for an amount ("how many …", "…有多少"): the amount factor reads
+    # the sentences of the candidates that matched
+    amounts = [f"how many {q}" if q.isascii() else f"{q}有多少" for q in QUERIES]
+    asked, not_asked = timed("", amounts), timed("[ranking]\namount_share = 0\n", amounts)
     return [(f"search, {size:,} records, every factor", every, "bare FTS5 query script", anchor, "≤ 2x", ""),
             ("… without conversation context", no_context, "every factor", every, "info", ""),
             ("… without updates first", no_updates, "every factor", every, "info", ""),
-            ("… without answers found through their question", no_answers, "every factor", every, "info", "")]
+            ("… without answers found through their question", no_answers, "every factor", every, "info", ""),
+            ("the same asking an amount (how many …, …有多少)", asked, "… with amount_share = 0", not_asked,
+             "info", "")]
 
 
 def main() -> None:

@@ -27,11 +27,12 @@ Progress = Callable[[int, int], None]
 
 
 def tokens_for(text: str, key: str | None, tags: tuple[str, ...] | list[str],
-               ts: float | None) -> list[str]:
-    """What FTS indexes for a record: the tokens of its text, key and tags, and its date terms."""
+               ts: float | None) -> tuple[list[str], list[str]]:
+    """What FTS indexes for a record: the tokens of its text, key and tags, and its date terms —
+    with the words of its text (as `text.words` gives them: the first tokens are their stems)."""
     folded = textmod.fold(text)
     toks, words = textmod.tokens_and_words(folded)
-    return toks + _label_tokens(key, tags) + dates.record_terms(ts, folded, words)
+    return toks + _label_tokens(key, tags) + dates.record_terms(ts, folded, words), words
 
 
 def _label_tokens(key: str | None, tags: tuple[str, ...] | list[str]) -> list[str]:

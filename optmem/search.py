@@ -15,6 +15,7 @@ How a query is answered:
 """
 
 from collections import Counter
+from itertools import compress
 from typing import Any, NamedTuple
 
 from optmem import clock, dates, ranking, view
@@ -293,6 +294,7 @@ class _Corpus(NamedTuple):
     avgdl: float
     params: ranking.Bm25
     when: frozenset[str] = frozenset()  # the query's present-asking words, when it has others too
+    amount: float = 0.0  # the query asks for an amount: what a record stating one gains (a share)
 
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
@@ -306,31 +308,43 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
         # spans two words and matches 后端端口
         idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n)
                      for c, n in idx.doc_freq(chars).items() if n})
+    amount = settings.amount_share if settings.amount_share and textmod.asks_amount(textmod.fold(q.text)) else 0.0
     return _Corpus(idfs, mean, ranking.Bm25(settings.k1, ranking.b_for(cv, settings)),
-                   when if when != frozenset(q.terms) else frozenset())
+                   when if when != frozenset(q.terms) else frozenset(), amount)
 
 
 class _Relevance(NamedTuple):
     record: Record
-    relevance: float          # BM25
+    relevance: float          # BM25 (× 1 + amount_share when it states the amount asked for)
     tokens: frozenset[str]
     matched: frozenset[str]   # the query terms it holds
     length: int               # its number of tokens
+    amount: bool = False      # it states a number beside the topic, and the query asks for one
 
 
 def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
     """The BM25 relevance of one row, with what it rests on. A record that matched nothing but
     the words asking for the present ("now", "现在") is not relevant: they say *when*, not *what*
     ("where does Alice live now" is not about everything said "now") — beside other matched terms
-    they count ("my current road bike" states a value)."""
+    they count ("my current road bike" states a value). A question that asks for an amount ("how
+    many plants", 养了几盆花) is answered by a number: a record with a sentence that states one
+    beside a matched word of the topic gains `amount_share` of its relevance."""
     rec = idx.record(row)
-    toks = tokens_for(rec.text, rec.key, rec.tags, row.ts)
+    toks, words = tokens_for(rec.text, rec.key, rec.tags, row.ts)
     tokens = frozenset(toks)
     matched = frozenset(t for t in q.terms if t in tokens)
     if corpus.when and matched and matched <= corpus.when:
         return _Relevance(rec, 0.0, tokens, matched, len(toks))
     relevance = _bm25(toks, len(toks), corpus)
-    return _Relevance(rec, relevance, tokens, matched, len(toks))
+    amount = False
+    if corpus.amount and relevance > 0 and (topic := matched - corpus.when):
+        # the words of its text that matched, as written (their stems are its first tokens), and
+        # the Chinese terms (pieces of the text): a sentence's words need no stemming then
+        said = frozenset(compress(words, map(topic.__contains__, toks))).union(t for t in topic if not t.isascii())
+        amount = textmod.states_amount(textmod.fold(rec.text), said)
+        if amount:
+            relevance *= 1 + corpus.amount
+    return _Relevance(rec, relevance, tokens, matched, len(toks), amount)
 
 
 def _bm25(toks: list[str], length: int, corpus: _Corpus) -> float:
@@ -383,6 +397,7 @@ class _Scored(NamedTuple):
     matched: frozenset[str]
     stands_for: str | None = None  # the superseded record whose relevance it took
     answers: str | None = None     # the question (the turn before) whose relevance it took a share of
+    amount: bool = False           # it states the amount asked for (its relevance gained a share)
 
 
 def _successors(idx: Index, rows: dict[int, Row], relevance: dict[int, float],
@@ -464,10 +479,11 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     hot = _HotFiles(idx)
     life = idx.vault.settings.lifecycle
     for n, row in rows.items():
-        rec, relevance, tokens, matched, length = seen[n]
+        rec, relevance, tokens, matched, length, amount = seen[n]
         stands_for = answered = None
         if n in stands and stands[n][0] > relevance:
             relevance, stands_for = stands[n]
+            amount = False  # what it took is the replaced record's
         context = 0.0
         if row.session is not None and row.spos is not None:
             context = ranking.context_share(
@@ -487,7 +503,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
                               q.now, settings, past=past)
         topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
                               rec.corrects, tokens)
-        out.append(_Scored(row, rec, parts, topic, matched, stands_for, answered))
+        out.append(_Scored(row, rec, parts, topic, matched, stands_for, answered, amount))
     return out, corpus
 
 
@@ -596,6 +612,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
         if q.explain:
             explain = s.parts.explain(promoted_over=promoted, updates=updated, asks=asks,
                                       stands_for=s.stands_for, answers=s.answers,
+                                      states_amount=s.amount,
                                       dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                                       b=round(corpus.params.b, 3))
         hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,

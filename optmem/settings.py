@@ -64,6 +64,7 @@ class Ranking(NamedTuple):
     context_share: Annotated[float, AtLeast(0)] = 0.35  # of the best session neighbour's relevance
     context_window: Annotated[int, AtLeast(0)] = 2     # neighbours each side, same session
     answer_share: Annotated[float, AtLeast(0)] = 1.0   # of the question the turn before it asked
+    amount_share: Annotated[float, AtLeast(0)] = 0.35  # more relevance: a number beside the topic
     context_top: Annotated[int, AtLeast(0)] = 10       # hits whose neighbours are fetched
     update_overlap: Annotated[float, AtLeast(0)] = 0.6  # matched-term overlap, update cue in query
     update_ratio: Annotated[float, AtLeast(0)] = 0.5    # score ratio, update cue in query

@@ -36,6 +36,18 @@ def _cjk_pattern(source: str) -> re.Pattern[str]:
     return pattern
 
 
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(source: str) -> re.Pattern[str]:
+    """A pattern compiled the first time it is needed, and kept (re's own cache of 512 can be
+    churned through by one search, and a pattern compiled again costs up to a millisecond)."""
+    pattern = _PATTERNS.get(source)
+    if pattern is None:
+        pattern = _PATTERNS[source] = re.compile(source)
+    return pattern
+
+
 def _split_cjk() -> re.Pattern[str]:
     global _SPLIT_RE
     if _SPLIT_RE is None:
@@ -407,6 +419,75 @@ def _query_terms(text: str, drop_stopwords: bool, more: bool = False) -> list[st
         if content or topical or more:  # the stop lists apply while something else is left
             words, runs = content, topical
     return list(dict.fromkeys(stem_words(words) + [t for cjk in runs for t in cjk_query_terms(cjk)]))
+
+
+# A question that asks for an amount — "how many", "how much", "how long" (the words `_HOW`
+# drops), 多少, 多久, 多长, 几 before a measure word — is answered by a number: a sentence that
+# states one beside the topic ("I have 5 plants", "养了三盆花", "for about 6 months").
+_ASKS_AMOUNT = r"\bhow (?:" + "|".join(sorted(_HOW)) + r")\b"
+_CJK_ASKS_AMOUNT = r"多少|多久|多长|多長|(?<![茶庶好十])[几幾](?=[" + _MEASURES + "])"
+# A number: digits not inside a word (GT350R; a list's "1." is a sentence of its own), a number
+# word — and in Chinese text a numeral before a measure word (五盆, 两年 — not the 一 of 一起)
+_DIGITS = r"(?<![a-z0-9])\d"
+_NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven twelve fifteen twenty
+thirty forty fifty sixty seventy eighty ninety hundred thousand million dozen half couple few""".split())
+_CJK_NUMBER = r"[0-9零一二两兩三四五六七八九十百千万萬半]+(?=[" + _MEASURES + "])"
+# sentences end at . ! ? ; (not the point of 1.5), their CJK forms, a line break
+_SENTENCE_END = r"[!?;。！？；\n]|\.(?!\d)"
+_STATEMENT_ENDS = _ENDS + ";；"  # the same characters
+
+
+def asks_amount(folded: str) -> bool:
+    """Whether a folded query asks for an amount (a count, a sum, a length of time). (The
+    Chinese pattern is compiled only for a query with Chinese in it.)"""
+    if "how" in folded and _pattern(_ASKS_AMOUNT).search(folded):
+        return True
+    return not folded.isascii() and bool(_cjk_pattern(_CJK_ASKS_AMOUNT).search(folded))
+
+
+def states_amount(folded: str, said: frozenset[str]) -> bool:
+    """Whether a folded text states a number in a sentence that holds one of these words (as
+    `words` gives them) or Chinese terms (bigrams and characters: pieces of its text). The
+    sentence around each of them is found from its place: a long text is neither split into words
+    again nor into all its sentences."""
+    if not said:
+        return False
+    end = _pattern(_SENTENCE_END)
+    for word in said:
+        whole = word.isascii()  # a word must stand alone ("cat" in "category" is none); a CJK term need not
+        at, checked = folded.find(word), -1  # checked: the end of the last sentence read
+        while at >= 0:
+            past = at + len(word)
+            if at >= checked and (not whole or (_apart(folded, at - 1) and _apart(folded, past))):
+                stop = end.search(folded, past)
+                checked = stop.start() if stop else len(folded)
+                if _has_number(folded[_sentence_start(folded, at) : checked]):
+                    return True
+            at = folded.find(word, past)
+    return False
+
+
+def _sentence_start(folded: str, at: int) -> int:
+    """Where the sentence holding position `at` starts (looking back 300 characters at most)."""
+    start = max(0, at - 300)
+    while True:
+        mark = max(folded.rfind(c, start, at) for c in _STATEMENT_ENDS)
+        if mark < 0:
+            return start
+        if folded[mark] != "." or not folded[mark + 1 : mark + 2].isdigit():
+            return mark + 1
+        at = mark  # the point of 1.5: further back
+
+
+def _apart(folded: str, i: int) -> bool:
+    """Whether position i is outside the text or holds no ASCII letter or digit: a word's edge."""
+    return not (0 <= i < len(folded) and folded[i].isascii() and folded[i].isalnum())
+
+
+def _has_number(sentence: str) -> bool:
+    if _pattern(_DIGITS).search(sentence) or not _NUMBER_WORDS.isdisjoint(_WORD_RE.findall(sentence)):
+        return True
+    return not sentence.isascii() and bool(_cjk_pattern(_CJK_NUMBER).search(sentence))
 
 
 def cjk_query_terms(cjk: str) -> list[str]:

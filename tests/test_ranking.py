@@ -748,3 +748,52 @@ def test_chinese_cues_not_read_inside_other_words():
     # the 的 of 别的, 有的, 真的, 的话, 打的, 的哥 stays in its word: no lone 别, 话, 真 to match
     assert text.search_terms("别的方案是什么")[0] == "别的" and "话" not in text.search_terms("下雨的话怎么办")
     assert "真" not in text.search_terms("真的要搬家吗")
+
+
+def _amount_store(vault, monkeypatch):
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    talk = put(vault, "the plants need repotting").id
+    count = put(vault, "I bought 5 new plants for the balcony").id
+    return talk, count
+
+
+def test_a_question_for_an_amount_lifts_the_record_that_states_a_number_beside_its_topic(vault, cli, monkeypatch):
+    """"How many plants" is answered by a number: the record that says "5 new plants" gains
+    `amount_share` of its relevance and goes above a shorter one that states no number; --explain
+    says why. A question that asks no amount lifts nothing."""
+    talk, count = _amount_store(vault, monkeypatch)
+    out = cli.json("search", "How many plants do I have?", "--explain")
+    assert [h["id"] for h in out["hits"]] == [count, talk]
+    by_id = {h["id"]: h["explain"] for h in out["hits"]}
+    assert by_id[count]["states_amount"] is True and by_id[talk]["states_amount"] is False
+    assert "(states the amount asked)" in cli("search", "How many plants do I have?", "--explain").stdout
+    plain = {h["id"]: h["explain"] for h in cli.json("search", "which plants do I have", "--explain")["hits"]}
+    assert not any(e["states_amount"] for e in plain.values())
+    share = Ranking().amount_share
+    assert share > 0 and by_id[count]["relevance"] == pytest.approx(plain[count]["relevance"] * (1 + share), rel=1e-3)
+
+
+def test_without_the_amount_share_relevance_alone_decides(vault, cli, monkeypatch):
+    talk, count = _amount_store(vault, monkeypatch)
+    (vault.root / "optmem.toml").write_text("[ranking]\namount_share = 0\n", "utf-8")
+    out = cli.json("search", "How many plants do I have?", "--explain")
+    assert [h["id"] for h in out["hits"]] == [talk, count]
+    assert not any(h["explain"]["states_amount"] for h in out["hits"])
+
+
+def test_a_number_elsewhere_in_the_record_is_no_answer(vault, cli, monkeypatch):
+    # the number must share a sentence with a word of the topic: "5 cats" answers no "how many plants"
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    other = put(vault, "I water the balcony plants. We have 5 cats at home.").id
+    hit = {h["id"]: h for h in cli.json("search", "how many plants", "--explain")["hits"]}[other]
+    assert hit["explain"]["states_amount"] is False
+
+
+def test_a_chinese_question_for_an_amount_lifts_the_count(vault, cli, monkeypatch):
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    talk = put(vault, "阳台的盆花要换土了，盆花长得太密").id
+    count = put(vault, "周六在花市给阳台买了五盆花，还买了一袋土和一把小铲子").id
+    asked = cli.json("search", "阳台有几盆花", "--explain")["hits"]
+    assert [h["id"] for h in asked] == [count, talk] and asked[0]["explain"]["states_amount"] is True
+    plain = cli.json("search", "阳台的盆花", "--explain")["hits"]
+    assert plain[0]["id"] == talk and not any(h["explain"]["states_amount"] for h in plain)

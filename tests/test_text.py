@@ -61,6 +61,24 @@ def test_the_amount_word_after_how_is_the_question_s_form_as_duoshao_is():
     assert text.search_terms("how many") == ["how", "mani"]  # nothing else left: kept
 
 
+def test_a_question_for_an_amount_and_a_sentence_that_states_one():
+    asks = lambda q: text.asks_amount(text.fold(q))
+    assert asks("How many plants?") and asks("how LONG have I had Luna") and asks("How much was it")
+    assert asks("我养了几盆花") and asks("端口是多少") and asks("养猫多久了") and asks("路有多长")
+    assert not asks("how often do I run") and not asks("long hair") and not asks("茶几在哪") and not asks("好几个人")
+    # (the words as the text writes them — the search passes those whose stems matched)
+    states = lambda s, *said: text.states_amount(text.fold(s), frozenset(said))
+    assert states("I keep 5 plants. I water them.", "plants") and states("Plants: I have 5.", "plants")
+    assert states("I've had Luna for about six months now", "luna") and states("It took 1.5 hours to bake", "bake")
+    assert states("我养了五盆花，很开心", "盆花") and states("我养了3盆花", "盆花") and states("住了两年", "住了")
+    # the number and the topic in one sentence; a list's item mark is no number; 一 of 一起 neither
+    assert not states("I water plants. I have 5 cats.", "plants") and not states("1. plants are nice", "plants")
+    assert not states("我们一起养花", "养花") and not states("I keep 5 plants", )  # no topic word: nothing to state
+    assert not states("the GT350R plants", "plants")  # digits inside a word are no amount
+    assert not states("I water plants; we have 5 cats", "plants") and not states("5 categories", "cat")
+    assert states("we have 5 cats. 5 categories", "cat") is False and states("cat: 5 of them", "cat")
+
+
 def test_ji_before_a_measure_word_is_a_question_word_and_the_measure_word_stays():
     # 几期, 几家, 几双 ask a count as 几个 does: 几 goes, no 了几 / 几期 left to match
     issues = text.search_terms("《国家地理》我看完了几期？")
