@@ -427,11 +427,14 @@ def _query_terms(text: str, drop_stopwords: bool, more: bool = False) -> list[st
 _ASKS_AMOUNT = r"\bhow (?:" + "|".join(sorted(_HOW)) + r")\b"
 _CJK_ASKS_AMOUNT = r"多少|多久|多长|多長|(?<![茶庶好十])[几幾](?=[" + _MEASURES + "])"
 # A number: digits not inside a word (GT350R; a list's "1." is a sentence of its own), a number
-# word — and in Chinese text a numeral before a measure word (五盆, 两年 — not the 一 of 一起)
+# word ("one" is none: "one of them", as "a" is none) — and in Chinese text a numeral before a
+# measure word (五盆, 两年, 十一个 — not the 一 of 一起, nor a lone 一 before one: 一条帖子 is "a
+# post", as 一个, 一些 say "a", "some")
 _DIGITS = r"(?<![a-z0-9])\d"
 _NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven twelve fifteen twenty
 thirty forty fifty sixty seventy eighty ninety hundred thousand million dozen half couple few""".split())
-_CJK_NUMBER = r"[0-9零一二两兩三四五六七八九十百千万萬半]+(?=[" + _MEASURES + "])"
+_NUMERALS = "0-9零一二两兩三四五六七八九十百千万萬半"
+_CJK_NUMBER = rf"(?<![{_NUMERALS}])(?!一[{_MEASURES}])[{_NUMERALS}]+(?=[{_MEASURES}])"
 # sentences end at . ! ? ; (not the point of 1.5), their CJK forms, a line break
 _SENTENCE_END = r"[!?;。！？；\n]|\.(?!\d)"
 _STATEMENT_ENDS = _ENDS + ";；"  # the same characters
