@@ -40,8 +40,8 @@ _PATTERNS: dict[str, re.Pattern[str]] = {}
 
 
 def _pattern(source: str) -> re.Pattern[str]:
-    """A pattern compiled the first time it is needed, and kept (re's own cache of 512 can be
-    churned through by one search, and a pattern compiled again costs up to a millisecond)."""
+    """A pattern compiled the first time it is needed (not at import: most commands never need
+    it), and kept."""
     pattern = _PATTERNS.get(source)
     if pattern is None:
         pattern = _PATTERNS[source] = re.compile(source)
@@ -438,6 +438,7 @@ _CJK_NUMBER = rf"(?<![{_NUMERALS}])(?!一[{_MEASURES}])[{_NUMERALS}]+(?=[{_MEASU
 # sentences end at . ! ? ; (not the point of 1.5), their CJK forms, a line break
 _SENTENCE_END = r"[!?;。！？；\n]|\.(?!\d)"
 _STATEMENT_ENDS = _ENDS + ";；"  # the same characters
+_REACH = 300  # characters read either side of a word for its sentence
 
 
 def asks_amount(folded: str) -> bool:
@@ -451,8 +452,9 @@ def asks_amount(folded: str) -> bool:
 def states_amount(folded: str, said: frozenset[str]) -> bool:
     """Whether a folded text states a number in a sentence that holds one of these words (as
     `words` gives them) or Chinese terms (bigrams and characters: pieces of its text). The
-    sentence around each of them is found from its place: a long text is neither split into words
-    again nor into all its sentences."""
+    sentence around each of them is found from its place, up to 300 characters either side (a
+    long text is neither split into words again nor into all its sentences, and a text without
+    stops is no single sentence)."""
     if not said:
         return False
     end = _pattern(_SENTENCE_END)
@@ -462,8 +464,8 @@ def states_amount(folded: str, said: frozenset[str]) -> bool:
         while at >= 0:
             past = at + len(word)
             if at >= checked and (not whole or (_apart(folded, at - 1) and _apart(folded, past))):
-                stop = end.search(folded, past)
-                checked = stop.start() if stop else len(folded)
+                stop = end.search(folded, past, past + _REACH)
+                checked = stop.start() if stop else min(len(folded), past + _REACH)
                 if _has_number(folded[_sentence_start(folded, at) : checked]):
                     return True
             at = folded.find(word, past)
@@ -471,8 +473,8 @@ def states_amount(folded: str, said: frozenset[str]) -> bool:
 
 
 def _sentence_start(folded: str, at: int) -> int:
-    """Where the sentence holding position `at` starts (looking back 300 characters at most)."""
-    start = max(0, at - 300)
+    """Where the sentence holding position `at` starts (looking back `_REACH` characters at most)."""
+    start = max(0, at - _REACH)
     while True:
         mark = max(folded.rfind(c, start, at) for c in _STATEMENT_ENDS)
         if mark < 0:
@@ -488,6 +490,7 @@ def _apart(folded: str, i: int) -> bool:
 
 
 def _has_number(sentence: str) -> bool:
+    """Whether a folded sentence states a number (see `_NUMBER_WORDS`, `_CJK_NUMBER`)."""
     if _pattern(_DIGITS).search(sentence) or not _NUMBER_WORDS.isdisjoint(_WORD_RE.findall(sentence)):
         return True
     return not sentence.isascii() and bool(_cjk_pattern(_CJK_NUMBER).search(sentence))

@@ -77,6 +77,9 @@ def test_a_question_for_an_amount_and_a_sentence_that_states_one():
     # a lone 一 before a measure word says "a" (一条帖子, "a post"), as "one" is no number word
     assert not states("发一条帖子让粉丝评论", "粉丝") and not states("one of my plants", "plants")
     assert states("养了十一盆花", "盆花") and states("一百个粉丝", "粉丝")
+    # a text without stops is no single sentence: a number 300 characters away is none
+    far = "plants " + "and so on " * 40 + "5"
+    assert not states(far, "plants") and states(far[-60:].replace("and", "plants", 1), "plants")
     assert not states("the GT350R plants", "plants")  # digits inside a word are no amount
     assert not states("I water plants; we have 5 cats", "plants") and not states("5 categories", "cat")
     assert states("we have 5 cats. 5 categories", "cat") is False and states("cat: 5 of them", "cat")
