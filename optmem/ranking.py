@@ -34,7 +34,7 @@ from optmem import view
 from optmem.dates import PREFIX as DATE_PREFIX
 from optmem.record import CORRECTION, Tier
 from optmem.settings import Ranking
-from optmem.text import fold
+from optmem.text import fold, has_cjk
 
 DAY = 86400.0
 CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # length spreads (coefficient of variation) that get b_min / b_max
@@ -338,8 +338,8 @@ def time_word_spans(folded: str) -> list[tuple[int, int]]:
     以前, 原来 …; not 还, which begins other words): they say when, not what, and a query's
     bigrams must not straddle them (我现在住哪 asks about 我住)."""
     global _CJK_TIME_WORDS
-    if folded.isascii():
-        return []  # (before compiling: an English query never pays for the Chinese pattern)
+    if not has_cjk(folded):
+        return []  # (before compiling: an English query — curly quotes too — never pays for it)
     if _CJK_TIME_WORDS is None:
         import re
 

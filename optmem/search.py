@@ -338,10 +338,13 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
     relevance = _bm25(toks, len(toks), corpus)
     amount = False
     if corpus.amount and relevance > 0 and (topic := matched - corpus.when):
-        # the words of its text that matched, as written (their stems are its first tokens), and
-        # the Chinese terms (pieces of the text): a sentence's words need no stemming then
-        said = frozenset(compress(words, map(topic.__contains__, toks))).union(t for t in topic if not t.isascii())
-        amount = textmod.states_amount(textmod.fold(rec.text), said)
+        # the words of its text that matched, as written (their stems are its first tokens) — not
+        # a number the query named ("how many 5K runs": 5k is no amount stated) — and the Chinese
+        # terms (pieces of the text): a sentence's words need no stemming then
+        own = frozenset(compress(words, map(topic.__contains__, toks)))
+        named = frozenset(w for w in own if w[0].isdigit())
+        said = (own - named) | {t for t in topic if not t.isascii()}
+        amount = textmod.states_amount(textmod.fold(rec.text), said, named)
         if amount:
             relevance *= 1 + corpus.amount
     return _Relevance(rec, relevance, tokens, matched, len(toks), amount)
@@ -421,9 +424,10 @@ def _successors(idx: Index, rows: dict[int, Row], relevance: dict[int, float],
 
 
 def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any], corpus: _Corpus,
-               replaced: list[Row], lifted: dict[int, float]) -> dict[int, tuple[float, str]]:
+               replaced: list[Row], lifted: dict[int, float]) -> dict[int, tuple[float, str, bool]]:
     """The current versions (passing the filters) of the superseded matches, added to `rows` and
-    `seen`: line number → (the relevance it stands in with, the record it replaces). What a
+    `seen`: line number → (the relevance it stands in with, the record it replaces, whether that
+    one stated the amount a question asks for — part of the relevance it lends). What a
     replaced record lends is its relevance in words: the date terms it matched say when it was
     said, which its successor was not ("May 2025" finds May's record, not its correction of 2026)
     — or, when more, what it gained as the answer to a question (`lifted`: a corrected answer
@@ -437,9 +441,10 @@ def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any],
         return max(rel.relevance, lifted.get(n, 0.0))
 
     heads = _successors(idx, rows, {n: in_words(n) for n in seen}, replaced)
-    stands: dict[int, tuple[float, str]] = {}
+    stands: dict[int, tuple[float, str, bool]] = {}
     if not heads:
         return stands
+    stated = {rows[n].id: rel.amount for n, rel in seen.items()}
     where, params = q.filters.sql(q.now)
     ids = sorted(heads)
     for row in idx.rows(f"r.id IN ({', '.join('?' * len(ids))}) AND {where}", [*ids, *params]):
@@ -447,10 +452,12 @@ def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any],
             rows[row.n] = row
             seen[row.n] = _relevance(idx, q, row, corpus)
         rel, old = heads[row.id]
+        amount = stated.get(old, False)
         if rel < 0:  # a replaced record the filters hide: its relevance in words
             old_row = idx.by_id(old)
-            rel = _relevance(idx, q, old_row, content).relevance if old_row else 0.0
-        stands[row.n] = (rel, old)
+            hidden = _relevance(idx, q, old_row, content) if old_row else None
+            rel, amount = (hidden.relevance, hidden.amount) if hidden else (0.0, False)
+        stands[row.n] = (rel, old, amount)
     return stands
 
 
@@ -482,8 +489,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         rec, relevance, tokens, matched, length, amount = seen[n]
         stands_for = answered = None
         if n in stands and stands[n][0] > relevance:
-            relevance, stands_for = stands[n]
-            amount = False  # what it took is the replaced record's
+            relevance, stands_for, amount = stands[n]  # (whether the replaced record stated the amount)
         context = 0.0
         if row.session is not None and row.spos is not None:
             context = ranking.context_share(

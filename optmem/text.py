@@ -18,7 +18,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020
 # Runs of letters and digits; inside a run that is not ASCII, CJK runs and the rest are told
 # apart (a negated class: no look-ahead per character, which made this the costliest step of
 # indexing). That second pattern takes ~4 ms to compile, so it is compiled only when a text that
-# may hold CJK turns up (`_has_cjk`) — an English-only command never pays for it.
+# may hold CJK turns up (`has_cjk`) — an English-only command never pays for it.
 _WORD_RE = re.compile(r"[^\W_]+")
 _FOLDED_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # what _WORD_RE finds in a folded ASCII text, faster
 _SPLIT_RE: re.Pattern[str] | None = None
@@ -131,7 +131,7 @@ def stem_words(words: list[str]) -> list[str]:
 _FIRST_CJK = "\u3040"  # below every range of _CJK
 
 
-def _has_cjk(folded: str) -> bool:
+def has_cjk(folded: str) -> bool:
     """Whether a folded text may hold CJK: most texts that are not ASCII hold none (a dash, a
     curly quote, an accent) and need no CJK pattern — which takes ~4 ms to compile."""
     return not folded.isascii() and max(folded) >= _FIRST_CJK
@@ -139,7 +139,7 @@ def _has_cjk(folded: str) -> bool:
 
 def _runs(folded: str) -> list[tuple[str, str]]:
     """(CJK run, other word) pairs of a folded text, in order — the base of tokens and fingerprints."""
-    if not _has_cjk(folded):
+    if not has_cjk(folded):
         return [("", word) for word in _WORD_RE.findall(folded)]
     return _split_cjk().findall(folded)
 
@@ -413,8 +413,7 @@ def _query_terms(text: str, drop_stopwords: bool, more: bool = False) -> list[st
         else:
             runs.append(cjk)
     if drop_stopwords:
-        content = [w for i, w in enumerate(words)
-                   if w not in STOPWORDS and not (w in _HOW and i and words[i - 1] == "how")]
+        content = [w for w, how in zip(words, _asks_how(words)) if w not in STOPWORDS and not how]
         topical = [piece for cjk in runs for piece in _topic_runs(cjk)]
         if content or topical or more:  # the stop lists apply while something else is left
             words, runs = content, topical
@@ -422,52 +421,74 @@ def _query_terms(text: str, drop_stopwords: bool, more: bool = False) -> list[st
 
 
 # A question that asks for an amount — "how many", "how much", "how long" (the words `_HOW`
-# drops), 多少, 多久, 多长, 几 before a measure word — is answered by a number: a sentence that
-# states one beside the topic ("I have 5 plants", "养了三盆花", "for about 6 months").
-_ASKS_AMOUNT = r"\bhow (?:" + "|".join(sorted(_HOW)) + r")\b"
-_CJK_ASKS_AMOUNT = r"多少|多久|多长|多長|(?<![茶庶好十])[几幾](?=[" + _MEASURES + "])"
-# A number: digits not inside a word (GT350R; a list's "1." is a sentence of its own), a number
-# word ("one" is none: "one of them", as "a" is none) — and in Chinese text a numeral before a
-# measure word (五盆, 两年, 十一个 — not the 一 of 一起, nor a lone 一 before one: 一条帖子 is "a
-# post", as 一个, 一些 say "a", "some")
-_DIGITS = r"(?<![a-z0-9])\d"
-_NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven twelve fifteen twenty
-thirty forty fifty sixty seventy eighty ninety hundred thousand million dozen half couple few""".split())
-_NUMERALS = "0-9零一二两兩三四五六七八九十百千万萬半"
-_CJK_NUMBER = rf"(?<![{_NUMERALS}])(?!一[{_MEASURES}])[{_NUMERALS}]+(?=[{_MEASURES}])"
-# sentences end at . ! ? ; (not the point of 1.5), their CJK forms, a line break
-_SENTENCE_END = r"[!?;。！？；\n]|\.(?!\d)"
-_STATEMENT_ENDS = _ENDS + ";；"  # the same characters
+# drops, read the same way: `_asks_how`), 多少, 多久, 多长, 几 before a measure word or unit — is
+# answered by a number: a sentence that states one beside the topic ("I have 5 plants", "养了三盆
+# 花", "for about 6 months"). Not 几 that says "several" after 这, 那, 前, 过, 近, 后 (这几年, 前几天,
+# 最近几个月), nor 多少 in 多多少少 / 很多少年, nor 多长 in 很多长辈.
+# (a numeral before 月, 日, 号 names a month or a day: 五月, 6号 — "几号" asks a date, not an amount)
+_UNITS = ("(?:[" + "".join(c for c in _MEASURES if c not in "月日号號") + "元人亿億]"
+          "|小时|小時|公里|星期|礼拜|禮拜|分钟|分鐘|个月|個月)")
+_CJK_ASKS_AMOUNT = (r"(?<![多很许許好])多少(?!少)|多久|(?<![很许許好太])多[长長]"
+                    r"|(?<![茶庶好十这這那前过過近后後])[几幾](?=" + _UNITS + ")")
+# A number: digits not inside a word or a version (GT350R, python3.11), nor a year, a date or a
+# time of day (2023, 2024-03-01, 6/10, 5:30, 5pm, 5月6日); a number word ("one" is none: "one
+# of them", as "a" is none); in Chinese text a numeral before a measure word or a unit, 多, 来 or
+# 余 between them (五盆, 两年, 三小时, 三十多天 — not the 一 of 一起, nor a lone 一 before one:
+# 一条帖子 is "a post", as 一个 says "a").
+_DIGITS = (r"(?<![a-z0-9.:/-])(?!(?:19|20)\d\d(?![\d,]))\d+(?:[.,]\d+)*"
+           r"(?![\d:/-]|\s?[ap]m\b|[月日号號])")
+_NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven twelve thirteen fourteen
+fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
+hundreds thousand thousands million millions billion dozen dozens half couple few several once twice
+""".split())
+_NUMERALS = "0-9零一二两兩三四五六七八九十百千万萬亿億半"
+_CJK_NUMBER = rf"(?<![{_NUMERALS}])(?!一[{_MEASURES}])[{_NUMERALS}]+[多来來余餘]?(?={_UNITS})"
+# Sentences end at . ! ? ; (not the point of 1.5), their CJK forms, and a blank line (a single
+# line break goes on: a list under its heading, a hard-wrapped line).
+_STATEMENT_ENDS = "!?;。！？；"
+_SENTENCE_END = "[" + _STATEMENT_ENDS + r"]|\.(?!\d)|\n\s*\n"
 _REACH = 300  # characters read either side of a word for its sentence
+
+
+def _asks_how(words: list[str]) -> list[bool]:
+    """For each word, whether it is the amount word of "how many / much / long"."""
+    return [w in _HOW and i > 0 and words[i - 1] == "how" for i, w in enumerate(words)]
 
 
 def asks_amount(folded: str) -> bool:
     """Whether a folded query asks for an amount (a count, a sum, a length of time). (The
     Chinese pattern is compiled only for a query with Chinese in it.)"""
-    if "how" in folded and _pattern(_ASKS_AMOUNT).search(folded):
+    if "how" in folded and any(_asks_how(_split(folded)[1])):
         return True
-    return not folded.isascii() and bool(_cjk_pattern(_CJK_ASKS_AMOUNT).search(folded))
+    return has_cjk(folded) and bool(_cjk_pattern(_CJK_ASKS_AMOUNT).search(folded))
 
 
-def states_amount(folded: str, said: frozenset[str]) -> bool:
+def states_amount(folded: str, said: frozenset[str], named: frozenset[str] = frozenset()) -> bool:
     """Whether a folded text states a number in a sentence that holds one of these words (as
-    `words` gives them) or Chinese terms (bigrams and characters: pieces of its text). The
+    `words` gives them) or Chinese terms (bigrams and characters: pieces of its text) — not one
+    of the `named` words, numbers the query itself holds ("how many 5K runs": 5k). The
     sentence around each of them is found from its place, up to 300 characters either side (a
     long text is neither split into words again nor into all its sentences, and a text without
-    stops is no single sentence)."""
-    if not said:
-        return False
+    stops is no single sentence); each sentence is read once."""
     end = _pattern(_SENTENCE_END)
+    read: set[int] = set()  # where the sentences read end
     for word in said:
         whole = word.isascii()  # a word must stand alone ("cat" in "category" is none); a CJK term need not
-        at, checked = folded.find(word), -1  # checked: the end of the last sentence read
+        at = folded.find(word)
         while at >= 0:
             past = at + len(word)
-            if at >= checked and (not whole or (_apart(folded, at - 1) and _apart(folded, past))):
+            if not whole or (_apart(folded, at - 1) and _apart(folded, past)):
                 stop = end.search(folded, past, past + _REACH)
-                checked = stop.start() if stop else min(len(folded), past + _REACH)
-                if _has_number(folded[_sentence_start(folded, at) : checked]):
-                    return True
+                until = stop.start() if stop else min(len(folded), past + _REACH)
+                if until not in read:
+                    read.add(until)
+                    sentence = folded[_sentence_start(folded, at) : until]
+                    for number in named:
+                        sentence = re.sub(rf"(?<![a-z0-9]){re.escape(number)}(?![a-z0-9])", " ", sentence)
+                    if _has_number(sentence):
+                        return True
+                if stop:  # the rest of this sentence is read: on from its end
+                    past = max(past, until)
             at = folded.find(word, past)
     return False
 
@@ -475,13 +496,9 @@ def states_amount(folded: str, said: frozenset[str]) -> bool:
 def _sentence_start(folded: str, at: int) -> int:
     """Where the sentence holding position `at` starts (looking back `_REACH` characters at most)."""
     start = max(0, at - _REACH)
-    while True:
-        mark = max(folded.rfind(c, start, at) for c in _STATEMENT_ENDS)
-        if mark < 0:
-            return start
-        if folded[mark] != "." or not folded[mark + 1 : mark + 2].isdigit():
-            return mark + 1
-        at = mark  # the point of 1.5: further back
+    for m in _pattern(_SENTENCE_END).finditer(folded, start, at):
+        start = m.end()
+    return start
 
 
 def _apart(folded: str, i: int) -> bool:
@@ -490,10 +507,10 @@ def _apart(folded: str, i: int) -> bool:
 
 
 def _has_number(sentence: str) -> bool:
-    """Whether a folded sentence states a number (see `_NUMBER_WORDS`, `_CJK_NUMBER`)."""
+    """Whether a folded sentence states a number (see `_DIGITS`, `_NUMBER_WORDS`, `_CJK_NUMBER`)."""
     if _pattern(_DIGITS).search(sentence) or not _NUMBER_WORDS.isdisjoint(_WORD_RE.findall(sentence)):
         return True
-    return not sentence.isascii() and bool(_cjk_pattern(_CJK_NUMBER).search(sentence))
+    return has_cjk(sentence) and bool(_cjk_pattern(_CJK_NUMBER).search(sentence))
 
 
 def cjk_query_terms(cjk: str) -> list[str]:

@@ -197,6 +197,10 @@ def test_commands_run_without_importing_typer():
         "from optmem.cli import run\n"
         "rc = run(['append', 'fast path', '--json'])\n"
         "rc2 = run(['search', 'fast path', '--json'])\n"
+        # an English question for an amount, a curly quote: no Chinese pattern either
+        "run(['append', 'I\u2019ve 3 fast paths', '--json'])\n"
+        "run(['search', 'how many fast paths', '--json'])\n"
+        "run(['search', 'what\u2019s the fast path', '--json'])\n"
         "from optmem import ranking, text\n"
         "print('RC', rc, rc2, 'TYPER', 'typer' in sys.modules, 'INSPECT', 'inspect' in sys.modules,\n"
         "      'CJK', text._SPLIT_RE is not None or bool(text._CJK_PATTERNS)\n"

@@ -797,3 +797,29 @@ def test_a_chinese_question_for_an_amount_lifts_the_count(vault, cli, monkeypatc
     assert [h["id"] for h in asked] == [count, talk] and asked[0]["explain"]["states_amount"] is True
     plain = cli.json("search", "阳台的盆花", "--explain")["hits"]
     assert plain[0]["id"] == talk and not any(h["explain"]["states_amount"] for h in plain)
+
+
+def test_the_amount_is_stated_beside_the_topic_not_beside_a_cue_word_or_the_query_s_own_number(vault, cli, monkeypatch):
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    # "now" says when: a number beside it ("now I have 5 cats") is no count of plants
+    cats = put(vault, "I repot the plants. Now I have 5 cats.").id
+    # a number the query names is its topic, not the amount a record states
+    runs = put(vault, "The 5K runs in the park start at the gate").id
+    now = {h["id"]: h["explain"] for h in cli.json("search", "how many plants do I have now", "--explain")["hits"]}
+    assert now[cats]["states_amount"] is False
+    named = {h["id"]: h["explain"] for h in cli.json("search", "how many 5K runs did I do", "--explain")["hits"]}
+    assert named[runs]["states_amount"] is False
+    put(vault, "I did 3 5K runs in May")
+    assert any(h["explain"]["states_amount"] for h in cli.json("search", "how many 5K runs did I do", "--explain")["hits"])
+
+
+def test_a_correction_that_stands_in_says_whether_what_it_replaces_stated_the_amount(vault, cli, monkeypatch):
+    from optmem import facts
+
+    at(monkeypatch, "2024-03-01T10:00:00Z")
+    old = put(vault, "I keep 3 plants on the balcony").id
+    at(monkeypatch, "2024-04-01T10:00:00Z")
+    fix = facts.correct(vault, old[-8:], "Actually the balcony has room for more pots")
+    hits = {h["id"]: h["explain"] for h in cli.json("search", "how many plants do I keep", "--explain")["hits"]}
+    assert hits[fix.id]["stands_for"] == old and hits[fix.id]["states_amount"] is True
+    assert hits[fix.id]["relevance"] == pytest.approx(hits[old]["relevance"], rel=1e-3)

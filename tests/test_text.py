@@ -66,6 +66,10 @@ def test_a_question_for_an_amount_and_a_sentence_that_states_one():
     assert asks("How many plants?") and asks("how LONG have I had Luna") and asks("How much was it")
     assert asks("我养了几盆花") and asks("端口是多少") and asks("养猫多久了") and asks("路有多长")
     assert not asks("how often do I run") and not asks("long hair") and not asks("茶几在哪") and not asks("好几个人")
+    assert asks("How  many plants") and asks("我想知道how many plants") and asks("要开几小时") and asks("几公里")
+    # 几 saying "several", 多少 / 多长 inside other words: no amount asked
+    assert not asks("这几年我住在哪里") and not asks("前几天去了哪") and not asks("最近几个月在读什么书")
+    assert not asks("多多少少有点累") and not asks("很多长辈喜欢喝茶")
     # (the words as the text writes them — the search passes those whose stems matched)
     states = lambda s, *said: text.states_amount(text.fold(s), frozenset(said))
     assert states("I keep 5 plants. I water them.", "plants") and states("Plants: I have 5.", "plants")
@@ -77,6 +81,21 @@ def test_a_question_for_an_amount_and_a_sentence_that_states_one():
     # a lone 一 before a measure word says "a" (一条帖子, "a post"), as "one" is no number word
     assert not states("发一条帖子让粉丝评论", "粉丝") and not states("one of my plants", "plants")
     assert states("养了十一盆花", "盆花") and states("一百个粉丝", "粉丝")
+    # a year, a date, a time of day, a version are no amount; "thirteen", "twice" are
+    assert not states("In 2019 I booked a Paris hotel", "paris") and not states("cousin wed 2023-06-10", "cousin")
+    assert not states("plants at 5pm", "plants") and not states("plants at 5:30", "plants")
+    assert not states("plants app v2.0 on python3.11", "plants") and not states("我5月6日买了盆花", "盆花")
+    assert states("I have thirteen cousins", "cousins") and states("went to Paris twice", "paris")
+    assert states("I have 2,000 plants", "plants") and states("I have 3000 plants", "plants")
+    assert not states("2021 plants", "plants")  # (a number that looks like a year is read as one)
+    # every mention is read, not only the first; a word's left edge counts as its right one does
+    assert states("I love plants. I have 5 plants.", "plants") and not states("5 bobcats", "cats")
+    # Chinese units, and 多 / 来 / 余 after the numeral
+    assert states("每天练琴三小时", "练琴")
+    assert states("玩了三十多天", "玩了") and states("走了五公里", "走了") and states("花了八百元", "花了")
+    # a list under its heading is one statement; a blank line ends one
+    assert states("balcony plants:\n- 5 ferns\n- 2 cacti", "plants")
+    assert not states("balcony plants\n\nwe have 5 cats", "plants")
     # a text without stops is no single sentence: a number 300 characters away is none
     far = "plants " + "and so on " * 40 + "5"
     assert not states(far, "plants") and states(far[-60:].replace("and", "plants", 1), "plants")
