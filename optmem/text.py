@@ -469,7 +469,7 @@ def states_amount(folded: str, said: frozenset[str], named: frozenset[str] = fro
     of the `named` words, numbers the query itself holds ("how many 5K runs": 5k). The
     sentence around each of them is found from its place, up to 300 characters either side (a
     long text is neither split into words again nor into all its sentences, and a text without
-    stops is no single sentence); each sentence is read once."""
+    stops is no single sentence: it is read in stretches); each sentence is read once."""
     end = _pattern(_SENTENCE_END)
     read: set[int] = set()  # where the sentences read end
     for word in said:
@@ -487,8 +487,7 @@ def states_amount(folded: str, said: frozenset[str], named: frozenset[str] = fro
                         sentence = re.sub(rf"(?<![a-z0-9]){re.escape(number)}(?![a-z0-9])", " ", sentence)
                     if _has_number(sentence):
                         return True
-                if stop:  # the rest of this sentence is read: on from its end
-                    past = max(past, until)
+                past = max(past, until)  # the rest of this sentence (or stretch) is read: on from its end
             at = folded.find(word, past)
     return False
 
