@@ -430,13 +430,12 @@ _UNITS = ("(?:[" + "".join(c for c in _MEASURES if c not in "月日号號") + "�
           "|小时|小時|公里|星期|礼拜|禮拜|分钟|分鐘|个月|個月)")
 _CJK_ASKS_AMOUNT = (r"(?<![多很许許好])多少(?!少)|多久|(?<![很许許好太])多[长長]"
                     r"|(?<![茶庶好十这這那前过過近后後])[几幾](?=" + _UNITS + ")")
-# A number: digits not inside a word or a version (GT350R, python3.11), nor a year, a date or a
-# time of day (2023, 2024-03-01, 6/10, 5:30, 5pm, 5月6日); a number word ("one" is none: "one
-# of them", as "a" is none); in Chinese text a numeral before a measure word or a unit, 多, 来 or
-# 余 between them (五盆, 两年, 三小时, 三十多天 — not the 一 of 一起, nor a lone 一 before one:
-# 一条帖子 is "a post", as 一个 says "a").
-_DIGITS = (r"(?<![a-z0-9.:/-])(?!(?:19|20)\d\d(?![\d,]))\d+(?:[.,]\d+)*"
-           r"(?![\d:/-]|\s?[ap]m\b|[月日号號])")
+# A number: digits not inside a word or a version (GT350R, python3.11), nor in a date or a time of
+# day (2024-03-01, 6/10, 5:30, 5pm, 5月6日) — a year alone counts ("since 2019" answers "how
+# long"); a number word ("one" is none: "one of them", as "a" is none); in Chinese text a
+# numeral before a measure word or a unit, 多, 来 or 余 between them (五盆, 两年, 三小时, 三十多天 —
+# not the 一 of 一起, nor a lone 一 before one: 一条帖子 is "a post", as 一个 says "a").
+_DIGITS = r"(?<![a-z0-9.:/])(?<!\d-)\d+(?:[.,]\d+)*(?!\d|[:/-]\d|\s?[ap]m\b|[月日号號])"
 _NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven twelve thirteen fourteen
 fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
 hundreds thousand thousands million millions billion dozen dozens half couple few several once twice
