@@ -111,6 +111,8 @@ def test_ji_before_a_measure_word_is_a_question_word_and_the_measure_word_stays(
     assert "过几" not in text.search_terms("我一共去过几家韩国餐厅")
     # … and the measure word stays with what follows, which may be a noun it begins (年级, 号线)
     assert text.search_terms("我上几年级") == ["我上", "年级"] and "号线" in text.search_terms("坐几号线")
+    # … and before a unit a count or a sum is asked in (几小时, 几公里): no 几小 / 几公 left
+    assert text.search_terms("开车要几小时") == ["开车", "车要", "小时"] and text.search_terms("跑了几公里") == ["跑了", "公里"]
     # 几 in other words is no question word — 茶几 before a measure word too; 多少 takes none
     assert "茶几" in text.search_terms("茶几套装多少钱") and "套装" in text.search_terms("茶几套装多少钱")
     assert "几率" in text.search_terms("中奖几率多大") and "几乎" in text.search_terms("几乎每天都跑步")
