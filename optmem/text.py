@@ -371,11 +371,12 @@ _MEASURES = ("个個点點号號月天日次年岁歲位件楼樓层層本只隻
              "门門份杯瓶块塊斤周週颗顆把支根片袋包盒箱顿頓餐项項款座栋棟间間套架艘名届屆季章页頁课課节節所圈局"
              "盘盤轮輪封句段枚头頭匹株棵朵笔筆顶頂分秒")
 # … and the units a count or a sum is asked in beside them (几小时, 几公里, 几元, 几人)
-_MORE_UNITS = "元人亿億]|小时|小時|公里|星期|礼拜|禮拜|分钟|分鐘"
+_UNIT_CHARS = "元人亿億"
+_UNIT_WORDS = "小时|小時|公里|星期|礼拜|禮拜|分钟|分鐘"
 _CJK_QUESTION = (
     "(?:(?<![但于於还還就可不])是|(?<![没沒还還所只已拥擁具持含占佔现現原享富患唯固特专專])有)?(?:为什么|為什麼|什么时候|什麼時候|什么样|什麼樣|什么|什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|哪里|哪裡|哪儿|哪兒|哪个|哪個|"
     "哪些|哪天|哪位|哪家|哪种|哪種|谁|誰|啥|如何|为何|為何|是否|多少|多久|多长时间|多長時間|多长|多長|请问|請問|"
-    "是不是|有没有|有沒有|干嘛|幹嘛|干吗|幹嗎|咋|(?<![茶庶好十])[几幾](?=[" + _MEASURES + _MORE_UNITS + ")"
+    "是不是|有没有|有沒有|干嘛|幹嘛|干吗|幹嗎|咋|(?<![茶庶好十])[几幾](?=[" + _MEASURES + _UNIT_CHARS + "]|" + _UNIT_WORDS + ")"
     "|哪(?!吒))是?|(?:[吗嗎啊呀]|(?<![酒网網贴貼氧])吧|(?<!毛)呢)+$")
 # a piece of one of these characters left between question words is no topic (部署步骤是怎样的: 的)
 _CJK_PARTICLES = frozenset("的了啊呀吗嗎呢吧是在着著得地")
@@ -428,7 +429,8 @@ def _query_terms(text: str, drop_stopwords: bool, more: bool = False) -> list[st
 # 花", "for about 6 months"). Not 几 that says "several" after 这, 那, 前, 过, 近, 后 (这几年, 前几天,
 # 最近几个月), nor 多少 in 多多少少 / 很多少年, nor 多长 in 很多长辈.
 # (a numeral before 月, 日, 号 names a month or a day: 五月, 6号 — "几号" asks a date, not an amount)
-_UNITS = "(?:[" + "".join(c for c in _MEASURES if c not in "月日号號") + _MORE_UNITS + "|个月|個月)"
+_UNITS = ("(?:[" + "".join(c for c in _MEASURES if c not in "月日号號") + _UNIT_CHARS + "]|"
+          + _UNIT_WORDS + "|个月|個月)")
 _CJK_ASKS_AMOUNT = (r"(?<![多很许許好])多少(?!少)|多久|(?<![很许許好太])多[长長]"
                     r"|(?<![茶庶好十这這那前过過近后後])[几幾](?=" + _UNITS + ")")
 # A number: digits not inside a word or a version (GT350R, python3.11), nor in a date or a time of
