@@ -550,12 +550,14 @@ def _neighbours(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int,
                 settings: Ranking) -> list[Row]:
     """The session neighbours (within the window, of the same domain, passing the filters) of the
     most relevant candidates: the turns around an answer are often what a question's words
-    matched."""
+    matched. With --current, superseded turns are fetched too: a corrected answer is still the
+    turn after its question, and lends its correction what it gains there (`_stand_ins`) — it is
+    scored, not shown."""
     w = settings.context_window
     placed = [(r, r.session, r.spos) for r in rows.values() if r.session is not None and r.spos is not None]
     top = sorted(placed, key=lambda p: -relevance[p[0].n])[: settings.context_top]
     held = {(r.domain, session, spos) for r, session, spos in placed}
-    where, params = q.filters.sql(q.now)
+    where, params = q.filters._replace(current=False).sql(q.now)
     found: dict[int, Row] = {}
     for near, session, spos in top:
         for r in idx.in_session(session, near.domain, max(0, spos - w), spos + w, where, params):

@@ -384,6 +384,10 @@ def test_a_corrected_answer_stands_in_with_what_its_question_lent(vault, cli, mo
     fixed = cli.json("correct", answer, "Actually it was thyme, not sage.")["id"]
     out = {h["id"]: h["explain"] for h in cli.json("search", "spices soup", "--explain")["hits"]}
     assert out[fixed]["stands_for"] == answer and out[fixed]["relevance"] > 0
+    # … with --current too: the superseded answer is not shown, but still read as the turn after
+    # its question, so its correction is found the same way
+    current = {h["id"]: h["explain"] for h in cli.json("search", "spices soup", "--current", "--explain")["hits"]}
+    assert answer not in current and current[fixed] == out[fixed]
 
 
 def test_a_long_answer_gains_less_of_its_question():
