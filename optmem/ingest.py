@@ -26,11 +26,11 @@ BATCH = 4000
 Progress = Callable[[int, int], None]
 
 
-def tokens_for(text: str, key: str | None, tags: tuple[str, ...] | list[str],
+def tokens_for(folded: str, key: str | None, tags: tuple[str, ...] | list[str],
                ts: float | None) -> tuple[list[str], list[str]]:
-    """What FTS indexes for a record: the tokens of its text, key and tags, and its date terms —
-    with the words of its text (as `text.words` gives them: the first tokens are their stems)."""
-    folded = textmod.fold(text)
+    """What FTS indexes for a record: the tokens of its (folded) text, key and tags, and its date
+    terms — with the words of its text (as `text.words` gives them: the first tokens are their
+    stems)."""
     toks, words = textmod.tokens_and_words(folded)
     return toks + _label_tokens(key, tags) + dates.record_terms(ts, folded, words), words
 

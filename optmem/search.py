@@ -330,7 +330,8 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
     many plants", 养了几盆花) is answered by a number: a record with a sentence that states one
     beside a matched word of the topic gains `amount_share` of its relevance."""
     rec = idx.record(row)
-    toks, words = tokens_for(rec.text, rec.key, rec.tags, row.ts)
+    folded = textmod.fold(rec.text)
+    toks, words = tokens_for(folded, rec.key, rec.tags, row.ts)
     tokens = frozenset(toks)
     matched = frozenset(t for t in q.terms if t in tokens)
     if corpus.when and matched and matched <= corpus.when:
@@ -344,7 +345,7 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
         own = frozenset(compress(words, map(topic.__contains__, toks)))
         named = frozenset(w for w in own if w[0].isdigit())
         said = (own - named) | {t for t in topic if not t.isascii()}
-        amount = textmod.states_amount(textmod.fold(rec.text), said, named)
+        amount = textmod.states_amount(folded, said, named)
         if amount:
             relevance *= 1 + corpus.amount
     return _Relevance(rec, relevance, tokens, matched, len(toks), amount)

@@ -29,22 +29,19 @@ _CJK_PATTERNS: dict[str, re.Pattern[str]] = {}
 
 def _cjk_pattern(source: str) -> re.Pattern[str]:
     """A pattern only Chinese text needs, compiled the first time some turns up (an English-only
-    command never pays for it)."""
-    pattern = _CJK_PATTERNS.get(source)
-    if pattern is None:
-        pattern = _CJK_PATTERNS[source] = re.compile(source)
-    return pattern
+    command never pays for it; kept apart, so a test can tell it was not compiled)."""
+    return _pattern(source, _CJK_PATTERNS)
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
 
 
-def _pattern(source: str) -> re.Pattern[str]:
+def _pattern(source: str, kept: dict[str, re.Pattern[str]] = _PATTERNS) -> re.Pattern[str]:
     """A pattern compiled the first time it is needed (not at import: most commands never need
     it), and kept."""
-    pattern = _PATTERNS.get(source)
+    pattern = kept.get(source)
     if pattern is None:
-        pattern = _PATTERNS[source] = re.compile(source)
+        pattern = kept[source] = re.compile(source)
     return pattern
 
 
