@@ -81,13 +81,36 @@ def digest(data: bytes, size: int = 10) -> str:
 _WIDE_PUNCTUATION = tuple((chr(0xFEE0 + ord(c)), c) for c in ",.:;!?()")
 
 
+# Latin letters with a diacritic (the Latin-1 supplement, Latin Extended-A/B and Additional): "café"
+# and "cafe", "José" and "Jose", "naïve" and "naive" are one word to search for, as a search
+# engine's ASCII folding makes them. Only Latin: kana's voicing marks (が) and hangul are letters of
+# their own, not accents to drop. A mark no letter composes with goes too (é + ́ stays two
+# characters after NFKC), so folding twice changes nothing.
+_ACCENTED_RE = re.compile("[\u00c0-\u024f\u1e00-\u1eff][\u0300-\u036f]*|(?<=[a-z])[\u0300-\u036f]+")
+_MAY_BE_ACCENTED_RE = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")  # one class: a fast first look
+_UNACCENTED: dict[str, str] = {}
+
+
+def _unaccent(match: re.Match[str]) -> str:
+    letter = match.group()  # a letter and the marks after it, or marks after an ASCII letter
+    plain = _UNACCENTED.get(letter)
+    if plain is None:
+        # the base letter(s) without the combining marks; a letter of its own (æ, ø, ł, đ) stays
+        plain = "".join(c for c in unicodedata.normalize("NFD", letter) if not unicodedata.combining(c))
+        if len(letter) == 1:  # kept: at most the ~1,000 letters of the ranges
+            _UNACCENTED[letter] = plain
+    return plain
+
+
 def fold(text: str) -> str:
-    """NFKC + case folding: the common first step of every comparison."""
-    if not text.isascii():
-        for wide, narrow in _WIDE_PUNCTUATION:
-            if wide in text:
-                text = text.replace(wide, narrow)
-    return unicodedata.normalize("NFKC", text).casefold()
+    """NFKC + case folding + Latin diacritics dropped: the common first step of every comparison."""
+    if text.isascii():
+        return text.casefold()
+    for wide, narrow in _WIDE_PUNCTUATION:
+        if wide in text:
+            text = text.replace(wide, narrow)
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _ACCENTED_RE.sub(_unaccent, folded) if _MAY_BE_ACCENTED_RE.search(folded) else folded
 
 
 _stem_word: Any = None

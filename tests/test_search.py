@@ -154,6 +154,22 @@ def test_one_character_chinese_query(vault, cli):
     assert [h["text"] for h in hits] == ["我养了一只猫"]
 
 
+def test_an_accented_word_and_its_plain_spelling_find_each_other(vault, cli):
+    """Typed without accents or with them, a name or a word is the same word; the record is shown
+    as written, and kana with voicing marks stay apart from kana without."""
+    put(vault, "Met José at the Café Procope on rue Saint-Honoré")
+    put(vault, "ガラス is glass")
+    put(vault, "カラス crow")
+    put(vault, "met the new hire at the cafe by the office")
+    hits = cli.json("search", "jose cafe")["hits"]
+    assert hits[0]["text"] == "Met José at the Café Procope on rue Saint-Honoré"
+    assert [h["text"] for h in cli.json("search", "Honore")["hits"]] == [hits[0]["text"]]
+    assert len(cli.json("search", "café")["hits"]) == 2
+    # カラス shares ラス; were the voicing mark dropped, the shorter crow would come first
+    glass, crow = cli.json("search", "ガラス")["hits"]
+    assert glass["text"] == "ガラス is glass" and glass["score"] > crow["score"]
+
+
 def test_expired_record_is_labelled_and_ranked_below_a_current_one(vault, monkeypatch, cli):
     at(monkeypatch, "2026-03-01T00:00:00Z")
     temp = put(vault, "staging password rotates today, use the temporary login flow", ttl="1d").id
