@@ -465,10 +465,13 @@ hundreds thousand thousands million millions billion dozen dozens half couple fe
 """.split())
 _NUMERALS = "0-9零一二两兩三四五六七八九十百千万萬亿億半"
 _CJK_NUMBER = rf"(?<![{_NUMERALS}])(?!一[{_MEASURES}])[{_NUMERALS}]+[多来來余餘]?(?={_UNITS})"
-# Sentences end at . ! ? ; (not the point of 1.5), their CJK forms, and a blank line (a single
-# line break goes on: a list under its heading, a hard-wrapped line).
+# Sentences end at . ! ? ; (not the point of 1.5, nor a dot inside a word: e.g, example.com, nor
+# the dot of a common abbreviation: "e.g. 5 of them", "approx. 3 kg"), their CJK forms, and a
+# blank line (a single line break goes on: a list under its heading, a hard-wrapped line).
 _STATEMENT_ENDS = "!?;。！？；"
-_SENTENCE_END = "[" + _STATEMENT_ENDS + r"]|\.(?!\d)|\n\s*\n"
+_ABBREVIATIONS = ("e.g", "i.e", "vs", "mr", "mrs", "ms", "dr", "approx", "ca", "cf")
+_SENTENCE_END = ("[" + _STATEMENT_ENDS + "]|" + "".join(rf"(?<!\b{re.escape(a)})" for a in _ABBREVIATIONS)
+                 + r"\.(?!\w)|\n\s*\n")
 _REACH = 300  # characters read either side of a word for its sentence
 
 

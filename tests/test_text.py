@@ -102,6 +102,10 @@ def test_a_question_for_an_amount_and_a_sentence_that_states_one():
     assert not states("the GT350R plants", "plants")  # digits inside a word are no amount
     assert not states("I water plants; we have 5 cats", "plants") and not states("5 categories", "cat")
     assert states("we have 5 cats. 5 categories", "cat") is False and states("cat: 5 of them", "cat")
+    # an abbreviation's dot, or a dot inside a word, ends no sentence; a dot before a space does
+    assert states("plants, e.g. 5 of them", "plants") and states("plants, i.e. 5 ferns", "plants")
+    assert states("plants weigh approx. 3 kg", "plants") and states("plants on example.com: 5", "plants")
+    assert not states("I water plants. We have 5 cats", "plants") and not states("I water plants.\nWe have 5 cats", "plants")
 
 
 def test_ji_before_a_measure_word_is_a_question_word_and_the_measure_word_stays():
