@@ -27,7 +27,7 @@ query asks for the present ("now", "currently", "现在", "目前" …), cautiou
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from optmem import view
@@ -171,10 +171,11 @@ class Ranked(NamedTuple):
 
 
 def promote_newer(hits: list[tuple[Parts, Topic]], window: float,
-                  names: frozenset[str] = frozenset()) -> list[Ranked]:
+                  names: frozenset[str] = frozenset(), amounts: Sequence[bool] = ()) -> list[Ranked]:
     """Within a band, put a newer same-topic record (by whole days) above an older one whose
     relevance is at least `1 - window` of the older one's — unless it lacks a name of the query
-    (`names_in`) the older one holds. `hits` come in score order."""
+    (`names_in`) the older one holds, or the amount asked for that the older one states
+    (`amounts`: which hits state it). `hits` come in score order."""
     keep = 1 - window
     out: list[Ranked] = []
     for i, (parts, topic) in enumerate(hits):
@@ -183,7 +184,8 @@ def promote_newer(hits: list[tuple[Parts, Topic]], window: float,
             o_parts, o_topic = hits[placed.at]
             if (o_parts.band == parts.band and parts.age_days < o_parts.age_days
                     and same_topic(topic, o_topic) and parts.relevance >= keep * o_parts.relevance
-                    and (names & o_topic.tokens) <= topic.tokens):
+                    and (names & o_topic.tokens) <= topic.tokens
+                    and not (amounts and amounts[placed.at] and not amounts[i])):
                 pos, over = j, o_topic.id
                 break
         out.insert(pos, Ranked(i, over))
@@ -410,6 +412,7 @@ class Match(NamedTuple):
     matched: frozenset[str]
     may_update: str | None = None  # the record the write gate saw it update (possible_update, kept both)
     covers: frozenset[str] = frozenset()  # the query terms its text holds once cue words are out of it
+    amount: bool = False  # it states the amount the query asks for
 
 
 def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> float:
@@ -428,7 +431,9 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
     count in the overlap. A record the write gate already saw update the older one (its
     `may_update`) that holds every query term the older matched needs no overlap test, and the
     lenient share. A record that lacks a name of the query (`names_in`) the older one matched
-    updates nothing of it: Bob's new phone number is no update of Alice's."""
+    updates nothing of it: Bob's new phone number is no update of Alice's; nor does one that
+    states no amount update one that states the amount asked ("the plants need repotting" is no
+    newer count than "I bought 5 plants")."""
     theta = settings.update_overlap if cue else settings.update_overlap_plain
     ratio = settings.update_ratio if cue else settings.update_ratio_plain
     when = cue_terms()
@@ -448,7 +453,7 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
             # part that changed
             flagged = m.may_update is not None and m.may_update == o.id and what(o.matched) <= m.covers
             if (o.band == m.band and (m.ts or 0.0) - (o.ts or 0.0) >= DAY and (o.matched & names) <= m.matched
-                    and m.score >= (settings.update_ratio if flagged else ratio) * o.score
+                    and (m.amount or not o.amount) and m.score >= (settings.update_ratio if flagged else ratio) * o.score
                     and (flagged or overlap(what(m.matched), what(o.matched), idfs) >= theta)):
                 pos, over = j, o.id
                 break

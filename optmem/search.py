@@ -605,11 +605,12 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     as_is = asks in ("past", NAMED_DAY)
     names = frozenset() if as_is else ranking.names_in(q.text)
     placed = ([ranking.Ranked(i, None) for i in range(len(head))] if as_is else
-              ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window, names))
+              ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window, names,
+                                    [s.amount for s in head]))
     order = [(head[p.at], p.promoted_over) for p in placed] + [(s, None) for s in kept[len(head):]]
     top = order[:k]
     matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched, s.row.upd,
-                             _covers(s, q) if s.row.upd else s.matched) for s, _ in top]
+                             _covers(s, q) if s.row.upd else s.matched, s.amount) for s, _ in top]
     if as_is:
         updates = [ranking.Ranked(i, None) for i in range(len(matches))]
     else:

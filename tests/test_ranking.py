@@ -777,6 +777,32 @@ def test_a_question_for_an_amount_lifts_the_record_that_states_a_number_beside_i
     assert share > 0 and by_id[count]["relevance"] == pytest.approx(plain[count]["relevance"] * (1 + share), rel=1e-3)
 
 
+@pytest.mark.parametrize("first, later, query", [
+    ("I bought 5 new plants for the balcony", "the plants need repotting", "how many plants do I have"),
+    ("I bought 5 new plants for the balcony", "the plants need repotting", "how many plants do I have now"),
+    ("我在阳台养了五盆花", "阳台的盆花要换盆，盆花长得太大了", "阳台有几盆花"),
+    ("我在阳台养了五盆花", "阳台的盆花要换盆，盆花长得太大了", "阳台现在有几盆花"),
+])
+def test_a_newer_record_without_the_amount_asked_is_no_update_of_one_that_states_it(vault, cli, monkeypatch,
+                                                                                 first, later, query):
+    """The newer-first rules put a newer record above an older one of the same topic — but one that
+    states no number is no newer value of a count: for a question that asks an amount, the record
+    that states it stays above, whether or not the question asks for the present."""
+    at(monkeypatch, "2026-04-01T10:00:00Z")
+    count = put(vault, first).id
+    at(monkeypatch, "2026-04-03T10:00:00Z")
+    talk = put(vault, later).id
+    at(monkeypatch, "2026-05-01T00:00:00Z")
+    hits = cli.json("search", query, "--explain")["hits"]
+    assert [h["id"] for h in hits] == [count, talk]
+    assert hits[1]["explain"]["updates"] is None and hits[1]["explain"]["promoted_over"] is None
+    # a newer record that states a number is a newer value, and goes first
+    at(monkeypatch, "2026-04-20T10:00:00Z")
+    newer = put(vault, later.replace("the plants", "the 7 plants").replace("阳台的盆花", "阳台的七盆花")).id
+    at(monkeypatch, "2026-05-01T00:00:00Z")
+    assert cli.json("search", query)["hits"][0]["id"] == newer
+
+
 def test_without_the_amount_share_relevance_alone_decides(vault, cli, monkeypatch):
     talk, count = _amount_store(vault, monkeypatch)
     (vault.root / "optmem.toml").write_text("[ranking]\namount_share = 0\n", "utf-8")
