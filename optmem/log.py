@@ -198,12 +198,26 @@ def find_similar(idx: Index, text: str, domain: str | None, project: str | None,
 
 def _probe(idx: Index, text: str, domain: str | None, project: str | None, limit: int) -> list[Row]:
     """Records sharing the text's rarest terms (in one domain and project, or any): cheap at any
-    size, and a near duplicate or a changed value of the text is among them."""
+    size, and a near duplicate or a changed value of the text is among them. A changed value
+    differs from what it changes in the value and in the words saying it changed, so the terms
+    holding neither go first ("我现在有三只猫" → 我有, 只猫 — not 有三, 三只 or 现在, which an earlier
+    "我有两只猫" cannot hold, however rare they are in the vault)."""
+    from optmem import ranking
+
     terms = textmod.query_terms(text)
     if not terms:
         return []
-    df = idx.doc_freq(terms)
-    rare = sorted((t for t in terms if df[t]), key=lambda t: df[t])[:4]
+    folded = textmod.fold(text)
+    if textmod.has_cjk(folded):
+        folded = ranking.without_cues(folded)  # the words around a cue pair again (我现在有 → 我有)
+    when = ranking.time_terms()
+    steady = [t for t in textmod.query_terms(folded) if t not in when and not textmod.holds_number(t)]
+    df = idx.doc_freq(list(dict.fromkeys([*terms, *steady])))
+
+    def rarest(of: list[str]) -> list[str]:
+        return sorted((t for t in of if df[t]), key=lambda t: df[t])[:4]
+
+    rare = rarest(steady) or rarest(terms)
     if not rare:
         return []
     where, params = ("r.domain = ? AND r.project IS ?", [domain, project]) if domain else ("1", [])

@@ -373,6 +373,7 @@ def time_words() -> frozenset[str]:
 
 
 _CUE_WORDS: frozenset[str] | None = None
+_TIME_TERMS: frozenset[str] | None = None
 
 
 def cue_words() -> frozenset[str]:
@@ -382,6 +383,15 @@ def cue_words() -> frozenset[str]:
     if _CUE_WORDS is None:
         _CUE_WORDS = _terms_of_cues(cue for cue in (*UPDATE_CUES, *UPDATE_CUES_CJK) if " " not in cue)
     return _CUE_WORDS
+
+
+def time_terms() -> frozenset[str]:
+    """`cue_words` and the one-word change cues ("moved", "switched", "搬到"): the terms that say
+    *when* or *that it changed* (`time_words`), not *what*."""
+    global _TIME_TERMS
+    if _TIME_TERMS is None:
+        _TIME_TERMS = cue_words() | _terms_of_cues(cue for cue in (*CHANGE_CUES, *CHANGE_CUES_CJK) if " " not in cue)
+    return _TIME_TERMS
 
 
 def cue_terms() -> frozenset[str]:

@@ -237,9 +237,13 @@ def similarity(a: str, b: str) -> float:
     return fuzz.ratio(na, nb) / 100.0
 
 
+# Particles that end a Chinese sentence (现在有五盆花了, 好啦, 是吧): how it is said, not what
+_FINAL_PARTICLES = frozenset("了啦呢吧啊呀嘛哦")
+
+
 def _units(text: str, ignore: frozenset[str]) -> list[str]:
     """A text as a sequence of comparable units: (stemmed) words and single CJK characters, in
-    order, numbers and the `ignore` words/phrases left out."""
+    order, numbers, the `ignore` words/phrases and a CJK run's final particle left out."""
     folded = fold(text)
     for phrase in ignore:
         if not phrase.isascii():
@@ -247,7 +251,7 @@ def _units(text: str, ignore: frozenset[str]) -> list[str]:
     out: list[str] = []
     for cjk, word in _runs(folded):
         if cjk:
-            out.extend(cjk)
+            out.extend(cjk[:-1] if cjk[-1] in _FINAL_PARTICLES else cjk)
         elif word and not word.isdigit() and word not in ignore:
             out.append(word)
     return stem_words(out) if out else out
@@ -266,7 +270,7 @@ def looks_like_update(old: str, new: str, ignore: frozenset[str] = frozenset()) 
     if na != nb:  # a changed number, the words the same or nearly ("是" → "改成 … 了")
         if not (na and nb):
             return False
-        if a == b:
+        if a == b or _one_left_out(a, b):
             return True
         span = _one_span(a, b)
         # … but not when the words that changed name someone or something else (capitalised
@@ -294,6 +298,12 @@ def _one_span(a: list[str], b: list[str]) -> tuple[list[str], list[str]] | None:
         _, i1, i2, j1, j2 = changed[0]
         return a[i1:i2], b[j1:j2]
     return None
+
+
+def _one_left_out(a: list[str], b: list[str]) -> bool:
+    """Whether one text is the other with one unit more ("端口是 8080" → "端口 9090")."""
+    short, long = sorted((a, b), key=len)
+    return len(long) == len(short) + 1 and any(long[:i] + long[i + 1:] == short for i in range(len(long)))
 
 
 def _all_names(units: list[str], text: str) -> bool:
@@ -464,6 +474,15 @@ fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seve
 hundreds thousand thousands million millions billion dozen dozens half couple few several once twice
 """.split())
 _NUMERALS = "0-9零一二两兩三四五六七八九十百千万萬亿億半"
+_CJK_NUMERALS = frozenset(_NUMERALS[3:])
+
+
+def holds_number(term: str) -> bool:
+    """Whether a search term is a number or holds a Chinese numeral ("8080", "有三", "三只"): the
+    part of a statement that changes when its value does."""
+    return term.isdigit() or (not term.isascii() and not _CJK_NUMERALS.isdisjoint(term))
+
+
 _CJK_NUMBER = rf"(?<![{_NUMERALS}])(?!一[{_MEASURES}])[{_NUMERALS}]+[多来來余餘]?(?={_UNITS})"
 # Sentences end at . ! ? ; (not the point of 1.5, nor a dot inside a word: e.g, example.com, nor
 # the dot of a common abbreviation: "e.g. 5 of them", "approx. 3 kg"), their CJK forms, and a

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from optmem import view
 from optmem.record import Tier
 
@@ -145,6 +147,11 @@ def test_what_reads_as_a_changed_value(cli):
     assert not text.looks_like_update("Alice's phone number is 555-0101", "Bob's phone number is 555-0202", cues)
     assert not text.looks_like_update("Staging listens on port 8080", "Production listens on port 9090", cues)
     assert text.looks_like_update("The backend port is 8080", "Our backend port is 9090", cues)  # not names
+    # a sentence-final particle (了, 啦, 呢 …) says how it is said, not what: 五 → 十 is the one change
+    assert text.looks_like_update("小红每天跑步五公里", "小红现在每天跑十公里了", cues)
+    assert text.looks_like_update("我有两只猫", "我现在有三只猫了", cues)
+    assert text.looks_like_update("后端端口是 8080", "后端端口 9090 了", cues)  # a changed number, 是 left out
+    assert not text.looks_like_update("我了解这个项目", "我理解这个项目的预算", cues)  # 了 inside a word stays
     assert text.looks_like_update("Alice lives in Paris", "Alice lives in Berlin", cues)  # a named value
 
 
@@ -182,6 +189,25 @@ def test_a_possible_update_is_reported_superseded_or_asked(cli, vault, vault_pat
     assert cli.json("get", keyed)["record"]["status"] == "superseded"
     (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n[dedup]\non_update = "ask"\n', "utf-8")
     assert cli.json("append", "I now have 8 plants on the balcony", code=1)["error"]["code"] == "possible_update"
+
+
+@pytest.mark.parametrize("old, others, new", [
+    ("我有两只猫", ["邻居说她现在有三只兔子", "那只猫很可爱"], "我现在有三只猫"),
+    ("我养了3盆绿萝", ["同事现在养了5盆多肉，我现在也想养", "绿萝要浇水 第1次", "绿萝要浇水 第2次", "绿萝要浇水 第3次"],
+     "我现在养了5盆绿萝"),
+])
+def test_a_possible_update_is_found_whatever_else_the_vault_holds(cli, vault, vault_path, monkeypatch,
+                                                                  old, others, new):
+    """The gate looks for what a statement may update through its rarest terms — not the new
+    value's own ("有三", "5") nor the words saying it changed ("现在", "now"), which the earlier
+    statement cannot hold: records elsewhere that happen to hold them hide nothing."""
+    quiet(vault_path)
+    at(monkeypatch, "2026-03-01T10:00:00Z")
+    first = cli.json("append", old, "--domain", "home")["id"]
+    for text in others:
+        cli.json("append", text, "--domain", "other")
+    at(monkeypatch, "2026-04-05T10:00:00Z")
+    assert [u["id"] for u in cli.json("append", new, "--domain", "home")["possible_update"]] == [first]
 
 
 def test_history_lists_a_possible_update_beside_the_value_it_may_update(cli, vault, vault_path, monkeypatch):

@@ -471,6 +471,22 @@ def test_an_update_the_write_gate_flagged_goes_first_without_a_cue_in_the_query(
     assert [h["id"] for h in past] == [old, res.id]
 
 
+@pytest.mark.parametrize("old_text, new_text, query", [
+    ("小红每天跑步五公里", "小红现在每天跑十公里了", "小红每天跑多少公里"),
+    ("我有两只猫", "我现在有三只猫了", "我有几只猫"),
+])
+def test_a_chinese_update_ending_in_a_particle_is_seen_and_goes_first(vault, cli, monkeypatch,
+                                                                      old_text, new_text, query):
+    # the final 了 is no changed word: the gate sees one change (五 → 十) and the ranking uses it
+    at(monkeypatch, "2026-01-05T10:00:00Z")
+    old = put(vault, old_text).id
+    at(monkeypatch, "2026-03-05T10:00:00Z")
+    new = put(vault, new_text)
+    assert [u["id"] for u in new.possible_update] == [old]
+    at(monkeypatch, "2026-03-10T10:00:00Z")
+    assert [h["id"] for h in cli.json("search", query)["hits"]] == [new.id, old]
+
+
 def test_a_flagged_update_that_matches_the_query_much_less_does_not_jump(vault, cli, monkeypatch):
     # the gate's guess (frontend → backend, "one changed span") is no proof: the query's own words
     # still decide when they clearly favour the older record
