@@ -105,7 +105,8 @@ def parse_bound(text: str, *, end: bool) -> float:
         dt = parse_time(text)
     except ValueError as exc:
         raise UsageError(
-            f"{text!r} is not a date or time; use 2026-11-29 or 2026-11-29T18:55:30Z",
+            f"{'--until' if end else '--since'} {text!r} is not a date or time; use 2026-11-29 or "
+            "2026-11-29T18:55:30Z",
         ) from exc
     if end and _DATE_ONLY.match(text.strip()):
         try:

@@ -433,6 +433,15 @@ class Index:
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM rec").fetchone()[0]
 
+    def has_tag(self, tag: str) -> bool:
+        """Whether any record has this tag."""
+        return self.conn.execute("SELECT 1 FROM tag WHERE tag = ? LIMIT 1", (tag,)).fetchone() is not None
+
+    def tags(self, limit: int) -> list[str]:
+        """The most used tags, most used first."""
+        return [t for (t,) in self.conn.execute(
+            "SELECT tag FROM tag GROUP BY tag ORDER BY count(*) DESC, tag LIMIT ?", (limit,))]
+
     def kinds(self) -> list[str]:
         """Every kind a record has (bookkeeping left out)."""
         return [k for (k,) in self.conn.execute(

@@ -35,6 +35,7 @@ REPLACED_WINDOW = 2000  # the newest matches a filtered search looks through for
 # a filtered total is counted exactly up to this many term matches (a join per match: ~11 ms at
 # 30,000); past it, the matches before the filters are counted — an upper bound
 COUNT_BUDGET = 30000
+TAGS_SHOWN = 20  # the most used tags a warning about an unknown --tag lists
 NAMED_DAY = "named day"  # what a query asks for that names a day and no present cue
 
 
@@ -85,6 +86,11 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
             # a typo in --kind must not read as "nothing about that"
             result = result._replace(warnings=[*warnings, f"no record has kind {q.filters.kind!r}; the "
                                                f"vault's kinds: {', '.join(known) or '(none)'}"])
+        if not result.hits and q.filters.tag is not None and not idx.has_tag(q.filters.tag):
+            # … nor one in --tag
+            tags = idx.tags(TAGS_SHOWN)
+            result = result._replace(warnings=[*result.warnings, f"no record has tag {q.filters.tag!r}; the "
+                                               f"vault's most used tags: {', '.join(tags) or '(none)'}"])
         if len(result.hits) < q.limit and not q.filters.current:
             # the past stays findable: say so when cold or forgotten records match too (a page
             # not filled)

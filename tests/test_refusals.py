@@ -278,6 +278,29 @@ def test_an_inverted_time_range_is_a_usage_error_not_zero_hits(cli, vault):
     assert cli.json("search", "deploy", "--since", "2000-01-01", "--until", "2999-12-31")["hits"]  # a proper range
 
 
+@pytest.mark.parametrize("args, says", [
+    (["search", "deploy", "--since", "yesterday"], ["--since", "'yesterday'", "2026-11-29"]),
+    (["search", "deploy", "--until", "soon"], ["--until", "'soon'", "2026-11-29"]),
+    (["search", "deploy", "--bogus"], ["--bogus", "optmem search --help"]),
+    (["search", "deploy", "--limit", "abc"], ["--limit", "optmem search --help"]),
+    (["search", "-"], ["stdin was empty", "echo", "as an argument"]),
+])
+def test_a_malformed_search_says_which_option_and_what_to_do(cli, vault, vault_path, args, says):
+    put(vault, "the deploy ran fine")
+    before = vault.log_path.read_bytes()
+    err = cli.json(*args, code=2, input="")["error"]
+    assert err["code"] == "usage" and all(part in err["message"] for part in says), err["message"]
+    assert vault.log_path.read_bytes() == before
+
+
+def test_a_tag_no_record_has_is_said_with_the_tags_there_are(cli, vault):
+    put(vault, "the deploy ran fine", tags=("ops",))
+    out = cli("search", "deploy", "--tag", "opps")
+    assert out.exit_code == 0 and "no record has tag 'opps'" in out.stderr and "ops" in out.stderr
+    assert cli.json("search", "deploy", "--tag", "ops")["hits"]
+    assert "no record has tag" not in cli("search", "deploy", "--tag", "ops").stderr
+
+
 @pytest.mark.parametrize("args", [["append", ""], ["append", "x", "--ttl", "bogus"],
                                   ["correct", "ABCDEF", "new text"], ["add", "   "],
                                   ["remove", "nothing here"]])

@@ -144,7 +144,8 @@ def read_arg(value: str | None, what: str = "TEXT") -> str | None:
             raise UsageError(f"{what} on stdin is not valid UTF-8 (byte {exc.start}); nothing was "
                              "stored") from exc
         if not data.strip():
-            raise UsageError(f"{what} was '-' but stdin was empty")
+            raise UsageError(f"{what} was '-' but stdin was empty; pipe it in (echo 'the text' | optmem "
+                             "… -) or give it as an argument")
         return data
     return value
 

@@ -46,8 +46,8 @@ def handle(exc: BaseException, argv: list[str]) -> int:
                                "the command (optmem --vault PATH search …), or set OPTMEM_VAULT")
             elif exc.format_message().startswith("No such command"):
                 exc.message = exc.format_message() + _nearest_command(exc.format_message())  # type: ignore[attr-defined]
-            if json_out:
-                echo(error_payload("usage", exc.format_message()))
+            if json_out:  # (in human output Click says "Try 'optmem search --help'" itself)
+                echo(error_payload("usage", exc.format_message() + _help_for(argv)))
             else:
                 show = getattr(exc, "show", None)
                 show() if show else note(f"error: {exc.format_message()}")
@@ -55,6 +55,14 @@ def handle(exc: BaseException, argv: list[str]) -> int:
     if isinstance(exc, SystemExit):
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return _internal(exc, json_out)
+
+
+def _help_for(argv: list[str]) -> str:
+    """" — `optmem search --help` lists its options", for the command the line names (if any)."""
+    from optmem.cli import COMMANDS
+
+    command = next((a for a in argv if a in COMMANDS), None)
+    return f" — `optmem {command} --help` lists its options" if command else ""
 
 
 def _nearest_command(message: str) -> str:
