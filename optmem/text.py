@@ -192,14 +192,34 @@ def _normal(runs: Runs, stems: list[str], words: list[str]) -> str:
     return joined if joined.isascii() else _cjk_pattern(_CJK_INTENSIFIERS).sub("", joined)
 
 
-def _tokens(runs: Runs, words: list[str]) -> list[str]:
-    """Index tokens: the words (stemmed or not) given, then each CJK run's characters and bigrams."""
-    out = list(words)
+# A word of letters and digits ("python3", "iphone15", "gpt4") is found by its parts too
+# ("python", "iphone 15", "gpt-4"), as a search engine's word-delimiter filter keeps the whole word
+# and adds its parts; a part of one letter ("5k", "v2", "gt350r") is no word to find.
+_MIXED_RE = re.compile(r"[^\W\d_]\d|\d[^\W\d_]")
+_PART_RE = re.compile(r"[^\W\d_]{2,}|\d+")
+
+
+def _parts(words: list[str], stem: bool = True) -> list[str]:
+    """The parts of the words that mix letters and digits (stemmed, unless `stem` is False)."""
+    # (a word neither all letters nor all digits is rare: two C calls a word find them, ten times
+    # faster than a pattern over the text)
+    mixed = [w for w in words if not w.isalpha() and not w.isdigit()]
+    if not mixed:
+        return mixed
+    parts = [p for w in mixed if _MIXED_RE.search(w) for p in _PART_RE.findall(w)]
+    return stem_words(parts) if stem and parts else parts
+
+
+def _tokens(runs: Runs, shown: list[str], words: list[str], stem: bool = True) -> list[str]:
+    """Index tokens: the words as given (`shown`: stemmed, or as written when `stem` is False),
+    then each CJK run's characters and bigrams, then the parts of `words` mixing letters and
+    digits."""
+    out = list(shown)
     for cjk, _ in runs or ():
         if cjk:
             out += cjk
             out += [cjk[i : i + 2] for i in range(len(cjk) - 1)]  # (a generator costs more)
-    return out
+    return out + _parts(words, stem)
 
 
 def normalize(text: str, *, folded: bool = False, stem: bool = True) -> str:
@@ -318,7 +338,7 @@ def tokens(text: str, *, folded: bool = False, stem: bool = True) -> list[str]:
     """Index tokens: (stemmed) words, then CJK bigrams and single characters. `stem=False` keeps
     words as written (for showing key terms to people)."""
     runs, words = _split(text if folded else fold(text))
-    return _tokens(runs, stem_words(words) if stem else words)
+    return _tokens(runs, stem_words(words) if stem else words, words, stem)
 
 
 # A sentence that asks: from a sentence start to a question mark that ends it (not one inside a
@@ -355,7 +375,7 @@ def words(folded: str) -> list[str]:
 def tokens_and_words(folded: str) -> tuple[list[str], list[str]]:
     """(index tokens, words) of a folded text: the words as `words` gives them."""
     runs, words = _split(folded)
-    return _tokens(runs, stem_words(words)), words
+    return _tokens(runs, stem_words(words), words), words
 
 
 def analyze(folded: str) -> tuple[list[str], str | None, list[str]]:
@@ -367,7 +387,7 @@ def analyze(folded: str) -> tuple[list[str], str | None, list[str]]:
     runs, words = _split(folded)
     stems = stem_words(words)  # once, for the tokens and the fingerprint
     normal = _normal(runs, stems, words)
-    return _tokens(runs, stems), digest(normal.encode("utf-8")) if normal else None, words
+    return _tokens(runs, stems, words), digest(normal.encode("utf-8")) if normal else None, words
 
 
 # English function words: they match nearly every record, so a search drops them when the
@@ -450,7 +470,8 @@ def _query_terms(text: str, drop_stopwords: bool, more: bool = False) -> list[st
         topical = [piece for cjk in runs for piece in _topic_runs(cjk)]
         if content or topical or more:  # the stop lists apply while something else is left
             words, runs = content, topical
-    return list(dict.fromkeys(stem_words(words) + [t for cjk in runs for t in cjk_query_terms(cjk)]))
+    return list(dict.fromkeys(stem_words(words) + [t for cjk in runs for t in cjk_query_terms(cjk)]
+                              + _parts(words)))
 
 
 # A question that asks for an amount — "how many", "how much", "how long" (the words `_HOW`

@@ -170,6 +170,16 @@ def test_an_accented_word_and_its_plain_spelling_find_each_other(vault, cli):
     assert glass["text"] == "ガラス is glass" and glass["score"] > crow["score"]
 
 
+def test_a_word_of_letters_and_digits_finds_and_is_found_by_its_parts(vault, cli):
+    """A model or version number written together or apart is the same thing to look for."""
+    together = put(vault, "the scripts run on Python3.11 in the build image").id
+    apart = put(vault, "bought an iPhone 15 for testing the app").id
+    put(vault, "the release notes mention nothing else")
+    assert [h["id"] for h in cli.json("search", "python")["hits"]] == [together]
+    assert [h["id"] for h in cli.json("search", "iphone15")["hits"]] == [apart]
+    assert [h["id"] for h in cli.json("search", "python3")["hits"]] == [together]
+
+
 def test_expired_record_is_labelled_and_ranked_below_a_current_one(vault, monkeypatch, cli):
     at(monkeypatch, "2026-03-01T00:00:00Z")
     temp = put(vault, "staging password rotates today, use the temporary login flow", ttl="1d").id

@@ -228,7 +228,7 @@ def test_a_text_without_cjk_is_tokenised_as_the_cjk_pattern_would(s):
     assert text._runs(folded) == full
     stems = text.stem_words(words)
     assert text._normal(None, stems, words) == text._normal(full, stems, words)
-    assert text._tokens(None, words) == text._tokens(full, words)
+    assert text._tokens(None, words, words) == text._tokens(full, words, words)
     assert text._split("deploy_v2 PORT 8080".casefold()) == (None, ["deploy", "v2", "port", "8080"])
 
 
@@ -276,6 +276,15 @@ def _without_latin_accents(s: str) -> str:
 def test_folding_is_nfkc_case_folding_then_latin_accents_dropped(s):
     assert text.fold(s) == _without_latin_accents(unicodedata.normalize("NFKC", s).casefold())
     assert text.fold(text.fold(s)) == text.fold(s)
+
+
+def test_a_word_of_letters_and_digits_is_indexed_and_searched_by_its_parts_too():
+    """"python3" holds python and 3, "iPhone15" iphone and 15 — as well as the whole word; a part
+    of one letter (the k of 5k, the v of v2) is none."""
+    assert {"python3", "python", "3", "11"} <= set(text.tokens("Use Python3.11"))
+    assert {"iphone15", text.stem_words(["iphone"])[0], "15"} <= set(text.query_terms("iPhone15"))
+    assert "k" not in text.tokens("a 5k run") and "v" not in text.tokens("api v2")
+    assert text.tokens("plain words and 42") == ["plain", "word", "and", "42"]  # nothing mixed: no parts
 
 
 def test_an_accented_word_and_its_plain_spelling_are_one_term():
