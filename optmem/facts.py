@@ -72,8 +72,8 @@ def _target(idx: Index, target: str, now: float, domain: str | None = None, proj
 def _plain(text: str) -> str:
     """A text as a correction compares it: its words as written — case, width and spacing
     folded, a correction's prefix and closing punctuation aside ("1.5" and "15", "wants" and
-    "wanted" differ, unlike in a fingerprint)."""
-    return " ".join(textmod.fold(_ALREADY.sub("", text)).split()).rstrip(".!?。！？ ")
+    "wanted", "Jose" and "José" differ, unlike in a fingerprint)."""
+    return " ".join(textmod.fold_case(_ALREADY.sub("", text)).split()).rstrip(".!?。！？ ")
 
 
 def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = None,

@@ -13,7 +13,8 @@ from optmem import clock, fsio, scan, view
 from optmem import text as textmod
 from optmem.errors import (Ambiguous, NotFound, OptmemError, PossibleUpdate, RedlineLocked, TooLarge,
                            UsageError)
-from optmem.index import Index, Row, catch_up, match_any, open_index
+from optmem.gate import find_similar, find_updates, probe
+from optmem.index import Index, Row, catch_up, open_index
 from optmem.index import prepare as prepare_index
 from optmem.record import (BOOKKEEPING, CONFIRM, CORRECTION, CURATION, FORGET, MEMORY, MERGED, NOTE,
                            RESOLUTION, RESTORE, SEEN, TIER_RANK, TIERS, Record, new_id)
@@ -172,77 +173,6 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
         extra=dict(draft.extra or {}))
 
 
-def find_similar(idx: Index, text: str, domain: str | None, project: str | None, threshold: float,
-                 now: float, limit: int = 20, *,
-                 statuses: tuple[view.Status, ...] = (view.Status.CURRENT,),
-                 rows: list[Row] | None = None) -> list[dict[str, Any]]:
-    """Current records (or of `statuses`) in the same domain and project (any, when `domain` is
-    None) whose text is a near duplicate of `text`.
-
-    Candidates come from the text's rarest terms only: a text ≥ 90 % similar shares nearly all
-    of its terms, and rare terms have short posting lists, so the probe stays cheap at a million
-    records (a query over every term would rank tens of thousands of common-term matches).
-    """
-    out: list[dict[str, Any]] = []
-    for row in _probe(idx, text, domain, project, limit) if rows is None else rows:
-        if view.status(row, now, warm=True) not in statuses or row.kind in (MEMORY, *BOOKKEEPING):
-            continue
-        rec = idx.record(row)
-        sim = textmod.similarity(text, rec.text)
-        if sim >= threshold:
-            out.append({"id": rec.id, "text": rec.text, "similarity": round(sim, 3),
-                        "tier": rec.tier})
-    out.sort(key=lambda s: -s["similarity"])
-    return out
-
-
-def _probe(idx: Index, text: str, domain: str | None, project: str | None, limit: int) -> list[Row]:
-    """Records sharing the text's rarest terms (in one domain and project, or any): cheap at any
-    size, and a near duplicate or a changed value of the text is among them. A changed value
-    differs from what it changes in the value and in the words saying it changed, so the terms
-    holding neither go first ("我现在有三只猫" → 我有, 只猫 — not 有三, 三只 or 现在, which an earlier
-    "我有两只猫" cannot hold, however rare they are in the vault)."""
-    from optmem import ranking
-
-    terms = textmod.query_terms(text)
-    if not terms:
-        return []
-    folded = textmod.fold(text)
-    if textmod.has_cjk(folded):
-        folded = ranking.without_cues(folded)  # the words around a cue pair again (我现在有 → 我有)
-    when = ranking.time_terms()
-    steady = [t for t in textmod.query_terms(folded) if t not in when and not textmod.holds_number(t)]
-    df = idx.doc_freq(list(dict.fromkeys([*terms, *steady])))
-
-    def rarest(of: list[str]) -> list[str]:
-        return sorted((t for t in of if df[t]), key=lambda t: df[t])[:4]
-
-    rare = rarest(steady) or rarest(terms)
-    if not rare:
-        return []
-    where, params = ("r.domain = ? AND r.project IS ?", [domain, project]) if domain else ("1", [])
-    return list(idx.matches(match_any(rare), where, params, "ORDER BY bm25(fts)", limit))
-
-
-def find_updates(idx: Index, rec: Record, now: float, limit: int = 20, *,
-                 rows: list[Row] | None = None) -> list[dict[str, Any]]:
-    """Current unkeyed records of the same domain and project that `rec` may update: the same
-    statement with another value (`text.looks_like_update`), newest first."""
-    if rec.key:
-        return []  # a key versions it already
-    from optmem.ranking import time_words
-
-    out = []
-    for row in _probe(idx, rec.text, rec.domain, rec.project, limit) if rows is None else rows:
-        if (row.key or row.kind in (MEMORY, *BOOKKEEPING) or row.tier == TIER_RANK["redline"]
-                or view.status(row, now) != view.Status.CURRENT):
-            continue
-        old = idx.record(row)
-        if textmod.looks_like_update(old.text, rec.text, time_words()):
-            out.append({"id": row.id, "text": old.text, "ts": old.ts})
-    return sorted(out, key=lambda u: (u["ts"], u["id"]), reverse=True)
-
-
 def append(vault: Vault, draft: Draft, *, on_similar: str | None = None, on_update: str | None = None,
            allow_unsafe: bool = False, gate: bool = True) -> Appended:
     """Append one record, through the write gate (see `_append`); then, at most once a day, the
@@ -309,7 +239,7 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
                     return Appended("duplicate", dup.id, duplicate_of=dup.id,
                                     warning="; ".join(w for w in (kept, lag) if w) or None,
                                     confirmed=confirmed)
-                near = _probe(idx, rec.text, rec.domain, rec.project, 20)  # one probe for both checks
+                near = probe(idx, rec.text, rec.domain, rec.project, 20)  # one probe for both checks
                 similar = find_similar(idx, rec.text, rec.domain, rec.project,
                                        vault.settings.dedup.threshold, now, rows=near)
                 updates = [] if similar else find_updates(idx, rec, now, rows=near)

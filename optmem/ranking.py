@@ -170,12 +170,22 @@ class Ranked(NamedTuple):
     promoted_over: str | None
 
 
+def lacks_amount(newer_states: bool, newer_changed: bool, older_states: bool) -> bool:
+    """Whether a newer record is no newer value of an older one's count: the older states the
+    amount asked, the newer neither states one nor says it changed ("the plants need repotting"
+    after "I bought 5 plants" — while "no plants on the balcony anymore" or 现在只养了一盆 say it
+    in words no number holds)."""
+    return older_states and not (newer_states or newer_changed)
+
+
 def promote_newer(hits: list[tuple[Parts, Topic]], window: float,
-                  names: frozenset[str] = frozenset(), amounts: Sequence[bool] = ()) -> list[Ranked]:
+                  names: frozenset[str] = frozenset(), amounts: Sequence[bool] = (),
+                  changes: Sequence[bool] = ()) -> list[Ranked]:
     """Within a band, put a newer same-topic record (by whole days) above an older one whose
     relevance is at least `1 - window` of the older one's — unless it lacks a name of the query
-    (`names_in`) the older one holds, or the amount asked for that the older one states
-    (`amounts`: which hits state it). `hits` come in score order."""
+    (`names_in`) the older one holds, or the amount asked that the older one states
+    (`lacks_amount`; `amounts`: which hits state it, `changes`: which say they changed). `hits`
+    come in score order."""
     keep = 1 - window
     out: list[Ranked] = []
     for i, (parts, topic) in enumerate(hits):
@@ -185,7 +195,7 @@ def promote_newer(hits: list[tuple[Parts, Topic]], window: float,
             if (o_parts.band == parts.band and parts.age_days < o_parts.age_days
                     and same_topic(topic, o_topic) and parts.relevance >= keep * o_parts.relevance
                     and (names & o_topic.tokens) <= topic.tokens
-                    and not (amounts and amounts[placed.at] and not amounts[i])):
+                    and not (amounts and lacks_amount(amounts[i], changes[i], amounts[placed.at]))):
                 pos, over = j, o_topic.id
                 break
         out.insert(pos, Ranked(i, over))
@@ -423,6 +433,7 @@ class Match(NamedTuple):
     may_update: str | None = None  # the record the write gate saw it update (possible_update, kept both)
     covers: frozenset[str] = frozenset()  # the query terms its text holds once cue words are out of it
     amount: bool = False  # it states the amount the query asks for
+    change: bool = False  # it says it is a change ("now", "anymore", 现在, 改成)
 
 
 def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> float:
@@ -442,8 +453,7 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
     `may_update`) that holds every query term the older matched needs no overlap test, and the
     lenient share. A record that lacks a name of the query (`names_in`) the older one matched
     updates nothing of it: Bob's new phone number is no update of Alice's; nor does one that
-    states no amount update one that states the amount asked ("the plants need repotting" is no
-    newer count than "I bought 5 plants")."""
+    `lacks_amount` the older one states, unless the gate saw it update that one."""
     theta = settings.update_overlap if cue else settings.update_overlap_plain
     ratio = settings.update_ratio if cue else settings.update_ratio_plain
     when = cue_terms()
@@ -463,7 +473,8 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
             # part that changed
             flagged = m.may_update is not None and m.may_update == o.id and what(o.matched) <= m.covers
             if (o.band == m.band and (m.ts or 0.0) - (o.ts or 0.0) >= DAY and (o.matched & names) <= m.matched
-                    and (m.amount or not o.amount) and m.score >= (settings.update_ratio if flagged else ratio) * o.score
+                    and not lacks_amount(m.amount, m.change or flagged, o.amount)
+                    and m.score >= (settings.update_ratio if flagged else ratio) * o.score
                     and (flagged or overlap(what(m.matched), what(o.matched), idfs) >= theta)):
                 pos, over = j, o.id
                 break

@@ -610,13 +610,19 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     # is asked for — neither newer-first rule applies, relevance (the date terms with it) decides
     as_is = asks in ("past", NAMED_DAY)
     names = frozenset() if as_is else ranking.names_in(q.text)
+    # whether a hit says it changed ("no plants anymore", 现在只有一盆): a count in words, which may
+    # update one that states the amount asked (read only when some hit states it)
+    counted = any(s.amount for s in head)
+    changed = {s.row.n: bool(s.row.change) or (counted and not s.amount and ranking.says_change(s.record.text))
+               for s in head}
     placed = ([ranking.Ranked(i, None) for i in range(len(head))] if as_is else
               ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window, names,
-                                    [s.amount for s in head]))
+                                    [s.amount for s in head], [changed[s.row.n] for s in head]))
     order = [(head[p.at], p.promoted_over) for p in placed] + [(s, None) for s in kept[len(head):]]
     top = order[:k]
     matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched, s.row.upd,
-                             _covers(s, q) if s.row.upd else s.matched, s.amount) for s, _ in top]
+                             _covers(s, q) if s.row.upd else s.matched, s.amount, changed.get(s.row.n, False))
+               for s, _ in top]
     if as_is:
         updates = [ranking.Ranked(i, None) for i in range(len(matches))]
     else:

@@ -25,7 +25,7 @@ def hygiene(idx: Any, now: float, c: Any = None) -> dict[str, Any]:
     Contradiction rate: facts with more than one current value — keys in conflict, records
     corrected twice over, possible updates kept but never settled — over the facts that can
     contradict (key groups, corrected records, possible updates)."""
-    from optmem import log, view
+    from optmem import gate, view
 
     c = c or idx.census(now, plain_exclude=(MEMORY, HANDOFF), fact_exclude=(MEMORY,))
     threshold = idx.vault.settings.dedup.threshold
@@ -39,7 +39,7 @@ def hygiene(idx: Any, now: float, c: Any = None) -> dict[str, Any]:
     dups = 0
     for row in sample[:DUPLICATE_SAMPLE]:
         rec = idx.record(row)
-        if any(s["id"] != row.id for s in log.find_similar(idx, rec.text, row.domain, row.project, threshold, now)):
+        if any(s["id"] != row.id for s in gate.find_similar(idx, rec.text, row.domain, row.project, threshold, now)):
             dups += 1
     checked = min(len(sample), DUPLICATE_SAMPLE)
     chains = sum(1 for n in c.corrected.values() if n > 1)

@@ -106,11 +106,19 @@ def fold(text: str) -> str:
     """NFKC + case folding + Latin diacritics dropped: the common first step of every comparison."""
     if text.isascii():
         return text.casefold()
+    folded = fold_case(text)
+    return _ACCENTED_RE.sub(_unaccent, folded) if _MAY_BE_ACCENTED_RE.search(folded) else folded
+
+
+def fold_case(text: str) -> str:
+    """NFKC + case folding, the letters as written ("José" is not "Jose"): `fold` for a
+    comparison where an accent is a change."""
+    if text.isascii():
+        return text.casefold()
     for wide, narrow in _WIDE_PUNCTUATION:
         if wide in text:
             text = text.replace(wide, narrow)
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return _ACCENTED_RE.sub(_unaccent, folded) if _MAY_BE_ACCENTED_RE.search(folded) else folded
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 _stem_word: Any = None
@@ -192,11 +200,11 @@ def _normal(runs: Runs, stems: list[str], words: list[str]) -> str:
     return joined if joined.isascii() else _cjk_pattern(_CJK_INTENSIFIERS).sub("", joined)
 
 
-# A word of letters and digits ("python3", "iphone15", "gpt4") is found by its parts too
-# ("python", "iphone 15", "gpt-4"), as a search engine's word-delimiter filter keeps the whole word
-# and adds its parts; a part of one letter ("5k", "v2", "gt350r") is no word to find.
-_MIXED_RE = re.compile(r"[^\W\d_]\d|\d[^\W\d_]")
-_PART_RE = re.compile(r"[^\W\d_]{2,}|\d+")
+# A word of letters and digits ("python3", "iphone15", "win10") is found by its parts too
+# ("python", "iphone 15", "windows 10"), as a search engine's word-delimiter filter keeps the whole
+# word and adds its parts — not a part of one character (the 3 of python3 would match every "3",
+# the k of 5k every "k"), nor the parts of a hash or an id (more than three runs: 3f9a0c…).
+_RUN_RE = re.compile(r"[^\W\d_]+|\d+")
 
 
 def _parts(words: list[str], stem: bool = True) -> list[str]:
@@ -206,7 +214,11 @@ def _parts(words: list[str], stem: bool = True) -> list[str]:
     mixed = [w for w in words if not w.isalpha() and not w.isdigit()]
     if not mixed:
         return mixed
-    parts = [p for w in mixed if _MIXED_RE.search(w) for p in _PART_RE.findall(w)]
+    parts = []
+    for word in mixed:
+        runs = _RUN_RE.findall(word)
+        if 1 < len(runs) <= 3:
+            parts += [run for run in runs if len(run) > 1]
     return stem_words(parts) if stem and parts else parts
 
 
@@ -257,21 +269,24 @@ def similarity(a: str, b: str) -> float:
     return fuzz.ratio(na, nb) / 100.0
 
 
-# Particles that end a Chinese sentence (现在有五盆花了, 好啦, 是吧): how it is said, not what
-_FINAL_PARTICLES = frozenset("了啦呢吧啊呀嘛哦")
+# A particle that ends a Chinese sentence (现在有五盆花了, 好啦, 是吧): how it is said, not what
+_FINAL_PARTICLE = rf"(?<=[{_CJK}])[了啦呢吧啊呀嘛哦](?=\s*(?:[,.!?;:。！？；：]|$))"
 
 
 def _units(text: str, ignore: frozenset[str]) -> list[str]:
     """A text as a sequence of comparable units: (stemmed) words and single CJK characters, in
-    order, numbers, the `ignore` words/phrases and a CJK run's final particle left out."""
+    order, numbers, the `ignore` words/phrases and the particles ending a Chinese sentence left
+    out."""
     folded = fold(text)
     for phrase in ignore:
         if not phrase.isascii():
             folded = folded.replace(phrase, " ")
+    if has_cjk(folded):
+        folded = _cjk_pattern(_FINAL_PARTICLE).sub("", folded)
     out: list[str] = []
     for cjk, word in _runs(folded):
         if cjk:
-            out.extend(cjk[:-1] if cjk[-1] in _FINAL_PARTICLES else cjk)
+            out.extend(cjk)
         elif word and not word.isdigit() and word not in ignore:
             out.append(word)
     return stem_words(out) if out else out
@@ -290,7 +305,7 @@ def looks_like_update(old: str, new: str, ignore: frozenset[str] = frozenset()) 
     if na != nb:  # a changed number, the words the same or nearly ("是" → "改成 … 了")
         if not (na and nb):
             return False
-        if a == b or _one_left_out(a, b):
+        if a == b:
             return True
         span = _one_span(a, b)
         # … but not when the words that changed name someone or something else (capitalised
@@ -318,12 +333,6 @@ def _one_span(a: list[str], b: list[str]) -> tuple[list[str], list[str]] | None:
         _, i1, i2, j1, j2 = changed[0]
         return a[i1:i2], b[j1:j2]
     return None
-
-
-def _one_left_out(a: list[str], b: list[str]) -> bool:
-    """Whether one text is the other with one unit more ("端口是 8080" → "端口 9090")."""
-    short, long = sorted((a, b), key=len)
-    return len(long) == len(short) + 1 and any(long[:i] + long[i + 1:] == short for i in range(len(long)))
 
 
 def _all_names(units: list[str], text: str) -> bool:
@@ -505,13 +514,13 @@ def holds_number(term: str) -> bool:
 
 
 _CJK_NUMBER = rf"(?<![{_NUMERALS}])(?!一[{_MEASURES}])[{_NUMERALS}]+[多来來余餘]?(?={_UNITS})"
-# Sentences end at . ! ? ; (not the point of 1.5, nor a dot inside a word: e.g, example.com, nor
-# the dot of a common abbreviation: "e.g. 5 of them", "approx. 3 kg"), their CJK forms, and a
-# blank line (a single line break goes on: a list under its heading, a hard-wrapped line).
+# Sentences end at . ! ? ; (not the point of 1.5, nor the dots of a common abbreviation: "e.g. 5
+# of them", "approx. 3 kg"), their CJK forms, and a blank line (a single line break goes on: a
+# list under its heading, a hard-wrapped line).
 _STATEMENT_ENDS = "!?;。！？；"
-_ABBREVIATIONS = ("e.g", "i.e", "vs", "mr", "mrs", "ms", "dr", "approx", "ca", "cf")
+_ABBREVIATIONS = ("e.g", "i.e", "vs", "mr", "mrs", "ms", "dr", "approx", "cf")
 _SENTENCE_END = ("[" + _STATEMENT_ENDS + "]|" + "".join(rf"(?<!\b{re.escape(a)})" for a in _ABBREVIATIONS)
-                 + r"\.(?!\w)|\n\s*\n")
+                 + r"\.(?!\d|[a-z]\.)|\n\s*\n")
 _REACH = 300  # characters read either side of a word for its sentence
 
 

@@ -16,7 +16,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
               "optmem.settings", "optmem.meta", "optmem.scan", "optmem.fsio", "optmem.runner")),
     ("policy", ("optmem.view", "optmem.ranking")),
     ("store", ("optmem.vault", "optmem.schema", "optmem.ingest", "optmem.index")),
-    ("core", ("optmem.log", "optmem.facts", "optmem.memory", "optmem.search", "optmem.context",
+    ("core", ("optmem.gate", "optmem.log", "optmem.facts", "optmem.memory", "optmem.search", "optmem.context",
               "optmem.handoff", "optmem.lifecycle", "optmem.tree", "optmem.doctor", "optmem.stats", "optmem.purge",
               "optmem.evaluate", "optmem.curate")),
     ("integrations", ("optmem.integrations",)),

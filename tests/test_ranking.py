@@ -819,6 +819,23 @@ def test_a_newer_record_without_the_amount_asked_is_no_update_of_one_that_states
     assert cli.json("search", query)["hits"][0]["id"] == newer
 
 
+@pytest.mark.parametrize("first, later, query", [
+    ("I bought 5 new plants for the balcony", "I have no plants on the balcony anymore",
+     "how many plants do I have on the balcony now"),
+    ("我在阳台养了五盆花", "我现在在阳台养了一盆花", "阳台现在有几盆花"),
+])
+def test_a_newer_count_said_in_words_still_goes_first(vault, cli, monkeypatch, first, later, query):
+    """None, one, 一盆 are no number the amount factor counts — but a newer record that says it
+    changed ("anymore", 现在) is a newer value all the same."""
+    at(monkeypatch, "2026-04-01T10:00:00Z")
+    old = put(vault, first).id
+    at(monkeypatch, "2026-04-20T10:00:00Z")
+    new = put(vault, later).id
+    at(monkeypatch, "2026-05-01T00:00:00Z")
+    hits = cli.json("search", query, "--explain")["hits"]
+    assert [h["id"] for h in hits] == [new, old] and hits[0]["explain"]["states_amount"] is False
+
+
 def test_without_the_amount_share_relevance_alone_decides(vault, cli, monkeypatch):
     talk, count = _amount_store(vault, monkeypatch)
     (vault.root / "optmem.toml").write_text("[ranking]\namount_share = 0\n", "utf-8")

@@ -175,9 +175,12 @@ def test_a_word_of_letters_and_digits_finds_and_is_found_by_its_parts(vault, cli
     together = put(vault, "the scripts run on Python3.11 in the build image").id
     apart = put(vault, "bought an iPhone 15 for testing the app").id
     put(vault, "the release notes mention nothing else")
+    cats = put(vault, "I have 3 cats at home").id
+    put(vault, "fixed in commit 3f9a0c41d2e8b7a6c5d4e3f2a1b0c9d8e7f6a5b4")
     assert [h["id"] for h in cli.json("search", "python")["hits"]] == [together]
     assert [h["id"] for h in cli.json("search", "iphone15")["hits"]] == [apart]
-    assert [h["id"] for h in cli.json("search", "python3")["hits"]] == [together]
+    assert [h["id"] for h in cli.json("search", "python3")["hits"]] == [together]  # not "3 cats"
+    assert [h["id"] for h in cli.json("search", "3 cats")["hits"]] == [cats]  # not the hash
 
 
 def test_expired_record_is_labelled_and_ranked_below_a_current_one(vault, monkeypatch, cli):

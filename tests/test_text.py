@@ -102,10 +102,13 @@ def test_a_question_for_an_amount_and_a_sentence_that_states_one():
     assert not states("the GT350R plants", "plants")  # digits inside a word are no amount
     assert not states("I water plants; we have 5 cats", "plants") and not states("5 categories", "cat")
     assert states("we have 5 cats. 5 categories", "cat") is False and states("cat: 5 of them", "cat")
-    # an abbreviation's dot, or a dot inside a word, ends no sentence; a dot before a space does
+    # an abbreviation's dots end no sentence; any other dot does, before a space or not (Chinese
+    # has none after its stop, and a full-width ． folds to .), and so does "CA." — a state, not "circa"
     assert states("plants, e.g. 5 of them", "plants") and states("plants, i.e. 5 ferns", "plants")
-    assert states("plants weigh approx. 3 kg", "plants") and states("plants on example.com: 5", "plants")
+    assert states("plants weigh approx. 3 kg", "plants") and not states("I water plants.We have 5 cats", "plants")
     assert not states("I water plants. We have 5 cats", "plants") and not states("I water plants.\nWe have 5 cats", "plants")
+    assert not states("我给花浇水.我们有5只猫", "花") and not states("我给花浇水．我们有五只猫", "花")
+    assert not states("My plants live in CA. We have 5 cats", "plants")
 
 
 def test_ji_before_a_measure_word_is_a_question_word_and_the_measure_word_stays():
@@ -279,11 +282,13 @@ def test_folding_is_nfkc_case_folding_then_latin_accents_dropped(s):
 
 
 def test_a_word_of_letters_and_digits_is_indexed_and_searched_by_its_parts_too():
-    """"python3" holds python and 3, "iPhone15" iphone and 15 — as well as the whole word; a part
-    of one letter (the k of 5k, the v of v2) is none."""
-    assert {"python3", "python", "3", "11"} <= set(text.tokens("Use Python3.11"))
+    """"python3" holds python, "iPhone15" iphone and 15 — as well as the whole word; a part of one
+    character (the 3 of python3, the k of 5k) is none, nor are the parts of a hash."""
+    assert {"python3", "python", "11"} <= set(text.tokens("Use Python3.11")) and "3" not in text.tokens("python3")
     assert {"iphone15", text.stem_words(["iphone"])[0], "15"} <= set(text.query_terms("iPhone15"))
-    assert "k" not in text.tokens("a 5k run") and "v" not in text.tokens("api v2")
+    assert text.tokens("a 5k run on api v2") == ["a", "5k", "run", "on", "api", "v2"]
+    assert text.tokens("gt350r") == ["gt350r", "gt", "350"]
+    assert text.tokens("commit 3f9a0c41d2") == ["commit", "3f9a0c41d2"]
     assert text.tokens("plain words and 42") == ["plain", "word", "and", "42"]  # nothing mixed: no parts
 
 

@@ -47,7 +47,7 @@ def handle(exc: BaseException, argv: list[str]) -> int:
             elif exc.format_message().startswith("No such command"):
                 exc.message = exc.format_message() + _nearest_command(exc.format_message())  # type: ignore[attr-defined]
             if json_out:  # (in human output Click says "Try 'optmem search --help'" itself)
-                echo(error_payload("usage", exc.format_message() + _help_for(argv)))
+                echo(error_payload("usage", exc.format_message().rstrip(".") + _help_for(argv)))
             else:
                 show = getattr(exc, "show", None)
                 show() if show else note(f"error: {exc.format_message()}")
@@ -58,11 +58,19 @@ def handle(exc: BaseException, argv: list[str]) -> int:
 
 
 def _help_for(argv: list[str]) -> str:
-    """" — `optmem search --help` lists its options", for the command the line names (if any)."""
+    """" — `optmem search --help` lists its options", for the command the line names (after the
+    global --vault; with its subcommand when it is a group) — nothing when it names none."""
     from optmem.cli import COMMANDS
 
-    command = next((a for a in argv if a in COMMANDS), None)
-    return f" — `optmem {command} --help` lists its options" if command else ""
+    i = 0
+    while i < len(argv) and (argv[i] == "--vault" or argv[i].startswith("--vault=")):
+        i += 2 if argv[i] == "--vault" else 1
+    if i >= len(argv) or argv[i] not in COMMANDS:
+        return ""
+    command = argv[i]
+    if COMMANDS[command][0].startswith("@") and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+        command += " " + argv[i + 1]
+    return f" — `optmem {command} --help` lists its options"
 
 
 def _nearest_command(message: str) -> str:
