@@ -429,8 +429,8 @@ _HOW = frozenset(("many", "much", "long"))
 _MEASURES = ("个個点點号號月天日次年岁歲位件楼樓层層本只隻条條张張盆口台臺辆輛种種期集家双雙趟遍回场場幅篇首部"
              "门門份杯瓶块塊斤周週颗顆把支根片袋包盒箱顿頓餐项項款座栋棟间間套架艘名届屆季章页頁课課节節所圈局"
              "盘盤轮輪封句段枚头頭匹株棵朵笔筆顶頂分秒")
-# … and the units a count or a sum is asked in beside them (几小时, 几公里, 几元, 几人)
-_UNIT_CHARS = "元人亿億"
+# … and the units a count or a sum is asked in beside them (几小时, 几公里, 几元, 几人, 几倍)
+_UNIT_CHARS = "元人亿億倍"
 _UNIT_WORDS = "小时|小時|公里|星期|礼拜|禮拜|分钟|分鐘"
 _CJK_QUESTION = (
     "(?:(?<![但于於还還就可不])是|(?<![没沒还還所只已拥擁具持含占佔现現原享富患唯固特专專])有)?(?:为什么|為什麼|什么时候|什麼時候|什么样|什麼樣|什么|什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|哪里|哪裡|哪儿|哪兒|哪个|哪個|"
@@ -502,6 +502,7 @@ _DIGITS = r"(?<![a-z0-9.:/])(?<!\d-)\d+(?:[.,]\d+)*(?!\d|[:/-]\d|\s?[ap]m\b|[月
 _NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven twelve thirteen fourteen
 fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
 hundreds thousand thousands million millions billion dozen dozens half couple few several once twice
+thrice double doubled triple tripled quadruple quadrupled
 """.split())
 _NUMERALS = "0-9零一二两兩三四五六七八九十百千万萬亿億半"
 _CJK_NUMERALS = frozenset(_NUMERALS[3:])

@@ -87,6 +87,8 @@ def test_a_question_for_an_amount_and_a_sentence_that_states_one():
     assert not states("plants at 5pm", "plants") and not states("plants at 5:30", "plants")
     assert not states("plants app v2.0 on python3.11", "plants") and not states("我5月6日买了盆花", "盆花")
     assert states("I have thirteen cousins", "cousins") and states("went to Paris twice", "paris")
+    # a multiple is an amount too ("worth triple what I paid", 值三倍)
+    assert states("it is worth triple what I paid", "worth") and states("它现在值三倍的价钱", "价钱")
     assert states("I have 2,000 plants", "plants") and states("I have 3000 plants", "plants")
     # every mention is read, not only the first; a word's left edge counts as its right one does
     assert states("I love plants. I have 5 plants.", "plants") and not states("5 bobcats", "cats")
