@@ -793,6 +793,16 @@ def test_a_question_for_an_amount_lifts_the_record_that_states_a_number_beside_i
     assert share > 0 and by_id[count]["relevance"] == pytest.approx(plain[count]["relevance"] * (1 + share), rel=1e-3)
 
 
+def _said_then(vault, cli, monkeypatch, first: str, later: str, query: str, day: str):
+    """`first` said on 1 April, `later` on `day`: their ids and the explained hits of `query` on 1 May."""
+    at(monkeypatch, "2026-04-01T10:00:00Z")
+    old = put(vault, first).id
+    at(monkeypatch, f"{day}T10:00:00Z")
+    new = put(vault, later).id
+    at(monkeypatch, "2026-05-01T00:00:00Z")
+    return old, new, cli.json("search", query, "--explain")["hits"]
+
+
 @pytest.mark.parametrize("first, later, query", [
     ("I bought 5 new plants for the balcony", "the plants need repotting", "how many plants do I have"),
     ("I bought 5 new plants for the balcony", "the plants need repotting", "how many plants do I have now"),
@@ -804,12 +814,7 @@ def test_a_newer_record_without_the_amount_asked_is_no_update_of_one_that_states
     """The newer-first rules put a newer record above an older one of the same topic — but one that
     states no number is no newer value of a count: for a question that asks an amount, the record
     that states it stays above, whether or not the question asks for the present."""
-    at(monkeypatch, "2026-04-01T10:00:00Z")
-    count = put(vault, first).id
-    at(monkeypatch, "2026-04-03T10:00:00Z")
-    talk = put(vault, later).id
-    at(monkeypatch, "2026-05-01T00:00:00Z")
-    hits = cli.json("search", query, "--explain")["hits"]
+    count, talk, hits = _said_then(vault, cli, monkeypatch, first, later, query, "2026-04-03")
     assert [h["id"] for h in hits] == [count, talk]
     assert hits[1]["explain"]["updates"] is None and hits[1]["explain"]["promoted_over"] is None
     # a newer record that states a number is a newer value, and goes first
@@ -827,12 +832,7 @@ def test_a_newer_record_without_the_amount_asked_is_no_update_of_one_that_states
 def test_a_newer_count_said_in_words_still_goes_first(vault, cli, monkeypatch, first, later, query):
     """None, one, 一盆 are no number the amount factor counts — but a newer record that says it
     changed ("anymore", 现在) is a newer value all the same."""
-    at(monkeypatch, "2026-04-01T10:00:00Z")
-    old = put(vault, first).id
-    at(monkeypatch, "2026-04-20T10:00:00Z")
-    new = put(vault, later).id
-    at(monkeypatch, "2026-05-01T00:00:00Z")
-    hits = cli.json("search", query, "--explain")["hits"]
+    old, new, hits = _said_then(vault, cli, monkeypatch, first, later, query, "2026-04-20")
     assert [h["id"] for h in hits] == [new, old] and hits[0]["explain"]["states_amount"] is False
 
 
