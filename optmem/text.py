@@ -411,6 +411,10 @@ they this to was we were what when where which who whom why will with would you 
 # plants", "how long have I had Luna"; the answer states a number). Not "how often" ("I often go"
 # answers it), "how old", "how far" (the answer says "years old", "far away").
 _HOW = frozenset(("many", "much", "long"))
+# … and the measures a "what" question asks the number of: "what was my personal best time",
+# "what's the price of …" are answered by a number as "how long" is
+_MEASURE_WORDS = frozenset("""time price cost score weight distance age total budget salary rent
+height pace speed temperature balance mileage duration length""".split())
 
 
 # The Chinese counterpart for queries: the words that make a sentence a question are its form,
@@ -530,11 +534,22 @@ def _asks_how(words: list[str]) -> list[bool]:
     return [w in _HOW and i > 0 and words[i - 1] == "how" for i, w in enumerate(words)]
 
 
+def _asks_measure(words: list[str]) -> bool:
+    """Whether the words ask "what" of a measure ("what was my personal best time", "what is the
+    price of …") — not "what time" (a time of day, which `_DIGITS` counts no number)."""
+    if "what" not in words:
+        return False
+    after = words[words.index("what") + 1 :]
+    return any(w in _MEASURE_WORDS and not (i == 0 and w == "time") for i, w in enumerate(after))
+
+
 def asks_amount(folded: str) -> bool:
-    """Whether a folded query asks for an amount (a count, a sum, a length of time). (The
-    Chinese pattern is compiled only for a query with Chinese in it.)"""
-    if "how" in folded and any(_asks_how(_split(folded)[1])):
-        return True
+    """Whether a folded query asks for an amount (a count, a sum, a length of time, a measure).
+    (The Chinese pattern is compiled only for a query with Chinese in it.)"""
+    if "how" in folded or "what" in folded:
+        words = _split(folded)[1]
+        if any(_asks_how(words)) or _asks_measure(words):
+            return True
     return has_cjk(folded) and bool(_cjk_pattern(_CJK_ASKS_AMOUNT).search(folded))
 
 
