@@ -326,6 +326,7 @@ class _Relevance(NamedTuple):
     matched: frozenset[str]   # the query terms it holds
     length: int               # its number of tokens
     amount: bool = False      # it states a number beside the topic, and the query asks for one
+    said: tuple[frozenset[str], frozenset[str]] | None = None  # (the words it was read beside, the query's numbers)
 
 
 def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
@@ -354,6 +355,7 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
         amount = textmod.states_amount(folded, said, named)
         if amount:
             relevance *= 1 + corpus.amount
+            return _Relevance(rec, relevance, tokens, matched, len(toks), amount, (said, named))
     return _Relevance(rec, relevance, tokens, matched, len(toks), amount)
 
 
@@ -408,6 +410,10 @@ class _Scored(NamedTuple):
     stands_for: str | None = None  # the superseded record whose relevance it took
     answers: str | None = None     # the question (the turn before) whose relevance it took a share of
     amount: bool = False           # it states the amount asked for (its relevance gained a share)
+    said: tuple[frozenset[str], frozenset[str]] | None = None  # where it states it (`_Relevance.said`)
+
+
+_Placed = tuple[_Scored, str | None, str | None]  # a hit, the record it went above, the one it updates
 
 
 def _successors(idx: Index, rows: dict[int, Row], relevance: dict[int, float],
@@ -493,7 +499,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     hot = _HotFiles(idx)
     life = idx.vault.settings.lifecycle
     for n, row in rows.items():
-        rec, relevance, tokens, matched, length, amount = seen[n]
+        rec, relevance, tokens, matched, length, amount, said = seen[n]
         stands_for = answered = None
         if n in stands and stands[n][0] > relevance:
             relevance, stands_for, amount = stands[n]  # (whether the replaced record stated the amount)
@@ -516,7 +522,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
                               q.now, settings, past=past)
         topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
                               rec.corrects, tokens)
-        out.append(_Scored(row, rec, parts, topic, matched, stands_for, answered, amount))
+        out.append(_Scored(row, rec, parts, topic, matched, stands_for, answered, amount, said))
     return out, corpus
 
 
@@ -571,6 +577,67 @@ def _neighbours(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int,
             if (r.domain, r.session, r.spos) not in held:
                 found[r.n] = r
     return list(found.values())
+
+
+def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus,
+                         settings: Ranking) -> list[tuple[_Scored, _Scored]]:
+    """For a question that asks an amount, the earlier statements of the amounts the first
+    `earlier_heads` of the top `k` hits state, as (hit, its earlier statement) pairs. An earlier
+    statement is an older record (at least a day, of the hit's band, domain and project) that
+    states an amount in the same unit in a sentence holding what the hit's amount is said of —
+    the query word nearest its number, not one that says only when or how long ("ago",
+    "weeks"), else the unit if that is a query word: "I've lost 10 pounds since I started at the
+    gym" → "I've lost 5 pounds" (lost), "I'm now at 600 followers" → "I just reached 500
+    followers", 现在在阳台养了五盆花 → 阳台养了三盆花 (盆花); not "3 plants in the kitchen" for "5
+    plants on the balcony". Of several, the one most like the hit in words; two hits never
+    share one."""
+    heads = [s for s in ranked[:k] if s.said][: settings.earlier_heads] if corpus.amount else []
+    if not heads:
+        return []
+    terms = frozenset(q.terms) - corpus.when - textmod.time_span_terms()
+    seen: dict[int, list[tuple[str, frozenset[str], str | None]]] = {}
+
+    def stated(s: _Scored) -> list[tuple[str, frozenset[str], str | None]]:
+        # each amount the record states: (its unit, the query words of its sentence, what it is said of)
+        if s.row.n not in seen:
+            words, named = s.said or (frozenset(), frozenset())
+            seen[s.row.n] = [
+                (unit, terms.intersection(textmod.tokens(sentence, folded=True)) | {unit},
+                 textmod.nearest_term(sentence, at, terms - {unit}) or (unit if unit in terms else None))
+                for unit, sentence, at in textmod.stated_amounts(textmod.fold(s.record.text), words, named)]
+        return seen[s.row.n]
+
+    pairs: list[tuple[_Scored, _Scored]] = []
+    taken: set[int] = set()
+    for head in heads:
+        amounts = {(unit, of) for unit, _, of in stated(head) if of is not None}
+        older = [s for s in ranked if s.said and s.row.n not in taken and s.parts.band == head.parts.band
+                 and (s.row.domain, s.row.project) == (head.row.domain, head.row.project)
+                 and (s.row.ts or 0.0) <= (head.row.ts or 0.0) - ranking.DAY
+                 and any((unit, of) in amounts for unit, words, _ in stated(s) for of in words)] if amounts else []
+        if older:
+            best = max(older, key=lambda s: textmod.resemblance(head.record.text, s.record.text))
+            taken.add(best.row.n)
+            pairs.append((head, best))
+    return pairs
+
+
+def _keep_the_past(final: list[_Placed], pairs: list[tuple[_Scored, _Scored]], k: int) -> list[_Placed]:
+    """Updates first, the past kept: the earlier statements (`_earlier_statements`) that
+    relevance left below the top `k` take its last places, in their order; the hits there — none
+    of those the pairs name — move down just below them. Whoever asks the current value sees
+    what it was, and a question for the earlier one finds it."""
+    wanted = {earlier.row.n for _, earlier in pairs}
+    brought = [item for item in final[k:] if item[0].row.n in wanted]
+    if not brought:
+        return final
+    named = wanted | {head.row.n for head, _ in pairs}
+    top = final[:k]
+    moved = set([i for i, item in enumerate(top) if item[0].row.n not in named][-len(brought):])
+    brought = brought[: len(moved)]
+    kept = {item[0].row.n for item in brought}
+    return ([item for i, item in enumerate(top) if i not in moved] + brought
+            + [top[i] for i in sorted(moved)] + [item for item in final[k:] if item[0].row.n not in kept])
 
 
 def _covers(s: _Scored, q: Query) -> frozenset[str]:
@@ -628,13 +695,16 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     else:
         updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings, names)
     final = [(*top[p.at], p.promoted_over) for p in updates] + [(s, promoted, None) for s, promoted in order[k:]]
+    pairs = _earlier_statements([s for s, _, _ in final], k, q, corpus, settings)
+    final = _keep_the_past(final, pairs, k)
+    earlier_than = {earlier.row.n: head.record.id for head, earlier in pairs}
     hits = []
     for s, promoted, updated in final[: q.limit]:
         explain = None
         if q.explain:
             explain = s.parts.explain(promoted_over=promoted, updates=updated, asks=asks,
                                       stands_for=s.stands_for, answers=s.answers,
-                                      states_amount=s.amount,
+                                      states_amount=s.amount, earlier_than=earlier_than.get(s.row.n),
                                       dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                                       b=round(corpus.params.b, 3))
         hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,

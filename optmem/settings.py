@@ -72,6 +72,7 @@ class Ranking(NamedTuple):
     update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
     cjk_unigram: Annotated[float, AtLeast(0)] = 0.3     # weight of a Chinese query's single characters
     reorder_top: Annotated[int, AtLeast(1)] = 10       # hits the newer-first rules re-order, whatever --limit
+    earlier_heads: Annotated[int, AtLeast(0)] = 3      # top hits stating an amount asked that bring its earlier statement
 
 
 class Duration(NamedTuple):

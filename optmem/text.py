@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from typing import Any
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ffff"
@@ -267,6 +268,14 @@ def similarity(a: str, b: str) -> float:
     from rapidfuzz import fuzz  # heavy-ish: only the write paths need it
 
     return fuzz.ratio(na, nb) / 100.0
+
+
+def resemblance(a: str, b: str) -> float:
+    """How alike two texts are in [0, 1], numbers and all: the normalised texts' edit-distance
+    ratio (`similarity` without its rule that texts with other numbers are unlike)."""
+    from rapidfuzz import fuzz
+
+    return fuzz.ratio(normalize(a), normalize(b)) / 100.0
 
 
 # A particle that ends a Chinese sentence (现在有五盆花了, 好啦, 是吧): how it is said, not what
@@ -560,6 +569,77 @@ def states_amount(folded: str, said: frozenset[str], named: frozenset[str] = fro
     sentence around each of them is found from its place, up to 300 characters either side (a
     long text is neither split into words again nor into all its sentences, and a text without
     stops is no single sentence: it is read in stretches); each sentence is read once."""
+    return any(_has_number(sentence) for sentence in _sentences_around(folded, said, named))
+
+
+def stated_amounts(folded: str, said: frozenset[str],
+                   named: frozenset[str] = frozenset()) -> list[tuple[str, str, int]]:
+    """The amounts a folded text states where `states_amount` looks for one: (the unit — the
+    stemmed word after the number, or the Chinese measure word or unit: "6 months" → month,
+    "500 followers" → follow, 五盆花 → 盆 —, the sentence that states it, where the number is in
+    it). A number followed by a function word or by nothing says no unit ("5 of them", "I have
+    5"): none is given for it."""
+    out: list[tuple[str, str, int]] = []
+    for sentence in _sentences_around(folded, said, named):
+        after: list[tuple[str, int]] = []  # (the word after a number, where the number is)
+        for m in _pattern(_DIGITS).finditer(sentence):
+            # the unit of "10km" is km; "5th" and "1920s" have none of their own: the word after them
+            suffix = _ORDINAL.match(sentence, m.end())
+            if word := _NEXT_WORD.match(sentence, suffix.end() if suffix else m.end()):
+                after.append((word.group(1), m.start()))
+        last = None
+        for word in _WORD_RE.finditer(sentence):
+            if last is not None and last.group() in _NUMBER_WORDS:
+                after.append((word.group(), last.start()))
+            last = word
+        after = [(w, at) for w, at in after if w not in STOPWORDS and not w.isdigit()]
+        out += [(unit, sentence, at) for unit, (_, at) in zip(stem_words([w for w, _ in after]), after)]
+        if has_cjk(sentence):
+            unit = _cjk_pattern(_UNITS)
+            out += [(u.group(), sentence, m.start()) for m in _cjk_pattern(_CJK_NUMBER).finditer(sentence)
+                    if (u := unit.match(sentence, m.end()))]
+    return out
+
+
+def nearest_term(folded: str, at: int, terms: frozenset[str]) -> str | None:
+    """The one of these search terms a folded text holds nearest to position `at` (its words
+    stemmed, Chinese terms found as written; on equal distance the first in the text), or None."""
+    places: list[tuple[int, int, str]] = []
+    words = [m for m in _WORD_RE.finditer(folded) if m.group().isascii()]
+    for m, stem in zip(words, stem_words([m.group() for m in words]) if words else []):
+        if stem in terms:
+            places.append((abs(m.start() - at), m.start(), stem))
+    for term in terms:
+        if not term.isascii():
+            i = folded.find(term)
+            while i >= 0:
+                places.append((abs(i - at), i, term))
+                i = folded.find(term, i + 1)
+    return min(places)[2] if places else None
+
+
+# Words that say how long or how long ago, not what: two amounts in weeks about "the past few
+# weeks" are no statements of one thing (`time_span_terms`)
+_TIME_SPAN_WORDS = """second seconds minute minutes hour hours day days week weeks weekend month months year years
+decade decades ago past last few recent recently 天 周 月 年 小时 分钟 星期 礼拜 个月 年前 天前 以前""".split()
+_TIME_SPAN_TERMS: frozenset[str] | None = None
+
+
+def time_span_terms() -> frozenset[str]:
+    """The search terms of words that measure or place a span of time ("months", "ago", 个月)."""
+    global _TIME_SPAN_TERMS
+    if _TIME_SPAN_TERMS is None:
+        _TIME_SPAN_TERMS = frozenset(stem_words(_TIME_SPAN_WORDS))
+    return _TIME_SPAN_TERMS
+
+
+_ORDINAL = re.compile(r"(?:st|nd|rd|th|s)\b")
+_NEXT_WORD = re.compile(r"\s*([a-z]+)")
+
+
+def _sentences_around(folded: str, said: frozenset[str], named: frozenset[str]) -> Iterator[str]:
+    """The sentences of a folded text that hold one of the `said` words (`states_amount`), the
+    `named` numbers taken out of them, each once."""
     end = _pattern(_SENTENCE_END)
     read: set[int] = set()  # where the sentences read end
     for word in said:
@@ -575,11 +655,9 @@ def states_amount(folded: str, said: frozenset[str], named: frozenset[str] = fro
                     sentence = folded[_sentence_start(folded, at) : until]
                     for number in named:
                         sentence = re.sub(rf"(?<![a-z0-9]){re.escape(number)}(?![a-z0-9])", " ", sentence)
-                    if _has_number(sentence):
-                        return True
+                    yield sentence
                 past = max(past, until)  # the rest of this sentence (or stretch) is read: on from its end
             at = folded.find(word, past)
-    return False
 
 
 def _sentence_start(folded: str, at: int) -> int:

@@ -886,3 +886,78 @@ def test_a_correction_that_stands_in_says_whether_what_it_replaces_stated_the_am
     hits = {h["id"]: h["explain"] for h in cli.json("search", "how many plants do I keep", "--explain")["hits"]}
     assert hits[fix.id]["stands_for"] == old and hits[fix.id]["states_amount"] is True
     assert hits[fix.id]["relevance"] == pytest.approx(hits[old]["relevance"], rel=1e-3)
+
+
+_EARLIER = {
+    "en": ("I have 3 plants on the balcony", "I now have 5 plants on the balcony, and the balcony plants grow well",
+           "the balcony plants: repot the balcony plants, water the balcony plants",
+           "how many plants do I have on the balcony"),
+    "zh": ("我在阳台养了三盆花", "我现在在阳台养了五盆花，阳台盆花长得很好", "阳台盆花换土，阳台盆花浇水，阳台盆花施肥",
+           "阳台有几盆花"),
+}
+
+
+def _earlier_store(vault, monkeypatch, lang: str) -> tuple[str, str, str]:
+    """An old count, four records about its topic that outrank it and state no count, and a new
+    count a month later; the top the rules re-order is four hits."""
+    old_text, new_text, talk, query = _EARLIER[lang]
+    (vault.root / "optmem.toml").write_text("[ranking]\nreorder_top = 4\n", "utf-8")
+    at(monkeypatch, "2026-03-01T10:00:00Z")
+    old = put(vault, old_text).id
+    for mark in ("甲乙丙丁" if lang == "zh" else ("alpha", "beta", "gamma", "delta")):
+        put(vault, f"{talk} ({mark})", gate=False)
+    at(monkeypatch, "2026-04-01T10:00:00Z")
+    new = put(vault, new_text, gate=False).id
+    return old, new, query
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_earlier_statement_of_an_amount_asked_is_kept_in_the_top(vault, cli, monkeypatch, lang):
+    """Updates first, the past kept: the newer count goes first, and the older statement of the
+    same count, which relevance left below the top, takes its last place — the hit there moves
+    down one. Without the rule (`earlier_heads = 0`) it stays below."""
+    old, new, query = _earlier_store(vault, monkeypatch, lang)
+    hits = cli.json("search", query, "--explain")["hits"]
+    assert hits[0]["id"] == new and hits[3]["id"] == old
+    assert hits[3]["explain"]["earlier_than"] == new and hits[0]["explain"]["earlier_than"] is None
+    assert "earlier statement of" in cli("search", query, "--explain").stdout
+    # a shorter --limit is the start of the longer list
+    assert [h["id"] for h in cli.json("search", query, "--limit", "2")["hits"]] == [h["id"] for h in hits[:2]]
+    (vault.root / "optmem.toml").write_text("[ranking]\nreorder_top = 4\nearlier_heads = 0\n", "utf-8")
+    assert old not in [h["id"] for h in cli.json("search", query)["hits"][:4]]
+
+
+@pytest.mark.parametrize("older", [
+    "I have 3 pots on the balcony",           # another unit
+    "the balcony railing is 3 metres long",   # another unit, and no word of the topic beside it
+    "I have 3 plants in the kitchen",         # the same unit, but the sentences share no query word
+])
+def test_an_older_amount_of_something_else_is_not_brought(vault, cli, monkeypatch, older):
+    (vault.root / "optmem.toml").write_text("[ranking]\nreorder_top = 4\n", "utf-8")
+    at(monkeypatch, "2026-03-01T10:00:00Z")
+    other = put(vault, older).id
+    for mark in ("alpha", "beta", "gamma", "delta"):
+        put(vault, f"the balcony plants: repot the balcony plants, water the balcony plants ({mark})", gate=False)
+    at(monkeypatch, "2026-04-01T10:00:00Z")
+    new = put(vault, "I now have 5 plants on the balcony, and the balcony plants grow well", gate=False).id
+    hits = cli.json("search", "how many balcony plants do I have", "--explain")["hits"]
+    assert hits[0]["id"] == new and other not in [h["id"] for h in hits[:4]]
+    assert not any(h["explain"]["earlier_than"] for h in hits)
+
+
+def test_an_earlier_amount_is_not_linked_by_words_that_only_say_when(vault, cli, monkeypatch):
+    # "weeks" and "ago" measure and place time: "sick 2 weeks ago" is no earlier statement of "3
+    # weeks ago I repotted the fern", though "ago" is the query word nearest its number
+    (vault.root / "optmem.toml").write_text("[ranking]\nreorder_top = 2\n", "utf-8")
+    at(monkeypatch, "2026-03-01T10:00:00Z")
+    sick = put(vault, "I was sick 2 weeks ago").id
+    at(monkeypatch, "2026-04-01T10:00:00Z")
+    for text in ("we waited weeks for the parts", "weeks of rain, long ago", "the sprint took weeks",
+                 "not long ago", "ages ago",
+                 "repot the fern: the fern is root bound, the fern pot is small",
+                 "repot the fern soon: the fern pot is small, the fern roots show"):
+        put(vault, text, gate=False)
+    new = put(vault, "3 weeks ago I repotted the fern").id
+    hits = cli.json("search", "how many weeks ago did I repot the fern", "--explain")["hits"]
+    assert hits[0]["id"] == new and sick not in [h["id"] for h in hits[:2]]
+    assert not any(h["explain"]["earlier_than"] for h in hits)

@@ -304,3 +304,29 @@ def test_an_accented_word_and_its_plain_spelling_are_one_term():
     assert text.tokens("Café in São Paulo, NAÏVE") == text.tokens("cafe in sao paulo, naive")
     assert text.fingerprint("Met José at the café") == text.fingerprint("met jose at the cafe")
     assert sorted(text.tokens("ガがø")) == sorted(["ガ", "が", "ガが", "ø"]) and text.fold("Łódź") == "łodz"
+
+
+def test_the_amounts_a_text_states_with_their_units_and_places():
+    units = lambda s, *said: [u for u, _, _ in text.stated_amounts(text.fold(s), frozenset(said))]
+    luna = "Luna is fine. I've had Luna for about 6 months now, and she loves it"
+    [(unit, sentence, at)] = text.stated_amounts(text.fold(luna), frozenset({"luna"}))
+    assert (unit, sentence[at]) == ("month", "6") and sentence.startswith(" i've had luna")
+    assert units("I just reached 500 followers! We have 3 cats.", "followers") == ["follow"]
+    # every number of the sentence; an ordinal's or a decade's letters are no unit, "10km"'s are
+    assert units("best time of 27 minutes and 45 seconds", "best") == ["minut", "second"]
+    assert units("my 5th project, a 10km run, 1920s coins", "project") == ["project", "km", "coin"]
+    # a number word; a function word or nothing after the number says no unit
+    assert units("I have three plants", "plants") == ["plant"] and units("5 of them are plants", "plants") == []
+    assert units("plants: I have 5", "plants") == []
+    # Chinese: the measure word or unit after the numeral
+    assert units("我在阳台养了五盆花", "阳台") == ["盆"] and units("住了两年", "住了") == ["年"]
+    # only sentences holding a word of the topic, as `states_amount` reads them
+    assert units("I water the plants. We have 5 cats.", "plants") == []
+
+
+def test_the_search_term_nearest_a_place_in_a_text():
+    near = lambda s, at, *terms: text.nearest_term(text.fold(s), at, frozenset(terms))
+    s = "I've had my cat, Luna, for about 9 months now"
+    assert near(s, s.index("9"), "cat", "luna") == "luna" and near(s, 0, "cat", "luna") == "cat"
+    assert near("lost 10 pounds since I started at the gym", 5, "gym", "lost", "start") == "lost"
+    assert near("我现在在阳台养了五盆花", 8, "阳台", "盆花") == "盆花" and near("no match here", 0, "cat") is None

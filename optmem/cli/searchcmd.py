@@ -95,6 +95,8 @@ def _explain(ex: dict[str, Any]) -> str:
         parts.append(f"newer than {short(ex['promoted_over'])} (same topic)")
     if ex.get("updates"):
         parts.append(f"updates {short(ex['updates'])}")
+    if ex.get("earlier_than"):
+        parts.append(f"earlier statement of the amount in {short(ex['earlier_than'])}")
     if ex.get("asks"):
         parts.append(f"asks for the {ex['asks']}")
     return "  ".join(parts)
