@@ -611,9 +611,12 @@ def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus
     taken: set[int] = set()
     for head in heads:
         amounts = {(unit, of) for unit, _, of in stated(head) if of is not None}
+        # (its tokens hold the unit and what it is said of, or it cannot state the amount of them:
+        # most candidates are passed over without reading their sentences)
         older = [s for s in ranked if s.said and s.row.n not in taken and s.parts.band == head.parts.band
                  and (s.row.domain, s.row.project) == (head.row.domain, head.row.project)
                  and (s.row.ts or 0.0) <= (head.row.ts or 0.0) - ranking.DAY
+                 and any(unit in s.topic.tokens and of in s.topic.tokens for unit, of in amounts)
                  and any((unit, of) in amounts for unit, words, _ in stated(s) for of in words)] if amounts else []
         if older:
             best = max(older, key=lambda s: textmod.resemblance(head.record.text, s.record.text))

@@ -533,8 +533,9 @@ _CJK_NUMBER = rf"(?<![{_NUMERALS}])(?!一[{_MEASURES}])[{_NUMERALS}]+[多来來�
 # list under its heading, a hard-wrapped line).
 _STATEMENT_ENDS = "!?;。！？；"
 _ABBREVIATIONS = ("e.g", "i.e", "vs", "mr", "mrs", "ms", "dr", "approx", "cf")
-_SENTENCE_END = ("[" + _STATEMENT_ENDS + "]|" + "".join(rf"(?<!\b{re.escape(a)})" for a in _ABBREVIATIONS)
-                 + r"\.(?!\d|[a-z]\.)|\n\s*\n")
+# (the dot first, then the lookbehinds: tried at every position, they made the pattern 4x slower)
+_SENTENCE_END = ("[" + _STATEMENT_ENDS + "]|" + r"\." + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
+                 + r"(?!\d|[a-z]\.)|\n\s*\n")
 _REACH = 300  # characters read either side of a word for its sentence
 
 
