@@ -581,47 +581,69 @@ def _neighbours(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int,
 
 def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus,
                          settings: Ranking) -> list[tuple[_Scored, _Scored]]:
-    """For a question that asks an amount, the earlier statements of the amounts the first
-    `earlier_heads` of the top `k` hits state, as (hit, its earlier statement) pairs. An earlier
+    """For a question that asks an amount (not of a named day), the earlier statements of the
+    amounts the first `earlier_heads` of the top `k` hits state, as (hit, its earlier
+    statement) pairs. The amounts a hit states of what is asked: those in a unit the query
+    names when there are some ("how many cats": not the "5 plants" beside "2 cats"), else all;
+    each is said of the query word nearest its number — not a word that says only when or how
+    long ("ago", "weeks", "since") —, else of its unit if that is a query word. An earlier
     statement is an older record (at least a day, of the hit's band, domain and project) that
-    states an amount in the same unit in a sentence holding what the hit's amount is said of —
-    the query word nearest its number, not one that says only when or how long ("ago",
-    "weeks"), else the unit if that is a query word: "I've lost 10 pounds since I started at the
-    gym" → "I've lost 5 pounds" (lost), "I'm now at 600 followers" → "I just reached 500
-    followers", 现在在阳台养了五盆花 → 阳台养了三盆花 (盆花); not "3 plants in the kitchen" for "5
-    plants on the balcony". Of several, the one most like the hit in words; two hits never
-    share one."""
-    heads = [s for s in ranked[:k] if s.said][: settings.earlier_heads] if corpus.amount else []
+    states an amount in the same unit in a sentence holding that word: "I've lost 10 pounds
+    since I started at the gym" → "I've lost 5 pounds" (lost), "I'm now at 600 followers" → "I
+    just reached 500 followers", 现在在阳台养了五盆花 → 阳台养了三盆花 (盆花); not "3 plants in the
+    kitchen" for "5 plants on the balcony". Of several, the one most like the hit in words (the
+    newer on a tie); two hits never share one."""
+    heads = ([s for s in ranked[:k] if s.said][: settings.earlier_heads]
+             if corpus.amount and q.asks != NAMED_DAY else [])
     if not heads:
         return []
     terms = frozenset(q.terms) - corpus.when - textmod.time_span_terms()
-    seen: dict[int, list[tuple[str, frozenset[str], str | None]]] = {}
+    amounts: dict[int, list[tuple[str, str, int]]] = {}
+    places: dict[str, list[tuple[int, str]]] = {}
 
-    def stated(s: _Scored) -> list[tuple[str, frozenset[str], str | None]]:
-        # each amount the record states: (its unit, the query words of its sentence, what it is said of)
-        if s.row.n not in seen:
-            words, named = s.said or (frozenset(), frozenset())
-            seen[s.row.n] = [
-                (unit, terms.intersection(textmod.tokens(sentence, folded=True)) | {unit},
-                 textmod.nearest_term(sentence, at, terms - {unit}) or (unit if unit in terms else None))
-                for unit, sentence, at in textmod.stated_amounts(textmod.fold(s.record.text), words, named)]
-        return seen[s.row.n]
+    def stated(s: _Scored) -> list[tuple[str, str, int]]:
+        # (unit, the sentence stating it, where in it) of each amount the record states
+        if s.row.n not in amounts:
+            read, numbers = s.said or (frozenset(), frozenset())
+            amounts[s.row.n] = textmod.stated_amounts(textmod.fold(s.record.text), read, numbers, terms)
+        return amounts[s.row.n]
+
+    def held(sentence: str) -> list[tuple[int, str]]:
+        # where a sentence holds the query's words (each sentence read once)
+        if sentence not in places:
+            places[sentence] = textmod.term_places(sentence, terms)
+        return places[sentence]
+
+    def asked(head: _Scored) -> set[tuple[str, str]]:
+        # (unit, what it is said of) of each amount the hit states of what is asked
+        found = stated(head)
+        out = set()
+        for unit, sentence, at in [a for a in found if a[0] in terms] or found:
+            near = [(abs(place - at), place, term) for place, term in held(sentence) if term != unit]
+            said_of = min(near)[2] if near else (unit if unit in terms else None)
+            if said_of is not None:
+                out.add((unit, said_of))
+        return out
+
+    def states_earlier(s: _Scored, head: _Scored, wanted: set[tuple[str, str]]) -> bool:
+        if (s.parts.band != head.parts.band or (s.row.ts or 0.0) > (head.row.ts or 0.0) - ranking.DAY
+                or (s.row.domain, s.row.project) != (head.row.domain, head.row.project)):
+            return False
+        # (its tokens must hold a word an amount is said of: most candidates are passed over
+        # without reading their sentences)
+        return any(said_of in s.topic.tokens for _, said_of in wanted) and any(
+            (unit, said_of) in wanted
+            for unit, sentence, _ in stated(s) for said_of in {unit, *(term for _, term in held(sentence))})
 
     pairs: list[tuple[_Scored, _Scored]] = []
     taken: set[int] = set()
     for head in heads:
-        amounts = {(unit, of) for unit, _, of in stated(head) if of is not None}
-        # (its tokens hold the unit and what it is said of, or it cannot state the amount of them:
-        # most candidates are passed over without reading their sentences)
-        older = [s for s in ranked if s.said and s.row.n not in taken and s.parts.band == head.parts.band
-                 and (s.row.domain, s.row.project) == (head.row.domain, head.row.project)
-                 and (s.row.ts or 0.0) <= (head.row.ts or 0.0) - ranking.DAY
-                 and any(unit in s.topic.tokens and of in s.topic.tokens for unit, of in amounts)
-                 and any((unit, of) in amounts for unit, words, _ in stated(s) for of in words)] if amounts else []
+        wanted = asked(head)
+        older = [s for s in ranked if s.said and s.row.n not in taken and states_earlier(s, head, wanted)] if wanted else []
         if older:
-            best = max(older, key=lambda s: textmod.resemblance(head.record.text, s.record.text))
-            taken.add(best.row.n)
-            pairs.append((head, best))
+            alike = max(older, key=lambda s: (textmod.resemblance(head.record.text, s.record.text), s.row.ts or 0.0))
+            taken.add(alike.row.n)
+            pairs.append((head, alike))
     return pairs
 
 
@@ -634,9 +656,9 @@ def _keep_the_past(final: list[_Placed], pairs: list[tuple[_Scored, _Scored]], k
     brought = [item for item in final[k:] if item[0].row.n in wanted]
     if not brought:
         return final
-    named = wanted | {head.row.n for head, _ in pairs}
+    pinned = wanted | {newer.row.n for newer, _ in pairs}
     top = final[:k]
-    moved = set([i for i, item in enumerate(top) if item[0].row.n not in named][-len(brought):])
+    moved = set([i for i, item in enumerate(top) if item[0].row.n not in pinned][-len(brought):])
     brought = brought[: len(moved)]
     kept = {item[0].row.n for item in brought}
     return ([item for i, item in enumerate(top) if i not in moved] + brought
@@ -700,7 +722,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     final = [(*top[p.at], p.promoted_over) for p in updates] + [(s, promoted, None) for s, promoted in order[k:]]
     pairs = _earlier_statements([s for s, _, _ in final], k, q, corpus, settings)
     final = _keep_the_past(final, pairs, k)
-    earlier_than = {earlier.row.n: head.record.id for head, earlier in pairs}
+    earlier_than = {earlier.row.n: newer.record.id for newer, earlier in pairs}
     hits = []
     for s, promoted, updated in final[: q.limit]:
         explain = None

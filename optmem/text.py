@@ -270,12 +270,17 @@ def similarity(a: str, b: str) -> float:
     return fuzz.ratio(na, nb) / 100.0
 
 
+_RESEMBLANCE_READS = 2000  # characters of each text `resemblance` compares
+
+
 def resemblance(a: str, b: str) -> float:
-    """How alike two texts are in [0, 1], numbers and all: the normalised texts' edit-distance
-    ratio (`similarity` without its rule that texts with other numbers are unlike)."""
+    """How alike two texts are in [0, 1], numbers and all: the edit-distance ratio of their
+    normalised openings (`similarity` without its rule that texts with other numbers are unlike;
+    the first 2,000 characters of each: the ratio's cost grows with the product of the lengths,
+    and a long text's opening says what it is about)."""
     from rapidfuzz import fuzz
 
-    return fuzz.ratio(normalize(a), normalize(b)) / 100.0
+    return fuzz.ratio(normalize(a[:_RESEMBLANCE_READS]), normalize(b[:_RESEMBLANCE_READS])) / 100.0
 
 
 # A particle that ends a Chinese sentence (现在有五盆花了, 好啦, 是吧): how it is said, not what
@@ -424,6 +429,8 @@ _HOW = frozenset(("many", "much", "long"))
 # "what's the price of …" are answered by a number as "how long" is
 _MEASURE_WORDS = frozenset("""time price cost score weight distance age total budget salary rent
 height pace speed temperature balance mileage duration length""".split())
+_BE = frozenset(("is", "was", "are", "were", "s"))
+_DETERMINERS = frozenset(("the", "my", "your", "his", "her", "our", "their", "its", "a"))
 
 
 # The Chinese counterpart for queries: the words that make a sentence a question are its form,
@@ -444,7 +451,7 @@ _MEASURES = ("个個点點号號月天日次年岁歲位件楼樓层層本只隻
              "盘盤轮輪封句段枚头頭匹株棵朵笔筆顶頂分秒")
 # … and the units a count or a sum is asked in beside them (几小时, 几公里, 几元, 几人, 几倍)
 _UNIT_CHARS = "元人亿億倍"
-_UNIT_WORDS = "小时|小時|公里|星期|礼拜|禮拜|分钟|分鐘"
+_UNIT_WORDS = "小时|小時|公里|公斤|千克|厘米|公分|英里|美元|星期|礼拜|禮拜|分钟|分鐘"
 _CJK_QUESTION = (
     "(?:(?<![但于於还還就可不])是|(?<![没沒还還所只已拥擁具持含占佔现現原享富患唯固特专專])有)?(?:为什么|為什麼|什么时候|什麼時候|什么样|什麼樣|什么|什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|哪里|哪裡|哪儿|哪兒|哪个|哪個|"
     "哪些|哪天|哪位|哪家|哪种|哪種|谁|誰|啥|如何|为何|為何|是否|多少|多久|多长时间|多長時間|多长|多長|请问|請問|"
@@ -545,18 +552,31 @@ def _asks_how(words: list[str]) -> list[bool]:
 
 
 def _asks_measure(words: list[str]) -> bool:
-    """Whether the words ask "what" of a measure ("what was my personal best time", "what is the
-    price of …") — not "what time" (a time of day, which `_DIGITS` counts no number)."""
-    if "what" not in words:
-        return False
-    after = words[words.index("what") + 1 :]
-    return any(w in _MEASURE_WORDS and not (i == 0 and w == "time") for i, w in enumerate(after))
+    """Whether the words ask "what is" of a measure: "what was my personal best time", "what's
+    the price of …", "what were the costs" — a measure word among the five after "what" and a
+    form of "be". Not "what did I do the last time" or "what did the doctor say about my weight"
+    (no "what is"), nor "what is the time of …" (a time of day, which `_DIGITS` counts no
+    number: "time" right after a determiner)."""
+    for i, w in enumerate(words[:-2]):
+        if w == "what" and words[i + 1] in _BE:
+            after = words[i + 2 : i + 7]
+            stems = stem_words(after)
+            if any(stem in _MEASURE_STEMS and not (stem == "time" and (j == 0 or after[j - 1] in _DETERMINERS))
+                   for j, stem in enumerate(stems)):
+                return True
+    return False
+
+
+_MEASURE_STEMS: frozenset[str] = frozenset()  # _MEASURE_WORDS stemmed (on first use: the stemmer loads then)
 
 
 def asks_amount(folded: str) -> bool:
     """Whether a folded query asks for an amount (a count, a sum, a length of time, a measure).
     (The Chinese pattern is compiled only for a query with Chinese in it.)"""
     if "how" in folded or "what" in folded:
+        global _MEASURE_STEMS
+        if "what" in folded and not _MEASURE_STEMS:
+            _MEASURE_STEMS = frozenset(stem_words(list(_MEASURE_WORDS)))
         words = _split(folded)[1]
         if any(_asks_how(words)) or _asks_measure(words):
             return True
@@ -573,56 +593,85 @@ def states_amount(folded: str, said: frozenset[str], named: frozenset[str] = fro
     return any(_has_number(sentence) for sentence in _sentences_around(folded, said, named))
 
 
-def stated_amounts(folded: str, said: frozenset[str],
-                   named: frozenset[str] = frozenset()) -> list[tuple[str, str, int]]:
-    """The amounts a folded text states where `states_amount` looks for one: (the unit — the
-    stemmed word after the number, or the Chinese measure word or unit: "6 months" → month,
-    "500 followers" → follow, 五盆花 → 盆 —, the sentence that states it, where the number is in
-    it). A number followed by a function word or by nothing says no unit ("5 of them", "I have
-    5"): none is given for it."""
+def stated_amounts(folded: str, said: frozenset[str], named: frozenset[str] = frozenset(),
+                   prefer: frozenset[str] = frozenset(), most: int = 64) -> list[tuple[str, str, int]]:
+    """The amounts a folded text states where `states_amount` looks for one: (the unit, the
+    sentence that states it, where the number is in it). The unit is the stemmed word after the
+    number ("6 months" → month, "500 followers" → follow, "3-year" → year, "10km" → km) — or the
+    one after that when it is one of the `prefer` terms and the first is not ("3 new plants" →
+    plant when the query asks about plants; "5 balcony plants" → plant) —, a currency sign before it ("$300" → $), or the
+    Chinese measure word or unit (五盆花, 3 盆花 → 盆; 八十公斤 → 公斤). A number followed by a
+    function word or by nothing says no unit ("5 of them", "I have 5"), nor do a year ("since
+    2019 …") and a day of a month ("March 3 …"): none is given for them. The first `most` of
+    them, about: a text that states thousands is read no further (a sentence is read whole)."""
+    from optmem.dates import MONTHS
+
     out: list[tuple[str, str, int]] = []
     for sentence in _sentences_around(folded, said, named):
-        after: list[tuple[str, int]] = []  # (the word after a number, where the number is)
+        if len(out) >= most:
+            break
+        after: list[tuple[list[str], int]] = []  # (the words after a number, where the number is)
         for m in _pattern(_DIGITS).finditer(sentence):
-            # the unit of "10km" is km; "5th" and "1920s" have none of their own: the word after them
+            before = sentence[max(0, m.start() - 12) : m.start()].split()
+            if _YEAR.fullmatch(m.group()) or (before and before[-1] in MONTHS):
+                continue
+            if m.start() and sentence[m.start() - 1] in _CURRENCY:
+                out.append((sentence[m.start() - 1], sentence, m.start()))
+                continue
+            # the unit of "10km" is km; "5th" and "1920s" have none of their own: the words after them
             suffix = _ORDINAL.match(sentence, m.end())
-            if word := _NEXT_WORD.match(sentence, suffix.end() if suffix else m.end()):
-                after.append((word.group(1), m.start()))
-        last = None
-        for word in _WORD_RE.finditer(sentence):
-            if last is not None and last.group() in _NUMBER_WORDS:
-                after.append((word.group(), last.start()))
-            last = word
-        after = [(w, at) for w, at in after if w not in STOPWORDS and not w.isdigit()]
-        out += [(unit, sentence, at) for unit, (_, at) in zip(stem_words([w for w, _ in after]), after)]
+            at = suffix.end() if suffix else m.end()
+            if following := _NEXT_WORDS.match(sentence, at):
+                after.append(([w for w in following.groups() if w], m.start()))
+            elif has_cjk(sentence) and (unit := _cjk_pattern(r"\s*" + _UNITS).match(sentence, at)):
+                out.append((unit.group().strip(), sentence, m.start()))
+        after += [([w for w in m.groups()[1:] if w], m.start()) for m in _number_words().finditer(sentence)]
+        after = [(words, at) for words, at in after if words[0] not in STOPWORDS and not words[0].isdigit()]
+        stems = iter(stem_words([w for words, _ in after for w in words]) if after else [])
+        for words, at in after:
+            first, second = next(stems), next(stems) if len(words) > 1 else None
+            # "5 balcony plants", "600 Instagram followers": the second word counts, if the query's
+            out.append((second if second in prefer else first, sentence, at))
         if has_cjk(sentence):
-            unit = _cjk_pattern(_UNITS)
+            unit_re = _cjk_pattern(_UNITS)
             out += [(u.group(), sentence, m.start()) for m in _cjk_pattern(_CJK_NUMBER).finditer(sentence)
-                    if (u := unit.match(sentence, m.end()))]
-    return out
+                    if (u := unit_re.match(sentence, m.end()))]
+    return list(dict.fromkeys(out))  # (3盆 is read as digits and as a Chinese numeral)
 
 
-def nearest_term(folded: str, at: int, terms: frozenset[str]) -> str | None:
-    """The one of these search terms a folded text holds nearest to position `at` (its words
-    stemmed, Chinese terms found as written; on equal distance the first in the text), or None."""
-    places: list[tuple[int, int, str]] = []
+_NUMBER_WORDS_RE: re.Pattern[str] | None = None
+
+
+def _number_words() -> re.Pattern[str]:
+    """A number word and the one or two words after it ("three new plants")."""
+    global _NUMBER_WORDS_RE
+    if _NUMBER_WORDS_RE is None:
+        _NUMBER_WORDS_RE = re.compile(r"\b(" + "|".join(sorted(_NUMBER_WORDS)) + r")\b\W+([^\W_]+)(?:\s+([^\W_]+))?")
+    return _NUMBER_WORDS_RE
+
+
+def term_places(folded: str, terms: frozenset[str]) -> list[tuple[int, str]]:
+    """Where a folded text holds these search terms: (position, term), in text order — its
+    words stemmed, Chinese terms found as written."""
+    places: list[tuple[int, str]] = []
     words = [m for m in _WORD_RE.finditer(folded) if m.group().isascii()]
-    for m, stem in zip(words, stem_words([m.group() for m in words]) if words else []):
-        if stem in terms:
-            places.append((abs(m.start() - at), m.start(), stem))
+    if words:
+        places += [(m.start(), stem) for m, stem in zip(words, stem_words([m.group() for m in words]))
+                   if stem in terms]
     for term in terms:
         if not term.isascii():
             i = folded.find(term)
             while i >= 0:
-                places.append((abs(i - at), i, term))
+                places.append((i, term))
                 i = folded.find(term, i + 1)
-    return min(places)[2] if places else None
+    return sorted(places)
 
 
 # Words that say how long or how long ago, not what: two amounts in weeks about "the past few
 # weeks" are no statements of one thing (`time_span_terms`)
 _TIME_SPAN_WORDS = """second seconds minute minutes hour hours day days week weeks weekend month months year years
-decade decades ago past last few recent recently 天 周 月 年 小时 分钟 星期 礼拜 个月 年前 天前 以前""".split()
+decade decades ago past last few recent recently earlier later since before after until previous
+previously 天 周 月 年 小时 分钟 星期 礼拜 个月 年前 天前 以前""".split()
 _TIME_SPAN_TERMS: frozenset[str] | None = None
 
 
@@ -635,7 +684,9 @@ def time_span_terms() -> frozenset[str]:
 
 
 _ORDINAL = re.compile(r"(?:st|nd|rd|th|s)\b")
-_NEXT_WORD = re.compile(r"\s*([a-z]+)")
+_NEXT_WORDS = re.compile(r"[\s-]*([a-z]+)(?:\s+([a-z]+))?")
+_YEAR = re.compile(r"1[89]\d\d|20\d\d")
+_CURRENCY = "$€£¥₹"
 
 
 def _sentences_around(folded: str, said: frozenset[str], named: frozenset[str]) -> Iterator[str]:

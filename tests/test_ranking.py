@@ -961,3 +961,69 @@ def test_an_earlier_amount_is_not_linked_by_words_that_only_say_when(vault, cli,
     hits = cli.json("search", "how many weeks ago did I repot the fern", "--explain")["hits"]
     assert hits[0]["id"] == new and sick not in [h["id"] for h in hits[:2]]
     assert not any(h["explain"]["earlier_than"] for h in hits)
+
+
+def _kept_store(vault, monkeypatch, top: int, older: list[tuple[str, str, dict]], talk: list[str],
+                newer: str, when: str = "2026-04-01T10:00:00Z") -> tuple[list[str], str]:
+    """Older records (text, time, fields), records about the topic that outrank them and state
+    no amount, then the newer one; the top the rules re-order is `top` hits."""
+    (vault.root / "optmem.toml").write_text(f"[ranking]\nreorder_top = {top}\n", "utf-8")
+    ids = []
+    for text, ts, fields in older:
+        at(monkeypatch, ts)
+        ids.append(put(vault, text, gate=False, **fields).id)
+    at(monkeypatch, "2026-03-01T12:00:00Z")
+    for text in talk:
+        put(vault, text, gate=False)
+    at(monkeypatch, when)
+    return ids, put(vault, newer, gate=False).id
+
+
+def test_the_earlier_statement_is_of_the_amount_asked(vault, cli, monkeypatch):
+    # "how many cats": the hit's "5 plants" is no amount asked — an older plant count is not kept for it
+    (plants,), new = _kept_store(
+        vault, monkeypatch, 3, [("I had 3 plants, and my cat sleeps on the balcony", "2026-03-01T10:00:00Z", {})],
+        [f"the cats on the balcony: feed the balcony cats ({m})" for m in ("alpha", "beta", "gamma", "delta")],
+        "I have 5 plants and 2 cats on the balcony, the balcony cats are fine")
+    hits = cli.json("search", "how many cats do I have on the balcony", "--explain")["hits"]
+    assert hits[0]["id"] == new and plants not in [h["id"] for h in hits[:3]]
+    # asked about the plants, it is kept
+    hits = cli.json("search", "how many plants do I have on the balcony", "--explain")["hits"]
+    assert plants in [h["id"] for h in hits[:3]]
+
+
+@pytest.mark.parametrize("old, new, query", [
+    ("my salary was 50k", "my salary is now 60k, salary day is the 25th", "what is my salary"),
+    ("the road bike cost $300", "the road bike cost $450 after the road bike upgrade", "how much did the road bike cost"),
+])
+def test_an_earlier_amount_in_a_unit_written_onto_its_number_is_kept(vault, cli, monkeypatch, old, new, query):
+    topic = query.split()[-1]
+    (was,), now = _kept_store(vault, monkeypatch, 2, [(old, "2026-03-01T10:00:00Z", {})],
+                              [f"{topic} talk: the {topic}, the {topic}, the {topic} ({m})" for m in ("alpha", "beta", "gamma")],
+                              new)
+    hits = cli.json("search", query, "--explain")["hits"]
+    assert hits[0]["id"] == now and hits[1]["id"] == was and hits[1]["explain"]["earlier_than"] == now
+
+
+@pytest.mark.parametrize("when, fields", [
+    ("2026-04-01T08:00:00Z", {}),                 # said the same day: no earlier statement
+    ("2026-03-01T10:00:00Z", {"domain": "work"}),  # another domain
+    ("2026-03-01T10:00:00Z", {"project": "flat"}),  # another project
+])
+def test_an_earlier_statement_is_a_day_older_in_the_same_domain_and_project(vault, cli, monkeypatch, when, fields):
+    (old,), new = _kept_store(vault, monkeypatch, 4, [("I have 3 plants on the balcony", when, fields)],
+                              [f"the balcony plants: repot the balcony plants, water the balcony plants ({m})"
+                               for m in ("alpha", "beta", "gamma", "delta")],
+                              "I now have 5 plants on the balcony, and the balcony plants grow well")
+    hits = cli.json("search", "how many plants do I have on the balcony", "--explain")["hits"]
+    assert hits[0]["id"] == new and old not in [h["id"] for h in hits[:4]]
+
+
+def test_a_question_that_names_a_day_keeps_no_earlier_statement(vault, cli, monkeypatch):
+    (old,), new = _kept_store(vault, monkeypatch, 4, [("I have 3 plants on the balcony", "2026-03-01T10:00:00Z", {})],
+                              [f"the balcony plants: repot the balcony plants, water the balcony plants ({m})"
+                               for m in ("alpha", "beta", "gamma", "delta")],
+                              "I now have 5 plants on the balcony, and the balcony plants grow well")
+    named = cli.json("search", "how many plants did I have on the balcony on 2026-04-01", "--explain")["hits"]
+    assert named[0]["id"] == new and old not in [h["id"] for h in named[:4]]
+    assert old in [h["id"] for h in cli.json("search", "how many plants do I have on the balcony")["hits"][:4]]

@@ -74,6 +74,10 @@ def test_a_question_for_an_amount_and_a_sentence_that_states_one():
     assert asks("What was my previous personal best time?") and asks("what's the price of the bike")
     assert asks("What is my current weight") and not asks("What time do I go to the gym?")
     assert not asks("What is my cat's name") and not asks("the price of the bike")
+    assert asks("what were the prices") and asks("what were my personal best times")
+    # … only "what is" of it: not a "time" or a measure word elsewhere in the question
+    assert not asks("What did I do the last time I went to the gym") and not asks("what did my doctor say about my weight")
+    assert not asks("what is the time of my dentist appointment") and not asks("what did we buy at the total wine store")
     # (the words as the text writes them — the search passes those whose stems matched)
     states = lambda s, *said: text.states_amount(text.fold(s), frozenset(said))
     assert states("I keep 5 plants. I water them.", "plants") and states("Plants: I have 5.", "plants")
@@ -307,26 +311,42 @@ def test_an_accented_word_and_its_plain_spelling_are_one_term():
 
 
 def test_the_amounts_a_text_states_with_their_units_and_places():
-    units = lambda s, *said: [u for u, _, _ in text.stated_amounts(text.fold(s), frozenset(said))]
+    units = lambda s, *said, prefer=(): [u for u, _, _ in text.stated_amounts(text.fold(s), frozenset(said),
+                                                                             prefer=frozenset(prefer))]
     luna = "Luna is fine. I've had Luna for about 6 months now, and she loves it"
     [(unit, sentence, at)] = text.stated_amounts(text.fold(luna), frozenset({"luna"}))
     assert (unit, sentence[at]) == ("month", "6") and sentence.startswith(" i've had luna")
     assert units("I just reached 500 followers! We have 3 cats.", "followers") == ["follow"]
     # every number of the sentence; an ordinal's or a decade's letters are no unit, "10km"'s are
     assert units("best time of 27 minutes and 45 seconds", "best") == ["minut", "second"]
-    assert units("my 5th project, a 10km run, 1920s coins", "project") == ["project", "km", "coin"]
+    assert units("my 5th project, a 10km run, a 3-year plan", "project") == ["project", "km", "year"]
+    # a currency sign before the number is its unit
+    assert units("the bike cost $300 in May", "bike") == ["$"] and units("paid €40 for plants", "plants") == ["€"]
     # a number word; a function word or nothing after the number says no unit
     assert units("I have three plants", "plants") == ["plant"] and units("5 of them are plants", "plants") == []
     assert units("plants: I have 5", "plants") == []
-    # Chinese: the measure word or unit after the numeral
+    # the second word when it is a query word: "3 new plants", "5 balcony plants" count plants
+    assert units("I have 3 new plants", "plants") == ["new"]
+    assert units("I have 3 new plants", "plants", prefer={"plant"}) == ["plant"]
+    assert units("5 balcony plants", "plants", prefer={"plant", "balconi"}) == ["plant"]
+    # a year or a day of a month is no count of what follows it
+    assert units("since 2019 balcony plants are my hobby", "plants") == []
+    assert units("on March 3 balcony plants got repotted", "plants") == []
+    assert units("I have 2,000 plants", "plants") == ["plant"]
+    # Chinese: the measure word or unit after the numeral, a space between or not
     assert units("我在阳台养了五盆花", "阳台") == ["盆"] and units("住了两年", "住了") == ["年"]
+    assert units("阳台养了 3 盆花", "阳台") == ["盆"] and units("阳台养了3盆花", "阳台") == ["盆"]
+    assert units("我现在八十公斤", "现在") == ["公斤"]
     # only sentences holding a word of the topic, as `states_amount` reads them
     assert units("I water the plants. We have 5 cats.", "plants") == []
+    # a text that states hundreds is read for the first `most` (64) only
+    many = " ".join(f"I have {n} plants." for n in range(2, 300))
+    assert len(text.stated_amounts(text.fold(many), frozenset({"plants"}))) == 64
 
 
-def test_the_search_term_nearest_a_place_in_a_text():
-    near = lambda s, at, *terms: text.nearest_term(text.fold(s), at, frozenset(terms))
+def test_where_a_text_holds_search_terms():
+    places = lambda s, *terms: text.term_places(text.fold(s), frozenset(terms))
     s = "I've had my cat, Luna, for about 9 months now"
-    assert near(s, s.index("9"), "cat", "luna") == "luna" and near(s, 0, "cat", "luna") == "cat"
-    assert near("lost 10 pounds since I started at the gym", 5, "gym", "lost", "start") == "lost"
-    assert near("我现在在阳台养了五盆花", 8, "阳台", "盆花") == "盆花" and near("no match here", 0, "cat") is None
+    assert places(s, "cat", "luna", "month") == [(12, "cat"), (17, "luna"), (35, "month")]
+    assert places("我现在在阳台养了五盆花，阳台真好", "阳台", "盆花") == [(4, "阳台"), (9, "盆花"), (12, "阳台")]
+    assert places("no match here", "cat") == []
