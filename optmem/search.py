@@ -639,9 +639,10 @@ def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus
     taken: set[int] = set()
     for head in heads:
         wanted = asked(head)
-        older = [s for s in ranked if s.said and s.row.n not in taken and states_earlier(s, head, wanted)] if wanted else []
-        if older:
-            alike = max(older, key=lambda s: (textmod.resemblance(head.record.text, s.record.text), s.row.ts or 0.0))
+        older = [s for s in ranked if s.said and s.row.n not in taken and states_earlier(s, head, wanted)]
+        if wanted and older:
+            alike = max(older, key=lambda s: (textmod.resemblance(head.record.text, s.record.text),
+                                              s.row.ts or 0.0))
             taken.add(alike.row.n)
             pairs.append((head, alike))
     return pairs

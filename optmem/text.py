@@ -561,22 +561,28 @@ def _asks_measure(words: list[str]) -> bool:
         if w == "what" and words[i + 1] in _BE:
             after = words[i + 2 : i + 7]
             stems = stem_words(after)
-            if any(stem in _MEASURE_STEMS and not (stem == "time" and (j == 0 or after[j - 1] in _DETERMINERS))
+            measures = _measure_stems()
+            if any(stem in measures and not (stem == "time" and (j == 0 or after[j - 1] in _DETERMINERS))
                    for j, stem in enumerate(stems)):
                 return True
     return False
 
 
-_MEASURE_STEMS: frozenset[str] = frozenset()  # _MEASURE_WORDS stemmed (on first use: the stemmer loads then)
+_MEASURE_STEMS: frozenset[str] | None = None
+
+
+def _measure_stems() -> frozenset[str]:
+    """`_MEASURE_WORDS` stemmed (on first use: the stemmer loads then)."""
+    global _MEASURE_STEMS
+    if _MEASURE_STEMS is None:
+        _MEASURE_STEMS = frozenset(stem_words(list(_MEASURE_WORDS)))
+    return _MEASURE_STEMS
 
 
 def asks_amount(folded: str) -> bool:
     """Whether a folded query asks for an amount (a count, a sum, a length of time, a measure).
     (The Chinese pattern is compiled only for a query with Chinese in it.)"""
     if "how" in folded or "what" in folded:
-        global _MEASURE_STEMS
-        if "what" in folded and not _MEASURE_STEMS:
-            _MEASURE_STEMS = frozenset(stem_words(list(_MEASURE_WORDS)))
         words = _split(folded)[1]
         if any(_asks_how(words)) or _asks_measure(words):
             return True
@@ -598,8 +604,8 @@ def stated_amounts(folded: str, said: frozenset[str], named: frozenset[str] = fr
     """The amounts a folded text states where `states_amount` looks for one: (the unit, the
     sentence that states it, where the number is in it). The unit is the stemmed word after the
     number ("6 months" → month, "500 followers" → follow, "3-year" → year, "10km" → km) — or the
-    one after that when it is one of the `prefer` terms and the first is not ("3 new plants" →
-    plant when the query asks about plants; "5 balcony plants" → plant) —, a currency sign before it ("$300" → $), or the
+    one after that when it is one of the `prefer` terms ("3 new plants", "5 balcony plants" →
+    plant when the query asks about plants) —, a currency sign before it ("$300" → $), or the
     Chinese measure word or unit (五盆花, 3 盆花 → 盆; 八十公斤 → 公斤). A number followed by a
     function word or by nothing says no unit ("5 of them", "I have 5"), nor do a year ("since
     2019 …") and a day of a month ("March 3 …"): none is given for them. The first `most` of
@@ -613,19 +619,21 @@ def stated_amounts(folded: str, said: frozenset[str], named: frozenset[str] = fr
         after: list[tuple[list[str], int]] = []  # (the words after a number, where the number is)
         for m in _pattern(_DIGITS).finditer(sentence):
             before = sentence[max(0, m.start() - 12) : m.start()].split()
-            if _YEAR.fullmatch(m.group()) or (before and before[-1] in MONTHS):
+            if _pattern(_YEAR).fullmatch(m.group()) or (before and before[-1] in MONTHS):
                 continue
             if m.start() and sentence[m.start() - 1] in _CURRENCY:
                 out.append((sentence[m.start() - 1], sentence, m.start()))
                 continue
             # the unit of "10km" is km; "5th" and "1920s" have none of their own: the words after them
-            suffix = _ORDINAL.match(sentence, m.end())
+            suffix = _pattern(_ORDINAL).match(sentence, m.end())
             at = suffix.end() if suffix else m.end()
-            if following := _NEXT_WORDS.match(sentence, at):
+            if following := _pattern(_NEXT_WORDS).match(sentence, at):
                 after.append(([w for w in following.groups() if w], m.start()))
             elif has_cjk(sentence) and (unit := _cjk_pattern(r"\s*" + _UNITS).match(sentence, at)):
                 out.append((unit.group().strip(), sentence, m.start()))
-        after += [([w for w in m.groups()[1:] if w], m.start()) for m in _number_words().finditer(sentence)]
+        # a number word and the one or two words after it ("three new plants")
+        after += [([w for w in m.groups()[1:] if w], m.start())
+                  for m in _pattern(_NUMBER_WORDS_AFTER).finditer(sentence)]
         after = [(words, at) for words, at in after if words[0] not in STOPWORDS and not words[0].isdigit()]
         stems = iter(stem_words([w for words, _ in after for w in words]) if after else [])
         for words, at in after:
@@ -637,17 +645,6 @@ def stated_amounts(folded: str, said: frozenset[str], named: frozenset[str] = fr
             out += [(u.group(), sentence, m.start()) for m in _cjk_pattern(_CJK_NUMBER).finditer(sentence)
                     if (u := unit_re.match(sentence, m.end()))]
     return list(dict.fromkeys(out))  # (3盆 is read as digits and as a Chinese numeral)
-
-
-_NUMBER_WORDS_RE: re.Pattern[str] | None = None
-
-
-def _number_words() -> re.Pattern[str]:
-    """A number word and the one or two words after it ("three new plants")."""
-    global _NUMBER_WORDS_RE
-    if _NUMBER_WORDS_RE is None:
-        _NUMBER_WORDS_RE = re.compile(r"\b(" + "|".join(sorted(_NUMBER_WORDS)) + r")\b\W+([^\W_]+)(?:\s+([^\W_]+))?")
-    return _NUMBER_WORDS_RE
 
 
 def term_places(folded: str, terms: frozenset[str]) -> list[tuple[int, str]]:
@@ -683,9 +680,11 @@ def time_span_terms() -> frozenset[str]:
     return _TIME_SPAN_TERMS
 
 
-_ORDINAL = re.compile(r"(?:st|nd|rd|th|s)\b")
-_NEXT_WORDS = re.compile(r"[\s-]*([a-z]+)(?:\s+([a-z]+))?")
-_YEAR = re.compile(r"1[89]\d\d|20\d\d")
+# (sources: compiled on first use, by `_pattern`)
+_ORDINAL = r"(?:st|nd|rd|th|s)\b"
+_NEXT_WORDS = r"[\s-]*([a-z]+)(?:\s+([a-z]+))?"
+_YEAR = r"1[89]\d\d|20\d\d"
+_NUMBER_WORDS_AFTER = r"\b(" + "|".join(sorted(_NUMBER_WORDS)) + r")\b\W+([^\W_]+)(?:\s+([^\W_]+))?"
 _CURRENCY = "$€£¥₹"
 
 
