@@ -319,6 +319,14 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
                    when if when != frozenset(q.terms) else frozenset(), amount)
 
 
+class _ReadAt(NamedTuple):
+    """Where a record's amount was read (`text.states_amount`): beside these words of its text
+    (or Chinese terms), the query's own numbers left out."""
+
+    words: frozenset[str]
+    named: frozenset[str]
+
+
 class _Relevance(NamedTuple):
     record: Record
     relevance: float          # BM25 (× 1 + amount_share when it states the amount asked for)
@@ -326,7 +334,7 @@ class _Relevance(NamedTuple):
     matched: frozenset[str]   # the query terms it holds
     length: int               # its number of tokens
     amount: bool = False      # it states a number beside the topic, and the query asks for one
-    said: tuple[frozenset[str], frozenset[str]] | None = None  # (the words it was read beside, the query's numbers)
+    read_at: _ReadAt | None = None  # where it states the amount (when it does)
 
 
 def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
@@ -355,7 +363,7 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
         amount = textmod.states_amount(folded, said, named)
         if amount:
             relevance *= 1 + corpus.amount
-            return _Relevance(rec, relevance, tokens, matched, len(toks), amount, (said, named))
+            return _Relevance(rec, relevance, tokens, matched, len(toks), amount, _ReadAt(said, named))
     return _Relevance(rec, relevance, tokens, matched, len(toks), amount)
 
 
@@ -410,7 +418,7 @@ class _Scored(NamedTuple):
     stands_for: str | None = None  # the superseded record whose relevance it took
     answers: str | None = None     # the question (the turn before) whose relevance it took a share of
     amount: bool = False           # it states the amount asked for (its relevance gained a share)
-    said: tuple[frozenset[str], frozenset[str]] | None = None  # where it states it (`_Relevance.said`)
+    read_at: _ReadAt | None = None  # where it states it (`_Relevance.read_at`)
 
 
 _Placed = tuple[_Scored, str | None, str | None]  # a hit, the record it went above, the one it updates
@@ -499,7 +507,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     hot = _HotFiles(idx)
     life = idx.vault.settings.lifecycle
     for n, row in rows.items():
-        rec, relevance, tokens, matched, length, amount, said = seen[n]
+        rec, relevance, tokens, matched, length, amount, read_at = seen[n]
         stands_for = answered = None
         if n in stands and stands[n][0] > relevance:
             relevance, stands_for, amount = stands[n]  # (whether the replaced record stated the amount)
@@ -522,7 +530,8 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
                               q.now, settings, past=past)
         topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
                               rec.corrects, tokens)
-        out.append(_Scored(row, rec, parts, topic, matched, stands_for, answered, amount, said))
+        out.append(_Scored(row, rec, parts, topic, matched, stands_for, answered, amount,
+                           read_at if amount else None))
     return out, corpus
 
 
@@ -593,7 +602,7 @@ def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus
     just reached 500 followers", 现在在阳台养了五盆花 → 阳台养了三盆花 (盆花); not "3 plants in the
     kitchen" for "5 plants on the balcony". Of several, the one most like the hit in words (the
     newer on a tie); two hits never share one."""
-    heads = ([s for s in ranked[:k] if s.said][: settings.earlier_heads]
+    heads = ([s for s in ranked[:k] if s.read_at][: settings.earlier_heads]
              if corpus.amount and q.asks != NAMED_DAY else [])
     if not heads:
         return []
@@ -603,10 +612,10 @@ def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus
 
     def stated(s: _Scored) -> list[tuple[str, str, int]]:
         # (unit, the sentence stating it, where in it) of each amount the record states
-        if s.row.n not in amounts:
-            read, numbers = s.said or (frozenset(), frozenset())
-            amounts[s.row.n] = textmod.stated_amounts(textmod.fold(s.record.text), read, numbers, terms)
-        return amounts[s.row.n]
+        if s.read_at and s.row.n not in amounts:
+            words, numbers = s.read_at
+            amounts[s.row.n] = textmod.stated_amounts(textmod.fold(s.record.text), words, numbers, terms)
+        return amounts.get(s.row.n, [])
 
     def held(sentence: str) -> list[tuple[int, str]]:
         # where a sentence holds the query's words (each sentence read once)
@@ -639,7 +648,7 @@ def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus
     taken: set[int] = set()
     for head in heads:
         wanted = asked(head)
-        older = [s for s in ranked if s.said and s.row.n not in taken and states_earlier(s, head, wanted)]
+        older = [s for s in ranked if s.read_at and s.row.n not in taken and states_earlier(s, head, wanted)]
         if wanted and older:
             alike = max(older, key=lambda s: (textmod.resemblance(head.record.text, s.record.text),
                                               s.row.ts or 0.0))
@@ -650,8 +659,8 @@ def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus
 
 def _keep_the_past(final: list[_Placed], pairs: list[tuple[_Scored, _Scored]], k: int) -> list[_Placed]:
     """Updates first, the past kept: the earlier statements (`_earlier_statements`) that
-    relevance left below the top `k` take its last places, in their order; the hits there — none
-    of those the pairs name — move down just below them. Whoever asks the current value sees
+    relevance left below the top `k` take its last places, in rank order; the hits there — none
+    of those the pairs name — move down just below them (as many places as were taken). Whoever asks the current value sees
     what it was, and a question for the earlier one finds it."""
     wanted = {earlier.row.n for _, earlier in pairs}
     brought = [item for item in final[k:] if item[0].row.n in wanted]

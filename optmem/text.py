@@ -263,11 +263,15 @@ def similarity(a: str, b: str) -> float:
     na, nb = normalize(a), normalize(b)
     if not na or not nb:
         return 0.0  # nothing but punctuation or symbols: nothing to compare
-    if na == nb:
-        return 1.0
-    from rapidfuzz import fuzz  # heavy-ish: only the write paths need it
+    return 1.0 if na == nb else _ratio(na, nb)
 
-    return fuzz.ratio(na, nb) / 100.0
+
+def _ratio(a: str, b: str) -> float:
+    """The edit-distance ratio of two texts in [0, 1] (rapidfuzz: heavy-ish, loaded by the
+    commands that compare texts)."""
+    from rapidfuzz import fuzz
+
+    return fuzz.ratio(a, b) / 100.0
 
 
 _RESEMBLANCE_READS = 2000  # characters of each text `resemblance` compares
@@ -278,9 +282,7 @@ def resemblance(a: str, b: str) -> float:
     normalised openings (`similarity` without its rule that texts with other numbers are unlike;
     the first 2,000 characters of each: the ratio's cost grows with the product of the lengths,
     and a long text's opening says what it is about)."""
-    from rapidfuzz import fuzz
-
-    return fuzz.ratio(normalize(a[:_RESEMBLANCE_READS]), normalize(b[:_RESEMBLANCE_READS])) / 100.0
+    return _ratio(normalize(a[:_RESEMBLANCE_READS]), normalize(b[:_RESEMBLANCE_READS]))
 
 
 # A particle that ends a Chinese sentence (现在有五盆花了, 好啦, 是吧): how it is said, not what
@@ -430,7 +432,9 @@ _HOW = frozenset(("many", "much", "long"))
 _MEASURE_WORDS = frozenset("""time price cost score weight distance age total budget salary rent
 height pace speed temperature balance mileage duration length""".split())
 _BE = frozenset(("is", "was", "are", "were", "s"))
-_DETERMINERS = frozenset(("the", "my", "your", "his", "her", "our", "their", "its", "a"))
+# the words before "time" that make it a duration: "my personal best time", "my time in the 5K"
+_TIME_OF = frozenset("""best finish finishing race total average record lap fastest slowest winning running
+target my your his her our their""".split())
 
 
 # The Chinese counterpart for queries: the words that make a sentence a question are its form,
@@ -555,16 +559,20 @@ def _asks_measure(words: list[str]) -> bool:
     """Whether the words ask "what is" of a measure: "what was my personal best time", "what's
     the price of …", "what were the costs" — a measure word among the five after "what" and a
     form of "be". Not "what did I do the last time" or "what did the doctor say about my weight"
-    (no "what is"), nor "what is the time of …" (a time of day, which `_DIGITS` counts no
-    number: "time" right after a determiner)."""
+    (no "what is"). "Time" asks a duration only after a word that makes it one (`_TIME_OF`: "my
+    best time for the 5K", "my time in the 5K") and not before to / of ("the best time to call",
+    "what is my time of arrival"): a time of day is no amount `_DIGITS` counts."""
     for i, w in enumerate(words[:-2]):
         if w == "what" and words[i + 1] in _BE:
             after = words[i + 2 : i + 7]
-            stems = stem_words(after)
             measures = _measure_stems()
-            if any(stem in measures and not (stem == "time" and (j == 0 or after[j - 1] in _DETERMINERS))
-                   for j, stem in enumerate(stems)):
-                return True
+            for j, stem in enumerate(stem_words(after)):
+                if stem == "time":
+                    if (j and after[j - 1] in _TIME_OF
+                            and words[i + 3 + j : i + 4 + j] not in (["to"], ["of"])):
+                        return True
+                elif stem in measures:
+                    return True
     return False
 
 
@@ -607,8 +615,10 @@ def stated_amounts(folded: str, said: frozenset[str], named: frozenset[str] = fr
     one after that when it is one of the `prefer` terms ("3 new plants", "5 balcony plants" →
     plant when the query asks about plants) —, a currency sign before it ("$300" → $), or the
     Chinese measure word or unit (五盆花, 3 盆花 → 盆; 八十公斤 → 公斤). A number followed by a
-    function word or by nothing says no unit ("5 of them", "I have 5"), nor do a year ("since
-    2019 …") and a day of a month ("March 3 …"): none is given for them. The first `most` of
+    function word or by nothing says no unit ("5 of them", "I have 5"), nor do a year after a
+    word that places it ("since 2019 …", "in 2020 …") and a day of a month ("March 3 …"): none is
+    given for them ("2000 followers" is a count). A number word after the number is part of it
+    ("twenty-five plants", "5 thousand dollars": the unit is the word after it). The first `most` of
     them, about: a text that states thousands is read no further (a sentence is read whole)."""
     from optmem.dates import MONTHS
 
@@ -618,11 +628,12 @@ def stated_amounts(folded: str, said: frozenset[str], named: frozenset[str] = fr
             break
         after: list[tuple[list[str], int]] = []  # (the words after a number, where the number is)
         for m in _pattern(_DIGITS).finditer(sentence):
-            before = sentence[max(0, m.start() - 12) : m.start()].split()
-            if _pattern(_YEAR).fullmatch(m.group()) or (before and before[-1] in MONTHS):
-                continue
             if m.start() and sentence[m.start() - 1] in _CURRENCY:
                 out.append((sentence[m.start() - 1], sentence, m.start()))
+                continue
+            before = sentence[max(0, m.start() - 12) : m.start()].split()
+            last = before[-1] if before else ""
+            if last in MONTHS or (last in _BEFORE_YEAR and _pattern(_YEAR).fullmatch(m.group())):
                 continue
             # the unit of "10km" is km; "5th" and "1920s" have none of their own: the words after them
             suffix = _pattern(_ORDINAL).match(sentence, m.end())
@@ -634,7 +645,9 @@ def stated_amounts(folded: str, said: frozenset[str], named: frozenset[str] = fr
         # a number word and the one or two words after it ("three new plants")
         after += [([w for w in m.groups()[1:] if w], m.start())
                   for m in _pattern(_NUMBER_WORDS_AFTER).finditer(sentence)]
-        after = [(words, at) for words, at in after if words[0] not in STOPWORDS and not words[0].isdigit()]
+        after = [(words[1:] if words[0] in _NUMBER_WORDS else words, at) for words, at in after]
+        after = [(words, at) for words, at in after
+                 if words and words[0] not in STOPWORDS and not words[0].isdigit() and words[0] not in _NUMBER_WORDS]
         stems = iter(stem_words([w for words, _ in after for w in words]) if after else [])
         for words, at in after:
             first, second = next(stems), next(stems) if len(words) > 1 else None
@@ -651,7 +664,8 @@ def term_places(folded: str, terms: frozenset[str]) -> list[tuple[int, str]]:
     """Where a folded text holds these search terms: (position, term), in text order — its
     words stemmed, Chinese terms found as written."""
     places: list[tuple[int, str]] = []
-    words = [m for m in _WORD_RE.finditer(folded) if m.group().isascii()]
+    # the index's words: a CJK run is no part of one ("我的iphone手机": iphone)
+    words = [m for m in (_split_cjk() if has_cjk(folded) else _WORD_RE).finditer(folded) if m.group().isascii()]
     if words:
         places += [(m.start(), stem) for m, stem in zip(words, stem_words([m.group() for m in words]))
                    if stem in terms]
@@ -668,7 +682,7 @@ def term_places(folded: str, terms: frozenset[str]) -> list[tuple[int, str]]:
 # weeks" are no statements of one thing (`time_span_terms`)
 _TIME_SPAN_WORDS = """second seconds minute minutes hour hours day days week weeks weekend month months year years
 decade decades ago past last few recent recently earlier later since before after until previous
-previously 天 周 月 年 小时 分钟 星期 礼拜 个月 年前 天前 以前""".split()
+previously 天 周 週 月 年 小时 小時 分钟 分鐘 星期 礼拜 禮拜 个月 個月 年前 天前 以前""".split()
 _TIME_SPAN_TERMS: frozenset[str] | None = None
 
 
@@ -684,6 +698,7 @@ def time_span_terms() -> frozenset[str]:
 _ORDINAL = r"(?:st|nd|rd|th|s)\b"
 _NEXT_WORDS = r"[\s-]*([a-z]+)(?:\s+([a-z]+))?"
 _YEAR = r"1[89]\d\d|20\d\d"
+_BEFORE_YEAR = frozenset("since in from by of until till before after during around circa year".split())
 _NUMBER_WORDS_AFTER = r"\b(" + "|".join(sorted(_NUMBER_WORDS)) + r")\b\W+([^\W_]+)(?:\s+([^\W_]+))?"
 _CURRENCY = "$€£¥₹"
 
@@ -693,7 +708,7 @@ def _sentences_around(folded: str, said: frozenset[str], named: frozenset[str]) 
     `named` numbers taken out of them, each once."""
     end = _pattern(_SENTENCE_END)
     read: set[int] = set()  # where the sentences read end
-    for word in said:
+    for word in sorted(said):  # (in one order, whatever the process's hash seed: `stated_amounts` stops early)
         whole = word.isascii()  # a word must stand alone ("cat" in "category" is none); a CJK term need not
         at = folded.find(word)
         while at >= 0:
