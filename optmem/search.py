@@ -660,8 +660,8 @@ def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus
 def _keep_the_past(final: list[_Placed], pairs: list[tuple[_Scored, _Scored]], k: int) -> list[_Placed]:
     """Updates first, the past kept: the earlier statements (`_earlier_statements`) that
     relevance left below the top `k` take its last places, in rank order; the hits there — none
-    of those the pairs name — move down just below them (as many places as were taken). Whoever asks the current value sees
-    what it was, and a question for the earlier one finds it."""
+    of those the pairs name — move down just below them, as many places as were taken. Whoever
+    asks the current value sees what it was, and a question for the earlier one finds it."""
     wanted = {earlier.row.n for _, earlier in pairs}
     brought = [item for item in final[k:] if item[0].row.n in wanted]
     if not brought:

@@ -618,8 +618,8 @@ def stated_amounts(folded: str, said: frozenset[str], named: frozenset[str] = fr
     function word or by nothing says no unit ("5 of them", "I have 5"), nor do a year after a
     word that places it ("since 2019 …", "in 2020 …") and a day of a month ("March 3 …"): none is
     given for them ("2000 followers" is a count). A number word after the number is part of it
-    ("twenty-five plants", "5 thousand dollars": the unit is the word after it). The first `most` of
-    them, about: a text that states thousands is read no further (a sentence is read whole)."""
+    ("twenty-five plants", "5 thousand dollars": the unit is the word after it). The first `most`
+    of them, about: a text that states thousands is read no further (a sentence is read whole)."""
     from optmem.dates import MONTHS
 
     out: list[tuple[str, str, int]] = []
