@@ -143,9 +143,9 @@ def test_claude_code_precompact_writes_a_handoff_and_session_start_prints_it(tmp
     assert "把后端端口改成 9090" in h["note"] and "也把文档更新一下" in h["note"] and h["source"] == "claude-code"
     record = json.loads(run_optmem("get", h["id"], "--json").stdout)["record"]
     assert record["session"] == "s1"  # the Claude Code session it came from
-    # a digest the hook made on its own: the agents' confidence, so it waits in the review queue
-    assert record["confidence"] == 0.5 and record["status"] == "pending"
-    assert [w["id"] for w in json.loads(run_optmem("pending", "--json").stdout)["pending"]] == [h["id"]]
+    # drawn from the transcript, not guessed: stored as said, nothing waits in the review queue
+    assert record["confidence"] is None and record["status"] == "current"
+    assert json.loads(run_optmem("pending", "--json").stdout)["pending"] == []
     start = run_optmem("hook", "claude-code", input=json.dumps(
         {"hook_event_name": "SessionStart", "cwd": str(repo), "source": "startup"}))
     assert start.returncode == 0
@@ -246,13 +246,15 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
     assert json.loads(got["missing"])["error"]["code"] == "not_found"
 
 
-def test_what_an_agent_appends_over_mcp_waits_as_pending_unless_it_is_sure(vault_path):
+def test_what_an_agent_appends_over_mcp_comes_back_and_only_a_marked_guess_waits(vault_path):
     run_optmem("init")
 
     async def script(s) -> dict:
         out = {"listed": {t.name: (getattr(t, "input_schema", None) or t.inputSchema)
                           for t in (await s.list_tools()).tools}}
-        out["guess"] = (await s.call_tool("append", {"text": "The user seems to like dark mode"})).content[0].text
+        out["plain"] = (await s.call_tool("append", {"text": "The staging database is pg-staging-2"})).content[0].text
+        out["guess"] = (await s.call_tool("append", {"text": "The user seems to like dark mode",
+                                                     "confidence": 0.4})).content[0].text
         out["sure"] = (await s.call_tool("append", {"text": "The deploy script is deploy.sh",
                                                     "confidence": 0.95, "importance": 0.8})).content[0].text
         sure_id = json.loads(out["sure"])["id"]
@@ -263,14 +265,18 @@ def test_what_an_agent_appends_over_mcp_waits_as_pending_unless_it_is_sure(vault
     args = got["listed"]["append"]["properties"]
     assert "agent" not in args and {"confidence", "importance"} <= set(args)
     assert {s.get("type") for s in args["confidence"]["anyOf"]} == {"number", "null"}
-    guess, sure = json.loads(got["guess"]), json.loads(got["sure"])
-    assert guess["record"]["status"] == "pending" and guess["record"]["confidence"] == 0.5
+    plain, guess, sure = json.loads(got["plain"]), json.loads(got["guess"]), json.loads(got["sure"])
+    assert plain["record"]["status"] == "current" and plain["record"]["confidence"] is None
+    assert guess["record"]["status"] == "pending" and guess["record"]["confidence"] == 0.4
     assert sure["record"]["status"] == "current" and sure["record"]["importance"] == 0.8
     assert json.loads(got["touch"])["ids"] == [sure["id"]], got["touch"]
     queue = json.loads(run_optmem("pending", "--json").stdout)["pending"]
     assert [w["id"] for w in queue] == [guess["id"]]
     access = [json.loads(x) for x in (vault_path / "ACCESS.jsonl").read_text("utf-8").splitlines()]
     assert {"touch": [sure["id"]], "via": "touch"}.items() <= access[-1].items()
+    # the next session starts with what the agent said; its guess waits for the user
+    start = json.loads(run_optmem("context", "--json").stdout)["text"]
+    assert "pg-staging-2" in start and "deploy.sh" in start and "dark mode" not in start
 
 
 def test_mcp_without_the_extra_says_how_to_install_it(tmp_path):

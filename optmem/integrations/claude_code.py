@@ -271,8 +271,7 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
         return {"event": name, "project": project, "handoff": earlier[0][0], "status": "unchanged"}
     h = handoff.write(vault, project, done=parts["done"], blocked=parts["blocked"], next=parts["next"],
                       note=note, source="claude-code", domain="code", session=session,
-                      allow_unsafe=False,  # a digest the hook made on its own: the agents' confidence
-                      confidence=vault.settings.lifecycle.agent_confidence)
+                      allow_unsafe=False)  # drawn from the transcript, not guessed: stored as said
     for old, _ in earlier:
         log.forget(vault, old, reason=f"updated by {h.id} (same Claude Code session)",
                    source="claude-code")

@@ -22,7 +22,7 @@ from optmem.errors import OptmemError, UsageError
 # tool name → the CLI command it runs, and the command's parameters it does not expose
 TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "search": ("search", ()),
-    "append": ("append", ("agent",)),  # always an agent: a guess waits as pending (below)
+    "append": ("append", ("agent",)),  # a guess is marked by its confidence (below)
     "touch": ("touch", ()),
     "conflicts": ("conflicts", ()),
     "resolve": ("resolve", ()),  # after asking the user, as `context` says
@@ -33,13 +33,14 @@ TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "context": ("context", ()),
 }
 NEVER = ("json_out", "allow_unsafe")  # the result is always JSON; agents cannot bypass the scanner
-# flags a tool always passes: what an agent appends on its own gets [lifecycle] agent_confidence
-# unless it says how sure it is, so its guesses wait in the review queue (`optmem pending`)
-FIXED: dict[str, tuple[str, ...]] = {"append": ("--agent",)}
+# An agent's plain `append` is stored as any write is — it comes back at the next session's
+# `context`; only what the agent marks as a guess (a `confidence` below [lifecycle]
+# pending_threshold) waits in the review queue (`optmem pending`)
 INSTRUCTIONS = ("OptMem: memory in plain files. Call `context` at the start of a session, `search` "
                 "before answering from memory, `touch` with the ids of the records you used, "
-                "`correct` when a stored fact changed, and `handoff_write` at the end. Give "
-                "`append` a `confidence` (0..1): a guess below the threshold waits for the user.")
+                "`correct` when a stored fact changed, and `handoff_write` at the end. What you "
+                "`append` is kept as said; when it is only your guess, give a `confidence` below 0.7 "
+                "and it waits for the user to confirm it.")
 Call = Callable[[list[str]], str]
 
 
@@ -118,7 +119,7 @@ def argv(command: str, params: list[Any], values: dict[str, Any]) -> list[str]:
         else:
             for v in value if p.multiple else [value]:
                 opts += [p.decls[0], str(v)]
-    return [*command.split(" "), *opts, *FIXED.get(command, ()), "--", *args]
+    return [*command.split(" "), *opts, "--", *args]
 
 
 def agent_refusal(values: dict[str, Any]) -> OptmemError | None:
