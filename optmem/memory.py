@@ -18,8 +18,7 @@ from typing import Any, NamedTuple
 from optmem import fsio, scan
 from optmem import text as textmod
 from optmem.errors import (Ambiguous, MergeConflict, NearDuplicate, NoMatch, OptmemError, OverLimit,
-                           SeparatorInText,
-                           UsageError)
+                           SeparatorInText, Unreadable, UsageError)
 from optmem.record import MEMORY, Record
 from optmem.vault import Vault
 
@@ -131,11 +130,7 @@ def _resolve(vault: Vault, target: str, project: str | None) -> tuple[str, str, 
 def targets(vault: Vault) -> list[tuple[str, str | None]]:
     """Every hot file of the vault as (target, project): MEMORY.md, USER.md, then each project
     block that exists."""
-    out: list[tuple[str, str | None]] = [("memory", None), ("user", None)]
-    pdir = vault.root / "projects"
-    if pdir.is_dir():
-        out += [("memory", p.name) for p in sorted(pdir.iterdir()) if (p / "MEMORY.md").is_file()]
-    return out
+    return [where for name, _ in vault.hot_paths() if (where := target_of(name)) is not None]
 
 
 def load(vault: Vault, target: str = "memory", project: str | None = None) -> HotFile:
@@ -224,6 +219,43 @@ def drift(vault: Vault, hot: HotFile, journal: dict[str, tuple[str, str]] | None
     texts.update(zip(held, hot.entries))
     return Drift([e for e in held if e not in last], [e for e in held if last.get(e) == "remove"],
                  [e for e, op in last.items() if op != "remove" and e not in held], texts)
+
+
+def follow(vault: Vault) -> list[str]:
+    """Journal the edits made to the hot files outside optmem (Hermes, a person, git) — what
+    every read of the view does first when the files changed (`follow.follow_hot`), so `search`,
+    `get`, `history` and `stats` see an entry Hermes added as current and one it dropped as
+    removed. Drift is looked for without the lock and journalled under
+    it (looked for again there: two readers journal it once). A file that cannot be read is left
+    to the commands that read it (they say so). A vault that cannot be written (read-only, locked
+    too long) is read as it is: search still checks the files for removed entries. Returns the
+    journal ids."""
+    import sqlite3
+
+    from optmem.index import hot_state, open_index
+
+    state = hot_state(vault)
+    out: list[str] = []
+    try:
+        drifted = []
+        for target, project in targets(vault):
+            try:
+                if _drift_changes(vault, load(vault, target, project)):
+                    drifted.append((target, project))
+            except OptmemError:
+                continue
+        if drifted:
+            with vault.lock():
+                for target, project in drifted:
+                    try:
+                        out += _journal_drift(vault, load(vault, target, project), project, None)
+                    except Unreadable:
+                        continue  # (changed again, unreadable now: its readers say so)
+        with open_index(vault) as idx:
+            idx.note_hot(state)
+    except (OptmemError, OSError, sqlite3.Error):
+        pass  # cannot be written, or locked too long: read as it is
+    return out
 
 
 def reconcile(vault: Vault, target: str = "memory", project: str | None = None, *,

@@ -78,6 +78,16 @@ class Vault:
     def project_dir(self, project: str) -> Path:
         return self.root / "projects" / validate_name(project, "project")
 
+    def hot_paths(self) -> list[tuple[str, Path]]:
+        """The hot files, as the journal names them, with their paths: MEMORY.md, USER.md, then
+        each project's MEMORY.md that exists."""
+        out = [("MEMORY.md", self.root / "MEMORY.md"), ("USER.md", self.root / "USER.md")]
+        pdir = self.root / "projects"
+        if pdir.is_dir():
+            out += [(f"projects/{p.name}/MEMORY.md", p / "MEMORY.md") for p in sorted(pdir.iterdir())
+                    if (p / "MEMORY.md").is_file()]
+        return out
+
     def tree_dir(self, domain: str) -> Path:
         return self.root / "tree" / validate_name(domain, "domain")
 

@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("store", ("optmem.vault", "optmem.schema", "optmem.ingest", "optmem.index")),
     ("core", ("optmem.gate", "optmem.log", "optmem.facts", "optmem.memory", "optmem.search", "optmem.context",
               "optmem.handoff", "optmem.lifecycle", "optmem.tree", "optmem.doctor", "optmem.stats", "optmem.purge",
-              "optmem.evaluate", "optmem.curate")),
+              "optmem.evaluate", "optmem.curate", "optmem.follow")),
     ("integrations", ("optmem.integrations",)),
     ("cli", ("optmem.cli", "optmem.__main__")),
 )
