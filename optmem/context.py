@@ -72,8 +72,9 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
         said = " or ".join(f"“{_line(v['text'][:160])}” ({v['ts'][:10]}, id {v['id'][-8:]}"
                            + (", inferred" if v.get("basis") == "inferred" else "") + ")" for v in shown)
         more = f" (and {len(c.values) - 3} more: optmem conflicts)" if len(c.values) > 3 else ""
-        out.append(f"- {c.key}: you were told {said}{more} — which is right now? Ask the user, then "
-                   f"`optmem resolve {c.key} --keep ID`")
+        what = c.key if c.key is not None else f"id {c.name} was corrected two ways"
+        out.append(f"- {what}: you were told {said}{more} — which is right now? Ask the user, then "
+                   f"`optmem resolve {c.name} --keep ID`")
     return out
 
 
@@ -122,8 +123,8 @@ def _records(vault: Vault, project: str | None, domain: str | None, query: str |
             warm = [(heat_of(life, r, now, shown=False), r) for r in recent]
             warm = sorted((hr for hr in warm if hr[0] >= life.cold_below), key=lambda hr: -hr[0])
             hits = [idx.record(r) for _, r in warm[:RECENT_SHOWN]]
-    # a possible update the write gate kept beside the older value (both current): shown together,
-    # each says so — the prompt must not read the two values as equally true
+    # a possible update the write gate kept beside the older value (both current) is its guess:
+    # shown together, each asks — never "outdated", which would read a guess as a fact
     shown = {rec.id for rec in hits}
     updated_by = {old: rec.id for rec in hits
                   if isinstance(old := rec.extra.get("may_update"), str) and old in shown}
@@ -132,8 +133,8 @@ def _records(vault: Vault, project: str | None, domain: str | None, query: str |
         age = clock.age_of(rec.ts, now)
         old = rec.extra.get("may_update")
         notes = [*(["inferred"] if rec.basis == "inferred" else []),
-                 *([f"may update id {old[-8:]}"] if isinstance(old, str) and old in shown else []),
-                 *([f"maybe outdated: see id {updated_by[rec.id][-8:]}"] if rec.id in updated_by else [])]
+                 *([f"may be a new value of id {old[-8:]}?"] if isinstance(old, str) and old in shown else []),
+                 *([f"may have been updated by id {updated_by[rec.id][-8:]}?"] if rec.id in updated_by else [])]
         out.append(f"- [{age}, {rec.domain}, id {rec.id[-8:]}] {_line(rec.text)}"
                    + (f" ({'; '.join(notes)})" if notes else ""))
     return out, [rec.id for rec in hits]
@@ -148,6 +149,9 @@ def build(vault: Vault, *, project: str | None = None, domain: str | None = None
     if domain is not None:
         validate_name(domain, "domain")
     now = clock.now().timestamp()
+    from optmem.follow import follow_hot
+
+    follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     sections = [Section("redlines", "Redlines — locked rules", _redlines(vault, domain, now)),
                 Section("conflicts", "Conflicting facts — ask the user which is right now",
                         _conflicts(vault, project, domain)),

@@ -29,6 +29,7 @@ class Corrected:
     corrects: str
     record: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    conflict_with: list[str] = field(default_factory=list)  # it made a conflict with these
 
 
 def _target(idx: Index, target: str, now: float, domain: str | None = None, project: str | None = None) -> Row:
@@ -115,7 +116,8 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
                              kind=CORRECTION, tier=tier or "normal", key=key or rec.key,
                              evidence=evidence, source=source, corrects=[row.id]),
             allow_unsafe=allow_unsafe, gate=False)
-    return Corrected(res.id or "", row.id, res.record or {}, warnings)
+    return Corrected(res.id or "", row.id, res.record or {}, warnings + ([res.warning] if res.warning else []),
+                     res.conflict_with)
 
 
 def history(vault: Vault, ref: str | None = None, *, key: str | None = None,
@@ -125,7 +127,10 @@ def history(vault: Vault, ref: str | None = None, *, key: str | None = None,
     or all records with `key`."""
     if not ref and not key:
         raise UsageError("give an ID, or --key KEY")
+    from optmem.follow import follow_hot
+
     now = clock.now().timestamp()
+    follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     with open_index(vault) as idx:
         if key:
             rows = idx.key_group(key, domain, project, exact=False)
@@ -134,7 +139,7 @@ def history(vault: Vault, ref: str | None = None, *, key: str | None = None,
         else:
             start = log.resolve_one(idx, ref or "")
             rows = view.connected(start, lambda r: _linked(idx, r), key=lambda r: r.n)
-        rows.sort(key=lambda r: (r.ts or 0, r.id, r.n))
+        rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
         return [idx.view_of(r, now).full(show_unsafe=show_unsafe) for r in rows]
 
 
@@ -146,9 +151,8 @@ def _linked(idx: Index, row: Row) -> list[Row]:
     if by is not None:
         linked.append(by)
     linked += idx.superseded_by_id(row.id)
-    linked += idx.correcting(row.id)
-    for ref in json.loads(row.corrects) if row.corrects else []:
-        linked += idx.resolve(ref)[:1]
+    linked += idx.correcting(row)
+    linked += idx.corrected(row)
     if row.key:
         linked += idx.key_group(row.key, row.domain, row.project)
     if row.upd:
@@ -157,27 +161,65 @@ def _linked(idx: Index, row: Row) -> list[Row]:
     return linked
 
 
-# -- conflicts: values of a key that time cannot order --------------------------------------------
+# -- conflicts: values of a key that time cannot order, facts corrected twice ----------------------
 @dataclass(frozen=True)
 class OpenConflict:
-    key: str
+    key: str | None                  # the key in conflict; None for a fact corrected two ways
     domain: str
     project: str | None
     values: list[dict[str, Any]]     # the records in conflict, oldest first (get's shape)
+    fact: str | None = None          # without a key: the id of the record corrected two ways
+
+    @property
+    def name(self) -> str:
+        """What `optmem resolve` takes to settle it: the key, else the corrected record's id."""
+        return self.key if self.key is not None else (self.fact or "")[-8:]
 
 
 def conflicts(vault: Vault, *, show_unsafe: bool = False) -> list[OpenConflict]:
-    """Every key whose current values time cannot order (`view.key_winner`), oldest first."""
+    """Every open conflict, oldest first: keys whose current values time cannot order
+    (`view.key_winner`), and facts with more than one current version (a record corrected on two
+    clones, both corrections merged by git) — one fact, two truths, whatever its kind."""
     now = clock.now().timestamp()
     with open_index(vault) as idx:
-        groups: dict[tuple[str, str, str | None, int], list[Row]] = {}
-        for row in idx.in_conflict():  # habits and states of a key are apart (as the view keeps them)
-            if view.status(row, now) in view.LIVE and row.key:
-                groups.setdefault((row.key, row.domain, row.project, row.state), []).append(row)
-        return [OpenConflict(k, d, p, [idx.view_of(r, now).full(show_unsafe=show_unsafe)
-                                      for r in sorted(rows, key=lambda r: (r.ts or 0, r.id))])
-                for (k, d, p, _), rows in sorted(groups.items(), key=lambda g: min(r.ts or 0 for r in g[1]))
-                if len(rows) > 1]
+        return open_conflicts(idx, now, show_unsafe=show_unsafe)
+
+
+def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list[OpenConflict]:
+    """`conflicts` on an open index (what `stats` counts as contradictions too)."""
+    groups: dict[tuple[Any, ...], list[Row]] = {}
+    for row in idx.in_conflict():  # habits and states of a key are apart (as the view keeps them)
+        if view.status(row, now) not in view.LIVE:
+            continue
+        if row.key:
+            groups.setdefault(("key", row.key, row.domain, row.project, row.state), []).append(row)
+        else:
+            for first in idx.first_versions(row):
+                groups.setdefault(("fact", first.id, row.domain, row.project), []).append(row)
+    out = []
+    for g, rows in sorted(groups.items(), key=lambda g: min(r.ts or 0 for r in g[1])):
+        if len(rows) < 2:
+            continue
+        values = [idx.view_of(r, now).full(show_unsafe=show_unsafe)
+                  for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))]
+        out.append(OpenConflict(g[1], g[2], g[3], values) if g[0] == "key"
+                   else OpenConflict(None, g[2], g[3], values, fact=g[1]))
+    return out
+
+
+def conflict_of(idx: Index, row: Row, now: float) -> list[str]:
+    """The other values a record is in conflict with (their ids, oldest first): of its key, or of
+    the fact it is a version of; [] when it is in none."""
+    if not row.conflict or view.status(row, now) not in view.LIVE:
+        return []
+    if row.key:
+        rivals = [r for r in idx.key_group(row.key, row.domain, row.project) if r.state == row.state]
+    else:
+        rivals = []
+        for first in idx.first_versions(row):
+            rivals += [r for r in idx.versions(first) if not r.key]
+    return [r.id for r in sorted({r.n: r for r in rivals}.values(), key=lambda r: view.newer_key(r.ts, r.id, r.n))
+            if r.n != row.n and r.conflict and view.status(r, now) in view.LIVE]
 
 
 @dataclass(frozen=True)
@@ -205,14 +247,15 @@ def resolve(vault: Vault, key: str, *, keep: str | None = None, value: str | Non
 def _resolve(vault: Vault, key: str, keep: str | None, value: str | None, domain: str | None,
              project: str | None, source: str | None, allow_unsafe: bool) -> Resolved:
     if not key.strip():
-        raise UsageError("KEY is empty; `optmem conflicts` lists the keys in conflict")
-    found = [c for c in conflicts(vault, show_unsafe=True) if c.key == key
+        raise UsageError("KEY is empty; `optmem conflicts` lists the keys (and the facts) in conflict")
+    found = [c for c in conflicts(vault, show_unsafe=True) if _names_conflict(c, key)
              and (domain is None or c.domain == domain) and (project is None or c.project == project)]
     if len(found) > 1 and keep is not None:  # the kept value names its conflict
         found = [c for c in found if any(names(keep, v["id"]) for v in c.values)] or found
     if not found:
         raise NotFound(f"no open conflict on key {key!r}" + (f" in {domain}" if domain else "")
-                       + "; `optmem conflicts` lists them", key=key)
+                       + "; `optmem conflicts` lists them (a fact without a key is named by the id of "
+                       "the record corrected two ways)", key=key)
     if len(found) > 1:
         raise Ambiguous(f"key {key!r} is in conflict in {len(found)} places; give --domain and --project",
                         candidates=[{"domain": c.domain, "project": c.project} for c in found])
@@ -222,7 +265,7 @@ def _resolve(vault: Vault, key: str, keep: str | None, value: str | None, domain
     if keep is not None:
         matches = [v for v in c.values if names(keep, v["id"])]
         if len(matches) != 1:
-            raise UsageError(f"--keep {keep!r} is not one of the values in conflict on {key!r}: "
+            raise UsageError(f"--keep {keep!r} is not one of the values in conflict on {c.name!r}: "
                              + ", ".join(f"{v['id'][-8:]} ({v['text'][:40]})" for v in c.values),
                              key=key, values=ids)
         kept, text = matches[0]["id"], matches[0]["text"]
@@ -230,10 +273,18 @@ def _resolve(vault: Vault, key: str, keep: str | None, value: str | None, domain
         text = value or ""
     tier = "redline" if any(v["tier"] == "redline" for v in c.values) else "normal"
     res = log.append(vault, log.Draft(text, domain=c.domain, project=c.project, kind=RESOLUTION,
-                                      tier=tier, key=key, corrects=ids, source=source,
+                                      tier=tier, key=c.key, corrects=ids, source=source,
                                       extra={"resolves": ids, **({"kept": kept} if kept else {})}),
                      gate=False, allow_unsafe=allow_unsafe)
-    return Resolved(res.id or "", key, kept, ids, res.record or {})
+    return Resolved(res.id or "", c.name, kept, ids, res.record or {})
+
+
+def _names_conflict(c: OpenConflict, ref: str) -> bool:
+    """Whether `ref` names this conflict: its key; for a fact without a key, the id of the record
+    corrected two ways or of one of its values (≥ 6 characters)."""
+    if c.key is not None:
+        return c.key == ref
+    return names(ref, c.fact or "") or any(names(ref, v["id"]) for v in c.values)
 
 
 
@@ -284,7 +335,7 @@ def merge(vault: Vault, refs: list[str], topic: str, *, text: str | None = None,
         if len(scopes) > 1:
             raise UsageError("the records are in different domains or projects: " + ", ".join(
                 f"{d}/{p or '-'}" for d, p in sorted(scopes, key=str)) + "; merge within one", ids=[r.id for r in rows])
-        records = sorted((idx.record(r) for r in rows), key=lambda r: (r.ts, r.id))
+        records = [idx.record(r) for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))]
     for rec in records:  # a fragment the scanner flags is not carried into a new record's details
         scan.check_field("fragment", rec.text, limit=limit, allow_unsafe=allow_unsafe)
     facts_obj: dict[str, Any] = {}

@@ -24,7 +24,7 @@ from optmem import clock, fsio, view
 from optmem.ingest import (LogState, NeedsRebuild, Progress, access_in_step, appended_only, consume,
                            consume_access, link, matching_ids, read_meta)
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, parse_line
-from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
+from optmem.schema import DDL, ID_TIME_SQL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
 from optmem.vault import Vault, validate_name
 
 __all__ = ["Census", "Filters", "Index", "Row", "SCHEMA", "build", "catch_up", "in_step",
@@ -39,6 +39,10 @@ def match_any(terms: list[str]) -> str:
 def match_all(terms: list[str]) -> str:
     """An FTS5 query matching records that hold every one of `terms`."""
     return " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+# `view.newer_key` in SQL (newest first): the later ts, the later millisecond of the id, the later line
+NEWEST_FIRST = f"r.ts DESC, {ID_TIME_SQL.replace('id', 'r.id')} DESC, r.n DESC"
 
 
 def _marks(values: Iterable[object]) -> str:
@@ -126,7 +130,6 @@ class Census(NamedTuple):
     statements: int          # plain records with a fingerprint
     distinct: int            # … of which distinct statements (domain, project, fingerprint)
     key_groups: int
-    key_conflicts: int       # key groups with more than one current value
     corrected: dict[str, int]  # id → current records correcting it
 
 
@@ -231,10 +234,26 @@ class Index:
         """Records that `rid` supersedes (by correction or by key)."""
         return self.rows("r.sup = ? OR r.ksup = ?", (rid, rid))
 
-    def correcting(self, rid: str) -> list[Row]:
-        """Every record whose `corrects` names `rid` — more than one when the record was corrected
-        on two clones and git merged both (a scan of the corrections: for history, not search)."""
-        return self.rows("r.corrects IS NOT NULL AND instr(r.corrects, ?) > 0", (rid,))
+    def correcting(self, row: Row) -> list[Row]:
+        """Every record that corrects `row` (the links the view applied) — more than one when it
+        was corrected on two clones and git merged both."""
+        return self.rows("r.n IN (SELECT s FROM cor WHERE t = ?) ORDER BY r.n", (row.n,))
+
+    def corrected(self, row: Row) -> list[Row]:
+        """Every record `row` corrects (the links the view applied)."""
+        return self.rows("r.n IN (SELECT t FROM cor WHERE s = ?) ORDER BY r.n", (row.n,))
+
+    def versions(self, row: Row) -> list[Row]:
+        """Every later version of `row`: the records correcting it, those correcting them, …"""
+        return self.rows("r.n IN (WITH RECURSIVE d(n) AS (SELECT s FROM cor WHERE t = ? UNION "
+                         "SELECT c.s FROM cor c JOIN d ON c.t = d.n) SELECT n FROM d) ORDER BY r.n", (row.n,))
+
+    def first_versions(self, row: Row) -> list[Row]:
+        """The first versions of the facts `row` belongs to: what it corrects, followed back to
+        records that correct nothing (the record itself when it corrects nothing)."""
+        from optmem.ingest import roots
+
+        return self.rows_in(sorted(roots(self.conn, row.n)))
 
     def tombstones(self, rid: str) -> list[Row]:
         """The `forget` records of a record, oldest first."""
@@ -247,7 +266,7 @@ class Index:
         params = [*BOOKKEEPING, *params]
         if domain:
             where, params = where + " AND r.domain = ?", params + [domain]
-        return self.rows(where + " ORDER BY r.ts DESC, r.id DESC", params)
+        return self.rows(where + f" ORDER BY {NEWEST_FIRST}", params)
 
     def recent(self, now: float, *, project: str | None = None, domain: str | None = None,
                exclude_kinds: tuple[str, ...] = (), limit: int = 20) -> list[Row]:
@@ -268,7 +287,7 @@ class Index:
         params: list[Any] = []
         if project is not None:
             where, params = where + " AND r.project = ?", params + [project]
-        where += " ORDER BY r.ts DESC, r.id DESC"
+        where += f" ORDER BY {NEWEST_FIRST}"
         if limit:
             where, params = where + " LIMIT ?", params + [limit]
         return self.rows(where, params)
@@ -295,6 +314,18 @@ class Index:
         return self.conn.execute(
             "SELECT count(DISTINCT coalesce(r.session, r.id)) FROM rec r WHERE r.ref = ? AND r.kind = ? "
             "AND (r.session IS NULL OR r.session IS NOT ?)", (row.id.upper(), SEEN, row.session)).fetchone()[0]
+
+    def hot_noted(self) -> str | None:
+        """The hot files' state (`hot_state`) when their edits were last journalled."""
+        return read_meta(self.conn).get("hot")
+
+    def has_journal(self) -> bool:
+        """Whether any hot-memory journal record exists."""
+        return self.conn.execute("SELECT 1 FROM rec WHERE kind = ? LIMIT 1", (MEMORY,)).fetchone() is not None
+
+    def note_hot(self, state: str) -> None:
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('hot', ?)", (state,))
 
     def lines(self) -> int:
         """How many log lines the index has read (from its meta: no count of the table)."""
@@ -346,15 +377,12 @@ class Index:
         keyed = "r.key IS NOT NULL" + (f" AND r.kind NOT IN ({_marks(fact_exclude)})" if fact_exclude else "")
         key_groups = q(f"SELECT count(*) FROM (SELECT 1 FROM rec r WHERE {keyed} "
                        "GROUP BY r.domain, r.project, r.key)", fact_exclude).fetchone()[0]
-        key_conflicts = q(f"SELECT count(*) FROM (SELECT 1 FROM rec r WHERE {keyed} AND {current} "
-                          "GROUP BY r.domain, r.project, r.key HAVING count(*) > 1)",
-                          [*fact_exclude, *curp]).fetchone()[0]
         corrected: dict[str, int] = {}
         for (corrects,) in q(f"SELECT r.corrects FROM rec r WHERE r.corrects IS NOT NULL AND {current}", curp):
             for target in json.loads(corrects):
                 corrected[target] = corrected.get(target, 0) + 1
         return Census(sum(by_kind.values()), by_domain, by_kind, by_status, redlines, statements,
-                      distinct, key_groups, key_conflicts, corrected)
+                      distinct, key_groups, corrected)
 
     # -- the text index ------------------------------------------------------------------------
     def doc_freq(self, terms: list[str]) -> dict[str, int]:
@@ -479,8 +507,7 @@ class Index:
 def view_meta(vault: Vault) -> dict[str, str]:
     """The settings the effective view depends on, as the index's meta records them: an index
     built with others is rebuilt (a changed conflict window re-decides every key group)."""
-    return {"conflict_window": repr(vault.settings.consolidation.conflict_window_days * 86400.0),
-            "conflict_sure": repr(vault.settings.lifecycle.pending_threshold)}
+    return {"conflict_window": repr(vault.settings.consolidation.conflict_window_days * 86400.0)}
 
 
 def _view_ok(vault: Vault, meta: dict[str, str]) -> bool:
@@ -593,6 +620,19 @@ def open_index(vault: Vault, progress: Progress | None = None, *, rebuild: bool 
     """
     with _vault_errors(vault):
         return _open_index(vault, progress, rebuild)
+
+
+def hot_state(vault: Vault) -> str:
+    """The hot files as they stand (name, size, mtime, inode): a change since the index last
+    noted it (`Index.hot_noted`) may be an edit to journal — by Hermes, a person or git."""
+    out = []
+    for name, path in vault.hot_paths():
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        out.append([name, st.st_size, st.st_mtime_ns, st.st_ino])
+    return json.dumps(out)
 
 
 @contextmanager

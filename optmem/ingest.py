@@ -379,9 +379,15 @@ def link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None
         if lines:
             groups.update(conn.execute(f"SELECT key, domain, project FROM rec WHERE key IS NOT NULL "
                                        f"AND n IN ({','.join('?' * len(lines))})", lines).fetchall())
-    params = view_params(conn)
+    window = view_params(conn)
     for key, domain, project in groups:
-        _settle_key(conn, key, domain, project, params)
+        _settle_key(conn, key, domain, project, window)
+    firsts: set[int] = set()
+    for n in touched:
+        if n and conn.execute("SELECT 1 FROM cor WHERE t = ? OR s = ? LIMIT 1", (n, n)).fetchone():
+            firsts |= roots(conn, n)
+    for first in firsts:
+        _settle_fork(conn, first)
 
 
 def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
@@ -395,15 +401,13 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
         "SELECT id, tier, ts, session, pending FROM rec WHERE n = ?", (src,)).fetchone()
     if what == view.SUPERSEDES:
         t_tier = conn.execute("SELECT tier FROM rec WHERE n = ?", (target,)).fetchone()[0]
-        if view.may_supersede(s_tier, t_tier):
-            conn.execute("UPDATE rec SET sup = ? WHERE n = ? AND n != ?", (s_id, target, src))
-    elif what == view.FORGETS:
-        t_id, t_sup = conn.execute("SELECT id, sup FROM rec WHERE n = ?", (target,)).fetchone()
-        conn.execute("UPDATE rec SET forgotten = 1 WHERE n = ?", (target,))
-        if t_sup is None:  # forgetting the newest version (a correction, a merge) gives the fact back
-            conn.execute("UPDATE rec SET sup = NULL WHERE sup = ?", (t_id,))
-    elif what == view.RESTORES:
-        conn.execute("UPDATE rec SET forgotten = 0 WHERE n = ?", (target,))
+        if target != src and view.may_supersede(s_tier, t_tier):
+            conn.execute("INSERT INTO cor VALUES (?, ?)", (target, src))
+            _resupersede(conn, target)
+            _resupersede_below(conn, target)  # a forgotten version superseded now leads on again
+    elif what in (view.FORGETS, view.RESTORES):
+        conn.execute("UPDATE rec SET forgotten = ? WHERE n = ?", (int(what == view.FORGETS), target))
+        _resupersede_below(conn, target)  # what it corrected: given back, or superseded by it again
     elif what == view.CONFIRMS:  # a person vouched for it: current, and used now (warm again)
         (seen,) = conn.execute("SELECT seen FROM rec WHERE n = ?", (target,)).fetchone()
         conn.execute("UPDATE rec SET confirmed = 1, seen = ? WHERE n = ?",
@@ -417,31 +421,30 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
     return target
 
 
-VIEW_PARAMS = ("conflict_window", "conflict_sure")  # index meta: the settings the view was built with
+VIEW_PARAMS = ("conflict_window",)  # index meta: the settings the view was built with
 
 
-def view_params(conn: sqlite3.Connection) -> tuple[float, float]:
-    """(conflict window in seconds, the confidence both sides need) the index was built with."""
-    meta = read_meta(conn)
-    return float(meta.get("conflict_window", "0")), float(meta.get("conflict_sure", "1.1"))
+def view_params(conn: sqlite3.Connection) -> float:
+    """The conflict window (seconds) the index was built with."""
+    return float(read_meta(conn).get("conflict_window", "0"))
 
 
 def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | None,
-                params: tuple[float, float]) -> None:
+                window: float) -> None:
     """Mark every member of a key group but the view's winner superseded — or, when time cannot
     order its values, every member but those in conflict (which stay current, marked)."""
-    members = [view.Member(n, i, ts, tier, fp, src, conf, int(bool(sup or forgotten)),
+    members = [view.Member(n, i, ts, tier, fp, int(bool(sup or forgotten)),
                            tuple(json.loads(corrects)) if corrects else (), kind, int(bool(pend and not ok)),
                            inferred, state, change)
-               for n, i, ts, tier, fp, src, conf, sup, forgotten, corrects, kind, pend, ok, inferred, state, change
+               for n, i, ts, tier, fp, sup, forgotten, corrects, kind, pend, ok, inferred, state, change
                in conn.execute(
-                   "SELECT n, id, ts, tier, fp, source, conf, sup, forgotten, corrects, kind, pending, "
+                   "SELECT n, id, ts, tier, fp, sup, forgotten, corrects, kind, pending, "
                    "confirmed, inferred, state, change FROM rec "
                    "WHERE key = ? AND domain = ? AND project IS ?", (key, domain, project))]
     # habits and states of one key never meet: a night up late does not replace a bedtime
     for part in (p for p in ([m for m in members if not m.state], [m for m in members if m.state]) if p):
         # states pass on their own: two of one key are never put to the user
-        verdict = view.key_winner(part, *(params if not part[0].state else (0.0, 2.0)))
+        verdict = view.key_winner(part, window if not part[0].state else 0.0)
         if isinstance(verdict, view.Winner):
             current, by, fork = [verdict.member], verdict.member.id, []
         else:
@@ -452,6 +455,66 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
         conn.execute(f"UPDATE rec SET ksup = CASE WHEN n IN ({marks}) THEN NULL ELSE ? END, "
                      f"conflict = CASE WHEN n IN ({forks}) THEN 1 ELSE 0 END WHERE n IN ({everyone})",
                      (*(m.n for m in current), by, *fork, *(m.n for m in part)))
+
+
+# -- corrections: who supersedes whom, and facts with two current versions ----------------------
+# `cor` holds every applied correction link (target line, correcting line): what corrects a
+# record, and what a record corrects, are indexed look-ups both ways.
+def _resupersede(conn: sqlite3.Connection, target: int) -> None:
+    """Set what supersedes `target`: the latest of the records correcting it that still stand (a
+    forgotten correction that nothing superseded does not: forgetting the newest version gives
+    the fact back; a forgotten older version still leads on to its successor)."""
+    conn.execute("UPDATE rec SET sup = (SELECT r.id FROM cor c JOIN rec r ON r.n = c.s WHERE c.t = ?1 "
+                 "AND NOT (r.forgotten != 0 AND r.sup IS NULL) ORDER BY r.n DESC LIMIT 1) WHERE n = ?1",
+                 (target,))
+
+
+def _resupersede_below(conn: sqlite3.Connection, n: int) -> None:
+    """`_resupersede` every record that `n` corrects (its standing changed)."""
+    for (t,) in conn.execute("SELECT t FROM cor WHERE s = ?", (n,)).fetchall():
+        _resupersede(conn, t)
+
+
+def roots(conn: sqlite3.Connection, start: int) -> set[int]:
+    """The first versions of the facts a record belongs to: follow what it corrects back to
+    records that correct nothing."""
+    roots, todo, seen = set(), [start], set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        up = [t for (t,) in conn.execute("SELECT t FROM cor WHERE s = ?", (n,))]
+        if up:
+            todo += up
+        else:
+            roots.add(n)
+    return roots
+
+
+def _settle_fork(conn: sqlite3.Connection, root: int) -> None:
+    """A fact with more than one current version — a record corrected twice, on two clones that
+    git merged, and each correction standing — is in conflict, whatever its kind: its current
+    versions are marked (unkeyed ones: a key group settles its own), the others are not."""
+    heads, visited, todo = [], set(), [root]
+    while todo:
+        n = todo.pop()
+        if n in visited:
+            continue
+        visited.add(n)
+        kids = [s for (s,) in conn.execute("SELECT s FROM cor WHERE t = ?", (n,))]
+        todo += kids
+        if n != root:
+            live = conn.execute("SELECT 1 FROM rec WHERE n = ? AND forgotten = 0 AND sup IS NULL AND "
+                                "ksup IS NULL AND retired = 0", (n,)).fetchone()
+            if live:
+                heads.append(n)
+    forked = heads if len(heads) > 1 else []
+    visited.discard(root)
+    if visited:
+        marks = ",".join("?" * len(visited))
+        conn.execute(f"UPDATE rec SET conflict = coalesce(n IN ({','.join('?' * len(forked)) or 'NULL'}), 0) "
+                     f"WHERE n IN ({marks}) AND key IS NULL", (*forked, *visited))
 
 
 # -- ACCESS.jsonl: recalls and sweeps ------------------------------------------------------------

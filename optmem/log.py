@@ -109,6 +109,7 @@ class Appended(NamedTuple):
     warning: str | None = None
     possible_update: list[dict[str, Any]] = []  # records it may update (shared default: never mutated)
     confirmed: list[str] = []  # pending guesses this statement confirmed by saying them again
+    conflict_with: list[str] = []  # the values the new record is in conflict with (it made a conflict)
 
 
 # Kinds only optmem's own bookkeeping writes, and what writes each: a record of one of them made
@@ -259,9 +260,17 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
                                 warning="; ".join(w for w in (warning, lag) if w), possible_update=updates)
             idx = written
             row = idx.by_id(rec.id)
+            rivals = _conflict_of(idx, row, now) if row else []
+            if rivals:  # the write made a conflict: whoever wrote it hears of it at once
+                said = f"{rec.id} is in conflict with {', '.join(rivals)}" + (
+                    f" on key {rec.key!r}" if rec.key else "") + (
+                    f"; settle it with `optmem resolve {rec.key} --keep ID`" if rec.key
+                    else "; `optmem conflicts` names it and how to settle it")
+                warning = "; ".join(w for w in (warning, said) if w)
             return Appended(status, rec.id, idx.view_of(row, now, rec).full(show_unsafe=allow_unsafe) if row else rec.to_json(),
                             similar=similar, warning=warning, possible_update=updates,
-                            confirmed=_now_confirmed(idx, [r.ref or "" for r in restating], now))
+                            confirmed=_now_confirmed(idx, [r.ref or "" for r in restating], now),
+                            conflict_with=rivals)
         finally:
             idx.close()
 
@@ -454,14 +463,29 @@ def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
         "was written", id=row.id, file=file, entry=entry)
 
 
+def _conflict_of(idx: Index, row: Row, now: float) -> list[str]:
+    if not row.conflict:
+        return []
+    from optmem import facts  # (facts writes through this module)
+
+    return facts.conflict_of(idx, row, now)
+
+
 class Got(NamedTuple):
     record: dict[str, Any]
     warnings: list[str]
 
 
 def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
-    """One record with its status (current / superseded by … / expired / forgotten)."""
+    """One record as every surface sees it: its status (current / pending / superseded by … /
+    expired / forgotten / cold), the values it is in conflict with, the records the write gate
+    guessed it may update or be updated by (guesses, named as such), what it was written as, and
+    what happened to it since (`events`)."""
+    from optmem import lifecycle
+    from optmem.follow import follow_hot
+
     now = clock.now().timestamp()
+    follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     with open_index(vault) as idx:
         row = resolve_one(idx, ref)
         record = idx.view_of(row, now).full(show_unsafe=show_unsafe)
@@ -470,12 +494,31 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
             tomb = idx.record(tombs[-1])
             record["forgotten_by"] = tomb.id
             record["forget_reason"] = tomb.extra.get("reason")
-        from optmem import lifecycle
-
+        record["conflict_with"] = _conflict_of(idx, row, now)
+        record["may_be_updated_by"] = [r.id for r in idx.rows("r.upd = ? ORDER BY r.n", (row.id,))
+                                       if view.status(r, now) in view.LIVE]
+        record["events"] = _events(idx, row)
         record["life"] = lifecycle.describe(vault.settings.lifecycle, row, now)
-        if row.pending:
+        if record["pending"]:
             record["life"]["restated"] = idx.restatements(row)
         return Got(record, idx.warnings())
+
+
+def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
+    """What happened to a record since it was written, in log order: said again (`seen`),
+    confirmed, forgotten, restored, corrected — each with the line's id and time."""
+    out: list[dict[str, Any]] = []
+    for other in sorted([*idx.rows("r.ref = ? AND r.kind IN (?, ?, ?, ?)",
+                                   (row.id.upper(), SEEN, CONFIRM, FORGET, RESTORE)),
+                         *idx.correcting(row)], key=lambda r: r.n):
+        what = {SEEN: "said_again", CONFIRM: "confirmed", FORGET: "forgotten",
+                RESTORE: "restored"}.get(other.kind, "corrected")
+        event: dict[str, Any] = {"event": what, "id": other.id,
+                                 "ts": view.iso(other.ts) if other.ts is not None else None}
+        if what == "said_again":
+            event.update(session=other.session, pending=bool(other.pending))
+        out.append(event)
+    return out
 
 
 class Forgotten(NamedTuple):

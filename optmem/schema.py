@@ -11,7 +11,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import HANDOFF, Tier
 
-SCHEMA = "optmem-index-17"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context; 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words
+SCHEMA = "optmem-index-18"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context; 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: correction links (cor), forks
 
 
 class Col(NamedTuple):
@@ -122,6 +122,10 @@ CREATE TABLE rec(
 );
 CREATE TABLE tag(tag TEXT NOT NULL, n INTEGER NOT NULL);
 CREATE TABLE pend(ref TEXT NOT NULL, src INTEGER NOT NULL, what TEXT NOT NULL);
+-- applied correction links: t is corrected by s (line numbers); both ways are indexed look-ups
+CREATE TABLE cor(t INTEGER NOT NULL, s INTEGER NOT NULL);
+CREATE INDEX cor_t ON cor(t);
+CREATE INDEX cor_s ON cor(s);
 CREATE TABLE bad(n INTEGER PRIMARY KEY, code TEXT NOT NULL, message TEXT NOT NULL);
 CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize="{TOKENIZE}");
 -- the redlines again, so "every matching redline" costs nothing however large the log grows
@@ -132,6 +136,8 @@ CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize="{TOKENIZE}")
 # `rec_used` (the same expression, or the index does not apply and a session start sorts the
 # whole log; an index entry ends with the line number, so the tie-break is free)
 USED_SQL = "max(coalesce(ts, 0), coalesce(seen, 0), coalesce(touched, 0))"
+# `view.id_time` in SQL: the millisecond part of an optmem id, the whole of any other
+ID_TIME_SQL = "(CASE WHEN length(id) = 26 THEN substr(id, 1, 10) ELSE id END)"
 
 POST_DDL = f"""
 CREATE INDEX rec_id ON rec(id);
@@ -146,5 +152,5 @@ CREATE INDEX rec_pending ON rec(pending) WHERE pending != 0;
 CREATE INDEX rec_ref ON rec(ref) WHERE ref IS NOT NULL;
 CREATE INDEX rec_conflict ON rec(conflict) WHERE conflict != 0;
 CREATE INDEX rec_used ON rec({USED_SQL});
-CREATE INDEX rec_handoff ON rec(project, ts, id) WHERE kind = '{HANDOFF}';
+CREATE INDEX rec_handoff ON rec(project, ts, {ID_TIME_SQL}, n) WHERE kind = '{HANDOFF}';
 """

@@ -75,6 +75,9 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
     limit = min(limit, MAX_LIMIT)  # more than any store holds: all of them (and SQLite's integers hold it)
     now = clock.now().timestamp()
     q = Query(query, terms_of(query, now), limit, filters or Filters(), explain, now)
+    from optmem.follow import follow_hot
+
+    follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     with open_index(vault, progress) as idx:
         warnings = idx.warnings()
         if not q.terms:
@@ -692,7 +695,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     the page and how many there are in all (a hot entry journalled more than once counts once)."""
     asks = q.asks
     later = -1 if asks == "past" else 1  # ties: the newer first — the older when asked for the past
-    scored.sort(key=lambda s: (s.row.id, s.row.n), reverse=later > 0)
+    scored.sort(key=lambda s: (view.id_time(s.row.id), s.row.n), reverse=later > 0)
     scored.sort(key=lambda s: (s.parts.band, -round(s.parts.score, 9), -s.row.tier, -later * (s.row.ts or 0)))
     # a hot-memory entry is journalled more than once (added, then removed or replaced): one hit
     # per entry — its best-ranked record

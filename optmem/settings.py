@@ -107,7 +107,7 @@ class Lifecycle(NamedTuple):
 class Consolidation(NamedTuple):
     """Keeping facts clean: when two values of a key are in conflict."""
 
-    conflict_window_days: Annotated[float, AtLeast(0)] = 1.0  # values of a key this close in time
+    conflict_window_days: Annotated[float, AtLeast(0)] = 0.0  # values of a key this close in time
     state_ttl: Annotated[str, Duration()] = "2d"            # a state's lifetime unless --ttl is given
 
 

@@ -22,10 +22,11 @@ DUPLICATE_SAMPLE = 400  # current records checked for a near duplicate (evenly s
 def hygiene(idx: Any, now: float, c: Any = None) -> dict[str, Any]:
     """The article's hygiene figures. Duplicate rate: the share of (a sample of) current records
     with a near duplicate among the other current records (similarity ≥ the threshold).
-    Contradiction rate: facts with more than one current value — keys in conflict, records
-    corrected twice over, possible updates kept but never settled — over the facts that can
-    contradict (key groups, corrected records, possible updates)."""
+    Contradiction rate: the open conflicts (`optmem conflicts`: keys in conflict, facts corrected
+    two ways) over the facts that can contradict (key groups, corrected records). The write
+    gate's possible updates are guesses: counted apart (`open_updates`), never as contradictions."""
     from optmem import gate, view
+    from optmem.facts import open_conflicts
 
     c = c or idx.census(now, plain_exclude=(MEMORY, HANDOFF), fact_exclude=(MEMORY,))
     threshold = idx.vault.settings.dedup.threshold
@@ -42,16 +43,14 @@ def hygiene(idx: Any, now: float, c: Any = None) -> dict[str, Any]:
         if any(s["id"] != row.id for s in gate.find_similar(idx, rec.text, row.domain, row.project, threshold, now)):
             dups += 1
     checked = min(len(sample), DUPLICATE_SAMPLE)
-    chains = sum(1 for n in c.corrected.values() if n > 1)
-    updates = idx.rows("r.upd IS NOT NULL")
-    open_updates = 0
-    for row in updates:
+    open_updates = 0  # the write gate's guesses left standing: reported, never counted as contradictions
+    for row in idx.rows("r.upd IS NOT NULL"):
         old = idx.by_id(row.upd or "")
         if (old is not None and view.status(row, now) == view.Status.CURRENT
                 and view.status(old, now) == view.Status.CURRENT):
             open_updates += 1
-    facts = c.key_groups + len(c.corrected) + len(updates)
-    contradictions = c.key_conflicts + chains + open_updates
+    facts = c.key_groups + len(c.corrected)
+    contradictions = len(open_conflicts(idx, now))  # what `optmem conflicts` lists
     return {"duplicate_rate": round(dups / checked, 4) if checked else 0.0,
             "contradiction_rate": round(contradictions / facts, 4) if facts else 0.0,
             "duplicates": dups, "contradictions": contradictions, "open_updates": open_updates}
@@ -62,8 +61,11 @@ def stats(vault: Vault) -> dict[str, Any]:
     usage; duplicate and contradiction rates; sizes. All from the index, never a full log read."""
     from optmem.index import open_index
 
+    from optmem.follow import follow_hot
+
     vault.require()
     now = clock.now().timestamp()
+    follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     with open_index(vault) as idx:
         # journal and handoff records repeat text by design; the journal's keys are bookkeeping
         c = idx.census(now, plain_exclude=(MEMORY, HANDOFF), fact_exclude=(MEMORY,))

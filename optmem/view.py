@@ -188,8 +188,6 @@ class Member(NamedTuple):
     ts: float | None
     tier: int
     fp: str | None = None            # what it says (two members with one fingerprint agree)
-    source: str | None = None
-    conf: float | None = None        # the confidence written with it, if any
     out: int = 0                     # superseded by a correction, or forgotten: not a candidate
     corrects: tuple[str, ...] = ()
     kind: str = "note"
@@ -212,30 +210,43 @@ class Conflict(NamedTuple):
     members: tuple[Member, ...]
 
 
+def id_time(rid: str) -> str:
+    """The part of an id that says when it was made: the millisecond of an optmem id (its first
+    10 characters), the whole of any other id. Its random part says nothing of order: records
+    made in one millisecond — or under one fixed OPTMEM_NOW, by several processes — are ordered
+    by their line in the log instead."""
+    return rid[:10] if len(rid) == 26 and rid.isalnum() else rid
+
+
+def newer_key(ts: float | None, rid: str, n: int) -> tuple[float, str, int]:
+    """What "newer" means everywhere: the later ts (a missing one is oldest), then the later
+    millisecond of the id, then the later line."""
+    return (ts if ts is not None else -1e18, id_time(rid), n)
+
+
 def newest(members: Iterable[Member]) -> Member:
-    """The newest member: the later ts (a missing ts is oldest), then the larger id, then line."""
-    return max(members, key=lambda m: (m.ts if m.ts is not None else -1e18, m.id, m.n))
+    """The newest member (`newer_key`)."""
+    return max(members, key=lambda m: newer_key(m.ts, m.id, m.n))
 
 
-def _unordered(a: Member, b: Member, window: float, sure: float) -> bool:
-    """Whether time cannot decide between two values of a key: written within `window` seconds
-    of each other (unless the newer one says it is a change: "moved to", "改成", "now"); or
-    corrections of one record (made on two clones, merged by git); or two sources that were both
-    sure (confidence ≥ `sure`)."""
+def _unordered(a: Member, b: Member, window: float) -> bool:
+    """Whether time cannot decide between two values of a key: corrections of one record (made
+    on two clones, merged by git); or, with a conflict window set (`[consolidation]
+    conflict_window_days`, 0 by default), values written within it of each other — unless the
+    newer one says it is a change ("moved to", "改成", "now")."""
     if a.fp is not None and a.fp == b.fp:
         return False  # the same value said twice is agreement, not a conflict
     if MEMORY in (a.kind, b.kind):
         return False  # a hot-memory entry's journal: the log's order is the file's
-    if a.ts is not None and b.ts is not None and abs(a.ts - b.ts) < window:
-        newer = a if (a.ts, a.id) > (b.ts, b.id) else b
-        return not newer.change  # "小明搬到上海了" says it replaces: time orders it
     if set(a.corrects) & set(b.corrects):
         return True
-    return (a.source != b.source and a.conf is not None and b.conf is not None
-            and a.conf >= sure and b.conf >= sure)
+    if window > 0 and a.ts is not None and b.ts is not None and abs(a.ts - b.ts) < window:
+        newer = a if newer_key(a.ts, a.id, a.n) > newer_key(b.ts, b.id, b.n) else b
+        return not newer.change  # "小明搬到上海了" says it replaces: time orders it
+    return False
 
 
-def key_winner(members: list[Member], window: float = 0.0, sure: float = 1.1) -> Winner | Conflict:
+def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     """Which record of a key group is current: the newest — unless time cannot order it against
     another value (`_unordered`), then those values are in conflict; so is a newer inference
     against what was stated (it never overrules a statement by itself). A redline holds its key
@@ -248,7 +259,7 @@ def key_winner(members: list[Member], window: float = 0.0, sure: float = 1.1) ->
     redlines = [m for m in live if m.tier == Tier.REDLINE]
     pool = redlines or live
     top = newest(pool)
-    rivals = [m for m in pool if m is not top and _unordered(top, m, window, sure)]
+    rivals = [m for m in pool if m is not top and _unordered(top, m, window)]
     stated = [m for m in pool if not m.inferred]
     if top.inferred and stated:  # an inference never overrules what was said: the user is asked
         said = newest(stated)
@@ -258,9 +269,9 @@ def key_winner(members: list[Member], window: float = 0.0, sure: float = 1.1) ->
         return Winner(top)
     # one member per value: a restated rival counts once (its newest statement)
     by_value: dict[str | None, Member] = {top.fp: top}
-    for m in sorted(rivals, key=lambda m: (m.ts or 0, m.id)):
+    for m in sorted(rivals, key=lambda m: newer_key(m.ts, m.id, m.n)):
         by_value[m.fp if m.fp is not None else m.id] = m
-    return Conflict(tuple(sorted(by_value.values(), key=lambda m: (m.ts or 0, m.id))))
+    return Conflict(tuple(sorted(by_value.values(), key=lambda m: newer_key(m.ts, m.id, m.n))))
 
 
 def connected(start: Any, neighbours: Callable[[Any], list[Any]], key: Callable[[Any], Any]) -> list[Any]:
@@ -332,7 +343,9 @@ class RecordView(NamedTuple):
 
     def full(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         """Every stored field (in schema order), the status, and where the record is in the log
-        (flagged text as in `hit`)."""
+        (flagged text as in `hit`). What the record *is* wins over what it said when written:
+        `pending` is whether it waits now (a guess confirmed since is not); what it was written
+        as is under `written`."""
         r = self.record
         out: dict[str, Any] = {}
         for name in STORED:
@@ -340,6 +353,8 @@ class RecordView(NamedTuple):
             out[name] = list(value) if type(value) is tuple else value
         if not show_unsafe:
             out["text"] = scan.display(r.text)
+        out["pending"] = self.status == Status.PENDING
+        out["written"] = {"pending": r.pending, "confidence": r.confidence}
         out.update({"status": self.status.value, "superseded_by": self.superseded_by,
                     "line": self.line})
         if self.cold_since is not None:

@@ -24,22 +24,26 @@ def test_the_policy_time_orders_values_unless_it_cannot():
     a = view.Member(1, "01A", 0.0, Tier.NORMAL, fp="a")
     b = view.Member(2, "01B", 0.5 * day, Tier.NORMAL, fp="b")
     c = view.Member(3, "01C", 30 * day, Tier.NORMAL, fp="c")
-    assert view.key_winner([a, b], day, 0.7) == view.Conflict((a, b))       # same day
-    assert view.key_winner([a, c], day, 0.7) == view.Winner(c)              # a month apart
-    assert view.key_winner([a, b._replace(fp="a")], day, 0.7) == view.Winner(b._replace(fp="a"))  # agreement
+    assert view.key_winner([a, b]) == view.Winner(b)                        # by default the newer wins
+    assert view.key_winner([a, b], day) == view.Conflict((a, b))            # same day, with a window
+    assert view.key_winner([a, b._replace(change=1)], day) == view.Winner(b._replace(change=1))  # "now"
+    assert view.key_winner([a, c], day) == view.Winner(c)                   # a month apart
+    assert view.key_winner([a, b._replace(fp="a")], day) == view.Winner(b._replace(fp="a"))  # agreement
     fork1, fork2 = (view.Member(4, "01D", 0.0, Tier.NORMAL, fp="x", corrects=("T",)),
                     view.Member(5, "01E", 9 * day, Tier.NORMAL, fp="y", corrects=("T",)))
-    assert isinstance(view.key_winner([fork1, fork2], day, 0.7), view.Conflict)  # two clones corrected T
-    sure1 = view.Member(6, "01F", 0.0, Tier.NORMAL, fp="p", source="hermes", conf=0.9)
-    sure2 = view.Member(7, "01G", 40 * day, Tier.NORMAL, fp="q", source="code", conf=0.8)
-    assert isinstance(view.key_winner([sure1, sure2], day, 0.7), view.Conflict)
-    assert view.key_winner([sure1, sure2._replace(source="hermes")], day, 0.7) == view.Winner(sure2._replace(source="hermes"))
-    assert view.key_winner([a, b._replace(out=1)], day, 0.7) == view.Winner(a)  # corrected: out of the running
-    assert view.key_winner([a, b._replace(guess=1)], day, 0.7) == view.Winner(a)  # a guess waits
+    assert isinstance(view.key_winner([fork1, fork2]), view.Conflict)      # two clones corrected T
+    assert view.key_winner([a, b._replace(out=1)]) == view.Winner(a)       # corrected: out of the running
+    assert view.key_winner([a, b._replace(guess=1)]) == view.Winner(a)     # a guess waits
+
+
+def window(vault_path, days: float = 1) -> None:
+    """The article's rule, opted into: values of a key written within `days` are put to the user."""
+    (vault_path / "optmem.toml").write_text(f'[lifecycle]\nauto_sweep = "off"\n[consolidation]\n'
+                                            f'conflict_window_days = {days}\n', "utf-8")
 
 
 def test_windows_or_mac_on_the_same_day_is_asked_and_resolved(cli, vault, vault_path, monkeypatch):
-    quiet(vault_path)
+    window(vault_path)
     at(monkeypatch, "2026-05-10T09:00:00Z")
     win = cli.json("append", "用户喜欢用 Windows", "--key", "user.os")["id"]
     at(monkeypatch, "2026-05-10T15:00:00Z")
@@ -69,7 +73,7 @@ def test_windows_or_mac_on_the_same_day_is_asked_and_resolved(cli, vault, vault_
 
 
 def test_a_resolution_may_be_a_new_value(cli, vault, vault_path, monkeypatch):
-    quiet(vault_path)
+    window(vault_path)
     at(monkeypatch, "2026-05-10T09:00:00Z")
     cli.json("append", "the standup is at 9:30", "--key", "team.standup")
     cli.json("append", "the standup is at 10:00", "--key", "team.standup")
@@ -110,13 +114,12 @@ def test_the_window_is_a_setting_and_changing_it_redecides_every_key(cli, vault,
     at(monkeypatch, "2026-05-12T09:00:00Z")
     cli.json("append", "deploys go out on Thursday", "--key", "deploy.day")
     assert cli.json("conflicts")["count"] == 0  # two days apart: time decides
-    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n[consolidation]\n'
-                                            'conflict_window_days = 3\n', "utf-8")
+    window(vault_path, 3)
     assert cli.json("conflicts")["count"] == 1  # the index was rebuilt with the new window
 
 
 def test_resolve_refusals_name_what_to_do(cli, vault, vault_path, monkeypatch):
-    quiet(vault_path)
+    window(vault_path)
     err = cli.json("resolve", "user.os", "--keep", "ABCDEF", code=1)["error"]
     assert err["code"] == "not_found" and "optmem conflicts" in err["message"]
     at(monkeypatch, "2026-05-10T09:00:00Z")
@@ -329,7 +332,7 @@ def test_a_same_day_value_that_says_it_changed_is_a_new_version(cli, vault, vaul
 
 
 def test_guesses_states_and_cold_values_are_never_put_to_the_user_wrongly(cli, vault, vault_path, monkeypatch):
-    quiet(vault_path)
+    window(vault_path)
     at(monkeypatch, "2026-05-10T09:00:00Z")
     cli.json("append", "user drinks coffee", "--key", "drink", "--agent")
     cli.json("append", "user drinks tea", "--key", "drink", "--agent")
@@ -347,7 +350,7 @@ def test_guesses_states_and_cold_values_are_never_put_to_the_user_wrongly(cli, v
 
 
 def test_resolve_finds_its_conflict_by_the_kept_value_and_never_crashes_on_ambiguity(cli, vault, vault_path):
-    quiet(vault_path)
+    window(vault_path)
     cli.json("append", "端口是 8080", "--key", "port", "-d", "api")
     keep = cli.json("append", "端口是 7070", "--key", "port", "-d", "api")["id"]
     cli.json("append", "端口是 1111", "--key", "port", "-d", "api", "-p", "p1")
@@ -375,7 +378,7 @@ def test_merge_keeps_the_scanner_the_bounds_and_every_detail(cli, vault, vault_p
 
 
 def test_merge_refuses_values_in_conflict_and_keeps_both_values_of_a_key(cli, vault, vault_path, monkeypatch):
-    quiet(vault_path)
+    window(vault_path)
     x = cli.json("append", "OS is Windows", "--key", "os")["id"]
     y = cli.json("append", "OS is Mac", "--key", "os")["id"]
     err = cli.json("merge", x, y, "--topic", "os", code=2)["error"]
@@ -430,7 +433,7 @@ def test_concurrent_resolutions_settle_a_conflict_once(vault, vault_path):
 
     from conftest import optmem_cmd, run_optmem
 
-    quiet(vault_path)
+    window(vault_path)
     run_optmem("append", "the shell is zsh", "--key", "shell")
     run_optmem("append", "the shell is fish", "--key", "shell")
     procs = [subprocess.Popen([*optmem_cmd(), "resolve", "shell", "--value", f"the shell is bash {i}", "--json"],

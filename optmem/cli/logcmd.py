@@ -26,7 +26,8 @@ def render_record(rec: dict[str, Any]) -> str:
     elif rec.get("superseded_by"):
         status += f" by {short(rec['superseded_by'])}"
     if rec.get("conflict"):
-        status += ", in CONFLICT (optmem conflicts)"
+        rivals = rec.get("conflict_with") or []
+        status += ", in CONFLICT" + (" with " + ", ".join(short(r) for r in rivals) if rivals else "") + " (optmem conflicts)"
     lines = [f"{rec['id']}  [{status}]", f"  {rec['ts']}  {rec['domain']}"
              + (f"/{rec['project']}" if rec.get("project") else "")
              + f"  kind={rec['kind']}  tier={rec['tier']}"]
@@ -48,6 +49,16 @@ def render_record(rec: dict[str, Any]) -> str:
                      f"{life['last_access'] or '?'}"
                      + (f"  confidence {rec['confidence']:g}" if rec.get("confidence") is not None else "")
                      + (f"  said again {life['restated']}x" if "restated" in life else ""))
+    written = rec.get("written") or {}
+    if written.get("pending") and rec["status"] != "pending":
+        lines.append("  written as a guess (pending); no longer one")
+    if rec.get("may_update"):
+        lines.append(f"  may be a new value of {short(rec['may_update'])}? (the write gate's guess)")
+    if rec.get("may_be_updated_by"):
+        lines.append("  may have been updated by " + ", ".join(short(r) for r in rec["may_be_updated_by"])
+                     + "? (the write gate's guess)")
+    for ev in rec.get("events") or []:
+        lines.append(f"  {ev['ts'] or '?'}  {ev['event'].replace('_', ' ')} ({short(ev['id'])})")
     lines.append(f"  {rec['text']}")
     return "\n".join(lines)
 
@@ -55,7 +66,9 @@ def render_record(rec: dict[str, Any]) -> str:
 @command("append", arg("text", "The memory (- reads stdin)."), DOMAIN, PROJECT,
          opt("kind", default="note", help="note, decision, commit, …"), TIER, REDLINE,
          opt("tag", multiple=True, help="A tag (repeatable)."),
-         opt("key", help="Fact key: a newer record with it supersedes this one."),
+         opt("key", help="Fact key: a newer record with the same key supersedes it — unless it is an "
+                         "inference against a stated value, or was written within [consolidation] "
+                         "conflict_window_days (0: off) of it: then both stay, in conflict (`optmem conflicts`)."),
          opt("ttl", help="Expire after a duration: a number with s, m, h, d or w (30m, 12h, 7d, 2w)."),
          EVIDENCE, SOURCE, SESSION,
          opt("on_similar", help="skip | store | supersede a near duplicate.", choices=("skip", "store", "supersede")),
@@ -111,7 +124,8 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
 
     emit(json_out, {"status": res.status, "id": res.id, "record": res.record,
                     "similar": res.similar, "duplicate_of": res.duplicate_of,
-                    "possible_update": res.possible_update, "confirmed": res.confirmed}, human)
+                    "possible_update": res.possible_update, "confirmed": res.confirmed,
+                    "conflict_with": res.conflict_with}, human)
 
 
 @command("get", arg("record_id", "Full id, or ≥ 6 of its first or last characters.", metavar="ID"),

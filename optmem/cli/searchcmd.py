@@ -181,7 +181,8 @@ def correct(target: str, text: str, redline: bool, tier: str | None, domain: str
                        domain=env_domain(domain) if domain else None, project=project, key=key,
                        evidence=evidence, source=source, allow_unsafe=allow_unsafe)
     warn_all(res.warnings)
-    emit(json_out, {"status": "stored", "id": res.id, "corrects": res.corrects, "record": res.record},
+    emit(json_out, {"status": "stored", "id": res.id, "corrects": res.corrects, "record": res.record,
+                    "conflict_with": res.conflict_with},
          lambda: f"{res.id} corrects {res.corrects}")
 
 
@@ -230,7 +231,12 @@ def reindex(json_out: bool) -> None:
 
 @command("conflicts", SHOW_UNSAFE)
 def conflicts(allow_unsafe: bool, json_out: bool) -> None:
-    """List the keys whose values time cannot order; settle each with `resolve`.
+    """List the facts with more than one current value; settle each with `resolve`.
+
+    A key is in conflict when two of its values stand together (two clones corrected one value,
+    an inference against what was said, or values within `[consolidation]
+    conflict_window_days`); a fact without a key when one record was corrected two ways (on two
+    clones that git merged).
 
     \b
     Example:
@@ -246,17 +252,18 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
             return "no open conflicts"
         out = []
         for c in found:
-            out.append(f"{c.key}  ({c.domain}" + (f"/{c.project}" if c.project else "") + ")")
+            what = c.key if c.key is not None else f"corrected two ways: {short(c.fact or '')}"
+            out.append(f"{what}  ({c.domain}" + (f"/{c.project}" if c.project else "") + ")")
             out += [f"  {short(v['id'])}  {v['ts']}  {' '.join(v['text'].split())}"
                     + (f"  — {v['source']}" if v.get("source") else "") for v in c.values]
-            out.append(f"  settle it: optmem resolve {c.key} --keep ID  (or --value TEXT)")
+            out.append(f"  settle it: optmem resolve {c.name} --keep ID  (or --value TEXT)")
         return "\n".join(out)
 
-    emit(json_out, {"conflicts": [{"key": c.key, "domain": c.domain, "project": c.project,
+    emit(json_out, {"conflicts": [{"key": c.key, "fact": c.fact, "domain": c.domain, "project": c.project,
                                    "values": c.values} for c in found], "count": len(found)}, human)
 
 
-@command("resolve", arg("key", "The key in conflict."),
+@command("resolve", arg("key", "The key in conflict (for a fact without a key: the id `conflicts` names)."),
          opt("keep", help="The id of the value that is right (≥ 6 of its characters)."),
          opt("value", help="Or the right value, as new text."),
          opt("domain", "--domain", "-d", help="Where the conflict is, when the key is in conflict in several."),
@@ -264,7 +271,7 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
          opt("source", help="Who settled it."), UNSAFE)
 def resolve(key: str, keep: str | None, value: str | None, domain: str | None, project: str | None,
             source: str | None, allow_unsafe: bool, json_out: bool) -> None:
-    """Settle a conflict on KEY: a `resolution` record supersedes every value in it.
+    """Settle a conflict on KEY (or a fact's id): a `resolution` record supersedes every value in it.
 
     \b
     Example:
@@ -277,7 +284,7 @@ def resolve(key: str, keep: str | None, value: str | None, domain: str | None, p
 
     res = facts.resolve(get_vault(), key, keep=keep, value=value, domain=domain, project=project,
                         source=source, allow_unsafe=allow_unsafe)
-    emit(json_out, asdict(res), lambda: f"resolved {key}: {res.id}"
+    emit(json_out, asdict(res), lambda: f"resolved {res.key}: {res.id}"
          + (f" keeps {short(res.kept)}" if res.kept else "") + f"; superseded {len(res.superseded)} value(s)")
 
 
