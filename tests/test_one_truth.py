@@ -1,0 +1,171 @@
+"""One truth on every surface (issue 30): what a record *is* — its effective state — is what
+`get`, `search`, `context`, `conflicts` and `stats` say; what the write gate only guessed reads as
+a question. Each test here failed on the code before it."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import log_lines, run_optmem
+
+
+def quiet(vault_path, *more: str) -> None:
+    vault_path.mkdir(parents=True, exist_ok=True)
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n' + "".join(more), "utf-8")
+
+
+# -- get: the effective state, what it was written as under `written` --------------------------
+def test_a_confirmed_guess_reads_as_current_not_pending(cli, vault_path):
+    quiet(vault_path)
+    guess = cli.json("append", "小明可能喜欢深色主题", "--confidence", "0.4")["id"]
+    assert cli.json("get", guess)["record"]["pending"] is True
+    confirmation = cli.json("confirm", guess)
+    got = cli.json("get", guess)["record"]
+    assert (got["status"], got["pending"]) == ("current", False)
+    assert got["written"] == {"pending": True, "confidence": 0.4}  # what it said when written
+    assert [e["event"] for e in got["events"]] == ["confirmed"]
+    assert got["events"][0]["id"] == confirmation["record"]  # the confirmation line
+    assert "written as a guess" in cli("get", guess).stdout
+
+
+def test_a_guess_said_again_by_another_voice_reads_as_current(cli, vault_path):
+    quiet(vault_path)
+    first = cli.json("append", "Maybe the user prefers tabs", "--confidence", "0.4", "--session", "s1")["id"]
+    again = cli.json("append", "Maybe the user prefers tabs", "--confidence", "0.4", "--session", "s2")
+    assert again["confirmed"] == [first]
+    got = cli.json("get", first)["record"]
+    assert (got["status"], got["pending"], got["written"]["pending"]) == ("current", False, True)
+    assert [e["event"] for e in got["events"]] == ["said_again"]
+
+
+# -- keyed facts: the newer value supersedes, as `append --help` says --------------------------
+def test_a_keyed_value_changed_the_same_day_supersedes_the_older_one(cli, vault_path):
+    quiet(vault_path)
+    old = cli.json("append", "backend port is 8080", "--key", "backend.port")["id"]
+    new = cli.json("append", "backend port is 9090", "--key", "backend.port")
+    assert new["conflict_with"] == [] and new["record"]["conflict"] is False
+    assert cli.json("get", old)["record"]["superseded_by"] == new["id"]
+    assert cli.json("conflicts")["count"] == 0
+    assert "Ask the user" not in cli.json("context")["text"]
+    assert "a newer record with the same key supersedes it" in cli("append", "--help").stdout
+
+
+def test_a_write_that_makes_a_conflict_says_so_and_get_names_the_other_value(cli, vault_path):
+    quiet(vault_path, "[consolidation]\nconflict_window_days = 1\n")  # the article's rule, opted into
+    win = cli.json("append", "prefers Windows", "--key", "user.os")["id"]
+    out = cli("append", "prefers Mac", "--key", "user.os")
+    mac = out.stdout.strip()
+    assert f"is in conflict with {win}" in out.stderr and "optmem resolve user.os" in out.stderr
+    assert cli.json("get", win)["record"]["conflict_with"] == [mac]
+    assert cli.json("get", mac)["record"]["conflict_with"] == [win]
+    assert f"in CONFLICT with {win[-8:]}" in cli("get", mac).stdout
+    said = cli.json("append", "prefers Linux", "--key", "user.os")
+    assert said["conflict_with"] == [win, mac]
+
+
+def test_an_inference_against_a_statement_is_a_conflict_get_names(cli, vault_path):
+    quiet(vault_path)
+    said = cli.json("append", "likes to hike on weekends", "--key", "user.outdoors")["id"]
+    guessed = cli.json("append", "is an outdoors person", "--key", "user.outdoors", "--basis", "inferred")
+    assert guessed["conflict_with"] == [said]
+    assert cli.json("get", said)["record"]["conflict_with"] == [guessed["id"]]
+
+
+# -- a fact corrected two ways is a conflict, whatever its kind --------------------------------
+def two_clones_corrected(vault_path, base: str) -> None:
+    """What git's union merge leaves when two clones corrected one record."""
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        for day, text in (("2026-03-02", "the release branch is rel-2"), ("2026-03-09", "the release branch is rel-3")):
+            fh.write(json.dumps({"ts": f"{day}T00:00:00Z", "domain": "default", "kind": "correction",
+                                 "corrects": [base], "text": text}) + "\n")
+
+
+def test_two_corrections_of_one_unkeyed_record_are_a_conflict_asked_and_resolved(cli, vault_path, monkeypatch):
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T00:00:00Z")
+    base = cli.json("append", "the release branch is rel-1")["id"]
+    two_clones_corrected(vault_path, base)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-10T00:00:00Z")
+    [c] = cli.json("conflicts")["conflicts"]
+    assert (c["key"], c["fact"]) == (None, base)
+    two, three = [v["id"] for v in c["values"]]
+    assert [v["text"] for v in c["values"]] == ["the release branch is rel-2", "the release branch is rel-3"]
+    assert cli.json("get", two)["record"]["conflict_with"] == [three]
+    hits = cli.json("search", "release branch")["hits"]
+    assert {h["id"]: h.get("conflict") for h in hits if h["status"] == "current"} == {two: True, three: True}
+    ctx = cli.json("context")["text"]
+    assert f"id {base[-8:]} was corrected two ways" in ctx and f"optmem resolve {base[-8:]} --keep ID" in ctx
+    assert cli.json("stats")["contradictions"] == 1
+    done = cli.json("resolve", base[-8:], "--keep", three)
+    assert done["kept"] == three and sorted(done["superseded"]) == sorted([two, three])
+    assert cli.json("conflicts")["count"] == 0 and cli.json("stats")["contradictions"] == 0
+    assert [h["text"] for h in cli.json("search", "release branch", "--current")["hits"]] == [
+        "the release branch is rel-3"]
+
+
+def test_forgetting_one_of_two_corrections_leaves_the_record_corrected_by_the_other(cli, vault_path, monkeypatch):
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T00:00:00Z")
+    base = cli.json("append", "the release branch is rel-1")["id"]
+    two_clones_corrected(vault_path, base)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-10T00:00:00Z")
+    three = cli.json("search", "rel-3")["hits"][0]["id"]
+    cli.json("forget", three)
+    got = cli.json("get", base)["record"]
+    assert got["status"] == "superseded" and got["superseded_by"] != three  # rel-2 still corrects it
+    assert cli.json("conflicts")["count"] == 0  # one current version left
+    assert [h["text"] for h in cli.json("search", "release branch", "--current")["hits"]] == [
+        "the release branch is rel-2"]
+
+
+# -- hot memory: the journal follows the files; replacements name their successor -------------
+def test_an_outside_edit_of_memory_md_is_what_search_sees(cli, vault_path):
+    quiet(vault_path)
+    cli.json("add", "Python version is 3.13")
+    (vault_path / "MEMORY.md").write_text("Python version is 3.12\n§\npnpm 9 is the package manager\n", "utf-8")
+    hits = cli.json("search", "pnpm")["hits"]
+    assert [(h["text"], h["status"]) for h in hits] == [("pnpm 9 is the package manager", "current")]
+    ranked = [(h["text"], h["status"]) for h in cli.json("search", "python version")["hits"]]
+    assert ranked[0] == ("Python version is 3.12", "current")
+    assert ("Python version is 3.13", "superseded") in ranked
+    journal = [r for r in log_lines(vault_path) if r.get("source") == "drift"]
+    assert {(r["op"], r["text"]) for r in journal} == {("add", "Python version is 3.12"),
+                                                         ("add", "pnpm 9 is the package manager"),
+                                                         ("remove", "Python version is 3.13")}
+    assert cli.json("search", "pnpm")["hits"][0]["id"] == hits[0]["id"]  # journalled once
+
+
+def test_an_entry_put_back_by_hand_is_no_longer_shown_as_removed(cli, vault_path):
+    quiet(vault_path)
+    cli.json("add", "下周末计划去爬山。")
+    cli.json("remove", "爬山")
+    (vault_path / "MEMORY.md").write_text("下周末计划去爬山。\n", "utf-8")
+    hits = cli.json("search", "爬山")["hits"]
+    assert [(h["text"], h["status"]) for h in hits] == [("下周末计划去爬山。", "current")]
+    assert "REMOVED" not in cli("search", "爬山").stdout
+
+
+def test_a_replaced_entry_names_its_successor_under_a_fixed_clock(vault_path):
+    # separate processes under one fixed OPTMEM_NOW make ids whose random part says nothing of
+    # their order: the log's order decides
+    env = {"OPTMEM_NOW": "2026-05-01T10:00:00Z"}
+    quiet(vault_path)
+    for i in range(6):
+        assert run_optmem("add", f"第{i}个周末计划去爬山。", env=env).returncode == 0
+        assert run_optmem("replace", f"第{i}个周末", f"第{i}个周日", env=env).returncode == 0
+    hits = json.loads(run_optmem("search", "爬山", "--limit", "20", "--json", env=env).stdout)["hits"]
+    by_text = {h["text"]: h for h in hits}
+    for i in range(6):
+        old, new = by_text[f"第{i}个周末计划去爬山。"], by_text[f"第{i}个周日计划去爬山。"]
+        assert (new["status"], old["status"], old["superseded_by"]) == ("current", "superseded", new["id"])
+
+
+# -- guesses stay guesses --------------------------------------------------------------------
+def test_a_possible_update_is_no_contradiction(cli, vault_path, monkeypatch):
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T10:00:00Z")
+    cli.json("append", "I have 3 monstera plants at home")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-03T10:00:00Z")
+    assert cli.json("append", "I now have 5 monstera plants at home")["possible_update"]
+    stats = cli.json("stats")
+    assert (stats["contradictions"], stats["contradiction_rate"], stats["open_updates"]) == (0, 0.0, 1)
