@@ -321,14 +321,20 @@ def looks_like_update(old: str, new: str, ignore: frozenset[str] = frozenset()) 
     if na != nb:  # a changed number, the words the same or nearly ("是" → "改成 … 了")
         if not (na and nb):
             return False
-        if a == b:
-            return True
-        span = _one_span(a, b)
-        # … but not when the words that changed name someone or something else (capitalised
-        # words, not function words): "Alice's phone number" → "Bob's phone number" changed two
-        # things, whose number and the number
-        return span is not None and not (_all_names(span[0], old) and _all_names(span[1], new))
-    return _one_span(a, b) is not None
+        if a != b:
+            span = _one_span(a, b)
+            # … but not when the words that changed name someone or something else (capitalised
+            # words, not function words): "Alice's phone number" → "Bob's phone number" changed
+            # two things, whose number and the number
+            if span is None or (_all_names(span[0], old) and _all_names(span[1], new)):
+                return False
+    elif _one_span(a, b) is None:
+        return False
+    # … nor when what changed is an identifier naming what the statement is about: "Ticket 17
+    # is about the login page" → "Ticket 18 …" is another ticket, not a new value of one
+    from optmem.identifiers import names_another_thing
+
+    return not names_another_thing(old, new, ignore)
 
 
 def same_words(old: str, new: str, ignore: frozenset[str] = frozenset()) -> bool:

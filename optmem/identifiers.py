@@ -1,0 +1,205 @@
+"""Identifiers: whether what changed between two statements names *another thing* rather than
+giving the same thing a new value — the write gate's check before it guesses "possible update".
+
+"Ticket 17 is about the login page" and "Ticket 18 is about the login page" differ in one number,
+as "the backend runs on port 8080" and "… port 9090" do; only the second is a new value. What
+tells them apart is where the number stands, not which word is beside it:
+
+* it is a **label**: written right after the word it names ("ticket 17", "note 2", "python 3.12",
+  "customer Acme", 工单17, 客户A), right before a noun in Chinese (8080端口), or marked as one
+  (#42, v2.1, app1, /srv/app2, 2024-03-01, a year, 第3期, 3号) — not a count or a measure, which
+  stands before what it counts or measures ("3 plants", "64 GB", "12 minutes", 五公里, 三只猫, $20,
+  10%), nor the amount after a noun of one ("batch size 64");
+* and the label stands in the statement's **subject**: only a bare noun phrase before it (no
+  verb, copula, preposition or pronoun: "laptop note", "the staging db host", 工单), and more of
+  the shared words after it than before it — the predicate said about the thing it names.
+
+A label after the predicate has begun ("runs on port 8080", "I'm on page 200", 端口是8080) or
+ending the statement ("backend port 8080", "the server runs python 3.12") is the value the
+statement gives its subject, and changing it is a possible update; so is a changed count or
+measure anywhere. A name with no noun before it ("Alice owns billing" → "Bob owns billing") is no
+label: the owner may have changed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import unicodedata
+from typing import NamedTuple
+
+from optmem import text as textmod
+
+__all__ = ["names_another_thing"]
+
+# Words that may open a noun phrase without ending it: "the ticket 17", "our laptop note 2".
+# Every other function word (is, on, to, I, we, …) means the predicate has begun.
+_DETERMINERS = frozenset("a an the my our your their its his her this that these those".split())
+# Chinese characters that make the words around them a predicate (copula, existence, place,
+# prepositions, aspect, modal): 端口是8080, 会议室在3楼, 我有3盆 — not a noun naming a label.
+_CJK_PREDICATE = frozenset("是有在为為被把给給对對从從到于於向跟和与與要会會能了过過着著让讓将將按")
+_CJK_ORDINAL = "第"
+_CJK_LABEL_AFTER = frozenset("号號")
+# Units that make the number before them a measure ("12 minutes", "64 GB", "5 km"): a measure is
+# a value wherever it stands. (Chinese measure words and units come from `text`.)
+_UNITS = frozenset("""ms s sec secs second seconds min mins minute minutes h hr hrs hour hours day days
+week weeks month months year years b kb mb gb tb pb kib mib gib tib byte bytes bit bits percent pct
+rps qps tps req reqs request requests x times km m cm mm mi mile miles kg g lb lbs pound pounds
+dollar dollars euro euros usd eur cny rmb yuan k""".split())
+# Nouns of an amount: the number after one is how much, not which ("batch size 64", "replica
+# count 3", "timeout 30"), as the measures a question asks for are (`text._MEASURE_WORDS`).
+_AMOUNT_NOUNS = textmod._MEASURE_WORDS | frozenset("""size count number limit max maximum min minimum amount
+level rate ratio percentage threshold timeout ttl quota capacity interval frequency""".split())
+_CURRENCY = "$€£¥₹"
+_SENTENCE_ENDS = ".!?;:。！？；：\n"
+
+
+class _Token(NamedTuple):
+    unit: str      # what is compared: a stemmed word, a compound as written (folded), a CJK character
+    raw: str       # as written (NFKC, case kept)
+    gap: str       # what is written between it and the token before it (" #", ": ", " $")
+    after: str     # the character written just after it ("%")
+    opens: bool    # the first word of its sentence (a capital there names nothing)
+
+
+def names_another_thing(old: str, new: str, ignore: frozenset[str] = frozenset()) -> bool:
+    """Whether the first thing that changed from `old` to `new` is an identifier in the
+    statement's subject: a label that names which thing the statement is about (see the module
+    docstring), so the two statements are about two things, not two values of one.
+    `ignore`: words that only say *when* ("now", "现在"), left out as `looks_like_update` does."""
+    a, b = _tokens(old, ignore), _tokens(new, ignore)
+    ops = difflib.SequenceMatcher(a=[t.unit for t in a], b=[t.unit for t in b], autojunk=False).get_opcodes()
+    first = next((op for op in ops if op[0] != "equal"), None)
+    if first is None or first[0] != "replace":
+        return False
+    _, i1, i2, j1, j2 = first
+    # (before the first change every unit is shared: `i1` of them)
+    after = sum(x2 - x1 for tag, x1, x2, _, _ in ops if tag == "equal" and x1 >= i2)
+    if after <= i1 or any(_is_predicate(t) for t in a[:i1]):
+        return False  # the label (if it is one) stands in the predicate: the value said of the subject
+    return _is_label(a, i1, i2) and _is_label(b, j1, j2)
+
+
+def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
+    """The statement's tokens in order: CJK characters one by one, other words whole with their
+    inner dots, dashes and slashes, and colons between digits (python3.12, 2024-03-01, srv/app1,
+    web-07, 14:30) — the cue words of `ignore` and the particles ending a Chinese sentence left
+    out, as `text._units` does."""
+    s = unicodedata.normalize("NFKC", text)
+    for phrase in ignore:
+        if not phrase.isascii():
+            s = s.replace(phrase, " ")
+    if textmod.has_cjk(s):
+        s = textmod._cjk_pattern(textmod._FINAL_PARTICLE).sub("", s)
+    word = rf"[^\W_{textmod._CJK}]+"
+    pattern = textmod._pattern(rf"([{textmod._CJK}])|({word}(?:(?:[./-]|(?<=\d):(?=\d)){word})*)")
+    found: list[tuple[str, str, str, str, bool]] = []
+    last = 0  # where the token before ended
+    for m in pattern.finditer(s):
+        folded = m.group() if m.group(1) else textmod.fold(m.group())
+        if folded in ignore:
+            continue
+        start, end = m.span()
+        gap = s[last:start]
+        opens = not found or any(c in _SENTENCE_ENDS for c in gap)
+        found.append((folded, m.group(), gap, s[end : end + 1], opens))
+        last = end
+    words = [f for f, *_ in found if f.isascii() and f.isalpha()]
+    stems = iter(textmod.stem_words(words) if words else [])
+    return [_Token(next(stems) if f.isascii() and f.isalpha() else f, raw, gap, after, opens)
+            for f, raw, gap, after, opens in found]
+
+
+def _word(t: _Token) -> str:
+    """A token's word, folded and unstemmed."""
+    return textmod.fold(t.raw)
+
+
+def _is_cjk(t: _Token) -> bool:
+    return len(t.raw) == 1 and textmod.has_cjk(t.raw)
+
+
+def _is_predicate(t: _Token) -> bool:
+    """Whether a token begins or carries a predicate (a function word other than a determiner, a
+    verb in -s, a Chinese copula or preposition): no noun phrase naming a thing holds one ("CI
+    uses node 18 for …": node 18 is what CI uses)."""
+    if _is_cjk(t):
+        return t.raw in _CJK_PREDICATE
+    w = _word(t)
+    return (w in textmod.STOPWORDS and w not in _DETERMINERS) or _is_verb_form(t, past=False)
+
+
+def _is_name(t: _Token) -> bool:
+    """A capitalised word inside a sentence (Acme, Okta) or a lone capital letter there (客户A,
+    option B; not "I")."""
+    if t.opens or not t.raw.isalpha() or not t.raw[0].isupper() or _is_cjk(t):
+        return False
+    return t.raw != "I" if len(t.raw) == 1 else _word(t) not in textmod.STOPWORDS
+
+
+def _is_verb_form(t: _Token, past: bool = True) -> bool:
+    """Whether a word has a verb's ending: -s (takes, runs) or, with `past`, -ed (finished) — the
+    number after it is its object's count ("runs 12 nodes", "finished 10 videos"), not a label of
+    it. Not -ss, -us, -is, -os (class, bus, redis, macos), nor a name, nor -s opening a sentence:
+    a note has no verb in -s without a subject before it, but often a name there (Postgres 16,
+    Windows 11). (-ing is left out: staging, billing, meeting name things as often.)"""
+    w = _word(t)
+    if len(w) < 4 or not w.isalpha() or _is_name(t):
+        return False
+    return (w.endswith("s") and not w.endswith(("ss", "us", "is", "os")) and not t.opens) or (
+        past and w.endswith("ed") and not w.endswith("eed"))
+
+
+def _names_before(t: _Token) -> bool:
+    """Whether a token is a noun a label after it can name: a content word (no function word, no
+    verb form, no noun of an amount, no number) or a Chinese character that is none of the
+    predicate ones or a numeral."""
+    if _is_cjk(t):
+        return t.raw not in _CJK_PREDICATE and t.raw not in textmod._CJK_NUMERALS
+    w = _word(t)
+    return w.isalpha() and w not in textmod.STOPWORDS and w not in _AMOUNT_NOUNS and not _is_verb_form(t)
+
+
+def _is_measure_unit(tokens: list[_Token], j: int) -> bool:
+    """Whether the tokens from j on begin with a unit or a measure word, making the number before
+    them a measure or a count (12 minutes, 64 GB, 3盆, 5公里)."""
+    if j >= len(tokens):
+        return False
+    if _is_cjk(tokens[j]):
+        return bool(textmod._cjk_pattern(textmod._UNITS).match("".join(t.raw for t in tokens[j : j + 2])))
+    return _word(tokens[j]) in _UNITS
+
+
+def _is_label(tokens: list[_Token], i: int, j: int) -> bool:
+    """Whether tokens[i:j] (up to three) is a label: numbers or names that name a thing, glued to
+    the noun they name or marked as labels, and no count or measure."""
+    span = tokens[i:j]
+    if not 1 <= len(span) <= 3:
+        return False
+    prev = tokens[i - 1] if i else None
+    nxt = tokens[j] if j < len(tokens) else None
+    ordinal = prev is not None and prev.raw == _CJK_ORDINAL  # 第3期, 第三阶段
+    numbered = nxt is not None and nxt.raw in _CJK_LABEL_AFTER  # 3号会议室
+    # glued: nothing but a space (or a "#") between the noun and its label ("Retries: 3" is a key
+    # and its value)
+    glued = prev is not None and _names_before(prev) and span[0].gap.strip() in ("", "#")
+    if all(_is_cjk(t) and t.raw in textmod._CJK_NUMERALS for t in span):
+        return ordinal or numbered  # 三只猫, 五公里 are counts; 第三期, 三号 labels
+    marked = False
+    for t in span:
+        w = _word(t)
+        if any(c.isdigit() for c in w):
+            if w[0].isdigit() and any(c.isalpha() for c in w):
+                return False  # 50gb, 12ms, 3-year: a number with its unit
+            if any(c in _CURRENCY for c in t.gap) or t.after == "%":
+                return False  # $20, 10%: an amount
+            # python3, v2.1, #42, /srv/app2, 1.2.3, 2024-03-01, 14:30, a year (the 2024 roadmap)
+            marked = marked or (w[0].isalpha() or "#" in t.gap or t.gap.endswith("/") or w.count(".") > 1
+                                or any(c in w for c in "-/:") or bool(textmod._pattern(textmod._YEAR).fullmatch(w)))
+        elif not _is_name(t):
+            return False
+    if not (ordinal or numbered) and _is_measure_unit(tokens, j):
+        return False
+    if ordinal or numbered or marked or glued:
+        return True
+    # digits right before a Chinese noun with no measure word between name it (8080端口)
+    return nxt is not None and _is_cjk(nxt) and nxt.raw not in _CJK_PREDICATE and span[-1].raw.isdigit()
