@@ -14,7 +14,7 @@ from typing import Any
 
 from optmem import clock, log, view
 from optmem import text as textmod
-from optmem.errors import Ambiguous, NotFound, TooLarge, UsageError
+from optmem.errors import Ambiguous, NotFound, TooLarge, UsageError, quote
 from optmem.index import Filters, Index, Row, open_index, prepare
 from optmem.record import CORRECTION, ID_RE, MERGED, RESOLUTION, Tier, names
 from optmem.vault import Vault
@@ -42,7 +42,7 @@ def _target(idx: Index, target: str, now: float, domain: str | None = None, proj
         if len(rows) == 1:
             return rows[0]
         if len(rows) > 1:
-            raise Ambiguous(f"{target!r} names {len(rows)} records; give more of the id",
+            raise Ambiguous(f"{quote(target)} names {len(rows)} records; give more of the id",
                             candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]])
     from optmem.search import Query, ranked
     from optmem.view import Status
@@ -56,13 +56,13 @@ def _target(idx: Index, target: str, now: float, domain: str | None = None, proj
     # record the words name
     found = sorted((h for h in hits if h.status in (Status.CURRENT, Status.PENDING)), key=lambda h: -(h.score or 0.0))
     if not found:
-        raise NotFound(f"no current or pending record matches {target!r}; give an id, or other words",
+        raise NotFound(f"no current or pending record matches {quote(target)}; give an id, or other words",
                        ref=target)
     best = found[0].score or 0.0
     strong = [h for h in found if (h.score or 0.0) >= 0.5 * best]
     if len(strong) > 1:
         raise Ambiguous(
-            f"{target!r} matches {len(strong)} current or pending records; nothing was written — pass one "
+            f"{quote(target)} matches {len(strong)} current or pending records; nothing was written — pass one "
             "of their ids as TARGET",
             candidates=[{"id": h.record.id, "text": h.record.text, "domain": h.record.domain}
                         for h in strong])
@@ -130,7 +130,7 @@ def history(vault: Vault, ref: str | None = None, *, key: str | None = None,
         if key:
             rows = idx.key_group(key, domain, project, exact=False)
             if not rows:
-                raise NotFound(f"no record has key {key!r}", key=key)
+                raise NotFound(f"no record has key {quote(key)}", key=key)
         else:
             start = log.resolve_one(idx, ref or "")
             rows = view.connected(start, lambda r: _linked(idx, r), key=lambda r: r.n)
@@ -211,10 +211,10 @@ def _resolve(vault: Vault, key: str, keep: str | None, value: str | None, domain
     if len(found) > 1 and keep is not None:  # the kept value names its conflict
         found = [c for c in found if any(names(keep, v["id"]) for v in c.values)] or found
     if not found:
-        raise NotFound(f"no open conflict on key {key!r}" + (f" in {domain}" if domain else "")
+        raise NotFound(f"no open conflict on key {quote(key)}" + (f" in {domain}" if domain else "")
                        + "; `optmem conflicts` lists them", key=key)
     if len(found) > 1:
-        raise Ambiguous(f"key {key!r} is in conflict in {len(found)} places; give --domain and --project",
+        raise Ambiguous(f"key {quote(key)} is in conflict in {len(found)} places; give --domain and --project",
                         candidates=[{"domain": c.domain, "project": c.project} for c in found])
     c = found[0]
     ids = [v["id"] for v in c.values]
@@ -222,7 +222,7 @@ def _resolve(vault: Vault, key: str, keep: str | None, value: str | None, domain
     if keep is not None:
         matches = [v for v in c.values if names(keep, v["id"])]
         if len(matches) != 1:
-            raise UsageError(f"--keep {keep!r} is not one of the values in conflict on {key!r}: "
+            raise UsageError(f"--keep {quote(keep)} is not one of the values in conflict on {quote(key)}: "
                              + ", ".join(f"{v['id'][-8:]} ({v['text'][:40]})" for v in c.values),
                              key=key, values=ids)
         kept, text = matches[0]["id"], matches[0]["text"]

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from optmem import clock, fsio, scan, view
 from optmem import text as textmod
 from optmem.errors import (Ambiguous, NotFound, OptmemError, PossibleUpdate, RedlineLocked, TooLarge,
-                           UsageError)
+                           UsageError, quote)
 from optmem.gate import find_similar, find_updates, probe
 from optmem.index import Index, Row, catch_up, open_index
 from optmem.index import prepare as prepare_index
@@ -139,7 +139,7 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
     if draft.project is not None:
         validate_name(draft.project, "project")
     if not NAME_RE.fullmatch(draft.kind or ""):
-        raise UsageError(f"--kind {draft.kind!r} is not a valid kind name (letters, digits, . _ -)")
+        raise UsageError(f"--kind {quote(draft.kind)} is not a valid kind name (letters, digits, . _ -)")
     if draft.kind in RESERVED_KINDS:
         raise UsageError(f"--kind {draft.kind} is optmem's own: {RESERVED_KINDS[draft.kind]}; use that "
                          "command, or another kind (note, decision, …); nothing was written")
@@ -147,7 +147,7 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
         raise UsageError(f"--kind {draft.kind} names the records it replaces: {LINKED_KINDS[draft.kind]}; "
                          "use that command, or another kind (note, decision, …); nothing was written")
     if draft.tier not in TIERS:
-        raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {draft.tier!r}")
+        raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {quote(draft.tier)}")
     tags = check_fields(vault, draft, allow_unsafe=allow_unsafe)
     from optmem import lifecycle
 
@@ -159,7 +159,7 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
                          f"is below the pending threshold ({vault.settings.lifecycle.pending_threshold:g}); "
                          "drop --confidence, or write a plain record")
     if draft.basis not in (None, "stated", "inferred"):
-        raise UsageError(f"--basis must be stated or inferred, not {draft.basis!r}")
+        raise UsageError(f"--basis must be stated or inferred, not {quote(draft.basis)}")
     ttl = draft.ttl if draft.ttl is not None or not draft.state else vault.settings.consolidation.state_ttl
     return Record(
         id=new_id(moment.timestamp()), ts=clock.format_ts(moment), text=text,
@@ -210,10 +210,10 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
     rec = _record(vault, draft, moment, allow_unsafe)
     on_similar = on_similar or vault.settings.dedup.on_similar
     if on_similar not in ON_SIMILAR:
-        raise UsageError(f"--on-similar must be one of {', '.join(ON_SIMILAR)}, not {on_similar!r}")
+        raise UsageError(f"--on-similar must be one of {', '.join(ON_SIMILAR)}, not {quote(on_similar)}")
     on_update = on_update or vault.settings.dedup.on_update
     if on_update not in ON_UPDATE:
-        raise UsageError(f"--on-update must be one of {', '.join(ON_UPDATE)}, not {on_update!r}")
+        raise UsageError(f"--on-update must be one of {', '.join(ON_UPDATE)}, not {quote(on_update)}")
     idx = open_index(vault)  # outside the lock: a rebuild, if one is due, does not hold it
     with vault.lock():
         idx = catch_up(idx)
@@ -419,13 +419,13 @@ def resolve_one(idx: Index, ref: str) -> Row:
         journal = (idx.rows("r.kind = ? AND r.key LIKE ?", [MEMORY, f"hot:%:{entry}"])
                    if len(entry) == 8 and all(c in "0123456789abcdef" for c in entry) else [])
         if journal:  # the 8-character id `show --ids` gives a hot-memory entry
-            raise NotFound(f"{ref!r} is a hot-memory entry's id (`optmem show --ids` lists them), not a "
+            raise NotFound(f"{quote(ref)} is a hot-memory entry's id (`optmem show --ids` lists them), not a "
                            f"record's; the log's record of it is {journal[-1].id}", ref=ref,
                            record=journal[-1].id)
-        raise NotFound(f"no record has id {ref!r} (give the full id, or ≥ 6 of its first or last "
+        raise NotFound(f"no record has id {quote(ref)} (give the full id, or ≥ 6 of its first or last "
                        "characters)", ref=ref)
     if len(rows) > 1:
-        raise Ambiguous(f"{ref!r} names {len(rows)} records; give more characters of the id",
+        raise Ambiguous(f"{quote(ref)} names {len(rows)} records; give more characters of the id",
                         candidates=[{"id": r.id, "line": r.n} for r in rows[:20]])
     return rows[0]
 

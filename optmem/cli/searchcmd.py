@@ -8,6 +8,7 @@ from typing import Any
 from optmem.cli.common import (emit, env_domain, get_vault, progress_callback, read_arg, short,
                                warn_all)
 from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
+from optmem.errors import quote
 
 PROJECT = opt("project", "--project", "-p", help="Only this project.")
 
@@ -47,7 +48,7 @@ def render_hits(result: dict[str, Any]) -> str | None:
         rid = h["id"] if h["kind"] == "summary" else short(h["id"])  # a node id is short and whole
         rows.append((age, where, rid, text, badges(h), h.get("explain")))
     if not rows:
-        return f"no matches for {result['query']!r}" + _cold_hint(result)
+        return f"no matches for {quote(result['query'])}" + _cold_hint(result)
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table
@@ -317,7 +318,7 @@ def merge(record_ids: list[str] | None, topic: str | None, text: str | None, fac
     for pair in fact or []:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
-            raise UsageError(f"--fact {pair!r}: use field=value, e.g. --fact city=Tokyo")
+            raise UsageError(f"--fact {quote(pair)}: use field=value, e.g. --fact city=Tokyo")
         fields[name.strip()] = value.strip()
     res = facts.merge(get_vault(), list(record_ids or []), topic or "", text=text, fields=fields, key=key,
                       source=source, allow_unsafe=allow_unsafe)

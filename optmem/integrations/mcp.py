@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from types import GenericAlias
 from typing import Annotated, Any, Literal
 
-from optmem.errors import OptmemError, UsageError
+from optmem.errors import OptmemError, UsageError, quote
 
 # tool name → the CLI command it runs, and the command's parameters it does not expose
 TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -219,7 +219,7 @@ def build_server(commands: Mapping[str, Any], call: Call, refuse: Callable[[Optm
             return as_result(call(["remove", *where, "--", old_text or ""]))
         if action in ("read", "show"):
             return as_result(call(["show", *where]))
-        return as_result(refuse(UsageError(f"action must be add, replace, remove or read, not {action!r}")))
+        return as_result(refuse(UsageError(f"action must be add, replace, remove or read, not {quote(action)}")))
 
     _register(app, memory)
     for name, (command, hidden) in TOOLS.items():
