@@ -11,8 +11,8 @@ from typing import Any, NamedTuple
 
 from optmem import clock, fsio, scan, view
 from optmem import text as textmod
-from optmem.errors import (Ambiguous, NotFound, OptmemError, PossibleUpdate, RedlineLocked, TooLarge,
-                           UsageError, quote)
+from optmem.errors import (Ambiguous, NotApplicable, NotFound, OptmemError, PossibleUpdate, RedlineLocked,
+                           TooLarge, UsageError, quote)
 from optmem.gate import find_similar, find_updates, probe
 from optmem.index import Index, Row, catch_up, open_index
 from optmem.index import prepare as prepare_index
@@ -194,7 +194,8 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
     * same normalised fingerprint as a current record (same domain, project, key): nothing new
       is stored; a `seen` line refreshes the existing record's recency; status `duplicate`;
     * a pending record (any domain) saying the same, or nearly: a `seen` line for it too — said
-      again in another conversation, it is confirmed;
+      again in another conversation, it is confirmed; a guess repeating it word for word is that
+      `seen` line alone (status `duplicate` of it, whatever its domain);
     * a possible update of a current unkeyed record (the same statement with another value: "端口
       是 8080" → "端口改成 9090"): per `on_update` — `keep` (stored, the older one named in
       `possible_update`), `supersede` (stored as its correction), `ask` (refused with
@@ -224,8 +225,10 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
             updates: list[dict[str, Any]] = []
             if gate:
                 dup = _exact_duplicate(idx, rec, now)
-                restating = [_seen(rec, ref, now) for ref in _pending_said_again(
-                    idx, rec, now, vault.settings.dedup.threshold) if dup is None or ref != dup.id]
+                said_again = _pending_said_again(idx, rec, now, vault.settings.dedup.threshold)
+                if dup is None and rec.pending:  # a guess repeating a guess elsewhere is its second voice
+                    dup = _same_guess(idx, rec, said_again)
+                restating = [_seen(rec, ref, now) for ref in said_again if dup is None or ref != dup.id]
                 if dup is not None:
                     written, lag = write_records(vault, idx, [_seen(rec, dup.id, now), *restating])
                     idx = written or idx
@@ -341,6 +344,19 @@ def _pending_said_again(idx: Index, rec: Record, now: float, threshold: float) -
     return list(found)
 
 
+def _same_guess(idx: Index, rec: Record, pending: list[str]) -> Row | None:
+    """Of the pending records a guess says again (any domain or project), the one it repeats word
+    for word (and key): the guess is stored as that record's `seen` alone — a second voice for it,
+    never a second guess of the same words waiting in another domain."""
+    as_written = textmod.normalize(rec.text, stem=False)
+    for rid in pending:
+        row = idx.by_id(rid)
+        if (row is not None and (rec.key is None or row.key == rec.key)
+                and textmod.normalize(idx.record(row).text, stem=False) == as_written):
+            return row
+    return None
+
+
 def _exact_duplicate(idx: Index, rec: Record, now: float) -> Row | None:
     """The current record saying exactly this: the same fingerprint (stemmed, like search) and
     the same words as written — a changed word form ("wants" → "wanted") may be a changed fact,
@@ -431,14 +447,15 @@ def resolve_one(idx: Index, ref: str) -> Row:
 
 
 def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
-    """`correct` and `forget` act on log records; a hot-memory journal record (kind `memory`)
-    only mirrors an entry of a hot file, which is changed through the file, and a bookkeeping
-    line (`seen`, `forget`, `confirm`) says something about another record: refuse, naming how."""
+    """`correct`, `forget`, `merge`, `confirm` and `reject` act on log records; a hot-memory
+    journal record (kind `memory`) only mirrors an entry of a hot file, which is changed through
+    the file, and a bookkeeping line (`seen`, `forget`, `confirm`) says something about another
+    record: refused (exit 1: the command line is fine, the record is the wrong one), naming how."""
     if row.kind in BOOKKEEPING:
-        raise UsageError(
+        raise NotApplicable(
             f"{row.id} is a `{row.kind}` line about record {row.ref or '?'}, not a memory; "
             f"`optmem {command}` that record instead (`optmem get {(row.ref or '?')[-8:]}` shows it); "
-            "nothing was written", id=row.id, ref=row.ref)
+            "nothing was written", code="bookkeeping_line", id=row.id, ref=row.ref)
     if row.kind != MEMORY:
         return
     from optmem import memory
@@ -447,11 +464,11 @@ def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
     file, entry = str(rec.extra.get("file") or "a hot file"), str(rec.extra.get("entry") or "ID")
     target, project = memory.target_of(file) or ("memory", None)
     where = f" --project {project}" if project else " --target user" if target == "user" else ""
-    raise UsageError(
+    raise NotApplicable(
         f"{row.id} is the hot-memory journal of entry [{entry}] in {file}; `optmem {command}` does "
         f"not change hot memory — edit the entry with `optmem replace --id {entry}{where} NEW`, or "
         f"drop it with `optmem remove --id {entry}{where}` (the log keeps its history); nothing "
-        "was written", id=row.id, file=file, entry=entry)
+        "was written", code="hot_memory_journal", id=row.id, file=file, entry=entry)
 
 
 class Got(NamedTuple):

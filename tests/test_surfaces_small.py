@@ -1,0 +1,109 @@
+"""Surfaces an adversarial run found rough: echoes of huge arguments, merge's text and
+suggestions, confirm/reject refusals, help texts, doctor on a hand-typed line without `ts`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import log_lines, put
+
+from optmem.errors import ECHO_CHARS
+
+HUGE = "x" * 100_000
+
+
+def quiet(vault_path):
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+
+
+# -- 1. a user's argument is echoed cut, in one place ------------------------------------------------
+def test_a_huge_query_is_echoed_cut_and_kept_whole_as_data(cli, vault):
+    put(vault, "the staging port is 5433")
+    out = cli("search", HUGE)
+    assert out.exit_code == 0 and "no matches for" in out.stdout
+    assert len(out.stdout) < 300 and "x" * ECHO_CHARS + "…" in out.stdout
+    assert cli.json("search", HUGE)["query"] == HUGE  # the JSON field is data: as given
+
+
+@pytest.mark.parametrize("args", [
+    ["search", "!" * 100_000],                       # "… has nothing to search for"
+    ["search", "port", "--kind", HUGE],              # "no record has kind …"
+    ["search", "port", "--tag", HUGE],
+    ["correct", HUGE, "the port is 5434"],           # "no current or pending record matches …"
+    ["get", HUGE],                                   # "no record has id …"
+    ["remove", HUGE],                                # "no entry in MEMORY.md contains …"
+    ["history", "--key", HUGE],
+    ["append", "a note", "--ttl", HUGE],
+    ["search", "port", "--since", HUGE],
+    ["append", "a note", "--domain", HUGE],          # "domain … is not allowed"
+])
+def test_messages_quote_a_huge_argument_cut(cli, vault, args):
+    put(vault, "the staging port is 5433")
+    cli("add", "the deploy runs on Fridays")
+    human = cli(*args)
+    assert len(human.stderr) + len(human.stdout) < 2000, (args[0], human.stderr[:200])
+    err = cli(*args, "--json")
+    messages = [err.stderr] + ([json.loads(err.stdout)["error"]["message"]] if err.exit_code else [])
+    assert all(len(m) < 1000 for m in messages), args[0]
+    assert any("…" in m for m in messages + [human.stderr, human.stdout]), args[0]
+
+
+def test_context_titles_a_huge_query_cut(cli, vault):
+    put(vault, "the staging port is 5433")
+    title = cli.json("context", "--query", "port " + HUGE)["text"]
+    assert ("port " + HUGE)[:ECHO_CHARS] + "…" in title and HUGE not in title
+
+
+# -- 4. confirm / reject: a refusal, never a usage error or a silent success ----------------------
+def test_confirm_of_a_forgotten_record_is_refused_and_writes_nothing(cli, vault, vault_path):
+    quiet(vault_path)
+    plain = cli.json("append", "the repo uses pnpm")["id"]
+    tomb = cli.json("forget", plain)["tombstone"]
+    guess = cli.json("append", "staging runs on port 8443", "--confidence", "0.3")["id"]
+    cli.json("forget", guess)
+    before = vault.log_path.read_bytes()
+    for rid in (plain, guess):
+        err = cli.json("confirm", rid, code=1)["error"]
+        assert err["code"] == "forgotten" and "optmem get" in err["message"]
+        assert "nothing was written" in err["message"]
+    assert cli.json("confirm", plain, code=1)["error"]["forgotten_by"] == tomb
+    human = cli("confirm", plain)
+    assert human.exit_code == 1 and "forgotten" in human.stderr
+    assert vault.log_path.read_bytes() == before
+
+
+def test_confirm_and_reject_of_the_wrong_kind_of_record_are_refusals(cli, vault, vault_path):
+    quiet(vault_path)
+    plain = cli.json("append", "the repo uses pnpm")["id"]
+    assert cli.json("append", "the repo uses pnpm")["status"] == "duplicate"  # a `seen` line
+    [seen] = [r["id"] for r in log_lines(vault_path) if r.get("kind") == "seen"]
+    cli.json("add", "the deploy runs on Fridays")
+    [journal] = [r["id"] for r in log_lines(vault_path) if r.get("kind") == "memory"]
+    guess = cli.json("append", "staging runs on port 8443", "--confidence", "0.3")["id"]
+    cli.json("confirm", guess)
+    before = vault.log_path.read_bytes()
+    cases = [(plain, "not_pending"), (seen, "bookkeeping_line"), (journal, "hot_memory_journal")]
+    for command in ("confirm", "reject"):
+        for rid, code in cases:
+            err = cli.json(command, rid, code=1)["error"]
+            assert err["code"] == code, (command, code)
+    err = cli.json("reject", guess, code=1)["error"]  # confirmed: no longer a guess to reject
+    assert err["code"] == "not_pending" and "confirmed" in err["message"]
+    assert cli.json("confirm", guess)["status"] == "already_confirmed"  # idempotent, exit 0
+    assert vault.log_path.read_bytes() == before
+
+
+def test_a_guess_repeated_in_another_domain_is_a_second_voice_not_a_second_guess(cli, vault, vault_path):
+    quiet(vault_path)
+    text = "The staging database listens on port 5433"
+    first = cli.json("append", text, "--domain", "a", "--confidence", "0.4", "--session", "s1")["id"]
+    again = cli.json("append", text, "--domain", "b", "--agent", "--session", "s2")
+    assert again["status"] == "duplicate" and again["duplicate_of"] == first and again["id"] == first
+    assert again["confirmed"] == [first]
+    assert cli.json("pending")["count"] == 0
+    lines = [r for r in log_lines(vault_path) if r.get("text") == text]
+    assert [r["id"] for r in lines] == [first]  # no second guess stored in domain b
+    [seen] = [r for r in log_lines(vault_path) if r.get("kind") == "seen"]
+    assert seen["ref"] == first and seen["domain"] == "b" and seen["session"] == "s2"
+    assert cli.json("get", first)["record"]["status"] == "current"
