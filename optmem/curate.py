@@ -233,14 +233,14 @@ def _gate(vault: Vault, queries: Path, before: dict[str, Any] | None = None
 
 def _apply(vault: Vault, ops: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """Apply valid operations through the normal write paths; (op, the record it wrote)."""
-    from optmem import facts, log
+    from optmem import facts, log, merging
 
     written: list[tuple[str, str]] = []
     for op in ops:
         try:
             if op["op"] == "merge":
                 fields = {str(k): str(v) for k, v in (op.get("facts") or {}).items()} if isinstance(op.get("facts"), dict) else {}
-                res = facts.merge(vault, [str(i) for i in op["ids"]], str(op["topic"]), text=op.get("text"),
+                res = merging.merge(vault, [str(i) for i in op["ids"]], str(op["topic"]), text=op.get("text"),
                                   fields=fields, source="curator")
                 written.append(("merge", res.id))
             elif op["op"] == "update":

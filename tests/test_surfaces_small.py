@@ -107,3 +107,80 @@ def test_a_guess_repeated_in_another_domain_is_a_second_voice_not_a_second_guess
     [seen] = [r for r in log_lines(vault_path) if r.get("kind") == "seen"]
     assert seen["ref"] == first and seen["domain"] == "b" and seen["session"] == "s2"
     assert cli.json("get", first)["record"]["status"] == "current"
+
+
+# -- 2. merge: a fragment that begins with the topic does not repeat it -------------------------------
+def test_merge_does_not_repeat_a_topic_the_fragment_already_begins_with(cli, vault, vault_path):
+    quiet(vault_path)
+    a = cli.json("append", "Japan trip: going next month")["id"]
+    b = cli.json("append", "booked a ryokan in Kyoto")["id"]
+    c = cli.json("append", "JAPAN TRIP — flights on June 3")["id"]
+    d = cli.json("append", "Japanese food every night")["id"]
+    rec = cli.json("merge", a, b, c, d, "--topic", "Japan trip")["record"]
+    assert rec["text"] == ("Japan trip: going next month / booked a ryokan in Kyoto / flights on June 3 / "
+                           "Japanese food every night")
+    assert rec["details"] == ["Japan trip: going next month", "booked a ryokan in Kyoto",
+                              "JAPAN TRIP — flights on June 3", "Japanese food every night"]  # verbatim
+
+
+# -- 3. merge --suggest: only what merge accepts, about one subject -----------------------------------
+def test_suggestions_are_only_groups_merge_accepts(cli, vault, vault_path):
+    quiet(vault_path)
+    ids = {}
+    for name, text, args in [
+        ("flight", "Japan trip: flights booked for June 3", ["--key", "trip.flight"]),
+        ("hotel", "Japan trip: ryokan in Kyoto for two nights", ["--key", "trip.hotel"]),
+        ("rail", "Japan trip: JR pass ordered", ["--key", "trip.rail"]),
+        ("win", "Japan trip: laptop runs Windows", ["--key", "trip.laptop"]),   # two values of one key,
+        ("mac", "Japan trip: laptop runs macOS", ["--key", "trip.laptop"]),     # the same second: a conflict
+        ("guess", "Japan trip: maybe a day in Nara", ["--key", "trip.nara", "--confidence", "0.3"]),
+        ("other", "Japan trip: the visa is not needed", ["--key", "trip.visa", "--domain", "elsewhere"]),
+        ("rule", "Japan trip: never book without asking", ["--redline", "--tag", "japan"]),
+        ("secret", "Japan trip: token ghp_abcdefghijklmnopqrstuvwxyz0123456789 for the booking site",
+         ["--key", "trip.token", "--allow-unsafe"]),
+        ("a", "renovation: the kitchen starts Monday", ["--tag", "home"]),
+        ("b", "renovation budget is 50k for the kitchen", ["--tag", "home"]),
+        ("c", "renovation company is Red Star, kitchen first", ["--tag", "home"]),
+    ]:
+        ids[name] = cli.json("append", text, *args, "--on-similar", "store", "--on-update", "keep")["id"]
+    assert cli.json("conflicts")["count"] == 1
+    found = cli.json("merge", "--suggest")["suggestions"]
+    groups = [set(s["ids"]) for s in found]
+    assert {ids["flight"], ids["hotel"], ids["rail"]} in groups
+    assert {ids["a"], ids["b"], ids["c"]} in groups
+    traps = {ids[n] for n in ("win", "mac", "guess", "other", "rule", "secret")}
+    assert not traps & set().union(*groups)
+    for s in found:  # every suggestion is one merge accepts, with the topic it proposes
+        merged = cli.json("merge", *s["ids"], "--topic", s["topic"])
+        assert merged["fragments"] == s["ids"]
+    assert [s["topic"] for s in found if ids["flight"] in s["ids"]] == ["Japan trip"]
+
+
+def test_a_key_prefix_or_a_tag_alone_is_no_subject(cli, vault, vault_path):
+    quiet(vault_path)
+    for text, key in [("Alice", "user.name"), ("Bob lives in Paris", "user.city"),
+                      ("Chen speaks Mandarin", "user.lang")]:
+        cli.json("append", text, "--key", key)
+    for text in ("renew the passport", "call the plumber", "pay the electricity bill"):
+        cli.json("append", text, "--tag", "todo")
+    assert cli.json("merge", "--suggest")["suggestions"] == []
+    # a deeper prefix names the subject itself
+    for text, key in [("deadline is March 3", "proj.apollo.deadline"), ("owner is Li Wei", "proj.apollo.owner"),
+                      ("written in Rust", "proj.apollo.stack")]:
+        cli.json("append", text, "--key", key)
+    [s] = cli.json("merge", "--suggest")["suggestions"]
+    assert "proj.apollo.*" in s["reason"] and len(s["ids"]) == 3
+
+
+def test_suggestion_reasons_show_words_as_written(cli, vault, vault_path):
+    quiet(vault_path)
+    for text in ("Redis caching for the sessions service", "the sessions service drops Redis caching at night",
+                 "Redis caching TTL for sessions is 5 minutes"):
+        cli.json("append", text, "--on-similar", "store")
+    for text in ("数据库迁移周一开始", "数据库要每天备份", "数据库密码每月轮换"):
+        cli.json("append", text, "--tag", "db", "-d", "zh", "--on-similar", "store")
+    for text in ("服务器重启", "服务器变慢", "服务器宕机"):  # one word, no label: no subject told apart
+        cli.json("append", text, "-d", "ops", "--on-similar", "store")
+    found = {s["reason"] for s in cli.json("merge", "--suggest")["suggestions"]}
+    assert found == {"they share the words Redis, caching, sessions",  # not stems: cach, redi, session
+                     "they share the tag db and the word 数据库"}  # the run as written, not 数据, 据库

@@ -294,24 +294,27 @@ def merge(record_ids: list[str] | None, topic: str | None, text: str | None, fac
           key: str | None, suggest: bool, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
     """Merge fragments about one topic into one structured record; every detail is kept.
 
-    \\b
+    \b
+    The merged record supersedes the fragments; its details keep each one verbatim.
+    --suggest lists groups of current records about one subject that merge accepts.
     Example:
       optmem merge --suggest
       optmem merge 7QMZMMFT 9XKD2P1A 3JH8WQ0N --topic "Japan trip" --fact month=June
     """
+    import shlex
     from dataclasses import asdict
 
-    from optmem import facts
+    from optmem import merging
     from optmem.errors import UsageError
 
     if suggest:
         if record_ids:
             raise UsageError("--suggest lists groups; give either IDs to merge or --suggest")
-        found = facts.suggest_merges(get_vault())
+        found = merging.suggest_merges(get_vault())
         emit(json_out, {"suggestions": [asdict(s) for s in found], "count": len(found)},
              lambda: "\n".join(f"{s.reason}:\n" + "\n".join(f"  {short(i)}  {' '.join(t.split())[:80]}"
                                                              for i, t in zip(s.ids, s.texts))
-                               + f"\n  optmem merge {' '.join(short(i) for i in s.ids)} --topic …"
+                               + f"\n  optmem merge {' '.join(short(i) for i in s.ids)} --topic {shlex.quote(s.topic)}"
                                for s in found) or "nothing to suggest")
         return
     fields = {}
@@ -320,6 +323,6 @@ def merge(record_ids: list[str] | None, topic: str | None, text: str | None, fac
         if not sep or not name.strip():
             raise UsageError(f"--fact {quote(pair)}: use field=value, e.g. --fact city=Tokyo")
         fields[name.strip()] = value.strip()
-    res = facts.merge(get_vault(), list(record_ids or []), topic or "", text=text, fields=fields, key=key,
-                      source=source, allow_unsafe=allow_unsafe)
+    res = merging.merge(get_vault(), list(record_ids or []), topic or "", text=text, fields=fields, key=key,
+                        source=source, allow_unsafe=allow_unsafe)
     emit(json_out, asdict(res), lambda: f"merged {len(res.fragments)} records into {res.id}")
