@@ -148,8 +148,8 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
         if hot.conflicted:
             report.problems.append(Problem(
                 "merge_conflict", hot.name, "holds git's conflict markers (<<<<<<< … >>>>>>>): keep the "
-                "entries you want and delete the marker lines; `optmem hooks install` adds a merge "
-                "driver so hot files merge entry by entry"))
+                "entries you want and delete the marker lines; `optmem init` (once in every clone: git "
+                "does not copy the driver) sets up the merge driver, so hot files merge entry by entry"))
         for mine, theirs in _merged_both_ways(vault, hot):
             report.problems.append(Problem(
                 "merge_conflict", hot.name, f"a git merge kept two edits of one entry: {mine[:60]!r} and "

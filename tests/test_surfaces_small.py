@@ -184,3 +184,80 @@ def test_suggestion_reasons_show_words_as_written(cli, vault, vault_path):
     found = {s["reason"] for s in cli.json("merge", "--suggest")["suggestions"]}
     assert found == {"they share the words Redis, caching, sessions",  # not stems: cach, redi, session
                      "they share the tag db and the word 数据库"}  # the run as written, not 数据, 据库
+
+
+# -- 5. help texts and the docs derived from the code -------------------------------------------------
+def _registered() -> list[str]:
+    """Every command and subcommand the CLI registers (each module imported, as --help does)."""
+    import importlib
+
+    from optmem.cli import COMMANDS
+    from optmem.cli.spec import REGISTRY
+
+    for module, _ in COMMANDS.values():
+        importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
+    return list(REGISTRY)
+
+
+def commands_table() -> str:
+    """The README's "All commands" table as the CLI's declarations give it."""
+    from optmem.cli import COMMANDS
+
+    names = _registered()
+    rows = ["| command | what it does |", "| --- | --- |"]
+    for name, (module, short) in COMMANDS.items():
+        subs = [n.split(" ", 1)[1] for n in names if n.startswith(name + " ")]
+        shown = f"{name} {' | '.join(subs)}" if module.startswith("@") else name
+        rows.append(f"| `optmem {shown.replace('|', chr(92) + '|')}` | {short} |")
+    return "\n".join(rows)
+
+
+def test_every_command_and_subcommand_is_in_the_readme_table():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    section = readme.split("## All commands", 1)[1]
+    table = "\n".join(line for line in section.split("\n\n", 2)[1].splitlines() if line.startswith("|"))
+    assert table == commands_table(), "README's table should read:\n" + commands_table()
+    for name in _registered():  # (the table is derived; this says which command a mismatch misses)
+        head, _, sub = name.partition(" ")
+        assert f"`optmem {head}" in table and sub in table, name
+
+
+def test_help_texts_have_no_stray_markup(cli):
+    from optmem.cli import COMMANDS
+
+    names = sorted(set(_registered()) | {n for n, (m, _) in COMMANDS.items() if m.startswith("@")})
+    for name in names:
+        out = cli(*name.split(), "--help")
+        assert out.exit_code == 0, name
+        usage = next(line for line in out.stdout.splitlines() if line.startswith("Usage:"))
+        assert "{" not in usage and "}" not in usage, usage
+        assert "\\b" not in out.stdout, name
+        if " " not in name and not COMMANDS[name][0].startswith("@"):
+            assert "Example:" in out.stdout, name  # every command's help shows one
+
+
+def test_the_mcp_help_and_readme_list_every_tool_the_server_registers(cli):
+    import asyncio
+    import re
+    from pathlib import Path
+
+    from optmem.cli.mcpserve import call, refuse
+    from optmem.cli.spec import REGISTRY
+    from optmem.integrations.mcp import TOOL_NAMES, build_server
+
+    _registered()
+    server = build_server(REGISTRY, call, refuse)
+    assert [t.name for t in asyncio.run(server.list_tools())] == list(TOOL_NAMES)
+    help_text = " ".join(cli("mcp", "--help").stdout.split())
+    assert f"Tools: {', '.join(TOOL_NAMES)} —" in help_text
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    sentence = readme.split("The MCP server (`optmem mcp`", 1)[1].split(" exposes ", 1)[1].split(", and creates", 1)[0]
+    assert re.findall(r"`([a-z_]+)`", sentence) == list(TOOL_NAMES), sentence
+
+
+def test_doctor_names_init_for_the_merge_driver(cli, vault, vault_path):
+    (vault_path / "MEMORY.md").write_text("one\n§\n<<<<<<< ours\ntwo\n=======\nthree\n>>>>>>> theirs\n", "utf-8")
+    [problem] = [p for p in cli.json("doctor", code=1)["problems"] if p["code"] == "merge_conflict"]
+    assert "optmem init" in problem["message"] and "hooks install" not in problem["message"]

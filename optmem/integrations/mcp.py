@@ -32,6 +32,8 @@ TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "handoff_write": ("handoff write", ("file",)),  # a path on the server's disk: not for agents
     "context": ("context", ()),
 }
+HAND_WRITTEN = ("memory",)  # Hermes Agent's memory tool: its own arguments, not a command's
+TOOL_NAMES = (*HAND_WRITTEN, *TOOLS)  # every tool the server registers, in order (help and docs list these)
 NEVER = ("json_out", "allow_unsafe")  # the result is always JSON; agents cannot bypass the scanner
 # flags a tool always passes: what an agent appends on its own gets [lifecycle] agent_confidence
 # unless it says how sure it is, so its guesses wait in the review queue (`optmem pending`)
