@@ -261,3 +261,47 @@ def test_doctor_names_init_for_the_merge_driver(cli, vault, vault_path):
     (vault_path / "MEMORY.md").write_text("one\n§\n<<<<<<< ours\ntwo\n=======\nthree\n>>>>>>> theirs\n", "utf-8")
     [problem] = [p for p in cli.json("doctor", code=1)["problems"] if p["code"] == "merge_conflict"]
     assert "optmem init" in problem["message"] and "hooks install" not in problem["message"]
+
+
+# -- 6. doctor: a hand-typed line without ts -----------------------------------------------------------
+def test_doctor_fix_stamps_a_hand_line_without_ts_and_keeps_its_id(cli, vault, vault_path, monkeypatch):
+    import os
+    from datetime import datetime, timezone
+
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-04-01T00:00:00Z")
+    cli.json("append", "the backend port is 8080")
+    hand = b'{"text": "[hermes] the deploy window is Tuesday 10:00", "tags": ["ops"]}\n'
+    with open(vault.log_path, "ab") as fh:
+        fh.write(hand)
+    [hit] = cli.json("search", "deploy window")["hits"]
+    rid = hit["id"]
+    fix = cli.json("correct", rid, "the deploy window is Wednesday 10:00")["id"]  # a reference to it
+    problems = cli.json("doctor", code=1)["problems"]
+    assert [p["code"] for p in problems] == ["missing_field"] and problems[0]["id"] == rid
+    assert 'add "ts"' in problems[0]["message"] and "optmem doctor --fix" in problems[0]["message"]
+    written = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc).timestamp()
+    os.utime(vault.log_path, (written, written))  # when the log was last written
+    before = vault.log_path.read_bytes().splitlines(keepends=True)
+    out = cli.json("doctor", "--fix")
+    assert out["ok"] and any("2026-03-01T12:00:00Z" in f and "ts" in f for f in out["fixed"])
+    after = vault.log_path.read_bytes().splitlines(keepends=True)
+    assert [a for a, b in zip(after, before) if a != b] == [after[1]]  # only that line changed
+    assert json.loads(after[1]) == {"id": rid, "ts": "2026-03-01T12:00:00Z",
+                                    "text": "[hermes] the deploy window is Tuesday 10:00", "tags": ["ops"]}
+    [kept] = [json.loads(line) for line in (vault_path / "LOG.quarantine.jsonl").read_text("utf-8").splitlines()]
+    assert kept["line"] == 2 and kept["raw"].encode("utf-8") + b"\n" == hand  # the exact bytes
+    assert cli.json("doctor")["ok"]
+    got = cli.json("get", rid)["record"]
+    assert got["ts"] == "2026-03-01T12:00:00Z" and got["domain"] == "hermes" and got["superseded_by"] == fix
+    assert cli.json("search", "deploy window")["hits"][0]["id"] == fix
+
+
+def test_doctor_fix_stamps_now_when_the_log_was_written_later(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2001-01-01T00:00:00Z")  # before the file's own time
+    with open(vault.log_path, "ab") as fh:
+        fh.write(b'{"id": "01HAND0000000000000000000A", "text": "typed with an id, without a time"}\n')
+    cli.json("doctor", "--fix")
+    assert cli.json("get", "01HAND0000000000000000000A")["record"]["ts"] == "2001-01-01T00:00:00Z"
+    assert cli.json("doctor")["ok"]
