@@ -68,7 +68,8 @@ class PlainArgument(TyperArgument):
     def make_metavar(self, ctx: Any, *, usage: bool = False) -> str:
         var: str = super().make_metavar(ctx, usage=usage)
         if usage and self.required and var.startswith("{") and var.endswith("}"):
-            return var[1:-1]
+            var = var[1:-1]
+            return var + "..." if self.nargs != 1 and not var.endswith("...") else var  # touch ID...
         return var
 
 

@@ -288,7 +288,8 @@ def resolve(key: str, keep: str | None, value: str | None, domain: str | None, p
          opt("text", help="Its main text (default: the topic and every fragment, joined)."),
          opt("fact", multiple=True, help="A structured field, field=value (repeatable)."),
          opt("key", help="A fact key for the merged record."),
-         flag("suggest", help="Only list groups of ≥ 3 current records that look like one topic."),
+         flag("suggest", help="Only list groups of ≥ 3 current records about one subject that merge "
+                               "accepts, each with a --topic; nothing is merged."),
          opt("source", help="Who merged them."), UNSAFE)
 def merge(record_ids: list[str] | None, topic: str | None, text: str | None, fact: list[str] | None,
           key: str | None, suggest: bool, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
