@@ -29,7 +29,7 @@ from contextlib import nullcontext
 from typing import Any, NamedTuple
 
 from optmem import clock, fsio, view
-from optmem.errors import UsageError
+from optmem.errors import NotApplicable, UsageError
 from optmem.record import BOOKKEEPING, CONFIRM, CORRECTION, NEVER_COOL, Record, Tier, new_id
 from optmem.settings import Lifecycle
 from optmem.vault import Vault
@@ -284,9 +284,10 @@ def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
     with open_index(vault) as idx:
         found = [resolve_one(idx, ref) for ref in refs]  # every id checked before anything is written
         for r in found:
-            if r.kind in BOOKKEEPING:
-                raise UsageError(f"{r.id} is a `{r.kind}` line, not a memory; touch the record it is about "
-                                 f"({r.ref or '?'}); nothing was written", id=r.id, ref=r.ref)
+            if r.kind in BOOKKEEPING:  # a refusal, as log.refuse_bookkeeping's: the record is the wrong one
+                raise NotApplicable(f"{r.id} is a `{r.kind}` line, not a memory; touch the record it is about "
+                                    f"({r.ref or '?'}); nothing was written", code="bookkeeping_line",
+                                    id=r.id, ref=r.ref)
         found += [idx.current_version(r) for r in found if r.superseded_by]
     rows = list({r.id: r for r in found}.values())
     touch_ids(vault, [r.id for r in rows], via)
@@ -304,7 +305,6 @@ def refuse_unless_pending(idx: Any, row: Any, command: str) -> None:
     hot-memory journal record (`log.refuse_bookkeeping`), a forgotten record (`get` says by what),
     and a record that was never a guess. A guess confirmed before passes: each command says
     what that means for it."""
-    from optmem.errors import NotApplicable
     from optmem.log import refuse_bookkeeping
 
     refuse_bookkeeping(idx, row, command)
@@ -346,7 +346,6 @@ def reject(vault: Vault, ref: str, *, reason: str | None = None, source: str | N
     rejected before is `already_forgotten` (its first reason stands); a confirmed one, or one
     `refuse_unless_pending` refuses, is refused."""
     from optmem import log
-    from optmem.errors import NotApplicable
     from optmem.index import open_index
 
     with open_index(vault) as idx:

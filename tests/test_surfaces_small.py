@@ -305,3 +305,12 @@ def test_doctor_fix_stamps_now_when_the_log_was_written_later(cli, vault, vault_
     cli.json("doctor", "--fix")
     assert cli.json("get", "01HAND0000000000000000000A")["record"]["ts"] == "2001-01-01T00:00:00Z"
     assert cli.json("doctor")["ok"]
+
+
+def test_touch_of_a_bookkeeping_line_is_a_refusal(cli, vault, vault_path):
+    quiet(vault_path)
+    first = cli.json("append", "the repo uses pnpm")["id"]
+    cli.json("append", "the repo uses pnpm")
+    [seen] = [r["id"] for r in log_lines(vault_path) if r.get("kind") == "seen"]
+    err = cli.json("touch", seen, code=1)["error"]
+    assert err["code"] == "bookkeeping_line" and err["ref"] == first
