@@ -312,9 +312,11 @@ def refuse_unless_pending(idx: Any, row: Any, command: str) -> None:
     if row.forgotten and not (command == "reject" and row.pending):  # a rejected guess: reject is idempotent
         tombs = idx.tombstones(row.id)
         by = f" by {tombs[-1].id}" if tombs else ""
+        then = ("a forgotten record is not confirmed — append it again if it is true" if command == "confirm"
+                else "it is out of search and context already")
         raise NotApplicable(
-            f"{row.id} is forgotten{by} (`optmem get {short}` shows by what, and why); a forgotten "
-            f"record is not {command}ed — append it again if it is true; nothing was written",
+            f"{row.id} is forgotten{by} (`optmem get {short}` shows " + ("why" if by else "by what") + f"); {then}; "
+            "nothing was written",
             code="forgotten", id=row.id, forgotten_by=tombs[-1].id if tombs else None)
     if not row.pending:
         raise NotApplicable(
