@@ -104,8 +104,8 @@ def main() -> None:
         om(vault, end, "sweep")
         merged = 0
         for s in om(vault, end, "merge", "--suggest")["suggestions"]:
-            if "tag" in s["reason"] or "key prefix" in s["reason"]:  # term overlap: left for review
-                if om(vault, end, "merge", *s["ids"], "--topic", s["reason"].split(" the ")[-1]).get("id"):
+            if "tag" in s["reason"] or "key prefix" in s["reason"]:  # shared words alone: left for review
+                if om(vault, end, "merge", *s["ids"], "--topic", s["topic"]).get("id"):
                     merged += 1
         run = om(vault, end, "curate", "--command", MODEL, "--apply")
         after = figures(vault, end + timedelta(minutes=1))

@@ -6,7 +6,7 @@ import os
 import re
 from datetime import datetime, timedelta, timezone
 
-from optmem.errors import UsageError
+from optmem.errors import UsageError, quote
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TTL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
@@ -21,7 +21,7 @@ def now() -> datetime:
             return parse_time(fixed)
         except ValueError as exc:
             raise UsageError(
-                f"OPTMEM_NOW={fixed!r} is not an ISO time; use e.g. 2026-11-29T18:55:30Z",
+                f"OPTMEM_NOW={quote(fixed)} is not an ISO time; use e.g. 2026-11-29T18:55:30Z",
             ) from exc
     return datetime.now(timezone.utc)
 
@@ -34,7 +34,7 @@ def parse_time(text: str) -> datetime:
     try:
         return _parse_time(text)
     except OverflowError as exc:
-        raise ValueError(f"{text!r} is outside the years 1–9999") from exc
+        raise ValueError(f"{quote(text)} is outside the years 1–9999") from exc
 
 
 def _parse_time(text: str) -> datetime:
@@ -82,12 +82,12 @@ def parse_ttl(text: str) -> timedelta:
     m = _TTL.fullmatch(text or "")
     if not m or float(m.group(1)) <= 0:
         raise UsageError(
-            f"--ttl {text!r} is not a duration; use a positive number with s, m, h, d or w (e.g. 7d)",
+            f"--ttl {quote(text)} is not a duration; use a positive number with s, m, h, d or w (e.g. 7d)",
         )
     try:
         return timedelta(seconds=float(m.group(1)) * _TTL_UNITS[m.group(2)])
     except OverflowError as exc:
-        raise UsageError(f"--ttl {text!r} is too long; give at most a few thousand years") from exc
+        raise UsageError(f"--ttl {quote(text)} is too long; give at most a few thousand years") from exc
 
 
 def later(moment: datetime, ttl: str) -> datetime:
@@ -95,7 +95,7 @@ def later(moment: datetime, ttl: str) -> datetime:
     try:
         return moment + parse_ttl(ttl)
     except OverflowError as exc:
-        raise UsageError(f"--ttl {ttl!r} from {format_ts(moment)} ends after the year 9999; "
+        raise UsageError(f"--ttl {quote(ttl)} from {format_ts(moment)} ends after the year 9999; "
                          "give a shorter one") from exc
 
 
@@ -105,7 +105,7 @@ def parse_bound(text: str, *, end: bool) -> float:
         dt = parse_time(text)
     except ValueError as exc:
         raise UsageError(
-            f"{'--until' if end else '--since'} {text!r} is not a date or time; use 2026-11-29 or "
+            f"{'--until' if end else '--since'} {quote(text)} is not a date or time; use 2026-11-29 or "
             "2026-11-29T18:55:30Z",
         ) from exc
     if end and _DATE_ONLY.match(text.strip()):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optmem import clock, scan
-from optmem.errors import NotFound, UsageError
+from optmem.errors import NotFound, UsageError, clip
 from optmem.record import HANDOFF, MEMORY
 from optmem.vault import Vault, validate_name
 
@@ -163,7 +163,7 @@ def build(vault: Vault, *, project: str | None = None, domain: str | None = None
         title, items = _handoff(vault, project)
         if items:
             sections.append(Section("handoff", title, items))
-    label = f"Relevant records for “{query}”" if query else (
+    label = f"Relevant records for “{clip(query)}”" if query else (
         f"Recent records — {project}" if project else "Recent records")
     items, ids = _records(vault, project, domain, query, now)
     sections.append(Section("records", label, items, ids=ids))

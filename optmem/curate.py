@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from optmem import clock, view
-from optmem.errors import OptmemError, UsageError
+from optmem.errors import OptmemError, UsageError, quote
 from optmem.record import BOOKKEEPING, CURATION, HANDOFF, MEMORY, RESTORE, Record, Tier, new_id
 from optmem.vault import Vault
 
@@ -99,18 +99,18 @@ def ask(command: str, records: list[dict[str, Any]], related: list[dict[str, Any
                "answer": "one JSON object: {\"operations\": [ {\"op\": …, …}, … ]}"}
     ran = run_command(command, json.dumps(payload, ensure_ascii=False), timeout)
     if not ran.ok:
-        raise CurationFailed(f"the curator command {_name(command)!r} {ran.error}; nothing was written")
+        raise CurationFailed(f"the curator command {quote(_name(command))} {ran.error}; nothing was written")
     def finite(word: str) -> Any:
         raise ValueError(f"{word} is not a JSON number")
 
     try:
         out = json.loads(ran.output or "", parse_constant=finite)
     except ValueError as exc:
-        raise CurationFailed(f"the curator command {_name(command)!r} did not print JSON ({exc}); "
+        raise CurationFailed(f"the curator command {quote(_name(command))} did not print JSON ({exc}); "
                              "nothing was written") from exc
     ops = out.get("operations") if isinstance(out, dict) else None
     if not isinstance(ops, list):
-        raise CurationFailed(f"the curator command {_name(command)!r} printed no \"operations\" list; "
+        raise CurationFailed(f"the curator command {quote(_name(command))} printed no \"operations\" list; "
                              "nothing was written")
     return [op if isinstance(op, dict) else {"op": None, "raw": op} for op in ops]
 
@@ -233,14 +233,14 @@ def _gate(vault: Vault, queries: Path, before: dict[str, Any] | None = None
 
 def _apply(vault: Vault, ops: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """Apply valid operations through the normal write paths; (op, the record it wrote)."""
-    from optmem import facts, log
+    from optmem import facts, log, merging
 
     written: list[tuple[str, str]] = []
     for op in ops:
         try:
             if op["op"] == "merge":
                 fields = {str(k): str(v) for k, v in (op.get("facts") or {}).items()} if isinstance(op.get("facts"), dict) else {}
-                res = facts.merge(vault, [str(i) for i in op["ids"]], str(op["topic"]), text=op.get("text"),
+                res = merging.merge(vault, [str(i) for i in op["ids"]], str(op["topic"]), text=op.get("text"),
                                   fields=fields, source="curator")
                 written.append(("merge", res.id))
             elif op["op"] == "update":

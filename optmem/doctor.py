@@ -4,7 +4,9 @@ Checks: every log line parses and has what it needs, ids are unique, `corrects`/
 existing records, the last line is whole, hot files are readable and within their limits,
 handoff and tree files have valid front matter, and the index is in step. `--fix` only ends a
 torn last line, moves unparseable lines — their exact bytes and line numbers — into
-`LOG.quarantine.jsonl`, and rebuilds the index; everything else is reported for a person.
+`LOG.quarantine.jsonl`, stamps a line without `ts` with one (and with the id it reads as, the
+line as it was kept in the quarantine), and rebuilds the index; everything else is reported
+for a person.
 """
 
 from __future__ import annotations
@@ -52,9 +54,11 @@ class Report:
 
 
 def _scan_log(vault: Vault, report: Report,
-              journals: dict[str, dict[str, tuple[str, str]]] | None = None) -> tuple[list[int], bool]:
+              journals: dict[str, dict[str, tuple[str, str]]] | None = None,
+              untimed: dict[int, str] | None = None) -> tuple[list[int], bool]:
     """Check LOG.jsonl line by line (streamed); returns (unparseable line numbers, torn tail).
-    With `journals`, collects the hot-memory journal there (file → entry → (last op, text))."""
+    With `journals`, collects the hot-memory journal there (file → entry → (last op, text));
+    with `untimed`, the lines that have no `ts` (line number → the id the record reads as)."""
     path = vault.log_path
     if not path.exists():
         return [], False
@@ -87,8 +91,18 @@ def _scan_log(vault: Vault, report: Report,
                 continue
             lacking = missing_fields(body)
             if lacking:
+                todo = []
+                if "ts" in lacking:
+                    todo.append('add "ts": "2026-11-29T18:55:30Z" (when it was written) to the line, or '
+                                "run `optmem doctor --fix`: it stamps the line with the log's last-modified "
+                                "time and keeps the record's id")
+                if "text" in lacking:
+                    todo.append('add its "text" to the line, or `optmem purge` the record')
                 report.problems.append(Problem("missing_field", "LOG.jsonl",
-                                               f"the record has no {', '.join(lacking)}", n, rec.id))
+                                               f"the record has no {', '.join(lacking)}: {'; '.join(todo)}",
+                                               n, rec.id))
+                if "ts" in lacking and untimed is not None:
+                    untimed[n] = rec.id
             for name, value in bad_units(body).items():
                 report.problems.append(Problem(
                     "bad_value", "LOG.jsonl", f"{name} {json.dumps(value, ensure_ascii=False)[:40]} is not a number from 0 to 1, "
@@ -148,8 +162,8 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
         if hot.conflicted:
             report.problems.append(Problem(
                 "merge_conflict", hot.name, "holds git's conflict markers (<<<<<<< … >>>>>>>): keep the "
-                "entries you want and delete the marker lines; `optmem hooks install` adds a merge "
-                "driver so hot files merge entry by entry"))
+                "entries you want and delete the marker lines; `optmem init` (once in every clone: git "
+                "does not copy the driver) sets up the merge driver, so hot files merge entry by entry"))
         for mine, theirs in _merged_both_ways(vault, hot):
             report.problems.append(Problem(
                 "merge_conflict", hot.name, f"a git merge kept two edits of one entry: {mine[:60]!r} and "
@@ -358,6 +372,15 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
         _quarantine(vault, set(bad))
         fixed.append(f"moved {len(bad)} unparseable line(s) ({', '.join(map(str, bad[:10]))}"
                      f"{', …' if len(bad) > 10 else ''}) to {QUARANTINE}")
+    untimed: dict[int, str] = {}
+    _scan_log(vault, Report(), untimed=untimed)
+    if untimed:
+        at = _stamp(vault, untimed)
+        lines = list(untimed)
+        fixed.append(f"stamped {len(lines)} line(s) without ts ({', '.join(map(str, lines[:10]))}"
+                     f"{', …' if len(lines) > 10 else ''}) with ts {at} — the log's last-modified time, "
+                     "the latest they can have been written (or now, if that is earlier) — and with the "
+                     f"id each read as, so references to it still hold; the lines as they were are in {QUARANTINE}")
     index.build(vault)
     fixed.append("rebuilt the search index")
     from optmem import lifecycle
@@ -379,6 +402,45 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
     return fixed
 
 
+def _exact(body: bytes) -> dict[str, str]:
+    """A line's exact bytes as the quarantine keeps them: `raw`, or `raw_base64` when they are
+    not UTF-8."""
+    try:
+        return {"raw": body.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"raw_base64": base64.b64encode(body).decode("ascii")}
+
+
+def _stamp(vault: Vault, untimed: dict[int, str]) -> str:
+    """Give lines without `ts` one, and the id they read as (derived from their bytes, which the
+    stamp changes) as an explicit `id`: the record keeps its id, and whatever names it still
+    finds it. The time is the log's last-modified time — a line in the log was written by then —
+    or now, when that is earlier (a clock set back, OPTMEM_NOW). The original lines go to the
+    quarantine first (exact bytes, with their line numbers), then the log is rewritten
+    atomically: a crash in between leaves a line in both places, never in neither. Returns the
+    time stamped."""
+    from datetime import datetime, timezone
+
+    now = clock.now()
+    modified = datetime.fromtimestamp(vault.log_path.stat().st_mtime, timezone.utc)
+    at = clock.format_ts(min(modified, now))
+    kept: list[bytes] = []
+    with open(vault.log_path, "rb") as src:
+        for n, raw in enumerate(src, 1):
+            if n in untimed:
+                entry = {"line": n, "stamped": clock.format_ts(now), **_exact(raw.rstrip(b"\r\n"))}
+                kept.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
+    fsio.append_bytes(vault.root / QUARANTINE, b"".join(kept), within=vault.root)
+    with fsio.atomic_stream(vault.log_path, within=vault.root) as out, open(vault.log_path, "rb") as src:
+        for n, raw in enumerate(src, 1):
+            if n in untimed:
+                obj = {k: v for k, v in json.loads(raw).items() if k not in ("id", "ts")}
+                raw = json.dumps({"id": untimed[n], "ts": at, **obj}, ensure_ascii=False,
+                                 separators=(",", ":")).encode("utf-8") + b"\n"
+            out.write(raw)
+    return at
+
+
 def _quarantine(vault: Vault, lines: set[int]) -> None:
     """Move these lines out of the log: exact bytes and line numbers kept in the quarantine.
 
@@ -390,12 +452,7 @@ def _quarantine(vault: Vault, lines: set[int]) -> None:
     with open(vault.log_path, "rb") as src:
         for n, raw in enumerate(src, 1):
             if n in lines:
-                body = raw.rstrip(b"\n")
-                entry: dict[str, Any] = {"line": n, "moved": at}
-                try:
-                    entry["raw"] = body.decode("utf-8")
-                except UnicodeDecodeError:
-                    entry["raw_base64"] = base64.b64encode(body).decode("ascii")
+                entry: dict[str, Any] = {"line": n, "moved": at, **_exact(raw.rstrip(b"\n"))}
                 moved.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
     fsio.append_bytes(vault.root / QUARANTINE, b"".join(moved), within=vault.root)
     with fsio.atomic_stream(vault.log_path, within=vault.root) as out, open(vault.log_path, "rb") as src:

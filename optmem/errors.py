@@ -20,6 +20,22 @@ VAULT = 3
 INTERNAL = 4
 INTERRUPTED = 130
 
+ECHO_CHARS = 80     # of a user's argument, what a message quotes back
+
+
+def clip(value: object, limit: int = ECHO_CHARS) -> str:
+    """A user's argument as a message shows it: cut to `limit` characters and "…" when longer
+    (a 100 KB query is the caller's data — the JSON `query` field keeps it whole — but a message
+    that repeats it is unreadable)."""
+    text = value if isinstance(value, str) else str(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def quote(value: object, limit: int = ECHO_CHARS) -> str:
+    """`clip`, quoted as `repr` quotes (control characters escaped): how a message names what
+    the user typed, e.g. f"no record has id {quote(ref)}"."""
+    return repr(clip(value, limit))
+
 
 class OptmemError(Exception):
     """An expected failure. `code` is stable snake_case; `context` helps the caller retry."""
@@ -57,6 +73,15 @@ class NoMatch(OptmemError):
 
 class Ambiguous(OptmemError):
     code = "ambiguous"
+
+
+class NotApplicable(OptmemError):
+    """A well-formed command that cannot be carried out on the record it names — a bookkeeping
+    line, a hot-memory journal record, a record that is not pending or is forgotten: refused
+    (exit 1), as a query that matches nothing is; the `code` says which (`bookkeeping_line`,
+    `hot_memory_journal`, `not_pending`, `forgotten`, `not_mergeable`)."""
+
+    code = "not_applicable"
 
 
 class OverLimit(OptmemError):

@@ -1,5 +1,5 @@
 """Facts and their versions: `correct` a record, a record's `history`, and the `conflicts` of
-keyed facts that time cannot settle, which a person `resolve`s.
+keyed facts that time cannot settle, which a person `resolve`s (merging fragments: `merging`).
 
 The effective view (`view`) decides what supersedes what; this module writes corrections through
 the log's append path and reads the chains of versions back.
@@ -14,9 +14,9 @@ from typing import Any
 
 from optmem import clock, log, view
 from optmem import text as textmod
-from optmem.errors import Ambiguous, NotFound, TooLarge, UsageError
+from optmem.errors import Ambiguous, NotFound, UsageError, quote
 from optmem.index import Filters, Index, Row, open_index, prepare
-from optmem.record import CORRECTION, ID_RE, MERGED, RESOLUTION, Tier, names
+from optmem.record import CORRECTION, ID_RE, RESOLUTION, names
 from optmem.vault import Vault
 
 CORRECTION_PREFIX = "〔更正〕"
@@ -43,7 +43,7 @@ def _target(idx: Index, target: str, now: float, domain: str | None = None, proj
         if len(rows) == 1:
             return rows[0]
         if len(rows) > 1:
-            raise Ambiguous(f"{target!r} names {len(rows)} records; give more of the id",
+            raise Ambiguous(f"{quote(target)} names {len(rows)} records; give more of the id",
                             candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]])
     from optmem.search import Query, ranked
     from optmem.view import Status
@@ -57,13 +57,13 @@ def _target(idx: Index, target: str, now: float, domain: str | None = None, proj
     # record the words name
     found = sorted((h for h in hits if h.status in (Status.CURRENT, Status.PENDING)), key=lambda h: -(h.score or 0.0))
     if not found:
-        raise NotFound(f"no current or pending record matches {target!r}; give an id, or other words",
+        raise NotFound(f"no current or pending record matches {quote(target)}; give an id, or other words",
                        ref=target)
     best = found[0].score or 0.0
     strong = [h for h in found if (h.score or 0.0) >= 0.5 * best]
     if len(strong) > 1:
         raise Ambiguous(
-            f"{target!r} matches {len(strong)} current or pending records; nothing was written — pass one "
+            f"{quote(target)} matches {len(strong)} current or pending records; nothing was written — pass one "
             "of their ids as TARGET",
             candidates=[{"id": h.record.id, "text": h.record.text, "domain": h.record.domain}
                         for h in strong])
@@ -135,7 +135,7 @@ def history(vault: Vault, ref: str | None = None, *, key: str | None = None,
         if key:
             rows = idx.key_group(key, domain, project, exact=False)
             if not rows:
-                raise NotFound(f"no record has key {key!r}", key=key)
+                raise NotFound(f"no record has key {quote(key)}", key=key)
         else:
             start = log.resolve_one(idx, ref or "")
             rows = view.connected(start, lambda r: _linked(idx, r), key=lambda r: r.n)
@@ -253,11 +253,11 @@ def _resolve(vault: Vault, key: str, keep: str | None, value: str | None, domain
     if len(found) > 1 and keep is not None:  # the kept value names its conflict
         found = [c for c in found if any(names(keep, v["id"]) for v in c.values)] or found
     if not found:
-        raise NotFound(f"no open conflict on key {key!r}" + (f" in {domain}" if domain else "")
+        raise NotFound(f"no open conflict on key {quote(key)}" + (f" in {domain}" if domain else "")
                        + "; `optmem conflicts` lists them (a fact without a key is named by the id of "
                        "the record corrected two ways)", key=key)
     if len(found) > 1:
-        raise Ambiguous(f"key {key!r} is in conflict in {len(found)} places; give --domain and --project",
+        raise Ambiguous(f"key {quote(key)} is in conflict in {len(found)} places; give --domain and --project",
                         candidates=[{"domain": c.domain, "project": c.project} for c in found])
     c = found[0]
     ids = [v["id"] for v in c.values]
@@ -265,7 +265,7 @@ def _resolve(vault: Vault, key: str, keep: str | None, value: str | None, domain
     if keep is not None:
         matches = [v for v in c.values if names(keep, v["id"])]
         if len(matches) != 1:
-            raise UsageError(f"--keep {keep!r} is not one of the values in conflict on {c.name!r}: "
+            raise UsageError(f"--keep {quote(keep)} is not one of the values in conflict on {quote(c.name)}: "
                              + ", ".join(f"{v['id'][-8:]} ({v['text'][:40]})" for v in c.values),
                              key=key, values=ids)
         kept, text = matches[0]["id"], matches[0]["text"]
@@ -285,159 +285,3 @@ def _names_conflict(c: OpenConflict, ref: str) -> bool:
     if c.key is not None:
         return c.key == ref
     return names(ref, c.fact or "") or any(names(ref, v["id"]) for v in c.values)
-
-
-
-
-# -- merging fragments: one structured record, every detail kept -------------------------------
-@dataclass(frozen=True)
-class Merged:
-    id: str
-    topic: str
-    fragments: list[str]
-    record: dict[str, Any]
-
-
-def merge(vault: Vault, refs: list[str], topic: str, *, text: str | None = None,
-          fields: dict[str, str] | None = None, key: str | None = None, source: str | None = None,
-          allow_unsafe: bool = False) -> Merged:
-    """One structured record for fragments about one topic: a main text, `facts` (field → value:
-    the fragments' keyed values, then `fields`), and `details` — every fragment's text verbatim,
-    so nothing is lost ("structured fields only grow"). It supersedes the fragments (a
-    correction of each); `history` leads from it to them."""
-    if len(refs) < 2:
-        raise UsageError("give the ids of at least two records to merge, or --suggest to find some")
-    if not topic or not topic.strip():
-        raise UsageError("--topic is required: what the merged record is about")
-    from optmem import scan
-
-    now = clock.now().timestamp()
-    limit = vault.settings.limits.record_bytes
-    scan.check_field("topic", topic, limit=log.FIELD_BYTES["key"], allow_unsafe=allow_unsafe)
-    for name, value in (fields or {}).items():
-        scan.check_field("fact", f"{name}={value}", limit=log.FIELD_BYTES["reason"], allow_unsafe=allow_unsafe)
-    with open_index(vault) as idx:
-        rows = list({r.id: r for r in (log.resolve_one(idx, ref) for ref in refs)}.values())
-        if len(rows) < 2:
-            raise UsageError("give at least two different records to merge (see `optmem merge --suggest`)")
-        for row in rows:
-            if row.conflict:
-                raise UsageError(f"{row.id} is one of the values of key {row.key!r} in conflict: settle it "
-                                 f"first (`optmem resolve {row.key} --keep ID`)", id=row.id, key=row.key)
-            log.refuse_bookkeeping(idx, row, "merge")
-            st = view.status(row, now)
-            if st != view.Status.CURRENT:
-                raise UsageError(f"{row.id} is {st.value}, not current: merge current records only",
-                                 id=row.id, status=st.value)
-            if row.tier == Tier.REDLINE:
-                raise UsageError(f"{row.id} is a redline (a locked rule); it is not merged", id=row.id)
-        scopes = {(r.domain, r.project) for r in rows}
-        if len(scopes) > 1:
-            raise UsageError("the records are in different domains or projects: " + ", ".join(
-                f"{d}/{p or '-'}" for d, p in sorted(scopes, key=str)) + "; merge within one", ids=[r.id for r in rows])
-        records = [idx.record(r) for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))]
-    for rec in records:  # a fragment the scanner flags is not carried into a new record's details
-        scan.check_field("fragment", rec.text, limit=limit, allow_unsafe=allow_unsafe)
-    facts_obj: dict[str, Any] = {}
-    for rec in records:
-        if rec.key and rec.key in facts_obj:  # two values of one key: both kept, never one over the other
-            prev = facts_obj[rec.key]
-            facts_obj[rec.key] = (prev if isinstance(prev, list) else [prev]) + [rec.text]
-        elif rec.key:
-            facts_obj[rec.key] = rec.text
-        for k, v in (rec.extra.get("facts") or {}).items() if rec.kind == MERGED else ():
-            facts_obj.setdefault(k, v)  # a merged fragment's own facts carry over
-    facts_obj.update(fields or {})
-    details = [d for rec in records for d in ((rec.extra.get("details") or [rec.text]) if rec.kind == MERGED
-                                              else [rec.text])]
-    joined = " / ".join(" ".join(d.split()) for d in details)
-    main = (f"{text.strip()} — " if text and text.strip() else f"{topic.strip()}: ") + joined  # every detail found
-    size = len(main.encode("utf-8")) + len(json.dumps(details, ensure_ascii=False).encode("utf-8"))
-    if size > 2 * limit:
-        raise TooLarge(f"the merged record would be {size:,} bytes (its text and details); merge fewer or "
-                       f"shorter records (at most about {limit:,} bytes of fragments); nothing was written",
-                       bytes=size, limit=limit)
-    shared_keys = {r.key for r in records}
-    key = key or (next(iter(shared_keys)) if len(shared_keys) == 1 and None not in shared_keys else None)
-    domain, project = next(iter(scopes))
-    res = log.append(vault, log.Draft(main, domain=domain, project=project, kind=MERGED, key=key,
-                                      corrects=[r.id for r in records], source=source,
-                                      tags=sorted({t for r in records for t in r.tags}),
-                                      extra={"topic": topic.strip(), "facts": facts_obj, "details": details,
-                                             "fragments": [r.id for r in records]}),
-                     gate=False, allow_unsafe=allow_unsafe)
-    return Merged(res.id or "", topic.strip(), [r.id for r in records], res.record or {})
-
-
-@dataclass(frozen=True)
-class Suggestion:
-    reason: str
-    ids: list[str]
-    texts: list[str]
-
-
-SUGGEST_POOL = 2000     # the most recent current records looked at
-SUGGEST_MIN = 3         # records a group needs
-
-
-def suggest_merges(vault: Vault, *, limit: int = 20) -> list[Suggestion]:
-    """Groups of ≥ 3 current records that look like one topic: a shared key prefix (`trip.*`), a
-    shared tag, or strong term overlap — each with its reason. Nothing is written."""
-    from optmem.record import BOOKKEEPING, MEMORY
-
-    now = clock.now().timestamp()
-    with open_index(vault) as idx:
-        rows = [r for r in idx.recent(now, exclude_kinds=(MEMORY, *BOOKKEEPING), limit=SUGGEST_POOL)]
-        recs = {r.id: idx.record(r) for r in rows}
-    scope = {r.id: (r.domain, r.project) for r in rows}
-    groups: dict[tuple[str, Any], set[str]] = {}
-    for rid, rec in recs.items():
-        if rec.key and "." in rec.key:
-            groups.setdefault((f"they share the key prefix {rec.key.split('.')[0]}.*", scope[rid]), set()).add(rid)
-        for tag in rec.tags:
-            groups.setdefault((f"they share the tag {tag}", scope[rid]), set()).add(rid)
-    for members in _overlapping(recs, scope):
-        terms = set.intersection(*(set(textmod.query_terms(recs[i].text)) for i in members))
-        groups.setdefault((f"they share the terms {', '.join(sorted(terms)[:5])}", scope[next(iter(members))]),
-                          set()).update(members)
-    out, seen = [], set()
-    for (reason, _), ids in sorted(groups.items(), key=lambda g: -len(g[1])):
-        key = frozenset(ids)
-        if len(ids) < SUGGEST_MIN or key in seen:
-            continue
-        seen.add(key)
-        ordered = sorted(ids, key=lambda i: (recs[i].ts, i))
-        out.append(Suggestion(reason, ordered, [recs[i].text for i in ordered]))
-    return out[:limit]
-
-
-def _overlapping(recs: dict[str, Any], scope: dict[str, Any]) -> list[set[str]]:
-    """Clusters of records (one scope) whose terms overlap strongly (Jaccard ≥ 0.4 on terms that
-    are neither unique nor everywhere), by union of linked pairs."""
-    terms = {i: set(textmod.query_terms(r.text)) for i, r in recs.items()}
-    holders: dict[str, list[str]] = {}
-    for i, ts in terms.items():
-        for t in ts:
-            holders.setdefault(t, []).append(i)
-    parent = {i: i for i in recs}
-
-    def root(i: str) -> str:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for t, ids in holders.items():
-        if not 2 <= len(ids) <= 20:
-            continue  # a term of one record links nothing; one in many says little
-        for a_i, a in enumerate(ids):
-            for b in ids[a_i + 1:]:
-                if scope[a] != scope[b] or root(a) == root(b):
-                    continue
-                union, both = terms[a] | terms[b], terms[a] & terms[b]
-                if len(both) >= 2 and len(both) / len(union) >= 0.4:
-                    parent[root(a)] = root(b)
-    clusters: dict[str, set[str]] = {}
-    for i in recs:
-        clusters.setdefault(root(i), set()).add(i)
-    return [c for c in clusters.values() if len(c) >= SUGGEST_MIN]

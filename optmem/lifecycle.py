@@ -29,7 +29,7 @@ from contextlib import nullcontext
 from typing import Any, NamedTuple
 
 from optmem import clock, fsio, view
-from optmem.errors import OptmemError, UsageError
+from optmem.errors import NotApplicable, UsageError
 from optmem.record import BOOKKEEPING, CONFIRM, CORRECTION, NEVER_COOL, Record, Tier, new_id
 from optmem.settings import Lifecycle
 from optmem.vault import Vault
@@ -284,9 +284,10 @@ def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
     with open_index(vault) as idx:
         found = [resolve_one(idx, ref) for ref in refs]  # every id checked before anything is written
         for r in found:
-            if r.kind in BOOKKEEPING:
-                raise UsageError(f"{r.id} is a `{r.kind}` line, not a memory; touch the record it is about "
-                                 f"({r.ref or '?'}); nothing was written", id=r.id, ref=r.ref)
+            if r.kind in BOOKKEEPING:  # a refusal, as log.refuse_bookkeeping's: the record is the wrong one
+                raise NotApplicable(f"{r.id} is a `{r.kind}` line, not a memory; touch the record it is about "
+                                    f"({r.ref or '?'}); nothing was written", code="bookkeeping_line",
+                                    id=r.id, ref=r.ref)
         found += [idx.current_version(r) for r in found if r.superseded_by]
     rows = list({r.id: r for r in found}.values())
     touch_ids(vault, [r.id for r in rows], via)
@@ -294,38 +295,68 @@ def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
 
 
 class Confirmed(NamedTuple):
-    status: str            # confirmed | not_pending
+    status: str            # confirmed | already_confirmed
     id: str
-    record: str | None     # the confirm record's id
+    record: str | None     # the confirm record's id (None: it was confirmed before)
+
+
+def refuse_unless_pending(idx: Any, row: Any, command: str) -> None:
+    """What `confirm` and `reject` refuse (exit 1, nothing written): a bookkeeping line or a
+    hot-memory journal record (`log.refuse_bookkeeping`), a forgotten record (`get` says by what),
+    and a record that was never a guess. A guess confirmed before passes: each command says
+    what that means for it."""
+    from optmem.log import refuse_bookkeeping
+
+    refuse_bookkeeping(idx, row, command)
+    short = row.id[-8:]
+    if row.forgotten and not (command == "reject" and row.pending):  # a rejected guess: reject is idempotent
+        tombs = idx.tombstones(row.id)
+        by = f" by {tombs[-1].id}" if tombs else ""
+        then = ("a forgotten record is not confirmed — append it again if it is true" if command == "confirm"
+                else "it is out of search and context already")
+        raise NotApplicable(
+            f"{row.id} is forgotten{by} (`optmem get {short}` shows " + ("why" if by else "by what") + f"); {then}; "
+            "nothing was written",
+            code="forgotten", id=row.id, forgotten_by=tombs[-1].id if tombs else None)
+    if not row.pending:
+        raise NotApplicable(
+            f"{row.id} is not pending: it was stored as a fact, not a guess, so there is nothing to "
+            f"{command}" + (f" — `optmem forget {short}` hides it, `optmem correct {short} TEXT` "
+                            "replaces it" if command == "reject" else " (it is in normal recall already)")
+            + "; nothing was written", code="not_pending", id=row.id)
 
 
 def confirm(vault: Vault, ref: str, *, source: str | None = None) -> Confirmed:
-    """Confirm a pending record: it becomes current (a `confirm` line in the log)."""
+    """Confirm a pending record: it becomes current (a `confirm` line in the log). A guess
+    confirmed before is `already_confirmed` (nothing written); anything else is refused
+    (`refuse_unless_pending`)."""
     from optmem.log import write_about
 
     def confirmation(idx: Any, row: Any, moment: Any) -> Record | None:
-        if not row.pending or row.confirmed:
+        refuse_unless_pending(idx, row, "confirm")
+        if row.confirmed:
             return None
-        if view.status(row, moment.timestamp(), warm=True) == view.Status.FORGOTTEN:
-            raise OptmemError(f"{row.id} was rejected or forgotten; append it again if it is true",
-                              code="forgotten", id=row.id)
         return Record(id=new_id(moment.timestamp()), ts=clock.format_ts(moment), domain=row.domain,
                       project=row.project, kind=CONFIRM, ref=row.id, source=source)
 
     row, rec = write_about(vault, ref, confirmation)
-    return Confirmed("confirmed", row.id, rec.id) if rec else Confirmed("not_pending", row.id, None)
+    return Confirmed("confirmed", row.id, rec.id) if rec else Confirmed("already_confirmed", row.id, None)
 
 
 def reject(vault: Vault, ref: str, *, reason: str | None = None, source: str | None = None) -> Any:
-    """Reject a pending record: it is forgotten, with the reason (it stays in the log)."""
+    """Reject a pending record: it is forgotten, with the reason (it stays in the log). A guess
+    rejected before is `already_forgotten` (its first reason stands); a confirmed one, or one
+    `refuse_unless_pending` refuses, is refused."""
     from optmem import log
     from optmem.index import open_index
 
     with open_index(vault) as idx:
         row = log.resolve_one(idx, ref)
-        if not row.pending or row.confirmed:
-            raise OptmemError(f"{row.id} is not pending; `optmem forget {row.id[-8:]}` hides a record "
-                              "that was confirmed or never a guess", code="not_pending", id=row.id)
+        refuse_unless_pending(idx, row, "reject")
+        if row.confirmed and not row.forgotten:
+            raise NotApplicable(f"{row.id} is not pending: it was confirmed; `optmem forget {row.id[-8:]}` "
+                                "hides it, `optmem correct` replaces it; nothing was written",
+                                code="not_pending", id=row.id)
     return log.forget(vault, row.id, reason=f"rejected: {reason}" if reason else "rejected",
                       source=source)
 

@@ -11,8 +11,8 @@ from typing import Any, NamedTuple
 
 from optmem import clock, fsio, scan, view
 from optmem import text as textmod
-from optmem.errors import (Ambiguous, NotFound, OptmemError, PossibleUpdate, RedlineLocked, TooLarge,
-                           UsageError)
+from optmem.errors import (Ambiguous, NotApplicable, NotFound, OptmemError, PossibleUpdate, RedlineLocked,
+                           TooLarge, UsageError, quote)
 from optmem.gate import find_similar, find_updates, probe
 from optmem.index import Index, Row, catch_up, open_index
 from optmem.index import prepare as prepare_index
@@ -140,7 +140,7 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
     if draft.project is not None:
         validate_name(draft.project, "project")
     if not NAME_RE.fullmatch(draft.kind or ""):
-        raise UsageError(f"--kind {draft.kind!r} is not a valid kind name (letters, digits, . _ -)")
+        raise UsageError(f"--kind {quote(draft.kind)} is not a valid kind name (letters, digits, . _ -)")
     if draft.kind in RESERVED_KINDS:
         raise UsageError(f"--kind {draft.kind} is optmem's own: {RESERVED_KINDS[draft.kind]}; use that "
                          "command, or another kind (note, decision, …); nothing was written")
@@ -148,7 +148,7 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
         raise UsageError(f"--kind {draft.kind} names the records it replaces: {LINKED_KINDS[draft.kind]}; "
                          "use that command, or another kind (note, decision, …); nothing was written")
     if draft.tier not in TIERS:
-        raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {draft.tier!r}")
+        raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {quote(draft.tier)}")
     tags = check_fields(vault, draft, allow_unsafe=allow_unsafe)
     from optmem import lifecycle
 
@@ -160,7 +160,7 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
                          f"is below the pending threshold ({vault.settings.lifecycle.pending_threshold:g}); "
                          "drop --confidence, or write a plain record")
     if draft.basis not in (None, "stated", "inferred"):
-        raise UsageError(f"--basis must be stated or inferred, not {draft.basis!r}")
+        raise UsageError(f"--basis must be stated or inferred, not {quote(draft.basis)}")
     ttl = draft.ttl if draft.ttl is not None or not draft.state else vault.settings.consolidation.state_ttl
     return Record(
         id=new_id(moment.timestamp()), ts=clock.format_ts(moment), text=text,
@@ -195,7 +195,8 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
     * same normalised fingerprint as a current record (same domain, project, key): nothing new
       is stored; a `seen` line refreshes the existing record's recency; status `duplicate`;
     * a pending record (any domain) saying the same, or nearly: a `seen` line for it too — said
-      again in another conversation, it is confirmed;
+      again in another conversation, it is confirmed; a guess repeating it word for word is that
+      `seen` line alone (status `duplicate` of it, whatever its domain);
     * a possible update of a current unkeyed record (the same statement with another value: "端口
       是 8080" → "端口改成 9090"): per `on_update` — `keep` (stored, the older one named in
       `possible_update`), `supersede` (stored as its correction), `ask` (refused with
@@ -211,10 +212,10 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
     rec = _record(vault, draft, moment, allow_unsafe)
     on_similar = on_similar or vault.settings.dedup.on_similar
     if on_similar not in ON_SIMILAR:
-        raise UsageError(f"--on-similar must be one of {', '.join(ON_SIMILAR)}, not {on_similar!r}")
+        raise UsageError(f"--on-similar must be one of {', '.join(ON_SIMILAR)}, not {quote(on_similar)}")
     on_update = on_update or vault.settings.dedup.on_update
     if on_update not in ON_UPDATE:
-        raise UsageError(f"--on-update must be one of {', '.join(ON_UPDATE)}, not {on_update!r}")
+        raise UsageError(f"--on-update must be one of {', '.join(ON_UPDATE)}, not {quote(on_update)}")
     idx = open_index(vault)  # outside the lock: a rebuild, if one is due, does not hold it
     with vault.lock():
         idx = catch_up(idx)
@@ -225,8 +226,10 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
             updates: list[dict[str, Any]] = []
             if gate:
                 dup = _exact_duplicate(idx, rec, now)
-                restating = [_seen(rec, ref, now) for ref in _pending_said_again(
-                    idx, rec, now, vault.settings.dedup.threshold) if dup is None or ref != dup.id]
+                said_again = _pending_said_again(idx, rec, now, vault.settings.dedup.threshold)
+                if dup is None and rec.pending:  # a guess repeating a guess elsewhere is its second voice
+                    dup = _same_guess(idx, rec, said_again)
+                restating = [_seen(rec, ref, now) for ref in said_again if dup is None or ref != dup.id]
                 if dup is not None:
                     written, lag = write_records(vault, idx, [_seen(rec, dup.id, now), *restating])
                     idx = written or idx
@@ -350,6 +353,19 @@ def _pending_said_again(idx: Index, rec: Record, now: float, threshold: float) -
     return list(found)
 
 
+def _same_guess(idx: Index, rec: Record, pending: list[str]) -> Row | None:
+    """Of the pending records a guess says again (any domain or project), the one it repeats word
+    for word (and key): the guess is stored as that record's `seen` alone — a second voice for it,
+    never a second guess of the same words waiting in another domain."""
+    as_written = textmod.normalize(rec.text, stem=False)
+    for rid in pending:
+        row = idx.by_id(rid)
+        if (row is not None and (rec.key is None or row.key == rec.key)
+                and textmod.normalize(idx.record(row).text, stem=False) == as_written):
+            return row
+    return None
+
+
 def _exact_duplicate(idx: Index, rec: Record, now: float) -> Row | None:
     """The current record saying exactly this: the same fingerprint (stemmed, like search) and
     the same words as written — a changed word form ("wants" → "wanted") may be a changed fact,
@@ -428,26 +444,27 @@ def resolve_one(idx: Index, ref: str) -> Row:
         journal = (idx.rows("r.kind = ? AND r.key LIKE ?", [MEMORY, f"hot:%:{entry}"])
                    if len(entry) == 8 and all(c in "0123456789abcdef" for c in entry) else [])
         if journal:  # the 8-character id `show --ids` gives a hot-memory entry
-            raise NotFound(f"{ref!r} is a hot-memory entry's id (`optmem show --ids` lists them), not a "
+            raise NotFound(f"{quote(ref)} is a hot-memory entry's id (`optmem show --ids` lists them), not a "
                            f"record's; the log's record of it is {journal[-1].id}", ref=ref,
                            record=journal[-1].id)
-        raise NotFound(f"no record has id {ref!r} (give the full id, or ≥ 6 of its first or last "
+        raise NotFound(f"no record has id {quote(ref)} (give the full id, or ≥ 6 of its first or last "
                        "characters)", ref=ref)
     if len(rows) > 1:
-        raise Ambiguous(f"{ref!r} names {len(rows)} records; give more characters of the id",
+        raise Ambiguous(f"{quote(ref)} names {len(rows)} records; give more characters of the id",
                         candidates=[{"id": r.id, "line": r.n} for r in rows[:20]])
     return rows[0]
 
 
 def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
-    """`correct` and `forget` act on log records; a hot-memory journal record (kind `memory`)
-    only mirrors an entry of a hot file, which is changed through the file, and a bookkeeping
-    line (`seen`, `forget`, `confirm`) says something about another record: refuse, naming how."""
+    """`correct`, `forget`, `merge`, `confirm` and `reject` act on log records; a hot-memory
+    journal record (kind `memory`) only mirrors an entry of a hot file, which is changed through
+    the file, and a bookkeeping line (`seen`, `forget`, `confirm`) says something about another
+    record: refused (exit 1: the command line is fine, the record is the wrong one), naming how."""
     if row.kind in BOOKKEEPING:
-        raise UsageError(
+        raise NotApplicable(
             f"{row.id} is a `{row.kind}` line about record {row.ref or '?'}, not a memory; "
             f"`optmem {command}` that record instead (`optmem get {(row.ref or '?')[-8:]}` shows it); "
-            "nothing was written", id=row.id, ref=row.ref)
+            "nothing was written", code="bookkeeping_line", id=row.id, ref=row.ref)
     if row.kind != MEMORY:
         return
     from optmem import memory
@@ -456,11 +473,11 @@ def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
     file, entry = str(rec.extra.get("file") or "a hot file"), str(rec.extra.get("entry") or "ID")
     target, project = memory.target_of(file) or ("memory", None)
     where = f" --project {project}" if project else " --target user" if target == "user" else ""
-    raise UsageError(
+    raise NotApplicable(
         f"{row.id} is the hot-memory journal of entry [{entry}] in {file}; `optmem {command}` does "
         f"not change hot memory — edit the entry with `optmem replace --id {entry}{where} NEW`, or "
         f"drop it with `optmem remove --id {entry}{where}` (the log keeps its history); nothing "
-        "was written", id=row.id, file=file, entry=entry)
+        "was written", code="hot_memory_journal", id=row.id, file=file, entry=entry)
 
 
 def _conflict_of(idx: Index, row: Row, now: float) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from optmem import fsio, scan
 from optmem import text as textmod
 from optmem.errors import (Ambiguous, MergeConflict, NearDuplicate, NoMatch, OptmemError, OverLimit,
-                           SeparatorInText, Unreadable, UsageError)
+                           SeparatorInText, Unreadable, UsageError, quote)
 from optmem.record import MEMORY, Record
 from optmem.vault import Vault
 
@@ -122,7 +122,7 @@ def _resolve(vault: Vault, target: str, project: str | None) -> tuple[str, str, 
         path = vault.project_dir(project) / "MEMORY.md"
         return f"project:{project}", f"projects/{project}/MEMORY.md", path, "project"
     if target not in TARGETS:
-        raise UsageError(f"--target must be memory or user, not {target!r}")
+        raise UsageError(f"--target must be memory or user, not {quote(target)}")
     name = "MEMORY.md" if target == "memory" else "USER.md"
     return target, name, vault.root / name, target
 
@@ -318,14 +318,14 @@ def _match(hot: HotFile, old: str | None, entry: str | None, first: bool) -> int
     if entry:
         want = entry.strip().lower()
         if len(want) < MIN_ID_PREFIX:  # one or two characters name an entry by accident
-            raise UsageError(f"--id {entry!r} is too short: give at least {MIN_ID_PREFIX} characters of the "
+            raise UsageError(f"--id {quote(entry)} is too short: give at least {MIN_ID_PREFIX} characters of the "
                              "id `optmem show --ids` prints")
         hits = sorted({i for i, e in enumerate(hot.entries) if entry_id(e).startswith(want)})
         if not hits:
-            raise NoMatch(f"no entry in {hot.name} has id {entry!r}", entries=hot.listing(),
+            raise NoMatch(f"no entry in {hot.name} has id {quote(entry)}", entries=hot.listing(),
                           usage=_usage(hot))
         if len({entry_id(hot.entries[i]) for i in hits}) > 1:
-            raise Ambiguous(f"id {entry!r} matches several entries in {hot.name}; give more of it",
+            raise Ambiguous(f"id {quote(entry)} matches several entries in {hot.name}; give more of it",
                             candidates=[_preview(hot, i) for i in hits])
         return hits[0]
     old = _check_text(old or "", "OLD")
@@ -335,12 +335,12 @@ def _match(hot: HotFile, old: str | None, entry: str | None, first: bool) -> int
     hits = [i for i, e in enumerate(hot.entries) if old in e]
     if not hits:
         raise NoMatch(
-            f"no entry in {hot.name} contains {old!r}; every entry is listed — pick a substring "
+            f"no entry in {hot.name} contains {quote(old)}; every entry is listed — pick a substring "
             "of one of them, or use --id",
             entries=hot.listing(), usage=_usage(hot))
     if len(hits) > 1 and not first:
         raise Ambiguous(
-            f"{old!r} is in {len(hits)} entries of {hot.name}; use a longer, unique substring, "
+            f"{quote(old)} is in {len(hits)} entries of {hot.name}; use a longer, unique substring, "
             "--id ID, or --first to edit the first match",
             candidates=[_preview(hot, i) for i in hits])
     return hits[0]
@@ -428,9 +428,9 @@ def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
     fields holding strings, for this batch's file, of a known op with its text given."""
     for n, op in enumerate(ops, 1):
         if not isinstance(op, dict):
-            raise UsageError(f"operation {n} is not an object: {str(op)[:80]!r}")
+            raise UsageError(f"operation {n} is not an object: {quote(op)}")
         if op.get("target") not in (None, target):  # Hermes names the file in each call
-            raise UsageError(f"operation {n} is for target {op['target']!r}, the batch for {target!r}: "
+            raise UsageError(f"operation {n} is for target {quote(op['target'])}, the batch for {quote(target)}: "
                              "one batch edits one file (give --target)", operation=n)
         unknown = sorted(set(op) - OP_FIELDS)
         if unknown:  # a misspelt field must not read as a missing one ("txt" → "TEXT is empty")
@@ -438,19 +438,19 @@ def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
                              f"operation has {', '.join(sorted(OP_FIELDS))}", fields=unknown)
         for name in ("op", "action", "text", "content", "old", "old_text", "new", "new_text", "id"):
             if op.get(name) is not None and not isinstance(op[name], str):
-                raise UsageError(f"operation {n}: {name!r} must be a string, not "
+                raise UsageError(f"operation {n}: {quote(name)} must be a string, not "
                                  f"{type(op[name]).__name__}")
             try:
                 (op.get(name) or "").encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise UsageError(f"operation {n}: {name!r} holds a lone surrogate (character {exc.start}), "
+                raise UsageError(f"operation {n}: {quote(name)} holds a lone surrogate (character {exc.start}), "
                                  "which no UTF-8 text can carry; nothing was written") from None
         for name in ("force", "first"):
             if op.get(name) is not None and not isinstance(op[name], bool):
-                raise UsageError(f"operation {n}: {name!r} must be true or false, not {op[name]!r}")
+                raise UsageError(f"operation {n}: {quote(name)} must be true or false, not {quote(op[name])}")
         kind = op.get("op") or op.get("action")
         if kind not in ("add", "replace", "remove"):
-            raise UsageError(f"operation {n}: op must be add, replace or remove, not {kind!r}")
+            raise UsageError(f"operation {n}: op must be add, replace or remove, not {quote(kind)}")
         try:
             text = None
             if kind == "add":

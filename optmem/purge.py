@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from optmem import fsio, log
-from optmem.errors import BadFrontMatter, ConfirmationRequired, NotFound, OptmemError, Unreadable, UsageError
+from optmem.errors import BadFrontMatter, ConfirmationRequired, NotFound, OptmemError, Unreadable, UsageError, quote
 from optmem.record import BOOKKEEPING, BadLine, parse_line
 from optmem.vault import Vault, validate_name
 
@@ -47,7 +47,7 @@ def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = No
                 targets = idx.ids(domain)
                 if not targets:  # a typo must not read as "done"
                     known = idx.domains()
-                    raise NotFound(f"no records in domain {domain!r}; the vault's domains: "
+                    raise NotFound(f"no records in domain {quote(domain)}; the vault's domains: "
                                    f"{', '.join(known) or '(none)'} — nothing was purged",
                                    domain=domain, domains=known)
             else:

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from optmem import clock, dates, ranking, view
 from optmem import text as textmod
-from optmem.errors import UsageError
+from optmem.errors import UsageError, quote
 from optmem.index import Filters, Index, Row, make_filters, match_all, match_any, open_index
 from optmem.ingest import tokens_for
 from optmem.record import BOOKKEEPING, MEMORY, Record
@@ -81,18 +81,18 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
     with open_index(vault, progress) as idx:
         warnings = idx.warnings()
         if not q.terms:
-            warnings.append(f"{query!r} has nothing to search for: words, numbers and Chinese characters "
+            warnings.append(f"{quote(query)} has nothing to search for: words, numbers and Chinese characters "
                             "are indexed, emoji, symbols and punctuation are not — add a word")
         df = idx.doc_freq(q.terms) if q.terms else {}  # once, for the ranking and the hidden counts
         result = ranked(idx, q, df)._replace(warnings=warnings)
         if not result.hits and q.filters.kind is not None and q.filters.kind not in (known := idx.kinds()):
             # a typo in --kind must not read as "nothing about that"
-            result = result._replace(warnings=[*warnings, f"no record has kind {q.filters.kind!r}; the "
+            result = result._replace(warnings=[*warnings, f"no record has kind {quote(q.filters.kind)}; the "
                                                f"vault's kinds: {', '.join(known) or '(none)'}"])
         if not result.hits and q.filters.tag is not None and not idx.has_tag(q.filters.tag):
             # … nor one in --tag
             tags = idx.tags(TAGS_SHOWN)
-            result = result._replace(warnings=[*result.warnings, f"no record has tag {q.filters.tag!r}; the "
+            result = result._replace(warnings=[*result.warnings, f"no record has tag {quote(q.filters.tag)}; the "
                                                f"vault's most used tags: {', '.join(tags) or '(none)'}"])
         if len(result.hits) < q.limit and not q.filters.current:
             # the past stays findable: say so when cold or forgotten records match too (a page

@@ -25,7 +25,7 @@ from typing import Any, Callable
 from optmem import clock, fsio, ranking, view
 from optmem import meta as metamod
 from optmem import text as textmod
-from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError
+from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError, quote
 from optmem.record import CORRECTION, Record, Tier
 from optmem.runner import run_command
 from optmem.vault import NAME_RE, Vault, validate_name
@@ -405,14 +405,14 @@ def get_node(vault: Vault, ref: str) -> dict[str, Any]:
                          "or leave NODE out for the outline")
     domain, _, node_id = ref.partition("/")
     if not node_id:
-        raise UsageError(f"name a node as DOMAIN/NODE, e.g. hermes/root or hermes/L1-0001, not {ref!r}")
+        raise UsageError(f"name a node as DOMAIN/NODE, e.g. hermes/root or hermes/L1-0001, not {quote(ref)}")
     validate_name(domain, "domain")
     if node_id != "root" and not re.match(r"^L\d+-\d+$", node_id):
-        raise UsageError(f"{node_id!r} is not a node id (root, L1-0001, …)")
+        raise UsageError(f"{quote(node_id)} is not a node id (root, L1-0001, …)")
     nodes, root, _ = _load(vault.tree_dir(domain))
     node = root if node_id == "root" else nodes.get(node_id)
     if node is None:
-        raise NotFound(f"no node {ref!r}; see `optmem tree`", node=ref)
+        raise NotFound(f"no node {quote(ref)}; see `optmem tree`", node=ref)
     return {**_brief(node), "body": node.body, "children": node.children}
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from optmem import fsio, settings
-from optmem.errors import InvalidName, VaultMissing
+from optmem.errors import InvalidName, VaultMissing, quote
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 CACHE = ".cache"
@@ -20,7 +20,7 @@ def validate_name(name: str, what: str = "name") -> str:
     """Refuse any project/domain name that could escape the vault or confuse a path."""
     if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name in (".", ".."):
         raise InvalidName(
-            f"{what} {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
+            f"{what} {quote(name)} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit (no '/', '..' or spaces)",
             name=name,
         )

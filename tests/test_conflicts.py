@@ -313,8 +313,9 @@ def test_merge_refusals(cli, vault, vault_path, monkeypatch):
     before = (vault_path / "LOG.jsonl").read_bytes()
     assert "at least two" in cli.json("merge", a, "--topic", "t", code=2)["error"]["message"]
     assert "--topic is required" in cli.json("merge", a, b, code=2)["error"]["message"]
-    assert "different domains" in cli.json("merge", a, b, "--topic", "t", code=2)["error"]["message"]
-    assert "redline" in cli.json("merge", a, rule, "--topic", "t", code=2)["error"]["message"]
+    # well-formed, but these records cannot be merged: refusals (exit 1), not usage errors
+    assert "different domains" in cli.json("merge", a, b, "--topic", "t", code=1)["error"]["message"]
+    assert "redline" in cli.json("merge", a, rule, "--topic", "t", code=1)["error"]["message"]
     assert "field=value" in cli.json("merge", a, b, "--topic", "t", "--fact", "oops", code=2)["error"]["message"]
     assert (vault_path / "LOG.jsonl").read_bytes() == before
 
@@ -381,8 +382,8 @@ def test_merge_refuses_values_in_conflict_and_keeps_both_values_of_a_key(cli, va
     window(vault_path)
     x = cli.json("append", "OS is Windows", "--key", "os")["id"]
     y = cli.json("append", "OS is Mac", "--key", "os")["id"]
-    err = cli.json("merge", x, y, "--topic", "os", code=2)["error"]
-    assert "in conflict" in err["message"] and "optmem resolve os" in err["message"]
+    err = cli.json("merge", x, y, "--topic", "os", code=1)["error"]
+    assert err["code"] == "not_mergeable" and "in conflict" in err["message"] and "optmem resolve os" in err["message"]
     at(monkeypatch, "2026-01-01T00:00:00Z")
     p = cli.json("append", "editor: vim", "--key", "ed", "-d", "d2")["id"]
     q = cli.json("append", "editor: vim with plugins", "--key", "ed2", "-d", "d2")["id"]

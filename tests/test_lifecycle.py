@@ -160,7 +160,7 @@ def test_confirm_and_reject(cli, vault, vault_path, monkeypatch):
     assert [w["id"] for w in cli.json("pending")["pending"]] == [a, b]  # oldest first
     assert cli.json("confirm", a)["status"] == "confirmed"
     assert cli.json("get", a)["record"]["status"] == "current"
-    assert cli.json("confirm", a)["status"] == "not_pending"  # idempotent
+    assert cli.json("confirm", a)["status"] == "already_confirmed"  # idempotent
     rejected = cli.json("reject", b, "--reason", "the user never said that")
     assert rejected["status"] == "rejected"
     got = cli.json("get", b)["record"]

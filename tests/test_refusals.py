@@ -177,11 +177,12 @@ def test_correct_and_forget_of_a_hot_memory_journal_record_point_to_replace_and_
     entry = cli.json("add", "the deploy runs on Fridays", *target)["entry"]["id"]
     [journal] = _journal_ids(vault_path)
     before = vault.log_path.read_bytes()
-    out = cli.json("correct", journal, "the deploy runs on Mondays", code=2)["error"]
-    assert out["code"] == "usage" and f"[{entry}]" in out["message"]
+    # a well-formed command the record cannot take: refused (exit 1), not a usage error
+    out = cli.json("correct", journal, "the deploy runs on Mondays", code=1)["error"]
+    assert out["code"] == "hot_memory_journal" and f"[{entry}]" in out["message"]
     assert "optmem replace" in out["message"] and hint in out["message"]
-    out = cli.json("forget", journal, code=2)["error"]
-    assert out["code"] == "usage" and f"optmem remove --id {entry}" in out["message"] and hint in out["message"]
+    out = cli.json("forget", journal, code=1)["error"]
+    assert out["code"] == "hot_memory_journal" and f"optmem remove --id {entry}" in out["message"] and hint in out["message"]
     assert vault.log_path.read_bytes() == before
 
 
@@ -193,8 +194,8 @@ def test_correct_and_forget_of_a_bookkeeping_line_point_to_the_record_it_is_abou
     [seen] = [r["id"] for r in map(j.loads, vault.log_path.read_text().splitlines()) if r.get("kind") == "seen"]
     before = vault.log_path.read_bytes()
     for args in (["correct", seen, "the deploy runs on Mondays"], ["forget", seen]):
-        out = cli.json(*args, code=2)["error"]
-        assert out["code"] == "usage" and "`seen` line about record" in out["message"]
+        out = cli.json(*args, code=1)["error"]  # refused: the command line is fine, the record is not
+        assert out["code"] == "bookkeeping_line" and "`seen` line about record" in out["message"]
         assert out["ref"] == first and first[-8:] in out["message"]
     assert vault.log_path.read_bytes() == before
 

@@ -10,7 +10,7 @@ from types import GenericAlias
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperGroup
 
 from optmem import __version__
 from optmem.cli import COMMANDS
@@ -52,8 +52,25 @@ def to_click(cmd: Command) -> Any:
     callback.__doc__ = cmd.help
     sub = typer.Typer(rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False)
     sub.command(cmd.name.split(" ")[-1])(callback)
-    return typer.main.get_command_from_info(sub.registered_commands[0],
-                                            pretty_exceptions_short=True, rich_markup_mode=None)
+    click_cmd = typer.main.get_command_from_info(sub.registered_commands[0],
+                                                 pretty_exceptions_short=True, rich_markup_mode=None)
+    for param in click_cmd.params:
+        if isinstance(param, TyperArgument):
+            param.__class__ = PlainArgument
+    return click_cmd
+
+
+class PlainArgument(TyperArgument):
+    """A positional argument as Click's usage line writes it — `optmem add [OPTIONS] TEXT` —
+    where Typer (0.28) writes a required one in braces, `{TEXT}`, which reads as a placeholder
+    for a literal brace."""
+
+    def make_metavar(self, ctx: Any, *, usage: bool = False) -> str:
+        var: str = super().make_metavar(ctx, usage=usage)
+        if usage and self.required and var.startswith("{") and var.endswith("}"):
+            var = var[1:-1]
+            return var + "..." if self.nargs != 1 and not var.endswith("...") else var  # touch ID...
+        return var
 
 
 class OptmemGroup(TyperGroup):

@@ -91,6 +91,9 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
 def confirm(record_id: str, source: str | None, json_out: bool) -> None:
     """Confirm a pending record: it becomes current.
 
+    A guess confirmed before says so (nothing written). A record that was never a guess, a
+    forgotten one (`optmem get` says by what) or a bookkeeping line is refused (exit 1).
+
     \b
     Example:
       optmem confirm 7QMZMMFT
@@ -105,6 +108,10 @@ def confirm(record_id: str, source: str | None, json_out: bool) -> None:
          opt("reason", help="Why it is wrong (kept in the tombstone)."), SOURCE)
 def reject(record_id: str, reason: str | None, source: str | None, json_out: bool) -> None:
     """Reject a pending record: it is forgotten, with your reason (it stays in LOG.jsonl).
+
+    Rejecting it again keeps the first reason. A record that is not a guess waiting — stored
+    as a fact, confirmed, or a bookkeeping line — is refused (exit 1): `optmem forget` hides a
+    fact, `optmem correct` replaces it.
 
     \b
     Example:

@@ -13,7 +13,8 @@ def _finish(json_out: bool, ok: bool, payload: dict[str, Any], human: str) -> No
         raise CommandExit(1)
 
 
-@command("doctor", flag("fix", help="Make the safe repairs (end a torn line, quarantine unparseable lines, rebuild the index)."))
+@command("doctor", flag("fix", help="Make the safe repairs (end a torn line, quarantine unparseable lines, stamp "
+                               "lines without ts, rebuild the index)."))
 def doctor(fix: bool, json_out: bool) -> None:
     """Check the vault's files; exit 1 while problems remain. Without --fix nothing changes.
 

@@ -12,6 +12,7 @@ from optmem.cli import COMMANDS
 from optmem.cli.common import CAPTURE, STATE, dumps
 from optmem.cli.spec import REGISTRY, command
 from optmem.errors import OptmemError
+from optmem.integrations.mcp import TOOL_NAMES
 
 
 def call(args: list[str]) -> str:
@@ -33,17 +34,7 @@ def refuse(err: OptmemError) -> str:
     return dumps({"ok": False, "error": err.to_dict()})
 
 
-@command("mcp")
 def mcp(json_out: bool) -> None:
-    """Serve the vault to agents over MCP (stdio); needs the optmem[mcp] extra.
-
-    Tools: memory, search, append, correct, forget, handoff_read, handoff_write, context — each
-    returns the same JSON as the CLI's --json.
-
-    \b
-    Example:
-      claude mcp add optmem -- optmem --vault ~/.optmem mcp
-    """
     from optmem.integrations.mcp import build_server, server_class
 
     from optmem.cli.common import get_vault
@@ -55,3 +46,15 @@ def mcp(json_out: bool) -> None:
         importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
     STATE.vault_opt = vault_opt
     build_server(REGISTRY, call, refuse).run()
+
+
+# the help lists the tools from the server's own table, so it names every one the server has
+mcp.__doc__ = f"""Serve the vault to agents over MCP (stdio); needs the optmem[mcp] extra.
+
+    Tools: {", ".join(TOOL_NAMES)} — each returns the same JSON as the CLI's --json.
+
+    \b
+    Example:
+      claude mcp add optmem -- optmem --vault ~/.optmem mcp
+    """
+command("mcp")(mcp)

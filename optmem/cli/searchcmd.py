@@ -8,6 +8,7 @@ from typing import Any
 from optmem.cli.common import (emit, env_domain, get_vault, progress_callback, read_arg, short,
                                warn_all)
 from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
+from optmem.errors import quote
 
 PROJECT = opt("project", "--project", "-p", help="Only this project.")
 
@@ -47,7 +48,7 @@ def render_hits(result: dict[str, Any]) -> str | None:
         rid = h["id"] if h["kind"] == "summary" else short(h["id"])  # a node id is short and whole
         rows.append((age, where, rid, text, badges(h), h.get("explain")))
     if not rows:
-        return f"no matches for {result['query']!r}" + _cold_hint(result)
+        return f"no matches for {quote(result['query'])}" + _cold_hint(result)
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table
@@ -294,38 +295,42 @@ def resolve(key: str, keep: str | None, value: str | None, domain: str | None, p
          opt("text", help="Its main text (default: the topic and every fragment, joined)."),
          opt("fact", multiple=True, help="A structured field, field=value (repeatable)."),
          opt("key", help="A fact key for the merged record."),
-         flag("suggest", help="Only list groups of ≥ 3 current records that look like one topic."),
+         flag("suggest", help="Only list groups of ≥ 3 current records about one subject that merge "
+                               "accepts, each with a --topic; nothing is merged."),
          opt("source", help="Who merged them."), UNSAFE)
 def merge(record_ids: list[str] | None, topic: str | None, text: str | None, fact: list[str] | None,
           key: str | None, suggest: bool, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
     """Merge fragments about one topic into one structured record; every detail is kept.
 
-    \\b
+    \b
+    The merged record supersedes the fragments; its details keep each one verbatim.
+    --suggest lists groups of current records about one subject that merge accepts.
     Example:
       optmem merge --suggest
       optmem merge 7QMZMMFT 9XKD2P1A 3JH8WQ0N --topic "Japan trip" --fact month=June
     """
+    import shlex
     from dataclasses import asdict
 
-    from optmem import facts
+    from optmem import merging
     from optmem.errors import UsageError
 
     if suggest:
         if record_ids:
             raise UsageError("--suggest lists groups; give either IDs to merge or --suggest")
-        found = facts.suggest_merges(get_vault())
+        found = merging.suggest_merges(get_vault())
         emit(json_out, {"suggestions": [asdict(s) for s in found], "count": len(found)},
              lambda: "\n".join(f"{s.reason}:\n" + "\n".join(f"  {short(i)}  {' '.join(t.split())[:80]}"
                                                              for i, t in zip(s.ids, s.texts))
-                               + f"\n  optmem merge {' '.join(short(i) for i in s.ids)} --topic …"
+                               + f"\n  optmem merge {' '.join(short(i) for i in s.ids)} --topic {shlex.quote(s.topic)}"
                                for s in found) or "nothing to suggest")
         return
     fields = {}
     for pair in fact or []:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
-            raise UsageError(f"--fact {pair!r}: use field=value, e.g. --fact city=Tokyo")
+            raise UsageError(f"--fact {quote(pair)}: use field=value, e.g. --fact city=Tokyo")
         fields[name.strip()] = value.strip()
-    res = facts.merge(get_vault(), list(record_ids or []), topic or "", text=text, fields=fields, key=key,
-                      source=source, allow_unsafe=allow_unsafe)
+    res = merging.merge(get_vault(), list(record_ids or []), topic or "", text=text, fields=fields, key=key,
+                        source=source, allow_unsafe=allow_unsafe)
     emit(json_out, asdict(res), lambda: f"merged {len(res.fragments)} records into {res.id}")

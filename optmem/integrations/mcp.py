@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from types import GenericAlias
 from typing import Annotated, Any, Literal
 
-from optmem.errors import OptmemError, UsageError
+from optmem.errors import OptmemError, UsageError, quote
 
 # tool name → the CLI command it runs, and the command's parameters it does not expose
 TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -32,6 +32,8 @@ TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "handoff_write": ("handoff write", ("file",)),  # a path on the server's disk: not for agents
     "context": ("context", ()),
 }
+HAND_WRITTEN = ("memory",)  # Hermes Agent's memory tool: its own arguments, not a command's
+TOOL_NAMES = (*HAND_WRITTEN, *TOOLS)  # every tool the server registers, in order (help and docs list these)
 NEVER = ("json_out", "allow_unsafe")  # the result is always JSON; agents cannot bypass the scanner
 # An agent's plain `append` is stored as any write is — it comes back at the next session's
 # `context`; only what the agent marks as a guess (a `confidence` below [lifecycle]
@@ -220,7 +222,7 @@ def build_server(commands: Mapping[str, Any], call: Call, refuse: Callable[[Optm
             return as_result(call(["remove", *where, "--", old_text or ""]))
         if action in ("read", "show"):
             return as_result(call(["show", *where]))
-        return as_result(refuse(UsageError(f"action must be add, replace, remove or read, not {action!r}")))
+        return as_result(refuse(UsageError(f"action must be add, replace, remove or read, not {quote(action)}")))
 
     _register(app, memory)
     for name, (command, hidden) in TOOLS.items():
