@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from optmem import clock, fsio, ranking, view
 from optmem import meta as metamod
@@ -98,6 +98,89 @@ def _terms(text: str) -> list[str]:
     return [t for t in textmod.tokens(text, stem=False) if len(t) > 1 and t not in textmod.STOPWORDS and not t.isdigit()]
 
 
+# Chinese has no spaces, and optmem no word segmenter: the tokeniser's bigrams (色主, 置为 from
+# 深色主题, 设置为) serve search, but are no words to show. A key term is a string of Han
+# characters that recurs across the items and whose neighbours vary on both sides (a string
+# nearly always preceded by the same character is the tail of a longer word, not a word).
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
+_HAN_RUN = re.compile(f"[{_HAN}]+")
+_TERM_LONGEST = 6  # characters: longer recurring strings are phrases, their words are found inside
+# characters that carry grammar, not a topic: a term made only of them says nothing (一个, 可以)
+_FUNCTION_CHARS = frozenset("的地得了着过是在和与及或也都就还又很太把被给对向从到为于以之其而且吗呢吧啊呀嘛哦么"
+                            "这那哪谁我你他她它们个一不没有要会能可将让使")
+# particles that cling to the edge of the word beside them (为深色主题, 主题的): trimmed off a
+# term; chars that often begin or end a word themselves (在线, 对象, 通过) are not among them
+_LEADING = frozenset("的把被为和与")
+_TRAILING = frozenset("的了着吗呢吧啊呀嘛哦")
+
+
+def _han_terms(texts: list[str]) -> Counter[str]:
+    """Chinese key terms of `texts`, each with the number of texts holding it: strings of 2–6 Han
+    characters that recur in several texts (or stand alone between punctuation, spaces or other
+    scripts, 2–4 characters), neither side dominated by one neighbour, particles trimmed off the
+    edges, none made only of function characters. Deterministic."""
+    runs = [_HAN_RUN.findall(t) if textmod.has_cjk(t) else [] for t in texts]  # as written
+    if not any(runs):
+        return Counter()
+    # every run of every text in one string, a space between runs; owner[i]: the text of place i
+    joined = " ".join(run for text_runs in runs for run in text_runs)
+    owner = [t for t, text_runs in enumerate(runs) for run in text_runs for _ in range(len(run) + 1)]
+    # apriori: a string of n characters recurs only where its two halves of n-1 do, so each
+    # length looks only at the places the last one left (up to one longer than a term, to see
+    # whether the longest terms are parts of longer strings)
+    df: Counter[str] = Counter()
+    places = [i for i in range(len(joined) - 1) if joined[i] != " " and joined[i + 1] != " "]
+    for n in range(2, _TERM_LONGEST + 2):
+        grams = [joined[i : i + n] for i in places]
+        held = Counter(g for _, g in set(zip([owner[i] for i in places], grams)))
+        recurring = {g for g, c in held.items() if c >= 2}
+        if not recurring:
+            break
+        df.update({g: held[g] for g in recurring})
+        ok = [i for i, g in zip(places, grams) if g in recurring]
+        kept = set(ok)
+        places = [i for i in ok if i + 1 in kept]
+    alone = Counter(r for text_runs in runs for r in set(text_runs) if 2 <= len(r) <= 4)
+    # how often its most frequent one-character extension recurs, on either side
+    top: dict[str, int] = {}
+    for g, c in df.items():
+        if len(g) > 2:
+            for part in (g[1:], g[:-1]):
+                if c > top.get(part, 0):
+                    top[part] = c
+
+    def varied(g: str) -> bool:
+        # one neighbour in (nearly) every text that holds it, on either side: the string is part
+        # of a longer one (色主 of 深色主题); the edge of a run is a boundary, never a neighbour
+        return 4 * top.get(g, 0) < 3 * df[g]
+
+    words = {g for g in df if len(g) <= _TERM_LONGEST and varied(g)}
+    found: Counter[str] = Counter()
+    for g, count in [*((g, df[g]) for g in words), *alone.items()]:
+        if any(part in words and df[part] > count for part in (g[1:], g[:-1])):
+            continue  # a word that recurs more often, and a neighbour it happens to have (端端口)
+        term = g
+        while term and term[0] in _LEADING:
+            term = term[1:]
+        while term and term[-1] in _TRAILING:
+            term = term[:-1]
+        if len(term) < 2 or all(ch in _FUNCTION_CHARS for ch in term):
+            continue
+        found[term] = max(found[term], df.get(term, count), count)
+    return found
+
+
+def key_terms(texts: list[str], limit: int = 12, *, words: Counter[str] | None = None) -> list[str]:
+    """The words a set of texts is about, most shared first: English (and other spaced) words as
+    written, Chinese terms found as `_han_terms` finds them — never a fragment across words.
+    `words`: the texts' `_terms` counted once per text, when the caller has them already."""
+    if words is None:
+        words = Counter(t for text in texts for t in set(_terms(text)))
+    counts = Counter({t: n for t, n in words.items() if t.isascii() or not _HAN_RUN.search(t)})
+    counts.update(_han_terms(texts))
+    return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
+
+
 def extractive(domain: str, level: int, start: str, end: str, count: int, items: list[Item],
                kinds: Counter[str], max_chars: int) -> str:
     """Counts by kind, key terms, then the most representative items (ids kept for drill-down);
@@ -108,10 +191,9 @@ def extractive(domain: str, level: int, start: str, end: str, count: int, items:
         terms = set(_terms(it.text))
         per_item.append(terms)
         tf.update(terms)
-    key_terms = [t for t, _ in sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))[:12]]
     head = [f"**{domain}** · level {level} · {count:,} records · {start[:10]} → {end[:10]}", "",
             "Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
-            "Key terms: " + (", ".join(key_terms) or "—"), ""]
+            "Key terms: " + (", ".join(key_terms([it.text for it in items], words=tf)) or "—"), ""]
 
     def centrality(i: int) -> float:
         terms = per_item[i]
