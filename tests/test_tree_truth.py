@@ -1,15 +1,22 @@
-"""The summary tree tells what every other surface tells: Chinese key terms are words of the
-text, not bigrams across words."""
+"""The summary tree tells what every other surface tells: `compact` repairs any node that still
+quotes a forgotten record, a quoted record that changed status is labelled when shown and made
+again by `compact`, a guess never reads as a fact, and Chinese key terms are words of the text,
+not bigrams across words."""
 
 from __future__ import annotations
 
+import json
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
 from conftest import log_lines, put
 from optmem import tree
 from optmem.vault import Vault
+
+SECRET = "小明搬到了 swordfish 街 4417 号"
 
 
 @pytest.fixture(autouse=True)
@@ -30,6 +37,110 @@ def fill(vault: Vault, texts: list[str], domain: str = "hermes", **fields) -> li
         ids.append(put(vault, text, domain=domain, gate=False, **fields).id)
     os.environ["OPTMEM_NOW"] = "2026-03-01T12:00:00Z"
     return ids
+
+
+NOTES = ["部署 前端 到 staging — deploy the frontend", "后端端口 9090 for the api", "每周五 发布 release train",
+         "数据库 备份 每天凌晨 backup", "监控 告警 发到 oncall 频道", "缓存 过期 时间 cache ttl 十分钟",
+         "日志 保留 三十天 log retention"]
+
+
+def secret_tree(vault: Vault, cli) -> tuple[str, Path]:
+    """Eight records (the secret among them) in two level-1 nodes, a level-2 node and the root."""
+    small_tree(vault)
+    ids = fill(vault, [NOTES[0], SECRET, *NOTES[1:]])
+    cli.json("compact")
+    folder = vault.root / "tree" / "hermes"
+    assert sorted(p.name for p in folder.iterdir()) == ["L1-0001.md", "L1-0002.md", "L2-0001.md", "root.md"]
+    assert all("swordfish" in (folder / name).read_text("utf-8")  # quoted all the way up
+               for name in ("L1-0001.md", "L2-0001.md", "root.md"))
+    return ids[1], folder
+
+
+def tree_text(folder: Path) -> str:
+    return "".join(p.read_text("utf-8") for p in sorted(folder.iterdir()))
+
+
+def summary_hits(cli, query: str) -> list[dict]:
+    return cli.json("search", query, "--kind", "summary")["hits"]
+
+
+# -- a forgotten record leaves the tree ------------------------------------------------------
+def forget_by_hand(vault_path: Path, rid: str) -> None:
+    """A forget line typed by a person (or merged by git): no command ran, the tree knows nothing."""
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"v": 1, "id": "01KHANDTYPEDF0RGET0000000A", "ts": "2026-03-01T13:00:00Z",
+                             "domain": "hermes", "kind": "forget", "ref": rid}) + "\n")
+
+
+def test_compact_repairs_nodes_after_a_hand_typed_forget_line(vault, cli, vault_path):
+    secret, folder = secret_tree(vault, cli)
+    forget_by_hand(vault_path, secret)
+    assert cli.json("get", secret)["record"]["status"] == "forgotten"
+    # shown nodes leave it out at once; the files wait for compact
+    assert "swordfish" not in cli.json("tree", "hermes/L1-0001")["node"]["body"]
+    assert all("swordfish" not in h["text"] for h in summary_hits(cli, "swordfish 小明搬到 部署"))
+    assert "swordfish" in tree_text(folder)
+    out = cli.json("compact")["domains"][0]
+    assert out["refreshed"] == ["L1-0001", "L2-0001"] and out["root_updated"] and out["created"] == []
+    assert "swordfish" not in tree_text(folder) and "小明搬到" not in tree_text(folder)
+    assert cli.json("compact")["domains"][0]["refreshed"] == []  # idempotent
+
+
+def test_nodes_made_before_they_kept_statuses_stay_as_they_are_until_a_record_changes(vault, cli, vault_path):
+    secret, folder = secret_tree(vault, cli)
+    for path in folder.iterdir():  # as an earlier optmem wrote them: no `view` in the front matter
+        path.write_text("".join(x for x in path.read_text("utf-8").splitlines(keepends=True)
+                                if not x.startswith("view: ")), "utf-8")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert cli.json("compact")["domains"][0]["refreshed"] == []
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    forget_by_hand(vault_path, secret)
+    assert cli.json("compact")["domains"][0]["refreshed"] == ["L1-0001", "L2-0001"]
+    assert "swordfish" not in tree_text(folder)
+    assert (folder / "L1-0002.md").read_bytes() == before["L1-0002.md"]
+    assert tree.parse((folder / "L1-0001.md").read_text("utf-8")).view is not None
+
+
+# -- statuses agree with get ------------------------------------------------------------------
+def test_guesses_and_inferences_are_badged_and_a_confirmed_guess_loses_its_badge(vault, cli):
+    small_tree(vault)
+    fill(vault, NOTES[:2])
+    guess = fill(vault, ["用户可能喜欢 vim 键位"], confidence=0.2)[0]
+    fill(vault, ["the user seems to work late at night"], basis="inferred")
+    cli.json("compact")
+    l1 = vault.root / "tree" / "hermes" / "L1-0001.md"
+    body = l1.read_text("utf-8")
+    assert f"用户可能喜欢 vim 键位 (`{guess}`) [pending]" in body
+    assert "the user seems to work late at night (`" in body and "`) [inferred]" in body
+    cli.json("confirm", guess)
+    shown = cli.json("tree", "hermes/L1-0001")["node"]["body"]
+    assert f"用户可能喜欢 vim 键位 (`{guess}`)\n" in shown  # what get says: current
+    assert "[pending]" in l1.read_text("utf-8")  # the file, until compact makes it again
+    assert cli.json("compact")["domains"][0]["refreshed"] == ["L1-0001"]
+    assert "[pending]" not in l1.read_text("utf-8") and "vim 键位" in l1.read_text("utf-8")
+
+
+def test_a_superseded_or_expired_quoted_record_is_labelled_then_made_again_by_compact(vault, cli):
+    small_tree(vault)
+    ids = fill(vault, ["后端端口是 8080 backend port", NOTES[0], NOTES[3]])
+    short_lived = fill(vault, ["本周 staging 冻结 freeze"], ttl="2d")[0]
+    cli.json("compact")
+    l1 = vault.root / "tree" / "hermes" / "L1-0001.md"
+    assert ids[0] in l1.read_text("utf-8") and short_lived in l1.read_text("utf-8")
+    fixed = cli.json("correct", ids[0], "后端端口改成 9090 了")["record"]["id"]
+    os.environ["OPTMEM_NOW"] = "2026-03-05T00:00:00Z"  # past the ttl
+    assert cli.json("get", ids[0])["record"]["status"] == "superseded"
+    assert cli.json("get", short_lived)["record"]["status"] == "expired"
+    shown = cli.json("tree", "hermes/L1-0001")["node"]["body"]
+    assert f"(`{ids[0]}`) [superseded by {fixed[-8:]}]" in shown
+    assert f"(`{short_lived}`) [expired]" in shown
+    hit = next(h for h in summary_hits(cli, "后端端口 backend") if h["id"] == "hermes/L1-0001")
+    assert f"[superseded by {fixed[-8:]}]" in hit["text"]
+    out = cli.json("compact")["domains"][0]
+    assert out["refreshed"] == ["L1-0001"]
+    body = tree.parse(l1.read_text("utf-8")).body
+    assert ids[0] not in body and short_lived not in body and "部署 前端" in body  # left out, as at sealing
+    assert "superseded" not in cli.json("tree", "hermes/L1-0001")["node"]["body"]
 
 
 # -- Chinese key terms ----------------------------------------------------------------------
