@@ -1,7 +1,7 @@
-"""The summary tree tells what every other surface tells: `compact` repairs any node that still
-quotes a forgotten record, a quoted record that changed status is labelled when shown and made
-again by `compact`, a guess never reads as a fact, and Chinese key terms are words of the text,
-not bigrams across words."""
+"""The summary tree tells what every other surface tells: a forgotten record leaves its files at
+once (and `compact` repairs any node that still quotes one), a quoted record that changed status
+is labelled when shown and made again by `compact`, a guess never reads as a fact, and Chinese
+key terms are words of the text, not bigrams across words."""
 
 from __future__ import annotations
 
@@ -65,6 +65,57 @@ def summary_hits(cli, query: str) -> list[dict]:
 
 
 # -- a forgotten record leaves the tree ------------------------------------------------------
+def test_forget_takes_the_text_out_of_every_node_and_every_surface_at_once(vault, cli, vault_path):
+    secret, folder = secret_tree(vault, cli)
+    before = {p.name: tree.parse(p.read_text("utf-8")) for p in folder.iterdir()}
+    assert any("swordfish" in h["text"] for h in summary_hits(cli, "swordfish 小明搬到"))
+    out = cli.json("forget", secret)
+    assert "swordfish" not in tree_text(folder) and "小明搬到" not in tree_text(folder)
+    assert out["status"] == "forgotten" and out["warnings"] == []
+    after = {p.name: tree.parse(p.read_text("utf-8")) for p in folder.iterdir()}
+    # made again in place: the same nodes, the same children, the level-1 node without it
+    assert {k: (n.id, n.children, n.count) for k, n in after.items()} == \
+        {k: (n.id, n.children, n.count) for k, n in before.items()}
+    assert secret not in after["L1-0001.md"].body and "部署 前端" in after["L1-0001.md"].body
+    assert after["L1-0002.md"] == before["L1-0002.md"]  # a node that never covered it is not touched
+    for ref in ("hermes/L1-0001", "hermes/L2-0001", "hermes/root"):
+        assert "swordfish" not in cli.json("tree", ref)["node"]["body"]
+    assert all("swordfish" not in h["text"] for h in summary_hits(cli, "swordfish 小明搬到 部署"))
+    assert summary_hits(cli, "swordfish") == []
+    # and a second compact leaves it out too (nothing is stale any more)
+    again = cli.json("compact")["domains"][0]
+    assert again["created"] == [] and again["refreshed"] == [] and "swordfish" not in tree_text(folder)
+
+
+def test_the_mcp_search_of_summaries_no_longer_finds_a_forgotten_record(vault, cli, vault_path):
+    from test_agents import mcp_session
+
+    secret, _ = secret_tree(vault, cli)
+
+    async def script(s) -> dict:
+        before = await s.call_tool("search", {"query": "swordfish 小明搬到 部署", "kind": "summary"})
+        gone = await s.call_tool("forget", {"id": secret})
+        after = await s.call_tool("search", {"query": "swordfish 小明搬到 部署", "kind": "summary"})
+        return {"before": before.content[0].text, "gone": gone.content[0].text, "after": after.content[0].text}
+
+    got = mcp_session(vault_path, script)
+    assert any("swordfish" in h["text"] for h in json.loads(got["before"])["hits"])
+    assert json.loads(got["gone"])["status"] == "forgotten"
+    hits = json.loads(got["after"])["hits"]
+    assert hits and all("swordfish" not in h["text"] for h in hits)
+
+
+def test_reject_of_a_pending_guess_takes_it_out_of_the_tree(vault, cli):
+    small_tree(vault)
+    ids = fill(vault, NOTES[:3])
+    guess = fill(vault, ["用户大概 想要 swordfish 主题"], confidence=0.2)[0]
+    cli.json("compact")
+    folder = vault.root / "tree" / "hermes"
+    assert "swordfish" in (folder / "L1-0001.md").read_text("utf-8") and ids
+    assert cli.json("reject", guess)["status"] == "rejected"
+    assert "swordfish" not in tree_text(folder)
+
+
 def forget_by_hand(vault_path: Path, rid: str) -> None:
     """A forget line typed by a person (or merged by git): no command ran, the tree knows nothing."""
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
@@ -99,6 +150,41 @@ def test_nodes_made_before_they_kept_statuses_stay_as_they_are_until_a_record_ch
     assert "swordfish" not in tree_text(folder)
     assert (folder / "L1-0002.md").read_bytes() == before["L1-0002.md"]
     assert tree.parse((folder / "L1-0001.md").read_text("utf-8")).view is not None
+
+
+def test_an_edited_node_keeps_the_persons_words_but_not_the_forgotten_lines(vault, cli):
+    secret, folder = secret_tree(vault, cli)
+    l1 = folder / "L1-0001.md"
+    l1.write_text(l1.read_text("utf-8").replace(
+        "Key terms:", f"Note by a person.\nRemember: {SECRET} (asked twice)\nKey terms:"), "utf-8")
+    root = folder / "root.md"
+    root.write_text(root.read_text("utf-8") + "\nA person's overview.\n", "utf-8")
+    res = cli("forget", secret)
+    assert res.exit_code == 0 and "edited by hand" in res.stderr and "without the 2 line(s)" in res.stderr
+    node = tree.parse(l1.read_text("utf-8"))
+    assert node.edited and "Note by a person." in node.body and "部署 前端" in node.body
+    assert "A person's overview." in root.read_text("utf-8")
+    assert "swordfish" not in tree_text(folder)
+
+
+def test_a_summarisers_node_is_summarised_again_without_the_forgotten_record(vault, cli):
+    echo = f'{sys.executable} -c "import sys; print(sys.stdin.read())"'  # its body is its input
+    small_tree(vault, run=4, fanout=4)
+    ids = fill(vault, [NOTES[0], SECRET, "an old plan: meet at the opensesame cafe", NOTES[1]])
+    cli.json("forget", ids[2])  # forgotten before it was sealed: no summariser may read it
+    cli.json("compact", "--summarizer", echo)
+    folder = vault.root / "tree" / "hermes"
+    node = tree.parse((folder / "L1-0001.md").read_text("utf-8"))
+    assert node.summarizer == echo and "swordfish" in node.body and "opensesame" not in node.body
+    res = cli("forget", ids[1])  # forget runs no command: a stand-in until the next compact
+    assert res.exit_code == 0 and "summarises it again" in res.stderr
+    node = tree.parse((folder / "L1-0001.md").read_text("utf-8"))
+    assert node.resummarize and node.summarizer == "extractive" and "swordfish" not in tree_text(folder)
+    out = cli.json("compact", "--summarizer", echo)["domains"][0]
+    assert "L1-0001" in out["refreshed"]
+    node = tree.parse((folder / "L1-0001.md").read_text("utf-8"))
+    assert node.summarizer == echo and not node.resummarize and "部署 前端" in node.body
+    assert "swordfish" not in tree_text(folder) and "opensesame" not in tree_text(folder)
 
 
 # -- statuses agree with get ------------------------------------------------------------------
