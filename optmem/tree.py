@@ -7,11 +7,12 @@ only node that is rebuilt over new children. Nodes are Markdown files with front
 `tree/<domain>/`; a person may edit a node's body and later compactions keep the edit. The log
 is only read.
 
-The built-in summariser is extractive and deterministic: counts by kind, key terms, and the most
-representative current records with their ids (corrections and redlines always kept, superseded,
-expired and forgotten records left out, a guess badged `[pending]`, an inference `[inferred]`),
-within `tree.max_chars`. `--summarizer CMD` pipes a node's input to a command instead, falling
-back to the extractive summary (with a warning) when it fails or times out.
+The built-in summariser (`optmem.summary`) is extractive and deterministic: counts by kind, key
+terms, and the most representative current records with their ids (corrections and redlines
+always kept, superseded, expired and forgotten records left out, a guess badged `[pending]`, an
+inference `[inferred]`), within `tree.max_chars`. `--summarizer CMD` pipes a node's input to a
+command instead, falling back to the extractive summary (with a warning) when it fails or times
+out; its input holds what the extractive one would quote, nothing else.
 
 The tree tells what `get` tells. A level-1 node keeps a digest of its records' statuses (`view`)
 from when its body was made; when one of them changes (superseded, expired, confirmed, forgotten
@@ -24,15 +25,14 @@ longer what the node says, and leave out forgotten ones.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from optmem import clock, fsio, ranking, view
+from optmem import clock, fsio, ranking, summary, view
 from optmem import meta as metamod
 from optmem import text as textmod
 from optmem.errors import BadFrontMatter, NotFound, OptmemError, Unreadable, UsageError
@@ -46,11 +46,6 @@ if TYPE_CHECKING:
 
 EXTRACTIVE = "extractive"
 _NODE_FILE = re.compile(r"^L(\d+)-(\d+)\.md$")
-# a quoted record: "- text (`ID`) [badge] [badge]"
-_BULLET_ID = re.compile(r"^- (.*) \(`([0-9A-Za-z]{6,26})`\)((?: \[[^\[\]]+\])*)$")
-_BADGE = re.compile(r"\[([^\[\]]+)\]")
-PENDING, INFERRED = "pending", "inferred"  # the badges of a guess and of an agent's conclusion
-_KEPT_BADGES = ("correction", "redline")   # a bullet with one of these is always quoted
 # what a summary leaves out: no longer what holds (the tree quotes what `get` calls current)
 _LEFT_OUT = (view.Status.SUPERSEDED, view.Status.EXPIRED, view.Status.FORGOTTEN)
 
@@ -108,141 +103,6 @@ def parse(text: str) -> Node:
                 view=str(seen) if seen is not None else None, resummarize=bool(meta.get("resummarize")))
 
 
-# -- summarising -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Item:
-    """One line a summary may quote: a record (level 1) or a line of a child node."""
-
-    id: str
-    text: str
-    badges: tuple[str, ...]  # redline | correction, then pending | inferred
-    kind: str
-
-
-def _terms(text: str) -> list[str]:
-    return [t for t in textmod.tokens(text, stem=False) if len(t) > 1 and t not in textmod.STOPWORDS and not t.isdigit()]
-
-
-# Chinese has no spaces, and optmem no word segmenter: the tokeniser's bigrams (色主, 置为 from
-# 深色主题, 设置为) serve search, but are no words to show. A key term is a string of Han
-# characters that recurs across the items and whose neighbours vary on both sides (a string
-# nearly always preceded by the same character is the tail of a longer word, not a word).
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
-_HAN_RUN = re.compile(f"[{_HAN}]+")
-_TERM_LONGEST = 6  # characters: longer recurring strings are phrases, their words are found inside
-# characters that carry grammar, not a topic: a term made only of them says nothing (一个, 可以)
-_FUNCTION_CHARS = frozenset("的地得了着过是在和与及或也都就还又很太把被给对向从到为于以之其而且吗呢吧啊呀嘛哦么"
-                            "这那哪谁我你他她它们个一不没有要会能可将让使")
-# particles that cling to the edge of the word beside them (为深色主题, 主题的): trimmed off a
-# term; chars that often begin or end a word themselves (在线, 对象, 通过) are not among them
-_LEADING = frozenset("的把被为和与")
-_TRAILING = frozenset("的了着吗呢吧啊呀嘛哦")
-
-
-def _han_terms(texts: list[str]) -> Counter[str]:
-    """Chinese key terms of `texts`, each with the number of texts holding it: strings of 2–6 Han
-    characters that recur in several texts (or stand alone between punctuation, spaces or other
-    scripts, 2–4 characters), neither side dominated by one neighbour, particles trimmed off the
-    edges, none made only of function characters. Deterministic."""
-    runs = [_HAN_RUN.findall(t) if textmod.has_cjk(t) else [] for t in texts]  # as written
-    if not any(runs):
-        return Counter()
-    # every run of every text in one string, a space between runs; owner[i]: the text of place i
-    joined = " ".join(run for text_runs in runs for run in text_runs)
-    owner = [t for t, text_runs in enumerate(runs) for run in text_runs for _ in range(len(run) + 1)]
-    # apriori: a string of n characters recurs only where its two halves of n-1 do, so each
-    # length looks only at the places the last one left (up to one longer than a term, to see
-    # whether the longest terms are parts of longer strings)
-    df: Counter[str] = Counter()
-    places = [i for i in range(len(joined) - 1) if joined[i] != " " and joined[i + 1] != " "]
-    for n in range(2, _TERM_LONGEST + 2):
-        grams = [joined[i : i + n] for i in places]
-        held = Counter(g for _, g in set(zip([owner[i] for i in places], grams)))
-        recurring = {g for g, c in held.items() if c >= 2}
-        if not recurring:
-            break
-        df.update({g: held[g] for g in recurring})
-        ok = [i for i, g in zip(places, grams) if g in recurring]
-        kept = set(ok)
-        places = [i for i in ok if i + 1 in kept]
-    alone = Counter(r for text_runs in runs for r in set(text_runs) if 2 <= len(r) <= 4)
-    # how often its most frequent one-character extension recurs, on either side
-    top: dict[str, int] = {}
-    for g, c in df.items():
-        if len(g) > 2:
-            for part in (g[1:], g[:-1]):
-                if c > top.get(part, 0):
-                    top[part] = c
-
-    def varied(g: str) -> bool:
-        # one neighbour in (nearly) every text that holds it, on either side: the string is part
-        # of a longer one (色主 of 深色主题); the edge of a run is a boundary, never a neighbour
-        return 4 * top.get(g, 0) < 3 * df[g]
-
-    words = {g for g in df if len(g) <= _TERM_LONGEST and varied(g)}
-    found: Counter[str] = Counter()
-    for g, count in [*((g, df[g]) for g in words), *alone.items()]:
-        if any(part in words and df[part] > count for part in (g[1:], g[:-1])):
-            continue  # a word that recurs more often, and a neighbour it happens to have (端端口)
-        term = g
-        while term and term[0] in _LEADING:
-            term = term[1:]
-        while term and term[-1] in _TRAILING:
-            term = term[:-1]
-        if len(term) < 2 or all(ch in _FUNCTION_CHARS for ch in term):
-            continue
-        found[term] = max(found[term], df.get(term, count), count)
-    return found
-
-
-def key_terms(texts: list[str], limit: int = 12, *, words: Counter[str] | None = None) -> list[str]:
-    """The words a set of texts is about, most shared first: English (and other spaced) words as
-    written, Chinese terms found as `_han_terms` finds them — never a fragment across words.
-    `words`: the texts' `_terms` counted once per text, when the caller has them already."""
-    if words is None:
-        words = Counter(t for text in texts for t in set(_terms(text)))
-    counts = Counter({t: n for t, n in words.items() if t.isascii() or not _HAN_RUN.search(t)})
-    counts.update(_han_terms(texts))
-    return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
-
-
-def bullet(it: Item) -> str:
-    """How a summary quotes a record (its id kept for drill-down) and what it is."""
-    return f"- {' '.join(it.text.split())[:200]} (`{it.id}`)" + "".join(f" [{b}]" for b in it.badges)
-
-
-def extractive(domain: str, level: int, start: str, end: str, count: int, items: list[Item],
-               kinds: Counter[str], max_chars: int) -> str:
-    """Counts by kind, key terms, then the most representative items (ids kept for drill-down);
-    corrections and redlines always make it in. Deterministic."""
-    tf: Counter[str] = Counter()
-    per_item = []
-    for it in items:
-        terms = set(_terms(it.text))
-        per_item.append(terms)
-        tf.update(terms)
-    head = [f"**{domain}** · level {level} · {count:,} records · {start[:10]} → {end[:10]}", "",
-            "Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
-            "Key terms: " + (", ".join(key_terms([it.text for it in items], words=tf)) or "—"), ""]
-
-    def centrality(i: int) -> float:
-        terms = per_item[i]
-        return sum(math.log(1 + tf[t]) for t in terms) / math.sqrt(1 + len(terms))
-
-    must = [i for i, it in enumerate(items) if set(it.badges) & set(_KEPT_BADGES)]
-    rest = sorted((i for i in range(len(items)) if i not in set(must)),
-                  key=lambda i: (-centrality(i), items[i].id))
-    chosen: list[int] = []
-    size = sum(len(h) + 1 for h in head)
-    for i in must + rest:
-        line = bullet(items[i])
-        if i not in must and size + len(line) + 1 > max_chars:
-            continue
-        chosen.append(i)
-        size += len(line) + 1
-    return "\n".join(head + [bullet(items[i]) for i in sorted(chosen)]) + "\n"
-
-
 # -- the tree of one domain ------------------------------------------------------------------
 def _load(folder: Path) -> tuple[dict[str, Node], Node | None, list[str]]:
     nodes: dict[str, Node] = {}
@@ -270,31 +130,6 @@ def _seq(node_id: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def _badges(tail: str) -> tuple[str, ...]:
-    return tuple(_BADGE.findall(tail))
-
-
-def _node_items(node: Node) -> list[Item]:
-    items = []
-    for line in node.body.splitlines():
-        m = _BULLET_ID.match(line.strip())
-        if m:
-            items.append(Item(m.group(2), m.group(1), _badges(m.group(3)), "summary"))
-    return items
-
-
-def _node_kinds(node: Node) -> Counter[str]:
-    for line in node.body.splitlines():
-        if line.startswith("Kinds: "):
-            out: Counter[str] = Counter()
-            for part in line[7:].split(", "):
-                name, _, n = part.rpartition(" ")
-                if n.isdigit():
-                    out[name] += int(n)
-            return out
-    return Counter()
-
-
 def quoting(nodes: dict[str, Node], ids: set[str]) -> set[str]:
     """The keys of `nodes` (by id or by file name) that may quote any of the records `ids`: the
     level-1 nodes that cover them, every node above those, and the root. (Purge deletes them;
@@ -317,58 +152,6 @@ def _above(nodes: dict[str, Node], hit: set[str]) -> set[str]:
     return hit
 
 
-class _Gone(NamedTuple):
-    """A forgotten record as the tree's lines may hold it."""
-
-    needles: list[str]  # its id, the short id optmem prints, its text (when long enough not to be everywhere)
-    text: str           # folded, for the key terms it gave
-
-
-def _gone(row: Row, rec: Record) -> _Gone:
-    flat = " ".join(rec.text.split())[:80]
-    return _Gone([row.id, row.id[-8:], *([flat] if len(flat) >= 6 else [])], textmod.fold(rec.text))
-
-
-_TERMS_LINE = "Key terms: "
-
-
-def _prune_terms(lines: list[str], gone_texts: list[str]) -> list[str]:
-    """`lines` with their "Key terms:" line rid of the terms only forgotten texts held (a term
-    another line still says stays)."""
-    if not gone_texts:
-        return lines
-    kept = textmod.fold("".join(x for x in lines if not x.startswith(_TERMS_LINE)))
-    out = []
-    for line in lines:
-        if line.startswith(_TERMS_LINE):
-            terms = line[len(_TERMS_LINE):].rstrip("\n").split(", ")
-            left = [t for t in terms
-                    if textmod.fold(t) in kept or not any(textmod.fold(t) in g for g in gone_texts)]
-            if left != terms:
-                line = _TERMS_LINE + (", ".join(left) or "—") + ("\n" if line.endswith("\n") else "")
-        out.append(line)
-    return out
-
-
-def _strip(body: str, gone: dict[str, _Gone]) -> tuple[str, int]:
-    """A body without the lines quoting records in `gone` (by id): a bullet by its id, any other
-    line (a person's words) by its id, short id or text; and without the key terms only they
-    gave. Returns (body, lines removed)."""
-    kept, removed = [], 0
-    for line in body.splitlines(keepends=True):
-        m = _BULLET_ID.match(line.strip())
-        if m:
-            quotes = m.group(2) in gone
-        else:
-            flat = " ".join(line.split())
-            quotes = not flat.startswith(_TERMS_LINE) and any(n in flat for g in gone.values() for n in g.needles)
-        if quotes:
-            removed += 1
-        else:
-            kept.append(line)
-    return "".join(_prune_terms(kept, [g.text for g in gone.values()] if removed else [])), removed
-
-
 @dataclass
 class Plan:
     domain: str
@@ -389,7 +172,7 @@ class _Summariser:
         self.timeout = vault.settings.tree.summarizer_timeout
         self.max_chars = vault.settings.tree.max_chars
 
-    def __call__(self, level: int, start: str, end: str, count: int, items: list[Item],
+    def __call__(self, level: int, start: str, end: str, count: int, items: list[summary.Item],
                  kinds: Counter[str], feed: str, *, external: bool = True) -> tuple[str, str]:
         """(body, who made it); `external` False: extractive whatever command is set (a node
         made extractively is made again the same way)."""
@@ -399,7 +182,7 @@ class _Summariser:
                 return ran.output, self.cmd
             self.plan.warnings.append(f"summariser {self.cmd!r} failed ({ran.error}) for a level-{level} node "
                                       f"of {self.domain}; used the extractive summary")
-        return extractive(self.domain, level, start, end, count, items, kinds, self.max_chars), EXTRACTIVE
+        return summary.extractive(self.domain, level, start, end, count, items, kinds, self.max_chars), EXTRACTIVE
 
 
 class _Domain:
@@ -412,21 +195,17 @@ class _Domain:
         self.rows = rows          # every record of the domain by id (compact), else looked up one by one
         self.stand_in = stand_in  # forget: never runs a command; a summariser's node gets a stand-in
         self.now = clock.now().timestamp()
-        self.gone: dict[str, _Gone] = {}  # forgotten records met so far, as lines may hold them
-
-    def row(self, rid: str) -> Row | None:
-        return self.rows.get(rid) if self.rows is not None else self.idx.by_id(rid)
-
-    def status(self, row: Row) -> view.Status:
-        """A record's status as `get` shows it — cold or not: cooling is about recall, not about
-        whether a fact holds, so it changes nothing in the tree."""
-        return view.status(row, self.now, warm=True)
+        self.gone: dict[str, summary.Gone] = {}  # forgotten records met so far, as lines may hold them
 
     def statuses(self, children: list[str]) -> tuple[list[tuple[Row, view.Status]], str]:
-        """The rows of a level-1 node's records with their statuses, and the digest of those
-        statuses (`view`: a node made when they were otherwise is made again)."""
+        """The rows of a level-1 node's records with their statuses as `get` shows them — cold or
+        not: cooling is about recall, not whether a fact holds, so it changes nothing in the
+        tree — and the digest of those statuses (`view`: a node made when they were otherwise is
+        made again)."""
         rows, parts = [], []
-        row_of, status, now = self.row, view.status, self.now  # (once per record of the domain: kept lean)
+        # (runs once per record of the domain on every compact: kept lean)
+        row_of = self.rows.get if self.rows is not None else self.idx.by_id
+        status, now = view.status, self.now
         for rid in children:
             row = row_of(rid)
             if row is None:
@@ -441,7 +220,7 @@ class _Domain:
         """Note the forgotten ones among `rows`: a body kept as it is loses the lines quoting them."""
         for row, st in rows:
             if st == view.Status.FORGOTTEN and row.id not in self.gone:
-                self.gone[row.id] = _gone(row, self.idx.record(row))
+                self.gone[row.id] = summary.gone(row, self.idx.record(row))
 
     def stale(self, node: Node) -> bool:
         """Whether a level-1 node no longer tells what its records are."""
@@ -455,12 +234,12 @@ class _Domain:
         if any(st == view.Status.FORGOTTEN for _, st in rows):
             return True
         now = {row.id: (row, st) for row, st in rows}
-        for it in _node_items(node):
+        for it in summary.items_of(node.body):
             if it.id not in now:
                 continue
             row, st = now[it.id]
-            if (st in _LEFT_OUT or (st == view.Status.PENDING) != (PENDING in it.badges)
-                    or bool(row.inferred) != (INFERRED in it.badges)):
+            if (st in _LEFT_OUT or (st == view.Status.PENDING) != (summary.PENDING in it.badges)
+                    or bool(row.inferred) != (summary.INFERRED in it.badges)):
                 return True
         return False
 
@@ -476,9 +255,9 @@ class _Domain:
                 continue
             rec = self.idx.record(row)
             badges = (["redline"] if row.tier == Tier.REDLINE else ["correction"] if rec.kind == CORRECTION else [])
-            badges += [PENDING] if st == view.Status.PENDING else []
-            badges += [INFERRED] if row.inferred else []
-            item = Item(rec.id, rec.text, tuple(badges), rec.kind)
+            badges += [summary.PENDING] if st == view.Status.PENDING else []
+            badges += [summary.INFERRED] if row.inferred else []
+            item = summary.Item(rec.id, rec.text, tuple(badges), rec.kind)
             items.append(item)
             feed.append(f"[{rec.ts}] [{rec.kind}/{rec.tier}] {rec.text} ({rec.id})"
                         + "".join(f" [{b}]" for b in item.badges))
@@ -492,8 +271,8 @@ class _Domain:
     def over(self, node_id: str, level: int, group: list[Node], *, root: bool = False,
              external: bool = True) -> Node:
         """A node summarising other nodes: its items, kinds and range come from theirs."""
-        items = [it for n in group for it in _node_items(n)]
-        kinds = sum((_node_kinds(n) for n in group), Counter())
+        items = [it for n in group for it in summary.items_of(n.body)]
+        kinds = sum((summary.kinds_of(n.body) for n in group), Counter())
         count = sum(n.count for n in group)
         start, end = min(n.start for n in group), max(n.end for n in group)
         feed = "\n\n".join(f"## {n.id} ({n.start} → {n.end})\n{n.body}" for n in group)
@@ -535,7 +314,7 @@ class _Domain:
     def kept(self, node: Node) -> Node:
         """`node` with its body kept, without the lines quoting forgotten records (a person's
         edit stays an edit; a generated body stays generated)."""
-        body, removed = _strip(node.body, self.gone)
+        body, removed = summary.strip(node.body, self.gone)
         if removed and node.edited:
             self.plan.warnings.append(f"tree/{self.domain}/{node.path_name} was edited by hand; its body was kept "
                                       f"without the {removed} line(s) quoting forgotten records")
@@ -588,7 +367,8 @@ def plan_domain(vault: Vault, domain: str, *, summarizer: str | None = None,
     with open_index(vault) as idx:
         rows = idx.domain_records(domain)
         work = _Domain(vault, idx, domain, summarise, plan, {r.id: r for r in rows})
-        changed = work.refresh(nodes, [n for n in nodes.values() if (n.level == 1 and work.stale(n)) or n.resummarize])
+        stale = [n for n in nodes.values() if (n.level == 1 and work.stale(n)) or n.resummarize]
+        changed = work.refresh(nodes, stale)
         plan.refreshed = sorted(changed.values(), key=lambda n: _seq(n.id))
         next_seq: dict[int, int] = {}
         for nid in nodes:
@@ -717,9 +497,9 @@ def forget(vault: Vault, domain: str, ids: list[str]) -> list[str]:
                 work = _Domain(vault, idx, domain, _Summariser(vault, domain, "", plan), plan, stand_in=True)
                 changed = work.refresh(nodes, hit)
                 new_root = work.again(root, nodes) if root is not None else None
-            _write(vault, domain, changed.values(),
-                   new_root if new_root is not None and root is not None and render(new_root) != render(root)
-                   else None)
+            if root is None or new_root is None or render(new_root) == render(root):
+                new_root = None  # the root says what it said
+            _write(vault, domain, changed.values(), new_root)
             return plan.warnings
     except OptmemError as exc:
         return [f"the summary tree of {domain} may still quote {', '.join(ids)} ({exc.message}); "
@@ -752,62 +532,8 @@ def _brief(node: Node) -> dict[str, Any]:
             "edited": node.edited}
 
 
-class _Shown:
-    """Node bodies as shown: each quoted record labelled with what it is now, when that is no
-    longer what the node says (`[superseded by …]`, `[expired]`, `[pending]` added or gone), and
-    a forgotten one left out — so a node always agrees with `get`, even before `compact` makes
-    it again."""
-
-    def __init__(self, idx: Index, bodies: Iterable[str] = ()) -> None:
-        self.idx = idx
-        self.now = clock.now().timestamp()
-        self.rows: dict[str, Row | None] = {}
-        # the records all `bodies` quote, read at once (one query per 500, not one per line)
-        wanted = sorted({m.group(2) for body in bodies for line in body.splitlines()
-                         if (m := _BULLET_ID.match(line.strip()))})
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i : i + 500]
-            self.rows.update({rid: None for rid in chunk})
-            for row in sorted(idx.rows(f"r.id IN ({', '.join('?' * len(chunk))})", chunk), key=lambda r: -r.n):
-                self.rows[row.id] = row  # the first line of an id, as `by_id` reads it
-
-    def __call__(self, body: str) -> str:
-        out, dropped = [], []
-        for line in body.splitlines(keepends=True):
-            m = _BULLET_ID.match(line.strip())
-            if m is None:
-                out.append(line)
-                continue
-            rid = m.group(2)
-            if rid not in self.rows:
-                self.rows[rid] = self.idx.by_id(rid)
-            row = self.rows[rid]
-            if row is None:
-                out.append(line)
-                continue
-            st = view.status(row, self.now, warm=True)
-            if st == view.Status.FORGOTTEN:
-                dropped.append(textmod.fold(m.group(1)))
-                continue
-            said = _badges(m.group(3))
-            now = [b for b in said if b != PENDING or st == view.Status.PENDING]
-            if st == view.Status.PENDING and PENDING not in now:
-                now.append(PENDING)
-            elif st == view.Status.SUPERSEDED:
-                now.append(f"superseded by {row.superseded_by[-8:]}" if row.superseded_by else "superseded")
-            elif st == view.Status.EXPIRED:
-                now.append("expired")
-            if tuple(now) == said:
-                out.append(line)
-                continue
-            indent = line[: len(line) - len(line.lstrip())]
-            out.append(f"{indent}- {m.group(1)} (`{rid}`)" + "".join(f" [{b}]" for b in now)
-                       + ("\n" if line.endswith("\n") else ""))
-        return "".join(_prune_terms(out, dropped))
-
-
 def get_node(vault: Vault, ref: str) -> dict[str, Any]:
-    """One node (`domain/L1-0001` or `domain/root`) with its body (as shown: see `_Shown`) and
+    """One node (`domain/L1-0001` or `domain/root`) with its body (as shown: see `summary.Shown`) and
     its children."""
     from optmem.index import open_index
 
@@ -826,7 +552,7 @@ def get_node(vault: Vault, ref: str) -> dict[str, Any]:
     if node is None:
         raise NotFound(f"no node {ref!r}; see `optmem tree`", node=ref)
     with open_index(vault) as idx:
-        body = _Shown(idx)(node.body)
+        body = summary.Shown(idx)(node.body)
     return {**_brief(node), "body": body, "children": node.children}
 
 
@@ -846,15 +572,15 @@ def search_nodes(vault: Vault, query: str, *, domains: list[str] | None = None,
         if not domains or d in domains:
             nodes, root, _ = _load(tree_root / d)
             found += [*nodes.values(), *([root] if root else [])]
+    if not found:
+        return []
     docs = []
     with open_index(vault) as idx:
-        shown = _Shown(idx, (n.body for n in found))
+        shown = summary.Shown(idx, (n.body for n in found))
         for node in found:
             body = shown(node.body)
             toks = textmod.tokens(body)
             docs.append((node, body, Counter(toks), len(toks)))
-    if not docs:
-        return []
     avgdl = sum(dl for _, _, _, dl in docs) / len(docs) or 1.0
     idfs = {t: ranking.idf(len(docs), sum(1 for _, _, tf, _ in docs if t in tf)) for t in terms}
     scored = [(ranking.bm25(tf, dl, terms, idfs, avgdl), node, body) for node, body, tf, dl in docs]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import log_lines, put
-from optmem import tree
+from optmem import summary, tree
 from optmem.vault import Vault
 
 SECRET = "小明搬到了 swordfish 街 4417 号"
@@ -254,7 +254,7 @@ def test_chinese_key_terms_are_words_of_the_text_not_bigrams_across_words(vault,
 
 
 def test_key_terms_say_the_same_thing_said_several_ways():
-    terms = tree.key_terms(["我们用 PostgreSQL 数据库", "数据库连接池大小是 20", "每天备份数据库一次",
-                            "数据库迁移脚本放在 migrations", "的了是在", "一个可以的"])
+    terms = summary.key_terms(["我们用 PostgreSQL 数据库", "数据库连接池大小是 20", "每天备份数据库一次",
+                               "数据库迁移脚本放在 migrations", "的了是在", "一个可以的"])
     assert terms[0] == "数据库" and "postgresql" in terms
     assert not [t for t in terms if t in ("据库", "数据", "的了", "一个", "可以")]
