@@ -542,6 +542,7 @@ class Forgotten(NamedTuple):
     status: str          # forgotten | already_forgotten
     id: str
     tombstone: str | None
+    warnings: tuple[str, ...] = ()  # what the summary tree could not do at once
 
 
 def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | None = None,
@@ -561,7 +562,11 @@ def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | N
                       extra={"reason": reason} if reason else {})
 
     row, tomb = write_about(vault, ref, tombstone)
-    return Forgotten("forgotten", row.id, tomb.id) if tomb else Forgotten("already_forgotten", row.id, None)
+    from optmem import tree  # the text leaves the summary tree at once (after the vault lock: purge takes tree, then vault)
+
+    warnings = tuple(tree.forget(vault, row.domain, [row.id]))
+    return (Forgotten("forgotten", row.id, tomb.id, warnings) if tomb
+            else Forgotten("already_forgotten", row.id, None, warnings))
 
 
 def write_about(vault: Vault, ref: str,

@@ -234,15 +234,7 @@ def _derived(vault: Vault, targets: set[str], everything: bool) -> list[tuple[Pa
                     nodes[path.name] = tree.parse(fsio.read_text(path) or "")
                 except BadFrontMatter:
                     continue
-            hit = {name for name, n in nodes.items() if n.level == 1 and targets & set(n.children)}
-            grew = True
-            while grew:  # ancestors of a dropped node go too (they quote it)
-                ids = {nodes[name].id for name in hit}
-                more = {name for name, n in nodes.items() if name not in hit and ids & set(n.children)}
-                grew = bool(more)
-                hit |= more
-            if hit and "root.md" in nodes:
-                hit.add("root.md")
+            hit = tree.quoting(nodes, targets)  # and the nodes above them, the root too (they quote them)
             out += [(folder / name, f"tree/{folder.name}/{name}") for name in sorted(hit)]
     pdir = vault.root / "projects"
     for path in sorted(pdir.glob("*/HANDOFF.md")) if pdir.is_dir() else []:

@@ -3,36 +3,51 @@
 A level-1 node summarises a run of `tree.run` (64) consecutive records of a domain, in time
 order; a level-k+1 node summarises `tree.fanout` (8) level-k nodes; only full runs are sealed,
 the rest stays raw. Each domain also has a `root` node over its current top-level nodes — the
-only node that is ever rewritten. Nodes are Markdown files with front matter under
+only node that is rebuilt over new children. Nodes are Markdown files with front matter under
 `tree/<domain>/`; a person may edit a node's body and later compactions keep the edit. The log
 is only read.
 
-The built-in summariser is extractive and deterministic: counts by kind, key terms, and the most
-representative current records with their ids (corrections and redlines always kept, superseded
-records left out), within `tree.max_chars`. `--summarizer CMD` pipes a node's input to a command
-instead, falling back to the extractive summary (with a warning) when it fails or times out.
+The built-in summariser (`optmem.summary`) is extractive and deterministic: counts by kind, key
+terms, and the most representative current records with their ids (corrections and redlines
+always kept, superseded, expired and forgotten records left out, a guess badged `[pending]`, an
+inference `[inferred]`), within `tree.max_chars`. `--summarizer CMD` pipes a node's input to a
+command instead, falling back to the extractive summary (with a warning) when it fails or times
+out; its input holds what the extractive one would quote, nothing else.
+
+The tree tells what `get` tells. A level-1 node keeps a digest of its records' statuses (`view`)
+from when its body was made; when one of them changes (superseded, expired, confirmed, forgotten
+— by any means: a command, a hand-typed line, a git merge), `compact` makes that node again in
+place (same id, same children) and then the nodes above it and the root. `forget` does this at
+once for the nodes that cover the record, so its text leaves the files when it is forgotten.
+Shown nodes (`tree NODE`, `search --kind summary`) label each quoted record whose status is no
+longer what the node says, and leave out forgotten ones.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from optmem import clock, fsio, ranking, view
+from optmem import clock, fsio, ranking, summary, view
 from optmem import meta as metamod
 from optmem import text as textmod
-from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError, quote
+from optmem.errors import BadFrontMatter, NotFound, OptmemError, Unreadable, UsageError, quote
 from optmem.record import CORRECTION, Record, Tier
 from optmem.runner import run_command
 from optmem.vault import NAME_RE, Vault, validate_name
 
+if TYPE_CHECKING:
+    from optmem.index import Index
+    from optmem.schema import Row
+
 EXTRACTIVE = "extractive"
 _NODE_FILE = re.compile(r"^L(\d+)-(\d+)\.md$")
-_BULLET_ID = re.compile(r"^- (.*) \(`([0-9A-Za-z]{6,26})`\)(?: \[(\w+)\])?$")
+# what a summary leaves out: no longer what holds (the tree quotes what `get` calls current)
+_LEFT_OUT = (view.Status.SUPERSEDED, view.Status.EXPIRED, view.Status.FORGOTTEN)
 
 
 @dataclass(frozen=True)
@@ -48,6 +63,8 @@ class Node:
     body: str = ""
     root: bool = False
     digest: str | None = None  # of the body as generated: a mismatch means a person edited it
+    view: str | None = None    # level 1: digest of its records' statuses when the body was made
+    resummarize: bool = False  # a stand-in extractive body (forget runs no command): compact redoes it
 
     @property
     def path_name(self) -> str:
@@ -63,7 +80,8 @@ def render(node: Node) -> str:
         "id": node.id, "level": node.level, "root": True if node.root else None,
         "domain": node.domain, "from": node.start, "to": node.end, "count": node.count,
         "children": node.children, "summarizer": node.summarizer,
-        "digest": node.digest or textmod.digest(node.body.encode("utf-8"))}, node.body)
+        "digest": node.digest or textmod.digest(node.body.encode("utf-8")), "view": node.view,
+        "resummarize": True if node.resummarize else None}, node.body)
 
 
 def parse(text: str) -> Node:
@@ -76,63 +94,13 @@ def parse(text: str) -> Node:
         raise BadFrontMatter(f"front matter lacks {', '.join(missing)}")
     if not isinstance(meta["level"], int) or not isinstance(meta["children"], list):
         raise BadFrontMatter("level must be an integer and children a list")
+    seen = meta.get("view")
     return Node(id=str(meta["id"]), level=meta["level"], domain=str(meta["domain"]),
                 start=str(meta["from"]), end=str(meta["to"]), count=int(meta["count"]),
                 children=[str(c) for c in meta["children"]],
                 summarizer=str(meta.get("summarizer", EXTRACTIVE)), body=body,
-                root=bool(meta.get("root")), digest=meta.get("digest"))
-
-
-# -- summarising -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Item:
-    """One line a summary may quote: a record (level 1) or a line of a child node."""
-
-    id: str
-    text: str
-    badge: str | None       # correction | redline | None
-    kind: str
-
-
-def _terms(text: str) -> list[str]:
-    return [t for t in textmod.tokens(text, stem=False) if len(t) > 1 and t not in textmod.STOPWORDS and not t.isdigit()]
-
-
-def extractive(domain: str, level: int, start: str, end: str, count: int, items: list[Item],
-               kinds: Counter[str], max_chars: int) -> str:
-    """Counts by kind, key terms, then the most representative items (ids kept for drill-down);
-    corrections and redlines always make it in. Deterministic."""
-    tf: Counter[str] = Counter()
-    per_item = []
-    for it in items:
-        terms = set(_terms(it.text))
-        per_item.append(terms)
-        tf.update(terms)
-    key_terms = [t for t, _ in sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))[:12]]
-    head = [f"**{domain}** · level {level} · {count:,} records · {start[:10]} → {end[:10]}", "",
-            "Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
-            "Key terms: " + (", ".join(key_terms) or "—"), ""]
-
-    def centrality(i: int) -> float:
-        terms = per_item[i]
-        return sum(math.log(1 + tf[t]) for t in terms) / math.sqrt(1 + len(terms))
-
-    must = [i for i, it in enumerate(items) if it.badge in ("correction", "redline")]
-    rest = sorted((i for i in range(len(items)) if i not in set(must)),
-                  key=lambda i: (-centrality(i), items[i].id))
-
-    def bullet(it: Item) -> str:
-        return f"- {' '.join(it.text.split())[:200]} (`{it.id}`)" + (f" [{it.badge}]" if it.badge else "")
-
-    chosen: list[int] = []
-    size = sum(len(h) + 1 for h in head)
-    for i in must + rest:
-        line = bullet(items[i])
-        if i not in must and size + len(line) + 1 > max_chars:
-            continue
-        chosen.append(i)
-        size += len(line) + 1
-    return "\n".join(head + [bullet(items[i]) for i in sorted(chosen)]) + "\n"
+                root=bool(meta.get("root")), digest=meta.get("digest"),
+                view=str(seen) if seen is not None else None, resummarize=bool(meta.get("resummarize")))
 
 
 # -- the tree of one domain ------------------------------------------------------------------
@@ -162,31 +130,33 @@ def _seq(node_id: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def _node_items(node: Node) -> list[Item]:
-    items = []
-    for line in node.body.splitlines():
-        m = _BULLET_ID.match(line.strip())
-        if m:
-            items.append(Item(m.group(2), m.group(1), m.group(3), "summary"))
-    return items
+def quoting(nodes: dict[str, Node], ids: set[str]) -> set[str]:
+    """The keys of `nodes` (by id or by file name) that may quote any of the records `ids`: the
+    level-1 nodes that cover them, every node above those, and the root. (Purge deletes them;
+    forget makes them again.)"""
+    hit = _above(nodes, {k for k, n in nodes.items() if n.level == 1 and not n.root and ids & set(n.children)})
+    if hit:
+        hit |= {k for k, n in nodes.items() if n.root}
+    return hit
 
 
-def _node_kinds(node: Node) -> Counter[str]:
-    for line in node.body.splitlines():
-        if line.startswith("Kinds: "):
-            out: Counter[str] = Counter()
-            for part in line[7:].split(", "):
-                name, _, n = part.rpartition(" ")
-                if n.isdigit():
-                    out[name] += int(n)
-            return out
-    return Counter()
+def _above(nodes: dict[str, Node], hit: set[str]) -> set[str]:
+    """The keys `hit` of `nodes` and every node above them (each quotes the lines of the one below)."""
+    hit = set(hit)
+    grew = bool(hit)
+    while grew:
+        held = {nodes[k].id for k in hit}
+        more = {k for k, n in nodes.items() if k not in hit and held & set(n.children)}
+        grew = bool(more)
+        hit |= more
+    return hit
 
 
 @dataclass
 class Plan:
     domain: str
     created: list[Node] = field(default_factory=list)
+    refreshed: list[Node] = field(default_factory=list)
     root: Node | None = None
     root_changed: bool = False
     tail: int = 0
@@ -202,20 +172,189 @@ class _Summariser:
         self.timeout = vault.settings.tree.summarizer_timeout
         self.max_chars = vault.settings.tree.max_chars
 
-    def __call__(self, level: int, start: str, end: str, count: int, items: list[Item],
-                 kinds: Counter[str], feed: str) -> tuple[str, str]:
-        if self.cmd:
+    def __call__(self, level: int, start: str, end: str, count: int, items: list[summary.Item],
+                 kinds: Counter[str], feed: str, *, external: bool = True) -> tuple[str, str]:
+        """(body, who made it); `external` False: extractive whatever command is set (a node
+        made extractively is made again the same way)."""
+        if self.cmd and external:
             ran = run_command(self.cmd, feed, self.timeout)
             if ran.output is not None:
                 return ran.output, self.cmd
             self.plan.warnings.append(f"summariser {self.cmd!r} failed ({ran.error}) for a level-{level} node "
                                       f"of {self.domain}; used the extractive summary")
-        return extractive(self.domain, level, start, end, count, items, kinds, self.max_chars), EXTRACTIVE
+        return summary.extractive(self.domain, level, start, end, count, items, kinds, self.max_chars), EXTRACTIVE
+
+
+class _Domain:
+    """One domain's tree at work: its records' rows and statuses (from the index, through
+    `optmem.view`), the summariser, and the nodes made again so far."""
+
+    def __init__(self, vault: Vault, idx: Index, domain: str, summarise: _Summariser, plan: Plan,
+                 rows: dict[str, Row] | None = None, *, stand_in: bool = False) -> None:
+        self.vault, self.idx, self.domain, self.summarise, self.plan = vault, idx, domain, summarise, plan
+        self.rows = rows          # every record of the domain by id (compact), else looked up one by one
+        self.stand_in = stand_in  # forget: never runs a command; a summariser's node gets a stand-in
+        self.now = clock.now().timestamp()
+        self.gone: dict[str, summary.Gone] = {}  # forgotten records met so far, as lines may hold them
+
+    def statuses(self, children: list[str]) -> tuple[list[tuple[Row, view.Status]], str]:
+        """The rows of a level-1 node's records with their statuses as `get` shows them — cold or
+        not: cooling is about recall, not whether a fact holds, so it changes nothing in the
+        tree — and the digest of those statuses (`view`: a node made when they were otherwise is
+        made again)."""
+        rows, parts = [], []
+        # (runs once per record of the domain on every compact: kept lean)
+        row_of = self.rows.get if self.rows is not None else self.idx.by_id
+        status, now = view.status, self.now
+        for rid in children:
+            row = row_of(rid)
+            if row is None:
+                parts.append(f"{rid}:-")
+                continue
+            st = status(row, now, warm=True)
+            rows.append((row, st))
+            parts.append(f"{rid}:{st.value}")
+        return rows, textmod.digest("\n".join(parts).encode("utf-8"))
+
+    def forgotten(self, rows: list[tuple[Row, view.Status]]) -> None:
+        """Note the forgotten ones among `rows`: a body kept as it is loses the lines quoting them."""
+        for row, st in rows:
+            if st == view.Status.FORGOTTEN and row.id not in self.gone:
+                self.gone[row.id] = summary.gone(row, self.idx.record(row))
+
+    def stale(self, node: Node) -> bool:
+        """Whether a level-1 node no longer tells what its records are."""
+        if node.resummarize:
+            return True
+        rows, seen = self.statuses(node.children)
+        if node.view is not None:
+            return node.view != seen
+        # made before nodes kept their records' statuses: stale when one of them was forgotten,
+        # or a quoted one no longer reads as what it is
+        if any(st == view.Status.FORGOTTEN for _, st in rows):
+            return True
+        now = {row.id: (row, st) for row, st in rows}
+        for it in summary.items_of(node.body):
+            if it.id not in now:
+                continue
+            row, st = now[it.id]
+            if (st in _LEFT_OUT or (st == view.Status.PENDING) != (summary.PENDING in it.badges)
+                    or bool(row.inferred) != (summary.INFERRED in it.badges)):
+                return True
+        return False
+
+    def level1(self, node_id: str, rows: list[tuple[Row, view.Status]], children: list[str], seen: str, *,
+               start: str | None = None, end: str | None = None, count: int | None = None,
+               external: bool = True) -> Node:
+        """A level-1 node over `rows`: it quotes the current records and the guesses (badged),
+        and its summariser reads nothing else — no forgotten, superseded or expired record."""
+        items, feed = [], []
+        self.forgotten(rows)
+        for row, st in rows:
+            if st in _LEFT_OUT:
+                continue
+            rec = self.idx.record(row)
+            badges = (["redline"] if row.tier == Tier.REDLINE else ["correction"] if rec.kind == CORRECTION else [])
+            badges += [summary.PENDING] if st == view.Status.PENDING else []
+            badges += [summary.INFERRED] if row.inferred else []
+            item = summary.Item(rec.id, rec.text, tuple(badges), rec.kind)
+            items.append(item)
+            feed.append(f"[{rec.ts}] [{rec.kind}/{rec.tier}] {rec.text} ({rec.id})"
+                        + "".join(f" [{b}]" for b in item.badges))
+        kinds = Counter(row.kind for row, _ in rows)
+        start = start if start is not None else self.idx.record(rows[0][0]).ts
+        end = end if end is not None else self.idx.record(rows[-1][0]).ts
+        count = len(rows) if count is None else count
+        body, used = self.summarise(1, start, end, count, items, kinds, "\n".join(feed), external=external)
+        return Node(node_id, 1, self.domain, start, end, count, children, used, body, view=seen)
+
+    def over(self, node_id: str, level: int, group: list[Node], *, root: bool = False,
+             external: bool = True) -> Node:
+        """A node summarising other nodes: its items, kinds and range come from theirs."""
+        items = [it for n in group for it in summary.items_of(n.body)]
+        kinds = sum((summary.kinds_of(n.body) for n in group), Counter())
+        count = sum(n.count for n in group)
+        start, end = min(n.start for n in group), max(n.end for n in group)
+        feed = "\n\n".join(f"## {n.id} ({n.start} → {n.end})\n{n.body}" for n in group)
+        body, used = self.summarise(level, start, end, count, items, kinds, feed, external=external)
+        return Node(node_id, level, self.domain, start, end, count, [n.id for n in group], used, body,
+                    root=root)
+
+    def again(self, old: Node, nodes: dict[str, Node]) -> Node | None:
+        """`old` made again in place — same id, same children — from what its records (level 1)
+        or children are now. A body a person edited is kept, without the lines that quote a
+        forgotten record (said in a warning); None when nothing it covers is left to read."""
+        external = old.summarizer != EXTRACTIVE or old.resummarize
+        if old.level == 1 and not old.root:
+            rows, seen = self.statuses(old.children)
+            if not rows:
+                return None
+            if old.edited:
+                self.forgotten(rows)
+                return self.kept(replace(old, view=seen, resummarize=False))
+            new = self.level1(old.id, rows, old.children, seen, start=old.start, end=old.end,
+                              count=old.count, external=external)
+        else:
+            group = [nodes[c] for c in old.children if c in nodes]
+            if old.edited or len(group) < len(old.children) or not group:
+                return self.kept(old)  # a child it cannot read: keep what it says, minus what is gone
+            new = replace(self.over(old.id, old.level, group, root=old.root, external=external),
+                          children=old.children)
+        if external and new.summarizer == EXTRACTIVE:  # a summariser's node, made again without one
+            where = f"tree/{self.domain}/{old.path_name} was made by a summariser"
+            if self.stand_in:  # forget runs no command: the next compact summarises it again
+                self.plan.warnings.append(f"{where}: it holds the extractive summary until the next "
+                                          "`optmem compact` summarises it again")
+                return replace(new, resummarize=True)
+            if not self.summarise.cmd:
+                self.plan.warnings.append(f"{where}; with no summariser given (--summarizer), it was "
+                                          "summarised again extractively")
+        return new
+
+    def kept(self, node: Node) -> Node:
+        """`node` with its body kept, without the lines quoting forgotten records (a person's
+        edit stays an edit; a generated body stays generated)."""
+        body, removed = summary.strip(node.body, self.gone)
+        if removed and node.edited:
+            self.plan.warnings.append(f"tree/{self.domain}/{node.path_name} was edited by hand; its body was kept "
+                                      f"without the {removed} line(s) quoting forgotten records")
+        return replace(node, body=body, digest=node.digest if node.edited else None)
+
+    def refresh(self, nodes: dict[str, Node], stale: list[Node]) -> dict[str, Node]:
+        """Make the `stale` level-1 nodes again, then every node above one that changed; the
+        nodes that changed (their files to rewrite), by id. `nodes` is updated."""
+        changed: dict[str, Node] = {}
+        stale_ids = {n.id for n in stale}
+        affected = _above(nodes, stale_ids)
+        for nid in sorted(affected, key=lambda k: (nodes[k].level, _seq(k))):
+            old = nodes[nid]
+            if nid not in stale_ids and not any(c in changed for c in old.children):
+                continue
+            new = self.again(old, nodes)
+            if new is not None and render(new) != render(old):
+                nodes[nid] = changed[nid] = new
+        return changed
+
+    def root(self, nodes: dict[str, Node], old_root: Node | None) -> tuple[Node | None, bool]:
+        """The root over the current top-level nodes (a person's edit of its body is kept,
+        without lines quoting forgotten records); (root, whether its file changes)."""
+        top = _top(nodes)
+        if not top:
+            return old_root, False
+        root = self.over("root", max(n.level for n in nodes.values()) + 1, top, root=True)
+        if old_root is not None and old_root.edited:
+            # a person's words win: keep their body, refresh only what the root points at
+            root = replace(self.kept(old_root), level=root.level, children=root.children, count=root.count,
+                           start=root.start, end=root.end, resummarize=False)
+            self.plan.warnings.append(f"tree/{self.domain}/root.md was edited by hand; its body was kept")
+        return root, old_root is None or render(old_root) != render(root)
 
 
 def plan_domain(vault: Vault, domain: str, *, summarizer: str | None = None,
                 progress: Callable[[int, int], None] | None = None) -> Plan:
     """What compacting `domain` would create and refresh (nothing is written here)."""
+    from optmem.index import open_index
+
     nodes, old_root, problems = _load(vault.tree_dir(domain))
     plan = Plan(domain, warnings=problems)
     if problems:
@@ -225,53 +364,43 @@ def plan_domain(vault: Vault, domain: str, *, summarizer: str | None = None,
         return plan
     summarise = _Summariser(vault, domain, vault.settings.tree.summarizer if summarizer is None
                             else summarizer, plan)
-    next_seq: dict[int, int] = {}
-    for nid in nodes:
-        lvl, seq = _seq(nid)
-        next_seq[lvl] = max(next_seq.get(lvl, 0), seq)
-    plan.tail = _seal_runs(vault, domain, nodes, next_seq, plan, summarise, progress)
-    _build_levels(vault.settings.tree.fanout, domain, nodes, next_seq, plan, summarise)
-    _refresh_root(domain, nodes, old_root, plan, summarise)
+    with open_index(vault) as idx:
+        rows = idx.domain_records(domain)
+        work = _Domain(vault, idx, domain, summarise, plan, {r.id: r for r in rows})
+        stale = [n for n in nodes.values() if (n.level == 1 and work.stale(n)) or n.resummarize]
+        changed = work.refresh(nodes, stale)
+        plan.refreshed = sorted(changed.values(), key=lambda n: _seq(n.id))
+        next_seq: dict[int, int] = {}
+        for nid in nodes:
+            lvl, seq = _seq(nid)
+            next_seq[lvl] = max(next_seq.get(lvl, 0), seq)
+        plan.tail = _seal_runs(vault, work, rows, nodes, next_seq, progress)
+        _build_levels(vault.settings.tree.fanout, work, nodes, next_seq)
+        plan.root, plan.root_changed = work.root(nodes, old_root)
     return plan
 
 
-def _seal_runs(vault: Vault, domain: str, nodes: dict[str, Node], next_seq: dict[int, int],
-               plan: Plan, summarise: _Summariser,
-               progress: Callable[[int, int], None] | None) -> int:
+def _seal_runs(vault: Vault, work: _Domain, rows: list[Row], nodes: dict[str, Node],
+               next_seq: dict[int, int], progress: Callable[[int, int], None] | None) -> int:
     """Level-1 nodes over every full run of records no node covers yet; returns the raw tail."""
-    from optmem.index import open_index
-
     run = vault.settings.tree.run
     covered = {c for n in nodes.values() if n.level == 1 for c in n.children}
-    now = clock.now().timestamp()
-    with open_index(vault) as idx:
-        rows = [r for r in idx.domain_records(domain) if r.id not in covered]
-        sealable = len(rows) - len(rows) % run
-        for i in range(0, sealable, run):
-            chunk = rows[i : i + run]
-            recs = [idx.record(r) for r in chunk]
-            items = []
-            for r, rec in zip(chunk, recs):
-                if view.status(r, now) in (view.Status.SUPERSEDED, view.Status.FORGOTTEN):
-                    continue  # summaries quote what is current
-                badge = "redline" if r.tier == Tier.REDLINE else ("correction" if rec.kind == CORRECTION else None)
-                items.append(Item(rec.id, rec.text, badge, rec.kind))
-            kinds = Counter(rec.kind for rec in recs)
-            feed = "\n".join(f"[{rec.ts}] [{rec.kind}/{rec.tier}] {rec.text} ({rec.id})" for rec in recs)
-            start, end = recs[0].ts, recs[-1].ts
-            body, used = summarise(1, start, end, len(recs), items, kinds, feed)
-            next_seq[1] = next_seq.get(1, 0) + 1
-            node = Node(f"L1-{next_seq[1]:04d}", 1, domain, start, end, len(recs),
-                        [rec.id for rec in recs], used, body)
-            nodes[node.id] = node
-            plan.created.append(node)
-            if progress:
-                progress(i + run, sealable)
+    rows = [r for r in rows if r.id not in covered]
+    sealable = len(rows) - len(rows) % run
+    for i in range(0, sealable, run):
+        chunk = rows[i : i + run]
+        children = [r.id for r in chunk]
+        rows_now, seen = work.statuses(children)
+        next_seq[1] = next_seq.get(1, 0) + 1
+        node = work.level1(f"L1-{next_seq[1]:04d}", rows_now, children, seen)
+        nodes[node.id] = node
+        work.plan.created.append(node)
+        if progress:
+            progress(i + run, sealable)
     return len(rows) - sealable
 
 
-def _build_levels(fanout: int, domain: str, nodes: dict[str, Node], next_seq: dict[int, int],
-                  plan: Plan, summarise: _Summariser) -> None:
+def _build_levels(fanout: int, work: _Domain, nodes: dict[str, Node], next_seq: dict[int, int]) -> None:
     """A level-k+1 node over every full group of `fanout` level-k nodes without a parent."""
     level = 1
     while any(n.level == level for n in nodes.values()):
@@ -279,44 +408,11 @@ def _build_levels(fanout: int, domain: str, nodes: dict[str, Node], next_seq: di
         free = sorted((n for n in nodes.values() if n.level == level and n.id not in parented),
                       key=lambda n: _seq(n.id))
         for i in range(0, len(free) - len(free) % fanout, fanout):
-            node = _parent(level + 1, domain, free[i : i + fanout], next_seq, summarise)
+            next_seq[level + 1] = next_seq.get(level + 1, 0) + 1
+            node = work.over(f"L{level + 1}-{next_seq[level + 1]:04d}", level + 1, free[i : i + fanout])
             nodes[node.id] = node
-            plan.created.append(node)
+            work.plan.created.append(node)
         level += 1
-
-
-def _refresh_root(domain: str, nodes: dict[str, Node], old_root: Node | None, plan: Plan,
-                  summarise: _Summariser) -> None:
-    """The root over the current top-level nodes (a person's edit of its body is kept)."""
-    top = _top(nodes)
-    if not top:
-        return
-    root = _over("root", max(n.level for n in nodes.values()) + 1, domain, top, summarise, root=True)
-    if old_root is not None and old_root.edited:
-        # a person's words win: keep their body, refresh only what the root points at
-        root = replace(root, body=old_root.body, digest=old_root.digest, summarizer=old_root.summarizer)
-        plan.warnings.append(f"tree/{domain}/root.md was edited by hand; its body was kept")
-    plan.root = root
-    plan.root_changed = old_root is None or render(old_root) != render(root)
-
-
-def _parent(level: int, domain: str, group: list[Node], next_seq: dict[int, int],
-            summarise: Callable[..., tuple[str, str]]) -> Node:
-    next_seq[level] = next_seq.get(level, 0) + 1
-    return _over(f"L{level}-{next_seq[level]:04d}", level, domain, group, summarise)
-
-
-def _over(node_id: str, level: int, domain: str, group: list[Node],
-          summarise: Callable[..., tuple[str, str]], *, root: bool = False) -> Node:
-    """A node summarising other nodes: its items, kinds and range come from theirs."""
-    items = [it for n in group for it in _node_items(n)]
-    kinds = sum((_node_kinds(n) for n in group), Counter())
-    count = sum(n.count for n in group)
-    start, end = min(n.start for n in group), max(n.end for n in group)
-    feed = "\n\n".join(f"## {n.id} ({n.start} → {n.end})\n{n.body}" for n in group)
-    body, used = summarise(level, start, end, count, items, kinds, feed)
-    return Node(node_id, level, domain, start, end, count, [n.id for n in group], used, body,
-                root=root)
 
 
 def _top(nodes: dict[str, Node]) -> list[Node]:
@@ -342,7 +438,8 @@ def domains_of(vault: Vault) -> list[str]:
 def compact(vault: Vault, *, domain: str | None = None, dry_run: bool = False,
             summarizer: str | None = None,
             progress: Callable[[int, int], None] | None = None) -> Compacted:
-    """Seal full runs into nodes and refresh each domain's root; incremental and idempotent."""
+    """Seal full runs into nodes, make again the nodes whose records changed status, and refresh
+    each domain's root; incremental and idempotent."""
     vault.require()
     report, warnings = [], []
     if domain:
@@ -360,15 +457,53 @@ def compact(vault: Vault, *, domain: str | None = None, dry_run: bool = False,
             plan = plan_domain(vault, d, summarizer=summarizer, progress=progress)
             warnings += plan.warnings
             if not dry_run:
-                folder = vault.tree_dir(d)
-                fsio.clean_temporaries(folder)
-                for node in plan.created:
-                    fsio.atomic_write(folder / node.path_name, render(node), within=vault.root)
-                if plan.root is not None and plan.root_changed:
-                    fsio.atomic_write(folder / "root.md", render(plan.root), within=vault.root)
+                _write(vault, d, [*plan.refreshed, *plan.created], plan.root if plan.root_changed else None)
             report.append({"domain": d, "created": [n.id for n in plan.created],
+                           "refreshed": [n.id for n in plan.refreshed],
                            "root_updated": plan.root_changed, "raw_tail": plan.tail})
     return Compacted(report, dry_run, warnings)
+
+
+def _write(vault: Vault, domain: str, nodes: Iterable[Node], root: Node | None) -> None:
+    folder = vault.tree_dir(domain)
+    fsio.clean_temporaries(folder)
+    for node in nodes:
+        fsio.atomic_write(folder / node.path_name, render(node), within=vault.root)
+    if root is not None:
+        fsio.atomic_write(folder / "root.md", render(root), within=vault.root)
+
+
+def forget(vault: Vault, domain: str, ids: list[str]) -> list[str]:
+    """Take forgotten records out of the summary tree at once: the level-1 nodes that cover them
+    are made again without them (same ids, same children), then the nodes above and the root;
+    nothing else is read or summarised. Runs no summariser command: a node a summariser made gets
+    the extractive summary until the next `compact`. Returns warnings, and never raises — the
+    record is forgotten already, and the next `compact` finishes what this could not."""
+    from optmem.index import open_index
+
+    if not NAME_RE.fullmatch(domain):
+        return []  # compaction leaves such a domain out: it has no tree
+    try:
+        folder = vault.tree_dir(domain)
+        if not folder.is_dir():
+            return []
+        with vault.tree_lock():  # as compaction; never inside the vault lock (purge takes tree, then vault)
+            nodes, root, problems = _load(folder)
+            hit = [n for n in nodes.values() if n.level == 1 and set(ids) & set(n.children)]
+            if not hit:
+                return [f"{p}; it may still quote the forgotten record" for p in problems]
+            plan = Plan(domain, warnings=[f"{p}; it may still quote the forgotten record" for p in problems])
+            with open_index(vault) as idx:
+                work = _Domain(vault, idx, domain, _Summariser(vault, domain, "", plan), plan, stand_in=True)
+                changed = work.refresh(nodes, hit)
+                new_root = work.again(root, nodes) if root is not None else None
+            if root is None or new_root is None or render(new_root) == render(root):
+                new_root = None  # the root says what it said
+            _write(vault, domain, changed.values(), new_root)
+            return plan.warnings
+    except OptmemError as exc:
+        return [f"the summary tree of {domain} may still quote {', '.join(ids)} ({exc.message}); "
+                "the next `optmem compact` takes it out"]
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -398,7 +533,10 @@ def _brief(node: Node) -> dict[str, Any]:
 
 
 def get_node(vault: Vault, ref: str) -> dict[str, Any]:
-    """One node (`domain/L1-0001` or `domain/root`) with its body and its children."""
+    """One node (`domain/L1-0001` or `domain/root`) with its body (as shown: see `summary.Shown`) and
+    its children."""
+    from optmem.index import open_index
+
     vault.require()
     if not ref.strip():
         raise UsageError("NODE is empty; a node id is required, as DOMAIN/NODE (e.g. hermes/root) — "
@@ -413,33 +551,43 @@ def get_node(vault: Vault, ref: str) -> dict[str, Any]:
     node = root if node_id == "root" else nodes.get(node_id)
     if node is None:
         raise NotFound(f"no node {quote(ref)}; see `optmem tree`", node=ref)
-    return {**_brief(node), "body": node.body, "children": node.children}
+    with open_index(vault) as idx:
+        body = summary.Shown(idx)(node.body)
+    return {**_brief(node), "body": body, "children": node.children}
 
 
 def search_nodes(vault: Vault, query: str, *, domains: list[str] | None = None,
                  limit: int = 10) -> list[view.RecordView]:
-    """Summary nodes ranked by BM25 over their bodies (`search --kind summary`)."""
+    """Summary nodes ranked by BM25 over their bodies as shown (`search --kind summary`)."""
+    from optmem.index import open_index
+
     tree_root = vault.root / "tree"
     if not tree_root.is_dir():
         return []
     terms = textmod.search_terms(query)
-    docs = []
-    for d in sorted(p.name for p in tree_root.iterdir() if p.is_dir()):
-        if domains and d not in domains:
-            continue
-        nodes, root, _ = _load(tree_root / d)
-        for node in [*nodes.values(), *([root] if root else [])]:
-            toks = textmod.tokens(node.body)
-            docs.append((node, Counter(toks), len(toks)))
-    if not docs or not terms:
+    if not terms:
         return []
-    avgdl = sum(dl for _, _, dl in docs) / len(docs) or 1.0
-    idfs = {t: ranking.idf(len(docs), sum(1 for _, tf, _ in docs if t in tf)) for t in terms}
-    scored = [(ranking.bm25(tf, dl, terms, idfs, avgdl), node) for node, tf, dl in docs]
-    scored = [(s, n) for s, n in scored if s > 0]
-    scored.sort(key=lambda sn: (-sn[0], -sn[1].level, sn[1].domain, sn[1].id))
+    found: list[Node] = []
+    for d in sorted(p.name for p in tree_root.iterdir() if p.is_dir()):
+        if not domains or d in domains:
+            nodes, root, _ = _load(tree_root / d)
+            found += [*nodes.values(), *([root] if root else [])]
+    if not found:
+        return []
+    docs = []
+    with open_index(vault) as idx:
+        shown = summary.Shown(idx, (n.body for n in found))
+        for node in found:
+            body = shown(node.body)
+            toks = textmod.tokens(body)
+            docs.append((node, body, Counter(toks), len(toks)))
+    avgdl = sum(dl for _, _, _, dl in docs) / len(docs) or 1.0
+    idfs = {t: ranking.idf(len(docs), sum(1 for _, _, tf, _ in docs if t in tf)) for t in terms}
+    scored = [(ranking.bm25(tf, dl, terms, idfs, avgdl), node, body) for node, body, tf, dl in docs]
+    scored = [x for x in scored if x[0] > 0]
+    scored.sort(key=lambda x: (-x[0], -x[1].level, x[1].domain, x[1].id))
     return [view.RecordView(
-        Record(id=f"{n.domain}/{n.id}", ts=n.end, domain=n.domain, kind="summary", text=n.body.strip()),
+        Record(id=f"{n.domain}/{n.id}", ts=n.end, domain=n.domain, kind="summary", text=body.strip()),
         view.Status.CURRENT, score=round(s, 4),
         annex={"level": n.level, "range": {"from": n.start, "to": n.end}, "children": n.children})
-        for s, n in scored[:limit]]
+        for s, n, body in scored[:limit]]

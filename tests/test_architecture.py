@@ -17,8 +17,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("policy", ("optmem.view", "optmem.ranking")),
     ("store", ("optmem.vault", "optmem.schema", "optmem.ingest", "optmem.index")),
     ("core", ("optmem.gate", "optmem.log", "optmem.facts", "optmem.merging", "optmem.memory", "optmem.search",
-              "optmem.context", "optmem.handoff", "optmem.lifecycle", "optmem.tree", "optmem.doctor", "optmem.stats", "optmem.purge",
-              "optmem.evaluate", "optmem.curate", "optmem.follow")),
+              "optmem.context", "optmem.handoff", "optmem.lifecycle", "optmem.tree", "optmem.summary", "optmem.doctor",
+              "optmem.stats", "optmem.purge", "optmem.evaluate", "optmem.curate", "optmem.follow")),
     ("integrations", ("optmem.integrations",)),
     ("cli", ("optmem.cli", "optmem.__main__")),
 )

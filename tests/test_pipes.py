@@ -53,7 +53,7 @@ def test_600_records_make_a_multi_level_tree_and_a_second_compact_changes_nothin
     log_before = vault.log_path.read_bytes()
     out = cli.json("compact")
     assert out["domains"] == [{"domain": "hermes", "created": [f"L1-{i:04d}" for i in range(1, 10)] + ["L2-0001"],
-                               "root_updated": True, "raw_tail": 24}]
+                               "refreshed": [], "root_updated": True, "raw_tail": 24}]
     folder = vault.root / "tree" / "hermes"
     root = tree.parse((folder / "root.md").read_text("utf-8"))
     assert root.root and root.level == 3 and root.children == ["L2-0001", "L1-0009"]

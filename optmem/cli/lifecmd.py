@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from optmem.cli.common import emit, get_vault, short
+from optmem.cli.common import emit, get_vault, short, warn_all
 from optmem.cli.spec import arg, command, flag, opt
 
 SOURCE = opt("source", help="Who did it (agent, tool, person).")
@@ -121,6 +121,7 @@ def reject(record_id: str, reason: str | None, source: str | None, json_out: boo
 
     res = lifecycle.reject(get_vault(), record_id, reason=reason, source=source)
     status = "rejected" if res.status == "forgotten" else "already_rejected"  # idempotent: reason kept
-    emit(json_out, {"status": status, "id": res.id, "tombstone": res.tombstone},
+    warn_all(list(res.warnings))
+    emit(json_out, {"status": status, "id": res.id, "tombstone": res.tombstone, "warnings": list(res.warnings)},
          lambda: f"rejected: {res.id}" if res.tombstone else
          f"already rejected: {res.id} (its first reason stands; nothing written)")

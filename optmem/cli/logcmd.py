@@ -158,5 +158,6 @@ def forget(record_id: str, reason: str | None, source: str | None, allow_unsafe:
 
     res = log.forget(get_vault(write=True, create=False), record_id, reason=reason, source=source,
                      allow_unsafe=allow_unsafe)
-    emit(json_out, {"status": res.status, "id": res.id, "tombstone": res.tombstone},
+    warn_all(list(res.warnings))
+    emit(json_out, {"status": res.status, "id": res.id, "tombstone": res.tombstone, "warnings": list(res.warnings)},
          lambda: f"{res.status.replace('_', ' ')}: {res.id}")

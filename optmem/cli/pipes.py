@@ -135,6 +135,8 @@ def compact(domain: str | None, dry_run: bool, summarizer: str | None, json_out:
         return "\n".join(
             f"{d['domain']}: {verb} {len(d['created'])} node(s)"
             + (f" ({', '.join(d['created'][:6])}{', …' if len(d['created']) > 6 else ''})" if d["created"] else "")
+            + (f"; {'would make' if dry_run else 'made'} {len(d['refreshed'])} node(s) again (their records "
+               "changed status)" if d["refreshed"] else "")
             + ("; root refreshed" if d["root_updated"] else "")
             + f"; {d['raw_tail']} record(s) not yet in a full run" for d in res.domains) or "nothing to compact"
 
