@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 BULLET = re.compile(r"^- (.*) \(`([0-9A-Za-z]{6,26})`\)((?: \[[^\[\]]+\])*)$")
 _BADGE = re.compile(r"\[([^\[\]]+)\]")
 PENDING, INFERRED = "pending", "inferred"  # the badges of a guess and of an agent's conclusion
+CONFLICT = "conflict"  # one of two values that stand together: the user is asked which is right
 KEPT_BADGES = ("correction", "redline")   # a bullet with one of these is always quoted
 
 
@@ -291,7 +292,10 @@ class Shown:
                 dropped.append(textmod.fold(m.group(1)))
                 continue
             said = badges(m.group(3))
-            now = [b for b in said if b != PENDING or st == view.Status.PENDING]
+            torn = bool(row.conflict) and st in view.LIVE
+            now = [b for b in said if (b != PENDING or st == view.Status.PENDING) and (b != CONFLICT or torn)]
+            if torn and CONFLICT not in now:
+                now.append(CONFLICT)
             if st == view.Status.PENDING and PENDING not in now:
                 now.append(PENDING)
             elif st == view.Status.SUPERSEDED:
