@@ -11,8 +11,10 @@
   showed once would be shown, and kept, for ever.
 * **Sweep** marks records whose heat fell below `cold_below` — and unconfirmed guesses older
   than `pending_ttl_days`, expired records past `expired_grace_days` — as **cold**: out of
-  normal search and context, still in the log, in `--include-cold`, `get` and `history`. A cold
+  context, and of a plain search unless it matches at least as well as the best warm hit
+  (`search._best_cold`); still in the log, in `--include-cold`, `get` and `history`. A cold
   record written about, said again or recalled after the sweep is warm again (`view.is_cold`).
+  The daily sweep a write runs (`auto_sweep`) is reported by that write's command.
   Redlines, hot-memory journal records (their file decides) and bookkeeping never cool.
 * **Pending**: a record appended with a confidence below `pending_threshold` waits, ranked below
   current records and kept out of context, until it is said again in another conversation (the

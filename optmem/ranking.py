@@ -15,7 +15,7 @@ A hit's score is (relevance + context) × tier factor × heat factor:
   said again or recalled (`touch`); the relative importance is the record's importance over the
   default for its kind and tier (so 1 unless `--importance` was given; at most 2). It re-orders
   near-equals but never buries an old record that is the only strong match; current redlines
-  never decay. (The lifecycle's own heat, which decides what a sweep cools, decays faster —
+  never decay, and a cold record gets no bonus (nobody used it lately). (The lifecycle's own heat, which decides what a sweep cools, decays faster —
   `optmem.lifecycle`; ranking keeps the past findable.)
 Hits are ordered in bands first (`view.band`), then by score; then a newer record about the same
 thing (a shared key, a correction link, mostly the same terms) goes above an older one whose

@@ -4,7 +4,9 @@ How a query is answered:
 
 1. The query's terms (words, CJK bigrams, a lone CJK character) select candidates from the FTS5
    index — the best by FTS5's own BM25 order, plus every matching redline — with the filters
-   (domain, project, kind, tag, time, status) applied exactly, in SQL (`_candidates`).
+   (domain, project, kind, tag, time, status) applied exactly, in SQL (`_candidates`). A plain
+   search weighs the cold records that match best too, and keeps those that match at least as
+   well as the best warm hit (`_best_cold`).
 2. Each candidate is re-tokenised and scored by `ranking.score` ((BM25 relevance + a share of
    its best session neighbour's — or, when more, of what the turn before it asked, `_Answers`)
    × tier × recency bonus, in bands by status); the most relevant candidates bring their session
@@ -224,7 +226,8 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
                 settings: Ranking, match: str | None = None) -> tuple[dict[int, Row], int, list[Row]]:
     """The rows worth scoring, how many records match in all, and the superseded matches the
     filters hide (see `_successors`). Candidates are the best by FTS5's BM25 and the newest
-    matches (BM25 cannot tell equal matches apart, and recency can lift one). The pool is the same
+    matches (BM25 cannot tell equal matches apart, and recency can lift one) — and, for a plain
+    search in a vault with cold records, the cold ones among BM25's best. The pool is the same
     for every --limit up to its size, so a shorter --limit lists the start of a longer one.
     `match`: the FTS5 query, when not any of the terms found."""
     pool = max(settings.candidates, q.limit)
@@ -242,6 +245,8 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
         queries.append((match, "ORDER BY fts.rowid DESC", settings.newest, False))  # read from the end: free
     rows: dict[int, Row] = {}
     replaced: list[Row] = []  # superseded matches the filters hid (cold, forgotten): for `_successors`
+    cold: dict[int, Row] = {}  # the cold matches a plain search weighs (`_best_cold`), kept apart
+    #                            until the warm candidates are chosen: they never take their place
     plain = q.filters.plain()
     complete = False  # the first query returned every match: the total is counted from the hits
     lines: set[int] = set()  # the matching lines the queries returned (before the view's filter)
@@ -257,10 +262,13 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
             complete = complete or (i == 0 and exact and len(top) < limit)
             dropped = 0
             for r in idx.rows_in([n for n in top if n not in rows]):
-                if r.kind in BOOKKEEPING or q.filters.hidden(view.status(r, q.now)):
+                status = view.status(r, q.now)
+                if r.kind in BOOKKEEPING or q.filters.hidden(status):
                     dropped += 1
                     if r.superseded_by and r.kind not in BOOKKEEPING:
                         replaced.append(r)
+                    if q.cold_best and status == view.Status.COLD and r.kind not in BOOKKEEPING:
+                        cold[r.n] = r  # among the best matches of all: one `_best_cold` may keep
                 else:
                     rows[r.n] = r
             if dropped > len(top) // 4:
@@ -271,16 +279,19 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
             complete = complete or (i == 0 and exact and len(got) < limit)
             for r in got:
                 rows.setdefault(r.n, r)
-    if q.cold_best:
-        # the cold records a plain search weighs (`_best_cold`): the best by BM25, a pool of their
-        # own so they never take a warm candidate's place (the newest-first queries are left out:
-        # recency gives a cold record nothing)
-        cold, more = view.is_sql(view.Status.COLD, q.now)
+    if q.cold_best and not plain:
+        # with filters the warm candidates came through them: the cold ones the filters pass, the
+        # best by BM25 (a cold record can be kept only if it matches as well as the best warm
+        # one; the newest-first queries are left out: recency gives a cold record nothing). A
+        # plain search took them from its FTS5 winners above, for free.
+        is_cold, more = view.is_sql(view.Status.COLD, q.now)
         within, given = q.filters._replace(include_cold=True).sql(q.now)
         for fts_query, order, limit, optional in queries:
             if order == "ORDER BY bm25(fts)" and not optional:
-                for r in idx.matches(fts_query, f"{within} AND {cold}", [*given, *more], order, limit):
-                    rows.setdefault(r.n, r)
+                for r in idx.matches(fts_query, f"{within} AND {is_cold}", [*given, *more], order, limit):
+                    cold.setdefault(r.n, r)
+    for n, r in cold.items():
+        rows.setdefault(n, r)
     if complete:
         total = -1  # every match is a candidate: the hits themselves are counted (`ranked`)
     elif plain:
