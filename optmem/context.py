@@ -9,7 +9,7 @@ last, and never silently.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from optmem import clock, scan
@@ -40,6 +40,7 @@ class Context:
     budget: int
     sections: list[dict[str, Any]] = field(default_factory=list)
     omitted: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # a hot file that could not be read, …
 
 
 RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the warmest shown
@@ -78,10 +79,16 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
     return out
 
 
-def _hot(vault: Vault, target: str, project: str | None) -> list[str]:
+def _hot(vault: Vault, target: str, project: str | None, warnings: list[str]) -> list[str]:
+    """A hot file's entries; for a file that cannot be read, a line saying so (the agent is told
+    its entries are missing, the rest of the block still comes) and a warning for the caller."""
     from optmem import memory
 
     shown = memory.show(vault, [(target, project)])[0]
+    if shown.unreadable:
+        warnings.append(shown.warning() or "")
+        return [f"- [{shown.file} could not be read: it {shown.unreadable}; its entries are missing here — "
+                "tell the user (`optmem doctor` names the problem)]"]
     return [f"- {' '.join(e['text'].split())}" for e in shown.entries]
 
 
@@ -152,14 +159,15 @@ def build(vault: Vault, *, project: str | None = None, domain: str | None = None
     from optmem.follow import follow_hot
 
     follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
+    warnings: list[str] = []
     sections = [Section("redlines", "Redlines — locked rules", _redlines(vault, domain, now)),
                 Section("conflicts", "Conflicting facts — ask the user which is right now",
                         _conflicts(vault, project, domain)),
-                Section("memory", "Memory (MEMORY.md)", _hot(vault, "memory", None)),
-                Section("user", "User (USER.md)", _hot(vault, "user", None))]
+                Section("memory", "Memory (MEMORY.md)", _hot(vault, "memory", None, warnings)),
+                Section("user", "User (USER.md)", _hot(vault, "user", None, warnings))]
     if project:
         sections.append(Section("project", f"Project {project} (projects/{project}/MEMORY.md)",
-                                _hot(vault, "memory", project)))
+                                _hot(vault, "memory", project, warnings)))
         title, items = _handoff(vault, project)
         if items:
             sections.append(Section("handoff", title, items))
@@ -167,7 +175,7 @@ def build(vault: Vault, *, project: str | None = None, domain: str | None = None
         f"Recent records — {project}" if project else "Recent records")
     items, ids = _records(vault, project, domain, query, now)
     sections.append(Section("records", label, items, ids=ids))
-    out = fit(sections, budget)
+    out = replace(fit(sections, budget), warnings=warnings)
     shown = [i for s in sections if s.name == "records" for i in s.ids[: len(s.items)]]
     if shown:  # what a session starts with was recalled: it stays warm
         from optmem import lifecycle

@@ -81,20 +81,23 @@ def read_text(path: Path) -> str | None:
     Invalid UTF-8 or an I/O error raises `Unreadable` naming the file, so nothing ever
     overwrites what it could not read.
     """
+    # `reason` says what is wrong with it in a few words, for a reader that goes on without it
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
-        raise Unreadable(f"{path} is a folder, expected a file", file=str(path)) from exc
+        raise Unreadable(f"{path} is a folder, expected a file", file=str(path),
+                         reason="is a folder, not a file") from exc
     except OSError as exc:
-        raise Unreadable(f"cannot read {path}: {exc.strerror}", file=str(path)) from exc
+        raise Unreadable(f"cannot read {path}: {exc.strerror}", file=str(path),
+                         reason=f"cannot be read ({exc.strerror})") from exc
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise Unreadable(
             f"{path} is not valid UTF-8 (byte {exc.start}); fix or move it, nothing was changed",
-            file=str(path),
+            file=str(path), reason=f"is not valid UTF-8 (at byte {exc.start})",
         ) from exc
     return text[1:] if text.startswith("\ufeff") else text
 

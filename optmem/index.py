@@ -331,6 +331,11 @@ class Index:
         """How many log lines the index has read (from its meta: no count of the table)."""
         return int(read_meta(self.conn).get("lines", "0"))
 
+    def has_cold(self) -> bool:
+        """Whether any record carries a sweep's cold mark (warm again since, or not): a vault
+        never swept has no cold records for a search to weigh (one look-up in `rec_cold`)."""
+        return self.conn.execute("SELECT 1 FROM rec WHERE cold IS NOT NULL LIMIT 1").fetchone() is not None
+
     def last_sweep(self) -> float | None:
         """When the last sweep ran (from ACCESS.jsonl), or None."""
         value = read_meta(self.conn).get("last_sweep")

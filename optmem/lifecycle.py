@@ -11,8 +11,10 @@
   showed once would be shown, and kept, for ever.
 * **Sweep** marks records whose heat fell below `cold_below` — and unconfirmed guesses older
   than `pending_ttl_days`, expired records past `expired_grace_days` — as **cold**: out of
-  normal search and context, still in the log, in `--include-cold`, `get` and `history`. A cold
+  context, and of a plain search unless it matches at least as well as the best warm hit
+  (`search._best_cold`); still in the log, in `--include-cold`, `get` and `history`. A cold
   record written about, said again or recalled after the sweep is warm again (`view.is_cold`).
+  The daily sweep a write runs (`auto_sweep`) is reported by that write's command.
   Redlines, hot-memory journal records (their file decides) and bookkeeping never cool.
 * **Pending**: a record appended with a confidence below `pending_threshold` waits, ranked below
   current records and kept out of context, until it is said again in another conversation (the
@@ -159,6 +161,9 @@ def access_line(ts: str, **fields: Any) -> bytes:
 
 
 class Swept(NamedTuple):
+    """What a sweep did: `optmem sweep` prints it, and a write that ran the daily sweep reports
+    it the same way (`auto_sweep`)."""
+
     at: str
     dry_run: bool
     checked: int                       # records a sweep could cool
@@ -166,6 +171,8 @@ class Swept(NamedTuple):
     by_reason: dict[str, int]
     records: list[dict[str, Any]] = []  # the first `show` of them (shared default: never mutated)
     ran: bool = True                   # False: `if_due` and a sweep ran within the day
+    unused_days: int | None = None     # the records cooled by heat were unused for at least this
+    background: bool = False           # started in a detached process: nothing is counted yet
 
 
 def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool = False) -> Swept:
@@ -191,6 +198,7 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
             reasons: dict[str, int] = {}
             behind: dict[str, list[Any]] = {}  # superseder id → the visible records it supersedes
             checked = 0
+            idle: list[float] = []  # days since the last access, of the records cooled by heat
 
             def cool(row: Any, why: str) -> None:
                 ids.append(row.id)
@@ -204,6 +212,8 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
                 why = cools(s, row, now)
                 if why is not None:
                     cool(row, why)
+                    if why == "heat" and row.accessed is not None:
+                        idle.append((now - row.accessed) / DAY)
                 elif row.superseded_by and view.status(row, now) == view.Status.SUPERSEDED:
                     behind.setdefault(row.superseded_by, []).append(row)
             # an old value never outlives, in normal search, the record that replaced it
@@ -217,7 +227,8 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
             lines.append(access_line(ts, sweep={"cooled": len(ids), "checked": checked}))
             fsio.append_lines(vault.access_path, lines, within=vault.root)
             open_index(vault).close()  # the index takes the marks in now, not on the next search
-    return Swept(ts, dry_run, checked, len(ids), reasons, shown)
+    return Swept(ts, dry_run, checked, len(ids), reasons, shown,
+                 unused_days=int(min(idle)) if idle else None)
 
 
 def _preview(idx: Any, row: Any) -> str:
@@ -231,7 +242,10 @@ def auto_sweep(vault: Vault) -> str | None:
     """Sweep when a write finds the last sweep a day old (`auto_sweep = daily`) — in this process
     for a vault of up to `background_above` records, else in a detached `optmem sweep --if-due`,
     so an agent's write never waits for a sweep of a big log. A warning, not an error, when it cannot:
-    the write itself succeeded."""
+    the write itself succeeded.
+
+    What it did is left on the vault object (`vault.swept`, a `Swept`; `background` when it was
+    only started), so the command that wrote reports it: records never go cold unannounced."""
     from optmem.errors import OptmemError
     from optmem.index import open_index
 
@@ -251,8 +265,11 @@ def auto_sweep(vault: Vault) -> str | None:
             if not detach([sys.executable, "-m", "optmem", "--vault", str(vault.root), "sweep",
                            "--if-due", "--show", "0"]):
                 return "the daily sweep could not be started; run `optmem sweep`"
+            vault.swept = Swept(clock.format_ts(clock.now()), False, 0, 0, {}, background=True)
             return None
-        sweep(vault, show=0, if_due=True)
+        done = sweep(vault, show=0, if_due=True)
+        if done.ran:  # (not when another process swept first)
+            vault.swept = done
     except OptmemError as exc:
         return f"the daily sweep did not run ({exc.message}); run `optmem sweep` later"
     return None

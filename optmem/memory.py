@@ -603,19 +603,38 @@ class Shown:
     usage: Usage
     entries: list[dict[str, Any]]
     conflicted: bool = False
+    unreadable: str | None = None  # what is wrong with the file, when it could not be read
 
     def header(self) -> str:
         name = self.label.upper().replace("PROJECT:", "PROJECT ")
+        if self.unreadable:
+            return f"{name} [{self.file} {self.unreadable}: not shown]"
         u = self.usage
         merge = " — unresolved git merge: both sides shown, run `optmem doctor`" if self.conflicted else ""
         return f"{name} [{u.percent}% — {u.chars:,}/{u.limit:,} chars{merge}]"
 
+    def warning(self) -> str | None:
+        """What a reader says of the file when it could not read it and went on without it."""
+        if not self.unreadable:
+            return None
+        return (f"{self.file} {self.unreadable}: its entries are left out. Fix or remove the file "
+                "(`optmem doctor` names the problem); until then writes to it are refused")
+
 
 def show(vault: Vault, targets: list[tuple[str, str | None]]) -> list[Shown]:
-    """The files, ready for a prompt: entries re-scanned, flagged ones shown as [BLOCKED: rule]."""
+    """The files, ready for a prompt: entries re-scanned, flagged ones shown as [BLOCKED: rule].
+    Each file stands on its own: one that cannot be read (invalid UTF-8, an I/O error) is
+    returned without entries, with `unreadable` saying why — the others are still shown. (A
+    write to it still refuses: `load` raises.)"""
     out = []
     for target, project in targets:
-        hot = load(vault, target, project)
+        try:
+            hot = load(vault, target, project)
+        except Unreadable as exc:
+            label, name, _, limit_key = _resolve(vault, target, project)
+            out.append(Shown(label, name, Usage(0, getattr(vault.settings.limits, limit_key), 0), [],
+                             unreadable=exc.context.get("reason") or f"could not be read ({exc.message})"))
+            continue
         entries = []
         for e in hot.entries:
             rule = scan.find(e)

@@ -15,7 +15,7 @@ A hit's score is (relevance + context) × tier factor × heat factor:
   said again or recalled (`touch`); the relative importance is the record's importance over the
   default for its kind and tier (so 1 unless `--importance` was given; at most 2). It re-orders
   near-equals but never buries an old record that is the only strong match; current redlines
-  never decay. (The lifecycle's own heat, which decides what a sweep cools, decays faster —
+  never decay, and a cold record gets no bonus (nobody used it lately). (The lifecycle's own heat, which decides what a sweep cools, decays faster —
   `optmem.lifecycle`; ranking keeps the past findable.)
 Hits are ordered in bands first (`view.band`), then by score; then a newer record about the same
 thing (a shared key, a correction link, mostly the same terms) goes above an older one whose
@@ -96,6 +96,7 @@ class Candidate(NamedTuple):
     recency: float | None     # when it was last accessed (written, said again or recalled)
     importance: float = 1.0   # its importance over the default for its kind and tier
     inferred: bool = False    # concluded by an agent rather than stated
+    was: view.Status | None = None  # a cold record: its status were it warm (the band it ranks in)
 
 
 class Parts(NamedTuple):
@@ -129,8 +130,11 @@ def tier_factor(tier: int, kind: str) -> float:
 def score(c: Candidate, now: float, settings: Ranking, *, past: bool = False) -> Parts:
     """The score of one candidate and its parts (see the module docstring). A query that asks
     what something used to be (`past`) gives no recency bonus: the newer version has no claim."""
-    window = 0.0 if past else settings.recency_window
-    band = view.band(c.status, c.tier)
+    cold = c.status == view.Status.COLD
+    # a cold record gets no recency bonus (nobody used it lately): on equal relevance a warm
+    # record goes first
+    window = 0.0 if past or cold else settings.recency_window
+    band = view.band(c.status, c.tier, c.was)
     age_days = max(0, int((now - (c.recency if c.recency is not None else 0.0)) // DAY))
     # redlines never decay; everything else gets at most the window, shrinking with whole days
     bonus = window if band == 0 else window / (1 + age_days / 30)

@@ -11,7 +11,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import HANDOFF, Tier
 
-SCHEMA = "optmem-index-18"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context; 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: correction links (cor), forks
+SCHEMA = "optmem-index-19"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context; 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed; 19: correction links (cor), forks
 
 
 class Col(NamedTuple):
@@ -153,4 +153,5 @@ CREATE INDEX rec_ref ON rec(ref) WHERE ref IS NOT NULL;
 CREATE INDEX rec_conflict ON rec(conflict) WHERE conflict != 0;
 CREATE INDEX rec_used ON rec({USED_SQL});
 CREATE INDEX rec_handoff ON rec(project, ts, {ID_TIME_SQL}, n) WHERE kind = '{HANDOFF}';
+CREATE INDEX rec_cold ON rec(cold) WHERE cold IS NOT NULL;
 """

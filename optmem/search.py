@@ -4,7 +4,9 @@ How a query is answered:
 
 1. The query's terms (words, CJK bigrams, a lone CJK character) select candidates from the FTS5
    index — the best by FTS5's own BM25 order, plus every matching redline — with the filters
-   (domain, project, kind, tag, time, status) applied exactly, in SQL (`_candidates`).
+   (domain, project, kind, tag, time, status) applied exactly, in SQL (`_candidates`). A plain
+   search weighs the cold records that match best too, and keeps those that match at least as
+   well as the best warm hit (`_best_cold`).
 2. Each candidate is re-tokenised and scored by `ranking.score` ((BM25 relevance + a share of
    its best session neighbour's — or, when more, of what the turn before it asked, `_Answers`)
    × tier × recency bonus, in bands by status); the most relevant candidates bring their session
@@ -49,6 +51,7 @@ class Query(NamedTuple):
     explain: bool = False
     now: float = 0.0
     asks: str | None = None  # "present" / "past": what the query asks for (`ranked` fills it in)
+    cold_best: bool = False  # weigh cold records too, and keep those that match best (`_best_cold`)
 
 
 class SearchResult(NamedTuple):
@@ -56,8 +59,10 @@ class SearchResult(NamedTuple):
     hits: list[view.RecordView]
     total: int
     warnings: list[str] = []
-    cold_matches: int = 0    # when fewer hits than asked for: how many cold records match too
-    forgotten_matches: int = 0  # … and how many forgotten ones
+    cold_matches: int = 0    # cold records that match too but were left out (they match less well
+    #                          than the best warm hit); past `COUNT_BUDGET` term matches, those
+    #                          among the candidates (a lower bound)
+    forgotten_matches: int = 0  # when fewer hits than asked for: how many forgotten records match too
 
     def to_json(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         return {"query": self.query, "hits": [h.hit(show_unsafe=show_unsafe) for h in self.hits],
@@ -79,6 +84,8 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
 
     follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     with open_index(vault, progress) as idx:
+        # a plain search weighs cold records too (`_best_cold`) — in a vault that has any
+        q = q._replace(cold_best=not q.filters.include_cold and not q.filters.current and idx.has_cold())
         warnings = idx.warnings()
         if not q.terms:
             warnings.append(f"{quote(query)} has nothing to search for: words, numbers and Chinese characters "
@@ -94,25 +101,23 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
             tags = idx.tags(TAGS_SHOWN)
             result = result._replace(warnings=[*result.warnings, f"no record has tag {quote(q.filters.tag)}; the "
                                                f"vault's most used tags: {', '.join(tags) or '(none)'}"])
-        if len(result.hits) < q.limit and not q.filters.current:
-            # the past stays findable: say so when cold or forgotten records match too (a page
-            # not filled)
+        if len(result.hits) < q.limit and not q.filters.current and not q.filters.include_forgotten:
+            # the past stays findable: say so when forgotten records match too (a page not filled;
+            # the cold ones `_ranked` counts)
             found = [t for t in q.terms if df[t]]
-            result = result._replace(
-                cold_matches=0 if q.filters.include_cold else _hidden_matches(idx, q, found, view.Status.COLD),
-                forgotten_matches=0 if q.filters.include_forgotten else
-                _hidden_matches(idx, q, found, view.Status.FORGOTTEN))
+            result = result._replace(forgotten_matches=_hidden_matches(
+                idx, q, match_any(found) if found else None, view.Status.FORGOTTEN))
         return result
 
 
-def _hidden_matches(idx: Index, q: Query, found: list[str], status: view.Status) -> int:
-    """How many records of a status the filters hide (cold, forgotten) match the query's terms
-    (those the index holds: `found`) too."""
-    if not found:
+def _hidden_matches(idx: Index, q: Query, match: str | None, status: view.Status) -> int:
+    """How many records of a status the filters hide (cold, forgotten) match an FTS5 query of
+    the query's terms too."""
+    if not match:
         return 0
     where, params = q.filters._replace(include_cold=True, include_forgotten=True).sql(q.now)
     hidden, more = view.is_sql(status, q.now)
-    return idx.count_matches(match_any(found), f"{where} AND {hidden}", [*params, *more])
+    return idx.count_matches(match, f"{where} AND {hidden}", [*params, *more])
 
 
 def terms_of(query: str, now: float | None = None) -> list[str]:
@@ -181,8 +186,36 @@ def _ranked(idx: Index, q: Query, found: list[str], df: dict[str, int], settings
     if not rows and not replaced:
         return SearchResult(q.text, [], 0)
     scored, corpus = _score(idx, q, rows, df, settings, replaced)
+    admitted = left = 0
+    if q.cold_best:
+        scored, left = _best_cold(idx, scored)
+        admitted = sum(s.parts.status == view.Status.COLD for s in scored)
     hits, found_all = _order(scored, q, corpus, settings)
-    return SearchResult(q.text, hits, found_all if total < 0 else max(total, len(hits)))
+    if q.cold_best:
+        # the cold records left out are counted (a footer says how to see them): exactly while a
+        # filtered count is cheap, else those among the candidates
+        exact = sum(df[t] for t in found) <= COUNT_BUDGET
+        left = _hidden_matches(idx, q, match or match_any(found), view.Status.COLD) - admitted if exact else left
+    return SearchResult(q.text, hits, found_all if total < 0 else max(total + admitted, len(hits)),
+                        cold_matches=max(0, left))
+
+
+def _best_cold(idx: Index, scored: list["_Scored"]) -> tuple[list["_Scored"], int]:
+    """The cold tier's rule for a plain search: a cold record is kept when it matches at least as
+    well as the best warm hit (relevance + context: what its words, and its conversation's, give
+    it — neither its status nor how recently it was used), or when nothing warm matches — unless
+    it is an old version of a fact whose current version is a warm hit (that one answers for it).
+    The others stay out. (The kept list, and how many cold records it left out.)"""
+    cold = [s for s in scored if s.parts.status == view.Status.COLD]
+    if not cold:
+        return scored, 0
+    warm = [s for s in scored if s.parts.status != view.Status.COLD]
+    best = max((s.parts.relevance + s.parts.context for s in warm), default=0.0)
+    ids = {s.row.id for s in warm}
+    known: dict[str, Row] = {}
+    out = {s.row.n for s in cold if s.parts.relevance + s.parts.context < best
+           or (s.row.superseded_by and idx.current_version(s.row, known).id in ids)}
+    return [s for s in scored if s.row.n not in out], len(out)
 
 
 def _characters(q: Query) -> list[str]:
@@ -196,7 +229,8 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
                 settings: Ranking, match: str | None = None) -> tuple[dict[int, Row], int, list[Row]]:
     """The rows worth scoring, how many records match in all, and the superseded matches the
     filters hide (see `_successors`). Candidates are the best by FTS5's BM25 and the newest
-    matches (BM25 cannot tell equal matches apart, and recency can lift one). The pool is the same
+    matches (BM25 cannot tell equal matches apart, and recency can lift one) — and, for a plain
+    search in a vault with cold records, the cold ones among BM25's best. The pool is the same
     for every --limit up to its size, so a shorter --limit lists the start of a longer one.
     `match`: the FTS5 query, when not any of the terms found."""
     pool = max(settings.candidates, q.limit)
@@ -214,6 +248,8 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
         queries.append((match, "ORDER BY fts.rowid DESC", settings.newest, False))  # read from the end: free
     rows: dict[int, Row] = {}
     replaced: list[Row] = []  # superseded matches the filters hid (cold, forgotten): for `_successors`
+    cold: dict[int, Row] = {}  # the cold matches a plain search weighs (`_best_cold`), kept apart
+    #                            until the warm candidates are chosen: they never take their place
     plain = q.filters.plain()
     complete = False  # the first query returned every match: the total is counted from the hits
     lines: set[int] = set()  # the matching lines the queries returned (before the view's filter)
@@ -229,10 +265,13 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
             complete = complete or (i == 0 and exact and len(top) < limit)
             dropped = 0
             for r in idx.rows_in([n for n in top if n not in rows]):
-                if r.kind in BOOKKEEPING or q.filters.hidden(view.status(r, q.now)):
+                status = view.status(r, q.now)
+                if r.kind in BOOKKEEPING or q.filters.hidden(status):
                     dropped += 1
                     if r.superseded_by and r.kind not in BOOKKEEPING:
                         replaced.append(r)
+                    if q.cold_best and status == view.Status.COLD and r.kind not in BOOKKEEPING:
+                        cold[r.n] = r  # among the best matches of all: one `_best_cold` may keep
                 else:
                     rows[r.n] = r
             if dropped > len(top) // 4:
@@ -243,6 +282,19 @@ def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
             complete = complete or (i == 0 and exact and len(got) < limit)
             for r in got:
                 rows.setdefault(r.n, r)
+    if q.cold_best and not plain:
+        # with filters the warm candidates came through them: the cold ones the filters pass, the
+        # best by BM25 (a cold record can be kept only if it matches as well as the best warm
+        # one; the newest-first queries are left out: recency gives a cold record nothing). A
+        # plain search took them from its FTS5 winners above, for free.
+        is_cold, more = view.is_sql(view.Status.COLD, q.now)
+        within, given = q.filters._replace(include_cold=True).sql(q.now)
+        for fts_query, order, limit, optional in queries:
+            if order == "ORDER BY bm25(fts)" and not optional:
+                for r in idx.matches(fts_query, f"{within} AND {is_cold}", [*given, *more], order, limit):
+                    cold.setdefault(r.n, r)
+    for n, r in cold.items():
+        rows.setdefault(n, r)
     if complete:
         total = -1  # every match is a candidate: the hits themselves are counted (`ranked`)
     elif plain:
@@ -525,11 +577,13 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         if relevance <= 0 and context <= 0:
             continue
         status = hot.status(row, rec, q.now)
-        if q.filters.hidden(status):
+        cold = status == view.Status.COLD
+        if q.filters.hidden(status) and not (cold and q.cold_best):
             continue
         parts = ranking.score(ranking.Candidate(relevance, context, row.tier, row.kind, status,
                                                 row.accessed, relative_importance(life, row),
-                                                bool(row.inferred)),
+                                                bool(row.inferred),
+                                                view.status(row, q.now, warm=True) if cold else None),
                               q.now, settings, past=past)
         topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
                               rec.corrects, tokens)
@@ -696,7 +750,8 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     asks = q.asks
     later = -1 if asks == "past" else 1  # ties: the newer first — the older when asked for the past
     scored.sort(key=lambda s: (view.id_time(s.row.id), s.row.n), reverse=later > 0)
-    scored.sort(key=lambda s: (s.parts.band, -round(s.parts.score, 9), -s.row.tier, -later * (s.row.ts or 0)))
+    scored.sort(key=lambda s: (s.parts.band, -round(s.parts.score, 9), s.parts.status == view.Status.COLD,
+                               -s.row.tier, -later * (s.row.ts or 0)))
     # a hot-memory entry is journalled more than once (added, then removed or replaced): one hit
     # per entry — its best-ranked record
     seen_entries: set[str] = set()

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from optmem import clock, lifecycle, memory
+from optmem.errors import Unreadable
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY
 from optmem.vault import Vault
 
@@ -73,9 +74,14 @@ def stats(vault: Vault) -> dict[str, Any]:
                                 idx.last_sweep())
         rates = hygiene(idx, now, c)
         index_bytes = _size(vault.cache_dir)
-    hot = []
+    hot: list[dict[str, Any]] = []
     for target, project in memory.targets(vault):
-        h = memory.load(vault, target, project)
+        try:
+            h = memory.load(vault, target, project)
+        except Unreadable:  # counted on its own: the other files and the log are still described
+            bad = memory.show(vault, [(target, project)])[0]
+            hot.append({"file": bad.file, "unreadable": bad.unreadable})
+            continue
         u = h.usage()
         hot.append({"file": h.name, "entries": len(h.entries), "chars": u.chars, "limit": u.limit,
                     "percent": u.percent})

@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from optmem import fsio, settings
 from optmem.errors import InvalidName, VaultMissing, quote
@@ -39,6 +39,9 @@ class Vault:
         # takes the lock — after the command checked its input, so a refusal creates nothing
         self.lay_out_on_write = False
         self.made_here = False  # this process made the vault's folder (a write laid it out)
+        # the daily sweep a write through this object ran or started (`lifecycle.auto_sweep`):
+        # what the command reports, on stderr and in its JSON
+        self.swept: Any = None  # a lifecycle.Swept (the store layer does not import the core)
 
     def __repr__(self) -> str:
         return f"Vault({str(self.root)!r})"

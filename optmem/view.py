@@ -91,8 +91,8 @@ STATUS_RULES: tuple[_Rule, ...] = (
 LIVE = (Status.CURRENT, Status.PENDING)  # what a conflict is between
 
 # Search lists hits in bands, best first: current redlines, other current records, then by status.
-BANDS = ("redline", Status.CURRENT, Status.PENDING, Status.EXPIRED, Status.SUPERSEDED, Status.COLD,
-         Status.FORGOTTEN)
+# A cold record has no band of its own: it ranks in the band of what it was when it cooled (`band`).
+BANDS = ("redline", Status.CURRENT, Status.PENDING, Status.EXPIRED, Status.SUPERSEDED, Status.FORGOTTEN)
 
 
 def status(row: ViewRow, now: float, *, warm: bool = False) -> Status:
@@ -126,8 +126,13 @@ def is_sql(wanted: Status, now: float) -> tuple[str, list[Any]]:
     return "(" + " AND ".join(clauses) + ")", params
 
 
-def band(st: Status, tier: int) -> int:
-    """A hit's band (0 is best): current redlines, current records, then by status."""
+def band(st: Status, tier: int, was: Status | None = None) -> int:
+    """A hit's band (0 is best): current redlines, current records, then by status. A cold record
+    ranks in the band of what it was when it cooled (`was`: its status were it warm; current
+    when not given) — a cold fact is one nobody used lately, not one known to be wrong: it stays
+    above guesses, expired and superseded records, and a cold superseded value stays among them."""
+    if st == Status.COLD:
+        st = was if was is not None and was != Status.COLD else Status.CURRENT
     if st == Status.CURRENT:
         return 0 if tier == Tier.REDLINE else 1
     return BANDS.index(st)

@@ -213,8 +213,10 @@ def test_sweep_cools_the_unused_and_nothing_is_lost(cli, vault, vault_path, monk
     assert cli.json("sweep")["cooled"] == 0  # idempotent
     assert (vault_path / "LOG.jsonl").read_bytes() == log_before  # the log is never touched
     assert [h["id"] for h in cli.json("search", "staging")["hits"]] == [keep]
-    assert cli.json("search", "database")["cold_matches"] == 1
-    assert "(1 cold: add --include-cold)" in cli("search", "database").stdout
+    assert cli.json("search", "staging")["cold_matches"] == 1
+    assert "(1 cold: add --include-cold)" in cli("search", "staging").stdout
+    # nothing warm matches "database": the cold record is the answer, labelled
+    assert [(h["id"], h["status"]) for h in cli.json("search", "database")["hits"]] == [(old, "cold")]
     found = cli.json("search", "staging", "--include-cold")["hits"]
     assert {h["id"]: h["status"] for h in found} == {keep: "current", old: "cold"}
     assert next(h for h in found if h["id"] == old)["cold_since"] == "2026-05-01T00:00:00Z"
@@ -432,7 +434,10 @@ def test_an_old_value_goes_cold_with_the_record_that_replaced_it(cli, vault, vau
     at(monkeypatch, "2026-05-16T00:00:00Z")  # the correction (0.7) cools; the old value (0.9) would not
     swept = cli.json("sweep")
     assert swept["by_reason"] == {"heat": 1, "superseder_cold": 1}
-    assert cli.json("search", "api rate limit")["hits"] == []
+    # nothing warm matches: both come back, labelled — the cold fact in the current band, its
+    # old value among the superseded
+    plain = cli.json("search", "api rate limit")["hits"]
+    assert [(h["id"], h["status"], h["superseded_by"]) for h in plain] == [(new, "cold", None), (old, "cold", new)]
     hits = cli.json("search", "api rate limit", "--include-cold")["hits"]
     assert {h["id"]: h["status"] for h in hits} == {new: "cold", old: "cold"}
     assert "COLD, SUPERSEDED by" in cli("search", "api rate limit 100", "--include-cold").stdout

@@ -186,4 +186,6 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
 
     got = fail_open(handle, note, "hook skipped")  # never break the agent's session
     if got is not None:
+        for w in got.get("warnings") or []:  # (what the context block itself tells the agent)
+            note(f"optmem: warning: {w}")
         emit(json_out, got, lambda: got.get("context"))

@@ -91,7 +91,43 @@ def finish(mark: int = 0) -> None:
         if vault.made_here:  # not when another process made it between the check and the write
             note(f"created a new vault at {vault.root}")
     del STATE.created[mark:]
+    for vault in STATE.vaults:
+        said = swept_note(vault)
+        if said:
+            note(said)
     settings_warnings()
+
+
+def swept() -> dict[str, Any] | None:
+    """The daily sweep a write of this invocation ran or started (`lifecycle.auto_sweep`), in
+    the shape `optmem sweep --json` prints; None when none did."""
+    done = next((v.swept for v in STATE.vaults if v.swept is not None), None)
+    return done._asdict() if done is not None else None
+
+
+def swept_note(vault: Any) -> str | None:
+    """What the daily sweep a write ran did, said to a person: how many records went cold and
+    why, where they are now, and how to turn it off. Nothing when it cooled nothing."""
+    done = vault.swept
+    if done is None:
+        return None
+    s = vault.settings.lifecycle
+    where = ("Search shows a cold record only when nothing warm matches as well (`optmem search "
+             "--include-cold` shows them all); context leaves them out; `optmem touch ID` warms one. "
+             '`[lifecycle] auto_sweep = "off"` in optmem.toml stops the daily sweep.')
+    if done.background:
+        return (f"sweeping: the daily sweep runs in the background (the log holds over [lifecycle] "
+                f"background_above = {s.background_above:,} records) and cools what nobody used for "
+                f"long; `optmem stats` shows when it last ran. {where}")
+    if not done.cooled:
+        return None
+    why = {"heat": f"unused for {done.unused_days}+ days" if done.unused_days is not None else "unused for long",
+           "pending_ttl": f"guess(es) unconfirmed for {s.pending_ttl_days:g}+ days",
+           "expired": f"expired {s.expired_grace_days:g}+ days ago",
+           "superseder_cold": "replaced by a record that went cold"}
+    parts = ", ".join(f"{n:,} {why.get(reason, reason)}" for reason, n in
+                      sorted(done.by_reason.items(), key=lambda item: -item[1]))
+    return f"swept: {done.cooled:,} record(s) went cold ({parts}). {where}"
 
 
 def settings_warnings() -> None:
@@ -174,9 +210,12 @@ def short(rid: str | None) -> str:
 def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None], *,
          ok: bool = True) -> None:
     """Print the result: `{"ok": …, ...}` with --json, else the human rendering. A result that
-    is not ok without being an error (doctor's problems, eval's regressions) passes ok=False."""
+    is not ok without being an error (doctor's problems, eval's regressions) passes ok=False.
+    When a write ran the daily sweep, the JSON says what it did (`swept`; stderr says it too,
+    when the command ends)."""
     if json_out:
-        echo(dumps({"ok": ok, **payload}))
+        ran = swept()  # a write that ran the daily sweep says what it cooled
+        echo(dumps({"ok": ok, **payload, **({"swept": ran} if ran and "swept" not in payload else {})}))
     else:
         text = human()
         if text:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optmem.cli.common import emit, env_domain, get_vault, note, read_arg, resolve_vault
+from optmem.cli.common import emit, env_domain, get_vault, note, read_arg, resolve_vault, warn_all
 from optmem.cli.spec import UNSAFE, arg, command, flag, opt
 
 TARGET = opt("target", "--target", "-t", default="memory", help="memory (MEMORY.md) or user (USER.md).")
@@ -148,16 +148,26 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
     else:
         targets = [("memory", None), ("user", None)] + ([("memory", project)] if project else [])
     shown = memory.show(vault, targets)
+    # a file that cannot be read is left out with a warning, the others are shown; when none of
+    # them could be read there is nothing to show: that is the error
+    warnings = [w for s in shown if (w := s.warning())]
+    if len(warnings) == len(shown):
+        from optmem.errors import Unreadable
+
+        raise Unreadable("; ".join(f"{s.file} {s.unreadable}" for s in shown) + ": fix or remove it "
+                         "(`optmem doctor` names the problem)", files=[s.file for s in shown])
+    warn_all(warnings)
 
     def human() -> str:
         blocks = []
         for s in shown:
             body = memory.SEPARATOR.join((f"[{e['id']}] " if ids else "") + e["text"] for e in s.entries)
-            blocks.append(s.header() + "\n" + (body or "(empty)"))
+            blocks.append(s.header() + ("" if s.unreadable else "\n" + (body or "(empty)")))
         return "\n\n".join(blocks)
 
-    emit(json_out, {"files": [{"target": s.label, "file": s.file, "usage": s.usage,
-                               "entries": s.entries} for s in shown]}, human)
+    emit(json_out, {"files": [{"target": s.label, "file": s.file, "usage": s.usage, "entries": s.entries,
+                               **({"unreadable": s.unreadable} if s.unreadable else {})} for s in shown],
+                    "warnings": warnings}, human)
 
 
 @command("apply", arg("file", "A JSON list of operations, or - for stdin.", required=False), TARGET,

@@ -63,7 +63,8 @@ def stats(json_out: bool) -> None:
                "by domain: " + ", ".join(f"{d} {n:,}" for d, n in s["by_domain"].items()),
                "by kind: " + ", ".join(f"{k} {n:,}" for k, n in s["by_kind"].items()),
                f"duplicate rate {s['duplicate_rate']:.1%}, contradiction rate {s['contradiction_rate']:.1%}"]
-        out += [f"{h['file']}: {h['percent']}% — {h['chars']:,}/{h['limit']:,} chars, {h['entries']} entr{'y' if h['entries'] == 1 else 'ies'}"
+        out += [f"{h['file']}: {h['unreadable']} (`optmem doctor`)" if h.get("unreadable") else
+                f"{h['file']}: {h['percent']}% — {h['chars']:,}/{h['limit']:,} chars, {h['entries']} entr{'y' if h['entries'] == 1 else 'ies'}"
                 for h in s["hot"]]
         z = s["sizes"]
         out.append(f"sizes: log {z['log']:,} B, access {z['access']:,} B, tree {z['tree']:,} B, "

@@ -3,7 +3,7 @@
 from typing import Any
 
 from optmem.cli.common import (emit, env_domain, get_vault, note, progress_callback, read_arg,
-                               summarizer_command)
+                               summarizer_command, warn_all)
 from optmem.cli.spec import UNSAFE, arg, command, flag, opt
 
 PROJECT = opt("project", "--project", "-p", help="The project.")
@@ -108,8 +108,10 @@ def context(project: str | None, domain: str | None, query: str | None, budget: 
     from optmem import context as core
 
     ctx = core.build(get_vault(), project=project, domain=domain, query=query, budget=budget)
+    warn_all(ctx.warnings)  # (the block itself says so too: the agent reads it)
     emit(json_out, {"text": ctx.text, "chars": ctx.chars, "budget": ctx.budget,
-                    "sections": ctx.sections, "omitted": ctx.omitted}, lambda: ctx.text)
+                    "sections": ctx.sections, "omitted": ctx.omitted, "warnings": ctx.warnings},
+         lambda: ctx.text)
 
 
 @command("compact", opt("domain", "--domain", "-d", help="Only this domain (default: every domain)."),

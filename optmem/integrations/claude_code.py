@@ -296,7 +296,8 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
             return {"event": name, "project": project, "context": None}
         ctx = context.build(vault, project=project, budget=budget)
         said = any(s["items"] or s["omitted"] for s in ctx.sections)
-        return {"event": name, "project": project, "context": ctx.text if said else None}
+        return {"event": name, "project": project, "context": ctx.text if said else None,
+                "warnings": ctx.warnings}
     if name in ("PreCompact", "SessionEnd"):
         return _write_handoff(vault, project, str(name), event)
     return {"event": name, "project": project, "ignored": True}
