@@ -471,46 +471,41 @@ def _resupersede(conn: sqlite3.Connection, target: int) -> None:
 
 def _resupersede_below(conn: sqlite3.Connection, n: int) -> None:
     """`_resupersede` every record that `n` corrects (its standing changed)."""
-    for (t,) in conn.execute("SELECT t FROM cor WHERE s = ?", (n,)).fetchall():
+    for (t,) in conn.execute(_CORRECTED, (n,)).fetchall():
         _resupersede(conn, t)
+
+
+def _reach(conn: sqlite3.Connection, start: int, step: str) -> dict[int, list[int]]:
+    """Every line reachable from `start` by one way of the correction links (`step`: the SQL that
+    gives a line's next ones), each with its next ones."""
+    found: dict[int, list[int]] = {}
+    todo = [start]
+    while todo:
+        n = todo.pop()
+        if n not in found:
+            found[n] = [m for (m,) in conn.execute(step, (n,))]
+            todo += found[n]
+    return found
+
+
+_CORRECTED = "SELECT t FROM cor WHERE s = ?"   # what a line corrects
+_CORRECTING = "SELECT s FROM cor WHERE t = ?"  # what corrects a line
 
 
 def roots(conn: sqlite3.Connection, start: int) -> set[int]:
     """The first versions of the facts a record belongs to: follow what it corrects back to
     records that correct nothing."""
-    roots, todo, seen = set(), [start], set()
-    while todo:
-        n = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        up = [t for (t,) in conn.execute("SELECT t FROM cor WHERE s = ?", (n,))]
-        if up:
-            todo += up
-        else:
-            roots.add(n)
-    return roots
+    return {n for n, up in _reach(conn, start, _CORRECTED).items() if not up}
 
 
 def _settle_fork(conn: sqlite3.Connection, root: int) -> None:
     """A fact with more than one current version — a record corrected twice, on two clones that
     git merged, and each correction standing — is in conflict, whatever its kind: its current
     versions are marked (unkeyed ones: a key group settles its own), the others are not."""
-    heads, visited, todo = [], set(), [root]
-    while todo:
-        n = todo.pop()
-        if n in visited:
-            continue
-        visited.add(n)
-        kids = [s for (s,) in conn.execute("SELECT s FROM cor WHERE t = ?", (n,))]
-        todo += kids
-        if n != root:
-            live = conn.execute("SELECT 1 FROM rec WHERE n = ? AND forgotten = 0 AND sup IS NULL AND "
-                                "ksup IS NULL AND retired = 0", (n,)).fetchone()
-            if live:
-                heads.append(n)
+    visited = set(_reach(conn, root, _CORRECTING)) - {root}
+    heads = [n for n in visited if conn.execute("SELECT 1 FROM rec WHERE n = ? AND forgotten = 0 AND sup IS "
+                                                "NULL AND ksup IS NULL AND retired = 0", (n,)).fetchone()]
     forked = heads if len(heads) > 1 else []
-    visited.discard(root)
     if visited:
         marks = ",".join("?" * len(visited))
         conn.execute(f"UPDATE rec SET conflict = coalesce(n IN ({','.join('?' * len(forked)) or 'NULL'}), 0) "

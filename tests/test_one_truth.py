@@ -80,12 +80,18 @@ def two_clones_corrected(vault_path, base: str) -> None:
                                  "corrects": [base], "text": text}) + "\n")
 
 
-def test_two_corrections_of_one_unkeyed_record_are_a_conflict_asked_and_resolved(cli, vault_path, monkeypatch):
+def forked(cli, vault_path, monkeypatch) -> str:
+    """A record two clones corrected (git merged both corrections); its id."""
     quiet(vault_path)
     monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T00:00:00Z")
     base = cli.json("append", "the release branch is rel-1")["id"]
     two_clones_corrected(vault_path, base)
     monkeypatch.setenv("OPTMEM_NOW", "2026-03-10T00:00:00Z")
+    return base
+
+
+def test_two_corrections_of_one_unkeyed_record_are_a_conflict_asked_and_resolved(cli, vault_path, monkeypatch):
+    base = forked(cli, vault_path, monkeypatch)
     [c] = cli.json("conflicts")["conflicts"]
     assert (c["key"], c["fact"]) == (None, base)
     two, three = [v["id"] for v in c["values"]]
@@ -104,11 +110,7 @@ def test_two_corrections_of_one_unkeyed_record_are_a_conflict_asked_and_resolved
 
 
 def test_forgetting_one_of_two_corrections_leaves_the_record_corrected_by_the_other(cli, vault_path, monkeypatch):
-    quiet(vault_path)
-    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T00:00:00Z")
-    base = cli.json("append", "the release branch is rel-1")["id"]
-    two_clones_corrected(vault_path, base)
-    monkeypatch.setenv("OPTMEM_NOW", "2026-03-10T00:00:00Z")
+    base = forked(cli, vault_path, monkeypatch)
     three = cli.json("search", "rel-3")["hits"][0]["id"]
     cli.json("forget", three)
     got = cli.json("get", base)["record"]
