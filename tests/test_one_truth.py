@@ -36,6 +36,13 @@ def test_a_guess_said_again_by_another_voice_reads_as_current(cli, vault_path):
     got = cli.json("get", first)["record"]
     assert (got["status"], got["pending"], got["written"]["pending"]) == ("current", False, True)
     assert [e["event"] for e in got["events"]] == ["said_again"]
+    # … and as a near duplicate
+    near = cli.json("append", "Maybe the user prefers dark mode in the editor", "--confidence", "0.4",
+                    "--session", "s1")["id"]
+    again = cli.json("append", "Maybe the user really prefers dark mode in the editor", "--confidence", "0.4",
+                     "--session", "s2")
+    assert near in again["confirmed"]
+    assert cli.json("get", near)["record"]["pending"] is False
 
 
 # -- keyed facts: the newer value supersedes, as `append --help` says --------------------------
