@@ -148,7 +148,7 @@ def validate(vault: Vault, ops: list[dict[str, Any]], known: set[str]) -> list[d
                 return f"{rid} is {st.value}, not current"
             if row.tier == Tier.REDLINE:
                 return f"{rid} is a redline (a locked rule)"
-            if row.conflict:
+            if row.disputed:
                 return f"{rid} is a value of key {row.key!r} in conflict: the user settles it"
             return None
 

@@ -77,9 +77,10 @@ class Ambiguous(OptmemError):
 
 class NotApplicable(OptmemError):
     """A well-formed command that cannot be carried out on the record it names — a bookkeeping
-    line, a hot-memory journal record, a record that is not pending or is forgotten: refused
-    (exit 1), as a query that matches nothing is; the `code` says which (`bookkeeping_line`,
-    `hot_memory_journal`, `not_pending`, `forgotten`, `not_mergeable`)."""
+    line, a hot-memory journal record, a record that is not pending or is forgotten, one already
+    superseded, a correction that changes nothing: refused (exit 1), as a query that matches
+    nothing is; the `code` says which (`bookkeeping_line`, `hot_memory_journal`, `not_pending`,
+    `forgotten`, `not_mergeable`, `superseded`, `no_change`)."""
 
     code = "not_applicable"
 

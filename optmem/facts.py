@@ -14,7 +14,7 @@ from typing import Any
 
 from optmem import clock, log, view
 from optmem import text as textmod
-from optmem.errors import Ambiguous, NotFound, UsageError, quote
+from optmem.errors import Ambiguous, NotApplicable, NotFound, UsageError, quote
 from optmem.index import Filters, Index, Row, open_index, prepare
 from optmem.record import CORRECTION, ID_RE, RESOLUTION, names
 from optmem.vault import Vault
@@ -85,7 +85,9 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
 
     It inherits domain, project and key from its target unless given. A redline can only be
     corrected by a redline (`redline_locked` otherwise). A target already superseded is refused
-    (usage error naming the current version), and so is a hot-memory journal record.
+    (`superseded`, naming the current version — or, when the fact was corrected two ways, how to
+    settle it), and so are a TEXT that says what the target says (`no_change`) and a hot-memory
+    journal record.
     """
     if not text or not text.strip():
         raise UsageError("TEXT is empty; give the corrected fact")
@@ -98,15 +100,24 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
             log.refuse_bookkeeping(idx, row, "correct")
             if row.superseded_by:  # correcting an old version would make a second current one
                 head = idx.current_version(row)
-                raise UsageError(
+                rivals = conflict_of(idx, head, now)
+                if rivals:  # the fact has two current versions already: the user settles it
+                    first = idx.first_versions(head)[0]
+                    raise NotApplicable(
+                        f"{row.id} was corrected two ways: {', '.join([head.id, *rivals])} stand together "
+                        f"— ask the user which is right, then `optmem resolve {first.id[-8:]} --keep ID` "
+                        "(or --value TEXT); nothing was written", code="superseded", id=row.id,
+                        superseded_by=row.superseded_by, current=[head.id, *rivals])
+                raise NotApplicable(
                     f"{row.id} is already superseded by {row.superseded_by}; the current version is "
                     f"{head.id} — correct that one (`optmem correct {head.id} TEXT`), so one fact never "
-                    "has two current versions; nothing was written",
+                    "has two current versions; nothing was written", code="superseded",
                     id=row.id, superseded_by=row.superseded_by, current=head.id)
             rec = idx.record(row)
             if tier is None and key is None and _plain(body) == _plain(rec.text):
-                raise UsageError(f"{row.id} already says that; nothing was written — give the corrected "
-                                 "fact (a correction that says the same changes nothing)", id=row.id)
+                raise NotApplicable(f"{row.id} already says that; nothing was written — give the corrected "
+                                    "fact (a correction that says the same changes nothing)", code="no_change",
+                                    id=row.id)
             warnings = idx.warnings()
             if row.pending and not row.confirmed:
                 warnings.append(f"{row.id} was a pending guess (domain {row.domain}); the correction "
@@ -187,39 +198,42 @@ def conflicts(vault: Vault, *, show_unsafe: bool = False) -> list[OpenConflict]:
 
 def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list[OpenConflict]:
     """`conflicts` on an open index (what `stats` counts as contradictions too)."""
-    groups: dict[tuple[Any, ...], list[Row]] = {}
+    keyed: dict[tuple[Any, ...], list[Row]] = {}
+    forks: dict[str, tuple[Row, dict[int, Row]]] = {}
     for row in idx.in_conflict():  # habits and states of a key are apart (as the view keeps them)
         if view.status(row, now) not in view.LIVE:
             continue
-        if row.key:
-            groups.setdefault(("key", row.key, row.domain, row.project, row.state), []).append(row)
-        else:
+        if row.conflict and row.key:
+            keyed.setdefault((row.key, row.domain, row.project, row.state), []).append(row)
+        if row.fork:
             for first in idx.first_versions(row):
-                groups.setdefault(("fact", first.id, row.domain, row.project), []).append(row)
+                forks.setdefault(first.id, (first, {}))[1][row.n] = row
+    found = [(rows, OpenConflict(k[0], k[1], k[2], [])) for k, rows in keyed.items()]
+    found += [(list(rows.values()), OpenConflict(None, first.domain, first.project, [], fact=first.id))
+              for first, rows in forks.values()]
     out = []
-    for g, rows in sorted(groups.items(), key=lambda g: min(r.ts or 0 for r in g[1])):
-        if len(rows) < 2:
-            continue
-        values = [idx.view_of(r, now).full(show_unsafe=show_unsafe)
-                  for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))]
-        out.append(OpenConflict(g[1], g[2], g[3], values) if g[0] == "key"
-                   else OpenConflict(None, g[2], g[3], values, fact=g[1]))
+    for rows, c in sorted(found, key=lambda f: min(r.ts or 0 for r in f[0])):
+        if len(rows) > 1:
+            values = [idx.view_of(r, now).full(show_unsafe=show_unsafe)
+                      for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))]
+            out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact))
     return out
 
 
 def conflict_of(idx: Index, row: Row, now: float) -> list[str]:
-    """The other values a record is in conflict with (their ids, oldest first): of its key, or of
-    the fact it is a version of; [] when it is in none."""
-    if not row.conflict or view.status(row, now) not in view.LIVE:
+    """The other values a record is in conflict with (their ids, oldest first): of its key, and
+    of the fact it is a version of; [] when it is in none."""
+    if not row.disputed or view.status(row, now) not in view.LIVE:
         return []
-    if row.key:
-        rivals = [r for r in idx.key_group(row.key, row.domain, row.project) if r.state == row.state]
-    else:
-        rivals = []
+    rivals = []
+    if row.conflict and row.key:
+        rivals += [r for r in idx.key_group(row.key, row.domain, row.project)
+                   if r.state == row.state and r.conflict]
+    if row.fork:
         for first in idx.first_versions(row):
-            rivals += [r for r in idx.versions(first) if not r.key]
+            rivals += [r for r in idx.versions(first) if r.fork]
     return [r.id for r in sorted({r.n: r for r in rivals}.values(), key=lambda r: view.newer_key(r.ts, r.id, r.n))
-            if r.n != row.n and r.conflict and view.status(r, now) in view.LIVE]
+            if r.n != row.n and view.status(r, now) in view.LIVE]
 
 
 @dataclass(frozen=True)

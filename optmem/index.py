@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from optmem import clock, fsio, view
-from optmem.ingest import (LogState, NeedsRebuild, Progress, access_in_step, appended_only, consume,
+from optmem.ingest import (NEWEST_FIRST, LogState, NeedsRebuild, Progress, access_in_step, appended_only, consume,
                            consume_access, link, matching_ids, read_meta)
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, parse_line
-from optmem.schema import DDL, ID_TIME_SQL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
+from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
 from optmem.vault import Vault, validate_name
 
 __all__ = ["Census", "Filters", "Index", "Row", "SCHEMA", "build", "catch_up", "in_step",
@@ -41,8 +41,11 @@ def match_all(terms: list[str]) -> str:
     return " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-# `view.newer_key` in SQL (newest first): the later ts, the later millisecond of the id, the later line
-NEWEST_FIRST = f"r.ts DESC, {ID_TIME_SQL.replace('id', 'r.id')} DESC, r.n DESC"
+
+
+def is_guess(row: Row, now: float) -> bool:
+    """Whether a record is an unconfirmed guess, whatever else it is now (a cold guess is still one)."""
+    return bool(row.pending) and view.status(row, now, warm=True) == view.Status.PENDING
 
 
 def _marks(values: Iterable[object]) -> str:
@@ -196,7 +199,7 @@ class Index:
         st = view.status(row, now)
         return view.RecordView(record or self.record(row), st, row.superseded_by, row.n,
                                cold_since=row.cold if st == view.Status.COLD else None,
-                               conflict=bool(row.conflict) and st in view.LIVE)
+                               conflict=row.disputed and st in view.LIVE, guess=is_guess(row, now))
 
     # -- questions about records ---------------------------------------------------------------
     def with_fingerprint(self, fp: str, domain: str | None, project: str | None) -> list[Row]:
@@ -302,7 +305,7 @@ class Index:
 
     def in_conflict(self) -> list[Row]:
         """Records marked as one of the values of a key in conflict."""
-        return self.rows("r.conflict != 0 ORDER BY r.key, r.ts, r.n")
+        return self.rows("(r.conflict != 0 OR r.fork != 0) ORDER BY r.key, r.ts, r.n")
 
     def pending_rows(self) -> list[Row]:
         """Records stored as pending and not confirmed, oldest first."""

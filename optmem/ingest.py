@@ -18,9 +18,13 @@ from optmem import dates, view
 from optmem.ranking import says_change
 from optmem import text as textmod
 from optmem.clock import to_epoch
-from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_line
-from optmem.schema import (INSERT_REC, INSERT_REC_SHORT, LINE_ALWAYS, LINE_DEFAULTS, LINE_FIELDS, NONE_BOUND,
-                           SCHEMA, Row)
+from optmem.record import MEMORY, TIER_RANK, BadLine, Record, clean_ref, parse_line
+from optmem.schema import (ID_TIME_SQL, INSERT_REC, INSERT_REC_SHORT, LINE_ALWAYS, LINE_DEFAULTS, LINE_FIELDS,
+                           NONE_BOUND, SCHEMA, Row)
+
+# `view.newer_key` in SQL, newest first (over `rec r`): the later ts, the later millisecond of
+# the id, the later line
+NEWEST_FIRST = f"r.ts DESC, {ID_TIME_SQL.replace('id', 'r.id')} DESC, r.n DESC"
 
 BATCH = 4000
 Progress = Callable[[int, int], None]
@@ -397,8 +401,8 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
     if target is None:
         conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (clean_ref(ref), src, what))
         return 0
-    s_id, s_tier, s_ts, s_session, s_pending = conn.execute(
-        "SELECT id, tier, ts, session, pending FROM rec WHERE n = ?", (src,)).fetchone()
+    s_id, s_tier, s_ts, s_session, s_pending, s_domain = conn.execute(
+        "SELECT id, tier, ts, session, pending, domain FROM rec WHERE n = ?", (src,)).fetchone()
     if what == view.SUPERSEDES:
         t_tier = conn.execute("SELECT tier FROM rec WHERE n = ?", (target,)).fetchone()[0]
         if target != src and view.may_supersede(s_tier, t_tier):
@@ -413,8 +417,9 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
         conn.execute("UPDATE rec SET confirmed = 1, seen = ? WHERE n = ?",
                      (view.restated(seen, s_ts) if s_ts is not None else seen, target))
     elif what == view.RESTATES:
-        seen, t_session = conn.execute("SELECT seen, session FROM rec WHERE n = ?", (target,)).fetchone()
-        if view.confirms(t_session, s_session, not s_pending):
+        seen, t_session, t_domain = conn.execute("SELECT seen, session, domain FROM rec WHERE n = ?",
+                                                 (target,)).fetchone()
+        if view.confirms(t_session, s_session, not s_pending, s_domain == t_domain):
             conn.execute("UPDATE rec SET confirmed = 1 WHERE n = ? AND pending != 0", (target,))
         if s_ts is not None:
             conn.execute("UPDATE rec SET seen = ? WHERE n = ?", (view.restated(seen, s_ts), target))
@@ -433,7 +438,7 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
                 window: float) -> None:
     """Mark every member of a key group but the view's winner superseded — or, when time cannot
     order its values, every member but those in conflict (which stay current, marked)."""
-    members = [view.Member(n, i, ts, tier, fp, int(bool(sup or forgotten)),
+    members = [view.Member(n, i, ts, tier, fp, int(bool(forgotten)),
                            tuple(json.loads(corrects)) if corrects else (), kind, int(bool(pend and not ok)),
                            inferred, state, change)
                for n, i, ts, tier, fp, sup, forgotten, corrects, kind, pend, ok, inferred, state, change
@@ -450,11 +455,19 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
         else:
             current, by = list(verdict.members), view.newest(verdict.members).id
             fork = [m.n for m in current]
-        marks, everyone = ",".join("?" * len(current)), ",".join("?" * len(part))
-        forks = ",".join("?" * len(fork)) or "NULL"
-        conn.execute(f"UPDATE rec SET ksup = CASE WHEN n IN ({marks}) THEN NULL ELSE ? END, "
-                     f"conflict = CASE WHEN n IN ({forks}) THEN 1 ELSE 0 END WHERE n IN ({everyone})",
-                     (*(m.n for m in current), by, *fork, *(m.n for m in part)))
+        # a guess takes no part in its key until it is confirmed (`view.waits`): pending, listed for
+        # review, neither superseding nor superseded
+        waiting = [m.n for m in part if view.waits(m)]
+        settled = [m.n for m in part if not view.waits(m)]
+        if waiting:
+            conn.execute(f"UPDATE rec SET ksup = NULL, conflict = 0 WHERE n IN ({','.join('?' * len(waiting))})",
+                         waiting)
+        if settled:
+            marks, everyone = ",".join("?" * len(current)), ",".join("?" * len(settled))
+            forks = ",".join("?" * len(fork)) or "NULL"
+            conn.execute(f"UPDATE rec SET ksup = CASE WHEN n IN ({marks}) THEN NULL ELSE ? END, "
+                         f"conflict = CASE WHEN n IN ({forks}) THEN 1 ELSE 0 END WHERE n IN ({everyone})",
+                         (*(m.n for m in current), by, *fork, *settled))
 
 
 # -- corrections: who supersedes whom, and facts with two current versions ----------------------
@@ -465,7 +478,7 @@ def _resupersede(conn: sqlite3.Connection, target: int) -> None:
     forgotten correction that nothing superseded does not: forgetting the newest version gives
     the fact back; a forgotten older version still leads on to its successor)."""
     conn.execute("UPDATE rec SET sup = (SELECT r.id FROM cor c JOIN rec r ON r.n = c.s WHERE c.t = ?1 "
-                 "AND NOT (r.forgotten != 0 AND r.sup IS NULL) ORDER BY r.n DESC LIMIT 1) WHERE n = ?1",
+                 f"AND NOT (r.forgotten != 0 AND r.sup IS NULL) ORDER BY {NEWEST_FIRST} LIMIT 1) WHERE n = ?1",
                  (target,))
 
 
@@ -500,16 +513,19 @@ def roots(conn: sqlite3.Connection, start: int) -> set[int]:
 
 def _settle_fork(conn: sqlite3.Connection, root: int) -> None:
     """A fact with more than one current version — a record corrected twice, on two clones that
-    git merged, and each correction standing — is in conflict, whatever its kind: its current
-    versions are marked (unkeyed ones: a key group settles its own), the others are not."""
+    git merged, and each correction standing — is in conflict, whatever its kind, key, domain or
+    project: its current versions are marked `fork`, the others are not. (Versions that are all
+    values of one key are its key group's conflict already: `view.key_winner`.)"""
     visited = set(_reach(conn, root, _CORRECTING)) - {root}
-    heads = [n for n in visited if conn.execute("SELECT 1 FROM rec WHERE n = ? AND forgotten = 0 AND sup IS "
-                                                "NULL AND ksup IS NULL AND retired = 0", (n,)).fetchone()]
-    forked = heads if len(heads) > 1 else []
+    heads = [(n, key, domain, project) for n in visited for key, domain, project in conn.execute(
+        "SELECT key, domain, project FROM rec WHERE n = ? AND forgotten = 0 AND sup IS NULL AND ksup IS NULL "
+        "AND retired = 0", (n,))]
+    one_key = len({h[1:] for h in heads}) == 1 and heads[0][1] is not None if heads else False
+    forked = [h[0] for h in heads] if len(heads) > 1 and not one_key else []
     if visited:
         marks = ",".join("?" * len(visited))
-        conn.execute(f"UPDATE rec SET conflict = coalesce(n IN ({','.join('?' * len(forked)) or 'NULL'}), 0) "
-                     f"WHERE n IN ({marks}) AND key IS NULL", (*forked, *visited))
+        conn.execute(f"UPDATE rec SET fork = coalesce(n IN ({','.join('?' * len(forked)) or 'NULL'}), 0) "
+                     f"WHERE n IN ({marks})", (*forked, *visited))
 
 
 # -- ACCESS.jsonl: recalls and sweeps ------------------------------------------------------------

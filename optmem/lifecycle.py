@@ -80,7 +80,7 @@ def heat_of(s: Lifecycle, row: Any, now: float, *, shown: bool = True) -> float:
 
 def cools(s: Lifecycle, row: Any, now: float) -> str | None:
     """Why a sweep at `now` cools this record — `heat`, `pending_ttl` or `expired` — or None."""
-    if row.tier == Tier.REDLINE or row.kind in NEVER_COOL or row.conflict:
+    if row.tier == Tier.REDLINE or row.kind in NEVER_COOL or row.disputed:
         return None  # (a value of a key in conflict waits for the user, warm)
     if row.accessed is not None and row.accessed >= now:
         return None  # used this very second (or stamped later by a clock ahead): not cold

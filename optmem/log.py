@@ -266,7 +266,7 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
             rivals = _conflict_of(idx, row, now) if row else []
             if rivals:  # the write made a conflict: whoever wrote it hears of it at once
                 said = f"{rec.id} is in conflict with {', '.join(rivals)}" + (
-                    f" on key {rec.key!r}" if rec.key else "") + (
+                    f" on key {quote(rec.key)}" if rec.key else "") + (
                     f"; settle it with `optmem resolve {rec.key} --keep ID`" if rec.key
                     else "; `optmem conflicts` names it and how to settle it")
                 warning = "; ".join(w for w in (warning, said) if w)
@@ -398,7 +398,7 @@ def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:
         for row in idx.key_group(rec.key, rec.domain, rec.project):
             if not view.may_supersede(tier, row.tier) and view.status(row, now) == view.Status.CURRENT:
                 raise RedlineLocked(
-                    f"key {rec.key!r} is held by redline {row.id}; a redline is a locked rule — "
+                    f"key {quote(rec.key)} is held by redline {row.id}; a redline is a locked rule — "
                     "write a newer redline (--redline) to change it", id=row.id, key=rec.key)
 
 
@@ -481,7 +481,7 @@ def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
 
 
 def _conflict_of(idx: Index, row: Row, now: float) -> list[str]:
-    if not row.conflict:
+    if not row.disputed:
         return []
     from optmem import facts  # (facts writes through this module)
 

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from optmem import clock, log, scan, view
 from optmem import text as textmod
-from optmem.errors import NotApplicable, OptmemError, TooLarge, UsageError
+from optmem.errors import NotApplicable, OptmemError, TooLarge, UsageError, quote
 from optmem.index import Index, Row, open_index
 from optmem.record import MEMORY, MERGED, Record, Tier
 from optmem.vault import Vault
@@ -45,11 +45,11 @@ def refusal(idx: Index, row: Row, now: float) -> None:
     record, a value of a key in conflict (the user settles it first), a record that is not
     current (pending, superseded, expired, forgotten, cold), a redline."""
     log.refuse_bookkeeping(idx, row, "merge")
-    if row.conflict:
+    if row.disputed:
         settle = (f"`optmem resolve {row.key} --keep ID`" if row.key
                   else "`optmem conflicts` names it and how to settle it")
         raise NotApplicable(f"{row.id} is one of the values of "
-                            + (f"key {row.key!r}" if row.key else "a fact corrected two ways")
+                            + (f"key {quote(row.key)}" if row.key else "a fact corrected two ways")
                             + f" in conflict: settle it first ({settle})", code="not_mergeable",
                             id=row.id, key=row.key)
     st = view.status(row, now)

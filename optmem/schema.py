@@ -11,7 +11,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import HANDOFF, Tier
 
-SCHEMA = "optmem-index-19"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context; 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed; 19: correction links (cor), forks
+SCHEMA = "optmem-index-20"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context; 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed; 19: correction links (cor), forks; 20: forks apart from key conflicts
 
 
 class Col(NamedTuple):
@@ -57,6 +57,13 @@ class Row(NamedTuple):
     shown: Annotated[float | None, Col("REAL", view=True)] = None    # latest time context showed it
     cold: Annotated[float | None, Col("REAL", view=True)] = None     # latest sweep that cooled it
     conflict: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a value of a key in conflict
+    fork: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a version of a fact corrected two ways
+
+    @property
+    def disputed(self) -> bool:
+        """One of the values that stand together, in conflict: of a key, or of a fact corrected
+        two ways (what shows `[CONFLICT]` while the record is current or pending)."""
+        return bool(self.conflict or self.fork)
 
     @property
     def superseded_by(self) -> str | None:
@@ -151,6 +158,7 @@ CREATE INDEX pend_ref ON pend(ref);
 CREATE INDEX rec_pending ON rec(pending) WHERE pending != 0;
 CREATE INDEX rec_ref ON rec(ref) WHERE ref IS NOT NULL;
 CREATE INDEX rec_conflict ON rec(conflict) WHERE conflict != 0;
+CREATE INDEX rec_fork ON rec(fork) WHERE fork != 0;
 CREATE INDEX rec_used ON rec({USED_SQL});
 CREATE INDEX rec_handoff ON rec(project, ts, {ID_TIME_SQL}, n) WHERE kind = '{HANDOFF}';
 CREATE INDEX rec_cold ON rec(cold) WHERE cold IS NOT NULL;

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from optmem import clock, dates, ranking, view
 from optmem import text as textmod
 from optmem.errors import UsageError, quote
-from optmem.index import Filters, Index, Row, make_filters, match_all, match_any, open_index
+from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any, open_index
 from optmem.ingest import tokens_for
 from optmem.record import BOOKKEEPING, MEMORY, Record
 from optmem.settings import Ranking
@@ -803,5 +803,6 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
         hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,
                                     round(s.parts.score, 4), explain,
                                     cold_since=s.row.cold if s.parts.status == view.Status.COLD else None,
-                                    conflict=bool(s.row.conflict) and s.parts.status in view.LIVE))
+                                    conflict=s.row.disputed and s.parts.status in view.LIVE,
+                                    guess=is_guess(s.row, q.now)))
     return hits, len(kept)

@@ -60,9 +60,8 @@ def hygiene(idx: Any, now: float, c: Any = None) -> dict[str, Any]:
 def stats(vault: Vault) -> dict[str, Any]:
     """Counts by domain and kind; current / superseded / expired / forgotten; redlines; hot-memory
     usage; duplicate and contradiction rates; sizes. All from the index, never a full log read."""
-    from optmem.index import open_index
-
     from optmem.follow import follow_hot
+    from optmem.index import open_index
 
     vault.require()
     now = clock.now().timestamp()

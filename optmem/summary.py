@@ -292,7 +292,7 @@ class Shown:
                 dropped.append(textmod.fold(m.group(1)))
                 continue
             said = badges(m.group(3))
-            torn = bool(row.conflict) and st in view.LIVE
+            torn = row.disputed and st in view.LIVE
             now = [b for b in said if (b != PENDING or st == view.Status.PENDING) and (b != CONFLICT or torn)]
             if torn and CONFLICT not in now:
                 now.append(CONFLICT)

@@ -213,7 +213,7 @@ class _Domain:
                 continue
             st = status(row, now, warm=True)
             rows.append((row, st))
-            parts.append(f"{rid}:{st.value}" + ("!" if row.conflict and st in view.LIVE else ""))
+            parts.append(f"{rid}:{st.value}" + ("!" if row.disputed and st in view.LIVE else ""))
         return rows, textmod.digest("\n".join(parts).encode("utf-8"))
 
     def forgotten(self, rows: list[tuple[Row, view.Status]]) -> None:
@@ -240,7 +240,7 @@ class _Domain:
             row, st = now[it.id]
             if (st in _LEFT_OUT or (st == view.Status.PENDING) != (summary.PENDING in it.badges)
                     or bool(row.inferred) != (summary.INFERRED in it.badges)
-                    or (bool(row.conflict) and st in view.LIVE) != (summary.CONFLICT in it.badges)):
+                    or (row.disputed and st in view.LIVE) != (summary.CONFLICT in it.badges)):
                 return True
         return False
 
@@ -258,7 +258,7 @@ class _Domain:
             badges = (["redline"] if row.tier == Tier.REDLINE else ["correction"] if rec.kind == CORRECTION else [])
             badges += [summary.PENDING] if st == view.Status.PENDING else []
             badges += [summary.INFERRED] if row.inferred else []
-            badges += [summary.CONFLICT] if row.conflict and st in view.LIVE else []
+            badges += [summary.CONFLICT] if row.disputed and st in view.LIVE else []
             item = summary.Item(rec.id, rec.text, tuple(badges), rec.kind)
             items.append(item)
             feed.append(f"[{rec.ts}] [{rec.kind}/{rec.tier}] {rec.text} ({rec.id})"

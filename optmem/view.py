@@ -171,11 +171,12 @@ def retired_at_birth(kind: str, extra: dict[str, Any]) -> bool:
     return kind == MEMORY and extra.get("op") == "remove"
 
 
-def confirms(target_session: str | None, restating_session: str | None, restater_sure: bool) -> bool:
+def confirms(target_session: str | None, restating_session: str | None, restater_sure: bool,
+             same_domain: bool = True) -> bool:
     """Whether a restatement confirms a pending record: said by someone sure of it, or guessed
-    again in another conversation — an agent repeating its own guess (in one session, or with no
-    session to tell them apart) is not a second voice."""
-    if restater_sure:
+    again by another agent (another domain) or in another conversation — an agent repeating its
+    own guess (in one session, or with no session to tell them apart) is not a second voice."""
+    if restater_sure or not same_domain:
         return True
     return target_session is not None and restating_session is not None and restating_session != target_session
 
@@ -193,7 +194,8 @@ class Member(NamedTuple):
     ts: float | None
     tier: int
     fp: str | None = None            # what it says (two members with one fingerprint agree)
-    out: int = 0                     # superseded by a correction, or forgotten: not a candidate
+    out: int = 0                     # forgotten: not a candidate (a corrected value still holds its
+    #                                  key against older ones: its correction stands for it)
     corrects: tuple[str, ...] = ()
     kind: str = "note"
     guess: int = 0                   # pending and unconfirmed: never wins its key before it is
@@ -229,6 +231,12 @@ def newer_key(ts: float | None, rid: str, n: int) -> tuple[float, str, int]:
     return (ts if ts is not None else -1e18, id_time(rid), n)
 
 
+def waits(m: Member) -> bool:
+    """A guess (pending, unconfirmed) takes no part in its key until it is confirmed: it neither
+    supersedes nor is superseded; a hot-memory journal line always takes part."""
+    return bool(m.guess) and m.kind != MEMORY
+
+
 def newest(members: Iterable[Member]) -> Member:
     """The newest member (`newer_key`)."""
     return max(members, key=lambda m: newer_key(m.ts, m.id, m.n))
@@ -255,10 +263,11 @@ def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     """Which record of a key group is current: the newest — unless time cannot order it against
     another value (`_unordered`), then those values are in conflict; so is a newer inference
     against what was stated (it never overrules a statement by itself). A redline holds its key
-    against newer non-redlines; records out of the running (corrected, forgotten) never win (a
-    forgotten newest value gives its key back to the one before)."""
+    against newer non-redlines. A forgotten record never wins (a forgotten newest value gives its
+    key back to the one before); a corrected one still holds its key against older values (its
+    correction stands for it, whatever key the correction has); a guess waits (`waits`)."""
     # a hot-memory entry's journal is ordered by the log alone (its last line is the entry's state)
-    live = [m for m in members if (not m.out and not m.guess) or m.kind == MEMORY]
+    live = [m for m in members if (not m.out and not waits(m)) or m.kind == MEMORY]
     if not live:  # nothing said for sure: the newest wins (guesses are never put to the user)
         return Winner(newest([m for m in members if not m.out] or members))
     redlines = [m for m in live if m.tier == Tier.REDLINE]
@@ -313,7 +322,8 @@ class RecordView(NamedTuple):
     explain: dict[str, Any] | None = None
     annex: dict[str, Any] | None = None  # kind-specific extras (tree nodes)
     cold_since: float | None = None      # when a sweep cooled it (status cold)
-    conflict: bool = False               # one of the values of a key that time cannot order
+    conflict: bool = False               # one of the values that stand together (`Row.disputed`)
+    guess: bool = False                  # an unconfirmed guess, whatever else it is now (cold)
 
     def _base(self, show_unsafe: bool) -> dict[str, Any]:
         r = self.record
@@ -337,6 +347,8 @@ class RecordView(NamedTuple):
             out["cold_since"] = iso(self.cold_since)
         if self.conflict:
             out["conflict"] = True
+        if self.guess and self.status != Status.PENDING:
+            out["pending"] = True  # a cold guess is still a guess
         if r.basis:
             out["basis"] = r.basis
         if r.state:
@@ -349,8 +361,8 @@ class RecordView(NamedTuple):
     def full(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         """Every stored field (in schema order), the status, and where the record is in the log
         (flagged text as in `hit`). What the record *is* wins over what it said when written:
-        `pending` is whether it waits now (a guess confirmed since is not); what it was written
-        as is under `written`."""
+        `pending` is whether it is an unconfirmed guess now (one confirmed since is not; one gone
+        cold still is); what it was written as is under `written`."""
         r = self.record
         out: dict[str, Any] = {}
         for name in STORED:
@@ -358,7 +370,7 @@ class RecordView(NamedTuple):
             out[name] = list(value) if type(value) is tuple else value
         if not show_unsafe:
             out["text"] = scan.display(r.text)
-        out["pending"] = self.status == Status.PENDING
+        out["pending"] = self.guess or self.status == Status.PENDING
         out["written"] = {"pending": r.pending, "confidence": r.confidence}
         out.update({"status": self.status.value, "superseded_by": self.superseded_by,
                     "line": self.line})

@@ -178,3 +178,114 @@ def test_a_possible_update_is_no_contradiction(cli, vault_path, monkeypatch):
     assert cli.json("append", "I now have 5 monstera plants at home")["possible_update"]
     stats = cli.json("stats")
     assert (stats["contradictions"], stats["contradiction_rate"], stats["open_updates"]) == (0, 0.0, 1)
+
+
+# -- found by an independent review ----------------------------------------------------------
+def clone_corrects(vault_path, base: str, text: str, day: str, **fields) -> None:
+    """A correction made on another clone, as git's union merge appends it."""
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"ts": f"{day}T10:00:00Z", "domain": "default", "kind": "correction",
+                             "corrects": [base], "text": text, **fields}) + "\n")
+
+
+def test_a_fact_corrected_two_ways_is_one_conflict_whatever_the_domain_or_key(cli, vault_path, monkeypatch):
+    for extra in ({"domain": "ops"}, {"key": "staging.ip"}):
+        quiet(vault_path)
+        monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T10:00:00Z")
+        base = cli.json("append", f"the staging server is at 10.0.0.5 {extra}")["id"]
+        here = cli.json("correct", base, f"the staging server is at 10.0.0.6 {extra}")["id"]
+        clone_corrects(vault_path, base, f"〔更正〕the staging server is at 10.0.0.7 {extra}", "2026-03-02", **extra)
+        monkeypatch.setenv("OPTMEM_NOW", "2026-03-03T10:00:00Z")
+        [c] = cli.json("conflicts")["conflicts"]
+        there = next(v["id"] for v in c["values"] if v["id"] != here)
+        assert (c["fact"], {v["id"] for v in c["values"]}) == (base, {here, there})
+        assert cli.json("get", here)["record"]["conflict_with"] == [there]
+        assert cli.json("get", there)["record"]["conflict_with"] == [here]
+        assert cli.json("stats")["contradictions"] == 1
+        assert f"optmem resolve {base[-8:]}" in cli.json("context")["text"]
+        err = cli.json("correct", base, "the staging server is at 10.0.0.9", code=1)["error"]
+        assert err["code"] == "superseded" and f"optmem resolve {base[-8:]}" in err["message"]
+        cli.json("resolve", base, "--keep", there)
+        assert cli.json("conflicts")["count"] == 0
+        import shutil
+
+        shutil.rmtree(vault_path)
+
+
+def test_a_keyed_guess_waits_for_review_and_supersedes_nothing(cli, vault_path, monkeypatch):
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T10:00:00Z")
+    said = cli.json("append", "backend port is 8080", "--key", "backend.port")["id"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-02T10:00:00Z")
+    guess = cli.json("append", "backend port is 9090", "--key", "backend.port", "--confidence", "0.3")["id"]
+    got = cli.json("get", guess)["record"]
+    assert (got["status"], got["pending"], got["superseded_by"]) == ("pending", True, None)
+    assert cli.json("get", said)["record"]["status"] == "current"
+    assert [w["id"] for w in cli.json("pending")["pending"]] == [guess]
+    cli.json("confirm", guess)  # now it is said for sure: the newer value of its key
+    assert cli.json("get", said)["record"]["superseded_by"] == guess
+
+
+def test_a_guess_gone_cold_is_still_a_guess_on_every_surface(cli, vault_path, monkeypatch):
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2025-01-02T10:00:00Z")
+    guess = cli.json("append", "postgres backups may run nightly", "--confidence", "0.3")["id"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T10:00:00Z")
+    cli.json("sweep")
+    got = cli.json("get", guess)["record"]
+    assert (got["status"], got["pending"]) == ("cold", True)
+    assert "still a guess" in cli("get", guess).stdout and "no longer one" not in cli("get", guess).stdout
+    [hit] = cli.json("search", "backups nightly")["hits"]
+    assert (hit["status"], hit.get("pending")) == ("cold", True)
+    assert "COLD PENDING" in cli("search", "backups nightly").stdout
+
+
+def test_merging_a_keys_current_value_never_brings_its_older_value_back(cli, vault_path, monkeypatch):
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T10:00:00Z")
+    may = cli.json("append", "trip month is May", "--key", "trip.month")["id"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-02T10:00:00Z")
+    june = cli.json("append", "trip month is June", "--key", "trip.month")["id"]
+    notes = [cli.json("append", text)["id"] for text in ("Japan trip: ryokan in Kyoto", "Japan trip: JR pass")]
+    merged = cli.json("merge", june, *notes, "--topic", "Japan trip")["id"]
+    assert cli.json("get", may)["record"]["status"] == "superseded"
+    assert [h["id"] for h in cli.json("search", "trip month", "--current")["hits"]] == [merged]
+    assert "trip month is May" not in cli.json("context")["text"]
+
+
+def test_get_of_a_hand_typed_line_with_odd_field_types_never_crashes(cli, vault_path):
+    quiet(vault_path)
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"id":"01KJMDEB80AAAAAAAAAAAAAAA7","ts":"2026-03-01T09:00:00Z","text":"x","may_update":5}\n')
+        fh.write('{"id":"01KJMDEB80AAAAAAAAAAAAAAA8","ts":"2026-03-01T09:00:00Z","text":"y","kind":"merged",'
+                 '"facts":[1,2],"fragments":"abc","details":7}\n')
+    for rid in ("AAAAAAA7", "AAAAAAA8"):
+        out = cli("get", rid)
+        assert out.exit_code == 0 and "internal error" not in out.stderr, out.stderr
+
+
+def test_a_guess_repeated_by_another_agent_is_a_second_voice(cli, vault_path):
+    quiet(vault_path)
+    first = cli.json("append", "the user may prefer dark mode", "--confidence", "0.4", "-d", "hermes")["id"]
+    again = cli.json("append", "the user may prefer dark mode", "--confidence", "0.4", "-d", "openclaw")
+    assert again["confirmed"] == [first] and cli.json("get", first)["record"]["status"] == "current"
+
+
+def test_human_stats_say_what_the_contradiction_rate_counts(cli, vault_path, monkeypatch):
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T10:00:00Z")
+    cli.json("append", "I have 3 monstera plants at home")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-03T10:00:00Z")
+    cli.json("append", "I now have 5 monstera plants at home")
+    assert "0 open conflict(s); 1 possible update(s)" in cli("stats").stdout
+
+
+def test_superseded_by_names_the_newer_correction_whatever_the_line_order(cli, vault_path, monkeypatch):
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T10:00:00Z")
+    base = cli.json("append", "the staging server is at 10.0.0.5")["id"]
+    # git's union merge may put the other clone's later correction before this clone's earlier one
+    clone_corrects(vault_path, base, "the staging server is at 10.0.0.7", "2026-03-05", id="01KJZZZZZZ7777777777777777")
+    clone_corrects(vault_path, base, "the staging server is at 10.0.0.6", "2026-03-02", id="01KJAAAAAA6666666666666666")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-06T10:00:00Z")
+    assert cli.json("get", base)["record"]["superseded_by"] == "01KJZZZZZZ7777777777777777"

@@ -206,8 +206,8 @@ def test_correct_of_a_superseded_record_names_the_current_version(cli, vault, mo
     third = cli.json("correct", second, "the backend port is 9191")["id"]
     before = vault.log_path.read_bytes()
     for old in (first, second):
-        out = cli.json("correct", old, "the backend port is 7070", code=2)["error"]
-        assert out["code"] == "usage" and out["current"] == third
+        out = cli.json("correct", old, "the backend port is 7070", code=1)["error"]
+        assert out["code"] == "superseded" and out["current"] == third
         assert f"optmem correct {third}" in out["message"]
     assert vault.log_path.read_bytes() == before
     # a record superseded by a newer one of the same key is refused the same way
@@ -215,7 +215,7 @@ def test_correct_of_a_superseded_record_names_the_current_version(cli, vault, mo
     a = put(vault, "the office is on floor 3", key="office.floor").id
     monkeypatch.setenv("OPTMEM_NOW", "2026-02-01T00:00:00Z")  # a month later: time decides
     b = put(vault, "the office is on floor 5", key="office.floor").id
-    assert cli.json("correct", a, "the office is on floor 4", code=2)["error"]["current"] == b
+    assert cli.json("correct", a, "the office is on floor 4", code=1)["error"]["current"] == b
 
 
 def test_a_correction_that_says_the_same_is_refused(cli, vault):
@@ -223,8 +223,8 @@ def test_a_correction_that_says_the_same_is_refused(cli, vault):
     fix = cli.json("correct", rid, "Team lunch is on Fridays")["id"]
     before = vault.log_path.read_bytes()
     for same in ("team lunch is on fridays!", "〔更正〕Team lunch is on Fridays"):
-        err = cli.json("correct", fix, same, code=2)["error"]
-        assert err["code"] == "usage" and "already says" in err["message"] and "nothing was written" in err["message"]
+        err = cli.json("correct", fix, same, code=1)["error"]
+        assert err["code"] == "no_change" and "already says" in err["message"] and "nothing was written" in err["message"]
     assert cli.json("correct", "Team lunch", "Team lunch is on Thursdays")["corrects"] == fix
     assert vault.log_path.read_bytes() != before  # going back to the older value is a change
     # what a fingerprint folds away is still a change here: a decimal point, a sign, a tense

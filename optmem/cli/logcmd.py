@@ -25,6 +25,8 @@ def render_record(rec: dict[str, Any]) -> str:
             f"; superseded by {short(rec['superseded_by'])}" if rec.get("superseded_by") else "")
     elif rec.get("superseded_by"):
         status += f" by {short(rec['superseded_by'])}"
+    if rec.get("pending") and rec["status"] != "pending":
+        status += ", still a guess (pending)"
     if rec.get("conflict"):
         rivals = rec.get("conflict_with") or []
         status += ", in CONFLICT" + (" with " + ", ".join(short(r) for r in rivals) if rivals else "") + " (optmem conflicts)"
@@ -38,11 +40,14 @@ def render_record(rec: dict[str, Any]) -> str:
         lines.append("  corrects: " + ", ".join(short(c) for c in rec["corrects"]))
     if rec.get("tags"):
         lines.append("  tags: " + ", ".join(rec["tags"]))
-    if rec.get("kind") == "merged":
+    if rec.get("kind") == "merged":  # (fields a hand-typed line may hold in any shape)
+        facts, fragments, details = rec.get("facts"), rec.get("fragments"), rec.get("details")
         lines.append(f"  topic: {rec.get('topic')}; facts: "
-                     + (", ".join(f"{k}={v}" for k, v in (rec.get("facts") or {}).items()) or "—")
-                     + "; fragments: " + ", ".join(short(f) for f in rec.get("fragments") or []))
-        lines += [f"    - {d}" for d in rec.get("details") or []]
+                     + (", ".join(f"{k}={v}" for k, v in facts.items()) if isinstance(facts, dict) and facts
+                        else "—")
+                     + "; fragments: " + ", ".join(short(str(f)) for f in (fragments if isinstance(fragments, list)
+                                                                           else [])))
+        lines += [f"    - {d}" for d in (details if isinstance(details, list) else [])]
     life = rec.get("life")
     if life:
         lines.append(f"  importance {life['importance']:g}  heat {life['heat']:.3f}  last access "
@@ -50,9 +55,9 @@ def render_record(rec: dict[str, Any]) -> str:
                      + (f"  confidence {rec['confidence']:g}" if rec.get("confidence") is not None else "")
                      + (f"  said again {life['restated']}x" if "restated" in life else ""))
     written = rec.get("written") or {}
-    if written.get("pending") and rec["status"] != "pending":
+    if written.get("pending") and not rec.get("pending"):
         lines.append("  written as a guess (pending); no longer one")
-    if rec.get("may_update"):
+    if isinstance(rec.get("may_update"), str) and rec["may_update"]:
         lines.append(f"  may be a new value of {short(rec['may_update'])}? (the write gate's guess)")
     if rec.get("may_be_updated_by"):
         lines.append("  may have been updated by " + ", ".join(short(r) for r in rec["may_be_updated_by"])

@@ -62,7 +62,9 @@ def stats(json_out: bool) -> None:
                "pending by age: " + ", ".join(f"{a} {n:,}" for a, n in life["pending_by_age"].items()),
                "by domain: " + ", ".join(f"{d} {n:,}" for d, n in s["by_domain"].items()),
                "by kind: " + ", ".join(f"{k} {n:,}" for k, n in s["by_kind"].items()),
-               f"duplicate rate {s['duplicate_rate']:.1%}, contradiction rate {s['contradiction_rate']:.1%}"]
+               f"duplicate rate {s['duplicate_rate']:.1%}, contradiction rate {s['contradiction_rate']:.1%} "
+               f"({s['contradictions']} open conflict(s); {s['open_updates']} possible update(s), the write "
+               "gate's guesses, not counted)"]
         out += [f"{h['file']}: {h['unreadable']} (`optmem doctor`)" if h.get("unreadable") else
                 f"{h['file']}: {h['percent']}% — {h['chars']:,}/{h['limit']:,} chars, {h['entries']} entr{'y' if h['entries'] == 1 else 'ies'}"
                 for h in s["hot"]]

@@ -25,6 +25,8 @@ def badges(hit: dict[str, Any]) -> str:
         out.append(f"COLD, SUPERSEDED by {short(hit['superseded_by'])}")
     elif hit["status"] in ("expired", "forgotten", "pending", "cold"):
         out.append(hit["status"].upper())
+    if hit.get("pending") and hit["status"] != "pending":
+        out.append("PENDING")  # a guess gone cold is still a guess
     if hit.get("conflict"):
         out.append("CONFLICT")
     if hit.get("basis") == "inferred":
