@@ -173,11 +173,11 @@ TOPIC_CHARS = 60        # the longest topic a suggestion reads off the texts' co
 
 
 def terms_of(rec: Record) -> set[str]:
-    """A record's content words as `suggest_merges` compares them: its words as written (case
-    folded, not stemmed: "cache" and "caching" are two), CJK bigrams, and its key's words — not
-    function words, numbers or one-letter words."""
-    folded = textmod.fold(" ".join((rec.text, *(re.split(r"[._:/-]+", rec.key) if rec.key else ()))))
-    return {t for t in textmod.tokens(folded, folded=True, stem=False)
+    """A record's content words as `suggest_merges` compares them: the words of its text as
+    written (case folded, not stemmed: "cache" and "caching" are two) and CJK bigrams — not its
+    key's or tags' words (a label, not what the record says), function words, numbers or
+    one-letter words."""
+    return {t for t in textmod.tokens(textmod.fold(rec.text), folded=True, stem=False)
             if len(t) > 1 and not t.isdigit() and t not in textmod.STOPWORDS}
 
 
@@ -186,19 +186,41 @@ def label_words(label: str) -> set[str]:
     return terms_of(Record(id="", ts="", text=label))
 
 
+# Common Chinese predicates: a verb shared by records about different people ("小明喜欢茶",
+# "小红喜欢咖啡") tells no subject, as "likes" does not
+_CJK_PREDICATES = frozenset("喜欢 喜爱 讨厌 爱吃 爱喝 想要 需要 使用 住在 偏好 习惯 觉得 认为 希望 打算 "
+                            "知道 会说 正在 已经 可以 没有".split())
+_CAPITALISED = re.compile(r"(?<![.!?。！？\n]\s)(?<!^)\b[A-Z][\w']*|\b[A-Z]{2,}\b")
+
+
+def predicates(texts: list[str]) -> set[str]:
+    """The words of `texts` that may be verbs rather than what they are about: English words in
+    -s or -ed (likes, prefers, booked — not -ss, -us, -is, -os: class, bus, redis, macos; nor a
+    word a text capitalises inside a sentence or writes in capitals: Windows, AWS), and common
+    Chinese predicates (喜欢, 需要). A plural noun ("flights") is among them: without a tagger
+    "likes" and "flights" look alike, so such a word links records only beside another."""
+    named = {textmod.fold(m.group()) for t in texts for m in _CAPITALISED.finditer(t)}
+    words = {textmod.fold(w) for t in texts for w in re.findall(r"[A-Za-z]{4,}", t)}
+    verbs = {w for w in words if w not in named and (
+        (w.endswith("s") and not w.endswith(("ss", "us", "is", "os"))) or (w.endswith("ed") and not w.endswith("eed")))}
+    return verbs | {w for w in _CJK_PREDICATES if any(w in t for t in texts)}
+
+
 def suggest_merges(vault: Vault, *, limit: int = 20) -> list[Suggestion]:
     """Groups of ≥ 3 current records about one subject, each one `merge` accepts (`plan`), no
     record in two groups. A group is about one subject when
 
     * their keys share a prefix of two levels or more (`trip.japan.*`: the key names the subject),
     * or they share a one-level key prefix (`trip.*`) or a tag, and are linked to one another
-      (directly or through each other) by rare words of their texts and keys — words the label
-      does not give them: `user.name`, `user.city`, `user.lang` about three people share no
-      word, and are no group;
-    * or, with no label, they all hold the same two rare words.
+      (directly or through each other) by rare words of their texts — words the label does not
+      give them, never a key's or a tag's words: `user.name`, `user.city`, `user.lang` about
+      three people share no word, and are no group; `user.alice.drink`, `user.bob.drink`,
+      `user.carol.drink` ("Alice likes tea", "Bob likes coffee", …) share only a verb;
+    * or, with no label, they all hold the same two rare words, one of them no verb.
 
     A rare word is in at most `SUGGEST_RARE` of the pool's records (a frequent word, such as
-    "user" in an agent's memory, tells no subject apart). Nothing is written."""
+    "user" in an agent's memory, tells no subject apart). A word that may be a verb (`predicates`:
+    likes, 喜欢) links two records only beside another word they share. Nothing is written."""
     now = clock.now().timestamp()
     with open_index(vault) as idx:
         rows: dict[str, Row] = {}
@@ -215,6 +237,7 @@ def suggest_merges(vault: Vault, *, limit: int = 20) -> list[Suggestion]:
             for t in ts:
                 df[t] = df.get(t, 0) + 1
         rare = {i: {t for t in ts if 2 <= df[t] <= SUGGEST_RARE} for i, ts in terms.items()}
+        verbs = predicates([rec.text for rec in recs.values()]) & {t for ts in rare.values() for t in ts}
         flagged: dict[str, bool] = {}  # … nor a text the scanner flags (scanned when a group holds it)
 
         def unsafe(i: str) -> bool:
@@ -228,7 +251,7 @@ def suggest_merges(vault: Vault, *, limit: int = 20) -> list[Suggestion]:
 
         while True:  # the groups again without a flagged record, which may have linked them
             kept = {i: rare[i] for i in recs if not flagged.get(i)}
-            candidates = _labelled(recs, kept) + _by_words(recs, kept, df)
+            candidates = _labelled(recs, kept, verbs) + _by_words(recs, kept, df, verbs)
             if not {i for c in candidates if len(c[3]) >= SUGGEST_MIN for i in c[3] if unsafe(i)}:
                 break
         out: list[Suggestion] = []
@@ -251,7 +274,7 @@ def suggest_merges(vault: Vault, *, limit: int = 20) -> list[Suggestion]:
 Candidate = tuple[int, str, str, set[str]]  # (priority: lower first, reason, topic, ids)
 
 
-def _labelled(recs: dict[str, Record], rare: dict[str, set[str]]) -> list[Candidate]:
+def _labelled(recs: dict[str, Record], rare: dict[str, set[str]], verbs: set[str]) -> list[Candidate]:
     """Groups by key prefix and by tag (one scope each), kept only about one subject."""
     groups: dict[tuple[str, str, tuple[str, str | None]], set[str]] = {}
     for i in rare:
@@ -271,7 +294,7 @@ def _labelled(recs: dict[str, Record], rare: dict[str, set[str]]) -> list[Candid
             out.append((0, f"they share {said}", label, ids))
             continue
         own = label_words(label)
-        for part in _linked({i: rare[i] - own for i in ids}):
+        for part in _linked({i: rare[i] - own for i in ids}, verbs):
             words = _as_written(_shared_words(part, rare, own), recs, part)
             out.append((1, f"they share {said} and {_the_words(words)}",
                         _lead([recs[i].text for i in part]) or label, part))
@@ -294,8 +317,9 @@ def _lead(texts: list[str]) -> str | None:
     return None
 
 
-def _linked(words: dict[str, set[str]]) -> list[set[str]]:
-    """The groups of records linked, directly or through each other, by a shared word."""
+def _linked(words: dict[str, set[str]], verbs: set[str]) -> list[set[str]]:
+    """The groups of records linked, directly or through each other, by a shared word — a word
+    that may be a verb (`verbs`) only with another one."""
     parent = {i: i for i in words}
 
     def root(i: str) -> str:
@@ -305,22 +329,35 @@ def _linked(words: dict[str, set[str]]) -> list[set[str]]:
         return i
 
     holder: dict[str, str] = {}
+    holders: dict[str, list[str]] = {}
     for i, ws in words.items():
         for w in ws:
-            if w in holder:
+            if w in verbs:
+                holders.setdefault(w, []).append(i)
+            elif w in holder:
                 parent[root(i)] = root(holder[w])
             else:
                 holder[w] = i
+    pairs: dict[tuple[str, str], int] = {}  # records sharing two such words are linked
+    for hs in holders.values():
+        for a_i, a in enumerate(hs):
+            for b in hs[a_i + 1:]:
+                pairs[(a, b)] = pairs.get((a, b), 0) + 1
+    for (a, b), n in pairs.items():
+        if n >= 2:
+            parent[root(a)] = root(b)
     parts: dict[str, set[str]] = {}
     for i in words:
         parts.setdefault(root(i), set()).add(i)
     return [p for p in parts.values() if len(p) >= SUGGEST_MIN]
 
 
-def _by_words(recs: dict[str, Record], rare: dict[str, set[str]], df: dict[str, int]) -> list[Candidate]:
-    """Groups with no label: the records (one scope) that all hold the same two rare words, and
-    hold at least half the records holding either (two words that meet in 3 of the 40 records
-    holding each meet by chance: word salad, or bigrams across word boundaries)."""
+def _by_words(recs: dict[str, Record], rare: dict[str, set[str]], df: dict[str, int],
+              verbs: set[str]) -> list[Candidate]:
+    """Groups with no label: the records (one scope) that all hold the same two rare words, one
+    of them no verb, and hold at least half the records holding either (two words that meet in 3
+    of the 40 records holding each meet by chance: word salad, or bigrams across word
+    boundaries)."""
     holders: dict[tuple[str, str, tuple[str, str | None]], set[str]] = {}
     for i, ws in rare.items():
         scope = (recs[i].domain, recs[i].project)
@@ -332,7 +369,7 @@ def _by_words(recs: dict[str, Record], rare: dict[str, set[str]], df: dict[str, 
     seen: set[frozenset[str]] = set()
     for (a, b, _), ids in holders.items():
         key = frozenset(ids)
-        if len(ids) < SUGGEST_MIN or key in seen or 2 * len(ids) < max(df[a], df[b]):
+        if len(ids) < SUGGEST_MIN or key in seen or 2 * len(ids) < max(df[a], df[b]) or {a, b} <= verbs:
             continue  # (words that meet in a few of the many records holding them: chance, no subject)
         seen.add(key)
         words = _as_written(set.intersection(*(rare[i] for i in ids)), recs, ids)
@@ -374,8 +411,4 @@ def _as_written(words: set[str], recs: dict[str, Record], ids: set[str], most: i
             if textmod.fold(word) in words and not textmod.has_cjk(textmod.fold(word)):
                 same = next((w for w in found if textmod.fold(w) == textmod.fold(word)), word)
                 found[same] = found.get(same, 0) + 1
-    shown = {textmod.fold(w) for w in found}
-    for w in words:  # a word only a key holds ("trip" of trip.when): as the key writes it
-        if w not in shown and not textmod.has_cjk(w):
-            found[w] = found.get(w, 0) + 1
     return [w for w, _ in sorted(found.items(), key=lambda f: (-f[1], f[0]))][:most]

@@ -60,18 +60,94 @@ _TERM_LONGEST = 6  # characters: longer recurring strings are phrases, their wor
 _FUNCTION_CHARS = frozenset("的地得了着过是在和与及或也都就还又很太"
                             "把被给对向从到为于以之其而且吗呢吧啊呀"
                             "嘛哦么这那哪谁我你他她它们个一不没有要会能可将让使")
-# particles that cling to the edge of the word beside them (为深色主题, 主题的): trimmed off a
-# term; chars that often begin or end a word themselves (在线, 对象, 通过) are not among them
-_LEADING = frozenset("的把被为和与")
-_TRAILING = frozenset("的了着吗呢吧啊呀嘛哦")
+# words that carry grammar though not all their characters do: conjunctions, adverbs, pronouns
+_FUNCTION_WORDS = frozenset("因为 所以 但是 如果 虽然 然后 然而 因此 或者 并且 只是 总是 已经 其实 当然 比如 "
+                            "例如 以后 之后 以前 之前 现在 自己 什么 怎么 这样 那样 如何 为什么 还有 所有 "
+                            "非常 比较 一直 一定 一样 一下 一些 关于 对于 由于 根据 按照 即使 尽管 而是".split())
+_FUNCTION_WORDS_LONGEST_FIRST = tuple(sorted(_FUNCTION_WORDS, key=lambda w: (-len(w), w)))
+# Function characters, a closed class: each is a word of its own beside a content word — before
+# it (把字体, 为方案) or after it (设置为, 主题的, 因为第) — except beside the characters it makes a
+# word with: those before it (目的, 参与, 存在, 方向, 行为, 因为) and those after it (在线, 对象,
+# 第三, 和平, 向量), the ones such a word most often has in a general word-frequency list, and
+# common technical words. Beside a string it is no neighbour (a string always after 把 is not
+# the tail of a longer word for that), and off a term's edge it is trimmed.
+_GLUE: dict[str, tuple[str, str]] = {  # char: (the characters before it, after it, it makes a word with)
+    "的": ("目真似别有", "确话士"), "了": ("为除不罢算极", "解结"),
+    "着": ("随看接有想指沿顺睡跟朝向当为围本凭靠味沉穿", "手重急实眼陆想落"),
+    "吗": ("干", "啡"), "呢": ("花毛", "绒子喃"), "吧": ("网酒氧书", "台嗒"), "啊": ("", ""), "呀": ("哎", ""),
+    "嘛": ("喇干", ""), "哦": ("", ""), "把": ("一火两几", "握手关头持守柄"), "被": ("植棉", "迫捕动子告评"),
+    "给": ("交送供递留补发带献分输付还让写借转", "予出养与"),
+    "对": ("反相面绝针一不敌核校比配", "于方象外手付待抗面话立比此应称策准照口峙联齐接"),
+    "从": ("是自服无随听顺遵", "而事此来未不业前小中没容头属"),
+    "向": ("方走倾转面一趋推定通指导流投动横偏意双纵风单正反引航径内外志", "前来往东西南北上下着导量日"),
+    "第": ("次门府及", "一二三四五六七八九十几"),
+    "为": ("成因认作称行以极最更较视变化转名身人尤大誉评沦", "了主何首止期什人"),
+    "在": ("现存实坐放正不所留自潜内外", "于内线场职意乎外"),
+    "是": ("不但可于而还正就却真便总更只算要或像竟凡乃也都", "否非"),
+    "和": ("共温缓调总柔平暖", "平谐解约尚好"), "与": ("参给赠授", "其会否"),
+    "及": ("以涉埃不普遍提危顾触未波来", "其时至早格"), "或": ("抑倘间甚", "者是许"), "也": ("再", "许好罢"),
+    "都": ("首成大全迁建古京", "市城督"), "就": ("成早造也", "是业算要此近"),
+    "还": ("归偿退交返生", "有是要原好款"), "又": ("", "称名"), "很": ("", "多大快少小早"),
+}
+
+
+def _apart_before(f: str, nxt: str) -> bool:
+    """`f` before `nxt` is a word of its own (把 before 字体), not the start of one (对象)."""
+    return f in _GLUE and nxt not in _GLUE[f][1]
+
+
+def _apart_after(prev: str, f: str) -> bool:
+    """`f` after `prev` is a word of its own (为 after 设置), not the end of one (行为)."""
+    return f in _GLUE and prev not in _GLUE[f][0]
+
+
+# a measure word right after a number belongs to the number (第3次会议 → 会议, 5个节点 → 节点)
+_MEASURE = frozenset("次个位条件张本台元块号只种项份篇名岁倍天年月日周")
+
+
+def _han_runs(text: str) -> list[str]:
+    """The runs of Han characters of `text` as written, a measure word after a digit left off."""
+    runs = []
+    for m in _HAN_RUN.finditer(text):
+        run = m.group()
+        if m.start() and text[m.start() - 1].isdigit() and run[0] in _MEASURE:
+            run = run[1:]
+        if run:
+            runs.append(run)
+    return runs
+
+
+def _trim(g: str) -> str:
+    """`g` without the function characters that stand apart at its edges (用户把 → 用户, 因为第
+    → 因为; 参与, 在线 stay), nor the function words (因为监控 → 监控); "" when nothing of two
+    characters is left."""
+    while len(g) >= 2:
+        if _apart_before(g[0], g[1]):
+            g = g[1:]
+        elif _apart_after(g[-2], g[-1]):
+            g = g[:-1]
+        elif word := next((w for w in _FUNCTION_WORDS_LONGEST_FIRST if len(g) > len(w) and g.startswith(w)), ""):
+            g = g[len(word):]
+        elif word := next((w for w in _FUNCTION_WORDS_LONGEST_FIRST if len(g) > len(w) and g.endswith(w)), ""):
+            g = g[: -len(word)]
+        else:
+            return g
+    return ""
+
+
+def _joins(g: str) -> bool:
+    """Whether `g` is two strings with a function character between them (设置为方案, 上海的服务
+    器): no term — the maximal strings of content on either side are."""
+    return any(_apart_after(g[j - 1], g[j]) and _apart_before(g[j], g[j + 1]) for j in range(1, len(g) - 1))
 
 
 def _han_terms(texts: list[str]) -> Counter[str]:
     """Chinese key terms of `texts`, each with the number of texts holding it: strings of 2–6 Han
     characters that recur in several texts (or stand alone between punctuation, spaces or other
-    scripts, 2–4 characters), neither side dominated by one neighbour, particles trimmed off the
-    edges, none made only of function characters. Deterministic."""
-    runs = [_HAN_RUN.findall(t) if textmod.has_cjk(t) else [] for t in texts]  # as written
+    scripts, 2–4 characters), neither side dominated by one neighbour (a function character
+    beside it is no neighbour), function characters trimmed off the edges, none that is two
+    words joined by a function character (设置为方案), none a function word. Deterministic."""
+    runs = [_han_runs(t) if textmod.has_cjk(t) else [] for t in texts]
     if not any(runs):
         return Counter()
     # every run of every text in one string, a space between runs; owner[i]: the text of place i
@@ -93,12 +169,22 @@ def _han_terms(texts: list[str]) -> Counter[str]:
         kept = set(ok)
         places = [i for i in ok if i + 1 in kept]
     alone = Counter(r for text_runs in runs for r in set(text_runs) if 2 <= len(r) <= 4)
-    # how often its most frequent one-character extension recurs, on either side
+    # how often its most frequent one-character extension recurs, on either side — a function
+    # character that is a word of its own there (把 before 字体, 为 after 设置; not 为 of 行为准则,
+    # mostly with the character it makes a word with on its other side) extends nothing
+    def apart(g: str, first: bool) -> bool:
+        # g: the string and its extension, first: the extension is g's first character
+        if first:
+            beside, around = _apart_before(g[0], g[1]), (x + g for x in _GLUE.get(g[0], ("", ""))[0])
+        else:
+            beside, around = _apart_after(g[-2], g[-1]), (g + x for x in _GLUE.get(g[-1], ("", ""))[1])
+        return beside and 2 * sum(df.get(a, 0) for a in around) < df[g]
+
     top: dict[str, int] = {}
     for g, c in df.items():
         if len(g) > 2:
-            for part in (g[1:], g[:-1]):
-                if c > top.get(part, 0):
+            for part, first in ((g[1:], True), (g[:-1], False)):
+                if c > top.get(part, 0) and not apart(g, first):
                     top[part] = c
 
     def varied(g: str) -> bool:
@@ -111,12 +197,9 @@ def _han_terms(texts: list[str]) -> Counter[str]:
     for g, count in [*((g, df[g]) for g in words), *alone.items()]:
         if any(part in words and df[part] > count for part in (g[1:], g[:-1])):
             continue  # a word that recurs more often, and a neighbour it happens to have (端端口)
-        term = g
-        while term and term[0] in _LEADING:
-            term = term[1:]
-        while term and term[-1] in _TRAILING:
-            term = term[:-1]
-        if len(term) < 2 or all(ch in _FUNCTION_CHARS for ch in term):
+        term = _trim(g)
+        if (len(term) < 2 or term in _FUNCTION_WORDS or all(ch in _FUNCTION_CHARS for ch in term)
+                or _joins(term)):
             continue
         found[term] = max(found[term], df.get(term, count), count)
     return found

@@ -284,7 +284,8 @@ def test_stated_goes_first_on_a_near_tie(cli, vault, vault_path, monkeypatch):
 def test_fragments_merge_into_one_record_and_no_city_is_lost(cli, vault, vault_path, monkeypatch):
     quiet(vault_path)
     at(monkeypatch, "2026-05-01T00:00:00Z")
-    trip = cli.json("append", "going to Japan next month", "--tag", "japan", "--key", "trip.when")["id"]
+    # linked by words of their texts — trip (first, last), Kyoto (last two) — not the key trip.when
+    trip = cli.json("append", "trip to Japan next month", "--tag", "japan", "--key", "trip.when")["id"]
     cities = cli.json("append", "plans to visit Tokyo, Osaka and Kyoto", "--tag", "japan")["id"]
     inn = cli.json("append", "booked a ryokan in Kyoto for the trip", "--tag", "japan")["id"]
     cli.json("append", "the standup moved to 9:45")
@@ -295,8 +296,8 @@ def test_fragments_merge_into_one_record_and_no_city_is_lost(cli, vault, vault_p
     assert (vault_path / "LOG.jsonl").read_bytes().startswith(before)
     record = cli.json("get", merged["id"])["record"]
     assert record["kind"] == "merged" and record["topic"] == "Japan trip"
-    assert record["facts"] == {"trip.when": "going to Japan next month", "month": "June"}
-    assert record["details"] == ["going to Japan next month", "plans to visit Tokyo, Osaka and Kyoto",
+    assert record["facts"] == {"trip.when": "trip to Japan next month", "month": "June"}
+    assert record["details"] == ["trip to Japan next month", "plans to visit Tokyo, Osaka and Kyoto",
                                  "booked a ryokan in Kyoto for the trip"]
     for city in ("Tokyo", "Osaka", "Kyoto"):  # structured fields only grow: every detail is found
         assert cli.json("search", city, "--current")["hits"][0]["id"] == merged["id"]

@@ -187,6 +187,33 @@ def test_suggestion_reasons_show_words_as_written(cli, vault, vault_path):
                      "they share the tag db and the word 数据库"}  # the run as written, not 数据, 据库
 
 
+def test_people_who_like_different_things_are_no_subject_and_one_trip_is(cli, vault, vault_path):
+    quiet(vault_path)
+    for text, key in [("Alice likes tea", "user.alice.drink"), ("Bob likes coffee", "user.bob.drink"),
+                      ("Carol likes mate", "user.carol.drink")]:
+        cli.json("append", text, "--key", key)
+    for text, key in [("小明喜欢茶", "user.xiaoming.drink"), ("小红喜欢咖啡", "user.xiaohong.drink"),
+                      ("小刚喜欢马黛茶", "user.xiaogang.drink")]:  # the same in Chinese
+        cli.json("append", text, "--key", key, "-d", "zh")
+    # "drink" is only the keys' word (a label, not content), "likes" and 喜欢 only a verb they share
+    assert cli.json("merge", "--suggest")["suggestions"] == []
+    trip = [cli.json("append", text, "--key", key)["id"]
+            for text, key in [("Japan trip: flights booked for June 3", "trip.flight"),
+                              ("Japan trip: ryokan in Kyoto for two nights", "trip.hotel"),
+                              ("Japan trip: JR pass ordered", "trip.rail")]]
+    [s] = cli.json("merge", "--suggest")["suggestions"]
+    assert s["ids"] == trip and s["reason"] == "they share the key prefix trip.* and the word Japan"
+
+
+def test_a_suggestion_names_only_words_of_the_texts(cli, vault, vault_path):
+    quiet(vault_path)
+    for text, key in [("Luna eats salmon kibble", "pet.food"), ("Luna's vet is Dr. Park", "pet.vet"),
+                      ("Luna gets her food warmed", "pet.habit")]:
+        cli.json("append", text, "--key", key)
+    [s] = cli.json("merge", "--suggest")["suggestions"]
+    assert s["reason"] == "they share the key prefix pet.* and the word Luna"  # not "food": a key's word
+
+
 # -- 5. help texts and the docs derived from the code -------------------------------------------------
 def _registered() -> list[str]:
     """Every command and subcommand the CLI registers (each module imported, as --help does)."""

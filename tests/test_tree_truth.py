@@ -258,3 +258,46 @@ def test_key_terms_say_the_same_thing_said_several_ways():
                                "数据库迁移脚本放在 migrations", "的了是在", "一个可以的"])
     assert terms[0] == "数据库" and "postgresql" in terms
     assert not [t for t in terms if t in ("据库", "数据", "的了", "一个", "可以")]
+
+
+# records written from one template: the words around each slot never change (用户把 X 设置为方案 N)
+SETTINGS = ["深色主题", "字体", "语言", "字号", "快捷键", "默认浏览器", "时区", "输入法", "壁纸", "通知声音"]
+REASONS = ["次反馈说太刺眼", "次会议后决定", "次试用觉得顺手", "次更新以后", "次尝试成功"]
+TEMPLATED = [f"用户把{SETTINGS[i % 10]}设置为方案{i * 7 % 9 + 1}，因为第{i * 3 % 5 + 1}{REASONS[i % 5]}" for i in range(70)]
+FUNCTION_CHARS = set("把被给对从向第为在是的了和与及或也都就还又很")
+GLUED = {"因为第", "用户把", "设置为方案", "设置为", "为方案", "把深色主题", "次会议后决定", "因为"}
+
+
+def fragments(terms: list[str]) -> list[str]:
+    """The terms a reader would not write for TEMPLATED: a function character at an edge."""
+    return [t for t in terms if t in GLUED or t[0] in FUNCTION_CHARS or t[-1] in FUNCTION_CHARS]
+
+
+def test_key_terms_of_templated_records_are_words_not_words_glued_to_function_characters():
+    terms = summary.key_terms(TEMPLATED)
+    assert fragments(terms) == []
+    assert {"用户", "设置", "方案"} <= set(terms)
+    assert all(t in "\n".join(TEMPLATED) for t in terms)
+
+
+def test_the_tree_of_templated_records_names_no_word_glued_to_a_function_character(vault, cli):
+    small_tree(vault, run=8, fanout=2)
+    fill(vault, TEMPLATED)
+    cli.json("compact")
+    folder = vault.root / "tree" / "hermes"
+    nodes = sorted(folder.iterdir())
+    assert len(nodes) > 8  # level-1 nodes and the levels above them
+    for path in nodes:
+        terms = key_terms_line(tree.parse(path.read_text("utf-8")).body)
+        assert fragments(terms) == [], path.name
+        assert {"用户", "方案"} <= set(terms), path.name
+
+
+def test_words_that_begin_or_end_with_a_function_character_stay_whole():
+    texts = ["对象存储用的是阿里云", "对象存储的费用每月结算", "日志也放在对象存储里", "在线教育项目下周上线",
+             "在线教育的用户增长很快", "在线教育平台需要审核", "北京和上海的服务器都要升级", "上海的服务器在机房三楼",
+             "北京的服务器比较旧", "和平协议已经签署", "双方讨论和平协议的细节", "和平协议生效", "参与评审的人很多",
+             "他们都参与了评审", "积极参与评审", "行为准则写在文档里", "违反行为准则要警告", "行为准则每年更新"]
+    terms = summary.key_terms(texts, limit=30)
+    assert {"对象存储", "在线教育", "和平协议", "行为准则", "参与", "服务器", "上海"} <= set(terms)
+    assert not {"平协议", "象存储", "上海的服务器", "准则"} & set(terms)  # 和平 is a word, 的 is one of its own
