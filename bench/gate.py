@@ -6,7 +6,9 @@ how often it sees a real update (recall).
 Precision: every line of tests/data/dev_notes.txt — developer notes in English and Chinese
 (tickets, numbered notes, steps, hosts, versions, paths, people, decisions), none of them a
 changed value of another — is appended through the CLI into one fresh vault, one domain, a
-minute apart; a note is a false flag when `append` names a record in `possible_update`.
+minute apart; a note is a false flag when `append` names a record in `possible_update`, and a
+false near duplicate when it names one in `similar` (the gate asks about updates only when there is
+none: `--on-similar skip` would drop the note).
 
 Recall: the knowledge-update questions of the LongMemEval development split kept beside the
 repository (../shared/retrieval, never copied into it; the row is skipped when it is missing).
@@ -51,10 +53,10 @@ def optmem(*args: str) -> dict:
     return json.loads(out.getvalue())
 
 
-def precision(show: bool) -> tuple[int, int]:
-    """(notes flagged as a possible update, notes appended)."""
+def precision(show: bool) -> tuple[int, int, int]:
+    """(notes flagged as a possible update, notes taken for a near duplicate, notes appended)."""
     notes = [line.strip() for line in NOTES.read_text("utf-8").splitlines() if line.strip()]
-    flagged = 0
+    flagged = similar = 0
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["OPTMEM_VAULT"] = str(Path(tmp) / "vault")
         optmem("init")
@@ -66,7 +68,11 @@ def precision(show: bool) -> tuple[int, int]:
                 flagged += 1
                 if show:
                     print(f"  flagged: {note!r} may update {[u['text'] for u in res['possible_update']]}")
-    return flagged, len(notes)
+            if res.get("similar"):
+                similar += 1
+                if show:
+                    print(f"  similar: {note!r} near {[u['text'] for u in res['similar']]}")
+    return flagged, similar, len(notes)
 
 
 _CLAUSE_CUT = re.compile(r"[.!?;:,\n—]+|\s-\s|\band\b|\bby the way\b", re.IGNORECASE)
@@ -114,8 +120,9 @@ def main() -> None:
     parser.add_argument("--lme", type=Path, default=LME, help="the LongMemEval development split (lme-dev)")
     parser.add_argument("--show", action="store_true", help="print the flagged notes and matched clauses")
     args = parser.parse_args()
-    flagged, notes = precision(args.show)
-    print(f"precision: {flagged} of {notes} ordinary notes flagged as a possible update (false flags)")
+    flagged, similar, notes = precision(args.show)
+    print(f"precision: {flagged} of {notes} ordinary notes flagged as a possible update (false flags), "
+          f"{similar} taken for a near duplicate")
     if (args.lme / "queries.jsonl").exists() and (args.lme / "LOG.jsonl.gz").exists():
         whole, by_clause, pairs = recall(args.lme, args.show)
         print(f"recall (LongMemEval dev, knowledge updates): {whole} of {pairs} pairs as whole turns, "

@@ -27,7 +27,7 @@ def find_similar(idx: Index, text: str, domain: str | None, project: str | None,
         if view.status(row, now, warm=True) not in statuses or row.kind in (MEMORY, *BOOKKEEPING):
             continue
         rec = idx.record(row)
-        sim = textmod.similarity(text, rec.text)
+        sim = textmod.similarity(text, rec.text, least=threshold)
         if sim >= threshold:
             out.append({"id": rec.id, "text": rec.text, "similarity": round(sim, 3),
                         "tier": rec.tier})

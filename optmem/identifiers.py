@@ -6,19 +6,29 @@ as "the backend runs on port 8080" and "… port 9090" do; only the second is a 
 tells them apart is where the number stands, not which word is beside it:
 
 * it is a **label**: written right after the word it names ("ticket 17", "note 2", "python 3.12",
-  "customer Acme", 工单17, 客户A), right before a noun in Chinese (8080端口), or marked as one
-  (#42, v2.1, app1, /srv/app2, 2024-03-01, a year, 第3期, 3号) — not a count or a measure, which
-  stands before what it counts or measures ("3 plants", "64 GB", "12 minutes", 五公里, 三只猫, $20,
-  10%), nor the amount after a noun of one ("batch size 64");
+  "customer Acme", 工单17, 客户A, 项目甲), right before a noun in Chinese (8080端口), or marked as
+  one by its form (#42, v2.1, app1, /srv/app2, 2024-03-01, a year, 第3期, 3号; without digits a
+  path, a dotted name, a snake_case or kebab-case compound: feature/login, api.example.com,
+  config.yaml, user_id, feature-login) — not a count or a measure, which stands before what it
+  counts or measures ("3 plants", "64 GB", "12 minutes", 五公里, 三只猫, $20, 10%), nor the amount
+  after a noun of one ("batch size 64");
 * and the label stands in the statement's **subject**: only a bare noun phrase before it (no
   verb, copula, preposition or pronoun: "laptop note", "the staging db host", 工单), and more of
-  the shared words after it than before it — the predicate said about the thing it names.
+  the shared words after it than before it — the predicate said about the thing it names; or in
+  a phrase that modifies the subject's noun: a preposition before it but no verb or pronoun, and
+  the statement's verb after it ("the runbook for region eu-west-1 is in the ops repo",
+  "interview loop for candidate 14 is on Thursday").
 
 A label after the predicate has begun ("runs on port 8080", "I'm on page 200", 端口是8080) or
 ending the statement ("backend port 8080", "the server runs python 3.12") is the value the
 statement gives its subject, and changing it is a possible update; so is a changed count or
 measure anywhere. A name with no noun before it ("Alice owns billing" → "Bob owns billing") is no
-label: the owner may have changed.
+label: the owner may have changed. ("More of the shared words": a Chinese character counts as half
+a word, Chinese words being about two characters long — 项目甲用React is said of 项目甲.)
+
+Whether two statements are near duplicates does not depend on where a label stands
+(`labels_differ`): "server A runs nginx" and "server B runs nginx", "the api is served from
+api.example.com" and "… cdn.example.com" are two statements, whatever else they share.
 """
 
 from __future__ import annotations
@@ -29,11 +39,16 @@ from typing import NamedTuple
 
 from optmem import text as textmod
 
-__all__ = ["names_another_thing"]
+__all__ = ["labels_differ", "names_another_thing"]
 
 # Words that may open a noun phrase without ending it: "the ticket 17", "our laptop note 2".
 # Every other function word (is, on, to, I, we, …) means the predicate has begun.
 _DETERMINERS = frozenset("a an the my our your their its his her this that these those".split())
+# The words that begin a clause in English: a form of be, have or do, a modal, a subject pronoun
+# (with the verb forms of `_is_verb_form`) — a preposition before them may modify a noun of the
+# subject ("the runbook for region …"), one after them belongs to the predicate.
+_CLAUSE_WORDS = frozenset("""am is are was were be been being m re s has have had do does did will would
+can could shall should may might must i we you they he she it""".split())
 # Chinese characters that make the words around them a predicate (copula, existence, place,
 # prepositions, aspect, modal): 端口是8080, 会议室在3楼, 我有3盆 — not a noun naming a label.
 _CJK_PREDICATE = frozenset("是有在为為被把给給对對从從到于於向跟和与與要会會能了过過着著让讓将將按")
@@ -50,6 +65,8 @@ dollar dollars euro euros usd eur cny rmb yuan k""".split())
 _AMOUNT_NOUNS = textmod._MEASURE_WORDS | frozenset("""size count number limit max maximum min minimum amount
 level rate ratio percentage threshold timeout ttl quota capacity interval frequency""".split())
 _CURRENCY = "$€£¥₹"
+# Chinese labels after a noun, as A, B, C after one in English (项目甲, 甲方): the celestial stems
+_CJK_LABELS = frozenset("甲乙丙丁")
 _SENTENCE_ENDS = ".!?;:。！？；：\n"
 
 
@@ -73,17 +90,95 @@ def names_another_thing(old: str, new: str, ignore: frozenset[str] = frozenset()
         return False
     _, i1, i2, j1, j2 = first
     # (before the first change every unit is shared: `i1` of them)
-    after = sum(x2 - x1 for tag, x1, x2, _, _ in ops if tag == "equal" and x1 >= i2)
-    if after <= i1 or any(_is_predicate(t) for t in a[:i1]):
-        return False  # the label (if it is one) stands in the predicate: the value said of the subject
+    after = sum(_weight(t) for tag, x1, x2, _, _ in ops if tag == "equal" and x1 >= i2 for t in a[x1:x2])
+    if any(map(_is_predicate, a[:i1])):
+        if not _in_modifier(a, i1, i2):
+            return False  # the label (if it is one) stands in the predicate: the value said of the subject
+    elif after <= sum(map(_weight, a[:i1])):
+        return False  # … or ends the statement: "backend port 8080"
     return _is_label(a, i1, i2) and _is_label(b, j1, j2)
+
+
+def _in_modifier(tokens: list[_Token], i: int, j: int) -> bool:
+    """Whether tokens[i:j], after a preposition, is still in the subject: in a phrase that
+    modifies its noun ("the runbook for region eu-west-1 is in the ops repo", "interview loop for
+    candidate 14 is on Thursday") — no verb or subject pronoun before it, and one after it (the
+    statement's verb comes later). After a verb it is the value ("the backend listens on port
+    8080", "I'm on page 200", "the uploads live in /srv/app1"), and so it is after a Chinese
+    predicate word (会议室在3楼: a Chinese sentence has no verb in -s to look for)."""
+    before = tokens[:i]
+    return (not any(_is_cjk(t) and t.raw in _CJK_PREDICATE for t in before)
+            and not any(_begins_clause(t) for t in before if not _is_cjk(t))
+            and any(_begins_clause(t) for t in tokens[j:] if not _is_cjk(t)))
+
+
+def _begins_clause(t: _Token) -> bool:
+    """A verb (a form of be, have, do, a modal, a verb in -s or -ed) or a subject pronoun."""
+    return _word(t) in _CLAUSE_WORDS or _is_verb_form(t)
+
+
+def labels_differ(a: str, b: str) -> bool:
+    """Whether something that changed from `a` to `b` holds a label by its form, wherever it
+    stands (`_has_label_form`: server A → server B, 项目甲 → 项目乙, feature/login → feature/signup,
+    api.example.com → cdn.example.com), so the two texts name two things and are no near
+    duplicates (`text.similarity`). Compounds are compared by their parts, so a change of spelling
+    is none ("follow-up" and "followup", "user_id" and "user-id", "docker compose" and
+    "docker-compose files")."""
+    pa, pb = _label_parts(a), _label_parts(b)
+    ops = difflib.SequenceMatcher(a=[p for p, _ in pa], b=[p for p, _ in pb], autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal" or "".join(p for p, _ in pa[i1:i2]) == "".join(p for p, _ in pb[j1:j2]):
+            continue
+        if any(label for _, label in pa[i1:i2]) or any(label for _, label in pb[j1:j2]):
+            return True
+    return False
+
+
+def _label_parts(text: str) -> list[tuple[str, bool]]:
+    """A text's words split at their inner dots, dashes, underscores and slashes (folded,
+    unstemmed) and CJK characters, each with whether the token it is part of is a label by its
+    form."""
+    out = []
+    for t in _tokens(text, frozenset()):
+        label = _has_label_form(t)
+        out += [(part, label) for part in "".join(c if c.isalnum() else " " for c in _word(t)).split()]
+    return out
+
+
+def _has_label_form(t: _Token) -> bool:
+    """Whether a token is a label by its form alone: a lone capital letter inside a sentence
+    (server A, 服务器B; not I, nor an A opening one: the article), one of 甲乙丙丁, or a word
+    written as an identifier (`_has_identifier_form`)."""
+    if _is_cjk(t):
+        return t.raw in _CJK_LABELS
+    if _is_letter(t):
+        return not (t.raw == "A" and t.opens)
+    return _has_identifier_form(t)
+
+
+def _has_identifier_form(t: _Token) -> bool:
+    """Whether a word is written as an identifier, no prose word being so: a path (feature/login,
+    /srv), a dotted name (api.example.com, config.yaml, os.path — not an abbreviation of single
+    letters: e.g, U.S), a snake_case or kebab-case compound (user_id, feature-login, us-east-1),
+    holding a letter (2024-03-01, 1.2.3 are numbers)."""
+    w = _word(t)
+    if not any(c.isalpha() for c in w):
+        return False
+    return t.gap.endswith("/") or any(c in w for c in "/_-") or (
+        "." in w and any(len(part) > 1 for part in w.split(".")))
+
+
+def _weight(t: _Token) -> float:
+    """How much of a word a token is: a Chinese character half of one (most Chinese words have
+    two), any other token one."""
+    return 0.5 if _is_cjk(t) else 1.0
 
 
 def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
     """The statement's tokens in order: CJK characters one by one, other words whole with their
-    inner dots, dashes and slashes, and colons between digits (python3.12, 2024-03-01, srv/app1,
-    web-07, 14:30) — the cue words of `ignore` and the particles ending a Chinese sentence left
-    out, as `text._units` does."""
+    inner dots, dashes, underscores and slashes, and colons between digits (python3.12,
+    2024-03-01, srv/app1, web-07, user_id, api.example.com, 14:30) — the cue words of `ignore`
+    and the particles ending a Chinese sentence left out, as `text._units` does."""
     s = unicodedata.normalize("NFKC", text)
     for phrase in ignore:
         if not phrase.isascii():
@@ -91,7 +186,7 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
     if textmod.has_cjk(s):
         s = textmod._cjk_pattern(textmod._FINAL_PARTICLE).sub("", s)
     word = rf"[^\W_{textmod._CJK}]+"
-    pattern = textmod._pattern(rf"([{textmod._CJK}])|({word}(?:(?:[./-]|(?<=\d):(?=\d)){word})*)")
+    pattern = textmod._pattern(rf"([{textmod._CJK}])|({word}(?:(?:[./_-]|(?<=\d):(?=\d)){word})*)")
     found: list[tuple[str, str, str, str, bool]] = []
     last = 0  # where the token before ended
     for m in pattern.finditer(s):
@@ -195,11 +290,28 @@ def _is_label(tokens: list[_Token], i: int, j: int) -> bool:
             # python3, v2.1, #42, /srv/app2, 1.2.3, 2024-03-01, 14:30, a year (the 2024 roadmap)
             marked = marked or (w[0].isalpha() or "#" in t.gap or t.gap.endswith("/") or w.count(".") > 1
                                 or any(c in w for c in "-/:") or bool(textmod._pattern(textmod._YEAR).fullmatch(w)))
-        elif not _is_name(t):
-            return False
+        elif _has_identifier_form(t):
+            marked = True  # feature/login, api.example.com, user_id, feature-login
+        elif _is_cjk(t) and t.raw in _CJK_LABELS:
+            if not glued:  # 项目甲 is one; 甲方 opening a statement has no noun before it
+                return False
+        elif not (_is_name(t) or (len(span) == 1 and _is_letter(t) and _before_cjk_noun(nxt))):
+            return False  # (A组 names a group even opening the statement, as 8080端口 names a port)
     if not (ordinal or numbered) and _is_measure_unit(tokens, j):
         return False
     if ordinal or numbered or marked or glued:
         return True
-    # digits right before a Chinese noun with no measure word between name it (8080端口)
-    return nxt is not None and _is_cjk(nxt) and nxt.raw not in _CJK_PREDICATE and span[-1].raw.isdigit()
+    # digits or a capital letter right before a Chinese noun with no measure word between name it
+    # (8080端口, A组)
+    return _before_cjk_noun(nxt) and (span[-1].raw.isdigit() or _is_letter(span[-1]))
+
+
+def _is_letter(t: _Token) -> bool:
+    """A lone capital letter (A, B; not I)."""
+    return len(t.raw) == 1 and t.raw.isascii() and t.raw.isupper() and t.raw != "I"
+
+
+def _before_cjk_noun(nxt: _Token | None) -> bool:
+    """Whether the token after a span is a Chinese character that may begin a noun (none of the
+    predicate ones): the span is then written before a noun, as a label of it (8080端口)."""
+    return nxt is not None and _is_cjk(nxt) and nxt.raw not in _CJK_PREDICATE

@@ -363,7 +363,7 @@ def _do_add(hot: HotFile, text: str | None, force: bool, threshold: float, allow
     scan.check(text, allow_unsafe=allow_unsafe)
     if not force:
         for e in hot.entries:
-            if textmod.similarity(text, e) >= threshold:
+            if textmod.similarity(text, e, least=threshold) >= threshold:
                 raise NearDuplicate(
                     f"a very similar entry is already in {hot.name}: {e!r}; update it with "
                     "`optmem replace` (or add anyway with --force)",

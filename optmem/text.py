@@ -252,18 +252,97 @@ def fingerprint(text: str, *, folded: bool = False) -> str | None:
 
 
 def numbers(text: str) -> list[str]:
-    """The numbers in a text, in order ("端口是8080" → ["8080"])."""
-    return _NUMBER_RE.findall(unicodedata.normalize("NFKC", text))
+    """The numbers in a text, in order ("端口是8080" → ["8080"]). In Chinese text the numerals
+    written as words count too, by their value: after 第, before a measure word or a unit, or two
+    and more of them (第二季度 → "2", 三号 → "3", 二十三 → "23", 十万 → "100000"), and a numeral
+    after digits is their magnitude (10万 → "100000") — not a lone 一 before a measure word, which
+    says "a" (一个, 一条; but 一号 and 一月 name number one), nor one inside a word (一起, 统一, 三亚)
+    or the 十分 that says "very"."""
+    s = unicodedata.normalize("NFKC", text)
+    if not has_cjk(s):
+        return _NUMBER_RE.findall(s)
+    return [value for value, _ in _numbers_in(s)]
 
 
-def similarity(a: str, b: str) -> float:
-    """Normalised similarity in [0, 1]; texts whose numbers differ are never similar (0.0)."""
+def _numbers_in(s: str) -> Iterator[tuple[str, tuple[int, int]]]:
+    """Each number of an NFKC text with CJK in it (`numbers`): its value, and where the Chinese
+    numerals that write it are (those of 10万: 万; nothing for digits alone)."""
+    after = _cjk_pattern(_AFTER_CJK_NUMERAL)
+    for m in _cjk_pattern(_CJK_NUMBER_OR_DIGITS).finditer(s):
+        digits, magnitude, run = m.groups()
+        if digits:
+            yield (_times(digits, magnitude), m.span(2)) if magnitude else (digits, (m.end(), m.end()))
+            continue
+        start, end = m.span()
+        ordinal = start > 0 and s[start - 1] == "第"
+        unit = after.match(s, end)
+        if len(run) == 1 and not ordinal:
+            if not unit or (run == "一" and unit.group() not in "号號月日"):
+                continue  # 一起, 三亚; 一个, 一条 say "a"
+            if run == "十" and s[end] == "分" and s[end + 1 : end + 2] not in ("钟", "鐘"):
+                continue  # 十分 says "very" (十分钟 are ten minutes)
+        yield _cjk_value(run), (start, end)
+
+
+_CJK_DIGIT_VALUES = {c: i for i, cs in enumerate(("〇零", "一", "二两兩", "三", "四", "五", "六", "七", "八", "九"))
+                     for c in cs}
+_CJK_TENS = {"十": 10, "百": 100, "千": 1000}
+_CJK_MYRIADS = {"万": 10**4, "萬": 10**4, "亿": 10**8, "億": 10**8}
+
+
+def _cjk_value(run: str) -> str:
+    """The value of a run of Chinese numerals as digits ("二十三" → "23", "二〇二四" → "2024",
+    "半" → "0.5"); the run as written when it is none (一半)."""
+    if run == "半":
+        return "0.5"
+    if all(c in _CJK_DIGIT_VALUES for c in run):  # digit by digit: 二〇二四
+        return str(int("".join(str(_CJK_DIGIT_VALUES[c]) for c in run)))
+    total = section = digit = 0
+    for c in run:
+        if c in _CJK_DIGIT_VALUES:
+            digit = _CJK_DIGIT_VALUES[c]
+        elif c in _CJK_TENS:
+            section, digit = section + (digit or 1) * _CJK_TENS[c], 0
+        elif c in _CJK_MYRIADS:  # 亿 multiplies all before it, 万 the group since the last 亿
+            if _CJK_MYRIADS[c] > 10**4:
+                total = (total + section + digit or 1) * _CJK_MYRIADS[c]
+            else:
+                total += (section + digit or 1) * _CJK_MYRIADS[c]
+            section = digit = 0
+        else:
+            return run
+    return str(total + section + digit)
+
+
+def _times(digits: str, magnitude: str) -> str:
+    """Digits with the Chinese magnitude after them, as one value ("10", "万" → "100000";
+    "1.5", "亿" → "150000000")."""
+    from decimal import Decimal
+
+    return format((Decimal(digits) * int(_cjk_value(magnitude))).normalize(), "f")
+
+
+def similarity(a: str, b: str, *, least: float = 0.0) -> float:
+    """Normalised similarity in [0, 1]. Texts whose numbers differ (`numbers`, as an ordered
+    sequence) are never similar (0.0), nor texts where what changed holds a label
+    (`identifiers.labels_differ`: server A / server B, 服务器甲 / 服务器乙, api.example.com /
+    cdn.example.com): each names another thing. `least`: the caller's threshold — a value below
+    it is returned without the label check (which reads both texts word by word, ten times the
+    cost of the rest, and can only make a value 0.0)."""
     if numbers(a) != numbers(b):
         return 0.0
     na, nb = normalize(a), normalize(b)
     if not na or not nb:
         return 0.0  # nothing but punctuation or symbols: nothing to compare
-    return 1.0 if na == nb else _ratio(na, nb)
+    if na == nb:
+        return 1.0
+    ratio = _ratio(na, nb)
+    if ratio >= least:
+        from optmem.identifiers import labels_differ
+
+        if labels_differ(a, b):
+            return 0.0
+    return ratio
 
 
 def _ratio(a: str, b: str) -> float:
@@ -291,21 +370,33 @@ _FINAL_PARTICLE = rf"(?<=[{_CJK}])[了啦呢吧啊呀嘛哦](?=\s*(?:[,.!?;:。�
 
 def _units(text: str, ignore: frozenset[str]) -> list[str]:
     """A text as a sequence of comparable units: (stemmed) words and single CJK characters, in
-    order, numbers, the `ignore` words/phrases and the particles ending a Chinese sentence left
-    out."""
+    order, numbers in digits, the `ignore` words/phrases and the particles ending a Chinese
+    sentence left out. A number in Chinese numerals (as `numbers` reads them) is one unit of its
+    value ("#2": 两只猫 → "#2", 只, 猫; 十万 and 10万 → "#100000"), so 十万 → 二十万 is one change."""
     folded = fold(text)
     for phrase in ignore:
         if not phrase.isascii():
             folded = folded.replace(phrase, " ")
+    pieces: list[tuple[str, str | None]] = [(folded, None)]  # (text, the number written after it)
     if has_cjk(folded):
         folded = _cjk_pattern(_FINAL_PARTICLE).sub("", folded)
-    out: list[str] = []
-    for cjk, word in _runs(folded):
-        if cjk:
-            out.extend(cjk)
-        elif word and not word.isdigit() and word not in ignore:
-            out.append(word)
-    return stem_words(out) if out else out
+        pieces, last = [], 0
+        for value, (start, end) in _numbers_in(folded):
+            if start < end:
+                pieces.append((folded[last:start], value))
+                last = end
+        pieces.append((folded[last:], None))
+    units: list[tuple[str, bool]] = []  # (unit, a word to stem)
+    for piece, number in pieces:
+        for cjk, word in _runs(piece):
+            if cjk:
+                units += [(c, False) for c in cjk]
+            elif word and not word.isdigit() and word not in ignore:
+                units.append((word, True))
+        if number is not None:
+            units.append(("#" + number, False))
+    stems = iter(stem_words([u for u, word in units if word]))
+    return [next(stems) if word else u for u, word in units]
 
 
 def looks_like_update(old: str, new: str, ignore: frozenset[str] = frozenset()) -> bool:
@@ -519,6 +610,9 @@ def _query_terms(text: str, drop_stopwords: bool, more: bool = False) -> list[st
 # 花", "for about 6 months"). Not 几 that says "several" after 这, 那, 前, 过, 近, 后 (这几年, 前几天,
 # 最近几个月), nor 多少 in 多多少少 / 很多少年, nor 多长 in 很多长辈.
 # (a numeral before 月, 日, 号 names a month or a day: 五月, 6号 — "几号" asks a date, not an amount)
+# what makes a lone Chinese numeral a number (`numbers`): a measure word (dates and labels too:
+# 五月, 三号) or a unit after it
+_AFTER_CJK_NUMERAL = "(?:" + _UNIT_WORDS + "|[" + _MEASURES + _UNIT_CHARS + "])"
 _UNITS = ("(?:[" + "".join(c for c in _MEASURES if c not in "月日号號") + _UNIT_CHARS + "]|"
           + _UNIT_WORDS + "|个月|個月)")
 _CJK_ASKS_AMOUNT = (r"(?<![多很许許好])多少(?!少)|多久|(?<![很许許好太])多[长長]"
@@ -536,6 +630,8 @@ thrice double doubled triple tripled quadruple quadrupled
 """.split())
 _NUMERALS = "0-9零一二两兩三四五六七八九十百千万萬亿億半"
 _CJK_NUMERALS = frozenset(_NUMERALS[3:])
+# `numbers` in Chinese text: digits (and the magnitude after them: 10万), or a run of numerals
+_CJK_NUMBER_OR_DIGITS = r"(\d+(?:\.\d+)?)([十百千万萬亿億]+)?|([〇" + _NUMERALS[3:] + "]+)"
 
 
 def holds_number(term: str) -> bool:

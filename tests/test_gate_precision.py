@@ -32,13 +32,15 @@ def flagged(cli, notes: list[str], monkeypatch) -> list[str]:
 
 
 def test_ordinary_developer_notes_are_rarely_taken_for_updates(cli, vault, vault_path, monkeypatch):
-    """At most 2 false flags among the ordinary notes of tests/data/dev_notes.txt (none of them
-    a changed value of another); the old gate flagged 49 of the 171."""
+    """At most 1 false flag among the ordinary notes of tests/data/dev_notes.txt (none of them
+    a changed value of another): none today; the gate flagged 49 of the first 171 before
+    identifiers.py, and 8 of the 205 before it read identifiers without digits (feature/login,
+    api.example.com, user_id, 项目甲) and labels in a phrase of the subject ("candidate 14")."""
     quiet(vault_path)
     notes = [line.strip() for line in NOTES.read_text("utf-8").splitlines() if line.strip()]
     assert len(notes) >= 100
     false_flags = flagged(cli, notes, monkeypatch)
-    assert len(false_flags) <= 2, false_flags
+    assert len(false_flags) <= 1, false_flags
 
 
 @pytest.mark.parametrize("sequence", [
