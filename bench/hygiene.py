@@ -3,7 +3,7 @@
     python bench/hygiene.py
 
 An agent's quarter, written through the CLI with OPTMEM_NOW: preferences restated and
-paraphrased, facts updated with and without keys (one same-day contradiction), trip fragments,
+paraphrased, facts updated with and without keys (one inference against what was said), trip fragments,
 inferences, one-off notes, values that went stale. Then the consolidation a user would run —
 `sweep`, `merge --suggest` + `merge`, `curate --apply` with the deterministic test model
 (tests/data/curator_model.py, "tidy") — and the article's three figures before and after:
@@ -55,9 +55,10 @@ def quarter(vault: Path) -> None:
         if day % 10 == 0:  # a keyed fact that moves, and an unkeyed one
             om(vault, t, "append", f"The backend listens on port {8000 + day}", "--key", "backend.port")
             om(vault, t, "append", PLANTS[0].format(n=3 + day // 10))
-        if day == 40:  # the same day, two values: a contradiction only the user can settle
+        if day == 40:  # what was said, and an agent's conclusion against it: only the user settles it
             om(vault, t, "append", "The user prefers Windows for work", "--key", "user.os")
-            om(vault, t + timedelta(hours=3), "append", "The user prefers Mac for work", "--key", "user.os")
+            om(vault, t + timedelta(hours=3), "append", "The user seems to prefer Mac for work", "--key", "user.os",
+               "--basis", "inferred")
         if day == 50:  # a trip told in fragments
             for i, f in enumerate(["fragment: the Japan trip is in June", "fragment: fly to Tokyo first",
                                    "fragment: then Osaka and Kyoto by train"]):
