@@ -407,7 +407,11 @@ def journal_hot(vault: Vault, file: str, project: str | None, changes: list[Any]
     """Journal hot-memory changes into the log (lock held): every old and new text is kept.
 
     A removed entry becomes a retired `memory` record; a replaced one too, corrected by the
-    record of its new text — so both stay searchable and only the new one is current.
+    record of its new text — so both stay searchable and only the new one is current. What a
+    hot file got outside optmem (`source` drift: typed by hand, written by Hermes) passed no
+    scan: an entry the scanner flags is journalled as its `[BLOCKED: rule]` placeholder, so a
+    secret typed into MEMORY.md is not copied into the append-only log (the file keeps it, to
+    be removed there).
     """
     moment = clock.now()
     ts = clock.format_ts(moment)
@@ -415,7 +419,8 @@ def journal_hot(vault: Vault, file: str, project: str | None, changes: list[Any]
     records: list[Record] = []
 
     def make(op: str, entry: Any, corrects: tuple[str, ...] = (), **more: Any) -> Record:
-        return Record(id=new_id(moment.timestamp()), ts=ts, text=entry.text, domain=domain,
+        text = scan.redact(entry.text) if source == "drift" else entry.text
+        return Record(id=new_id(moment.timestamp()), ts=ts, text=text, domain=domain,
                       project=project, kind=MEMORY, key=f"hot:{file}:{entry.id}",
                       source=source, corrects=corrects,
                       extra={"op": op, "file": file, "entry": entry.id, **more})

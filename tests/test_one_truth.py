@@ -289,3 +289,14 @@ def test_superseded_by_names_the_newer_correction_whatever_the_line_order(cli, v
     clone_corrects(vault_path, base, "the staging server is at 10.0.0.6", "2026-03-02", id="01KJAAAAAA6666666666666666")
     monkeypatch.setenv("OPTMEM_NOW", "2026-03-06T10:00:00Z")
     assert cli.json("get", base)["record"]["superseded_by"] == "01KJZZZZZZ7777777777777777"
+
+
+def test_a_secret_typed_into_memory_md_is_not_copied_into_the_log_when_followed(cli, vault_path):
+    quiet(vault_path)
+    cli.json("add", "deploys go out on Fridays")
+    token = "ghp_" + "a1b2c3d4e5" * 4
+    (vault_path / "MEMORY.md").write_text(f"deploys go out on Fridays\n§\nthe CI token is {token}\n", "utf-8")
+    cli.json("search", "deploys")  # the read follows the file: the new entry is journalled …
+    assert token not in (vault_path / "LOG.jsonl").read_text("utf-8")  # … as its placeholder
+    assert any(r.get("op") == "add" and r["text"].startswith("[BLOCKED:") for r in log_lines(vault_path))
+    assert token in (vault_path / "MEMORY.md").read_text("utf-8")  # the file keeps it, to be removed there
