@@ -260,3 +260,16 @@ def test_a_mistyped_command_gets_the_nearest_name(cli):
     assert res.exit_code == 2 and "Did you mean search?" in res.stderr
     err = cli.json("zzzz", code=2)["error"]
     assert err["code"] == "usage" and "optmem --help" in err["message"]
+
+
+def test_a_global_set_changes_a_setting_for_one_command_only(cli, vault, vault_path):
+    for i in range(8):
+        cli.json("append", f"deploy note {i} about the release train")
+    assert len(cli.json("search", "deploy release")["hits"]) == 8
+    # (the fast path reads it, and Typer does when it parses: a help request goes through Typer)
+    assert len(cli.json("--set", "ranking.candidates=3", "search", "deploy release", "--limit", "3")["hits"]) == 3
+    explained = cli.json("--set=ranking.cjk_unigram=0", "search", "deploy", "--explain")
+    assert explained["hits"] and not (vault_path / "optmem.toml").exists()  # nothing written
+    bad = cli.json("--set", "ranking.candidates=abc", "search", "deploy", code=2)["error"]
+    assert bad["code"] == "usage" and "ranking.candidates" in bad["message"]
+    assert "--set SECTION.NAME=VALUE" in cli("--help").stdout

@@ -56,13 +56,14 @@ def run(argv: list[str]) -> int:
     mark = len(STATE.created)
     try:
         refuse_bad_bytes(argv)
-        vault, cmd, rest = fast.find(argv, COMMANDS)
-        kwargs = fast.parse(cmd.params, rest) if cmd else None
+        found = fast.find(argv, COMMANDS)
+        cmd = found.command
+        kwargs = fast.parse(cmd.params, found.rest) if cmd else None
         if cmd is None or kwargs is None:
             from optmem.cli.app import app
 
             return app(args=argv, prog_name="optmem")
-        STATE.vault_opt = vault
+        STATE.vault_opt, STATE.set_opt = found.vault, found.sets
         cmd.fn(**kwargs)
         return 0
     except BaseException as exc:  # noqa: BLE001 - one handler for every ending

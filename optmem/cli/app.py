@@ -131,6 +131,9 @@ def _version(value: bool) -> None:
 def _root(
     vault: str | None = typer.Option(None, "--vault", metavar="PATH",
                                      help="Vault folder (else OPTMEM_VAULT, the nearest .optmem/, ~/.optmem)."),
+    settings: list[str] = typer.Option([], "--set", metavar="SECTION.NAME=VALUE",
+                                       help="A setting for this command only, as in optmem.toml "
+                                            "(repeatable), e.g. --set ranking.reorder_top=0."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Print the version and exit."),
 ) -> None:
@@ -140,4 +143,4 @@ def _root(
     Example:
       optmem --vault sample_vault search 端口 --explain
     """
-    STATE.vault_opt = vault
+    STATE.vault_opt, STATE.set_opt = vault, list(settings or [])

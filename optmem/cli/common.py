@@ -18,6 +18,7 @@ class _State:
 
     def __init__(self) -> None:
         self.vault_opt: str | None = None
+        self.set_opt: list[str] = []  # --set section.name=value pairs: settings for this invocation
         self.vaults: list[Any] = []
         self.created: list[Any] = []  # vaults this invocation's writes created
 
@@ -62,7 +63,7 @@ def resolve_vault(explicit: str | None = None, overrides: list[str] | None = Non
     if chosen is not None and not chosen.strip():
         raise UsageError("--vault is empty; give the vault's folder, or leave the option out")
     root = resolve(chosen, dict(os.environ), Path.cwd(), Path.home())
-    vault = Vault(root, overrides=list(overrides or []))
+    vault = Vault(root, overrides=[*STATE.set_opt, *(overrides or [])])
     STATE.vaults.append(vault)
     return vault
 

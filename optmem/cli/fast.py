@@ -6,39 +6,55 @@ missing argument) returns None and Typer handles it, with its usual messages. A 
 both parsers read the same arguments the same way.
 """
 
-from __future__ import annotations
-
 import importlib
-from typing import Any
+from typing import Any, NamedTuple
 
 from optmem.cli.spec import REGISTRY, Command, Param
 
 
-def find(argv: list[str], table: dict[str, tuple[str, str]]) -> tuple[str | None, Command | None, list[str]]:
-    """(--vault value, command, its arguments) — or a None command when this is not ours."""
-    vault = None
+class Found(NamedTuple):
+    """What comes before a command (--vault, --set pairs), the command, and its arguments."""
+
+    vault: str | None
+    sets: list[str]
+    command: Command | None
+    rest: list[str]
+
+
+GLOBAL = ("--vault", "--set")
+
+
+def find(argv: list[str], table: dict[str, tuple[str, str]]) -> Found:
+    """The global options, the command and its arguments — or a None command when this is not
+    ours (Typer then reads the same global options)."""
+    given: dict[str, list[str]] = {name: [] for name in GLOBAL}
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a == "--vault" and i + 1 < len(argv):
-            vault, i = argv[i + 1], i + 2
-        elif a.startswith("--vault="):
-            vault, i = a.split("=", 1)[1], i + 1
+        name, eq, inline = a.partition("=")
+        if name in GLOBAL and eq:
+            given[name].append(inline)
+            i += 1
+        elif a in GLOBAL and i + 1 < len(argv):
+            given[a].append(argv[i + 1])
+            i += 2
         else:
             break
+    vault = given["--vault"][-1] if given["--vault"] else None
+    sets = given["--set"]
     if i >= len(argv):
-        return vault, None, []
+        return Found(vault, sets, None, [])
     name = argv[i]
     if name not in table:
-        return vault, None, []
+        return Found(vault, sets, None, [])
     rest = argv[i + 1 :]
     if table[name][0].startswith("@"):  # a group: the subcommand is the next word
         if not rest:
-            return vault, None, []
+            return Found(vault, sets, None, [])
         name, rest = f"{name} {rest[0]}", rest[1:]
     module = table[name.split(" ")[0]][0].lstrip("@")
     importlib.import_module(f"optmem.cli.{module}")
-    return vault, REGISTRY.get(name), rest
+    return Found(vault, sets, REGISTRY.get(name), rest)
 
 
 def _convert(p: Param, raw: str) -> Any:

@@ -22,7 +22,8 @@ def call(args: list[str]) -> str:
     lines: list[str] = []
     token = CAPTURE.set(lines)
     try:
-        prefix = ["--vault", STATE.vault_opt] if STATE.vault_opt else []
+        prefix = (["--vault", STATE.vault_opt] if STATE.vault_opt else []) + [
+            f"--set={pair}" for pair in STATE.set_opt]
         cut = args.index("--") if "--" in args else len(args)  # options before "--", text after
         run([*prefix, *args[:cut], "--json", *args[cut:]])
     finally:
@@ -41,10 +42,10 @@ def mcp(json_out: bool) -> None:
 
     server_class()  # the extra is there — before anything is made
     get_vault(write=True).lay_out()  # an agent's memory that is still empty is a vault, not an error
-    vault_opt = STATE.vault_opt
+    vault_opt, set_opt = STATE.vault_opt, STATE.set_opt
     for module, _ in set(COMMANDS.values()):
         importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
-    STATE.vault_opt = vault_opt
+    STATE.vault_opt, STATE.set_opt = vault_opt, set_opt
     build_server(REGISTRY, call, refuse).run()
 
 
