@@ -25,6 +25,7 @@ from optmem import text as textmod
 from optmem.errors import UsageError, quote
 from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any, open_index
 from optmem.ingest import tokens_for
+from optmem.reading import cues
 from optmem.record import BOOKKEEPING, MEMORY, Record
 from optmem.settings import Ranking
 from optmem.vault import Vault
@@ -129,7 +130,7 @@ def terms_of(query: str, now: float | None = None) -> list[str]:
     folded = textmod.fold(query)
     spans: list[tuple[int, int]] = []
     found = dates.query_terms(folded, now, spans)
-    when = ranking.time_word_spans(folded)  # 现在, 以前 … say when, split out like a date
+    when = cues.time_word_spans(folded)  # 现在, 以前 … say when, split out like a date
     words, topical = _words_of(folded, spans + when, bool(found))
     if when and not topical:  # nothing but the time word ("现在怎么样"): it is what is asked about
         words, _ = _words_of(folded, spans, bool(found))
@@ -159,7 +160,7 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     """The ranked hits for a query on an open index (what `search` runs); `df`: the documents
     holding each of its terms, when the caller looked them up already."""
     settings = idx.vault.settings.ranking
-    asks = ranking.asks_for(q.text)
+    asks = cues.asks_for(q.text)
     if asks is None and 0 < sum(t.startswith(dates.DAY_PREFIX) for t in q.terms) <= 2:
         # "what did we sign last Saturday": that day's records, not the newest (a week, a month or
         # a year named leaves room for updates within it; a weekend is two days)
@@ -360,7 +361,7 @@ class _Corpus(NamedTuple):
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
     docs, mean, cv = idx.lengths()
-    when = frozenset(q.terms) & ranking.cue_words() if q.asks == "present" else frozenset()
+    when = frozenset(q.terms) & cues.cue_words() if q.asks == "present" else frozenset()
     idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
     chars = [c for c in _characters(q) if c not in idfs] if settings.cjk_unigram else []
     if chars:
@@ -736,7 +737,7 @@ def _covers(s: _Scored, q: Query) -> frozenset[str]:
     """The query terms a record's text holds once its cue words are out ("我现在养了5盆" holds 我养)."""
     if s.record.text.isascii():
         return s.matched
-    stripped = ranking.without_cues(textmod.fold(s.record.text))
+    stripped = cues.without_cues(textmod.fold(s.record.text))
     return s.matched | frozenset(textmod.tokens(stripped, folded=True)).intersection(q.terms)
 
 
@@ -773,7 +774,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     # whether a hit says it changed ("no plants anymore", 现在只有一盆): a count in words, which may
     # update one that states the amount asked (read only when some hit states it)
     counted = any(s.amount for s in head)
-    changed = {s.row.n: bool(s.row.change) or (counted and not s.amount and ranking.says_change(s.record.text))
+    changed = {s.row.n: bool(s.row.change) or (counted and not s.amount and cues.says_change(s.record.text))
                for s in head}
     placed = ([ranking.Ranked(i, None) for i in range(len(head))] if as_is else
               ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window, names,
@@ -786,7 +787,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     if as_is:
         updates = [ranking.Ranked(i, None) for i in range(len(matches))]
     else:
-        updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings, names)
+        updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings, names, cues.cue_terms())
     final = [(*top[p.at], p.promoted_over) for p in updates] + [(s, promoted, None) for s, promoted in order[k:]]
     pairs = _earlier_statements([s for s, _, _ in final], k, q, corpus, settings)
     final = _keep_the_past(final, pairs, k)

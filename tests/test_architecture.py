@@ -12,7 +12,7 @@ from pathlib import Path
 import optmem
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("optmem", "optmem.errors", "optmem.clock", "optmem.text", "optmem.identifiers", "optmem.dates", "optmem.record",
+    ("base", ("optmem", "optmem.errors", "optmem.clock", "optmem.text", "optmem.reading", "optmem.identifiers", "optmem.dates", "optmem.record",
               "optmem.settings", "optmem.meta", "optmem.scan", "optmem.fsio", "optmem.runner")),
     ("policy", ("optmem.view", "optmem.ranking")),
     ("store", ("optmem.vault", "optmem.schema", "optmem.ingest", "optmem.index")),

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 
 from conftest import put
 from optmem import dates, ranking, search, text
+from optmem.reading import cues
 from optmem.settings import Ranking
 
 
@@ -592,31 +593,31 @@ def test_the_present_perfect_asks_for_the_present_value(vault, cli, monkeypatch)
 
 
 def test_update_cues_and_their_terms():
-    assert ranking.asks_for_now("Where do I live now?") and ranking.asks_for_now("我现在住在哪")
-    assert ranking.asks_for_now("How many tops have I bought so far?")
-    assert not ranking.asks_for_now("Where did I live in 2020?")
-    assert not ranking.asks_for_now("the snow fell")  # a word, not a part of one
-    assert {"now", "现在"} <= ranking.cue_terms()
-    assert ranking.asks_for("What was my previous address?") == "past" and ranking.asks_for("我以前住在哪") == "past"
-    assert ranking.asks_for("How often do I play now, and previously?") == "present"  # both: the present
-    assert ranking.asks_for("Where did I live in 2020?") is None
-    assert ranking.asks_for("Where did I live before?") == "past" and ranking.asks_for("what did I say earlier") == "past"
-    assert ranking.asks_for("How many days before I bought the phone did I go?") is None  # relates two events
-    assert ranking.asks_for("what did I use to drink") == "past" and ranking.asks_for("最初用的什么") == "past"
-    assert ranking.asks_for("what is used to deploy the app") is None  # the passive, not a habit of old
-    assert ranking.asks_for("提交之前要跑什么检查") is None and ranking.asks_for("上次部署是什么时候") is None
-    assert ranking.asks_for("How many projects have I finished since I started classes?") == "present"
-    assert ranking.asks_for("For how long has Nate had his turtles?") == "present"
-    assert ranking.asks_for("Which books I've read since May?") == "present"
-    assert ranking.asks_for("Why haven't I called him since the move?") == "present"
-    assert ranking.asks_for("How many days had passed since I finished the book?") is None  # looks back
-    assert ranking.asks_for("How long did I wait for the visa?") is None
-    assert ranking.asks_for("我的猫卢娜养了多久了") == "present" and ranking.asks_for("我等了多久") is None
-    assert ranking.asks_for("自从开始上绘画课以来，我完成了几幅作品") == "present"
-    assert ranking.asks_for("自從開始上課以來，我完成了幾幅作品") == "present"
+    assert cues.asks_for_now("Where do I live now?") and cues.asks_for_now("我现在住在哪")
+    assert cues.asks_for_now("How many tops have I bought so far?")
+    assert not cues.asks_for_now("Where did I live in 2020?")
+    assert not cues.asks_for_now("the snow fell")  # a word, not a part of one
+    assert {"now", "现在"} <= cues.cue_terms()
+    assert cues.asks_for("What was my previous address?") == "past" and cues.asks_for("我以前住在哪") == "past"
+    assert cues.asks_for("How often do I play now, and previously?") == "present"  # both: the present
+    assert cues.asks_for("Where did I live in 2020?") is None
+    assert cues.asks_for("Where did I live before?") == "past" and cues.asks_for("what did I say earlier") == "past"
+    assert cues.asks_for("How many days before I bought the phone did I go?") is None  # relates two events
+    assert cues.asks_for("what did I use to drink") == "past" and cues.asks_for("最初用的什么") == "past"
+    assert cues.asks_for("what is used to deploy the app") is None  # the passive, not a habit of old
+    assert cues.asks_for("提交之前要跑什么检查") is None and cues.asks_for("上次部署是什么时候") is None
+    assert cues.asks_for("How many projects have I finished since I started classes?") == "present"
+    assert cues.asks_for("For how long has Nate had his turtles?") == "present"
+    assert cues.asks_for("Which books I've read since May?") == "present"
+    assert cues.asks_for("Why haven't I called him since the move?") == "present"
+    assert cues.asks_for("How many days had passed since I finished the book?") is None  # looks back
+    assert cues.asks_for("How long did I wait for the visa?") is None
+    assert cues.asks_for("我的猫卢娜养了多久了") == "present" and cues.asks_for("我等了多久") is None
+    assert cues.asks_for("自从开始上绘画课以来，我完成了几幅作品") == "present"
+    assert cues.asks_for("自從開始上課以來，我完成了幾幅作品") == "present"
     # a past cue beside it says which value is asked for
-    assert ranking.asks_for("What was my number originally, before the one I have had since May?") == "past"
-    assert not ranking.asks_for_past("the formerlyish word")  # a word, not a part of one
+    assert cues.asks_for("What was my number originally, before the one I have had since May?") == "past"
+    assert not cues.asks_for_past("the formerlyish word")  # a word, not a part of one
 
 
 _CUE_TEXT = st.lists(st.sampled_from(["now", "still", "previously", "before", "have", "had", "since", "how long",
@@ -629,9 +630,9 @@ _CUE_TEXT = st.lists(st.sampled_from(["now", "still", "previously", "before", "h
 def test_a_cue_is_found_as_by_the_whole_pattern_english_alone_in_ascii(words, kind):
     """An ASCII text is searched by the English cues only (compiling the Chinese ones costs most
     of a cue pattern); the answer is the whole pattern's."""
-    english, chinese = ranking.cue_sources(kind)
+    english, chinese = cues.cue_sources(kind)
     folded = text.fold(words)
-    assert ranking._says(kind, folded) == bool(re.search(f"{english}|{chinese}", folded))
+    assert cues._says(kind, folded) == bool(re.search(f"{english}|{chinese}", folded))
 
 
 def test_each_english_update_cue_has_its_chinese_counterparts(vault, cli, monkeypatch):
@@ -642,11 +643,11 @@ def test_each_english_update_cue_has_its_chinese_counterparts(vault, cli, monkey
                    ("What is my latest address?", "我最新的地址是什么"), ("Do I not cook anymore?", "我不再做饭了吗"),
                    ("What am I reading these days?", "我这些天在读什么书"), ("What project at the moment?", "眼下在做什么项目"),
                    ("What do I drink nowadays?", "现今我喝什么"), ("What did I eat today?", "今日吃了什么")):
-        assert ranking.asks_for(en) == "present" and ranking.asks_for(zh) == "present", zh
-    assert ranking.asks_for("最新鲜的水果是什么") is None and ranking.asks_for("当下载完成时通知谁") is None
+        assert cues.asks_for(en) == "present" and cues.asks_for(zh) == "present", zh
+    assert cues.asks_for("最新鲜的水果是什么") is None and cues.asks_for("当下载完成时通知谁") is None
     for en, zh in (("Xiao Ming became a manager", "小明变成了经理"), ("switched to pnpm", "改用 pnpm 了"),
                    ("moved to Hangzhou", "调到杭州分部了"), ("updated to 9090", "端口更新为 9090")):
-        assert ranking.says_change(en) and ranking.says_change(zh), zh
+        assert cues.says_change(en) and cues.says_change(zh), zh
     # the cue is no topic: 最新 chooses no records, and the newer value goes first
     at(monkeypatch, "2025-01-10T10:00:00Z")
     old = put(vault, "我的地址是杭州西湖区文三路 1 号").id
@@ -760,11 +761,11 @@ def test_chinese_days_and_spans_not_read_where_their_characters_mean_something_e
 
 def test_chinese_cues_not_read_inside_other_words():
     for not_a_cue in ("今日头条上看到的新闻", "当下班后做什么", "我们当下午三点见", "眼下巴长了个痘", "眼下方有黑眼圈"):
-        assert ranking.asks_for(not_a_cue) is None, not_a_cue
+        assert cues.asks_for(not_a_cue) is None, not_a_cue
     for no_change in ("从此处出发", "变成绩单", "把文件转到另一个文件夹"):
-        assert not ranking.says_change(no_change), no_change
+        assert not cues.says_change(no_change), no_change
     for change in ("公司搬迁到上海了", "我调到了新部门", "跳槽到腾讯了"):
-        assert ranking.says_change(change), change
+        assert cues.says_change(change), change
     # the 的 of 别的, 有的, 真的, 的话, 打的, 的哥 stays in its word: no lone 别, 话, 真 to match
     assert text.search_terms("别的方案是什么")[0] == "别的" and "话" not in text.search_terms("下雨的话怎么办")
     assert "真" not in text.search_terms("真的要搬家吗")

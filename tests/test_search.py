@@ -7,6 +7,7 @@ import json
 import pytest
 
 from optmem import log, memory, ranking, search, facts
+from optmem.reading import cues
 from optmem.errors import RedlineLocked
 
 from conftest import log_lines, put
@@ -281,7 +282,7 @@ def test_a_chinese_query_s_time_words_are_cut_out_so_its_words_pair(vault, cli, 
     for query, word in (("这个问题目前解决了吗", "解决"), ("以前面试过哪些公司", "面试"), ("原来源码在哪", "源码"),
                         ("今天气温多少", "气温"), ("我已经理解了吗", "理解")):
         assert word in search.terms_of(query), (query, search.terms_of(query))
-    assert ranking.asks_for("所以前端用的什么") is None and ranking.asks_for("怎么实现在线支付") is None
+    assert cues.asks_for("所以前端用的什么") is None and cues.asks_for("怎么实现在线支付") is None
     # a query of nothing but a time word (and question words) searches for the time word
     now = put(vault, "我现在住在上海了。").id
     res = cli("search", "现在怎么样", "--json")
