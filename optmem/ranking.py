@@ -189,7 +189,7 @@ def promote_newer(hits: list[tuple[Parts, Topic]], window: float,
                   changes: Sequence[bool] = ()) -> list[Ranked]:
     """Within a band, put a newer same-topic record (by whole days) above an older one whose
     relevance is at least `1 - window` of the older one's — unless it lacks a name of the query
-    (`names_in`) the older one holds, or the amount asked that the older one states
+    (`reading.query.names_in`) the older one holds, or the amount asked that the older one states
     (`lacks_amount`; `amounts`: which hits state it, `changes`: which say they changed). `hits`
     come in score order."""
     keep = 1 - window
@@ -206,35 +206,6 @@ def promote_newer(hits: list[tuple[Parts, Topic]], window: float,
                 break
         out.insert(pos, Ranked(i, over))
     return out
-
-
-_NAME_PATTERNS = None
-
-
-def names_in(query: str) -> frozenset[str]:
-    """The search terms of the names a query writes: words with a capital letter that do not begin
-    a sentence ("what is Alice's phone number now" → alic), "I" aside, and a capitalised
-    possessive wherever it stands ("Alice's phone number?"). Two statements that differ in such a
-    name are about different things however much else they share — IDF cannot tell, when the
-    name is common in the store. Otherwise a query in title case or capitals names nothing (its
-    capitals say nothing); Chinese has no capitals, so it names nothing either."""
-    global _NAME_PATTERNS
-    if query.islower() or not any("A" <= c <= "Z" for c in query):
-        return frozenset()  # no capital letter, no name (and no pattern to compile)
-    if _NAME_PATTERNS is None:
-        import re
-
-        _NAME_PATTERNS = (re.compile(r"[.?!;:。？！；：]+(?:\s+|$)"), re.compile(r"[^\W\d_]\w*"),
-                          re.compile(r"\b([A-Z][A-Za-z0-9]*)['’]s\b"))
-    from optmem.text import query_terms
-
-    sentence_end, word, possessive = _NAME_PATTERNS
-    later = [w for sentence in sentence_end.split(query) for w in word.findall(sentence)[1:]]
-    names = [w for w in later if w.isascii() and w[0].isupper() and w != "I"]
-    if 2 * len(names) > len(later):
-        names = []  # title case or capitals
-    names += possessive.findall(query)
-    return frozenset(t for t in query_terms(" ".join(names)) if len(t) > 1) if names else frozenset()
 
 
 class Match(NamedTuple):

@@ -2,6 +2,9 @@
 
 How a query is answered:
 
+0. The query is read once (`reading.query.read`): its terms, what it asks (the present, the
+   past, a named day), whether it asks an amount, the names it writes — an `Intent` every later
+   stage reads, never the raw text again.
 1. The query's terms (words, CJK bigrams, a lone CJK character) select candidates from the FTS5
    index — the best by FTS5's own BM25 order, plus every matching redline — with the filters
    (domain, project, kind, tag, time, status) applied exactly, in SQL (`_candidates`). A plain
@@ -25,7 +28,8 @@ from optmem import text as textmod
 from optmem.errors import UsageError, quote
 from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any, open_index
 from optmem.ingest import tokens_for
-from optmem.reading import cues
+from optmem.reading import cues, questions
+from optmem.reading.query import NAMED_DAY, Intent, read, with_terms
 from optmem.record import BOOKKEEPING, MEMORY, Record
 from optmem.settings import Ranking
 from optmem.vault import Vault
@@ -39,20 +43,27 @@ REPLACED_WINDOW = 2000  # the newest matches a filtered search looks through for
 # 30,000); past it, the matches before the filters are counted — an upper bound
 COUNT_BUDGET = 30000
 TAGS_SHOWN = 20  # the most used tags a warning about an unknown --tag lists
-NAMED_DAY = "named day"  # what a query asks for that names a day and no present cue
 
 
 class Query(NamedTuple):
-    """One search: the words, their terms, how many hits, the filters, now."""
+    """One search: what it asks (read once: `reading.query.read`), how many hits, the filters, now."""
 
-    text: str
-    terms: list[str]
+    intent: Intent
     limit: int = 10
     filters: Filters = Filters()
     explain: bool = False
     now: float = 0.0
-    asks: str | None = None  # "present" / "past": what the query asks for (`ranked` fills it in)
     cold_best: bool = False  # weigh cold records too, and keep those that match best (`_best_cold`)
+
+    @property
+    def text(self) -> str:
+        """The query as given."""
+        return self.intent.text
+
+    @property
+    def terms(self) -> list[str]:
+        """Its search terms (`Intent.terms`)."""
+        return self.intent.terms
 
 
 class SearchResult(NamedTuple):
@@ -80,11 +91,11 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
         raise UsageError("--limit must be at least 1")
     limit = min(limit, MAX_LIMIT)  # more than any store holds: all of them (and SQLite's integers hold it)
     now = clock.now().timestamp()
-    q = Query(query, terms_of(query, now), limit, filters or Filters(), explain, now)
     from optmem.follow import follow_hot
 
     follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     with open_index(vault, progress) as idx:
+        q = Query(read(query, now, idx.vault.settings.ranking), limit, filters or Filters(), explain, now)
         # a plain search weighs cold records too (`_best_cold`) — in a vault that has any
         q = q._replace(cold_best=not q.filters.include_cold and not q.filters.current and idx.has_cold())
         warnings = idx.warnings()
@@ -121,51 +132,10 @@ def _hidden_matches(idx: Index, q: Query, match: str | None, status: view.Status
     return idx.count_matches(match, f"{where} AND {hidden}", [*params, *more])
 
 
-def terms_of(query: str, now: float | None = None) -> list[str]:
-    """A query's search terms: its words and CJK bigrams, and the dates it names (relative ones
-    resolved from `now`). The words of a date written out are that date's terms only — "may" in
-    "May 2025" is the month, not the verb, "last Saturday" no match for "every Saturday". A
-    Chinese date or time word splits the words around it, which pair on their own sides only
-    (小明现在住在 → 小明 | 住在: joined, 明住 would straddle two words)."""
-    folded = textmod.fold(query)
-    spans: list[tuple[int, int]] = []
-    found = dates.query_terms(folded, now, spans)
-    when = cues.time_word_spans(folded)  # 现在, 以前 … say when, split out like a date
-    words, topical = _words_of(folded, spans + when, bool(found))
-    if when and not topical:  # nothing but the time word ("现在怎么样"): it is what is asked about
-        words, _ = _words_of(folded, spans, bool(found))
-    return words + found
-
-
-def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool) -> tuple[list[str], bool]:
-    """The word terms of a folded query with these spans (its dates and time words) blanked out,
-    and whether any of them is a topic (not only question or function words). A pronoun left
-    alone by a split chooses no records when other terms remain (我昨天买了 → 买了, not every
-    record with 我); any other character stays (最近在读什么书 → 在读, 书)."""
-    end_of = len(folded) + 1
-    for start, end in sorted(spans, reverse=True):
-        end = min(end, end_of)  # spans of two patterns may overlap
-        if start < end:
-            folded = folded[:start] + " " + folded[end:]
-            end_of = start
-    terms = textmod.search_terms(folded, more=dated)
-    kept = [t for t in terms if t not in _PRONOUNS]
-    return (kept if kept or dated else terms), bool(textmod.search_terms(folded, more=True))
-
-
-_PRONOUNS = frozenset("我你您他她它咱")
-
-
 def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResult:
     """The ranked hits for a query on an open index (what `search` runs); `df`: the documents
     holding each of its terms, when the caller looked them up already."""
     settings = idx.vault.settings.ranking
-    asks = cues.asks_for(q.text)
-    if asks is None and 0 < sum(t.startswith(dates.DAY_PREFIX) for t in q.terms) <= 2:
-        # "what did we sign last Saturday": that day's records, not the newest (a week, a month or
-        # a year named leaves room for updates within it; a weekend is two days)
-        asks = NAMED_DAY
-    q = q._replace(asks=asks)
     if df is None:
         df = idx.doc_freq(q.terms) if q.terms else {}
     found = [t for t in q.terms if df[t]]
@@ -174,11 +144,11 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
         return result
     # a Chinese query none of whose pairs occurs (养猫 against 养了一只猫), here or within the
     # filters: the records that hold every one of its characters, ranked by them
-    chars = _characters(q)
+    chars = q.intent.characters
     df = idx.doc_freq(chars) if len(chars) > 1 else {}
     if not df or not all(df.values()):
         return result
-    return _ranked(idx, q._replace(terms=chars), chars, df, settings, match_all(chars))
+    return _ranked(idx, q._replace(intent=with_terms(q.intent, chars)), chars, df, settings, match_all(chars))
 
 
 def _ranked(idx: Index, q: Query, found: list[str], df: dict[str, int], settings: Ranking,
@@ -217,13 +187,6 @@ def _best_cold(idx: Index, scored: list["_Scored"]) -> tuple[list["_Scored"], in
     out = {s.row.n for s in cold if s.parts.relevance + s.parts.context < best
            or (s.row.superseded_by and idx.current_version(s.row, known).id in ids)}
     return [s for s in scored if s.row.n not in out], len(out)
-
-
-def _characters(q: Query) -> list[str]:
-    """The distinct Chinese characters of a query's terms: its topic, without its question words,
-    time words and dates (the characters of 现在 in "我以前住在哪" are no topic)."""
-    return list(dict.fromkeys(c for t in q.terms if not t.isascii() and not t.startswith(dates.PREFIX)
-                              for c in t))
 
 
 def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
@@ -361,22 +324,20 @@ class _Corpus(NamedTuple):
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
     docs, mean, cv = idx.lengths()
-    when = frozenset(q.terms) & cues.cue_words() if q.asks == "present" else frozenset()
     idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
-    chars = [c for c in _characters(q) if c not in idfs] if settings.cjk_unigram else []
+    chars = [c for c in q.intent.characters if c not in idfs] if settings.cjk_unigram else []
     if chars:
         # the single characters of a Chinese query count a little too (they choose no records):
         # a record holding all of them wins where bigrams alone tie or mislead — 前端端口's 端端
         # spans two words and matches 后端端口
         idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n)
                      for c, n in idx.doc_freq(chars).items() if n})
-    amount = settings.amount_share if settings.amount_share and textmod.asks_amount(textmod.fold(q.text)) else 0.0
-    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, ranking.b_for(cv, settings)),
-                   when if when != frozenset(q.terms) else frozenset(), amount)
+    amount = settings.amount_share if q.intent.amount else 0.0
+    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, ranking.b_for(cv, settings)), q.intent.when, amount)
 
 
 class _ReadAt(NamedTuple):
-    """Where a record's amount was read (`text.states_amount`): beside these words of its text
+    """Where a record's amount was read (`reading.amounts.states_amount`): beside these words of its text
     (or Chinese terms), the query's own numbers left out."""
 
     words: frozenset[str]
@@ -416,7 +377,9 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
         own = frozenset(compress(words, map(topic.__contains__, toks)))
         named = frozenset(w for w in own if w[0].isdigit())
         said = (own - named) | {t for t in topic if not t.isascii()}
-        amount = textmod.states_amount(folded, said, named)
+        from optmem.reading.amounts import states_amount
+
+        amount = states_amount(folded, said, named)
         if amount:
             relevance *= 1 + corpus.amount
             return _Relevance(rec, relevance, tokens, matched, len(toks), amount, _ReadAt(said, named))
@@ -447,7 +410,7 @@ class _Answers:
             if (row.session is None or row.spos is None or rel.relevance <= 0
                     or (row.domain, row.session, row.spos + 1) not in placed):  # no answer to lend to
                 continue
-            asks = textmod.questions(textmod.fold(rel.record.text)) if textmod.may_ask(rel.record.text) else ""
+            asks = questions.questions(textmod.fold(rel.record.text)) if questions.may_ask(rel.record.text) else ""
             toks = textmod.tokens(asks, folded=True) if asks else []
             matched = terms.intersection(toks)
             if matched and not (corpus.when and matched <= corpus.when):
@@ -544,7 +507,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     and each record with a session gains a share of its best neighbour's relevance — or, when
     more, what the turn before it asked (`_Answers`)."""
     corpus = _corpus(idx, q, df, settings)
-    past = q.asks == "past"
+    past = q.intent.asks == "past"
     seen = {n: _relevance(idx, q, row, corpus) for n, row in rows.items()}
     rows = dict(rows)
     for row in _neighbours(idx, q, rows, {n: v.relevance for n, v in seen.items()}, settings):
@@ -661,10 +624,12 @@ def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus
     kitchen" for "5 plants on the balcony". Of several, the one most like the hit in words (the
     newer on a tie); two hits never share one."""
     heads = ([s for s in ranked[:k] if s.read_at][: settings.earlier_heads]
-             if corpus.amount and q.asks != NAMED_DAY else [])
+             if corpus.amount and q.intent.asks != NAMED_DAY else [])
     if not heads:
         return []
-    terms = frozenset(q.terms) - corpus.when - textmod.time_span_terms()
+    from optmem.reading.amounts import stated_amounts, term_places, time_span_terms
+
+    terms = frozenset(q.terms) - corpus.when - time_span_terms()
     amounts: dict[int, list[tuple[str, str, int]]] = {}
     places: dict[str, list[tuple[int, str]]] = {}
 
@@ -672,13 +637,13 @@ def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus
         # (unit, the sentence stating it, where in it) of each amount the record states
         if s.read_at and s.row.n not in amounts:
             words, numbers = s.read_at
-            amounts[s.row.n] = textmod.stated_amounts(textmod.fold(s.record.text), words, numbers, terms)
+            amounts[s.row.n] = stated_amounts(textmod.fold(s.record.text), words, numbers, terms)
         return amounts.get(s.row.n, [])
 
     def held(sentence: str) -> list[tuple[int, str]]:
         # where a sentence holds the query's words (each sentence read once)
         if sentence not in places:
-            places[sentence] = textmod.term_places(sentence, terms)
+            places[sentence] = term_places(sentence, terms)
         return places[sentence]
 
     def asked(head: _Scored) -> set[tuple[str, str]]:
@@ -748,7 +713,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     update an older one inside the top `reorder_top`. A query that asks for the past turns the
     ties round and skips both rules (one that names a day skips them too). Returns the hits of
     the page and how many there are in all (a hot entry journalled more than once counts once)."""
-    asks = q.asks
+    asks = q.intent.asks
     later = -1 if asks == "past" else 1  # ties: the newer first — the older when asked for the past
     scored.sort(key=lambda s: (view.id_time(s.row.id), s.row.n), reverse=later > 0)
     scored.sort(key=lambda s: (s.parts.band, -round(s.parts.score, 9), s.parts.status == view.Status.COLD,
@@ -770,7 +735,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     # "what was my previous …", "what did we sign last Saturday": the newest statement is not what
     # is asked for — neither newer-first rule applies, relevance (the date terms with it) decides
     as_is = asks in ("past", NAMED_DAY)
-    names = frozenset() if as_is else ranking.names_in(q.text)
+    names = q.intent.names  # (none when as is)
     # whether a hit says it changed ("no plants anymore", 现在只有一盆): a count in words, which may
     # update one that states the amount asked (read only when some hit states it)
     counted = any(s.amount for s in head)

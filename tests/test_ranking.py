@@ -13,6 +13,8 @@ from datetime import datetime, timezone
 from conftest import put
 from optmem import dates, ranking, search, text
 from optmem.reading import cues
+from optmem.reading.query import names_in, search_terms, terms_of
+from optmem.reading.questions import questions
 from optmem.settings import Ranking
 
 
@@ -90,16 +92,16 @@ def test_a_month_named_in_a_query_is_no_longer_the_word_may(vault, cli, monkeypa
     at(monkeypatch, "2025-06-20T10:00:00Z")
     out = cli.json("search", "what did we decide in May 2025", "--explain")
     assert out["hits"][0]["id"] == postgres and out["hits"][0]["explain"]["dates"] == ["__m2025_05"]
-    assert "may" in search.terms_of("may I ask about the port")  # no date named: a word
+    assert "may" in terms_of("may I ask about the port")  # no date named: a word
     # a date is a term: the function words around it are dropped as beside any other term
     now = epoch("2026-06-01")
-    assert search.terms_of("what did I do in May 2023", now) == ["__m2023_05"]
-    assert search.terms_of("what did I do yesterday", now) == ["__m2026_05", "__d2026_05_31"]
-    assert search.terms_of("what did I do") == ["what", "did", "i", "do"]  # nothing else: they stay
+    assert terms_of("what did I do in May 2023", now) == ["__m2023_05"]
+    assert terms_of("what did I do yesterday", now) == ["__m2026_05", "__d2026_05_31"]
+    assert terms_of("what did I do") == ["what", "did", "i", "do"]  # nothing else: they stay
     # a relative date's words are that date too: "last Saturday" is no match for "every Saturday"
-    assert search.terms_of("what did I do last Saturday", now) == ["__m2026_05", "__d2026_05_30"]
-    assert search.terms_of("我昨天买了什么", now) == ["买了", "__m2026_05", "__d2026_05_31"]
-    assert search.terms_of("deploy昨天failed", now)[:2] == ["deploy", "fail"]  # not glued into one word
+    assert terms_of("what did I do last Saturday", now) == ["__m2026_05", "__d2026_05_30"]
+    assert terms_of("我昨天买了什么", now) == ["买了", "__m2026_05", "__d2026_05_31"]
+    assert terms_of("deploy昨天failed", now)[:2] == ["deploy", "fail"]  # not glued into one word
 
 
 def test_relative_dates_in_a_query_are_resolved_from_now():
@@ -145,8 +147,8 @@ def test_a_month_named_without_its_year_in_a_query():
     assert dates.query_terms(text.fold("十二月的账单"), now) == ["__m2025_12"]
     for none in ("may I ask about the port", "the build may fail in CI", "3个月", "几月份", "岁月"):
         assert dates.query_terms(text.fold(none), now) == [], none
-    assert search.terms_of("what happened in May", now) == ["happen", "__m2026_05"]  # not the verb
-    assert search.terms_of("workshops in April", now) == ["workshop", "april", "__m2026_04"]  # a word too
+    assert terms_of("what happened in May", now) == ["happen", "__m2026_05"]  # not the verb
+    assert terms_of("workshops in April", now) == ["workshop", "april", "__m2026_04"]  # a word too
     # beside a year it is that year's month, never also this year's
     assert dates.query_terms(text.fold("in May of 2023"), now) == ["__m2023_05"]
     assert dates.query_terms(text.fold("2023年 3月"), now) == ["__m2023_03"]
@@ -310,15 +312,15 @@ def test_a_statement_lends_its_next_turn_only_a_neighbours_share(vault, cli, mon
 
 
 def test_what_a_turn_asks_is_its_question_sentences():
-    assert text.questions("i got a dog. what did you name yours? he is cute!") == " what did you name yours?"
-    assert text.questions("no question here.") == ""
-    assert text.questions("你养狗了吗?叫什么名字?我很好奇。") == "你养狗了吗 叫什么名字?"
-    assert text.questions("first line\nwhere is it?") == "where is it?"  # a line ends a sentence
-    assert text.questions("notes at https://cooking.example/soup?topic=spices for later") == ""  # a URL's ?
-    assert text.questions("你去过上海吗，我想去") == "你去过上海吗" and text.questions("吗啡是药") == ""
+    assert questions("i got a dog. what did you name yours? he is cute!") == " what did you name yours?"
+    assert questions("no question here.") == ""
+    assert questions("你养狗了吗?叫什么名字?我很好奇。") == "你养狗了吗 叫什么名字?"
+    assert questions("first line\nwhere is it?") == "where is it?"  # a line ends a sentence
+    assert questions("notes at https://cooking.example/soup?topic=spices for later") == ""  # a URL's ?
+    assert questions("你去过上海吗，我想去") == "你去过上海吗" and questions("吗啡是药") == ""
     long = "which spices? " + "itemN ok " * 20_000  # read once: anchored at sentence starts
-    assert text.questions(long) == "which spices?"
-    both = text.questions(long + "why?")
+    assert questions(long) == "which spices?"
+    both = questions(long + "why?")
     assert both.startswith("which spices? ") and both.endswith("itemN ok why?")
 
 
@@ -660,14 +662,14 @@ def test_each_english_update_cue_has_its_chinese_counterparts(vault, cli, monkey
 
 
 def test_the_names_a_query_writes():
-    assert ranking.names_in("what is Alice's phone number now") == {"alic"}
-    assert ranking.names_in("现在 Alice 的电话号码是多少") == {"alic"}  # Chinese around it: no title case
-    assert ranking.names_in("Where Does Alice Live Now") == frozenset()  # title case names nothing
-    assert ranking.names_in("I moved. Where does Bob live?") == {"bob"}
-    assert ranking.names_in("where do I live") == frozenset()
+    assert names_in("what is Alice's phone number now") == {"alic"}
+    assert names_in("现在 Alice 的电话号码是多少") == {"alic"}  # Chinese around it: no title case
+    assert names_in("Where Does Alice Live Now") == frozenset()  # title case names nothing
+    assert names_in("I moved. Where does Bob live?") == {"bob"}
+    assert names_in("where do I live") == frozenset()
     # a capitalised possessive is a name wherever it stands, first word or title case
-    assert ranking.names_in("Alice's phone number now?") == {"alic"}
-    assert ranking.names_in("What Is Alice's Phone Number Now") == {"alic"}
+    assert names_in("Alice's phone number now?") == {"alic"}
+    assert names_in("What Is Alice's Phone Number Now") == {"alic"}
 
 
 def test_an_update_about_someone_else_does_not_go_first(vault, cli, monkeypatch):
@@ -767,8 +769,8 @@ def test_chinese_cues_not_read_inside_other_words():
     for change in ("公司搬迁到上海了", "我调到了新部门", "跳槽到腾讯了"):
         assert cues.says_change(change), change
     # the 的 of 别的, 有的, 真的, 的话, 打的, 的哥 stays in its word: no lone 别, 话, 真 to match
-    assert text.search_terms("别的方案是什么")[0] == "别的" and "话" not in text.search_terms("下雨的话怎么办")
-    assert "真" not in text.search_terms("真的要搬家吗")
+    assert search_terms("别的方案是什么")[0] == "别的" and "话" not in search_terms("下雨的话怎么办")
+    assert "真" not in search_terms("真的要搬家吗")
 
 
 def _amount_store(vault, monkeypatch):

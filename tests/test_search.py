@@ -8,6 +8,7 @@ import pytest
 
 from optmem import log, memory, ranking, search, facts
 from optmem.reading import cues
+from optmem.reading.query import terms_of
 from optmem.errors import RedlineLocked
 
 from conftest import log_lines, put
@@ -268,20 +269,20 @@ def test_a_chinese_query_s_time_words_are_cut_out_so_its_words_pair(vault, cli, 
     home = put(vault, "我住在杭州西湖区。").id
     for query in ("我现在住哪", "我目前住哪", "我以前住哪", "我原来住在哪里"):
         assert [h["id"] for h in cli.json("search", query)["hits"]] == [home], query
-    assert search.terms_of("我现在住哪") == ["住"] and search.terms_of("小明现在住在哪里") == ["小明", "住在"]
-    assert "前端" in search.terms_of("所以前端要改什么") and "前端" in search.terms_of("从前端传来的参数")
+    assert terms_of("我现在住哪") == ["住"] and terms_of("小明现在住在哪里") == ["小明", "住在"]
+    assert "前端" in terms_of("所以前端要改什么") and "前端" in terms_of("从前端传来的参数")
     # a time word's characters inside other words are those words (实现|在, 项目|前端, 修改|成本 …)
     for query, word in (("登录功能的实现在哪个文件", "实现"), ("bug出现在哪个模块", "出现"), ("项目前端用什么框架", "项目"),
                         ("修改成本是多少", "成本"), ("最近邻算法", "近邻"), ("以前缀匹配", "前缀"),
                         ("还原来的设置", "还原"), ("发现在哪", "发现")):
-        assert word in search.terms_of(query), (query, search.terms_of(query))
+        assert word in terms_of(query), (query, terms_of(query))
     # a pronoun left alone beside other terms chooses no records (我昨天买了: 买了, not every 我);
     # another character stays a topic (最近在读什么书: 书)
-    assert search.terms_of("我现在在哪工作") == ["工作"] and search.terms_of("最近在读什么书") == ["在读", "书"]
+    assert terms_of("我现在在哪工作") == ["工作"] and terms_of("最近在读什么书") == ["在读", "书"]
     # the time word where it is one: 问题|目前, 以前|面试, 原来|源码, 今天|气温, 已经|理解
     for query, word in (("这个问题目前解决了吗", "解决"), ("以前面试过哪些公司", "面试"), ("原来源码在哪", "源码"),
                         ("今天气温多少", "气温"), ("我已经理解了吗", "理解")):
-        assert word in search.terms_of(query), (query, search.terms_of(query))
+        assert word in terms_of(query), (query, terms_of(query))
     assert cues.asks_for("所以前端用的什么") is None and cues.asks_for("怎么实现在线支付") is None
     # a query of nothing but a time word (and question words) searches for the time word
     now = put(vault, "我现在住在上海了。").id
@@ -620,4 +621,4 @@ def test_the_possessive_de_is_a_function_word_no_bigram_straddles(vault, cli, mo
     his = put(vault, "小明手机号 13800138000").id
     put(vault, "我的手机号换成了 13900139000")
     assert cli.json("search", "小明的手机号是多少")["hits"][0]["id"] == his
-    assert "的手" not in search.terms_of("小明的手机号是多少", None)
+    assert "的手" not in terms_of("小明的手机号是多少", None)
