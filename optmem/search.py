@@ -140,7 +140,7 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
         df = idx.doc_freq(q.terms) if q.terms else {}
     found = [t for t in q.terms if df[t]]
     result = _ranked(idx, q, found, df, settings) if found else SearchResult(q.text, [], 0)
-    if result.hits:
+    if result.hits or not settings.cjk_fallback:
         return result
     # a Chinese query none of whose pairs occurs (养猫 against 养了一只猫), here or within the
     # filters: the records that hold every one of its characters, ranked by them
@@ -698,9 +698,10 @@ def _keep_the_past(final: list[_Placed], pairs: list[tuple[_Scored, _Scored]], k
             + [top[i] for i in sorted(moved)] + [item for item in final[k:] if item[0].row.n not in kept])
 
 
-def _covers(s: _Scored, q: Query) -> frozenset[str]:
-    """The query terms a record's text holds once its cue words are out ("我现在养了5盆" holds 我养)."""
-    if s.record.text.isascii():
+def _covers(s: _Scored, q: Query, settings: Ranking) -> frozenset[str]:
+    """The query terms a record's text holds once its cue words are out ("我现在养了5盆" holds 我养;
+    `time_words`: the Chinese time words say when, not what)."""
+    if s.record.text.isascii() or not settings.time_words:
         return s.matched
     stripped = cues.without_cues(textmod.fold(s.record.text))
     return s.matched | frozenset(textmod.tokens(stripped, folded=True)).intersection(q.terms)
@@ -738,21 +739,22 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     names = q.intent.names  # (none when as is)
     # whether a hit says it changed ("no plants anymore", 现在只有一盆): a count in words, which may
     # update one that states the amount asked (read only when some hit states it)
-    counted = any(s.amount for s in head)
-    changed = {s.row.n: bool(s.row.change) or (counted and not s.amount and cues.says_change(s.record.text))
-               for s in head}
+    counted = settings.change_cues and any(s.amount for s in head)
+    changed = {s.row.n: settings.change_cues and (bool(s.row.change) or (
+        counted and not s.amount and cues.says_change(s.record.text))) for s in head}
     placed = ([ranking.Ranked(i, None) for i in range(len(head))] if as_is else
               ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window, names,
                                     [s.amount for s in head], [changed[s.row.n] for s in head]))
     order = [(head[p.at], p.promoted_over) for p in placed] + [(s, None) for s in kept[len(head):]]
     top = order[:k]
     matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched, s.row.upd,
-                             _covers(s, q) if s.row.upd else s.matched, s.amount, changed.get(s.row.n, False))
+                             _covers(s, q, settings) if s.row.upd else s.matched, s.amount, changed.get(s.row.n, False))
                for s, _ in top]
     if as_is:
         updates = [ranking.Ranked(i, None) for i in range(len(matches))]
     else:
-        updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings, names, cues.cue_terms())
+        updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings, names,
+                                        cues.cue_terms() if settings.present_cues else frozenset())
     final = [(*top[p.at], p.promoted_over) for p in updates] + [(s, promoted, None) for s, promoted in order[k:]]
     pairs = _earlier_statements([s for s, _, _ in final], k, q, corpus, settings)
     final = _keep_the_past(final, pairs, k)

@@ -14,5 +14,6 @@ here decide what those terms *mean* to a search:
 * `query` — a query read once into an `Intent` (its terms, what it asks, the names it writes),
   which every later stage of search reads.
 
-This package imports nothing here: `optmem.text` reads `lexicon` alone, without the readers.
+Each rule that changes an order has a switch in `[ranking]` (`optmem.settings.Ranking`). This
+package imports nothing from it here: `optmem.text` reads `lexicon` alone, without the readers.
 """

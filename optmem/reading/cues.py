@@ -14,6 +14,7 @@ for them.
 from collections.abc import Iterable
 from typing import Any
 
+from optmem.settings import Ranking
 from optmem.text import cjk_query_terms, fold, has_cjk, query_terms
 
 __all__ = ["asks_for", "asks_for_now", "asks_for_past", "cue_sources", "cue_terms", "cue_words",
@@ -70,6 +71,7 @@ _CJK_TIME_WORDS = None
 _CUE_TERMS: frozenset[str] | None = None
 _CUE_WORDS: frozenset[str] | None = None
 _TIME_TERMS: frozenset[str] | None = None
+_DEFAULT = Ranking()
 
 
 def asks_for_now(query: str) -> bool:
@@ -88,15 +90,16 @@ def asks_for_past(query: str) -> bool:
     return _says("past", fold(query))
 
 
-def asks_for(query: str) -> str | None:
+def asks_for(query: str, settings: Ranking = _DEFAULT) -> str | None:
     """"present" when the query asks for the present value (even if it names the past too: "how
     often now, and previously?"), "past" when it asks only what something used to be, else None.
-    The present perfect asks for the present unless a past cue says otherwise."""
-    if asks_for_now(query):
+    The present perfect asks for the present unless a past cue says otherwise. Each reading has
+    its switch (`present_cues`, `past_cues`, `perfect_tense`): one switched off finds nothing."""
+    if settings.present_cues and asks_for_now(query):
         return "present"
-    if asks_for_past(query):
+    if settings.past_cues and asks_for_past(query):
         return "past"
-    return "present" if in_present_perfect(query) else None
+    return "present" if settings.perfect_tense and in_present_perfect(query) else None
 
 
 def says_change(text: str) -> bool:

@@ -11,6 +11,8 @@ search reads instead of the raw text.
 * its **present-asking words** ("now", 现在), which choose no record on their own;
 * its Chinese **characters** (its topic, without its dates), which count a little beside bigrams.
 
+Every reading that changes an order has its switch in `[ranking]` (`optmem.settings.Ranking`),
+applied here: a reading switched off reads nothing.
 """
 
 from typing import NamedTuple
@@ -47,18 +49,18 @@ class Intent(NamedTuple):
 def read(query: str, now: float | None = None, settings: Ranking = _DEFAULT, *,
          terms: list[str] | None = None) -> Intent:
     """A query read once: its terms (`terms_of`, relative dates resolved from `now`; or the
-    `terms` given) and what it asks (see the module docstring); an amount only while
-    `amount_share` counts one."""
+    `terms` given) and what it asks (see the module docstring), with the switches of `settings`."""
     if terms is None:
-        terms = terms_of(query, now)
-    asks = cues.asks_for(query)
-    if asks is None and 0 < sum(t.startswith(dates.DAY_PREFIX) for t in terms) <= 2:
+        terms = terms_of(query, now, settings)
+    asks = cues.asks_for(query, settings)
+    if (asks is None and settings.named_day
+            and 0 < sum(t.startswith(dates.DAY_PREFIX) for t in terms) <= 2):
         # "what did we sign last Saturday": that day's records, not the newest (a week, a month or
         # a year named leaves room for updates within it; a weekend is two days)
         asks = NAMED_DAY
-    amount = bool(settings.amount_share) and asks_amount(fold(query))
+    amount = bool(settings.amount_share) and asks_amount(fold(query), measures=settings.measure_questions)
     # (the names hold back the newer-first rules, which a query for the past or a day skips)
-    names = names_in(query) if asks not in ("past", NAMED_DAY) else frozenset()
+    names = names_in(query) if settings.names and asks not in ("past", NAMED_DAY) else frozenset()
     return with_terms(Intent(query, terms, asks, amount, names), terms)
 
 
@@ -72,7 +74,7 @@ def with_terms(intent: Intent, terms: list[str]) -> Intent:
                            characters=characters)
 
 
-def terms_of(query: str, now: float | None = None) -> list[str]:
+def terms_of(query: str, now: float | None = None, settings: Ranking = _DEFAULT) -> list[str]:
     """A query's search terms: its words and CJK bigrams, and the dates it names (relative ones
     resolved from `now`). The words of a date written out are that date's terms only — "may" in
     "May 2025" is the month, not the verb, "last Saturday" no match for "every Saturday". A
@@ -80,15 +82,16 @@ def terms_of(query: str, now: float | None = None) -> list[str]:
     (小明现在住在 → 小明 | 住在: joined, 明住 would straddle two words)."""
     folded = fold(query)
     spans: list[tuple[int, int]] = []
-    found = dates.query_terms(folded, now, spans)
-    when = cues.time_word_spans(folded)  # 现在, 以前 … say when, split out like a date
-    words, topical = _words_of(folded, spans + when, bool(found))
+    found = dates.query_terms(folded, now, spans) if settings.query_dates else []
+    when = cues.time_word_spans(folded) if settings.time_words else []  # 现在, 以前 … say when
+    words, topical = _words_of(folded, spans + when, bool(found), settings)
     if when and not topical:  # nothing but the time word ("现在怎么样"): it is what is asked about
-        words, _ = _words_of(folded, spans, bool(found))
+        words, _ = _words_of(folded, spans, bool(found), settings)
     return words + found
 
 
-def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool) -> tuple[list[str], bool]:
+def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool,
+              settings: Ranking) -> tuple[list[str], bool]:
     """The word terms of a folded query with these spans (its dates and time words) blanked out,
     and whether any of them is a topic (not only question or function words). A pronoun left
     alone by a split chooses no records when other terms remain (我昨天买了 → 买了, not every
@@ -99,18 +102,21 @@ def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool) -> tuple[l
         if start < end:
             folded = folded[:start] + " " + folded[end:]
             end_of = start
-    terms = search_terms(folded, more=dated)
-    kept = [t for t in terms if t not in _PRONOUNS]
-    return (kept if kept or dated else terms), bool(search_terms(folded, more=True))
+    terms = search_terms(folded, more=dated, settings=settings)
+    kept = [t for t in terms if t not in _PRONOUNS] if settings.pronouns else terms
+    return (kept if kept or dated else terms), bool(search_terms(folded, more=True, settings=settings))
 
 
-def search_terms(text: str, *, more: bool = False) -> list[str]:
-    """`text.query_terms` without English function words and the question's own form ("how
-    many", 多少, 吗, 的 …), unless nothing else is left (`more`: the query has other terms still,
-    its dates — "what did I do in May 2023")."""
+def search_terms(text: str, *, more: bool = False, settings: Ranking = _DEFAULT) -> list[str]:
+    """`text.query_terms` without English function words (`stopwords`) and the question's own
+    form (`question_words`: "how many", 多少, 吗, 的 …), unless nothing else is left (`more`:
+    the query has other terms still, its dates — "what did I do in May 2023")."""
     words, runs = words_and_runs(text)
-    content = [w for w, how in zip(words, asks_how(words)) if w not in STOPWORDS and not how]
-    topical = [piece for cjk in runs for piece in topic_runs(cjk)]
+    content = words
+    if settings.stopwords or settings.question_words:
+        how = asks_how(words) if settings.question_words else [False] * len(words)
+        content = [w for w, h in zip(words, how) if not h and not (settings.stopwords and w in STOPWORDS)]
+    topical = [piece for cjk in runs for piece in topic_runs(cjk)] if settings.question_words else runs
     if content or topical or more:  # the stop lists apply while something else is left
         words, runs = content, topical
     return query_terms_of(words, runs)

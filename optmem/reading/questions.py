@@ -74,12 +74,13 @@ def asks_how(words: list[str]) -> list[bool]:
     return [w in _HOW and i > 0 and words[i - 1] == "how" for i, w in enumerate(words)]
 
 
-def asks_amount(folded: str) -> bool:
+def asks_amount(folded: str, *, measures: bool = True) -> bool:
     """Whether a folded query asks for an amount (a count, a sum, a length of time, a measure:
-    `_asks_measure`). (The Chinese pattern is compiled only for a query with Chinese in it.)"""
+    `_asks_measure`, unless `measures` is off). (The Chinese pattern is compiled only for a query
+    with Chinese in it.)"""
     if "how" in folded or "what" in folded:
         said = words(folded)
-        if any(asks_how(said)) or _asks_measure(said):
+        if any(asks_how(said)) or (measures and _asks_measure(said)):
             return True
     return has_cjk(folded) and bool(cjk_compiled(_CJK_ASKS_AMOUNT).search(folded))
 
