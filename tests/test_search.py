@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from optmem import log, memory, ranking, search, facts
+from optmem import candidates, log, memory, ranking, search, facts
 from optmem.reading import cues
 from optmem.reading.query import terms_of
 from optmem.errors import RedlineLocked
@@ -427,12 +427,12 @@ def test_wide_candidate_path_ranks_like_the_exact_path(vault, vault_path, cli, m
     assert wide["hits"][0]["tier"] == "redline"
     # the plan it ran: every term, then the rare terms within the budget (a whole pool: what the
     # commoner terms add decides among them), then the newest
-    plan = search.wide_queries(["deploy", "kubernetes"], {"deploy": 120, "kubernetes": 60}, 100, 100)
+    plan = candidates.wide_queries(["deploy", "kubernetes"], {"deploy": 120, "kubernetes": 60}, 100, 100)
     assert plan == [('"deploy" AND "kubernetes"', "ORDER BY bm25(fts)", 100, False),
                     ('"kubernetes"', "ORDER BY bm25(fts)", 100, False),
                     ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50, False)]
     # three terms: every term but the commonest too, when every term found few records
-    plan = search.wide_queries(["a", "b", "c"], {"a": 500, "b": 90, "c": 40}, 100, 100)
+    plan = candidates.wide_queries(["a", "b", "c"], {"a": 500, "b": 90, "c": 40}, 100, 100)
     assert plan[:2] == [('"a" AND "b" AND "c"', "ORDER BY bm25(fts)", 100, False),
                         ('"c" AND "b"', "ORDER BY bm25(fts)", 50, True)]
 
@@ -453,8 +453,6 @@ def test_totals_are_counted_with_the_view_when_affordable_on_either_path(vault, 
     """A total counts what the search could show: not the forgotten or cold records the view
     hides, on the chosen-candidates path too; and past the count budget, an exact path (a budget
     raised by hand) still counts its filtered total exactly."""
-    from optmem import search as core
-
     for i in range(12):
         put(vault, f"kubernetes database migration {i}", domain="code" if i < 4 else "blog", gate=False)
     for rid in [r["id"] for r in log_lines(vault_path)][4:10]:
@@ -463,7 +461,7 @@ def test_totals_are_counted_with_the_view_when_affordable_on_either_path(vault, 
     plain = cli.json("search", "kubernetes database")
     assert (len(plain["hits"]), plain["total"], plain["forgotten_matches"]) == (6, 6, 6)
     (vault_path / "optmem.toml").write_text("[ranking]\npostings_budget = 1000000\n", "utf-8")
-    monkeypatch.setattr(core, "COUNT_BUDGET", 1)
+    monkeypatch.setattr(candidates, "COUNT_BUDGET", 1)
     assert cli.json("search", "kubernetes database", "--domain", "code", "--limit", "2")["total"] == 4
 
 
