@@ -101,7 +101,7 @@ def ku_pairs(data: Path) -> list[tuple[str, str]]:
 def recall(data: Path, show: bool) -> tuple[int, int, int]:
     """(pairs flagged as whole turns, pairs flagged in some pair of clauses, pairs)."""
     from optmem import text
-    from optmem.ranking import time_words
+    from optmem.reading.cues import time_words
 
     cues = time_words()
     pairs = ku_pairs(data)

@@ -57,7 +57,8 @@ def gather(vault: Vault, batch: int) -> tuple[list[dict[str, Any]], list[dict[st
     """(the records added since the last curation, the current long-term records related to
     them) as the model sees them."""
     from optmem.index import Filters, open_index
-    from optmem.search import Query, ranked, terms_of
+    from optmem.reading.query import read
+    from optmem.search import Query, ranked
 
     now = clock.now().timestamp()
     skip = (*BOOKKEEPING, MEMORY, HANDOFF, CURATION)
@@ -72,7 +73,8 @@ def gather(vault: Vault, batch: int) -> tuple[list[dict[str, Any]], list[dict[st
         ids = {r.id for r in fresh}
         related: dict[str, dict[str, Any]] = {}
         for rec in records:
-            q = Query(rec["text"], terms_of(rec["text"]), RELATED_PER_RECORD + 1, Filters(current=True), False, now)
+            q = Query(read(rec["text"], None, idx.vault.settings.ranking), RELATED_PER_RECORD + 1,
+                      Filters(current=True), False, now)
             for hit in ranked(idx, q).hits:
                 if hit.record.id not in ids and hit.line <= since and hit.record.kind not in skip:
                     related.setdefault(hit.record.id, _shown(hit.record))

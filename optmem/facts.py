@@ -45,14 +45,16 @@ def _target(idx: Index, target: str, now: float, domain: str | None = None, proj
         if len(rows) > 1:
             raise Ambiguous(f"{quote(target)} names {len(rows)} records; give more of the id",
                             candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]])
+    from optmem.reading.query import read, search_terms
     from optmem.search import Query, ranked
     from optmem.view import Status
 
-    terms = textmod.search_terms(target)
+    terms = search_terms(target)
     # current records and pending guesses (an agent's append waits as one: its correction names
     # it by words like any other)
     where = Filters(domains=(domain,) if domain else (), project=project)
-    hits = ranked(idx, Query(target, terms, 10, where, False, now)).hits if terms else []
+    hits = ranked(idx, Query(read(target, now, idx.vault.settings.ranking, terms=terms), 10, where, False,
+                             now)).hits if terms else []
     # by score: the band that ranks a guess below every current record says nothing of which
     # record the words name
     found = sorted((h for h in hits if h.status in (Status.CURRENT, Status.PENDING)), key=lambda h: -(h.score or 0.0))

@@ -42,15 +42,15 @@ def probe(idx: Index, text: str, domain: str | None, project: str | None, limit:
     daily counts), one by the rarest of those that are no digits, no Chinese numeral and no cue
     word — a changed value differs from what it changes in just those ("我现在有三只猫" → 我有, 只猫,
     not 有三, 三只 or 现在, which an earlier "我有两只猫" cannot hold, however rare they are)."""
-    from optmem import ranking
+    from optmem.reading import cues
 
     terms = textmod.query_terms(text)
     if not terms:
         return []
     folded = textmod.fold(text)
     if textmod.has_cjk(folded):
-        folded = ranking.without_cues(folded)  # the words around a cue pair again (我现在有 → 我有)
-    when = ranking.time_terms()
+        folded = cues.without_cues(folded)  # the words around a cue pair again (我现在有 → 我有)
+    when = cues.time_terms()
     steady = [t for t in textmod.query_terms(folded) if t not in when and not textmod.holds_number(t)]
     df = idx.doc_freq(list(dict.fromkeys([*terms, *steady])))
 
@@ -72,7 +72,7 @@ def find_updates(idx: Index, rec: Record, now: float, limit: int = 20, *,
     statement with another value (`text.looks_like_update`), newest first."""
     if rec.key:
         return []  # a key versions it already
-    from optmem.ranking import time_words
+    from optmem.reading.cues import time_words
 
     out = []
     for row in probe(idx, rec.text, rec.domain, rec.project, limit) if rows is None else rows:

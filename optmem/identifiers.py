@@ -38,6 +38,7 @@ import unicodedata
 from typing import NamedTuple
 
 from optmem import text as textmod
+from optmem.reading.lexicon import CJK_UNITS, CURRENCY, MEASURE_WORDS, NUMERAL_CHARS, STOPWORDS, YEAR
 
 __all__ = ["labels_differ", "names_another_thing"]
 
@@ -55,16 +56,15 @@ _CJK_PREDICATE = frozenset("是有在为為被把给給对對从從到于於向�
 _CJK_ORDINAL = "第"
 _CJK_LABEL_AFTER = frozenset("号號")
 # Units that make the number before them a measure ("12 minutes", "64 GB", "5 km"): a measure is
-# a value wherever it stands. (Chinese measure words and units come from `text`.)
+# a value wherever it stands. (Chinese measure words and units: `lexicon.CJK_UNITS`.)
 _UNITS = frozenset("""ms s sec secs second seconds min mins minute minutes h hr hrs hour hours day days
 week weeks month months year years b kb mb gb tb pb kib mib gib tib byte bytes bit bits percent pct
 rps qps tps req reqs request requests x times km m cm mm mi mile miles kg g lb lbs pound pounds
 dollar dollars euro euros usd eur cny rmb yuan k""".split())
 # Nouns of an amount: the number after one is how much, not which ("batch size 64", "replica
-# count 3", "timeout 30"), as the measures a question asks for are (`text._MEASURE_WORDS`).
-_AMOUNT_NOUNS = textmod._MEASURE_WORDS | frozenset("""size count number limit max maximum min minimum amount
+# count 3", "timeout 30"), as the measures a question asks for are (`lexicon.MEASURE_WORDS`).
+_AMOUNT_NOUNS = MEASURE_WORDS | frozenset("""size count number limit max maximum min minimum amount
 level rate ratio percentage threshold timeout ttl quota capacity interval frequency""".split())
-_CURRENCY = "$€£¥₹"
 # Chinese labels after a noun, as A, B, C after one in English (项目甲, 甲方): the celestial stems
 _CJK_LABELS = frozenset("甲乙丙丁")
 _SENTENCE_ENDS = ".!?;:。！？；：\n"
@@ -184,9 +184,9 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
         if not phrase.isascii():
             s = s.replace(phrase, " ")
     if textmod.has_cjk(s):
-        s = textmod._cjk_pattern(textmod._FINAL_PARTICLE).sub("", s)
+        s = textmod.cjk_compiled(textmod.FINAL_PARTICLE).sub("", s)
     word = rf"[^\W_{textmod._CJK}]+"
-    pattern = textmod._pattern(rf"([{textmod._CJK}])|({word}(?:(?:[./_-]|(?<=\d):(?=\d)){word})*)")
+    pattern = textmod.compiled(rf"([{textmod._CJK}])|({word}(?:(?:[./_-]|(?<=\d):(?=\d)){word})*)")
     found: list[tuple[str, str, str, str, bool]] = []
     last = 0  # where the token before ended
     for m in pattern.finditer(s):
@@ -220,7 +220,7 @@ def _is_predicate(t: _Token) -> bool:
     if _is_cjk(t):
         return t.raw in _CJK_PREDICATE
     w = _word(t)
-    return (w in textmod.STOPWORDS and w not in _DETERMINERS) or _is_verb_form(t, past=False)
+    return (w in STOPWORDS and w not in _DETERMINERS) or _is_verb_form(t, past=False)
 
 
 def _is_name(t: _Token) -> bool:
@@ -228,7 +228,7 @@ def _is_name(t: _Token) -> bool:
     option B; not "I")."""
     if t.opens or not t.raw.isalpha() or not t.raw[0].isupper() or _is_cjk(t):
         return False
-    return t.raw != "I" if len(t.raw) == 1 else _word(t) not in textmod.STOPWORDS
+    return t.raw != "I" if len(t.raw) == 1 else _word(t) not in STOPWORDS
 
 
 def _is_verb_form(t: _Token, past: bool = True) -> bool:
@@ -249,9 +249,9 @@ def _names_before(t: _Token) -> bool:
     verb form, no noun of an amount, no number) or a Chinese character that is none of the
     predicate ones or a numeral."""
     if _is_cjk(t):
-        return t.raw not in _CJK_PREDICATE and t.raw not in textmod._CJK_NUMERALS
+        return t.raw not in _CJK_PREDICATE and t.raw not in NUMERAL_CHARS
     w = _word(t)
-    return w.isalpha() and w not in textmod.STOPWORDS and w not in _AMOUNT_NOUNS and not _is_verb_form(t)
+    return w.isalpha() and w not in STOPWORDS and w not in _AMOUNT_NOUNS and not _is_verb_form(t)
 
 
 def _is_measure_unit(tokens: list[_Token], j: int) -> bool:
@@ -260,7 +260,7 @@ def _is_measure_unit(tokens: list[_Token], j: int) -> bool:
     if j >= len(tokens):
         return False
     if _is_cjk(tokens[j]):
-        return bool(textmod._cjk_pattern(textmod._UNITS).match("".join(t.raw for t in tokens[j : j + 2])))
+        return bool(textmod.cjk_compiled(CJK_UNITS).match("".join(t.raw for t in tokens[j : j + 2])))
     return _word(tokens[j]) in _UNITS
 
 
@@ -277,7 +277,7 @@ def _is_label(tokens: list[_Token], i: int, j: int) -> bool:
     # glued: nothing but a space (or a "#") between the noun and its label ("Retries: 3" is a key
     # and its value)
     glued = prev is not None and _names_before(prev) and span[0].gap.strip() in ("", "#")
-    if all(_is_cjk(t) and t.raw in textmod._CJK_NUMERALS for t in span):
+    if all(_is_cjk(t) and t.raw in NUMERAL_CHARS for t in span):
         return ordinal or numbered  # 三只猫, 五公里 are counts; 第三期, 三号 labels
     marked = False
     for t in span:
@@ -285,11 +285,11 @@ def _is_label(tokens: list[_Token], i: int, j: int) -> bool:
         if any(c.isdigit() for c in w):
             if w[0].isdigit() and any(c.isalpha() for c in w):
                 return False  # 50gb, 12ms, 3-year: a number with its unit
-            if any(c in _CURRENCY for c in t.gap) or t.after == "%":
+            if any(c in CURRENCY for c in t.gap) or t.after == "%":
                 return False  # $20, 10%: an amount
             # python3, v2.1, #42, /srv/app2, 1.2.3, 2024-03-01, 14:30, a year (the 2024 roadmap)
             marked = marked or (w[0].isalpha() or "#" in t.gap or t.gap.endswith("/") or w.count(".") > 1
-                                or any(c in w for c in "-/:") or bool(textmod._pattern(textmod._YEAR).fullmatch(w)))
+                                or any(c in w for c in "-/:") or bool(textmod.compiled(YEAR).fullmatch(w)))
         elif _has_identifier_form(t):
             marked = True  # feature/login, api.example.com, user_id, feature-login
         elif _is_cjk(t) and t.raw in _CJK_LABELS:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from optmem import dates, view
-from optmem.ranking import says_change
+from optmem.reading.cues import says_change
 from optmem import text as textmod
 from optmem.clock import to_epoch
 from optmem.record import MEMORY, TIER_RANK, BadLine, Record, clean_ref, parse_line

@@ -280,7 +280,7 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
 
 def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tuple[Record, str | None]:
     """(the record to store, a warning) once the records it may update are known (newest first)."""
-    from optmem.ranking import time_words
+    from optmem.reading.cues import time_words
 
     newest = updates[0]
     # supersede replaces every current value that says the same in other numbers (30, then 60 kept

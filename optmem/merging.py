@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from optmem import clock, log, scan, view
 from optmem import text as textmod
+from optmem.reading.lexicon import STOPWORDS
 from optmem.errors import NotApplicable, OptmemError, TooLarge, UsageError, quote
 from optmem.index import Index, Row, open_index
 from optmem.record import MEMORY, MERGED, Record, Tier
@@ -178,7 +179,7 @@ def terms_of(rec: Record) -> set[str]:
     key's or tags' words (a label, not what the record says), function words, numbers or
     one-letter words."""
     return {t for t in textmod.tokens(textmod.fold(rec.text), folded=True, stem=False)
-            if len(t) > 1 and not t.isdigit() and t not in textmod.STOPWORDS}
+            if len(t) > 1 and not t.isdigit() and t not in STOPWORDS}
 
 
 def label_words(label: str) -> set[str]:

@@ -23,6 +23,9 @@ relevance it nearly matches (`ranking.same_topic_window`); last, inside the top 
 set of hits is relevance's and the past stays found), a record at least a day newer goes above
 an older one that matched largely the same query terms (`updates_first`) — readily when the
 query asks for the present ("now", "currently", "现在", "目前" …), cautiously otherwise.
+
+Scoring only: what a query asks (its terms, the present or the past, its names, an amount) is
+read once by `optmem.reading.query` and handed in; no word list lives here.
 """
 
 import math
@@ -34,7 +37,6 @@ from optmem import view
 from optmem.dates import PREFIX as DATE_PREFIX
 from optmem.record import CORRECTION, Tier
 from optmem.settings import Ranking
-from optmem.text import fold, has_cjk
 
 DAY = 86400.0
 CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # length spreads (coefficient of variation) that get b_min / b_max
@@ -187,7 +189,7 @@ def promote_newer(hits: list[tuple[Parts, Topic]], window: float,
                   changes: Sequence[bool] = ()) -> list[Ranked]:
     """Within a band, put a newer same-topic record (by whole days) above an older one whose
     relevance is at least `1 - window` of the older one's — unless it lacks a name of the query
-    (`names_in`) the older one holds, or the amount asked that the older one states
+    (`reading.query.names_in`) the older one holds, or the amount asked that the older one states
     (`lacks_amount`; `amounts`: which hits state it, `changes`: which say they changed). `hits`
     come in score order."""
     keep = 1 - window
@@ -204,225 +206,6 @@ def promote_newer(hits: list[tuple[Parts, Topic]], window: float,
                 break
         out.insert(pos, Ranked(i, over))
     return out
-
-
-# Words that ask for the present value of something that changes.
-UPDATE_CUES = ("current", "currently", "now", "still", "latest", "anymore", "these days", "so far",
-               "to date", "at the moment", "at present", "today", "nowadays")
-UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改为", "如今", "当前", "至今", "迄今", "今天",
-                   # still, latest, anymore, these days, at the moment, nowadays, today — each English
-                   # cue has its Chinese ones
-                   "仍然", "依然", "依旧", "仍旧", "仍", "最新", "不再", "这些天", "这几天", "近来", "眼下", "当下",
-                   "此刻", "现今", "今日")
-# The present perfect asks up to now without a cue word: "how long have I had my cat", "how many
-# projects have I finished since I started" (not "how many days had passed since …", which looks
-# back from a past event); 养了多久了 (了 after 多久: up to now), 自从 … 以来 (since … until now).
-# An explicit past cue beside it wins ("my number originally, before the one I have had since …").
-PERFECT = (r"\bhow long (?:have|has)\b", r"(?:\b(?:have|has)(?:n['’]t)?|['’]ve)\b[^.?!;]*\bsince\b")
-PERFECT_CJK = ("多久了", "多长时间了", "多長時間了", r"自[从從][^，。？！,?!]*以[来來]")
-_CUE_TERMS: frozenset[str] | None = None
-
-
-def asks_for_now(query: str) -> bool:
-    """Whether the query asks for the present value in so many words ("where do I live now",
-    "现在住在哪")."""
-    return _says("present", fold(query))
-
-
-def in_present_perfect(query: str) -> bool:
-    """Whether the query asks up to now by its tense ("how long have I had my cat", 养了多久了)."""
-    return _says("perfect", fold(query))
-
-
-# Words that ask what something used to be ("what was my previous …", "我以前住在哪"): such a
-# query does not want the newest statement put first.
-PAST_CUES = ("previous", "previously", "formerly", "originally", "at first", "initially", "former",
-             # "used to" of a person ("I used to …", "what did I use to …"), not the passive
-             # ("what is used to deploy")
-             r"(?:i|we|you|he|she|they)(?: all)? used to", r"did \w+ use to")
-# "before" and "earlier" ask for the past only ending a clause ("where did I live before?"); with
-# something after them they relate two events ("two days before I bought it")
-PAST_CUES_FINAL = ("before", "earlier")
-# (之前, 过去 and 上次 are left out: "提交之前" relates events, "过去" is also "go over", "上次" the latest)
-PAST_CUES_CJK = ("以前", "原来", "原先", "曾经", "当初", "起初", "先前", "从前", "最初", "早先")
-
-
-def asks_for_past(query: str) -> bool:
-    """Whether the query asks what something used to be ("my previous address", "以前住在哪")."""
-    return _says("past", fold(query))
-
-
-def asks_for(query: str) -> str | None:
-    """"present" when the query asks for the present value (even if it names the past too: "how
-    often now, and previously?"), "past" when it asks only what something used to be, else None.
-    The present perfect asks for the present unless a past cue says otherwise."""
-    if asks_for_now(query):
-        return "present"
-    if asks_for_past(query):
-        return "past"
-    return "present" if in_present_perfect(query) else None
-
-
-_NAME_PATTERNS = None
-
-
-def names_in(query: str) -> frozenset[str]:
-    """The search terms of the names a query writes: words with a capital letter that do not begin
-    a sentence ("what is Alice's phone number now" → alic), "I" aside, and a capitalised
-    possessive wherever it stands ("Alice's phone number?"). Two statements that differ in such a
-    name are about different things however much else they share — IDF cannot tell, when the
-    name is common in the store. Otherwise a query in title case or capitals names nothing (its
-    capitals say nothing); Chinese has no capitals, so it names nothing either."""
-    global _NAME_PATTERNS
-    if query.islower() or not any("A" <= c <= "Z" for c in query):
-        return frozenset()  # no capital letter, no name (and no pattern to compile)
-    if _NAME_PATTERNS is None:
-        import re
-
-        _NAME_PATTERNS = (re.compile(r"[.?!;:。？！；：]+(?:\s+|$)"), re.compile(r"[^\W\d_]\w*"),
-                          re.compile(r"\b([A-Z][A-Za-z0-9]*)['’]s\b"))
-    from optmem.text import query_terms
-
-    sentence_end, word, possessive = _NAME_PATTERNS
-    later = [w for sentence in sentence_end.split(query) for w in word.findall(sentence)[1:]]
-    names = [w for w in later if w.isascii() and w[0].isupper() and w != "I"]
-    if 2 * len(names) > len(later):
-        names = []  # title case or capitals
-    names += possessive.findall(query)
-    return frozenset(t for t in query_terms(" ".join(names)) if len(t) > 1) if names else frozenset()
-
-
-# Words with which a statement says it replaces an earlier one ("moved to", "搬到", "改成").
-CHANGE_CUES = ("now", "no longer", "anymore", "instead", "moved", "switched", "changed", "updated",
-               "became", "from now on")
-CHANGE_CUES_CJK = ("现在", "改成", "改为", "换成", "换了", "搬到", "搬去", "搬家", "不再", "已经", "如今", "从今",
-                   "变成", "改用", "换到", "更新为", "更新成", "从此", "搬迁", "调到", "跳槽")
-
-
-_CJK_CUES = None
-_CJK_TIME_WORDS = None
-# where a time word's characters belong to other words (no word segmentation: the common traps):
-# 所以|前端, 实现|在, 项目|前端, 修改|成本, 最近邻, 以前缀, 还原|来 — and no more: 问题|目前,
-# 以前|面试, 原来|源码, 今天|气温, 已经|理解 read as the time word
-_GUARDS = {
-    "从此": ("", "(?![处地])"), "变成": ("", "(?!绩)"),
-    "以前": ("(?<![所可足难得加予])", "(?![端台缀])"), "从前": ("", "(?![端台])"),
-    "现在": ("(?<![实出表体发呈展兑显重涌再])", ""), "目前": ("(?<!项)", ""),
-    "改成": ("(?<![修更])", "(?![本功])"), "最近": ("", "(?![邻似])"), "原来": ("(?<![还复])", ""),
-    "当前": ("(?<!相)", ""), "先前": ("(?<!首)", "(?![往进])"), "最新": ("", "(?!鲜)"), "当下": ("", "(?![载班午])"),
-    "今日": ("", "(?!头条|说法)"), "眼下": ("", "(?![巴方])"),
-}
-
-
-def _guarded(words: Iterable[str]) -> str:
-    """An alternation of Chinese time words, each with its guards, longest first."""
-    return "|".join(_GUARDS.get(w, ("", ""))[0] + w + _GUARDS.get(w, ("", ""))[1]
-                    for w in sorted(set(words), key=len, reverse=True))
-
-
-def cue_sources(kind: str) -> tuple[str, str]:
-    """The (English, Chinese) patterns of a kind of cue: "present", "perfect", "past", "change"."""
-    english = {"present": r"\b(?:" + "|".join(UPDATE_CUES) + r")\b",
-               "perfect": "|".join(PERFECT),
-               "past": r"\b(?:" + "|".join(PAST_CUES) + r")\b|\b(?:" + "|".join(PAST_CUES_FINAL)
-                       + r")\b(?=\s*(?:[?.!,;:]|$))",
-               "change": r"\b(?:" + "|".join(CHANGE_CUES) + r")\b"}[kind]
-    chinese = {"present": _guarded(UPDATE_CUES_CJK), "perfect": "|".join(PERFECT_CJK),
-               "past": _guarded(PAST_CUES_CJK), "change": _guarded(CHANGE_CUES_CJK)}[kind]
-    return english, chinese
-
-
-_CUE_PATTERNS: dict[tuple[str, bool], Any] = {}
-
-
-def _says(kind: str, folded: str) -> bool:
-    """Whether a folded text holds a cue of `kind` (`cue_sources`). An ASCII text is searched by
-    the English pattern alone: no Chinese cue can match it, and compiling those takes most of the
-    ~2 ms a cue pattern costs each process."""
-    key = (kind, folded.isascii())
-    pattern = _CUE_PATTERNS.get(key)
-    if pattern is None:
-        import re
-
-        english, chinese = cue_sources(kind)
-        pattern = _CUE_PATTERNS[key] = re.compile(english if key[1] else f"{english}|{chinese}")
-    return pattern.search(folded) is not None
-
-
-def time_word_spans(folded: str) -> list[tuple[int, int]]:
-    """Where a folded query's Chinese time words stand — the present and past cues (现在, 目前,
-    以前, 原来 …; not 还, which begins other words): they say when, not what, and a query's
-    bigrams must not straddle them (我现在住哪 asks about 我住)."""
-    global _CJK_TIME_WORDS
-    if not has_cjk(folded):
-        return []  # (before compiling: an English query — curly quotes too — never pays for it)
-    if _CJK_TIME_WORDS is None:
-        import re
-
-        _CJK_TIME_WORDS = re.compile(_guarded(w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1))
-    return [m.span() for m in _CJK_TIME_WORDS.finditer(folded)]
-
-
-def without_cues(folded: str) -> str:
-    """A folded CJK text with its update and change cue words taken out, so the words around
-    them pair again ("我现在养了" → "我养了")."""
-    global _CJK_CUES
-    if _CJK_CUES is None:
-        import re
-
-        _CJK_CUES = re.compile("|".join(sorted({*UPDATE_CUES_CJK, *CHANGE_CUES_CJK}, key=len, reverse=True)))
-    return _CJK_CUES.sub("", folded)
-
-
-def says_change(text: str) -> bool:
-    """Whether a statement says it is a change ("小明搬到上海了", "now uses pnpm"): two values of a
-    key written close together are then ordered by time, not put to the user."""
-    return _says("change", fold(text))
-
-
-def time_words() -> frozenset[str]:
-    """Every word or phrase that says *when* or *that it changed*, not *what* (the update and
-    change cues): left out when comparing two statements' content."""
-    return frozenset((*UPDATE_CUES, *UPDATE_CUES_CJK, *CHANGE_CUES, *CHANGE_CUES_CJK))
-
-
-_CUE_WORDS: frozenset[str] | None = None
-_TIME_TERMS: frozenset[str] | None = None
-
-
-def cue_words() -> frozenset[str]:
-    """The search terms of the one-word update cues ("now", "currently", "现在"): a phrase's words
-    ("these days", "so far") mean something on their own and stay."""
-    global _CUE_WORDS
-    if _CUE_WORDS is None:
-        _CUE_WORDS = _terms_of_cues(cue for cue in (*UPDATE_CUES, *UPDATE_CUES_CJK) if " " not in cue)
-    return _CUE_WORDS
-
-
-def time_terms() -> frozenset[str]:
-    """`cue_words` and the one-word change cues ("moved", "switched", "搬到"): the terms that say
-    *when* or *that it changed* (`time_words`), not *what*."""
-    global _TIME_TERMS
-    if _TIME_TERMS is None:
-        _TIME_TERMS = cue_words() | _terms_of_cues(cue for cue in (*CHANGE_CUES, *CHANGE_CUES_CJK) if " " not in cue)
-    return _TIME_TERMS
-
-
-def cue_terms() -> frozenset[str]:
-    """The search terms the update cues make ("now", "现在", …): they say *when*, not *what*, so
-    they do not count when comparing what two records are about."""
-    global _CUE_TERMS
-    if _CUE_TERMS is None:
-        _CUE_TERMS = _terms_of_cues((*UPDATE_CUES, *UPDATE_CUES_CJK))
-    return _CUE_TERMS
-
-
-def _terms_of_cues(cues: Iterable[str]) -> frozenset[str]:
-    """The query terms of cue words; the CJK ones (all CJK) as their bigrams directly, so that an
-    English-only command never compiles the CJK tokeniser for them."""
-    from optmem.text import cjk_query_terms, query_terms
-
-    return frozenset(t for cue in cues for t in (query_terms(cue) if cue.isascii() else cjk_query_terms(cue)))
 
 
 class Match(NamedTuple):
@@ -448,19 +231,20 @@ def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> flo
 
 
 def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
-                  settings: Ranking, names: frozenset[str] = frozenset()) -> list[Ranked]:
+                  settings: Ranking, names: frozenset[str] = frozenset(),
+                  when: frozenset[str] = frozenset()) -> list[Ranked]:
     """Re-order the top hits only: a record at least a day newer goes above an older one of its
     band that matched largely the same query terms, when it scores at least a given share of it
-    (with an update cue in the query: overlap ≥ update_overlap, share ≥ update_ratio; without:
-    the stricter update_overlap_plain and update_ratio_plain). The cue words themselves do not
-    count in the overlap. A record the write gate already saw update the older one (its
-    `may_update`) that holds every query term the older matched needs no overlap test, and the
-    lenient share. A record that lacks a name of the query (`names_in`) the older one matched
-    updates nothing of it: Bob's new phone number is no update of Alice's; nor does one that
-    `lacks_amount` the older one states, unless the gate saw it update that one."""
+    (with an update cue in the query, `cue`: overlap ≥ update_overlap, share ≥ update_ratio;
+    without: the stricter update_overlap_plain and update_ratio_plain). The cue words themselves
+    (`when`: `reading.cues.cue_terms`) do not count in the overlap. A record the write gate
+    already saw update the older one (its `may_update`) that holds every query term the older
+    matched needs no overlap test, and the lenient share. A record that lacks a name of the query
+    (`names`: `reading.query.names_in`) the older one matched updates nothing of it: Bob's new
+    phone number is no update of Alice's; nor does one that `lacks_amount` the older one states,
+    unless the gate saw it update that one."""
     theta = settings.update_overlap if cue else settings.update_overlap_plain
     ratio = settings.update_ratio if cue else settings.update_ratio_plain
-    when = cue_terms()
 
     def what(matched: frozenset[str]) -> frozenset[str]:
         # the terms that say *what*: not the cue words, nor the date terms (two records of one

@@ -2,9 +2,12 @@
 
 How a query is answered:
 
+0. The query is read once (`reading.query.read`): its terms, what it asks (the present, the
+   past, a named day), whether it asks an amount, the names it writes — an `Intent` every later
+   stage reads, never the raw text again.
 1. The query's terms (words, CJK bigrams, a lone CJK character) select candidates from the FTS5
    index — the best by FTS5's own BM25 order, plus every matching redline — with the filters
-   (domain, project, kind, tag, time, status) applied exactly, in SQL (`_candidates`). A plain
+   (domain, project, kind, tag, time, status) applied exactly, in SQL (`candidates.choose`). A plain
    search weighs the cold records that match best too, and keeps those that match at least as
    well as the best warm hit (`_best_cold`).
 2. Each candidate is re-tokenised and scored by `ranking.score` ((BM25 relevance + a share of
@@ -20,11 +23,13 @@ from collections import Counter
 from itertools import compress
 from typing import Any, NamedTuple
 
-from optmem import clock, dates, ranking, view
+from optmem import candidates, clock, dates, ranking, view
 from optmem import text as textmod
 from optmem.errors import UsageError, quote
 from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any, open_index
 from optmem.ingest import tokens_for
+from optmem.reading import cues, questions
+from optmem.reading.query import NAMED_DAY, Intent, read, with_terms
 from optmem.record import BOOKKEEPING, MEMORY, Record
 from optmem.settings import Ranking
 from optmem.vault import Vault
@@ -33,25 +38,28 @@ __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search
 
 
 MAX_LIMIT = 10**9
-REPLACED_WINDOW = 2000  # the newest matches a filtered search looks through for replaced records
-# a filtered total is counted exactly up to this many term matches (a join per match: ~11 ms at
-# 30,000); past it, the matches before the filters are counted — an upper bound
-COUNT_BUDGET = 30000
 TAGS_SHOWN = 20  # the most used tags a warning about an unknown --tag lists
-NAMED_DAY = "named day"  # what a query asks for that names a day and no present cue
 
 
 class Query(NamedTuple):
-    """One search: the words, their terms, how many hits, the filters, now."""
+    """One search: what it asks (read once: `reading.query.read`), how many hits, the filters, now."""
 
-    text: str
-    terms: list[str]
+    intent: Intent
     limit: int = 10
     filters: Filters = Filters()
     explain: bool = False
     now: float = 0.0
-    asks: str | None = None  # "present" / "past": what the query asks for (`ranked` fills it in)
     cold_best: bool = False  # weigh cold records too, and keep those that match best (`_best_cold`)
+
+    @property
+    def text(self) -> str:
+        """The query as given."""
+        return self.intent.text
+
+    @property
+    def terms(self) -> list[str]:
+        """Its search terms (`Intent.terms`)."""
+        return self.intent.terms
 
 
 class SearchResult(NamedTuple):
@@ -60,7 +68,7 @@ class SearchResult(NamedTuple):
     total: int
     warnings: list[str] = []
     cold_matches: int = 0    # cold records that match too but were left out (they match less well
-    #                          than the best warm hit); past `COUNT_BUDGET` term matches, those
+    #                          than the best warm hit); past `candidates.COUNT_BUDGET` term matches, those
     #                          among the candidates (a lower bound)
     forgotten_matches: int = 0  # when fewer hits than asked for: how many forgotten records match too
 
@@ -79,11 +87,11 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
         raise UsageError("--limit must be at least 1")
     limit = min(limit, MAX_LIMIT)  # more than any store holds: all of them (and SQLite's integers hold it)
     now = clock.now().timestamp()
-    q = Query(query, terms_of(query, now), limit, filters or Filters(), explain, now)
     from optmem.follow import follow_hot
 
     follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     with open_index(vault, progress) as idx:
+        q = Query(read(query, now, idx.vault.settings.ranking), limit, filters or Filters(), explain, now)
         # a plain search weighs cold records too (`_best_cold`) — in a vault that has any
         q = q._replace(cold_best=not q.filters.include_cold and not q.filters.current and idx.has_cold())
         warnings = idx.warnings()
@@ -105,84 +113,34 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
             # the past stays findable: say so when forgotten records match too (a page not filled;
             # the cold ones `_ranked` counts)
             found = [t for t in q.terms if df[t]]
-            result = result._replace(forgotten_matches=_hidden_matches(
-                idx, q, match_any(found) if found else None, view.Status.FORGOTTEN))
+            result = result._replace(forgotten_matches=candidates.hidden_matches(
+                idx, q.filters, q.now, match_any(found) if found else None, view.Status.FORGOTTEN))
         return result
-
-
-def _hidden_matches(idx: Index, q: Query, match: str | None, status: view.Status) -> int:
-    """How many records of a status the filters hide (cold, forgotten) match an FTS5 query of
-    the query's terms too."""
-    if not match:
-        return 0
-    where, params = q.filters._replace(include_cold=True, include_forgotten=True).sql(q.now)
-    hidden, more = view.is_sql(status, q.now)
-    return idx.count_matches(match, f"{where} AND {hidden}", [*params, *more])
-
-
-def terms_of(query: str, now: float | None = None) -> list[str]:
-    """A query's search terms: its words and CJK bigrams, and the dates it names (relative ones
-    resolved from `now`). The words of a date written out are that date's terms only — "may" in
-    "May 2025" is the month, not the verb, "last Saturday" no match for "every Saturday". A
-    Chinese date or time word splits the words around it, which pair on their own sides only
-    (小明现在住在 → 小明 | 住在: joined, 明住 would straddle two words)."""
-    folded = textmod.fold(query)
-    spans: list[tuple[int, int]] = []
-    found = dates.query_terms(folded, now, spans)
-    when = ranking.time_word_spans(folded)  # 现在, 以前 … say when, split out like a date
-    words, topical = _words_of(folded, spans + when, bool(found))
-    if when and not topical:  # nothing but the time word ("现在怎么样"): it is what is asked about
-        words, _ = _words_of(folded, spans, bool(found))
-    return words + found
-
-
-def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool) -> tuple[list[str], bool]:
-    """The word terms of a folded query with these spans (its dates and time words) blanked out,
-    and whether any of them is a topic (not only question or function words). A pronoun left
-    alone by a split chooses no records when other terms remain (我昨天买了 → 买了, not every
-    record with 我); any other character stays (最近在读什么书 → 在读, 书)."""
-    end_of = len(folded) + 1
-    for start, end in sorted(spans, reverse=True):
-        end = min(end, end_of)  # spans of two patterns may overlap
-        if start < end:
-            folded = folded[:start] + " " + folded[end:]
-            end_of = start
-    terms = textmod.search_terms(folded, more=dated)
-    kept = [t for t in terms if t not in _PRONOUNS]
-    return (kept if kept or dated else terms), bool(textmod.search_terms(folded, more=True))
-
-
-_PRONOUNS = frozenset("我你您他她它咱")
 
 
 def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResult:
     """The ranked hits for a query on an open index (what `search` runs); `df`: the documents
     holding each of its terms, when the caller looked them up already."""
     settings = idx.vault.settings.ranking
-    asks = ranking.asks_for(q.text)
-    if asks is None and 0 < sum(t.startswith(dates.DAY_PREFIX) for t in q.terms) <= 2:
-        # "what did we sign last Saturday": that day's records, not the newest (a week, a month or
-        # a year named leaves room for updates within it; a weekend is two days)
-        asks = NAMED_DAY
-    q = q._replace(asks=asks)
     if df is None:
         df = idx.doc_freq(q.terms) if q.terms else {}
     found = [t for t in q.terms if df[t]]
     result = _ranked(idx, q, found, df, settings) if found else SearchResult(q.text, [], 0)
-    if result.hits:
+    if result.hits or not settings.cjk_fallback:
         return result
     # a Chinese query none of whose pairs occurs (养猫 against 养了一只猫), here or within the
     # filters: the records that hold every one of its characters, ranked by them
-    chars = _characters(q)
+    chars = q.intent.characters
     df = idx.doc_freq(chars) if len(chars) > 1 else {}
     if not df or not all(df.values()):
         return result
-    return _ranked(idx, q._replace(terms=chars), chars, df, settings, match_all(chars))
+    return _ranked(idx, q._replace(intent=with_terms(q.intent, chars)), chars, df, settings, match_all(chars))
 
 
 def _ranked(idx: Index, q: Query, found: list[str], df: dict[str, int], settings: Ranking,
             match: str | None = None) -> SearchResult:
-    rows, total, replaced = _candidates(idx, q, found, df, settings, match)
+    rows, total, replaced = candidates.choose(idx, found, df, settings, filters=q.filters, now=q.now,
+                                              limit=q.limit, cold_best=q.cold_best, match=match)
     if not rows and not replaced:
         return SearchResult(q.text, [], 0)
     scored, corpus = _score(idx, q, rows, df, settings, replaced)
@@ -194,8 +152,9 @@ def _ranked(idx: Index, q: Query, found: list[str], df: dict[str, int], settings
     if q.cold_best:
         # the cold records left out are counted (a footer says how to see them): exactly while a
         # filtered count is cheap, else those among the candidates
-        exact = sum(df[t] for t in found) <= COUNT_BUDGET
-        left = _hidden_matches(idx, q, match or match_any(found), view.Status.COLD) - admitted if exact else left
+        exact = sum(df[t] for t in found) <= candidates.COUNT_BUDGET
+        left = (candidates.hidden_matches(idx, q.filters, q.now, match or match_any(found), view.Status.COLD) - admitted
+                if exact else left)
     return SearchResult(q.text, hits, found_all if total < 0 else max(total + admitted, len(hits)),
                         cold_matches=max(0, left))
 
@@ -218,136 +177,6 @@ def _best_cold(idx: Index, scored: list["_Scored"]) -> tuple[list["_Scored"], in
     return [s for s in scored if s.row.n not in out], len(out)
 
 
-def _characters(q: Query) -> list[str]:
-    """The distinct Chinese characters of a query's terms: its topic, without its question words,
-    time words and dates (the characters of 现在 in "我以前住在哪" are no topic)."""
-    return list(dict.fromkeys(c for t in q.terms if not t.isascii() and not t.startswith(dates.PREFIX)
-                              for c in t))
-
-
-def _candidates(idx: Index, q: Query, found: list[str], df: dict[str, int],
-                settings: Ranking, match: str | None = None) -> tuple[dict[int, Row], int, list[Row]]:
-    """The rows worth scoring, how many records match in all, and the superseded matches the
-    filters hide (see `_successors`). Candidates are the best by FTS5's BM25 and the newest
-    matches (BM25 cannot tell equal matches apart, and recency can lift one) — and, for a plain
-    search in a vault with cold records, the cold ones among BM25's best. The pool is the same
-    for every --limit up to its size, so a shorter --limit lists the start of a longer one.
-    `match`: the FTS5 query, when not any of the terms found."""
-    pool = max(settings.candidates, q.limit)
-    where, params = q.filters.sql(q.now)
-    postings = sum(df[t] for t in found)
-    # a given FTS5 query (every character of a Chinese query) is ranked whole: the chosen
-    # candidates are made of the terms, and would match records it does not
-    exact = match is not None or postings <= settings.postings_budget
-    match = match or match_any(found)
-    if exact:
-        queries = [(match, "ORDER BY bm25(fts)", pool, False)]  # exact: rank every match
-    else:
-        queries = wide_queries(found, df, settings.postings_budget, pool)  # bounded work at any size
-    if settings.newest:
-        queries.append((match, "ORDER BY fts.rowid DESC", settings.newest, False))  # read from the end: free
-    rows: dict[int, Row] = {}
-    replaced: list[Row] = []  # superseded matches the filters hid (cold, forgotten): for `_successors`
-    cold: dict[int, Row] = {}  # the cold matches a plain search weighs (`_best_cold`), kept apart
-    #                            until the warm candidates are chosen: they never take their place
-    plain = q.filters.plain()
-    complete = False  # the first query returned every match: the total is counted from the hits
-    lines: set[int] = set()  # the matching lines the queries returned (before the view's filter)
-    for i, (fts_query, order, limit, optional) in enumerate(queries):
-        if optional and len(rows) >= pool // 2:
-            continue  # enough records hold every term: no need to relax the query
-        if plain:
-            # no filter to speak of: rank in FTS5 alone (a join per match costs more than the
-            # ranking), then drop the few forgotten, cold or bookkeeping rows among the winners —
-            # unless they are many (a vault gone mostly cold): then rank with the filter after all
-            top = idx.top_lines(fts_query, order, limit)
-            lines.update(top)
-            complete = complete or (i == 0 and exact and len(top) < limit)
-            dropped = 0
-            for r in idx.rows_in([n for n in top if n not in rows]):
-                status = view.status(r, q.now)
-                if r.kind in BOOKKEEPING or q.filters.hidden(status):
-                    dropped += 1
-                    if r.superseded_by and r.kind not in BOOKKEEPING:
-                        replaced.append(r)
-                    if q.cold_best and status == view.Status.COLD and r.kind not in BOOKKEEPING:
-                        cold[r.n] = r  # among the best matches of all: one `_best_cold` may keep
-                else:
-                    rows[r.n] = r
-            if dropped > len(top) // 4:
-                for r in idx.matches(fts_query, where, params, order, limit):
-                    rows.setdefault(r.n, r)
-        else:
-            got = list(idx.matches(fts_query, where, params, order, limit))
-            complete = complete or (i == 0 and exact and len(got) < limit)
-            for r in got:
-                rows.setdefault(r.n, r)
-    if q.cold_best and not plain:
-        # with filters the warm candidates came through them: the cold ones the filters pass, the
-        # best by BM25 (a cold record can be kept only if it matches as well as the best warm
-        # one; the newest-first queries are left out: recency gives a cold record nothing). A
-        # plain search took them from its FTS5 winners above, for free.
-        is_cold, more = view.is_sql(view.Status.COLD, q.now)
-        within, given = q.filters._replace(include_cold=True).sql(q.now)
-        for fts_query, order, limit, optional in queries:
-            if order == "ORDER BY bm25(fts)" and not optional:
-                for r in idx.matches(fts_query, f"{within} AND {is_cold}", [*given, *more], order, limit):
-                    cold.setdefault(r.n, r)
-    for n, r in cold.items():
-        rows.setdefault(n, r)
-    if complete:
-        total = -1  # every match is a candidate: the hits themselves are counted (`ranked`)
-    elif plain:
-        total = idx.count_matches(match)  # FTS5 alone: cheap
-        if total <= len(lines):
-            total = -1  # the chosen candidates were every match: so are the hits
-    elif exact or postings <= COUNT_BUDGET:
-        total = idx.count_matches(match, where, params)
-    else:
-        # (past the count budget a filtered count would join too many matches: the matches before
-        # the filters are counted instead — an upper bound)
-        total = idx.count_matches(match)
-    for r in idx.matches(match, where, params, "", 200, redlines=True):  # every matching redline
-        rows.setdefault(r.n, r)
-    if not plain:
-        # the filters may hide replaced records whose current version passes them (cold, older
-        # than --since, another kind, any with --current): the superseded among the newest
-        # matches, whatever the filters — a bounded read from the end of the index
-        replaced = idx.replaced_matches(match, REPLACED_WINDOW, settings.candidates)
-    return rows, total, replaced
-
-
-def wide_queries(terms: list[str], df: dict[str, int], budget: int,
-                 pool: int) -> list[tuple[str, str, int, bool]]:
-    """Candidate queries for terms too common to rank every match (a big log, common words).
-
-    BM25's best documents hold all (or all but one) of the query's terms, or its rare terms;
-    recency favours the newest. So: records holding every term, then every term but the most
-    common one, the rare terms' own matches (a whole pool: FTS5 ranks them by the rare terms
-    alone, and what the commoner terms add decides among them), and the newest matches — each
-    cheap in FTS5 whatever the log's size — all re-scored exactly afterwards. Against our own
-    ranking of every match, on 150 three-word queries of 20,000 generated notes, this choice
-    holds more of the top ten (97.3 %) than FTS5's 60 best of every match do (96.5 %).
-    Each is (FTS5 query, order, limit, only when short of candidates).
-    """
-    by_rarity = sorted(terms, key=lambda t: df[t])
-    out: list[tuple[str, str, int, bool]] = []
-    if len(terms) > 1:
-        out.append((match_all(terms), "ORDER BY bm25(fts)", pool, False))
-    if len(terms) > 2:
-        out.append((match_all(by_rarity[:-1]), "ORDER BY bm25(fts)", pool // 2, True))
-    rare, spent = [], 0
-    for t in by_rarity:
-        if spent + df[t] > budget:
-            break
-        rare.append(t)
-        spent += df[t]
-    if rare:
-        out.append((match_any(rare), "ORDER BY bm25(fts)", pool, False))
-    out.append((match_any(terms), "ORDER BY fts.rowid DESC", pool // 2, False))
-    return out
-
-
 class _Corpus(NamedTuple):
     """What BM25 needs of the whole index for one query."""
 
@@ -360,22 +189,20 @@ class _Corpus(NamedTuple):
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
     docs, mean, cv = idx.lengths()
-    when = frozenset(q.terms) & ranking.cue_words() if q.asks == "present" else frozenset()
     idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
-    chars = [c for c in _characters(q) if c not in idfs] if settings.cjk_unigram else []
+    chars = [c for c in q.intent.characters if c not in idfs] if settings.cjk_unigram else []
     if chars:
         # the single characters of a Chinese query count a little too (they choose no records):
         # a record holding all of them wins where bigrams alone tie or mislead — 前端端口's 端端
         # spans two words and matches 后端端口
         idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n)
                      for c, n in idx.doc_freq(chars).items() if n})
-    amount = settings.amount_share if settings.amount_share and textmod.asks_amount(textmod.fold(q.text)) else 0.0
-    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, ranking.b_for(cv, settings)),
-                   when if when != frozenset(q.terms) else frozenset(), amount)
+    amount = settings.amount_share if q.intent.amount else 0.0
+    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, ranking.b_for(cv, settings)), q.intent.when, amount)
 
 
 class _ReadAt(NamedTuple):
-    """Where a record's amount was read (`text.states_amount`): beside these words of its text
+    """Where a record's amount was read (`reading.amounts.states_amount`): beside these words of its text
     (or Chinese terms), the query's own numbers left out."""
 
     words: frozenset[str]
@@ -415,7 +242,9 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
         own = frozenset(compress(words, map(topic.__contains__, toks)))
         named = frozenset(w for w in own if w[0].isdigit())
         said = (own - named) | {t for t in topic if not t.isascii()}
-        amount = textmod.states_amount(folded, said, named)
+        from optmem.reading.amounts import states_amount
+
+        amount = states_amount(folded, said, named)
         if amount:
             relevance *= 1 + corpus.amount
             return _Relevance(rec, relevance, tokens, matched, len(toks), amount, _ReadAt(said, named))
@@ -446,7 +275,7 @@ class _Answers:
             if (row.session is None or row.spos is None or rel.relevance <= 0
                     or (row.domain, row.session, row.spos + 1) not in placed):  # no answer to lend to
                 continue
-            asks = textmod.questions(textmod.fold(rel.record.text)) if textmod.may_ask(rel.record.text) else ""
+            asks = questions.questions(textmod.fold(rel.record.text)) if questions.may_ask(rel.record.text) else ""
             toks = textmod.tokens(asks, folded=True) if asks else []
             matched = terms.intersection(toks)
             if matched and not (corpus.when and matched <= corpus.when):
@@ -543,7 +372,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     and each record with a session gains a share of its best neighbour's relevance — or, when
     more, what the turn before it asked (`_Answers`)."""
     corpus = _corpus(idx, q, df, settings)
-    past = q.asks == "past"
+    past = q.intent.asks == "past"
     seen = {n: _relevance(idx, q, row, corpus) for n, row in rows.items()}
     rows = dict(rows)
     for row in _neighbours(idx, q, rows, {n: v.relevance for n, v in seen.items()}, settings):
@@ -660,10 +489,12 @@ def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus
     kitchen" for "5 plants on the balcony". Of several, the one most like the hit in words (the
     newer on a tie); two hits never share one."""
     heads = ([s for s in ranked[:k] if s.read_at][: settings.earlier_heads]
-             if corpus.amount and q.asks != NAMED_DAY else [])
+             if corpus.amount and q.intent.asks != NAMED_DAY else [])
     if not heads:
         return []
-    terms = frozenset(q.terms) - corpus.when - textmod.time_span_terms()
+    from optmem.reading.amounts import stated_amounts, term_places, time_span_terms
+
+    terms = frozenset(q.terms) - corpus.when - time_span_terms()
     amounts: dict[int, list[tuple[str, str, int]]] = {}
     places: dict[str, list[tuple[int, str]]] = {}
 
@@ -671,13 +502,13 @@ def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus
         # (unit, the sentence stating it, where in it) of each amount the record states
         if s.read_at and s.row.n not in amounts:
             words, numbers = s.read_at
-            amounts[s.row.n] = textmod.stated_amounts(textmod.fold(s.record.text), words, numbers, terms)
+            amounts[s.row.n] = stated_amounts(textmod.fold(s.record.text), words, numbers, terms)
         return amounts.get(s.row.n, [])
 
     def held(sentence: str) -> list[tuple[int, str]]:
         # where a sentence holds the query's words (each sentence read once)
         if sentence not in places:
-            places[sentence] = textmod.term_places(sentence, terms)
+            places[sentence] = term_places(sentence, terms)
         return places[sentence]
 
     def asked(head: _Scored) -> set[tuple[str, str]]:
@@ -732,11 +563,12 @@ def _keep_the_past(final: list[_Placed], pairs: list[tuple[_Scored, _Scored]], k
             + [top[i] for i in sorted(moved)] + [item for item in final[k:] if item[0].row.n not in kept])
 
 
-def _covers(s: _Scored, q: Query) -> frozenset[str]:
-    """The query terms a record's text holds once its cue words are out ("我现在养了5盆" holds 我养)."""
-    if s.record.text.isascii():
+def _covers(s: _Scored, q: Query, settings: Ranking) -> frozenset[str]:
+    """The query terms a record's text holds once its cue words are out ("我现在养了5盆" holds 我养;
+    `time_words`: the Chinese time words say when, not what)."""
+    if s.record.text.isascii() or not settings.time_words:
         return s.matched
-    stripped = ranking.without_cues(textmod.fold(s.record.text))
+    stripped = cues.without_cues(textmod.fold(s.record.text))
     return s.matched | frozenset(textmod.tokens(stripped, folded=True)).intersection(q.terms)
 
 
@@ -747,7 +579,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     update an older one inside the top `reorder_top`. A query that asks for the past turns the
     ties round and skips both rules (one that names a day skips them too). Returns the hits of
     the page and how many there are in all (a hot entry journalled more than once counts once)."""
-    asks = q.asks
+    asks = q.intent.asks
     later = -1 if asks == "past" else 1  # ties: the newer first — the older when asked for the past
     scored.sort(key=lambda s: (view.id_time(s.row.id), s.row.n), reverse=later > 0)
     scored.sort(key=lambda s: (s.parts.band, -round(s.parts.score, 9), s.parts.status == view.Status.COLD,
@@ -769,24 +601,25 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     # "what was my previous …", "what did we sign last Saturday": the newest statement is not what
     # is asked for — neither newer-first rule applies, relevance (the date terms with it) decides
     as_is = asks in ("past", NAMED_DAY)
-    names = frozenset() if as_is else ranking.names_in(q.text)
+    names = q.intent.names  # (none when as is)
     # whether a hit says it changed ("no plants anymore", 现在只有一盆): a count in words, which may
     # update one that states the amount asked (read only when some hit states it)
-    counted = any(s.amount for s in head)
-    changed = {s.row.n: bool(s.row.change) or (counted and not s.amount and ranking.says_change(s.record.text))
-               for s in head}
+    counted = settings.change_cues and any(s.amount for s in head)
+    changed = {s.row.n: settings.change_cues and (bool(s.row.change) or (
+        counted and not s.amount and cues.says_change(s.record.text))) for s in head}
     placed = ([ranking.Ranked(i, None) for i in range(len(head))] if as_is else
               ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window, names,
                                     [s.amount for s in head], [changed[s.row.n] for s in head]))
     order = [(head[p.at], p.promoted_over) for p in placed] + [(s, None) for s in kept[len(head):]]
     top = order[:k]
     matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched, s.row.upd,
-                             _covers(s, q) if s.row.upd else s.matched, s.amount, changed.get(s.row.n, False))
+                             _covers(s, q, settings) if s.row.upd else s.matched, s.amount, changed.get(s.row.n, False))
                for s, _ in top]
     if as_is:
         updates = [ranking.Ranked(i, None) for i in range(len(matches))]
     else:
-        updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings, names)
+        updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings, names,
+                                        cues.cue_terms() if settings.present_cues else frozenset())
     final = [(*top[p.at], p.promoted_over) for p in updates] + [(s, promoted, None) for s, promoted in order[k:]]
     pairs = _earlier_statements([s for s, _, _ in final], k, q, corpus, settings)
     final = _keep_the_past(final, pairs, k)

@@ -73,6 +73,20 @@ class Ranking(NamedTuple):
     cjk_unigram: Annotated[float, AtLeast(0)] = 0.3     # weight of a Chinese query's single characters
     reorder_top: Annotated[int, AtLeast(1)] = 10       # hits the newer-first rules re-order, whatever --limit
     earlier_heads: Annotated[int, AtLeast(0)] = 3      # top hits stating an amount asked that bring its earlier statement
+    # The language rules (`optmem.reading`), each on or off:
+    stopwords: bool = True          # English function words are dropped from a query
+    question_words: bool = True     # … and its form: "how many / much / long", 多少, 吗, 的 …
+    pronouns: bool = True           # a Chinese pronoun left alone by a split chooses no records
+    time_words: bool = True         # Chinese time words (现在, 以前 …) split a query's pairs and a record's
+    query_dates: bool = True        # the dates a query names are date terms, not words
+    present_cues: bool = True       # "now", "currently", 现在 … ask for the present value
+    perfect_tense: bool = True      # "how long have I had …", 多久了 ask for the present value
+    past_cues: bool = True          # "previously", "used to", 以前 … ask what it used to be
+    named_day: bool = True          # a query naming a day or two asks for that day's records, not the newest
+    names: bool = True              # a newer record without the query's name updates no older one
+    change_cues: bool = True        # a record that says it changed ("anymore", 改成) may update a count
+    measure_questions: bool = True  # "what is my best time", "what's the price" ask for an amount
+    cjk_fallback: bool = True       # a Chinese query none of whose pairs occurs: the records holding its characters
 
 
 class Duration(NamedTuple):
@@ -218,10 +232,10 @@ def _section(section: str, cls: type, values: dict[str, tuple[Any, str]], warnin
 
 def _coerce(key: str, kind: type, rules: tuple[Any, ...], default: Any, value: Any, origin: str) -> Any:
     """The value as the field's type, or a usage error naming key, value and expected type."""
-    expected = {int: "an integer", float: "a number", str: "a string"}[kind]
+    expected = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}[kind]
     ok = (isinstance(value, int) and not isinstance(value, bool)) if kind is int else \
         (isinstance(value, (int, float)) and not isinstance(value, bool)) if kind is float else \
-        isinstance(value, str)
+        isinstance(value, bool) if kind is bool else isinstance(value, str)
     if not ok:
         raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected {expected} "
                          f"(the default is {default!r})", key=key, value=_plain(value),

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from optmem import clock, view
 from optmem import text as textmod
+from optmem.reading.lexicon import STOPWORDS
 from optmem.record import Record
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class Item:
 
 
 def _terms(text: str) -> list[str]:
-    return [t for t in textmod.tokens(text, stem=False) if len(t) > 1 and t not in textmod.STOPWORDS and not t.isdigit()]
+    return [t for t in textmod.tokens(text, stem=False) if len(t) > 1 and t not in STOPWORDS and not t.isdigit()]
 
 
 # Chinese has no spaces, and optmem no word segmenter: the tokeniser's bigrams (色主, 置为 from

@@ -566,7 +566,9 @@ def search_nodes(vault: Vault, query: str, *, domains: list[str] | None = None,
     tree_root = vault.root / "tree"
     if not tree_root.is_dir():
         return []
-    terms = textmod.search_terms(query)
+    from optmem.reading.query import search_terms
+
+    terms = search_terms(query)
     if not terms:
         return []
     found: list[Node] = []

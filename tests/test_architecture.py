@@ -12,11 +12,11 @@ from pathlib import Path
 import optmem
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("optmem", "optmem.errors", "optmem.clock", "optmem.text", "optmem.identifiers", "optmem.dates", "optmem.record",
+    ("base", ("optmem", "optmem.errors", "optmem.clock", "optmem.text", "optmem.reading", "optmem.identifiers", "optmem.dates", "optmem.record",
               "optmem.settings", "optmem.meta", "optmem.scan", "optmem.fsio", "optmem.runner")),
     ("policy", ("optmem.view", "optmem.ranking")),
     ("store", ("optmem.vault", "optmem.schema", "optmem.ingest", "optmem.index")),
-    ("core", ("optmem.gate", "optmem.log", "optmem.facts", "optmem.merging", "optmem.memory", "optmem.search",
+    ("core", ("optmem.candidates", "optmem.gate", "optmem.log", "optmem.facts", "optmem.merging", "optmem.memory", "optmem.search",
               "optmem.context", "optmem.handoff", "optmem.lifecycle", "optmem.tree", "optmem.summary", "optmem.doctor",
               "optmem.stats", "optmem.purge", "optmem.evaluate", "optmem.curate", "optmem.follow")),
     ("integrations", ("optmem.integrations",)),

@@ -201,10 +201,11 @@ def test_commands_run_without_importing_typer():
         "run(['append', 'I\u2019ve 3 fast paths', '--json'])\n"
         "run(['search', 'how many fast paths', '--json'])\n"
         "run(['search', 'what\u2019s the fast path', '--json'])\n"
-        "from optmem import ranking, text\n"
+        "from optmem import text\n"
+        "from optmem.reading import cues, query\n"
         "print('RC', rc, rc2, 'TYPER', 'typer' in sys.modules, 'INSPECT', 'inspect' in sys.modules,\n"
         "      'CJK', text._SPLIT_RE is not None or bool(text._CJK_PATTERNS)\n"
-        "      or ranking._CJK_TIME_WORDS is not None, 'NAMES', ranking._NAME_PATTERNS is not None)\n"
+        "      or cues._CJK_TIME_WORDS is not None, 'NAMES', query._NAME_PATTERNS is not None)\n"
     )
     import subprocess
     import sys

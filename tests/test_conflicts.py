@@ -136,9 +136,10 @@ def test_resolve_refusals_name_what_to_do(cli, vault, vault_path, monkeypatch):
 
 # -- updates without a key (issue 14, item 2) ---------------------------------------------------------
 def test_what_reads_as_a_changed_value(cli):
-    from optmem import ranking, text
+    from optmem import text
+    from optmem.reading import cues
 
-    cues = frozenset((*ranking.UPDATE_CUES, *ranking.UPDATE_CUES_CJK))
+    cues = frozenset((*cues.UPDATE_CUES, *cues.UPDATE_CUES_CJK))
     assert text.looks_like_update("后端端口是 8080", "后端端口改成 9090 了", cues)
     assert text.looks_like_update("I have 3 plants", "I now have 5 plants", cues)
     assert text.looks_like_update("小明住在杭州", "小明住在上海", cues)

@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from optmem import identifiers, ranking, text
+from optmem import identifiers, text
+from optmem.reading.cues import time_words
 
 NOTES = Path(__file__).parent / "data" / "dev_notes.txt"
 THRESHOLD = 0.9  # dedup.threshold's default
 
 
 def cues() -> frozenset[str]:
-    return ranking.time_words()
+    return time_words()
 
 
 def quiet(vault_path: Path) -> None:

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from optmem import ranking, text
+from optmem import text
+from optmem.reading.cues import time_words
 
 NOTES = Path(__file__).parent / "data" / "dev_notes.txt"
 
 
 def cues() -> frozenset[str]:
-    return ranking.time_words()
+    return time_words()
 
 
 def quiet(vault_path: Path) -> None:

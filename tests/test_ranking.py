@@ -12,6 +12,9 @@ from datetime import datetime, timezone
 
 from conftest import put
 from optmem import dates, ranking, search, text
+from optmem.reading import cues
+from optmem.reading.query import names_in, search_terms, terms_of
+from optmem.reading.questions import questions
 from optmem.settings import Ranking
 
 
@@ -89,16 +92,16 @@ def test_a_month_named_in_a_query_is_no_longer_the_word_may(vault, cli, monkeypa
     at(monkeypatch, "2025-06-20T10:00:00Z")
     out = cli.json("search", "what did we decide in May 2025", "--explain")
     assert out["hits"][0]["id"] == postgres and out["hits"][0]["explain"]["dates"] == ["__m2025_05"]
-    assert "may" in search.terms_of("may I ask about the port")  # no date named: a word
+    assert "may" in terms_of("may I ask about the port")  # no date named: a word
     # a date is a term: the function words around it are dropped as beside any other term
     now = epoch("2026-06-01")
-    assert search.terms_of("what did I do in May 2023", now) == ["__m2023_05"]
-    assert search.terms_of("what did I do yesterday", now) == ["__m2026_05", "__d2026_05_31"]
-    assert search.terms_of("what did I do") == ["what", "did", "i", "do"]  # nothing else: they stay
+    assert terms_of("what did I do in May 2023", now) == ["__m2023_05"]
+    assert terms_of("what did I do yesterday", now) == ["__m2026_05", "__d2026_05_31"]
+    assert terms_of("what did I do") == ["what", "did", "i", "do"]  # nothing else: they stay
     # a relative date's words are that date too: "last Saturday" is no match for "every Saturday"
-    assert search.terms_of("what did I do last Saturday", now) == ["__m2026_05", "__d2026_05_30"]
-    assert search.terms_of("我昨天买了什么", now) == ["买了", "__m2026_05", "__d2026_05_31"]
-    assert search.terms_of("deploy昨天failed", now)[:2] == ["deploy", "fail"]  # not glued into one word
+    assert terms_of("what did I do last Saturday", now) == ["__m2026_05", "__d2026_05_30"]
+    assert terms_of("我昨天买了什么", now) == ["买了", "__m2026_05", "__d2026_05_31"]
+    assert terms_of("deploy昨天failed", now)[:2] == ["deploy", "fail"]  # not glued into one word
 
 
 def test_relative_dates_in_a_query_are_resolved_from_now():
@@ -144,8 +147,8 @@ def test_a_month_named_without_its_year_in_a_query():
     assert dates.query_terms(text.fold("十二月的账单"), now) == ["__m2025_12"]
     for none in ("may I ask about the port", "the build may fail in CI", "3个月", "几月份", "岁月"):
         assert dates.query_terms(text.fold(none), now) == [], none
-    assert search.terms_of("what happened in May", now) == ["happen", "__m2026_05"]  # not the verb
-    assert search.terms_of("workshops in April", now) == ["workshop", "april", "__m2026_04"]  # a word too
+    assert terms_of("what happened in May", now) == ["happen", "__m2026_05"]  # not the verb
+    assert terms_of("workshops in April", now) == ["workshop", "april", "__m2026_04"]  # a word too
     # beside a year it is that year's month, never also this year's
     assert dates.query_terms(text.fold("in May of 2023"), now) == ["__m2023_05"]
     assert dates.query_terms(text.fold("2023年 3月"), now) == ["__m2023_03"]
@@ -309,15 +312,15 @@ def test_a_statement_lends_its_next_turn_only_a_neighbours_share(vault, cli, mon
 
 
 def test_what_a_turn_asks_is_its_question_sentences():
-    assert text.questions("i got a dog. what did you name yours? he is cute!") == " what did you name yours?"
-    assert text.questions("no question here.") == ""
-    assert text.questions("你养狗了吗?叫什么名字?我很好奇。") == "你养狗了吗 叫什么名字?"
-    assert text.questions("first line\nwhere is it?") == "where is it?"  # a line ends a sentence
-    assert text.questions("notes at https://cooking.example/soup?topic=spices for later") == ""  # a URL's ?
-    assert text.questions("你去过上海吗，我想去") == "你去过上海吗" and text.questions("吗啡是药") == ""
+    assert questions("i got a dog. what did you name yours? he is cute!") == " what did you name yours?"
+    assert questions("no question here.") == ""
+    assert questions("你养狗了吗?叫什么名字?我很好奇。") == "你养狗了吗 叫什么名字?"
+    assert questions("first line\nwhere is it?") == "where is it?"  # a line ends a sentence
+    assert questions("notes at https://cooking.example/soup?topic=spices for later") == ""  # a URL's ?
+    assert questions("你去过上海吗，我想去") == "你去过上海吗" and questions("吗啡是药") == ""
     long = "which spices? " + "itemN ok " * 20_000  # read once: anchored at sentence starts
-    assert text.questions(long) == "which spices?"
-    both = text.questions(long + "why?")
+    assert questions(long) == "which spices?"
+    both = questions(long + "why?")
     assert both.startswith("which spices? ") and both.endswith("itemN ok why?")
 
 
@@ -592,31 +595,31 @@ def test_the_present_perfect_asks_for_the_present_value(vault, cli, monkeypatch)
 
 
 def test_update_cues_and_their_terms():
-    assert ranking.asks_for_now("Where do I live now?") and ranking.asks_for_now("我现在住在哪")
-    assert ranking.asks_for_now("How many tops have I bought so far?")
-    assert not ranking.asks_for_now("Where did I live in 2020?")
-    assert not ranking.asks_for_now("the snow fell")  # a word, not a part of one
-    assert {"now", "现在"} <= ranking.cue_terms()
-    assert ranking.asks_for("What was my previous address?") == "past" and ranking.asks_for("我以前住在哪") == "past"
-    assert ranking.asks_for("How often do I play now, and previously?") == "present"  # both: the present
-    assert ranking.asks_for("Where did I live in 2020?") is None
-    assert ranking.asks_for("Where did I live before?") == "past" and ranking.asks_for("what did I say earlier") == "past"
-    assert ranking.asks_for("How many days before I bought the phone did I go?") is None  # relates two events
-    assert ranking.asks_for("what did I use to drink") == "past" and ranking.asks_for("最初用的什么") == "past"
-    assert ranking.asks_for("what is used to deploy the app") is None  # the passive, not a habit of old
-    assert ranking.asks_for("提交之前要跑什么检查") is None and ranking.asks_for("上次部署是什么时候") is None
-    assert ranking.asks_for("How many projects have I finished since I started classes?") == "present"
-    assert ranking.asks_for("For how long has Nate had his turtles?") == "present"
-    assert ranking.asks_for("Which books I've read since May?") == "present"
-    assert ranking.asks_for("Why haven't I called him since the move?") == "present"
-    assert ranking.asks_for("How many days had passed since I finished the book?") is None  # looks back
-    assert ranking.asks_for("How long did I wait for the visa?") is None
-    assert ranking.asks_for("我的猫卢娜养了多久了") == "present" and ranking.asks_for("我等了多久") is None
-    assert ranking.asks_for("自从开始上绘画课以来，我完成了几幅作品") == "present"
-    assert ranking.asks_for("自從開始上課以來，我完成了幾幅作品") == "present"
+    assert cues.asks_for_now("Where do I live now?") and cues.asks_for_now("我现在住在哪")
+    assert cues.asks_for_now("How many tops have I bought so far?")
+    assert not cues.asks_for_now("Where did I live in 2020?")
+    assert not cues.asks_for_now("the snow fell")  # a word, not a part of one
+    assert {"now", "现在"} <= cues.cue_terms()
+    assert cues.asks_for("What was my previous address?") == "past" and cues.asks_for("我以前住在哪") == "past"
+    assert cues.asks_for("How often do I play now, and previously?") == "present"  # both: the present
+    assert cues.asks_for("Where did I live in 2020?") is None
+    assert cues.asks_for("Where did I live before?") == "past" and cues.asks_for("what did I say earlier") == "past"
+    assert cues.asks_for("How many days before I bought the phone did I go?") is None  # relates two events
+    assert cues.asks_for("what did I use to drink") == "past" and cues.asks_for("最初用的什么") == "past"
+    assert cues.asks_for("what is used to deploy the app") is None  # the passive, not a habit of old
+    assert cues.asks_for("提交之前要跑什么检查") is None and cues.asks_for("上次部署是什么时候") is None
+    assert cues.asks_for("How many projects have I finished since I started classes?") == "present"
+    assert cues.asks_for("For how long has Nate had his turtles?") == "present"
+    assert cues.asks_for("Which books I've read since May?") == "present"
+    assert cues.asks_for("Why haven't I called him since the move?") == "present"
+    assert cues.asks_for("How many days had passed since I finished the book?") is None  # looks back
+    assert cues.asks_for("How long did I wait for the visa?") is None
+    assert cues.asks_for("我的猫卢娜养了多久了") == "present" and cues.asks_for("我等了多久") is None
+    assert cues.asks_for("自从开始上绘画课以来，我完成了几幅作品") == "present"
+    assert cues.asks_for("自從開始上課以來，我完成了幾幅作品") == "present"
     # a past cue beside it says which value is asked for
-    assert ranking.asks_for("What was my number originally, before the one I have had since May?") == "past"
-    assert not ranking.asks_for_past("the formerlyish word")  # a word, not a part of one
+    assert cues.asks_for("What was my number originally, before the one I have had since May?") == "past"
+    assert not cues.asks_for_past("the formerlyish word")  # a word, not a part of one
 
 
 _CUE_TEXT = st.lists(st.sampled_from(["now", "still", "previously", "before", "have", "had", "since", "how long",
@@ -629,9 +632,9 @@ _CUE_TEXT = st.lists(st.sampled_from(["now", "still", "previously", "before", "h
 def test_a_cue_is_found_as_by_the_whole_pattern_english_alone_in_ascii(words, kind):
     """An ASCII text is searched by the English cues only (compiling the Chinese ones costs most
     of a cue pattern); the answer is the whole pattern's."""
-    english, chinese = ranking.cue_sources(kind)
+    english, chinese = cues.cue_sources(kind)
     folded = text.fold(words)
-    assert ranking._says(kind, folded) == bool(re.search(f"{english}|{chinese}", folded))
+    assert cues._says(kind, folded) == bool(re.search(f"{english}|{chinese}", folded))
 
 
 def test_each_english_update_cue_has_its_chinese_counterparts(vault, cli, monkeypatch):
@@ -642,11 +645,11 @@ def test_each_english_update_cue_has_its_chinese_counterparts(vault, cli, monkey
                    ("What is my latest address?", "我最新的地址是什么"), ("Do I not cook anymore?", "我不再做饭了吗"),
                    ("What am I reading these days?", "我这些天在读什么书"), ("What project at the moment?", "眼下在做什么项目"),
                    ("What do I drink nowadays?", "现今我喝什么"), ("What did I eat today?", "今日吃了什么")):
-        assert ranking.asks_for(en) == "present" and ranking.asks_for(zh) == "present", zh
-    assert ranking.asks_for("最新鲜的水果是什么") is None and ranking.asks_for("当下载完成时通知谁") is None
+        assert cues.asks_for(en) == "present" and cues.asks_for(zh) == "present", zh
+    assert cues.asks_for("最新鲜的水果是什么") is None and cues.asks_for("当下载完成时通知谁") is None
     for en, zh in (("Xiao Ming became a manager", "小明变成了经理"), ("switched to pnpm", "改用 pnpm 了"),
                    ("moved to Hangzhou", "调到杭州分部了"), ("updated to 9090", "端口更新为 9090")):
-        assert ranking.says_change(en) and ranking.says_change(zh), zh
+        assert cues.says_change(en) and cues.says_change(zh), zh
     # the cue is no topic: 最新 chooses no records, and the newer value goes first
     at(monkeypatch, "2025-01-10T10:00:00Z")
     old = put(vault, "我的地址是杭州西湖区文三路 1 号").id
@@ -659,14 +662,14 @@ def test_each_english_update_cue_has_its_chinese_counterparts(vault, cli, monkey
 
 
 def test_the_names_a_query_writes():
-    assert ranking.names_in("what is Alice's phone number now") == {"alic"}
-    assert ranking.names_in("现在 Alice 的电话号码是多少") == {"alic"}  # Chinese around it: no title case
-    assert ranking.names_in("Where Does Alice Live Now") == frozenset()  # title case names nothing
-    assert ranking.names_in("I moved. Where does Bob live?") == {"bob"}
-    assert ranking.names_in("where do I live") == frozenset()
+    assert names_in("what is Alice's phone number now") == {"alic"}
+    assert names_in("现在 Alice 的电话号码是多少") == {"alic"}  # Chinese around it: no title case
+    assert names_in("Where Does Alice Live Now") == frozenset()  # title case names nothing
+    assert names_in("I moved. Where does Bob live?") == {"bob"}
+    assert names_in("where do I live") == frozenset()
     # a capitalised possessive is a name wherever it stands, first word or title case
-    assert ranking.names_in("Alice's phone number now?") == {"alic"}
-    assert ranking.names_in("What Is Alice's Phone Number Now") == {"alic"}
+    assert names_in("Alice's phone number now?") == {"alic"}
+    assert names_in("What Is Alice's Phone Number Now") == {"alic"}
 
 
 def test_an_update_about_someone_else_does_not_go_first(vault, cli, monkeypatch):
@@ -760,14 +763,14 @@ def test_chinese_days_and_spans_not_read_where_their_characters_mean_something_e
 
 def test_chinese_cues_not_read_inside_other_words():
     for not_a_cue in ("今日头条上看到的新闻", "当下班后做什么", "我们当下午三点见", "眼下巴长了个痘", "眼下方有黑眼圈"):
-        assert ranking.asks_for(not_a_cue) is None, not_a_cue
+        assert cues.asks_for(not_a_cue) is None, not_a_cue
     for no_change in ("从此处出发", "变成绩单", "把文件转到另一个文件夹"):
-        assert not ranking.says_change(no_change), no_change
+        assert not cues.says_change(no_change), no_change
     for change in ("公司搬迁到上海了", "我调到了新部门", "跳槽到腾讯了"):
-        assert ranking.says_change(change), change
+        assert cues.says_change(change), change
     # the 的 of 别的, 有的, 真的, 的话, 打的, 的哥 stays in its word: no lone 别, 话, 真 to match
-    assert text.search_terms("别的方案是什么")[0] == "别的" and "话" not in text.search_terms("下雨的话怎么办")
-    assert "真" not in text.search_terms("真的要搬家吗")
+    assert search_terms("别的方案是什么")[0] == "别的" and "话" not in search_terms("下雨的话怎么办")
+    assert "真" not in search_terms("真的要搬家吗")
 
 
 def _amount_store(vault, monkeypatch):

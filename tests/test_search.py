@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from optmem import log, memory, ranking, search, facts
+from optmem import candidates, log, memory, ranking, search, facts
+from optmem.reading import cues
+from optmem.reading.query import terms_of
 from optmem.errors import RedlineLocked
 
 from conftest import log_lines, put
@@ -267,21 +269,21 @@ def test_a_chinese_query_s_time_words_are_cut_out_so_its_words_pair(vault, cli, 
     home = put(vault, "我住在杭州西湖区。").id
     for query in ("我现在住哪", "我目前住哪", "我以前住哪", "我原来住在哪里"):
         assert [h["id"] for h in cli.json("search", query)["hits"]] == [home], query
-    assert search.terms_of("我现在住哪") == ["住"] and search.terms_of("小明现在住在哪里") == ["小明", "住在"]
-    assert "前端" in search.terms_of("所以前端要改什么") and "前端" in search.terms_of("从前端传来的参数")
+    assert terms_of("我现在住哪") == ["住"] and terms_of("小明现在住在哪里") == ["小明", "住在"]
+    assert "前端" in terms_of("所以前端要改什么") and "前端" in terms_of("从前端传来的参数")
     # a time word's characters inside other words are those words (实现|在, 项目|前端, 修改|成本 …)
     for query, word in (("登录功能的实现在哪个文件", "实现"), ("bug出现在哪个模块", "出现"), ("项目前端用什么框架", "项目"),
                         ("修改成本是多少", "成本"), ("最近邻算法", "近邻"), ("以前缀匹配", "前缀"),
                         ("还原来的设置", "还原"), ("发现在哪", "发现")):
-        assert word in search.terms_of(query), (query, search.terms_of(query))
+        assert word in terms_of(query), (query, terms_of(query))
     # a pronoun left alone beside other terms chooses no records (我昨天买了: 买了, not every 我);
     # another character stays a topic (最近在读什么书: 书)
-    assert search.terms_of("我现在在哪工作") == ["工作"] and search.terms_of("最近在读什么书") == ["在读", "书"]
+    assert terms_of("我现在在哪工作") == ["工作"] and terms_of("最近在读什么书") == ["在读", "书"]
     # the time word where it is one: 问题|目前, 以前|面试, 原来|源码, 今天|气温, 已经|理解
     for query, word in (("这个问题目前解决了吗", "解决"), ("以前面试过哪些公司", "面试"), ("原来源码在哪", "源码"),
                         ("今天气温多少", "气温"), ("我已经理解了吗", "理解")):
-        assert word in search.terms_of(query), (query, search.terms_of(query))
-    assert ranking.asks_for("所以前端用的什么") is None and ranking.asks_for("怎么实现在线支付") is None
+        assert word in terms_of(query), (query, terms_of(query))
+    assert cues.asks_for("所以前端用的什么") is None and cues.asks_for("怎么实现在线支付") is None
     # a query of nothing but a time word (and question words) searches for the time word
     now = put(vault, "我现在住在上海了。").id
     res = cli("search", "现在怎么样", "--json")
@@ -425,12 +427,12 @@ def test_wide_candidate_path_ranks_like_the_exact_path(vault, vault_path, cli, m
     assert wide["hits"][0]["tier"] == "redline"
     # the plan it ran: every term, then the rare terms within the budget (a whole pool: what the
     # commoner terms add decides among them), then the newest
-    plan = search.wide_queries(["deploy", "kubernetes"], {"deploy": 120, "kubernetes": 60}, 100, 100)
+    plan = candidates.wide_queries(["deploy", "kubernetes"], {"deploy": 120, "kubernetes": 60}, 100, 100)
     assert plan == [('"deploy" AND "kubernetes"', "ORDER BY bm25(fts)", 100, False),
                     ('"kubernetes"', "ORDER BY bm25(fts)", 100, False),
                     ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50, False)]
     # three terms: every term but the commonest too, when every term found few records
-    plan = search.wide_queries(["a", "b", "c"], {"a": 500, "b": 90, "c": 40}, 100, 100)
+    plan = candidates.wide_queries(["a", "b", "c"], {"a": 500, "b": 90, "c": 40}, 100, 100)
     assert plan[:2] == [('"a" AND "b" AND "c"', "ORDER BY bm25(fts)", 100, False),
                         ('"c" AND "b"', "ORDER BY bm25(fts)", 50, True)]
 
@@ -451,8 +453,6 @@ def test_totals_are_counted_with_the_view_when_affordable_on_either_path(vault, 
     """A total counts what the search could show: not the forgotten or cold records the view
     hides, on the chosen-candidates path too; and past the count budget, an exact path (a budget
     raised by hand) still counts its filtered total exactly."""
-    from optmem import search as core
-
     for i in range(12):
         put(vault, f"kubernetes database migration {i}", domain="code" if i < 4 else "blog", gate=False)
     for rid in [r["id"] for r in log_lines(vault_path)][4:10]:
@@ -461,7 +461,7 @@ def test_totals_are_counted_with_the_view_when_affordable_on_either_path(vault, 
     plain = cli.json("search", "kubernetes database")
     assert (len(plain["hits"]), plain["total"], plain["forgotten_matches"]) == (6, 6, 6)
     (vault_path / "optmem.toml").write_text("[ranking]\npostings_budget = 1000000\n", "utf-8")
-    monkeypatch.setattr(core, "COUNT_BUDGET", 1)
+    monkeypatch.setattr(candidates, "COUNT_BUDGET", 1)
     assert cli.json("search", "kubernetes database", "--domain", "code", "--limit", "2")["total"] == 4
 
 
@@ -619,4 +619,4 @@ def test_the_possessive_de_is_a_function_word_no_bigram_straddles(vault, cli, mo
     his = put(vault, "小明手机号 13800138000").id
     put(vault, "我的手机号换成了 13900139000")
     assert cli.json("search", "小明的手机号是多少")["hits"][0]["id"] == his
-    assert "的手" not in search.terms_of("小明的手机号是多少", None)
+    assert "的手" not in terms_of("小明的手机号是多少", None)

@@ -2,7 +2,10 @@ import unicodedata
 
 from hypothesis import assume, given, strategies as st
 
-from optmem import search, text
+from optmem import text
+from optmem.reading import amounts
+from optmem.reading.query import search_terms, terms_of
+from optmem.reading.questions import asks_amount
 
 
 def test_cjk_text_is_indexed_as_bigrams_and_single_characters():
@@ -18,51 +21,51 @@ def test_query_terms_use_bigrams_and_keep_a_lone_character():
 
 
 def test_search_drops_english_function_words_unless_nothing_else_is_left():
-    assert text.search_terms("What is the port of the backend?") == ["port", "backend"]
-    assert text.search_terms("the") == ["the"]
-    assert text.search_terms("后端的端口 is what") == ["后端", "端口"]  # (的 split: no 端的, 的端)
+    assert search_terms("What is the port of the backend?") == ["port", "backend"]
+    assert search_terms("the") == ["the"]
+    assert search_terms("后端的端口 is what") == ["后端", "端口"]  # (的 split: no 端的, 的端)
 
 
 def test_a_chinese_query_drops_the_form_of_its_question_while_a_topic_is_left():
-    assert text.search_terms("小明现在住在哪里") == ["小明", "明现", "现在", "在住", "住在"]
-    assert text.search_terms("小明搬家了吗") == ["小明", "明搬", "搬家", "家了"]
-    assert text.search_terms("怎么部署") == ["部署"] and text.search_terms("谁负责部署？")[0] == "负责"
-    assert "多少" not in text.search_terms("后端端口是多少")
-    assert text.search_terms("什么") == ["什么"]                      # nothing else left: kept
-    assert text.search_terms("哪吒的电影")[0] == "哪吒" and "茶几" in text.search_terms("茶几放在哪")
-    assert text.search_terms("吗啡") == ["吗啡"]
+    assert search_terms("小明现在住在哪里") == ["小明", "明现", "现在", "在住", "住在"]
+    assert search_terms("小明搬家了吗") == ["小明", "明搬", "搬家", "家了"]
+    assert search_terms("怎么部署") == ["部署"] and search_terms("谁负责部署？")[0] == "负责"
+    assert "多少" not in search_terms("后端端口是多少")
+    assert search_terms("什么") == ["什么"]                      # nothing else left: kept
+    assert search_terms("哪吒的电影")[0] == "哪吒" and "茶几" in search_terms("茶几放在哪")
+    assert search_terms("吗啡") == ["吗啡"]
     # a question word is cut out, not every bigram with one of its characters: topics stay
-    assert "家什" in text.search_terms("家什放在哪里") and "几率" in text.search_terms("中奖几率多大")
-    assert "毛呢" in text.search_terms("毛呢大衣在哪买") and text.search_terms("我住几楼") == ["我住", "楼"]
-    assert text.search_terms("卡罗琳什么时候去了") == ["卡罗", "罗琳", "去了"]  # neighbours pair across it
+    assert "家什" in search_terms("家什放在哪里") and "几率" in search_terms("中奖几率多大")
+    assert "毛呢" in search_terms("毛呢大衣在哪买") and search_terms("我住几楼") == ["我住", "楼"]
+    assert search_terms("卡罗琳什么时候去了") == ["卡罗", "罗琳", "去了"]  # neighbours pair across it
     # a final 吧/呢 that ends a noun (酒吧, 网吧, 毛呢) is the topic, not the question's mood
-    assert text.search_terms("毛呢") == ["毛呢"] and text.search_terms("去三里屯的酒吧") [-1] == "酒吧"
-    assert text.search_terms("网吧") == ["网吧"] and text.search_terms("好吧") == ["好"]
-    assert text.search_terms("他在哪里呢") == ["他在"]
-    assert text.search_terms("小红喜欢什么花呢") == ["小红", "红喜", "喜欢", "花"]  # 花呢 the cloth is rarer
-    assert text.search_terms("喝点水吧")[-1] == "点水" and text.search_terms("有多厚呢") == ["有多", "多厚"]
-    assert search.terms_of("毛呢") == ["毛呢"] and search.terms_of("走了吗") == ["走了"]
+    assert search_terms("毛呢") == ["毛呢"] and search_terms("去三里屯的酒吧") [-1] == "酒吧"
+    assert search_terms("网吧") == ["网吧"] and search_terms("好吧") == ["好"]
+    assert search_terms("他在哪里呢") == ["他在"]
+    assert search_terms("小红喜欢什么花呢") == ["小红", "红喜", "喜欢", "花"]  # 花呢 the cloth is rarer
+    assert search_terms("喝点水吧")[-1] == "点水" and search_terms("有多厚呢") == ["有多", "多厚"]
+    assert terms_of("毛呢") == ["毛呢"] and terms_of("走了吗") == ["走了"]
     # the copula beside a question word is the question's form too: 端口是多少 asks about 端口
-    assert text.search_terms("后端端口是多少") == ["后端", "端端", "端口"]
-    assert text.search_terms("什么是向量数据库")[:2] == ["向量", "量数"]
-    assert text.search_terms("但是多少钱")[0] == "但是" and text.search_terms("于是谁来了")[0] == "于是"
+    assert search_terms("后端端口是多少") == ["后端", "端端", "端口"]
+    assert search_terms("什么是向量数据库")[:2] == ["向量", "量数"]
+    assert search_terms("但是多少钱")[0] == "但是" and search_terms("于是谁来了")[0] == "于是"
     # a particle left alone, or ending the query, is no topic
-    assert "的" not in text.search_terms("部署步骤是怎样的") and text.search_terms("我对什么过敏啊") == ["我对", "过敏"]
+    assert "的" not in search_terms("部署步骤是怎样的") and search_terms("我对什么过敏啊") == ["我对", "过敏"]
 
 
 def test_the_amount_word_after_how_is_the_question_s_form_as_duoshao_is():
     # "how many", "how much", "how long" ask for a number, as 多少 and 多久 do: no topic
-    assert text.search_terms("How many Instagram followers do I have?") == ["instagram", "follow"]
-    assert text.search_terms("How long have I had my cat, Luna?") == ["cat", "luna"]
-    assert text.search_terms("how much did the bike cost") == ["bike", "cost"]
+    assert search_terms("How many Instagram followers do I have?") == ["instagram", "follow"]
+    assert search_terms("How long have I had my cat, Luna?") == ["cat", "luna"]
+    assert search_terms("how much did the bike cost") == ["bike", "cost"]
     # … only after "how": "long hair", "much better" keep theirs; "how often" keeps "often"
-    assert text.search_terms("long hair") == ["long", "hair"] and "often" in text.search_terms("how often do I run")
-    assert text.search_terms("How much is a long ride") == ["long", "ride"]
-    assert text.search_terms("how many") == ["how", "mani"]  # nothing else left: kept
+    assert search_terms("long hair") == ["long", "hair"] and "often" in search_terms("how often do I run")
+    assert search_terms("How much is a long ride") == ["long", "ride"]
+    assert search_terms("how many") == ["how", "mani"]  # nothing else left: kept
 
 
 def test_a_question_for_an_amount_and_a_sentence_that_states_one():
-    asks = lambda q: text.asks_amount(text.fold(q))
+    asks = lambda q: asks_amount(text.fold(q))
     assert asks("How many plants?") and asks("how LONG have I had Luna") and asks("How much was it")
     assert asks("我养了几盆花") and asks("端口是多少") and asks("养猫多久了") and asks("路有多长")
     assert not asks("how often do I run") and not asks("long hair") and not asks("茶几在哪") and not asks("好几个人")
@@ -84,7 +87,7 @@ def test_a_question_for_an_amount_and_a_sentence_that_states_one():
     assert not asks("what is the best time to water the plants") and not asks("what are the opening times of the gym")
     assert not asks("what is my time of arrival")
     # (the words as the text writes them — the search passes those whose stems matched)
-    states = lambda s, *said: text.states_amount(text.fold(s), frozenset(said))
+    states = lambda s, *said: amounts.states_amount(text.fold(s), frozenset(said))
     assert states("I keep 5 plants. I water them.", "plants") and states("Plants: I have 5.", "plants")
     assert states("I've had Luna for about six months now", "luna") and states("It took 1.5 hours to bake", "bake")
     assert states("我养了五盆花，很开心", "盆花") and states("我养了3盆花", "盆花") and states("住了两年", "住了")
@@ -128,28 +131,28 @@ def test_a_question_for_an_amount_and_a_sentence_that_states_one():
 
 def test_ji_before_a_measure_word_is_a_question_word_and_the_measure_word_stays():
     # 几期, 几家, 几双 ask a count as 几个 does: 几 goes, no 了几 / 几期 left to match
-    issues = text.search_terms("《国家地理》我看完了几期？")
+    issues = search_terms("《国家地理》我看完了几期？")
     assert "了几" not in issues and "几期" not in issues and issues[-1] == "期"
-    assert "过几" not in text.search_terms("我一共去过几家韩国餐厅")
+    assert "过几" not in search_terms("我一共去过几家韩国餐厅")
     # … and the measure word stays with what follows, which may be a noun it begins (年级, 号线)
-    assert text.search_terms("我上几年级") == ["我上", "年级"] and "号线" in text.search_terms("坐几号线")
+    assert search_terms("我上几年级") == ["我上", "年级"] and "号线" in search_terms("坐几号线")
     # … and before a unit a count or a sum is asked in (几小时, 几公里): no 几小 / 几公 left
-    assert text.search_terms("开车要几小时") == ["开车", "车要", "小时"] and text.search_terms("跑了几公里") == ["跑了", "公里"]
+    assert search_terms("开车要几小时") == ["开车", "车要", "小时"] and search_terms("跑了几公里") == ["跑了", "公里"]
     # 几 in other words is no question word — 茶几 before a measure word too; 多少 takes none
-    assert "茶几" in text.search_terms("茶几套装多少钱") and "套装" in text.search_terms("茶几套装多少钱")
-    assert "几率" in text.search_terms("中奖几率多大") and "几乎" in text.search_terms("几乎每天都跑步")
-    assert "好几" in text.search_terms("好几个朋友在上海") and "十几" in text.search_terms("十几个人来了")
-    assert text.search_terms("我们有多少项目") == ["我们", "项目"] and text.search_terms("但是多少钱") == ["但是", "钱"]
+    assert "茶几" in search_terms("茶几套装多少钱") and "套装" in search_terms("茶几套装多少钱")
+    assert "几率" in search_terms("中奖几率多大") and "几乎" in search_terms("几乎每天都跑步")
+    assert "好几" in search_terms("好几个朋友在上海") and "十几" in search_terms("十几个人来了")
+    assert search_terms("我们有多少项目") == ["我们", "项目"] and search_terms("但是多少钱") == ["但是", "钱"]
 
 
 def test_what_kind_and_the_existential_you_beside_a_question_word_are_its_form():
     # 什么样 is one question word (no lone 样 left to match every 一样); 有 before 哪些 / 什么 /
     # 多少 says "there are", as 是 beside a question word is the copula — not 没有, 还有, 所有
-    assert text.search_terms("内特喜欢什么样的书") == ["内特", "特喜", "喜欢", "书"]
-    assert text.search_terms("乔琳最喜欢的书有哪些？")[-1] == "书"
-    assert text.search_terms("你有什么建议") == ["你", "建议"]
-    assert text.search_terms("没有什么问题") == ["没有", "问题"] and text.search_terms("所有什么") == ["所有"]
-    assert text.search_terms("现有多少用户")[0] == "现有" and text.search_terms("患有什么病")[0] == "患有"
+    assert search_terms("内特喜欢什么样的书") == ["内特", "特喜", "喜欢", "书"]
+    assert search_terms("乔琳最喜欢的书有哪些？")[-1] == "书"
+    assert search_terms("你有什么建议") == ["你", "建议"]
+    assert search_terms("没有什么问题") == ["没有", "问题"] and search_terms("所有什么") == ["所有"]
+    assert search_terms("现有多少用户")[0] == "现有" and search_terms("患有什么病")[0] == "患有"
 
 
 def test_latin_words_are_nfkc_folded():
@@ -183,8 +186,8 @@ def test_every_query_term_of_a_text_is_among_its_index_tokens(s):
 
 def test_english_words_are_stemmed_alike_in_index_query_and_fingerprint():
     assert text.tokens("Deployments deploying 部署") == ["deploy", "deploy", "部", "署", "部署"]
-    assert text.search_terms("What deployments are running?") == ["deploy", "run"]
-    assert text.search_terms("the") == ["the"]  # the stop list is applied to words as written
+    assert search_terms("What deployments are running?") == ["deploy", "run"]
+    assert search_terms("the") == ["the"]  # the stop list is applied to words as written
     assert text.fingerprint("The servers restarted.") == text.fingerprint("the server restarts")
     assert text.fingerprint("port 8080") != text.fingerprint("port 9090")
     assert text.tokens("memories", stem=False) == ["memories"]  # for people: key terms as written
@@ -316,10 +319,10 @@ def test_an_accented_word_and_its_plain_spelling_are_one_term():
 
 
 def test_the_amounts_a_text_states_with_their_units_and_places():
-    units = lambda s, *said, prefer=(): [u for u, _, _ in text.stated_amounts(text.fold(s), frozenset(said),
+    units = lambda s, *said, prefer=(): [u for u, _, _ in amounts.stated_amounts(text.fold(s), frozenset(said),
                                                                              prefer=frozenset(prefer))]
     luna = "Luna is fine. I've had Luna for about 6 months now, and she loves it"
-    [(unit, sentence, at)] = text.stated_amounts(text.fold(luna), frozenset({"luna"}))
+    [(unit, sentence, at)] = amounts.stated_amounts(text.fold(luna), frozenset({"luna"}))
     assert (unit, sentence[at]) == ("month", "6") and sentence.startswith(" i've had luna")
     assert units("I just reached 500 followers! We have 3 cats.", "followers") == ["follow"]
     # every number of the sentence; an ordinal's or a decade's letters are no unit, "10km"'s are
@@ -349,11 +352,11 @@ def test_the_amounts_a_text_states_with_their_units_and_places():
     assert units("I water the plants. We have 5 cats.", "plants") == []
     # a text that states hundreds is read for the first `most` (64) only
     many = " ".join(f"I have {n} plants." for n in range(2, 300))
-    assert len(text.stated_amounts(text.fold(many), frozenset({"plants"}))) == 64
+    assert len(amounts.stated_amounts(text.fold(many), frozenset({"plants"}))) == 64
 
 
 def test_where_a_text_holds_search_terms():
-    places = lambda s, *terms: text.term_places(text.fold(s), frozenset(terms))
+    places = lambda s, *terms: amounts.term_places(text.fold(s), frozenset(terms))
     s = "I've had my cat, Luna, for about 9 months now"
     assert places(s, "cat", "luna", "month") == [(12, "cat"), (17, "luna"), (35, "month")]
     assert places("我现在在阳台养了五盆花，阳台真好", "阳台", "盆花") == [(4, "阳台"), (9, "盆花"), (12, "阳台")]
@@ -368,8 +371,8 @@ def test_the_amounts_read_do_not_depend_on_the_hash_seed():
     import subprocess
     import sys
 
-    code = ("from optmem import text; t = ' '.join(f'I have {n} plants. I keep {n} cats.' for n in range(2, 100)); "
-            "print([u for u, _, _ in text.stated_amounts(text.fold(t), frozenset({'plants', 'cats', 'balcony', 'dogs'}))])")
+    code = ("from optmem import text; from optmem.reading import amounts; t = ' '.join(f'I have {n} plants. I keep {n} cats.' for n in range(2, 100)); "
+            "print([u for u, _, _ in amounts.stated_amounts(text.fold(t), frozenset({'plants', 'cats', 'balcony', 'dogs'}))])")
     runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3", "4")}
     assert len(runs) == 1 and "cat" in next(iter(runs)) and "plant" not in next(iter(runs))

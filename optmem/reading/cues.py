@@ -1,0 +1,205 @@
+"""Cues: the words that say *when* or *that it changed*, not *what*.
+
+* present cues ("now", "currently", 现在, 目前 …) and the present perfect ("how long have I had
+  my cat", 养了多久了) ask for the present value of something that changes;
+* past cues ("previously", "used to", 以前, 原来 …) ask what it used to be;
+* change cues ("moved to", "no longer", 搬到, 改成 …) say a statement replaces an earlier one.
+
+Chinese cues are found without word segmentation, so the ones whose characters also belong to
+other words carry guards (`_GUARDS`: 所以|前端 is no 以前). The patterns are compiled on first
+use, the Chinese ones only for a text with Chinese in it: an English-only command never pays
+for them.
+"""
+
+from collections.abc import Iterable
+from typing import Any
+
+from optmem.settings import Ranking
+from optmem.text import cjk_query_terms, fold, has_cjk, query_terms
+
+__all__ = ["asks_for", "asks_for_now", "asks_for_past", "cue_sources", "cue_terms", "cue_words",
+           "in_present_perfect", "says_change", "time_terms", "time_word_spans", "time_words", "without_cues"]
+
+# Words that ask for the present value of something that changes.
+UPDATE_CUES = ("current", "currently", "now", "still", "latest", "anymore", "these days", "so far",
+               "to date", "at the moment", "at present", "today", "nowadays")
+UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改为", "如今", "当前", "至今", "迄今", "今天",
+                   # still, latest, anymore, these days, at the moment, nowadays, today — each English
+                   # cue has its Chinese ones
+                   "仍然", "依然", "依旧", "仍旧", "仍", "最新", "不再", "这些天", "这几天", "近来", "眼下", "当下",
+                   "此刻", "现今", "今日")
+# The present perfect asks up to now without a cue word: "how long have I had my cat", "how many
+# projects have I finished since I started" (not "how many days had passed since …", which looks
+# back from a past event); 养了多久了 (了 after 多久: up to now), 自从 … 以来 (since … until now).
+# An explicit past cue beside it wins ("my number originally, before the one I have had since …").
+PERFECT = (r"\bhow long (?:have|has)\b", r"(?:\b(?:have|has)(?:n['’]t)?|['’]ve)\b[^.?!;]*\bsince\b")
+PERFECT_CJK = ("多久了", "多长时间了", "多長時間了", r"自[从從][^，。？！,?!]*以[来來]")
+
+# Words that ask what something used to be ("what was my previous …", "我以前住在哪"): such a
+# query does not want the newest statement put first.
+PAST_CUES = ("previous", "previously", "formerly", "originally", "at first", "initially", "former",
+             # "used to" of a person ("I used to …", "what did I use to …"), not the passive
+             # ("what is used to deploy")
+             r"(?:i|we|you|he|she|they)(?: all)? used to", r"did \w+ use to")
+# "before" and "earlier" ask for the past only ending a clause ("where did I live before?"); with
+# something after them they relate two events ("two days before I bought it")
+PAST_CUES_FINAL = ("before", "earlier")
+# (之前, 过去 and 上次 are left out: "提交之前" relates events, "过去" is also "go over", "上次" the latest)
+PAST_CUES_CJK = ("以前", "原来", "原先", "曾经", "当初", "起初", "先前", "从前", "最初", "早先")
+
+# Words with which a statement says it replaces an earlier one ("moved to", "搬到", "改成").
+CHANGE_CUES = ("now", "no longer", "anymore", "instead", "moved", "switched", "changed", "updated",
+               "became", "from now on")
+CHANGE_CUES_CJK = ("现在", "改成", "改为", "换成", "换了", "搬到", "搬去", "搬家", "不再", "已经", "如今", "从今",
+                   "变成", "改用", "换到", "更新为", "更新成", "从此", "搬迁", "调到", "跳槽")
+
+# where a time word's characters belong to other words (no word segmentation: the common traps):
+# 所以|前端, 实现|在, 项目|前端, 修改|成本, 最近邻, 以前缀, 还原|来 — and no more: 问题|目前,
+# 以前|面试, 原来|源码, 今天|气温, 已经|理解 read as the time word
+_GUARDS = {
+    "从此": ("", "(?![处地])"), "变成": ("", "(?!绩)"),
+    "以前": ("(?<![所可足难得加予])", "(?![端台缀])"), "从前": ("", "(?![端台])"),
+    "现在": ("(?<![实出表体发呈展兑显重涌再])", ""), "目前": ("(?<!项)", ""),
+    "改成": ("(?<![修更])", "(?![本功])"), "最近": ("", "(?![邻似])"), "原来": ("(?<![还复])", ""),
+    "当前": ("(?<!相)", ""), "先前": ("(?<!首)", "(?![往进])"), "最新": ("", "(?!鲜)"), "当下": ("", "(?![载班午])"),
+    "今日": ("", "(?!头条|说法)"), "眼下": ("", "(?![巴方])"),
+}
+
+_CUE_PATTERNS: dict[tuple[str, bool], Any] = {}
+_CJK_CUES = None
+_CJK_TIME_WORDS = None
+_CUE_TERMS: frozenset[str] | None = None
+_CUE_WORDS: frozenset[str] | None = None
+_TIME_TERMS: frozenset[str] | None = None
+_DEFAULT = Ranking()
+
+
+def asks_for_now(query: str) -> bool:
+    """Whether the query asks for the present value in so many words ("where do I live now",
+    "现在住在哪")."""
+    return _says("present", fold(query))
+
+
+def in_present_perfect(query: str) -> bool:
+    """Whether the query asks up to now by its tense ("how long have I had my cat", 养了多久了)."""
+    return _says("perfect", fold(query))
+
+
+def asks_for_past(query: str) -> bool:
+    """Whether the query asks what something used to be ("my previous address", "以前住在哪")."""
+    return _says("past", fold(query))
+
+
+def asks_for(query: str, settings: Ranking = _DEFAULT) -> str | None:
+    """"present" when the query asks for the present value (even if it names the past too: "how
+    often now, and previously?"), "past" when it asks only what something used to be, else None.
+    The present perfect asks for the present unless a past cue says otherwise. Each reading has
+    its switch (`present_cues`, `past_cues`, `perfect_tense`): one switched off finds nothing."""
+    if settings.present_cues and asks_for_now(query):
+        return "present"
+    if settings.past_cues and asks_for_past(query):
+        return "past"
+    return "present" if settings.perfect_tense and in_present_perfect(query) else None
+
+
+def says_change(text: str) -> bool:
+    """Whether a statement says it is a change ("小明搬到上海了", "now uses pnpm"): two values of a
+    key written close together are then ordered by time, not put to the user; a newer record
+    that says so may update an older one's count (`ranking.lacks_amount`)."""
+    return _says("change", fold(text))
+
+
+def _guarded(words: Iterable[str]) -> str:
+    """An alternation of Chinese time words, each with its guards, longest first."""
+    return "|".join(_GUARDS.get(w, ("", ""))[0] + w + _GUARDS.get(w, ("", ""))[1]
+                    for w in sorted(set(words), key=len, reverse=True))
+
+
+def cue_sources(kind: str) -> tuple[str, str]:
+    """The (English, Chinese) patterns of a kind of cue: "present", "perfect", "past", "change"."""
+    english = {"present": r"\b(?:" + "|".join(UPDATE_CUES) + r")\b",
+               "perfect": "|".join(PERFECT),
+               "past": r"\b(?:" + "|".join(PAST_CUES) + r")\b|\b(?:" + "|".join(PAST_CUES_FINAL)
+                       + r")\b(?=\s*(?:[?.!,;:]|$))",
+               "change": r"\b(?:" + "|".join(CHANGE_CUES) + r")\b"}[kind]
+    chinese = {"present": _guarded(UPDATE_CUES_CJK), "perfect": "|".join(PERFECT_CJK),
+               "past": _guarded(PAST_CUES_CJK), "change": _guarded(CHANGE_CUES_CJK)}[kind]
+    return english, chinese
+
+
+def _says(kind: str, folded: str) -> bool:
+    """Whether a folded text holds a cue of `kind` (`cue_sources`). An ASCII text is searched by
+    the English pattern alone: no Chinese cue can match it, and compiling those takes most of the
+    ~2 ms a cue pattern costs each process."""
+    key = (kind, folded.isascii())
+    pattern = _CUE_PATTERNS.get(key)
+    if pattern is None:
+        import re
+
+        english, chinese = cue_sources(kind)
+        pattern = _CUE_PATTERNS[key] = re.compile(english if key[1] else f"{english}|{chinese}")
+    return pattern.search(folded) is not None
+
+
+def time_word_spans(folded: str) -> list[tuple[int, int]]:
+    """Where a folded query's Chinese time words stand — the present and past cues (现在, 目前,
+    以前, 原来 …; not 还, which begins other words): they say when, not what, and a query's
+    bigrams must not straddle them (我现在住哪 asks about 我住)."""
+    global _CJK_TIME_WORDS
+    if not has_cjk(folded):
+        return []  # (before compiling: an English query — curly quotes too — never pays for it)
+    if _CJK_TIME_WORDS is None:
+        import re
+
+        _CJK_TIME_WORDS = re.compile(_guarded(w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1))
+    return [m.span() for m in _CJK_TIME_WORDS.finditer(folded)]
+
+
+def without_cues(folded: str) -> str:
+    """A folded CJK text with its update and change cue words taken out, so the words around
+    them pair again ("我现在养了" → "我养了")."""
+    global _CJK_CUES
+    if _CJK_CUES is None:
+        import re
+
+        _CJK_CUES = re.compile("|".join(sorted({*UPDATE_CUES_CJK, *CHANGE_CUES_CJK}, key=len, reverse=True)))
+    return _CJK_CUES.sub("", folded)
+
+
+def time_words() -> frozenset[str]:
+    """Every word or phrase that says *when* or *that it changed*, not *what* (the update and
+    change cues): left out when comparing two statements' content."""
+    return frozenset((*UPDATE_CUES, *UPDATE_CUES_CJK, *CHANGE_CUES, *CHANGE_CUES_CJK))
+
+
+def cue_words() -> frozenset[str]:
+    """The search terms of the one-word update cues ("now", "currently", "现在"): a phrase's words
+    ("these days", "so far") mean something on their own and stay."""
+    global _CUE_WORDS
+    if _CUE_WORDS is None:
+        _CUE_WORDS = _terms_of_cues(cue for cue in (*UPDATE_CUES, *UPDATE_CUES_CJK) if " " not in cue)
+    return _CUE_WORDS
+
+
+def time_terms() -> frozenset[str]:
+    """`cue_words` and the one-word change cues ("moved", "switched", "搬到"): the terms that say
+    *when* or *that it changed* (`time_words`), not *what*."""
+    global _TIME_TERMS
+    if _TIME_TERMS is None:
+        _TIME_TERMS = cue_words() | _terms_of_cues(cue for cue in (*CHANGE_CUES, *CHANGE_CUES_CJK) if " " not in cue)
+    return _TIME_TERMS
+
+
+def cue_terms() -> frozenset[str]:
+    """The search terms the update cues make ("now", "现在", …): they say *when*, not *what*, so
+    they do not count when comparing what two records are about (`ranking.updates_first`)."""
+    global _CUE_TERMS
+    if _CUE_TERMS is None:
+        _CUE_TERMS = _terms_of_cues((*UPDATE_CUES, *UPDATE_CUES_CJK))
+    return _CUE_TERMS
+
+
+def _terms_of_cues(cues: Iterable[str]) -> frozenset[str]:
+    """The query terms of cue words; the CJK ones (all CJK) as their bigrams directly, so that an
+    English-only command never compiles the CJK tokeniser for them."""
+    return frozenset(t for cue in cues for t in (query_terms(cue) if cue.isascii() else cjk_query_terms(cue)))

@@ -1,0 +1,146 @@
+"""A query, read once: its terms and what it asks, in one value (`Intent`) that every stage of
+search reads instead of the raw text.
+
+* its **terms**: words (stemmed) and Chinese bigrams, without function words, the question's own
+  form ("how many", 多少, 吗) or a lone pronoun, and the dates it names as date terms;
+* what it **asks**: the present ("where do I live now"), the past ("my previous address"), the
+  records of a named day ("what did we sign last Saturday"), or nothing in particular;
+* whether it asks for an **amount** ("how many plants", 养了几盆花);
+* the **names** it writes ("Alice's phone number"), which a newer record must hold to go above an
+  older one;
+* its **present-asking words** ("now", 现在), which choose no record on their own;
+* its Chinese **characters** (its topic, without its dates), which count a little beside bigrams.
+
+Every reading that changes an order has its switch in `[ranking]` (`optmem.settings.Ranking`),
+applied here: a reading switched off reads nothing.
+"""
+
+from typing import NamedTuple
+
+from optmem import dates
+from optmem.reading import cues
+from optmem.reading.lexicon import STOPWORDS
+from optmem.reading.questions import asks_amount, asks_how, topic_runs
+from optmem.settings import Ranking
+from optmem.text import fold, query_terms, query_terms_of, words_and_runs
+
+__all__ = ["NAMED_DAY", "Intent", "names_in", "read", "search_terms", "terms_of", "with_terms"]
+
+NAMED_DAY = "named day"  # what a query asks for that names a day and no present cue
+# A Chinese pronoun left alone by a split (我昨天买了 → 我 | 买了) chooses no records while other
+# terms remain: it would match every record with 我
+_PRONOUNS = frozenset("我你您他她它咱")
+_NAME_PATTERNS = None
+_DEFAULT = Ranking()
+
+
+class Intent(NamedTuple):
+    """What a query asks, read once (`read`)."""
+
+    text: str                 # the query as given
+    terms: list[str]          # its search terms: words, CJK bigrams, date terms
+    asks: str | None = None   # "present", "past", NAMED_DAY, or None
+    amount: bool = False      # it asks for an amount (and `amount_share` is on)
+    names: frozenset[str] = frozenset()  # the terms of the names it writes (none when `asks` is past or a day)
+    when: frozenset[str] = frozenset()   # its present-asking terms ("now", 现在), when it has others too
+    characters: list[str] = []           # the Chinese characters of its terms, not of its dates
+
+
+def read(query: str, now: float | None = None, settings: Ranking = _DEFAULT, *,
+         terms: list[str] | None = None) -> Intent:
+    """A query read once: its terms (`terms_of`, relative dates resolved from `now`; or the
+    `terms` given) and what it asks (see the module docstring), with the switches of `settings`."""
+    if terms is None:
+        terms = terms_of(query, now, settings)
+    asks = cues.asks_for(query, settings)
+    if (asks is None and settings.named_day
+            and 0 < sum(t.startswith(dates.DAY_PREFIX) for t in terms) <= 2):
+        # "what did we sign last Saturday": that day's records, not the newest (a week, a month or
+        # a year named leaves room for updates within it; a weekend is two days)
+        asks = NAMED_DAY
+    amount = bool(settings.amount_share) and asks_amount(fold(query), measures=settings.measure_questions)
+    # (the names hold back the newer-first rules, which a query for the past or a day skips)
+    names = names_in(query) if settings.names and asks not in ("past", NAMED_DAY) else frozenset()
+    return with_terms(Intent(query, terms, asks, amount, names), terms)
+
+
+def with_terms(intent: Intent, terms: list[str]) -> Intent:
+    """The same question asked with these terms (a Chinese query whose pairs occur nowhere: its
+    characters): what is read from the terms is read again."""
+    when = frozenset(terms) & cues.cue_words() if intent.asks == "present" else frozenset()
+    characters = list(dict.fromkeys(c for t in terms if not t.isascii() and not t.startswith(dates.PREFIX)
+                                    for c in t))
+    return intent._replace(terms=terms, when=when if when != frozenset(terms) else frozenset(),
+                           characters=characters)
+
+
+def terms_of(query: str, now: float | None = None, settings: Ranking = _DEFAULT) -> list[str]:
+    """A query's search terms: its words and CJK bigrams, and the dates it names (relative ones
+    resolved from `now`). The words of a date written out are that date's terms only — "may" in
+    "May 2025" is the month, not the verb, "last Saturday" no match for "every Saturday". A
+    Chinese date or time word splits the words around it, which pair on their own sides only
+    (小明现在住在 → 小明 | 住在: joined, 明住 would straddle two words)."""
+    folded = fold(query)
+    spans: list[tuple[int, int]] = []
+    found = dates.query_terms(folded, now, spans) if settings.query_dates else []
+    when = cues.time_word_spans(folded) if settings.time_words else []  # 现在, 以前 … say when
+    words, topical = _words_of(folded, spans + when, bool(found), settings)
+    if when and not topical:  # nothing but the time word ("现在怎么样"): it is what is asked about
+        words, _ = _words_of(folded, spans, bool(found), settings)
+    return words + found
+
+
+def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool,
+              settings: Ranking) -> tuple[list[str], bool]:
+    """The word terms of a folded query with these spans (its dates and time words) blanked out,
+    and whether any of them is a topic (not only question or function words). A pronoun left
+    alone by a split chooses no records when other terms remain (我昨天买了 → 买了, not every
+    record with 我); any other character stays (最近在读什么书 → 在读, 书)."""
+    end_of = len(folded) + 1
+    for start, end in sorted(spans, reverse=True):
+        end = min(end, end_of)  # spans of two patterns may overlap
+        if start < end:
+            folded = folded[:start] + " " + folded[end:]
+            end_of = start
+    terms = search_terms(folded, more=dated, settings=settings)
+    kept = [t for t in terms if t not in _PRONOUNS] if settings.pronouns else terms
+    return (kept if kept or dated else terms), bool(search_terms(folded, more=True, settings=settings))
+
+
+def search_terms(text: str, *, more: bool = False, settings: Ranking = _DEFAULT) -> list[str]:
+    """`text.query_terms` without English function words (`stopwords`) and the question's own
+    form (`question_words`: "how many", 多少, 吗, 的 …), unless nothing else is left (`more`:
+    the query has other terms still, its dates — "what did I do in May 2023")."""
+    words, runs = words_and_runs(text)
+    content = words
+    if settings.stopwords or settings.question_words:
+        how = asks_how(words) if settings.question_words else [False] * len(words)
+        content = [w for w, h in zip(words, how) if not h and not (settings.stopwords and w in STOPWORDS)]
+    topical = [piece for cjk in runs for piece in topic_runs(cjk)] if settings.question_words else runs
+    if content or topical or more:  # the stop lists apply while something else is left
+        words, runs = content, topical
+    return query_terms_of(words, runs)
+
+
+def names_in(query: str) -> frozenset[str]:
+    """The search terms of the names a query writes: words with a capital letter that do not begin
+    a sentence ("what is Alice's phone number now" → alic), "I" aside, and a capitalised
+    possessive wherever it stands ("Alice's phone number?"). Two statements that differ in such a
+    name are about different things however much else they share — IDF cannot tell, when the
+    name is common in the store. Otherwise a query in title case or capitals names nothing (its
+    capitals say nothing); Chinese has no capitals, so it names nothing either."""
+    global _NAME_PATTERNS
+    if query.islower() or not any("A" <= c <= "Z" for c in query):
+        return frozenset()  # no capital letter, no name (and no pattern to compile)
+    if _NAME_PATTERNS is None:
+        import re
+
+        _NAME_PATTERNS = (re.compile(r"[.?!;:。？！；：]+(?:\s+|$)"), re.compile(r"[^\W\d_]\w*"),
+                          re.compile(r"\b([A-Z][A-Za-z0-9]*)['’]s\b"))
+    sentence_end, word, possessive = _NAME_PATTERNS
+    later = [w for sentence in sentence_end.split(query) for w in word.findall(sentence)[1:]]
+    names = [w for w in later if w.isascii() and w[0].isupper() and w != "I"]
+    if 2 * len(names) > len(later):
+        names = []  # title case or capitals
+    names += possessive.findall(query)
+    return frozenset(t for t in query_terms(" ".join(names)) if len(t) > 1) if names else frozenset()

@@ -1,0 +1,138 @@
+"""The form of a question: the words that make a sentence ask, read apart from what it asks about.
+
+* "how many", "how much", "how long", 多少, 多久, 几 + a measure word ask for an amount
+  (`asks_amount`), and so does "what is" of a measure ("what was my personal best time");
+* the Chinese question words, particles and the possessive 的 are a question's form, not its
+  topic: they are cut out of a query's Chinese runs before the bigrams are formed (`topic_runs`);
+* the sentences of a text that ask (`questions`): what a conversation turn asks, without what it
+  states.
+
+The Chinese patterns are compiled on first use, for a text with Chinese in it only.
+"""
+
+import re
+
+from optmem.reading.lexicon import CJK_UNITS, MEASURE_WORDS, MEASURES, UNIT_CHARS, UNIT_WORDS
+from optmem.text import cjk_compiled, has_cjk, stem_words, words
+
+__all__ = ["asks_amount", "asks_how", "may_ask", "questions", "topic_runs"]
+
+# The word after "how" that asks for an amount: "how many", "how much", "how long" are the
+# question's form as 多少 and 多久 are (a record saying "many" or "long" is no answer to "how many
+# plants", "how long have I had Luna"; the answer states a number). Not "how often" ("I often go"
+# answers it), "how old", "how far" (the answer says "years old", "far away").
+_HOW = frozenset(("many", "much", "long"))
+_BE = frozenset(("is", "was", "are", "were", "s"))
+# the words before "time" that make it a duration: "my personal best time", "my time in the 5K"
+_TIME_OF = frozenset("""best finish finishing race total average record lap fastest slowest winning running
+target my your his her our their""".split())
+
+# The Chinese counterpart for queries: the words that make a sentence a question are its form,
+# not its topic ("小明住在哪里" asks about 小明住在, not 哪里; "搬家了吗" about 搬家). They are cut
+# out of a query's CJK runs before the bigrams are formed, so their neighbours pair with each
+# other and no bigram straddles them; 哪 but in 哪吒; 几 only before a measure word (below); the
+# particles 吗 呢 吧 only ending a run (not 吗啡), and 吧 呢 not where they end a noun (酒吧, 网吧,
+# 贴吧, 氧吧, 毛呢 — not 花呢: "什么花呢" asks about 花); 啊 呀 ending a run
+# too. The copula beside a question word is part of its form (端口是多少, 什么是向量 — not the 是
+# that ends 但是, 于是, 还是, 就是 …), and so is the existential 有 before one (书有哪些, 有什么 —
+# not the 有 that ends 没有, 所有, 现有, 患有 …). Simplified and traditional forms.
+#
+# The measure words a count is asked in (几盆, 几期, 几家; `lexicon.MEASURES`): after 几 they make
+# it a question word (几 in other words is no question: 几乎, 几率, 茶几, nor 好几 / 十几, "several")
+# — the measure word stays with what follows (几年级, 几号线, 几分钟: the noun may begin with it)
+_CJK_QUESTION = (
+    "(?:(?<![但于於还還就可不])是|(?<![没沒还還所只已拥擁具持含占佔现現原享富患唯固特专專])有)?(?:为什么|為什麼|什么时候|什麼時候|什么样|什麼樣|什么|什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|哪里|哪裡|哪儿|哪兒|哪个|哪個|"
+    "哪些|哪天|哪位|哪家|哪种|哪種|谁|誰|啥|如何|为何|為何|是否|多少|多久|多长时间|多長時間|多长|多長|请问|請問|"
+    "是不是|有没有|有沒有|干嘛|幹嘛|干吗|幹嗎|咋|(?<![茶庶好十])[几幾](?=[" + MEASURES + UNIT_CHARS + "]|" + UNIT_WORDS + ")"
+    "|哪(?!吒))是?|(?:[吗嗎啊呀]|(?<![酒网網贴貼氧])吧|(?<!毛)呢)+$")
+# a piece of one of these characters left between question words is no topic (部署步骤是怎样的: 的)
+_CJK_PARTICLES = frozenset("的了啊呀吗嗎呢吧是在着著得地")
+# … and the possessive 的, a function word as "of" and "my" are in English: "小明的手机号" asks
+# about 小明 and 手机号, and no bigram may straddle it (明的, 的手 match 我的手表) — not the 的 of
+# 目的, 别的, 有的, 真的, 打的, 的确, 的士, 的话, 的哥 (no lone 别, 真, 话 left to match)
+_CJK_SPLIT = _CJK_QUESTION + "|(?<![目别有真打])的(?![确士话哥])"
+
+# A question that asks for an amount in Chinese: 多少, 多久, 多长, 几 before a measure word or unit.
+# Not 几 that says "several" after 这, 那, 前, 过, 近, 后 (这几年, 前几天, 最近几个月), nor 多少 in
+# 多多少少 / 很多少年, nor 多长 in 很多长辈. (A numeral before 月, 日, 号 names a month or a day:
+# 五月, 6号 — "几号" asks a date, not an amount: `lexicon.CJK_UNITS` leaves them out.)
+_CJK_ASKS_AMOUNT = (r"(?<![多很许許好])多少(?!少)|多久|(?<![很许許好太])多[长長]"
+                    r"|(?<![茶庶好十这這那前过過近后後])[几幾](?=" + CJK_UNITS + ")")
+
+# A sentence that asks: from a sentence start to a question mark that ends it (not one inside a
+# URL or code: "soup?topic=spices"), or to a 吗 / 嗎 that ends it (Chinese often leaves the mark out:
+# 你去过上海吗，…). Anchored at a sentence start, so a long text without stops is read once.
+_ENDS = ".!?。！？\n"
+_QUESTION = rf"(?<![^{_ENDS}])[^{_ENDS}]*?(?:[?？](?![a-z0-9_=&/%])|[吗嗎](?=\s*(?:[{_ENDS},，;；]|$)))"
+_QUESTION_RE: re.Pattern[str] | None = None  # compiled on first use (~1 ms): most commands ask nothing
+_ASK_MARKS = ("?", "？", "吗", "嗎")
+_MEASURE_STEMS: frozenset[str] | None = None
+
+
+def asks_how(words: list[str]) -> list[bool]:
+    """For each word, whether it is the amount word of "how many / much / long"."""
+    return [w in _HOW and i > 0 and words[i - 1] == "how" for i, w in enumerate(words)]
+
+
+def asks_amount(folded: str, *, measures: bool = True) -> bool:
+    """Whether a folded query asks for an amount (a count, a sum, a length of time, a measure:
+    `_asks_measure`, unless `measures` is off). (The Chinese pattern is compiled only for a query
+    with Chinese in it.)"""
+    if "how" in folded or "what" in folded:
+        said = words(folded)
+        if any(asks_how(said)) or (measures and _asks_measure(said)):
+            return True
+    return has_cjk(folded) and bool(cjk_compiled(_CJK_ASKS_AMOUNT).search(folded))
+
+
+def _asks_measure(words: list[str]) -> bool:
+    """Whether the words ask "what is" of a measure: "what was my personal best time", "what's
+    the price of …", "what were the costs" — a measure word among the five after "what" and a
+    form of "be". Not "what did I do the last time" or "what did the doctor say about my weight"
+    (no "what is"). "Time" asks a duration only after a word that makes it one (`_TIME_OF`: "my
+    best time for the 5K", "my time in the 5K") and not before to / of ("the best time to call",
+    "what is my time of arrival"): a time of day is no amount `amounts` counts."""
+    for i, w in enumerate(words[:-2]):
+        if w == "what" and words[i + 1] in _BE:
+            after = words[i + 2 : i + 7]
+            measures = _measure_stems()
+            for j, stem in enumerate(stem_words(after)):
+                if stem == "time":
+                    if (j and after[j - 1] in _TIME_OF
+                            and words[i + 3 + j : i + 4 + j] not in (["to"], ["of"])):
+                        return True
+                elif stem in measures:
+                    return True
+    return False
+
+
+def _measure_stems() -> frozenset[str]:
+    """`lexicon.MEASURE_WORDS` stemmed (on first use: the stemmer loads then)."""
+    global _MEASURE_STEMS
+    if _MEASURE_STEMS is None:
+        _MEASURE_STEMS = frozenset(stem_words(list(MEASURE_WORDS)))
+    return _MEASURE_STEMS
+
+
+def topic_runs(cjk: str) -> list[str]:
+    """A query's CJK run without its question words and its 的: the pieces left, in order (a lone
+    particle left over dropped)."""
+    return [piece for piece in cjk_compiled(_CJK_SPLIT).split(cjk)
+            if piece and not (len(piece) == 1 and piece in _CJK_PARTICLES)]
+
+
+def may_ask(text: str) -> bool:
+    """Whether a text may hold a question (`questions`): the cheap test before folding it."""
+    return any(mark in text for mark in _ASK_MARKS)
+
+
+def questions(folded: str) -> str:
+    """The sentences of a folded text that ask (end in a question mark, or a Chinese 吗), joined —
+    what a turn asks, without what it states ("I got a dog. What did you name yours?" asks about
+    a name)."""
+    global _QUESTION_RE
+    if not may_ask(folded):
+        return ""
+    if _QUESTION_RE is None:
+        _QUESTION_RE = re.compile(_QUESTION)
+    return " ".join(_QUESTION_RE.findall(folded))

@@ -1,0 +1,167 @@
+"""Every language rule in one home (optmem/reading): a query is read once into an `Intent`, and
+each rule that changes an order has a switch in [ranking] — off, it reads nothing."""
+
+from __future__ import annotations
+
+import ast
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+import optmem
+from optmem import text
+from conftest import put
+from optmem import settings
+from optmem.errors import UsageError
+from optmem.reading import cues
+from optmem.reading.query import NAMED_DAY, Intent, read, search_terms, terms_of
+from optmem.settings import Ranking
+
+pytestmark = pytest.mark.usefixtures("no_sweep")
+
+SATURDAY_AFTER = datetime(2026, 5, 4, 12, tzinfo=timezone.utc).timestamp()  # a Monday
+
+
+def off(name: str) -> Ranking:
+    return Ranking()._replace(**{name: False})
+
+
+def test_a_query_is_read_once_into_what_it_asks():
+    assert read("How many plants do I have now?") == Intent(
+        "How many plants do I have now?", ["plant", "now"], "present", True, frozenset(), frozenset({"now"}), [])
+    zh = read("小明现在住在哪里")
+    assert zh.terms == ["小明", "住在"] and zh.asks == "present" and zh.characters == ["小", "明", "住", "在"]
+    assert read("What was Alice's previous address?").asks == "past"
+    assert read("What was Alice's previous address?").names == frozenset()  # the past: no newer-first rule to hold back
+    assert read("what is Alice's phone number now").names == {"alic"}
+    assert read("what did we sign last Saturday", SATURDAY_AFTER).asks == NAMED_DAY
+
+
+@pytest.mark.parametrize("switch, query, on, off_", [
+    ("stopwords", "what is the port", ["port"], ["what", "is", "the", "port"]),
+    ("question_words", "how many plants", ["plant"], ["mani", "plant"]),
+    ("question_words", "小明住在哪里", ["小明", "明住", "住在"], ["小明", "明住", "住在", "在哪", "哪里"]),
+])
+def test_the_words_a_query_drops_have_switches(switch, query, on, off_):
+    assert search_terms(query) == on
+    assert search_terms(query, settings=off(switch)) == off_
+
+
+def test_the_splits_of_a_query_have_switches():
+    assert terms_of("我昨天买了什么", SATURDAY_AFTER)[:1] == ["买了"]
+    assert "我" in terms_of("我昨天买了什么", SATURDAY_AFTER, off("pronouns"))
+    assert terms_of("小明现在住在哪里") == ["小明", "住在"]
+    assert terms_of("小明现在住在哪里", None, off("time_words")) == ["小明", "明现", "现在", "在住", "住在"]
+    dated = terms_of("what did I do in May 2023")
+    assert "may" not in dated and any(t.startswith("__") for t in dated)
+    assert terms_of("what did I do in May 2023", None, off("query_dates")) == ["may", "2023"]
+
+
+@pytest.mark.parametrize("switch, query, on, off_", [
+    ("present_cues", "Where do I live now?", "present", None),
+    ("present_cues", "我现在住在哪", "present", None),
+    ("perfect_tense", "How long have I had my cat?", "present", None),
+    ("past_cues", "What was my previous address?", "past", None),
+    ("past_cues", "How often do I play now, and previously?", "present", "present"),  # the present wins anyway
+])
+def test_what_a_query_asks_has_switches(switch, query, on, off_):
+    assert cues.asks_for(query) == on and read(query).asks == on
+    assert cues.asks_for(query, off(switch)) == off_ and read(query, None, off(switch)).asks == off_
+
+
+def test_the_other_readings_have_switches():
+    assert read("what did we sign last Saturday", SATURDAY_AFTER, off("named_day")).asks is None
+    assert read("what is Alice's phone number now", None, off("names")).names == frozenset()
+    assert read("What was my personal best time for the 5K?").amount
+    assert not read("What was my personal best time for the 5K?", None, off("measure_questions")).amount
+    assert read("How many plants do I have?", None, off("measure_questions")).amount  # "how many" still asks
+    assert not read("How many plants do I have?", None, Ranking(amount_share=0)).amount
+
+
+def test_a_switch_is_true_or_false():
+    assert settings.load(None, ["ranking.stopwords=false"]).ranking.stopwords is False
+    assert settings.load("[ranking]\nnames = false\n").ranking.names is False
+    assert Ranking().stopwords and Ranking().cjk_fallback  # every rule on by default
+    with pytest.raises(UsageError, match="expected true or false"):
+        settings.load("[ranking]\nstopwords = 1\n")
+
+
+def _switch(vault, name: str) -> None:
+    (vault.root / "optmem.toml").write_text(f'[lifecycle]\nauto_sweep = "off"\n[ranking]\n{name} = false\n', "utf-8")
+
+
+def test_switching_off_the_names_lets_someone_elses_newer_number_go_first(vault, cli, monkeypatch):
+    monkeypatch.setenv("OPTMEM_NOW", "2025-01-10T10:00:00Z")
+    for i in range(6):
+        put(vault, f"Alice reviewed pull request {i} for the search team")
+    alice = put(vault, "Alice's phone number is 555-0101").id
+    monkeypatch.setenv("OPTMEM_NOW", "2025-06-01T10:00:00Z")
+    bob = put(vault, "Bob's phone number is 555-0202, he told us on the call this morning").id
+    monkeypatch.setenv("OPTMEM_NOW", "2025-06-05T10:00:00Z")
+    assert cli.json("search", "what is Alice's phone number now")["hits"][0]["id"] == alice
+    _switch(vault, "names")
+    hits = cli.json("search", "what is Alice's phone number now", "--explain")["hits"]
+    assert hits[0]["id"] == bob and hits[0]["explain"]["updates"] == alice
+
+
+def test_switching_off_the_past_cues_puts_the_newer_value_first(vault, cli, monkeypatch):
+    monkeypatch.setenv("OPTMEM_NOW", "2025-01-10T10:00:00Z")
+    old = put(vault, "My address is 12 Elm Street").id
+    monkeypatch.setenv("OPTMEM_NOW", "2025-06-10T10:00:00Z")
+    new = put(vault, "My address is 8 Oak Avenue").id
+    monkeypatch.setenv("OPTMEM_NOW", "2025-06-20T10:00:00Z")
+    hits = cli.json("search", "what was my previous address", "--explain")["hits"]
+    assert [h["id"] for h in hits] == [old, new] and hits[0]["explain"]["asks"] == "past"
+    _switch(vault, "past_cues")
+    hits = cli.json("search", "what was my previous address", "--explain")["hits"]
+    assert [h["id"] for h in hits] == [new, old] and hits[0]["explain"]["asks"] is None
+
+
+def test_switching_off_the_change_cues_keeps_the_count_above(vault, cli, monkeypatch):
+    monkeypatch.setenv("OPTMEM_NOW", "2026-04-01T10:00:00Z")
+    old = put(vault, "I bought 5 new plants for the balcony").id
+    monkeypatch.setenv("OPTMEM_NOW", "2026-04-20T10:00:00Z")
+    new = put(vault, "I have no plants on the balcony anymore").id
+    monkeypatch.setenv("OPTMEM_NOW", "2026-05-01T00:00:00Z")
+    query = "how many plants do I have on the balcony now"
+    assert [h["id"] for h in cli.json("search", query)["hits"]] == [new, old]
+    _switch(vault, "change_cues")
+    assert [h["id"] for h in cli.json("search", query)["hits"]] == [old, new]
+
+
+def test_switching_off_the_chinese_fallback_finds_no_pair(vault, cli):
+    put(vault, "我养了一只猫，叫咪咪")
+    assert len(cli.json("search", "养猫")["hits"]) == 1  # 养猫 occurs nowhere: its characters do
+    _switch(vault, "cjk_fallback")
+    assert cli.json("search", "养猫")["hits"] == []
+
+
+# -- the layout --------------------------------------------------------------------------------------
+def _imports(module: str) -> set[str]:
+    """The optmem modules a module imports, anywhere in it (functions too)."""
+    root = Path(optmem.__file__).parent
+    path = root.joinpath(*module.split(".")[1:]).with_suffix(".py")
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("optmem"):
+            found |= {f"{node.module}.{a.name}" if node.module == "optmem.reading" else node.module for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("optmem")}
+    return found
+
+
+def test_the_tokeniser_and_the_scorer_read_no_question():
+    """The tokeniser takes its few word lists from the lexicon and imports no reader (nor dates:
+    the text ↔ dates circle is gone); the scorer imports no reading at all — it is handed what the
+    query asks. The lexicon imports nothing."""
+    assert {m for m in _imports("optmem.text") if m.startswith("optmem.reading")} == {"optmem.reading.lexicon"}
+    assert "optmem.dates" not in _imports("optmem.text")
+    assert not {m for m in _imports("optmem.ranking") if m.startswith("optmem.reading")}
+    assert _imports("optmem.reading.lexicon") == set()
+    for name in ("asks_amount", "search_terms", "questions", "stated_amounts", "time_span_terms"):
+        assert not hasattr(text, name), name
+    from optmem import ranking
+
+    for name in ("UPDATE_CUES", "asks_for", "names_in", "says_change", "cue_terms"):
+        assert not hasattr(ranking, name), name
