@@ -76,7 +76,8 @@ class Ranking(NamedTuple):
     # The language rules (`optmem.reading`), each on or off:
     stopwords: bool = True          # English function words are dropped from a query
     question_words: bool = True     # … and its form: "how many / much / long", 多少, 吗, 的 …
-    pronouns: bool = True           # a Chinese pronoun left alone by a split chooses no records
+    pronouns: bool = True           # a pronoun (he, her, 我 left alone by a split) chooses no records
+    contractions: bool = True       # a query's 's, n't, 're … are no terms ("Caroline's job": carolin, job)
     time_words: bool = True         # Chinese time words (现在, 以前 …) split a query's pairs and a record's
     query_dates: bool = True        # the dates a query names are date terms, not words
     present_cues: bool = True       # "now", "currently", 现在 … ask for the present value

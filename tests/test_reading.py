@@ -165,3 +165,17 @@ def test_the_tokeniser_and_the_scorer_read_no_question():
 
     for name in ("UPDATE_CUES", "asks_for", "names_in", "says_change", "cue_terms"):
         assert not hasattr(ranking, name), name
+
+
+def test_a_querys_pronouns_and_the_ends_of_its_contractions_are_no_terms():
+    from optmem.reading.query import terms_of
+    from optmem.settings import Ranking
+
+    assert terms_of("What is Caroline's job?") == ["carolin", "job"]
+    assert terms_of("What did he say about his dog?") == ["say", "dog"]
+    assert terms_of("didn't she move to Paris?") == ["move", "pari"]
+    assert terms_of("Melanie’s car") == ["melani", "car"]  # a curly apostrophe too
+    # switched off, the query reads as it did
+    off = Ranking(contractions=False, pronouns=False)
+    assert "s" in terms_of("What is Caroline's job?", settings=off)
+    assert "he" in terms_of("What did he say about his dog?", settings=off)
