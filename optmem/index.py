@@ -404,16 +404,16 @@ class Index:
             out[term] = hit[0] if hit else 0
         return out
 
-    def lengths(self) -> tuple[int, float, float]:
+    def lengths(self) -> tuple[int, float, float, float]:
         """(documents in the text index, their mean length in tokens, the spread of lengths as
-        std / mean) — for BM25."""
+        std / mean, the share of them that are turns of a conversation) — for BM25."""
         meta = read_meta(self.conn)
         docs = int(meta.get("docs", "0"))
         if not docs:
-            return 0, 1.0, 0.0
+            return 0, 1.0, 0.0, 0.0
         mean = int(meta.get("tokens", "0")) / docs
         variance = max(0.0, int(meta.get("squares", "0")) / docs - mean * mean)
-        return docs, mean, (variance ** 0.5) / mean if mean else 0.0
+        return docs, mean, (variance ** 0.5) / mean if mean else 0.0, int(meta.get("turns", "0")) / docs
 
     def in_session(self, session: str, domain: str, first: int, last: int, where: str,
                    params: list[Any]) -> list[Row]:

@@ -120,13 +120,14 @@ class _Prepared(NamedTuple):
     ids: list[str]
     docs: int
     tokens: int
-    squares: int     # sum of squared document lengths: their spread sets BM25's b
+    squares: int     # sum of squared document lengths (their spread: `Index.lengths`)
+    turns: int       # documents that are turns of a conversation (a `session`): BM25's b follows
 
 
 def _prepare(batch: list[Line]) -> _Prepared:
     """Parse, fold, tokenise and fingerprint a batch of lines (pure: no I/O, no database)."""
-    out = _Prepared([], [], [], [], [], [], [], 0, 0, 0)
-    docs = tokens = squares = 0
+    out = _Prepared([], [], [], [], [], [], [], 0, 0, 0, 0)
+    docs = tokens = squares = turns = 0
     fold = textmod.fold
     for body, n, off, ln in batch:
         try:
@@ -145,6 +146,7 @@ def _prepare(batch: list[Line]) -> _Prepared:
             docs += 1
             tokens += len(toks)
             squares += len(toks) ** 2
+            turns += session is not None
             out.fts_rows.append((n, " ".join(toks)))
             if tier == "redline":
                 out.red_rows.append(out.fts_rows[-1])
@@ -169,7 +171,7 @@ def _prepare(batch: list[Line]) -> _Prepared:
         if key or ((corrects or ref) and view.links(kind, corrects, ref)):
             out.linked.append(rec)
         out.ids.append(rid)
-    return out._replace(docs=docs, tokens=tokens, squares=squares)
+    return out._replace(docs=docs, tokens=tokens, squares=squares, turns=turns)
 
 
 _SESSION, _SPOS, _DOMAIN = Row._fields.index("session"), Row._fields.index("spos"), Row._fields.index("domain")
@@ -236,6 +238,7 @@ def _store(conn: sqlite3.Connection, prep: _Prepared, totals: list[int],
     totals[0] += prep.docs
     totals[1] += prep.tokens
     totals[2] += prep.squares
+    totals[3] += prep.turns
     if deferred is not None:
         deferred.extend(prep.linked)
     else:
@@ -298,7 +301,7 @@ def consume(conn: sqlite3.Connection, path: Path, state: LogState, meta: dict[st
     """
     reader = _Reader(path, int(meta.get("done", "0")), state.size, int(meta.get("lines", "0")),
                      meta.get("open_end") == "1")
-    totals = [int(meta.get("docs", "0")), int(meta.get("tokens", "0")), int(meta.get("squares", "0"))]
+    totals = [int(meta.get(k, "0")) for k in ("docs", "tokens", "squares", "turns")]
     places = _Places(conn, empty=reader.off == 0)
     with conn:
         if workers:
@@ -319,6 +322,7 @@ def consume(conn: sqlite3.Connection, path: Path, state: LogState, meta: dict[st
             "mtime": str(state.mtime_ns), "done": str(reader.off), "lines": str(reader.n),
             "open_end": "1" if reader.open_end else "0",
             "docs": str(totals[0]), "tokens": str(totals[1]), "squares": str(totals[2]),
+            "turns": str(totals[3]),
             "samples": json.dumps(hash_windows(path, reader.off) if reader.off else []),
         }
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", new_meta.items())

@@ -2,9 +2,10 @@
 re-ordering of same-topic records. `--explain` prints exactly the parts `score()` returns.
 
 A hit's score is (relevance + context) × tier factor × heat factor:
-* relevance is BM25 with an IDF that stays positive in small vaults; `b` follows the store: short
-  turns of uniform length want little length normalisation, short notes beside long answers
-  want much (`b_for`, from the spread of document lengths); date terms count like words;
+* relevance is BM25 with an IDF that stays positive in small vaults; `b` follows the store and
+  the query: short conversation turns and notes of uniform length want little length
+  normalisation, long answers, notes beside long ones and long queries want much (`b_for`);
+  date terms count like words;
 * context is a share of the best relevance among the record's neighbours in its conversation
   (records of one `session`, in log order), so the turn that answers a question ranks with the
   turns that asked it;
@@ -39,7 +40,9 @@ from optmem.record import CORRECTION, Tier
 from optmem.settings import Ranking
 
 DAY = 86400.0
-CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # length spreads (coefficient of variation) that get b_min / b_max
+CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # spreads of note lengths (std / mean) that get b_min / b_max
+TURN_SHORT, TURN_LONG = 40.0, 150.0  # mean lengths (tokens) of conversation turns that get b_min / b_max
+QUERY_SHORT, QUERY_LONG = 12, 24     # query terms: a question, up to a chat turn asked as a query
 TIER_FACTOR = {Tier.CHAT: 0.97, Tier.NORMAL: 1.0, Tier.EVIDENCE: 1.03, Tier.REDLINE: 1.03}
 INFERRED_FACTOR = 0.98  # what an agent concluded yields to what was said, on near-ties
 
@@ -54,10 +57,21 @@ class Bm25(NamedTuple):
     b: float = 0.75
 
 
-def b_for(cv: float, settings: Ranking) -> float:
-    """BM25's b for a store whose document lengths spread this much (std / mean): b_min for
-    uniform lengths (conversation turns), b_max for widely spread ones (notes and long answers)."""
-    t = min(1.0, max(0.0, (cv - CV_UNIFORM) / (CV_SPREAD - CV_UNIFORM)))
+def _between(x: float, lo: float, hi: float) -> float:
+    return min(1.0, max(0.0, (x - lo) / (hi - lo)))
+
+
+def b_for(cv: float, mean: float, turns: float, query_terms: int, settings: Ranking) -> float:
+    """BM25's b — how much a long record is held back — for a store and a query.
+
+    The store: notes, by the spread of their lengths (std / mean, `cv`: b_min for uniform ones,
+    b_max for short notes beside long ones); conversation turns (the share `turns` of the
+    records), by their mean length: b_min while they are short utterances (a longer turn says
+    more, and is no less likely the answer), b_max as they grow into long answers. The query: the
+    more terms it holds, the more a long record matches by its length alone — from `QUERY_SHORT`
+    terms (a question) to `QUERY_LONG` (a chat turn asked as a query) b rises to b_max."""
+    t = (1.0 - turns) * _between(cv, CV_UNIFORM, CV_SPREAD) + turns * _between(mean, TURN_SHORT, TURN_LONG)
+    t += (1.0 - t) * _between(query_terms, QUERY_SHORT, QUERY_LONG)
     return settings.b_min + t * (settings.b_max - settings.b_min)
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import HANDOFF, Tier
 
-SCHEMA = "optmem-index-20"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context; 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed; 19: correction links (cor), forks; 20: forks apart from key conflicts
+SCHEMA = "optmem-index-21"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context; 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed; 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b)
 
 
 class Col(NamedTuple):

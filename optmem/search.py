@@ -188,7 +188,7 @@ class _Corpus(NamedTuple):
 
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
-    docs, mean, cv = idx.lengths()
+    docs, mean, cv, turns = idx.lengths()
     idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
     chars = [c for c in q.intent.characters if c not in idfs] if settings.cjk_unigram else []
     if chars:
@@ -198,7 +198,9 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
         idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n)
                      for c, n in idx.doc_freq(chars).items() if n})
     amount = settings.amount_share if q.intent.amount else 0.0
-    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, ranking.b_for(cv, settings)), q.intent.when, amount)
+    words = sum(1 for t in q.terms if not t.startswith(dates.PREFIX))
+    b = ranking.b_for(cv, mean, turns, words, settings)
+    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when, amount)
 
 
 class _ReadAt(NamedTuple):

@@ -419,12 +419,18 @@ def test_a_session_name_reused_in_another_domain_lends_no_context(vault, cli, mo
     assert answer in ids and seeds not in ids
 
 
-def test_b_follows_the_spread_of_document_lengths():
+def test_b_follows_the_store_and_the_query():
     s = Ranking()
-    assert ranking.b_for(0.2, s) == s.b_min and ranking.b_for(2.0, s) == s.b_max
-    assert s.b_min < ranking.b_for(0.7, s) < s.b_max
+    # notes: by the spread of their lengths
+    assert ranking.b_for(0.2, 30.0, 0.0, 5, s) == s.b_min and ranking.b_for(2.0, 30.0, 0.0, 5, s) == s.b_max
+    assert s.b_min < ranking.b_for(0.7, 30.0, 0.0, 5, s) < s.b_max
+    # conversation turns: by their mean length, whatever their spread
+    assert ranking.b_for(2.0, 20.0, 1.0, 5, s) == s.b_min and ranking.b_for(0.2, 300.0, 1.0, 5, s) == s.b_max
+    # a long query (a chat turn asked as a query) holds long records back
+    assert ranking.b_for(0.2, 20.0, 1.0, 30, s) == s.b_max
+    assert s.b_min < ranking.b_for(0.2, 20.0, 1.0, 18, s) < s.b_max
     fixed = Ranking(b_min=0.75, b_max=0.75)
-    assert ranking.b_for(0.2, fixed) == ranking.b_for(2.0, fixed) == 0.75
+    assert ranking.b_for(0.2, 20.0, 1.0, 5, fixed) == ranking.b_for(2.0, 300.0, 0.0, 30, fixed) == 0.75
 
 
 def test_b_in_explain_comes_from_the_store(vault, cli):
