@@ -234,7 +234,9 @@ class Match(NamedTuple):
     may_update: str | None = None  # the record the write gate saw it update (possible_update, kept both)
     covers: frozenset[str] = frozenset()  # the query terms its text holds once cue words are out of it
     amount: bool = False  # it states the amount the query asks for
-    change: bool = False  # it says it is a change ("now", "anymore", 现在, 改成)
+    change: bool = False  # it says it is a change ("now", "anymore", 现在, 改成) — read for a count
+    says_change: bool = False  # … read for any question: it is read as an update as readily as a
+    #                            question that asks for now makes every newer record
 
 
 def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> float:
@@ -249,16 +251,15 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
                   when: frozenset[str] = frozenset()) -> list[Ranked]:
     """Re-order the top hits only: a record at least a day newer goes above an older one of its
     band that matched largely the same query terms, when it scores at least a given share of it
-    (with an update cue in the query, `cue`: overlap ≥ update_overlap, share ≥ update_ratio;
-    without: the stricter update_overlap_plain and update_ratio_plain). The cue words themselves
+    (with an update cue in the query, `cue`, or when the newer record says it changed: overlap ≥
+    update_overlap, share ≥ update_ratio; otherwise the stricter update_overlap_plain and
+    update_ratio_plain). The cue words themselves
     (`when`: `reading.cues.cue_terms`) do not count in the overlap. A record the write gate
     already saw update the older one (its `may_update`) that holds every query term the older
     matched needs no overlap test, and the lenient share. A record that lacks a name of the query
     (`names`: `reading.query.names_in`) the older one matched updates nothing of it: Bob's new
     phone number is no update of Alice's; nor does one that `lacks_amount` the older one states,
     unless the gate saw it update that one."""
-    theta = settings.update_overlap if cue else settings.update_overlap_plain
-    ratio = settings.update_ratio if cue else settings.update_ratio_plain
 
     def what(matched: frozenset[str]) -> frozenset[str]:
         # the terms that say *what*: not the cue words, nor the date terms (two records of one
@@ -267,6 +268,11 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
 
     out: list[Ranked] = []
     for i, m in enumerate(top):
+        # a query that asks for now, or a newer record that says it changed ("moved to", "换成"),
+        # reads the newer record as an update readily; otherwise cautiously
+        lenient = cue or m.says_change
+        theta = settings.update_overlap if lenient else settings.update_overlap_plain
+        ratio = settings.update_ratio if lenient else settings.update_ratio_plain
         pos, over = len(out), None
         for j, placed in enumerate(out):
             o = top[placed.at]

@@ -615,7 +615,8 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     order = [(head[p.at], p.promoted_over) for p in placed] + [(s, None) for s in kept[len(head):]]
     top = order[:k]
     matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched, s.row.upd,
-                             _covers(s, q, settings) if s.row.upd else s.matched, s.amount, changed.get(s.row.n, False))
+                             _covers(s, q, settings) if s.row.upd else s.matched, s.amount, changed.get(s.row.n, False),
+                             settings.change_updates and cues.says_change(s.record.text))
                for s, _ in top]
     if as_is:
         updates = [ranking.Ranked(i, None) for i in range(len(matches))]

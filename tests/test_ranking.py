@@ -1095,3 +1095,16 @@ def test_a_hit_that_keeps_or_is_kept_never_gives_its_place_up(vault, cli, monkey
     assert [h["id"] for h in hits[:2]] == [new, earlier]
     kept = {h["id"]: h["explain"]["earlier_than"] for h in hits if h["explain"]["earlier_than"]}
     assert kept == {earlier: new, oldest: earlier}
+
+
+def test_a_newer_record_that_says_it_changed_is_read_as_an_update_readily():
+    day = ranking.DAY
+    idfs = {"cluster": 1.0, "search": 1.0, "run": 1.0}
+    old = ranking.Match("old", 0.0, 1, 2.0, frozenset({"cluster", "search", "run"}))
+    new = ranking.Match("new", 30 * day, 1, 1.3, frozenset({"cluster", "search"}))
+    s = Ranking()
+    # overlap 2/3 and 65 % of the older one's score: not enough for a plain question …
+    assert [p.at for p in ranking.updates_first([old, new], idfs, False, s)] == [0, 1]
+    # … but a record that says it changed ("switched the search cluster to …") is an update
+    said = new._replace(says_change=True)
+    assert [(p.at, p.promoted_over) for p in ranking.updates_first([old, said], idfs, False, s)] == [(1, "old"), (0, None)]
