@@ -591,8 +591,8 @@ def test_the_present_perfect_asks_for_the_present_value(vault, cli, monkeypatch)
     at(monkeypatch, "2023-05-01T10:00:00Z")
     old = put(vault, "I have had my cat Luna for about 6 months, she loves her scratching post").id
     at(monkeypatch, "2023-05-20T10:00:00Z")
-    new = put(vault, "Funny story: I've had Luna for about 11 months now and she just learned to open "
-                     "the kitchen cupboards").id
+    new = put(vault, "Funny story: I've had Luna for about 11 months and she just learned to open "
+                     "the kitchen cupboards").id  # (no "now": a record that says it changed is an update anyway)
     at(monkeypatch, "2023-05-22T10:00:00Z")
     hits = cli.json("search", "How long have I had my cat Luna?", "--explain")["hits"]
     assert [h["id"] for h in hits[:2]] == [new, old] and hits[0]["explain"]["updates"] == old
