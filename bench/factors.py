@@ -7,8 +7,7 @@ Index time, per 100k records, in this process: tokenising with and without Snowb
 and computing date terms. Query time, whole process, medians: search with every factor, then
 with conversation context off (context_top = 0, context_share = 0), with the updates-first
 rule off and with answers not found through their question (answer_share = 0), through a vault-level optmem.toml — against the bare FTS5 query script as anchor;
-and the same queries asking for an amount, with and without the amount factor (amount_share = 0)
-and without the earlier statements of an amount kept in the top (earlier_heads = 0).
+and the same queries asking for an amount, with and without the amount factor (amount_share = 0).
 """
 
 from __future__ import annotations
@@ -79,14 +78,12 @@ def query_time(size: int, repeat: int, work: Path) -> list[tuple[str, float, str
     # the sentences of the candidates that matched
     amounts = [f"how many {q}" if q.isascii() else f"{q}有多少" for q in QUERIES]
     asked, not_asked = timed("", amounts), timed("[ranking]\namount_share = 0\n", amounts)
-    no_earlier = timed("[ranking]\nearlier_heads = 0\n", amounts)
     return [(f"search, {size:,} records, every factor", every, "bare FTS5 query script", anchor, "≤ 2x", ""),
             ("… without conversation context", no_context, "every factor", every, "info", ""),
             ("… without updates first", no_updates, "every factor", every, "info", ""),
             ("… without answers found through their question", no_answers, "every factor", every, "info", ""),
             ("the same asking an amount (how many …, …有多少)", asked, "… with amount_share = 0", not_asked,
-             "info", ""),
-            ("… the earlier statements kept", asked, "… with earlier_heads = 0", no_earlier, "info", "")]
+             "info", "")]
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
     python bench/updates.py                          # both halves, through the CLI (~4 min on 2 cores)
     python bench/updates.py --half tune --jobs 2     # the half you may read failures of
     python bench/updates.py --limit-cases 20         # a quick look
-    python bench/updates.py --setting ranking.same_topic_window=0   # a setting, through optmem.toml
+    python bench/updates.py --setting ranking.change_updates=false  # a setting, through optmem.toml
     python bench/updates.py --cmd "optmem --vault {vault} --set ranking.reorder_top=1 search {query} \\
         --limit {k} --until {now} --json"        # any command (once the global --set exists)
     python bench/updates.py --workdir /tmp/upd --reuse --half tune --failures   # again: ~30 s
@@ -462,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
                          "direct: LOG.jsonl lines with their ts (seconds; no gate, no may_update links)")
     ap.add_argument("--setting", action="append", default=[], metavar="SECTION.NAME=VALUE",
                     help="a setting for the searches, written into each vault's optmem.toml after loading "
-                         "(repeatable; a TOML value: --setting ranking.same_topic_window=0)")
+                         "(repeatable; a TOML value: --setting ranking.change_updates=false)")
     ap.add_argument("--fetch-k", type=int, default=DEPTH, help="{k}: hits asked for (default 10)")
     ap.add_argument("--jobs", type=int, default=1, help="parallel searches, and both halves loaded at once when > 1")
     ap.add_argument("--workdir", help="build the vaults here (vault-tune, vault-held-out) and keep them")

@@ -16,12 +16,11 @@ A hit's score is (relevance + context) × tier factor × heat factor:
   said again or recalled (`touch`); the relative importance is the record's importance over the
   default for its kind and tier (so 1 unless `--importance` was given; at most 2). It re-orders
   near-equals but never buries an old record that is the only strong match; current redlines
-  never decay, and a cold record gets no bonus (nobody used it lately). (The lifecycle's own heat, which decides what a sweep cools, decays faster —
-  `optmem.lifecycle`; ranking keeps the past findable.)
-Hits are ordered in bands first (`view.band`), then by score; then a newer record about the same
-thing (a shared key, a correction link, mostly the same terms) goes above an older one whose
-relevance it nearly matches (`ranking.same_topic_window`); last, inside the top hits only (so the
-set of hits is relevance's and the past stays found), a record at least a day newer goes above
+  never decay, and a cold record gets no bonus (nobody used it lately). (The lifecycle's own
+  heat, which decides what a sweep cools, decays faster — `optmem.lifecycle`; ranking keeps the
+  past findable.)
+Hits are ordered in bands first (`view.band`), then by score; then, inside the top hits only (so
+the set of hits is relevance's and the past stays found), a record at least a day newer goes above
 an older one that matched largely the same query terms (`updates_first`) — readily when the
 query asks for the present ("now", "currently", "现在", "目前" …), cautiously otherwise.
 
@@ -31,7 +30,7 @@ read once by `optmem.reading.query` and handed in; no word list lives here.
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from optmem import view
@@ -161,33 +160,11 @@ def score(c: Candidate, now: float, settings: Ranking, *, past: bool = False) ->
                  (c.relevance + c.context) * factor * heat, importance, heat)
 
 
-class Topic(NamedTuple):
-    """What tells whether two hits are about the same thing."""
-
-    id: str
-    key: str | None
-    scope: tuple[str, str | None]          # (domain, project): keys are scoped
-    superseded_by: str | None
-    corrects: tuple[str, ...]
-    tokens: frozenset[str]
-
-
-def same_topic(a: Topic, b: Topic) -> bool:
-    """About the same thing: a shared key, a correction link, or mostly the same terms."""
-    if a.key and a.key == b.key and a.scope == b.scope:
-        return True
-    if a.superseded_by == b.id or b.superseded_by == a.id or a.id in b.corrects or b.id in a.corrects:
-        return True
-    if not a.tokens or not b.tokens:
-        return False
-    return len(a.tokens & b.tokens) / len(a.tokens | b.tokens) >= 0.5
-
-
 class Ranked(NamedTuple):
-    """A hit in ranking order, and whose place it took (the newer-first rule)."""
+    """A hit in ranking order, and whose place it took (the newer-first rule: the record it updates)."""
 
-    at: int                    # index into the list given to `promote_newer`
-    promoted_over: str | None
+    at: int            # index into the list given to `updates_first`
+    over: str | None
 
 
 def lacks_amount(newer_states: bool, newer_changed: bool, older_states: bool) -> bool:
@@ -196,30 +173,6 @@ def lacks_amount(newer_states: bool, newer_changed: bool, older_states: bool) ->
     after "I bought 5 plants" — while "no plants on the balcony anymore" or 现在只养了一盆 say it
     in words no number holds)."""
     return older_states and not (newer_states or newer_changed)
-
-
-def promote_newer(hits: list[tuple[Parts, Topic]], window: float,
-                  names: frozenset[str] = frozenset(), amounts: Sequence[bool] = (),
-                  changes: Sequence[bool] = ()) -> list[Ranked]:
-    """Within a band, put a newer same-topic record (by whole days) above an older one whose
-    relevance is at least `1 - window` of the older one's — unless it lacks a name of the query
-    (`reading.query.names_in`) the older one holds, or the amount asked that the older one states
-    (`lacks_amount`; `amounts`: which hits state it, `changes`: which say they changed). `hits`
-    come in score order."""
-    keep = 1 - window
-    out: list[Ranked] = []
-    for i, (parts, topic) in enumerate(hits):
-        pos, over = len(out), None
-        for j, placed in enumerate(out):
-            o_parts, o_topic = hits[placed.at]
-            if (o_parts.band == parts.band and parts.age_days < o_parts.age_days
-                    and same_topic(topic, o_topic) and parts.relevance >= keep * o_parts.relevance
-                    and (names & o_topic.tokens) <= topic.tokens
-                    and not (amounts and lacks_amount(amounts[i], changes[i], amounts[placed.at]))):
-                pos, over = j, o_topic.id
-                break
-        out.insert(pos, Ranked(i, over))
-    return out
 
 
 class Match(NamedTuple):

@@ -14,9 +14,8 @@ How a query is answered:
    its best session neighbour's — or, when more, of what the turn before it asked, `_Answers`)
    × tier × recency bonus, in bands by status); the most relevant candidates bring their session
    neighbours along — `_score`.
-3. Hits are sorted by band, score, tier, newer, id; then `ranking.promote_newer` puts a newer
-   same-topic record above an older near-equal, and `ranking.updates_first` a newer record
-   above an older one it updates, inside the top hits — `_order`.
+3. Hits are sorted by band, score, tier, newer, id; then `ranking.updates_first` puts a newer
+   record above an older one it updates, inside the top hits — `_order`.
 """
 
 from collections import Counter
@@ -30,7 +29,7 @@ from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all,
 from optmem.ingest import tokens_for
 from optmem.reading import cues, questions
 from optmem.reading.query import NAMED_DAY, Intent, read, with_terms
-from optmem.record import BOOKKEEPING, MEMORY, Record
+from optmem.record import MEMORY, Record
 from optmem.settings import Ranking
 from optmem.vault import Vault
 
@@ -203,22 +202,12 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
     return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when, amount)
 
 
-class _ReadAt(NamedTuple):
-    """Where a record's amount was read (`reading.amounts.states_amount`): beside these words of its text
-    (or Chinese terms), the query's own numbers left out."""
-
-    words: frozenset[str]
-    named: frozenset[str]
-
-
 class _Relevance(NamedTuple):
     record: Record
     relevance: float          # BM25 (× 1 + amount_share when it states the amount asked for)
-    tokens: frozenset[str]
     matched: frozenset[str]   # the query terms it holds
     length: int               # its number of tokens
     amount: bool = False      # it states a number beside the topic, and the query asks for one
-    read_at: _ReadAt | None = None  # where it states the amount (when it does)
 
 
 def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
@@ -234,7 +223,7 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
     tokens = frozenset(toks)
     matched = frozenset(t for t in q.terms if t in tokens)
     if corpus.when and matched and matched <= corpus.when:
-        return _Relevance(rec, 0.0, tokens, matched, len(toks))
+        return _Relevance(rec, 0.0, matched, len(toks))
     relevance = _bm25(toks, len(toks), corpus)
     amount = False
     if corpus.amount and relevance > 0 and (topic := matched - corpus.when):
@@ -249,8 +238,7 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
         amount = states_amount(folded, said, named)
         if amount:
             relevance *= 1 + corpus.amount
-            return _Relevance(rec, relevance, tokens, matched, len(toks), amount, _ReadAt(said, named))
-    return _Relevance(rec, relevance, tokens, matched, len(toks), amount)
+    return _Relevance(rec, relevance, matched, len(toks), amount)
 
 
 def _bm25(toks: list[str], length: int, corpus: _Corpus) -> float:
@@ -299,12 +287,10 @@ class _Scored(NamedTuple):
     row: Row
     record: Record
     parts: ranking.Parts
-    topic: ranking.Topic
     matched: frozenset[str]
     stands_for: str | None = None  # the superseded record whose relevance it took
     answers: str | None = None     # the question (the turn before) whose relevance it took a share of
     amount: bool = False           # it states the amount asked for (its relevance gained a share)
-    read_at: _ReadAt | None = None  # where it states it (`_Relevance.read_at`)
 
 
 _Placed = tuple[_Scored, str | None, str | None]  # a hit, the record it went above, the one it updates
@@ -393,7 +379,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
     hot = _HotFiles(idx)
     life = idx.vault.settings.lifecycle
     for n, row in rows.items():
-        rec, relevance, tokens, matched, length, amount, read_at = seen[n]
+        rec, relevance, matched, length, amount = seen[n]
         stands_for = answered = None
         if n in stands and stands[n][0] > relevance:
             relevance, stands_for, amount = stands[n]  # (whether the replaced record stated the amount)
@@ -416,10 +402,7 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
                                                 bool(row.inferred),
                                                 view.status(row, q.now, warm=True) if cold else None),
                               q.now, settings, past=past)
-        topic = ranking.Topic(row.id, row.key, (row.domain, row.project), row.superseded_by,
-                              rec.corrects, tokens)
-        out.append(_Scored(row, rec, parts, topic, matched, stands_for, answered, amount,
-                           read_at if amount else None))
+        out.append(_Scored(row, rec, parts, matched, stands_for, answered, amount))
     return out, corpus
 
 
@@ -476,95 +459,6 @@ def _neighbours(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int,
     return list(found.values())
 
 
-def _earlier_statements(ranked: list[_Scored], k: int, q: Query, corpus: _Corpus,
-                         settings: Ranking) -> list[tuple[_Scored, _Scored]]:
-    """For a question that asks an amount (not of a named day), the earlier statements of the
-    amounts the first `earlier_heads` of the top `k` hits state, as (hit, its earlier
-    statement) pairs. The amounts a hit states of what is asked: those in a unit the query
-    names when there are some ("how many cats": not the "5 plants" beside "2 cats"), else all;
-    each is said of the query word nearest its number — not a word that says only when or how
-    long ("ago", "weeks", "since") —, else of its unit if that is a query word. An earlier
-    statement is an older record (at least a day, of the hit's band, domain and project) that
-    states an amount in the same unit in a sentence holding that word: "I've lost 10 pounds
-    since I started at the gym" → "I've lost 5 pounds" (lost), "I'm now at 600 followers" → "I
-    just reached 500 followers", 现在在阳台养了五盆花 → 阳台养了三盆花 (盆花); not "3 plants in the
-    kitchen" for "5 plants on the balcony". Of several, the one most like the hit in words (the
-    newer on a tie); two hits never share one."""
-    heads = ([s for s in ranked[:k] if s.read_at][: settings.earlier_heads]
-             if corpus.amount and q.intent.asks != NAMED_DAY else [])
-    if not heads:
-        return []
-    from optmem.reading.amounts import stated_amounts, term_places, time_span_terms
-
-    terms = frozenset(q.terms) - corpus.when - time_span_terms()
-    amounts: dict[int, list[tuple[str, str, int]]] = {}
-    places: dict[str, list[tuple[int, str]]] = {}
-
-    def stated(s: _Scored) -> list[tuple[str, str, int]]:
-        # (unit, the sentence stating it, where in it) of each amount the record states
-        if s.read_at and s.row.n not in amounts:
-            words, numbers = s.read_at
-            amounts[s.row.n] = stated_amounts(textmod.fold(s.record.text), words, numbers, terms)
-        return amounts.get(s.row.n, [])
-
-    def held(sentence: str) -> list[tuple[int, str]]:
-        # where a sentence holds the query's words (each sentence read once)
-        if sentence not in places:
-            places[sentence] = term_places(sentence, terms)
-        return places[sentence]
-
-    def asked(head: _Scored) -> set[tuple[str, str]]:
-        # (unit, what it is said of) of each amount the hit states of what is asked
-        found = stated(head)
-        out = set()
-        for unit, sentence, at in [a for a in found if a[0] in terms] or found:
-            near = [(abs(place - at), place, term) for place, term in held(sentence) if term != unit]
-            said_of = min(near)[2] if near else (unit if unit in terms else None)
-            if said_of is not None:
-                out.add((unit, said_of))
-        return out
-
-    def states_earlier(s: _Scored, head: _Scored, wanted: set[tuple[str, str]]) -> bool:
-        if (s.parts.band != head.parts.band or (s.row.ts or 0.0) > (head.row.ts or 0.0) - ranking.DAY
-                or (s.row.domain, s.row.project) != (head.row.domain, head.row.project)):
-            return False
-        # (its tokens must hold a word an amount is said of: most candidates are passed over
-        # without reading their sentences)
-        return any(said_of in s.topic.tokens for _, said_of in wanted) and any(
-            (unit, said_of) in wanted
-            for unit, sentence, _ in stated(s) for said_of in {unit, *(term for _, term in held(sentence))})
-
-    pairs: list[tuple[_Scored, _Scored]] = []
-    taken: set[int] = set()
-    for head in heads:
-        wanted = asked(head)
-        older = [s for s in ranked if s.read_at and s.row.n not in taken and states_earlier(s, head, wanted)]
-        if wanted and older:
-            alike = max(older, key=lambda s: (textmod.resemblance(head.record.text, s.record.text),
-                                              s.row.ts or 0.0))
-            taken.add(alike.row.n)
-            pairs.append((head, alike))
-    return pairs
-
-
-def _keep_the_past(final: list[_Placed], pairs: list[tuple[_Scored, _Scored]], k: int) -> list[_Placed]:
-    """Updates first, the past kept: the earlier statements (`_earlier_statements`) that
-    relevance left below the top `k` take its last places, in rank order; the hits there — none
-    of those the pairs name — move down just below them, as many places as were taken. Whoever
-    asks the current value sees what it was, and a question for the earlier one finds it."""
-    wanted = {earlier.row.n for _, earlier in pairs}
-    brought = [item for item in final[k:] if item[0].row.n in wanted]
-    if not brought:
-        return final
-    pinned = wanted | {newer.row.n for newer, _ in pairs}
-    top = final[:k]
-    moved = set([i for i, item in enumerate(top) if item[0].row.n not in pinned][-len(brought):])
-    brought = brought[: len(moved)]
-    kept = {item[0].row.n for item in brought}
-    return ([item for i, item in enumerate(top) if i not in moved] + brought
-            + [top[i] for i in sorted(moved)] + [item for item in final[k:] if item[0].row.n not in kept])
-
-
 def _covers(s: _Scored, q: Query, settings: Ranking) -> frozenset[str]:
     """The query terms a record's text holds once its cue words are out ("我现在养了5盆" holds 我养;
     `time_words`: the Chinese time words say when, not what)."""
@@ -596,44 +490,33 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
                 continue
             seen_entries.add(s.row.key)
         kept.append(s)
-    # the rules re-order a fixed number of top hits (`reorder_top`), not --limit's: a shorter
+    # the rule re-orders a fixed number of top hits (`reorder_top`), not --limit's: a shorter
     # --limit is then the start of a longer one
     k = settings.reorder_top
-    head = kept[: k * 3]
+    top = kept[:k]
     # "what was my previous …", "what did we sign last Saturday": the newest statement is not what
-    # is asked for — neither newer-first rule applies, relevance (the date terms with it) decides
-    as_is = asks in ("past", NAMED_DAY)
-    names = q.intent.names  # (none when as is)
-    # whether a hit says it changed ("no plants anymore", 现在只有一盆): a count in words, which may
-    # update one that states the amount asked (read only when some hit states it)
-    counted = settings.change_cues and any(s.amount for s in head)
-    changed = {s.row.n: settings.change_cues and (bool(s.row.change) or (
-        counted and not s.amount and cues.says_change(s.record.text))) for s in head}
-    placed = ([ranking.Ranked(i, None) for i in range(len(head))] if as_is else
-              ranking.promote_newer([(s.parts, s.topic) for s in head], settings.same_topic_window, names,
-                                    [s.amount for s in head], [changed[s.row.n] for s in head]))
-    order = [(head[p.at], p.promoted_over) for p in placed] + [(s, None) for s in kept[len(head):]]
-    top = order[:k]
-    matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched, s.row.upd,
-                             _covers(s, q, settings) if s.row.upd else s.matched, s.amount, changed.get(s.row.n, False),
-                             settings.change_updates and cues.says_change(s.record.text))
-               for s, _ in top]
-    if as_is:
-        updates = [ranking.Ranked(i, None) for i in range(len(matches))]
+    # is asked for — the newer-first rule does not apply, relevance (the date terms with it) decides
+    if asks in ("past", NAMED_DAY):
+        final: list[tuple[_Scored, str | None]] = [(s, None) for s in kept]
     else:
-        updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings, names,
+        # whether a hit says it changed ("no plants anymore", 现在只有一盆): a count in words, which
+        # may update one that states the amount asked (read only when some hit states it)
+        counted = any(s.amount for s in top)
+        matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched, s.row.upd,
+                                 _covers(s, q, settings) if s.row.upd else s.matched, s.amount,
+                                 settings.change_cues and (bool(s.row.change) or (
+                                     counted and not s.amount and cues.says_change(s.record.text))),
+                                 settings.change_updates and cues.says_change(s.record.text))
+                   for s in top]
+        updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings, q.intent.names,
                                         cues.cue_terms() if settings.present_cues else frozenset())
-    final = [(*top[p.at], p.promoted_over) for p in updates] + [(s, promoted, None) for s, promoted in order[k:]]
-    pairs = _earlier_statements([s for s, _, _ in final], k, q, corpus, settings)
-    final = _keep_the_past(final, pairs, k)
-    earlier_than = {earlier.row.n: newer.record.id for newer, earlier in pairs}
+        final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
     hits = []
-    for s, promoted, updated in final[: q.limit]:
+    for s, updated in final[: q.limit]:
         explain = None
         if q.explain:
-            explain = s.parts.explain(promoted_over=promoted, updates=updated, asks=asks,
-                                      stands_for=s.stands_for, answers=s.answers,
-                                      states_amount=s.amount, earlier_than=earlier_than.get(s.row.n),
+            explain = s.parts.explain(updates=updated, asks=asks, stands_for=s.stands_for, answers=s.answers,
+                                      states_amount=s.amount,
                                       dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                                       b=round(corpus.params.b, 3))
         hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,

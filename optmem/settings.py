@@ -54,7 +54,6 @@ class Lock(NamedTuple):
 
 class Ranking(NamedTuple):
     recency_window: Annotated[float, AtLeast(0)] = 0.10  # the largest recency bonus
-    same_topic_window: Annotated[float, AtLeast(0)] = 0.15  # newer same-topic first within this
     candidates: Annotated[int, AtLeast(1)] = 60       # re-scored per query (at least --limit)
     newest: Annotated[int, AtLeast(0)] = 10           # … and the newest matches beside them
     postings_budget: Annotated[int, AtLeast(1)] = 5000  # above: candidates are chosen
@@ -72,7 +71,6 @@ class Ranking(NamedTuple):
     update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
     cjk_unigram: Annotated[float, AtLeast(0)] = 0.3     # weight of a Chinese query's single characters
     reorder_top: Annotated[int, AtLeast(1)] = 10       # hits the newer-first rules re-order, whatever --limit
-    earlier_heads: Annotated[int, AtLeast(0)] = 3      # top hits stating an amount asked that bring its earlier statement
     # The language rules (`optmem.reading`), each on or off:
     stopwords: bool = True          # English function words are dropped from a query
     question_words: bool = True     # … and its form: "how many / much / long", 多少, 吗, 的 …
@@ -214,6 +212,13 @@ def load(toml_text: str | None, overrides: list[str] | None = None, *,
     return Settings(**parts, warnings=tuple(warnings))
 
 
+# Settings of rules that were removed: a vault that still sets one is told so, not that it is unknown.
+RETIRED = {
+    "ranking.same_topic_window": "the same-topic rule is gone: newer records go first through the update rule",
+    "ranking.earlier_heads": "the earlier-statement rule is gone: it moved no development question set",
+}
+
+
 def _section(section: str, cls: type, values: dict[str, tuple[Any, str]], warnings: list[str]) -> Any:
     from typing import get_type_hints
 
@@ -221,6 +226,10 @@ def _section(section: str, cls: type, values: dict[str, tuple[Any, str]], warnin
     defaults = cls._field_defaults  # type: ignore[attr-defined]
     known: dict[str, Any] = {}
     for name, (value, origin) in values.items():
+        if f"{section}.{name}" in RETIRED:
+            warnings.append(f"{origin}: {section}.{name} is no longer read ({RETIRED[f'{section}.{name}']}); "
+                            "remove it")
+            continue
         if name not in hints:
             warnings.append(f"{origin}: unknown setting {section}.{name}{_nearest(name, list(hints))}; "
                             "it was ignored")

@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 from datetime import datetime, timezone
 
 from conftest import put
-from optmem import dates, ranking, search, text
+from optmem import dates, ranking, text
 from optmem.reading import cues
 from optmem.reading.query import names_in, search_terms, terms_of
 from optmem.reading.questions import questions
@@ -825,7 +825,7 @@ def test_a_newer_record_without_the_amount_asked_is_no_update_of_one_that_states
     that states it stays above, whether or not the question asks for the present."""
     count, talk, hits = _said_then(vault, cli, monkeypatch, first, later, query, "2026-04-03")
     assert [h["id"] for h in hits] == [count, talk]
-    assert hits[1]["explain"]["updates"] is None and hits[1]["explain"]["promoted_over"] is None
+    assert hits[1]["explain"]["updates"] is None
     # a newer record that states a number is a newer value, and goes first
     at(monkeypatch, "2026-04-20T10:00:00Z")
     newer = put(vault, later.replace("the plants", "the 7 plants").replace("阳台的盆花", "阳台的七盆花")).id
@@ -920,183 +920,6 @@ def _earlier_store(vault, monkeypatch, lang: str) -> tuple[str, str, str]:
     return old, new, query
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_earlier_statement_of_an_amount_asked_is_kept_in_the_top(vault, cli, monkeypatch, lang):
-    """Updates first, the past kept: the newer count goes first, and the older statement of the
-    same count, which relevance left below the top, takes its last place — the hit there moves
-    down one. Without the rule (`earlier_heads = 0`) it stays below."""
-    old, new, query = _earlier_store(vault, monkeypatch, lang)
-    hits = cli.json("search", query, "--explain")["hits"]
-    assert hits[0]["id"] == new and hits[3]["id"] == old
-    assert hits[3]["explain"]["earlier_than"] == new and hits[0]["explain"]["earlier_than"] is None
-    assert "earlier statement of" in cli("search", query, "--explain").stdout
-    # a shorter --limit is the start of the longer list
-    assert [h["id"] for h in cli.json("search", query, "--limit", "2")["hits"]] == [h["id"] for h in hits[:2]]
-    (vault.root / "optmem.toml").write_text("[ranking]\nreorder_top = 4\nearlier_heads = 0\n", "utf-8")
-    assert old not in [h["id"] for h in cli.json("search", query)["hits"][:4]]
-
-
-@pytest.mark.parametrize("older", [
-    "I have 3 pots on the balcony",           # another unit
-    "the balcony railing is 3 metres long",   # another unit, and no word of the topic beside it
-    "I have 3 plants in the kitchen",         # the same unit, but the sentences share no query word
-])
-def test_an_older_amount_of_something_else_is_not_brought(vault, cli, monkeypatch, older):
-    # beside it, the store's real earlier count is (the rule is at work, and passes the other by)
-    (vault.root / "optmem.toml").write_text("[ranking]\nreorder_top = 4\n", "utf-8")
-    at(monkeypatch, "2026-02-01T10:00:00Z")
-    real = put(vault, "I had 4 plants on the balcony").id
-    at(monkeypatch, "2026-03-01T10:00:00Z")
-    other = put(vault, older).id
-    for mark in ("alpha", "beta", "gamma", "delta"):
-        put(vault, f"the balcony plants: repot the balcony plants, water the balcony plants ({mark})", gate=False)
-    at(monkeypatch, "2026-04-01T10:00:00Z")
-    new = put(vault, "I now have 5 plants on the balcony, and the balcony plants grow well", gate=False).id
-    hits = cli.json("search", "how many balcony plants do I have", "--explain")["hits"]
-    assert hits[0]["id"] == new and other not in [h["id"] for h in hits[:4]]
-    assert {h["id"]: h["explain"]["earlier_than"] for h in hits if h["explain"]["earlier_than"]} == {real: new}
-    assert real in [h["id"] for h in hits[:4]]
-
-
-def test_an_earlier_amount_is_not_linked_by_words_that_only_say_when(vault, cli, monkeypatch):
-    # "weeks" and "ago" measure and place time: "sick 2 weeks ago" is no earlier statement of "3
-    # weeks ago I repotted the fern", though "ago" is the query word nearest its number
-    (vault.root / "optmem.toml").write_text("[ranking]\nreorder_top = 2\n", "utf-8")
-    at(monkeypatch, "2026-03-01T10:00:00Z")
-    sick = put(vault, "I was sick 2 weeks ago").id
-    at(monkeypatch, "2026-02-01T10:00:00Z")
-    before = put(vault, "10 weeks ago I repotted the fern").id  # the real earlier statement
-    at(monkeypatch, "2026-04-01T10:00:00Z")
-    for text in ("we waited weeks for the parts", "weeks of rain, long ago", "the sprint took weeks",
-                 "not long ago", "ages ago",
-                 "repot the fern: the fern is root bound, the fern pot is small",
-                 "repot the fern soon: the fern pot is small, the fern roots show"):
-        put(vault, text, gate=False)
-    new = put(vault, "3 weeks ago I repotted the fern").id
-    hits = cli.json("search", "how many weeks ago did I repot the fern", "--explain")["hits"]
-    assert hits[0]["id"] == new and sick not in [h["id"] for h in hits[:2]]
-    assert {h["id"]: h["explain"]["earlier_than"] for h in hits if h["explain"]["earlier_than"]} == {before: new}
-
-
-def _kept_store(vault, monkeypatch, top: int, older: list[tuple[str, str, dict]], talk: list[str],
-                newer: str, when: str = "2026-04-01T10:00:00Z") -> tuple[list[str], str]:
-    """Older records (text, time, fields), records about the topic that outrank them and state
-    no amount, then the newer one; the top the rules re-order is `top` hits."""
-    (vault.root / "optmem.toml").write_text(f"[ranking]\nreorder_top = {top}\n", "utf-8")
-    ids = []
-    for text, ts, fields in older:
-        at(monkeypatch, ts)
-        ids.append(put(vault, text, gate=False, **fields).id)
-    at(monkeypatch, "2026-03-01T12:00:00Z")
-    for text in talk:
-        put(vault, text, gate=False)
-    at(monkeypatch, when)
-    return ids, put(vault, newer, gate=False).id
-
-
-def test_the_earlier_statement_is_of_the_amount_asked(vault, cli, monkeypatch):
-    # "how many cats": the hit's "5 plants" is no amount asked — an older plant count is not kept for it
-    (plants,), new = _kept_store(
-        vault, monkeypatch, 3, [("I had 3 plants, and my cat sleeps on the balcony", "2026-03-01T10:00:00Z", {})],
-        [f"the cats on the balcony: feed the balcony cats ({m})" for m in ("alpha", "beta", "gamma", "delta")],
-        "I have 5 plants and 2 cats on the balcony, the balcony cats are fine")
-    hits = cli.json("search", "how many cats do I have on the balcony", "--explain")["hits"]
-    assert hits[0]["id"] == new and plants not in [h["id"] for h in hits[:3]]
-    # asked about the plants, it is kept
-    hits = cli.json("search", "how many plants do I have on the balcony", "--explain")["hits"]
-    assert plants in [h["id"] for h in hits[:3]]
-
-
-@pytest.mark.parametrize("old, new, query", [
-    ("my salary was 50k", "my salary is now 60k, salary day is the 25th", "what is my salary"),
-    ("the road bike cost $300", "the road bike cost $450 after the road bike upgrade", "how much did the road bike cost"),
-])
-def test_an_earlier_amount_in_a_unit_written_onto_its_number_is_kept(vault, cli, monkeypatch, old, new, query):
-    topic = query.split()[-1]
-    (was,), now = _kept_store(vault, monkeypatch, 2, [(old, "2026-03-01T10:00:00Z", {})],
-                              [f"{topic} talk: the {topic}, the {topic}, the {topic} ({m})" for m in ("alpha", "beta", "gamma")],
-                              new)
-    hits = cli.json("search", query, "--explain")["hits"]
-    assert hits[0]["id"] == now and hits[1]["id"] == was and hits[1]["explain"]["earlier_than"] == now
-
-
-@pytest.mark.parametrize("when, fields, kept", [
-    ("2026-03-01T10:00:00Z", {}, True),                  # a month older, same domain and project: kept
-    ("2026-04-01T08:00:00Z", {}, False),                 # said the same day: no earlier statement
-    ("2026-03-01T10:00:00Z", {"domain": "work"}, False),  # another domain
-    ("2026-03-01T10:00:00Z", {"project": "flat"}, False),  # another project
-])
-def test_an_earlier_statement_is_a_day_older_in_the_same_domain_and_project(vault, cli, monkeypatch, when,
-                                                                            fields, kept):
-    (old,), new = _kept_store(vault, monkeypatch, 4, [("I have 3 plants on the balcony", when, fields)],
-                              [f"the balcony plants: repot the balcony plants, water the balcony plants ({m})"
-                               for m in ("alpha", "beta", "gamma", "delta")],
-                              "I now have 5 plants on the balcony, and the balcony plants grow well")
-    hits = cli.json("search", "how many plants do I have on the balcony", "--explain")["hits"]
-    assert hits[0]["id"] == new and (old in [h["id"] for h in hits[:4]]) is kept
-
-
-def test_of_several_earlier_statements_the_most_alike_is_kept_and_two_hits_never_share_one(vault, cli, monkeypatch):
-    talk = [f"the balcony plants: repot the balcony plants, water the balcony plants ({m})"
-            for m in ("alpha", "beta", "gamma", "delta")]
-    (alike, other), new = _kept_store(
-        vault, monkeypatch, 4,
-        [("I had 3 plants on the balcony, and the balcony plants grow well", "2026-01-01T10:00:00Z", {}),
-         ("Balcony: 4 plants there at the moment", "2026-03-01T10:00:00Z", {})],
-        talk, "I now have 5 plants on the balcony, and the balcony plants grow well")
-    hits = cli.json("search", "how many plants do I have on the balcony", "--explain")["hits"]
-    kept = {h["id"]: h["explain"]["earlier_than"] for h in hits if h["explain"]["earlier_than"]}
-    assert kept == {alike: new} and other not in [h["id"] for h in hits[:4]]
-    # a newer count still, most like the first: it keeps that one, and the count of April 1 —
-    # which may not share it — the other
-    at(monkeypatch, "2026-04-02T10:00:00Z")
-    latest = put(vault, "I had 6 plants on the balcony, and the balcony plants grow well", gate=False).id
-    hits = cli.json("search", "how many plants do I have on the balcony", "--explain")["hits"]
-    kept = {h["id"]: h["explain"]["earlier_than"] for h in hits if h["explain"]["earlier_than"]}
-    assert kept == {alike: latest, other: new} and {alike, other} <= {h["id"] for h in hits[:4]}
-
-
-def test_a_question_that_names_a_day_keeps_no_earlier_statement(vault, cli, monkeypatch):
-    (old,), new = _kept_store(vault, monkeypatch, 4, [("I have 3 plants on the balcony", "2026-03-01T10:00:00Z", {})],
-                              [f"the balcony plants: repot the balcony plants, water the balcony plants ({m})"
-                               for m in ("alpha", "beta", "gamma", "delta")],
-                              "I now have 5 plants on the balcony, and the balcony plants grow well")
-    named = cli.json("search", "how many plants did I have on the balcony on 2026-04-01", "--explain")["hits"]
-    assert named[0]["id"] == new and old not in [h["id"] for h in named[:4]]
-    assert old in [h["id"] for h in cli.json("search", "how many plants do I have on the balcony")["hits"][:4]]
-
-
-def test_a_superseded_statement_is_no_earlier_statement_of_a_current_count(vault, cli, monkeypatch):
-    # corrected, the old count is in the superseded band: it is not brought above current hits
-    from optmem import facts
-
-    (old,), new = _kept_store(vault, monkeypatch, 4, [("I have 3 plants on the balcony", "2026-02-01T10:00:00Z", {})],
-                              [f"the balcony plants: repot the balcony plants, water the balcony plants ({m})"
-                               for m in ("alpha", "beta", "gamma", "delta")],
-                              "I now have 5 plants on the balcony, and the balcony plants grow well")
-    at(monkeypatch, "2026-04-01T11:00:00Z")
-    facts.correct(vault, old[-8:], "the balcony pots were all repotted in March")
-    hits = cli.json("search", "how many plants do I have on the balcony", "--explain")["hits"]
-    assert hits[0]["id"] == new and old not in [h["id"] for h in hits[:4]]
-    assert next(h for h in hits if h["id"] == old)["status"] == "superseded"
-
-
-def test_a_hit_that_keeps_or_is_kept_never_gives_its_place_up(vault, cli, monkeypatch):
-    """The top is two hits: the newest count and its earlier statement (relevant enough on its
-    own). That one states a count too, whose earlier statement lies below: no place is free for
-    it — it is named, not brought."""
-    (oldest, earlier), new = _kept_store(
-        vault, monkeypatch, 2,
-        [("I had 3 plants on the balcony", "2026-01-01T10:00:00Z", {}),
-         ("I had 4 plants on the balcony, and the balcony plants grow well", "2026-02-01T10:00:00Z", {})],
-        ["the balcony plants: repot the balcony plants"] * 2,
-        "I now have 5 plants on the balcony, and the balcony plants grow well")
-    hits = cli.json("search", "how many plants do I have on the balcony", "--explain")["hits"]
-    assert [h["id"] for h in hits[:2]] == [new, earlier]
-    kept = {h["id"]: h["explain"]["earlier_than"] for h in hits if h["explain"]["earlier_than"]}
-    assert kept == {earlier: new, oldest: earlier}
-
-
 def test_a_newer_record_that_says_it_changed_is_read_as_an_update_readily():
     day = ranking.DAY
     idfs = {"cluster": 1.0, "search": 1.0, "run": 1.0}
@@ -1107,4 +930,4 @@ def test_a_newer_record_that_says_it_changed_is_read_as_an_update_readily():
     assert [p.at for p in ranking.updates_first([old, new], idfs, False, s)] == [0, 1]
     # … but a record that says it changed ("switched the search cluster to …") is an update
     said = new._replace(says_change=True)
-    assert [(p.at, p.promoted_over) for p in ranking.updates_first([old, said], idfs, False, s)] == [(1, "old"), (0, None)]
+    assert [(p.at, p.over) for p in ranking.updates_first([old, said], idfs, False, s)] == [(1, "old"), (0, None)]

@@ -159,7 +159,7 @@ def test_the_tokeniser_and_the_scorer_read_no_question():
     assert "optmem.dates" not in _imports("optmem.text")
     assert not {m for m in _imports("optmem.ranking") if m.startswith("optmem.reading")}
     assert _imports("optmem.reading.lexicon") == set()
-    for name in ("asks_amount", "search_terms", "questions", "stated_amounts", "time_span_terms"):
+    for name in ("asks_amount", "search_terms", "questions"):
         assert not hasattr(text, name), name
     from optmem import ranking
 

@@ -197,6 +197,9 @@ def test_settings_unknown_names_warn_with_the_nearest_and_wrong_types_are_usage_
     assert s.ranking.candidates == settings.Ranking().candidates  # the typo changed nothing …
     assert any("ranking.candidats (did you mean candidates?)" in w for w in s.warnings)  # … and says so
     assert any("[rankng] (did you mean ranking?)" in w for w in s.warnings)
+    # a setting of a removed rule is named as such, not as a typo
+    gone = settings.load("[ranking]\nearlier_heads = 3\nsame_topic_window = 0.2\n").warnings
+    assert len(gone) == 2 and all("is no longer read" in w and "remove it" in w for w in gone)
     for toml, key in (('[ranking]\ncandidates = "lots"\n', "ranking.candidates"),
                       ("[dedup]\non_similar = \"maybe\"\n", "dedup.on_similar"),
                       ("[tree]\nrun = 1\n", "tree.run"),

@@ -101,16 +101,3 @@ def test_score_is_the_product_of_its_parts():
     assert old.band == view.BANDS.index(view.Status.SUPERSEDED)
 
 
-def test_newer_same_topic_record_is_promoted_only_within_the_window():
-    def hit(id_, relevance, age, tokens):
-        parts = ranking.Parts(relevance, 0.0, 1.0, 0.0, age, 1, view.Status.CURRENT, relevance)
-        return parts, ranking.Topic(id_, None, ("d", None), None, (), frozenset(tokens))
-
-    old = hit("OLD", 1.0, 100, {"backend", "port", "8080"})
-    near = hit("NEW", 0.9, 1, {"backend", "port", "9090"})
-    far = hit("FAR", 0.5, 1, {"backend", "port", "9090"})
-    other = hit("OTH", 0.95, 1, {"frontend", "build"})
-    assert [r.at for r in ranking.promote_newer([old, near], 0.15)] == [1, 0]
-    assert ranking.promote_newer([old, near], 0.15)[0].promoted_over == "OLD"
-    assert [r.at for r in ranking.promote_newer([old, far], 0.15)] == [0, 1]    # too far below
-    assert [r.at for r in ranking.promote_newer([old, other], 0.15)] == [0, 1]  # another topic

@@ -94,12 +94,8 @@ def _explain(ex: dict[str, Any]) -> str:
     parts += [f"heat×{ex['heat_factor']} (recency +{ex['recency_bonus']:.1%}, {ex['age_days']}d; "
               f"importance ×{ex['relative_importance']})", f"tier×{ex['tier_factor']}",
               f"band={ex['band']}", f"b={ex['b']}"]
-    if ex.get("promoted_over"):
-        parts.append(f"newer than {short(ex['promoted_over'])} (same topic)")
     if ex.get("updates"):
         parts.append(f"updates {short(ex['updates'])}")
-    if ex.get("earlier_than"):
-        parts.append(f"earlier statement of the amount in {short(ex['earlier_than'])}")
     if ex.get("asks"):
         parts.append(f"asks for the {ex['asks']}")
     return "  ".join(parts)
