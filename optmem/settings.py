@@ -84,7 +84,7 @@ class Ranking(NamedTuple):
     named_day: bool = True          # a query naming a day or two asks for that day's records, not the newest
     names: bool = True              # a newer record without the query's name updates no older one
     change_cues: bool = True        # a record that says it changed ("anymore", 改成) may update a count
-    change_updates: bool = True     # … and is read as an update as readily as a query for "now" reads one
+    change_updates: bool = True     # … and a note (not a conversation turn) that says so is read as an update readily
     measure_questions: bool = True  # "what is my best time", "what's the price" ask for an amount
     cjk_fallback: bool = True       # a Chinese query none of whose pairs occurs: the records holding its characters
 

@@ -931,3 +931,23 @@ def test_a_newer_record_that_says_it_changed_is_read_as_an_update_readily():
     # … but a record that says it changed ("switched the search cluster to …") is an update
     said = new._replace(says_change=True)
     assert [(p.at, p.over) for p in ranking.updates_first([old, said], idfs, False, s)] == [(1, "old"), (0, None)]
+
+
+@pytest.mark.parametrize("session, switch, newer_first", [
+    (None, True, True),             # a note that says it changed ("switched …") is read as an update readily
+    (None, False, False),           # … not with the switch off: the plain thresholds hold it below
+    ("chat-1", True, False),        # a conversation turn is not: chat says "now" and "instead" in passing
+])
+def test_a_note_that_says_it_changed_is_an_update_a_conversation_turn_is_not(vault, cli, monkeypatch,
+                                                                              session, switch, newer_first):
+    at(monkeypatch, "2026-02-01T10:00:00Z")
+    put(vault, "We run the nightly backup job at 2am", session=session)
+    at(monkeypatch, "2026-03-01T10:00:00Z")
+    old = put(vault, "The search cluster runs Elasticsearch 7.10", session=session).id
+    at(monkeypatch, "2026-04-01T10:00:00Z")
+    new = put(vault, "Switched the search cluster to OpenSearch 2.11", session=session).id
+    at(monkeypatch, "2026-04-05T10:00:00Z")
+    hits = cli.json("--set", f"ranking.change_updates={str(switch).lower()}", "search",
+                    "what does the search cluster run", "--explain")["hits"]
+    assert [h["id"] for h in hits[:2]] == ([new, old] if newer_first else [old, new])
+    assert hits[0]["explain"]["updates"] == (old if newer_first else None)
