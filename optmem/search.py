@@ -19,6 +19,7 @@ How a query is answered:
 """
 
 from collections import Counter
+from collections.abc import Callable
 from itertools import compress
 from typing import Any, NamedTuple
 
@@ -468,6 +469,19 @@ def _covers(s: _Scored, q: Query, settings: Ranking) -> frozenset[str]:
     return s.matched | frozenset(textmod.tokens(stripped, folded=True)).intersection(q.terms)
 
 
+def _compared(q: Query, corpus: _Corpus, settings: Ranking) -> Callable[[_Scored], frozenset[str]]:
+    """What of the query a hit holds, as the update rule compares two hits: its matched terms —
+    for a Chinese query, the query's characters it holds in place of its bigrams
+    (`cjk_characters`; the characters weigh by their idf, so with `cjk_unigram` = 0 bigrams are
+    compared). A bigram across two words says little of a topic: 我爸妈住在哪 pairs
+    妈住 and 我爸, which "爸妈搬到郑州了，住在我姐家附近" lacks though it is about the same parents."""
+    chars = [c for c in q.intent.characters if c in corpus.idfs] if settings.cjk_characters else []
+    if not chars:
+        return lambda s: s.matched
+    return lambda s: (frozenset(c for c in chars if c in textmod.fold(s.record.text))
+                      | frozenset(t for t in s.matched if t.isascii()))
+
+
 def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
            settings: Ranking) -> tuple[list[view.RecordView], int]:
     """Band, score, then ties (higher tier, newer — a later ts, then the larger id, as in the
@@ -502,7 +516,8 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
         # whether a hit says it changed ("no plants anymore", 现在只有一盆): a count in words, which
         # may update one that states the amount asked (read only when some hit states it)
         counted = any(s.amount for s in top)
-        matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, s.matched, s.row.upd,
+        compared = _compared(q, corpus, settings)
+        matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, compared(s), s.row.upd,
                                  _covers(s, q, settings) if s.row.upd else s.matched, s.amount,
                                  settings.change_cues and (bool(s.row.change) or (
                                      counted and not s.amount and cues.says_change(s.record.text))),

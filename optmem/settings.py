@@ -86,6 +86,7 @@ class Ranking(NamedTuple):
     change_cues: bool = True        # a record that says it changed ("anymore", 改成) may update a count
     change_updates: bool = True     # … and a note (not a conversation turn) that says so is read as an update readily
     measure_questions: bool = True  # "what is my best time", "what's the price" ask for an amount
+    cjk_characters: bool = True     # the update rule compares Chinese by the query's characters a record holds
     cjk_fallback: bool = True       # a Chinese query none of whose pairs occurs: the records holding its characters
 
 

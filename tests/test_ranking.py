@@ -951,3 +951,21 @@ def test_a_note_that_says_it_changed_is_an_update_a_conversation_turn_is_not(vau
                     "what does the search cluster run", "--explain")["hits"]
     assert [h["id"] for h in hits[:2]] == ([new, old] if newer_first else [old, new])
     assert hits[0]["explain"]["updates"] == (old if newer_first else None)
+
+
+@pytest.mark.parametrize("switch, newer_first", [(True, True), (False, False)])
+def test_the_update_rule_compares_chinese_by_the_characters_a_record_holds(vault, cli, monkeypatch,
+                                                                           switch, newer_first):
+    """我爸妈住在哪 pairs 我爸 and 妈住 across words: the newer record lacks those bigrams, not the
+    parents — compared by characters it is the same topic, and its newer value goes first."""
+    at(monkeypatch, "2026-03-10T10:00:00Z")
+    for other in ("我姐一家住在郑州。", "我爸喜欢钓鱼。", "我妈住院检查了一周。", "周末和同事去爬山。"):
+        put(vault, other)
+    old = put(vault, "我爸妈住在老家洛阳。").id
+    at(monkeypatch, "2026-05-01T10:00:00Z")
+    new = put(vault, "爸妈搬到郑州了，住在我姐家附近。").id
+    at(monkeypatch, "2026-05-10T10:00:00Z")
+    hits = cli.json("--set", f"ranking.cjk_characters={str(switch).lower()}", "search", "我爸妈住在哪儿？",
+                    "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert ids.index(new) < ids.index(old) if newer_first else ids.index(old) < ids.index(new)
