@@ -224,7 +224,7 @@ def test_the_documented_optmem_toml_is_every_setting_at_its_default() -> None:
     [block] = [b for b in blocks(REPO / "docs" / "files.md") if b.info == "toml" and "[limits]" in b.text]
     documented = tomllib.loads(block.text)
     commands = {tuple(c.split(".")) for c in settings.COMMANDS}  # named in your own configuration only
-    expected = {section: {name: default for name, default in kind._field_defaults.items()
+    expected = {section: {name: default for name, default in kind()._asdict().items()
                           if (section, name) not in commands}
                 for section, kind in settings.SECTIONS.items()}
     assert documented == expected
