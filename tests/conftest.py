@@ -80,13 +80,21 @@ def optmem_cmd() -> list[str]:
     return [sys.executable, "-m", "optmem"]
 
 
-def run_readme_block(marker: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run the README's ```sh block holding `marker`, as printed, with bash -euo pipefail and the
-    `optmem` installed beside this interpreter on PATH (whether or not its venv is activated)."""
-    import re
+def docs_text() -> str:
+    """README.md and every docs/*.md page, one after the other."""
+    repo = Path(__file__).resolve().parent.parent
+    return "\n".join(p.read_text("utf-8") for p in [repo / "README.md", *sorted((repo / "docs").glob("*.md"))])
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
-    block = next(b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if marker in b)
+
+def run_readme_block(marker: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the ```sh block of the README or a docs page holding `marker`, as printed, with bash
+    -euo pipefail and the `optmem` installed beside this interpreter on PATH (whether or not its
+    venv is activated)."""
+    import re
+    import textwrap
+
+    blocks = [textwrap.dedent(b) for b in re.findall(r"```sh(?: runnable)?\n(.*?)```", docs_text(), re.S)]
+    block = next(b for b in blocks if marker in b)
     env = {**env, "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])}
     return subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
                           env=env, cwd=str(cwd), timeout=300)

@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import log_lines, put, run_readme_block
+from conftest import docs_text, log_lines, put, run_readme_block
 from optmem import memory
 
 
@@ -86,20 +86,12 @@ def test_a_write_never_undoes_what_the_user_changed_in_the_git_files(cli, tmp_pa
     assert (folder / ".gitattributes").read_text("utf-8") == ""
 
 
-def test_the_readme_tour_runs_top_to_bottom(tmp_path):
-    import os
-
-    env = {k: v for k, v in os.environ.items() if k != "OPTMEM_VAULT"}
-    res = run_readme_block("# tour:", {**env, "TMPDIR": str(tmp_path)}, tmp_path)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert "refused (exit 1)" in res.stdout and "wrong project" in res.stdout
-    assert "前端服务端口改成 3001 了" in res.stdout and "SUPERSEDED" in res.stdout
-    assert "小明搬到上海了" in res.stdout and "no problems" in res.stdout
+# (the README's tour runs block by block in tests/test_docs.py, with what each block prints)
 
 
 def readme_example(marker: str, tmp_path: Path) -> tuple[str, str]:
-    """(what the README's ```sh block holding `marker` prints, run as printed in a clean
-    environment; the output block the README shows right after it, dedented)."""
+    """(what the ```sh block of the README or a docs page holding `marker` prints, run as printed
+    in a clean environment; the output block the page shows right after it, dedented)."""
     import os
     import re
     import textwrap
@@ -108,13 +100,13 @@ def readme_example(marker: str, tmp_path: Path) -> tuple[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPTMEM_VAULT", "OPTMEM_NOW")}
     res = run_readme_block(marker, {**env, "TMPDIR": str(tmp_path)}, repo)
     assert res.returncode == 0, res.stderr
-    readme = (repo / "README.md").read_text("utf-8")
+    readme = docs_text()
     shown = re.search(re.escape(marker) + r".*?```\n\n( *)```\n(.*?)\1```", readme, re.S)
     assert shown, marker
     return res.stdout, textwrap.dedent(shown.group(2))
 
 
-def test_the_readme_context_example_prints_what_the_readme_shows(tmp_path):
+def test_the_context_example_prints_what_the_docs_show(tmp_path):
     repo = Path(__file__).resolve().parent.parent
     out, shown = readme_example('copy="$(mktemp -d)/sample"', tmp_path)
     assert out == shown
@@ -122,9 +114,9 @@ def test_the_readme_context_example_prints_what_the_readme_shows(tmp_path):
                               capture_output=True, text=True).stdout  # the copy, not the vault, was touched
 
 
-def test_the_readme_update_example_prints_what_the_readme_shows(tmp_path):
+def test_the_update_example_prints_what_the_docs_show(tmp_path):
     # the Chinese implicit-update example, run as printed: the new value first, the old one still
-    # found, the figures the README quotes (only the ids differ from machine to machine)
+    # found, the figures docs/search.md quotes (only the ids differ from machine to machine)
     import re
 
     out, shown = readme_example("V=$(mktemp -d)/xm", tmp_path)
@@ -134,12 +126,12 @@ def test_the_readme_update_example_prints_what_the_readme_shows(tmp_path):
     assert got == expected
 
 
-def test_the_readme_lists_every_problem_code_doctor_reports():
+def test_the_docs_list_every_problem_code_doctor_reports():
     import re
 
     repo = Path(__file__).resolve().parent.parent
     source = (repo / "optmem" / "doctor.py").read_text("utf-8")
     codes = set(re.findall(r'Problem\(\s*"([a-z_]+)"', source))
     assert {"stale_pending", "merge_conflict", "torn_last_line"} <= codes  # the pattern reads them
-    readme = (repo / "README.md").read_text("utf-8")
-    assert [c for c in sorted(codes) if f"`{c}`" not in readme] == []
+    page = (repo / "docs" / "safety.md").read_text("utf-8")
+    assert [c for c in sorted(codes) if f"`{c}`" not in page] == []

@@ -1,6 +1,6 @@
 """Git as a client, with stock git (issue 11, items 6–9): hooks for commits, merges and
 rewrites; re-pointing a hooked repository; hot files merged entry by entry on two clones; the
-README's shared-vault recipe run as printed."""
+shared-vault recipe of docs/agents.md run as printed."""
 
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ def test_an_entry_edited_on_both_sides_keeps_both_and_doctor_says_so(tmp_path):
     assert json.loads(run_optmem("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
 
 
-def test_the_readme_shared_vault_recipe_runs_as_printed(tmp_path):
+def test_the_shared_vault_recipe_runs_as_printed(tmp_path):
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     env = {**os.environ, **GIT_ENV, "HOME": str(home)}

@@ -1,7 +1,7 @@
 """Every state × every surface (issue 30): one vault holds a record in each state the effective
 view knows, and one table says what each surface shows of it. `get`, `search`, `context`,
 `show`, `handoff read`, the summary tree, the MCP tools, `pending`, `conflicts`, `stats` and
-`doctor` must agree on what a record *is*; the README's table is this one, short."""
+`doctor` must agree on what a record *is*; the table in docs/effective-view.md is this one, short."""
 
 from __future__ import annotations
 
@@ -256,7 +256,7 @@ def test_every_mcp_tool_agrees_with_the_cli(built: Built) -> None:
 
 
 def readme_table() -> str:
-    """The README's state × surface table, made from `TABLE`."""
+    """The docs' state × surface table (docs/effective-view.md), made from `TABLE`."""
     context = {"record": "listed", "asked": "listed, and asked which is right", "redline": "redlines",
                "question": "listed: \"may have been updated by …?\""}
     out = ["| state | `get` | `search` | `--current` | `context` | tree |", "| --- | --- | --- | --- | --- | --- |"]
@@ -269,6 +269,6 @@ def readme_table() -> str:
     return "\n".join(out)
 
 
-def test_the_readme_shows_this_table() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
-    assert readme_table() in readme, "README's state table should read:\n" + readme_table()
+def test_the_docs_show_this_table() -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "effective-view.md").read_text("utf-8")
+    assert readme_table() in page, "docs/effective-view.md's state table should read:\n" + readme_table()

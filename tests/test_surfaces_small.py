@@ -266,7 +266,7 @@ def test_help_texts_have_no_stray_markup(cli):
             assert "Example:" in out.stdout, name  # every command's help shows one
 
 
-def test_the_mcp_help_and_readme_list_every_tool_the_server_registers(cli):
+def test_the_mcp_help_and_docs_list_every_tool_the_server_registers(cli):
     import asyncio
     import re
     from pathlib import Path
@@ -280,8 +280,8 @@ def test_the_mcp_help_and_readme_list_every_tool_the_server_registers(cli):
     assert [t.name for t in asyncio.run(server.list_tools())] == list(TOOL_NAMES)
     help_text = " ".join(cli("mcp", "--help").stdout.split())
     assert f"Tools: {', '.join(TOOL_NAMES)} —" in help_text
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
-    sentence = readme.split("The MCP server (`optmem mcp`", 1)[1].split(" exposes ", 1)[1].split(", and creates", 1)[0]
+    page = (Path(__file__).resolve().parent.parent / "docs" / "agents.md").read_text("utf-8")
+    sentence = page.split("The MCP server (`optmem mcp`", 1)[1].split(" exposes ", 1)[1].split(", and creates", 1)[0]
     assert re.findall(r"`([a-z_]+)`", sentence) == list(TOOL_NAMES), sentence
 
 
