@@ -3,7 +3,7 @@
 How a query is answered:
 
 0. The query is read once (`reading.query.read`): its terms, what it asks (the present, the
-   past, a named day), whether it asks an amount, the names it writes — an `Intent` every later
+   past), whether it asks an amount, the names it writes — an `Intent` every later
    stage reads, never the raw text again.
 1. The query's terms (words, CJK bigrams, a lone CJK character) select candidates from the FTS5
    index — the best by FTS5's own BM25 order, plus every matching redline — with the filters
@@ -29,7 +29,7 @@ from optmem.errors import UsageError, quote
 from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any, open_index
 from optmem.ingest import tokens_for
 from optmem.reading import cues, questions
-from optmem.reading.query import NAMED_DAY, Intent, read, with_terms
+from optmem.reading.query import Intent, read, with_terms
 from optmem.record import MEMORY, Record
 from optmem.settings import Ranking
 from optmem.vault import Vault
@@ -189,13 +189,14 @@ class _Corpus(NamedTuple):
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
     docs, mean, cv, turns = idx.lengths()
-    idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
+    common = settings.cjk_common
+    idfs = {t: ranking.idf(docs, df[t], common_weightless=common and textmod.has_cjk(t)) for t in q.terms}
     chars = [c for c in q.intent.characters if c not in idfs] if settings.cjk_unigram else []
     if chars:
         # the single characters of a Chinese query count a little too (they choose no records):
         # a record holding all of them wins where bigrams alone tie or mislead — 前端端口's 端端
         # spans two words and matches 后端端口
-        idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n)
+        idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n, common_weightless=common)
                      for c, n in idx.doc_freq(chars).items() if n})
     amount = settings.amount_share if q.intent.amount else 0.0
     words = sum(1 for t in q.terms if not t.startswith(dates.PREFIX))
@@ -510,7 +511,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     top = kept[:k]
     # "what was my previous …", "what did we sign last Saturday": the newest statement is not what
     # is asked for — the newer-first rule does not apply, relevance (the date terms with it) decides
-    if asks in ("past", NAMED_DAY):
+    if asks == "past":
         final: list[tuple[_Scored, str | None]] = [(s, None) for s in kept]
     else:
         # whether a hit says it changed ("no plants anymore", 现在只有一盆): a count in words, which

@@ -81,11 +81,10 @@ class Ranking(NamedTuple):
     present_cues: bool = True       # "now", "currently", 现在 … ask for the present value
     perfect_tense: bool = True      # "how long have I had …", 多久了 ask for the present value
     past_cues: bool = True          # "previously", "used to", 以前 … ask what it used to be
-    named_day: bool = True          # a query naming a day or two asks for that day's records, not the newest
     names: bool = True              # a newer record without the query's name updates no older one
     change_cues: bool = True        # a record that says it changed ("anymore", 改成) may update a count
     change_updates: bool = True     # … and a note (not a conversation turn) that says so is read as an update readily
-    measure_questions: bool = True  # "what is my best time", "what's the price" ask for an amount
+    cjk_common: bool = True         # a Chinese term in half the records or more weighs nothing (BM25's own idf)
     cjk_characters: bool = True     # the update rule compares Chinese by the query's characters a record holds
     cjk_fallback: bool = True       # a Chinese query none of whose pairs occurs: the records holding its characters
 
@@ -217,6 +216,8 @@ def load(toml_text: str | None, overrides: list[str] | None = None, *,
 RETIRED = {
     "ranking.same_topic_window": "the same-topic rule is gone: newer records go first through the update rule",
     "ranking.earlier_heads": "the earlier-statement rule is gone: it moved no development question set",
+    "ranking.named_day": "a query naming a day is ranked as any other: the rule moved no development question",
+    "ranking.measure_questions": "\"what is my best time\" no longer asks an amount: the rule moved one question",
 }
 
 

@@ -3,6 +3,7 @@ conversation context, BM25's b from the store, updates first (English and Chines
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -959,7 +960,8 @@ def test_the_update_rule_compares_chinese_by_the_characters_a_record_holds(vault
     """我爸妈住在哪 pairs 我爸 and 妈住 across words: the newer record lacks those bigrams, not the
     parents — compared by characters it is the same topic, and its newer value goes first."""
     at(monkeypatch, "2026-03-10T10:00:00Z")
-    for other in ("我姐一家住在郑州。", "我爸喜欢钓鱼。", "我妈住院检查了一周。", "周末和同事去爬山。"):
+    for other in ("我姐一家住在郑州。", "我爸喜欢钓鱼。", "我妈住院检查了一周。", "周末和同事去爬山。",
+                  "公司发布了新产品。", "晚上看了一部电影。", "下周要交季度报告。", "楼下新开了一家面馆。"):
         put(vault, other)
     old = put(vault, "我爸妈住在老家洛阳。").id
     at(monkeypatch, "2026-05-01T10:00:00Z")
@@ -969,3 +971,35 @@ def test_the_update_rule_compares_chinese_by_the_characters_a_record_holds(vault
                     "--explain")["hits"]
     ids = [h["id"] for h in hits]
     assert ids.index(new) < ids.index(old) if newer_first else ids.index(old) < ids.index(new)
+
+
+def test_a_chinese_term_in_half_the_records_weighs_next_to_nothing_but_still_finds():
+    docs = 100
+    # an English word keeps its positive idf however common (its function words go by a list) …
+    assert ranking.idf(docs, 80) > 0.2
+    # … a Chinese term in half the records or more weighs a hundredth of that; rarer ones, BM25's own
+    assert ranking.idf(docs, 80, common_weightless=True) == pytest.approx(ranking.idf(docs, 80) / 100)
+    assert ranking.idf(docs, 12, common_weightless=True) == pytest.approx(math.log(88.5 / 12.5))
+    # … once a term is in ten records at least: in a store of a few records nothing is common
+    assert ranking.idf(4, 3, common_weightless=True) == ranking.idf(4, 3)
+
+
+def test_a_common_chinese_bigram_weighs_next_to_nothing_and_is_still_found(vault, cli, monkeypatch):
+    """我们 is in most turns of a chat: a record that matches nothing else of the query weighs a
+    hundredth of what it did (`cjk_common`), while a record holding the query's rarer term keeps its
+    weight; a query of nothing but the common term still finds every record that holds it."""
+    at(monkeypatch, "2026-03-01T10:00:00Z")
+    for n in range(12):
+        put(vault, f"我们第{n}次去爬山")
+    only_common = put(vault, "我们第九次去爬山").id
+    rare = put(vault, "计划改到下周").id
+
+    def relevance(switch: str) -> dict[str, float]:
+        hits = cli.json("--set", f"ranking.cjk_common={switch}", "search", "我们的计划", "--explain",
+                        "--limit", "20")["hits"]
+        return {h["id"]: h["explain"]["relevance"] for h in hits}
+
+    on, off = relevance("true"), relevance("false")
+    assert on[only_common] <= off[only_common] / 50
+    assert on[rare] == pytest.approx(off[rare], rel=0.5)
+    assert len(cli.json("search", "我们", "--limit", "20")["hits"]) == 13

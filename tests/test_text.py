@@ -73,19 +73,8 @@ def test_a_question_for_an_amount_and_a_sentence_that_states_one():
     # 几 saying "several", 多少 / 多长 inside other words: no amount asked
     assert not asks("这几年我住在哪里") and not asks("前几天去了哪") and not asks("最近几个月在读什么书")
     assert not asks("多多少少有点累") and not asks("很多长辈喜欢喝茶")
-    # "what" of a measure asks a number as "how long" does — not "what time" (a time of day)
-    assert asks("What was my previous personal best time?") and asks("what's the price of the bike")
-    assert asks("What is my current weight") and not asks("What time do I go to the gym?")
-    assert not asks("What is my cat's name") and not asks("the price of the bike")
-    assert asks("what were the prices") and asks("what were my personal best times")
-    # … only "what is" of it: not a "time" or a measure word elsewhere in the question
-    assert not asks("What did I do the last time I went to the gym") and not asks("what did my doctor say about my weight")
-    assert not asks("what is the time of my dentist appointment") and not asks("what did we buy at the total wine store")
-    # "time" as a duration: after a word that makes it one, not before to / of / for
-    assert asks("what was my time in the 5k") and asks("what was the total time")
-    assert asks("What was my previous personal best time for the charity 5K run?")
-    assert not asks("what is the best time to water the plants") and not asks("what are the opening times of the gym")
-    assert not asks("what is my time of arrival")
+    # "what" asks no amount, whatever it asks about: "what was my best time" is a question of its words
+    assert not asks("What was my previous personal best time?") and not asks("what's the price of the bike")
     # (the words as the text writes them — the search passes those whose stems matched)
     states = lambda s, *said: amounts.states_amount(text.fold(s), frozenset(said))
     assert states("I keep 5 plants. I water them.", "plants") and states("Plants: I have 5.", "plants")

@@ -44,9 +44,8 @@ UNIT_WORDS = "小时|小時|公里|公斤|千克|厘米|公分|英里|美元|星
 CJK_UNITS = ("(?:[" + "".join(c for c in MEASURES if c not in "月日号號") + UNIT_CHARS + "]|"
              + UNIT_WORDS + "|个月|個月)")
 
-# The measures a "what" question asks the number of ("what was my personal best time", "what's
-# the price of …": `questions.asks_amount`); the number after one is how much, not which
-# (`identifiers`: "batch size 64").
+# The measures whose number says how much, not which (`identifiers`: "batch size 64", "the
+# price is 40" state an amount, not a label).
 MEASURE_WORDS = frozenset("""time price cost score weight distance age total budget salary rent
 height pace speed temperature balance mileage duration length""".split())
 

@@ -3,8 +3,8 @@ search reads instead of the raw text.
 
 * its **terms**: words (stemmed) and Chinese bigrams, without function words, the question's own
   form ("how many", 多少, 吗) or a lone pronoun, and the dates it names as date terms;
-* what it **asks**: the present ("where do I live now"), the past ("my previous address"), the
-  records of a named day ("what did we sign last Saturday"), or nothing in particular;
+* what it **asks**: the present ("where do I live now"), the past ("my previous address"), or
+  nothing in particular;
 * whether it asks for an **amount** ("how many plants", 养了几盆花);
 * the **names** it writes ("Alice's phone number"), which a newer record must hold to go above an
   older one;
@@ -24,9 +24,8 @@ from optmem.reading.questions import asks_amount, asks_how, topic_runs
 from optmem.settings import Ranking
 from optmem.text import fold, query_terms, query_terms_of, words_and_runs
 
-__all__ = ["NAMED_DAY", "Intent", "names_in", "read", "search_terms", "terms_of", "with_terms"]
+__all__ = ["Intent", "names_in", "read", "search_terms", "terms_of", "with_terms"]
 
-NAMED_DAY = "named day"  # what a query asks for that names a day and no present cue
 # A Chinese pronoun left alone by a split (我昨天买了 → 我 | 买了) chooses no records while other
 # terms remain: it would match every record with 我 — nor does an English one ("what did she say
 # about his dog": say, dog), which matches every turn about anyone (the function words that
@@ -49,7 +48,7 @@ class Intent(NamedTuple):
 
     text: str                 # the query as given
     terms: list[str]          # its search terms: words, CJK bigrams, date terms
-    asks: str | None = None   # "present", "past", NAMED_DAY, or None
+    asks: str | None = None   # "present", "past", or None
     amount: bool = False      # it asks for an amount (and `amount_share` is on)
     names: frozenset[str] = frozenset()  # the terms of the names it writes (none when `asks` is past or a day)
     when: frozenset[str] = frozenset()   # its present-asking terms ("now", 现在), when it has others too
@@ -63,14 +62,9 @@ def read(query: str, now: float | None = None, settings: Ranking = _DEFAULT, *,
     if terms is None:
         terms = terms_of(query, now, settings)
     asks = cues.asks_for(query, settings)
-    if (asks is None and settings.named_day
-            and 0 < sum(t.startswith(dates.DAY_PREFIX) for t in terms) <= 2):
-        # "what did we sign last Saturday": that day's records, not the newest (a week, a month or
-        # a year named leaves room for updates within it; a weekend is two days)
-        asks = NAMED_DAY
-    amount = bool(settings.amount_share) and asks_amount(fold(query), measures=settings.measure_questions)
-    # (the names hold back the newer-first rules, which a query for the past or a day skips)
-    names = names_in(query) if settings.names and asks not in ("past", NAMED_DAY) else frozenset()
+    amount = bool(settings.amount_share) and asks_amount(fold(query))
+    # (the names hold back the newer-first rule, which a query for the past skips)
+    names = names_in(query) if settings.names and asks != "past" else frozenset()
     return with_terms(Intent(query, terms, asks, amount, names), terms)
 
 

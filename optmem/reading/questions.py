@@ -1,7 +1,7 @@
 """The form of a question: the words that make a sentence ask, read apart from what it asks about.
 
 * "how many", "how much", "how long", 多少, 多久, 几 + a measure word ask for an amount
-  (`asks_amount`), and so does "what is" of a measure ("what was my personal best time");
+  (`asks_amount`);
 * the Chinese question words, particles and the possessive 的 are a question's form, not its
   topic: they are cut out of a query's Chinese runs before the bigrams are formed (`topic_runs`);
 * the sentences of a text that ask (`questions`): what a conversation turn asks, without what it
@@ -12,8 +12,8 @@ The Chinese patterns are compiled on first use, for a text with Chinese in it on
 
 import re
 
-from optmem.reading.lexicon import CJK_UNITS, MEASURE_WORDS, MEASURES, UNIT_CHARS, UNIT_WORDS
-from optmem.text import cjk_compiled, has_cjk, stem_words, words
+from optmem.reading.lexicon import CJK_UNITS, MEASURES, UNIT_CHARS, UNIT_WORDS
+from optmem.text import cjk_compiled, has_cjk, words
 
 __all__ = ["asks_amount", "asks_how", "may_ask", "questions", "topic_runs"]
 
@@ -22,10 +22,6 @@ __all__ = ["asks_amount", "asks_how", "may_ask", "questions", "topic_runs"]
 # plants", "how long have I had Luna"; the answer states a number). Not "how often" ("I often go"
 # answers it), "how old", "how far" (the answer says "years old", "far away").
 _HOW = frozenset(("many", "much", "long"))
-_BE = frozenset(("is", "was", "are", "were", "s"))
-# the words before "time" that make it a duration: "my personal best time", "my time in the 5K"
-_TIME_OF = frozenset("""best finish finishing race total average record lap fastest slowest winning running
-target my your his her our their""".split())
 
 # The Chinese counterpart for queries: the words that make a sentence a question are its form,
 # not its topic ("小明住在哪里" asks about 小明住在, not 哪里; "搬家了吗" about 搬家). They are cut
@@ -66,7 +62,6 @@ _ENDS = ".!?。！？\n"
 _QUESTION = rf"(?<![^{_ENDS}])[^{_ENDS}]*?(?:[?？](?![a-z0-9_=&/%])|[吗嗎](?=\s*(?:[{_ENDS},，;；]|$)))"
 _QUESTION_RE: re.Pattern[str] | None = None  # compiled on first use (~1 ms): most commands ask nothing
 _ASK_MARKS = ("?", "？", "吗", "嗎")
-_MEASURE_STEMS: frozenset[str] | None = None
 
 
 def asks_how(words: list[str]) -> list[bool]:
@@ -74,44 +69,12 @@ def asks_how(words: list[str]) -> list[bool]:
     return [w in _HOW and i > 0 and words[i - 1] == "how" for i, w in enumerate(words)]
 
 
-def asks_amount(folded: str, *, measures: bool = True) -> bool:
-    """Whether a folded query asks for an amount (a count, a sum, a length of time, a measure:
-    `_asks_measure`, unless `measures` is off). (The Chinese pattern is compiled only for a query
-    with Chinese in it.)"""
-    if "how" in folded or "what" in folded:
-        said = words(folded)
-        if any(asks_how(said)) or (measures and _asks_measure(said)):
-            return True
+def asks_amount(folded: str) -> bool:
+    """Whether a folded query asks for an amount (a count, a sum, a length of time). (The Chinese
+    pattern is compiled only for a query with Chinese in it.)"""
+    if "how" in folded and any(asks_how(words(folded))):
+        return True
     return has_cjk(folded) and bool(cjk_compiled(_CJK_ASKS_AMOUNT).search(folded))
-
-
-def _asks_measure(words: list[str]) -> bool:
-    """Whether the words ask "what is" of a measure: "what was my personal best time", "what's
-    the price of …", "what were the costs" — a measure word among the five after "what" and a
-    form of "be". Not "what did I do the last time" or "what did the doctor say about my weight"
-    (no "what is"). "Time" asks a duration only after a word that makes it one (`_TIME_OF`: "my
-    best time for the 5K", "my time in the 5K") and not before to / of ("the best time to call",
-    "what is my time of arrival"): a time of day is no amount `amounts` counts."""
-    for i, w in enumerate(words[:-2]):
-        if w == "what" and words[i + 1] in _BE:
-            after = words[i + 2 : i + 7]
-            measures = _measure_stems()
-            for j, stem in enumerate(stem_words(after)):
-                if stem == "time":
-                    if (j and after[j - 1] in _TIME_OF
-                            and words[i + 3 + j : i + 4 + j] not in (["to"], ["of"])):
-                        return True
-                elif stem in measures:
-                    return True
-    return False
-
-
-def _measure_stems() -> frozenset[str]:
-    """`lexicon.MEASURE_WORDS` stemmed (on first use: the stemmer loads then)."""
-    global _MEASURE_STEMS
-    if _MEASURE_STEMS is None:
-        _MEASURE_STEMS = frozenset(stem_words(list(MEASURE_WORDS)))
-    return _MEASURE_STEMS
 
 
 def topic_runs(cjk: str) -> list[str]:
