@@ -79,7 +79,6 @@ class Ranking(NamedTuple):
     time_words: bool = True         # Chinese time words (现在, 以前 …) split a query's pairs and a record's
     query_dates: bool = True        # the dates a query names are date terms, not words
     present_cues: bool = True       # "now", "currently", 现在 … ask for the present value
-    perfect_tense: bool = True      # "how long have I had …", 多久了 ask for the present value
     past_cues: bool = True          # "previously", "used to", 以前 … ask what it used to be
     names: bool = True              # a newer record without the query's name updates no older one
     change_cues: bool = True        # a record that says it changed ("anymore", 改成) may update a count
@@ -217,6 +216,7 @@ RETIRED = {
     "ranking.same_topic_window": "the same-topic rule is gone: newer records go first through the update rule",
     "ranking.earlier_heads": "the earlier-statement rule is gone: it moved no development question set",
     "ranking.named_day": "a query naming a day is ranked as any other: the rule moved no development question",
+    "ranking.perfect_tense": "the present perfect (\"how long have I had …\") is no present cue: the rule moved no question",
     "ranking.measure_questions": "\"what is my best time\" no longer asks an amount: the rule moved one question",
 }
 

@@ -1,7 +1,7 @@
 """Cues: the words that say *when* or *that it changed*, not *what*.
 
-* present cues ("now", "currently", 现在, 目前 …) and the present perfect ("how long have I had
-  my cat", 养了多久了) ask for the present value of something that changes;
+* present cues ("now", "currently", 现在, 目前 …) ask for the present value of something that
+  changes;
 * past cues ("previously", "used to", 以前, 原来 …) ask what it used to be;
 * change cues ("moved to", "no longer", 搬到, 改成 …) say a statement replaces an earlier one.
 
@@ -18,7 +18,7 @@ from optmem.settings import Ranking
 from optmem.text import cjk_query_terms, fold, has_cjk, query_terms
 
 __all__ = ["asks_for", "asks_for_now", "asks_for_past", "cue_sources", "cue_terms", "cue_words",
-           "in_present_perfect", "says_change", "time_terms", "time_word_spans", "time_words", "without_cues"]
+           "says_change", "time_terms", "time_word_spans", "time_words", "without_cues"]
 
 # Words that ask for the present value of something that changes.
 UPDATE_CUES = ("current", "currently", "now", "still", "latest", "anymore", "these days", "so far",
@@ -28,13 +28,6 @@ UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改
                    # cue has its Chinese ones
                    "仍然", "依然", "依旧", "仍旧", "仍", "最新", "不再", "这些天", "这几天", "近来", "眼下", "当下",
                    "此刻", "现今", "今日")
-# The present perfect asks up to now without a cue word: "how long have I had my cat", "how many
-# projects have I finished since I started" (not "how many days had passed since …", which looks
-# back from a past event); 养了多久了 (了 after 多久: up to now), 自从 … 以来 (since … until now).
-# An explicit past cue beside it wins ("my number originally, before the one I have had since …").
-PERFECT = (r"\bhow long (?:have|has)\b", r"(?:\b(?:have|has)(?:n['’]t)?|['’]ve)\b[^.?!;]*\bsince\b")
-PERFECT_CJK = ("多久了", "多长时间了", "多長時間了", r"自[从從][^，。？！,?!]*以[来來]")
-
 # Words that ask what something used to be ("what was my previous …", "我以前住在哪"): such a
 # query does not want the newest statement put first.
 PAST_CUES = ("previous", "previously", "formerly", "originally", "at first", "initially", "former",
@@ -80,11 +73,6 @@ def asks_for_now(query: str) -> bool:
     return _says("present", fold(query))
 
 
-def in_present_perfect(query: str) -> bool:
-    """Whether the query asks up to now by its tense ("how long have I had my cat", 养了多久了)."""
-    return _says("perfect", fold(query))
-
-
 def asks_for_past(query: str) -> bool:
     """Whether the query asks what something used to be ("my previous address", "以前住在哪")."""
     return _says("past", fold(query))
@@ -93,13 +81,10 @@ def asks_for_past(query: str) -> bool:
 def asks_for(query: str, settings: Ranking = _DEFAULT) -> str | None:
     """"present" when the query asks for the present value (even if it names the past too: "how
     often now, and previously?"), "past" when it asks only what something used to be, else None.
-    The present perfect asks for the present unless a past cue says otherwise. Each reading has
-    its switch (`present_cues`, `past_cues`, `perfect_tense`): one switched off finds nothing."""
+    Each reading has its switch (`present_cues`, `past_cues`): one switched off finds nothing."""
     if settings.present_cues and asks_for_now(query):
         return "present"
-    if settings.past_cues and asks_for_past(query):
-        return "past"
-    return "present" if settings.perfect_tense and in_present_perfect(query) else None
+    return "past" if settings.past_cues and asks_for_past(query) else None
 
 
 def says_change(text: str) -> bool:
@@ -116,13 +101,12 @@ def _guarded(words: Iterable[str]) -> str:
 
 
 def cue_sources(kind: str) -> tuple[str, str]:
-    """The (English, Chinese) patterns of a kind of cue: "present", "perfect", "past", "change"."""
+    """The (English, Chinese) patterns of a kind of cue: "present", "past", "change"."""
     english = {"present": r"\b(?:" + "|".join(UPDATE_CUES) + r")\b",
-               "perfect": "|".join(PERFECT),
                "past": r"\b(?:" + "|".join(PAST_CUES) + r")\b|\b(?:" + "|".join(PAST_CUES_FINAL)
                        + r")\b(?=\s*(?:[?.!,;:]|$))",
                "change": r"\b(?:" + "|".join(CHANGE_CUES) + r")\b"}[kind]
-    chinese = {"present": _guarded(UPDATE_CUES_CJK), "perfect": "|".join(PERFECT_CJK),
+    chinese = {"present": _guarded(UPDATE_CUES_CJK),
                "past": _guarded(PAST_CUES_CJK), "change": _guarded(CHANGE_CUES_CJK)}[kind]
     return english, chinese
 
