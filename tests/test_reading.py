@@ -176,3 +176,18 @@ def test_a_querys_pronouns_and_the_ends_of_its_contractions_are_no_terms():
     off = Ranking(contractions=False, pronouns=False)
     assert "s" in terms_of("What is Caroline's job?", settings=off)
     assert "he" in terms_of("What did he say about his dog?", settings=off)
+
+
+def test_every_rule_has_a_switch_and_a_row_and_the_docs_print_the_table():
+    from pathlib import Path
+
+    from optmem.reading import rules
+
+    fields = Ranking._fields
+    switches = {name.strip() for r in rules.RULES for name in r.switch.split(",")}
+    assert switches <= set(fields)  # every row names real settings …
+    # … and every on/off switch has its row
+    assert {f for f in fields if isinstance(getattr(Ranking(), f), bool)} <= switches
+    assert all(r.locomo and r.lme and r.madial and r.updates and "…" not in r[4:] for r in rules.RULES)
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "search.md").read_text("utf-8")
+    assert rules.markdown() in docs

@@ -1,0 +1,111 @@
+"""The rules that change the order of search hits, one row each: the switch that turns it off,
+what it is for, and what it was measured to add on each development set.
+
+A rule earns its place on more than the questions it was made for: switched off (`off`, through
+`optmem --set ranking.NAME=VALUE search …`), it must move some set by more than one question. The
+sets: LoCoMo (the 8 development conversations, 1,680 questions), LongMemEval pooled (its
+development half, 223 questions scored; `KU` is its 31 knowledge-update questions, the newer
+value ranked first), MADial (Chinese associative recall, 168 queries) — all three through
+`../shared/retrieval/run` — and the update set of `bench/updates.py` (188 update cases in English
+and Chinese: newer value first on the tune / held-out half, or for "what was it before"
+questions the older first). Each figure is what the rule adds: the set with the rule on minus
+the set with it off, MRR@10 unless it says otherwise; "0" means no question moved.
+
+`docs/search.md` prints this table (`markdown`); a test holds the two together, and every
+switch of `[ranking]` has its row.
+"""
+
+from typing import NamedTuple
+
+__all__ = ["RULES", "Rule", "markdown"]
+
+
+class Rule(NamedTuple):
+    name: str
+    switch: str   # the `[ranking]` setting …
+    off: str      # … and the value that turns the rule off
+    does: str     # what it is for
+    locomo: str   # what it adds on each set (see the module docstring)
+    lme: str
+    madial: str
+    updates: str
+
+
+RULES: tuple[Rule, ...] = (
+    # how a query is read (optmem.reading)
+    Rule("function words", "stopwords", "false",
+         "English function words (the, is, what …) are no terms while the query has others",
+         "+0.031 (566 q)", "+0.020; KU +6.5 pts", "0 (English only)", "+2.4 / +3.9 pts"),
+    Rule("question form", "question_words", "false",
+         "\"how many / much / long\", 多少, 什么, 吗, 的 … are the question's form, not its topic",
+         "0 (21 q, mixed)", "+0.014 (16 q)", "+0.005", "+1.2 / +3.9 pts"),
+    Rule("pronouns", "pronouns", "false",
+         "he, her, theirs …, and 我 left alone by a split, choose no records",
+         "+0.010 (88 q)", "0", "0", "0"),
+    Rule("contractions", "contractions", "false",
+         "the 's, n't, 're of a query are no terms (\"Caroline's job\": carolin, job)",
+         "0 (73 q, mixed)", "+0.002 (3 q)", "0", "0"),
+    Rule("dates in a query", "query_dates", "false",
+         "the dates a query names (\"last Saturday\", 2023-05-03, 昨天) are date terms, not words",
+         "+0.017 (113 q)", "+0.013", "0", "0"),
+    Rule("Chinese time words", "time_words", "false",
+         "现在, 以前 … split a Chinese query's pairs (小明现在住在哪里 looks for 小明, 住在)",
+         "0 (no Chinese)", "0 (no Chinese)", "+0.002 (R@10 +0.6)", "old value: 1 q"),
+    Rule("asks for now", "present_cues", "false",
+         "\"now\", \"currently\", \"still\", 现在, 目前 … ask for the present value: the update rule reads"
+         " newer records readily", "+0.001", "−0.002; KU +12.9 pts", "+0.007", "0 / +1.9 pts"),
+    Rule("asks for the past", "past_cues", "false",
+         "\"previously\", \"used to\", 以前, 原来 … ask what it used to be: no recency bonus, no newer-first",
+         "0", "0", "0", "old value first +57.9 / +31.8 pts"),
+    Rule("names", "names", "false",
+         "a newer record that lacks a name the query writes (\"Alice's phone\") updates nothing",
+         "+0.003 (59 q)", "−0.004 (1 q)", "0 (no capitals)", "0"),
+    Rule("says it changed, a count", "change_cues", "false",
+         "a newer record that says it changed (\"anymore\", 改成) may update a count it states no number of",
+         "0 (1 q)", "0", "0", "+1.2 / +2.9 pts"),
+    Rule("says it changed, a note", "change_updates", "false",
+         "a newer note (not a conversation turn) that says it changed (\"switched to\", 换成, 搬到) is read"
+         " as an update readily", "0 (turns)", "0 (turns)", "0", "+16.7 / +8.7 pts"),
+    Rule("Chinese compared by characters", "cjk_characters", "false",
+         "the update rule compares a Chinese query's hits by the characters they hold, not its bigrams",
+         "0 (no Chinese)", "0 (no Chinese)", "+0.005 (R@1 +0.6)", "+6.0 / +1.9 pts"),
+    Rule("common Chinese terms", "cjk_common", "false",
+         "a Chinese term in half the records or more (ten at least) weighs next to nothing",
+         "0 (no Chinese)", "0 (no Chinese)", "+0.011 (R@1 +1.8)", "0"),
+    Rule("Chinese single characters", "cjk_unigram", "0",
+         "a Chinese query's characters count at 0.3 beside its bigrams (前端端口: only the front end holds 前)",
+         "0 (no Chinese)", "0 (no Chinese)", "+0.033 (R@1 +3.0)",
+         "+8.3 / +4.8 pts (cjk_characters needs it)"),
+    Rule("Chinese fallback", "cjk_fallback", "false",
+         "a Chinese query none of whose pairs occurs finds the records holding its characters",
+         "0", "0", "0", "0"),
+    # how hits are scored and ordered (optmem.ranking, optmem.search)
+    Rule("length normalisation from the store", "b_min, b_max", "0.75, 0.75",
+         "BM25's b follows the store and the query: short turns little, long answers and long queries much",
+         "+0.026", "+0.076", "+0.010", "+3.6 / +1.9 pts"),
+    Rule("recency", "recency_window", "0",
+         "a bonus of at most 10 %, shrinking with days unused: it re-orders near-equals only",
+         "@R1", "@R2", "@R3", "+2.4 / +1.9 pts"),
+    Rule("conversation context", "context_share", "0",
+         "a turn gains 0.35 of its best session neighbour's relevance",
+         "−0.005; R@10 +1.5", "+0.026", "0 (no sessions)", "0 (no sessions)"),
+    Rule("answers through their question", "answer_share", "0",
+         "the turn after a question gains what the question matched",
+         "+0.027", "+0.005", "0 (no sessions)", "0 (no sessions)"),
+    Rule("amounts", "amount_share", "0",
+         "for \"how many / much / long\", 多少, 几, a record stating a number beside the topic gains 0.35",
+         "0 (9 q, mixed)", "+0.011; R@10 +1.3", "0", "0 / −1.0 pts"),
+    Rule("updates first", "update_overlap, update_overlap_plain", "2, 2",
+         "inside the top ten, a record a day newer goes above an older one that matched largely the same terms",
+         "−0.003", "+0.009; KU +22.6 pts", "+0.001", "+40.5 / +33.7 pts"),
+)
+
+
+def markdown() -> str:
+    """The table as `docs/search.md` prints it."""
+    rows = ["| rule | switch (off) | what it is for | LoCoMo | LongMemEval | MADial | update set |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in RULES:
+        rows.append(f"| {r.name} | `{r.switch}` ({r.off}) | {r.does} | {r.locomo} | {r.lme} | {r.madial} | "
+                    f"{r.updates} |")
+    return "\n".join(rows)
