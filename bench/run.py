@@ -6,6 +6,8 @@
     python bench/run.py --only compact
     python bench/run.py --only hooks         # what the git hooks add to a commit
     python bench/run.py --only lifecycle     # sweep over 1M records, search with the cold tier, touch
+    python bench/run.py --only stages        # what each ranking stage costs a search (largest size)
+    python bench/run.py --only search --sizes 100000 --write-docs   # … and into docs/performance.md
 
 Machines are noisy, so each target is a ratio to an anchor that runs right beside it:
 * start-up: `python -c "import typer"`;
@@ -15,7 +17,11 @@ Machines are noisy, so each target is a ratio to an anchor that runs right besid
 * sweep: bench/anchor.py scan, a bare Python pass that reads and parses every log line once.
 The search and append rows run with `[lifecycle] auto_sweep = "off"` (generated records are years
 old: the first append would sweep them); the lifecycle rows measure the sweep on its own.
-Prints Markdown tables; the README quotes the latest run.
+The stage table switches each ranking stage off in turn through the vault's optmem.toml
+([ranking], `optmem.settings.Ranking`) and says what it costs a whole-process search; below it,
+one search split in process (read the query, choose candidates, score, order, render).
+Prints Markdown tables; `--write-docs` puts them between the `<!-- bench:… -->` markers of
+docs/performance.md.
 """
 
 from __future__ import annotations
@@ -225,6 +231,86 @@ def bench_lifecycle(size: int, repeat: int, work: Path) -> list[Row]:
     ]
 
 
+AMOUNT_QUERIES = [f"how many {q}" if q.isascii() else f"{q}有多少" for q in QUERIES]  # the amount factor reads these
+
+
+def stage_switches() -> list[tuple[str, str, list[str], str]]:
+    """(stage, the [ranking] settings that switch it off, the queries it is measured on, a note)."""
+    sys.path.insert(0, str(HERE.parent))
+    from optmem.settings import Ranking
+
+    rules = [name for name, default in Ranking._field_defaults.items() if isinstance(default, bool)]
+    switches = [
+        ("conversation context", "context_share = 0\ncontext_top = 0\n", QUERIES),
+        ("answers through their question", "answer_share = 0\n", QUERIES),
+        ("updates first", "update_overlap = 2\nupdate_overlap_plain = 2\n", QUERIES),
+        ("Chinese single characters", "cjk_unigram = 0\n", QUERIES),
+        ("the language rules", "".join(f"{r} = false\n" for r in rules), QUERIES),
+        ("the amount factor (how many …, …有多少)", "amount_share = 0\n", AMOUNT_QUERIES),
+    ]
+    return [(stage, off, queries, f"all {len(rules)} true/false switches of [ranking] false" if stage == "the language rules"
+             else off.strip().replace("\n", "; ")) for stage, off, queries in switches]
+
+
+StageRow = tuple[str, float, float | None, str]  # stage, ms, what it costs (ms), note
+
+
+def bench_stages(size: int, repeat: int, work: Path) -> list[StageRow]:
+    """Whole-process search with every stage on, then with each switched off (the difference is
+    what the stage costs); then one search split in process."""
+    vault = work / f"stages{size}"
+    write_log(vault / "LOG.jsonl", size)
+    env = env_for(vault)
+
+    def timed(ranking: str, queries: list[str]) -> float:
+        (vault / "optmem.toml").write_text(NO_SWEEP + ("[ranking]\n" + ranking if ranking else ""), "utf-8")
+        return statistics.mean(median_ms(OPTMEM + ["search", q], repeat, env) for q in queries)
+
+    timed("", QUERIES[:1])  # the index built
+    every = timed("", QUERIES)
+    rows: list[StageRow] = [(f"every stage on, {size:,} records", every, None, "whole process, mean of the queries' medians")]
+    every_amount = None
+    for stage, off, queries, note in stage_switches():
+        base = every
+        if queries is not QUERIES:
+            every_amount = every_amount or timed("", queries)
+            base = every_amount
+            rows.append(("every stage on, asking an amount", base, None, "the same queries: how many …, …有多少"))
+        ms = timed(off, queries)
+        rows.append((f"without {stage}", ms, base - ms, note))
+    (vault / "optmem.toml").write_text(NO_SWEEP, "utf-8")
+    split = subprocess.run([PY, str(HERE / "stages.py"), str(vault), str(repeat), *QUERIES], env=env,
+                           capture_output=True, text=True, check=True).stdout
+    for line in split.splitlines():
+        name, ms = line.split("\t")
+        rows.append((f"in process: {name}", float(ms), None, "median of the queries' medians, warm"))
+    shutil.rmtree(vault, ignore_errors=True)
+    return rows
+
+
+def stage_table(rows: list[StageRow]) -> str:
+    out = ["| stage | ms | what it costs | note |", "| --- | ---: | ---: | --- |"]
+    for name, ms, cost, note in rows:
+        out.append(f"| {name} | {ms:,.1f} | {'' if cost is None else f'{cost:+,.1f} ms'} | {note} |")
+    return "\n".join(out)
+
+
+DOCS = HERE.parent / "docs" / "performance.md"
+
+
+def write_docs(blocks: dict[str, str]) -> None:
+    """Each table between its `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` in docs/performance.md."""
+    import re
+
+    text = DOCS.read_text("utf-8")
+    for name, block in blocks.items():
+        pattern = re.compile(rf"(<!-- bench:{name} -->\n).*?(<!-- /bench:{name} -->)", re.S)
+        if not pattern.search(text):
+            raise SystemExit(f"docs/performance.md has no <!-- bench:{name} --> … <!-- /bench:{name} --> markers")
+        text = pattern.sub(lambda m: m.group(1) + block + "\n" + m.group(2), text)
+    DOCS.write_text(text, "utf-8")
+
+
 def table(rows: list[Row]) -> str:
     out = ["| measurement | value | anchor | anchor ms | ratio | target | note |",
            "| --- | ---: | --- | ---: | ---: | --- | --- |"]
@@ -238,31 +324,54 @@ def table(rows: list[Row]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
-    ap.add_argument("--only", choices=["startup", "search", "compact", "hooks", "lifecycle"], action="append")
+    ap.add_argument("--only", choices=["startup", "search", "compact", "hooks", "lifecycle", "stages"],
+                    action="append")
     ap.add_argument("--sizes", help="comma-separated record counts for search (default 10k,100k,1M)")
     ap.add_argument("--repeat", type=int, help="runs per measurement (median taken)")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="put the search and stage tables into docs/performance.md (between its markers)")
     args = ap.parse_args()
     repeat = args.repeat or (3 if args.quick else 7)
     sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes
              else [2_000, 10_000] if args.quick else [10_000, 100_000, 1_000_000])
     work = Path(tempfile.mkdtemp(prefix="optmem-bench-"))
     rows: list[Row] = []
+    searched: list[Row] = []  # the rows of docs/performance.md's search table
+    stages: list[StageRow] = []
     try:
         if not args.only or "startup" in args.only:
             rows += bench_startup(repeat)
+            searched += rows
         if not args.only or "search" in args.only:
             found, extra = bench_search(sizes, repeat, work)
             rows += found + extra
+            searched += found + extra
         if not args.only or "compact" in args.only:
             rows += bench_compact(10_000 if args.quick else 100_000, work)
         if not args.only or "hooks" in args.only:
             rows += bench_hooks(repeat, work)
         if not args.only or "lifecycle" in args.only:
             rows += bench_lifecycle(10_000 if args.quick else max(sizes), repeat, work)
+        if not args.only or "stages" in args.only:
+            stages = bench_stages(max(sizes), repeat, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}")
-    print(table(rows))
+    load = os.getloadavg()[0]
+    line = (f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}, "
+            f"load {load:.1f} (1-minute average at the end)")
+    print(line)
+    if rows:
+        print(table(rows))
+    if stages:
+        print(stage_table(stages))
+    if args.write_docs:
+        command = "python bench/run.py " + " ".join(sys.argv[1:]).replace(" --write-docs", "").replace("--write-docs", "")
+        blocks = {}
+        if searched:
+            blocks["search"] = f"`{command.strip()}` — {line}:\n\n{table(searched)}\n"
+        if stages:
+            blocks["stages"] = f"`{command.strip()}` — {line}:\n\n{stage_table(stages)}\n"
+        write_docs(blocks)
 
 
 if __name__ == "__main__":

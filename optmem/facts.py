@@ -140,11 +140,10 @@ def history(vault: Vault, ref: str | None = None, *, key: str | None = None,
     or all records with `key`."""
     if not ref and not key:
         raise UsageError("give an ID, or --key KEY")
-    from optmem.follow import follow_hot
+    from optmem.follow import open_followed
 
     now = clock.now().timestamp()
-    follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
-    with open_index(vault) as idx:
+    with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
         if key:
             rows = idx.key_group(key, domain, project, exact=False)
             if not rows:

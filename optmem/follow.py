@@ -7,7 +7,8 @@ The check is a few `stat` calls against what the index last noted; only a change
 hot-memory module (`memory.follow`) to journal it.
 """
 
-from optmem.index import hot_state, open_index
+from optmem.index import Index, hot_state, open_index
+from optmem.ingest import Progress
 from optmem.vault import Vault
 
 
@@ -15,13 +16,38 @@ def follow_hot(vault: Vault) -> list[str]:
     """Journal the hot files' outside edits when they changed since last noted (the journal ids)."""
     if not vault.exists():
         return []
-    with open_index(vault) as idx:  # (the read that follows opens it too: built once either way)
-        state = hot_state(vault)
-        if idx.hot_noted() == state:
-            return []
-        if state == "[]" and not idx.has_journal():  # no hot memory, now or ever
-            idx.note_hot(state)
+    with open_index(vault) as idx:
+        if _noted(vault, idx):
             return []
     from optmem import memory
 
     return memory.follow(vault)
+
+
+def open_followed(vault: Vault, progress: Progress | None = None) -> Index:
+    """The index, open and in step with the log once the hot files' outside edits are journalled
+    (`follow_hot`): what a read of the view opens. When the files did not change (the common
+    case) the index the check opened is the one returned — opening it is a share of a search."""
+    idx = open_index(vault, progress)
+    try:
+        if _noted(vault, idx):
+            return idx
+    except BaseException:
+        idx.close()
+        raise
+    idx.close()
+    from optmem import memory
+
+    memory.follow(vault)
+    return open_index(vault, progress)
+
+
+def _noted(vault: Vault, idx: Index) -> bool:
+    """Whether the index has noted the hot files as they stand (nothing to journal)."""
+    state = hot_state(vault)
+    if idx.hot_noted() == state:
+        return True
+    if state == "[]" and not idx.has_journal():  # no hot memory, now or ever
+        idx.note_hot(state)
+        return True
+    return False

@@ -504,11 +504,10 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
     guessed it may update or be updated by (guesses, named as such), what it was written as, and
     what happened to it since (`events`)."""
     from optmem import lifecycle
-    from optmem.follow import follow_hot
+    from optmem.follow import open_followed
 
     now = clock.now().timestamp()
-    follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
-    with open_index(vault) as idx:
+    with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
         row = resolve_one(idx, ref)
         record = idx.view_of(row, now).full(show_unsafe=show_unsafe)
         tombs = idx.tombstones(row.id) if row.forgotten else []

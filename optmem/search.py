@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 from optmem import candidates, clock, dates, ranking, view
 from optmem import text as textmod
 from optmem.errors import UsageError, quote
-from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any, open_index
+from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any
 from optmem.ingest import tokens_for
 from optmem.reading import cues, questions
 from optmem.reading.query import Intent, read, with_terms
@@ -87,10 +87,10 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
         raise UsageError("--limit must be at least 1")
     limit = min(limit, MAX_LIMIT)  # more than any store holds: all of them (and SQLite's integers hold it)
     now = clock.now().timestamp()
-    from optmem.follow import follow_hot
+    from optmem.follow import open_followed
 
-    follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
-    with open_index(vault, progress) as idx:
+    # hot files edited outside optmem: journalled before the view is read
+    with open_followed(vault, progress) as idx:
         q = Query(read(query, now, idx.vault.settings.ranking), limit, filters or Filters(), explain, now)
         # a plain search weighs cold records too (`_best_cold`) — in a vault that has any
         q = q._replace(cold_best=not q.filters.include_cold and not q.filters.current and idx.has_cold())

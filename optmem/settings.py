@@ -211,6 +211,22 @@ def load(toml_text: str | None, overrides: list[str] | None = None, *,
     return Settings(**parts, warnings=tuple(warnings))
 
 
+def to_plain(s: Settings) -> dict[str, Any]:
+    """Loaded settings as JSON can carry them (`from_plain` reads them back): what the vault's
+    cache of its optmem.toml holds (`Vault.settings`)."""
+    return {**{name: getattr(s, name)._asdict() for name in SECTIONS}, "projects": s.projects,
+            "warnings": list(s.warnings)}
+
+
+def from_plain(data: dict[str, Any]) -> Settings:
+    """`to_plain`'s dict as Settings again (a value of a wrong type or an unknown field raises
+    TypeError or KeyError: the caller reads the file instead)."""
+    if not isinstance(data, dict):
+        raise TypeError("not a dict")
+    return Settings(**{name: cls(**data[name]) for name, cls in SECTIONS.items()},
+                    projects=dict(data["projects"]), warnings=tuple(data["warnings"]))
+
+
 # Settings of rules that were removed: a vault that still sets one is told so, not that it is unknown.
 RETIRED = {
     "ranking.same_topic_window": "the same-topic rule is gone: newer records go first through the update rule",

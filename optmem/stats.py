@@ -60,13 +60,11 @@ def hygiene(idx: Any, now: float, c: Any = None) -> dict[str, Any]:
 def stats(vault: Vault) -> dict[str, Any]:
     """Counts by domain and kind; current / superseded / expired / forgotten; redlines; hot-memory
     usage; duplicate and contradiction rates; sizes. All from the index, never a full log read."""
-    from optmem.follow import follow_hot
-    from optmem.index import open_index
+    from optmem.follow import open_followed
 
     vault.require()
     now = clock.now().timestamp()
-    follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
-    with open_index(vault) as idx:
+    with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
         # journal and handoff records repeat text by design; the journal's keys are bookkeeping
         c = idx.census(now, plain_exclude=(MEMORY, HANDOFF), fact_exclude=(MEMORY,))
         life = lifecycle.census(vault.settings.lifecycle, idx.coolable(), now, c.by_status,

@@ -1,0 +1,81 @@
+"""What the search speed-ups keep: the same settings, the same index, the same output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from optmem import settings
+from optmem.vault import SETTINGS_CACHE, Vault
+
+
+def _with_cache_folder(cli) -> None:
+    """A vault whose cache folder exists (the first index build makes it; reading settings never does)."""
+    assert cli("append", "a note").exit_code == 0
+
+
+def _cached(vault_path: Path) -> dict:
+    return json.loads((vault_path / ".cache" / SETTINGS_CACHE).read_text("utf-8"))
+
+
+def test_settings_read_through_the_cache_are_the_files_own(cli, vault, vault_path):
+    _with_cache_folder(cli)
+    toml = "[ranking]\ncandidats = 300\ncontext_share = 0.5\n[projects]\nweb = \"site\"\n"
+    (vault_path / "optmem.toml").write_text(toml, "utf-8")
+    first = Vault(vault_path).settings
+    assert _cached(vault_path)["stamp"][0] == toml  # kept with the text it was read from
+    again = Vault(vault_path).settings  # read back from the cache
+    assert again == first == settings.load(toml)
+    assert again.ranking.context_share == 0.5 and again.projects == {"web": "site"}
+    assert any("did you mean candidates?" in w for w in again.warnings)  # the warning stays
+    res = cli("search", "note")
+    assert "did you mean candidates?" in res.stderr
+
+
+def test_an_edited_settings_file_is_read_again(cli, vault, vault_path):
+    _with_cache_folder(cli)
+    (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.5\n", "utf-8")
+    assert Vault(vault_path).settings.ranking.context_share == 0.5
+    (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.25\n", "utf-8")
+    assert Vault(vault_path).settings.ranking.context_share == 0.25
+    (vault_path / "optmem.toml").write_text("[ranking]\ncandidates = \"lots\"\n", "utf-8")
+    for _ in range(2):  # an invalid file is never kept: it is refused each time
+        assert cli.json("search", "note", code=2)["error"]["key"] == "ranking.candidates"
+    assert _cached(vault_path)["stamp"][0] == "[ranking]\ncontext_share = 0.25\n"
+
+
+def test_a_damaged_settings_cache_is_read_past(cli, vault, vault_path):
+    _with_cache_folder(cli)
+    (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.5\n", "utf-8")
+    Vault(vault_path).settings
+    cache = vault_path / ".cache" / SETTINGS_CACHE
+    kept = _cached(vault_path)
+    for damaged in ("{not json", json.dumps({**kept, "settings": {"ranking": {"nope": 1}}}), "[]"):
+        cache.write_text(damaged, "utf-8")
+        assert Vault(vault_path).settings.ranking.context_share == 0.5
+
+
+def test_reading_settings_lays_out_no_vault(tmp_path):
+    root = tmp_path / "elsewhere"
+    root.mkdir()
+    (root / "optmem.toml").write_text("[ranking]\ncontext_share = 0.5\n", "utf-8")
+    assert Vault(root).settings.ranking.context_share == 0.5
+    assert sorted(p.name for p in root.iterdir()) == ["optmem.toml"]
+
+
+_PIECES = "ab_1 é①\u0301-、。・゠カ中文한국어𠀀\u3040\u30ff\u4dbf\ud7af\uf900"
+
+
+@given(st.text(alphabet=st.sampled_from(_PIECES) | st.characters(), max_size=40))
+def test_chinese_runs_and_words_are_what_the_two_class_pattern_finds(s):
+    """The tokeniser splits a text with CJK by one CJK class (compiling a second, of the other
+    letters, cost each process ~1.5 ms): the same CJK runs and words, in the same order."""
+    import re
+
+    from optmem import text
+
+    two = re.compile(rf"([{text._CJK}]+)|([^\W_{text._CJK}]+)")
+    assert text._split_cjk(s) == two.findall(s)
