@@ -85,7 +85,7 @@ RULES: tuple[Rule, ...] = (
          "+0.026", "+0.076", "+0.010", "+3.6 / +1.9 pts"),
     Rule("recency", "recency_window", "0",
          "a bonus of at most 10 %, shrinking with days unused: it re-orders near-equals only",
-         "@R1", "@R2", "@R3", "+2.4 / +1.9 pts"),
+         "0", "+0.010; KU +3.3 pts", "0", "+2.4 / +1.9 pts"),
     Rule("conversation context", "context_share", "0",
          "a turn gains 0.35 of its best session neighbour's relevance",
          "−0.005; R@10 +1.5", "+0.026", "0 (no sessions)", "0 (no sessions)"),
