@@ -314,9 +314,10 @@ class Index:
 
     def restatements(self, row: Row) -> int:
         """How many other conversations (or sessionless records) said this record again."""
-        return self.conn.execute(
+        said: int = self.conn.execute(
             "SELECT count(DISTINCT coalesce(r.session, r.id)) FROM rec r WHERE r.ref = ? AND r.kind = ? "
             "AND (r.session IS NULL OR r.session IS NOT ?)", (row.id.upper(), SEEN, row.session)).fetchone()[0]
+        return said
 
     def hot_noted(self) -> str | None:
         """The hot files' state (`hot_state`) when their edits were last journalled."""
@@ -448,9 +449,12 @@ class Index:
     def count_matches(self, match: str, where: str | None = None, params: list[Any] | None = None) -> int:
         """How many records match an FTS5 query (and a WHERE clause on `rec r`)."""
         if where is None:
-            return self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (match,)).fetchone()[0]
-        return self.conn.execute(f"SELECT count(*) FROM fts JOIN rec r ON r.n = fts.rowid "
-                                 f"WHERE fts MATCH ? AND {where}", (match, *(params or []))).fetchone()[0]
+            sql, args = "SELECT count(*) FROM fts WHERE fts MATCH ?", (match,)
+        else:
+            sql = f"SELECT count(*) FROM fts JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? AND {where}"
+            args = (match, *(params or []))
+        n: int = self.conn.execute(sql, args).fetchone()[0]
+        return n
 
     # -- health --------------------------------------------------------------------------------
     def bad_lines(self) -> list[tuple[int, str, str]]:
@@ -467,7 +471,8 @@ class Index:
                 "file — run `optmem doctor` to see them"]
 
     def count(self) -> int:
-        return self.conn.execute("SELECT count(*) FROM rec").fetchone()[0]
+        n: int = self.conn.execute("SELECT count(*) FROM rec").fetchone()[0]
+        return n
 
     def has_tag(self, tag: str) -> bool:
         """Whether any record has this tag."""

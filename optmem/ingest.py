@@ -10,9 +10,9 @@ and fingerprints a batch (pure: it can run in worker processes), `_store` insert
 import json
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from optmem import dates, view
 from optmem.reading.cues import says_change
@@ -98,7 +98,8 @@ def appended_only(path: Path, state: LogState, meta: dict[str, str]) -> bool:
         return False
     if state.size == int(meta.get("size", "-1")) and meta.get("ino") == str(state.ino):
         return False  # same size, new mtime: edited in place
-    return json.loads(meta.get("samples", "[]")) == hash_windows(path, done)
+    moved: bool = json.loads(meta.get("samples", "[]")) == hash_windows(path, done)
+    return moved
 
 
 Line = tuple[bytes, int, int, int]  # (the line without its newline, line number, offset, length)
@@ -252,7 +253,7 @@ class _Reader:
     def __init__(self, path: Path, off: int, size: int, n: int, open_end: bool) -> None:
         self.path, self.off, self.size, self.n, self.open_end = path, off, size, n, open_end
 
-    def batches(self, size: int = BATCH):
+    def batches(self, size: int = BATCH) -> Iterator[list[Line]]:
         batch: list[Line] = []
         if self.size <= self.off:
             return
@@ -613,7 +614,7 @@ def _apply_access(conn: sqlite3.Connection, path: Path, start: int, size: int) -
     return end, swept
 
 
-def parse_access(raw: bytes) -> tuple[float, dict] | None:
+def parse_access(raw: bytes) -> tuple[float, dict[str, Any]] | None:
     """(its time, its fields) of an ACCESS.jsonl line, or None when it cannot be used."""
     try:
         obj = json.loads(raw)

@@ -333,7 +333,8 @@ def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any],
         rel = seen[n]
         if rows[n].superseded_by and any(t.startswith(dates.PREFIX) for t in rel.matched):
             return max(_relevance(idx, q, rows[n], content).relevance, lifted.get(n, 0.0))
-        return max(rel.relevance, lifted.get(n, 0.0))
+        own: float = rel.relevance
+        return max(own, lifted.get(n, 0.0))
 
     heads = _successors(idx, rows, {n: in_words(n) for n in seen}, replaced)
     stands: dict[int, tuple[float, str, bool]] = {}

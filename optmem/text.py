@@ -94,7 +94,8 @@ def digest(data: bytes, size: int = 10) -> str:
         except ImportError:  # pragma: no cover - CPython always has it
             from hashlib import blake2b
         _blake2b = blake2b
-    return _blake2b(data, digest_size=size).hexdigest()
+    digest: str = _blake2b(data, digest_size=size).hexdigest()
+    return digest
 
 
 # Full-width punctuation Chinese text is written with: NFKC maps each to its ASCII form (and no

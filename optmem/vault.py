@@ -3,7 +3,7 @@
 
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -149,7 +149,7 @@ class Vault:
             self.made_here = str(self.root) in ensure_layout(self)
             self.lay_out_on_write = False
 
-    def tree_lock(self):
+    def tree_lock(self) -> AbstractContextManager[None]:
         """The summary tree's own lock: compaction takes a while and must not hold up appends."""
         self.lay_out()
         return fsio.exclusive_lock(self.cache("tree.lock"), self.settings.lock.timeout, within=self.root)

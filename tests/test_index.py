@@ -139,7 +139,7 @@ def test_a_session_start_reads_through_indexes_not_the_whole_log(vault, monkeypa
         recent, plan = _plan_of(idx, lambda: idx.recent(now, exclude_kinds=("handoff",), limit=3))
         assert "rec_used" in plan and "TEMP B-TREE" not in plan, plan
         assert [r.ts for r in recent] == sorted((r.ts for r in recent), reverse=True)
-        assert "port is 9090" in idx.record(recent[0]).text
+        assert recent[0].id == fixed and "port is 9090" in idx.record(recent[0]).text
         notes, plan = _plan_of(idx, lambda: idx.handoffs("webapp", 1))
         assert "rec_handoff" in plan and "TEMP B-TREE" not in plan and notes, plan
 

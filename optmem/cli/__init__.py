@@ -62,7 +62,8 @@ def run(argv: list[str]) -> int:
         if cmd is None or kwargs is None:
             from optmem.cli.app import app
 
-            return app(args=argv, prog_name="optmem")
+            code: int = app(args=argv, prog_name="optmem")
+            return code
         STATE.vault_opt, STATE.set_opt = found.vault, found.sets
         cmd.fn(**kwargs)
         return 0

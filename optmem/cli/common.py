@@ -7,9 +7,12 @@ import sys
 from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optmem.errors import OptmemError, UsageError
+
+if TYPE_CHECKING:
+    from optmem.vault import Vault
 
 
 class _State:
@@ -55,7 +58,7 @@ def warn_all(warnings: list[str]) -> None:
         note(f"warning: {w}")
 
 
-def resolve_vault(explicit: str | None = None, overrides: list[str] | None = None):
+def resolve_vault(explicit: str | None = None, overrides: list[str] | None = None) -> Vault:
     """The vault, resolved once, here at the edge: --vault > OPTMEM_VAULT > .optmem/ > ~/.optmem."""
     from optmem.vault import Vault, resolve
 
@@ -144,7 +147,7 @@ def settings_warnings() -> None:
     STATE.vaults.clear()
 
 
-def get_vault(*, write: bool = False, create: bool = True, overrides: list[str] | None = None):
+def get_vault(*, write: bool = False, create: bool = True, overrides: list[str] | None = None) -> Vault:
     """The resolved vault. A read requires it to exist; so does a write that edits what is
     stored (`create=False`: forget, correct, replace, remove — there is nothing to edit in a
     vault that is not there). A write that stores something new creates a missing vault — when

@@ -42,10 +42,10 @@ def handle(exc: BaseException, argv: list[str]) -> int:
             return int(exc.exit_code)
         if isinstance(exc, typer.TyperException):  # a malformed command line
             if "--vault" in argv[1:] and "--vault" in exc.format_message():
-                exc.message = (exc.format_message() + " — --vault is a global option: put it before "  # type: ignore[attr-defined]
+                exc.message = (exc.format_message() + " — --vault is a global option: put it before "
                                "the command (optmem --vault PATH search …), or set OPTMEM_VAULT")
             elif exc.format_message().startswith("No such command"):
-                exc.message = exc.format_message() + _nearest_command(exc.format_message())  # type: ignore[attr-defined]
+                exc.message = exc.format_message() + _nearest_command(exc.format_message())
             if json_out:  # (in human output Click says "Try 'optmem search --help'" itself)
                 echo(error_payload("usage", exc.format_message().rstrip(".") + _help_for(argv)))
             else:

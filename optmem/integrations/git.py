@@ -47,8 +47,9 @@ def repo_root(path: Path) -> Path:
 def project_name(folder: str, mapping: dict[str, Any] | None = None) -> str:
     """A project name for a folder: a mapping from optmem.toml [projects], else the folder name
     made safe (characters a name may not hold become '-')."""
-    if mapping and isinstance(mapping.get(folder), str):
-        return mapping[folder]
+    mapped = (mapping or {}).get(folder)
+    if isinstance(mapped, str):
+        return mapped
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", folder).strip("-._") or "project"
     if not name[0].isalnum():
         name = "p" + name

@@ -70,7 +70,8 @@ def _one_op(op: dict[str, Any]) -> str:
 
 def _arg_name(p: Any) -> str:
     """A tool argument's name: the CLI's option name, or a positional argument's metavar."""
-    return (p.metavar or p.name).lower() if p.is_argument else p.name
+    name: str = (p.metavar or p.name).lower() if p.is_argument else p.name
+    return name
 
 
 # a domain and a tag take one type in every tool: a name, or a list of names
