@@ -15,7 +15,7 @@ repository (../shared/retrieval, never copied into it; the row is skipped when i
 Each eligible question (`ku_eligible`: evidence in an older and in the latest session) gives one
 pair per (older evidence turn, latest evidence turn) — `ku_older_evidence` × `ku_latest_evidence`
 — the older value and the newer one in the user's own words. A pair counts when
-`text.looks_like_update(older, newer)` holds, with the gate's cue words:
+`compare.looks_like_update(older, newer)` holds, with the gate's cue words:
 * turns: the two whole turns, as the gate would compare them as records;
 * clauses: some clause of the older turn and some clause of the newer one (clauses: the text cut
   at . ! ? ; : , — and newlines, and before "and" / "by the way"; three words or more) — the
@@ -100,15 +100,15 @@ def ku_pairs(data: Path) -> list[tuple[str, str]]:
 
 def recall(data: Path, show: bool) -> tuple[int, int, int]:
     """(pairs flagged as whole turns, pairs flagged in some pair of clauses, pairs)."""
-    from optmem import text
+    from optmem import compare
     from optmem.reading.cues import time_words
 
     cues = time_words()
     pairs = ku_pairs(data)
-    whole = sum(text.looks_like_update(old, new, cues) for old, new in pairs)
+    whole = sum(compare.looks_like_update(old, new, cues) for old, new in pairs)
     by_clause = 0
     for old, new in pairs:
-        hits = [(a, b) for a in clauses(old) for b in clauses(new) if text.looks_like_update(a, b, cues)]
+        hits = [(a, b) for a in clauses(old) for b in clauses(new) if compare.looks_like_update(a, b, cues)]
         by_clause += bool(hits)
         if show and hits:
             print(f"  clauses: {hits[0][0]!r} → {hits[0][1]!r}")

@@ -7,7 +7,6 @@ the log's append path and reads the chains of versions back.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,7 +101,7 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
             log.refuse_bookkeeping(idx, row, "correct")
             if row.superseded_by:  # correcting an old version would make a second current one
                 head = idx.current_version(row)
-                rivals = conflict_of(idx, head, now)
+                rivals = idx.conflict_with(head, now)
                 if rivals:  # the fact has two current versions already: the user settles it
                     first = idx.first_versions(head)[0]
                     raise NotApplicable(
@@ -219,22 +218,6 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
                       for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))]
             out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact))
     return out
-
-
-def conflict_of(idx: Index, row: Row, now: float) -> list[str]:
-    """The other values a record is in conflict with (their ids, oldest first): of its key, and
-    of the fact it is a version of; [] when it is in none."""
-    if not row.disputed or view.status(row, now) not in view.LIVE:
-        return []
-    rivals = []
-    if row.conflict and row.key:
-        rivals += [r for r in idx.key_group(row.key, row.domain, row.project)
-                   if r.state == row.state and r.conflict]
-    if row.fork:
-        for first in idx.first_versions(row):
-            rivals += [r for r in idx.versions(first) if r.fork]
-    return [r.id for r in sorted({r.n: r for r in rivals}.values(), key=lambda r: view.newer_key(r.ts, r.id, r.n))
-            if r.n != row.n and view.status(r, now) in view.LIVE]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ or give a new value of (a possible update), found through its rarest terms."""
 from typing import Any
 
 from optmem import text as textmod
-from optmem import view
+from optmem import compare, view
 from optmem.index import Index, Row, match_any
 from optmem.record import BOOKKEEPING, MEMORY, TIER_RANK, Record
 
@@ -27,7 +27,7 @@ def find_similar(idx: Index, text: str, domain: str | None, project: str | None,
         if view.status(row, now, warm=True) not in statuses or row.kind in (MEMORY, *BOOKKEEPING):
             continue
         rec = idx.record(row)
-        sim = textmod.similarity(text, rec.text, least=threshold)
+        sim = compare.similarity(text, rec.text, least=threshold)
         if sim >= threshold:
             out.append({"id": rec.id, "text": rec.text, "similarity": round(sim, 3),
                         "tier": rec.tier})
@@ -69,7 +69,7 @@ def probe(idx: Index, text: str, domain: str | None, project: str | None, limit:
 def find_updates(idx: Index, rec: Record, now: float, limit: int = 20, *,
                  rows: list[Row] | None = None) -> list[dict[str, Any]]:
     """Current unkeyed records of the same domain and project that `rec` may update: the same
-    statement with another value (`text.looks_like_update`), newest first."""
+    statement with another value (`compare.looks_like_update`), newest first."""
     if rec.key:
         return []  # a key versions it already
     from optmem.reading.cues import time_words
@@ -80,6 +80,6 @@ def find_updates(idx: Index, rec: Record, now: float, limit: int = 20, *,
                 or view.status(row, now) != view.Status.CURRENT):
             continue
         old = idx.record(row)
-        if textmod.looks_like_update(old.text, rec.text, time_words()):
+        if compare.looks_like_update(old.text, rec.text, time_words()):
             out.append({"id": row.id, "text": old.text, "ts": old.ts})
     return sorted(out, key=lambda u: (u["ts"], u["id"]), reverse=True)

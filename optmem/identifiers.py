@@ -121,7 +121,7 @@ def labels_differ(a: str, b: str) -> bool:
     """Whether something that changed from `a` to `b` holds a label by its form, wherever it
     stands (`_has_label_form`: server A → server B, 项目甲 → 项目乙, feature/login → feature/signup,
     api.example.com → cdn.example.com), so the two texts name two things and are no near
-    duplicates (`text.similarity`). Compounds are compared by their parts, so a change of spelling
+    duplicates (`compare.similarity`). Compounds are compared by their parts, so a change of spelling
     is none ("follow-up" and "followup", "user_id" and "user-id", "docker compose" and
     "docker-compose files")."""
     pa, pb = _label_parts(a), _label_parts(b)

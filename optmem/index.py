@@ -258,6 +258,21 @@ class Index:
 
         return self.rows_in(sorted(roots(self.conn, row.n)))
 
+    def conflict_with(self, row: Row, now: float) -> list[str]:
+        """The other values a record is in conflict with (their ids, oldest first): of its key, and
+        of the fact it is a version of; [] when it is in none."""
+        if not row.disputed or view.status(row, now) not in view.LIVE:
+            return []
+        rivals = []
+        if row.conflict and row.key:
+            rivals += [r for r in self.key_group(row.key, row.domain, row.project)
+                       if r.state == row.state and r.conflict]
+        if row.fork:
+            for first in self.first_versions(row):
+                rivals += [r for r in self.versions(first) if r.fork]
+        return [r.id for r in sorted({r.n: r for r in rivals}.values(), key=lambda r: view.newer_key(r.ts, r.id, r.n))
+                if r.n != row.n and view.status(r, now) in view.LIVE]
+
     def tombstones(self, rid: str) -> list[Row]:
         """The `forget` records of a record, oldest first."""
         return self.rows("r.kind = ? AND r.ref = ? ORDER BY r.n", ("forget", rid.upper()))

@@ -18,7 +18,7 @@ from optmem import dates, view
 from optmem.reading.cues import says_change
 from optmem import text as textmod
 from optmem.clock import to_epoch
-from optmem.record import MEMORY, TIER_RANK, BadLine, Record, clean_ref, parse_line
+from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_line
 from optmem.schema import (ID_TIME_SQL, INSERT_REC, INSERT_REC_SHORT, LINE_ALWAYS, LINE_DEFAULTS, LINE_FIELDS,
                            NONE_BOUND, SCHEMA, Row)
 

@@ -20,8 +20,9 @@
   current records and kept out of context, until it is said again in another conversation (the
   write gate's `seen`) or someone runs `confirm`; `reject` forgets it with a reason.
 
-Policy is the pure functions at the top; `sweep`, `touch`, `confirm`, `reject` and `queue` are
-the drivers.
+Policy is the pure functions at the top; `sweep`, `touch_ids` and `queue` are the drivers, which
+write ACCESS.jsonl only. What writes through the log about a record — `touch` checking the ids it
+is given, `confirm`, `reject` — is `optmem.review`, above the log.
 """
 
 import json
@@ -31,8 +32,8 @@ from contextlib import nullcontext
 from typing import Any, NamedTuple
 
 from optmem import clock, fsio, view
-from optmem.errors import NotApplicable, UsageError
-from optmem.record import BOOKKEEPING, CONFIRM, CORRECTION, NEVER_COOL, Record, Tier, new_id
+from optmem.errors import UsageError
+from optmem.record import CORRECTION, NEVER_COOL, Tier
 from optmem.settings import Lifecycle
 from optmem.vault import Vault
 
@@ -281,101 +282,6 @@ def touch_ids(vault: Vault, ids: Iterable[str], via: str) -> None:
     if ids:
         fsio.append_lines(vault.access_path, [access_line(clock.format_ts(clock.now()), touch=ids, via=via)],
                           within=vault.root)
-
-
-class Touched(NamedTuple):
-    ids: list[str]
-    warmed: list[str]        # of them, the ones that were cold
-
-
-def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
-    """Say these records were used: they stay warm (a cold one is warm again) — and so does the
-    current version of a superseded one (its fact is in use again: search must not show the old
-    value alone, superseded by a record it no longer finds)."""
-    from optmem.index import open_index
-    from optmem.log import resolve_one
-
-    if not refs:
-        raise UsageError("give at least one record id to touch")
-    now = clock.now().timestamp()
-    with open_index(vault) as idx:
-        found = [resolve_one(idx, ref) for ref in refs]  # every id checked before anything is written
-        for r in found:
-            if r.kind in BOOKKEEPING:  # a refusal, as log.refuse_bookkeeping's: the record is the wrong one
-                raise NotApplicable(f"{r.id} is a `{r.kind}` line, not a memory; touch the record it is about "
-                                    f"({r.ref or '?'}); nothing was written", code="bookkeeping_line",
-                                    id=r.id, ref=r.ref)
-        found += [idx.current_version(r) for r in found if r.superseded_by]
-    rows = list({r.id: r for r in found}.values())
-    touch_ids(vault, [r.id for r in rows], via)
-    return Touched([r.id for r in rows], [r.id for r in rows if view.status(r, now) == view.Status.COLD])
-
-
-class Confirmed(NamedTuple):
-    status: str            # confirmed | already_confirmed
-    id: str
-    record: str | None     # the confirm record's id (None: it was confirmed before)
-
-
-def refuse_unless_pending(idx: Any, row: Any, command: str) -> None:
-    """What `confirm` and `reject` refuse (exit 1, nothing written): a bookkeeping line or a
-    hot-memory journal record (`log.refuse_bookkeeping`), a forgotten record (`get` says by what),
-    and a record that was never a guess. A guess confirmed before passes: each command says
-    what that means for it."""
-    from optmem.log import refuse_bookkeeping
-
-    refuse_bookkeeping(idx, row, command)
-    short = row.id[-8:]
-    if row.forgotten and not (command == "reject" and row.pending):  # a rejected guess: reject is idempotent
-        tombs = idx.tombstones(row.id)
-        by = f" by {tombs[-1].id}" if tombs else ""
-        then = ("a forgotten record is not confirmed — append it again if it is true" if command == "confirm"
-                else "it is out of search and context already")
-        raise NotApplicable(
-            f"{row.id} is forgotten{by} (`optmem get {short}` shows " + ("why" if by else "by what") + f"); {then}; "
-            "nothing was written",
-            code="forgotten", id=row.id, forgotten_by=tombs[-1].id if tombs else None)
-    if not row.pending:
-        raise NotApplicable(
-            f"{row.id} is not pending: it was stored as a fact, not a guess, so there is nothing to "
-            f"{command}" + (f" — `optmem forget {short}` hides it, `optmem correct {short} TEXT` "
-                            "replaces it" if command == "reject" else " (it is in normal recall already)")
-            + "; nothing was written", code="not_pending", id=row.id)
-
-
-def confirm(vault: Vault, ref: str, *, source: str | None = None) -> Confirmed:
-    """Confirm a pending record: it becomes current (a `confirm` line in the log). A guess
-    confirmed before is `already_confirmed` (nothing written); anything else is refused
-    (`refuse_unless_pending`)."""
-    from optmem.log import write_about
-
-    def confirmation(idx: Any, row: Any, moment: Any) -> Record | None:
-        refuse_unless_pending(idx, row, "confirm")
-        if row.confirmed:
-            return None
-        return Record(id=new_id(moment.timestamp()), ts=clock.format_ts(moment), domain=row.domain,
-                      project=row.project, kind=CONFIRM, ref=row.id, source=source)
-
-    row, rec = write_about(vault, ref, confirmation)
-    return Confirmed("confirmed", row.id, rec.id) if rec else Confirmed("already_confirmed", row.id, None)
-
-
-def reject(vault: Vault, ref: str, *, reason: str | None = None, source: str | None = None) -> Any:
-    """Reject a pending record: it is forgotten, with the reason (it stays in the log). A guess
-    rejected before is `already_forgotten` (its first reason stands); a confirmed one, or one
-    `refuse_unless_pending` refuses, is refused."""
-    from optmem import log
-    from optmem.index import open_index
-
-    with open_index(vault) as idx:
-        row = log.resolve_one(idx, ref)
-        refuse_unless_pending(idx, row, "reject")
-        if row.confirmed and not row.forgotten:
-            raise NotApplicable(f"{row.id} is not pending: it was confirmed; `optmem forget {row.id[-8:]}` "
-                                "hides it, `optmem correct` replaces it; nothing was written",
-                                code="not_pending", id=row.id)
-    return log.forget(vault, row.id, reason=f"rejected: {reason}" if reason else "rejected",
-                      source=source)
 
 
 class Waiting(NamedTuple):

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from optmem import clock, fsio, scan, view
+from optmem import clock, compare, fsio, scan, view
 from optmem import text as textmod
 from optmem.errors import (Ambiguous, NotApplicable, NotFound, OptmemError, PossibleUpdate, RedlineLocked,
                            TooLarge, UsageError, quote)
@@ -19,7 +19,7 @@ from optmem.index import prepare as prepare_index
 from optmem.record import (BOOKKEEPING, CONFIRM, CORRECTION, CURATION, FORGET, MEMORY, MERGED, NOTE,
                            RESOLUTION, RESTORE, SEEN, TIER_RANK, TIERS, Record, new_id)
 from optmem.settings import ON_SIMILAR, ON_UPDATE
-from optmem.vault import NAME_RE, Vault, validate_name
+from optmem.vault import NAME_RE, Vault, hot_target, validate_name
 
 
 class Draft(NamedTuple):
@@ -263,7 +263,7 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
                                 warning="; ".join(w for w in (warning, lag) if w), possible_update=updates)
             idx = written
             row = idx.by_id(rec.id)
-            rivals = _conflict_of(idx, row, now) if row else []
+            rivals = idx.conflict_with(row, now) if row else []
             if rivals:  # the write made a conflict: whoever wrote it hears of it at once
                 said = f"{rec.id} is in conflict with {', '.join(rivals)}" + (
                     f" on key {quote(rec.key)}" if rec.key else "") + (
@@ -287,7 +287,7 @@ def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tu
     # beside it, then 90 superseding: neither 30 nor 60 stays current) — else the newest the gate
     # found (one where another word changed too is only its guess: "the staging port is 8080" is
     # no older value of "the production port is 9191")
-    replaced = [u["id"] for u in updates if textmod.same_words(u["text"], rec.text, time_words())] or [newest["id"]]
+    replaced = [u["id"] for u in updates if compare.same_words(u["text"], rec.text, time_words())] or [newest["id"]]
     if on_update == "ask":
         more = (f" and {len(replaced) - 1} older value{'s' if len(replaced) > 2 else ''}"
                 if len(replaced) > 1 else "")
@@ -472,74 +472,15 @@ def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
             "nothing was written", code="bookkeeping_line", id=row.id, ref=row.ref)
     if row.kind != MEMORY:
         return
-    from optmem import memory
-
     rec = idx.record(row)
     file, entry = str(rec.extra.get("file") or "a hot file"), str(rec.extra.get("entry") or "ID")
-    target, project = memory.target_of(file) or ("memory", None)
+    target, project = hot_target(file) or ("memory", None)
     where = f" --project {project}" if project else " --target user" if target == "user" else ""
     raise NotApplicable(
         f"{row.id} is the hot-memory journal of entry [{entry}] in {file}; `optmem {command}` does "
         f"not change hot memory — edit the entry with `optmem replace --id {entry}{where} NEW`, or "
         f"drop it with `optmem remove --id {entry}{where}` (the log keeps its history); nothing "
         "was written", code="hot_memory_journal", id=row.id, file=file, entry=entry)
-
-
-def _conflict_of(idx: Index, row: Row, now: float) -> list[str]:
-    if not row.disputed:
-        return []
-    from optmem import facts  # (facts writes through this module)
-
-    return facts.conflict_of(idx, row, now)
-
-
-class Got(NamedTuple):
-    record: dict[str, Any]
-    warnings: list[str]
-
-
-def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
-    """One record as every surface sees it: its status (current / pending / superseded by … /
-    expired / forgotten / cold), the values it is in conflict with, the records the write gate
-    guessed it may update or be updated by (guesses, named as such), what it was written as, and
-    what happened to it since (`events`)."""
-    from optmem import lifecycle
-    from optmem.follow import open_followed
-
-    now = clock.now().timestamp()
-    with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
-        row = resolve_one(idx, ref)
-        record = idx.view_of(row, now).full(show_unsafe=show_unsafe)
-        tombs = idx.tombstones(row.id) if row.forgotten else []
-        if tombs:  # forgotten is said by the tombstone, whatever else superseded it
-            tomb = idx.record(tombs[-1])
-            record["forgotten_by"] = tomb.id
-            record["forget_reason"] = tomb.extra.get("reason")
-        record["conflict_with"] = _conflict_of(idx, row, now)
-        record["may_be_updated_by"] = [r.id for r in idx.rows("r.upd = ? ORDER BY r.n", (row.id,))
-                                       if view.status(r, now) in view.LIVE]
-        record["events"] = _events(idx, row)
-        record["life"] = lifecycle.describe(vault.settings.lifecycle, row, now)
-        if record["pending"]:
-            record["life"]["restated"] = idx.restatements(row)
-        return Got(record, idx.warnings())
-
-
-def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
-    """What happened to a record since it was written, in log order: said again (`seen`),
-    confirmed, forgotten, restored, corrected — each with the line's id and time."""
-    out: list[dict[str, Any]] = []
-    for other in sorted([*idx.rows("r.ref = ? AND r.kind IN (?, ?, ?, ?)",
-                                   (row.id.upper(), SEEN, CONFIRM, FORGET, RESTORE)),
-                         *idx.correcting(row)], key=lambda r: r.n):
-        what = {SEEN: "said_again", CONFIRM: "confirmed", FORGET: "forgotten",
-                RESTORE: "restored"}.get(other.kind, "corrected")
-        event: dict[str, Any] = {"event": what, "id": other.id,
-                                 "ts": view.iso(other.ts) if other.ts is not None else None}
-        if what == "said_again":
-            event.update(session=other.session, pending=bool(other.pending))
-        out.append(event)
-    return out
 
 
 class Forgotten(NamedTuple):

@@ -15,12 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from optmem import fsio, scan
-from optmem import text as textmod
+from optmem import compare, fsio, scan
 from optmem.errors import (Ambiguous, MergeConflict, NearDuplicate, NoMatch, OptmemError, OverLimit,
                            SeparatorInText, Unreadable, UsageError, quote)
 from optmem.record import MEMORY, Record
-from optmem.vault import Vault
+from optmem.vault import Vault, hot_target
 
 SEPARATOR = "\n§\n"
 # Entries are joined by a line holding only `§` — split exactly as Hermes Agent splits them
@@ -130,7 +129,7 @@ def _resolve(vault: Vault, target: str, project: str | None) -> tuple[str, str, 
 def targets(vault: Vault) -> list[tuple[str, str | None]]:
     """Every hot file of the vault as (target, project): MEMORY.md, USER.md, then each project
     block that exists."""
-    return [where for name, _ in vault.hot_paths() if (where := target_of(name)) is not None]
+    return [where for name, _ in vault.hot_paths() if (where := hot_target(name)) is not None]
 
 
 def load(vault: Vault, target: str = "memory", project: str | None = None) -> HotFile:
@@ -170,20 +169,10 @@ def journal_step(rec: Record) -> tuple[str, str, str] | None:
     return None
 
 
-def target_of(file: str) -> tuple[str, str | None] | None:
-    """(target, project) of a hot file named as the journal names it; None for any other name."""
-    parts = file.split("/")
-    if file in ("MEMORY.md", "USER.md"):
-        return ("memory" if file == "MEMORY.md" else "user"), None
-    if len(parts) == 3 and parts[0] == "projects" and parts[2] == "MEMORY.md":
-        return "memory", parts[1]
-    return None
-
-
 def held_entries(vault: Vault, file: str) -> set[str] | None:
     """The entry ids a hot file (named as the journal names it) holds now; None for a name that
     is not a hot file."""
-    where = target_of(file)
+    where = hot_target(file)
     if where is None:
         return None
     target, project = where
@@ -363,7 +352,7 @@ def _do_add(hot: HotFile, text: str | None, force: bool, threshold: float, allow
     scan.check(text, allow_unsafe=allow_unsafe)
     if not force:
         for e in hot.entries:
-            if textmod.similarity(text, e, least=threshold) >= threshold:
+            if compare.similarity(text, e, least=threshold) >= threshold:
                 raise NearDuplicate(
                     f"a very similar entry is already in {hot.name}: {e!r}; update it with "
                     "`optmem replace` (or add anyway with --force)",
@@ -539,7 +528,6 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
                 "driver (`optmem init` in the clone, or `optmem hooks install`) so it does not happen again; nothing was written",
                 file=hot.name)
         drifted = _drift_changes(vault, hot)  # journalled only if every operation succeeds
-        before = HotFile(hot.label, hot.name, hot.path, hot.limit, list(hot.entries))
         changes = _edit(hot, ops, threshold, allow_unsafe)
         usage = hot.usage()
         real = [c for c in changes if c.status not in NO_OPS]

@@ -19,7 +19,7 @@ from typing import Any
 from optmem import fsio, log
 from optmem.errors import BadFrontMatter, ConfirmationRequired, NotFound, OptmemError, Unreadable, UsageError, quote
 from optmem.record import BOOKKEEPING, BadLine, parse_line
-from optmem.vault import Vault, validate_name
+from optmem.vault import Vault, hot_target, validate_name
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
         _, file, entry = key.split(":", 2)
         held = memory.held_entries(vault, file)
         if held and entry in held:
-            target, project = memory.target_of(file) or ("memory", None)
+            target, project = hot_target(file) or ("memory", None)
             where = f" -p {project}" if project else " --target user" if target == "user" else ""
             raise OptmemError(f"entry [{entry}] is still in {file}: remove it there first (`optmem remove "
                               f"--id {entry}{where}`), then purge its records", code="still_held", file=file,

@@ -27,6 +27,17 @@ def validate_name(name: str, what: str = "name") -> str:
     return name
 
 
+def hot_target(file: str) -> tuple[str, str | None] | None:
+    """(target, project) of a hot file named as the journal names it ("MEMORY.md",
+    "USER.md", "projects/P/MEMORY.md"); None for any other name."""
+    parts = file.split("/")
+    if file in ("MEMORY.md", "USER.md"):
+        return ("memory" if file == "MEMORY.md" else "user"), None
+    if len(parts) == 3 and parts[0] == "projects" and parts[2] == "MEMORY.md":
+        return "memory", parts[1]
+    return None
+
+
 class Vault:
     """A vault folder. Files it lacks read as empty; settings load lazily."""
 

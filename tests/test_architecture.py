@@ -1,7 +1,8 @@
 """The layering, read from the import graph (function-level imports included).
 
 Each module of the package sits in one layer; a module may import its own layer or lower ones,
-never a higher one. Only the CLI may import Typer or Rich.
+never a higher one, and no chain of imports leads back to where it started — inside one layer
+either. Only the CLI may import Typer or Rich.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from pathlib import Path
 import optmem
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("optmem", "optmem.errors", "optmem.clock", "optmem.text", "optmem.reading", "optmem.identifiers", "optmem.dates", "optmem.record",
+    ("base", ("optmem", "optmem.errors", "optmem.clock", "optmem.text", "optmem.reading", "optmem.identifiers", "optmem.compare", "optmem.dates", "optmem.record",
               "optmem.settings", "optmem.meta", "optmem.scan", "optmem.fsio", "optmem.runner")),
     ("policy", ("optmem.view", "optmem.ranking")),
     ("store", ("optmem.vault", "optmem.schema", "optmem.ingest", "optmem.index")),
-    ("core", ("optmem.candidates", "optmem.gate", "optmem.log", "optmem.facts", "optmem.merging", "optmem.memory", "optmem.search",
+    ("core", ("optmem.candidates", "optmem.gate", "optmem.log", "optmem.facts", "optmem.merging", "optmem.memory", "optmem.search", "optmem.lookup", "optmem.review",
               "optmem.context", "optmem.handoff", "optmem.lifecycle", "optmem.tree", "optmem.summary", "optmem.doctor",
               "optmem.stats", "optmem.purge", "optmem.evaluate", "optmem.curate", "optmem.follow")),
     ("integrations", ("optmem.integrations",)),
@@ -82,6 +83,94 @@ def violations(root: Path) -> list[str]:
                 found.append(f"{path.name}:{line}: {module} ({LAYERS[mine][0]}) imports {target} "
                              f"({LAYERS[theirs][0]})")
     return found
+
+
+def graph(root: Path) -> dict[str, set[str]]:
+    """Module → the package's modules it imports (a package's own `__init__` counts as a module)."""
+    found = modules(root)
+    return {module: {target for target, _ in imports(path, module, set(found))
+                     if target in found and target != module}
+            for module, path in found.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every import circle, as one path around it per strongly connected group of modules
+    (Tarjan's algorithm, iteratively); [] when the graph has none."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(edges.get(target, ())))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = set()
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.add(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        groups.append(group)
+    return [_path_around(edges, group) for group in groups]
+
+
+def _path_around(edges: dict[str, set[str]], group: set[str]) -> list[str]:
+    """One closed path through a strongly connected group, from its first module back to it."""
+    start = min(group)
+    seen, todo = {start: [start]}, [start]
+    while todo:
+        node = todo.pop(0)
+        for target in sorted(edges[node] & group):
+            if target == start:
+                return [*seen[node], start]
+            if target not in seen:
+                seen[target] = [*seen[node], target]
+                todo.append(target)
+    raise AssertionError(f"{sorted(group)} has no path around it")
+
+
+def test_no_import_circle():
+    root = Path(optmem.__file__).parent
+    assert [" → ".join(c) for c in cycles(graph(root))] == []
+
+
+def test_the_check_finds_a_planted_circle_inside_one_layer(tmp_path):
+    """Three core modules importing each other in a ring — one import inside a function — are one
+    circle; a diamond (two paths to one module) is none."""
+    pkg = tmp_path / "optmem"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "log.py").write_text("from optmem import memory\nfrom optmem import view\n")
+    (pkg / "memory.py").write_text("def f():\n    from optmem.lifecycle import sweep\n")
+    (pkg / "lifecycle.py").write_text("from optmem import view\ndef g():\n    from optmem import log\n")
+    (pkg / "view.py").write_text("")
+    (pkg / "search.py").write_text("from optmem import log, memory\n")
+    assert violations(pkg) == []  # all in layers that allow it: only the circle is wrong
+    assert cycles(graph(pkg)) == [["optmem.lifecycle", "optmem.log", "optmem.memory", "optmem.lifecycle"]]
+    (pkg / "lifecycle.py").write_text("from optmem import view\n")
+    assert cycles(graph(pkg)) == []
 
 
 def test_no_module_imports_a_higher_layer():

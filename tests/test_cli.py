@@ -6,7 +6,8 @@ import json
 
 
 from optmem import __version__
-from optmem.cli import COMMANDS, fast
+from optmem.cli import fast
+from optmem.cli.spec import COMMANDS
 from optmem.cli.spec import REGISTRY
 
 from conftest import run_optmem

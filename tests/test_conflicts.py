@@ -136,30 +136,30 @@ def test_resolve_refusals_name_what_to_do(cli, vault, vault_path, monkeypatch):
 
 # -- updates without a key (issue 14, item 2) ---------------------------------------------------------
 def test_what_reads_as_a_changed_value(cli):
-    from optmem import text
+    from optmem import compare
     from optmem.reading import cues
 
     cues = frozenset((*cues.UPDATE_CUES, *cues.UPDATE_CUES_CJK))
-    assert text.looks_like_update("后端端口是 8080", "后端端口改成 9090 了", cues)
-    assert text.looks_like_update("I have 3 plants", "I now have 5 plants", cues)
-    assert text.looks_like_update("小明住在杭州", "小明住在上海", cues)
-    assert not text.looks_like_update("Prefers Cython", "Prefers Python", cues)           # too short to tell
-    assert not text.looks_like_update("We decided to use Postgres for billing",
+    assert compare.looks_like_update("后端端口是 8080", "后端端口改成 9090 了", cues)
+    assert compare.looks_like_update("I have 3 plants", "I now have 5 plants", cues)
+    assert compare.looks_like_update("小明住在杭州", "小明住在上海", cues)
+    assert not compare.looks_like_update("Prefers Cython", "Prefers Python", cues)           # too short to tell
+    assert not compare.looks_like_update("We decided to use Postgres for billing",
                                       "We decided to use Redis for the session cache", cues)  # more than one change
-    assert not text.looks_like_update("备份在 3 点", "备份在 3 点", cues)                   # the same
+    assert not compare.looks_like_update("备份在 3 点", "备份在 3 点", cues)                   # the same
     # a new number for someone or something else named is no update: two things changed
-    assert not text.looks_like_update("Alice's phone number is 555-0101", "Bob's phone number is 555-0202", cues)
-    assert not text.looks_like_update("Staging listens on port 8080", "Production listens on port 9090", cues)
-    assert text.looks_like_update("The backend port is 8080", "Our backend port is 9090", cues)  # not names
+    assert not compare.looks_like_update("Alice's phone number is 555-0101", "Bob's phone number is 555-0202", cues)
+    assert not compare.looks_like_update("Staging listens on port 8080", "Production listens on port 9090", cues)
+    assert compare.looks_like_update("The backend port is 8080", "Our backend port is 9090", cues)  # not names
     # a sentence-final particle (了, 啦, 呢 …) says how it is said, not what: 五 → 十 is the one change
-    assert text.looks_like_update("小红每天跑步五公里", "小红现在每天跑十公里了", cues)
-    assert text.looks_like_update("我有两只猫", "我现在有三只猫了", cues)
+    assert compare.looks_like_update("小红每天跑步五公里", "小红现在每天跑十公里了", cues)
+    assert compare.looks_like_update("我有两只猫", "我现在有三只猫了", cues)
     # … but a word more beside a new number is another fact, not a new value of this one
-    assert not text.looks_like_update("The API timeout is 30 seconds", "The API retry timeout is 5 seconds", cues)
-    assert not text.looks_like_update("The staging server has 16 GB of RAM",
+    assert not compare.looks_like_update("The API timeout is 30 seconds", "The API retry timeout is 5 seconds", cues)
+    assert not compare.looks_like_update("The staging server has 16 GB of RAM",
                                       "The staging database server has 32 GB of RAM", cues)
-    assert not text.looks_like_update("I have 3 cats at home", "I have 2 black cats at home", cues)
-    assert text.looks_like_update("Alice lives in Paris", "Alice lives in Berlin", cues)  # a named value
+    assert not compare.looks_like_update("I have 3 cats at home", "I have 2 black cats at home", cues)
+    assert compare.looks_like_update("Alice lives in Paris", "Alice lives in Berlin", cues)  # a named value
 
 
 def test_a_possible_update_is_reported_superseded_or_asked(cli, vault, vault_path, monkeypatch):

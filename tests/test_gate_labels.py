@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from optmem import identifiers, text
+from optmem import compare, identifiers, text
 from optmem.reading.cues import time_words
 
 NOTES = Path(__file__).parent / "data" / "dev_notes.txt"
@@ -55,9 +55,9 @@ ANOTHER_THING = [
 
 @pytest.mark.parametrize("a, b", ANOTHER_THING)
 def test_texts_naming_two_things_are_no_near_duplicates(a, b):
-    assert text.similarity(a, b) < THRESHOLD
-    assert text.similarity(b, a) < THRESHOLD
-    assert text.similarity(a, b, least=THRESHOLD) < THRESHOLD  # as the gate and `add` ask
+    assert compare.similarity(a, b) < THRESHOLD
+    assert compare.similarity(b, a) < THRESHOLD
+    assert compare.similarity(a, b, least=THRESHOLD) < THRESHOLD  # as the gate and `add` ask
 
 
 @pytest.mark.parametrize("a, b", [
@@ -81,7 +81,7 @@ def test_texts_naming_two_things_are_no_near_duplicates(a, b):
     ("Note: A cache sits in front of the search service", "Note: a cache sits in front of the search service"),
 ])
 def test_real_near_duplicates_are_still_found(a, b):
-    assert text.similarity(a, b) >= THRESHOLD
+    assert compare.similarity(a, b) >= THRESHOLD
 
 
 @pytest.mark.parametrize("written, read", [
@@ -174,7 +174,7 @@ def test_no_ordinary_note_is_taken_for_a_near_duplicate(cli, vault, vault_path, 
     ("Interview loop for candidate 14 is on Thursday", "Interview loop for candidate 15 is on Thursday"),
 ])
 def test_an_identifier_without_digits_in_the_subject_names_another_thing(old, new):
-    assert not text.looks_like_update(old, new, cues())
+    assert not compare.looks_like_update(old, new, cues())
 
 
 @pytest.mark.parametrize("old, new", [
@@ -202,8 +202,8 @@ def test_an_identifier_without_digits_in_the_subject_names_another_thing(old, ne
     ("我养了两只猫", "我现在养了三只猫"),
 ])
 def test_an_identifier_in_the_value_place_is_a_new_value(old, new):
-    assert text.looks_like_update(old, new, cues())
-    assert text.similarity(old, new) < THRESHOLD  # so the gate asks whether it updates
+    assert compare.looks_like_update(old, new, cues())
+    assert compare.similarity(old, new) < THRESHOLD  # so the gate asks whether it updates
 
 
 def test_a_new_host_is_flagged_through_the_gate(cli, vault, vault_path, monkeypatch):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from optmem import text
+from optmem import compare
 from optmem.reading.cues import time_words
 
 NOTES = Path(__file__).parent / "data" / "dev_notes.txt"
@@ -83,7 +83,7 @@ def test_another_identifier_names_another_thing_not_a_new_value(cli, vault, vaul
 def test_a_label_in_the_subject_is_an_identifier(old, new):
     """A number or name glued to the noun it names (or marked: #, v, /, a date, 第, 号), followed
     by the larger part of the statement — what is said about the thing it names."""
-    assert not text.looks_like_update(old, new, cues())
+    assert not compare.looks_like_update(old, new, cues())
 
 
 @pytest.mark.parametrize("old, new", [
@@ -117,7 +117,7 @@ def test_a_label_in_the_subject_is_an_identifier(old, new):
     ("我养了3盆绿萝", "我现在养了5盆绿萝"),
 ])
 def test_a_value_beside_identifiers_still_reads_as_an_update(old, new):
-    assert text.looks_like_update(old, new, cues())
+    assert compare.looks_like_update(old, new, cues())
 
 
 def test_the_same_ticket_with_another_assignee_is_a_possible_update(cli, vault, vault_path, monkeypatch):
@@ -131,7 +131,7 @@ def test_the_same_ticket_with_another_assignee_is_a_possible_update(cli, vault, 
     res = cli("append", "ticket 17 is now assigned to Bob")
     assert "this may update" in res.stderr
     assert cli.json("history", old)["versions"][-1]["may_update"] == old
-    assert not text.looks_like_update("Ticket 17 is assigned to Alice", "Ticket 18 is assigned to Bob", cues())
+    assert not compare.looks_like_update("Ticket 17 is assigned to Alice", "Ticket 18 is assigned to Bob", cues())
 
 
 def test_the_python_version_of_a_server_is_flagged_through_the_gate(cli, vault, vault_path, monkeypatch):

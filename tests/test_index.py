@@ -6,7 +6,7 @@ import json
 import sqlite3
 
 from conftest import put
-from optmem import index, log, facts
+from optmem import facts, index, log, lookup
 from optmem.vault import Vault
 
 
@@ -96,7 +96,7 @@ def test_correction_typed_before_its_target_is_linked_when_the_target_arrives(va
     index.open_index(vault).close()
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:  # a git merge brings it later
         fh.write(json.dumps({"id": target, "ts": "2026-01-01T00:00:00Z", "text": "port is 8080"}) + "\n")
-    assert log.get(vault, target).record["status"] == "superseded"
+    assert lookup.get(vault, target).record["status"] == "superseded"
 
 
 def test_a_build_merges_once_and_leaves_appends_merging_as_they_go(vault, cli):

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 from datetime import datetime, timezone
 
 import pytest
 
-from conftest import log_lines, optmem_cmd, put, run_optmem
+from conftest import log_lines, optmem_cmd, run_optmem
 from optmem import lifecycle, view
 from optmem.record import Tier
 from optmem.schema import Row

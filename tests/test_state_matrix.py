@@ -171,7 +171,7 @@ def test_each_state_on_each_surface(built: Built, row: Row) -> None:
     if row.context is None:
         assert not lines, lines
     elif row.context == "record":
-        assert any(x.startswith(f"- [") and f"id {rid[-8:]}]" in x for x in lines), lines
+        assert any(x.startswith("- [") and f"id {rid[-8:]}]" in x for x in lines), lines
     elif row.context == "redline":
         assert any(x.startswith("- [default]") for x in lines), lines
     elif row.context == "asked":

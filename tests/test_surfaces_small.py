@@ -219,7 +219,7 @@ def _registered() -> list[str]:
     """Every command and subcommand the CLI registers (each module imported, as --help does)."""
     import importlib
 
-    from optmem.cli import COMMANDS
+    from optmem.cli.spec import COMMANDS
     from optmem.cli.spec import REGISTRY
 
     for module, _ in COMMANDS.values():
@@ -229,7 +229,7 @@ def _registered() -> list[str]:
 
 def commands_table() -> str:
     """The README's "All commands" table as the CLI's declarations give it."""
-    from optmem.cli import COMMANDS
+    from optmem.cli.spec import COMMANDS
 
     names = _registered()
     rows = ["| command | what it does |", "| --- | --- |"]
@@ -253,7 +253,7 @@ def test_every_command_and_subcommand_is_in_the_readme_table():
 
 
 def test_help_texts_have_no_stray_markup(cli):
-    from optmem.cli import COMMANDS
+    from optmem.cli.spec import COMMANDS
 
     names = sorted(set(_registered()) | {n for n, (m, _) in COMMANDS.items() if m.startswith("@")})
     for name in names:

@@ -2,7 +2,7 @@ import unicodedata
 
 from hypothesis import assume, given, strategies as st
 
-from optmem import text
+from optmem import compare, text
 from optmem.reading import amounts
 from optmem.reading.query import search_terms, terms_of
 from optmem.reading.questions import asks_amount
@@ -155,12 +155,12 @@ def test_fingerprint_folds_spacing_punctuation_case_and_intensifiers():
 
 
 def test_texts_without_letters_or_digits_are_not_similar():
-    assert text.similarity("！！！", "???") == 0.0
+    assert compare.similarity("！！！", "???") == 0.0
 
 
 def test_numbers_that_differ_are_never_similar():
-    assert text.similarity("端口是8080", "端口是9090") == 0.0
-    assert text.similarity("port is 8080", "the port is 8080") > 0.8
+    assert compare.similarity("端口是8080", "端口是9090") == 0.0
+    assert compare.similarity("port is 8080", "the port is 8080") > 0.8
 
 
 @given(st.text(alphabet="abc 端口喜欢", min_size=1, max_size=30))
@@ -211,8 +211,8 @@ def _reference_runs(s: str) -> list[tuple[str, str]]:
 
 @given(st.text(max_size=40))
 def test_the_tokeniser_splits_text_into_cjk_runs_and_word_runs(s):
-    assert text._runs(s) == _reference_runs(s)
-    assert text._runs("x_y 端口_ok") == [("", "x"), ("", "y"), ("端口", ""), ("", "ok")]
+    assert text.script_runs(s) == _reference_runs(s)
+    assert text.script_runs("x_y 端口_ok") == [("", "x"), ("", "y"), ("端口", ""), ("", "ok")]
 
 
 @given(st.text(max_size=40))
@@ -235,7 +235,7 @@ def test_a_text_without_cjk_is_tokenised_as_the_cjk_pattern_would(s):
     full = text._split_cjk(folded)
     words = [w for _, w in full if w]
     assert text._split(folded) == (None, words)
-    assert text._runs(folded) == full
+    assert text.script_runs(folded) == full
     stems = text.stem_words(words)
     assert text._normal(None, stems, words) == text._normal(full, stems, words)
     assert text._tokens(None, words, words) == text._tokens(full, words, words)

@@ -13,7 +13,7 @@ import typer
 from typer.core import TyperArgument, TyperGroup
 
 from optmem import __version__
-from optmem.cli import COMMANDS
+from optmem.cli.spec import COMMANDS
 from optmem.cli.common import STATE, echo
 from optmem.cli.spec import REGISTRY, Command, Param
 

@@ -60,7 +60,7 @@ def handle(exc: BaseException, argv: list[str]) -> int:
 def _help_for(argv: list[str]) -> str:
     """" — `optmem search --help` lists its options", for the command the line names (after the
     global --vault; with its subcommand when it is a group) — nothing when it names none."""
-    from optmem.cli import COMMANDS
+    from optmem.cli.spec import COMMANDS
 
     i = 0
     while i < len(argv) and (argv[i] == "--vault" or argv[i].startswith("--vault=")):
@@ -77,7 +77,7 @@ def _nearest_command(message: str) -> str:
     """" Did you mean search?" for a mistyped command name (as options already get)."""
     import difflib
 
-    from optmem.cli import COMMANDS
+    from optmem.cli.spec import COMMANDS
 
     typed = message.split("'")[1] if message.count("'") >= 2 else ""
     near = difflib.get_close_matches(typed, list(COMMANDS), n=1)

@@ -18,9 +18,9 @@ def touch(ids: list[str], json_out: bool) -> None:
     Example:
       optmem touch 7QMZMMFT 9XKD2P1A
     """
-    from optmem import lifecycle
+    from optmem import review
 
-    res = lifecycle.touch(get_vault(), list(ids or []))  # records that exist: a vault that does
+    res = review.touch(get_vault(), list(ids or []))  # records that exist: a vault that does
     emit(json_out, res._asdict(), lambda: f"touched {len(res.ids)} record(s)"
          + (f"; warm again: {', '.join(short(i) for i in res.warmed)}" if res.warmed else ""))
 
@@ -98,9 +98,9 @@ def confirm(record_id: str, source: str | None, json_out: bool) -> None:
     Example:
       optmem confirm 7QMZMMFT
     """
-    from optmem import lifecycle
+    from optmem import review
 
-    res = lifecycle.confirm(get_vault(), record_id, source=source)
+    res = review.confirm(get_vault(), record_id, source=source)
     emit(json_out, res._asdict(), lambda: f"{res.status.replace('_', ' ')}: {res.id}")
 
 
@@ -117,9 +117,9 @@ def reject(record_id: str, reason: str | None, source: str | None, json_out: boo
     Example:
       optmem reject 7QMZMMFT --reason "the user never said that"
     """
-    from optmem import lifecycle
+    from optmem import review
 
-    res = lifecycle.reject(get_vault(), record_id, reason=reason, source=source)
+    res = review.reject(get_vault(), record_id, reason=reason, source=source)
     status = "rejected" if res.status == "forgotten" else "already_rejected"  # idempotent: reason kept
     warn_all(list(res.warnings))
     emit(json_out, {"status": status, "id": res.id, "tombstone": res.tombstone, "warnings": list(res.warnings)},

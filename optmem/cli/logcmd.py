@@ -142,9 +142,9 @@ def get(record_id: str, allow_unsafe: bool, json_out: bool) -> None:
     Example:
       optmem get 7QMZMMFT
     """
-    from optmem import log
+    from optmem import lookup
 
-    got = log.get(get_vault(), record_id, show_unsafe=allow_unsafe)
+    got = lookup.get(get_vault(), record_id, show_unsafe=allow_unsafe)
     warn_all(got.warnings)
     emit(json_out, {"record": got.record, "warnings": got.warnings}, lambda: render_record(got.record))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from optmem.cli import COMMANDS
+from optmem.cli.spec import COMMANDS
 from optmem.cli.common import CAPTURE, STATE, dumps
 from optmem.cli.spec import REGISTRY, command
 from optmem.errors import OptmemError

@@ -8,7 +8,7 @@ A list used by one reader alone lives beside the rule that uses it (`cues`, `que
 
 # English function words: they match nearly every record, so a search drops them when the
 # query has other terms (`query.search_terms`; they still count for the write gate and in the
-# index); a capitalised one names nothing (`text.looks_like_update`, `identifiers`).
+# index); a capitalised one names nothing (`compare.looks_like_update`, `identifiers`).
 STOPWORDS = frozenset("""a about an and are as at be been but by can could did do does for from had
 has have how i if in into is it its me my of on or our so that the their them then there these
 they this to was we were what when where which who whom why will with would you your""".split())

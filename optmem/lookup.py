@@ -1,0 +1,61 @@
+"""One record as every surface sees it (`optmem get`): its status, the values it conflicts
+with, the write gate's guesses about it (named as such), and what happened to it since.
+
+Above the log, the facts and the hot-file follower it reads through; the log itself only writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from optmem import clock, lifecycle, log, view
+from optmem.follow import open_followed
+from optmem.index import Index, Row
+from optmem.record import CONFIRM, FORGET, RESTORE, SEEN
+from optmem.vault import Vault
+
+
+class Got(NamedTuple):
+    record: dict[str, Any]
+    warnings: list[str]
+
+
+def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
+    """One record as every surface sees it: its status (current / pending / superseded by … /
+    expired / forgotten / cold), the values it is in conflict with, the records the write gate
+    guessed it may update or be updated by (guesses, named as such), what it was written as, and
+    what happened to it since (`events`)."""
+    now = clock.now().timestamp()
+    with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
+        row = log.resolve_one(idx, ref)
+        record = idx.view_of(row, now).full(show_unsafe=show_unsafe)
+        tombs = idx.tombstones(row.id) if row.forgotten else []
+        if tombs:  # forgotten is said by the tombstone, whatever else superseded it
+            tomb = idx.record(tombs[-1])
+            record["forgotten_by"] = tomb.id
+            record["forget_reason"] = tomb.extra.get("reason")
+        record["conflict_with"] = idx.conflict_with(row, now)
+        record["may_be_updated_by"] = [r.id for r in idx.rows("r.upd = ? ORDER BY r.n", (row.id,))
+                                       if view.status(r, now) in view.LIVE]
+        record["events"] = _events(idx, row)
+        record["life"] = lifecycle.describe(vault.settings.lifecycle, row, now)
+        if record["pending"]:
+            record["life"]["restated"] = idx.restatements(row)
+        return Got(record, idx.warnings())
+
+
+def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
+    """What happened to a record since it was written, in log order: said again (`seen`),
+    confirmed, forgotten, restored, corrected — each with the line's id and time."""
+    out: list[dict[str, Any]] = []
+    for other in sorted([*idx.rows("r.ref = ? AND r.kind IN (?, ?, ?, ?)",
+                                   (row.id.upper(), SEEN, CONFIRM, FORGET, RESTORE)),
+                         *idx.correcting(row)], key=lambda r: r.n):
+        what = {SEEN: "said_again", CONFIRM: "confirmed", FORGET: "forgotten",
+                RESTORE: "restored"}.get(other.kind, "corrected")
+        event: dict[str, Any] = {"event": what, "id": other.id,
+                                 "ts": view.iso(other.ts) if other.ts is not None else None}
+        if what == "said_again":
+            event.update(session=other.session, pending=bool(other.pending))
+        out.append(event)
+    return out
