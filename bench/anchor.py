@@ -22,7 +22,7 @@ def bigrams(text):
             out.append(word)
         else:
             out.extend(cjk)
-            out.extend(cjk[i:i + 2] for i in range(len(cjk) - 1))
+            out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
     return " ".join(out)
 
 
@@ -34,8 +34,8 @@ def query_terms(text):
         elif len(cjk) == 1:
             out.append(cjk)
         else:
-            out.extend(cjk[i:i + 2] for i in range(len(cjk) - 1))
-    return " OR ".join('"%s"' % t for t in dict.fromkeys(out))
+            out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
+    return " OR ".join(f'"{t}"' for t in dict.fromkeys(out))
 
 
 def build(log, db):
@@ -58,9 +58,9 @@ def build(log, db):
 
 def query(db, q):
     conn = sqlite3.connect(db)
-    for rowid, text, rid in conn.execute(
-            "SELECT rowid, text, id FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT 10",
-            (query_terms(q),)):
+    for _, text, rid in conn.execute(
+        "SELECT rowid, text, id FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT 10", (query_terms(q),)
+    ):
         print(rid, text)
 
 

@@ -61,9 +61,15 @@ def main() -> None:
     try:
         subprocess.run([sys.executable, "-m", "optmem", "init", str(vault)], check=True, capture_output=True)
         (vault / "optmem.toml").write_text("[limits]\nmemory = 1000000\n[lock]\ntimeout = 120\n", "utf-8")
-        procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(vault), f"w{k}", str(args.ops)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for k in range(args.writers)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", WRITER, str(vault), f"w{k}", str(args.ops)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for k in range(args.writers)
+        ]
         results = []
         for p in procs:
             out, err = p.communicate()
@@ -80,14 +86,21 @@ def main() -> None:
         text = (vault / "MEMORY.md").read_text("utf-8") if (vault / "MEMORY.md").exists() else ""
         held = {e.strip() for e in text.split("\n§\n") if e.strip()}
         expected = {e for r in results for e in r["entries"]}
-        doctor = json.loads(subprocess.run([sys.executable, "-m", "optmem", "--vault", str(vault), "doctor",
-                                            "--json"], capture_output=True, text=True).stdout)
+        doctor = json.loads(
+            subprocess.run(
+                [sys.executable, "-m", "optmem", "--vault", str(vault), "doctor", "--json"],
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
         refusals = sum(len(r["errors"]) for r in results)
-        print(f"| writers x operations | {args.writers} x {args.ops} |\n"
-              f"| records acknowledged / lost / doubled | {len(acked):,} / {lost} / {doubled} |\n"
-              f"| hot entries expected / missing / unexpected | {len(expected)} / {len(expected - held)} / "
-              f"{len(held - expected)} |\n| refusals (expected outcomes, e.g. ambiguous) | {refusals} |\n"
-              f"| doctor problems | {len(doctor['problems'])} |")
+        print(
+            f"| writers x operations | {args.writers} x {args.ops} |\n"
+            f"| records acknowledged / lost / doubled | {len(acked):,} / {lost} / {doubled} |\n"
+            f"| hot entries expected / missing / unexpected | {len(expected)} / {len(expected - held)} / "
+            f"{len(held - expected)} |\n| refusals (expected outcomes, e.g. ambiguous) | {refusals} |\n"
+            f"| doctor problems | {len(doctor['problems'])} |"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

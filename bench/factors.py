@@ -47,8 +47,10 @@ def index_time(size: int) -> list[tuple[str, float, str, float, str, str]]:
     for e, f in zip(epochs, folded):
         dates.record_terms(e, f)
     date_ms = (time.perf_counter() - t) * 1000
-    return [(f"tokenise {size:,} records, stemmed", stemmed, "not stemmed", plain, "info", "in-process"),
-            (f"date terms of {size:,} records", date_ms, "tokenise (stemmed)", stemmed, "info", "in-process")]
+    return [
+        (f"tokenise {size:,} records, stemmed", stemmed, "not stemmed", plain, "info", "in-process"),
+        (f"date terms of {size:,} records", date_ms, "tokenise (stemmed)", stemmed, "info", "in-process"),
+    ]
 
 
 def main() -> None:

@@ -85,17 +85,25 @@ def clauses(turn: str) -> list[str]:
 def ku_pairs(data: Path) -> list[tuple[str, str]]:
     """(older turn, newer turn) of every eligible knowledge-update question, in file order."""
     queries = [json.loads(line) for line in (data / "queries.jsonl").read_text("utf-8").splitlines() if line]
-    wanted = {e for q in queries if q.get("question_type") == "knowledge-update" and q.get("ku_eligible")
-              for e in (*q["ku_older_evidence"], *q["ku_latest_evidence"])}
+    wanted = {
+        e
+        for q in queries
+        if q.get("question_type") == "knowledge-update" and q.get("ku_eligible")
+        for e in (*q["ku_older_evidence"], *q["ku_latest_evidence"])
+    }
     turns = {}
     with gzip.open(data / "LOG.jsonl.gz", "rt", encoding="utf-8") as fh:
         for line in fh:
             rec = json.loads(line)
             if rec["id"] in wanted:
                 turns[rec["id"]] = rec["text"]
-    return [(turns[old], turns[new]) for q in queries
-            if q.get("question_type") == "knowledge-update" and q.get("ku_eligible")
-            for old in q["ku_older_evidence"] for new in q["ku_latest_evidence"]]
+    return [
+        (turns[old], turns[new])
+        for q in queries
+        if q.get("question_type") == "knowledge-update" and q.get("ku_eligible")
+        for old in q["ku_older_evidence"]
+        for new in q["ku_latest_evidence"]
+    ]
 
 
 def recall(data: Path, show: bool) -> tuple[int, int, int]:
@@ -121,12 +129,16 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="print the flagged notes and matched clauses")
     args = parser.parse_args()
     flagged, similar, notes = precision(args.show)
-    print(f"precision: {flagged} of {notes} ordinary notes flagged as a possible update (false flags), "
-          f"{similar} taken for a near duplicate")
+    print(
+        f"precision: {flagged} of {notes} ordinary notes flagged as a possible update (false flags), "
+        f"{similar} taken for a near duplicate"
+    )
     if (args.lme / "queries.jsonl").exists() and (args.lme / "LOG.jsonl.gz").exists():
         whole, by_clause, pairs = recall(args.lme, args.show)
-        print(f"recall (LongMemEval dev, knowledge updates): {whole} of {pairs} pairs as whole turns, "
-              f"{by_clause} of {pairs} in some pair of clauses")
+        print(
+            f"recall (LongMemEval dev, knowledge updates): {whole} of {pairs} pairs as whole turns, "
+            f"{by_clause} of {pairs} in some pair of clauses"
+        )
     else:
         print(f"recall: skipped, no LongMemEval development data at {args.lme}", file=sys.stderr)
 

@@ -11,13 +11,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from optmem.record import new_id  # noqa: E402
 
-ZH = ("端口 部署 数据库 缓存 用户 文章 大纲 发布 测试 接口 配置 日志 服务器 前端 后端 索引 "
-      "搜索 记忆 会话 交接 错误 修复 需求 设计 评审 上线 回滚 监控 告警 性能 延迟 并发 "
-      "小明 喜欢 拿铁 咖啡 杭州 上海 北京 周末 爬山 游泳 会议 周报 预算 合同").split()
-EN = ("port deploy database cache user article outline release test api config log server "
-      "frontend backend index search memory session handoff error fix requirement design review "
-      "rollout rollback monitor alert latency throughput concurrency docker kubernetes redis "
-      "postgres nginx webhook token budget meeting report draft publish schedule").split()
+ZH = (
+    "端口 部署 数据库 缓存 用户 文章 大纲 发布 测试 接口 配置 日志 服务器 前端 后端 索引 "
+    "搜索 记忆 会话 交接 错误 修复 需求 设计 评审 上线 回滚 监控 告警 性能 延迟 并发 "
+    "小明 喜欢 拿铁 咖啡 杭州 上海 北京 周末 爬山 游泳 会议 周报 预算 合同"
+).split()
+EN = (
+    "port deploy database cache user article outline release test api config log server "
+    "frontend backend index search memory session handoff error fix requirement design review "
+    "rollout rollback monitor alert latency throughput concurrency docker kubernetes redis "
+    "postgres nginx webhook token budget meeting report draft publish schedule"
+).split()
 DOMAINS = ("hermes", "code", "openclaw")
 PROJECTS = (None, "webapp", "blog", "infra")
 
@@ -42,10 +46,15 @@ def records(n: int, seed: int = 7, start: float = START):
     for i in range(n):
         ts = start + i * STEP
         rid = new_id(ts)
-        rec = {"v": 1, "id": rid,
-               "ts": __import__("time").strftime("%Y-%m-%dT%H:%M:%SZ", __import__("time").gmtime(ts)),
-               "domain": rng.choice(DOMAINS), "kind": "note", "tier": "normal",
-               "text": text_for(rng)}
+        rec = {
+            "v": 1,
+            "id": rid,
+            "ts": __import__("time").strftime("%Y-%m-%dT%H:%M:%SZ", __import__("time").gmtime(ts)),
+            "domain": rng.choice(DOMAINS),
+            "kind": "note",
+            "tier": "normal",
+            "text": text_for(rng),
+        }
         project = rng.choice(PROJECTS)
         if project:
             rec["project"] = project

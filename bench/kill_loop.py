@@ -67,15 +67,18 @@ def main() -> None:
     vault = work / "v"
     write_log(vault / "LOG.jsonl", args.records)
     (vault / "optmem.toml").write_text("[limits]\nmemory = 1000000\n", "utf-8")
-    subprocess.run([sys.executable, "-m", "optmem", "--vault", str(vault), "reindex"], check=True,
-                   capture_output=True)
+    subprocess.run([sys.executable, "-m", "optmem", "--vault", str(vault), "reindex"], check=True, capture_output=True)
     acked: list[str] = []
     hot: dict[str, str] = {}  # entry text as acknowledged → its latest form
     ops = 0
     try:
         for k in range(args.kills):
-            proc = subprocess.Popen([sys.executable, "-c", WRITER, str(vault), f"w{k}"],
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-c", WRITER, str(vault), f"w{k}"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
             time.sleep(rng.uniform(0.15, 1.2))
             proc.send_signal(signal.SIGKILL)
             out, _ = proc.communicate()
@@ -97,17 +100,27 @@ def main() -> None:
                 ids[rid] = ids.get(rid, 0) + 1
         lost = sum(1 for a in acked if a not in ids)
         doubled = sum(1 for a in acked if ids.get(a, 0) > 1)
-        entries = set((vault / "MEMORY.md").read_text("utf-8").split("\n§\n")) if (vault / "MEMORY.md").exists() else set()
+        entries = (
+            set((vault / "MEMORY.md").read_text("utf-8").split("\n§\n")) if (vault / "MEMORY.md").exists() else set()
+        )
         entries = {e.strip() for e in entries}
         hot_lost = sum(1 for text in hot.values() if text not in entries)
-        doctor = subprocess.run([sys.executable, "-m", "optmem", "--vault", str(vault), "doctor", "--fix",
-                                 "--json"], capture_output=True, text=True)
-        search = subprocess.run([sys.executable, "-m", "optmem", "--vault", str(vault), "search", "kill-loop",
-                                 "--json"], capture_output=True, text=True)
-        print(f"| operations acknowledged | {ops:,} |\n| kills | {args.kills} |\n"
-              f"| log records lost / doubled | {lost} / {doubled} (of {len(acked):,}) |\n"
-              f"| hot entries lost | {hot_lost} (of {len(hot)}) |\n| torn lines (not last) | {torn} |\n"
-              f"| doctor --fix exit / search exit | {doctor.returncode} / {search.returncode} |")
+        doctor = subprocess.run(
+            [sys.executable, "-m", "optmem", "--vault", str(vault), "doctor", "--fix", "--json"],
+            capture_output=True,
+            text=True,
+        )
+        search = subprocess.run(
+            [sys.executable, "-m", "optmem", "--vault", str(vault), "search", "kill-loop", "--json"],
+            capture_output=True,
+            text=True,
+        )
+        print(
+            f"| operations acknowledged | {ops:,} |\n| kills | {args.kills} |\n"
+            f"| log records lost / doubled | {lost} / {doubled} (of {len(acked):,}) |\n"
+            f"| hot entries lost | {hot_lost} (of {len(hot)}) |\n| torn lines (not last) | {torn} |\n"
+            f"| doctor --fix exit / search exit | {doctor.returncode} / {search.returncode} |"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -44,8 +44,15 @@ from gen import write_log  # noqa: E402
 PY = sys.executable
 OPTMEM = [PY, "-m", "optmem"]
 ANCHOR = [PY, str(HERE / "anchor.py")]
-QUERIES = ["后端 端口 部署", "docker deploy rollback", "小明喜欢拿铁", "数据库缓存性能", "kubernetes alert",
-           "what is the current redis latency", "2023-11-20 发布 回滚"]  # an update cue; a date
+QUERIES = [
+    "后端 端口 部署",
+    "docker deploy rollback",
+    "小明喜欢拿铁",
+    "数据库缓存性能",
+    "kubernetes alert",
+    "what is the current redis latency",
+    "2023-11-20 发布 回滚",
+]  # an update cue; a date
 Row = tuple[str, float, str, float, str, str]
 
 
@@ -60,8 +67,7 @@ def clean_env() -> dict[str, str]:
 def run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
     """(wall ms, peak RSS in MB) of one whole process."""
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=env or clean_env())
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env or clean_env())
     _, status, usage = os.wait4(proc.pid, 0)
     ms = (time.perf_counter() - t) * 1000
     if os.waitstatus_to_exitcode(status) != 0:
@@ -87,8 +93,10 @@ NO_SWEEP = '[lifecycle]\nauto_sweep = "off"\n'  # measured on its own (bench_lif
 
 def bench_startup(repeat: int) -> list[Row]:
     anchor = median_ms([PY, "-c", "import typer"], repeat)
-    return [(f"optmem {a}", median_ms(OPTMEM + [a], repeat), "python -c 'import typer'", anchor,
-             "≤ 1.2x", "") for a in ("--version", "--help")]
+    return [
+        (f"optmem {a}", median_ms(OPTMEM + [a], repeat), "python -c 'import typer'", anchor, "≤ 1.2x", "")
+        for a in ("--version", "--help")
+    ]
 
 
 def builds_for(size: int) -> int:
@@ -125,30 +133,61 @@ def bench_search(sizes: list[int], repeat: int, work: Path) -> tuple[list[Row], 
         ours = statistics.mean(median_ms(OPTMEM + ["search", q], repeat, env) for q in QUERIES)
         theirs = statistics.mean(median_ms(ANCHOR + ["query", str(db), q], repeat) for q in QUERIES)
         per_size[size] = ours
-        rows.append((f"optmem search, {size:,} records", ours, "bare FTS5 query script", theirs,
-                     "≤ 1.5x at 100k", ""))
-        rows.append((f"index build from scratch, {size:,} records", build, "bare FTS5 bigram build",
-                     anchor_build, "≤ 2x", f"peak {build_mb} MB; median of {builds_for(size)}"))
+        rows.append((f"optmem search, {size:,} records", ours, "bare FTS5 query script", theirs, "≤ 1.5x at 100k", ""))
+        rows.append(
+            (
+                f"index build from scratch, {size:,} records",
+                build,
+                "bare FTS5 bigram build",
+                anchor_build,
+                "≤ 2x",
+                f"peak {build_mb} MB; median of {builds_for(size)}",
+            )
+        )
         # what a session-start hook runs: the redlines, hot memory and the recent records
-        extra.append((f"optmem context, {size:,} records", median_ms(OPTMEM + ["context"], repeat, env),
-                      "optmem search", ours, "info", "session start"))
+        extra.append(
+            (
+                f"optmem context, {size:,} records",
+                median_ms(OPTMEM + ["context"], repeat, env),
+                "optmem search",
+                ours,
+                "info",
+                "session start",
+            )
+        )
         if size == max(sizes):
             _, peak = run(OPTMEM + ["search", QUERIES[0]], env)
             appends, firsts = [], []
             for i in range(repeat):
                 appends.append(run(OPTMEM + ["append", f"bench append {i} 端口迁移到 {9000 + i}"], env)[0])
                 firsts.append(run(OPTMEM + ["search", f"端口迁移 {9000 + i}"], env)[0])
-            extra.append((f"optmem append, {size:,} records", statistics.median(appends),
-                          "optmem --version", median_ms(OPTMEM + ["--version"], repeat), "< 100 ms", ""))
-            extra.append((f"first search after an append, {size:,} records", statistics.median(firsts),
-                          "optmem search (steady)", ours, "info", ""))
-            extra.append((f"peak memory of search, {size:,} records", float(peak), "—", 0.0,
-                          "< 200 MB", "MB, not ms"))
+            extra.append(
+                (
+                    f"optmem append, {size:,} records",
+                    statistics.median(appends),
+                    "optmem --version",
+                    median_ms(OPTMEM + ["--version"], repeat),
+                    "< 100 ms",
+                    "",
+                )
+            )
+            extra.append(
+                (
+                    f"first search after an append, {size:,} records",
+                    statistics.median(firsts),
+                    "optmem search (steady)",
+                    ours,
+                    "info",
+                    "",
+                )
+            )
+            extra.append((f"peak memory of search, {size:,} records", float(peak), "—", 0.0, "< 200 MB", "MB, not ms"))
         shutil.rmtree(vault, ignore_errors=True)
         db.unlink(missing_ok=True)
     if 100_000 in per_size and 1_000_000 in per_size:
-        extra.append(("search 1M vs search 100k", per_size[1_000_000], "optmem search, 100k",
-                      per_size[100_000], "≤ 3x", ""))
+        extra.append(
+            ("search 1M vs search 100k", per_size[1_000_000], "optmem search, 100k", per_size[100_000], "≤ 3x", "")
+        )
     return rows, extra
 
 
@@ -162,16 +201,23 @@ def bench_compact(size: int, work: Path) -> list[Row]:
     nodes = sum(1 for _ in (vault / "tree").rglob("*.md"))
     again, _ = run(OPTMEM + ["compact"], env)
     shutil.rmtree(vault, ignore_errors=True)
-    return [(f"optmem compact, {size:,} records ({nodes:,} nodes)", ms, "—", 0.0, "< 30 s",
-             f"peak {mb} MB"),
-            ("optmem compact again (nothing new)", again, "—", 0.0, "info", "")]
+    return [
+        (f"optmem compact, {size:,} records ({nodes:,} nodes)", ms, "—", 0.0, "< 30 s", f"peak {mb} MB"),
+        ("optmem compact again (nothing new)", again, "—", 0.0, "info", ""),
+    ]
 
 
 def bench_hooks(repeat: int, work: Path) -> list[Row]:
     """What the git hooks add to a commit: `git commit` with and without them, whole processes."""
     repo, vault = work / "repo", work / "hookvault"
-    git_env = {**clean_env(), "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
-               "GIT_COMMITTER_EMAIL": "b@x", "GIT_CONFIG_NOSYSTEM": "1"}
+    git_env = {
+        **clean_env(),
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@x",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@x",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
     repo.mkdir()
     subprocess.run(["git", "-C", str(repo), "init", "-q"], check=True, env=git_env)
 
@@ -187,8 +233,16 @@ def bench_hooks(repeat: int, work: Path) -> list[Row]:
     write_log(vault / "LOG.jsonl", 10_000)
     run(OPTMEM + ["--vault", str(vault), "hooks", "install", "--repo", str(repo)])
     hooked = commits(repeat)
-    return [("git commit with optmem's hooks (10k-record vault)", hooked, "git commit without", bare,
-             "info", "the hook's cost: one optmem process")]
+    return [
+        (
+            "git commit with optmem's hooks (10k-record vault)",
+            hooked,
+            "git commit without",
+            bare,
+            "info",
+            "the hook's cost: one optmem process",
+        )
+    ]
 
 
 def bench_lifecycle(size: int, repeat: int, work: Path) -> list[Row]:
@@ -207,13 +261,17 @@ def bench_lifecycle(size: int, repeat: int, work: Path) -> list[Row]:
     again_ms, _ = run(OPTMEM + ["sweep", "--show", "0"], env)
     import json as _json
 
-    stats = _json.loads(subprocess.run(OPTMEM + ["stats", "--json"], env=env, capture_output=True,
-                                       text=True, check=True).stdout)
+    stats = _json.loads(
+        subprocess.run(OPTMEM + ["stats", "--json"], env=env, capture_output=True, text=True, check=True).stdout
+    )
     cold = stats["status"]["cold"]
     after = statistics.mean(median_ms(OPTMEM + ["search", q], repeat, env) for q in QUERIES)
     theirs = statistics.mean(median_ms(ANCHOR + ["query", str(db), q], repeat) for q in QUERIES)
-    hit = _json.loads(subprocess.run(OPTMEM + ["search", QUERIES[1], "--json"], env=env, capture_output=True,
-                                     text=True, check=True).stdout)["hits"][0]["id"]
+    hit = _json.loads(
+        subprocess.run(
+            OPTMEM + ["search", QUERIES[1], "--json"], env=env, capture_output=True, text=True, check=True
+        ).stdout
+    )["hits"][0]["id"]
     touch = median_ms(OPTMEM + ["touch", hit], repeat, env)
     version = median_ms(OPTMEM + ["--version"], repeat, env)
     plain = statistics.median(run(OPTMEM + ["search", QUERIES[1]], env)[0] for _ in range(repeat))
@@ -221,11 +279,23 @@ def bench_lifecycle(size: int, repeat: int, work: Path) -> list[Row]:
     shutil.rmtree(vault, ignore_errors=True)
     db.unlink(missing_ok=True)
     return [
-        (f"optmem sweep, {size:,} records ({cold:,} cooled)", sweep_ms, "read + parse every line",
-         scan, "< 30 s at 1M", f"peak {sweep_mb} MB (< 200 MB)"),
+        (
+            f"optmem sweep, {size:,} records ({cold:,} cooled)",
+            sweep_ms,
+            "read + parse every line",
+            scan,
+            "< 30 s at 1M",
+            f"peak {sweep_mb} MB (< 200 MB)",
+        ),
         ("optmem sweep again (nothing new)", again_ms, "—", 0.0, "info", ""),
-        (f"optmem search, {size:,} records, after the sweep", after, "bare FTS5 query script", theirs,
-         "≤ 2x at 100k; ≤ 3x of 100k at 1M", f"before the sweep: {before:,.0f} ms"),
+        (
+            f"optmem search, {size:,} records, after the sweep",
+            after,
+            "bare FTS5 query script",
+            theirs,
+            "≤ 2x at 100k; ≤ 3x of 100k at 1M",
+            f"before the sweep: {before:,.0f} ms",
+        ),
         ("optmem touch ID (one line to ACCESS.jsonl)", touch, "optmem --version", version, "info", ""),
         ("optmem search --touch", touched, "optmem search", plain, "info", "the recall's cost"),
     ]
@@ -248,8 +318,17 @@ def stage_switches() -> list[tuple[str, str, list[str], str]]:
         ("the language rules", "".join(f"{r} = false\n" for r in rules), QUERIES),
         ("the amount factor (how many …, …有多少)", "amount_share = 0\n", AMOUNT_QUERIES),
     ]
-    return [(stage, off, queries, f"all {len(rules)} true/false switches of [ranking] false" if stage == "the language rules"
-             else off.strip().replace("\n", "; ")) for stage, off, queries in switches]
+    return [
+        (
+            stage,
+            off,
+            queries,
+            f"all {len(rules)} true/false switches of [ranking] false"
+            if stage == "the language rules"
+            else off.strip().replace("\n", "; "),
+        )
+        for stage, off, queries in switches
+    ]
 
 
 StageRow = tuple[str, float, float | None, str]  # stage, ms, what it costs (ms), note
@@ -268,7 +347,9 @@ def bench_stages(size: int, repeat: int, work: Path) -> list[StageRow]:
 
     timed("", QUERIES[:1])  # the index built
     every = timed("", QUERIES)
-    rows: list[StageRow] = [(f"every stage on, {size:,} records", every, None, "whole process, mean of the queries' medians")]
+    rows: list[StageRow] = [
+        (f"every stage on, {size:,} records", every, None, "whole process, mean of the queries' medians")
+    ]
     every_amount = None
     for stage, off, queries, note in stage_switches():
         base = every
@@ -279,8 +360,13 @@ def bench_stages(size: int, repeat: int, work: Path) -> list[StageRow]:
         ms = timed(off, queries)
         rows.append((f"without {stage}", ms, base - ms, note))
     (vault / "optmem.toml").write_text(NO_SWEEP, "utf-8")
-    split = subprocess.run([PY, str(HERE / "stages.py"), str(vault), str(repeat), *QUERIES], env=env,
-                           capture_output=True, text=True, check=True).stdout
+    split = subprocess.run(
+        [PY, str(HERE / "stages.py"), str(vault), str(repeat), *QUERIES],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     for line in split.splitlines():
         name, ms = line.split("\t")
         rows.append((f"in process: {name}", float(ms), None, "median of the queries' medians, warm"))
@@ -307,13 +393,15 @@ def write_docs(blocks: dict[str, str]) -> None:
         pattern = re.compile(rf"(<!-- bench:{name} -->\n).*?(<!-- /bench:{name} -->)", re.S)
         if not pattern.search(text):
             raise SystemExit(f"docs/performance.md has no <!-- bench:{name} --> … <!-- /bench:{name} --> markers")
-        text = pattern.sub(lambda m: m.group(1) + block + "\n" + m.group(2), text)
+        text = pattern.sub(lambda m, block=block: m.group(1) + block + "\n" + m.group(2), text)
     DOCS.write_text(text, "utf-8")
 
 
 def table(rows: list[Row]) -> str:
-    out = ["| measurement | value | anchor | anchor ms | ratio | target | note |",
-           "| --- | ---: | --- | ---: | ---: | --- | --- |"]
+    out = [
+        "| measurement | value | anchor | anchor ms | ratio | target | note |",
+        "| --- | ---: | --- | ---: | ---: | --- | --- |",
+    ]
     for name, ms, anchor, ams, target, note in rows:
         ratio = f"{ms / ams:.2f}x" if ams else "—"
         anchor_val = f"{ams:,.1f}" if ams else "—"
@@ -324,16 +412,23 @@ def table(rows: list[Row]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
-    ap.add_argument("--only", choices=["startup", "search", "compact", "hooks", "lifecycle", "stages"],
-                    action="append")
+    ap.add_argument("--only", choices=["startup", "search", "compact", "hooks", "lifecycle", "stages"], action="append")
     ap.add_argument("--sizes", help="comma-separated record counts for search (default 10k,100k,1M)")
     ap.add_argument("--repeat", type=int, help="runs per measurement (median taken)")
-    ap.add_argument("--write-docs", action="store_true",
-                    help="put the search and stage tables into docs/performance.md (between its markers)")
+    ap.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="put the search and stage tables into docs/performance.md (between its markers)",
+    )
     args = ap.parse_args()
     repeat = args.repeat or (3 if args.quick else 7)
-    sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes
-             else [2_000, 10_000] if args.quick else [10_000, 100_000, 1_000_000])
+    sizes = (
+        [int(s) for s in args.sizes.split(",")]
+        if args.sizes
+        else [2_000, 10_000]
+        if args.quick
+        else [10_000, 100_000, 1_000_000]
+    )
     work = Path(tempfile.mkdtemp(prefix="optmem-bench-"))
     rows: list[Row] = []
     searched: list[Row] = []  # the rows of docs/performance.md's search table
@@ -357,15 +452,19 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()[0]
-    line = (f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}, "
-            f"load {load:.1f} (1-minute average at the end)")
+    line = (
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}, "
+        f"load {load:.1f} (1-minute average at the end)"
+    )
     print(line)
     if rows:
         print(table(rows))
     if stages:
         print(stage_table(stages))
     if args.write_docs:
-        command = "python bench/run.py " + " ".join(sys.argv[1:]).replace(" --write-docs", "").replace("--write-docs", "")
+        command = "python bench/run.py " + " ".join(sys.argv[1:]).replace(" --write-docs", "").replace(
+            "--write-docs", ""
+        )
         blocks = {}
         if searched:
             blocks["search"] = f"`{command.strip()}` — {line}:\n\n{table(searched)}\n"

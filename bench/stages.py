@@ -38,6 +38,7 @@ def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         finally:
             spent[name] += time.perf_counter() - t
+
     return call
 
 
@@ -60,12 +61,17 @@ def main() -> None:
             for name in STAGES:
                 runs[name].append(spent[name] * 1000)
             runs["the rest (term counts, warnings, hidden matches)"].append(
-                ((searched - t) - sum(spent.values())) * 1000)
+                ((searched - t) - sum(spent.values())) * 1000
+            )
             runs["one search, all of it"].append((end - t) * 1000)
         for name, ms in runs.items():
             per_query[name].append(statistics.median(ms))
-    order = [*STAGES, "render (JSON, each hit's text scanned)", "the rest (term counts, warnings, hidden matches)",
-             "one search, all of it"]
+    order = [
+        *STAGES,
+        "render (JSON, each hit's text scanned)",
+        "the rest (term counts, warnings, hidden matches)",
+        "one search, all of it",
+    ]
     for name in order:
         print(f"{name}\t{statistics.median(per_query[name]):.2f}")
 

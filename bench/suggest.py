@@ -29,39 +29,119 @@ from gen import text_for, write_log  # noqa: E402
 
 # (name, one subject?, [(text, key, tags)])
 CASES = [
-    ("trip.* fragments", True, [("Japan trip: flights booked for June 3", "trip.flight", ()),
-                                ("Japan trip: ryokan in Kyoto for two nights", "trip.hotel", ()),
-                                ("Japan trip: JR pass ordered", "trip.rail", ())]),
-    ("tag japan", True, [("going to Japan next month", "plan.when", ("japan",)),
-                         ("plans to visit Tokyo, Osaka and Kyoto", None, ("japan",)),
-                         ("booked a ryokan in Kyoto for the plan", None, ("japan",))]),
-    ("proj.apollo.* keys", True, [("deadline is March 3", "proj.apollo.deadline", ()),
-                                  ("owner is Li Wei", "proj.apollo.owner", ()),
-                                  ("written in Rust", "proj.apollo.stack", ())]),
-    ("tag 装修", True, [("厨房装修下周开始", None, ("home",)), ("装修预算五万元", None, ("home",)),
-                      ("装修公司是红星", None, ("home",))]),
-    ("tag migration", True, [("Postgres migration starts Monday", None, ("migration",)),
-                             ("the migration needs a read-only window on the Postgres primary", None, ("migration",)),
-                             ("rollback plan for the Postgres migration is in the runbook", None, ("migration",))]),
-    ("pet.* about Luna", True, [("Luna is a grey cat", "pet.kind", ()), ("Luna's vet is Dr. Park", "pet.vet", ()),
-                                ("Luna eats salmon kibble", "pet.food", ())]),
-    ("no label: Hangzhou offsite", True, [("the Hangzhou offsite is on May 12", None, ()),
-                                          ("book the Hangzhou offsite hotel near West Lake", None, ()),
-                                          ("Hangzhou offsite agenda: planning and a hike", None, ())]),
-    ("no label: 小明生日", True, [("小明的生日是五月三号", None, ()), ("小明生日想要一台相机", None, ()),
-                               ("小明生日聚会在周六", None, ())]),
-    ("user.* about three people", False, [("Alice", "user.name", ()), ("Bob lives in Paris", "user.city", ()),
-                                          ("Chen speaks Mandarin", "user.lang", ())]),
-    ("tag todo", False, [("renew the passport", None, ("todo",)), ("call the plumber", None, ("todo",)),
-                         ("pay the electricity bill", None, ("todo",))]),
-    ("os.* values in conflict", False, [("OS is Windows", "os.main", ()), ("OS is Mac", "os.main", ()),
-                                        ("the OS choice matters for builds", "os.note", ())]),
-    ("people.* sharing a verb", False, [("Dana likes tea", "people.drink", ()),
-                                        ("Eli likes jazz", "people.music", ()),
-                                        ("Fay likes hiking", "people.sport", ())]),
-    ("no label: three preferences", False, [("The user prefers dark mode", None, ()),
-                                            ("The user prefers short answers", None, ()),
-                                            ("The user prefers green tea", None, ())]),
+    (
+        "trip.* fragments",
+        True,
+        [
+            ("Japan trip: flights booked for June 3", "trip.flight", ()),
+            ("Japan trip: ryokan in Kyoto for two nights", "trip.hotel", ()),
+            ("Japan trip: JR pass ordered", "trip.rail", ()),
+        ],
+    ),
+    (
+        "tag japan",
+        True,
+        [
+            ("going to Japan next month", "plan.when", ("japan",)),
+            ("plans to visit Tokyo, Osaka and Kyoto", None, ("japan",)),
+            ("booked a ryokan in Kyoto for the plan", None, ("japan",)),
+        ],
+    ),
+    (
+        "proj.apollo.* keys",
+        True,
+        [
+            ("deadline is March 3", "proj.apollo.deadline", ()),
+            ("owner is Li Wei", "proj.apollo.owner", ()),
+            ("written in Rust", "proj.apollo.stack", ()),
+        ],
+    ),
+    (
+        "tag 装修",
+        True,
+        [
+            ("厨房装修下周开始", None, ("home",)),
+            ("装修预算五万元", None, ("home",)),
+            ("装修公司是红星", None, ("home",)),
+        ],
+    ),
+    (
+        "tag migration",
+        True,
+        [
+            ("Postgres migration starts Monday", None, ("migration",)),
+            ("the migration needs a read-only window on the Postgres primary", None, ("migration",)),
+            ("rollback plan for the Postgres migration is in the runbook", None, ("migration",)),
+        ],
+    ),
+    (
+        "pet.* about Luna",
+        True,
+        [
+            ("Luna is a grey cat", "pet.kind", ()),
+            ("Luna's vet is Dr. Park", "pet.vet", ()),
+            ("Luna eats salmon kibble", "pet.food", ()),
+        ],
+    ),
+    (
+        "no label: Hangzhou offsite",
+        True,
+        [
+            ("the Hangzhou offsite is on May 12", None, ()),
+            ("book the Hangzhou offsite hotel near West Lake", None, ()),
+            ("Hangzhou offsite agenda: planning and a hike", None, ()),
+        ],
+    ),
+    (
+        "no label: 小明生日",
+        True,
+        [("小明的生日是五月三号", None, ()), ("小明生日想要一台相机", None, ()), ("小明生日聚会在周六", None, ())],
+    ),
+    (
+        "user.* about three people",
+        False,
+        [
+            ("Alice", "user.name", ()),
+            ("Bob lives in Paris", "user.city", ()),
+            ("Chen speaks Mandarin", "user.lang", ()),
+        ],
+    ),
+    (
+        "tag todo",
+        False,
+        [
+            ("renew the passport", None, ("todo",)),
+            ("call the plumber", None, ("todo",)),
+            ("pay the electricity bill", None, ("todo",)),
+        ],
+    ),
+    (
+        "os.* values in conflict",
+        False,
+        [
+            ("OS is Windows", "os.main", ()),
+            ("OS is Mac", "os.main", ()),
+            ("the OS choice matters for builds", "os.note", ()),
+        ],
+    ),
+    (
+        "people.* sharing a verb",
+        False,
+        [
+            ("Dana likes tea", "people.drink", ()),
+            ("Eli likes jazz", "people.music", ()),
+            ("Fay likes hiking", "people.sport", ()),
+        ],
+    ),
+    (
+        "no label: three preferences",
+        False,
+        [
+            ("The user prefers dark mode", None, ()),
+            ("The user prefers short answers", None, ()),
+            ("The user prefers green tea", None, ()),
+        ],
+    ),
 ]
 
 
@@ -99,8 +179,10 @@ def labelled(tmp: Path) -> None:
         print(f"| {name} | {'yes' if one else 'no'} | {'; '.join(s['reason'] for s in mine) or '—'} |")
     wrong = [s for s in found if s not in right]
     positives = sum(1 for _, one, _ in CASES if one)
-    print(f"\n{len(found)} suggestion(s): {len(right)} right, {len(wrong)} wrong; "
-          f"{len({group[s['ids'][0]] for s in right})} of {positives} subjects found")
+    print(
+        f"\n{len(found)} suggestion(s): {len(right)} right, {len(wrong)} wrong; "
+        f"{len({group[s['ids'][0]] for s in right})} of {positives} subjects found"
+    )
     refused = []
     for s in found:  # merge must accept every one, with the topic it proposes
         res = om(vault, "merge", *s["ids"], "--topic", s["topic"], check=False)
@@ -120,8 +202,10 @@ def cost(tmp: Path, size: int) -> None:
         out = om(vault, "merge", "--suggest")
         times.append((time.perf_counter() - t) * 1000)
     times.sort()
-    print(f"\n`merge --suggest` on {size:,} generated records (whole process, median of 5): "
-          f"{times[2]:.0f} ms, {out['count']} suggestion(s)")
+    print(
+        f"\n`merge --suggest` on {size:,} generated records (whole process, median of 5): "
+        f"{times[2]:.0f} ms, {out['count']} suggestion(s)"
+    )
 
 
 def main() -> None:

@@ -52,17 +52,17 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "updates"
-SPLIT_SALT = "updates/"     # sha256(SPLIT_SALT + id) even: tune; odd: held-out (see updates/README.md)
+SPLIT_SALT = "updates/"  # sha256(SPLIT_SALT + id) even: tune; odd: held-out (see updates/README.md)
 TIME_SALT = "updates/time/"
-BASE = datetime(2025, 1, 6, tzinfo=timezone.utc)
-CASE_SPREAD_DAYS = 240      # a case's first statement falls in the first 240 days of the store
-FILLER_SPREAD_DAYS = 600    # filler notes are spread over the whole store
+BASE = datetime(2025, 1, 6, tzinfo=UTC)
+CASE_SPREAD_DAYS = 240  # a case's first statement falls in the first 240 days of the store
+FILLER_SPREAD_DAYS = 600  # filler notes are spread over the whole store
 DEPTH = 10
 HALVES = ("tune", "held-out")
 
@@ -75,6 +75,7 @@ FAIL_FAST_AFTER = 5
 
 
 # ------------------------------------------------------------------------------ data
+
 
 def _h(salt: str, text: str) -> int:
     return int(hashlib.sha256((salt + text).encode("utf-8")).hexdigest(), 16)
@@ -109,11 +110,19 @@ def timeline(case: dict[str, Any]) -> dict[str, Any]:
     of the question's day (a day after the newer statement or later, so always after it)."""
     day0 = BASE + timedelta(days=_h(TIME_SALT, case["id"]) % CASE_SPREAD_DAYS)
     cid = case["id"]
-    recs = [{"role": role, "text": case[role]["text"],
-             "ts": _iso(_at(day0, case[role]["day"], f"{cid}/{role}", 480, 720))} for role in ("old", "new")]
+    recs = [
+        {"role": role, "text": case[role]["text"], "ts": _iso(_at(day0, case[role]["day"], f"{cid}/{role}", 480, 720))}
+        for role in ("old", "new")
+    ]
     for i, d in enumerate(case["distractors"]):
-        recs.append({"role": "distractor", "kind": d["kind"], "text": d["text"],
-                     "ts": _iso(_at(day0, d["day"], f"{cid}/d{i}", 480, 720))})
+        recs.append(
+            {
+                "role": "distractor",
+                "kind": d["kind"],
+                "text": d["text"],
+                "ts": _iso(_at(day0, d["day"], f"{cid}/d{i}", 480, 720)),
+            }
+        )
     now = _iso(_at(day0, case["question"]["day"], cid + "/ask", 1200, 180))
     return {"records": recs, "now": now}
 
@@ -122,8 +131,9 @@ def filler_ts(filler: dict[str, Any]) -> str:
     return _iso(_at(BASE, _h(TIME_SALT, filler["id"]) % FILLER_SPREAD_DAYS, filler["id"] + "/t", 420, 900))
 
 
-def build_half(half: str, cases: list[dict[str, Any]], fillers: list[dict[str, Any]],
-               limit_cases: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def build_half(
+    half: str, cases: list[dict[str, Any]], fillers: list[dict[str, Any]], limit_cases: int | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(records in time order, questions) of one half's pooled store."""
     mine = [c for c in cases if half_of(c["id"]) == half][:limit_cases]
     records: list[dict[str, Any]] = []
@@ -133,15 +143,31 @@ def build_half(half: str, cases: list[dict[str, Any]], fillers: list[dict[str, A
         for r in tl["records"]:
             records.append({**r, "case": c["id"], "lang": c["lang"]})
         base = {"case": c["id"], "lang": c["lang"], "topic": c["topic"], "update_cue": c["cue"], "now": tl["now"]}
-        questions.append({**base, "qid": c["id"] + "#current", "asks": "current", "text": c["question"]["text"],
-                          "query_cue": c["question"]["cue"]})
+        questions.append(
+            {
+                **base,
+                "qid": c["id"] + "#current",
+                "asks": "current",
+                "text": c["question"]["text"],
+                "query_cue": c["question"]["cue"],
+            }
+        )
         if c.get("past_question"):
-            questions.append({**base, "qid": c["id"] + "#past", "asks": "past", "text": c["past_question"],
-                              "query_cue": "past"})
+            questions.append(
+                {**base, "qid": c["id"] + "#past", "asks": "past", "text": c["past_question"], "query_cue": "past"}
+            )
     for f in fillers:
         if half_of(f["id"]) == half:
-            records.append({"role": "filler", "case": None, "lang": f["lang"], "text": f["text"], "ts": filler_ts(f),
-                            "filler": f["id"]})
+            records.append(
+                {
+                    "role": "filler",
+                    "case": None,
+                    "lang": f["lang"],
+                    "text": f["text"],
+                    "ts": filler_ts(f),
+                    "filler": f["id"],
+                }
+            )
     # Time order; equal times (none today) keep the file's order.
     records.sort(key=lambda r: r["ts"])
     return records, questions
@@ -149,8 +175,10 @@ def build_half(half: str, cases: list[dict[str, Any]], fillers: list[dict[str, A
 
 # ------------------------------------------------------------------------------ running the CLI
 
-def run_cmd(template: str, env_now: str, timeout: float = TIMEOUT_S,
-            **ph: str) -> tuple[int, str, str, float, list[str]]:
+
+def run_cmd(
+    template: str, env_now: str, timeout: float = TIMEOUT_S, **ph: str
+) -> tuple[int, str, str, float, list[str]]:
     # Split first, then fill each argument: a query with quotes, $ or ; stays one argument.
     argv = [a.format(**ph) for a in shlex.split(template)]
     env = dict(os.environ, OPTMEM_NOW=env_now)
@@ -169,8 +197,7 @@ def _stable_id(rec: dict[str, Any]) -> str:
     return "u" + hashlib.sha256((rec["ts"] + "\0" + rec["text"]).encode("utf-8")).hexdigest()[:25].upper()
 
 
-def load_vault(vault: Path, records: list[dict[str, Any]], mode: str, add_cmd: str,
-               log: Any) -> dict[str, Any]:
+def load_vault(vault: Path, records: list[dict[str, Any]], mode: str, add_cmd: str, log: Any) -> dict[str, Any]:
     """Create the vault and put the records in; each record gets its `id`. Returns load stats."""
     vault.parent.mkdir(parents=True, exist_ok=True)
     rc, _, err, _, argv = run_cmd(INIT_CMD, records[0]["ts"], vault=str(vault))
@@ -183,15 +210,28 @@ def load_vault(vault: Path, records: list[dict[str, Any]], mode: str, add_cmd: s
         with open(vault / "LOG.jsonl", "a", encoding="utf-8") as f:
             for r in records:
                 r["id"] = _stable_id(r)
-                f.write(json.dumps({"v": 1, "id": r["id"], "ts": r["ts"], "domain": "default", "kind": "note",
-                                    "tier": "normal", "text": r["text"]}, ensure_ascii=False) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "v": 1,
+                            "id": r["id"],
+                            "ts": r["ts"],
+                            "domain": "default",
+                            "kind": "note",
+                            "tier": "normal",
+                            "text": r["text"],
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
     else:
         for n, r in enumerate(records, 1):
             rc, out, err, _, argv = run_cmd(add_cmd, r["ts"], vault=str(vault), text=r["text"], ts=r["ts"])
             try:
                 res = json.loads(out)
-            except ValueError:
-                raise SystemExit(f"append failed rc={rc}: {argv}\n{err[-2000:]}\n{out[:500]}")
+            except ValueError as exc:
+                raise SystemExit(f"append failed rc={rc}: {argv}\n{err[-2000:]}\n{out[:500]}") from exc
             if not res.get("ok", rc == 0) or not res.get("id"):
                 raise SystemExit(f"append stored nothing: {argv}\n{json.dumps(res, ensure_ascii=False)[:1000]}")
             status = res.get("status", "?")
@@ -211,8 +251,21 @@ def data_key(a: argparse.Namespace) -> str:
     h = hashlib.sha256()
     for path in (DATA / "cases.jsonl", DATA / "fillers.jsonl"):
         h.update(path.read_bytes())
-    h.update(json.dumps([SPLIT_SALT, TIME_SALT, str(BASE), CASE_SPREAD_DAYS, FILLER_SPREAD_DAYS, TOML,
-                         a.load, a.add_cmd if a.load == "cli" else None, a.limit_cases]).encode())
+    h.update(
+        json.dumps(
+            [
+                SPLIT_SALT,
+                TIME_SALT,
+                str(BASE),
+                CASE_SPREAD_DAYS,
+                FILLER_SPREAD_DAYS,
+                TOML,
+                a.load,
+                a.add_cmd if a.load == "cli" else None,
+                a.limit_cases,
+            ]
+        ).encode()
+    )
     return h.hexdigest()
 
 
@@ -271,14 +324,21 @@ def gate_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
     false_flags: dict[str, int] = {}
     examples = []
     for r in records:
-        wrong = [p for p in r.get("possible_update", [])
-                 if olds.get(p) not in (None, r["case"]) or (r["role"] != "new" and p in olds)]
+        wrong = [
+            p
+            for p in r.get("possible_update", [])
+            if olds.get(p) not in (None, r["case"]) or (r["role"] != "new" and p in olds)
+        ]
         if wrong:
             role = r["role"] if r["role"] != "new" else "newer statement of another case"
             false_flags[role] = false_flags.get(role, 0) + 1
             examples.append({"text": r["text"], "flagged_as_update_of": [text_of[p] for p in wrong]})
-    return {"cases": len(by_case), "new_flagged_as_update_of_old": new_flagged,
-            "false_flags_of_an_older_statement": false_flags, "false_flag_examples": examples}
+    return {
+        "cases": len(by_case),
+        "new_flagged_as_update_of_old": new_flagged,
+        "false_flags_of_an_older_statement": false_flags,
+        "false_flag_examples": examples,
+    }
 
 
 def parse_hits(out: str) -> list[dict[str, Any]]:
@@ -300,8 +360,14 @@ def score(ranked: list[str], new_id: str, old_id: str) -> dict[str, float]:
     top = ranked[:DEPTH]
     first = next((x for x in top if x in (new_id, old_id)), None)
     new_in, old_in = new_id in top, old_id in top
-    return {"newer_first": float(first == new_id), "older_first": float(first == old_id), "none": float(first is None),
-            "newer@10": float(new_in), "older@10": float(old_in), "both@10": float(new_in and old_in)}
+    return {
+        "newer_first": float(first == new_id),
+        "older_first": float(first == old_id),
+        "none": float(first is None),
+        "newer@10": float(new_in),
+        "older@10": float(old_in),
+        "both@10": float(new_in and old_in),
+    }
 
 
 def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -313,15 +379,17 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def groups(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     cur = [r for r in rows if r["asks"] == "current"]
     past = [r for r in rows if r["asks"] == "past"]
-    out = {"current": aggregate(cur),
-           "current EN": aggregate([r for r in cur if r["lang"] == "en"]),
-           "current ZH": aggregate([r for r in cur if r["lang"] == "zh"]),
-           "current, present cue": aggregate([r for r in cur if r["query_cue"] == "present"]),
-           "current, plain": aggregate([r for r in cur if r["query_cue"] == "plain"]),
-           "current, plain restatement": aggregate([r for r in cur if r["update_cue"] == "restate"]),
-           "old value": aggregate(past),
-           "old value EN": aggregate([r for r in past if r["lang"] == "en"]),
-           "old value ZH": aggregate([r for r in past if r["lang"] == "zh"])}
+    out = {
+        "current": aggregate(cur),
+        "current EN": aggregate([r for r in cur if r["lang"] == "en"]),
+        "current ZH": aggregate([r for r in cur if r["lang"] == "zh"]),
+        "current, present cue": aggregate([r for r in cur if r["query_cue"] == "present"]),
+        "current, plain": aggregate([r for r in cur if r["query_cue"] == "plain"]),
+        "current, plain restatement": aggregate([r for r in cur if r["update_cue"] == "restate"]),
+        "old value": aggregate(past),
+        "old value EN": aggregate([r for r in past if r["lang"] == "en"]),
+        "old value ZH": aggregate([r for r in past if r["lang"] == "zh"]),
+    }
     return out
 
 
@@ -335,9 +403,12 @@ def pct(x: float) -> str:
 
 
 def table(title: str, gs: dict[str, dict[str, Any]]) -> str:
-    lines = [f"### {title}", "",
-             "| questions | n | newer-first | older-first | none in top 10 | newer@10 | older@10 | both@10 |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        f"### {title}",
+        "",
+        "| questions | n | newer-first | older-first | none in top 10 | newer@10 | older@10 | both@10 |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for name, a in gs.items():
         if a["n"]:
             lines.append(f"| {name} | {a['n']} | " + " | ".join(pct(a[k]) for k in KEYS) + " |")
@@ -346,8 +417,10 @@ def table(title: str, gs: dict[str, dict[str, Any]]) -> str:
 
 # ------------------------------------------------------------------------------ one half
 
-def run_half(half: str, cases: list[dict[str, Any]], fillers: list[dict[str, Any]], a: argparse.Namespace,
-             log: Any) -> dict[str, Any]:
+
+def run_half(
+    half: str, cases: list[dict[str, Any]], fillers: list[dict[str, Any]], a: argparse.Namespace, log: Any
+) -> dict[str, Any]:
     records, questions = build_half(half, cases, fillers, a.limit_cases)
     base = Path(a.workdir) if a.workdir else Path(tempfile.mkdtemp(prefix="optmem-updates-"))
     vault = base / f"vault-{half}"
@@ -369,15 +442,25 @@ def run_half(half: str, cases: list[dict[str, Any]], fillers: list[dict[str, Any
             info["gate"] = gate_stats(records)
         # written after loading: the settings change the searches, never what the gate stored
         (vault / "optmem.toml").write_text(search_toml(a.setting), encoding="utf-8")
-        log(f"[{half}] {len(records)} records " + ("reused" if reused else
-                                                   f"loaded in {info['load']['load_s']} s ({a.load})"))
+        log(
+            f"[{half}] {len(records)} records "
+            + ("reused" if reused else f"loaded in {info['load']['load_s']} s ({a.load})")
+        )
         ids = {(r["case"], r["role"]): r["id"] for r in records if r["role"] in ("old", "new")}
         role_of = {r["id"]: (r["case"], r["role"]) for r in records}
         ts_of = {r["id"]: r["ts"] for r in records}
 
         def one(q: dict[str, Any]) -> tuple[dict[str, Any], tuple[int, str, str, float, list[str]]]:
-            return q, run_cmd(a.cmd, q["now"], vault=str(vault), query=q["text"], k=str(a.fetch_k), now=q["now"],
-                              date=q["now"][:10], qid=q["qid"])
+            return q, run_cmd(
+                a.cmd,
+                q["now"],
+                vault=str(vault),
+                query=q["text"],
+                k=str(a.fetch_k),
+                now=q["now"],
+                date=q["now"][:10],
+                qid=q["qid"],
+            )
 
         rows: list[dict[str, Any]] = []
         times: list[float] = []
@@ -403,11 +486,18 @@ def run_half(half: str, cases: list[dict[str, Any]], fillers: list[dict[str, Any
                 except ValueError as e:
                     failed += 1
                     if len(failures) < 3:
-                        failures.append({"qid": q["qid"], "problem": str(e), "argv": argv, "stderr": err[-1500:],
-                                         "stdout": out[:300]})
+                        failures.append(
+                            {
+                                "qid": q["qid"],
+                                "problem": str(e),
+                                "argv": argv,
+                                "stderr": err[-1500:],
+                                "stdout": out[:300],
+                            }
+                        )
                     if n == FAIL_FAST_AFTER and failed == n:
                         print(json.dumps(failures, indent=2, ensure_ascii=False), file=sys.stderr)
-                        raise SystemExit(2)
+                        raise SystemExit(2) from e
                 m = score(ranked, ids[(q["case"], "new")], ids[(q["case"], "old")])
                 labels = []
                 for x in ranked[:DEPTH]:
@@ -417,9 +507,15 @@ def run_half(half: str, cases: list[dict[str, Any]], fillers: list[dict[str, Any
         finally:
             ex.shutdown(wait=True, cancel_futures=True)  # after a failure, the queued queries are not run
         info["search_s"] = round(time.perf_counter() - t0, 2)
-        info["ms_per_query"] = {"mean": round(1000 * statistics.mean(times), 1),
-                                "p50": round(1000 * statistics.median(times), 1),
-                                "max": round(1000 * max(times), 1)} if times else {}
+        info["ms_per_query"] = (
+            {
+                "mean": round(1000 * statistics.mean(times), 1),
+                "p50": round(1000 * statistics.median(times), 1),
+                "max": round(1000 * max(times), 1),
+            }
+            if times
+            else {}
+        )
         info["failed_queries"], info["future_hits_dropped"], info["unknown_ids"] = failed, future, foreign
         info["failures"] = failures
         info["groups"] = groups(rows)
@@ -441,9 +537,12 @@ def failure_lines(rows: list[dict[str, Any]], cases: dict[str, dict[str, Any]]) 
         if r["m"][want]:
             continue
         c = cases[r["case"]]
-        lines += [f"- {r['qid']} ({r['update_cue']}, {r['query_cue']}): {r['text']}",
-                  f"    old: {c['old']['text']}", f"    new: {c['new']['text']}",
-                  f"    top: {' '.join(r['ranked']) or '(nothing)'}"]
+        lines += [
+            f"- {r['qid']} ({r['update_cue']}, {r['query_cue']}): {r['text']}",
+            f"    old: {c['old']['text']}",
+            f"    new: {c['new']['text']}",
+            f"    top: {' '.join(r['ranked']) or '(nothing)'}",
+        ]
     return lines
 
 
@@ -451,32 +550,55 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--half", choices=("tune", "held-out", "both"), default="both")
     ap.add_argument("--limit-cases", type=int, help="only the first N cases of each half (file order)")
-    ap.add_argument("--cmd", default=os.environ.get("OPTMEM_SEARCH_CMD", SEARCH_CMD),
-                    help="search command template; placeholders {vault} {query} {k} {now} {date} {qid} "
-                         f"(default: {SEARCH_CMD!r})")
-    ap.add_argument("--add-cmd", default=ADD_CMD,
-                    help="append command template for --load cli; placeholders {vault} {text} {ts} "
-                         f"(default: {ADD_CMD!r}); it must print the append's JSON")
-    ap.add_argument("--load", choices=("cli", "direct"), default="cli",
-                    help="cli: every record through the append command (the write gate runs; minutes); "
-                         "direct: LOG.jsonl lines with their ts (seconds; no gate, no may_update links)")
-    ap.add_argument("--setting", action="append", default=[], metavar="SECTION.NAME=VALUE",
-                    help="a setting for the searches, written into each vault's optmem.toml after loading "
-                         "(repeatable; a TOML value: --setting ranking.change_updates=false)")
+    ap.add_argument(
+        "--cmd",
+        default=os.environ.get("OPTMEM_SEARCH_CMD", SEARCH_CMD),
+        help="search command template; placeholders {vault} {query} {k} {now} {date} {qid} "
+        f"(default: {SEARCH_CMD!r})",
+    )
+    ap.add_argument(
+        "--add-cmd",
+        default=ADD_CMD,
+        help="append command template for --load cli; placeholders {vault} {text} {ts} "
+        f"(default: {ADD_CMD!r}); it must print the append's JSON",
+    )
+    ap.add_argument(
+        "--load",
+        choices=("cli", "direct"),
+        default="cli",
+        help="cli: every record through the append command (the write gate runs; minutes); "
+        "direct: LOG.jsonl lines with their ts (seconds; no gate, no may_update links)",
+    )
+    ap.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="SECTION.NAME=VALUE",
+        help="a setting for the searches, written into each vault's optmem.toml after loading "
+        "(repeatable; a TOML value: --setting ranking.change_updates=false)",
+    )
     ap.add_argument("--fetch-k", type=int, default=DEPTH, help="{k}: hits asked for (default 10)")
     ap.add_argument("--jobs", type=int, default=1, help="parallel searches, and both halves loaded at once when > 1")
     ap.add_argument("--workdir", help="build the vaults here (vault-tune, vault-held-out) and keep them")
-    ap.add_argument("--reuse", action="store_true",
-                    help="with --workdir: reuse the vaults built there before from the same data, load mode and "
-                         "add command (their search index is rebuilt), else build them anew. For ranking work "
-                         "only: a change to the write path (the gate) needs a fresh load")
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="with --workdir: reuse the vaults built there before from the same data, load mode and "
+        "add command (their search index is rebuilt), else build them anew. For ranking work "
+        "only: a change to the write path (the gate) needs a fresh load",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the temporary vaults")
     ap.add_argument("--json", dest="json_out", help="write the figures (and the tune half's rankings) here")
-    ap.add_argument("--failures", action="store_true",
-                    help="print the tune half's questions whose wanted statement did not come first")
-    ap.add_argument("--held-out-details", action="store_true",
-                    help="also write the held-out half's per-question rankings to --json (for the final "
-                         "report: not for tuning)")
+    ap.add_argument(
+        "--failures",
+        action="store_true",
+        help="print the tune half's questions whose wanted statement did not come first",
+    )
+    ap.add_argument(
+        "--held-out-details",
+        action="store_true",
+        help="also write the held-out half's per-question rankings to --json (for the final report: not for tuning)",
+    )
     a = ap.parse_args(argv)
     if a.reuse and not a.workdir:
         ap.error("--reuse needs --workdir")
@@ -493,23 +615,34 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - t0
 
     print(f"## Knowledge updates, bench/updates ({len(cases)} cases, {a.load} load)\n")
-    print(f"Search: `{a.cmd}`" + (f", settings {' '.join(a.setting)}" if a.setting else "")
-          + f"  \nWall time {wall:.1f} s (jobs={a.jobs}).\n")
+    print(
+        f"Search: `{a.cmd}`"
+        + (f", settings {' '.join(a.setting)}" if a.setting else "")
+        + f"  \nWall time {wall:.1f} s (jobs={a.jobs}).\n"
+    )
     for info in results:
         print(table(f"{info['half']}: {info['records']} records, {info['questions']} questions", info["groups"]))
         ms = info["ms_per_query"]
         load = "vault reused" if info["load"].get("reused") else f"load {info['load']['load_s']} s"
-        notes = [f"{load}, search {info['search_s']} s ({ms.get('p50', 0)} ms/query p50)",
-                 f"failed queries {info['failed_queries']}, later hits dropped {info['future_hits_dropped']}, "
-                 f"unknown ids {info['unknown_ids']}"]
+        notes = [
+            f"{load}, search {info['search_s']} s ({ms.get('p50', 0)} ms/query p50)",
+            f"failed queries {info['failed_queries']}, later hits dropped {info['future_hits_dropped']}, "
+            f"unknown ids {info['unknown_ids']}",
+        ]
         if "gate" in info:
             g = info["gate"]
-            notes.append("write gate: newer statement flagged as an update of the older "
-                         f"{g['new_flagged_as_update_of_old']}"
-                         f"/{g['cases']}; records flagged as an update of another subject's older statement, by role: "
-                         f"{g['false_flags_of_an_older_statement'] or 0}; store statuses {info['load']['status']}")
-        notes.append("newer-first by how the newer statement is phrased: " + ", ".join(
-            f"{cue} {round(g['newer_first'] * g['n'])}/{g['n']}" for cue, g in info["by_update_cue"].items()))
+            notes.append(
+                "write gate: newer statement flagged as an update of the older "
+                f"{g['new_flagged_as_update_of_old']}"
+                f"/{g['cases']}; records flagged as an update of another subject's older statement, by role: "
+                f"{g['false_flags_of_an_older_statement'] or 0}; store statuses {info['load']['status']}"
+            )
+        notes.append(
+            "newer-first by how the newer statement is phrased: "
+            + ", ".join(
+                f"{cue} {round(g['newer_first'] * g['n'])}/{g['n']}" for cue, g in info["by_update_cue"].items()
+            )
+        )
         print("\n".join(f"* {n}" for n in notes) + "\n")
         if info["failures"]:
             shown = json.dumps(info["failures"], indent=2, ensure_ascii=False)[:3000]
@@ -519,8 +652,15 @@ def main(argv: list[str] | None = None) -> int:
         print("### tune: questions whose wanted statement is not first\n")
         print("\n".join(failure_lines(tune["rows"], {c["id"]: c for c in cases})) or "(none)")
     if a.json_out:
-        doc = {"cmd": a.cmd, "settings": a.setting, "add_cmd": a.add_cmd if a.load == "cli" else None, "load": a.load,
-               "limit_cases": a.limit_cases, "wall_s": round(wall, 1), "halves": {}}
+        doc = {
+            "cmd": a.cmd,
+            "settings": a.setting,
+            "add_cmd": a.add_cmd if a.load == "cli" else None,
+            "load": a.load,
+            "limit_cases": a.limit_cases,
+            "wall_s": round(wall, 1),
+            "halves": {},
+        }
         for info in results:
             keep_rows = info["half"] == "tune" or a.held_out_details
             half_doc = {k: v for k, v in info.items() if k != "rows" or keep_rows}

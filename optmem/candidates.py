@@ -19,8 +19,18 @@ REPLACED_WINDOW = 2000  # the newest matches a filtered search looks through for
 COUNT_BUDGET = 30000
 
 
-def choose(idx: Index, found: list[str], df: dict[str, int], settings: Ranking, *, filters: Filters,
-           now: float, limit: int, cold_best: bool, match: str | None = None) -> tuple[dict[int, Row], int, list[Row]]:
+def choose(
+    idx: Index,
+    found: list[str],
+    df: dict[str, int],
+    settings: Ranking,
+    *,
+    filters: Filters,
+    now: float,
+    limit: int,
+    cold_best: bool,
+    match: str | None = None,
+) -> tuple[dict[int, Row], int, list[Row]]:
     """The rows worth scoring, how many records match in all, and the superseded matches the
     filters hide (whose current versions `search` brings in). Candidates are the best by FTS5's
     BM25 and the newest matches (BM25 cannot tell equal matches apart, and recency can lift one)
@@ -111,8 +121,7 @@ def choose(idx: Index, found: list[str], df: dict[str, int], settings: Ranking, 
     return rows, total, replaced
 
 
-def wide_queries(terms: list[str], df: dict[str, int], budget: int,
-                 pool: int) -> list[tuple[str, str, int, bool]]:
+def wide_queries(terms: list[str], df: dict[str, int], budget: int, pool: int) -> list[tuple[str, str, int, bool]]:
     """Candidate queries for terms too common to rank every match (a big log, common words).
 
     BM25's best documents hold all (or all but one) of the query's terms, or its rare terms;

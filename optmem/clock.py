@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from optmem.errors import UsageError, quote
 
@@ -23,7 +23,7 @@ def now() -> datetime:
             raise UsageError(
                 f"OPTMEM_NOW={quote(fixed)} is not an ISO time; use e.g. 2026-11-29T18:55:30Z",
             ) from exc
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def parse_time(text: str) -> datetime:
@@ -41,18 +41,18 @@ def _parse_time(text: str) -> datetime:
     try:  # the canonical form, fast (3.11's fromisoformat reads Z, offsets and fractions)
         dt = datetime.fromisoformat(text)
         if "T" in text or " " in text:
-            return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+            return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).astimezone(UTC)
     except ValueError:
         pass
     s = text.strip()
     if _DATE_ONLY.match(s):
-        return datetime.fromisoformat(s).replace(tzinfo=timezone.utc)
+        return datetime.fromisoformat(s).replace(tzinfo=UTC)
     if s.endswith(("Z", "z")):
         s = s[:-1] + "+00:00"
     dt = datetime.fromisoformat(s)
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
 
 
 def to_epoch(text: str | None) -> float | None:
@@ -61,7 +61,7 @@ def to_epoch(text: str | None) -> float | None:
         return None
     try:  # the form every record is written in (…T…Z) is UTC already: nothing to convert
         dt = datetime.fromisoformat(text)
-        if dt.tzinfo is timezone.utc and "T" in text:
+        if dt.tzinfo is UTC and "T" in text:
             return dt.timestamp()
     except ValueError:
         pass
@@ -73,7 +73,7 @@ def to_epoch(text: str | None) -> float | None:
 
 def format_ts(dt: datetime) -> str:
     """`2026-11-29T18:55:30Z` — the canonical form written to files."""
-    u = dt.astimezone(timezone.utc)  # not strftime: its %Y writes year 4 as "4", unreadable back
+    u = dt.astimezone(UTC)  # not strftime: its %Y writes year 4 as "4", unreadable back
     return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
 
 
@@ -95,8 +95,9 @@ def later(moment: datetime, ttl: str) -> datetime:
     try:
         return moment + parse_ttl(ttl)
     except OverflowError as exc:
-        raise UsageError(f"--ttl {quote(ttl)} from {format_ts(moment)} ends after the year 9999; "
-                         "give a shorter one") from exc
+        raise UsageError(
+            f"--ttl {quote(ttl)} from {format_ts(moment)} ends after the year 9999; give a shorter one"
+        ) from exc
 
 
 def parse_bound(text: str, *, end: bool) -> float:
@@ -128,8 +129,12 @@ def age(seconds: float) -> str:
     s = max(0.0, seconds)
     if s < 60:
         return "now"
-    for limit, unit, div in ((3600, "m", 60), (86400, "h", 3600), (86400 * 60, "d", 86400),
-                             (86400 * 730, "mo", 86400 * 30)):
+    for limit, unit, div in (
+        (3600, "m", 60),
+        (86400, "h", 3600),
+        (86400 * 60, "d", 86400),
+        (86400 * 730, "mo", 86400 * 30),
+    ):
         if s < limit:
             return f"{int(s // div)}{unit} ago"
     return f"{int(s // (86400 * 365))}y ago"

@@ -126,5 +126,9 @@ def _all_names(units: list[str], text: str) -> bool:
     """Whether every unit is a word the text writes with a capital letter (a name), none of them a
     function word ("The", "Our" beginning a sentence name nothing)."""
     capitalised = [w for w in textmod.plain_words(text) if w[0].isupper()]
-    names = set(textmod.stem_words([textmod.fold(w) for w in capitalised if textmod.fold(w) not in STOPWORDS])) if capitalised else set()
+    names = (
+        set(textmod.stem_words([textmod.fold(w) for w in capitalised if textmod.fold(w) not in STOPWORDS]))
+        if capitalised
+        else set()
+    )
     return bool(units) and all(u in names for u in units)

@@ -23,7 +23,7 @@ CLOSE = "<<<END OPTMEM RECALLED MEMORY>>>"
 
 @dataclass
 class Section:
-    name: str            # redlines | memory | user | project | handoff | records
+    name: str  # redlines | memory | user | project | handoff | records
     title: str
     items: list[str]
     omitted: int = 0
@@ -56,8 +56,9 @@ def _redlines(vault: Vault, domain: str | None, now: float) -> list[str]:
     from optmem.index import open_index
 
     with open_index(vault) as idx:
-        return [f"- [{r.domain}] {_line(idx.record(r).text)} (id {r.id[-8:]})"
-                for r in idx.current_redlines(now, domain)]
+        return [
+            f"- [{r.domain}] {_line(idx.record(r).text)} (id {r.id[-8:]})" for r in idx.current_redlines(now, domain)
+        ]
 
 
 def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[str]:
@@ -70,12 +71,18 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
         if (domain and c.domain != domain) or (project and c.project not in (None, project)):
             continue
         shown = c.values[-3:]  # the newest three: a long fork is listed by `optmem conflicts`
-        said = " or ".join(f"“{_line(v['text'][:160])}” ({v['ts'][:10]}, id {v['id'][-8:]}"
-                           + (", inferred" if v.get("basis") == "inferred" else "") + ")" for v in shown)
+        said = " or ".join(
+            f"“{_line(v['text'][:160])}” ({v['ts'][:10]}, id {v['id'][-8:]}"
+            + (", inferred" if v.get("basis") == "inferred" else "")
+            + ")"
+            for v in shown
+        )
         more = f" (and {len(c.values) - 3} more: optmem conflicts)" if len(c.values) > 3 else ""
         what = c.key if c.key is not None else f"id {c.name} was corrected two ways"
-        out.append(f"- {what}: you were told {said}{more} — which is right now? Ask the user, then "
-                   f"`optmem resolve {c.name} --keep ID`")
+        out.append(
+            f"- {what}: you were told {said}{more} — which is right now? Ask the user, then "
+            f"`optmem resolve {c.name} --keep ID`"
+        )
     return out
 
 
@@ -87,8 +94,10 @@ def _hot(vault: Vault, target: str, project: str | None, warnings: list[str]) ->
     shown = memory.show(vault, [(target, project)])[0]
     if shown.unreadable:
         warnings.append(shown.warning() or "")
-        return [f"- [{shown.file} could not be read: it {shown.unreadable}; its entries are missing here — "
-                "tell the user (`optmem doctor` names the problem)]"]
+        return [
+            f"- [{shown.file} could not be read: it {shown.unreadable}; its entries are missing here — "
+            "tell the user (`optmem doctor` names the problem)]"
+        ]
     return [f"- {' '.join(e['text'].split())}" for e in shown.entries]
 
 
@@ -107,13 +116,18 @@ def _handoff(vault: Vault, project: str) -> tuple[str, list[str]]:
     return f"Latest handoff — {project}, {h.time}" + (" (edited by hand)" if h.edited else ""), items
 
 
-def _records(vault: Vault, project: str | None, domain: str | None, query: str | None,
-             now: float) -> tuple[list[str], list[str]]:
+def _records(
+    vault: Vault, project: str | None, domain: str | None, query: str | None, now: float
+) -> tuple[list[str], list[str]]:
     if query:
         from optmem import search
 
-        found = search.search(vault, query, limit=20, filters=search.make_filters(
-            domains=[domain] if domain else None, project=project, current=True)).hits
+        found = search.search(
+            vault,
+            query,
+            limit=20,
+            filters=search.make_filters(domains=[domain] if domain else None, project=project, current=True),
+        ).hits
         hits = [h.record for h in found if h.record.tier != "redline"]
     else:
         from optmem.index import open_index
@@ -123,8 +137,7 @@ def _records(vault: Vault, project: str | None, domain: str | None, query: str |
         with open_index(vault) as idx:
             # the warmest of the recent records: important ones, and ones recalled lately (being
             # shown here before does not count: that would keep whatever was shown once)
-            recent = idx.recent(now, project=project, domain=domain, exclude_kinds=(HANDOFF, MEMORY),
-                                limit=RECENT_POOL)
+            recent = idx.recent(now, project=project, domain=domain, exclude_kinds=(HANDOFF, MEMORY), limit=RECENT_POOL)
             # … and nothing gone cold by use, though no sweep has marked it yet: showing it would
             # keep it warm by being shown
             warm = [(heat_of(life, r, now, shown=False), r) for r in recent]
@@ -133,22 +146,25 @@ def _records(vault: Vault, project: str | None, domain: str | None, query: str |
     # a possible update the write gate kept beside the older value (both current) is its guess:
     # shown together, each asks — never "outdated", which would read a guess as a fact
     shown = {rec.id for rec in hits}
-    updated_by = {old: rec.id for rec in hits
-                  if isinstance(old := rec.extra.get("may_update"), str) and old in shown}
+    updated_by = {old: rec.id for rec in hits if isinstance(old := rec.extra.get("may_update"), str) and old in shown}
     out = []
     for rec in hits:
         age = clock.age_of(rec.ts, now)
         old = rec.extra.get("may_update")
-        notes = [*(["inferred"] if rec.basis == "inferred" else []),
-                 *([f"may be a new value of id {old[-8:]}?"] if isinstance(old, str) and old in shown else []),
-                 *([f"may have been updated by id {updated_by[rec.id][-8:]}?"] if rec.id in updated_by else [])]
-        out.append(f"- [{age}, {rec.domain}, id {rec.id[-8:]}] {_line(rec.text)}"
-                   + (f" ({'; '.join(notes)})" if notes else ""))
+        notes = [
+            *(["inferred"] if rec.basis == "inferred" else []),
+            *([f"may be a new value of id {old[-8:]}?"] if isinstance(old, str) and old in shown else []),
+            *([f"may have been updated by id {updated_by[rec.id][-8:]}?"] if rec.id in updated_by else []),
+        ]
+        out.append(
+            f"- [{age}, {rec.domain}, id {rec.id[-8:]}] {_line(rec.text)}" + (f" ({'; '.join(notes)})" if notes else "")
+        )
     return out, [rec.id for rec in hits]
 
 
-def build(vault: Vault, *, project: str | None = None, domain: str | None = None,
-          query: str | None = None, budget: int = 4000) -> Context:
+def build(
+    vault: Vault, *, project: str | None = None, domain: str | None = None, query: str | None = None, budget: int = 4000
+) -> Context:
     """The session-start block: every part that fits in `budget` characters, fences included."""
     vault.require()
     if project is not None:
@@ -160,19 +176,26 @@ def build(vault: Vault, *, project: str | None = None, domain: str | None = None
 
     follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     warnings: list[str] = []
-    sections = [Section("redlines", "Redlines — locked rules", _redlines(vault, domain, now)),
-                Section("conflicts", "Conflicting facts — ask the user which is right now",
-                        _conflicts(vault, project, domain)),
-                Section("memory", "Memory (MEMORY.md)", _hot(vault, "memory", None, warnings)),
-                Section("user", "User (USER.md)", _hot(vault, "user", None, warnings))]
+    sections = [
+        Section("redlines", "Redlines — locked rules", _redlines(vault, domain, now)),
+        Section("conflicts", "Conflicting facts — ask the user which is right now", _conflicts(vault, project, domain)),
+        Section("memory", "Memory (MEMORY.md)", _hot(vault, "memory", None, warnings)),
+        Section("user", "User (USER.md)", _hot(vault, "user", None, warnings)),
+    ]
     if project:
-        sections.append(Section("project", f"Project {project} (projects/{project}/MEMORY.md)",
-                                _hot(vault, "memory", project, warnings)))
+        sections.append(
+            Section(
+                "project", f"Project {project} (projects/{project}/MEMORY.md)", _hot(vault, "memory", project, warnings)
+            )
+        )
         title, items = _handoff(vault, project)
         if items:
             sections.append(Section("handoff", title, items))
-    label = f"Relevant records for “{clip(query)}”" if query else (
-        f"Recent records — {project}" if project else "Recent records")
+    label = (
+        f"Relevant records for “{clip(query)}”"
+        if query
+        else (f"Recent records — {project}" if project else "Recent records")
+    )
     items, ids = _records(vault, project, domain, query, now)
     sections.append(Section("records", label, items, ids=ids))
     out = replace(fit(sections, budget), warnings=warnings)
@@ -194,8 +217,11 @@ def _elision(sections: list[Section], budget: int, short: bool = False) -> str:
         return ""
     if short:
         red = next((n for name, n in cut if name == "redlines"), 0)
-        return (f"[… {sum(n for _, n in cut)} items left out to fit {budget:,} characters"
-                + (f", {red} of them redlines" if red else "") + "]")
+        return (
+            f"[… {sum(n for _, n in cut)} items left out to fit {budget:,} characters"
+            + (f", {red} of them redlines" if red else "")
+            + "]"
+        )
     parts = [f"{n} {name}" if name in ("records", "redlines") else f"{n} {name} item(s)" for name, n in cut]
     return f"[… left out to fit {budget:,} characters: {', '.join(parts)}]"
 
@@ -228,10 +254,14 @@ def fit(sections: list[Section], budget: int) -> Context:
         least = len(text)
         while (need := len(_assemble(sections, least, short=True))) > least:
             least = need
-        raise UsageError(f"--budget {budget} is too small even for the fences and the line saying "
-                         f"what was left out; give at least {least} characters")
+        raise UsageError(
+            f"--budget {budget} is too small even for the fences and the line saying "
+            f"what was left out; give at least {least} characters"
+        )
     return Context(
-        text=text, chars=len(text), budget=budget,
-        sections=[{"name": s.name, "title": s.title, "items": s.items, "omitted": s.omitted}
-                  for s in sections],
-        omitted={s.name: s.omitted for s in sections if s.omitted})
+        text=text,
+        chars=len(text),
+        budget=budget,
+        sections=[{"name": s.name, "title": s.title, "items": s.items, "omitted": s.omitted} for s in sections],
+        omitted={s.name: s.omitted for s in sections if s.omitted},
+    )

@@ -32,7 +32,7 @@ from optmem.vault import Vault
 CONTRACT = "optmem-curate-1"
 OPS = ("merge", "update", "delete", "no-change")
 RELATED_PER_RECORD = 3
-PLAN_KEPT = 200          # operations described in the curation record (the rest are counted)
+PLAN_KEPT = 200  # operations described in the curation record (the rest are counted)
 
 
 class CurationFailed(OptmemError):
@@ -41,16 +41,16 @@ class CurationFailed(OptmemError):
 
 @dataclass(frozen=True)
 class Curation:
-    applied: bool                       # written (and kept) — False for a dry run or an undone one
+    applied: bool  # written (and kept) — False for a dry run or an undone one
     command: str
-    records: int                        # records in the batch
-    plan: list[dict[str, Any]]          # every operation with "valid" and, if not, "reason"
+    records: int  # records in the batch
+    plan: list[dict[str, Any]]  # every operation with "valid" and, if not, "reason"
     written: list[str] = field(default_factory=list)
     undone: bool = False
     regressions: list[dict[str, Any]] = field(default_factory=list)
     eval_before: dict[str, Any] | None = None
     eval_after: dict[str, Any] | None = None
-    record: str | None = None           # the curation record's id
+    record: str | None = None  # the curation record's id
 
 
 def gather(vault: Vault, batch: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -64,17 +64,30 @@ def gather(vault: Vault, batch: int) -> tuple[list[dict[str, Any]], list[dict[st
     skip = (*BOOKKEEPING, MEMORY, HANDOFF, CURATION)
     with open_index(vault) as idx:
         # the batch starts after the last run that was kept (an undone run's records come back)
-        since = next((r.n for r in idx.rows("r.kind = ? ORDER BY r.n DESC LIMIT 50", (CURATION,))
-                      if idx.record(r).extra.get("undone") is not True), 0)
-        fresh = [r for r in idx.rows(f"r.n > ? AND r.kind NOT IN ({','.join('?' * len(skip))}) ORDER BY r.n",
-                                     (since, *skip))
-                 if view.status(r, now) == view.Status.CURRENT][:batch]
+        since = next(
+            (
+                r.n
+                for r in idx.rows("r.kind = ? ORDER BY r.n DESC LIMIT 50", (CURATION,))
+                if idx.record(r).extra.get("undone") is not True
+            ),
+            0,
+        )
+        fresh = [
+            r
+            for r in idx.rows(f"r.n > ? AND r.kind NOT IN ({','.join('?' * len(skip))}) ORDER BY r.n", (since, *skip))
+            if view.status(r, now) == view.Status.CURRENT
+        ][:batch]
         records = [_shown(idx.record(r)) for r in fresh]
         ids = {r.id for r in fresh}
         related: dict[str, dict[str, Any]] = {}
         for rec in records:
-            q = Query(read(rec["text"], None, idx.vault.settings.ranking), RELATED_PER_RECORD + 1,
-                      Filters(current=True), False, now)
+            q = Query(
+                read(rec["text"], None, idx.vault.settings.ranking),
+                RELATED_PER_RECORD + 1,
+                Filters(current=True),
+                False,
+                now,
+            )
             for hit in ranked(idx, q).hits:
                 if hit.record.id not in ids and hit.line <= since and hit.record.kind not in skip:
                     related.setdefault(hit.record.id, _shown(hit.record))
@@ -84,36 +97,54 @@ def gather(vault: Vault, batch: int) -> tuple[list[dict[str, Any]], list[dict[st
 def _shown(rec: Record) -> dict[str, Any]:
     from optmem import scan
 
-    return {"id": rec.id, "ts": rec.ts, "domain": rec.domain, "project": rec.project, "kind": rec.kind,
-            "key": rec.key, "tags": list(rec.tags), "text": scan.display(rec.text)}
+    return {
+        "id": rec.id,
+        "ts": rec.ts,
+        "domain": rec.domain,
+        "project": rec.project,
+        "kind": rec.kind,
+        "key": rec.key,
+        "tags": list(rec.tags),
+        "text": scan.display(rec.text),
+    }
 
 
-def ask(command: str, records: list[dict[str, Any]], related: list[dict[str, Any]],
-        timeout: float) -> list[dict[str, Any]]:
+def ask(
+    command: str, records: list[dict[str, Any]], related: list[dict[str, Any]], timeout: float
+) -> list[dict[str, Any]]:
     """The operations the model command proposes for this batch."""
     from optmem.runner import run_command
 
-    payload = {"contract": CONTRACT, "records": records, "related": related,
-               "operations": {"merge": {"ids": "[≥ 2 ids]", "topic": "str", "text?": "str", "facts?": "{field: value}"},
-                              "update": {"id": "id", "text": "the corrected statement"},
-                              "delete": {"id": "id", "reason": "why it is wrong or useless"},
-                              "no-change": {"id?": "id"}},
-               "answer": "one JSON object: {\"operations\": [ {\"op\": …, …}, … ]}"}
+    payload = {
+        "contract": CONTRACT,
+        "records": records,
+        "related": related,
+        "operations": {
+            "merge": {"ids": "[≥ 2 ids]", "topic": "str", "text?": "str", "facts?": "{field: value}"},
+            "update": {"id": "id", "text": "the corrected statement"},
+            "delete": {"id": "id", "reason": "why it is wrong or useless"},
+            "no-change": {"id?": "id"},
+        },
+        "answer": 'one JSON object: {"operations": [ {"op": …, …}, … ]}',
+    }
     ran = run_command(command, json.dumps(payload, ensure_ascii=False), timeout)
     if not ran.ok:
         raise CurationFailed(f"the curator command {quote(_name(command))} {ran.error}; nothing was written")
+
     def finite(word: str) -> Any:
         raise ValueError(f"{word} is not a JSON number")
 
     try:
         out = json.loads(ran.output or "", parse_constant=finite)
     except ValueError as exc:
-        raise CurationFailed(f"the curator command {quote(_name(command))} did not print JSON ({exc}); "
-                             "nothing was written") from exc
+        raise CurationFailed(
+            f"the curator command {quote(_name(command))} did not print JSON ({exc}); nothing was written"
+        ) from exc
     ops = out.get("operations") if isinstance(out, dict) else None
     if not isinstance(ops, list):
-        raise CurationFailed(f"the curator command {quote(_name(command))} printed no \"operations\" list; "
-                             "nothing was written")
+        raise CurationFailed(
+            f'the curator command {quote(_name(command))} printed no "operations" list; nothing was written'
+        )
     return [op if isinstance(op, dict) else {"op": None, "raw": op} for op in ops]
 
 
@@ -139,6 +170,7 @@ def validate(vault: Vault, ops: list[dict[str, Any]], known: set[str]) -> list[d
     now = clock.now().timestamp()
     plan = []
     with open_index(vault) as idx:
+
         def problem(rid: Any) -> str | None:
             if not isinstance(rid, str) or rid not in known:
                 return f"{rid!r} is not a record of this batch or its related ones"
@@ -157,11 +189,19 @@ def validate(vault: Vault, ops: list[dict[str, Any]], known: set[str]) -> list[d
         touched: set[str] = set()
         for op in ops:
             kind, reason = op.get("op"), None
-            targets = [str(i) for i in op.get("ids") or []] if kind == "merge" and isinstance(op.get("ids"), list) \
-                else [op["id"]] if isinstance(op.get("id"), str) else []
+            targets = (
+                [str(i) for i in op.get("ids") or []]
+                if kind == "merge" and isinstance(op.get("ids"), list)
+                else [op["id"]]
+                if isinstance(op.get("id"), str)
+                else []
+            )
             if kind not in OPS:
-                reason = f"unknown operation {kind!r} (one of {', '.join(OPS)})" if "raw" not in op else \
-                    f"not an operation object: {json.dumps(op['raw'])[:80]}"
+                reason = (
+                    f"unknown operation {kind!r} (one of {', '.join(OPS)})"
+                    if "raw" not in op
+                    else f"not an operation object: {json.dumps(op['raw'])[:80]}"
+                )
             elif kind == "merge":
                 ids = op.get("ids")
                 if not isinstance(ids, list) or len(set(map(str, ids))) < 2 or not str(op.get("topic") or "").strip():
@@ -176,7 +216,9 @@ def validate(vault: Vault, ops: list[dict[str, Any]], known: set[str]) -> list[d
                 if reason is None and kind == "update" and not str(op.get("text") or "").strip():
                     reason = "an update needs the corrected text"
             if reason is None and kind != "no-change" and touched & set(targets):
-                reason = "an earlier operation of this plan already acts on " + ", ".join(sorted(touched & set(targets)))
+                reason = "an earlier operation of this plan already acts on " + ", ".join(
+                    sorted(touched & set(targets))
+                )
             if reason is None and kind != "no-change":
                 touched.update(targets)
             plan.append({**op, "valid": reason is None, **({"reason": reason} if reason else {})})
@@ -187,16 +229,20 @@ def curate(vault: Vault, command: str | None, *, apply: bool = False, batch: int
     """One curation run (see the module docstring); a dry run unless `apply`."""
     s = vault.settings.curator  # read first: a command named in the vault is reported as ignored
     if not command:
-        raise UsageError("no curator command: set [curator] command in your own configuration "
-                         "(~/.config/optmem/config.toml), OPTMEM_CURATOR, or pass --command CMD")
+        raise UsageError(
+            "no curator command: set [curator] command in your own configuration "
+            "(~/.config/optmem/config.toml), OPTMEM_CURATOR, or pass --command CMD"
+        )
     queries = vault.root / s.queries
     if apply:  # no gate, no writing: a model's plan is applied only where a regression can show
         from optmem.evaluate import load_queries
 
         if not queries.is_file():
-            raise UsageError(f"--apply needs the evaluation gate's query set, and {s.queries} is not in the "
-                             "vault: write it (one JSON query per line, see `optmem eval`) or set "
-                             "[curator] queries; a dry run (without --apply) needs none")
+            raise UsageError(
+                f"--apply needs the evaluation gate's query set, and {s.queries} is not in the "
+                "vault: write it (one JSON query per line, see `optmem eval`) or set "
+                "[curator] queries; a dry run (without --apply) needs none"
+            )
         load_queries(queries)  # a malformed set is refused before the model runs
     records, related = gather(vault, batch or s.batch)
     if not records:
@@ -207,17 +253,17 @@ def curate(vault: Vault, command: str | None, *, apply: bool = False, batch: int
         return Curation(False, _name(command), len(records), plan)
     before = _gate(vault, queries)
     written = _apply(vault, [op for op in plan if op["valid"] and op["op"] != "no-change"])
-    after, regressions = (_gate(vault, queries, before) if before is not None else (None, []))
+    after, regressions = _gate(vault, queries, before) if before is not None else (None, [])
     undone = bool(regressions)
     if undone:
         _undo(vault, written)
     rec = _record(vault, command, len(records), plan, written, undone, before, after)
-    return Curation(not undone, _name(command), len(records), plan, [w for _, w in written], undone,
-                    regressions, before, after, rec)
+    return Curation(
+        not undone, _name(command), len(records), plan, [w for _, w in written], undone, regressions, before, after, rec
+    )
 
 
-def _gate(vault: Vault, queries: Path, before: dict[str, Any] | None = None
-          ) -> Any:
+def _gate(vault: Vault, queries: Path, before: dict[str, Any] | None = None) -> Any:
     """The evaluation gate on the vault's query set: its overall figures (before), or (figures,
     regressions against `before`)."""
     from optmem import evaluate
@@ -241,15 +287,26 @@ def _apply(vault: Vault, ops: list[dict[str, Any]]) -> list[tuple[str, str]]:
     for op in ops:
         try:
             if op["op"] == "merge":
-                fields = {str(k): str(v) for k, v in (op.get("facts") or {}).items()} if isinstance(op.get("facts"), dict) else {}
-                res = merging.merge(vault, [str(i) for i in op["ids"]], str(op["topic"]), text=op.get("text"),
-                                  fields=fields, source="curator")
+                fields = (
+                    {str(k): str(v) for k, v in (op.get("facts") or {}).items()}
+                    if isinstance(op.get("facts"), dict)
+                    else {}
+                )
+                res = merging.merge(
+                    vault,
+                    [str(i) for i in op["ids"]],
+                    str(op["topic"]),
+                    text=op.get("text"),
+                    fields=fields,
+                    source="curator",
+                )
                 written.append(("merge", res.id))
             elif op["op"] == "update":
                 written.append(("update", facts.correct(vault, op["id"], str(op["text"]), source="curator").id))
             elif op["op"] == "delete":
-                log.forget(vault, op["id"], reason=f"curator: {op.get('reason') or 'no reason given'}",
-                           source="curator")
+                log.forget(
+                    vault, op["id"], reason=f"curator: {op.get('reason') or 'no reason given'}", source="curator"
+                )
                 written.append(("delete", op["id"]))
         except OptmemError as exc:  # refused by the write path: noted in the plan, the rest goes on
             op["valid"], op["reason"] = False, exc.message
@@ -262,8 +319,9 @@ def _undo(vault: Vault, written: list[tuple[str, str]]) -> None:
     from optmem import log
 
     def restore(rid: str) -> Any:
-        return lambda moment: Record(id=new_id(moment.timestamp()), ts=clock.format_ts(moment),
-                                     kind=RESTORE, ref=rid, source="curator")
+        return lambda moment: Record(
+            id=new_id(moment.timestamp()), ts=clock.format_ts(moment), kind=RESTORE, ref=rid, source="curator"
+        )
 
     for op, rid in reversed(written):
         if op == "delete":
@@ -272,22 +330,53 @@ def _undo(vault: Vault, written: list[tuple[str, str]]) -> None:
             log.forget(vault, rid, reason="curator run undone: the evaluation gate regressed", source="curator")
 
 
-def _record(vault: Vault, command: str, n: int, plan: list[dict[str, Any]], written: list[tuple[str, str]],
-            undone: bool, before: Any, after: Any) -> str:
+def _record(
+    vault: Vault,
+    command: str,
+    n: int,
+    plan: list[dict[str, Any]],
+    written: list[tuple[str, str]],
+    undone: bool,
+    before: Any,
+    after: Any,
+) -> str:
     from optmem import log
 
     counts = {k: sum(1 for op in plan if op.get("op") == k and op["valid"]) for k in OPS}
     # only what was checked goes into the log — never a model's free text (it was not scanned)
-    kept = [{"op": op.get("op") if op.get("op") in OPS else "unknown",
-             **({"ids": [str(i)[:40] for i in op["ids"][:50]]} if isinstance(op.get("ids"), list) else {}),
-             **({"id": op["id"][:40]} if isinstance(op.get("id"), str) else {}),
-             "valid": op["valid"], **({"reason": str(op["reason"])[:200]} if not op["valid"] else {})}
-            for op in plan[:PLAN_KEPT]]
-    text = (f"curation by {_name(command)}: {n} records, " + ", ".join(f"{v} {k}" for k, v in counts.items())
-            + f", {sum(1 for op in plan if not op['valid'])} invalid" + ("; undone (the gate regressed)" if undone else ""))
-    line = log.append_bookkeeping(vault, lambda moment: Record(
-        id=new_id(moment.timestamp()), ts=clock.format_ts(moment), kind=CURATION, text=text, source="curator",
-        extra={"command": _name(command), "plan": kept, "plan_size": len(plan),
-               "written": [w for _, w in written], "undone": undone,
-               "eval_before": before, "eval_after": after}))
+    kept = [
+        {
+            "op": op.get("op") if op.get("op") in OPS else "unknown",
+            **({"ids": [str(i)[:40] for i in op["ids"][:50]]} if isinstance(op.get("ids"), list) else {}),
+            **({"id": op["id"][:40]} if isinstance(op.get("id"), str) else {}),
+            "valid": op["valid"],
+            **({"reason": str(op["reason"])[:200]} if not op["valid"] else {}),
+        }
+        for op in plan[:PLAN_KEPT]
+    ]
+    text = (
+        f"curation by {_name(command)}: {n} records, "
+        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + f", {sum(1 for op in plan if not op['valid'])} invalid"
+        + ("; undone (the gate regressed)" if undone else "")
+    )
+    line = log.append_bookkeeping(
+        vault,
+        lambda moment: Record(
+            id=new_id(moment.timestamp()),
+            ts=clock.format_ts(moment),
+            kind=CURATION,
+            text=text,
+            source="curator",
+            extra={
+                "command": _name(command),
+                "plan": kept,
+                "plan_size": len(plan),
+                "written": [w for _, w in written],
+                "undone": undone,
+                "eval_before": before,
+                "eval_after": after,
+            },
+        ),
+    )
     return line

@@ -14,25 +14,64 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import lru_cache
 from datetime import date, timedelta
+from functools import cache, lru_cache
 
 from optmem import text
 
 PREFIX = "__"
 DAY_PREFIX = PREFIX + "d"  # a day's term (`__d2023_05_03`)
-_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
-                "september", "october", "november", "december")
+_MONTH_NAMES = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 MONTHS = {name: i + 1 for i, name in enumerate(_MONTH_NAMES)}
 MONTHS.update({name[:3]: i + 1 for i, name in enumerate(_MONTH_NAMES)})
 MONTHS["sept"] = 9
 _MONTH_HEADS = tuple(dict.fromkeys(name[:3] for name in MONTHS))  # a month name holds one
 _MON = "|".join(sorted(MONTHS, key=len, reverse=True))
 _MON_NOT_MAY = "|".join(sorted((m for m in MONTHS if m != "may"), key=len, reverse=True))
-_COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-                "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a few": 3, "few": 3, "a couple of": 2,
-                "couple of": 2, "several": 4, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5,
-                "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "几": 3}
+_COUNT_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "a few": 3,
+    "few": 3,
+    "a couple of": 2,
+    "couple of": 2,
+    "several": 4,
+    "一": 1,
+    "两": 2,
+    "二": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "十": 10,
+    "几": 3,
+}
 _COUNT = r"(\d{1,2}|a couple of|couple of|a few|few|several|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
 # a count before 天前, 周前, 个月前, 年前: 三, 十三, 二十五, 几, 3 — all of it (not 三 of 十三), and not
 # an ordinal (第三周前 is "before week three")
@@ -140,23 +179,30 @@ _CJK_WEEK = "(?<!上)上上?个?(?:周|星期|礼拜)"
 _WEEK_WORDS = ("week", "上周", "上个周", "上星期", "上个星期", "上礼拜", "上个礼拜")
 _THIS_WEEK_WORDS = ("这周", "这个周", "本周", "这星期", "这个星期", "本星期", "这礼拜", "这个礼拜", "本礼拜")
 # "the week before last", not "the week before last Friday" (the week before that day)
-_EN_WEEK = (r"\blast week\b|\ba week ago\b|\bthe other week\b|"
-            rf"\bthe week before last\b(?! (?:{'|'.join(_WEEKDAYS)}|year|month|week)\b)")
+_EN_WEEK = (
+    r"\blast week\b|\ba week ago\b|\bthe other week\b|"
+    rf"\bthe week before last\b(?! (?:{'|'.join(_WEEKDAYS)}|year|month|week)\b)"
+)
 _WEEK_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
-    _WEEK_WORDS, rf"{_EN_WEEK}|{_CJK_WEEK}",
-    lambda d, m: [(d - timedelta(days=7 * _weeks_back(m)), "m")])
+    _WEEK_WORDS,
+    rf"{_EN_WEEK}|{_CJK_WEEK}",
+    lambda d, m: [(d - timedelta(days=7 * _weeks_back(m)), "m")],
+)
 # a weekday after 上周: 二 … 六 always; 一, 天, 日 unless they begin a word (上周一直 "all along",
 # 上周天天 "every day", 上周日常 "daily")
 _WEEKDAY = "(?:[二三四五六]|一(?![直起次些样般定共切半下个点])|天(?!天)|日(?![常子期程记]))"
 _QUERY_WEEK_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
-    _WEEK_WORDS, rf"{_EN_WEEK}|{_CJK_WEEK}(?!{_WEEKDAY}|末)", _last_week_days)
+    _WEEK_WORDS,
+    rf"{_EN_WEEK}|{_CJK_WEEK}(?!{_WEEKDAY}|末)",
+    _last_week_days,
+)
 
 
 _YEARS_BACK = {"前年": 2, "去年": 1, "last": 1, "今年": 0, "this": 0, "明年": -1, "next": -1}
 
 
 def _month_of_year(d: date, m: re.Match[str]) -> Found:
-    """"March of last year", 去年三月, 今年五月, 明年3月: that month of that year (from d's)."""
+    """ "March of last year", 去年三月, 今年五月, 明年3月: that month of that year (from d's)."""
     if m.group(1):
         month, year = MONTHS[m.group(1)], m.group(2)
     else:
@@ -168,15 +214,19 @@ _CJK_MONTH = r"(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月"
 # a month of a named year, in a record as in a query: "March of last year", 去年三月, 明年3月
 _MONTH_OF_YEAR_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
     ("last year", "this year", "next year", "前年", "去年", "今年", "明年"),
-    rf"\b({_MON})(?: of)? (last|this|next) year\b|(前年|去年|今年|明年){_CJK_MONTH}", _month_of_year)
+    rf"\b({_MON})(?: of)? (last|this|next) year\b|(前年|去年|今年|明年){_CJK_MONTH}",
+    _month_of_year,
+)
 
 
 # "two years ago", 两年前: that year, in a record only — a query keeps the words to match ("what did
 # Evan start a few years ago" asks for the record saying so, not for whatever was said in that
 # calendar year). Not a year written out (2020年前 is "before 2020"), nor 半年前 (half a year).
 _YEARS_AGO_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
-    ("ago", "年前", "年以前", "年之前", "年多"), rf"(?<!half )\b{_COUNT} years? ago\b|(?<!半)({_CJK_COUNT_SHORT})年多?{_BEFORE}",
-    lambda d, m: [(date(d.year - _count(m.group(1) or m.group(2)), 1, 1), "y")])
+    ("ago", "年前", "年以前", "年之前", "年多"),
+    rf"(?<!half )\b{_COUNT} years? ago\b|(?<!半)({_CJK_COUNT_SHORT})年多?{_BEFORE}",
+    lambda d, m: [(date(d.year - _count(m.group(1) or m.group(2)), 1, 1), "y")],
+)
 
 
 # relative phrases, resolved from the record's own time (compiled on first use: most commands
@@ -184,49 +234,78 @@ _YEARS_AGO_SOURCE: tuple[tuple[str, ...], str, Resolve] = (
 # text the pattern: conversation turns run to kilobytes)
 _WEEKDAY_NEEDS = (*_WEEKDAYS,)
 _RELATIVE_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
-        (("大前天",), r"(?<!大)大前天", _days(-3)),
-        # (not the 前天 of 目前天气, 以前天天, 之前, 提前)
-        (("yesterday", "前天"), r"\b(?:the )?day before yesterday\b|(?<![大目以之提])前天", _days(-2)),
-        # (not the yesterday of "the day before yesterday", nor the tomorrow of "the day after")
-        (("yesterday", "last night", "昨"), r"(?<!day before )\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
-        (("tomorrow", "明天"), r"(?<!day after )\btomorrow\b|明天", _days(1)),
-        # 后天 — not 大后天, nor "acquired" (后天性, 先天和后天)
-        (("after tomorrow", "后天"), r"\b(?:the )?day after tomorrow\b|"
-         rf"(?<!先天和)(?<![{_AFTER}])后天(?![{_ACQUIRED}])", _days(2)),
-        (("大后天",), r"大后天", _days(3)),
-        (("ago", "天前", "天以前", "天之前", "前几天", "前两天", "前些"),
-         rf"\b{_COUNT} days? ago\b|({_CJK_COUNT})天{_BEFORE}|(?<![{_EVENT}])前(?:(几|两)|些)天|(?<![{_EVENT}])前些日子",
-         lambda d, m: [(d - timedelta(days=_count(m.group(1) or m.group(2) or m.group(3) or "几")), "d")]),
-        (("weekend", "周末"), r"\b(?:last|this past|past) weekend\b|(?<!上)上(上)?个?周末",
-         lambda d, m: _last_weekend(d, 2 if m.group(1) else 1)),
-        (_WEEKDAY_NEEDS, r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
-         lambda d, m: [(_last_weekday(d, _WEEKDAYS.index(m.group(1))), "d")]),
-        (_WEEK_WORDS[1:],  # not 上周一直, 上周天天, 上周日常: words, not days
-         rf"{_CJK_WEEK}({_WEEKDAY})", _last_weeks),
-        (_THIS_WEEK_WORDS, rf"(?:这个?|本)(?:周|星期|礼拜)({_WEEKDAY})", _this_weeks),
-        (_THIS_WEEK_WORDS, r"(?:这个?|本)周末", lambda d, m: _last_weekend(d + timedelta(days=7 - d.weekday()))),
-        _WEEK_SOURCE,
-        (("ago", "周前", "期前", "拜前", "周以前", "期以前", "拜以前", "周之前", "期之前", "拜之前", "半个月"),
-         rf"\b{_COUNT} weeks? ago\b|({_CJK_COUNT})个?多?(?:周|星期|礼拜){_BEFORE}|(半个月){_BEFORE}",
-         lambda d, m: [(d - timedelta(days=7 * (2 if m.group(3) else _count(m.group(1) or m.group(2)))), "m")]),
-        (("next week", "下周", "下星期", "下个星期"), r"\bnext week\b|下周|下星期|下个星期",
-         lambda d, m: [(d + timedelta(days=7), "m")]),
-        # not 登上月球 (the moon)
-        (("month", "上个月", "上月"), r"\blast month\b|\ba month ago\b|(?<!上)上个?月(?!球)",
-         lambda d, m: [(_months_before(d, 1), "m")]),
-        (("before last", "上上"), r"\bthe month before last\b|(?<!上)上上个?月",
-         lambda d, m: [(_months_before(d, 2), "m")]),
-        # (个 required: 3月前 is "before March"); half a year is six months
-        (("ago", "月前", "月以前", "月之前", "半年"), rf"\b{_COUNT} months? ago\b|({_CJK_COUNT})个多?月{_BEFORE}|"
-         rf"(half a year ago|半年{_BEFORE})",
-         lambda d, m: [(_months_before(d, 6 if m.group(3) else _count(m.group(1) or m.group(2))), "m")]),
-        (("next month", "下个月", "下月"), r"\bnext month\b|下个月|下月", lambda d, m: [(_months_before(d, -1), "m")]),
-        (("year", "去年"), r"\blast year\b|去年", lambda d, m: [(date(d.year - 1, 1, 1), "y")]),
-        _YEARS_AGO_SOURCE,
-        (("前年",), r"(?<![大年目])前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
-        (("大前年",), r"(?<!大)大前年", lambda d, m: [(date(d.year - 3, 1, 1), "y")]),
-        (("next year", "明年"), r"\bnext year\b|明年", lambda d, m: [(date(d.year + 1, 1, 1), "y")]),
-        _MONTH_OF_YEAR_SOURCE,
+    (("大前天",), r"(?<!大)大前天", _days(-3)),
+    # (not the 前天 of 目前天气, 以前天天, 之前, 提前)
+    (("yesterday", "前天"), r"\b(?:the )?day before yesterday\b|(?<![大目以之提])前天", _days(-2)),
+    # (not the yesterday of "the day before yesterday", nor the tomorrow of "the day after")
+    (("yesterday", "last night", "昨"), r"(?<!day before )\byesterday\b|\blast night\b|昨天|昨日|昨晚", _days(-1)),
+    (("tomorrow", "明天"), r"(?<!day after )\btomorrow\b|明天", _days(1)),
+    # 后天 — not 大后天, nor "acquired" (后天性, 先天和后天)
+    (
+        ("after tomorrow", "后天"),
+        r"\b(?:the )?day after tomorrow\b|"
+        rf"(?<!先天和)(?<![{_AFTER}])后天(?![{_ACQUIRED}])",
+        _days(2),
+    ),
+    (("大后天",), r"大后天", _days(3)),
+    (
+        ("ago", "天前", "天以前", "天之前", "前几天", "前两天", "前些"),
+        rf"\b{_COUNT} days? ago\b|({_CJK_COUNT})天{_BEFORE}|(?<![{_EVENT}])前(?:(几|两)|些)天|(?<![{_EVENT}])前些日子",
+        lambda d, m: [(d - timedelta(days=_count(m.group(1) or m.group(2) or m.group(3) or "几")), "d")],
+    ),
+    (
+        ("weekend", "周末"),
+        r"\b(?:last|this past|past) weekend\b|(?<!上)上(上)?个?周末",
+        lambda d, m: _last_weekend(d, 2 if m.group(1) else 1),
+    ),
+    (
+        _WEEKDAY_NEEDS,
+        r"\b(?:last|this past) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+        lambda d, m: [(_last_weekday(d, _WEEKDAYS.index(m.group(1))), "d")],
+    ),
+    (
+        _WEEK_WORDS[1:],  # not 上周一直, 上周天天, 上周日常: words, not days
+        rf"{_CJK_WEEK}({_WEEKDAY})",
+        _last_weeks,
+    ),
+    (_THIS_WEEK_WORDS, rf"(?:这个?|本)(?:周|星期|礼拜)({_WEEKDAY})", _this_weeks),
+    (_THIS_WEEK_WORDS, r"(?:这个?|本)周末", lambda d, m: _last_weekend(d + timedelta(days=7 - d.weekday()))),
+    _WEEK_SOURCE,
+    (
+        ("ago", "周前", "期前", "拜前", "周以前", "期以前", "拜以前", "周之前", "期之前", "拜之前", "半个月"),
+        rf"\b{_COUNT} weeks? ago\b|({_CJK_COUNT})个?多?(?:周|星期|礼拜){_BEFORE}|(半个月){_BEFORE}",
+        lambda d, m: [(d - timedelta(days=7 * (2 if m.group(3) else _count(m.group(1) or m.group(2)))), "m")],
+    ),
+    (
+        ("next week", "下周", "下星期", "下个星期"),
+        r"\bnext week\b|下周|下星期|下个星期",
+        lambda d, m: [(d + timedelta(days=7), "m")],
+    ),
+    # not 登上月球 (the moon)
+    (
+        ("month", "上个月", "上月"),
+        r"\blast month\b|\ba month ago\b|(?<!上)上个?月(?!球)",
+        lambda d, m: [(_months_before(d, 1), "m")],
+    ),
+    (
+        ("before last", "上上"),
+        r"\bthe month before last\b|(?<!上)上上个?月",
+        lambda d, m: [(_months_before(d, 2), "m")],
+    ),
+    # (个 required: 3月前 is "before March"); half a year is six months
+    (
+        ("ago", "月前", "月以前", "月之前", "半年"),
+        rf"\b{_COUNT} months? ago\b|({_CJK_COUNT})个多?月{_BEFORE}|"
+        rf"(half a year ago|半年{_BEFORE})",
+        lambda d, m: [(_months_before(d, 6 if m.group(3) else _count(m.group(1) or m.group(2))), "m")],
+    ),
+    (("next month", "下个月", "下月"), r"\bnext month\b|下个月|下月", lambda d, m: [(_months_before(d, -1), "m")]),
+    (("year", "去年"), r"\blast year\b|去年", lambda d, m: [(date(d.year - 1, 1, 1), "y")]),
+    _YEARS_AGO_SOURCE,
+    (("前年",), r"(?<![大年目])前年", lambda d, m: [(date(d.year - 2, 1, 1), "y")]),
+    (("大前年",), r"(?<!大)大前年", lambda d, m: [(date(d.year - 3, 1, 1), "y")]),
+    (("next year", "明年"), r"\bnext year\b|明年", lambda d, m: [(date(d.year + 1, 1, 1), "y")]),
+    _MONTH_OF_YEAR_SOURCE,
 )
 
 
@@ -241,32 +320,39 @@ def _latest_month(d: date, m: re.Match[str]) -> Found:
     return [(date(d.year if this_year else d.year - 1, month, 1), "m")] if 1 <= month <= 12 else []
 
 
-
-
 # a month without its year: after a word that says when ("in May", not "may I"), or a numeral
 # before 月 (not 3个月, 几月, nor the 12月 of 12月20日). Its words stay words to match as well: a
 # record says "the workshop in April" without a year (only "may", also a verb, is taken out)
 _WHEN = r"\b(?:in|during|since|from|until|till|through|last|this past) "
 _NO_YEAR = r"(?!\.?,?\s*(?:of\s+)?(?:\d|last year|this year|next year|the year))"  # not "May of 2023"
-_MONTH_WORD_SOURCE = (rf"{_WHEN}({_MON_NOT_MAY})\b{_NO_YEAR}|"
-                      rf"(?<![\d年个几上下这本每第〇零一二三四五六七八九十两])(?<!年 ){_CJK_MONTH}(?![\d日号])")
+_MONTH_WORD_SOURCE = (
+    rf"{_WHEN}({_MON_NOT_MAY})\b{_NO_YEAR}|"
+    rf"(?<![\d年个几上下这本每第〇零一二三四五六七八九十两])(?<!年 ){_CJK_MONTH}(?![\d日号])"
+)
 _WORDS_KEPT = frozenset({_MONTH_WORD_SOURCE})
 
 
 _NOW_SOURCES: tuple[tuple[tuple[str, ...], str, Resolve], ...] = (
-        (("this month", "本月", "这个月"), r"\bthis month\b|本月|这个月", lambda d, m: [(d, "m")]),
-        (("this year", "今年"), r"\bthis year\b|今年", lambda d, m: [(date(d.year, 1, 1), "y")]),
-        ((*_MONTH_HEADS, "月"), _MONTH_WORD_SOURCE, _latest_month),
-        (("may",), rf"{_WHEN}(may)\b{_NO_YEAR}", _latest_month),
+    (("this month", "本月", "这个月"), r"\bthis month\b|本月|这个月", lambda d, m: [(d, "m")]),
+    (("this year", "今年"), r"\bthis year\b|今年", lambda d, m: [(date(d.year, 1, 1), "y")]),
+    ((*_MONTH_HEADS, "月"), _MONTH_WORD_SOURCE, _latest_month),
+    (("may",), rf"{_WHEN}(may)\b{_NO_YEAR}", _latest_month),
 )
 
 
-_QUERY_SOURCES = (*(s for s in _RELATIVE_SOURCES if s is not _WEEK_SOURCE and s is not _YEARS_AGO_SOURCE),
-                  _QUERY_WEEK_SOURCE, *_NOW_SOURCES)
+_QUERY_SOURCES = (
+    *(s for s in _RELATIVE_SOURCES if s is not _WEEK_SOURCE and s is not _YEARS_AGO_SOURCE),
+    _QUERY_WEEK_SOURCE,
+    *_NOW_SOURCES,
+)
 
 
-def _resolved(sources: tuple[tuple[tuple[str, ...], str, Resolve], ...], folded: str, day: date,
-              spans: list[tuple[int, int]] | None = None) -> Found:
+def _resolved(
+    sources: tuple[tuple[tuple[str, ...], str, Resolve], ...],
+    folded: str,
+    day: date,
+    spans: list[tuple[int, int]] | None = None,
+) -> Found:
     """The days the relative phrases of a folded text name, resolved from `day`; the spans they
     were read from go into `spans` when given."""
     out: Found = []
@@ -282,7 +368,7 @@ def _resolved(sources: tuple[tuple[tuple[str, ...], str, Resolve], ...], folded:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _pattern(source: str) -> re.Pattern[str]:
     """A date pattern, compiled the first time a text needs it (each costs up to a millisecond:
     a search pays only for the ones its texts hint at)."""
@@ -290,10 +376,12 @@ def _pattern(source: str) -> re.Pattern[str]:
 
 
 # every relative phrase holds one of these: a cheap test before the patterns run
-_RELATIVE_WORDS = ("yesterday|tomorrow|ago|weekend|last|past|next|other week|this year|前天|昨|明天|天前|"
-                   "前几天|前两天|前些|周前|期前|拜前|月前|年前|年多|后天|以前|之前|半个月|"
-                   "上周|上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年|今年|这周|这个周|本周|"
-                   "这星期|这个星期|本星期|这礼拜|这个礼拜|本礼拜")
+_RELATIVE_WORDS = (
+    "yesterday|tomorrow|ago|weekend|last|past|next|other week|this year|前天|昨|明天|天前|"
+    "前几天|前两天|前些|周前|期前|拜前|月前|年前|年多|后天|以前|之前|半个月|"
+    "上周|上星期|上个|上礼拜|下周|下星期|下个|上月|下月|去年|前年|明年|今年|这周|这个周|本周|"
+    "这星期|这个星期|本星期|这礼拜|这个礼拜|本礼拜"
+)
 
 Explicit = Callable[[re.Match[str]], tuple[int | None, int, int, str]]
 # explicit dates in folded (lower-case) text: (year — None when not written —, month, day, precision). Each
@@ -304,20 +392,27 @@ _EXPLICIT_SOURCES: tuple[tuple[str, str, Explicit], ...] = (
     ("ymd", r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b", lambda m: (int(m[1]), int(m[2]), int(m[3]), "d")),
     ("月", r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", lambda m: (int(m[1]), int(m[2]), int(m[3]), "d")),
     ("月", r"(\d{4})\s*年\s*(\d{1,2})\s*月", lambda m: (int(m[1]), int(m[2]), 1, "m")),
-    ("月", r"(?<![\d年])(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]",
-     lambda m: (None, int(m[1]), int(m[2]), "d")),
-    ("mon", rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b",
-     lambda m: (int(m[3]), MONTHS[m[1]], int(m[2]), "d")),
-    ("mon", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\.?,? (\d{{4}})\b",
-     lambda m: (int(m[3]), MONTHS[m[2]], int(m[1]), "d")),
+    ("月", r"(?<![\d年])(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", lambda m: (None, int(m[1]), int(m[2]), "d")),
+    (
+        "mon",
+        rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b",
+        lambda m: (int(m[3]), MONTHS[m[1]], int(m[2]), "d"),
+    ),
+    (
+        "mon",
+        rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\.?,? (\d{{4}})\b",
+        lambda m: (int(m[3]), MONTHS[m[2]], int(m[1]), "d"),
+    ),
     ("mon", rf"\b({_MON})\.?,?(?: of)? (\d{{4}})\b", lambda m: (int(m[2]), MONTHS[m[1]], 1, "m")),
-    ("mon", rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!,? \d)",
-     lambda m: (None, MONTHS[m[1]], int(m[2]), "d")),
+    ("mon", rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!,? \d)", lambda m: (None, MONTHS[m[1]], int(m[2]), "d")),
     # a day before a month without a year: "may" only after an ordinal and "of" ("the 3rd of May";
     # "step 3 may fail", "the 2nd may break", "step 3 of may fail" are the verb)
-    ("mon", rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON_NOT_MAY})|(\d{{1,2}})(?:st|nd|rd|th) of (may))\b"
-     r"(?!\.?,? \d)",
-     lambda m: (None, MONTHS[m[2] or m[4]], int(m[1] or m[3]), "d")),
+    (
+        "mon",
+        rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON_NOT_MAY})|(\d{{1,2}})(?:st|nd|rd|th) of (may))\b"
+        r"(?!\.?,? \d)",
+        lambda m: (None, MONTHS[m[2] or m[4]], int(m[1] or m[3]), "d"),
+    ),
     ("年", r"(?<!\d)((?:19|20)\d{2})\s*年(?!\s*\d{1,2}\s*月)", lambda m: (int(m[1]), 1, 1, "y")),
     ("year", r"\b(?:in|of|since|during|year) ((?:19|20)\d{2})\b(?!-)", lambda m: (int(m[1]), 1, 1, "y")),
 )
@@ -378,8 +473,13 @@ def _explicit(folded: str, year: int | None, spans: list[tuple[int, int]] | None
     out: Found = []
     if _DIGIT.search(folded) is None:
         return out  # every explicit date has digits
-    held = {"ymd": _YMD.search(folded) is not None, "年": "年" in folded, "月": "月" in folded,
-            "mon": _names_month(folded), "year": _names_year(folded)}
+    held = {
+        "ymd": _YMD.search(folded) is not None,
+        "年": "年" in folded,
+        "月": "月" in folded,
+        "mon": _names_month(folded),
+        "year": _names_year(folded),
+    }
     if not (held["year"] or held["月"] or held["mon"]):
         return out  # none names a date without a year, 月 or a month name
     taken: list[tuple[int, int]] = []  # a span read by one pattern is not read again
@@ -468,8 +568,10 @@ def query_terms(folded: str, now: float | None = None, spans: list[tuple[int, in
         found = _explicit(folded, None, spans)
     else:
         dated = set(_explicit(folded, None))
-        found = [d if d in dated or d[0] <= today else (_year_before(d[0]), d[1])
-                 for d in _explicit(folded, today.year, spans)]
+        found = [
+            d if d in dated or d[0] <= today else (_year_before(d[0]), d[1])
+            for d in _explicit(folded, today.year, spans)
+        ]
         found += _resolved(_QUERY_SOURCES, folded, today, spans)
     found = _specific(found)
     out: list[str] = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any
 
 from optmem import clock, fsio, memory
@@ -53,9 +54,12 @@ class Report:
         return not self.problems
 
 
-def _scan_log(vault: Vault, report: Report,
-              journals: dict[str, dict[str, tuple[str, str]]] | None = None,
-              untimed: dict[int, str] | None = None) -> tuple[list[int], bool]:
+def _scan_log(
+    vault: Vault,
+    report: Report,
+    journals: dict[str, dict[str, tuple[str, str]]] | None = None,
+    untimed: dict[int, str] | None = None,
+) -> tuple[list[int], bool]:
     """Check LOG.jsonl line by line (streamed); returns (unparseable line numbers, torn tail).
     With `journals`, collects the hot-memory journal there (file → entry → (last op, text));
     with `untimed`, the lines that have no `ts` (line number → the id the record reads as)."""
@@ -63,8 +67,9 @@ def _scan_log(vault: Vault, report: Report,
     if not path.exists():
         return [], False
     if not path.is_file():
-        report.problems.append(Problem("unreadable", "LOG.jsonl", "is not a file (a folder?); move it "
-                                       "aside and put the log back"))
+        report.problems.append(
+            Problem("unreadable", "LOG.jsonl", "is not a file (a folder?); move it aside and put the log back")
+        )
         return [], False
     seen: dict[str, int] = {}
     refs: list[tuple[int, str, str]] = []
@@ -76,9 +81,14 @@ def _scan_log(vault: Vault, report: Report,
             n += 1
             if not raw.endswith(b"\n"):
                 torn = True
-                report.problems.append(Problem(
-                    "torn_last_line", "LOG.jsonl", "the last line has no final newline (a write was "
-                    "cut short); --fix ends it", n))
+                report.problems.append(
+                    Problem(
+                        "torn_last_line",
+                        "LOG.jsonl",
+                        "the last line has no final newline (a write was cut short); --fix ends it",
+                        n,
+                    )
+                )
             body = raw.rstrip(b"\r\n")
             if not body.strip():
                 continue
@@ -86,40 +96,70 @@ def _scan_log(vault: Vault, report: Report,
                 rec = parse_line(body)
             except BadLine as exc:
                 bad.append(n)
-                report.problems.append(Problem("unparseable_line", "LOG.jsonl",
-                                               f"{exc}; --fix moves it to {QUARANTINE}", n))
+                report.problems.append(
+                    Problem("unparseable_line", "LOG.jsonl", f"{exc}; --fix moves it to {QUARANTINE}", n)
+                )
                 continue
             lacking = missing_fields(body)
             if lacking:
                 todo = []
                 if "ts" in lacking:
-                    todo.append('add "ts": "2026-11-29T18:55:30Z" (when it was written) to the line, or '
-                                "run `optmem doctor --fix`: it stamps the line with the log's last-modified "
-                                "time and keeps the record's id")
+                    todo.append(
+                        'add "ts": "2026-11-29T18:55:30Z" (when it was written) to the line, or '
+                        "run `optmem doctor --fix`: it stamps the line with the log's last-modified "
+                        "time and keeps the record's id"
+                    )
                 if "text" in lacking:
                     todo.append('add its "text" to the line, or `optmem purge` the record')
-                report.problems.append(Problem("missing_field", "LOG.jsonl",
-                                               f"the record has no {', '.join(lacking)}: {'; '.join(todo)}",
-                                               n, rec.id))
+                report.problems.append(
+                    Problem(
+                        "missing_field",
+                        "LOG.jsonl",
+                        f"the record has no {', '.join(lacking)}: {'; '.join(todo)}",
+                        n,
+                        rec.id,
+                    )
+                )
                 if "ts" in lacking and untimed is not None:
                     untimed[n] = rec.id
             for name, value in bad_units(body).items():
-                report.problems.append(Problem(
-                    "bad_value", "LOG.jsonl", f"{name} {json.dumps(value, ensure_ascii=False)[:40]} is not a number from 0 to 1, "
-                    f"so the record has the default {name}; edit it (e.g. 0.8) or remove the field", n, rec.id))
+                report.problems.append(
+                    Problem(
+                        "bad_value",
+                        "LOG.jsonl",
+                        f"{name} {json.dumps(value, ensure_ascii=False)[:40]} is not a number from 0 to 1, "
+                        f"so the record has the default {name}; edit it (e.g. 0.8) or remove the field",
+                        n,
+                        rec.id,
+                    )
+                )
             if rec.ts and clock.to_epoch(rec.ts) is None:
-                report.problems.append(Problem(
-                    "bad_timestamp", "LOG.jsonl", f"ts {rec.ts[:40]!r} is not an ISO time; the record "
-                    "has no place in time (edit it to e.g. 2026-11-29T18:55:30Z)", n, rec.id))
+                report.problems.append(
+                    Problem(
+                        "bad_timestamp",
+                        "LOG.jsonl",
+                        f"ts {rec.ts[:40]!r} is not an ISO time; the record "
+                        "has no place in time (edit it to e.g. 2026-11-29T18:55:30Z)",
+                        n,
+                        rec.id,
+                    )
+                )
             for what, given in (("domain", rec.domain), ("project", rec.project)):
                 if given is not None and not NAME_RE.fullmatch(given):
-                    report.problems.append(Problem(
-                        "invalid_name", "LOG.jsonl", f"{what} {given[:40]!r} is not a usable name "
-                        "(letters, digits, . _ -); the record cannot be filtered or compacted by it",
-                        n, rec.id))
+                    report.problems.append(
+                        Problem(
+                            "invalid_name",
+                            "LOG.jsonl",
+                            f"{what} {given[:40]!r} is not a usable name "
+                            "(letters, digits, . _ -); the record cannot be filtered or compacted by it",
+                            n,
+                            rec.id,
+                        )
+                    )
             if rec.id in seen:
-                report.problems.append(Problem(
-                    "duplicate_id", "LOG.jsonl", f"id also used on line {seen[rec.id]}", n, rec.id))
+                report.problems.append(
+                    Problem("duplicate_id", "LOG.jsonl", f"id also used on line {seen[rec.id]}", n, rec.id)
+                )
             else:
                 seen[rec.id] = n
             if journals is not None and rec.kind == MEMORY:
@@ -133,8 +173,9 @@ def _scan_log(vault: Vault, report: Report,
     ids = sorted(seen)
     for n, rid, ref in refs:
         if not _known(ref, seen, ids):
-            report.problems.append(Problem("dangling_ref", "LOG.jsonl",
-                                           f"points at {ref}, which no record has", n, rid))
+            report.problems.append(
+                Problem("dangling_ref", "LOG.jsonl", f"points at {ref}, which no record has", n, rid)
+            )
     return bad, torn
 
 
@@ -160,19 +201,33 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
             report.problems.append(Problem("bad_hot_file", name, exc.message))
             continue
         if hot.conflicted:
-            report.problems.append(Problem(
-                "merge_conflict", hot.name, "holds git's conflict markers (<<<<<<< … >>>>>>>): keep the "
-                "entries you want and delete the marker lines; `optmem init` (once in every clone: git "
-                "does not copy the driver) sets up the merge driver, so hot files merge entry by entry"))
+            report.problems.append(
+                Problem(
+                    "merge_conflict",
+                    hot.name,
+                    "holds git's conflict markers (<<<<<<< … >>>>>>>): keep the "
+                    "entries you want and delete the marker lines; `optmem init` (once in every clone: git "
+                    "does not copy the driver) sets up the merge driver, so hot files merge entry by entry",
+                )
+            )
         for mine, theirs in _merged_both_ways(vault, hot):
-            report.problems.append(Problem(
-                "merge_conflict", hot.name, f"a git merge kept two edits of one entry: {mine[:60]!r} and "
-                f"{theirs[:60]!r}; keep the right one (`optmem remove` the other)"))
+            report.problems.append(
+                Problem(
+                    "merge_conflict",
+                    hot.name,
+                    f"a git merge kept two edits of one entry: {mine[:60]!r} and "
+                    f"{theirs[:60]!r}; keep the right one (`optmem remove` the other)",
+                )
+            )
         u = hot.usage()
         if u.chars > u.limit:
-            report.problems.append(Problem(
-                "over_limit", hot.name, f"{u.chars:,} of {u.limit:,} characters; consolidate with "
-                "`optmem replace` / `optmem remove`"))
+            report.problems.append(
+                Problem(
+                    "over_limit",
+                    hot.name,
+                    f"{u.chars:,} of {u.limit:,} characters; consolidate with `optmem replace` / `optmem remove`",
+                )
+            )
         _check_drift(vault, hot, journals.get(hot.name, {}), report)
 
 
@@ -188,30 +243,45 @@ def _merged_both_ways(vault: Vault, hot: memory.HotFile) -> list[tuple[str, str]
             c = json.loads(line)
         except ValueError:
             continue
-        if isinstance(c, dict) and c.get("file") == hot.name and c.get("ours") in hot.entries \
-                and c.get("theirs") in hot.entries:
+        if (
+            isinstance(c, dict)
+            and c.get("file") == hot.name
+            and c.get("ours") in hot.entries
+            and c.get("theirs") in hot.entries
+        ):
             out.append((c["ours"], c["theirs"]))
     return out
 
 
-def _check_drift(vault: Vault, hot: memory.HotFile, journal: dict[str, tuple[str, str]],
-                 report: Report) -> None:
+def _check_drift(vault: Vault, hot: memory.HotFile, journal: dict[str, tuple[str, str]], report: Report) -> None:
     """A hot file that disagrees with its journal in the log (a write cut short, an edit by
     Hermes, a person or git); `--fix` journals what the file holds."""
     d = memory.drift(vault, hot, journal)
     texts = {memory.entry_id(e): e for e in hot.entries}
     for e in d.resurfaced:
-        report.problems.append(Problem(
-            "hot_drift", hot.name, f"entry [{e}] {texts[e][:60]!r} is in the file, but the journal "
-            "says it was removed (a write cut short, or an edit outside optmem); --fix journals the "
-            "file as it is"))
+        report.problems.append(
+            Problem(
+                "hot_drift",
+                hot.name,
+                f"entry [{e}] {texts[e][:60]!r} is in the file, but the journal "
+                "says it was removed (a write cut short, or an edit outside optmem); --fix journals the "
+                "file as it is",
+            )
+        )
     for e in d.missing:
-        report.problems.append(Problem(
-            "hot_drift", hot.name, f"the journal says entry [{e}] is in the file, and it is not; "
-            "--fix journals its removal (its text stays in LOG.jsonl)"))
+        report.problems.append(
+            Problem(
+                "hot_drift",
+                hot.name,
+                f"the journal says entry [{e}] is in the file, and it is not; "
+                "--fix journals its removal (its text stays in LOG.jsonl)",
+            )
+        )
     if d.unjournalled:
-        report.notes.append(f"{hot.name}: {len(d.unjournalled)} entr{'y was' if len(d.unjournalled) == 1 else 'ies were'} "
-                            "never journalled (typed by hand or by another tool); --fix journals them")
+        report.notes.append(
+            f"{hot.name}: {len(d.unjournalled)} entr{'y was' if len(d.unjournalled) == 1 else 'ies were'} "
+            "never journalled (typed by hand or by another tool); --fix journals them"
+        )
 
 
 def _check_markdown(vault: Vault, report: Report) -> None:
@@ -221,11 +291,15 @@ def _check_markdown(vault: Vault, report: Report) -> None:
     if pdir.is_dir():
         for folder in sorted(pdir.iterdir()):
             if not NAME_RE.fullmatch(folder.name):
-                report.problems.append(Problem(
-                    "invalid_name", f"projects/{folder.name}", "a project folder whose name is not "
-                    "usable (letters, digits, . _ -): optmem leaves it alone; rename it"))
-    files = sorted(p for p in pdir.glob("*/HANDOFF.md") if NAME_RE.fullmatch(p.parent.name)) \
-        if pdir.is_dir() else []
+                report.problems.append(
+                    Problem(
+                        "invalid_name",
+                        f"projects/{folder.name}",
+                        "a project folder whose name is not "
+                        "usable (letters, digits, . _ -): optmem leaves it alone; rename it",
+                    )
+                )
+    files = sorted(p for p in pdir.glob("*/HANDOFF.md") if NAME_RE.fullmatch(p.parent.name)) if pdir.is_dir() else []
     for path in files:
         rel = str(path.relative_to(vault.root))
         try:
@@ -244,14 +318,18 @@ def _check_markdown(vault: Vault, report: Report) -> None:
 def _check_cache(vault: Vault, report: Report) -> bool:
     """The derived folder must be a folder, its lock a file; True when it can be used."""
     if vault.cache_dir.exists() and not vault.cache_dir.is_dir():
-        report.problems.append(Problem(
-            "bad_cache", ".cache", "is a file, not the folder of the index and the lock; nothing "
-            "can be written until it is moved aside"))
+        report.problems.append(
+            Problem(
+                "bad_cache",
+                ".cache",
+                "is a file, not the folder of the index and the lock; nothing can be written until it is moved aside",
+            )
+        )
         return False
     if vault.lock_path.is_dir():
-        report.problems.append(Problem(
-            "bad_cache", ".cache/lock", "is a folder, not the lock file; remove it (the lock is "
-            "recreated)"))
+        report.problems.append(
+            Problem("bad_cache", ".cache/lock", "is a folder, not the lock file; remove it (the lock is recreated)")
+        )
         return False
     return True
 
@@ -259,7 +337,7 @@ def _check_cache(vault: Vault, report: Report) -> bool:
 def _check_settings(vault: Vault, report: Report) -> None:
     """optmem.toml must read; if it does not, the other checks use the built-in settings."""
     try:
-        vault.settings
+        _ = vault.settings  # read (and checked) on first use
     except UsageError as exc:
         report.problems.append(Problem("bad_settings", "optmem.toml", exc.message))
         vault.use_defaults()
@@ -288,9 +366,11 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
         report = check(vault)
         report.problems[:0] = read.problems  # … and still report it (the settings now read as built-in)
         if read.problems:
-            report.notes.append("no sweep was run: optmem.toml cannot be read, and a sweep by the built-in "
-                                "lifecycle settings could cool what yours keep — fix the file, then run "
-                                "`optmem doctor --fix` again")
+            report.notes.append(
+                "no sweep was run: optmem.toml cannot be read, and a sweep by the built-in "
+                "lifecycle settings could cool what yours keep — fix the file, then run "
+                "`optmem doctor --fix` again"
+            )
         report.fixed = fixed
         return report
     report = Report()
@@ -316,8 +396,13 @@ def _check_access(vault: Vault, report: Report) -> None:
     if not path.exists():
         return
     if not path.is_file():
-        report.problems.append(Problem("unreadable", "ACCESS.jsonl", "is not a file (a folder?); "
-                                       "recalls and cold marks are ignored until it is moved aside"))
+        report.problems.append(
+            Problem(
+                "unreadable",
+                "ACCESS.jsonl",
+                "is not a file (a folder?); recalls and cold marks are ignored until it is moved aside",
+            )
+        )
         return
     bad: list[int] = []
     with open(path, "rb") as fh:
@@ -325,9 +410,16 @@ def _check_access(vault: Vault, report: Report) -> None:
             if raw.strip() and parse_access(raw) is None:
                 bad.append(n)
     for n in bad[:10]:
-        report.problems.append(Problem("unparseable_line", "ACCESS.jsonl", "not a recall or sweep "
-                                       "line (JSON with a ts); it is skipped — delete it (only a "
-                                       "recall or a cold mark is lost)", n))
+        report.problems.append(
+            Problem(
+                "unparseable_line",
+                "ACCESS.jsonl",
+                "not a recall or sweep "
+                "line (JSON with a ts); it is skipped — delete it (only a "
+                "recall or a cold mark is lost)",
+                n,
+            )
+        )
     if len(bad) > 10:
         report.notes.append(f"ACCESS.jsonl: {len(bad) - 10} more unparseable line(s) not listed")
 
@@ -341,8 +433,10 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
     s = vault.settings.lifecycle
     now = clock.now().timestamp()
     if not in_step(vault):
-        report.notes.append("pending records past their TTL are checked once the index has caught up "
-                            "(run any command, then doctor again)")
+        report.notes.append(
+            "pending records past their TTL are checked once the index has caught up "
+            "(run any command, then doctor again)"
+        )
         return
     try:
         with open_index(vault) as idx:
@@ -350,10 +444,17 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
     except OptmemError:
         return  # the log's own problems are reported above
     for row in stale[:20]:
-        report.problems.append(Problem(
-            "stale_pending", "LOG.jsonl", f"pending for more than {s.pending_ttl_days:g} days and "
-            "never swept: confirm or reject it (`optmem pending`), or run `optmem sweep` to cool it "
-            "(`doctor --fix` does)", row.n, row.id))
+        report.problems.append(
+            Problem(
+                "stale_pending",
+                "LOG.jsonl",
+                f"pending for more than {s.pending_ttl_days:g} days and "
+                "never swept: confirm or reject it (`optmem pending`), or run `optmem sweep` to cool it "
+                "(`doctor --fix` does)",
+                row.n,
+                row.id,
+            )
+        )
     if len(stale) > 20:
         report.notes.append(f"{len(stale) - 20} more stale pending record(s) not listed")
 
@@ -370,17 +471,21 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
         bad, _ = _scan_log(vault, Report())  # the ended line may itself be unparseable
     if bad:
         _quarantine(vault, set(bad))
-        fixed.append(f"moved {len(bad)} unparseable line(s) ({', '.join(map(str, bad[:10]))}"
-                     f"{', …' if len(bad) > 10 else ''}) to {QUARANTINE}")
+        fixed.append(
+            f"moved {len(bad)} unparseable line(s) ({', '.join(map(str, bad[:10]))}"
+            f"{', …' if len(bad) > 10 else ''}) to {QUARANTINE}"
+        )
     untimed: dict[int, str] = {}
     _scan_log(vault, Report(), untimed=untimed)
     if untimed:
         at = _stamp(vault, untimed)
         lines = list(untimed)
-        fixed.append(f"stamped {len(lines)} line(s) without ts ({', '.join(map(str, lines[:10]))}"
-                     f"{', …' if len(lines) > 10 else ''}) with ts {at} — the log's last-modified time, "
-                     "the latest they can have been written (or now, if that is earlier) — and with the "
-                     f"id each read as, so references to it still hold; the lines as they were are in {QUARANTINE}")
+        fixed.append(
+            f"stamped {len(lines)} line(s) without ts ({', '.join(map(str, lines[:10]))}"
+            f"{', …' if len(lines) > 10 else ''}) with ts {at} — the log's last-modified time, "
+            "the latest they can have been written (or now, if that is earlier) — and with the "
+            f"id each read as, so references to it still hold; the lines as they were are in {QUARANTINE}"
+        )
     index.build(vault)
     fixed.append("rebuilt the search index")
     from optmem import lifecycle
@@ -389,7 +494,9 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
     _check_lifecycle(vault, stale)
     swept = lifecycle.sweep(vault, show=0) if stale.problems and sweep else None
     if swept and swept.cooled:
-        fixed.append(f"swept: {swept.cooled} record(s) cooled ({', '.join(f'{n} by {w}' for w, n in swept.by_reason.items())})")
+        fixed.append(
+            f"swept: {swept.cooled} record(s) cooled ({', '.join(f'{n} by {w}' for w, n in swept.by_reason.items())})"
+        )
     for target, project in memory.targets(vault):
         try:
             hot = memory.load(vault, target, project)
@@ -397,8 +504,9 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
         except OptmemError:
             continue  # reported by the checks that follow
         if journalled:
-            fixed.append(f"journalled {hot.name} as it is ({len(journalled)} record(s)): its "
-                         "journal now agrees with the file")
+            fixed.append(
+                f"journalled {hot.name} as it is ({len(journalled)} record(s)): its journal now agrees with the file"
+            )
     return fixed
 
 
@@ -419,10 +527,10 @@ def _stamp(vault: Vault, untimed: dict[int, str]) -> str:
     quarantine first (exact bytes, with their line numbers), then the log is rewritten
     atomically: a crash in between leaves a line in both places, never in neither. Returns the
     time stamped."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     now = clock.now()
-    modified = datetime.fromtimestamp(vault.log_path.stat().st_mtime, timezone.utc)
+    modified = datetime.fromtimestamp(vault.log_path.stat().st_mtime, UTC)
     at = clock.format_ts(min(modified, now))
     kept: list[bytes] = []
     with open(vault.log_path, "rb") as src:
@@ -435,8 +543,12 @@ def _stamp(vault: Vault, untimed: dict[int, str]) -> str:
         for n, raw in enumerate(src, 1):
             if n in untimed:
                 obj = {k: v for k, v in json.loads(raw).items() if k not in ("id", "ts")}
-                raw = json.dumps({"id": untimed[n], "ts": at, **obj}, ensure_ascii=False,
-                                 separators=(",", ":")).encode("utf-8") + b"\n"
+                raw = (
+                    json.dumps({"id": untimed[n], "ts": at, **obj}, ensure_ascii=False, separators=(",", ":")).encode(
+                        "utf-8"
+                    )
+                    + b"\n"
+                )
             out.write(raw)
     return at
 

@@ -20,7 +20,7 @@ VAULT = 3
 INTERNAL = 4
 INTERRUPTED = 130
 
-ECHO_CHARS = 80     # of a user's argument, what a message quotes back
+ECHO_CHARS = 80  # of a user's argument, what a message quotes back
 
 
 def clip(value: object, limit: int = ECHO_CHARS) -> str:

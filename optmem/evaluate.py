@@ -60,11 +60,12 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
         except ValueError as exc:
             raise UsageError(f"{path}:{n} is not JSON: {exc}") from exc
         if not isinstance(q, dict) or not isinstance(q.get("query"), str) or not q["query"].strip():
-            raise UsageError(f"{path}:{n}: each line needs a \"query\" string")
+            raise UsageError(f'{path}:{n}: each line needs a "query" string')
         expect, text = q.get("expect"), q.get("expect_text")
-        if not (isinstance(expect, list) and expect and all(isinstance(e, str) for e in expect)) \
-                and not (isinstance(text, str) and text):
-            raise UsageError(f"{path}:{n}: give \"expect\": [ids] or \"expect_text\": \"…\"")
+        if not (isinstance(expect, list) and expect and all(isinstance(e, str) for e in expect)) and not (
+            isinstance(text, str) and text
+        ):
+            raise UsageError(f'{path}:{n}: give "expect": [ids] or "expect_text": "…"')
         out.append(q)
     if not out:
         raise UsageError(f"{path} holds no queries")
@@ -86,14 +87,19 @@ def _score(q: dict[str, Any], hits: list[dict[str, Any]]) -> dict[str, Any]:
         recall = 1.0 if found else 0.0
     first = found[0] if found else len(hits)
     forbid = q.get("forbid") or []
-    stale = any(h["status"] == "superseded" or any(names(f, h["id"]) for f in forbid)
-                for h in hits[:first])
-    return {"query": q["query"], "recall": round(recall, 4), "rank": found[0] + 1 if found else None,
-            "stale": stale}
+    stale = any(h["status"] == "superseded" or any(names(f, h["id"]) for f in forbid) for h in hits[:first])
+    return {"query": q["query"], "recall": round(recall, 4), "rank": found[0] + 1 if found else None, "stale": stale}
 
 
-def run(vault: Vault, queries_path: Path, *, k: int = 5, save: Path | None = None,
-        baseline: Path | None = None, overrides: list[str] | None = None) -> Evaluation:
+def run(
+    vault: Vault,
+    queries_path: Path,
+    *,
+    k: int = 5,
+    save: Path | None = None,
+    baseline: Path | None = None,
+    overrides: list[str] | None = None,
+) -> Evaluation:
     """Score every query on a throw-away copy of the vault; compare with a baseline if given."""
     from optmem import search
 
@@ -119,16 +125,28 @@ def run(vault: Vault, queries_path: Path, *, k: int = 5, save: Path | None = Non
         with open_index(trial) as idx:  # the store's hygiene, beside the answers' quality
             rates = hygiene(idx, clock.now().timestamp())
     n = len(scored)
-    overall = {"recall": round(sum(s["recall"] for s in scored) / n, 4),
-               "mrr": round(sum(1 / s["rank"] for s in scored if s["rank"]) / n, 4),
-               "stale_rate": round(sum(s["stale"] for s in scored) / n, 4), "n": n,
-               "duplicate_rate": rates["duplicate_rate"], "contradiction_rate": rates["contradiction_rate"],
-               "duplicates": rates["duplicates"], "contradictions": rates["contradictions"]}
-    result = Evaluation(k, overall, scored, _compare(base, overall, scored) if base else None,
-                        settings=list(overrides or []), warnings=warnings)
+    overall = {
+        "recall": round(sum(s["recall"] for s in scored) / n, 4),
+        "mrr": round(sum(1 / s["rank"] for s in scored if s["rank"]) / n, 4),
+        "stale_rate": round(sum(s["stale"] for s in scored) / n, 4),
+        "n": n,
+        "duplicate_rate": rates["duplicate_rate"],
+        "contradiction_rate": rates["contradiction_rate"],
+        "duplicates": rates["duplicates"],
+        "contradictions": rates["contradictions"],
+    }
+    result = Evaluation(
+        k,
+        overall,
+        scored,
+        _compare(base, overall, scored) if base else None,
+        settings=list(overrides or []),
+        warnings=warnings,
+    )
     if save:
-        fsio.atomic_write(save, json.dumps(result.to_dict() | {"settings": result.settings},
-                                           ensure_ascii=False, indent=2) + "\n")
+        fsio.atomic_write(
+            save, json.dumps(result.to_dict() | {"settings": result.settings}, ensure_ascii=False, indent=2) + "\n"
+        )
         result = replace(result, saved=str(save))
     return result
 
@@ -143,8 +161,10 @@ def _load_baseline(path: Path, k: int) -> dict[str, Any]:
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{path} is not a saved evaluation (use --save to make one)") from exc
     if base_k != k:
-        raise UsageError(f"the baseline {path} was measured at k={base_k}, not k={k}; compare like "
-                         f"with like (--k {base_k}) or save a new baseline")
+        raise UsageError(
+            f"the baseline {path} was measured at k={base_k}, not k={k}; compare like "
+            f"with like (--k {base_k}) or save a new baseline"
+        )
     return {"overall": overall, "queries": queries}
 
 
@@ -152,8 +172,13 @@ def _compare(base: dict[str, Any], overall: dict[str, Any], scored: list[dict[st
     """Everything that got worse than the baseline."""
     worse: list[dict[str, Any]] = []
     # the store's hygiene is gated on counts: deleting clean records must not make a rate "worse"
-    for metric, higher_is_better in (("recall", True), ("mrr", True), ("stale_rate", False),
-                                     ("duplicates", False), ("contradictions", False)):
+    for metric, higher_is_better in (
+        ("recall", True),
+        ("mrr", True),
+        ("stale_rate", False),
+        ("duplicates", False),
+        ("contradictions", False),
+    ):
         if metric not in base["overall"]:
             continue  # a baseline saved before the metric existed
         before, now = base["overall"][metric], overall[metric]

@@ -35,15 +35,16 @@ def _target(idx: Index, target: str, now: float, domain: str | None = None, proj
     """The one record TARGET names: an id (or unique prefix/suffix), else an unambiguous query
     (within `domain` and `project` when given)."""
     if not target.strip():
-        raise UsageError("TARGET is empty; a record id, or words that name one current record, is "
-                         "required")
+        raise UsageError("TARGET is empty; a record id, or words that name one current record, is required")
     if ID_RE.match(target.strip().lstrip("#")):
         rows = idx.resolve(target)
         if len(rows) == 1:
             return rows[0]
         if len(rows) > 1:
-            raise Ambiguous(f"{quote(target)} names {len(rows)} records; give more of the id",
-                            candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]])
+            raise Ambiguous(
+                f"{quote(target)} names {len(rows)} records; give more of the id",
+                candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]],
+            )
     from optmem.reading.query import read, search_terms
     from optmem.search import Query, ranked
     from optmem.view import Status
@@ -52,22 +53,24 @@ def _target(idx: Index, target: str, now: float, domain: str | None = None, proj
     # current records and pending guesses (an agent's append waits as one: its correction names
     # it by words like any other)
     where = Filters(domains=(domain,) if domain else (), project=project)
-    hits = ranked(idx, Query(read(target, now, idx.vault.settings.ranking, terms=terms), 10, where, False,
-                             now)).hits if terms else []
+    hits = (
+        ranked(idx, Query(read(target, now, idx.vault.settings.ranking, terms=terms), 10, where, False, now)).hits
+        if terms
+        else []
+    )
     # by score: the band that ranks a guess below every current record says nothing of which
     # record the words name
     found = sorted((h for h in hits if h.status in (Status.CURRENT, Status.PENDING)), key=lambda h: -(h.score or 0.0))
     if not found:
-        raise NotFound(f"no current or pending record matches {quote(target)}; give an id, or other words",
-                       ref=target)
+        raise NotFound(f"no current or pending record matches {quote(target)}; give an id, or other words", ref=target)
     best = found[0].score or 0.0
     strong = [h for h in found if (h.score or 0.0) >= 0.5 * best]
     if len(strong) > 1:
         raise Ambiguous(
             f"{quote(target)} matches {len(strong)} current or pending records; nothing was written — pass one "
             "of their ids as TARGET",
-            candidates=[{"id": h.record.id, "text": h.record.text, "domain": h.record.domain}
-                        for h in strong])
+            candidates=[{"id": h.record.id, "text": h.record.text, "domain": h.record.domain} for h in strong],
+        )
     return idx.rows_in([found[0].line])[0]
 
 
@@ -78,10 +81,19 @@ def _plain(text: str) -> str:
     return " ".join(textmod.fold_case(_ALREADY.sub("", text)).split()).rstrip(".!?。！？ ")
 
 
-def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = None,
-            domain: str | None = None, project: str | None = None, key: str | None = None,
-            evidence: str | None = None, source: str | None = None,
-            allow_unsafe: bool = False) -> Corrected:
+def correct(
+    vault: Vault,
+    target: str,
+    text: str | None,
+    *,
+    tier: str | None = None,
+    domain: str | None = None,
+    project: str | None = None,
+    key: str | None = None,
+    evidence: str | None = None,
+    source: str | None = None,
+    allow_unsafe: bool = False,
+) -> Corrected:
     """Append a correction of TARGET (`kind: correction`, `corrects: [id]`, text prefixed 〔更正〕).
 
     It inherits domain, project and key from its target unless given. A redline can only be
@@ -107,34 +119,62 @@ def correct(vault: Vault, target: str, text: str | None, *, tier: str | None = N
                     raise NotApplicable(
                         f"{row.id} was corrected two ways: {', '.join([head.id, *rivals])} stand together "
                         f"— ask the user which is right, then `optmem resolve {first.id[-8:]} --keep ID` "
-                        "(or --value TEXT); nothing was written", code="superseded", id=row.id,
-                        superseded_by=row.superseded_by, current=[head.id, *rivals])
+                        "(or --value TEXT); nothing was written",
+                        code="superseded",
+                        id=row.id,
+                        superseded_by=row.superseded_by,
+                        current=[head.id, *rivals],
+                    )
                 raise NotApplicable(
                     f"{row.id} is already superseded by {row.superseded_by}; the current version is "
                     f"{head.id} — correct that one (`optmem correct {head.id} TEXT`), so one fact never "
-                    "has two current versions; nothing was written", code="superseded",
-                    id=row.id, superseded_by=row.superseded_by, current=head.id)
+                    "has two current versions; nothing was written",
+                    code="superseded",
+                    id=row.id,
+                    superseded_by=row.superseded_by,
+                    current=head.id,
+                )
             rec = idx.record(row)
             if tier is None and key is None and _plain(body) == _plain(rec.text):
-                raise NotApplicable(f"{row.id} already says that; nothing was written — give the corrected "
-                                    "fact (a correction that says the same changes nothing)", code="no_change",
-                                    id=row.id)
+                raise NotApplicable(
+                    f"{row.id} already says that; nothing was written — give the corrected "
+                    "fact (a correction that says the same changes nothing)",
+                    code="no_change",
+                    id=row.id,
+                )
             warnings = idx.warnings()
             if row.pending and not row.confirmed:
-                warnings.append(f"{row.id} was a pending guess (domain {row.domain}); the correction "
-                                "replaces it")
+                warnings.append(f"{row.id} was a pending guess (domain {row.domain}); the correction replaces it")
         res = log.append(  # refuses (redline_locked) to correct a redline unless this is one
-            vault, log.Draft(body, domain=domain or rec.domain, project=project or rec.project,
-                             kind=CORRECTION, tier=tier or "normal", key=key or rec.key,
-                             evidence=evidence, source=source, corrects=[row.id]),
-            allow_unsafe=allow_unsafe, gate=False)
-    return Corrected(res.id or "", row.id, res.record or {}, warnings + ([res.warning] if res.warning else []),
-                     res.conflict_with)
+            vault,
+            log.Draft(
+                body,
+                domain=domain or rec.domain,
+                project=project or rec.project,
+                kind=CORRECTION,
+                tier=tier or "normal",
+                key=key or rec.key,
+                evidence=evidence,
+                source=source,
+                corrects=[row.id],
+            ),
+            allow_unsafe=allow_unsafe,
+            gate=False,
+        )
+    return Corrected(
+        res.id or "", row.id, res.record or {}, warnings + ([res.warning] if res.warning else []), res.conflict_with
+    )
 
 
-def history(vault: Vault, ref: str | None = None, *, key: str | None = None,
-            domain: str | None = None, project: str | None = None,
-            show_unsafe: bool = False) -> list[dict[str, Any]]:
+def history(
+    vault: Vault,
+    ref: str | None = None,
+    *,
+    key: str | None = None,
+    domain: str | None = None,
+    project: str | None = None,
+    show_unsafe: bool = False,
+) -> list[dict[str, Any]]:
     """Every version of a fact, oldest first: the correction chain and key group of a record,
     or all records with `key`."""
     if not ref and not key:
@@ -175,11 +215,11 @@ def _linked(idx: Index, row: Row) -> list[Row]:
 # -- conflicts: values of a key that time cannot order, facts corrected twice ----------------------
 @dataclass(frozen=True)
 class OpenConflict:
-    key: str | None                  # the key in conflict; None for a fact corrected two ways
+    key: str | None  # the key in conflict; None for a fact corrected two ways
     domain: str
     project: str | None
-    values: list[dict[str, Any]]     # the records in conflict, oldest first (get's shape)
-    fact: str | None = None          # without a key: the id of the record corrected two ways
+    values: list[dict[str, Any]]  # the records in conflict, oldest first (get's shape)
+    fact: str | None = None  # without a key: the id of the record corrected two ways
 
     @property
     def name(self) -> str:
@@ -209,13 +249,17 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
             for first in idx.first_versions(row):
                 forks.setdefault(first.id, (first, {}))[1][row.n] = row
     found = [(rows, OpenConflict(k[0], k[1], k[2], [])) for k, rows in keyed.items()]
-    found += [(list(rows.values()), OpenConflict(None, first.domain, first.project, [], fact=first.id))
-              for first, rows in forks.values()]
+    found += [
+        (list(rows.values()), OpenConflict(None, first.domain, first.project, [], fact=first.id))
+        for first, rows in forks.values()
+    ]
     out = []
     for rows, c in sorted(found, key=lambda f: min(r.ts or 0 for r in f[0])):
         if len(rows) > 1:
-            values = [idx.view_of(r, now).full(show_unsafe=show_unsafe)
-                      for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))]
+            values = [
+                idx.view_of(r, now).full(show_unsafe=show_unsafe)
+                for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))
+            ]
             out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact))
     return out
 
@@ -229,9 +273,17 @@ class Resolved:
     record: dict[str, Any]
 
 
-def resolve(vault: Vault, key: str, *, keep: str | None = None, value: str | None = None,
-            domain: str | None = None, project: str | None = None, source: str | None = None,
-            allow_unsafe: bool = False) -> Resolved:
+def resolve(
+    vault: Vault,
+    key: str,
+    *,
+    keep: str | None = None,
+    value: str | None = None,
+    domain: str | None = None,
+    project: str | None = None,
+    source: str | None = None,
+    allow_unsafe: bool = False,
+) -> Resolved:
     """Settle a conflict on `key`: a `resolution` record with the kept value (`keep`: one of the
     values' ids) or a new one (`value`), correcting every value in conflict — a new record,
     never a rewrite."""
@@ -242,38 +294,72 @@ def resolve(vault: Vault, key: str, *, keep: str | None = None, value: str | Non
         return _resolve(vault, key, keep, value, domain, project, source, allow_unsafe)
 
 
-def _resolve(vault: Vault, key: str, keep: str | None, value: str | None, domain: str | None,
-             project: str | None, source: str | None, allow_unsafe: bool) -> Resolved:
+def _resolve(
+    vault: Vault,
+    key: str,
+    keep: str | None,
+    value: str | None,
+    domain: str | None,
+    project: str | None,
+    source: str | None,
+    allow_unsafe: bool,
+) -> Resolved:
     if not key.strip():
         raise UsageError("KEY is empty; `optmem conflicts` lists the keys (and the facts) in conflict")
-    found = [c for c in conflicts(vault, show_unsafe=True) if _names_conflict(c, key)
-             and (domain is None or c.domain == domain) and (project is None or c.project == project)]
+    found = [
+        c
+        for c in conflicts(vault, show_unsafe=True)
+        if _names_conflict(c, key)
+        and (domain is None or c.domain == domain)
+        and (project is None or c.project == project)
+    ]
     if len(found) > 1 and keep is not None:  # the kept value names its conflict
         found = [c for c in found if any(names(keep, v["id"]) for v in c.values)] or found
     if not found:
-        raise NotFound(f"no open conflict on key {quote(key)}" + (f" in {domain}" if domain else "")
-                       + "; `optmem conflicts` lists them (a fact without a key is named by the id of "
-                       "the record corrected two ways)", key=key)
+        raise NotFound(
+            f"no open conflict on key {quote(key)}"
+            + (f" in {domain}" if domain else "")
+            + "; `optmem conflicts` lists them (a fact without a key is named by the id of "
+            "the record corrected two ways)",
+            key=key,
+        )
     if len(found) > 1:
-        raise Ambiguous(f"key {quote(key)} is in conflict in {len(found)} places; give --domain and --project",
-                        candidates=[{"domain": c.domain, "project": c.project} for c in found])
+        raise Ambiguous(
+            f"key {quote(key)} is in conflict in {len(found)} places; give --domain and --project",
+            candidates=[{"domain": c.domain, "project": c.project} for c in found],
+        )
     c = found[0]
     ids = [v["id"] for v in c.values]
     kept = None
     if keep is not None:
         matches = [v for v in c.values if names(keep, v["id"])]
         if len(matches) != 1:
-            raise UsageError(f"--keep {quote(keep)} is not one of the values in conflict on {quote(c.name)}: "
-                             + ", ".join(f"{v['id'][-8:]} ({v['text'][:40]})" for v in c.values),
-                             key=key, values=ids)
+            raise UsageError(
+                f"--keep {quote(keep)} is not one of the values in conflict on {quote(c.name)}: "
+                + ", ".join(f"{v['id'][-8:]} ({v['text'][:40]})" for v in c.values),
+                key=key,
+                values=ids,
+            )
         kept, text = matches[0]["id"], matches[0]["text"]
     else:
         text = value or ""
     tier = "redline" if any(v["tier"] == "redline" for v in c.values) else "normal"
-    res = log.append(vault, log.Draft(text, domain=c.domain, project=c.project, kind=RESOLUTION,
-                                      tier=tier, key=c.key, corrects=ids, source=source,
-                                      extra={"resolves": ids, **({"kept": kept} if kept else {})}),
-                     gate=False, allow_unsafe=allow_unsafe)
+    res = log.append(
+        vault,
+        log.Draft(
+            text,
+            domain=c.domain,
+            project=c.project,
+            kind=RESOLUTION,
+            tier=tier,
+            key=c.key,
+            corrects=ids,
+            source=source,
+            extra={"resolves": ids, **({"kept": kept} if kept else {})},
+        ),
+        gate=False,
+        allow_unsafe=allow_unsafe,
+    )
     return Resolved(res.id or "", c.name, kept, ids, res.record or {})
 
 

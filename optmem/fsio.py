@@ -35,17 +35,23 @@ def check_within(path: Path, root: Path | None) -> None:
     real_root = os.path.realpath(root)
     real = os.path.realpath(path)
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        raise Unwritable(f"{path} leads outside the vault (to {real}, through a symbolic link); "
-                         "nothing was written — replace the link with a real file or folder",
-                         file=str(path))
+        raise Unwritable(
+            f"{path} leads outside the vault (to {real}, through a symbolic link); "
+            "nothing was written — replace the link with a real file or folder",
+            file=str(path),
+        )
 
 
 def unwritable(path: Path, exc: OSError) -> Unwritable:
     """The error for a write the system refused, naming the file and the likely cause."""
-    why = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
-           errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied (a read-only vault?)",
-           errno.EPERM: "permission denied (a read-only vault?)", errno.EFBIG: "the file is too large"
-           }.get(exc.errno or 0, exc.strerror or str(exc))
+    why = {
+        errno.ENOSPC: "the disk is full",
+        errno.EDQUOT: "the disk quota is used up",
+        errno.EROFS: "the file system is read-only",
+        errno.EACCES: "permission denied (a read-only vault?)",
+        errno.EPERM: "permission denied (a read-only vault?)",
+        errno.EFBIG: "the file is too large",
+    }.get(exc.errno or 0, exc.strerror or str(exc))
     return Unwritable(f"cannot write {path}: {why}; nothing was changed", file=str(path))
 
 
@@ -56,8 +62,7 @@ def ensure_dir(path: Path, *, within: Path | None = None) -> bool:
     if path.is_dir():
         return False
     if path.exists():
-        raise Unreadable(f"{path} exists but is not a folder; move it aside or choose another path",
-                         file=str(path))
+        raise Unreadable(f"{path} exists but is not a folder; move it aside or choose another path", file=str(path))
     missing = []
     p = path
     while not p.exists():
@@ -87,17 +92,20 @@ def read_text(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
-        raise Unreadable(f"{path} is a folder, expected a file", file=str(path),
-                         reason="is a folder, not a file") from exc
+        raise Unreadable(
+            f"{path} is a folder, expected a file", file=str(path), reason="is a folder, not a file"
+        ) from exc
     except OSError as exc:
-        raise Unreadable(f"cannot read {path}: {exc.strerror}", file=str(path),
-                         reason=f"cannot be read ({exc.strerror})") from exc
+        raise Unreadable(
+            f"cannot read {path}: {exc.strerror}", file=str(path), reason=f"cannot be read ({exc.strerror})"
+        ) from exc
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise Unreadable(
             f"{path} is not valid UTF-8 (byte {exc.start}); fix or move it, nothing was changed",
-            file=str(path), reason=f"is not valid UTF-8 (at byte {exc.start})",
+            file=str(path),
+            reason=f"is not valid UTF-8 (at byte {exc.start})",
         ) from exc
     return text[1:] if text.startswith("\ufeff") else text
 
@@ -248,7 +256,7 @@ def _write_all(fd: int, data: bytes) -> None:
     """One write of the whole buffer (looping only if the kernel takes less), then fsync."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
     os.fsync(fd)
 
 
@@ -313,8 +321,11 @@ def exclusive_lock(lock_path: Path, timeout: float, *, within: Path | None = Non
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
     except IsADirectoryError as exc:
-        raise Unreadable(f"the lock file {lock_path} is a folder; remove that folder (it holds "
-                         "nothing of yours: the lock is recreated)", file=str(lock_path)) from exc
+        raise Unreadable(
+            f"the lock file {lock_path} is a folder; remove that folder (it holds "
+            "nothing of yours: the lock is recreated)",
+            file=str(lock_path),
+        ) from exc
     except OSError as exc:
         raise unwritable(lock_path, exc) from exc
     try:

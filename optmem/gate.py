@@ -3,18 +3,26 @@ or give a new value of (a possible update), found through its rarest terms."""
 
 from typing import Any
 
-from optmem import text as textmod
 from optmem import compare, view
+from optmem import text as textmod
 from optmem.index import Index, Row, match_any
 from optmem.record import BOOKKEEPING, MEMORY, TIER_RANK, Record
 
 __all__ = ["find_similar", "find_updates", "probe"]
 
 
-def find_similar(idx: Index, text: str, domain: str | None, project: str | None, threshold: float,
-                 now: float, limit: int = 20, *,
-                 statuses: tuple[view.Status, ...] = (view.Status.CURRENT,),
-                 rows: list[Row] | None = None) -> list[dict[str, Any]]:
+def find_similar(
+    idx: Index,
+    text: str,
+    domain: str | None,
+    project: str | None,
+    threshold: float,
+    now: float,
+    limit: int = 20,
+    *,
+    statuses: tuple[view.Status, ...] = (view.Status.CURRENT,),
+    rows: list[Row] | None = None,
+) -> list[dict[str, Any]]:
     """Current records (or of `statuses`) in the same domain and project (any, when `domain` is
     None) whose text is a near duplicate of `text`.
 
@@ -29,8 +37,7 @@ def find_similar(idx: Index, text: str, domain: str | None, project: str | None,
         rec = idx.record(row)
         sim = compare.similarity(text, rec.text, least=threshold)
         if sim >= threshold:
-            out.append({"id": rec.id, "text": rec.text, "similarity": round(sim, 3),
-                        "tier": rec.tier})
+            out.append({"id": rec.id, "text": rec.text, "similarity": round(sim, 3), "tier": rec.tier})
     out.sort(key=lambda s: -s["similarity"])
     return out
 
@@ -61,13 +68,15 @@ def probe(idx: Index, text: str, domain: str | None, project: str | None, limit:
     found: dict[int, Row] = {}
     for rare in dict.fromkeys(tuple(rarest(of)) for of in (terms, steady)):
         if rare:
-            found.update((row.n, row) for row in idx.matches(match_any(list(rare)), where, params,
-                                                             "ORDER BY bm25(fts)", limit))
+            found.update(
+                (row.n, row) for row in idx.matches(match_any(list(rare)), where, params, "ORDER BY bm25(fts)", limit)
+            )
     return list(found.values())
 
 
-def find_updates(idx: Index, rec: Record, now: float, limit: int = 20, *,
-                 rows: list[Row] | None = None) -> list[dict[str, Any]]:
+def find_updates(
+    idx: Index, rec: Record, now: float, limit: int = 20, *, rows: list[Row] | None = None
+) -> list[dict[str, Any]]:
     """Current unkeyed records of the same domain and project that `rec` may update: the same
     statement with another value (`compare.looks_like_update`), newest first."""
     if rec.key:
@@ -76,8 +85,12 @@ def find_updates(idx: Index, rec: Record, now: float, limit: int = 20, *,
 
     out = []
     for row in probe(idx, rec.text, rec.domain, rec.project, limit) if rows is None else rows:
-        if (row.key or row.kind in (MEMORY, *BOOKKEEPING) or row.tier == TIER_RANK["redline"]
-                or view.status(row, now) != view.Status.CURRENT):
+        if (
+            row.key
+            or row.kind in (MEMORY, *BOOKKEEPING)
+            or row.tier == TIER_RANK["redline"]
+            or view.status(row, now) != view.Status.CURRENT
+        ):
             continue
         old = idx.record(row)
         if compare.looks_like_update(old.text, rec.text, time_words()):

@@ -21,9 +21,20 @@ from optmem.vault import NAME_RE, Vault, validate_name
 SECTIONS = ("done", "blocked", "next")
 _TITLES = {"done": "Done", "blocked": "Blocked", "next": "Next"}
 _HEADING = re.compile(r"^#{1,3}\s*(.+?)\s*$")
-_ALIASES = {"done": "done", "完成": "done", "已完成": "done", "blocked": "blocked", "阻塞": "blocked",
-            "卡点": "blocked", "next": "next", "下一步": "next", "待办": "next", "notes": "note",
-            "note": "note", "备注": "note"}
+_ALIASES = {
+    "done": "done",
+    "完成": "done",
+    "已完成": "done",
+    "blocked": "blocked",
+    "阻塞": "blocked",
+    "卡点": "blocked",
+    "next": "next",
+    "下一步": "next",
+    "待办": "next",
+    "notes": "note",
+    "note": "note",
+    "备注": "note",
+}
 
 
 @dataclass(frozen=True)
@@ -36,14 +47,22 @@ class Handoff:
     note: str = ""
     domain: str | None = None
     source: str | None = None
-    id: str | None = None          # the log record that carries it
-    edited: bool = False           # HANDOFF.md was changed by hand after it was written
+    id: str | None = None  # the log record that carries it
+    edited: bool = False  # HANDOFF.md was changed by hand after it was written
 
     def to_dict(self) -> dict[str, Any]:
-        return {"project": self.project, "time": self.time, "done": self.done,
-                "blocked": self.blocked, "next": self.next, "note": self.note,
-                "domain": self.domain, "source": self.source, "id": self.id,
-                "edited": self.edited}
+        return {
+            "project": self.project,
+            "time": self.time,
+            "done": self.done,
+            "blocked": self.blocked,
+            "next": self.next,
+            "note": self.note,
+            "domain": self.domain,
+            "source": self.source,
+            "id": self.id,
+            "edited": self.edited,
+        }
 
     def summary(self) -> str:
         """One searchable line: what the log record's text says."""
@@ -72,9 +91,17 @@ def _indent(item: str) -> str:
 def render(h: Handoff) -> str:
     """HANDOFF.md: front matter and the body."""
     body = render_body(h)
-    return metamod.render({"project": h.project, "time": h.time, "domain": h.domain,
-                           "source": h.source, "record": h.id,
-                           "digest": textmod.digest(body.encode("utf-8"))}, body)
+    return metamod.render(
+        {
+            "project": h.project,
+            "time": h.time,
+            "domain": h.domain,
+            "source": h.source,
+            "record": h.id,
+            "digest": textmod.digest(body.encode("utf-8")),
+        },
+        body,
+    )
 
 
 def parse_body(body: str) -> dict[str, Any]:
@@ -106,24 +133,41 @@ def parse(text: str) -> Handoff:
     meta = fields or {}
     parts = parse_body(body)
     edited = bool(meta.get("digest")) and meta["digest"] != textmod.digest(body.encode("utf-8"))
-    return Handoff(project=str(meta.get("project", "")), time=str(meta.get("time", "")),
-                   done=parts["done"], blocked=parts["blocked"], next=parts["next"],
-                   note=parts["note"], domain=meta.get("domain"), source=meta.get("source"),
-                   id=meta.get("record"), edited=edited or not meta.get("digest"))
+    return Handoff(
+        project=str(meta.get("project", "")),
+        time=str(meta.get("time", "")),
+        done=parts["done"],
+        blocked=parts["blocked"],
+        next=parts["next"],
+        note=parts["note"],
+        domain=meta.get("domain"),
+        source=meta.get("source"),
+        id=meta.get("record"),
+        edited=edited or not meta.get("digest"),
+    )
 
 
-def write(vault: Vault, project: str, *, done: list[str] | None = None,
-          blocked: list[str] | None = None, next: list[str] | None = None, note: str | None = None,
-          file_text: str | None = None, domain: str | None = None, source: str | None = None,
-          session: str | None = None, allow_unsafe: bool = False,
-          confidence: float | None = None) -> Handoff:
+def write(
+    vault: Vault,
+    project: str,
+    *,
+    done: list[str] | None = None,
+    blocked: list[str] | None = None,
+    next: list[str] | None = None,
+    note: str | None = None,
+    file_text: str | None = None,
+    domain: str | None = None,
+    source: str | None = None,
+    session: str | None = None,
+    allow_unsafe: bool = False,
+    confidence: float | None = None,
+) -> Handoff:
     """Write projects/P/HANDOFF.md atomically and append a `handoff` record to the log
     (`confidence`: as `append --confidence`; an agent's own digest waits as pending)."""
     validate_name(project, "project")
     if domain is not None:
         validate_name(domain, "domain")  # before anything is made
-    items: dict[str, list[str]] = {"done": list(done or []), "blocked": list(blocked or []),
-                                   "next": list(next or [])}
+    items: dict[str, list[str]] = {"done": list(done or []), "blocked": list(blocked or []), "next": list(next or [])}
     notes = (note or "").strip()
     if file_text:
         parsed = parse_body(metamod.split(file_text)[1])
@@ -138,13 +182,24 @@ def write(vault: Vault, project: str, *, done: list[str] | None = None,
         raise UsageError("an empty handoff: give --done, --blocked, --next, --note or --file")
     for item in [*items["done"], *items["blocked"], *items["next"], notes]:
         scan.check(item, allow_unsafe=allow_unsafe)
-    draft = Handoff(project=project, time="", done=items["done"], blocked=items["blocked"],
-                    next=items["next"], note=notes, source=source)
+    draft = Handoff(
+        project=project,
+        time="",
+        done=items["done"],
+        blocked=items["blocked"],
+        next=items["next"],
+        note=notes,
+        source=source,
+    )
     size, limit = len(draft.summary().encode("utf-8")), vault.settings.limits.record_bytes
     if size > limit:
-        raise TooLarge(f"the handoff is {size:,} bytes; it may hold at most {limit:,} — keep what "
-                       "the next session needs and leave the detail in the log (nothing was "
-                       "written)", bytes=size, limit=limit)
+        raise TooLarge(
+            f"the handoff is {size:,} bytes; it may hold at most {limit:,} — keep what "
+            "the next session needs and leave the detail in the log (nothing was "
+            "written)",
+            bytes=size,
+            limit=limit,
+        )
     extra: dict[str, Any] = {s: v for s, v in items.items() if v}
     if notes:
         extra["note"] = notes
@@ -152,22 +207,39 @@ def write(vault: Vault, project: str, *, done: list[str] | None = None,
 
     prepare(vault)
     with vault.lock():
-        res = log.append(vault, log.Draft(draft.summary(), domain=domain, project=project,
-                                          kind=HANDOFF, source=source, session=session, extra=extra,
-                                          confidence=confidence),
-                         gate=False, allow_unsafe=allow_unsafe)
+        res = log.append(
+            vault,
+            log.Draft(
+                draft.summary(),
+                domain=domain,
+                project=project,
+                kind=HANDOFF,
+                source=source,
+                session=session,
+                extra=extra,
+                confidence=confidence,
+            ),
+            gate=False,
+            allow_unsafe=allow_unsafe,
+        )
         rec = res.record or {}
-        done_h = replace(draft, time=rec.get("ts", clock.format_ts(clock.now())),
-                         domain=rec.get("domain"), id=res.id)
+        done_h = replace(draft, time=rec.get("ts", clock.format_ts(clock.now())), domain=rec.get("domain"), id=res.id)
         fsio.atomic_write(vault.project_dir(project) / "HANDOFF.md", render(done_h), within=vault.root)
     return done_h
 
 
 def _from_record(rec: dict[str, Any]) -> Handoff:
-    return Handoff(project=rec.get("project") or "", time=rec["ts"],
-                   done=list(rec.get("done") or []), blocked=list(rec.get("blocked") or []),
-                   next=list(rec.get("next") or []), note=rec.get("note") or "",
-                   domain=rec.get("domain"), source=rec.get("source"), id=rec["id"])
+    return Handoff(
+        project=rec.get("project") or "",
+        time=rec["ts"],
+        done=list(rec.get("done") or []),
+        blocked=list(rec.get("blocked") or []),
+        next=list(rec.get("next") or []),
+        note=rec.get("note") or "",
+        domain=rec.get("domain"),
+        source=rec.get("source"),
+        id=rec["id"],
+    )
 
 
 def _records(vault: Vault, project: str | None, limit: int | None) -> list[Handoff]:
@@ -202,8 +274,11 @@ def read(vault: Vault, project: str, history: int = 1) -> list[Handoff]:
             records = [r for r in records if r.id != current.id]
     out += records
     if not out:
-        raise NotFound(f"project {project!r} has no handoff yet; write one with "
-                       f"`optmem handoff write --project {project} --done …`", project=project)
+        raise NotFound(
+            f"project {project!r} has no handoff yet; write one with "
+            f"`optmem handoff write --project {project} --done …`",
+            project=project,
+        )
     return out[:history]
 
 
@@ -217,6 +292,14 @@ def list_all(vault: Vault) -> list[dict[str, Any]]:
     out = []
     for project in sorted(projects):
         latest = read(vault, project)[0]
-        out.append({"project": project, "time": latest.time, "done": len(latest.done),
-                    "blocked": len(latest.blocked), "next": latest.next, "edited": latest.edited})
+        out.append(
+            {
+                "project": project,
+                "time": latest.time,
+                "done": len(latest.done),
+                "blocked": len(latest.blocked),
+                "next": latest.next,
+                "edited": latest.edited,
+            }
+        )
     return out

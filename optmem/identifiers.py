@@ -48,8 +48,10 @@ _DETERMINERS = frozenset("a an the my our your their its his her this that these
 # The words that begin a clause in English: a form of be, have or do, a modal, a subject pronoun
 # (with the verb forms of `_is_verb_form`) — a preposition before them may modify a noun of the
 # subject ("the runbook for region …"), one after them belongs to the predicate.
-_CLAUSE_WORDS = frozenset("""am is are was were be been being m re s has have had do does did will would
-can could shall should may might must i we you they he she it""".split())
+_CLAUSE_WORDS = frozenset(
+    """am is are was were be been being m re s has have had do does did will would
+can could shall should may might must i we you they he she it""".split()
+)
 # Chinese characters that make the words around them a predicate (copula, existence, place,
 # prepositions, aspect, modal): 端口是8080, 会议室在3楼, 我有3盆 — not a noun naming a label.
 _CJK_PREDICATE = frozenset("是有在为為被把给給对對从從到于於向跟和与與要会會能了过過着著让讓将將按")
@@ -57,25 +59,29 @@ _CJK_ORDINAL = "第"
 _CJK_LABEL_AFTER = frozenset("号號")
 # Units that make the number before them a measure ("12 minutes", "64 GB", "5 km"): a measure is
 # a value wherever it stands. (Chinese measure words and units: `lexicon.CJK_UNITS`.)
-_UNITS = frozenset("""ms s sec secs second seconds min mins minute minutes h hr hrs hour hours day days
+_UNITS = frozenset(
+    """ms s sec secs second seconds min mins minute minutes h hr hrs hour hours day days
 week weeks month months year years b kb mb gb tb pb kib mib gib tib byte bytes bit bits percent pct
 rps qps tps req reqs request requests x times km m cm mm mi mile miles kg g lb lbs pound pounds
-dollar dollars euro euros usd eur cny rmb yuan k""".split())
+dollar dollars euro euros usd eur cny rmb yuan k""".split()
+)
 # Nouns of an amount: the number after one is how much, not which ("batch size 64", "replica
 # count 3", "timeout 30"), as the measures a question asks for are (`lexicon.MEASURE_WORDS`).
-_AMOUNT_NOUNS = MEASURE_WORDS | frozenset("""size count number limit max maximum min minimum amount
-level rate ratio percentage threshold timeout ttl quota capacity interval frequency""".split())
+_AMOUNT_NOUNS = MEASURE_WORDS | frozenset(
+    """size count number limit max maximum min minimum amount
+level rate ratio percentage threshold timeout ttl quota capacity interval frequency""".split()
+)
 # Chinese labels after a noun, as A, B, C after one in English (项目甲, 甲方): the celestial stems
 _CJK_LABELS = frozenset("甲乙丙丁")
 _SENTENCE_ENDS = ".!?;:。！？；：\n"
 
 
 class _Token(NamedTuple):
-    unit: str      # what is compared: a stemmed word, a compound as written (folded), a CJK character
-    raw: str       # as written (NFKC, case kept)
-    gap: str       # what is written between it and the token before it (" #", ": ", " $")
-    after: str     # the character written just after it ("%")
-    opens: bool    # the first word of its sentence (a capital there names nothing)
+    unit: str  # what is compared: a stemmed word, a compound as written (folded), a CJK character
+    raw: str  # as written (NFKC, case kept)
+    gap: str  # what is written between it and the token before it (" #", ": ", " $")
+    after: str  # the character written just after it ("%")
+    opens: bool  # the first word of its sentence (a capital there names nothing)
 
 
 def names_another_thing(old: str, new: str, ignore: frozenset[str] = frozenset()) -> bool:
@@ -107,9 +113,11 @@ def _in_modifier(tokens: list[_Token], i: int, j: int) -> bool:
     8080", "I'm on page 200", "the uploads live in /srv/app1"), and so it is after a Chinese
     predicate word (会议室在3楼: a Chinese sentence has no verb in -s to look for)."""
     before = tokens[:i]
-    return (not any(_is_cjk(t) and t.raw in _CJK_PREDICATE for t in before)
-            and not any(_begins_clause(t) for t in before if not _is_cjk(t))
-            and any(_begins_clause(t) for t in tokens[j:] if not _is_cjk(t)))
+    return (
+        not any(_is_cjk(t) and t.raw in _CJK_PREDICATE for t in before)
+        and not any(_begins_clause(t) for t in before if not _is_cjk(t))
+        and any(_begins_clause(t) for t in tokens[j:] if not _is_cjk(t))
+    )
 
 
 def _begins_clause(t: _Token) -> bool:
@@ -164,8 +172,9 @@ def _has_identifier_form(t: _Token) -> bool:
     w = _word(t)
     if not any(c.isalpha() for c in w):
         return False
-    return t.gap.endswith("/") or any(c in w for c in "/_-") or (
-        "." in w and any(len(part) > 1 for part in w.split(".")))
+    return (
+        t.gap.endswith("/") or any(c in w for c in "/_-") or ("." in w and any(len(part) > 1 for part in w.split(".")))
+    )
 
 
 def _weight(t: _Token) -> float:
@@ -200,8 +209,10 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
         last = end
     words = [f for f, *_ in found if f.isascii() and f.isalpha()]
     stems = iter(textmod.stem_words(words) if words else [])
-    return [_Token(next(stems) if f.isascii() and f.isalpha() else f, raw, gap, after, opens)
-            for f, raw, gap, after, opens in found]
+    return [
+        _Token(next(stems) if f.isascii() and f.isalpha() else f, raw, gap, after, opens)
+        for f, raw, gap, after, opens in found
+    ]
 
 
 def _word(t: _Token) -> str:
@@ -241,7 +252,8 @@ def _is_verb_form(t: _Token, past: bool = True) -> bool:
     if len(w) < 4 or not w.isalpha() or _is_name(t):
         return False
     return (w.endswith("s") and not w.endswith(("ss", "us", "is", "os")) and not t.opens) or (
-        past and w.endswith("ed") and not w.endswith("eed"))
+        past and w.endswith("ed") and not w.endswith("eed")
+    )
 
 
 def _names_before(t: _Token) -> bool:
@@ -288,8 +300,14 @@ def _is_label(tokens: list[_Token], i: int, j: int) -> bool:
             if any(c in CURRENCY for c in t.gap) or t.after == "%":
                 return False  # $20, 10%: an amount
             # python3, v2.1, #42, /srv/app2, 1.2.3, 2024-03-01, 14:30, a year (the 2024 roadmap)
-            marked = marked or (w[0].isalpha() or "#" in t.gap or t.gap.endswith("/") or w.count(".") > 1
-                                or any(c in w for c in "-/:") or bool(textmod.compiled(YEAR).fullmatch(w)))
+            marked = marked or (
+                w[0].isalpha()
+                or "#" in t.gap
+                or t.gap.endswith("/")
+                or w.count(".") > 1
+                or any(c in w for c in "-/:")
+                or bool(textmod.compiled(YEAR).fullmatch(w))
+            )
         elif _has_identifier_form(t):
             marked = True  # feature/login, api.example.com, user_id, feature-login
         elif _is_cjk(t) and t.raw in _CJK_LABELS:

@@ -11,7 +11,6 @@ quick check (size, inode, mtime, plus sampled windows of the already-indexed byt
 append from a rewrite without reading the whole log.
 """
 
-
 import json
 import os
 import sqlite3
@@ -21,14 +20,38 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from optmem import clock, fsio, view
-from optmem.ingest import (NEWEST_FIRST, LogState, NeedsRebuild, Progress, access_in_step, appended_only, consume,
-                           consume_access, link, matching_ids, read_meta)
+from optmem.ingest import (
+    NEWEST_FIRST,
+    LogState,
+    NeedsRebuild,
+    Progress,
+    access_in_step,
+    appended_only,
+    consume,
+    consume_access,
+    link,
+    matching_ids,
+    read_meta,
+)
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, parse_line
 from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
 from optmem.vault import Vault, validate_name
 
-__all__ = ["Census", "Filters", "Index", "Row", "SCHEMA", "build", "catch_up", "in_step",
-           "make_filters", "match_all", "match_any", "open_index", "prepare"]
+__all__ = [
+    "Census",
+    "Filters",
+    "Index",
+    "Row",
+    "SCHEMA",
+    "build",
+    "catch_up",
+    "in_step",
+    "make_filters",
+    "match_all",
+    "match_any",
+    "open_index",
+    "prepare",
+]
 
 
 def match_any(terms: list[str]) -> str:
@@ -39,8 +62,6 @@ def match_any(terms: list[str]) -> str:
 def match_all(terms: list[str]) -> str:
     """An FTS5 query matching records that hold every one of `terms`."""
     return " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
-
-
 
 
 def is_guess(row: Row, now: float) -> bool:
@@ -73,8 +94,9 @@ class Filters(NamedTuple):
         """Whether a record of this status is left out (the filters' status rule in Python)."""
         if self.current:
             return status != view.Status.CURRENT
-        return ((status == view.Status.FORGOTTEN and not self.include_forgotten)
-                or (status == view.Status.COLD and not self.include_cold))
+        return (status == view.Status.FORGOTTEN and not self.include_forgotten) or (
+            status == view.Status.COLD and not self.include_cold
+        )
 
     def sql(self, now: float) -> tuple[str, list[Any]]:
         """The WHERE clause (on `rec r`) that makes every filter exact."""
@@ -83,9 +105,13 @@ class Filters(NamedTuple):
         if self.domains:
             where.append(f"r.domain IN ({_marks(self.domains)})")
             params += self.domains
-        for value, clause in ((self.project, "r.project = ?"), (self.kind, "r.kind = ?"),
-                              (self.tag, "r.n IN (SELECT n FROM tag WHERE tag = ?)"),
-                              (self.since, "r.ts >= ?"), (self.until, "r.ts <= ?")):
+        for value, clause in (
+            (self.project, "r.project = ?"),
+            (self.kind, "r.kind = ?"),
+            (self.tag, "r.n IN (SELECT n FROM tag WHERE tag = ?)"),
+            (self.since, "r.ts >= ?"),
+            (self.until, "r.ts <= ?"),
+        ):
             if value is not None:
                 where.append(clause)
                 params.append(value)
@@ -93,8 +119,10 @@ class Filters(NamedTuple):
             clause, more = view.is_sql(view.Status.CURRENT, now)
             where.append(clause)
             params += more
-        for hide, status in ((not self.include_forgotten, view.Status.FORGOTTEN),
-                             (not self.include_cold, view.Status.COLD)):
+        for hide, status in (
+            (not self.include_forgotten, view.Status.FORGOTTEN),
+            (not self.include_cold, view.Status.COLD),
+        ):
             if hide and not self.current:
                 clause, more = view.is_sql(status, now)
                 where.append(f"NOT {clause}")
@@ -102,10 +130,18 @@ class Filters(NamedTuple):
         return " AND ".join(where), params
 
 
-def make_filters(*, domains: list[str] | None = None, project: str | None = None,
-                 kind: str | None = None, tag: str | None = None, since: str | None = None,
-                 until: str | None = None, current: bool = False,
-                 include_forgotten: bool = False, include_cold: bool = False) -> Filters:
+def make_filters(
+    *,
+    domains: list[str] | None = None,
+    project: str | None = None,
+    kind: str | None = None,
+    tag: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    current: bool = False,
+    include_forgotten: bool = False,
+    include_cold: bool = False,
+) -> Filters:
     """Validated filters from command-line values."""
     for d in domains or []:
         validate_name(d, "domain")
@@ -118,8 +154,16 @@ def make_filters(*, domains: list[str] | None = None, project: str | None = None
 
         raise UsageError(f"--since {since} is after --until {until}: nothing could match; swap them")
     return Filters(
-        domains=tuple(dict.fromkeys(domains or [])), project=project, kind=kind, tag=tag,
-        since=lo, until=hi, current=current, include_forgotten=include_forgotten, include_cold=include_cold)
+        domains=tuple(dict.fromkeys(domains or [])),
+        project=project,
+        kind=kind,
+        tag=tag,
+        since=lo,
+        until=hi,
+        current=current,
+        include_forgotten=include_forgotten,
+        include_cold=include_cold,
+    )
 
 
 class Census(NamedTuple):
@@ -130,8 +174,8 @@ class Census(NamedTuple):
     by_kind: dict[str, int]
     by_status: dict[str, int]
     redlines: int
-    statements: int          # plain records with a fingerprint
-    distinct: int            # … of which distinct statements (domain, project, fingerprint)
+    statements: int  # plain records with a fingerprint
+    distinct: int  # … of which distinct statements (domain, project, fingerprint)
     key_groups: int
     corrected: dict[str, int]  # id → current records correcting it
 
@@ -197,9 +241,15 @@ class Index:
     def view_of(self, row: Row, now: float, record: Record | None = None) -> view.RecordView:
         """The record as callers see it: stored fields plus its effective status."""
         st = view.status(row, now)
-        return view.RecordView(record or self.record(row), st, row.superseded_by, row.n,
-                               cold_since=row.cold if st == view.Status.COLD else None,
-                               conflict=row.disputed and st in view.LIVE, guess=is_guess(row, now))
+        return view.RecordView(
+            record or self.record(row),
+            st,
+            row.superseded_by,
+            row.n,
+            cold_since=row.cold if st == view.Status.COLD else None,
+            conflict=row.disputed and st in view.LIVE,
+            guess=is_guess(row, now),
+        )
 
     # -- questions about records ---------------------------------------------------------------
     def with_fingerprint(self, fp: str, domain: str | None, project: str | None) -> list[Row]:
@@ -207,16 +257,22 @@ class Index:
         None), newest line first."""
         if domain is None:
             return self.rows("r.fp = ? ORDER BY r.n DESC", (fp,))
-        return self.rows("r.fp = ? AND r.domain = ? AND r.project IS ? ORDER BY r.n DESC",
-                         (fp, domain, project))
+        return self.rows("r.fp = ? AND r.domain = ? AND r.project IS ? ORDER BY r.n DESC", (fp, domain, project))
 
     def has_pending(self) -> bool:
         """Whether any record waits as pending (a cheap partial-index probe)."""
-        return self.conn.execute(f"SELECT 1 FROM rec WHERE pending != 0 AND confirmed = 0 AND kind NOT IN "
-                                 f"({_marks(BOOKKEEPING)}) LIMIT 1", BOOKKEEPING).fetchone() is not None
+        return (
+            self.conn.execute(
+                f"SELECT 1 FROM rec WHERE pending != 0 AND confirmed = 0 AND kind NOT IN "
+                f"({_marks(BOOKKEEPING)}) LIMIT 1",
+                BOOKKEEPING,
+            ).fetchone()
+            is not None
+        )
 
-    def key_group(self, key: str, domain: str | None = None, project: str | None = None, *,
-                  exact: bool = True) -> list[Row]:
+    def key_group(
+        self, key: str, domain: str | None = None, project: str | None = None, *, exact: bool = True
+    ) -> list[Row]:
         """Records with `key`; `exact` scopes to one domain and project (a missing project is one
         scope), else `domain`/`project` only narrow when given."""
         if exact:
@@ -230,8 +286,9 @@ class Index:
     def journal(self, file: str) -> list[Row]:
         """The hot-memory journal of one file (`hot:<file>:<entry>` keys), in log order."""
         prefix = f"hot:{file}:"
-        return self.rows("r.key >= ? AND r.key < ? AND r.kind = ? ORDER BY r.n",
-                         (prefix, prefix + "\U0010ffff", MEMORY))
+        return self.rows(
+            "r.key >= ? AND r.key < ? AND r.kind = ? ORDER BY r.n", (prefix, prefix + "\U0010ffff", MEMORY)
+        )
 
     def superseded_by_id(self, rid: str) -> list[Row]:
         """Records that `rid` supersedes (by correction or by key)."""
@@ -248,8 +305,11 @@ class Index:
 
     def versions(self, row: Row) -> list[Row]:
         """Every later version of `row`: the records correcting it, those correcting them, …"""
-        return self.rows("r.n IN (WITH RECURSIVE d(n) AS (SELECT s FROM cor WHERE t = ? UNION "
-                         "SELECT c.s FROM cor c JOIN d ON c.t = d.n) SELECT n FROM d) ORDER BY r.n", (row.n,))
+        return self.rows(
+            "r.n IN (WITH RECURSIVE d(n) AS (SELECT s FROM cor WHERE t = ? UNION "
+            "SELECT c.s FROM cor c JOIN d ON c.t = d.n) SELECT n FROM d) ORDER BY r.n",
+            (row.n,),
+        )
 
     def first_versions(self, row: Row) -> list[Row]:
         """The first versions of the facts `row` belongs to: what it corrects, followed back to
@@ -265,13 +325,17 @@ class Index:
             return []
         rivals = []
         if row.conflict and row.key:
-            rivals += [r for r in self.key_group(row.key, row.domain, row.project)
-                       if r.state == row.state and r.conflict]
+            rivals += [
+                r for r in self.key_group(row.key, row.domain, row.project) if r.state == row.state and r.conflict
+            ]
         if row.fork:
             for first in self.first_versions(row):
                 rivals += [r for r in self.versions(first) if r.fork]
-        return [r.id for r in sorted({r.n: r for r in rivals}.values(), key=lambda r: view.newer_key(r.ts, r.id, r.n))
-                if r.n != row.n and view.status(r, now) in view.LIVE]
+        return [
+            r.id
+            for r in sorted({r.n: r for r in rivals}.values(), key=lambda r: view.newer_key(r.ts, r.id, r.n))
+            if r.n != row.n and view.status(r, now) in view.LIVE
+        ]
 
     def tombstones(self, rid: str) -> list[Row]:
         """The `forget` records of a record, oldest first."""
@@ -286,8 +350,15 @@ class Index:
             where, params = where + " AND r.domain = ?", params + [domain]
         return self.rows(where + f" ORDER BY {NEWEST_FIRST}", params)
 
-    def recent(self, now: float, *, project: str | None = None, domain: str | None = None,
-               exclude_kinds: tuple[str, ...] = (), limit: int = 20) -> list[Row]:
+    def recent(
+        self,
+        now: float,
+        *,
+        project: str | None = None,
+        domain: str | None = None,
+        exclude_kinds: tuple[str, ...] = (),
+        limit: int = 20,
+    ) -> list[Row]:
         """The current records that are not redlines, last used (written, said again or recalled
         — not shown by context) first, then later in the log, optionally of one project/domain."""
         kinds = (*BOOKKEEPING, *exclude_kinds)
@@ -313,8 +384,10 @@ class Index:
     def coolable(self) -> Iterator[Row]:
         """Every record a sweep may cool (not a redline, bookkeeping, hot-memory journal or
         forgotten), streamed."""
-        sql = (f"SELECT {ROW_SELECT} FROM rec r WHERE r.kind NOT IN ({_marks(NEVER_COOL)}) "
-               f"AND r.tier != {int(Tier.REDLINE)} AND r.forgotten = 0")
+        sql = (
+            f"SELECT {ROW_SELECT} FROM rec r WHERE r.kind NOT IN ({_marks(NEVER_COOL)}) "
+            f"AND r.tier != {int(Tier.REDLINE)} AND r.forgotten = 0"
+        )
         for t in self.conn.execute(sql, NEVER_COOL):
             yield Row(*t)
 
@@ -324,14 +397,18 @@ class Index:
 
     def pending_rows(self) -> list[Row]:
         """Records stored as pending and not confirmed, oldest first."""
-        return self.rows(f"r.pending != 0 AND r.confirmed = 0 AND r.kind NOT IN ({_marks(BOOKKEEPING)}) "
-                         "ORDER BY r.ts, r.n", BOOKKEEPING)
+        return self.rows(
+            f"r.pending != 0 AND r.confirmed = 0 AND r.kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY r.ts, r.n",
+            BOOKKEEPING,
+        )
 
     def restatements(self, row: Row) -> int:
         """How many other conversations (or sessionless records) said this record again."""
         said: int = self.conn.execute(
             "SELECT count(DISTINCT coalesce(r.session, r.id)) FROM rec r WHERE r.ref = ? AND r.kind = ? "
-            "AND (r.session IS NULL OR r.session IS NOT ?)", (row.id.upper(), SEEN, row.session)).fetchone()[0]
+            "AND (r.session IS NULL OR r.session IS NOT ?)",
+            (row.id.upper(), SEEN, row.session),
+        ).fetchone()[0]
         return said
 
     def hot_noted(self) -> str | None:
@@ -362,14 +439,19 @@ class Index:
 
     def domain_records(self, domain: str) -> list[Row]:
         """A domain's records (bookkeeping left out) in time order: what the tree rolls up."""
-        return self.rows(f"r.domain = ? AND r.kind NOT IN ({_marks(BOOKKEEPING)}) "
-                         "ORDER BY r.ts, r.id, r.n", (domain, *BOOKKEEPING))
+        return self.rows(
+            f"r.domain = ? AND r.kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY r.ts, r.id, r.n", (domain, *BOOKKEEPING)
+        )
 
     def domains(self) -> list[str]:
         """Every domain that has a record (bookkeeping left out)."""
-        return [d for (d,) in self.conn.execute(
-            f"SELECT DISTINCT domain FROM rec WHERE kind NOT IN ({_marks(BOOKKEEPING)}) "
-            "ORDER BY domain", BOOKKEEPING)]
+        return [
+            d
+            for (d,) in self.conn.execute(
+                f"SELECT DISTINCT domain FROM rec WHERE kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY domain",
+                BOOKKEEPING,
+            )
+        ]
 
     def ids(self, domain: str | None = None) -> set[str]:
         """Every record id (of one domain)."""
@@ -377,36 +459,38 @@ class Index:
             return {r for (r,) in self.conn.execute("SELECT id FROM rec")}
         return {r for (r,) in self.conn.execute("SELECT id FROM rec WHERE domain = ?", (domain,))}
 
-    def census(self, now: float, *, plain_exclude: tuple[str, ...] = (),
-               fact_exclude: tuple[str, ...] = ()) -> Census:
+    def census(self, now: float, *, plain_exclude: tuple[str, ...] = (), fact_exclude: tuple[str, ...] = ()) -> Census:
         """Counts for `stats`. `plain_exclude`: kinds whose text repeats by design (left out of
         duplicate counting); `fact_exclude`: kinds whose keys are bookkeeping, not facts."""
         q = self.conn.execute
         text_kinds, tk = f"r.kind NOT IN ({_marks(BOOKKEEPING)})", list(BOOKKEEPING)
-        by_domain = dict(q(f"SELECT domain, count(*) FROM rec r WHERE {text_kinds} "
-                           "GROUP BY domain ORDER BY domain", tk))
-        by_kind = dict(q(f"SELECT kind, count(*) FROM rec r WHERE {text_kinds} "
-                         "GROUP BY kind ORDER BY kind", tk))
+        by_domain = dict(
+            q(f"SELECT domain, count(*) FROM rec r WHERE {text_kinds} GROUP BY domain ORDER BY domain", tk)
+        )
+        by_kind = dict(q(f"SELECT kind, count(*) FROM rec r WHERE {text_kinds} GROUP BY kind ORDER BY kind", tk))
         case, cp = view.status_sql(now)
         by_status = {s.value: 0 for s in view.Status}
-        by_status.update(q(f"SELECT {case}, count(*) FROM rec r WHERE {text_kinds} GROUP BY 1",
-                           [*cp, *tk]))
+        by_status.update(q(f"SELECT {case}, count(*) FROM rec r WHERE {text_kinds} GROUP BY 1", [*cp, *tk]))
         current, curp = view.is_sql(view.Status.CURRENT, now)
-        redlines = q(f"SELECT count(*) FROM rec r WHERE r.tier = {int(Tier.REDLINE)} AND {current}",
-                     curp).fetchone()[0]
+        redlines = q(f"SELECT count(*) FROM rec r WHERE r.tier = {int(Tier.REDLINE)} AND {current}", curp).fetchone()[0]
         skip = (*BOOKKEEPING, *plain_exclude)
         statements, distinct = q(
             f"SELECT count(*), count(DISTINCT r.domain || '|' || coalesce(r.project, '') || '|' || r.fp) "
-            f"FROM rec r WHERE r.kind NOT IN ({_marks(skip)}) AND r.fp IS NOT NULL", skip).fetchone()
+            f"FROM rec r WHERE r.kind NOT IN ({_marks(skip)}) AND r.fp IS NOT NULL",
+            skip,
+        ).fetchone()
         keyed = "r.key IS NOT NULL" + (f" AND r.kind NOT IN ({_marks(fact_exclude)})" if fact_exclude else "")
-        key_groups = q(f"SELECT count(*) FROM (SELECT 1 FROM rec r WHERE {keyed} "
-                       "GROUP BY r.domain, r.project, r.key)", fact_exclude).fetchone()[0]
+        key_groups = q(
+            f"SELECT count(*) FROM (SELECT 1 FROM rec r WHERE {keyed} GROUP BY r.domain, r.project, r.key)",
+            fact_exclude,
+        ).fetchone()[0]
         corrected: dict[str, int] = {}
         for (corrects,) in q(f"SELECT r.corrects FROM rec r WHERE r.corrects IS NOT NULL AND {current}", curp):
             for target in json.loads(corrects):
                 corrected[target] = corrected.get(target, 0) + 1
-        return Census(sum(by_kind.values()), by_domain, by_kind, by_status, redlines, statements,
-                      distinct, key_groups, corrected)
+        return Census(
+            sum(by_kind.values()), by_domain, by_kind, by_status, redlines, statements, distinct, key_groups, corrected
+        )
 
     # -- the text index ------------------------------------------------------------------------
     def doc_freq(self, terms: list[str]) -> dict[str, int]:
@@ -429,35 +513,42 @@ class Index:
             return 0, 1.0, 0.0, 0.0
         mean = int(meta.get("tokens", "0")) / docs
         variance = max(0.0, int(meta.get("squares", "0")) / docs - mean * mean)
-        return docs, mean, (variance ** 0.5) / mean if mean else 0.0, int(meta.get("turns", "0")) / docs
+        return docs, mean, (variance**0.5) / mean if mean else 0.0, int(meta.get("turns", "0")) / docs
 
-    def in_session(self, session: str, domain: str, first: int, last: int, where: str,
-                   params: list[Any]) -> list[Row]:
+    def in_session(self, session: str, domain: str, first: int, last: int, where: str, params: list[Any]) -> list[Row]:
         """The records at places first..last of a session of a domain that pass a WHERE clause on
         `rec r` (one indexed range read; a list of (session, place) pairs would scan the table)."""
-        return self.rows(f"r.session = ? AND r.domain = ? AND r.spos BETWEEN ? AND ? AND {where}",
-                         [session, domain, first, last, *params])
+        return self.rows(
+            f"r.session = ? AND r.domain = ? AND r.spos BETWEEN ? AND ? AND {where}",
+            [session, domain, first, last, *params],
+        )
 
     def top_lines(self, match: str, order: str, limit: int) -> list[int]:
         """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter)."""
-        return [n for (n,) in self.conn.execute(
-            f"SELECT rowid FROM fts WHERE fts MATCH ? {order} LIMIT ?", (match, limit))]
+        return [
+            n for (n,) in self.conn.execute(f"SELECT rowid FROM fts WHERE fts MATCH ? {order} LIMIT ?", (match, limit))
+        ]
 
     def replaced_matches(self, match: str, window: int, limit: int) -> list[Row]:
         """Superseded records (not bookkeeping) among the newest `window` matches of an FTS5 query,
         newest first: bounded work however many records match and however few are superseded."""
-        sql = (f"SELECT {ROW_SELECT} FROM (SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC "
-               f"LIMIT ?) f JOIN rec r ON r.n = f.rowid WHERE (r.sup IS NOT NULL OR r.ksup IS NOT NULL) "
-               f"AND r.kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY r.n DESC LIMIT ?")
+        sql = (
+            f"SELECT {ROW_SELECT} FROM (SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC "
+            f"LIMIT ?) f JOIN rec r ON r.n = f.rowid WHERE (r.sup IS NOT NULL OR r.ksup IS NOT NULL) "
+            f"AND r.kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY r.n DESC LIMIT ?"
+        )
         return [Row(*t) for t in self.conn.execute(sql, (match, window, *BOOKKEEPING, limit))]
 
-    def matches(self, match: str, where: str, params: list[Any], order: str, limit: int,
-                *, redlines: bool = False) -> Iterator[Row]:
+    def matches(
+        self, match: str, where: str, params: list[Any], order: str, limit: int, *, redlines: bool = False
+    ) -> Iterator[Row]:
         """Rows matching an FTS5 query and a WHERE clause on `rec r` (`order` over `fts`);
         `redlines` searches the redline-only text index instead."""
         table = "fts_red" if redlines else "fts"
-        sql = (f"SELECT {ROW_SELECT} FROM {table} JOIN rec r ON r.n = {table}.rowid "
-               f"WHERE {table} MATCH ? AND {where} {order.replace('fts', table)} LIMIT ?")
+        sql = (
+            f"SELECT {ROW_SELECT} FROM {table} JOIN rec r ON r.n = {table}.rowid "
+            f"WHERE {table} MATCH ? AND {where} {order.replace('fts', table)} LIMIT ?"
+        )
         for t in self.conn.execute(sql, (match, *params, limit)):
             yield Row(*t)
 
@@ -482,8 +573,10 @@ class Index:
             return []
         total = self.conn.execute("SELECT count(*) FROM bad").fetchone()[0]
         shown = ", ".join(map(str, bad[:5])) + (", …" if total > 5 else "")
-        return [f"LOG.jsonl: skipped {total} unparseable line(s) (line {shown}); they stay in the "
-                "file — run `optmem doctor` to see them"]
+        return [
+            f"LOG.jsonl: skipped {total} unparseable line(s) (line {shown}); they stay in the "
+            "file — run `optmem doctor` to see them"
+        ]
 
     def count(self) -> int:
         n: int = self.conn.execute("SELECT count(*) FROM rec").fetchone()[0]
@@ -495,14 +588,21 @@ class Index:
 
     def tags(self, limit: int) -> list[str]:
         """The most used tags, most used first."""
-        return [t for (t,) in self.conn.execute(
-            "SELECT tag FROM tag GROUP BY tag ORDER BY count(*) DESC, tag LIMIT ?", (limit,))]
+        return [
+            t
+            for (t,) in self.conn.execute(
+                "SELECT tag FROM tag GROUP BY tag ORDER BY count(*) DESC, tag LIMIT ?", (limit,)
+            )
+        ]
 
     def kinds(self) -> list[str]:
         """Every kind a record has (bookkeeping left out)."""
-        return [k for (k,) in self.conn.execute(
-            f"SELECT DISTINCT kind FROM rec WHERE kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY kind",
-            BOOKKEEPING)]
+        return [
+            k
+            for (k,) in self.conn.execute(
+                f"SELECT DISTINCT kind FROM rec WHERE kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY kind", BOOKKEEPING
+            )
+        ]
 
     def close(self) -> None:
         if self._fh is not None:
@@ -587,20 +687,19 @@ def _fresh(vault: Vault, *, apply_access: bool = True) -> sqlite3.Connection | N
 PARALLEL_MIN_BYTES = 1 << 20  # below this a worker pool costs more than it saves
 
 
-def build(vault: Vault, progress: Progress | None = None, *,
-          parallel_min_bytes: int = PARALLEL_MIN_BYTES) -> None:
+def build(vault: Vault, progress: Progress | None = None, *, parallel_min_bytes: int = PARALLEL_MIN_BYTES) -> None:
     """Build the index from scratch and move it into place (the caller holds the vault lock).
 
     Readers keep the old file until the rename. A log that cannot be read stops with
     `unreadable` (exit 3) and leaves no half-built index behind.
     """
     with _vault_errors(vault):
-        fsio.move(_build_file(vault, progress, parallel_min_bytes), vault.index_path,
-                  mode=fsio.FILE_MODE, within=vault.root)
+        fsio.move(
+            _build_file(vault, progress, parallel_min_bytes), vault.index_path, mode=fsio.FILE_MODE, within=vault.root
+        )
 
 
-def _build_file(vault: Vault, progress: Progress | None = None,
-                parallel_min_bytes: int = PARALLEL_MIN_BYTES) -> Path:
+def _build_file(vault: Vault, progress: Progress | None = None, parallel_min_bytes: int = PARALLEL_MIN_BYTES) -> Path:
     """A complete index of the log as it is now, in a temporary file of this process; returns it.
 
     Needs no lock: it reads a snapshot (the log only grows, or the result is caught up or
@@ -673,20 +772,23 @@ def _vault_errors(vault: Vault) -> Iterator[None]:
         from optmem.errors import Unreadable
 
         name = exc.filename or vault.log_path
-        raise Unreadable(f"{name} is a folder, expected a file; move it aside (and put the file "
-                         "back); nothing was changed", file=str(name)) from exc
+        raise Unreadable(
+            f"{name} is a folder, expected a file; move it aside (and put the file back); nothing was changed",
+            file=str(name),
+        ) from exc
     except OSError as exc:
         from optmem.errors import Unreadable
 
         name = exc.filename or vault.log_path
-        raise Unreadable(f"cannot read {name}: {exc.strerror or exc}; nothing was changed",
-                         file=str(name)) from exc
+        raise Unreadable(f"cannot read {name}: {exc.strerror or exc}; nothing was changed", file=str(name)) from exc
     except sqlite3.Error as exc:
         from optmem.errors import Unwritable
 
-        raise Unwritable(f"cannot build or update the search index in {vault.cache_dir}: {exc} "
-                         "(a read-only vault, or a full disk?); nothing was changed",
-                         file=str(vault.index_path)) from exc
+        raise Unwritable(
+            f"cannot build or update the search index in {vault.cache_dir}: {exc} "
+            "(a read-only vault, or a full disk?); nothing was changed",
+            file=str(vault.index_path),
+        ) from exc
 
 
 BUILD_WAIT = 900.0  # seconds a process waits for another one's rebuild (1M records: ~25 s)

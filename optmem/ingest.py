@@ -15,12 +15,21 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from optmem import dates, view
-from optmem.reading.cues import says_change
 from optmem import text as textmod
 from optmem.clock import to_epoch
+from optmem.reading.cues import says_change
 from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_line
-from optmem.schema import (ID_TIME_SQL, INSERT_REC, INSERT_REC_SHORT, LINE_ALWAYS, LINE_DEFAULTS, LINE_FIELDS,
-                           NONE_BOUND, SCHEMA, Row)
+from optmem.schema import (
+    ID_TIME_SQL,
+    INSERT_REC,
+    INSERT_REC_SHORT,
+    LINE_ALWAYS,
+    LINE_DEFAULTS,
+    LINE_FIELDS,
+    NONE_BOUND,
+    SCHEMA,
+    Row,
+)
 
 # `view.newer_key` in SQL, newest first (over `rec r`): the later ts, the later millisecond of
 # the id, the later line
@@ -30,8 +39,9 @@ BATCH = 4000
 Progress = Callable[[int, int], None]
 
 
-def tokens_for(folded: str, key: str | None, tags: tuple[str, ...] | list[str],
-               ts: float | None) -> tuple[list[str], list[str]]:
+def tokens_for(
+    folded: str, key: str | None, tags: tuple[str, ...] | list[str], ts: float | None
+) -> tuple[list[str], list[str]]:
     """What FTS indexes for a record: the tokens of its (folded) text, key and tags, and its date
     terms — with the words of its text (as `text.words` gives them: the first tokens are their
     stems)."""
@@ -62,8 +72,12 @@ class LogState(NamedTuple):
         return cls(st.st_size, st.st_ino, st.st_mtime_ns)
 
     def same_as(self, meta: dict[str, str]) -> bool:
-        return (meta.get("schema") == SCHEMA and meta.get("size") == str(self.size)
-                and meta.get("ino") == str(self.ino) and meta.get("mtime") == str(self.mtime_ns))
+        return (
+            meta.get("schema") == SCHEMA
+            and meta.get("size") == str(self.size)
+            and meta.get("ino") == str(self.ino)
+            and meta.get("mtime") == str(self.mtime_ns)
+        )
 
 
 def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
@@ -76,8 +90,7 @@ def _windows(size: int) -> list[tuple[int, int]]:
         return []
     spots = {0, max(0, size - 4096)}
     spots.update(size * i // 7 for i in range(1, 7))
-    return [(off, min(4096 if off in (0, max(0, size - 4096)) else 512, size - off))
-            for off in sorted(spots)]
+    return [(off, min(4096 if off in (0, max(0, size - 4096)) else 512, size - off)) for off in sorted(spots)]
 
 
 def hash_windows(path: Path, size: int) -> list[list[object]]:
@@ -109,20 +122,20 @@ class _Prepared(NamedTuple):
     """A batch of lines turned into rows — the CPU-heavy half of indexing, done anywhere."""
 
     rec_rows: list[tuple[object, ...]]  # Row values, as plain tuples: they cross process
-                                      # boundaries, and NamedTuples pickle ~5x slower, lists load
-                                      # ~3x slower; a missing value is NONE_BOUND (`schema`), and
-                                      # a row whose defaulted fields are all at their defaults
-                                      # stops short (`LINE_ALWAYS`)
+    # boundaries, and NamedTuples pickle ~5x slower, lists load
+    # ~3x slower; a missing value is NONE_BOUND (`schema`), and
+    # a row whose defaulted fields are all at their defaults
+    # stops short (`LINE_ALWAYS`)
     fts_rows: list[tuple[int, str]]
     red_rows: list[tuple[int, str]]
     tag_rows: list[tuple[str, int]]
-    linked: list[Record]               # records that affect the effective view
+    linked: list[Record]  # records that affect the effective view
     bad: list[tuple[int, str, str]]
     ids: list[str]
     docs: int
     tokens: int
-    squares: int     # sum of squared document lengths (their spread: `Index.lengths`)
-    turns: int       # documents that are turns of a conversation (a `session`): BM25's b follows
+    squares: int  # sum of squared document lengths (their spread: `Index.lengths`)
+    turns: int  # documents that are turns of a conversation (a `session`): BM25's b follows
 
 
 def _prepare(batch: list[Line]) -> _Prepared:
@@ -136,8 +149,31 @@ def _prepare(batch: list[Line]) -> _Prepared:
         except BadLine as exc:
             out.bad.append((n, exc.code, str(exc)))
             continue
-        (rid, ts_text, domain, project, kind, tier, key, text, tags, corrects, ref, expires, _, source,
-         session, importance, confidence, pending, basis, state, extra, _, _) = rec
+        (
+            rid,
+            ts_text,
+            domain,
+            project,
+            kind,
+            tier,
+            key,
+            text,
+            tags,
+            corrects,
+            ref,
+            expires,
+            _,
+            source,
+            session,
+            importance,
+            confidence,
+            pending,
+            basis,
+            state,
+            extra,
+            _,
+            _,
+        ) = rec
         fp = None
         ts = to_epoch(ts_text)
         if text:
@@ -154,18 +190,35 @@ def _prepare(batch: list[Line]) -> _Prepared:
         upd = extra.get("may_update") if extra else None
         expires_at = to_epoch(expires) if expires else None
         row: tuple[object, ...] = (  # a Row's values in order (`_ROW_ORDER`), built directly: a
-            n, rid, rid[::-1], off, ln, _NONE if ts is None else ts,  # third of the cost of
-            domain, project or _NONE, kind, TIER_RANK[tier], key or _NONE, fp or _NONE,  # Row(**…)
+            n,
+            rid,
+            rid[::-1],
+            off,
+            ln,
+            _NONE if ts is None else ts,  # third of the cost of
+            domain,
+            project or _NONE,
+            kind,
+            TIER_RANK[tier],
+            key or _NONE,
+            fp or _NONE,  # Row(**…)
             _NONE if expires_at is None else expires_at,
             ref.upper() if ref else _NONE,
             json.dumps(list(corrects)) if corrects else _NONE,
-            session or _NONE, _NONE)
-        more = (int(view.retired_at_birth(kind, extra)),
-                _NONE if importance is None else importance, int(pending),
-                _NONE if confidence is None else confidence, source or _NONE,
-                int(basis == "inferred"), int(state),
-                upd if isinstance(upd, str) and upd else _NONE,
-                int(bool(key) and says_change(text)))
+            session or _NONE,
+            _NONE,
+        )
+        more = (
+            int(view.retired_at_birth(kind, extra)),
+            _NONE if importance is None else importance,
+            int(pending),
+            _NONE if confidence is None else confidence,
+            source or _NONE,
+            int(basis == "inferred"),
+            int(state),
+            upd if isinstance(upd, str) and upd else _NONE,
+            int(bool(key) and says_change(text)),
+        )
         out.rec_rows.append(row if more == _DEFAULTS else row + more)
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
@@ -178,13 +231,60 @@ def _prepare(batch: list[Line]) -> _Prepared:
 _SESSION, _SPOS, _DOMAIN = Row._fields.index("session"), Row._fields.index("spos"), Row._fields.index("domain")
 # the order `_prepare` writes a row's values in: what a log line says (the effective view's
 # columns keep their defaults until it is applied)
-_ROW_ORDER = ("n", "id", "rid", "off", "len", "ts", "domain", "project", "kind", "tier", "key", "fp",
-              "expires", "ref", "corrects", "session", "spos", "retired", "imp", "pending", "conf",
-              "source", "inferred", "state", "upd", "change")
+_ROW_ORDER = (
+    "n",
+    "id",
+    "rid",
+    "off",
+    "len",
+    "ts",
+    "domain",
+    "project",
+    "kind",
+    "tier",
+    "key",
+    "fp",
+    "expires",
+    "ref",
+    "corrects",
+    "session",
+    "spos",
+    "retired",
+    "imp",
+    "pending",
+    "conf",
+    "source",
+    "inferred",
+    "state",
+    "upd",
+    "change",
+)
 assert LINE_FIELDS == _ROW_ORDER, "Row's line fields moved: update _prepare"
-assert Record._fields == ("id", "ts", "domain", "project", "kind", "tier", "key", "text", "tags", "corrects",
-                          "ref", "expires", "evidence", "source", "session", "importance", "confidence",
-                          "pending", "basis", "state", "extra", "line", "hand"), "Record's fields moved: update _prepare"
+assert Record._fields == (
+    "id",
+    "ts",
+    "domain",
+    "project",
+    "kind",
+    "tier",
+    "key",
+    "text",
+    "tags",
+    "corrects",
+    "ref",
+    "expires",
+    "evidence",
+    "source",
+    "session",
+    "importance",
+    "confidence",
+    "pending",
+    "basis",
+    "state",
+    "extra",
+    "line",
+    "hand",
+), "Record's fields moved: update _prepare"
 _NONE = NONE_BOUND
 _DEFAULTS = tuple(_NONE if d is None else d for d in LINE_DEFAULTS)  # what a short row leaves out
 _SHORT = len(LINE_ALWAYS)
@@ -211,20 +311,22 @@ class _Places:
                 at = self.next.get(conversation)
                 if at is None:
                     at = 0 if self.empty else self._after_last(conversation)
-                r = (*r[:_SPOS], at, *r[_SPOS + 1:])
+                r = (*r[:_SPOS], at, *r[_SPOS + 1 :])
                 self.next[conversation] = at + 1
             out.append(r)
         return out
 
     def _after_last(self, conversation: tuple[object, str]) -> int:
         domain, session = conversation
-        (top,) = self.conn.execute("SELECT max(spos) FROM rec WHERE session = ? AND domain = ?",
-                                   (session, domain)).fetchone()
+        (top,) = self.conn.execute(
+            "SELECT max(spos) FROM rec WHERE session = ? AND domain = ?", (session, domain)
+        ).fetchone()
         return 0 if top is None else top + 1
 
 
-def _store(conn: sqlite3.Connection, prep: _Prepared, totals: list[int],
-           deferred: list[Record] | None, places: _Places) -> None:
+def _store(
+    conn: sqlite3.Connection, prep: _Prepared, totals: list[int], deferred: list[Record] | None, places: _Places
+) -> None:
     """Insert prepared rows; link the effective view now, or collect into `deferred`."""
     rows = places.place(prep.rec_rows)
     conn.executemany(INSERT_REC_SHORT, [r for r in rows if len(r) == _SHORT])
@@ -291,17 +393,24 @@ class _Reader:
             yield batch
 
 
-def consume(conn: sqlite3.Connection, path: Path, state: LogState, meta: dict[str, str],
-             progress: Progress | None, deferred: list[Record] | None = None,
-             workers: int = 0) -> None:
+def consume(
+    conn: sqlite3.Connection,
+    path: Path,
+    state: LogState,
+    meta: dict[str, str],
+    progress: Progress | None,
+    deferred: list[Record] | None = None,
+    workers: int = 0,
+) -> None:
     """Index the lines from meta['done'] up to `state.size`, then store the new sync state.
 
     With `deferred`, records that affect the effective view are collected there instead of being
     linked at once (a from-scratch build links them after its look-up indexes exist). With
     `workers`, batches are prepared in that many forked processes while this one inserts.
     """
-    reader = _Reader(path, int(meta.get("done", "0")), state.size, int(meta.get("lines", "0")),
-                     meta.get("open_end") == "1")
+    reader = _Reader(
+        path, int(meta.get("done", "0")), state.size, int(meta.get("lines", "0")), meta.get("open_end") == "1"
+    )
     totals = [int(meta.get(k, "0")) for k in ("docs", "tokens", "squares", "turns")]
     places = _Places(conn, empty=reader.off == 0)
     with conn:
@@ -319,10 +428,16 @@ def consume(conn: sqlite3.Connection, path: Path, state: LogState, meta: dict[st
                 if progress:
                     progress(reader.off, state.size)
         new_meta = {
-            "schema": SCHEMA, "size": str(state.size), "ino": str(state.ino),
-            "mtime": str(state.mtime_ns), "done": str(reader.off), "lines": str(reader.n),
+            "schema": SCHEMA,
+            "size": str(state.size),
+            "ino": str(state.ino),
+            "mtime": str(state.mtime_ns),
+            "done": str(reader.off),
+            "lines": str(reader.n),
             "open_end": "1" if reader.open_end else "0",
-            "docs": str(totals[0]), "tokens": str(totals[1]), "squares": str(totals[2]),
+            "docs": str(totals[0]),
+            "tokens": str(totals[1]),
+            "squares": str(totals[2]),
             "turns": str(totals[3]),
             "samples": json.dumps(hash_windows(path, reader.off) if reader.off else []),
         }
@@ -342,8 +457,10 @@ def matching_ids(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, in
         return {hit[0]: hit[1]}
     found: dict[str, int] = {}
     rev = ref[::-1]
-    for sql, key in (("SELECT id, n FROM rec WHERE id >= ? AND id < ? ORDER BY n LIMIT ?", ref),
-                     ("SELECT id, n FROM rec WHERE rid >= ? AND rid < ? ORDER BY n LIMIT ?", rev)):
+    for sql, key in (
+        ("SELECT id, n FROM rec WHERE id >= ? AND id < ? ORDER BY n LIMIT ?", ref),
+        ("SELECT id, n FROM rec WHERE rid >= ? AND rid < ? ORDER BY n LIMIT ?", rev),
+    ):
         for i, n in conn.execute(sql, (key, key + "\x7f", limit)):
             found.setdefault(i, n)
     return found
@@ -363,7 +480,7 @@ def link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None
     None means every pending reference is retried.
     """
     groups: set[tuple[str, str, str | None]] = set()
-    touched: list[int] = []   # records a link acted on: their key groups are settled again
+    touched: list[int] = []  # records a link acted on: their key groups are settled again
     for rec in recs:
         for what, ref in view.links(rec.kind, rec.corrects, rec.ref):
             touched.append(_apply(conn, ref, rec.line, what))
@@ -371,23 +488,30 @@ def link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None
             groups.add((rec.key, rec.domain, rec.project))
     if conn.execute("SELECT 1 FROM pend LIMIT 1").fetchone():
         if new_ids is None:
-            waiting = conn.execute("SELECT p.rowid, p.ref, p.src, p.what FROM pend p "
-                                   "JOIN rec r ON r.id = p.ref").fetchall()
+            waiting = conn.execute(
+                "SELECT p.rowid, p.ref, p.src, p.what FROM pend p JOIN rec r ON r.id = p.ref"
+            ).fetchall()
         else:
             waiting = []
             for i in range(0, len(new_ids), 500):
                 chunk = new_ids[i : i + 500]
                 marks = ",".join("?" * len(chunk))
                 waiting += conn.execute(
-                    f"SELECT rowid, ref, src, what FROM pend WHERE ref IN ({marks})", chunk).fetchall()
+                    f"SELECT rowid, ref, src, what FROM pend WHERE ref IN ({marks})", chunk
+                ).fetchall()
         for rowid, ref, src, what in waiting:
             conn.execute("DELETE FROM pend WHERE rowid = ?", (rowid,))
             touched.append(_apply(conn, ref, src, what))
     for i in range(0, len(touched), 500):
         lines = [n for n in touched[i : i + 500] if n]
         if lines:
-            groups.update(conn.execute(f"SELECT key, domain, project FROM rec WHERE key IS NOT NULL "
-                                       f"AND n IN ({','.join('?' * len(lines))})", lines).fetchall())
+            groups.update(
+                conn.execute(
+                    f"SELECT key, domain, project FROM rec WHERE key IS NOT NULL "
+                    f"AND n IN ({','.join('?' * len(lines))})",
+                    lines,
+                ).fetchall()
+            )
     window = view_params(conn)
     for key, domain, project in groups:
         _settle_key(conn, key, domain, project, window)
@@ -407,7 +531,8 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
         conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (clean_ref(ref), src, what))
         return 0
     s_id, s_tier, s_ts, s_session, s_pending, s_domain = conn.execute(
-        "SELECT id, tier, ts, session, pending, domain FROM rec WHERE n = ?", (src,)).fetchone()
+        "SELECT id, tier, ts, session, pending, domain FROM rec WHERE n = ?", (src,)
+    ).fetchone()
     if what == view.SUPERSEDES:
         t_tier = conn.execute("SELECT tier FROM rec WHERE n = ?", (target,)).fetchone()[0]
         if target != src and view.may_supersede(s_tier, t_tier):
@@ -419,11 +544,14 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
         _resupersede_below(conn, target)  # what it corrected: given back, or superseded by it again
     elif what == view.CONFIRMS:  # a person vouched for it: current, and used now (warm again)
         (seen,) = conn.execute("SELECT seen FROM rec WHERE n = ?", (target,)).fetchone()
-        conn.execute("UPDATE rec SET confirmed = 1, seen = ? WHERE n = ?",
-                     (view.restated(seen, s_ts) if s_ts is not None else seen, target))
+        conn.execute(
+            "UPDATE rec SET confirmed = 1, seen = ? WHERE n = ?",
+            (view.restated(seen, s_ts) if s_ts is not None else seen, target),
+        )
     elif what == view.RESTATES:
-        seen, t_session, t_domain = conn.execute("SELECT seen, session, domain FROM rec WHERE n = ?",
-                                                 (target,)).fetchone()
+        seen, t_session, t_domain = conn.execute(
+            "SELECT seen, session, domain FROM rec WHERE n = ?", (target,)
+        ).fetchone()
         if view.confirms(t_session, s_session, not s_pending, s_domain == t_domain):
             conn.execute("UPDATE rec SET confirmed = 1 WHERE n = ? AND pending != 0", (target,))
         if s_ts is not None:
@@ -439,18 +567,31 @@ def view_params(conn: sqlite3.Connection) -> float:
     return float(read_meta(conn).get("conflict_window", "0"))
 
 
-def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | None,
-                window: float) -> None:
+def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | None, window: float) -> None:
     """Mark every member of a key group but the view's winner superseded — or, when time cannot
     order its values, every member but those in conflict (which stay current, marked)."""
-    members = [view.Member(n, i, ts, tier, fp, int(bool(forgotten)),
-                           tuple(json.loads(corrects)) if corrects else (), kind, int(bool(pend and not ok)),
-                           inferred, state, change)
-               for n, i, ts, tier, fp, sup, forgotten, corrects, kind, pend, ok, inferred, state, change
-               in conn.execute(
-                   "SELECT n, id, ts, tier, fp, sup, forgotten, corrects, kind, pending, "
-                   "confirmed, inferred, state, change FROM rec "
-                   "WHERE key = ? AND domain = ? AND project IS ?", (key, domain, project))]
+    members = [
+        view.Member(
+            n,
+            i,
+            ts,
+            tier,
+            fp,
+            int(bool(forgotten)),
+            tuple(json.loads(corrects)) if corrects else (),
+            kind,
+            int(bool(pend and not ok)),
+            inferred,
+            state,
+            change,
+        )
+        for n, i, ts, tier, fp, sup, forgotten, corrects, kind, pend, ok, inferred, state, change in conn.execute(
+            "SELECT n, id, ts, tier, fp, sup, forgotten, corrects, kind, pending, "
+            "confirmed, inferred, state, change FROM rec "
+            "WHERE key = ? AND domain = ? AND project IS ?",
+            (key, domain, project),
+        )
+    ]
     # habits and states of one key never meet: a night up late does not replace a bedtime
     for part in (p for p in ([m for m in members if not m.state], [m for m in members if m.state]) if p):
         # states pass on their own: two of one key are never put to the user
@@ -465,14 +606,17 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
         waiting = [m.n for m in part if view.waits(m)]
         settled = [m.n for m in part if not view.waits(m)]
         if waiting:
-            conn.execute(f"UPDATE rec SET ksup = NULL, conflict = 0 WHERE n IN ({','.join('?' * len(waiting))})",
-                         waiting)
+            conn.execute(
+                f"UPDATE rec SET ksup = NULL, conflict = 0 WHERE n IN ({','.join('?' * len(waiting))})", waiting
+            )
         if settled:
             marks, everyone = ",".join("?" * len(current)), ",".join("?" * len(settled))
             forks = ",".join("?" * len(fork)) or "NULL"
-            conn.execute(f"UPDATE rec SET ksup = CASE WHEN n IN ({marks}) THEN NULL ELSE ? END, "
-                         f"conflict = CASE WHEN n IN ({forks}) THEN 1 ELSE 0 END WHERE n IN ({everyone})",
-                         (*(m.n for m in current), by, *fork, *settled))
+            conn.execute(
+                f"UPDATE rec SET ksup = CASE WHEN n IN ({marks}) THEN NULL ELSE ? END, "
+                f"conflict = CASE WHEN n IN ({forks}) THEN 1 ELSE 0 END WHERE n IN ({everyone})",
+                (*(m.n for m in current), by, *fork, *settled),
+            )
 
 
 # -- corrections: who supersedes whom, and facts with two current versions ----------------------
@@ -482,9 +626,11 @@ def _resupersede(conn: sqlite3.Connection, target: int) -> None:
     """Set what supersedes `target`: the latest of the records correcting it that still stand (a
     forgotten correction that nothing superseded does not: forgetting the newest version gives
     the fact back; a forgotten older version still leads on to its successor)."""
-    conn.execute("UPDATE rec SET sup = (SELECT r.id FROM cor c JOIN rec r ON r.n = c.s WHERE c.t = ?1 "
-                 f"AND NOT (r.forgotten != 0 AND r.sup IS NULL) ORDER BY {NEWEST_FIRST} LIMIT 1) WHERE n = ?1",
-                 (target,))
+    conn.execute(
+        "UPDATE rec SET sup = (SELECT r.id FROM cor c JOIN rec r ON r.n = c.s WHERE c.t = ?1 "
+        f"AND NOT (r.forgotten != 0 AND r.sup IS NULL) ORDER BY {NEWEST_FIRST} LIMIT 1) WHERE n = ?1",
+        (target,),
+    )
 
 
 def _resupersede_below(conn: sqlite3.Connection, n: int) -> None:
@@ -506,7 +652,7 @@ def _reach(conn: sqlite3.Connection, start: int, step: str) -> dict[int, list[in
     return found
 
 
-_CORRECTED = "SELECT t FROM cor WHERE s = ?"   # what a line corrects
+_CORRECTED = "SELECT t FROM cor WHERE s = ?"  # what a line corrects
 _CORRECTING = "SELECT s FROM cor WHERE t = ?"  # what corrects a line
 
 
@@ -522,15 +668,23 @@ def _settle_fork(conn: sqlite3.Connection, root: int) -> None:
     project: its current versions are marked `fork`, the others are not. (Versions that are all
     values of one key are its key group's conflict already: `view.key_winner`.)"""
     visited = set(_reach(conn, root, _CORRECTING)) - {root}
-    heads = [(n, key, domain, project) for n in visited for key, domain, project in conn.execute(
-        "SELECT key, domain, project FROM rec WHERE n = ? AND forgotten = 0 AND sup IS NULL AND ksup IS NULL "
-        "AND retired = 0", (n,))]
+    heads = [
+        (n, key, domain, project)
+        for n in visited
+        for key, domain, project in conn.execute(
+            "SELECT key, domain, project FROM rec WHERE n = ? AND forgotten = 0 AND sup IS NULL AND ksup IS NULL "
+            "AND retired = 0",
+            (n,),
+        )
+    ]
     one_key = len({h[1:] for h in heads}) == 1 and heads[0][1] is not None if heads else False
     forked = [h[0] for h in heads] if len(heads) > 1 and not one_key else []
     if visited:
         marks = ",".join("?" * len(visited))
-        conn.execute(f"UPDATE rec SET fork = coalesce(n IN ({','.join('?' * len(forked)) or 'NULL'}), 0) "
-                     f"WHERE n IN ({marks})", (*forked, *visited))
+        conn.execute(
+            f"UPDATE rec SET fork = coalesce(n IN ({','.join('?' * len(forked)) or 'NULL'}), 0) WHERE n IN ({marks})",
+            (*forked, *visited),
+        )
 
 
 # -- ACCESS.jsonl: recalls and sweeps ------------------------------------------------------------
@@ -566,16 +720,19 @@ def consume_access(conn: sqlite3.Connection, path: Path) -> None:
         done, last_sweep = int(meta.get("acc_done", "0")), meta.get("last_sweep", "")
         old = json.loads(meta.get("acc", "[0, 0, 0]"))
         if size < done or (done and (ino != old[1] or (size == old[0] and mtime != old[2]))):
-            conn.execute("UPDATE rec SET touched = NULL, shown = NULL, cold = NULL "
-                         "WHERE touched IS NOT NULL OR shown IS NOT NULL OR cold IS NOT NULL")
+            conn.execute(
+                "UPDATE rec SET touched = NULL, shown = NULL, cold = NULL "
+                "WHERE touched IS NOT NULL OR shown IS NOT NULL OR cold IS NOT NULL"
+            )
             done, last_sweep = 0, ""
         if size > done:
             done, swept = _apply_access(conn, path, done, size)
             if swept is not None and (not last_sweep or swept > float(last_sweep)):
                 last_sweep = repr(swept)
-        conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                         [("acc", json.dumps([size, ino, mtime])), ("acc_done", str(done)),
-                          ("last_sweep", last_sweep)])
+        conn.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            [("acc", json.dumps([size, ino, mtime])), ("acc_done", str(done)), ("last_sweep", last_sweep)],
+        )
 
 
 def _apply_access(conn: sqlite3.Connection, path: Path, start: int, size: int) -> tuple[int, float | None]:

@@ -38,7 +38,7 @@ from optmem.settings import Lifecycle
 from optmem.vault import Vault
 
 DAY = 86400.0
-IDS_PER_LINE = 1000     # a sweep's cold marks, per ACCESS.jsonl line
+IDS_PER_LINE = 1000  # a sweep's cold marks, per ACCESS.jsonl line
 
 
 # -- policy -------------------------------------------------------------------------------------
@@ -75,8 +75,12 @@ def heat_of(s: Lifecycle, row: Any, now: float, *, shown: bool = True) -> float:
     count as an access (what context chooses by)."""
     if row.tier == Tier.REDLINE:
         return 1.0
-    return heat(importance(s, row.kind, row.tier, row.imp), decay_rate(s, row.kind, row.tier),
-                row.accessed if shown else row.used, now)
+    return heat(
+        importance(s, row.kind, row.tier, row.imp),
+        decay_rate(s, row.kind, row.tier),
+        row.accessed if shown else row.used,
+        now,
+    )
 
 
 def cools(s: Lifecycle, row: Any, now: float) -> str | None:
@@ -100,17 +104,21 @@ def cools(s: Lifecycle, row: Any, now: float) -> str | None:
 def describe(s: Lifecycle, row: Any, now: float) -> dict[str, Any]:
     """A record's life as `get` shows it: importance (as used), heat now, last access."""
     accessed = row.accessed
-    return {"importance": importance(s, row.kind, row.tier, row.imp), "heat": round(heat_of(s, row, now), 4),
-            "last_access": view.iso(accessed) if accessed is not None else None,
-            "recalled": view.iso(row.touched) if row.touched is not None else None}
+    return {
+        "importance": importance(s, row.kind, row.tier, row.imp),
+        "heat": round(heat_of(s, row, now), 4),
+        "last_access": view.iso(accessed) if accessed is not None else None,
+        "recalled": view.iso(row.touched) if row.touched is not None else None,
+    }
 
 
-HEAT_BANDS = (0.5, 0.2, 0.05)        # stats: hot, warm, cooling, and below the default threshold
-PENDING_AGES = (1, 7, 30)            # stats: pending records younger than 1, 7, 30 days, older
+HEAT_BANDS = (0.5, 0.2, 0.05)  # stats: hot, warm, cooling, and below the default threshold
+PENDING_AGES = (1, 7, 30)  # stats: pending records younger than 1, 7, 30 days, older
 
 
-def census(s: Lifecycle, rows: Iterable[Any], now: float, by_status: dict[str, int],
-           last_sweep: float | None) -> dict[str, Any]:
+def census(
+    s: Lifecycle, rows: Iterable[Any], now: float, by_status: dict[str, int], last_sweep: float | None
+) -> dict[str, Any]:
     """What `stats` shows of the lifecycle: the heat and importance of the records in normal
     recall (redlines aside: always 1), the active set's size and share of the log, pending records
     by age, and when the last sweep ran."""
@@ -131,11 +139,15 @@ def census(s: Lifecycle, rows: Iterable[Any], now: float, by_status: dict[str, i
             ages[next((f"<{d}d" for d in PENDING_AGES if days < d), f">={PENDING_AGES[-1]}d")] += 1
     total = sum(by_status.values())
     active = by_status.get(view.Status.CURRENT.value, 0)
-    return {"active": active, "active_share": round(active / total, 4) if total else 0.0,
-            "heat": heat_bands, "heat_of": warm, "importance": {"mean": round(imp_total / warm, 3) if warm else None,
-                                               "given": imp_given},
-            "pending_by_age": ages,
-            "last_sweep": view.iso(last_sweep) if last_sweep is not None else None}
+    return {
+        "active": active,
+        "active_share": round(active / total, 4) if total else 0.0,
+        "heat": heat_bands,
+        "heat_of": warm,
+        "importance": {"mean": round(imp_total / warm, 3) if warm else None, "given": imp_given},
+        "pending_by_age": ages,
+        "last_sweep": view.iso(last_sweep) if last_sweep is not None else None,
+    }
 
 
 def is_pending(s: Lifecycle, confidence: float | None) -> bool:
@@ -167,13 +179,13 @@ class Swept(NamedTuple):
 
     at: str
     dry_run: bool
-    checked: int                       # records a sweep could cool
+    checked: int  # records a sweep could cool
     cooled: int
     by_reason: dict[str, int]
     records: list[dict[str, Any]] = []  # the first `show` of them (shared default: never mutated)
-    ran: bool = True                   # False: `if_due` and a sweep ran within the day
-    unused_days: int | None = None     # the records cooled by heat were unused for at least this
-    background: bool = False           # started in a detached process: nothing is counted yet
+    ran: bool = True  # False: `if_due` and a sweep ran within the day
+    unused_days: int | None = None  # the records cooled by heat were unused for at least this
+    background: bool = False  # started in a detached process: nothing is counted yet
 
 
 def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool = False) -> Swept:
@@ -188,8 +200,11 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
     vault.require()
     # one sweep at a time (two would only repeat each other's lines); writers never wait for it;
     # a dry run writes nothing, so it needs no lock (and works on a read-only vault)
-    lock = nullcontext() if dry_run else fsio.exclusive_lock(
-        vault.cache("sweep.lock"), vault.settings.lock.timeout, within=vault.root)
+    lock = (
+        nullcontext()
+        if dry_run
+        else fsio.exclusive_lock(vault.cache("sweep.lock"), vault.settings.lock.timeout, within=vault.root)
+    )
     with lock:
         with open_index(vault) as idx:
             if if_due and not sweep_due(idx.last_sweep(), now, "daily"):
@@ -205,8 +220,15 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
                 ids.append(row.id)
                 reasons[why] = reasons.get(why, 0) + 1
                 if len(shown) < show:
-                    shown.append({"id": row.id, "reason": why, "heat": round(heat_of(s, row, now), 4),
-                                  "status": view.status(row, now).value, "text": _preview(idx, row)})
+                    shown.append(
+                        {
+                            "id": row.id,
+                            "reason": why,
+                            "heat": round(heat_of(s, row, now), 4),
+                            "status": view.status(row, now).value,
+                            "text": _preview(idx, row),
+                        }
+                    )
 
             for row in idx.coolable():
                 checked += 1
@@ -228,8 +250,7 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
             lines.append(access_line(ts, sweep={"cooled": len(ids), "checked": checked}))
             fsio.append_lines(vault.access_path, lines, within=vault.root)
             open_index(vault).close()  # the index takes the marks in now, not on the next search
-    return Swept(ts, dry_run, checked, len(ids), reasons, shown,
-                 unused_days=int(min(idle)) if idle else None)
+    return Swept(ts, dry_run, checked, len(ids), reasons, shown, unused_days=int(min(idle)) if idle else None)
 
 
 def _preview(idx: Any, row: Any) -> str:
@@ -263,8 +284,9 @@ def auto_sweep(vault: Vault) -> str | None:
 
             from optmem.runner import detach
 
-            if not detach([sys.executable, "-m", "optmem", "--vault", str(vault.root), "sweep",
-                           "--if-due", "--show", "0"]):
+            if not detach(
+                [sys.executable, "-m", "optmem", "--vault", str(vault.root), "sweep", "--if-due", "--show", "0"]
+            ):
                 return "the daily sweep could not be started; run `optmem sweep`"
             vault.swept = Swept(clock.format_ts(clock.now()), False, 0, 0, {}, background=True)
             return None
@@ -280,8 +302,9 @@ def touch_ids(vault: Vault, ids: Iterable[str], via: str) -> None:
     """Record that these records were recalled (full ids; no lock: one small appended line)."""
     ids = list(dict.fromkeys(ids))
     if ids:
-        fsio.append_lines(vault.access_path, [access_line(clock.format_ts(clock.now()), touch=ids, via=via)],
-                          within=vault.root)
+        fsio.append_lines(
+            vault.access_path, [access_line(clock.format_ts(clock.now()), touch=ids, via=via)], within=vault.root
+        )
 
 
 class Waiting(NamedTuple):
@@ -292,8 +315,8 @@ class Waiting(NamedTuple):
     text: str
     confidence: float | None
     age_days: int
-    restated: int            # other conversations that said it again (guesses too: not yet enough)
-    status: str              # pending, or cold once pending_ttl passed
+    restated: int  # other conversations that said it again (guesses too: not yet enough)
+    status: str  # pending, or cold once pending_ttl passed
 
 
 def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None) -> list[Waiting]:
@@ -311,9 +334,19 @@ def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None)
             if st == view.Status.COLD and view.status(row, now, warm=True) != view.Status.PENDING:
                 continue
             rec = idx.record(row)
-            out.append(Waiting(row.id, rec.ts, row.domain, row.project, scan.display(rec.text),
-                               rec.confidence, max(0, int((now - (row.ts or now)) // DAY)),
-                               idx.restatements(row), st.value))
+            out.append(
+                Waiting(
+                    row.id,
+                    rec.ts,
+                    row.domain,
+                    row.project,
+                    scan.display(rec.text),
+                    rec.confidence,
+                    max(0, int((now - (row.ts or now)) // DAY)),
+                    idx.restatements(row),
+                    st.value,
+                )
+            )
             if limit and len(out) >= limit:
                 break
     return out

@@ -11,13 +11,37 @@ from typing import Any, NamedTuple
 
 from optmem import clock, compare, fsio, scan, view
 from optmem import text as textmod
-from optmem.errors import (Ambiguous, NotApplicable, NotFound, OptmemError, PossibleUpdate, RedlineLocked,
-                           TooLarge, UsageError, quote)
+from optmem.errors import (
+    Ambiguous,
+    NotApplicable,
+    NotFound,
+    OptmemError,
+    PossibleUpdate,
+    RedlineLocked,
+    TooLarge,
+    UsageError,
+    quote,
+)
 from optmem.gate import find_similar, find_updates, probe
 from optmem.index import Index, Row, catch_up, open_index
 from optmem.index import prepare as prepare_index
-from optmem.record import (BOOKKEEPING, CONFIRM, CORRECTION, CURATION, FORGET, MEMORY, MERGED, NOTE,
-                           RESOLUTION, RESTORE, SEEN, TIER_RANK, TIERS, Record, new_id)
+from optmem.record import (
+    BOOKKEEPING,
+    CONFIRM,
+    CORRECTION,
+    CURATION,
+    FORGET,
+    MEMORY,
+    MERGED,
+    NOTE,
+    RESOLUTION,
+    RESTORE,
+    SEEN,
+    TIER_RANK,
+    TIERS,
+    Record,
+    new_id,
+)
 from optmem.settings import ON_SIMILAR, ON_UPDATE
 from optmem.vault import NAME_RE, Vault, hot_target, validate_name
 
@@ -26,22 +50,22 @@ class Draft(NamedTuple):
     """A record as a caller describes it, before the log gives it an id and a time."""
 
     text: str
-    domain: str | None = None        # else OPTMEM_DOMAIN (resolved by the caller), config, default
+    domain: str | None = None  # else OPTMEM_DOMAIN (resolved by the caller), config, default
     project: str | None = None
     kind: str = NOTE
     tier: str = "normal"
     tags: tuple[str, ...] | list[str] | None = None
     key: str | None = None
-    ttl: str | None = None           # 30m, 12h, 7d, 2w …
+    ttl: str | None = None  # 30m, 12h, 7d, 2w …
     evidence: str | None = None
     source: str | None = None
-    session: str | None = None       # the conversation (agent session) it came from
+    session: str | None = None  # the conversation (agent session) it came from
     corrects: tuple[str, ...] | list[str] | None = None
     extra: dict[str, Any] | None = None
     importance: float | None = None  # 0..1; None: the default for the kind and tier
     confidence: float | None = None  # 0..1; below [lifecycle] pending_threshold: stored as pending
-    basis: str | None = None         # "stated" (default) or "inferred"
-    state: bool = False              # a temporary state, not a habit: expires after [consolidation] state_ttl
+    basis: str | None = None  # "stated" (default) or "inferred"
+    state: bool = False  # a temporary state, not a habit: expires after [consolidation] state_ttl
 
 
 def default_domain(vault: Vault, domain: str | None) -> str:
@@ -59,7 +83,10 @@ def check_text(vault: Vault, text: str | None, *, allow_unsafe: bool) -> str:
     if size > limit:
         raise TooLarge(
             f"the text is {size:,} bytes; one record holds at most {limit:,} — split it into "
-            "several records (nothing was stored)", bytes=size, limit=limit)
+            "several records (nothing was stored)",
+            bytes=size,
+            limit=limit,
+        )
     scan.check(text, allow_unsafe=allow_unsafe)
     return text
 
@@ -74,16 +101,20 @@ def check_fields(vault: Vault, draft: Draft, *, allow_unsafe: bool) -> tuple[str
     """Bound and scan every field besides the text (the text: `check_text`); the clean tags."""
     tags = tuple(t.strip() for t in draft.tags or () if t and t.strip())
     if len(tags) > MAX_TAGS:
-        raise TooLarge(f"{len(tags)} tags given; a record holds at most {MAX_TAGS} — keep the "
-                       "ones you will filter by (nothing was stored)", tags=len(tags), limit=MAX_TAGS)
-    fields = [("key", draft.key), ("source", draft.source), ("session", draft.session),
-              *(("tag", t) for t in tags)]
+        raise TooLarge(
+            f"{len(tags)} tags given; a record holds at most {MAX_TAGS} — keep the "
+            "ones you will filter by (nothing was stored)",
+            tags=len(tags),
+            limit=MAX_TAGS,
+        )
+    fields = [("key", draft.key), ("source", draft.source), ("session", draft.session), *(("tag", t) for t in tags)]
     for name, value in fields:
         if value is not None:
             scan.check_field(name, value, limit=FIELD_BYTES[name], allow_unsafe=allow_unsafe)
     if draft.evidence is not None:
-        scan.check_field("evidence", draft.evidence, limit=vault.settings.limits.record_bytes,
-                         allow_unsafe=allow_unsafe)
+        scan.check_field(
+            "evidence", draft.evidence, limit=vault.settings.limits.record_bytes, allow_unsafe=allow_unsafe
+        )
     return tags
 
 
@@ -96,12 +127,11 @@ def write_records(vault: Vault, idx: Index, records: list[Record]) -> tuple[Inde
     except (OptmemError, sqlite3.Error, OSError) as exc:
         idx.close()
         reason = getattr(exc, "message", None) or str(exc)
-        return None, (f"stored, but the search index could not catch up ({reason}); it catches "
-                      "up on a later command")
+        return None, (f"stored, but the search index could not catch up ({reason}); it catches up on a later command")
 
 
 class Appended(NamedTuple):
-    status: str                       # stored | similar | duplicate | skipped
+    status: str  # stored | similar | duplicate | skipped
     id: str | None
     record: dict[str, Any] | None = None
     similar: list[dict[str, Any]] = []  # shared default: never mutated
@@ -122,7 +152,7 @@ RESERVED_KINDS = {
     RESTORE: "`optmem curate` writes it when it undoes a run (a forgotten record back)",
     CURATION: "`optmem curate` writes it (one per run)",
     "summary": "the summary tree's nodes have it (`optmem compact` writes them into tree/, "
-               "`search --kind summary` finds them)",
+    "`search --kind summary` finds them)",
 }
 
 # Kinds that say which records they replace (`corrects`): written without that link, a record of
@@ -142,11 +172,15 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
     if not NAME_RE.fullmatch(draft.kind or ""):
         raise UsageError(f"--kind {quote(draft.kind)} is not a valid kind name (letters, digits, . _ -)")
     if draft.kind in RESERVED_KINDS:
-        raise UsageError(f"--kind {draft.kind} is optmem's own: {RESERVED_KINDS[draft.kind]}; use that "
-                         "command, or another kind (note, decision, …); nothing was written")
+        raise UsageError(
+            f"--kind {draft.kind} is optmem's own: {RESERVED_KINDS[draft.kind]}; use that "
+            "command, or another kind (note, decision, …); nothing was written"
+        )
     if draft.kind in LINKED_KINDS and not draft.corrects:
-        raise UsageError(f"--kind {draft.kind} names the records it replaces: {LINKED_KINDS[draft.kind]}; "
-                         "use that command, or another kind (note, decision, …); nothing was written")
+        raise UsageError(
+            f"--kind {draft.kind} names the records it replaces: {LINKED_KINDS[draft.kind]}; "
+            "use that command, or another kind (note, decision, …); nothing was written"
+        )
     if draft.tier not in TIERS:
         raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {quote(draft.tier)}")
     tags = check_fields(vault, draft, allow_unsafe=allow_unsafe)
@@ -156,40 +190,61 @@ def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) ->
     confidence = lifecycle.check_unit("confidence", draft.confidence)
     pending = lifecycle.is_pending(vault.settings.lifecycle, confidence)
     if pending and draft.tier == "redline":
-        raise UsageError(f"a redline is a rule a person sets, not a guess: --confidence {confidence:g} "
-                         f"is below the pending threshold ({vault.settings.lifecycle.pending_threshold:g}); "
-                         "drop --confidence, or write a plain record")
+        raise UsageError(
+            f"a redline is a rule a person sets, not a guess: --confidence {confidence:g} "
+            f"is below the pending threshold ({vault.settings.lifecycle.pending_threshold:g}); "
+            "drop --confidence, or write a plain record"
+        )
     if draft.basis not in (None, "stated", "inferred"):
         raise UsageError(f"--basis must be stated or inferred, not {quote(draft.basis)}")
     ttl = draft.ttl if draft.ttl is not None or not draft.state else vault.settings.consolidation.state_ttl
     return Record(
-        id=new_id(moment.timestamp()), ts=clock.format_ts(moment), text=text,
-        domain=default_domain(vault, draft.domain), project=draft.project, kind=draft.kind,
-        tier=draft.tier, key=draft.key, tags=tags,
+        id=new_id(moment.timestamp()),
+        ts=clock.format_ts(moment),
+        text=text,
+        domain=default_domain(vault, draft.domain),
+        project=draft.project,
+        kind=draft.kind,
+        tier=draft.tier,
+        key=draft.key,
+        tags=tags,
         corrects=tuple(draft.corrects or ()),
         expires=clock.format_ts(clock.later(moment, ttl)) if ttl is not None else None,
-        evidence=draft.evidence, source=draft.source, session=draft.session,
-        importance=importance, confidence=confidence, pending=pending,
-        basis="inferred" if draft.basis == "inferred" else None, state=draft.state,
-        extra=dict(draft.extra or {}))
+        evidence=draft.evidence,
+        source=draft.source,
+        session=draft.session,
+        importance=importance,
+        confidence=confidence,
+        pending=pending,
+        basis="inferred" if draft.basis == "inferred" else None,
+        state=draft.state,
+        extra=dict(draft.extra or {}),
+    )
 
 
-def append(vault: Vault, draft: Draft, *, on_similar: str | None = None, on_update: str | None = None,
-           allow_unsafe: bool = False, gate: bool = True) -> Appended:
+def append(
+    vault: Vault,
+    draft: Draft,
+    *,
+    on_similar: str | None = None,
+    on_update: str | None = None,
+    allow_unsafe: bool = False,
+    gate: bool = True,
+) -> Appended:
     """Append one record, through the write gate (see `_append`); then, at most once a day, the
     lifecycle's sweep (`[lifecycle] auto_sweep`)."""
     from optmem import lifecycle
 
-    done = _append(vault, draft, on_similar=on_similar, on_update=on_update, allow_unsafe=allow_unsafe,
-                   gate=gate)
+    done = _append(vault, draft, on_similar=on_similar, on_update=on_update, allow_unsafe=allow_unsafe, gate=gate)
     trouble = lifecycle.auto_sweep(vault)
     if trouble:
         done = done._replace(warning="; ".join(w for w in (done.warning, trouble) if w))
     return done
 
 
-def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: str | None,
-            allow_unsafe: bool, gate: bool) -> Appended:
+def _append(
+    vault: Vault, draft: Draft, *, on_similar: str | None, on_update: str | None, allow_unsafe: bool, gate: bool
+) -> Appended:
     """Append one record, through the write gate.
 
     * same normalised fingerprint as a current record (same domain, project, key): nothing new
@@ -238,14 +293,21 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
                     kept = None
                     if draft.importance is not None and draft.importance != dup.imp:
                         # the statement was said again, not rewritten: say what it keeps
-                        kept = (f"--importance {draft.importance:g} not applied: {dup.id} was said again "
-                                "and keeps its own importance (`optmem correct` it to store a new version)")
-                    return Appended("duplicate", dup.id, duplicate_of=dup.id,
-                                    warning="; ".join(w for w in (kept, lag) if w) or None,
-                                    confirmed=confirmed)
+                        kept = (
+                            f"--importance {draft.importance:g} not applied: {dup.id} was said again "
+                            "and keeps its own importance (`optmem correct` it to store a new version)"
+                        )
+                    return Appended(
+                        "duplicate",
+                        dup.id,
+                        duplicate_of=dup.id,
+                        warning="; ".join(w for w in (kept, lag) if w) or None,
+                        confirmed=confirmed,
+                    )
                 near = probe(idx, rec.text, rec.domain, rec.project, 20)  # one probe for both checks
-                similar = find_similar(idx, rec.text, rec.domain, rec.project,
-                                       vault.settings.dedup.threshold, now, rows=near)
+                similar = find_similar(
+                    idx, rec.text, rec.domain, rec.project, vault.settings.dedup.threshold, now, rows=near
+                )
                 updates = [] if similar else find_updates(idx, rec, now, rows=near)
             update_warning = None
             if updates:
@@ -259,21 +321,38 @@ def _append(vault: Vault, draft: Draft, *, on_similar: str | None, on_update: st
                 return Appended(status, None, similar=similar, warning=warning)
             written, lag = write_records(vault, idx, [rec, *restating])
             if written is None:
-                return Appended(status, rec.id, rec.to_json(), similar=similar,
-                                warning="; ".join(w for w in (warning, lag) if w), possible_update=updates)
+                return Appended(
+                    status,
+                    rec.id,
+                    rec.to_json(),
+                    similar=similar,
+                    warning="; ".join(w for w in (warning, lag) if w),
+                    possible_update=updates,
+                )
             idx = written
             row = idx.by_id(rec.id)
             rivals = idx.conflict_with(row, now) if row else []
             if rivals:  # the write made a conflict: whoever wrote it hears of it at once
-                said = f"{rec.id} is in conflict with {', '.join(rivals)}" + (
-                    f" on key {quote(rec.key)}" if rec.key else "") + (
-                    f"; settle it with `optmem resolve {rec.key} --keep ID`" if rec.key
-                    else "; `optmem conflicts` names it and how to settle it")
+                said = (
+                    f"{rec.id} is in conflict with {', '.join(rivals)}"
+                    + (f" on key {quote(rec.key)}" if rec.key else "")
+                    + (
+                        f"; settle it with `optmem resolve {rec.key} --keep ID`"
+                        if rec.key
+                        else "; `optmem conflicts` names it and how to settle it"
+                    )
+                )
                 warning = "; ".join(w for w in (warning, said) if w)
-            return Appended(status, rec.id, idx.view_of(row, now, rec).full(show_unsafe=allow_unsafe) if row else rec.to_json(),
-                            similar=similar, warning=warning, possible_update=updates,
-                            confirmed=_now_confirmed(idx, [r.ref or "" for r in restating], now),
-                            conflict_with=rivals)
+            return Appended(
+                status,
+                rec.id,
+                idx.view_of(row, now, rec).full(show_unsafe=allow_unsafe) if row else rec.to_json(),
+                similar=similar,
+                warning=warning,
+                possible_update=updates,
+                confirmed=_now_confirmed(idx, [r.ref or "" for r in restating], now),
+                conflict_with=rivals,
+            )
         finally:
             idx.close()
 
@@ -289,19 +368,24 @@ def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tu
     # no older value of "the production port is 9191")
     replaced = [u["id"] for u in updates if compare.same_words(u["text"], rec.text, time_words())] or [newest["id"]]
     if on_update == "ask":
-        more = (f" and {len(replaced) - 1} older value{'s' if len(replaced) > 2 else ''}"
-                if len(replaced) > 1 else "")
+        more = f" and {len(replaced) - 1} older value{'s' if len(replaced) > 2 else ''}" if len(replaced) > 1 else ""
         raise PossibleUpdate(
             f"this looks like a new value of {newest['id']} (“{newest['text'][:60]}”){more}; nothing "
             f"was stored — say which: --on-update supersede (it replaces {'them' if more else 'that record'}), "
-            "or --on-update keep (both stay)", updates=updates)
+            "or --on-update keep (both stay)",
+            updates=updates,
+        )
     if on_update == "supersede" and not rec.pending and rec.basis != "inferred":
         # a guess replaces nothing before it is confirmed, an inference never replaces a statement
-        return rec._replace(corrects=(*rec.corrects, *replaced),
-                            kind=CORRECTION if rec.kind == NOTE else rec.kind), None
+        return rec._replace(
+            corrects=(*rec.corrects, *replaced), kind=CORRECTION if rec.kind == NOTE else rec.kind
+        ), None
     rec = rec._replace(extra={**rec.extra, "may_update": newest["id"]})  # counted until settled
-    hint = ("it was kept beside it (a guess or an inference supersedes nothing)" if on_update == "supersede"
-            else f"if so, `optmem correct {newest['id'][-8:]} …` or --on-update supersede makes that explicit")
+    hint = (
+        "it was kept beside it (a guess or an inference supersedes nothing)"
+        if on_update == "supersede"
+        else f"if so, `optmem correct {newest['id'][-8:]} …` or --on-update supersede makes that explicit"
+    )
     return rec, f"this may update {newest['id']} (“{newest['text'][:60]}”); {hint}"
 
 
@@ -313,16 +397,34 @@ def _on_similar(rec: Record, similar: list[dict[str, Any]], on_similar: str) -> 
     if on_similar == "skip":
         return rec, "skipped", "a near duplicate exists; nothing was stored"
     if on_similar == "supersede" and closest["tier"] != "redline":
-        return rec._replace(corrects=(*rec.corrects, closest["id"]),
-                            kind=CORRECTION if rec.kind == NOTE else rec.kind), "stored", None
-    return rec, "similar", (f"stored, but {closest['id']} is nearly the same; use "
-                            f"`optmem correct {closest['id'][-8:]} …` to replace it instead")
+        return (
+            rec._replace(corrects=(*rec.corrects, closest["id"]), kind=CORRECTION if rec.kind == NOTE else rec.kind),
+            "stored",
+            None,
+        )
+    return (
+        rec,
+        "similar",
+        (
+            f"stored, but {closest['id']} is nearly the same; use "
+            f"`optmem correct {closest['id'][-8:]} …` to replace it instead"
+        ),
+    )
 
 
 def _seen(rec: Record, ref: str, now: float) -> Record:
     """The `seen` line of a record said again: where, by whom and in which conversation."""
-    return Record(id=new_id(now), ts=rec.ts, domain=rec.domain, project=rec.project, kind=SEEN,
-                  ref=ref, source=rec.source, session=rec.session, pending=rec.pending)
+    return Record(
+        id=new_id(now),
+        ts=rec.ts,
+        domain=rec.domain,
+        project=rec.project,
+        kind=SEEN,
+        ref=ref,
+        source=rec.source,
+        session=rec.session,
+        pending=rec.pending,
+    )
 
 
 def _now_confirmed(idx: Index, ids: list[str], now: float) -> list[str]:
@@ -347,8 +449,7 @@ def _pending_said_again(idx: Index, rec: Record, now: float, threshold: float) -
         for row in idx.with_fingerprint(fp, None, None):
             if view.status(row, now, warm=True) == view.Status.PENDING:
                 found[row.id] = None
-    for near in find_similar(idx, rec.text, None, None, threshold, now,
-                             statuses=(view.Status.PENDING,)):
+    for near in find_similar(idx, rec.text, None, None, threshold, now, statuses=(view.Status.PENDING,)):
         found[near["id"]] = None
     return list(found)
 
@@ -360,8 +461,11 @@ def _same_guess(idx: Index, rec: Record, pending: list[str]) -> Row | None:
     as_written = textmod.normalize(rec.text, stem=False)
     for rid in pending:
         row = idx.by_id(rid)
-        if (row is not None and (rec.key is None or row.key == rec.key)
-                and textmod.normalize(idx.record(row).text, stem=False) == as_written):
+        if (
+            row is not None
+            and (rec.key is None or row.key == rec.key)
+            and textmod.normalize(idx.record(row).text, stem=False) == as_written
+        ):
             return row
     return None
 
@@ -375,9 +479,11 @@ def _exact_duplicate(idx: Index, rec: Record, now: float) -> Row | None:
         return None  # nothing to compare: punctuation or symbols only
     as_written = None
     for row in idx.with_fingerprint(fp, rec.domain, rec.project):
-        if (view.status(row, now, warm=True) in (view.Status.CURRENT, view.Status.PENDING)
-                and row.kind != MEMORY
-                and (rec.key is None or row.key == rec.key)):
+        if (
+            view.status(row, now, warm=True) in (view.Status.CURRENT, view.Status.PENDING)
+            and row.kind != MEMORY
+            and (rec.key is None or row.key == rec.key)
+        ):
             as_written = as_written or textmod.normalize(rec.text, stem=False)
             if textmod.normalize(idx.record(row).text, stem=False) == as_written:
                 return row
@@ -393,17 +499,29 @@ def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:
             if not view.may_supersede(tier, row.tier):
                 raise RedlineLocked(
                     f"{row.id} is a redline (a locked rule); only a redline can correct it — add "
-                    "--redline if the rule itself changed", id=row.id)
+                    "--redline if the rule itself changed",
+                    id=row.id,
+                )
     if rec.key:
         for row in idx.key_group(rec.key, rec.domain, rec.project):
             if not view.may_supersede(tier, row.tier) and view.status(row, now) == view.Status.CURRENT:
                 raise RedlineLocked(
                     f"key {quote(rec.key)} is held by redline {row.id}; a redline is a locked rule — "
-                    "write a newer redline (--redline) to change it", id=row.id, key=rec.key)
+                    "write a newer redline (--redline) to change it",
+                    id=row.id,
+                    key=rec.key,
+                )
 
 
-def journal_hot(vault: Vault, file: str, project: str | None, changes: list[Any], *,
-                domain: str | None = None, source: str | None = None) -> list[str]:
+def journal_hot(
+    vault: Vault,
+    file: str,
+    project: str | None,
+    changes: list[Any],
+    *,
+    domain: str | None = None,
+    source: str | None = None,
+) -> list[str]:
     """Journal hot-memory changes into the log (lock held): every old and new text is kept.
 
     A removed entry becomes a retired `memory` record; a replaced one too, corrected by the
@@ -420,10 +538,18 @@ def journal_hot(vault: Vault, file: str, project: str | None, changes: list[Any]
 
     def make(op: str, entry: Any, corrects: tuple[str, ...] = (), **more: Any) -> Record:
         text = scan.redact(entry.text) if source == "drift" else entry.text
-        return Record(id=new_id(moment.timestamp()), ts=ts, text=text, domain=domain,
-                      project=project, kind=MEMORY, key=f"hot:{file}:{entry.id}",
-                      source=source, corrects=corrects,
-                      extra={"op": op, "file": file, "entry": entry.id, **more})
+        return Record(
+            id=new_id(moment.timestamp()),
+            ts=ts,
+            text=text,
+            domain=domain,
+            project=project,
+            kind=MEMORY,
+            key=f"hot:{file}:{entry.id}",
+            source=source,
+            corrects=corrects,
+            extra={"op": op, "file": file, "entry": entry.id, **more},
+        )
 
     for c in changes:
         if c.op == "add":
@@ -441,22 +567,33 @@ def journal_hot(vault: Vault, file: str, project: str | None, changes: list[Any]
 def resolve_one(idx: Index, ref: str) -> Row:
     """The one record an id, id prefix or id suffix (≥ 6 chars) names."""
     if not ref.strip():
-        raise UsageError("ID is empty; a record id is required (the full id, or ≥ 6 of its first or "
-                         "last characters, as `optmem search` shows it)")
+        raise UsageError(
+            "ID is empty; a record id is required (the full id, or ≥ 6 of its first or "
+            "last characters, as `optmem search` shows it)"
+        )
     rows = idx.resolve(ref)
     if not rows:
         entry = ref.strip().lower()
-        journal = (idx.rows("r.kind = ? AND r.key LIKE ?", [MEMORY, f"hot:%:{entry}"])
-                   if len(entry) == 8 and all(c in "0123456789abcdef" for c in entry) else [])
+        journal = (
+            idx.rows("r.kind = ? AND r.key LIKE ?", [MEMORY, f"hot:%:{entry}"])
+            if len(entry) == 8 and all(c in "0123456789abcdef" for c in entry)
+            else []
+        )
         if journal:  # the 8-character id `show --ids` gives a hot-memory entry
-            raise NotFound(f"{quote(ref)} is a hot-memory entry's id (`optmem show --ids` lists them), not a "
-                           f"record's; the log's record of it is {journal[-1].id}", ref=ref,
-                           record=journal[-1].id)
-        raise NotFound(f"no record has id {quote(ref)} (give the full id, or ≥ 6 of its first or last "
-                       "characters)", ref=ref)
+            raise NotFound(
+                f"{quote(ref)} is a hot-memory entry's id (`optmem show --ids` lists them), not a "
+                f"record's; the log's record of it is {journal[-1].id}",
+                ref=ref,
+                record=journal[-1].id,
+            )
+        raise NotFound(
+            f"no record has id {quote(ref)} (give the full id, or ≥ 6 of its first or last characters)", ref=ref
+        )
     if len(rows) > 1:
-        raise Ambiguous(f"{quote(ref)} names {len(rows)} records; give more characters of the id",
-                        candidates=[{"id": r.id, "line": r.n} for r in rows[:20]])
+        raise Ambiguous(
+            f"{quote(ref)} names {len(rows)} records; give more characters of the id",
+            candidates=[{"id": r.id, "line": r.n} for r in rows[:20]],
+        )
     return rows[0]
 
 
@@ -469,7 +606,11 @@ def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
         raise NotApplicable(
             f"{row.id} is a `{row.kind}` line about record {row.ref or '?'}, not a memory; "
             f"`optmem {command}` that record instead (`optmem get {(row.ref or '?')[-8:]}` shows it); "
-            "nothing was written", code="bookkeeping_line", id=row.id, ref=row.ref)
+            "nothing was written",
+            code="bookkeeping_line",
+            id=row.id,
+            ref=row.ref,
+        )
     if row.kind != MEMORY:
         return
     rec = idx.record(row)
@@ -480,18 +621,30 @@ def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
         f"{row.id} is the hot-memory journal of entry [{entry}] in {file}; `optmem {command}` does "
         f"not change hot memory — edit the entry with `optmem replace --id {entry}{where} NEW`, or "
         f"drop it with `optmem remove --id {entry}{where}` (the log keeps its history); nothing "
-        "was written", code="hot_memory_journal", id=row.id, file=file, entry=entry)
+        "was written",
+        code="hot_memory_journal",
+        id=row.id,
+        file=file,
+        entry=entry,
+    )
 
 
 class Forgotten(NamedTuple):
-    status: str          # forgotten | already_forgotten
+    status: str  # forgotten | already_forgotten
     id: str
     tombstone: str | None
     warnings: tuple[str, ...] = ()  # what the summary tree could not do at once
 
 
-def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | None = None,
-           source: str | None = None, allow_unsafe: bool = False) -> Forgotten:
+def forget(
+    vault: Vault,
+    ref: str,
+    *,
+    reason: str | None = None,
+    domain: str | None = None,
+    source: str | None = None,
+    allow_unsafe: bool = False,
+) -> Forgotten:
     """Append a tombstone: the record leaves search and context but stays in the file."""
     for name, value in (("reason", reason), ("source", source)):
         if value is not None:  # a tombstone is bookkeeping, but an agent still reads its reason
@@ -501,21 +654,33 @@ def forget(vault: Vault, ref: str, *, reason: str | None = None, domain: str | N
         refuse_bookkeeping(idx, row, "forget")
         if row.forgotten:
             return None
-        return Record(id=new_id(moment.timestamp()), ts=clock.format_ts(moment),
-                      domain=row.domain if domain is None else default_domain(vault, domain),
-                      project=row.project, kind=FORGET, ref=row.id, source=source,
-                      extra={"reason": reason} if reason else {})
+        return Record(
+            id=new_id(moment.timestamp()),
+            ts=clock.format_ts(moment),
+            domain=row.domain if domain is None else default_domain(vault, domain),
+            project=row.project,
+            kind=FORGET,
+            ref=row.id,
+            source=source,
+            extra={"reason": reason} if reason else {},
+        )
 
     row, tomb = write_about(vault, ref, tombstone)
-    from optmem import tree  # the text leaves the summary tree at once (after the vault lock: purge takes tree, then vault)
+    from optmem import (
+        tree,  # the text leaves the summary tree at once (after the vault lock: purge takes tree, then vault)
+    )
 
     warnings = tuple(tree.forget(vault, row.domain, [row.id]))
-    return (Forgotten("forgotten", row.id, tomb.id, warnings) if tomb
-            else Forgotten("already_forgotten", row.id, None, warnings))
+    return (
+        Forgotten("forgotten", row.id, tomb.id, warnings)
+        if tomb
+        else Forgotten("already_forgotten", row.id, None, warnings)
+    )
 
 
-def write_about(vault: Vault, ref: str,
-                make: Callable[[Index, Row, datetime], Record | None]) -> tuple[Row, Record | None]:
+def write_about(
+    vault: Vault, ref: str, make: Callable[[Index, Row, datetime], Record | None]
+) -> tuple[Row, Record | None]:
     """Write the bookkeeping line `make` returns about the record `ref` names (a tombstone, a
     confirmation), deciding and appending under the vault lock; (that record, the line written,
     or None when `make` had nothing to write)."""

@@ -35,8 +35,9 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
             record["forgotten_by"] = tomb.id
             record["forget_reason"] = tomb.extra.get("reason")
         record["conflict_with"] = idx.conflict_with(row, now)
-        record["may_be_updated_by"] = [r.id for r in idx.rows("r.upd = ? ORDER BY r.n", (row.id,))
-                                       if view.status(r, now) in view.LIVE]
+        record["may_be_updated_by"] = [
+            r.id for r in idx.rows("r.upd = ? ORDER BY r.n", (row.id,)) if view.status(r, now) in view.LIVE
+        ]
         record["events"] = _events(idx, row)
         record["life"] = lifecycle.describe(vault.settings.lifecycle, row, now)
         if record["pending"]:
@@ -48,13 +49,21 @@ def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
     """What happened to a record since it was written, in log order: said again (`seen`),
     confirmed, forgotten, restored, corrected — each with the line's id and time."""
     out: list[dict[str, Any]] = []
-    for other in sorted([*idx.rows("r.ref = ? AND r.kind IN (?, ?, ?, ?)",
-                                   (row.id.upper(), SEEN, CONFIRM, FORGET, RESTORE)),
-                         *idx.correcting(row)], key=lambda r: r.n):
-        what = {SEEN: "said_again", CONFIRM: "confirmed", FORGET: "forgotten",
-                RESTORE: "restored"}.get(other.kind, "corrected")
-        event: dict[str, Any] = {"event": what, "id": other.id,
-                                 "ts": view.iso(other.ts) if other.ts is not None else None}
+    for other in sorted(
+        [
+            *idx.rows("r.ref = ? AND r.kind IN (?, ?, ?, ?)", (row.id.upper(), SEEN, CONFIRM, FORGET, RESTORE)),
+            *idx.correcting(row),
+        ],
+        key=lambda r: r.n,
+    ):
+        what = {SEEN: "said_again", CONFIRM: "confirmed", FORGET: "forgotten", RESTORE: "restored"}.get(
+            other.kind, "corrected"
+        )
+        event: dict[str, Any] = {
+            "event": what,
+            "id": other.id,
+            "ts": view.iso(other.ts) if other.ts is not None else None,
+        }
         if what == "said_again":
             event.update(session=other.session, pending=bool(other.pending))
         out.append(event)

@@ -16,8 +16,18 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from optmem import compare, fsio, scan
-from optmem.errors import (Ambiguous, MergeConflict, NearDuplicate, NoMatch, OptmemError, OverLimit,
-                           SeparatorInText, Unreadable, UsageError, quote)
+from optmem.errors import (
+    Ambiguous,
+    MergeConflict,
+    NearDuplicate,
+    NoMatch,
+    OptmemError,
+    OverLimit,
+    SeparatorInText,
+    Unreadable,
+    UsageError,
+    quote,
+)
 from optmem.record import MEMORY, Record
 from optmem.vault import Vault, hot_target
 
@@ -61,14 +71,14 @@ class Usage:
 class HotFile:
     """A parsed hot-memory file. `front` is the raw front matter block, kept byte for byte."""
 
-    label: str          # memory | user | project:<name>
-    name: str           # path relative to the vault
+    label: str  # memory | user | project:<name>
+    name: str  # path relative to the vault
     path: Path
     limit: int
     entries: list[str]
     front: str = ""
     final_newline: bool = True
-    newline: str = "\n"      # "\r\n" for a file written with Windows line ends
+    newline: str = "\n"  # "\r\n" for a file written with Windows line ends
     conflicted: bool = False  # git's conflict markers are in it (the entries are shown without them)
 
     def render(self) -> str:
@@ -85,7 +95,8 @@ class HotFile:
             raise UsageError(
                 f"the edit would not read back from {self.name} as written: an entry at the top of "
                 "the file that looks like front matter (a '---' line, 'key: value' lines, a '---' "
-                "line) would be taken for it; reword that entry (nothing was written)")
+                "line) would be taken for it; reword that entry (nothing was written)"
+            )
 
     def usage(self) -> Usage:
         chars = size_of(self.entries)
@@ -107,7 +118,7 @@ def parse(text: str) -> tuple[str, list[str], bool]:
     front = ""
     m = _FRONT.match(text)
     if m:
-        front, text = m.group(1), text[m.end():]
+        front, text = m.group(1), text[m.end() :]
     entries = [e.strip() for e in _SPLIT.split(text)]
     # a duplicate entry is dropped on load, as Hermes does
     return front, list(dict.fromkeys(e for e in entries if e)), text.endswith("\n") or not text
@@ -145,17 +156,18 @@ def load(vault: Vault, target: str = "memory", project: str | None = None) -> Ho
     m = _LIMIT_LINE.search(front)
     if m:
         limit = int(m.group(1))
-    return HotFile(label, name, path, limit, entries, front, final_newline,
-                   "\r\n" if "\r\n" in raw else "\n", conflicted)
+    return HotFile(
+        label, name, path, limit, entries, front, final_newline, "\r\n" if "\r\n" in raw else "\n", conflicted
+    )
 
 
 class Drift(NamedTuple):
     """Where a hot file and its journal disagree (a write cut short, Hermes, a person, git)."""
 
-    unjournalled: list[str]   # entries in the file the journal never saw (typed by hand, Hermes)
-    resurfaced: list[str]     # entries in the file the journal says were removed
-    missing: list[str]        # entries the journal says are in the file, and are not
-    texts: dict[str, str]     # entry id → its text (from the file, else from the journal)
+    unjournalled: list[str]  # entries in the file the journal never saw (typed by hand, Hermes)
+    resurfaced: list[str]  # entries in the file the journal says were removed
+    missing: list[str]  # entries the journal says are in the file, and are not
+    texts: dict[str, str]  # entry id → its text (from the file, else from the journal)
 
 
 JOURNAL_OPS = ("add", "replace", "remove")
@@ -206,8 +218,12 @@ def drift(vault: Vault, hot: HotFile, journal: dict[str, tuple[str, str]] | None
     texts = {e: text for e, (_, text) in journal.items()}
     held = [entry_id(e) for e in hot.entries]
     texts.update(zip(held, hot.entries))
-    return Drift([e for e in held if e not in last], [e for e in held if last.get(e) == "remove"],
-                 [e for e, op in last.items() if op != "remove" and e not in held], texts)
+    return Drift(
+        [e for e in held if e not in last],
+        [e for e in held if last.get(e) == "remove"],
+        [e for e, op in last.items() if op != "remove" and e not in held],
+        texts,
+    )
 
 
 def follow(vault: Vault) -> list[str]:
@@ -247,8 +263,9 @@ def follow(vault: Vault) -> list[str]:
     return out
 
 
-def reconcile(vault: Vault, target: str = "memory", project: str | None = None, *,
-              domain: str | None = None) -> list[str]:
+def reconcile(
+    vault: Vault, target: str = "memory", project: str | None = None, *, domain: str | None = None
+) -> list[str]:
     """Journal a hot file as it is, where the journal disagrees (lock held by the caller or
     taken here): an add for every entry it holds that the journal lacks or calls removed, a
     remove for every entry the journal holds that the file lacks. Returns the journal ids."""
@@ -271,8 +288,9 @@ def _drift_changes(vault: Vault, hot: HotFile) -> list[Change]:
     return changes + [Change("remove", "removed", Entry(e, d.texts[e])) for e in d.missing]
 
 
-def _journal(vault: Vault, hot: HotFile, project: str | None, changes: list[Change], *,
-             domain: str | None, source: str | None) -> list[str]:
+def _journal(
+    vault: Vault, hot: HotFile, project: str | None, changes: list[Change], *, domain: str | None, source: str | None
+) -> list[str]:
     from optmem import log  # the journal goes through the log's single append path
 
     if not changes:
@@ -282,14 +300,16 @@ def _journal(vault: Vault, hot: HotFile, project: str | None, changes: list[Chan
 
 # -- operations on an in-memory file --------------------------------------------------------
 NO_OPS = ("duplicate", "unchanged")  # an add of an entry already there, a replace by the same text
+
+
 @dataclass(frozen=True)
 class Change:
     """One applied operation: what happened, and the journal facts for the log."""
 
-    op: str                       # add | replace | remove
-    status: str                   # added | duplicate | replaced | unchanged | removed
-    entry: Entry | None = None    # the new (add/replace) or removed entry
-    old: Entry | None = None      # the replaced entry
+    op: str  # add | replace | remove
+    status: str  # added | duplicate | replaced | unchanged | removed
+    entry: Entry | None = None  # the new (add/replace) or removed entry
+    old: Entry | None = None  # the replaced entry
 
 
 def _check_text(text: str | None, what: str) -> str:
@@ -307,15 +327,18 @@ def _match(hot: HotFile, old: str | None, entry: str | None, first: bool) -> int
     if entry:
         want = entry.strip().lower()
         if len(want) < MIN_ID_PREFIX:  # one or two characters name an entry by accident
-            raise UsageError(f"--id {quote(entry)} is too short: give at least {MIN_ID_PREFIX} characters of the "
-                             "id `optmem show --ids` prints")
+            raise UsageError(
+                f"--id {quote(entry)} is too short: give at least {MIN_ID_PREFIX} characters of the "
+                "id `optmem show --ids` prints"
+            )
         hits = sorted({i for i, e in enumerate(hot.entries) if entry_id(e).startswith(want)})
         if not hits:
-            raise NoMatch(f"no entry in {hot.name} has id {quote(entry)}", entries=hot.listing(),
-                          usage=_usage(hot))
+            raise NoMatch(f"no entry in {hot.name} has id {quote(entry)}", entries=hot.listing(), usage=_usage(hot))
         if len({entry_id(hot.entries[i]) for i in hits}) > 1:
-            raise Ambiguous(f"id {quote(entry)} matches several entries in {hot.name}; give more of it",
-                            candidates=[_preview(hot, i) for i in hits])
+            raise Ambiguous(
+                f"id {quote(entry)} matches several entries in {hot.name}; give more of it",
+                candidates=[_preview(hot, i) for i in hits],
+            )
         return hits[0]
     old = _check_text(old or "", "OLD")
     whole = [i for i, e in enumerate(hot.entries) if e == old]
@@ -326,12 +349,15 @@ def _match(hot: HotFile, old: str | None, entry: str | None, first: bool) -> int
         raise NoMatch(
             f"no entry in {hot.name} contains {quote(old)}; every entry is listed — pick a substring "
             "of one of them, or use --id",
-            entries=hot.listing(), usage=_usage(hot))
+            entries=hot.listing(),
+            usage=_usage(hot),
+        )
     if len(hits) > 1 and not first:
         raise Ambiguous(
             f"{quote(old)} is in {len(hits)} entries of {hot.name}; use a longer, unique substring, "
             "--id ID, or --first to edit the first match",
-            candidates=[_preview(hot, i) for i in hits])
+            candidates=[_preview(hot, i) for i in hits],
+        )
     return hits[0]
 
 
@@ -356,13 +382,22 @@ def _do_add(hot: HotFile, text: str | None, force: bool, threshold: float, allow
                 raise NearDuplicate(
                     f"a very similar entry is already in {hot.name}: {e!r}; update it with "
                     "`optmem replace` (or add anyway with --force)",
-                    similar={"id": entry_id(e), "text": e})
+                    similar={"id": entry_id(e), "text": e},
+                )
     hot.entries.append(text)
     return Change("add", "added", Entry(entry_id(text), text))
 
 
-def _do_replace(hot: HotFile, old: str | None, new: str | None, entry: str | None, first: bool,
-                allow_unsafe: bool, *, whole: bool = False) -> Change:
+def _do_replace(
+    hot: HotFile,
+    old: str | None,
+    new: str | None,
+    entry: str | None,
+    first: bool,
+    allow_unsafe: bool,
+    *,
+    whole: bool = False,
+) -> Change:
     new = _check_text(new, "NEW")
     i = _match(hot, old, entry, first)
     before = hot.entries[i]
@@ -381,7 +416,8 @@ def _do_replace(hot: HotFile, old: str | None, new: str | None, entry: str | Non
             f"after the edit, entry [{entry_id(before)}] would read {after!r}, which {hot.name} already "
             f"holds as entry [{other}]; nothing was written — to drop [{entry_id(before)}], run "
             f"`optmem remove --id {entry_id(before)}`, or choose another NEW",
-            similar={"id": other, "text": after})
+            similar={"id": other, "text": after},
+        )
     scan.check(after, allow_unsafe=allow_unsafe)
     hot.entries[i] = after
     return Change("replace", "replaced", Entry(entry_id(after), after), Entry(entry_id(before), before))
@@ -408,8 +444,9 @@ class Result:
     entry: Entry | None = None
 
 
-OP_FIELDS = frozenset(("op", "action", "text", "content", "old", "old_text", "new", "new_text", "id", "force",
-                       "first", "target"))
+OP_FIELDS = frozenset(
+    ("op", "action", "text", "content", "old", "old_text", "new", "new_text", "id", "force", "first", "target")
+)
 
 
 def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
@@ -419,21 +456,28 @@ def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
         if not isinstance(op, dict):
             raise UsageError(f"operation {n} is not an object: {quote(op)}")
         if op.get("target") not in (None, target):  # Hermes names the file in each call
-            raise UsageError(f"operation {n} is for target {quote(op['target'])}, the batch for {quote(target)}: "
-                             "one batch edits one file (give --target)", operation=n)
+            raise UsageError(
+                f"operation {n} is for target {quote(op['target'])}, the batch for {quote(target)}: "
+                "one batch edits one file (give --target)",
+                operation=n,
+            )
         unknown = sorted(set(op) - OP_FIELDS)
         if unknown:  # a misspelt field must not read as a missing one ("txt" → "TEXT is empty")
-            raise UsageError(f"operation {n}: unknown field(s) {', '.join(map(repr, unknown))}; an "
-                             f"operation has {', '.join(sorted(OP_FIELDS))}", fields=unknown)
+            raise UsageError(
+                f"operation {n}: unknown field(s) {', '.join(map(repr, unknown))}; an "
+                f"operation has {', '.join(sorted(OP_FIELDS))}",
+                fields=unknown,
+            )
         for name in ("op", "action", "text", "content", "old", "old_text", "new", "new_text", "id"):
             if op.get(name) is not None and not isinstance(op[name], str):
-                raise UsageError(f"operation {n}: {quote(name)} must be a string, not "
-                                 f"{type(op[name]).__name__}")
+                raise UsageError(f"operation {n}: {quote(name)} must be a string, not {type(op[name]).__name__}")
             try:
                 (op.get(name) or "").encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise UsageError(f"operation {n}: {quote(name)} holds a lone surrogate (character {exc.start}), "
-                                 "which no UTF-8 text can carry; nothing was written") from None
+                raise UsageError(
+                    f"operation {n}: {quote(name)} holds a lone surrogate (character {exc.start}), "
+                    "which no UTF-8 text can carry; nothing was written"
+                ) from None
         for name in ("force", "first"):
             if op.get(name) is not None and not isinstance(op[name], bool):
                 raise UsageError(f"operation {n}: {quote(name)} must be true or false, not {quote(op[name])}")
@@ -464,17 +508,27 @@ def _edit(hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsaf
         kind = op.get("op") or op.get("action")
         try:
             if kind == "add":
-                changes.append(_do_add(hot, op.get("text") or op.get("content"),
-                                       bool(op.get("force")), threshold, allow_unsafe))
+                changes.append(
+                    _do_add(hot, op.get("text") or op.get("content"), bool(op.get("force")), threshold, allow_unsafe)
+                )
             elif kind == "replace":
                 new = op.get("new") or op.get("new_text")
                 whole = new is None and op.get("content") is not None  # Hermes: the entry becomes content
-                changes.append(_do_replace(hot, op.get("old") or op.get("old_text"),
-                                           op.get("content") if whole else new, op.get("id"),
-                                           bool(op.get("first")), allow_unsafe, whole=whole))
+                changes.append(
+                    _do_replace(
+                        hot,
+                        op.get("old") or op.get("old_text"),
+                        op.get("content") if whole else new,
+                        op.get("id"),
+                        bool(op.get("first")),
+                        allow_unsafe,
+                        whole=whole,
+                    )
+                )
             else:  # remove (`_check_ops` let only the three through)
-                changes.append(_do_remove(hot, op.get("old") or op.get("old_text"), op.get("id"),
-                                          bool(op.get("first"))))
+                changes.append(
+                    _do_remove(hot, op.get("old") or op.get("old_text"), op.get("id"), bool(op.get("first")))
+                )
         except OptmemError as exc:
             if len(ops) > 1 and not exc.message.startswith("operation"):
                 exc.message = f"operation {n} ({kind or '?'}): {exc.message}"
@@ -489,20 +543,31 @@ def _edit(hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsaf
     # change does not make it bigger: shrinking it must always be possible
     if usage.chars > hot.limit and usage.chars > min(before.usage().chars, hot.limit):
         alone = max((len(c.entry.text) for c in changes if c.entry and c.status not in NO_OPS), default=0)
-        advice = (f"an entry of {alone:,} characters cannot fit in {hot.limit:,}: shorten it, or keep "
-                  "it in the log with `optmem append`" if alone > hot.limit else
-                  "consolidate entries (replace/remove) first, every entry is listed")
+        advice = (
+            f"an entry of {alone:,} characters cannot fit in {hot.limit:,}: shorten it, or keep "
+            "it in the log with `optmem append`"
+            if alone > hot.limit
+            else "consolidate entries (replace/remove) first, every entry is listed"
+        )
         raise OverLimit(
-            f"{hot.name} would hold {usage.chars:,} of {hot.limit:,} characters; nothing was "
-            f"written — {advice}",
-            usage=_usage(before), would_be={"chars": usage.chars, "limit": hot.limit},
-            entries=before.listing())
+            f"{hot.name} would hold {usage.chars:,} of {hot.limit:,} characters; nothing was written — {advice}",
+            usage=_usage(before),
+            would_be={"chars": usage.chars, "limit": hot.limit},
+            entries=before.listing(),
+        )
     return changes
 
 
-def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
-          project: str | None = None, domain: str | None = None, source: str | None = None,
-          allow_unsafe: bool = False) -> Result:
+def apply(
+    vault: Vault,
+    ops: list[dict[str, Any]],
+    *,
+    target: str = "memory",
+    project: str | None = None,
+    domain: str | None = None,
+    source: str | None = None,
+    allow_unsafe: bool = False,
+) -> Result:
     """Apply operations to one hot file all-or-nothing, under the vault lock.
 
     Each op is {"op": "add", "text"} | {"op": "replace", "old"|"id", "new"} |
@@ -512,7 +577,7 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
     from optmem.index import prepare
 
     if not ops:
-        raise UsageError("no operations given; pass a JSON list like [{\"op\": \"add\", \"text\": \"…\"}]")
+        raise UsageError('no operations given; pass a JSON list like [{"op": "add", "text": "…"}]')
     _check_ops(ops, target, allow_unsafe)  # before anything is read or made: a malformed batch touches nothing
     threshold = vault.settings.dedup.threshold
     _, _, path, _ = _resolve(vault, target, project)
@@ -525,8 +590,10 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
             raise MergeConflict(
                 f"{hot.name} still holds git's conflict markers (<<<<<<< … >>>>>>>); resolve the merge "
                 "by hand (keep the entries you want, delete the marker lines), or install the merge "
-                "driver (`optmem init` in the clone, or `optmem hooks install`) so it does not happen again; nothing was written",
-                file=hot.name)
+                "driver (`optmem init` in the clone, or `optmem hooks install`) so it does not happen again; "
+                "nothing was written",
+                file=hot.name,
+            )
         drifted = _drift_changes(vault, hot)  # journalled only if every operation succeeds
         changes = _edit(hot, ops, threshold, allow_unsafe)
         usage = hot.usage()
@@ -540,15 +607,28 @@ def apply(vault: Vault, ops: list[dict[str, Any]], *, target: str = "memory",
             # old file still holds what the journal says was removed; doctor reports the drift)
             journal = _journal(vault, hot, project, real, domain=domain, source=source)
             fsio.atomic_write(hot.path, hot.render(), within=vault.root)
-    status = changes[0].status if len(changes) == 1 else "applied" if real else \
-        "duplicate" if all(c.status == "duplicate" for c in changes) else "unchanged"
+    status = (
+        changes[0].status
+        if len(changes) == 1
+        else "applied"
+        if real
+        else "duplicate"
+        if all(c.status == "duplicate" for c in changes)
+        else "unchanged"
+    )
     warn = None
     if usage.percent >= vault.settings.limits.warn_percent:
         warn = f"{hot.name} is {usage.percent}% full ({usage.chars:,}/{hot.limit:,} chars); consolidate soon"
     return Result(
-        status=status, file=hot.name, target=hot.label, usage=usage,
-        changes=[_change_dict(c) for c in changes], journal=journal, warning=warn,
-        entry=changes[0].entry if len(changes) == 1 else None)
+        status=status,
+        file=hot.name,
+        target=hot.label,
+        usage=usage,
+        changes=[_change_dict(c) for c in changes],
+        journal=journal,
+        warning=warn,
+        entry=changes[0].entry if len(changes) == 1 else None,
+    )
 
 
 def _file_lock(vault: Vault, path: Path) -> AbstractContextManager[None]:
@@ -557,8 +637,7 @@ def _file_lock(vault: Vault, path: Path) -> AbstractContextManager[None]:
     taking its lock would make the folder: only a write that succeeds creates a project's folder."""
     if not path.parent.is_dir():
         return nullcontext()
-    return fsio.exclusive_lock(path.with_name(path.name + ".lock"), vault.settings.lock.timeout,
-                               within=vault.root)
+    return fsio.exclusive_lock(path.with_name(path.name + ".lock"), vault.settings.lock.timeout, within=vault.root)
 
 
 def _change_dict(c: Change) -> dict[str, Any]:
@@ -574,13 +653,13 @@ def add(vault: Vault, text: str | None, *, force: bool = False, **kw: Any) -> Re
     return apply(vault, [{"op": "add", "text": text, "force": force}], **kw)
 
 
-def replace(vault: Vault, old: str | None, new: str | None, *, entry: str | None = None,
-            first: bool = False, **kw: Any) -> Result:
+def replace(
+    vault: Vault, old: str | None, new: str | None, *, entry: str | None = None, first: bool = False, **kw: Any
+) -> Result:
     return apply(vault, [{"op": "replace", "old": old, "new": new, "id": entry, "first": first}], **kw)
 
 
-def remove(vault: Vault, old: str | None, *, entry: str | None = None, first: bool = False,
-           **kw: Any) -> Result:
+def remove(vault: Vault, old: str | None, *, entry: str | None = None, first: bool = False, **kw: Any) -> Result:
     return apply(vault, [{"op": "remove", "old": old, "id": entry, "first": first}], **kw)
 
 
@@ -605,8 +684,10 @@ class Shown:
         """What a reader says of the file when it could not read it and went on without it."""
         if not self.unreadable:
             return None
-        return (f"{self.file} {self.unreadable}: its entries are left out. Fix or remove the file "
-                "(`optmem doctor` names the problem); until then writes to it are refused")
+        return (
+            f"{self.file} {self.unreadable}: its entries are left out. Fix or remove the file "
+            "(`optmem doctor` names the problem); until then writes to it are refused"
+        )
 
 
 def show(vault: Vault, targets: list[tuple[str, str | None]]) -> list[Shown]:
@@ -620,13 +701,19 @@ def show(vault: Vault, targets: list[tuple[str, str | None]]) -> list[Shown]:
             hot = load(vault, target, project)
         except Unreadable as exc:
             label, name, _, limit_key = _resolve(vault, target, project)
-            out.append(Shown(label, name, Usage(0, getattr(vault.settings.limits, limit_key), 0), [],
-                             unreadable=exc.context.get("reason") or f"could not be read ({exc.message})"))
+            out.append(
+                Shown(
+                    label,
+                    name,
+                    Usage(0, getattr(vault.settings.limits, limit_key), 0),
+                    [],
+                    unreadable=exc.context.get("reason") or f"could not be read ({exc.message})",
+                )
+            )
             continue
         entries = []
         for e in hot.entries:
             rule = scan.find(e)
-            entries.append({"id": entry_id(e), "text": f"[BLOCKED: {rule}]" if rule else e,
-                            "blocked": rule})
+            entries.append({"id": entry_id(e), "text": f"[BLOCKED: {rule}]" if rule else e, "blocked": rule})
         out.append(Shown(hot.label, hot.name, hot.usage(), entries, hot.conflicted))
     return out

@@ -14,9 +14,9 @@ from typing import Any, NamedTuple
 
 from optmem import clock, log, scan, view
 from optmem import text as textmod
-from optmem.reading.lexicon import STOPWORDS
 from optmem.errors import NotApplicable, OptmemError, TooLarge, UsageError, quote
 from optmem.index import Index, Row, open_index
+from optmem.reading.lexicon import STOPWORDS
 from optmem.record import MEMORY, MERGED, Record, Tier
 from optmem.vault import Vault
 
@@ -32,7 +32,7 @@ class Merged:
 class Plan(NamedTuple):
     """The merged record `merge` would write: its main text, facts, details, key and scope."""
 
-    records: list[Record]       # the fragments, oldest first
+    records: list[Record]  # the fragments, oldest first
     main: str
     facts: dict[str, Any]
     details: list[str]
@@ -47,19 +47,27 @@ def refusal(idx: Index, row: Row, now: float) -> None:
     current (pending, superseded, expired, forgotten, cold), a redline."""
     log.refuse_bookkeeping(idx, row, "merge")
     if row.disputed:
-        settle = (f"`optmem resolve {row.key} --keep ID`" if row.key
-                  else "`optmem conflicts` names it and how to settle it")
-        raise NotApplicable(f"{row.id} is one of the values of "
-                            + (f"key {quote(row.key)}" if row.key else "a fact corrected two ways")
-                            + f" in conflict: settle it first ({settle})", code="not_mergeable",
-                            id=row.id, key=row.key)
+        settle = (
+            f"`optmem resolve {row.key} --keep ID`" if row.key else "`optmem conflicts` names it and how to settle it"
+        )
+        raise NotApplicable(
+            f"{row.id} is one of the values of "
+            + (f"key {quote(row.key)}" if row.key else "a fact corrected two ways")
+            + f" in conflict: settle it first ({settle})",
+            code="not_mergeable",
+            id=row.id,
+            key=row.key,
+        )
     st = view.status(row, now)
     if st != view.Status.CURRENT:
-        raise NotApplicable(f"{row.id} is {st.value}, not current: merge current records only",
-                            code="not_mergeable", id=row.id, status=st.value)
+        raise NotApplicable(
+            f"{row.id} is {st.value}, not current: merge current records only",
+            code="not_mergeable",
+            id=row.id,
+            status=st.value,
+        )
     if row.tier == Tier.REDLINE:
-        raise NotApplicable(f"{row.id} is a redline (a locked rule); it is not merged", code="not_mergeable",
-                            id=row.id)
+        raise NotApplicable(f"{row.id} is a redline (a locked rule); it is not merged", code="not_mergeable", id=row.id)
 
 
 def check_fragment(rec: Record, limit: int, allow_unsafe: bool) -> None:
@@ -67,8 +75,18 @@ def check_fragment(rec: Record, limit: int, allow_unsafe: bool) -> None:
     scan.check_field("fragment", rec.text, limit=limit, allow_unsafe=allow_unsafe)
 
 
-def plan(vault: Vault, idx: Index, rows: list[Row], topic: str, now: float, *, text: str | None = None,
-         fields: dict[str, str] | None = None, key: str | None = None, allow_unsafe: bool = False) -> Plan:
+def plan(
+    vault: Vault,
+    idx: Index,
+    rows: list[Row],
+    topic: str,
+    now: float,
+    *,
+    text: str | None = None,
+    fields: dict[str, str] | None = None,
+    key: str | None = None,
+    allow_unsafe: bool = False,
+) -> Plan:
     """Every check `merge` makes, and the record it would write — the one function behind both
     `merge` and `suggest_merges`: ≥ 2 different records, each one `refusal` lets through, all in
     one domain and project, a topic, fragments, fields and topic the scanner passes, within the
@@ -86,9 +104,13 @@ def plan(vault: Vault, idx: Index, rows: list[Row], topic: str, now: float, *, t
         refusal(idx, row, now)
     scopes = {(r.domain, r.project) for r in rows}
     if len(scopes) > 1:
-        raise NotApplicable("the records are in different domains or projects: " + ", ".join(
-            f"{d}/{p or '-'}" for d, p in sorted(scopes, key=str)) + "; merge within one",
-            code="not_mergeable", ids=[r.id for r in rows])
+        raise NotApplicable(
+            "the records are in different domains or projects: "
+            + ", ".join(f"{d}/{p or '-'}" for d, p in sorted(scopes, key=str))
+            + "; merge within one",
+            code="not_mergeable",
+            ids=[r.id for r in rows],
+        )
     records = [idx.record(r) for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))]
     for rec in records:
         check_fragment(rec, limit, allow_unsafe)
@@ -102,8 +124,9 @@ def plan(vault: Vault, idx: Index, rows: list[Row], topic: str, now: float, *, t
         for k, v in (rec.extra.get("facts") or {}).items() if rec.kind == MERGED else ():
             facts.setdefault(k, v)  # a merged fragment's own facts carry over
     facts.update(fields or {})
-    details = [d for rec in records for d in ((rec.extra.get("details") or [rec.text]) if rec.kind == MERGED
-                                              else [rec.text])]
+    details = [
+        d for rec in records for d in ((rec.extra.get("details") or [rec.text]) if rec.kind == MERGED else [rec.text])
+    ]
     if text and text.strip():
         main = f"{text.strip()} — " + " / ".join(" ".join(d.split()) for d in details)
     else:  # "Japan trip: going next month", not "Japan trip: Japan trip: going next month"
@@ -111,18 +134,29 @@ def plan(vault: Vault, idx: Index, rows: list[Row], topic: str, now: float, *, t
         main = f"{topic.strip()}: " + " / ".join(rest) if rest else topic.strip()
     size = len(main.encode("utf-8")) + len(json.dumps(details, ensure_ascii=False).encode("utf-8"))
     if size > 2 * limit:
-        raise TooLarge(f"the merged record would be {size:,} bytes (its text and details); merge fewer or "
-                       f"shorter records (at most about {limit:,} bytes of fragments); nothing was written",
-                       bytes=size, limit=limit)
+        raise TooLarge(
+            f"the merged record would be {size:,} bytes (its text and details); merge fewer or "
+            f"shorter records (at most about {limit:,} bytes of fragments); nothing was written",
+            bytes=size,
+            limit=limit,
+        )
     shared_keys = {r.key for r in records}
     key = key or (next(iter(shared_keys)) if len(shared_keys) == 1 and None not in shared_keys else None)
     domain, project = next(iter(scopes))
     return Plan(records, main, facts, details, key, domain, project)
 
 
-def merge(vault: Vault, refs: list[str], topic: str, *, text: str | None = None,
-          fields: dict[str, str] | None = None, key: str | None = None, source: str | None = None,
-          allow_unsafe: bool = False) -> Merged:
+def merge(
+    vault: Vault,
+    refs: list[str],
+    topic: str,
+    *,
+    text: str | None = None,
+    fields: dict[str, str] | None = None,
+    key: str | None = None,
+    source: str | None = None,
+    allow_unsafe: bool = False,
+) -> Merged:
     """One structured record for fragments about one topic: a main text, `facts` (field → value:
     the fragments' keyed values, then `fields`), and `details` — every fragment's text verbatim,
     so nothing is lost ("structured fields only grow"). It supersedes the fragments (a
@@ -131,14 +165,38 @@ def merge(vault: Vault, refs: list[str], topic: str, *, text: str | None = None,
         raise UsageError("give the ids of at least two records to merge, or --suggest to find some")
     now = clock.now().timestamp()
     with open_index(vault) as idx:
-        p = plan(vault, idx, [log.resolve_one(idx, ref) for ref in refs], topic, now, text=text,
-                 fields=fields, key=key, allow_unsafe=allow_unsafe)
-    res = log.append(vault, log.Draft(p.main, domain=p.domain, project=p.project, kind=MERGED, key=p.key,
-                                      corrects=[r.id for r in p.records], source=source,
-                                      tags=sorted({t for r in p.records for t in r.tags}),
-                                      extra={"topic": topic.strip(), "facts": p.facts, "details": p.details,
-                                             "fragments": [r.id for r in p.records]}),
-                     gate=False, allow_unsafe=allow_unsafe)
+        p = plan(
+            vault,
+            idx,
+            [log.resolve_one(idx, ref) for ref in refs],
+            topic,
+            now,
+            text=text,
+            fields=fields,
+            key=key,
+            allow_unsafe=allow_unsafe,
+        )
+    res = log.append(
+        vault,
+        log.Draft(
+            p.main,
+            domain=p.domain,
+            project=p.project,
+            kind=MERGED,
+            key=p.key,
+            corrects=[r.id for r in p.records],
+            source=source,
+            tags=sorted({t for r in p.records for t in r.tags}),
+            extra={
+                "topic": topic.strip(),
+                "facts": p.facts,
+                "details": p.details,
+                "fragments": [r.id for r in p.records],
+            },
+        ),
+        gate=False,
+        allow_unsafe=allow_unsafe,
+    )
     return Merged(res.id or "", topic.strip(), [r.id for r in p.records], res.record or {})
 
 
@@ -153,7 +211,7 @@ def after_topic(detail: str, topic: str) -> str:
     if textmod.fold_case(flat[: len(want)]) == textmod.fold_case(want):
         end = _TOPIC_END.match(flat, len(want))
         if end is not None:
-            return flat[end.end():]
+            return flat[end.end() :]
     return flat
 
 
@@ -163,14 +221,14 @@ class Suggestion:
     reason: str
     ids: list[str]
     texts: list[str]
-    topic: str          # a --topic to merge them with (the label, or the words they share)
+    topic: str  # a --topic to merge them with (the label, or the words they share)
 
 
-SUGGEST_POOL = 2000     # the most recent current records looked at
-SUGGEST_MIN = 3         # records a group needs
-SUGGEST_RARE = 20       # a word in more of the pool's records says nothing of one subject
-SUGGEST_TERMS = 8       # of a record's rare words, the rarest that may pair it with others
-TOPIC_CHARS = 60        # the longest topic a suggestion reads off the texts' common beginning
+SUGGEST_POOL = 2000  # the most recent current records looked at
+SUGGEST_MIN = 3  # records a group needs
+SUGGEST_RARE = 20  # a word in more of the pool's records says nothing of one subject
+SUGGEST_TERMS = 8  # of a record's rare words, the rarest that may pair it with others
+TOPIC_CHARS = 60  # the longest topic a suggestion reads off the texts' common beginning
 
 
 def terms_of(rec: Record) -> set[str]:
@@ -178,8 +236,11 @@ def terms_of(rec: Record) -> set[str]:
     written (case folded, not stemmed: "cache" and "caching" are two) and CJK bigrams — not its
     key's or tags' words (a label, not what the record says), function words, numbers or
     one-letter words."""
-    return {t for t in textmod.tokens(textmod.fold(rec.text), folded=True, stem=False)
-            if len(t) > 1 and not t.isdigit() and t not in STOPWORDS}
+    return {
+        t
+        for t in textmod.tokens(textmod.fold(rec.text), folded=True, stem=False)
+        if len(t) > 1 and not t.isdigit() and t not in STOPWORDS
+    }
 
 
 def label_words(label: str) -> set[str]:
@@ -189,8 +250,9 @@ def label_words(label: str) -> set[str]:
 
 # Common Chinese predicates: a verb shared by records about different people ("小明喜欢茶",
 # "小红喜欢咖啡") tells no subject, as "likes" does not
-_CJK_PREDICATES = frozenset("喜欢 喜爱 讨厌 爱吃 爱喝 想要 需要 使用 住在 偏好 习惯 觉得 认为 希望 打算 "
-                            "知道 会说 正在 已经 可以 没有".split())
+_CJK_PREDICATES = frozenset(
+    "喜欢 喜爱 讨厌 爱吃 爱喝 想要 需要 使用 住在 偏好 习惯 觉得 认为 希望 打算 知道 会说 正在 已经 可以 没有".split()
+)
 _CAPITALISED = re.compile(r"(?<![.!?。！？\n]\s)(?<!^)\b[A-Z][\w']*|\b[A-Z]{2,}\b")
 
 
@@ -202,8 +264,15 @@ def predicates(texts: list[str]) -> set[str]:
     "likes" and "flights" look alike, so such a word links records only beside another."""
     named = {textmod.fold(m.group()) for t in texts for m in _CAPITALISED.finditer(t)}
     words = {textmod.fold(w) for t in texts for w in re.findall(r"[A-Za-z]{4,}", t)}
-    verbs = {w for w in words if w not in named and (
-        (w.endswith("s") and not w.endswith(("ss", "us", "is", "os"))) or (w.endswith("ed") and not w.endswith("eed")))}
+    verbs = {
+        w
+        for w in words
+        if w not in named
+        and (
+            (w.endswith("s") and not w.endswith(("ss", "us", "is", "os")))
+            or (w.endswith("ed") and not w.endswith("eed"))
+        )
+    }
     return verbs | {w for w in _CJK_PREDICATES if any(w in t for t in texts)}
 
 
@@ -297,8 +366,9 @@ def _labelled(recs: dict[str, Record], rare: dict[str, set[str]], verbs: set[str
         own = label_words(label)
         for part in _linked({i: rare[i] - own for i in ids}, verbs):
             words = _as_written(_shared_words(part, rare, own), recs, part)
-            out.append((1, f"they share {said} and {_the_words(words)}",
-                        _lead([recs[i].text for i in part]) or label, part))
+            out.append(
+                (1, f"they share {said} and {_the_words(words)}", _lead([recs[i].text for i in part]) or label, part)
+            )
     return out
 
 
@@ -312,8 +382,7 @@ def _lead(texts: list[str]) -> str | None:
     first = " ".join(texts[0][:200].split())[:TOPIC_CHARS]
     for end in range(len(first), 0, -1):
         lead = first[:end].rstrip(" :：,，;；—–-")
-        if lead and lead == first[:end] and all(
-                after_topic(t, lead) != " ".join(t.split()) for t in texts):
+        if lead and lead == first[:end] and all(after_topic(t, lead) != " ".join(t.split()) for t in texts):
             return lead
     return None
 
@@ -342,7 +411,7 @@ def _linked(words: dict[str, set[str]], verbs: set[str]) -> list[set[str]]:
     pairs: dict[tuple[str, str], int] = {}  # records sharing two such words are linked
     for hs in holders.values():
         for a_i, a in enumerate(hs):
-            for b in hs[a_i + 1:]:
+            for b in hs[a_i + 1 :]:
                 pairs[(a, b)] = pairs.get((a, b), 0) + 1
     for (a, b), n in pairs.items():
         if n >= 2:
@@ -353,8 +422,9 @@ def _linked(words: dict[str, set[str]], verbs: set[str]) -> list[set[str]]:
     return [p for p in parts.values() if len(p) >= SUGGEST_MIN]
 
 
-def _by_words(recs: dict[str, Record], rare: dict[str, set[str]], df: dict[str, int],
-              verbs: set[str]) -> list[Candidate]:
+def _by_words(
+    recs: dict[str, Record], rare: dict[str, set[str]], df: dict[str, int], verbs: set[str]
+) -> list[Candidate]:
     """Groups with no label: the records (one scope) that all hold the same two rare words, one
     of them no verb, and hold at least half the records holding either (two words that meet in 3
     of the 40 records holding each meet by chance: word salad, or bigrams across word
@@ -364,7 +434,7 @@ def _by_words(recs: dict[str, Record], rare: dict[str, set[str]], df: dict[str, 
         scope = (recs[i].domain, recs[i].project)
         mine = sorted(ws, key=lambda w: (df[w], w))[:SUGGEST_TERMS]
         for a_i, a in enumerate(mine):
-            for b in mine[a_i + 1:]:
+            for b in mine[a_i + 1 :]:
                 holders.setdefault((a, b, scope) if a < b else (b, a, scope), set()).add(i)
     out: list[Candidate] = []
     seen: set[frozenset[str]] = set()
@@ -376,8 +446,9 @@ def _by_words(recs: dict[str, Record], rare: dict[str, set[str]], df: dict[str, 
         words = _as_written(set.intersection(*(rare[i] for i in ids)), recs, ids)
         if len(words) < 2:
             continue  # one word as written ("服务器" is two bigrams): no subject
-        out.append((2, f"they share {_the_words(words)}", _lead([recs[i].text for i in ids]) or " ".join(words[:3]),
-                    ids))
+        out.append(
+            (2, f"they share {_the_words(words)}", _lead([recs[i].text for i in ids]) or " ".join(words[:3]), ids)
+        )
     return out
 
 
@@ -399,12 +470,12 @@ def _as_written(words: set[str], recs: dict[str, Record], ids: set[str], most: i
         folded = [textmod.fold(c) for c in text]  # per character: positions stay the text's
         start = None
         for k in range(len(text) + 1):
-            bigram = "".join(folded[k:k + 2]) if k < len(text) - 1 else ""
+            bigram = "".join(folded[k : k + 2]) if k < len(text) - 1 else ""
             inside = len(bigram) == 2 and bigram in words and textmod.has_cjk(bigram)
             if inside and start is None:
                 start = k
             elif not inside and start is not None:
-                run = text[start:k + 1]
+                run = text[start : k + 1]
                 found[run] = found.get(run, 0) + 1
                 start = None
         for m in re.finditer(r"[^\W_]+", text):

@@ -37,8 +37,8 @@ def split(text: str) -> tuple[dict[str, Any] | None, str]:
                 raise ValueError
             fields[key] = json.loads(raw)
         except ValueError:
-            return _yaml(m.group(1)), text[m.end():]
-    return fields, text[m.end():]
+            return _yaml(m.group(1)), text[m.end() :]
+    return fields, text[m.end() :]
 
 
 def _yaml(block: str) -> dict[str, Any]:

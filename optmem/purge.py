@@ -4,8 +4,9 @@ It rewrites LOG.jsonl without the chosen records (atomically, under the lock), t
 bookkeeping lines that point at them; deletes the summary-tree nodes that quote them (and the
 nodes above those — the next `compact` rebuilds them from what is left) and the HANDOFF.md
 files they carried; takes their ids out of ACCESS.jsonl; and rebuilds the index from scratch,
-so no copy of the text (nor a trace of the ids) is left in the vault. Every path it will touch is found and checked first: one that is not what it should be
-(the tree a file, a handoff a folder) stops it with exit 3 before anything is deleted.
+so no copy of the text (nor a trace of the ids) is left in the vault. Every path it will touch
+is found and checked first: one that is not what it should be (the tree a file, a handoff a
+folder) stops it with exit 3 before anything is deleted.
 """
 
 from __future__ import annotations
@@ -29,8 +30,14 @@ class Purged:
     files: list[str] = field(default_factory=list)
 
 
-def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = None,
-          everything: bool = False, yes: bool = False) -> Purged:
+def purge(
+    vault: Vault,
+    ids: list[str] | None = None,
+    *,
+    domain: str | None = None,
+    everything: bool = False,
+    yes: bool = False,
+) -> Purged:
     """Delete records for good. Refuses without `yes` (`confirmation_required`), saying how many."""
     from optmem.index import open_index
 
@@ -47,9 +54,12 @@ def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = No
                 targets = idx.ids(domain)
                 if not targets:  # a typo must not read as "done"
                     known = idx.domains()
-                    raise NotFound(f"no records in domain {quote(domain)}; the vault's domains: "
-                                   f"{', '.join(known) or '(none)'} — nothing was purged",
-                                   domain=domain, domains=known)
+                    raise NotFound(
+                        f"no records in domain {quote(domain)}; the vault's domains: "
+                        f"{', '.join(known) or '(none)'} — nothing was purged",
+                        domain=domain,
+                        domains=known,
+                    )
             else:
                 targets = idx.ids()
             if not everything:
@@ -57,8 +67,10 @@ def purge(vault: Vault, ids: list[str] | None = None, *, domain: str | None = No
         if not yes:
             what = f"every record ({len(targets):,})" if everything else f"{len(targets):,} record(s)"
             raise ConfirmationRequired(
-                f"purge deletes {what} from LOG.jsonl for good (not recoverable); run it again "
-                "with --yes to do it", records=len(targets), ids=sorted(targets)[:20])
+                f"purge deletes {what} from LOG.jsonl for good (not recoverable); run it again with --yes to do it",
+                records=len(targets),
+                ids=sorted(targets)[:20],
+            )
         # Every path purge will touch is found and checked first: a refusal deletes nothing.
         derived = _derived(vault, targets, everything)
         index_files = sorted(vault.cache_dir.glob("index*"))
@@ -97,9 +109,13 @@ def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
         if held and entry in held:
             target, project = hot_target(file) or ("memory", None)
             where = f" -p {project}" if project else " --target user" if target == "user" else ""
-            raise OptmemError(f"entry [{entry}] is still in {file}: remove it there first (`optmem remove "
-                              f"--id {entry}{where}`), then purge its records", code="still_held", file=file,
-                              entry=entry)
+            raise OptmemError(
+                f"entry [{entry}] is still in {file}: remove it there first (`optmem remove "
+                f"--id {entry}{where}`), then purge its records",
+                code="still_held",
+                file=file,
+                entry=entry,
+            )
         out |= {r.id for r in idx.journal(file) if r.key == key}
     for r in idx.rows("r.kind = ?", (RESOLUTION,)):  # `resolve --keep` repeats the kept value's text
         kept = idx.record(r).extra.get("kept")
@@ -157,8 +173,10 @@ def _rewrite_access(vault: Vault, targets: set[str], everything: bool) -> None:
             if not named:
                 out.write(raw)
                 continue
-            left = {f: [] if everything else [i for i in obj[f] if not (isinstance(i, str) and i.upper() in targets)]
-                    for f in named}
+            left = {
+                f: [] if everything else [i for i in obj[f] if not (isinstance(i, str) and i.upper() in targets)]
+                for f in named
+            }
             if all(len(left[f]) == len(obj[f]) for f in named):
                 out.write(raw)  # names none of them: kept byte for byte
                 continue
@@ -209,7 +227,9 @@ def _check_kinds(vault: Vault, derived: list[tuple[Path, str]], index_files: lis
             rel = path.relative_to(vault.root)
             raise Unreadable(
                 f"{rel} is {what}, expected {'the summary-tree folder' if folder else 'a file'}; "
-                "move it aside and run purge again; nothing was deleted", file=str(path))
+                "move it aside and run purge again; nothing was deleted",
+                file=str(path),
+            )
 
 
 def _derived(vault: Vault, targets: set[str], everything: bool) -> list[tuple[Path, str]]:

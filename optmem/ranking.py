@@ -41,7 +41,7 @@ from optmem.settings import Ranking
 DAY = 86400.0
 CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # spreads of note lengths (std / mean) that get b_min / b_max
 TURN_SHORT, TURN_LONG = 40.0, 150.0  # mean lengths (tokens) of conversation turns that get b_min / b_max
-QUERY_SHORT, QUERY_LONG = 12, 24     # query terms: a question, up to a chat turn asked as a query
+QUERY_SHORT, QUERY_LONG = 12, 24  # query terms: a question, up to a chat turn asked as a query
 COMMON_AT = 10  # records a Chinese term must be in before its share of them can make it common (`idf`)
 TIER_FACTOR = {Tier.CHAT: 0.97, Tier.NORMAL: 1.0, Tier.EVIDENCE: 1.03, Tier.REDLINE: 1.03}
 INFERRED_FACTOR = 0.98  # what an agent concluded yields to what was said, on near-ties
@@ -84,8 +84,9 @@ def b_for(cv: float, mean: float, turns: float, query_terms: int, settings: Rank
     return settings.b_min + t * (settings.b_max - settings.b_min)
 
 
-def bm25(tf: Counter[str], dl: int, terms: Iterable[str], idfs: dict[str, float], avgdl: float,
-         params: Bm25 = Bm25()) -> float:
+def bm25(
+    tf: Counter[str], dl: int, terms: Iterable[str], idfs: dict[str, float], avgdl: float, params: Bm25 = Bm25()
+) -> float:
     """BM25 of one document (term counts `tf`, length `dl`) for the query `terms`."""
     score = 0.0
     k1, b = params
@@ -118,9 +119,9 @@ class Candidate(NamedTuple):
     tier: int
     kind: str
     status: view.Status
-    recency: float | None     # when it was last accessed (written, said again or recalled)
-    importance: float = 1.0   # its importance over the default for its kind and tier
-    inferred: bool = False    # concluded by an agent rather than stated
+    recency: float | None  # when it was last accessed (written, said again or recalled)
+    importance: float = 1.0  # its importance over the default for its kind and tier
+    inferred: bool = False  # concluded by an agent rather than stated
     was: view.Status | None = None  # a cold record: its status were it warm (the band it ranks in)
 
 
@@ -139,11 +140,18 @@ class Parts(NamedTuple):
     heat_factor: float = 1.0
 
     def explain(self, **more: Any) -> dict[str, Any]:
-        return {"relevance": round(self.relevance, 4), "context": round(self.context, 4),
-                "heat_factor": round(self.heat_factor, 4), "recency_bonus": round(self.recency_bonus, 4),
-                "relative_importance": round(self.importance, 3), "age_days": self.age_days,
-                "tier_factor": self.tier_factor, "band": str(view.BANDS[self.band]),
-                "status": self.status.value, **more}
+        return {
+            "relevance": round(self.relevance, 4),
+            "context": round(self.context, 4),
+            "heat_factor": round(self.heat_factor, 4),
+            "recency_bonus": round(self.recency_bonus, 4),
+            "relative_importance": round(self.importance, 3),
+            "age_days": self.age_days,
+            "tier_factor": self.tier_factor,
+            "band": str(view.BANDS[self.band]),
+            "status": self.status.value,
+            **more,
+        }
 
 
 def tier_factor(tier: int, kind: str) -> float:
@@ -166,14 +174,24 @@ def score(c: Candidate, now: float, settings: Ranking, *, past: bool = False) ->
     factor = tier_factor(c.tier, c.kind) * (INFERRED_FACTOR if c.inferred else 1.0)
     importance = min(2.0, max(0.0, c.importance))
     heat = 1 + bonus * importance
-    return Parts(c.relevance, c.context, factor, bonus, age_days, band, c.status,
-                 (c.relevance + c.context) * factor * heat, importance, heat)
+    return Parts(
+        c.relevance,
+        c.context,
+        factor,
+        bonus,
+        age_days,
+        band,
+        c.status,
+        (c.relevance + c.context) * factor * heat,
+        importance,
+        heat,
+    )
 
 
 class Ranked(NamedTuple):
     """A hit in ranking order, and whose place it took (the newer-first rule: the record it updates)."""
 
-    at: int            # index into the list given to `updates_first`
+    at: int  # index into the list given to `updates_first`
     over: str | None
 
 
@@ -209,9 +227,14 @@ def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> flo
     return sum(idfs.get(t, 0.0) for t in a & b) / total if total else 0.0
 
 
-def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
-                  settings: Ranking, names: frozenset[str] = frozenset(),
-                  when: frozenset[str] = frozenset()) -> list[Ranked]:
+def updates_first(
+    top: list[Match],
+    idfs: dict[str, float],
+    cue: bool,
+    settings: Ranking,
+    names: frozenset[str] = frozenset(),
+    when: frozenset[str] = frozenset(),
+) -> list[Ranked]:
     """Re-order the top hits only: a record at least a day newer goes above an older one of its
     band that matched largely the same query terms, when it scores at least a given share of it
     (with an update cue in the query, `cue`, or when the newer record says it changed: overlap ≥
@@ -243,10 +266,14 @@ def updates_first(top: list[Match], idfs: dict[str, float], cue: bool,
             # (its cue words aside: "我现在养了" holds 我养): then the query does not ask about the
             # part that changed
             flagged = m.may_update is not None and m.may_update == o.id and what(o.matched) <= m.covers
-            if (o.band == m.band and (m.ts or 0.0) - (o.ts or 0.0) >= DAY and (o.matched & names) <= m.matched
-                    and not lacks_amount(m.amount, m.change or flagged, o.amount)
-                    and m.score >= (settings.update_ratio if flagged else ratio) * o.score
-                    and (flagged or overlap(what(m.matched), what(o.matched), idfs) >= theta)):
+            if (
+                o.band == m.band
+                and (m.ts or 0.0) - (o.ts or 0.0) >= DAY
+                and (o.matched & names) <= m.matched
+                and not lacks_amount(m.amount, m.change or flagged, o.amount)
+                and m.score >= (settings.update_ratio if flagged else ratio) * o.score
+                and (flagged or overlap(what(m.matched), what(o.matched), idfs) >= theta)
+            ):
                 pos, over = j, o.id
                 break
         out.insert(pos, Ranked(i, over))

@@ -4,7 +4,6 @@
 and what `KNOWN` (the fields a reader understands) holds are all derived from it.
 """
 
-
 import json
 import os
 import re
@@ -30,16 +29,16 @@ class Tier(IntEnum):
 # kinds the code gives a meaning to (any other kind name is a plain record)
 NOTE = "note"
 CORRECTION = "correction"
-MEMORY = "memory"        # the hot-memory journal
+MEMORY = "memory"  # the hot-memory journal
 HANDOFF = "handoff"
 COMMIT = "commit"
 RESOLUTION = "resolution"  # a person settled a conflict on a key (corrects every value in it)
-MERGED = "merged"          # fragments about one topic as one structured record (corrects each)
-CURATION = "curation"      # one curation run: its plan, the model command, the gate's figures
-SEEN = "seen"            # bookkeeping: a restatement of `ref` (no text)
-FORGET = "forget"        # bookkeeping: a tombstone for `ref`
-CONFIRM = "confirm"      # bookkeeping: a person confirmed the pending record `ref`
-RESTORE = "restore"      # bookkeeping: `ref`, forgotten, is back (a curation undone)
+MERGED = "merged"  # fragments about one topic as one structured record (corrects each)
+CURATION = "curation"  # one curation run: its plan, the model command, the gate's figures
+SEEN = "seen"  # bookkeeping: a restatement of `ref` (no text)
+FORGET = "forget"  # bookkeeping: a tombstone for `ref`
+CONFIRM = "confirm"  # bookkeeping: a person confirmed the pending record `ref`
+RESTORE = "restore"  # bookkeeping: `ref`, forgotten, is back (a curation undone)
 BOOKKEEPING = (SEEN, FORGET, CONFIRM, RESTORE)
 NEVER_COOL = (*BOOKKEEPING, MEMORY)  # bookkeeping, and hot memory (its file decides what is kept)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -132,15 +131,15 @@ class Record(NamedTuple):
     expires: str | None = None
     evidence: str | None = None
     source: str | None = None
-    session: str | None = None         # the conversation it came from (neighbours lend context)
-    importance: float | None = None    # 0..1; None: the default for its kind and tier
-    confidence: float | None = None    # 0..1, how sure the writer was; None: sure
-    pending: bool = False              # stored below the pending threshold: waits for confirmation
-    basis: str | None = None           # "inferred" when an agent concluded it; None: stated
-    state: bool = False                # a temporary state ("worked until 3 am"), not a habit
+    session: str | None = None  # the conversation it came from (neighbours lend context)
+    importance: float | None = None  # 0..1; None: the default for its kind and tier
+    confidence: float | None = None  # 0..1, how sure the writer was; None: sure
+    pending: bool = False  # stored below the pending threshold: waits for confirmation
+    basis: str | None = None  # "inferred" when an agent concluded it; None: stated
+    state: bool = False  # a temporary state ("worked until 3 am"), not a habit
     extra: dict[str, Any] = _NO_EXTRA  # unknown fields, preserved as they were
-    line: int = 0                      # not stored: where the record was read
-    hand: bool = False                 # not stored: typed by hand (its id was derived)
+    line: int = 0  # not stored: where the record was read
+    hand: bool = False  # not stored: typed by hand (its id was derived)
 
     @property
     def epoch(self) -> float | None:
@@ -245,8 +244,7 @@ def parse_line(raw: bytes, line: int = 0) -> Record:
     if type(obj) is not dict:
         raise BadLine("unparseable_line", "not a JSON object")
     if _SURROGATE.search(raw) and _holds_lone_surrogate(obj):
-        raise BadLine("unparseable_line", "holds a lone surrogate (\\ud800–\\udfff), which no UTF-8 "
-                      "text can carry")
+        raise BadLine("unparseable_line", "holds a lone surrogate (\\ud800–\\udfff), which no UTF-8 text can carry")
     get = obj.get
     text = get("text", "")
     if type(text) is not str:
@@ -270,16 +268,34 @@ def parse_line(raw: bytes, line: int = 0) -> Record:
         kind = "correction"
     tier = get("tier")
     extra_keys = obj.keys() - KNOWN_SET
-    return _new_record(Record, (  # in `Record`'s field order
-        derived_id(raw, clock.to_epoch(ts)) if hand else rid, ts, domain,
-        _str_or_none(get("project")), kind, tier if tier in TIER_RANK else "normal",
-        _str_or_none(get("key")), text, _str_list(get("tags")), corrects,
-        _str_or_none(get("ref")), _str_or_none(get("expires")), _str_or_none(get("evidence")),
-        _str_or_none(get("source")), _str_or_none(get("session")),
-        _unit(get("importance")), _unit(get("confidence")),
-        get("pending") is True and tier != "redline",  # a rule is never a guess
-        "inferred" if get("basis") == "inferred" else None, get("state") is True,
-        {k: obj[k] for k in extra_keys} if extra_keys else _NO_EXTRA, line, hand))
+    return _new_record(
+        Record,
+        (  # in `Record`'s field order
+            derived_id(raw, clock.to_epoch(ts)) if hand else rid,
+            ts,
+            domain,
+            _str_or_none(get("project")),
+            kind,
+            tier if tier in TIER_RANK else "normal",
+            _str_or_none(get("key")),
+            text,
+            _str_list(get("tags")),
+            corrects,
+            _str_or_none(get("ref")),
+            _str_or_none(get("expires")),
+            _str_or_none(get("evidence")),
+            _str_or_none(get("source")),
+            _str_or_none(get("session")),
+            _unit(get("importance")),
+            _unit(get("confidence")),
+            get("pending") is True and tier != "redline",  # a rule is never a guess
+            "inferred" if get("basis") == "inferred" else None,
+            get("state") is True,
+            {k: obj[k] for k in extra_keys} if extra_keys else _NO_EXTRA,
+            line,
+            hand,
+        ),
+    )
 
 
 _new_record = tuple.__new__  # (the NamedTuple's own __new__ is a Python function taking keywords)
@@ -289,12 +305,18 @@ def bad_units(raw: bytes) -> dict[str, Any]:
     """Fields that must be a number in 0..1 (importance, confidence) but hold something else, with
     what they hold (for doctor: the record reads them as unset, i.e. the default)."""
     obj = json.loads(raw)
-    return {name: obj[name] for name in ("importance", "confidence")
-            if obj.get(name) is not None and _unit(obj[name]) is None}
+    return {
+        name: obj[name]
+        for name in ("importance", "confidence")
+        if obj.get(name) is not None and _unit(obj[name]) is None
+    }
 
 
 def missing_fields(raw: bytes) -> list[str]:
     """Fields a parsed line lacks that every record needs (for doctor; the line parses)."""
     obj = json.loads(raw)
-    return [name for name in ("ts", "text") if not isinstance(obj.get(name), str)
-            and not (name == "text" and obj.get("kind") in BOOKKEEPING)]
+    return [
+        name
+        for name in ("ts", "text")
+        if not isinstance(obj.get(name), str) and not (name == "text" and obj.get("kind") in BOOKKEEPING)
+    ]

@@ -16,7 +16,7 @@ from optmem.vault import Vault
 
 class Touched(NamedTuple):
     ids: list[str]
-    warmed: list[str]        # of them, the ones that were cold
+    warmed: list[str]  # of them, the ones that were cold
 
 
 def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
@@ -30,9 +30,13 @@ def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
         found = [log.resolve_one(idx, ref) for ref in refs]  # every id checked before anything is written
         for r in found:
             if r.kind in BOOKKEEPING:  # a refusal, as log.refuse_bookkeeping's: the record is the wrong one
-                raise NotApplicable(f"{r.id} is a `{r.kind}` line, not a memory; touch the record it is about "
-                                    f"({r.ref or '?'}); nothing was written", code="bookkeeping_line",
-                                    id=r.id, ref=r.ref)
+                raise NotApplicable(
+                    f"{r.id} is a `{r.kind}` line, not a memory; touch the record it is about "
+                    f"({r.ref or '?'}); nothing was written",
+                    code="bookkeeping_line",
+                    id=r.id,
+                    ref=r.ref,
+                )
         found += [idx.current_version(r) for r in found if r.superseded_by]
     rows = list({r.id: r for r in found}.values())
     lifecycle.touch_ids(vault, [r.id for r in rows], via)
@@ -40,9 +44,9 @@ def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
 
 
 class Confirmed(NamedTuple):
-    status: str            # confirmed | already_confirmed
+    status: str  # confirmed | already_confirmed
     id: str
-    record: str | None     # the confirm record's id (None: it was confirmed before)
+    record: str | None  # the confirm record's id (None: it was confirmed before)
 
 
 def refuse_unless_pending(idx: Any, row: Any, command: str) -> None:
@@ -55,30 +59,51 @@ def refuse_unless_pending(idx: Any, row: Any, command: str) -> None:
     if row.forgotten and not (command == "reject" and row.pending):  # a rejected guess: reject is idempotent
         tombs = idx.tombstones(row.id)
         by = f" by {tombs[-1].id}" if tombs else ""
-        then = ("a forgotten record is not confirmed — append it again if it is true" if command == "confirm"
-                else "it is out of search and context already")
+        then = (
+            "a forgotten record is not confirmed — append it again if it is true"
+            if command == "confirm"
+            else "it is out of search and context already"
+        )
         raise NotApplicable(
             f"{row.id} is forgotten{by} (`optmem get {short}` shows " + ("why" if by else "by what") + f"); {then}; "
             "nothing was written",
-            code="forgotten", id=row.id, forgotten_by=tombs[-1].id if tombs else None)
+            code="forgotten",
+            id=row.id,
+            forgotten_by=tombs[-1].id if tombs else None,
+        )
     if not row.pending:
         raise NotApplicable(
             f"{row.id} is not pending: it was stored as a fact, not a guess, so there is nothing to "
-            f"{command}" + (f" — `optmem forget {short}` hides it, `optmem correct {short} TEXT` "
-                            "replaces it" if command == "reject" else " (it is in normal recall already)")
-            + "; nothing was written", code="not_pending", id=row.id)
+            f"{command}"
+            + (
+                f" — `optmem forget {short}` hides it, `optmem correct {short} TEXT` replaces it"
+                if command == "reject"
+                else " (it is in normal recall already)"
+            )
+            + "; nothing was written",
+            code="not_pending",
+            id=row.id,
+        )
 
 
 def confirm(vault: Vault, ref: str, *, source: str | None = None) -> Confirmed:
     """Confirm a pending record: it becomes current (a `confirm` line in the log). A guess
     confirmed before is `already_confirmed` (nothing written); anything else is refused
     (`refuse_unless_pending`)."""
+
     def confirmation(idx: Any, row: Any, moment: Any) -> Record | None:
         refuse_unless_pending(idx, row, "confirm")
         if row.confirmed:
             return None
-        return Record(id=new_id(moment.timestamp()), ts=clock.format_ts(moment), domain=row.domain,
-                      project=row.project, kind=CONFIRM, ref=row.id, source=source)
+        return Record(
+            id=new_id(moment.timestamp()),
+            ts=clock.format_ts(moment),
+            domain=row.domain,
+            project=row.project,
+            kind=CONFIRM,
+            ref=row.id,
+            source=source,
+        )
 
     row, rec = log.write_about(vault, ref, confirmation)
     return Confirmed("confirmed", row.id, rec.id) if rec else Confirmed("already_confirmed", row.id, None)
@@ -92,8 +117,10 @@ def reject(vault: Vault, ref: str, *, reason: str | None = None, source: str | N
         row = log.resolve_one(idx, ref)
         refuse_unless_pending(idx, row, "reject")
         if row.confirmed and not row.forgotten:
-            raise NotApplicable(f"{row.id} is not pending: it was confirmed; `optmem forget {row.id[-8:]}` "
-                                "hides it, `optmem correct` replaces it; nothing was written",
-                                code="not_pending", id=row.id)
-    return log.forget(vault, row.id, reason=f"rejected: {reason}" if reason else "rejected",
-                      source=source)
+            raise NotApplicable(
+                f"{row.id} is not pending: it was confirmed; `optmem forget {row.id[-8:]}` "
+                "hides it, `optmem correct` replaces it; nothing was written",
+                code="not_pending",
+                id=row.id,
+            )
+    return log.forget(vault, row.id, reason=f"rejected: {reason}" if reason else "rejected", source=source)

@@ -27,8 +27,13 @@ def run_command(cmd: str, stdin: str, timeout: float) -> Ran:
     import signal
 
     try:
-        proc = subprocess.Popen(["/bin/sh", "-c", cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", cmd],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
     except OSError as exc:
         return Ran(None, f"could not start: {exc.strerror or exc}")
 
@@ -71,8 +76,14 @@ def detach(argv: list[str]) -> bool:
     """Start a process that outlives this one (its own session, no terminal, output dropped);
     False when it could not be started."""
     try:
-        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+        subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
     except OSError:
         return False
     return True

@@ -32,21 +32,36 @@ U+06DD, U+070F, U+0890–0891, U+08E2, U+110BD, U+110CD) are Cf but visible, so 
 
 import functools
 import re
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from optmem.errors import TooLarge, UnsafeContent
 
-_DEPTH = 2                # decoding inside decoding (base64 of base64) at most this deep
+_DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 _MAX_DECODED = 256 * 1024  # characters of encoded runs decoded per text
 
-_INVISIBLE = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-              "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U00013430-\U0001343f"
-              "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff")
+_INVISIBLE = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+)
 _CONTROL = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"  # C0 and C1 controls but tab and line ends
 _DIACRITICS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
-_EMOJI = ((0x1F000, 0x1FAFF), (0x2600, 0x27BF), (0x2300, 0x23FF), (0x2B00, 0x2BFF), (0x2190, 0x21FF),
-          (0x25A0, 0x25FF), (0x2900, 0x297F), (0x3030, 0x303D), (0x3297, 0x3299), (0xA9, 0xA9),
-          (0xAE, 0xAE), (0x203C, 0x2049), (0x2122, 0x2139))
+_EMOJI = (
+    (0x1F000, 0x1FAFF),
+    (0x2600, 0x27BF),
+    (0x2300, 0x23FF),
+    (0x2B00, 0x2BFF),
+    (0x2190, 0x21FF),
+    (0x25A0, 0x25FF),
+    (0x2900, 0x297F),
+    (0x3030, 0x303D),
+    (0x3297, 0x3299),
+    (0xA9, 0xA9),
+    (0xAE, 0xAE),
+    (0x203C, 0x2049),
+    (0x2122, 0x2139),
+)
 _JOINING_SCRIPTS = ((0x0600, 0x08FF), (0x0900, 0x0DFF), (0xFB50, 0xFDFF), (0xFE70, 0xFEFC))
 
 # Look-alikes mapped before case folding (capital eta looks like H, small eta like n). Pairs:
@@ -75,221 +90,519 @@ _TRADITIONAL = (
 # the collapsed text without.
 _G = r"[\W_]{0,5}"
 _YOU, _YOUR, _ARE = r"(?:you|u)", r"(?:your|ur|yr)", r"(?:are|re|r)"
-_VERB = (r"(?:ignore|disregard|forget|bypass|dismiss|discard|abandon|neglect|overlook|nevermind|never~mind|"
-         r"pay~no~(?:attention|heed|mind)~to|set~aside|put~aside|throw~(?:out|away)|"
-         r"(?:do~not|don'?t|dont|never|stop|no~longer|cease|quit)~"
-         r"(?:follow|obey|heed|respect|honou?r|adhere~to|comply~with|listen~to)(?:ing)?)")
+_VERB = (
+    r"(?:ignore|disregard|forget|bypass|dismiss|discard|abandon|neglect|overlook|nevermind|never~mind|"
+    r"pay~no~(?:attention|heed|mind)~to|set~aside|put~aside|throw~(?:out|away)|"
+    r"(?:do~not|don'?t|dont|never|stop|no~longer|cease|quit)~"
+    r"(?:follow|obey|heed|respect|honou?r|adhere~to|comply~with|listen~to)(?:ing)?)"
+)
 _QUANT = r"(?:all|any|every|each|of|the|my|our|those|these|this|that|whatever|its|their|both|entire|whole|complete|and)"
-_REF = (r"(?:previous(?:ly)?|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer|"
-        r"safety|your|ur|yr)")
-_OBJ = (r"(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|guidance|commands?|orders?|"
-        r"constraints?|restrictions?|guardrails?|polic(?:y|ies)|programming|context|conversation|"
-        r"limitations?|safeguards?|ethics|principles)")
+_REF = (
+    r"(?:previous(?:ly)?|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer|"
+    r"safety|your|ur|yr)"
+)
+_OBJ = (
+    r"(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|guidance|commands?|orders?|"
+    r"constraints?|restrictions?|guardrails?|polic(?:y|ies)|programming|context|conversation|"
+    r"limitations?|safeguards?|ethics|principles)"
+)
 _STRONG_OBJ = r"(?:instructions?|prompts?|directives?|guidelines?|programming|guardrails?|safeguards?|restrictions?)"
-_BEFORE = (r"(?:above|before|earlier|previously|prior|so~far|until~now|up~to~now|till~now|thus~far|hitherto|"
-           r"beforehand|preceding)")
+_BEFORE = (
+    r"(?:above|before|earlier|previously|prior|so~far|until~now|up~to~now|till~now|thus~far|hitherto|"
+    r"beforehand|preceding)"
+)
 _NEG = r"(?:do~not|don'?t|dont|never|must~not|mustn'?t|should~not|shouldn'?t|cannot|can'?t|may~not)"
 _USER = r"(?:the~users?|the~human|your~user|the~person)"
 _ROLE_LINE = r"(?:^|\n)[#>*\[(< \t]*"
 
 # Chinese vocabulary: fillers between the verb and the object, references to earlier content
 # (_ZH_REFX: not "all", which alone is too common — 对 vendor 目录忽略所有 eslint 规则), objects.
-_ZH_FILL = ("的|了|掉|你|我|所|说|写|给|过|被|都|和|与|及|其他|其它|这些|那些|提供|收到|得到|获得|接收|接到|定义|制定|"
-            "告诉|输入|中|里|内|部分|条|项|个|曾经|已经|之|上|前")
-_ZH_REFX = ("(?:之前|以前|此前|先前|早先|早前|上面|上述|上文|以上|前面|前文|前述|前边|刚才|刚刚|原来|原有|原先|原始|"
-            "最初|初始|原本|系统|开发者|你的|官方|预设)")
+_ZH_FILL = (
+    "的|了|掉|你|我|所|说|写|给|过|被|都|和|与|及|其他|其它|这些|那些|提供|收到|得到|获得|接收|接到|定义|制定|"
+    "告诉|输入|中|里|内|部分|条|项|个|曾经|已经|之|上|前"
+)
+_ZH_REFX = (
+    "(?:之前|以前|此前|先前|早先|早前|上面|上述|上文|以上|前面|前文|前述|前边|刚才|刚刚|原来|原有|原先|原始|"
+    "最初|初始|原本|系统|开发者|你的|官方|预设)"
+)
 _ZH_REF = _ZH_REFX[3:-1] + "|所有|全部|一切|任何"
-_ZH_OBJ = ("(?:指令|指示|提示词?|规则|要求|命令|设定|约束|限制|准则|规定|守则|内容|说明|政策|策略|规范|安排|一切|东西|"
-           "话|对话|上下文|prompt|instructions?|rules?)")
+_ZH_OBJ = (
+    "(?:指令|指示|提示词?|规则|要求|命令|设定|约束|限制|准则|规定|守则|内容|说明|政策|策略|规范|安排|一切|东西|"
+    "话|对话|上下文|prompt|instructions?|rules?)"
+)
 
 # Needles: words a hit must contain (one of each group, in the lower-cased text). Rules whose
 # needles are absent are neither compiled nor run — most texts compile only a few rules.
 _Needles = tuple[tuple[str, ...], ...]
-_VERBS = ("ignore", "disregard", "forget", "bypass", "dismiss", "discard", "abandon", "neglect", "overlook", "mind",
-          "attention", "heed", "aside", "throw", "follow", "obey", "respect", "honor", "honour", "adhere", "comply",
-          "listen")
-_OBJS = ("instruction", "prompt", "rule", "direction", "directive", "guideline", "guidance", "command", "order",
-         "constraint", "restriction", "guardrail", "polic", "programming", "context", "conversation", "limitation",
-         "safeguard", "ethic", "principle")
+_VERBS = (
+    "ignore",
+    "disregard",
+    "forget",
+    "bypass",
+    "dismiss",
+    "discard",
+    "abandon",
+    "neglect",
+    "overlook",
+    "mind",
+    "attention",
+    "heed",
+    "aside",
+    "throw",
+    "follow",
+    "obey",
+    "respect",
+    "honor",
+    "honour",
+    "adhere",
+    "comply",
+    "listen",
+)
+_OBJS = (
+    "instruction",
+    "prompt",
+    "rule",
+    "direction",
+    "directive",
+    "guideline",
+    "guidance",
+    "command",
+    "order",
+    "constraint",
+    "restriction",
+    "guardrail",
+    "polic",
+    "programming",
+    "context",
+    "conversation",
+    "limitation",
+    "safeguard",
+    "ethic",
+    "principle",
+)
 _N_DISMISS: _Needles = (_VERBS, _OBJS)
 _OVERRIDE = ("override", "overrule")
 _ALL = ("everything", "anything", "all", "whatever", "what")
-_VOID = ("void", "null", "cancel", "revoked", "overridden", "rescinded", "lifted", "suspended", "test", "joke", "trick",
-         "fake")
-_LIMITS = ("restriction", "rule", "filter", "censorship", "guideline", "boundar", "constraint", "safeguard", "guardrail",
-           "ethic", "moral", "polic", "moderation", "limitation", "restraint")
+_VOID = (
+    "void",
+    "null",
+    "cancel",
+    "revoked",
+    "overridden",
+    "rescinded",
+    "lifted",
+    "suspended",
+    "test",
+    "joke",
+    "trick",
+    "fake",
+)
+_LIMITS = (
+    "restriction",
+    "rule",
+    "filter",
+    "censorship",
+    "guideline",
+    "boundar",
+    "constraint",
+    "safeguard",
+    "guardrail",
+    "ethic",
+    "moral",
+    "polic",
+    "moderation",
+    "limitation",
+    "restraint",
+)
 _ROLEPLAY = ("act", "behave", "respond", "answer", "reply", "pretend", "roleplay", "role", "simulate", "impersonate")
-_SHOW = ("reveal", "print", "show", "output", "repeat", "leak", "dump", "display", "disclose", "expose", "recite", "echo",
-         "paste", "write", "spell", "read", "type", "give", "tell", "send", "translate", "summari", "rewrite",
-         "paraphrase", "encode", "what", "copy", "return")
-_HIDDEN = ("system", "initial", "hidden", "secret", "original", "developer", "dev", "prompt", "instructions", "rules",
-           "guidelines", "directives")
+_SHOW = (
+    "reveal",
+    "print",
+    "show",
+    "output",
+    "repeat",
+    "leak",
+    "dump",
+    "display",
+    "disclose",
+    "expose",
+    "recite",
+    "echo",
+    "paste",
+    "write",
+    "spell",
+    "read",
+    "type",
+    "give",
+    "tell",
+    "send",
+    "translate",
+    "summari",
+    "rewrite",
+    "paraphrase",
+    "encode",
+    "what",
+    "copy",
+    "return",
+)
+_HIDDEN = (
+    "system",
+    "initial",
+    "hidden",
+    "secret",
+    "original",
+    "developer",
+    "dev",
+    "prompt",
+    "instructions",
+    "rules",
+    "guidelines",
+    "directives",
+)
 # what every way of hiding something from the user says: a negation (_NEG), keep/hide … from,
 # without … knowing, make sure … never ("user" alone is in most notes an agent keeps)
 _CONCEAL = ("not", "don't", "dont", "never", "mustn", "shouldn", "can't", "cant", "keep", "hide", "without", "sure")
 _ZH_DISMISS: _Needles = (
-    ("忽略", "忽视", "无视", "忘", "抛", "丢", "放弃", "跳过", "略过", "管", "推翻", "废除", "作废", "撤销",
-     "绕过", "违背", "违反", "不顾", "理会", "遵", "听从", "服从", "在意", "理睬"),
-    ("指令", "指示", "提示", "规则", "要求", "命令", "设定", "约束", "限制", "准则", "规定", "守则", "内容", "说明",
-     "政策", "策略", "规范", "安排", "一切", "东西", "话", "对话", "上下文", "prompt", "instruction", "rule", "前文",
-     "上文", "前述", "道德"))
-_ZH_SHOW = ("显示", "输出", "泄露", "泄漏", "打印", "透露", "告诉我", "给我看", "展示", "复述", "重复", "说出", "公开",
-            "发给我", "贴出", "背诵", "念出", "列出", "写出", "把", "将")
+    (
+        "忽略",
+        "忽视",
+        "无视",
+        "忘",
+        "抛",
+        "丢",
+        "放弃",
+        "跳过",
+        "略过",
+        "管",
+        "推翻",
+        "废除",
+        "作废",
+        "撤销",
+        "绕过",
+        "违背",
+        "违反",
+        "不顾",
+        "理会",
+        "遵",
+        "听从",
+        "服从",
+        "在意",
+        "理睬",
+    ),
+    (
+        "指令",
+        "指示",
+        "提示",
+        "规则",
+        "要求",
+        "命令",
+        "设定",
+        "约束",
+        "限制",
+        "准则",
+        "规定",
+        "守则",
+        "内容",
+        "说明",
+        "政策",
+        "策略",
+        "规范",
+        "安排",
+        "一切",
+        "东西",
+        "话",
+        "对话",
+        "上下文",
+        "prompt",
+        "instruction",
+        "rule",
+        "前文",
+        "上文",
+        "前述",
+        "道德",
+    ),
+)
+_ZH_SHOW = (
+    "显示",
+    "输出",
+    "泄露",
+    "泄漏",
+    "打印",
+    "透露",
+    "告诉我",
+    "给我看",
+    "展示",
+    "复述",
+    "重复",
+    "说出",
+    "公开",
+    "发给我",
+    "贴出",
+    "背诵",
+    "念出",
+    "列出",
+    "写出",
+    "把",
+    "将",
+)
 
 _PHRASES: tuple[tuple[str, _Needles, str], ...] = (
-    ("ignore_previous_instructions", _N_DISMISS,
-     rf"%<{_VERB}~(?:{_QUANT}~){{0,4}}{_REF}~(?:(?:{_REF}|{_QUANT})~){{0,3}}{_OBJ}%>"),
-    ("ignore_previous_instructions", _N_DISMISS,
-     rf"%<{_VERB}~(?:all|any|every|each)~(?:{_QUANT}~){{0,2}}{_STRONG_OBJ}%>"),
-    ("ignore_previous_instructions", (_OVERRIDE, _OBJS),  # "override" is ordinary with rules: instructions only
-     rf"%<(?:override|overrule)~(?:{_QUANT}~){{0,3}}{_REF}~(?:(?:{_REF}|{_QUANT})~){{0,2}}{_STRONG_OBJ}%>"),
-    ("ignore_previous_instructions", _N_DISMISS,  # … the rules you were given / the guidance provided before this
-     rf"%<{_VERB}~(?:{_QUANT}~){{0,3}}{_OBJ}~(?:(?:that|which)~)?(?:{_YOU}~(?:were|ve~been|have~been|had~been|"
-     r"got|have~got|have|had|received|have~received|was)%>|(?:(?:that|which|were|was|have|has|been|given|provided|"
-     rf"stated|written|shown|listed|sent|received|in|of|this|the|my|our|to~you)~){{0,4}}{_BEFORE}%>"
-     r"(?!~(?:\d|[a-z]+ing(?![a-z]))))"),
-    ("ignore_previous_instructions", _N_DISMISS,  # … the rules in your system message
-     rf"%<{_VERB}~(?:{_QUANT}~){{0,3}}{_OBJ}~(?:in|of|from|inside|within)~(?:the~|{_YOUR}~)?(?:system|developer|"
-     r"original|initial|previous|above|hidden)~(?:prompt|message|instructions|context)%>"),
-    ("ignore_previous_instructions", (_VERBS, _ALL),
-     rf"%<{_VERB}~(?:{_QUANT}~){{0,2}}(?:everything|anything|all|whatever|what)~"
-     r"(?:(?:you|i|we|was|were|has|have|had|been|is|are|said|written|told|given|stated|mentioned|received|"
-     r"read|seen|got|learned|before|this|that|here|of|the|so|in|to|up|until|till|messages?|text|prompt|"
-     rf"conversation|chat|context)~){{0,5}}{_BEFORE}%>"
-     r"(?!~(?:\d|\$|(?:the|a|an|this|that|these|those|my|our|your|their|its|it)(?![a-z])))"),
-    ("ignore_previous_instructions", (_VERBS, ("above",)),  # "Ignore the above and …", not "… the above warning"
-     rf"%<{_VERB}~(?:all~)?(?:of~)?the~above(?:\s*$|\s*[.,;:!]|(?=~(?:and|then|instead|but|now)(?![a-z])))"),
-    ("ignore_previous_instructions", (_VOID, _OBJS),
-     rf"%<(?:previous|prior|above|earlier|preceding|original|system)~(?:{_QUANT}~){{0,2}}"
-     r"(?:instructions?|prompts?|rules?|directives?|guidelines?)~(?:are|is|were|was|have~been|has~been)~(?:now~)?"
-     r"(?:void|null|cancel+ed|revoked|overridden|rescinded|lifted|suspended|(?:just~)?a~(?:test|joke|trick)|fake)%>"),
-    ("role_override", (("now",),),  # but not tool output such as "You are now connected to database …"
-     rf"%<{_YOU}~{_ARE}~now%>(?!~(?:connected|logged|signed|subscribed|registered|enrolled|authenticated|using|"
-     r"viewing|editing|running|ready|done|able|online|offline|disconnected|up~to~date|all~set|"
-     r"on~(?:the~)?(?:branch|page|call|rotation|latest|version|v?\d)|in~the~(?:queue|channel|meeting|room|directory|"
-     r"folder|repo))(?![a-z]))"),
-    ("role_override", (("longer",),),
-     rf"%<{_YOU}~{_ARE}~no~longer~(?:(?:an?~)?(?:ai|assistant|chatbot|language~model|llm|claude|chatgpt|gpt)|"
-     r"bound|restricted|limited|required~to|obligated|subject~to)%>"),
-    ("role_override", (("no",), _LIMITS),
-     rf"%<{_YOU}~(?:have|ve|now~have)~no~(?:more~)?(?:restrictions|rules|filters|guidelines|limitations|boundaries|"
-     r"constraints|ethics|morals|safeguards|guardrails)%>"),
-    ("role_override", (("now", "henceforth", "point", "moment"),),
-     r"%<(?:from~now~on|from~this~(?:point|moment)~on|henceforth|starting~now|as~of~now)~"
-     rf"{_YOU}~(?:are|re|become|roleplay|pretend|act~as|will~act~as|are~going~to~(?:act|be|pretend))%>"),
-    ("role_override", (("now",),),
-     rf"%<(?:{_YOU}|the~(?:assistant|ai|model))~(?:must|will|shall|should|have~to|need~to|are~to|re~to)~now~"
-     r"(?:act|behave|pretend|roleplay|obey|comply|follow~(?:only|my|these|the~new|new|what)|ignore|disregard|"
-     r"forget|reveal|print|output|respond|answer|reply|do~(?:as|what|whatever|anything|everything)|only|listen|"
-     r"serve|become|be~an?|refuse)%>"),
-    ("role_override", (_ROLEPLAY, _LIMITS),
-     r"%<(?:act|acting|behave|respond|answer|reply|pretend|roleplay|role~play|simulate|impersonate)~+"
-     r"%words%(?:without|with~no|free~(?:of|from)|ignoring|unbound~by|not~bound~by|"
-     r"no~longer~bound~by|unconstrained~by|unrestricted~by|exempt~from|bypassing)~"
-     r"(?:(?:any|all|your|the|its|ethical|moral|safety|content|usual|normal|openai|anthropic|typical|standard|"
-     r"built~in)~){0,3}(?:restrictions|rules|filters|filtering|censorship|guidelines|boundaries|constraints|"
-     r"safeguards|guardrails|ethics|morals|polic(?:y|ies)|moderation|limitations|restraints)%>"),
-    ("role_override", (("unrestricted", "unfiltered", "uncensored", "jailbr", "amoral", "anything", "mode"),),
-     r"%<(?:(?:unrestricted|unfiltered|uncensored|jailbroken|jailbreak|amoral)~(?:ai|assistant|mode|model|"
-     r"chatbot|version|persona|llm|gpt|bot)|do~anything~now|(?:dan|god|sudo|evil)~mode)%>"),
-    ("reveal_system_prompt", (_SHOW, _HIDDEN),
-     r"%<(?:reveal|print|show|output|repeat|leak|dump|display|disclose|expose|recite|echo|paste|write~out|"
-     r"spell~out|read~out|type~out|give~me|tell~me|send~me|translate|summari[sz]e|rewrite|paraphrase|encode|"
-     r"what~(?:is|are|was|were))~"
-     r"(?:(?:me|us|back|out|the|your|ur|full|entire|complete|whole|original|initial|hidden|secret|exact|verbatim|"
-     r"raw|internal|actual|real|current|all|of|above|word~for~word|contents?|text)~){0,5}"
-     r"(?:system~(?:prompt|message|instructions?|directives?)|(?:initial|hidden|secret|original|developer|dev)~"
-     r"(?:prompts?|instructions|messages?|rules|directives)|pre~?prompt|instructions~(?:above|you~were~given|"
-     rf"you~received)|prompt~above|{_YOUR}~(?:instructions|rules|guidelines|prompt|directives))%>"),
-    ("reveal_system_prompt", (_SHOW, ("above", "before", "far", "preceding")),  # "print everything above this line"
-     r"%<(?:print|repeat|output|show|write|copy|echo|dump|reveal|display|return|recite|tell~me)~(?:me~|back~)?"
-     r"(?:everything|all~(?:of~)?(?:the~)?(?:text|words)|the~(?:text|words|content|lines?|sentences?|paragraphs?))~"
-     r"(?:(?:written|printed|shown|that~(?:is|was|appears?))~)?(?:above|before~this|so~far|preceding)%>"
-     r"(?!~(?:the|a|an)(?![a-z]))"),
-    ("reveal_system_prompt", (("what",), ("told", "given", "instructed", "programmed", "prompted", "asked")),
-     rf"%<what~(?:were|was|have|had|did)~{_YOU}~(?:been~)?(?:told|given|instructed|programmed|prompted)~"
-     r"(?:to~do~)?(?:before|at~the~start|initially|earlier|originally|in~your~(?:system~)?prompt)%>|"
-     rf"%<(?:tell~me|show~me|say|repeat|print)~what~(?:the|{_YOUR})~(?:developers?|creators?|operators?|admins?|"
-     rf"system|openai|anthropic)~(?:told|instructed|asked|programmed|prompted)~{_YOU}%>"),
-    ("system_prompt_override", (("system",), ("override", "begin", "start", "end")),
-     r"%<(?:system~prompt~override|override~(?:the~|your~|all~)?system~(?:prompt|message|instructions?)|"
-     r"(?:begin|start|end)~(?:of~)?(?:the~)?(?:new~|updated~|real~|true~)?system~"
-     r"(?:prompt|message|instructions?|override))%>"),
-    ("new_instructions", (_OBJS + ("role", "persona", "identity", "objective", "task", "mission", "goal",
-                          "purpose"),),
-     r"%<(?:(?:new|updated|revised|real|actual|true|override|hidden|secret|priority|admin)~"
-     rf"(?:system~)?(?:instructions?|prompt)\s*:|(?:here~(?:are|is)~)?{_YOUR}~(?:new|real|actual|true)~"
-     r"(?:instructions?|role|persona|identity|directives?|objective|system~prompt|orders|task|mission|goal|purpose)"
-     rf"%>~(?:is|are|:|follow|now)|{_YOUR}~(?:instructions|rules|orders|directives|guidelines|programming|task|"
-     r"mission|objective)~(?:have|has)~(?:been~)?(?:changed|updated|replaced|overridden|revoked|cancel+ed)%>)"),
-    ("chat_control_token", (("<|", "[inst", "[/inst", "<<sys", "<</sys", "_of_turn>", "system_prompt]", "</s>"),),
-     r"<\|[a-z0-9_ ]{2,32}\|>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>|\[/?system_prompt\]|"
-     r"</s>~(?:<s>~)?(?:\[inst\]|<\||(?:system|user|assistant|human)~?:)"),
-    ("fake_conversation_turn", (("system", "developer", "human", "user", "assistant", "ai", "model"), (":",)),
-     rf"{_ROLE_LINE}(?:system|developer)[\])>]?[ \t]*:~(?:{_YOU}|ignore|disregard|forget|new|from~now|"
-     r"the~assistant|override|reveal|always|never|do~not|don'?t)%>|"
-     r"(?:^|\n)[ \t]*(?:human|user)[ \t]*:[^\n]*\n(?:[^\n]*\n)*?[ \t]*(?:assistant|ai)[ \t]*:|"
-     rf"{_ROLE_LINE}(?:assistant|ai|model)[ \t]*:~(?:sure|ok|okay|certainly|of~course|absolutely|understood)%>"),
-    ("conceal_from_user", (("user", "human", "person", "anyone", "anybody", "them"), _CONCEAL),
-     rf"%<(?:{_NEG}~(?:ever~)?(?:tell|inform|alert|warn|(?:mention|reveal|say|disclose|show)~"
-     rf"(?:this|it|that|anything)~to)~{_USER}|{_NEG}~let~{_USER}~(?:know|find~out|notice|learn)|"
-     r"(?:keep|hide)~(?:this|it|that|these|the~following|everything)~(?:(?:instructions?|note|memory|entry|"
-     rf"conversation|prompt)~)?(?:(?:secret|hidden|confidential|private)~)?from~{_USER}|"
-     rf"without~{_USER}~(?:knowing|noticing|realizing|realising|finding~out)|(?:make~sure|ensure)~{_USER}~"
-     r"(?:never|doesn'?t|does~not|won'?t|will~not|cannot|can'?t)~(?:finds?~out|knows?|learns?|notices?|"
-     r"discovers?|realizes?)|"
-     r"(?:never|do~not|don'?t)~(?:mention|reveal|disclose|discuss|repeat|share)~(?:this|these|the)~(?:memory|"
-     rf"note|instructions?|conversation|entry|prompt)~(?:to|with)~(?:anyone|anybody|{_USER}|them))%>"),
-    ("exfiltration", (("credential", "password", "api", "secret", "token", "private", "ssh", "memor"), ("to",),
-                      ("send", "forward", "upload", "post", "mail", "exfiltrate", "leak", "transmit", "copy")),
-     r"%<(?:send|forward|upload|post|email|e-mail|exfiltrate|leak|transmit|copy|mail)~(?:(?:all|the|every|any|"
-     r"users?|their|stored|saved|of|contents~of|your|my|whole|entire)~){0,4}(?:credentials|passwords|api~keys|"
-     r"secrets|tokens|private~keys|ssh~keys|memories|memory~files?)~to~(?:https?|ftp|[a-z0-9.-]+@|"
-     r"[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:example|com|net|org|io|xyz|ru|cn|top|dev|app|sh))"),
+    (
+        "ignore_previous_instructions",
+        _N_DISMISS,
+        rf"%<{_VERB}~(?:{_QUANT}~){{0,4}}{_REF}~(?:(?:{_REF}|{_QUANT})~){{0,3}}{_OBJ}%>",
+    ),
+    (
+        "ignore_previous_instructions",
+        _N_DISMISS,
+        rf"%<{_VERB}~(?:all|any|every|each)~(?:{_QUANT}~){{0,2}}{_STRONG_OBJ}%>",
+    ),
+    (
+        "ignore_previous_instructions",
+        (_OVERRIDE, _OBJS),  # "override" is ordinary with rules: instructions only
+        rf"%<(?:override|overrule)~(?:{_QUANT}~){{0,3}}{_REF}~(?:(?:{_REF}|{_QUANT})~){{0,2}}{_STRONG_OBJ}%>",
+    ),
+    (
+        "ignore_previous_instructions",
+        _N_DISMISS,  # … the rules you were given / the guidance provided before this
+        rf"%<{_VERB}~(?:{_QUANT}~){{0,3}}{_OBJ}~(?:(?:that|which)~)?(?:{_YOU}~(?:were|ve~been|have~been|had~been|"
+        r"got|have~got|have|had|received|have~received|was)%>|(?:(?:that|which|were|was|have|has|been|given|provided|"
+        rf"stated|written|shown|listed|sent|received|in|of|this|the|my|our|to~you)~){{0,4}}{_BEFORE}%>"
+        r"(?!~(?:\d|[a-z]+ing(?![a-z]))))",
+    ),
+    (
+        "ignore_previous_instructions",
+        _N_DISMISS,  # … the rules in your system message
+        rf"%<{_VERB}~(?:{_QUANT}~){{0,3}}{_OBJ}~(?:in|of|from|inside|within)~(?:the~|{_YOUR}~)?(?:system|developer|"
+        r"original|initial|previous|above|hidden)~(?:prompt|message|instructions|context)%>",
+    ),
+    (
+        "ignore_previous_instructions",
+        (_VERBS, _ALL),
+        rf"%<{_VERB}~(?:{_QUANT}~){{0,2}}(?:everything|anything|all|whatever|what)~"
+        r"(?:(?:you|i|we|was|were|has|have|had|been|is|are|said|written|told|given|stated|mentioned|received|"
+        r"read|seen|got|learned|before|this|that|here|of|the|so|in|to|up|until|till|messages?|text|prompt|"
+        rf"conversation|chat|context)~){{0,5}}{_BEFORE}%>"
+        r"(?!~(?:\d|\$|(?:the|a|an|this|that|these|those|my|our|your|their|its|it)(?![a-z])))",
+    ),
+    (
+        "ignore_previous_instructions",
+        (_VERBS, ("above",)),  # "Ignore the above and …", not "… the above warning"
+        rf"%<{_VERB}~(?:all~)?(?:of~)?the~above(?:\s*$|\s*[.,;:!]|(?=~(?:and|then|instead|but|now)(?![a-z])))",
+    ),
+    (
+        "ignore_previous_instructions",
+        (_VOID, _OBJS),
+        rf"%<(?:previous|prior|above|earlier|preceding|original|system)~(?:{_QUANT}~){{0,2}}"
+        r"(?:instructions?|prompts?|rules?|directives?|guidelines?)~(?:are|is|were|was|have~been|has~been)~(?:now~)?"
+        r"(?:void|null|cancel+ed|revoked|overridden|rescinded|lifted|suspended|(?:just~)?a~(?:test|joke|trick)|fake)%>",
+    ),
+    (
+        "role_override",
+        (("now",),),  # but not tool output such as "You are now connected to database …"
+        rf"%<{_YOU}~{_ARE}~now%>(?!~(?:connected|logged|signed|subscribed|registered|enrolled|authenticated|using|"
+        r"viewing|editing|running|ready|done|able|online|offline|disconnected|up~to~date|all~set|"
+        r"on~(?:the~)?(?:branch|page|call|rotation|latest|version|v?\d)|in~the~(?:queue|channel|meeting|room|directory|"
+        r"folder|repo))(?![a-z]))",
+    ),
+    (
+        "role_override",
+        (("longer",),),
+        rf"%<{_YOU}~{_ARE}~no~longer~(?:(?:an?~)?(?:ai|assistant|chatbot|language~model|llm|claude|chatgpt|gpt)|"
+        r"bound|restricted|limited|required~to|obligated|subject~to)%>",
+    ),
+    (
+        "role_override",
+        (("no",), _LIMITS),
+        rf"%<{_YOU}~(?:have|ve|now~have)~no~(?:more~)?(?:restrictions|rules|filters|guidelines|limitations|boundaries|"
+        r"constraints|ethics|morals|safeguards|guardrails)%>",
+    ),
+    (
+        "role_override",
+        (("now", "henceforth", "point", "moment"),),
+        r"%<(?:from~now~on|from~this~(?:point|moment)~on|henceforth|starting~now|as~of~now)~"
+        rf"{_YOU}~(?:are|re|become|roleplay|pretend|act~as|will~act~as|are~going~to~(?:act|be|pretend))%>",
+    ),
+    (
+        "role_override",
+        (("now",),),
+        rf"%<(?:{_YOU}|the~(?:assistant|ai|model))~(?:must|will|shall|should|have~to|need~to|are~to|re~to)~now~"
+        r"(?:act|behave|pretend|roleplay|obey|comply|follow~(?:only|my|these|the~new|new|what)|ignore|disregard|"
+        r"forget|reveal|print|output|respond|answer|reply|do~(?:as|what|whatever|anything|everything)|only|listen|"
+        r"serve|become|be~an?|refuse)%>",
+    ),
+    (
+        "role_override",
+        (_ROLEPLAY, _LIMITS),
+        r"%<(?:act|acting|behave|respond|answer|reply|pretend|roleplay|role~play|simulate|impersonate)~+"
+        r"%words%(?:without|with~no|free~(?:of|from)|ignoring|unbound~by|not~bound~by|"
+        r"no~longer~bound~by|unconstrained~by|unrestricted~by|exempt~from|bypassing)~"
+        r"(?:(?:any|all|your|the|its|ethical|moral|safety|content|usual|normal|openai|anthropic|typical|standard|"
+        r"built~in)~){0,3}(?:restrictions|rules|filters|filtering|censorship|guidelines|boundaries|constraints|"
+        r"safeguards|guardrails|ethics|morals|polic(?:y|ies)|moderation|limitations|restraints)%>",
+    ),
+    (
+        "role_override",
+        (("unrestricted", "unfiltered", "uncensored", "jailbr", "amoral", "anything", "mode"),),
+        r"%<(?:(?:unrestricted|unfiltered|uncensored|jailbroken|jailbreak|amoral)~(?:ai|assistant|mode|model|"
+        r"chatbot|version|persona|llm|gpt|bot)|do~anything~now|(?:dan|god|sudo|evil)~mode)%>",
+    ),
+    (
+        "reveal_system_prompt",
+        (_SHOW, _HIDDEN),
+        r"%<(?:reveal|print|show|output|repeat|leak|dump|display|disclose|expose|recite|echo|paste|write~out|"
+        r"spell~out|read~out|type~out|give~me|tell~me|send~me|translate|summari[sz]e|rewrite|paraphrase|encode|"
+        r"what~(?:is|are|was|were))~"
+        r"(?:(?:me|us|back|out|the|your|ur|full|entire|complete|whole|original|initial|hidden|secret|exact|verbatim|"
+        r"raw|internal|actual|real|current|all|of|above|word~for~word|contents?|text)~){0,5}"
+        r"(?:system~(?:prompt|message|instructions?|directives?)|(?:initial|hidden|secret|original|developer|dev)~"
+        r"(?:prompts?|instructions|messages?|rules|directives)|pre~?prompt|instructions~(?:above|you~were~given|"
+        rf"you~received)|prompt~above|{_YOUR}~(?:instructions|rules|guidelines|prompt|directives))%>",
+    ),
+    (
+        "reveal_system_prompt",
+        (_SHOW, ("above", "before", "far", "preceding")),  # "print everything above this line"
+        r"%<(?:print|repeat|output|show|write|copy|echo|dump|reveal|display|return|recite|tell~me)~(?:me~|back~)?"
+        r"(?:everything|all~(?:of~)?(?:the~)?(?:text|words)|the~(?:text|words|content|lines?|sentences?|paragraphs?))~"
+        r"(?:(?:written|printed|shown|that~(?:is|was|appears?))~)?(?:above|before~this|so~far|preceding)%>"
+        r"(?!~(?:the|a|an)(?![a-z]))",
+    ),
+    (
+        "reveal_system_prompt",
+        (("what",), ("told", "given", "instructed", "programmed", "prompted", "asked")),
+        rf"%<what~(?:were|was|have|had|did)~{_YOU}~(?:been~)?(?:told|given|instructed|programmed|prompted)~"
+        r"(?:to~do~)?(?:before|at~the~start|initially|earlier|originally|in~your~(?:system~)?prompt)%>|"
+        rf"%<(?:tell~me|show~me|say|repeat|print)~what~(?:the|{_YOUR})~(?:developers?|creators?|operators?|admins?|"
+        rf"system|openai|anthropic)~(?:told|instructed|asked|programmed|prompted)~{_YOU}%>",
+    ),
+    (
+        "system_prompt_override",
+        (("system",), ("override", "begin", "start", "end")),
+        r"%<(?:system~prompt~override|override~(?:the~|your~|all~)?system~(?:prompt|message|instructions?)|"
+        r"(?:begin|start|end)~(?:of~)?(?:the~)?(?:new~|updated~|real~|true~)?system~"
+        r"(?:prompt|message|instructions?|override))%>",
+    ),
+    (
+        "new_instructions",
+        (_OBJS + ("role", "persona", "identity", "objective", "task", "mission", "goal", "purpose"),),
+        r"%<(?:(?:new|updated|revised|real|actual|true|override|hidden|secret|priority|admin)~"
+        rf"(?:system~)?(?:instructions?|prompt)\s*:|(?:here~(?:are|is)~)?{_YOUR}~(?:new|real|actual|true)~"
+        r"(?:instructions?|role|persona|identity|directives?|objective|system~prompt|orders|task|mission|goal|purpose)"
+        rf"%>~(?:is|are|:|follow|now)|{_YOUR}~(?:instructions|rules|orders|directives|guidelines|programming|task|"
+        r"mission|objective)~(?:have|has)~(?:been~)?(?:changed|updated|replaced|overridden|revoked|cancel+ed)%>)",
+    ),
+    (
+        "chat_control_token",
+        (("<|", "[inst", "[/inst", "<<sys", "<</sys", "_of_turn>", "system_prompt]", "</s>"),),
+        r"<\|[a-z0-9_ ]{2,32}\|>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>|\[/?system_prompt\]|"
+        r"</s>~(?:<s>~)?(?:\[inst\]|<\||(?:system|user|assistant|human)~?:)",
+    ),
+    (
+        "fake_conversation_turn",
+        (("system", "developer", "human", "user", "assistant", "ai", "model"), (":",)),
+        rf"{_ROLE_LINE}(?:system|developer)[\])>]?[ \t]*:~(?:{_YOU}|ignore|disregard|forget|new|from~now|"
+        r"the~assistant|override|reveal|always|never|do~not|don'?t)%>|"
+        r"(?:^|\n)[ \t]*(?:human|user)[ \t]*:[^\n]*\n(?:[^\n]*\n)*?[ \t]*(?:assistant|ai)[ \t]*:|"
+        rf"{_ROLE_LINE}(?:assistant|ai|model)[ \t]*:~(?:sure|ok|okay|certainly|of~course|absolutely|understood)%>",
+    ),
+    (
+        "conceal_from_user",
+        (("user", "human", "person", "anyone", "anybody", "them"), _CONCEAL),
+        rf"%<(?:{_NEG}~(?:ever~)?(?:tell|inform|alert|warn|(?:mention|reveal|say|disclose|show)~"
+        rf"(?:this|it|that|anything)~to)~{_USER}|{_NEG}~let~{_USER}~(?:know|find~out|notice|learn)|"
+        r"(?:keep|hide)~(?:this|it|that|these|the~following|everything)~(?:(?:instructions?|note|memory|entry|"
+        rf"conversation|prompt)~)?(?:(?:secret|hidden|confidential|private)~)?from~{_USER}|"
+        rf"without~{_USER}~(?:knowing|noticing|realizing|realising|finding~out)|(?:make~sure|ensure)~{_USER}~"
+        r"(?:never|doesn'?t|does~not|won'?t|will~not|cannot|can'?t)~(?:finds?~out|knows?|learns?|notices?|"
+        r"discovers?|realizes?)|"
+        r"(?:never|do~not|don'?t)~(?:mention|reveal|disclose|discuss|repeat|share)~(?:this|these|the)~(?:memory|"
+        rf"note|instructions?|conversation|entry|prompt)~(?:to|with)~(?:anyone|anybody|{_USER}|them))%>",
+    ),
+    (
+        "exfiltration",
+        (
+            ("credential", "password", "api", "secret", "token", "private", "ssh", "memor"),
+            ("to",),
+            ("send", "forward", "upload", "post", "mail", "exfiltrate", "leak", "transmit", "copy"),
+        ),
+        r"%<(?:send|forward|upload|post|email|e-mail|exfiltrate|leak|transmit|copy|mail)~(?:(?:all|the|every|any|"
+        r"users?|their|stored|saved|of|contents~of|your|my|whole|entire)~){0,4}(?:credentials|passwords|api~keys|"
+        r"secrets|tokens|private~keys|ssh~keys|memories|memory~files?)~to~(?:https?|ftp|[a-z0-9.-]+@|"
+        r"[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:example|com|net|org|io|xyz|ru|cn|top|dev|app|sh))",
+    ),
     # Chinese (folded: simplified, full-width punctuation as ASCII, no separators between characters)
-    ("ignore_previous_instructions_zh", _ZH_DISMISS,
-     r"(?:忽略|忽视|无视|忘记|忘掉|忘了|抛开|抛弃|丢弃|丢掉|放弃|跳过|略过|别管|不用管|不要管|不必管|推翻|废除|"
-     r"作废|撤销|绕过|违背|违反|不顾)"
-     rf"(?:{_ZH_FILL}){{0,3}}{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}"),
-    ("ignore_previous_instructions_zh", _ZH_DISMISS,
-     rf"(?:忽略|忽视|无视|忘记|忘掉|忘了|抛开|跳过|略过|别管|不用管|不要管)(?:{_ZH_FILL}){{0,2}}(?:前文|上文|前述)"),
-    ("ignore_previous_instructions_zh", _ZH_DISMISS,
-     r"(?:(?:不要|别|不用|不必|无需|无须|停止|不再|请勿|勿|禁止)(?:再)?(?:理会|遵守|遵循|遵从|听从|服从|在意|理睬)"
-     rf"|无视(?:{_ZH_FILL}){{0,2}}(?={_ZH_REF}))(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}"),
-    ("ignore_previous_instructions_zh", _ZH_DISMISS,
-     r"(?:忽略|忽视|忘记|忘掉|抛开|跳过|绕过)(?:所有|全部|一切|任何)(?:的)?"
-     r"(?:指令|指示|提示词|设定|约束|限制|准则|守则|安全规则|道德|prompt|instructions?)"),
-    ("ignore_previous_instructions_zh", _ZH_DISMISS,  # 把之前的指令全部忘掉 (but not 别把之前的规则忘了)
-     r"(?<!别)(?<!不要)(?<!不能)(?<!不许)(?<!勿)(?:把|将)"
-     rf"(?:{_ZH_FILL}){{0,3}}{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}"
-     r"(?:全部|都|统统|通通|一律|全都|给)?(?:忘掉|忘记|忘了|忽略|丢掉|抛开|抛弃|无视|作废)"),
-    ("ignore_previous_instructions_zh",  # 之前的所有指令都作废了
-     (("作废", "无效", "失效", "取消", "不再有效", "不算", "废除"), ("指令", "指示", "提示词", "设定")),
-     rf"{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,4}}(?:指令|指示|提示词|设定)(?:都|已经|全部|统统|一律|均|已)*"
-     r"(?:作废|无效|失效|取消|不再有效|不算数|不算|被取消|被废除)"),
-    ("role_override_zh", (("你", "扮演", "充当", "假装", "模拟", "模式"),),
-     r"你现在是|(?:从)?(?:现在|此刻|这一?刻)(?:开始|起)[,:]?你(?:就|将)?(?:是|要扮演|扮演|成为|变成|不再是)|"
-     r"你不再是(?:一个)?(?:ai|助手|人工智能|语言模型|assistant)|"
-     r"假装你是|(?:你现在的|你的新)(?:身份|角色|人设)(?:是|为|:)|你的新(?:任务|指令|设定|目标)(?:是|为|:)|"
-     r"(?:扮演|充当|假装成?|模拟)[^。！？!?,;；\n]{0,12}"
-     r"(?:没有|不受|无|摆脱|不带|解除|不需要遵守)(?:任何)?(?:的)?(?:限制|约束|规则|过滤|审查|道德|底线)|"
-     r"(?:越狱|dan|无限制|无约束)模式"),
-    ("reveal_system_prompt_zh", (_ZH_SHOW, ("系统", "指令", "指示", "提示", "设定", "规则", "prompt", "开发者")),
-     r"(?:显示|输出|泄露|泄漏|打印|透露|告诉我|给我看|展示|复述|重复|说出|公开|发给我|贴出|背诵|念出|列出|写出)"
-     r"(?:一下|你的|出|出来|给我|完整的?|全部的?|原始的?|所有的?|的|你|最初的?|隐藏的?)*"
-     r"(?:系统提示词|系统提示语|你的(?:系统提示|系统指令|初始指令|设定|指令|规则|提示词)|系统指令|初始指令|"
-     r"初始提示词?|隐藏指令|原始指令|预设指令|开发者(?:消息|指令)|system~?prompt|"
-     r"(?:你收到的|你得到的|给你的)[^。,\n]{0,6}(?:指令|提示词|设定|规则|指示))|"
-     r"(?:把|将)(?:你的)?(?:系统提示词?|提示词|系统指令|初始指令|你的设定|你的指令)[^。\n]{0,8}?"
-     r"(?:打印|输出|显示|复述|告诉我|发给我|写|说|贴|列|背)"),
-    ("conceal_from_user_zh", (("用户", "使用者"),),
-     r"(?:不要|别|不许|不能|切勿|请勿|千万别|千万不要|勿|不准|禁止)(?:告诉|告知|透露给|泄露给)(?:用户|使用者)|"
-     r"(?:不要|别|不许|不能|千万别|千万不要)让(?:用户|使用者)(?:知道|发现|察觉|知晓|得知)|"
-     r"(?:对|向)(?:用户|使用者)(?:保密|隐瞒)|"
-     r"(?:瞒着|背着)(?:用户|使用者)"),
-    ("new_instructions_zh", (("新", "覆盖"),),
-     r"新(?:的)?(?:系统)?(?:指令|指示):|以下是(?:你的)?新(?:的)?(?:指令|任务|规则|设定)|"
-     r"系统提示(?:词)?覆盖|覆盖(?:你的)?系统提示"),
+    (
+        "ignore_previous_instructions_zh",
+        _ZH_DISMISS,
+        r"(?:忽略|忽视|无视|忘记|忘掉|忘了|抛开|抛弃|丢弃|丢掉|放弃|跳过|略过|别管|不用管|不要管|不必管|推翻|废除|"
+        r"作废|撤销|绕过|违背|违反|不顾)"
+        rf"(?:{_ZH_FILL}){{0,3}}{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}",
+    ),
+    (
+        "ignore_previous_instructions_zh",
+        _ZH_DISMISS,
+        rf"(?:忽略|忽视|无视|忘记|忘掉|忘了|抛开|跳过|略过|别管|不用管|不要管)(?:{_ZH_FILL}){{0,2}}(?:前文|上文|前述)",
+    ),
+    (
+        "ignore_previous_instructions_zh",
+        _ZH_DISMISS,
+        r"(?:(?:不要|别|不用|不必|无需|无须|停止|不再|请勿|勿|禁止)(?:再)?(?:理会|遵守|遵循|遵从|听从|服从|在意|理睬)"
+        rf"|无视(?:{_ZH_FILL}){{0,2}}(?={_ZH_REF}))(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}",
+    ),
+    (
+        "ignore_previous_instructions_zh",
+        _ZH_DISMISS,
+        r"(?:忽略|忽视|忘记|忘掉|抛开|跳过|绕过)(?:所有|全部|一切|任何)(?:的)?"
+        r"(?:指令|指示|提示词|设定|约束|限制|准则|守则|安全规则|道德|prompt|instructions?)",
+    ),
+    (
+        "ignore_previous_instructions_zh",
+        _ZH_DISMISS,  # 把之前的指令全部忘掉 (but not 别把之前的规则忘了)
+        r"(?<!别)(?<!不要)(?<!不能)(?<!不许)(?<!勿)(?:把|将)"
+        rf"(?:{_ZH_FILL}){{0,3}}{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}"
+        r"(?:全部|都|统统|通通|一律|全都|给)?(?:忘掉|忘记|忘了|忽略|丢掉|抛开|抛弃|无视|作废)",
+    ),
+    (
+        "ignore_previous_instructions_zh",  # 之前的所有指令都作废了
+        (("作废", "无效", "失效", "取消", "不再有效", "不算", "废除"), ("指令", "指示", "提示词", "设定")),
+        rf"{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,4}}(?:指令|指示|提示词|设定)(?:都|已经|全部|统统|一律|均|已)*"
+        r"(?:作废|无效|失效|取消|不再有效|不算数|不算|被取消|被废除)",
+    ),
+    (
+        "role_override_zh",
+        (("你", "扮演", "充当", "假装", "模拟", "模式"),),
+        r"你现在是|(?:从)?(?:现在|此刻|这一?刻)(?:开始|起)[,:]?你(?:就|将)?(?:是|要扮演|扮演|成为|变成|不再是)|"
+        r"你不再是(?:一个)?(?:ai|助手|人工智能|语言模型|assistant)|"
+        r"假装你是|(?:你现在的|你的新)(?:身份|角色|人设)(?:是|为|:)|你的新(?:任务|指令|设定|目标)(?:是|为|:)|"
+        r"(?:扮演|充当|假装成?|模拟)[^。！？!?,;；\n]{0,12}"
+        r"(?:没有|不受|无|摆脱|不带|解除|不需要遵守)(?:任何)?(?:的)?(?:限制|约束|规则|过滤|审查|道德|底线)|"
+        r"(?:越狱|dan|无限制|无约束)模式",
+    ),
+    (
+        "reveal_system_prompt_zh",
+        (_ZH_SHOW, ("系统", "指令", "指示", "提示", "设定", "规则", "prompt", "开发者")),
+        r"(?:显示|输出|泄露|泄漏|打印|透露|告诉我|给我看|展示|复述|重复|说出|公开|发给我|贴出|背诵|念出|列出|写出)"
+        r"(?:一下|你的|出|出来|给我|完整的?|全部的?|原始的?|所有的?|的|你|最初的?|隐藏的?)*"
+        r"(?:系统提示词|系统提示语|你的(?:系统提示|系统指令|初始指令|设定|指令|规则|提示词)|系统指令|初始指令|"
+        r"初始提示词?|隐藏指令|原始指令|预设指令|开发者(?:消息|指令)|system~?prompt|"
+        r"(?:你收到的|你得到的|给你的)[^。,\n]{0,6}(?:指令|提示词|设定|规则|指示))|"
+        r"(?:把|将)(?:你的)?(?:系统提示词?|提示词|系统指令|初始指令|你的设定|你的指令)[^。\n]{0,8}?"
+        r"(?:打印|输出|显示|复述|告诉我|发给我|写|说|贴|列|背)",
+    ),
+    (
+        "conceal_from_user_zh",
+        (("用户", "使用者"),),
+        r"(?:不要|别|不许|不能|切勿|请勿|千万别|千万不要|勿|不准|禁止)(?:告诉|告知|透露给|泄露给)(?:用户|使用者)|"
+        r"(?:不要|别|不许|不能|千万别|千万不要)让(?:用户|使用者)(?:知道|发现|察觉|知晓|得知)|"
+        r"(?:对|向)(?:用户|使用者)(?:保密|隐瞒)|"
+        r"(?:瞒着|背着)(?:用户|使用者)",
+    ),
+    (
+        "new_instructions_zh",
+        (("新", "覆盖"),),
+        r"新(?:的)?(?:系统)?(?:指令|指示):|以下是(?:你的)?新(?:的)?(?:指令|任务|规则|设定)|"
+        r"系统提示(?:词)?覆盖|覆盖(?:你的)?系统提示",
+    ),
 )
 # Our own rule names appear in our own output ([BLOCKED: rule], error messages), which agents
 # may quote into memory; with underscores as word gaps three of them would trip their own rule.
@@ -299,24 +612,30 @@ _LEET = str.maketrans("013457@$", "oieastas")
 
 class _Rule(NamedTuple):
     name: str
-    needles: _Needles        # one word of each group must occur in the lower-cased text
+    needles: _Needles  # one word of each group must occur in the lower-cased text
     source: str
     flags: int = 0
-    accept: Callable[[re.Match[str]], bool] | None = None   # a second look at a match (secrets)
+    accept: Callable[[re.Match[str]], bool] | None = None  # a second look at a match (secrets)
 
 
 def _template(src: str, edges: bool) -> str:
     # "%words%": up to 12 words of anything. Without edges a word need not end in a gap, and
     # (?:[a-z]+~)* over "aaaa…" (a collapsed a-a-a-…) would try every split: a bounded span instead.
     words = r"(?:[a-z]+[\W_]{1,5}){0,12}?" if edges else r"[a-z\W_]{0,100}?"
-    return (src.replace("%words%", words).replace("~+", r"[\W_]{1,5}" if edges else _G).replace("~", _G)
-            .replace("%<", r"(?<![a-z0-9])" if edges else "").replace("%>", r"(?![a-z0-9])" if edges else ""))
+    return (
+        src.replace("%words%", words)
+        .replace("~+", r"[\W_]{1,5}" if edges else _G)
+        .replace("~", _G)
+        .replace("%<", r"(?<![a-z0-9])" if edges else "")
+        .replace("%>", r"(?![a-z0-9])" if edges else "")
+    )
 
 
 _PLACEHOLDER = (
     r"<[^>]*>|\$\{?[\w.:-]+\}?|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s|[*x•.?#-]{3,}|…|none|null|nil|true|false|"
     r"undefined|string|str|bytes|required|optional|redacted|\[redacted\]|hidden|secret|password|passwd|pass|pwd|"
-    r"example|your[_-]?\w*|\w+_here")
+    r"example|your[_-]?\w*|\w+_here"
+)
 
 
 def _secret_value(m: re.Match[str]) -> bool:
@@ -326,7 +645,7 @@ def _secret_value(m: re.Match[str]) -> bool:
     value = groups.get("dq") or groups.get("sq") or groups.get("bare") or ""
     bare = not (groups.get("dq") or groups.get("sq"))
     if bare:
-        if m.string[m.end():m.end() + 1] == "(":
+        if m.string[m.end() : m.end() + 1] == "(":
             return False  # a call: password=getpass(…)
         value = value.rstrip(".,;:!?")
     if not value:
@@ -338,8 +657,7 @@ def _secret_value(m: re.Match[str]) -> bool:
     if any(k in key for k in ("password", "passwd", "passphrase", "pwd", "密码", "口令")) or key.endswith("pass"):
         return len(value) >= (6 if bare else 4) and (not bare or bool(re.search(r"\d|[^\w\s]", value)))
     # token/secret/key names also label non-secrets (max_token=4096, secret: db-creds)
-    return (len(value) >= 8 and " " not in value and any(c.isdigit() for c in value)
-            and any(c.isalpha() for c in value))
+    return len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 def _url_password(m: re.Match[str]) -> bool:
@@ -349,67 +667,144 @@ def _url_password(m: re.Match[str]) -> bool:
 @functools.cache
 def _rules() -> tuple[tuple[_Rule, ...], tuple[_Rule, ...]]:
     """(rules on the text as written, phrase rules on the folded text); nothing is compiled here."""
-    I = re.IGNORECASE
-    key = (r"(?P<key>pass(?:word|wd|phrase)|(?:(?<![A-Za-z0-9])|(?<=[_.-]))(?:pwd|pass|secret[_-]?key|secret|token|"
-           r"api[_-]?key|apikey|access[_-]?key|private[_ -]?key|client[_-]?secret|credentials?))")
+    nocase = re.IGNORECASE
+    key = (
+        r"(?P<key>pass(?:word|wd|phrase)|(?:(?<![A-Za-z0-9])|(?<=[_.-]))(?:pwd|pass|secret[_-]?key|secret|token|"
+        r"api[_-]?key|apikey|access[_-]?key|private[_ -]?key|client[_-]?secret|credentials?))"
+    )
     value = r"(?:\"(?P<dq>[^\"\n]{4,200})\"|'(?P<sq>[^'\n]{4,200})'|(?P<bare>[^\s\"'`,;(){}\[\]<>]{4,200}))"
     written = (
         _Rule("control_character", (), _CONTROL),
         _Rule("hidden_html_comment", (("<!--",),), r"<!--"),
-        _Rule("hidden_markup", (("[//]", "style", "hidden"),),
-              r"^\s*\[//\]:\s*#|<[a-z][^>]*\sstyle\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|"
-              r"font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9]))|<[a-z][^>]*\shidden(?=[\s>=/])",
-              I | re.M),
-        _Rule("private_key", (("private key", "putty-user-key"),),
-              r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"),
+        _Rule(
+            "hidden_markup",
+            (("[//]", "style", "hidden"),),
+            r"^\s*\[//\]:\s*#|<[a-z][^>]*\sstyle\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|"
+            r"font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9]))|<[a-z][^>]*\shidden(?=[\s>=/])",
+            nocase | re.M,
+        ),
+        _Rule(
+            "private_key",
+            (("private key", "putty-user-key"),),
+            r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d",
+        ),
         _Rule("aws_access_key", (("akia", "asia", "abia", "acca"),), r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
-        _Rule("aws_secret_key", (("secret",), ("aws", "access")),
-              r"(?i:aws[\w .-]{0,20}?secret|secret[\w .-]{0,3}access[\w .-]{0,3}key)[^\n]{0,30}?(?<![A-Za-z0-9/+])"
-              r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}\d)"
-              r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
-        _Rule("github_token", (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),),
-              r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+        _Rule(
+            "aws_secret_key",
+            (("secret",), ("aws", "access")),
+            r"(?i:aws[\w .-]{0,20}?secret|secret[\w .-]{0,3}access[\w .-]{0,3}key)[^\n]{0,30}?(?<![A-Za-z0-9/+])"
+            r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}\d)"
+            r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+        ),
+        _Rule(
+            "github_token",
+            (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),),
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
+        ),
         _Rule("stripe_key", (("_live_", "_test_"),), r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}"),
         _Rule("api_secret_key", (("sk-",),), r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}"),
         _Rule("google_api_key", (("aiza",),), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
         _Rule("jwt", (("eyj",),), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"),
-        _Rule("slack_webhook", (("hooks.slack.com",),),
-              r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}"),
+        _Rule(
+            "slack_webhook",
+            (("hooks.slack.com",),),
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}",
+        ),
         _Rule("slack_token", (("xox", "xapp-"),), r"\bxox[abposrec]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"),
-        _Rule("discord_webhook", (("discord",),),
-              r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}"),
-        _Rule("api_token", (("npm_", "glpat-", "hf_", "pypi-", "sg.", ":aa", "shp", "dop_v1_", "key-", "xkeysib-",
-                             "lin_api_", "gsk_", "r8_", "dapi", "pmak-", "sq0", "ntn_"),),
-              r"\b(?:npm_[A-Za-z0-9]{36}\b|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}\b|pypi-AgE[A-Za-z0-9_-]{50,}|"
-              r"SG\.[\w-]{16,}\.[\w-]{20,}|\d{8,10}:AA[A-Za-z0-9_-]{33}\b|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|"
-              r"dop_v1_[a-f0-9]{64}\b|key-[0-9a-f]{32}\b|xkeysib-[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}\b|"
-              r"gsk_[A-Za-z0-9]{48,}\b|r8_[A-Za-z0-9]{37}\b|dapi[0-9a-f]{32}\b|PMAK-[0-9a-f]{24}-[0-9a-f]{34}\b|"
-              r"sq0(?:atp|csp)-[\w-]{22,}|ntn_[A-Za-z0-9]{40,})"),
+        _Rule(
+            "discord_webhook", (("discord",),), r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}"
+        ),
+        _Rule(
+            "api_token",
+            (
+                (
+                    "npm_",
+                    "glpat-",
+                    "hf_",
+                    "pypi-",
+                    "sg.",
+                    ":aa",
+                    "shp",
+                    "dop_v1_",
+                    "key-",
+                    "xkeysib-",
+                    "lin_api_",
+                    "gsk_",
+                    "r8_",
+                    "dapi",
+                    "pmak-",
+                    "sq0",
+                    "ntn_",
+                ),
+            ),
+            r"\b(?:npm_[A-Za-z0-9]{36}\b|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}\b|pypi-AgE[A-Za-z0-9_-]{50,}|"
+            r"SG\.[\w-]{16,}\.[\w-]{20,}|\d{8,10}:AA[A-Za-z0-9_-]{33}\b|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|"
+            r"dop_v1_[a-f0-9]{64}\b|key-[0-9a-f]{32}\b|xkeysib-[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}\b|"
+            r"gsk_[A-Za-z0-9]{48,}\b|r8_[A-Za-z0-9]{37}\b|dapi[0-9a-f]{32}\b|PMAK-[0-9a-f]{24}-[0-9a-f]{34}\b|"
+            r"sq0(?:atp|csp)-[\w-]{22,}|ntn_[A-Za-z0-9]{40,})",
+        ),
         _Rule("azure_storage_key", (("accountkey=",),), r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
-        _Rule("bearer_token", (("bearer", "basic"),),
-              r"\b(?:[Bb]earer|[Bb]asic)\s+(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*"),
-        _Rule("url_credentials", (("://",), ("@",)),
-              r"(?<=[a-zA-Z0-9])://[^\s/:@]{0,64}:(?P<pw>[^\s/@]{1,128})@[\w.\[-]", accept=_url_password),
-        _Rule("password_assignment", (("pass", "pwd", "secret", "token", "key", "credential"), ("=", ":")),
-              key + r"[\"']?\s*(?:=>|:=|[:=])\s*" + value, I, _secret_value),
-        _Rule("password_assignment", (("pass",), ("is", "was")),  # the wifi password is …
-              r"(?P<key>pass(?:word|wd|phrase))(?:\s+(?:for|of|to|on)\s+\S+){0,2}"
-              r"\s+(?:is|was)\s+[\"'“]?(?P<bare>[^\s\"'”]{6,200})", I, _secret_value),
-        _Rule("password_assignment", (("-pass", "-token", "-api-key", "-secret"),),
-              r"(?<![\w-])--?(?P<key>password|passwd|pass|token|api-key|secret)[ =](?P<bare>[^\s\"'`]{6,200})",
-              I, _secret_value),
-        _Rule("password_assignment", (("login", "sshpass", "mysql", "redis-cli", "curl"),),  # clients' options
-              r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|"
-              r"mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|"
-              r"curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?"
-              r"[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),
-        _Rule("password_assignment", ((":",),),  # a .pgpass line: host:port:database:user:password
-              r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$", re.M, _secret_value),
-        _Rule("password_assignment", (("密码", "口令", "密钥", "令牌"),),
-              r"(?P<key>密码|口令|密钥|令牌)\s*(?:是|为|[:：=]|\s)\s*(?P<bare>[!-~]{6,200})", accept=_secret_value),
-        _Rule("seed_phrase", (("mnemonic", "seed", "recovery", "phrase", "助记词"),),
-              r"(?i:mnemonic|seed\s*phrase|recovery\s*phrase|secret\s*phrase|助记词)\s*[:=：]\s*"
-              r"(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b"),
+        _Rule(
+            "bearer_token",
+            (("bearer", "basic"),),
+            r"\b(?:[Bb]earer|[Bb]asic)\s+(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*",
+        ),
+        _Rule(
+            "url_credentials",
+            (("://",), ("@",)),
+            r"(?<=[a-zA-Z0-9])://[^\s/:@]{0,64}:(?P<pw>[^\s/@]{1,128})@[\w.\[-]",
+            accept=_url_password,
+        ),
+        _Rule(
+            "password_assignment",
+            (("pass", "pwd", "secret", "token", "key", "credential"), ("=", ":")),
+            key + r"[\"']?\s*(?:=>|:=|[:=])\s*" + value,
+            nocase,
+            _secret_value,
+        ),
+        _Rule(
+            "password_assignment",
+            (("pass",), ("is", "was")),  # the wifi password is …
+            r"(?P<key>pass(?:word|wd|phrase))(?:\s+(?:for|of|to|on)\s+\S+){0,2}"
+            r"\s+(?:is|was)\s+[\"'“]?(?P<bare>[^\s\"'”]{6,200})",
+            nocase,
+            _secret_value,
+        ),
+        _Rule(
+            "password_assignment",
+            (("-pass", "-token", "-api-key", "-secret"),),
+            r"(?<![\w-])--?(?P<key>password|passwd|pass|token|api-key|secret)[ =](?P<bare>[^\s\"'`]{6,200})",
+            nocase,
+            _secret_value,
+        ),
+        _Rule(
+            "password_assignment",
+            (("login", "sshpass", "mysql", "redis-cli", "curl"),),  # clients' options
+            r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|"
+            r"mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|"
+            r"curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?"
+            r"[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})",
+            accept=_secret_value,
+        ),
+        _Rule(
+            "password_assignment",
+            ((":",),),  # a .pgpass line: host:port:database:user:password
+            r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$",
+            re.M,
+            _secret_value,
+        ),
+        _Rule(
+            "password_assignment",
+            (("密码", "口令", "密钥", "令牌"),),
+            r"(?P<key>密码|口令|密钥|令牌)\s*(?:是|为|[:：=]|\s)\s*(?P<bare>[!-~]{6,200})",
+            accept=_secret_value,
+        ),
+        _Rule(
+            "seed_phrase",
+            (("mnemonic", "seed", "recovery", "phrase", "助记词"),),
+            r"(?i:mnemonic|seed\s*phrase|recovery\s*phrase|secret\s*phrase|助记词)\s*[:=：]\s*"
+            r"(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b",
+        ),
     )
     return written, tuple(_Rule(name, needles, source) for name, needles, source in _PHRASES)
 
@@ -437,9 +832,9 @@ def _fold_table() -> dict[int, str]:
 
 
 _SHAPES = {
-    "invisible": f"[{_INVISIBLE}]",                # one character of the invisible set (context decides)
-    "unseen": f"[{_INVISIBLE}{_DIACRITICS}]+",     # removed when folding
-    "separator": r"[ \n.\-_*|/~+]{1,3}",           # dropped between two Chinese characters
+    "invisible": f"[{_INVISIBLE}]",  # one character of the invisible set (context decides)
+    "unseen": f"[{_INVISIBLE}{_DIACRITICS}]+",  # removed when folding
+    "separator": r"[ \n.\-_*|/~+]{1,3}",  # dropped between two Chinese characters
     "spaced": r"(?<![a-z0-9])[a-z](?P<s>[^\w]{1,3}|_{1,3})[a-z](?:(?P=s)[a-z])+(?![a-z0-9])",  # i.g.n.o.r.e
     "base64": r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/_-]{4,}={0,2})*",
     "hex": r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])",
@@ -447,7 +842,7 @@ _SHAPES = {
     "leet": r"(?<![a-z0-9@$])(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[013457@$])[a-z0-9@$]{3,}",  # 1gn0re
     "control": _CONTROL,
     "own_names": _OWN_NAMES,
-    "placeholder": f"(?i:{_PLACEHOLDER})",        # a value standing for a secret: <password>, ${DB_PASS}, ***
+    "placeholder": f"(?i:{_PLACEHOLDER})",  # a value standing for a secret: <password>, ${DB_PASS}, ***
     "code_ref": r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+",  # settings.DB_PASSWORD
 }
 
@@ -487,8 +882,13 @@ def _allowed_invisible(text: str, i: int) -> bool:
         while end < len(text) and 0xE0020 <= ord(text[end]) <= 0xE007F:
             end += 1
         tag = text[start:end]
-        return (start > 0 and text[start - 1] == "\U0001F3F4" and tag[-1] == "\U000E007F" and 3 <= len(tag) <= 7
-                and all(0xE0030 <= ord(c) <= 0xE0039 or 0xE0061 <= ord(c) <= 0xE007A for c in tag[:-1]))
+        return (
+            start > 0
+            and text[start - 1] == "\U0001f3f4"
+            and tag[-1] == "\U000e007f"
+            and 3 <= len(tag) <= 7
+            and all(0xE0030 <= ord(c) <= 0xE0039 or 0xE0061 <= ord(c) <= 0xE007A for c in tag[:-1])
+        )
     if cp in (0x180B, 0x180C, 0x180D, 0x180F):
         return 0x1820 <= prev <= 0x18AA
     return False
@@ -509,8 +909,9 @@ def fold(text: str) -> str:
     if folded.isascii():
         return folded
     # Chinese is written without spaces: a separator between two Chinese characters is obfuscation
-    return _shape("separator").sub(lambda m: "" if _is_han(m.string, m.start() - 1) and _is_han(m.string, m.end())
-                                   else m.group(), folded)
+    return _shape("separator").sub(
+        lambda m: "" if _is_han(m.string, m.start() - 1) and _is_han(m.string, m.end()) else m.group(), folded
+    )
 
 
 def _is_han(text: str, i: int) -> bool:
@@ -523,7 +924,7 @@ def _collapsed(folded: str) -> tuple[str, list[tuple[int, int]]] | None:
     spans: list[tuple[int, int]] = []
     last = size = 0
     for m in _shape("spaced").finditer(folded):
-        pieces.append(folded[last:m.start()])
+        pieces.append(folded[last : m.start()])
         size += m.start() - last
         joined = m.group().replace(m["s"], "")
         spans.append((size, size + len(joined)))
@@ -628,8 +1029,12 @@ def check_field(name: str, value: str, *, limit: int, allow_unsafe: bool) -> Non
     rule (`unsafe_content`, unless `allow_unsafe`); both errors name the field."""
     size = len(value.encode("utf-8"))
     if size > limit:
-        raise TooLarge(f"the {name} is {size:,} bytes; it may hold at most {limit:,} — shorten "
-                       "it (nothing was stored)", field=name, bytes=size, limit=limit)
+        raise TooLarge(
+            f"the {name} is {size:,} bytes; it may hold at most {limit:,} — shorten it (nothing was stored)",
+            field=name,
+            bytes=size,
+            limit=limit,
+        )
     if not allow_unsafe:
         _refuse(f"the {name}", find(value), field=name)
 
@@ -639,7 +1044,8 @@ def _refuse(what: str, rule: str | None, **context: str) -> None:
         raise UnsafeContent(
             f"refused: {what} trips the security rule {rule!r}; remove that part, "
             "or pass --allow-unsafe if it is really meant to be stored",
-            rule=rule, **context,
+            rule=rule,
+            **context,
         )
 
 

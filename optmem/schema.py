@@ -11,51 +11,54 @@ from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import HANDOFF, Tier
 
-SCHEMA = "optmem-index-21"  # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context; 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed; 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b)
+# 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context;
+# 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed;
+# 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b)
+SCHEMA = "optmem-index-21"
 
 
 class Col(NamedTuple):
     sql: str
-    view: bool = False   # maintained by the effective view, not known when the line is indexed
+    view: bool = False  # maintained by the effective view, not known when the line is indexed
 
 
 class Row(NamedTuple):
     """What the index knows of one record, without its text."""
 
-    n: Annotated[int, Col("INTEGER PRIMARY KEY")]        # 1-based line number in LOG.jsonl
+    n: Annotated[int, Col("INTEGER PRIMARY KEY")]  # 1-based line number in LOG.jsonl
     id: Annotated[str, Col("TEXT NOT NULL")]
-    rid: Annotated[str, Col("TEXT NOT NULL")]             # the id reversed, for suffix look-ups
-    off: Annotated[int, Col("INTEGER NOT NULL")]          # byte offset of the line
-    len: Annotated[int, Col("INTEGER NOT NULL")]          # byte length of the line
+    rid: Annotated[str, Col("TEXT NOT NULL")]  # the id reversed, for suffix look-ups
+    off: Annotated[int, Col("INTEGER NOT NULL")]  # byte offset of the line
+    len: Annotated[int, Col("INTEGER NOT NULL")]  # byte length of the line
     ts: Annotated[float | None, Col("REAL")]
     domain: Annotated[str, Col("TEXT NOT NULL")]
     project: Annotated[str | None, Col("TEXT")]
     kind: Annotated[str, Col("TEXT NOT NULL")]
-    tier: Annotated[int, Col("INTEGER NOT NULL")]         # record.Tier
+    tier: Annotated[int, Col("INTEGER NOT NULL")]  # record.Tier
     key: Annotated[str | None, Col("TEXT")]
-    fp: Annotated[str | None, Col("TEXT")]                # text.fingerprint of the text
+    fp: Annotated[str | None, Col("TEXT")]  # text.fingerprint of the text
     expires: Annotated[float | None, Col("REAL")]
     ref: Annotated[str | None, Col("TEXT")]
-    corrects: Annotated[str | None, Col("TEXT")]          # JSON list of ids
-    session: Annotated[str | None, Col("TEXT")]           # the conversation it belongs to
-    spos: Annotated[int | None, Col("INTEGER")]           # its place in that session of its domain, in log order
+    corrects: Annotated[str | None, Col("TEXT")]  # JSON list of ids
+    session: Annotated[str | None, Col("TEXT")]  # the conversation it belongs to
+    spos: Annotated[int | None, Col("INTEGER")]  # its place in that session of its domain, in log order
     retired: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # a removed hot-memory entry
-    imp: Annotated[float | None, Col("REAL")] = None      # importance as written (None: default)
+    imp: Annotated[float | None, Col("REAL")] = None  # importance as written (None: default)
     pending: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # stored below the threshold
-    conf: Annotated[float | None, Col("REAL")] = None     # confidence as written
-    source: Annotated[str | None, Col("TEXT")] = None     # who wrote it
+    conf: Annotated[float | None, Col("REAL")] = None  # confidence as written
+    source: Annotated[str | None, Col("TEXT")] = None  # who wrote it
     inferred: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # basis: inferred, not stated
-    state: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0     # a temporary state, not a habit
-    upd: Annotated[str | None, Col("TEXT")] = None        # the record it may update (kept both)
+    state: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # a temporary state, not a habit
+    upd: Annotated[str | None, Col("TEXT")] = None  # the record it may update (kept both)
     change: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # says it is a change ("搬到", "now")
-    sup: Annotated[str | None, Col("TEXT", view=True)] = None      # superseded by this correction
-    ksup: Annotated[str | None, Col("TEXT", view=True)] = None     # superseded by this same-key record
+    sup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this correction
+    ksup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this same-key record
     forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0
-    seen: Annotated[float | None, Col("REAL", view=True)] = None    # latest restatement
+    seen: Annotated[float | None, Col("REAL", view=True)] = None  # latest restatement
     confirmed: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # pending no more
     touched: Annotated[float | None, Col("REAL", view=True)] = None  # latest recall (ACCESS.jsonl)
-    shown: Annotated[float | None, Col("REAL", view=True)] = None    # latest time context showed it
-    cold: Annotated[float | None, Col("REAL", view=True)] = None     # latest sweep that cooled it
+    shown: Annotated[float | None, Col("REAL", view=True)] = None  # latest time context showed it
+    cold: Annotated[float | None, Col("REAL", view=True)] = None  # latest sweep that cooled it
     conflict: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a value of a key in conflict
     fork: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a version of a fact corrected two ways
 
@@ -90,8 +93,9 @@ class Row(NamedTuple):
         return max(times) if times else None
 
 
-COLUMNS: dict[str, Col] = {name: hint.__metadata__[0]
-                           for name, hint in get_type_hints(Row, include_extras=True).items()}
+COLUMNS: dict[str, Col] = {
+    name: hint.__metadata__[0] for name, hint in get_type_hints(Row, include_extras=True).items()
+}
 # the body holds tokens made by `text` and `dates` (whose terms keep their underscores)
 TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 ROW_SELECT = ", ".join(f"r.{c}" for c in Row._fields)
@@ -102,7 +106,7 @@ LINE_FIELDS = tuple(name for name, col in COLUMNS.items() if not col.view)
 # defaults for most lines, whose rows then stop short: the table fills the defaults, and a build
 # binds a third fewer values (the insert was a fifth of a build's work in its main process)
 LINE_ALWAYS = tuple(name for name in LINE_FIELDS if name not in Row._field_defaults)
-LINE_DEFAULTS = tuple(Row._field_defaults[name] for name in LINE_FIELDS[len(LINE_ALWAYS):])
+LINE_DEFAULTS = tuple(Row._field_defaults[name] for name in LINE_FIELDS[len(LINE_ALWAYS) :])
 
 
 # Python's sqlite3 binds None slowly: it looks for an adapter and then for `__adapt__` and
@@ -125,7 +129,7 @@ INSERT_ROW = _insert(Row._fields)  # a whole Row (tests build rows of any status
 DDL = f"""
 CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT);
 CREATE TABLE rec(
-  {(','+chr(10)+'  ').join(f'{name} {col.sql}' for name, col in COLUMNS.items())}
+  {("," + chr(10) + "  ").join(f"{name} {col.sql}" for name, col in COLUMNS.items())}
 );
 CREATE TABLE tag(tag TEXT NOT NULL, n INTEGER NOT NULL);
 CREATE TABLE pend(ref TEXT NOT NULL, src INTEGER NOT NULL, what TEXT NOT NULL);

@@ -67,19 +67,30 @@ class SearchResult(NamedTuple):
     hits: list[view.RecordView]
     total: int
     warnings: list[str] = []
-    cold_matches: int = 0    # cold records that match too but were left out (they match less well
+    cold_matches: int = 0  # cold records that match too but were left out (they match less well
     #                          than the best warm hit); past `candidates.COUNT_BUDGET` term matches, those
     #                          among the candidates (a lower bound)
     forgotten_matches: int = 0  # when fewer hits than asked for: how many forgotten records match too
 
     def to_json(self, *, show_unsafe: bool = False) -> dict[str, Any]:
-        return {"query": self.query, "hits": [h.hit(show_unsafe=show_unsafe) for h in self.hits],
-                "total": self.total, "cold_matches": self.cold_matches,
-                "forgotten_matches": self.forgotten_matches}
+        return {
+            "query": self.query,
+            "hits": [h.hit(show_unsafe=show_unsafe) for h in self.hits],
+            "total": self.total,
+            "cold_matches": self.cold_matches,
+            "forgotten_matches": self.forgotten_matches,
+        }
 
 
-def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None = None,
-           explain: bool = False, progress: Any = None) -> SearchResult:
+def search(
+    vault: Vault,
+    query: str,
+    *,
+    limit: int = 10,
+    filters: Filters | None = None,
+    explain: bool = False,
+    progress: Any = None,
+) -> SearchResult:
     """Ranked hits for `query` (see the module docstring for how they are ordered)."""
     if query is None or not query.strip():
         raise UsageError("QUERY is empty; give words to search for (Chinese or English)")
@@ -96,25 +107,39 @@ def search(vault: Vault, query: str, *, limit: int = 10, filters: Filters | None
         q = q._replace(cold_best=not q.filters.include_cold and not q.filters.current and idx.has_cold())
         warnings = idx.warnings()
         if not q.terms:
-            warnings.append(f"{quote(query)} has nothing to search for: words, numbers and Chinese characters "
-                            "are indexed, emoji, symbols and punctuation are not — add a word")
+            warnings.append(
+                f"{quote(query)} has nothing to search for: words, numbers and Chinese characters "
+                "are indexed, emoji, symbols and punctuation are not — add a word"
+            )
         df = idx.doc_freq(q.terms) if q.terms else {}  # once, for the ranking and the hidden counts
         result = ranked(idx, q, df)._replace(warnings=warnings)
         if not result.hits and q.filters.kind is not None and q.filters.kind not in (known := idx.kinds()):
             # a typo in --kind must not read as "nothing about that"
-            result = result._replace(warnings=[*warnings, f"no record has kind {quote(q.filters.kind)}; the "
-                                               f"vault's kinds: {', '.join(known) or '(none)'}"])
+            result = result._replace(
+                warnings=[
+                    *warnings,
+                    f"no record has kind {quote(q.filters.kind)}; the vault's kinds: {', '.join(known) or '(none)'}",
+                ]
+            )
         if not result.hits and q.filters.tag is not None and not idx.has_tag(q.filters.tag):
             # … nor one in --tag
             tags = idx.tags(TAGS_SHOWN)
-            result = result._replace(warnings=[*result.warnings, f"no record has tag {quote(q.filters.tag)}; the "
-                                               f"vault's most used tags: {', '.join(tags) or '(none)'}"])
+            result = result._replace(
+                warnings=[
+                    *result.warnings,
+                    f"no record has tag {quote(q.filters.tag)}; the "
+                    f"vault's most used tags: {', '.join(tags) or '(none)'}",
+                ]
+            )
         if len(result.hits) < q.limit and not q.filters.current and not q.filters.include_forgotten:
             # the past stays findable: say so when forgotten records match too (a page not filled;
             # the cold ones `_ranked` counts)
             found = [t for t in q.terms if df[t]]
-            result = result._replace(forgotten_matches=candidates.hidden_matches(
-                idx, q.filters, q.now, match_any(found) if found else None, view.Status.FORGOTTEN))
+            result = result._replace(
+                forgotten_matches=candidates.hidden_matches(
+                    idx, q.filters, q.now, match_any(found) if found else None, view.Status.FORGOTTEN
+                )
+            )
         return result
 
 
@@ -137,10 +162,12 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     return _ranked(idx, q._replace(intent=with_terms(q.intent, chars)), chars, df, settings, match_all(chars))
 
 
-def _ranked(idx: Index, q: Query, found: list[str], df: dict[str, int], settings: Ranking,
-            match: str | None = None) -> SearchResult:
-    rows, total, replaced = candidates.choose(idx, found, df, settings, filters=q.filters, now=q.now,
-                                              limit=q.limit, cold_best=q.cold_best, match=match)
+def _ranked(
+    idx: Index, q: Query, found: list[str], df: dict[str, int], settings: Ranking, match: str | None = None
+) -> SearchResult:
+    rows, total, replaced = candidates.choose(
+        idx, found, df, settings, filters=q.filters, now=q.now, limit=q.limit, cold_best=q.cold_best, match=match
+    )
     if not rows and not replaced:
         return SearchResult(q.text, [], 0)
     scored, corpus = _score(idx, q, rows, df, settings, replaced)
@@ -153,10 +180,14 @@ def _ranked(idx: Index, q: Query, found: list[str], df: dict[str, int], settings
         # the cold records left out are counted (a footer says how to see them): exactly while a
         # filtered count is cheap, else those among the candidates
         exact = sum(df[t] for t in found) <= candidates.COUNT_BUDGET
-        left = (candidates.hidden_matches(idx, q.filters, q.now, match or match_any(found), view.Status.COLD) - admitted
-                if exact else left)
-    return SearchResult(q.text, hits, found_all if total < 0 else max(total + admitted, len(hits)),
-                        cold_matches=max(0, left))
+        left = (
+            candidates.hidden_matches(idx, q.filters, q.now, match or match_any(found), view.Status.COLD) - admitted
+            if exact
+            else left
+        )
+    return SearchResult(
+        q.text, hits, found_all if total < 0 else max(total + admitted, len(hits)), cold_matches=max(0, left)
+    )
 
 
 def _best_cold(idx: Index, scored: list["_Scored"]) -> tuple[list["_Scored"], int]:
@@ -172,8 +203,12 @@ def _best_cold(idx: Index, scored: list["_Scored"]) -> tuple[list["_Scored"], in
     best = max((s.parts.relevance + s.parts.context for s in warm), default=0.0)
     ids = {s.row.id for s in warm}
     known: dict[str, Row] = {}
-    out = {s.row.n for s in cold if s.parts.relevance + s.parts.context < best
-           or (s.row.superseded_by and idx.current_version(s.row, known).id in ids)}
+    out = {
+        s.row.n
+        for s in cold
+        if s.parts.relevance + s.parts.context < best
+        or (s.row.superseded_by and idx.current_version(s.row, known).id in ids)
+    }
     return [s for s in scored if s.row.n not in out], len(out)
 
 
@@ -196,8 +231,13 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
         # the single characters of a Chinese query count a little too (they choose no records):
         # a record holding all of them wins where bigrams alone tie or mislead — 前端端口's 端端
         # spans two words and matches 后端端口
-        idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n, common_weightless=common)
-                     for c, n in idx.doc_freq(chars).items() if n})
+        idfs.update(
+            {
+                c: settings.cjk_unigram * ranking.idf(docs, n, common_weightless=common)
+                for c, n in idx.doc_freq(chars).items()
+                if n
+            }
+        )
     amount = settings.amount_share if q.intent.amount else 0.0
     words = sum(1 for t in q.terms if not t.startswith(dates.PREFIX))
     b = ranking.b_for(cv, mean, turns, words, settings)
@@ -206,10 +246,10 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
 
 class _Relevance(NamedTuple):
     record: Record
-    relevance: float          # BM25 (× 1 + amount_share when it states the amount asked for)
-    matched: frozenset[str]   # the query terms it holds
-    length: int               # its number of tokens
-    amount: bool = False      # it states a number beside the topic, and the query asks for one
+    relevance: float  # BM25 (× 1 + amount_share when it states the amount asked for)
+    matched: frozenset[str]  # the query terms it holds
+    length: int  # its number of tokens
+    amount: bool = False  # it states a number beside the topic, and the query asks for one
 
 
 def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
@@ -254,8 +294,9 @@ class _Answers:
     more than the turn's own —, unless they matched only the words asking for the present (as a
     record's own relevance, `_relevance`)."""
 
-    def __init__(self, q: Query, seen: dict[int, _Relevance], rows: dict[int, Row], corpus: _Corpus,
-                 settings: Ranking) -> None:
+    def __init__(
+        self, q: Query, seen: dict[int, _Relevance], rows: dict[int, Row], corpus: _Corpus, settings: Ranking
+    ) -> None:
         self.settings = settings
         self.asked: dict[tuple[str, str, int], tuple[float, int, str]] = {}
         if not settings.answer_share:
@@ -264,8 +305,12 @@ class _Answers:
         placed = {(row.domain, row.session, row.spos) for row in rows.values() if row.session is not None}
         for n, row in rows.items():
             rel = seen[n]
-            if (row.session is None or row.spos is None or rel.relevance <= 0
-                    or (row.domain, row.session, row.spos + 1) not in placed):  # no answer to lend to
+            if (
+                row.session is None
+                or row.spos is None
+                or rel.relevance <= 0
+                or (row.domain, row.session, row.spos + 1) not in placed
+            ):  # no answer to lend to
                 continue
             asks = questions.questions(textmod.fold(rel.record.text)) if questions.may_ask(rel.record.text) else ""
             toks = textmod.tokens(asks, folded=True) if asks else []
@@ -291,15 +336,16 @@ class _Scored(NamedTuple):
     parts: ranking.Parts
     matched: frozenset[str]
     stands_for: str | None = None  # the superseded record whose relevance it took
-    answers: str | None = None     # the question (the turn before) whose relevance it took a share of
-    amount: bool = False           # it states the amount asked for (its relevance gained a share)
+    answers: str | None = None  # the question (the turn before) whose relevance it took a share of
+    amount: bool = False  # it states the amount asked for (its relevance gained a share)
 
 
 _Placed = tuple[_Scored, str | None, str | None]  # a hit, the record it went above, the one it updates
 
 
-def _successors(idx: Index, rows: dict[int, Row], relevance: dict[int, float],
-                replaced: list[Row]) -> dict[str, tuple[float, str]]:
+def _successors(
+    idx: Index, rows: dict[int, Row], relevance: dict[int, float], replaced: list[Row]
+) -> dict[str, tuple[float, str]]:
     """The current versions of the superseded records that matched, by id: (the best relevance
     among the records each one replaces, that record's id). A correction, a newer value of a key
     or a replaced hot entry is the same fact said anew, in words the query may not share: it
@@ -318,8 +364,15 @@ def _successors(idx: Index, rows: dict[int, Row], relevance: dict[int, float],
     return {head: (rel, rid) for head, (rel, _, rid) in best.items()}
 
 
-def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any], corpus: _Corpus,
-               replaced: list[Row], lifted: dict[int, float]) -> dict[int, tuple[float, str, bool]]:
+def _stand_ins(
+    idx: Index,
+    q: Query,
+    rows: dict[int, Row],
+    seen: dict[int, Any],
+    corpus: _Corpus,
+    replaced: list[Row],
+    lifted: dict[int, float],
+) -> dict[int, tuple[float, str, bool]]:
     """The current versions (passing the filters) of the superseded matches, added to `rows` and
     `seen`: line number → (the relevance it stands in with, the record it replaces, whether that
     one stated the amount a question asks for — part of the relevance it lends). What a
@@ -357,8 +410,9 @@ def _stand_ins(idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any],
     return stands
 
 
-def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
-           settings: Ranking, replaced: list[Row]) -> tuple[list[_Scored], _Corpus]:
+def _score(
+    idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int], settings: Ranking, replaced: list[Row]
+) -> tuple[list[_Scored], _Corpus]:
     """Every candidate re-tokenised and scored; the best ones bring their session neighbours,
     and each record with a session gains a share of its best neighbour's relevance — or, when
     more, what the turn before it asked (`_Answers`)."""
@@ -389,8 +443,8 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         context = 0.0
         if row.session is not None and row.spos is not None:
             context = ranking.context_share(
-                (own.get((row.domain, row.session, row.spos + d), 0.0) for d in range(-w, w + 1) if d),
-                settings)
+                (own.get((row.domain, row.session, row.spos + d), 0.0) for d in range(-w, w + 1) if d), settings
+            )
             lift, question = answers.of(row, length)
             if lift > context:
                 context, answered = lift, question
@@ -400,11 +454,22 @@ def _score(idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int],
         cold = status == view.Status.COLD
         if q.filters.hidden(status) and not (cold and q.cold_best):
             continue
-        parts = ranking.score(ranking.Candidate(relevance, context, row.tier, row.kind, status,
-                                                row.accessed, relative_importance(life, row),
-                                                bool(row.inferred),
-                                                view.status(row, q.now, warm=True) if cold else None),
-                              q.now, settings, past=past)
+        parts = ranking.score(
+            ranking.Candidate(
+                relevance,
+                context,
+                row.tier,
+                row.kind,
+                status,
+                row.accessed,
+                relative_importance(life, row),
+                bool(row.inferred),
+                view.status(row, q.now, warm=True) if cold else None,
+            ),
+            q.now,
+            settings,
+            past=past,
+        )
         out.append(_Scored(row, rec, parts, matched, stands_for, answered, amount))
     return out, corpus
 
@@ -442,8 +507,9 @@ class _HotFiles:
         return view.Status.SUPERSEDED if held is not None and entry not in held else status
 
 
-def _neighbours(idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int, float],
-                settings: Ranking) -> list[Row]:
+def _neighbours(
+    idx: Index, q: Query, rows: dict[int, Row], relevance: dict[int, float], settings: Ranking
+) -> list[Row]:
     """The session neighbours (within the window, of the same domain, passing the filters) of the
     most relevant candidates: the turns around an answer are often what a question's words
     matched. With --current, superseded turns are fetched too: a corrected answer is still the
@@ -480,12 +546,12 @@ def _compared(q: Query, corpus: _Corpus, settings: Ranking) -> Callable[[_Scored
     chars = [c for c in q.intent.characters if c in corpus.idfs] if settings.cjk_characters else []
     if not chars:
         return lambda s: s.matched
-    return lambda s: (frozenset(c for c in chars if c in textmod.fold(s.record.text))
-                      | frozenset(t for t in s.matched if t.isascii()))
+    return lambda s: (
+        frozenset(c for c in chars if c in textmod.fold(s.record.text)) | frozenset(t for t in s.matched if t.isascii())
+    )
 
 
-def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
-           settings: Ranking) -> tuple[list[view.RecordView], int]:
+def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) -> tuple[list[view.RecordView], int]:
     """Band, score, then ties (higher tier, newer — a later ts, then the larger id, as in the
     log); then the newer-first rules: same-topic records among the top hits, and records that
     update an older one inside the top `reorder_top`. A query that asks for the past turns the
@@ -494,8 +560,15 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
     asks = q.intent.asks
     later = -1 if asks == "past" else 1  # ties: the newer first — the older when asked for the past
     scored.sort(key=lambda s: (view.id_time(s.row.id), s.row.n), reverse=later > 0)
-    scored.sort(key=lambda s: (s.parts.band, -round(s.parts.score, 9), s.parts.status == view.Status.COLD,
-                               -s.row.tier, -later * (s.row.ts or 0)))
+    scored.sort(
+        key=lambda s: (
+            s.parts.band,
+            -round(s.parts.score, 9),
+            s.parts.status == view.Status.COLD,
+            -s.row.tier,
+            -later * (s.row.ts or 0),
+        )
+    )
     # a hot-memory entry is journalled more than once (added, then removed or replaced): one hit
     # per entry — its best-ranked record
     seen_entries: set[str] = set()
@@ -519,29 +592,57 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus,
         # may update one that states the amount asked (read only when some hit states it)
         counted = any(s.amount for s in top)
         compared = _compared(q, corpus, settings)
-        matches = [ranking.Match(s.row.id, s.row.recency, s.parts.band, s.parts.score, compared(s), s.row.upd,
-                                 _covers(s, q, settings) if s.row.upd else s.matched, s.amount,
-                                 settings.change_cues and (bool(s.row.change) or (
-                                     counted and not s.amount and cues.says_change(s.record.text))),
-                                 # (a note, not a conversation turn: chat says "now" and "instead"
-                                 # in passing — on conversations it moved 24 LoCoMo questions, 20 down)
-                                 settings.change_updates and s.row.session is None
-                                 and cues.says_change(s.record.text))
-                   for s in top]
-        updates = ranking.updates_first(matches, corpus.idfs, asks == "present", settings, q.intent.names,
-                                        cues.cue_terms() if settings.present_cues else frozenset())
+        matches = [
+            ranking.Match(
+                s.row.id,
+                s.row.recency,
+                s.parts.band,
+                s.parts.score,
+                compared(s),
+                s.row.upd,
+                _covers(s, q, settings) if s.row.upd else s.matched,
+                s.amount,
+                settings.change_cues
+                and (bool(s.row.change) or (counted and not s.amount and cues.says_change(s.record.text))),
+                # (a note, not a conversation turn: chat says "now" and "instead"
+                # in passing — on conversations it moved 24 LoCoMo questions, 20 down)
+                settings.change_updates and s.row.session is None and cues.says_change(s.record.text),
+            )
+            for s in top
+        ]
+        updates = ranking.updates_first(
+            matches,
+            corpus.idfs,
+            asks == "present",
+            settings,
+            q.intent.names,
+            cues.cue_terms() if settings.present_cues else frozenset(),
+        )
         final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
     hits = []
     for s, updated in final[: q.limit]:
         explain = None
         if q.explain:
-            explain = s.parts.explain(updates=updated, asks=asks, stands_for=s.stands_for, answers=s.answers,
-                                      states_amount=s.amount,
-                                      dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
-                                      b=round(corpus.params.b, 3))
-        hits.append(view.RecordView(s.record, s.parts.status, s.row.superseded_by, s.row.n,
-                                    round(s.parts.score, 4), explain,
-                                    cold_since=s.row.cold if s.parts.status == view.Status.COLD else None,
-                                    conflict=s.row.disputed and s.parts.status in view.LIVE,
-                                    guess=is_guess(s.row, q.now)))
+            explain = s.parts.explain(
+                updates=updated,
+                asks=asks,
+                stands_for=s.stands_for,
+                answers=s.answers,
+                states_amount=s.amount,
+                dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
+                b=round(corpus.params.b, 3),
+            )
+        hits.append(
+            view.RecordView(
+                s.record,
+                s.parts.status,
+                s.row.superseded_by,
+                s.row.n,
+                round(s.parts.score, 4),
+                explain,
+                cold_since=s.row.cold if s.parts.status == view.Status.COLD else None,
+                conflict=s.row.disputed and s.parts.status in view.LIVE,
+                guess=is_guess(s.row, q.now),
+            )
+        )
     return hits, len(kept)

@@ -31,9 +31,9 @@ class AtLeast(NamedTuple):
 
 
 class Limits(NamedTuple):
-    memory: Annotated[int, AtLeast(1)] = 2200       # MEMORY.md characters
-    user: Annotated[int, AtLeast(1)] = 1375         # USER.md characters
-    project: Annotated[int, AtLeast(1)] = 2200      # projects/<name>/MEMORY.md
+    memory: Annotated[int, AtLeast(1)] = 2200  # MEMORY.md characters
+    user: Annotated[int, AtLeast(1)] = 1375  # USER.md characters
+    project: Annotated[int, AtLeast(1)] = 2200  # projects/<name>/MEMORY.md
     record_bytes: Annotated[int, AtLeast(1)] = 65536  # one record's text, UTF-8 bytes
     warn_percent: Annotated[int, AtLeast(0)] = 90
 
@@ -41,7 +41,7 @@ class Limits(NamedTuple):
 class Dedup(NamedTuple):
     threshold: Annotated[float, AtLeast(0)] = 0.9  # near-duplicate similarity
     on_similar: Annotated[str, OneOf(ON_SIMILAR)] = "store"  # append's default
-    on_update: Annotated[str, OneOf(ON_UPDATE)] = "keep"     # … for a possible update of a record
+    on_update: Annotated[str, OneOf(ON_UPDATE)] = "keep"  # … for a possible update of a record
 
 
 class LogSettings(NamedTuple):
@@ -54,38 +54,38 @@ class Lock(NamedTuple):
 
 class Ranking(NamedTuple):
     recency_window: Annotated[float, AtLeast(0)] = 0.10  # the largest recency bonus
-    candidates: Annotated[int, AtLeast(1)] = 60       # re-scored per query (at least --limit)
-    newest: Annotated[int, AtLeast(0)] = 10           # … and the newest matches beside them
+    candidates: Annotated[int, AtLeast(1)] = 60  # re-scored per query (at least --limit)
+    newest: Annotated[int, AtLeast(0)] = 10  # … and the newest matches beside them
     postings_budget: Annotated[int, AtLeast(1)] = 5000  # above: candidates are chosen
-    k1: Annotated[float, AtLeast(0)] = 1.2             # BM25 term-frequency saturation
-    b_min: Annotated[float, AtLeast(0)] = 0.3          # BM25 length normalisation, from
-    b_max: Annotated[float, AtLeast(0)] = 1.0          # … uniform to widely spread lengths
+    k1: Annotated[float, AtLeast(0)] = 1.2  # BM25 term-frequency saturation
+    b_min: Annotated[float, AtLeast(0)] = 0.3  # BM25 length normalisation, from
+    b_max: Annotated[float, AtLeast(0)] = 1.0  # … uniform to widely spread lengths
     context_share: Annotated[float, AtLeast(0)] = 0.35  # of the best session neighbour's relevance
-    context_window: Annotated[int, AtLeast(0)] = 2     # neighbours each side, same session
-    answer_share: Annotated[float, AtLeast(0)] = 1.0   # of the question the turn before it asked
+    context_window: Annotated[int, AtLeast(0)] = 2  # neighbours each side, same session
+    answer_share: Annotated[float, AtLeast(0)] = 1.0  # of the question the turn before it asked
     amount_share: Annotated[float, AtLeast(0)] = 0.35  # more relevance: a number beside the topic
-    context_top: Annotated[int, AtLeast(0)] = 10       # hits whose neighbours are fetched
+    context_top: Annotated[int, AtLeast(0)] = 10  # hits whose neighbours are fetched
     update_overlap: Annotated[float, AtLeast(0)] = 0.6  # matched-term overlap, update cue in query
-    update_ratio: Annotated[float, AtLeast(0)] = 0.5    # score ratio, update cue in query
+    update_ratio: Annotated[float, AtLeast(0)] = 0.5  # score ratio, update cue in query
     update_overlap_plain: Annotated[float, AtLeast(0)] = 0.75  # … without a cue
     update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
-    cjk_unigram: Annotated[float, AtLeast(0)] = 0.3     # weight of a Chinese query's single characters
-    reorder_top: Annotated[int, AtLeast(1)] = 10       # hits the newer-first rules re-order, whatever --limit
+    cjk_unigram: Annotated[float, AtLeast(0)] = 0.3  # weight of a Chinese query's single characters
+    reorder_top: Annotated[int, AtLeast(1)] = 10  # hits the newer-first rules re-order, whatever --limit
     # The language rules (`optmem.reading`), each on or off:
-    stopwords: bool = True          # English function words are dropped from a query
-    question_words: bool = True     # … and its form: "how many / much / long", 多少, 吗, 的 …
-    pronouns: bool = True           # a pronoun (he, her, 我 left alone by a split) chooses no records
-    contractions: bool = True       # a query's 's, n't, 're … are no terms ("Caroline's job": carolin, job)
-    time_words: bool = True         # Chinese time words (现在, 以前 …) split a query's pairs and a record's
-    query_dates: bool = True        # the dates a query names are date terms, not words
-    present_cues: bool = True       # "now", "currently", 现在 … ask for the present value
-    past_cues: bool = True          # "previously", "used to", 以前 … ask what it used to be
-    names: bool = True              # a newer record without the query's name updates no older one
-    change_cues: bool = True        # a record that says it changed ("anymore", 改成) may update a count
-    change_updates: bool = True     # … and a note (not a conversation turn) that says so is read as an update readily
-    cjk_common: bool = True         # a Chinese term in half the records or more weighs nothing (BM25's own idf)
-    cjk_characters: bool = True     # the update rule compares Chinese by the query's characters a record holds
-    cjk_fallback: bool = True       # a Chinese query none of whose pairs occurs: the records holding its characters
+    stopwords: bool = True  # English function words are dropped from a query
+    question_words: bool = True  # … and its form: "how many / much / long", 多少, 吗, 的 …
+    pronouns: bool = True  # a pronoun (he, her, 我 left alone by a split) chooses no records
+    contractions: bool = True  # a query's 's, n't, 're … are no terms ("Caroline's job": carolin, job)
+    time_words: bool = True  # Chinese time words (现在, 以前 …) split a query's pairs and a record's
+    query_dates: bool = True  # the dates a query names are date terms, not words
+    present_cues: bool = True  # "now", "currently", 现在 … ask for the present value
+    past_cues: bool = True  # "previously", "used to", 以前 … ask what it used to be
+    names: bool = True  # a newer record without the query's name updates no older one
+    change_cues: bool = True  # a record that says it changed ("anymore", 改成) may update a count
+    change_updates: bool = True  # … and a note (not a conversation turn) that says so is read as an update readily
+    cjk_common: bool = True  # a Chinese term in half the records or more weighs nothing (BM25's own idf)
+    cjk_characters: bool = True  # the update rule compares Chinese by the query's characters a record holds
+    cjk_fallback: bool = True  # a Chinese query none of whose pairs occurs: the records holding its characters
 
 
 class Duration(NamedTuple):
@@ -101,18 +101,18 @@ class AtMost(NamedTuple):
 class Lifecycle(NamedTuple):
     """Importance, heat and the cold tier; pending memories (see `optmem.lifecycle`)."""
 
-    importance: Annotated[float, AtLeast(0), AtMost(1)] = 0.5          # a record's default
+    importance: Annotated[float, AtLeast(0), AtMost(1)] = 0.5  # a record's default
     importance_evidence: Annotated[float, AtLeast(0), AtMost(1)] = 0.6
     importance_chat: Annotated[float, AtLeast(0), AtMost(1)] = 0.3
     importance_correction: Annotated[float, AtLeast(0), AtMost(1)] = 0.7
-    decay: Annotated[float, AtLeast(0)] = 0.02           # heat lost per day, agent memory (exp.)
-    decay_session: Annotated[float, AtLeast(0)] = 0.08   # … session-type notes (chat tier too)
-    session_kinds: str = "handoff,session,chat"          # the kinds that decay as session notes
-    cold_below: Annotated[float, AtLeast(0), AtMost(1)] = 0.05   # a sweep cools what is colder
+    decay: Annotated[float, AtLeast(0)] = 0.02  # heat lost per day, agent memory (exp.)
+    decay_session: Annotated[float, AtLeast(0)] = 0.08  # … session-type notes (chat tier too)
+    session_kinds: str = "handoff,session,chat"  # the kinds that decay as session notes
+    cold_below: Annotated[float, AtLeast(0), AtMost(1)] = 0.05  # a sweep cools what is colder
     expired_grace_days: Annotated[float, AtLeast(0)] = 30.0  # an expired record cools after this
     pending_threshold: Annotated[float, AtLeast(0), AtMost(1)] = 0.7  # confidence below: pending
-    pending_ttl_days: Annotated[float, AtLeast(0)] = 30.0   # an unconfirmed guess cools after this
-    agent_confidence: Annotated[float, AtLeast(0), AtMost(1)] = 0.5   # MCP/hook appends' default
+    pending_ttl_days: Annotated[float, AtLeast(0)] = 30.0  # an unconfirmed guess cools after this
+    agent_confidence: Annotated[float, AtLeast(0), AtMost(1)] = 0.5  # MCP/hook appends' default
     auto_sweep: Annotated[str, OneOf(("daily", "off"))] = "daily"  # on a write, at most once a day
     background_above: Annotated[int, AtLeast(0)] = 100_000  # records: above, that sweep runs detached
 
@@ -121,16 +121,16 @@ class Consolidation(NamedTuple):
     """Keeping facts clean: when two values of a key are in conflict."""
 
     conflict_window_days: Annotated[float, AtLeast(0)] = 0.0  # values of a key this close in time
-    state_ttl: Annotated[str, Duration()] = "2d"            # a state's lifetime unless --ttl is given
+    state_ttl: Annotated[str, Duration()] = "2d"  # a state's lifetime unless --ttl is given
 
 
 class Curator(NamedTuple):
     """The periodic curation pass: a model command the user configured proposes operations."""
 
-    command: str = ""                                 # user configuration only (see COMMANDS)
-    timeout: Annotated[float, AtLeast(1)] = 300.0     # seconds the command may take
-    batch: Annotated[int, AtLeast(1)] = 100           # new records sent per run (at most)
-    queries: str = "queries.jsonl"                    # the eval gate's query set, in the vault
+    command: str = ""  # user configuration only (see COMMANDS)
+    timeout: Annotated[float, AtLeast(1)] = 300.0  # seconds the command may take
+    batch: Annotated[int, AtLeast(1)] = 100  # new records sent per run (at most)
+    queries: str = "queries.jsonl"  # the eval gate's query set, in the vault
 
 
 class TreeSettings(NamedTuple):
@@ -142,8 +142,15 @@ class TreeSettings(NamedTuple):
 
 
 SECTIONS: dict[str, type] = {
-    "limits": Limits, "dedup": Dedup, "log": LogSettings, "lock": Lock, "ranking": Ranking,
-    "tree": TreeSettings, "lifecycle": Lifecycle, "consolidation": Consolidation, "curator": Curator,
+    "limits": Limits,
+    "dedup": Dedup,
+    "log": LogSettings,
+    "lock": Lock,
+    "ranking": Ranking,
+    "tree": TreeSettings,
+    "lifecycle": Lifecycle,
+    "consolidation": Consolidation,
+    "curator": Curator,
 }
 FREE_SECTIONS = ("projects",)
 # Settings that name a command optmem runs. A vault can arrive through git, so whoever can push
@@ -166,8 +173,7 @@ class Settings(NamedTuple):
     warnings: tuple[str, ...] = ()
 
 
-def load(toml_text: str | None, overrides: list[str] | None = None, *,
-         commands: bool = False) -> Settings:
+def load(toml_text: str | None, overrides: list[str] | None = None, *, commands: bool = False) -> Settings:
     """Defaults merged with `toml_text` (the vault's optmem.toml) and `section.name=value` pairs.
 
     Without `commands` (a vault's own file), settings that name a command are ignored with a
@@ -192,7 +198,8 @@ def load(toml_text: str | None, overrides: list[str] | None = None, *,
                     warnings.append(
                         f"optmem.toml: {section}.{name} was ignored — commands optmem runs come from "
                         "your own configuration (~/.config/optmem/config.toml, OPTMEM_SUMMARIZER or "
-                        "--summarizer), never from a vault, which can arrive through git")
+                        "--summarizer), never from a vault, which can arrive through git"
+                    )
                     continue
                 raw.setdefault(section, {})[name] = (value, "optmem.toml")
     for pair in overrides or []:
@@ -206,16 +213,20 @@ def load(toml_text: str | None, overrides: list[str] | None = None, *,
             parts[section] = _section(section, SECTIONS[section], values, warnings)
         else:
             origin = next(iter(values.values()))[1]
-            warnings.append(f"{origin}: unknown section [{section}]{_nearest(section, [*SECTIONS, *FREE_SECTIONS])}; "
-                            "it was ignored")
+            warnings.append(
+                f"{origin}: unknown section [{section}]{_nearest(section, [*SECTIONS, *FREE_SECTIONS])}; it was ignored"
+            )
     return Settings(**parts, warnings=tuple(warnings))
 
 
 def to_plain(s: Settings) -> dict[str, Any]:
     """Loaded settings as JSON can carry them (`from_plain` reads them back): what the vault's
     cache of its optmem.toml holds (`Vault.settings`)."""
-    return {**{name: getattr(s, name)._asdict() for name in SECTIONS}, "projects": s.projects,
-            "warnings": list(s.warnings)}
+    return {
+        **{name: getattr(s, name)._asdict() for name in SECTIONS},
+        "projects": s.projects,
+        "warnings": list(s.warnings),
+    }
 
 
 def from_plain(data: dict[str, Any]) -> Settings:
@@ -223,8 +234,11 @@ def from_plain(data: dict[str, Any]) -> Settings:
     TypeError or KeyError: the caller reads the file instead)."""
     if not isinstance(data, dict):
         raise TypeError("not a dict")
-    return Settings(**{name: cls(**data[name]) for name, cls in SECTIONS.items()},
-                    projects=dict(data["projects"]), warnings=tuple(data["warnings"]))
+    return Settings(
+        **{name: cls(**data[name]) for name, cls in SECTIONS.items()},
+        projects=dict(data["projects"]),
+        warnings=tuple(data["warnings"]),
+    )
 
 
 # Settings of rules that were removed: a vault that still sets one is told so, not that it is unknown.
@@ -232,8 +246,10 @@ RETIRED = {
     "ranking.same_topic_window": "the same-topic rule is gone: newer records go first through the update rule",
     "ranking.earlier_heads": "the earlier-statement rule is gone: it moved no development question set",
     "ranking.named_day": "a query naming a day is ranked as any other: the rule moved no development question",
-    "ranking.perfect_tense": "the present perfect (\"how long have I had …\") is no present cue: the rule moved no question",
-    "ranking.measure_questions": "\"what is my best time\" no longer asks an amount: the rule moved one question",
+    "ranking.perfect_tense": (
+        'the present perfect ("how long have I had …") is no present cue: the rule moved no question'
+    ),
+    "ranking.measure_questions": '"what is my best time" no longer asks an amount: the rule moved one question',
 }
 
 
@@ -245,12 +261,10 @@ def _section(section: str, cls: type, values: dict[str, tuple[Any, str]], warnin
     known: dict[str, Any] = {}
     for name, (value, origin) in values.items():
         if f"{section}.{name}" in RETIRED:
-            warnings.append(f"{origin}: {section}.{name} is no longer read ({RETIRED[f'{section}.{name}']}); "
-                            "remove it")
+            warnings.append(f"{origin}: {section}.{name} is no longer read ({RETIRED[f'{section}.{name}']}); remove it")
             continue
         if name not in hints:
-            warnings.append(f"{origin}: unknown setting {section}.{name}{_nearest(name, list(hints))}; "
-                            "it was ignored")
+            warnings.append(f"{origin}: unknown setting {section}.{name}{_nearest(name, list(hints))}; it was ignored")
             continue
         hint = hints[name]
         kind = getattr(hint, "__origin__", hint)
@@ -262,36 +276,62 @@ def _section(section: str, cls: type, values: dict[str, tuple[Any, str]], warnin
 def _coerce(key: str, kind: type, rules: tuple[Any, ...], default: Any, value: Any, origin: str) -> Any:
     """The value as the field's type, or a usage error naming key, value and expected type."""
     expected = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}[kind]
-    ok = (isinstance(value, int) and not isinstance(value, bool)) if kind is int else \
-        (isinstance(value, (int, float)) and not isinstance(value, bool)) if kind is float else \
-        isinstance(value, bool) if kind is bool else isinstance(value, str)
+    ok = (
+        (isinstance(value, int) and not isinstance(value, bool))
+        if kind is int
+        else (isinstance(value, (int, float)) and not isinstance(value, bool))
+        if kind is float
+        else isinstance(value, bool)
+        if kind is bool
+        else isinstance(value, str)
+    )
     if not ok:
-        raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected {expected} "
-                         f"(the default is {default!r})", key=key, value=_plain(value),
-                         expected=expected)
+        raise UsageError(
+            f"{origin}: {key} = {value!r} is not valid: expected {expected} (the default is {default!r})",
+            key=key,
+            value=_plain(value),
+            expected=expected,
+        )
     if kind is float:
         value = float(value)
         if value != value:
-            raise UsageError(f"{origin}: {key} = nan is not valid: expected {expected}", key=key,
-                             value="nan", expected=expected)
+            raise UsageError(
+                f"{origin}: {key} = nan is not valid: expected {expected}", key=key, value="nan", expected=expected
+            )
     for rule in rules:
         if isinstance(rule, OneOf) and value not in rule.choices:
-            raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected one of "
-                             f"{', '.join(rule.choices)}", key=key, value=value, expected=list(rule.choices))
+            raise UsageError(
+                f"{origin}: {key} = {value!r} is not valid: expected one of {', '.join(rule.choices)}",
+                key=key,
+                value=value,
+                expected=list(rule.choices),
+            )
         if isinstance(rule, AtLeast) and value < rule.low:
-            raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected at least {rule.low:g}",
-                             key=key, value=value, expected=f">= {rule.low:g}")
+            raise UsageError(
+                f"{origin}: {key} = {value!r} is not valid: expected at least {rule.low:g}",
+                key=key,
+                value=value,
+                expected=f">= {rule.low:g}",
+            )
         if isinstance(rule, Duration):
             from optmem.clock import parse_ttl
 
             try:
                 parse_ttl(value)
             except UsageError:
-                raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected a duration such "
-                                 "as 2d, 12h or 30m", key=key, value=value, expected="a duration") from None
+                raise UsageError(
+                    f"{origin}: {key} = {value!r} is not valid: expected a duration such as 2d, 12h or 30m",
+                    key=key,
+                    value=value,
+                    expected="a duration",
+                ) from None
         if isinstance(rule, AtMost) and value > rule.high:
-            raise UsageError(f"{origin}: {key} = {value!r} is not valid: expected at most {rule.high:g}",
-                             key=key, value=value, expected=f"<= {rule.high:g}")
+            raise UsageError(
+                f"{origin}: {key} = {value!r} is not valid: expected at most {rule.high:g}",
+                key=key,
+                value=value,
+                expected=f"<= {rule.high:g}",
+            )
     return value
 
 
@@ -299,8 +339,12 @@ def _free(section: str, values: dict[str, tuple[Any, str]]) -> dict[str, str]:
     out = {}
     for name, (value, origin) in values.items():
         if not isinstance(value, str):
-            raise UsageError(f"{origin}: {section}.{name} = {value!r} is not valid: expected a string",
-                             key=f"{section}.{name}", value=_plain(value), expected="a string")
+            raise UsageError(
+                f"{origin}: {section}.{name} = {value!r} is not valid: expected a string",
+                key=f"{section}.{name}",
+                value=_plain(value),
+                expected="a string",
+            )
         out[name] = value
     return out
 

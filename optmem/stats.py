@@ -34,10 +34,13 @@ def hygiene(idx: Any, now: float, c: Any = None) -> dict[str, Any]:
     current, params = view.is_sql(view.Status.CURRENT, now)
     skip = (MEMORY, HANDOFF, *BOOKKEEPING)
     marks = ",".join("?" * len(skip))
-    total = idx.conn.execute(f"SELECT count(*) FROM rec r WHERE r.kind NOT IN ({marks}) AND r.fp IS NOT NULL "
-                             f"AND {current}", [*skip, *params]).fetchone()[0]
+    total = idx.conn.execute(
+        f"SELECT count(*) FROM rec r WHERE r.kind NOT IN ({marks}) AND r.fp IS NOT NULL AND {current}", [*skip, *params]
+    ).fetchone()[0]
     step = max(1, total // DUPLICATE_SAMPLE)
-    sample = idx.rows(f"r.kind NOT IN ({marks}) AND r.fp IS NOT NULL AND {current} ORDER BY r.n", [*skip, *params])[::step]
+    sample = idx.rows(f"r.kind NOT IN ({marks}) AND r.fp IS NOT NULL AND {current} ORDER BY r.n", [*skip, *params])[
+        ::step
+    ]
     dups = 0
     for row in sample[:DUPLICATE_SAMPLE]:
         rec = idx.record(row)
@@ -47,14 +50,21 @@ def hygiene(idx: Any, now: float, c: Any = None) -> dict[str, Any]:
     open_updates = 0  # the write gate's guesses left standing: reported, never counted as contradictions
     for row in idx.rows("r.upd IS NOT NULL"):
         old = idx.by_id(row.upd or "")
-        if (old is not None and view.status(row, now) == view.Status.CURRENT
-                and view.status(old, now) == view.Status.CURRENT):
+        if (
+            old is not None
+            and view.status(row, now) == view.Status.CURRENT
+            and view.status(old, now) == view.Status.CURRENT
+        ):
             open_updates += 1
     facts = c.key_groups + len(c.corrected)
     contradictions = len(open_conflicts(idx, now))  # what `optmem conflicts` lists
-    return {"duplicate_rate": round(dups / checked, 4) if checked else 0.0,
-            "contradiction_rate": round(contradictions / facts, 4) if facts else 0.0,
-            "duplicates": dups, "contradictions": contradictions, "open_updates": open_updates}
+    return {
+        "duplicate_rate": round(dups / checked, 4) if checked else 0.0,
+        "contradiction_rate": round(contradictions / facts, 4) if facts else 0.0,
+        "duplicates": dups,
+        "contradictions": contradictions,
+        "open_updates": open_updates,
+    }
 
 
 def stats(vault: Vault) -> dict[str, Any]:
@@ -67,8 +77,7 @@ def stats(vault: Vault) -> dict[str, Any]:
     with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
         # journal and handoff records repeat text by design; the journal's keys are bookkeeping
         c = idx.census(now, plain_exclude=(MEMORY, HANDOFF), fact_exclude=(MEMORY,))
-        life = lifecycle.census(vault.settings.lifecycle, idx.coolable(), now, c.by_status,
-                                idx.last_sweep())
+        life = lifecycle.census(vault.settings.lifecycle, idx.coolable(), now, c.by_status, idx.last_sweep())
         rates = hygiene(idx, now, c)
         index_bytes = _size(vault.cache_dir)
     hot: list[dict[str, Any]] = []
@@ -80,12 +89,22 @@ def stats(vault: Vault) -> dict[str, Any]:
             hot.append({"file": bad.file, "unreadable": bad.unreadable})
             continue
         u = h.usage()
-        hot.append({"file": h.name, "entries": len(h.entries), "chars": u.chars, "limit": u.limit,
-                    "percent": u.percent})
+        hot.append(
+            {"file": h.name, "entries": len(h.entries), "chars": u.chars, "limit": u.limit, "percent": u.percent}
+        )
     return {
-        "records": c.records, "by_domain": c.by_domain, "by_kind": c.by_kind,
-        "status": c.by_status, "redlines": c.redlines, "lifecycle": life, "hot": hot,
+        "records": c.records,
+        "by_domain": c.by_domain,
+        "by_kind": c.by_kind,
+        "status": c.by_status,
+        "redlines": c.redlines,
+        "lifecycle": life,
+        "hot": hot,
         **rates,
-        "sizes": {"log": _size(vault.log_path), "access": _size(vault.access_path),
-                  "tree": _size(vault.root / "tree"), "index": index_bytes},
+        "sizes": {
+            "log": _size(vault.log_path),
+            "access": _size(vault.access_path),
+            "tree": _size(vault.root / "tree"),
+            "index": index_bytes,
+        },
     }

@@ -32,7 +32,7 @@ BULLET = re.compile(r"^- (.*) \(`([0-9A-Za-z]{6,26})`\)((?: \[[^\[\]]+\])*)$")
 _BADGE = re.compile(r"\[([^\[\]]+)\]")
 PENDING, INFERRED = "pending", "inferred"  # the badges of a guess and of an agent's conclusion
 CONFLICT = "conflict"  # one of two values that stand together: the user is asked which is right
-KEPT_BADGES = ("correction", "redline")   # a bullet with one of these is always quoted
+KEPT_BADGES = ("correction", "redline")  # a bullet with one of these is always quoted
 
 
 # -- the extractive summariser -----------------------------------------------------------------
@@ -58,13 +58,17 @@ _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _HAN_RUN = re.compile(f"[{_HAN}]+")
 _TERM_LONGEST = 6  # characters: longer recurring strings are phrases, their words are found inside
 # characters that carry grammar, not a topic: a term made only of them says nothing (一个, 可以)
-_FUNCTION_CHARS = frozenset("的地得了着过是在和与及或也都就还又很太"
-                            "把被给对向从到为于以之其而且吗呢吧啊呀"
-                            "嘛哦么这那哪谁我你他她它们个一不没有要会能可将让使")
+_FUNCTION_CHARS = frozenset(
+    "的地得了着过是在和与及或也都就还又很太"
+    "把被给对向从到为于以之其而且吗呢吧啊呀"
+    "嘛哦么这那哪谁我你他她它们个一不没有要会能可将让使"
+)
 # words that carry grammar though not all their characters do: conjunctions, adverbs, pronouns
-_FUNCTION_WORDS = frozenset("因为 所以 但是 如果 虽然 然后 然而 因此 或者 并且 只是 总是 已经 其实 当然 比如 "
-                            "例如 以后 之后 以前 之前 现在 自己 什么 怎么 这样 那样 如何 为什么 还有 所有 "
-                            "非常 比较 一直 一定 一样 一下 一些 关于 对于 由于 根据 按照 即使 尽管 而是".split())
+_FUNCTION_WORDS = frozenset(
+    "因为 所以 但是 如果 虽然 然后 然而 因此 或者 并且 只是 总是 已经 其实 当然 比如 "
+    "例如 以后 之后 以前 之前 现在 自己 什么 怎么 这样 那样 如何 为什么 还有 所有 "
+    "非常 比较 一直 一定 一样 一下 一些 关于 对于 由于 根据 按照 即使 尽管 而是".split()
+)
 _FUNCTION_WORDS_LONGEST_FIRST = tuple(sorted(_FUNCTION_WORDS, key=lambda w: (-len(w), w)))
 # Function characters, a closed class: each is a word of its own beside a content word — before
 # it (把字体, 为方案) or after it (设置为, 主题的, 因为第) — except beside the characters it makes a
@@ -73,10 +77,18 @@ _FUNCTION_WORDS_LONGEST_FIRST = tuple(sorted(_FUNCTION_WORDS, key=lambda w: (-le
 # common technical words. Beside a string it is no neighbour (a string always after 把 is not
 # the tail of a longer word for that), and off a term's edge it is trimmed.
 _GLUE: dict[str, tuple[str, str]] = {  # char: (the characters before it, after it, it makes a word with)
-    "的": ("目真似别有", "确话士"), "了": ("为除不罢算极", "解结"),
+    "的": ("目真似别有", "确话士"),
+    "了": ("为除不罢算极", "解结"),
     "着": ("随看接有想指沿顺睡跟朝向当为围本凭靠味沉穿", "手重急实眼陆想落"),
-    "吗": ("干", "啡"), "呢": ("花毛", "绒子喃"), "吧": ("网酒氧书", "台嗒"), "啊": ("", ""), "呀": ("哎", ""),
-    "嘛": ("喇干", ""), "哦": ("", ""), "把": ("一火两几", "握手关头持守柄"), "被": ("植棉", "迫捕动子告评"),
+    "吗": ("干", "啡"),
+    "呢": ("花毛", "绒子喃"),
+    "吧": ("网酒氧书", "台嗒"),
+    "啊": ("", ""),
+    "呀": ("哎", ""),
+    "嘛": ("喇干", ""),
+    "哦": ("", ""),
+    "把": ("一火两几", "握手关头持守柄"),
+    "被": ("植棉", "迫捕动子告评"),
     "给": ("交送供递留补发带献分输付还让写借转", "予出养与"),
     "对": ("反相面绝针一不敌核校比配", "于方象外手付待抗面话立比此应称策准照口峙联齐接"),
     "从": ("是自服无随听顺遵", "而事此来未不业前小中没容头属"),
@@ -85,10 +97,16 @@ _GLUE: dict[str, tuple[str, str]] = {  # char: (the characters before it, after 
     "为": ("成因认作称行以极最更较视变化转名身人尤大誉评沦", "了主何首止期什人"),
     "在": ("现存实坐放正不所留自潜内外", "于内线场职意乎外"),
     "是": ("不但可于而还正就却真便总更只算要或像竟凡乃也都", "否非"),
-    "和": ("共温缓调总柔平暖", "平谐解约尚好"), "与": ("参给赠授", "其会否"),
-    "及": ("以涉埃不普遍提危顾触未波来", "其时至早格"), "或": ("抑倘间甚", "者是许"), "也": ("再", "许好罢"),
-    "都": ("首成大全迁建古京", "市城督"), "就": ("成早造也", "是业算要此近"),
-    "还": ("归偿退交返生", "有是要原好款"), "又": ("", "称名"), "很": ("", "多大快少小早"),
+    "和": ("共温缓调总柔平暖", "平谐解约尚好"),
+    "与": ("参给赠授", "其会否"),
+    "及": ("以涉埃不普遍提危顾触未波来", "其时至早格"),
+    "或": ("抑倘间甚", "者是许"),
+    "也": ("再", "许好罢"),
+    "都": ("首成大全迁建古京", "市城督"),
+    "就": ("成早造也", "是业算要此近"),
+    "还": ("归偿退交返生", "有是要原好款"),
+    "又": ("", "称名"),
+    "很": ("", "多大快少小早"),
 }
 
 
@@ -128,7 +146,7 @@ def _trim(g: str) -> str:
         elif _apart_after(g[-2], g[-1]):
             g = g[:-1]
         elif word := next((w for w in _FUNCTION_WORDS_LONGEST_FIRST if len(g) > len(w) and g.startswith(w)), ""):
-            g = g[len(word):]
+            g = g[len(word) :]
         elif word := next((w for w in _FUNCTION_WORDS_LONGEST_FIRST if len(g) > len(w) and g.endswith(w)), ""):
             g = g[: -len(word)]
         else:
@@ -170,6 +188,7 @@ def _han_terms(texts: list[str]) -> Counter[str]:
         kept = set(ok)
         places = [i for i in ok if i + 1 in kept]
     alone = Counter(r for text_runs in runs for r in set(text_runs) if 2 <= len(r) <= 4)
+
     # how often its most frequent one-character extension recurs, on either side — a function
     # character that is a word of its own there (把 before 字体, 为 after 设置; not 为 of 行为准则,
     # mostly with the character it makes a word with on its other side) extends nothing
@@ -199,8 +218,7 @@ def _han_terms(texts: list[str]) -> Counter[str]:
         if any(part in words and df[part] > count for part in (g[1:], g[:-1])):
             continue  # a word that recurs more often, and a neighbour it happens to have (端端口)
         term = _trim(g)
-        if (len(term) < 2 or term in _FUNCTION_WORDS or all(ch in _FUNCTION_CHARS for ch in term)
-                or _joins(term)):
+        if len(term) < 2 or term in _FUNCTION_WORDS or all(ch in _FUNCTION_CHARS for ch in term) or _joins(term):
             continue
         found[term] = max(found[term], df.get(term, count), count)
     return found
@@ -222,8 +240,9 @@ def bullet(it: Item) -> str:
     return f"- {' '.join(it.text.split())[:200]} (`{it.id}`)" + "".join(f" [{b}]" for b in it.badges)
 
 
-def extractive(domain: str, level: int, start: str, end: str, count: int, items: list[Item],
-               kinds: Counter[str], max_chars: int) -> str:
+def extractive(
+    domain: str, level: int, start: str, end: str, count: int, items: list[Item], kinds: Counter[str], max_chars: int
+) -> str:
     """Counts by kind, key terms, then the most representative items (ids kept for drill-down);
     corrections and redlines always make it in. Deterministic."""
     tf: Counter[str] = Counter()
@@ -232,17 +251,20 @@ def extractive(domain: str, level: int, start: str, end: str, count: int, items:
         terms = set(_terms(it.text))
         per_item.append(terms)
         tf.update(terms)
-    head = [f"**{domain}** · level {level} · {count:,} records · {start[:10]} → {end[:10]}", "",
-            "Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
-            "Key terms: " + (", ".join(key_terms([it.text for it in items], words=tf)) or "—"), ""]
+    head = [
+        f"**{domain}** · level {level} · {count:,} records · {start[:10]} → {end[:10]}",
+        "",
+        "Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "Key terms: " + (", ".join(key_terms([it.text for it in items], words=tf)) or "—"),
+        "",
+    ]
 
     def centrality(i: int) -> float:
         terms = per_item[i]
         return sum(math.log(1 + tf[t]) for t in terms) / math.sqrt(1 + len(terms))
 
     must = [i for i, it in enumerate(items) if set(it.badges) & set(KEPT_BADGES)]
-    rest = sorted((i for i in range(len(items)) if i not in set(must)),
-                  key=lambda i: (-centrality(i), items[i].id))
+    rest = sorted((i for i in range(len(items)) if i not in set(must)), key=lambda i: (-centrality(i), items[i].id))
     chosen: list[int] = []
     size = sum(len(h) + 1 for h in head)
     for i in must + rest:
@@ -288,7 +310,7 @@ class Gone(NamedTuple):
     """A forgotten record as the tree's lines may hold it."""
 
     needles: list[str]  # its id, the short id optmem prints, its text (when long enough not to be everywhere)
-    text: str           # folded, for the key terms it gave
+    text: str  # folded, for the key terms it gave
 
 
 def gone(row: Row, rec: Record) -> Gone:
@@ -309,9 +331,8 @@ def _prune_terms(lines: list[str], gone_texts: list[str]) -> list[str]:
     out = []
     for line in lines:
         if line.startswith(_TERMS_LINE):
-            terms = line[len(_TERMS_LINE):].rstrip("\n").split(", ")
-            left = [t for t in terms
-                    if textmod.fold(t) in kept or not any(textmod.fold(t) in g for g in gone_texts)]
+            terms = line[len(_TERMS_LINE) :].rstrip("\n").split(", ")
+            left = [t for t in terms if textmod.fold(t) in kept or not any(textmod.fold(t) in g for g in gone_texts)]
             if left != terms:
                 line = _TERMS_LINE + (", ".join(left) or "—") + ("\n" if line.endswith("\n") else "")
         out.append(line)
@@ -349,8 +370,9 @@ class Shown:
         self.now = clock.now().timestamp()
         self.rows: dict[str, Row | None] = {}
         # the records all `bodies` quote, read at once (one query per 500, not one per line)
-        wanted = sorted({m.group(2) for body in bodies for line in body.splitlines()
-                         if (m := BULLET.match(line.strip()))})
+        wanted = sorted(
+            {m.group(2) for body in bodies for line in body.splitlines() if (m := BULLET.match(line.strip()))}
+        )
         for i in range(0, len(wanted), 500):
             chunk = wanted[i : i + 500]
             self.rows.update({rid: None for rid in chunk})
@@ -390,8 +412,9 @@ class Shown:
                 out.append(line)
                 continue
             indent = line[: len(line) - len(line.lstrip())]
-            out.append(f"{indent}- {m.group(1)} (`{rid}`)" + "".join(f" [{b}]" for b in now)
-                       + ("\n" if line.endswith("\n") else ""))
+            out.append(
+                f"{indent}- {m.group(1)} (`{rid}`)"
+                + "".join(f" [{b}]" for b in now)
+                + ("\n" if line.endswith("\n") else "")
+            )
         return "".join(_prune_terms(out, dropped))
-
-

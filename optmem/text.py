@@ -19,9 +19,19 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-from optmem.reading.lexicon import (CJK_DIGIT_VALUES, CJK_INTENSIFIERS, CJK_MYRIADS, CJK_NUMERALS, CJK_TENS,
-                                    EN_INTENSIFIERS, FINAL_PARTICLES, MEASURES, NUMERAL_CHARS, UNIT_CHARS,
-                                    UNIT_WORDS)
+from optmem.reading.lexicon import (
+    CJK_DIGIT_VALUES,
+    CJK_INTENSIFIERS,
+    CJK_MYRIADS,
+    CJK_NUMERALS,
+    CJK_TENS,
+    EN_INTENSIFIERS,
+    FINAL_PARTICLES,
+    MEASURES,
+    NUMERAL_CHARS,
+    UNIT_CHARS,
+    UNIT_WORDS,
+)
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ffff"
 # Runs of letters and digits; inside a run that is not ASCII, CJK runs and the rest are told
@@ -170,7 +180,7 @@ def stem_words(words: list[str]) -> list[str]:
             if stem is None:
                 word = words[i]
                 if word.isdigit():  # a number: no stemming rule applies, and caching each one
-                    out[i] = word   # would push the words out
+                    out[i] = word  # would push the words out
                     continue
                 out[i] = stem = _stem_word(word)
                 if len(word) <= _STEMMED_LEN:
@@ -396,8 +406,7 @@ def query_terms_of(words: list[str], runs: list[str]) -> list[str]:
     """The query terms of these words and CJK runs, deduplicated in order: the words stemmed, each
     run's bigrams (a lone character as itself), then the parts of the words mixing letters and
     digits."""
-    return list(dict.fromkeys(stem_words(words) + [t for cjk in runs for t in cjk_query_terms(cjk)]
-                              + _parts(words)))
+    return list(dict.fromkeys(stem_words(words) + [t for cjk in runs for t in cjk_query_terms(cjk)] + _parts(words)))
 
 
 def query_terms(text: str) -> list[str]:

@@ -52,18 +52,18 @@ _LEFT_OUT = (view.Status.SUPERSEDED, view.Status.EXPIRED, view.Status.FORGOTTEN)
 
 @dataclass(frozen=True)
 class Node:
-    id: str                    # L1-0001, L2-0001, …, or root
+    id: str  # L1-0001, L2-0001, …, or root
     level: int
     domain: str
-    start: str                 # `from` in the front matter
-    end: str                   # `to`
-    count: int                 # records covered
-    children: list[str]        # record ids (level 1) or node ids
+    start: str  # `from` in the front matter
+    end: str  # `to`
+    count: int  # records covered
+    children: list[str]  # record ids (level 1) or node ids
     summarizer: str = EXTRACTIVE
     body: str = ""
     root: bool = False
     digest: str | None = None  # of the body as generated: a mismatch means a person edited it
-    view: str | None = None    # level 1: digest of its records' statuses when the body was made
+    view: str | None = None  # level 1: digest of its records' statuses when the body was made
     resummarize: bool = False  # a stand-in extractive body (forget runs no command): compact redoes it
 
     @property
@@ -76,12 +76,23 @@ class Node:
 
 
 def render(node: Node) -> str:
-    return metamod.render({
-        "id": node.id, "level": node.level, "root": True if node.root else None,
-        "domain": node.domain, "from": node.start, "to": node.end, "count": node.count,
-        "children": node.children, "summarizer": node.summarizer,
-        "digest": node.digest or textmod.digest(node.body.encode("utf-8")), "view": node.view,
-        "resummarize": True if node.resummarize else None}, node.body)
+    return metamod.render(
+        {
+            "id": node.id,
+            "level": node.level,
+            "root": True if node.root else None,
+            "domain": node.domain,
+            "from": node.start,
+            "to": node.end,
+            "count": node.count,
+            "children": node.children,
+            "summarizer": node.summarizer,
+            "digest": node.digest or textmod.digest(node.body.encode("utf-8")),
+            "view": node.view,
+            "resummarize": True if node.resummarize else None,
+        },
+        node.body,
+    )
 
 
 def parse(text: str) -> Node:
@@ -95,12 +106,21 @@ def parse(text: str) -> Node:
     if not isinstance(meta["level"], int) or not isinstance(meta["children"], list):
         raise BadFrontMatter("level must be an integer and children a list")
     seen = meta.get("view")
-    return Node(id=str(meta["id"]), level=meta["level"], domain=str(meta["domain"]),
-                start=str(meta["from"]), end=str(meta["to"]), count=int(meta["count"]),
-                children=[str(c) for c in meta["children"]],
-                summarizer=str(meta.get("summarizer", EXTRACTIVE)), body=body,
-                root=bool(meta.get("root")), digest=meta.get("digest"),
-                view=str(seen) if seen is not None else None, resummarize=bool(meta.get("resummarize")))
+    return Node(
+        id=str(meta["id"]),
+        level=meta["level"],
+        domain=str(meta["domain"]),
+        start=str(meta["from"]),
+        end=str(meta["to"]),
+        count=int(meta["count"]),
+        children=[str(c) for c in meta["children"]],
+        summarizer=str(meta.get("summarizer", EXTRACTIVE)),
+        body=body,
+        root=bool(meta.get("root")),
+        digest=meta.get("digest"),
+        view=str(seen) if seen is not None else None,
+        resummarize=bool(meta.get("resummarize")),
+    )
 
 
 # -- the tree of one domain ------------------------------------------------------------------
@@ -172,16 +192,28 @@ class _Summariser:
         self.timeout = vault.settings.tree.summarizer_timeout
         self.max_chars = vault.settings.tree.max_chars
 
-    def __call__(self, level: int, start: str, end: str, count: int, items: list[summary.Item],
-                 kinds: Counter[str], feed: str, *, external: bool = True) -> tuple[str, str]:
+    def __call__(
+        self,
+        level: int,
+        start: str,
+        end: str,
+        count: int,
+        items: list[summary.Item],
+        kinds: Counter[str],
+        feed: str,
+        *,
+        external: bool = True,
+    ) -> tuple[str, str]:
         """(body, who made it); `external` False: extractive whatever command is set (a node
         made extractively is made again the same way)."""
         if self.cmd and external:
             ran = run_command(self.cmd, feed, self.timeout)
             if ran.output is not None:
                 return ran.output, self.cmd
-            self.plan.warnings.append(f"summariser {self.cmd!r} failed ({ran.error}) for a level-{level} node "
-                                      f"of {self.domain}; used the extractive summary")
+            self.plan.warnings.append(
+                f"summariser {self.cmd!r} failed ({ran.error}) for a level-{level} node "
+                f"of {self.domain}; used the extractive summary"
+            )
         return summary.extractive(self.domain, level, start, end, count, items, kinds, self.max_chars), EXTRACTIVE
 
 
@@ -189,10 +221,19 @@ class _Domain:
     """One domain's tree at work: its records' rows and statuses (from the index, through
     `optmem.view`), the summariser, and the nodes made again so far."""
 
-    def __init__(self, vault: Vault, idx: Index, domain: str, summarise: _Summariser, plan: Plan,
-                 rows: dict[str, Row] | None = None, *, stand_in: bool = False) -> None:
+    def __init__(
+        self,
+        vault: Vault,
+        idx: Index,
+        domain: str,
+        summarise: _Summariser,
+        plan: Plan,
+        rows: dict[str, Row] | None = None,
+        *,
+        stand_in: bool = False,
+    ) -> None:
         self.vault, self.idx, self.domain, self.summarise, self.plan = vault, idx, domain, summarise, plan
-        self.rows = rows          # every record of the domain by id (compact), else looked up one by one
+        self.rows = rows  # every record of the domain by id (compact), else looked up one by one
         self.stand_in = stand_in  # forget: never runs a command; a summariser's node gets a stand-in
         self.now = clock.now().timestamp()
         self.gone: dict[str, summary.Gone] = {}  # forgotten records met so far, as lines may hold them
@@ -238,15 +279,27 @@ class _Domain:
             if it.id not in now:
                 continue
             row, st = now[it.id]
-            if (st in _LEFT_OUT or (st == view.Status.PENDING) != (summary.PENDING in it.badges)
-                    or bool(row.inferred) != (summary.INFERRED in it.badges)
-                    or (row.disputed and st in view.LIVE) != (summary.CONFLICT in it.badges)):
+            if (
+                st in _LEFT_OUT
+                or (st == view.Status.PENDING) != (summary.PENDING in it.badges)
+                or bool(row.inferred) != (summary.INFERRED in it.badges)
+                or (row.disputed and st in view.LIVE) != (summary.CONFLICT in it.badges)
+            ):
                 return True
         return False
 
-    def level1(self, node_id: str, rows: list[tuple[Row, view.Status]], children: list[str], seen: str, *,
-               start: str | None = None, end: str | None = None, count: int | None = None,
-               external: bool = True) -> Node:
+    def level1(
+        self,
+        node_id: str,
+        rows: list[tuple[Row, view.Status]],
+        children: list[str],
+        seen: str,
+        *,
+        start: str | None = None,
+        end: str | None = None,
+        count: int | None = None,
+        external: bool = True,
+    ) -> Node:
         """A level-1 node over `rows`: it quotes the current records and the guesses (badged),
         and its summariser reads nothing else — no forgotten, superseded or expired record."""
         items, feed = [], []
@@ -255,14 +308,15 @@ class _Domain:
             if st in _LEFT_OUT:
                 continue
             rec = self.idx.record(row)
-            badges = (["redline"] if row.tier == Tier.REDLINE else ["correction"] if rec.kind == CORRECTION else [])
+            badges = ["redline"] if row.tier == Tier.REDLINE else ["correction"] if rec.kind == CORRECTION else []
             badges += [summary.PENDING] if st == view.Status.PENDING else []
             badges += [summary.INFERRED] if row.inferred else []
             badges += [summary.CONFLICT] if row.disputed and st in view.LIVE else []
             item = summary.Item(rec.id, rec.text, tuple(badges), rec.kind)
             items.append(item)
-            feed.append(f"[{rec.ts}] [{rec.kind}/{rec.tier}] {rec.text} ({rec.id})"
-                        + "".join(f" [{b}]" for b in item.badges))
+            feed.append(
+                f"[{rec.ts}] [{rec.kind}/{rec.tier}] {rec.text} ({rec.id})" + "".join(f" [{b}]" for b in item.badges)
+            )
         kinds = Counter(row.kind for row, _ in rows)
         start = start if start is not None else self.idx.record(rows[0][0]).ts
         end = end if end is not None else self.idx.record(rows[-1][0]).ts
@@ -270,8 +324,7 @@ class _Domain:
         body, used = self.summarise(1, start, end, count, items, kinds, "\n".join(feed), external=external)
         return Node(node_id, 1, self.domain, start, end, count, children, used, body, view=seen)
 
-    def over(self, node_id: str, level: int, group: list[Node], *, root: bool = False,
-             external: bool = True) -> Node:
+    def over(self, node_id: str, level: int, group: list[Node], *, root: bool = False, external: bool = True) -> Node:
         """A node summarising other nodes: its items, kinds and range come from theirs."""
         items = [it for n in group for it in summary.items_of(n.body)]
         kinds = sum((summary.kinds_of(n.body) for n in group), Counter())
@@ -279,8 +332,7 @@ class _Domain:
         start, end = min(n.start for n in group), max(n.end for n in group)
         feed = "\n\n".join(f"## {n.id} ({n.start} → {n.end})\n{n.body}" for n in group)
         body, used = self.summarise(level, start, end, count, items, kinds, feed, external=external)
-        return Node(node_id, level, self.domain, start, end, count, [n.id for n in group], used, body,
-                    root=root)
+        return Node(node_id, level, self.domain, start, end, count, [n.id for n in group], used, body, root=root)
 
     def again(self, old: Node, nodes: dict[str, Node]) -> Node | None:
         """`old` made again in place — same id, same children — from what its records (level 1)
@@ -294,23 +346,25 @@ class _Domain:
             if old.edited:
                 self.forgotten(rows)
                 return self.kept(replace(old, view=seen, resummarize=False))
-            new = self.level1(old.id, rows, old.children, seen, start=old.start, end=old.end,
-                              count=old.count, external=external)
+            new = self.level1(
+                old.id, rows, old.children, seen, start=old.start, end=old.end, count=old.count, external=external
+            )
         else:
             group = [nodes[c] for c in old.children if c in nodes]
             if old.edited or len(group) < len(old.children) or not group:
                 return self.kept(old)  # a child it cannot read: keep what it says, minus what is gone
-            new = replace(self.over(old.id, old.level, group, root=old.root, external=external),
-                          children=old.children)
+            new = replace(self.over(old.id, old.level, group, root=old.root, external=external), children=old.children)
         if external and new.summarizer == EXTRACTIVE:  # a summariser's node, made again without one
             where = f"tree/{self.domain}/{old.path_name} was made by a summariser"
             if self.stand_in:  # forget runs no command: the next compact summarises it again
-                self.plan.warnings.append(f"{where}: it holds the extractive summary until the next "
-                                          "`optmem compact` summarises it again")
+                self.plan.warnings.append(
+                    f"{where}: it holds the extractive summary until the next `optmem compact` summarises it again"
+                )
                 return replace(new, resummarize=True)
             if not self.summarise.cmd:
-                self.plan.warnings.append(f"{where}; with no summariser given (--summarizer), it was "
-                                          "summarised again extractively")
+                self.plan.warnings.append(
+                    f"{where}; with no summariser given (--summarizer), it was summarised again extractively"
+                )
         return new
 
     def kept(self, node: Node) -> Node:
@@ -318,8 +372,10 @@ class _Domain:
         edit stays an edit; a generated body stays generated)."""
         body, removed = summary.strip(node.body, self.gone)
         if removed and node.edited:
-            self.plan.warnings.append(f"tree/{self.domain}/{node.path_name} was edited by hand; its body was kept "
-                                      f"without the {removed} line(s) quoting forgotten records")
+            self.plan.warnings.append(
+                f"tree/{self.domain}/{node.path_name} was edited by hand; its body was kept "
+                f"without the {removed} line(s) quoting forgotten records"
+            )
         return replace(node, body=body, digest=node.digest if node.edited else None)
 
     def refresh(self, nodes: dict[str, Node], stale: list[Node]) -> dict[str, Node]:
@@ -346,14 +402,22 @@ class _Domain:
         root = self.over("root", max(n.level for n in nodes.values()) + 1, top, root=True)
         if old_root is not None and old_root.edited:
             # a person's words win: keep their body, refresh only what the root points at
-            root = replace(self.kept(old_root), level=root.level, children=root.children, count=root.count,
-                           start=root.start, end=root.end, resummarize=False)
+            root = replace(
+                self.kept(old_root),
+                level=root.level,
+                children=root.children,
+                count=root.count,
+                start=root.start,
+                end=root.end,
+                resummarize=False,
+            )
             self.plan.warnings.append(f"tree/{self.domain}/root.md was edited by hand; its body was kept")
         return root, old_root is None or render(old_root) != render(root)
 
 
-def plan_domain(vault: Vault, domain: str, *, summarizer: str | None = None,
-                progress: Callable[[int, int], None] | None = None) -> Plan:
+def plan_domain(
+    vault: Vault, domain: str, *, summarizer: str | None = None, progress: Callable[[int, int], None] | None = None
+) -> Plan:
     """What compacting `domain` would create and refresh (nothing is written here)."""
     from optmem.index import open_index
 
@@ -364,8 +428,7 @@ def plan_domain(vault: Vault, domain: str, *, summarizer: str | None = None,
         # number, could overwrite a person's file — so this domain waits until it is fixed
         plan.warnings.append(f"tree/{domain} was not compacted: fix or remove the file(s) above")
         return plan
-    summarise = _Summariser(vault, domain, vault.settings.tree.summarizer if summarizer is None
-                            else summarizer, plan)
+    summarise = _Summariser(vault, domain, vault.settings.tree.summarizer if summarizer is None else summarizer, plan)
     with open_index(vault) as idx:
         rows = idx.domain_records(domain)
         work = _Domain(vault, idx, domain, summarise, plan, {r.id: r for r in rows})
@@ -382,8 +445,14 @@ def plan_domain(vault: Vault, domain: str, *, summarizer: str | None = None,
     return plan
 
 
-def _seal_runs(vault: Vault, work: _Domain, rows: list[Row], nodes: dict[str, Node],
-               next_seq: dict[int, int], progress: Callable[[int, int], None] | None) -> int:
+def _seal_runs(
+    vault: Vault,
+    work: _Domain,
+    rows: list[Row],
+    nodes: dict[str, Node],
+    next_seq: dict[int, int],
+    progress: Callable[[int, int], None] | None,
+) -> int:
     """Level-1 nodes over every full run of records no node covers yet; returns the raw tail."""
     run = vault.settings.tree.run
     covered = {c for n in nodes.values() if n.level == 1 for c in n.children}
@@ -407,8 +476,9 @@ def _build_levels(fanout: int, work: _Domain, nodes: dict[str, Node], next_seq: 
     level = 1
     while any(n.level == level for n in nodes.values()):
         parented = {c for n in nodes.values() if n.level == level + 1 for c in n.children}
-        free = sorted((n for n in nodes.values() if n.level == level and n.id not in parented),
-                      key=lambda n: _seq(n.id))
+        free = sorted(
+            (n for n in nodes.values() if n.level == level and n.id not in parented), key=lambda n: _seq(n.id)
+        )
         for i in range(0, len(free) - len(free) % fanout, fanout):
             next_seq[level + 1] = next_seq.get(level + 1, 0) + 1
             node = work.over(f"L{level + 1}-{next_seq[level + 1]:04d}", level + 1, free[i : i + fanout])
@@ -437,9 +507,14 @@ def domains_of(vault: Vault) -> list[str]:
         return idx.domains()
 
 
-def compact(vault: Vault, *, domain: str | None = None, dry_run: bool = False,
-            summarizer: str | None = None,
-            progress: Callable[[int, int], None] | None = None) -> Compacted:
+def compact(
+    vault: Vault,
+    *,
+    domain: str | None = None,
+    dry_run: bool = False,
+    summarizer: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Compacted:
     """Seal full runs into nodes, make again the nodes whose records changed status, and refresh
     each domain's root; incremental and idempotent."""
     vault.require()
@@ -452,17 +527,25 @@ def compact(vault: Vault, *, domain: str | None = None, dry_run: bool = False,
             if NAME_RE.fullmatch(d):
                 targets.append(d)
             else:
-                warnings.append(f"domain {d[:40]!r} in LOG.jsonl is not a usable name; its records were "
-                                "not compacted (see `optmem doctor`)")
+                warnings.append(
+                    f"domain {d[:40]!r} in LOG.jsonl is not a usable name; its records were "
+                    "not compacted (see `optmem doctor`)"
+                )
     with vault.tree_lock():  # not the vault lock: agents keep appending while this runs
         for d in targets:
             plan = plan_domain(vault, d, summarizer=summarizer, progress=progress)
             warnings += plan.warnings
             if not dry_run:
                 _write(vault, d, [*plan.refreshed, *plan.created], plan.root if plan.root_changed else None)
-            report.append({"domain": d, "created": [n.id for n in plan.created],
-                           "refreshed": [n.id for n in plan.refreshed],
-                           "root_updated": plan.root_changed, "raw_tail": plan.tail})
+            report.append(
+                {
+                    "domain": d,
+                    "created": [n.id for n in plan.created],
+                    "refreshed": [n.id for n in plan.refreshed],
+                    "root_updated": plan.root_changed,
+                    "raw_tail": plan.tail,
+                }
+            )
     return Compacted(report, dry_run, warnings)
 
 
@@ -504,8 +587,10 @@ def forget(vault: Vault, domain: str, ids: list[str]) -> list[str]:
             _write(vault, domain, changed.values(), new_root)
             return plan.warnings
     except OptmemError as exc:
-        return [f"the summary tree of {domain} may still quote {', '.join(ids)} ({exc.message}); "
-                "the next `optmem compact` takes it out"]
+        return [
+            f"the summary tree of {domain} may still quote {', '.join(ids)} ({exc.message}); "
+            "the next `optmem compact` takes it out"
+        ]
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -513,13 +598,16 @@ def outline(vault: Vault, domain: str | None = None) -> list[dict[str, Any]]:
     """Each domain's root and its descendants, as nested dicts."""
     vault.require()
     tree_root = vault.root / "tree"
-    domains = [validate_name(domain, "domain")] if domain else (
-        sorted(p.name for p in tree_root.iterdir() if p.is_dir()) if tree_root.is_dir() else [])
+    domains = (
+        [validate_name(domain, "domain")]
+        if domain
+        else (sorted(p.name for p in tree_root.iterdir() if p.is_dir()) if tree_root.is_dir() else [])
+    )
     out = []
     for d in domains:
         nodes, root, _ = _load(vault.tree_dir(d))
 
-        def walk(node: Node) -> dict[str, Any]:
+        def walk(node: Node, nodes: dict[str, Node] = nodes) -> dict[str, Any]:
             kids = [walk(nodes[c]) for c in node.children if c in nodes] if node.level > 1 or node.root else []
             return {**_brief(node), "children": kids}
 
@@ -529,9 +617,15 @@ def outline(vault: Vault, domain: str | None = None) -> list[dict[str, Any]]:
 
 
 def _brief(node: Node) -> dict[str, Any]:
-    return {"id": f"{node.domain}/{node.id}", "level": node.level, "from": node.start,
-            "to": node.end, "count": node.count, "summarizer": node.summarizer,
-            "edited": node.edited}
+    return {
+        "id": f"{node.domain}/{node.id}",
+        "level": node.level,
+        "from": node.start,
+        "to": node.end,
+        "count": node.count,
+        "summarizer": node.summarizer,
+        "edited": node.edited,
+    }
 
 
 def get_node(vault: Vault, ref: str) -> dict[str, Any]:
@@ -541,8 +635,10 @@ def get_node(vault: Vault, ref: str) -> dict[str, Any]:
 
     vault.require()
     if not ref.strip():
-        raise UsageError("NODE is empty; a node id is required, as DOMAIN/NODE (e.g. hermes/root) — "
-                         "or leave NODE out for the outline")
+        raise UsageError(
+            "NODE is empty; a node id is required, as DOMAIN/NODE (e.g. hermes/root) — "
+            "or leave NODE out for the outline"
+        )
     domain, _, node_id = ref.partition("/")
     if not node_id:
         raise UsageError(f"name a node as DOMAIN/NODE, e.g. hermes/root or hermes/L1-0001, not {quote(ref)}")
@@ -558,8 +654,9 @@ def get_node(vault: Vault, ref: str) -> dict[str, Any]:
     return {**_brief(node), "body": body, "children": node.children}
 
 
-def search_nodes(vault: Vault, query: str, *, domains: list[str] | None = None,
-                 limit: int = 10) -> list[view.RecordView]:
+def search_nodes(
+    vault: Vault, query: str, *, domains: list[str] | None = None, limit: int = 10
+) -> list[view.RecordView]:
     """Summary nodes ranked by BM25 over their bodies as shown (`search --kind summary`)."""
     from optmem.index import open_index
 
@@ -590,8 +687,12 @@ def search_nodes(vault: Vault, query: str, *, domains: list[str] | None = None,
     scored = [(ranking.bm25(tf, dl, terms, idfs, avgdl), node, body) for node, body, tf, dl in docs]
     scored = [x for x in scored if x[0] > 0]
     scored.sort(key=lambda x: (-x[0], -x[1].level, x[1].domain, x[1].id))
-    return [view.RecordView(
-        Record(id=f"{n.domain}/{n.id}", ts=n.end, domain=n.domain, kind="summary", text=body.strip()),
-        view.Status.CURRENT, score=round(s, 4),
-        annex={"level": n.level, "range": {"from": n.start, "to": n.end}, "children": n.children})
-        for s, n, body in scored[:limit]]
+    return [
+        view.RecordView(
+            Record(id=f"{n.domain}/{n.id}", ts=n.end, domain=n.domain, kind="summary", text=body.strip()),
+            view.Status.CURRENT,
+            score=round(s, 4),
+            annex={"level": n.level, "range": {"from": n.start, "to": n.end}, "children": n.children},
+        )
+        for s, n, body in scored[:limit]
+    ]

@@ -1,6 +1,5 @@
 """The vault: where it is, what it holds, names that may live in it, and `init`."""
 
-
 import re
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -98,8 +97,11 @@ class Vault:
         out = [("MEMORY.md", self.root / "MEMORY.md"), ("USER.md", self.root / "USER.md")]
         pdir = self.root / "projects"
         if pdir.is_dir():
-            out += [(f"projects/{p.name}/MEMORY.md", p / "MEMORY.md") for p in sorted(pdir.iterdir())
-                    if (p / "MEMORY.md").is_file()]
+            out += [
+                (f"projects/{p.name}/MEMORY.md", p / "MEMORY.md")
+                for p in sorted(pdir.iterdir())
+                if (p / "MEMORY.md").is_file()
+            ]
         return out
 
     def tree_dir(self, domain: str) -> Path:
@@ -113,8 +115,9 @@ class Vault:
         """optmem.toml and the overrides, read once, typed and validated (see `settings`)."""
         if self._settings is None:
             text = fsio.read_text(self.root / "optmem.toml")
-            self._settings = (_cached_settings(self, text) if text and not self.overrides
-                              else settings.load(text, self.overrides))
+            self._settings = (
+                _cached_settings(self, text) if text and not self.overrides else settings.load(text, self.overrides)
+            )
         return self._settings
 
     @property
@@ -126,10 +129,15 @@ class Vault:
         if not self.exists():
             if self.root.exists():  # a file: --vault names the folder, not its LOG.jsonl
                 holder = self.root.parent
-                where = (f"the folder that holds it ({holder})" if (holder / "LOG.jsonl").is_file()
-                         else "a vault folder (`optmem init DIR` makes one)")
-                raise VaultMissing(f"{self.root} is a file, not a vault folder; point --vault / "
-                                   f"OPTMEM_VAULT at {where}", vault=str(self.root))
+                where = (
+                    f"the folder that holds it ({holder})"
+                    if (holder / "LOG.jsonl").is_file()
+                    else "a vault folder (`optmem init DIR` makes one)"
+                )
+                raise VaultMissing(
+                    f"{self.root} is a file, not a vault folder; point --vault / OPTMEM_VAULT at {where}",
+                    vault=str(self.root),
+                )
             raise VaultMissing(
                 f"no vault at {self.root}; create one with `optmem init {self.root}` "
                 "or point --vault / OPTMEM_VAULT at an existing one",
@@ -214,8 +222,11 @@ def _cached_settings(vault: Vault, text: str) -> settings.Settings:
     loaded = settings.load(text)
     if vault.cache_dir.is_dir():  # (reading settings never lays out a vault)
         try:
-            fsio.atomic_write(path, json.dumps({"stamp": stamp, "settings": settings.to_plain(loaded)},
-                                               ensure_ascii=False), within=vault.root)
+            fsio.atomic_write(
+                path,
+                json.dumps({"stamp": stamp, "settings": settings.to_plain(loaded)}, ensure_ascii=False),
+                within=vault.root,
+            )
         except (OptmemError, OSError):
             pass  # a read-only vault: read the file each time
     return loaded

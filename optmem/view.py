@@ -16,6 +16,7 @@ what they mean:
 """
 
 from collections.abc import Callable, Iterable
+from datetime import UTC
 from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
@@ -30,8 +31,8 @@ class Status(StrEnum):
     SUPERSEDED = "superseded"
     EXPIRED = "expired"
     FORGOTTEN = "forgotten"
-    COLD = "cold"          # a sweep found it unused for long: out of normal recall, never deleted
-    PENDING = "pending"    # a guess waiting to be said again or confirmed
+    COLD = "cold"  # a sweep found it unused for long: out of normal recall, never deleted
+    PENDING = "pending"  # a guess waiting to be said again or confirmed
 
 
 class ViewRow(Protocol):
@@ -60,7 +61,7 @@ class ViewRow(Protocol):
 class _Rule(NamedTuple):
     status: Status
     test: Callable[[ViewRow, float], bool]
-    sql: str            # over the index's `rec r`; `?` is "now" where it appears
+    sql: str  # over the index's `rec r`; `?` is "now" where it appears
     uses_now: bool
 
 
@@ -68,8 +69,7 @@ def is_cold(row: ViewRow, now: float) -> bool:
     """Cooled by a sweep and not written, said again or recalled since (an access in the sweep's
     own second counts as after it: a sweep never cools what was just used); a mark dated after
     `now` (a clone with a fast clock) is not in effect yet."""
-    return (row.cold is not None and row.cold <= now
-            and (row.accessed is None or row.cold > row.accessed))
+    return row.cold is not None and row.cold <= now and (row.accessed is None or row.cold > row.accessed)
 
 
 # Priority order: a forgotten record is forgotten even if it was also corrected; a cold one is
@@ -77,15 +77,31 @@ def is_cold(row: ViewRow, now: float) -> bool:
 # superseded even if it has also expired; a pending one that expired is expired.
 STATUS_RULES: tuple[_Rule, ...] = (
     _Rule(Status.FORGOTTEN, lambda r, now: bool(r.forgotten), "r.forgotten != 0", False),
-    _Rule(Status.COLD, lambda r, now: is_cold(r, now),
-          "(r.cold IS NOT NULL AND r.cold <= ? AND r.cold > max(coalesce(r.ts, 0), coalesce(r.seen, 0), "
-          "coalesce(r.touched, 0), coalesce(r.shown, 0)))", True),
-    _Rule(Status.SUPERSEDED, lambda r, now: bool(r.sup or r.ksup or r.retired),
-          "(r.sup IS NOT NULL OR r.ksup IS NOT NULL OR r.retired != 0)", False),
-    _Rule(Status.EXPIRED, lambda r, now: r.expires is not None and r.expires <= now,
-          "(r.expires IS NOT NULL AND r.expires <= ?)", True),
-    _Rule(Status.PENDING, lambda r, now: bool(r.pending) and not r.confirmed,
-          "(r.pending != 0 AND r.confirmed = 0)", False),
+    _Rule(
+        Status.COLD,
+        lambda r, now: is_cold(r, now),
+        "(r.cold IS NOT NULL AND r.cold <= ? AND r.cold > max(coalesce(r.ts, 0), coalesce(r.seen, 0), "
+        "coalesce(r.touched, 0), coalesce(r.shown, 0)))",
+        True,
+    ),
+    _Rule(
+        Status.SUPERSEDED,
+        lambda r, now: bool(r.sup or r.ksup or r.retired),
+        "(r.sup IS NOT NULL OR r.ksup IS NOT NULL OR r.retired != 0)",
+        False,
+    ),
+    _Rule(
+        Status.EXPIRED,
+        lambda r, now: r.expires is not None and r.expires <= now,
+        "(r.expires IS NOT NULL AND r.expires <= ?)",
+        True,
+    ),
+    _Rule(
+        Status.PENDING,
+        lambda r, now: bool(r.pending) and not r.confirmed,
+        "(r.pending != 0 AND r.confirmed = 0)",
+        False,
+    ),
 )
 
 LIVE = (Status.CURRENT, Status.PENDING)  # what a conflict is between
@@ -147,8 +163,8 @@ RESTORES = RESTORE
 
 
 class Link(NamedTuple):
-    what: str     # corrects | forget | seen
-    ref: str      # the id (or id prefix/suffix) it names
+    what: str  # corrects | forget | seen
+    ref: str  # the id (or id prefix/suffix) it names
 
 
 def links(kind: str, corrects: Iterable[str], ref: str | None) -> list[Link]:
@@ -171,8 +187,9 @@ def retired_at_birth(kind: str, extra: dict[str, Any]) -> bool:
     return kind == MEMORY and extra.get("op") == "remove"
 
 
-def confirms(target_session: str | None, restating_session: str | None, restater_sure: bool,
-             same_domain: bool = True) -> bool:
+def confirms(
+    target_session: str | None, restating_session: str | None, restater_sure: bool, same_domain: bool = True
+) -> bool:
     """Whether a restatement confirms a pending record: said by someone sure of it, or guessed
     again by another agent (another domain) or in another conversation — an agent repeating its
     own guess (in one session, or with no session to tell them apart) is not a second voice."""
@@ -193,15 +210,15 @@ class Member(NamedTuple):
     id: str
     ts: float | None
     tier: int
-    fp: str | None = None            # what it says (two members with one fingerprint agree)
-    out: int = 0                     # forgotten: not a candidate (a corrected value still holds its
+    fp: str | None = None  # what it says (two members with one fingerprint agree)
+    out: int = 0  # forgotten: not a candidate (a corrected value still holds its
     #                                  key against older ones: its correction stands for it)
     corrects: tuple[str, ...] = ()
     kind: str = "note"
-    guess: int = 0                   # pending and unconfirmed: never wins its key before it is
-    inferred: int = 0                # concluded by an agent, not stated: never overrules a statement
-    state: int = 0                   # a temporary state (key groups: states and habits apart)
-    change: int = 0                  # says it replaces an earlier value ("搬到", "now")
+    guess: int = 0  # pending and unconfirmed: never wins its key before it is
+    inferred: int = 0  # concluded by an agent, not stated: never overrules a statement
+    state: int = 0  # a temporary state (key groups: states and habits apart)
+    change: int = 0  # says it replaces an earlier value ("搬到", "now")
 
 
 class Winner(NamedTuple):
@@ -302,11 +319,11 @@ def connected(start: Any, neighbours: Callable[[Any], list[Any]], key: Callable[
 
 
 def iso(epoch: float) -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from optmem.clock import format_ts
 
-    return format_ts(datetime.fromtimestamp(epoch, timezone.utc))
+    return format_ts(datetime.fromtimestamp(epoch, UTC))
 
 
 # -- the one view of a record that callers see ------------------------------------------------
@@ -321,14 +338,21 @@ class RecordView(NamedTuple):
     score: float | None = None
     explain: dict[str, Any] | None = None
     annex: dict[str, Any] | None = None  # kind-specific extras (tree nodes)
-    cold_since: float | None = None      # when a sweep cooled it (status cold)
-    conflict: bool = False               # one of the values that stand together (`Row.disputed`)
-    guess: bool = False                  # an unconfirmed guess, whatever else it is now (cold)
+    cold_since: float | None = None  # when a sweep cooled it (status cold)
+    conflict: bool = False  # one of the values that stand together (`Row.disputed`)
+    guess: bool = False  # an unconfirmed guess, whatever else it is now (cold)
 
     def _base(self, show_unsafe: bool) -> dict[str, Any]:
         r = self.record
-        return {"id": r.id, "ts": r.ts, "domain": r.domain, "project": r.project, "kind": r.kind,
-                "tier": r.tier, "text": r.text if show_unsafe else scan.display(r.text)}
+        return {
+            "id": r.id,
+            "ts": r.ts,
+            "domain": r.domain,
+            "project": r.project,
+            "kind": r.kind,
+            "tier": r.tier,
+            "text": r.text if show_unsafe else scan.display(r.text),
+        }
 
     def blocked(self) -> str | None:
         """The security rule the text trips, if any (output then shows `[BLOCKED: rule]`)."""
@@ -339,8 +363,15 @@ class RecordView(NamedTuple):
         unless `show_unsafe`: everything that reaches an agent is scanned, not only writes."""
         r = self.record
         out = self._base(show_unsafe)
-        out.update({"score": self.score, "status": self.status.value,
-                    "superseded_by": self.superseded_by, "corrects": list(r.corrects), "key": r.key})
+        out.update(
+            {
+                "score": self.score,
+                "status": self.status.value,
+                "superseded_by": self.superseded_by,
+                "corrects": list(r.corrects),
+                "key": r.key,
+            }
+        )
         if r.expires:
             out["expires"] = r.expires
         if self.cold_since is not None:
@@ -372,8 +403,7 @@ class RecordView(NamedTuple):
             out["text"] = scan.display(r.text)
         out["pending"] = self.guess or self.status == Status.PENDING
         out["written"] = {"pending": r.pending, "confidence": r.confidence}
-        out.update({"status": self.status.value, "superseded_by": self.superseded_by,
-                    "line": self.line})
+        out.update({"status": self.status.value, "superseded_by": self.superseded_by, "line": self.line})
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
         out["conflict"] = self.conflict

@@ -106,7 +106,7 @@ def main() -> None:
        "--next", "补充摘要树的配图", "--blocked", "等小明确认标题", "--source", "openclaw",
        now="2026-06-20T21:30:00Z", domain="openclaw")
 
-    # the evaluation gate's starter query set (see README: "The evaluation gate")
+    # the evaluation gate's starter query set (see docs/safety.md: "Keeping a vault healthy")
     queries = [
         {"query": "后端端口", "expect_text": "改成 9090"},
         {"query": "backend port", "expect_text": "9090"},
@@ -129,7 +129,7 @@ def main() -> None:
 
 
 def lifecycle() -> None:
-    """A cold record, a pending guess and a confirmed one (see the README's lifecycle table)."""
+    """A cold record, a pending guess and a confirmed one (see docs/effective-view.md: "The lifecycle")."""
     om("append", "CI ran on Jenkins until January; it moved to GitHub Actions.", "--domain", "code",
        "--project", "webapp", now="2026-01-05T10:00:00Z")
     guess = om("append", "Readers seem to like a bilingual glossary at the end of each post.", "--domain",

@@ -63,8 +63,9 @@ class Cli:
             sys.stderr.flush()
             return Result(code, out.getvalue().decode("utf-8"), err.getvalue().decode("utf-8"))
 
-    def json(self, *args: str, input: str | None = None, code: int | None = 0,
-             env: dict[str, str] | None = None) -> dict[str, Any]:
+    def json(
+        self, *args: str, input: str | None = None, code: int | None = 0, env: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         result = self(*args, "--json", input=input, env=env)
         if code is not None:
             assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
@@ -96,31 +97,39 @@ def run_readme_block(marker: str, env: dict[str, str], cwd: Path) -> subprocess.
     blocks = [textwrap.dedent(b) for b in re.findall(r"```sh(?: runnable)?\n(.*?)```", docs_text(), re.S)]
     block = next(b for b in blocks if marker in b)
     env = {**env, "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])}
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
-                          env=env, cwd=str(cwd), timeout=300)
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True, env=env, cwd=str(cwd), timeout=300
+    )
 
 
-def run_optmem(*args: str, env: dict[str, str] | None = None, input: str | None = None,
-               cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_optmem(
+    *args: str, env: dict[str, str] | None = None, input: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """A real subprocess, with the test's environment (its vault and HOME)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run([*optmem_cmd(), *args], capture_output=True, text=True, env=full_env,
-                          input=input, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [*optmem_cmd(), *args], capture_output=True, text=True, env=full_env, input=input, cwd=cwd, timeout=120
+    )
 
 
-def put(vault: Vault, text: str, *, gate: bool = True, on_similar: str | None = None,
-        allow_unsafe: bool = False, **fields: Any) -> Any:
+def put(
+    vault: Vault,
+    text: str,
+    *,
+    gate: bool = True,
+    on_similar: str | None = None,
+    allow_unsafe: bool = False,
+    **fields: Any,
+) -> Any:
     """`log.append` of a draft with these fields (what most tests need in one line)."""
     from optmem import log
 
-    return log.append(vault, log.Draft(text, **fields), gate=gate, on_similar=on_similar,
-                      allow_unsafe=allow_unsafe)
+    return log.append(vault, log.Draft(text, **fields), gate=gate, on_similar=on_similar, allow_unsafe=allow_unsafe)
 
 
 def log_lines(vault_path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()
-            if line.strip()]
+    return [json.loads(line) for line in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines() if line.strip()]
 
 
 @pytest.fixture

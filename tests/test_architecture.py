@@ -13,13 +13,52 @@ from pathlib import Path
 import optmem
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("optmem", "optmem.errors", "optmem.clock", "optmem.text", "optmem.reading", "optmem.identifiers", "optmem.compare", "optmem.dates", "optmem.record",
-              "optmem.settings", "optmem.meta", "optmem.scan", "optmem.fsio", "optmem.runner")),
+    (
+        "base",
+        (
+            "optmem",
+            "optmem.errors",
+            "optmem.clock",
+            "optmem.text",
+            "optmem.reading",
+            "optmem.identifiers",
+            "optmem.compare",
+            "optmem.dates",
+            "optmem.record",
+            "optmem.settings",
+            "optmem.meta",
+            "optmem.scan",
+            "optmem.fsio",
+            "optmem.runner",
+        ),
+    ),
     ("policy", ("optmem.view", "optmem.ranking")),
     ("store", ("optmem.vault", "optmem.schema", "optmem.ingest", "optmem.index")),
-    ("core", ("optmem.candidates", "optmem.gate", "optmem.log", "optmem.facts", "optmem.merging", "optmem.memory", "optmem.search", "optmem.lookup", "optmem.review",
-              "optmem.context", "optmem.handoff", "optmem.lifecycle", "optmem.tree", "optmem.summary", "optmem.doctor",
-              "optmem.stats", "optmem.purge", "optmem.evaluate", "optmem.curate", "optmem.follow")),
+    (
+        "core",
+        (
+            "optmem.candidates",
+            "optmem.gate",
+            "optmem.log",
+            "optmem.facts",
+            "optmem.merging",
+            "optmem.memory",
+            "optmem.search",
+            "optmem.lookup",
+            "optmem.review",
+            "optmem.context",
+            "optmem.handoff",
+            "optmem.lifecycle",
+            "optmem.tree",
+            "optmem.summary",
+            "optmem.doctor",
+            "optmem.stats",
+            "optmem.purge",
+            "optmem.evaluate",
+            "optmem.curate",
+            "optmem.follow",
+        ),
+    ),
     ("integrations", ("optmem.integrations",)),
     ("cli", ("optmem.cli", "optmem.__main__")),
 )
@@ -62,8 +101,10 @@ def imports(path: Path, module: str, known: set[str]) -> list[tuple[str, int]]:
             if node.level:  # relative: from the module's package upwards
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
-            out += [(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base, node.lineno)
-                    for alias in node.names]
+            out += [
+                (f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base, node.lineno)
+                for alias in node.names
+            ]
     return out
 
 
@@ -80,17 +121,17 @@ def violations(root: Path) -> list[str]:
                 continue
             theirs = layer_of(target)
             if theirs > mine:
-                found.append(f"{path.name}:{line}: {module} ({LAYERS[mine][0]}) imports {target} "
-                             f"({LAYERS[theirs][0]})")
+                found.append(f"{path.name}:{line}: {module} ({LAYERS[mine][0]}) imports {target} ({LAYERS[theirs][0]})")
     return found
 
 
 def graph(root: Path) -> dict[str, set[str]]:
     """Module → the package's modules it imports (a package's own `__init__` counts as a module)."""
     found = modules(root)
-    return {module: {target for target, _ in imports(path, module, set(found))
-                     if target in found and target != module}
-            for module, path in found.items()}
+    return {
+        module: {target for target, _ in imports(path, module, set(found)) if target in found and target != module}
+        for module, path in found.items()
+    }
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -11,18 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import log_lines, run_optmem
 
 DATA = Path(__file__).parent / "data" / "claude_code"
-SESSION = "5b2e8f41-9c3d-4a7e-b1f6-0d8c2a4e6f13"     # the sessionId inside session.jsonl
+SESSION = "5b2e8f41-9c3d-4a7e-b1f6-0d8c2a4e6f13"  # the sessionId inside session.jsonl
 
 FIRST = "The login endpoint times out after 30s on staging. Find out why and fix it; keep the API unchanged."
 WAITING = "The migration can't run until ops rotate the staging DB password — I'm waiting for them."
 STUCK = "前端那边卡在设计稿上，等设计确认之后再改登录页。"
-ALEMBIC = ('sqlalchemy.exc.OperationalError: (psycopg2.OperationalError) connection to server at '
-           '"staging-db.internal" (10.0.3.7), port 5432 failed: FATAL: password authentication failed '
-           'for user "webapp"')
+ALEMBIC = (
+    "sqlalchemy.exc.OperationalError: (psycopg2.OperationalError) connection to server at "
+    '"staging-db.internal" (10.0.3.7), port 5432 failed: FATAL: password authentication failed '
+    'for user "webapp"'
+)
 
 
 @pytest.fixture
@@ -30,8 +31,12 @@ def repo(tmp_path: Path) -> Path:
     """A git repository named like the project, where the session runs."""
     path = tmp_path / "src" / "webapp"
     path.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(path)], check=True, capture_output=True,
-                   env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"})
+    subprocess.run(
+        ["git", "init", "-q", str(path)],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
+    )
     return path
 
 
@@ -66,11 +71,19 @@ def test_requests_are_the_users_own_prompts_first_and_latest(tmp_path, repo, vau
     assert hook("SessionEnd", repo, path)["handoff"]
     note = handoffs()[0]["note"]
     first, _, latest = note.partition(" Latest requests: ")
-    assert first.endswith(f"First request: {FIRST}")          # the goal is kept
+    assert first.endswith(f"First request: {FIRST}")  # the goal is kept
     assert latest == f"{STUCK}先把后端的超时配置做完。 / Make LOGIN_TIMEOUT default to 30 and document it in README.md."
-    for leaked in ("This session is being continued", "[Request interrupted", "<command-name>", "/compact",
-                   "<local-command", "Caveat:", "<task-notification>", "doesn't want to proceed",
-                   "Update docs/api.md"):  # the sub-agent's prompt
+    for leaked in (
+        "This session is being continued",
+        "[Request interrupted",
+        "<command-name>",
+        "/compact",
+        "<local-command",
+        "Caveat:",
+        "<task-notification>",
+        "doesn't want to proceed",
+        "Update docs/api.md",
+    ):  # the sub-agent's prompt
         assert leaked not in note, leaked
 
 
@@ -79,8 +92,10 @@ def test_a_sub_agents_prompt_written_inline_is_not_a_request(tmp_path, repo, vau
     legacy.write_bytes((DATA / "legacy_inline_subagent.jsonl").read_bytes())
     hook("PreCompact", repo, legacy, session="c4d19a7e-0b52-4f3e-9a86-71e2d5b0c3f8")
     note = handoffs()[0]["note"]
-    assert note.endswith("First request: Sync docs/payments.md with the current payments API and fix any "
-                         "drift. Latest requests: thanks, that's all")
+    assert note.endswith(
+        "First request: Sync docs/payments.md with the current payments API and fix any "
+        "drift. Latest requests: thanks, that's all"
+    )
     assert "Compare docs/payments.md" not in note
 
 
@@ -91,27 +106,53 @@ def test_done_is_the_main_threads_work_and_never_a_null_report(tmp_path, repo, v
     hook("SessionEnd", repo, legacy, session="c4d19a7e-0b52-4f3e-9a86-71e2d5b0c3f8")
     h = handoffs()[0]
     assert h["done"] == ["Added a docs check to CI in .github/workflows/docs.yml."]
-    assert h["blocked"] == []              # the sub-agent's failed grep is its own business
+    assert h["blocked"] == []  # the sub-agent's failed grep is its own business
 
     run_optmem("forget", h["id"])
     hook("SessionEnd", repo, transcript(tmp_path, "session.jsonl"))
     assert handoffs()[0]["done"] == [
         "Fixed the login timeout: src/app/db.py now shares one pool (POOL) instead of opening one per request.",
-        "Added LOGIN_TIMEOUT (default 30 s) to src/app/config.py and documented it in README.md."]
+        "Added LOGIN_TIMEOUT (default 30 s) to src/app/config.py and documented it in README.md.",
+    ]
 
 
 def test_a_line_that_reports_work_and_names_the_next_step_is_split(tmp_path, repo, vault_path):
     # "Done: …. Next step: …" on one line is both: the done part is not filed under next
     path = tmp_path / "one-line.jsonl"
-    base = {"isSidechain": False, "userType": "external", "cwd": str(repo), "sessionId": SESSION,
-            "version": "2.1.144", "timestamp": "2026-05-18T09:00:07.259Z"}
+    base = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": str(repo),
+        "sessionId": SESSION,
+        "version": "2.1.144",
+        "timestamp": "2026-05-18T09:00:07.259Z",
+    }
     entries = [
-        {**base, "type": "user", "uuid": "u1", "parentUuid": None,
-         "message": {"role": "user", "content": "Move the backend to port 9090."}},
-        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1",
-         "message": {"model": "claude-opus-4-6", "id": "msg_1", "type": "message", "role": "assistant",
-                     "content": [{"type": "text", "text": "Done: changed the port to 9090 in config.py. "
-                                                          "Next step: update the nginx config."}]}},
+        {
+            **base,
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "message": {"role": "user", "content": "Move the backend to port 9090."},
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {
+                "model": "claude-opus-4-6",
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "Done: changed the port to 9090 in config.py. Next step: update the nginx config.",
+                    }
+                ],
+            },
+        },
     ]
     path.write_text("".join(json.dumps(e) + "\n" for e in entries), "utf-8")
     hook("SessionEnd", repo, path)
@@ -135,16 +176,25 @@ def test_blocked_is_what_stayed_broken_and_what_the_user_said_blocks_the_work(tm
 def test_precompact_then_session_end_leave_one_handoff_updated_in_place(tmp_path, repo, vault_path):
     path = transcript(tmp_path, "session.jsonl")
     wrote = hook("PreCompact", repo, path)
-    transcript(tmp_path, "after_compact.jsonl")       # compaction appends to the same file
+    transcript(tmp_path, "after_compact.jsonl")  # compaction appends to the same file
     again = hook("SessionEnd", repo, path)
     assert [r["id"] for r in log_lines(vault_path) if r["kind"] == "handoff"] == [wrote["handoff"]]
     assert (again["status"], again["handoff"]) == ("unchanged", wrote["handoff"])
-    start = run_optmem("hook", "claude-code", input=json.dumps(
-        {**json.loads((DATA / "hook_events.json").read_text("utf-8"))["SessionStart"],
-         "session_id": SESSION, "cwd": str(repo), "source": "compact"}))
-    assert ALEMBIC in start.stdout        # the compacted session starts with its handoff
+    start = run_optmem(
+        "hook",
+        "claude-code",
+        input=json.dumps(
+            {
+                **json.loads((DATA / "hook_events.json").read_text("utf-8"))["SessionStart"],
+                "session_id": SESSION,
+                "cwd": str(repo),
+                "source": "compact",
+            }
+        ),
+    )
+    assert ALEMBIC in start.stdout  # the compacted session starts with its handoff
 
-    transcript(tmp_path, "after_more_work.jsonl")     # the session goes on, then ends
+    transcript(tmp_path, "after_more_work.jsonl")  # the session goes on, then ends
     updated = hook("SessionEnd", repo, path)
     shown = handoffs()
     assert [h["id"] for h in shown] == [updated["handoff"]]
@@ -152,32 +202,37 @@ def test_precompact_then_session_end_leave_one_handoff_updated_in_place(tmp_path
     assert shown[0]["done"][-1] == "Added tests/test_config.py::test_login_timeout_default; the suite passes (5 tests)."
     assert "Add a test for the LOGIN_TIMEOUT default." in shown[0]["note"]
     old = json.loads(run_optmem("get", wrote["handoff"], "--json").stdout)["record"]
-    assert old["status"] == "forgotten"   # still in the log, out of view
+    assert old["status"] == "forgotten"  # still in the log, out of view
     assert f'record: "{updated["handoff"]}"' in (vault_path / "projects" / "webapp" / "HANDOFF.md").read_text("utf-8")
 
-    other = hook("SessionEnd", repo, transcript(tmp_path / "other", "session.jsonl"),
-                 session="0e6d1f2a-3b4c-4d5e-8f60-718293a4b5c6")
-    assert other["status"] == "written"   # another session keeps its own handoff
+    other = hook(
+        "SessionEnd",
+        repo,
+        transcript(tmp_path / "other", "session.jsonl"),
+        session="0e6d1f2a-3b4c-4d5e-8f60-718293a4b5c6",
+    )
+    assert other["status"] == "written"  # another session keeps its own handoff
     assert [h["id"] for h in handoffs()] == [other["handoff"], updated["handoff"]]
 
 
 # -- SessionStart ---------------------------------------------------------------------------------
 def test_session_start_prints_nothing_when_the_vault_has_nothing_for_the_project(tmp_path, repo, vault_path):
-    event = {**json.loads((DATA / "hook_events.json").read_text("utf-8"))["SessionStart"],
-             "cwd": str(repo)}
+    event = {**json.loads((DATA / "hook_events.json").read_text("utf-8"))["SessionStart"], "cwd": str(repo)}
 
     def start() -> subprocess.CompletedProcess[str]:
         res = run_optmem("hook", "claude-code", input=json.dumps(event))
         assert res.returncode == 0, res.stderr
         return res
 
-    assert start().stdout == ""                      # no vault at all
+    assert start().stdout == ""  # no vault at all
     assert run_optmem("init").returncode == 0
-    assert start().stdout == ""                      # an empty vault: no empty fenced block
-    for args in (("handoff", "write", "--project", "billing", "--done", "invoices export"),
-                 ("append", "billing runs on cron", "--project", "billing")):
+    assert start().stdout == ""  # an empty vault: no empty fenced block
+    for args in (
+        ("handoff", "write", "--project", "billing", "--done", "invoices export"),
+        ("append", "billing runs on cron", "--project", "billing"),
+    ):
         assert run_optmem(*args).returncode == 0
-    assert start().stdout == ""                      # only another project's memory
+    assert start().stdout == ""  # only another project's memory
     assert run_optmem("append", "webapp deploys from main", "--project", "webapp").returncode == 0
     shown = start().stdout
     assert "OPTMEM RECALLED MEMORY" in shown and "webapp deploys from main" in shown

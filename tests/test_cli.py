@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 
+from conftest import run_optmem
 
 from optmem import __version__
 from optmem.cli import fast
-from optmem.cli.spec import COMMANDS
-from optmem.cli.spec import REGISTRY
-
-from conftest import run_optmem
+from optmem.cli.spec import COMMANDS, REGISTRY
 
 
 def declared():
@@ -47,21 +45,33 @@ def test_command_table_matches_each_commands_help():
 def test_fast_parser_reads_arguments_exactly_as_typer_does():
     """The fast path and Typer must agree on every invocation the fast path accepts."""
     samples = {
-        "add": [["x"], ["x", "--target", "user", "--force"], ["-t", "user", "y", "--json"],
-                ["--project=webapp", "z"], ["-"]],
+        "add": [
+            ["x"],
+            ["x", "--target", "user", "--force"],
+            ["-t", "user", "y", "--json"],
+            ["--project=webapp", "z"],
+            ["-"],
+        ],
         "replace": [["a", "b"], ["--id", "abc123", "new"], ["a", "b", "--first", "-p", "p1"]],
         "remove": [["a"], ["--id", "abc123"], ["a", "--first", "--target", "user"]],
-        "append": [["t"], ["t", "--tag", "a", "--tag", "b", "--key", "k", "--ttl", "7d"],
-                   ["--redline", "t", "-d", "code", "-p", "web", "--kind", "decision"],
-                   ["--", "-starts-with-dash"], ["t", "--on-similar", "skip", "--json"]],
+        "append": [
+            ["t"],
+            ["t", "--tag", "a", "--tag", "b", "--key", "k", "--ttl", "7d"],
+            ["--redline", "t", "-d", "code", "-p", "web", "--kind", "decision"],
+            ["--", "-starts-with-dash"],
+            ["t", "--on-similar", "skip", "--json"],
+        ],
         "get": [["ABCDEF12"], ["ABCDEF12", "--json"]],
         "forget": [["ABCDEF12", "--reason", "why"]],
         "show": [[], ["--ids", "--target", "user"]],
         "apply": [["-"], ["ops.json", "--allow-unsafe"]],
         "init": [[], ["some/path"]],
         "purge": [[], ["A1B2C3D4"], ["A1B2C3D4", "E5F6G7H8", "--yes"], ["--domain", "x", "--yes"]],
-        "search": [["q"], ["q", "-d", "a", "-d", "b", "--limit", "3", "--current", "--explain"],
-                   ["q", "--since", "2026-01-01", "--until=2026-02-01", "--kind", "note", "--tag", "t"]],
+        "search": [
+            ["q"],
+            ["q", "-d", "a", "-d", "b", "--limit", "3", "--current", "--explain"],
+            ["q", "--since", "2026-01-01", "--until=2026-02-01", "--kind", "note", "--tag", "t"],
+        ],
         "handoff write": [["-p", "w", "--done", "a", "--done", "b", "--next", "c"]],
         "context": [["-p", "w", "--budget", "1500", "-q", "deploy"]],
         "eval": [["q.jsonl", "--k", "3", "--set", "a.b=1", "--set", "c.d=2"]],
@@ -112,8 +122,15 @@ def test_fast_parser_agrees_with_typer_on_every_declared_command():
 
 def test_fast_parser_declines_what_it_does_not_know():
     cmd = declared()["append"]
-    for args in (["t", "--bogus"], ["t", "--help"], [], ["a", "b"], ["t", "--ttl"], ["t", "-x"],
-                 ["--redline=yes", "t"]):
+    for args in (
+        ["t", "--bogus"],
+        ["t", "--help"],
+        [],
+        ["a", "b"],
+        ["t", "--ttl"],
+        ["t", "-x"],
+        ["--redline=yes", "t"],
+    ):
         assert fast.parse(cmd.params, args) is None, args
 
 
@@ -186,8 +203,9 @@ def test_version_starts_without_heavy_imports():
 
 
 def test_group_returns_none_for_unknown_commands():
-    from optmem.cli.app import app
     import typer.main
+
+    from optmem.cli.app import app
 
     assert typer.main.get_command(app).get_command(None, "bogus") is None
 

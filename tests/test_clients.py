@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from conftest import docs_text, log_lines, put, run_readme_block
+
 from optmem import memory
 
 
@@ -15,9 +16,20 @@ def test_history_shows_both_branches_of_a_record_corrected_on_two_clones(cli, va
     target = put(vault, "the office is on floor 3").id
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:  # what git's union merge leaves
         for n, floor in ((1, 4), (2, 5)):
-            fh.write(json.dumps({"v": 1, "id": f"01KCLONE{n}000000000000000000"[:26], "ts": f"2026-0{n}-01T00:00:00Z",
-                                 "domain": "default", "kind": "correction", "corrects": [target],
-                                 "text": f"〔更正〕the office is on floor {floor}"}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "v": 1,
+                        "id": f"01KCLONE{n}000000000000000000"[:26],
+                        "ts": f"2026-0{n}-01T00:00:00Z",
+                        "domain": "default",
+                        "kind": "correction",
+                        "corrects": [target],
+                        "text": f"〔更正〕the office is on floor {floor}",
+                    }
+                )
+                + "\n"
+            )
     texts = [v["text"] for v in cli.json("history", target)["versions"]]
     assert texts[0] == "the office is on floor 3"
     assert {"〔更正〕the office is on floor 4", "〔更正〕the office is on floor 5"} <= set(texts)
@@ -46,8 +58,12 @@ def test_get_names_the_tombstone_and_its_reason(cli, vault):
 
 
 def test_apply_says_which_operation_failed(cli, vault):
-    out = cli.json("apply", "-", input=json.dumps([{"op": "add", "text": "fine"},
-                                                  {"op": "remove", "old": "nothing like this"}]), code=1)
+    out = cli.json(
+        "apply",
+        "-",
+        input=json.dumps([{"op": "add", "text": "fine"}, {"op": "remove", "old": "nothing like this"}]),
+        code=1,
+    )
     assert out["error"]["code"] == "no_match" and out["error"]["operation"] == 2
     assert out["error"]["message"].startswith("operation 2 (remove):")
     assert memory.load(vault).entries == []  # all or nothing
@@ -110,8 +126,9 @@ def test_the_context_example_prints_what_the_docs_show(tmp_path):
     repo = Path(__file__).resolve().parent.parent
     out, shown = readme_example('copy="$(mktemp -d)/sample"', tmp_path)
     assert out == shown
-    assert not subprocess.run(["git", "status", "--porcelain", "sample_vault"], cwd=repo,
-                              capture_output=True, text=True).stdout  # the copy, not the vault, was touched
+    assert not subprocess.run(
+        ["git", "status", "--porcelain", "sample_vault"], cwd=repo, capture_output=True, text=True
+    ).stdout  # the copy, not the vault, was touched
 
 
 def test_the_update_example_prints_what_the_docs_show(tmp_path):

@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import optmem_cmd, run_optmem
 
 OLD, LATER, LATER_SAME_DAY = "2025-01-01T09:00:00Z", "2026-01-01T09:00:00Z", "2026-01-01T18:00:00Z"
@@ -58,7 +57,10 @@ def test_the_sweep_a_write_runs_is_reported_on_stderr_and_in_its_json(cli, vault
     # the same shape as `optmem sweep --json` (one report of a sweep)
     assert set(swept) == set(cli.json("sweep", "--dry-run")) - {"ok"}
     said = [line for line in res.stderr.splitlines() if line.startswith("swept:")]
-    assert said == [said[0]] and "5 record(s) went cold (4 unused for 365+ days, 1 guess(es) unconfirmed for 30+ days)" in said[0]
+    assert (
+        said == [said[0]]
+        and "5 record(s) went cold (4 unused for 365+ days, 1 guess(es) unconfirmed for 30+ days)" in said[0]
+    )
     assert "--include-cold" in said[0] and '`[lifecycle] auto_sweep = "off"`' in said[0]
     assert cli.json("get", guess)["record"]["status"] == "cold"
     # later that day no sweep runs: nothing is said, and the JSON has no `swept`
@@ -73,9 +75,11 @@ def test_every_write_command_that_can_sweep_reports_it(cli, vault, monkeypatch, 
     target = cli.json("append", "The payments service runs on port 8080")["id"]
     cli.json("append", "An old note nobody reads again")
     at(monkeypatch, LATER)
-    args = {"append": ["append", "A note of today"],
-            "correct": ["correct", target, "The payments service runs on port 9090"],
-            "handoff": ["handoff", "write", "--project", "payments", "--done", "moved the port"]}[write]
+    args = {
+        "append": ["append", "A note of today"],
+        "correct": ["correct", target, "The payments service runs on port 9090"],
+        "handoff": ["handoff", "write", "--project", "payments", "--done", "moved the port"],
+    }[write]
     res = cli(*args, "--json")
     assert res.exit_code == 0, res.stderr
     assert json.loads(res.stdout)["swept"]["cooled"] >= 1
@@ -104,8 +108,10 @@ def swept_vault(cli, vault, vault_path, monkeypatch):
     """Two old records that a sweep cooled, and warm ones written later."""
     settings(vault_path, '[lifecycle]\nauto_sweep = "off"\n')
     at(monkeypatch, OLD)
-    ids = {"rotation": cli.json("append", "The VPN password rotation procedure is on ops wiki page 42")["id"],
-           "alpha": cli.json("append", "The deploy checklist for service alpha is in docs/alpha.md")["id"]}
+    ids = {
+        "rotation": cli.json("append", "The VPN password rotation procedure is on ops wiki page 42")["id"],
+        "alpha": cli.json("append", "The deploy checklist for service alpha is in docs/alpha.md")["id"],
+    }
     at(monkeypatch, LATER)
     ids["client"] = cli.json("append", "The VPN client is WireGuard")["id"]
     ids["bravo"] = cli.json("append", "The deploy checklist for service bravo is in docs/bravo.md")["id"]
@@ -115,13 +121,17 @@ def swept_vault(cli, vault, vault_path, monkeypatch):
 
 def test_a_search_whose_best_match_is_cold_returns_it_labelled(cli, swept_vault):
     hits = cli.json("search", "VPN password rotation")["hits"]
-    assert [(h["id"], h["status"]) for h in hits] == [(swept_vault["rotation"], "cold"),
-                                                      (swept_vault["client"], "current")]
+    assert [(h["id"], h["status"]) for h in hits] == [
+        (swept_vault["rotation"], "cold"),
+        (swept_vault["client"], "current"),
+    ]
     assert hits[0]["cold_since"] == LATER
     human = cli("search", "VPN password rotation").stdout
     assert "ops wiki page 42  [COLD]" in human
     # --current keeps meaning current only, and context (normal recall) leaves cold records out
-    assert [h["id"] for h in cli.json("search", "VPN password rotation", "--current")["hits"]] == [swept_vault["client"]]
+    assert [h["id"] for h in cli.json("search", "VPN password rotation", "--current")["hits"]] == [
+        swept_vault["client"]
+    ]
     assert "page 42" not in cli.json("context", "--query", "VPN password rotation")["text"]
     assert "page 42" not in cli.json("context")["text"]
 
@@ -129,14 +139,15 @@ def test_a_search_whose_best_match_is_cold_returns_it_labelled(cli, swept_vault)
 def test_warm_hits_go_first_when_they_match_as_well_and_keep_the_cold_out_when_better(cli, swept_vault):
     # alpha (cold) and bravo (warm) match "deploy checklist service" equally well: both, warm first
     hits = cli.json("search", "deploy checklist service")["hits"]
-    assert [(h["id"], h["status"]) for h in hits] == [(swept_vault["bravo"], "current"),
-                                                      (swept_vault["alpha"], "cold")]
+    assert [(h["id"], h["status"]) for h in hits] == [(swept_vault["bravo"], "current"), (swept_vault["alpha"], "cold")]
     # bravo matches "deploy checklist bravo" better: alpha stays out, counted
     better = cli.json("search", "deploy checklist bravo")
     assert [h["id"] for h in better["hits"]] == [swept_vault["bravo"]] and better["cold_matches"] == 1
     assert "(1 cold: add --include-cold)" in cli("search", "deploy checklist bravo").stdout
     assert [h["id"] for h in cli.json("search", "deploy checklist bravo", "--include-cold")["hits"]] == [
-        swept_vault["bravo"], swept_vault["alpha"]]
+        swept_vault["bravo"],
+        swept_vault["alpha"],
+    ]
 
 
 def test_a_cold_fact_ranks_above_guesses_and_superseded_records(cli, vault, vault_path, monkeypatch):
@@ -203,10 +214,16 @@ def test_context_keeps_redlines_and_memory_and_tells_the_agent(cli, bad_user_md)
 
 
 def test_the_session_start_hook_still_gives_the_context(bad_user_md, tmp_path):
-    event = {"session_id": "5b2e8f41", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path),
-             "hook_event_name": "SessionStart", "source": "startup"}
-    res = subprocess.run([*optmem_cmd(), "hook", "claude-code"], input=json.dumps(event), capture_output=True,
-                         text=True, timeout=120)
+    event = {
+        "session_id": "5b2e8f41",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(tmp_path),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    res = subprocess.run(
+        [*optmem_cmd(), "hook", "claude-code"], input=json.dumps(event), capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0
     assert "OPTMEM RECALLED MEMORY" in res.stdout, res.stderr
     assert "Never force-push to main" in res.stdout and "Project uses pytest and ruff" in res.stdout

@@ -24,22 +24,25 @@ def test_the_policy_time_orders_values_unless_it_cannot():
     a = view.Member(1, "01A", 0.0, Tier.NORMAL, fp="a")
     b = view.Member(2, "01B", 0.5 * day, Tier.NORMAL, fp="b")
     c = view.Member(3, "01C", 30 * day, Tier.NORMAL, fp="c")
-    assert view.key_winner([a, b]) == view.Winner(b)                        # by default the newer wins
-    assert view.key_winner([a, b], day) == view.Conflict((a, b))            # same day, with a window
+    assert view.key_winner([a, b]) == view.Winner(b)  # by default the newer wins
+    assert view.key_winner([a, b], day) == view.Conflict((a, b))  # same day, with a window
     assert view.key_winner([a, b._replace(change=1)], day) == view.Winner(b._replace(change=1))  # "now"
-    assert view.key_winner([a, c], day) == view.Winner(c)                   # a month apart
+    assert view.key_winner([a, c], day) == view.Winner(c)  # a month apart
     assert view.key_winner([a, b._replace(fp="a")], day) == view.Winner(b._replace(fp="a"))  # agreement
-    fork1, fork2 = (view.Member(4, "01D", 0.0, Tier.NORMAL, fp="x", corrects=("T",)),
-                    view.Member(5, "01E", 9 * day, Tier.NORMAL, fp="y", corrects=("T",)))
-    assert isinstance(view.key_winner([fork1, fork2]), view.Conflict)      # two clones corrected T
-    assert view.key_winner([a, b._replace(out=1)]) == view.Winner(a)       # corrected: out of the running
-    assert view.key_winner([a, b._replace(guess=1)]) == view.Winner(a)     # a guess waits
+    fork1, fork2 = (
+        view.Member(4, "01D", 0.0, Tier.NORMAL, fp="x", corrects=("T",)),
+        view.Member(5, "01E", 9 * day, Tier.NORMAL, fp="y", corrects=("T",)),
+    )
+    assert isinstance(view.key_winner([fork1, fork2]), view.Conflict)  # two clones corrected T
+    assert view.key_winner([a, b._replace(out=1)]) == view.Winner(a)  # corrected: out of the running
+    assert view.key_winner([a, b._replace(guess=1)]) == view.Winner(a)  # a guess waits
 
 
 def window(vault_path, days: float = 1) -> None:
     """The article's rule, opted into: values of a key written within `days` are put to the user."""
-    (vault_path / "optmem.toml").write_text(f'[lifecycle]\nauto_sweep = "off"\n[consolidation]\n'
-                                            f'conflict_window_days = {days}\n', "utf-8")
+    (vault_path / "optmem.toml").write_text(
+        f'[lifecycle]\nauto_sweep = "off"\n[consolidation]\nconflict_window_days = {days}\n', "utf-8"
+    )
 
 
 def test_windows_or_mac_on_the_same_day_is_asked_and_resolved(cli, vault, vault_path, monkeypatch):
@@ -50,13 +53,11 @@ def test_windows_or_mac_on_the_same_day_is_asked_and_resolved(cli, vault, vault_
     mac = cli.json("append", "用户喜欢用 Mac", "--key", "user.os")["id"]
     at(monkeypatch, "2026-05-11T08:00:00Z")
     hits = cli.json("search", "用户喜欢用")["hits"]
-    assert {h["id"]: (h["status"], h.get("conflict")) for h in hits} == {win: ("current", True),
-                                                                         mac: ("current", True)}
+    assert {h["id"]: (h["status"], h.get("conflict")) for h in hits} == {win: ("current", True), mac: ("current", True)}
     assert "[CONFLICT]" in cli("search", "用户喜欢用").stdout
     assert cli.json("get", win)["record"]["conflict"] is True
     history = cli.json("history", "--key", "user.os")["versions"]
-    assert [(v["id"], v["status"], v["conflict"]) for v in history] == [(win, "current", True),
-                                                                       (mac, "current", True)]
+    assert [(v["id"], v["status"], v["conflict"]) for v in history] == [(win, "current", True), (mac, "current", True)]
     listed = cli.json("conflicts")["conflicts"]
     assert [(c["key"], [v["id"] for v in c["values"]]) for c in listed] == [("user.os", [win, mac])]
     ctx = cli.json("context")["text"]
@@ -79,7 +80,9 @@ def test_a_resolution_may_be_a_new_value(cli, vault, vault_path, monkeypatch):
     cli.json("append", "the standup is at 10:00", "--key", "team.standup")
     done = cli.json("resolve", "team.standup", "--value", "the standup is at 9:45 from June")
     assert done["kept"] is None
-    assert [h["text"] for h in cli.json("search", "standup", "--current")["hits"]] == ["the standup is at 9:45 from June"]
+    assert [h["text"] for h in cli.json("search", "standup", "--current")["hits"]] == [
+        "the standup is at 9:45 from June"
+    ]
 
 
 def test_hangzhou_then_shanghai_months_apart_is_an_update_not_a_conflict(cli, vault, vault_path, monkeypatch):
@@ -100,8 +103,19 @@ def test_corrections_of_one_record_from_two_clones_are_a_conflict(cli, vault, va
     log = vault_path / "LOG.jsonl"
     with open(log, "a", encoding="utf-8") as fh:  # what git's union merge leaves: two corrections
         for day, text in (("2026-03-02", "the release branch is rel-2"), ("2026-03-09", "the release branch is rel-3")):
-            fh.write(json.dumps({"ts": f"{day}T00:00:00Z", "domain": "default", "kind": "correction",
-                                 "key": "release.branch", "corrects": [base], "text": text}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "ts": f"{day}T00:00:00Z",
+                        "domain": "default",
+                        "kind": "correction",
+                        "key": "release.branch",
+                        "corrects": [base],
+                        "text": text,
+                    }
+                )
+                + "\n"
+            )
     at(monkeypatch, "2026-03-10T00:00:00Z")
     [c] = cli.json("conflicts")["conflicts"]
     assert [v["text"] for v in c["values"]] == ["the release branch is rel-2", "the release branch is rel-3"]
@@ -143,10 +157,11 @@ def test_what_reads_as_a_changed_value(cli):
     assert compare.looks_like_update("后端端口是 8080", "后端端口改成 9090 了", cues)
     assert compare.looks_like_update("I have 3 plants", "I now have 5 plants", cues)
     assert compare.looks_like_update("小明住在杭州", "小明住在上海", cues)
-    assert not compare.looks_like_update("Prefers Cython", "Prefers Python", cues)           # too short to tell
-    assert not compare.looks_like_update("We decided to use Postgres for billing",
-                                      "We decided to use Redis for the session cache", cues)  # more than one change
-    assert not compare.looks_like_update("备份在 3 点", "备份在 3 点", cues)                   # the same
+    assert not compare.looks_like_update("Prefers Cython", "Prefers Python", cues)  # too short to tell
+    assert not compare.looks_like_update(
+        "We decided to use Postgres for billing", "We decided to use Redis for the session cache", cues
+    )  # more than one change
+    assert not compare.looks_like_update("备份在 3 点", "备份在 3 点", cues)  # the same
     # a new number for someone or something else named is no update: two things changed
     assert not compare.looks_like_update("Alice's phone number is 555-0101", "Bob's phone number is 555-0202", cues)
     assert not compare.looks_like_update("Staging listens on port 8080", "Production listens on port 9090", cues)
@@ -156,8 +171,9 @@ def test_what_reads_as_a_changed_value(cli):
     assert compare.looks_like_update("我有两只猫", "我现在有三只猫了", cues)
     # … but a word more beside a new number is another fact, not a new value of this one
     assert not compare.looks_like_update("The API timeout is 30 seconds", "The API retry timeout is 5 seconds", cues)
-    assert not compare.looks_like_update("The staging server has 16 GB of RAM",
-                                      "The staging database server has 32 GB of RAM", cues)
+    assert not compare.looks_like_update(
+        "The staging server has 16 GB of RAM", "The staging database server has 32 GB of RAM", cues
+    )
     assert not compare.looks_like_update("I have 3 cats at home", "I have 2 black cats at home", cues)
     assert compare.looks_like_update("Alice lives in Paris", "Alice lives in Berlin", cues)  # a named value
 
@@ -198,13 +214,20 @@ def test_a_possible_update_is_reported_superseded_or_asked(cli, vault, vault_pat
     assert cli.json("append", "I now have 8 plants on the balcony", code=1)["error"]["code"] == "possible_update"
 
 
-@pytest.mark.parametrize("old, others, new", [
-    ("我有两只猫", ["邻居说她现在有三只兔子", "那只猫很可爱"], "我现在有三只猫"),
-    ("我养了3盆绿萝", ["同事现在养了5盆多肉，我现在也想养", "绿萝要浇水 第1次", "绿萝要浇水 第2次", "绿萝要浇水 第3次"],
-     "我现在养了5盆绿萝"),
-])
-def test_a_possible_update_is_found_whatever_else_the_vault_holds(cli, vault, vault_path, monkeypatch,
-                                                                  old, others, new):
+@pytest.mark.parametrize(
+    "old, others, new",
+    [
+        ("我有两只猫", ["邻居说她现在有三只兔子", "那只猫很可爱"], "我现在有三只猫"),
+        (
+            "我养了3盆绿萝",
+            ["同事现在养了5盆多肉，我现在也想养", "绿萝要浇水 第1次", "绿萝要浇水 第2次", "绿萝要浇水 第3次"],
+            "我现在养了5盆绿萝",
+        ),
+    ],
+)
+def test_a_possible_update_is_found_whatever_else_the_vault_holds(
+    cli, vault, vault_path, monkeypatch, old, others, new
+):
     """The gate looks for what a statement may update through its rarest terms — not the new
     value's own ("有三", "5") nor the words saying it changed ("现在", "now"), which the earlier
     statement cannot hold: records elsewhere that happen to hold them hide nothing."""
@@ -298,8 +321,11 @@ def test_fragments_merge_into_one_record_and_no_city_is_lost(cli, vault, vault_p
     record = cli.json("get", merged["id"])["record"]
     assert record["kind"] == "merged" and record["topic"] == "Japan trip"
     assert record["facts"] == {"trip.when": "trip to Japan next month", "month": "June"}
-    assert record["details"] == ["trip to Japan next month", "plans to visit Tokyo, Osaka and Kyoto",
-                                 "booked a ryokan in Kyoto for the trip"]
+    assert record["details"] == [
+        "trip to Japan next month",
+        "plans to visit Tokyo, Osaka and Kyoto",
+        "booked a ryokan in Kyoto for the trip",
+    ]
     for city in ("Tokyo", "Osaka", "Kyoto"):  # structured fields only grow: every detail is found
         assert cli.json("search", city, "--current")["hits"][0]["id"] == merged["id"]
     assert {cli.json("get", i)["record"]["superseded_by"] for i in (trip, cities, inn)} == {merged["id"]}
@@ -368,12 +394,15 @@ def test_merge_keeps_the_scanner_the_bounds_and_every_detail(cli, vault, vault_p
     quiet(vault_path)
     a = cli.json("append", "going to Japan next month")["id"]
     b = cli.json("append", "plans to visit Tokyo, Osaka and Kyoto")["id"]
-    secret = cli.json("append", "deploy key ghp_abcdefghijklmnopqrstuvwxyz0123456789 for the repo",
-                      "--allow-unsafe")["id"]
+    secret = cli.json("append", "deploy key ghp_abcdefghijklmnopqrstuvwxyz0123456789 for the repo", "--allow-unsafe")[
+        "id"
+    ]
     before = (vault_path / "LOG.jsonl").read_bytes()
     assert cli.json("merge", a, b, secret, "--topic", "trip", code=1)["error"]["code"] == "unsafe_content"
-    assert cli.json("merge", a, b, "--topic", "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-                    code=1)["error"]["code"] == "unsafe_content"
+    assert (
+        cli.json("merge", a, b, "--topic", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", code=1)["error"]["code"]
+        == "unsafe_content"
+    )
     assert "two different records" in cli.json("merge", a, a[-6:], "--topic", "x", code=2)["error"]["message"]
     assert (vault_path / "LOG.jsonl").read_bytes() == before
     merged = cli.json("merge", a, b, "--topic", "Japan trip", "--text", "Japan trip notes")["id"]
@@ -439,8 +468,15 @@ def test_concurrent_resolutions_settle_a_conflict_once(vault, vault_path):
     window(vault_path)
     run_optmem("append", "the shell is zsh", "--key", "shell")
     run_optmem("append", "the shell is fish", "--key", "shell")
-    procs = [subprocess.Popen([*optmem_cmd(), "resolve", "shell", "--value", f"the shell is bash {i}", "--json"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]
+    procs = [
+        subprocess.Popen(
+            [*optmem_cmd(), "resolve", "shell", "--value", f"the shell is bash {i}", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
     codes = sorted(p.wait(timeout=120) for p in procs)
     assert codes == [0, 1, 1, 1]  # one settles it; the others find no open conflict
     assert json.loads(run_optmem("conflicts", "--json").stdout)["count"] == 0

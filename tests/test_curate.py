@@ -18,15 +18,18 @@ def at(monkeypatch, when: str) -> None:
 def vault_with_a_month(cli, vault_path, monkeypatch) -> dict[str, str]:
     (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
     at(monkeypatch, "2026-04-01T09:00:00Z")
-    ids = {"rule": cli.json("append", "never deploy on Fridays", "--redline")["id"],
-           "report": cli.json("append", "the weekly report goes out on Friday 17:00")["id"],
-           "f1": cli.json("append", "fragment: the trip is in June")["id"],
-           "f2": cli.json("append", "fragment: we fly to Tokyo first")["id"],
-           "f3": cli.json("append", "fragment: then Kyoto by train")["id"],
-           "old": cli.json("append", "the build uses OLD VALUE flags")["id"],
-           "gone": cli.json("append", "an obsolete note about the old office")["id"]}
-    (vault_path / "queries.jsonl").write_text(json.dumps({"query": "weekly report", "expect_text": "Friday 17:00"})
-                                              + "\n", "utf-8")
+    ids = {
+        "rule": cli.json("append", "never deploy on Fridays", "--redline")["id"],
+        "report": cli.json("append", "the weekly report goes out on Friday 17:00")["id"],
+        "f1": cli.json("append", "fragment: the trip is in June")["id"],
+        "f2": cli.json("append", "fragment: we fly to Tokyo first")["id"],
+        "f3": cli.json("append", "fragment: then Kyoto by train")["id"],
+        "old": cli.json("append", "the build uses OLD VALUE flags")["id"],
+        "gone": cli.json("append", "an obsolete note about the old office")["id"],
+    }
+    (vault_path / "queries.jsonl").write_text(
+        json.dumps({"query": "weekly report", "expect_text": "Friday 17:00"}) + "\n", "utf-8"
+    )
     return ids
 
 
@@ -82,8 +85,7 @@ def test_a_run_that_regresses_the_gate_is_undone_by_appending_inverses(cli, vaul
     assert curation["undone"] is True and "undone (the gate regressed)" in curation["text"]
 
 
-def test_the_command_is_the_users_never_the_vaults_and_bad_output_writes_nothing(cli, vault, vault_path,
-                                                                                  monkeypatch):
+def test_the_command_is_the_users_never_the_vaults_and_bad_output_writes_nothing(cli, vault, vault_path, monkeypatch):
     vault_with_a_month(cli, vault_path, monkeypatch)
     with open(vault_path / "optmem.toml", "a", encoding="utf-8") as fh:
         fh.write(f'[curator]\ncommand = "{MODEL}"\n')  # a vault that arrived through git
@@ -107,14 +109,16 @@ def test_hostile_model_output_is_contained(cli, vault, vault_path, monkeypatch, 
         "if mode == 'bytes':\n"
         "    sys.stdout.buffer.write(b'\\xff\\xfe{}'); sys.exit(0)\n"
         "if mode == 'nan':\n"
-        "    print('{\"operations\": [{\"op\": \"no-change\", \"n\": NaN}]}'); sys.exit(0)\n"
+        '    print(\'{"operations": [{"op": "no-change", "n": NaN}]}\'); sys.exit(0)\n'
         f"ids = {json.dumps(ids)}\n"
         "secret = 'ghp_' + 'a' * 36\n"
         "print(json.dumps({'operations': [\n"
         "    {'op': 'delete', 'id': ids['gone'], 'reason': 'obsolete'},\n"
         "    {'op': 'update', 'id': ids['gone'], 'text': 'brought back'},\n"
         "    {'op': 'update', 'id': ids['old'], 'text': 'token ' + secret},\n"
-        "    {'op': 'no-change', 'id': ids['report'], 'note': secret}, 7]}))\n", "utf-8")
+        "    {'op': 'no-change', 'id': ids['report'], 'note': secret}, 7]}))\n",
+        "utf-8",
+    )
     model = f"{shlex.quote(sys.executable)} {shlex.quote(str(fake))}"
     before = (vault_path / "LOG.jsonl").read_bytes()
     for mode, words in (("bytes", "not UTF-8"), ("nan", "not a JSON number")):
@@ -167,8 +171,9 @@ def test_a_command_that_times_out_is_stopped_with_everything_it_started(tmp_path
     assert run_command("echo fine", "", timeout=5).output == "fine\n"
     # a child that left the group and holds the pipe does not keep the wait going past the kill
     gone = tmp_path / "escaped.pid"
-    escaped = run_command(f"setsid sh -c 'echo $$ > {shlex.quote(str(gone))}; exec sleep 30' & sleep 30", "",
-                          timeout=0.5)
+    escaped = run_command(
+        f"setsid sh -c 'echo $$ > {shlex.quote(str(gone))}; exec sleep 30' & sleep 30", "", timeout=0.5
+    )
     assert escaped.error == "timed out after 0.5s"
     for _ in range(50):
         if gone.exists() and gone.read_text().strip():

@@ -28,9 +28,9 @@ RUNNABLE = "sh runnable"
 
 class Block(NamedTuple):
     page: Path
-    line: int   # of the opening fence, 1-based
-    info: str   # the fence's info string ("sh runnable", "toml", "" …)
-    text: str   # dedented by the fence's indentation
+    line: int  # of the opening fence, 1-based
+    info: str  # the fence's info string ("sh runnable", "toml", "" …)
+    text: str  # dedented by the fence's indentation
 
 
 def blocks(page: Path) -> list[Block]:
@@ -70,7 +70,7 @@ def runnable() -> list[tuple[Block, Block | None]]:
                 continue
             after = fenced[n + 1] if n + 1 < len(fenced) else None
             shown = None
-            if after and after[0].info == "" and all(not line.strip() for line in lines[where.stop:after[1].start]):
+            if after and after[0].info == "" and all(not line.strip() for line in lines[where.stop : after[1].start]):
                 shown = after[0]
             found.append((b, shown))
     return found
@@ -79,9 +79,9 @@ def runnable() -> list[tuple[Block, Block | None]]:
 # Masks applied to what a block printed and to what the page shows alike: what differs from run
 # to run (ids, ages, column alignment) must not decide, everything else must.
 MASKS = [
-    (re.compile(r"\b[0-9A-Z]{26}\b"), "<ID>"),      # a record id
-    (re.compile(r"\b[0-9A-Z]{8}\b"), "<ID>"),       # … as human output shows it (its last 8)
-    (re.compile(r"\b[0-9a-f]{8}\b"), "<ID>"),       # a hot-memory entry id
+    (re.compile(r"\b[0-9A-Z]{26}\b"), "<ID>"),  # a record id
+    (re.compile(r"\b[0-9A-Z]{8}\b"), "<ID>"),  # … as human output shows it (its last 8)
+    (re.compile(r"\b[0-9a-f]{8}\b"), "<ID>"),  # a hot-memory entry id
     (re.compile(r"\b\d+(?:s|m|h|d|w|mo|y) ago\b"), "<AGE> ago"),
 ]
 
@@ -115,25 +115,36 @@ def run_block(text: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     home, work, tmp = tmp_path / "home", tmp_path / "work", tmp_path / "tmp"
     for folder in (home, work, tmp):
         folder.mkdir(exist_ok=True)
-    (home / ".gitconfig").write_text("[user]\n\tname = Reader\n\temail = reader@example.com\n"
-                                     "[init]\n\tdefaultBranch = main\n", "utf-8")
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Reader\n\temail = reader@example.com\n[init]\n\tdefaultBranch = main\n", "utf-8"
+    )
     if "sample_vault" in text:  # a copy: no block may change the sample vault itself
         shutil.copytree(REPO / "sample_vault", work / "sample_vault", ignore=shutil.ignore_patterns(".cache"))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPTMEM_", "GIT_", "XDG_", "VIRTUAL_ENV"))}
-    env.update(HOME=str(home), TMPDIR=str(tmp), OPTMEM_VAULT=str(tmp_path / "vault"),
-               PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]))
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=work, env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPTMEM_", "GIT_", "XDG_", "VIRTUAL_ENV"))}
+    env.update(
+        HOME=str(home),
+        TMPDIR=str(tmp),
+        OPTMEM_VAULT=str(tmp_path / "vault"),
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+    )
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", text],
+        cwd=work,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=120,
+    )
 
 
 CASES = runnable()
 
 
-@pytest.mark.parametrize(("block", "shown"), CASES,
-                         ids=[f"{b.page.relative_to(REPO)}:{b.line}" for b, _ in CASES])
-def test_a_runnable_block_runs_and_prints_what_the_page_shows(block: Block, shown: Block | None,
-                                                              tmp_path: Path) -> None:
+@pytest.mark.parametrize(("block", "shown"), CASES, ids=[f"{b.page.relative_to(REPO)}:{b.line}" for b, _ in CASES])
+def test_a_runnable_block_runs_and_prints_what_the_page_shows(
+    block: Block, shown: Block | None, tmp_path: Path
+) -> None:
     res = run_block(block.text, tmp_path)
     where = f"{block.page.relative_to(REPO)}:{block.line}"
     assert res.returncode == 0, f"{where} exited {res.returncode}:\n{res.stdout[-4000:]}"
@@ -224,7 +235,8 @@ def test_the_documented_optmem_toml_is_every_setting_at_its_default() -> None:
     [block] = [b for b in blocks(REPO / "docs" / "files.md") if b.info == "toml" and "[limits]" in b.text]
     documented = tomllib.loads(block.text)
     commands = {tuple(c.split(".")) for c in settings.COMMANDS}  # named in your own configuration only
-    expected = {section: {name: default for name, default in kind()._asdict().items()
-                          if (section, name) not in commands}
-                for section, kind in settings.SECTIONS.items()}
+    expected = {
+        section: {name: default for name, default in kind()._asdict().items() if (section, name) not in commands}
+        for section, kind in settings.SECTIONS.items()
+    }
     assert documented == expected

@@ -44,8 +44,10 @@ ANOTHER_THING = [
     ("api.example.com points at the load balancer", "cdn.example.com points at the load balancer"),
     ("The runbook for region eu-west-1 is in the ops repo", "The runbook for region us-east-1 is in the ops repo"),
     ("Branch feature/login-sso is waiting for QA", "Branch feature/login-mfa is waiting for QA"),
-    ("the feature-login branch has been merged into main after the review",
-     "the feature-signup branch has been merged into main after the review"),
+    (
+        "the feature-login branch has been merged into main after the review",
+        "the feature-signup branch has been merged into main after the review",
+    ),
     # a value in the predicate is another value: not the same statement either (an update, below)
     ("The staging database host is db-a.internal", "The staging database host is db-b.internal"),
     ("The primary key of the orders table is user_id", "The primary key of the orders table is order_id"),
@@ -60,47 +62,59 @@ def test_texts_naming_two_things_are_no_near_duplicates(a, b):
     assert compare.similarity(a, b, least=THRESHOLD) < THRESHOLD  # as the gate and `add` ask
 
 
-@pytest.mark.parametrize("a, b", [
-    # spacing, punctuation, case, width, intensifiers: the same statement
-    ("server A runs nginx 1.24", "Server A runs nginx 1.24."),
-    ("server A runs nginx 1.24", "server  A  runs nginx 1.24!"),
-    ("服务器A运行nginx 1.24", "服务器Ａ运行ｎｇｉｎｘ　１.２４"),
-    ("第一季度预算是10万", "第一季度预算是10万。"),
-    ("第一季度预算是10万", "第一季度的预算是10万"),
-    ("我非常喜欢项目甲的设计", "我很喜欢项目甲的设计"),
-    ("我十分喜欢第二季度的新菜单", "我很喜欢第二季度的新菜单"),
-    ("I really like the feature/login flow", "I like the feature/login flow"),
-    ("api.example.com points at the load balancer", "API.example.com points at the load balancer"),
-    ("三号会议室有投影仪和白板", "三号会议室有投影仪和白板！"),
-    ("我们一起去北京出差", "我们一起去北京出差了"),
-    # a compound spelled another way is no other label
-    ("we scheduled a follow-up meeting with the design team", "we scheduled a followup meeting with the design team"),
-    ("user_id is the primary key of the orders table", "user-id is the primary key of the orders table"),
-    ("The staging server is deployed with docker compose", "The staging server is deployed with docker-compose files"),
-    # an A opening a sentence is the article, whatever its case
-    ("Note: A cache sits in front of the search service", "Note: a cache sits in front of the search service"),
-])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        # spacing, punctuation, case, width, intensifiers: the same statement
+        ("server A runs nginx 1.24", "Server A runs nginx 1.24."),
+        ("server A runs nginx 1.24", "server  A  runs nginx 1.24!"),
+        ("服务器A运行nginx 1.24", "服务器Ａ运行ｎｇｉｎｘ　１.２４"),
+        ("第一季度预算是10万", "第一季度预算是10万。"),
+        ("第一季度预算是10万", "第一季度的预算是10万"),
+        ("我非常喜欢项目甲的设计", "我很喜欢项目甲的设计"),
+        ("我十分喜欢第二季度的新菜单", "我很喜欢第二季度的新菜单"),
+        ("I really like the feature/login flow", "I like the feature/login flow"),
+        ("api.example.com points at the load balancer", "API.example.com points at the load balancer"),
+        ("三号会议室有投影仪和白板", "三号会议室有投影仪和白板！"),
+        ("我们一起去北京出差", "我们一起去北京出差了"),
+        # a compound spelled another way is no other label
+        (
+            "we scheduled a follow-up meeting with the design team",
+            "we scheduled a followup meeting with the design team",
+        ),
+        ("user_id is the primary key of the orders table", "user-id is the primary key of the orders table"),
+        (
+            "The staging server is deployed with docker compose",
+            "The staging server is deployed with docker-compose files",
+        ),
+        # an A opening a sentence is the article, whatever its case
+        ("Note: A cache sits in front of the search service", "Note: a cache sits in front of the search service"),
+    ],
+)
 def test_real_near_duplicates_are_still_found(a, b):
     assert compare.similarity(a, b) >= THRESHOLD
 
 
-@pytest.mark.parametrize("written, read", [
-    ("第一季度预算是10万", ["1", "100000"]),
-    ("预算是十万", ["100000"]),
-    ("三号会议室", ["3"]),
-    ("一号楼", ["1"]),
-    ("我有两个孩子", ["2"]),
-    ("二十三楼", ["23"]),
-    ("二〇二四年", ["2024"]),
-    ("三亿五千万", ["350000000"]),
-    ("1.5亿", ["150000000"]),
-    ("十分钟", ["10"]),
-    # no number: 一 says "a" before a measure word, 十分 says "very", 一起 and 三亚 are words
-    ("我有一个孩子", []),
-    ("我十分喜欢", []),
-    ("我们一起去三亚", []),
-    ("端口是8080", ["8080"]),
-])
+@pytest.mark.parametrize(
+    "written, read",
+    [
+        ("第一季度预算是10万", ["1", "100000"]),
+        ("预算是十万", ["100000"]),
+        ("三号会议室", ["3"]),
+        ("一号楼", ["1"]),
+        ("我有两个孩子", ["2"]),
+        ("二十三楼", ["23"]),
+        ("二〇二四年", ["2024"]),
+        ("三亿五千万", ["350000000"]),
+        ("1.5亿", ["150000000"]),
+        ("十分钟", ["10"]),
+        # no number: 一 says "a" before a measure word, 十分 says "very", 一起 and 三亚 are words
+        ("我有一个孩子", []),
+        ("我十分喜欢", []),
+        ("我们一起去三亚", []),
+        ("端口是8080", ["8080"]),
+    ],
+)
 def test_chinese_numerals_are_numbers(written, read):
     assert text.numbers(written) == read
 
@@ -157,50 +171,60 @@ def test_no_ordinary_note_is_taken_for_a_near_duplicate(cli, vault, vault_path, 
 
 # --- identifiers without digits ---------------------------------------------------------------
 
-@pytest.mark.parametrize("old, new", [
-    ("feature/login is merged", "feature/signup is merged"),
-    ("feature/login is merged into main", "feature/signup is merged into main"),
-    ("api.example.com points at the load balancer", "cdn.example.com points at the load balancer"),
-    ("config.yaml holds the database settings", "settings.yaml holds the database settings"),
-    ("user_id is the primary key of the orders table", "account_id is the primary key of the orders table"),
-    ("feature-login branch has a failing lint job", "feature-signup branch has a failing lint job"),
-    ("os.path is imported by the old CLI module", "os.environ is imported by the old CLI module"),
-    ("项目甲用React", "项目乙用React"),
-    ("服务器甲负责跑定时任务", "服务器乙负责跑定时任务"),
-    ("/etc/nginx/sites-enabled/default 转发到后端", "/etc/nginx/sites-enabled/admin 转发到后端"),
-    ("A组负责灰度发布的验证", "B组负责灰度发布的验证"),
-    # a label in a phrase that modifies the subject's noun, the statement's verb after it
-    ("The runbook for service payments-api is in the ops repo", "The runbook for service search-api is in the ops repo"),
-    ("Interview loop for candidate 14 is on Thursday", "Interview loop for candidate 15 is on Thursday"),
-])
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("feature/login is merged", "feature/signup is merged"),
+        ("feature/login is merged into main", "feature/signup is merged into main"),
+        ("api.example.com points at the load balancer", "cdn.example.com points at the load balancer"),
+        ("config.yaml holds the database settings", "settings.yaml holds the database settings"),
+        ("user_id is the primary key of the orders table", "account_id is the primary key of the orders table"),
+        ("feature-login branch has a failing lint job", "feature-signup branch has a failing lint job"),
+        ("os.path is imported by the old CLI module", "os.environ is imported by the old CLI module"),
+        ("项目甲用React", "项目乙用React"),
+        ("服务器甲负责跑定时任务", "服务器乙负责跑定时任务"),
+        ("/etc/nginx/sites-enabled/default 转发到后端", "/etc/nginx/sites-enabled/admin 转发到后端"),
+        ("A组负责灰度发布的验证", "B组负责灰度发布的验证"),
+        # a label in a phrase that modifies the subject's noun, the statement's verb after it
+        (
+            "The runbook for service payments-api is in the ops repo",
+            "The runbook for service search-api is in the ops repo",
+        ),
+        ("Interview loop for candidate 14 is on Thursday", "Interview loop for candidate 15 is on Thursday"),
+    ],
+)
 def test_an_identifier_without_digits_in_the_subject_names_another_thing(old, new):
     assert not compare.looks_like_update(old, new, cues())
 
 
-@pytest.mark.parametrize("old, new", [
-    # the value said of the subject: after the verb, the copula or a preposition
-    ("the api is served from api.example.com", "the api is now served from cdn.example.com"),
-    ("Our docs are hosted at docs.example.com", "Our docs are now hosted at help.example.com"),
-    ("we deploy from branch feature/login", "we now deploy from branch feature/signup"),
-    ("The database settings live in config.yaml", "The database settings now live in settings.yaml"),
-    ("the service reads its settings from config.yaml", "the service now reads its settings from settings.toml"),
-    ("The primary key of the orders table is user_id", "The primary key of the orders table is order_id"),
-    ("nginx proxies /api to backend-a", "nginx proxies /api to backend-b"),
-    ("The staging database host is db-a.internal", "The staging database host is db-b.internal"),
-    ("the CI jobs run on runner-a", "the CI jobs now run on runner-b"),
-    ("the default reviewer for the repo is team-a", "the default reviewer for the repo is now team-b"),
-    ("部署脚本在 scripts/deploy.sh", "部署脚本现在在 tools/deploy.sh"),
-    ("前端项目用的是方案甲", "前端项目现在用的是方案乙"),
-    ("灰度发布由A组负责", "灰度发布现在由B组负责"),
-    # after a verb a preposition begins the predicate, whatever follows ("I'm on page 200 of …")
-    ("The backend listens on port 8080 in staging", "The backend listens on port 9090 in staging"),
-    ("The flight for the offsite leaves at 14:30", "The flight for the offsite now leaves at 15:45"),
-    ("后端部署在 k8s-a 上跑 jobs", "后端现在部署在 k8s-b 上跑 jobs"),  # (after 在: a verb in -s later is no matter)
-    # Chinese numerals are numbers of the value too
-    ("第一季度预算是十万", "第一季度预算是二十万"),
-    ("周会定在第三会议室", "周会现在定在第五会议室"),
-    ("我养了两只猫", "我现在养了三只猫"),
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        # the value said of the subject: after the verb, the copula or a preposition
+        ("the api is served from api.example.com", "the api is now served from cdn.example.com"),
+        ("Our docs are hosted at docs.example.com", "Our docs are now hosted at help.example.com"),
+        ("we deploy from branch feature/login", "we now deploy from branch feature/signup"),
+        ("The database settings live in config.yaml", "The database settings now live in settings.yaml"),
+        ("the service reads its settings from config.yaml", "the service now reads its settings from settings.toml"),
+        ("The primary key of the orders table is user_id", "The primary key of the orders table is order_id"),
+        ("nginx proxies /api to backend-a", "nginx proxies /api to backend-b"),
+        ("The staging database host is db-a.internal", "The staging database host is db-b.internal"),
+        ("the CI jobs run on runner-a", "the CI jobs now run on runner-b"),
+        ("the default reviewer for the repo is team-a", "the default reviewer for the repo is now team-b"),
+        ("部署脚本在 scripts/deploy.sh", "部署脚本现在在 tools/deploy.sh"),
+        ("前端项目用的是方案甲", "前端项目现在用的是方案乙"),
+        ("灰度发布由A组负责", "灰度发布现在由B组负责"),
+        # after a verb a preposition begins the predicate, whatever follows ("I'm on page 200 of …")
+        ("The backend listens on port 8080 in staging", "The backend listens on port 9090 in staging"),
+        ("The flight for the offsite leaves at 14:30", "The flight for the offsite now leaves at 15:45"),
+        ("后端部署在 k8s-a 上跑 jobs", "后端现在部署在 k8s-b 上跑 jobs"),  # (after 在: a verb in -s later is no matter)
+        # Chinese numerals are numbers of the value too
+        ("第一季度预算是十万", "第一季度预算是二十万"),
+        ("周会定在第三会议室", "周会现在定在第五会议室"),
+        ("我养了两只猫", "我现在养了三只猫"),
+    ],
+)
 def test_an_identifier_in_the_value_place_is_a_new_value(old, new):
     assert compare.looks_like_update(old, new, cues())
     assert compare.similarity(old, new) < THRESHOLD  # so the gate asks whether it updates
@@ -219,15 +243,26 @@ def test_a_new_host_is_flagged_through_the_gate(cli, vault, vault_path, monkeypa
 
 def test_another_branch_is_not_flagged_through_the_gate(cli, vault, vault_path, monkeypatch):
     quiet(vault_path)
-    for i, note in enumerate(["feature/login is merged", "feature/signup is merged",
-                              "api.example.com points at the load balancer",
-                              "cdn.example.com points at the load balancer", "项目甲用React", "项目乙用React"]):
+    for i, note in enumerate(
+        [
+            "feature/login is merged",
+            "feature/signup is merged",
+            "api.example.com points at the load balancer",
+            "cdn.example.com points at the load balancer",
+            "项目甲用React",
+            "项目乙用React",
+        ]
+    ):
         at(monkeypatch, i)
         res = cli.json("append", note, "--domain", "dev", "--on-similar", "skip")
         assert res["status"] == "stored" and res["possible_update"] == [], note
 
 
 def test_identifiers_are_read_whole():
-    raw = [t.raw for t in identifiers._tokens("feature/login, user_id and api.example.com at /srv/app-2 on us-east-1",
-                                              frozenset())]
+    raw = [
+        t.raw
+        for t in identifiers._tokens(
+            "feature/login, user_id and api.example.com at /srv/app-2 on us-east-1", frozenset()
+        )
+    ]
     assert raw == ["feature/login", "user_id", "and", "api.example.com", "at", "srv/app-2", "on", "us-east-1"]

@@ -44,78 +44,87 @@ def test_ordinary_developer_notes_are_rarely_taken_for_updates(cli, vault, vault
     assert len(false_flags) <= 1, false_flags
 
 
-@pytest.mark.parametrize("sequence", [
-    ["Ticket 17 is about the login page", "Ticket 18 is about the login page"],
-    ["laptop note 1 about redis cache", "laptop note 2 about redis cache", "laptop note 3 about redis cache"],
-    ["Issue #42 blocks the 2.3 release", "Issue #43 blocks the 2.3 release"],
-    ["PR 123 fixes the flaky upload test", "PR 124 fixes the flaky upload test"],
-    ["Room 5 has a projector and a whiteboard", "Room 6 has a projector and a whiteboard"],
-    ["v2.1 adds dark mode to the dashboard", "v2.2 adds dark mode to the dashboard"],
-    ["/srv/app1 holds the uploaded images", "/srv/app2 holds the uploaded images"],
-    ["Customer Acme asked for SSO with Okta", "Customer Globex asked for SSO with Okta"],
-    ["工单17是关于登录页的", "工单18是关于登录页的"],
-    ["第3期周报讲的是缓存", "第4期周报讲的是缓存"],
-    ["3号会议室有投影仪", "5号会议室有投影仪"],
-    ["笔记1：redis 缓存的过期策略", "笔记2：redis 缓存的过期策略"],
-])
+@pytest.mark.parametrize(
+    "sequence",
+    [
+        ["Ticket 17 is about the login page", "Ticket 18 is about the login page"],
+        ["laptop note 1 about redis cache", "laptop note 2 about redis cache", "laptop note 3 about redis cache"],
+        ["Issue #42 blocks the 2.3 release", "Issue #43 blocks the 2.3 release"],
+        ["PR 123 fixes the flaky upload test", "PR 124 fixes the flaky upload test"],
+        ["Room 5 has a projector and a whiteboard", "Room 6 has a projector and a whiteboard"],
+        ["v2.1 adds dark mode to the dashboard", "v2.2 adds dark mode to the dashboard"],
+        ["/srv/app1 holds the uploaded images", "/srv/app2 holds the uploaded images"],
+        ["Customer Acme asked for SSO with Okta", "Customer Globex asked for SSO with Okta"],
+        ["工单17是关于登录页的", "工单18是关于登录页的"],
+        ["第3期周报讲的是缓存", "第4期周报讲的是缓存"],
+        ["3号会议室有投影仪", "5号会议室有投影仪"],
+        ["笔记1：redis 缓存的过期策略", "笔记2：redis 缓存的过期策略"],
+    ],
+)
 def test_another_identifier_names_another_thing_not_a_new_value(cli, vault, vault_path, monkeypatch, sequence):
     quiet(vault_path)
     assert flagged(cli, sequence, monkeypatch) == []
 
 
-@pytest.mark.parametrize("old, new", [
-    ("Python 3.11 is installed on the build box", "Python 3.12 is installed on the build box"),
-    ("Host web-07 serves the marketing site", "Host web-08 serves the marketing site"),
-    ("Server 3 has 64 GB of RAM", "Server 4 has 64 GB of RAM"),
-    ("Build 1423 failed on the arm64 runner", "Build 1424 failed on the arm64 runner"),
-    ("2024-03-01 deploy went fine", "2024-03-02 deploy went fine"),
-    ("The 2023 roadmap doc is archived in Drive", "The 2024 roadmap doc is archived in Drive"),
-    ("port 8080 is open on staging", "port 9090 is open on staging"),
-    ("Option A is cheaper for storage", "Option B is cheaper for storage"),
-    ("Postgres 15 runs on db-1", "Postgres 16 runs on db-1"),
-    ("8080端口被nginx占用了", "9090端口被nginx占用了"),
-    ("客户A 要求私有化部署", "客户B 要求私有化部署"),
-    ("需求 #205 要求导出报表支持 Excel", "需求 #206 要求导出报表支持 Excel"),
-    ("版本 1.8 修复了内存泄漏", "版本 1.9 修复了内存泄漏"),
-    ("第三阶段要完成数据迁移", "第四阶段要完成数据迁移"),
-    ("三号机房的空调坏了", "五号机房的空调坏了"),
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("Python 3.11 is installed on the build box", "Python 3.12 is installed on the build box"),
+        ("Host web-07 serves the marketing site", "Host web-08 serves the marketing site"),
+        ("Server 3 has 64 GB of RAM", "Server 4 has 64 GB of RAM"),
+        ("Build 1423 failed on the arm64 runner", "Build 1424 failed on the arm64 runner"),
+        ("2024-03-01 deploy went fine", "2024-03-02 deploy went fine"),
+        ("The 2023 roadmap doc is archived in Drive", "The 2024 roadmap doc is archived in Drive"),
+        ("port 8080 is open on staging", "port 9090 is open on staging"),
+        ("Option A is cheaper for storage", "Option B is cheaper for storage"),
+        ("Postgres 15 runs on db-1", "Postgres 16 runs on db-1"),
+        ("8080端口被nginx占用了", "9090端口被nginx占用了"),
+        ("客户A 要求私有化部署", "客户B 要求私有化部署"),
+        ("需求 #205 要求导出报表支持 Excel", "需求 #206 要求导出报表支持 Excel"),
+        ("版本 1.8 修复了内存泄漏", "版本 1.9 修复了内存泄漏"),
+        ("第三阶段要完成数据迁移", "第四阶段要完成数据迁移"),
+        ("三号机房的空调坏了", "五号机房的空调坏了"),
+    ],
+)
 def test_a_label_in_the_subject_is_an_identifier(old, new):
     """A number or name glued to the noun it names (or marked: #, v, /, a date, 第, 号), followed
     by the larger part of the statement — what is said about the thing it names."""
     assert not compare.looks_like_update(old, new, cues())
 
 
-@pytest.mark.parametrize("old, new", [
-    # the value the statement gives its subject: after the verb, the copula or a preposition, or
-    # ending the statement — the subject stays
-    ("the backend runs on port 8080", "the backend runs on port 9090"),
-    ("The backend port 8080", "The backend port 9090"),
-    ("The backend listens on port 8080 in staging", "The backend listens on port 9090 in staging"),
-    ("I'm on page 200 of the book", "I'm now on page 220 of the book"),
-    ("We are in sprint 14", "We are now in sprint 15"),
-    ("The release is on 2024-03-01", "The release is on 2024-03-08"),
-    ("The uploads live in /srv/app1", "The uploads live in /srv/app2"),
-    ("db host is 10.0.0.5", "db host is 10.0.0.6"),
-    ("服务监听8080端口", "服务现在监听9090端口"),
-    ("会议室在3楼", "会议室改到5楼了"),
-    # a version is the value of what the subject runs or uses; it names the thing only as the
-    # subject ("Python 3.11 is installed …", above)
-    ("the staging server runs python 3.11", "the staging server runs python 3.12"),
-    ("the staging server runs python3.11", "the staging server runs python3.12"),
-    ("CI uses node 18 for the frontend build", "CI uses node 20 for the frontend build"),
-    ("项目用的是Python 3.11", "项目现在用的是Python 3.12"),
-    # a count or a measure is a value wherever it stands
-    ("3 tests fail on the arm runner", "5 tests fail on the arm runner"),
-    ("Deploy takes 12 minutes on the arm runner", "Deploy takes 15 minutes on the arm runner"),
-    ("The cluster runs 12 nodes in us-east", "The cluster runs 16 nodes in us-east"),
-    ("Disk quota 50 GB for each user", "Disk quota 80 GB for each user"),
-    ("Batch size 64 works best for the embedder", "Batch size 128 works best for the embedder"),
-    ("Retries: 3 attempts with backoff", "Retries: 5 attempts with backoff"),
-    ("Our monthly AWS bill is $1200", "Our monthly AWS bill is $1500"),
-    ("灰度流量 10% 起步", "灰度流量 20% 起步"),
-    ("我养了3盆绿萝", "我现在养了5盆绿萝"),
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        # the value the statement gives its subject: after the verb, the copula or a preposition, or
+        # ending the statement — the subject stays
+        ("the backend runs on port 8080", "the backend runs on port 9090"),
+        ("The backend port 8080", "The backend port 9090"),
+        ("The backend listens on port 8080 in staging", "The backend listens on port 9090 in staging"),
+        ("I'm on page 200 of the book", "I'm now on page 220 of the book"),
+        ("We are in sprint 14", "We are now in sprint 15"),
+        ("The release is on 2024-03-01", "The release is on 2024-03-08"),
+        ("The uploads live in /srv/app1", "The uploads live in /srv/app2"),
+        ("db host is 10.0.0.5", "db host is 10.0.0.6"),
+        ("服务监听8080端口", "服务现在监听9090端口"),
+        ("会议室在3楼", "会议室改到5楼了"),
+        # a version is the value of what the subject runs or uses; it names the thing only as the
+        # subject ("Python 3.11 is installed …", above)
+        ("the staging server runs python 3.11", "the staging server runs python 3.12"),
+        ("the staging server runs python3.11", "the staging server runs python3.12"),
+        ("CI uses node 18 for the frontend build", "CI uses node 20 for the frontend build"),
+        ("项目用的是Python 3.11", "项目现在用的是Python 3.12"),
+        # a count or a measure is a value wherever it stands
+        ("3 tests fail on the arm runner", "5 tests fail on the arm runner"),
+        ("Deploy takes 12 minutes on the arm runner", "Deploy takes 15 minutes on the arm runner"),
+        ("The cluster runs 12 nodes in us-east", "The cluster runs 16 nodes in us-east"),
+        ("Disk quota 50 GB for each user", "Disk quota 80 GB for each user"),
+        ("Batch size 64 works best for the embedder", "Batch size 128 works best for the embedder"),
+        ("Retries: 3 attempts with backoff", "Retries: 5 attempts with backoff"),
+        ("Our monthly AWS bill is $1200", "Our monthly AWS bill is $1500"),
+        ("灰度流量 10% 起步", "灰度流量 20% 起步"),
+        ("我养了3盆绿萝", "我现在养了5盆绿萝"),
+    ],
+)
 def test_a_value_beside_identifiers_still_reads_as_an_update(old, new):
     assert compare.looks_like_update(old, new, cues())
 

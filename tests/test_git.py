@@ -11,20 +11,34 @@ from pathlib import Path
 
 from conftest import run_optmem, run_readme_block
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    res = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, input=input,
-                         env={**os.environ, **GIT_ENV}, timeout=60)
+    res = subprocess.run(
+        ["git", "-C", str(cwd), *args],
+        capture_output=True,
+        text=True,
+        input=input,
+        env={**os.environ, **GIT_ENV},
+        timeout=60,
+    )
     assert not check or res.returncode == 0, res.stderr
     return res
 
 
 def commits(vault: Path) -> list[dict]:
-    return [json.loads(x) for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines()
-            if x.strip() and json.loads(x).get("kind") == "commit"]
+    return [
+        json.loads(x)
+        for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines()
+        if x.strip() and json.loads(x).get("kind") == "commit"
+    ]
 
 
 def status_of(rid: str, vault: Path) -> str:
@@ -163,8 +177,10 @@ def test_git_never_sees_the_cache_of_a_folder_init_never_laid_out(tmp_path):
     repo = tmp_path / "r"
     repo.mkdir()
     git(repo, "init", "-q")
-    (repo / "LOG.jsonl").write_text('{"id": "01HF7YAT0095NVXP09WXY8T5QK", "ts": "2023-11-14T22:13:20Z", '
-                                    '"text": "the deploy uses port 9090"}\n', "utf-8")
+    (repo / "LOG.jsonl").write_text(
+        '{"id": "01HF7YAT0095NVXP09WXY8T5QK", "ts": "2023-11-14T22:13:20Z", "text": "the deploy uses port 9090"}\n',
+        "utf-8",
+    )
     assert "port 9090" in run_optmem("--vault", str(repo), "search", "deploy", cwd=repo).stdout
     run_optmem("--vault", str(repo), "touch", "01HF7YAT", cwd=repo)
     assert (repo / ".cache" / "index.sqlite3").is_file()

@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 from conftest import run_optmem
+
 from optmem import memory
 
 HERMES_WRITER = r"""
@@ -39,8 +40,9 @@ fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def hermes(path, op, arg, pause=0.0, wait=True):
-    proc = subprocess.Popen([sys.executable, "-c", HERMES_WRITER, str(path), op, arg, str(pause)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HERMES_WRITER, str(path), op, arg, str(pause)], stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
     if wait:
         proc.wait(timeout=30)
@@ -59,8 +61,7 @@ def test_optmem_waits_for_hermes_lock_and_loses_nothing(vault, vault_path):
 
 
 def test_entries_are_read_as_hermes_reads_them(vault, vault_path):
-    (vault_path / "MEMORY.md").write_text("keep § inline\n § \nstill the same entry\n§\nsecond\n§\nsecond\n",
-                                          "utf-8")
+    (vault_path / "MEMORY.md").write_text("keep § inline\n § \nstill the same entry\n§\nsecond\n§\nsecond\n", "utf-8")
     hot = memory.load(vault)
     assert hot.entries == ["keep § inline\n § \nstill the same entry", "second"]  # one separator, a duplicate
 
@@ -77,14 +78,17 @@ def test_drift_from_hermes_is_seen_by_search_and_journalled_on_the_next_write(cl
     cli.json("add", "Shell: zsh")  # the next write journals what changed outside optmem
     records = [json.loads(x) for x in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()]
     drift = [r for r in records if r.get("source") == "drift"]
-    assert {(r["op"], r["text"]) for r in drift} == {("add", "Package manager: pnpm 8"),
-                                                      ("remove", "Package manager: npm 9")}
+    assert {(r["op"], r["text"]) for r in drift} == {
+        ("add", "Package manager: pnpm 8"),
+        ("remove", "Package manager: npm 9"),
+    }
     assert cli.json("doctor")["ok"] is True
 
 
 def test_merge_conflict_markers_are_flagged_refused_and_never_printed(cli, vault, vault_path):
     (vault_path / "MEMORY.md").write_text(
-        "shared\n§\n<<<<<<< HEAD\nmine: port 8080\n=======\ntheirs: port 9090\n>>>>>>> origin/main\n", "utf-8")
+        "shared\n§\n<<<<<<< HEAD\nmine: port 8080\n=======\ntheirs: port 9090\n>>>>>>> origin/main\n", "utf-8"
+    )
     report = cli.json("doctor", code=1)
     assert [p["code"] for p in report["problems"]] == ["merge_conflict"]
     out = cli.json("add", "anything", code=3)

@@ -6,6 +6,7 @@ import json
 import sqlite3
 
 from conftest import put
+
 from optmem import facts, index, log, lookup
 from optmem.vault import Vault
 
@@ -30,9 +31,16 @@ def busy_vault(vault: Vault, monkeypatch) -> None:
     monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
     ids = []
     for i in range(300):
-        ids.append(put(vault, f"记录 {i}：端口 {8000 + i} note number {i}", domain=("a", "b", "c")[i % 3],
-                       key=f"k{i % 7}" if i % 5 == 0 else None, tags=["t"] if i % 4 == 0 else None,
-                       gate=False).id)
+        ids.append(
+            put(
+                vault,
+                f"记录 {i}：端口 {8000 + i} note number {i}",
+                domain=("a", "b", "c")[i % 3],
+                key=f"k{i % 7}" if i % 5 == 0 else None,
+                tags=["t"] if i % 4 == 0 else None,
+                gate=False,
+            ).id
+        )
     first = ids[0]
     facts.correct(vault, ids[1], "端口 fixed")  # a current record: an old version is not corrected
     put(vault, "a redline rule about ports 端口", tier="redline")
@@ -57,13 +65,25 @@ def test_parallel_build_equals_serial_build(vault, monkeypatch):
 def test_a_missing_field_is_null_in_the_index_and_a_given_one_keeps_its_value(vault, vault_path):
     # rows are inserted with a stand-in for None (binding None is slow): what lands must be NULL
     # for a missing field and the value itself — 0.0 and 0 included — for a given one
-    nullable = ["ts", "project", "key", "expires", "ref", "corrects", "session", "spos", "imp",
-                "conf", "source", "upd"]
-    lines = [{"id": "01KZZZZZZZ0000000000000001", "ts": "no time", "text": "bare"},
-             {"id": "01KZZZZZZZ0000000000000002", "ts": "1970-01-01T00:00:00Z", "text": "full",
-              "project": "p", "key": "k", "expires": "1970-01-01T00:00:00Z", "ref": "01kzzzzzzz0000000000000001",
-              "corrects": ["01KZZZZZZZ0000000000000001"], "session": "s", "importance": 0.0,
-              "confidence": 0, "source": "me", "may_update": "01KZZZZZZZ0000000000000001"}]
+    nullable = ["ts", "project", "key", "expires", "ref", "corrects", "session", "spos", "imp", "conf", "source", "upd"]
+    lines = [
+        {"id": "01KZZZZZZZ0000000000000001", "ts": "no time", "text": "bare"},
+        {
+            "id": "01KZZZZZZZ0000000000000002",
+            "ts": "1970-01-01T00:00:00Z",
+            "text": "full",
+            "project": "p",
+            "key": "k",
+            "expires": "1970-01-01T00:00:00Z",
+            "ref": "01kzzzzzzz0000000000000001",
+            "corrects": ["01KZZZZZZZ0000000000000001"],
+            "session": "s",
+            "importance": 0.0,
+            "confidence": 0,
+            "source": "me",
+            "may_update": "01KZZZZZZZ0000000000000001",
+        },
+    ]
     vault_path.joinpath("LOG.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
     for parallel_min_bytes in (1 << 60, 0):
         index.build(vault, parallel_min_bytes=parallel_min_bytes)
@@ -71,8 +91,20 @@ def test_a_missing_field_is_null_in_the_index_and_a_given_one_keeps_its_value(va
         bare, full = conn.execute(f"SELECT {', '.join(nullable)} FROM rec ORDER BY n").fetchall()
         conn.close()
         assert bare == (None,) * len(nullable)
-        assert full == (0.0, "p", "k", 0.0, "01KZZZZZZZ0000000000000001", '["01KZZZZZZZ0000000000000001"]',
-                        "s", 0, 0.0, 0.0, "me", "01KZZZZZZZ0000000000000001")
+        assert full == (
+            0.0,
+            "p",
+            "k",
+            0.0,
+            "01KZZZZZZZ0000000000000001",
+            '["01KZZZZZZZ0000000000000001"]',
+            "s",
+            0,
+            0.0,
+            0.0,
+            "me",
+            "01KZZZZZZZ0000000000000001",
+        )
 
 
 def test_incremental_catch_up_equals_a_fresh_build(vault, monkeypatch):
@@ -84,15 +116,25 @@ def test_incremental_catch_up_equals_a_fresh_build(vault, monkeypatch):
     rebuilt = snapshot(vault)
     assert incremental["rec"] == rebuilt["rec"]
     assert incremental["match"] == rebuilt["match"] and incremental["tag"] == rebuilt["tag"]
-    assert {k: incremental["meta"][k] for k in ("docs", "tokens", "lines", "done")} == \
-        {k: rebuilt["meta"][k] for k in ("docs", "tokens", "lines", "done")}
+    assert {k: incremental["meta"][k] for k in ("docs", "tokens", "lines", "done")} == {
+        k: rebuilt["meta"][k] for k in ("docs", "tokens", "lines", "done")
+    }
 
 
 def test_correction_typed_before_its_target_is_linked_when_the_target_arrives(vault, vault_path):
     target = "01KZZZZZZZ0000000000000042"
     with open(vault_path / "LOG.jsonl", "w", encoding="utf-8") as fh:
-        fh.write(json.dumps({"id": "01KZZZZZZZ0000000000000043", "ts": "2026-01-02T00:00:00Z",
-                             "text": "〔更正〕 port is 9090", "corrects": [target]}) + "\n")
+        fh.write(
+            json.dumps(
+                {
+                    "id": "01KZZZZZZZ0000000000000043",
+                    "ts": "2026-01-02T00:00:00Z",
+                    "text": "〔更正〕 port is 9090",
+                    "corrects": [target],
+                }
+            )
+            + "\n"
+        )
     index.open_index(vault).close()
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:  # a git merge brings it later
         fh.write(json.dumps({"id": target, "ts": "2026-01-01T00:00:00Z", "text": "port is 8080"}) + "\n")
@@ -150,24 +192,51 @@ def test_a_build_keeps_every_field_a_line_sets_beside_lines_that_set_none(vault,
     base = {"ts": "2026-01-01T00:00:00Z", "domain": "d"}
     setters = {
         "retired": {"kind": "memory", "op": "remove", "file": "MEMORY.md"},
-        "imp": {"importance": 0.25}, "pending": {"pending": True}, "conf": {"confidence": 0.5},
-        "source": {"source": "agent-x"}, "inferred": {"basis": "inferred"}, "state": {"state": True},
-        "upd": {"may_update": "01OLDRECORD00000000000000"}, "change": {"key": "port", "text": "now 9090"},
+        "imp": {"importance": 0.25},
+        "pending": {"pending": True},
+        "conf": {"confidence": 0.5},
+        "source": {"source": "agent-x"},
+        "inferred": {"basis": "inferred"},
+        "state": {"state": True},
+        "upd": {"may_update": "01OLDRECORD00000000000000"},
+        "change": {"key": "port", "text": "now 9090"},
     }
-    expected = {"retired": 1, "imp": 0.25, "pending": 1, "conf": 0.5, "source": "agent-x",
-                "inferred": 1, "state": 1, "upd": "01OLDRECORD00000000000000", "change": 1}
-    defaults = {"retired": 0, "imp": None, "pending": 0, "conf": None, "source": None,
-                "inferred": 0, "state": 0, "upd": None, "change": 0}
+    expected = {
+        "retired": 1,
+        "imp": 0.25,
+        "pending": 1,
+        "conf": 0.5,
+        "source": "agent-x",
+        "inferred": 1,
+        "state": 1,
+        "upd": "01OLDRECORD00000000000000",
+        "change": 1,
+    }
+    defaults = {
+        "retired": 0,
+        "imp": None,
+        "pending": 0,
+        "conf": None,
+        "source": None,
+        "inferred": 0,
+        "state": 0,
+        "upd": None,
+        "change": 0,
+    }
     lines = [{**base, "id": "PLAIN0000000000000000000001", "text": "a plain note", "session": "s1"}]
-    lines += [{**base, "id": f"SET{column.upper():0<23}", "text": f"sets {column}", **fields}
-              for column, fields in setters.items()]
+    lines += [
+        {**base, "id": f"SET{column.upper():0<23}", "text": f"sets {column}", **fields}
+        for column, fields in setters.items()
+    ]
     vault_path.joinpath("LOG.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
     index.build(vault)
     conn = sqlite3.connect(vault.index_path)
     try:
         cols = ", ".join(defaults)
         got = {rid: dict(zip(defaults, values)) for rid, *values in conn.execute(f"SELECT id, {cols} FROM rec")}
-        plain = conn.execute("SELECT session, spos, domain FROM rec WHERE id = 'PLAIN0000000000000000000001'").fetchone()
+        plain = conn.execute(
+            "SELECT session, spos, domain FROM rec WHERE id = 'PLAIN0000000000000000000001'"
+        ).fetchone()
     finally:
         conn.close()
     assert got["PLAIN0000000000000000000001"] == defaults

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-
 from conftest import log_lines, optmem_cmd, run_optmem
+
 from optmem import lifecycle, view
 from optmem.record import Tier
 from optmem.schema import Row
@@ -24,13 +24,29 @@ def at(monkeypatch, when: str) -> None:
 
 
 def epoch(when: str) -> float:
-    return datetime.fromisoformat(when.replace("Z", "+00:00")).astimezone(timezone.utc).timestamp()
+    return datetime.fromisoformat(when.replace("Z", "+00:00")).astimezone(UTC).timestamp()
 
 
 def row(**kw) -> Row:
-    base = dict(n=1, id="A" * 26, rid="A" * 26, off=0, len=1, ts=0.0, domain="default", project=None,
-                kind="note", tier=int(Tier.NORMAL), key=None, fp=None, expires=None, ref=None,
-                corrects=None, session=None, spos=None)
+    base = dict(
+        n=1,
+        id="A" * 26,
+        rid="A" * 26,
+        off=0,
+        len=1,
+        ts=0.0,
+        domain="default",
+        project=None,
+        kind="note",
+        tier=int(Tier.NORMAL),
+        key=None,
+        fp=None,
+        expires=None,
+        ref=None,
+        corrects=None,
+        session=None,
+        spos=None,
+    )
     return Row(**{**base, **kw})
 
 
@@ -56,10 +72,10 @@ def test_what_a_sweep_cools_and_what_it_never_does():
     now = 400 * DAY
     old = row(ts=0.0)
     assert lifecycle.cools(S, old, now) == "heat"
-    assert lifecycle.cools(S, old._replace(touched=390 * DAY), now) is None     # recalled lately
-    assert lifecycle.cools(S, old._replace(seen=390 * DAY), now) is None        # said again lately
+    assert lifecycle.cools(S, old._replace(touched=390 * DAY), now) is None  # recalled lately
+    assert lifecycle.cools(S, old._replace(seen=390 * DAY), now) is None  # said again lately
     assert lifecycle.cools(S, old._replace(tier=int(Tier.REDLINE)), now) is None  # redlines never cool
-    assert lifecycle.cools(S, old._replace(kind="memory"), now) is None         # its file decides
+    assert lifecycle.cools(S, old._replace(kind="memory"), now) is None  # its file decides
     assert lifecycle.cools(S, old._replace(forgotten=1), now) is None
     fresh_guess = row(ts=now - 31 * DAY, pending=1, imp=1.0)
     assert lifecycle.cools(S, fresh_guess, now) == "pending_ttl"
@@ -84,12 +100,20 @@ def test_status_sql_agrees_with_status_for_the_new_statuses(vault):
     """The SQL twin of the cold and pending rules, checked on a real index."""
     from optmem.index import open_index
 
-    rows = [row(n=i + 1, id=f"{i:026d}", rid=f"{i:026d}"[::-1], ts=t, cold=c, touched=tt, pending=p,
-                confirmed=cf, sup=sp)
-            for i, (t, c, tt, p, cf, sp) in enumerate([
-                (0.0, 10.0, None, 0, 0, None), (0.0, 10.0, 20.0, 0, 0, None), (30.0, 10.0, None, 0, 0, None),
-                (0.0, None, None, 1, 0, None), (0.0, None, None, 1, 1, None), (0.0, 10.0, None, 1, 0, "X"),
-                (0.0, 10.0, 10.0, 0, 0, None)])]
+    rows = [
+        row(n=i + 1, id=f"{i:026d}", rid=f"{i:026d}"[::-1], ts=t, cold=c, touched=tt, pending=p, confirmed=cf, sup=sp)
+        for i, (t, c, tt, p, cf, sp) in enumerate(
+            [
+                (0.0, 10.0, None, 0, 0, None),
+                (0.0, 10.0, 20.0, 0, 0, None),
+                (30.0, 10.0, None, 0, 0, None),
+                (0.0, None, None, 1, 0, None),
+                (0.0, None, None, 1, 1, None),
+                (0.0, 10.0, None, 1, 0, "X"),
+                (0.0, 10.0, 10.0, 0, 0, None),
+            ]
+        )
+    ]
     with open_index(vault) as idx:
         from optmem.schema import INSERT_ROW
 
@@ -104,8 +128,7 @@ def test_status_sql_agrees_with_status_for_the_new_statuses(vault):
 # -- pending memories ------------------------------------------------------------------------------
 def test_a_guess_waits_until_said_again_in_another_conversation(cli, vault, vault_path, monkeypatch):
     at(monkeypatch, "2026-03-01T00:00:00Z")
-    guess = cli.json("append", "The user prefers tabs over spaces", "--confidence", "0.4",
-                     "--session", "chat-1")
+    guess = cli.json("append", "The user prefers tabs over spaces", "--confidence", "0.4", "--session", "chat-1")
     assert guess["record"]["status"] == "pending" and guess["record"]["pending"] is True
     gid = guess["id"]
     cli.json("append", "Tabs are used in the Makefile", "--session", "chat-1")
@@ -121,8 +144,7 @@ def test_a_guess_waits_until_said_again_in_another_conversation(cli, vault, vaul
     assert [(w["id"], w["restated"]) for w in queue] == [(gid, 0)]  # its own conversation: not counted
     # said again elsewhere — another domain, another conversation: confirmed
     at(monkeypatch, "2026-03-02T00:00:00Z")
-    again = cli("append", "User prefers tabs over spaces!", "--domain", "hermes", "--session", "chat-2",
-                "--json")
+    again = cli("append", "User prefers tabs over spaces!", "--domain", "hermes", "--session", "chat-2", "--json")
     assert json.loads(again.stdout)["status"] == "stored"  # a record of its own in its domain
     assert json.loads(again.stdout)["confirmed"] == [gid] and f"confirmed: {gid[-8:]}" in again.stderr
     assert cli.json("get", gid)["record"]["status"] == "current"
@@ -142,8 +164,13 @@ def test_a_pending_guess_is_corrected_by_its_words(cli, vault, monkeypatch):
     assert err["code"] == "not_found" and "current or pending" in err["message"]
     # --domain (and -p) narrow a query TARGET: the long runbook in code, not a guess in scratch;
     # a pending guess corrected is said so
-    runbook = cli.json("append", "Runbook for the webapp release: build, tag, push, then deploy; the whole "
-                       "deploy script has a timeout of 60 seconds before it rolls back", "--domain", "code")["id"]
+    runbook = cli.json(
+        "append",
+        "Runbook for the webapp release: build, tag, push, then deploy; the whole "
+        "deploy script has a timeout of 60 seconds before it rolls back",
+        "--domain",
+        "code",
+    )["id"]
     scratch = cli.json("append", "deploy script timeout maybe 30s", "--domain", "scratch", "--agent")["id"]
     fixed = cli.json("correct", "deploy script timeout", "The deploy script timeout is 90 seconds", "--domain", "code")
     assert fixed["corrects"] == runbook and cli.json("get", scratch)["record"]["status"] == "pending"
@@ -174,8 +201,14 @@ def test_confirm_and_reject(cli, vault, vault_path, monkeypatch):
     assert any(r.get("kind") == "confirm" and r["ref"] == a for r in log_lines(vault_path))
 
 
-@pytest.mark.parametrize("args,word", [(["--confidence", "1.5"], "confidence"), (["--importance", "-0.1"], "importance"),
-                                       (["--importance", "nan"], "importance")])
+@pytest.mark.parametrize(
+    "args,word",
+    [
+        (["--confidence", "1.5"], "confidence"),
+        (["--importance", "-0.1"], "importance"),
+        (["--importance", "nan"], "importance"),
+    ],
+)
 def test_out_of_range_lifecycle_values_are_refused_and_store_nothing(cli, vault, vault_path, args, word):
     before = (vault_path / "LOG.jsonl").read_bytes() if (vault_path / "LOG.jsonl").exists() else b""
     err = cli.json("append", "anything", *args, code=2)["error"]
@@ -302,8 +335,10 @@ def test_in_a_big_vault_the_daily_sweep_runs_detached_and_only_once(vault, vault
     first = [a for a in access(vault_path) if "sweep" in a]
     assert len(first) == 1  # the first write of the day, with 1 record: in process
     later = {"OPTMEM_NOW": "2026-06-01T00:00:00Z"}
-    procs = [subprocess.Popen([*optmem_cmd(), "append", f"new fact {i}"], env={**__import__("os").environ, **later})
-             for i in range(3)]  # three writes at once, each finding the sweep due
+    procs = [
+        subprocess.Popen([*optmem_cmd(), "append", f"new fact {i}"], env={**__import__("os").environ, **later})
+        for i in range(3)
+    ]  # three writes at once, each finding the sweep due
     assert all(p.wait(timeout=120) == 0 for p in procs)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len([a for a in access(vault_path) if "sweep" in a]) < 2:
@@ -326,8 +361,9 @@ def test_cold_marks_survive_a_rebuild_and_leave_with_their_file(cli, vault, vaul
     assert cli.json("get", rid)["record"]["status"] == "cold"  # derived from ACCESS.jsonl again
     (vault_path / "ACCESS.jsonl").unlink()  # e.g. a person deleting it, or a checkout without it
     assert cli.json("get", rid)["record"]["status"] == "current"
-    (vault_path / "ACCESS.jsonl").write_text(json.dumps({"v": 1, "ts": "2026-07-01T00:00:00Z", "cold": [rid]})
-                                             + "\n", "utf-8")
+    (vault_path / "ACCESS.jsonl").write_text(
+        json.dumps({"v": 1, "ts": "2026-07-01T00:00:00Z", "cold": [rid]}) + "\n", "utf-8"
+    )
     assert cli.json("get", rid)["record"]["status"] == "cold"  # a hand-written mark counts too
 
 
@@ -335,10 +371,16 @@ def test_touches_from_many_processes_at_once_all_land_without_the_log_lock(cli, 
     (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
     ids = [cli.json("append", f"fact number {i} about the deploy")["id"] for i in range(8)]
     log_before = (vault_path / "LOG.jsonl").read_bytes()
-    procs = [subprocess.Popen([*optmem_cmd(), "touch", rid, "--json"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE) for rid in ids]
-    procs += [subprocess.Popen([*optmem_cmd(), "search", "deploy", "--touch", "--json"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
+    procs = [
+        subprocess.Popen([*optmem_cmd(), "touch", rid, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for rid in ids
+    ]
+    procs += [
+        subprocess.Popen(
+            [*optmem_cmd(), "search", "deploy", "--touch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(4)
+    ]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     lines = access(vault_path)
     assert len(lines) == 12 and sum(1 for a in lines if a.get("via") == "search") == 4
@@ -511,11 +553,14 @@ def test_lifecycle_commands_need_an_existing_vault_and_create_nothing(cli, tmp_p
 
 def test_a_bad_access_file_is_reported_by_doctor_and_breaks_nothing_else(cli, vault, vault_path):
     rid = cli.json("append", "the deploy key lives in vault")["id"]
-    (vault_path / "ACCESS.jsonl").write_text('{"v":1,"ts":"2026-01-01T00:00:00Z","touch":["X"]}\nnot json\n[1]\n',
-                                             "utf-8")
+    (vault_path / "ACCESS.jsonl").write_text(
+        '{"v":1,"ts":"2026-01-01T00:00:00Z","touch":["X"]}\nnot json\n[1]\n', "utf-8"
+    )
     report = cli.json("doctor", code=1)
     assert [(p["code"], p["file"], p["line"]) for p in report["problems"]] == [
-        ("unparseable_line", "ACCESS.jsonl", 2), ("unparseable_line", "ACCESS.jsonl", 3)]
+        ("unparseable_line", "ACCESS.jsonl", 2),
+        ("unparseable_line", "ACCESS.jsonl", 3),
+    ]
     (vault_path / "ACCESS.jsonl").unlink()
     (vault_path / "ACCESS.jsonl").mkdir()
     assert cli.json("get", rid)["record"]["status"] == "current"
@@ -536,8 +581,13 @@ def test_search_touch_keeps_its_hits_when_the_recall_cannot_be_written(vault, va
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))  # like a read-only or full disk
 
-    res = subprocess.run([*optmem_cmd(), "search", "staging", "--touch", "--json"], capture_output=True,
-                         text=True, timeout=60, preexec_fn=no_growth)
+    res = subprocess.run(
+        [*optmem_cmd(), "search", "staging", "--touch", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=no_growth,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert [h["id"] for h in json.loads(res.stdout)["hits"]] == [rid]
     assert "not recorded as recalled" in res.stderr

@@ -5,26 +5,56 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, strategies as st
+from conftest import log_lines, put
+from hypothesis import given
+from hypothesis import strategies as st
 
 from optmem import record
 from optmem.errors import TooLarge, UnsafeContent
 
-from conftest import log_lines, put
-
 
 def test_append_writes_schema_v1_with_all_flags(cli, vault_path):
-    out = cli.json("append", "后端端口是 9090", "--domain", "code", "--project", "webapp",
-                   "--kind", "decision", "--tier", "evidence", "--tag", "infra", "--tag", "port",
-                   "--key", "backend.port", "--ttl", "7d", "--evidence", "https://ci/run/1",
-                   "--source", "agent-a", env={"OPTMEM_NOW": "2026-11-29T18:55:30Z"})
+    out = cli.json(
+        "append",
+        "后端端口是 9090",
+        "--domain",
+        "code",
+        "--project",
+        "webapp",
+        "--kind",
+        "decision",
+        "--tier",
+        "evidence",
+        "--tag",
+        "infra",
+        "--tag",
+        "port",
+        "--key",
+        "backend.port",
+        "--ttl",
+        "7d",
+        "--evidence",
+        "https://ci/run/1",
+        "--source",
+        "agent-a",
+        env={"OPTMEM_NOW": "2026-11-29T18:55:30Z"},
+    )
     assert out["status"] == "stored" and len(out["id"]) == 26
     line = log_lines(vault_path)[-1]
     assert line == {
-        "v": 1, "id": out["id"], "ts": "2026-11-29T18:55:30Z", "domain": "code",
-        "project": "webapp", "kind": "decision", "tier": "evidence", "key": "backend.port",
-        "text": "后端端口是 9090", "tags": ["infra", "port"], "expires": "2026-12-06T18:55:30Z",
-        "evidence": "https://ci/run/1", "source": "agent-a",
+        "v": 1,
+        "id": out["id"],
+        "ts": "2026-11-29T18:55:30Z",
+        "domain": "code",
+        "project": "webapp",
+        "kind": "decision",
+        "tier": "evidence",
+        "key": "backend.port",
+        "text": "后端端口是 9090",
+        "tags": ["infra", "port"],
+        "expires": "2026-12-06T18:55:30Z",
+        "evidence": "https://ci/run/1",
+        "source": "agent-a",
     }
 
 
@@ -50,10 +80,10 @@ def test_ids_are_unique_and_time_sortable():
 
 
 def test_exact_duplicate_stores_nothing_but_refreshes_recency(cli, vault_path):
-    first = cli.json("append", "小明喜欢喝拿铁", "--domain", "hermes",
-                     env={"OPTMEM_NOW": "2026-01-01T00:00:00Z"})
-    again = cli.json("append", "小明 非常 喜欢喝拿铁！", "--domain", "hermes",
-                     env={"OPTMEM_NOW": "2026-03-01T00:00:00Z"})
+    first = cli.json("append", "小明喜欢喝拿铁", "--domain", "hermes", env={"OPTMEM_NOW": "2026-01-01T00:00:00Z"})
+    again = cli.json(
+        "append", "小明 非常 喜欢喝拿铁！", "--domain", "hermes", env={"OPTMEM_NOW": "2026-03-01T00:00:00Z"}
+    )
     assert again["status"] == "duplicate" and again["id"] == first["id"]
     lines = log_lines(vault_path)
     assert len(lines) == 2
@@ -93,8 +123,10 @@ def test_a_word_form_change_is_never_an_exact_duplicate(cli, vault_path):
     first = cli.json("append", "User wants the release on Friday")
     changed = cli.json("append", "User wanted the release on Friday")
     assert changed["status"] == "similar" and changed["similar"][0]["id"] == first["id"]
-    assert [r["text"] for r in log_lines(vault_path)] == ["User wants the release on Friday",
-                                                         "User wanted the release on Friday"]
+    assert [r["text"] for r in log_lines(vault_path)] == [
+        "User wants the release on Friday",
+        "User wanted the release on Friday",
+    ]
     assert cli.json("append", "user WANTS the release, on friday!")["status"] == "duplicate"
 
 
@@ -124,8 +156,7 @@ def test_forget_appends_a_tombstone_and_keeps_the_record(cli, vault_path):
     assert out["status"] == "forgotten"
     assert cli.json("get", rid)["record"]["status"] == "forgotten"
     assert "a secret plan" in (vault_path / "LOG.jsonl").read_text("utf-8")
-    assert log_lines(vault_path)[-1] == {**log_lines(vault_path)[-1], "kind": "forget", "ref": rid,
-                                          "reason": "wrong"}
+    assert log_lines(vault_path)[-1] == {**log_lines(vault_path)[-1], "kind": "forget", "ref": rid, "reason": "wrong"}
     assert cli.json("forget", rid)["status"] == "already_forgotten"
 
 
@@ -143,20 +174,27 @@ def test_hand_typed_lines_get_stable_ids_and_domain_prefixes(cli, vault, vault_p
         fh.write("this line is not json\n")
         fh.write('{"ts": "2026-11-02T10:00:00Z", "text": "plain hand note", "mood": "ok"}\n')
     from optmem.index import open_index
+
     with open_index(vault) as idx:
         rows = idx.rows("1=1 ORDER BY r.n")
         recs = [idx.record(r) for r in rows]
         assert idx.bad_lines()[0][0] == 3
     assert [r.domain for r in recs] == ["default", "openclaw", "default"]
     assert recs[2].extra == {"mood": "ok"} and recs[1].hand
-    again = record.parse_line(b'{"ts": "2026-11-01T10:00:00Z", "text": "[openclaw] \\u6587\\u7ae0\\u5927\\u7eb2\\u5199\\u597d\\u4e86"}')
+    again = record.parse_line(
+        b'{"ts": "2026-11-01T10:00:00Z", "text": "[openclaw] \\u6587\\u7ae0\\u5927\\u7eb2\\u5199\\u597d\\u4e86"}'
+    )
     got = cli("get", recs[1].id)
     assert "openclaw" in got.stdout and "skipped 1 unparseable line(s) (line 3)" in got.stderr
     assert cli.json("get", recs[1].id)["warnings"] == [
-        "LOG.jsonl: skipped 1 unparseable line(s) (line 3); they stay in the file — run "
-        "`optmem doctor` to see them"]
-    assert recs[1].id == record.parse_line(
-        b'{"ts": "2026-11-01T10:00:00Z", "text": "[openclaw] ' + "文章大纲写好了".encode() + b'"}').id
+        "LOG.jsonl: skipped 1 unparseable line(s) (line 3); they stay in the file — run `optmem doctor` to see them"
+    ]
+    assert (
+        recs[1].id
+        == record.parse_line(
+            b'{"ts": "2026-11-01T10:00:00Z", "text": "[openclaw] ' + "文章大纲写好了".encode() + b'"}'
+        ).id
+    )
     assert again.domain == "openclaw"
     # the line it could not parse is still there, byte for byte
     assert "this line is not json\n" in (vault_path / "LOG.jsonl").read_text("utf-8")
@@ -187,7 +225,7 @@ def log_lines_safe(vault_path):
 def test_record_size_bound_and_scanner(vault):
     with pytest.raises(TooLarge):
         put(vault, "字" * 22000)  # 66,000 bytes
-    put(vault, "字" * 21000)      # 63,000 bytes
+    put(vault, "字" * 21000)  # 63,000 bytes
     with pytest.raises(UnsafeContent) as err:
         put(vault, "key: AKIAABCDEFGHIJKLMNOP")
     assert err.value.context["rule"] == "aws_access_key"
@@ -215,23 +253,45 @@ names = st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True)
 unit = st.none() | st.floats(0, 1)
 
 
-@given(text=st.text(min_size=1, max_size=50), domain=names, tier=tiers,
-       tags=st.lists(names, max_size=3), key=st.none() | names,
-       corrects=st.lists(st.from_regex(r"[0-9A-Z]{26}", fullmatch=True), max_size=2),
-       optional=st.tuples(*[st.none() | names] * 6), importance=unit, confidence=unit,
-       flags=st.tuples(st.booleans(), st.booleans(), st.booleans()))
-def test_record_line_round_trip(text, domain, tier, tags, key, corrects, optional, importance,
-                                confidence, flags):
+@given(
+    text=st.text(min_size=1, max_size=50),
+    domain=names,
+    tier=tiers,
+    tags=st.lists(names, max_size=3),
+    key=st.none() | names,
+    corrects=st.lists(st.from_regex(r"[0-9A-Z]{26}", fullmatch=True), max_size=2),
+    optional=st.tuples(*[st.none() | names] * 6),
+    importance=unit,
+    confidence=unit,
+    flags=st.tuples(st.booleans(), st.booleans(), st.booleans()),
+)
+def test_record_line_round_trip(text, domain, tier, tags, key, corrects, optional, importance, confidence, flags):
     # every field set or not, so a field read into another one's place shows
     project, ref, expires, evidence, source, session = optional
     pending, inferred, state = flags
-    rec = record.Record(id=record.new_id(1e9), ts="2026-11-29T18:55:30Z", text=text, domain=domain,
-                        tier=tier, tags=tuple(tags), key=key, corrects=tuple(corrects),
-                        kind="correction" if corrects else "note", extra={"x": [1, "二"]},
-                        project=project, ref=ref, expires=expires, evidence=evidence, source=source,
-                        session=session, importance=importance, confidence=confidence,
-                        pending=pending and tier != "redline", basis="inferred" if inferred else None,
-                        state=state)
+    rec = record.Record(
+        id=record.new_id(1e9),
+        ts="2026-11-29T18:55:30Z",
+        text=text,
+        domain=domain,
+        tier=tier,
+        tags=tuple(tags),
+        key=key,
+        corrects=tuple(corrects),
+        kind="correction" if corrects else "note",
+        extra={"x": [1, "二"]},
+        project=project,
+        ref=ref,
+        expires=expires,
+        evidence=evidence,
+        source=source,
+        session=session,
+        importance=importance,
+        confidence=confidence,
+        pending=pending and tier != "redline",
+        basis="inferred" if inferred else None,
+        state=state,
+    )
     back = record.parse_line(rec.to_line(), 7)
     assert back == rec._replace(line=7) and back.extra == rec.extra
 
@@ -259,19 +319,31 @@ def _outcome(load, raw: bytes):
         return type(exc).__name__, str(exc)
 
 
-_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
-                       max_leaves=8)
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
 
 
-@given(obj=st.dictionaries(st.text(), _values, max_size=4), ascii_only=st.booleans(),
-       wrap=st.sampled_from(["", " ", "\ufeff", "utf-16", "utf-32", "cut", "junk", "[]"]))
+@given(
+    obj=st.dictionaries(st.text(), _values, max_size=4),
+    ascii_only=st.booleans(),
+    wrap=st.sampled_from(["", " ", "\ufeff", "utf-16", "utf-32", "cut", "junk", "[]"]),
+)
 def test_a_line_is_read_as_json_reads_it(obj, ascii_only, wrap):
     # log lines skip json.loads' own checks on the usual path: same objects, same errors
     line = json.dumps(obj, ensure_ascii=ascii_only)
-    raw = {"": line.encode(), " ": f" {line} ".encode(), "\ufeff": ("\ufeff" + line).encode(),
-           "utf-16": line.encode("utf-16"), "utf-32": line.encode("utf-32-le"),
-           "cut": line.encode()[:-1], "junk": line.encode() + b"}", "[]": b"[" + line.encode() + b"]"}[wrap]
+    raw = {
+        "": line.encode(),
+        " ": f" {line} ".encode(),
+        "\ufeff": ("\ufeff" + line).encode(),
+        "utf-16": line.encode("utf-16"),
+        "utf-32": line.encode("utf-32-le"),
+        "cut": line.encode()[:-1],
+        "junk": line.encode() + b"}",
+        "[]": b"[" + line.encode() + b"]",
+    }[wrap]
     assert _outcome(record._load, raw) == _outcome(json.loads, raw)
     bad_utf8 = raw[:1] + b"\xff" + raw[1:]
     assert _outcome(record._load, bad_utf8) == _outcome(json.loads, bad_utf8)

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from conftest import put
-from optmem import handoff, log, memory, tree, facts
+
+from optmem import facts, handoff, log, memory, tree
 from optmem.vault import Vault
 
 
@@ -19,11 +20,19 @@ def damage(vault: Vault) -> dict[str, str]:
     """A garbage line, a dangling correction, a torn tail, an over-limit MEMORY.md typed by hand."""
     good = {put(vault, f"good record {i} 完好的记录 {i}").id: f"good record {i}" for i in range(3)}
     with open(vault.log_path, "a", encoding="utf-8") as fh:
-        fh.write("this is not json\n")                                                   # line 4
-        fh.write(json.dumps({"id": "01KBADREF000000000000000AA", "ts": "2026-01-01T00:00:00Z",
-                             "text": "〔更正〕 fixes a record that is not there",
-                             "corrects": ["01KNOSUCHRECORD00000000000"]}) + "\n")         # line 5
-        fh.write('{"v":1,"id":"01KTORN","ts":"2026-01-01T00:0')                          # line 6, torn
+        fh.write("this is not json\n")  # line 4
+        fh.write(
+            json.dumps(
+                {
+                    "id": "01KBADREF000000000000000AA",
+                    "ts": "2026-01-01T00:00:00Z",
+                    "text": "〔更正〕 fixes a record that is not there",
+                    "corrects": ["01KNOSUCHRECORD00000000000"],
+                }
+            )
+            + "\n"
+        )  # line 5
+        fh.write('{"v":1,"id":"01KTORN","ts":"2026-01-01T00:0')  # line 6, torn
     (vault.root / "MEMORY.md").write_text("x" * 2000 + "\n§\n" + "y" * 400 + "\n", "utf-8")
     return good
 
@@ -34,8 +43,7 @@ def test_doctor_reports_changes_nothing_then_repairs_safely(vault, cli):
     out = cli.json("doctor", code=1)
     assert out["ok"] is False and out["fixed"] == []
     found = {(p["code"], p.get("line")) for p in out["problems"]}
-    assert {("unparseable_line", 4), ("dangling_ref", 5), ("torn_last_line", 6),
-            ("over_limit", None)} <= found
+    assert {("unparseable_line", 4), ("dangling_ref", 5), ("torn_last_line", 6), ("over_limit", None)} <= found
     assert next(p for p in out["problems"] if p["code"] == "dangling_ref")["id"] == "01KBADREF000000000000000AA"
     assert all_files(vault.root) == before  # nothing changed without --fix
 
@@ -45,7 +53,9 @@ def test_doctor_reports_changes_nothing_then_repairs_safely(vault, cli):
     assert {p["code"] for p in fixed["problems"]} == {"dangling_ref", "over_limit"}
     quarantine = [json.loads(line) for line in (vault.root / "LOG.quarantine.jsonl").read_text("utf-8").splitlines()]
     assert [(q["line"], q["raw"]) for q in quarantine] == [
-        (4, "this is not json"), (6, '{"v":1,"id":"01KTORN","ts":"2026-01-01T00:0')]
+        (4, "this is not json"),
+        (6, '{"v":1,"id":"01KTORN","ts":"2026-01-01T00:0'),
+    ]
     for rid, text in good.items():
         assert cli.json("get", rid)["record"]["text"].startswith(text)
     # search keeps working on the damaged log meanwhile
@@ -65,7 +75,9 @@ def test_doctor_other_checks(vault, cli):
     with open(vault.log_path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"id": rid, "ts": "2026-01-01T00:00:00Z", "text": "same id again"}) + "\n")
         fh.write(json.dumps({"id": "01KNOTEXT00000000000000000", "ts": "2026-01-01T00:00:00Z"}) + "\n")
-        fh.write(json.dumps({"kind": "forget", "ref": "01KMISSING0000000000000000", "ts": "2026-01-01T00:00:00Z"}) + "\n")
+        fh.write(
+            json.dumps({"kind": "forget", "ref": "01KMISSING0000000000000000", "ts": "2026-01-01T00:00:00Z"}) + "\n"
+        )
     (vault.root / "USER.md").write_bytes(b"bad \xff utf-8")
     proj = vault.root / "projects" / "webapp"
     proj.mkdir(parents=True)
@@ -73,9 +85,14 @@ def test_doctor_other_checks(vault, cli):
     (vault.root / "tree" / "code").mkdir(parents=True)
     (vault.root / "tree" / "code" / "L1-0001.md").write_text("no front matter here\n", "utf-8")
     codes = {(p["code"], p["file"]) for p in cli.json("doctor", code=1)["problems"]}
-    assert {("duplicate_id", "LOG.jsonl"), ("missing_field", "LOG.jsonl"), ("dangling_ref", "LOG.jsonl"),
-            ("bad_hot_file", "USER.md"), ("bad_front_matter", "projects/webapp/HANDOFF.md"),
-            ("bad_front_matter", "tree/code/L1-0001.md")} <= codes
+    assert {
+        ("duplicate_id", "LOG.jsonl"),
+        ("missing_field", "LOG.jsonl"),
+        ("dangling_ref", "LOG.jsonl"),
+        ("bad_hot_file", "USER.md"),
+        ("bad_front_matter", "projects/webapp/HANDOFF.md"),
+        ("bad_front_matter", "tree/code/L1-0001.md"),
+    } <= codes
     assert (vault.root / "USER.md").read_bytes() == b"bad \xff utf-8"
 
 
@@ -96,8 +113,19 @@ def test_stats(vault, cli, monkeypatch):
     # a second correction of `a`, merged from another clone (`correct` refuses a superseded
     # target): two current values, a contradiction
     with open(vault.log_path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"ts": "2026-01-01T00:00:00Z", "domain": "code", "kind": "correction",
-                             "corrects": [a], "text": "〔更正〕端口是 9091"}, ensure_ascii=False) + "\n")
+        fh.write(
+            json.dumps(
+                {
+                    "ts": "2026-01-01T00:00:00Z",
+                    "domain": "code",
+                    "kind": "correction",
+                    "corrects": [a],
+                    "text": "〔更正〕端口是 9091",
+                },
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
     monkeypatch.setenv("OPTMEM_NOW", "2025-12-20T00:00:00Z")  # time orders the two values of a key
     put(vault, "city is Hangzhou", domain="hermes", key="city")
     monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
@@ -116,7 +144,7 @@ def test_stats(vault, cli, monkeypatch):
     assert s["by_kind"]["correction"] == 2 and s["by_kind"]["memory"] == 1
     assert s["status"] == {"current": 7, "superseded": 2, "expired": 1, "forgotten": 1, "cold": 0, "pending": 0}
     assert s["redlines"] == 1
-    assert s["contradictions"] == 1 and s["contradiction_rate"] == 0.5   # 1 of 2 facts (a key, a chain)
+    assert s["contradictions"] == 1 and s["contradiction_rate"] == 0.5  # 1 of 2 facts (a key, a chain)
     assert s["duplicate_rate"] == 0.3333  # of the 6 current records, the two "dup fact" lines have a near duplicate
     assert s["hot"][0] == {"file": "MEMORY.md", "entries": 1, "chars": 1100, "limit": 2200, "percent": 50}
     assert s["sizes"]["log"] == vault.log_path.stat().st_size and s["sizes"]["index"] > 0
@@ -151,8 +179,14 @@ def test_purge_refuses_without_yes_and_leaves_no_copy_anywhere(vault, cli):
 
 
 def test_purge_takes_the_copies_of_the_text_with_it_and_leaves_doctor_clean(vault, cli):
-    a, b, c = (put(vault, t).id for t in ("Japan trip: fly to Tokyo", "Japan trip plans OSAKA-4711 and Kyoto",
-                                          "Japan trip budget is 3000 dollars"))
+    a, b, c = (
+        put(vault, t).id
+        for t in (
+            "Japan trip: fly to Tokyo",
+            "Japan trip plans OSAKA-4711 and Kyoto",
+            "Japan trip budget is 3000 dollars",
+        )
+    )
     merged = cli.json("merge", a, b, c, "--topic", "Japan trip")["id"]
     cat = put(vault, "the cat is called Momo").id
     fixed = cli.json("correct", cat, "the cat is called Mochi")["id"]
@@ -242,11 +276,18 @@ def make_eval_vault(vault: Vault, monkeypatch) -> Path:
     put(vault, "小明住在上海", key="city")
     put(vault, "weekly report on Friday 17:00")
     queries = vault.root.parent / "queries.jsonl"
-    queries.write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in [
-        {"query": "backend port", "expect": [fix[-8:]], "forbid": [old]},
-        {"query": "小明住在哪里", "expect_text": "上海"},
-        {"query": "weekly report", "expect_text": "Friday"},
-    ]) + "\n", "utf-8")
+    queries.write_text(
+        "\n".join(
+            json.dumps(q, ensure_ascii=False)
+            for q in [
+                {"query": "backend port", "expect": [fix[-8:]], "forbid": [old]},
+                {"query": "小明住在哪里", "expect_text": "上海"},
+                {"query": "weekly report", "expect_text": "Friday"},
+            ]
+        )
+        + "\n",
+        "utf-8",
+    )
     return queries
 
 
@@ -256,9 +297,16 @@ def test_eval_passes_against_its_own_baseline_and_fails_after_a_regression(vault
     before = all_files(vault.root)
     base = tmp_path / "base.json"
     first = cli.json("eval", str(queries), "--save", str(base))
-    assert first["overall"] == {"recall": 1.0, "mrr": 1.0, "stale_rate": 0.0, "n": 3,
-                                "duplicate_rate": 0.0, "contradiction_rate": 0.0, "duplicates": 0,
-                                "contradictions": 0}
+    assert first["overall"] == {
+        "recall": 1.0,
+        "mrr": 1.0,
+        "stale_rate": 0.0,
+        "n": 3,
+        "duplicate_rate": 0.0,
+        "contradiction_rate": 0.0,
+        "duplicates": 0,
+        "contradictions": 0,
+    }
     assert [q["rank"] for q in first["queries"]] == [1, 1, 1]
     assert all_files(vault.root) == before
     again = cli.json("eval", str(queries), "--baseline", str(base))
@@ -269,8 +317,9 @@ def test_eval_passes_against_its_own_baseline_and_fails_after_a_regression(vault
     put(vault, "weekly report template lives in docs/report.md — weekly report")
     worse = cli.json("eval", str(queries), "--baseline", str(base), code=1)
     assert worse["ok"] is False and worse["error"]["code"] == "regression"
-    assert {"query": "weekly report", "metric": "rank", "before": 1, "after": worse["queries"][2]["rank"]} \
-        in worse["regressions"]
+    assert {"query": "weekly report", "metric": "rank", "before": 1, "after": worse["queries"][2]["rank"]} in worse[
+        "regressions"
+    ]
     assert "REGRESSION" in cli("eval", str(queries), "--baseline", str(base)).stdout
 
 
@@ -302,7 +351,9 @@ def test_eval_counts_a_superseded_record_above_the_expected_one_as_stale(vault, 
     queries.write_text(json.dumps({"query": "deploy docker compose", "expect_text": "kubernetes"}) + "\n", "utf-8")
     out = cli.json("eval", str(queries))
     assert out["queries"][0]["rank"] == 1 and out["queries"][0]["stale"] is False
-    queries.write_text(json.dumps({"query": "deploy docker compose", "expect_text": "nothing like this"}) + "\n", "utf-8")
+    queries.write_text(
+        json.dumps({"query": "deploy docker compose", "expect_text": "nothing like this"}) + "\n", "utf-8"
+    )
     assert cli.json("eval", str(queries))["queries"][0]["stale"] is True
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from optmem import memory, view
 from optmem.errors import NearDuplicate, OverLimit, SeparatorInText, Unreadable
-
 
 
 def entries(vault_path, name="MEMORY.md"):
@@ -56,9 +56,12 @@ def test_replaced_and_removed_entries_are_journalled_as_no_longer_current(vault)
     memory.add(vault, "本周末计划去爬山。")
     memory.remove(vault, "爬山")
     from optmem.index import open_index
+
     with open_index(vault) as idx:
-        status = {idx.record(r).text + "/" + idx.record(r).extra["op"]: view.status(r, 0)
-                  for r in idx.rows("r.kind = 'memory'")}
+        status = {
+            idx.record(r).text + "/" + idx.record(r).extra["op"]: view.status(r, 0)
+            for r in idx.rows("r.kind = 'memory'")
+        }
     assert status == {
         "小明喜欢喝咖啡。/add": "superseded",
         "小明喜欢喝咖啡。/remove": "superseded",
@@ -76,7 +79,8 @@ def test_hermes_file_is_edited_in_place_without_changing_its_format(vault_path, 
     assert (vault_path / "MEMORY.md").read_text("utf-8") == hermes.replace("Fridays", "Mondays")
     cli.json("add", "Uses uv for packaging")
     assert (vault_path / "MEMORY.md").read_text("utf-8") == (
-        hermes.replace("Fridays", "Mondays") + "\n§\nUses uv for packaging")
+        hermes.replace("Fridays", "Mondays") + "\n§\nUses uv for packaging"
+    )
 
 
 def test_crlf_files_split_on_their_separator_lines(vault, vault_path):
@@ -90,7 +94,9 @@ def test_front_matter_is_kept_and_its_limit_applies(vault, vault_path):
     (vault_path / "USER.md").write_text("---\nlimit: 30\nowner: xm\n---\nName: Xiaoming\n", "utf-8")
     res = memory.add(vault, "Likes tea", target="user")
     assert res.usage.limit == 30
-    assert (vault_path / "USER.md").read_text("utf-8") == "---\nlimit: 30\nowner: xm\n---\nName: Xiaoming\n§\nLikes tea\n"
+    assert (vault_path / "USER.md").read_text(
+        "utf-8"
+    ) == "---\nlimit: 30\nowner: xm\n---\nName: Xiaoming\n§\nLikes tea\n"
     with pytest.raises(OverLimit):
         memory.add(vault, "Works as an engineer", target="user")
 
@@ -119,6 +125,7 @@ def test_a_hand_made_over_limit_file_can_still_shrink(vault, vault_path):
 def test_limit_from_optmem_toml(vault, vault_path):
     (vault_path / "optmem.toml").write_text("[limits]\nmemory = 20\n", "utf-8")
     from optmem.vault import Vault
+
     v = Vault(vault_path)
     with pytest.raises(OverLimit):
         memory.add(v, "x" * 21)
@@ -160,7 +167,9 @@ def test_entry_ids_select_entries(vault, cli):
     assert "too short" in short["message"] and memory.load(vault).entries == ["uses helix"]
     # an entry's id given where a record id is wanted: said so, with the record that journals it
     err = cli.json("get", memory.entry_id("uses helix"), code=1)["error"]
-    assert "hot-memory entry's id" in err["message"] and cli.json("get", err["record"])["record"]["text"] == "uses helix"
+    assert (
+        "hot-memory entry's id" in err["message"] and cli.json("get", err["record"])["record"]["text"] == "uses helix"
+    )
 
 
 def test_separator_line_and_empty_text_are_refused(vault, cli):
@@ -241,8 +250,11 @@ def test_errors_list_ambiguous_candidates_in_human_output(vault, cli):
     assert "coffee in the morning" in res.stderr and "coffee after lunch" in res.stderr
 
 
-entry_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="§\r"),
-                     min_size=1, max_size=40).map(str.strip).filter(bool)
+entry_text = (
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="§\r"), min_size=1, max_size=40)
+    .map(str.strip)
+    .filter(bool)
+)
 
 
 @given(st.lists(entry_text, max_size=6), st.booleans(), st.sampled_from(["", "---\nlimit: 99\n---\n"]))
@@ -252,5 +264,8 @@ def test_parse_render_round_trip(items, final_newline, front):
     assert parsed == list(dict.fromkeys(i for i in items if i))  # a duplicate is dropped, as Hermes does
     assert parsed_front == front
     if items:
-        assert memory.parse(memory.HotFile("m", "M", None, 1, parsed, parsed_front, parsed_newline)
-                            .render()) == (parsed_front, parsed, parsed_newline)
+        assert memory.parse(memory.HotFile("m", "M", None, 1, parsed, parsed_front, parsed_newline).render()) == (
+            parsed_front,
+            parsed,
+            parsed_newline,
+        )

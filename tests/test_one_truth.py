@@ -37,10 +37,12 @@ def test_a_guess_said_again_by_another_voice_reads_as_current(cli, vault_path):
     assert (got["status"], got["pending"], got["written"]["pending"]) == ("current", False, True)
     assert [e["event"] for e in got["events"]] == ["said_again"]
     # … and as a near duplicate
-    near = cli.json("append", "Maybe the user prefers dark mode in the editor", "--confidence", "0.4",
-                    "--session", "s1")["id"]
-    again = cli.json("append", "Maybe the user really prefers dark mode in the editor", "--confidence", "0.4",
-                     "--session", "s2")
+    near = cli.json(
+        "append", "Maybe the user prefers dark mode in the editor", "--confidence", "0.4", "--session", "s1"
+    )["id"]
+    again = cli.json(
+        "append", "Maybe the user really prefers dark mode in the editor", "--confidence", "0.4", "--session", "s2"
+    )
     assert near in again["confirmed"]
     assert cli.json("get", near)["record"]["pending"] is False
 
@@ -83,8 +85,18 @@ def two_clones_corrected(vault_path, base: str) -> None:
     """What git's union merge leaves when two clones corrected one record."""
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
         for day, text in (("2026-03-02", "the release branch is rel-2"), ("2026-03-09", "the release branch is rel-3")):
-            fh.write(json.dumps({"ts": f"{day}T00:00:00Z", "domain": "default", "kind": "correction",
-                                 "corrects": [base], "text": text}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "ts": f"{day}T00:00:00Z",
+                        "domain": "default",
+                        "kind": "correction",
+                        "corrects": [base],
+                        "text": text,
+                    }
+                )
+                + "\n"
+            )
 
 
 def forked(cli, vault_path, monkeypatch) -> str:
@@ -113,7 +125,8 @@ def test_two_corrections_of_one_unkeyed_record_are_a_conflict_asked_and_resolved
     assert done["kept"] == three and sorted(done["superseded"]) == sorted([two, three])
     assert cli.json("conflicts")["count"] == 0 and cli.json("stats")["contradictions"] == 0
     assert [h["text"] for h in cli.json("search", "release branch", "--current")["hits"]] == [
-        "the release branch is rel-3"]
+        "the release branch is rel-3"
+    ]
 
 
 def test_forgetting_one_of_two_corrections_leaves_the_record_corrected_by_the_other(cli, vault_path, monkeypatch):
@@ -124,7 +137,8 @@ def test_forgetting_one_of_two_corrections_leaves_the_record_corrected_by_the_ot
     assert got["status"] == "superseded" and got["superseded_by"] != three  # rel-2 still corrects it
     assert cli.json("conflicts")["count"] == 0  # one current version left
     assert [h["text"] for h in cli.json("search", "release branch", "--current")["hits"]] == [
-        "the release branch is rel-2"]
+        "the release branch is rel-2"
+    ]
 
 
 # -- hot memory: the journal follows the files; replacements name their successor -------------
@@ -138,9 +152,11 @@ def test_an_outside_edit_of_memory_md_is_what_search_sees(cli, vault_path):
     assert ranked[0] == ("Python version is 3.12", "current")
     assert ("Python version is 3.13", "superseded") in ranked
     journal = [r for r in log_lines(vault_path) if r.get("source") == "drift"]
-    assert {(r["op"], r["text"]) for r in journal} == {("add", "Python version is 3.12"),
-                                                         ("add", "pnpm 9 is the package manager"),
-                                                         ("remove", "Python version is 3.13")}
+    assert {(r["op"], r["text"]) for r in journal} == {
+        ("add", "Python version is 3.12"),
+        ("add", "pnpm 9 is the package manager"),
+        ("remove", "Python version is 3.13"),
+    }
     assert cli.json("search", "pnpm")["hits"][0]["id"] == hits[0]["id"]  # journalled once
 
 
@@ -184,8 +200,19 @@ def test_a_possible_update_is_no_contradiction(cli, vault_path, monkeypatch):
 def clone_corrects(vault_path, base: str, text: str, day: str, **fields) -> None:
     """A correction made on another clone, as git's union merge appends it."""
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"ts": f"{day}T10:00:00Z", "domain": "default", "kind": "correction",
-                             "corrects": [base], "text": text, **fields}) + "\n")
+        fh.write(
+            json.dumps(
+                {
+                    "ts": f"{day}T10:00:00Z",
+                    "domain": "default",
+                    "kind": "correction",
+                    "corrects": [base],
+                    "text": text,
+                    **fields,
+                }
+            )
+            + "\n"
+        )
 
 
 def test_a_fact_corrected_two_ways_is_one_conflict_whatever_the_domain_or_key(cli, vault_path, monkeypatch):
@@ -257,8 +284,10 @@ def test_get_of_a_hand_typed_line_with_odd_field_types_never_crashes(cli, vault_
     quiet(vault_path)
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
         fh.write('{"id":"01KJMDEB80AAAAAAAAAAAAAAA7","ts":"2026-03-01T09:00:00Z","text":"x","may_update":5}\n')
-        fh.write('{"id":"01KJMDEB80AAAAAAAAAAAAAAA8","ts":"2026-03-01T09:00:00Z","text":"y","kind":"merged",'
-                 '"facts":[1,2],"fragments":"abc","details":7}\n')
+        fh.write(
+            '{"id":"01KJMDEB80AAAAAAAAAAAAAAA8","ts":"2026-03-01T09:00:00Z","text":"y","kind":"merged",'
+            '"facts":[1,2],"fragments":"abc","details":7}\n'
+        )
     for rid in ("AAAAAAA7", "AAAAAAA8"):
         out = cli("get", rid)
         assert out.exit_code == 0 and "internal error" not in out.stderr, out.stderr

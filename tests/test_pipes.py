@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
-
 from conftest import put
-from optmem import context, handoff, memory, tree, facts
+from hypothesis import given
+from hypothesis import strategies as st
+
+from optmem import context, facts, handoff, memory, tree
 from optmem.vault import Vault
 
 
@@ -20,8 +21,7 @@ def fill(vault: Vault, n: int, start: int = 0, domain: str = "hermes") -> list[s
     ids = []
     for i in range(start, start + n):
         os.environ["OPTMEM_NOW"] = f"2026-01-{1 + i // 1440:02d}T{(i // 60) % 24:02d}:{i % 60:02d}:00Z"
-        ids.append(put(vault, f"第{i}条：部署 端口 {i} — deploy note number {i}", domain=domain,
-                              gate=False).id)
+        ids.append(put(vault, f"第{i}条：部署 端口 {i} — deploy note number {i}", domain=domain, gate=False).id)
     return ids
 
 
@@ -52,8 +52,15 @@ def test_600_records_make_a_multi_level_tree_and_a_second_compact_changes_nothin
     fill(vault, 600)
     log_before = vault.log_path.read_bytes()
     out = cli.json("compact")
-    assert out["domains"] == [{"domain": "hermes", "created": [f"L1-{i:04d}" for i in range(1, 10)] + ["L2-0001"],
-                               "refreshed": [], "root_updated": True, "raw_tail": 24}]
+    assert out["domains"] == [
+        {
+            "domain": "hermes",
+            "created": [f"L1-{i:04d}" for i in range(1, 10)] + ["L2-0001"],
+            "refreshed": [],
+            "root_updated": True,
+            "raw_tail": 24,
+        }
+    ]
     folder = vault.root / "tree" / "hermes"
     root = tree.parse((folder / "root.md").read_text("utf-8"))
     assert root.root and root.level == 3 and root.children == ["L2-0001", "L1-0009"]
@@ -81,8 +88,9 @@ def test_more_records_add_only_new_nodes(vault, cli):
     out = cli.json("compact")
     assert out["domains"][0]["created"] == ["L1-0010", "L1-0011"]
     after = files(folder)
-    assert {k: v for k, v in after.items() if k in before and k != "root.md"} == \
-        {k: v for k, v in before.items() if k != "root.md"}
+    assert {k: v for k, v in after.items() if k in before and k != "root.md"} == {
+        k: v for k, v in before.items() if k != "root.md"
+    }
     assert after["root.md"] != before["root.md"]
     assert tree.parse(after["root.md"].decode()).children == ["L2-0001", "L1-0009", "L1-0010", "L1-0011"]
 
@@ -106,7 +114,7 @@ def test_summaries_keep_corrections_and_redlines_and_leave_out_superseded(vault,
 def test_external_summariser_and_fallback(vault, cli):
     tree_settings(vault, 4, 4)
     fill(vault, 4)
-    cmd = f'{sys.executable} -c "import sys; print(\'SUMMARY of\', len(sys.stdin.read().splitlines()), \'lines\')"'
+    cmd = f"{sys.executable} -c \"import sys; print('SUMMARY of', len(sys.stdin.read().splitlines()), 'lines')\""
     out = cli.json("compact", "--summarizer", cmd)
     node = tree.parse((vault.root / "tree" / "hermes" / "L1-0001.md").read_text("utf-8"))
     assert node.body == "SUMMARY of 4 lines\n" and node.summarizer == cmd and out["warnings"] == []
@@ -170,11 +178,26 @@ def test_tree_outline_and_one_node(vault, cli):
 node_ids = st.from_regex(r"L[1-5]-\d{4}", fullmatch=True)
 
 
-@given(level=st.integers(1, 5), count=st.integers(0, 10**6), children=st.lists(node_ids, max_size=5),
-       body=st.text(max_size=200).map(lambda s: s.replace("\r", "")), root=st.booleans())
+@given(
+    level=st.integers(1, 5),
+    count=st.integers(0, 10**6),
+    children=st.lists(node_ids, max_size=5),
+    body=st.text(max_size=200).map(lambda s: s.replace("\r", "")),
+    root=st.booleans(),
+)
 def test_node_round_trip(level, count, children, body, root):
-    node = tree.Node("root" if root else "L1-0001", level, "hermes", "2026-01-01T00:00:00Z",
-                     "2026-02-01T00:00:00Z", count, children, "extractive", body, root)
+    node = tree.Node(
+        "root" if root else "L1-0001",
+        level,
+        "hermes",
+        "2026-01-01T00:00:00Z",
+        "2026-02-01T00:00:00Z",
+        count,
+        children,
+        "extractive",
+        body,
+        root,
+    )
     back = tree.parse(tree.render(node))
     assert back == tree.Node(**{**node.__dict__, "digest": back.digest}) and not back.edited
 
@@ -182,8 +205,18 @@ def test_node_round_trip(level, count, children, body, root):
 # -- handoff ----------------------------------------------------------------------------------
 def test_handoff_written_read_replaced_and_history(vault, cli, monkeypatch):
     monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T10:00:00Z")
-    first = cli.json("handoff", "write", "-p", "webapp", "--done", "端口改成 9090", "--next", "更新 nginx 文档",
-                     "--blocked", "waiting for DNS")
+    first = cli.json(
+        "handoff",
+        "write",
+        "-p",
+        "webapp",
+        "--done",
+        "端口改成 9090",
+        "--next",
+        "更新 nginx 文档",
+        "--blocked",
+        "waiting for DNS",
+    )
     assert first["file"] == "projects/webapp/HANDOFF.md"
     got = cli.json("handoff", "read", "-p", "webapp")["handoffs"]
     assert len(got) == 1 and got[0]["done"] == ["端口改成 9090"] and got[0]["next"] == ["更新 nginx 文档"]
@@ -228,9 +261,12 @@ def test_handoff_from_a_file_or_stdin_and_bad_input(vault, cli, tmp_path):
     assert bad["error"]["code"] == "unsafe_content"
 
 
-items = st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1,
-                         max_size=30).map(str.strip).filter(lambda s: s and s != "(none)" and not s.startswith(("#", "-", "*"))),
-                 max_size=4)
+items = st.lists(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=30)
+    .map(str.strip)
+    .filter(lambda s: s and s != "(none)" and not s.startswith(("#", "-", "*"))),
+    max_size=4,
+)
 
 
 @given(done=items, blocked=items, nxt=items)
@@ -249,8 +285,13 @@ def setup_context(vault: Vault) -> None:
     put(vault, "Never share customer data", tier="redline", domain="hermes")
     for i in range(40):
         os.environ["OPTMEM_NOW"] = f"2026-01-01T00:{i:02d}:00Z"
-        put(vault, f"webapp record {i}: deploy details, logs, ports and dashboards {i}",
-                   domain="code", project="webapp", gate=False)
+        put(
+            vault,
+            f"webapp record {i}: deploy details, logs, ports and dashboards {i}",
+            domain="code",
+            project="webapp",
+            gate=False,
+        )
     handoff.write(vault, "webapp", done=["端口改成 9090"], next=["更新 nginx 文档"])
 
 
@@ -259,8 +300,15 @@ def test_context_within_a_small_budget_keeps_redlines_hot_memory_and_handoff(vau
     out = cli.json("context", "-p", "webapp", "--budget", "1500")
     text = out["text"]
     assert len(text) <= 1500 and out["chars"] == len(text)
-    for needed in ("发布前必须跑完测试", "Never share customer data", "Three agents share this vault.",
-                   "用户叫小明", "webapp: FastAPI + Vue", "更新 nginx 文档", "端口改成 9090"):
+    for needed in (
+        "发布前必须跑完测试",
+        "Never share customer data",
+        "Three agents share this vault.",
+        "用户叫小明",
+        "webapp: FastAPI + Vue",
+        "更新 nginx 文档",
+        "端口改成 9090",
+    ):
         assert needed in text
     assert text.startswith(context.OPEN) and text.endswith(context.CLOSE)
     assert "left out to fit 1,500 characters" in text and out["omitted"]["records"] > 0

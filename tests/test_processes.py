@@ -10,10 +10,10 @@ import sys
 import textwrap
 import time
 
+from conftest import run_optmem
+
 from optmem import memory
 from optmem.vault import Vault
-
-from conftest import run_optmem
 
 APPENDER = textwrap.dedent("""
     import sys
@@ -38,13 +38,20 @@ ADDER = textwrap.dedent("""
 
 def test_six_appenders_and_four_adders_lose_nothing(vault, vault_path):
     per_appender, per_adder = 40, 12
-    procs = [subprocess.Popen([sys.executable, "-c", APPENDER, str(vault_path), str(i), str(per_appender)])
-             for i in range(6)]
-    procs += [subprocess.Popen([sys.executable, "-c", ADDER, str(vault_path), str(i), str(per_adder)])
-              for i in range(4)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", APPENDER, str(vault_path), str(i), str(per_appender)]) for i in range(6)
+    ]
+    procs += [
+        subprocess.Popen([sys.executable, "-c", ADDER, str(vault_path), str(i), str(per_adder)]) for i in range(4)
+    ]
     # two more through the real CLI, to include process start-up in the race
-    procs += [subprocess.Popen([sys.executable, "-m", "optmem", "--vault", str(vault_path), "append",
-                                f"cli append {i}"], stdout=subprocess.DEVNULL) for i in range(2)]
+    procs += [
+        subprocess.Popen(
+            [sys.executable, "-m", "optmem", "--vault", str(vault_path), "append", f"cli append {i}"],
+            stdout=subprocess.DEVNULL,
+        )
+        for i in range(2)
+    ]
     for p in procs:
         assert p.wait(timeout=300) == 0
     raw = (vault_path / "LOG.jsonl").read_bytes()
@@ -57,7 +64,8 @@ def test_six_appenders_and_four_adders_lose_nothing(vault, vault_path):
     assert len({r["id"] for r in lines}) == len(lines)
     for i in range(6):
         assert {r["text"] for r in notes if r["domain"] == f"w{i}"} == {
-            f"worker {i} record {n} 进程{i}第{n}条" for n in range(per_appender)}
+            f"worker {i} record {n} 进程{i}第{n}条" for n in range(per_appender)
+        }
     entries = memory.load(Vault(vault_path)).entries
     assert sorted(entries) == sorted(f"fact {i} from adder {a}" for a in range(4) for i in range(per_adder))
 
@@ -80,8 +88,8 @@ def test_crash_torn_tail_is_tolerated_and_ended_by_the_next_append(vault_path):
     assert after.returncode == 0
     new_id = json.loads(after.stdout)["id"]
     lines = (vault_path / "LOG.jsonl").read_bytes().split(b"\n")
-    assert lines[1].endswith(b'"text":"half a rec')          # the torn bytes are kept as they were
-    assert json.loads(lines[2])["id"] == new_id                # and the new record is whole
+    assert lines[1].endswith(b'"text":"half a rec')  # the torn bytes are kept as they were
+    assert json.loads(lines[2])["id"] == new_id  # and the new record is whole
     assert json.loads(run_optmem("get", new_id, "--json").stdout)["record"]["status"] == "current"
     assert os.path.getsize(vault_path / "LOG.jsonl") == len(b"\n".join(lines))
 
@@ -112,11 +120,16 @@ def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path):
     lock: while it runs, another agent's append gets through with a short lock timeout."""
     subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), "150000"], check=True)
     (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.5\n", "utf-8")
-    builder = subprocess.Popen([sys.executable, "-m", "optmem", "--vault", str(vault_path), "search", "部署"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    builder = subprocess.Popen(
+        [sys.executable, "-m", "optmem", "--vault", str(vault_path), "search", "部署"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     cache = vault_path / ".cache"
     seen_building = False
     import time
+
     deadline = time.monotonic() + 120
     while builder.poll() is None and time.monotonic() < deadline:
         if any(p.name.endswith(".tmp") for p in cache.glob("index.*")):
@@ -164,6 +177,7 @@ def test_readers_writers_and_a_compactor_at_once(vault, vault_path):
     run_optmem("compact")
     covered = set()
     from optmem import tree as treemod
+
     for node_file in (vault_path / "tree").glob("*/L1-*.md"):
         node = treemod.parse(node_file.read_text("utf-8"))
         assert not covered & set(node.children)  # no record sealed twice
@@ -175,8 +189,16 @@ def test_concurrent_readers_share_one_rebuild(vault, vault_path):
     for it (on the build lock) instead of building copies of their own."""
     subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), "60000"], check=True)
     import time
-    procs = [subprocess.Popen([sys.executable, "-m", "optmem", "--vault", str(vault_path), "search", "部署", "--json"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "optmem", "--vault", str(vault_path), "search", "部署", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     builders: set[str] = set()
     while any(p.poll() is None for p in procs):
         builders |= {p.name for p in (vault_path / ".cache").glob("index.*.tmp")}
@@ -196,9 +218,13 @@ def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, v
     with fsio.exclusive_lock(vault.lock_path, 1):
         # a runner started in the background (`cmd &`) ignores SIGINT, and children inherit that:
         # give this one the default disposition, as a process started from a terminal has
-        proc = subprocess.Popen([sys.executable, "-m", "optmem", "append", "never stored"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "optmem", "append", "never stored"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         time.sleep(1.5)  # started, and waiting for the lock this test holds
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)

@@ -5,36 +5,67 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given, strategies as st
-
-from datetime import datetime, timezone
-
 from conftest import put
+from hypothesis import given
+from hypothesis import strategies as st
+
 from optmem import dates, ranking, text
 from optmem.reading import cues
 from optmem.reading.query import names_in, search_terms, terms_of
 from optmem.reading.questions import questions
 from optmem.settings import Ranking
 
-
 pytestmark = pytest.mark.usefixtures("no_sweep")
+
 
 def at(monkeypatch, when: str) -> None:
     monkeypatch.setenv("OPTMEM_NOW", when)
 
 
 def epoch(day: str) -> float:
-    return datetime.fromisoformat(day + "T12:00:00+00:00").astimezone(timezone.utc).timestamp()
+    return datetime.fromisoformat(day + "T12:00:00+00:00").astimezone(UTC).timestamp()
 
 
 # pieces of every date hint and near misses, so random texts hit the edges (word boundaries,
 # years of other centuries, half a month name)
-_DATE_BITS = st.sampled_from(["yesterday", "ago", "last", "other week", "other  week", "昨", "上个",
-                              "this", "this ", "today", "今天", "本月",
-                              "明年", "月", "年", "2023", "1899", "19", "20", "may", "mayor", "sept",
-                              "dec", "xdec", "jan.", " ", "-", "a", "7", "前", "天"])
+_DATE_BITS = st.sampled_from(
+    [
+        "yesterday",
+        "ago",
+        "last",
+        "other week",
+        "other  week",
+        "昨",
+        "上个",
+        "this",
+        "this ",
+        "today",
+        "今天",
+        "本月",
+        "明年",
+        "月",
+        "年",
+        "2023",
+        "1899",
+        "19",
+        "20",
+        "may",
+        "mayor",
+        "sept",
+        "dec",
+        "xdec",
+        "jan.",
+        " ",
+        "-",
+        "a",
+        "7",
+        "前",
+        "天",
+    ]
+)
 
 
 @given(st.lists(_DATE_BITS, max_size=8).map("".join))
@@ -48,8 +79,14 @@ def test_a_text_the_date_hint_passes_over_names_no_date(folded):
 
 
 def test_the_date_hint_passes_over_texts_without_a_date_word():
-    for plain in ("the port is 8080", "mayor chicago blasted the pasta", "1899 rows", "端口改成了9090",
-                  "lastly", "nextgen"):
+    for plain in (
+        "the port is 8080",
+        "mayor chicago blasted the pasta",
+        "1899 rows",
+        "端口改成了9090",
+        "lastly",
+        "nextgen",
+    ):
         assert not dates._hinted(plain, text.words(plain)), plain
     for dated in ("last week", "in may", "sept 3", "the other week", "2023", "昨天", "3月", "10 days ago"):
         assert dates._hinted(dated, text.words(dated)), dated
@@ -58,8 +95,8 @@ def test_the_date_hint_passes_over_texts_without_a_date_word():
 def test_date_terms_of_records_and_queries():
     rec = dates.record_terms(epoch("2023-05-04"), text.fold("Yesterday I moved to Berlin; the lease starts June 1st."))
     assert {"__d2023_05_04", "__m2023_05"} <= set(rec) and "__y2023" not in rec  # its own day and month
-    assert "__d2023_05_03" in rec                                             # yesterday
-    assert "__d2023_06_01" in rec                                             # an explicit date, its year
+    assert "__d2023_05_03" in rec  # yesterday
+    assert "__d2023_06_01" in rec  # an explicit date, its year
     zh = dates.record_terms(epoch("2023-05-04"), text.fold("昨天搬到了上海，上个月还在杭州"))
     assert "__d2023_05_03" in zh and "__m2023_04" in zh
     # 上周六 said on a Tuesday: the Saturday of the calendar week before
@@ -127,7 +164,9 @@ def test_relative_dates_in_a_query_are_resolved_from_now():
     assert dates.query_terms(text.fold("what did we sign on Feb 29"), leap) == ["__m2024_02", "__d2024_02_29"]
     for extreme in ("9999-12-31", "0001-01-01"):  # no day to name past the calendar's ends: none, no error
         moment = datetime.fromisoformat(extreme + "T12:00:00+00:00").timestamp()
-        assert isinstance(dates.query_terms(text.fold("tomorrow, yesterday, next year, last year, 上周六"), moment), list)
+        assert isinstance(
+            dates.query_terms(text.fold("tomorrow, yesterday, next year, last year, 上周六"), moment), list
+        )
         assert isinstance(dates.record_terms(moment, text.fold("tomorrow, yesterday, next year, 上周六")), list)
     assert dates.query_terms(text.fold("what is the backend port today"), now) == []  # a present cue
     assert dates.query_terms(text.fold("十三天前做了什么"), now) == ["__m2023_04", "__d2023_04_21"]
@@ -164,7 +203,11 @@ def test_a_month_named_without_its_year_in_a_query():
     # this week's day (Monday to today): 这周一 asked on a Monday is today
     assert dates.query_terms(text.fold("这周一做了什么"), now) == ["__m2026_06", "__d2026_06_01"]
     assert dates.query_terms(text.fold("本周三的会"), epoch("2026-06-04")) == ["__m2026_06", "__d2026_06_03"]
-    assert dates.query_terms(text.fold("这周末去哪"), epoch("2026-06-04")) == ["__m2026_06", "__d2026_06_06", "__d2026_06_07"]
+    assert dates.query_terms(text.fold("这周末去哪"), epoch("2026-06-04")) == [
+        "__m2026_06",
+        "__d2026_06_06",
+        "__d2026_06_07",
+    ]
     assert dates.query_terms(text.fold("明年三月"), now) == ["__m2027_03"]
     assert dates.query_terms(text.fold("前年三月"), now) == ["__m2024_03"]
 
@@ -262,12 +305,12 @@ def test_session_neighbours_lend_context_only_within_a_session(vault, cli, monke
     put(vault, "Caroline: what is your favourite city in Europe?", session="chat-1")
     answer = put(vault, "Melanie: Lisbon, without a doubt — the light there is wonderful.", session="chat-1").id
     put(vault, "Melanie: shall we plan the trip next spring?", session="chat-1")
-    put(vault, "Lisbon has many hills", session="other")          # a different conversation
-    lone = put(vault, "Porto or Lisbon, hard to say").id          # no session: no context
+    put(vault, "Lisbon has many hills", session="other")  # a different conversation
+    lone = put(vault, "Porto or Lisbon, hard to say").id  # no session: no context
     out = cli.json("search", "favourite city Europe", "--explain")
     by_id = {h["id"]: h for h in out["hits"]}
-    assert answer in by_id and by_id[answer]["explain"]["context"] > 0   # found through its neighbour
-    assert lone not in by_id                                            # no word matched, no context
+    assert answer in by_id and by_id[answer]["explain"]["context"] > 0  # found through its neighbour
+    assert lone not in by_id  # no word matched, no context
     assert all(h["explain"]["context"] == 0 for h in out["hits"] if h["text"].startswith("Lisbon has"))
 
 
@@ -276,8 +319,10 @@ def _answer_store(vault, monkeypatch, session="chat-1"):
     question = put(vault, "Tim: Which spices did you put in the soup?", session=session).id
     answer = put(vault, "John: Some sage, for a nice flavour.", session=session).id
     put(vault, "Tim: I will try it this weekend.", session=session)
-    market = put(vault, "The market stall sells spices and dried herbs in big jars, the soup kitchen "
-                        "next door buys from it every week").id
+    market = put(
+        vault,
+        "The market stall sells spices and dried herbs in big jars, the soup kitchen next door buys from it every week",
+    ).id
     return question, answer, market
 
 
@@ -326,7 +371,7 @@ def test_what_a_turn_asks_is_its_question_sentences():
 
 
 def test_a_question_that_matched_only_the_present_lends_nothing(vault, cli, monkeypatch):
-    """"now" says when, not what: a question that matched nothing else lends its answer nothing,
+    """ "now" says when, not what: a question that matched nothing else lends its answer nothing,
     as a record that matched nothing else is no hit."""
     at(monkeypatch, "2024-03-01T10:00:00Z")
     for i in range(6):
@@ -351,8 +396,7 @@ def test_a_neighbours_share_wins_when_it_is_more(vault, cli, monkeypatch):
     at(monkeypatch, "2024-03-01T10:00:00Z")
     question = put(vault, "Tim: which soup was that?", session="chat-1").id
     reply = put(vault, "John: Tomato.", session="chat-1").id
-    strong = put(vault, "Tim: spices in a tomato soup, spices in a bean soup, spices everywhere",
-                 session="chat-1").id
+    strong = put(vault, "Tim: spices in a tomato soup, spices in a bean soup, spices everywhere", session="chat-1").id
     out = {h["id"]: h["explain"] for h in cli.json("search", "spices soup", "--explain")["hits"]}
     assert out[question]["relevance"] > 0  # it lends something: less than the neighbour's share
     assert out[reply]["answers"] is None
@@ -362,8 +406,9 @@ def test_a_neighbours_share_wins_when_it_is_more(vault, cli, monkeypatch):
 def test_a_long_answer_gains_a_part_of_its_question_in_search(vault, cli, monkeypatch):
     at(monkeypatch, "2024-03-01T10:00:00Z")
     question = put(vault, "Tim: Which spices did you put in the soup?", session="chat-1").id
-    answer = put(vault, "John: Some sage, for a nice flavour, then I let it simmer for an hour.",
-                 session="chat-1").id  # about twice as long as the question
+    answer = put(
+        vault, "John: Some sage, for a nice flavour, then I let it simmer for an hour.", session="chat-1"
+    ).id  # about twice as long as the question
     out = {h["id"]: h["explain"] for h in cli.json("search", "spices soup", "--explain")["hits"]}
     assert out[answer]["answers"] == question
     share = Ranking().context_share * out[question]["relevance"]
@@ -481,12 +526,16 @@ def test_an_update_the_write_gate_flagged_goes_first_without_a_cue_in_the_query(
     assert [h["id"] for h in past] == [old, res.id]
 
 
-@pytest.mark.parametrize("old_text, new_text, query", [
-    ("小红每天跑步五公里", "小红现在每天跑十公里了", "小红每天跑多少公里"),
-    ("我有两只猫", "我现在有三只猫了", "我有几只猫"),
-])
-def test_a_chinese_update_ending_in_a_particle_is_seen_and_goes_first(vault, cli, monkeypatch,
-                                                                      old_text, new_text, query):
+@pytest.mark.parametrize(
+    "old_text, new_text, query",
+    [
+        ("小红每天跑步五公里", "小红现在每天跑十公里了", "小红每天跑多少公里"),
+        ("我有两只猫", "我现在有三只猫了", "我有几只猫"),
+    ],
+)
+def test_a_chinese_update_ending_in_a_particle_is_seen_and_goes_first(
+    vault, cli, monkeypatch, old_text, new_text, query
+):
     # the final 了 is no changed word: the gate sees one change (五 → 十) and the ranking uses it
     at(monkeypatch, "2026-01-05T10:00:00Z")
     old = put(vault, old_text).id
@@ -602,10 +651,38 @@ def test_update_cues_and_their_terms():
     assert not cues.asks_for_past("the formerlyish word")  # a word, not a part of one
 
 
-_CUE_TEXT = st.lists(st.sampled_from(["now", "still", "previously", "before", "have", "had", "since", "how long",
-                                       "changed", "no longer", "snow", "stillness", "I've", "hasn't", "?", ".", "the",
-                                       "现在", "以前", "自从", "以来", "已经", "实现在", "多久了", "x"]),
-                     max_size=8).map(" ".join)
+_CUE_TEXT = st.lists(
+    st.sampled_from(
+        [
+            "now",
+            "still",
+            "previously",
+            "before",
+            "have",
+            "had",
+            "since",
+            "how long",
+            "changed",
+            "no longer",
+            "snow",
+            "stillness",
+            "I've",
+            "hasn't",
+            "?",
+            ".",
+            "the",
+            "现在",
+            "以前",
+            "自从",
+            "以来",
+            "已经",
+            "实现在",
+            "多久了",
+            "x",
+        ]
+    ),
+    max_size=8,
+).map(" ".join)
 
 
 @given(_CUE_TEXT, st.sampled_from(["present", "past", "change"]))
@@ -621,14 +698,24 @@ def test_each_english_update_cue_has_its_chinese_counterparts(vault, cli, monkey
     """still, latest, anymore, these days, at the moment, nowadays, today ask for the present in
     Chinese as in English; became, switched to, moved to say a change — with guards where their
     characters belong to other words (最新鲜, 当下载)."""
-    for en, zh in (("Do I still live in Shanghai?", "我仍然住在上海吗"), ("Do I still own a bike?", "我依然有自行车吗"),
-                   ("What is my latest address?", "我最新的地址是什么"), ("Do I not cook anymore?", "我不再做饭了吗"),
-                   ("What am I reading these days?", "我这些天在读什么书"), ("What project at the moment?", "眼下在做什么项目"),
-                   ("What do I drink nowadays?", "现今我喝什么"), ("What did I eat today?", "今日吃了什么")):
+    for en, zh in (
+        ("Do I still live in Shanghai?", "我仍然住在上海吗"),
+        ("Do I still own a bike?", "我依然有自行车吗"),
+        ("What is my latest address?", "我最新的地址是什么"),
+        ("Do I not cook anymore?", "我不再做饭了吗"),
+        ("What am I reading these days?", "我这些天在读什么书"),
+        ("What project at the moment?", "眼下在做什么项目"),
+        ("What do I drink nowadays?", "现今我喝什么"),
+        ("What did I eat today?", "今日吃了什么"),
+    ):
         assert cues.asks_for(en) == "present" and cues.asks_for(zh) == "present", zh
     assert cues.asks_for("最新鲜的水果是什么") is None and cues.asks_for("当下载完成时通知谁") is None
-    for en, zh in (("Xiao Ming became a manager", "小明变成了经理"), ("switched to pnpm", "改用 pnpm 了"),
-                   ("moved to Hangzhou", "调到杭州分部了"), ("updated to 9090", "端口更新为 9090")):
+    for en, zh in (
+        ("Xiao Ming became a manager", "小明变成了经理"),
+        ("switched to pnpm", "改用 pnpm 了"),
+        ("moved to Hangzhou", "调到杭州分部了"),
+        ("updated to 9090", "端口更新为 9090"),
+    ):
         assert cues.says_change(en) and cues.says_change(zh), zh
     # the cue is no topic: 最新 chooses no records, and the newer value goes first
     at(monkeypatch, "2025-01-10T10:00:00Z")
@@ -679,18 +766,32 @@ def test_chinese_spans_back_are_read_as_their_english_counterparts():
     ago, and 前几天 (a few days ago) — in a record, from its own day, and in a query (years ago
     in a record only: a query keeps those words to match)."""
     day = epoch("2026-06-03")
-    for zh, en in (("两周前", "two weeks ago"), ("三个星期前", "3 weeks ago"), ("几周前", "a few weeks ago"),
-                   ("两个月前", "2 months ago"), ("三个多月前", "three months ago"), ("几个月前", "a few months ago"),
-                   ("一个月前", "a month ago"), ("半年前", "half a year ago"), ("一年前", "a year ago"),
-                   ("两年前", "two years ago"), ("十年前", "10 years ago"), ("前几天", "a few days ago"),
-                   ("前些天", "a few days ago")):
+    for zh, en in (
+        ("两周前", "two weeks ago"),
+        ("三个星期前", "3 weeks ago"),
+        ("几周前", "a few weeks ago"),
+        ("两个月前", "2 months ago"),
+        ("三个多月前", "three months ago"),
+        ("几个月前", "a few months ago"),
+        ("一个月前", "a month ago"),
+        ("半年前", "half a year ago"),
+        ("一年前", "a year ago"),
+        ("两年前", "two years ago"),
+        ("十年前", "10 years ago"),
+        ("前几天", "a few days ago"),
+        ("前些天", "a few days ago"),
+    ):
         said = dates.record_terms(day, text.fold(f"我{zh}买了一辆车"))
         assert said == dates.record_terms(day, text.fold(f"I bought a car {en}")), (zh, en)
-        assert dates.query_terms(text.fold(f"{zh}买了什么"), day) == dates.query_terms(text.fold(f"what did I buy {en}"), day)
+        assert dates.query_terms(text.fold(f"{zh}买了什么"), day) == dates.query_terms(
+            text.fold(f"what did I buy {en}"), day
+        )
     assert "__m2026_05" in dates.record_terms(day, text.fold("两周前搬了家"))
     assert "__m2026_03" in dates.record_terms(day, text.fold("三个月前"))
     assert "__m2025_12" in dates.record_terms(day, text.fold("半年前"))  # six months back, not a year
-    assert "__y2024" in dates.record_terms(day, text.fold("两年前")) and "__y2024" in dates.record_terms(day, text.fold("two years ago"))
+    assert "__y2024" in dates.record_terms(day, text.fold("两年前")) and "__y2024" in dates.record_terms(
+        day, text.fold("two years ago")
+    )
     assert dates.query_terms(text.fold("what did Evan start two years ago"), day) == []
     assert "__d2026_05_31" in dates.record_terms(day, text.fold("前几天"))
     # a year written out is that year ("2020年前" is "before 2020"), a month written out that
@@ -704,11 +805,13 @@ def test_chinese_spans_back_are_read_as_their_english_counterparts():
 
 
 def test_days_around_today_read_alike_in_both_languages():
-    """"the day before yesterday" is 前天 only (not yesterday too), "the day after tomorrow" is 后天
+    """ "the day before yesterday" is 前天 only (not yesterday too), "the day after tomorrow" is 后天
     (not tomorrow), 大后天 the day after that."""
     day = epoch("2026-06-03")  # a Wednesday
-    for zh, en, want in (("前天", "the day before yesterday", ["__d2026_06_01"]),
-                         ("后天", "the day after tomorrow", ["__d2026_06_05"])):
+    for zh, en, want in (
+        ("前天", "the day before yesterday", ["__d2026_06_01"]),
+        ("后天", "the day after tomorrow", ["__d2026_06_05"]),
+    ):
         for said in (zh, en):
             got = [t for t in dates.record_terms(day, text.fold(f"{said} 见了老王")) if t.startswith("__d")]
             assert got == ["__d2026_06_03", *want], said
@@ -725,20 +828,40 @@ def test_chinese_days_and_spans_not_read_where_their_characters_mean_something_e
     and 多 are spans back too (三个月以前, 一个多星期前, 一年多前); 前两天 is two days ago."""
     day = epoch("2026-06-03")
     plain = dates.record_terms(day, text.fold("天气"))
-    for not_a_day in ("然后天气变冷了", "之后天天加班", "以后天天锻炼", "最后天黑了才回家", "午后天气转晴", "雨后天晴",
-                      "后天因素", "后天培养", "目前天气不错", "以前天天加班", "年前年后都很忙",
-                      "出发前几天要办签证", "考试前几天很紧张", "生日前几天"):
+    for not_a_day in (
+        "然后天气变冷了",
+        "之后天天加班",
+        "以后天天锻炼",
+        "最后天黑了才回家",
+        "午后天气转晴",
+        "雨后天晴",
+        "后天因素",
+        "后天培养",
+        "目前天气不错",
+        "以前天天加班",
+        "年前年后都很忙",
+        "出发前几天要办签证",
+        "考试前几天很紧张",
+        "生日前几天",
+    ):
         assert dates.record_terms(day, text.fold(not_a_day)) == plain, not_a_day
     assert "__y2020" in dates.record_terms(day, text.fold("我五六年前在深圳工作过"))  # five or six: six
     assert "__y2025" not in dates.record_terms(day, text.fold("我五六年前在深圳工作过"))
     assert "__m2026_03" in dates.record_terms(day, text.fold("两三个月前"))
     assert "__y2001" in dates.record_terms(day, text.fold("二三十年前"))  # about 20 to 30: 25
-    for zh, en in (("三个月以前", "three months ago"), ("两周之前", "two weeks ago"), ("几天以前", "a few days ago"),
-                   ("一个多星期前", "a week ago"), ("一年多前", "a year ago"), ("前两天", "two days ago")):
+    for zh, en in (
+        ("三个月以前", "three months ago"),
+        ("两周之前", "two weeks ago"),
+        ("几天以前", "a few days ago"),
+        ("一个多星期前", "a week ago"),
+        ("一年多前", "a year ago"),
+        ("前两天", "two days ago"),
+    ):
         assert dates.record_terms(day, text.fold(zh)) == dates.record_terms(day, text.fold(en)), zh
     # English without its article
-    assert dates.record_terms(day, text.fold("day before yesterday we met")) == \
-        dates.record_terms(day, text.fold("the day before yesterday we met"))
+    assert dates.record_terms(day, text.fold("day before yesterday we met")) == dates.record_terms(
+        day, text.fold("the day before yesterday we met")
+    )
 
 
 def test_chinese_cues_not_read_inside_other_words():
@@ -761,7 +884,7 @@ def _amount_store(vault, monkeypatch):
 
 
 def test_a_question_for_an_amount_lifts_the_record_that_states_a_number_beside_its_topic(vault, cli, monkeypatch):
-    """"How many plants" is answered by a number: the record that says "5 new plants" gains
+    """ "How many plants" is answered by a number: the record that says "5 new plants" gains
     `amount_share` of its relevance and goes above a shorter one that states no number; --explain
     says why. A question that asks no amount lifts nothing."""
     talk, count = _amount_store(vault, monkeypatch)
@@ -786,14 +909,18 @@ def _said_then(vault, cli, monkeypatch, first: str, later: str, query: str, day:
     return old, new, cli.json("search", query, "--explain")["hits"]
 
 
-@pytest.mark.parametrize("first, later, query", [
-    ("I bought 5 new plants for the balcony", "the plants need repotting", "how many plants do I have"),
-    ("I bought 5 new plants for the balcony", "the plants need repotting", "how many plants do I have now"),
-    ("我在阳台养了五盆花", "阳台的盆花要换盆，盆花长得太大了", "阳台有几盆花"),
-    ("我在阳台养了五盆花", "阳台的盆花要换盆，盆花长得太大了", "阳台现在有几盆花"),
-])
-def test_a_newer_record_without_the_amount_asked_is_no_update_of_one_that_states_it(vault, cli, monkeypatch,
-                                                                                 first, later, query):
+@pytest.mark.parametrize(
+    "first, later, query",
+    [
+        ("I bought 5 new plants for the balcony", "the plants need repotting", "how many plants do I have"),
+        ("I bought 5 new plants for the balcony", "the plants need repotting", "how many plants do I have now"),
+        ("我在阳台养了五盆花", "阳台的盆花要换盆，盆花长得太大了", "阳台有几盆花"),
+        ("我在阳台养了五盆花", "阳台的盆花要换盆，盆花长得太大了", "阳台现在有几盆花"),
+    ],
+)
+def test_a_newer_record_without_the_amount_asked_is_no_update_of_one_that_states_it(
+    vault, cli, monkeypatch, first, later, query
+):
     """The newer-first rules put a newer record above an older one of the same topic — but one that
     states no number is no newer value of a count: for a question that asks an amount, the record
     that states it stays above, whether or not the question asks for the present."""
@@ -807,11 +934,17 @@ def test_a_newer_record_without_the_amount_asked_is_no_update_of_one_that_states
     assert cli.json("search", query)["hits"][0]["id"] == newer
 
 
-@pytest.mark.parametrize("first, later, query", [
-    ("I bought 5 new plants for the balcony", "I have no plants on the balcony anymore",
-     "how many plants do I have on the balcony now"),
-    ("我在阳台养了五盆花", "我现在在阳台养了一盆花", "阳台现在有几盆花"),
-])
+@pytest.mark.parametrize(
+    "first, later, query",
+    [
+        (
+            "I bought 5 new plants for the balcony",
+            "I have no plants on the balcony anymore",
+            "how many plants do I have on the balcony now",
+        ),
+        ("我在阳台养了五盆花", "我现在在阳台养了一盆花", "阳台现在有几盆花"),
+    ],
+)
 def test_a_newer_count_said_in_words_still_goes_first(vault, cli, monkeypatch, first, later, query):
     """None, one, 一盆 are no number the amount factor counts — but a newer record that says it
     changed ("anymore", 现在) is a newer value all the same."""
@@ -856,7 +989,9 @@ def test_the_amount_is_stated_beside_the_topic_not_beside_a_cue_word_or_the_quer
     named = {h["id"]: h["explain"] for h in cli.json("search", "how many 5K runs did I do", "--explain")["hits"]}
     assert named[runs]["states_amount"] is False
     put(vault, "I did 3 5K runs in May")
-    assert any(h["explain"]["states_amount"] for h in cli.json("search", "how many 5K runs did I do", "--explain")["hits"])
+    assert any(
+        h["explain"]["states_amount"] for h in cli.json("search", "how many 5K runs did I do", "--explain")["hits"]
+    )
 
 
 def test_a_correction_that_stands_in_says_whether_what_it_replaces_stated_the_amount(vault, cli, monkeypatch):
@@ -872,11 +1007,18 @@ def test_a_correction_that_stands_in_says_whether_what_it_replaces_stated_the_am
 
 
 _EARLIER = {
-    "en": ("I have 3 plants on the balcony", "I now have 5 plants on the balcony, and the balcony plants grow well",
-           "the balcony plants: repot the balcony plants, water the balcony plants",
-           "how many plants do I have on the balcony"),
-    "zh": ("我在阳台养了三盆花", "我现在在阳台养了五盆花，阳台盆花长得很好", "阳台盆花换土，阳台盆花浇水，阳台盆花施肥",
-           "阳台有几盆花"),
+    "en": (
+        "I have 3 plants on the balcony",
+        "I now have 5 plants on the balcony, and the balcony plants grow well",
+        "the balcony plants: repot the balcony plants, water the balcony plants",
+        "how many plants do I have on the balcony",
+    ),
+    "zh": (
+        "我在阳台养了三盆花",
+        "我现在在阳台养了五盆花，阳台盆花长得很好",
+        "阳台盆花换土，阳台盆花浇水，阳台盆花施肥",
+        "阳台有几盆花",
+    ),
 }
 
 
@@ -887,7 +1029,7 @@ def _earlier_store(vault, monkeypatch, lang: str) -> tuple[str, str, str]:
     (vault.root / "optmem.toml").write_text("[ranking]\nreorder_top = 4\n", "utf-8")
     at(monkeypatch, "2026-03-01T10:00:00Z")
     old = put(vault, old_text).id
-    for mark in ("甲乙丙丁" if lang == "zh" else ("alpha", "beta", "gamma", "delta")):
+    for mark in "甲乙丙丁" if lang == "zh" else ("alpha", "beta", "gamma", "delta"):
         put(vault, f"{talk} ({mark})", gate=False)
     at(monkeypatch, "2026-04-01T10:00:00Z")
     new = put(vault, new_text, gate=False).id
@@ -907,13 +1049,17 @@ def test_a_newer_record_that_says_it_changed_is_read_as_an_update_readily():
     assert [(p.at, p.over) for p in ranking.updates_first([old, said], idfs, False, s)] == [(1, "old"), (0, None)]
 
 
-@pytest.mark.parametrize("session, switch, newer_first", [
-    (None, True, True),             # a note that says it changed ("switched …") is read as an update readily
-    (None, False, False),           # … not with the switch off: the plain thresholds hold it below
-    ("chat-1", True, False),        # a conversation turn is not: chat says "now" and "instead" in passing
-])
-def test_a_note_that_says_it_changed_is_an_update_a_conversation_turn_is_not(vault, cli, monkeypatch,
-                                                                              session, switch, newer_first):
+@pytest.mark.parametrize(
+    "session, switch, newer_first",
+    [
+        (None, True, True),  # a note that says it changed ("switched …") is read as an update readily
+        (None, False, False),  # … not with the switch off: the plain thresholds hold it below
+        ("chat-1", True, False),  # a conversation turn is not: chat says "now" and "instead" in passing
+    ],
+)
+def test_a_note_that_says_it_changed_is_an_update_a_conversation_turn_is_not(
+    vault, cli, monkeypatch, session, switch, newer_first
+):
     at(monkeypatch, "2026-02-01T10:00:00Z")
     put(vault, "We run the nightly backup job at 2am", session=session)
     at(monkeypatch, "2026-03-01T10:00:00Z")
@@ -921,27 +1067,42 @@ def test_a_note_that_says_it_changed_is_an_update_a_conversation_turn_is_not(vau
     at(monkeypatch, "2026-04-01T10:00:00Z")
     new = put(vault, "Switched the search cluster to OpenSearch 2.11", session=session).id
     at(monkeypatch, "2026-04-05T10:00:00Z")
-    hits = cli.json("--set", f"ranking.change_updates={str(switch).lower()}", "search",
-                    "what does the search cluster run", "--explain")["hits"]
+    hits = cli.json(
+        "--set",
+        f"ranking.change_updates={str(switch).lower()}",
+        "search",
+        "what does the search cluster run",
+        "--explain",
+    )["hits"]
     assert [h["id"] for h in hits[:2]] == ([new, old] if newer_first else [old, new])
     assert hits[0]["explain"]["updates"] == (old if newer_first else None)
 
 
 @pytest.mark.parametrize("switch, newer_first", [(True, True), (False, False)])
-def test_the_update_rule_compares_chinese_by_the_characters_a_record_holds(vault, cli, monkeypatch,
-                                                                           switch, newer_first):
+def test_the_update_rule_compares_chinese_by_the_characters_a_record_holds(
+    vault, cli, monkeypatch, switch, newer_first
+):
     """我爸妈住在哪 pairs 我爸 and 妈住 across words: the newer record lacks those bigrams, not the
     parents — compared by characters it is the same topic, and its newer value goes first."""
     at(monkeypatch, "2026-03-10T10:00:00Z")
-    for other in ("我姐一家住在郑州。", "我爸喜欢钓鱼。", "我妈住院检查了一周。", "周末和同事去爬山。",
-                  "公司发布了新产品。", "晚上看了一部电影。", "下周要交季度报告。", "楼下新开了一家面馆。"):
+    for other in (
+        "我姐一家住在郑州。",
+        "我爸喜欢钓鱼。",
+        "我妈住院检查了一周。",
+        "周末和同事去爬山。",
+        "公司发布了新产品。",
+        "晚上看了一部电影。",
+        "下周要交季度报告。",
+        "楼下新开了一家面馆。",
+    ):
         put(vault, other)
     old = put(vault, "我爸妈住在老家洛阳。").id
     at(monkeypatch, "2026-05-01T10:00:00Z")
     new = put(vault, "爸妈搬到郑州了，住在我姐家附近。").id
     at(monkeypatch, "2026-05-10T10:00:00Z")
-    hits = cli.json("--set", f"ranking.cjk_characters={str(switch).lower()}", "search", "我爸妈住在哪儿？",
-                    "--explain")["hits"]
+    hits = cli.json(
+        "--set", f"ranking.cjk_characters={str(switch).lower()}", "search", "我爸妈住在哪儿？", "--explain"
+    )["hits"]
     ids = [h["id"] for h in hits]
     assert ids.index(new) < ids.index(old) if newer_first else ids.index(old) < ids.index(new)
 
@@ -968,8 +1129,9 @@ def test_a_common_chinese_bigram_weighs_next_to_nothing_and_is_still_found(vault
     rare = put(vault, "计划改到下周").id
 
     def relevance(switch: str) -> dict[str, float]:
-        hits = cli.json("--set", f"ranking.cjk_common={switch}", "search", "我们的计划", "--explain",
-                        "--limit", "20")["hits"]
+        hits = cli.json("--set", f"ranking.cjk_common={switch}", "search", "我们的计划", "--explain", "--limit", "20")[
+            "hits"
+        ]
         return {h["id"]: h["explain"]["relevance"] for h in hits}
 
     on, off = relevance("true"), relevance("false")

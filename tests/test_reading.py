@@ -4,15 +4,14 @@ each rule that changes an order has a switch in [ranking] — off, it reads noth
 from __future__ import annotations
 
 import ast
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from conftest import put
 
 import optmem
-from optmem import text
-from conftest import put
-from optmem import settings
+from optmem import settings, text
 from optmem.errors import UsageError
 from optmem.reading import cues
 from optmem.reading.query import Intent, read, search_terms, terms_of
@@ -20,7 +19,7 @@ from optmem.settings import Ranking
 
 pytestmark = pytest.mark.usefixtures("no_sweep")
 
-SATURDAY_AFTER = datetime(2026, 5, 4, 12, tzinfo=timezone.utc).timestamp()  # a Monday
+SATURDAY_AFTER = datetime(2026, 5, 4, 12, tzinfo=UTC).timestamp()  # a Monday
 
 
 def off(name: str) -> Ranking:
@@ -29,7 +28,8 @@ def off(name: str) -> Ranking:
 
 def test_a_query_is_read_once_into_what_it_asks():
     assert read("How many plants do I have now?") == Intent(
-        "How many plants do I have now?", ["plant", "now"], "present", True, frozenset(), frozenset({"now"}), [])
+        "How many plants do I have now?", ["plant", "now"], "present", True, frozenset(), frozenset({"now"}), []
+    )
     zh = read("小明现在住在哪里")
     assert zh.terms == ["小明", "住在"] and zh.asks == "present" and zh.characters == ["小", "明", "住", "在"]
     assert read("What was Alice's previous address?").asks == "past"
@@ -39,11 +39,14 @@ def test_a_query_is_read_once_into_what_it_asks():
     assert read("what did we sign last Saturday", SATURDAY_AFTER).asks is None
 
 
-@pytest.mark.parametrize("switch, query, on, off_", [
-    ("stopwords", "what is the port", ["port"], ["what", "is", "the", "port"]),
-    ("question_words", "how many plants", ["plant"], ["mani", "plant"]),
-    ("question_words", "小明住在哪里", ["小明", "明住", "住在"], ["小明", "明住", "住在", "在哪", "哪里"]),
-])
+@pytest.mark.parametrize(
+    "switch, query, on, off_",
+    [
+        ("stopwords", "what is the port", ["port"], ["what", "is", "the", "port"]),
+        ("question_words", "how many plants", ["plant"], ["mani", "plant"]),
+        ("question_words", "小明住在哪里", ["小明", "明住", "住在"], ["小明", "明住", "住在", "在哪", "哪里"]),
+    ],
+)
 def test_the_words_a_query_drops_have_switches(switch, query, on, off_):
     assert search_terms(query) == on
     assert search_terms(query, settings=off(switch)) == off_
@@ -59,12 +62,15 @@ def test_the_splits_of_a_query_have_switches():
     assert terms_of("what did I do in May 2023", None, off("query_dates")) == ["may", "2023"]
 
 
-@pytest.mark.parametrize("switch, query, on, off_", [
-    ("present_cues", "Where do I live now?", "present", None),
-    ("present_cues", "我现在住在哪", "present", None),
-    ("past_cues", "What was my previous address?", "past", None),
-    ("past_cues", "How often do I play now, and previously?", "present", "present"),  # the present wins anyway
-])
+@pytest.mark.parametrize(
+    "switch, query, on, off_",
+    [
+        ("present_cues", "Where do I live now?", "present", None),
+        ("present_cues", "我现在住在哪", "present", None),
+        ("past_cues", "What was my previous address?", "past", None),
+        ("past_cues", "How often do I play now, and previously?", "present", "present"),  # the present wins anyway
+    ],
+)
 def test_what_a_query_asks_has_switches(switch, query, on, off_):
     assert cues.asks_for(query) == on and read(query).asks == on
     assert cues.asks_for(query, off(switch)) == off_ and read(query, None, off(switch)).asks == off_

@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import log_lines, put
 
 from optmem import candidates, facts, log, lookup, memory, search
+from optmem.errors import RedlineLocked
 from optmem.reading import cues
 from optmem.reading.query import terms_of
-from optmem.errors import RedlineLocked
-
-from conftest import log_lines, put
 
 T0 = "2026-01-01T00:00:00Z"
 
 
 pytestmark = pytest.mark.usefixtures("no_sweep")
+
 
 def at(monkeypatch, when: str) -> None:
     monkeypatch.setenv("OPTMEM_NOW", when)
@@ -31,10 +31,13 @@ def find(vault, query, **kw):
     return search.search(vault, query, limit=limit, filters=search.make_filters(**kw))
 
 
-@pytest.mark.parametrize("old,new,query", [
-    ("后端服务端口是 8080", "后端服务端口改成 9090 了", "后端端口"),
-    ("The backend listens on port 8080", "The backend listens on port 9090 now", "backend port"),
-])
+@pytest.mark.parametrize(
+    "old,new,query",
+    [
+        ("后端服务端口是 8080", "后端服务端口改成 9090 了", "后端端口"),
+        ("The backend listens on port 8080", "The backend listens on port 9090 now", "backend port"),
+    ],
+)
 def test_port_correction_new_first_old_marked_and_hidden_by_current(vault, monkeypatch, cli, old, new, query):
     at(monkeypatch, "2026-03-01T10:00:00Z")
     old_id = put(vault, old, domain="code").id
@@ -105,8 +108,10 @@ def test_redline_outranks_strong_matches_refuses_plain_corrections_accepts_newer
     at(monkeypatch, "2024-01-01T00:00:00Z")
     rule = put(vault, "发布前必须跑完测试", tier="redline", domain="code").id
     at(monkeypatch, "2026-06-01T00:00:00Z")
-    notes = [put(vault, f"发布流程第{i}步：发布前先跑测试，测试通过再发布，发布后观察发布日志 {i}",
-                        domain="code").id for i in range(8)]
+    notes = [
+        put(vault, f"发布流程第{i}步：发布前先跑测试，测试通过再发布，发布后观察发布日志 {i}", domain="code").id
+        for i in range(8)
+    ]
     hits = cli.json("search", "发布 测试")["hits"]
     assert hits[0]["id"] == rule and hits[0]["tier"] == "redline"
     assert set(h["id"] for h in hits[1:9]) == set(notes)
@@ -134,12 +139,21 @@ def test_hand_typed_line_cannot_unlock_a_redline(vault, vault_path, cli):
 def test_domain_and_other_filters_are_exact(vault, monkeypatch, cli):
     at(monkeypatch, "2026-01-10T00:00:00Z")
     for d in ("hermes", "code", "openclaw"):
-        put(vault, f"文章 draft from {d}", domain=d, project="blog" if d == "openclaw" else None,
-                   tags=["writing"] if d != "code" else [], kind="draft" if d == "hermes" else "note")
+        put(
+            vault,
+            f"文章 draft from {d}",
+            domain=d,
+            project="blog" if d == "openclaw" else None,
+            tags=["writing"] if d != "code" else [],
+            kind="draft" if d == "hermes" else "note",
+        )
     at(monkeypatch, "2026-02-10T00:00:00Z")
     put(vault, "文章 draft later", domain="openclaw")
     assert {h["domain"] for h in cli.json("search", "文章 draft", "--domain", "openclaw")["hits"]} == {"openclaw"}
-    assert {h["domain"] for h in cli.json("search", "draft", "-d", "code", "-d", "hermes")["hits"]} == {"code", "hermes"}
+    assert {h["domain"] for h in cli.json("search", "draft", "-d", "code", "-d", "hermes")["hits"]} == {
+        "code",
+        "hermes",
+    }
     assert [h["project"] for h in cli.json("search", "draft", "--project", "blog")["hits"]] == ["blog"]
     assert [h["kind"] for h in cli.json("search", "draft", "--kind", "draft")["hits"]] == ["draft"]
     assert {h["domain"] for h in cli.json("search", "draft", "--tag", "writing")["hits"]} == {"hermes", "openclaw"}
@@ -272,16 +286,28 @@ def test_a_chinese_query_s_time_words_are_cut_out_so_its_words_pair(vault, cli, 
     assert terms_of("我现在住哪") == ["住"] and terms_of("小明现在住在哪里") == ["小明", "住在"]
     assert "前端" in terms_of("所以前端要改什么") and "前端" in terms_of("从前端传来的参数")
     # a time word's characters inside other words are those words (实现|在, 项目|前端, 修改|成本 …)
-    for query, word in (("登录功能的实现在哪个文件", "实现"), ("bug出现在哪个模块", "出现"), ("项目前端用什么框架", "项目"),
-                        ("修改成本是多少", "成本"), ("最近邻算法", "近邻"), ("以前缀匹配", "前缀"),
-                        ("还原来的设置", "还原"), ("发现在哪", "发现")):
+    for query, word in (
+        ("登录功能的实现在哪个文件", "实现"),
+        ("bug出现在哪个模块", "出现"),
+        ("项目前端用什么框架", "项目"),
+        ("修改成本是多少", "成本"),
+        ("最近邻算法", "近邻"),
+        ("以前缀匹配", "前缀"),
+        ("还原来的设置", "还原"),
+        ("发现在哪", "发现"),
+    ):
         assert word in terms_of(query), (query, terms_of(query))
     # a pronoun left alone beside other terms chooses no records (我昨天买了: 买了, not every 我);
     # another character stays a topic (最近在读什么书: 书)
     assert terms_of("我现在在哪工作") == ["工作"] and terms_of("最近在读什么书") == ["在读", "书"]
     # the time word where it is one: 问题|目前, 以前|面试, 原来|源码, 今天|气温, 已经|理解
-    for query, word in (("这个问题目前解决了吗", "解决"), ("以前面试过哪些公司", "面试"), ("原来源码在哪", "源码"),
-                        ("今天气温多少", "气温"), ("我已经理解了吗", "理解")):
+    for query, word in (
+        ("这个问题目前解决了吗", "解决"),
+        ("以前面试过哪些公司", "面试"),
+        ("原来源码在哪", "源码"),
+        ("今天气温多少", "气温"),
+        ("我已经理解了吗", "理解"),
+    ):
         assert word in terms_of(query), (query, terms_of(query))
     assert cues.asks_for("所以前端用的什么") is None and cues.asks_for("怎么实现在线支付") is None
     # a query of nothing but a time word (and question words) searches for the time word
@@ -304,8 +330,14 @@ def test_a_chinese_query_whose_pairs_match_nothing_falls_back_to_its_characters(
 def test_nothing_found_is_success_with_empty_hits(vault, cli):
     put(vault, "something")
     out = cli.json("search", "完全无关 zebra")
-    assert out == {"ok": True, "query": "完全无关 zebra", "hits": [], "total": 0, "cold_matches": 0,
-                   "forgotten_matches": 0}
+    assert out == {
+        "ok": True,
+        "query": "完全无关 zebra",
+        "hits": [],
+        "total": 0,
+        "cold_matches": 0,
+        "forgotten_matches": 0,
+    }
     assert cli.json("search", "  ", code=2)["error"]["code"] == "usage"
     # a query with nothing to search for (emoji, punctuation) says so, not just "no matches"
     put(vault, "deploy went fine 🚀")
@@ -318,8 +350,21 @@ def test_nothing_found_is_success_with_empty_hits(vault, cli):
 def test_json_shape_and_explain(vault, cli):
     rid = put(vault, "端口是 9090", key="port", evidence="deploy.yml").id
     hit = cli.json("search", "端口", "--explain")["hits"][0]
-    assert set(hit) == {"id", "ts", "domain", "project", "kind", "tier", "text", "score", "status",
-                        "superseded_by", "corrects", "key", "explain"}
+    assert set(hit) == {
+        "id",
+        "ts",
+        "domain",
+        "project",
+        "kind",
+        "tier",
+        "text",
+        "score",
+        "status",
+        "superseded_by",
+        "corrects",
+        "key",
+        "explain",
+    }
     assert hit["id"] == rid and hit["key"] == "port"
     assert set(hit["explain"]) >= {"relevance", "recency_bonus", "tier_factor", "status", "band"}
     assert "explain" not in cli.json("search", "端口")["hits"][0]
@@ -375,6 +420,7 @@ def test_index_is_disposable_and_reindex_rebuilds(vault, vault_path, cli):
         put(vault, text)
     before = cli.json("search", "周三 wednesday")
     import shutil
+
     shutil.rmtree(vault_path / ".cache")
     assert cli.json("search", "周三 wednesday") == before
     (vault_path / ".cache" / "index.sqlite3").write_bytes(b"garbage, not sqlite")
@@ -428,13 +474,17 @@ def test_wide_candidate_path_ranks_like_the_exact_path(vault, vault_path, cli, m
     # the plan it ran: every term, then the rare terms within the budget (a whole pool: what the
     # commoner terms add decides among them), then the newest
     plan = candidates.wide_queries(["deploy", "kubernetes"], {"deploy": 120, "kubernetes": 60}, 100, 100)
-    assert plan == [('"deploy" AND "kubernetes"', "ORDER BY bm25(fts)", 100, False),
-                    ('"kubernetes"', "ORDER BY bm25(fts)", 100, False),
-                    ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50, False)]
+    assert plan == [
+        ('"deploy" AND "kubernetes"', "ORDER BY bm25(fts)", 100, False),
+        ('"kubernetes"', "ORDER BY bm25(fts)", 100, False),
+        ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50, False),
+    ]
     # three terms: every term but the commonest too, when every term found few records
     plan = candidates.wide_queries(["a", "b", "c"], {"a": 500, "b": 90, "c": 40}, 100, 100)
-    assert plan[:2] == [('"a" AND "b" AND "c"', "ORDER BY bm25(fts)", 100, False),
-                        ('"c" AND "b"', "ORDER BY bm25(fts)", 50, True)]
+    assert plan[:2] == [
+        ('"a" AND "b" AND "c"', "ORDER BY bm25(fts)", 100, False),
+        ('"c" AND "b"', "ORDER BY bm25(fts)", 50, True),
+    ]
 
 
 def test_a_filtered_total_past_the_ranking_budget_is_still_exact(vault, vault_path, cli):
@@ -522,17 +572,24 @@ def test_a_shorter_limit_is_the_start_of_a_longer_one(vault, monkeypatch):
         put(vault, f"frontend port {value} and the backend proxy settings", gate=False)
         put(vault, "backend port " * (day % 3 + 1) + f"listed in the runbook, page {day}", gate=False)
     at(monkeypatch, "2026-02-01T09:00:00Z")
-    for query in ("what is the current backend port", "backend port", "the port checks now",
-                  "frontend backend proxy port"):
+    for query in (
+        "what is the current backend port",
+        "backend port",
+        "the port checks now",
+        "frontend backend proxy port",
+    ):
         longest = ids(find(vault, query, limit=40))
         for limit in (1, 2, 3, 5, 10, 20):
             assert ids(find(vault, query, limit=limit)) == longest[:limit], (query, limit)
 
 
-@pytest.mark.parametrize("old, new, query", [
-    ("The backend port is 8080", "It is 9090 since the migration", "backend port"),
-    ("前端端口是 3000", "改成 3001 了", "前端端口"),
-])
+@pytest.mark.parametrize(
+    "old, new, query",
+    [
+        ("The backend port is 8080", "It is 9090 since the migration", "backend port"),
+        ("前端端口是 3000", "改成 3001 了", "前端端口"),
+    ],
+)
 def test_a_correction_in_other_words_is_found_through_what_it_corrects(vault, cli, monkeypatch, old, new, query):
     # the correction shares no word with the query: it stands in for the record it corrects (its
     # relevance), so search, --current and context find the current value, not only the old one
@@ -611,7 +668,7 @@ def test_a_correction_stands_in_for_a_record_the_filters_or_the_cold_tier_hide(v
 
 
 def test_the_possessive_de_is_a_function_word_no_bigram_straddles(vault, cli, monkeypatch):
-    """"小明的手机号" asks about 小明 and 手机号, as "Xiao Ming's phone number" does: the 的 between
+    """ "小明的手机号" asks about 小明 and 手机号, as "Xiao Ming's phone number" does: the 的 between
     them is cut out like an English stop word, so 的手 (in 我的手机号) chooses nothing."""
     at(monkeypatch, "2026-03-01T10:00:00Z")
     for said in ("小明喜欢拿铁", "小明住在杭州", "小明养了一只猫", "小明周末去爬山", "小明在学吉他"):

@@ -23,7 +23,7 @@ def _cached(vault_path: Path) -> dict:
 
 def test_settings_read_through_the_cache_are_the_files_own(cli, vault, vault_path):
     _with_cache_folder(cli)
-    toml = "[ranking]\ncandidats = 300\ncontext_share = 0.5\n[projects]\nweb = \"site\"\n"
+    toml = '[ranking]\ncandidats = 300\ncontext_share = 0.5\n[projects]\nweb = "site"\n'
     (vault_path / "optmem.toml").write_text(toml, "utf-8")
     first = Vault(vault_path).settings
     assert _cached(vault_path)["stamp"][0] == toml  # kept with the text it was read from
@@ -41,7 +41,7 @@ def test_an_edited_settings_file_is_read_again(cli, vault, vault_path):
     assert Vault(vault_path).settings.ranking.context_share == 0.5
     (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.25\n", "utf-8")
     assert Vault(vault_path).settings.ranking.context_share == 0.25
-    (vault_path / "optmem.toml").write_text("[ranking]\ncandidates = \"lots\"\n", "utf-8")
+    (vault_path / "optmem.toml").write_text('[ranking]\ncandidates = "lots"\n', "utf-8")
     for _ in range(2):  # an invalid file is never kept: it is refused each time
         assert cli.json("search", "note", code=2)["error"]["key"] == "ranking.candidates"
     assert _cached(vault_path)["stamp"][0] == "[ranking]\ncontext_share = 0.25\n"
@@ -50,7 +50,7 @@ def test_an_edited_settings_file_is_read_again(cli, vault, vault_path):
 def test_a_damaged_settings_cache_is_read_past(cli, vault, vault_path):
     _with_cache_folder(cli)
     (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.5\n", "utf-8")
-    Vault(vault_path).settings
+    assert Vault(vault_path).settings.ranking.context_share == 0.5
     cache = vault_path / ".cache" / SETTINGS_CACHE
     kept = _cached(vault_path)
     for damaged in ("{not json", json.dumps({**kept, "settings": {"ranking": {"nope": 1}}}), "[]"):

@@ -10,25 +10,24 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-
 from conftest import Cli
 
 # the vault's clock: everything is written between T0 and NOW
 T0, LATER, NOW = "2026-03-01T09:00:00Z", "2026-03-02T09:00:00Z", "2026-03-12T09:00:00Z"
-LONG_AGO = "2025-08-01T09:00:00Z"   # a record nobody used since: the sweep cools it
+LONG_AGO = "2025-08-01T09:00:00Z"  # a record nobody used since: the sweep cools it
 
 
 class Row(NamedTuple):
     """What each surface shows of one state's record (None: the surface does not show it)."""
 
     state: str
-    marker: str          # a word only this state's records hold: what the surfaces are searched for
-    get: str | None      # `get`'s status (None: no record — purged)
-    badge: str | None    # what human `search` / `get` print beside it
-    search: str | None   # its status in a plain `search` (None: not a hit)
-    current: bool        # a hit of `search --current`
+    marker: str  # a word only this state's records hold: what the surfaces are searched for
+    get: str | None  # `get`'s status (None: no record — purged)
+    badge: str | None  # what human `search` / `get` print beside it
+    search: str | None  # its status in a plain `search` (None: not a hit)
+    current: bool  # a hit of `search --current`
     context: str | None  # how `context` shows it (None: not shown)
-    tree: str | None     # how the summary tree quotes it (None: not quoted)
+    tree: str | None  # how the summary tree quotes it (None: not quoted)
 
 
 TABLE = [
@@ -53,7 +52,7 @@ TABLE = [
 
 class Built(NamedTuple):
     vault: Path
-    ids: dict[str, str]          # state → the id of the record in that state
+    ids: dict[str, str]  # state → the id of the record in that state
     cli: Cli
 
 
@@ -85,8 +84,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     old = put("superseded by a correction", "mxcorrected the api listens on port 8080")
     ids["correction"] = run(cli, vault, "correct", old, "mxcorrected the api listens on port 9090", when=LATER)["id"]
     put("superseded by a newer key value", "mxkeyed the region is eu-west", "--key", "mx.region")
-    ids["key value"] = run(cli, vault, "append", "mxkeyed the region is us-east", "--key", "mx.region",
-                           when=LATER)["id"]
+    ids["key value"] = run(cli, vault, "append", "mxkeyed the region is us-east", "--key", "mx.region", when=LATER)[
+        "id"
+    ]
     put("forgotten", "mxforgotten the wifi password hint is the cat")
     run(cli, vault, "forget", ids["forgotten"], "--reason", "not for memory", when=LATER)
     put("purged", "mxpurged my health insurance number")
@@ -97,38 +97,56 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     put("rejected", "mxrejected the user may use emacs", "--confidence", "0.4")
     run(cli, vault, "reject", ids["rejected"], "--reason", "wrong guess", when=LATER)
     put("in conflict, keyed", "mxkeyconflict the editor is vim", "--key", "mx.editor")
-    ids["keyed rival"] = run(cli, vault, "append", "mxkeyconflict the editor is emacs", "--key", "mx.editor",
-                             "--basis", "inferred", when=LATER)["id"]
+    ids["keyed rival"] = run(
+        cli,
+        vault,
+        "append",
+        "mxkeyconflict the editor is emacs",
+        "--key",
+        "mx.editor",
+        "--basis",
+        "inferred",
+        when=LATER,
+    )["id"]
     base = run(cli, vault, "append", "mxfork the release branch is rel-1")["id"]
     with open(vault / "LOG.jsonl", "a", encoding="utf-8") as fh:  # two clones corrected it; git merged
         for day, text in (("2026-03-02", "rel-2"), ("2026-03-03", "rel-3")):
-            fh.write(json.dumps({"ts": f"{day}T00:00:00Z", "domain": "default", "kind": "correction",
-                                 "corrects": [base], "text": f"mxfork the release branch is {text}"}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "ts": f"{day}T00:00:00Z",
+                        "domain": "default",
+                        "kind": "correction",
+                        "corrects": [base],
+                        "text": f"mxfork the release branch is {text}",
+                    }
+                )
+                + "\n"
+            )
     ids["fork base"] = base
     ids["in conflict, corrected two ways"] = next(
-        h["id"] for h in run(cli, vault, "search", "mxfork rel-3")["hits"] if h["text"].endswith("rel-3"))
+        h["id"] for h in run(cli, vault, "search", "mxfork rel-3")["hits"] if h["text"].endswith("rel-3")
+    )
     put("possibly updated (a guess)", "mxplants I have 3 monstera plants at home")
-    ids["update guess"] = run(cli, vault, "append", "mxplants I now have 5 monstera plants at home",
-                              when=LATER)["id"]
+    ids["update guess"] = run(cli, vault, "append", "mxplants I now have 5 monstera plants at home", when=LATER)["id"]
     put("redline", "mxredline never deploy on a friday", "--redline")
     run(cli, vault, "add", "mxhotold the retro is on monday", when=T0)
     run(cli, vault, "replace", "on monday", "on tuesday", when=LATER)
     run(cli, vault, "add", "mxhotgone the printer is on floor 2", when=T0)
     run(cli, vault, "remove", "mxhotgone", when=LATER)
     run(cli, vault, "handoff", "write", "-p", "mxproj", "--done", "mxhandoff the port moved", when=LATER)
-    ids["fork rel-2"] = next(h["id"] for h in run(cli, vault, "search", "mxfork rel-2")["hits"]
-                             if h["text"].endswith("rel-2"))
+    ids["fork rel-2"] = next(
+        h["id"] for h in run(cli, vault, "search", "mxfork rel-2")["hits"] if h["text"].endswith("rel-2")
+    )
     journal = [json.loads(x) for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines()]
-    ids["replaced hot entry"] = next(r["id"] for r in journal if r.get("op") == "remove"
-                                     and "monday" in r["text"])
-    ids["removed hot entry"] = next(r["id"] for r in journal if r.get("op") == "remove"
-                                    and "mxhotgone" in r["text"])
+    ids["replaced hot entry"] = next(r["id"] for r in journal if r.get("op") == "remove" and "monday" in r["text"])
+    ids["removed hot entry"] = next(r["id"] for r in journal if r.get("op") == "remove" and "mxhotgone" in r["text"])
     for i in range(3):  # the raw tail of the tree (under one run) is these, not a state's record
         run(cli, vault, "append", f"filler note {i} about nothing in particular", when=NOW)
-    run(cli, vault, "sweep")                      # the old jenkins note goes cold
-    run(cli, vault, "compact")                    # the tree over all of it
+    run(cli, vault, "sweep")  # the old jenkins note goes cold
+    run(cli, vault, "compact")  # the tree over all of it
     run(cli, vault, "purge", ids["purged"], "--yes")  # its nodes go with it …
-    run(cli, vault, "compact")                        # … and are made again without it
+    run(cli, vault, "compact")  # … and are made again without it
     return Built(vault, ids, cli)
 
 
@@ -158,8 +176,7 @@ def test_each_state_on_each_surface(built: Built, row: Row) -> None:
         assert rid not in found
     else:
         assert found[rid]["status"] == row.search
-        line = next(x for x in human(b.cli, vault, "search", row.marker, "--limit", "50").splitlines()
-                    if rid[-8:] in x)
+        line = next(x for x in human(b.cli, vault, "search", row.marker, "--limit", "50").splitlines() if rid[-8:] in x)
         if row.badge:
             assert f"[{row.badge}" in line or f" {row.badge}" in line, line
         else:
@@ -181,8 +198,10 @@ def test_each_state_on_each_surface(built: Built, row: Row) -> None:
         assert "outdated" not in ctx
     # the summary tree: files and what `tree NODE` and `search --kind summary` show
     files = "\n".join(p.read_text("utf-8") for p in sorted((vault / "tree").rglob("*.md")))
-    shown = "\n".join(run(b.cli, vault, "tree", f"default/{p.stem}")["node"]["body"]
-                      for p in sorted((vault / "tree" / "default").glob("*.md")))
+    shown = "\n".join(
+        run(b.cli, vault, "tree", f"default/{p.stem}")["node"]["body"]
+        for p in sorted((vault / "tree" / "default").glob("*.md"))
+    )
     summary = "\n".join(h["text"] for h in run(b.cli, vault, "search", row.marker, "--kind", "summary")["hits"])
     if row.tree is None:
         assert rid not in shown and rid not in summary
@@ -191,7 +210,9 @@ def test_each_state_on_each_surface(built: Built, row: Row) -> None:
     else:
         quoted = next(x for x in shown.splitlines() if rid in x)
         if row.tree == "quoted":
-            assert quoted.endswith(f"(`{rid}`)") or quoted.endswith("[redline]") or quoted.endswith("[correction]"), quoted
+            assert quoted.endswith(f"(`{rid}`)") or quoted.endswith("[redline]") or quoted.endswith("[correction]"), (
+                quoted
+            )
         elif row.tree == "superseded":
             assert "[superseded by" in quoted, quoted
         else:
@@ -203,9 +224,12 @@ def test_the_lists_and_counts_agree_with_the_table(built: Built) -> None:
     pending = run(b.cli, b.vault, "pending")["pending"]
     assert [w["id"] for w in pending] == [ids["pending"]]
     conflicts = run(b.cli, b.vault, "conflicts")["conflicts"]
-    assert sorted((c["key"] or c["fact"], sorted(v["id"] for v in c["values"])) for c in conflicts) == sorted([
-        ("mx.editor", sorted([ids["in conflict, keyed"], ids["keyed rival"]])),
-        (ids["fork base"], sorted([ids["fork rel-2"], ids["in conflict, corrected two ways"]]))])
+    assert sorted((c["key"] or c["fact"], sorted(v["id"] for v in c["values"])) for c in conflicts) == sorted(
+        [
+            ("mx.editor", sorted([ids["in conflict, keyed"], ids["keyed rival"]])),
+            (ids["fork base"], sorted([ids["fork rel-2"], ids["in conflict, corrected two ways"]])),
+        ]
+    )
     stats = run(b.cli, b.vault, "stats")
     assert stats["contradictions"] == 2 and stats["open_updates"] == 1
     assert stats["status"]["pending"] == 1 and stats["status"]["cold"] == 1 and stats["status"]["expired"] == 1
@@ -257,15 +281,24 @@ def test_every_mcp_tool_agrees_with_the_cli(built: Built) -> None:
 
 def readme_table() -> str:
     """The docs' state × surface table (docs/effective-view.md), made from `TABLE`."""
-    context = {"record": "listed", "asked": "listed, and asked which is right", "redline": "redlines",
-               "question": "listed: \"may have been updated by …?\""}
+    context = {
+        "record": "listed",
+        "asked": "listed, and asked which is right",
+        "redline": "redlines",
+        "question": 'listed: "may have been updated by …?"',
+    }
     out = ["| state | `get` | `search` | `--current` | `context` | tree |", "| --- | --- | --- | --- | --- | --- |"]
     for r in TABLE:
-        search = "—" if r.search is None else r.search + (f" `{r.badge}{' …' if r.badge.endswith('by') else ''}`"
-                                                            if r.badge else "")
+        search = (
+            "—"
+            if r.search is None
+            else r.search + (f" `{r.badge}{' …' if r.badge.endswith('by') else ''}`" if r.badge else "")
+        )
         tree = {None: "—", "quoted": "quoted"}.get(r.tree, f"quoted `[{r.tree}]`")
-        out.append(f"| {r.state} | {r.get or 'not found'} | {search} | {'yes' if r.current else '—'} | "
-                   f"{context.get(r.context or '', '—')} | {tree} |")
+        out.append(
+            f"| {r.state} | {r.get or 'not found'} | {search} | {'yes' if r.current else '—'} | "
+            f"{context.get(r.context or '', '—')} | {tree} |"
+        )
     return "\n".join(out)
 
 

@@ -4,6 +4,7 @@ suggestions, confirm/reject refusals, help texts, doctor on a hand-typed line wi
 from __future__ import annotations
 
 import json
+from datetime import UTC
 
 import pytest
 from conftest import log_lines, put
@@ -26,18 +27,21 @@ def test_a_huge_query_is_echoed_cut_and_kept_whole_as_data(cli, vault):
     assert cli.json("search", HUGE)["query"] == HUGE  # the JSON field is data: as given
 
 
-@pytest.mark.parametrize("args", [
-    ["search", "!" * 100_000],                       # "… has nothing to search for"
-    ["search", "port", "--kind", HUGE],              # "no record has kind …"
-    ["search", "port", "--tag", HUGE],
-    ["correct", HUGE, "the port is 5434"],           # "no current or pending record matches …"
-    ["get", HUGE],                                   # "no record has id …"
-    ["remove", HUGE],                                # "no entry in MEMORY.md contains …"
-    ["history", "--key", HUGE],
-    ["append", "a note", "--ttl", HUGE],
-    ["search", "port", "--since", HUGE],
-    ["append", "a note", "--domain", HUGE],          # "domain … is not allowed"
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "!" * 100_000],  # "… has nothing to search for"
+        ["search", "port", "--kind", HUGE],  # "no record has kind …"
+        ["search", "port", "--tag", HUGE],
+        ["correct", HUGE, "the port is 5434"],  # "no current or pending record matches …"
+        ["get", HUGE],  # "no record has id …"
+        ["remove", HUGE],  # "no entry in MEMORY.md contains …"
+        ["history", "--key", HUGE],
+        ["append", "a note", "--ttl", HUGE],
+        ["search", "port", "--since", HUGE],
+        ["append", "a note", "--domain", HUGE],  # "domain … is not allowed"
+    ],
+)
 def test_messages_quote_a_huge_argument_cut(cli, vault, args):
     put(vault, "the staging port is 5433")
     cli("add", "the deploy runs on Fridays")
@@ -117,10 +121,15 @@ def test_merge_does_not_repeat_a_topic_the_fragment_already_begins_with(cli, vau
     c = cli.json("append", "JAPAN TRIP — flights on June 3")["id"]
     d = cli.json("append", "Japanese food every night")["id"]
     rec = cli.json("merge", a, b, c, d, "--topic", "Japan trip")["record"]
-    assert rec["text"] == ("Japan trip: going next month / booked a ryokan in Kyoto / flights on June 3 / "
-                           "Japanese food every night")
-    assert rec["details"] == ["Japan trip: going next month", "booked a ryokan in Kyoto",
-                              "JAPAN TRIP — flights on June 3", "Japanese food every night"]  # verbatim
+    assert rec["text"] == (
+        "Japan trip: going next month / booked a ryokan in Kyoto / flights on June 3 / Japanese food every night"
+    )
+    assert rec["details"] == [
+        "Japan trip: going next month",
+        "booked a ryokan in Kyoto",
+        "JAPAN TRIP — flights on June 3",
+        "Japanese food every night",
+    ]  # verbatim
 
 
 # -- 3. merge --suggest: only what merge accepts, about one subject -----------------------------------
@@ -131,14 +140,17 @@ def test_suggestions_are_only_groups_merge_accepts(cli, vault, vault_path):
         ("flight", "Japan trip: flights booked for June 3", ["--key", "trip.flight"]),
         ("hotel", "Japan trip: ryokan in Kyoto for two nights", ["--key", "trip.hotel"]),
         ("rail", "Japan trip: JR pass ordered", ["--key", "trip.rail"]),
-        ("win", "Japan trip: laptop runs Windows", ["--key", "trip.laptop"]),   # two values of one key,
+        ("win", "Japan trip: laptop runs Windows", ["--key", "trip.laptop"]),  # two values of one key,
         ("mac", "Japan trip: laptop runs macOS", ["--key", "trip.laptop", "--basis", "inferred"]),  # one
         # inferred against what was said: a conflict
         ("guess", "Japan trip: maybe a day in Nara", ["--key", "trip.nara", "--confidence", "0.3"]),
         ("other", "Japan trip: the visa is not needed", ["--key", "trip.visa", "--domain", "elsewhere"]),
         ("rule", "Japan trip: never book without asking", ["--redline", "--tag", "japan"]),
-        ("secret", "Japan trip: token ghp_abcdefghijklmnopqrstuvwxyz0123456789 for the booking site",
-         ["--key", "trip.token", "--allow-unsafe"]),
+        (
+            "secret",
+            "Japan trip: token ghp_abcdefghijklmnopqrstuvwxyz0123456789 for the booking site",
+            ["--key", "trip.token", "--allow-unsafe"],
+        ),
         ("a", "renovation: the kitchen starts Monday", ["--tag", "home"]),
         ("b", "renovation budget is 50k for the kitchen", ["--tag", "home"]),
         ("c", "renovation company is Red Star, kitchen first", ["--tag", "home"]),
@@ -159,15 +171,21 @@ def test_suggestions_are_only_groups_merge_accepts(cli, vault, vault_path):
 
 def test_a_key_prefix_or_a_tag_alone_is_no_subject(cli, vault, vault_path):
     quiet(vault_path)
-    for text, key in [("Alice", "user.name"), ("Bob lives in Paris", "user.city"),
-                      ("Chen speaks Mandarin", "user.lang")]:
+    for text, key in [
+        ("Alice", "user.name"),
+        ("Bob lives in Paris", "user.city"),
+        ("Chen speaks Mandarin", "user.lang"),
+    ]:
         cli.json("append", text, "--key", key)
     for text in ("renew the passport", "call the plumber", "pay the electricity bill"):
         cli.json("append", text, "--tag", "todo")
     assert cli.json("merge", "--suggest")["suggestions"] == []
     # a deeper prefix names the subject itself
-    for text, key in [("deadline is March 3", "proj.apollo.deadline"), ("owner is Li Wei", "proj.apollo.owner"),
-                      ("written in Rust", "proj.apollo.stack")]:
+    for text, key in [
+        ("deadline is March 3", "proj.apollo.deadline"),
+        ("owner is Li Wei", "proj.apollo.owner"),
+        ("written in Rust", "proj.apollo.stack"),
+    ]:
         cli.json("append", text, "--key", key)
     [s] = cli.json("merge", "--suggest")["suggestions"]
     assert "proj.apollo.*" in s["reason"] and len(s["ids"]) == 3
@@ -175,40 +193,58 @@ def test_a_key_prefix_or_a_tag_alone_is_no_subject(cli, vault, vault_path):
 
 def test_suggestion_reasons_show_words_as_written(cli, vault, vault_path):
     quiet(vault_path)
-    for text in ("Redis caching for the sessions service", "the sessions service drops Redis caching at night",
-                 "Redis caching TTL for sessions is 5 minutes"):
+    for text in (
+        "Redis caching for the sessions service",
+        "the sessions service drops Redis caching at night",
+        "Redis caching TTL for sessions is 5 minutes",
+    ):
         cli.json("append", text, "--on-similar", "store")
     for text in ("数据库迁移周一开始", "数据库要每天备份", "数据库密码每月轮换"):
         cli.json("append", text, "--tag", "db", "-d", "zh", "--on-similar", "store")
     for text in ("服务器重启", "服务器变慢", "服务器宕机"):  # one word, no label: no subject told apart
         cli.json("append", text, "-d", "ops", "--on-similar", "store")
     found = {s["reason"] for s in cli.json("merge", "--suggest")["suggestions"]}
-    assert found == {"they share the words Redis, caching, sessions",  # not stems: cach, redi, session
-                     "they share the tag db and the word 数据库"}  # the run as written, not 数据, 据库
+    assert found == {
+        "they share the words Redis, caching, sessions",  # not stems: cach, redi, session
+        "they share the tag db and the word 数据库",
+    }  # the run as written, not 数据, 据库
 
 
 def test_people_who_like_different_things_are_no_subject_and_one_trip_is(cli, vault, vault_path):
     quiet(vault_path)
-    for text, key in [("Alice likes tea", "user.alice.drink"), ("Bob likes coffee", "user.bob.drink"),
-                      ("Carol likes mate", "user.carol.drink")]:
+    for text, key in [
+        ("Alice likes tea", "user.alice.drink"),
+        ("Bob likes coffee", "user.bob.drink"),
+        ("Carol likes mate", "user.carol.drink"),
+    ]:
         cli.json("append", text, "--key", key)
-    for text, key in [("小明喜欢茶", "user.xiaoming.drink"), ("小红喜欢咖啡", "user.xiaohong.drink"),
-                      ("小刚喜欢马黛茶", "user.xiaogang.drink")]:  # the same in Chinese
+    for text, key in [
+        ("小明喜欢茶", "user.xiaoming.drink"),
+        ("小红喜欢咖啡", "user.xiaohong.drink"),
+        ("小刚喜欢马黛茶", "user.xiaogang.drink"),
+    ]:  # the same in Chinese
         cli.json("append", text, "--key", key, "-d", "zh")
     # "drink" is only the keys' word (a label, not content), "likes" and 喜欢 only a verb they share
     assert cli.json("merge", "--suggest")["suggestions"] == []
-    trip = [cli.json("append", text, "--key", key)["id"]
-            for text, key in [("Japan trip: flights booked for June 3", "trip.flight"),
-                              ("Japan trip: ryokan in Kyoto for two nights", "trip.hotel"),
-                              ("Japan trip: JR pass ordered", "trip.rail")]]
+    trip = [
+        cli.json("append", text, "--key", key)["id"]
+        for text, key in [
+            ("Japan trip: flights booked for June 3", "trip.flight"),
+            ("Japan trip: ryokan in Kyoto for two nights", "trip.hotel"),
+            ("Japan trip: JR pass ordered", "trip.rail"),
+        ]
+    ]
     [s] = cli.json("merge", "--suggest")["suggestions"]
     assert s["ids"] == trip and s["reason"] == "they share the key prefix trip.* and the word Japan"
 
 
 def test_a_suggestion_names_only_words_of_the_texts(cli, vault, vault_path):
     quiet(vault_path)
-    for text, key in [("Luna eats salmon kibble", "pet.food"), ("Luna's vet is Dr. Park", "pet.vet"),
-                      ("Luna gets her food warmed", "pet.habit")]:
+    for text, key in [
+        ("Luna eats salmon kibble", "pet.food"),
+        ("Luna's vet is Dr. Park", "pet.vet"),
+        ("Luna gets her food warmed", "pet.habit"),
+    ]:
         cli.json("append", text, "--key", key)
     [s] = cli.json("merge", "--suggest")["suggestions"]
     assert s["reason"] == "they share the key prefix pet.* and the word Luna"  # not "food": a key's word
@@ -219,8 +255,7 @@ def _registered() -> list[str]:
     """Every command and subcommand the CLI registers (each module imported, as --help does)."""
     import importlib
 
-    from optmem.cli.spec import COMMANDS
-    from optmem.cli.spec import REGISTRY
+    from optmem.cli.spec import COMMANDS, REGISTRY
 
     for module, _ in COMMANDS.values():
         importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
@@ -294,7 +329,7 @@ def test_doctor_names_init_for_the_merge_driver(cli, vault, vault_path):
 # -- 6. doctor: a hand-typed line without ts -----------------------------------------------------------
 def test_doctor_fix_stamps_a_hand_line_without_ts_and_keeps_its_id(cli, vault, vault_path, monkeypatch):
     import os
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     quiet(vault_path)
     monkeypatch.setenv("OPTMEM_NOW", "2026-04-01T00:00:00Z")
@@ -308,15 +343,19 @@ def test_doctor_fix_stamps_a_hand_line_without_ts_and_keeps_its_id(cli, vault, v
     problems = cli.json("doctor", code=1)["problems"]
     assert [p["code"] for p in problems] == ["missing_field"] and problems[0]["id"] == rid
     assert 'add "ts"' in problems[0]["message"] and "optmem doctor --fix" in problems[0]["message"]
-    written = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc).timestamp()
+    written = datetime(2026, 3, 1, 12, 0, tzinfo=UTC).timestamp()
     os.utime(vault.log_path, (written, written))  # when the log was last written
     before = vault.log_path.read_bytes().splitlines(keepends=True)
     out = cli.json("doctor", "--fix")
     assert out["ok"] and any("2026-03-01T12:00:00Z" in f and "ts" in f for f in out["fixed"])
     after = vault.log_path.read_bytes().splitlines(keepends=True)
     assert [a for a, b in zip(after, before) if a != b] == [after[1]]  # only that line changed
-    assert json.loads(after[1]) == {"id": rid, "ts": "2026-03-01T12:00:00Z",
-                                    "text": "[hermes] the deploy window is Tuesday 10:00", "tags": ["ops"]}
+    assert json.loads(after[1]) == {
+        "id": rid,
+        "ts": "2026-03-01T12:00:00Z",
+        "text": "[hermes] the deploy window is Tuesday 10:00",
+        "tags": ["ops"],
+    }
     [kept] = [json.loads(line) for line in (vault_path / "LOG.quarantine.jsonl").read_text("utf-8").splitlines()]
     assert kept["line"] == 2 and kept["raw"].encode("utf-8") + b"\n" == hand  # the exact bytes
     assert cli.json("doctor")["ok"]

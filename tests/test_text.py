@@ -1,6 +1,7 @@
 import unicodedata
 
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from optmem import compare, text
 from optmem.reading import amounts
@@ -31,7 +32,7 @@ def test_a_chinese_query_drops_the_form_of_its_question_while_a_topic_is_left():
     assert search_terms("小明搬家了吗") == ["小明", "明搬", "搬家", "家了"]
     assert search_terms("怎么部署") == ["部署"] and search_terms("谁负责部署？")[0] == "负责"
     assert "多少" not in search_terms("后端端口是多少")
-    assert search_terms("什么") == ["什么"]                      # nothing else left: kept
+    assert search_terms("什么") == ["什么"]  # nothing else left: kept
     assert search_terms("哪吒的电影")[0] == "哪吒" and "茶几" in search_terms("茶几放在哪")
     assert search_terms("吗啡") == ["吗啡"]
     # a question word is cut out, not every bigram with one of its characters: topics stay
@@ -39,7 +40,7 @@ def test_a_chinese_query_drops_the_form_of_its_question_while_a_topic_is_left():
     assert "毛呢" in search_terms("毛呢大衣在哪买") and search_terms("我住几楼") == ["我住", "楼"]
     assert search_terms("卡罗琳什么时候去了") == ["卡罗", "罗琳", "去了"]  # neighbours pair across it
     # a final 吧/呢 that ends a noun (酒吧, 网吧, 毛呢) is the topic, not the question's mood
-    assert search_terms("毛呢") == ["毛呢"] and search_terms("去三里屯的酒吧") [-1] == "酒吧"
+    assert search_terms("毛呢") == ["毛呢"] and search_terms("去三里屯的酒吧")[-1] == "酒吧"
     assert search_terms("网吧") == ["网吧"] and search_terms("好吧") == ["好"]
     assert search_terms("他在哪里呢") == ["他在"]
     assert search_terms("小红喜欢什么花呢") == ["小红", "红喜", "喜欢", "花"]  # 花呢 the cloth is rarer
@@ -65,7 +66,9 @@ def test_the_amount_word_after_how_is_the_question_s_form_as_duoshao_is():
 
 
 def test_a_question_for_an_amount_and_a_sentence_that_states_one():
-    asks = lambda q: asks_amount(text.fold(q))
+    def asks(q):
+        return asks_amount(text.fold(q))
+
     assert asks("How many plants?") and asks("how LONG have I had Luna") and asks("How much was it")
     assert asks("我养了几盆花") and asks("端口是多少") and asks("养猫多久了") and asks("路有多长")
     assert not asks("how often do I run") and not asks("long hair") and not asks("茶几在哪") and not asks("好几个人")
@@ -75,14 +78,19 @@ def test_a_question_for_an_amount_and_a_sentence_that_states_one():
     assert not asks("多多少少有点累") and not asks("很多长辈喜欢喝茶")
     # "what" asks no amount, whatever it asks about: "what was my best time" is a question of its words
     assert not asks("What was my previous personal best time?") and not asks("what's the price of the bike")
+
     # (the words as the text writes them — the search passes those whose stems matched)
-    states = lambda s, *said: amounts.states_amount(text.fold(s), frozenset(said))
+    def states(s, *said):
+        return amounts.states_amount(text.fold(s), frozenset(said))
+
     assert states("I keep 5 plants. I water them.", "plants") and states("Plants: I have 5.", "plants")
     assert states("I've had Luna for about six months now", "luna") and states("It took 1.5 hours to bake", "bake")
     assert states("我养了五盆花，很开心", "盆花") and states("我养了3盆花", "盆花") and states("住了两年", "住了")
     # the number and the topic in one sentence; a list's item mark is no number; 一 of 一起 neither
     assert not states("I water plants. I have 5 cats.", "plants") and not states("1. plants are nice", "plants")
-    assert not states("我们一起养花", "养花") and not states("I keep 5 plants", )  # no topic word: nothing to state
+    assert not states("我们一起养花", "养花") and not states(
+        "I keep 5 plants",
+    )  # no topic word: nothing to state
     # a lone 一 before a measure word says "a" (一条帖子, "a post"), as "one" is no number word
     assert not states("发一条帖子让粉丝评论", "粉丝") and not states("one of my plants", "plants")
     assert states("养了十一盆花", "盆花") and states("一百个粉丝", "粉丝")
@@ -113,7 +121,9 @@ def test_a_question_for_an_amount_and_a_sentence_that_states_one():
     # has none after its stop, and a full-width ． folds to .), and so does "CA." — a state, not "circa"
     assert states("plants, e.g. 5 of them", "plants") and states("plants, i.e. 5 ferns", "plants")
     assert states("plants weigh approx. 3 kg", "plants") and not states("I water plants.We have 5 cats", "plants")
-    assert not states("I water plants. We have 5 cats", "plants") and not states("I water plants.\nWe have 5 cats", "plants")
+    assert not states("I water plants. We have 5 cats", "plants") and not states(
+        "I water plants.\nWe have 5 cats", "plants"
+    )
     assert not states("我给花浇水.我们有5只猫", "花") and not states("我给花浇水．我们有五只猫", "花")
     assert not states("My plants live in CA. We have 5 cats", "plants")
 
@@ -188,9 +198,14 @@ def test_a_stemmed_query_finds_other_forms_of_the_word(cli):
     assert [h["id"] for h in cli.json("search", "deploying rollbacks")["hits"]] == [rid]
 
 
-
-CJK_RANGES = [(0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF),
-              (0x20000, 0x2FFFF)]  # kana, Han (extensions too), compatibility Han, hangul
+CJK_RANGES = [
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0xAC00, 0xD7AF),
+    (0x20000, 0x2FFFF),
+]  # kana, Han (extensions too), compatibility Han, hangul
 
 
 def _reference_runs(s: str) -> list[tuple[str, str]]:
@@ -264,8 +279,9 @@ def test_stems_come_from_a_bounded_cache_with_snowballs_answers(monkeypatch):
 
 
 # text mixing the full-width punctuation `fold` shortcuts with what may compose beside it
-_WIDE = st.text(alphabet=st.sampled_from("，．：；！？（）,.A a\u0301\u0308\u00e9端口Ｈｉ①㎡ﬁ\u3000。ÉøŁ\u1ec7がガ한"),
-                max_size=12)
+_WIDE = st.text(
+    alphabet=st.sampled_from("，．：；！？（）,.A a\u0301\u0308\u00e9端口Ｈｉ①㎡ﬁ\u3000。ÉøŁ\u1ec7がガ한"), max_size=12
+)
 
 
 def _without_latin_accents(s: str) -> str:
@@ -289,7 +305,7 @@ def test_folding_is_nfkc_case_folding_then_latin_accents_dropped(s):
 
 
 def test_a_word_of_letters_and_digits_is_indexed_and_searched_by_its_parts_too():
-    """"python3" holds python, "iPhone15" iphone and 15 — as well as the whole word; a part of one
+    """ "python3" holds python, "iPhone15" iphone and 15 — as well as the whole word; a part of one
     character (the 3 of python3, the k of 5k) is none, nor are the parts of a hash."""
     assert {"python3", "python", "11"} <= set(text.tokens("Use Python3.11")) and "3" not in text.tokens("python3")
     assert {"iphone15", text.stem_words(["iphone"])[0], "15"} <= set(text.query_terms("iPhone15"))
@@ -300,7 +316,7 @@ def test_a_word_of_letters_and_digits_is_indexed_and_searched_by_its_parts_too()
 
 
 def test_an_accented_word_and_its_plain_spelling_are_one_term():
-    """"café" finds "cafe" and back, in the index, the query and the fingerprint; kana's voicing
+    """ "café" finds "cafe" and back, in the index, the query and the fingerprint; kana's voicing
     marks and letters of their own (ø, ł) are not accents."""
     assert text.tokens("Café in São Paulo, NAÏVE") == text.tokens("cafe in sao paulo, naive")
     assert text.fingerprint("Met José at the café") == text.fingerprint("met jose at the cafe")

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import log_lines, put
+
 from optmem import summary, tree
 from optmem.vault import Vault
 
@@ -39,9 +39,15 @@ def fill(vault: Vault, texts: list[str], domain: str = "hermes", **fields) -> li
     return ids
 
 
-NOTES = ["部署 前端 到 staging — deploy the frontend", "后端端口 9090 for the api", "每周五 发布 release train",
-         "数据库 备份 每天凌晨 backup", "监控 告警 发到 oncall 频道", "缓存 过期 时间 cache ttl 十分钟",
-         "日志 保留 三十天 log retention"]
+NOTES = [
+    "部署 前端 到 staging — deploy the frontend",
+    "后端端口 9090 for the api",
+    "每周五 发布 release train",
+    "数据库 备份 每天凌晨 backup",
+    "监控 告警 发到 oncall 频道",
+    "缓存 过期 时间 cache ttl 十分钟",
+    "日志 保留 三十天 log retention",
+]
 
 
 def secret_tree(vault: Vault, cli) -> tuple[str, Path]:
@@ -51,8 +57,10 @@ def secret_tree(vault: Vault, cli) -> tuple[str, Path]:
     cli.json("compact")
     folder = vault.root / "tree" / "hermes"
     assert sorted(p.name for p in folder.iterdir()) == ["L1-0001.md", "L1-0002.md", "L2-0001.md", "root.md"]
-    assert all("swordfish" in (folder / name).read_text("utf-8")  # quoted all the way up
-               for name in ("L1-0001.md", "L2-0001.md", "root.md"))
+    assert all(
+        "swordfish" in (folder / name).read_text("utf-8")  # quoted all the way up
+        for name in ("L1-0001.md", "L2-0001.md", "root.md")
+    )
     return ids[1], folder
 
 
@@ -74,8 +82,9 @@ def test_forget_takes_the_text_out_of_every_node_and_every_surface_at_once(vault
     assert out["status"] == "forgotten" and out["warnings"] == []
     after = {p.name: tree.parse(p.read_text("utf-8")) for p in folder.iterdir()}
     # made again in place: the same nodes, the same children, the level-1 node without it
-    assert {k: (n.id, n.children, n.count) for k, n in after.items()} == \
-        {k: (n.id, n.children, n.count) for k, n in before.items()}
+    assert {k: (n.id, n.children, n.count) for k, n in after.items()} == {
+        k: (n.id, n.children, n.count) for k, n in before.items()
+    }
     assert secret not in after["L1-0001.md"].body and "部署 前端" in after["L1-0001.md"].body
     assert after["L1-0002.md"] == before["L1-0002.md"]  # a node that never covered it is not touched
     for ref in ("hermes/L1-0001", "hermes/L2-0001", "hermes/root"):
@@ -119,8 +128,19 @@ def test_reject_of_a_pending_guess_takes_it_out_of_the_tree(vault, cli):
 def forget_by_hand(vault_path: Path, rid: str) -> None:
     """A forget line typed by a person (or merged by git): no command ran, the tree knows nothing."""
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"v": 1, "id": "01KHANDTYPEDF0RGET0000000A", "ts": "2026-03-01T13:00:00Z",
-                             "domain": "hermes", "kind": "forget", "ref": rid}) + "\n")
+        fh.write(
+            json.dumps(
+                {
+                    "v": 1,
+                    "id": "01KHANDTYPEDF0RGET0000000A",
+                    "ts": "2026-03-01T13:00:00Z",
+                    "domain": "hermes",
+                    "kind": "forget",
+                    "ref": rid,
+                }
+            )
+            + "\n"
+        )
 
 
 def test_compact_repairs_nodes_after_a_hand_typed_forget_line(vault, cli, vault_path):
@@ -140,8 +160,9 @@ def test_compact_repairs_nodes_after_a_hand_typed_forget_line(vault, cli, vault_
 def test_nodes_made_before_they_kept_statuses_stay_as_they_are_until_a_record_changes(vault, cli, vault_path):
     secret, folder = secret_tree(vault, cli)
     for path in folder.iterdir():  # as an earlier optmem wrote them: no `view` in the front matter
-        path.write_text("".join(x for x in path.read_text("utf-8").splitlines(keepends=True)
-                                if not x.startswith("view: ")), "utf-8")
+        path.write_text(
+            "".join(x for x in path.read_text("utf-8").splitlines(keepends=True) if not x.startswith("view: ")), "utf-8"
+        )
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     assert cli.json("compact")["domains"][0]["refreshed"] == []
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
@@ -155,8 +176,10 @@ def test_nodes_made_before_they_kept_statuses_stay_as_they_are_until_a_record_ch
 def test_an_edited_node_keeps_the_persons_words_but_not_the_forgotten_lines(vault, cli):
     secret, folder = secret_tree(vault, cli)
     l1 = folder / "L1-0001.md"
-    l1.write_text(l1.read_text("utf-8").replace(
-        "Key terms:", f"Note by a person.\nRemember: {SECRET} (asked twice)\nKey terms:"), "utf-8")
+    l1.write_text(
+        l1.read_text("utf-8").replace("Key terms:", f"Note by a person.\nRemember: {SECRET} (asked twice)\nKey terms:"),
+        "utf-8",
+    )
     root = folder / "root.md"
     root.write_text(root.read_text("utf-8") + "\nA person's overview.\n", "utf-8")
     res = cli("forget", secret)
@@ -230,14 +253,24 @@ def test_a_superseded_or_expired_quoted_record_is_labelled_then_made_again_by_co
 
 
 # -- Chinese key terms ----------------------------------------------------------------------
-DARK = ["我喜欢深色主题，眼睛舒服", "编辑器请用深色主题", "把 IDE 设置为深色主题", "终端也设置为深色主题吧",
-        "深色主题看着不累", "后端端口改成 9090", "前端端口是 3000", "部署前先备份数据库", "数据库每天凌晨备份",
-        "部署脚本在 deploy.sh 里", "生产数据库的端口是 5432"]
+DARK = [
+    "我喜欢深色主题，眼睛舒服",
+    "编辑器请用深色主题",
+    "把 IDE 设置为深色主题",
+    "终端也设置为深色主题吧",
+    "深色主题看着不累",
+    "后端端口改成 9090",
+    "前端端口是 3000",
+    "部署前先备份数据库",
+    "数据库每天凌晨备份",
+    "部署脚本在 deploy.sh 里",
+    "生产数据库的端口是 5432",
+]
 
 
 def key_terms_line(body: str) -> list[str]:
     line = next(x for x in body.splitlines() if x.startswith("Key terms: "))
-    return line[len("Key terms: "):].split(", ")
+    return line[len("Key terms: ") :].split(", ")
 
 
 def test_chinese_key_terms_are_words_of_the_text_not_bigrams_across_words(vault, cli):
@@ -254,8 +287,16 @@ def test_chinese_key_terms_are_words_of_the_text_not_bigrams_across_words(vault,
 
 
 def test_key_terms_say_the_same_thing_said_several_ways():
-    terms = summary.key_terms(["我们用 PostgreSQL 数据库", "数据库连接池大小是 20", "每天备份数据库一次",
-                               "数据库迁移脚本放在 migrations", "的了是在", "一个可以的"])
+    terms = summary.key_terms(
+        [
+            "我们用 PostgreSQL 数据库",
+            "数据库连接池大小是 20",
+            "每天备份数据库一次",
+            "数据库迁移脚本放在 migrations",
+            "的了是在",
+            "一个可以的",
+        ]
+    )
     assert terms[0] == "数据库" and "postgresql" in terms
     assert not [t for t in terms if t in ("据库", "数据", "的了", "一个", "可以")]
 
@@ -263,7 +304,9 @@ def test_key_terms_say_the_same_thing_said_several_ways():
 # records written from one template: the words around each slot never change (用户把 X 设置为方案 N)
 SETTINGS = ["深色主题", "字体", "语言", "字号", "快捷键", "默认浏览器", "时区", "输入法", "壁纸", "通知声音"]
 REASONS = ["次反馈说太刺眼", "次会议后决定", "次试用觉得顺手", "次更新以后", "次尝试成功"]
-TEMPLATED = [f"用户把{SETTINGS[i % 10]}设置为方案{i * 7 % 9 + 1}，因为第{i * 3 % 5 + 1}{REASONS[i % 5]}" for i in range(70)]
+TEMPLATED = [
+    f"用户把{SETTINGS[i % 10]}设置为方案{i * 7 % 9 + 1}，因为第{i * 3 % 5 + 1}{REASONS[i % 5]}" for i in range(70)
+]
 FUNCTION_CHARS = set("把被给对从向第为在是的了和与及或也都就还又很")
 GLUED = {"因为第", "用户把", "设置为方案", "设置为", "为方案", "把深色主题", "次会议后决定", "因为"}
 
@@ -294,10 +337,26 @@ def test_the_tree_of_templated_records_names_no_word_glued_to_a_function_charact
 
 
 def test_words_that_begin_or_end_with_a_function_character_stay_whole():
-    texts = ["对象存储用的是阿里云", "对象存储的费用每月结算", "日志也放在对象存储里", "在线教育项目下周上线",
-             "在线教育的用户增长很快", "在线教育平台需要审核", "北京和上海的服务器都要升级", "上海的服务器在机房三楼",
-             "北京的服务器比较旧", "和平协议已经签署", "双方讨论和平协议的细节", "和平协议生效", "参与评审的人很多",
-             "他们都参与了评审", "积极参与评审", "行为准则写在文档里", "违反行为准则要警告", "行为准则每年更新"]
+    texts = [
+        "对象存储用的是阿里云",
+        "对象存储的费用每月结算",
+        "日志也放在对象存储里",
+        "在线教育项目下周上线",
+        "在线教育的用户增长很快",
+        "在线教育平台需要审核",
+        "北京和上海的服务器都要升级",
+        "上海的服务器在机房三楼",
+        "北京的服务器比较旧",
+        "和平协议已经签署",
+        "双方讨论和平协议的细节",
+        "和平协议生效",
+        "参与评审的人很多",
+        "他们都参与了评审",
+        "积极参与评审",
+        "行为准则写在文档里",
+        "违反行为准则要警告",
+        "行为准则每年更新",
+    ]
     terms = summary.key_terms(texts, limit=30)
     assert {"对象存储", "在线教育", "和平协议", "行为准则", "参与", "服务器", "上海"} <= set(terms)
     assert not {"平协议", "象存储", "上海的服务器", "准则"} & set(terms)  # 和平 is a word, 的 is one of its own

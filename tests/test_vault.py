@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import stat
-from datetime import datetime
+from datetime import UTC, datetime
 
 import pytest
-from hypothesis import example, given, strategies as st
+from conftest import run_optmem
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from optmem import fsio, settings
 from optmem.errors import InvalidName, Locked, UsageError
 from optmem.vault import resolve, validate_name
-
-from conftest import run_optmem
 
 
 def test_resolution_order(tmp_path):
@@ -91,26 +91,35 @@ def test_write_creates_a_missing_vault_and_read_requires_one(cli, tmp_path):
 
 
 def test_times_are_written_with_four_digit_years():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from optmem import clock
 
-    early = datetime(4, 3, 1, 10, 0, 0, tzinfo=timezone.utc)
+    early = datetime(4, 3, 1, 10, 0, 0, tzinfo=UTC)
     assert clock.format_ts(early) == "0004-03-01T10:00:00Z"
     assert clock.parse_time(clock.format_ts(early)) == early
-    assert clock.format_ts(datetime(2026, 11, 29, 18, 55, 30, tzinfo=timezone.utc)) == "2026-11-29T18:55:30Z"
+    assert clock.format_ts(datetime(2026, 11, 29, 18, 55, 30, tzinfo=UTC)) == "2026-11-29T18:55:30Z"
 
 
-@given(moment=st.datetimes(), offset=st.integers(-23 * 60, 23 * 60),
-       form=st.sampled_from(["Z", "+00:00", "offset", "naive", "date", "space"]))
+@given(
+    moment=st.datetimes(),
+    offset=st.integers(-23 * 60, 23 * 60),
+    form=st.sampled_from(["Z", "+00:00", "offset", "naive", "date", "space"]),
+)
 @example(moment=datetime(1, 1, 1, 0, 30), offset=60, form="offset")  # before year 1 in UTC: None
 def test_an_epoch_is_the_parsed_times_whatever_the_written_form(moment, offset, form):
     # to_epoch reads the canonical form by a shortcut: it must agree with parse_time on every form
     from optmem import clock
 
     iso = moment.isoformat()
-    text = {"Z": iso + "Z", "+00:00": iso + "+00:00", "naive": iso, "date": iso[:10], "space": iso.replace("T", " ") + "Z",
-            "offset": iso + f"{'+' if offset >= 0 else '-'}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}"}[form]
+    text = {
+        "Z": iso + "Z",
+        "+00:00": iso + "+00:00",
+        "naive": iso,
+        "date": iso[:10],
+        "space": iso.replace("T", " ") + "Z",
+        "offset": iso + f"{'+' if offset >= 0 else '-'}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}",
+    }[form]
     try:
         expected: float | None = clock.parse_time(text).timestamp()
     except ValueError:
@@ -200,11 +209,13 @@ def test_settings_unknown_names_warn_with_the_nearest_and_wrong_types_are_usage_
     # a setting of a removed rule is named as such, not as a typo
     gone = settings.load("[ranking]\nearlier_heads = 3\nsame_topic_window = 0.2\n").warnings
     assert len(gone) == 2 and all("is no longer read" in w and "remove it" in w for w in gone)
-    for toml, key in (('[ranking]\ncandidates = "lots"\n', "ranking.candidates"),
-                      ("[dedup]\non_similar = \"maybe\"\n", "dedup.on_similar"),
-                      ("[tree]\nrun = 1\n", "tree.run"),
-                      ("[lock]\ntimeout = true\n", "lock.timeout"),
-                      ("[projects]\nrepo = 3\n", "projects.repo")):
+    for toml, key in (
+        ('[ranking]\ncandidates = "lots"\n', "ranking.candidates"),
+        ('[dedup]\non_similar = "maybe"\n', "dedup.on_similar"),
+        ("[tree]\nrun = 1\n", "tree.run"),
+        ("[lock]\ntimeout = true\n", "lock.timeout"),
+        ("[projects]\nrepo = 3\n", "projects.repo"),
+    ):
         with pytest.raises(UsageError) as err:
             settings.load(toml)
         assert err.value.context["key"] == key and err.value.exit_code == 2, toml
@@ -218,7 +229,7 @@ def test_cli_reports_settings_problems(cli, vault, vault_path):
     (vault_path / "optmem.toml").write_text("[ranking]\ncandidats = 300\n", "utf-8")
     res = cli("append", "a note", "--json")
     assert res.exit_code == 0 and "did you mean candidates?" in res.stderr
-    (vault_path / "optmem.toml").write_text("[ranking]\ncandidates = \"lots\"\n", "utf-8")
+    (vault_path / "optmem.toml").write_text('[ranking]\ncandidates = "lots"\n', "utf-8")
     out = cli.json("search", "note", code=2)
     assert out["error"]["code"] == "usage" and out["error"]["key"] == "ranking.candidates"
     assert out["error"]["expected"] == "an integer" and out["error"]["value"] == "lots"

@@ -16,9 +16,25 @@ NOW = 1_800_000_000.0
 
 
 def row(n: int = 1, **fields) -> Row:
-    base = dict(n=n, id=f"ID{n:024d}", rid="", off=0, len=0, ts=NOW, domain="d", project=None,
-                kind="note", tier=Tier.NORMAL, key=None, fp=None, expires=None, ref=None,
-                corrects=None, session=None, spos=None)
+    base = dict(
+        n=n,
+        id=f"ID{n:024d}",
+        rid="",
+        off=0,
+        len=0,
+        ts=NOW,
+        domain="d",
+        project=None,
+        kind="note",
+        tier=Tier.NORMAL,
+        key=None,
+        fp=None,
+        expires=None,
+        ref=None,
+        corrects=None,
+        session=None,
+        spos=None,
+    )
     base.update(fields)
     return Row(**base)
 
@@ -26,11 +42,31 @@ def row(n: int = 1, **fields) -> Row:
 TIMES = st.sampled_from([None, NOW - 2, NOW - 1, NOW])
 rows = st.builds(
     lambda forgotten, sup, ksup, retired, expires, pending, confirmed, cold, seen, touched, shown: row(
-        forgotten=forgotten, sup=sup, ksup=ksup, retired=retired, expires=expires, pending=pending,
-        confirmed=confirmed, cold=cold, seen=seen, touched=touched, shown=shown, ts=NOW - 2),
-    st.sampled_from([0, 1]), st.sampled_from([None, "A"]), st.sampled_from([None, "B"]),
-    st.sampled_from([0, 1]), st.sampled_from([None, NOW - 1, NOW, NOW + 1]),
-    st.sampled_from([0, 1]), st.sampled_from([0, 1]), TIMES, TIMES, TIMES, TIMES)
+        forgotten=forgotten,
+        sup=sup,
+        ksup=ksup,
+        retired=retired,
+        expires=expires,
+        pending=pending,
+        confirmed=confirmed,
+        cold=cold,
+        seen=seen,
+        touched=touched,
+        shown=shown,
+        ts=NOW - 2,
+    ),
+    st.sampled_from([0, 1]),
+    st.sampled_from([None, "A"]),
+    st.sampled_from([None, "B"]),
+    st.sampled_from([0, 1]),
+    st.sampled_from([None, NOW - 1, NOW, NOW + 1]),
+    st.sampled_from([0, 1]),
+    st.sampled_from([0, 1]),
+    TIMES,
+    TIMES,
+    TIMES,
+    TIMES,
+)
 
 
 @given(st.lists(rows, min_size=1, max_size=8))
@@ -52,7 +88,7 @@ def test_status_priority_forgotten_over_superseded_over_expired():
     assert view.status(row(forgotten=1, sup="X", expires=NOW - 5), NOW) == view.Status.FORGOTTEN
     assert view.status(row(ksup="X", expires=NOW - 5), NOW) == view.Status.SUPERSEDED
     assert view.status(row(retired=1), NOW) == view.Status.SUPERSEDED
-    assert view.status(row(expires=NOW), NOW) == view.Status.EXPIRED      # at the instant: expired
+    assert view.status(row(expires=NOW), NOW) == view.Status.EXPIRED  # at the instant: expired
     assert view.status(row(expires=NOW + 1), NOW) == view.Status.CURRENT
 
 
@@ -99,5 +135,3 @@ def test_score_is_the_product_of_its_parts():
     assert red.band == 0 and red.recency_bonus == settings.recency_window  # redlines never decay
     old = ranking.score(c._replace(status=view.Status.SUPERSEDED), NOW, settings)
     assert old.band == view.BANDS.index(view.Status.SUPERSEDED)
-
-

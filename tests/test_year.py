@@ -11,25 +11,24 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-START = datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc)
+START = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 DAYS = 365
-NOTES_PER_DAY = 2     # enough to outnumber the rest; the assertions scale with it
-PREFS = 10            # preferences 0–4 are restated every month; 5–9 only said once
+NOTES_PER_DAY = 2  # enough to outnumber the rest; the assertions scale with it
+PREFS = 10  # preferences 0–4 are restated every month; 5–9 only said once
 
 
 def stamp(day: int, minute: int = 0) -> str:
     return (START + timedelta(days=day, minutes=minute)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def test_a_year_of_use_keeps_the_active_memory_small_and_right_and_loses_nothing(cli, vault, vault_path,
-                                                                                   monkeypatch):
+def test_a_year_of_use_keeps_the_active_memory_small_and_right_and_loses_nothing(cli, vault, vault_path, monkeypatch):
     rnd = random.Random(13)
     written: list[str] = []
-    notes: dict[str, int] = {}       # one-off note id → the day it was written
+    notes: dict[str, int] = {}  # one-off note id → the day it was written
     prefs: dict[int, str] = {}
-    guesses: dict[str, str] = {}     # id → what happened to it: confirmed | restated | left
+    guesses: dict[str, str] = {}  # id → what happened to it: confirmed | restated | left
     port_ids: list[str] = []
 
     def append(*args: str) -> dict:
@@ -43,21 +42,22 @@ def test_a_year_of_use_keeps_the_active_memory_small_and_right_and_loses_nothing
         if day == 0 or (day % 30 == 0):
             for k in range(PREFS):
                 if day == 0 or k < 5:  # restating an exact preference refreshes it
-                    out = append(f"User preference {k}: likes flavour{k} in every answer",
-                                 "--importance", "0.9")
+                    out = append(f"User preference {k}: likes flavour{k} in every answer", "--importance", "0.9")
                     prefs.setdefault(k, out["id"])
         if day % 60 == 0:
             port_ids.append(append(f"The backend listens on port {8000 + day}", "--key", "backend.port")["id"])
         for i in range(NOTES_PER_DAY):
             monkeypatch.setenv("OPTMEM_NOW", stamp(day, 10 + i))
-            out = append(f"Ticket d{day}n{i} closed: fixed module m{rnd.randrange(10**6)} in the billing code",
-                         "--session", f"s{day}")
+            out = append(
+                f"Ticket d{day}n{i} closed: fixed module m{rnd.randrange(10**6)} in the billing code",
+                "--session",
+                f"s{day}",
+            )
             notes[out["id"]] = day
         if day % 10 == 5:  # the agent guesses something about the user
             monkeypatch.setenv("OPTMEM_NOW", stamp(day, 30))
             n = day // 10
-            gid = append(f"Guess {n}: the user may prefer colour{n} themes", "--agent",
-                         "--session", f"s{day}")["id"]
+            gid = append(f"Guess {n}: the user may prefer colour{n} themes", "--agent", "--session", f"s{day}")["id"]
             fate = ("confirmed", "restated", "left")[n % 3]
             guesses[gid] = fate
             if fate == "confirmed":
@@ -92,10 +92,11 @@ def test_a_year_of_use_keeps_the_active_memory_small_and_right_and_loses_nothing
         best = max(h["explain"]["relevance"] + h["explain"]["context"] for h in normal if h["status"] != "cold")
         assert all(h["explain"]["relevance"] + h["explain"]["context"] >= best for h in normal if h["status"] == "cold")
     assert all(h["status"] != "cold" for h in cli.json("search", "backend port", "--limit", "20")["hits"])
-    prefs_found = [(h["id"], h["status"])
-                   for h in cli.json("search", "user preference likes flavour", "--limit", "20")["hits"]]
+    prefs_found = [
+        (h["id"], h["status"]) for h in cli.json("search", "user preference likes flavour", "--limit", "20")["hits"]
+    ]
     assert prefs_found[:5] == [(prefs[k], "current") for k in (4, 3, 2, 1, 0)]  # restated: warm
-    assert prefs_found[5:10] == [(prefs[k], "cold") for k in (9, 8, 7, 6, 5)]   # said once, a year ago: cold
+    assert prefs_found[5:10] == [(prefs[k], "cold") for k in (9, 8, 7, 6, 5)]  # said once, a year ago: cold
     port = cli.json("search", "backend port", "--current")["hits"]
     assert [h["id"] for h in port] == [port_ids[-1]]
     ctx = cli.json("context")["text"]
@@ -106,8 +107,10 @@ def test_a_year_of_use_keeps_the_active_memory_small_and_right_and_loses_nothing
         if fate == "left":
             assert got["status"] in ("pending", "cold")
             if got["status"] == "pending":  # only the recent ones still wait
-                assert (datetime.fromisoformat(end.replace("Z", "+00:00"))
-                        - datetime.fromisoformat(got["ts"].replace("Z", "+00:00"))).days < 30
+                assert (
+                    datetime.fromisoformat(end.replace("Z", "+00:00"))
+                    - datetime.fromisoformat(got["ts"].replace("Z", "+00:00"))
+                ).days < 30
         else:
             assert got["status"] in ("current", "cold"), (fate, got["status"])
     waiting = cli.json("pending")["pending"]

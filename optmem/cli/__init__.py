@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import sys
 
+
 def run(argv: list[str]) -> int:
     """Run one invocation and return its exit code (`optmem.cli.errors.handle` maps every way
     it can end)."""
     from optmem.cli import fast
-    from optmem.cli.spec import COMMANDS
     from optmem.cli.common import STATE, finish
+    from optmem.cli.spec import COMMANDS
 
     mark = len(STATE.created)
     try:
@@ -45,8 +46,10 @@ def refuse_bad_bytes(argv: list[str]) -> None:
         except UnicodeEncodeError as exc:
             from optmem.errors import UsageError
 
-            raise UsageError(f"argument {i} is not valid UTF-8 (at character {exc.start}); pass "
-                             "text as UTF-8, or through stdin with -") from None
+            raise UsageError(
+                f"argument {i} is not valid UTF-8 (at character {exc.start}); pass "
+                "text as UTF-8, or through stdin with -"
+            ) from None
 
 
 def main() -> None:

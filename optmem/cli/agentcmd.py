@@ -30,10 +30,14 @@ def hooks_install(repo: str | None, json_out: bool) -> None:
     res = git.install_git_hook(vault, Path(repo or "."))
     vault.lay_out()  # the hooks will write to it: it exists from now on
     git.install_merge_driver(vault)
-    emit(json_out, {"status": res.status, "hook": res.hook, "hooks": list(res.hooks), "chained": res.chained,
-                    "vault": res.vault},
-         lambda: f"{res.status.replace('_', ' ')}: {_named(res.hooks)}"
-         + (f" (your hook still runs: {res.chained})" if res.chained else ""))
+    emit(
+        json_out,
+        {"status": res.status, "hook": res.hook, "hooks": list(res.hooks), "chained": res.chained, "vault": res.vault},
+        lambda: (
+            f"{res.status.replace('_', ' ')}: {_named(res.hooks)}"
+            + (f" (your hook still runs: {res.chained})" if res.chained else "")
+        ),
+    )
 
 
 def _named(hooks: tuple[str, ...]) -> str:
@@ -56,13 +60,21 @@ def hooks_uninstall(repo: str | None, json_out: bool) -> None:
     from optmem.integrations import git
 
     res = git.uninstall_git_hook(Path(repo or "."))
-    emit(json_out, {"status": res.status, "hook": res.hook, "hooks": list(res.hooks), "restored": res.chained},
-         lambda: f"{res.status.replace('_', ' ')}: {_named(res.hooks) if res.hooks else res.hook}"
-         + (" (the previous hook is back)" if res.chained else ""))
+    emit(
+        json_out,
+        {"status": res.status, "hook": res.hook, "hooks": list(res.hooks), "restored": res.chained},
+        lambda: (
+            f"{res.status.replace('_', ' ')}: {_named(res.hooks) if res.hooks else res.hook}"
+            + (" (the previous hook is back)" if res.chained else "")
+        ),
+    )
 
 
-@command("hooks claude-code", flag("print", help="Only print the settings snippet; change nothing."),
-         opt("settings", help="The Claude Code settings file to add the hooks to (default: ./.claude/settings.json)."))
+@command(
+    "hooks claude-code",
+    flag("print", help="Only print the settings snippet; change nothing."),
+    opt("settings", help="The Claude Code settings file to add the hooks to (default: ./.claude/settings.json)."),
+)
 def hooks_claude_code(print: bool, settings: str | None, json_out: bool) -> None:
     """Wire Claude Code's session hooks (SessionStart, PreCompact, SessionEnd) to this vault.
 
@@ -91,8 +103,11 @@ def hooks_claude_code(print: bool, settings: str | None, json_out: bool) -> None
     vault = get_vault(write=True)
     vault.lay_out()  # the hooks will write to it: it exists from now on
     added = claude_code.install_settings(vault, path, make_folder=make_folder)
-    emit(json_out, {"file": str(path), "added": added},
-         lambda: f"{'added the optmem hooks to' if added else 'already wired:'} {path}")
+    emit(
+        json_out,
+        {"file": str(path), "added": added},
+        lambda: f"{'added the optmem hooks to' if added else 'already wired:'} {path}",
+    )
 
 
 @command("hook git-commit", REPO, opt("domain", "--domain", "-d", default="code", help="Domain of the record."))
@@ -107,8 +122,9 @@ def hook_git_commit(repo: str | None, domain: str, json_out: bool) -> None:
 
     from optmem.integrations import fail_open, git
 
-    got = fail_open(lambda: git.record_commit(get_vault(write=True), Path(repo or "."), domain),
-                    note, "commit not recorded")  # the commit is already made
+    got = fail_open(
+        lambda: git.record_commit(get_vault(write=True), Path(repo or "."), domain), note, "commit not recorded"
+    )  # the commit is already made
     if got is not None:
         emit(json_out, got, lambda: None)
 
@@ -127,15 +143,22 @@ def hook_git_rewrite(repo: str | None, domain: str, json_out: bool) -> None:
     from optmem.integrations import fail_open, git
 
     pairs = sys.stdin.read()
-    got = fail_open(lambda: git.record_rewrites(get_vault(write=True), Path(repo or "."), pairs, domain),
-                    note, "rewritten commits not recorded")
+    got = fail_open(
+        lambda: git.record_rewrites(get_vault(write=True), Path(repo or "."), pairs, domain),
+        note,
+        "rewritten commits not recorded",
+    )
     if got is not None:
         emit(json_out, {"commits": got}, lambda: None)
 
 
-@command("merge-driver", arg("base", "The common ancestor's version (%O)."),
-         arg("ours", "Our version, where the result goes (%A)."),
-         arg("theirs", "Their version (%B)."), arg("path", "The file's path in the repository (%P).", required=False))
+@command(
+    "merge-driver",
+    arg("base", "The common ancestor's version (%O)."),
+    arg("ours", "Our version, where the result goes (%A)."),
+    arg("theirs", "Their version (%B)."),
+    arg("path", "The file's path in the repository (%P).", required=False),
+)
 def merge_driver(base: str, ours: str, theirs: str, path: str | None, json_out: bool) -> None:
     """Merge a hot-memory file entry by entry (git runs this; `init` and `hooks install` set it up).
 
@@ -172,8 +195,10 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
     from optmem.integrations import claude_code, fail_open
 
     def handle() -> dict[str, Any]:
-        what = ("stdin must be the JSON event Claude Code sends its hooks ({\"hook_event_name\": …, "
-                "\"cwd\": …}); `optmem hooks claude-code` wires them up")
+        what = (
+            'stdin must be the JSON event Claude Code sends its hooks ({"hook_event_name": …, '
+            '"cwd": …}); `optmem hooks claude-code` wires them up'
+        )
         try:
             event = json.loads(sys.stdin.read() or "{}")
         except json.JSONDecodeError as exc:
@@ -181,8 +206,9 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
         if not isinstance(event, dict):
             raise ValueError(f"{what} — this is not a JSON object")
         starting = event.get("hook_event_name") == "SessionStart"  # no vault yet: nothing to say
-        return claude_code.claude_code_event(resolve_vault() if starting else get_vault(write=True),
-                                             event, budget=budget)
+        return claude_code.claude_code_event(
+            resolve_vault() if starting else get_vault(write=True), event, budget=budget
+        )
 
     got = fail_open(handle, note, "hook skipped")  # never break the agent's session
     if got is not None:

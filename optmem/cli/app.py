@@ -13,9 +13,8 @@ import typer
 from typer.core import TyperArgument, TyperGroup
 
 from optmem import __version__
-from optmem.cli.spec import COMMANDS
 from optmem.cli.common import STATE, echo
-from optmem.cli.spec import REGISTRY, Command, Param
+from optmem.cli.spec import COMMANDS, REGISTRY, Command, Param
 
 
 def _typer_param(p: Param) -> tuple[Any, Any]:
@@ -27,11 +26,20 @@ def _typer_param(p: Param) -> tuple[Any, Any]:
     else:
         annotation = p.type if p.required else p.type | None
     if p.is_argument:
-        default = typer.Argument(... if p.required else (None if p.multiple else p.default),
-                                 help=p.help, metavar=p.metavar, show_default=False)
+        default = typer.Argument(
+            ... if p.required else (None if p.multiple else p.default),
+            help=p.help,
+            metavar=p.metavar,
+            show_default=False,
+        )
     else:
-        default = typer.Option(p.default, *p.decls, help=p.help, metavar=p.metavar,
-                               show_default=p.type is not bool and p.default is not None)
+        default = typer.Option(
+            p.default,
+            *p.decls,
+            help=p.help,
+            metavar=p.metavar,
+            show_default=p.type is not bool and p.default is not None,
+        )
     return annotation, default
 
 
@@ -45,15 +53,15 @@ def to_click(cmd: Command) -> Any:
     for p in cmd.params:
         annotation, default = _typer_param(p)
         annotations[p.name] = annotation
-        params.append(inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                                        annotation=annotation))
+        params.append(inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
     callback.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     callback.__annotations__ = annotations
     callback.__doc__ = cmd.help
     sub = typer.Typer(rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False)
     sub.command(cmd.name.split(" ")[-1])(callback)
-    click_cmd = typer.main.get_command_from_info(sub.registered_commands[0],
-                                                 pretty_exceptions_short=True, rich_markup_mode=None)
+    click_cmd = typer.main.get_command_from_info(
+        sub.registered_commands[0], pretty_exceptions_short=True, rich_markup_mode=None
+    )
     for param in click_cmd.params:
         if isinstance(param, TyperArgument):
             param.__class__ = PlainArgument
@@ -97,13 +105,25 @@ class OptmemGroup(TyperGroup):
         with formatter.section("Commands"):
             formatter.write_dl([(name, short) for name, (_, short) in COMMANDS.items()])
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True,
-             windows_expand_args: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         """Run without Click's own exit handling: errors reach `optmem.cli.errors.handle`."""
         argv = list(sys.argv[1:] if args is None else args)
-        rv = super().main(args=argv, prog_name=prog_name or "optmem", complete_var=complete_var,
-                          standalone_mode=False, windows_expand_args=windows_expand_args, **extra)
+        rv = super().main(
+            args=argv,
+            prog_name=prog_name or "optmem",
+            complete_var=complete_var,
+            standalone_mode=False,
+            windows_expand_args=windows_expand_args,
+            **extra,
+        )
         # without standalone mode, Click returns an Exit's code instead of raising it
         return rv if isinstance(rv, int) else 0
 
@@ -129,13 +149,18 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    vault: str | None = typer.Option(None, "--vault", metavar="PATH",
-                                     help="Vault folder (else OPTMEM_VAULT, the nearest .optmem/, ~/.optmem)."),
-    settings: list[str] = typer.Option([], "--set", metavar="SECTION.NAME=VALUE",
-                                       help="A setting for this command only, as in optmem.toml "
-                                            "(repeatable), e.g. --set ranking.reorder_top=0."),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
+    vault: str | None = typer.Option(
+        None, "--vault", metavar="PATH", help="Vault folder (else OPTMEM_VAULT, the nearest .optmem/, ~/.optmem)."
+    ),
+    settings: list[str] = typer.Option(
+        [],
+        "--set",
+        metavar="SECTION.NAME=VALUE",
+        help="A setting for this command only, as in optmem.toml (repeatable), e.g. --set ranking.reorder_top=0.",
+    ),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """OptMem: memory for AI agents that lives in plain, human-editable files.
 

@@ -78,7 +78,8 @@ def user_settings() -> Any:
     from optmem import fsio, settings
 
     path = os.environ.get("OPTMEM_CONFIG") or str(
-        Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "optmem" / "config.toml")
+        Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "optmem" / "config.toml"
+    )
     return settings.load(fsio.read_text(Path(path)), commands=True)
 
 
@@ -116,21 +117,28 @@ def swept_note(vault: Any) -> str | None:
     if done is None:
         return None
     s = vault.settings.lifecycle
-    where = ("Search shows a cold record only when nothing warm matches as well (`optmem search "
-             "--include-cold` shows them all); context leaves them out; `optmem touch ID` warms one. "
-             '`[lifecycle] auto_sweep = "off"` in optmem.toml stops the daily sweep.')
+    where = (
+        "Search shows a cold record only when nothing warm matches as well (`optmem search "
+        "--include-cold` shows them all); context leaves them out; `optmem touch ID` warms one. "
+        '`[lifecycle] auto_sweep = "off"` in optmem.toml stops the daily sweep.'
+    )
     if done.background:
-        return (f"sweeping: the daily sweep runs in the background (the log holds over [lifecycle] "
-                f"background_above = {s.background_above:,} records) and cools what nobody used for "
-                f"long; `optmem stats` shows when it last ran. {where}")
+        return (
+            f"sweeping: the daily sweep runs in the background (the log holds over [lifecycle] "
+            f"background_above = {s.background_above:,} records) and cools what nobody used for "
+            f"long; `optmem stats` shows when it last ran. {where}"
+        )
     if not done.cooled:
         return None
-    why = {"heat": f"unused for {done.unused_days}+ days" if done.unused_days is not None else "unused for long",
-           "pending_ttl": f"guess(es) unconfirmed for {s.pending_ttl_days:g}+ days",
-           "expired": f"expired {s.expired_grace_days:g}+ days ago",
-           "superseder_cold": "replaced by a record that went cold"}
-    parts = ", ".join(f"{n:,} {why.get(reason, reason)}" for reason, n in
-                      sorted(done.by_reason.items(), key=lambda item: -item[1]))
+    why = {
+        "heat": f"unused for {done.unused_days}+ days" if done.unused_days is not None else "unused for long",
+        "pending_ttl": f"guess(es) unconfirmed for {s.pending_ttl_days:g}+ days",
+        "expired": f"expired {s.expired_grace_days:g}+ days ago",
+        "superseder_cold": "replaced by a record that went cold",
+    }
+    parts = ", ".join(
+        f"{n:,} {why.get(reason, reason)}" for reason, n in sorted(done.by_reason.items(), key=lambda item: -item[1])
+    )
     return f"swept: {done.cooled:,} record(s) went cold ({parts}). {where}"
 
 
@@ -181,11 +189,12 @@ def read_arg(value: str | None, what: str = "TEXT") -> str | None:
         try:
             data = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise UsageError(f"{what} on stdin is not valid UTF-8 (byte {exc.start}); nothing was "
-                             "stored") from exc
+            raise UsageError(f"{what} on stdin is not valid UTF-8 (byte {exc.start}); nothing was stored") from exc
         if not data.strip():
-            raise UsageError(f"{what} was '-' but stdin was empty; pipe it in (echo 'the text' | optmem "
-                             "… -) or give it as an argument")
+            raise UsageError(
+                f"{what} was '-' but stdin was empty; pipe it in (echo 'the text' | optmem "
+                "… -) or give it as an argument"
+            )
         return data
     return value
 
@@ -211,8 +220,7 @@ def short(rid: str | None) -> str:
     return rid[-8:] if rid else "-"
 
 
-def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None], *,
-         ok: bool = True) -> None:
+def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None], *, ok: bool = True) -> None:
     """Print the result: `{"ok": …, ...}` with --json, else the human rendering. A result that
     is not ok without being an error (doctor's problems, eval's regressions) passes ok=False.
     When a write ran the daily sweep, the JSON says what it did (`swept`; stderr says it too,

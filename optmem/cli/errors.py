@@ -42,8 +42,10 @@ def handle(exc: BaseException, argv: list[str]) -> int:
             return int(exc.exit_code)
         if isinstance(exc, typer.TyperException):  # a malformed command line
             if "--vault" in argv[1:] and "--vault" in exc.format_message():
-                exc.message = (exc.format_message() + " — --vault is a global option: put it before "
-                               "the command (optmem --vault PATH search …), or set OPTMEM_VAULT")
+                exc.message = (
+                    exc.format_message() + " — --vault is a global option: put it before "
+                    "the command (optmem --vault PATH search …), or set OPTMEM_VAULT"
+                )
             elif exc.format_message().startswith("No such command"):
                 exc.message = exc.format_message() + _nearest_command(exc.format_message())
             if json_out:  # (in human output Click says "Try 'optmem search --help'" itself)
@@ -58,7 +60,7 @@ def handle(exc: BaseException, argv: list[str]) -> int:
 
 
 def _help_for(argv: list[str]) -> str:
-    """" — `optmem search --help` lists its options", for the command the line names (after the
+    """ " — `optmem search --help` lists its options", for the command the line names (after the
     global --vault; with its subcommand when it is a group) — nothing when it names none."""
     from optmem.cli.spec import COMMANDS
 
@@ -74,7 +76,7 @@ def _help_for(argv: list[str]) -> str:
 
 
 def _nearest_command(message: str) -> str:
-    """" Did you mean search?" for a mistyped command name (as options already get)."""
+    """ " Did you mean search?" for a mistyped command name (as options already get)."""
     import difflib
 
     from optmem.cli.spec import COMMANDS
@@ -90,7 +92,7 @@ def _internal(exc: BaseException, json_out: bool) -> int:
     where = _log(text)
     if os.environ.get("OPTMEM_DEBUG") == "1":
         echo(text.rstrip(), err=True)
-    hint = (f"the traceback is in {where}" if where else "run with OPTMEM_DEBUG=1 to see the traceback")
+    hint = f"the traceback is in {where}" if where else "run with OPTMEM_DEBUG=1 to see the traceback"
     message = f"internal error: {type(exc).__name__}: {exc} — this is a bug in optmem; {hint}"
     if json_out:
         echo(error_payload("internal", message, **({"log": str(where)} if where else {})))
@@ -112,8 +114,7 @@ def _log(text: str) -> Path | None:
             stamp = clock.format_ts(clock.now())
         except OptmemError:  # a bad OPTMEM_NOW
             stamp = "?"
-        fsio.append_bytes(path, f"--- {stamp} optmem internal error\n{text}\n".encode("utf-8"),
-                          within=vault.root)
+        fsio.append_bytes(path, f"--- {stamp} optmem internal error\n{text}\n".encode(), within=vault.root)
         return path
     except Exception:  # noqa: BLE001 - the original error is what matters; never fail here
         return None

@@ -109,14 +109,14 @@ def parse(params: tuple[Param, ...], args: list[str]) -> dict[str, Any] | None:
     except ValueError:
         return None
     if positional and positional[-1].multiple:
-        values[positional[-1].name] = seen_args[len(positional) - 1:]
+        values[positional[-1].name] = seen_args[len(positional) - 1 :]
         seen_args = seen_args[: len(positional) - 1]
         positional = positional[:-1]
     if len(seen_args) > len(positional):
         return None
     for p, raw in zip(positional, seen_args):
         values[p.name] = raw
-    if any(p.required for p in positional[len(seen_args):]):
+    if any(p.required for p in positional[len(seen_args) :]):
         return None
     for p in params:
         if p.multiple and not values[p.name]:

@@ -27,9 +27,14 @@ def init(path: str | None, json_out: bool) -> None:
     vault = resolve_vault(path)
     result = do_init(vault)
     result = result._replace(created=list(dict.fromkeys(result.created + install_merge_driver(vault))))
-    emit(json_out, {"vault": result.vault, "created": result.created},
-         lambda: f"vault ready at {result.vault}"
-         + (f" (added: {', '.join(result.created)})" if result.created else " (nothing to add)"))
+    emit(
+        json_out,
+        {"vault": result.vault, "created": result.created},
+        lambda: (
+            f"vault ready at {result.vault}"
+            + (f" (added: {', '.join(result.created)})" if result.created else " (nothing to add)")
+        ),
+    )
 
 
 def _render(result: Any) -> str:
@@ -54,8 +59,13 @@ def _finish(json_out: bool, result: Any) -> None:
     if result.warning:
         note(f"warning: {result.warning}")
     payload = {
-        "success": True, "status": result.status, "file": result.file, "target": result.target,
-        "usage": result.usage, "changes": result.changes, "journal": result.journal,
+        "success": True,
+        "status": result.status,
+        "file": result.file,
+        "target": result.target,
+        "usage": result.usage,
+        "changes": result.changes,
+        "journal": result.journal,
         "warning": result.warning,
     }
     if result.entry is not None:
@@ -69,10 +79,15 @@ def _finish(json_out: bool, result: Any) -> None:
     emit(json_out, payload, lambda: _render(result))
 
 
-@command("add", arg("text", "The entry to add (- reads stdin)."), TARGET, PROJECT,
-         flag("force", help="Add even if a near-duplicate entry exists."), UNSAFE)
-def add(text: str, target: str, project: str | None, force: bool, allow_unsafe: bool,
-        json_out: bool) -> None:
+@command(
+    "add",
+    arg("text", "The entry to add (- reads stdin)."),
+    TARGET,
+    PROJECT,
+    flag("force", help="Add even if a near-duplicate entry exists."),
+    UNSAFE,
+)
+def add(text: str, target: str, project: str | None, force: bool, allow_unsafe: bool, json_out: bool) -> None:
     """Add an entry to hot memory (an exact duplicate is a no-op).
 
     \b
@@ -82,15 +97,40 @@ def add(text: str, target: str, project: str | None, force: bool, allow_unsafe: 
     from optmem import memory
 
     vault = get_vault(write=True)
-    _finish(json_out, memory.add(vault, read_arg(text), force=force, target=target, project=project,
-                                 domain=env_domain(None), allow_unsafe=allow_unsafe))
+    _finish(
+        json_out,
+        memory.add(
+            vault,
+            read_arg(text),
+            force=force,
+            target=target,
+            project=project,
+            domain=env_domain(None),
+            allow_unsafe=allow_unsafe,
+        ),
+    )
 
 
-@command("replace", arg("old", "A substring of the entry to change (- reads stdin).", required=False),
-         arg("new", "What the matched span becomes (- reads stdin).", required=False),
-         ENTRY, TARGET, PROJECT, FIRST, UNSAFE)
-def replace(old: str | None, new: str | None, entry: str | None, target: str,
-            project: str | None, first: bool, allow_unsafe: bool, json_out: bool) -> None:
+@command(
+    "replace",
+    arg("old", "A substring of the entry to change (- reads stdin).", required=False),
+    arg("new", "What the matched span becomes (- reads stdin).", required=False),
+    ENTRY,
+    TARGET,
+    PROJECT,
+    FIRST,
+    UNSAFE,
+)
+def replace(
+    old: str | None,
+    new: str | None,
+    entry: str | None,
+    target: str,
+    project: str | None,
+    first: bool,
+    allow_unsafe: bool,
+    json_out: bool,
+) -> None:
     """Replace the matched span inside the one entry containing OLD.
 
     With --id, give only NEW: the whole entry is replaced.
@@ -108,15 +148,31 @@ def replace(old: str | None, new: str | None, entry: str | None, target: str,
     if new is None:
         raise UsageError("replace needs OLD and NEW (or --id ID NEW); to delete use `optmem remove`")
     vault = get_vault(write=True, create=False)  # nothing to replace in a vault that is not there
-    _finish(json_out, memory.replace(vault, read_arg(old, "OLD"), read_arg(new, "NEW"), entry=entry,
-                                     first=first, target=target, project=project,
-                                     domain=env_domain(None), allow_unsafe=allow_unsafe))
+    _finish(
+        json_out,
+        memory.replace(
+            vault,
+            read_arg(old, "OLD"),
+            read_arg(new, "NEW"),
+            entry=entry,
+            first=first,
+            target=target,
+            project=project,
+            domain=env_domain(None),
+            allow_unsafe=allow_unsafe,
+        ),
+    )
 
 
-@command("remove", arg("old", "A substring of the entry to remove (- reads stdin).", required=False),
-         ENTRY, TARGET, PROJECT, FIRST)
-def remove(old: str | None, entry: str | None, target: str, project: str | None, first: bool,
-           json_out: bool) -> None:
+@command(
+    "remove",
+    arg("old", "A substring of the entry to remove (- reads stdin).", required=False),
+    ENTRY,
+    TARGET,
+    PROJECT,
+    FIRST,
+)
+def remove(old: str | None, entry: str | None, target: str, project: str | None, first: bool, json_out: bool) -> None:
     """Remove the whole entry containing OLD (it stays in LOG.jsonl).
 
     \b
@@ -126,12 +182,26 @@ def remove(old: str | None, entry: str | None, target: str, project: str | None,
     from optmem import memory
 
     vault = get_vault(write=True, create=False)
-    _finish(json_out, memory.remove(vault, read_arg(old, "OLD"), entry=entry, first=first,
-                                    target=target, project=project, domain=env_domain(None)))
+    _finish(
+        json_out,
+        memory.remove(
+            vault,
+            read_arg(old, "OLD"),
+            entry=entry,
+            first=first,
+            target=target,
+            project=project,
+            domain=env_domain(None),
+        ),
+    )
 
 
-@command("show", opt("target", "--target", "-t", help="Only memory or user."), PROJECT,
-         flag("ids", help="Prefix each entry with its id."))
+@command(
+    "show",
+    opt("target", "--target", "-t", help="Only memory or user."),
+    PROJECT,
+    flag("ids", help="Prefix each entry with its id."),
+)
 def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> None:
     """Print hot memory ready to paste into a prompt, with usage headers.
 
@@ -154,8 +224,11 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
     if len(warnings) == len(shown):
         from optmem.errors import Unreadable
 
-        raise Unreadable("; ".join(f"{s.file} {s.unreadable}" for s in shown) + ": fix or remove it "
-                         "(`optmem doctor` names the problem)", files=[s.file for s in shown])
+        raise Unreadable(
+            "; ".join(f"{s.file} {s.unreadable}" for s in shown) + ": fix or remove it "
+            "(`optmem doctor` names the problem)",
+            files=[s.file for s in shown],
+        )
     warn_all(warnings)
 
     def human() -> str:
@@ -165,15 +238,36 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
             blocks.append(s.header() + ("" if s.unreadable else "\n" + (body or "(empty)")))
         return "\n\n".join(blocks)
 
-    emit(json_out, {"files": [{"target": s.label, "file": s.file, "usage": s.usage, "entries": s.entries,
-                               **({"unreadable": s.unreadable} if s.unreadable else {})} for s in shown],
-                    "warnings": warnings}, human)
+    emit(
+        json_out,
+        {
+            "files": [
+                {
+                    "target": s.label,
+                    "file": s.file,
+                    "usage": s.usage,
+                    "entries": s.entries,
+                    **({"unreadable": s.unreadable} if s.unreadable else {}),
+                }
+                for s in shown
+            ],
+            "warnings": warnings,
+        },
+        human,
+    )
 
 
-@command("apply", arg("file", "A JSON list of operations, or - for stdin.", required=False), TARGET,
-         PROJECT, opt("ops", help="The operations as JSON text, instead of FILE."), UNSAFE)
-def apply_cmd(file: str | None, target: str, project: str | None, ops: str | None, allow_unsafe: bool,
-              json_out: bool) -> None:
+@command(
+    "apply",
+    arg("file", "A JSON list of operations, or - for stdin.", required=False),
+    TARGET,
+    PROJECT,
+    opt("ops", help="The operations as JSON text, instead of FILE."),
+    UNSAFE,
+)
+def apply_cmd(
+    file: str | None, target: str, project: str | None, ops: str | None, allow_unsafe: bool, json_out: bool
+) -> None:
     """Apply a batch of add/replace/remove operations all-or-nothing.
 
     The limit is checked on the final state only, so one batch can free room and add.
@@ -203,8 +297,12 @@ def apply_cmd(file: str | None, target: str, project: str | None, ops: str | Non
         raise UsageError(f"{source} is nested too deeply to be a list of operations; {example}") from exc
     if not isinstance(batch, list):
         kind = {dict: "object", str: "string", bool: "boolean", type(None): "null"}.get(type(batch), "number")
-        raise UsageError(f"{source} is a JSON {kind}, not a list; {example}"
-                         + (" (one operation too: wrap it in [ ])" if isinstance(batch, dict) else ""))
+        raise UsageError(
+            f"{source} is a JSON {kind}, not a list; {example}"
+            + (" (one operation too: wrap it in [ ])" if isinstance(batch, dict) else "")
+        )
     vault = get_vault(write=True)
-    _finish(json_out, memory.apply(vault, batch, target=target, project=project,
-                                   domain=env_domain(None), allow_unsafe=allow_unsafe))
+    _finish(
+        json_out,
+        memory.apply(vault, batch, target=target, project=project, domain=env_domain(None), allow_unsafe=allow_unsafe),
+    )

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-
 from optmem.cli.common import emit, get_vault, short, warn_all
 from optmem.cli.spec import arg, command, flag, opt
 
 SOURCE = opt("source", help="Who did it (agent, tool, person).")
 
 
-@command("touch", arg("ids", "Records that were used (ids, or ≥ 6 of their characters).", metavar="ID",
-                      multiple=True))
+@command("touch", arg("ids", "Records that were used (ids, or ≥ 6 of their characters).", metavar="ID", multiple=True))
 def touch(ids: list[str], json_out: bool) -> None:
     """Say records were used: they stay warm, and a cold one is warm again (ACCESS.jsonl).
 
@@ -21,13 +19,22 @@ def touch(ids: list[str], json_out: bool) -> None:
     from optmem import review
 
     res = review.touch(get_vault(), list(ids or []))  # records that exist: a vault that does
-    emit(json_out, res._asdict(), lambda: f"touched {len(res.ids)} record(s)"
-         + (f"; warm again: {', '.join(short(i) for i in res.warmed)}" if res.warmed else ""))
+    emit(
+        json_out,
+        res._asdict(),
+        lambda: (
+            f"touched {len(res.ids)} record(s)"
+            + (f"; warm again: {', '.join(short(i) for i in res.warmed)}" if res.warmed else "")
+        ),
+    )
 
 
-@command("sweep", flag("dry_run", help="Only print what would cool; write nothing."),
-         flag("if_due", help="Only if no sweep ran in the last day (for cron)."),
-         opt("show", type=int, default=20, help="How many of the cooled records to list."))
+@command(
+    "sweep",
+    flag("dry_run", help="Only print what would cool; write nothing."),
+    flag("if_due", help="Only if no sweep ran in the last day (for cron)."),
+    opt("show", type=int, default=20, help="How many of the cooled records to list."),
+)
 def sweep(dry_run: bool, if_due: bool, show: int, json_out: bool) -> None:
     """Cool what nobody used for long: out of normal search and context, never deleted.
 
@@ -57,8 +64,11 @@ def sweep(dry_run: bool, if_due: bool, show: int, json_out: bool) -> None:
     emit(json_out, res._asdict(), human)
 
 
-@command("pending", flag("include_cold", help="Also list guesses that went cold unconfirmed."),
-         opt("limit", "--limit", "-n", type=int, default=50, help="How many (oldest first)."))
+@command(
+    "pending",
+    flag("include_cold", help="Also list guesses that went cold unconfirmed."),
+    opt("limit", "--limit", "-n", type=int, default=50, help="How many (oldest first)."),
+)
 def pending(include_cold: bool, limit: int, json_out: bool) -> None:
     """The review queue: guesses waiting to be confirmed, oldest first.
 
@@ -81,8 +91,10 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
         return "\n".join(
             f"{short(w.id)}  {w.age_days:>4}d  said again {w.restated}x"
             + (f"  confidence {w.confidence:g}" if w.confidence is not None else "")
-            + ("  [COLD]" if w.status == "cold" else "") + f"  {' '.join(w.text.split())}"
-            for w in waiting)
+            + ("  [COLD]" if w.status == "cold" else "")
+            + f"  {' '.join(w.text.split())}"
+            for w in waiting
+        )
 
     emit(json_out, {"pending": [w._asdict() for w in waiting], "count": len(waiting)}, human)
 
@@ -104,8 +116,12 @@ def confirm(record_id: str, source: str | None, json_out: bool) -> None:
     emit(json_out, res._asdict(), lambda: f"{res.status.replace('_', ' ')}: {res.id}")
 
 
-@command("reject", arg("record_id", "The pending record.", metavar="ID"),
-         opt("reason", help="Why it is wrong (kept in the tombstone)."), SOURCE)
+@command(
+    "reject",
+    arg("record_id", "The pending record.", metavar="ID"),
+    opt("reason", help="Why it is wrong (kept in the tombstone)."),
+    SOURCE,
+)
 def reject(record_id: str, reason: str | None, source: str | None, json_out: bool) -> None:
     """Reject a pending record: it is forgotten, with your reason (it stays in LOG.jsonl).
 
@@ -122,6 +138,12 @@ def reject(record_id: str, reason: str | None, source: str | None, json_out: boo
     res = review.reject(get_vault(), record_id, reason=reason, source=source)
     status = "rejected" if res.status == "forgotten" else "already_rejected"  # idempotent: reason kept
     warn_all(list(res.warnings))
-    emit(json_out, {"status": status, "id": res.id, "tombstone": res.tombstone, "warnings": list(res.warnings)},
-         lambda: f"rejected: {res.id}" if res.tombstone else
-         f"already rejected: {res.id} (its first reason stands; nothing written)")
+    emit(
+        json_out,
+        {"status": status, "id": res.id, "tombstone": res.tombstone, "warnings": list(res.warnings)},
+        lambda: (
+            f"rejected: {res.id}"
+            if res.tombstone
+            else f"already rejected: {res.id} (its first reason stands; nothing written)"
+        ),
+    )

@@ -13,26 +13,36 @@ TIER = opt("tier", help="chat | normal | evidence | redline.", choices=("chat", 
 REDLINE = flag("redline", help="A locked rule: tier redline.")
 EVIDENCE = opt("evidence", help="Where it came from (URL, file, commit).")
 SOURCE = opt("source", help="Who wrote it (agent, tool).")
-SESSION = opt("session", help="The conversation it came from; records of one session lend each other context in search.")
+SESSION = opt(
+    "session", help="The conversation it came from; records of one session lend each other context in search."
+)
 
 
 def render_record(rec: dict[str, Any]) -> str:
     status = rec["status"]
     if rec.get("forgotten_by"):
-        status += f" by {short(rec['forgotten_by'])}" + (f": {rec['forget_reason']}" if rec.get("forget_reason") else "")
+        status += f" by {short(rec['forgotten_by'])}" + (
+            f": {rec['forget_reason']}" if rec.get("forget_reason") else ""
+        )
     elif rec.get("cold_since"):
         status += f" since {rec['cold_since']}" + (
-            f"; superseded by {short(rec['superseded_by'])}" if rec.get("superseded_by") else "")
+            f"; superseded by {short(rec['superseded_by'])}" if rec.get("superseded_by") else ""
+        )
     elif rec.get("superseded_by"):
         status += f" by {short(rec['superseded_by'])}"
     if rec.get("pending") and rec["status"] != "pending":
         status += ", still a guess (pending)"
     if rec.get("conflict"):
         rivals = rec.get("conflict_with") or []
-        status += ", in CONFLICT" + (" with " + ", ".join(short(r) for r in rivals) if rivals else "") + " (optmem conflicts)"
-    lines = [f"{rec['id']}  [{status}]", f"  {rec['ts']}  {rec['domain']}"
-             + (f"/{rec['project']}" if rec.get("project") else "")
-             + f"  kind={rec['kind']}  tier={rec['tier']}"]
+        status += (
+            ", in CONFLICT" + (" with " + ", ".join(short(r) for r in rivals) if rivals else "") + " (optmem conflicts)"
+        )
+    lines = [
+        f"{rec['id']}  [{status}]",
+        f"  {rec['ts']}  {rec['domain']}"
+        + (f"/{rec['project']}" if rec.get("project") else "")
+        + f"  kind={rec['kind']}  tier={rec['tier']}",
+    ]
     for name in ("key", "expires", "evidence", "source", "session"):
         if rec.get(name):
             lines.append(f"  {name}: {rec[name]}")
@@ -42,55 +52,103 @@ def render_record(rec: dict[str, Any]) -> str:
         lines.append("  tags: " + ", ".join(rec["tags"]))
     if rec.get("kind") == "merged":  # (fields a hand-typed line may hold in any shape)
         facts, fragments, details = rec.get("facts"), rec.get("fragments"), rec.get("details")
-        lines.append(f"  topic: {rec.get('topic')}; facts: "
-                     + (", ".join(f"{k}={v}" for k, v in facts.items()) if isinstance(facts, dict) and facts
-                        else "—")
-                     + "; fragments: " + ", ".join(short(str(f)) for f in (fragments if isinstance(fragments, list)
-                                                                           else [])))
+        lines.append(
+            f"  topic: {rec.get('topic')}; facts: "
+            + (", ".join(f"{k}={v}" for k, v in facts.items()) if isinstance(facts, dict) and facts else "—")
+            + "; fragments: "
+            + ", ".join(short(str(f)) for f in (fragments if isinstance(fragments, list) else []))
+        )
         lines += [f"    - {d}" for d in (details if isinstance(details, list) else [])]
     life = rec.get("life")
     if life:
-        lines.append(f"  importance {life['importance']:g}  heat {life['heat']:.3f}  last access "
-                     f"{life['last_access'] or '?'}"
-                     + (f"  confidence {rec['confidence']:g}" if rec.get("confidence") is not None else "")
-                     + (f"  said again {life['restated']}x" if "restated" in life else ""))
+        lines.append(
+            f"  importance {life['importance']:g}  heat {life['heat']:.3f}  last access "
+            f"{life['last_access'] or '?'}"
+            + (f"  confidence {rec['confidence']:g}" if rec.get("confidence") is not None else "")
+            + (f"  said again {life['restated']}x" if "restated" in life else "")
+        )
     written = rec.get("written") or {}
     if written.get("pending") and not rec.get("pending"):
         lines.append("  written as a guess (pending); no longer one")
     if isinstance(rec.get("may_update"), str) and rec["may_update"]:
         lines.append(f"  may be a new value of {short(rec['may_update'])}? (the write gate's guess)")
     if rec.get("may_be_updated_by"):
-        lines.append("  may have been updated by " + ", ".join(short(r) for r in rec["may_be_updated_by"])
-                     + "? (the write gate's guess)")
+        lines.append(
+            "  may have been updated by "
+            + ", ".join(short(r) for r in rec["may_be_updated_by"])
+            + "? (the write gate's guess)"
+        )
     for ev in rec.get("events") or []:
         lines.append(f"  {ev['ts'] or '?'}  {ev['event'].replace('_', ' ')} ({short(ev['id'])})")
     lines.append(f"  {rec['text']}")
     return "\n".join(lines)
 
 
-@command("append", arg("text", "The memory (- reads stdin)."), DOMAIN, PROJECT,
-         opt("kind", default="note", help="note, decision, commit, …"), TIER, REDLINE,
-         opt("tag", multiple=True, help="A tag (repeatable)."),
-         opt("key", help="Fact key: a newer record with the same key supersedes it — unless it is an "
-                         "inference against a stated value, or was written within [consolidation] "
-                         "conflict_window_days (0: off) of it: then both stay, in conflict (`optmem conflicts`)."),
-         opt("ttl", help="Expire after a duration: a number with s, m, h, d or w (30m, 12h, 7d, 2w)."),
-         EVIDENCE, SOURCE, SESSION,
-         opt("on_similar", help="skip | store | supersede a near duplicate.", choices=("skip", "store", "supersede")),
-         opt("on_update", help="keep | supersede | ask, when it looks like a new value of a record (端口 8080 → 9090).",
-             choices=("keep", "supersede", "ask")),
-         opt("importance", type=float, help="0..1: how much it matters (default by kind and tier; redlines 1)."),
-         opt("confidence", type=float, help="0..1: how sure the writer is; below [lifecycle] pending_threshold it waits as pending."),
-         flag("agent", help="Written by an agent on its own: confidence defaults to [lifecycle] agent_confidence."),
-         opt("basis", help="stated (what was said; the default) or inferred (what an agent concluded).",
-             choices=("stated", "inferred")),
-         flag("state", help="A temporary state (\"worked until 3 am\"), not a habit: expires after [consolidation] state_ttl."),
-         UNSAFE)
-def append(text: str, domain: str | None, project: str | None, kind: str, tier: str | None,
-           redline: bool, tag: list[str] | None, key: str | None, ttl: str | None,
-           evidence: str | None, source: str | None, session: str | None, on_similar: str | None,
-           on_update: str | None, importance: float | None, confidence: float | None, agent: bool,
-           basis: str | None, state: bool, allow_unsafe: bool, json_out: bool) -> None:
+@command(
+    "append",
+    arg("text", "The memory (- reads stdin)."),
+    DOMAIN,
+    PROJECT,
+    opt("kind", default="note", help="note, decision, commit, …"),
+    TIER,
+    REDLINE,
+    opt("tag", multiple=True, help="A tag (repeatable)."),
+    opt(
+        "key",
+        help="Fact key: a newer record with the same key supersedes it — unless it is an "
+        "inference against a stated value, or was written within [consolidation] "
+        "conflict_window_days (0: off) of it: then both stay, in conflict (`optmem conflicts`).",
+    ),
+    opt("ttl", help="Expire after a duration: a number with s, m, h, d or w (30m, 12h, 7d, 2w)."),
+    EVIDENCE,
+    SOURCE,
+    SESSION,
+    opt("on_similar", help="skip | store | supersede a near duplicate.", choices=("skip", "store", "supersede")),
+    opt(
+        "on_update",
+        help="keep | supersede | ask, when it looks like a new value of a record (端口 8080 → 9090).",
+        choices=("keep", "supersede", "ask"),
+    ),
+    opt("importance", type=float, help="0..1: how much it matters (default by kind and tier; redlines 1)."),
+    opt(
+        "confidence",
+        type=float,
+        help="0..1: how sure the writer is; below [lifecycle] pending_threshold it waits as pending.",
+    ),
+    flag("agent", help="Written by an agent on its own: confidence defaults to [lifecycle] agent_confidence."),
+    opt(
+        "basis",
+        help="stated (what was said; the default) or inferred (what an agent concluded).",
+        choices=("stated", "inferred"),
+    ),
+    flag(
+        "state", help='A temporary state ("worked until 3 am"), not a habit: expires after [consolidation] state_ttl.'
+    ),
+    UNSAFE,
+)
+def append(
+    text: str,
+    domain: str | None,
+    project: str | None,
+    kind: str,
+    tier: str | None,
+    redline: bool,
+    tag: list[str] | None,
+    key: str | None,
+    ttl: str | None,
+    evidence: str | None,
+    source: str | None,
+    session: str | None,
+    on_similar: str | None,
+    on_update: str | None,
+    importance: float | None,
+    confidence: float | None,
+    agent: bool,
+    basis: str | None,
+    state: bool,
+    allow_unsafe: bool,
+    json_out: bool,
+) -> None:
     """Append a record to LOG.jsonl (through the duplicate write gate) and print its id.
 
     \b
@@ -103,11 +161,23 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
     if redline and tier not in (None, "redline"):
         raise UsageError("--redline and --tier disagree; give one of them")
     vault = get_vault(write=True)
-    draft = log.Draft(read_arg(text) or "", domain=env_domain(domain), project=project, kind=kind,
-                      tier="redline" if redline else (tier or "normal"), tags=tag, key=key, ttl=ttl,
-                      evidence=evidence, source=source, session=session, importance=importance,
-                      confidence=vault.settings.lifecycle.agent_confidence if agent and confidence is None
-                      else confidence, basis=basis, state=state)
+    draft = log.Draft(
+        read_arg(text) or "",
+        domain=env_domain(domain),
+        project=project,
+        kind=kind,
+        tier="redline" if redline else (tier or "normal"),
+        tags=tag,
+        key=key,
+        ttl=ttl,
+        evidence=evidence,
+        source=source,
+        session=session,
+        importance=importance,
+        confidence=vault.settings.lifecycle.agent_confidence if agent and confidence is None else confidence,
+        basis=basis,
+        state=state,
+    )
     res = log.append(vault, draft, on_similar=on_similar, on_update=on_update, allow_unsafe=allow_unsafe)
     if res.warning:
         note(f"warning: {res.warning}")
@@ -127,14 +197,23 @@ def append(text: str, domain: str | None, project: str | None, kind: str, tier: 
             note(f"pending: {res.id} waits to be said again or confirmed (`optmem confirm {short(res.id or '')}`)")
         return res.id or ""
 
-    emit(json_out, {"status": res.status, "id": res.id, "record": res.record,
-                    "similar": res.similar, "duplicate_of": res.duplicate_of,
-                    "possible_update": res.possible_update, "confirmed": res.confirmed,
-                    "conflict_with": res.conflict_with}, human)
+    emit(
+        json_out,
+        {
+            "status": res.status,
+            "id": res.id,
+            "record": res.record,
+            "similar": res.similar,
+            "duplicate_of": res.duplicate_of,
+            "possible_update": res.possible_update,
+            "confirmed": res.confirmed,
+            "conflict_with": res.conflict_with,
+        },
+        human,
+    )
 
 
-@command("get", arg("record_id", "Full id, or ≥ 6 of its first or last characters.", metavar="ID"),
-         SHOW_UNSAFE)
+@command("get", arg("record_id", "Full id, or ≥ 6 of its first or last characters.", metavar="ID"), SHOW_UNSAFE)
 def get(record_id: str, allow_unsafe: bool, json_out: bool) -> None:
     """Show one record with its status (current / superseded by … / expired / forgotten).
 
@@ -149,10 +228,14 @@ def get(record_id: str, allow_unsafe: bool, json_out: bool) -> None:
     emit(json_out, {"record": got.record, "warnings": got.warnings}, lambda: render_record(got.record))
 
 
-@command("forget", arg("record_id", "The record to forget.", metavar="ID"),
-         opt("reason", help="Why (kept in the tombstone)."), SOURCE, UNSAFE)
-def forget(record_id: str, reason: str | None, source: str | None, allow_unsafe: bool,
-           json_out: bool) -> None:
+@command(
+    "forget",
+    arg("record_id", "The record to forget.", metavar="ID"),
+    opt("reason", help="Why (kept in the tombstone)."),
+    SOURCE,
+    UNSAFE,
+)
+def forget(record_id: str, reason: str | None, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
     """Hide a record from search and context; it stays in LOG.jsonl.
 
     \b
@@ -161,8 +244,12 @@ def forget(record_id: str, reason: str | None, source: str | None, allow_unsafe:
     """
     from optmem import log
 
-    res = log.forget(get_vault(write=True, create=False), record_id, reason=reason, source=source,
-                     allow_unsafe=allow_unsafe)
+    res = log.forget(
+        get_vault(write=True, create=False), record_id, reason=reason, source=source, allow_unsafe=allow_unsafe
+    )
     warn_all(list(res.warnings))
-    emit(json_out, {"status": res.status, "id": res.id, "tombstone": res.tombstone, "warnings": list(res.warnings)},
-         lambda: f"{res.status.replace('_', ' ')}: {res.id}")
+    emit(
+        json_out,
+        {"status": res.status, "id": res.id, "tombstone": res.tombstone, "warnings": list(res.warnings)},
+        lambda: f"{res.status.replace('_', ' ')}: {res.id}",
+    )

@@ -13,8 +13,14 @@ def _finish(json_out: bool, ok: bool, payload: dict[str, Any], human: str) -> No
         raise CommandExit(1)
 
 
-@command("doctor", flag("fix", help="Make the safe repairs (end a torn line, quarantine unparseable lines, stamp "
-                               "lines without ts, rebuild the index)."))
+@command(
+    "doctor",
+    flag(
+        "fix",
+        help="Make the safe repairs (end a torn line, quarantine unparseable lines, stamp "
+        "lines without ts, rebuild the index).",
+    ),
+)
 def doctor(fix: bool, json_out: bool) -> None:
     """Check the vault's files; exit 1 while problems remain. Without --fix nothing changes.
 
@@ -31,8 +37,12 @@ def doctor(fix: bool, json_out: bool) -> None:
         lines.append(f"{p.code:<17} {where}  {p.message}")
     lines += [f"note: {n}" for n in report.notes]
     lines.append("no problems" if report.ok else f"{len(report.problems)} problem(s)")
-    _finish(json_out, report.ok, {"problems": [p.to_dict() for p in report.problems],
-                                  "fixed": report.fixed, "notes": report.notes}, "\n".join(lines))
+    _finish(
+        json_out,
+        report.ok,
+        {"problems": [p.to_dict() for p in report.problems], "fixed": report.fixed, "notes": report.notes},
+        "\n".join(lines),
+    )
 
 
 @command("stats")
@@ -50,37 +60,44 @@ def stats(json_out: bool) -> None:
     def human() -> str:
         st = s["status"]
         life = s["lifecycle"]
-        out = [f"records: {s['records']:,}  (current {st['current']:,}, pending {st['pending']:,}, "
-               f"cold {st['cold']:,}, superseded {st['superseded']:,}, expired {st['expired']:,}, "
-               f"forgotten {st['forgotten']:,}); redlines {s['redlines']}",
-               f"active set: {life['active']:,} ({life['active_share']:.1%} of the log); heat of the "
-               f"{life['heat_of']:,} current or pending records that can go cold: "
-               + ", ".join(f"{b} {n:,}" for b, n in life["heat"].items())
-               + f"; last sweep {life['last_sweep'] or 'never'}",
-               f"importance: mean {life['importance']['mean'] if life['importance']['mean'] is not None else '—'}"
-               f" ({life['importance']['given']:,} given with --importance, the rest by kind and tier)",
-               "pending by age: " + ", ".join(f"{a} {n:,}" for a, n in life["pending_by_age"].items()),
-               "by domain: " + ", ".join(f"{d} {n:,}" for d, n in s["by_domain"].items()),
-               "by kind: " + ", ".join(f"{k} {n:,}" for k, n in s["by_kind"].items()),
-               f"duplicate rate {s['duplicate_rate']:.1%}, contradiction rate {s['contradiction_rate']:.1%} "
-               f"({s['contradictions']} open conflict(s); {s['open_updates']} possible update(s), the write "
-               "gate's guesses, not counted)"]
-        out += [f"{h['file']}: {h['unreadable']} (`optmem doctor`)" if h.get("unreadable") else
-                f"{h['file']}: {h['percent']}% — {h['chars']:,}/{h['limit']:,} chars, {h['entries']} entr{'y' if h['entries'] == 1 else 'ies'}"
-                for h in s["hot"]]
+        out = [
+            f"records: {s['records']:,}  (current {st['current']:,}, pending {st['pending']:,}, "
+            f"cold {st['cold']:,}, superseded {st['superseded']:,}, expired {st['expired']:,}, "
+            f"forgotten {st['forgotten']:,}); redlines {s['redlines']}",
+            f"active set: {life['active']:,} ({life['active_share']:.1%} of the log); heat of the "
+            f"{life['heat_of']:,} current or pending records that can go cold: "
+            + ", ".join(f"{b} {n:,}" for b, n in life["heat"].items())
+            + f"; last sweep {life['last_sweep'] or 'never'}",
+            f"importance: mean {life['importance']['mean'] if life['importance']['mean'] is not None else '—'}"
+            f" ({life['importance']['given']:,} given with --importance, the rest by kind and tier)",
+            "pending by age: " + ", ".join(f"{a} {n:,}" for a, n in life["pending_by_age"].items()),
+            "by domain: " + ", ".join(f"{d} {n:,}" for d, n in s["by_domain"].items()),
+            "by kind: " + ", ".join(f"{k} {n:,}" for k, n in s["by_kind"].items()),
+            f"duplicate rate {s['duplicate_rate']:.1%}, contradiction rate {s['contradiction_rate']:.1%} "
+            f"({s['contradictions']} open conflict(s); {s['open_updates']} possible update(s), the write "
+            "gate's guesses, not counted)",
+        ]
+        out += [
+            f"{h['file']}: {h['unreadable']} (`optmem doctor`)"
+            if h.get("unreadable")
+            else f"{h['file']}: {h['percent']}% — {h['chars']:,}/{h['limit']:,} chars, "
+            f"{h['entries']} entr{'y' if h['entries'] == 1 else 'ies'}"
+            for h in s["hot"]
+        ]
         z = s["sizes"]
-        out.append(f"sizes: log {z['log']:,} B, access {z['access']:,} B, tree {z['tree']:,} B, "
-                   f"index {z['index']:,} B")
+        out.append(f"sizes: log {z['log']:,} B, access {z['access']:,} B, tree {z['tree']:,} B, index {z['index']:,} B")
         return "\n".join(out)
 
     emit(json_out, s, human)
 
 
-@command("purge", arg("record_ids", "Records to delete for good.", metavar="[ID]...", required=False,
-                     multiple=True),
-         opt("domain", "--domain", "-d", help="Every record of this domain."),
-         flag("all", help="Every record (and the tree, handoffs and quarantine)."),
-         flag("yes", help="Really delete (without it, purge only says what it would do)."))
+@command(
+    "purge",
+    arg("record_ids", "Records to delete for good.", metavar="[ID]...", required=False, multiple=True),
+    opt("domain", "--domain", "-d", help="Every record of this domain."),
+    flag("all", help="Every record (and the tree, handoffs and quarantine)."),
+    flag("yes", help="Really delete (without it, purge only says what it would do)."),
+)
 def purge(record_ids: list[str] | None, domain: str | None, all: bool, yes: bool, json_out: bool) -> None:
     """Delete records physically — the only command that does; refuses without --yes.
 
@@ -92,18 +109,27 @@ def purge(record_ids: list[str] | None, domain: str | None, all: bool, yes: bool
 
     ids = [i for arg in record_ids or [] for i in arg.replace(",", " ").split()] or None
     res = core.purge(get_vault(), ids, domain=domain, everything=all, yes=yes)
-    emit(json_out, {"records": res.records, "lines": res.lines, "files": res.files},
-         lambda: f"purged {res.records} record(s) ({res.lines} line(s))"
-         + (f"; deleted {', '.join(res.files)}" if res.files else ""))
+    emit(
+        json_out,
+        {"records": res.records, "lines": res.lines, "files": res.files},
+        lambda: (
+            f"purged {res.records} record(s) ({res.lines} line(s))"
+            + (f"; deleted {', '.join(res.files)}" if res.files else "")
+        ),
+    )
 
 
-@command("eval", arg("queries", "A JSONL file of {\"query\", \"expect\" | \"expect_text\", \"forbid\"?, \"domain\"?}."),
-         opt("k", type=int, default=5, help="Cut-off for recall@k."),
-         opt("save", help="Save the metrics to this file (a baseline for later)."),
-         opt("baseline", help="Compare with saved metrics; exit 1 if anything got worse."),
-         opt("set", multiple=True, help="Try a setting, e.g. ranking.recency_window=0.2 (repeatable)."))
-def evaluate(queries: str, k: int, save: str | None, baseline: str | None, set: list[str] | None,
-             json_out: bool) -> None:
+@command(
+    "eval",
+    arg("queries", 'A JSONL file of {"query", "expect" | "expect_text", "forbid"?, "domain"?}.'),
+    opt("k", type=int, default=5, help="Cut-off for recall@k."),
+    opt("save", help="Save the metrics to this file (a baseline for later)."),
+    opt("baseline", help="Compare with saved metrics; exit 1 if anything got worse."),
+    opt("set", multiple=True, help="Try a setting, e.g. ranking.recency_window=0.2 (repeatable)."),
+)
+def evaluate(
+    queries: str, k: int, save: str | None, baseline: str | None, set: list[str] | None, json_out: bool
+) -> None:
     """Run a fixed query set on a copy of the vault: recall@k, MRR, stale rate; compare with a baseline.
 
     \b
@@ -115,33 +141,49 @@ def evaluate(queries: str, k: int, save: str | None, baseline: str | None, set: 
 
     from optmem import evaluate as core
 
-    res = core.run(get_vault(), Path(queries), k=k, save=Path(save) if save else None,
-                   baseline=Path(baseline) if baseline else None, overrides=set)
+    res = core.run(
+        get_vault(),
+        Path(queries),
+        k=k,
+        save=Path(save) if save else None,
+        baseline=Path(baseline) if baseline else None,
+        overrides=set,
+    )
     warn_all(res.warnings)
     o = res.overall
     lines = [f"{'recall':>7} {'rank':>5} {'stale':>5}  query"]
-    lines += [f"{q['recall']:>7.2f} {q['rank'] or '-':>5} {'yes' if q['stale'] else '':>5}  {q['query']}"
-              for q in res.queries]
-    lines.append(f"overall (k={res.k}, n={o['n']}): recall {o['recall']:.3f}, MRR {o['mrr']:.3f}, "
-                 f"stale rate {o['stale_rate']:.3f}")
+    lines += [
+        f"{q['recall']:>7.2f} {q['rank'] or '-':>5} {'yes' if q['stale'] else '':>5}  {q['query']}" for q in res.queries
+    ]
+    lines.append(
+        f"overall (k={res.k}, n={o['n']}): recall {o['recall']:.3f}, MRR {o['mrr']:.3f}, "
+        f"stale rate {o['stale_rate']:.3f}"
+    )
     if res.saved:
         lines.append(f"saved to {res.saved}")
     if res.regressions is not None:
         lines.append("no regressions against the baseline" if res.ok else "REGRESSION:")
-        lines += [f"  {r['metric']}: {r['before']} → {r['after']}" + (f"  ({r['query']})" if r["query"] else "")
-                  for r in res.regressions]
+        lines += [
+            f"  {r['metric']}: {r['before']} → {r['after']}" + (f"  ({r['query']})" if r["query"] else "")
+            for r in res.regressions
+        ]
     payload = res.to_dict()
     if not res.ok:
         from optmem.errors import Regression
 
-        payload["error"] = Regression(f"{len(res.regressions or [])} measure(s) got worse than the "
-                                      f"baseline {baseline}; keep the change only if it really helped").to_dict()
+        payload["error"] = Regression(
+            f"{len(res.regressions or [])} measure(s) got worse than the "
+            f"baseline {baseline}; keep the change only if it really helped"
+        ).to_dict()
     _finish(json_out, res.ok, payload, "\n".join(lines))
 
 
-@command("curate", flag("apply", help="Write the plan (then the gate decides); without it, only show it."),
-         opt("command", help="The model command (else OPTMEM_CURATOR, else [curator] command in your own config)."),
-         opt("batch", type=int, help="New records per run (default [curator] batch, 100)."))
+@command(
+    "curate",
+    flag("apply", help="Write the plan (then the gate decides); without it, only show it."),
+    opt("command", help="The model command (else OPTMEM_CURATOR, else [curator] command in your own config)."),
+    opt("batch", type=int, help="New records per run (default [curator] batch, 100)."),
+)
 def curate(apply: bool, command: str | None, batch: int | None, json_out: bool) -> None:
     """A curation pass: a model you configured proposes merge/update/delete; the gate decides.
 
@@ -165,15 +207,23 @@ def curate(apply: bool, command: str | None, batch: int | None, json_out: bool) 
     def human() -> str:
         if not res.records:
             return "nothing new since the last curation"
-        lines = [f"{'applied' if res.applied else 'undone' if res.undone else 'plan (dry run; --apply writes it)'}: "
-                 f"{res.records} record(s) sent to {res.command}"]
+        lines = [
+            f"{'applied' if res.applied else 'undone' if res.undone else 'plan (dry run; --apply writes it)'}: "
+            f"{res.records} record(s) sent to {res.command}"
+        ]
         for op in res.plan:
             what = op.get("ids") or op.get("id") or ""
-            lines.append(f"  {'ok ' if op['valid'] else 'BAD'} {op.get('op')} {what}"
-                         + (f" — {op['reason']}" if not op["valid"] else ""))
+            lines.append(
+                f"  {'ok ' if op['valid'] else 'BAD'} {op.get('op')} {what}"
+                + (f" — {op['reason']}" if not op["valid"] else "")
+            )
         if res.undone:
-            lines.append("  the evaluation gate regressed: " + ", ".join(
-                f"{r.get('query') or 'overall'} {r['metric']} {r['before']} → {r['after']}" for r in res.regressions))
+            lines.append(
+                "  the evaluation gate regressed: "
+                + ", ".join(
+                    f"{r.get('query') or 'overall'} {r['metric']} {r['before']} → {r['after']}" for r in res.regressions
+                )
+            )
         return "\n".join(lines)
 
     from dataclasses import asdict

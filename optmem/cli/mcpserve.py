@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import importlib
 
-from optmem.cli.spec import COMMANDS
 from optmem.cli.common import CAPTURE, STATE, dumps
-from optmem.cli.spec import REGISTRY, command
+from optmem.cli.spec import COMMANDS, REGISTRY, command
 from optmem.errors import OptmemError
 from optmem.integrations.mcp import TOOL_NAMES
 
@@ -22,8 +21,7 @@ def call(args: list[str]) -> str:
     lines: list[str] = []
     token = CAPTURE.set(lines)
     try:
-        prefix = (["--vault", STATE.vault_opt] if STATE.vault_opt else []) + [
-            f"--set={pair}" for pair in STATE.set_opt]
+        prefix = (["--vault", STATE.vault_opt] if STATE.vault_opt else []) + [f"--set={pair}" for pair in STATE.set_opt]
         cut = args.index("--") if "--" in args else len(args)  # options before "--", text after
         run([*prefix, *args[:cut], "--json", *args[cut:]])
     finally:
@@ -36,9 +34,8 @@ def refuse(err: OptmemError) -> str:
 
 
 def mcp(json_out: bool) -> None:
-    from optmem.integrations.mcp import build_server, server_class
-
     from optmem.cli.common import get_vault
+    from optmem.integrations.mcp import build_server, server_class
 
     server_class()  # the extra is there — before anything is made
     get_vault(write=True).lay_out()  # an agent's memory that is still empty is a vault, not an error

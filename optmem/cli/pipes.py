@@ -2,8 +2,16 @@
 
 from typing import Any
 
-from optmem.cli.common import (emit, env_domain, get_vault, note, progress_callback, read_arg,
-                               summarizer_command, warn_all)
+from optmem.cli.common import (
+    emit,
+    env_domain,
+    get_vault,
+    note,
+    progress_callback,
+    read_arg,
+    summarizer_command,
+    warn_all,
+)
 from optmem.cli.spec import UNSAFE, arg, command, flag, opt
 
 PROJECT = opt("project", "--project", "-p", help="The project.")
@@ -19,18 +27,30 @@ def _render_handoff(h: Any) -> str:
     return "\n".join(lines)
 
 
-@command("handoff write", PROJECT,
-         opt("done", multiple=True, help="What was finished (repeatable)."),
-         opt("blocked", multiple=True, help="What is stuck, and why (repeatable)."),
-         opt("next", multiple=True, help="What the next session should do (repeatable)."),
-         opt("note", help="Free text."),
-         opt("file", help="Read the note from a Markdown file (## Done / ## Blocked / ## Next), or - for stdin."),
-         opt("domain", "--domain", "-d", help="Domain of the log record (else OPTMEM_DOMAIN, config)."),
-         opt("source", help="Who wrote it (agent, session)."),
-         UNSAFE)
-def handoff_write(project: str | None, done: list[str] | None, blocked: list[str] | None,
-                  next: list[str] | None, note: str | None, file: str | None, domain: str | None,
-                  source: str | None, allow_unsafe: bool, json_out: bool) -> None:
+@command(
+    "handoff write",
+    PROJECT,
+    opt("done", multiple=True, help="What was finished (repeatable)."),
+    opt("blocked", multiple=True, help="What is stuck, and why (repeatable)."),
+    opt("next", multiple=True, help="What the next session should do (repeatable)."),
+    opt("note", help="Free text."),
+    opt("file", help="Read the note from a Markdown file (## Done / ## Blocked / ## Next), or - for stdin."),
+    opt("domain", "--domain", "-d", help="Domain of the log record (else OPTMEM_DOMAIN, config)."),
+    opt("source", help="Who wrote it (agent, session)."),
+    UNSAFE,
+)
+def handoff_write(
+    project: str | None,
+    done: list[str] | None,
+    blocked: list[str] | None,
+    next: list[str] | None,
+    note: str | None,
+    file: str | None,
+    domain: str | None,
+    source: str | None,
+    allow_unsafe: bool,
+    json_out: bool,
+) -> None:
     """Write the project's HANDOFF.md for the next session (and keep it in the log).
 
     \b
@@ -49,15 +69,26 @@ def handoff_write(project: str | None, done: list[str] | None, blocked: list[str
         text = read_arg(file, "--file") if file == "-" else fsio.read_text(Path(file))
         if text is None:
             raise UsageError(f"no such file: {file}")
-    h = handoff.write(get_vault(write=True), project, done=done, blocked=blocked, next=next,
-                      note=note, file_text=text, domain=env_domain(domain), source=source,
-                      allow_unsafe=allow_unsafe)
-    emit(json_out, {"handoff": h.to_dict(), "file": f"projects/{project}/HANDOFF.md"},
-         lambda: f"handoff for {project} written ({h.id})")
+    h = handoff.write(
+        get_vault(write=True),
+        project,
+        done=done,
+        blocked=blocked,
+        next=next,
+        note=note,
+        file_text=text,
+        domain=env_domain(domain),
+        source=source,
+        allow_unsafe=allow_unsafe,
+    )
+    emit(
+        json_out,
+        {"handoff": h.to_dict(), "file": f"projects/{project}/HANDOFF.md"},
+        lambda: f"handoff for {project} written ({h.id})",
+    )
 
 
-@command("handoff read", PROJECT,
-         opt("history", type=int, default=1, help="Show the N latest handoffs, newest first."))
+@command("handoff read", PROJECT, opt("history", type=int, default=1, help="Show the N latest handoffs, newest first."))
 def handoff_read(project: str | None, history: int, json_out: bool) -> None:
     """Print the project's latest handoff (a hand-edited HANDOFF.md wins), or the N latest.
 
@@ -71,8 +102,11 @@ def handoff_read(project: str | None, history: int, json_out: bool) -> None:
     if not project:
         raise UsageError("handoff read needs --project NAME")
     found = handoff.read(get_vault(), project, history)
-    emit(json_out, {"project": project, "handoffs": [h.to_dict() for h in found]},
-         lambda: "\n\n".join(_render_handoff(h) for h in found))
+    emit(
+        json_out,
+        {"project": project, "handoffs": [h.to_dict() for h in found]},
+        lambda: "\n\n".join(_render_handoff(h) for h in found),
+    )
 
 
 @command("handoff list")
@@ -86,16 +120,28 @@ def handoff_list(json_out: bool) -> None:
     from optmem import handoff
 
     found = handoff.list_all(get_vault())
-    emit(json_out, {"projects": found}, lambda: "\n".join(
-        f"{p['project']:<20} {p['time']}  done {p['done']}, blocked {p['blocked']}"
-        + (f"; next: {p['next'][0]}" if p["next"] else "") for p in found) or "no handoffs yet")
+    emit(
+        json_out,
+        {"projects": found},
+        lambda: (
+            "\n".join(
+                f"{p['project']:<20} {p['time']}  done {p['done']}, blocked {p['blocked']}"
+                + (f"; next: {p['next'][0]}" if p["next"] else "")
+                for p in found
+            )
+            or "no handoffs yet"
+        ),
+    )
 
 
-@command("context", PROJECT, opt("domain", "--domain", "-d", help="Only this domain's redlines and records."),
-         opt("query", "--query", "-q", help="Records relevant to this (else the project's latest)."),
-         opt("budget", type=int, default=4000, help="Most characters to print, fences included."))
-def context(project: str | None, domain: str | None, query: str | None, budget: int,
-            json_out: bool) -> None:
+@command(
+    "context",
+    PROJECT,
+    opt("domain", "--domain", "-d", help="Only this domain's redlines and records."),
+    opt("query", "--query", "-q", help="Records relevant to this (else the project's latest)."),
+    opt("budget", type=int, default=4000, help="Most characters to print, fences included."),
+)
+def context(project: str | None, domain: str | None, query: str | None, budget: int, json_out: bool) -> None:
     """Print the prompt-ready memory block for the start of a session.
 
     Redlines, hot memory, the project block, the latest handoff, then relevant current records,
@@ -109,15 +155,30 @@ def context(project: str | None, domain: str | None, query: str | None, budget: 
 
     ctx = core.build(get_vault(), project=project, domain=domain, query=query, budget=budget)
     warn_all(ctx.warnings)  # (the block itself says so too: the agent reads it)
-    emit(json_out, {"text": ctx.text, "chars": ctx.chars, "budget": ctx.budget,
-                    "sections": ctx.sections, "omitted": ctx.omitted, "warnings": ctx.warnings},
-         lambda: ctx.text)
+    emit(
+        json_out,
+        {
+            "text": ctx.text,
+            "chars": ctx.chars,
+            "budget": ctx.budget,
+            "sections": ctx.sections,
+            "omitted": ctx.omitted,
+            "warnings": ctx.warnings,
+        },
+        lambda: ctx.text,
+    )
 
 
-@command("compact", opt("domain", "--domain", "-d", help="Only this domain (default: every domain)."),
-         flag("dry_run", help="Show what would be created; write nothing."),
-         opt("summarizer", help="A shell command that reads a node's input on stdin and prints its "
-             "summary (else OPTMEM_SUMMARIZER, else [tree] summarizer in ~/.config/optmem/config.toml)."))
+@command(
+    "compact",
+    opt("domain", "--domain", "-d", help="Only this domain (default: every domain)."),
+    flag("dry_run", help="Show what would be created; write nothing."),
+    opt(
+        "summarizer",
+        help="A shell command that reads a node's input on stdin and prints its "
+        "summary (else OPTMEM_SUMMARIZER, else [tree] summarizer in ~/.config/optmem/config.toml).",
+    ),
+)
 def compact(domain: str | None, dry_run: bool, summarizer: str | None, json_out: bool) -> None:
     """Roll the log up into the summary tree (tree/<domain>/); the log is never changed.
 
@@ -127,26 +188,43 @@ def compact(domain: str | None, dry_run: bool, summarizer: str | None, json_out:
     """
     from optmem import tree
 
-    res = tree.compact(get_vault(), domain=domain, dry_run=dry_run, summarizer=summarizer_command(summarizer),
-                       progress=progress_callback("compacting"))
+    res = tree.compact(
+        get_vault(),
+        domain=domain,
+        dry_run=dry_run,
+        summarizer=summarizer_command(summarizer),
+        progress=progress_callback("compacting"),
+    )
     for w in res.warnings:
         note(f"warning: {w}")
 
     def human() -> str:
         verb = "would create" if dry_run else "created"
-        return "\n".join(
-            f"{d['domain']}: {verb} {len(d['created'])} node(s)"
-            + (f" ({', '.join(d['created'][:6])}{', …' if len(d['created']) > 6 else ''})" if d["created"] else "")
-            + (f"; {'would make' if dry_run else 'made'} {len(d['refreshed'])} node(s) again (their records "
-               "changed status)" if d["refreshed"] else "")
-            + ("; root refreshed" if d["root_updated"] else "")
-            + f"; {d['raw_tail']} record(s) not yet in a full run" for d in res.domains) or "nothing to compact"
+        return (
+            "\n".join(
+                f"{d['domain']}: {verb} {len(d['created'])} node(s)"
+                + (f" ({', '.join(d['created'][:6])}{', …' if len(d['created']) > 6 else ''})" if d["created"] else "")
+                + (
+                    f"; {'would make' if dry_run else 'made'} {len(d['refreshed'])} node(s) again (their records "
+                    "changed status)"
+                    if d["refreshed"]
+                    else ""
+                )
+                + ("; root refreshed" if d["root_updated"] else "")
+                + f"; {d['raw_tail']} record(s) not yet in a full run"
+                for d in res.domains
+            )
+            or "nothing to compact"
+        )
 
     emit(json_out, {"dry_run": res.dry_run, "domains": res.domains, "warnings": res.warnings}, human)
 
 
-@command("tree", arg("node", "A node to show, as DOMAIN/NODE (e.g. hermes/root).", required=False),
-         opt("domain", "--domain", "-d", help="Only this domain's outline."))
+@command(
+    "tree",
+    arg("node", "A node to show, as DOMAIN/NODE (e.g. hermes/root).", required=False),
+    opt("domain", "--domain", "-d", help="Only this domain's outline."),
+)
 def tree_cmd(node: str | None, domain: str | None, json_out: bool) -> None:
     """Print the summary tree's outline, or one node with its children.
 
@@ -159,21 +237,35 @@ def tree_cmd(node: str | None, domain: str | None, json_out: bool) -> None:
     vault = get_vault()
     if node is not None:  # an empty NODE is refused, not taken for "no node"
         found = tree.get_node(vault, node)
-        emit(json_out, {"node": found}, lambda: (
-            f"{found['id']}  level {found['level']}  {found['count']:,} records  "
-            f"{found['from']} → {found['to']}\nchildren: {', '.join(found['children'])}\n\n{found['body']}"))
+        emit(
+            json_out,
+            {"node": found},
+            lambda: (
+                f"{found['id']}  level {found['level']}  {found['count']:,} records  "
+                f"{found['from']} → {found['to']}\nchildren: {', '.join(found['children'])}\n\n{found['body']}"
+            ),
+        )
         return
     roots = tree.outline(vault, domain)
 
     def lines(n: dict[str, Any], depth: int) -> list[str]:
-        out = [f"{'  ' * depth}{n['id']}  L{n['level']}  {n['count']:,} records  "
-               f"{n['from'][:10]} → {n['to'][:10]}" + ("  (edited)" if n["edited"] else "")]
+        out = [
+            f"{'  ' * depth}{n['id']}  L{n['level']}  {n['count']:,} records  "
+            f"{n['from'][:10]} → {n['to'][:10]}" + ("  (edited)" if n["edited"] else "")
+        ]
         for c in n["children"]:
             out += lines(c, depth + 1)
         return out
 
     run = vault.settings.tree.run
-    emit(json_out, {"roots": roots}, lambda: "\n".join(
-        line for r in roots for line in lines(r, 0)) or (
-        f"no summary tree yet: `optmem compact` rolls up each full run of {run} records of a domain "
-        f"(`[tree] run`); until a domain has that many, search and context read the log itself"))
+    emit(
+        json_out,
+        {"roots": roots},
+        lambda: (
+            "\n".join(line for r in roots for line in lines(r, 0))
+            or (
+                f"no summary tree yet: `optmem compact` rolls up each full run of {run} records of a domain "
+                f"(`[tree] run`); until a domain has that many, search and context read the log itself"
+            )
+        ),
+    )

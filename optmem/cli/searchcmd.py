@@ -5,8 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from optmem.cli.common import (emit, env_domain, get_vault, progress_callback, read_arg, short,
-                               warn_all)
+from optmem.cli.common import emit, env_domain, get_vault, progress_callback, read_arg, short, warn_all
 from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 from optmem.errors import quote
 
@@ -59,8 +58,13 @@ def render_hits(result: dict[str, Any]) -> str | None:
         for col in ("age", "domain", "id", "text", ""):
             table.add_column(col, overflow="fold")
         for age, where, rid, text, badge, ex in rows:
-            table.add_row(age, where, rid, text + (f"\n[dim]{_explain(ex)}[/dim]" if ex else ""),
-                          f"[bold red]{badge}[/bold red]" if "REDLINE" in badge else badge)
+            table.add_row(
+                age,
+                where,
+                rid,
+                text + (f"\n[dim]{_explain(ex)}[/dim]" if ex else ""),
+                f"[bold red]{badge}[/bold red]" if "REDLINE" in badge else badge,
+            )
         Console().print(table)
         return f"{len(rows)} of {result['total']} matching" + _cold_hint(result)
     lines = []
@@ -74,8 +78,11 @@ def render_hits(result: dict[str, Any]) -> str | None:
 
 def _cold_hint(result: dict[str, Any]) -> str:
     """What else matches but is hidden: cold and forgotten records, and the flag that shows them."""
-    said = [f"{n} {what}: add --include-{what}" for what in ("cold", "forgotten")
-            if (n := result.get(f"{what}_matches") or 0)]
+    said = [
+        f"{n} {what}: add --include-{what}"
+        for what in ("cold", "forgotten")
+        if (n := result.get(f"{what}_matches") or 0)
+    ]
     return f" ({'; '.join(said)})" if said else ""
 
 
@@ -91,9 +98,13 @@ def _explain(ex: dict[str, Any]) -> str:
         parts.append(f"(answers {short(ex['answers'])})")
     if ex.get("dates"):
         parts.append("dates=" + ",".join(d.lstrip("_") for d in ex["dates"]))
-    parts += [f"heat×{ex['heat_factor']} (recency +{ex['recency_bonus']:.1%}, {ex['age_days']}d; "
-              f"importance ×{ex['relative_importance']})", f"tier×{ex['tier_factor']}",
-              f"band={ex['band']}", f"b={ex['b']}"]
+    parts += [
+        f"heat×{ex['heat_factor']} (recency +{ex['recency_bonus']:.1%}, {ex['age_days']}d; "
+        f"importance ×{ex['relative_importance']})",
+        f"tier×{ex['tier_factor']}",
+        f"band={ex['band']}",
+        f"b={ex['b']}",
+    ]
     if ex.get("updates"):
         parts.append(f"updates {short(ex['updates'])}")
     if ex.get("asks"):
@@ -101,22 +112,40 @@ def _explain(ex: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
-@command("search", arg("query", "Words to look for, Chinese or English (- reads stdin)."),
-         opt("limit", "--limit", "-n", type=int, default=10, help="How many hits."),
-         opt("domain", "--domain", "-d", multiple=True, help="Only this domain (repeatable)."),
-         PROJECT, opt("kind", help="Only this kind (note, correction, memory, …; summary: tree nodes)."),
-         opt("tag", help="Only records with this tag."),
-         opt("since", help="From this date or ISO time, inclusive (2026-11-29 or 2026-11-29T18:55:30Z)."),
-         opt("until", help="Up to this date or ISO time, inclusive (2026-11-29 or 2026-11-29T18:55:30Z)."),
-         flag("current", help="Leave out superseded and expired records."),
-         flag("include_forgotten", help="Also show forgotten records."),
-         flag("include_cold", help="Also show cold records (a sweep found them unused for long)."),
-         flag("touch", help="Count the hits returned as recalled: they stay warm (ACCESS.jsonl)."),
-         flag("explain", help="Show each hit's score components."), SHOW_UNSAFE)
-def search(query: str, limit: int, domain: list[str] | None, project: str | None, kind: str | None,
-           tag: str | None, since: str | None, until: str | None, current: bool,
-           include_forgotten: bool, include_cold: bool, touch: bool, explain: bool,
-           allow_unsafe: bool, json_out: bool) -> None:
+@command(
+    "search",
+    arg("query", "Words to look for, Chinese or English (- reads stdin)."),
+    opt("limit", "--limit", "-n", type=int, default=10, help="How many hits."),
+    opt("domain", "--domain", "-d", multiple=True, help="Only this domain (repeatable)."),
+    PROJECT,
+    opt("kind", help="Only this kind (note, correction, memory, …; summary: tree nodes)."),
+    opt("tag", help="Only records with this tag."),
+    opt("since", help="From this date or ISO time, inclusive (2026-11-29 or 2026-11-29T18:55:30Z)."),
+    opt("until", help="Up to this date or ISO time, inclusive (2026-11-29 or 2026-11-29T18:55:30Z)."),
+    flag("current", help="Leave out superseded and expired records."),
+    flag("include_forgotten", help="Also show forgotten records."),
+    flag("include_cold", help="Also show cold records (a sweep found them unused for long)."),
+    flag("touch", help="Count the hits returned as recalled: they stay warm (ACCESS.jsonl)."),
+    flag("explain", help="Show each hit's score components."),
+    SHOW_UNSAFE,
+)
+def search(
+    query: str,
+    limit: int,
+    domain: list[str] | None,
+    project: str | None,
+    kind: str | None,
+    tag: str | None,
+    since: str | None,
+    until: str | None,
+    current: bool,
+    include_forgotten: bool,
+    include_cold: bool,
+    touch: bool,
+    explain: bool,
+    allow_unsafe: bool,
+    json_out: bool,
+) -> None:
     """Ranked search: corrections outrank what they correct, redlines outrank everything.
 
     \b
@@ -133,12 +162,19 @@ def search(query: str, limit: int, domain: list[str] | None, project: str | None
         nodes = tree.search_nodes(get_vault(), text, domains=list(filters.domains), limit=limit)
         result = core.SearchResult(query, nodes, len(nodes))
     else:
-        filters = core.make_filters(domains=domain, project=project, kind=kind, tag=tag, since=since,
-                                    until=until, current=current, include_forgotten=include_forgotten,
-                                    include_cold=include_cold)
+        filters = core.make_filters(
+            domains=domain,
+            project=project,
+            kind=kind,
+            tag=tag,
+            since=since,
+            until=until,
+            current=current,
+            include_forgotten=include_forgotten,
+            include_cold=include_cold,
+        )
         vault = get_vault()
-        result = core.search(vault, text, limit=limit, filters=filters, explain=explain,
-                             progress=progress_callback())
+        result = core.search(vault, text, limit=limit, filters=filters, explain=explain, progress=progress_callback())
         warn_all(result.warnings)
         if touch and result.hits:
             from optmem import lifecycle
@@ -152,19 +188,32 @@ def search(query: str, limit: int, domain: list[str] | None, project: str | None
     emit(json_out, payload, lambda: render_hits(payload))
 
 
-@command("correct", arg("target", "The record to correct: an id (or ≥ 6 of its characters) or a query."),
-         arg("text", "The corrected fact (- reads stdin)."),
-         flag("redline", help="The correction is itself a locked rule."),
-         opt("tier", help="chat | normal | evidence | redline.", choices=("chat", "normal", "evidence", "redline")),
-         opt("domain", "--domain", "-d", help="Domain (default: the target's)."),
-         opt("project", "--project", "-p", help="Project (default: the target's)."),
-         opt("key", help="Fact key (default: the target's)."),
-         opt("evidence", help="Where the correction comes from."),
-         opt("source", help="Who wrote it."),
-         UNSAFE)
-def correct(target: str, text: str, redline: bool, tier: str | None, domain: str | None,
-            project: str | None, key: str | None, evidence: str | None, source: str | None,
-            allow_unsafe: bool, json_out: bool) -> None:
+@command(
+    "correct",
+    arg("target", "The record to correct: an id (or ≥ 6 of its characters) or a query."),
+    arg("text", "The corrected fact (- reads stdin)."),
+    flag("redline", help="The correction is itself a locked rule."),
+    opt("tier", help="chat | normal | evidence | redline.", choices=("chat", "normal", "evidence", "redline")),
+    opt("domain", "--domain", "-d", help="Domain (default: the target's)."),
+    opt("project", "--project", "-p", help="Project (default: the target's)."),
+    opt("key", help="Fact key (default: the target's)."),
+    opt("evidence", help="Where the correction comes from."),
+    opt("source", help="Who wrote it."),
+    UNSAFE,
+)
+def correct(
+    target: str,
+    text: str,
+    redline: bool,
+    tier: str | None,
+    domain: str | None,
+    project: str | None,
+    key: str | None,
+    evidence: str | None,
+    source: str | None,
+    allow_unsafe: bool,
+    json_out: bool,
+) -> None:
     """Append a correction that supersedes TARGET at query time (the old record stays).
 
     \b
@@ -176,21 +225,43 @@ def correct(target: str, text: str, redline: bool, tier: str | None, domain: str
 
     if redline and tier not in (None, "redline"):
         raise UsageError("--redline and --tier disagree; give one of them")
-    res = facts.correct(get_vault(write=True, create=False), target, read_arg(text), tier="redline" if redline else tier,
-                       domain=env_domain(domain) if domain else None, project=project, key=key,
-                       evidence=evidence, source=source, allow_unsafe=allow_unsafe)
+    res = facts.correct(
+        get_vault(write=True, create=False),
+        target,
+        read_arg(text),
+        tier="redline" if redline else tier,
+        domain=env_domain(domain) if domain else None,
+        project=project,
+        key=key,
+        evidence=evidence,
+        source=source,
+        allow_unsafe=allow_unsafe,
+    )
     warn_all(res.warnings)
-    emit(json_out, {"status": "stored", "id": res.id, "corrects": res.corrects, "record": res.record,
-                    "conflict_with": res.conflict_with},
-         lambda: f"{res.id} corrects {res.corrects}")
+    emit(
+        json_out,
+        {
+            "status": "stored",
+            "id": res.id,
+            "corrects": res.corrects,
+            "record": res.record,
+            "conflict_with": res.conflict_with,
+        },
+        lambda: f"{res.id} corrects {res.corrects}",
+    )
 
 
-@command("history", arg("record_id", "A record of the fact.", metavar="ID", required=False),
-         opt("key", help="All versions of this fact key instead."),
-         opt("domain", "--domain", "-d", help="With --key: only this domain."),
-         opt("project", "--project", "-p", help="With --key: only this project."), SHOW_UNSAFE)
-def history(record_id: str | None, key: str | None, domain: str | None, project: str | None,
-            allow_unsafe: bool, json_out: bool) -> None:
+@command(
+    "history",
+    arg("record_id", "A record of the fact.", metavar="ID", required=False),
+    opt("key", help="All versions of this fact key instead."),
+    opt("domain", "--domain", "-d", help="With --key: only this domain."),
+    opt("project", "--project", "-p", help="With --key: only this project."),
+    SHOW_UNSAFE,
+)
+def history(
+    record_id: str | None, key: str | None, domain: str | None, project: str | None, allow_unsafe: bool, json_out: bool
+) -> None:
     """Show every version of a fact, oldest first (corrections and same-key records).
 
     \b
@@ -200,10 +271,8 @@ def history(record_id: str | None, key: str | None, domain: str | None, project:
     from optmem import facts
     from optmem.cli.logcmd import render_record
 
-    versions = facts.history(get_vault(), record_id, key=key, domain=domain, project=project,
-                             show_unsafe=allow_unsafe)
-    emit(json_out, {"versions": versions},
-         lambda: "\n".join(render_record(v) for v in versions))
+    versions = facts.history(get_vault(), record_id, key=key, domain=domain, project=project, show_unsafe=allow_unsafe)
+    emit(json_out, {"versions": versions}, lambda: "\n".join(render_record(v) for v in versions))
 
 
 @command("reindex")
@@ -224,8 +293,7 @@ def reindex(json_out: bool) -> None:
         warnings = idx.warnings()
     seconds = round(time.perf_counter() - start, 3)
     warn_all(warnings)
-    emit(json_out, {"records": count, "seconds": seconds},
-         lambda: f"indexed {count:,} records in {seconds:.2f}s")
+    emit(json_out, {"records": count, "seconds": seconds}, lambda: f"indexed {count:,} records in {seconds:.2f}s")
 
 
 @command("conflicts", SHOW_UNSAFE)
@@ -253,23 +321,47 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
         for c in found:
             what = c.key if c.key is not None else f"corrected two ways: {short(c.fact or '')}"
             out.append(f"{what}  ({c.domain}" + (f"/{c.project}" if c.project else "") + ")")
-            out += [f"  {short(v['id'])}  {v['ts']}  {' '.join(v['text'].split())}"
-                    + (f"  — {v['source']}" if v.get("source") else "") for v in c.values]
+            out += [
+                f"  {short(v['id'])}  {v['ts']}  {' '.join(v['text'].split())}"
+                + (f"  — {v['source']}" if v.get("source") else "")
+                for v in c.values
+            ]
             out.append(f"  settle it: optmem resolve {c.name} --keep ID  (or --value TEXT)")
         return "\n".join(out)
 
-    emit(json_out, {"conflicts": [{"key": c.key, "fact": c.fact, "domain": c.domain, "project": c.project,
-                                   "values": c.values} for c in found], "count": len(found)}, human)
+    emit(
+        json_out,
+        {
+            "conflicts": [
+                {"key": c.key, "fact": c.fact, "domain": c.domain, "project": c.project, "values": c.values}
+                for c in found
+            ],
+            "count": len(found),
+        },
+        human,
+    )
 
 
-@command("resolve", arg("key", "The key in conflict (for a fact without a key: the id `conflicts` names)."),
-         opt("keep", help="The id of the value that is right (≥ 6 of its characters)."),
-         opt("value", help="Or the right value, as new text."),
-         opt("domain", "--domain", "-d", help="Where the conflict is, when the key is in conflict in several."),
-         opt("project", "--project", "-p", help="Likewise."),
-         opt("source", help="Who settled it."), UNSAFE)
-def resolve(key: str, keep: str | None, value: str | None, domain: str | None, project: str | None,
-            source: str | None, allow_unsafe: bool, json_out: bool) -> None:
+@command(
+    "resolve",
+    arg("key", "The key in conflict (for a fact without a key: the id `conflicts` names)."),
+    opt("keep", help="The id of the value that is right (≥ 6 of its characters)."),
+    opt("value", help="Or the right value, as new text."),
+    opt("domain", "--domain", "-d", help="Where the conflict is, when the key is in conflict in several."),
+    opt("project", "--project", "-p", help="Likewise."),
+    opt("source", help="Who settled it."),
+    UNSAFE,
+)
+def resolve(
+    key: str,
+    keep: str | None,
+    value: str | None,
+    domain: str | None,
+    project: str | None,
+    source: str | None,
+    allow_unsafe: bool,
+    json_out: bool,
+) -> None:
     """Settle a conflict on KEY (or a fact's id): a `resolution` record supersedes every value in it.
 
     \b
@@ -281,23 +373,59 @@ def resolve(key: str, keep: str | None, value: str | None, domain: str | None, p
 
     from optmem import facts
 
-    res = facts.resolve(get_vault(), key, keep=keep, value=value, domain=domain, project=project,
-                        source=source, allow_unsafe=allow_unsafe)
-    emit(json_out, asdict(res), lambda: f"resolved {res.key}: {res.id}"
-         + (f" keeps {short(res.kept)}" if res.kept else "") + f"; superseded {len(res.superseded)} value(s)")
+    res = facts.resolve(
+        get_vault(),
+        key,
+        keep=keep,
+        value=value,
+        domain=domain,
+        project=project,
+        source=source,
+        allow_unsafe=allow_unsafe,
+    )
+    emit(
+        json_out,
+        asdict(res),
+        lambda: (
+            f"resolved {res.key}: {res.id}"
+            + (f" keeps {short(res.kept)}" if res.kept else "")
+            + f"; superseded {len(res.superseded)} value(s)"
+        ),
+    )
 
 
-@command("merge", arg("record_ids", "The fragments to merge (ids, or ≥ 6 of their characters).", metavar="[ID]...",
-                      required=False, multiple=True),
-         opt("topic", help="What the merged record is about."),
-         opt("text", help="Its main text (default: the topic and every fragment, joined)."),
-         opt("fact", multiple=True, help="A structured field, field=value (repeatable)."),
-         opt("key", help="A fact key for the merged record."),
-         flag("suggest", help="Only list groups of ≥ 3 current records about one subject that merge "
-                               "accepts, each with a --topic; nothing is merged."),
-         opt("source", help="Who merged them."), UNSAFE)
-def merge(record_ids: list[str] | None, topic: str | None, text: str | None, fact: list[str] | None,
-          key: str | None, suggest: bool, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
+@command(
+    "merge",
+    arg(
+        "record_ids",
+        "The fragments to merge (ids, or ≥ 6 of their characters).",
+        metavar="[ID]...",
+        required=False,
+        multiple=True,
+    ),
+    opt("topic", help="What the merged record is about."),
+    opt("text", help="Its main text (default: the topic and every fragment, joined)."),
+    opt("fact", multiple=True, help="A structured field, field=value (repeatable)."),
+    opt("key", help="A fact key for the merged record."),
+    flag(
+        "suggest",
+        help="Only list groups of ≥ 3 current records about one subject that merge "
+        "accepts, each with a --topic; nothing is merged.",
+    ),
+    opt("source", help="Who merged them."),
+    UNSAFE,
+)
+def merge(
+    record_ids: list[str] | None,
+    topic: str | None,
+    text: str | None,
+    fact: list[str] | None,
+    key: str | None,
+    suggest: bool,
+    source: str | None,
+    allow_unsafe: bool,
+    json_out: bool,
+) -> None:
     """Merge fragments about one topic into one structured record; every detail is kept.
 
     \b
@@ -317,11 +445,19 @@ def merge(record_ids: list[str] | None, topic: str | None, text: str | None, fac
         if record_ids:
             raise UsageError("--suggest lists groups; give either IDs to merge or --suggest")
         found = merging.suggest_merges(get_vault())
-        emit(json_out, {"suggestions": [asdict(s) for s in found], "count": len(found)},
-             lambda: "\n".join(f"{s.reason}:\n" + "\n".join(f"  {short(i)}  {' '.join(t.split())[:80]}"
-                                                             for i, t in zip(s.ids, s.texts))
-                               + f"\n  optmem merge {' '.join(short(i) for i in s.ids)} --topic {shlex.quote(s.topic)}"
-                               for s in found) or "nothing to suggest")
+        emit(
+            json_out,
+            {"suggestions": [asdict(s) for s in found], "count": len(found)},
+            lambda: (
+                "\n".join(
+                    f"{s.reason}:\n"
+                    + "\n".join(f"  {short(i)}  {' '.join(t.split())[:80]}" for i, t in zip(s.ids, s.texts))
+                    + f"\n  optmem merge {' '.join(short(i) for i in s.ids)} --topic {shlex.quote(s.topic)}"
+                    for s in found
+                )
+                or "nothing to suggest"
+            ),
+        )
         return
     fields = {}
     for pair in fact or []:
@@ -329,6 +465,14 @@ def merge(record_ids: list[str] | None, topic: str | None, text: str | None, fac
         if not sep or not name.strip():
             raise UsageError(f"--fact {quote(pair)}: use field=value, e.g. --fact city=Tokyo")
         fields[name.strip()] = value.strip()
-    res = merging.merge(get_vault(), list(record_ids or []), topic or "", text=text, fields=fields, key=key,
-                        source=source, allow_unsafe=allow_unsafe)
+    res = merging.merge(
+        get_vault(),
+        list(record_ids or []),
+        topic or "",
+        text=text,
+        fields=fields,
+        key=key,
+        source=source,
+        allow_unsafe=allow_unsafe,
+    )
     emit(json_out, asdict(res), lambda: f"merged {len(res.fragments)} records into {res.id}")

@@ -6,11 +6,8 @@ importing Typer; the Typer app (`optmem.cli.app`) is built from the same declara
 `--help`, usage errors and everything the fast path declines.
 """
 
-
 from collections.abc import Callable
 from typing import Any, NamedTuple
-
-
 
 # name → (module under optmem.cli, one-line help); "@module" marks a group of subcommands.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -27,7 +24,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "correct": ("searchcmd", "Append a correction that supersedes TARGET at query time (the old record stays)."),
     "history": ("searchcmd", "Show every version of a fact, oldest first (corrections and same-key records)."),
     "conflicts": ("searchcmd", "List the facts with more than one current value; settle each with `resolve`."),
-    "resolve": ("searchcmd", "Settle a conflict on KEY (or a fact's id): a `resolution` record supersedes every value in it."),
+    "resolve": (
+        "searchcmd",
+        "Settle a conflict on KEY (or a fact's id): a `resolution` record supersedes every value in it.",
+    ),
     "merge": ("searchcmd", "Merge fragments about one topic into one structured record; every detail is kept."),
     "reindex": ("searchcmd", "Rebuild the derived search index from LOG.jsonl (it is also rebuilt automatically)."),
     "touch": ("lifecmd", "Say records were used: they stay warm, and a cold one is warm again (ACCESS.jsonl)."),
@@ -45,9 +45,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hooks": ("@agentcmd", "Install git and Claude Code hooks: install, uninstall, claude-code."),
     "hook": ("@agentcmd", "Hook entry points run by git and agents: git-commit, git-rewrite, claude-code."),
     "mcp": ("mcpserve", "Serve the vault to agents over MCP (stdio); needs the optmem[mcp] extra."),
-    "merge-driver": ("agentcmd", "Merge a hot-memory file entry by entry (git runs this; `init` and `hooks install` set it up)."),
+    "merge-driver": (
+        "agentcmd",
+        "Merge a hot-memory file entry by entry (git runs this; `init` and `hooks install` set it up).",
+    ),
     "curate": ("maint", "A curation pass: a model you configured proposes merge/update/delete; the gate decides."),
-    "eval": ("maint", "Run a fixed query set on a copy of the vault: recall@k, MRR, stale rate; compare with a baseline."),
+    "eval": (
+        "maint",
+        "Run a fixed query set on a copy of the vault: recall@k, MRR, stale rate; compare with a baseline.",
+    ),
 }
 
 
@@ -70,7 +76,7 @@ class Param(NamedTuple):
     multiple: bool = False
     metavar: str | None = None
     required: bool = False
-    choices: tuple[str, ...] | None = None   # the values it takes (for MCP schemas; the core checks)
+    choices: tuple[str, ...] | None = None  # the values it takes (for MCP schemas; the core checks)
 
     @property
     def is_argument(self) -> bool:
@@ -82,7 +88,7 @@ class Param(NamedTuple):
 
 
 class Command(NamedTuple):
-    name: str                      # "search", or "handoff write" for a group's subcommand
+    name: str  # "search", or "handoff write" for a group's subcommand
     fn: Callable[..., Any]
     params: tuple[Param, ...]
     help: str
@@ -102,24 +108,47 @@ def refuse_empty(params: tuple[Param, ...], values: dict[str, Any]) -> None:
         given = value if isinstance(value, list) else [value]
         if any(v is not None and not v.strip() for v in given):
             raise UsageError(f"{p.decls[0]} is empty; give it a value, or leave the option out")
+
+
 JSON = Param("json_out", ("--json",), bool, False, "Print one JSON document on stdout.")
-UNSAFE = Param("allow_unsafe", ("--allow-unsafe",), bool, False,
-               "Store even if the security scan flags the text or another field.")
-SHOW_UNSAFE = Param("allow_unsafe", ("--allow-unsafe",), bool, False,
-                    "Show text the security scan flags (else it reads [BLOCKED: rule]).")
+UNSAFE = Param(
+    "allow_unsafe", ("--allow-unsafe",), bool, False, "Store even if the security scan flags the text or another field."
+)
+SHOW_UNSAFE = Param(
+    "allow_unsafe",
+    ("--allow-unsafe",),
+    bool,
+    False,
+    "Show text the security scan flags (else it reads [BLOCKED: rule]).",
+)
 
 
-def arg(name: str, help: str, *, metavar: str | None = None, required: bool = True,
-        default: Any = None, multiple: bool = False) -> Param:
+def arg(
+    name: str,
+    help: str,
+    *,
+    metavar: str | None = None,
+    required: bool = True,
+    default: Any = None,
+    multiple: bool = False,
+) -> Param:
     """A positional argument; `multiple` takes all the remaining ones (it must come last)."""
     return Param(name, (), str, default, help, multiple, metavar or name.upper(), required)
 
 
-def opt(name: str, *decls: str, help: str, type: type = str, default: Any = None,
-        multiple: bool = False, metavar: str | None = None,
-        choices: tuple[str, ...] | None = None) -> Param:
-    return Param(name, decls or ("--" + name.replace("_", "-"),), type, default, help, multiple, metavar,
-                 False, choices)
+def opt(
+    name: str,
+    *decls: str,
+    help: str,
+    type: type = str,
+    default: Any = None,
+    multiple: bool = False,
+    metavar: str | None = None,
+    choices: tuple[str, ...] | None = None,
+) -> Param:
+    return Param(
+        name, decls or ("--" + name.replace("_", "-"),), type, default, help, multiple, metavar, False, choices
+    )
 
 
 def flag(name: str, *decls: str, help: str) -> Param:

@@ -28,37 +28,52 @@ from optmem.errors import UsageError
 from optmem.integrations.git import optmem_command, project_name, repo_root
 from optmem.vault import Vault
 
-_DONE = re.compile(r"\b(done|fixed|added|implemented|created|updated|removed|refactored|completed|"
-                   r"passing|passes|works)\b|已完成|完成了|已修复|修好|已添加|已实现|搞定", re.I)
-_OPEN = re.compile(r"\b(todo|next step|next:|remaining|still need|not yet|follow[- ]up|left to)\b|"
-                   r"- \[ \]|待办|下一步|还需要|尚未|未完成", re.I)
+_DONE = re.compile(
+    r"\b(done|fixed|added|implemented|created|updated|removed|refactored|completed|"
+    r"passing|passes|works)\b|已完成|完成了|已修复|修好|已添加|已实现|搞定",
+    re.I,
+)
+_OPEN = re.compile(
+    r"\b(todo|next step|next:|remaining|still need|not yet|follow[- ]up|left to)\b|"
+    r"- \[ \]|待办|下一步|还需要|尚未|未完成",
+    re.I,
+)
 # "Updated none", "Fixed: nothing", "Removed 0 files", "nothing was changed", "未做任何修改": a
 # report that nothing happened (sub-agents end with one) is not work done
-_NULL = re.compile(r"\b(?:done|fixed|added|implemented|created|updated|removed|refactored|changed|"
-                   r"completed)[:\s]{1,3}(?:none|nothing|n/a|0\s+\w+|no\s+(?:\w+\s+)?(?:files?|changes?))\b|"
-                   r"\b(?:none|nothing|no\s+(?:files?|changes?))\s+(?:was\s+|were\s+)?(?:done|fixed|added|"
-                   r"updated|removed|changed|needed)\b|(?:没有|未|无需|无)(?:做)?(?:任何)?(?:需要)?"
-                   r"(?:更新|修改|改动|变更|修复)", re.I)
+_NULL = re.compile(
+    r"\b(?:done|fixed|added|implemented|created|updated|removed|refactored|changed|"
+    r"completed)[:\s]{1,3}(?:none|nothing|n/a|0\s+\w+|no\s+(?:\w+\s+)?(?:files?|changes?))\b|"
+    r"\b(?:none|nothing|no\s+(?:files?|changes?))\s+(?:was\s+|were\s+)?(?:done|fixed|added|"
+    r"updated|removed|changed|needed)\b|(?:没有|未|无需|无)(?:做)?(?:任何)?(?:需要)?"
+    r"(?:更新|修改|改动|变更|修复)",
+    re.I,
+)
 # what a person says when something outside the session holds the work up
-_STATED_BLOCKER = re.compile(r"\bblocked\s+(?:on|by)\b|\bwaiting\s+(?:for|on)\b|\bstuck\s+on\b|"
-                             r"\b(?:can't|cannot|can not|unable to)\b[^.!?\n]{0,80}\buntil\b|"
-                             r"卡在|卡住|在等|等[^，。,.!?！？\s]{1,20}(?:之后|以后|后|再|才)", re.I)
+_STATED_BLOCKER = re.compile(
+    r"\bblocked\s+(?:on|by)\b|\bwaiting\s+(?:for|on)\b|\bstuck\s+on\b|"
+    r"\b(?:can't|cannot|can not|unable to)\b[^.!?\n]{0,80}\buntil\b|"
+    r"卡在|卡住|在等|等[^，。,.!?！？\s]{1,20}(?:之后|以后|后|再|才)",
+    re.I,
+)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；\n])\s*")
 # Claude Code's own texts in the user's place (its constants INTERRUPT_MESSAGE,
 # INTERRUPT_MESSAGE_FOR_TOOL_USE, CANCEL_MESSAGE, REJECT_MESSAGE …, and the compaction summary)
 _INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _DECLINED = re.compile(r"^(?:\[Request interrupted by user|The user doesn't want to (?:proceed|take))")
 _SUMMARY = "This session is being continued from a previous conversation"
-_MARKUP = re.compile(r"^<[a-z][\w-]*(?:\s[^>]*)?>")                 # <command-name>, <bash-input> …
+_MARKUP = re.compile(r"^<[a-z][\w-]*(?:\s[^>]*)?>")  # <command-name>, <bash-input> …
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 # lines of tool output that say nothing by themselves
 _EXIT_LINE = re.compile(r"^(?:Error:\s*)?(?:Exit code|Command failed with exit code)\s*-?\d+$", re.I)
 _RULE = re.compile(r"^[\W_]*$|^[=\-_*#~]{3,}.*[=\-_*#~]{3,}$|^Traceback \(most recent call last\):$")
-_ERRORISH = re.compile(r"error|fail|exception|denied|not found|no such|cannot|can't|could not|unable|"
-                       r"refused|invalid|fatal|missing|timed? ?out|panic|错误|失败|异常", re.I)
+_ERRORISH = re.compile(
+    r"error|fail|exception|denied|not found|no such|cannot|can't|could not|unable|"
+    r"refused|invalid|fatal|missing|timed? ?out|panic|错误|失败|异常",
+    re.I,
+)
 _TAG = re.compile(r"</?tool_use_error>")
-_CD = re.compile(r"^cd \S+ && ")                              # `cd repo && pytest` is `pytest`
-_TARGETS = ("file_path", "notebook_path", "path", "url")   # what a non-shell tool acted on
+_CD = re.compile(r"^cd \S+ && ")  # `cd repo && pytest` is `pytest`
+_TARGETS = ("file_path", "notebook_path", "path", "url")  # what a non-shell tool acted on
 _PROVENANCE = re.compile(r"^Written by the Claude Code \w+ hook(?: \([^)]*\))?\.\s*")  # of _note
 
 
@@ -95,7 +110,7 @@ def _short(text: str, limit: int = 240) -> str:
 
 def _last(items: list[str], keep: int) -> list[str]:
     """The `keep` latest distinct items, oldest first (a repeated item counts where it was last said)."""
-    return list(dict.fromkeys(reversed(items)))[:max(keep, 0)][::-1]
+    return list(dict.fromkeys(reversed(items)))[: max(keep, 0)][::-1]
 
 
 def _prompt(entry: dict[str, Any], content: Any) -> str | None:
@@ -161,17 +176,20 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
     stated: list[str] = []
     done: list[str] = []
     open_items: list[str] = []
-    calls: dict[str, str] = {}                     # tool_use id → key
-    failures: list[tuple[int, str, str]] = []      # (place, key, line)
-    fixed: dict[str, int] = {}                     # key → place of its latest success
+    calls: dict[str, str] = {}  # tool_use id → key
+    failures: list[tuple[int, str, str]] = []  # (place, key, line)
+    fixed: dict[str, int] = {}  # key → place of its latest success
     with open(path, "rb") as fh:
         for place, raw in enumerate(fh):
             try:
                 entry = json.loads(raw)
             except ValueError:
                 continue
-            if (not isinstance(entry, dict) or entry.get("isSidechain") is True
-                    or not isinstance(entry.get("message"), dict)):
+            if (
+                not isinstance(entry, dict)
+                or entry.get("isSidechain") is True
+                or not isinstance(entry.get("message"), dict)
+            ):
                 continue  # summary, file-history-snapshot, system … lines; a sub-agent's thread
             message = entry["message"]
             content = message.get("content")
@@ -210,14 +228,18 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
     said = [_short(p) for p in prompts]
     requests = said[:1] + _last([p for p in said[1:] if p != said[0]], keep - 1) if keep > 0 else []
     unresolved = [line for place, key, line in failures if fixed.get(key, -1) < place]
-    return Extract(requests=requests, done=_last(done, keep), open=_last(open_items, keep),
-                   blocked=_last(stated, keep) + [e for e in _last(unresolved, keep) if e not in stated])
+    return Extract(
+        requests=requests,
+        done=_last(done, keep),
+        open=_last(open_items, keep),
+        blocked=_last(stated, keep) + [e for e in _last(unresolved, keep) if e not in stated],
+    )
 
 
 def _null_report(line: str) -> bool:
     """A line whose only "done" is a report that nothing was done."""
     m = _NULL.search(line)
-    return m is not None and not _DONE.search(line[: m.start()] + line[m.end():])
+    return m is not None and not _DONE.search(line[: m.start()] + line[m.end() :])
 
 
 def _note(name: str, why: str, requests: list[str]) -> str:
@@ -235,15 +257,18 @@ def _session_handoffs(vault: Vault, project: str, session: str) -> list[tuple[st
     from optmem.index import open_index
 
     with open_index(vault) as idx:
-        return [(row.id, dict(idx.record(row).extra)) for row in idx.handoffs(project, None)
-                if row.session == session]
+        return [(row.id, dict(idx.record(row).extra)) for row in idx.handoffs(project, None) if row.session == session]
 
 
 def _same(fields: dict[str, Any], done: list[str], blocked: list[str], nxt: list[str], note: str) -> bool:
     """Does a stored handoff already say this (whatever event wrote it)?"""
     old_note = _PROVENANCE.sub("", str(fields.get("note") or ""))
-    return ((fields.get("done") or []) == done and (fields.get("blocked") or []) == blocked
-            and (fields.get("next") or []) == nxt and old_note == _PROVENANCE.sub("", note))
+    return (
+        (fields.get("done") or []) == done
+        and (fields.get("blocked") or []) == blocked
+        and (fields.get("next") or []) == nxt
+        and old_note == _PROVENANCE.sub("", note)
+    )
 
 
 def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any]) -> dict[str, Any]:
@@ -269,14 +294,27 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
     earlier = _session_handoffs(vault, project, session) if session and vault.exists() else []
     if earlier and _same(earlier[0][1], parts["done"], parts["blocked"], parts["next"], note):
         return {"event": name, "project": project, "handoff": earlier[0][0], "status": "unchanged"}
-    h = handoff.write(vault, project, done=parts["done"], blocked=parts["blocked"], next=parts["next"],
-                      note=note, source="claude-code", domain="code", session=session,
-                      allow_unsafe=False)  # drawn from the transcript, not guessed: stored as said
+    h = handoff.write(
+        vault,
+        project,
+        done=parts["done"],
+        blocked=parts["blocked"],
+        next=parts["next"],
+        note=note,
+        source="claude-code",
+        domain="code",
+        session=session,
+        allow_unsafe=False,
+    )  # drawn from the transcript, not guessed: stored as said
     for old, _ in earlier:
-        log.forget(vault, old, reason=f"updated by {h.id} (same Claude Code session)",
-                   source="claude-code")
-    return {"event": name, "project": project, "handoff": h.id,
-            "status": "updated" if earlier else "written", "replaced": [old for old, _ in earlier]}
+        log.forget(vault, old, reason=f"updated by {h.id} (same Claude Code session)", source="claude-code")
+    return {
+        "event": name,
+        "project": project,
+        "handoff": h.id,
+        "status": "updated" if earlier else "written",
+        "replaced": [old for old, _ in earlier],
+    }
 
 
 def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000) -> dict[str, Any]:
@@ -296,8 +334,7 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
             return {"event": name, "project": project, "context": None}
         ctx = context.build(vault, project=project, budget=budget)
         said = any(s["items"] or s["omitted"] for s in ctx.sections)
-        return {"event": name, "project": project, "context": ctx.text if said else None,
-                "warnings": ctx.warnings}
+        return {"event": name, "project": project, "context": ctx.text if said else None, "warnings": ctx.warnings}
     if name in ("PreCompact", "SessionEnd"):
         return _write_handoff(vault, project, str(name), event)
     return {"event": name, "project": project, "ignored": True}
@@ -311,8 +348,11 @@ def read_settings(path: Path, *, make_folder: bool = False) -> dict[str, Any]:
     from optmem import fsio
 
     if not make_folder and not path.parent.is_dir():
-        raise UsageError(f"{path}: the folder {path.parent} does not exist; check the path, or create "
-                         "the folder first; nothing was created", file=str(path))
+        raise UsageError(
+            f"{path}: the folder {path.parent} does not exist; check the path, or create "
+            "the folder first; nothing was created",
+            file=str(path),
+        )
     by_hand = "fix it, or add the snippet of `optmem hooks claude-code --print` by hand"
     raw = fsio.read_text(path)
     try:
@@ -323,8 +363,11 @@ def read_settings(path: Path, *, make_folder: bool = False) -> dict[str, Any]:
         raise UsageError(f"{path} is not a JSON object; {by_hand}", file=str(path))
 
     def wrong(key: str, want: str, got: Any) -> UsageError:
-        return UsageError(f"{path}: `{key}` is a JSON {_json_type(got)}, Claude Code expects {want}; "
-                          f"nothing was changed — {by_hand}", file=str(path), key=key)
+        return UsageError(
+            f"{path}: `{key}` is a JSON {_json_type(got)}, Claude Code expects {want}; nothing was changed — {by_hand}",
+            file=str(path),
+            key=key,
+        )
 
     hooks = current.get("hooks", {})
     if not isinstance(hooks, dict):
@@ -339,8 +382,7 @@ def read_settings(path: Path, *, make_folder: bool = False) -> dict[str, Any]:
 
 
 def _json_type(value: Any) -> str:
-    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
-        type(value), "number")
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
 
 
 def install_settings(vault: Vault, path: Path, *, make_folder: bool = False) -> list[str]:
@@ -354,8 +396,9 @@ def install_settings(vault: Vault, path: Path, *, make_folder: bool = False) -> 
     added = []
     for event, entries in claude_code_settings(vault)["hooks"].items():
         have = hooks.setdefault(event, [])
-        commands = {h.get("command") for e in have if isinstance(e, dict) for h in e.get("hooks", [])
-                    if isinstance(h, dict)}
+        commands = {
+            h.get("command") for e in have if isinstance(e, dict) for h in e.get("hooks", []) if isinstance(h, dict)
+        }
         if entries[0]["hooks"][0]["command"] not in commands:
             have.extend(entries)
             added.append(event)

@@ -4,8 +4,9 @@
 (domain `code`, project = the repository folder, kind `commit`, the sha as evidence and key, the
 subject as text, the changed paths as detail); `post-rewrite` (an amend, a rebase) records each
 new commit as superseding its pre-rewrite record (post-commit leaves an amended or rebased
-commit to it, so it is recorded once). A commit already recorded is never recorded again. Hooks that were there are kept and still run first; `uninstall_git_hook` restores exactly
-what was there. The hooks never block git.
+commit to it, so it is recorded once). A commit already recorded is never recorded again.
+Hooks that were there are kept and still run first; `uninstall_git_hook` restores exactly what
+was there. The hooks never block git.
 
 `merge_hot` is the merge driver for hot-memory files: it merges entry sets (see there).
 """
@@ -69,8 +70,8 @@ def optmem_command() -> str:
 
 @dataclass(frozen=True)
 class HookResult:
-    status: str          # installed | updated | already_installed | uninstalled | not_installed
-    hook: str            # the first of them (post-commit)
+    status: str  # installed | updated | already_installed | uninstalled | not_installed
+    hook: str  # the first of them (post-commit)
     chained: str | None
     vault: str | None = None
     hooks: tuple[str, ...] = ()  # every hook installed (or found installed), or removed
@@ -85,18 +86,22 @@ def _script(hook: str, vault: Vault) -> str:
     event = {"post-commit": "git-commit", "post-merge": "git-commit", "post-rewrite": "git-rewrite"}[hook]
     takes_stdin = hook == "post-rewrite"  # git hands it "<old> <new>" lines
     feed = 'printf "%s\\n" "$input" | ' if takes_stdin else ""
-    return "\n".join([
-        "#!/bin/sh",
-        f"{BEGIN} {hook} hook (remove it with `optmem hooks uninstall`)",
-        f"{VAULT_LINE}{vault.root}",
-        'input=$(cat)' if takes_stdin else ":",
-        f'if [ -x "$(dirname "$0")/{chained}" ]; then {feed}"$(dirname "$0")/{chained}" "$@"; fi',
-        "status=$?",
-        # git's work is done: record it, never fail it; errors go to stderr
-        f"{feed}{optmem_command()} --vault {shlex.quote(str(vault.root))} hook {event} "
-        f'--repo "$(git rev-parse --show-toplevel)" || echo "optmem: not recorded" >&2',
-        "exit $status",
-        END, ""])
+    return "\n".join(
+        [
+            "#!/bin/sh",
+            f"{BEGIN} {hook} hook (remove it with `optmem hooks uninstall`)",
+            f"{VAULT_LINE}{vault.root}",
+            "input=$(cat)" if takes_stdin else ":",
+            f'if [ -x "$(dirname "$0")/{chained}" ]; then {feed}"$(dirname "$0")/{chained}" "$@"; fi',
+            "status=$?",
+            # git's work is done: record it, never fail it; errors go to stderr
+            f"{feed}{optmem_command()} --vault {shlex.quote(str(vault.root))} hook {event} "
+            f'--repo "$(git rev-parse --show-toplevel)" || echo "optmem: not recorded" >&2',
+            "exit $status",
+            END,
+            "",
+        ]
+    )
 
 
 def install_git_hook(vault: Vault, repo: Path) -> HookResult:
@@ -120,8 +125,13 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
         fsio.atomic_write(hook, _script(name, vault), mode=0o755)  # git runs hooks: executable
     status = "installed" if "installed" in statuses else ("updated" if "updated" in statuses else "already_installed")
     first = hooks / HOOKS[0]
-    return HookResult(status, str(first), str(_chained(first)) if _chained(first).exists() else None,
-                      str(vault.root), tuple(str(hooks / name) for name in HOOKS))
+    return HookResult(
+        status,
+        str(first),
+        str(_chained(first)) if _chained(first).exists() else None,
+        str(vault.root),
+        tuple(str(hooks / name) for name in HOOKS),
+    )
 
 
 def uninstall_git_hook(repo: Path) -> HookResult:
@@ -147,8 +157,13 @@ def uninstall_git_hook(repo: Path) -> HookResult:
 
 def _commit(root: Path, rev: str) -> tuple[str, str, str, list[str]]:
     sha, subject, author = _git(root, "log", "-1", "--format=%H%x00%s%x00%an", rev).rstrip("\n").split("\x00")
-    paths = [p for p in _git(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "--root", "-m",
-                             "--first-parent", sha).splitlines() if p]
+    paths = [
+        p
+        for p in _git(
+            root, "diff-tree", "--no-commit-id", "--name-only", "-r", "--root", "-m", "--first-parent", sha
+        ).splitlines()
+        if p
+    ]
     return sha, subject, author, paths
 
 
@@ -157,8 +172,10 @@ def _recorded(vault: Vault, keys: list[str], domain: str, project: str) -> list[
     from optmem.index import open_index
 
     with open_index(vault) as idx:
-        return [max(rows, key=lambda r: r.n).id if rows else None
-                for rows in (idx.key_group(k, domain, project) for k in keys)]
+        return [
+            max(rows, key=lambda r: r.n).id if rows else None
+            for rows in (idx.key_group(k, domain, project) for k in keys)
+        ]
 
 
 def _rewrite_pending(root: Path) -> bool:
@@ -171,8 +188,15 @@ def _rewrite_pending(root: Path) -> bool:
     return BEGIN in (fsio.read_text(hook) or "") if hook.is_file() else False
 
 
-def record_commit(vault: Vault, repo: Path, domain: str = "code", rev: str = "HEAD",
-                  supersedes: str | None = None, *, root: Path | None = None) -> dict[str, Any]:
+def record_commit(
+    vault: Vault,
+    repo: Path,
+    domain: str = "code",
+    rev: str = "HEAD",
+    supersedes: str | None = None,
+    *,
+    root: Path | None = None,
+) -> dict[str, Any]:
     """Append a commit (HEAD by default) to the log, once: what the post-commit and post-merge
     hooks run. `supersedes` is the sha it replaced (an amend, a rebase): its record is superseded,
     and a record post-commit already made of the new commit is replaced, not repeated."""
@@ -191,12 +215,28 @@ def record_commit(vault: Vault, repo: Path, domain: str = "code", rev: str = "HE
     if already is None and supersedes is None and rev == "HEAD" and _rewrite_pending(root):
         return {"id": None, "sha": sha, "subject": subject, "files": len(paths), "status": "deferred"}
     corrects = [x for x in (old, already) if x]
-    res = log.append(vault, log.Draft(subject or f"commit {sha[:12]}", domain=domain, project=project,
-                                      kind=COMMIT, key=key, evidence=sha, source=f"git:{author}",
-                                      corrects=corrects, extra={"paths": paths[:200], "files": len(paths)}),
-                     gate=False)
-    return {"id": res.id, "sha": sha, "subject": subject, "files": len(paths),
-            "status": "rewritten" if corrects else "recorded"}
+    res = log.append(
+        vault,
+        log.Draft(
+            subject or f"commit {sha[:12]}",
+            domain=domain,
+            project=project,
+            kind=COMMIT,
+            key=key,
+            evidence=sha,
+            source=f"git:{author}",
+            corrects=corrects,
+            extra={"paths": paths[:200], "files": len(paths)},
+        ),
+        gate=False,
+    )
+    return {
+        "id": res.id,
+        "sha": sha,
+        "subject": subject,
+        "files": len(paths),
+        "status": "rewritten" if corrects else "recorded",
+    }
 
 
 def record_rewrites(vault: Vault, repo: Path, pairs: str, domain: str = "code") -> list[dict[str, Any]]:
@@ -235,8 +275,16 @@ def merge_hot(base: str, ours: str, theirs: str) -> tuple[str, list[tuple[str, s
         mine = [e for e in edited_ours if _close(e, gone)]
         other = [e for e in edited_theirs if _close(e, gone)]
         conflicts += [(m, x) for m in mine for x in other if m != x]
-    hot = memory.HotFile("memory", "merged", Path("."), 0, list(dict.fromkeys(merged)), front, final_newline,
-                         "\r\n" if "\r\n" in ours else "\n")
+    hot = memory.HotFile(
+        "memory",
+        "merged",
+        Path("."),
+        0,
+        list(dict.fromkeys(merged)),
+        front,
+        final_newline,
+        "\r\n" if "\r\n" in ours else "\n",
+    )
     return hot.render(), conflicts
 
 
@@ -258,8 +306,12 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> int:
         inside = 3 if len(parts) >= 3 and parts[-3] == "projects" else 1  # projects/<name>/MEMORY.md
         vault_root, name = Path(*parts[:-inside]) if len(parts) > inside else Path("."), "/".join(parts[-inside:])
         note = vault_root / ".cache" / CONFLICTS  # git runs drivers at the top of the work tree
-        fsio.append_bytes(note, "".join(json.dumps({"file": name, "ours": m, "theirs": t}, ensure_ascii=False) + "\n"
-                                        for m, t in conflicts).encode("utf-8"))
+        fsio.append_bytes(
+            note,
+            "".join(
+                json.dumps({"file": name, "ours": m, "theirs": t}, ensure_ascii=False) + "\n" for m, t in conflicts
+            ).encode("utf-8"),
+        )
     return 0
 
 
@@ -280,8 +332,9 @@ def install_merge_driver(vault: Vault) -> list[str]:
         fsio.atomic_write(attributes, text + sep + "\n".join(missing) + "\n", within=vault.root)
         added.append(".gitattributes")
     driver = f"{optmem_command()} merge-driver %O %A %B %P"
-    current = subprocess.run(["git", "-C", str(root), "config", "--local", f"merge.{GIT_DRIVER}.driver"],
-                             capture_output=True, text=True).stdout.strip()
+    current = subprocess.run(
+        ["git", "-C", str(root), "config", "--local", f"merge.{GIT_DRIVER}.driver"], capture_output=True, text=True
+    ).stdout.strip()
     if current != driver:
         _git(root, "config", "--local", f"merge.{GIT_DRIVER}.name", "optmem: merge hot-memory entries")
         _git(root, "config", "--local", f"merge.{GIT_DRIVER}.driver", driver)

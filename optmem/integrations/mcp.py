@@ -38,11 +38,13 @@ NEVER = ("json_out", "allow_unsafe")  # the result is always JSON; agents cannot
 # An agent's plain `append` is stored as any write is — it comes back at the next session's
 # `context`; only what the agent marks as a guess (a `confidence` below [lifecycle]
 # pending_threshold) waits in the review queue (`optmem pending`)
-INSTRUCTIONS = ("OptMem: memory in plain files. Call `context` at the start of a session, `search` "
-                "before answering from memory, `touch` with the ids of the records you used, "
-                "`correct` when a stored fact changed, and `handoff_write` at the end. What you "
-                "`append` is kept as said; when it is only your guess, give a `confidence` below 0.7 "
-                "and it waits for the user to confirm it.")
+INSTRUCTIONS = (
+    "OptMem: memory in plain files. Call `context` at the start of a session, `search` "
+    "before answering from memory, `touch` with the ids of the records you used, "
+    "`correct` when a stored fact changed, and `handoff_write` at the end. What you "
+    "`append` is kept as said; when it is only your guess, give a `confidence` below 0.7 "
+    "and it waits for the user to confirm it."
+)
 Call = Callable[[list[str]], str]
 
 
@@ -50,6 +52,7 @@ def server_class() -> Any:
     """The SDK's server class; a usage error saying how to install it when the extra is missing."""
     try:
         from mcp.server.mcpserver import MCPServer  # mcp 2.x
+
         return MCPServer
     except ImportError:
         pass
@@ -58,8 +61,10 @@ def server_class() -> Any:
 
         return importlib.import_module("mcp.server.fastmcp").FastMCP  # mcp 1.x
     except ImportError as exc:
-        raise UsageError("the MCP server needs the optional extra: pip install 'optmem[mcp]' (in a clone "
-                         "of the repository: pip install -e '.[mcp]')") from exc
+        raise UsageError(
+            "the MCP server needs the optional extra: pip install 'optmem[mcp]' (in a clone "
+            "of the repository: pip install -e '.[mcp]')"
+        ) from exc
 
 
 def _one_op(op: dict[str, Any]) -> str:
@@ -130,13 +135,16 @@ def agent_refusal(values: dict[str, Any]) -> OptmemError | None:
     top of every future context; an injected agent must not be able to plant one, so redlines
     come from people, through the CLI."""
     if values.get("redline") or values.get("tier") == "redline":
-        return UsageError("redlines come from people: over MCP an agent cannot write one — ask the "
-                          "user to run `optmem append --redline …` (or `optmem correct … --redline`)")
+        return UsageError(
+            "redlines come from people: over MCP an agent cannot write one — ask the "
+            "user to run `optmem append --redline …` (or `optmem correct … --redline`)"
+        )
     return None
 
 
-def _tool(command: str, params: list[Any], summary: str, call: Call,
-          refuse: Callable[[OptmemError], str]) -> Callable[..., str]:
+def _tool(
+    command: str, params: list[Any], summary: str, call: Call, refuse: Callable[[OptmemError], str]
+) -> Callable[..., str]:
     """A function with the command's parameters as its signature, for the MCP SDK to describe."""
 
     def tool(**values: Any) -> Any:
@@ -152,8 +160,9 @@ def _tool(command: str, params: list[Any], summary: str, call: Call,
     sig = []
     for p in params:
         annotation, default = _annotation(p)
-        sig.append(inspect.Parameter(_arg_name(p), inspect.Parameter.KEYWORD_ONLY, default=default,
-                                     annotation=annotation))
+        sig.append(
+            inspect.Parameter(_arg_name(p), inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+        )
     tool.__signature__ = inspect.Signature(sig)  # type: ignore[attr-defined]
     tool.__doc__ = summary
     return tool
@@ -172,10 +181,13 @@ def as_result(text: str) -> Any:
         obj = json.loads(text)
     except ValueError:
         obj = None
-    return CallToolResult.model_validate({  # by the protocol's own field names, in any SDK version
-        "content": [{"type": "text", "text": text}],
-        "structuredContent": obj if isinstance(obj, dict) else None,
-        "isError": isinstance(obj, dict) and obj.get("ok") is False})
+    return CallToolResult.model_validate(
+        {  # by the protocol's own field names, in any SDK version
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": obj if isinstance(obj, dict) else None,
+            "isError": isinstance(obj, dict) and obj.get("ok") is False,
+        }
+    )
 
 
 def _register(app: Any, fn: Any, name: str | None = None) -> None:
@@ -197,10 +209,15 @@ def build_server(commands: Mapping[str, Any], call: Call, refuse: Callable[[Optm
     (an error as the CLI's --json prints it)."""
     app = server_class()("optmem", instructions=INSTRUCTIONS)
 
-    def memory(action: Literal["add", "replace", "remove", "read"] | None = None,
-               target: Literal["memory", "user"] = "memory", content: str | None = None,
-               old_text: str | None = None, new_text: str | None = None,
-               operations: list[dict[str, Any]] | None = None, project: str | None = None) -> Any:
+    def memory(
+        action: Literal["add", "replace", "remove", "read"] | None = None,
+        target: Literal["memory", "user"] = "memory",
+        content: str | None = None,
+        old_text: str | None = None,
+        new_text: str | None = None,
+        operations: list[dict[str, Any]] | None = None,
+        project: str | None = None,
+    ) -> Any:
         """Edit bounded hot memory (MEMORY.md / USER.md, or a project's MEMORY.md) — Hermes Agent's
         memory tool arguments. action add: `content` is the new entry. replace: the entry holding
         `old_text` becomes `content` (the whole entry), or only the matched span becomes `new_text`.
@@ -216,8 +233,16 @@ def build_server(commands: Mapping[str, Any], call: Call, refuse: Callable[[Optm
             return as_result(call(["add", *where, "--", content or ""]))
         if action == "replace":
             if content is not None and new_text is None:  # Hermes: the whole entry becomes content
-                return as_result(call(["apply", *where, "--ops", _one_op(
-                    {"action": "replace", "old_text": old_text, "content": content})]))
+                return as_result(
+                    call(
+                        [
+                            "apply",
+                            *where,
+                            "--ops",
+                            _one_op({"action": "replace", "old_text": old_text, "content": content}),
+                        ]
+                    )
+                )
             return as_result(call(["replace", *where, "--", old_text or "", new_text or ""]))
         if action == "remove":
             return as_result(call(["remove", *where, "--", old_text or ""]))

@@ -20,11 +20,13 @@ __all__ = ["states_amount"]
 # numeral before a measure word or a unit, 多, 来 or 余 between them (五盆, 两年, 三小时, 三十多天 —
 # not the 一 of 一起, nor a lone 一 before one: 一条帖子 is "a post", as 一个 says "a").
 _DIGITS = r"(?<![a-z0-9.:/])(?<!\d-)\d+(?:[.,]\d+)*(?!\d|[:/-]\d|\s?[ap]m\b|[月日号號])"
-_NUMBER_WORDS = frozenset("""two three four five six seven eight nine ten eleven twelve thirteen fourteen
+_NUMBER_WORDS = frozenset(
+    """two three four five six seven eight nine ten eleven twelve thirteen fourteen
 fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
 hundreds thousand thousands million millions billion dozen dozens half couple few several once twice
 thrice double doubled triple tripled quadruple quadrupled
-""".split())
+""".split()
+)
 _NUMERALS = "0-9" + CJK_NUMERALS
 _CJK_NUMBER = rf"(?<![{_NUMERALS}])(?!一[{MEASURES}])[{_NUMERALS}]+[多来來余餘]?(?={CJK_UNITS})"
 # Sentences end at . ! ? ; (not the point of 1.5, nor the dots of a common abbreviation: "e.g. 5
@@ -33,9 +35,16 @@ _CJK_NUMBER = rf"(?<![{_NUMERALS}])(?!一[{MEASURES}])[{_NUMERALS}]+[多来來�
 _STATEMENT_ENDS = "!?;。！？；"
 _ABBREVIATIONS = ("e.g", "i.e", "vs", "mr", "mrs", "ms", "dr", "approx", "cf")
 # (the dot first, then the lookbehinds: tried at every position, they made the pattern 4x slower)
-_SENTENCE_END = ("[" + _STATEMENT_ENDS + "]|" + r"\." + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
-                 + r"(?!\d|[a-z]\.)|\n\s*\n")
+_SENTENCE_END = (
+    "["
+    + _STATEMENT_ENDS
+    + "]|"
+    + r"\."
+    + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
+    + r"(?!\d|[a-z]\.)|\n\s*\n"
+)
 _REACH = 300  # characters read either side of a word for its sentence
+
 
 def states_amount(folded: str, said: frozenset[str], named: frozenset[str] = frozenset()) -> bool:
     """Whether a folded text states a number in a sentence that holds one of these words (as

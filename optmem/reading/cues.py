@@ -17,23 +17,82 @@ from typing import Any
 from optmem.settings import Ranking
 from optmem.text import cjk_query_terms, fold, has_cjk, query_terms
 
-__all__ = ["asks_for", "asks_for_now", "asks_for_past", "cue_sources", "cue_terms", "cue_words",
-           "says_change", "time_terms", "time_word_spans", "time_words", "without_cues"]
+__all__ = [
+    "asks_for",
+    "asks_for_now",
+    "asks_for_past",
+    "cue_sources",
+    "cue_terms",
+    "cue_words",
+    "says_change",
+    "time_terms",
+    "time_word_spans",
+    "time_words",
+    "without_cues",
+]
 
 # Words that ask for the present value of something that changes.
-UPDATE_CUES = ("current", "currently", "now", "still", "latest", "anymore", "these days", "so far",
-               "to date", "at the moment", "at present", "today", "nowadays")
-UPDATE_CUES_CJK = ("现在", "目前", "最近", "还", "已经", "改成", "改为", "如今", "当前", "至今", "迄今", "今天",
-                   # still, latest, anymore, these days, at the moment, nowadays, today — each English
-                   # cue has its Chinese ones
-                   "仍然", "依然", "依旧", "仍旧", "仍", "最新", "不再", "这些天", "这几天", "近来", "眼下", "当下",
-                   "此刻", "现今", "今日")
+UPDATE_CUES = (
+    "current",
+    "currently",
+    "now",
+    "still",
+    "latest",
+    "anymore",
+    "these days",
+    "so far",
+    "to date",
+    "at the moment",
+    "at present",
+    "today",
+    "nowadays",
+)
+UPDATE_CUES_CJK = (
+    "现在",
+    "目前",
+    "最近",
+    "还",
+    "已经",
+    "改成",
+    "改为",
+    "如今",
+    "当前",
+    "至今",
+    "迄今",
+    "今天",
+    # still, latest, anymore, these days, at the moment, nowadays, today — each English
+    # cue has its Chinese ones
+    "仍然",
+    "依然",
+    "依旧",
+    "仍旧",
+    "仍",
+    "最新",
+    "不再",
+    "这些天",
+    "这几天",
+    "近来",
+    "眼下",
+    "当下",
+    "此刻",
+    "现今",
+    "今日",
+)
 # Words that ask what something used to be ("what was my previous …", "我以前住在哪"): such a
 # query does not want the newest statement put first.
-PAST_CUES = ("previous", "previously", "formerly", "originally", "at first", "initially", "former",
-             # "used to" of a person ("I used to …", "what did I use to …"), not the passive
-             # ("what is used to deploy")
-             r"(?:i|we|you|he|she|they)(?: all)? used to", r"did \w+ use to")
+PAST_CUES = (
+    "previous",
+    "previously",
+    "formerly",
+    "originally",
+    "at first",
+    "initially",
+    "former",
+    # "used to" of a person ("I used to …", "what did I use to …"), not the passive
+    # ("what is used to deploy")
+    r"(?:i|we|you|he|she|they)(?: all)? used to",
+    r"did \w+ use to",
+)
 # "before" and "earlier" ask for the past only ending a clause ("where did I live before?"); with
 # something after them they relate two events ("two days before I bought it")
 PAST_CUES_FINAL = ("before", "earlier")
@@ -41,21 +100,61 @@ PAST_CUES_FINAL = ("before", "earlier")
 PAST_CUES_CJK = ("以前", "原来", "原先", "曾经", "当初", "起初", "先前", "从前", "最初", "早先")
 
 # Words with which a statement says it replaces an earlier one ("moved to", "搬到", "改成").
-CHANGE_CUES = ("now", "no longer", "anymore", "instead", "moved", "switched", "changed", "updated",
-               "became", "from now on")
-CHANGE_CUES_CJK = ("现在", "改成", "改为", "换成", "换了", "搬到", "搬去", "搬家", "不再", "已经", "如今", "从今",
-                   "变成", "改用", "换到", "更新为", "更新成", "从此", "搬迁", "调到", "跳槽")
+CHANGE_CUES = (
+    "now",
+    "no longer",
+    "anymore",
+    "instead",
+    "moved",
+    "switched",
+    "changed",
+    "updated",
+    "became",
+    "from now on",
+)
+CHANGE_CUES_CJK = (
+    "现在",
+    "改成",
+    "改为",
+    "换成",
+    "换了",
+    "搬到",
+    "搬去",
+    "搬家",
+    "不再",
+    "已经",
+    "如今",
+    "从今",
+    "变成",
+    "改用",
+    "换到",
+    "更新为",
+    "更新成",
+    "从此",
+    "搬迁",
+    "调到",
+    "跳槽",
+)
 
 # where a time word's characters belong to other words (no word segmentation: the common traps):
 # 所以|前端, 实现|在, 项目|前端, 修改|成本, 最近邻, 以前缀, 还原|来 — and no more: 问题|目前,
 # 以前|面试, 原来|源码, 今天|气温, 已经|理解 read as the time word
 _GUARDS = {
-    "从此": ("", "(?![处地])"), "变成": ("", "(?!绩)"),
-    "以前": ("(?<![所可足难得加予])", "(?![端台缀])"), "从前": ("", "(?![端台])"),
-    "现在": ("(?<![实出表体发呈展兑显重涌再])", ""), "目前": ("(?<!项)", ""),
-    "改成": ("(?<![修更])", "(?![本功])"), "最近": ("", "(?![邻似])"), "原来": ("(?<![还复])", ""),
-    "当前": ("(?<!相)", ""), "先前": ("(?<!首)", "(?![往进])"), "最新": ("", "(?!鲜)"), "当下": ("", "(?![载班午])"),
-    "今日": ("", "(?!头条|说法)"), "眼下": ("", "(?![巴方])"),
+    "从此": ("", "(?![处地])"),
+    "变成": ("", "(?!绩)"),
+    "以前": ("(?<![所可足难得加予])", "(?![端台缀])"),
+    "从前": ("", "(?![端台])"),
+    "现在": ("(?<![实出表体发呈展兑显重涌再])", ""),
+    "目前": ("(?<!项)", ""),
+    "改成": ("(?<![修更])", "(?![本功])"),
+    "最近": ("", "(?![邻似])"),
+    "原来": ("(?<![还复])", ""),
+    "当前": ("(?<!相)", ""),
+    "先前": ("(?<!首)", "(?![往进])"),
+    "最新": ("", "(?!鲜)"),
+    "当下": ("", "(?![载班午])"),
+    "今日": ("", "(?!头条|说法)"),
+    "眼下": ("", "(?![巴方])"),
 }
 
 _CUE_PATTERNS: dict[tuple[str, bool], Any] = {}
@@ -79,7 +178,7 @@ def asks_for_past(query: str) -> bool:
 
 
 def asks_for(query: str, settings: Ranking = _DEFAULT) -> str | None:
-    """"present" when the query asks for the present value (even if it names the past too: "how
+    """ "present" when the query asks for the present value (even if it names the past too: "how
     often now, and previously?"), "past" when it asks only what something used to be, else None.
     Each reading has its switch (`present_cues`, `past_cues`): one switched off finds nothing."""
     if settings.present_cues and asks_for_now(query):
@@ -96,18 +195,23 @@ def says_change(text: str) -> bool:
 
 def _guarded(words: Iterable[str]) -> str:
     """An alternation of Chinese time words, each with its guards, longest first."""
-    return "|".join(_GUARDS.get(w, ("", ""))[0] + w + _GUARDS.get(w, ("", ""))[1]
-                    for w in sorted(set(words), key=len, reverse=True))
+    return "|".join(
+        _GUARDS.get(w, ("", ""))[0] + w + _GUARDS.get(w, ("", ""))[1] for w in sorted(set(words), key=len, reverse=True)
+    )
 
 
 def cue_sources(kind: str) -> tuple[str, str]:
     """The (English, Chinese) patterns of a kind of cue: "present", "past", "change"."""
-    english = {"present": r"\b(?:" + "|".join(UPDATE_CUES) + r")\b",
-               "past": r"\b(?:" + "|".join(PAST_CUES) + r")\b|\b(?:" + "|".join(PAST_CUES_FINAL)
-                       + r")\b(?=\s*(?:[?.!,;:]|$))",
-               "change": r"\b(?:" + "|".join(CHANGE_CUES) + r")\b"}[kind]
-    chinese = {"present": _guarded(UPDATE_CUES_CJK),
-               "past": _guarded(PAST_CUES_CJK), "change": _guarded(CHANGE_CUES_CJK)}[kind]
+    english = {
+        "present": r"\b(?:" + "|".join(UPDATE_CUES) + r")\b",
+        "past": r"\b(?:" + "|".join(PAST_CUES) + r")\b|\b(?:" + "|".join(PAST_CUES_FINAL) + r")\b(?=\s*(?:[?.!,;:]|$))",
+        "change": r"\b(?:" + "|".join(CHANGE_CUES) + r")\b",
+    }[kind]
+    chinese = {
+        "present": _guarded(UPDATE_CUES_CJK),
+        "past": _guarded(PAST_CUES_CJK),
+        "change": _guarded(CHANGE_CUES_CJK),
+    }[kind]
     return english, chinese
 
 

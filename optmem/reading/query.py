@@ -32,8 +32,10 @@ __all__ = ["Intent", "names_in", "read", "search_terms", "terms_of", "with_terms
 # are pronouns too — i, me, my, we, you, they, it … — are dropped with them already; "us" is left,
 # it may be the US)
 _PRONOUNS = frozenset("我你您他她它咱")
-_EN_PRONOUNS = frozenset("he him his himself she her hers herself theirs themselves ours ourselves yours "
-                         "yourself yourselves mine myself itself".split())
+_EN_PRONOUNS = frozenset(
+    "he him his himself she her hers herself theirs themselves ours ourselves yours "
+    "yourself yourselves mine myself itself".split()
+)
 # The end of a contraction or a possessive is no word of the question: "Caroline's job" asks about
 # Caroline's job, not every record with an "s"; "didn't" is "did", a function word
 _CONTRACTION = r"(?<=[^\W\d_])(?:n['’]t|['’](?:s|re|ve|ll|d|m))\b"
@@ -46,17 +48,18 @@ _DEFAULT = Ranking()
 class Intent(NamedTuple):
     """What a query asks, read once (`read`)."""
 
-    text: str                 # the query as given
-    terms: list[str]          # its search terms: words, CJK bigrams, date terms
-    asks: str | None = None   # "present", "past", or None
-    amount: bool = False      # it asks for an amount (and `amount_share` is on)
+    text: str  # the query as given
+    terms: list[str]  # its search terms: words, CJK bigrams, date terms
+    asks: str | None = None  # "present", "past", or None
+    amount: bool = False  # it asks for an amount (and `amount_share` is on)
     names: frozenset[str] = frozenset()  # the terms of the names it writes (none when `asks` is past or a day)
-    when: frozenset[str] = frozenset()   # its present-asking terms ("now", 现在), when it has others too
-    characters: list[str] = []           # the Chinese characters of its terms, not of its dates
+    when: frozenset[str] = frozenset()  # its present-asking terms ("now", 现在), when it has others too
+    characters: list[str] = []  # the Chinese characters of its terms, not of its dates
 
 
-def read(query: str, now: float | None = None, settings: Ranking = _DEFAULT, *,
-         terms: list[str] | None = None) -> Intent:
+def read(
+    query: str, now: float | None = None, settings: Ranking = _DEFAULT, *, terms: list[str] | None = None
+) -> Intent:
     """A query read once: its terms (`terms_of`, relative dates resolved from `now`; or the
     `terms` given) and what it asks (see the module docstring), with the switches of `settings`."""
     if terms is None:
@@ -72,10 +75,8 @@ def with_terms(intent: Intent, terms: list[str]) -> Intent:
     """The same question asked with these terms (a Chinese query whose pairs occur nowhere: its
     characters): what is read from the terms is read again."""
     when = frozenset(terms) & cues.cue_words() if intent.asks == "present" else frozenset()
-    characters = list(dict.fromkeys(c for t in terms if not t.isascii() and not t.startswith(dates.PREFIX)
-                                    for c in t))
-    return intent._replace(terms=terms, when=when if when != frozenset(terms) else frozenset(),
-                           characters=characters)
+    characters = list(dict.fromkeys(c for t in terms if not t.isascii() and not t.startswith(dates.PREFIX) for c in t))
+    return intent._replace(terms=terms, when=when if when != frozenset(terms) else frozenset(), characters=characters)
 
 
 def terms_of(query: str, now: float | None = None, settings: Ranking = _DEFAULT) -> list[str]:
@@ -96,8 +97,7 @@ def terms_of(query: str, now: float | None = None, settings: Ranking = _DEFAULT)
     return words + found
 
 
-def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool,
-              settings: Ranking) -> tuple[list[str], bool]:
+def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool, settings: Ranking) -> tuple[list[str], bool]:
     """The word terms of a folded query with these spans (its dates and time words) blanked out,
     and whether any of them is a topic (not only question or function words). A pronoun left
     alone by a split chooses no records when other terms remain (我昨天买了 → 买了, not every
@@ -154,8 +154,11 @@ def names_in(query: str) -> frozenset[str]:
     if _NAME_PATTERNS is None:
         import re
 
-        _NAME_PATTERNS = (re.compile(r"[.?!;:。？！；：]+(?:\s+|$)"), re.compile(r"[^\W\d_]\w*"),
-                          re.compile(r"\b([A-Z][A-Za-z0-9]*)['’]s\b"))
+        _NAME_PATTERNS = (
+            re.compile(r"[.?!;:。？！；：]+(?:\s+|$)"),
+            re.compile(r"[^\W\d_]\w*"),
+            re.compile(r"\b([A-Z][A-Za-z0-9]*)['’]s\b"),
+        )
     sentence_end, word, possessive = _NAME_PATTERNS
     later = [w for sentence in sentence_end.split(query) for w in word.findall(sentence)[1:]]
     names = [w for w in later if w.isascii() and w[0].isupper() and w != "I"]

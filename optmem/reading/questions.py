@@ -39,8 +39,14 @@ _HOW = frozenset(("many", "much", "long"))
 _CJK_QUESTION = (
     "(?:(?<![但于於还還就可不])是|(?<![没沒还還所只已拥擁具持含占佔现現原享富患唯固特专專])有)?(?:为什么|為什麼|什么时候|什麼時候|什么样|什麼樣|什么|什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|哪里|哪裡|哪儿|哪兒|哪个|哪個|"
     "哪些|哪天|哪位|哪家|哪种|哪種|谁|誰|啥|如何|为何|為何|是否|多少|多久|多长时间|多長時間|多长|多長|请问|請問|"
-    "是不是|有没有|有沒有|干嘛|幹嘛|干吗|幹嗎|咋|(?<![茶庶好十])[几幾](?=[" + MEASURES + UNIT_CHARS + "]|" + UNIT_WORDS + ")"
-    "|哪(?!吒))是?|(?:[吗嗎啊呀]|(?<![酒网網贴貼氧])吧|(?<!毛)呢)+$")
+    "是不是|有没有|有沒有|干嘛|幹嘛|干吗|幹嗎|咋|(?<![茶庶好十])[几幾](?=["
+    + MEASURES
+    + UNIT_CHARS
+    + "]|"
+    + UNIT_WORDS
+    + ")"
+    "|哪(?!吒))是?|(?:[吗嗎啊呀]|(?<![酒网網贴貼氧])吧|(?<!毛)呢)+$"
+)
 # a piece of one of these characters left between question words is no topic (部署步骤是怎样的: 的)
 _CJK_PARTICLES = frozenset("的了啊呀吗嗎呢吧是在着著得地")
 # … and the possessive 的, a function word as "of" and "my" are in English: "小明的手机号" asks
@@ -52,8 +58,10 @@ _CJK_SPLIT = _CJK_QUESTION + "|(?<![目别有真打])的(?![确士话哥])"
 # Not 几 that says "several" after 这, 那, 前, 过, 近, 后 (这几年, 前几天, 最近几个月), nor 多少 in
 # 多多少少 / 很多少年, nor 多长 in 很多长辈. (A numeral before 月, 日, 号 names a month or a day:
 # 五月, 6号 — "几号" asks a date, not an amount: `lexicon.CJK_UNITS` leaves them out.)
-_CJK_ASKS_AMOUNT = (r"(?<![多很许許好])多少(?!少)|多久|(?<![很许許好太])多[长長]"
-                    r"|(?<![茶庶好十这這那前过過近后後])[几幾](?=" + CJK_UNITS + ")")
+_CJK_ASKS_AMOUNT = (
+    r"(?<![多很许許好])多少(?!少)|多久|(?<![很许許好太])多[长長]"
+    r"|(?<![茶庶好十这這那前过過近后後])[几幾](?=" + CJK_UNITS + ")"
+)
 
 # A sentence that asks: from a sentence start to a question mark that ends it (not one inside a
 # URL or code: "soup?topic=spices"), or to a 吗 / 嗎 that ends it (Chinese often leaves the mark out:
@@ -80,8 +88,11 @@ def asks_amount(folded: str) -> bool:
 def topic_runs(cjk: str) -> list[str]:
     """A query's CJK run without its question words and its 的: the pieces left, in order (a lone
     particle left over dropped)."""
-    return [piece for piece in cjk_compiled(_CJK_SPLIT).split(cjk)
-            if piece and not (len(piece) == 1 and piece in _CJK_PARTICLES)]
+    return [
+        piece
+        for piece in cjk_compiled(_CJK_SPLIT).split(cjk)
+        if piece and not (len(piece) == 1 and piece in _CJK_PARTICLES)
+    ]
 
 
 def may_ask(text: str) -> bool:

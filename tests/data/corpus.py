@@ -125,7 +125,7 @@ TEMPLATES_EN = [
     "Request id {uuid} failed with a 502 from {svc}.",
     "Record {ulid} is the canonical note about {svc}.",
     "Session cookie ids look like {b64id}; they are not secrets on their own.",
-    "The ETag for /config was \"{b64id}\" before the change.",
+    'The ETag for /config was "{b64id}" before the change.',
     "Use `{lang}` snippet: `for i in range(10): print(i)` to test the runner.",
     "Code: `password = os.environ['DB_PASSWORD']` — never hard-code it.",
     "Code: `api_key = os.getenv('OPENAI_API_KEY')` in settings.py.",
@@ -159,7 +159,7 @@ TEMPLATES_EN = [
     "pwd: /srv/{svc} on the build box",
     "The CSV export uses ; as separator, not ,.",
     "{person} prefers tabs of width 4 in {lang}.",
-    "psql said: You are now connected to database \"{svc}\" as user \"app\".",
+    'psql said: You are now connected to database "{svc}" as user "app".',
     "The password for the staging user is unchanged.",
     "Your password is inactive; ask IT to re-enable it.",
     "passwd: pam_start() failed on the build box, error {n}.",
@@ -255,17 +255,38 @@ def ordinary_notes(n: int = 1000, seed: int = 20260512) -> list[str]:
     out = []
     for i in range(n):
         zh = i % 2 == 1
-        template = (rng.choice(PREFIXES_ZH if zh else PREFIXES_EN)
-                    + rng.choice(TEMPLATES_ZH if zh else TEMPLATES_EN)
-                    + rng.choice(SUFFIXES_ZH if zh else SUFFIXES_EN))
+        template = (
+            rng.choice(PREFIXES_ZH if zh else PREFIXES_EN)
+            + rng.choice(TEMPLATES_ZH if zh else TEMPLATES_EN)
+            + rng.choice(SUFFIXES_ZH if zh else SUFFIXES_EN)
+        )
         port, port2 = rng.choice([3000, 5432, 6379, 8000, 8080, 8443, 9090, 9200]), rng.randint(1024, 65535)
         person, person2 = rng.sample(PEOPLE, 2)
         tool, tool2 = rng.sample(TOOLS, 2)
-        out.append(template.format(
-            tool=tool, tool2=tool2, lang=rng.choice(LANGS), person=person, person2=person2,
-            svc=rng.choice(SERVICES), port=port, port2=port2, fwport=_fullwidth_digits(str(port)),
-            fwport2=_fullwidth_digits(str(port2)), weekday=rng.choice(WEEKDAYS_ZH if zh else WEEKDAYS_EN),
-            date=_date(rng), zhdate=_zh_date(rng), n=rng.randint(2, 99), drink=rng.choice(DRINKS),
-            sha1=_hex(rng, 40), sha256=_hex(rng, 64), uuid=_uuid(rng), ulid=_ulid(rng),
-            b64id=_b64id(rng), emoji=rng.choice(EMOJI), word=_word(rng)))
+        out.append(
+            template.format(
+                tool=tool,
+                tool2=tool2,
+                lang=rng.choice(LANGS),
+                person=person,
+                person2=person2,
+                svc=rng.choice(SERVICES),
+                port=port,
+                port2=port2,
+                fwport=_fullwidth_digits(str(port)),
+                fwport2=_fullwidth_digits(str(port2)),
+                weekday=rng.choice(WEEKDAYS_ZH if zh else WEEKDAYS_EN),
+                date=_date(rng),
+                zhdate=_zh_date(rng),
+                n=rng.randint(2, 99),
+                drink=rng.choice(DRINKS),
+                sha1=_hex(rng, 40),
+                sha256=_hex(rng, 64),
+                uuid=_uuid(rng),
+                ulid=_ulid(rng),
+                b64id=_b64id(rng),
+                emoji=rng.choice(EMOJI),
+                word=_word(rng),
+            )
+        )
     return out
