@@ -138,3 +138,11 @@ def no_sweep(vault_path: Path) -> None:
     (rightly) cool the records they rank. The lifecycle has its own tests."""
     vault_path.mkdir(parents=True, exist_ok=True)
     (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+
+
+def fenced_json(text: str) -> Any:
+    """An MCP tool result's JSON, after checking it comes inside the fence for stored text."""
+    from optmem.fence import CLOSE, OPEN
+
+    assert text.startswith(OPEN + "\n") and text.endswith("\n" + CLOSE), text[:200]
+    return json.loads(text[len(OPEN) : -len(CLOSE)])

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import run_optmem
+from conftest import fenced_json, run_optmem
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
@@ -295,7 +295,7 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
         "conflicts",
         "resolve",
     }
-    assert json.loads(got["search"]) == json.loads(cli_json)  # the same JSON as the CLI
+    assert fenced_json(got["search"]) == json.loads(cli_json)  # the same JSON as the CLI
     # tools are generated from the CLI's declarations: its names, types and help
     search_args = got["schemas"]["search"]["properties"]
     assert search_args["limit"]["type"] == "integer" and search_args["limit"]["default"] == 10
@@ -304,14 +304,14 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
         for arg, schema in got["schemas"][name]["properties"].items():
             assert schema.get("description"), (name, arg)
         assert "allow_unsafe" not in got["schemas"][name]["properties"]
-    assert json.loads(got["dash"])["record"]["text"] == "-"  # never the server's stdin
+    assert fenced_json(got["dash"])["record"]["text"] == "-"  # never the server's stdin
     for text in got["planted"]:  # an agent cannot plant a locked rule
-        assert "redlines come from people" in json.loads(text)["error"]["message"]
+        assert "redlines come from people" in fenced_json(text)["error"]["message"]
     assert "always obey" not in (vault_path / "LOG.jsonl").read_text("utf-8")
-    assert json.loads(got["memory"])["status"] == "added"
+    assert fenced_json(got["memory"])["status"] == "added"
     assert (vault_path / "USER.md").read_text("utf-8").strip() == "喜欢喝拿铁"
-    assert "喜欢喝拿铁" in json.loads(got["context"])["text"]
-    assert json.loads(got["missing"])["error"]["code"] == "not_found"
+    assert "喜欢喝拿铁" in fenced_json(got["context"])["text"]
+    assert fenced_json(got["missing"])["error"]["code"] == "not_found"
 
 
 def test_what_an_agent_appends_over_mcp_comes_back_and_only_a_marked_guess_waits(vault_path):
@@ -338,7 +338,7 @@ def test_what_an_agent_appends_over_mcp_comes_back_and_only_a_marked_guess_waits
             .content[0]
             .text
         )
-        sure_id = json.loads(out["sure"])["id"]
+        sure_id = fenced_json(out["sure"])["id"]
         out["touch"] = (await s.call_tool("touch", {"id": [sure_id]})).content[0].text
         return out
 
@@ -346,11 +346,11 @@ def test_what_an_agent_appends_over_mcp_comes_back_and_only_a_marked_guess_waits
     args = got["listed"]["append"]["properties"]
     assert "agent" not in args and {"confidence", "importance"} <= set(args)
     assert {s.get("type") for s in args["confidence"]["anyOf"]} == {"number", "null"}
-    plain, guess, sure = json.loads(got["plain"]), json.loads(got["guess"]), json.loads(got["sure"])
+    plain, guess, sure = fenced_json(got["plain"]), fenced_json(got["guess"]), fenced_json(got["sure"])
     assert plain["record"]["status"] == "current" and plain["record"]["confidence"] is None
     assert guess["record"]["status"] == "pending" and guess["record"]["confidence"] == 0.4
     assert sure["record"]["status"] == "current" and sure["record"]["importance"] == 0.8
-    assert json.loads(got["touch"])["ids"] == [sure["id"]], got["touch"]
+    assert fenced_json(got["touch"])["ids"] == [sure["id"]], got["touch"]
     queue = json.loads(run_optmem("pending", "--json").stdout)["pending"]
     assert [w["id"] for w in queue] == [guess["id"]]
     access = [json.loads(x) for x in (vault_path / "ACCESS.jsonl").read_text("utf-8").splitlines()]

@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.reading",
             "optmem.identifiers",
             "optmem.compare",
+            "optmem.fence",
             "optmem.dates",
             "optmem.record",
             "optmem.settings",

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from optmem import memory, view
 from optmem.errors import NearDuplicate, OverLimit, SeparatorInText, Unreadable
+from optmem.fence import CLOSE, OPEN
 
 
 def entries(vault_path, name="MEMORY.md"):
@@ -229,8 +230,8 @@ def test_unsafe_content_is_refused_and_show_blocks_hand_typed_entries(vault, vau
 
 def test_show_header_and_json_usage(vault, cli):
     memory.add(vault, "x" * 902)
-    out = cli("show", "--target", "memory").stdout
-    assert out.splitlines()[0] == "MEMORY [41% — 902/2,200 chars]"
+    lines = cli("show", "--target", "memory").stdout.splitlines()
+    assert lines[0] == OPEN and lines[2] == "MEMORY [41% — 902/2,200 chars]" and lines[-1] == CLOSE
     data = cli.json("show")
     assert [f["target"] for f in data["files"]] == ["memory", "user"]
     assert data["files"][0]["usage"] == {"chars": 902, "limit": 2200, "percent": 41}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from conftest import Cli
+from conftest import Cli, fenced_json
 
 # the vault's clock: everything is written between T0 and NOW
 T0, LATER, NOW = "2026-03-01T09:00:00Z", "2026-03-02T09:00:00Z", "2026-03-12T09:00:00Z"
@@ -252,7 +252,7 @@ def test_every_mcp_tool_agrees_with_the_cli(built: Built) -> None:
 
     async def script(s) -> dict:
         async def call(tool: str, args: dict) -> Any:
-            return json.loads((await s.call_tool(tool, args)).content[0].text)
+            return fenced_json((await s.call_tool(tool, args)).content[0].text)
 
         out = {m: await call("search", {"query": m, "limit": 50}) for m in markers}
         out["__conflicts"] = await call("conflicts", {})

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import log_lines, put
+from conftest import fenced_json, log_lines, put
 
 from optmem import summary, tree
 from optmem.vault import Vault
@@ -108,9 +108,9 @@ def test_the_mcp_search_of_summaries_no_longer_finds_a_forgotten_record(vault, c
         return {"before": before.content[0].text, "gone": gone.content[0].text, "after": after.content[0].text}
 
     got = mcp_session(vault_path, script)
-    assert any("swordfish" in h["text"] for h in json.loads(got["before"])["hits"])
-    assert json.loads(got["gone"])["status"] == "forgotten"
-    hits = json.loads(got["after"])["hits"]
+    assert any("swordfish" in h["text"] for h in fenced_json(got["before"])["hits"])
+    assert fenced_json(got["gone"])["status"] == "forgotten"
+    hits = fenced_json(got["after"])["hits"]
     assert hits and all("swordfish" not in h["text"] for h in hits)
 
 

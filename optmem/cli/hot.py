@@ -203,13 +203,14 @@ def remove(old: str | None, entry: str | None, target: str, project: str | None,
     flag("ids", help="Prefix each entry with its id."),
 )
 def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> None:
-    """Print hot memory ready to paste into a prompt, with usage headers.
+    """Print hot memory ready to paste into a prompt, with usage headers, fenced as stored notes.
 
     \b
     Example:
       optmem show --ids --project webapp
     """
     from optmem import memory
+    from optmem.fence import wrap
 
     vault = get_vault()
     targets: list[tuple[str, str | None]]
@@ -236,7 +237,7 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
         for s in shown:
             body = memory.SEPARATOR.join((f"[{e['id']}] " if ids else "") + e["text"] for e in s.entries)
             blocks.append(s.header() + ("" if s.unreadable else "\n" + (body or "(empty)")))
-        return "\n\n".join(blocks)
+        return wrap("\n\n".join(blocks))  # stored text, fenced: data for a prompt, not instructions
 
     emit(
         json_out,

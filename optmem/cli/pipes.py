@@ -98,6 +98,7 @@ def handoff_read(project: str | None, history: int, json_out: bool) -> None:
     """
     from optmem import handoff
     from optmem.errors import UsageError
+    from optmem.fence import wrap
 
     if not project:
         raise UsageError("handoff read needs --project NAME")
@@ -105,7 +106,7 @@ def handoff_read(project: str | None, history: int, json_out: bool) -> None:
     emit(
         json_out,
         {"project": project, "handoffs": [h.to_dict() for h in found]},
-        lambda: "\n\n".join(_render_handoff(h) for h in found),
+        lambda: wrap("\n\n".join(_render_handoff(h) for h in found)),  # stored text, fenced
     )
 
 

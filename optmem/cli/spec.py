@@ -15,7 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "add": ("hot", "Add an entry to hot memory (an exact duplicate is a no-op)."),
     "replace": ("hot", "Replace the matched span inside the one entry containing OLD."),
     "remove": ("hot", "Remove the whole entry containing OLD (it stays in LOG.jsonl)."),
-    "show": ("hot", "Print hot memory ready to paste into a prompt, with usage headers."),
+    "show": ("hot", "Print hot memory ready to paste into a prompt, with usage headers, fenced as stored notes."),
     "apply": ("hot", "Apply a batch of add/replace/remove operations all-or-nothing."),
     "append": ("logcmd", "Append a record to LOG.jsonl (through the duplicate write gate) and print its id."),
     "get": ("logcmd", "Show one record with its status (current / superseded by … / expired / forgotten)."),

@@ -170,17 +170,22 @@ def _tool(
 
 def as_result(text: str) -> Any:
     """A tool's result: the command's JSON as text and as structured content, with isError set
-    when the command refused (its JSON says "ok": false)."""
+    when the command refused (its JSON says "ok": false). Stored text goes to a model here, so the
+    text is fenced and every string defused (`optmem.fence`), the structured content too."""
     import json
 
+    from optmem.fence import defuse_all, wrap
+
     try:
-        from mcp.types import CallToolResult
-    except ImportError:  # an SDK without it: the JSON text alone
-        return text
-    try:
-        obj = json.loads(text)
+        obj = defuse_all(json.loads(text))
+        text = json.dumps(obj, ensure_ascii=False, indent=2)
     except ValueError:
         obj = None
+    text = wrap(text)
+    try:
+        from mcp.types import CallToolResult
+    except ImportError:  # an SDK without it: the fenced text alone
+        return text
     return CallToolResult.model_validate(
         {  # by the protocol's own field names, in any SDK version
             "content": [{"type": "text", "text": text}],
