@@ -265,13 +265,19 @@ _LEGACY_TEMPORARY = re.compile(r"^\..+\.[^.]+\.tmp$")
 
 
 def _alive(pid: int) -> bool:
+    """Whether process `pid` still runs: a killed process its parent has not reaped yet (a
+    zombie, which still answers kill(pid, 0)) writes nothing more, so it counts as gone."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True  # someone else's process, alive
-    return True
+    try:  # Linux: the state after the command's name in /proc/PID/stat; Z is a zombie
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b") ")[2][:1] != b"Z"
+    except OSError:
+        return True  # no /proc (macOS, BSD): kill(pid, 0) is all there is
 
 
 def clean_temporaries(folder: Path, *, older_than: float = 3600.0) -> list[str]:

@@ -192,3 +192,32 @@ def test_git_never_sees_the_cache_of_a_folder_init_never_laid_out(tmp_path):
     run_optmem("--vault", str(repo), "reindex", cwd=repo)
     untracked = git(repo, "status", "--porcelain", "--untracked-files=all").stdout
     assert ".cache" not in untracked, untracked
+
+
+def test_the_merge_driver_refuses_a_missing_version_and_creates_nothing(tmp_path, cli):
+    """Run by hand (or by a git that passed a wrong path), a missing version is an error — git
+    then shows a real conflict — and no file is made in its place."""
+    base, ours, theirs = (tmp_path / n for n in ("base", "ours", "theirs"))
+    base.write_text("one\n§\ntwo\n", "utf-8")
+    theirs.write_text("one\n§\ntwo\n§\nthree\n", "utf-8")
+    err = cli.json("merge-driver", str(base), str(ours), str(theirs), "MEMORY.md", code=1)["error"]
+    assert err["code"] == "not_found" and "ours (%A)" in err["message"] and "nothing was written" in err["message"]
+    assert not ours.exists()
+    ours.write_text("one\n§\ntwo\n", "utf-8")
+    theirs.unlink()
+    assert cli.json("merge-driver", str(base), str(ours), str(theirs), code=1)["error"]["code"] == "not_found"
+    assert ours.read_text("utf-8") == "one\n§\ntwo\n"
+    theirs.write_bytes(b"\xff\xfe not utf-8")
+    assert cli.json("merge-driver", str(base), str(ours), str(theirs), code=3)["error"]["code"] == "unreadable"
+    assert ours.read_text("utf-8") == "one\n§\ntwo\n"
+
+
+def test_the_merge_driver_writes_the_merge_in_place_keeping_the_files_mode(tmp_path, cli):
+    base, ours, theirs = (tmp_path / n for n in ("base", "ours", "theirs"))
+    base.write_text("one\n", "utf-8")
+    ours.write_text("one\n§\nmine\n", "utf-8")
+    theirs.write_text("one\n§\ntheirs\n", "utf-8")
+    ours.chmod(0o640)
+    assert cli("merge-driver", str(base), str(ours), str(theirs), "MEMORY.md").exit_code == 0
+    assert ours.read_text("utf-8").split("\n§\n") == ["one", "mine", "theirs\n"]
+    assert ours.stat().st_mode & 0o777 == 0o640

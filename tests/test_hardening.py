@@ -381,6 +381,44 @@ def test_temporaries_of_dead_processes_are_cleaned_on_the_next_write(cli, vault,
     assert live.exists()  # its process is alive: not ours to remove
 
 
+def test_a_killed_add_leaves_no_temporary_behind_the_next_write(vault, vault_path, tmp_path):
+    """A real `optmem add` killed while its temporary file is open; its parent has not reaped it
+    yet (a zombie still answers kill(pid, 0)). The next write removes what it left."""
+    import signal
+
+    slow = tmp_path / "slow.py"  # the add, held inside its atomic write until it is killed
+    slow.write_text(
+        "import sys, time\n"
+        "from optmem import fsio\n"
+        "real = fsio.atomic_stream\n"
+        "def held(path, **kw):\n"
+        "    if path.name != 'MEMORY.md':\n"
+        "        return real(path, **kw)\n"
+        "    cm = real(path, **kw)  # kept: a collected generator would clean up after itself\n"
+        "    cm.__enter__()\n"
+        "    print('OPEN', flush=True)\n"
+        "    time.sleep(60)\n"
+        "fsio.atomic_stream = held\n"
+        "from optmem.cli import main\n"
+        "sys.argv = ['optmem', '--vault', sys.argv[1], 'add', 'an entry that never lands']\n"
+        "main()\n",
+        "utf-8",
+    )
+    proc = subprocess.Popen([sys.executable, str(slow), str(vault_path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "OPEN"
+    left = [p.name for p in vault_path.glob(".MEMORY.md.*.tmp")]
+    assert len(left) == 1 and left[0].startswith(f".MEMORY.md.{proc.pid}."), left
+    os.kill(proc.pid, signal.SIGKILL)
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # it has died; not reaped: a zombie
+    os.kill(proc.pid, 0)  # … which still answers as a process
+    res = subprocess.run([sys.executable, "-m", "optmem", "--vault", str(vault_path), "add", "the next write"])
+    proc.wait()
+    assert res.returncode == 0
+    assert list(vault_path.glob(".MEMORY.md.*.tmp")) == []
+    assert "the next write" in (vault_path / "MEMORY.md").read_text("utf-8")
+    assert "never lands" not in (vault_path / "MEMORY.md").read_text("utf-8")
+
+
 # -- every read that reaches an agent is scanned -------------------------------------------------
 def test_flagged_text_reads_blocked_in_search_get_and_history(cli, vault, vault_path):
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:  # typed by hand: no write gate

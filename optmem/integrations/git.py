@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from optmem import fsio
-from optmem.errors import UsageError
+from optmem.errors import NotFound, Unreadable, UsageError
 from optmem.record import COMMIT
 from optmem.vault import NAME_RE, Vault
 
@@ -297,10 +297,27 @@ def _close(a: str, b: str) -> bool:
 
 def run_merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> int:
     """`git merge` calls this for a hot file (`path`, from the repository's top): the merged file
-    goes to `ours`; exit 0 (merged). Entries edited on both sides are noted in the vault's
-    .cache/ for doctor to report."""
-    text, conflicts = merge_hot(*(p.read_text("utf-8") if p.exists() else "" for p in (base, ours, theirs)))
-    ours.write_text(text, "utf-8")
+    goes to `ours`, in place (its mode kept); exit 0 (merged). Entries edited on both sides are
+    noted in the vault's .cache/ for doctor to report. A version that is missing or unreadable
+    is refused before anything is written (git then shows the file as a real conflict)."""
+    texts = []
+    for what, p in (("base (%O)", base), ("ours (%A)", ours), ("theirs (%B)", theirs)):
+        if not p.is_file():
+            raise NotFound(
+                f"merge-driver: the {what} version {p} does not exist; git passes three files — run it as "
+                "`optmem merge-driver %O %A %B %P`; nothing was written",
+                file=str(p),
+            )
+        try:
+            texts.append(p.read_text("utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise Unreadable(
+                f"merge-driver: the {what} version {p} could not be read ({exc}); merge {path} by hand; "
+                "nothing was written",
+                file=str(p),
+            ) from exc
+    text, conflicts = merge_hot(*texts)
+    fsio.atomic_write(ours, text, mode=ours.stat().st_mode & 0o777)
     if conflicts:
         parts = Path(path).parts
         inside = 3 if len(parts) >= 3 and parts[-3] == "projects" else 1  # projects/<name>/MEMORY.md
