@@ -140,12 +140,40 @@ def ask(
         raise CurationFailed(
             f"the curator command {quote(_name(command))} did not print JSON ({exc}); nothing was written"
         ) from exc
+    except RecursionError as exc:
+        raise CurationFailed(
+            f"the curator command {quote(_name(command))} printed JSON nested too deeply to read; nothing was written"
+        ) from exc
+    if _has_lone_surrogate(out):
+        raise CurationFailed(
+            f"the curator command {quote(_name(command))} printed a string with a lone surrogate (\\ud800 …), "
+            "which is no text; nothing was written"
+        )
     ops = out.get("operations") if isinstance(out, dict) else None
     if not isinstance(ops, list):
         raise CurationFailed(
             f'the curator command {quote(_name(command))} printed no "operations" list; nothing was written'
         )
     return [op if isinstance(op, dict) else {"op": None, "raw": op} for op in ops]
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether any string of a parsed JSON value (keys too) holds a lone surrogate, which no
+    file can store as UTF-8 (walked without recursion: the value may be deep)."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, list):
+            todo.extend(item)
+        elif isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+    return False
 
 
 INTERPRETERS = ("python", "python3", "node", "sh", "bash", "uv", "npx", "env")

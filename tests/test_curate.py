@@ -110,7 +110,12 @@ def test_hostile_model_output_is_contained(cli, vault, vault_path, monkeypatch, 
         "    sys.stdout.buffer.write(b'\\xff\\xfe{}'); sys.exit(0)\n"
         "if mode == 'nan':\n"
         '    print(\'{"operations": [{"op": "no-change", "n": NaN}]}\'); sys.exit(0)\n'
+        "if mode == 'deep':\n"
+        "    print('{\"operations\": ' + '[' * 100000 + ']' * 100000 + '}'); sys.exit(0)\n"
         f"ids = {json.dumps(ids)}\n"
+        "if mode == 'surrogate':\n"
+        '    print(\'{"operations": [{"op": "update", "id": "\' + ids[\'old\'] + \'", "text": "a\\\\ud800b"}]}\')\n'
+        "    sys.exit(0)\n"
         "secret = 'ghp_' + 'a' * 36\n"
         "print(json.dumps({'operations': [\n"
         "    {'op': 'delete', 'id': ids['gone'], 'reason': 'obsolete'},\n"
@@ -121,7 +126,12 @@ def test_hostile_model_output_is_contained(cli, vault, vault_path, monkeypatch, 
     )
     model = f"{shlex.quote(sys.executable)} {shlex.quote(str(fake))}"
     before = (vault_path / "LOG.jsonl").read_bytes()
-    for mode, words in (("bytes", "not UTF-8"), ("nan", "not a JSON number")):
+    for mode, words in (
+        ("bytes", "not UTF-8"),
+        ("nan", "not a JSON number"),
+        ("deep", "nested too deeply"),
+        ("surrogate", "lone surrogate"),
+    ):
         err = cli.json("curate", "--command", f"{model} {mode}", "--apply", code=1)["error"]
         assert err["code"] == "curation_failed" and words in err["message"]
     assert (vault_path / "LOG.jsonl").read_bytes() == before
