@@ -73,6 +73,7 @@ def _scan_log(
         return [], False
     seen: dict[str, int] = {}
     refs: list[tuple[int, str, str]] = []
+    corrections: list[tuple[int, str, str]] = []  # (line, record, what it corrects)
     bad: list[int] = []
     torn = False
     with open(path, "rb") as fh:
@@ -168,28 +169,69 @@ def _scan_log(
                     journals.setdefault(step[0], {})[step[1]] = (step[2], rec.text)
             for ref in rec.corrects:
                 refs.append((n, rec.id, ref))
+                corrections.append((n, rec.id, ref))
             if rec.ref:
                 refs.append((n, rec.id, rec.ref))
     ids = sorted(seen)
     for n, rid, ref in refs:
-        if not _known(ref, seen, ids):
+        if _resolve(ref, seen, ids) is None:
             report.problems.append(
                 Problem("dangling_ref", "LOG.jsonl", f"points at {ref}, which no record has", n, rid)
             )
+    _check_correction_cycles(corrections, seen, ids, report)
     return bad, torn
 
 
-def _known(ref: str, seen: dict[str, int], ids: list[str]) -> bool:
-    """Whether some record has the id `ref` names (see `record.names`); `ids` is sorted."""
+def _check_correction_cycles(
+    corrections: list[tuple[int, str, str]], seen: dict[str, int], ids: list[str], report: Report
+) -> None:
+    """A record that corrects, through a chain of corrections, itself (A corrects B and B
+    corrects A — typed by hand, or merged from two clones): no version of that fact is the
+    newest, so each record of the circle is named once."""
+    corrects: dict[str, set[str]] = {}
+    for _, rid, ref in corrections:
+        target = _resolve(ref, seen, ids)
+        if target is not None and target != rid:
+            corrects.setdefault(rid, set()).add(target)
+    named: set[str] = set()
+    for start in sorted(corrects, key=lambda r: seen[r]):
+        path, todo, reached = {start: [start]}, [start], None
+        while todo and reached is None:
+            node = todo.pop()
+            for nxt in sorted(corrects.get(node, ())):
+                if nxt == start:
+                    reached = path[node]
+                    break
+                if nxt not in path:
+                    path[nxt] = [*path[node], nxt]
+                    todo.append(nxt)
+        if reached is None or start in named:
+            continue
+        named.update(reached)
+        circle = " → ".join(r[-8:] for r in [*reached, start])
+        report.problems.append(
+            Problem(
+                "correction_cycle",
+                "LOG.jsonl",
+                f"corrections run in a circle ({circle}): no record of it is the newest version of its fact; "
+                "forget the one that is wrong (`optmem forget ID`), or fix its `corrects` by hand",
+                seen[start],
+                start,
+            )
+        )
+
+
+def _resolve(ref: str, seen: dict[str, int], ids: list[str]) -> str | None:
+    """The id of the record `ref` names (see `record.names`), or None; `ids` is sorted."""
     import bisect
 
     ref = clean_ref(ref)
     if ref in seen:
-        return True
+        return ref
     i = bisect.bisect_left(ids, ref)  # a prefix sorts right before the ids it starts
     if i < len(ids) and names(ref, ids[i]):
-        return True
-    return any(names(ref, rid) for rid in ids)  # a suffix: no order helps
+        return ids[i]
+    return next((rid for rid in ids if names(ref, rid)), None)  # a suffix: no order helps
 
 
 def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple[str, str]]]) -> None:
@@ -387,6 +429,9 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
     return report
 
 
+FUTURE_SLACK = 86400.0  # an ACCESS.jsonl time further ahead than this is no clock skew
+
+
 def _check_access(vault: Vault, report: Report) -> None:
     """ACCESS.jsonl (recalls and sweep marks): a file, of lines that parse. Its lines are hints —
     a bad one only loses a recall — so they are reported for a person, not moved."""
@@ -405,10 +450,29 @@ def _check_access(vault: Vault, report: Report) -> None:
         )
         return
     bad: list[int] = []
+    future: list[tuple[int, str]] = []
+    soon = clock.now().timestamp() + FUTURE_SLACK
     with open(path, "rb") as fh:
         for n, raw in enumerate(fh, 1):
-            if raw.strip() and parse_access(raw) is None:
+            if not raw.strip():
+                continue
+            line = parse_access(raw)
+            if line is None:
                 bad.append(n)
+            elif line[0] > soon:
+                future.append((n, str(line[1]["ts"])))
+    for n, ts in future[:10]:
+        report.problems.append(
+            Problem(
+                "future_time",
+                "ACCESS.jsonl",
+                f"ts {ts[:40]!r} is in the future: the records it names would count as recalled until then "
+                "and never cool — delete the line (only a recall or a cold mark is lost)",
+                n,
+            )
+        )
+    if len(future) > 10:
+        report.notes.append(f"ACCESS.jsonl: {len(future) - 10} more line(s) dated in the future not listed")
     for n in bad[:10]:
         report.problems.append(
             Problem(

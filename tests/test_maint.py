@@ -367,3 +367,29 @@ def test_eval_gate_fails_when_the_store_gets_dirtier(vault, cli, monkeypatch, tm
     out = cli.json("eval", str(queries), "--baseline", str(base), code=1)
     assert out["error"]["code"] == "regression"
     assert {"contradictions", "duplicates"} <= {w["metric"] for w in out["regressions"]}
+
+
+def test_doctor_names_a_hand_typed_correction_circle_once(cli, vault, vault_path):
+    a = cli.json("append", "the cache lives in redis")["id"]
+    fine = cli.json("correct", a, "the cache lives in memcached")["id"]  # a chain, not a circle
+    assert cli.json("doctor")["ok"] is True
+    c, d = "01KCYCLE00000000000000000C", "01KCYCLE00000000000000000D"
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:  # typed by hand, or merged from two clones
+        fh.write(json.dumps({"id": c, "ts": "2026-01-01T00:00:00Z", "text": "port 1", "corrects": [d[-8:]]}) + "\n")
+        fh.write(json.dumps({"id": d, "ts": "2026-01-02T00:00:00Z", "text": "port 2", "corrects": [c]}) + "\n")
+    problems = cli.json("doctor", code=1)["problems"]
+    [circle] = [p for p in problems if p["code"] == "correction_cycle"]
+    assert circle["id"] == c and c[-8:] in circle["message"] and d[-8:] in circle["message"]
+    assert "optmem forget" in circle["message"] and fine not in json.dumps(problems)
+
+
+def test_doctor_names_recalls_dated_in_the_future(cli, vault, vault_path, monkeypatch):
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T00:00:00Z")
+    rid = cli.json("append", "the deploy runbook is in docs/deploy.md")["id"]
+    with open(vault_path / "ACCESS.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"ts": "2026-06-01T12:00:00Z", "touch": [rid]}) + "\n")  # within a day: clock skew
+        fh.write(json.dumps({"ts": "2031-01-01T00:00:00Z", "touch": [rid]}) + "\n")
+    lines = (vault_path / "ACCESS.jsonl").read_text("utf-8").splitlines()
+    [future] = [p for p in cli.json("doctor", code=1)["problems"] if p["code"] == "future_time"]
+    assert future["file"] == "ACCESS.jsonl" and "2031-01-01" in future["message"]
+    assert lines[future["line"] - 1].startswith('{"ts": "2031')
