@@ -234,12 +234,14 @@ def _resolve(ref: str, seen: dict[str, int], ids: list[str]) -> str | None:
     return next((rid for rid in ids if names(ref, rid)), None)  # a suffix: no order helps
 
 
-def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple[str, str]]]) -> None:
+def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple[str, str]]], linked: set[str]) -> None:
     for target, project in memory.targets(vault):
+        name = f"projects/{project}/MEMORY.md" if project else ("MEMORY.md" if target == "memory" else "USER.md")
+        if name in linked or f"projects/{project}" in linked:
+            continue  # named already: a link that leads outside
         try:
             hot = memory.load(vault, target, project)
         except OptmemError as exc:
-            name = f"projects/{project}/MEMORY.md" if project else ("MEMORY.md" if target == "memory" else "USER.md")
             report.problems.append(Problem("bad_hot_file", name, exc.message))
             continue
         if hot.conflicted:
@@ -416,17 +418,50 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
         report.fixed = fixed
         return report
     report = Report()
+    linked = _check_links(vault, report)
     _check_settings(vault, report)
     cache_ok = _check_cache(vault, report)
     journals: dict[str, dict[str, tuple[str, str]]] = {}
-    _scan_log(vault, report, journals)
-    _check_hot(vault, report, journals)
+    if "LOG.jsonl" not in linked:  # (a log that leads outside is neither read nor indexed)
+        _scan_log(vault, report, journals)
+    _check_hot(vault, report, journals, linked)
     _check_markdown(vault, report)
-    _check_access(vault, report)
-    if cache_ok:
+    if "ACCESS.jsonl" not in linked:
+        _check_access(vault, report)
+    if cache_ok and not {"LOG.jsonl", "ACCESS.jsonl"} & linked:
         _check_index(vault, report)
         _check_lifecycle(vault, report)
     return report
+
+
+def _check_links(vault: Vault, report: Report) -> set[str]:
+    """The vault's files and folders that lead outside it through a symbolic link (git can carry
+    one): optmem neither reads nor writes them. Their names, as the vault names them."""
+    root = vault.root
+    paths = [root / n for n in ("LOG.jsonl", "ACCESS.jsonl", "MEMORY.md", "USER.md", "optmem.toml", "projects", "tree")]
+    for folder in (root / "projects", root / "tree"):
+        if folder.is_dir() and fsio.outside(folder, root) is None:
+            for sub in sorted(folder.iterdir()):
+                paths.append(sub)
+                if folder.name == "projects" and sub.is_dir() and fsio.outside(sub, root) is None:
+                    paths += [sub / "MEMORY.md", sub / "HANDOFF.md"]
+    linked = set()
+    for path in paths:
+        if not (path.is_symlink() or path.exists()):
+            continue
+        real = fsio.outside(path, root)
+        if real is not None:
+            rel = path.relative_to(root).as_posix()
+            linked.add(rel)
+            report.problems.append(
+                Problem(
+                    "link_outside",
+                    rel,
+                    f"leads outside the vault (to {real}) through a symbolic link: optmem neither reads nor "
+                    "writes it — replace the link with a real file or folder",
+                )
+            )
+    return linked
 
 
 FUTURE_SLACK = 86400.0  # an ACCESS.jsonl time further ahead than this is no clock skew

@@ -27,19 +27,36 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
-def check_within(path: Path, root: Path | None) -> None:
-    """Refuse to write to `path` when, links followed, it lies outside `root` (a vault): a link
-    inside a vault — which git can carry — must never send a write elsewhere."""
-    if root is None:
-        return
+def outside(path: Path, root: Path) -> str | None:
+    """Where `path` really leads when, links followed, that is outside `root`; else None."""
     real_root = os.path.realpath(root)
     real = os.path.realpath(path)
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        raise Unwritable(
-            f"{path} leads outside the vault (to {real}, through a symbolic link); "
-            "nothing was written — replace the link with a real file or folder",
+        return real
+    return None
+
+
+def check_within(path: Path, root: Path | None, *, reading: bool = False) -> None:
+    """Refuse to write — or, `reading`, to read — `path` when, links followed, it lies outside
+    `root` (a vault): a link inside a vault, which git can carry, must never send a write
+    elsewhere, nor pull an outside file into what an agent reads."""
+    if root is None:
+        return
+    real = outside(path, root)
+    if real is None:
+        return
+    if reading:
+        raise Unreadable(
+            f"{path} leads outside the vault (to {real}, through a symbolic link); it is not read — replace "
+            "the link with a real file or folder (`optmem doctor` lists such links)",
             file=str(path),
+            reason="leads outside the vault through a symbolic link",
         )
+    raise Unwritable(
+        f"{path} leads outside the vault (to {real}, through a symbolic link); "
+        "nothing was written — replace the link with a real file or folder",
+        file=str(path),
+    )
 
 
 def unwritable(path: Path, exc: OSError) -> Unwritable:
@@ -80,12 +97,13 @@ def ensure_dir(path: Path, *, within: Path | None = None) -> bool:
     return made
 
 
-def read_text(path: Path) -> str | None:
+def read_text(path: Path, *, within: Path | None = None) -> str | None:
     """The file's text (UTF-8, BOM dropped), or None when it does not exist.
 
     Invalid UTF-8 or an I/O error raises `Unreadable` naming the file, so nothing ever
-    overwrites what it could not read.
+    overwrites what it could not read; so does a path that leads outside `within` (a vault).
     """
+    check_within(path, within, reading=True)
     # `reason` says what is wrong with it in a few words, for a reader that goes on without it
     try:
         data = path.read_bytes()

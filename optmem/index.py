@@ -814,6 +814,8 @@ def _caught_up(vault: Vault, progress: Progress | None) -> Index | None:
 def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index:
     vault.lay_out()  # a write that creates the vault is past its checks when it needs the index
     vault.require()
+    for path in (vault.log_path, vault.access_path):  # a linked log must not pull an outside file in
+        fsio.check_within(path, vault.root, reading=True)
     if not rebuild:
         conn = _fresh(vault)
         if conn is not None:

@@ -134,7 +134,7 @@ def _load(folder: Path) -> tuple[dict[str, Node], Node | None, list[str]]:
         if not path.name.endswith(".md"):
             continue
         try:
-            node = parse(fsio.read_text(path) or "")
+            node = parse(fsio.read_text(path, within=folder.parents[1]) or "")  # (folder: VAULT/tree/DOMAIN)
         except (BadFrontMatter, Unreadable) as exc:
             problems.append(f"{path.name} in {folder}: {exc.message} — left as it is")
             continue

@@ -246,6 +246,39 @@ def test_writes_never_follow_a_link_out_of_the_vault(cli, vault, vault_path, tmp
     assert "escape" not in "".join(p.read_text() for p in outside.rglob("*") if p.is_file())
 
 
+SECRET = "outside-secret-7f3a: the root password of the build box"
+
+
+@pytest.mark.parametrize("link", ["MEMORY.md", "LOG.jsonl", "projects/webapp"])
+def test_reads_never_follow_a_link_out_of_the_vault_and_doctor_names_it(cli, vault, vault_path, tmp_path, link):
+    """A linked hot file, log or project folder (git can carry one) pulls nothing from outside
+    into show, context or search; the read is refused or the file left out, and doctor says so."""
+    outside = tmp_path / "outside"
+    (outside / "webapp").mkdir(parents=True)
+    for name in ("MEMORY.md", "webapp/MEMORY.md"):
+        (outside / name).write_text(SECRET + "\n", "utf-8")
+    (outside / "LOG.jsonl").write_text(
+        json.dumps({"id": "01KOUTSIDE000000000000000A", "ts": "2026-01-01T00:00:00Z", "text": SECRET}) + "\n"
+    )
+    cli.json("append", "an ordinary note about the build box", "-p", "webapp")
+    target = vault_path / link
+    if target.exists():
+        import shutil
+
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(outside / ("webapp" if link == "projects/webapp" else link), target)
+    for args in (["show", "-p", "webapp"], ["context", "-p", "webapp"], ["search", "build box"]):
+        res = cli(*args)
+        assert "outside-secret" not in res.stdout + res.stderr, (args, res.stdout, res.stderr)
+        if link == "LOG.jsonl" and args[0] != "show":  # (show reads the hot files alone)
+            assert res.exit_code == 3 and "leads outside the vault" in res.stderr, (args, res.stderr)
+    report = cli.json("doctor", code=1)
+    [problem] = [p for p in report["problems"] if p["code"] == "link_outside"]
+    assert problem["file"] == link and str(outside) in problem["message"]
+    assert "outside-secret" not in json.dumps(report)
+
+
 # -- commands come from the user -------------------------------------------------------------------
 def test_a_summariser_named_in_the_vault_does_not_run(cli, vault, vault_path, tmp_path):
     proof = tmp_path / "ran"
