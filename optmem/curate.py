@@ -261,7 +261,7 @@ def curate(vault: Vault, command: str | None, *, apply: bool = False, batch: int
             "no curator command: set [curator] command in your own configuration "
             "(~/.config/optmem/config.toml), OPTMEM_CURATOR, or pass --command CMD"
         )
-    queries = vault.root / s.queries
+    queries = vault.path_setting("[curator] queries", s.queries)
     if apply:  # no gate, no writing: a model's plan is applied only where a regression can show
         from optmem.evaluate import load_queries
 

@@ -91,6 +91,23 @@ class Vault:
     def project_dir(self, project: str) -> Path:
         return self.root / "projects" / validate_name(project, "project")
 
+    def path_setting(self, name: str, value: str) -> Path:
+        """The file a path setting of the vault's optmem.toml names (`[curator] queries`): a
+        vault that arrived through git must not point a command at a file elsewhere, so the path
+        is relative, stays inside the vault and follows no link out of it."""
+        from optmem.errors import UsageError
+
+        rel = Path(value)
+        if not value or rel.is_absolute() or ".." in rel.parts:
+            raise UsageError(
+                f"{name} = {quote(value)} must name a file inside the vault (a relative path without '..', "
+                "e.g. queries.jsonl); nothing was read",
+                setting=name,
+            )
+        path = self.root / rel
+        fsio.check_within(path, self.root, reading=True)
+        return path
+
     def hot_paths(self) -> list[tuple[str, Path]]:
         """The hot files, as the journal names them, with their paths: MEMORY.md, USER.md, then
         each project's MEMORY.md that exists."""

@@ -192,3 +192,25 @@ def test_a_command_that_times_out_is_stopped_with_everything_it_started(tmp_path
     os.kill(int(gone.read_text()), 9)  # it left the group on purpose: the test cleans up after it
     # only stdout must be UTF-8: a stray byte on stderr does not fail a good answer
     assert run_command("printf good; printf '\\377' >&2", "", timeout=5).output == "good\n"
+
+
+def test_the_query_set_a_vault_names_stays_inside_the_vault(cli, vault, vault_path, monkeypatch, tmp_path):
+    """A vault's optmem.toml arrives through git: its `[curator] queries` cannot make curate
+    read a file elsewhere — an absolute path, a path up and out, or a link out are refused."""
+    vault_with_a_month(cli, vault_path, monkeypatch)
+    secret = tmp_path / "elsewhere.jsonl"
+    secret.write_text(json.dumps({"query": "private-token-5521", "expect_text": "x"}) + "\n", "utf-8")
+    (vault_path / "queries-link.jsonl").symlink_to(secret)
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    for value, code, words in (
+        (str(secret), 2, "inside the vault"),
+        (f"../{secret.name}", 2, "inside the vault"),
+        ("queries-link.jsonl", 3, "leads outside the vault"),
+    ):
+        (vault_path / "optmem.toml").write_text(f'[lifecycle]\nauto_sweep = "off"\n[curator]\nqueries = "{value}"\n')
+        res = cli("curate", "--command", MODEL, "--apply", "--json")
+        assert res.exit_code == code, (value, res.stdout)
+        assert words in json.loads(res.stdout)["error"]["message"] and "private-token" not in res.stdout + res.stderr
+    assert (vault_path / "LOG.jsonl").read_bytes() == before
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n[curator]\nqueries = "queries.jsonl"\n')
+    assert cli.json("curate", "--command", MODEL, "--apply")["applied"] is True  # inside: read as before
