@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any
@@ -431,7 +432,52 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
     if cache_ok and not {"LOG.jsonl", "ACCESS.jsonl"} & linked:
         _check_index(vault, report)
         _check_lifecycle(vault, report)
+    _check_space(vault, report)
     return report
+
+
+MIN_FREE = 16 << 20  # bytes: below this, a write to the log or the index may fail any time
+
+
+def space_needed(index_bytes: int, log_bytes: int) -> int:
+    """Free bytes the vault's disk should keep: a rebuild writes a whole new index beside the
+    old one (about the size of the old, or of the log when there is none yet)."""
+    return max(MIN_FREE, 2 * (index_bytes or log_bytes))
+
+
+def _check_space(vault: Vault, report: Report) -> None:
+    """Low disk space, and reads that could not update the index (they answer from the log)."""
+    if vault.degraded:
+        report.problems.append(Problem("index_not_updated", ".cache", vault.degraded))
+    elif vault.cache_dir.is_dir():
+        why = fsio.probe_write(vault.cache_dir)
+        if why:
+            report.problems.append(
+                Problem(
+                    "index_not_updated",
+                    ".cache",
+                    f"nothing can be written in .cache/ ({why}): the search index cannot be kept up to date, so "
+                    "reads answer from LOG.jsonl (slower) and writes are refused — free some disk space or make "
+                    "the vault writable",
+                )
+            )
+    try:
+        st = os.statvfs(vault.root)
+    except (OSError, AttributeError):  # (no statvfs: Windows)
+        return
+    free = st.f_bavail * st.f_frsize
+    sizes = [p.stat().st_size if p.is_file() else 0 for p in (vault.index_path, vault.log_path)]
+    need = space_needed(*sizes)
+    if free < need:
+        report.problems.append(
+            Problem(
+                "low_disk_space",
+                ".",
+                f"{free / 2**20:.1f} MiB free on the vault's disk, and keeping the search index up to date "
+                f"needs about {need / 2**20:.0f} MiB: free some space — meanwhile reads answer from "
+                "LOG.jsonl (slower) and writes may be refused",
+            )
+        )
 
 
 def _check_links(vault: Vault, report: Report) -> set[str]:

@@ -326,6 +326,33 @@ def clean_temporaries(folder: Path, *, older_than: float = 3600.0) -> list[str]:
     return removed
 
 
+PROBE_BYTES = 64 * 1024  # what `probe_write` writes: an index update writes pages of this order
+
+
+def probe_write(folder: Path) -> str | None:
+    """Whether a file can be written in `folder` now (a full disk, a quota, a read-only vault):
+    None when it can, else why not. Writes and removes a small temporary file."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".probe.{os.getpid()}.", suffix=".tmp")
+    except OSError as exc:
+        return unwritable(folder, exc).message
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(b"\0" * PROBE_BYTES)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return None
+    except OSError as exc:
+        return unwritable(folder, exc).message
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 def remove_file(path: Path) -> None:
     """Delete a derived file if present."""
     try:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from optmem import clock, fsio, view
+from optmem.errors import Unwritable
 from optmem.ingest import (
     NEWEST_FIRST,
     LogState,
@@ -711,26 +712,7 @@ def _build_file(vault: Vault, progress: Progress | None = None, parallel_min_byt
     conn = _connect(tmp)
     done = False
     try:
-        conn.execute("PRAGMA journal_mode=OFF")
-        conn.executescript(DDL)
-        # a build merges the text index once, at the end ('optimize'): merging along the way
-        # as well costs the inserting process a tenth of its time
-        conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 0)")
-        conn.execute("INSERT INTO fts(fts, rank) VALUES ('crisismerge', 64)")
-        state = LogState.read(vault.log_path)
-        deferred: list[Record] = []
-        workers = max(2, os.cpu_count() or 1) if state.size >= parallel_min_bytes else 0
-        consume(conn, vault.log_path, state, {"schema": SCHEMA}, progress, deferred, workers)
-        conn.executescript(POST_DDL)
-        with conn:
-            conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
-            link(conn, deferred, None)
-        consume_access(conn, vault.access_path)
-        # later appends merge as they go again (SQLite's defaults), then one full merge now
-        conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 4)")
-        conn.execute("INSERT INTO fts(fts, rank) VALUES ('crisismerge', 16)")
-        conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-        conn.commit()
+        _fill(conn, vault, progress, parallel_min_bytes)
         done = True
     finally:
         conn.close()
@@ -739,14 +721,59 @@ def _build_file(vault: Vault, progress: Progress | None = None, parallel_min_byt
     return tmp
 
 
+def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, parallel_min_bytes: int) -> None:
+    """Index the whole log (and ACCESS.jsonl) into an empty database, and commit."""
+    conn.execute("PRAGMA journal_mode=OFF")
+    conn.executescript(DDL)
+    # a build merges the text index once, at the end ('optimize'): merging along the way
+    # as well costs the inserting process a tenth of its time
+    conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 0)")
+    conn.execute("INSERT INTO fts(fts, rank) VALUES ('crisismerge', 64)")
+    state = LogState.read(vault.log_path)
+    deferred: list[Record] = []
+    workers = max(2, os.cpu_count() or 1) if state.size >= parallel_min_bytes else 0
+    consume(conn, vault.log_path, state, {"schema": SCHEMA}, progress, deferred, workers)
+    conn.executescript(POST_DDL)
+    with conn:
+        conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
+        link(conn, deferred, None)
+    consume_access(conn, vault.access_path)
+    # later appends merge as they go again (SQLite's defaults), then one full merge now
+    conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 4)")
+    conn.execute("INSERT INTO fts(fts, rank) VALUES ('crisismerge', 16)")
+    conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+    conn.commit()
+
+
 def open_index(vault: Vault, progress: Progress | None = None, *, rebuild: bool = False) -> Index:
     """An index in step with the log: caught up incrementally, or rebuilt when it must be.
 
     Takes the vault lock only when there is work to do (re-entrant for a caller that holds it).
-    A log that cannot be read stops with `unreadable` (exit 3).
+    A log that cannot be read stops with `unreadable` (exit 3). When the index cannot be written
+    (a full disk, a read-only vault), a reader gets the log indexed in memory (`_from_log`).
     """
+    try:
+        with _vault_errors(vault):
+            return _open_index(vault, progress, rebuild)
+    except Unwritable as exc:  # a full disk, a read-only vault: a reader still gets its answer
+        if rebuild or vault.locked:  # (a writer is refused: it could not write anyway)
+            raise
+        return _from_log(vault, exc)
+
+
+def _from_log(vault: Vault, exc: Unwritable) -> Index:
+    """The whole log indexed in memory, when the index on disk cannot be brought in step: the
+    answer is complete, only slower; `vault.degraded` says so (the CLI warns, JSON says
+    `degraded`, doctor reports it). Nothing is written."""
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
     with _vault_errors(vault):
-        return _open_index(vault, progress, rebuild)
+        _fill(conn, vault, None, parallel_min_bytes=1 << 62)  # no worker pool for a fallback
+    vault.degraded = (
+        f"the search index could not be updated ({exc.message.removesuffix('; nothing was changed')}); "
+        "this answer was read from LOG.jsonl directly, which is slower — free some disk space or make "
+        ".cache/ writable (`optmem doctor` says what is wrong)"
+    )
+    return Index(vault, conn)
 
 
 def hot_state(vault: Vault) -> str:

@@ -52,6 +52,9 @@ class Vault:
         # the daily sweep a write through this object ran or started (`lifecycle.auto_sweep`):
         # what the command reports, on stderr and in its JSON
         self.swept: Any = None  # a lifecycle.Swept (the store layer does not import the core)
+        # why this invocation read past the search index (a full disk, a read-only vault): every
+        # read still answers, from the log; the command warns (`index._from_log`)
+        self.degraded: str | None = None
 
     def __repr__(self) -> str:
         return f"Vault({str(self.root)!r})"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import log_lines, put, run_optmem
 
-from optmem import memory
+from optmem import clock, memory
 
 
 # -- names and values --------------------------------------------------------------------------
@@ -277,6 +277,64 @@ def test_reads_never_follow_a_link_out_of_the_vault_and_doctor_names_it(cli, vau
     [problem] = [p for p in report["problems"] if p["code"] == "link_outside"]
     assert problem["file"] == link and str(outside) in problem["message"]
     assert "outside-secret" not in json.dumps(report)
+
+
+def _no_room() -> None:
+    """In the child: no file may grow by a byte (as on a full disk); pipes still work."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG), not kills
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
+def test_reads_answer_from_the_log_when_the_index_cannot_be_written(cli, vault, vault_path):
+    """A full disk: the index cannot catch up with a line pulled from elsewhere. search, get,
+    context and stats still answer — completely, from the log — and say so; doctor reports it;
+    a write is refused; nothing stored changes."""
+    put(vault, "the staging database is pg-staging-2")
+    cli.json("search", "staging")  # the index, in step
+    pulled = "01KDISKFULL00000000000000A"
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(
+            json.dumps({"id": pulled, "ts": clock.format_ts(clock.now()), "text": "the staging cache is redis-7"})
+            + "\n"
+        )
+    before = {p: p.read_bytes() for p in vault_path.rglob("*") if p.is_file() and ".cache" not in p.parts}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "optmem", "--vault", str(vault_path), *args, "--json"],
+            capture_output=True,
+            text=True,
+            preexec_fn=_no_room,
+            timeout=120,
+        )
+
+    for args in (("search", "staging cache"), ("get", pulled[-8:]), ("context",), ("stats",)):
+        res = run(*args)
+        assert res.returncode == 0, (args, res.stdout, res.stderr)
+        out = json.loads(res.stdout)
+        assert "could not be updated" in out["degraded"] and "read from LOG.jsonl" in res.stderr, (args, out)
+    assert json.loads(run("search", "staging cache").stdout)["hits"][0]["id"] == pulled  # complete, not stale
+    assert "redis-7" in json.loads(run("context").stdout)["text"]
+    report = run("doctor")
+    assert report.returncode == 1
+    assert any(p["code"] == "index_not_updated" for p in json.loads(report.stdout)["problems"])
+    refused = run("append", "a write on a full disk")
+    assert refused.returncode == 3 and json.loads(refused.stdout)["error"]["code"] == "unwritable"
+    assert {p: p.read_bytes() for p in vault_path.rglob("*") if p.is_file() and ".cache" not in p.parts} == before
+    healthy = cli.json("search", "staging cache")  # space again: the index catches up, no warning
+    assert healthy["hits"][0]["id"] == pulled and "degraded" not in healthy
+    assert cli.json("doctor")["ok"] is True
+
+
+def test_doctor_names_low_disk_space_by_what_the_index_needs():
+    from optmem.doctor import MIN_FREE, space_needed
+
+    assert space_needed(0, 0) == MIN_FREE  # a new vault: the floor
+    assert space_needed(100 << 20, 40 << 20) == 200 << 20  # a rebuild writes a new index beside the old
+    assert space_needed(0, 50 << 20) == 100 << 20  # no index yet: about the log's size, twice
 
 
 # -- commands come from the user -------------------------------------------------------------------

@@ -100,7 +100,14 @@ def finish(mark: int = 0) -> None:
         said = swept_note(vault)
         if said:
             note(said)
+        if vault.degraded:
+            note(f"warning: {vault.degraded}")
     settings_warnings()
+
+
+def degraded() -> str | None:
+    """Why this invocation's reads went past the search index (`index._from_log`), or None."""
+    return next((v.degraded for v in STATE.vaults if v.degraded), None)
 
 
 def swept() -> dict[str, Any] | None:
@@ -224,10 +231,20 @@ def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None
     """Print the result: `{"ok": …, ...}` with --json, else the human rendering. A result that
     is not ok without being an error (doctor's problems, eval's regressions) passes ok=False.
     When a write ran the daily sweep, the JSON says what it did (`swept`; stderr says it too,
-    when the command ends)."""
+    when the command ends); when reads had to answer from the log, it says why (`degraded`)."""
     if json_out:
         ran = swept()  # a write that ran the daily sweep says what it cooled
-        echo(dumps({"ok": ok, **payload, **({"swept": ran} if ran and "swept" not in payload else {})}))
+        slow = degraded()  # reads answered from the log: the index could not be updated
+        echo(
+            dumps(
+                {
+                    "ok": ok,
+                    **payload,
+                    **({"swept": ran} if ran and "swept" not in payload else {}),
+                    **({"degraded": slow} if slow else {}),
+                }
+            )
+        )
     else:
         text = human()
         if text:
