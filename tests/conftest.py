@@ -72,6 +72,12 @@ class Cli:
         return json.loads(result.stdout)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `long` (seconds each) start first, so the workers that share the rest finish
+    together: started last, the simulated year alone kept one worker busy after the other was done."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 @pytest.fixture
 def cli() -> Cli:
     return Cli()

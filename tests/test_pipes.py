@@ -48,6 +48,7 @@ def _clock(monkeypatch):
 
 
 # -- summary tree ----------------------------------------------------------------------------
+@pytest.mark.long
 def test_600_records_make_a_multi_level_tree_and_a_second_compact_changes_nothing(vault, cli):
     fill(vault, 600)
     log_before = vault.log_path.read_bytes()
@@ -79,6 +80,7 @@ def test_600_records_make_a_multi_level_tree_and_a_second_compact_changes_nothin
     assert vault.log_path.read_bytes() == log_before  # the log is never touched
 
 
+@pytest.mark.long
 def test_more_records_add_only_new_nodes(vault, cli):
     fill(vault, 600)
     cli.json("compact")

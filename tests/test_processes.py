@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 
+import pytest
 from conftest import run_optmem
 
 from optmem import memory
@@ -36,6 +37,7 @@ ADDER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long
 def test_six_appenders_and_four_adders_lose_nothing(vault, vault_path):
     per_appender, per_adder = 40, 12
     procs = [
@@ -115,6 +117,7 @@ BIG_LOG = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long
 def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path):
     """After the log changed under the index (a git merge), the rebuild does not hold the vault
     lock: while it runs, another agent's append gets through with a short lock timeout."""
@@ -162,6 +165,7 @@ COMPACTOR = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long
 def test_readers_writers_and_a_compactor_at_once(vault, vault_path):
     (vault_path / "optmem.toml").write_text("[tree]\nrun = 16\nfanout = 4\n", "utf-8")
     procs = [subprocess.Popen([sys.executable, "-c", APPENDER, str(vault_path), str(i), "30"]) for i in range(3)]

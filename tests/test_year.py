@@ -13,6 +13,8 @@ import json
 import random
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 START = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 DAYS = 365
 NOTES_PER_DAY = 2  # enough to outnumber the rest; the assertions scale with it
@@ -23,6 +25,7 @@ def stamp(day: int, minute: int = 0) -> str:
     return (START + timedelta(days=day, minutes=minute)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@pytest.mark.long
 def test_a_year_of_use_keeps_the_active_memory_small_and_right_and_loses_nothing(cli, vault, vault_path, monkeypatch):
     rnd = random.Random(13)
     written: list[str] = []
