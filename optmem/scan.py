@@ -196,6 +196,9 @@ _VOID = (
     "joke",
     "trick",
     "fake",
+    "drill",
+    "decoy",
+    "real",
 )
 _LIMITS = (
     "restriction",
@@ -395,7 +398,8 @@ _PHRASES: tuple[tuple[str, _Needles, str], ...] = (
         (_VOID, _OBJS),
         rf"%<(?:previous|prior|above|earlier|preceding|original|system)~(?:{_QUANT}~){{0,2}}"
         r"(?:instructions?|prompts?|rules?|directives?|guidelines?)~(?:are|is|were|was|have~been|has~been)~(?:now~)?"
-        r"(?:void|null|cancel+ed|revoked|overridden|rescinded|lifted|suspended|(?:just~)?a~(?:test|joke|trick)|fake)%>",
+        r"(?:void|null|cancel+ed|revoked|overridden|rescinded|lifted|suspended|"
+        r"(?:(?:just|only|merely|simply)~)?(?:a~)?(?:test|joke|trick|drill|decoy)s?|fake|not~real)%>",
     ),
     (
         "role_override",
@@ -530,6 +534,226 @@ _PHRASES: tuple[tuple[str, _Needles, str], ...] = (
         r"secrets|tokens|private~keys|ssh~keys|memories|memory~files?)~to~(?:https?|ftp|[a-z0-9.-]+@|"
         r"[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:example|com|net|org|io|xyz|ru|cn|top|dev|app|sh))",
     ),
+    (
+        "system_prompt_override",  # SYSTEM OVERRIDE: …, admin override engaged (not "the system override flag")
+        (_OVERRIDE, ("system", "admin", "developer", "root", "security", "emergency", "kernel", "master")),
+        r"%<(?:system|admin|administrator|developer|root|security|emergency|kernel|master)~(?:override|overrule)"
+        r"(?=\s*[:!—]|\s+-|~(?:engaged|activated|enabled|active|accepted|initiated|confirmed|in~effect|mode|protocol|"
+        r"code|command|sequence|directive|authori[sz]ed|granted|you|all|ignore|disregard|the~assistant|new)%>)",
+    ),
+    (
+        "ignore_previous_instructions",  # stop following the developer message
+        (
+            ("stop", "cease", "quit", "longer", "don", "not", "never", "refuse"),
+            ("system", "developer", "operator", "safety"),
+        ),
+        r"%<(?:stop|cease|quit|no~longer|don'?t|do~not|never|refuse~to)~(?:be~)?(?:following|follow|obeying|obey|"
+        r"adhering~to|adhere~to|listening~to|listen~to|respecting|respect|complying~with|comply~with|bound~by)~"
+        r"(?:(?:the|your|any|all|its|those|these)~){0,2}(?:system|developer|dev|operator|safety)~(?:and~(?:the~)?"
+        r"(?:system|developer|operator)~)?(?:messages?|prompts?|instructions?|rules|guidelines|polic(?:y|ies)|"
+        r"directives?)%>",
+    ),
+    (
+        "ignore_previous_instructions",  # memory entries take priority over system and developer messages
+        (
+            ("priority", "precedence", "supersede", "outrank", "overrule", "trump", "override"),
+            ("system", "developer", "operator", "safety"),
+        ),
+        r"%<(?:(?:take|takes|taking|have|has|having|get|gets|with)~(?:absolute~|highest~|top~|full~)?"
+        r"(?:priority|precedence)~over|supersedes?|outranks?|overrules?|trumps?|overrides?)~"
+        r"(?:(?:the|your|any|all|every|other|its)~){0,2}(?:system|developer|dev|operator|safety)~"
+        r"(?:(?:and|or|&)~(?:the~|your~)?(?:system|developer|dev|operator|user)~)?"
+        r"(?:messages?|prompts?|instructions?|rules|guidelines|polic(?:y|ies)|directives?)%>",
+    ),
+    (
+        "role_override",  # admin mode enabled: comply with …
+        (("mode",), ("enabled", "activated", "engaged", "unlocked", " on")),
+        r"%<(?:admin|administrator|developer|dev|debug|god|sudo|root|maintenance|unrestricted|override)~mode~"
+        r"(?:is~)?(?:now~)?(?:enabled|activated|engaged|unlocked|on)%>[\W_]{0,5}(?:[a-z]+~){0,4}?(?:{you}~(?:must|will|"
+        r"shall|should|are|can|may|answer|reply|respond|now)|comply|obey|ignore|disregard|reveal|follow~(?:only|these|my)|"
+        r"all~(?:restrictions|rules|filters)|no~(?:restrictions|rules|filters|limits))".replace("{you}", _YOU),
+    ),
+    (
+        "fake_conversation_turn",  # ### System:, [SYSTEM MESSAGE], System (priority 0):, **Developer:**, <system>
+        (("system", "developer", "admin", "operator"),),
+        rf"{_ROLE_LINE}(?:system|developer|admin|operator)(?:~(?:message|prompt|note|notice|instructions?|override|"
+        r"update|directive|alert))?(?:~\([^)\n]{0,30}\))?[\])>*_ \t]*(?:[:\]—-][*_ \t]*)?"
+        r"(?:from~now~on|you~(?:must|will|are~now|shall|should)|ignore|disregard|forget|override|reveal|print|output|"
+        r"stop|comply|obey|(?:new|updated|revised)~(?:instructions|rules|policy|task|directive)|all~(?:previous|prior|"
+        r"earlier)|share|send|forward|delete|(?:the~)?(?:assistant|model|ai)~(?:must|will|shall|should)|"
+        r"(?:[a-z]+~){1,3}(?:override|overrides|supersede|supersedes|take~priority|takes~priority))%>",
+    ),
+    (
+        "ignore_previous_instructions",  # what you were told … is void / no longer applies / expired / a draft
+        (
+            (
+                "void",
+                "null",
+                "expired",
+                "revoked",
+                "rescinded",
+                "retired",
+                "suspended",
+                "disabled",
+                "lifted",
+                "longer",
+                "draft",
+                "invalid",
+                "cancel",
+                "withdrawn",
+                "outdated",
+                "wrong",
+                "obsolete",
+                "irrelevant",
+            ),
+            ("instruction", "rule", "guideline", "directive", "prompt", "system", "told"),
+        ),
+        r"%<(?:(?:(?:your|ur|yr)|the~(?:assistant|ai|model)'?s?)~(?:(?:original|initial|previous|prior|earlier|old|current|"
+        r"system|developer|safety|default)~){0,2}(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)|(?:original|initial|previous|prior|earlier|old)~(?:system~)?"
+        r"(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:from|of|in|given|set)~%words%|(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:(?:that~)?(?:you~(?:were|have~been|got)~given|you~(?:received|got)|"
+        r"given~to~you|from~(?:your|the)~(?:developers?|operator|system|creators?))|from~earlier~in~the~"
+        r"(?:conversation|chat|session))~%words%|(?:the~)?(?:system~prompt|system~message|developer~message)|"
+        r"what(?:ever)?~(?:the~(?:system|developer|operator)(?:~(?:message|prompt))?|(?:your|ur|yr)~(?:developers?|"
+        r"operator|creators?))~(?:told|said~to|instructed|gave)~you)~"
+        r"(?:(?:is|are|was|were|has|have|had)~)+(?:now~|already~|officially~)?(?:void|null|expired|revoked|rescinded|"
+        r"retired|suspended|disabled|lifted|invalid|cancel+ed|withdrawn|been~(?:retired|revoked|replaced|withdrawn|"
+        r"cancel+ed|rescinded|lifted|suspended|disabled)|(?:only~|just~|merely~)?an?~(?:draft|test|placeholder)|"
+        r"outdated|obsolete|wrong|irrelevant|no~longer~(?:valid|in~effect|active|binding|relevant))%>|"
+        r"%<(?:(?:your|ur|yr)~(?:(?:original|initial|previous|prior|earlier|old|current|system)~){0,2}(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)|(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:you~(?:were|"
+        r"have~been)~given|you~received|given~to~you)~%words%)~(?:no~longer|don'?t|do~not|shall~not|won'?t)~"
+        r"(?:apply|count|matter|bind~you|hold)%>",
+    ),
+    (
+        "ignore_previous_instructions",  # … supersedes your guidelines / bypass the content policy / guardrails are off
+        (
+            (
+                "supersede",
+                "replace",
+                "override",
+                "outrank",
+                "trump",
+                "bypass",
+                "disable",
+                "suspend",
+                "turn",
+                "switch",
+                "drop",
+                "lift",
+                "remove",
+                "off",
+            ),
+            ("your", "guardrail", "filter", "content polic", "safety", "safeguard", "moderation", "restriction"),
+        ),
+        r"%<(?:supersedes?|replaces?|overrides?|outranks?|trumps?)~(?:all~)?(?:your|ur|yr)~(?:(?:original|current|existing|"
+        r"system|safety)~)?(?:guidelines|instructions|rules|system~prompt|directives|polic(?:y|ies)|programming|"
+        r"restrictions)%>|"
+        r"%<(?:bypass|disable|suspend|turn~off|switch~off|drop|lift|remove|deactivate|circumvent|evade)~"
+        r"(?:(?:temporarily|all|the|your|its|any|every|of)~){0,3}(?:(?:safety|content|usual|ethical|moral)~)?"
+        r"(?:guardrails|content~(?:polic(?:y|ies)|filters?|moderation)|safety~(?:filters?|rules|guidelines|polic(?:y|ies)|"
+        r"checks|settings|section|layer)|safeguards|moderation|(?:your|ur|yr)~(?:rules|restrictions|guidelines|instructions|"
+        r"filters|limits|constraints|programming))%>|"
+        r"%<(?:all~)?(?:(?:the|your|its)~)?(?:guardrails|content~filters?|safety~(?:filters?|rules|guidelines|checks|"
+        r"layer)|safeguards|restrictions|moderation)~(?:are|is|have~been|has~been)~(?:now~|temporarily~)?"
+        r"(?:off|disabled|lifted|suspended|removed|deactivated|bypassed|turned~off|switched~off)%>|"
+        r"%<(?:content~filters?|guardrails|safety~filters?|restrictions|safeguards)~(?:off|disabled|lifted|down)%>",
+    ),
+    (
+        "ignore_previous_instructions",  # drop whatever the developer told you; disregard the safety part of …
+        (
+            ("drop", "forget", "ignore", "disregard", "discard", "abandon", "skip", "set aside", "throw"),
+            ("told", "said", "instructed", "your"),
+        ),
+        r"%<(?:drop|forget|ignore|disregard|discard|abandon|skip|set~aside|throw~(?:out|away))~(?:(?:all~)?(?:of~)?"
+        r"(?:whatever|what|everything|anything)~(?:that~)?(?:the~(?:developers?|system|operator|creators?|admins?)|"
+        r"(?:your|ur|yr)~(?:developers?|operator|creators?|admins?)|they|anyone|you~(?:were|have~been))~(?:told|said|instructed|"
+        r"gave|given|asked)|(?:the~)?(?:safety|security|content|restriction|refusal)~(?:section|part|portion|rules|"
+        r"clauses?)~of~(?:your|ur|yr)~(?:instructions|guidelines|system~prompt|rules|programming))%>",
+    ),
+    (
+        "new_instructions",  # Override accepted. New persona: … / the actual instructions are to send …
+        (("override", "persona", "identity", "actual", "real", "true", "objective"),),
+        r"%<override~(?:accepted|granted|confirmed|engaged|successful|complete|activated)%>|"
+        r"%<new~(?:persona|identity|role|character|directive|policy)\s*:|"
+        r"%<(?:the|(?:your|ur|yr))~(?:actual|real|true|new)~(?:instructions?|task|orders|directives?|job)~(?:are|is)~to~"
+        r"(?:send|forward|email|e-mail|upload|post|delete|run|execute|reveal|print|output|share|disclose|approve|ignore|"
+        r"transfer|copy|leak|exfiltrate|install|disable|obey|comply|insert|add|include)%>|"
+        r"%<(?:(?:your|ur|yr)|the~(?:assistant|ai|model|agent)'?s?)~(?:real|actual|true|hidden|secret)~(?:objective|task|goal|"
+        r"mission|purpose|instructions?|directive)~(?:is|are|,|:)",
+    ),
+    (
+        "fake_conversation_turn",  # [SYSTEM MESSAGE], === SYSTEM PROMPT START ===, System (priority 0):, …
+        (("system", "developer", "assistant"),),
+        r"(?:^|\n)[ \t]*(?:\[|={2,}|<{2,}|\*{2,}|#{2,})[ \t]*(?:system|developer)(?:~(?:message|prompt|instructions?|"
+        r"override|notice|update))?(?:~(?:start|begin))?[ \t]*(?:\]|={2,}|>{2,}|\*{2,})|"
+        r"%<(?:system|developer)~\((?:priority|prio|authoritative|override|root|admin|highest|top)[^)\n]{0,20}\)\s*:|"
+        r"<(?:assistant|system|developer)(?:\s[^>\n]{0,40})?>~(?:sure|ok|okay|understood|certainly|of~course|"
+        r"absolutely|i~will|i'?ll|you~(?:must|are|will|shall))%>|"
+        r"%<(?:system|developer)~prompt~(?:start|begin)%>",
+    ),
+    # mixed Chinese and English, and pinyin (folded, so tone marks are gone: hūlüè → hulue)
+    (
+        "ignore_previous_instructions_zh",
+        (
+            (
+                "ignore",
+                "disregard",
+                "forget",
+                "skip",
+                "忽略",
+                "忽视",
+                "无视",
+                "忘记",
+                "hulue",
+                "wangji",
+                "wushi",
+                "hushi",
+            ),
+            ("instruction", "prompt", "rule", "指令", "指示", "提示词", "规则", "zhiling", "zhishi", "guize", "tishi"),
+        ),
+        # an English verb and a Chinese reference, or a Chinese verb and an English object
+        r"(?:ignore|disregard|forget|skip)[\W_]{0,3}(?:掉|一下|all|the|[\W_]){0,6}"
+        r"(?:之前|以前|上面|先前|前面|上述|原来|原先|系统|所有|全部)(?:的|所有|全部|all|the|previous|system|[\W_]){0,8}"
+        r"(?:instructions?|prompts?|rules|指令|指示|提示词|规则|设定)(?![a-z])"
+        r"|(?:忽略|忽视|无视|忘记|忘掉)(?:掉|一下|了|所有|全部|之前|以前|上面|先前|前面|上述|原来|原先|系统|的|all|the|"
+        r"previous|prior|system|above|[\W_]){0,12}(?:instructions?|prompts?|rules)(?![a-z])"
+        r"|%<(?:hulue|hushi|wushi|wangji|wangdiao|wangle|paokai|bu~?yao~?li|bie~?guan)~(?:(?:diao|yixia|ni|zhiqian|"
+        r"yiqian|xianqian|shangmian|qianmian|shangshu|suoyou|quanbu|yiqie|de|na|xie|zhe|yuanlai|chushi|xitong)~){0,6}"
+        r"(?:zhiling|zhishi|guize|tishi~?ci|tishi|shezhi|yaoqiu|mingling)%>",
+    ),
+    (
+        "reveal_system_prompt_zh",
+        (
+            (
+                "print",
+                "show",
+                "reveal",
+                "output",
+                "dump",
+                "display",
+                "显示",
+                "输出",
+                "打印",
+                "告诉我",
+                "泄露",
+                "给我看",
+                "xianshi",
+                "shuchu",
+                "dayin",
+                "gaosu",
+                "xielu",
+                "toulu",
+                "zhanshi",
+            ),
+            ("system", "系统", "xitong", "chushi", "yincang"),
+        ),
+        r"(?:print|show|reveal|output|dump|display)[\W_]{0,3}(?:一下|出来|出|你的|完整的|your|the|full|[\W_]){0,8}"
+        r"(?<=[\u4e00-\u9fff\W])(?:system[\W_]{0,3}prompt|系统[\W_]{0,3}prompt|system[\W_]{0,3}提示词?|系统提示词)"
+        r"|(?:显示|输出|打印|告诉我|泄露|透露|给我看)[\W_]{0,3}(?:一下|出来|出|你的|完整的|your|the|full|[\W_]){0,8}"
+        r"(?:system[\W_]{0,3}(?:prompt|提示词?)|系统[\W_]{0,3}prompt)"
+        r"|%<(?:xianshi|shuchu|dayin|gaosu~?wo|xielu|toulu|zhanshi|fushu|chongfu|shuochu|gei~?wo~?kan)~"
+        r"(?:(?:yixia|ni|de|chu|chulai|gei~?wo|wanzheng|quanbu|yuanshi|suoyou)~){0,4}(?:xitong~?tishi(?:~?ci)?|"
+        r"xitong~?zhiling|chushi~?zhiling|yincang~?zhiling|ni~?de~?(?:zhiling|tishi~?ci|shezhi))%>",
+    ),
     # Chinese (folded: simplified, full-width punctuation as ASCII, no separators between characters)
     (
         "ignore_previous_instructions_zh",
@@ -604,6 +828,206 @@ _PHRASES: tuple[tuple[str, _Needles, str], ...] = (
         r"系统提示(?:词)?覆盖|覆盖(?:你的)?系统提示",
     ),
 )
+# Other languages, read in NFKC and case-folded with their own letters kept (`_spoken`): in one
+# sentence, a verb that dismisses and instructions that came earlier (or "everything you were
+# told"), instructions declared void, or a verb that shows and instructions that are the
+# system's, hidden or initial. Verb-final languages (German infinitives, Japanese, Korean) are
+# read in both orders. Accents are optional: they are often left out.
+_S = r"[^.!?;。！？\n]"  # within one sentence
+_LANGS: dict[str, dict[str, str]] = {
+    "es": {
+        "dismiss": r"(?<!\bno )\b(?:ignor(?:a|e|en|ar)|olvid(?:a|e|en|ar|ate|ate)|olv[ií]date|descart(?:a|e|en|ar)|"
+        r"omit(?:e|a|an|ir)|deja\s+de\s+lado|dejen\s+de\s+lado|haz\s+caso\s+omiso|hagan\s+caso\s+omiso|"
+        r"no\s+hagas\s+caso|pasa\s+por\s+alto|desestim(?:a|e|ar)|deja\s+de\s+(?:seguir|obedecer|cumplir)|"
+        r"no\s+sigas|no\s+obedezcas|anula|anular)\b",
+        "noun": r"(?:instrucci[oó]n(?:es)?|indicaciones|[oó]rdenes|reglas|directrices|pautas|normas|prompts?)\b",
+        "ref": r"\b(?:anterior(?:es)?|previas?|de\s+antes|antes|del?\s+sistema|originales|iniciales|precedentes|todas|"
+        r"todos|del\s+desarrollador|que\s+te\s+(?:dieron|han\s+dado|di|indicaron))\b",
+        "told": r"\blo\s+que\s+(?:te\s+)?(?:dijeron|han\s+dicho|dijo|indic[oó]|indicaron|ordenaron|pidieron|"
+        r"programaron|configuraron)\b",
+        "void": r"\b(?:ya\s+no\s+(?:son\s+v[aá]lid|aplican|se\s+aplican|cuentan|est[aá]n\s+vigentes)|quedan\s+anulad|"
+        r"son\s+inv[aá]lid|han\s+sido\s+(?:anulad|revocad|cancelad))",
+        "show": r"\b(?:mu[eé]stra(?:me)?|mostrar|revela(?:me)?|revelar|imprime|imprimir|dime|decir|ens[eé][nñ]a(?:me)?|"
+        r"escribe|escribir|repite|repetir|dame|comparte|compartir|copia|copiar|reproduce|cita|muestre|revele)\b",
+        "hidden": r"(?:(?:prompt|mensaje|instrucciones|indicaciones|reglas|directrices)\s+(?:del?\s+sistema|ocult[oa]s|"
+        r"internas|iniciales|originales|secret[oa]s|del\s+desarrollador)|(?:ocult[oa]s|internas|iniciales|originales|"
+        r"secret[oa]s)\s+(?:instrucciones|indicaciones|reglas)|system\s+prompt)",
+        "ask": r"\bcu[aá]les\s+son\s+(?:exactamente\s+)?(?:tus|sus)\s+(?:instrucciones|reglas|indicaciones)\s+"
+        r"(?:secret|ocult|intern|inicial|original|del\s+sistema)",
+    },
+    "fr": {
+        "dismiss": r"(?<!n')(?<!n’)\b(?:ignor(?:e|es|ez|er)|oubli(?:e|es|ez|er)|n[eé]glig(?:e|ez|er)|"
+        r"abandonn(?:e|ez|er)|"
+        r"laisse[rz]?\s+tomber|fai(?:s|tes|re)\s+abstraction|ne\s+ti(?:ens|ent)\s+(?:plus|pas)\s+compte|"
+        r"ne\s+tenez\s+(?:plus|pas)\s+compte|ne\s+(?:suis|suivez)\s+plus|arr[eê]te[rz]?\s+de\s+suivre|"
+        r"passe[rz]?\s+outre|[eé]carte[rz]?)\b",
+        "noun": r"\b(?:instructions?|consignes?|directives?|r[eè]gles?|ordres?|indications?|prompts?)\b",
+        "ref": r"(?:\bpr[eé]c[eé]dent\w*|\bant[eé]rieur\w*|d['’]avant|\bavant\b|plus\s+t[oô]t|du\s+syst[eè]me|"
+        r"\bsyst[eè]me\b|\binitial\w*|\boriginel\w*|d['’]origine|ci-dessus|\btoutes\b|\btous\b|du\s+d[eé]veloppeur|"
+        r"qu['’]on\s+t['’]a\s+donn\w*|du\s+d[eé]but)",
+        "told": r"\bce\s+qu['’]on\s+(?:t|vous)['’]a\s+(?:dit|demand[eé]|donn[eé]|ordonn[eé])",
+        "void": r"(?:ne\s+s['’]appliquent\s+plus|ne\s+comptent\s+plus|sont\s+(?:obsol[eè]tes|caduques|annul[eé]es|"
+        r"invalides|nulles))",
+        "show": r"\b(?:affich|montr|r[eé]v[eè]l|imprim|donn|dis|dites|r[eé]p[eè]t|[eé]cri|divulgu|recopi|copi|cit|livr|"
+        r"partag)\w*(?:-moi|-nous|-les)?\b",
+        "hidden": r"(?:(?:prompt|message|instructions|consignes|directives|r[eè]gles)\s+(?:syst[eè]me|du\s+syst[eè]me|"
+        r"cach[eé]e?s|internes|initiales|d['’]origine|secr[eè]tes|du\s+d[eé]veloppeur)|(?:ton|votre)\s+prompt|"
+        r"(?:int[eé]gralit[eé]|totalit[eé])\s+de\s+(?:tes|vos)\s+(?:instructions|consignes|directives)|"
+        r"(?:instructions|consignes|directives)\s+du\s+d[eé]veloppeur|consignes\s+secr[eè]tes)",
+        "ask": r"\b(?:quelles?\s+sont|quel\s+est)\s+(?:exactement\s+)?(?:tes|vos|ton|votre)\s+"
+        r"(?:instructions|consignes|"
+        r"directives|r[eè]gles|prompt)\s+(?:syst[eè]me|cach[eé]|interne|initia|secr[eè]t|d['’]origine)",
+    },
+    "de": {
+        "dismiss": r"\b(?:ignorier\w*|vergiss(?!\s+nicht)|vergesst(?!\s+nicht)|vergessen\s+sie|missacht\w*|"
+        r"[uü]bergeh\w*|verwirf|verwerft|verwerfen|beachte\s+nicht|nicht\s+(?:mehr\s+)?(?:beachten|befolgen)|"
+        r"befolge\s+nicht|h[oö]r\s+auf\s+(?:\S+\s+){0,3}zu\s+befolgen|setz\w*\s+dich\s+[uü]ber|"
+        r"au(?:ß|ss)er\s+kraft)",
+        "noun": r"(?:system)?(?:anweisung|instruktion|befehl|regel|vorgabe|richtlinie|prompt)\w*",
+        "ref": r"\b(?:vorherig\w*|bisherig\w*|fr[uü]her\w*|obig\w*|vorangegangen\w*|urspr[uü]nglich\w*|vorig\w*|"
+        r"alle[ns]?|system\w*|des\s+entwicklers|vom\s+entwickler|anf[aä]nglich\w*)\b",
+        "told": r"\balles,?\s+was\s+(?:man\s+)?(?:dir|ihnen|euch)\s+(?:\S+\s+){0,2}(?:gesagt|aufgetragen|befohlen|"
+        r"mitgegeben)",
+        "void": r"(?:sind|ist)\s+(?:ab\s+sofort\s+|jetzt\s+|nun\s+)?(?:ung[uü]ltig|aufgehoben|nichtig|hinf[aä]llig|"
+        r"au(?:ß|ss)er\s+kraft)",
+        "show": r"\b(?:zeig|gib|nenn|verrat|druck|wiederhol|schreib|offenbar|enth[uü]ll|leg|ausgeb|wiedergeb|zitier|"
+        r"offenleg)\w*",
+        "hidden": r"(?:system-?(?:prompt|anweisung|nachricht)\w*|(?:geheim|versteckt|intern|urspr[uü]nglich|"
+        r"anf[aä]nglich)\w*\s+(?:anweisung|instruktion|vorgabe|regel|prompt)\w*)",
+        "ask": r"\bwie\s+lautet\s+(?:dein|ihr|der)\s+system-?prompt",
+        "show_after": r"(?:ausgeben|zeigen|nennen|verraten|wiedergeben|offenlegen|offen|ausdrucken|aufschreiben|"
+        r"zitieren)\b",
+    },
+    "ru": {
+        "dismiss": r"(?:проигнорир|игнорир|забудь|забудьте|забыть|не\s+обращай|не\s+обращайте|отбрось|отбросьте|"
+        r"пренебреги|пренебрегите|не\s+следуй|не\s+следуйте|перестань\s+следовать|перестаньте\s+следовать|"
+        r"отмени|отмените|не\s+выполняй|не\s+подчиняйся|откажись\s+от)[а-яё]*",
+        "noun": r"(?:инструкц|указани|правил|команд|промпт|директив|распоряжени|установк)[а-яё]*",
+        "ref": r"(?:предыдущ|прежн|прошл|ранн|ранее|исходн|системн|вышеуказанн|первоначальн|все\b|всё\b|всех\b|"
+        r"разработчик)[а-яё]*",
+        "told": r"вс[её],?\s+что\s+(?:тебе|вам)\s+(?:\S+\s+){0,2}(?:говорили|сказали|велели|поручили|приказали)",
+        "void": r"(?:больше\s+не\s+действу|недействительн|отменен|аннулирован|не\s+имеют\s+силы)",
+        "show": r"(?:покаж|вывед|выведи|раскрой|напечат|распечат|повтор|скажи|назови|выдай|открой|сообщи|процитируй|"
+        r"скопируй|напиши|озвучь|перескажи)[а-яё]*",
+        "hidden": r"(?:(?:системн|скрыт|секретн|внутренн|исходн|первоначальн|тайн)[а-яё]*\s+(?:\S+\s+)?(?:промпт|"
+        r"подсказк|инструкц|сообщени|указани|правил)[а-яё]*|(?:свой|свои|своего|твой|твои|ваш|ваши)\s+"
+        r"(?:системн[а-яё]*\s+)?(?:промпт|инструкци)[а-яё]*)",
+        "ask": r"какие\s+у\s+(?:тебя|вас)\s+(?:внутренн|секретн|системн|скрыт|исходн)[а-яё]*\s+(?:инструкц|правил|"
+        r"указани)",
+    },
+    "ja": {
+        "dismiss": r"(?:無視|忘れ|破棄|気にしな|従わな|なかったことに|取り消|無効に|捨て)",
+        "noun": r"(?:指示|命令|指令|ルール|設定|プロンプト|インストラクション|制約)",
+        "ref": r"(?:以前|前の|これまで|今まで|上記|先ほど|先に|最初|元の|システム|開発者|"
+        r"すべて|全て|全部|過去|既存|従来|上の)",
+        "void": r"(?:無効です|無効になりました|もう有効ではありません|取り消されました|無効だ)",
+        "hidden": r"(?:システム|隠さ|隠し|秘密|内部|初期|元の|あなたに設定|あなたの|開発者|最初の)",
+        "shown": r"(?:指示|命令|指令|ルール|プロンプト|インストラクション)",
+        "show_after": r"(?:表示|見せ|教え|出力|公開|開示|印刷|書き出|明か|貼り付け|共有|コピー|全文)",
+    },
+    "ko": {
+        "dismiss": r"(?:무시|잊|폐기|신경\s*쓰지|따르지|없던\s*(?:걸로|것으로)|취소|무효)",
+        "noun": r"(?:지시|지침|명령|규칙|프롬프트|설정|지시문|지시사항|안내)",
+        "ref": r"(?:이전|앞|앞서|앞에서|앞선|기존|위의|시스템|모든|지금까지|처음|원래|개발자)",
+        "void": r"(?:유효하지\s*않|무효|취소되었|폐기되었)",
+        "hidden": r"(?:시스템|숨겨진|비밀|내부|초기|원래|너에게\s*설정된|당신의|너의|개발자)",
+        "shown": r"(?:지시|지침|명령|규칙|프롬프트|지시문|지시사항)",
+        "show_after": r"(?:보여|출력|알려|공개|표시|말해|인쇄|붙여|공유|적을|적어|복사)",
+    },
+}
+
+
+# Chinese mixed with English (read folded: simplified, case-folded) — the match must hold both
+# scripts — and pinyin (folded, then with everything but letters dropped: "hū lüè" and "hulue"
+# read alike).
+_MIXED_DISMISS = (
+    r"(?:(?<![a-z])(?:ignore|skip|forget|disregard|override|bypass|drop)|忽略|无视|忽视|忘掉|忘记|跳过|绕过|作废|"
+    r"不要再?\s*(?:follow|obey|遵守|遵循|听从|理会))"
+)
+_MIXED_NOUN = (
+    r"(?:instructions?|prompts?|guidelines|system\s*message|指令|指示|设定|提示词)"  # (not "rules": lint rules)
+)
+_MIXED_SHOW = r"(?:show|reveal|output|print|dump|repeat|copy|paste|export|显示|输出|打印|复述|告诉我|贴出|泄露|给我看)"
+_MIXED_HIDDEN = (
+    r"(?:system|hidden|initial|real|secret|internal|original|系统|隐藏|初始|原始|真实)\s*(?:的\s*)?"
+    r"(?:prompt|instructions?|message|指令|提示词|规则)"
+)
+_MIXED_IGNORE = (
+    rf"{_MIXED_DISMISS}[^。！？\n]{{0,30}}?{_MIXED_NOUN}|{_MIXED_NOUN}[^。！？\n]{{0,20}}?(?:都?作废|override|不算数?|"
+    r"无效|ignore)"
+)
+_MIXED_REVEAL = (
+    rf"{_MIXED_SHOW}[^。！？\n]{{0,30}}?{_MIXED_HIDDEN}|(?:把|将)[^。！？\n]{{0,6}}?{_MIXED_HIDDEN}"
+    rf"[^。！？\n]{{0,20}}?{_MIXED_SHOW}|"
+    r"(?:你的|your)\s*(?:real|true|actual|hidden|secret|initial)\s*(?:instructions?|prompt)\s*(?:是什么|是啥|is\s+what)"
+)
+_PIN_SHOW = r"(?:xianshi|shuchu|dayin|gaosuwo|xielu|toulu|zhanshi|fuzhi|fushu|chongfu|shuochu|geiwokan|liechu)"
+_PIN_HIDDEN = r"(?:xitong|yincang|mimi|neibu|chushi|yuanshi|nide)[a-z]{0,12}?(?:tishi|zhiling|xiaoxi|guize)"
+_PINYIN_IGNORE = (
+    r"(?:hulue|hushi|wushi|wangji|wangdiao|fangqi|paokai|buyao(?:zai)?(?:zunshou|zunxun|tingcong|guan|lihui)|"
+    r"bieguan|bieli|buyongguan|tiaoguo)[a-z]{0,30}?(?:zhiling|zhishi|guize|tishi|xianzhi|mingling|yaoqiu)"
+)
+_PINYIN_REVEAL = rf"{_PIN_SHOW}[a-z]{{0,30}}?{_PIN_HIDDEN}|ba(?:ni(?:de)?)?{_PIN_HIDDEN}[a-z]{{0,30}}?{_PIN_SHOW}"
+
+
+# a language's rules run only on a text holding one of these words (its nouns): most texts hold none
+_LANG_WORDS: dict[str, tuple[str, ...]] = {
+    "es": (
+        "instrucc",
+        "indicacion",
+        "orden",
+        "órden",
+        "regla",
+        "directri",
+        "pauta",
+        "norma",
+        "prompt",
+        "lo que",
+        "sistema",
+    ),
+    "fr": (
+        "instruction",
+        "consigne",
+        "directive",
+        "règle",
+        "regle",
+        "ordre",
+        "indication",
+        "prompt",
+        "ce qu",
+        "système",
+        "systeme",
+    ),
+    "de": ("anweisung", "instruktion", "befehl", "regel", "vorgabe", "richtlinie", "prompt", "alles", "system"),
+    "ru": ("инструкц", "указани", "правил", "команд", "промпт", "директив", "распоряжени", "установк", "что", "систем"),
+    "ja": ("指示", "命令", "指令", "ルール", "設定", "プロンプト", "インストラクション", "制約", "システム"),
+    "ko": ("지시", "지침", "명령", "규칙", "프롬프트", "설정", "안내", "시스템"),
+}
+
+
+def _language_rules() -> list[tuple[str, str, str]]:
+    """(language, rule name, pattern) of every language in `_LANGS`, assembled from its words."""
+    out = []
+    for lang, v in _LANGS.items():
+        d, n, r = v["dismiss"], v["noun"], v["ref"]
+        earlier = rf"(?:{n}{_S}{{0,30}}?{r}|{r}{_S}{{0,30}}?{n})"
+        if "told" in v:
+            ignore = rf"{d}{_S}{{0,60}}?(?:{earlier}|{v['told']})"
+        else:  # verb-final: the instructions, then the verb
+            ignore = rf"{r}{_S}{{0,15}}?{n}{_S}{{0,25}}?{d}"
+        if "show_after" in v and "told" in v:  # German infinitives at the end
+            ignore += rf"|{r}{_S}{{0,30}}?{n}{_S}{{0,40}}?{d}"
+        out.append((lang, "ignore_previous_instructions", ignore + rf"|{earlier}{_S}{{0,30}}?{v['void']}"))
+        if "show" in v:
+            reveal = rf"{v['show']}{_S}{{0,60}}?{v['hidden']}|{v['ask']}"
+            if "show_after" in v:
+                reveal += rf"|{v['hidden']}{_S}{{0,60}}?{v['show_after']}"
+        else:
+            reveal = rf"{v['hidden']}{_S}{{0,10}}?{v['shown']}{_S}{{0,20}}?{v['show_after']}"
+        out.append((lang, "reveal_system_prompt", reveal))
+    return out
+
+
 # Our own rule names appear in our own output ([BLOCKED: rule], error messages), which agents
 # may quote into memory; with underscores as word gaps three of them would trip their own rule.
 _OWN_NAMES = r"\b(?:ignore_previous_instructions|reveal_system_prompt|system_prompt_override)(?:_zh)?\b"
@@ -642,7 +1066,9 @@ def _secret_value(m: re.Match[str]) -> bool:
     """A key=value match holds a secret (not a placeholder, a path, code, or a number of tokens)."""
     groups = m.groupdict()
     key = (groups.get("key") or "password").lower()
-    value = groups.get("dq") or groups.get("sq") or groups.get("bare") or ""
+    value = (
+        groups.get("dq") or groups.get("sq") or groups.get("bare") or groups.get("bare2") or groups.get("bare3") or ""
+    )
     bare = not (groups.get("dq") or groups.get("sq"))
     if bare:
         if m.string[m.end() : m.end() + 1] == "(":
@@ -658,6 +1084,18 @@ def _secret_value(m: re.Match[str]) -> bool:
         return len(value) >= (6 if bare else 4) and (not bare or bool(re.search(r"\d|[^\w\s]", value)))
     # token/secret/key names also label non-secrets (max_token=4096, secret: db-creds)
     return len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _basic_auth(m: re.Match[str]) -> bool:
+    """A base64 value that decodes to user:password (Docker's config.json `auth`)."""
+    import base64
+    import binascii
+
+    try:
+        user, sep, password = base64.b64decode(m["b64"] + "=" * (-len(m["b64"]) % 4)).decode("utf-8").partition(":")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return bool(sep and user and password and password.isprintable())
 
 
 def _url_password(m: re.Match[str]) -> bool:
@@ -764,11 +1202,38 @@ def _rules() -> tuple[tuple[_Rule, ...], tuple[_Rule, ...]]:
         ),
         _Rule(
             "password_assignment",
-            (("pass",), ("is", "was")),  # the wifi password is …
-            r"(?P<key>pass(?:word|wd|phrase))(?:\s+(?:for|of|to|on)\s+\S+){0,2}"
-            r"\s+(?:is|was)\s+[\"'“]?(?P<bare>[^\s\"'”]{6,200})",
+            (("pass", "pw"), ("is", "was", ":", "=", "->", " to ", "with", "using")),  # the root password for X is …
+            r"(?P<key>pass(?:word|wd|phrase|code)|(?<![\w-])pwd?(?![\w-]))(?:\s+(?:for|of|to|on|at|in)"
+            r"(?:\s+[^\s:=]{1,40}){1,4}?(?:\s*(?:[:=]|->)\s*|\s+(?:is|was)\s+)|\s+(?:is|was)\s+|"
+            r"\s+(?:(?:got|has\s+been|was|is)\s+)?(?:rotated|changed|set|reset|updated)\s+to\s+|\s+to\s+)"
+            r"(?:now\s+|still\s+|set\s+to\s+)?[\"'“]?(?P<bare>[^\s\"'”]{6,200})"
+            r"|(?:with|using)\s+(?:the\s+)?(?P<with>pass(?:word)?|pwd?)\s+[\"'“]?(?P<bare2>[^\s\"'”,]{6,200})"
+            r"|\b(?:user(?:name)?|login)\s+[\w.@-]{2,40},?\s+(?:pass(?:word)?|pwd?)\s+[\"'“]?(?P<bare3>[^\s\"'”,]{6,200})",
             nocase,
             _secret_value,
+        ),
+        _Rule(
+            "password_assignment",
+            (("login", "credential", "creds", "account", "登录", "账号", "帐号", "账户"), (":", "=", "：")),
+            r"(?:\b(?:login|credentials?|creds|account)|登录|账号|帐号|账户)(?:\s+(?:for|of|to|on|at)(?:\s+[^\s:=]{1,40}){1,3}?)?"
+            r"\s*[:=：]\s*"
+            r"[\w.@+-]{2,64}\s*(?:/|\s:\s|,)\s*(?P<bare>[^\s\"',]{6,200})",
+            nocase,
+            _secret_value,
+        ),
+        _Rule("google_oauth_secret", (("gocspx",),), r"\bGOCSPX-[A-Za-z0-9_-]{20,40}"),
+        _Rule(
+            "docker_registry_auth",  # config.json: "auth": base64 of user:password
+            (("auth",),),
+            r"\bauth(?:\s+string)?[\"']?\]?\s*(?:is|[:=])\s*[\"']?(?P<b64>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])",
+            accept=_basic_auth,
+        ),
+        _Rule(
+            "private_key",  # the base64 body of a private key, without its BEGIN line
+            (("ibadan", "ibaak", "mhccaqee", "mhqcaqee", "mc4caqaw", "migkagebbd", "b3blbnnzac1rzxktdje", "ageambmg"),),
+            r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{3}(?:IBADAN|IBAAK)|MHcCAQEE|MHQCAQEE|MC4CAQAw|MIGkAgEBBD|"
+            r"MI[A-Za-z0-9+/]{2,4}AgEAMBMGByqGSM49|"
+            r"b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]{40,}",
         ),
         _Rule(
             "password_assignment",
@@ -977,18 +1442,47 @@ def _unescape(m: re.Match[str]) -> str:
     return chr(cp) if 0x20 <= cp < 0x110000 and not 0x7F <= cp < 0xA0 else s
 
 
+def _mixed_or_pinyin(folded: str) -> str | None:
+    """The rules of Chinese mixed with English (a match must hold both scripts) and of pinyin."""
+    if not folded.isascii() and re.search("[a-z]", folded):
+        for name, source in (
+            ("ignore_previous_instructions_zh", _MIXED_IGNORE),
+            ("reveal_system_prompt_zh", _MIXED_REVEAL),
+        ):
+            for m in _compiled(source).finditer(folded):
+                if re.search("[a-z]", m.group()) and re.search("[\u4e00-\u9fff]", m.group()):
+                    return name
+    if folded.isascii() and re.search("zhi|tishi|xitong|guize|mingling", folded):
+        letters = re.sub("[^a-z]", "", folded)  # hū lüè and hulue alike
+        for name, source in (
+            ("ignore_previous_instructions_zh", _PINYIN_IGNORE),
+            ("reveal_system_prompt_zh", _PINYIN_REVEAL),
+        ):
+            if _compiled(source).search(letters):
+                return name
+    return None
+
+
 def _find(text: str, depth: int) -> str | None:
     if not text.isascii():
         for m in _shape("invisible").finditer(text):
             if not _allowed_invisible(text, m.start()):
                 return "invisible_character"
     written, phrases = _rules()
-    lowered = text.lower()
-    for rule in written:
-        if _may_match(rule, lowered):
-            for m in _compiled(rule.source, rule.flags).finditer(text):
-                if rule.accept is None or rule.accept(m):
-                    return rule.name
+    readings = [text]
+    if not text.isascii():  # keys and passwords in full-width characters (ＡＫＩＡ…) read as ASCII too
+        import unicodedata
+
+        wide = unicodedata.normalize("NFKC", text)
+        if wide != text:
+            readings.append(wide)
+    for reading in readings:
+        lowered = reading.lower()
+        for rule in written:
+            if _may_match(rule, lowered):
+                for m in _compiled(rule.source, rule.flags).finditer(reading):
+                    if rule.accept is None or rule.accept(m):
+                        return rule.name
     folded = fold(text)
     variants = [folded]
     if folded.isascii() and re.search("[a-z][013457@$]|[013457@$][a-z]", folded):  # 1gn0re → ignore
@@ -997,6 +1491,20 @@ def _find(text: str, depth: int) -> str | None:
         for rule in phrases:
             if _may_match(rule, variant) and _phrase(rule.source, True).search(variant):
                 return rule.name
+    spoken = _spoken(text)
+    langs = {lang for lang, words in _LANG_WORDS.items() if any(w in spoken for w in words)}
+    for lang, name, pattern in _foreign() if langs else ():
+        if lang in langs and pattern.search(spoken):
+            return name
+    mixed = _mixed_or_pinyin(folded)
+    if mixed:
+        return mixed
+    for encoding, variant in (("rot13", folded.translate(_ROT13)), ("reversed", folded[::-1])):
+        if not any(word in variant for word in _DECODED_WORDS):
+            continue  # (nearly every text: what it decodes to holds none of the words an injection needs)
+        for rule in phrases:  # ROT13 and text written backwards: the phrase rules read them decoded
+            if _may_match(rule, variant) and _phrase(rule.source, True).search(variant):
+                return f"{encoding}_{rule.name}"
     collapsed = _collapsed(folded)
     if collapsed:
         joined, spans = collapsed
@@ -1011,6 +1519,45 @@ def _find(text: str, depth: int) -> str | None:
             if inner:
                 return f"{encoding}_{inner}"
     return None
+
+
+# what an English injection decoded from ROT13 or written backwards holds at least one of
+_DECODED_WORDS = (
+    "instruction",
+    "prompt",
+    "system",
+    "ignore",
+    "disregard",
+    "override",
+    "previous",
+    "guideline",
+    "rules",
+    "you",
+    "assistant",
+    "developer",
+    "policy",
+    "reveal",
+    "forget",
+    "mode",
+    "comply",
+    "obey",
+)
+_ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm")  # (on folded text: lower case)
+
+
+@functools.cache
+def _foreign() -> list[tuple[str, str, re.Pattern[str]]]:
+    return [(lang, name, re.compile(source)) for lang, name, source in _language_rules()]
+
+
+def _spoken(text: str) -> str:
+    """`text` as the rules of other languages read it: NFKC, case-folded, invisible characters
+    dropped, spaces collapsed — its own letters kept (a Cyrillic о is not an o here)."""
+    if text.isascii():
+        return " ".join(text.lower().split())
+    import unicodedata
+
+    return " ".join(_shape("invisible").sub("", unicodedata.normalize("NFKC", text)).casefold().split())
 
 
 def find(text: str) -> str | None:

@@ -5,7 +5,9 @@
     python scripts/scan_corpus.py --catalogs   # also scan this machine's Chinese gettext catalogs
 
 The sets are the ones tests/test_scan.py asserts on (tests/data/): the adversarial payload
-corpus, 1,000 generated ordinary notes (Chinese and English) and every text of sample_vault/.
+corpus, the class corpus (scan_generalise/: attacks and secrets by class, and ordinary developer
+notes beside them), 1,000 generated ordinary notes (Chinese and English) and every text of
+sample_vault/.
 --catalogs adds real text that no one wrote for this test: every message (English msgid and
 Chinese msgstr) of /usr/share/locale/zh_*/LC_MESSAGES/*.mo, as many as the machine has.
 """
@@ -63,7 +65,22 @@ def main() -> None:
         if args.misses:
             for r in missed:
                 print(f"    miss: {r['note']}: {r['text']!r}")
-    sets = [("ordinary notes", corpus.ordinary_notes()), ("sample vault texts", corpus.sample_vault_texts())]
+    by_class = Counter(r["class"] for r in corpus.generalise_payloads())
+    caught = Counter(r["class"] for r in corpus.generalise_payloads() if scan.find(r["text"]))
+    for kind in ("injection", "secret"):
+        mine = [r for r in corpus.generalise_payloads() if r["kind"] == kind]
+        hit = sum(1 for r in mine if scan.find(r["text"]))
+        print(f"{'class corpus ' + kind:<32} {hit:>5} / {len(mine)}")
+    print(f"{'  by class':<32} {', '.join(f'{c} {caught[c]}/{n}' for c, n in sorted(by_class.items()))}")
+    if args.misses:
+        for r in corpus.generalise_payloads():
+            if not scan.find(r["text"]):
+                print(f"    miss: {r['class']}: {r['text']!r}")
+    sets = [
+        ("ordinary notes", corpus.ordinary_notes()),
+        ("developer notes", corpus.developer_notes()),
+        ("sample vault texts", corpus.sample_vault_texts()),
+    ]
     if args.catalogs:
         sets.append(("gettext catalog messages", catalog_messages()))
     for label, texts in sets:

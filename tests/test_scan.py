@@ -32,6 +32,31 @@ def test_at_least_95_percent_of_the_payload_corpus_is_caught(kind):
     assert len(missed) <= 0.05 * len(rows), f"{len(missed)}/{len(rows)} missed:\n" + "\n".join(missed)
 
 
+@pytest.mark.parametrize("kind", ["injection", "secret"])
+def test_at_least_95_percent_of_each_kind_of_the_class_corpus_is_caught(kind):
+    rows = [r for r in corpus.generalise_payloads() if r["kind"] == kind]
+    missed = [f"{r['class']}: {r['text']!r}" for r in rows if scan.find(r["text"]) is None]
+    assert len(rows) >= {"injection": 190, "secret": 80}[kind]
+    assert len(missed) <= 0.05 * len(rows), f"{len(missed)}/{len(rows)} missed:\n" + "\n".join(missed)
+
+
+def test_every_class_of_the_class_corpus_is_mostly_caught():
+    """No class rests on the others' numbers: each is caught at 85 % or more."""
+    by_class: dict[str, list[bool]] = {}
+    for r in corpus.generalise_payloads():
+        by_class.setdefault(r["class"], []).append(scan.find(r["text"]) is not None)
+    assert len(by_class) == 17
+    weak = {c: f"{sum(hits)}/{len(hits)}" for c, hits in by_class.items() if sum(hits) < 0.85 * len(hits)}
+    assert not weak, weak
+
+
+def test_at_most_1_percent_false_positives_on_the_developer_notes():
+    notes = corpus.developer_notes()
+    assert len(notes) >= 200 and len(set(notes)) == len(notes)
+    flagged = [(rule, n) for n in notes if (rule := scan.find(n))]
+    assert len(flagged) <= 0.01 * len(notes), "\n".join(f"{rule}: {n!r}" for rule, n in flagged)
+
+
 def test_no_false_positive_on_1000_ordinary_notes():
     notes = corpus.ordinary_notes()
     assert len(notes) == 1000 and any("\u200d" in n for n in notes) and any("，" in n for n in notes)

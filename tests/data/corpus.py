@@ -25,6 +25,24 @@ def payloads() -> list[dict[str, str]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def generalise_payloads() -> list[dict[str, str]]:
+    """The second payload corpus (scan_generalise/payloads.jsonl): attacks by class — six other
+    languages, mixed Chinese–English and pinyin, English overrides without "ignore … previous",
+    fake role headers, ROT13 and reversed text — and secrets by shape (a password in prose, Google
+    OAuth client secrets, Docker `auth` values, bare private-key bodies, full-width keys). Written
+    from the classes, not from the rules."""
+    with (HERE / "scan_generalise" / "payloads.jsonl").open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def developer_notes() -> list[str]:
+    """Ordinary developer notes that sit next to those classes (scan_generalise/notes.txt): tokens
+    and keys without values, password policies, system-prompt design, placeholder keys in code,
+    notes in the same six languages, "System: Ubuntu 22.04" — none of them an attack or a secret."""
+    with (HERE / "scan_generalise" / "notes.txt").open(encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f if line.strip()]
+
+
 def sample_vault_texts(root: Path = SAMPLE_VAULT) -> list[str]:
     """Every hot-file entry, log record text (and replaced text), handoff and tree-node body."""
     out: list[str] = []
