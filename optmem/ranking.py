@@ -54,7 +54,9 @@ def idf(docs: int, df: int, *, common_weightless: bool = False) -> float:
     positive idf — still something, so a query of nothing else finds its records). English drops
     its function words by a list (`reading.lexicon.STOPWORDS`); Chinese has none, so the store's
     counts judge (的, 我们, 什么 in most records of a chat) — once a term is in `COMMON_AT` records
-    at least: two records sharing a name tell nothing of the language."""
+    at least: two records sharing a name tell nothing of the language. A count read a moment after
+    the record count (another process appended in between) is taken as every record."""
+    df = min(df, docs)
     positive = math.log(1 + (docs - df + 0.5) / (df + 0.5))
     if common_weightless and df >= COMMON_AT:
         return max(math.log((docs - df + 0.5) / (df + 0.5)), positive / 100)

@@ -1138,3 +1138,11 @@ def test_a_common_chinese_bigram_weighs_next_to_nothing_and_is_still_found(vault
     assert on[only_common] <= off[only_common] / 50
     assert on[rare] == pytest.approx(off[rare], rel=0.5)
     assert len(cli.json("search", "我们", "--limit", "20")["hits"]) == 13
+
+
+def test_idf_takes_a_term_count_above_the_record_count_as_every_record():
+    """A search reads the record count, then the counts of its terms; a process appending in
+    between makes a term count larger than the record count it read (seen under load)."""
+    for common in (False, True):
+        assert ranking.idf(10, 12, common_weightless=common) == ranking.idf(10, 10, common_weightless=common)
+        assert ranking.idf(10, 12, common_weightless=common) > 0
