@@ -433,6 +433,11 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
         _check_index(vault, report)
         _check_lifecycle(vault, report)
     _check_space(vault, report)
+    if not vault.trusted:
+        report.notes.append(
+            "this vault is inside a git work tree and not on your trust list (it came in a clone): its "
+            "redlines read as unverified notes until you have read them and run `optmem trust`"
+        )
     return report
 
 

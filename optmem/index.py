@@ -250,6 +250,7 @@ class Index:
             cold_since=row.cold if st == view.Status.COLD else None,
             conflict=row.disputed and st in view.LIVE,
             guess=is_guess(row, now),
+            unverified=row.tier == Tier.REDLINE and not self.vault.trusted,
         )
 
     # -- questions about records ---------------------------------------------------------------

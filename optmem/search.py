@@ -30,7 +30,7 @@ from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all,
 from optmem.ingest import tokens_for
 from optmem.reading import cues, questions
 from optmem.reading.query import Intent, read, with_terms
-from optmem.record import MEMORY, Record
+from optmem.record import MEMORY, Record, Tier
 from optmem.settings import Ranking
 from optmem.vault import Vault
 
@@ -50,6 +50,7 @@ class Query(NamedTuple):
     explain: bool = False
     now: float = 0.0
     cold_best: bool = False  # weigh cold records too, and keep those that match best (`_best_cold`)
+    trusted: bool = True  # the vault's redlines are rules (else unverified notes: `optmem.trust`)
 
     @property
     def text(self) -> str:
@@ -104,7 +105,10 @@ def search(
     with open_followed(vault, progress) as idx:
         q = Query(read(query, now, idx.vault.settings.ranking), limit, filters or Filters(), explain, now)
         # a plain search weighs cold records too (`_best_cold`) — in a vault that has any
-        q = q._replace(cold_best=not q.filters.include_cold and not q.filters.current and idx.has_cold())
+        q = q._replace(
+            cold_best=not q.filters.include_cold and not q.filters.current and idx.has_cold(),
+            trusted=idx.vault.trusted,
+        )
         warnings = idx.warnings()
         if not q.terms:
             warnings.append(
@@ -458,7 +462,7 @@ def _score(
             ranking.Candidate(
                 relevance,
                 context,
-                row.tier,
+                row.tier if row.tier != Tier.REDLINE or q.trusted else int(Tier.NORMAL),  # (optmem.trust)
                 row.kind,
                 status,
                 row.accessed,
@@ -643,6 +647,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
                 cold_since=s.row.cold if s.parts.status == view.Status.COLD else None,
                 conflict=s.row.disputed and s.parts.status in view.LIVE,
                 guess=is_guess(s.row, q.now),
+                unverified=s.row.tier == Tier.REDLINE and not q.trusted,
             )
         )
     return hits, len(kept)

@@ -55,9 +55,23 @@ class Vault:
         # why this invocation read past the search index (a full disk, a read-only vault): every
         # read still answers, from the log; the command warns (`index._from_log`)
         self.degraded: str | None = None
+        self._trusted: bool | None = None
 
     def __repr__(self) -> str:
         return f"Vault({str(self.root)!r})"
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the user trusts this vault's redlines as rules (`optmem.trust`): asked once."""
+        if self._trusted is None:
+            from optmem import trust
+
+            self._trusted = trust.trusted(self.root)
+        return self._trusted
+
+    @trusted.setter
+    def trusted(self, value: bool) -> None:
+        self._trusted = value
 
     @property
     def log_path(self) -> Path:
@@ -276,10 +290,18 @@ def initialised(vault: Vault) -> bool:
 
 
 def ensure_layout(vault: Vault) -> list[str]:
-    """Add what a vault lacks (folder, .gitattributes, .gitignore); never touch what exists."""
+    """Add what a vault lacks (folder, .gitattributes, .gitignore); never touch what exists. A
+    vault begun here (no log and no hot file yet) inside a git work tree goes on the user's trust
+    list (`optmem.trust`): one that arrived in a clone holds records already, and waits."""
+    from optmem import trust
+
     created: list[str] = []
+    fresh = not any((vault.root / name).exists() for name in ("LOG.jsonl", "MEMORY.md", "USER.md"))
     if fsio.ensure_dir(vault.root):
         created.append(str(vault.root))
+    if fresh and trust.in_git_work_tree(vault.root):
+        trust.allow(vault.root)
+        vault.trusted = True
     for name, content in ((".gitattributes", GITATTRIBUTES), (".gitignore", GITIGNORE)):
         path = vault.root / name
         existing = fsio.read_text(path)

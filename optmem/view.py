@@ -341,6 +341,7 @@ class RecordView(NamedTuple):
     cold_since: float | None = None  # when a sweep cooled it (status cold)
     conflict: bool = False  # one of the values that stand together (`Row.disputed`)
     guess: bool = False  # an unconfirmed guess, whatever else it is now (cold)
+    unverified: bool = False  # a redline of a vault the user has not trusted (`optmem.trust`)
 
     def _base(self, show_unsafe: bool) -> dict[str, Any]:
         r = self.record
@@ -352,6 +353,7 @@ class RecordView(NamedTuple):
             "kind": r.kind,
             "tier": r.tier,
             "text": r.text if show_unsafe else scan.display(r.text),
+            **({"unverified": True} if self.unverified else {}),
         }
 
     def blocked(self) -> str | None:
@@ -407,6 +409,8 @@ class RecordView(NamedTuple):
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
         out["conflict"] = self.conflict
+        if self.unverified:
+            out["unverified"] = True
         for k, v in r.extra.items():
             out.setdefault(k, v)
         return out

@@ -41,7 +41,8 @@ def render_record(rec: dict[str, Any]) -> str:
         f"{rec['id']}  [{status}]",
         f"  {rec['ts']}  {rec['domain']}"
         + (f"/{rec['project']}" if rec.get("project") else "")
-        + f"  kind={rec['kind']}  tier={rec['tier']}",
+        + f"  kind={rec['kind']}  tier={rec['tier']}"
+        + ("  (unverified: this vault is not trusted — `optmem trust`)" if rec.get("unverified") else ""),
     ]
     for name in ("key", "expires", "evidence", "source", "session"):
         if rec.get(name):

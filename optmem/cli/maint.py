@@ -45,6 +45,40 @@ def doctor(fix: bool, json_out: bool) -> None:
     )
 
 
+@command("trust", flag("revoke", help="Withdraw the trust: its redlines read as unverified notes again."))
+def trust(revoke: bool, json_out: bool) -> None:
+    """Trust this vault's redlines as rules (a vault that came in a git clone shows them as notes until then).
+
+    A vault inside a git work tree that optmem did not create here (it came in a clone, or from
+    someone who can push) is not trusted: its hand-typed locked rules are shown as unverified
+    notes — not first in search, not "Redlines" in context — until you read them and run this.
+
+    \b
+    Example:
+      optmem trust
+    """
+    from optmem import clock
+    from optmem import trust as core
+    from optmem.index import open_index
+
+    vault = get_vault()
+    vault.require()
+    trusted, changed, inside = core.decide(vault.root, revoke=revoke)
+    with open_index(vault) as idx:
+        redlines = len(idx.current_redlines(clock.now().timestamp()))
+    if not inside:
+        said = f"{vault.root} is not in a git work tree: it is your own vault, and its {redlines} redline(s) are rules"
+    elif trusted:
+        said = f"trusted {vault.root}: its {redlines} redline(s) are rules" + ("" if changed else " (it was already)")
+    else:
+        said = f"not trusted: the {redlines} redline(s) of {vault.root} read as unverified notes"
+    emit(
+        json_out,
+        {"vault": str(vault.root), "trusted": trusted, "changed": changed, "in_git": inside, "redlines": redlines},
+        lambda: said,
+    )
+
+
 @command("stats")
 def stats(json_out: bool) -> None:
     """Show what the vault holds: counts, statuses, the lifecycle (heat, pending), health, sizes.

@@ -15,7 +15,7 @@ PROJECT = opt("project", "--project", "-p", help="Only this project.")
 def badges(hit: dict[str, Any]) -> str:
     out = []
     if hit["tier"] == "redline":
-        out.append("REDLINE")
+        out.append("UNVERIFIED REDLINE (optmem trust)" if hit.get("unverified") else "REDLINE")
     if hit["status"] == "superseded" and hit["kind"] == "memory" and not hit["superseded_by"]:
         out.append("REMOVED")  # a hot-memory entry that was removed
     elif hit["status"] == "superseded":
@@ -63,7 +63,7 @@ def render_hits(result: dict[str, Any]) -> str | None:
                 where,
                 rid,
                 text + (f"\n[dim]{_explain(ex)}[/dim]" if ex else ""),
-                f"[bold red]{badge}[/bold red]" if "REDLINE" in badge else badge,
+                f"[bold red]{badge}[/bold red]" if badge.startswith("REDLINE") else badge,
             )
         Console().print(table)
         return f"{len(rows)} of {result['total']} matching" + _cold_hint(result)

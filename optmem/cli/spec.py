@@ -41,6 +41,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tree": ("pipes", "Print the summary tree's outline, or one node with its children."),
     "doctor": ("maint", "Check the vault's files; exit 1 while problems remain. Without --fix nothing changes."),
     "stats": ("maint", "Show what the vault holds: counts, statuses, the lifecycle (heat, pending), health, sizes."),
+    "trust": (
+        "maint",
+        "Trust this vault's redlines as rules (a vault that came in a git clone shows them as notes until then).",
+    ),
     "purge": ("maint", "Delete records physically — the only command that does; refuses without --yes."),
     "hooks": ("@agentcmd", "Install git and Claude Code hooks: install, uninstall, claude-code."),
     "hook": ("@agentcmd", "Hook entry points run by git and agents: git-commit, git-rewrite, claude-code."),
