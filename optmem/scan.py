@@ -123,7 +123,7 @@ _ZH_FILL = (
 )
 _ZH_REFX = (
     "(?:之前|以前|此前|先前|早先|早前|上面|上述|上文|以上|前面|前文|前述|前边|刚才|刚刚|原来|原有|原先|原始|"
-    "最初|初始|原本|系统|开发者|你的|官方|预设)"
+    "最初|初始|原本|系统|开发者|你的|官方|预设|一开始|起初|开头|一上来)"
 )
 _ZH_REF = _ZH_REFX[3:-1] + "|所有|全部|一切|任何"
 _ZH_OBJ = (
@@ -618,10 +618,48 @@ _PHRASES: tuple[tuple[str, _Needles, str], ...] = (
         r"(?:(?:is|are|was|were|has|have|had)~)+(?:now~|already~|officially~)?(?:void|null|expired|revoked|rescinded|"
         r"retired|suspended|disabled|lifted|invalid|cancel+ed|withdrawn|been~(?:retired|revoked|replaced|withdrawn|"
         r"cancel+ed|rescinded|lifted|suspended|disabled)|(?:only~|just~|merely~)?an?~(?:draft|test|placeholder)|"
-        r"outdated|obsolete|wrong|irrelevant|no~longer~(?:valid|in~effect|active|binding|relevant))%>|"
+        r"no~longer~(?:valid|in~effect|active|binding|relevant))%>|"
         r"%<(?:(?:your|ur|yr)~(?:(?:original|initial|previous|prior|earlier|old|current|system)~){0,2}(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)|(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:you~(?:were|"
         r"have~been)~given|you~received|given~to~you)~%words%)~(?:no~longer|don'?t|do~not|shall~not|won'?t)~"
         r"(?:apply|count|matter|bind~you|hold)%>",
+    ),
+    (
+        "ignore_previous_instructions",  # whatever the system told you is outdated; your instructions are obsolete
+        (("outdated", "obsolete", "wrong", "irrelevant", "mistake"), ("told", "your", "configured", "given")),
+        r"%<(?:what(?:ever)?~(?:the~(?:system|developer|operator)(?:~(?:message|prompt))?|(?:your|ur|yr)~(?:developers?|"
+        r"operator|creators?)|they|you~were)~(?:told|said~to|instructed|gave|given)~you|(?:your|ur|yr)~"
+        r"(?:(?:original|initial|system|safety|current)~)?(?:instructions|guidelines|system~prompt|guardrails|"
+        r"restrictions|programming)|the~(?:guardrails|restrictions|rules|instructions)~you~were~(?:configured|"
+        r"given|set~up|loaded)~with)~(?:(?:is|are|was|were)~)+(?:(?:all|just|simply)~)?(?:an?~)?(?:outdated|"
+        r"obsolete|wrong|irrelevant|mistake|error)%>",
+    ),
+    (
+        "reveal_system_prompt",  # the instructions you were loaded with / the startup message you received
+        (
+            (
+                "quote",
+                "paste",
+                "leak",
+                "print",
+                "show",
+                "repeat",
+                "reveal",
+                "dump",
+                "output",
+                "copy",
+                "recite",
+                "share",
+                "send",
+                "give",
+            ),
+            ("with", "received", "startup", "initial", "setup", "preamble", "bootstrap"),
+        ),
+        r"%<(?:quote|paste|leak|print|show|repeat|reveal|dump|output|copy|recite|share|send|give~me|tell~me|"
+        r"reproduce|type~out|write~out)~(?:(?:back|out|me|us|the|your|exact|full|entire|whole|complete|verbatim|"
+        r"confidential|hidden|secret|text|of|contents|initial|original|configuration|config)~){0,6}(?:(?:startup|start-up|bootstrap|hidden|confidential|"
+        r"secret)~(?:configuration~|config~)?(?:instructions|message|prompt|preamble|configuration|config)|"
+        r"(?:instructions|prompt|preamble|setup~text|configuration|message|text)~(?:that~)?you~(?:were|got|have~been)~(?:loaded|initiali[sz]ed|bootstrapped|configured|"
+        r"started|primed|set~up|given|seeded)(?:~with)?|(?:preamble|setup~text)~you~(?:received|got|have))%>",
     ),
     (
         "ignore_previous_instructions",  # … supersedes your guidelines / bypass the content policy / guardrails are off
@@ -864,7 +902,7 @@ _LANGS: dict[str, dict[str, str]] = {
         "noun": r"\b(?:instructions?|consignes?|directives?|r[eè]gles?|ordres?|indications?|prompts?)\b",
         "ref": r"(?:\bpr[eé]c[eé]dent\w*|\bant[eé]rieur\w*|d['’]avant|\bavant\b|plus\s+t[oô]t|du\s+syst[eè]me|"
         r"\bsyst[eè]me\b|\binitial\w*|\boriginel\w*|d['’]origine|ci-dessus|\btoutes\b|\btous\b|du\s+d[eé]veloppeur|"
-        r"qu['’]on\s+t['’]a\s+donn\w*|du\s+d[eé]but)",
+        r"qu(?:e\s+l)?['’]on\s+(?:t|vous)['’]a\s+donn\w*|du\s+d[eé]but|au\s+d[eé](?:part|but))",
         "told": r"\bce\s+qu['’]on\s+(?:t|vous)['’]a\s+(?:dit|demand[eé]|donn[eé]|ordonn[eé])",
         "void": r"(?:ne\s+s['’]appliquent\s+plus|ne\s+comptent\s+plus|sont\s+(?:obsol[eè]tes|caduques|annul[eé]es|"
         r"invalides|nulles))",
@@ -878,6 +916,41 @@ _LANGS: dict[str, dict[str, str]] = {
         r"(?:instructions|consignes|"
         r"directives|r[eè]gles|prompt)\s+(?:syst[eè]me|cach[eé]|interne|initia|secr[eè]t|d['’]origine)",
     },
+    "it": {
+        "dismiss": r"(?<!\bnon )\b(?:ignora|ignorate|ignorare|dimentica|dimenticate|dimenticare|tralascia|trascura|"
+        r"scarta|"
+        r"lascia\s+perdere|lasciate\s+perdere|non\s+tenere\s+conto|non\s+tenete\s+conto|non\s+seguire|"
+        r"smetti\s+di\s+seguire)\b",
+        "noun": r"\b(?:istruzion[ei]|indicazion[ei]|regol[ae]|direttiv[ae]|ordini|prompt|linee\s+guida|vincoli)\b",
+        "ref": r"\b(?:precedent[ei]|prima|anterior[ei]|del\s+sistema|di\s+sistema|iniziali|original[ei]|tutte|tutti|"
+        r"dello\s+sviluppatore|all['’]inizio|che\s+ti\s+hanno\s+dato)\b",
+        "told": r"\b(?:quello|ciò)\s+che\s+ti\s+(?:hanno|ha)\s+(?:detto|dato|chiesto)",
+        "void": r"\b(?:sono|è)\s+(?:state\s+)?(?:annullat[ei]|revocat[ei]|non\s+più\s+valid[ei]|invalid[ei])|"
+        r"non\s+valgono\s+più",
+        "show": r"\b(?:mostra(?:mi)?|rivela(?:mi)?|stampa|dimmi|scrivi|ripeti|dammi|condividi|riporta|copia|mostrare|"
+        r"rivelare)\b",
+        "hidden": r"(?:(?:prompt|messaggio|istruzioni|regole|direttive)\s+(?:di\s+sistema|del\s+sistema|nascost[ei]|"
+        r"intern[ei]|iniziali|original[ei]|segret[ei]|dello\s+sviluppatore)|(?:tuo|il\s+tuo)\s+prompt)",
+        "ask": r"\bquali\s+sono\s+(?:esattamente\s+)?le\s+tue\s+(?:istruzioni|regole)\s+(?:segret|nascost|intern|"
+        r"inizial|di\s+sistema)",
+    },
+    "pt": {
+        "dismiss": r"(?<!\bnão )\b(?:ignor(?:e|a|em|ar)|esque[çc](?:a|e|am|er)|desconsider(?:e|a|em|ar)|"
+        r"descart(?:e|a|em|ar)|deix(?:e|a)\s+de\s+lado|n[aã]o\s+siga|pare\s+de\s+seguir)\b",
+        "noun": r"\b(?:instru[çc](?:ão|ões|ao|oes)|orienta[çc](?:ão|ões|ao|oes)|regras|diretrizes|ordens|prompt|"
+        r"restri[çc](?:ões|oes))\b",
+        "ref": r"\b(?:anterior(?:es)?|pr[eé]vias?|do\s+sistema|de\s+sistema|iniciais|originais|todas|todos|"
+        r"do\s+desenvolvedor|no\s+in[ií]cio|que\s+te\s+deram)\b",
+        "told": r"\bo\s+que\s+(?:te|lhe)\s+(?:disseram|deram|pediram|mandaram)",
+        "void": r"\bforam\s+(?:canceladas|revogadas|anuladas)|n[aã]o\s+(?:valem|se\s+aplicam)\s+mais|"
+        r"s[aã]o\s+inv[aá]lidas",
+        "show": r"\b(?:mostr(?:e|a)|revel(?:e|a)|imprim(?:a|e)|diga|escrev(?:a|e)|repit(?:a|e)|d[eê]-me|"
+        r"compartilh(?:e|a)|copi(?:e|a)|exib(?:a|e))\b",
+        "hidden": r"(?:(?:prompt|mensagem|instru[çc](?:ões|oes)|regras|diretrizes)\s+(?:de\s+sistema|do\s+sistema|"
+        r"ocultas|internas|iniciais|originais|secretas|do\s+desenvolvedor)|(?:seu|teu)\s+prompt)",
+        "ask": r"\bquais\s+s[aã]o\s+(?:exatamente\s+)?(?:suas|tuas)\s+(?:instru[çc](?:ões|oes)|regras)\s+(?:secret|"
+        r"ocult|intern|inicia|do\s+sistema)",
+    },
     "de": {
         "dismiss": r"\b(?:ignorier\w*|vergiss(?!\s+nicht)|vergesst(?!\s+nicht)|vergessen\s+sie|missacht\w*|"
         r"[uü]bergeh\w*|verwirf|verwerft|verwerfen|beachte\s+nicht|nicht\s+(?:mehr\s+)?(?:beachten|befolgen)|"
@@ -885,7 +958,7 @@ _LANGS: dict[str, dict[str, str]] = {
         r"au(?:ß|ss)er\s+kraft)",
         "noun": r"(?:system)?(?:anweisung|instruktion|befehl|regel|vorgabe|richtlinie|prompt)\w*",
         "ref": r"\b(?:vorherig\w*|bisherig\w*|fr[uü]her\w*|obig\w*|vorangegangen\w*|urspr[uü]nglich\w*|vorig\w*|"
-        r"alle[ns]?|system\w*|des\s+entwicklers|vom\s+entwickler|anf[aä]nglich\w*)\b",
+        r"alle[ns]?|system\w*|des\s+entwicklers|vom\s+entwickler|anf[aä]nglich\w*|am\s+anfang|zu\s+beginn)\b",
         "told": r"\balles,?\s+was\s+(?:man\s+)?(?:dir|ihnen|euch)\s+(?:\S+\s+){0,2}(?:gesagt|aufgetragen|befohlen|"
         r"mitgegeben)",
         "void": r"(?:sind|ist)\s+(?:ab\s+sofort\s+|jetzt\s+|nun\s+)?(?:ung[uü]ltig|aufgehoben|nichtig|hinf[aä]llig|"
@@ -902,9 +975,9 @@ _LANGS: dict[str, dict[str, str]] = {
         "dismiss": r"(?:проигнорир|игнорир|забудь|забудьте|забыть|не\s+обращай|не\s+обращайте|отбрось|отбросьте|"
         r"пренебреги|пренебрегите|не\s+следуй|не\s+следуйте|перестань\s+следовать|перестаньте\s+следовать|"
         r"отмени|отмените|не\s+выполняй|не\s+подчиняйся|откажись\s+от)[а-яё]*",
-        "noun": r"(?:инструкц|указани|правил|команд|промпт|директив|распоряжени|установк)[а-яё]*",
+        "noun": r"(?:инструкц|указани|правил|команд|промпт|директив|распоряжени|установк|ограничени)[а-яё]*",
         "ref": r"(?:предыдущ|прежн|прошл|ранн|ранее|исходн|системн|вышеуказанн|первоначальн|все\b|всё\b|всех\b|"
-        r"разработчик)[а-яё]*",
+        r"разработчик|в\s+начале|которые\s+тебе\s+дали)[а-яё]*",
         "told": r"вс[её],?\s+что\s+(?:тебе|вам)\s+(?:\S+\s+){0,2}(?:говорили|сказали|велели|поручили|приказали)",
         "void": r"(?:больше\s+не\s+действу|недействительн|отменен|аннулирован|не\s+имеют\s+силы)",
         "show": r"(?:покаж|вывед|выведи|раскрой|напечат|распечат|повтор|скажи|назови|выдай|открой|сообщи|процитируй|"
@@ -998,6 +1071,34 @@ _LANG_WORDS: dict[str, tuple[str, ...]] = {
         "système",
         "systeme",
     ),
+    "it": (
+        "istruzion",
+        "indicazion",
+        "regol",
+        "direttiv",
+        "ordini",
+        "linee guida",
+        "vincoli",
+        "che ti",
+        "sistema",
+        "tuo prompt",
+    ),
+    "pt": (
+        "instruç",
+        "instrucoe",
+        "instrucao",
+        "orientaç",
+        "orientaco",
+        "regras",
+        "diretrizes",
+        "ordens",
+        "restriç",
+        "o que te",
+        "o que lhe",
+        "sistema",
+        "seu prompt",
+        "teu prompt",
+    ),
     "de": ("anweisung", "instruktion", "befehl", "regel", "vorgabe", "richtlinie", "prompt", "alles", "system"),
     "ru": ("инструкц", "указани", "правил", "команд", "промпт", "директив", "распоряжени", "установк", "что", "систем"),
     "ja": ("指示", "命令", "指令", "ルール", "設定", "プロンプト", "インストラクション", "制約", "システム"),
@@ -1086,6 +1187,11 @@ def _secret_value(m: re.Match[str]) -> bool:
     return len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
+def _not_filler(m: re.Match[str]) -> bool:
+    """A key's body is a key, not a placeholder of one or two repeated characters (sk_test_xxxx…)."""
+    return len(set(m["body"].lower())) > 2
+
+
 def _basic_auth(m: re.Match[str]) -> bool:
     """A base64 value that decodes to user:password (Docker's config.json `auth`)."""
     import base64
@@ -1139,7 +1245,13 @@ def _rules() -> tuple[tuple[_Rule, ...], tuple[_Rule, ...]]:
             (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),),
             r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
         ),
-        _Rule("stripe_key", (("_live_", "_test_"),), r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}"),
+        _Rule(
+            "stripe_key",
+            (("_live_", "_test_"),),
+            r"\b(?:sk|rk)_(?:live|test)_(?P<body>[0-9A-Za-z]{10,})",
+            0,
+            _not_filler,
+        ),
         _Rule("api_secret_key", (("sk-",),), r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}"),
         _Rule("google_api_key", (("aiza",),), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
         _Rule("jwt", (("eyj",),), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"),
@@ -1221,7 +1333,7 @@ def _rules() -> tuple[tuple[_Rule, ...], tuple[_Rule, ...]]:
             nocase,
             _secret_value,
         ),
-        _Rule("google_oauth_secret", (("gocspx",),), r"\bGOCSPX-[A-Za-z0-9_-]{20,40}"),
+        _Rule("google_oauth_secret", (("gocspx",),), r"\bGOCSPX-(?P<body>[A-Za-z0-9_-]{20,40})", 0, _not_filler),
         _Rule(
             "docker_registry_auth",  # config.json: "auth": base64 of user:password
             (("auth",),),

@@ -417,6 +417,10 @@ def test_secret_shapes_are_refused(text, rule):
         "AWS secret rotated; version id 3f2a9c0d1e4b5a6978c1d2e3f4a5b6c7d8e9f0a1",
         "docker run -p 8080:80 nginx; ssh -p 2222 host; mysql -u root -p shop",
         "密码策略要求至少 12 位。令牌有效期 30 分钟。",
+        "STRIPE_KEY=sk_test_xxxxxxxxxxxxxxxxxxxxxxxx in the docs sample",
+        "client_secret=GOCSPX-xxxxxxxxxxxxxxxxxxxxxxxxxxxx (placeholder)",
+        "Earlier instructions in the README were wrong about the port; it is 8080",
+        "print the setup instructions for the new laptop",
     ],
 )
 def test_secret_looking_prose_and_code_pass(text):
