@@ -24,19 +24,19 @@ import corpus  # noqa: E402
 # --- the measured sets ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["injection", "secret"])
-def test_at_least_95_percent_of_the_payload_corpus_is_caught(kind):
-    rows = [r for r in corpus.payloads() if r["kind"] == kind]
-    missed = [f"{r['note']}: {r['text']!r}" for r in rows if scan.find(r["text"]) is None]
-    assert len(rows) >= {"injection": 111, "secret": 72}[kind]
-    assert len(missed) <= 0.05 * len(rows), f"{len(missed)}/{len(rows)} missed:\n" + "\n".join(missed)
-
-
-@pytest.mark.parametrize("kind", ["injection", "secret"])
-def test_at_least_95_percent_of_each_kind_of_the_class_corpus_is_caught(kind):
-    rows = [r for r in corpus.generalise_payloads() if r["kind"] == kind]
-    missed = [f"{r['class']}: {r['text']!r}" for r in rows if scan.find(r["text"]) is None]
-    assert len(rows) >= {"injection": 190, "secret": 80}[kind]
+@pytest.mark.parametrize(
+    "payloads,kind,least",
+    [
+        (corpus.payloads, "injection", 111),  # the adversarial corpus: phrasings and obfuscations
+        (corpus.payloads, "secret", 72),
+        (corpus.generalise_payloads, "injection", 190),  # the class corpus: languages, encodings, shapes
+        (corpus.generalise_payloads, "secret", 80),
+    ],
+)
+def test_at_least_95_percent_of_each_corpus_is_caught(payloads, kind, least):
+    rows = [r for r in payloads() if r["kind"] == kind]
+    missed = [f"{r.get('note') or r['class']}: {r['text']!r}" for r in rows if scan.find(r["text"]) is None]
+    assert len(rows) >= least
     assert len(missed) <= 0.05 * len(rows), f"{len(missed)}/{len(rows)} missed:\n" + "\n".join(missed)
 
 
