@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 BULLET = re.compile(r"^- (.*) \(`([0-9A-Za-z]{6,26})`\)((?: \[[^\[\]]+\])*)$")
 _BADGE = re.compile(r"\[([^\[\]]+)\]")
 PENDING, INFERRED = "pending", "inferred"  # the badges of a guess and of an agent's conclusion
+UNVERIFIED = "unverified redline"  # a redline's badge, shown, in a vault the user has not trusted
 CONFLICT = "conflict"  # one of two values that stand together: the user is asked which is right
 KEPT_BADGES = ("correction", "redline")  # a bullet with one of these is always quoted
 
@@ -361,7 +362,8 @@ def strip(body: str, forgotten: dict[str, Gone]) -> tuple[str, int]:
 # -- a body as shown ---------------------------------------------------------------------------
 class Shown:
     """Node bodies as shown: each quoted record labelled with what it is now, when that is no
-    longer what the node says (`[superseded by …]`, `[expired]`, `[pending]` added or gone), and
+    longer what the node says (`[superseded by …]`, `[expired]`, `[pending]` added or gone,
+    `[unverified redline]` in a vault the user has not trusted), and
     a forgotten one left out — so a node always agrees with `get`, even before `compact` makes
     it again."""
 
@@ -408,6 +410,8 @@ class Shown:
                 now.append(f"superseded by {row.superseded_by[-8:]}" if row.superseded_by else "superseded")
             elif st == view.Status.EXPIRED:
                 now.append("expired")
+            if not self.idx.vault.trusted:  # a vault from a clone: its redlines are notes (`optmem.trust`)
+                now = [UNVERIFIED if b == "redline" else b for b in now]
             if tuple(now) == said:
                 out.append(line)
                 continue

@@ -78,3 +78,32 @@ def test_a_vault_outside_git_is_the_users_own(tmp_path):
     out = _json(vault, "trust")
     assert out["trusted"] and not out["in_git"] and not out["changed"]
     assert not (Path(os.environ["HOME"]) / ".local" / "share" / "optmem" / "trusted-vaults").exists()
+
+
+def test_the_summary_tree_marks_the_redlines_of_an_untrusted_vault(tmp_path):
+    """A tree node quotes a redline as `[redline]`; a clone brings the node with it. Shown from an
+    untrusted vault — `tree NODE`, `search --kind summary` — it reads `[unverified redline]`."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git(origin, "init", "-q")
+    made = origin / ".optmem"
+    made.mkdir()
+    (made / "optmem.toml").write_text("[tree]\nrun = 2\nfanout = 2\n", "utf-8")
+    run_optmem("--vault", str(made), "append", RULE, "--redline", "--domain", "ops")
+    run_optmem("--vault", str(made), "append", "deploy notes: deploy.sh runs the migrations", "--domain", "ops")
+    run_optmem("--vault", str(made), "compact")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "memory and its tree")
+    cloned = tmp_path / "clone" / ".optmem"
+    git(tmp_path, "clone", "-q", str(origin), str(cloned.parent))
+    [node] = [n for n in (cloned / "tree" / "ops").glob("L1-*.md")]
+    assert "[redline]" in node.read_text("utf-8")  # the file says what compaction saw
+    ref = f"ops/{node.stem}"
+    assert "[redline]" in _json(made, "tree", ref)["node"]["body"]
+    body = _json(cloned, "tree", ref)["node"]["body"]
+    assert "[unverified redline]" in body and "[redline]" not in body
+    hits = _json(cloned, "search", "deploy Fridays", "--kind", "summary")["hits"]
+    assert {h["id"] for h in hits} >= {ref}  # (the root quotes it too)
+    assert all("[unverified redline]" in h["text"] and "[redline]" not in h["text"] for h in hits)
+    _json(cloned, "trust")
+    assert "[redline]" in _json(cloned, "tree", ref)["node"]["body"]
