@@ -329,6 +329,52 @@ def test_reads_answer_from_the_log_when_the_index_cannot_be_written(cli, vault, 
     assert cli.json("doctor")["ok"] is True
 
 
+def test_a_read_only_vault_answers_reads_and_refuses_writes_clearly(cli, vault, vault_path):
+    """Every file and folder of the vault read-only (a mounted backup, another user's vault). Run
+    as root, the commands run without the capabilities that let root write anyway."""
+    import shutil
+
+    put(vault, "the staging database is pg-staging-2")
+    cli.json("search", "staging")
+    pulled = "01KREADONLY000000000000000A"
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:  # the index must catch up
+        fh.write(json.dumps({"id": pulled, "ts": clock.format_ts(clock.now()), "text": "the staging cache is redis-7"}))
+        fh.write("\n")
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        assert shutil.which("setpriv"), "root needs setpriv (util-linux) to run without its write capabilities"
+        as_user = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
+    paths = [vault_path, *vault_path.rglob("*")]
+    modes = {p: p.stat().st_mode for p in paths}
+    before = {p: p.read_bytes() for p in paths if p.is_file()}
+    for p in paths:
+        p.chmod(p.stat().st_mode & ~0o222)
+    try:
+
+        def run(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [*as_user, sys.executable, "-m", "optmem", "--vault", str(vault_path), *args, "--json"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+
+        for args in (("search", "staging cache"), ("get", pulled[-8:]), ("context",), ("stats",)):
+            res = run(*args)
+            assert res.returncode == 0, (args, res.stdout, res.stderr)
+            assert "could not be updated" in json.loads(res.stdout)["degraded"], args
+        assert json.loads(run("search", "staging cache").stdout)["hits"][0]["id"] == pulled
+        for args in (("append", "a write to a read-only vault"), ("add", "an entry for a read-only vault")):
+            res = run(*args)
+            err = json.loads(res.stdout)["error"]
+            assert res.returncode == 3 and err["code"] == "unwritable", (args, res.stdout)
+            assert "permission denied" in err["message"] and "nothing was" in err["message"]
+    finally:
+        for p, mode in modes.items():
+            p.chmod(mode)
+    assert {p: p.read_bytes() for p in paths if p.is_file()} == before
+
+
 def test_doctor_names_low_disk_space_by_what_the_index_needs():
     from optmem.doctor import MIN_FREE, space_needed
 
