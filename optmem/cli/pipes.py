@@ -18,12 +18,15 @@ PROJECT = opt("project", "--project", "-p", help="The project.")
 
 
 def _render_handoff(h: Any) -> str:
+    """A handoff for a prompt: every item re-scanned, as `show` and `context` do (`[BLOCKED: rule]`)."""
+    from optmem.scan import redact
+
     lines = [f"# Handoff — {h.project}  ({h.time}{', edited by hand' if h.edited else ''})"]
     for title, items in (("Done", h.done), ("Blocked", h.blocked), ("Next", h.next)):
         lines.append(f"## {title}")
-        lines += [f"- {i}" for i in items] or ["- (none)"]
+        lines += [f"- {redact(i)}" for i in items] or ["- (none)"]
     if h.note:
-        lines += ["## Notes", h.note]
+        lines += ["## Notes", redact(h.note)]
     return "\n".join(lines)
 
 
