@@ -766,9 +766,14 @@ def _from_log(vault: Vault, exc: Unwritable) -> Index:
     """The whole log indexed in memory, when the index on disk cannot be brought in step: the
     answer is complete, only slower; `vault.degraded` says so (the CLI warns, JSON says
     `degraded`, doctor reports it). Nothing is written."""
+    states = (LogState.read(vault.log_path), LogState.read(vault.access_path))
+    if vault.from_log is None or vault.from_log[0] != states:  # read the log once, not once a reader
+        whole = sqlite3.connect(":memory:", check_same_thread=False)
+        with _vault_errors(vault):
+            _fill(whole, vault, None, parallel_min_bytes=1 << 62)  # no worker pool for a fallback
+        vault.from_log = (states, whole)
     conn = sqlite3.connect(":memory:", check_same_thread=False)
-    with _vault_errors(vault):
-        _fill(conn, vault, None, parallel_min_bytes=1 << 62)  # no worker pool for a fallback
+    vault.from_log[1].backup(conn)  # each reader closes its own copy
     vault.degraded = (
         f"the search index could not be updated ({exc.message.removesuffix('; nothing was changed')}); "
         "this answer was read from LOG.jsonl directly, which is slower — free some disk space or make "
@@ -842,8 +847,10 @@ def _caught_up(vault: Vault, progress: Progress | None) -> Index | None:
 def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index:
     vault.lay_out()  # a write that creates the vault is past its checks when it needs the index
     vault.require()
-    for path in (vault.log_path, vault.access_path):  # a linked log must not pull an outside file in
-        fsio.check_within(path, vault.root, reading=True)
+    if not vault.reads_checked:  # a linked log must not pull an outside file in (once a process)
+        for path in (vault.log_path, vault.access_path):
+            fsio.check_within(path, vault.root, reading=True)
+        vault.reads_checked = True
     if not rebuild:
         conn = _fresh(vault)
         if conn is not None:

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from optmem import fsio
+from optmem.errors import OptmemError
 
 
 def trust_file() -> Path:
@@ -31,7 +32,7 @@ def in_git_work_tree(root: Path) -> bool:
 def _listed() -> list[str]:
     try:
         text = fsio.read_text(trust_file()) or ""
-    except OSError:
+    except OptmemError:  # a list that cannot be read trusts nothing more than git's absence does
         return []
     return [line for line in text.splitlines() if line.strip()]
 

@@ -56,6 +56,10 @@ class Vault:
         # read still answers, from the log; the command warns (`index._from_log`)
         self.degraded: str | None = None
         self._trusted: bool | None = None
+        self.reads_checked = False  # the log and ACCESS.jsonl lead nowhere outside (`index._open_index`)
+        # the log read into memory when the index could not be updated (`index._from_log`), with
+        # the states of the log and ACCESS.jsonl it was read at: read once, copied for each reader
+        self.from_log: tuple[Any, Any] | None = None
 
     def __repr__(self) -> str:
         return f"Vault({str(self.root)!r})"
