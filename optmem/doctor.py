@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any
 
-from optmem import clock, fsio, memory
+from optmem import clock, fsio, gitstate, memory
 from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
 from optmem.record import MEMORY, BadLine, bad_units, clean_ref, missing_fields, names, parse_line
 from optmem.vault import NAME_RE, Vault
@@ -244,6 +244,19 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
             hot = memory.load(vault, target, project)
         except OptmemError as exc:
             report.problems.append(Problem("bad_hot_file", name, exc.message))
+            continue
+        if not hot.conflicted and gitstate.unmerged(hot.path):
+            report.problems.append(
+                Problem(
+                    "merge_unresolved",
+                    hot.name,
+                    "git holds it unmerged, without conflict markers (a merge driver that could not run "
+                    "left one side's file): the other side's entries are missing, not removed, so nothing "
+                    f"is journalled from it — run `optmem init` (it sets up this clone's merge driver again), "
+                    f"then, in the vault folder, `git checkout --merge -- {hot.name}` to merge it again; "
+                    "keep the entries you want and `git add` it",
+                )
+            )
             continue
         if hot.conflicted:
             report.problems.append(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from optmem import compare, fsio, scan
+from optmem import compare, fsio, gitstate, scan
 from optmem.errors import (
     Ambiguous,
     MergeConflict,
@@ -194,6 +194,13 @@ def held_entries(vault: Vault, file: str) -> set[str] | None:
         return None
 
 
+def unmerged(vault: Vault, file: str) -> bool:
+    """Whether git holds a hot file (named as the journal names it) unmerged: a merge stopped on
+    it, and what it lacks is missing, not removed."""
+    where = hot_target(file)
+    return where is not None and gitstate.unmerged(_resolve(vault, *where)[2])
+
+
 def journal_of(vault: Vault, file: str) -> dict[str, tuple[str, str]]:
     """entry id → (its last journalled op, its text), for one hot file, from the index."""
     from optmem.index import open_index
@@ -285,7 +292,12 @@ def _drift_changes(vault: Vault, hot: HotFile) -> list[Change]:
         return []
     d = drift(vault, hot)
     changes = [Change("add", "added", Entry(e, d.texts[e])) for e in (*d.unjournalled, *d.resurfaced)]
-    return changes + [Change("remove", "removed", Entry(e, d.texts[e])) for e in d.missing]
+    changes += [Change("remove", "removed", Entry(e, d.texts[e])) for e in d.missing]
+    if changes and gitstate.unmerged(hot.path):
+        # a merge git could not finish left one side's file (a merge driver that could not run):
+        # the other side's entries are missing from it, not removed — nothing is journalled
+        return []
+    return changes
 
 
 def _journal(

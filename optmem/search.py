@@ -495,6 +495,7 @@ class _HotFiles:
     def __init__(self, idx: Index) -> None:
         self.vault = idx.vault
         self.held: dict[str, set[str] | None] = {}
+        self.unmerged: dict[str, bool] = {}  # a hot file git holds unmerged is not the truth of its entries
 
     def status(self, row: Row, rec: Record, now: float) -> view.Status:
         status = view.status(row, now)
@@ -508,7 +509,13 @@ class _HotFiles:
 
             self.held[file] = memory.held_entries(self.vault, file)
         held = self.held[file]
-        return view.Status.SUPERSEDED if held is not None and entry not in held else status
+        if held is None or entry in held:
+            return status
+        if file not in self.unmerged:  # (looked at only for an entry missing from its file: rare)
+            from optmem import memory
+
+            self.unmerged[file] = memory.unmerged(self.vault, file)
+        return status if self.unmerged[file] else view.Status.SUPERSEDED
 
 
 def _neighbours(

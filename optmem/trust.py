@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from optmem import fsio
+from optmem import fsio, gitstate
 from optmem.errors import OptmemError
 
 
@@ -25,8 +25,7 @@ def trust_file() -> Path:
 
 def in_git_work_tree(root: Path) -> bool:
     """Whether the vault's folder lies inside a git work tree (a `.git` in it or above it)."""
-    here = Path(os.path.realpath(root))
-    return any((p / ".git").exists() for p in (here, *here.parents))
+    return gitstate.work_tree(root) is not None
 
 
 def _listed() -> list[str]:

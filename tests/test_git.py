@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from conftest import run_optmem, run_readme_block
@@ -221,3 +222,68 @@ def test_the_merge_driver_writes_the_merge_in_place_keeping_the_files_mode(tmp_p
     assert cli("merge-driver", str(base), str(ours), str(theirs), "MEMORY.md").exit_code == 0
     assert ours.read_text("utf-8").split("\n§\n") == ["one", "mine", "theirs\n"]
     assert ours.stat().st_mode & 0o777 == 0o640
+
+
+def _pull_with_driver(two: Path, driver: str) -> subprocess.CompletedProcess[str]:
+    """Pull into `two` with its merge driver set to `driver`, optmem on no PATH."""
+    git(two, "config", "--local", "merge.optmem-hot.driver", driver)
+    git(two, "add", "-A"), git(two, "commit", "-qm", "two")
+    return subprocess.run(
+        ["git", "-C", str(two), "pull", "-q", "--no-rebase", "--no-edit", "origin", "main"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV, "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+
+
+def _journal_removals(vault: Path) -> list[str]:
+    lines = [json.loads(x) for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines() if x.strip()]
+    return [r["text"] for r in lines if r.get("kind") == "memory" and r.get("op") == "remove"]
+
+
+def test_a_driver_whose_venv_is_gone_falls_back_to_a_real_conflict(tmp_path):
+    one, two = _clone_pair(tmp_path)
+    run_optmem("--vault", str(one), "add", "from one: uses pnpm")
+    git(one, "add", "-A"), git(one, "commit", "-qm", "one"), git(one, "push", "-q", "origin", "main")
+    run_optmem("--vault", str(two), "add", "from two: editor is vim")
+    from optmem.integrations.git import driver_command
+
+    stale = driver_command().replace(sys.executable, "/gone/venv/bin/python3")
+    assert "/gone/venv" in stale
+    res = _pull_with_driver(two, stale)
+    assert res.returncode != 0  # git stops on a real conflict …
+    text = (two / "MEMORY.md").read_text("utf-8")
+    assert "<<<<<<<" in text  # … both sides kept
+    assert "from one: uses pnpm" in text and "from two: editor is vim" in text
+    run_optmem("--vault", str(two), "search", "pnpm")
+    report = json.loads(run_optmem("--vault", str(two), "doctor", "--fix", "--json").stdout)
+    assert "merge_conflict" in [p["code"] for p in report["problems"]]
+    assert _journal_removals(two) == []
+
+
+def test_a_stale_driver_path_never_journals_the_other_sides_entry_as_removed(tmp_path):
+    one, two = _clone_pair(tmp_path)
+    run_optmem("--vault", str(one), "add", "from one: uses pnpm")
+    git(one, "add", "-A"), git(one, "commit", "-qm", "one"), git(one, "push", "-q", "origin", "main")
+    run_optmem("--vault", str(two), "add", "from two: editor is vim")
+    # what `init` of an older optmem recorded: the venv's python by absolute path, nothing else
+    res = _pull_with_driver(two, "/gone/venv/bin/python3 -m optmem merge-driver %O %A %B %P")
+    assert res.returncode != 0
+    assert "from one: uses pnpm" not in (two / "MEMORY.md").read_text("utf-8")  # git left our side alone
+    found = json.loads(run_optmem("--vault", str(two), "search", "pnpm", "--json").stdout)["hits"]
+    assert [r["text"] for r in found if r["status"] == "current"] == ["from one: uses pnpm"]  # still current
+    report = json.loads(run_optmem("--vault", str(two), "doctor", "--fix", "--json").stdout)
+    problem = next(p for p in report["problems"] if p["code"] == "merge_unresolved")
+    assert "optmem init" in problem["message"] and "git checkout --merge" in problem["message"]
+    assert _journal_removals(two) == []
+    # the advice, followed: the driver set up again, the file merged again, both entries kept
+    assert run_optmem("--vault", str(two), "init").returncode == 0
+    git(two, "checkout", "--merge", "--", "MEMORY.md")
+    entries = [e.strip() for e in (two / "MEMORY.md").read_text("utf-8").split("\n§\n") if e.strip()]
+    assert sorted(entries) == sorted(
+        ["shared: the port is 8080", "shared: deploys on Friday", "from one: uses pnpm", "from two: editor is vim"]
+    )
+    git(two, "add", "MEMORY.md"), git(two, "commit", "-qm", "merged")
+    assert json.loads(run_optmem("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
+    assert _journal_removals(two) == []

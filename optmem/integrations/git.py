@@ -332,6 +332,20 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> int:
     return 0
 
 
+def driver_command() -> str:
+    """The merge driver as git runs it (with /bin/sh): this optmem by its absolute path while
+    that exists, else the `optmem` on PATH (the venv was recreated, moved, or this is another
+    machine), else git's own line merge — conflict markers, a real conflict the user sees and
+    doctor reports, never one side's file passed off as the merge."""
+    run = "merge-driver %O %A %B %P"
+    python = shlex.quote(sys.executable)
+    return (
+        f"{{ [ -x {python} ] && {python} -m optmem {run}; }} || "
+        f"{{ command -v optmem >/dev/null 2>&1 && optmem {run}; }} || "
+        "git merge-file -L ours -L base -L theirs %A %O %B"
+    )
+
+
 def install_merge_driver(vault: Vault) -> list[str]:
     """When the vault is inside a git work tree: hot files merge entry by entry (the vault's
     .gitattributes names the driver; this clone's git config defines it). Returns what it added."""
@@ -348,7 +362,7 @@ def install_merge_driver(vault: Vault) -> list[str]:
         sep = "" if not text or text.endswith("\n") else "\n"
         fsio.atomic_write(attributes, text + sep + "\n".join(missing) + "\n", within=vault.root)
         added.append(".gitattributes")
-    driver = f"{optmem_command()} merge-driver %O %A %B %P"
+    driver = driver_command()
     current = subprocess.run(
         ["git", "-C", str(root), "config", "--local", f"merge.{GIT_DRIVER}.driver"], capture_output=True, text=True
     ).stdout.strip()
