@@ -27,12 +27,13 @@ from optmem.ingest import (
     NeedsRebuild,
     Progress,
     access_in_step,
-    appended_only,
     consume,
     consume_access,
+    known_segments,
     link,
     matching_ids,
     read_meta,
+    segments_in_step,
 )
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, parse_line
 from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
@@ -190,7 +191,7 @@ class Index:
     def __init__(self, vault: Vault, conn: sqlite3.Connection) -> None:
         self.vault = vault
         self.conn = conn
-        self._fh: BinaryIO | None = None
+        self._fh: dict[int, BinaryIO] = {}  # the log's files, by segment number, opened as read
         self._vocab = False
 
     # -- rows ----------------------------------------------------------------------------------
@@ -233,11 +234,13 @@ class Index:
         return self.rows_in(list(matching_ids(self.conn, ref, 50).values()))
 
     def record(self, row: Row) -> Record:
-        """The full record of a row, read from LOG.jsonl at its offset."""
-        if self._fh is None:
-            self._fh = open(self.vault.log_path, "rb")
-        self._fh.seek(row.off)
-        return parse_line(self._fh.read(row.len), row.n)
+        """The full record of a row, read from its log file at its offset."""
+        fh = self._fh.get(row.seg)
+        if fh is None:
+            names = {known["sid"]: name for name, known in known_segments(read_meta(self.conn)).items()}
+            fh = self._fh[row.seg] = open(self.vault.root / names[row.seg], "rb")
+        fh.seek(row.off)
+        return parse_line(fh.read(row.len), row.n)
 
     def view_of(self, row: Row, now: float, record: Record | None = None) -> view.RecordView:
         """The record as callers see it: stored fields plus its effective status."""
@@ -607,9 +610,9 @@ class Index:
         ]
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        for fh in self._fh.values():
+            fh.close()
+        self._fh.clear()
         self.conn.close()
 
     def __enter__(self) -> "Index":
@@ -621,17 +624,13 @@ class Index:
     # -- keeping up with the log -------------------------------------------------------------
     def sync(self, progress: Progress | None = None) -> None:
         """Catch up with lines appended since the last sync (the caller holds the vault lock)."""
-        state = LogState.read(self.vault.log_path)
         meta = read_meta(self.conn)
-        if not _view_ok(self.vault, meta):
+        if not _view_ok(self.vault, meta) or meta.get("schema") != SCHEMA:
             raise NeedsRebuild()
-        if not state.same_as(meta):
-            if not appended_only(self.vault.log_path, state, meta):
-                raise NeedsRebuild()
-            consume(self.conn, self.vault.log_path, state, meta, progress)
-            meta = read_meta(self.conn)
-        if not access_in_step(self.vault.access_path, meta):
-            consume_access(self.conn, self.vault.access_path)
+        consume(self.conn, self.vault.segments(), meta, progress)  # (nothing to do: returns at once)
+        files = self.vault.access_files()
+        if not access_in_step(files, read_meta(self.conn)):
+            consume_access(self.conn, files)
 
 
 def view_meta(vault: Vault) -> dict[str, str]:
@@ -672,12 +671,13 @@ def _fresh(vault: Vault, *, apply_access: bool = True) -> sqlite3.Connection | N
     try:
         conn = _connect(path)
         meta = read_meta(conn)
-        if LogState.read(vault.log_path).same_as(meta) and _view_ok(vault, meta):
-            if access_in_step(vault.access_path, meta):
+        if segments_in_step(vault.segments(), meta) and _view_ok(vault, meta):
+            files = vault.access_files()
+            if access_in_step(files, meta):
                 return conn
             if apply_access:
                 # recalls and sweeps need no vault lock: applying them twice changes nothing
-                consume_access(conn, vault.access_path)
+                consume_access(conn, files)
                 return conn
         conn.close()
     except sqlite3.DatabaseError:
@@ -730,15 +730,16 @@ def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, par
     # as well costs the inserting process a tenth of its time
     conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 0)")
     conn.execute("INSERT INTO fts(fts, rank) VALUES ('crisismerge', 64)")
-    state = LogState.read(vault.log_path)
+    segments = vault.segments()
+    size = sum(LogState.read(path).size for _, path in segments)
     deferred: list[Record] = []
-    workers = max(2, os.cpu_count() or 1) if state.size >= parallel_min_bytes else 0
-    consume(conn, vault.log_path, state, {"schema": SCHEMA}, progress, deferred, workers)
+    workers = max(2, os.cpu_count() or 1) if size >= parallel_min_bytes else 0
+    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers)
     conn.executescript(POST_DDL)
     with conn:
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
         link(conn, deferred, None)
-    consume_access(conn, vault.access_path)
+    consume_access(conn, vault.access_files())
     # later appends merge as they go again (SQLite's defaults), then one full merge now
     conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 4)")
     conn.execute("INSERT INTO fts(fts, rank) VALUES ('crisismerge', 16)")
@@ -766,7 +767,7 @@ def _from_log(vault: Vault, exc: Unwritable) -> Index:
     """The whole log indexed in memory, when the index on disk cannot be brought in step: the
     answer is complete, only slower; `vault.degraded` says so (the CLI warns, JSON says
     `degraded`, doctor reports it). Nothing is written."""
-    states = (LogState.read(vault.log_path), LogState.read(vault.access_path))
+    states = [LogState.read(path) for _, path in (*vault.segments(), *vault.access_files())]
     if vault.from_log is None or vault.from_log[0] != states:  # read the log once, not once a reader
         whole = sqlite3.connect(":memory:", check_same_thread=False)
         with _vault_errors(vault):
@@ -848,7 +849,7 @@ def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index
     vault.lay_out()  # a write that creates the vault is past its checks when it needs the index
     vault.require()
     if not vault.reads_checked:  # a linked log must not pull an outside file in (once a process)
-        for path in (vault.log_path, vault.access_path):
+        for _, path in (*vault.segments(), *vault.access_files()):
             fsio.check_within(path, vault.root, reading=True)
         vault.reads_checked = True
     if not rebuild:

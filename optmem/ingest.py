@@ -11,6 +11,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -71,17 +72,33 @@ class LogState(NamedTuple):
             return cls(0, 0, 0)
         return cls(st.st_size, st.st_ino, st.st_mtime_ns)
 
-    def same_as(self, meta: dict[str, str]) -> bool:
-        return (
-            meta.get("schema") == SCHEMA
-            and meta.get("size") == str(self.size)
-            and meta.get("ino") == str(self.ino)
-            and meta.get("mtime") == str(self.mtime_ns)
-        )
+    def same_as(self, known: dict[str, Any]) -> bool:
+        """Whether a segment's file is as the index last left it (`known`: its entry in `segs`)."""
+        return known.get("size") == self.size and known.get("ino") == self.ino and known.get("mtime") == self.mtime_ns
+
+
+Segment = tuple[str, Path]  # (its name relative to the vault, its path): `layout.segments`
 
 
 def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT k, v FROM meta"))
+
+
+def known_segments(meta: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """name → what the index knows of each log segment: its number (`sid`), the state it was
+    read at, where reading stopped (`done`, `open_end`) and the hashes of sampled windows."""
+    known: dict[str, dict[str, Any]] = json.loads(meta.get("segs", "{}"))
+    return known
+
+
+def segments_in_step(segments: list[Segment], meta: dict[str, str]) -> bool:
+    """Whether every log segment is as the index last read it, and no segment came or went."""
+    if meta.get("schema") != SCHEMA:
+        return False
+    known = known_segments(meta)
+    if len(known) != len(segments):
+        return False
+    return all(name in known and LogState.read(path).same_as(known[name]) for name, path in segments)
 
 
 def _windows(size: int) -> list[tuple[int, int]]:
@@ -102,17 +119,34 @@ def hash_windows(path: Path, size: int) -> list[list[object]]:
     return out
 
 
-def appended_only(path: Path, state: LogState, meta: dict[str, str]) -> bool:
-    """True when the log only grew since the last sync (its indexed bytes are unchanged)."""
-    if meta.get("schema") != SCHEMA:
+def appended_only(path: Path, state: LogState, known: dict[str, Any]) -> bool:
+    """True when a segment only grew since the index read it (its indexed bytes are unchanged)."""
+    done = int(known.get("done", 0))
+    if state.size < int(known.get("size", 0)) or state.size < done:
         return False
-    done = int(meta.get("done", "0"))
-    if state.size < int(meta.get("size", "0")) or state.size < done:
-        return False
-    if state.size == int(meta.get("size", "-1")) and meta.get("ino") == str(state.ino):
+    if state.size == known.get("size", -1) and known.get("ino") == state.ino:
         return False  # same size, new mtime: edited in place
-    moved: bool = json.loads(meta.get("samples", "[]")) == hash_windows(path, done)
+    moved: bool = known.get("samples", []) == hash_windows(path, done)
     return moved
+
+
+def to_read(segments: list[Segment], meta: dict[str, str]) -> list[tuple[str, Path, LogState]]:
+    """The segments with lines the index has not read, each with its state now; NeedsRebuild when
+    one was rewritten rather than appended to, or is gone."""
+    known = known_segments(meta)
+    names = {name for name, _ in segments}
+    if any(name not in names for name in known):
+        raise NeedsRebuild()  # a segment was removed (a purge, a hand edit): rebuild from the files
+    out = []
+    for name, path in segments:
+        state = LogState.read(path)
+        seen = known.get(name)
+        if seen is not None and state.same_as(seen):
+            continue
+        if seen is not None and not appended_only(path, state, seen):
+            raise NeedsRebuild()
+        out.append((name, path, state))
+    return out
 
 
 Line = tuple[bytes, int, int, int]  # (the line without its newline, line number, offset, length)
@@ -138,8 +172,9 @@ class _Prepared(NamedTuple):
     turns: int  # documents that are turns of a conversation (a `session`): BM25's b follows
 
 
-def _prepare(batch: list[Line]) -> _Prepared:
-    """Parse, fold, tokenise and fingerprint a batch of lines (pure: no I/O, no database)."""
+def _prepare(batch: list[Line], seg: int = 0) -> _Prepared:
+    """Parse, fold, tokenise and fingerprint a batch of lines of segment `seg` (pure: no I/O, no
+    database)."""
     out = _Prepared([], [], [], [], [], [], [], 0, 0, 0, 0)
     docs = tokens = squares = turns = 0
     fold = textmod.fold
@@ -218,6 +253,7 @@ def _prepare(batch: list[Line]) -> _Prepared:
             int(state),
             upd if isinstance(upd, str) and upd else _NONE,
             int(bool(key) and says_change(text)),
+            seg,
         )
         out.rec_rows.append(row if more == _DEFAULTS else row + more)
         if tags:
@@ -258,6 +294,7 @@ _ROW_ORDER = (
     "state",
     "upd",
     "change",
+    "seg",
 )
 assert LINE_FIELDS == _ROW_ORDER, "Row's line fields moved: update _prepare"
 assert Record._fields == (
@@ -395,55 +432,73 @@ class _Reader:
 
 def consume(
     conn: sqlite3.Connection,
-    path: Path,
-    state: LogState,
+    segments: list[Segment],
     meta: dict[str, str],
     progress: Progress | None,
     deferred: list[Record] | None = None,
     workers: int = 0,
 ) -> None:
-    """Index the lines from meta['done'] up to `state.size`, then store the new sync state.
+    """Index the lines every segment gained since the index read it, then store the new sync
+    state (`to_read` says which; NeedsRebuild when one was rewritten).
 
     With `deferred`, records that affect the effective view are collected there instead of being
     linked at once (a from-scratch build links them after its look-up indexes exist). With
     `workers`, batches are prepared in that many forked processes while this one inserts.
     """
-    reader = _Reader(
-        path, int(meta.get("done", "0")), state.size, int(meta.get("lines", "0")), meta.get("open_end") == "1"
-    )
+    todo = to_read(segments, meta)
+    if not todo:
+        return
+    known = known_segments(meta)
+    n = int(meta.get("lines", "0"))
     totals = [int(meta.get(k, "0")) for k in ("docs", "tokens", "squares", "turns")]
-    places = _Places(conn, empty=reader.off == 0)
+    places = _Places(conn, empty=n == 0)
+    total = sum(state.size - int(known.get(name, {}).get("done", 0)) for name, _, state in todo)
+    read = 0
+    pool = None
     with conn:
         if workers:
             import multiprocessing
 
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
-                for prep in pool.imap(_prepare, reader.batches()):
+            pool = multiprocessing.get_context("fork").Pool(workers)
+        try:
+            for name, path, state in todo:
+                seen = known.get(name) or {"sid": 1 + max((k["sid"] for k in known.values()), default=-1)}
+                sid = seen["sid"]
+                start = int(seen.get("done", 0))
+                reader = _Reader(path, start, state.size, n, bool(seen.get("open_end")))
+                prepare = partial(_prepare, seg=sid)
+                batches = pool.imap(prepare, reader.batches()) if pool else map(prepare, reader.batches())
+                for prep in batches:
                     _store(conn, prep, totals, deferred, places)
                     if progress:
-                        progress(reader.off, state.size)
-        else:
-            for batch in reader.batches():
-                _store(conn, _prepare(batch), totals, deferred, places)
-                if progress:
-                    progress(reader.off, state.size)
+                        progress(read + reader.off - start, total)
+                read += state.size - start
+                n = reader.n
+                known[name] = {
+                    "sid": sid,
+                    "size": state.size,
+                    "ino": state.ino,
+                    "mtime": state.mtime_ns,
+                    "done": reader.off,
+                    "open_end": reader.open_end,
+                    "samples": hash_windows(path, reader.off) if reader.off else [],
+                }
+        finally:
+            if pool is not None:
+                pool.close()
+                pool.join()
         new_meta = {
             "schema": SCHEMA,
-            "size": str(state.size),
-            "ino": str(state.ino),
-            "mtime": str(state.mtime_ns),
-            "done": str(reader.off),
-            "lines": str(reader.n),
-            "open_end": "1" if reader.open_end else "0",
+            "segs": json.dumps(known, sort_keys=True),
+            "lines": str(n),
             "docs": str(totals[0]),
             "tokens": str(totals[1]),
             "squares": str(totals[2]),
             "turns": str(totals[3]),
-            "samples": json.dumps(hash_windows(path, reader.off) if reader.off else []),
         }
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", new_meta.items())
     if progress:
-        progress(state.size, state.size)
+        progress(total, total)
 
 
 def matching_ids(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, int]:
@@ -696,42 +751,59 @@ ACCESS_BATCH = 2000
 
 
 def access_state(path: Path) -> tuple[int, int, int]:
-    """(size, inode, mtime) of ACCESS.jsonl; anything but a regular file counts as absent (doctor
-    reports it), so recalls are lost, never every command."""
+    """(size, inode, mtime) of a recall file; anything but a regular file counts as absent
+    (doctor reports it), so recalls are lost, never every command."""
     if path.exists() and not path.is_file():
         return 0, 0, 0
     st = LogState.read(path)
     return st.size, st.ino, st.mtime_ns
 
 
-def access_in_step(path: Path, meta: dict[str, str]) -> bool:
-    return meta.get("acc") == json.dumps(access_state(path))
+def _access_states(files: list[Segment]) -> dict[str, list[int]]:
+    return {name: list(access_state(path)) for name, path in files}
 
 
-def consume_access(conn: sqlite3.Connection, path: Path) -> None:
-    """Apply ACCESS.jsonl lines from where the index stopped; from the start (after clearing
-    what they set) when the file was rewritten rather than appended to."""
+def access_in_step(files: list[Segment], meta: dict[str, str]) -> bool:
+    """Whether every recall file is as the index last applied it, and none came or went."""
+    known: dict[str, list[int]] = json.loads(meta.get("acc", "{}"))
+    return {k: v[:3] for k, v in known.items()} == _access_states(files)
+
+
+def consume_access(conn: sqlite3.Connection, files: list[Segment]) -> None:
+    """Apply the recall files' lines from where the index stopped in each; all of them from the
+    start (after clearing what they set) when one was rewritten rather than appended to, or is
+    gone. Applying is order-free and idempotent, so files from several writers simply add up."""
     with conn:
         conn.execute("BEGIN IMMEDIATE")  # one process at a time; a second finds it done
         meta = read_meta(conn)
-        size, ino, mtime = state = access_state(path)
-        if meta.get("acc") == json.dumps(state):
+        known: dict[str, list[int]] = json.loads(meta.get("acc", "{}"))
+        states = _access_states(files)
+        if {k: v[:3] for k, v in known.items()} == states:
             return
-        done, last_sweep = int(meta.get("acc_done", "0")), meta.get("last_sweep", "")
-        old = json.loads(meta.get("acc", "[0, 0, 0]"))
-        if size < done or (done and (ino != old[1] or (size == old[0] and mtime != old[2]))):
+        last_sweep = meta.get("last_sweep", "")
+
+        def rewritten(name: str) -> bool:
+            old = known[name]
+            size, ino, mtime = states.get(name, [0, 0, 0])
+            return size < old[3] or bool(old[3] and (ino != old[1] or (size == old[0] and mtime != old[2])))
+
+        if any(name not in states or rewritten(name) for name in known):
             conn.execute(
                 "UPDATE rec SET touched = NULL, shown = NULL, cold = NULL "
                 "WHERE touched IS NOT NULL OR shown IS NOT NULL OR cold IS NOT NULL"
             )
-            done, last_sweep = 0, ""
-        if size > done:
-            done, swept = _apply_access(conn, path, done, size)
-            if swept is not None and (not last_sweep or swept > float(last_sweep)):
-                last_sweep = repr(swept)
+            known, last_sweep = {}, ""
+        for name, path in files:
+            size, ino, mtime = states[name]
+            done = known[name][3] if name in known else 0
+            if size > done:
+                done, swept = _apply_access(conn, path, done, size)
+                if swept is not None and (not last_sweep or swept > float(last_sweep)):
+                    last_sweep = repr(swept)
+            known[name] = [size, ino, mtime, done]
         conn.executemany(
             "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-            [("acc", json.dumps([size, ino, mtime])), ("acc_done", str(done)), ("last_sweep", last_sweep)],
+            [("acc", json.dumps(known, sort_keys=True)), ("last_sweep", last_sweep)],
         )
 
 

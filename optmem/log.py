@@ -121,7 +121,7 @@ def check_fields(vault: Vault, draft: Draft, *, allow_unsafe: bool) -> tuple[str
 def write_records(vault: Vault, idx: Index, records: list[Record]) -> tuple[Index | None, str | None]:
     """Append records in one write (lock held) and let the index catch up: (the index, or None
     with a warning when it could not — the records are stored, and that is what counts)."""
-    fsio.append_lines(vault.log_path, [r.to_line() for r in records], within=vault.root)
+    fsio.append_lines(vault.append_path(), [r.to_line() for r in records], within=vault.root)
     try:
         return catch_up(idx), None
     except (OptmemError, sqlite3.Error, OSError) as exc:
@@ -560,7 +560,7 @@ def journal_hot(
             gone = make("remove", c.old, replaced_by=c.entry.id)
             records.append(gone)
             records.append(make("replace", c.entry, (gone.id,), old=c.old.text))
-    fsio.append_lines(vault.log_path, [r.to_line() for r in records], within=vault.root)
+    fsio.append_lines(vault.append_path(), [r.to_line() for r in records], within=vault.root)
     return [r.id for r in records]
 
 

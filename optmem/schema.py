@@ -13,8 +13,9 @@ from optmem.record import HANDOFF, Tier
 
 # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context;
 # 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed;
-# 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b)
-SCHEMA = "optmem-index-21"
+# 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b);
+# 22: log segments (one file per writer), recall files per writer
+SCHEMA = "optmem-index-22"
 
 
 class Col(NamedTuple):
@@ -25,10 +26,10 @@ class Col(NamedTuple):
 class Row(NamedTuple):
     """What the index knows of one record, without its text."""
 
-    n: Annotated[int, Col("INTEGER PRIMARY KEY")]  # 1-based line number in LOG.jsonl
+    n: Annotated[int, Col("INTEGER PRIMARY KEY")]  # 1-based: the line number in LOG.jsonl, counted on across segments
     id: Annotated[str, Col("TEXT NOT NULL")]
     rid: Annotated[str, Col("TEXT NOT NULL")]  # the id reversed, for suffix look-ups
-    off: Annotated[int, Col("INTEGER NOT NULL")]  # byte offset of the line
+    off: Annotated[int, Col("INTEGER NOT NULL")]  # byte offset of the line in its file
     len: Annotated[int, Col("INTEGER NOT NULL")]  # byte length of the line
     ts: Annotated[float | None, Col("REAL")]
     domain: Annotated[str, Col("TEXT NOT NULL")]
@@ -51,6 +52,7 @@ class Row(NamedTuple):
     state: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # a temporary state, not a habit
     upd: Annotated[str | None, Col("TEXT")] = None  # the record it may update (kept both)
     change: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # says it is a change ("搬到", "now")
+    seg: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # the log file it is in (index meta `segs`)
     sup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this correction
     ksup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this same-key record
     forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0

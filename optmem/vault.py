@@ -6,7 +6,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from optmem import __version__, fsio, settings
+from optmem import __version__, fsio, layout, settings
 from optmem.errors import InvalidName, OptmemError, VaultMissing, quote
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -79,12 +79,32 @@ class Vault:
 
     @property
     def log_path(self) -> Path:
+        """LOG.jsonl: the whole log of a vault that is not segmented, the oldest part of one
+        that is (`layout`)."""
         return self.root / "LOG.jsonl"
 
     @property
+    def segmented(self) -> bool:
+        return layout.segmented(self.root)
+
+    def segments(self) -> list[tuple[str, Path]]:
+        """Every file of the log, oldest first (`layout.segments`)."""
+        return layout.segments(self.root)
+
+    def append_path(self) -> Path:
+        """The log file this clone appends to now: LOG.jsonl, or its writer's file of the month."""
+        from optmem import clock
+
+        return layout.write_path(self.root, clock.format_ts(clock.now())[:7])
+
+    def access_files(self) -> list[tuple[str, Path]]:
+        """Every file of recalls and sweeps (`layout.access_files`)."""
+        return layout.access_files(self.root)
+
+    @property
     def access_path(self) -> Path:
-        """Recalls and sweeps (the lifecycle's lines; never the log's lock)."""
-        return self.root / "ACCESS.jsonl"
+        """Where this clone appends recalls and sweeps (the lifecycle's lines; never the log's lock)."""
+        return layout.access_path(self.root)
 
     @property
     def cache_dir(self) -> Path:

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.meta",
             "optmem.scan",
             "optmem.fsio",
+            "optmem.layout",
             "optmem.runner",
         ),
     ),

@@ -116,8 +116,8 @@ def test_incremental_catch_up_equals_a_fresh_build(vault, monkeypatch):
     rebuilt = snapshot(vault)
     assert incremental["rec"] == rebuilt["rec"]
     assert incremental["match"] == rebuilt["match"] and incremental["tag"] == rebuilt["tag"]
-    assert {k: incremental["meta"][k] for k in ("docs", "tokens", "lines", "done")} == {
-        k: rebuilt["meta"][k] for k in ("docs", "tokens", "lines", "done")
+    assert {k: incremental["meta"][k] for k in ("docs", "tokens", "lines", "segs")} == {
+        k: rebuilt["meta"][k] for k in ("docs", "tokens", "lines", "segs")
     }
 
 

@@ -1,0 +1,134 @@
+"""Where a vault's log lives: one `LOG.jsonl`, or one set of files per writer.
+
+A vault shared by several machines (git, Syncthing, rclone, NFS) keeps its log as segments,
+`log/<writer>/<YYYY-MM>.jsonl`: each clone appends only to its own writer's file of the month,
+so no file ever has two writers and a sync adds whole lines or whole files — never a conflict,
+never a rewrite. Its recalls and sweeps go to `log/<writer>/ACCESS.jsonl` the same way. A vault
+is segmented once `log/` exists (`optmem segment` makes it); a `LOG.jsonl` it had before stays
+as it is, read as the oldest segment. Readers merge every segment (the effective view orders
+records by time and id, never by file).
+
+A writer id names this clone of the vault on this machine: `OPTMEM_WRITER` if set, else the
+one recorded in the user's own list (`$XDG_DATA_HOME/optmem/writers`, by host and real path:
+local, never committed, never copied with the folder), else a new one — the host's name and
+four random hex digits.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import socket
+from pathlib import Path
+
+from optmem import fsio
+from optmem.errors import OptmemError, UsageError, quote
+
+LOG = "LOG.jsonl"
+ACCESS = "ACCESS.jsonl"
+SEGMENTS = "log"
+MONTH_RE = re.compile(r"^\d{4}-\d{2}\.jsonl$")
+WRITER_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,47}$")
+
+
+def segmented(root: Path) -> bool:
+    return (root / SEGMENTS).is_dir()
+
+
+def _writer_dirs(root: Path) -> list[Path]:
+    try:
+        found = [p for p in os.scandir(root / SEGMENTS) if p.is_dir(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [Path(p.path) for p in sorted(found, key=lambda p: p.name) if WRITER_RE.fullmatch(p.name)]
+
+
+def segments(root: Path) -> list[tuple[str, Path]]:
+    """Every log file, as (name relative to the vault, path): LOG.jsonl first (always, in a vault
+    that is not segmented: it is where appends go), then each writer's months in order."""
+    out = [(LOG, root / LOG)] if not segmented(root) or (root / LOG).exists() else []
+    for folder in _writer_dirs(root):
+        try:
+            months = sorted(e.name for e in os.scandir(folder) if MONTH_RE.fullmatch(e.name))
+        except OSError:
+            continue
+        out += [(f"{SEGMENTS}/{folder.name}/{m}", folder / m) for m in months]
+    return out
+
+
+def access_files(root: Path) -> list[tuple[str, Path]]:
+    """Every file of recalls and sweeps: ACCESS.jsonl (always, in a vault that is not
+    segmented), then each writer's."""
+    out = [(ACCESS, root / ACCESS)] if not segmented(root) or (root / ACCESS).exists() else []
+    out += [(f"{SEGMENTS}/{d.name}/{ACCESS}", d / ACCESS) for d in _writer_dirs(root) if (d / ACCESS).exists()]
+    return out
+
+
+def writers_file() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "optmem" / "writers"
+
+
+def check_writer(name: str) -> str:
+    if not WRITER_RE.fullmatch(name or ""):
+        raise UsageError(
+            f"writer id {quote(name)} is not allowed: use 1-48 lower-case letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def _listed() -> dict[tuple[str, str], str]:
+    try:
+        text = fsio.read_text(writers_file()) or ""
+    except OptmemError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and WRITER_RE.fullmatch(parts[2]):
+            out[(parts[0], parts[1])] = parts[2]
+    return out
+
+
+def _place(root: Path) -> tuple[str, str]:
+    return socket.gethostname(), os.path.realpath(root)
+
+
+def writer(root: Path, *, choose: str | None = None) -> str:
+    """This clone's writer id (made and recorded on first use; `choose` sets it)."""
+    env = os.environ.get("OPTMEM_WRITER")
+    if env and choose is None:
+        return check_writer(env)
+    listed = _listed()
+    place = _place(root)
+    if choose is None and place in listed:
+        return listed[place]
+    name = check_writer(choose) if choose is not None else _new_id(place[0])
+    if listed.get(place) != name:
+        listed[place] = name
+        path = writers_file()
+        fsio.ensure_dir(path.parent)
+        fsio.atomic_write(path, "".join(f"{h}\t{r}\t{w}\n" for (h, r), w in sorted(listed.items())))
+    return name
+
+
+def _new_id(host: str) -> str:
+    stem = re.sub(r"[^a-z0-9-]+", "-", host.lower().split(".")[0]).strip("-")[:24] or "writer"
+    return f"{stem}-{secrets.token_hex(2)}"
+
+
+def write_path(root: Path, month: str) -> Path:
+    """The file this clone appends records to: LOG.jsonl, or its writer's file of `month`
+    (YYYY-MM) in a segmented vault."""
+    if not segmented(root):
+        return root / LOG
+    return root / SEGMENTS / writer(root) / f"{month}.jsonl"
+
+
+def access_path(root: Path) -> Path:
+    """The file this clone appends recalls and sweeps to."""
+    if not segmented(root):
+        return root / ACCESS
+    return root / SEGMENTS / writer(root) / ACCESS
