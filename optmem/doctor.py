@@ -16,6 +16,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from datetime import UTC
+from pathlib import Path
 from typing import Any
 
 from optmem import clock, fsio, gitstate, memory
@@ -59,132 +60,149 @@ def _scan_log(
     vault: Vault,
     report: Report,
     journals: dict[str, dict[str, tuple[str, str]]] | None = None,
-    untimed: dict[int, str] | None = None,
-) -> tuple[list[int], bool]:
-    """Check LOG.jsonl line by line (streamed); returns (unparseable line numbers, torn tail).
-    With `journals`, collects the hot-memory journal there (file → entry → (last op, text));
-    with `untimed`, the lines that have no `ts` (line number → the id the record reads as)."""
-    path = vault.log_path
-    if not path.exists():
-        return [], False
-    if not path.is_file():
-        report.problems.append(
-            Problem("unreadable", "LOG.jsonl", "is not a file (a folder?); move it aside and put the log back")
-        )
-        return [], False
-    seen: dict[str, int] = {}
-    refs: list[tuple[int, str, str]] = []
+    untimed: dict[str, dict[int, str]] | None = None,
+) -> tuple[dict[str, list[int]], list[str]]:
+    """Check every log file line by line (streamed); returns (unparseable line numbers by file,
+    the files with a torn tail). With `journals`, collects the hot-memory journal there (file →
+    entry → (last op, text), the last by time); with `untimed`, the lines that have no `ts`
+    (file → line number → the id the record reads as)."""
+    seen: dict[str, tuple[str, int]] = {}
+    refs: list[tuple[str, int, str, str]] = []
     corrections: list[tuple[int, str, str]] = []  # (line, record, what it corrects)
-    bad: list[int] = []
-    torn = False
-    with open(path, "rb") as fh:
-        n = 0
-        for raw in fh:
-            n += 1
-            if not raw.endswith(b"\n"):
-                torn = True
-                report.problems.append(
-                    Problem(
-                        "torn_last_line",
-                        "LOG.jsonl",
-                        "the last line has no final newline (a write was cut short); --fix ends it",
-                        n,
-                    )
-                )
-            body = raw.rstrip(b"\r\n")
-            if not body.strip():
-                continue
-            try:
-                rec = parse_line(body)
-            except BadLine as exc:
-                bad.append(n)
-                report.problems.append(
-                    Problem("unparseable_line", "LOG.jsonl", f"{exc}; --fix moves it to {QUARANTINE}", n)
-                )
-                continue
-            lacking = missing_fields(body)
-            if lacking:
-                todo = []
-                if "ts" in lacking:
-                    todo.append(
-                        'add "ts": "2026-11-29T18:55:30Z" (when it was written) to the line, or '
-                        "run `optmem doctor --fix`: it stamps the line with the log's last-modified "
-                        "time and keeps the record's id"
-                    )
-                if "text" in lacking:
-                    todo.append('add its "text" to the line, or `optmem purge` the record')
-                report.problems.append(
-                    Problem(
-                        "missing_field",
-                        "LOG.jsonl",
-                        f"the record has no {', '.join(lacking)}: {'; '.join(todo)}",
-                        n,
-                        rec.id,
-                    )
-                )
-                if "ts" in lacking and untimed is not None:
-                    untimed[n] = rec.id
-            for name, value in bad_units(body).items():
-                report.problems.append(
-                    Problem(
-                        "bad_value",
-                        "LOG.jsonl",
-                        f"{name} {json.dumps(value, ensure_ascii=False)[:40]} is not a number from 0 to 1, "
-                        f"so the record has the default {name}; edit it (e.g. 0.8) or remove the field",
-                        n,
-                        rec.id,
-                    )
-                )
-            if rec.ts and clock.to_epoch(rec.ts) is None:
-                report.problems.append(
-                    Problem(
-                        "bad_timestamp",
-                        "LOG.jsonl",
-                        f"ts {rec.ts[:40]!r} is not an ISO time; the record "
-                        "has no place in time (edit it to e.g. 2026-11-29T18:55:30Z)",
-                        n,
-                        rec.id,
-                    )
-                )
-            for what, given in (("domain", rec.domain), ("project", rec.project)):
-                if given is not None and not NAME_RE.fullmatch(given):
-                    report.problems.append(
-                        Problem(
-                            "invalid_name",
-                            "LOG.jsonl",
-                            f"{what} {given[:40]!r} is not a usable name "
-                            "(letters, digits, . _ -); the record cannot be filtered or compacted by it",
-                            n,
-                            rec.id,
-                        )
-                    )
-            if rec.id in seen:
-                report.problems.append(
-                    Problem("duplicate_id", "LOG.jsonl", f"id also used on line {seen[rec.id]}", n, rec.id)
-                )
-            else:
-                seen[rec.id] = n
-            if journals is not None and rec.kind == MEMORY:
-                step = memory.journal_step(rec)
-                if step:
-                    journals.setdefault(step[0], {})[step[1]] = (step[2], rec.text)
-            for ref in rec.corrects:
-                refs.append((n, rec.id, ref))
-                corrections.append((n, rec.id, ref))
-            if rec.ref:
-                refs.append((n, rec.id, rec.ref))
-    ids = sorted(seen)
-    for n, rid, ref in refs:
-        if _resolve(ref, seen, ids) is None:
+    bad: dict[str, list[int]] = {}
+    torn: list[str] = []
+    steps: list[tuple[str, str, int, tuple[str, str, str], str]] = []  # (ts, id, line, step, text)
+    for name, path in vault.segments():
+        if not path.exists():
+            continue
+        if not path.is_file():
             report.problems.append(
-                Problem("dangling_ref", "LOG.jsonl", f"points at {ref}, which no record has", n, rid)
+                Problem("unreadable", name, "is not a file (a folder?); move it aside and put the log back")
             )
+            continue
+        with open(path, "rb") as fh:
+            _scan_file(name, fh, report, seen, refs, corrections, bad, torn, steps, untimed)
+    if journals is not None:
+        for _, _, _, step, text in sorted(steps, key=lambda s: (s[0], s[1][:10], s[2])):
+            journals.setdefault(step[0], {})[step[1]] = (step[2], text)
+    ids = sorted(seen)
+    for where, n, rid, ref in refs:
+        if _resolve(ref, seen, ids) is None:
+            report.problems.append(Problem("dangling_ref", where, f"points at {ref}, which no record has", n, rid))
     _check_correction_cycles(corrections, seen, ids, report)
     return bad, torn
 
 
+def _scan_file(
+    name: str,
+    fh: Any,
+    report: Report,
+    seen: dict[str, tuple[str, int]],
+    refs: list[tuple[str, int, str, str]],
+    corrections: list[tuple[int, str, str]],
+    bad: dict[str, list[int]],
+    torn: list[str],
+    steps: list[tuple[str, str, int, tuple[str, str, str], str]],
+    untimed: dict[str, dict[int, str]] | None,
+) -> None:
+    """`_scan_log` for one log file (`name`, open as `fh`)."""
+    n = 0
+    for raw in fh:
+        n += 1
+        if not raw.endswith(b"\n"):
+            torn.append(name)
+            report.problems.append(
+                Problem(
+                    "torn_last_line",
+                    name,
+                    "the last line has no final newline (a write was cut short); --fix ends it",
+                    n,
+                )
+            )
+        body = raw.rstrip(b"\r\n")
+        if not body.strip():
+            continue
+        try:
+            rec = parse_line(body)
+        except BadLine as exc:
+            bad.setdefault(name, []).append(n)
+            report.problems.append(Problem("unparseable_line", name, f"{exc}; --fix moves it to {QUARANTINE}", n))
+            continue
+        lacking = missing_fields(body)
+        if lacking:
+            todo = []
+            if "ts" in lacking:
+                todo.append(
+                    'add "ts": "2026-11-29T18:55:30Z" (when it was written) to the line, or '
+                    "run `optmem doctor --fix`: it stamps the line with the log's last-modified "
+                    "time and keeps the record's id"
+                )
+            if "text" in lacking:
+                todo.append('add its "text" to the line, or `optmem purge` the record')
+            report.problems.append(
+                Problem(
+                    "missing_field",
+                    name,
+                    f"the record has no {', '.join(lacking)}: {'; '.join(todo)}",
+                    n,
+                    rec.id,
+                )
+            )
+            if "ts" in lacking and untimed is not None:
+                untimed.setdefault(name, {})[n] = rec.id
+        for field, value in bad_units(body).items():
+            report.problems.append(
+                Problem(
+                    "bad_value",
+                    name,
+                    f"{field} {json.dumps(value, ensure_ascii=False)[:40]} is not a number from 0 to 1, "
+                    f"so the record has the default {field}; edit it (e.g. 0.8) or remove the field",
+                    n,
+                    rec.id,
+                )
+            )
+        if rec.ts and clock.to_epoch(rec.ts) is None:
+            report.problems.append(
+                Problem(
+                    "bad_timestamp",
+                    name,
+                    f"ts {rec.ts[:40]!r} is not an ISO time; the record "
+                    "has no place in time (edit it to e.g. 2026-11-29T18:55:30Z)",
+                    n,
+                    rec.id,
+                )
+            )
+        for what, given in (("domain", rec.domain), ("project", rec.project)):
+            if given is not None and not NAME_RE.fullmatch(given):
+                report.problems.append(
+                    Problem(
+                        "invalid_name",
+                        name,
+                        f"{what} {given[:40]!r} is not a usable name "
+                        "(letters, digits, . _ -); the record cannot be filtered or compacted by it",
+                        n,
+                        rec.id,
+                    )
+                )
+        if rec.id in seen:
+            where, line = seen[rec.id]
+            also = f"on line {line}" if where == name else f"in {where}, line {line}"
+            report.problems.append(Problem("duplicate_id", name, f"id also used {also}", n, rec.id))
+        else:
+            seen[rec.id] = (name, n)
+        if rec.kind == MEMORY:
+            step = memory.journal_step(rec)
+            if step:
+                steps.append((rec.ts or "", rec.id, len(steps), step, rec.text))
+        for ref in rec.corrects:
+            refs.append((name, n, rec.id, ref))
+            corrections.append((n, rec.id, ref))
+        if rec.ref:
+            refs.append((name, n, rec.id, rec.ref))
+
+
 def _check_correction_cycles(
-    corrections: list[tuple[int, str, str]], seen: dict[str, int], ids: list[str], report: Report
+    corrections: list[tuple[int, str, str]], seen: dict[str, tuple[str, int]], ids: list[str], report: Report
 ) -> None:
     """A record that corrects, through a chain of corrections, itself (A corrects B and B
     corrects A — typed by hand, or merged from two clones): no version of that fact is the
@@ -213,16 +231,16 @@ def _check_correction_cycles(
         report.problems.append(
             Problem(
                 "correction_cycle",
-                "LOG.jsonl",
+                seen[start][0],
                 f"corrections run in a circle ({circle}): no record of it is the newest version of its fact; "
                 "forget the one that is wrong (`optmem forget ID`), or fix its `corrects` by hand",
-                seen[start],
+                seen[start][1],
                 start,
             )
         )
 
 
-def _resolve(ref: str, seen: dict[str, int], ids: list[str]) -> str | None:
+def _resolve(ref: str, seen: dict[str, tuple[str, int]], ids: list[str]) -> str | None:
     """The id of the record `ref` names (see `record.names`), or None; `ids` is sorted."""
     import bisect
 
@@ -410,7 +428,7 @@ def _check_index(vault: Vault, report: Report) -> None:
     if not vault.index_path.exists():
         report.notes.append("the search index does not exist yet; it is built on first use")
     elif not in_step(vault):
-        report.notes.append("the search index is behind LOG.jsonl; it catches up on next use")
+        report.notes.append("the search index is behind the log; it catches up on next use")
 
 
 def check(vault: Vault, *, fix: bool = False) -> Report:
@@ -436,13 +454,13 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
     _check_settings(vault, report)
     cache_ok = _check_cache(vault, report)
     journals: dict[str, dict[str, tuple[str, str]]] = {}
-    if "LOG.jsonl" not in linked:  # (a log that leads outside is neither read nor indexed)
+    if not {"LOG.jsonl", "log"} & linked:  # (a log that leads outside is neither read nor indexed)
         _scan_log(vault, report, journals)
     _check_hot(vault, report, journals, linked)
     _check_markdown(vault, report)
     if "ACCESS.jsonl" not in linked:
         _check_access(vault, report)
-    if cache_ok and not {"LOG.jsonl", "ACCESS.jsonl"} & linked:
+    if cache_ok and not {"LOG.jsonl", "ACCESS.jsonl", "log"} & linked:
         _check_index(vault, report)
         _check_lifecycle(vault, report)
     _check_space(vault, report)
@@ -484,7 +502,10 @@ def _check_space(vault: Vault, report: Report) -> None:
     except (OSError, AttributeError):  # (no statvfs: Windows)
         return
     free = st.f_bavail * st.f_frsize
-    sizes = [p.stat().st_size if p.is_file() else 0 for p in (vault.index_path, vault.log_path)]
+    sizes = [
+        vault.index_path.stat().st_size if vault.index_path.is_file() else 0,
+        sum(p.stat().st_size for _, p in vault.segments() if p.is_file()),
+    ]
     need = space_needed(*sizes)
     if free < need:
         report.problems.append(
@@ -502,7 +523,10 @@ def _check_links(vault: Vault, report: Report) -> set[str]:
     """The vault's files and folders that lead outside it through a symbolic link (git can carry
     one): optmem neither reads nor writes them. Their names, as the vault names them."""
     root = vault.root
-    paths = [root / n for n in ("LOG.jsonl", "ACCESS.jsonl", "MEMORY.md", "USER.md", "optmem.toml", "projects", "tree")]
+    paths = [
+        root / n
+        for n in ("LOG.jsonl", "ACCESS.jsonl", "MEMORY.md", "USER.md", "optmem.toml", "projects", "tree", "log")
+    ]
     for folder in (root / "projects", root / "tree"):
         if folder.is_dir() and fsio.outside(folder, root) is None:
             for sub in sorted(folder.iterdir()):
@@ -532,18 +556,23 @@ FUTURE_SLACK = 86400.0  # an ACCESS.jsonl time further ahead than this is no clo
 
 
 def _check_access(vault: Vault, report: Report) -> None:
-    """ACCESS.jsonl (recalls and sweep marks): a file, of lines that parse. Its lines are hints —
-    a bad one only loses a recall — so they are reported for a person, not moved."""
+    """ACCESS.jsonl (recalls and sweep marks; one per writer in a segmented vault): a file, of
+    lines that parse. Its lines are hints — a bad one only loses a recall — so they are reported
+    for a person, not moved."""
+    for name, path in vault.access_files():
+        _check_access_file(name, path, report)
+
+
+def _check_access_file(name: str, path: Path, report: Report) -> None:
     from optmem.ingest import parse_access
 
-    path = vault.access_path
     if not path.exists():
         return
     if not path.is_file():
         report.problems.append(
             Problem(
                 "unreadable",
-                "ACCESS.jsonl",
+                name,
                 "is not a file (a folder?); recalls and cold marks are ignored until it is moved aside",
             )
         )
@@ -564,19 +593,19 @@ def _check_access(vault: Vault, report: Report) -> None:
         report.problems.append(
             Problem(
                 "future_time",
-                "ACCESS.jsonl",
+                name,
                 f"ts {ts[:40]!r} is in the future: the records it names would count as recalled until then "
                 "and never cool — delete the line (only a recall or a cold mark is lost)",
                 n,
             )
         )
     if len(future) > 10:
-        report.notes.append(f"ACCESS.jsonl: {len(future) - 10} more line(s) dated in the future not listed")
+        report.notes.append(f"{name}: {len(future) - 10} more line(s) dated in the future not listed")
     for n in bad[:10]:
         report.problems.append(
             Problem(
                 "unparseable_line",
-                "ACCESS.jsonl",
+                name,
                 "not a recall or sweep "
                 "line (JSON with a ts); it is skipped — delete it (only a "
                 "recall or a cold mark is lost)",
@@ -584,7 +613,7 @@ def _check_access(vault: Vault, report: Report) -> None:
             )
         )
     if len(bad) > 10:
-        report.notes.append(f"ACCESS.jsonl: {len(bad) - 10} more unparseable line(s) not listed")
+        report.notes.append(f"{name}: {len(bad) - 10} more unparseable line(s) not listed")
 
 
 def _check_lifecycle(vault: Vault, report: Report) -> None:
@@ -603,23 +632,36 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
         return
     try:
         with open_index(vault) as idx:
-            stale = [row for row in idx.pending_rows() if lifecycle.cools(s, row, now) == "pending_ttl"]
+            stale = [
+                (row, idx.file_of(row)) for row in idx.pending_rows() if lifecycle.cools(s, row, now) == "pending_ttl"
+            ]
     except OptmemError:
         return  # the log's own problems are reported above
-    for row in stale[:20]:
+    for row, file in stale[:20]:
         report.problems.append(
             Problem(
                 "stale_pending",
-                "LOG.jsonl",
+                file,
                 f"pending for more than {s.pending_ttl_days:g} days and "
                 "never swept: confirm or reject it (`optmem pending`), or run `optmem sweep` to cool it "
                 "(`doctor --fix` does)",
-                row.n,
+                row.n if file == "LOG.jsonl" else None,
                 row.id,
             )
         )
     if len(stale) > 20:
         report.notes.append(f"{len(stale) - 20} more stale pending record(s) not listed")
+
+
+def _own_files(vault: Vault, names: list[str]) -> set[str]:
+    """The log files `--fix` may rewrite: the ones this clone writes. Another writer's file is
+    theirs — a torn tail there may be a sync still under way — so its problems are only reported."""
+    if not vault.segmented:
+        return set(names)
+    from optmem import layout
+
+    own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
+    return {name for name in names if name.startswith(own)}
 
 
 def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
@@ -628,24 +670,30 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
     fixed: list[str] = []
     probe = Report()
     bad, torn = _scan_log(vault, probe)
+    files = dict(vault.segments())
+    mine = _own_files(vault, list(files))
+    for name in (t for t in torn if t in mine):
+        fsio.append_bytes(files[name], b"\n", within=vault.root)
+        fixed.append(f"ended the torn last line of {name}")
     if torn:
-        fsio.append_bytes(vault.log_path, b"\n", within=vault.root)
-        fixed.append("ended the torn last line of LOG.jsonl")
         bad, _ = _scan_log(vault, Report())  # the ended line may itself be unparseable
-    if bad:
-        _quarantine(vault, set(bad))
-        fixed.append(
-            f"moved {len(bad)} unparseable line(s) ({', '.join(map(str, bad[:10]))}"
-            f"{', …' if len(bad) > 10 else ''}) to {QUARANTINE}"
-        )
-    untimed: dict[int, str] = {}
+    for name, lines in bad.items():
+        if name in mine:
+            _quarantine(vault, name, files[name], set(lines))
+            fixed.append(
+                f"moved {len(lines)} unparseable line(s) ({', '.join(map(str, lines[:10]))}"
+                f"{', …' if len(lines) > 10 else ''}) of {name} to {QUARANTINE}"
+            )
+    untimed: dict[str, dict[int, str]] = {}
     _scan_log(vault, Report(), untimed=untimed)
-    if untimed:
-        at = _stamp(vault, untimed)
-        lines = list(untimed)
+    for name, lines_of in untimed.items():
+        if name not in mine:
+            continue
+        at = _stamp(vault, name, files[name], lines_of)
+        lines = list(lines_of)
         fixed.append(
             f"stamped {len(lines)} line(s) without ts ({', '.join(map(str, lines[:10]))}"
-            f"{', …' if len(lines) > 10 else ''}) with ts {at} — the log's last-modified time, "
+            f"{', …' if len(lines) > 10 else ''}) of {name} with ts {at} — the file's last-modified time, "
             "the latest they can have been written (or now, if that is earlier) — and with the "
             f"id each read as, so references to it still hold; the lines as they were are in {QUARANTINE}"
         )
@@ -682,7 +730,7 @@ def _exact(body: bytes) -> dict[str, str]:
         return {"raw_base64": base64.b64encode(body).decode("ascii")}
 
 
-def _stamp(vault: Vault, untimed: dict[int, str]) -> str:
+def _stamp(vault: Vault, name: str, path: Path, untimed: dict[int, str]) -> str:
     """Give lines without `ts` one, and the id they read as (derived from their bytes, which the
     stamp changes) as an explicit `id`: the record keeps its id, and whatever names it still
     finds it. The time is the log's last-modified time — a line in the log was written by then —
@@ -693,16 +741,16 @@ def _stamp(vault: Vault, untimed: dict[int, str]) -> str:
     from datetime import datetime
 
     now = clock.now()
-    modified = datetime.fromtimestamp(vault.log_path.stat().st_mtime, UTC)
+    modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     at = clock.format_ts(min(modified, now))
     kept: list[bytes] = []
-    with open(vault.log_path, "rb") as src:
+    with open(path, "rb") as src:
         for n, raw in enumerate(src, 1):
             if n in untimed:
-                entry = {"line": n, "stamped": clock.format_ts(now), **_exact(raw.rstrip(b"\r\n"))}
+                entry = {**_where(name), "line": n, "stamped": clock.format_ts(now), **_exact(raw.rstrip(b"\r\n"))}
                 kept.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
     fsio.append_bytes(vault.root / QUARANTINE, b"".join(kept), within=vault.root)
-    with fsio.atomic_stream(vault.log_path, within=vault.root) as out, open(vault.log_path, "rb") as src:
+    with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
         for n, raw in enumerate(src, 1):
             if n in untimed:
                 obj = {k: v for k, v in json.loads(raw).items() if k not in ("id", "ts")}
@@ -716,7 +764,12 @@ def _stamp(vault: Vault, untimed: dict[int, str]) -> str:
     return at
 
 
-def _quarantine(vault: Vault, lines: set[int]) -> None:
+def _where(name: str) -> dict[str, str]:
+    """The file a quarantined line came from, when it is not LOG.jsonl (which older entries mean)."""
+    return {} if name == "LOG.jsonl" else {"file": name}
+
+
+def _quarantine(vault: Vault, name: str, path: Path, lines: set[int]) -> None:
     """Move these lines out of the log: exact bytes and line numbers kept in the quarantine.
 
     The quarantine is written first, the log rewritten second: a crash in between leaves a line
@@ -724,13 +777,13 @@ def _quarantine(vault: Vault, lines: set[int]) -> None:
     """
     moved: list[bytes] = []
     at = clock.format_ts(clock.now())
-    with open(vault.log_path, "rb") as src:
+    with open(path, "rb") as src:
         for n, raw in enumerate(src, 1):
             if n in lines:
-                entry: dict[str, Any] = {"line": n, "moved": at, **_exact(raw.rstrip(b"\n"))}
+                entry: dict[str, Any] = {**_where(name), "line": n, "moved": at, **_exact(raw.rstrip(b"\n"))}
                 moved.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
     fsio.append_bytes(vault.root / QUARANTINE, b"".join(moved), within=vault.root)
-    with fsio.atomic_stream(vault.log_path, within=vault.root) as out, open(vault.log_path, "rb") as src:
+    with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
         for n, raw in enumerate(src, 1):
             if n not in lines:
                 out.write(raw)

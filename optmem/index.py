@@ -23,6 +23,7 @@ from optmem import clock, fsio, view
 from optmem.errors import Unwritable
 from optmem.ingest import (
     NEWEST_FIRST,
+    OLDEST_FIRST,
     LogState,
     NeedsRebuild,
     Progress,
@@ -192,6 +193,7 @@ class Index:
         self.vault = vault
         self.conn = conn
         self._fh: dict[int, BinaryIO] = {}  # the log's files, by segment number, opened as read
+        self._names: dict[int, str] | None = None  # segment number → file name (`file_of`)
         self._vocab = False
 
     # -- rows ----------------------------------------------------------------------------------
@@ -237,10 +239,15 @@ class Index:
         """The full record of a row, read from its log file at its offset."""
         fh = self._fh.get(row.seg)
         if fh is None:
-            names = {known["sid"]: name for name, known in known_segments(read_meta(self.conn)).items()}
-            fh = self._fh[row.seg] = open(self.vault.root / names[row.seg], "rb")
+            fh = self._fh[row.seg] = open(self.vault.root / self.file_of(row), "rb")
         fh.seek(row.off)
         return parse_line(fh.read(row.len), row.n)
+
+    def file_of(self, row: Row) -> str:
+        """The log file a record is in, as the vault names it (LOG.jsonl, log/<writer>/<month>.jsonl)."""
+        if self._names is None:
+            self._names = {known["sid"]: name for name, known in known_segments(read_meta(self.conn)).items()}
+        return self._names.get(row.seg, "LOG.jsonl")
 
     def view_of(self, row: Row, now: float, record: Record | None = None) -> view.RecordView:
         """The record as callers see it: stored fields plus its effective status."""
@@ -289,10 +296,11 @@ class Index:
         return self.rows(where, params)
 
     def journal(self, file: str) -> list[Row]:
-        """The hot-memory journal of one file (`hot:<file>:<entry>` keys), in log order."""
+        """The hot-memory journal of one file (`hot:<file>:<entry>` keys), oldest first (by time,
+        then id: the order every clone agrees on, whichever log file an operation is in)."""
         prefix = f"hot:{file}:"
         return self.rows(
-            "r.key >= ? AND r.key < ? AND r.kind = ? ORDER BY r.n", (prefix, prefix + "\U0010ffff", MEMORY)
+            f"r.key >= ? AND r.key < ? AND r.kind = ? ORDER BY {OLDEST_FIRST}", (prefix, prefix + "\U0010ffff", MEMORY)
         )
 
     def superseded_by_id(self, rid: str) -> list[Row]:
@@ -628,6 +636,7 @@ class Index:
         if not _view_ok(self.vault, meta) or meta.get("schema") != SCHEMA:
             raise NeedsRebuild()
         consume(self.conn, self.vault.segments(), meta, progress)  # (nothing to do: returns at once)
+        self._names = None
         files = self.vault.access_files()
         if not access_in_step(files, read_meta(self.conn)):
             consume_access(self.conn, files)

@@ -35,6 +35,7 @@ from optmem.schema import (
 # `view.newer_key` in SQL, newest first (over `rec r`): the later ts, the later millisecond of
 # the id, the later line
 NEWEST_FIRST = f"r.ts DESC, {ID_TIME_SQL.replace('id', 'r.id')} DESC, r.n DESC"
+OLDEST_FIRST = f"r.ts, {ID_TIME_SQL.replace('id', 'r.id')}, r.n"
 
 BATCH = 4000
 Progress = Callable[[int, int], None]

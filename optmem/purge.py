@@ -131,10 +131,15 @@ def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
 
 
 def _rewrite_log(vault: Vault, targets: set[str], everything: bool) -> int:
+    """Every log file without the purged records (each rewritten whole, atomically); the count
+    dropped. In a segmented vault that includes other writers' files: what they hold here goes,
+    not what other clones and git's history still hold."""
+    return sum(_rewrite_file(vault, path, targets, everything) for _, path in vault.segments() if path.exists())
+
+
+def _rewrite_file(vault: Vault, path: Path, targets: set[str], everything: bool) -> int:
     dropped = 0
-    if not vault.log_path.exists():
-        return 0
-    with fsio.atomic_stream(vault.log_path, within=vault.root) as out, open(vault.log_path, "rb") as src:
+    with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
         for raw in src:
             if everything:
                 dropped += 1
@@ -159,9 +164,12 @@ def _rewrite_access(vault: Vault, targets: set[str], everything: bool) -> None:
     good" leaves no trace): they leave each line's lists, a line left naming nothing goes. Recall
     lines are appended without the log's lock, so one written meanwhile may be lost: a recall
     time, nothing stored."""
-    path = vault.access_path
-    if not path.is_file() or path.is_symlink():
-        return  # none yet, or not what it should be (doctor reports it)
+    for _, path in vault.access_files():
+        if path.is_file() and not path.is_symlink():  # (else: none yet, or not what it should be — doctor says)
+            _rewrite_access_file(vault, path, targets, everything)
+
+
+def _rewrite_access_file(vault: Vault, path: Path, targets: set[str], everything: bool) -> None:
     with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
         for raw in src:
             try:
@@ -215,7 +223,7 @@ def _without_refs(raw: bytes, targets: set[str], rid: str) -> bytes:
 def _check_kinds(vault: Vault, derived: list[tuple[Path, str]], index_files: list[Path]) -> None:
     """Refuse (exit 3) before anything is deleted when a path purge will touch is not the kind of
     thing it should be (the summary tree a file, a handoff a folder, a link out of the vault)."""
-    want: list[tuple[Path, bool]] = [(vault.log_path, False)]  # (path, is it a folder?)
+    want: list[tuple[Path, bool]] = [(path, False) for _, path in vault.segments()]  # (path, is it a folder?)
     want += [(path, shown.endswith("/")) for path, shown in derived]
     want += [(path, False) for path in index_files]
     for path, folder in want:

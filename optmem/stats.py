@@ -102,8 +102,8 @@ def stats(vault: Vault) -> dict[str, Any]:
         "hot": hot,
         **rates,
         "sizes": {
-            "log": _size(vault.log_path),
-            "access": _size(vault.access_path),
+            "log": sum(_size(path) for _, path in vault.segments()),
+            "access": sum(_size(path) for _, path in vault.access_files()),
             "tree": _size(vault.root / "tree"),
             "index": index_bytes,
         },
