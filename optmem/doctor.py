@@ -72,7 +72,9 @@ def _scan_log(
     bad: dict[str, list[int]] = {}
     torn: list[str] = []
     steps: list[tuple[str, str, int, tuple[str, str, str], str]] = []  # (ts, id, line, step, text)
-    for name, path in vault.segments():
+    files = vault.segments()
+    mine = _own_files(vault, [name for name, _ in files])
+    for name, path in files:
         if not path.exists():
             continue
         if not path.is_file():
@@ -81,9 +83,9 @@ def _scan_log(
             )
             continue
         with open(path, "rb") as fh:
-            _scan_file(name, fh, report, seen, refs, corrections, bad, torn, steps, untimed)
+            _scan_file(name, name not in mine, fh, report, seen, refs, corrections, bad, torn, steps, untimed)
     if journals is not None:
-        for _, _, _, step, text in sorted(steps, key=lambda s: (s[0], s[1][:10], s[2])):
+        for _, _, _, step, text in sorted(steps, key=lambda s: (s[0], s[1][:10] if len(s[1]) == 26 else s[1], s[2])):
             journals.setdefault(step[0], {})[step[1]] = (step[2], text)
     ids = sorted(seen)
     for where, n, rid, ref in refs:
@@ -95,6 +97,7 @@ def _scan_log(
 
 def _scan_file(
     name: str,
+    theirs: bool,
     fh: Any,
     report: Report,
     seen: dict[str, tuple[str, int]],
@@ -105,7 +108,9 @@ def _scan_file(
     steps: list[tuple[str, str, int, tuple[str, str, str], str]],
     untimed: dict[str, dict[int, str]] | None,
 ) -> None:
-    """`_scan_log` for one log file (`name`, open as `fh`)."""
+    """`_scan_log` for one log file (`name`, open as `fh`; `theirs`: another clone writes it,
+    so it is fixed there, and a torn tail may be a sync still under way)."""
+    elsewhere = "another clone writes this file: run `optmem doctor --fix` on that clone"
     n = 0
     for raw in fh:
         n += 1
@@ -115,7 +120,12 @@ def _scan_file(
                 Problem(
                     "torn_last_line",
                     name,
-                    "the last line has no final newline (a write was cut short); --fix ends it",
+                    "the last line has no final newline ("
+                    + (
+                        f"a sync still under way? it is read once it is whole — if it stays torn, {elsewhere})"
+                        if theirs
+                        else "a write was cut short); --fix ends it"
+                    ),
                     n,
                 )
             )
@@ -126,7 +136,8 @@ def _scan_file(
             rec = parse_line(body)
         except BadLine as exc:
             bad.setdefault(name, []).append(n)
-            report.problems.append(Problem("unparseable_line", name, f"{exc}; --fix moves it to {QUARANTINE}", n))
+            fix = elsewhere if theirs else f"--fix moves it to {QUARANTINE}"
+            report.problems.append(Problem("unparseable_line", name, f"{exc}; {fix}", n))
             continue
         lacking = missing_fields(body)
         if lacking:
@@ -150,13 +161,13 @@ def _scan_file(
             )
             if "ts" in lacking and untimed is not None:
                 untimed.setdefault(name, {})[n] = rec.id
-        for field, value in bad_units(body).items():
+        for unit, value in bad_units(body).items():
             report.problems.append(
                 Problem(
                     "bad_value",
                     name,
-                    f"{field} {json.dumps(value, ensure_ascii=False)[:40]} is not a number from 0 to 1, "
-                    f"so the record has the default {field}; edit it (e.g. 0.8) or remove the field",
+                    f"{unit} {json.dumps(value, ensure_ascii=False)[:40]} is not a number from 0 to 1, "
+                    f"so the record has the default {unit}; edit it (e.g. 0.8) or remove the field",
                     n,
                     rec.id,
                 )
@@ -660,7 +671,10 @@ def _own_files(vault: Vault, names: list[str]) -> set[str]:
         return set(names)
     from optmem import layout
 
-    own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
+    try:
+        own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
+    except OptmemError:  # no writer id can be recorded (a read-only home): nothing here is this clone's
+        return set()
     return {name for name in names if name.startswith(own)}
 
 

@@ -11,7 +11,7 @@ from optmem.errors import InvalidName, OptmemError, VaultMissing, quote
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 CACHE = ".cache"
-GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\n"
+GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
 
 

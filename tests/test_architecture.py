@@ -59,6 +59,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.evaluate",
             "optmem.curate",
             "optmem.follow",
+            "optmem.share",
         ),
     ),
     ("integrations", ("optmem.integrations",)),

@@ -49,7 +49,9 @@ def test_init_creates_layout_with_private_permissions(cli, tmp_path):
     out = cli.json("init", str(tmp_path / "v"))
     root = tmp_path / "v"
     assert out["vault"] == str(root)
-    assert (root / ".gitattributes").read_text() == "LOG.jsonl merge=union\nACCESS.jsonl merge=union\n"
+    assert (root / ".gitattributes").read_text() == (
+        "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
+    )
     assert ".cache/" in (root / ".gitignore").read_text()
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
     assert stat.S_IMODE((root / ".gitattributes").stat().st_mode) == 0o600

@@ -79,6 +79,33 @@ def trust(revoke: bool, json_out: bool) -> None:
     )
 
 
+@command(
+    "segment",
+    opt("writer", "--writer", help="This clone's writer id (default: the host's name and 4 random hex digits)."),
+)
+def segment(writer: str | None, json_out: bool) -> None:
+    """One log file per writer (log/<writer>/YYYY-MM.jsonl), so clones never conflict; LOG.jsonl stays.
+
+    Run it once, in one clone, before sharing a vault between machines (`optmem sync` runs it
+    when the vault has not been split). Each clone then appends only to its own folder under
+    log/, so git, Syncthing, rclone or NFS never meet a conflict in the log. LOG.jsonl is not
+    changed: it is read as the oldest part of the log. Run again with --writer to rename this
+    clone's writer (new records go to the new folder; the old one is still read).
+
+    \b
+    Example:
+      optmem segment
+    """
+    from optmem import share
+
+    done = share.segment(get_vault(), writer)
+    state = "is one file per writer now" if done.status == "segmented" else "was already one file per writer"
+    said = f"the log {state}: this clone writes log/{done.writer}/" + (
+        f"; LOG.jsonl ({done.legacy:,} record(s)) stays as it is, read as the oldest part" if done.legacy else ""
+    )
+    emit(json_out, done._asdict(), lambda: said)
+
+
 @command("stats")
 def stats(json_out: bool) -> None:
     """Show what the vault holds: counts, statuses, the lifecycle (heat, pending), health, sizes.

@@ -45,6 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "maint",
         "Trust this vault's redlines as rules (a vault that came in a git clone shows them as notes until then).",
     ),
+    "segment": (
+        "maint",
+        "One log file per writer (log/<writer>/YYYY-MM.jsonl), so clones never conflict; LOG.jsonl stays.",
+    ),
     "purge": ("maint", "Delete records physically — the only command that does; refuses without --yes."),
     "hooks": ("@agentcmd", "Install git and Claude Code hooks: install, uninstall, claude-code."),
     "hook": ("@agentcmd", "Hook entry points run by git and agents: git-commit, git-rewrite, claude-code."),
