@@ -155,3 +155,10 @@ class BadFrontMatter(VaultError):
     """A Markdown file of the vault (handoff, tree node) has front matter that cannot be read."""
 
     code = "bad_front_matter"
+
+
+class SyncFailed(VaultError):
+    """git could not fetch, merge or push (a remote that cannot be reached, a push refused
+    again and again): nothing stored was changed by the failure; run sync again."""
+
+    code = "sync_failed"

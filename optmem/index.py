@@ -36,7 +36,7 @@ from optmem.ingest import (
     read_meta,
     segments_in_step,
 )
-from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, parse_line
+from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, line_of, parse_line
 from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
 from optmem.vault import Vault, validate_name
 
@@ -577,17 +577,21 @@ class Index:
 
     # -- health --------------------------------------------------------------------------------
     def bad_lines(self) -> list[tuple[int, str, str]]:
-        return list(self.conn.execute("SELECT n, code, message FROM bad ORDER BY n"))
+        """(line in its file, code, message) of each line the index skipped."""
+        return [
+            (line_of(n), code, msg) for n, code, msg in self.conn.execute("SELECT n, code, message FROM bad ORDER BY n")
+        ]
 
     def warnings(self) -> list[str]:
         """What a reader should be told about the log: lines it had to skip."""
-        bad = [n for n, _, _ in self.conn.execute("SELECT n, code, message FROM bad ORDER BY n LIMIT 6")]
+        bad = [line_of(n) for n, _, _ in self.conn.execute("SELECT n, code, message FROM bad ORDER BY n LIMIT 6")]
         if not bad:
             return []
         total = self.conn.execute("SELECT count(*) FROM bad").fetchone()[0]
         shown = ", ".join(map(str, bad[:5])) + (", …" if total > 5 else "")
+        where = "the log" if self.vault.segmented else "LOG.jsonl"
         return [
-            f"LOG.jsonl: skipped {total} unparseable line(s) (line {shown}); they stay in the "
+            f"{where}: skipped {total} unparseable line(s) (line {shown}); they stay in the "
             "file — run `optmem doctor` to see them"
         ]
 

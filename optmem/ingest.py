@@ -19,7 +19,7 @@ from optmem import dates, view
 from optmem import text as textmod
 from optmem.clock import to_epoch
 from optmem.reading.cues import says_change
-from optmem.record import TIER_RANK, BadLine, Record, clean_ref, parse_line
+from optmem.record import TIER_RANK, BadLine, Record, clean_ref, file_hash, parse_line, place
 from optmem.schema import (
     ID_TIME_SQL,
     INSERT_REC,
@@ -173,17 +173,18 @@ class _Prepared(NamedTuple):
     turns: int  # documents that are turns of a conversation (a `session`): BM25's b follows
 
 
-def _prepare(batch: list[Line], seg: int = 0) -> _Prepared:
-    """Parse, fold, tokenise and fingerprint a batch of lines of segment `seg` (pure: no I/O, no
-    database)."""
+def _prepare(batch: list[Line], seg: int = 0, hashed: int = 0) -> _Prepared:
+    """Parse, fold, tokenise and fingerprint a batch of lines of segment `seg` (whose name hashes
+    to `hashed`: `file_hash`) (pure: no I/O, no database)."""
     out = _Prepared([], [], [], [], [], [], [], 0, 0, 0, 0)
     docs = tokens = squares = turns = 0
     fold = textmod.fold
-    for body, n, off, ln in batch:
+    used: set[int] = set()  # keys given in this batch (two records of one place: the next free one)
+    for body, line, off, ln in batch:
         try:
-            rec = parse_line(body, n)
+            rec = parse_line(body, line)
         except BadLine as exc:
-            out.bad.append((n, exc.code, str(exc)))
+            out.bad.append((place(None, line, hashed), exc.code, str(exc)))
             continue
         (
             rid,
@@ -212,6 +213,10 @@ def _prepare(batch: list[Line], seg: int = 0) -> _Prepared:
         ) = rec
         fp = None
         ts = to_epoch(ts_text)
+        n = place(ts, line, hashed)
+        while n in used:
+            n += 1
+        used.add(n)
         if text:
             folded = fold(text)
             toks, fp, words = textmod.analyze(folded)
@@ -260,7 +265,7 @@ def _prepare(batch: list[Line], seg: int = 0) -> _Prepared:
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
         if key or ((corrects or ref) and view.links(kind, corrects, ref)):
-            out.linked.append(rec)
+            out.linked.append(rec._replace(line=n))  # (`link` knows a record by its index key)
         out.ids.append(rid)
     return out._replace(docs=docs, tokens=tokens, squares=squares, turns=turns)
 
@@ -366,6 +371,7 @@ def _store(
     conn: sqlite3.Connection, prep: _Prepared, totals: list[int], deferred: list[Record] | None, places: _Places
 ) -> None:
     """Insert prepared rows; link the effective view now, or collect into `deferred`."""
+    prep = _unique(conn, prep)
     rows = places.place(prep.rec_rows)
     conn.executemany(INSERT_REC_SHORT, [r for r in rows if len(r) == _SHORT])
     conn.executemany(INSERT_REC, [r for r in rows if len(r) != _SHORT])
@@ -384,6 +390,34 @@ def _store(
         deferred.extend(prep.linked)
     else:
         link(conn, prep.linked, prep.ids)
+
+
+def _unique(conn: sqlite3.Connection, prep: _Prepared) -> _Prepared:
+    """The batch with every key free in the index (`place`): a key another file's record holds
+    already moves to the next free one (rare: the same second, line and file hash)."""
+    keys = [r[0] for r in prep.rec_rows]
+    taken: set[int] = set()
+    for i in range(0, len(keys), 500):
+        chunk = keys[i : i + 500]
+        taken.update(n for (n,) in conn.execute(f"SELECT n FROM rec WHERE n IN ({','.join('?' * len(chunk))})", chunk))
+    if not taken:
+        return prep
+    mine = set(keys)
+    moved: dict[object, int] = {}
+    for key in keys:
+        if key in taken:
+            assert isinstance(key, int)
+            n = key + 1
+            while n in mine or n in moved.values() or conn.execute("SELECT 1 FROM rec WHERE n = ?", (n,)).fetchone():
+                n += 1
+            moved[key] = n
+    return prep._replace(
+        rec_rows=[(moved.get(r[0], r[0]), *r[1:]) for r in prep.rec_rows],
+        fts_rows=[(moved.get(n, n), body) for n, body in prep.fts_rows],
+        red_rows=[(moved.get(n, n), body) for n, body in prep.red_rows],
+        tag_rows=[(tag, moved.get(n, n)) for tag, n in prep.tag_rows],
+        linked=[r._replace(line=moved.get(r.line, r.line)) for r in prep.linked],
+    )
 
 
 class _Reader:
@@ -450,9 +484,9 @@ def consume(
     if not todo:
         return
     known = known_segments(meta)
-    n = int(meta.get("lines", "0"))
+    count = int(meta.get("lines", "0"))
     totals = [int(meta.get(k, "0")) for k in ("docs", "tokens", "squares", "turns")]
-    places = _Places(conn, empty=n == 0)
+    places = _Places(conn, empty=count == 0)
     total = sum(state.size - int(known.get(name, {}).get("done", 0)) for name, _, state in todo)
     read = 0
     pool = None
@@ -466,17 +500,19 @@ def consume(
                 seen = known.get(name) or {"sid": 1 + max((k["sid"] for k in known.values()), default=-1)}
                 sid = seen["sid"]
                 start = int(seen.get("done", 0))
-                reader = _Reader(path, start, state.size, n, bool(seen.get("open_end")))
-                prepare = partial(_prepare, seg=sid)
+                lines = int(seen.get("lines", 0))
+                reader = _Reader(path, start, state.size, lines, bool(seen.get("open_end")))
+                prepare = partial(_prepare, seg=sid, hashed=file_hash(name))
                 batches = pool.imap(prepare, reader.batches()) if pool else map(prepare, reader.batches())
                 for prep in batches:
                     _store(conn, prep, totals, deferred, places)
                     if progress:
                         progress(read + reader.off - start, total)
                 read += state.size - start
-                n = reader.n
+                count += reader.n - lines
                 known[name] = {
                     "sid": sid,
+                    "lines": reader.n,
                     "size": state.size,
                     "ino": state.ino,
                     "mtime": state.mtime_ns,
@@ -491,7 +527,7 @@ def consume(
         new_meta = {
             "schema": SCHEMA,
             "segs": json.dumps(known, sort_keys=True),
-            "lines": str(n),
+            "lines": str(count),
             "docs": str(totals[0]),
             "tokens": str(totals[1]),
             "squares": str(totals[2]),

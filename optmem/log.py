@@ -40,6 +40,7 @@ from optmem.record import (
     TIER_RANK,
     TIERS,
     Record,
+    line_of,
     new_id,
 )
 from optmem.settings import ON_SIMILAR, ON_UPDATE
@@ -592,7 +593,7 @@ def resolve_one(idx: Index, ref: str) -> Row:
     if len(rows) > 1:
         raise Ambiguous(
             f"{quote(ref)} names {len(rows)} records; give more characters of the id",
-            candidates=[{"id": r.id, "line": r.n} for r in rows[:20]],
+            candidates=[{"id": r.id, "line": line_of(r.n)} for r in rows[:20]],
         )
     return rows[0]
 

@@ -7,6 +7,7 @@ and what `KNOWN` (the fields a reader understands) holds are all derived from it
 import json
 import os
 import re
+import zlib
 from enum import IntEnum
 from typing import Any, NamedTuple
 
@@ -320,3 +321,27 @@ def missing_fields(raw: bytes) -> list[str]:
         for name in ("ts", "text")
         if not isinstance(obj.get(name), str) and not (name == "text" and obj.get("kind") in BOOKKEEPING)
     ]
+
+
+# A record's place in the index (`rec.n`, the FTS rowid) is its place in the log's one order,
+# which every clone computes alike whatever order the files arrived in: by time (the second of
+# its ts), then by line in its file, then by its file's name (a 5-bit hash). So one writer's
+# records keep their order, two writers' interleave by time, and "the newest matches" (the
+# highest rowids) are the newest by time on every clone. Two records that would share a place
+# (the same second, line and hash: two files of one second) take the next free one.
+_LINE_BITS, _FILE_BITS, _TS_BITS = 24, 5, 34
+
+
+def place(ts: float | None, line: int, file_hash: int) -> int:
+    """The index key of the record on `line` of a file (hashed `file_hash`) written at `ts`."""
+    second = min(max(int(ts), 0), (1 << _TS_BITS) - 1) if ts is not None else 0
+    return (second << (_LINE_BITS + _FILE_BITS)) | ((line & ((1 << _LINE_BITS) - 1)) << _FILE_BITS) | file_hash
+
+
+def line_of(n: int) -> int:
+    """The line in its file of the record whose index key is `n` (`place`)."""
+    return (n >> _FILE_BITS) & ((1 << _LINE_BITS) - 1)
+
+
+def file_hash(name: str) -> int:
+    return zlib.crc32(name.encode("utf-8")) & ((1 << _FILE_BITS) - 1)

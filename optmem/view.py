@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
 from optmem import scan
-from optmem.record import BOOKKEEPING, CONFIRM, FORGET, MEMORY, RESTORE, SEEN, STORED, Record, Tier
+from optmem.record import BOOKKEEPING, CONFIRM, FORGET, MEMORY, RESTORE, SEEN, STORED, Record, Tier, line_of
 
 
 class Status(StrEnum):
@@ -405,7 +405,7 @@ class RecordView(NamedTuple):
             out["text"] = scan.display(r.text)
         out["pending"] = self.guess or self.status == Status.PENDING
         out["written"] = {"pending": r.pending, "confidence": r.confidence}
-        out.update({"status": self.status.value, "superseded_by": self.superseded_by, "line": self.line})
+        out.update({"status": self.status.value, "superseded_by": self.superseded_by, "line": line_of(self.line)})
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
         out["conflict"] = self.conflict

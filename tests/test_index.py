@@ -7,7 +7,7 @@ import sqlite3
 
 from conftest import put
 
-from optmem import facts, index, log, lookup
+from optmem import record, facts, index, log, lookup
 from optmem.vault import Vault
 
 
@@ -59,7 +59,7 @@ def test_parallel_build_equals_serial_build(vault, monkeypatch):
     parallel = snapshot(vault)
     assert parallel == serial
     assert len(serial["rec"]) == 300 + 3 + 2  # notes, correction, redline, tombstone, 2 hand lines
-    assert [(n, code) for n, code, _ in serial["bad"]] == [(304, "unparseable_line")]
+    assert [(record.line_of(n), code) for n, code, _ in serial["bad"]] == [(304, "unparseable_line")]
 
 
 def test_a_missing_field_is_null_in_the_index_and_a_given_one_keeps_its_value(vault, vault_path):

@@ -176,7 +176,7 @@ def test_hand_typed_lines_get_stable_ids_and_domain_prefixes(cli, vault, vault_p
     from optmem.index import open_index
 
     with open_index(vault) as idx:
-        rows = idx.rows("1=1 ORDER BY r.n")
+        rows = sorted(idx.rows("1=1"), key=lambda r: record.line_of(r.n))  # in file order
         recs = [idx.record(r) for r in rows]
         assert idx.bad_lines()[0][0] == 3
     assert [r.domain for r in recs] == ["default", "openclaw", "default"]

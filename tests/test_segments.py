@@ -156,6 +156,7 @@ def test_a_segmented_vault_reads_the_same_as_the_log_it_came_from(tmp_path, cli,
         monkeypatch.delenv("OPTMEM_WRITER", raising=False)
         cli("--vault", where, "init")
         for i in range(30):
+            monkeypatch.setenv("OPTMEM_NOW", f"2026-02-01T00:{i:02d}:00Z")
             if i == 10 and split:
                 cli.json("--vault", where, "segment", "--writer", "w1")
             if i == 20 and split:

@@ -153,6 +153,51 @@ def hook_git_rewrite(repo: str | None, domain: str, json_out: bool) -> None:
 
 
 @command(
+    "sync",
+    opt("remote", "--remote", help="The git remote to sync with (default: the branch's upstream, else origin)."),
+    opt("branch", "--branch", help="The remote branch (default: the upstream's, else the branch checked out)."),
+)
+def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
+    """Share the vault through git: commit, fetch, merge, scan what came in, catch up, push.
+
+    The vault is a git repository of its own (or a worktree on a branch of its own), with a
+    remote. The first sync splits the log into one file per writer (`optmem segment`), so the
+    log never conflicts; hot files merge entry by entry. Progress goes to stderr, the report to
+    stdout: records in and out, incoming records the scanner flags, new conflicts, hot files over
+    their budget. A push the remote refused because it moved is merged and tried again.
+
+    \b
+    Example:
+      optmem sync --remote origin --branch main
+    """
+    from optmem.integrations import sync as core
+
+    r = core.sync(get_vault(), remote, branch, core.main_say)
+
+    def human() -> str:
+        if r.noop:
+            return f"in sync with {r.remote}/{r.branch}: nothing to commit, fetch or push"
+        out = [
+            f"synced with {r.remote}/{r.branch} as writer {r.writer}: {r.records_in:,} record(s) in, "
+            f"{r.records_out:,} out" + (f" ({r.retries} retr{'y' if r.retries == 1 else 'ies'})" if r.retries else "")
+        ]
+        out += [f"flagged by the scanner: {f['id']} ({f['rule']}) in {f['file']}" for f in r.flagged]
+        out += [
+            f"new conflict: {c['name']} — `optmem conflicts` shows it, `optmem resolve` settles it"
+            for c in r.new_conflicts
+        ]
+        out += [
+            f"{h['file']} is over its budget after the merge ({h['chars']:,}/{h['limit']:,} chars): "
+            "`optmem remove` or `optmem replace` to consolidate"
+            for h in r.over_budget
+        ]
+        out += [f"kept this clone's {p} (rebuilt from the log)" for p in r.kept_ours]
+        return "\n".join(out)
+
+    emit(json_out, r.to_dict(), human)
+
+
+@command(
     "merge-driver",
     arg("base", "The common ancestor's version (%O)."),
     arg("ours", "Our version, where the result goes (%A)."),

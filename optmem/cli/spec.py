@@ -53,6 +53,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hooks": ("@agentcmd", "Install git and Claude Code hooks: install, uninstall, claude-code."),
     "hook": ("@agentcmd", "Hook entry points run by git and agents: git-commit, git-rewrite, claude-code."),
     "mcp": ("mcpserve", "Serve the vault to agents over MCP (stdio); needs the optmem[mcp] extra."),
+    "sync": ("agentcmd", "Share the vault through git: commit, fetch, merge, scan what came in, catch up, push."),
     "merge-driver": (
         "agentcmd",
         "Merge a hot-memory file entry by entry (git runs this; `init` and `hooks install` set it up).",

@@ -1,0 +1,368 @@
+"""`optmem sync`: one memory on many machines, through git.
+
+The vault is its own git repository (or a worktree of a branch of its own), split into one log
+file per writer (`optmem segment`, run here when it has not been). A sync, in stages:
+
+1. finish what an interrupted sync left: a merge whose files are all merged is committed;
+2. commit this clone's changes to the vault (its own log files, recalls, hot files, tree);
+3. fetch the remote branch and merge it: log files only gain lines or arrive whole (no file has
+   two writers), hot files merge entry by entry (the merge driver), the summary tree and
+   handoff notes keep this clone's version (both are rebuilt from the log: the other clone's
+   records are there);
+4. scan the records that came in with the write gate's scanner (flagged, never dropped: every
+   read surface shows a flagged text as [BLOCKED: rule]);
+5. catch the index up (per file: never a rebuild because of a merge);
+6. push; when the remote moved meanwhile, fetch, merge and push again (a few times).
+
+Every stage is safe to interrupt: git's own steps are atomic or are finished by the next sync,
+and records are keyed by id, so nothing is lost or doubled. The git processes run in a session
+of their own: killing sync does not kill a git step half-way.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from optmem import gitstate, layout, scan
+from optmem.errors import MergeConflict, OptmemError, SyncFailed, UsageError, quote
+from optmem.record import BadLine, parse_line
+from optmem.vault import Vault
+
+PUSH_TRIES = 5
+# files every clone writes its own version of, rebuilt from the log: a merge keeps ours
+DERIVED = ("tree/", "projects/*/HANDOFF.md")
+LINE_SETS = (".gitattributes", ".gitignore")  # sets of lines: a merge keeps both sides' lines
+
+
+@dataclass
+class SyncReport:
+    remote: str
+    branch: str
+    writer: str
+    segmented_now: bool = False  # this sync split the log first (`optmem segment`)
+    committed: bool = False  # this clone's changes were committed
+    merged: bool = False  # the remote had commits this clone lacked
+    pushed: bool = False
+    retries: int = 0  # pushes refused because the remote moved, then merged again
+    records_in: int = 0  # records that came in from other writers
+    records_out: int = 0  # records of this writer the remote lacked
+    flagged: list[dict[str, str]] = field(default_factory=list)  # incoming records the scanner flags
+    new_conflicts: list[dict[str, Any]] = field(default_factory=list)  # conflicts the merge made
+    over_budget: list[dict[str, Any]] = field(default_factory=list)  # hot files over their limit after it
+    kept_ours: list[str] = field(default_factory=list)  # derived files both sides changed: ours kept
+    noop: bool = False  # nothing to commit, fetch, merge or push
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+Say = Callable[[str], None]
+
+
+class _Git:
+    def __init__(self, root: Path, writer: str) -> None:
+        self.root = root
+        self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_MERGE_AUTOEDIT": "no"}
+        if self.run("config", "user.email", check=False).returncode != 0:
+            # a machine where git was never told who the user is (an agent's container): the
+            # commits are the writer's, not refused
+            for who in ("AUTHOR", "COMMITTER"):
+                self.env.setdefault(f"GIT_{who}_NAME", f"optmem ({writer})")
+                self.env.setdefault(f"GIT_{who}_EMAIL", f"{writer}@optmem.invalid")
+
+    def run(self, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        try:
+            res = subprocess.run(
+                ["git", "-C", str(self.root), *args],
+                capture_output=True,
+                text=True,
+                env=self.env,
+                timeout=timeout,
+                start_new_session=True,  # a killed sync leaves its git step to finish
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise SyncFailed(f"git {args[0]} could not run ({exc}); nothing was changed by it") from exc
+        if check and res.returncode != 0:
+            raise SyncFailed(
+                f"git {' '.join(args[:3])} failed: {(res.stderr or res.stdout).strip()[:600]}; "
+                "what is stored is unchanged — fix that, then run `optmem sync` again"
+            )
+        return res
+
+    def out(self, *args: str) -> str:
+        return self.run(*args).stdout.strip()
+
+    def head(self) -> str:
+        """The commit checked out; "" on a branch with no commit yet."""
+        return self.run("rev-parse", "--verify", "--quiet", "HEAD", check=False).stdout.strip()
+
+    def ok(self, *args: str) -> bool:
+        return self.run(*args, check=False).returncode == 0
+
+
+def _top(vault: Vault) -> Path:
+    top = gitstate.work_tree(vault.root)
+    if top is None:
+        raise UsageError(
+            f"{vault.root} is not in a git repository; sync shares a vault through git: "
+            f"`git -C {vault.root} init` and add a remote (`git remote add origin URL`) — or share the "
+            "folder with Syncthing, rclone or NFS after `optmem segment` (they need no sync command)"
+        )
+    if os.path.realpath(top) != os.path.realpath(vault.root):
+        raise UsageError(
+            f"the vault {vault.root} lies inside the repository at {top}; sync commits and pushes only a vault "
+            "that is a repository of its own, so it never pushes a code branch — make the vault its own "
+            f"repository, or a worktree on a branch of its own (`git -C {top} worktree add DIR -b memory`, "
+            "then use DIR as the vault)"
+        )
+    return top
+
+
+def sync(vault: Vault, remote: str | None = None, branch: str | None = None, say: Say | None = None) -> SyncReport:
+    """Commit, fetch, merge, scan, catch up, push (see the module's doc); the report."""
+    from optmem import share
+    from optmem.integrations.git import install_merge_driver
+
+    say = say or (lambda _: None)
+    vault.require()
+    git = _Git(_top(vault), layout.writer(vault.root))
+    current = git.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
+    if not current:
+        raise UsageError("the vault's repository has no branch checked out (a detached HEAD); check one out first")
+    up = git.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}", check=False)
+    upstream = up.stdout.strip() if up.returncode == 0 else ""
+    up_remote, _, up_branch = upstream.partition("/")
+    remote = remote or up_remote or "origin"
+    branch = branch or up_branch or current
+    if not git.ok("remote", "get-url", remote):
+        raise UsageError(
+            f"the vault's repository has no remote {quote(remote)}; add one (`git -C {vault.root} remote add "
+            f"{remote} URL`) or name another with --remote"
+        )
+    segmented_now = False
+    if not vault.segmented:
+        say("splitting the log into one file per writer (optmem segment)")
+        share.segment(vault)
+        segmented_now = True
+    report = SyncReport(remote, branch, layout.writer(vault.root), segmented_now=segmented_now)
+    install_merge_driver(vault)
+    _finish_merge(git, report, say)
+    conflicts_before = _conflict_names(vault)
+    report.committed = _commit(git, vault, say)
+    before = _sizes(vault)
+    remote_ref = f"refs/remotes/{remote}/{branch}"
+    for attempt in range(PUSH_TRIES):
+        say(f"fetching {remote}/{branch}")
+        fetched = git.run("fetch", "--quiet", remote, branch, check=False)
+        exists = fetched.returncode == 0
+        if not exists and not _missing_branch(fetched.stderr):
+            raise SyncFailed(
+                f"git fetch {remote} {branch} failed: {fetched.stderr.strip()[:600]}; what is stored is "
+                "unchanged — run `optmem sync` again when the remote can be reached"
+            )
+        if exists and git.head() != git.out("rev-parse", remote_ref):
+            if not git.head() or not git.ok("merge-base", "--is-ancestor", remote_ref, "HEAD"):
+                say(f"merging {remote}/{branch}")
+                _merge(git, remote_ref, report)
+                report.merged = True
+        if exists and git.head() == git.out("rev-parse", remote_ref):
+            break  # nothing of ours the remote lacks
+        if not git.head():
+            break  # nothing here, nothing there: an empty vault in an empty repository
+        report.records_out = _records_out(git, vault, remote_ref if exists else None)
+        say(f"pushing to {remote}/{branch}")
+        pushed = git.run("push", "--quiet", remote, f"HEAD:refs/heads/{branch}", check=False)
+        if pushed.returncode == 0:
+            report.pushed = True
+            git.run("update-ref", remote_ref, "HEAD", check=False)
+            break
+        if attempt == PUSH_TRIES - 1 or not _moved(pushed.stderr):
+            raise SyncFailed(
+                f"git push {remote} {branch} was refused: {pushed.stderr.strip()[:600]}; this clone's records "
+                "are committed here and go out with the next `optmem sync`"
+            )
+        report.retries += 1
+        say(f"the remote moved meanwhile; merging again (try {attempt + 2} of {PUSH_TRIES})")
+    _after_merge(vault, before, report, conflicts_before, say)
+    report.noop = not (report.committed or report.merged or report.pushed or segmented_now)
+    return report
+
+
+def _missing_branch(stderr: str) -> bool:
+    """A fetch of a branch the remote does not have yet (the first push makes it)."""
+    return "couldn't find remote ref" in stderr or "could not find remote ref" in stderr.lower()
+
+
+def _moved(stderr: str) -> bool:
+    """A push refused because the remote has commits this clone lacks (else: a real failure)."""
+    words = ("non-fast-forward", "fetch first", "rejected", "stale info", "cannot lock ref")
+    return any(w in stderr for w in words)
+
+
+def _finish_merge(git: _Git, report: SyncReport, say: Say) -> None:
+    """A merge an interrupted sync (or a person) left: derived files take ours; committed when
+    nothing else is unmerged, else refused, naming the files."""
+    git_dir = Path(git.out("rev-parse", "--absolute-git-dir"))
+    if not (git_dir / "MERGE_HEAD").exists():
+        return
+    say("finishing the merge an interrupted sync left")
+    _settle_derived(git, report)
+    _conclude(git)
+
+
+def _unmerged(git: _Git) -> list[str]:
+    out = git.run("diff", "--name-only", "--diff-filter=U", "-z", check=False).stdout
+    return [p for p in out.split("\0") if p]
+
+
+def _settle_derived(git: _Git, report: SyncReport) -> None:
+    """Derived files (the summary tree, handoff notes) both sides changed: ours is kept (a
+    deleted one stays deleted) — both are rebuilt from the log, where the other side's records are."""
+    from fnmatch import fnmatch
+
+    for path in _unmerged(git):
+        if path in LINE_SETS:  # both sides' lines, each once
+            lines = [git.run("show", f":{stage}:{path}", check=False).stdout for stage in (2, 3)]
+            merged = list(dict.fromkeys(line for text in lines for line in text.splitlines() if line.strip()))
+            (git.root / path).write_text("".join(f"{line}\n" for line in merged), "utf-8")
+            git.run("add", "--", path)
+            continue
+        if not any(path.startswith(p) if p.endswith("/") else fnmatch(path, p) for p in DERIVED):
+            continue
+        if git.ok("checkout", "--ours", "--", path):
+            git.run("add", "--", path)
+        else:
+            git.run("rm", "--quiet", "--cached", "--ignore-unmatch", "--", path)
+            Path(git.root / path).unlink(missing_ok=True)
+        report.kept_ours.append(path)
+
+
+def _conclude(git: _Git) -> None:
+    left = _unmerged(git)
+    if left:
+        raise MergeConflict(
+            f"the merge stopped on {', '.join(left[:10])}: merge {'them' if len(left) > 1 else 'it'} by hand "
+            f"in {git.root} (`git status` lists them), commit, then run `optmem sync` again; the records of "
+            "both sides are in the log",
+            files=left,
+        )
+    git.run("commit", "--quiet", "--no-edit", "--no-verify")
+
+
+def _merge(git: _Git, ref: str, report: SyncReport) -> None:
+    # two clones that each began the vault before their first sync have no common commit: their
+    # files still merge (the log by file, hot files by entry)
+    res = git.run("merge", "--quiet", "--no-edit", "--no-verify", "--allow-unrelated-histories", ref, check=False)
+    if res.returncode == 0:
+        return
+    git_dir = Path(git.out("rev-parse", "--absolute-git-dir"))
+    if not (git_dir / "MERGE_HEAD").exists():  # not a conflict: git refused to start (dirty files, …)
+        raise SyncFailed(f"git merge {ref} failed: {(res.stderr or res.stdout).strip()[:600]}; nothing was merged")
+    _settle_derived(git, report)
+    _conclude(git)
+
+
+def _commit(git: _Git, vault: Vault, say: Say) -> bool:
+    """Commit the vault's changes (the repository is the vault's own); whether there were any."""
+    git.run("add", "--all", "--", ".")
+    if git.ok("diff", "--cached", "--quiet"):
+        return False
+    say("committing this clone's changes")
+    message = f"optmem sync: {layout.writer(vault.root)}"
+    git.run("commit", "--quiet", "--no-verify", "-m", message)
+    return True
+
+
+def _sizes(vault: Vault) -> dict[str, int]:
+    return {name: path.stat().st_size for name, path in vault.segments() if path.is_file()}
+
+
+def _count(raw: bytes) -> int:
+    return sum(1 for line in raw.splitlines() if line.strip())
+
+
+def _records_out(git: _Git, vault: Vault, remote_ref: str | None) -> int:
+    """Records in the log's files that the remote's branch lacks (this writer's, and a LOG.jsonl
+    from before the split)."""
+    total = 0
+    for name, path in vault.segments():
+        if not path.is_file():
+            continue
+        here = _count(path.read_bytes())
+        there = 0
+        if remote_ref is not None:
+            shown = subprocess.run(
+                ["git", "-C", str(git.root), "show", f"{remote_ref}:{name}"], capture_output=True, timeout=120
+            )
+            there = _count(shown.stdout) if shown.returncode == 0 else 0
+        total += max(0, here - there)
+    return total
+
+
+def _after_merge(
+    vault: Vault, before: dict[str, int], report: SyncReport, conflicts_before: set[str], say: Say
+) -> None:
+    """What came in: counted and scanned; the index caught up; new conflicts and hot files over
+    their budget named."""
+    from optmem import memory
+    from optmem.index import open_index
+
+    own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
+    for name, path in vault.segments():
+        if name.startswith(own) or not path.is_file():
+            continue
+        start = before.get(name, 0)
+        with open(path, "rb") as fh:
+            if path.stat().st_size < start:  # rewritten elsewhere (a purge): read it whole
+                start = 0
+            fh.seek(start)
+            for raw in fh:
+                body = raw.strip()
+                if not body:
+                    continue
+                report.records_in += 1
+                try:
+                    rec = parse_line(body)
+                except BadLine:
+                    continue  # doctor reports it; the index skips it
+                for text in (rec.text, rec.evidence):
+                    rule = scan.find(text) if text else None
+                    if rule:
+                        report.flagged.append({"id": rec.id, "file": name, "rule": rule})
+                        break
+    if report.merged or report.records_in:
+        say("catching the index up")
+    open_index(vault).close()
+    report.new_conflicts = [c for c in _conflicts(vault) if c["name"] not in conflicts_before]
+    for target, project in memory.targets(vault):
+        try:
+            hot = memory.load(vault, target, project)
+        except OptmemError:  # reported by doctor
+            continue
+        u = hot.usage()
+        if u.chars > u.limit:
+            report.over_budget.append({"file": hot.name, "chars": u.chars, "limit": u.limit})
+
+
+def _conflicts(vault: Vault) -> list[dict[str, Any]]:
+    from optmem import facts
+
+    return [
+        {"name": c.name, "key": c.key, "domain": c.domain, "ids": [v["id"] for v in c.values]}
+        for c in facts.conflicts(vault)
+    ]
+
+
+def _conflict_names(vault: Vault) -> set[str]:
+    return {c["name"] for c in _conflicts(vault)}
+
+
+def main_say(line: str) -> None:
+    """Progress on stderr, one line a stage (stdout is the report)."""
+    print(f"sync: {line}", file=sys.stderr, flush=True)

@@ -1,0 +1,237 @@
+"""`optmem sync` with real git (issue 34, part 2): a bare origin and two clones."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import optmem_cmd, run_optmem
+from test_git import GIT_ENV, git
+
+ENV = {**GIT_ENV}
+
+
+def om(vault: Path, *args: str, env: dict[str, str] | None = None) -> dict:
+    res = run_optmem("--vault", str(vault), *args, "--json", env={**ENV, **(env or {})})
+    assert res.returncode == 0, (args, res.stdout, res.stderr)
+    return json.loads(res.stdout)
+
+
+def sync(vault: Path) -> dict:
+    return om(vault, "sync")
+
+
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    one, two = tmp_path / "one", tmp_path / "two"
+    for clone in (one, two):
+        git(tmp_path, "clone", "-q", str(origin), str(clone))
+    return one, two
+
+
+def record_ids(vault: Path) -> list[str]:
+    """Every record id in every log file (a record doubled shows twice)."""
+    files = [vault / "LOG.jsonl", *sorted((vault / "log").glob("*/????-??.jsonl"))]
+    return sorted(json.loads(x)["id"] for f in files if f.exists() for x in f.read_text("utf-8").splitlines() if x)
+
+
+def test_records_and_hot_entries_travel_both_ways(tmp_path):
+    one, two = pair(tmp_path)
+    om(one, "append", "one: the backend listens on 9090")
+    om(one, "add", "one: prefers short answers")
+    first = sync(one)
+    assert first["pushed"] and first["segmented_now"] and first["records_out"] == 2
+    om(two, "append", "two: staging listens on 9091")
+    om(two, "add", "two: uses pnpm")
+    got = sync(two)
+    assert got["merged"] and got["pushed"] and got["records_in"] == 2
+    sync(one)
+    for clone in (one, two):
+        texts = {h["text"] for h in om(clone, "search", "listens")["hits"]}
+        assert texts == {"one: the backend listens on 9090", "two: staging listens on 9091"}
+        shown = run_optmem("--vault", str(clone), "show").stdout
+        assert "one: prefers short answers" in shown and "two: uses pnpm" in shown
+        assert om(clone, "doctor")["ok"] is True
+    assert record_ids(one) == record_ids(two)
+    # split at the first sync: from then on each clone appends only to its own folder
+    om(one, "append", "one: after the split")
+    om(two, "append", "two: after the split")
+    sync(one), sync(two), sync(one)
+    writers = [p.name for p in sorted((one / "log").iterdir()) if p.is_dir()]
+    assert writers == [p.name for p in sorted((two / "log").iterdir()) if p.is_dir()] and len(writers) == 2
+    for clone in (one, two):
+        mine = json.loads(run_optmem("--vault", str(clone), "segment", "--json").stdout)["writer"]
+        (month,) = (clone / "log" / mine).glob("????-??.jsonl")
+        said = [json.loads(x)["text"] for x in month.read_text("utf-8").splitlines()]
+        assert said == [f"{clone.name}: after the split"]
+    assert record_ids(one) == record_ids(two)
+
+
+def test_a_second_sync_with_nothing_new_commits_and_reindexes_nothing(tmp_path):
+    one, two = pair(tmp_path)
+    om(one, "append", "one: a record")
+    sync(one)
+    sync(two)
+    head = git(two, "rev-parse", "HEAD").stdout
+    index = two / ".cache" / "index.sqlite3"
+    before = os.stat(index)
+    again = sync(two)
+    assert again["noop"] is True and not again["committed"] and not again["merged"] and not again["pushed"]
+    after = os.stat(index)
+    assert git(two, "rev-parse", "HEAD").stdout == head
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == (before.st_ino, before.st_mtime_ns, before.st_size)
+
+
+def test_the_same_key_set_differently_on_two_clones_is_a_conflict_on_both(tmp_path):
+    one, two = pair(tmp_path)
+    sync(one), sync(two)
+    same_time = {"OPTMEM_NOW": "2026-06-01T12:00:00Z"}
+    om(one, "append", "the deploy day is Friday", "--key", "deploy_day", env=same_time)
+    om(two, "append", "the deploy day is Tuesday", "--key", "deploy_day", env=same_time)
+    sync(one)
+    report = sync(two)
+    assert [c["key"] for c in report["new_conflicts"]] == ["deploy_day"]
+    sync(one)
+    for clone in (one, two):
+        assert [c["key"] for c in om(clone, "conflicts")["conflicts"]] == ["deploy_day"]
+
+
+def test_unkeyed_corrections_that_diverge_are_a_conflict_on_both(tmp_path):
+    one, two = pair(tmp_path)
+    rid = om(one, "append", "the api lives at api.example.com")["id"]
+    sync(one), sync(two)
+    om(one, "correct", rid, "the api lives at api.example.net")
+    om(two, "correct", rid, "the api lives at api2.example.com")
+    sync(one)
+    assert sync(two)["new_conflicts"]
+    sync(one)
+    for clone in (one, two):
+        conflicts = om(clone, "conflicts")["conflicts"]
+        assert len(conflicts) == 1
+        assert {v["text"].removeprefix("〔更正〕") for v in conflicts[0]["values"]} == {
+            "the api lives at api.example.net",
+            "the api lives at api2.example.com",
+        }
+
+
+def test_a_forget_on_one_clone_leaves_the_others_search_context_and_tree(tmp_path):
+    one, two = pair(tmp_path)
+    rid = om(one, "append", "the staging password hint is bluebird", "--domain", "ops")["id"]
+    om(one, "append", "ops: deploys need two approvals", "--domain", "ops")
+    sync(one), sync(two)
+    om(two, "compact")
+    tree = run_optmem("--vault", str(two), "tree", "--domain", "ops").stdout + json.dumps(
+        om(two, "search", "bluebird", "--kind", "summary")
+    )
+    assert "bluebird" in tree  # the other clone's tree quotes it
+    om(one, "forget", rid, "--reason", "not to be kept")
+    sync(one), sync(two)
+    assert om(two, "get", rid)["record"]["status"] == "forgotten"
+    assert not [h for h in om(two, "search", "bluebird")["hits"] if h["status"] == "current"]
+    assert "bluebird" not in run_optmem("--vault", str(two), "context", "--domain", "ops").stdout
+    assert not om(two, "search", "bluebird", "--kind", "summary")["hits"]
+    shown = run_optmem("--vault", str(two), "tree", "--domain", "ops").stdout
+    nodes = [ln.split()[0] for ln in shown.splitlines() if ln.strip().startswith("L1-")]
+    for node in nodes:
+        assert "bluebird" not in run_optmem("--vault", str(two), "tree", f"ops/{node}").stdout
+
+
+def test_a_stale_driver_path_cannot_lose_a_hot_entry_through_sync(tmp_path):
+    one, two = pair(tmp_path)
+    om(one, "add", "one: shared entry")
+    sync(one), sync(two)
+    om(one, "add", "one: uses pnpm")
+    sync(one)
+    om(two, "add", "two: editor is vim")
+    git(
+        two, "config", "--local", "merge.optmem-hot.driver", "/gone/venv/bin/python3 -m optmem merge-driver %O %A %B %P"
+    )
+    sync(two)
+    entries = [e.strip() for e in (two / "MEMORY.md").read_text("utf-8").split("\n§\n") if e.strip()]
+    assert sorted(entries) == ["one: shared entry", "one: uses pnpm", "two: editor is vim"]
+
+
+def test_a_vault_inside_a_code_repository_is_refused_before_anything_changes(tmp_path):
+    repo = tmp_path / "code"
+    git(tmp_path, "init", "-q", str(repo))
+    vault = repo / ".optmem"
+    om(vault, "append", "a note")
+    before = sorted(p.name for p in vault.iterdir())
+    res = run_optmem("--vault", str(vault), "sync", "--json", env=ENV)
+    err = json.loads(res.stdout)["error"]
+    assert res.returncode == 2 and err["code"] == "usage" and "repository of its own" in err["message"]
+    assert sorted(p.name for p in vault.iterdir()) == before  # not even split
+
+
+STAGES = ("committing", "fetching", "merging", "pushing", "catching the index up")
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_sync_killed_at_any_stage_converges_on_the_next(tmp_path, stage):
+    one, two = pair(tmp_path)
+    om(one, "append", "one: first")
+    sync(one)
+    om(two, "append", "two: first")
+    sync(two)
+    for i in range(3):
+        om(one, "append", f"one: more {i}")
+        om(two, "append", f"two: more {i}")
+    sync(two)  # the remote moved: one's sync must merge
+    proc = subprocess.Popen(
+        [*optmem_cmd(), "--vault", str(one), "sync"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **ENV},
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if stage in line:
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.wait(timeout=60)
+    for clone in (one, two, one):
+        res = run_optmem("--vault", str(clone), "sync", "--json", env=ENV)
+        assert res.returncode == 0, res.stdout + res.stderr
+    ids = record_ids(one)
+    assert ids == record_ids(two) and len(ids) == len(set(ids)) == 8  # nothing lost, nothing doubled
+    for clone in (one, two):
+        assert len(om(clone, "search", "first more")["hits"]) == 8
+        assert om(clone, "doctor")["ok"] is True
+
+
+WRITER = """
+import sys
+from optmem import log
+from optmem.vault import Vault
+vault, tag, n = Vault(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+words = ["port", "deploy", "cache", "token", "build", "vim", "pnpm", "nginx", "redis", "queue"]
+for i in range(n):
+    a, b = words[i % 10], words[(i * 7 + 3) % 10]
+    key = f"{a}_{i % 13}" if i % 5 == 0 else None
+    log.append(vault, log.Draft(f"{tag} note {i}: the {a} uses {b} on {8000 + i}", key=key), gate=False)
+"""
+
+
+@pytest.mark.long
+def test_a_thousand_appends_a_clone_written_at_once_then_synced_read_the_same_on_both(tmp_path):
+    one, two = pair(tmp_path)
+    sync(one), sync(two)
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(clone), f"{clone.name}{half}", "500"], env=os.environ)
+        for clone in (one, two)
+        for half in ("a", "b")
+    ]
+    assert [p.wait(timeout=600) for p in procs] == [0, 0, 0, 0]
+    sync(one), sync(two), sync(one)
+    assert len(record_ids(one)) == len(record_ids(two)) == 2000
+    for query in ("port", "deploy nginx", "8042", "redis queue", "one note 7", "two note 499"):
+        assert om(one, "search", query, "-n", "20") == om(two, "search", query, "-n", "20"), query
+    assert om(one, "conflicts") == om(two, "conflicts")
