@@ -7,7 +7,7 @@ import sqlite3
 
 from conftest import put
 
-from optmem import record, facts, index, log, lookup
+from optmem import facts, index, log, lookup, record
 from optmem.vault import Vault
 
 
