@@ -295,6 +295,15 @@ class Index:
                 where, params = where + clause, params + [value]
         return self.rows(where, params)
 
+    def key_heads(self, key: str, domain: str, project: str | None) -> list[str]:
+        """The values that hold a key now (its winner, or the values in conflict): what a new
+        value of it is written after (`view.concurrent`)."""
+        return [
+            r.id
+            for r in self.key_group(key, domain, project)
+            if r.ksup is None and not r.forgotten and not (r.pending and not r.confirmed)
+        ]
+
     def journal(self, file: str) -> list[Row]:
         """The hot-memory journal of one file (`hot:<file>:<entry>` keys), oldest first (by time,
         then id: the order every clone agrees on, whichever log file an operation is in)."""

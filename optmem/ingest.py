@@ -260,6 +260,7 @@ def _prepare(batch: list[Line], seg: int = 0, hashed: int = 0) -> _Prepared:
             upd if isinstance(upd, str) and upd else _NONE,
             int(bool(key) and says_change(text)),
             seg,
+            _after(extra) if key and extra else _NONE,
         )
         out.rec_rows.append(row if more == _DEFAULTS else row + more)
         if tags:
@@ -301,6 +302,7 @@ _ROW_ORDER = (
     "upd",
     "change",
     "seg",
+    "after",
 )
 assert LINE_FIELDS == _ROW_ORDER, "Row's line fields moved: update _prepare"
 assert Record._fields == (
@@ -390,6 +392,14 @@ def _store(
         deferred.extend(prep.linked)
     else:
         link(conn, prep.linked, prep.ids)
+
+
+def _after(extra: dict[str, Any]) -> str:
+    """The `after` of a keyed record (the key's values its writer saw), as the index keeps it."""
+    after = extra.get("after")
+    if isinstance(after, list) and all(isinstance(a, str) for a in after):
+        return json.dumps(after)
+    return NONE_BOUND
 
 
 def _unique(conn: sqlite3.Connection, prep: _Prepared) -> _Prepared:
@@ -662,6 +672,12 @@ def view_params(conn: sqlite3.Connection) -> float:
 def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | None, window: float) -> None:
     """Mark every member of a key group but the view's winner superseded — or, when time cannot
     order its values, every member but those in conflict (which stay current, marked)."""
+    rows = conn.execute(
+        "SELECT n, id, ts, tier, fp, forgotten, corrects, kind, pending, "
+        "confirmed, inferred, state, change, after FROM rec "
+        "WHERE key = ? AND domain = ? AND project IS ?",
+        (key, domain, project),
+    )
     members = [
         view.Member(
             n,
@@ -676,13 +692,9 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
             inferred,
             state,
             change,
+            tuple(json.loads(after)) if after else None,
         )
-        for n, i, ts, tier, fp, sup, forgotten, corrects, kind, pend, ok, inferred, state, change in conn.execute(
-            "SELECT n, id, ts, tier, fp, sup, forgotten, corrects, kind, pending, "
-            "confirmed, inferred, state, change FROM rec "
-            "WHERE key = ? AND domain = ? AND project IS ?",
-            (key, domain, project),
-        )
+        for n, i, ts, tier, fp, forgotten, corrects, kind, pend, ok, inferred, state, change, after in rows
     ]
     # habits and states of one key never meet: a night up late does not replace a bedtime
     for part in (p for p in ([m for m in members if not m.state], [m for m in members if m.state]) if p):

@@ -277,6 +277,8 @@ def _append(
         idx = catch_up(idx)
         try:
             _check_redline_lock(idx, rec, now)
+            if rec.key and rec.kind != MEMORY:  # what its writer saw: two clones' values are told apart
+                rec = rec._replace(extra={**rec.extra, "after": idx.key_heads(rec.key, rec.domain, rec.project)})
             similar: list[dict[str, Any]] = []
             restating: list[Record] = []
             updates: list[dict[str, Any]] = []

@@ -14,7 +14,7 @@ from optmem.record import HANDOFF, Tier
 # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context;
 # 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed;
 # 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b);
-# 22: log segments (one file per writer), recall files per writer
+# 22: log segments (one file per writer), recall files per writer, keys by place in the log's order, `after`
 SCHEMA = "optmem-index-22"
 
 
@@ -53,6 +53,7 @@ class Row(NamedTuple):
     upd: Annotated[str | None, Col("TEXT")] = None  # the record it may update (kept both)
     change: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # says it is a change ("搬到", "now")
     seg: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # the log file it is in (index meta `segs`)
+    after: Annotated[str | None, Col("TEXT")] = None  # a keyed value: the key's values its writer saw (JSON)
     sup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this correction
     ksup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this same-key record
     forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0

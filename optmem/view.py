@@ -219,6 +219,7 @@ class Member(NamedTuple):
     inferred: int = 0  # concluded by an agent, not stated: never overrules a statement
     state: int = 0  # a temporary state (key groups: states and habits apart)
     change: int = 0  # says it replaces an earlier value ("搬到", "now")
+    after: tuple[str, ...] | None = None  # the key's values its writer saw (None: not recorded)
 
 
 class Winner(NamedTuple):
@@ -259,16 +260,41 @@ def newest(members: Iterable[Member]) -> Member:
     return max(members, key=lambda m: newer_key(m.ts, m.id, m.n))
 
 
-def _unordered(a: Member, b: Member, window: float) -> bool:
-    """Whether time cannot decide between two values of a key: corrections of one record (made
-    on two clones, merged by git); or, with a conflict window set (`[consolidation]
-    conflict_window_days`, 0 by default), values written within it of each other — unless the
-    newer one says it is a change ("moved to", "改成", "now")."""
+def _saw(m: Member, other: str, by_id: dict[str, Member]) -> bool:
+    """Whether the writer of `m` had seen the value `other` (directly, or through the values it
+    saw), by the `after` lists of the key group."""
+    todo, seen = list(m.after or ()), set()
+    while todo:
+        rid = todo.pop()
+        if rid == other:
+            return True
+        if rid not in seen and rid in by_id:
+            seen.add(rid)
+            todo += by_id[rid].after or ()
+    return False
+
+
+def concurrent(a: Member, b: Member, by_id: dict[str, Member]) -> bool:
+    """Two values of a key written where neither writer had seen the other's (on two clones,
+    before a sync): time cannot order them. Known only for values that recorded what they saw."""
+    if a.after is None or b.after is None:
+        return False
+    return not _saw(a, b.id, by_id) and not _saw(b, a.id, by_id)
+
+
+def _unordered(a: Member, b: Member, window: float, by_id: dict[str, Member] | None = None) -> bool:
+    """Whether time cannot decide between two values of a key: corrections of one record, or
+    values whose writers had not seen each other's (made on two clones, merged by a sync); or,
+    with a conflict window set (`[consolidation] conflict_window_days`, 0 by default), values
+    written within it of each other — unless the newer one says it is a change ("moved to",
+    "改成", "now")."""
     if a.fp is not None and a.fp == b.fp:
         return False  # the same value said twice is agreement, not a conflict
     if MEMORY in (a.kind, b.kind):
         return False  # a hot-memory entry's journal: the log's order is the file's
     if set(a.corrects) & set(b.corrects):
+        return True
+    if by_id is not None and concurrent(a, b, by_id):
         return True
     if window > 0 and a.ts is not None and b.ts is not None and abs(a.ts - b.ts) < window:
         newer = a if newer_key(a.ts, a.id, a.n) > newer_key(b.ts, b.id, b.n) else b
@@ -290,7 +316,8 @@ def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     redlines = [m for m in live if m.tier == Tier.REDLINE]
     pool = redlines or live
     top = newest(pool)
-    rivals = [m for m in pool if m is not top and _unordered(top, m, window)]
+    by_id = {m.id: m for m in members}
+    rivals = [m for m in pool if m is not top and _unordered(top, m, window, by_id)]
     stated = [m for m in pool if not m.inferred]
     if top.inferred and stated:  # an inference never overrules what was said: the user is asked
         said = newest(stated)

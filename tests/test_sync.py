@@ -91,15 +91,25 @@ def test_a_second_sync_with_nothing_new_commits_and_reindexes_nothing(tmp_path):
 def test_the_same_key_set_differently_on_two_clones_is_a_conflict_on_both(tmp_path):
     one, two = pair(tmp_path)
     sync(one), sync(two)
-    same_time = {"OPTMEM_NOW": "2026-06-01T12:00:00Z"}
-    om(one, "append", "the deploy day is Friday", "--key", "deploy_day", env=same_time)
-    om(two, "append", "the deploy day is Tuesday", "--key", "deploy_day", env=same_time)
+    # written a day apart, but neither clone had seen the other's value: time cannot order them
+    om(one, "append", "the deploy day is Friday", "--key", "deploy_day", env={"OPTMEM_NOW": "2026-06-01T12:00:00Z"})
+    om(two, "append", "the deploy day is Tuesday", "--key", "deploy_day", env={"OPTMEM_NOW": "2026-06-02T12:00:00Z"})
     sync(one)
     report = sync(two)
     assert [c["key"] for c in report["new_conflicts"]] == ["deploy_day"]
     sync(one)
     for clone in (one, two):
         assert [c["key"] for c in om(clone, "conflicts")["conflicts"]] == ["deploy_day"]
+    # settled on one clone, settled on both; a value written after seeing it is no conflict
+    om(one, "resolve", "deploy_day", "--value", "the deploy day is Thursday")
+    sync(one), sync(two)
+    om(two, "append", "the deploy day is Monday", "--key", "deploy_day")
+    sync(two), sync(one)
+    for clone in (one, two):
+        assert om(clone, "conflicts")["conflicts"] == []
+        assert [h["text"] for h in om(clone, "search", "deploy day", "--current")["hits"]][:1] == [
+            "the deploy day is Monday"
+        ]
 
 
 def test_unkeyed_corrections_that_diverge_are_a_conflict_on_both(tmp_path):
