@@ -7,6 +7,7 @@
     python bench/run.py --only hooks         # what the git hooks add to a commit
     python bench/run.py --only lifecycle     # sweep over 1M records, search with the cold tier, touch
     python bench/run.py --only stages        # what each ranking stage costs a search (largest size)
+    python bench/run.py --only sync --sizes 100000,1000000   # catching up 1,000 records a sync brought
     python bench/run.py --only search --sizes 100000 --write-docs   # … and into docs/performance.md
 
 Machines are noisy, so each target is a ratio to an anchor that runs right beside it:
@@ -15,6 +16,9 @@ Machines are noisy, so each target is a ratio to an anchor that runs right besid
   bigram index of the same records (one bm25-ranked query; a plain build — up to 100k records
   each build runs three times, alternating with optmem's, and the medians are compared);
 * sweep: bench/anchor.py scan, a bare Python pass that reads and parses every log line once.
+* sync: the first search after another writer's 1,000 records arrived (a sync, a file sync)
+  against the same search once caught up: the difference is the catch-up; the index file must
+  be the same one after it (caught up, never rebuilt).
 The search and append rows run with `[lifecycle] auto_sweep = "off"` (generated records are years
 old: the first append would sweep them); the lifecycle rows measure the sweep on its own.
 The stage table switches each ranking stage off in turn through the vault's optmem.toml
@@ -27,6 +31,7 @@ docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -189,6 +194,49 @@ def bench_search(sizes: list[int], repeat: int, work: Path) -> tuple[list[Row], 
             ("search 1M vs search 100k", per_size[1_000_000], "optmem search, 100k", per_size[100_000], "≤ 3x", "")
         )
     return rows, extra
+
+
+def bench_sync(sizes: list[int], repeat: int, work: Path) -> list[Row]:
+    """A segmented vault of `size` records (writer alpha), indexed; then another writer's file of
+    1,000 records arrives, as a sync or a file sync brings it. The first search after it catches
+    the index up; the same search again is the anchor (nothing to catch up)."""
+    from gen import START, STEP, records
+
+    rows: list[Row] = []
+    for size in sizes:
+        vault = work / f"sync{size}"
+        write_log(vault / "log" / "alpha" / "2023-11.jsonl", size)
+        (vault / "optmem.toml").write_text(NO_SWEEP, "utf-8")
+        env = {**env_for(vault), "OPTMEM_WRITER": "alpha"}
+        run(OPTMEM + ["reindex"], env)
+        catch, steady, rebuilt = [], [], 0
+        for i in range(max(1, repeat // 2)):
+            index = vault / ".cache" / "index.sqlite3"
+            before = os.stat(index).st_ino
+            incoming = vault / "log" / f"beta{i}" / "2026-12.jsonl"
+            incoming.parent.mkdir(parents=True)
+            tmp = incoming.with_suffix(".part")
+            with open(tmp, "w", encoding="utf-8") as fh:
+                for rec in records(1000, seed=100 + i, start=START + (size + 1000 * i) * STEP):
+                    fh.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
+            os.replace(tmp, incoming)  # arrives whole, as git or a file sync writes it
+            catch.append(run(OPTMEM + ["search", QUERIES[i % len(QUERIES)]], env)[0])
+            steady.append(run(OPTMEM + ["search", QUERIES[i % len(QUERIES)]], env)[0])
+            rebuilt += os.stat(index).st_ino != before
+        up = statistics.median(catch) - statistics.median(steady)
+        rows.append(
+            (
+                f"sync catch-up, 1,000 new records into {size:,}",
+                max(up, 0.0),
+                "—",
+                0.0,
+                "≤ 2,000 ms at 1M",
+                f"first search after the file arrived {statistics.median(catch):,.0f} ms, then "
+                f"{statistics.median(steady):,.0f} ms; {'REBUILT ' + str(rebuilt) + 'x' if rebuilt else 'no rebuild'}",
+            )
+        )
+        shutil.rmtree(vault, ignore_errors=True)
+    return rows
 
 
 def bench_compact(size: int, work: Path) -> list[Row]:
@@ -412,7 +460,9 @@ def table(rows: list[Row]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
-    ap.add_argument("--only", choices=["startup", "search", "compact", "hooks", "lifecycle", "stages"], action="append")
+    ap.add_argument(
+        "--only", choices=["startup", "search", "compact", "hooks", "lifecycle", "stages", "sync"], action="append"
+    )
     ap.add_argument("--sizes", help="comma-separated record counts for search (default 10k,100k,1M)")
     ap.add_argument("--repeat", type=int, help="runs per measurement (median taken)")
     ap.add_argument(
@@ -449,6 +499,8 @@ def main() -> None:
             rows += bench_lifecycle(10_000 if args.quick else max(sizes), repeat, work)
         if not args.only or "stages" in args.only:
             stages = bench_stages(max(sizes), repeat, work)
+        if not args.only or "sync" in args.only:
+            rows += bench_sync([s for s in sizes if s >= 10_000] or sizes, repeat, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()[0]

@@ -71,6 +71,11 @@ def to_epoch(text: str | None) -> float | None:
         return None
 
 
+def from_epoch(epoch: float) -> datetime:
+    """The UTC time of a Unix time."""
+    return datetime.fromtimestamp(epoch, UTC)
+
+
 def format_ts(dt: datetime) -> str:
     """`2026-11-29T18:55:30Z` — the canonical form written to files."""
     u = dt.astimezone(UTC)  # not strftime: its %Y writes year 4 as "4", unreadable back

@@ -880,7 +880,9 @@ def _apply_access(conn: sqlite3.Connection, path: Path, start: int, size: int) -
             if obj is None:
                 continue
             at, fields = obj
-            for field, into in (("touch", shown if fields.get("via") == "context" else touched), ("cold", cold)):
+            # what context showed, and what an import brought in: warm, not recently used
+            seen_only = fields.get("via") in ("context", "import")
+            for field, into in (("touch", shown if seen_only else touched), ("cold", cold)):
                 ids = fields.get(field)
                 if isinstance(ids, list):
                     into.extend((at, i) for i in ids if isinstance(i, str))

@@ -165,8 +165,9 @@ LINKED_KINDS = {
 }
 
 
-def _record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) -> Record:
-    """The validated record a draft describes, stamped with `moment`."""
+def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) -> Record:
+    """The validated record a draft describes, stamped with `moment` (the write gate's checks of
+    one record; `append` then weighs it against the vault, `optmem import` writes it in bulk)."""
     text = check_text(vault, draft.text, allow_unsafe=allow_unsafe)
     if draft.project is not None:
         validate_name(draft.project, "project")
@@ -265,7 +266,7 @@ def _append(
     """
     moment = clock.now()
     now = moment.timestamp()
-    rec = _record(vault, draft, moment, allow_unsafe)
+    rec = build_record(vault, draft, moment, allow_unsafe)
     on_similar = on_similar or vault.settings.dedup.on_similar
     if on_similar not in ON_SIMILAR:
         raise UsageError(f"--on-similar must be one of {', '.join(ON_SIMILAR)}, not {quote(on_similar)}")

@@ -643,6 +643,26 @@ def apply(
     )
 
 
+def put_entries(vault: Vault, target: str, project: str | None, texts: list[str], *, front: str = "") -> int:
+    """Entries an import brings, put into a hot file as they are (under the vault lock and the
+    file's lock): the ones it does not hold, in order, at its end; an empty file takes `front`
+    too. Not journalled: the import's own journal records say it (or, when it had none, the next
+    read journals what it finds). Returns how many were added."""
+    _, _, path, _ = _resolve(vault, target, project)
+    with vault.lock(), _file_lock(vault, path):
+        hot = load(vault, target, project)
+        held = set(hot.entries)
+        new = [t for t in dict.fromkeys(texts) if t not in held]
+        if not new:
+            return 0
+        if not hot.entries and not hot.front:
+            hot.front = front
+        hot.entries += new
+        fsio.ensure_dir(path.parent, within=vault.root)
+        fsio.atomic_write(hot.path, hot.render(), within=vault.root)
+    return len(new)
+
+
 def _file_lock(vault: Vault, path: Path) -> AbstractContextManager[None]:
     """Hermes Agent holds `<file>.lock` while it rewrites a memory file: so do we, inside the vault
     lock. A file whose folder does not exist yet (a new project) has no one else editing it, and

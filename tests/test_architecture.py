@@ -60,6 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.curate",
             "optmem.follow",
             "optmem.share",
+            "optmem.transfer",
         ),
     ),
     ("integrations", ("optmem.integrations",)),

@@ -245,6 +245,8 @@ def test_a_thousand_appends_a_clone_written_at_once_then_synced_read_the_same_on
     for query in ("port", "deploy nginx", "8042", "redis queue", "one note 7", "two note 499"):
         assert om(one, "search", query, "-n", "20") == om(two, "search", query, "-n", "20"), query
     assert om(one, "conflicts") == om(two, "conflicts")
+    exports = [run_optmem("--vault", str(clone), "export", env=ENV).stdout for clone in (one, two)]
+    assert exports[0] == exports[1] and exports[0].count('{"record":') == 2000
 
 
 def test_the_readme_recipe_for_two_machines_runs_as_printed(tmp_path):

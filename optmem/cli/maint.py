@@ -3,7 +3,7 @@
 from typing import Any
 
 from optmem.cli.common import emit, get_vault, warn_all
-from optmem.cli.spec import CommandExit, arg, command, flag, opt
+from optmem.cli.spec import UNSAFE, CommandExit, arg, command, flag, opt
 
 
 def _finish(json_out: bool, ok: bool, payload: dict[str, Any], human: str) -> None:
@@ -102,6 +102,87 @@ def segment(writer: str | None, json_out: bool) -> None:
     state = "is one file per writer now" if done.status == "segmented" else "was already one file per writer"
     said = f"the log {state}: this clone writes log/{done.writer}/" + (
         f"; LOG.jsonl ({done.legacy:,} record(s)) stays as it is, read as the oldest part" if done.legacy else ""
+    )
+    emit(json_out, done._asdict(), lambda: said)
+
+
+@command("export")
+def export(json_out: bool) -> None:
+    """Write the whole vault as JSONL on stdout: a header, every record, the hot entries.
+
+    One JSON object a line: the header (format `optmem-export`, version 1), each log record as
+    {"record": …} in time order, each hot file as {"hot": {"file", "front", "entries"}} with each
+    entry's journal record id. Two exports of one vault are identical; `optmem import` of it into
+    an empty vault gives a vault whose export is identical. (--json changes nothing: it is JSONL.)
+
+    \b
+    Example:
+      optmem export > vault.jsonl
+    """
+    import sys
+
+    from optmem import transfer
+
+    out = sys.stdout
+    for line in transfer.export_lines(get_vault()):
+        out.write(line + "\n")
+    out.flush()
+
+
+@command(
+    "import",
+    arg("path", "An export file, or - for stdin; with --from, the tool's memory folder or file.", metavar="PATH"),
+    opt(
+        "source",
+        "--from",
+        help="Read another tool's memory files: claude-code, codex, hermes or mem0.",
+        choices=("claude-code", "codex", "hermes", "mem0"),
+    ),
+    UNSAFE,
+)
+def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
+    """Import an export (records keyed by id), or another tool's memory files with --from.
+
+    Every record is checked (it parses; the security scan finds nothing); a bad one is reported
+    with its line number and the rest go in, in one write, then the index catches up once.
+    Importing again changes nothing. --from reads Claude Code's auto memory folder
+    (~/.claude/projects/<project>/memory), Codex's memories (MEMORY.md, memory_summary.md,
+    raw_memories.md), Hermes's MEMORY.md/USER.md (into hot memory while they fit, the rest to
+    the log) or a Mem0 export (JSON); each record keeps the date its source gave it.
+
+    \b
+    Example:
+      optmem import vault.jsonl
+      optmem import --from claude-code ~/.claude/projects/-home-me-webapp/memory
+    """
+    import sys
+    from pathlib import Path
+
+    from optmem import transfer
+    from optmem.cli.common import progress_callback
+    from optmem.errors import UsageError
+
+    vault = get_vault(write=True)
+    progress = progress_callback("importing")
+    if source:
+        done = transfer.import_from(vault, source, Path(path), allow_unsafe=allow_unsafe, progress=progress)
+    elif path == "-":
+        done = transfer.import_export(vault, sys.stdin, allow_unsafe=allow_unsafe, progress=progress)
+    else:
+        try:
+            fh = open(path, encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror or exc}; nothing was imported") from exc
+        with fh:
+            done = transfer.import_export(vault, fh, allow_unsafe=allow_unsafe, progress=progress)
+    warn_all([f"line {b['line']}: {b['message']} (not imported)" for b in done.bad[:20]])
+    if len(done.bad) > 20:
+        warn_all([f"{len(done.bad) - 20} more line(s) not imported (see --json)"])
+    said = (
+        f"imported {done.records:,} record(s) from {done.source}"
+        + (f", {done.hot} hot entr{'y' if done.hot == 1 else 'ies'}" if done.hot else "")
+        + (f"; {done.already:,} already here" if done.already else "")
+        + (f"; {len(done.bad)} line(s) not imported" if done.bad else "")
     )
     emit(json_out, done._asdict(), lambda: said)
 

@@ -49,6 +49,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "maint",
         "One log file per writer (log/<writer>/YYYY-MM.jsonl), so clones never conflict; LOG.jsonl stays.",
     ),
+    "export": ("maint", "Write the whole vault as JSONL on stdout: a header, every record, the hot entries."),
+    "import": (
+        "maint",
+        "Import an export (records keyed by id), or another tool's memory files with --from.",
+    ),
     "purge": ("maint", "Delete records physically — the only command that does; refuses without --yes."),
     "hooks": ("@agentcmd", "Install git and Claude Code hooks: install, uninstall, claude-code."),
     "hook": ("@agentcmd", "Hook entry points run by git and agents: git-commit, git-rewrite, claude-code."),

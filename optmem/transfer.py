@@ -1,0 +1,482 @@
+"""Moving memory in and out: `export` (the whole vault as JSONL) and `import` (an export, or the
+memory files of the tools users come from).
+
+An export is one JSON object a line: a header (`{"format": "optmem-export", "version": 1, …}`),
+then every log record as `{"record": {…}}` in time order (ts, then id: the same on every clone),
+then each hot file as `{"hot": {"file", "front", "entries": [{"id", "text", "journal"}]}}`. It
+says nothing of when it was made, so two exports of one vault are identical, and importing one
+into an empty vault gives a vault whose export is identical again. Records are keyed by id:
+importing twice changes nothing.
+
+An import writes in bulk: every record is checked (it parses; the write gate's scanner finds
+nothing in its text or evidence), a bad one is reported with its line number and the rest go in,
+appended together, then the index catches up once. Imported history keeps the dates its source
+gave it, and is marked as seen at the import (a recall line `via: import`, which warms it without
+making it recent), so the lifecycle's sweep does not cool it before anyone could look.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from optmem import clock, fsio, scan
+from optmem.errors import OptmemError, UsageError, quote
+from optmem.record import BadLine, Record, derived_id, parse_line
+from optmem.vault import Vault
+
+FORMAT, VERSION = "optmem-export", 1
+SOURCES = ("claude-code", "codex", "hermes", "mem0")
+CHUNK = 5000  # lines appended in one write
+Progress = Callable[[int, int], None]
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- export -----------------------------------------------------------------------------------
+def export_lines(vault: Vault) -> Iterator[str]:
+    """The vault as export lines (see the module's doc). A line the log cannot parse is left
+    out (doctor reports it); a hand-typed line gets its derived id written out."""
+    from optmem import memory
+    from optmem.index import open_index
+
+    vault.require()
+    found: list[tuple[str, str, bytes]] = []
+    for _, path in vault.segments():
+        if not path.is_file():
+            continue
+        with open(path, "rb") as fh:
+            for raw in fh:
+                body = raw.strip()
+                if not body:
+                    continue
+                try:
+                    rec = parse_line(body)
+                except BadLine:
+                    continue
+                found.append((rec.ts or "", rec.id, body))
+    found.sort(key=lambda f: (f[0], f[1]))
+    hot = []
+    with open_index(vault) as idx:
+        for target, project in memory.targets(vault):
+            try:
+                f = memory.load(vault, target, project)
+            except OptmemError:
+                continue
+            last = {row.key: row.id for row in idx.journal(f.name)}
+            entries = [
+                {"id": (e := memory.entry_id(text)), "text": text, "journal": last.get(f"hot:{f.name}:{e}")}
+                for text in f.entries
+            ]
+            if entries or f.front:
+                hot.append({"file": f.name, "front": f.front, "entries": entries})
+    yield _dumps({"format": FORMAT, "version": VERSION, "records": len(found), "hot_files": len(hot)})
+    seen: set[str] = set()
+    for _, rid, body in found:
+        if rid in seen:
+            continue  # one id written twice (doctor's duplicate_id): the first stands
+        seen.add(rid)
+        obj = json.loads(body)
+        if not isinstance(obj.get("id"), str) or not obj["id"]:
+            obj = {"id": rid, **obj}
+        yield _dumps({"record": obj})
+    for h in hot:
+        yield _dumps({"hot": h})
+
+
+# -- import -----------------------------------------------------------------------------------
+class Imported(NamedTuple):
+    source: str  # optmem-export | claude-code | codex | hermes | mem0
+    records: int  # records written
+    already: int  # records the vault had (same id): left as they were
+    hot: int  # hot entries added
+    bad: list[dict[str, Any]]  # {"line", "code", "message"}: what was not imported, and why
+
+
+class _Batch:
+    """What an import gathers before it writes: record lines, hot entries, refusals."""
+
+    def __init__(self, vault: Vault, allow_unsafe: bool) -> None:
+        from optmem.index import open_index
+
+        self.vault, self.allow_unsafe = vault, allow_unsafe
+        with open_index(vault) as idx:
+            self.known = idx.ids()
+            self.was_empty = idx.count() == 0
+        self.lines: list[bytes] = []
+        self.ids: list[str] = []
+        self.already = 0
+        self.bad: list[dict[str, Any]] = []
+        self.hot: list[dict[str, Any]] = []
+
+    def refuse(self, line: int, code: str, message: str) -> None:
+        self.bad.append({"line": line, "code": code, "message": message})
+
+    def record(self, line: int, obj: Any) -> None:
+        """A record as an export holds it."""
+        if not isinstance(obj, dict):
+            self.refuse(line, "unparseable_line", "a record is a JSON object")
+            return
+        raw = _dumps(obj).encode("utf-8")
+        try:
+            rec = parse_line(raw, line)
+        except BadLine as exc:
+            self.refuse(line, exc.code, str(exc))
+            return
+        self.add(line, rec.id, raw, rec)
+
+    def add(self, line: int, rid: str, raw: bytes, rec: Record) -> None:
+        if rid in self.known:
+            self.already += 1
+            return
+        if not self.allow_unsafe:
+            for field, value in (("text", rec.text), ("evidence", rec.evidence)):
+                rule = scan.find(value) if value else None
+                if rule:
+                    self.refuse(
+                        line,
+                        "unsafe_content",
+                        f"the security scan flags its {field} ({rule}); not imported — pass --allow-unsafe "
+                        "to take it anyway",
+                    )
+                    return
+        self.known.add(rid)
+        self.lines.append(raw)
+        self.ids.append(rid)
+
+    def draft(self, line: int, source: str, where: str, text: str, when: float | None, **fields: Any) -> None:
+        """A memory read from another tool's files: a record dated as the source dates it, its id
+        derived from where it came from and what it says (importing again finds it present)."""
+        from optmem import log
+
+        text = text.strip()
+        if not text:
+            return
+        moment = clock.from_epoch(when) if when is not None else clock.now()
+        try:
+            rec = log.build_record(self.vault, log.Draft(text, source=source, **fields), moment, self.allow_unsafe)
+        except OptmemError as exc:
+            self.refuse(line, exc.code, exc.message)
+            return
+        rid = derived_id(f"{source}\0{where}\0{text}".encode(), moment.timestamp())
+        rec = rec._replace(id=rid)
+        if rid not in self.known and self._said(rec):
+            self.already += 1  # the same words from the same tool, dated otherwise (a copied folder)
+            return
+        self.add(line, rid, rec.to_line(), rec)
+
+    def _said(self, rec: Record) -> bool:
+        """Whether the vault holds a record of these very words from this source, in its scope."""
+        from optmem import text as textmod
+        from optmem.index import open_index
+
+        fp = textmod.fingerprint(rec.text)
+        if fp is None:
+            return False
+        with open_index(self.vault) as idx:
+            return any(
+                row.source == rec.source and idx.record(row).text == rec.text
+                for row in idx.with_fingerprint(fp, rec.domain, rec.project)
+            )
+
+    def write(self, progress: Progress | None) -> int:
+        """Append the gathered records in bulk, mark them seen at the import, catch the index up
+        once (a build when the vault held nothing), and put the hot entries in their files."""
+        from optmem import index, lifecycle
+
+        if not self.lines and not self.hot:
+            return 0
+        index.prepare(self.vault)
+        with self.vault.lock():
+            target = self.vault.append_path()
+            for i in range(0, len(self.lines), CHUNK):
+                fsio.append_lines(target, self.lines[i : i + CHUNK], within=self.vault.root)
+            now = clock.format_ts(clock.now())
+            marks = [
+                lifecycle.access_line(now, touch=self.ids[i : i + 1000], via="import")
+                for i in range(0, len(self.ids), 1000)
+            ]
+            if marks:
+                fsio.append_lines(self.vault.access_path, marks, within=self.vault.root)
+            if self.was_empty and self.lines:
+                index.build(self.vault, progress)
+            else:
+                index.open_index(self.vault, progress).close()
+        return _put_hot(self.vault, self.hot)
+
+
+def _put_hot(vault: Vault, files: list[dict[str, Any]]) -> int:
+    """Hot entries from an export: into their files as they were (a file that is empty takes the
+    export's front matter too); entries the file holds already are left; nothing is journalled
+    here — the export's journal records came in with the log (an entry without one is journalled
+    as found the next time the vault is read)."""
+    from optmem import memory
+    from optmem.vault import hot_target
+
+    added = 0
+    for h in files:
+        where = hot_target(h["file"])
+        if where is None:
+            continue
+        added += memory.put_entries(vault, *where, [e["text"] for e in h["entries"]], front=h.get("front") or "")
+    return added
+
+
+def import_export(
+    vault: Vault, lines: Iterable[str], *, allow_unsafe: bool = False, progress: Progress | None = None
+) -> Imported:
+    """Import an export (see the module's doc) — records keyed by id, hot entries by text."""
+    batch = _Batch(vault, allow_unsafe)
+    it = iter(lines)
+    first = next(it, "")
+    try:
+        head = json.loads(first) if first.strip() else None
+    except ValueError:
+        head = None
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        raise UsageError(
+            "line 1 is not an optmem export's header (`optmem export` writes one); to read another "
+            f"tool's memory files use --from ({', '.join(SOURCES)}); nothing was imported"
+        )
+    if not isinstance(head.get("version"), int) or head["version"] > VERSION:
+        raise UsageError(
+            f"this export is version {head.get('version')!r}; this optmem reads version {VERSION} and "
+            "earlier — upgrade optmem; nothing was imported"
+        )
+    for n, text in enumerate(it, 2):
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            batch.refuse(n, "unparseable_line", f"not valid JSON: {exc}")
+            continue
+        if isinstance(obj, dict) and "record" in obj:
+            batch.record(n, obj["record"])
+        elif isinstance(obj, dict) and isinstance(obj.get("hot"), dict) and _hot_ok(obj["hot"]):
+            for e in obj["hot"]["entries"]:
+                rule = None if allow_unsafe else scan.find(e["text"])
+                if rule:
+                    batch.refuse(
+                        n, "unsafe_content", f"the security scan flags an entry of {obj['hot']['file']} ({rule})"
+                    )
+                    obj["hot"]["entries"] = [x for x in obj["hot"]["entries"] if x is not e]
+            batch.hot.append(obj["hot"])
+        else:
+            batch.refuse(n, "unparseable_line", 'neither {"record": …} nor {"hot": …}')
+    hot = batch.write(progress)
+    return Imported(FORMAT, len(batch.lines), batch.already, hot, batch.bad)
+
+
+def _hot_ok(h: dict[str, Any]) -> bool:
+    entries = h.get("entries")
+    return (
+        isinstance(h.get("file"), str)
+        and isinstance(entries, list)
+        and all(isinstance(e, dict) and isinstance(e.get("text"), str) and e["text"].strip() for e in entries)
+    )
+
+
+# -- other tools' memory files ----------------------------------------------------------------
+def import_from(
+    vault: Vault, source: str, path: Path, *, allow_unsafe: bool = False, progress: Progress | None = None
+) -> Imported:
+    """Read another tool's memory files into records with `source` set (see each reader)."""
+    if source not in SOURCES:
+        raise UsageError(f"--from must be one of {', '.join(SOURCES)}, not {quote(source)}")
+    if not path.exists():
+        raise UsageError(f"{path} does not exist; give the {source} memory folder or file; nothing was imported")
+    batch = _Batch(vault, allow_unsafe)
+    hot_added = 0
+    if source == "claude-code":
+        _claude_code(batch, path)
+    elif source == "codex":
+        _codex(batch, path)
+    elif source == "mem0":
+        _mem0(batch, path)
+    else:
+        hot_added = _hermes(batch, path)
+    written = len(batch.lines)
+    batch.write(progress)
+    return Imported(source, written, batch.already, hot_added, batch.bad)
+
+
+def _files(path: Path, names: Iterable[str]) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return [path / n for n in names if (path / n).is_file()]
+
+
+def _mtime(path: Path) -> float:
+    return path.stat().st_mtime
+
+
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
+_HEADING = re.compile(r"^\s*#{1,6}\s+(.*?)\s*#*\s*$")
+_LINK_ONLY = re.compile(r"^\[[^\]]*\]\([^)]*\.md\)\s*(?:[—–:-]\s*.*)?$")
+
+
+def markdown_items(text: str) -> list[tuple[int, str, str]]:
+    """The memories of a Markdown file: each list item and each paragraph, as (line, the heading
+    it sits under, its text); an item's continuation lines join it."""
+    out: list[tuple[int, str, str]] = []
+    heading, start = "", 0
+    cur: list[str] = []
+
+    def flush() -> None:
+        if cur:
+            out.append((start, heading, " ".join(s.strip() for s in cur).strip()))
+            cur.clear()
+
+    for n, line in enumerate(text.splitlines(), 1):
+        h = _HEADING.match(line)
+        item = _ITEM.match(line)
+        if h:
+            flush()
+            heading = h.group(1)
+        elif not line.strip():
+            flush()
+        elif item:
+            flush()
+            cur.append(item.group(1))
+            start = n
+        else:
+            if not cur:
+                start = n
+            cur.append(line)
+    flush()
+    return out
+
+
+def _claude_code(batch: _Batch, path: Path) -> None:
+    """Claude Code's auto memory (`~/.claude/projects/<project>/memory/`): each topic file is
+    one record (its description and body; its `type` a tag; key `claude-code:<file>`, so a newer
+    import of an edited file supersedes the older one), and each line of the MEMORY.md index
+    that is not a link to a topic file is a record of its own."""
+    import frontmatter
+
+    folder = path if path.is_dir() else path.parent
+    index = folder / "MEMORY.md"
+    if index.is_file():
+        for n, _, item in markdown_items(index.read_text("utf-8", errors="replace")):
+            if not _LINK_ONLY.match(item):
+                batch.draft(n, "claude-code", "MEMORY.md", item, _mtime(index), tags=["index"])
+    for topic in sorted(folder.glob("*.md")):
+        if topic.name == "MEMORY.md":
+            continue
+        try:
+            post = frontmatter.loads(topic.read_text("utf-8", errors="replace"))
+        except Exception as exc:  # a YAML error of any kind: this file is reported, the rest go in
+            batch.refuse(1, "bad_front_matter", f"{topic.name}: {exc}")
+            continue
+        kind = str(post.get("type") or "").strip().lower()
+        described = str(post.get("description") or "").strip()
+        body = "\n\n".join(p for p in (described, post.content.strip()) if p)
+        tags = [kind] if kind in ("user", "feedback", "project", "reference") else []
+        for part in _parts(body, batch.vault.settings.limits.record_bytes):
+            batch.draft(1, "claude-code", topic.name, part, _mtime(topic), tags=tags, key=f"claude-code:{topic.stem}")
+
+
+def _parts(text: str, limit: int) -> list[str]:
+    """A text cut at paragraphs into pieces of at most `limit` bytes (one record each)."""
+    if len(text.encode("utf-8")) <= limit:
+        return [text]
+    out, cur = [], ""
+    for para in text.split("\n\n"):
+        joined = f"{cur}\n\n{para}" if cur else para
+        if cur and len(joined.encode("utf-8")) > limit:
+            out.append(cur)
+            cur = para
+        else:
+            cur = joined
+    return out + ([cur] if cur else [])
+
+
+def _codex(batch: _Batch, path: Path) -> None:
+    """Codex's memories (`MEMORY.md`, `memory_summary.md`, `raw_memories.md`): every list item
+    and paragraph a record, tagged with the file it came from, the heading above it kept."""
+    names = ("MEMORY.md", "memory_summary.md", "raw_memories.md")
+    found = _files(path, names)
+    if not found:
+        raise UsageError(f"{path} holds none of Codex's memory files ({', '.join(names)}); nothing was imported")
+    for f in found:
+        tag = re.sub(r"[^a-z0-9]+", "-", f.stem.lower()).strip("-")
+        for n, heading, item in markdown_items(f.read_text("utf-8", errors="replace")):
+            text = f"{heading}: {item}" if heading and not item.startswith(heading) else item
+            batch.draft(n, "codex", f.name, text, _mtime(f), tags=[tag])
+
+
+def _hermes(batch: _Batch, path: Path) -> int:
+    """Hermes Agent's MEMORY.md / USER.md (`§`-separated entries): into hot memory while they fit
+    its limits (an entry it holds already is left), the rest to the log; returns entries added."""
+    from optmem import memory
+    from optmem.errors import OverLimit
+
+    found = _files(path, ("MEMORY.md", "USER.md"))
+    if not found:
+        raise UsageError(f"{path} holds neither MEMORY.md nor USER.md; nothing was imported")
+    added = 0
+    for f in found:
+        target = "user" if f.name == "USER.md" else "memory"
+        _, entries, _ = memory.parse(f.read_text("utf-8", errors="replace"))
+        for n, entry in enumerate(e.strip() for e in entries if e.strip()):
+            rule = None if batch.allow_unsafe else scan.find(entry)
+            if rule:
+                batch.refuse(n + 1, "unsafe_content", f"{f.name} entry {n + 1}: the security scan flags it ({rule})")
+                continue
+            try:
+                res = memory.add(batch.vault, entry, target=target, source="hermes", allow_unsafe=batch.allow_unsafe)
+                added += res.status == "added"
+            except OverLimit:
+                batch.draft(n + 1, "hermes", f.name, entry, _mtime(f), tags=[target])
+            except OptmemError as exc:
+                batch.refuse(n + 1, exc.code, f"{f.name} entry {n + 1}: {exc.message}")
+    return added
+
+
+def _mem0(batch: _Batch, path: Path) -> None:
+    """A Mem0 export: JSON — a list of memories, or an object holding one under `results` or
+    `memories` — each with `memory`, `created_at`, `updated_at`, `metadata` (kept as `metadata`;
+    its `categories` become tags) and Mem0's own `id` (kept as `mem0_id`)."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise UsageError(f"{path} is not a Mem0 export (not JSON: {exc}); nothing was imported") from exc
+    items = data.get("results", data.get("memories")) if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise UsageError(f"{path} is not a Mem0 export (no list of memories); nothing was imported")
+    for n, item in enumerate(items, 1):
+        if not isinstance(item, dict) or not isinstance(item.get("memory"), str):
+            batch.refuse(n, "bad_value", f"memory {n} has no `memory` text")
+            continue
+        when = next(
+            (t for t in (_epoch(item.get("updated_at")), _epoch(item.get("created_at"))) if t is not None), None
+        )
+        meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else None
+        cats = (meta or {}).get("categories") or item.get("categories") or []
+        tags = [c for c in cats if isinstance(c, str) and c.strip()][:16] if isinstance(cats, list) else []
+        extra = {k: v for k, v in (("mem0_id", item.get("id")), ("metadata", meta)) if v}
+        for key in ("user_id", "agent_id"):
+            if isinstance(item.get(key), str):
+                extra[key] = item[key]
+        batch.draft(n, "mem0", str(item.get("id") or n), item["memory"], when, tags=tags, extra=extra)
+
+
+def _epoch(value: Any) -> float | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return clock.to_epoch(value)
+    if dt.tzinfo is None:
+        from datetime import UTC
+
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()

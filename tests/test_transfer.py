@@ -1,0 +1,161 @@
+"""`optmem export` and `optmem import` (issue 34, part 3): real files, the CLI in process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data" / "import"
+
+
+def export(cli, vault: Path) -> str:
+    res = cli("--vault", str(vault), "export")
+    assert res.exit_code == 0, res.stderr
+    return res.stdout
+
+
+def log_bytes(vault: Path) -> bytes:
+    files = [vault / "LOG.jsonl", *sorted((vault / "log").glob("*/*.jsonl"))]
+    return b"".join(f.read_bytes() for f in files if f.exists())
+
+
+def busy(cli, vault: Path) -> None:
+    cli.json("--vault", str(vault), "append", "the port is 8080", "--key", "port")
+    cli.json("--vault", str(vault), "append", "the port is 9090", "--key", "port")
+    rid = cli.json("--vault", str(vault), "append", "deploys go out on Friday")["id"]
+    cli.json("--vault", str(vault), "correct", rid, "deploys go out on Thursday")
+    gone = cli.json("--vault", str(vault), "append", "a note to forget")["id"]
+    cli.json("--vault", str(vault), "forget", gone, "--reason", "wrong")
+    cli.json("--vault", str(vault), "append", "never break the build", "--redline")
+    cli.json("--vault", str(vault), "add", "prefers short answers")
+    cli.json("--vault", str(vault), "add", "uses vim", "--target", "user")
+    cli.json("--vault", str(vault), "add", "webapp: tests run with pytest", "--project", "webapp")
+    cli.json("--vault", str(vault), "remove", "uses vim", "--target", "user")
+    with open(vault / "LOG.jsonl", "a", encoding="utf-8") as fh:  # typed by hand: no id
+        fh.write(json.dumps({"ts": "2026-01-02T00:00:00Z", "text": "hand typed: the cache is redis"}) + "\n")
+
+
+def test_an_export_imported_into_an_empty_vault_exports_the_same_and_again_changes_nothing(cli, tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    busy(cli, first)
+    dump = export(cli, first)
+    assert export(cli, first) == dump  # nothing in it says when it was made
+    lines = [json.loads(x) for x in dump.splitlines()]
+    assert lines[0] == {"format": "optmem-export", "version": 1, "records": lines[0]["records"], "hot_files": 2}
+    records = [x["record"] for x in lines if "record" in x]
+    assert len(records) == lines[0]["records"] and all(r.get("id") for r in records)
+    assert [(r["ts"], r["id"]) for r in records] == sorted((r["ts"], r["id"]) for r in records)
+    hot = {h["hot"]["file"]: h["hot"] for h in lines if "hot" in h}
+    assert [e["text"] for e in hot["MEMORY.md"]["entries"]] == ["prefers short answers"]
+    assert hot["MEMORY.md"]["entries"][0]["journal"] in {r["id"] for r in records}
+    (tmp_path / "dump.jsonl").write_text(dump, "utf-8")
+    done = cli.json("--vault", str(second), "import", str(tmp_path / "dump.jsonl"))
+    assert done["records"] == len(records) and done["bad"] == [] and done["hot"] == 2
+    assert export(cli, second) == dump
+    before = log_bytes(second)
+    again = cli.json("--vault", str(second), "import", str(tmp_path / "dump.jsonl"))
+    assert again["records"] == 0 and again["already"] == len(records) and again["hot"] == 0
+    assert log_bytes(second) == before and export(cli, second) == dump
+    # and it reads as the vault it came from
+    for query in ("port", "deploys", "forget", "build"):
+        a = cli.json("--vault", str(first), "search", query)["hits"]
+        b = cli.json("--vault", str(second), "search", query)["hits"]
+        assert [(h["id"], h["status"]) for h in a] == [(h["id"], h["status"]) for h in b]
+    assert cli.json("--vault", str(second), "doctor")["ok"] is True
+
+
+def test_a_bad_line_is_reported_with_its_number_and_the_rest_go_in(cli, tmp_path):
+    good = {"v": 1, "id": "01KAAAAAAAAAAAAAAAAAAAAAAA", "ts": "2026-01-01T00:00:00Z", "text": "the port is 8080"}
+    secret = {**good, "id": "01KBBBBBBBBBBBBBBBBBBBBBBB", "text": "aws key AKIAIOSFODNN7EXAMPLQ secret"}
+    lines = [
+        json.dumps({"format": "optmem-export", "version": 1}),
+        json.dumps({"record": good}),
+        "{not json",
+        json.dumps({"record": secret}),
+        json.dumps({"something": "else"}),
+        json.dumps({"record": {**good, "id": "01KCCCCCCCCCCCCCCCCCCCCCCC", "text": "deploys on Friday"}}),
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    done = cli.json("import", str(path))
+    assert done["records"] == 2
+    assert [(b["line"], b["code"]) for b in done["bad"]] == [
+        (3, "unparseable_line"),
+        (4, "unsafe_content"),
+        (5, "unparseable_line"),
+    ]
+    assert {h["text"] for h in cli.json("search", "port Friday")["hits"]} == {"the port is 8080", "deploys on Friday"}
+    human = cli("import", str(path))
+    assert human.exit_code == 0 and "line 4:" in human.stderr and "--allow-unsafe" in human.stderr
+
+
+def test_import_refuses_what_is_not_an_export_and_writes_nothing(cli, tmp_path, vault_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("just some notes\n", "utf-8")
+    err = cli.json("import", str(path), code=2)["error"]
+    assert err["code"] == "usage" and "--from" in err["message"]
+    newer = tmp_path / "newer.jsonl"
+    newer.write_text(json.dumps({"format": "optmem-export", "version": 99}) + "\n", "utf-8")
+    assert "upgrade optmem" in cli.json("import", str(newer), code=2)["error"]["message"]
+    assert not vault_path.exists() or not any(vault_path.glob("**/*.jsonl"))
+
+
+def test_claude_code_auto_memory_imports_topic_files_and_index_lines(cli, tmp_path):
+    done = cli.json("import", "--from", "claude-code", str(DATA / "claude-code"))
+    assert done["records"] == 5 and done["bad"] == []
+    hits = cli.json("search", "real database mocks")["hits"]
+    top = hits[0]
+    assert "real database" in top["text"] and top["key"] == "claude-code:feedback_testing"
+    record = cli.json("get", top["id"])["record"]
+    assert record["source"] == "claude-code" and record["tags"] == ["feedback"]
+    assert "pnpm" in cli.json("search", "pnpm npm")["hits"][0]["text"]
+    again = cli.json("import", "--from", "claude-code", str(DATA / "claude-code"))
+    assert again["records"] == 0 and again["already"] == 5
+    # an edited topic file, imported again, supersedes its earlier version (same key)
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    for f in (DATA / "claude-code").iterdir():
+        (folder / f.name).write_text(f.read_text("utf-8"), "utf-8")
+    edited = (folder / "project_freeze.md").read_text("utf-8").replace("2026-03-05", "2026-03-12")
+    (folder / "project_freeze.md").write_text(edited, "utf-8")
+    assert cli.json("import", "--from", "claude-code", str(folder))["records"] == 1
+    freeze = [h for h in cli.json("search", "merge freeze")["hits"] if h["key"] == "claude-code:project_freeze"]
+    assert [(("03-12" in h["text"]), h["status"]) for h in freeze] == [(True, "current"), (False, "superseded")]
+
+
+def test_codex_memories_import_every_item_tagged_by_file(cli):
+    done = cli.json("import", "--from", "codex", str(DATA / "codex"))
+    assert done["records"] == 6 and done["bad"] == []
+    hit = cli.json("search", "staging database moved")["hits"][0]
+    assert "db-staging-2.internal" in hit["text"]
+    record = cli.json("get", hit["id"])["record"]
+    assert record["source"] == "codex" and record["tags"] == ["raw-memories"]
+    assert "Build:" in cli.json("search", "make build")["hits"][0]["text"]  # the heading kept with the item
+
+
+def test_hermes_memories_go_to_hot_memory_within_its_limits_and_the_rest_to_the_log(cli):
+    done = cli.json("import", "--from", "hermes", str(DATA / "hermes"))
+    memory, user = (DATA / "hermes" / "MEMORY.md").read_text("utf-8"), cli("show", "--target", "user").stdout
+    assert all(e.strip() in cli("show").stdout for e in memory.split("§"))  # all three fit
+    in_hot = sum(f"User note {i}:" in user for i in range(8))
+    assert 0 < in_hot < 8 and done["hot"] == 3 + in_hot
+    assert done["records"] == 8 - in_hot  # every user entry is somewhere: hot while it fits, else the log
+    assert cli.json("stats")["hot"][1]["chars"] <= cli.json("stats")["hot"][1]["limit"]
+    logged = cli.json("search", "User note 7 concise")["hits"]
+    assert any(h["text"].startswith("User note 7:") for h in logged)
+
+
+def test_a_mem0_export_imports_dated_as_mem0_dates_it_and_stays_findable(cli, monkeypatch):
+    done = cli.json("import", "--from", "mem0", str(DATA / "mem0.json"))
+    assert done["records"] == 3 and [b["line"] for b in done["bad"]] == [4]
+    hit = cli.json("search", "hiking weekends")["hits"][0]
+    record = cli.json("get", hit["id"])["record"]
+    assert record["ts"] == "2025-06-03T17:30:00Z"  # updated_at, in UTC
+    assert record["source"] == "mem0" and record["tags"] == ["hobbies"] and record["mem0_id"] == "a1b2c3d4-0001"
+    # a year and a half later nobody has used them, but they came in today: a sweep leaves them warm
+    cli.json("sweep")
+    assert {h["text"] for h in cli.json("search", "vegetarian data scientist hiking")["hits"]} == {
+        "Likes hiking on weekends",
+        "Is vegetarian and allergic to peanuts",
+        "Works as a data scientist at a fintech company",
+    }
