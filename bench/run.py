@@ -8,6 +8,7 @@
     python bench/run.py --only lifecycle     # sweep over 1M records, search with the cold tier, touch
     python bench/run.py --only stages        # what each ranking stage costs a search (largest size)
     python bench/run.py --only sync --sizes 100000,1000000   # catching up 1,000 records a sync brought
+    python bench/run.py --only import --sizes 100000,1000000 # an export imported vs the plain build
     python bench/run.py --only search --sizes 100000 --write-docs   # … and into docs/performance.md
 
 Machines are noisy, so each target is a ratio to an anchor that runs right beside it:
@@ -239,6 +240,42 @@ def bench_sync(sizes: list[int], repeat: int, work: Path) -> list[Row]:
     return rows
 
 
+def bench_import(sizes: list[int], work: Path) -> list[Row]:
+    """`optmem import` of an export of `size` records into an empty vault, whole process, against
+    `optmem reindex` of the same records in LOG.jsonl (the plain index build)."""
+    from gen import records
+
+    rows: list[Row] = []
+    for size in sizes:
+        plain = work / f"plain{size}"
+        write_log(plain / "LOG.jsonl", size)
+        (plain / "optmem.toml").write_text(NO_SWEEP, "utf-8")
+        dump = work / f"export{size}.jsonl"
+        with open(dump, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"format": "optmem-export", "version": 1, "records": size}) + "\n")
+            for rec in records(size):
+                fh.write(json.dumps({"record": rec}, ensure_ascii=False, separators=(",", ":")) + "\n")
+        build_ms, _ = run(OPTMEM + ["reindex"], env_for(plain))
+        target = work / f"imported{size}"
+        target.mkdir()
+        (target / "optmem.toml").write_text(NO_SWEEP, "utf-8")
+        import_ms, peak = run(OPTMEM + ["import", str(dump)], env_for(target))
+        rows.append(
+            (
+                f"optmem import of an export, {size:,} records",
+                import_ms,
+                "optmem reindex of the same records",
+                build_ms,
+                "≤ 1.5x",
+                f"peak {peak} MB",
+            )
+        )
+        for path in (plain, target):
+            shutil.rmtree(path, ignore_errors=True)
+        dump.unlink(missing_ok=True)
+    return rows
+
+
 def bench_compact(size: int, work: Path) -> list[Row]:
     """`optmem compact` over a fresh log (index already built), whole process."""
     vault = work / f"compact{size}"
@@ -461,7 +498,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
     ap.add_argument(
-        "--only", choices=["startup", "search", "compact", "hooks", "lifecycle", "stages", "sync"], action="append"
+        "--only",
+        choices=["startup", "search", "compact", "hooks", "lifecycle", "stages", "sync", "import"],
+        action="append",
     )
     ap.add_argument("--sizes", help="comma-separated record counts for search (default 10k,100k,1M)")
     ap.add_argument("--repeat", type=int, help="runs per measurement (median taken)")
@@ -499,6 +538,8 @@ def main() -> None:
             rows += bench_lifecycle(10_000 if args.quick else max(sizes), repeat, work)
         if not args.only or "stages" in args.only:
             stages = bench_stages(max(sizes), repeat, work)
+        if not args.only or "import" in args.only:
+            rows += bench_import([s for s in sizes if s >= 10_000] or sizes, work)
         if not args.only or "sync" in args.only:
             rows += bench_sync([s for s in sizes if s >= 10_000] or sizes, repeat, work)
     finally:

@@ -1400,6 +1400,39 @@ def _may_match(rule: _Rule, lowered: str) -> bool:
     return all(any(word in lowered for word in group) for group in rule.needles)
 
 
+class _Sieve:
+    """`_may_match` for a whole tuple of rules at once: the rules that may match a text, in
+    their order. Each needle is looked for once (not once a rule), and only the rules one of whose
+    first-group needles is present are weighed further — most texts hold few needles."""
+
+    def __init__(self, rules: tuple[_Rule, ...]) -> None:
+        self.rules = rules
+        words = sorted({w for r in rules for g in r.needles for w in g})
+        self.by_char: dict[str, tuple[str, ...]] = {}
+        for w in words:
+            self.by_char[w[0]] = (*self.by_char.get(w[0], ()), w)
+        self.first: dict[str, list[int]] = {}
+        for i, r in enumerate(rules):
+            for w in r.needles[0] if r.needles else ():
+                self.first.setdefault(w, []).append(i)
+        self.always = [i for i, r in enumerate(rules) if not r.needles]
+
+    def candidates(self, text: str) -> list[_Rule]:
+        present = {w for c in self.by_char.keys() & set(text) for w in self.by_char[c] if w in text}
+        found = set(self.always)
+        for w in present:
+            found.update(self.first.get(w, ()))
+        return [
+            self.rules[i] for i in sorted(found) if all(any(w in present for w in g) for g in self.rules[i].needles[1:])
+        ]
+
+
+@functools.cache
+def _sieves() -> tuple[_Sieve, _Sieve]:
+    written, phrases = _rules()
+    return _Sieve(written), _Sieve(phrases)
+
+
 @functools.cache
 def _fold_table() -> dict[int, str]:
     table = {ord(p[0]): p[1:] for p in (_CONFUSABLES + _TRADITIONAL).split()}
@@ -1580,7 +1613,6 @@ def _find(text: str, depth: int) -> str | None:
         for m in _shape("invisible").finditer(text):
             if not _allowed_invisible(text, m.start()):
                 return "invisible_character"
-    written, phrases = _rules()
     readings = [text]
     if not text.isascii():  # keys and passwords in full-width characters (ＡＫＩＡ…) read as ASCII too
         import unicodedata
@@ -1588,20 +1620,19 @@ def _find(text: str, depth: int) -> str | None:
         wide = unicodedata.normalize("NFKC", text)
         if wide != text:
             readings.append(wide)
+    by_written, by_phrase = _sieves()
     for reading in readings:
-        lowered = reading.lower()
-        for rule in written:
-            if _may_match(rule, lowered):
-                for m in _compiled(rule.source, rule.flags).finditer(reading):
-                    if rule.accept is None or rule.accept(m):
-                        return rule.name
+        for rule in by_written.candidates(reading.lower()):
+            for m in _compiled(rule.source, rule.flags).finditer(reading):
+                if rule.accept is None or rule.accept(m):
+                    return rule.name
     folded = fold(text)
     variants = [folded]
     if folded.isascii() and re.search("[a-z][013457@$]|[013457@$][a-z]", folded):  # 1gn0re → ignore
         variants.append(_shape("leet").sub(lambda m: m.group().translate(_LEET), folded))
     for variant in variants:
-        for rule in phrases:
-            if _may_match(rule, variant) and _phrase(rule.source, True).search(variant):
+        for rule in by_phrase.candidates(variant):
+            if _phrase(rule.source, True).search(variant):
                 return rule.name
     spoken = _spoken(text)
     langs = {lang for lang, words in _LANG_WORDS.items() if any(w in spoken for w in words)}
@@ -1614,17 +1645,17 @@ def _find(text: str, depth: int) -> str | None:
     for encoding, variant in (("rot13", folded.translate(_ROT13)), ("reversed", folded[::-1])):
         if not any(word in variant for word in _DECODED_WORDS):
             continue  # (nearly every text: what it decodes to holds none of the words an injection needs)
-        for rule in phrases:  # ROT13 and text written backwards: the phrase rules read them decoded
-            if _may_match(rule, variant) and _phrase(rule.source, True).search(variant):
+        # ROT13 and text written backwards: the phrase rules read them decoded
+        for rule in by_phrase.candidates(variant):
+            if _phrase(rule.source, True).search(variant):
                 return f"{encoding}_{rule.name}"
     collapsed = _collapsed(folded)
     if collapsed:
         joined, spans = collapsed
-        for rule in phrases:
-            if _may_match(rule, joined):
-                for m in _phrase(rule.source, False).finditer(joined):
-                    if any(a < m.end() and m.start() < b for a, b in spans):
-                        return rule.name
+        for rule in by_phrase.candidates(joined):
+            for m in _phrase(rule.source, False).finditer(joined):
+                if any(a < m.end() and m.start() < b for a, b in spans):
+                    return rule.name
     if depth < _DEPTH:
         for encoding, decoded in _decoded(text):
             inner = _find(decoded, depth + 1)

@@ -118,37 +118,23 @@ class _Batch:
     def refuse(self, line: int, code: str, message: str) -> None:
         self.bad.append({"line": line, "code": code, "message": message})
 
-    def record(self, line: int, obj: Any) -> None:
-        """A record as an export holds it."""
-        if not isinstance(obj, dict):
-            self.refuse(line, "unparseable_line", "a record is a JSON object")
-            return
-        raw = _dumps(obj).encode("utf-8")
-        try:
-            rec = parse_line(raw, line)
-        except BadLine as exc:
-            self.refuse(line, exc.code, str(exc))
-            return
-        self.add(line, rec.id, raw, rec)
+    def take(self, checked: list[Checked]) -> None:
+        """Records `check` passed (or the reason it did not), in order: new ids are kept."""
+        for line, rid, raw, refusal in checked:
+            if refusal is not None:
+                self.refuse(line, *refusal)
+            elif rid in self.known:
+                self.already += 1
+            else:
+                self.known.add(rid)
+                self.lines.append(raw)
+                self.ids.append(rid)
 
     def add(self, line: int, rid: str, raw: bytes, rec: Record) -> None:
         if rid in self.known:
             self.already += 1
             return
-        if not self.allow_unsafe:
-            for field, value in (("text", rec.text), ("evidence", rec.evidence)):
-                rule = scan.find(value) if value else None
-                if rule:
-                    self.refuse(
-                        line,
-                        "unsafe_content",
-                        f"the security scan flags its {field} ({rule}); not imported — pass --allow-unsafe "
-                        "to take it anyway",
-                    )
-                    return
-        self.known.add(rid)
-        self.lines.append(raw)
-        self.ids.append(rid)
+        self.take([(line, rid, raw, _unsafe(rec, self.allow_unsafe))])
 
     def draft(self, line: int, source: str, where: str, text: str, when: float | None, **fields: Any) -> None:
         """A memory read from another tool's files: a record dated as the source dates it, its id
@@ -211,6 +197,48 @@ class _Batch:
         return _put_hot(self.vault, self.hot)
 
 
+Checked = tuple[int, str, bytes, tuple[str, str] | None]  # (line, id, the line to write, why refused)
+PARALLEL_MIN = 4000  # records: below this a worker pool costs more than it saves
+
+
+def _unsafe(rec: Record, allow_unsafe: bool) -> tuple[str, str] | None:
+    """Why the write gate's scanner refuses a record (its text or evidence), or None."""
+    if allow_unsafe:
+        return None
+    for field, value in (("text", rec.text), ("evidence", rec.evidence)):
+        rule = scan.find(value) if value else None
+        if rule:
+            return (
+                "unsafe_content",
+                f"the security scan flags its {field} ({rule}); not imported — pass --allow-unsafe to take it anyway",
+            )
+    return None
+
+
+def check(chunk: tuple[list[tuple[int, str]], bool]) -> list[Checked]:
+    """Export lines holding records, checked: each parses as a record, and the scanner finds
+    nothing in it (pure: runs in worker processes for a big import)."""
+    lines, allow_unsafe = chunk
+    out: list[Checked] = []
+    for n, text in lines:
+        try:
+            obj = json.loads(text)["record"]
+        except (ValueError, RecursionError, KeyError, TypeError) as exc:
+            out.append((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}")))
+            continue
+        if not isinstance(obj, dict):
+            out.append((n, "", b"", ("unparseable_line", "a record is a JSON object")))
+            continue
+        raw = _dumps(obj).encode("utf-8")
+        try:
+            rec = parse_line(raw, n)
+        except BadLine as exc:
+            out.append((n, "", b"", (exc.code, str(exc))))
+            continue
+        out.append((n, rec.id, raw, _unsafe(rec, allow_unsafe)))
+    return out
+
+
 def _put_hot(vault: Vault, files: list[dict[str, Any]]) -> int:
     """Hot entries from an export: into their files as they were (a file that is empty takes the
     export's front matter too); entries the file holds already are left; nothing is journalled
@@ -249,8 +277,44 @@ def import_export(
             f"this export is version {head.get('version')!r}; this optmem reads version {VERSION} and "
             "earlier — upgrade optmem; nothing was imported"
         )
-    for n, text in enumerate(it, 2):
+    big = isinstance(head.get("records"), int) and head["records"] >= PARALLEL_MIN
+    pool = None
+    if big:
+        import multiprocessing
+        import os
+
+        pool = multiprocessing.get_context("fork").Pool(max(2, os.cpu_count() or 1))
+    try:
+        chunks = (c for c in _record_chunks(batch, it, allow_unsafe))
+        total = head["records"] if isinstance(head.get("records"), int) else 0
+        done = 0
+        for checked in pool.imap(check, chunks) if pool else map(check, chunks):
+            batch.take(checked)
+            done += len(checked)
+            if progress and total:
+                progress(min(done, total), total)  # checking; the index's own progress follows
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    hot = batch.write(progress)
+    return Imported(FORMAT, len(batch.lines), batch.already, hot, sorted(batch.bad, key=lambda b: b["line"]))
+
+
+def _record_chunks(
+    batch: _Batch, lines: Iterator[str], allow_unsafe: bool
+) -> Iterator[tuple[list[tuple[int, str]], bool]]:
+    """The record lines of an export in chunks for `check`; the other lines (hot files, lines
+    that are neither) are taken here as they come."""
+    chunk: list[tuple[int, str]] = []
+    for n, text in enumerate(lines, 2):
         if not text.strip():
+            continue
+        if text.startswith('{"record":'):
+            chunk.append((n, text))
+            if len(chunk) >= CHUNK:
+                yield chunk, allow_unsafe
+                chunk = []
             continue
         try:
             obj = json.loads(text)
@@ -258,7 +322,7 @@ def import_export(
             batch.refuse(n, "unparseable_line", f"not valid JSON: {exc}")
             continue
         if isinstance(obj, dict) and "record" in obj:
-            batch.record(n, obj["record"])
+            chunk.append((n, text))
         elif isinstance(obj, dict) and isinstance(obj.get("hot"), dict) and _hot_ok(obj["hot"]):
             for e in obj["hot"]["entries"]:
                 rule = None if allow_unsafe else scan.find(e["text"])
@@ -270,8 +334,8 @@ def import_export(
             batch.hot.append(obj["hot"])
         else:
             batch.refuse(n, "unparseable_line", 'neither {"record": …} nor {"hot": …}')
-    hot = batch.write(progress)
-    return Imported(FORMAT, len(batch.lines), batch.already, hot, batch.bad)
+    if chunk:
+        yield chunk, allow_unsafe
 
 
 def _hot_ok(h: dict[str, Any]) -> bool:

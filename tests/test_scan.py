@@ -498,3 +498,35 @@ def test_import_compiles_nothing_and_an_ordinary_scan_compiles_little():
     # the control-character rule and the shapes every scan uses (own names, letter spacing, base64,
     # hex, escapes); none of the other written-text rules or phrase rules, whose words are absent
     assert at_import == 0 and after <= 6 and phrases == 0
+
+
+def _needle_words() -> list[str]:
+    return sorted({w for rules in scan._rules() for r in rules for g in r.needles for w in g})
+
+
+def test_the_sieve_picks_exactly_the_rules_whose_needles_are_there():
+    """`_Sieve.candidates` is `_may_match` over every rule, in order: on texts made of needle
+    words (and pieces of them), and on the corpora."""
+    import random
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    words = _needle_words()
+    sieves = scan._sieves()
+
+    def same(text: str) -> None:
+        for rules, sieve in zip(scan._rules(), sieves):
+            assert sieve.candidates(text) == [r for r in rules if scan._may_match(r, text)], text
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.sampled_from(words), max_size=10), st.integers(0, 3))
+    def check(parts: list[str], cut: int) -> None:
+        same(" ".join(p[cut:] for p in parts))
+
+    check()
+    rng = random.Random(5)
+    payloads = [p["text"] for p in corpus.generalise_payloads()]
+    for text in rng.sample(payloads, 60) + corpus.developer_notes()[:60]:
+        same(scan.fold(text))
+        same(text.lower())

@@ -159,3 +159,23 @@ def test_a_mem0_export_imports_dated_as_mem0_dates_it_and_stays_findable(cli, mo
         "Is vegetarian and allergic to peanuts",
         "Works as a data scientist at a fintech company",
     }
+
+
+def test_a_big_import_checks_its_records_in_worker_processes_with_the_same_result(cli, tmp_path, monkeypatch):
+    from optmem import transfer
+
+    lines = [json.dumps({"format": "optmem-export", "version": 1, "records": 300})]
+    for i in range(300):
+        text = f"note {i}: the service listens on port {8000 + i}" if i != 150 else "password: hunter2hunter2"
+        rec = {"v": 1, "id": f"01KA{i:022d}", "ts": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z", "text": text}
+        lines.append(json.dumps({"record": rec}))
+    lines.insert(100, "{broken")
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    serial = cli.json("--vault", str(tmp_path / "serial"), "import", str(path))
+    monkeypatch.setattr(transfer, "PARALLEL_MIN", 10)  # the pool from 10 records on: both paths, same input
+    monkeypatch.setattr(transfer, "CHUNK", 7)
+    parallel = cli.json("--vault", str(tmp_path / "parallel"), "import", str(path))
+    assert serial == parallel and serial["records"] == 299
+    assert [(b["line"], b["code"]) for b in serial["bad"]] == [(101, "unparseable_line"), (153, "unsafe_content")]
+    assert export(cli, tmp_path / "serial") == export(cli, tmp_path / "parallel")
