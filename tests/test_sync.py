@@ -10,15 +10,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import optmem_cmd, run_optmem
+from conftest import Cli, optmem_cmd, run_optmem
 from test_git import GIT_ENV, git
 
 ENV = {**GIT_ENV}
 
 
+CLI = Cli()  # in this process (git itself runs as a process): what the tests exercise is measured
+
+
 def om(vault: Path, *args: str, env: dict[str, str] | None = None) -> dict:
-    res = run_optmem("--vault", str(vault), *args, "--json", env={**ENV, **(env or {})})
-    assert res.returncode == 0, (args, res.stdout, res.stderr)
+    res = CLI("--vault", str(vault), *args, "--json", env={**ENV, **(env or {})})
+    assert res.exit_code == 0, (args, res.stdout, res.stderr)
     return json.loads(res.stdout)
 
 
