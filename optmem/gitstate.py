@@ -6,7 +6,6 @@ journalled from it until the user settles the merge.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 
@@ -22,6 +21,8 @@ def unmerged(path: Path) -> bool:
     top = work_tree(path.parent)
     if top is None:
         return False
+    import subprocess  # (only here: a module every command imports must not pay for it)
+
     try:
         res = subprocess.run(
             ["git", "-C", str(top), "ls-files", "--unmerged", "--", os.path.realpath(path)],

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
-import socket
 from pathlib import Path
 
 from optmem import fsio
@@ -93,7 +91,7 @@ def _listed() -> dict[tuple[str, str], str]:
 
 
 def _place(root: Path) -> tuple[str, str]:
-    return socket.gethostname(), os.path.realpath(root)
+    return os.uname().nodename, os.path.realpath(root)  # (no `socket` import: every command pays for one)
 
 
 def writer(root: Path, *, choose: str | None = None) -> str:
@@ -116,7 +114,7 @@ def writer(root: Path, *, choose: str | None = None) -> str:
 
 def _new_id(host: str) -> str:
     stem = re.sub(r"[^a-z0-9-]+", "-", host.lower().split(".")[0]).strip("-")[:24] or "writer"
-    return f"{stem}-{secrets.token_hex(2)}"
+    return f"{stem}-{os.urandom(2).hex()}"
 
 
 def write_path(root: Path, month: str) -> Path:

@@ -320,7 +320,7 @@ def ensure_layout(vault: Vault) -> list[str]:
     from optmem import trust
 
     created: list[str] = []
-    fresh = not any((vault.root / name).exists() for name in ("LOG.jsonl", "MEMORY.md", "USER.md"))
+    fresh = not any((vault.root / name).exists() for name in ("LOG.jsonl", "MEMORY.md", "USER.md", layout.SEGMENTS))
     if fsio.ensure_dir(vault.root):
         created.append(str(vault.root))
     if fresh and trust.in_git_work_tree(vault.root):

@@ -107,3 +107,23 @@ def test_the_summary_tree_marks_the_redlines_of_an_untrusted_vault(tmp_path):
     assert all("[unverified redline]" in h["text"] and "[redline]" not in h["text"] for h in hits)
     _json(cloned, "trust")
     assert "[redline]" in _json(cloned, "tree", ref)["node"]["body"]
+
+
+def test_a_cloned_vault_split_per_writer_is_not_taken_for_one_begun_here(tmp_path):
+    """A segmented vault has no LOG.jsonl and may have no hot file: a first write in the clone
+    must still see that it came with records."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git(origin, "init", "-q")
+    vault = origin / ".optmem"
+    run_optmem("--vault", str(vault), "segment")  # (no vault yet: refused)
+    run_optmem("--vault", str(vault), "init")
+    run_optmem("--vault", str(vault), "segment", "--writer", "origin")
+    run_optmem("--vault", str(vault), "append", RULE, "--redline")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "memory")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    assert not (clone / ".optmem" / "LOG.jsonl").exists()
+    run_optmem("--vault", str(clone / ".optmem"), "append", "a note written in the clone")
+    assert "Unverified rules" in _json(clone / ".optmem", "context")["text"]

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optmem import gitstate, layout, scan
+from optmem import fsio, gitstate, layout, scan
 from optmem.errors import MergeConflict, OptmemError, SyncFailed, UsageError, quote
 from optmem.record import BadLine, parse_line
 from optmem.vault import Vault
@@ -124,13 +124,21 @@ def _top(vault: Vault) -> Path:
     return top
 
 
+SYNC_WAIT = 600.0  # seconds a sync waits for another sync of the same clone
+
+
 def sync(vault: Vault, remote: str | None = None, branch: str | None = None, say: Say | None = None) -> SyncReport:
-    """Commit, fetch, merge, scan, catch up, push (see the module's doc); the report."""
+    """Commit, fetch, merge, scan, catch up, push (see the module's doc); the report. One sync
+    of a clone at a time (a second waits for the first)."""
+    vault.require()
+    with fsio.exclusive_lock(vault.cache("sync.lock"), SYNC_WAIT, within=vault.root):
+        return _sync(vault, remote, branch, say or (lambda _: None))
+
+
+def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> SyncReport:
     from optmem import share
     from optmem.integrations.git import install_merge_driver
 
-    say = say or (lambda _: None)
-    vault.require()
     git = _Git(_top(vault), layout.writer(vault.root))
     current = git.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
     if not current:
@@ -152,7 +160,8 @@ def sync(vault: Vault, remote: str | None = None, branch: str | None = None, say
         segmented_now = True
     report = SyncReport(remote, branch, layout.writer(vault.root), segmented_now=segmented_now)
     install_merge_driver(vault)
-    _finish_merge(git, report, say)
+    with vault.lock():  # a merge rewrites hot files: no add or replace meanwhile
+        _finish_merge(git, report, say)
     conflicts_before = _conflict_names(vault)
     report.committed = _commit(git, vault, say)
     before = _sizes(vault)
@@ -169,7 +178,8 @@ def sync(vault: Vault, remote: str | None = None, branch: str | None = None, say
         if exists and git.head() != git.out("rev-parse", remote_ref):
             if not git.head() or not git.ok("merge-base", "--is-ancestor", remote_ref, "HEAD"):
                 say(f"merging {remote}/{branch}")
-                _merge(git, remote_ref, report)
+                with vault.lock():  # a merge rewrites hot files: no add or replace meanwhile
+                    _merge(git, remote_ref, report)
                 report.merged = True
         if exists and git.head() == git.out("rev-parse", remote_ref):
             break  # nothing of ours the remote lacks
