@@ -114,6 +114,7 @@ class _Batch:
         self.already = 0
         self.bad: list[dict[str, Any]] = []
         self.hot: list[dict[str, Any]] = []
+        self.idx: Any = None  # an Index, opened once when a --from import looks for words it holds
 
     def refuse(self, line: int, code: str, message: str) -> None:
         self.bad.append({"line": line, "code": code, "message": message})
@@ -165,17 +166,22 @@ class _Batch:
         fp = textmod.fingerprint(rec.text)
         if fp is None:
             return False
-        with open_index(self.vault) as idx:
-            return any(
-                row.source == rec.source and idx.record(row).text == rec.text
-                for row in idx.with_fingerprint(fp, rec.domain, rec.project)
-            )
+        if self.idx is None:  # one index for the whole gathering (closed by `write`)
+            self.idx = open_index(self.vault)
+        idx = self.idx
+        return any(
+            row.source == rec.source and idx.record(row).text == rec.text
+            for row in idx.with_fingerprint(fp, rec.domain, rec.project)
+        )
 
     def write(self, progress: Progress | None) -> int:
         """Append the gathered records in bulk, mark them seen at the import, catch the index up
         once (a build when the vault held nothing), and put the hot entries in their files."""
         from optmem import index, lifecycle
 
+        if self.idx is not None:
+            self.idx.close()
+            self.idx = None
         if not self.lines and not self.hot:
             return 0
         index.prepare(self.vault)

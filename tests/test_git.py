@@ -149,13 +149,19 @@ def test_an_entry_edited_on_both_sides_keeps_both_and_doctor_says_so(tmp_path):
     assert json.loads(run_optmem("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
 
 
-def test_the_shared_vault_recipe_runs_as_printed(tmp_path):
+def run_recipe(marker: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """A docs recipe that uses git, run as printed with its own HOME (~/… are its paths)."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     env = {**os.environ, **GIT_ENV, "HOME": str(home)}
     env.pop("OPTMEM_VAULT", None)
-    res = run_readme_block("# recipe: a vault shared through git", env, tmp_path)
+    res = run_readme_block(marker, env, tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
+    return res
+
+
+def test_the_shared_vault_recipe_runs_as_printed(tmp_path):
+    res = run_recipe("# recipe: a vault shared through git", tmp_path)
     assert "laptop: the backend listens on 9090" in res.stdout and "desktop: staging listens on 9091" in res.stdout
     for entry in ("prefers short answers", "uses pnpm", "deploys on Fridays"):
         assert entry in res.stdout, res.stdout

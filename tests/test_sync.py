@@ -253,14 +253,10 @@ def test_a_thousand_appends_a_clone_written_at_once_then_synced_read_the_same_on
 
 
 def test_the_readme_recipe_for_two_machines_runs_as_printed(tmp_path):
-    from conftest import run_readme_block
+    from test_git import run_recipe
 
     home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    env = {**os.environ, **ENV, "HOME": str(home)}
-    env.pop("OPTMEM_VAULT", None)
-    res = run_readme_block("# recipe: sharing a vault between two machines", env, tmp_path)
-    assert res.returncode == 0, res.stdout + res.stderr
+    res = run_recipe("# recipe: sharing a vault between two machines", tmp_path)
     assert "laptop: the backend listens on 9090" in res.stdout and "desktop: staging listens on 9091" in res.stdout
     assert sorted(p.name for p in (home / "laptop" / "log").iterdir() if p.is_dir()) == sorted(
         p.name for p in (home / "desktop" / "log").iterdir() if p.is_dir()
