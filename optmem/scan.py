@@ -32,7 +32,7 @@ U+06DD, U+070F, U+0890–0891, U+08E2, U+110BD, U+110CD) are Cf but visible, so 
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from optmem.errors import TooLarge, UnsafeContent
@@ -1106,6 +1106,9 @@ _LANG_WORDS: dict[str, tuple[str, ...]] = {
 }
 
 
+_ANY_LANG_WORD = tuple(w for words in _LANG_WORDS.values() for w in words)
+
+
 def _language_rules() -> list[tuple[str, str, str]]:
     """(language, rule name, pattern) of every language in `_LANGS`, assembled from its words."""
     out = []
@@ -1400,17 +1403,48 @@ def _may_match(rule: _Rule, lowered: str) -> bool:
     return all(any(word in lowered for word in group) for group in rule.needles)
 
 
+class _WordFinder:
+    """Which of a set of words (needles) a text holds, fast.
+
+    Most needles are plain words (`[a-z]+`). Such a needle is in a text exactly when it is inside
+    one of the text's runs of letters a-z, so the needles each run holds are worked out once per
+    distinct run and remembered (a language repeats its words): a text costs a look-up per word,
+    not a search per needle. The other needles (Chinese, punctuation, spaces, accents) are looked
+    for directly, only those whose first character the text holds."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        words = sorted(set(words))
+        self.lettered = tuple(w for w in words if _LETTERS.fullmatch(w))
+        self.by_char: dict[str, tuple[str, ...]] = {}
+        for w in words:
+            if not _LETTERS.fullmatch(w):
+                self.by_char[w[0]] = (*self.by_char.get(w[0], ()), w)
+        self.inside = functools.lru_cache(maxsize=1 << 16)(self._inside)
+
+    def _inside(self, run: str) -> frozenset[str]:
+        """The plain-word needles a run of letters holds."""
+        return frozenset(w for w in self.lettered if w in run)
+
+    def present(self, text: str) -> set[str]:
+        found: set[str] = set().union(*map(self.inside, _runs(text)))
+        found.update(w for c in self.by_char.keys() & set(text) for w in self.by_char[c] if w in text)
+        return found
+
+
+@functools.lru_cache(maxsize=4)
+def _runs(text: str) -> frozenset[str]:
+    """The distinct runs of letters a-z of a text (the stages of one scan read one text often)."""
+    return frozenset(_LETTERS.findall(text))
+
+
 class _Sieve:
     """`_may_match` for a whole tuple of rules at once: the rules that may match a text, in
-    their order. Each needle is looked for once (not once a rule), and only the rules one of whose
-    first-group needles is present are weighed further — most texts hold few needles."""
+    their order. Each needle is looked for once (not once a rule: `_WordFinder`), and only the rules
+    one of whose first-group needles is present are weighed further — most texts hold few."""
 
     def __init__(self, rules: tuple[_Rule, ...]) -> None:
         self.rules = rules
-        words = sorted({w for r in rules for g in r.needles for w in g})
-        self.by_char: dict[str, tuple[str, ...]] = {}
-        for w in words:
-            self.by_char[w[0]] = (*self.by_char.get(w[0], ()), w)
+        self.needles = _WordFinder(w for r in rules for g in r.needles for w in g)
         self.first: dict[str, list[int]] = {}
         for i, r in enumerate(rules):
             for w in r.needles[0] if r.needles else ():
@@ -1418,13 +1452,18 @@ class _Sieve:
         self.always = [i for i, r in enumerate(rules) if not r.needles]
 
     def candidates(self, text: str) -> list[_Rule]:
-        present = {w for c in self.by_char.keys() & set(text) for w in self.by_char[c] if w in text}
+        present = self.needles.present(text)
+        if not present:
+            return [self.rules[i] for i in self.always]
         found = set(self.always)
         for w in present:
             found.update(self.first.get(w, ()))
         return [
             self.rules[i] for i in sorted(found) if all(any(w in present for w in g) for g in self.rules[i].needles[1:])
         ]
+
+
+_LETTERS = re.compile("[a-z]+")
 
 
 @functools.cache
@@ -1530,6 +1569,10 @@ def _is_han(text: str, i: int) -> bool:
 
 def _collapsed(folded: str) -> tuple[str, list[tuple[int, int]]] | None:
     """The folded text with letter-spaced runs joined, and where those runs now are."""
+    # a letter-spaced run holds three or more letters standing alone (a-z with no a-z either
+    # side): fewer, and there is nothing to join (most texts)
+    if sum(len(run) == 1 for run in _LETTERS.findall(folded)) < 3:
+        return None
     pieces: list[str] = []
     spans: list[tuple[int, int]] = []
     last = size = 0
@@ -1553,7 +1596,9 @@ def _decoded(text: str) -> list[tuple[str, str]]:
 
     out: list[tuple[str, str]] = []
     budget = _MAX_DECODED
-    for encoding, pattern in (("base64", _shape("base64")), ("hex", _shape("hex"))):
+    # a base64 or hex run holds 16 characters of the base64 alphabet in a row (hex digits are in it)
+    runs = _RUN.search(text) is not None
+    for encoding, pattern in (("base64", _shape("base64")), ("hex", _shape("hex"))) if runs else ():
         for m in pattern.finditer(text):
             run = "".join(m.group().split())
             budget -= len(run)
@@ -1571,9 +1616,12 @@ def _decoded(text: str) -> list[tuple[str, str]]:
                 continue  # binascii.Error is a ValueError
             if len(decoded) >= 4 and len(_shape("control").findall(decoded)) * 10 <= len(decoded):  # text, not bytes
                 out.append((encoding, decoded))
-    if len(_shape("escape").findall(text)) >= 3:
+    if ("&#" in text or "\\" in text or "%" in text) and len(_shape("escape").findall(text)) >= 3:
         out.append(("escaped", _shape("escape").sub(_unescape, text)))
     return out
+
+
+_RUN = re.compile("[A-Za-z0-9+/_-]{16}")
 
 
 def _unescape(m: re.Match[str]) -> str:
@@ -1635,17 +1683,23 @@ def _find(text: str, depth: int) -> str | None:
             if _phrase(rule.source, True).search(variant):
                 return rule.name
     spoken = _spoken(text)
-    langs = {lang for lang, words in _LANG_WORDS.items() if any(w in spoken for w in words)}
+    langs = (
+        {lang for lang, words in _LANG_WORDS.items() if any(w in spoken for w in words)}
+        if _finder(_ANY_LANG_WORD).present(spoken)
+        else ()
+    )
     for lang, name, pattern in _foreign() if langs else ():
         if lang in langs and pattern.search(spoken):
             return name
     mixed = _mixed_or_pinyin(folded)
     if mixed:
         return mixed
-    for encoding, variant in (("rot13", folded.translate(_ROT13)), ("reversed", folded[::-1])):
-        if not any(word in variant for word in _DECODED_WORDS):
+    encodings = (("rot13", _ROT13_WORDS), ("reversed", _REVERSED_WORDS))
+    for encoding, encoded in encodings if _finder(_ENCODED).present(folded) else ():
+        if not _finder(encoded).present(folded):
             continue  # (nearly every text: what it decodes to holds none of the words an injection needs)
         # ROT13 and text written backwards: the phrase rules read them decoded
+        variant = folded.translate(_ROT13) if encoding == "rot13" else folded[::-1]
         for rule in by_phrase.candidates(variant):
             if _phrase(rule.source, True).search(variant):
                 return f"{encoding}_{rule.name}"
@@ -1686,6 +1740,16 @@ _DECODED_WORDS = (
     "obey",
 )
 _ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm")  # (on folded text: lower case)
+# the words as they stand in the text before decoding: a word is in the decoded text exactly when
+# its encoded form is in the text (ROT13 maps letter to letter, reversing reverses)
+_ROT13_WORDS = tuple(w.translate(_ROT13) for w in _DECODED_WORDS)
+_REVERSED_WORDS = tuple(w[::-1] for w in _DECODED_WORDS)
+_ENCODED = _ROT13_WORDS + _REVERSED_WORDS
+
+
+@functools.cache
+def _finder(words: tuple[str, ...]) -> _WordFinder:
+    return _WordFinder(words)
 
 
 @functools.cache

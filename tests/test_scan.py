@@ -76,7 +76,8 @@ def test_needles_never_hide_a_hit(monkeypatch):
     """A rule only runs when its needle words occur; without that gate every answer is the same."""
     texts = [r["text"] for r in corpus.payloads()] + corpus.ordinary_notes()
     gated = [scan.find(t) for t in texts]
-    monkeypatch.setattr(scan, "_may_match", lambda rule, lowered: True)
+    monkeypatch.setattr(scan._Sieve, "candidates", lambda self, text: list(self.rules))
+    monkeypatch.setattr(scan._WordFinder, "present", lambda self, text: set(self.lettered) | set(self.by_char))
     assert [scan.find(t) for t in texts] == gated
 
 
@@ -530,3 +531,52 @@ def test_the_sieve_picks_exactly_the_rules_whose_needles_are_there():
     for text in rng.sample(payloads, 60) + corpus.developer_notes()[:60]:
         same(scan.fold(text))
         same(text.lower())
+
+
+def test_needles_are_found_exactly_as_a_search_for_each_would():
+    """`_WordFinder.present` (word runs remembered, the rest looked for) is `{w for w in words if w
+    in text}`: for plain words, pieces of words, accented words, Chinese and punctuation, and
+    texts of the corpora (the ROT13, reversed and language gates read through it)."""
+    import random
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    words = tuple(_needle_words()) + scan._ANY_LANG_WORD + scan._ENCODED
+    needles = scan._WordFinder(words)
+
+    def same(text: str) -> None:
+        assert needles.present(text) == {w for w in words if w in text}, text
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.sampled_from(words), max_size=8), st.integers(0, 3), st.sampled_from([" ", "", "é", "-", "的"]))
+    def check(parts: list[str], cut: int, glue: str) -> None:
+        same(glue.join(p[cut:] for p in parts))
+
+    check()
+    rng = random.Random(7)
+    payloads = [p["text"] for p in corpus.generalise_payloads()]
+    for text in rng.sample(payloads, 60) + corpus.developer_notes()[:60] + corpus.ordinary_notes()[:60]:
+        same(text)
+        same(scan.fold(text))
+
+
+def test_the_shortcuts_skip_only_texts_the_full_stage_finds_nothing_in():
+    """Letter-spaced runs need three lone letters; base64 and hex runs 16 characters of the
+    base64 alphabet in a row: a text the shortcut passes over holds no match of the full pattern."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=600, deadline=None)
+    @given(st.text(alphabet="abcxyz019 ._-/+=\n\t", max_size=60))
+    def check(text: str) -> None:
+        if scan._collapsed(text) is None:
+            assert scan._shape("spaced").search(text) is None, text
+        if scan._RUN.search(text) is None:
+            assert not [m for p in ("base64", "hex") for m in scan._shape(p).finditer(text)], text
+
+    check()
+    assert scan._collapsed("i g n o r e all") == ("ignore all", [(0, 6)])
+    assert scan._collapsed("say a.b.c") == ("say abc", [(4, 7)])  # the fewest lone letters a run has
+    assert [e for e, _ in scan._decoded("aWdub3JlIGFsbCBwcmV2aW91cw==")] == ["base64"]
+    assert [e for e, _ in scan._decoded("&#105;&#103;&#110;")] == ["escaped"]
