@@ -24,6 +24,7 @@ from optmem.errors import Unwritable
 from optmem.ingest import (
     NEWEST_FIRST,
     OLDEST_FIRST,
+    Fed,
     LogState,
     NeedsRebuild,
     Progress,
@@ -711,19 +712,34 @@ def _fresh(vault: Vault, *, apply_access: bool = True) -> sqlite3.Connection | N
 PARALLEL_MIN_BYTES = 1 << 20  # below this a worker pool costs more than it saves
 
 
-def build(vault: Vault, progress: Progress | None = None, *, parallel_min_bytes: int = PARALLEL_MIN_BYTES) -> None:
+def build(
+    vault: Vault,
+    progress: Progress | None = None,
+    *,
+    parallel_min_bytes: int = PARALLEL_MIN_BYTES,
+    fed: Fed | None = None,
+) -> None:
     """Build the index from scratch and move it into place (the caller holds the vault lock).
 
     Readers keep the old file until the rename. A log that cannot be read stops with
-    `unreadable` (exit 3) and leaves no half-built index behind.
+    `unreadable` (exit 3) and leaves no half-built index behind. `fed`: an empty log file its
+    writer fills while the build indexes it (`ingest.Fed`).
     """
     with _vault_errors(vault):
         fsio.move(
-            _build_file(vault, progress, parallel_min_bytes), vault.index_path, mode=fsio.FILE_MODE, within=vault.root
+            _build_file(vault, progress, parallel_min_bytes, fed),
+            vault.index_path,
+            mode=fsio.FILE_MODE,
+            within=vault.root,
         )
 
 
-def _build_file(vault: Vault, progress: Progress | None = None, parallel_min_bytes: int = PARALLEL_MIN_BYTES) -> Path:
+def _build_file(
+    vault: Vault,
+    progress: Progress | None = None,
+    parallel_min_bytes: int = PARALLEL_MIN_BYTES,
+    fed: Fed | None = None,
+) -> Path:
     """A complete index of the log as it is now, in a temporary file of this process; returns it.
 
     Needs no lock: it reads a snapshot (the log only grows, or the result is caught up or
@@ -735,7 +751,7 @@ def _build_file(vault: Vault, progress: Progress | None = None, parallel_min_byt
     conn = _connect(tmp)
     done = False
     try:
-        _fill(conn, vault, progress, parallel_min_bytes)
+        _fill(conn, vault, progress, parallel_min_bytes, fed)
         done = True
     finally:
         conn.close()
@@ -744,7 +760,9 @@ def _build_file(vault: Vault, progress: Progress | None = None, parallel_min_byt
     return tmp
 
 
-def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, parallel_min_bytes: int) -> None:
+def _fill(
+    conn: sqlite3.Connection, vault: Vault, progress: Progress | None, parallel_min_bytes: int, fed: Fed | None = None
+) -> None:
     """Index the whole log (and ACCESS.jsonl) into an empty database, and commit."""
     conn.execute("PRAGMA journal_mode=OFF")
     conn.executescript(DDL)
@@ -756,7 +774,7 @@ def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, par
     size = sum(LogState.read(path).size for _, path in segments)
     deferred: list[Record] = []
     workers = max(2, os.cpu_count() or 1) if size >= parallel_min_bytes else 0
-    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers)
+    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, fed)
     conn.executescript(POST_DDL)
     with conn:
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())

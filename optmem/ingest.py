@@ -19,7 +19,7 @@ from optmem import dates, view
 from optmem import text as textmod
 from optmem.clock import to_epoch
 from optmem.reading.cues import says_change
-from optmem.record import TIER_RANK, BadLine, Record, clean_ref, file_hash, parse_line, place
+from optmem.record import TIER_RANK, BadLine, Record, clean_ref, file_hash, moved_down, parse_line, place
 from optmem.schema import (
     ID_TIME_SQL,
     INSERT_REC,
@@ -173,16 +173,17 @@ class _Prepared(NamedTuple):
     turns: int  # documents that are turns of a conversation (a `session`): BM25's b follows
 
 
-def _prepare(batch: list[Line], seg: int = 0, hashed: int = 0) -> _Prepared:
+def _prepare(batch: list[Line], seg: int = 0, hashed: int = 0, parsed: list[Record] | None = None) -> _Prepared:
     """Parse, fold, tokenise and fingerprint a batch of lines of segment `seg` (whose name hashes
-    to `hashed`: `file_hash`) (pure: no I/O, no database)."""
+    to `hashed`: `file_hash`) (pure: no I/O, no database). `parsed`: the lines' records, when the
+    caller parsed them already."""
     out = _Prepared([], [], [], [], [], [], [], 0, 0, 0, 0)
     docs = tokens = squares = turns = 0
     fold = textmod.fold
     used: set[int] = set()  # keys given in this batch (two records of one place: the next free one)
-    for body, line, off, ln in batch:
+    for i, (body, line, off, ln) in enumerate(batch):
         try:
-            rec = parse_line(body, line)
+            rec = parse_line(body, line) if parsed is None else parsed[i]
         except BadLine as exc:
             out.bad.append((place(None, line, hashed), exc.code, str(exc)))
             continue
@@ -413,7 +414,7 @@ def _unique(conn: sqlite3.Connection, prep: _Prepared) -> _Prepared:
     if not taken:
         return prep
     mine = set(keys)
-    moved: dict[object, int] = {}
+    moved: dict[int, int] = {}
     for key in keys:
         if key in taken:
             assert isinstance(key, int)
@@ -421,13 +422,40 @@ def _unique(conn: sqlite3.Connection, prep: _Prepared) -> _Prepared:
             while n in mine or n in moved.values() or conn.execute("SELECT 1 FROM rec WHERE n = ?", (n,)).fetchone():
                 n += 1
             moved[key] = n
+    return _rekeyed(prep, lambda n: moved.get(n, n))
+
+
+def _rekeyed(prep: _Prepared, key: Callable[[int], int], by: int = 0) -> _Prepared:
+    """The batch with every index key `n` made `key(n)`, and its lines' offsets moved `by` bytes."""
     return prep._replace(
-        rec_rows=[(moved.get(r[0], r[0]), *r[1:]) for r in prep.rec_rows],
-        fts_rows=[(moved.get(n, n), body) for n, body in prep.fts_rows],
-        red_rows=[(moved.get(n, n), body) for n, body in prep.red_rows],
-        tag_rows=[(tag, moved.get(n, n)) for tag, n in prep.tag_rows],
-        linked=[r._replace(line=moved.get(r.line, r.line)) for r in prep.linked],
+        rec_rows=[(key(r[0]), r[1], r[2], r[3] + by, *r[4:]) for r in prep.rec_rows],  # type: ignore[arg-type, operator]
+        fts_rows=[(key(n), body) for n, body in prep.fts_rows],
+        red_rows=[(key(n), body) for n, body in prep.red_rows],
+        tag_rows=[(tag, key(n)) for tag, n in prep.tag_rows],
+        linked=[r._replace(line=key(r.line)) for r in prep.linked],
+        bad=[(key(n), code, why) for n, code, why in prep.bad],
     )
+
+
+def placed_after(prep: _Prepared, lines: int, offset: int) -> _Prepared:
+    """A batch prepared as the start of its file (first line 1, at offset 0), moved to stand
+    after `lines` lines and `offset` bytes: the keys and offsets a reader of the file would give."""
+    if not lines and not offset:
+        return prep
+    if not lines:
+        return prep._replace(rec_rows=[(*r[:3], r[3] + offset, *r[4:]) for r in prep.rec_rows])  # type: ignore[operator]
+    return _rekeyed(prep, lambda n: moved_down(n, lines), offset)
+
+
+class Fed:
+    """Prepared batches for the lines a caller appends to the log file `name` while the index is
+    built (an import that writes and indexes in one pass, `index.build(fed=…)`).
+
+    `batches(sid, hashed)` appends each batch's lines to the file and yields its rows, placed as a
+    reader of the file would place them (`placed_after`); `lines` counts the lines it wrote."""
+
+    def __init__(self, name: str, batches: Callable[[int, int], Iterator[_Prepared]]) -> None:
+        self.name, self.batches, self.lines = name, batches, 0
 
 
 class _Reader:
@@ -482,13 +510,15 @@ def consume(
     progress: Progress | None,
     deferred: list[Record] | None = None,
     workers: int = 0,
+    fed: Fed | None = None,
 ) -> None:
     """Index the lines every segment gained since the index read it, then store the new sync
     state (`to_read` says which; NeedsRebuild when one was rewritten).
 
     With `deferred`, records that affect the effective view are collected there instead of being
     linked at once (a from-scratch build links them after its look-up indexes exist). With
-    `workers`, batches are prepared in that many forked processes while this one inserts.
+    `workers`, batches are prepared in that many forked processes while this one inserts. With
+    `fed`, the lines of its (empty) segment come prepared from its writer as it writes them.
     """
     todo = to_read(segments, meta)
     if not todo:
@@ -512,6 +542,12 @@ def consume(
                 start = int(seen.get("done", 0))
                 lines = int(seen.get("lines", 0))
                 reader = _Reader(path, start, state.size, lines, bool(seen.get("open_end")))
+                if fed is not None and name == fed.name:
+                    for prep in fed.batches(sid, file_hash(name)):
+                        _store(conn, prep, totals, deferred, places)
+                    state = LogState.read(path)
+                    reader.n, reader.off = fed.lines, state.size
+                    total += state.size
                 prepare = partial(_prepare, seg=sid, hashed=file_hash(name))
                 batches = pool.imap(prepare, reader.batches()) if pool else map(prepare, reader.batches())
                 for prep in batches:

@@ -1107,6 +1107,7 @@ _LANG_WORDS: dict[str, tuple[str, ...]] = {
 
 
 _ANY_LANG_WORD = tuple(w for words in _LANG_WORDS.values() for w in words)
+_LANG_SETS = {lang: frozenset(words) for lang, words in _LANG_WORDS.items()}
 
 
 def _language_rules() -> list[tuple[str, str, str]]:
@@ -1451,8 +1452,10 @@ class _Sieve:
                 self.first.setdefault(w, []).append(i)
         self.always = [i for i, r in enumerate(rules) if not r.needles]
 
-    def candidates(self, text: str) -> list[_Rule]:
-        present = self.needles.present(text)
+    def candidates(self, text: str, present: set[str] | None = None) -> list[_Rule]:
+        """The rules that may match `text`; `present`: the needles it holds, when the caller
+        found them already (a set of more words than the rules' does as well)."""
+        present = self.needles.present(text) if present is None else present
         if not present:
             return [self.rules[i] for i in self.always]
         found = set(self.always)
@@ -1675,28 +1678,25 @@ def _find(text: str, depth: int) -> str | None:
                 if rule.accept is None or rule.accept(m):
                     return rule.name
     folded = fold(text)
+    seen = _folded_finder().present(folded)  # (every word the stages below look for, at once)
     variants = [folded]
     if folded.isascii() and re.search("[a-z][013457@$]|[013457@$][a-z]", folded):  # 1gn0re → ignore
         variants.append(_shape("leet").sub(lambda m: m.group().translate(_LEET), folded))
     for variant in variants:
-        for rule in by_phrase.candidates(variant):
+        for rule in by_phrase.candidates(variant, seen if variant is folded else None):
             if _phrase(rule.source, True).search(variant):
                 return rule.name
     spoken = _spoken(text)
-    langs = (
-        {lang for lang, words in _LANG_WORDS.items() if any(w in spoken for w in words)}
-        if _finder(_ANY_LANG_WORD).present(spoken)
-        else ()
-    )
+    said = seen if spoken == folded else _finder(_ANY_LANG_WORD).present(spoken)
+    langs = {lang for lang, words in _LANG_SETS.items() if not words.isdisjoint(said)} if said else ()
     for lang, name, pattern in _foreign() if langs else ():
         if lang in langs and pattern.search(spoken):
             return name
     mixed = _mixed_or_pinyin(folded)
     if mixed:
         return mixed
-    encodings = (("rot13", _ROT13_WORDS), ("reversed", _REVERSED_WORDS))
-    for encoding, encoded in encodings if _finder(_ENCODED).present(folded) else ():
-        if not _finder(encoded).present(folded):
+    for encoding, encoded in (("rot13", _ROT13_SET), ("reversed", _REVERSED_SET)):
+        if encoded.isdisjoint(seen):
             continue  # (nearly every text: what it decodes to holds none of the words an injection needs)
         # ROT13 and text written backwards: the phrase rules read them decoded
         variant = folded.translate(_ROT13) if encoding == "rot13" else folded[::-1]
@@ -1744,7 +1744,17 @@ _ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm
 # its encoded form is in the text (ROT13 maps letter to letter, reversing reverses)
 _ROT13_WORDS = tuple(w.translate(_ROT13) for w in _DECODED_WORDS)
 _REVERSED_WORDS = tuple(w[::-1] for w in _DECODED_WORDS)
-_ENCODED = _ROT13_WORDS + _REVERSED_WORDS
+_ROT13_SET, _REVERSED_SET = frozenset(_ROT13_WORDS), frozenset(_REVERSED_WORDS)
+
+
+@functools.cache
+def _folded_finder() -> _WordFinder:
+    """The words a folded text is searched for: the phrase rules' needles, the words of the other
+    languages' rules, and of ROT13 or reversed injections."""
+    phrases = _rules()[1]
+    return _WordFinder(
+        (*(w for r in phrases for g in r.needles for w in g), *_ANY_LANG_WORD, *_ROT13_WORDS, *_REVERSED_WORDS)
+    )
 
 
 @functools.cache

@@ -31,7 +31,7 @@ from optmem.vault import Vault
 
 FORMAT, VERSION = "optmem-export", 1
 SOURCES = ("claude-code", "codex", "hermes", "mem0")
-CHUNK = 5000  # lines appended in one write
+CHUNK = 5000  # records checked (and appended) together
 Progress = Callable[[int, int], None]
 
 
@@ -119,17 +119,23 @@ class _Batch:
     def refuse(self, line: int, code: str, message: str) -> None:
         self.bad.append({"line": line, "code": code, "message": message})
 
-    def take(self, checked: list[Checked]) -> None:
-        """Records `check` passed (or the reason it did not), in order: new ids are kept."""
-        for line, rid, raw, refusal in checked:
+    def take(self, checked: list[Checked], keep: bool = True) -> list[Checked]:
+        """Records `check` passed (or the reason it did not), in order: the new ids, which are
+        kept for `write` unless `keep` is false."""
+        new = []
+        for c in checked:
+            line, rid, raw, refusal = c
             if refusal is not None:
                 self.refuse(line, *refusal)
             elif rid in self.known:
                 self.already += 1
             else:
                 self.known.add(rid)
-                self.lines.append(raw)
-                self.ids.append(rid)
+                new.append(c)
+                if keep:
+                    self.lines.append(raw)
+                    self.ids.append(rid)
+        return new
 
     def add(self, line: int, rid: str, raw: bytes, rec: Record) -> None:
         if rid in self.known:
@@ -202,6 +208,46 @@ class _Batch:
                 index.open_index(self.vault, progress).close()
         return _put_hot(self.vault, self.hot)
 
+    def write_fed(self, results: Callable[[int, int], Iterator[Fresh]], total: int, progress: Progress | None) -> int:
+        """Into a vault whose log is empty: append the checked records chunk by chunk while the
+        index is built from them (`index.build(fed=…)`). `results(sid, hashed)` gives each chunk
+        checked and prepared for the index (`check_prepared`), so a record is parsed once and the
+        checking overlaps the inserting. Returns the records written."""
+        from optmem import index, ingest, lifecycle
+
+        vault = self.vault
+        index.prepare(vault)
+        with vault.lock():
+            target = vault.append_path()
+            fsio.append_lines(target, [], within=vault.root)  # (a writer's new file: a segment now)
+            name = next(n for n, path in vault.segments() if path == target)
+            now = clock.format_ts(clock.now())
+
+            def batches(sid: int, hashed: int) -> Iterator[Any]:
+                done = 0  # record lines read: those before a chunk (`check_prepared`'s `before`)
+                for checked, prep in results(sid, hashed):
+                    new = self.take(checked, keep=False)
+                    before = done
+                    if len(new) != len(prep.ids):  # an id met before (an export doubled up): only the new
+                        prep, before = _prepared(new, sid, hashed, fed.lines), fed.lines
+                    done += len(checked)
+                    if new:
+                        at = fsio.append_lines(target, [c[2] for c in new], within=vault.root)
+                        ids = [c[1] for c in new]
+                        marks = [
+                            lifecycle.access_line(now, touch=ids[i : i + 1000], via="import")
+                            for i in range(0, len(ids), 1000)
+                        ]
+                        fsio.append_lines(vault.access_path, marks, within=vault.root)
+                        yield ingest.placed_after(prep, fed.lines - before, at)
+                        fed.lines += len(new)
+                    if progress and total:
+                        progress(min(done, total), total)
+
+            fed = ingest.Fed(name, batches)
+            index.build(vault, None, fed=fed)
+            return fed.lines
+
 
 Checked = tuple[int, str, bytes, tuple[str, str] | None]  # (line, id, the line to write, why refused)
 PARALLEL_MIN = 4000  # records: below this a worker pool costs more than it saves
@@ -224,25 +270,63 @@ def _unsafe(rec: Record, allow_unsafe: bool) -> tuple[str, str] | None:
 def check(chunk: tuple[list[tuple[int, str]], bool]) -> list[Checked]:
     """Export lines holding records, checked: each parses as a record, and the scanner finds
     nothing in it (pure: runs in worker processes for a big import)."""
-    lines, allow_unsafe = chunk
-    out: list[Checked] = []
+    return [c for c, _ in _checked(*chunk)]
+
+
+def _checked(lines: list[tuple[int, str]], allow_unsafe: bool) -> list[tuple[Checked, Record | None]]:
+    out: list[tuple[Checked, Record | None]] = []
     for n, text in lines:
+        if text.startswith('{"record":{') and text.endswith("}}\n"):
+            # the record's own JSON as `export` writes it: parsed once, written as it stands
+            # (a slice that parses as one object is the whole record; anything else is read in full)
+            raw = text[10:-2].encode("utf-8")
+            try:
+                rec = parse_line(raw, n)
+            except BadLine:
+                pass
+            else:
+                out.append(((n, rec.id, raw, _unsafe(rec, allow_unsafe)), rec))
+                continue
         try:
             obj = json.loads(text)["record"]
         except (ValueError, RecursionError, KeyError, TypeError) as exc:
-            out.append((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}")))
+            out.append(((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}")), None))
             continue
         if not isinstance(obj, dict):
-            out.append((n, "", b"", ("unparseable_line", "a record is a JSON object")))
+            out.append(((n, "", b"", ("unparseable_line", "a record is a JSON object")), None))
             continue
         raw = _dumps(obj).encode("utf-8")
         try:
             rec = parse_line(raw, n)
         except BadLine as exc:
-            out.append((n, "", b"", (exc.code, str(exc))))
+            out.append(((n, "", b"", (exc.code, str(exc))), None))
             continue
-        out.append((n, rec.id, raw, _unsafe(rec, allow_unsafe)))
+        out.append(((n, rec.id, raw, _unsafe(rec, allow_unsafe)), rec))
     return out
+
+
+Fresh = tuple[list[Checked], Any]  # a chunk checked, and its accepted records prepared for the index
+
+
+def check_prepared(task: tuple[list[tuple[int, str]], bool, int, int, int]) -> Fresh:
+    """`check`, and the records it accepts prepared for the index of segment `sid` (name hashed
+    `hashed`) as if they were written at the start of the file after `before` lines (every record
+    before them taken: `ingest.placed_after` moves them to where they do land)."""
+    lines, allow_unsafe, sid, hashed, before = task
+    found = _checked(lines, allow_unsafe)
+    kept = [(c, rec) for c, rec in found if c[3] is None and rec is not None]
+    return [c for c, _ in found], _prepared([c for c, _ in kept], sid, hashed, before, [rec for _, rec in kept])
+
+
+def _prepared(accepted: list[Checked], sid: int, hashed: int, before: int, records: list[Record] | None = None) -> Any:
+    """The index rows of checked lines written one after another from offset 0, after `before` lines."""
+    from optmem import ingest
+
+    lines, off = [], 0
+    for i, (_, _, raw, _) in enumerate(accepted, before + 1):
+        lines.append((raw, i, off, len(raw)))
+        off += len(raw) + 1
+    return ingest._prepare(lines, sid, hashed, records)
 
 
 def _put_hot(vault: Vault, files: list[dict[str, Any]]) -> int:
@@ -263,7 +347,11 @@ def _put_hot(vault: Vault, files: list[dict[str, Any]]) -> int:
 
 
 def import_export(
-    vault: Vault, lines: Iterable[str], *, allow_unsafe: bool = False, progress: Progress | None = None
+    vault: Vault,
+    lines: Iterable[str],
+    *,
+    allow_unsafe: bool = False,
+    progress: Progress | None = None,
 ) -> Imported:
     """Import an export (see the module's doc) — records keyed by id, hot entries by text."""
     batch = _Batch(vault, allow_unsafe)
@@ -283,7 +371,8 @@ def import_export(
             f"this export is version {head.get('version')!r}; this optmem reads version {VERSION} and "
             "earlier — upgrade optmem; nothing was imported"
         )
-    big = isinstance(head.get("records"), int) and head["records"] >= PARALLEL_MIN
+    total = head["records"] if isinstance(head.get("records"), int) else 0
+    big = total >= PARALLEL_MIN
     pool = None
     if big:
         import multiprocessing
@@ -291,20 +380,34 @@ def import_export(
 
         pool = multiprocessing.get_context("fork").Pool(max(2, os.cpu_count() or 1))
     try:
-        chunks = (c for c in _record_chunks(batch, it, allow_unsafe))
-        total = head["records"] if isinstance(head.get("records"), int) else 0
-        done = 0
-        for checked in pool.imap(check, chunks) if pool else map(check, chunks):
-            batch.take(checked)
-            done += len(checked)
-            if progress and total:
-                progress(min(done, total), total)  # checking; the index's own progress follows
+        chunks = _record_chunks(batch, it, allow_unsafe)
+        if big and batch.was_empty and not any(path.is_file() and path.stat().st_size for _, path in vault.segments()):
+
+            def results(sid: int, hashed: int) -> Iterator[Fresh]:
+                def tasks() -> Iterator[tuple[list[tuple[int, str]], bool, int, int, int]]:
+                    before = 0
+                    for lines, allow in chunks:
+                        yield lines, allow, sid, hashed, before
+                        before += len(lines)
+
+                return pool.imap(check_prepared, tasks()) if pool else map(check_prepared, tasks())
+
+            written = batch.write_fed(results, total, progress)
+            hot = _put_hot(vault, batch.hot)
+        else:
+            done = 0
+            for checked in pool.imap(check, chunks) if pool else map(check, chunks):
+                batch.take(checked)
+                done += len(checked)
+                if progress and total:
+                    progress(min(done, total), total)  # checking; the index's own progress follows
+            written = len(batch.lines)
+            hot = batch.write(progress)
     finally:
         if pool is not None:
             pool.close()
             pool.join()
-    hot = batch.write(progress)
-    return Imported(FORMAT, len(batch.lines), batch.already, hot, sorted(batch.bad, key=lambda b: b["line"]))
+    return Imported(FORMAT, written, batch.already, hot, sorted(batch.bad, key=lambda b: b["line"]))
 
 
 def _record_chunks(

@@ -179,3 +179,82 @@ def test_a_big_import_checks_its_records_in_worker_processes_with_the_same_resul
     assert serial == parallel and serial["records"] == 299
     assert [(b["line"], b["code"]) for b in serial["bad"]] == [(101, "unparseable_line"), (153, "unsafe_content")]
     assert export(cli, tmp_path / "serial") == export(cli, tmp_path / "parallel")
+
+
+def _index_tables(vault: Path) -> dict[str, list[tuple[object, ...]]]:
+    """What the vault's index holds, table by table, in key order (the meta row of each log
+    file's read state aside: the same file read twice has the same state)."""
+    import sqlite3
+
+    from optmem.vault import Vault
+
+    conn = sqlite3.connect(Vault(vault).index_path)
+    try:
+        return {
+            "rec": conn.execute("SELECT * FROM rec ORDER BY n").fetchall(),
+            "fts": conn.execute("SELECT rowid, body FROM fts ORDER BY rowid").fetchall(),
+            "tag": conn.execute("SELECT * FROM tag ORDER BY 1, 2").fetchall(),
+            "meta": conn.execute("SELECT k, v FROM meta ORDER BY k").fetchall(),
+        }
+    finally:
+        conn.close()
+
+
+def _busy_export(path: Path, size: int) -> None:
+    """An export of `size` records with what an index must get right: keys set again and again,
+    corrections of records in earlier chunks, conversations, tags, a redline — plus a record
+    written twice (chunks apart), one the scanner refuses and a line that is not JSON."""
+    lines = []
+    for i in range(size):
+        rec: dict[str, object] = {
+            "v": 1,
+            "id": f"01KA{i:022d}",
+            "ts": f"2026-01-{1 + i // 1440:02d}T{i // 60 % 24:02d}:{i % 60:02d}:00Z",
+            "domain": "default",
+            "kind": "note",
+            "tier": "redline" if i == 5 else "normal",
+            "text": f"note {i}: 服务 listens on port {8000 + i}",
+        }
+        if i % 9 == 0:
+            rec.update(key="port", text=f"the port is {9000 + i}")
+        if i % 11 == 3 and i > 20:
+            rec.update(kind="correction", text=f"〔更正〕note {i - 17} was wrong", corrects=[f"01KA{i - 17:022d}"])
+        if i % 4 == 1:
+            rec.update(session=f"s{i % 3}", tags=["talk"])
+        lines.append(json.dumps({"record": rec}, ensure_ascii=False, separators=(",", ":")))
+    lines.insert(40, lines[3])  # the same record again, in a later chunk
+    lines.insert(77, json.dumps({"record": {"v": 1, "id": "01KB" + "9" * 22, "text": "password: hunter2hunter2"}}))
+    lines.insert(120, "{broken")
+    head = json.dumps({"format": "optmem-export", "version": 1, "records": len(lines)})
+    path.write_text("\n".join([head, *lines]) + "\n", "utf-8")
+
+
+def test_a_big_import_into_an_empty_vault_writes_and_indexes_in_one_pass_as_a_rebuild_would(cli, tmp_path, monkeypatch):
+    """Into an empty vault a big import checks, appends and indexes chunk by chunk (worker
+    processes parse each record once): its index is the index `reindex` builds from the log it
+    wrote, table for table — also into a writer's own log file — and its vault exports as the
+    one imported the other way (the whole export checked first, then one catch-up)."""
+    from optmem import transfer
+
+    dump = tmp_path / "busy.jsonl"
+    _busy_export(dump, 400)
+    plain = cli.json("--vault", str(tmp_path / "plain"), "import", str(dump))  # below PARALLEL_MIN
+    monkeypatch.setattr(transfer, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(transfer, "CHUNK", 23)
+    split = tmp_path / "split"
+    cli.json("--vault", str(split), "init")
+    cli.json("--vault", str(split), "segment", "--writer", "laptop")
+    for vault in (tmp_path / "fed", split):
+        done = cli.json("--vault", str(vault), "import", str(dump))
+        assert done == plain and done["records"] == 400 and done["already"] == 1
+        assert [(b["line"], b["code"]) for b in done["bad"]] == [(79, "unsafe_content"), (122, "unparseable_line")]
+        fed = _index_tables(vault)
+        assert len(fed["rec"]) == 400 and fed["tag"]
+        cli.json("--vault", str(vault), "reindex")
+        assert _index_tables(vault) == fed
+        assert export(cli, vault) == export(cli, tmp_path / "plain")
+    assert (split / "log" / "laptop").is_dir() and not (split / "LOG.jsonl").exists()
+    for query in ("port", "note 30", "服务"):
+        assert cli.json("--vault", str(tmp_path / "fed"), "search", query) == cli.json(
+            "--vault", str(tmp_path / "plain"), "search", query
+        )
