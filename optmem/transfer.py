@@ -12,9 +12,10 @@ An import writes in bulk: every record is checked (it parses; the write gate's s
 nothing in its text or evidence), a bad one is reported with its line number and the rest go in,
 appended together, then the index catches up once. A big export into a vault whose log is empty
 goes in one pass instead: worker processes check each chunk and prepare its index rows from the
-same parse, while this process appends the chunk before and inserts its rows (`_Batch.write_fed`). Imported history keeps the dates its source
-gave it, and is marked as seen at the import (a recall line `via: import`, which warms it without
-making it recent), so the lifecycle's sweep does not cool it before anyone could look.
+same parse, while this process appends the chunk before and inserts its rows (`_Batch.write_fed`).
+Imported history keeps the dates its source gave it, and is marked as seen at the import (a recall
+line `via: import`, which warms it without making it recent), so the lifecycle's sweep does not
+cool it before anyone could look.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def refuse(err: OptmemError) -> str:
 
 def mcp(json_out: bool) -> None:
     from optmem.cli.common import get_vault
-    from optmem.integrations.mcp import build_server, server_class
+    from optmem.integrations.mcp import build_server, serve_stdio, server_class
 
     server_class()  # the extra is there — before anything is made
     get_vault(write=True).lay_out()  # an agent's memory that is still empty is a vault, not an error
@@ -43,7 +43,7 @@ def mcp(json_out: bool) -> None:
     for module, _ in set(COMMANDS.values()):
         importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
     STATE.vault_opt, STATE.set_opt = vault_opt, set_opt
-    build_server(REGISTRY, call, refuse).run()
+    serve_stdio(build_server(REGISTRY, call, refuse))
 
 
 # the help lists the tools from the server's own table, so it names every one the server has

@@ -13,6 +13,8 @@ line and returns its JSON output, so this module does not depend on the CLI.
 from __future__ import annotations
 
 import inspect
+import json
+import re
 from collections.abc import Callable, Mapping
 from types import GenericAlias
 from typing import Annotated, Any, Literal
@@ -51,20 +53,13 @@ Call = Callable[[list[str]], str]
 def server_class() -> Any:
     """The SDK's server class; a usage error saying how to install it when the extra is missing."""
     try:
-        from mcp.server.mcpserver import MCPServer  # mcp 2.x
-
-        return MCPServer
-    except ImportError:
-        pass
-    try:
-        import importlib
-
-        return importlib.import_module("mcp.server.fastmcp").FastMCP  # mcp 1.x
+        from mcp.server.mcpserver import MCPServer
     except ImportError as exc:
         raise UsageError(
             "the MCP server needs the optional extra: pip install 'optmem[mcp]' (in a clone "
             "of the repository: pip install -e '.[mcp]')"
         ) from exc
+    return MCPServer
 
 
 def _one_op(op: dict[str, Any]) -> str:
@@ -81,6 +76,13 @@ def _arg_name(p: Any) -> str:
 
 # a domain and a tag take one type in every tool: a name, or a list of names
 LISTY = ("domain", "tag")
+# the formats the CLI parses, in the schema (the command itself checks them, and says what is wrong)
+_DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}", "examples": ["2026-11-29", "2026-11-29T18:55:30Z"]}
+FORMATS: dict[str, dict[str, Any]] = {
+    "ttl": {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*[smhdw]\s*$", "examples": ["30m", "12h", "7d", "2w"]},
+    "since": _DATE,
+    "until": _DATE,
+}
 
 
 def _annotation(p: Any) -> tuple[Any, Any]:
@@ -102,7 +104,9 @@ def _annotation(p: Any) -> tuple[Any, Any]:
     else:
         kind, default = (base if p.default is not None else base | None), p.default
     # over MCP, "-" is plain text: the server's stdin is the protocol stream
-    return Annotated[kind, Field(description=p.help.replace(" (- reads stdin)", ""))], default
+    extra: dict[str, Any] | None = {"anyOf": [FORMATS[p.name], {"type": "null"}]} if p.name in FORMATS else None
+    field = Field(description=p.help.replace(" (- reads stdin)", ""), json_schema_extra=extra)
+    return Annotated[kind, field], default
 
 
 def argv(command: str, params: list[Any], values: dict[str, Any]) -> list[str]:
@@ -208,15 +212,348 @@ def summary(help_text: str) -> str:
     return help_text.split("\b")[0].strip()
 
 
-def build_server(commands: Mapping[str, Any], call: Call, refuse: Callable[[OptmemError], str]) -> Any:
+def _memory_signature() -> inspect.Signature:
+    """The `memory` tool's arguments (Hermes Agent's), each with its type and description."""
+    from pydantic import Field
+
+    def arg(name: str, kind: Any, default: Any, description: str) -> inspect.Parameter:
+        return inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=default,
+            annotation=Annotated[kind, Field(description=description)],
+        )
+
+    text = str | None
+    return inspect.Signature(
+        [
+            arg(
+                "action",
+                Literal["add", "replace", "remove", "read"] | None,
+                None,
+                "What to do: add an entry, replace or remove the one holding old_text, or read the file.",
+            ),
+            arg(
+                "target",
+                Literal["memory", "user"],
+                "memory",
+                "Which file: memory (MEMORY.md, notes on the work) or user (USER.md, about the user).",
+            ),
+            arg("content", text, None, "add: the new entry. replace: the whole entry that takes the old one's place."),
+            arg("old_text", text, None, "replace, remove: a part of the entry's text that names it (one entry only)."),
+            arg(
+                "new_text", text, None, "replace: what the matched part old_text becomes (the rest of the entry stays)."
+            ),
+            arg(
+                "operations",
+                GenericAlias(list, (dict[str, Any],)) | None,
+                None,
+                "Several edits at once, all or nothing: a list of {action, content?, old_text?, new_text?}; the "
+                "size limit is checked on the result.",
+            ),
+            arg("project", text, None, "A project's own MEMORY.md instead of the vault's (target memory)."),
+        ]
+    )
+
+
+def _nearest(word: str, names: list[str]) -> str:
+    """A hint naming the name closest to `word` (" (did you mean `x`?)"), or nothing."""
+    import difflib
+
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+HOT_ACTIONS = {"add": "add", "replace": "replace", "remove": "remove", "show": "read"}  # command → memory action
+_CLI_SPAN = re.compile(r"`optmem ((?:handoff )?[a-z][a-z-]*)([^`]*)`")
+_UNSAFE = re.compile(r"(?:,? ?or )?pass --allow-unsafe(?: (?:to|if) [^;.)]*)?")
+
+
+class Advice:
+    """A refusal's advice as an agent over MCP can follow it: a CLI command that has a tool becomes
+    that tool and its arguments (`optmem resolve port --keep ID` → the `resolve` tool with
+    key=port, keep=ID; `optmem remove` → the `memory` tool, action remove); a command without
+    one is marked as the user's to run; a flag becomes its argument; `--allow-unsafe`, which no
+    agent may pass, becomes "ask the user"."""
+
+    def __init__(self, commands: Mapping[str, Any]) -> None:
+        self.tools = {command: name for name, (command, _) in TOOLS.items()}
+        self.positional = {
+            command: [_arg_name(p) for p in commands[command].params if p.is_argument] for command in self.tools
+        }
+        self.arguments = {p.name for command in self.tools for p in commands[command].params if p.name not in NEVER}
+
+    def __call__(self, message: str) -> str:
+        message = _UNSAFE.sub(
+            " — an agent cannot store it anyway: rephrase it, or ask the user (only the command line may "
+            "override the scan)",
+            message,
+        )
+        message = _CLI_SPAN.sub(self._span, message)
+        return re.sub(r"(?<![\w`-])--([a-z][a-z-]*)", self._flag, message)
+
+    def _flag(self, m: re.Match[str]) -> str:
+        name = m.group(1).replace("-", "_")
+        return f"the argument `{name}`" if name in self.arguments else m.group()
+
+    def _span(self, m: re.Match[str]) -> str:
+        command, rest = m.group(1), m.group(2).split()
+        if command in HOT_ACTIONS:
+            named = " and old_text (a part of the entry's text)" if "--id" in rest else ""
+            return f"the `memory` tool with action={HOT_ACTIONS[command]}{named}"
+        if command not in self.tools:
+            return f"{m.group()} (a command for the user to run)"
+        args, names = [], iter(self.positional[command])
+        i = 0
+        while i < len(rest):
+            word = rest[i]
+            if word.startswith("--"):
+                value = rest[i + 1] if i + 1 < len(rest) and not rest[i + 1].startswith("--") else "true"
+                args.append(f"{word[2:].replace('-', '_')}={value}")
+                i += 2 if value != "true" else 1
+                continue
+            if word != "|":
+                args.append(f"{next(names, 'argument')}={word}")
+            i += 1
+        return f"the `{self.tools[command]}` tool" + (f" with {', '.join(args)}" if args else "")
+
+    def json(self, text: str) -> str:
+        """A command's --json output with its error's message as advice an agent can follow."""
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(obj, dict) and obj.get("ok") is False and isinstance(obj.get("error"), dict):
+            err = obj["error"]
+            if isinstance(err.get("message"), str):
+                err["message"] = self(err["message"])
+            return json.dumps(obj, ensure_ascii=False)
+        return text
+
+
+def _explain(tool: str, exc: Any) -> str:
+    """A tool's arguments the SDK could not take (a pydantic ValidationError), said plainly."""
+    said = []
+    for err in exc.errors():
+        where = ".".join(str(x) for x in err.get("loc", ()) if x != "toolArguments") or "the arguments"
+        got = err.get("input")
+        shown = f" (got {json.dumps(got, ensure_ascii=False)[:60]})" if isinstance(got, str | int | float) else ""
+        said.append(f"argument `{where}`: {err.get('msg', 'not valid')}{shown}")
+    return f"{tool}: " + "; ".join(said) + "; nothing was done — see the tool's input schema"
+
+
+def _server(base: Any, refuse: Callable[[OptmemError], str]) -> Any:
+    """The SDK's server, stricter at the door: a call to a tool it does not have, with an argument
+    the tool does not take, or with arguments of the wrong type is refused in the shape of every
+    other refusal (`{"ok": false, "error": {"code", "message"}}`, isError) — naming the nearest
+    tool or argument — and nothing runs."""
+
+    class Server(base):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.arguments: dict[str, list[str]] = {}  # tool → the arguments it takes
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            from mcp.server.mcpserver.exceptions import ToolError
+            from pydantic import ValidationError
+
+            names = list(self.arguments)
+            if name not in self.arguments:
+                return as_result(
+                    refuse(
+                        UsageError(
+                            f"there is no tool {quote(name)}{_nearest(name, names)}; the tools: {', '.join(names)}"
+                        )
+                    )
+                )
+            known = self.arguments[name]
+            for arg in arguments:
+                if arg not in known:
+                    return as_result(
+                        refuse(
+                            UsageError(
+                                f"{name} takes no argument {quote(arg)}{_nearest(arg, known)}; nothing was done — "
+                                f"its arguments: {', '.join(known)}"
+                            )
+                        )
+                    )
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc.__cause__, ValidationError):
+                    return as_result(refuse(UsageError(_explain(name, exc.__cause__))))
+                raise
+
+    return Server
+
+
+# JSON-RPC's own error codes (a line that is not JSON; a message that is not a valid request)
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+
+
+def unreadable(line: str) -> Any:
+    """The JSON-RPC error answering a `line` the transport could not read, or None when
+    nothing can be answered (a notification). The SDK drops such lines without a word, and a
+    client waits for ever; `error.data` holds the same `{"ok": false, "error": …}` as every refusal."""
+    from mcp_types import ErrorData, JSONRPCError
+
+    try:
+        msg, parsed = json.loads(line), True
+    except (ValueError, RecursionError):
+        msg, parsed = None, False
+
+    def answer(rid: Any, code: int, text: str, why: str, message: str) -> Any:
+        data = {"ok": False, "error": {"code": why, "message": message}}
+        return JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=text, data=data))
+
+    if not parsed:
+        return answer(
+            None,
+            PARSE_ERROR,
+            "Parse error",
+            "unparseable_request",
+            "a line of the stream is not JSON; send one JSON-RPC message a line",
+        )
+    if isinstance(msg, dict) and "method" in msg and "id" not in msg:
+        return None  # a notification: JSON-RPC answers none
+    rid = msg.get("id") if isinstance(msg, dict) else None
+    if isinstance(rid, bool) or not isinstance(rid, int | str) or _unencodable(rid):
+        rid = None
+    if _unencodable(msg):
+        return answer(
+            rid,
+            INVALID_PARAMS,
+            "Invalid params",
+            "invalid_text",
+            "a string holds a lone surrogate (\\ud800–\\udfff), which no UTF-8 text can carry; send the "
+            "text without it (a character outside the BMP is a pair of surrogates); nothing was done",
+        )
+    return answer(
+        rid,
+        INVALID_REQUEST,
+        "Invalid Request",
+        "invalid_request",
+        'not a JSON-RPC 2.0 message: a request is an object with "jsonrpc": "2.0", an "id" (a number or '
+        'a string), a "method" string and "params" as the method defines them; nothing was done',
+    )
+
+
+def _unencodable(obj: Any) -> bool:
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+class _Lines:
+    """The protocol's lines from stdin, remembering the last one read (the SDK's transport reads
+    the next only after handing on the last: an exception it hands on is about this line)."""
+
+    def __init__(self, source: Any) -> None:
+        self.source, self.last = source.__aiter__(), ""
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        self.last = await self.source.__anext__()
+        return self.last
+
+
+class _Answering:
+    """The transport's read stream, with each line it could not read answered (`unreadable`)
+    instead of handed on as an exception the server would drop."""
+
+    def __init__(self, inner: Any, out: Any, lines: _Lines) -> None:
+        self.inner, self.out, self.lines = inner, out, lines
+
+    async def receive(self) -> Any:
+        from mcp.shared.message import SessionMessage
+
+        while True:
+            item = await self.inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            reply = unreadable(self.lines.last)
+            if reply is not None:
+                await self.out.send(SessionMessage(reply))
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def __aiter__(self) -> _Answering:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _Answering:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:  # (`last_context`: the sender's context of the last item)
+        return getattr(self.inner, name)
+
+
+def _wire() -> Any:
+    """stdin as the protocol's binary stream, fd 0 pointed at the null device meanwhile (as the
+    SDK's transport does: a command's child process reads EOF, never the protocol)."""
+    import os
+    import sys
+
+    try:
+        private = os.dup(0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    except OSError:
+        return sys.stdin.buffer
+    os.set_inheritable(private, False)
+    return os.fdopen(private, "rb", closefd=False)
+
+
+def serve_stdio(app: Any) -> None:
+    """Run the server over stdin and stdout, every line answered (`_Answering`)."""
+    import io
+
+    import anyio
+
+    async def serve() -> None:
+        from mcp.server.stdio import stdio_server
+
+        lines = _Lines(anyio.wrap_file(io.TextIOWrapper(_wire(), encoding="utf-8", errors="replace")))
+        low = app._lowlevel_server  # (what the SDK's own run_stdio_async drives)
+        async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+            await low.run(_Answering(read, write, lines), write, low.create_initialization_options())
+
+    anyio.run(serve)
+
+
+def build_server(commands: Mapping[str, Any], run: Call, refusal: Callable[[OptmemError], str]) -> Any:
     """The MCP server: `memory` plus one tool per entry of TOOLS, from `commands` (the CLI's
-    declarations by name), `call` (runs a command line, returns its --json output) and `refuse`
-    (an error as the CLI's --json prints it)."""
-    app = server_class()("optmem", instructions=INSTRUCTIONS)
+    declarations by name), `run` (runs a command line, returns its --json output) and `refusal`
+    (an error as the CLI's --json prints it). A refusal's advice is rewritten for agents (`Advice`)."""
+    advice = Advice(commands)
+
+    def call(args: list[str]) -> str:
+        return advice.json(run(args))
+
+    def refuse(err: OptmemError) -> str:
+        return advice.json(refusal(err))
+
+    app = _server(server_class(), refuse)("optmem", instructions=INSTRUCTIONS)
 
     def memory(
-        action: Literal["add", "replace", "remove", "read"] | None = None,
-        target: Literal["memory", "user"] = "memory",
+        action: str | None = None,
+        target: str = "memory",
         content: str | None = None,
         old_text: str | None = None,
         new_text: str | None = None,
@@ -255,9 +592,12 @@ def build_server(commands: Mapping[str, Any], call: Call, refuse: Callable[[Optm
             return as_result(call(["show", *where]))
         return as_result(refuse(UsageError(f"action must be add, replace, remove or read, not {quote(action)}")))
 
+    memory.__signature__ = _memory_signature()  # type: ignore[attr-defined]
     _register(app, memory)
+    app.arguments["memory"] = list(inspect.signature(memory).parameters)
     for name, (command, hidden) in TOOLS.items():
         cmd = commands[command]
         params = [p for p in cmd.params if p.name not in (*NEVER, *hidden)]
         _register(app, _tool(command, params, summary(cmd.help), call, refuse), name)
+        app.arguments[name] = [_arg_name(p) for p in params]
     return app
