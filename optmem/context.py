@@ -16,7 +16,7 @@ from typing import Any
 from optmem import clock, scan
 from optmem.errors import NotFound, UsageError, clip
 from optmem.fence import CLOSE, OPEN, defuse
-from optmem.record import HANDOFF, MEMORY
+from optmem.record import HANDOFF, MEMORY, TIER_RANK
 from optmem.vault import Vault, validate_name
 
 
@@ -51,12 +51,23 @@ def _line(text: str) -> str:
     return " ".join(scan.display(text).split())
 
 
+def _unchecked(vault: Vault, row: Any, now: float) -> list[str]:
+    """ "unchecked since …" for a fact that matters and went unchecked long (`lifecycle.unchecked_since`)."""
+    from optmem.lifecycle import unchecked_since
+
+    since = unchecked_since(vault.settings.lifecycle, row, now)
+    return [] if since is None else [f"unchecked since {clock.format_ts(clock.from_epoch(since))[:10]}"]
+
+
 def _redlines(vault: Vault, domain: str | None, now: float) -> list[str]:
     from optmem.index import open_index
 
     with open_index(vault) as idx:
         return [
-            f"- [{r.domain}] {_line(idx.record(r).text)} (id {r.id[-8:]})" for r in idx.current_redlines(now, domain)
+            f"- [{r.domain}] {_line(idx.record(r).text)} (id {r.id[-8:]}"
+            + "".join(f"; {n}" for n in _unchecked(vault, r, now))
+            + ")"
+            for r in idx.current_redlines(now, domain)
         ]
 
 
@@ -115,9 +126,22 @@ def _handoff(vault: Vault, project: str) -> tuple[str, list[str]]:
     return f"Latest handoff — {project}, {h.time}" + (" (edited by hand)" if h.edited else ""), items
 
 
+class _Checked:
+    """What `lifecycle.unchecked_since` reads of a record, from a search hit."""
+
+    def __init__(self, rec: Any, checked: float | None, ts: float | None, imp: float | None) -> None:
+        self.kind, self.key, self.imp, self.checked, self.ts = rec.kind, rec.key, imp, checked, ts
+        self.tier = int(TIER_RANK[rec.tier])
+
+    @classmethod
+    def of(cls, hit: Any) -> _Checked:
+        return cls(hit.record, hit.checked, clock.to_epoch(hit.record.ts), hit.record.importance)
+
+
 def _records(
     vault: Vault, project: str | None, domain: str | None, query: str | None, now: float
 ) -> tuple[list[str], list[str]]:
+    rows: dict[str, Any]
     if query:
         from optmem import search
 
@@ -127,7 +151,9 @@ def _records(
             limit=20,
             filters=search.make_filters(domains=[domain] if domain else None, project=project, current=True),
         ).hits
-        hits = [h.record for h in found if h.record.tier != "redline"]
+        kept = [h for h in found if h.record.tier != "redline"]
+        hits = [h.record for h in kept]
+        rows = {h.record.id: _Checked.of(h) for h in kept}
     else:
         from optmem.index import open_index
         from optmem.lifecycle import heat_of
@@ -142,6 +168,7 @@ def _records(
             warm = [(heat_of(life, r, now, shown=False), r) for r in recent]
             warm = sorted((hr for hr in warm if hr[0] >= life.cold_below), key=lambda hr: -hr[0])
             hits = [idx.record(r) for _, r in warm[:RECENT_SHOWN]]
+            rows = {r.id: r for _, r in warm[:RECENT_SHOWN]}
     # a possible update the write gate kept beside the older value (both current) is its guess:
     # shown together, each asks — never "outdated", which would read a guess as a fact
     shown = {rec.id for rec in hits}
@@ -154,6 +181,7 @@ def _records(
             *(["inferred"] if rec.basis == "inferred" else []),
             *([f"may be a new value of id {old[-8:]}?"] if isinstance(old, str) and old in shown else []),
             *([f"may have been updated by id {updated_by[rec.id][-8:]}?"] if rec.id in updated_by else []),
+            *_unchecked(vault, rows[rec.id], now),
         ]
         out.append(
             f"- [{age}, {rec.domain}, id {rec.id[-8:]}] {_line(rec.text)}" + (f" ({'; '.join(notes)})" if notes else "")

@@ -19,7 +19,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from optmem import clock, fsio, gitstate, memory
+from optmem import clock, fsio, gitstate, memory, scan, view
 from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
 from optmem.record import MEMORY, BadLine, bad_units, clean_ref, missing_fields, names, parse_line
 from optmem.vault import NAME_RE, Vault
@@ -50,6 +50,8 @@ class Report:
     problems: list[Problem] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # facts that matter, unchecked for `unchecked_days` (not a problem: a reminder to verify them)
+    unchecked: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -627,9 +629,13 @@ def _check_access_file(name: str, path: Path, report: Report) -> None:
         report.notes.append(f"{name}: {len(bad) - 10} more unparseable line(s) not listed")
 
 
+UNCHECKED_SHOWN = 20
+
+
 def _check_lifecycle(vault: Vault, report: Report) -> None:
     """Guesses left pending past `pending_ttl_days` (no sweep since): the queue is not being
-    reviewed, and they still rank as if fresh."""
+    reviewed, and they still rank as if fresh. And the facts that matter unchecked for
+    `unchecked_days` (listed, not problems: `optmem verify` them, or correct them)."""
     from optmem import lifecycle
     from optmem.index import in_step, open_index
 
@@ -646,8 +652,22 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
             stale = [
                 (row, idx.file_of(row)) for row in idx.pending_rows() if lifecycle.cools(s, row, now) == "pending_ttl"
             ]
+            unchecked = lifecycle.unchecked(idx, s, now)
+            report.unchecked = [
+                {
+                    "id": row.id,
+                    "since": view.iso(since),
+                    "text": " ".join(scan.display(idx.record(row).text).split())[:120],
+                    "key": row.key,
+                }
+                for since, row in unchecked[:UNCHECKED_SHOWN]
+            ]
     except OptmemError:
         return  # the log's own problems are reported above
+    if len(unchecked) > UNCHECKED_SHOWN:
+        report.notes.append(
+            f"{len(unchecked) - UNCHECKED_SHOWN} more fact(s) unchecked for {s.unchecked_days:g}+ days not listed"
+        )
     for row, file in stale[:20]:
         report.problems.append(
             Problem(

@@ -262,6 +262,7 @@ class Index:
             conflict=row.disputed and st in view.LIVE,
             guess=is_guess(row, now),
             unverified=row.tier == Tier.REDLINE and not self.vault.trusted,
+            checked=row.checked,
         )
 
     # -- questions about records ---------------------------------------------------------------
@@ -372,6 +373,17 @@ class Index:
         if domain:
             where, params = where + " AND r.domain = ?", params + [domain]
         return self.rows(where + f" ORDER BY {NEWEST_FIRST}", params)
+
+    def unchecked_candidates(self, before: float, check_importance: float, unwritten: bool) -> list[Row]:
+        """Records written before `before` and not verified since that may be facts that matter
+        (keyed, redlines, written at least `check_importance` important — or, `unwritten`, of no
+        written importance): `lifecycle.unchecked` decides."""
+        either = " OR r.imp IS NULL" if unwritten else ""
+        return self.rows(
+            f"r.kind NOT IN ({_marks(NEVER_COOL)}) AND (r.key IS NOT NULL OR r.tier = ? OR r.imp >= ?{either})"
+            " AND (r.ts < ? OR r.ts IS NULL) AND coalesce(r.verified, 0) < ?",
+            [*NEVER_COOL, int(Tier.REDLINE), check_importance, before, before],
+        )
 
     def recent(
         self,

@@ -686,6 +686,8 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
             "UPDATE rec SET confirmed = 1, seen = ? WHERE n = ?",
             (view.restated(seen, s_ts) if s_ts is not None else seen, target),
         )
+    elif what == view.VERIFIES and s_ts is not None:  # checked at that time: the latest check counts
+        conn.execute("UPDATE rec SET verified = max(coalesce(verified, 0), ?) WHERE n = ?", (s_ts, target))
     elif what == view.RESTATES:
         seen, t_session, t_domain = conn.execute(
             "SELECT seen, session, domain FROM rec WHERE n = ?", (target,)

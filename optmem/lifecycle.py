@@ -58,6 +58,40 @@ def importance(s: Lifecycle, kind: str, tier: int, written: float | None) -> flo
     return written if written is not None else default_importance(s, kind, tier)
 
 
+def matters(s: Lifecycle, kind: str, tier: int, key: str | None, written: float | None) -> bool:
+    """Whether a fact matters enough to be checked now and then: a keyed fact, a redline, or one
+    at least `check_importance` important."""
+    return key is not None or tier == Tier.REDLINE or importance(s, kind, tier, written) >= s.check_importance
+
+
+def unchecked_since(s: Lifecycle, row: Any, now: float) -> float | None:
+    """When a fact that matters was last checked (`verify`, or a correction's own writing) — or,
+    never checked, written — when that is more than `unchecked_days` ago; else None."""
+    if not s.unchecked_days or not matters(s, row.kind, row.tier, row.key, row.imp):
+        return None
+    last = row.checked if row.checked is not None else row.ts
+    return last if last is not None and now - last > s.unchecked_days * DAY else None
+
+
+def unchecked(idx: Any, s: Lifecycle, now: float) -> list[tuple[float, Any]]:
+    """(since, row) for each current fact that matters and went unchecked for `unchecked_days`
+    (cold ones too: they are current, only unused), longest unchecked first."""
+    from optmem import view
+
+    if not s.unchecked_days:
+        return []
+    # (a record of no written importance matters by its key or tier — unless a default reaches the bar)
+    defaults = max(s.importance, s.importance_evidence, s.importance_chat, s.importance_correction)
+    rows = idx.unchecked_candidates(now - s.unchecked_days * DAY, s.check_importance, defaults >= s.check_importance)
+    found = [
+        (since, row)
+        for row in rows
+        if view.status(row, now, warm=True) == view.Status.CURRENT
+        and (since := unchecked_since(s, row, now)) is not None
+    ]
+    return sorted(found, key=lambda f: (f[0], f[1].n))
+
+
 def decay_rate(s: Lifecycle, kind: str, tier: int) -> float:
     """Heat lost per day: session-type notes (`session_kinds`, the chat tier) faster."""
     session = {k.strip() for k in s.session_kinds.split(",") if k.strip()}

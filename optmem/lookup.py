@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from optmem import clock, lifecycle, log, view
 from optmem.follow import open_followed
 from optmem.index import Index, Row
-from optmem.record import CONFIRM, FORGET, RESTORE, SEEN
+from optmem.record import CONFIRM, FORGET, RESTORE, SEEN, VERIFY
 from optmem.vault import Vault
 
 
@@ -47,18 +47,25 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
 
 def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
     """What happened to a record since it was written, in log order: said again (`seen`),
-    confirmed, forgotten, restored, corrected — each with the line's id and time."""
+    confirmed, verified (with its note), forgotten, restored, corrected — each with the line's id
+    and time."""
     out: list[dict[str, Any]] = []
     for other in sorted(
         [
-            *idx.rows("r.ref = ? AND r.kind IN (?, ?, ?, ?)", (row.id.upper(), SEEN, CONFIRM, FORGET, RESTORE)),
+            *idx.rows(
+                "r.ref = ? AND r.kind IN (?, ?, ?, ?, ?)", (row.id.upper(), SEEN, CONFIRM, FORGET, RESTORE, VERIFY)
+            ),
             *idx.correcting(row),
         ],
         key=lambda r: r.n,
     ):
-        what = {SEEN: "said_again", CONFIRM: "confirmed", FORGET: "forgotten", RESTORE: "restored"}.get(
-            other.kind, "corrected"
-        )
+        what = {
+            SEEN: "said_again",
+            CONFIRM: "confirmed",
+            FORGET: "forgotten",
+            RESTORE: "restored",
+            VERIFY: "verified",
+        }.get(other.kind, "corrected")
         event: dict[str, Any] = {
             "event": what,
             "id": other.id,
@@ -66,5 +73,8 @@ def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
         }
         if what == "said_again":
             event.update(session=other.session, pending=bool(other.pending))
+        if what == "verified":
+            checked = idx.record(other)
+            event.update(note=checked.extra.get("note"), source=checked.source)
         out.append(event)
     return out

@@ -1,5 +1,6 @@
 """What is said about a stored record after it was written, through the log: it was used
-(`touch`), a guess is confirmed (`confirm`) or rejected (`reject`). The policy these follow is
+(`touch`), a guess is confirmed (`confirm`) or rejected (`reject`), a fact was checked and still
+holds (`verify`). The policy these follow is
 `optmem.lifecycle`'s; the lines go through `optmem.log`'s single append path.
 """
 
@@ -9,8 +10,9 @@ from typing import Any, NamedTuple
 
 from optmem import clock, lifecycle, log, view
 from optmem.errors import NotApplicable, UsageError
-from optmem.index import open_index
-from optmem.record import BOOKKEEPING, CONFIRM, Record, new_id
+from optmem.index import catch_up, open_index
+from optmem.index import prepare as prepare_index
+from optmem.record import BOOKKEEPING, CONFIRM, VERIFY, Record, new_id
 from optmem.vault import Vault
 
 
@@ -124,3 +126,66 @@ def reject(vault: Vault, ref: str, *, reason: str | None = None, source: str | N
                 id=row.id,
             )
     return log.forget(vault, row.id, reason=f"rejected: {reason}" if reason else "rejected", source=source)
+
+
+class Verified(NamedTuple):
+    verified: list[dict[str, Any]]  # {"id", "verification", "verified_at"} a record
+
+
+def verify(vault: Vault, refs: list[str], *, note: str | None = None, source: str | None = None) -> Verified:
+    """Say that someone checked these facts and they hold: a `verify` line about each, in the
+    log (append-only: when it was written stays, when it was last checked is the latest such
+    line). Every id is checked first, all lines are written together, or none: a record that is
+    not a current fact (superseded, forgotten, expired, a pending guess, a bookkeeping line) is
+    refused, with what to do instead."""
+    from optmem import scan
+
+    if not refs:
+        raise UsageError("give at least one record id to verify")
+    for name, value in (("note", note), ("source", source)):
+        if value is not None:  # bookkeeping, but a person or an agent reads the note in `get`
+            scan.check_field(name, value, limit=log.FIELD_BYTES["reason"], allow_unsafe=False)
+    moment = clock.now()
+    prepare_index(vault)
+    idx = open_index(vault)
+    with vault.lock():
+        idx = catch_up(idx)
+        try:
+            rows = list({row.id: row for row in (log.resolve_one(idx, ref) for ref in refs)}.values())
+            for row in rows:
+                _refuse_unless_current(idx, row, moment.timestamp())
+            lines = [
+                Record(
+                    id=new_id(moment.timestamp()),
+                    ts=clock.format_ts(moment),
+                    domain=row.domain,
+                    project=row.project,
+                    kind=VERIFY,
+                    ref=row.id,
+                    source=source,
+                    extra={"note": note} if note else {},
+                )
+                for row in rows
+            ]
+            written, _ = log.write_records(vault, idx, lines)
+            idx = written or idx
+        finally:
+            idx.close()
+    at = clock.format_ts(moment)
+    return Verified([{"id": row.id, "verification": rec.id, "verified_at": at} for row, rec in zip(rows, lines)])
+
+
+def _refuse_unless_current(idx: Any, row: Any, now: float) -> None:
+    """Only a current fact is verified (a cold one too: it is current, only unused)."""
+    log.refuse_bookkeeping(idx, row, "verify")
+    status = view.status(row, now, warm=True)
+    if status == view.Status.CURRENT:
+        return
+    short = row.id[-8:]
+    then = {
+        view.Status.SUPERSEDED: f"superseded by {row.superseded_by}: verify the value that stands",
+        view.Status.FORGOTTEN: "forgotten: append it again if it holds",
+        view.Status.EXPIRED: "expired: append it again if it holds",
+        view.Status.PENDING: f"a guess waiting: `optmem confirm {short}` makes it a fact",
+    }.get(status, status.value)
+    raise NotApplicable(f"{row.id} is {then}; nothing was written", code="not_current", id=row.id, status=status.value)

@@ -15,7 +15,7 @@ from optmem.record import HANDOFF, Tier
 # 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed;
 # 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b);
 # 22: log segments (one file per writer), recall files per writer, keys by place in the log's order, `after`
-SCHEMA = "optmem-index-22"
+SCHEMA = "optmem-index-23"
 
 
 class Col(NamedTuple):
@@ -59,6 +59,7 @@ class Row(NamedTuple):
     forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0
     seen: Annotated[float | None, Col("REAL", view=True)] = None  # latest restatement
     confirmed: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # pending no more
+    verified: Annotated[float | None, Col("REAL", view=True)] = None  # latest `verify` of it
     touched: Annotated[float | None, Col("REAL", view=True)] = None  # latest recall (ACCESS.jsonl)
     shown: Annotated[float | None, Col("REAL", view=True)] = None  # latest time context showed it
     cold: Annotated[float | None, Col("REAL", view=True)] = None  # latest sweep that cooled it
@@ -81,6 +82,13 @@ class Row(NamedTuple):
         if self.seen is not None and (self.ts is None or self.seen > self.ts):
             return self.seen
         return self.ts
+
+    @property
+    def checked(self) -> float | None:
+        """When someone last checked that the record holds: its latest verification, or — for a
+        correction, which a person writes knowing the new value — its own time."""
+        times = [t for t in (self.verified, self.ts if self.kind == "correction" else None) if t is not None]
+        return max(times) if times else None
 
     @property
     def accessed(self) -> float | None:

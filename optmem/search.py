@@ -655,6 +655,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
                 conflict=s.row.disputed and s.parts.status in view.LIVE,
                 guess=is_guess(s.row, q.now),
                 unverified=s.row.tier == Tier.REDLINE and not q.trusted,
+                checked=s.row.checked,
             )
         )
     return hits, len(kept)

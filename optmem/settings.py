@@ -115,6 +115,8 @@ class Lifecycle(NamedTuple):
     agent_confidence: Annotated[float, AtLeast(0), AtMost(1)] = 0.5  # MCP/hook appends' default
     auto_sweep: Annotated[str, OneOf(("daily", "off"))] = "daily"  # on a write, at most once a day
     background_above: Annotated[int, AtLeast(0)] = 100_000  # records: above, that sweep runs detached
+    unchecked_days: Annotated[float, AtLeast(0)] = 90.0  # a fact that matters, unchecked this long, is marked (0: off)
+    check_importance: Annotated[float, AtLeast(0), AtMost(1)] = 0.8  # importance from which a fact matters
 
 
 class Consolidation(NamedTuple):

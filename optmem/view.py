@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
 from optmem import scan
-from optmem.record import BOOKKEEPING, CONFIRM, FORGET, MEMORY, RESTORE, SEEN, STORED, Record, Tier, line_of
+from optmem.record import BOOKKEEPING, CONFIRM, FORGET, MEMORY, RESTORE, SEEN, STORED, VERIFY, Record, Tier, line_of
 
 
 class Status(StrEnum):
@@ -159,6 +159,7 @@ SUPERSEDES = "corrects"
 FORGETS = FORGET
 RESTATES = SEEN
 CONFIRMS = CONFIRM
+VERIFIES = VERIFY
 RESTORES = RESTORE
 
 
@@ -369,6 +370,7 @@ class RecordView(NamedTuple):
     conflict: bool = False  # one of the values that stand together (`Row.disputed`)
     guess: bool = False  # an unconfirmed guess, whatever else it is now (cold)
     unverified: bool = False  # a redline of a vault the user has not trusted (`optmem.trust`)
+    checked: float | None = None  # when someone last checked it holds (`Row.checked`)
 
     def _base(self, show_unsafe: bool) -> dict[str, Any]:
         r = self.record
@@ -399,6 +401,7 @@ class RecordView(NamedTuple):
                 "superseded_by": self.superseded_by,
                 "corrects": list(r.corrects),
                 "key": r.key,
+                "verified_at": iso(self.checked) if self.checked is not None else None,
             }
         )
         if r.expires:
@@ -436,6 +439,7 @@ class RecordView(NamedTuple):
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
         out["conflict"] = self.conflict
+        out["verified_at"] = iso(self.checked) if self.checked is not None else None
         if self.unverified:
             out["unverified"] = True
         for k, v in r.extra.items():

@@ -294,6 +294,7 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
         "context",
         "conflicts",
         "resolve",
+        "verify",
     }
     assert fenced_json(got["search"]) == json.loads(cli_json)  # the same JSON as the CLI
     # tools are generated from the CLI's declarations: its names, types and help

@@ -363,6 +363,7 @@ def test_json_shape_and_explain(vault, cli):
         "superseded_by",
         "corrects",
         "key",
+        "verified_at",  # when someone last checked it holds (issue 35), null when never
         "explain",
     }
     assert hit["id"] == rid and hit["key"] == "port"

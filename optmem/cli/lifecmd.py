@@ -1,4 +1,4 @@
-"""The lifecycle commands: touch, sweep, pending, confirm, reject."""
+"""The lifecycle commands: touch, sweep, pending, confirm, reject, verify."""
 
 from __future__ import annotations
 
@@ -146,4 +146,32 @@ def reject(record_id: str, reason: str | None, source: str | None, json_out: boo
             if res.tombstone
             else f"already rejected: {res.id} (its first reason stands; nothing written)"
         ),
+    )
+
+
+@command(
+    "verify",
+    arg("ids", "The facts checked (ids, or ≥ 6 of their characters).", metavar="ID", multiple=True),
+    opt("note", help="How it was checked (kept with the verification)."),
+    SOURCE,
+)
+def verify(ids: list[str], note: str | None, source: str | None, json_out: bool) -> None:
+    """Say facts were checked and still hold (when, by whom, a note).
+
+    Each gets a `verify` line in the log; `get` and `search --json` show `verified_at`, and
+    `context` marks facts that matter and went unchecked for long ("unchecked since …"). Only
+    current facts: a superseded, forgotten, expired or pending record is refused (exit 1), and
+    nothing is written. `optmem correct` counts as a check of the new value.
+
+    \b
+    Example:
+      optmem verify 7QMZMMFT 9XKD2P1A --note "checked the staging config"
+    """
+    from optmem import review
+
+    res = review.verify(get_vault(), list(ids or []), note=note, source=source)
+    emit(
+        json_out,
+        {"status": "verified", **res._asdict()},
+        lambda: "\n".join(f"verified {short(v['id'])} at {v['verified_at']}" for v in res.verified),
     )

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from optmem.cli.common import emit, get_vault, warn_all
+from optmem.cli.common import emit, get_vault, short, warn_all
 from optmem.cli.spec import UNSAFE, CommandExit, arg, command, flag, opt
 
 
@@ -36,11 +36,19 @@ def doctor(fix: bool, json_out: bool) -> None:
         where = p.file + (f":{p.line}" if p.line else "") + (f" ({p.id[-8:]})" if p.id else "")
         lines.append(f"{p.code:<17} {where}  {p.message}")
     lines += [f"note: {n}" for n in report.notes]
+    lines += [f"unchecked since {u['since'][:10]}  {short(u['id'])}  {u['text']}" for u in report.unchecked]
+    if report.unchecked:
+        lines.append("(facts that matter, unchecked for long: `optmem verify ID` once checked, or correct them)")
     lines.append("no problems" if report.ok else f"{len(report.problems)} problem(s)")
     _finish(
         json_out,
         report.ok,
-        {"problems": [p.to_dict() for p in report.problems], "fixed": report.fixed, "notes": report.notes},
+        {
+            "problems": [p.to_dict() for p in report.problems],
+            "fixed": report.fixed,
+            "notes": report.notes,
+            "unchecked": report.unchecked,
+        },
         "\n".join(lines),
     )
 

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("lifecmd", "Cool what nobody used for long: out of normal search and context, never deleted."),
     "pending": ("lifecmd", "The review queue: guesses waiting to be confirmed, oldest first."),
     "confirm": ("lifecmd", "Confirm a pending record: it becomes current."),
+    "verify": ("lifecmd", "Say facts were checked and still hold (when, by whom, a note)."),
     "reject": ("lifecmd", "Reject a pending record: it is forgotten, with your reason (it stays in LOG.jsonl)."),
     "handoff": ("@pipes", "Handoff notes between sessions: write, read, list."),
     "context": ("pipes", "Print the prompt-ready memory block for the start of a session."),

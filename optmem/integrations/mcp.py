@@ -30,6 +30,7 @@ TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "resolve": ("resolve", ()),  # after asking the user, as `context` says
     "correct": ("correct", ()),
     "forget": ("forget", ()),
+    "verify": ("verify", ()),  # a fact the agent checked still holds
     "handoff_read": ("handoff read", ()),
     "handoff_write": ("handoff write", ("file",)),  # a path on the server's disk: not for agents
     "context": ("context", ()),
@@ -43,7 +44,8 @@ NEVER = ("json_out", "allow_unsafe")  # the result is always JSON; agents cannot
 INSTRUCTIONS = (
     "OptMem: memory in plain files. Call `context` at the start of a session, `search` "
     "before answering from memory, `touch` with the ids of the records you used, "
-    "`correct` when a stored fact changed, and `handoff_write` at the end. What you "
+    "`correct` when a stored fact changed, `verify` when you checked one still holds, and "
+    "`handoff_write` at the end. What you "
     "`append` is kept as said; when it is only your guess, give a `confidence` below 0.7 "
     "and it waits for the user to confirm it."
 )
