@@ -9,6 +9,7 @@
     python bench/run.py --only stages        # what each ranking stage costs a search (largest size)
     python bench/run.py --only sync --sizes 100000,1000000   # catching up 1,000 records a sync brought
     python bench/run.py --only import --sizes 100000,1000000 # an export imported vs the plain build
+    python bench/run.py --only hub                           # MCP over HTTP: 4 clients at once, 100k records
     python bench/run.py --only search --sizes 100000 --write-docs   # … and into docs/performance.md
 
 Machines are noisy, so each target is a ratio to an anchor that runs right beside it:
@@ -282,6 +283,80 @@ def bench_import(sizes: list[int], work: Path) -> list[Row]:
     return rows
 
 
+def bench_hub(size: int, repeat: int, work: Path, clients: int = 4, calls: int = 40) -> list[Row]:
+    """`optmem mcp --http` on a `size`-record vault: `clients` MCP clients at once, each making
+    `calls` searches (the bench queries in turn) over streamable HTTP; queries per second and the
+    p50/p95 of one call, against `optmem search` as a whole process (what an agent without the hub
+    pays a query) measured beside it."""
+    import asyncio
+    import socket
+
+    vault = work / f"hub{size}"
+    write_log(vault / "LOG.jsonl", size)
+    (vault / "optmem.toml").write_text(NO_SWEEP, "utf-8")
+    env = env_for(vault)
+    run(OPTMEM + ["reindex"], env)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    token = "bench-token-0123456789abcdef"
+    hub = subprocess.Popen(
+        OPTMEM + ["mcp", "--http", str(port)],
+        env={**env, "OPTMEM_MCP_TOKEN": token},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(600):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+        async def client(i: int) -> list[float]:
+            from mcp import ClientSession
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            took = []
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+            async with http, streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (r, w, *_):
+                async with ClientSession(r, w) as session:
+                    await session.initialize()
+                    await session.call_tool("search", {"query": QUERIES[0]})  # warm
+                    for j in range(calls):
+                        t = time.perf_counter()
+                        await session.call_tool("search", {"query": QUERIES[(i + j) % len(QUERIES)]})
+                        took.append((time.perf_counter() - t) * 1000)
+            return took
+
+        async def all_clients() -> tuple[list[float], float]:
+            t = time.perf_counter()
+            done = await asyncio.gather(*(client(i) for i in range(clients)))
+            return [ms for one in done for ms in one], time.perf_counter() - t
+
+        took, wall = asyncio.run(all_clients())
+    finally:
+        hub.kill()
+        hub.wait()
+    took.sort()
+    cli_ms = statistics.mean(median_ms(OPTMEM + ["search", q], repeat, env) for q in QUERIES[:4])
+    shutil.rmtree(vault, ignore_errors=True)
+    qps = len(took) / wall
+    p50, p95 = took[len(took) // 2], took[int(len(took) * 0.95)]
+    return [
+        (
+            f"hub: {clients} clients searching at once, {size:,} records (p50)",
+            p50,
+            "optmem search, one process a query",
+            cli_ms,
+            "—",
+            f"{qps:.1f} queries/s (a process a query: {1000 / cli_ms:.1f}/s); p95 {p95:,.1f} ms",
+        )
+    ]
+
+
 def bench_compact(size: int, work: Path) -> list[Row]:
     """`optmem compact` over a fresh log (index already built), whole process."""
     vault = work / f"compact{size}"
@@ -505,7 +580,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
     ap.add_argument(
         "--only",
-        choices=["startup", "search", "compact", "hooks", "lifecycle", "stages", "sync", "import"],
+        choices=["startup", "search", "compact", "hooks", "lifecycle", "stages", "sync", "import", "hub"],
         action="append",
     )
     ap.add_argument("--sizes", help="comma-separated record counts for search (default 10k,100k,1M)")
@@ -548,6 +623,8 @@ def main() -> None:
             rows += bench_import([s for s in sizes if s >= 10_000] or sizes, work)
         if not args.only or "sync" in args.only:
             rows += bench_sync([s for s in sizes if s >= 10_000] or sizes, repeat, work)
+        if not args.only or "hub" in args.only:
+            rows += bench_hub(10_000 if args.quick else 100_000, repeat, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()[0]

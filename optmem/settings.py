@@ -135,6 +135,12 @@ class Curator(NamedTuple):
     queries: str = "queries.jsonl"  # the eval gate's query set, in the vault
 
 
+class McpSettings(NamedTuple):
+    """`optmem mcp --http`: where its bearer token is kept (user configuration only: see COMMANDS)."""
+
+    token_file: str = ""  # a file holding the token (else OPTMEM_MCP_TOKEN)
+
+
 class TreeSettings(NamedTuple):
     run: Annotated[int, AtLeast(2)] = 64
     fanout: Annotated[int, AtLeast(2)] = 8
@@ -153,12 +159,18 @@ SECTIONS: dict[str, type] = {
     "lifecycle": Lifecycle,
     "consolidation": Consolidation,
     "curator": Curator,
+    "mcp": McpSettings,
 }
-FREE_SECTIONS = ("projects",)
-# Settings that name a command optmem runs. A vault can arrive through git, so whoever can push
-# to it could run code on every machine: these are read from the user's own configuration
+FREE_SECTIONS = ("projects",)  # claude-code hook: folder name → project (any keys, string values)
+# Settings that name a command optmem runs, or the file its HTTP server's token is read from. A
+# vault can arrive through git, so whoever can push to it could run code on every machine (or
+# make the token a file anyone can read): these are read from the user's own configuration
 # (`~/.config/optmem/config.toml`, the environment, a command-line flag), never from a vault.
-COMMANDS = ("tree.summarizer", "curator.command")  # claude-code hook: folder name → project (any keys, string values)
+COMMANDS = (
+    "tree.summarizer",
+    "curator.command",
+    "mcp.token_file",
+)  # claude-code hook: folder name → project (any keys, string values)
 
 
 class Settings(NamedTuple):
@@ -171,6 +183,7 @@ class Settings(NamedTuple):
     lifecycle: Lifecycle = Lifecycle()
     consolidation: Consolidation = Consolidation()
     curator: Curator = Curator()
+    mcp: McpSettings = McpSettings()
     projects: dict[str, str] = {}  # never mutated: a new Settings is made instead
     warnings: tuple[str, ...] = ()
 
@@ -198,9 +211,9 @@ def load(toml_text: str | None, overrides: list[str] | None = None, *, commands:
             for name, value in values.items():
                 if f"{section}.{name}" in COMMANDS and not commands:
                     warnings.append(
-                        f"optmem.toml: {section}.{name} was ignored — commands optmem runs come from "
-                        "your own configuration (~/.config/optmem/config.toml, OPTMEM_SUMMARIZER or "
-                        "--summarizer), never from a vault, which can arrive through git"
+                        f"optmem.toml: {section}.{name} was ignored — commands optmem runs, and where "
+                        "its token is kept, come from your own configuration (~/.config/optmem/config.toml, "
+                        "the environment or a flag), never from a vault, which can arrive through git"
                     )
                     continue
                 raw.setdefault(section, {})[name] = (value, "optmem.toml")

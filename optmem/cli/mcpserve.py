@@ -7,52 +7,104 @@ a way to run a command in-process and capture its `--json` output.
 from __future__ import annotations
 
 import importlib
+import threading
 
 from optmem.cli.common import CAPTURE, STATE, dumps
-from optmem.cli.spec import COMMANDS, REGISTRY, command
+from optmem.cli.spec import COMMANDS, REGISTRY, command, opt
 from optmem.errors import OptmemError
 from optmem.integrations.mcp import TOOL_NAMES
 
+_ONE_AT_A_TIME = threading.Lock()  # the SDK runs tools in threads; a command runs in this process
+
 
 def call(args: list[str]) -> str:
-    """Run one CLI command with --json and return its JSON output."""
+    """Run one CLI command with --json and return its JSON output (one command at a time: over
+    HTTP several clients call at once, and a command's state is this process's)."""
     from optmem.cli import run
 
     lines: list[str] = []
-    token = CAPTURE.set(lines)
-    try:
-        prefix = (["--vault", STATE.vault_opt] if STATE.vault_opt else []) + [f"--set={pair}" for pair in STATE.set_opt]
-        cut = args.index("--") if "--" in args else len(args)  # options before "--", text after
-        run([*prefix, *args[:cut], "--json", *args[cut:]])
-    finally:
-        CAPTURE.reset(token)
+    with _ONE_AT_A_TIME:
+        token = CAPTURE.set(lines)
+        try:
+            prefix = (["--vault", STATE.vault_opt] if STATE.vault_opt else []) + [
+                f"--set={pair}" for pair in STATE.set_opt
+            ]
+            cut = args.index("--") if "--" in args else len(args)  # options before "--", text after
+            run([*prefix, *args[:cut], "--json", *args[cut:]])
+        finally:
+            CAPTURE.reset(token)
     return "\n".join(lines)
+
+
+def hub_token() -> str:
+    """The HTTP hub's bearer token: OPTMEM_MCP_TOKEN, else the file [mcp] token_file names in
+    the user's own configuration — never a flag (a command line is visible to every user)."""
+    import os
+    from pathlib import Path
+
+    from optmem.cli.common import user_settings
+    from optmem.errors import UsageError
+    from optmem.integrations.mcp import MIN_TOKEN
+
+    token = os.environ.get("OPTMEM_MCP_TOKEN", "").strip()
+    where = "OPTMEM_MCP_TOKEN"
+    if not token and (path := user_settings().mcp.token_file):
+        where = path
+        try:
+            token = Path(path).expanduser().read_text("utf-8").strip()
+        except OSError as exc:
+            raise UsageError(f"[mcp] token_file {path} cannot be read ({exc.strerror}); nothing was served") from exc
+    if len(token) < MIN_TOKEN:
+        raise UsageError(
+            (f"the token in {where} is shorter than {MIN_TOKEN} characters" if token else "no token is set")
+            + ": set OPTMEM_MCP_TOKEN, or name a file holding it as [mcp] token_file in your own "
+            "configuration (~/.config/optmem/config.toml) — e.g. `python -c 'import secrets; "
+            "print(secrets.token_urlsafe(32))'`; nothing was served"
+        )
+    return token
 
 
 def refuse(err: OptmemError) -> str:
     return dumps({"ok": False, "error": err.to_dict()})
 
 
-def mcp(json_out: bool) -> None:
+def mcp(http: str | None, json_out: bool) -> None:
     from optmem.cli.common import get_vault
-    from optmem.integrations.mcp import build_server, serve_stdio, server_class
+    from optmem.integrations.mcp import build_server, parse_address, serve_http, serve_stdio, server_class
 
     server_class()  # the extra is there — before anything is made
+    address = parse_address(http) if http is not None else None
+    token = hub_token() if address else ""
     get_vault(write=True).lay_out()  # an agent's memory that is still empty is a vault, not an error
     vault_opt, set_opt = STATE.vault_opt, STATE.set_opt
     for module, _ in set(COMMANDS.values()):
         importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
     STATE.vault_opt, STATE.set_opt = vault_opt, set_opt
-    serve_stdio(build_server(REGISTRY, call, refuse))
+    app = build_server(REGISTRY, call, refuse)
+    if address is None:
+        serve_stdio(app)
+    else:
+        serve_http(app, *address, token)
 
 
 # the help lists the tools from the server's own table, so it names every one the server has
 mcp.__doc__ = f"""Serve the vault to agents over MCP (stdio); needs the optmem[mcp] extra.
 
     Tools: {", ".join(TOOL_NAMES)} — each returns the same JSON as the CLI's --json.
+    With --http, one vault serves agents on many hosts (streamable HTTP at /mcp), each request
+    with `Authorization: Bearer <token>` (OPTMEM_MCP_TOKEN, or [mcp] token_file in your own
+    configuration); it listens on localhost unless HOST says otherwise.
 
     \b
     Example:
       claude mcp add optmem -- optmem --vault ~/.optmem mcp
+      OPTMEM_MCP_TOKEN=… optmem --vault ~/.optmem mcp --http 8765
     """
-command("mcp")(mcp)
+command(
+    "mcp",
+    opt(
+        "http",
+        metavar="HOST:PORT",
+        help="Serve over streamable HTTP at /mcp instead of stdio (PORT alone: localhost).",
+    ),
+)(mcp)

@@ -539,6 +539,60 @@ def serve_stdio(app: Any) -> None:
     anyio.run(serve)
 
 
+MIN_TOKEN = 16  # characters: a shorter token is a lock anyone could pick
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """`HOST:PORT`, or `PORT` alone (localhost: the hub binds to this machine unless told)."""
+    host, _, port = text.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--http {quote(text)} is not HOST:PORT or PORT (e.g. 8765, 127.0.0.1:8765, 0.0.0.0:8765)")
+    return host, int(port)
+
+
+class _Bearer:
+    """ASGI: every HTTP request must carry `Authorization: Bearer <token>`; one without it, or
+    with another, gets 401 and the usual error object, and reaches nothing behind."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app, self.expected = app, f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        import hmac
+
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                body = json.dumps(
+                    {
+                        "ok": False,
+                        "error": {
+                            "code": "unauthorized",
+                            "message": "this optmem hub needs `Authorization: Bearer <token>` (the token its "
+                            "owner set in OPTMEM_MCP_TOKEN or [mcp] token_file); nothing was done",
+                        },
+                    }
+                ).encode()
+                headers = [
+                    (b"content-type", b"application/json"),
+                    (b"www-authenticate", b'Bearer realm="optmem"'),
+                    (b"content-length", str(len(body)).encode()),
+                ]
+                await send({"type": "http.response.start", "status": 401, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def serve_http(app: Any, host: str, port: int, token: str) -> None:
+    """Serve the same tools over the SDK's streamable HTTP transport at /mcp, behind the token."""
+    import uvicorn
+
+    web = _Bearer(app.streamable_http_app(streamable_http_path="/mcp", host=host), token)
+    uvicorn.Server(uvicorn.Config(web, host=host, port=port, log_level="warning")).run()
+
+
 def build_server(commands: Mapping[str, Any], run: Call, refusal: Callable[[OptmemError], str]) -> Any:
     """The MCP server: `memory` plus one tool per entry of TOOLS, from `commands` (the CLI's
     declarations by name), `run` (runs a command line, returns its --json output) and `refusal`

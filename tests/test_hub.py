@@ -1,0 +1,160 @@
+"""`optmem mcp --http` (issue 35, part 3): one vault served to agents on many hosts over the SDK's
+streamable HTTP transport, behind a bearer token. A real server process, real HTTP clients."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from conftest import fenced_json, log_lines
+
+TOKEN = "hub-token-for-tests-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_hub(vault_path: Path, address: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """`optmem mcp --http ADDRESS` as its own process, once it accepts connections."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp", "--http", address],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    port = int(address.rpartition(":")[2])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("the hub did not start listening")
+
+
+def post(port: int, headers: dict[str, str]) -> tuple[int, dict[str, str], dict]:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}/mcp",
+        data=body,
+        headers={"content-type": "application/json", "accept": "application/json, text/event-stream", **headers},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=30) as res:
+            return res.status, dict(res.headers), {}
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), json.loads(err.read())
+
+
+async def client_session(port: int, script, token: str = TOKEN):
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with http:
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write, *_):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return await script(s)
+
+
+def test_the_hub_needs_the_token_and_several_clients_write_at_once_with_nothing_lost(vault_path):
+    port = free_port()
+    hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN})  # PORT alone: localhost
+    try:
+        for headers in ({}, {"Authorization": "Bearer wrong-token-0123456789"}, {"Authorization": TOKEN}):
+            status, got_headers, body = post(port, headers)
+            assert status == 401, headers
+            assert {k.lower(): v for k, v in got_headers.items()}["www-authenticate"].startswith("Bearer")
+            assert body["ok"] is False and body["error"]["code"] == "unauthorized"
+        assert not (vault_path / "LOG.jsonl").exists()  # nothing reached the vault
+
+        def writer(i: int):
+            async def script(s):
+                for j in range(10):
+                    res = await s.call_tool("append", {"text": f"client {i} wrote note {j}"})
+                    assert not res.is_error, res
+                found = await s.call_tool("search", {"query": f"client {i} wrote", "limit": 50})
+                return fenced_json(found.content[0].text)
+
+            return client_session(port, script)
+
+        async def all_at_once():
+            return await asyncio.gather(*(writer(i) for i in range(4)))
+
+        results = asyncio.run(asyncio.wait_for(all_at_once(), 240))
+    finally:
+        hub.kill()
+        hub.wait()
+    texts = [x["text"] for x in log_lines(vault_path)]
+    assert sorted(texts) == sorted(f"client {i} wrote note {j}" for i in range(4) for j in range(10))
+    assert all(len(r["hits"]) >= 10 for r in results)
+
+
+def test_the_token_comes_from_the_environment_or_the_users_own_configuration_never_the_vault(tmp_path, vault_path):
+    from optmem.integrations.mcp import parse_address
+
+    assert parse_address("8765") == ("127.0.0.1", 8765)  # localhost unless told otherwise
+    assert parse_address("0.0.0.0:8765") == ("0.0.0.0", 8765)
+    env = {k: v for k, v in os.environ.items() if k != "OPTMEM_MCP_TOKEN"}
+    # no token: refused before anything is made or served
+    res = subprocess.run(
+        [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp", "--http", "8765", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 2 and "OPTMEM_MCP_TOKEN" in json.loads(res.stdout)["error"]["message"]
+    assert not vault_path.exists()
+    # a vault cannot choose the token's file (it may come through git): ignored, still refused
+    secret = tmp_path / "token"
+    secret.write_text(TOKEN + "\n", "utf-8")
+    vault_path.mkdir()
+    (vault_path / "optmem.toml").write_text(f'[mcp]\ntoken_file = "{secret}"\n', "utf-8")
+    res = subprocess.run(
+        [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp", "--http", "8765"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 2 and "no token is set" in res.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp", "--http", "no-port"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "HOST:PORT" in bad.stderr
+    # … the user's own configuration can
+    config = tmp_path / "config.toml"
+    config.write_text(f'[mcp]\ntoken_file = "{secret}"\n', "utf-8")
+    port = free_port()
+    hub = start_hub(vault_path, f"127.0.0.1:{port}", {**env, "OPTMEM_CONFIG": str(config)})
+    try:
+
+        async def script(s):
+            return [t.name for t in (await s.list_tools()).tools]
+
+        assert "search" in asyncio.run(asyncio.wait_for(client_session(port, script), 120))
+        assert post(port, {})[0] == 401
+    finally:
+        hub.kill()
+        hub.wait()
