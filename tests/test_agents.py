@@ -560,3 +560,20 @@ def test_refusal_advice_names_tools_and_arguments_over_mcp():
     assert advice("remove that part, or pass --allow-unsafe if it is really meant to be stored").startswith(
         "remove that part — an agent cannot store it anyway"
     )
+
+
+def test_an_unreadable_line_gets_the_answer_json_rpc_prescribes():
+    """`unreadable`, in process: what each kind of bad line is answered with."""
+    from optmem.integrations.mcp import unreadable
+
+    def answer(line: str) -> dict | None:
+        got = unreadable(line)
+        return None if got is None else json.loads(got.model_dump_json(by_alias=True))
+
+    assert answer("not json")["error"]["code"] == -32700 and answer("not json")["id"] is None
+    assert answer('{"jsonrpc": "2.0", "id": "a\\ud800", "method": "x"}')["id"] is None  # an id no reply can carry
+    got = answer('{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"q": "\\udc00"}}')
+    assert got["id"] == 3 and got["error"]["code"] == -32602 and got["error"]["data"]["error"]["code"] == "invalid_text"
+    assert answer('{"jsonrpc": "2.0", "method": "notifications/x", "params": 5}') is None
+    assert answer("[1, 2]")["error"]["code"] == -32600 and answer("[1, 2]")["id"] is None
+    assert answer('{"id": true, "method": 1}')["id"] is None  # a boolean is no id

@@ -106,43 +106,44 @@ def test_the_hub_needs_the_token_and_several_clients_write_at_once_with_nothing_
     assert all(len(r["hits"]) >= 10 for r in results)
 
 
-def test_the_token_comes_from_the_environment_or_the_users_own_configuration_never_the_vault(tmp_path, vault_path):
+def test_the_token_comes_from_the_environment_or_the_users_own_configuration_never_the_vault(
+    cli, tmp_path, vault_path, monkeypatch
+):
     from optmem.integrations.mcp import parse_address
 
     assert parse_address("8765") == ("127.0.0.1", 8765)  # localhost unless told otherwise
     assert parse_address("0.0.0.0:8765") == ("0.0.0.0", 8765)
+    assert parse_address("[::1]:8765") == ("::1", 8765)
+    monkeypatch.delenv("OPTMEM_MCP_TOKEN", raising=False)
+    monkeypatch.setenv("OPTMEM_CONFIG", str(tmp_path / "no-config.toml"))
     env = {k: v for k, v in os.environ.items() if k != "OPTMEM_MCP_TOKEN"}
+
     # no token: refused before anything is made or served
-    res = subprocess.run(
-        [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp", "--http", "8765", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert res.returncode == 2 and "OPTMEM_MCP_TOKEN" in json.loads(res.stdout)["error"]["message"]
+    def refusal(address: str = "8765") -> str:
+        message: str = cli.json("--vault", str(vault_path), "mcp", "--http", address, code=2)["error"]["message"]
+        return message
+
+    refused = refusal()
+    assert "OPTMEM_MCP_TOKEN" in refused and "nothing was served" in refused
     assert not vault_path.exists()
+    monkeypatch.setenv("OPTMEM_MCP_TOKEN", "short")
+    assert (
+        "shorter than 16" in cli.json("--vault", str(vault_path), "mcp", "--http", "8765", code=2)["error"]["message"]
+    )
+    monkeypatch.delenv("OPTMEM_MCP_TOKEN")
     # a vault cannot choose the token's file (it may come through git): ignored, still refused
     secret = tmp_path / "token"
     secret.write_text(TOKEN + "\n", "utf-8")
     vault_path.mkdir()
     (vault_path / "optmem.toml").write_text(f'[mcp]\ntoken_file = "{secret}"\n', "utf-8")
-    res = subprocess.run(
-        [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp", "--http", "8765"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    assert (
+        "no token is set" in cli.json("--vault", str(vault_path), "mcp", "--http", "8765", code=2)["error"]["message"]
     )
-    assert res.returncode == 2 and "no token is set" in res.stderr
-    bad = subprocess.run(
-        [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp", "--http", "no-port"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert bad.returncode == 2 and "HOST:PORT" in bad.stderr
+    assert "HOST:PORT" in cli.json("--vault", str(vault_path), "mcp", "--http", "no-port", code=2)["error"]["message"]
+    missing = tmp_path / "missing.toml"
+    missing.write_text(f'[mcp]\ntoken_file = "{tmp_path / "nope"}"\n', "utf-8")
+    monkeypatch.setenv("OPTMEM_CONFIG", str(missing))
+    assert "cannot be read" in refusal()
     # … the user's own configuration can
     config = tmp_path / "config.toml"
     config.write_text(f'[mcp]\ntoken_file = "{secret}"\n', "utf-8")
@@ -158,3 +159,35 @@ def test_the_token_comes_from_the_environment_or_the_users_own_configuration_nev
     finally:
         hub.kill()
         hub.wait()
+
+
+def test_the_token_check_is_constant_in_what_it_reveals():
+    """The door itself, in process: a request without the token, or with a wrong one, is answered
+    401 and never reaches the app behind; one with it does; other ASGI events pass."""
+    from optmem.integrations.mcp import _Bearer
+
+    reached: list[str] = []
+
+    async def app(scope, receive, send):
+        reached.append(scope["type"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+
+    def call(scope) -> list[dict]:
+        sent: list[dict] = []
+
+        async def send(msg):
+            sent.append(msg)
+
+        async def receive():
+            return {"type": "http.request"}
+
+        asyncio.run(_Bearer(app, TOKEN)(scope, receive, send))
+        return sent
+
+    for headers in ([], [(b"authorization", b"Bearer nope")], [(b"authorization", TOKEN.encode())]):
+        sent = call({"type": "http", "headers": headers})
+        assert sent[0]["status"] == 401 and json.loads(sent[1]["body"])["error"]["code"] == "unauthorized"
+    assert reached == []
+    assert call({"type": "http", "headers": [(b"authorization", f"Bearer {TOKEN}".encode())]})[0]["status"] == 200
+    call({"type": "lifespan"})
+    assert reached == ["http", "lifespan"]

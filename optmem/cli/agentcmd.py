@@ -260,3 +260,39 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
         for w in got.get("warnings") or []:  # (what the context block itself tells the agent)
             note(f"optmem: warning: {w}")
         emit(json_out, got, lambda: got.get("context"))
+
+
+@command(
+    "hermes install",
+    opt("hermes_home", help="Hermes' home folder (default: $HERMES_HOME, else ~/.hermes)."),
+    flag("shared", help="Make the vault Hermes' own memories folder: its MEMORY.md and USER.md are the vault's."),
+)
+def hermes_install(hermes_home: str | None, shared: bool, json_out: bool) -> None:
+    """Install OptMem as Hermes Agent's memory provider: writes $HERMES_HOME/plugins/optmem/.
+
+    The provider's vault is OPTMEM_VAULT, else the vault this writes with --shared (Hermes'
+    memories folder: the built-in memory tool and OptMem read one truth), else
+    $HERMES_HOME/optmem. Then set `memory.provider: optmem` in Hermes' config.
+
+    \b
+    Example:
+      optmem hermes install --shared
+    """
+    import os
+    from pathlib import Path
+
+    from optmem.errors import UsageError
+    from optmem.integrations import hermes
+
+    home = Path(hermes_home or os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
+    if home.exists() and not home.is_dir():
+        raise UsageError(f"{home} is not a folder; give Hermes' home folder with --hermes-home")
+    res = hermes.install(home, shared=shared)
+    emit(
+        json_out,
+        res,
+        lambda: (
+            f"installed the optmem memory provider in {res['plugin']} (vault {res['vault']}); "
+            "now set memory.provider: optmem in Hermes' config.yaml"
+        ),
+    )

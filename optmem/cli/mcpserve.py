@@ -88,7 +88,7 @@ def mcp(http: str | None, json_out: bool) -> None:
 
 
 # the help lists the tools from the server's own table, so it names every one the server has
-mcp.__doc__ = f"""Serve the vault to agents over MCP (stdio); needs the optmem[mcp] extra.
+mcp.__doc__ = f"""Serve the vault to agents over MCP (stdio, or HTTP with --http); needs the optmem[mcp] extra.
 
     Tools: {", ".join(TOOL_NAMES)} — each returns the same JSON as the CLI's --json.
     With --http, one vault serves agents on many hosts (streamable HTTP at /mcp), each request

@@ -58,7 +58,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "purge": ("maint", "Delete records physically — the only command that does; refuses without --yes."),
     "hooks": ("@agentcmd", "Install git and Claude Code hooks: install, uninstall, claude-code."),
     "hook": ("@agentcmd", "Hook entry points run by git and agents: git-commit, git-rewrite, claude-code."),
-    "mcp": ("mcpserve", "Serve the vault to agents over MCP (stdio); needs the optmem[mcp] extra."),
+    "mcp": (
+        "mcpserve",
+        "Serve the vault to agents over MCP (stdio, or HTTP with --http); needs the optmem[mcp] extra.",
+    ),
+    "hermes": ("@agentcmd", "Hermes Agent: install OptMem as its memory provider."),
     "sync": ("agentcmd", "Share the vault through git: commit, fetch, merge, scan what came in, catch up, push."),
     "merge-driver": (
         "agentcmd",

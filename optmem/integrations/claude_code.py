@@ -213,18 +213,9 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
                     if isinstance(block, dict) and block.get("type") == "tool_use":
                         calls[str(block.get("id"))] = _tool_key(str(block.get("name")), block.get("input"))
                 for text in _texts(content):
-                    for line in text.splitlines():
-                        line = line.strip(" -*•\t")
-                        # a line that reports work and names what is next ("Done: …. Next step: …")
-                        # is read sentence by sentence; any other line as a whole
-                        both = _OPEN.search(line) and _DONE.search(line)
-                        for part in _SENTENCE.split(line) if both else [line]:
-                            if len(part) < 4:
-                                continue
-                            if _OPEN.search(part):
-                                open_items.append(_short(part))
-                            elif _DONE.search(part) and not _null_report(part):
-                                done.append(_short(part))
+                    reported, still_open = report_lines(text)
+                    done += reported
+                    open_items += still_open
     said = [_short(p) for p in prompts]
     requests = said[:1] + _last([p for p in said[1:] if p != said[0]], keep - 1) if keep > 0 else []
     unresolved = [line for place, key, line in failures if fixed.get(key, -1) < place]
@@ -234,6 +225,25 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
         open=_last(open_items, keep),
         blocked=_last(stated, keep) + [e for e in _last(unresolved, keep) if e not in stated],
     )
+
+
+def report_lines(text: str) -> tuple[list[str], list[str]]:
+    """(what an assistant's text reports done, what it leaves open), line by line (extractive)."""
+    done: list[str] = []
+    open_items: list[str] = []
+    for line in text.splitlines():
+        line = line.strip(" -*•\t")
+        # a line that reports work and names what is next ("Done: …. Next step: …") is read
+        # sentence by sentence; any other line as a whole
+        both = _OPEN.search(line) and _DONE.search(line)
+        for part in _SENTENCE.split(line) if both else [line]:
+            if len(part) < 4:
+                continue
+            if _OPEN.search(part):
+                open_items.append(_short(part))
+            elif _DONE.search(part) and not _null_report(part):
+                done.append(_short(part))
+    return done, open_items
 
 
 def _null_report(line: str) -> bool:

@@ -1,0 +1,123 @@
+"""OptMem's memory provider against the real Hermes Agent package (`.ci/hermes` runs this in a venv
+of its own with hermes-agent installed; optmem never depends on it). Hermes' own loader finds the
+provider that `optmem hermes install` wrote, and Hermes' MemoryManager drives every hook, as a
+session does; Hermes' own memory tool writes the files a shared vault reads."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "hermes"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    for name in [m for m in sys.modules if m.startswith("_hermes_user_memory") or m.endswith(".optmem")]:
+        del sys.modules[name]  # each test loads the plugin its own install wrote
+    return home
+
+
+def install(home: Path, *more: str) -> dict:
+    res = subprocess.run(
+        [sys.executable, "-m", "optmem", "hermes", "install", "--hermes-home", str(home), "--json", *more],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def loaded(home: Path):
+    from agent.memory_provider import MemoryProvider
+    from plugins.memory import discover_memory_providers, load_memory_provider
+
+    assert "optmem" in [name for name, _, _ in discover_memory_providers()]
+    provider = load_memory_provider("optmem")
+    assert isinstance(provider, MemoryProvider) and provider.name == "optmem" and provider.is_available()
+    return provider
+
+
+def test_hermes_loader_finds_the_provider_and_a_session_drives_every_hook(hermes_home):
+    from agent.memory_manager import MemoryManager
+
+    install(hermes_home)
+    manager = MemoryManager()
+    manager.add_provider(loaded(hermes_home))
+    manager.initialize_all("session-1", platform="cli", agent_context="primary")
+    vault = hermes_home / "optmem"
+    assert "optmem_search" in manager.build_system_prompt()
+    assert {"optmem_search", "optmem_correct", "optmem_forget"} <= manager.get_all_tool_names()
+    # a turn: kept in the log (the manager syncs in the background)
+    manager.sync_all("Which port does the backend use now?", "It listens on port 9090 since the migration.",
+                     session_id="session-1")
+    assert manager.flush_pending(timeout=60)
+    [turn] = [json.loads(x) for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines()]
+    assert turn["session"] == "session-1" and "9090" in turn["text"]
+    # the built-in memory tool's writes, mirrored
+    manager.on_memory_write("add", "memory", "Deploys go out on Thursdays", metadata={"write_origin": "tool"})
+    manager.on_memory_write("replace", "memory", "Deploys go out on Fridays", metadata={"old_text": "Thursdays"})
+    assert (vault / "MEMORY.md").read_text("utf-8").strip() == "Deploys go out on Fridays"
+    # recall before a turn, and for the next one
+    assert "Deploys go out on Fridays" in manager.prefetch_all("when do deploys go out?", session_id="session-1")
+    manager.queue_prefetch_all("backend port", session_id="session-1")
+    # tools
+    found = json.loads(manager.handle_tool_call("optmem_search", {"query": "backend port"}))
+    assert found["hits"][0]["id"] == turn["id"]
+    fixed = json.loads(manager.handle_tool_call("optmem_correct", {"target": turn["id"], "text": "The port is 9191."}))
+    assert fixed["corrects"] == turn["id"]
+    gone = json.loads(manager.handle_tool_call("optmem_forget", {"id": fixed["id"], "reason": "wrong"}))
+    assert gone["status"] == "forgotten"
+    # compression and the end of the session
+    kept = manager.on_pre_compress([{"role": "user", "content": "when do deploys go out?"}])
+    assert "Fridays" in kept
+    manager.on_session_end(
+        [
+            {"role": "user", "content": "Move the backend to port 9191"},
+            {"role": "assistant", "content": "Done: updated the compose file.\nNext step: update nginx."},
+        ]
+    )
+    handoff = (vault / "projects" / "hermes" / "HANDOFF.md").read_text("utf-8")
+    assert "compose file" in handoff and "update nginx" in handoff
+    manager.shutdown_all()
+
+
+def test_a_subagent_session_writes_nothing(hermes_home):
+    from agent.memory_manager import MemoryManager
+
+    install(hermes_home)
+    manager = MemoryManager()
+    manager.add_provider(loaded(hermes_home))
+    manager.initialize_all("session-2", platform="cli", agent_context="subagent")
+    manager.sync_all("Which port does the backend use now?", "It listens on port 9090.", session_id="session-2")
+    assert manager.flush_pending(timeout=60)
+    manager.on_session_end([{"role": "assistant", "content": "Done: everything. Next step: more."}])
+    manager.shutdown_all()
+    assert not (hermes_home / "optmem" / "LOG.jsonl").exists()
+
+
+def test_shared_install_makes_hermes_memory_files_the_vaults_hot_files(hermes_home):
+    """`--shared`: Hermes' built-in memory tool writes its MEMORY.md; the provider journals the
+    edit and OptMem's search reads the entry as current — one truth."""
+    from agent.memory_manager import MemoryManager
+    from tools.memory_tool import MemoryStore
+
+    assert install(hermes_home, "--shared")["vault"] == str(hermes_home / "memories")
+    manager = MemoryManager()
+    manager.add_provider(loaded(hermes_home))
+    manager.initialize_all("session-3", platform="cli", agent_context="primary")
+    store = MemoryStore()
+    store.load_from_disk()
+    assert store.add("memory", "Staging DB is pg-staging-2")["success"]
+    manager.on_memory_write("add", "memory", "Staging DB is pg-staging-2")
+    found = json.loads(manager.handle_tool_call("optmem_search", {"query": "staging DB"}))
+    assert found["hits"][0]["text"] == "Staging DB is pg-staging-2" and found["hits"][0]["status"] == "current"
+    assert (hermes_home / "memories" / "MEMORY.md").read_text("utf-8").strip() == "Staging DB is pg-staging-2"
+    manager.shutdown_all()
