@@ -29,6 +29,10 @@ def test_install_writes_the_plugin_folder_and_the_shared_vault(cli, tmp_path, mo
     shared = cli.json("hermes", "install", "--hermes-home", str(home), "--shared")
     assert shared["vault"] == str(home / "memories")
     assert json.loads((home / hermes.CONFIG).read_text("utf-8")) == {"vault": str(home / "memories")}
+    # Hermes' own `hermes memory setup` saves the provider's config the same way
+    assert [f["key"] for f in hermes.provider().get_config_schema()] == ["vault"]
+    hermes.provider().save_config({"vault": str(tmp_path / "elsewhere")}, str(home))
+    assert hermes.vault_path(home) == tmp_path / "elsewhere"
     monkeypatch.setenv("OPTMEM_VAULT", str(tmp_path / "mine"))  # the environment wins
     assert hermes.vault_path(home) == tmp_path / "mine"
     (tmp_path / "file").write_text("x", "utf-8")
