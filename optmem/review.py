@@ -132,7 +132,9 @@ class Verified(NamedTuple):
     verified: list[dict[str, Any]]  # {"id", "verification", "verified_at"} a record
 
 
-def verify(vault: Vault, refs: list[str], *, note: str | None = None, source: str | None = None) -> Verified:
+def verify(
+    vault: Vault, refs: list[str], *, note: str | None = None, source: str | None = None, allow_unsafe: bool = False
+) -> Verified:
     """Say that someone checked these facts and they hold: a `verify` line about each, in the
     log (append-only: when it was written stays, when it was last checked is the latest such
     line). Every id is checked first, all lines are written together, or none: a record that is
@@ -144,7 +146,7 @@ def verify(vault: Vault, refs: list[str], *, note: str | None = None, source: st
         raise UsageError("give at least one record id to verify")
     for name, value in (("note", note), ("source", source)):
         if value is not None:  # bookkeeping, but a person or an agent reads the note in `get`
-            scan.check_field(name, value, limit=log.FIELD_BYTES["reason"], allow_unsafe=False)
+            scan.check_field(name, value, limit=log.FIELD_BYTES["reason"], allow_unsafe=allow_unsafe)
     moment = clock.now()
     prepare_index(vault)
     idx = open_index(vault)

@@ -557,6 +557,13 @@ def test_refusal_advice_names_tools_and_arguments_over_mcp():
     )
     assert advice("see `optmem doctor --fix`") == "see `optmem doctor --fix` (a command for the user to run)"
     assert advice("give it with --project") == "give it with the argument `project`"
+    assert advice("QUERY is empty; give words") == "`query` is empty; give words"
+    assert advice("no entry holds it; give other words, or use --id") == (
+        "no entry holds it; give other words, or use more of the entry's words in old_text"
+    )
+    # what only the user may do stays the command the user runs
+    said = "ask the user to run `optmem append --redline …` (or `optmem correct … --redline`)"
+    assert advice(said) == said
     assert advice("remove that part, or pass --allow-unsafe if it is really meant to be stored").startswith(
         "remove that part — an agent cannot store it anyway"
     )
@@ -577,3 +584,27 @@ def test_an_unreadable_line_gets_the_answer_json_rpc_prescribes():
     assert answer('{"jsonrpc": "2.0", "method": "notifications/x", "params": 5}') is None
     assert answer("[1, 2]")["error"]["code"] == -32600 and answer("[1, 2]")["id"] is None
     assert answer('{"id": true, "method": 1}')["id"] is None  # a boolean is no id
+
+
+def test_a_request_with_an_id_no_reply_could_name_or_bytes_that_are_not_utf8_is_answered(vault_path):
+    """The SDK reads a request whose id is true, null, 1.5 or a list as a notification (no answer)
+    and replaced bytes that are not UTF-8 with U+FFFD (stored silently): each is refused."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        *(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list"}) for rid in (True, None, 1.5, [1])),
+    ]
+    answers = _raw_mcp(vault_path, lines, 5)
+    assert [(a["id"], a["error"]["code"]) for a in answers[1:]] == [(None, -32600)] * 4
+    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "append", "arguments": {"text": "@"}}}
+    raw = json.dumps(call).replace("@", "bad \udcff byte").encode("utf-8", "surrogateescape")
+    proc = subprocess.run(
+        [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp"],
+        input=b"\n".join([lines[0].encode(), lines[1].encode(), raw.replace(b"\\udcff", b"\xff")]) + b"\n",
+        capture_output=True,
+        timeout=120,
+    )
+    replies = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert replies[-1]["id"] == 9 and replies[-1]["error"]["data"]["error"]["code"] == "invalid_text"
+    assert not (vault_path / "LOG.jsonl").exists() or "bad" not in (vault_path / "LOG.jsonl").read_text("utf-8")

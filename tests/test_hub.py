@@ -189,5 +189,6 @@ def test_the_token_check_is_constant_in_what_it_reveals():
         assert sent[0]["status"] == 401 and json.loads(sent[1]["body"])["error"]["code"] == "unauthorized"
     assert reached == []
     assert call({"type": "http", "headers": [(b"authorization", f"Bearer {TOKEN}".encode())]})[0]["status"] == 200
+    assert call({"type": "http", "headers": [(b"authorization", f"bearer {TOKEN}".encode())]})[0]["status"] == 200
     call({"type": "lifespan"})
-    assert reached == ["http", "lifespan"]
+    assert reached == ["http", "http", "lifespan"]  # (the scheme's case does not matter, RFC 7235)

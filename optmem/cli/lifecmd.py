@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from optmem.cli.common import emit, get_vault, short, warn_all
-from optmem.cli.spec import arg, command, flag, opt
+from optmem.cli.spec import UNSAFE, arg, command, flag, opt
 
 SOURCE = opt("source", help="Who did it (agent, tool, person).")
 
@@ -154,8 +154,9 @@ def reject(record_id: str, reason: str | None, source: str | None, json_out: boo
     arg("ids", "The facts checked (ids, or ≥ 6 of their characters).", metavar="ID", multiple=True),
     opt("note", help="How it was checked (kept with the verification)."),
     SOURCE,
+    UNSAFE,
 )
-def verify(ids: list[str], note: str | None, source: str | None, json_out: bool) -> None:
+def verify(ids: list[str], note: str | None, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
     """Say facts were checked and still hold (when, by whom, a note).
 
     Each gets a `verify` line in the log; `get` and `search --json` show `verified_at`, and
@@ -169,7 +170,7 @@ def verify(ids: list[str], note: str | None, source: str | None, json_out: bool)
     """
     from optmem import review
 
-    res = review.verify(get_vault(), list(ids or []), note=note, source=source)
+    res = review.verify(get_vault(), list(ids or []), note=note, source=source, allow_unsafe=allow_unsafe)
     emit(
         json_out,
         {"status": "verified", **res._asdict()},

@@ -62,6 +62,17 @@ def _refused(err: OptmemError) -> str:
     return json.dumps({"ok": False, "error": err.to_dict()}, ensure_ascii=False)
 
 
+def _unsafe(text: str) -> bool:
+    """Whether the write gate's scanner flags `text` as written, or it cannot be UTF-8 at all."""
+    from optmem import scan
+
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True  # a lone surrogate: no file can hold it
+    return scan.find(text) is not None
+
+
 def _trivial(user: str, assistant: str) -> bool:
     said = [" ".join((t or "").split()).strip(" .!?。！？").lower() for t in (user, assistant)]
     return all(len(s) < TRIVIAL for s in said) or said[0] in ACKS or not any(said)
@@ -226,6 +237,8 @@ class Provider:
 
         if not self.writes or _trivial(user_content, assistant_content):
             return
+        if any(_unsafe(side) for side in (user_content, assistant_content)):
+            return  # scanned as written (a pasted transcript's role markers start lines): not kept
         # one line, no role markers (which read as a forged conversation turn to the scanner)
         text = f"Asked: {' '.join(user_content.split())} — Answered: {' '.join(assistant_content.split())}"
         limit = self.vault.settings.limits.record_bytes  # (a long turn is kept whole up to it)
@@ -235,7 +248,7 @@ class Provider:
                 self.vault,
                 log.Draft(text, tier="chat", session=session_id or self.session_id or None, source="hermes"),
             )
-        except OptmemError:
+        except (OptmemError, UnicodeError):
             pass  # a turn the write gate refuses (a secret, an injection) is not kept; the session goes on
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
@@ -264,8 +277,8 @@ class Provider:
                 source="hermes",
                 session=self.session_id or None,
             )
-        except OptmemError:
-            pass
+        except (OptmemError, UnicodeError):
+            pass  # (a handoff the gate refuses is not written; the session still ends)
 
     def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
         """The facts worth keeping through a compression: what OptMem holds that the messages about
@@ -277,7 +290,7 @@ class Provider:
         from optmem import memory
         from optmem.follow import follow_hot
 
-        if target not in ("memory", "user"):
+        if target not in ("memory", "user") or not self.writes:
             return
         if self._shared():
             follow_hot(self.vault)  # Hermes wrote the very file: journal its edit
@@ -294,7 +307,7 @@ class Provider:
             return
         try:
             memory.apply(self.vault, ops, target=target, source="hermes")
-        except OptmemError:
+        except (OptmemError, UnicodeError):
             pass  # (an entry the vault holds already, or no longer holds: nothing to mirror)
 
     def _shared(self) -> bool:
@@ -319,6 +332,14 @@ class Provider:
                     f"{tool_name} takes no argument {sorted(unknown)[0]!r}; nothing was done — its arguments: "
                     f"{', '.join(sorted(known[tool_name]))}"
                 )
+            for name, value in args.items():
+                wanted = int if name == "limit" else str
+                wrong = isinstance(value, bool) or not isinstance(value, wanted)
+                if wrong or (isinstance(value, int) and value < 1):
+                    what = "a whole number, 1 or more" if wanted is int else "a string"
+                    raise UsageError(f"{tool_name}: argument {name!r} must be {what}, not {value!r}; nothing was done")
+                if isinstance(value, str):
+                    value.encode("utf-8")  # (a lone surrogate: refused below, as every other refusal)
             if tool_name == "optmem_search":
                 found = search.search(self.vault, str(args.get("query") or ""), limit=int(args.get("limit") or 8))
                 return _ok(found.to_json())
@@ -337,6 +358,8 @@ class Provider:
             return _ok({"status": gone.status, "id": gone.id, "tombstone": gone.tombstone})
         except OptmemError as err:
             return _refused(err)
+        except UnicodeEncodeError:
+            return _refused(UsageError(f"{tool_name}: a string holds a lone surrogate, which no UTF-8 text can carry"))
 
     def shutdown(self) -> None:
         for thread in self._threads:

@@ -291,15 +291,23 @@ class Advice:
             "override the scan)",
             message,
         )
-        message = _CLI_SPAN.sub(self._span, message)
-        return re.sub(r"(?<![\w`-])--([a-z][a-z-]*)", self._flag, message)
+        parts = re.split(r"(`[^`]*`)", _CLI_SPAN.sub(self._span, message))
+        for i in range(0, len(parts), 2):  # outside `code`: what stays a command stays whole
+            parts[i] = re.sub(r"\b(QUERY|TEXT|TARGET)\b", lambda m: f"`{m.group().lower()}`", parts[i])
+            parts[i] = re.sub(r"(?<![\w`-])--([a-z][a-z-]*)", self._flag, parts[i])
+        return "".join(parts)
 
     def _flag(self, m: re.Match[str]) -> str:
         name = m.group(1).replace("-", "_")
+        if name == "id" and m.string[max(0, m.start() - 4) : m.start()].endswith("use "):
+            return "more of the entry's words in old_text"  # (hot memory by entry id: the command line's)
         return f"the argument `{name}`" if name in self.arguments else m.group()
 
     def _span(self, m: re.Match[str]) -> str:
         command, rest = m.group(1), m.group(2).split()
+        clause = re.split(r"[;.—]", m.string[: m.start()])[-1]
+        if "ask the user" in clause:
+            return m.group()  # what only the user may do, said as the user does it
         if command in HOT_ACTIONS:
             named = " and old_text (a part of the entry's text)" if "--id" in rest else ""
             return f"the `memory` tool with action={HOT_ACTIONS[command]}{named}"
@@ -427,8 +435,9 @@ def unreadable(line: str) -> Any:
             INVALID_PARAMS,
             "Invalid params",
             "invalid_text",
-            "a string holds a lone surrogate (\\ud800–\\udfff), which no UTF-8 text can carry; send the "
-            "text without it (a character outside the BMP is a pair of surrogates); nothing was done",
+            "a string holds a lone surrogate (\\ud800–\\udfff) or bytes that are not UTF-8, which no "
+            "text can carry; send the text without it (a character outside the BMP is a pair of "
+            "surrogates); nothing was done",
         )
     return answer(
         rid,
@@ -460,7 +469,22 @@ class _Lines:
 
     async def __anext__(self) -> str:
         self.last = await self.source.__anext__()
-        return self.last
+        # a request whose id is neither a number nor a string reads to the SDK as a notification,
+        # which it answers with nothing: handed on unreadable, it is answered (`unreadable`)
+        return "\x00" + self.last if _odd_id(self.last) else self.last
+
+
+def _odd_id(line: str) -> bool:
+    """Whether `line` is a JSON object whose "id" is not an integer or a string (true, null, 1.5,
+    a list …): a request no reply could name."""
+    if '"id"' not in line:
+        return False
+    try:
+        msg = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    rid = msg.get("id", 0) if isinstance(msg, dict) else 0
+    return isinstance(rid, bool) or not isinstance(rid, int | str)
 
 
 class _Answering:
@@ -531,7 +555,8 @@ def serve_stdio(app: Any) -> None:
     async def serve() -> None:
         from mcp.server.stdio import stdio_server
 
-        lines = _Lines(anyio.wrap_file(io.TextIOWrapper(_wire(), encoding="utf-8", errors="replace")))
+        # bytes that are not UTF-8 stay as lone surrogates (never "�"), and are refused (`unreadable`)
+        lines = _Lines(anyio.wrap_file(io.TextIOWrapper(_wire(), encoding="utf-8", errors="surrogateescape")))
         low = app._lowlevel_server  # (what the SDK's own run_stdio_async drives)
         async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
             await low.run(_Answering(read, write, lines), write, low.create_initialization_options())
@@ -556,14 +581,15 @@ class _Bearer:
     with another, gets 401 and the usual error object, and reaches nothing behind."""
 
     def __init__(self, app: Any, token: str) -> None:
-        self.app, self.expected = app, f"Bearer {token}".encode()
+        self.app, self.expected = app, token.encode()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         import hmac
 
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _, given = dict(scope.get("headers") or ()).get(b"authorization", b"").partition(b" ")
+            # (the scheme's case does not matter, RFC 7235; the token is compared in constant time)
+            if not (scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.expected)):
                 body = json.dumps(
                     {
                         "ok": False,
