@@ -530,7 +530,7 @@ def test_mcp_refuses_unknown_tools_and_arguments_and_bad_types_in_the_usual_shap
     assert set(listed["append"]["properties"]["on_similar"]["anyOf"][0]["enum"]) >= {"skip", "store", "supersede"}
     assert listed["append"]["properties"]["ttl"]["anyOf"][0]["pattern"]
     assert listed["search"]["properties"]["since"]["anyOf"][0]["pattern"]
-    for arg in ("domain", "tag", "project"):  # one type for an argument in every tool that takes it
+    for arg in ("domain", "tag", "project", "id"):  # one type for an argument in every tool that takes it
         kinds = {
             json.dumps(s["properties"][arg]["anyOf"], sort_keys=True) for s in listed.values() if arg in s["properties"]
         }

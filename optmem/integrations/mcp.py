@@ -77,7 +77,7 @@ def _arg_name(p: Any) -> str:
 
 
 # a domain and a tag take one type in every tool: a name, or a list of names
-LISTY = ("domain", "tag")
+LISTY = ("domain", "tag", "id")  # (… and a record id: one, or a list of one, where a tool takes one)
 # the formats the CLI parses, in the schema (the command itself checks them, and says what is wrong)
 _DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}", "examples": ["2026-11-29", "2026-11-29T18:55:30Z"]}
 FORMATS: dict[str, dict[str, Any]] = {
@@ -94,9 +94,13 @@ def _annotation(p: Any) -> tuple[Any, Any]:
     from pydantic import Field
 
     base: Any = Literal[p.choices] if getattr(p, "choices", None) else p.type
-    if p.name in LISTY:
-        kind: Any = str | GenericAlias(list, (str,)) | None
-        default: Any = None
+    default: Any
+    if _arg_name(p) in LISTY:
+        kind: Any = str | GenericAlias(list, (str,))
+        if p.is_argument and p.required:
+            default = inspect.Parameter.empty
+        else:
+            kind, default = kind | None, None
     elif p.multiple:  # one item alone is a list of one (agents often send "next": "…")
         kind, default = base | GenericAlias(list, (base,)) | None, None
     elif p.type is bool:
@@ -119,10 +123,10 @@ def argv(command: str, params: list[Any], values: dict[str, Any]) -> list[str]:
         value = values.get(_arg_name(p))
         if value is None or value is False:
             continue
-        if p.name in LISTY:
+        if _arg_name(p) in LISTY:
             given = value if isinstance(value, list) else [value]
             if not p.multiple and len(given) > 1:
-                raise UsageError(f"{p.name} takes one name in this tool, not {len(given)}")
+                raise UsageError(f"{_arg_name(p)} takes one value in this tool, not {len(given)}; nothing was done")
             value = given if p.multiple else given[0]
         elif p.multiple and not isinstance(value, list):
             value = [value]
