@@ -29,6 +29,8 @@ def test_install_writes_the_plugin_folder_and_the_shared_vault(cli, tmp_path, mo
     shared = cli.json("hermes", "install", "--hermes-home", str(home), "--shared")
     assert shared["vault"] == str(home / "memories")
     assert json.loads((home / hermes.CONFIG).read_text("utf-8")) == {"vault": str(home / "memories")}
+    again = cli.json("hermes", "install", "--hermes-home", str(home))  # without --shared: says the vault stays shared
+    assert again["vault"] == str(home / "memories") and hermes.CONFIG in again["note"]
     # Hermes' own `hermes memory setup` saves the provider's config the same way
     assert [f["key"] for f in hermes.provider().get_config_schema()] == ["vault"]
     hermes.provider().save_config({"vault": str(tmp_path / "elsewhere")}, str(home))

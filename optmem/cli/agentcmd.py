@@ -288,6 +288,8 @@ def hermes_install(hermes_home: str | None, shared: bool, json_out: bool) -> Non
     if home.exists() and not home.is_dir():
         raise UsageError(f"{home} is not a folder; give Hermes' home folder with --hermes-home")
     res = hermes.install(home, shared=shared)
+    if res.get("note"):
+        note(res["note"])
     emit(
         json_out,
         res,

@@ -418,4 +418,11 @@ def install(hermes_home: Path, *, shared: bool = False) -> dict[str, Any]:
         config = hermes_home / CONFIG
         fsio.atomic_write(config, json.dumps({"vault": str(hermes_home / "memories")}) + "\n", within=hermes_home)
         written.append(str(config))
-    return {"plugin": str(folder), "written": written, "vault": str(vault_path(hermes_home))}
+    vault = vault_path(hermes_home)
+    out: dict[str, Any] = {"plugin": str(folder), "written": written, "vault": str(vault)}
+    if not shared and (hermes_home / CONFIG).exists() and vault == hermes_home / "memories":
+        out["note"] = (
+            f"the vault stays Hermes' memories folder, as {hermes_home / CONFIG} says (an earlier --shared); "
+            f"remove that file for {hermes_home / 'optmem'}"
+        )
+    return out
