@@ -130,6 +130,7 @@ def test_a_turn_the_scanner_flags_as_written_or_that_no_file_can_hold_is_not_kep
         [{"role": "user", "content": "fix \udfff"}, {"role": "assistant", "content": "Done: fixed \ud800."}]
     )
     assert not (tmp_path / "hermes" / "optmem" / "LOG.jsonl").exists()
+    assert "\ud800" not in p.prefetch("what is \ud800?")  # recall for such a query: never an exception
     for args in ({"query": "port", "limit": "ten"}, {"query": 5}, {"query": "a \ud800"}):
         refused = json.loads(p.handle_tool_call("optmem_search", args))
         assert refused["ok"] is False and refused["error"]["code"] == "usage", args

@@ -206,8 +206,8 @@ class Provider:
 
         try:
             return context.build(self.vault, query=query.strip() or None, budget=CONTEXT_BUDGET).text
-        except OptmemError:
-            return ""
+        except (OptmemError, UnicodeError):
+            return ""  # (recall that cannot be had this turn: the turn goes on without it)
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
         with self._lock:
@@ -221,7 +221,7 @@ class Provider:
                 self._cache = {query: text}  # the next turn's: one query, the newest
 
         thread = threading.Thread(target=fill, name="optmem-prefetch", daemon=True)
-        self._threads.append(thread)
+        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
         thread.start()
 
     # -- writes -----------------------------------------------------------------------------------
