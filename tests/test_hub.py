@@ -46,8 +46,8 @@ def start_hub(vault_path: Path, address: str, env: dict[str, str]) -> subprocess
     raise AssertionError("the hub did not start listening")
 
 
-def post(port: int, headers: dict[str, str]) -> tuple[int, dict[str, str], dict]:
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+def post(port: int, headers: dict[str, str], body: bytes | None = None) -> tuple[int, dict[str, str], dict]:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode() if body is None else body
     req = urllib.request.Request(
         f"http://127.0.0.1:{port}/mcp",
         data=body,
@@ -83,6 +83,17 @@ def test_the_hub_needs_the_token_and_several_clients_write_at_once_with_nothing_
             assert {k.lower(): v for k, v in got_headers.items()}["www-authenticate"].startswith("Bearer")
             assert body["ok"] is False and body["error"]["code"] == "unauthorized"
         assert not (vault_path / "LOG.jsonl").exists()  # nothing reached the vault
+        # over HTTP too, what cannot be read is answered as over stdio, with the usual error object
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "append", "arguments": {}}}
+        for body, rid, code in (
+            (b"garbage", None, -32700),
+            (json.dumps(call).replace("{}", '{"text": "a \\ud800"}').encode(), 4, -32602),
+            (json.dumps({"jsonrpc": "2.0", "id": True, "method": "tools/list"}).encode(), None, -32600),
+        ):
+            status, _, answer = post(port, auth, body)
+            assert status == 400 and answer["id"] == rid and answer["error"]["code"] == code, answer
+            assert answer["error"]["data"]["ok"] is False, answer
 
         def writer(i: int):
             async def script(s):
@@ -192,3 +203,40 @@ def test_the_token_check_is_constant_in_what_it_reveals():
     assert call({"type": "http", "headers": [(b"authorization", f"bearer {TOKEN}".encode())]})[0]["status"] == 200
     call({"type": "lifespan"})
     assert reached == ["http", "http", "lifespan"]  # (the scheme's case does not matter, RFC 7235)
+
+
+def test_what_cannot_be_read_is_answered_before_the_sdk_and_the_rest_goes_on_whole():
+    """`_AnsweringHTTP` in process: an unreadable body is answered 400 with the error object; a
+    readable one reaches the app behind byte for byte, in the chunks it came in."""
+    from optmem.integrations.mcp import _AnsweringHTTP
+
+    got: list[bytes] = []
+
+    async def app(scope, receive, send):
+        body, more = b"", True
+        while more:
+            msg = await receive()
+            body, more = body + msg.get("body", b""), msg.get("more_body", False)
+        got.append(body)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+
+    def call(chunks: list[bytes], method: str = "POST") -> list[dict]:
+        sent: list[dict] = []
+        queue = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
+
+        async def receive():
+            return queue.pop(0)
+
+        async def send(msg):
+            sent.append(msg)
+
+        asyncio.run(_AnsweringHTTP(app)({"type": "http", "method": method}, receive, send))
+        return sent
+
+    good = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+    assert call([good[:10], good[10:]])[0]["status"] == 200 and got == [good]
+    for bad in (b"{not json", b'{"jsonrpc": "2.0", "id": null, "method": "x"}', b'{"id": 2, "t": "\\udc00"}'):
+        sent = call([bad])
+        assert sent[0]["status"] == 400 and json.loads(sent[1]["body"])["error"]["data"]["ok"] is False, bad
+    assert got == [good]  # none of them reached the app
+    assert call([b"garbage"], method="GET")[0]["status"] == 200  # only posted messages are looked at

@@ -615,11 +615,56 @@ class _Bearer:
         await self.app(scope, receive, send)
 
 
+class _AnsweringHTTP:
+    """ASGI, behind the door: a posted message the SDK would answer without the usual error
+    object (a body that is not JSON, text that is no UTF-8, an id no reply could name) is answered
+    here as over stdio (`unreadable`), with status 400; anything else goes on as it came."""
+
+    LIMIT = 8 << 20  # bytes looked at; a bigger body goes on to the SDK, which has its own limit
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        held: list[Any] = []
+        size, more = 0, True
+        while more and size <= self.LIMIT:
+            msg = await receive()
+            held.append(msg)
+            size += len(msg.get("body", b""))
+            more = bool(msg.get("more_body")) and msg.get("type") == "http.request"
+        line = b"".join(m.get("body", b"") for m in held).decode("utf-8", "surrogateescape")
+        reply = unreadable(line) if not more and _unanswered(line) else None
+        if reply is not None:
+            body = reply.model_dump_json(by_alias=True).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 400, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+
+        async def replay() -> Any:
+            return held.pop(0) if held else await receive()
+
+        await self.app(scope, replay, send)
+
+
+def _unanswered(line: str) -> bool:
+    """Whether the SDK would answer `line` without the usual error object, or not at all."""
+    try:
+        msg = json.loads(line)
+    except (ValueError, RecursionError):
+        return True
+    return _unencodable(msg) or _odd_id(line)
+
+
 def serve_http(app: Any, host: str, port: int, token: str) -> None:
     """Serve the same tools over the SDK's streamable HTTP transport at /mcp, behind the token."""
     import uvicorn
 
-    web = _Bearer(app.streamable_http_app(streamable_http_path="/mcp", host=host), token)
+    web = _Bearer(_AnsweringHTTP(app.streamable_http_app(streamable_http_path="/mcp", host=host)), token)
     uvicorn.Server(uvicorn.Config(web, host=host, port=port, log_level="warning")).run()
 
 
