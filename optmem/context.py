@@ -16,7 +16,7 @@ from typing import Any
 from optmem import clock, scan
 from optmem.errors import NotFound, UsageError, clip
 from optmem.fence import CLOSE, OPEN, defuse
-from optmem.record import HANDOFF, MEMORY, TIER_RANK
+from optmem.record import HANDOFF, MEMORY
 from optmem.vault import Vault, validate_name
 
 
@@ -126,18 +126,6 @@ def _handoff(vault: Vault, project: str) -> tuple[str, list[str]]:
     return f"Latest handoff — {project}, {h.time}" + (" (edited by hand)" if h.edited else ""), items
 
 
-class _Checked:
-    """What `lifecycle.unchecked_since` reads of a record, from a search hit."""
-
-    def __init__(self, rec: Any, checked: float | None, ts: float | None, imp: float | None) -> None:
-        self.kind, self.key, self.imp, self.checked, self.ts = rec.kind, rec.key, imp, checked, ts
-        self.tier = int(TIER_RANK[rec.tier])
-
-    @classmethod
-    def of(cls, hit: Any) -> _Checked:
-        return cls(hit.record, hit.checked, clock.to_epoch(hit.record.ts), hit.record.importance)
-
-
 def _records(
     vault: Vault, project: str | None, domain: str | None, query: str | None, now: float
 ) -> tuple[list[str], list[str]]:
@@ -151,9 +139,12 @@ def _records(
             limit=20,
             filters=search.make_filters(domains=[domain] if domain else None, project=project, current=True),
         ).hits
-        kept = [h for h in found if h.record.tier != "redline"]
-        hits = [h.record for h in kept]
-        rows = {h.record.id: _Checked.of(h) for h in kept}
+        hits = [h.record for h in found if h.record.tier != "redline"]
+        from optmem.index import open_index
+
+        with open_index(vault) as idx:  # (their rows: what `_unchecked` reads)
+            ids = [rec.id for rec in hits]
+            rows = {r.id: r for r in idx.rows(f"r.id IN ({','.join('?' * len(ids))})", ids)} if ids else {}
     else:
         from optmem.index import open_index
         from optmem.lifecycle import heat_of

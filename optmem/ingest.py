@@ -425,8 +425,10 @@ def _unique(conn: sqlite3.Connection, prep: _Prepared) -> _Prepared:
     return _rekeyed(prep, lambda n: moved.get(n, n))
 
 
-def _rekeyed(prep: _Prepared, key: Callable[[int], int], by: int = 0) -> _Prepared:
-    """The batch with every index key `n` made `key(n)`, and its lines' offsets moved `by` bytes."""
+def _rekeyed(prep: _Prepared, key: Callable[[int], int] | None, by: int = 0) -> _Prepared:
+    """The batch with every index key `n` made `key(n)` (None: kept), and its lines' offsets moved `by` bytes."""
+    if key is None:
+        return prep._replace(rec_rows=[(*r[:3], r[3] + by, *r[4:]) for r in prep.rec_rows])  # type: ignore[operator]
     return prep._replace(
         rec_rows=[(key(r[0]), r[1], r[2], r[3] + by, *r[4:]) for r in prep.rec_rows],  # type: ignore[arg-type, operator]
         fts_rows=[(key(n), body) for n, body in prep.fts_rows],
@@ -442,9 +444,7 @@ def placed_after(prep: _Prepared, lines: int, offset: int) -> _Prepared:
     after `lines` lines and `offset` bytes: the keys and offsets a reader of the file would give."""
     if not lines and not offset:
         return prep
-    if not lines:
-        return prep._replace(rec_rows=[(*r[:3], r[3] + offset, *r[4:]) for r in prep.rec_rows])  # type: ignore[operator]
-    return _rekeyed(prep, lambda n: moved_down(n, lines), offset)
+    return _rekeyed(prep, (lambda n: moved_down(n, lines)) if lines else None, offset)
 
 
 class Fed:

@@ -658,16 +658,8 @@ def forget(
         refuse_bookkeeping(idx, row, "forget")
         if row.forgotten:
             return None
-        return Record(
-            id=new_id(moment.timestamp()),
-            ts=clock.format_ts(moment),
-            domain=row.domain if domain is None else default_domain(vault, domain),
-            project=row.project,
-            kind=FORGET,
-            ref=row.id,
-            source=source,
-            extra={"reason": reason} if reason else {},
-        )
+        tomb = about(row, moment, FORGET, source=source, extra={"reason": reason} if reason else None)
+        return tomb if domain is None else tomb._replace(domain=default_domain(vault, domain))
 
     row, tomb = write_about(vault, ref, tombstone)
     from optmem import (
@@ -682,23 +674,52 @@ def forget(
     )
 
 
+def about(row: Row, moment: datetime, kind: str, *, source: str | None, extra: dict[str, Any] | None = None) -> Record:
+    """A bookkeeping line of `kind` about the record `row` (a tombstone, a confirmation, a
+    verification), written at `moment` in the record's domain and project."""
+    return Record(
+        id=new_id(moment.timestamp()),
+        ts=clock.format_ts(moment),
+        domain=row.domain,
+        project=row.project,
+        kind=kind,
+        ref=row.id,
+        source=source,
+        extra=extra or {},
+    )
+
+
 def write_about(
     vault: Vault, ref: str, make: Callable[[Index, Row, datetime], Record | None]
 ) -> tuple[Row, Record | None]:
     """Write the bookkeeping line `make` returns about the record `ref` names (a tombstone, a
     confirmation), deciding and appending under the vault lock; (that record, the line written,
     or None when `make` had nothing to write)."""
+
+    def one(idx: Index, rows: list[Row], moment: datetime) -> list[Record]:
+        line = make(idx, rows[0], moment)
+        return [line] if line is not None else []
+
+    rows, lines = write_about_all(vault, [ref], one)
+    return rows[0], lines[0] if lines else None
+
+
+def write_about_all(
+    vault: Vault, refs: list[str], make: Callable[[Index, list[Row], datetime], list[Record]]
+) -> tuple[list[Row], list[Record]]:
+    """`write_about` for several records at once: every ref is resolved before `make` decides,
+    and its lines are appended together — all or none. (The records, each once; the lines.)"""
     moment = clock.now()
     idx = open_index(vault)
     with vault.lock():
         idx = catch_up(idx)
         try:
-            row = resolve_one(idx, ref)
-            line = make(idx, row, moment)
-            if line is not None:
-                written, _ = write_records(vault, idx, [line])
+            rows = list({row.id: row for row in (resolve_one(idx, ref) for ref in refs)}.values())
+            lines = make(idx, rows, moment)
+            if lines:
+                written, _ = write_records(vault, idx, lines)
                 idx = written or idx
-            return row, line
+            return rows, lines
         finally:
             idx.close()
 

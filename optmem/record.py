@@ -197,7 +197,7 @@ def _str_list(value: Any) -> tuple[str, ...]:
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def _holds_lone_surrogate(obj: Any) -> bool:
+def holds_lone_surrogate(obj: Any) -> bool:
     try:
         json.dumps(obj, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
@@ -245,7 +245,7 @@ def parse_line(raw: bytes, line: int = 0) -> Record:
         raise BadLine("unparseable_line", "nested too deeply to be a record") from exc
     if type(obj) is not dict:
         raise BadLine("unparseable_line", "not a JSON object")
-    if _SURROGATE.search(raw) and _holds_lone_surrogate(obj):
+    if _SURROGATE.search(raw) and holds_lone_surrogate(obj):
         raise BadLine("unparseable_line", "holds a lone surrogate (\\ud800–\\udfff), which no UTF-8 text can carry")
     get = obj.get
     text = get("text", "")

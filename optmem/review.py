@@ -10,9 +10,9 @@ from typing import Any, NamedTuple
 
 from optmem import clock, lifecycle, log, view
 from optmem.errors import NotApplicable, UsageError
-from optmem.index import catch_up, open_index
+from optmem.index import open_index
 from optmem.index import prepare as prepare_index
-from optmem.record import BOOKKEEPING, CONFIRM, VERIFY, Record, new_id
+from optmem.record import BOOKKEEPING, CONFIRM, VERIFY, Record
 from optmem.vault import Vault
 
 
@@ -97,15 +97,7 @@ def confirm(vault: Vault, ref: str, *, source: str | None = None) -> Confirmed:
         refuse_unless_pending(idx, row, "confirm")
         if row.confirmed:
             return None
-        return Record(
-            id=new_id(moment.timestamp()),
-            ts=clock.format_ts(moment),
-            domain=row.domain,
-            project=row.project,
-            kind=CONFIRM,
-            ref=row.id,
-            source=source,
-        )
+        return log.about(row, moment, CONFIRM, source=source)
 
     row, rec = log.write_about(vault, ref, confirmation)
     return Confirmed("confirmed", row.id, rec.id) if rec else Confirmed("already_confirmed", row.id, None)
@@ -147,34 +139,17 @@ def verify(
     for name, value in (("note", note), ("source", source)):
         if value is not None:  # bookkeeping, but a person or an agent reads the note in `get`
             scan.check_field(name, value, limit=log.FIELD_BYTES["reason"], allow_unsafe=allow_unsafe)
-    moment = clock.now()
+
+    def verifications(idx: Any, rows: list[Any], moment: Any) -> list[Record]:
+        for row in rows:
+            _refuse_unless_current(idx, row, moment.timestamp())
+        return [log.about(row, moment, VERIFY, source=source, extra={"note": note} if note else None) for row in rows]
+
     prepare_index(vault)
-    idx = open_index(vault)
-    with vault.lock():
-        idx = catch_up(idx)
-        try:
-            rows = list({row.id: row for row in (log.resolve_one(idx, ref) for ref in refs)}.values())
-            for row in rows:
-                _refuse_unless_current(idx, row, moment.timestamp())
-            lines = [
-                Record(
-                    id=new_id(moment.timestamp()),
-                    ts=clock.format_ts(moment),
-                    domain=row.domain,
-                    project=row.project,
-                    kind=VERIFY,
-                    ref=row.id,
-                    source=source,
-                    extra={"note": note} if note else {},
-                )
-                for row in rows
-            ]
-            written, _ = log.write_records(vault, idx, lines)
-            idx = written or idx
-        finally:
-            idx.close()
-    at = clock.format_ts(moment)
-    return Verified([{"id": row.id, "verification": rec.id, "verified_at": at} for row, rec in zip(rows, lines)])
+    rows, lines = log.write_about_all(vault, list(refs), verifications)
+    return Verified(
+        [{"id": row.id, "verification": rec.id, "verified_at": rec.ts} for row, rec in zip(rows, lines, strict=True)]
+    )
 
 
 def _refuse_unless_current(idx: Any, row: Any, now: float) -> None:

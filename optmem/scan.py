@@ -1687,7 +1687,7 @@ def _find(text: str, depth: int) -> str | None:
             if _phrase(rule.source, True).search(variant):
                 return rule.name
     spoken = _spoken(text)
-    said = seen if spoken == folded else _finder(_ANY_LANG_WORD).present(spoken)
+    said = seen if spoken == folded else _lang_finder().present(spoken)
     langs = {lang for lang, words in _LANG_SETS.items() if not words.isdisjoint(said)} if said else ()
     for lang, name, pattern in _foreign() if langs else ():
         if lang in langs and pattern.search(spoken):
@@ -1758,8 +1758,9 @@ def _folded_finder() -> _WordFinder:
 
 
 @functools.cache
-def _finder(words: tuple[str, ...]) -> _WordFinder:
-    return _WordFinder(words)
+def _lang_finder() -> _WordFinder:
+    """The words of the other languages' rules (in a text spoken otherwise than it folds)."""
+    return _WordFinder(_ANY_LANG_WORD)
 
 
 @functools.cache

@@ -186,7 +186,7 @@ class _Batch:
     def write(self, progress: Progress | None) -> int:
         """Append the gathered records in bulk, mark them seen at the import, catch the index up
         once (a build when the vault held nothing), and put the hot entries in their files."""
-        from optmem import index, lifecycle
+        from optmem import index
 
         if self.idx is not None:
             self.idx.close()
@@ -198,13 +198,7 @@ class _Batch:
             target = self.vault.append_path()
             for i in range(0, len(self.lines), CHUNK):
                 fsio.append_lines(target, self.lines[i : i + CHUNK], within=self.vault.root)
-            now = clock.format_ts(clock.now())
-            marks = [
-                lifecycle.access_line(now, touch=self.ids[i : i + 1000], via="import")
-                for i in range(0, len(self.ids), 1000)
-            ]
-            if marks:
-                fsio.append_lines(self.vault.access_path, marks, within=self.vault.root)
+            _mark_seen(self.vault, clock.format_ts(clock.now()), self.ids)
             if self.was_empty and self.lines:
                 index.build(self.vault, progress)
             else:
@@ -216,7 +210,7 @@ class _Batch:
         index is built from them (`index.build(fed=…)`). `results(sid, hashed)` gives each chunk
         checked and prepared for the index (`check_prepared`), so a record is parsed once and the
         checking overlaps the inserting. Returns the records written."""
-        from optmem import index, ingest, lifecycle
+        from optmem import index, ingest
 
         vault = self.vault
         index.prepare(vault)
@@ -236,12 +230,7 @@ class _Batch:
                     done += len(checked)
                     if new:
                         at = fsio.append_lines(target, [c[2] for c in new], within=vault.root)
-                        ids = [c[1] for c in new]
-                        marks = [
-                            lifecycle.access_line(now, touch=ids[i : i + 1000], via="import")
-                            for i in range(0, len(ids), 1000)
-                        ]
-                        fsio.append_lines(vault.access_path, marks, within=vault.root)
+                        _mark_seen(vault, now, [c[1] for c in new])
                         yield ingest.placed_after(prep, fed.lines - before, at)
                         fed.lines += len(new)
                     if progress and total:
@@ -250,6 +239,16 @@ class _Batch:
             fed = ingest.Fed(name, batches)
             index.build(vault, None, fed=fed)
             return fed.lines
+
+
+def _mark_seen(vault: Vault, now: str, ids: list[str]) -> None:
+    """Imported records, marked as seen at the import (`via: import`: warm, not recently used)."""
+    from optmem import lifecycle
+
+    step = lifecycle.IDS_PER_LINE
+    marks = [lifecycle.access_line(now, touch=ids[i : i + step], via="import") for i in range(0, len(ids), step)]
+    if marks:
+        fsio.append_lines(vault.access_path, marks, within=vault.root)
 
 
 Checked = tuple[int, str, bytes, tuple[str, str] | None]  # (line, id, the line to write, why refused)
@@ -393,7 +392,8 @@ def import_export(
                         yield lines, allow, sid, hashed, before
                         before += len(lines)
 
-                return pool.imap(check_prepared, tasks()) if pool else map(check_prepared, tasks())
+                assert pool is not None  # (a big import: the workers check and prepare)
+                return pool.imap(check_prepared, tasks())
 
             written = batch.write_fed(results, total, progress)
             hot = _put_hot(vault, batch.hot)

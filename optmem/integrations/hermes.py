@@ -65,12 +65,9 @@ def _refused(err: OptmemError) -> str:
 def _unsafe(text: str) -> bool:
     """Whether the write gate's scanner flags `text` as written, or it cannot be UTF-8 at all."""
     from optmem import scan
+    from optmem.record import holds_lone_surrogate
 
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True  # a lone surrogate: no file can hold it
-    return scan.find(text) is not None
+    return holds_lone_surrogate(text) or scan.find(text) is not None  # (a lone surrogate: no file holds it)
 
 
 def _trivial(user: str, assistant: str) -> bool:

@@ -20,6 +20,7 @@ from types import GenericAlias
 from typing import Annotated, Any, Literal
 
 from optmem.errors import OptmemError, UsageError, quote
+from optmem.record import holds_lone_surrogate
 
 # tool name → the CLI command it runs, and the command's parameters it does not expose
 TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -431,9 +432,9 @@ def unreadable(line: str) -> Any:
     if isinstance(msg, dict) and "method" in msg and "id" not in msg:
         return None  # a notification: JSON-RPC answers none
     rid = msg.get("id") if isinstance(msg, dict) else None
-    if isinstance(rid, bool) or not isinstance(rid, int | str) or _unencodable(rid):
+    if isinstance(rid, bool) or not isinstance(rid, int | str) or holds_lone_surrogate(rid):
         rid = None
-    if _unencodable(msg):
+    if holds_lone_surrogate(msg):
         return answer(
             rid,
             INVALID_PARAMS,
@@ -451,14 +452,6 @@ def unreadable(line: str) -> Any:
         'not a JSON-RPC 2.0 message: a request is an object with "jsonrpc": "2.0", an "id" (a number or '
         'a string), a "method" string and "params" as the method defines them; nothing was done',
     )
-
-
-def _unencodable(obj: Any) -> bool:
-    try:
-        json.dumps(obj, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 class _Lines:
@@ -657,7 +650,7 @@ def _unanswered(line: str) -> bool:
         msg = json.loads(line)
     except (ValueError, RecursionError):
         return True
-    return _unencodable(msg) or _odd_id(line)
+    return holds_lone_surrogate(msg) or _odd_id(line)
 
 
 def serve_http(app: Any, host: str, port: int, token: str) -> None:
