@@ -1108,6 +1108,7 @@ _LANG_WORDS: dict[str, tuple[str, ...]] = {
 
 _ANY_LANG_WORD = tuple(w for words in _LANG_WORDS.values() for w in words)
 _LANG_SETS = {lang: frozenset(words) for lang, words in _LANG_WORDS.items()}
+_ANY_LANG_SET = frozenset(_ANY_LANG_WORD)
 
 
 def _language_rules() -> list[tuple[str, str, str]]:
@@ -1410,16 +1411,19 @@ class _WordFinder:
     Most needles are plain words (`[a-z]+`). Such a needle is in a text exactly when it is inside
     one of the text's runs of letters a-z, so the needles each run holds are worked out once per
     distinct run and remembered (a language repeats its words): a text costs a look-up per word,
-    not a search per needle. The other needles (Chinese, punctuation, spaces, accents) are looked
-    for directly, only those whose first character the text holds."""
+    not a search per needle. Any other needle (`gho_`, Chinese, punctuation, spaces, accents) is
+    looked for directly, only when the text holds its first character that is not a letter a-z
+    (one search finds which of those characters a text holds)."""
 
     def __init__(self, words: Iterable[str]) -> None:
-        words = sorted(set(words))
-        self.lettered = tuple(w for w in words if _LETTERS.fullmatch(w))
+        self.words = tuple(sorted(set(words)))
+        self.lettered = tuple(w for w in self.words if _LETTERS.fullmatch(w))
         self.by_char: dict[str, tuple[str, ...]] = {}
-        for w in words:
-            if not _LETTERS.fullmatch(w):
-                self.by_char[w[0]] = (*self.by_char.get(w[0], ()), w)
+        for w in self.words:
+            odd = _NOT_LETTER.search(w)
+            if odd:
+                self.by_char[odd.group()] = (*self.by_char.get(odd.group(), ()), w)
+        self.odd = re.compile(f"[{''.join(map(re.escape, sorted(self.by_char)))}]" if self.by_char else "(?!)")
         self.inside = functools.lru_cache(maxsize=1 << 16)(self._inside)
 
     def _inside(self, run: str) -> frozenset[str]:
@@ -1427,46 +1431,46 @@ class _WordFinder:
         return frozenset(w for w in self.lettered if w in run)
 
     def present(self, text: str) -> set[str]:
-        found: set[str] = set().union(*map(self.inside, _runs(text)))
-        found.update(w for c in self.by_char.keys() & set(text) for w in self.by_char[c] if w in text)
+        found: set[str] = set().union(*map(self.inside, _LETTERS.findall(text)))
+        for c in set(self.odd.findall(text)):
+            found.update([w for w in self.by_char[c] if w in text])
         return found
-
-
-@functools.lru_cache(maxsize=4)
-def _runs(text: str) -> frozenset[str]:
-    """The distinct runs of letters a-z of a text (the stages of one scan read one text often)."""
-    return frozenset(_LETTERS.findall(text))
 
 
 class _Sieve:
     """`_may_match` for a whole tuple of rules at once: the rules that may match a text, in
     their order. Each needle is looked for once (not once a rule: `_WordFinder`), and only the rules
-    one of whose first-group needles is present are weighed further — most texts hold few."""
+    one of whose first-group needles is present are weighed further — most texts hold few. The
+    rules a set of needles lets through are remembered (texts hold the same few needles often)."""
 
     def __init__(self, rules: tuple[_Rule, ...]) -> None:
         self.rules = rules
         self.needles = _WordFinder(w for r in rules for g in r.needles for w in g)
+        self.words = frozenset(self.needles.words)
         self.first: dict[str, list[int]] = {}
         for i, r in enumerate(rules):
             for w in r.needles[0] if r.needles else ():
                 self.first.setdefault(w, []).append(i)
         self.always = [i for i, r in enumerate(rules) if not r.needles]
+        self.among = functools.lru_cache(maxsize=1 << 12)(self._among)
 
-    def candidates(self, text: str, present: set[str] | None = None) -> list[_Rule]:
+    def candidates(self, text: str, present: set[str] | None = None) -> tuple[_Rule, ...]:
         """The rules that may match `text`; `present`: the needles it holds, when the caller
         found them already (a set of more words than the rules' does as well)."""
-        present = self.needles.present(text) if present is None else present
-        if not present:
-            return [self.rules[i] for i in self.always]
+        return self.among(self.words.intersection(self.needles.present(text) if present is None else present))
+
+    def _among(self, present: frozenset[str]) -> tuple[_Rule, ...]:
+        """The rules each of whose needle groups `present` (this sieve's needles a text holds) meets."""
         found = set(self.always)
         for w in present:
             found.update(self.first.get(w, ()))
-        return [
-            self.rules[i] for i in sorted(found) if all(any(w in present for w in g) for g in self.rules[i].needles[1:])
-        ]
+        return tuple(
+            self.rules[i] for i in sorted(found) if all(not present.isdisjoint(g) for g in self.rules[i].needles[1:])
+        )
 
 
 _LETTERS = re.compile("[a-z]+")
+_NOT_LETTER = re.compile("[^a-z]")
 
 
 @functools.cache
@@ -1550,14 +1554,22 @@ def fold(text: str) -> str:
     """`text` as the phrase rules read it: look-alikes, width, case, invisibles and the
     traditional characters of the Chinese rules normalised away; spaces collapsed, line breaks
     kept (role markers sit at line starts), blank lines dropped."""
+    return _fold(text, text if text.isascii() else _normal_forms(text)[0])
+
+
+def _fold(text: str, decomposed: str) -> str:
+    """`fold`, given `text` in NFKD (ASCII text is its own)."""
     if text.isascii():
         folded = text.lower()
     else:
-        import unicodedata
-
-        folded = _shape("unseen").sub("", unicodedata.normalize("NFKD", text)).translate(_fold_table()).casefold()
-    lines = (" ".join(line.split()) for line in _shape("own_names").sub(" ", folded).splitlines())
-    folded = "\n".join(line for line in lines if line)
+        folded = _shape("unseen").sub("", decomposed).translate(_fold_table()).casefold()
+    if "_" in folded:  # (every own name holds one)
+        folded = _shape("own_names").sub(" ", folded)
+    lines = folded.splitlines()
+    if len(lines) == 1:  # (most texts)
+        folded = " ".join(lines[0].split())
+    else:
+        folded = "\n".join(line for line in (" ".join(x.split()) for x in lines) if line)
     if folded.isascii():
         return folded
     # Chinese is written without spaces: a separator between two Chinese characters is obfuscation
@@ -1574,7 +1586,7 @@ def _collapsed(folded: str) -> tuple[str, list[tuple[int, int]]] | None:
     """The folded text with letter-spaced runs joined, and where those runs now are."""
     # a letter-spaced run holds three or more letters standing alone (a-z with no a-z either
     # side): fewer, and there is nothing to join (most texts)
-    if sum(len(run) == 1 for run in _LETTERS.findall(folded)) < 3:
+    if len(_LONE.findall(folded)) < 3:
         return None
     pieces: list[str] = []
     spans: list[tuple[int, int]] = []
@@ -1595,12 +1607,15 @@ def _collapsed(folded: str) -> tuple[str, list[tuple[int, int]]] | None:
 
 def _decoded(text: str) -> list[tuple[str, str]]:
     """(encoding, decoded text) for each base64 or hex run and for escaped text, bounded."""
-    import binascii
-
     out: list[tuple[str, str]] = []
     budget = _MAX_DECODED
     # a base64 or hex run holds 16 characters of the base64 alphabet in a row (hex digits are in it)
     runs = _RUN.search(text) is not None
+    escaped = "&#" in text or "\\" in text or "%" in text
+    if not runs and not escaped:
+        return out  # (nearly every text)
+    import binascii
+
     for encoding, pattern in (("base64", _shape("base64")), ("hex", _shape("hex"))) if runs else ():
         for m in pattern.finditer(text):
             run = "".join(m.group().split())
@@ -1619,12 +1634,16 @@ def _decoded(text: str) -> list[tuple[str, str]]:
                 continue  # binascii.Error is a ValueError
             if len(decoded) >= 4 and len(_shape("control").findall(decoded)) * 10 <= len(decoded):  # text, not bytes
                 out.append((encoding, decoded))
-    if ("&#" in text or "\\" in text or "%" in text) and len(_shape("escape").findall(text)) >= 3:
+    if escaped and len(_shape("escape").findall(text)) >= 3:
         out.append(("escaped", _shape("escape").sub(_unescape, text)))
     return out
 
 
 _RUN = re.compile("[A-Za-z0-9+/_-]{16}")
+_LATIN = re.compile("[a-z]")
+_LONE = re.compile("(?<![a-z])[a-z](?![a-z])")  # a letter standing alone
+_LEET_NEAR = re.compile("[a-z][013457@$]|[013457@$][a-z]")  # a digit or sign beside a letter
+_PINYIN_SET = frozenset(("zhi", "tishi", "xitong", "guize", "mingling"))  # one of them in every pinyin rule
 
 
 def _unescape(m: re.Match[str]) -> str:
@@ -1638,17 +1657,18 @@ def _unescape(m: re.Match[str]) -> str:
     return chr(cp) if 0x20 <= cp < 0x110000 and not 0x7F <= cp < 0xA0 else s
 
 
-def _mixed_or_pinyin(folded: str) -> str | None:
-    """The rules of Chinese mixed with English (a match must hold both scripts) and of pinyin."""
-    if not folded.isascii() and re.search("[a-z]", folded):
+def _mixed_or_pinyin(folded: str, seen: set[str]) -> str | None:
+    """The rules of Chinese mixed with English (a match must hold both scripts) and of pinyin
+    (`seen`: the words of `_finder` the folded text holds)."""
+    if not folded.isascii() and _LATIN.search(folded):
         for name, source in (
             ("ignore_previous_instructions_zh", _MIXED_IGNORE),
             ("reveal_system_prompt_zh", _MIXED_REVEAL),
         ):
             for m in _compiled(source).finditer(folded):
-                if re.search("[a-z]", m.group()) and re.search("[\u4e00-\u9fff]", m.group()):
+                if _LATIN.search(m.group()) and re.search("[\u4e00-\u9fff]", m.group()):
                     return name
-    if folded.isascii() and re.search("zhi|tishi|xitong|guize|mingling", folded):
+    if folded.isascii() and not _PINYIN_SET.isdisjoint(seen):
         letters = re.sub("[^a-z]", "", folded)  # hū lüè and hulue alike
         for name, source in (
             ("ignore_previous_instructions_zh", _PINYIN_IGNORE),
@@ -1664,38 +1684,40 @@ def _find(text: str, depth: int) -> str | None:
         for m in _shape("invisible").finditer(text):
             if not _allowed_invisible(text, m.start()):
                 return "invisible_character"
-    readings = [text]
-    if not text.isascii():  # keys and passwords in full-width characters (ＡＫＩＡ…) read as ASCII too
-        import unicodedata
-
-        wide = unicodedata.normalize("NFKC", text)
-        if wide != text:
-            readings.append(wide)
+    # keys and passwords in full-width characters (ＡＫＩＡ…) read as ASCII too
+    decomposed, wide = (text, text) if text.isascii() else _normal_forms(text)
+    readings = [text] if wide == text else [text, wide]
+    words = _Held()  # (every word any stage looks for, found once in each distinct reading)
     by_written, by_phrase = _sieves()
     for reading in readings:
-        for rule in by_written.candidates(reading.lower()):
+        lowered = reading.lower()
+        for rule in by_written.candidates(lowered, words[lowered]):
             for m in _compiled(rule.source, rule.flags).finditer(reading):
                 if rule.accept is None or rule.accept(m):
                     return rule.name
-    folded = fold(text)
-    seen = _folded_finder().present(folded)  # (every word the stages below look for, at once)
+    folded = _fold(text, decomposed)
+    seen = words[folded]
     variants = [folded]
-    if folded.isascii() and re.search("[a-z][013457@$]|[013457@$][a-z]", folded):  # 1gn0re → ignore
+    if folded.isascii() and _LEET_NEAR.search(folded):  # 1gn0re → ignore
         variants.append(_shape("leet").sub(lambda m: m.group().translate(_LEET), folded))
     for variant in variants:
         for rule in by_phrase.candidates(variant, seen if variant is folded else None):
             if _phrase(rule.source, True).search(variant):
                 return rule.name
-    spoken = _spoken(text)
-    said = seen if spoken == folded else _lang_finder().present(spoken)
-    langs = {lang for lang, words in _LANG_SETS.items() if not words.isdisjoint(said)} if said else ()
+    spoken = _spoken(text, wide)
+    said = words[spoken]
+    langs = (
+        () if _ANY_LANG_SET.isdisjoint(said) else {lang for lang, ws in _LANG_SETS.items() if not ws.isdisjoint(said)}
+    )
     for lang, name, pattern in _foreign() if langs else ():
         if lang in langs and pattern.search(spoken):
             return name
-    mixed = _mixed_or_pinyin(folded)
+    mixed = _mixed_or_pinyin(folded, seen)
     if mixed:
         return mixed
-    for encoding, encoded in (("rot13", _ROT13_SET), ("reversed", _REVERSED_SET)):
+    for encoding, encoded in (
+        () if _ENCODED_SET.isdisjoint(seen) else (("rot13", _ROT13_SET), ("reversed", _REVERSED_SET))
+    ):
         if encoded.isdisjoint(seen):
             continue  # (nearly every text: what it decodes to holds none of the words an injection needs)
         # ROT13 and text written backwards: the phrase rules read them decoded
@@ -1745,22 +1767,32 @@ _ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm
 _ROT13_WORDS = tuple(w.translate(_ROT13) for w in _DECODED_WORDS)
 _REVERSED_WORDS = tuple(w[::-1] for w in _DECODED_WORDS)
 _ROT13_SET, _REVERSED_SET = frozenset(_ROT13_WORDS), frozenset(_REVERSED_WORDS)
+_ENCODED_SET = _ROT13_SET | _REVERSED_SET
 
 
 @functools.cache
-def _folded_finder() -> _WordFinder:
-    """The words a folded text is searched for: the phrase rules' needles, the words of the other
-    languages' rules, and of ROT13 or reversed injections."""
-    phrases = _rules()[1]
+def _finder() -> _WordFinder:
+    """Every word a scan looks for: the needles of the written and of the phrase rules, the words
+    of the other languages' rules, and of ROT13 or reversed injections."""
     return _WordFinder(
-        (*(w for r in phrases for g in r.needles for w in g), *_ANY_LANG_WORD, *_ROT13_WORDS, *_REVERSED_WORDS)
+        (
+            *(w for rules in _rules() for r in rules for g in r.needles for w in g),
+            *_ANY_LANG_WORD,
+            *_ROT13_WORDS,
+            *_REVERSED_WORDS,
+            *_PINYIN_SET,
+        )
     )
 
 
-@functools.cache
-def _lang_finder() -> _WordFinder:
-    """The words of the other languages' rules (in a text spoken otherwise than it folds)."""
-    return _WordFinder(_ANY_LANG_WORD)
+class _Held(dict[str, set[str]]):
+    """The words of `_finder` each reading of one text holds (its readings are often the same
+    string: lower-cased, folded and spoken ASCII text alike), looked for once per string. A sieve
+    takes a set of more words than its rules' needles as well."""
+
+    def __missing__(self, reading: str) -> set[str]:
+        found = self[reading] = _finder().present(reading)
+        return found
 
 
 @functools.cache
@@ -1768,14 +1800,21 @@ def _foreign() -> list[tuple[str, str, re.Pattern[str]]]:
     return [(lang, name, re.compile(source)) for lang, name, source in _language_rules()]
 
 
-def _spoken(text: str) -> str:
-    """`text` as the rules of other languages read it: NFKC, case-folded, invisible characters
-    dropped, spaces collapsed — its own letters kept (a Cyrillic о is not an o here)."""
+def _spoken(text: str, wide: str) -> str:
+    """`text` as the rules of other languages read it: NFKC (`wide`), case-folded, invisible
+    characters dropped, spaces collapsed — its own letters kept (a Cyrillic о is not an o here)."""
     if text.isascii():
         return " ".join(text.lower().split())
+    return " ".join(_shape("invisible").sub("", wide).casefold().split())
+
+
+def _normal_forms(text: str) -> tuple[str, str]:
+    """`text` in NFKD and in NFKC. NFKC is NFKD composed, and composing an NFKD text is its NFC:
+    that way it costs a tenth of normalising to NFKC anew."""
     import unicodedata
 
-    return " ".join(_shape("invisible").sub("", unicodedata.normalize("NFKC", text)).casefold().split())
+    decomposed = unicodedata.normalize("NFKD", text)
+    return decomposed, unicodedata.normalize("NFC", decomposed)
 
 
 def find(text: str) -> str | None:

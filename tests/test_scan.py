@@ -76,8 +76,8 @@ def test_needles_never_hide_a_hit(monkeypatch):
     """A rule only runs when its needle words occur; without that gate every answer is the same."""
     texts = [r["text"] for r in corpus.payloads()] + corpus.ordinary_notes()
     gated = [scan.find(t) for t in texts]
-    monkeypatch.setattr(scan._Sieve, "candidates", lambda self, text, present=None: list(self.rules))
-    monkeypatch.setattr(scan._WordFinder, "present", lambda self, text: set(self.lettered) | set(self.by_char))
+    monkeypatch.setattr(scan._Sieve, "candidates", lambda self, text, present=None: self.rules)
+    monkeypatch.setattr(scan._WordFinder, "present", lambda self, text: set(self.words))
     assert [scan.find(t) for t in texts] == gated
 
 
@@ -507,7 +507,8 @@ def _needle_words() -> list[str]:
 
 def test_the_sieve_picks_exactly_the_rules_whose_needles_are_there():
     """`_Sieve.candidates` is `_may_match` over every rule, in order: on texts made of needle
-    words (and pieces of them), and on the corpora."""
+    words (and pieces of them), and on the corpora — given the text, or the words of every stage
+    found in it (`_finder`, as a scan passes them)."""
     import random
 
     from hypothesis import given, settings
@@ -517,8 +518,11 @@ def test_the_sieve_picks_exactly_the_rules_whose_needles_are_there():
     sieves = scan._sieves()
 
     def same(text: str) -> None:
+        every = scan._finder().present(text)
         for rules, sieve in zip(scan._rules(), sieves):
-            assert sieve.candidates(text) == [r for r in rules if scan._may_match(r, text)], text
+            expected = tuple(r for r in rules if scan._may_match(r, text))
+            assert sieve.candidates(text) == expected, text
+            assert sieve.candidates(text, every) == expected, text
 
     @settings(max_examples=400, deadline=None)
     @given(st.lists(st.sampled_from(words), max_size=10), st.integers(0, 3))
@@ -536,14 +540,21 @@ def test_the_sieve_picks_exactly_the_rules_whose_needles_are_there():
 def test_needles_are_found_exactly_as_a_search_for_each_would():
     """`_WordFinder.present` (word runs remembered, the rest looked for) is `{w for w in words if w
     in text}`: for plain words, pieces of words, accented words, Chinese and punctuation, and
-    texts of the corpora (the ROT13, reversed and language gates read through it)."""
+    texts of the corpora (every stage of a scan reads through the one finder of all their words)."""
     import random
 
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    words = tuple(_needle_words()) + scan._ANY_LANG_WORD + scan._ROT13_WORDS + scan._REVERSED_WORDS
-    needles = scan._WordFinder(words)
+    needles = scan._finder()
+    words = needles.words
+    assert set(words) == {
+        *_needle_words(),
+        *scan._ANY_LANG_WORD,
+        *scan._ROT13_WORDS,
+        *scan._REVERSED_WORDS,
+        *scan._PINYIN_SET,
+    }
 
     def same(text: str) -> None:
         assert needles.present(text) == {w for w in words if w in text}, text
@@ -559,6 +570,25 @@ def test_needles_are_found_exactly_as_a_search_for_each_would():
     for text in rng.sample(payloads, 60) + corpus.developer_notes()[:60] + corpus.ordinary_notes()[:60]:
         same(text)
         same(scan.fold(text))
+
+
+def test_nfkc_is_taken_as_nfkd_composed():
+    """A scan normalises a text once (NFKD) and composes that for its NFKC reading: the same
+    string as NFKC of the text, for any text."""
+    import unicodedata
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=1000, deadline=None)
+    @given(st.text(max_size=40) | st.text(alphabet="ＡａéeｅÅﬁ①²\u0301\u0308\u3000한글가각ｶﾞ", max_size=20))
+    def check(text: str) -> None:
+        assert scan._normal_forms(text) == (
+            unicodedata.normalize("NFKD", text),
+            unicodedata.normalize("NFKC", text),
+        )
+
+    check()
 
 
 def test_the_shortcuts_skip_only_texts_the_full_stage_finds_nothing_in():
