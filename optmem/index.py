@@ -36,6 +36,7 @@ from optmem.ingest import (
     matching_ids,
     read_meta,
     segments_in_step,
+    taken_as_read,
 )
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, line_of, parse_line
 from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
@@ -791,6 +792,8 @@ def _fill(
     with conn:
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
         link(conn, deferred, None)
+        if fed is not None and fed.seen is not None:
+            taken_as_read(conn, vault.access_files(), fed.seen[0], fed.marked)
     consume_access(conn, vault.access_files())
     # later appends merge as they go again (SQLite's defaults), then one full merge now
     conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 4)")

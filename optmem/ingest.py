@@ -372,8 +372,9 @@ class _Places:
 
 def _store(
     conn: sqlite3.Connection, prep: _Prepared, totals: list[int], deferred: list[Record] | None, places: _Places
-) -> None:
-    """Insert prepared rows; link the effective view now, or collect into `deferred`."""
+) -> _Prepared:
+    """Insert prepared rows; link the effective view now, or collect into `deferred`. Returns the
+    rows as stored (a key another file's record held moved on: `_unique`)."""
     prep = _unique(conn, prep)
     rows = places.place(prep.rec_rows)
     conn.executemany(INSERT_REC_SHORT, [r for r in rows if len(r) == _SHORT])
@@ -393,6 +394,7 @@ def _store(
         deferred.extend(prep.linked)
     else:
         link(conn, prep.linked, prep.ids)
+    return prep
 
 
 def _after(extra: dict[str, Any]) -> str:
@@ -452,10 +454,17 @@ class Fed:
     built (an import that writes and indexes in one pass, `index.build(fed=…)`).
 
     `batches(sid, hashed)` appends each batch's lines to the file and yields its rows, placed as a
-    reader of the file would place them (`placed_after`); `lines` counts the lines it wrote."""
+    reader of the file would place them (`placed_after`); `lines` counts the lines it wrote.
 
-    def __init__(self, name: str, batches: Callable[[int, int], Iterator[_Prepared]]) -> None:
-        self.name, self.batches, self.lines = name, batches, 0
+    `seen`: (the recall file, the time) when the caller marks every record it writes as seen
+    then (`via: import`) in a recall file that held nothing before, and `marked` the bytes its
+    marks took: the index sets that time as the records go in and takes the file as read when it
+    holds just those bytes, rather than reading each mark back at the end."""
+
+    def __init__(
+        self, name: str, batches: Callable[[int, int], Iterator[_Prepared]], seen: tuple[str, float] | None = None
+    ) -> None:
+        self.name, self.batches, self.lines, self.seen, self.marked = name, batches, 0, seen, 0
 
 
 class _Reader:
@@ -544,7 +553,12 @@ def consume(
                 reader = _Reader(path, start, state.size, lines, bool(seen.get("open_end")))
                 if fed is not None and name == fed.name:
                     for prep in fed.batches(sid, file_hash(name)):
-                        _store(conn, prep, totals, deferred, places)
+                        stored = _store(conn, prep, totals, deferred, places)
+                        if fed.seen is not None:  # (what applying its marks would set: `_apply_access`)
+                            at = fed.seen[1]
+                            conn.executemany(
+                                "UPDATE rec SET shown = ? WHERE n = ?", [(at, r[0]) for r in stored.rec_rows]
+                            )
                     state = LogState.read(path)
                     reader.n, reader.off = fed.lines, state.size
                     total += state.size
@@ -848,6 +862,19 @@ def access_state(path: Path) -> tuple[int, int, int]:
 
 def _access_states(files: list[Segment]) -> dict[str, list[int]]:
     return {name: list(access_state(path)) for name, path in files}
+
+
+def taken_as_read(conn: sqlite3.Connection, files: list[Segment], name: str, size: int) -> None:
+    """Record the recall file `name` as applied to its end, in an index that has read no recall
+    file yet, when it is `size` bytes long (`Fed.seen`: its marks were set as the records went
+    in; a line another process added since is read with the rest), so that `consume_access`
+    reads only what is left."""
+    state = _access_states([f for f in files if f[0] == name]).get(name)
+    if state is not None and state[0] == size:
+        conn.executemany(  # (what `consume_access` writes: the marks hold no sweep)
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            [("acc", json.dumps({name: [*state, state[0]]}, sort_keys=True)), ("last_sweep", "")],
+        )
 
 
 def access_in_step(files: list[Segment], meta: dict[str, str]) -> bool:

@@ -219,6 +219,9 @@ class _Batch:
             fsio.append_lines(target, [], within=vault.root)  # (a writer's new file: a segment now)
             name = next(n for n, path in vault.segments() if path == target)
             now = clock.format_ts(clock.now())
+            marks = vault.access_path
+            # (the recall file holds nothing yet: the index sets the marks as the records go in)
+            fresh = ingest.access_state(marks)[0] == 0
 
             def batches(sid: int, hashed: int) -> Iterator[Any]:
                 done = 0  # record lines read: those before a chunk (`check_prepared`'s `before`)
@@ -230,25 +233,28 @@ class _Batch:
                     done += len(checked)
                     if new:
                         at = fsio.append_lines(target, [c[2] for c in new], within=vault.root)
-                        _mark_seen(vault, now, [c[1] for c in new])
+                        fed.marked += _mark_seen(vault, now, [c[1] for c in new])
                         yield ingest.placed_after(prep, fed.lines - before, at)
                         fed.lines += len(new)
                     if progress and total:
                         progress(min(done, total), total)
 
-            fed = ingest.Fed(name, batches)
+            at = clock.to_epoch(now)
+            fed = ingest.Fed(name, batches, (marks.relative_to(vault.root).as_posix(), at) if fresh and at else None)
             index.build(vault, None, fed=fed)
             return fed.lines
 
 
-def _mark_seen(vault: Vault, now: str, ids: list[str]) -> None:
-    """Imported records, marked as seen at the import (`via: import`: warm, not recently used)."""
+def _mark_seen(vault: Vault, now: str, ids: list[str]) -> int:
+    """Imported records, marked as seen at the import (`via: import`: warm, not recently used);
+    returns the bytes the marks took."""
     from optmem import lifecycle
 
     step = lifecycle.IDS_PER_LINE
     marks = [lifecycle.access_line(now, touch=ids[i : i + step], via="import") for i in range(0, len(ids), step)]
     if marks:
         fsio.append_lines(vault.access_path, marks, within=vault.root)
+    return sum(len(m) + 1 for m in marks)
 
 
 Checked = tuple[int, str, bytes, tuple[str, str] | None]  # (line, id, the line to write, why refused)

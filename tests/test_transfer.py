@@ -232,9 +232,13 @@ def _busy_export(path: Path, size: int) -> None:
 def test_a_big_import_into_an_empty_vault_writes_and_indexes_in_one_pass_as_a_rebuild_would(cli, tmp_path, monkeypatch):
     """Into an empty vault a big import checks, appends and indexes chunk by chunk (worker
     processes parse each record once): its index is the index `reindex` builds from the log it
-    wrote, table for table — also into a writer's own log file — and its vault exports as the
-    one imported the other way (the whole export checked first, then one catch-up)."""
-    from optmem import transfer
+    wrote, table for table — also into a writer's own log file, into a vault whose recall file
+    held a line already, and when another process adds a recall line meanwhile (the import's
+    own marks are set as the records go in; every other line is read as a build reads it) — and
+    its vault exports as the one imported the other way (the whole export checked first, then
+    one catch-up)."""
+    from optmem import lifecycle, transfer
+    from optmem.vault import Vault
 
     dump = tmp_path / "busy.jsonl"
     _busy_export(dump, 400)
@@ -244,7 +248,20 @@ def test_a_big_import_into_an_empty_vault_writes_and_indexes_in_one_pass_as_a_re
     split = tmp_path / "split"
     cli.json("--vault", str(split), "init")
     cli.json("--vault", str(split), "segment", "--writer", "laptop")
-    for vault in (tmp_path / "fed", split):
+    swept = lifecycle.access_line("2026-01-02T03:04:05Z", sweep=True) + b"\n"
+    recalled = tmp_path / "recalled"
+    cli.json("--vault", str(recalled), "init")
+    (recalled / "ACCESS.jsonl").write_bytes(swept)
+    mark, raced = transfer._mark_seen, []
+
+    def marked_while_another_recalls(vault: Vault, now: str, ids: list[str]) -> int:
+        end = mark(vault, now, ids)
+        if vault.root.name == "raced" and not raced:  # (after the first chunk's marks)
+            raced.append(vault.access_path.open("ab").write(swept))
+        return end
+
+    monkeypatch.setattr(transfer, "_mark_seen", marked_while_another_recalls)
+    for vault in (tmp_path / "fed", split, recalled, tmp_path / "raced"):
         done = cli.json("--vault", str(vault), "import", str(dump))
         assert done == plain and done["records"] == 400 and done["already"] == 1
         assert [(b["line"], b["code"]) for b in done["bad"]] == [(79, "unsafe_content"), (122, "unparseable_line")]
@@ -252,6 +269,7 @@ def test_a_big_import_into_an_empty_vault_writes_and_indexes_in_one_pass_as_a_re
         assert len(fed["rec"]) == 400 and fed["tag"]
         cli.json("--vault", str(vault), "reindex")
         assert _index_tables(vault) == fed
+        assert dict(fed["meta"])["last_sweep"] == ("" if vault.name in ("fed", "split") else repr(1767323045.0))
         assert export(cli, vault) == export(cli, tmp_path / "plain")
     assert (split / "log" / "laptop").is_dir() and not (split / "LOG.jsonl").exists()
     for query in ("port", "note 30", "服务"):
