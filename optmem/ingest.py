@@ -23,7 +23,9 @@ from optmem.record import TIER_RANK, BadLine, Record, clean_ref, file_hash, move
 from optmem.schema import (
     ID_TIME_SQL,
     INSERT_REC,
+    INSERT_REC_SEEN,
     INSERT_REC_SHORT,
+    INSERT_REC_SHORT_SEEN,
     LINE_ALWAYS,
     LINE_DEFAULTS,
     LINE_FIELDS,
@@ -371,14 +373,23 @@ class _Places:
 
 
 def _store(
-    conn: sqlite3.Connection, prep: _Prepared, totals: list[int], deferred: list[Record] | None, places: _Places
-) -> _Prepared:
-    """Insert prepared rows; link the effective view now, or collect into `deferred`. Returns the
-    rows as stored (a key another file's record held moved on: `_unique`)."""
+    conn: sqlite3.Connection,
+    prep: _Prepared,
+    totals: list[int],
+    deferred: list[Record] | None,
+    places: _Places,
+    shown: float | None = None,
+) -> None:
+    """Insert prepared rows; link the effective view now, or collect into `deferred`. `shown`:
+    when every record was last shown (`Fed.seen`: what applying its marks would set)."""
     prep = _unique(conn, prep)
     rows = places.place(prep.rec_rows)
-    conn.executemany(INSERT_REC_SHORT, [r for r in rows if len(r) == _SHORT])
-    conn.executemany(INSERT_REC, [r for r in rows if len(r) != _SHORT])
+    if shown is None:
+        conn.executemany(INSERT_REC_SHORT, [r for r in rows if len(r) == _SHORT])
+        conn.executemany(INSERT_REC, [r for r in rows if len(r) != _SHORT])
+    else:
+        conn.executemany(INSERT_REC_SHORT_SEEN, [(*r, shown) for r in rows if len(r) == _SHORT])
+        conn.executemany(INSERT_REC_SEEN, [(*r, shown) for r in rows if len(r) != _SHORT])
     conn.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", prep.fts_rows)
     if prep.red_rows:
         conn.executemany("INSERT INTO fts_red (rowid, body) VALUES (?, ?)", prep.red_rows)
@@ -394,7 +405,6 @@ def _store(
         deferred.extend(prep.linked)
     else:
         link(conn, prep.linked, prep.ids)
-    return prep
 
 
 def _after(extra: dict[str, Any]) -> str:
@@ -553,12 +563,7 @@ def consume(
                 reader = _Reader(path, start, state.size, lines, bool(seen.get("open_end")))
                 if fed is not None and name == fed.name:
                     for prep in fed.batches(sid, file_hash(name)):
-                        stored = _store(conn, prep, totals, deferred, places)
-                        if fed.seen is not None:  # (what applying its marks would set: `_apply_access`)
-                            at = fed.seen[1]
-                            conn.executemany(
-                                "UPDATE rec SET shown = ? WHERE n = ?", [(at, r[0]) for r in stored.rec_rows]
-                            )
+                        _store(conn, prep, totals, deferred, places, fed.seen[1] if fed.seen else None)
                     state = LogState.read(path)
                     reader.n, reader.off = fed.lines, state.size
                     total += state.size

@@ -1411,27 +1411,37 @@ class _WordFinder:
     Most needles are plain words (`[a-z]+`). Such a needle is in a text exactly when it is inside
     one of the text's runs of letters a-z, so the needles each run holds are worked out once per
     distinct run and remembered (a language repeats its words): a text costs a look-up per word,
-    not a search per needle. Any other needle (`gho_`, Chinese, punctuation, spaces, accents) is
-    looked for directly, only when the text holds its first character that is not a letter a-z
-    (one search finds which of those characters a text holds)."""
+    not a search per needle. A needle with other characters (`gho_`, `private key`) can only be
+    in a text one of whose runs holds its longest stretch of letters: the run lets it through
+    (remembered the same way) and it is looked for then. The rest (Chinese, punctuation) are
+    looked for only when the text holds their first character (one search finds which)."""
 
     def __init__(self, words: Iterable[str]) -> None:
         self.words = tuple(sorted(set(words)))
         self.lettered = tuple(w for w in self.words if _LETTERS.fullmatch(w))
+        self.guard: dict[str, str] = {}  # a needle with other characters → its longest stretch of letters
         self.by_char: dict[str, tuple[str, ...]] = {}
         for w in self.words:
-            odd = _NOT_LETTER.search(w)
-            if odd:
-                self.by_char[odd.group()] = (*self.by_char.get(odd.group(), ()), w)
+            if w in self.lettered:
+                continue
+            stretches = _LETTERS.findall(w)
+            if stretches:
+                self.guard[w] = max(stretches, key=len)
+            else:
+                self.by_char[w[0]] = (*self.by_char.get(w[0], ()), w)
+        self.guarded = frozenset(self.guard)
         self.odd = re.compile(f"[{''.join(map(re.escape, sorted(self.by_char)))}]" if self.by_char else "(?!)")
         self.inside = functools.lru_cache(maxsize=1 << 16)(self._inside)
 
     def _inside(self, run: str) -> frozenset[str]:
-        """The plain-word needles a run of letters holds."""
-        return frozenset(w for w in self.lettered if w in run)
+        """The plain-word needles a run of letters holds, and the other needles it lets through."""
+        return frozenset((*(w for w in self.lettered if w in run), *(w for w, g in self.guard.items() if g in run)))
 
     def present(self, text: str) -> set[str]:
         found: set[str] = set().union(*map(self.inside, _LETTERS.findall(text)))
+        for w in found & self.guarded:  # (let through: is it there?)
+            if w not in text:
+                found.discard(w)
         for c in set(self.odd.findall(text)):
             found.update([w for w in self.by_char[c] if w in text])
         return found
@@ -1487,6 +1497,12 @@ def _fold_table() -> dict[int, str]:
     return table
 
 
+@functools.cache
+def _foldable() -> re.Pattern[str]:
+    """A character `_fold_table` changes (most texts hold none: translating them is skipped)."""
+    return re.compile(f"[{''.join(re.escape(chr(cp)) for cp in sorted(_fold_table()))}]")
+
+
 _SHAPES = {
     "invisible": f"[{_INVISIBLE}]",  # one character of the invisible set (context decides)
     "unseen": f"[{_INVISIBLE}{_DIACRITICS}]+",  # removed when folding
@@ -1503,6 +1519,7 @@ _SHAPES = {
 }
 
 
+@functools.cache
 def _shape(name: str) -> re.Pattern[str]:
     return _compiled(_SHAPES[name])
 
@@ -1562,7 +1579,10 @@ def _fold(text: str, decomposed: str) -> str:
     if text.isascii():
         folded = text.lower()
     else:
-        folded = _shape("unseen").sub("", decomposed).translate(_fold_table()).casefold()
+        folded = _shape("unseen").sub("", decomposed)
+        if _foldable().search(folded):
+            folded = folded.translate(_fold_table())
+        folded = folded.casefold()
     if "_" in folded:  # (every own name holds one)
         folded = _shape("own_names").sub(" ", folded)
     lines = folded.splitlines()
@@ -1642,7 +1662,8 @@ def _decoded(text: str) -> list[tuple[str, str]]:
 _RUN = re.compile("[A-Za-z0-9+/_-]{16}")
 _LATIN = re.compile("[a-z]")
 _LONE = re.compile("(?<![a-z])[a-z](?![a-z])")  # a letter standing alone
-_LEET_NEAR = re.compile("[a-z][013457@$]|[013457@$][a-z]")  # a digit or sign beside a letter
+# a digit or sign beside a letter (looked for from the digit or sign: the search skips to those)
+_LEET_NEAR = re.compile("[013457@$](?:(?<=[a-z].)|(?=[a-z]))")
 _PINYIN_SET = frozenset(("zhi", "tishi", "xitong", "guize", "mingling"))  # one of them in every pinyin rule
 
 

@@ -135,6 +135,8 @@ def _insert(fields: tuple[str, ...]) -> str:
 
 
 INSERT_REC, INSERT_REC_SHORT = _insert(LINE_FIELDS), _insert(LINE_ALWAYS)
+# the same with when the record was shown last (an import's records, marked seen as they go in)
+INSERT_REC_SEEN, INSERT_REC_SHORT_SEEN = _insert((*LINE_FIELDS, "shown")), _insert((*LINE_ALWAYS, "shown"))
 INSERT_ROW = _insert(Row._fields)  # a whole Row (tests build rows of any status with it)
 
 DDL = f"""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import subprocess
 import sys
 import unicodedata
@@ -598,12 +599,14 @@ def test_the_shortcuts_skip_only_texts_the_full_stage_finds_nothing_in():
     from hypothesis import strategies as st
 
     @settings(max_examples=600, deadline=None)
-    @given(st.text(alphabet="abcxyz019 ._-/+=\n\t", max_size=60))
+    @given(st.text(alphabet="abcxyz01349@$ ._-/+=\n\t", max_size=60))
     def check(text: str) -> None:
         if scan._collapsed(text) is None:
             assert scan._shape("spaced").search(text) is None, text
         if scan._RUN.search(text) is None:
             assert not [m for p in ("base64", "hex") for m in scan._shape(p).finditer(text)], text
+        # the leet stage runs where a digit or sign stands beside a letter, either side
+        assert bool(scan._LEET_NEAR.search(text)) == bool(re.search("[a-z][013457@$]|[013457@$][a-z]", text)), text
 
     check()
     assert scan._collapsed("i g n o r e all") == ("ignore all", [(0, 6)])
