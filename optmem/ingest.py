@@ -175,10 +175,14 @@ class _Prepared(NamedTuple):
     turns: int  # documents that are turns of a conversation (a `session`): BM25's b follows
 
 
-def _prepare(batch: list[Line], seg: int = 0, hashed: int = 0, parsed: list[Record] | None = None) -> _Prepared:
+def _prepare(
+    batch: list[Line], seg: int = 0, hashed: int = 0, parsed: list[Record] | None = None, shown: float | None = None
+) -> _Prepared:
     """Parse, fold, tokenise and fingerprint a batch of lines of segment `seg` (whose name hashes
     to `hashed`: `file_hash`) (pure: no I/O, no database). `parsed`: the lines' records, when the
-    caller parsed them already."""
+    caller parsed them already; `shown`: when they were shown last (each row ends with it then:
+    `_store(seen=True)`)."""
+    seen = () if shown is None else (shown,)
     out = _Prepared([], [], [], [], [], [], [], 0, 0, 0, 0)
     docs = tokens = squares = turns = 0
     fold = textmod.fold
@@ -265,7 +269,7 @@ def _prepare(batch: list[Line], seg: int = 0, hashed: int = 0, parsed: list[Reco
             seg,
             _after(extra) if key and extra else _NONE,
         )
-        out.rec_rows.append(row if more == _DEFAULTS else row + more)
+        out.rec_rows.append((row if more == _DEFAULTS else row + more) + seen)
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
         if key or ((corrects or ref) and view.links(kind, corrects, ref)):
@@ -378,18 +382,15 @@ def _store(
     totals: list[int],
     deferred: list[Record] | None,
     places: _Places,
-    shown: float | None = None,
+    seen: bool = False,
 ) -> None:
-    """Insert prepared rows; link the effective view now, or collect into `deferred`. `shown`:
-    when every record was last shown (`Fed.seen`: what applying its marks would set)."""
+    """Insert prepared rows; link the effective view now, or collect into `deferred`. `seen`:
+    each row ends with when its record was shown last (`_prepare(shown=…)`, `Fed.seen`)."""
     prep = _unique(conn, prep)
     rows = places.place(prep.rec_rows)
-    if shown is None:
-        conn.executemany(INSERT_REC_SHORT, [r for r in rows if len(r) == _SHORT])
-        conn.executemany(INSERT_REC, [r for r in rows if len(r) != _SHORT])
-    else:
-        conn.executemany(INSERT_REC_SHORT_SEEN, [(*r, shown) for r in rows if len(r) == _SHORT])
-        conn.executemany(INSERT_REC_SEEN, [(*r, shown) for r in rows if len(r) != _SHORT])
+    short = _SHORT + seen
+    conn.executemany(INSERT_REC_SHORT_SEEN if seen else INSERT_REC_SHORT, [r for r in rows if len(r) == short])
+    conn.executemany(INSERT_REC_SEEN if seen else INSERT_REC, [r for r in rows if len(r) != short])
     conn.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", prep.fts_rows)
     if prep.red_rows:
         conn.executemany("INSERT INTO fts_red (rowid, body) VALUES (?, ?)", prep.red_rows)
@@ -468,8 +469,8 @@ class Fed:
 
     `seen`: (the recall file, the time) when the caller marks every record it writes as seen
     then (`via: import`) in a recall file that held nothing before, and `marked` the bytes its
-    marks took: the index sets that time as the records go in and takes the file as read when it
-    holds just those bytes, rather than reading each mark back at the end."""
+    marks took: the rows come with that time (`_prepare(shown=…)`), and the index takes the file
+    as read when it holds just those bytes, rather than reading each mark back at the end."""
 
     def __init__(
         self, name: str, batches: Callable[[int, int], Iterator[_Prepared]], seen: tuple[str, float] | None = None
@@ -563,7 +564,7 @@ def consume(
                 reader = _Reader(path, start, state.size, lines, bool(seen.get("open_end")))
                 if fed is not None and name == fed.name:
                     for prep in fed.batches(sid, file_hash(name)):
-                        _store(conn, prep, totals, deferred, places, fed.seen[1] if fed.seen else None)
+                        _store(conn, prep, totals, deferred, places, fed.seen is not None)
                     state = LogState.read(path)
                     reader.n, reader.off = fed.lines, state.size
                     total += state.size

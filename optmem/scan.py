@@ -1422,9 +1422,9 @@ class _WordFinder:
         self.guard: dict[str, str] = {}  # a needle with other characters → its longest stretch of letters
         self.by_char: dict[str, tuple[str, ...]] = {}
         for w in self.words:
-            if w in self.lettered:
-                continue
             stretches = _LETTERS.findall(w)
+            if stretches == [w]:
+                continue  # (a plain word)
             if stretches:
                 self.guard[w] = max(stretches, key=len)
             else:
@@ -1455,14 +1455,18 @@ class _Sieve:
 
     def __init__(self, rules: tuple[_Rule, ...]) -> None:
         self.rules = rules
-        self.needles = _WordFinder(w for r in rules for g in r.needles for w in g)
-        self.words = frozenset(self.needles.words)
+        self.words = frozenset(w for r in rules for g in r.needles for w in g)
         self.first: dict[str, list[int]] = {}
         for i, r in enumerate(rules):
             for w in r.needles[0] if r.needles else ():
                 self.first.setdefault(w, []).append(i)
         self.always = [i for i, r in enumerate(rules) if not r.needles]
         self.among = functools.lru_cache(maxsize=1 << 12)(self._among)
+
+    @functools.cached_property
+    def needles(self) -> _WordFinder:
+        """The finder of this sieve's needles alone (a scan passes what `_finder` found, mostly)."""
+        return _WordFinder(self.words)
 
     def candidates(self, text: str, present: set[str] | None = None) -> tuple[_Rule, ...]:
         """The rules that may match `text`; `present`: the needles it holds, when the caller

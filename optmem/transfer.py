@@ -125,6 +125,13 @@ class _Batch:
     def take(self, checked: list[Checked], keep: bool = True) -> list[Checked]:
         """Records `check` passed (or the reason it did not), in order: the new ids, which are
         kept for `write` unless `keep` is false."""
+        ids = [c[1] for c in checked]
+        if all(c[3] is None for c in checked) and self.known.isdisjoint(ids) and len(set(ids)) == len(ids):
+            self.known.update(ids)  # (every record taken, and none met before: the usual chunk)
+            if keep:
+                self.lines.extend(c[2] for c in checked)
+                self.ids.extend(ids)
+            return list(checked)
         new = []
         for c in checked:
             line, rid, raw, refusal = c
@@ -205,11 +212,13 @@ class _Batch:
                 index.open_index(self.vault, progress).close()
         return _put_hot(self.vault, self.hot)
 
-    def write_fed(self, results: Callable[[int, int], Iterator[Fresh]], total: int, progress: Progress | None) -> int:
+    def write_fed(
+        self, results: Callable[[int, int, float | None], Iterator[Fresh]], total: int, progress: Progress | None
+    ) -> int:
         """Into a vault whose log is empty: append the checked records chunk by chunk while the
-        index is built from them (`index.build(fed=…)`). `results(sid, hashed)` gives each chunk
-        checked and prepared for the index (`check_prepared`), so a record is parsed once and the
-        checking overlaps the inserting. Returns the records written."""
+        index is built from them (`index.build(fed=…)`). `results(sid, hashed, shown)` gives each
+        chunk checked and prepared for the index (`check_prepared`), so a record is parsed once
+        and the checking overlaps the inserting. Returns the records written."""
         from optmem import index, ingest
 
         vault = self.vault
@@ -221,26 +230,27 @@ class _Batch:
             now = clock.format_ts(clock.now())
             marks = vault.access_path
             # (the recall file holds nothing yet: the index sets the marks as the records go in)
-            fresh = ingest.access_state(marks)[0] == 0
+            at = clock.to_epoch(now)
+            fresh = ingest.access_state(marks)[0] == 0 and at is not None
+            shown = at if fresh else None
 
             def batches(sid: int, hashed: int) -> Iterator[Any]:
                 done = 0  # record lines read: those before a chunk (`check_prepared`'s `before`)
-                for checked, prep in results(sid, hashed):
+                for checked, prep, base in results(sid, hashed, shown):
                     new = self.take(checked, keep=False)
                     before = done
                     if len(new) != len(prep.ids):  # an id met before (an export doubled up): only the new
-                        prep, before = _prepared(new, sid, hashed, fed.lines), fed.lines
+                        prep, before, base = _prepared(new, sid, hashed, fed.lines, shown=shown), fed.lines, 0
                     done += len(checked)
                     if new:
                         at = fsio.append_lines(target, [c[2] for c in new], within=vault.root)
                         fed.marked += _mark_seen(vault, now, [c[1] for c in new])
-                        yield ingest.placed_after(prep, fed.lines - before, at)
+                        yield ingest.placed_after(prep, fed.lines - before, at - base)
                         fed.lines += len(new)
                     if progress and total:
                         progress(min(done, total), total)
 
-            at = clock.to_epoch(now)
-            fed = ingest.Fed(name, batches, (marks.relative_to(vault.root).as_posix(), at) if fresh and at else None)
+            fed = ingest.Fed(name, batches, (marks.relative_to(vault.root).as_posix(), shown) if shown else None)
             index.build(vault, None, fed=fed)
             return fed.lines
 
@@ -313,28 +323,51 @@ def _checked(lines: list[tuple[int, str]], allow_unsafe: bool) -> list[tuple[Che
     return out
 
 
-Fresh = tuple[list[Checked], Any]  # a chunk checked, and its accepted records prepared for the index
+# a chunk checked, its accepted records prepared for the index, and the offset they were placed at
+Fresh = tuple[list[Checked], Any, int]
 
 
-def check_prepared(task: tuple[list[tuple[int, str]], bool, int, int, int]) -> Fresh:
-    """`check`, and the records it accepts prepared for the index of segment `sid` (name hashed
-    `hashed`) as if they were written at the start of the file after `before` lines (every record
-    before them taken: `ingest.placed_after` moves them to where they do land)."""
-    lines, allow_unsafe, sid, hashed, before = task
-    found = _checked(lines, allow_unsafe)
+class Task(NamedTuple):
+    """A chunk of export lines for `check_prepared`, and where its records would land in segment
+    `sid` (name hashed `hashed`) were every record before them taken: after `before` lines, at
+    `offset` (the export's record lines, as written, before it); `shown`: when they are marked seen."""
+
+    lines: list[tuple[int, str]]
+    allow_unsafe: bool
+    sid: int
+    hashed: int
+    before: int
+    offset: int
+    shown: float | None
+
+
+def check_prepared(task: Task) -> Fresh:
+    """`check`, and the records it accepts prepared for the index as if written where the task
+    says (`ingest.placed_after` moves them to where they do land, when that is elsewhere)."""
+    found = _checked(task.lines, task.allow_unsafe)
     kept = [(c, rec) for c, rec in found if c[3] is None and rec is not None]
-    return [c for c, _ in found], _prepared([c for c, _ in kept], sid, hashed, before, [rec for _, rec in kept])
+    accepted, records = [c for c, _ in kept], [rec for _, rec in kept]
+    prep = _prepared(accepted, task.sid, task.hashed, task.before, records, task.offset, task.shown)
+    return [c for c, _ in found], prep, task.offset
 
 
-def _prepared(accepted: list[Checked], sid: int, hashed: int, before: int, records: list[Record] | None = None) -> Any:
-    """The index rows of checked lines written one after another from offset 0, after `before` lines."""
+def _prepared(
+    accepted: list[Checked],
+    sid: int,
+    hashed: int,
+    before: int,
+    records: list[Record] | None = None,
+    offset: int = 0,
+    shown: float | None = None,
+) -> Any:
+    """The index rows of checked lines written one after another from `offset`, after `before` lines."""
     from optmem import ingest
 
-    lines, off = [], 0
+    lines, off = [], offset
     for i, (_, _, raw, _) in enumerate(accepted, before + 1):
         lines.append((raw, i, off, len(raw)))
         off += len(raw) + 1
-    return ingest._prepare(lines, sid, hashed, records)
+    return ingest._prepare(lines, sid, hashed, records, shown)
 
 
 def _put_hot(vault: Vault, files: list[dict[str, Any]]) -> int:
@@ -391,12 +424,14 @@ def import_export(
         chunks = _record_chunks(batch, it, allow_unsafe)
         if big and batch.was_empty and not any(path.is_file() and path.stat().st_size for _, path in vault.segments()):
 
-            def results(sid: int, hashed: int) -> Iterator[Fresh]:
-                def tasks() -> Iterator[tuple[list[tuple[int, str]], bool, int, int, int]]:
-                    before = 0
+            def results(sid: int, hashed: int, shown: float | None) -> Iterator[Fresh]:
+                def tasks() -> Iterator[Task]:
+                    before = offset = 0
                     for lines, allow in chunks:
-                        yield lines, allow, sid, hashed, before
+                        yield Task(lines, allow, sid, hashed, before, offset, shown)
                         before += len(lines)
+                        # a record line as `export` writes it lands 12 characters shorter (`_checked`)
+                        offset += sum(len(text.encode()) - 11 for _, text in lines)
 
                 assert pool is not None  # (a big import: the workers check and prepare)
                 return pool.imap(check_prepared, tasks())
