@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -288,43 +289,50 @@ def _unsafe(rec: Record, allow_unsafe: bool) -> tuple[str, str] | None:
 def check(chunk: tuple[list[tuple[int, str]], bool]) -> list[Checked]:
     """Export lines holding records, checked: each parses as a record, and the scanner finds
     nothing in it (pure: runs in worker processes for a big import)."""
-    return [c for c, _ in _checked(*chunk)]
+    return [c for c, _, _ in _checked(*chunk)]
 
 
-def _checked(lines: list[tuple[int, str]], allow_unsafe: bool) -> list[tuple[Checked, Record | None]]:
-    out: list[tuple[Checked, Record | None]] = []
+def _checked(lines: list[tuple[int, str]], allow_unsafe: bool) -> list[tuple[Checked, Record | None, bool]]:
+    """Each line checked, its record, and whether the record's bytes are the line's slice (`_slice`)."""
+    out: list[tuple[Checked, Record | None, bool]] = []
     for n, text in lines:
         if text.startswith('{"record":{') and text.endswith("}}\n"):
             # the record's own JSON as `export` writes it: parsed once, written as it stands
             # (a slice that parses as one object is the whole record; anything else is read in full)
-            raw = text[10:-2].encode("utf-8")
+            raw = _slice(text)
             try:
                 rec = parse_line(raw, n)
             except BadLine:
                 pass
             else:
-                out.append(((n, rec.id, raw, _unsafe(rec, allow_unsafe)), rec))
+                out.append(((n, rec.id, raw, _unsafe(rec, allow_unsafe)), rec, True))
                 continue
         try:
             obj = json.loads(text)["record"]
         except (ValueError, RecursionError, KeyError, TypeError) as exc:
-            out.append(((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}")), None))
+            out.append(((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}")), None, False))
             continue
         if not isinstance(obj, dict):
-            out.append(((n, "", b"", ("unparseable_line", "a record is a JSON object")), None))
+            out.append(((n, "", b"", ("unparseable_line", "a record is a JSON object")), None, False))
             continue
         raw = _dumps(obj).encode("utf-8")
         try:
             rec = parse_line(raw, n)
         except BadLine as exc:
-            out.append(((n, "", b"", (exc.code, str(exc))), None))
+            out.append(((n, "", b"", (exc.code, str(exc))), None, False))
             continue
-        out.append(((n, rec.id, raw, _unsafe(rec, allow_unsafe)), rec))
+        out.append(((n, rec.id, raw, _unsafe(rec, allow_unsafe)), rec, False))
     return out
+
+
+def _slice(text: str) -> bytes:
+    """A record line as `export` writes it (`{"record":{…}}`), as its record's own bytes."""
+    return text[10:-2].encode("utf-8")
 
 
 # a chunk checked, its accepted records prepared for the index, and the offset they were placed at
 Fresh = tuple[list[Checked], Any, int]
+Slim = tuple[int, str, bytes | None, tuple[str, str] | None]  # a Checked whose bytes may be left to its line
 
 
 class Task(NamedTuple):
@@ -341,14 +349,21 @@ class Task(NamedTuple):
     shown: float | None
 
 
-def check_prepared(task: Task) -> Fresh:
+def check_prepared(task: Task) -> tuple[list[Slim], Any, int]:
     """`check`, and the records it accepts prepared for the index as if written where the task
     says (`ingest.placed_after` moves them to where they do land, when that is elsewhere)."""
     found = _checked(task.lines, task.allow_unsafe)
-    kept = [(c, rec) for c, rec in found if c[3] is None and rec is not None]
+    kept = [(c, rec) for c, rec, _ in found if c[3] is None and rec is not None]
     accepted, records = [c for c, _ in kept], [rec for _, rec in kept]
     prep = _prepared(accepted, task.sid, task.hashed, task.before, records, task.offset, task.shown)
-    return [c for c, _ in found], prep, task.offset
+    # a record's bytes that are its line's slice go back as None (the caller has the line: `_whole`)
+    checked: list[Slim] = [(c[0], c[1], None, None) if sliced and c[3] is None else c for c, _, sliced in found]
+    return checked, prep, task.offset
+
+
+def _whole(checked: list[Slim], lines: list[tuple[int, str]]) -> list[Checked]:
+    """`check_prepared`'s lines checked, each accepted record's bytes back from its line."""
+    return [(n, rid, _slice(text) if raw is None else raw, why) for (n, rid, raw, why), (_, text) in zip(checked, lines)]
 
 
 def _prepared(
@@ -425,16 +440,20 @@ def import_export(
         if big and batch.was_empty and not any(path.is_file() and path.stat().st_size for _, path in vault.segments()):
 
             def results(sid: int, hashed: int, shown: float | None) -> Iterator[Fresh]:
+                sent: deque[list[tuple[int, str]]] = deque()  # (the lines of each task, in order)
+
                 def tasks() -> Iterator[Task]:
                     before = offset = 0
                     for lines, allow in chunks:
+                        sent.append(lines)
                         yield Task(lines, allow, sid, hashed, before, offset, shown)
                         before += len(lines)
                         # a record line as `export` writes it lands 12 characters shorter (`_checked`)
                         offset += sum(len(text.encode()) - 11 for _, text in lines)
 
                 assert pool is not None  # (a big import: the workers check and prepare)
-                return pool.imap(check_prepared, tasks())
+                for checked, prep, base in pool.imap(check_prepared, tasks()):
+                    yield _whole(checked, sent.popleft()), prep, base
 
             written = batch.write_fed(results, total, progress)
             hot = _put_hot(vault, batch.hot)
