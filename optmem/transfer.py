@@ -363,7 +363,9 @@ def check_prepared(task: Task) -> tuple[list[Slim], Any, int]:
 
 def _whole(checked: list[Slim], lines: list[tuple[int, str]]) -> list[Checked]:
     """`check_prepared`'s lines checked, each accepted record's bytes back from its line."""
-    return [(n, rid, _slice(text) if raw is None else raw, why) for (n, rid, raw, why), (_, text) in zip(checked, lines)]
+    return [
+        (n, rid, _slice(text) if raw is None else raw, why) for (n, rid, raw, why), (_, text) in zip(checked, lines)
+    ]
 
 
 def _prepared(
