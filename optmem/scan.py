@@ -1713,8 +1713,6 @@ def _find(text: str, depth: int) -> str | None:
     decomposed, wide = (text, text) if text.isascii() else _normal_forms(text)
     readings = [text] if wide == text else [text, wide]
     words = _Held()  # (every word any stage looks for, found once in each distinct reading)
-    if wide != text:  # (both looked for at once: a gate given words of the other too only lets more through)
-        words[text.lower()] = words[wide.lower()] = _finder().present(f"{text.lower()}\n{wide.lower()}")
     by_written, by_phrase = _sieves()
     for reading in readings:
         lowered = reading.lower()

@@ -573,6 +573,17 @@ def test_needles_are_found_exactly_as_a_search_for_each_would():
         same(scan.fold(text))
 
 
+def test_each_reading_is_weighed_by_the_words_it_holds_itself():
+    """A text read two ways (as written, and in NFKC) is weighed one reading at a time, each by
+    its own words: the long s (ſ) is an s to a case-blind pattern but not to lower-casing, so a
+    rule whose words only the NFKC reading holds must not run on the text as written (found by a
+    differential fuzz: the rule named changed when both readings' words were pooled)."""
+    assert scan.find("aw\u017f_\u017fecret_acce\u017f\u017f_Key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == (
+        "password_assignment"
+    )
+    assert scan.find("client_\u017fecret: GOCSPX-Cu-0xxKhg5QjWV1mKaUyvBP\u017f0jSO") == "google_oauth_secret"
+
+
 def test_nfkc_is_taken_as_nfkd_composed():
     """A scan normalises a text once (NFKD) and composes that for its NFKC reading: the same
     string as NFKC of the text, for any text."""
