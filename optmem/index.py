@@ -793,7 +793,7 @@ def _fill(
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
         link(conn, deferred, None)
         if fed is not None and fed.seen is not None:
-            taken_as_read(conn, vault.access_files(), fed.seen[0], fed.marked)
+            taken_as_read(conn, vault.access_files(), fed)
     consume_access(conn, vault.access_files())
     # later appends merge as they go again (SQLite's defaults), then one full merge now
     conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 4)")

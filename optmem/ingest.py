@@ -468,14 +468,34 @@ class Fed:
     reader of the file would place them (`placed_after`); `lines` counts the lines it wrote.
 
     `seen`: (the recall file, the time) when the caller marks every record it writes as seen
-    then (`via: import`) in a recall file that held nothing before, and `marked` the bytes its
-    marks took: the rows come with that time (`_prepare(shown=…)`), and the index takes the file
-    as read when it holds just those bytes, rather than reading each mark back at the end."""
+    then (`via: import`) in a recall file that held nothing before, telling `mark` the bytes of
+    its marks: the rows come with that time (`_prepare(shown=…)`), and the index takes the file as
+    read when it holds just those bytes, rather than reading each mark back at the end."""
 
     def __init__(
         self, name: str, batches: Callable[[int, int], Iterator[_Prepared]], seen: tuple[str, float] | None = None
     ) -> None:
-        self.name, self.batches, self.lines, self.seen, self.marked = name, batches, 0, seen, 0
+        import hashlib
+
+        self.name, self.batches, self.lines, self.seen = name, batches, 0, seen
+        self.marked, self.digest = 0, hashlib.blake2b(digest_size=16)
+
+    def mark(self, data: bytes) -> None:
+        """The caller appended `data` (whole lines) to the recall file of `seen`."""
+        self.marked += len(data)
+        self.digest.update(data)
+
+    def holds_just_the_marks(self, path: Path) -> bool:
+        """Whether the recall file holds the marks `mark` was told of, and nothing else."""
+        import hashlib
+
+        try:
+            with open(path, "rb") as fh:
+                return os.fstat(fh.fileno()).st_size == self.marked and (
+                    hashlib.file_digest(fh, lambda: hashlib.blake2b(digest_size=16)).digest() == self.digest.digest()
+                )
+        except OSError:
+            return False
 
 
 class _Reader:
@@ -870,13 +890,19 @@ def _access_states(files: list[Segment]) -> dict[str, list[int]]:
     return {name: list(access_state(path)) for name, path in files}
 
 
-def taken_as_read(conn: sqlite3.Connection, files: list[Segment], name: str, size: int) -> None:
-    """Record the recall file `name` as applied to its end, in an index that has read no recall
-    file yet, when it is `size` bytes long (`Fed.seen`: its marks were set as the records went
-    in; a line another process added since is read with the rest), so that `consume_access`
-    reads only what is left."""
-    state = _access_states([f for f in files if f[0] == name]).get(name)
-    if state is not None and state[0] == size:
+def taken_as_read(conn: sqlite3.Connection, files: list[Segment], fed: Fed) -> None:
+    """In an index that has read no recall file yet, whose every record came in marked as shown
+    (`Fed.seen`): record the recall file of those marks as applied to its end when it holds just
+    them, so that `consume_access` reads only the other files. When it holds anything else
+    (another process added a line, or rewrote the file), the marks set are taken back and the
+    file is read as a build reads it."""
+    assert fed.seen is not None
+    name = fed.seen[0]
+    path = next((p for n, p in files if n == name), None)
+    state = _access_states([(name, path)]).get(name) if path is not None else None
+    if state is None or path is None or not fed.holds_just_the_marks(path):
+        conn.execute("UPDATE rec SET shown = NULL")
+    else:
         conn.executemany(  # (what `consume_access` writes: the marks hold no sweep)
             "INSERT OR REPLACE INTO meta VALUES (?, ?)",
             [("acc", json.dumps({name: [*state, state[0]]}, sort_keys=True)), ("last_sweep", "")],

@@ -1319,7 +1319,8 @@ def _rules() -> tuple[tuple[_Rule, ...], tuple[_Rule, ...]]:
         ),
         _Rule(
             "password_assignment",
-            (("pass", "pw"), ("is", "was", ":", "=", "->", " to ", "with", "using")),  # the root password for X is …
+            # the root password for X is …, … with password …, user X password … (any space: `to`)
+            (("pass", "pw"), ("is", "was", ":", "=", "->", "to", "with", "using", "user", "login")),
             r"(?P<key>pass(?:word|wd|phrase|code)|(?<![\w-])pwd?(?![\w-]))(?:\s+(?:for|of|to|on|at|in)"
             r"(?:\s+[^\s:=]{1,40}){1,4}?(?:\s*(?:[:=]|->)\s*|\s+(?:is|was)\s+)|\s+(?:is|was)\s+|"
             r"\s+(?:(?:got|has\s+been|was|is)\s+)?(?:rotated|changed|set|reset|updated)\s+to\s+|\s+to\s+)"
@@ -1575,7 +1576,11 @@ def fold(text: str) -> str:
     """`text` as the phrase rules read it: look-alikes, width, case, invisibles and the
     traditional characters of the Chinese rules normalised away; spaces collapsed, line breaks
     kept (role markers sit at line starts), blank lines dropped."""
-    return _fold(text, text if text.isascii() else _normal_forms(text)[0])
+    if text.isascii():
+        return _fold(text, text)
+    import unicodedata
+
+    return _fold(text, unicodedata.normalize("NFKD", text))
 
 
 def _fold(text: str, decomposed: str) -> str:
@@ -1665,6 +1670,9 @@ def _decoded(text: str) -> list[tuple[str, str]]:
 
 _RUN = re.compile("[A-Za-z0-9+/_-]{16}")
 _LATIN = re.compile("[a-z]")
+# what a case-blind pattern takes for i and s besides I and S (`re`'s extra case pairs) — lower
+# case keeps them, so a written rule's words are looked for with them read as i and s
+_CASE_BLIND = str.maketrans({"\u0131": "i", "\u017f": "s"})
 _LONE = re.compile("(?<![a-z])[a-z](?![a-z])")  # a letter standing alone
 # a digit or sign beside a letter (looked for from the digit or sign: the search skips to those)
 _LEET_NEAR = re.compile("[013457@$](?:(?<=[a-z].)|(?=[a-z]))")
@@ -1715,7 +1723,7 @@ def _find(text: str, depth: int) -> str | None:
     words = _Held()  # (every word any stage looks for, found once in each distinct reading)
     by_written, by_phrase = _sieves()
     for reading in readings:
-        lowered = reading.lower()
+        lowered = reading.lower() if reading.isascii() else reading.lower().translate(_CASE_BLIND)
         for rule in by_written.candidates(lowered, words[lowered]):
             for m in _compiled(rule.source, rule.flags).finditer(reading):
                 if rule.accept is None or rule.accept(m):
@@ -1740,9 +1748,7 @@ def _find(text: str, depth: int) -> str | None:
     mixed = _mixed_or_pinyin(folded, seen)
     if mixed:
         return mixed
-    for encoding, encoded in (
-        () if _ENCODED_SET.isdisjoint(seen) else (("rot13", _ROT13_SET), ("reversed", _REVERSED_SET))
-    ):
+    for encoding, encoded in (("rot13", _ROT13_SET), ("reversed", _REVERSED_SET)):
         if encoded.isdisjoint(seen):
             continue  # (nearly every text: what it decodes to holds none of the words an injection needs)
         # ROT13 and text written backwards: the phrase rules read them decoded
@@ -1792,7 +1798,6 @@ _ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm
 _ROT13_WORDS = tuple(w.translate(_ROT13) for w in _DECODED_WORDS)
 _REVERSED_WORDS = tuple(w[::-1] for w in _DECODED_WORDS)
 _ROT13_SET, _REVERSED_SET = frozenset(_ROT13_WORDS), frozenset(_REVERSED_WORDS)
-_ENCODED_SET = _ROT13_SET | _REVERSED_SET
 
 
 @functools.cache

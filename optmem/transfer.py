@@ -245,27 +245,28 @@ class _Batch:
                     done += len(checked)
                     if new:
                         at = fsio.append_lines(target, [c[2] for c in new], within=vault.root)
-                        fed.marked += _mark_seen(vault, now, [c[1] for c in new])
+                        fed.mark(_mark_seen(vault, now, [c[1] for c in new]))
                         yield ingest.placed_after(prep, fed.lines - before, at - base)
                         fed.lines += len(new)
                     if progress and total:
                         progress(min(done, total), total)
 
-            fed = ingest.Fed(name, batches, (marks.relative_to(vault.root).as_posix(), shown) if shown else None)
+            seen = None if shown is None else (marks.relative_to(vault.root).as_posix(), shown)
+            fed = ingest.Fed(name, batches, seen)
             index.build(vault, None, fed=fed)
             return fed.lines
 
 
-def _mark_seen(vault: Vault, now: str, ids: list[str]) -> int:
+def _mark_seen(vault: Vault, now: str, ids: list[str]) -> bytes:
     """Imported records, marked as seen at the import (`via: import`: warm, not recently used);
-    returns the bytes the marks took."""
+    returns the lines appended."""
     from optmem import lifecycle
 
     step = lifecycle.IDS_PER_LINE
     marks = [lifecycle.access_line(now, touch=ids[i : i + step], via="import") for i in range(0, len(ids), step)]
     if marks:
         fsio.append_lines(vault.access_path, marks, within=vault.root)
-    return sum(len(m) + 1 for m in marks)
+    return b"".join(m + b"\n" for m in marks)
 
 
 Checked = tuple[int, str, bytes, tuple[str, str] | None]  # (line, id, the line to write, why refused)
@@ -450,7 +451,8 @@ def import_export(
                         sent.append(lines)
                         yield Task(lines, allow, sid, hashed, before, offset, shown)
                         before += len(lines)
-                        # a record line as `export` writes it lands 12 characters shorter (`_checked`)
+                        # a record line as `export` writes it lands 12 characters shorter (`_slice`);
+                        # where a line lands otherwise, its chunk's rows are moved there after (`placed_after`)
                         offset += sum(len(text.encode()) - 11 for _, text in lines)
 
                 assert pool is not None  # (a big import: the workers check and prepare)

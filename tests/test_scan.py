@@ -73,13 +73,31 @@ def test_no_false_positive_on_the_sample_vault():
     assert not [f for f in flagged if f[0]], flagged
 
 
+# texts whose words a gate could misread: a case-blind pattern takes ſ for s and ı for i, \s any
+# space, full-width letters are ASCII in NFKC; a rule with several ways to match needs words of each
+_GATE_TESTS = [
+    "aw\u017f_\u017fecret_acce\u017f\u017f_Key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "client_\u017fecret: GOCSPX-Cu-0xxKhg5QjWV1mKaUyvBP\u017f0jSO",
+    "pa\u017f\u017fword=\uff04ecret12",
+    "pa\u017f\u017fword i\u017f hunter22",
+    "password \u0131s hunter22",
+    "password\xa0to\xa0\uff04ecret12",
+    "password\tto\tHunter2024!",
+    "user bob password \uff04ecret12 (\uff49\uff53 that right?)",
+    "user bob password hunter22",
+    "login bob pwd \uff04ecret12 \uff57\uff49\uff54\uff48 care",
+]
+
+
 def test_needles_never_hide_a_hit(monkeypatch):
-    """A rule only runs when its needle words occur; without that gate every answer is the same."""
-    texts = [r["text"] for r in corpus.payloads()] + corpus.ordinary_notes()
+    """A rule only runs when its needle words occur; without that gate every answer is the same
+    (on the corpora, and on texts made to slip between a rule's words and its pattern)."""
+    texts = [r["text"] for r in corpus.payloads()] + corpus.ordinary_notes() + _GATE_TESTS
     gated = [scan.find(t) for t in texts]
     monkeypatch.setattr(scan._Sieve, "candidates", lambda self, text, present=None: self.rules)
     monkeypatch.setattr(scan._WordFinder, "present", lambda self, text: set(self.words))
     assert [scan.find(t) for t in texts] == gated
+    assert all(gated[-len(_GATE_TESTS) :])  # (every secret among those is found)
 
 
 # --- invisible characters ------------------------------------------------------------------------
@@ -571,17 +589,6 @@ def test_needles_are_found_exactly_as_a_search_for_each_would():
     for text in rng.sample(payloads, 60) + corpus.developer_notes()[:60] + corpus.ordinary_notes()[:60]:
         same(text)
         same(scan.fold(text))
-
-
-def test_each_reading_is_weighed_by_the_words_it_holds_itself():
-    """A text read two ways (as written, and in NFKC) is weighed one reading at a time, each by
-    its own words: the long s (ſ) is an s to a case-blind pattern but not to lower-casing, so a
-    rule whose words only the NFKC reading holds must not run on the text as written (found by a
-    differential fuzz: the rule named changed when both readings' words were pooled)."""
-    assert scan.find("aw\u017f_\u017fecret_acce\u017f\u017f_Key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == (
-        "password_assignment"
-    )
-    assert scan.find("client_\u017fecret: GOCSPX-Cu-0xxKhg5QjWV1mKaUyvBP\u017f0jSO") == "google_oauth_secret"
 
 
 def test_nfkc_is_taken_as_nfkd_composed():

@@ -200,6 +200,25 @@ def _index_tables(vault: Path) -> dict[str, list[tuple[object, ...]]]:
         conn.close()
 
 
+def test_a_big_import_at_time_zero_is_indexed_as_a_rebuild_would(cli, tmp_path, monkeypatch):
+    """The import's moment is only a time: at 1970-01-01T00:00:00Z (0 seconds) the records are
+    marked seen then, as at any other (a zero once read as "no time" failed the insert)."""
+    from optmem import transfer
+    from optmem.schema import COLUMNS
+
+    dump = tmp_path / "busy.jsonl"
+    _busy_export(dump, 100)
+    monkeypatch.setattr(transfer, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(transfer, "CHUNK", 23)
+    monkeypatch.setenv("OPTMEM_NOW", "1970-01-01T00:00:00Z")
+    assert cli.json("--vault", str(tmp_path / "v"), "import", str(dump))["records"] == 100
+    fed = _index_tables(tmp_path / "v")
+    shown = list(COLUMNS).index("shown")
+    assert {row[shown] for row in fed["rec"]} == {0.0}  # (seen at the import: time 0, not "never")
+    cli.json("--vault", str(tmp_path / "v"), "reindex")
+    assert _index_tables(tmp_path / "v") == fed
+
+
 def _busy_export(path: Path, size: int) -> None:
     """An export of `size` records with what an index must get right: keys set again and again,
     corrections of records in earlier chunks, conversations, tags, a redline — plus a record
@@ -233,8 +252,9 @@ def test_a_big_import_into_an_empty_vault_writes_and_indexes_in_one_pass_as_a_re
     """Into an empty vault a big import checks, appends and indexes chunk by chunk (worker
     processes parse each record once): its index is the index `reindex` builds from the log it
     wrote, table for table — also into a writer's own log file, into a vault whose recall file
-    held a line already, and when another process adds a recall line meanwhile (the import's
-    own marks are set as the records go in; every other line is read as a build reads it) — and
+    held a line already, and when another process adds a recall line meanwhile or empties the
+    file (the import's own marks are set as the records go in; a file holding anything else is
+    read as a build reads it) — and
     its vault exports as the one imported the other way (the whole export checked first, then
     one catch-up)."""
     from optmem import lifecycle, transfer
@@ -252,16 +272,20 @@ def test_a_big_import_into_an_empty_vault_writes_and_indexes_in_one_pass_as_a_re
     recalled = tmp_path / "recalled"
     cli.json("--vault", str(recalled), "init")
     (recalled / "ACCESS.jsonl").write_bytes(swept)
-    mark, raced = transfer._mark_seen, []
+    mark, calls = transfer._mark_seen, dict[str, int]()
 
-    def marked_while_another_recalls(vault: Vault, now: str, ids: list[str]) -> int:
-        end = mark(vault, now, ids)
-        if vault.root.name == "raced" and not raced:  # (after the first chunk's marks)
-            raced.append(vault.access_path.open("ab").write(swept))
-        return end
+    def marked_while_another_recalls(vault: Vault, now: str, ids: list[str]) -> bytes:
+        marks = mark(vault, now, ids)
+        calls[vault.root.name] = done = calls.get(vault.root.name, 0) + 1
+        if vault.root.name == "raced" and done == 1:  # another process recalls after the first chunk
+            with vault.access_path.open("ab") as fh:
+                fh.write(swept)
+        if vault.root.name == "emptied" and done == 2:  # … or empties the file after the second
+            vault.access_path.write_bytes(b"")
+        return marks
 
     monkeypatch.setattr(transfer, "_mark_seen", marked_while_another_recalls)
-    for vault in (tmp_path / "fed", split, recalled, tmp_path / "raced"):
+    for vault in (tmp_path / "fed", split, recalled, tmp_path / "raced", tmp_path / "emptied"):
         done = cli.json("--vault", str(vault), "import", str(dump))
         assert done == plain and done["records"] == 400 and done["already"] == 1
         assert [(b["line"], b["code"]) for b in done["bad"]] == [(79, "unsafe_content"), (122, "unparseable_line")]
@@ -269,7 +293,9 @@ def test_a_big_import_into_an_empty_vault_writes_and_indexes_in_one_pass_as_a_re
         assert len(fed["rec"]) == 400 and fed["tag"]
         cli.json("--vault", str(vault), "reindex")
         assert _index_tables(vault) == fed
-        assert dict(fed["meta"])["last_sweep"] == ("" if vault.name in ("fed", "split") else repr(1767323045.0))
+        assert dict(fed["meta"])["last_sweep"] == (
+            "" if vault.name in ("fed", "split", "emptied") else repr(1767323045.0)
+        )
         assert export(cli, vault) == export(cli, tmp_path / "plain")
     assert (split / "log" / "laptop").is_dir() and not (split / "LOG.jsonl").exists()
     for query in ("port", "note 30", "服务"):
