@@ -1,7 +1,7 @@
 """Ingest: turning LOG.jsonl lines into index rows, and keeping the effective view.
 
 `consume` reads lines from where the index stopped (a torn tail left for later, a hand-typed
-last line without its newline taken when it is whole JSON), `_prepare` parses, folds, tokenises
+last line without its newline taken when it is whole JSON), `prepare_rows` parses, folds, tokenises
 and fingerprints a batch (pure: it can run in worker processes), `_store` inserts the rows, and
 `link` updates who supersedes whom, what is forgotten and what was restated. `LogState` and
 `appended_only` tell an append from a rewrite without reading the whole log.
@@ -175,7 +175,7 @@ class _Prepared(NamedTuple):
     turns: int  # documents that are turns of a conversation (a `session`): BM25's b follows
 
 
-def _prepare(
+def prepare_rows(
     batch: list[Line], seg: int = 0, hashed: int = 0, parsed: list[Record] | None = None, shown: float | None = None
 ) -> _Prepared:
     """Parse, fold, tokenise and fingerprint a batch of lines of segment `seg` (whose name hashes
@@ -279,7 +279,7 @@ def _prepare(
 
 
 _SESSION, _SPOS, _DOMAIN = Row._fields.index("session"), Row._fields.index("spos"), Row._fields.index("domain")
-# the order `_prepare` writes a row's values in: what a log line says (the effective view's
+# the order `prepare_rows` writes a row's values in: what a log line says (the effective view's
 # columns keep their defaults until it is applied)
 _ROW_ORDER = (
     "n",
@@ -311,7 +311,7 @@ _ROW_ORDER = (
     "seg",
     "after",
 )
-assert LINE_FIELDS == _ROW_ORDER, "Row's line fields moved: update _prepare"
+assert LINE_FIELDS == _ROW_ORDER, "Row's line fields moved: update prepare_rows"
 assert Record._fields == (
     "id",
     "ts",
@@ -336,7 +336,7 @@ assert Record._fields == (
     "extra",
     "line",
     "hand",
-), "Record's fields moved: update _prepare"
+), "Record's fields moved: update prepare_rows"
 _NONE = NONE_BOUND
 _DEFAULTS = tuple(_NONE if d is None else d for d in LINE_DEFAULTS)  # what a short row leaves out
 _SHORT = len(LINE_ALWAYS)
@@ -385,7 +385,7 @@ def _store(
     seen: bool = False,
 ) -> None:
     """Insert prepared rows; link the effective view now, or collect into `deferred`. `seen`:
-    each row ends with when its record was shown last (`_prepare(shown=…)`, `Fed.seen`)."""
+    each row ends with when its record was shown last (`prepare_rows(shown=…)`, `Fed.seen`)."""
     prep = _unique(conn, prep)
     rows = places.place(prep.rec_rows)
     short = _SHORT + seen
@@ -469,7 +469,7 @@ class Fed:
 
     `seen`: (the recall file, the time) when the caller marks every record it writes as seen
     then (`via: import`) in a recall file that held nothing before, telling `mark` the bytes of
-    its marks: the rows come with that time (`_prepare(shown=…)`), and the index takes the file as
+    its marks: the rows come with that time (`prepare_rows(shown=…)`), and the index takes the file as
     read when it holds just those bytes, rather than reading each mark back at the end."""
 
     def __init__(
@@ -588,7 +588,7 @@ def consume(
                     state = LogState.read(path)
                     reader.n, reader.off = fed.lines, state.size
                     total += state.size
-                prepare = partial(_prepare, seg=sid, hashed=file_hash(name))
+                prepare = partial(prepare_rows, seg=sid, hashed=file_hash(name))
                 batches = pool.imap(prepare, reader.batches()) if pool else map(prepare, reader.batches())
                 for prep in batches:
                     _store(conn, prep, totals, deferred, places)

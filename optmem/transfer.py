@@ -385,7 +385,7 @@ def _prepared(
     for i, (_, _, raw, _) in enumerate(accepted, before + 1):
         lines.append((raw, i, off, len(raw)))
         off += len(raw) + 1
-    return ingest._prepare(lines, sid, hashed, records, shown)
+    return ingest.prepare_rows(lines, sid, hashed, records, shown)
 
 
 def _put_hot(vault: Vault, files: list[dict[str, Any]]) -> int:
