@@ -1485,7 +1485,6 @@ class _Sieve:
 
 
 _LETTERS = re.compile("[a-z]+")
-_NOT_LETTER = re.compile("[^a-z]")
 
 
 @functools.cache

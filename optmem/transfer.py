@@ -229,11 +229,10 @@ class _Batch:
             fsio.append_lines(target, [], within=vault.root)  # (a writer's new file: a segment now)
             name = next(n for n, path in vault.segments() if path == target)
             now = clock.format_ts(clock.now())
-            marks = vault.access_path
-            # (the recall file holds nothing yet: the index sets the marks as the records go in)
-            at = clock.to_epoch(now)
-            fresh = ingest.access_state(marks)[0] == 0 and at is not None
-            shown = at if fresh else None
+            marks, moment = vault.access_path, clock.to_epoch(now)
+            # the records are marked seen now; while the recall file holds nothing else, the index
+            # takes that from the rows (`Fed.seen`) rather than reading the marks back
+            shown = moment if ingest.access_state(marks)[0] == 0 else None
 
             def batches(sid: int, hashed: int) -> Iterator[Any]:
                 done = 0  # record lines read: those before a chunk (`check_prepared`'s `before`)
