@@ -1722,7 +1722,9 @@ def _find(text: str, depth: int) -> str | None:
     words = _Held()  # (every word any stage looks for, found once in each distinct reading)
     by_written, by_phrase = _sieves()
     for reading in readings:
-        lowered = reading.lower() if reading.isascii() else reading.lower().translate(_CASE_BLIND)
+        lowered = reading.lower()
+        if "\u0131" in lowered or "\u017f" in lowered:
+            lowered = lowered.translate(_CASE_BLIND)
         for rule in by_written.candidates(lowered, words[lowered]):
             for m in _compiled(rule.source, rule.flags).finditer(reading):
                 if rule.accept is None or rule.accept(m):
