@@ -53,6 +53,15 @@ class OptmemError(Exception):
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, **self.context}
 
+    def envelope(self) -> dict[str, Any]:
+        """The refusal as `--json` prints it (`envelope`)."""
+        return envelope(self.code, self.message, **self.context)
+
+
+def envelope(code: str, message: str, **context: Any) -> dict[str, Any]:
+    """The stable JSON error shape every surface answers a refusal in (CLI, MCP, the hub, Hermes)."""
+    return {"ok": False, "error": {"code": code, "message": message, **context}}
+
 
 class UsageError(OptmemError):
     code = "usage"

@@ -792,7 +792,7 @@ def _fill(
     with conn:
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
         link(conn, deferred, None)
-        if fed is not None and fed.seen is not None:
+        if fed is not None and fed.recall is not None:
             taken_as_read(conn, vault.access_files(), fed)
     consume_access(conn, vault.access_files())
     # later appends merge as they go again (SQLite's defaults), then one full merge now

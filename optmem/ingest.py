@@ -385,7 +385,7 @@ def _store(
     seen: bool = False,
 ) -> None:
     """Insert prepared rows; link the effective view now, or collect into `deferred`. `seen`:
-    each row ends with when its record was shown last (`prepare_rows(shown=…)`, `Fed.seen`)."""
+    each row ends with when its record was shown last (`prepare_rows(shown=…)`, `Fed.recall`)."""
     prep = _unique(conn, prep)
     rows = places.place(prep.rec_rows)
     short = _SHORT + seen
@@ -467,21 +467,21 @@ class Fed:
     `batches(sid, hashed)` appends each batch's lines to the file and yields its rows, placed as a
     reader of the file would place them (`placed_after`); `lines` counts the lines it wrote.
 
-    `seen`: (the recall file, the time) when the caller marks every record it writes as seen
-    then (`via: import`) in a recall file that held nothing before, telling `mark` the bytes of
-    its marks: the rows come with that time (`prepare_rows(shown=…)`), and the index takes the file as
-    read when it holds just those bytes, rather than reading each mark back at the end."""
+    `recall`: the recall file (its name) when the caller marks every record it writes as seen at
+    one time (`via: import`) in a recall file that held nothing before, and the rows come with that
+    time (`prepare_rows(shown=…)`); the caller tells `mark` the bytes of its marks, and the index
+    takes the file as read when it holds just those, rather than reading each mark back."""
 
     def __init__(
-        self, name: str, batches: Callable[[int, int], Iterator[_Prepared]], seen: tuple[str, float] | None = None
+        self, name: str, batches: Callable[[int, int], Iterator[_Prepared]], recall: str | None = None
     ) -> None:
         import hashlib
 
-        self.name, self.batches, self.lines, self.seen = name, batches, 0, seen
+        self.name, self.batches, self.lines, self.recall = name, batches, 0, recall
         self.marked, self.digest = 0, hashlib.blake2b(digest_size=16)
 
     def mark(self, data: bytes) -> None:
-        """The caller appended `data` (whole lines) to the recall file of `seen`."""
+        """The caller appended `data` (whole lines) to the recall file `recall`."""
         self.marked += len(data)
         self.digest.update(data)
 
@@ -584,7 +584,7 @@ def consume(
                 reader = _Reader(path, start, state.size, lines, bool(seen.get("open_end")))
                 if fed is not None and name == fed.name:
                     for prep in fed.batches(sid, file_hash(name)):
-                        _store(conn, prep, totals, deferred, places, fed.seen is not None)
+                        _store(conn, prep, totals, deferred, places, fed.recall is not None)
                     state = LogState.read(path)
                     reader.n, reader.off = fed.lines, state.size
                     total += state.size
@@ -892,21 +892,20 @@ def _access_states(files: list[Segment]) -> dict[str, list[int]]:
 
 def taken_as_read(conn: sqlite3.Connection, files: list[Segment], fed: Fed) -> None:
     """In an index that has read no recall file yet, whose every record came in marked as shown
-    (`Fed.seen`): record the recall file of those marks as applied to its end when it holds just
-    them, so that `consume_access` reads only the other files. When it holds anything else
-    (another process added a line, or rewrote the file), the marks set are taken back and the
-    file is read as a build reads it."""
-    assert fed.seen is not None
-    name = fed.seen[0]
-    path = next((p for n, p in files if n == name), None)
-    state = _access_states([(name, path)]).get(name) if path is not None else None
-    if state is None or path is None or not fed.holds_just_the_marks(path):
+    (`Fed.recall`): record that recall file as applied to its end when it holds just those marks,
+    so that `consume_access` reads only the other files. When it holds anything else (another
+    process added a line, or rewrote the file), the marks set are taken back and the file is read
+    as a build reads it."""
+    name = fed.recall
+    path = dict(files).get(name) if name is not None else None
+    if name is None or path is None or not fed.holds_just_the_marks(path):
         conn.execute("UPDATE rec SET shown = NULL")
-    else:
-        conn.executemany(  # (what `consume_access` writes: the marks hold no sweep)
-            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-            [("acc", json.dumps({name: [*state, state[0]]}, sort_keys=True)), ("last_sweep", "")],
-        )
+        return
+    size, ino, mtime = access_state(path)
+    conn.executemany(  # (what `consume_access` writes: the marks hold no sweep)
+        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+        [("acc", json.dumps({name: [size, ino, mtime, size]}, sort_keys=True)), ("last_sweep", "")],
+    )
 
 
 def access_in_step(files: list[Segment], meta: dict[str, str]) -> bool:

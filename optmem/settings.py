@@ -170,7 +170,7 @@ COMMANDS = (
     "tree.summarizer",
     "curator.command",
     "mcp.token_file",
-)  # claude-code hook: folder name → project (any keys, string values)
+)
 
 
 class Settings(NamedTuple):

@@ -231,7 +231,7 @@ class _Batch:
             now = clock.format_ts(clock.now())
             marks, moment = vault.access_path, clock.to_epoch(now)
             # the records are marked seen now; while the recall file holds nothing else, the index
-            # takes that from the rows (`Fed.seen`) rather than reading the marks back
+            # takes that from the rows (`Fed.recall`) rather than reading the marks back
             shown = moment if ingest.access_state(marks)[0] == 0 else None
 
             def batches(sid: int, hashed: int) -> Iterator[Any]:
@@ -250,8 +250,7 @@ class _Batch:
                     if progress and total:
                         progress(min(done, total), total)
 
-            seen = None if shown is None else (marks.relative_to(vault.root).as_posix(), shown)
-            fed = ingest.Fed(name, batches, seen)
+            fed = ingest.Fed(name, batches, None if shown is None else marks.relative_to(vault.root).as_posix())
             index.build(vault, None, fed=fed)
             return fed.lines
 

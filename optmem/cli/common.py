@@ -9,7 +9,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from optmem.errors import OptmemError, UsageError
+from optmem.errors import OptmemError, UsageError, envelope
 
 if TYPE_CHECKING:
     from optmem.vault import Vault
@@ -252,7 +252,7 @@ def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None
 
 
 def error_payload(code: str, message: str, **context: Any) -> str:
-    return dumps({"ok": False, "error": {"code": code, "message": message, **context}})
+    return dumps(envelope(code, message, **context))
 
 
 def render_error_human(err: OptmemError) -> str:

@@ -65,7 +65,7 @@ def hub_token() -> str:
 
 
 def refuse(err: OptmemError) -> str:
-    return dumps({"ok": False, "error": err.to_dict()})
+    return dumps(err.envelope())
 
 
 def mcp(http: str | None, json_out: bool) -> None:

@@ -59,7 +59,7 @@ def _ok(obj: dict[str, Any]) -> str:
 
 
 def _refused(err: OptmemError) -> str:
-    return json.dumps({"ok": False, "error": err.to_dict()}, ensure_ascii=False)
+    return json.dumps(err.envelope(), ensure_ascii=False)
 
 
 def _unsafe(text: str) -> bool:
@@ -136,6 +136,7 @@ TOOLS = [
         },
     },
 ]
+TOOL_ARGS: dict[str, set[str]] = {str(t["name"]): set(t["parameters"]["properties"]) for t in TOOLS}  # type: ignore[index]
 
 
 class Provider:
@@ -319,15 +320,14 @@ class Provider:
         from optmem import facts, log, search
 
         args = args or {}
-        known: dict[str, set[str]] = {str(t["name"]): set(t["parameters"]["properties"]) for t in TOOLS}  # type: ignore[index]
         try:
-            if tool_name not in known:
-                raise UsageError(f"optmem has no tool {tool_name!r}; its tools: {', '.join(known)}")
-            unknown = set(args) - known[tool_name]
+            if tool_name not in TOOL_ARGS:
+                raise UsageError(f"optmem has no tool {tool_name!r}; its tools: {', '.join(TOOL_ARGS)}")
+            unknown = set(args) - TOOL_ARGS[tool_name]
             if unknown:
                 raise UsageError(
                     f"{tool_name} takes no argument {sorted(unknown)[0]!r}; nothing was done — its arguments: "
-                    f"{', '.join(sorted(known[tool_name]))}"
+                    f"{', '.join(sorted(TOOL_ARGS[tool_name]))}"
                 )
             for name, value in args.items():
                 wanted = int if name == "limit" else str
@@ -340,15 +340,13 @@ class Provider:
             if tool_name == "optmem_search":
                 found = search.search(self.vault, str(args.get("query") or ""), limit=int(args.get("limit") or 8))
                 return _ok(found.to_json())
+            if not self.writes:
+                raise UsageError("this agent context does not write to memory (only the primary agent does)")
             if tool_name == "optmem_correct":
-                if not self.writes:
-                    raise UsageError("this agent context does not write to memory (only the primary agent does)")
                 done = facts.correct(
                     self.vault, str(args.get("target") or ""), str(args.get("text") or ""), source="hermes"
                 )
                 return _ok({"id": done.id, "corrects": done.corrects, "record": done.record})
-            if not self.writes:
-                raise UsageError("this agent context does not write to memory (only the primary agent does)")
             gone = log.forget(
                 self.vault, str(args.get("id") or ""), reason=str(args.get("reason") or "") or None, source="hermes"
             )

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from types import GenericAlias
 from typing import Annotated, Any, Literal
 
-from optmem.errors import OptmemError, UsageError, quote
+from optmem.errors import OptmemError, UsageError, envelope, quote
 from optmem.record import holds_lone_surrogate
 
 # tool name → the CLI command it runs, and the command's parameters it does not expose
@@ -418,7 +418,7 @@ def unreadable(line: str) -> Any:
         msg, parsed = None, False
 
     def answer(rid: Any, code: int, text: str, why: str, message: str) -> Any:
-        data = {"ok": False, "error": {"code": why, "message": message}}
+        data = envelope(why, message)
         return JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=text, data=data))
 
     if not parsed:
@@ -588,14 +588,11 @@ class _Bearer:
             # (the scheme's case does not matter, RFC 7235; the token is compared in constant time)
             if not (scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.expected)):
                 body = json.dumps(
-                    {
-                        "ok": False,
-                        "error": {
-                            "code": "unauthorized",
-                            "message": "this optmem hub needs `Authorization: Bearer <token>` (the token its "
-                            "owner set in OPTMEM_MCP_TOKEN or [mcp] token_file); nothing was done",
-                        },
-                    }
+                    envelope(
+                        "unauthorized",
+                        "this optmem hub needs `Authorization: Bearer <token>` (the token its "
+                        "owner set in OPTMEM_MCP_TOKEN or [mcp] token_file); nothing was done",
+                    )
                 ).encode()
                 headers = [
                     (b"content-type", b"application/json"),
