@@ -4,18 +4,36 @@ user says so (`optmem trust`), as direnv does with `.envrc`.
 Anyone who can push to a repository can put a `.optmem/` vault in it — with hand-typed locked
 rules. Until the user trusts such a vault, its redlines are shown as unverified notes: not first
 in search, not "Redlines — locked rules" in `context`. A vault outside any git work tree is the
-user's own; one that optmem creates on this machine (`init`, a first write) is trusted at once.
-The list is the user's, never the vault's: one real path a line in
-`$XDG_DATA_HOME/optmem/trusted-vaults` (else `~/.local/share/optmem/trusted-vaults`).
+user's own.
+
+Trust belongs to one clone, never to a path alone nor to anything a push can bring:
+* the clone's mark is a random id kept in its git directory (`<git dir>/optmem-clone-id`):
+  no push, pull or merge writes there, and a new clone — even into the same folder — has
+  none until trust makes one;
+* the list is the user's: one `real path<TAB>clone id` a line in
+  `$XDG_DATA_HOME/optmem/trusted-vaults` (else `~/.local/share/optmem/trusted-vaults`). A
+  vault is trusted when the list holds its real path with the mark of the clone it lies in.
+  A line that holds a path alone (an older optmem's) trusts nothing: it cannot tell a re-clone.
+* optmem trusts a vault it begins here (`init`, a first write): one whose folder it made, or in
+  which git tracks no file — nothing in it came in a clone or a pull. It never infers that from
+  what the folder lacks (no log, no hot file), which a push controls.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from optmem import fsio, gitstate
-from optmem.errors import OptmemError
+from optmem.errors import OptmemError, UsageError, quote
+
+MARK = "optmem-clone-id"
+MARK_RE = re.compile(r"[0-9a-f]{32}")
+LIST_LOCK_TIMEOUT = 30.0  # seconds: a hang detector; the list is held for a few file writes
 
 
 def trust_file() -> Path:
@@ -28,7 +46,56 @@ def in_git_work_tree(root: Path) -> bool:
     return gitstate.work_tree(root) is not None
 
 
-def _listed() -> list[str]:
+def git_dir(top: Path) -> Path | None:
+    """The git directory of the work tree at `top`: its `.git` folder, or the one its `.git`
+    file names (a worktree, a submodule); None when neither leads to a folder."""
+    dot = top / ".git"
+    if dot.is_dir():
+        return dot
+    head = _read_small(dot, 4096)
+    if head is None or not head.startswith("gitdir:"):
+        return None
+    named = Path(head[len("gitdir:") :].strip())
+    where = named if named.is_absolute() else top / named
+    return where if where.is_dir() else None
+
+
+def _read_small(path: Path, limit: int) -> str | None:
+    """At most `limit` bytes of a regular file, not through a link; None when there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, limit) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:
+        data = None
+    finally:
+        os.close(fd)
+    return None if data is None else data.decode("utf-8", "replace").strip()
+
+
+def clone_mark(top: Path) -> str | None:
+    """The mark of the clone whose work tree is `top`, or None when it has none (yet)."""
+    folder = git_dir(top)
+    text = _read_small(folder / MARK, 64) if folder is not None else None
+    return text if text is not None and MARK_RE.fullmatch(text) else None
+
+
+def _make_mark(top: Path) -> str:
+    folder = git_dir(top)
+    if folder is None:
+        raise UsageError(
+            f"cannot find the git directory of the work tree at {top} (its .git names none); "
+            "nothing was trusted — repair the clone (`git status` says what is wrong)",
+            work_tree=str(top),
+        )
+    mark = os.urandom(16).hex()
+    fsio.atomic_write(folder / MARK, mark + "\n")
+    return mark
+
+
+def _lines() -> list[str]:
     try:
         text = fsio.read_text(trust_file()) or ""
     except OptmemError:  # a list that cannot be read trusts nothing more than git's absence does
@@ -36,39 +103,104 @@ def _listed() -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
+def _path_of(line: str) -> str:
+    """The real path a line of the list names (the whole line, in an older optmem's list)."""
+    return line.rpartition("\t")[0] or line
+
+
+@contextmanager
+def _list_locked() -> Iterator[None]:
+    """One change to the list at a time (two first writes may begin vaults at once)."""
+    path = trust_file()
+    with fsio.exclusive_lock(path.with_name(path.name + ".lock"), LIST_LOCK_TIMEOUT):
+        yield
+
+
+def _write(lines: list[str]) -> None:
+    fsio.atomic_write(trust_file(), "".join(f"{line}\n" for line in lines))
+
+
 def trusted(root: Path) -> bool:
-    """Whether the user trusts the vault at `root`: outside git, or on the user's list."""
-    return not in_git_work_tree(root) or os.path.realpath(root) in _listed()
+    """Whether the user trusts the vault at `root`: outside git, or listed with its clone's mark."""
+    top = gitstate.work_tree(root)
+    if top is None:
+        return True
+    real = os.path.realpath(root)
+    lines = _lines()
+    if not any(_path_of(line) == real for line in lines):
+        return False  # (the common untrusted case reads no more)
+    mark = clone_mark(top)
+    return mark is not None and f"{real}\t{mark}" in lines
 
 
 def allow(root: Path) -> bool:
-    """Put the vault on the user's list; True when it was not there."""
-    real = os.path.realpath(root)
-    listed = _listed()
-    if real in listed:
+    """Put the vault on the user's list with its clone's mark (made first when the clone has
+    none); True when it was not there. A vault outside git is not listed (False)."""
+    top = gitstate.work_tree(root)
+    if top is None:
         return False
-    path = trust_file()
-    fsio.ensure_dir(path.parent)
-    fsio.atomic_write(path, "".join(f"{line}\n" for line in [*listed, real]))
+    real = os.path.realpath(root)
+    if "\n" in real or "\r" in real:
+        raise UsageError(
+            f"the vault's path {quote(real)} holds a line break, which the trust list cannot hold; "
+            "nothing was trusted — move the vault to a plainer path",
+            vault=real,
+        )
+    with _list_locked():
+        mark = clone_mark(top) or _make_mark(top)
+        entry = f"{real}\t{mark}"
+        lines = _lines()
+        if entry in lines:
+            return False
+        # a line for the same path with another mark (a clone deleted since) or none (an older
+        # optmem's) is replaced: only this clone can be at that path now
+        _write([line for line in lines if _path_of(line) != real] + [entry])
     return True
 
 
 def withdraw(root: Path) -> bool:
-    """Take the vault off the user's list; True when it was there."""
+    """Take the vault's path off the user's list (whatever clone it named); True when it was there."""
     real = os.path.realpath(root)
-    listed = _listed()
-    if real not in listed:
+    if not any(_path_of(line) == real for line in _lines()):
         return False
-    fsio.atomic_write(trust_file(), "".join(f"{line}\n" for line in listed if line != real))
+    with _list_locked():
+        lines = _lines()
+        kept = [line for line in lines if _path_of(line) != real]
+        if kept == lines:
+            return False
+        _write(kept)
     return True
+
+
+def begun_here(root: Path, *, made: bool) -> bool:
+    """Whether optmem begins the vault at `root` on this machine now: it `made` the folder, or
+    git tracks no file in it — nothing in it came in a clone or a pull (git delivers no empty
+    folder). A git that cannot answer begins nothing: the user trusts the vault with `optmem trust`."""
+    return made or _tracks_nothing(root)
+
+
+def _tracks_nothing(folder: Path) -> bool:
+    """Whether git's index holds no file under `folder` (git run with its code-running settings off)."""
+    import subprocess  # (only here: a module every command imports must not pay for it)
+
+    env = {**os.environ, "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        res = subprocess.run(
+            ["git", "-c", "core.fsmonitor=false", "-C", str(folder), "ls-files", "--error-unmatch", "--", "."],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,  # (the names are not wanted: a large tree's would be megabytes)
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return res.returncode == 1 and b"did not match any file" in res.stderr
 
 
 def decide(root: Path, *, revoke: bool = False) -> tuple[bool, bool, bool]:
     """`optmem trust [--revoke]`: (trusted now, changed, inside a git work tree). A vault outside
     git is the user's own: trusted whatever the list says (withdrawing it changes nothing)."""
     inside = in_git_work_tree(root)
-    if revoke:
-        changed = withdraw(root)
-    else:
-        changed = allow(root) if inside else False
+    changed = withdraw(root) if revoke else allow(root)
     return trusted(root), changed, inside

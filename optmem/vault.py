@@ -315,17 +315,22 @@ def initialised(vault: Vault) -> bool:
 
 def ensure_layout(vault: Vault) -> list[str]:
     """Add what a vault lacks (folder, .gitattributes, .gitignore); never touch what exists. A
-    vault begun here (no log and no hot file yet) inside a git work tree goes on the user's trust
-    list (`optmem.trust`): one that arrived in a clone holds records already, and waits."""
+    vault optmem begins here inside a git work tree — its folder made now, or one in which git
+    tracks no file — goes on the user's trust list (`optmem.trust`); one that came in a clone
+    or a pull waits for `optmem trust`, whatever it holds or lacks."""
     from optmem import trust
 
     created: list[str] = []
-    fresh = not any((vault.root / name).exists() for name in ("LOG.jsonl", "MEMORY.md", "USER.md", layout.SEGMENTS))
-    if fsio.ensure_dir(vault.root):
+    laid_out = initialised(vault)
+    made = fsio.ensure_dir(vault.root)
+    if made:
         created.append(str(vault.root))
-    if fresh and trust.in_git_work_tree(vault.root):
-        trust.allow(vault.root)
-        vault.trusted = True
+    if not laid_out and trust.in_git_work_tree(vault.root) and trust.begun_here(vault.root, made=made):
+        try:
+            trust.allow(vault.root)
+            vault.trusted = True
+        except OptmemError:
+            pass  # (a git directory it cannot write: the vault stays untrusted, and `doctor` says so)
     for name, content in ((".gitattributes", GITATTRIBUTES), (".gitignore", GITIGNORE)):
         path = vault.root / name
         existing = fsio.read_text(path)

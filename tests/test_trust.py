@@ -65,7 +65,8 @@ def test_trust_makes_the_redlines_rules_and_revoke_takes_it_back(tmp_path):
     assert "unverified" not in json.dumps(_json(cloned, "search", "deploy Fridays"))
     assert _json(cloned, "trust")["changed"] is False  # trusted already
     listed = Path(os.environ["HOME"]) / ".local" / "share" / "optmem" / "trusted-vaults"
-    assert str(cloned.resolve()) in listed.read_text("utf-8").splitlines()
+    mark = (cloned.parent / ".git" / "optmem-clone-id").read_text("utf-8").strip()
+    assert f"{cloned.resolve()}\t{mark}" in listed.read_text("utf-8").splitlines()  # its clone's mark
     back = _json(cloned, "trust", "--revoke")
     assert back["trusted"] is False and back["changed"] is True
     assert "Unverified rules" in _json(cloned, "context")["text"]
@@ -127,3 +128,176 @@ def test_a_cloned_vault_split_per_writer_is_not_taken_for_one_begun_here(tmp_pat
     assert not (clone / ".optmem" / "LOG.jsonl").exists()
     run_optmem("--vault", str(clone / ".optmem"), "append", "a note written in the clone")
     assert "Unverified rules" in _json(clone / ".optmem", "context")["text"]
+
+
+def _origin(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
+    """A repository whose `.optmem/` holds these files, committed."""
+    origin = tmp_path / name
+    (origin / ".optmem").mkdir(parents=True)
+    git(origin, "init", "-q")
+    for rel, text in files.items():
+        (origin / ".optmem" / rel).write_text(text, "utf-8")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "a vault")
+    return origin
+
+
+def _push_redline(origin: Path) -> None:
+    """Someone who can push adds a hand-typed redline to the vault's log."""
+    log = origin / ".optmem" / "LOG.jsonl"
+    old = log.read_text("utf-8") if log.exists() else ""
+    log.write_text(old + json.dumps({"text": RULE, "tier": "redline"}) + "\n", "utf-8")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "a rule")
+
+
+def _unverified(vault: Path) -> bool:
+    """The vault's redline reads as someone's note: not a locked rule in context, not a rule in search."""
+    text = _json(vault, "context")["text"]
+    [hit] = [h for h in _json(vault, "search", "deploy Fridays")["hits"] if RULE in h["text"]]
+    if "Redlines — locked rules" in text:
+        assert not hit.get("unverified")
+        return False
+    assert "Unverified rules" in text and RULE in text and hit["unverified"] is True
+    assert "[REDLINE]" not in run_optmem("--vault", str(vault), "search", "deploy Fridays").stdout
+    return True
+
+
+def test_a_first_write_in_a_cloned_vault_that_holds_no_records_does_not_trust_it(tmp_path):
+    """Issue 48: a clone whose `.optmem/` held only its settings was taken for a vault begun
+    here on its first write — and a redline pulled later became a locked rule."""
+    origin = _origin(tmp_path, "origin", {"optmem.toml": "# the team's settings\n"})
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    vault = clone / ".optmem"
+    run_optmem("--vault", str(vault), "append", "a note written in the clone")
+    assert any("trust" in n for n in _json(vault, "doctor")["notes"])
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", "my note")
+    _push_redline(origin)
+    git(clone, "pull", "-q", "--no-rebase", "--no-edit")
+    assert _unverified(vault)
+    _json(vault, "trust")
+    assert not _unverified(vault)
+
+
+def test_init_in_a_cloned_vault_that_holds_no_records_does_not_trust_it(tmp_path):
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git(origin, "init", "-q")
+    run_optmem("--vault", str(origin / ".optmem"), "init")  # begun there: trusted there
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "an empty vault")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    (clone / ".optmem" / ".gitignore").unlink()  # (a vault that lacks a file `init` adds)
+    git(clone, "commit", "-qam", "no .gitignore")
+    assert run_optmem("--vault", str(clone / ".optmem"), "init").returncode == 0
+    _push_redline(origin)
+    git(clone, "pull", "-q", "--no-rebase", "--no-edit")
+    assert _unverified(clone / ".optmem")
+    assert not _unverified(origin / ".optmem")
+
+
+def test_a_re_clone_into_a_trusted_folder_is_not_trusted(tmp_path):
+    """Trust belongs to one clone: a folder deleted and cloned again — another vault or the same
+    one — waits for `optmem trust` again."""
+    import shutil
+
+    first = _origin(tmp_path, "first", {"optmem.toml": ""})
+    _push_redline(first)
+    other = _origin(tmp_path, "other", {"optmem.toml": ""})
+    _push_redline(other)
+    place = tmp_path / "work" / "app"
+    git(tmp_path, "clone", "-q", str(first), str(place))
+    assert _unverified(place / ".optmem")
+    _json(place / ".optmem", "trust")
+    assert not _unverified(place / ".optmem")
+    for source in (other, first):
+        shutil.rmtree(place)
+        git(tmp_path, "clone", "-q", str(source), str(place))
+        assert _unverified(place / ".optmem")
+        assert any("trust" in n for n in _json(place / ".optmem", "doctor")["notes"])
+
+
+def test_a_vault_begun_in_a_repository_is_trusted_without_ceremony(tmp_path):
+    """`init` in a fresh repository folder, a first write at the top of a clone of an empty
+    repository (the recipe of docs/agents.md), a folder made by hand that git tracks nothing
+    of, a vault an import makes: each is begun here."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    bare = tmp_path / "vault.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    top = tmp_path / "laptop"
+    git(tmp_path, "clone", "-q", str(bare), str(top))
+    hand = repo / "hand"
+    hand.mkdir()
+    (hand / "optmem.toml").write_text("# mine\n", "utf-8")
+    export = tmp_path / "export.jsonl"
+    export.write_text(run_optmem("--vault", str(tmp_path / "outside"), "export").stdout, "utf-8")
+    assert run_optmem("--vault", str(repo / ".optmem"), "init").returncode == 0
+    run_optmem("--vault", str(top), "append", RULE, "--redline")
+    run_optmem("--vault", str(hand), "append", RULE, "--redline")
+    run_optmem("--vault", str(repo / "imported"), "import", str(export))
+    for vault in (repo / ".optmem", top, hand, repo / "imported"):
+        run_optmem("--vault", str(vault), "append", RULE, "--redline")
+        assert not _unverified(vault), vault
+        assert _json(vault, "trust")["changed"] is False
+
+
+def test_trust_adds_nothing_to_the_vault_and_nothing_git_would_carry(tmp_path):
+    """The clone's mark lives in its git directory, which no push and no pull writes."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    run_optmem("--vault", str(repo / ".optmem"), "append", RULE, "--redline")
+    run_optmem("--vault", str(tmp_path / "plain"), "append", RULE, "--redline")
+    names = [sorted(p.name for p in folder.iterdir()) for folder in (repo / ".optmem", tmp_path / "plain")]
+    assert names[0] == names[1]
+    before = git(repo, "status", "--porcelain", "--ignored").stdout
+    _json(repo / ".optmem", "trust", "--revoke")
+    _json(repo / ".optmem", "trust")
+    assert git(repo, "status", "--porcelain", "--ignored").stdout == before
+    assert not _unverified(repo / ".optmem")
+
+
+def test_a_path_on_a_list_from_an_older_optmem_trusts_nothing(tmp_path):
+    """An older optmem kept one path a line: it cannot tell a re-clone from the clone it
+    trusted, so the line no longer trusts; `optmem trust` replaces it."""
+    _, cloned = _cloned(tmp_path)
+    listed = Path(os.environ["HOME"]) / ".local" / "share" / "optmem" / "trusted-vaults"
+    listed.write_text(f"{cloned.resolve()}\n/somewhere/else\n", "utf-8")
+    assert _unverified(cloned)
+    assert _json(cloned, "trust")["changed"] is True
+    assert not _unverified(cloned)
+    lines = listed.read_text("utf-8").splitlines()
+    assert str(cloned.resolve()) not in lines and "/somewhere/else" in lines
+    assert _json(cloned, "trust", "--revoke")["changed"] is True
+    assert _unverified(cloned)
+
+
+def test_a_vault_in_a_worktree_is_trusted_in_that_worktree_only(tmp_path):
+    """A worktree's `.git` is a file naming its own git directory: trust made in the main
+    checkout does not reach the worktree, and the other way round."""
+    made, cloned = _cloned(tmp_path)
+    clone = cloned.parent
+    tree = tmp_path / "tree"
+    git(clone, "worktree", "add", "-q", str(tree))
+    assert (tree / ".git").is_file()
+    _json(tree / ".optmem", "trust")
+    assert not _unverified(tree / ".optmem")
+    assert _unverified(cloned)
+
+
+def test_without_git_a_folder_git_may_have_brought_is_not_taken_for_begun_here(tmp_path):
+    """Whether git tracks a file of the folder is asked of git; a git that cannot answer trusts
+    nothing."""
+    origin = _origin(tmp_path, "origin", {"optmem.toml": ""})
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    no_git = {"PATH": str(tmp_path / "nowhere")}
+    assert run_optmem("--vault", str(clone / ".optmem"), "init", env=no_git).returncode == 0
+    _push_redline(origin)
+    git(clone, "pull", "-q", "--no-rebase", "--no-edit")
+    assert _unverified(clone / ".optmem")
