@@ -183,7 +183,10 @@ def _tracks_nothing(folder: Path) -> bool:
     """Whether git's index holds no file under `folder` (git run with its code-running settings off)."""
     import subprocess  # (only here: a module every command imports must not pay for it)
 
-    env = {**os.environ, "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    # the folder's own repository answers: a git hook's GIT_DIR or GIT_INDEX_FILE (relative:
+    # `.git/index`) would point the question at another index, or at none — read as empty
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(LC_ALL="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
     try:
         res = subprocess.run(
             ["git", "-c", "core.fsmonitor=false", "-C", str(folder), "ls-files", "--error-unmatch", "--", "."],

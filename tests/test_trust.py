@@ -301,3 +301,16 @@ def test_without_git_a_folder_git_may_have_brought_is_not_taken_for_begun_here(t
     _push_redline(origin)
     git(clone, "pull", "-q", "--no-rebase", "--no-edit")
     assert _unverified(clone / ".optmem")
+
+
+def test_a_git_hooks_environment_does_not_steer_the_question(tmp_path):
+    """Git runs a hook (optmem's post-commit one) with GIT_INDEX_FILE=.git/index, relative: asked
+    from inside a cloned vault, that index is missing — empty — and the vault looked untracked."""
+    origin = _origin(tmp_path, "origin", {"optmem.toml": ""})
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    hooked = {"GIT_INDEX_FILE": ".git/index", "GIT_DIR": str(clone / ".git")}
+    assert run_optmem("--vault", str(clone / ".optmem"), "init", env=hooked).returncode == 0
+    _push_redline(origin)
+    git(clone, "pull", "-q", "--no-rebase", "--no-edit")
+    assert _unverified(clone / ".optmem")
