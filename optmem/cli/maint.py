@@ -57,9 +57,10 @@ def doctor(fix: bool, json_out: bool) -> None:
 def trust(revoke: bool, json_out: bool) -> None:
     """Trust this vault's redlines as rules (a vault that came in a git clone shows them as notes until then).
 
-    A vault inside a git work tree that optmem did not create here (it came in a clone, or from
+    A vault inside a git work tree that optmem did not begin here (it came in a clone, or from
     someone who can push) is not trusted: its hand-typed locked rules are shown as unverified
     notes — not first in search, not "Redlines" in context — until you read them and run this.
+    Trust belongs to this clone: a folder deleted and cloned again asks again.
 
     \b
     Example:
