@@ -314,3 +314,110 @@ def test_a_git_hooks_environment_does_not_steer_the_question(tmp_path):
     _push_redline(origin)
     git(clone, "pull", "-q", "--no-rebase", "--no-edit")
     assert _unverified(clone / ".optmem")
+
+
+def test_trust_survives_sync_and_doctor_and_a_new_clone_waits(tmp_path):
+    """The shared-vault recipe of docs/agents.md: the clone that began the vault keeps its trust
+    through `sync` and `doctor --fix`; the other clone waits for `optmem trust`, then keeps it."""
+    bare = tmp_path / "vault.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    laptop, desktop = tmp_path / "laptop", tmp_path / "desktop"
+    git(tmp_path, "clone", "-q", str(bare), str(laptop))
+    run_optmem("--vault", str(laptop), "append", RULE, "--redline")
+    for args in (("sync",), ("doctor", "--fix")):
+        assert run_optmem("--vault", str(laptop), *args).returncode == 0
+        assert not _unverified(laptop)
+    git(tmp_path, "clone", "-q", str(bare), str(desktop))
+    assert _unverified(desktop)
+    _json(desktop, "trust")
+    assert run_optmem("--vault", str(desktop), "sync").returncode == 0
+    assert not _unverified(desktop) and not _unverified(laptop)
+
+
+def test_a_clone_whose_git_directory_cannot_be_found_or_whose_mark_is_a_link_is_not_trusted(tmp_path):
+    """No git directory to keep a mark in: nothing is trusted, the write still happens and
+    `optmem trust` says what is wrong. A mark that is a link (no git writes one) is not read."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / ".git").write_text("not a gitdir line\n", "utf-8")
+    assert run_optmem("--vault", str(broken / ".optmem"), "append", RULE, "--redline").returncode == 0
+    assert _unverified(broken / ".optmem")
+    res = run_optmem("--vault", str(broken / ".optmem"), "trust", "--json")
+    assert res.returncode != 0 and "git directory" in json.loads(res.stdout)["error"]["message"]
+
+    made, _ = _cloned(tmp_path)
+    assert not _unverified(made)
+    mark = made.parent / ".git" / "optmem-clone-id"
+    (tmp_path / "elsewhere").write_text(mark.read_text("utf-8"), "utf-8")
+    mark.unlink()
+    mark.symlink_to(tmp_path / "elsewhere")
+    assert _unverified(made)
+
+
+def test_the_list_and_the_mark_in_process(tmp_path):
+    """The core functions, on a real repository (the CLI tests above run optmem as a process)."""
+    import pytest
+
+    from optmem import trust
+    from optmem.errors import UsageError
+    from optmem.vault import Vault, init
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    root = repo / ".optmem"
+    assert not trust.trusted(root) and trust.clone_mark(repo) is None
+    assert trust.begun_here(root, made=True)
+    root.mkdir()
+    (root / "optmem.toml").write_text("", "utf-8")
+    assert trust.begun_here(root, made=False)  # nothing in it is git's
+    git(repo, "add", "-A")
+    assert not trust.begun_here(root, made=False)  # now git tracks a file of it
+    assert trust.allow(root) and trust.trusted(root) and not trust.allow(root)
+    mark = trust.clone_mark(repo)
+    assert mark and trust.trust_file().read_text("utf-8") == f"{root.resolve()}\t{mark}\n"
+    assert trust.decide(root, revoke=True) == (False, True, True)
+    assert not trust.withdraw(root) and trust.decide(root) == (True, True, True)
+    assert trust.clone_mark(repo) == mark  # (one mark a clone, made once)
+
+    mine = tmp_path / "plain"
+    assert trust.decide(mine) == (True, False, False) and not trust.allow(mine)
+
+    fresh = Vault(repo / "fresh")
+    init(fresh)
+    assert fresh.trusted and trust.trusted(fresh.root)
+
+    git(repo, "commit", "-qm", "x")
+    git(repo, "worktree", "add", "-q", str(tmp_path / "tree"))
+    assert trust.git_dir(tmp_path / "tree") == repo / ".git" / "worktrees" / "tree"
+    odd = repo / "line\nbreak"
+    with pytest.raises(UsageError):
+        trust.allow(odd)
+
+
+def test_what_cannot_be_read_trusts_nothing_in_process(tmp_path, monkeypatch):
+    import pytest
+
+    from optmem import trust
+    from optmem.errors import UsageError
+    from optmem.vault import Vault, init
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / ".git").write_text("not a gitdir line\n", "utf-8")
+    vault = Vault(broken / ".optmem")
+    init(vault)  # laid out all the same
+    assert (vault.root / ".gitignore").exists() and not vault.trusted
+    with pytest.raises(UsageError):
+        trust.allow(vault.root)
+
+    repo = tmp_path / "repo"
+    (repo / ".optmem").mkdir(parents=True)
+    git(repo, "init", "-q")
+    assert trust.allow(repo / ".optmem")
+    listed = trust.trust_file()
+    listed.unlink()
+    listed.mkdir()  # a list that cannot be read
+    assert not trust.trusted(repo / ".optmem")
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert not trust.begun_here(repo / ".optmem", made=False)  # no git to ask: not begun here
