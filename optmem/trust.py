@@ -14,9 +14,9 @@ Trust belongs to one clone, never to a path alone nor to anything a push can bri
   `$XDG_DATA_HOME/optmem/trusted-vaults` (else `~/.local/share/optmem/trusted-vaults`). A
   vault is trusted when the list holds its real path with the mark of the clone it lies in.
   A line that holds a path alone (an older optmem's) trusts nothing: it cannot tell a re-clone.
-* optmem trusts a vault it begins here (`init`, a first write): one whose folder it made, or in
-  which git tracks no file — nothing in it came in a clone or a pull. It never infers that from
-  what the folder lacks (no log, no hot file), which a push controls.
+* optmem trusts a vault it begins here (`init`, a first write): one in whose folder git tracks
+  no file — nothing in it came in a clone or a pull. It never infers that from what the folder
+  lacks (no log, no hot file), which a push controls.
 """
 
 from __future__ import annotations
@@ -172,11 +172,12 @@ def withdraw(root: Path) -> bool:
     return True
 
 
-def begun_here(root: Path, *, made: bool) -> bool:
-    """Whether optmem begins the vault at `root` on this machine now: it `made` the folder, or
-    git tracks no file in it — nothing in it came in a clone or a pull (git delivers no empty
-    folder). A git that cannot answer begins nothing: the user trusts the vault with `optmem trust`."""
-    return made or _tracks_nothing(root)
+def begun_here(root: Path) -> bool:
+    """Whether optmem begins the vault at `root` on this machine: git tracks no file under its
+    folder — none came in a clone or a pull, none waits in the index to be checked out again
+    (git delivers no empty folder). A git that cannot answer begins nothing: the user trusts
+    the vault with `optmem trust`."""
+    return _tracks_nothing(root)
 
 
 def _tracks_nothing(folder: Path) -> bool:

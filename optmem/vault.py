@@ -315,17 +315,16 @@ def initialised(vault: Vault) -> bool:
 
 def ensure_layout(vault: Vault) -> list[str]:
     """Add what a vault lacks (folder, .gitattributes, .gitignore); never touch what exists. A
-    vault optmem begins here inside a git work tree — its folder made now, or one in which git
-    tracks no file — goes on the user's trust list (`optmem.trust`); one that came in a clone
-    or a pull waits for `optmem trust`, whatever it holds or lacks."""
+    vault optmem begins here inside a git work tree — git tracks no file in its folder — goes on
+    the user's trust list (`optmem.trust`); one that came in a clone or a pull waits for
+    `optmem trust`, whatever it holds or lacks."""
     from optmem import trust
 
     created: list[str] = []
     laid_out = initialised(vault)
-    made = fsio.ensure_dir(vault.root)
-    if made:
+    if fsio.ensure_dir(vault.root):
         created.append(str(vault.root))
-    if not laid_out and trust.in_git_work_tree(vault.root) and trust.begun_here(vault.root, made=made):
+    if not laid_out and trust.in_git_work_tree(vault.root) and trust.begun_here(vault.root):
         try:
             trust.allow(vault.root)
             vault.trusted = True

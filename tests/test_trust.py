@@ -367,12 +367,11 @@ def test_the_list_and_the_mark_in_process(tmp_path):
     git(repo, "init", "-q")
     root = repo / ".optmem"
     assert not trust.trusted(root) and trust.clone_mark(repo) is None
-    assert trust.begun_here(root, made=True)
     root.mkdir()
     (root / "optmem.toml").write_text("", "utf-8")
-    assert trust.begun_here(root, made=False)  # nothing in it is git's
+    assert trust.begun_here(root)  # nothing in it is git's
     git(repo, "add", "-A")
-    assert not trust.begun_here(root, made=False)  # now git tracks a file of it
+    assert not trust.begun_here(root)  # now git tracks a file of it
     assert trust.allow(root) and trust.trusted(root) and not trust.allow(root)
     mark = trust.clone_mark(repo)
     assert mark and trust.trust_file().read_text("utf-8") == f"{root.resolve()}\t{mark}\n"
@@ -420,4 +419,20 @@ def test_what_cannot_be_read_trusts_nothing_in_process(tmp_path, monkeypatch):
     listed.mkdir()  # a list that cannot be read
     assert not trust.trusted(repo / ".optmem")
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
-    assert not trust.begun_here(repo / ".optmem", made=False)  # no git to ask: not begun here
+    assert not trust.begun_here(repo / ".optmem")  # no git to ask: not begun here
+
+
+def test_a_cloned_vault_deleted_from_the_work_tree_is_not_begun_again_by_a_write(tmp_path):
+    """The folder is gone, but git's index still holds its files: a first write that makes the
+    folder again does not make it the user's, and what `git restore` brings back stays a note."""
+    import shutil
+
+    origin = _origin(tmp_path, "origin", {"optmem.toml": ""})
+    _push_redline(origin)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    shutil.rmtree(clone / ".optmem")
+    run_optmem("--vault", str(clone / ".optmem"), "append", "a note")
+    (clone / ".optmem" / "LOG.jsonl").unlink()
+    git(clone, "restore", ".optmem")
+    assert _unverified(clone / ".optmem")
