@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from optmem.errors import OptmemError, UsageError, envelope
+from optmem.terminal import printable
 
 if TYPE_CHECKING:
     from optmem.vault import Vault
@@ -33,7 +34,10 @@ CAPTURE: ContextVar[list[str] | None] = ContextVar("optmem_capture", default=Non
 
 
 def echo(text: str, *, err: bool = False) -> None:
-    """Write a line as UTF-8 (stdout is data, stderr is talk), whatever the locale says."""
+    """Write a line as UTF-8 (stdout is data, stderr is talk), whatever the locale says — without
+    a control character or escape sequence (`optmem.terminal`): stored text never acts on the
+    terminal. (JSON comes through whole: `dumps` escapes them.)"""
+    text = printable(text)
     captured = None if err else CAPTURE.get()
     if captured is not None:
         captured.append(text)
@@ -206,10 +210,16 @@ def read_arg(value: str | None, what: str = "TEXT") -> str | None:
     return value
 
 
+# JSON escapes C0 controls itself; DEL and the C1 controls (U+0080–U+009F, which a terminal may
+# read as escape sequences) it writes raw: escaped here too, so JSON output holds no control
+# character and still reads back as exactly the stored text
+_C1_ESCAPES = {cp: f"\\u{cp:04x}" for cp in range(0x7F, 0xA0)}
+
+
 def dumps(payload: Any) -> str:
     import json
 
-    return json.dumps(payload, ensure_ascii=False, indent=2, default=_default)
+    return json.dumps(payload, ensure_ascii=False, indent=2, default=_default).translate(_C1_ESCAPES)
 
 
 def _default(obj: Any) -> Any:
