@@ -243,6 +243,13 @@ def test_one_bad_handoff_costs_its_own_line_and_nothing_more(planted, cli):
     got = claude_code_event(Vault(planted), {"hook_event_name": "SessionStart", "cwd": str(planted.parent / "broken")})
     assert got["project"] == "broken" and "could not be read" in got["context"], got
     assert "deploys go through the staging box first" in got["context"]
+    hook = cli(
+        "hook",
+        "claude-code",
+        input=json.dumps({"hook_event_name": "SessionStart", "cwd": str(planted.parent / "broken")}),
+    )
+    assert hook.exit_code == 0 and "could not be read" in hook.stdout and "the runbook lives" in hook.stdout, hook
+    assert "hook skipped" not in hook.stderr
     # `handoff list` lists every project, the unreadable one with why
     listed = cli("handoff", "list")
     assert listed.exit_code == 0, listed.stderr
