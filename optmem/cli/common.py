@@ -265,9 +265,8 @@ def error_payload(code: str, message: str, **context: Any) -> str:
     return dumps(envelope(code, message, **context))
 
 
-def render_error_human(err: OptmemError) -> str:
+def render_error_human(err: OptmemError, ctx: dict[str, Any]) -> str:
     lines = [f"error ({err.code}): {err.message}"]
-    ctx = err.context
     for item in ctx.get("entries", []):
         lines.append(f"  [{item['id']}] {item['text']}")
     for item in ctx.get("candidates", []):
@@ -282,12 +281,23 @@ def render_error_human(err: OptmemError) -> str:
     return "\n".join(lines)
 
 
+# what an error carries of the vault's stored text (the entries a no_match lists, the records an
+# ambiguous target could mean, a near duplicate, the values a write may update)
+STORED_CONTEXT = ("entries", "candidates", "similar", "possible_update")
+
+
 def report_error(err: OptmemError, json_out: bool) -> None:
-    """The one place an expected failure is shown: JSON on stdout, or a message on stderr."""
+    """The one place an expected failure is shown: JSON on stdout, or a message on stderr — the
+    stored text it quotes as every surface shows it (`view.shown`: `[BLOCKED: rule]` when flagged)."""
+    ctx = err.context
+    if any(k in ctx for k in STORED_CONTEXT):
+        from optmem import view
+
+        ctx = {k: view.shown(v) if k in STORED_CONTEXT else v for k, v in ctx.items()}
     if json_out:
-        echo(error_payload(err.code, err.message, **err.context))
+        echo(error_payload(err.code, err.message, **ctx))
     else:
-        echo(render_error_human(err), err=True)
+        echo(render_error_human(err, ctx), err=True)
 
 
 def progress_callback(label: str = "indexing LOG.jsonl") -> Callable[[int, int], None] | None:
