@@ -399,3 +399,13 @@ def test_a_hot_edit_names_the_entry_it_took_out_scanned(vault, vault_path, cli):
     text = cli("remove", "then the port")
     assert text.exit_code == 0 and "[BLOCKED: " in text.stdout, text
     assert_clean(text.stdout + text.stderr, "remove")
+
+
+def test_the_curator_model_reads_every_field_scanned():
+    from optmem.curate import _shown
+    from optmem.record import Record
+
+    rec = Record(id=A1, ts="2026-06-01T00:00:00Z", key=KEY, tags=(f"{E}[31mred", "ops"), text="the port is 8080")
+    got = _shown(rec)
+    assert got["key"].startswith("[BLOCKED: ") and got["tags"] == ["[BLOCKED: control_character]", "ops"], got
+    assert got["text"] == "the port is 8080" and got["id"] == A1
