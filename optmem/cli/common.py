@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -213,13 +214,14 @@ def read_arg(value: str | None, what: str = "TEXT") -> str | None:
 # JSON escapes C0 controls itself; DEL and the C1 controls (U+0080–U+009F, which a terminal may
 # read as escape sequences) it writes raw: escaped here too, so JSON output holds no control
 # character and still reads back as exactly the stored text
-_C1_ESCAPES = {cp: f"\\u{cp:04x}" for cp in range(0x7F, 0xA0)}
+_C1 = re.compile("[\x7f-\x9f]")
 
 
 def dumps(payload: Any) -> str:
     import json
 
-    return json.dumps(payload, ensure_ascii=False, indent=2, default=_default).translate(_C1_ESCAPES)
+    text = json.dumps(payload, ensure_ascii=False, indent=2, default=_default)
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _default(obj: Any) -> Any:
