@@ -409,3 +409,15 @@ def test_the_curator_model_reads_every_field_scanned():
     got = _shown(rec)
     assert got["key"].startswith("[BLOCKED: ") and got["tags"] == ["[BLOCKED: control_character]", "ops"], got
     assert got["text"] == "the port is 8080" and got["id"] == A1
+
+
+def test_the_hermes_provider_prefetch_is_scanned(planted, tmp_path):
+    from optmem.integrations import hermes
+
+    p = hermes.provider()
+    p.initialize("s-1", hermes_home=str(tmp_path / "hermes"), platform="cli")
+    for query in ("backend port", "deploy notes", ""):
+        got = p.prefetch(query)
+        assert "the backend port is" in got or "deploy notes for the release" in got, got
+        assert_clean(got, f"prefetch {query!r}")
+    assert "[BLOCKED: ignore_previous_instructions]: you were told" in p.prefetch("backend port")
