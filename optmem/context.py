@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from optmem import clock, scan
-from optmem.errors import NotFound, UsageError, clip
+from optmem import clock, view
+from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError, clip
 from optmem.fence import CLOSE, OPEN, defuse
 from optmem.record import HANDOFF, MEMORY
 from optmem.vault import Vault, validate_name
@@ -48,7 +48,15 @@ PRIORITY = ("redlines", "conflicts", "memory", "user", "project", "handoff", "un
 
 
 def _line(text: str) -> str:
-    return " ".join(scan.display(text).split())
+    """A stored string on one line, as every surface shows it (`view.display`: `[BLOCKED: rule]`
+    when the scan flags it)."""
+    return " ".join(view.display(text).split())
+
+
+def _id(rid: str) -> str:
+    """A record's id as the block names it: its last 8 characters (`[BLOCKED: rule]` whole)."""
+    said = _line(rid)
+    return said if said.startswith("[BLOCKED: ") else said[-8:]
 
 
 def _unchecked(vault: Vault, row: Any, now: float) -> list[str]:
@@ -64,7 +72,7 @@ def _redlines(vault: Vault, domain: str | None, now: float) -> list[str]:
 
     with open_index(vault) as idx:
         return [
-            f"- [{r.domain}] {_line(idx.record(r).text)} (id {r.id[-8:]}"
+            f"- [{_line(r.domain)}] {_line(idx.record(r).text)} (id {_id(r.id)}"
             + "".join(f"; {n}" for n in _unchecked(vault, r, now))
             + ")"
             for r in idx.current_redlines(now, domain)
@@ -82,16 +90,16 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
             continue
         shown = c.values[-3:]  # the newest three: a long fork is listed by `optmem conflicts`
         said = " or ".join(
-            f"“{_line(v['text'][:160])}” ({v['ts'][:10]}, id {v['id'][-8:]}"
+            f"“{_line(v['text'][:160])}” ({_line(v['ts'])[:10]}, id {_id(v['id'])}"
             + (", inferred" if v.get("basis") == "inferred" else "")
             + ")"
             for v in shown
         )
         more = f" (and {len(c.values) - 3} more: optmem conflicts)" if len(c.values) > 3 else ""
-        what = c.key if c.key is not None else f"id {c.name} was corrected two ways"
+        what = _line(c.key) if c.key is not None else f"id {_line(c.name)} was corrected two ways"
         out.append(
             f"- {what}: you were told {said}{more} — which is right now? Ask the user, then "
-            f"`optmem resolve {c.name} --keep ID`"
+            f"`optmem resolve {_line(c.name)} --keep ID`"
         )
     return out
 
@@ -111,19 +119,28 @@ def _hot(vault: Vault, target: str, project: str | None, warnings: list[str]) ->
     return [f"- {' '.join(e['text'].split())}" for e in shown.entries]
 
 
-def _handoff(vault: Vault, project: str) -> tuple[str, list[str]]:
+def _handoff(vault: Vault, project: str, warnings: list[str]) -> tuple[str, list[str]]:
+    """The project's latest handoff; for a HANDOFF.md that cannot be read, a line saying so (the
+    rest of the block still comes) and a warning for the caller — one bad handoff costs its own
+    line, nothing more."""
     from optmem import handoff
 
     try:
         h = handoff.read(vault, project)[0]
     except NotFound:
         return "", []
+    except (BadFrontMatter, Unreadable) as exc:
+        why = _line(f"projects/{project}/HANDOFF.md could not be read: it {exc.context.get('reason') or 'failed'}")
+        warnings.append(f"{why}; `optmem doctor` names the problem")
+        return f"Latest handoff — {project}", [
+            f"- [{why}; the latest handoff is missing here — tell the user (`optmem doctor` names the problem)]"
+        ]
     # what to do next matters most to the next session, so it comes first (and is cut last)
     items = [f"- next: {_line(i)}" for i in h.next] + [f"- blocked: {_line(i)}" for i in h.blocked]
     items += [f"- done: {_line(i)}" for i in h.done]
     if h.note:
         items.append(f"- note: {_line(h.note)}")
-    return f"Latest handoff — {project}, {h.time}" + (" (edited by hand)" if h.edited else ""), items
+    return f"Latest handoff — {project}, {_line(h.time)}" + (" (edited by hand)" if h.edited else ""), items
 
 
 def _records(
@@ -170,12 +187,13 @@ def _records(
         old = rec.extra.get("may_update")
         notes = [
             *(["inferred"] if rec.basis == "inferred" else []),
-            *([f"may be a new value of id {old[-8:]}?"] if isinstance(old, str) and old in shown else []),
-            *([f"may have been updated by id {updated_by[rec.id][-8:]}?"] if rec.id in updated_by else []),
+            *([f"may be a new value of id {_id(old)}?"] if isinstance(old, str) and old in shown else []),
+            *([f"may have been updated by id {_id(updated_by[rec.id])}?"] if rec.id in updated_by else []),
             *_unchecked(vault, rows[rec.id], now),
         ]
         out.append(
-            f"- [{age}, {rec.domain}, id {rec.id[-8:]}] {_line(rec.text)}" + (f" ({'; '.join(notes)})" if notes else "")
+            f"- [{age}, {_line(rec.domain)}, id {_id(rec.id)}] {_line(rec.text)}"
+            + (f" ({'; '.join(notes)})" if notes else "")
         )
     return out, [rec.id for rec in hits]
 
@@ -207,7 +225,7 @@ def build(
                 "project", f"Project {project} (projects/{project}/MEMORY.md)", _hot(vault, "memory", project, warnings)
             )
         )
-        title, items = _handoff(vault, project)
+        title, items = _handoff(vault, project, warnings)
         if items:
             sections.append(Section("handoff", title, items))
     label = (

@@ -95,18 +95,20 @@ def gather(vault: Vault, batch: int) -> tuple[list[dict[str, Any]], list[dict[st
 
 
 def _shown(rec: Record) -> dict[str, Any]:
-    from optmem import scan
-
-    return {
-        "id": rec.id,
-        "ts": rec.ts,
-        "domain": rec.domain,
-        "project": rec.project,
-        "kind": rec.kind,
-        "key": rec.key,
-        "tags": list(rec.tags),
-        "text": scan.display(rec.text),
-    }
+    """A record as the model reads it: every field as surfaces show it (`view.shown`)."""
+    shown: dict[str, Any] = view.shown(
+        {
+            "id": rec.id,
+            "ts": rec.ts,
+            "domain": rec.domain,
+            "project": rec.project,
+            "kind": rec.kind,
+            "key": rec.key,
+            "tags": list(rec.tags),
+            "text": rec.text,
+        }
+    )
+    return shown
 
 
 def ask(

@@ -260,7 +260,11 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
                 idx.view_of(r, now).full(show_unsafe=show_unsafe)
                 for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))
             ]
-            out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact))
+            if show_unsafe:
+                out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact))
+            else:  # the key, the names and the id as surfaces show them (`view.shown`), as the values are
+                key, domain, project, fact = view.shown([c.key, c.domain, c.project, c.fact])
+                out.append(OpenConflict(key, domain, project, values, fact))
     return out
 
 

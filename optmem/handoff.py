@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from optmem import clock, fsio, log, scan
+from optmem import clock, fsio, log, scan, view
 from optmem import meta as metamod
 from optmem import text as textmod
-from optmem.errors import NotFound, TooLarge, UsageError
+from optmem.errors import BadFrontMatter, NotFound, TooLarge, Unreadable, UsageError
 from optmem.record import HANDOFF
 from optmem.vault import NAME_RE, Vault, validate_name
 
@@ -63,6 +63,11 @@ class Handoff:
             "id": self.id,
             "edited": self.edited,
         }
+
+    def shown(self) -> Handoff:
+        """The handoff as every surface shows it: each field — the front matter's too — through
+        the read-side scan (`view.shown`: `[BLOCKED: rule]` for a flagged one)."""
+        return Handoff(**view.shown(self.to_dict()))
 
     def summary(self) -> str:
         """One searchable line: what the log record's text says."""
@@ -140,11 +145,16 @@ def parse(text: str) -> Handoff:
         blocked=parts["blocked"],
         next=parts["next"],
         note=parts["note"],
-        domain=meta.get("domain"),
-        source=meta.get("source"),
-        id=meta.get("record"),
+        domain=_text(meta.get("domain")),
+        source=_text(meta.get("source")),
+        id=_text(meta.get("record")),
         edited=edited or not meta.get("digest"),
     )
+
+
+def _text(value: Any) -> str | None:
+    """A front matter field as text (a hand edit may give any YAML value), None when absent."""
+    return None if value is None else str(value)
 
 
 def write(
@@ -246,20 +256,36 @@ def _records(vault: Vault, project: str | None, limit: int | None) -> list[Hando
     from optmem.index import open_index
 
     with open_index(vault) as idx:
-        return [_from_record(idx.view_of(r, 0.0).full()) for r in idx.handoffs(project, limit)]
+        return [_from_record(idx.view_of(r, 0.0).full(show_unsafe=True)) for r in idx.handoffs(project, limit)]
 
 
 def _file(vault: Vault, project: str) -> Handoff | None:
     raw = fsio.read_text(vault.project_dir(project) / "HANDOFF.md", within=vault.root)
     if raw is None or not raw.strip():
         return None
-    h = parse(raw)
+    try:
+        h = parse(raw)
+    except BadFrontMatter as exc:
+        # the first line says what is wrong; the parser's detail quotes the file (`optmem doctor` has it)
+        where, what = f"projects/{project}/HANDOFF.md", exc.message.splitlines()[0]
+        raise BadFrontMatter(
+            f"{where} could not be read: {what} — fix its front matter (`optmem doctor` says where), or "
+            "remove the file (the log keeps every handoff: `optmem handoff read` then shows the latest)",
+            file=where,
+            reason=(
+                f"has front matter that {what.removeprefix('front matter ')}"
+                if what.startswith("front matter ")
+                else f"has front matter that cannot be read ({what})"
+            ),
+        ) from exc
     return h if h.project else Handoff(**{**h.to_dict(), "project": project})
 
 
-def read(vault: Vault, project: str, history: int = 1) -> list[Handoff]:
+def read(vault: Vault, project: str, history: int = 1, *, show_unsafe: bool = False) -> list[Handoff]:
     """The latest handoff (HANDOFF.md when a person edited it, or when it is the newest), or the
-    `history` latest, newest first. Raises NotFound when the project has none."""
+    `history` latest, newest first, as surfaces show them (`Handoff.shown`) unless `show_unsafe`.
+    Raises NotFound when the project has none; BadFrontMatter or Unreadable, naming the file, when
+    its HANDOFF.md cannot be read."""
     validate_name(project, "project")
     if history < 1:
         raise UsageError("--history must be at least 1")
@@ -279,19 +305,25 @@ def read(vault: Vault, project: str, history: int = 1) -> list[Handoff]:
             f"`optmem handoff write --project {project} --done …`",
             project=project,
         )
-    return out[:history]
+    return [h if show_unsafe else h.shown() for h in out[:history]]
 
 
 def list_all(vault: Vault) -> list[dict[str, Any]]:
-    """Every project with a handoff, and its latest."""
+    """Every project with a handoff, and its latest (as `read` shows it); a project whose
+    HANDOFF.md cannot be read is listed with why (`unreadable`), the others as ever."""
     vault.require()
     projects = {h.project for h in _records(vault, None, None) if h.project and NAME_RE.fullmatch(h.project)}
     pdir = vault.root / "projects"
     if pdir.is_dir():  # a folder whose name is not a project name is not ours (doctor says so)
         projects |= {p.name for p in pdir.iterdir() if NAME_RE.fullmatch(p.name) and (p / "HANDOFF.md").is_file()}
-    out = []
+    out: list[dict[str, Any]] = []
     for project in sorted(projects):
-        latest = read(vault, project)[0]
+        try:
+            latest = read(vault, project)[0]
+        except (BadFrontMatter, Unreadable) as exc:
+            why = exc.context.get("reason") or "cannot be read"
+            out.append({"project": project, "unreadable": view.display(f"projects/{project}/HANDOFF.md {why}")})
+            continue
         out.append(
             {
                 "project": project,

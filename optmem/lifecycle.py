@@ -355,7 +355,6 @@ class Waiting(NamedTuple):
 
 def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None) -> list[Waiting]:
     """The review queue: pending records, oldest first, with how often they were said again."""
-    from optmem import scan
     from optmem.index import open_index
 
     now = clock.now().timestamp()
@@ -368,13 +367,14 @@ def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None)
             if st == view.Status.COLD and view.status(row, now, warm=True) != view.Status.PENDING:
                 continue
             rec = idx.record(row)
+            rid, ts, domain, project, text = view.shown([row.id, rec.ts, row.domain, row.project, rec.text])
             out.append(
                 Waiting(
-                    row.id,
-                    rec.ts,
-                    row.domain,
-                    row.project,
-                    scan.display(rec.text),
+                    rid,
+                    ts,
+                    domain,
+                    project,
+                    text,
                     rec.confidence,
                     max(0, int((now - (row.ts or now)) // DAY)),
                     idx.restatements(row),

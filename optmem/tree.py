@@ -595,7 +595,8 @@ def forget(vault: Vault, domain: str, ids: list[str]) -> list[str]:
 
 # -- reading ---------------------------------------------------------------------------------
 def outline(vault: Vault, domain: str | None = None) -> list[dict[str, Any]]:
-    """Each domain's root and its descendants, as nested dicts."""
+    """Each domain's root and its descendants, as nested dicts (each field as surfaces show it:
+    `view.shown`)."""
     vault.require()
     tree_root = vault.root / "tree"
     domains = (
@@ -612,7 +613,7 @@ def outline(vault: Vault, domain: str | None = None) -> list[dict[str, Any]]:
             return {**_brief(node), "children": kids}
 
         if root is not None:
-            out.append(walk(root))
+            out.append(view.shown(walk(root)))
     return out
 
 
@@ -630,7 +631,8 @@ def _brief(node: Node) -> dict[str, Any]:
 
 def get_node(vault: Vault, ref: str) -> dict[str, Any]:
     """One node (`domain/L1-0001` or `domain/root`) with its body (as shown: see `summary.Shown`) and
-    its children."""
+    its children — as every surface shows stored text: each field through the read-side scan, and
+    each line of the body the scan flags as `[BLOCKED: rule]` (`view.shown`, `view.display_lines`)."""
     from optmem.index import open_index
 
     vault.require()
@@ -651,7 +653,7 @@ def get_node(vault: Vault, ref: str) -> dict[str, Any]:
         raise NotFound(f"no node {quote(ref)}; see `optmem tree`", node=ref)
     with open_index(vault) as idx:
         body = summary.Shown(idx)(node.body)
-    return {**_brief(node), "body": body, "children": node.children}
+    return {**view.shown(_brief(node)), "body": view.display_lines(body), "children": view.shown(node.children)}
 
 
 def search_nodes(

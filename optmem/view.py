@@ -15,9 +15,11 @@ what they mean:
   render their JSON from.
 """
 
+import re
 from collections.abc import Callable, Iterable
 from datetime import UTC
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
 
 from optmem import scan
@@ -354,6 +356,51 @@ def iso(epoch: float) -> str:
     return format_ts(datetime.fromtimestamp(epoch, UTC))
 
 
+# -- what a surface shows of a stored value ----------------------------------------------------
+_REMEMBERED = 256  # strings up to this long are scanned once per process (ids, keys, tags, names)
+
+
+@lru_cache(maxsize=8192)
+def _display_short(text: str) -> str:
+    return scan.redact(text)
+
+
+def display(text: str) -> str:
+    """A stored string as every surface shows it: `[BLOCKED: rule]` when the read-side scan flags
+    it (an injection, a secret, a control character or escape code), else as stored."""
+    return _display_short(text) if len(text) <= _REMEMBERED else scan.redact(text)
+
+
+def shown(value: Any) -> Any:
+    """A stored value as every surface shows it: each string `display`ed — in lists and objects
+    too, object keys included (a hand-typed line may carry any field) — the rest as it is."""
+    if isinstance(value, str):
+        return display(value)
+    if isinstance(value, (list, tuple)):
+        return [shown(v) for v in value]
+    if isinstance(value, dict):
+        return {display(k) if isinstance(k, str) else k: shown(v) for k, v in value.items()}
+    return value
+
+
+_MARK = re.compile(r"^\s*(?:[-*•]\s+)?")
+
+
+def display_lines(text: str) -> str:
+    """A stored body of many lines (a tree node) as surfaces show it: each line the scan flags
+    reads `[BLOCKED: rule]` (after its bullet), the others stay; when the body is flagged but no
+    line alone is (a phrase split over lines), all of it reads `[BLOCKED: rule]`."""
+    if display(text) == text:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        said = display(line)
+        lead = m.group() if (m := _MARK.match(line)) else ""
+        lines.append(line if said == line else lead + said)
+    out = "\n".join(lines)
+    return out if display(out) == out else display(text)
+
+
 # -- the one view of a record that callers see ------------------------------------------------
 class RecordView(NamedTuple):
     """A record as shown to callers: its stored fields, its effective status and, for a search
@@ -372,7 +419,7 @@ class RecordView(NamedTuple):
     unverified: bool = False  # a redline of a vault the user has not trusted (`optmem.trust`)
     checked: float | None = None  # when someone last checked it holds (`Row.checked`)
 
-    def _base(self, show_unsafe: bool) -> dict[str, Any]:
+    def _base(self) -> dict[str, Any]:
         r = self.record
         return {
             "id": r.id,
@@ -381,7 +428,7 @@ class RecordView(NamedTuple):
             "project": r.project,
             "kind": r.kind,
             "tier": r.tier,
-            "text": r.text if show_unsafe else scan.display(r.text),
+            "text": r.text,
             **({"unverified": True} if self.unverified else {}),
         }
 
@@ -390,10 +437,11 @@ class RecordView(NamedTuple):
         return scan.find(self.record.text)
 
     def hit(self, *, show_unsafe: bool = False) -> dict[str, Any]:
-        """The search result shape (SPEC §5). Text the scanner flags reads `[BLOCKED: rule]`
-        unless `show_unsafe`: everything that reaches an agent is scanned, not only writes."""
+        """The search result shape (SPEC §5). Every string the scanner flags — the text, the key,
+        a tag, the source, any field — reads `[BLOCKED: rule]` unless `show_unsafe` (`shown`):
+        everything that reaches an agent is scanned, not only writes."""
         r = self.record
-        out = self._base(show_unsafe)
+        out = self._base()
         out.update(
             {
                 "score": self.score,
@@ -419,11 +467,11 @@ class RecordView(NamedTuple):
         out.update(self.annex or {})
         if self.explain is not None:
             out["explain"] = self.explain
-        return out
+        return out if show_unsafe else shown(out)
 
     def full(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         """Every stored field (in schema order), the status, and where the record is in the log
-        (flagged text as in `hit`). What the record *is* wins over what it said when written:
+        (every flagged string as in `hit`). What the record *is* wins over what it said when written:
         `pending` is whether it is an unconfirmed guess now (one confirmed since is not; one gone
         cold still is); what it was written as is under `written`."""
         r = self.record
@@ -431,8 +479,6 @@ class RecordView(NamedTuple):
         for name in STORED:
             value = getattr(r, name)
             out[name] = list(value) if type(value) is tuple else value
-        if not show_unsafe:
-            out["text"] = scan.display(r.text)
         out["pending"] = self.guess or self.status == Status.PENDING
         out["written"] = {"pending": r.pending, "confidence": r.confidence}
         out.update({"status": self.status.value, "superseded_by": self.superseded_by, "line": line_of(self.line)})
@@ -444,4 +490,4 @@ class RecordView(NamedTuple):
             out["unverified"] = True
         for k, v in r.extra.items():
             out.setdefault(k, v)
-        return out
+        return out if show_unsafe else shown(out)

@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.fsio",
             "optmem.layout",
             "optmem.runner",
+            "optmem.terminal",
         ),
     ),
     ("policy", ("optmem.view", "optmem.ranking")),

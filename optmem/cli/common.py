@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from optmem.errors import OptmemError, UsageError, envelope
+from optmem.terminal import printable
 
 if TYPE_CHECKING:
     from optmem.vault import Vault
@@ -33,7 +35,10 @@ CAPTURE: ContextVar[list[str] | None] = ContextVar("optmem_capture", default=Non
 
 
 def echo(text: str, *, err: bool = False) -> None:
-    """Write a line as UTF-8 (stdout is data, stderr is talk), whatever the locale says."""
+    """Write a line as UTF-8 (stdout is data, stderr is talk), whatever the locale says — without
+    a control character or escape sequence (`optmem.terminal`): stored text never acts on the
+    terminal. (JSON comes through whole: `dumps` escapes them.)"""
+    text = printable(text)
     captured = None if err else CAPTURE.get()
     if captured is not None:
         captured.append(text)
@@ -206,10 +211,17 @@ def read_arg(value: str | None, what: str = "TEXT") -> str | None:
     return value
 
 
+# JSON escapes C0 controls itself; DEL and the C1 controls (U+0080–U+009F, which a terminal may
+# read as escape sequences) it writes raw: escaped here too, so JSON output holds no control
+# character and still reads back as exactly the stored text
+_C1 = re.compile("[\x7f-\x9f]")
+
+
 def dumps(payload: Any) -> str:
     import json
 
-    return json.dumps(payload, ensure_ascii=False, indent=2, default=_default)
+    text = json.dumps(payload, ensure_ascii=False, indent=2, default=_default)
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _default(obj: Any) -> Any:
@@ -255,9 +267,8 @@ def error_payload(code: str, message: str, **context: Any) -> str:
     return dumps(envelope(code, message, **context))
 
 
-def render_error_human(err: OptmemError) -> str:
+def render_error_human(err: OptmemError, ctx: dict[str, Any]) -> str:
     lines = [f"error ({err.code}): {err.message}"]
-    ctx = err.context
     for item in ctx.get("entries", []):
         lines.append(f"  [{item['id']}] {item['text']}")
     for item in ctx.get("candidates", []):
@@ -272,12 +283,23 @@ def render_error_human(err: OptmemError) -> str:
     return "\n".join(lines)
 
 
+# what an error carries of the vault's stored text (the entries a no_match lists, the records an
+# ambiguous target could mean, a near duplicate, the values a write may update)
+STORED_CONTEXT = ("entries", "candidates", "similar", "possible_update")
+
+
 def report_error(err: OptmemError, json_out: bool) -> None:
-    """The one place an expected failure is shown: JSON on stdout, or a message on stderr."""
+    """The one place an expected failure is shown: JSON on stdout, or a message on stderr — the
+    stored text it quotes as every surface shows it (`view.shown`: `[BLOCKED: rule]` when flagged)."""
+    ctx = err.context
+    if any(k in ctx for k in STORED_CONTEXT):
+        from optmem import view
+
+        ctx = {k: view.shown(v) if k in STORED_CONTEXT else v for k, v in ctx.items()}
     if json_out:
-        echo(error_payload(err.code, err.message, **err.context))
+        echo(error_payload(err.code, err.message, **ctx))
     else:
-        echo(render_error_human(err), err=True)
+        echo(render_error_human(err, ctx), err=True)
 
 
 def progress_callback(label: str = "indexing LOG.jsonl") -> Callable[[int, int], None] | None:

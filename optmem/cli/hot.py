@@ -37,10 +37,10 @@ def init(path: str | None, json_out: bool) -> None:
     )
 
 
-def _render(result: Any) -> str:
+def _render(result: Any, changes: list[dict[str, Any]]) -> str:
     u = result.usage
     lines = []
-    for c in result.changes:
+    for c in changes:
         if c["status"] == "duplicate":
             lines.append(f"duplicate: already in {result.file} [{c['entry']['id']}] — nothing written")
         elif c["status"] == "unchanged":
@@ -56,27 +56,34 @@ def _render(result: Any) -> str:
 
 
 def _finish(json_out: bool, result: Any) -> None:
+    from dataclasses import asdict
+
+    from optmem import view
+
     if result.warning:
         note(f"warning: {result.warning}")
+    # the entries an edit names — an old or removed one may have been typed into the file by
+    # hand — as every surface shows stored text (`view.shown`: `[BLOCKED: rule]` when flagged)
+    changes = view.shown(result.changes)
     payload = {
         "success": True,
         "status": result.status,
         "file": result.file,
         "target": result.target,
         "usage": result.usage,
-        "changes": result.changes,
+        "changes": changes,
         "journal": result.journal,
         "warning": result.warning,
     }
     if result.entry is not None:
-        payload["entry"] = result.entry
+        payload["entry"] = view.shown(asdict(result.entry))
     # Hermes Agent's memory tool names what an edit took out
-    for c in result.changes:
+    for c in changes:
         if c["status"] == "replaced" and "replaced_entry" not in payload:
             payload["replaced_entry"] = c["old"]["text"]
         elif c["op"] == "remove" and "removed_entry" not in payload:
             payload["removed_entry"] = c["entry"]["text"]
-    emit(json_out, payload, lambda: _render(result))
+    emit(json_out, payload, lambda: _render(result, changes))
 
 
 @command(

@@ -180,6 +180,8 @@ def append(
         state=state,
     )
     res = log.append(vault, draft, on_similar=on_similar, on_update=on_update, allow_unsafe=allow_unsafe)
+    from optmem import view
+
     if res.warning:
         note(f"warning: {res.warning}")
     for rid in res.confirmed:
@@ -204,9 +206,11 @@ def append(
             "status": res.status,
             "id": res.id,
             "record": res.record,
-            "similar": res.similar,
+            # the stored records it resembles, as every surface shows them (the record itself is
+            # shown so by `log.append`)
+            "similar": view.shown(res.similar),
             "duplicate_of": res.duplicate_of,
-            "possible_update": res.possible_update,
+            "possible_update": view.shown(res.possible_update),
             "confirmed": res.confirmed,
             "conflict_with": res.conflict_with,
         },

@@ -12,21 +12,20 @@ from optmem.cli.common import (
     summarizer_command,
     warn_all,
 )
-from optmem.cli.spec import UNSAFE, arg, command, flag, opt
+from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 
 PROJECT = opt("project", "--project", "-p", help="The project.")
 
 
 def _render_handoff(h: Any) -> str:
-    """A handoff for a prompt: every item re-scanned, as `show` and `context` do (`[BLOCKED: rule]`)."""
-    from optmem.scan import redact
-
+    """A handoff for a prompt, as `handoff.read` gives it: every field re-scanned, as `show` and
+    `context` do (`[BLOCKED: rule]`), unless --allow-unsafe asked for it as stored."""
     lines = [f"# Handoff — {h.project}  ({h.time}{', edited by hand' if h.edited else ''})"]
     for title, items in (("Done", h.done), ("Blocked", h.blocked), ("Next", h.next)):
         lines.append(f"## {title}")
-        lines += [f"- {redact(i)}" for i in items] or ["- (none)"]
+        lines += [f"- {i}" for i in items] or ["- (none)"]
     if h.note:
-        lines += ["## Notes", redact(h.note)]
+        lines += ["## Notes", h.note]
     return "\n".join(lines)
 
 
@@ -91,8 +90,13 @@ def handoff_write(
     )
 
 
-@command("handoff read", PROJECT, opt("history", type=int, default=1, help="Show the N latest handoffs, newest first."))
-def handoff_read(project: str | None, history: int, json_out: bool) -> None:
+@command(
+    "handoff read",
+    PROJECT,
+    opt("history", type=int, default=1, help="Show the N latest handoffs, newest first."),
+    SHOW_UNSAFE,
+)
+def handoff_read(project: str | None, history: int, allow_unsafe: bool, json_out: bool) -> None:
     """Print the project's latest handoff (a hand-edited HANDOFF.md wins), or the N latest.
 
     \b
@@ -105,7 +109,7 @@ def handoff_read(project: str | None, history: int, json_out: bool) -> None:
 
     if not project:
         raise UsageError("handoff read needs --project NAME")
-    found = handoff.read(get_vault(), project, history)
+    found = handoff.read(get_vault(), project, history, show_unsafe=allow_unsafe)
     emit(
         json_out,
         {"project": project, "handoffs": [h.to_dict() for h in found]},
@@ -129,7 +133,9 @@ def handoff_list(json_out: bool) -> None:
         {"projects": found},
         lambda: (
             "\n".join(
-                f"{p['project']:<20} {p['time']}  done {p['done']}, blocked {p['blocked']}"
+                f"{p['project']:<20} could not be read: {p['unreadable']} (`optmem doctor` names the problem)"
+                if "unreadable" in p
+                else f"{p['project']:<20} {p['time']}  done {p['done']}, blocked {p['blocked']}"
                 + (f"; next: {p['next'][0]}" if p["next"] else "")
                 for p in found
             )
@@ -237,6 +243,7 @@ def tree_cmd(node: str | None, domain: str | None, json_out: bool) -> None:
       optmem tree hermes/root
     """
     from optmem import tree
+    from optmem.fence import wrap
 
     vault = get_vault()
     if node is not None:  # an empty NODE is refused, not taken for "no node"
@@ -244,7 +251,7 @@ def tree_cmd(node: str | None, domain: str | None, json_out: bool) -> None:
         emit(
             json_out,
             {"node": found},
-            lambda: (
+            lambda: wrap(  # stored text, scanned (`tree.get_node`) and fenced
                 f"{found['id']}  level {found['level']}  {found['count']:,} records  "
                 f"{found['from']} → {found['to']}\nchildren: {', '.join(found['children'])}\n\n{found['body']}"
             ),

@@ -37,7 +37,8 @@ def badges(hit: dict[str, Any]) -> str:
     return " ".join(out)
 
 
-def render_hits(result: dict[str, Any]) -> str | None:
+def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str, str, dict[str, Any] | None]]:
+    """(age, where, id, text, badges, explain) of each hit."""
     from optmem import clock
 
     now = clock.now().timestamp()
@@ -48,24 +49,17 @@ def render_hits(result: dict[str, Any]) -> str | None:
         text = " ".join(h["text"].split())
         rid = h["id"] if h["kind"] == "summary" else short(h["id"])  # a node id is short and whole
         rows.append((age, where, rid, text, badges(h), h.get("explain")))
+    return rows
+
+
+def render_hits(result: dict[str, Any]) -> str | None:
+    rows = _rows(result)
     if not rows:
         return f"no matches for {quote(result['query'])}" + _cold_hint(result)
     if sys.stdout.isatty():
         from rich.console import Console
-        from rich.table import Table
 
-        table = Table(show_edge=False, pad_edge=False)
-        for col in ("age", "domain", "id", "text", ""):
-            table.add_column(col, overflow="fold")
-        for age, where, rid, text, badge, ex in rows:
-            table.add_row(
-                age,
-                where,
-                rid,
-                text + (f"\n[dim]{_explain(ex)}[/dim]" if ex else ""),
-                f"[bold red]{badge}[/bold red]" if badge.startswith("REDLINE") else badge,
-            )
-        Console().print(table)
+        Console().print(hits_table(result))
         return f"{len(rows)} of {result['total']} matching" + _cold_hint(result)
     lines = []
     for age, where, rid, text, badge, ex in rows:
@@ -74,6 +68,32 @@ def render_hits(result: dict[str, Any]) -> str | None:
             lines.append(" " * 10 + _explain(ex))
     lines.append(f"{len(rows)} of {result['total']} matching" + _cold_hint(result))
     return "\n".join(lines)
+
+
+def hits_table(result: dict[str, Any]) -> Any:
+    """The hits as a Rich table for a terminal. Rich writes to the terminal itself (not through
+    `echo`), so every cell is made `printable` here and given as plain `Text`: stored text is
+    never read as Rich markup (`[link=…]`) nor sends an escape sequence."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from optmem.terminal import printable
+
+    table = Table(show_edge=False, pad_edge=False)
+    for col in ("age", "domain", "id", "text", ""):
+        table.add_column(col, overflow="fold")
+    for age, where, rid, said, badge, ex in _rows(result):
+        text = Text(printable(said))
+        if ex:
+            text.append("\n" + printable(_explain(ex)), style="dim")
+        table.add_row(
+            age,
+            Text(printable(where)),
+            Text(printable(rid)),
+            text,
+            Text(printable(badge), style="bold red" if badge.startswith("REDLINE") else ""),
+        )
+    return table
 
 
 def _cold_hint(result: dict[str, Any]) -> str:

@@ -374,5 +374,8 @@ def _conflict_names(vault: Vault) -> set[str]:
 
 
 def main_say(line: str) -> None:
-    """Progress on stderr, one line a stage (stdout is the report)."""
-    print(f"sync: {line}", file=sys.stderr, flush=True)
+    """Progress on stderr, one line a stage (stdout is the report) — `printable`, as every line
+    people read (it may quote git, and git what a remote said)."""
+    from optmem.terminal import printable
+
+    print(f"sync: {printable(line)}", file=sys.stderr, flush=True)

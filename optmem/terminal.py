@@ -1,0 +1,29 @@
+"""What may reach a terminal: stored text without control characters or escape sequences.
+
+A terminal acts on what it is sent: an escape sequence stored in a record could recolour,
+retitle or clear the screen, write a hyperlink over other text, or move the cursor to overwrite
+what a person reads. Everything optmem prints for people passes through `printable` first
+(`optmem.cli.common.echo`, the search table); JSON output escapes these characters instead
+(`optmem.cli.common.dumps`), so a program still reads the stored text exactly.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ECMA-48: a control string (OSC, DCS, SOS, PM, APC) runs to its terminator (BEL or ST); a control
+# sequence (CSI) is parameters, intermediates and a final byte; any other escape sequence is
+# intermediates and a final byte; then every C0 control but \t and \n, DEL and every C1 control
+_SEQUENCES = re.compile(
+    r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+    r"|(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]"
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with every escape sequence and control character taken out (\\n and \\t kept);
+    text without them comes back unchanged."""
+    return _SEQUENCES.sub("", text) if _CONTROL.search(text) else text
