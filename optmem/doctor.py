@@ -325,7 +325,8 @@ def _merged_both_ways(vault: Vault, hot: memory.HotFile) -> list[tuple[str, str]
     still in the file."""
     import json
 
-    raw = fsio.read_text(vault.cache_dir / "merge-conflicts.jsonl") if vault.cache_dir.is_dir() else None
+    noted = vault.cache_dir / "merge-conflicts.jsonl"
+    raw = fsio.read_text(noted, within=vault.root) if vault.cache_dir.is_dir() else None
     out = []
     for line in (raw or "").splitlines():
         try:
@@ -392,14 +393,14 @@ def _check_markdown(vault: Vault, report: Report) -> None:
     for path in files:
         rel = str(path.relative_to(vault.root))
         try:
-            handoff.parse(fsio.read_text(path) or "")
+            handoff.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
         except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))
     troot = vault.root / "tree"
     for path in sorted(troot.glob("*/*.md")) if troot.is_dir() else []:
         rel = str(path.relative_to(vault.root))
         try:
-            tree.parse(fsio.read_text(path) or "")
+            tree.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
         except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))
 
@@ -427,7 +428,7 @@ def _check_settings(vault: Vault, report: Report) -> None:
     """optmem.toml must read; if it does not, the other checks use the built-in settings."""
     try:
         _ = vault.settings  # read (and checked) on first use
-    except UsageError as exc:
+    except (UsageError, Unreadable) as exc:  # invalid; a link out, a FIFO, a huge file (not read)
         report.problems.append(Problem("bad_settings", "optmem.toml", exc.message))
         vault.use_defaults()
         return

@@ -33,7 +33,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
 
 # -c settings on every call: what git would otherwise run on its own
 SAFE_CONFIG = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "core.pager=cat", "log.showSignature=false")
@@ -88,7 +91,7 @@ def run(
     text: bool = True,
     own_session: bool = False,
     hooks: bool = False,
-) -> Any:
+) -> subprocess.CompletedProcess[Any]:
     """Run `git -C repo args…` safely (see the module's doc); the `subprocess.CompletedProcess`.
     `reading` (the default) also keeps git from taking optional locks; `own_session` lets the
     git step finish when optmem is killed (sync); `hooks` leaves the repository's hooks on

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from conftest import optmem_cmd
@@ -87,3 +88,104 @@ def test_a_commit_is_recorded_without_running_what_the_repository_config_names(t
     out = cli.json("hook", "git-commit", "--repo", str(repo))
     assert out["status"] == "recorded" and out["subject"] == "first"
     assert not marker.exists(), marker.read_text()
+
+
+# -- every file and pipe read with a bound; links out refused --------------------------------
+GIB = 1 << 30
+
+
+def _bounded(
+    args: list[str], vault: Path, *, input: str | None = None, stdin: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """optmem in a real process that may use at most 1 GiB of address space: a read without a
+    bound fails the test (MemoryError, or killed) instead of eating the machine."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (GIB, GIB))
+
+    return subprocess.run(
+        [*optmem_cmd(), "--vault", str(vault), *args],
+        capture_output=True,
+        text=True,
+        input=input,
+        stdin=stdin,
+        env={**os.environ, "OPTMEM_VAULT": str(vault)},
+        preexec_fn=limit,
+        timeout=300,
+    )
+
+
+def _clean_refusal(res: subprocess.CompletedProcess[str], *names: str) -> None:
+    assert res.returncode in (1, 3), (res.returncode, res.stderr[-2000:])
+    assert "internal error" not in res.stderr and "MemoryError" not in res.stderr, res.stderr[-2000:]
+    for name in names:
+        assert name in res.stderr, res.stderr[-2000:]
+
+
+READS = (["search", "port"], ["context"], ["show"], ["get", "x"], ["stats"], ["add", "a new fact"])
+
+
+def test_a_settings_file_linked_to_dev_zero_is_refused_in_bounded_memory(tmp_path, vault):
+    (vault.root / "optmem.toml").symlink_to("/dev/zero")
+    for args in READS:
+        _clean_refusal(_bounded(args, vault.root), "optmem.toml")
+    doctor = _bounded(["doctor", "--json"], vault.root)
+    assert doctor.returncode == 1, doctor.stderr
+    assert "link_outside" in {p["code"] for p in json.loads(doctor.stdout)["problems"]}
+    event = json.dumps({"hook_event_name": "SessionStart", "cwd": str(tmp_path)})
+    hook = _bounded(["hook", "claude-code"], vault.root, input=event)
+    assert hook.returncode == 0 and "optmem.toml" in hook.stderr, hook.stderr  # fails open, says why
+
+
+def test_a_settings_file_linked_outside_the_vault_is_not_read(tmp_path, vault, cli):
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text("[limits]\nmemory = 10\n")
+    (vault.root / "optmem.toml").symlink_to(elsewhere)
+    res = cli("add", "a fact longer than ten characters")
+    assert res.exit_code == 3 and "optmem.toml" in res.stderr and "outside the vault" in res.stderr, res.stderr
+    assert not (vault.root / "MEMORY.md").exists() or "longer" not in (vault.root / "MEMORY.md").read_text()
+
+
+def test_a_settings_file_that_is_a_fifo_is_refused_without_waiting(tmp_path, vault):
+    os.mkfifo(vault.root / "optmem.toml")
+    _clean_refusal(_bounded(["search", "port"], vault.root), "optmem.toml", "not a regular file")
+
+
+def test_a_huge_settings_file_is_refused_by_its_size(tmp_path, vault, cli):
+    (vault.root / "optmem.toml").write_text("# " + "x" * (2 << 20) + "\n")
+    res = cli("search", "port")
+    assert res.exit_code == 3 and "optmem.toml" in res.stderr and "1 MiB" in res.stderr, res.stderr
+
+
+def test_a_handoff_from_dev_zero_or_an_endless_pipe_is_refused_in_bounded_memory(tmp_path, vault):
+    res = _bounded(["handoff", "write", "-p", "webapp", "--file", "/dev/zero"], vault.root)
+    _clean_refusal(res, "/dev/zero", "too_large")
+    with open("/dev/zero", "rb") as zero:
+        res = _bounded(["handoff", "write", "-p", "webapp", "--file", "-"], vault.root, stdin=zero.fileno())
+        _clean_refusal(res, "stdin", "too_large")
+        res = _bounded(["append", "-"], vault.root, stdin=zero.fileno())
+        _clean_refusal(res, "stdin", "too_large")
+    assert not (vault.root / "projects").exists()
+
+
+def test_a_summariser_printing_without_end_is_stopped_and_nothing_of_it_is_kept(tmp_path, vault, cli):
+    from conftest import put
+
+    for i in range(6):
+        put(vault, f"note {i} about the deploy pipeline and its port", gate=False)
+    loud = tmp_path / "loud.py"
+    loud.write_text(
+        "import sys\nsys.stdin.read()\nchunk = 'A' * (1 << 20)\n"
+        "for _ in range(50):\n    sys.stdout.write(chunk)\n    sys.stderr.write(chunk)\n"
+    )
+    cmd = f"{sys.executable} {loud}"
+    (vault.root / "optmem.toml").write_text("[tree]\nrun = 2\nfanout = 2\n")
+    res = _bounded(["compact", "--summarizer", cmd, "--json"], vault.root)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = json.loads(res.stdout)
+    assert any("printed more than" in w for w in out["warnings"]), out["warnings"]
+    tree = vault.root / "tree"
+    written = [p for p in tree.rglob("*") if p.is_file()]
+    assert written and all("AAAA" not in p.read_text() for p in written)
+    assert sum(p.stat().st_size for p in written) < 1 << 20

@@ -80,7 +80,7 @@ def user_settings() -> Any:
     path = os.environ.get("OPTMEM_CONFIG") or str(
         Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "optmem" / "config.toml"
     )
-    return settings.load(fsio.read_text(Path(path)), commands=True)
+    return settings.load(fsio.read_text(Path(path), limit=settings.FILE_BYTES), commands=True)
 
 
 def summarizer_command(flag: str | None) -> str | None:
@@ -188,11 +188,33 @@ def env_domain(domain: str | None) -> str | None:
     return domain or os.environ.get("OPTMEM_DOMAIN") or None
 
 
-def read_arg(value: str | None, what: str = "TEXT") -> str | None:
+STDIN_BYTES = 16 << 20  # what `-` reads from stdin at most: a record's text is bounded far below
+
+
+def read_stdin(what: str, limit: int = STDIN_BYTES) -> bytes:
+    """stdin's bytes, at most `limit` (an endless pipe is refused, `too_large`, not read whole)."""
+    from optmem import fsio
+
+    if hasattr(sys.stdin, "buffer"):
+        return fsio.read_stream(sys.stdin.buffer, limit, f"{what} on stdin")
+    return fsio.read_stream(_Encoded(sys.stdin), limit, f"{what} on stdin")
+
+
+class _Encoded:
+    """A text stdin (a test's) read as UTF-8 bytes."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+
+    def read(self, n: int) -> bytes:
+        return str(self.fh.read(n)).encode("utf-8")
+
+
+def read_arg(value: str | None, what: str = "TEXT", limit: int = STDIN_BYTES) -> str | None:
     """A TEXT argument, where `-` means: read it from stdin (not under MCP, whose stdin is the
-    protocol stream: there `-` is just text)."""
+    protocol stream: there `-` is just text) — at most `limit` bytes of it."""
     if value == "-" and CAPTURE.get() is None:
-        raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        raw = read_stdin(what, limit)
         try:
             data = raw.decode("utf-8")
         except UnicodeDecodeError as exc:

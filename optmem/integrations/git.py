@@ -36,7 +36,7 @@ def _git(repo: Path, *args: str, reading: bool = True, hooks: bool = False) -> s
     res = gitstate.run(repo, *args, reading=reading, hooks=hooks)
     if res.returncode != 0:
         raise UsageError(f"git {' '.join(args)} failed in {repo}: {res.stderr.strip() or res.stdout.strip()}")
-    return res.stdout
+    return str(res.stdout)
 
 
 def repo_root(path: Path) -> Path:
