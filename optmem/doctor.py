@@ -535,22 +535,21 @@ def _check_space(vault: Vault, report: Report) -> None:
 
 def _check_links(vault: Vault, report: Report) -> set[str]:
     """The vault's files and folders that lead outside it through a symbolic link (git can carry
-    one): optmem neither reads nor writes them. Their names, as the vault names them."""
+    one): optmem neither reads nor writes them. Their names, as the vault names them.
+
+    The whole vault is walked (git's own folder aside), so every file and folder optmem reads —
+    settings, hot files, handoffs, tree nodes, writer folders and their log files, the cache —
+    is covered, whatever its name; a linked folder is named, not entered."""
+    import os
+
     root = vault.root
-    paths = [
-        root / n
-        for n in ("LOG.jsonl", "ACCESS.jsonl", "MEMORY.md", "USER.md", "optmem.toml", "projects", "tree", "log")
-    ]
-    for folder in (root / "projects", root / "tree"):
-        if folder.is_dir() and fsio.outside(folder, root) is None:
-            for sub in sorted(folder.iterdir()):
-                paths.append(sub)
-                if folder.name == "projects" and sub.is_dir() and fsio.outside(sub, root) is None:
-                    paths += [sub / "MEMORY.md", sub / "HANDOFF.md"]
+    paths: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        dirs[:] = sorted(d for d in dirs if not (here == root and d == ".git"))
+        paths += [here / name for name in sorted(files) + dirs if (here / name).is_symlink()]
     linked = set()
-    for path in paths:
-        if not (path.is_symlink() or path.exists()):
-            continue
+    for path in sorted(paths):
         real = fsio.outside(path, root)
         if real is not None:
             rel = path.relative_to(root).as_posix()

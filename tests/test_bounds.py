@@ -189,3 +189,28 @@ def test_a_summariser_printing_without_end_is_stopped_and_nothing_of_it_is_kept(
     written = [p for p in tree.rglob("*") if p.is_file()]
     assert written and all("AAAA" not in p.read_text() for p in written)
     assert sum(p.stat().st_size for p in written) < 1 << 20
+
+
+def test_doctor_names_every_link_out_of_the_vault_a_walk_finds(tmp_path, vault, cli):
+    from conftest import put
+
+    cli("segment", "--writer", "here")
+    for i in range(4):
+        put(vault, f"note {i} about the deploy pipeline", gate=False)
+    (vault.root / "optmem.toml").write_text("[tree]\nrun = 2\nfanout = 2\n")
+    assert cli("compact").exit_code == 0
+    outside = tmp_path / "outside"
+    (outside / "writer").mkdir(parents=True)
+    (outside / "writer" / "2026-01.jsonl").write_text('{"text": "outside-secret", "ts": "2026-01-01T00:00:00Z"}\n')
+    (outside / "node.md").write_text("---\nid: x\n---\noutside-secret\n")
+    node = sorted((vault.root / "tree" / "default").glob("*.md"))[0]
+    node.unlink()
+    node.symlink_to(outside / "node.md")
+    (vault.root / "log" / "there").symlink_to(outside / "writer")
+    month = vault.root / "log" / "here" / "2020-01.jsonl"
+    month.symlink_to(outside / "writer" / "2026-01.jsonl")
+    report = cli.json("doctor", code=1)
+    linked = {p["file"] for p in report["problems"] if p["code"] == "link_outside"}
+    assert linked == {f"tree/default/{node.name}", "log/there", "log/here/2020-01.jsonl"}, report["problems"]
+    assert "outside-secret" not in json.dumps(report)
+    assert "outside-secret" not in cli("search", "outside-secret").stdout
