@@ -61,15 +61,20 @@ def check_within(path: Path, root: Path | None, *, reading: bool = False) -> Non
 
 def unwritable(path: Path, exc: OSError) -> Unwritable:
     """The error for a write the system refused, naming the file and the likely cause."""
-    why = {
+    return Unwritable(f"cannot write {path}: {why_unwritable(exc)}; nothing was changed", file=str(path))
+
+
+def why_unwritable(exc: OSError) -> str:
+    """The likely cause of a refused write, in a few words."""
+    return {
         errno.ENOSPC: "the disk is full",
         errno.EDQUOT: "the disk quota is used up",
         errno.EROFS: "the file system is read-only",
         errno.EACCES: "permission denied (a read-only vault?)",
         errno.EPERM: "permission denied (a read-only vault?)",
         errno.EFBIG: "the file is too large",
+        errno.EPIPE: "the program reading it stopped reading (a closed pipe)",
     }.get(exc.errno or 0, exc.strerror or str(exc))
-    return Unwritable(f"cannot write {path}: {why}; nothing was changed", file=str(path))
 
 
 def ensure_dir(path: Path, *, within: Path | None = None) -> bool:

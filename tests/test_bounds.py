@@ -214,3 +214,43 @@ def test_doctor_names_every_link_out_of_the_vault_a_walk_finds(tmp_path, vault, 
     assert linked == {f"tree/default/{node.name}", "log/there", "log/here/2020-01.jsonl"}, report["problems"]
     assert "outside-secret" not in json.dumps(report)
     assert "outside-secret" not in cli("search", "outside-secret").stdout
+
+
+# -- a full or closed stdout ------------------------------------------------------------------
+def test_a_full_stdout_is_a_clear_unwritable_error_for_every_command(vault):
+    from conftest import put
+
+    for i in range(3):
+        put(vault, f"note {i} about the deploy pipeline", gate=False)
+    env = {**os.environ, "OPTMEM_VAULT": str(vault.root)}
+    for args in (["export"], ["search", "deploy"], ["search", "deploy", "--json"], ["stats"]):
+        with open("/dev/full", "wb") as full:
+            res = subprocess.run(
+                [*optmem_cmd(), *args], stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=120
+            )
+        assert res.returncode == 3, (args, res.returncode, res.stderr)
+        assert "internal error" not in res.stderr and "Traceback" not in res.stderr, (args, res.stderr)
+        assert "stdout" in res.stderr and "disk is full" in res.stderr, (args, res.stderr)
+        if "--json" in args:  # the stable error shape, on the stream that still works
+            err = json.loads(res.stderr)
+            assert err["ok"] is False and err["error"]["code"] == "unwritable", err
+    with open("/dev/full", "wb") as full:  # a refusal whose JSON cannot reach stdout: stderr has it
+        argv = [*optmem_cmd(), "get", "nosuchid", "--json"]
+        res = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+    assert res.returncode == 1 and json.loads(res.stderr)["error"]["code"] == "not_found", res.stderr
+
+
+def test_a_reader_that_stops_early_ends_the_output_without_a_traceback(vault):
+    from conftest import put
+
+    for i in range(200):
+        put(vault, f"note {i} about the deploy pipeline " + "x" * 200, gate=False)
+    env = {**os.environ, "OPTMEM_VAULT": str(vault.root)}
+    proc = subprocess.Popen([*optmem_cmd(), "export"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(10)  # the first bytes, then the reader goes away
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 3, err
+    assert "internal error" not in err and "Traceback" not in err and "Exception ignored" not in err, err
+    assert "stdout" in err, err

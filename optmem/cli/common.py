@@ -32,8 +32,35 @@ STATE = _State()
 CAPTURE: ContextVar[list[str] | None] = ContextVar("optmem_capture", default=None)
 
 
+STDOUT = "<stdout>"  # the `file` of an error writing the output itself
+
+
+def output_failed(exc: OSError) -> OptmemError:
+    """The error for output the system would not take (a full disk behind `> file`, a reader
+    that went away): `unwritable`, exit 3, reported on stderr (`optmem.cli.errors`)."""
+    from optmem.errors import Unwritable
+    from optmem.fsio import why_unwritable
+
+    return Unwritable(
+        f"cannot write the output to stdout: {why_unwritable(exc)}; the output is cut short "
+        "(what the command stored is stored) — write it where there is room, or read it whole",
+        file=STDOUT,
+    )
+
+
+def write_out(text: str, *, flush: bool = False) -> None:
+    """Write text to stdout as it is (buffered); a refused write raises `output_failed`."""
+    try:
+        sys.stdout.write(text)
+        if flush:
+            sys.stdout.flush()
+    except OSError as exc:
+        raise output_failed(exc) from exc
+
+
 def echo(text: str, *, err: bool = False) -> None:
-    """Write a line as UTF-8 (stdout is data, stderr is talk), whatever the locale says."""
+    """Write a line as UTF-8 (stdout is data, stderr is talk), whatever the locale says. Output
+    the system refuses raises `output_failed`; talk it refuses is dropped (nowhere to say it)."""
     captured = None if err else CAPTURE.get()
     if captured is not None:
         captured.append(text)
@@ -41,12 +68,16 @@ def echo(text: str, *, err: bool = False) -> None:
     stream = sys.stderr if err else sys.stdout
     data = (text + "\n").encode("utf-8")
     buf = getattr(stream, "buffer", None)
-    if buf is not None:
-        stream.flush()
-        buf.write(data)
-        buf.flush()
-    else:
-        stream.write(text + "\n")
+    try:
+        if buf is not None:
+            stream.flush()
+            buf.write(data)
+            buf.flush()
+        else:
+            stream.write(text + "\n")
+    except OSError as exc:
+        if not err:
+            raise output_failed(exc) from exc
 
 
 def note(message: str) -> None:
