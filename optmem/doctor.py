@@ -114,7 +114,7 @@ def _scan_file(
     so it is fixed there, and a torn tail may be a sync still under way)."""
     elsewhere = "another clone writes this file: run `optmem doctor --fix` on that clone"
     n = 0
-    for raw in fh:
+    for raw, length in fsio.lines(fh):  # (a line past the bound is unparseable, never held whole)
         n += 1
         if not raw.endswith(b"\n"):
             torn.append(name)
@@ -139,7 +139,8 @@ def _scan_file(
         except BadLine as exc:
             bad.setdefault(name, []).append(n)
             fix = elsewhere if theirs else f"--fix moves it to {QUARANTINE}"
-            report.problems.append(Problem("unparseable_line", name, f"{exc}; {fix}", n))
+            why = str(exc) if length <= fsio.LINE_BYTES else f"{length:,} bytes, longer than any line is read"
+            report.problems.append(Problem("unparseable_line", name, f"{why}; {fix}", n))
             continue
         lacking = missing_fields(body)
         if lacking:
@@ -594,7 +595,7 @@ def _check_access_file(name: str, path: Path, report: Report) -> None:
     future: list[tuple[int, str]] = []
     soon = clock.now().timestamp() + FUTURE_SLACK
     with open(path, "rb") as fh:
-        for n, raw in enumerate(fh, 1):
+        for n, (raw, _) in enumerate(fsio.lines(fh), 1):
             if not raw.strip():
                 continue
             line = parse_access(raw)

@@ -74,6 +74,7 @@ def why_unwritable(exc: OSError) -> str:
         errno.EPERM: "permission denied (a read-only vault?)",
         errno.EFBIG: "the file is too large",
         errno.EPIPE: "the program reading it stopped reading (a closed pipe)",
+        errno.ENXIO: "it is a FIFO or a device, not a regular file",
     }.get(exc.errno or 0, exc.strerror or str(exc))
 
 
@@ -179,6 +180,39 @@ def read_bytes(path: Path, *, within: Path | None = None, limit: int = READ_BYTE
         os.close(fd)
 
 
+LINE_BYTES = 8 << 20  # a line of a file read line by line (the log, ACCESS.jsonl, a transcript)
+
+
+def too_long(limit: int) -> bytes:
+    """What `lines` gives for a line longer than `limit`: a JSON string, which no reader takes
+    for a record (so the line is reported as unparseable, as any bad line is)."""
+    return f'"a line longer than {size_words(limit)}: not read"'.encode()
+
+
+def lines(fh: Any, limit: int = LINE_BYTES) -> Iterator[tuple[bytes, int]]:
+    """The lines of a binary handle from where it stands, as (line, its length in bytes): each
+    line with its newline (the last may lack one), as iterating the file gives it — except that a
+    line longer than `limit` is never held whole: it is read past in pieces and given as
+    `too_long(limit)` (with a newline when it had one) and its real length, so offsets stay
+    right."""
+    while True:
+        raw = fh.readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) <= limit or raw.endswith(b"\n"):
+            yield raw, len(raw)
+            continue
+        size = len(raw)
+        ended = False
+        while not ended:
+            piece = fh.readline(1 << 20)
+            if not piece:
+                break
+            size += len(piece)
+            ended = piece.endswith(b"\n")
+        yield too_long(limit) + (b"\n" if ended else b""), size
+
+
 def read_stream(fh: Any, limit: int, name: str, *, vault_file: bool = False) -> bytes:
     """At most `limit` bytes from a binary handle (a file, a pipe, stdin), read to its end;
     more than that is refused (`TooLarge`, or `Unreadable` for a `vault_file`) after reading
@@ -249,7 +283,7 @@ def append_lines(path: Path, lines: list[bytes], *, within: Path | None = None) 
     ensure_dir(path.parent, within=within)
     check_within(path, within)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        fd = _open_append(path)
     except IsADirectoryError as exc:
         raise Unreadable(f"{path} is a folder, expected a file", file=str(path)) from exc
     except OSError as exc:
@@ -272,6 +306,19 @@ def append_lines(path: Path, lines: list[bytes], *, within: Path | None = None) 
         return size + len(prefix)
     finally:
         os.close(fd)
+
+
+def _open_append(path: Path) -> int:
+    """A descriptor appending to the regular file `path` (made if missing). O_NONBLOCK: a FIFO
+    in its place must not hold the write until someone reads it; it is refused."""
+    import stat
+
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, FILE_MODE)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.ENXIO, "not a regular file")
+    os.set_blocking(fd, True)
+    return fd
 
 
 def _ends_with_newline(path: Path, size: int) -> bool:
@@ -351,7 +398,7 @@ def append_bytes(path: Path, data: bytes, *, within: Path | None = None) -> None
     ensure_dir(path.parent, within=within)
     check_within(path, within)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        fd = _open_append(path)
     except OSError as exc:
         raise unwritable(path, exc) from exc
     try:

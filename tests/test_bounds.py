@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import optmem_cmd
+from conftest import optmem_cmd, put
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -170,7 +170,6 @@ def test_a_handoff_from_dev_zero_or_an_endless_pipe_is_refused_in_bounded_memory
 
 
 def test_a_summariser_printing_without_end_is_stopped_and_nothing_of_it_is_kept(tmp_path, vault, cli):
-    from conftest import put
 
     for i in range(6):
         put(vault, f"note {i} about the deploy pipeline and its port", gate=False)
@@ -192,7 +191,6 @@ def test_a_summariser_printing_without_end_is_stopped_and_nothing_of_it_is_kept(
 
 
 def test_doctor_names_every_link_out_of_the_vault_a_walk_finds(tmp_path, vault, cli):
-    from conftest import put
 
     cli("segment", "--writer", "here")
     for i in range(4):
@@ -218,7 +216,6 @@ def test_doctor_names_every_link_out_of_the_vault_a_walk_finds(tmp_path, vault, 
 
 # -- a full or closed stdout ------------------------------------------------------------------
 def test_a_full_stdout_is_a_clear_unwritable_error_for_every_command(vault):
-    from conftest import put
 
     for i in range(3):
         put(vault, f"note {i} about the deploy pipeline", gate=False)
@@ -241,7 +238,6 @@ def test_a_full_stdout_is_a_clear_unwritable_error_for_every_command(vault):
 
 
 def test_a_reader_that_stops_early_ends_the_output_without_a_traceback(vault):
-    from conftest import put
 
     for i in range(200):
         put(vault, f"note {i} about the deploy pipeline " + "x" * 200, gate=False)
@@ -254,3 +250,29 @@ def test_a_reader_that_stops_early_ends_the_output_without_a_traceback(vault):
     assert proc.wait(timeout=120) == 3, err
     assert "internal error" not in err and "Traceback" not in err and "Exception ignored" not in err, err
     assert "stdout" in err, err
+
+
+def test_a_log_line_past_the_bound_is_a_bad_line_never_read_whole(vault, cli):
+    from optmem import fsio
+
+    put(vault, "the deploy port is 8080", gate=False)
+    huge = json.dumps({"ts": "2026-01-01T00:00:00Z", "text": "swordfish " + "y" * (fsio.LINE_BYTES + 10)})
+    with open(vault.root / "LOG.jsonl", "a") as fh:
+        fh.write(huge + "\n")
+    put(vault, "the staging port is 9090", gate=False)
+    res = cli("search", "port", "--json")
+    assert res.exit_code == 0, res.stderr
+    assert {h["text"] for h in json.loads(res.stdout)["hits"]} == {
+        "the deploy port is 8080",
+        "the staging port is 9090",
+    }
+    assert cli.json("search", "swordfish")["hits"] == []
+    report = cli.json("doctor", code=1)
+    [bad] = [p for p in report["problems"] if p["code"] == "unparseable_line"]
+    assert bad["line"] == 2 and "longer than any line is read" in bad["message"], bad
+
+
+def test_a_log_that_is_a_fifo_refuses_the_append_instead_of_waiting(vault):
+    os.mkfifo(vault.root / "LOG.jsonl")
+    res = _bounded(["append", "a note"], vault.root)  # (a hang fails it: the timeout)
+    assert res.returncode == 3 and "LOG.jsonl" in res.stderr and "not a regular file" in res.stderr, res.stderr

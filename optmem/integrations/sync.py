@@ -302,7 +302,8 @@ def _records_out(git: _Git, vault: Vault, remote_ref: str | None) -> int:
     for name, path in vault.segments():
         if not path.is_file():
             continue
-        here = _count(path.read_bytes())
+        with open(path, "rb") as fh:
+            here = sum(1 for raw, _ in fsio.lines(fh) if raw.strip())
         there = 0
         if remote_ref is not None:
             shown = gitstate.run(git.root, "show", f"{remote_ref}:{name}", text=False, timeout=120)
@@ -328,7 +329,7 @@ def _after_merge(
             if path.stat().st_size < start:  # rewritten elsewhere (a purge): read it whole
                 start = 0
             fh.seek(start)
-            for raw in fh:
+            for raw, _ in fsio.lines(fh):
                 body = raw.strip()
                 if not body:
                     continue
