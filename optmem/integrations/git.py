@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from optmem import fsio, gitstate
-from optmem.errors import NotFound, Unreadable, UsageError
+from optmem.errors import NotFound, OptmemError, Unreadable, UsageError
 from optmem.record import COMMIT
 from optmem.vault import NAME_RE, Vault
 
@@ -307,9 +307,10 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> int:
                 "`optmem merge-driver %O %A %B %P`; nothing was written",
                 file=str(p),
             )
-        try:
-            texts.append(p.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
+        try:  # bounded (`fsio`); newlines read as text mode reads them
+            raw = (fsio.read_bytes(p) or b"").decode("utf-8")
+            texts.append(raw.replace("\r\n", "\n").replace("\r", "\n"))
+        except (OptmemError, UnicodeDecodeError) as exc:
             raise Unreadable(
                 f"merge-driver: the {what} version {p} could not be read ({exc}); merge {path} by hand; "
                 "nothing was written",
