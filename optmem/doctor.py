@@ -114,7 +114,7 @@ def _scan_file(
     so it is fixed there, and a torn tail may be a sync still under way)."""
     elsewhere = "another clone writes this file: run `optmem doctor --fix` on that clone"
     n = 0
-    for raw in fh:
+    for raw, length in fsio.lines(fh):  # (a line past the bound is unparseable, never held whole)
         n += 1
         if not raw.endswith(b"\n"):
             torn.append(name)
@@ -139,7 +139,8 @@ def _scan_file(
         except BadLine as exc:
             bad.setdefault(name, []).append(n)
             fix = elsewhere if theirs else f"--fix moves it to {QUARANTINE}"
-            report.problems.append(Problem("unparseable_line", name, f"{exc}; {fix}", n))
+            why = str(exc) if length <= fsio.LINE_BYTES else f"{length:,} bytes, longer than any line is read"
+            report.problems.append(Problem("unparseable_line", name, f"{why}; {fix}", n))
             continue
         lacking = missing_fields(body)
         if lacking:
@@ -325,7 +326,8 @@ def _merged_both_ways(vault: Vault, hot: memory.HotFile) -> list[tuple[str, str]
     still in the file."""
     import json
 
-    raw = fsio.read_text(vault.cache_dir / "merge-conflicts.jsonl") if vault.cache_dir.is_dir() else None
+    noted = vault.cache_dir / "merge-conflicts.jsonl"
+    raw = fsio.read_text(noted, within=vault.root) if vault.cache_dir.is_dir() else None
     out = []
     for line in (raw or "").splitlines():
         try:
@@ -392,14 +394,14 @@ def _check_markdown(vault: Vault, report: Report) -> None:
     for path in files:
         rel = str(path.relative_to(vault.root))
         try:
-            handoff.parse(fsio.read_text(path) or "")
+            handoff.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
         except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))
     troot = vault.root / "tree"
     for path in sorted(troot.glob("*/*.md")) if troot.is_dir() else []:
         rel = str(path.relative_to(vault.root))
         try:
-            tree.parse(fsio.read_text(path) or "")
+            tree.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
         except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))
 
@@ -427,7 +429,7 @@ def _check_settings(vault: Vault, report: Report) -> None:
     """optmem.toml must read; if it does not, the other checks use the built-in settings."""
     try:
         _ = vault.settings  # read (and checked) on first use
-    except UsageError as exc:
+    except (UsageError, Unreadable) as exc:  # invalid; a link out, a FIFO, a huge file (not read)
         report.problems.append(Problem("bad_settings", "optmem.toml", exc.message))
         vault.use_defaults()
         return
@@ -534,22 +536,21 @@ def _check_space(vault: Vault, report: Report) -> None:
 
 def _check_links(vault: Vault, report: Report) -> set[str]:
     """The vault's files and folders that lead outside it through a symbolic link (git can carry
-    one): optmem neither reads nor writes them. Their names, as the vault names them."""
+    one): optmem neither reads nor writes them. Their names, as the vault names them.
+
+    The whole vault is walked (git's own folder aside), so every file and folder optmem reads —
+    settings, hot files, handoffs, tree nodes, writer folders and their log files, the cache —
+    is covered, whatever its name; a linked folder is named, not entered."""
+    import os
+
     root = vault.root
-    paths = [
-        root / n
-        for n in ("LOG.jsonl", "ACCESS.jsonl", "MEMORY.md", "USER.md", "optmem.toml", "projects", "tree", "log")
-    ]
-    for folder in (root / "projects", root / "tree"):
-        if folder.is_dir() and fsio.outside(folder, root) is None:
-            for sub in sorted(folder.iterdir()):
-                paths.append(sub)
-                if folder.name == "projects" and sub.is_dir() and fsio.outside(sub, root) is None:
-                    paths += [sub / "MEMORY.md", sub / "HANDOFF.md"]
+    paths: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        dirs[:] = sorted(d for d in dirs if not (here == root and d == ".git"))
+        paths += [here / name for name in sorted(files) + dirs if (here / name).is_symlink()]
     linked = set()
-    for path in paths:
-        if not (path.is_symlink() or path.exists()):
-            continue
+    for path in sorted(paths):
         real = fsio.outside(path, root)
         if real is not None:
             rel = path.relative_to(root).as_posix()
@@ -594,7 +595,7 @@ def _check_access_file(name: str, path: Path, report: Report) -> None:
     future: list[tuple[int, str]] = []
     soon = clock.now().timestamp() + FUTURE_SLACK
     with open(path, "rb") as fh:
-        for n, raw in enumerate(fh, 1):
+        for n, (raw, _) in enumerate(fsio.lines(fh), 1):
             if not raw.strip():
                 continue
             line = parse_access(raw)

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from optmem.errors import Locked, Unreadable, Unwritable
+from optmem.errors import Locked, OptmemError, TooLarge, Unreadable, Unwritable
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -61,15 +61,21 @@ def check_within(path: Path, root: Path | None, *, reading: bool = False) -> Non
 
 def unwritable(path: Path, exc: OSError) -> Unwritable:
     """The error for a write the system refused, naming the file and the likely cause."""
-    why = {
+    return Unwritable(f"cannot write {path}: {why_unwritable(exc)}; nothing was changed", file=str(path))
+
+
+def why_unwritable(exc: OSError) -> str:
+    """The likely cause of a refused write, in a few words."""
+    return {
         errno.ENOSPC: "the disk is full",
         errno.EDQUOT: "the disk quota is used up",
         errno.EROFS: "the file system is read-only",
         errno.EACCES: "permission denied (a read-only vault?)",
         errno.EPERM: "permission denied (a read-only vault?)",
         errno.EFBIG: "the file is too large",
+        errno.EPIPE: "the program reading it stopped reading (a closed pipe)",
+        errno.ENXIO: "it is a FIFO or a device, not a regular file",
     }.get(exc.errno or 0, exc.strerror or str(exc))
-    return Unwritable(f"cannot write {path}: {why}; nothing was changed", file=str(path))
 
 
 def ensure_dir(path: Path, *, within: Path | None = None) -> bool:
@@ -97,16 +103,50 @@ def ensure_dir(path: Path, *, within: Path | None = None) -> bool:
     return made
 
 
-def read_text(path: Path, *, within: Path | None = None) -> str | None:
-    """The file's text (UTF-8, BOM dropped), or None when it does not exist.
+READ_BYTES = 16 << 20  # what a read takes when its caller names no smaller bound
+NOTE_BYTES = 1 << 20  # a Markdown file of the vault optmem writes bounded (a handoff, a tree node)
 
-    Invalid UTF-8 or an I/O error raises `Unreadable` naming the file, so nothing ever
-    overwrites what it could not read; so does a path that leads outside `within` (a vault).
+
+def size_words(n: int) -> str:
+    """A byte count as a person reads it: "1 MiB", "64 KiB", "300 bytes"."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n:,} bytes"
+
+
+def _too_large(name: str, limit: int, vault_file: bool) -> OptmemError:
+    if vault_file:  # the vault's own file: vault trouble, as an unreadable one is
+        return Unreadable(
+            f"{name} is larger than the {size_words(limit)} optmem reads of it; it was not read — "
+            "move it aside or cut it down",
+            file=name,
+            reason=f"is larger than {size_words(limit)}",
+            limit=limit,
+        )
+    return TooLarge(
+        f"{name} holds more than the {size_words(limit)} optmem reads from it; nothing was read or "
+        "written — give a smaller file",
+        file=name,
+        limit=limit,
+    )
+
+
+def read_bytes(path: Path, *, within: Path | None = None, limit: int = READ_BYTES) -> bytes | None:
+    """The file's bytes, or None when it does not exist — at most `limit` of them.
+
+    Every file optmem reads whole comes through here (or `read_text`). A file larger than
+    `limit` is refused, never read in full: `Unreadable` for a file of the vault (`within`
+    given), `TooLarge` for one a user named. With `within`, a path that leads outside the vault
+    is refused, and so is anything but a regular file (a FIFO would wait for a writer forever,
+    /dev/zero never ends); a file a user named may be a pipe (`--file <(…)`), read up to the
+    bound. An I/O error raises `Unreadable` naming the file.
     """
+    import stat
+
     check_within(path, within, reading=True)
-    # `reason` says what is wrong with it in a few words, for a reader that goes on without it
-    try:
-        data = path.read_bytes()
+    try:  # O_NONBLOCK: opening a FIFO must not wait for a writer before it can be refused
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
@@ -118,14 +158,100 @@ def read_text(path: Path, *, within: Path | None = None) -> str | None:
             f"cannot read {path}: {exc.strerror}", file=str(path), reason=f"cannot be read ({exc.strerror})"
         ) from exc
     try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise Unreadable(f"{path} is a folder, expected a file", file=str(path), reason="is a folder, not a file")
+        if not stat.S_ISREG(mode):
+            if within is not None:
+                raise Unreadable(
+                    f"{path} is not a regular file (a FIFO, a socket or a device); it was not read — "
+                    "replace it with a real file",
+                    file=str(path),
+                    reason="is not a regular file",
+                )
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return read_stream(fh, limit, str(path), vault_file=within is not None)
+    except OSError as exc:
+        raise Unreadable(
+            f"cannot read {path}: {exc.strerror}", file=str(path), reason=f"cannot be read ({exc.strerror})"
+        ) from exc
+    finally:
+        os.close(fd)
+
+
+LINE_BYTES = 8 << 20  # a line of a file read line by line (the log, ACCESS.jsonl, a transcript)
+
+
+def too_long(limit: int) -> bytes:
+    """What `lines` gives for a line longer than `limit`: a JSON string, which no reader takes
+    for a record (so the line is reported as unparseable, as any bad line is)."""
+    return f'"a line longer than {size_words(limit)}: not read"'.encode()
+
+
+def lines(fh: Any, limit: int = LINE_BYTES) -> Iterator[tuple[bytes, int]]:
+    """The lines of a binary handle from where it stands, as (line, its length in bytes): each
+    line with its newline (the last may lack one), as iterating the file gives it — except that a
+    line longer than `limit` is never held whole: it is read past in pieces and given as
+    `too_long(limit)` (with a newline when it had one) and its real length, so offsets stay
+    right."""
+    while True:
+        raw = fh.readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) <= limit or raw.endswith(b"\n"):
+            yield raw, len(raw)
+            continue
+        size = len(raw)
+        ended = False
+        while not ended:
+            piece = fh.readline(1 << 20)
+            if not piece:
+                break
+            size += len(piece)
+            ended = piece.endswith(b"\n")
+        yield too_long(limit) + (b"\n" if ended else b""), size
+
+
+def read_stream(fh: Any, limit: int, name: str, *, vault_file: bool = False) -> bytes:
+    """At most `limit` bytes from a binary handle (a file, a pipe, stdin), read to its end;
+    more than that is refused (`TooLarge`, or `Unreadable` for a `vault_file`) after reading
+    only one byte past the bound."""
+    chunks, got = [], 0
+    while got <= limit:
+        chunk = fh.read(min(1 << 20, limit + 1 - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    if got > limit:
+        raise _too_large(name, limit, vault_file)
+    return b"".join(chunks)
+
+
+def decode(data: bytes, name: str) -> str:
+    """UTF-8 text (BOM dropped); invalid UTF-8 raises `Unreadable` naming the file."""
+    try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise Unreadable(
-            f"{path} is not valid UTF-8 (byte {exc.start}); fix or move it, nothing was changed",
-            file=str(path),
+            f"{name} is not valid UTF-8 (byte {exc.start}); fix or move it, nothing was changed",
+            file=name,
             reason=f"is not valid UTF-8 (at byte {exc.start})",
         ) from exc
     return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_text(path: Path, *, within: Path | None = None, limit: int = READ_BYTES) -> str | None:
+    """The file's text (UTF-8, BOM dropped), or None when it does not exist.
+
+    Invalid UTF-8 or an I/O error raises `Unreadable` naming the file, so nothing ever
+    overwrites what it could not read; so does a path that leads outside `within` (a vault).
+    The bounds and refusals of `read_bytes` apply (`reason` says what is wrong in a few words,
+    for a reader that goes on without the file).
+    """
+    data = read_bytes(path, within=within, limit=limit)
+    return None if data is None else decode(data, str(path))
 
 
 def atomic_write(path: Path, text: str, *, mode: int = FILE_MODE, within: Path | None = None) -> None:
@@ -157,7 +283,7 @@ def append_lines(path: Path, lines: list[bytes], *, within: Path | None = None) 
     ensure_dir(path.parent, within=within)
     check_within(path, within)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        fd = _open_append(path)
     except IsADirectoryError as exc:
         raise Unreadable(f"{path} is a folder, expected a file", file=str(path)) from exc
     except OSError as exc:
@@ -180,6 +306,19 @@ def append_lines(path: Path, lines: list[bytes], *, within: Path | None = None) 
         return size + len(prefix)
     finally:
         os.close(fd)
+
+
+def _open_append(path: Path) -> int:
+    """A descriptor appending to the regular file `path` (made if missing). O_NONBLOCK: a FIFO
+    in its place must not hold the write until someone reads it; it is refused."""
+    import stat
+
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, FILE_MODE)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.ENXIO, "not a regular file")
+    os.set_blocking(fd, True)
+    return fd
 
 
 def _ends_with_newline(path: Path, size: int) -> bool:
@@ -259,7 +398,7 @@ def append_bytes(path: Path, data: bytes, *, within: Path | None = None) -> None
     ensure_dir(path.parent, within=within)
     check_within(path, within)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        fd = _open_append(path)
     except OSError as exc:
         raise unwritable(path, exc) from exc
     try:

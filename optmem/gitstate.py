@@ -1,12 +1,113 @@
-"""What git is in the middle of, read without changing anything: a file git holds unmerged (a
-merge, rebase or cherry-pick stopped on it) is not what either side meant, and nothing may be
-journalled from it until the user settles the merge.
+"""Running git, and what git is in the middle of.
+
+Every git process optmem starts goes through `run`, with git's code-running settings off: a
+folder can carry its own `.git/config` (a copied or unpacked vault, a repository an agent works
+in), and reading memory must never execute what that file names. On every call:
+
+* `core.fsmonitor=false` — the file-system monitor is a command (or a daemon) git starts before
+  it reads the index;
+* `core.hooksPath=/dev/null` — no hook runs (`reference-transaction`, `post-index-change`,
+  `post-commit`, …) — except in `optmem sync` (below);
+* `core.pager=cat`, `GIT_PAGER=cat`, `--no-pager` — no pager, even on a terminal;
+* `GIT_EDITOR=:` — no editor (every commit and merge gives its message);
+* `log.showSignature=false` — `git log` runs no `gpg.program` to check signatures;
+* `GIT_TERMINAL_PROMPT=0` — git never waits for a password on the terminal;
+* `LC_ALL=C` — messages and dates in one locale, whatever the user's is;
+* `GIT_OPTIONAL_LOCKS=0` on reads — a read never takes (or refreshes) the index lock;
+* git's repository variables (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, …) are dropped:
+  every call names its repository with `-C`, and optmem run from another repository's hook must
+  not read that one instead.
+
+The commands optmem runs for reads (`rev-parse`, `ls-files --unmerged`, `log -1 --format`,
+`diff-tree --name-only`, `reflog`) run no filter, textconv or external diff driver either:
+those run only on content git hashes or shows as a patch. `optmem sync` (`add`, `merge`,
+`fetch`, `push`) is the one place git does more, in the vault's own repository, which the user
+syncs on purpose: it runs that repository's hooks and uses the user's credentials, ssh command
+and signing as `git pull`/`git push` would (its commits and merges skip the pre-commit checks,
+`--no-verify`), and the merge driver optmem itself writes into that repository's config on
+every sync; fsmonitor, pager and editor stay off there too.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
+
+# -c settings on every call: what git would otherwise run on its own
+SAFE_CONFIG = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "core.pager=cat", "log.showSignature=false")
+# variables that point git at a repository other than the one named with -C
+REPOSITORY_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_PREFIX",
+    "GIT_NAMESPACE",
+)
+TIMEOUT = 30.0
+
+
+def environment(extra: Mapping[str, str] | None = None, *, reading: bool = True) -> dict[str, str]:
+    """The environment git runs in (see the module's doc); `extra` on top (sync's author)."""
+    env = {k: v for k, v in os.environ.items() if k not in REPOSITORY_VARIABLES}
+    env.update(
+        {
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PAGER": "cat",
+            "PAGER": "cat",
+            "GIT_EDITOR": ":",
+            "GIT_MERGE_AUTOEDIT": "no",
+            "LC_ALL": "C",
+        }
+    )
+    if reading:
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+    env.update(extra or {})
+    return env
+
+
+def command(repo: Path, *args: str, hooks: bool = False) -> list[str]:
+    """The argv of `git -C repo args…` with git's code-running settings off (`hooks`: but the
+    repository's hooks as configured)."""
+    settings = [s for s in SAFE_CONFIG if hooks is False or not s.startswith("core.hooksPath=")]
+    safe = [part for setting in settings for part in ("-c", setting)]
+    return ["git", "--no-pager", *safe, "-C", str(repo), *args]
+
+
+def run(
+    repo: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    reading: bool = True,
+    timeout: float = TIMEOUT,
+    text: bool = True,
+    own_session: bool = False,
+    hooks: bool = False,
+) -> subprocess.CompletedProcess[Any]:
+    """Run `git -C repo args…` safely (see the module's doc); the `subprocess.CompletedProcess`.
+    `reading` (the default) also keeps git from taking optional locks; `own_session` lets the
+    git step finish when optmem is killed (sync); `hooks` leaves the repository's hooks on
+    (sync, in the vault's own repository, as `git push` would; `hooks install`, to find them).
+    Raises OSError or subprocess.SubprocessError when git cannot run or times out."""
+    import subprocess  # (only here: a module every command imports must not pay for it)
+
+    return subprocess.run(
+        command(repo, *args, hooks=hooks),
+        capture_output=True,
+        text=text,
+        env=environment(env, reading=reading),
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        start_new_session=own_session,
+    )
 
 
 def work_tree(path: Path) -> Path | None:
@@ -21,15 +122,10 @@ def unmerged(path: Path) -> bool:
     top = work_tree(path.parent)
     if top is None:
         return False
-    import subprocess  # (only here: a module every command imports must not pay for it)
+    import subprocess
 
     try:
-        res = subprocess.run(
-            ["git", "-C", str(top), "ls-files", "--unmerged", "--", os.path.realpath(path)],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
+        res = run(top, "ls-files", "--unmerged", "--", os.path.realpath(path))
     except (OSError, subprocess.SubprocessError):
         return False
     return res.returncode == 0 and bool(res.stdout.strip())

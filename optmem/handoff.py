@@ -260,7 +260,7 @@ def _records(vault: Vault, project: str | None, limit: int | None) -> list[Hando
 
 
 def _file(vault: Vault, project: str) -> Handoff | None:
-    raw = fsio.read_text(vault.project_dir(project) / "HANDOFF.md", within=vault.root)
+    raw = fsio.read_text(vault.project_dir(project) / "HANDOFF.md", within=vault.root, limit=fsio.NOTE_BYTES)
     if raw is None or not raw.strip():
         return None
     try:

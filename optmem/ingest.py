@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from optmem import dates, view
+from optmem import dates, fsio, view
 from optmem import text as textmod
 from optmem.clock import to_epoch
 from optmem.reading.cues import says_change
@@ -516,8 +516,8 @@ class _Reader:
                     raise NeedsRebuild()  # the unterminated last line was continued by hand
                 self.off += 1
                 self.open_end = False
-            for raw in fh:
-                end = self.off + len(raw)
+            for raw, length in fsio.lines(fh):  # (a line past the bound: a bad line, never read whole)
+                end = self.off + length
                 if end > self.size or not raw.endswith(b"\n"):
                     raw = raw[: self.size - self.off]
                     body = raw.strip()
@@ -968,10 +968,10 @@ def _apply_access(conn: sqlite3.Connection, path: Path, start: int, size: int) -
     end = start
     with open(path, "rb") as fh:  # streamed: the file grows by a line per recall
         fh.seek(start)
-        for raw in fh:
-            if end + len(raw) > size or not raw.endswith(b"\n"):
+        for raw, length in fsio.lines(fh):
+            if end + length > size or not raw.endswith(b"\n"):
                 break  # a line still being written is read next time
-            end += len(raw)
+            end += length
             obj = parse_access(raw)
             if obj is None:
                 continue

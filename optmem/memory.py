@@ -146,7 +146,9 @@ def targets(vault: Vault) -> list[tuple[str, str | None]]:
 def load(vault: Vault, target: str = "memory", project: str | None = None) -> HotFile:
     """Read a hot file (missing reads as empty); the limit comes from front matter, then config."""
     label, name, path, limit_key = _resolve(vault, target, project)
-    raw = fsio.read_text(path, within=vault.root) or ""
+    # hand edits may pass the limit (doctor says so); a file far past it is not read whole
+    bound = max(fsio.NOTE_BYTES, 16 * getattr(vault.settings.limits, limit_key))
+    raw = fsio.read_text(path, within=vault.root, limit=bound) or ""
     conflicted = _MARKER_LINE.search(raw) is not None
     # both sides of an unresolved merge, without the markers: never print a marker into a prompt
     front, entries, final_newline = parse(_MARKER_LINE.sub("", raw) if conflicted else raw)

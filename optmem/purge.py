@@ -259,7 +259,7 @@ def _derived(vault: Vault, targets: set[str], everything: bool) -> list[tuple[Pa
                     out.append((path, f"tree/{folder.name}/{path.name}"))  # refused by _check_kinds
                     continue
                 try:
-                    nodes[path.name] = tree.parse(fsio.read_text(path) or "")
+                    nodes[path.name] = tree.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
                 except BadFrontMatter:
                     continue
             hit = tree.quoting(nodes, targets)  # and the nodes above them, the root too (they quote them)
@@ -270,7 +270,7 @@ def _derived(vault: Vault, targets: set[str], everything: bool) -> list[tuple[Pa
             out.append((path, str(path.relative_to(vault.root))))  # refused by _check_kinds
             continue
         try:
-            h = handoff.parse(fsio.read_text(path) or "")
+            h = handoff.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
         except BadFrontMatter:
             continue
         if everything or (h.id and h.id.upper() in targets):

@@ -149,6 +149,9 @@ class TreeSettings(NamedTuple):
     max_chars: Annotated[int, AtLeast(100)] = 1500
 
 
+FILE_BYTES = 1 << 20  # what is read of an optmem.toml or the user's config.toml: a settings file is small
+
+
 SECTIONS: dict[str, type] = {
     "limits": Limits,
     "dedup": Dedup,

@@ -55,5 +55,5 @@ def segment(vault: Vault, writer: str | None = None) -> Segmented:
     legacy = 0
     if vault.log_path.is_file():
         with open(vault.log_path, "rb") as fh:
-            legacy = sum(1 for raw in fh if raw.strip())
+            legacy = sum(1 for raw, _ in fsio.lines(fh) if raw.strip())
     return Segmented("already_segmented" if already else "segmented", name, legacy, created)

@@ -134,7 +134,8 @@ def _load(folder: Path) -> tuple[dict[str, Node], Node | None, list[str]]:
         if not path.name.endswith(".md"):
             continue
         try:
-            node = parse(fsio.read_text(path, within=folder.parents[1]) or "")  # (folder: VAULT/tree/DOMAIN)
+            vault_root = folder.parents[1]  # (folder: VAULT/tree/DOMAIN)
+            node = parse(fsio.read_text(path, within=vault_root, limit=fsio.NOTE_BYTES) or "")
         except (BadFrontMatter, Unreadable) as exc:
             problems.append(f"{path.name} in {folder}: {exc.message} — left as it is")
             continue
@@ -191,6 +192,9 @@ class _Summariser:
         self.domain, self.cmd, self.plan = domain, cmd, plan
         self.timeout = vault.settings.tree.summarizer_timeout
         self.max_chars = vault.settings.tree.max_chars
+        # a node holds about max_chars characters (4 bytes at most each): a summariser printing
+        # four times that is stopped, and nothing of it is kept
+        self.out_bytes = 16 * self.max_chars
 
     def __call__(
         self,
@@ -207,7 +211,7 @@ class _Summariser:
         """(body, who made it); `external` False: extractive whatever command is set (a node
         made extractively is made again the same way)."""
         if self.cmd and external:
-            ran = run_command(self.cmd, feed, self.timeout)
+            ran = run_command(self.cmd, feed, self.timeout, limit=self.out_bytes)
             if ran.output is not None:
                 return ran.output, self.cmd
             self.plan.warnings.append(

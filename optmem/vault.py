@@ -172,7 +172,8 @@ class Vault:
     def settings(self) -> settings.Settings:
         """optmem.toml and the overrides, read once, typed and validated (see `settings`)."""
         if self._settings is None:
-            text = fsio.read_text(self.root / "optmem.toml")
+            # a link out of the vault, a FIFO or a huge file is refused, never read (`fsio`)
+            text = fsio.read_text(self.root / "optmem.toml", within=self.root, limit=settings.FILE_BYTES)
             self._settings = (
                 _cached_settings(self, text) if text and not self.overrides else settings.load(text, self.overrides)
             )
@@ -272,10 +273,10 @@ def _cached_settings(vault: Vault, text: str) -> settings.Settings:
         return settings.load(text)
     path = vault.cache_dir / SETTINGS_CACHE
     try:
-        kept = json.loads(path.read_bytes())
+        kept = json.loads(fsio.read_bytes(path, within=vault.root, limit=4 * settings.FILE_BYTES) or b"")
         if kept["stamp"] == stamp:
             return settings.from_plain(kept["settings"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OptmemError, OSError, ValueError, KeyError, TypeError):
         pass
     loaded = settings.load(text)
     if vault.cache_dir.is_dir():  # (reading settings never lays out a vault)

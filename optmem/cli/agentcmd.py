@@ -1,10 +1,11 @@
 """Agents and git: hooks install/uninstall, the hook entry points, the Claude Code settings."""
 
-import sys
 from typing import Any
 
-from optmem.cli.common import dumps, echo, emit, get_vault, note, resolve_vault
+from optmem.cli.common import dumps, echo, emit, get_vault, note, read_stdin, resolve_vault
 from optmem.cli.spec import CommandExit, arg, command, flag, opt
+
+EVENT_BYTES = 1 << 20  # a hook event is a small JSON object (the transcript is read apart)
 
 REPO = opt("repo", help="The git repository (default: the current folder's).")
 
@@ -142,7 +143,7 @@ def hook_git_rewrite(repo: str | None, domain: str, json_out: bool) -> None:
 
     from optmem.integrations import fail_open, git
 
-    pairs = sys.stdin.read()
+    pairs = read_stdin("the rewritten commits").decode("utf-8", errors="replace")
     got = fail_open(
         lambda: git.record_rewrites(get_vault(write=True), Path(repo or "."), pairs, domain),
         note,
@@ -245,7 +246,7 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
             '"cwd": …}); `optmem hooks claude-code` wires them up'
         )
         try:
-            event = json.loads(sys.stdin.read() or "{}")
+            event = json.loads(read_stdin("the hook event", EVENT_BYTES) or b"{}")
         except json.JSONDecodeError as exc:
             raise ValueError(f"{what} — this is not JSON ({exc})") from exc
         if not isinstance(event, dict):

@@ -34,10 +34,37 @@ STATE = _State()
 CAPTURE: ContextVar[list[str] | None] = ContextVar("optmem_capture", default=None)
 
 
+STDOUT = "<stdout>"  # the `file` of an error writing the output itself
+
+
+def output_failed(exc: OSError) -> OptmemError:
+    """The error for output the system would not take (a full disk behind `> file`, a reader
+    that went away): `unwritable`, exit 3, reported on stderr (`optmem.cli.errors`)."""
+    from optmem.errors import Unwritable
+    from optmem.fsio import why_unwritable
+
+    return Unwritable(
+        f"cannot write the output to stdout: {why_unwritable(exc)}; the output is cut short "
+        "(what the command stored is stored) — write it where there is room, or read it whole",
+        file=STDOUT,
+    )
+
+
+def write_out(text: str, *, flush: bool = False) -> None:
+    """Write text to stdout as it is (buffered); a refused write raises `output_failed`."""
+    try:
+        sys.stdout.write(text)
+        if flush:
+            sys.stdout.flush()
+    except OSError as exc:
+        raise output_failed(exc) from exc
+
+
 def echo(text: str, *, err: bool = False) -> None:
     """Write a line as UTF-8 (stdout is data, stderr is talk), whatever the locale says — without
     a control character or escape sequence (`optmem.terminal`): stored text never acts on the
-    terminal. (JSON comes through whole: `dumps` escapes them.)"""
+    terminal. (JSON comes through whole: `dumps` escapes them.) Output the system refuses raises
+    `output_failed`; talk it refuses is dropped (nowhere to say it)."""
     text = printable(text)
     captured = None if err else CAPTURE.get()
     if captured is not None:
@@ -46,12 +73,16 @@ def echo(text: str, *, err: bool = False) -> None:
     stream = sys.stderr if err else sys.stdout
     data = (text + "\n").encode("utf-8")
     buf = getattr(stream, "buffer", None)
-    if buf is not None:
-        stream.flush()
-        buf.write(data)
-        buf.flush()
-    else:
-        stream.write(text + "\n")
+    try:
+        if buf is not None:
+            stream.flush()
+            buf.write(data)
+            buf.flush()
+        else:
+            stream.write(text + "\n")
+    except OSError as exc:
+        if not err:
+            raise output_failed(exc) from exc
 
 
 def note(message: str) -> None:
@@ -85,7 +116,7 @@ def user_settings() -> Any:
     path = os.environ.get("OPTMEM_CONFIG") or str(
         Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "optmem" / "config.toml"
     )
-    return settings.load(fsio.read_text(Path(path)), commands=True)
+    return settings.load(fsio.read_text(Path(path), limit=settings.FILE_BYTES), commands=True)
 
 
 def summarizer_command(flag: str | None) -> str | None:
@@ -193,11 +224,33 @@ def env_domain(domain: str | None) -> str | None:
     return domain or os.environ.get("OPTMEM_DOMAIN") or None
 
 
-def read_arg(value: str | None, what: str = "TEXT") -> str | None:
+STDIN_BYTES = 16 << 20  # what `-` reads from stdin at most: a record's text is bounded far below
+
+
+def read_stdin(what: str, limit: int = STDIN_BYTES) -> bytes:
+    """stdin's bytes, at most `limit` (an endless pipe is refused, `too_large`, not read whole)."""
+    from optmem import fsio
+
+    if hasattr(sys.stdin, "buffer"):
+        return fsio.read_stream(sys.stdin.buffer, limit, f"{what} on stdin")
+    return fsio.read_stream(_Encoded(sys.stdin), limit, f"{what} on stdin")
+
+
+class _Encoded:
+    """A text stdin (a test's) read as UTF-8 bytes."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+
+    def read(self, n: int) -> bytes:
+        return str(self.fh.read(n)).encode("utf-8")
+
+
+def read_arg(value: str | None, what: str = "TEXT", limit: int = STDIN_BYTES) -> str | None:
     """A TEXT argument, where `-` means: read it from stdin (not under MCP, whose stdin is the
-    protocol stream: there `-` is just text)."""
+    protocol stream: there `-` is just text) — at most `limit` bytes of it."""
     if value == "-" and CAPTURE.get() is None:
-        raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        raw = read_stdin(what, limit)
         try:
             data = raw.decode("utf-8")
         except UnicodeDecodeError as exc:

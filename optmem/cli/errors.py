@@ -15,7 +15,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from optmem.cli.common import echo, error_payload, note, report_error, resolve_vault
+from optmem.cli.common import STDOUT, echo, error_payload, note, render_error_human, report_error, resolve_vault
 from optmem.cli.spec import CommandExit
 from optmem.errors import INTERNAL, INTERRUPTED, USAGE, OptmemError
 
@@ -31,7 +31,14 @@ def handle(exc: BaseException, argv: list[str]) -> int:
         note("optmem: interrupted")
         return INTERRUPTED
     if isinstance(exc, OptmemError):
-        report_error(exc, json_out)
+        if exc.context.get("file") == STDOUT:
+            return _output_failed(exc, json_out)
+        try:
+            report_error(exc, json_out)
+        except OptmemError as failed:  # the JSON error cannot reach stdout either: stderr has it
+            if failed.context.get("file") != STDOUT:
+                raise
+            _output_failed(exc, json_out)
         return exc.exit_code
     typer = sys.modules.get("typer")  # only the Typer path raises these (its vendored Click's)
     if typer is not None:
@@ -57,6 +64,20 @@ def handle(exc: BaseException, argv: list[str]) -> int:
     if isinstance(exc, SystemExit):
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return _internal(exc, json_out)
+
+
+def _output_failed(exc: OptmemError, json_out: bool) -> int:
+    """stdout would not take the output (or the report of `exc`): report `exc` on stderr (the
+    JSON error shape with --json — stdout cannot carry it), and point stdout at /dev/null so the
+    interpreter's last flush of what is still buffered does not fail again on the way out."""
+    echo(error_payload(exc.code, exc.message, **exc.context) if json_out else render_error_human(exc), err=True)
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # (a test's stdout has no descriptor)
+        pass
+    return exc.exit_code
 
 
 def _help_for(argv: list[str]) -> str:
@@ -95,7 +116,11 @@ def _internal(exc: BaseException, json_out: bool) -> int:
     hint = f"the traceback is in {where}" if where else "run with OPTMEM_DEBUG=1 to see the traceback"
     message = f"internal error: {type(exc).__name__}: {exc} — this is a bug in optmem; {hint}"
     if json_out:
-        echo(error_payload("internal", message, **({"log": str(where)} if where else {})))
+        payload = error_payload("internal", message, **({"log": str(where)} if where else {}))
+        try:
+            echo(payload)
+        except OptmemError:  # stdout is gone: stderr still takes it
+            echo(payload, err=True)
     else:
         echo(f"optmem: {message}", err=True)
     return INTERNAL

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from optmem.cli.common import emit, get_vault, short, warn_all
+from optmem.cli.common import emit, get_vault, short, warn_all, write_out
 from optmem.cli.spec import UNSAFE, CommandExit, arg, command, flag, opt
 
 
@@ -128,14 +128,11 @@ def export(json_out: bool) -> None:
     Example:
       optmem export > vault.jsonl
     """
-    import sys
-
     from optmem import transfer
 
-    out = sys.stdout
     for line in transfer.export_lines(get_vault()):
-        out.write(line + "\n")
-    out.flush()
+        write_out(line + "\n")  # (a full disk behind `>`, a closed pipe: `unwritable`, exit 3)
+    write_out("", flush=True)
 
 
 @command(

@@ -14,6 +14,8 @@ from optmem.cli.spec import COMMANDS, REGISTRY, command, opt
 from optmem.errors import OptmemError
 from optmem.integrations.mcp import TOOL_NAMES
 
+TOKEN_FILE_BYTES = 64 << 10  # what is read of [mcp] token_file: a token is a line
+
 _ONE_AT_A_TIME = threading.Lock()  # the SDK runs tools in threads; a command runs in this process
 
 
@@ -42,6 +44,7 @@ def hub_token() -> str:
     import os
     from pathlib import Path
 
+    from optmem import fsio
     from optmem.cli.common import user_settings
     from optmem.errors import UsageError
     from optmem.integrations.mcp import MIN_TOKEN
@@ -51,9 +54,12 @@ def hub_token() -> str:
     if not token and (path := user_settings().mcp.token_file):
         where = path
         try:
-            token = Path(path).expanduser().read_text("utf-8").strip()
-        except OSError as exc:
-            raise UsageError(f"[mcp] token_file {path} cannot be read ({exc.strerror}); nothing was served") from exc
+            held = fsio.read_text(Path(path).expanduser(), limit=TOKEN_FILE_BYTES)
+        except OptmemError as exc:
+            raise UsageError(f"[mcp] token_file {path} cannot be read ({exc.message}); nothing was served") from exc
+        if held is None:
+            raise UsageError(f"[mcp] token_file {path} cannot be read (no such file); nothing was served")
+        token = held.strip()
     if len(token) < MIN_TOKEN:
         raise UsageError(
             (f"the token in {where} is shorter than {MIN_TOKEN} characters" if token else "no token is set")

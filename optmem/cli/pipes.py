@@ -67,12 +67,14 @@ def handoff_write(
     if not project:
         raise UsageError("handoff write needs --project NAME")
     text = None
-    if file:
-        text = read_arg(file, "--file") if file == "-" else fsio.read_text(Path(file))
+    vault = get_vault(write=True)
+    if file:  # read up to 4x the handoff's own bound: a larger file is refused unread
+        bound = 4 * vault.settings.limits.record_bytes
+        text = read_arg(file, "--file", bound) if file == "-" else fsio.read_text(Path(file), limit=bound)
         if text is None:
             raise UsageError(f"no such file: {file}")
     h = handoff.write(
-        get_vault(write=True),
+        vault,
         project,
         done=done,
         blocked=blocked,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from optmem import fsio
 from optmem.errors import UsageError
 from optmem.integrations.git import optmem_command, project_name, repo_root
 from optmem.vault import Vault
@@ -180,7 +181,7 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
     failures: list[tuple[int, str, str]] = []  # (place, key, line)
     fixed: dict[str, int] = {}  # key → place of its latest success
     with open(path, "rb") as fh:
-        for place, raw in enumerate(fh):
+        for place, (raw, _) in enumerate(fsio.lines(fh)):  # (a line past the bound is skipped unread)
             try:
                 entry = json.loads(raw)
             except ValueError:

@@ -16,14 +16,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from optmem import fsio
-from optmem.errors import NotFound, Unreadable, UsageError
+from optmem import fsio, gitstate
+from optmem.errors import NotFound, OptmemError, Unreadable, UsageError
 from optmem.record import COMMIT
 from optmem.vault import NAME_RE, Vault
 
@@ -33,11 +32,11 @@ END = "# <<< optmem"
 VAULT_LINE = "# optmem vault: "
 
 
-def _git(repo: Path, *args: str) -> str:
-    res = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30)
+def _git(repo: Path, *args: str, reading: bool = True, hooks: bool = False) -> str:
+    res = gitstate.run(repo, *args, reading=reading, hooks=hooks)
     if res.returncode != 0:
         raise UsageError(f"git {' '.join(args)} failed in {repo}: {res.stderr.strip() or res.stdout.strip()}")
-    return res.stdout
+    return str(res.stdout)
 
 
 def repo_root(path: Path) -> Path:
@@ -59,7 +58,7 @@ def project_name(folder: str, mapping: dict[str, Any] | None = None) -> str:
 
 
 def _hooks_dir(repo: Path) -> Path:
-    path = Path(_git(repo, "rev-parse", "--git-path", "hooks").strip())
+    path = Path(_git(repo, "rev-parse", "--git-path", "hooks", hooks=True).strip())  # where they are
     return path if path.is_absolute() else repo / path
 
 
@@ -308,9 +307,10 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> int:
                 "`optmem merge-driver %O %A %B %P`; nothing was written",
                 file=str(p),
             )
-        try:
-            texts.append(p.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
+        try:  # bounded (`fsio`); newlines read as text mode reads them
+            raw = (fsio.read_bytes(p) or b"").decode("utf-8")
+            texts.append(raw.replace("\r\n", "\n").replace("\r", "\n"))
+        except (OptmemError, UnicodeDecodeError) as exc:
             raise Unreadable(
                 f"merge-driver: the {what} version {p} could not be read ({exc}); merge {path} by hand; "
                 "nothing was written",
@@ -363,11 +363,9 @@ def install_merge_driver(vault: Vault) -> list[str]:
         fsio.atomic_write(attributes, text + sep + "\n".join(missing) + "\n", within=vault.root)
         added.append(".gitattributes")
     driver = driver_command()
-    current = subprocess.run(
-        ["git", "-C", str(root), "config", "--local", f"merge.{GIT_DRIVER}.driver"], capture_output=True, text=True
-    ).stdout.strip()
+    current = gitstate.run(root, "config", "--local", f"merge.{GIT_DRIVER}.driver").stdout.strip()
     if current != driver:
-        _git(root, "config", "--local", f"merge.{GIT_DRIVER}.name", "optmem: merge hot-memory entries")
-        _git(root, "config", "--local", f"merge.{GIT_DRIVER}.driver", driver)
+        _git(root, "config", "--local", f"merge.{GIT_DRIVER}.name", "optmem: merge hot-memory entries", reading=False)
+        _git(root, "config", "--local", f"merge.{GIT_DRIVER}.driver", driver, reading=False)
         added.append(f"git config merge.{GIT_DRIVER}")
     return added

@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from optmem import fsio
 from optmem.errors import OptmemError, UsageError
 
 NAME = "optmem"
@@ -38,6 +39,7 @@ PROJECT = "hermes"  # the project a session's handoff is written for (else the a
 TRIVIAL = 12  # characters: a turn whose both sides are this short says nothing worth keeping
 ACKS = {"ok", "okay", "thanks", "thank you", "thx", "yes", "no", "sure", "好", "好的", "谢谢", "嗯", "行"}
 CONTEXT_BUDGET = 2500  # characters of prefetched context a turn
+FILE_BYTES = 1 << 20  # what is read of the provider's Hermes config (a small JSON object)
 
 
 def vault_path(hermes_home: str | os.PathLike[str]) -> Path:
@@ -46,8 +48,8 @@ def vault_path(hermes_home: str | os.PathLike[str]) -> Path:
     if os.environ.get("OPTMEM_VAULT"):
         return Path(os.environ["OPTMEM_VAULT"]).expanduser()
     try:
-        saved = json.loads((Path(hermes_home) / CONFIG).read_text("utf-8"))
-    except (OSError, ValueError):
+        saved = json.loads(fsio.read_text(Path(hermes_home) / CONFIG, limit=FILE_BYTES) or "{}")
+    except (OptmemError, ValueError):
         saved = {}
     if isinstance(saved, dict) and isinstance(saved.get("vault"), str) and saved["vault"].strip():
         return Path(saved["vault"]).expanduser()

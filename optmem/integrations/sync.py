@@ -68,23 +68,21 @@ Say = Callable[[str], None]
 class _Git:
     def __init__(self, root: Path, writer: str) -> None:
         self.root = root
-        self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_MERGE_AUTOEDIT": "no"}
+        self.env: dict[str, str] = {}  # on top of `gitstate.environment`
         if self.run("config", "user.email", check=False).returncode != 0:
             # a machine where git was never told who the user is (an agent's container): the
             # commits are the writer's, not refused
             for who in ("AUTHOR", "COMMITTER"):
-                self.env.setdefault(f"GIT_{who}_NAME", f"optmem ({writer})")
-                self.env.setdefault(f"GIT_{who}_EMAIL", f"{writer}@optmem.invalid")
+                for part, value in (("NAME", f"optmem ({writer})"), ("EMAIL", f"{writer}@optmem.invalid")):
+                    if f"GIT_{who}_{part}" not in os.environ:
+                        self.env[f"GIT_{who}_{part}"] = value
 
     def run(self, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         try:
-            res = subprocess.run(
-                ["git", "-C", str(self.root), *args],
-                capture_output=True,
-                text=True,
-                env=self.env,
-                timeout=timeout,
-                start_new_session=True,  # a killed sync leaves its git step to finish
+            # fsmonitor, pager and editor off, the vault repository's own hooks on (`gitstate`);
+            # a killed sync leaves its git step to finish
+            res = gitstate.run(
+                self.root, *args, env=self.env, reading=False, timeout=timeout, own_session=True, hooks=True
             )
         except (OSError, subprocess.SubprocessError) as exc:
             raise SyncFailed(f"git {args[0]} could not run ({exc}); nothing was changed by it") from exc
@@ -304,12 +302,11 @@ def _records_out(git: _Git, vault: Vault, remote_ref: str | None) -> int:
     for name, path in vault.segments():
         if not path.is_file():
             continue
-        here = _count(path.read_bytes())
+        with open(path, "rb") as fh:
+            here = sum(1 for raw, _ in fsio.lines(fh) if raw.strip())
         there = 0
         if remote_ref is not None:
-            shown = subprocess.run(
-                ["git", "-C", str(git.root), "show", f"{remote_ref}:{name}"], capture_output=True, timeout=120
-            )
+            shown = gitstate.run(git.root, "show", f"{remote_ref}:{name}", text=False, timeout=120)
             there = _count(shown.stdout) if shown.returncode == 0 else 0
         total += max(0, here - there)
     return total
@@ -332,7 +329,7 @@ def _after_merge(
             if path.stat().st_size < start:  # rewritten elsewhere (a purge): read it whole
                 start = 0
             fh.seek(start)
-            for raw in fh:
+            for raw, _ in fsio.lines(fh):
                 body = raw.strip()
                 if not body:
                     continue
