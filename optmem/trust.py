@@ -181,22 +181,12 @@ def begun_here(root: Path) -> bool:
 
 
 def _tracks_nothing(folder: Path) -> bool:
-    """Whether git's index holds no file under `folder` (git run with its code-running settings off)."""
+    """Whether git's index holds no file under `folder` (git run safely, `gitstate.run`: the
+    folder's own repository answers, whatever a git hook's GIT_DIR or GIT_INDEX_FILE says)."""
     import subprocess  # (only here: a module every command imports must not pay for it)
 
-    # the folder's own repository answers: a git hook's GIT_DIR or GIT_INDEX_FILE (relative:
-    # `.git/index`) would point the question at another index, or at none — read as empty
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(LC_ALL="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
     try:
-        res = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "-C", str(folder), "ls-files", "--error-unmatch", "--", "."],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,  # (the names are not wanted: a large tree's would be megabytes)
-            stderr=subprocess.PIPE,
-            env=env,
-            timeout=30,
-        )
+        res = gitstate.run(folder, "ls-files", "--error-unmatch", "--", ".", text=False)
     except (OSError, subprocess.SubprocessError):
         return False
     return res.returncode == 1 and b"did not match any file" in res.stderr

@@ -70,7 +70,10 @@ def _output_failed(exc: OptmemError, json_out: bool) -> int:
     """stdout would not take the output (or the report of `exc`): report `exc` on stderr (the
     JSON error shape with --json — stdout cannot carry it), and point stdout at /dev/null so the
     interpreter's last flush of what is still buffered does not fail again on the way out."""
-    echo(error_payload(exc.code, exc.message, **exc.context) if json_out else render_error_human(exc), err=True)
+    echo(
+        error_payload(exc.code, exc.message, **exc.context) if json_out else render_error_human(exc, exc.context),
+        err=True,
+    )
     try:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, sys.stdout.fileno())
