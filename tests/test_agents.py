@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import fenced_json, run_optmem
+from conftest import HANG, fenced_json, run_optmem
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
@@ -24,7 +24,7 @@ GIT_ENV = {
 
 def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **GIT_ENV}
-    res = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=env, timeout=60)
+    res = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=env, timeout=HANG)
     assert res.returncode == 0, res.stderr
     return res
 
@@ -93,7 +93,7 @@ def test_hook_without_a_previous_one_is_removed_and_a_broken_vault_never_blocks_
     git(repo, "add", ".")
     env = {**os.environ, **GIT_ENV}
     res = subprocess.run(
-        ["git", "-C", str(repo), "commit", "-m", "still commits"], capture_output=True, text=True, env=env, timeout=60
+        ["git", "-C", str(repo), "commit", "-m", "still commits"], capture_output=True, text=True, env=env, timeout=HANG
     )
     assert res.returncode == 0 and "optmem" in res.stderr
     assert git(repo, "log", "-1", "--format=%s").stdout.strip() == "still commits"
@@ -251,7 +251,7 @@ def mcp_session(vault_path, script):
                 await s.initialize()
                 return await script(s)
 
-    return asyncio.run(asyncio.wait_for(session(), 120))
+    return asyncio.run(asyncio.wait_for(session(), HANG))
 
 
 def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypatch):
@@ -370,7 +370,7 @@ def test_mcp_without_the_extra_says_how_to_install_it(tmp_path):
         "from optmem.cli import run\n"
         f"sys.exit(run(['--vault', {str(fresh)!r}, 'mcp', '--json']))\n"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
     assert res.returncode == 2
     message = json.loads(res.stdout)["error"]["message"]
     assert "pip install 'optmem[mcp]'" in message and "pip install -e '.[mcp]'" in message  # also from a clone
@@ -434,8 +434,11 @@ def test_mcp_speaks_hermes_and_reports_refusals_as_errors(tmp_path, vault_path):
 
 def _raw_mcp(vault_path: Path, lines: list[str], answers: int) -> list[dict]:
     """Write protocol lines to a real `optmem mcp` as they are (no SDK client between), and read
-    `answers` replies back; the server must answer within the time, or the test fails."""
-    import select
+    `answers` replies back, each as soon as it comes (a thread reads the replies: `select` on the
+    pipe would not see replies already read ahead into the file's buffer, and waited on a busy
+    machine, where they come together)."""
+    import queue
+    import threading
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp"],
@@ -444,15 +447,23 @@ def _raw_mcp(vault_path: Path, lines: list[str], answers: int) -> list[dict]:
         stderr=subprocess.DEVNULL,
     )
     assert proc.stdin is not None and proc.stdout is not None
+    replies: queue.Queue[bytes] = queue.Queue()
+
+    def read() -> None:
+        for reply in proc.stdout or ():
+            replies.put(reply)
+
+    threading.Thread(target=read, daemon=True).start()
     try:
         for line in lines:
             proc.stdin.write(line.encode("utf-8", "surrogatepass") + b"\n")
         proc.stdin.flush()
         out = []
         for _ in range(answers):
-            ready, _, _ = select.select([proc.stdout], [], [], 60)
-            assert ready, f"no answer after {out}"
-            out.append(json.loads(proc.stdout.readline()))
+            try:
+                out.append(json.loads(replies.get(timeout=HANG)))
+            except queue.Empty:
+                raise AssertionError(f"no answer after {out}") from None
         return out
     finally:
         proc.kill()
@@ -603,7 +614,7 @@ def test_a_request_with_an_id_no_reply_could_name_or_bytes_that_are_not_utf8_is_
         [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp"],
         input=b"\n".join([lines[0].encode(), lines[1].encode(), raw.replace(b"\\udcff", b"\xff")]) + b"\n",
         capture_output=True,
-        timeout=120,
+        timeout=HANG,
     )
     replies = [json.loads(x) for x in proc.stdout.splitlines()]
     assert replies[-1]["id"] == 9 and replies[-1]["error"]["data"]["error"]["code"] == "invalid_text"

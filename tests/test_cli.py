@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_optmem
+from conftest import HANG, run_optmem
 
 from optmem import __version__
 from optmem.cli import fast
@@ -196,7 +196,7 @@ def test_version_starts_without_heavy_imports():
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
     assert res.returncode == 0, res.stderr
     assert f"optmem {__version__}" in res.stdout
     assert "HEAVY []" in res.stdout
@@ -229,7 +229,7 @@ def test_commands_run_without_importing_typer():
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
     # neither Typer nor dataclasses' inspect/ast (~9 ms) on the paths agents call most, nor, for
     # English text, the CJK tokeniser's pattern (~4 ms to compile) and the Chinese question and
     # intensifier patterns (~2 ms), the Chinese time words (~1 ms); nor, for a query without a
@@ -254,7 +254,7 @@ def test_the_value_types_an_append_and_a_search_load_have_evaluated_field_types(
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
     tuples = [line for line in res.stdout.splitlines() if line.startswith("TUPLE")]
     assert len(tuples) > 20, res.stdout + res.stderr  # Row, Parts, Ranking … were looked at
     assert [t for t in tuples if not t.endswith("[]")] == []

@@ -463,20 +463,21 @@ def test_forgetting_the_newest_version_gives_the_fact_back(cli, vault, vault_pat
 def test_concurrent_resolutions_settle_a_conflict_once(vault, vault_path):
     import subprocess
 
-    from conftest import optmem_cmd, run_optmem
+    from conftest import HANG, PATIENT, optmem_cmd, run_optmem
 
     window(vault_path)
     run_optmem("append", "the shell is zsh", "--key", "shell")
     run_optmem("append", "the shell is fish", "--key", "shell")
     procs = [
         subprocess.Popen(
-            [*optmem_cmd(), "resolve", "shell", "--value", f"the shell is bash {i}", "--json"],
+            # they take turns at the vault lock: a turn may come late on a busy machine
+            [*optmem_cmd(), "--set", PATIENT, "resolve", "shell", "--value", f"the shell is bash {i}", "--json"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for i in range(4)
     ]
-    codes = sorted(p.wait(timeout=120) for p in procs)
+    codes = sorted(p.wait(timeout=HANG) for p in procs)
     assert codes == [0, 1, 1, 1]  # one settles it; the others find no open conflict
     assert json.loads(run_optmem("conflicts", "--json").stdout)["count"] == 0

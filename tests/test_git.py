@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import run_optmem, run_readme_block
+from conftest import HANG, run_optmem, run_readme_block
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -28,7 +28,7 @@ def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> 
         text=True,
         input=input,
         env={**os.environ, **GIT_ENV},
-        timeout=60,
+        timeout=HANG,
     )
     assert not check or res.returncode == 0, res.stderr
     return res
@@ -239,7 +239,7 @@ def _pull_with_driver(two: Path, driver: str) -> subprocess.CompletedProcess[str
         capture_output=True,
         text=True,
         env={**os.environ, **GIT_ENV, "PATH": "/usr/bin:/bin"},
-        timeout=60,
+        timeout=HANG,
     )
 
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import log_lines, put, run_optmem
+from conftest import HANG, log_lines, put, run_optmem
 
 from optmem import clock, memory
 
@@ -60,14 +60,14 @@ def test_an_empty_vault_option_is_a_usage_error_not_the_home_vault(tmp_path):
 
 def test_invalid_utf8_in_an_argument_or_on_stdin_is_a_usage_error(vault_path):
     res = subprocess.run(
-        [sys.executable, "-m", "optmem", "append", b"bad \xff bytes", "--json"], capture_output=True, timeout=60
+        [sys.executable, "-m", "optmem", "append", b"bad \xff bytes", "--json"], capture_output=True, timeout=HANG
     )
     assert res.returncode == 2 and b"UTF-8" in res.stdout
     res = subprocess.run(
         [sys.executable, "-m", "optmem", "append", "-", "--json"],
         input=b"\xff\xfe bad",
         capture_output=True,
-        timeout=60,
+        timeout=HANG,
     )
     assert res.returncode == 2 and b"UTF-8" in res.stdout
     assert not (vault_path / "LOG.jsonl").exists() or b"bad" not in (vault_path / "LOG.jsonl").read_bytes()
@@ -211,7 +211,7 @@ def test_a_kill_between_journal_and_rename_loses_nothing(vault, vault_path):
         "fsio.atomic_write = die\n"
         "memory.remove(Vault(sys.argv[1]), 'hand typed')\n"
     )
-    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, timeout=60)
+    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, timeout=HANG)
     assert res.returncode == -signal.SIGKILL
     texts = [r.get("text") for r in log_lines(vault_path)]
     assert "hand typed fact that only lives in the file" in texts  # journalled before the kill
@@ -308,7 +308,7 @@ def test_reads_answer_from_the_log_when_the_index_cannot_be_written(cli, vault, 
             capture_output=True,
             text=True,
             preexec_fn=_no_room,
-            timeout=120,
+            timeout=HANG,
         )
 
     for args in (("search", "staging cache"), ("get", pulled[-8:]), ("context",), ("stats",)):
@@ -356,7 +356,7 @@ def test_a_read_only_vault_answers_reads_and_refuses_writes_clearly(cli, vault, 
                 [*as_user, sys.executable, "-m", "optmem", "--vault", str(vault_path), *args, "--json"],
                 capture_output=True,
                 text=True,
-                timeout=120,
+                timeout=HANG,
             )
 
         for args in (("search", "staging cache"), ("get", pulled[-8:]), ("context",), ("stats",)):
@@ -437,7 +437,7 @@ def test_a_write_the_system_refuses_leaves_no_partial_line(vault, vault_path):
         [sys.executable, "-m", "optmem", "append", "x" * 5000, "--json"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG,
         preexec_fn=_limited(limit),
     )
     assert res.returncode == 3, res.stdout + res.stderr
@@ -449,7 +449,7 @@ def test_a_write_the_system_refuses_leaves_no_partial_line(vault, vault_path):
         [sys.executable, "-m", "optmem", "append", "small and stored", "--json"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG,
         preexec_fn=_limited(limit),
     )
     assert res.returncode == 0, res.stdout + res.stderr

@@ -13,7 +13,7 @@ import json
 import subprocess
 import sys
 
-from conftest import run_optmem
+from conftest import HANG, PATIENT, run_optmem
 
 from optmem import memory
 
@@ -45,15 +45,16 @@ def hermes(path, op, arg, pause=0.0, wait=True):
     )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
     if wait:
-        proc.wait(timeout=30)
+        proc.wait(timeout=HANG)
     return proc
 
 
 def test_optmem_waits_for_hermes_lock_and_loses_nothing(vault, vault_path):
     memory.add(vault, "Project uses Python 3.11")
     slow = hermes(vault_path / "MEMORY.md", "add", "Hermes learned: deploys on Fridays", pause=1.5, wait=False)
-    ours = run_optmem("add", "OptMem learned: the port is 9090")  # must wait for Hermes' lock
-    slow.wait(timeout=30)
+    # it must wait for Hermes' lock, however long a busy machine makes Hermes hold it
+    ours = run_optmem("--set", PATIENT, "add", "OptMem learned: the port is 9090")
+    slow.wait(timeout=HANG)
     assert ours.returncode == 0, ours.stderr
     entries = memory.load(vault).entries
     assert "Hermes learned: deploys on Fridays" in entries

@@ -15,6 +15,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from conftest import HANG
 
 from optmem import scan
 from optmem.errors import TooLarge, UnsafeContent
@@ -502,7 +503,12 @@ def test_adversarial_filler_finishes_flags_nothing_and_hides_no_threat_after_it(
         "print(json.dumps([[scan.find(f), scan.find(f + ' ' + t)] for f, t, _ in cases]))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], input=json.dumps(FILLERS), capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, "-c", code],
+        input=json.dumps(FILLERS),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=HANG,
     ).stdout
     assert json.loads(out) == [[None, rule] for _, _, rule in FILLERS]
 

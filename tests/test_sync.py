@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Cli, optmem_cmd, run_optmem
+from conftest import HANG, PATIENT, Cli, optmem_cmd, run_optmem
 from test_git import GIT_ENV, git
 
 ENV = {**GIT_ENV}
@@ -209,7 +209,7 @@ def test_a_sync_killed_at_any_stage_converges_on_the_next(tmp_path, stage):
         if stage in line:
             proc.send_signal(signal.SIGKILL)
             break
-    proc.wait(timeout=60)
+    proc.wait(timeout=HANG)
     for clone in (one, two, one):
         res = run_optmem("--vault", str(clone), "sync", "--json", env=ENV)
         assert res.returncode == 0, res.stdout + res.stderr
@@ -224,7 +224,7 @@ WRITER = """
 import sys
 from optmem import log
 from optmem.vault import Vault
-vault, tag, n = Vault(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+vault, tag, n = Vault(sys.argv[1], [sys.argv[4]]), sys.argv[2], int(sys.argv[3])  # [4]: a patient lock
 words = ["port", "deploy", "cache", "token", "build", "vim", "pnpm", "nginx", "redis", "queue"]
 for i in range(n):
     a, b = words[i % 10], words[(i * 7 + 3) % 10]
@@ -238,11 +238,13 @@ def test_a_thousand_appends_a_clone_written_at_once_then_synced_read_the_same_on
     one, two = pair(tmp_path)
     sync(one), sync(two)
     procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(clone), f"{clone.name}{half}", "500"], env=os.environ)
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(clone), f"{clone.name}{half}", "500", PATIENT], env=os.environ
+        )
         for clone in (one, two)
         for half in ("a", "b")
     ]
-    assert [p.wait(timeout=600) for p in procs] == [0, 0, 0, 0]
+    assert [p.wait(timeout=HANG) for p in procs] == [0, 0, 0, 0]
     sync(one), sync(two), sync(one)
     assert len(record_ids(one)) == len(record_ids(two)) == 2000
     for query in ("port", "deploy nginx", "8042", "redis queue", "one note 7", "two note 499"):
