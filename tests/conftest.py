@@ -96,6 +96,15 @@ class Cli:
         return json.loads(result.stdout)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """`pytest -m "not long"` (the fast tier) runs a part of the suite: the coverage floor is the
+    whole suite's (`--cov-fail-under` in pyproject.toml), so a run that picks tests by mark is
+    not held to it — the full `pytest` is."""
+    cov = config.pluginmanager.getplugin("_cov")
+    if config.option.markexpr and cov is not None:
+        cov.options.cov_fail_under = None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked `long` (seconds each) start first, so the workers that share the rest finish
     together: started last, the simulated year alone kept one worker busy after the other was done."""

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import HANG, fenced_json, run_optmem
 
 GIT_ENV = {
@@ -40,6 +41,7 @@ def log_records(vault: Path) -> list[dict]:
 
 
 # -- git post-commit hook ---------------------------------------------------------------------
+@pytest.mark.long
 def test_post_commit_hook_records_commits_chains_and_uninstalls_exactly(tmp_path, vault_path):
     repo = new_repo(tmp_path / "web app")
     original = b'#!/bin/sh\necho ran >> "$(git rev-parse --show-toplevel)/.hook-ran"\n'
@@ -77,6 +79,7 @@ def test_post_commit_hook_records_commits_chains_and_uninstalls_exactly(tmp_path
     assert not (repo / ".git" / "hooks" / "post-commit.optmem-chained").exists()
 
 
+@pytest.mark.long
 def test_hook_without_a_previous_one_is_removed_and_a_broken_vault_never_blocks_a_commit(tmp_path):
     repo = new_repo(tmp_path / "svc")
     broken = tmp_path / "vault-gone"
@@ -101,6 +104,7 @@ def test_hook_without_a_previous_one_is_removed_and_a_broken_vault_never_blocks_
     assert not (repo / ".git" / "hooks" / "post-commit").exists()
 
 
+@pytest.mark.long
 def test_vault_shared_through_git_merges_appends_without_conflict(tmp_path):
     origin = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
@@ -162,6 +166,7 @@ def transcript(path: Path) -> Path:
     return path
 
 
+@pytest.mark.long
 def test_claude_code_precompact_writes_a_handoff_and_session_start_prints_it(tmp_path, vault_path):
     repo = new_repo(tmp_path / "webapp")
     (repo / "src").mkdir()
@@ -193,6 +198,7 @@ def test_claude_code_precompact_writes_a_handoff_and_session_start_prints_it(tmp
     assert "OPTMEM RECALLED MEMORY" in start.stdout and "TODO: update the nginx proxy" in start.stdout
 
 
+@pytest.mark.long
 def test_claude_code_hook_project_mapping_and_fail_open(tmp_path, vault_path):
     run_optmem("init")
     (vault_path / "optmem.toml").write_text('[projects]\n"my repo" = "mapped"\n', "utf-8")
@@ -216,6 +222,7 @@ def test_claude_code_hook_project_mapping_and_fail_open(tmp_path, vault_path):
         assert res.returncode == 0 and res.stdout == "", (garbage, res.stdout, res.stderr)
 
 
+@pytest.mark.long
 def test_claude_code_settings_snippet_and_install(tmp_path, vault_path):
     out = run_optmem("hooks", "claude-code", "--print")
     settings = json.loads(out.stdout)
@@ -254,6 +261,7 @@ def mcp_session(vault_path, script):
     return asyncio.run(asyncio.wait_for(session(), HANG))
 
 
+@pytest.mark.long
 def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypatch):
     monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T00:00:00Z")
     run_optmem("append", "后端端口改成 9090 了", "--domain", "code")
@@ -315,6 +323,7 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
     assert fenced_json(got["missing"])["error"]["code"] == "not_found"
 
 
+@pytest.mark.long
 def test_what_an_agent_appends_over_mcp_comes_back_and_only_a_marked_guess_waits(vault_path):
     run_optmem("init")
 
@@ -377,6 +386,7 @@ def test_mcp_without_the_extra_says_how_to_install_it(tmp_path):
     assert not fresh.exists()  # a refusal creates no vault
 
 
+@pytest.mark.long
 def test_mcp_speaks_hermes_and_reports_refusals_as_errors(tmp_path, vault_path):
     """A fresh vault, driven as an MCP agent would: Hermes' memory arguments, structured results,
     isError on a refusal, enums in the schemas."""
@@ -470,6 +480,7 @@ def _raw_mcp(vault_path: Path, lines: list[str], answers: int) -> list[dict]:
         proc.wait()
 
 
+@pytest.mark.long
 def test_every_mcp_request_gets_an_answer_even_a_line_that_is_not_json_or_holds_a_lone_surrogate(vault_path):
     """The SDK drops a line it cannot read without a word (its client waits for ever): each gets
     a JSON-RPC error here — with the request's id when it has one — carrying the usual error
@@ -499,6 +510,7 @@ def test_every_mcp_request_gets_an_answer_even_a_line_that_is_not_json_or_holds_
     assert not (vault_path / "LOG.jsonl").exists() or "a " not in (vault_path / "LOG.jsonl").read_text("utf-8")
 
 
+@pytest.mark.long
 def test_mcp_refuses_unknown_tools_and_arguments_and_bad_types_in_the_usual_shape(vault_path):
     """A typo in an argument is refused naming the nearest one, and nothing is stored; an unknown
     tool names the nearest tool; a value of the wrong type says which argument, without the
@@ -597,6 +609,7 @@ def test_an_unreadable_line_gets_the_answer_json_rpc_prescribes():
     assert answer('{"id": true, "method": 1}')["id"] is None  # a boolean is no id
 
 
+@pytest.mark.long
 def test_a_request_with_an_id_no_reply_could_name_or_bytes_that_are_not_utf8_is_answered(vault_path):
     """The SDK reads a request whose id is true, null, 1.5 or a list as a notification (no answer)
     and replaced bytes that are not UTF-8 with U+FFFD (stored silently): each is refused."""

@@ -39,6 +39,7 @@ def sweeps(vault_path: Path) -> list[dict]:
 
 
 # -- the daily sweep is reported ----------------------------------------------------------------
+@pytest.mark.long
 def test_the_sweep_a_write_runs_is_reported_on_stderr_and_in_its_json(cli, vault, monkeypatch):
     at(monkeypatch, OLD)
     first = cli.json("append", "The build server was jenkins-1")
@@ -85,6 +86,7 @@ def test_every_write_command_that_can_sweep_reports_it(cli, vault, monkeypatch, 
     assert "swept:" in res.stderr and "went cold" in res.stderr
 
 
+@pytest.mark.long
 def test_a_sweep_started_in_the_background_says_so(vault, vault_path):
     settings(vault_path, "[lifecycle]\nbackground_above = 2\n")
     for i in range(3):
@@ -211,6 +213,7 @@ def test_context_keeps_redlines_and_memory_and_tells_the_agent(cli, bad_user_md)
     assert len(out["warnings"]) == 1 and "USER.md" in out["warnings"][0]
 
 
+@pytest.mark.long
 def test_the_session_start_hook_still_gives_the_context(bad_user_md, tmp_path):
     event = {
         "session_id": "5b2e8f41",

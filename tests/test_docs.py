@@ -142,6 +142,7 @@ def run_block(text: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
 CASES = runnable()
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("block", "shown"), CASES, ids=[f"{b.page.relative_to(REPO)}:{b.line}" for b, _ in CASES])
 def test_a_runnable_block_runs_and_prints_what_the_page_shows(
     block: Block, shown: Block | None, tmp_path: Path

@@ -52,12 +52,14 @@ def test_out_of_range_and_empty_values_are_usage_errors(cli, vault, args, env):
     assert (vault.root / "LOG.jsonl").read_bytes() == before
 
 
+@pytest.mark.long
 def test_an_empty_vault_option_is_a_usage_error_not_the_home_vault(tmp_path):
     res = run_optmem("--vault", "", "append", "x", "--json")
     assert res.returncode == 2 and json.loads(res.stdout)["error"]["code"] == "usage"
     assert not (Path(os.environ["HOME"]) / ".optmem").exists()
 
 
+@pytest.mark.long
 def test_invalid_utf8_in_an_argument_or_on_stdin_is_a_usage_error(vault_path):
     res = subprocess.run(
         [sys.executable, "-m", "optmem", "append", b"bad \xff bytes", "--json"], capture_output=True, timeout=HANG
@@ -195,6 +197,7 @@ def test_crlf_front_matter_is_recognised_and_kept(cli, vault, vault_path):
 
 
 # -- the journal comes first ---------------------------------------------------------------------
+@pytest.mark.long
 def test_a_kill_between_journal_and_rename_loses_nothing(vault, vault_path):
     """The hot edit is journalled before the file is replaced: killed in between, the removed
     entry is still in the file, its removal in the log, and doctor says they disagree."""
@@ -288,6 +291,7 @@ def _no_room() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
 
 
+@pytest.mark.long
 def test_reads_answer_from_the_log_when_the_index_cannot_be_written(cli, vault, vault_path):
     """A full disk: the index cannot catch up with a line pulled from elsewhere. search, get,
     context and stats still answer — completely, from the log — and say so; doctor reports it;
@@ -329,6 +333,7 @@ def test_reads_answer_from_the_log_when_the_index_cannot_be_written(cli, vault, 
     assert cli.json("doctor")["ok"] is True
 
 
+@pytest.mark.long
 def test_a_read_only_vault_answers_reads_and_refuses_writes_clearly(cli, vault, vault_path):
     """Every file and folder of the vault read-only (a mounted backup, another user's vault). Run
     as root, the commands run without the capabilities that let root write anyway."""
@@ -384,6 +389,7 @@ def test_doctor_names_low_disk_space_by_what_the_index_needs():
 
 
 # -- commands come from the user -------------------------------------------------------------------
+@pytest.mark.long
 def test_a_summariser_named_in_the_vault_does_not_run(cli, vault, vault_path, tmp_path):
     proof = tmp_path / "ran"
     (vault_path / "optmem.toml").write_text(f'[tree]\nrun = 2\nfanout = 2\nsummarizer = "touch {proof}"\n')
@@ -427,6 +433,7 @@ def _limited(max_bytes: int):
     return pre
 
 
+@pytest.mark.long
 def test_a_write_the_system_refuses_leaves_no_partial_line(vault, vault_path):
     for i in range(5):
         put(vault, f"record {i} about the deploy")
@@ -518,6 +525,7 @@ def test_temporaries_of_dead_processes_are_cleaned_on_the_next_write(cli, vault,
     assert live.exists()  # its process is alive: not ours to remove
 
 
+@pytest.mark.long
 def test_a_killed_add_leaves_no_temporary_behind_the_next_write(vault, vault_path, tmp_path):
     """A real `optmem add` killed while its temporary file is open; its parent has not reaped it
     yet (a zombie still answers kill(pid, 0)). The next write removes what it left."""

@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from conftest import HANG, PATIENT, run_optmem
 
 from optmem import memory
@@ -49,6 +50,7 @@ def hermes(path, op, arg, pause=0.0, wait=True):
     return proc
 
 
+@pytest.mark.long
 def test_optmem_waits_for_hermes_lock_and_loses_nothing(vault, vault_path):
     memory.add(vault, "Project uses Python 3.11")
     slow = hermes(vault_path / "MEMORY.md", "add", "Hermes learned: deploys on Fridays", pause=1.5, wait=False)
@@ -67,6 +69,7 @@ def test_entries_are_read_as_hermes_reads_them(vault, vault_path):
     assert hot.entries == ["keep § inline\n § \nstill the same entry", "second"]  # one separator, a duplicate
 
 
+@pytest.mark.long
 def test_drift_from_hermes_is_seen_by_search_and_journalled_on_the_next_write(cli, vault, vault_path):
     memory.add(vault, "Package manager: npm 9")
     memory.add(vault, "Editor: vim")

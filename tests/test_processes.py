@@ -85,6 +85,7 @@ CRASHER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long
 def test_crash_torn_tail_is_tolerated_and_ended_by_the_next_append(vault_path):
     first = json.loads(run_optmem("append", "before the crash", "--json").stdout)["id"]
     crashed = subprocess.run([sys.executable, "-c", CRASHER, str(vault_path / "LOG.jsonl")])
@@ -101,6 +102,7 @@ def test_crash_torn_tail_is_tolerated_and_ended_by_the_next_append(vault_path):
     assert os.path.getsize(vault_path / "LOG.jsonl") == len(b"\n".join(lines))
 
 
+@pytest.mark.long
 def test_appends_go_on_while_the_summary_tree_is_being_compacted(vault, vault_path):
     """Compaction holds the tree's lock, not the vault's: an agent's append does not wait on it."""
     # the timeout under test: compaction's (the test holds the tree lock); the vault lock stays free
@@ -205,6 +207,7 @@ def test_readers_writers_and_a_compactor_at_once(vault, vault_path):
         covered |= set(node.children)
 
 
+@pytest.mark.long
 def test_concurrent_readers_share_one_rebuild(vault, vault_path):
     """Three searches arrive at a log whose index must be rebuilt: one builds, the others wait
     for it (on the build lock) instead of building copies of their own."""
@@ -249,6 +252,7 @@ def has_open(pid: int, path: Path) -> bool:
     return False
 
 
+@pytest.mark.long
 def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, vault_path):
     from optmem import fsio
 

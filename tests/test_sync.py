@@ -44,6 +44,7 @@ def record_ids(vault: Path) -> list[str]:
     return sorted(json.loads(x)["id"] for f in files if f.exists() for x in f.read_text("utf-8").splitlines() if x)
 
 
+@pytest.mark.long
 def test_records_and_hot_entries_travel_both_ways(tmp_path):
     one, two = pair(tmp_path)
     om(one, "append", "one: the backend listens on 9090")
@@ -76,6 +77,7 @@ def test_records_and_hot_entries_travel_both_ways(tmp_path):
     assert record_ids(one) == record_ids(two)
 
 
+@pytest.mark.long
 def test_a_second_sync_with_nothing_new_commits_and_reindexes_nothing(tmp_path):
     one, two = pair(tmp_path)
     om(one, "append", "one: a record")
@@ -91,6 +93,7 @@ def test_a_second_sync_with_nothing_new_commits_and_reindexes_nothing(tmp_path):
     assert (after.st_ino, after.st_mtime_ns, after.st_size) == (before.st_ino, before.st_mtime_ns, before.st_size)
 
 
+@pytest.mark.long
 def test_the_same_key_set_differently_on_two_clones_is_a_conflict_on_both(tmp_path):
     one, two = pair(tmp_path)
     sync(one), sync(two)
@@ -115,6 +118,7 @@ def test_the_same_key_set_differently_on_two_clones_is_a_conflict_on_both(tmp_pa
         ]
 
 
+@pytest.mark.long
 def test_unkeyed_corrections_that_diverge_are_a_conflict_on_both(tmp_path):
     one, two = pair(tmp_path)
     rid = om(one, "append", "the api lives at api.example.com")["id"]
@@ -133,6 +137,7 @@ def test_unkeyed_corrections_that_diverge_are_a_conflict_on_both(tmp_path):
         }
 
 
+@pytest.mark.long
 def test_a_forget_on_one_clone_leaves_the_others_search_context_and_tree(tmp_path):
     one, two = pair(tmp_path)
     rid = om(one, "append", "the staging password hint is bluebird", "--domain", "ops")["id"]
@@ -155,6 +160,7 @@ def test_a_forget_on_one_clone_leaves_the_others_search_context_and_tree(tmp_pat
         assert "bluebird" not in run_optmem("--vault", str(two), "tree", f"ops/{node}").stdout
 
 
+@pytest.mark.long
 def test_a_stale_driver_path_cannot_lose_a_hot_entry_through_sync(tmp_path):
     one, two = pair(tmp_path)
     om(one, "add", "one: shared entry")
@@ -170,6 +176,7 @@ def test_a_stale_driver_path_cannot_lose_a_hot_entry_through_sync(tmp_path):
     assert sorted(entries) == ["one: shared entry", "one: uses pnpm", "two: editor is vim"]
 
 
+@pytest.mark.long
 def test_a_vault_inside_a_code_repository_is_refused_before_anything_changes(tmp_path):
     repo = tmp_path / "code"
     git(tmp_path, "init", "-q", str(repo))
@@ -254,6 +261,7 @@ def test_a_thousand_appends_a_clone_written_at_once_then_synced_read_the_same_on
     assert exports[0] == exports[1] and exports[0].count('{"record":') == 2000
 
 
+@pytest.mark.long
 def test_the_readme_recipe_for_two_machines_runs_as_printed(tmp_path):
     from test_git import run_recipe
 
@@ -265,6 +273,7 @@ def test_the_readme_recipe_for_two_machines_runs_as_printed(tmp_path):
     )
 
 
+@pytest.mark.long
 def test_incoming_records_the_scanner_flags_are_reported_and_kept(tmp_path):
     one, two = pair(tmp_path)
     sync(one), sync(two)
@@ -276,6 +285,7 @@ def test_incoming_records_the_scanner_flags_are_reported_and_kept(tmp_path):
     assert "[BLOCKED" in om(two, "get", rid)["record"]["text"]
 
 
+@pytest.mark.long
 def test_a_hot_file_over_its_budget_after_the_merge_is_reported(tmp_path):
     one, two = pair(tmp_path)
     sync(one), sync(two)
@@ -290,6 +300,7 @@ def test_a_hot_file_over_its_budget_after_the_merge_is_reported(tmp_path):
     assert report["over_budget"][0]["chars"] > report["over_budget"][0]["limit"] == 120
 
 
+@pytest.mark.long
 def test_a_push_refused_because_the_remote_moved_is_merged_and_tried_again(tmp_path):
     one, two = pair(tmp_path)
     sync(one), sync(two)
@@ -312,6 +323,7 @@ def test_a_push_refused_because_the_remote_moved_is_merged_and_tried_again(tmp_p
     assert record_ids(one) == record_ids(two)
 
 
+@pytest.mark.long
 def test_a_vault_on_a_branch_of_its_own_syncs_that_branch(tmp_path):
     one, two = pair(tmp_path)
     for clone in (one, two):
