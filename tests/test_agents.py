@@ -11,7 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import fenced_json, run_optmem
+import pytest
+from conftest import HANG, fenced_json, run_optmem
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
@@ -24,7 +25,7 @@ GIT_ENV = {
 
 def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **GIT_ENV}
-    res = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=env, timeout=60)
+    res = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=env, timeout=HANG)
     assert res.returncode == 0, res.stderr
     return res
 
@@ -40,6 +41,7 @@ def log_records(vault: Path) -> list[dict]:
 
 
 # -- git post-commit hook ---------------------------------------------------------------------
+@pytest.mark.long
 def test_post_commit_hook_records_commits_chains_and_uninstalls_exactly(tmp_path, vault_path):
     repo = new_repo(tmp_path / "web app")
     original = b'#!/bin/sh\necho ran >> "$(git rev-parse --show-toplevel)/.hook-ran"\n'
@@ -77,6 +79,7 @@ def test_post_commit_hook_records_commits_chains_and_uninstalls_exactly(tmp_path
     assert not (repo / ".git" / "hooks" / "post-commit.optmem-chained").exists()
 
 
+@pytest.mark.long
 def test_hook_without_a_previous_one_is_removed_and_a_broken_vault_never_blocks_a_commit(tmp_path):
     repo = new_repo(tmp_path / "svc")
     broken = tmp_path / "vault-gone"
@@ -93,7 +96,7 @@ def test_hook_without_a_previous_one_is_removed_and_a_broken_vault_never_blocks_
     git(repo, "add", ".")
     env = {**os.environ, **GIT_ENV}
     res = subprocess.run(
-        ["git", "-C", str(repo), "commit", "-m", "still commits"], capture_output=True, text=True, env=env, timeout=60
+        ["git", "-C", str(repo), "commit", "-m", "still commits"], capture_output=True, text=True, env=env, timeout=HANG
     )
     assert res.returncode == 0 and "optmem" in res.stderr
     assert git(repo, "log", "-1", "--format=%s").stdout.strip() == "still commits"
@@ -101,6 +104,7 @@ def test_hook_without_a_previous_one_is_removed_and_a_broken_vault_never_blocks_
     assert not (repo / ".git" / "hooks" / "post-commit").exists()
 
 
+@pytest.mark.long
 def test_vault_shared_through_git_merges_appends_without_conflict(tmp_path):
     origin = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
@@ -162,6 +166,7 @@ def transcript(path: Path) -> Path:
     return path
 
 
+@pytest.mark.long
 def test_claude_code_precompact_writes_a_handoff_and_session_start_prints_it(tmp_path, vault_path):
     repo = new_repo(tmp_path / "webapp")
     (repo / "src").mkdir()
@@ -193,6 +198,7 @@ def test_claude_code_precompact_writes_a_handoff_and_session_start_prints_it(tmp
     assert "OPTMEM RECALLED MEMORY" in start.stdout and "TODO: update the nginx proxy" in start.stdout
 
 
+@pytest.mark.long
 def test_claude_code_hook_project_mapping_and_fail_open(tmp_path, vault_path):
     run_optmem("init")
     (vault_path / "optmem.toml").write_text('[projects]\n"my repo" = "mapped"\n', "utf-8")
@@ -216,6 +222,7 @@ def test_claude_code_hook_project_mapping_and_fail_open(tmp_path, vault_path):
         assert res.returncode == 0 and res.stdout == "", (garbage, res.stdout, res.stderr)
 
 
+@pytest.mark.long
 def test_claude_code_settings_snippet_and_install(tmp_path, vault_path):
     out = run_optmem("hooks", "claude-code", "--print")
     settings = json.loads(out.stdout)
@@ -251,9 +258,10 @@ def mcp_session(vault_path, script):
                 await s.initialize()
                 return await script(s)
 
-    return asyncio.run(asyncio.wait_for(session(), 120))
+    return asyncio.run(asyncio.wait_for(session(), HANG))
 
 
+@pytest.mark.long
 def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypatch):
     monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T00:00:00Z")
     run_optmem("append", "后端端口改成 9090 了", "--domain", "code")
@@ -315,6 +323,7 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
     assert fenced_json(got["missing"])["error"]["code"] == "not_found"
 
 
+@pytest.mark.long
 def test_what_an_agent_appends_over_mcp_comes_back_and_only_a_marked_guess_waits(vault_path):
     run_optmem("init")
 
@@ -370,13 +379,14 @@ def test_mcp_without_the_extra_says_how_to_install_it(tmp_path):
         "from optmem.cli import run\n"
         f"sys.exit(run(['--vault', {str(fresh)!r}, 'mcp', '--json']))\n"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
     assert res.returncode == 2
     message = json.loads(res.stdout)["error"]["message"]
     assert "pip install 'optmem[mcp]'" in message and "pip install -e '.[mcp]'" in message  # also from a clone
     assert not fresh.exists()  # a refusal creates no vault
 
 
+@pytest.mark.long
 def test_mcp_speaks_hermes_and_reports_refusals_as_errors(tmp_path, vault_path):
     """A fresh vault, driven as an MCP agent would: Hermes' memory arguments, structured results,
     isError on a refusal, enums in the schemas."""
@@ -434,8 +444,11 @@ def test_mcp_speaks_hermes_and_reports_refusals_as_errors(tmp_path, vault_path):
 
 def _raw_mcp(vault_path: Path, lines: list[str], answers: int) -> list[dict]:
     """Write protocol lines to a real `optmem mcp` as they are (no SDK client between), and read
-    `answers` replies back; the server must answer within the time, or the test fails."""
-    import select
+    `answers` replies back, each as soon as it comes (a thread reads the replies: `select` on the
+    pipe would not see replies already read ahead into the file's buffer, and waited on a busy
+    machine, where they come together)."""
+    import queue
+    import threading
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp"],
@@ -444,21 +457,30 @@ def _raw_mcp(vault_path: Path, lines: list[str], answers: int) -> list[dict]:
         stderr=subprocess.DEVNULL,
     )
     assert proc.stdin is not None and proc.stdout is not None
+    replies: queue.Queue[bytes] = queue.Queue()
+
+    def read() -> None:
+        for reply in proc.stdout or ():
+            replies.put(reply)
+
+    threading.Thread(target=read, daemon=True).start()
     try:
         for line in lines:
             proc.stdin.write(line.encode("utf-8", "surrogatepass") + b"\n")
         proc.stdin.flush()
         out = []
         for _ in range(answers):
-            ready, _, _ = select.select([proc.stdout], [], [], 60)
-            assert ready, f"no answer after {out}"
-            out.append(json.loads(proc.stdout.readline()))
+            try:
+                out.append(json.loads(replies.get(timeout=HANG)))
+            except queue.Empty:
+                raise AssertionError(f"no answer after {out}") from None
         return out
     finally:
         proc.kill()
         proc.wait()
 
 
+@pytest.mark.long
 def test_every_mcp_request_gets_an_answer_even_a_line_that_is_not_json_or_holds_a_lone_surrogate(vault_path):
     """The SDK drops a line it cannot read without a word (its client waits for ever): each gets
     a JSON-RPC error here — with the request's id when it has one — carrying the usual error
@@ -488,6 +510,7 @@ def test_every_mcp_request_gets_an_answer_even_a_line_that_is_not_json_or_holds_
     assert not (vault_path / "LOG.jsonl").exists() or "a " not in (vault_path / "LOG.jsonl").read_text("utf-8")
 
 
+@pytest.mark.long
 def test_mcp_refuses_unknown_tools_and_arguments_and_bad_types_in_the_usual_shape(vault_path):
     """A typo in an argument is refused naming the nearest one, and nothing is stored; an unknown
     tool names the nearest tool; a value of the wrong type says which argument, without the
@@ -586,6 +609,7 @@ def test_an_unreadable_line_gets_the_answer_json_rpc_prescribes():
     assert answer('{"id": true, "method": 1}')["id"] is None  # a boolean is no id
 
 
+@pytest.mark.long
 def test_a_request_with_an_id_no_reply_could_name_or_bytes_that_are_not_utf8_is_answered(vault_path):
     """The SDK reads a request whose id is true, null, 1.5 or a list as a notification (no answer)
     and replaced bytes that are not UTF-8 with U+FFFD (stored silently): each is refused."""
@@ -603,7 +627,7 @@ def test_a_request_with_an_id_no_reply_could_name_or_bytes_that_are_not_utf8_is_
         [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp"],
         input=b"\n".join([lines[0].encode(), lines[1].encode(), raw.replace(b"\\udcff", b"\xff")]) + b"\n",
         capture_output=True,
-        timeout=120,
+        timeout=HANG,
     )
     replies = [json.loads(x) for x in proc.stdout.splitlines()]
     assert replies[-1]["id"] == 9 and replies[-1]["error"]["data"]["error"]["code"] == "invalid_text"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import optmem
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -197,6 +199,7 @@ def _path_around(edges: dict[str, set[str]], group: set[str]) -> list[str]:
     raise AssertionError(f"{sorted(group)} has no path around it")
 
 
+@pytest.mark.long
 def test_no_import_circle():
     root = Path(optmem.__file__).parent
     assert [" → ".join(c) for c in cycles(graph(root))] == []
@@ -219,6 +222,7 @@ def test_the_check_finds_a_planted_circle_inside_one_layer(tmp_path):
     assert cycles(graph(pkg)) == []
 
 
+@pytest.mark.long
 def test_no_module_imports_a_higher_layer():
     root = Path(optmem.__file__).parent
     assert violations(root) == []

@@ -66,6 +66,7 @@ def handoffs(project: str = "webapp", history: int = 10) -> list[dict[str, Any]]
 
 
 # -- requests -------------------------------------------------------------------------------------
+@pytest.mark.long
 def test_requests_are_the_users_own_prompts_first_and_latest(tmp_path, repo, vault_path):
     path = transcript(tmp_path, "session.jsonl", "after_compact.jsonl")
     assert hook("SessionEnd", repo, path)["handoff"]
@@ -87,6 +88,7 @@ def test_requests_are_the_users_own_prompts_first_and_latest(tmp_path, repo, vau
         assert leaked not in note, leaked
 
 
+@pytest.mark.long
 def test_a_sub_agents_prompt_written_inline_is_not_a_request(tmp_path, repo, vault_path):
     legacy = tmp_path / "legacy.jsonl"
     legacy.write_bytes((DATA / "legacy_inline_subagent.jsonl").read_bytes())
@@ -100,6 +102,7 @@ def test_a_sub_agents_prompt_written_inline_is_not_a_request(tmp_path, repo, vau
 
 
 # -- done -----------------------------------------------------------------------------------------
+@pytest.mark.long
 def test_done_is_the_main_threads_work_and_never_a_null_report(tmp_path, repo, vault_path):
     legacy = tmp_path / "legacy.jsonl"
     legacy.write_bytes((DATA / "legacy_inline_subagent.jsonl").read_bytes())
@@ -116,6 +119,7 @@ def test_done_is_the_main_threads_work_and_never_a_null_report(tmp_path, repo, v
     ]
 
 
+@pytest.mark.long
 def test_a_line_that_reports_work_and_names_the_next_step_is_split(tmp_path, repo, vault_path):
     # "Done: …. Next step: …" on one line is both: the done part is not filed under next
     path = tmp_path / "one-line.jsonl"
@@ -162,6 +166,7 @@ def test_a_line_that_reports_work_and_names_the_next_step_is_split(tmp_path, rep
 
 
 # -- blocked --------------------------------------------------------------------------------------
+@pytest.mark.long
 def test_blocked_is_what_stayed_broken_and_what_the_user_said_blocks_the_work(tmp_path, repo, vault_path):
     hook("PreCompact", repo, transcript(tmp_path, "session.jsonl"))
     h = handoffs()[0]
@@ -173,6 +178,7 @@ def test_blocked_is_what_stayed_broken_and_what_the_user_said_blocks_the_work(tm
 
 
 # -- one handoff per session ----------------------------------------------------------------------
+@pytest.mark.long
 def test_precompact_then_session_end_leave_one_handoff_updated_in_place(tmp_path, repo, vault_path):
     path = transcript(tmp_path, "session.jsonl")
     wrote = hook("PreCompact", repo, path)
@@ -216,6 +222,7 @@ def test_precompact_then_session_end_leave_one_handoff_updated_in_place(tmp_path
 
 
 # -- SessionStart ---------------------------------------------------------------------------------
+@pytest.mark.long
 def test_session_start_prints_nothing_when_the_vault_has_nothing_for_the_project(tmp_path, repo, vault_path):
     event = {**json.loads((DATA / "hook_events.json").read_text("utf-8"))["SessionStart"], "cwd": str(repo)}
 
@@ -239,6 +246,7 @@ def test_session_start_prints_nothing_when_the_vault_has_nothing_for_the_project
     assert "billing" not in shown
 
 
+@pytest.mark.long
 def test_a_hook_fed_something_else_says_what_it_expects_and_never_fails(vault_path):
     for junk in ("garbage", "[1, 2]"):
         res = run_optmem("hook", "claude-code", input=junk)

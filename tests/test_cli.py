@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_optmem
+import pytest
+from conftest import HANG, run_optmem
 
 from optmem import __version__
 from optmem.cli import fast
@@ -29,6 +30,7 @@ def typer_kwargs(cmd, args):
     return got
 
 
+@pytest.mark.long
 def test_every_command_has_json_and_help_with_an_example(cli):
     for name in declared():
         res = cli(*name.split(" "), "--help")
@@ -109,6 +111,7 @@ def generated_invocations(cmd):
     return [required, everything, inline]
 
 
+@pytest.mark.long
 def test_fast_parser_agrees_with_typer_on_every_declared_command():
     """Generated from the registry, so a new command or option is covered without a new test."""
     commands = declared()
@@ -174,6 +177,7 @@ def test_optmem_now_sets_timestamps(cli):
     assert "OPTMEM_NOW" in bad["error"]["message"]
 
 
+@pytest.mark.long
 def test_python_dash_m_and_exit_codes_in_a_real_process(tmp_path):
     res = run_optmem("append", "真实进程", "--json")
     assert res.returncode == 0 and json.loads(res.stdout)["status"] == "stored"
@@ -196,7 +200,7 @@ def test_version_starts_without_heavy_imports():
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
     assert res.returncode == 0, res.stderr
     assert f"optmem {__version__}" in res.stdout
     assert "HEAVY []" in res.stdout
@@ -210,6 +214,7 @@ def test_group_returns_none_for_unknown_commands():
     assert typer.main.get_command(app).get_command(None, "bogus") is None
 
 
+@pytest.mark.long
 def test_commands_run_without_importing_typer():
     code = (
         "import sys\n"
@@ -229,7 +234,7 @@ def test_commands_run_without_importing_typer():
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
     # neither Typer nor dataclasses' inspect/ast (~9 ms) on the paths agents call most, nor, for
     # English text, the CJK tokeniser's pattern (~4 ms to compile) and the Chinese question and
     # intensifier patterns (~2 ms), the Chinese time words (~1 ms); nor, for a query without a
@@ -237,6 +242,7 @@ def test_commands_run_without_importing_typer():
     assert "RC 0 0 TYPER False INSPECT False CJK False NAMES False" in res.stdout, res.stdout + res.stderr
 
 
+@pytest.mark.long
 def test_the_value_types_an_append_and_a_search_load_have_evaluated_field_types():
     """typing.NamedTuple compiles a field type written as a string (what `from __future__ import
     annotations` makes of every one) at each start-up: ~20 µs a field, ~5 ms over the few hundred
@@ -254,7 +260,7 @@ def test_the_value_types_an_append_and_a_search_load_have_evaluated_field_types(
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
     tuples = [line for line in res.stdout.splitlines() if line.startswith("TUPLE")]
     assert len(tuples) > 20, res.stdout + res.stderr  # Row, Parts, Ranking … were looked at
     assert [t for t in tuples if not t.endswith("[]")] == []
@@ -282,6 +288,7 @@ def test_a_mistyped_command_gets_the_nearest_name(cli):
     assert err["code"] == "usage" and "optmem --help" in err["message"]
 
 
+@pytest.mark.long
 def test_a_global_set_changes_a_setting_for_one_command_only(cli, vault, vault_path):
     for i in range(8):
         cli.json("append", f"deploy note {i} about the release train")

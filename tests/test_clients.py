@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import docs_text, log_lines, put, run_readme_block
 
 from optmem import memory
@@ -35,6 +36,7 @@ def test_history_shows_both_branches_of_a_record_corrected_on_two_clones(cli, va
     assert {"〔更正〕the office is on floor 4", "〔更正〕the office is on floor 5"} <= set(texts)
 
 
+@pytest.mark.long
 def test_a_replaced_or_removed_hot_entry_is_one_hit(cli, vault):
     memory.add(vault, "Package manager is npm")
     memory.replace(vault, "npm", "pnpm")
@@ -122,6 +124,7 @@ def readme_example(marker: str, tmp_path: Path) -> tuple[str, str]:
     return res.stdout, textwrap.dedent(shown.group(2))
 
 
+@pytest.mark.long
 def test_the_context_example_prints_what_the_docs_show(tmp_path):
     repo = Path(__file__).resolve().parent.parent
     out, shown = readme_example('copy="$(mktemp -d)/sample"', tmp_path)
@@ -131,6 +134,7 @@ def test_the_context_example_prints_what_the_docs_show(tmp_path):
     ).stdout  # the copy, not the vault, was touched
 
 
+@pytest.mark.long
 def test_the_update_example_prints_what_the_docs_show(tmp_path):
     # the Chinese implicit-update example, run as printed: the new value first, the old one still
     # found, the figures docs/search.md quotes (only the ids differ from machine to machine)

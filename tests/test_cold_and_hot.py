@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from conftest import optmem_cmd, run_optmem
+from conftest import HANG, optmem_cmd, run_optmem, wait_until
 
 OLD, LATER, LATER_SAME_DAY = "2025-01-01T09:00:00Z", "2026-01-01T09:00:00Z", "2026-01-01T18:00:00Z"
 
@@ -40,6 +39,7 @@ def sweeps(vault_path: Path) -> list[dict]:
 
 
 # -- the daily sweep is reported ----------------------------------------------------------------
+@pytest.mark.long
 def test_the_sweep_a_write_runs_is_reported_on_stderr_and_in_its_json(cli, vault, monkeypatch):
     at(monkeypatch, OLD)
     first = cli.json("append", "The build server was jenkins-1")
@@ -86,6 +86,7 @@ def test_every_write_command_that_can_sweep_reports_it(cli, vault, monkeypatch, 
     assert "swept:" in res.stderr and "went cold" in res.stderr
 
 
+@pytest.mark.long
 def test_a_sweep_started_in_the_background_says_so(vault, vault_path):
     settings(vault_path, "[lifecycle]\nbackground_above = 2\n")
     for i in range(3):
@@ -96,9 +97,8 @@ def test_a_sweep_started_in_the_background_says_so(vault, vault_path):
     assert swept["background"] is True and swept["cooled"] == 0  # started: nothing counted yet
     assert "sweeping: the daily sweep runs in the background" in res.stderr
     assert "background_above = 2" in res.stderr
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(sweeps(vault_path)) < 2:
-        time.sleep(0.2)  # the detached sweep ends on its own (before the test's folder goes)
+    # the detached sweep ends on its own (before the test's folder goes)
+    wait_until(lambda: len(sweeps(vault_path)) >= 2, "the detached sweep")
     assert sweeps(vault_path)[-1]["sweep"]["cooled"] == 3
 
 
@@ -213,6 +213,7 @@ def test_context_keeps_redlines_and_memory_and_tells_the_agent(cli, bad_user_md)
     assert len(out["warnings"]) == 1 and "USER.md" in out["warnings"][0]
 
 
+@pytest.mark.long
 def test_the_session_start_hook_still_gives_the_context(bad_user_md, tmp_path):
     event = {
         "session_id": "5b2e8f41",
@@ -222,7 +223,7 @@ def test_the_session_start_hook_still_gives_the_context(bad_user_md, tmp_path):
         "source": "startup",
     }
     res = subprocess.run(
-        [*optmem_cmd(), "hook", "claude-code"], input=json.dumps(event), capture_output=True, text=True, timeout=120
+        [*optmem_cmd(), "hook", "claude-code"], input=json.dumps(event), capture_output=True, text=True, timeout=HANG
     )
     assert res.returncode == 0
     assert "OPTMEM RECALLED MEMORY" in res.stdout, res.stderr

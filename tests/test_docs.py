@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from conftest import HANG
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -134,13 +135,14 @@ def run_block(text: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        timeout=120,
+        timeout=HANG,
     )
 
 
 CASES = runnable()
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("block", "shown"), CASES, ids=[f"{b.page.relative_to(REPO)}:{b.line}" for b, _ in CASES])
 def test_a_runnable_block_runs_and_prints_what_the_page_shows(
     block: Block, shown: Block | None, tmp_path: Path

@@ -78,6 +78,7 @@ PLAIN = st.text(
 )
 
 
+@pytest.mark.long
 @given(PLAIN)
 def test_text_without_brackets_colons_breaks_marks_or_hidden_characters_passes_unchanged(text):
     """(Other line breaks become \\n, and marks on ASCII letters go: those cases are above.)"""
@@ -135,6 +136,7 @@ def _assert_fenced(block: str, *kept: str) -> None:
         assert text in inside, (text, inside)
 
 
+@pytest.mark.long
 def test_context_show_and_handoff_read_print_stored_text_inside_the_fence(vault, cli):
     _plant(cli)
     _assert_fenced(cli("context", "-p", "webapp").stdout, *KEPT)
@@ -142,6 +144,7 @@ def test_context_show_and_handoff_read_print_stored_text_inside_the_fence(vault,
     _assert_fenced(cli("handoff", "read", "-p", "webapp").stdout, "staging reboots nightly", "starts the block")
 
 
+@pytest.mark.long
 def test_the_budget_counts_the_defused_text(vault, cli):
     """What `context` measures is what it prints: the quoted forms are a little longer."""
     for i in range(30):
@@ -162,6 +165,7 @@ def test_the_claude_code_session_hook_hands_the_fenced_block(vault, cli, tmp_pat
     _assert_fenced(got["context"], *KEPT)
 
 
+@pytest.mark.long
 def test_every_mcp_tool_result_is_fenced_with_its_strings_defused(vault, cli):
     from optmem.integrations.mcp import as_result
 

@@ -155,6 +155,7 @@ def test_hot_memory_adds_another_quarter(cli, vault):
     assert cli.json("add", "端口是9090")["status"] == "added"
 
 
+@pytest.mark.long
 def test_no_ordinary_note_is_taken_for_a_near_duplicate(cli, vault, vault_path, monkeypatch):
     """None of the notes of tests/data/dev_notes.txt repeats another; before, seven were reported
     `similar` (第一/第二阶段, 客户A/B, eu-west-1/us-east-1, feature/login-sso/-mfa, 第二/第三个迭代,

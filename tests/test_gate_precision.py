@@ -32,6 +32,7 @@ def flagged(cli, notes: list[str], monkeypatch) -> list[str]:
     return out
 
 
+@pytest.mark.long
 def test_ordinary_developer_notes_are_rarely_taken_for_updates(cli, vault, vault_path, monkeypatch):
     """At most 1 false flag among the ordinary notes of tests/data/dev_notes.txt (none of them
     a changed value of another): none today; the gate flagged 49 of the first 171 before

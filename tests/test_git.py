@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import run_optmem, run_readme_block
+import pytest
+from conftest import HANG, run_optmem, run_readme_block
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -28,7 +29,7 @@ def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> 
         text=True,
         input=input,
         env={**os.environ, **GIT_ENV},
-        timeout=60,
+        timeout=HANG,
     )
     assert not check or res.returncode == 0, res.stderr
     return res
@@ -46,6 +47,7 @@ def status_of(rid: str, vault: Path) -> str:
     return json.loads(run_optmem("--vault", str(vault), "get", rid, "--json").stdout)["record"]["status"]
 
 
+@pytest.mark.long
 def test_merges_amends_and_rebases_are_recorded_once_and_superseded(tmp_path, vault_path):
     repo = tmp_path / "svc"
     repo.mkdir()
@@ -90,6 +92,7 @@ def test_merges_amends_and_rebases_are_recorded_once_and_superseded(tmp_path, va
     assert status_of(next(c for c in recs if c["evidence"] == picked)["id"], vault_path) == "superseded"
 
 
+@pytest.mark.long
 def test_installing_for_another_vault_repoints_the_hooks(tmp_path):
     repo = tmp_path / "web"
     repo.mkdir()
@@ -119,6 +122,7 @@ def _clone_pair(tmp_path: Path) -> tuple[Path, Path]:
     return one, two
 
 
+@pytest.mark.long
 def test_hot_files_merge_entry_by_entry_on_two_clones(tmp_path):
     one, two = _clone_pair(tmp_path)
     run_optmem("--vault", str(one), "add", "from one: uses pnpm")
@@ -134,6 +138,7 @@ def test_hot_files_merge_entry_by_entry_on_two_clones(tmp_path):
     assert json.loads(run_optmem("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
 
 
+@pytest.mark.long
 def test_an_entry_edited_on_both_sides_keeps_both_and_doctor_says_so(tmp_path):
     one, two = _clone_pair(tmp_path)
     run_optmem("--vault", str(one), "replace", "8080", "9090")
@@ -160,6 +165,7 @@ def run_recipe(marker: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     return res
 
 
+@pytest.mark.long
 def test_the_shared_vault_recipe_runs_as_printed(tmp_path):
     res = run_recipe("# recipe: a vault shared through git", tmp_path)
     assert "laptop: the backend listens on 9090" in res.stdout and "desktop: staging listens on 9091" in res.stdout
@@ -167,6 +173,7 @@ def test_the_shared_vault_recipe_runs_as_printed(tmp_path):
         assert entry in res.stdout, res.stdout
 
 
+@pytest.mark.long
 def test_init_in_a_git_repo_names_each_file_it_added_once(tmp_path):
     repo = tmp_path / "r"
     repo.mkdir()
@@ -178,6 +185,7 @@ def test_init_in_a_git_repo_names_each_file_it_added_once(tmp_path):
     assert again["created"] == []
 
 
+@pytest.mark.long
 def test_git_never_sees_the_cache_of_a_folder_init_never_laid_out(tmp_path):
     # a plain folder with a log (a hand-made or copied one): reading it builds the index, touching
     # a record takes the lock — the cache folder they make ignores itself
@@ -239,7 +247,7 @@ def _pull_with_driver(two: Path, driver: str) -> subprocess.CompletedProcess[str
         capture_output=True,
         text=True,
         env={**os.environ, **GIT_ENV, "PATH": "/usr/bin:/bin"},
-        timeout=60,
+        timeout=HANG,
     )
 
 
@@ -248,6 +256,7 @@ def _journal_removals(vault: Path) -> list[str]:
     return [r["text"] for r in lines if r.get("kind") == "memory" and r.get("op") == "remove"]
 
 
+@pytest.mark.long
 def test_a_driver_whose_venv_is_gone_falls_back_to_a_real_conflict(tmp_path):
     one, two = _clone_pair(tmp_path)
     run_optmem("--vault", str(one), "add", "from one: uses pnpm")
@@ -268,6 +277,7 @@ def test_a_driver_whose_venv_is_gone_falls_back_to_a_real_conflict(tmp_path):
     assert _journal_removals(two) == []
 
 
+@pytest.mark.long
 def test_a_stale_driver_path_never_journals_the_other_sides_entry_as_removed(tmp_path):
     one, two = _clone_pair(tmp_path)
     run_optmem("--vault", str(one), "add", "from one: uses pnpm")

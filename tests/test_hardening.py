@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import log_lines, put, run_optmem
+from conftest import HANG, log_lines, put, run_optmem
 
 from optmem import clock, memory
 
@@ -52,22 +52,24 @@ def test_out_of_range_and_empty_values_are_usage_errors(cli, vault, args, env):
     assert (vault.root / "LOG.jsonl").read_bytes() == before
 
 
+@pytest.mark.long
 def test_an_empty_vault_option_is_a_usage_error_not_the_home_vault(tmp_path):
     res = run_optmem("--vault", "", "append", "x", "--json")
     assert res.returncode == 2 and json.loads(res.stdout)["error"]["code"] == "usage"
     assert not (Path(os.environ["HOME"]) / ".optmem").exists()
 
 
+@pytest.mark.long
 def test_invalid_utf8_in_an_argument_or_on_stdin_is_a_usage_error(vault_path):
     res = subprocess.run(
-        [sys.executable, "-m", "optmem", "append", b"bad \xff bytes", "--json"], capture_output=True, timeout=60
+        [sys.executable, "-m", "optmem", "append", b"bad \xff bytes", "--json"], capture_output=True, timeout=HANG
     )
     assert res.returncode == 2 and b"UTF-8" in res.stdout
     res = subprocess.run(
         [sys.executable, "-m", "optmem", "append", "-", "--json"],
         input=b"\xff\xfe bad",
         capture_output=True,
-        timeout=60,
+        timeout=HANG,
     )
     assert res.returncode == 2 and b"UTF-8" in res.stdout
     assert not (vault_path / "LOG.jsonl").exists() or b"bad" not in (vault_path / "LOG.jsonl").read_bytes()
@@ -195,6 +197,7 @@ def test_crlf_front_matter_is_recognised_and_kept(cli, vault, vault_path):
 
 
 # -- the journal comes first ---------------------------------------------------------------------
+@pytest.mark.long
 def test_a_kill_between_journal_and_rename_loses_nothing(vault, vault_path):
     """The hot edit is journalled before the file is replaced: killed in between, the removed
     entry is still in the file, its removal in the log, and doctor says they disagree."""
@@ -211,7 +214,7 @@ def test_a_kill_between_journal_and_rename_loses_nothing(vault, vault_path):
         "fsio.atomic_write = die\n"
         "memory.remove(Vault(sys.argv[1]), 'hand typed')\n"
     )
-    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, timeout=60)
+    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, timeout=HANG)
     assert res.returncode == -signal.SIGKILL
     texts = [r.get("text") for r in log_lines(vault_path)]
     assert "hand typed fact that only lives in the file" in texts  # journalled before the kill
@@ -288,6 +291,7 @@ def _no_room() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
 
 
+@pytest.mark.long
 def test_reads_answer_from_the_log_when_the_index_cannot_be_written(cli, vault, vault_path):
     """A full disk: the index cannot catch up with a line pulled from elsewhere. search, get,
     context and stats still answer — completely, from the log — and say so; doctor reports it;
@@ -308,7 +312,7 @@ def test_reads_answer_from_the_log_when_the_index_cannot_be_written(cli, vault, 
             capture_output=True,
             text=True,
             preexec_fn=_no_room,
-            timeout=120,
+            timeout=HANG,
         )
 
     for args in (("search", "staging cache"), ("get", pulled[-8:]), ("context",), ("stats",)):
@@ -329,6 +333,7 @@ def test_reads_answer_from_the_log_when_the_index_cannot_be_written(cli, vault, 
     assert cli.json("doctor")["ok"] is True
 
 
+@pytest.mark.long
 def test_a_read_only_vault_answers_reads_and_refuses_writes_clearly(cli, vault, vault_path):
     """Every file and folder of the vault read-only (a mounted backup, another user's vault). Run
     as root, the commands run without the capabilities that let root write anyway."""
@@ -356,7 +361,7 @@ def test_a_read_only_vault_answers_reads_and_refuses_writes_clearly(cli, vault, 
                 [*as_user, sys.executable, "-m", "optmem", "--vault", str(vault_path), *args, "--json"],
                 capture_output=True,
                 text=True,
-                timeout=120,
+                timeout=HANG,
             )
 
         for args in (("search", "staging cache"), ("get", pulled[-8:]), ("context",), ("stats",)):
@@ -384,6 +389,7 @@ def test_doctor_names_low_disk_space_by_what_the_index_needs():
 
 
 # -- commands come from the user -------------------------------------------------------------------
+@pytest.mark.long
 def test_a_summariser_named_in_the_vault_does_not_run(cli, vault, vault_path, tmp_path):
     proof = tmp_path / "ran"
     (vault_path / "optmem.toml").write_text(f'[tree]\nrun = 2\nfanout = 2\nsummarizer = "touch {proof}"\n')
@@ -427,6 +433,7 @@ def _limited(max_bytes: int):
     return pre
 
 
+@pytest.mark.long
 def test_a_write_the_system_refuses_leaves_no_partial_line(vault, vault_path):
     for i in range(5):
         put(vault, f"record {i} about the deploy")
@@ -437,7 +444,7 @@ def test_a_write_the_system_refuses_leaves_no_partial_line(vault, vault_path):
         [sys.executable, "-m", "optmem", "append", "x" * 5000, "--json"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG,
         preexec_fn=_limited(limit),
     )
     assert res.returncode == 3, res.stdout + res.stderr
@@ -449,7 +456,7 @@ def test_a_write_the_system_refuses_leaves_no_partial_line(vault, vault_path):
         [sys.executable, "-m", "optmem", "append", "small and stored", "--json"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG,
         preexec_fn=_limited(limit),
     )
     assert res.returncode == 0, res.stdout + res.stderr
@@ -518,6 +525,7 @@ def test_temporaries_of_dead_processes_are_cleaned_on_the_next_write(cli, vault,
     assert live.exists()  # its process is alive: not ours to remove
 
 
+@pytest.mark.long
 def test_a_killed_add_leaves_no_temporary_behind_the_next_write(vault, vault_path, tmp_path):
     """A real `optmem add` killed while its temporary file is open; its parent has not reaped it
     yet (a zombie still answers kill(pid, 0)). The next write removes what it left."""

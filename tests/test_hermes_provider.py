@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from optmem.integrations import hermes
 
 TURN = ("Which port does the backend use now?", "The backend listens on port 9090 since the migration.")
@@ -41,6 +43,7 @@ def test_install_writes_the_plugin_folder_and_the_shared_vault(cli, tmp_path, mo
     assert cli.json("hermes", "install", "--hermes-home", str(tmp_path / "file"), code=2)["error"]["code"] == "usage"
 
 
+@pytest.mark.long
 def test_every_hook_against_a_real_vault(tmp_path, monkeypatch):
     monkeypatch.delenv("OPTMEM_VAULT", raising=False)
     home = tmp_path / "hermes"

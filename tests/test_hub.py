@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from conftest import fenced_json, log_lines
+from conftest import HANG, fenced_json, log_lines
 
 TOKEN = "hub-token-for-tests-0123456789"
 
@@ -34,11 +34,11 @@ def start_hub(vault_path: Path, address: str, env: dict[str, str]) -> subprocess
         stderr=subprocess.PIPE,
     )
     port = int(address.rpartition(":")[2])
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG  # a hang detector: a busy machine starts it late
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            socket.create_connection(("127.0.0.1", port), timeout=HANG).close()  # refused at once until it listens
             return proc
         except OSError:
             time.sleep(0.1)
@@ -54,7 +54,7 @@ def post(port: int, headers: dict[str, str], body: bytes | None = None) -> tuple
         headers={"content-type": "application/json", "accept": "application/json, text/event-stream", **headers},
     )
     try:
-        with urllib.request.urlopen(req, timeout=30) as res:
+        with urllib.request.urlopen(req, timeout=HANG) as res:
             return res.status, dict(res.headers), {}
     except urllib.error.HTTPError as err:
         return err.code, dict(err.headers), json.loads(err.read())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
 from conftest import put
 
 from optmem import facts, index, log, lookup, record
@@ -51,6 +52,7 @@ def busy_vault(vault: Vault, monkeypatch) -> None:
         fh.write(json.dumps({"ts": "2026-01-03T00:00:00Z", "text": "〔更正〕 later fix #ZZZZZZZZ"}) + "\n")
 
 
+@pytest.mark.long
 def test_parallel_build_equals_serial_build(vault, monkeypatch):
     busy_vault(vault, monkeypatch)
     index.build(vault, parallel_min_bytes=1 << 60)
@@ -107,6 +109,7 @@ def test_a_missing_field_is_null_in_the_index_and_a_given_one_keeps_its_value(va
         )
 
 
+@pytest.mark.long
 def test_incremental_catch_up_equals_a_fresh_build(vault, monkeypatch):
     busy_vault(vault, monkeypatch)
     # the index has been caught up step by step by every append above; compare with a rebuild
@@ -141,6 +144,7 @@ def test_correction_typed_before_its_target_is_linked_when_the_target_arrives(va
     assert lookup.get(vault, target).record["status"] == "superseded"
 
 
+@pytest.mark.long
 def test_a_build_merges_once_and_leaves_appends_merging_as_they_go(vault, cli):
     for i in range(30):
         put(vault, f"note number {i} about the staging database")
@@ -165,6 +169,7 @@ def _plan_of(idx, call) -> str:
     return result, " ".join(str(row[-1]) for row in idx.conn.execute("EXPLAIN QUERY PLAN " + sql))
 
 
+@pytest.mark.long
 def test_a_session_start_reads_through_indexes_not_the_whole_log(vault, monkeypatch):
     # context runs at every session start: its recent records and the project's handoff must
     # not scan (and sort) every record

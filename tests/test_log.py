@@ -254,6 +254,7 @@ names = st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True)
 unit = st.none() | st.floats(0, 1)
 
 
+@pytest.mark.long
 @given(
     text=st.text(min_size=1, max_size=50),
     domain=names,
@@ -327,6 +328,7 @@ _values = st.recursive(
 )
 
 
+@pytest.mark.long
 @given(
     obj=st.dictionaries(st.text(), _values, max_size=4),
     ascii_only=st.booleans(),

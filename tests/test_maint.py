@@ -6,6 +6,7 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
 from conftest import put
 
 from optmem import facts, handoff, log, memory, tree
@@ -37,6 +38,7 @@ def damage(vault: Vault) -> dict[str, str]:
     return good
 
 
+@pytest.mark.long
 def test_doctor_reports_changes_nothing_then_repairs_safely(vault, cli):
     good = damage(vault)
     before = all_files(vault.root)
@@ -106,6 +108,7 @@ def test_quarantine_keeps_exact_bytes_of_lines_that_are_not_utf8(vault, cli):
     assert b"\xff" not in vault.log_path.read_bytes()
 
 
+@pytest.mark.long
 def test_stats(vault, cli, monkeypatch):
     monkeypatch.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")
     a = put(vault, "端口是 8080", domain="code").id
@@ -151,6 +154,7 @@ def test_stats(vault, cli, monkeypatch):
     assert "contradiction rate 50.0%" in cli("stats").stdout
 
 
+@pytest.mark.long
 def test_purge_refuses_without_yes_and_leaves_no_copy_anywhere(vault, cli):
     (vault.root / "optmem.toml").write_text("[tree]\nrun = 2\nfanout = 2\n", "utf-8")
     v = Vault(vault.root)
@@ -178,6 +182,7 @@ def test_purge_refuses_without_yes_and_leaves_no_copy_anywhere(vault, cli):
     assert (v.root / "tree" / "code" / "root.md").exists()
 
 
+@pytest.mark.long
 def test_purge_takes_the_copies_of_the_text_with_it_and_leaves_doctor_clean(vault, cli):
     a, b, c = (
         put(vault, t).id
@@ -199,6 +204,7 @@ def test_purge_takes_the_copies_of_the_text_with_it_and_leaves_doctor_clean(vaul
     assert cli.json("doctor")["problems"] == []
 
 
+@pytest.mark.long
 def test_purge_of_a_hot_memory_entry_takes_every_journal_line_and_refuses_a_held_one(vault, cli):
     cli.json("add", "prefers TABS-4711 over spaces")
     cli.json("replace", "TABS-4711 over spaces", "spaces over tabs")
@@ -241,6 +247,7 @@ def test_purge_takes_a_resolution_that_kept_the_purged_value(vault, cli):
     assert cli.json("get", other)["record"]["status"] == "current" and cli.json("doctor")["problems"] == []
 
 
+@pytest.mark.long
 def test_purge_leaves_no_trace_of_the_ids_in_the_recall_lines(vault, cli):
     gone, kept = put(vault, "the vendor contract is secret").id, put(vault, "the vendor is Acme").id
     cli.json("touch", gone, kept)
@@ -291,6 +298,7 @@ def make_eval_vault(vault: Vault, monkeypatch) -> Path:
     return queries
 
 
+@pytest.mark.long
 def test_eval_passes_against_its_own_baseline_and_fails_after_a_regression(vault, cli, monkeypatch, tmp_path):
     queries = make_eval_vault(vault, monkeypatch)
     cli.json("search", "warm the index")
@@ -323,6 +331,7 @@ def test_eval_passes_against_its_own_baseline_and_fails_after_a_regression(vault
     assert "REGRESSION" in cli("eval", str(queries), "--baseline", str(base)).stdout
 
 
+@pytest.mark.long
 def test_eval_set_tries_a_setting_without_adopting_it_and_k_must_match(vault, cli, monkeypatch, tmp_path):
     queries = make_eval_vault(vault, monkeypatch)
     base = tmp_path / "base.json"

@@ -17,6 +17,7 @@ def entries(vault_path, name="MEMORY.md"):
     return memory.parse((vault_path / name).read_text("utf-8"))[1]
 
 
+@pytest.mark.long
 def test_article_walkthrough_in_chinese(cli, vault_path):
     first = cli.json("add", "用户的名字叫小明。")
     assert first["status"] == "added"
@@ -258,6 +259,7 @@ entry_text = (
 )
 
 
+@pytest.mark.long
 @given(st.lists(entry_text, max_size=6), st.booleans(), st.sampled_from(["", "---\nlimit: 99\n---\n"]))
 def test_parse_render_round_trip(items, final_newline, front):
     hot = memory.HotFile("memory", "MEMORY.md", None, 2200, list(items), front, final_newline)

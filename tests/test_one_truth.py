@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import log_lines, run_optmem
 
 
@@ -170,6 +171,7 @@ def test_an_entry_put_back_by_hand_is_no_longer_shown_as_removed(cli, vault_path
     assert "REMOVED" not in cli("search", "爬山").stdout
 
 
+@pytest.mark.long
 def test_a_replaced_entry_names_its_successor_under_a_fixed_clock(vault_path):
     # separate processes under one fixed OPTMEM_NOW make ids whose random part says nothing of
     # their order: the log's order decides
@@ -215,6 +217,7 @@ def clone_corrects(vault_path, base: str, text: str, day: str, **fields) -> None
         )
 
 
+@pytest.mark.long
 def test_a_fact_corrected_two_ways_is_one_conflict_whatever_the_domain_or_key(cli, vault_path, monkeypatch):
     for extra in ({"domain": "ops"}, {"key": "staging.ip"}):
         quiet(vault_path)

@@ -143,6 +143,7 @@ def test_hand_edits_to_bodies_are_kept(vault, cli):
     assert cli.json("tree")["roots"][0]["edited"] is True
 
 
+@pytest.mark.long
 def test_dry_run_writes_nothing(vault, cli):
     fill(vault, 130)
     out = cli.json("compact", "--dry-run")
@@ -180,6 +181,7 @@ def test_tree_outline_and_one_node(vault, cli):
 node_ids = st.from_regex(r"L[1-5]-\d{4}", fullmatch=True)
 
 
+@pytest.mark.long
 @given(
     level=st.integers(1, 5),
     count=st.integers(0, 10**6),
@@ -271,6 +273,7 @@ items = st.lists(
 )
 
 
+@pytest.mark.long
 @given(done=items, blocked=items, nxt=items)
 def test_handoff_round_trip(done, blocked, nxt):
     h = handoff.Handoff("webapp", "2026-01-01T00:00:00Z", done, blocked, nxt, "", "code", "me", "01ABCDEF")
@@ -297,6 +300,7 @@ def setup_context(vault: Vault) -> None:
     handoff.write(vault, "webapp", done=["端口改成 9090"], next=["更新 nginx 文档"])
 
 
+@pytest.mark.long
 def test_context_within_a_small_budget_keeps_redlines_hot_memory_and_handoff(vault, cli):
     setup_context(vault)
     out = cli.json("context", "-p", "webapp", "--budget", "1500")
@@ -317,6 +321,7 @@ def test_context_within_a_small_budget_keeps_redlines_hot_memory_and_handoff(vau
     assert cli("context", "-p", "webapp", "--budget", "1500").stdout.strip() == text
 
 
+@pytest.mark.long
 def test_a_budget_too_small_names_a_minimum_that_then_fits(vault, cli):
     setup_context(vault)
     for small in ("9", "99"):  # the line saying what was left out quotes the budget: its digits count
@@ -327,6 +332,7 @@ def test_a_budget_too_small_names_a_minimum_that_then_fits(vault, cli):
         cli.json("context", "-p", "webapp", "--budget", str(least - 1), code=2)  # and it is the least
 
 
+@pytest.mark.long
 def test_context_with_a_large_budget_adds_the_projects_records(vault, cli):
     setup_context(vault)
     out = cli.json("context", "-p", "webapp", "--budget", "20000")
@@ -337,6 +343,7 @@ def test_context_with_a_large_budget_adds_the_projects_records(vault, cli):
     assert "webapp record 7:" in next(s for s in queried["sections"] if s["name"] == "records")["items"][0]
 
 
+@pytest.mark.long
 def test_context_marks_an_old_value_beside_its_possible_update(vault, cli, monkeypatch):
     # the write gate kept both ("this may update …"): a prompt must not read the two numbers as
     # equally true — English and Chinese
@@ -359,6 +366,7 @@ def test_context_marks_an_old_value_beside_its_possible_update(vault, cli, monke
         assert "outdated" not in "\n".join(lines)
 
 
+@pytest.mark.long
 def test_context_redlines_by_domain_and_never_cut_silently(vault, cli):
     setup_context(vault)
     only_code = cli.json("context", "--domain", "code", "--budget", "20000")["text"]

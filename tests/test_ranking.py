@@ -68,6 +68,7 @@ _DATE_BITS = st.sampled_from(
 )
 
 
+@pytest.mark.long
 @given(st.lists(_DATE_BITS, max_size=8).map("".join))
 def test_a_text_the_date_hint_passes_over_names_no_date(folded):
     # the hint is a shortcut: a text it passes over must be one no date pattern reads anything in
@@ -370,6 +371,7 @@ def test_what_a_turn_asks_is_its_question_sentences():
     assert both.startswith("which spices? ") and both.endswith("itemN ok why?")
 
 
+@pytest.mark.long
 def test_a_question_that_matched_only_the_present_lends_nothing(vault, cli, monkeypatch):
     """ "now" says when, not what: a question that matched nothing else lends its answer nothing,
     as a record that matched nothing else is no hit."""
@@ -479,6 +481,7 @@ def test_b_follows_the_store_and_the_query():
     assert ranking.b_for(0.2, 20.0, 1.0, 5, fixed) == ranking.b_for(2.0, 300.0, 0.0, 30, fixed) == 0.75
 
 
+@pytest.mark.long
 def test_b_in_explain_comes_from_the_store(vault, cli):
     for i in range(6):
         put(vault, f"short note about deploys number {i}")
@@ -685,6 +688,7 @@ _CUE_TEXT = st.lists(
 ).map(" ".join)
 
 
+@pytest.mark.long
 @given(_CUE_TEXT, st.sampled_from(["present", "past", "change"]))
 def test_a_cue_is_found_as_by_the_whole_pattern_english_alone_in_ascii(words, kind):
     """An ASCII text is searched by the English cues only (compiling the Chinese ones costs most
@@ -739,6 +743,7 @@ def test_the_names_a_query_writes():
     assert names_in("What Is Alice's Phone Number Now") == {"alic"}
 
 
+@pytest.mark.long
 def test_an_update_about_someone_else_does_not_go_first(vault, cli, monkeypatch):
     # "Alice" is common in this store, so IDF barely weighs it: the matched-term overlap of Bob's
     # newer number with Alice's is high. A name the query writes (capitalised, not its first word)
@@ -1118,6 +1123,7 @@ def test_a_chinese_term_in_half_the_records_weighs_next_to_nothing_but_still_fin
     assert ranking.idf(4, 3, common_weightless=True) == ranking.idf(4, 3)
 
 
+@pytest.mark.long
 def test_a_common_chinese_bigram_weighs_next_to_nothing_and_is_still_found(vault, cli, monkeypatch):
     """我们 is in most turns of a chat: a record that matches nothing else of the query weighs a
     hundredth of what it did (`cjk_common`), while a record holding the query's rarer term keeps its

@@ -232,6 +232,7 @@ def test_correct_of_a_superseded_record_names_the_current_version(cli, vault, mo
     assert cli.json("correct", a, "the office is on floor 4", code=1)["error"]["current"] == b
 
 
+@pytest.mark.long
 def test_a_correction_that_says_the_same_is_refused(cli, vault):
     rid = put(vault, "Team lunch is on Thursdays").id
     fix = cli.json("correct", rid, "Team lunch is on Fridays")["id"]

@@ -104,6 +104,7 @@ def test_keyed_fact_moves_hangzhou_to_shanghai(vault, monkeypatch, cli):
     assert [v["status"] for v in versions] == ["superseded", "current"]
 
 
+@pytest.mark.long
 def test_redline_outranks_strong_matches_refuses_plain_corrections_accepts_newer_redline(vault, monkeypatch, cli):
     at(monkeypatch, "2024-01-01T00:00:00Z")
     rule = put(vault, "发布前必须跑完测试", tier="redline", domain="code").id
@@ -386,6 +387,7 @@ def test_the_total_counts_what_could_be_shown(vault, cli, monkeypatch):
     assert out["total"] == len(out["hits"])
 
 
+@pytest.mark.long
 def test_limit_and_total(vault, cli):
     for i in range(15):
         put(vault, f"meeting notes number {i} 会议纪要 {i}")
@@ -451,6 +453,7 @@ def test_restated_fact_counts_as_said_again(vault, monkeypatch):
     assert ids(find(vault, "staging host"))[:2] == [a, b]
 
 
+@pytest.mark.long
 def test_wide_candidate_path_ranks_like_the_exact_path(vault, vault_path, cli, monkeypatch):
     """Above `ranking.postings_budget` candidates are chosen (every-term matches, rare terms, the
     newest) instead of ranking every match; on a vault where that choice holds the best
@@ -488,6 +491,7 @@ def test_wide_candidate_path_ranks_like_the_exact_path(vault, vault_path, cli, m
     ]
 
 
+@pytest.mark.long
 def test_a_filtered_total_past_the_ranking_budget_is_still_exact(vault, vault_path, cli):
     """Ranking every match and counting the matches that pass a filter have different costs: past
     `ranking.postings_budget` the candidates are chosen, but a filtered total is still counted
@@ -546,6 +550,7 @@ def test_a_forgotten_match_is_counted_and_the_flag_named(vault, cli):
     assert cli.json("search", "Alice lives", "--include-forgotten")["forgotten_matches"] == 0
 
 
+@pytest.mark.long
 def test_the_newest_match_is_a_candidate_however_many_tie_with_it(vault, cli, monkeypatch):
     # seventy equal matches, then a newer one: BM25 alone cannot tell them apart, so the newest
     # matches are re-scored too — recency lifts it first at any --limit
@@ -561,6 +566,7 @@ def test_the_newest_match_is_a_candidate_however_many_tie_with_it(vault, cli, mo
     assert [h["id"] for h in cli.json("search", "deploy", "--limit", "50")["hits"]][:10] == ten
 
 
+@pytest.mark.long
 def test_a_shorter_limit_is_the_start_of_a_longer_one(vault, monkeypatch):
     # statements of one changing value said over many days, and other records sharing some of
     # their words: the newer-first rules must re-order the same top hits whatever --limit asks

@@ -9,6 +9,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import pytest
 from conftest import put
 
 from optmem import index, layout
@@ -33,6 +34,7 @@ def log_lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text("utf-8").splitlines() if x.strip()]
 
 
+@pytest.mark.long
 def test_segment_keeps_log_jsonl_as_it_is_and_appends_go_to_the_writers_file(cli, vault, monkeypatch):
     monkeypatch.setenv("OPTMEM_NOW", "2026-03-05T10:00:00Z")
     old = cli.json("append", "the port is 8080", "--key", "port")["id"]
@@ -77,6 +79,7 @@ def deliver(src: Path, dst: Path) -> None:
     os.replace(dst.with_name(dst.name + ".part"), dst)
 
 
+@pytest.mark.long
 def test_another_writers_lines_and_files_are_caught_up_per_file(tmp_path, vault, monkeypatch):
     """A synced folder: the other writer's month arrives whole, then grows, then a new month comes."""
     from optmem.share import segment
@@ -146,6 +149,7 @@ def test_purge_removes_a_record_from_every_writers_file(cli, vault, monkeypatch)
     ]
 
 
+@pytest.mark.long
 def test_a_segmented_vault_reads_the_same_as_the_log_it_came_from(tmp_path, cli, monkeypatch):
     """The same appends into one LOG.jsonl, and into a vault split mid-way with two writers:
     every search answers the same."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -69,6 +70,7 @@ def test_reading_settings_lays_out_no_vault(tmp_path):
 _PIECES = "ab_1 é①\u0301-、。・゠カ中文한국어𠀀\u3040\u30ff\u4dbf\ud7af\uf900"
 
 
+@pytest.mark.long
 @given(st.text(alphabet=st.sampled_from(_PIECES) | st.characters(), max_size=40))
 def test_chinese_runs_and_words_are_what_the_two_class_pattern_finds(s):
     """The tokeniser splits a text with CJK by one CJK class (compiling a second, of the other

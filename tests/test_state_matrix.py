@@ -154,6 +154,7 @@ def hits(b: Built, marker: str, *more: str) -> dict[str, dict[str, Any]]:
     return {h["id"]: h for h in run(b.cli, b.vault, "search", marker, "--limit", "50", *more)["hits"]}
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("row", TABLE, ids=[r.state for r in TABLE])
 def test_each_state_on_each_surface(built: Built, row: Row) -> None:
     b, rid = built, built.ids[row.state]
@@ -244,6 +245,7 @@ def test_the_lists_and_counts_agree_with_the_table(built: Built) -> None:
     assert not any("monday" in e or "mxhotgone" in e for e in entries)
 
 
+@pytest.mark.long
 def test_every_mcp_tool_agrees_with_the_cli(built: Built) -> None:
     from test_agents import mcp_session
 

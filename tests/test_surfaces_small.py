@@ -133,6 +133,7 @@ def test_merge_does_not_repeat_a_topic_the_fragment_already_begins_with(cli, vau
 
 
 # -- 3. merge --suggest: only what merge accepts, about one subject -----------------------------------
+@pytest.mark.long
 def test_suggestions_are_only_groups_merge_accepts(cli, vault, vault_path):
     quiet(vault_path)
     ids = {}
@@ -169,6 +170,7 @@ def test_suggestions_are_only_groups_merge_accepts(cli, vault, vault_path):
     assert [s["topic"] for s in found if ids["flight"] in s["ids"]] == ["Japan trip"]
 
 
+@pytest.mark.long
 def test_a_key_prefix_or_a_tag_alone_is_no_subject(cli, vault, vault_path):
     quiet(vault_path)
     for text, key in [
@@ -210,6 +212,7 @@ def test_suggestion_reasons_show_words_as_written(cli, vault, vault_path):
     }  # the run as written, not 数据, 据库
 
 
+@pytest.mark.long
 def test_people_who_like_different_things_are_no_subject_and_one_trip_is(cli, vault, vault_path):
     quiet(vault_path)
     for text, key in [
@@ -287,6 +290,7 @@ def test_every_command_and_subcommand_is_in_the_readme_table():
         assert f"`optmem {head}" in table and sub in table, name
 
 
+@pytest.mark.long
 def test_help_texts_have_no_stray_markup(cli):
     from optmem.cli.spec import COMMANDS
 
@@ -301,6 +305,7 @@ def test_help_texts_have_no_stray_markup(cli):
             assert "Example:" in out.stdout, name  # every command's help shows one
 
 
+@pytest.mark.long
 def test_the_mcp_help_and_docs_list_every_tool_the_server_registers(cli):
     import asyncio
     import re
@@ -327,6 +332,7 @@ def test_doctor_names_init_for_the_merge_driver(cli, vault, vault_path):
 
 
 # -- 6. doctor: a hand-typed line without ts -----------------------------------------------------------
+@pytest.mark.long
 def test_doctor_fix_stamps_a_hand_line_without_ts_and_keeps_its_id(cli, vault, vault_path, monkeypatch):
     import os
     from datetime import datetime

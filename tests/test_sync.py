@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Cli, optmem_cmd, run_optmem
+from conftest import HANG, PATIENT, Cli, optmem_cmd, run_optmem
 from test_git import GIT_ENV, git
 
 ENV = {**GIT_ENV}
@@ -44,6 +44,7 @@ def record_ids(vault: Path) -> list[str]:
     return sorted(json.loads(x)["id"] for f in files if f.exists() for x in f.read_text("utf-8").splitlines() if x)
 
 
+@pytest.mark.long
 def test_records_and_hot_entries_travel_both_ways(tmp_path):
     one, two = pair(tmp_path)
     om(one, "append", "one: the backend listens on 9090")
@@ -76,6 +77,7 @@ def test_records_and_hot_entries_travel_both_ways(tmp_path):
     assert record_ids(one) == record_ids(two)
 
 
+@pytest.mark.long
 def test_a_second_sync_with_nothing_new_commits_and_reindexes_nothing(tmp_path):
     one, two = pair(tmp_path)
     om(one, "append", "one: a record")
@@ -91,6 +93,7 @@ def test_a_second_sync_with_nothing_new_commits_and_reindexes_nothing(tmp_path):
     assert (after.st_ino, after.st_mtime_ns, after.st_size) == (before.st_ino, before.st_mtime_ns, before.st_size)
 
 
+@pytest.mark.long
 def test_the_same_key_set_differently_on_two_clones_is_a_conflict_on_both(tmp_path):
     one, two = pair(tmp_path)
     sync(one), sync(two)
@@ -115,6 +118,7 @@ def test_the_same_key_set_differently_on_two_clones_is_a_conflict_on_both(tmp_pa
         ]
 
 
+@pytest.mark.long
 def test_unkeyed_corrections_that_diverge_are_a_conflict_on_both(tmp_path):
     one, two = pair(tmp_path)
     rid = om(one, "append", "the api lives at api.example.com")["id"]
@@ -133,6 +137,7 @@ def test_unkeyed_corrections_that_diverge_are_a_conflict_on_both(tmp_path):
         }
 
 
+@pytest.mark.long
 def test_a_forget_on_one_clone_leaves_the_others_search_context_and_tree(tmp_path):
     one, two = pair(tmp_path)
     rid = om(one, "append", "the staging password hint is bluebird", "--domain", "ops")["id"]
@@ -155,6 +160,7 @@ def test_a_forget_on_one_clone_leaves_the_others_search_context_and_tree(tmp_pat
         assert "bluebird" not in run_optmem("--vault", str(two), "tree", f"ops/{node}").stdout
 
 
+@pytest.mark.long
 def test_a_stale_driver_path_cannot_lose_a_hot_entry_through_sync(tmp_path):
     one, two = pair(tmp_path)
     om(one, "add", "one: shared entry")
@@ -170,6 +176,7 @@ def test_a_stale_driver_path_cannot_lose_a_hot_entry_through_sync(tmp_path):
     assert sorted(entries) == ["one: shared entry", "one: uses pnpm", "two: editor is vim"]
 
 
+@pytest.mark.long
 def test_a_vault_inside_a_code_repository_is_refused_before_anything_changes(tmp_path):
     repo = tmp_path / "code"
     git(tmp_path, "init", "-q", str(repo))
@@ -209,7 +216,7 @@ def test_a_sync_killed_at_any_stage_converges_on_the_next(tmp_path, stage):
         if stage in line:
             proc.send_signal(signal.SIGKILL)
             break
-    proc.wait(timeout=60)
+    proc.wait(timeout=HANG)
     for clone in (one, two, one):
         res = run_optmem("--vault", str(clone), "sync", "--json", env=ENV)
         assert res.returncode == 0, res.stdout + res.stderr
@@ -224,7 +231,7 @@ WRITER = """
 import sys
 from optmem import log
 from optmem.vault import Vault
-vault, tag, n = Vault(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+vault, tag, n = Vault(sys.argv[1], [sys.argv[4]]), sys.argv[2], int(sys.argv[3])  # [4]: a patient lock
 words = ["port", "deploy", "cache", "token", "build", "vim", "pnpm", "nginx", "redis", "queue"]
 for i in range(n):
     a, b = words[i % 10], words[(i * 7 + 3) % 10]
@@ -238,11 +245,13 @@ def test_a_thousand_appends_a_clone_written_at_once_then_synced_read_the_same_on
     one, two = pair(tmp_path)
     sync(one), sync(two)
     procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(clone), f"{clone.name}{half}", "500"], env=os.environ)
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(clone), f"{clone.name}{half}", "500", PATIENT], env=os.environ
+        )
         for clone in (one, two)
         for half in ("a", "b")
     ]
-    assert [p.wait(timeout=600) for p in procs] == [0, 0, 0, 0]
+    assert [p.wait(timeout=HANG) for p in procs] == [0, 0, 0, 0]
     sync(one), sync(two), sync(one)
     assert len(record_ids(one)) == len(record_ids(two)) == 2000
     for query in ("port", "deploy nginx", "8042", "redis queue", "one note 7", "two note 499"):
@@ -252,6 +261,7 @@ def test_a_thousand_appends_a_clone_written_at_once_then_synced_read_the_same_on
     assert exports[0] == exports[1] and exports[0].count('{"record":') == 2000
 
 
+@pytest.mark.long
 def test_the_readme_recipe_for_two_machines_runs_as_printed(tmp_path):
     from test_git import run_recipe
 
@@ -263,6 +273,7 @@ def test_the_readme_recipe_for_two_machines_runs_as_printed(tmp_path):
     )
 
 
+@pytest.mark.long
 def test_incoming_records_the_scanner_flags_are_reported_and_kept(tmp_path):
     one, two = pair(tmp_path)
     sync(one), sync(two)
@@ -274,6 +285,7 @@ def test_incoming_records_the_scanner_flags_are_reported_and_kept(tmp_path):
     assert "[BLOCKED" in om(two, "get", rid)["record"]["text"]
 
 
+@pytest.mark.long
 def test_a_hot_file_over_its_budget_after_the_merge_is_reported(tmp_path):
     one, two = pair(tmp_path)
     sync(one), sync(two)
@@ -288,6 +300,7 @@ def test_a_hot_file_over_its_budget_after_the_merge_is_reported(tmp_path):
     assert report["over_budget"][0]["chars"] > report["over_budget"][0]["limit"] == 120
 
 
+@pytest.mark.long
 def test_a_push_refused_because_the_remote_moved_is_merged_and_tried_again(tmp_path):
     one, two = pair(tmp_path)
     sync(one), sync(two)
@@ -310,6 +323,7 @@ def test_a_push_refused_because_the_remote_moved_is_merged_and_tried_again(tmp_p
     assert record_ids(one) == record_ids(two)
 
 
+@pytest.mark.long
 def test_a_vault_on_a_branch_of_its_own_syncs_that_branch(tmp_path):
     one, two = pair(tmp_path)
     for clone in (one, two):

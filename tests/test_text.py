@@ -1,5 +1,6 @@
 import unicodedata
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -173,11 +174,13 @@ def test_numbers_that_differ_are_never_similar():
     assert compare.similarity("port is 8080", "the port is 8080") > 0.8
 
 
+@pytest.mark.long
 @given(st.text(alphabet="abc 端口喜欢", min_size=1, max_size=30))
 def test_fingerprint_ignores_extra_whitespace_and_case(s):
     assert text.fingerprint(s) == text.fingerprint("  " + s.upper().replace(" ", "  ") + " ")
 
 
+@pytest.mark.long
 @given(st.text(max_size=60))
 def test_every_query_term_of_a_text_is_among_its_index_tokens(s):
     assert set(text.query_terms(s)) <= set(text.tokens(s))
@@ -224,12 +227,14 @@ def _reference_runs(s: str) -> list[tuple[str, str]]:
     return out
 
 
+@pytest.mark.long
 @given(st.text(max_size=40))
 def test_the_tokeniser_splits_text_into_cjk_runs_and_word_runs(s):
     assert text.script_runs(s) == _reference_runs(s)
     assert text.script_runs("x_y 端口_ok") == [("", "x"), ("", "y"), ("端口", ""), ("", "ok")]
 
 
+@pytest.mark.long
 @given(st.text(max_size=40))
 def test_indexing_splits_a_folded_text_as_the_tokeniser_does(s):
     """`_split`, indexing's faster path (no CJK: words alone, without the CJK pattern), finds the
@@ -241,6 +246,7 @@ def test_indexing_splits_a_folded_text_as_the_tokeniser_does(s):
     assert runs is None if max(folded, default="") < "\u3040" else runs == expected
 
 
+@pytest.mark.long
 @given(st.text(st.characters(max_codepoint=0x303F), max_size=40))
 def test_a_text_without_cjk_is_tokenised_as_the_cjk_pattern_would(s):
     """Dashes, curly quotes, accents, Cyrillic: no CJK pattern is compiled for them (~4 ms a

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 DATA = Path(__file__).parent / "data" / "import"
 
 
@@ -35,6 +37,7 @@ def busy(cli, vault: Path) -> None:
         fh.write(json.dumps({"ts": "2026-01-02T00:00:00Z", "text": "hand typed: the cache is redis"}) + "\n")
 
 
+@pytest.mark.long
 def test_an_export_imported_into_an_empty_vault_exports_the_same_and_again_changes_nothing(cli, tmp_path):
     first, second = tmp_path / "first", tmp_path / "second"
     busy(cli, first)
@@ -133,6 +136,7 @@ def test_codex_memories_import_every_item_tagged_by_file(cli):
     assert "Build:" in cli.json("search", "make build")["hits"][0]["text"]  # the heading kept with the item
 
 
+@pytest.mark.long
 def test_hermes_memories_go_to_hot_memory_within_its_limits_and_the_rest_to_the_log(cli):
     done = cli.json("import", "--from", "hermes", str(DATA / "hermes"))
     memory, user = (DATA / "hermes" / "MEMORY.md").read_text("utf-8"), cli("show", "--target", "user").stdout
@@ -161,6 +165,7 @@ def test_a_mem0_export_imports_dated_as_mem0_dates_it_and_stays_findable(cli, mo
     }
 
 
+@pytest.mark.long
 def test_a_big_import_checks_its_records_in_worker_processes_with_the_same_result(cli, tmp_path, monkeypatch):
     from optmem import transfer
 
@@ -248,6 +253,7 @@ def _busy_export(path: Path, size: int) -> None:
     path.write_text("\n".join([head, *lines]) + "\n", "utf-8")
 
 
+@pytest.mark.long
 def test_a_big_import_into_an_empty_vault_writes_and_indexes_in_one_pass_as_a_rebuild_would(cli, tmp_path, monkeypatch):
     """Into an empty vault a big import checks, appends and indexes chunk by chunk (worker
     processes parse each record once): its index is the index `reindex` builds from the log it

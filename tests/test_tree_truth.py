@@ -73,6 +73,7 @@ def summary_hits(cli, query: str) -> list[dict]:
 
 
 # -- a forgotten record leaves the tree ------------------------------------------------------
+@pytest.mark.long
 def test_forget_takes_the_text_out_of_every_node_and_every_surface_at_once(vault, cli, vault_path):
     secret, folder = secret_tree(vault, cli)
     before = {p.name: tree.parse(p.read_text("utf-8")) for p in folder.iterdir()}
@@ -96,6 +97,7 @@ def test_forget_takes_the_text_out_of_every_node_and_every_surface_at_once(vault
     assert again["created"] == [] and again["refreshed"] == [] and "swordfish" not in tree_text(folder)
 
 
+@pytest.mark.long
 def test_the_mcp_search_of_summaries_no_longer_finds_a_forgotten_record(vault, cli, vault_path):
     from test_agents import mcp_session
 
@@ -190,6 +192,7 @@ def test_an_edited_node_keeps_the_persons_words_but_not_the_forgotten_lines(vaul
     assert "swordfish" not in tree_text(folder)
 
 
+@pytest.mark.long
 def test_a_summarisers_node_is_summarised_again_without_the_forgotten_record(vault, cli):
     echo = f'{sys.executable} -c "import sys; print(sys.stdin.read())"'  # its body is its input
     small_tree(vault, run=4, fanout=4)
@@ -323,6 +326,7 @@ def test_key_terms_of_templated_records_are_words_not_words_glued_to_function_ch
     assert all(t in "\n".join(TEMPLATED) for t in terms)
 
 
+@pytest.mark.long
 def test_the_tree_of_templated_records_names_no_word_glued_to_a_function_character(vault, cli):
     small_tree(vault, run=8, fanout=2)
     fill(vault, TEMPLATED)

@@ -8,6 +8,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from conftest import run_optmem
 from test_git import git
 
@@ -34,6 +35,7 @@ def _json(vault: Path, *args: str) -> dict:
     return json.loads(res.stdout)
 
 
+@pytest.mark.long
 def test_a_vault_made_here_is_trusted_and_one_from_a_clone_is_not(tmp_path):
     made, cloned = _cloned(tmp_path)
     assert "Redlines — locked rules" in _json(made, "context")["text"]
@@ -49,6 +51,7 @@ def test_a_vault_made_here_is_trusted_and_one_from_a_clone_is_not(tmp_path):
     assert not any("trust" in n for n in _json(made, "doctor")["notes"])
 
 
+@pytest.mark.long
 def test_an_unverified_redline_ranks_as_a_note(tmp_path):
     """Trusted, a redline outranks everything; unverified, it competes on its words."""
     made, cloned = _cloned(tmp_path)
@@ -57,6 +60,7 @@ def test_an_unverified_redline_ranks_as_a_note(tmp_path):
     assert _json(cloned, "search", query)["hits"][0]["tier"] == "normal"
 
 
+@pytest.mark.long
 def test_trust_makes_the_redlines_rules_and_revoke_takes_it_back(tmp_path):
     _, cloned = _cloned(tmp_path)
     out = _json(cloned, "trust")
@@ -72,6 +76,7 @@ def test_trust_makes_the_redlines_rules_and_revoke_takes_it_back(tmp_path):
     assert "Unverified rules" in _json(cloned, "context")["text"]
 
 
+@pytest.mark.long
 def test_a_vault_outside_git_is_the_users_own(tmp_path):
     vault = tmp_path / "mine"
     run_optmem("--vault", str(vault), "append", RULE, "--redline")
@@ -81,6 +86,7 @@ def test_a_vault_outside_git_is_the_users_own(tmp_path):
     assert not (Path(os.environ["HOME"]) / ".local" / "share" / "optmem" / "trusted-vaults").exists()
 
 
+@pytest.mark.long
 def test_the_summary_tree_marks_the_redlines_of_an_untrusted_vault(tmp_path):
     """A tree node quotes a redline as `[redline]`; a clone brings the node with it. Shown from an
     untrusted vault — `tree NODE`, `search --kind summary` — it reads `[unverified redline]`."""
@@ -110,6 +116,7 @@ def test_the_summary_tree_marks_the_redlines_of_an_untrusted_vault(tmp_path):
     assert "[redline]" in _json(cloned, "tree", ref)["node"]["body"]
 
 
+@pytest.mark.long
 def test_a_cloned_vault_split_per_writer_is_not_taken_for_one_begun_here(tmp_path):
     """A segmented vault has no LOG.jsonl and may have no hot file: a first write in the clone
     must still see that it came with records."""

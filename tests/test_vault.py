@@ -103,6 +103,7 @@ def test_times_are_written_with_four_digit_years():
     assert clock.format_ts(datetime(2026, 11, 29, 18, 55, 30, tzinfo=UTC)) == "2026-11-29T18:55:30Z"
 
 
+@pytest.mark.long
 @given(
     moment=st.datetimes(),
     offset=st.integers(-23 * 60, 23 * 60),
@@ -129,6 +130,7 @@ def test_an_epoch_is_the_parsed_times_whatever_the_written_form(moment, offset, 
     assert clock.to_epoch(text) == expected
 
 
+@pytest.mark.long
 def test_only_the_write_that_made_the_vault_says_it_created_it(tmp_path, monkeypatch, capsys):
     # two agents' first writes to a vault not there yet: the second finds the folder made when its
     # write lays it out — it must not also say "created"
@@ -178,7 +180,7 @@ def test_settings_defaults_toml_and_overrides():
 
 
 def test_lock_times_out_with_exit_3(cli, vault, vault_path):
-    (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.2\n", "utf-8")
+    (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.2\n", "utf-8")  # timeout under test: held here
     with fsio.exclusive_lock(vault.lock_path, 1):
         out = cli.json("append", "blocked", code=3)
         assert out["error"]["code"] == "locked"

@@ -4,6 +4,7 @@ matter and went unchecked for long. Real files, the CLI in process."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import fenced_json, log_lines
 
 OLD, NOW = "2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"  # five months apart: past the 90 days
@@ -130,6 +131,7 @@ def test_context_and_doctor_name_facts_that_matter_and_went_unchecked(cli, vault
     assert "unchecked" not in cli.json("--set", "lifecycle.unchecked_days=0", "context", "--query", "cache")["text"]
 
 
+@pytest.mark.long
 def test_verify_over_mcp(vault_path):
     from test_agents import mcp_session
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -69,6 +70,7 @@ rows = st.builds(
 )
 
 
+@pytest.mark.long
 @given(st.lists(rows, min_size=1, max_size=8))
 def test_status_and_its_sql_twins_always_agree(sample):
     """status() in Python, status_sql() and is_sql() in SQLite: one rule table, one answer."""

@@ -29,7 +29,7 @@ def install(home: Path, *more: str) -> dict:
         [sys.executable, "-m", "optmem", "hermes", "install", "--hermes-home", str(home), "--json", *more],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
@@ -58,7 +58,7 @@ def test_hermes_loader_finds_the_provider_and_a_session_drives_every_hook(hermes
     # a turn: kept in the log (the manager syncs in the background)
     manager.sync_all("Which port does the backend use now?", "It listens on port 9090 since the migration.",
                      session_id="session-1")
-    assert manager.flush_pending(timeout=60)
+    assert manager.flush_pending(timeout=300)
     [turn] = [json.loads(x) for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines()]
     assert turn["session"] == "session-1" and "9090" in turn["text"]
     # the built-in memory tool's writes, mirrored
@@ -97,7 +97,7 @@ def test_a_subagent_session_writes_nothing(hermes_home):
     manager.add_provider(loaded(hermes_home))
     manager.initialize_all("session-2", platform="cli", agent_context="subagent")
     manager.sync_all("Which port does the backend use now?", "It listens on port 9090.", session_id="session-2")
-    assert manager.flush_pending(timeout=60)
+    assert manager.flush_pending(timeout=300)
     manager.on_session_end([{"role": "assistant", "content": "Done: everything. Next step: more."}])
     manager.shutdown_all()
     assert not (hermes_home / "optmem" / "LOG.jsonl").exists()
