@@ -10,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import optmem_cmd, put
+from conftest import HANG, optmem_cmd, put
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, timeout=60)
+    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, timeout=HANG)
 
 
 def _booby_trapped_repo(tmp_path: Path) -> tuple[Path, Path]:
