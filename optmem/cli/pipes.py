@@ -17,17 +17,19 @@ from optmem.cli.spec import UNSAFE, arg, command, flag, opt
 PROJECT = opt("project", "--project", "-p", help="The project.")
 
 
-def _render_handoff(h: Any) -> str:
-    """A handoff for a prompt: every item re-scanned, as `show` and `context` do (`[BLOCKED: rule]`)."""
+def _render_handoff(h: Any) -> list[str]:
+    """A handoff for a prompt, as parts of a fenced body: the headings ours, every item and the
+    note re-scanned, as `show` and `context` do (`[BLOCKED: rule]`), and marked as stored text."""
+    from optmem.fence import Body, line, quote
     from optmem.scan import redact
 
-    lines = [f"# Handoff — {h.project}  ({h.time}{', edited by hand' if h.edited else ''})"]
+    parts = [Body(f"# Handoff — {line(h.project)}  ({line(h.time)}{', edited by hand' if h.edited else ''})")]
     for title, items in (("Done", h.done), ("Blocked", h.blocked), ("Next", h.next)):
-        lines.append(f"## {title}")
-        lines += [f"- {redact(i)}" for i in items] or ["- (none)"]
+        parts.append(Body(f"## {title}"))
+        parts += [quote(redact(i), "- ") for i in items] or [Body("- (none)")]
     if h.note:
-        lines += ["## Notes", redact(h.note)]
-    return "\n".join(lines)
+        parts += [Body("## Notes"), quote(redact(h.note))]
+    return parts
 
 
 @command(
@@ -101,7 +103,7 @@ def handoff_read(project: str | None, history: int, json_out: bool) -> None:
     """
     from optmem import handoff
     from optmem.errors import UsageError
-    from optmem.fence import wrap
+    from optmem.fence import Body, wrap
 
     if not project:
         raise UsageError("handoff read needs --project NAME")
@@ -109,7 +111,7 @@ def handoff_read(project: str | None, history: int, json_out: bool) -> None:
     emit(
         json_out,
         {"project": project, "handoffs": [h.to_dict() for h in found]},
-        lambda: wrap("\n\n".join(_render_handoff(h) for h in found)),  # stored text, fenced
+        lambda: wrap(*(p for i, h in enumerate(found) for p in [Body("")] * bool(i) + _render_handoff(h))),
     )
 
 
