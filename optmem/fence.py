@@ -77,14 +77,15 @@ _ANGLES = re.compile(f"[{_OPENERS}]+|[>»⟩⟫〉》≫⋙❯❱⧽]+")
 _WEIGHT = {c: 2 for c in "«⟪《≪»⟫》≫"} | {"⋘": 3, "⋙": 3}
 # the fence's words, anywhere (also already quoted: ‹…› is their quoted form, kept as it is)
 _SEP = r"(?:[^\w‹›]|_){0,5}"
+_EDGE = r"(?<![a-z0-9])(?<![a-z0-9]›)"  # "end" as a word (after a word quoted, as it was before)
 _WORDS = re.compile(
-    rf"‹?(?<![a-z0-9])(?P<w>(?:end{_SEP})?optmem{_SEP}recalled{_SEP}memory|end{_SEP}optmem)(?![a-z0-9])›?",
+    rf"‹?(?P<w>(?:{_EDGE}end{_SEP})?optmem{_SEP}recalled{_SEP}memory|{_EDGE}end{_SEP}optmem)›?",
     re.IGNORECASE,
 )
 # at a line start (also after a written \n, as JSON text shows a line break), after any marks
 # (> - * • | ( ` # and spaces of any kind): a role label before its colon ("(System):",
 # "System :"), a Markdown heading's #s, or the start of one of our titles
-_START = r"(?:^|(?<=\\n))(?P<lead>(?:(?![‹\n{no}])[\W_]){{0,8}}?)"
+_START = r"(?:^|(?<=\\n))(?P<lead>(?:(?![‹\n{no}])[\W_]){{0,16}}?)"
 _ROLE_LINE = re.compile(
     _START.format(no="") + rf"(?P<q>{_ROLES})(?![a-z0-9])(?=[^\w\n:›]{{0,4}}:)", re.IGNORECASE | re.MULTILINE
 )
@@ -108,7 +109,7 @@ def _title_line() -> re.Pattern[str]:
             words.pop()
         leads.add(r"(?:[^\w\n‹›]|_){1,5}".join(words))
     alts = "|".join(sorted(leads, key=len, reverse=True))
-    return re.compile(_START.format(no="") + rf"(?P<q>{alts})(?![a-z0-9])", re.IGNORECASE | re.MULTILINE)
+    return re.compile(_START.format(no="") + rf"(?P<q>{alts})", re.IGNORECASE | re.MULTILINE)
 
 
 @functools.cache
@@ -175,16 +176,29 @@ def defuse(text: str) -> str:
     text = _BREAKS.sub("\n", _HIDDEN.sub("", text))
     if not text.isascii():  # composed (e + ´ → é), then marks left on ASCII letters dropped (S̶ystem)
         text = _ON_ASCII.sub(r"\1", unicodedata.normalize("NFC", text))
+    for _ in range(8):  # until nothing is left to quote: a tag around a quoted one is a tag too
+        quoted = _quote(text)
+        if quoted == text:
+            break
+        text = quoted
+    return text
+
+
+def _quote(text: str) -> str:
+    """One pass of `defuse` over text whose hidden characters and line breaks are done."""
     folded, where = _fold(text)
     spans = _spans(folded)
     if not spans:
         return text
     at = (lambda i: i) if where is None else (lambda i: where[i])  # noqa: E731
-    out, last = [], 0
+    out, last, done = [], 0, 0  # (`done`: where the last span quoted ends in the folded text)
     for start, end, how in sorted(spans, key=lambda s: (s[0], -s[1])):
-        if start < last:  # inside a span already quoted
+        if end <= done or (start < done and isinstance(how, tuple)):  # in a span already quoted
             continue
-        start, end = at(start), at(end - 1) + 1
+        if start < done:  # brackets quoted one by one: the rest of them (`<tag>>>>`)
+            how = how if how is None else how[done - start :]
+            start = done
+        done, start, end = end, at(start), at(end - 1) + 1
         if how is None:
             quoted = text[start:end].translate(_QUOTED)
         elif isinstance(how, tuple):
