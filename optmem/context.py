@@ -110,7 +110,8 @@ def _hot(vault: Vault, target: str, project: str | None, warnings: list[str]) ->
             f"- [{shown.file} could not be read: it {shown.unreadable}; its entries are missing here — "
             "tell the user (`optmem doctor` names the problem)]"
         ]
-    return [f"- {' '.join(e['text'].split())}" for e in shown.entries]
+    # each stored line defused before the entry becomes one line: a label at its start is seen
+    return [f"- {' '.join(line(e['text']).split())}" for e in shown.entries]
 
 
 def _handoff(vault: Vault, project: str) -> tuple[str, list[str]]:
