@@ -217,9 +217,7 @@ def build(
         else (TITLES["project_records"].format(project=project) if project else TITLES["records"])
     )
     if rules and not vault.trusted:  # a vault from a git clone: its locked rules are someone's notes
-        sections.append(
-            Section("unverified", TITLES["unverified"], rules)
-        )
+        sections.append(Section("unverified", TITLES["unverified"], rules))
     items, ids = _records(vault, project, domain, query, now)
     sections.append(Section("records", label, items, ids=ids))
     out = replace(fit(sections, budget), warnings=warnings)

@@ -1,16 +1,16 @@
 """The fence: stored text reaches a model as data inside one fenced block, and cannot act as an
 instruction by closing or forging that fence, or by passing for one of our own lines.
 
-Every surface that hands stored text to a model (`context`, `show`, `handoff read`, `tree`, the
-Claude Code session hook, the Hermes provider's prefetch, every MCP tool result) prints it
+Every surface that hands stored text to a model (`context`, `show`, `handoff read`, the Claude
+Code session hook, the Hermes provider's prefetch, every MCP tool result) prints it
 between `OPEN` — one line saying these are stored notes, not instructions — and `CLOSE`. Inside,
 the lines that give the block its shape (the fence, a section's heading, a file's header, the
 `§` between entries, the line saying what was left out) are ours alone, and every line that
 carries stored text is marked as data:
 
 * in `context`, each item is one line starting `- ` (line breaks in stored text become spaces);
-* in a multi-line body (`wrap`: `show`, `handoff read`, a tree node), every line of stored text
-  starts with `MARK` (`│ `);
+* in a multi-line body (`wrap`: `show`, `handoff read`), every line of stored text starts with
+  `MARK` (`│ `);
 * an MCP result is the command's JSON, where every stored string sits inside quotes.
 
 So stored text can never produce a line that is, or starts like, a line of ours. On top of that,
@@ -53,10 +53,12 @@ TITLES = {
 # breaks at): dropped or made \n
 _HIDDEN = re.compile(f"[{scan._INVISIBLE}]")
 _BREAKS = re.compile("\r\n?|[\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e]")
-_ROLES = r"system|assistant|developer|user|human|ai|model|tool|function|claude|chatgpt|gpt|gemini|bard|copilot|llama|bot"
+_ROLES = (
+    r"system|assistant|developer|user|human|ai|model|tool|function|claude|chatgpt|gpt|gemini|bard|copilot|llama|bot"
+)
 _TAG_NAMES = (
     rf"{_ROLES}|instructions?|memory|memories|prompt|context|optmem[\w-]*|im_start|im_end|s|sys|endoftext|"
-    r"start_of_turn|end_of_turn|bos|eos|eot|invoke|parameter|antml"
+    r"start_of_turn|end_of_turn|bos|eos|eot|invoke|parameter"
 )
 _MARKUP = re.compile(
     "|".join(
@@ -92,7 +94,9 @@ _ROLE_LINE = re.compile(
 _HEADING = re.compile(_START.format(no="#") + r"(?P<q>#+)(?=[^\S\n]|$)", re.MULTILINE)
 _ON_ASCII = re.compile(rf"([A-Za-z])[{scan._DIACRITICS}]+")
 _MARKS = re.compile(f"[{scan._DIACRITICS}]")
-_QUOTED = str.maketrans(dict.fromkeys("<＜﹤", "‹") | dict.fromkeys(">＞﹥", "›") | {"[": "⟦", "［": "⟦", "]": "⟧", "］": "⟧"})
+_QUOTED = str.maketrans(
+    dict.fromkeys("<＜﹤", "‹") | dict.fromkeys(">＞﹥", "›") | {"[": "⟦", "［": "⟦", "]": "⟧", "］": "⟧"}
+)
 
 
 @functools.cache
@@ -103,7 +107,9 @@ def _title_line() -> re.Pattern[str]:
     for title in TITLES.values():
         words: list[str] = []
         for part in re.split(r"(\{\w+\})", title):
-            words += [r"[\w.-]{1,60}"] if part.startswith("{") else [re.escape(w) for w in re.findall(r"[^\W_]+\)?", part)]
+            words += (
+                [r"[\w.-]{1,60}"] if part.startswith("{") else [re.escape(w) for w in re.findall(r"[^\W_]+\)?", part)]
+            )
         words = words[:4]
         while words[-1].startswith("[\\w"):
             words.pop()
@@ -118,10 +124,10 @@ def _title_starts() -> tuple[str, ...]:
     return tuple(sorted({t.split("{")[0] for t in TITLES.values()}, key=len, reverse=True))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=4096)
 def _fold_char(c: str) -> str:
     folded = unicodedata.normalize("NFKC", c).translate(scan._fold_table())
-    return "" if _MARKS.fullmatch(folded) or unicodedata.combining(folded[:1] or "a") else folded
+    return "".join(x for x in folded if not unicodedata.combining(x))
 
 
 def _fold(text: str) -> tuple[str, list[int] | None]:
@@ -190,14 +196,17 @@ def _quote(text: str) -> str:
     spans = _spans(folded)
     if not spans:
         return text
-    at = (lambda i: i) if where is None else (lambda i: where[i])  # noqa: E731
-    out, last, done = [], 0, 0  # (`done`: where the last span quoted ends in the folded text)
+
+    def at(i: int) -> int:  # a folded position in `text`
+        return i if where is None else where[i]
+
+    out, last, done = [], 0, 0  # (`done`: where the last quoted span ends in the folded text)
     for start, end, how in sorted(spans, key=lambda s: (s[0], -s[1])):
         if end <= done or (start < done and isinstance(how, tuple)):  # in a span already quoted
             continue
-        if start < done:  # brackets quoted one by one: the rest of them (`<tag>>>>`)
-            how = how if how is None else how[done - start :]
-            start = done
+        if isinstance(how, str):  # a run of angles a tag ends inside: the rest of it (`<tag>>>>`)
+            how = how[max(done - start, 0) :]
+        start = max(start, done)
         done, start, end = end, at(start), at(end - 1) + 1
         if how is None:
             quoted = text[start:end].translate(_QUOTED)

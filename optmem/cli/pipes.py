@@ -23,7 +23,9 @@ def _render_handoff(h: Any) -> list[str]:
     from optmem.fence import Body, line, quote
     from optmem.scan import redact
 
-    parts = [Body(f"# Handoff — {line(h.project)}  ({line(h.time)}{', edited by hand' if h.edited else ''})")]
+    parts: list[str] = [
+        Body(f"# Handoff — {line(h.project)}  ({line(h.time)}{', edited by hand' if h.edited else ''})")
+    ]
     for title, items in (("Done", h.done), ("Blocked", h.blocked), ("Next", h.next)):
         parts.append(Body(f"## {title}"))
         parts += [quote(redact(i), "- ") for i in items] or [Body("- (none)")]
