@@ -221,8 +221,9 @@ def _quote(text: str) -> str:
 
 
 def line(text: str) -> str:
-    """Stored text on one line of ours: defused, its line breaks made spaces."""
-    return defuse(text).replace("\n", " ")
+    """Stored text on one line of ours: defused, its line breaks made spaces (and defused again:
+    what stood at a line start is quoted, and so is what the joined line now holds)."""
+    return defuse(defuse(text).replace("\n", " "))
 
 
 def heading(title: str) -> str:
