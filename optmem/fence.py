@@ -74,11 +74,14 @@ _MARKUP = re.compile(
     re.IGNORECASE,
 )
 # the fence's delimiter and its look-alikes: a run of angle brackets worth three or more `<`
-_OPENERS = "<«⟨⟪〈《≪⋘❮❰⧼"
-_ANGLES = re.compile(f"[{_OPENERS}]+|[>»⟩⟫〉》≫⋙❯❱⧽]+")
+_OPENERS, _CLOSERS = "<«⟨⟪〈《≪⋘❮❰⧼‹", ">»⟩⟫〉》≫⋙❯❱⧽›"
+_ANGLES = re.compile(f"[{_OPENERS[:-1]}]+|[{_CLOSERS[:-1]}]+")  # (‹ and › are what they become)
 _WEIGHT = {c: 2 for c in "«⟪《≪»⟫》≫"} | {"⋘": 3, "⋙": 3}
-# the fence's words, anywhere (also already quoted: ‹…› is their quoted form, kept as it is)
-_SEP = r"(?:[^\w‹›]|_){0,5}"
+# the fence's words, anywhere (also already quoted: ‹…› is their quoted form, kept as it is),
+# on one line, any marks but angles between them (those are quoted on their own; ‹ › are what
+# they became)
+_GAP = rf"(?:[^\w\n{_OPENERS[:-1]}{_CLOSERS[:-1]}]|_)"
+_SEP = _GAP + "{0,5}"
 _EDGE = r"(?<![a-z0-9])(?<![a-z0-9]›)"  # "end" as a word (after a word quoted, as it was before)
 _WORDS = re.compile(
     rf"‹?(?P<w>(?:{_EDGE}end{_SEP})?optmem{_SEP}recalled{_SEP}memory|{_EDGE}end{_SEP}optmem)›?",
@@ -113,7 +116,7 @@ def _title_line() -> re.Pattern[str]:
         words = words[:4]
         while words[-1].startswith("[\\w"):
             words.pop()
-        leads.add(r"(?:[^\w\n‹›]|_){1,5}".join(words))
+        leads.add((_GAP + "{1,5}").join(words))
     alts = "|".join(sorted(leads, key=len, reverse=True))
     return re.compile(_START.format(no="") + rf"(?P<q>{alts})", re.IGNORECASE | re.MULTILINE)
 
