@@ -110,11 +110,14 @@ def handoff_read(project: str | None, history: int, json_out: bool) -> None:
     if not project:
         raise UsageError("handoff read needs --project NAME")
     found = handoff.read(get_vault(), project, history)
-    emit(
-        json_out,
-        {"project": project, "handoffs": [h.to_dict() for h in found]},
-        lambda: wrap(*(p for i, h in enumerate(found) for p in [Body("")] * bool(i) + _render_handoff(h))),
-    )
+
+    def human() -> str:  # stored text, fenced: the handoffs one after the other, a blank line between
+        parts: list[str] = []
+        for h in found:
+            parts += ([Body("")] if parts else []) + _render_handoff(h)
+        return wrap(*parts)
+
+    emit(json_out, {"project": project, "handoffs": [h.to_dict() for h in found]}, human)
 
 
 @command("handoff list")
