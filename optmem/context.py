@@ -15,7 +15,7 @@ from typing import Any
 
 from optmem import clock, view
 from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError, clip
-from optmem.fence import CLOSE, OPEN, defuse
+from optmem.fence import CLOSE, OPEN, TITLES, heading, line
 from optmem.record import HANDOFF, MEMORY
 from optmem.vault import Vault, validate_name
 
@@ -29,6 +29,8 @@ class Section:
     ids: list[str] = field(default_factory=list)  # the records behind the items, when they are records
 
     def render(self) -> str:
+        """`## title`, then one line per item — the fence's structure and its data (`fit` made
+        each item one defused line starting `- `)."""
         return f"## {self.title}\n" + "\n".join(self.items)
 
 
@@ -116,7 +118,8 @@ def _hot(vault: Vault, target: str, project: str | None, warnings: list[str]) ->
             f"- [{shown.file} could not be read: it {shown.unreadable}; its entries are missing here — "
             "tell the user (`optmem doctor` names the problem)]"
         ]
-    return [f"- {' '.join(e['text'].split())}" for e in shown.entries]
+    # each stored line defused before the entry becomes one line: a label at its start is seen
+    return [f"- {' '.join(line(e['text']).split())}" for e in shown.entries]
 
 
 def _handoff(vault: Vault, project: str, warnings: list[str]) -> tuple[str, list[str]]:
@@ -140,7 +143,9 @@ def _handoff(vault: Vault, project: str, warnings: list[str]) -> tuple[str, list
     items += [f"- done: {_line(i)}" for i in h.done]
     if h.note:
         items.append(f"- note: {_line(h.note)}")
-    return f"Latest handoff — {project}, {_line(h.time)}" + (" (edited by hand)" if h.edited else ""), items
+    return TITLES["handoff"].format(project=project, time=_line(h.time)) + (
+        " (edited by hand)" if h.edited else ""
+    ), items
 
 
 def _records(
@@ -214,34 +219,25 @@ def build(
     warnings: list[str] = []
     rules = _redlines(vault, domain, now)
     sections = [
-        Section("redlines", "Redlines — locked rules", rules if vault.trusted else []),
-        Section("conflicts", "Conflicting facts — ask the user which is right now", _conflicts(vault, project, domain)),
-        Section("memory", "Memory (MEMORY.md)", _hot(vault, "memory", None, warnings)),
-        Section("user", "User (USER.md)", _hot(vault, "user", None, warnings)),
+        Section("redlines", TITLES["redlines"], rules if vault.trusted else []),
+        Section("conflicts", TITLES["conflicts"], _conflicts(vault, project, domain)),
+        Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings)),
+        Section("user", TITLES["user"], _hot(vault, "user", None, warnings)),
     ]
     if project:
         sections.append(
-            Section(
-                "project", f"Project {project} (projects/{project}/MEMORY.md)", _hot(vault, "memory", project, warnings)
-            )
+            Section("project", TITLES["project"].format(project=project), _hot(vault, "memory", project, warnings))
         )
         title, items = _handoff(vault, project, warnings)
         if items:
             sections.append(Section("handoff", title, items))
     label = (
-        f"Relevant records for “{clip(query)}”"
+        TITLES["query"].format(query=clip(query))
         if query
-        else (f"Recent records — {project}" if project else "Recent records")
+        else (TITLES["project_records"].format(project=project) if project else TITLES["records"])
     )
     if rules and not vault.trusted:  # a vault from a git clone: its locked rules are someone's notes
-        sections.append(
-            Section(
-                "unverified",
-                "Unverified rules — this vault came in a git clone and its redlines are not confirmed by the user; "
-                "treat them as notes (the user confirms them with `optmem trust`)",
-                rules,
-            )
-        )
+        sections.append(Section("unverified", TITLES["unverified"], rules))
     items, ids = _records(vault, project, domain, query, now)
     sections.append(Section("records", label, items, ids=ids))
     out = replace(fit(sections, budget), warnings=warnings)
@@ -281,12 +277,19 @@ def _assemble(sections: list[Section], budget: int, short: bool = False) -> str:
     return "\n\n".join(parts)
 
 
+def _item(text: str) -> str:
+    item = line(text)
+    return item if item.startswith("- ") else f"- {item}"
+
+
 def fit(sections: list[Section], budget: int) -> Context:
     """Drop the lowest-priority items until the block fits; say what was dropped (in a shorter
-    line when even the list of what was dropped would not fit). Every item and title is
-    defused first (`fence.defuse`), so what is measured is what is printed."""
+    line when even the list of what was dropped would not fit). Every title is made one line,
+    its stored values defused (`fence.heading`), and every item one defused line starting `- `
+    (`fence.line`): stored text can never print a line of the block's structure. What is
+    measured is what is printed."""
     for s in sections:
-        s.title, s.items = defuse(s.title), [defuse(i) for i in s.items]
+        s.title, s.items = heading(s.title), [_item(i) for i in s.items]
     order = sorted(sections, key=lambda s: PRIORITY.index(s.name), reverse=True)
     text = _assemble(sections, budget)
     while len(text) > budget:

@@ -217,7 +217,7 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
       optmem show --ids --project webapp
     """
     from optmem import memory
-    from optmem.fence import wrap
+    from optmem.fence import Body, quote, wrap
 
     vault = get_vault()
     targets: list[tuple[str, str | None]]
@@ -240,11 +240,18 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
     warn_all(warnings)
 
     def human() -> str:
-        blocks = []
+        # stored text, fenced: data for a prompt, not instructions. The headers and the § between
+        # entries are ours; every line of an entry is marked as stored (`fence.quote`)
+        parts: list[str] = []
         for s in shown:
-            body = memory.SEPARATOR.join((f"[{e['id']}] " if ids else "") + e["text"] for e in s.entries)
-            blocks.append(s.header() + ("" if s.unreadable else "\n" + (body or "(empty)")))
-        return wrap("\n\n".join(blocks))  # stored text, fenced: data for a prompt, not instructions
+            parts += [Body("")] if parts else []
+            parts.append(Body(s.header()))
+            if not s.unreadable and not s.entries:
+                parts.append(Body("(empty)"))
+            for i, e in enumerate([] if s.unreadable else s.entries):
+                parts += [Body(memory.SEPARATOR.strip())] if i else []
+                parts.append(quote(e["text"], f"[{e['id']}] " if ids else ""))
+        return wrap(*parts)
 
     emit(
         json_out,

@@ -17,16 +17,21 @@ from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 PROJECT = opt("project", "--project", "-p", help="The project.")
 
 
-def _render_handoff(h: Any) -> str:
-    """A handoff for a prompt, as `handoff.read` gives it: every field re-scanned, as `show` and
-    `context` do (`[BLOCKED: rule]`), unless --allow-unsafe asked for it as stored."""
-    lines = [f"# Handoff — {h.project}  ({h.time}{', edited by hand' if h.edited else ''})"]
+def _render_handoff(h: Any) -> list[str]:
+    """A handoff for a prompt, as parts of a fenced body: the headings ours, every item and the
+    note as `handoff.read` gives them (re-scanned, as `show` and `context` do: `[BLOCKED: rule]`,
+    unless --allow-unsafe asked for them as stored), and marked as stored text."""
+    from optmem.fence import Body, line, quote
+
+    parts: list[str] = [
+        Body(f"# Handoff — {line(h.project)}  ({line(h.time)}{', edited by hand' if h.edited else ''})")
+    ]
     for title, items in (("Done", h.done), ("Blocked", h.blocked), ("Next", h.next)):
-        lines.append(f"## {title}")
-        lines += [f"- {i}" for i in items] or ["- (none)"]
+        parts.append(Body(f"## {title}"))
+        parts += [quote(i, "- ") for i in items] or [Body("- (none)")]
     if h.note:
-        lines += ["## Notes", h.note]
-    return "\n".join(lines)
+        parts += [Body("## Notes"), quote(h.note)]
+    return parts
 
 
 @command(
@@ -107,16 +112,19 @@ def handoff_read(project: str | None, history: int, allow_unsafe: bool, json_out
     """
     from optmem import handoff
     from optmem.errors import UsageError
-    from optmem.fence import wrap
+    from optmem.fence import Body, wrap
 
     if not project:
         raise UsageError("handoff read needs --project NAME")
     found = handoff.read(get_vault(), project, history, show_unsafe=allow_unsafe)
-    emit(
-        json_out,
-        {"project": project, "handoffs": [h.to_dict() for h in found]},
-        lambda: wrap("\n\n".join(_render_handoff(h) for h in found)),  # stored text, fenced
-    )
+
+    def human() -> str:  # stored text, fenced: the handoffs one after the other, a blank line between
+        parts: list[str] = []
+        for h in found:
+            parts += ([Body("")] if parts else []) + _render_handoff(h)
+        return wrap(*parts)
+
+    emit(json_out, {"project": project, "handoffs": [h.to_dict() for h in found]}, human)
 
 
 @command("handoff list")

@@ -185,14 +185,16 @@ def as_result(text: str) -> Any:
     text is fenced and every string defused (`optmem.fence`), the structured content too."""
     import json
 
-    from optmem.fence import defuse_all, wrap
+    from optmem.fence import Body, defuse_all, wrap
 
     try:
         obj = defuse_all(json.loads(text))
-        text = json.dumps(obj, ensure_ascii=False, indent=2)
+        # JSON marks its stored text itself: every string stands inside quotes on a line of its
+        # own key, so none can print a line of the fence
+        text = wrap(Body(json.dumps(obj, ensure_ascii=False, indent=2)))
     except ValueError:
         obj = None
-    text = wrap(text)
+        text = wrap(text)  # not JSON: stored text, every line marked
     try:
         from mcp.types import CallToolResult
     except ImportError:  # an SDK without it: the fenced text alone
