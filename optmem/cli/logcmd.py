@@ -19,10 +19,15 @@ SESSION = opt(
 
 
 def render_record(rec: dict[str, Any]) -> str:
+    """A record for a reader, person or agent: our lines, and its stored strings defused and
+    indented (`fence.line`, `fence.defuse`), so no stored line can pass for one of ours or for
+    the fence an agent's context is read in."""
+    from optmem.fence import defuse, line
+
     status = rec["status"]
     if rec.get("forgotten_by"):
         status += f" by {short(rec['forgotten_by'])}" + (
-            f": {rec['forget_reason']}" if rec.get("forget_reason") else ""
+            f": {line(rec['forget_reason'])}" if rec.get("forget_reason") else ""
         )
     elif rec.get("cold_since"):
         status += f" since {rec['cold_since']}" + (
@@ -46,20 +51,20 @@ def render_record(rec: dict[str, Any]) -> str:
     ]
     for name in ("key", "expires", "evidence", "source", "session"):
         if rec.get(name):
-            lines.append(f"  {name}: {rec[name]}")
+            lines.append(f"  {name}: {line(str(rec[name]))}")
     if rec.get("corrects"):
         lines.append("  corrects: " + ", ".join(short(c) for c in rec["corrects"]))
     if rec.get("tags"):
-        lines.append("  tags: " + ", ".join(rec["tags"]))
+        lines.append("  tags: " + ", ".join(line(str(t)) for t in rec["tags"]))
     if rec.get("kind") == "merged":  # (fields a hand-typed line may hold in any shape)
         facts, fragments, details = rec.get("facts"), rec.get("fragments"), rec.get("details")
         lines.append(
-            f"  topic: {rec.get('topic')}; facts: "
-            + (", ".join(f"{k}={v}" for k, v in facts.items()) if isinstance(facts, dict) and facts else "—")
+            f"  topic: {line(str(rec.get('topic')))}; facts: "
+            + (", ".join(line(f"{k}={v}") for k, v in facts.items()) if isinstance(facts, dict) and facts else "—")
             + "; fragments: "
             + ", ".join(short(str(f)) for f in (fragments if isinstance(fragments, list) else []))
         )
-        lines += [f"    - {d}" for d in (details if isinstance(details, list) else [])]
+        lines += [f"    - {line(str(d))}" for d in (details if isinstance(details, list) else [])]
     life = rec.get("life")
     if life:
         lines.append(
@@ -81,7 +86,7 @@ def render_record(rec: dict[str, Any]) -> str:
         )
     for ev in rec.get("events") or []:
         lines.append(f"  {ev['ts'] or '?'}  {ev['event'].replace('_', ' ')} ({short(ev['id'])})")
-    lines.append(f"  {rec['text']}")
+    lines += [f"  {x}" for x in defuse(rec["text"]).split("\n")]
     return "\n".join(lines)
 
 
