@@ -4,21 +4,25 @@ Every write goes through `_write`, under the vault lock: records are appended as
 one write, then the derived index catches up with them.
 """
 
+import functools
+import re
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from optmem import clock, compare, fsio, scan, view
+from optmem import clock, compare, fsio, record, scan, view
 from optmem import text as textmod
 from optmem.errors import (
     Ambiguous,
+    InvalidName,
     NotApplicable,
     NotFound,
     OptmemError,
     PossibleUpdate,
     RedlineLocked,
     TooLarge,
+    UnsafeContent,
     UsageError,
     quote,
 )
@@ -74,49 +78,82 @@ def default_domain(vault: Vault, domain: str | None) -> str:
     return validate_name(domain or vault.settings.log.domain, "domain")
 
 
-def check_text(vault: Vault, text: str | None, *, allow_unsafe: bool) -> str:
-    """A record's text must be non-empty, within the size bound, and pass the scanner."""
+def check_text(text: str | None) -> str:
+    """A record's text must be non-empty (its bound and scan: `check_record`); it is stored trimmed."""
     if text is None or not text.strip():
         raise UsageError("TEXT is empty; give the memory to store (or - to read it from stdin)")
-    text = text.strip()
-    limit = vault.settings.limits.record_bytes
-    size = len(text.encode("utf-8"))
-    if size > limit:
+    return text.strip()
+
+
+FIELD_BYTES, MAX_TAGS = record.FIELD_BYTES, record.MAX_TAGS  # (the bounds: `record.oversize`)
+
+
+def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> None:
+    """The one check of a whole record, on every way in (`append` and each command built on it,
+    MCP, the Hermes provider, `import`): every field within its bound (`record.oversize`:
+    `too_large`, always), its domain, project and kind valid names (`invalid_name`, always), and
+    no string it carries flagged by the scanner (`flagged_field`: `unsafe_content`, unless
+    `allow_unsafe`). Every error names the field."""
+    over = record.oversize(rec, limit)
+    if over is not None:
+        name, size, bound = over
+        if name == "tags":
+            raise TooLarge(
+                f"{size} tags given; a record holds at most {bound} — keep the ones you will filter by "
+                "(nothing was stored)",
+                field=name,
+                tags=size,
+                limit=bound,
+            )
+        advice = "split it into several records" if name == "text" else "shorten it"
         raise TooLarge(
-            f"the text is {size:,} bytes; one record holds at most {limit:,} — split it into "
-            "several records (nothing was stored)",
+            f"the {name} is {size:,} bytes; one record's {name} holds at most {bound:,} — {advice} "
+            "(nothing was stored)",
+            field=name,
             bytes=size,
-            limit=limit,
+            limit=bound,
         )
-    scan.check(text, allow_unsafe=allow_unsafe)
-    return text
+    for name in ("domain", "project", "kind"):
+        value = getattr(rec, name)
+        if value is not None and not NAME_RE.fullmatch(value):
+            raise InvalidName(
+                f"the {name} {quote(value)} is not a valid name (letters, digits, . _ -; at most 64, "
+                "starting with a letter or digit); nothing was stored",
+                field=name,
+            )
+    if not allow_unsafe:
+        flagged = flagged_field(rec)
+        if flagged is not None:
+            name, rule = flagged
+            raise UnsafeContent(
+                f"refused: the {name} trips the security rule {rule!r}; remove that part, or pass "
+                "--allow-unsafe if it is really meant to be stored",
+                rule=rule,
+                field=name,
+            )
 
 
-# Byte bounds of a record's other fields (the text's own bound is `[limits] record_bytes`, which
-# also bounds the evidence): a key, tag or source is a label, not a place to store a document.
-FIELD_BYTES = {"key": 256, "tag": 128, "source": 1024, "session": 256, "reason": 4096}
-MAX_TAGS = 64
+_CANONICAL = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
 
 
-def check_fields(vault: Vault, draft: Draft, *, allow_unsafe: bool) -> tuple[str, ...]:
-    """Bound and scan every field besides the text (the text: `check_text`); the clean tags."""
-    tags = tuple(t.strip() for t in draft.tags or () if t and t.strip())
-    if len(tags) > MAX_TAGS:
-        raise TooLarge(
-            f"{len(tags)} tags given; a record holds at most {MAX_TAGS} — keep the "
-            "ones you will filter by (nothing was stored)",
-            tags=len(tags),
-            limit=MAX_TAGS,
-        )
-    fields = [("key", draft.key), ("source", draft.source), ("session", draft.session), *(("tag", t) for t in tags)]
-    for name, value in fields:
-        if value is not None:
-            scan.check_field(name, value, limit=FIELD_BYTES[name], allow_unsafe=allow_unsafe)
-    if draft.evidence is not None:
-        scan.check_field(
-            "evidence", draft.evidence, limit=vault.settings.limits.record_bytes, allow_unsafe=allow_unsafe
-        )
-    return tags
+@functools.lru_cache(maxsize=4096)
+def _label_rule(value: str) -> str | None:
+    """`scan.find` of a short string: names, kinds, sources and sessions repeat from record to record."""
+    return scan.find(value)
+
+
+def flagged_field(rec: Record) -> tuple[str, str] | None:
+    """The first string field of `rec` the scanner flags (`record.strings`: every one it
+    carries, its text, key, tags, source, session, evidence, ids and unknown fields alike), as
+    (field, rule); None when none is. What a write refuses (`check_record`) and what `sync`
+    reports of the records it brings in."""
+    for name, value in record.strings(rec):
+        if name in ("id", "ts", "expires", "corrects", "ref") and _CANONICAL.fullmatch(value):
+            continue  # what optmem writes there: Crockford ids and UTC times, nothing to find
+        rule = _label_rule(value) if len(value) <= 256 else scan.find(value)
+        if rule:
+            return name, rule
+    return None
 
 
 def write_records(vault: Vault, idx: Index, records: list[Record]) -> tuple[Index | None, str | None]:
@@ -168,7 +205,7 @@ LINKED_KINDS = {
 def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) -> Record:
     """The validated record a draft describes, stamped with `moment` (the write gate's checks of
     one record; `append` then weighs it against the vault, `optmem import` writes it in bulk)."""
-    text = check_text(vault, draft.text, allow_unsafe=allow_unsafe)
+    text = check_text(draft.text)
     if draft.project is not None:
         validate_name(draft.project, "project")
     if not NAME_RE.fullmatch(draft.kind or ""):
@@ -185,7 +222,7 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
         )
     if draft.tier not in TIERS:
         raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {quote(draft.tier)}")
-    tags = check_fields(vault, draft, allow_unsafe=allow_unsafe)
+    tags = tuple(t.strip() for t in draft.tags or () if t and t.strip())
     from optmem import lifecycle
 
     importance = lifecycle.check_unit("importance", draft.importance)
@@ -200,7 +237,7 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
     if draft.basis not in (None, "stated", "inferred"):
         raise UsageError(f"--basis must be stated or inferred, not {quote(draft.basis)}")
     ttl = draft.ttl if draft.ttl is not None or not draft.state else vault.settings.consolidation.state_ttl
-    return Record(
+    rec = Record(
         id=new_id(moment.timestamp()),
         ts=clock.format_ts(moment),
         text=text,
@@ -222,6 +259,8 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
         state=draft.state,
         extra=dict(draft.extra or {}),
     )
+    check_record(rec, vault.settings.limits.record_bytes, allow_unsafe=allow_unsafe)
+    return rec
 
 
 def append(

@@ -12,6 +12,7 @@ from enum import IntEnum
 from typing import Any, NamedTuple
 
 from optmem import clock
+from optmem.settings import Limits
 
 VERSION = 1
 TIERS = ("chat", "normal", "evidence", "redline")
@@ -103,11 +104,21 @@ def hand_correction_refs(text: str) -> list[str]:
 
 
 class BadLine(ValueError):
-    """A log line that cannot be used; `code` is the doctor's problem code."""
+    """A log line that cannot be used; `code` is the doctor's problem code, `field` the field at
+    fault when one is (a text over the size limit)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.field = field
+
+
+# One record's bounds, the same on every way in and every read (`oversize`): its text and its
+# evidence at most `[limits] record_bytes` (this default), each label at most its FIELD_BYTES —
+# a key, tag or source is a label, not a place to store a document.
+RECORD_BYTES: int = Limits._field_defaults["record_bytes"]
+FIELD_BYTES = {"key": 256, "tag": 128, "source": 1024, "session": 256, "reason": 4096}
+MAX_TAGS = 64
 
 
 _NO_EXTRA: dict[str, Any] = {}  # shared and never mutated: records are immutable
@@ -229,12 +240,15 @@ def _load(raw: bytes) -> Any:
     return json.loads(raw)
 
 
-def parse_line(raw: bytes, line: int = 0) -> Record:
+def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> Record:
     """Parse one log line (without its newline) into a Record; raises BadLine if unusable.
 
     Hand-typed lines may omit `id`, `v` and `domain`: the id is derived from the line's bytes,
     and a leading `[name]` in the text sets the domain; `〔更正〕 … #<id>` makes the line a
-    correction of those ids. (Built positionally: every log line passes here when an index is
+    correction of those ids. A record over its bounds (`oversize`, its text and evidence within
+    `limit`, the vault's `[limits] record_bytes`) is no record: BadLine `too_large` — what no
+    write may store, no read takes either (None: no bound, for a line already taken, or one only
+    checked for being whole). (Built positionally: every log line passes here when an index is
     built, and keywords or a dict of fields cost a tenth more.)
     """
     try:
@@ -270,7 +284,7 @@ def parse_line(raw: bytes, line: int = 0) -> Record:
         kind = "correction"
     tier = get("tier")
     extra_keys = obj.keys() - KNOWN_SET
-    return _new_record(
+    rec: Record = _new_record(
         Record,
         (  # in `Record`'s field order
             derived_id(raw, clock.to_epoch(ts)) if hand else rid,
@@ -298,6 +312,61 @@ def parse_line(raw: bytes, line: int = 0) -> Record:
             hand,
         ),
     )
+    if limit is not None:
+        over = oversize(rec, limit)
+        if over is not None:
+            name, size, bound = over
+            what = f"{size:,} tags (at most {bound:,})" if name == "tags" else f"{size:,} bytes (at most {bound:,})"
+            raise BadLine("too_large", f"its {name} holds {what}: over the bound every record keeps", name)
+    return rec
+
+
+def oversize(rec: Record, limit: int) -> tuple[str, int, int] | None:
+    """The first field of `rec` over its bound, as (field, size, bound): the text and the
+    evidence in UTF-8 bytes against `limit` (`[limits] record_bytes`), a key, source, session and
+    each tag against FIELD_BYTES, the number of tags against MAX_TAGS; None when all fit."""
+    if len(rec.tags) > MAX_TAGS:
+        return "tags", len(rec.tags), MAX_TAGS
+    labels = [("text", rec.text, limit), ("evidence", rec.evidence, limit)]
+    labels += [(name, getattr(rec, name), FIELD_BYTES[name]) for name in ("key", "source", "session")]
+    labels += [("tag", t, FIELD_BYTES["tag"]) for t in rec.tags]
+    for name, value, bound in labels:
+        # (a code point is at most 4 bytes: most values are known to fit without encoding them)
+        if value and len(value) * 4 > bound and (size := len(value.encode("utf-8", "surrogatepass"))) > bound:
+            return name, size, bound
+    return None
+
+
+def strings(rec: Record) -> list[tuple[str, str]]:
+    """Every string a record carries, named as a refusal names it: its id, ts, names, text,
+    key, each tag, each id it corrects, ref, expires, evidence, source, session, and each
+    string inside the fields it keeps unread (`extra.NAME`, `extra.NAME.INNER`, …)."""
+    out = [
+        (name, value)
+        for name in ("id", "ts", "domain", "project", "kind", "key", "text", "ref", "expires")
+        if (value := getattr(rec, name))
+    ]
+    out += [("tag", t) for t in rec.tags]
+    out += [("corrects", c) for c in rec.corrects]
+    out += [(name, value) for name in ("evidence", "source", "session") if (value := getattr(rec, name))]
+    if rec.extra:
+        _extra_strings("extra", rec.extra, out)
+    return out
+
+
+def _extra_strings(where: str, value: Any, out: list[tuple[str, str]], depth: int = 0) -> None:
+    if isinstance(value, str):
+        out.append((where, value))
+    elif depth > 32:
+        out.append((where, json.dumps(value, ensure_ascii=False)))  # (deeper than any record nests: whole)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, str) and k:
+                out.append((f"{where}.{k}", k))  # a field's name prints too
+            _extra_strings(f"{where}.{k}", v, out, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _extra_strings(where, v, out, depth + 1)
 
 
 _new_record = tuple.__new__  # (the NamedTuple's own __new__ is a Python function taking keywords)
