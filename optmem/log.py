@@ -122,15 +122,19 @@ def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> None:
                 field=name,
             )
     if not allow_unsafe:
-        flagged = flagged_field(rec)
-        if flagged is not None:
-            name, rule = flagged
-            raise UnsafeContent(
-                f"refused: the {name} trips the security rule {rule!r}; remove that part, or pass "
-                "--allow-unsafe if it is really meant to be stored",
-                rule=rule,
-                field=name,
-            )
+        _refuse_flagged(rec)
+
+
+def _refuse_flagged(rec: Record) -> None:
+    flagged = flagged_field(rec)
+    if flagged is not None:
+        name, rule = flagged
+        raise UnsafeContent(
+            f"refused: the {name} trips the security rule {rule!r}; remove that part, or pass "
+            "--allow-unsafe if it is really meant to be stored",
+            rule=rule,
+            field=name,
+        )
 
 
 _CANONICAL = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
@@ -700,7 +704,7 @@ def forget(
         tomb = about(row, moment, FORGET, source=source, extra={"reason": reason} if reason else None)
         return tomb if domain is None else tomb._replace(domain=default_domain(vault, domain))
 
-    row, tomb = write_about(vault, ref, tombstone)
+    row, tomb = write_about(vault, ref, tombstone, allow_unsafe=allow_unsafe)
     from optmem import (
         tree,  # the text leaves the summary tree at once (after the vault lock: purge takes tree, then vault)
     )
@@ -729,7 +733,7 @@ def about(row: Row, moment: datetime, kind: str, *, source: str | None, extra: d
 
 
 def write_about(
-    vault: Vault, ref: str, make: Callable[[Index, Row, datetime], Record | None]
+    vault: Vault, ref: str, make: Callable[[Index, Row, datetime], Record | None], *, allow_unsafe: bool = False
 ) -> tuple[Row, Record | None]:
     """Write the bookkeeping line `make` returns about the record `ref` names (a tombstone, a
     confirmation), deciding and appending under the vault lock; (that record, the line written,
@@ -739,15 +743,22 @@ def write_about(
         line = make(idx, rows[0], moment)
         return [line] if line is not None else []
 
-    rows, lines = write_about_all(vault, [ref], one)
+    rows, lines = write_about_all(vault, [ref], one, allow_unsafe=allow_unsafe)
     return rows[0], lines[0] if lines else None
 
 
 def write_about_all(
-    vault: Vault, refs: list[str], make: Callable[[Index, list[Row], datetime], list[Record]]
+    vault: Vault,
+    refs: list[str],
+    make: Callable[[Index, list[Row], datetime], list[Record]],
+    *,
+    allow_unsafe: bool = False,
 ) -> tuple[list[Row], list[Record]]:
     """`write_about` for several records at once: every ref is resolved before `make` decides,
-    and its lines are appended together — all or none. (The records, each once; the lines.)"""
+    and its lines are appended together — all or none. (The records, each once; the lines.)
+    What a line adds of its own — its source, its extra fields (a reason, a note) — passes the
+    scanner as every write does, unless `allow_unsafe` (the rest it copies from the record it is
+    about, which must stay possible to forget whatever it holds)."""
     moment = clock.now()
     idx = open_index(vault)
     with vault.lock():
@@ -755,6 +766,8 @@ def write_about_all(
         try:
             rows = list({row.id: row for row in (resolve_one(idx, ref) for ref in refs)}.values())
             lines = make(idx, rows, moment)
+            for line in lines if not allow_unsafe else ():
+                _refuse_flagged(Record(id=line.id, ts=line.ts, source=line.source, extra=line.extra))
             if lines:
                 written, _ = write_records(vault, idx, lines)
                 idx = written or idx

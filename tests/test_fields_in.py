@@ -245,3 +245,17 @@ def test_a_record_arriving_by_sync_is_flagged_by_the_field_that_holds_it(tmp_pat
     assert [(f["id"], f["field"]) for f in report["flagged"]] == [(line["id"], field)]
     assert report["flagged"][0]["rule"]
     assert om(two, "get", line["id"])["record"]["id"] == line["id"]  # kept: the read side blocks the field
+
+
+def test_a_bookkeeping_line_scans_what_it_adds_of_its_own(cli, vault):
+    from conftest import put
+
+    guess = put(vault, "the user seems to like dark mode", confidence=0.3).id
+    err = cli.json("confirm", guess, "--source", "\x1b]0;title\x07", code=1)["error"]
+    assert err["code"] == "unsafe_content" and err["field"] == "source"
+    assert "\x1b" not in raw_log(vault.root)
+    assert cli.json("confirm", guess, "--source", "ana")["status"] == "confirmed"
+    # a record holding a flagged field can still be forgotten: what the line copies is not its own
+    with open(vault.root / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({**CLEAN, "id": "01KFLAGFLAGFLAGFLAGFLAGFLA", "domain": "default", "key": INJECTION}) + "\n")
+    assert cli.json("forget", "01KFLAGFLAGFLAGFLAGFLAGFLA", "--reason", "planted")["status"] == "forgotten"
