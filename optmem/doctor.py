@@ -86,9 +86,7 @@ def _scan_log(
             )
             continue
         with open(path, "rb") as fh:
-            _scan_file(
-                name, name not in mine, fh, report, seen, refs, corrections, bad, torn, steps, untimed, limit
-            )
+            _scan_file(name, name not in mine, fh, report, seen, refs, corrections, bad, torn, steps, untimed, limit)
     if journals is not None:
         for _, _, _, step, text in sorted(steps, key=lambda s: (s[0], s[1][:10] if len(s[1]) == 26 else s[1], s[2])):
             journals.setdefault(step[0], {})[step[1]] = (step[2], text)

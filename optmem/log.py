@@ -115,7 +115,7 @@ def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> None:
         )
     for name in ("domain", "project", "kind"):
         value = getattr(rec, name)
-        if value is not None and not NAME_RE.fullmatch(value):
+        if value is not None and not _valid_name(value):
             raise InvalidName(
                 f"the {name} {quote(value)} is not a valid name (letters, digits, . _ -; at most 64, "
                 "starting with a letter or digit); nothing was stored",
@@ -140,6 +140,11 @@ def _refuse_flagged(rec: Record) -> None:
 _CANONICAL = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
 
 
+@functools.lru_cache(maxsize=1024)
+def _valid_name(value: str) -> bool:
+    return NAME_RE.fullmatch(value) is not None  # (names repeat from record to record)
+
+
 @functools.lru_cache(maxsize=4096)
 def _label_rule(value: str) -> str | None:
     """`scan.find` of a short string: names, kinds, sources and sessions repeat from record to record."""
@@ -152,8 +157,8 @@ def flagged_field(rec: Record) -> tuple[str, str] | None:
     (field, rule); None when none is. What a write refuses (`check_record`) and what `sync`
     reports of the records it brings in."""
     for name, value in record.strings(rec):
-        if name in ("id", "ts", "expires", "corrects", "ref") and _CANONICAL.fullmatch(value):
-            continue  # what optmem writes there: Crockford ids and UTC times, nothing to find
+        if len(value) <= 30 and _CANONICAL.fullmatch(value):
+            continue  # ids and times as optmem writes them (Crockford letters, no I L O U): nothing to find
         rule = _label_rule(value) if len(value) <= 256 else scan.find(value)
         if rule:
             return name, rule

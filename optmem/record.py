@@ -325,16 +325,26 @@ def oversize(rec: Record, limit: int) -> tuple[str, int, int] | None:
     """The first field of `rec` over its bound, as (field, size, bound): the text and the
     evidence in UTF-8 bytes against `limit` (`[limits] record_bytes`), a key, source, session and
     each tag against FIELD_BYTES, the number of tags against MAX_TAGS; None when all fit."""
-    if len(rec.tags) > MAX_TAGS:
-        return "tags", len(rec.tags), MAX_TAGS
-    labels = [("text", rec.text, limit), ("evidence", rec.evidence, limit)]
-    labels += [(name, getattr(rec, name), FIELD_BYTES[name]) for name in ("key", "source", "session")]
-    labels += [("tag", t, FIELD_BYTES["tag"]) for t in rec.tags]
-    for name, value, bound in labels:
-        # (a code point is at most 4 bytes: most values are known to fit without encoding them)
+    tags = rec.tags
+    if len(tags) > MAX_TAGS:
+        return "tags", len(tags), MAX_TAGS
+    # (a code point is at most 4 bytes: nearly every value is known to fit without encoding it)
+    for name, value, bound in (
+        ("text", rec.text, limit),
+        ("evidence", rec.evidence, limit),
+        ("key", rec.key, _KEY_BYTES),
+        ("source", rec.source, _SOURCE_BYTES),
+        ("session", rec.session, _SESSION_BYTES),
+    ):
         if value and len(value) * 4 > bound and (size := len(value.encode("utf-8", "surrogatepass"))) > bound:
             return name, size, bound
+    for tag in tags:
+        if len(tag) * 4 > _TAG_BYTES and (size := len(tag.encode("utf-8", "surrogatepass"))) > _TAG_BYTES:
+            return "tag", size, _TAG_BYTES
     return None
+
+
+_KEY_BYTES, _TAG_BYTES, _SOURCE_BYTES, _SESSION_BYTES = (FIELD_BYTES[k] for k in ("key", "tag", "source", "session"))
 
 
 def strings(rec: Record) -> list[tuple[str, str]]:

@@ -298,9 +298,7 @@ def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
     return [c for c, _, _ in _checked(*chunk)]
 
 
-def _checked(
-    lines: list[tuple[int, str]], allow_unsafe: bool, limit: int
-) -> list[tuple[Checked, Record | None, bool]]:
+def _checked(lines: list[tuple[int, str]], allow_unsafe: bool, limit: int) -> list[tuple[Checked, Record | None, bool]]:
     """Each line checked, its record, and whether the record's bytes are the line's slice (`_slice`)."""
     out: list[tuple[Checked, Record | None, bool]] = []
     for n, text in lines:

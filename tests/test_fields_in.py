@@ -175,7 +175,7 @@ def test_a_one_megabyte_hand_typed_line_is_not_a_record_on_any_path(cli, tmp_pat
 def test_the_limit_is_the_configured_one_everywhere(cli, vault_path):
     cli.json("append", "the port is 8080")
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"id": "01KMIDMIDMIDMIDMIDMIDMIDMI", "ts": "2026-01-01T00:00:00Z", "text": "port " + "y" * 2000}) + "\n")
+        fh.write(json.dumps({**CLEAN, "id": "01KMIDMIDMIDMIDMIDMIDMIDMI", "text": "port " + "y" * 2000}) + "\n")
     assert cli.json("get", "01KMIDMIDMIDMIDMIDMIDMIDMI")["record"]["id"] == "01KMIDMIDMIDMIDMIDMIDMIDMI"
     (vault_path / "optmem.toml").write_text("[limits]\nrecord_bytes = 1000\n", "utf-8")
     assert cli.json("get", "01KMIDMIDMIDMIDMIDMIDMIDMI", code=1)["error"]["code"] == "not_found"  # re-indexed
@@ -193,9 +193,9 @@ def test_a_hand_typed_line_with_a_flagged_field_is_kept_and_flagged_by_field(vau
     from optmem import log
     from optmem.record import parse_line
 
-    line = json.dumps({"ts": "2026-01-01T00:00:00Z", "text": "the port is 8080", "key": INJECTION, "tags": ["\x1b[31m"]})
-    rec = parse_line(line.encode())
-    assert log.flagged_field(rec) == ("key", "ignore_previous_instructions") or log.flagged_field(rec)[0] == "key"
+    line = json.dumps({"ts": "2026-01-01T00:00:00Z", "text": "the port is 8080", "key": INJECTION, "tags": ["\x1b"]})
+    rec = parse_line(line.encode())  # typed by hand (no id): it parses, the read side is told which field
+    assert log.flagged_field(rec) == ("key", "ignore_previous_instructions")
     assert log.flagged_field(parse_line(json.dumps({**CLEAN, "tags": ["\x1b[31m"]}).encode()))[0] == "tag"
     assert log.flagged_field(parse_line(json.dumps(CLEAN).encode())) is None
 
@@ -257,5 +257,5 @@ def test_a_bookkeeping_line_scans_what_it_adds_of_its_own(cli, vault):
     assert cli.json("confirm", guess, "--source", "ana")["status"] == "confirmed"
     # a record holding a flagged field can still be forgotten: what the line copies is not its own
     with open(vault.root / "LOG.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({**CLEAN, "id": "01KFLAGFLAGFLAGFLAGFLAGFLA", "domain": "default", "key": INJECTION}) + "\n")
+        fh.write(json.dumps({**CLEAN, "id": "01KFLAGFLAGFLAGFLAGFLAGFLA", "key": INJECTION}) + "\n")
     assert cli.json("forget", "01KFLAGFLAGFLAGFLAGFLAGFLA", "--reason", "planted")["status"] == "forgotten"

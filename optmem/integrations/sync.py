@@ -346,7 +346,8 @@ def _after_merge(
                     rec = parse_line(body, n, limit)
                 except BadLine as exc:
                     if exc.field:  # over the bound: read by no one, named here (doctor names it too)
-                        report.flagged.append({"id": None, "file": name, "line": n, "field": exc.field, "rule": exc.code})
+                        over = {"id": None, "file": name, "line": n, "field": exc.field, "rule": exc.code}
+                        report.flagged.append(over)
                     continue  # (an unparseable line: doctor reports it; the index skips it)
                 flagged = log.flagged_field(rec)
                 if flagged:
