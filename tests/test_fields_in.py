@@ -170,6 +170,10 @@ def test_a_one_megabyte_hand_typed_line_is_not_a_record_on_any_path(cli, tmp_pat
     # an export carrying it is refused by import, with the same limit
     done = cli.json("--vault", str(tmp_path / "other"), "import", str(write_export(tmp_path / "big.jsonl", [big])))
     assert done["records"] == 0 and done["bad"][0]["code"] == "too_large" and done["bad"][0]["field"] == "text"
+    cli.json("doctor", "--fix", code=None)  # the line goes to the quarantine, byte for byte
+    assert cli.json("doctor")["ok"] is True
+    moved = json.loads((vault_path / "LOG.quarantine.jsonl").read_text("utf-8").splitlines()[-1])
+    assert json.loads(moved["raw"]) == big and moved["line"] == 2
 
 
 def test_the_limit_is_the_configured_one_everywhere(cli, vault_path):
