@@ -5,7 +5,6 @@ one write, then the derived index catches up with them.
 """
 
 import functools
-import re
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime
@@ -92,7 +91,7 @@ def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> None:
     """The one check of a whole record, on every way in (`append` and each command built on it,
     MCP, the Hermes provider, `import`): every field within its bound (`record.oversize`:
     `too_large`, always), its domain, project and kind valid names (`invalid_name`, always), and
-    no string it carries flagged by the scanner (`flagged_field`: `unsafe_content`, unless
+    no string it carries flagged by the scanner (`record.flagged_field`: `unsafe_content`, unless
     `allow_unsafe`). Every error names the field."""
     over = record.oversize(rec, limit)
     if over is not None:
@@ -125,8 +124,13 @@ def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> None:
         _refuse_flagged(rec)
 
 
+@functools.lru_cache(maxsize=1024)
+def _valid_name(value: str) -> bool:
+    return NAME_RE.fullmatch(value) is not None  # (names repeat from record to record)
+
+
 def _refuse_flagged(rec: Record) -> None:
-    flagged = flagged_field(rec)
+    flagged = record.flagged_field(rec)
     if flagged is not None:
         name, rule = flagged
         raise UnsafeContent(
@@ -135,34 +139,6 @@ def _refuse_flagged(rec: Record) -> None:
             rule=rule,
             field=name,
         )
-
-
-_CANONICAL = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
-
-
-@functools.lru_cache(maxsize=1024)
-def _valid_name(value: str) -> bool:
-    return NAME_RE.fullmatch(value) is not None  # (names repeat from record to record)
-
-
-@functools.lru_cache(maxsize=4096)
-def _label_rule(value: str) -> str | None:
-    """`scan.find` of a short string: names, kinds, sources and sessions repeat from record to record."""
-    return scan.find(value)
-
-
-def flagged_field(rec: Record) -> tuple[str, str] | None:
-    """The first string field of `rec` the scanner flags (`record.strings`: every one it
-    carries, its text, key, tags, source, session, evidence, ids and unknown fields alike), as
-    (field, rule); None when none is. What a write refuses (`check_record`) and what `sync`
-    reports of the records it brings in."""
-    for name, value in record.strings(rec):
-        if len(value) <= 30 and _CANONICAL.fullmatch(value):
-            continue  # ids and times as optmem writes them (Crockford letters, no I L O U): nothing to find
-        rule = _label_rule(value) if len(value) <= 256 else scan.find(value)
-        if rule:
-            return name, rule
-    return None
 
 
 def write_records(vault: Vault, idx: Index, records: list[Record]) -> tuple[Index | None, str | None]:

@@ -4,6 +4,7 @@
 and what `KNOWN` (the fields a reader understands) holds are all derived from it.
 """
 
+import functools
 import json
 import os
 import re
@@ -377,6 +378,37 @@ def _extra_strings(where: str, value: Any, out: list[tuple[str, str]], depth: in
     elif isinstance(value, list):
         for v in value:
             _extra_strings(where, v, out, depth + 1)
+
+
+_CANONICAL = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+
+
+@functools.lru_cache(maxsize=4096)
+def _label_rule(value: str) -> str | None:
+    """`scan.find` of a short string: names, kinds, sources and sessions repeat from record to record."""
+    from optmem import scan
+
+    return scan.find(value)
+
+
+def flagged_field(rec: Record) -> tuple[str, str] | None:
+    """The first string field of `rec` the scanner flags (`record.strings`: every one it
+    carries, its text, key, tags, source, session, evidence, ids and unknown fields alike), as
+    (field, rule); None when none is. What a write refuses (`log.check_record`), what `sync`
+    reports of the records it brings in, and what a read blocks of one it cannot refuse."""
+    for name, value in strings(rec):
+        if len(value) <= 30 and _CANONICAL.fullmatch(value):
+            continue  # ids and times as optmem writes them (Crockford letters, no I L O U): nothing to find
+        rule = _label_rule(value) if len(value) <= 256 else _scan(value)
+        if rule:
+            return name, rule
+    return None
+
+
+def _scan(value: str) -> str | None:
+    from optmem import scan
+
+    return scan.find(value)
 
 
 _new_record = tuple.__new__  # (the NamedTuple's own __new__ is a Python function taking keywords)

@@ -194,14 +194,13 @@ def export_text(cli) -> str:
 
 
 def test_a_hand_typed_line_with_a_flagged_field_is_kept_and_flagged_by_field(vault):
-    from optmem import log
-    from optmem.record import parse_line
+    from optmem.record import flagged_field, parse_line
 
     line = json.dumps({"ts": "2026-01-01T00:00:00Z", "text": "the port is 8080", "key": INJECTION, "tags": ["\x1b"]})
     rec = parse_line(line.encode())  # typed by hand (no id): it parses, the read side is told which field
-    assert log.flagged_field(rec) == ("key", "ignore_previous_instructions")
-    assert log.flagged_field(parse_line(json.dumps({**CLEAN, "tags": ["\x1b[31m"]}).encode()))[0] == "tag"
-    assert log.flagged_field(parse_line(json.dumps(CLEAN).encode())) is None
+    assert flagged_field(rec) == ("key", "ignore_previous_instructions")
+    assert flagged_field(parse_line(json.dumps({**CLEAN, "tags": ["\x1b[31m"]}).encode()))[0] == "tag"
+    assert flagged_field(parse_line(json.dumps(CLEAN).encode())) is None
 
 
 # -- import and hot memory's limits -------------------------------------------------------------

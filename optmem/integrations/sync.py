@@ -9,7 +9,7 @@ file per writer (`optmem segment`, run here when it has not been). A sync, in st
    two writers), hot files merge entry by entry (the merge driver), the summary tree and
    handoff notes keep this clone's version (both are rebuilt from the log: the other clone's
    records are there);
-4. check the records that came in as the write gate checks a write (`log.flagged_field`: every
+4. check the records that came in as the write gate checks a write (`record.flagged_field`: every
    string field each carries; and the size bound every read keeps): flagged by field, never
    dropped — every read surface shows a flagged field as [BLOCKED: rule], and a line over the
    bound is read by no one (doctor names it);
@@ -33,7 +33,7 @@ from typing import Any
 
 from optmem import fsio, gitstate, layout
 from optmem.errors import MergeConflict, OptmemError, SyncFailed, UsageError, quote
-from optmem.record import BadLine, parse_line
+from optmem.record import BadLine, flagged_field, parse_line
 from optmem.vault import Vault
 
 PUSH_TRIES = 5
@@ -322,7 +322,7 @@ def _after_merge(
 ) -> None:
     """What came in: counted and scanned; the index caught up; new conflicts and hot files over
     their budget named."""
-    from optmem import log, memory
+    from optmem import memory
     from optmem.index import open_index
 
     own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
@@ -349,7 +349,7 @@ def _after_merge(
                         over = {"id": None, "file": name, "line": n, "field": exc.field, "rule": exc.code}
                         report.flagged.append(over)
                     continue  # (an unparseable line: doctor reports it; the index skips it)
-                flagged = log.flagged_field(rec)
+                flagged = flagged_field(rec)
                 if flagged:
                     report.flagged.append({"id": rec.id, "file": name, "field": flagged[0], "rule": flagged[1]})
     if report.merged or report.records_in:
