@@ -662,6 +662,12 @@ def put_entries(
     _, _, path, _ = _resolve(vault, target, project)
     with vault.lock(), _file_lock(vault, path):
         hot = load(vault, target, project)
+        if hot.conflicted:
+            raise MergeConflict(
+                f"{hot.name} still holds git's conflict markers (<<<<<<< … >>>>>>>); resolve the merge by "
+                "hand, then import again (what was imported already is left as it is); its entries were not put",
+                file=hot.name,
+            )
         held = set(hot.entries)
         new = [t for t in dict.fromkeys(texts) if t not in held]
         if not new:

@@ -262,3 +262,13 @@ def test_a_bookkeeping_line_scans_what_it_adds_of_its_own(cli, vault):
     with open(vault.root / "LOG.jsonl", "a", encoding="utf-8") as fh:
         fh.write(json.dumps({**CLEAN, "id": "01KFLAGFLAGFLAGFLAGFLAGFLA", "key": INJECTION}) + "\n")
     assert cli.json("forget", "01KFLAGFLAGFLAGFLAGFLAGFLA", "--reason", "planted")["status"] == "forgotten"
+
+
+def test_import_puts_no_entry_into_a_hot_file_git_left_conflicted(cli, tmp_path, vault_path):
+    vault_path.mkdir()
+    conflicted = "<<<<<<< ours\nuses pnpm\n=======\nuses npm\n>>>>>>> theirs\n"
+    (vault_path / "MEMORY.md").write_text(conflicted, "utf-8")
+    hot = [{"file": "MEMORY.md", "front": "", "entries": [{"id": "x", "text": "deploys on Friday", "journal": None}]}]
+    done = cli.json("import", str(write_export(tmp_path / "hot.jsonl", [], hot)))
+    assert done["hot"] == 0 and [b["code"] for b in done["bad"]] == ["merge_conflict"]
+    assert (vault_path / "MEMORY.md").read_text("utf-8") == conflicted
