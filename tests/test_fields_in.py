@@ -272,3 +272,51 @@ def test_import_puts_no_entry_into_a_hot_file_git_left_conflicted(cli, tmp_path,
     done = cli.json("import", str(write_export(tmp_path / "hot.jsonl", [], hot)))
     assert done["hot"] == 0 and [b["code"] for b in done["bad"]] == ["merge_conflict"]
     assert (vault_path / "MEMORY.md").read_text("utf-8") == conflicted
+
+
+def test_a_line_over_the_bounds_arriving_by_sync_is_reported_and_read_by_no_one(tmp_path):
+    from test_sync import om, pair, sync
+
+    one, two = pair(tmp_path)
+    sync(one), sync(two)
+    om(one, "append", "one: the backend listens on 9090")
+    writer = om(one, "segment")["writer"]
+    (segment,) = (one / "log" / writer).glob("????-??.jsonl")
+    big = {"id": "01KB1GB1GB1GB1GB1GB1GB1GB1", "ts": "2026-01-01T00:00:00Z", "text": "port " + "x" * 70_000}
+    with open(segment, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(big) + "\n")
+    sync(one)
+    report = sync(two)
+    assert [(f["line"], f["field"], f["rule"]) for f in report["flagged"]] == [(2, "text", "too_large")]
+    assert om(two, "search", "port")["hits"] == []  # the line over the bounds is not a record
+    assert [h["text"] for h in om(two, "search", "backend")["hits"]] == ["one: the backend listens on 9090"]
+
+
+def test_each_bound_of_a_record_read_from_a_line(vault):
+    from optmem.record import BadLine, flagged_field, oversize, parse_line, strings
+
+    def line(**fields: object) -> bytes:
+        return json.dumps({**CLEAN, **fields}).encode()
+
+    for fields, field in (
+        ({"tags": [f"t{i}" for i in range(65)]}, "tags"),
+        ({"tags": ["ok", "t" * 129]}, "tag"),
+        ({"key": "k" * 257}, "key"),
+        ({"source": "s" * 1025}, "source"),
+        ({"session": "数" * 86}, "session"),  # 258 bytes in 86 characters
+        ({"evidence": "e" * 1001}, "evidence"),
+    ):
+        with pytest.raises(BadLine) as caught:
+            parse_line(line(**fields), 1, 1000)
+        assert caught.value.code == "too_large" and caught.value.field == field
+        assert oversize(parse_line(line(**fields), 1, None), 1000)[0] == field
+    assert oversize(parse_line(line(key="k" * 256, session="数" * 85), 1, None), 1000) is None
+    nested: dict = {"deep": INJECTION}
+    for _ in range(40):
+        nested = {"in": nested}
+    rec = parse_line(line(wrapper=nested), 1)
+    assert flagged_field(rec)[0].startswith("extra.wrapper.in.in")
+    long_evidence = parse_line(line(evidence="a note " * 60 + INJECTION), 1)
+    assert flagged_field(long_evidence) == ("evidence", "ignore_previous_instructions")
+    named = dict(strings(parse_line(line(**{INJECTION: 1}), 1)))
+    assert named[f"extra.{INJECTION}"] == INJECTION  # an unknown field's name prints too
