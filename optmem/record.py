@@ -4,11 +4,11 @@
 and what `KNOWN` (the fields a reader understands) holds are all derived from it.
 """
 
-import functools
 import json
 import os
 import re
 import zlib
+from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any, NamedTuple
 
@@ -383,32 +383,60 @@ def _extra_strings(where: str, value: Any, out: list[tuple[str, str]], depth: in
 _CANONICAL = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
 
 
-@functools.lru_cache(maxsize=4096)
-def _label_rule(value: str) -> str | None:
-    """`scan.find` of a short string: names, kinds, sources and sessions repeat from record to record."""
-    from optmem import scan
-
-    return scan.find(value)
+_LABELS: dict[str, str | None] = {}  # short values scanned before (names, kinds, sources, sessions repeat)
+_LABELS_MAX = 8192
 
 
 def flagged_field(rec: Record) -> tuple[str, str] | None:
-    """The first string field of `rec` the scanner flags (`record.strings`: every one it
-    carries, its text, key, tags, source, session, evidence, ids and unknown fields alike), as
-    (field, rule); None when none is. What a write refuses (`log.check_record`), what `sync`
-    reports of the records it brings in, and what a read blocks of one it cannot refuse."""
+    """The first string field of `rec` the scanner flags (`strings`: every one it carries, its
+    text, key, tags, source, session, evidence, ids and unknown fields alike), as (field, rule);
+    None when none is. Each field is judged alone. What a write refuses (`log.check_record`),
+    what `sync` reports of the records it brings in, and what a read blocks of one it cannot
+    refuse."""
+    from optmem import scan
+
+    todo: list[tuple[str, str]] = []
     for name, value in strings(rec):
         if len(value) <= 30 and _CANONICAL.fullmatch(value):
             continue  # ids and times as optmem writes them (Crockford letters, no I L O U): nothing to find
-        rule = _label_rule(value) if len(value) <= 256 else _scan(value)
-        if rule:
-            return name, rule
+        known = _LABELS.get(value, False) if _label(name, value) else False
+        if known is None:
+            continue  # scanned before: clean
+        if known:
+            return _each(strings(rec))  # (flagged before: named in field order)
+        todo.append((name, value))
+    # the fields not met before, read in one scan: the ASCII ones joined by blank lines (which no
+    # rule reads across: a hit there is only a lead, each field is then judged alone), any other alone
+    plain = [v for _, v in todo if v.isascii()]
+    if any(scan.find(v) for _, v in todo if not v.isascii()) or (plain and scan.find("\n\n".join(plain))):
+        return _each(todo)
+    if len(_LABELS) > _LABELS_MAX:
+        _LABELS.clear()
+    for name, value in todo:
+        if _label(name, value):
+            _LABELS[value] = None
     return None
 
 
-def _scan(value: str) -> str | None:
+def _label(name: str, value: str) -> bool:
+    """Whether a value is worth remembering: a short one that is not a text (a name, kind, key,
+    tag, source or session repeats from record to record; a text hardly ever)."""
+    return len(value) <= 256 and name not in ("text", "evidence")
+
+
+def _each(pairs: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
+    """The first of `pairs` the scanner flags, each field judged alone."""
     from optmem import scan
 
-    return scan.find(value)
+    for name, value in pairs:
+        if len(value) <= 30 and _CANONICAL.fullmatch(value):
+            continue
+        rule = scan.find(value)
+        if _label(name, value) and len(_LABELS) <= _LABELS_MAX:
+            _LABELS[value] = rule
+        if rule:
+            return name, rule
+    return None
 
 
 _new_record = tuple.__new__  # (the NamedTuple's own __new__ is a Python function taking keywords)
