@@ -352,14 +352,22 @@ def strings(rec: Record) -> list[tuple[str, str]]:
     """Every string a record carries, named as a refusal names it: its id, ts, names, text,
     key, each tag, each id it corrects, ref, expires, evidence, source, session, and each
     string inside the fields it keeps unread (`extra.NAME`, `extra.NAME.INNER`, …)."""
-    out = [
-        (name, value)
-        for name in ("id", "ts", "domain", "project", "kind", "key", "text", "ref", "expires")
-        if (value := getattr(rec, name))
+    rid, ts, domain, project, kind, _, key, text, tags, corrects, ref, expires, evidence, source, session = rec[:15]
+    fields: list[tuple[str, str | None]] = [
+        ("id", rid),
+        ("ts", ts),
+        ("domain", domain),
+        ("project", project),
+        ("kind", kind),
+        ("key", key),
+        ("text", text),
+        ("ref", ref),
+        ("expires", expires),
     ]
-    out += [("tag", t) for t in rec.tags]
-    out += [("corrects", c) for c in rec.corrects]
-    out += [(name, value) for name in ("evidence", "source", "session") if (value := getattr(rec, name))]
+    fields += [("tag", t) for t in tags]
+    fields += [("corrects", c) for c in corrects]
+    fields += [("evidence", evidence), ("source", source), ("session", session)]
+    out = [(name, value) for name, value in fields if value]
     if rec.extra:
         _extra_strings("extra", rec.extra, out)
     return out
@@ -395,33 +403,39 @@ def flagged_field(rec: Record) -> tuple[str, str] | None:
     refuse."""
     from optmem import scan
 
-    todo: list[tuple[str, str]] = []
+    labels = _LABELS
+    plain: list[str] = []
+    other: list[str] = []
+    new: list[str] = []  # labels met for the first time (remembered when clean)
     for name, value in strings(rec):
-        if len(value) <= 30 and _CANONICAL.fullmatch(value):
-            continue  # ids and times as optmem writes them (Crockford letters, no I L O U): nothing to find
-        known = _LABELS.get(value, False) if _label(name, value) else False
+        if name in _LONG:
+            (plain if value.isascii() else other).append(value)
+            continue
+        known = labels.get(value, False)
         if known is None:
-            continue  # scanned before: clean
+            continue  # met before: clean
         if known:
             return _each(strings(rec))  # (flagged before: named in field order)
-        todo.append((name, value))
-    # the fields not met before, read in one scan: the ASCII ones joined by blank lines (which no
+        if len(value) <= 30 and _CANONICAL.fullmatch(value):
+            continue  # ids and times as optmem writes them (Crockford letters, no I L O U): nothing to find
+        (plain if value.isascii() else other).append(value)
+        if len(value) <= 256:
+            new.append(value)
+    # what was not met before, read in one scan: the ASCII values joined by blank lines (which no
     # rule reads across: a hit there is only a lead, each field is then judged alone), any other alone
-    plain = [v for _, v in todo if v.isascii()]
-    if any(scan.find(v) for _, v in todo if not v.isascii()) or (plain and scan.find("\n\n".join(plain))):
-        return _each(todo)
-    if len(_LABELS) > _LABELS_MAX:
-        _LABELS.clear()
-    for name, value in todo:
-        if _label(name, value):
-            _LABELS[value] = None
+    for value in other:
+        if scan.find(value):
+            return _each(strings(rec))
+    if plain and scan.find(plain[0] if len(plain) == 1 else "\n\n".join(plain)):
+        return _each(strings(rec))
+    if len(labels) > _LABELS_MAX:
+        labels.clear()
+    for value in new:
+        labels[value] = None
     return None
 
 
-def _label(name: str, value: str) -> bool:
-    """Whether a value is worth remembering: a short one that is not a text (a name, kind, key,
-    tag, source or session repeats from record to record; a text hardly ever)."""
-    return len(value) <= 256 and name not in ("text", "evidence")
+_LONG = frozenset(("text", "evidence"))  # values met once: never remembered
 
 
 def _each(pairs: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
@@ -432,7 +446,7 @@ def _each(pairs: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
         if len(value) <= 30 and _CANONICAL.fullmatch(value):
             continue
         rule = scan.find(value)
-        if _label(name, value) and len(_LABELS) <= _LABELS_MAX:
+        if name not in _LONG and len(value) <= 256 and len(_LABELS) <= _LABELS_MAX:
             _LABELS[value] = rule
         if rule:
             return name, rule
