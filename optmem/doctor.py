@@ -75,6 +75,7 @@ def _scan_log(
     torn: list[str] = []
     steps: list[tuple[str, str, int, tuple[str, str, str], str]] = []  # (ts, id, line, step, text)
     files = vault.segments()
+    limit = vault.settings.limits.record_bytes
     mine = _own_files(vault, [name for name, _ in files])
     for name, path in files:
         if not path.exists():
@@ -85,7 +86,7 @@ def _scan_log(
             )
             continue
         with open(path, "rb") as fh:
-            _scan_file(name, name not in mine, fh, report, seen, refs, corrections, bad, torn, steps, untimed)
+            _scan_file(name, name not in mine, fh, report, seen, refs, corrections, bad, torn, steps, untimed, limit)
     if journals is not None:
         for _, _, _, step, text in sorted(steps, key=lambda s: (s[0], s[1][:10] if len(s[1]) == 26 else s[1], s[2])):
             journals.setdefault(step[0], {})[step[1]] = (step[2], text)
@@ -109,9 +110,11 @@ def _scan_file(
     torn: list[str],
     steps: list[tuple[str, str, int, tuple[str, str, str], str]],
     untimed: dict[str, dict[int, str]] | None,
+    limit: int,
 ) -> None:
     """`_scan_log` for one log file (`name`, open as `fh`; `theirs`: another clone writes it,
-    so it is fixed there, and a torn tail may be a sync still under way)."""
+    so it is fixed there, and a torn tail may be a sync still under way). A line no reader takes
+    (unparseable, or over a record's bounds: `too_large`) is reported under its own code."""
     elsewhere = "another clone writes this file: run `optmem doctor --fix` on that clone"
     n = 0
     for raw, length in fsio.lines(fh):  # (a line past the bound is unparseable, never held whole)
@@ -135,12 +138,12 @@ def _scan_file(
         if not body.strip():
             continue
         try:
-            rec = parse_line(body)
+            rec = parse_line(body, n, limit)
         except BadLine as exc:
             bad.setdefault(name, []).append(n)
             fix = elsewhere if theirs else f"--fix moves it to {QUARANTINE}"
             why = str(exc) if length <= fsio.LINE_BYTES else f"{length:,} bytes, longer than any line is read"
-            report.problems.append(Problem("unparseable_line", name, f"{why}; {fix}", n))
+            report.problems.append(Problem(exc.code, name, f"{why}; {fix}", n))
             continue
         lacking = missing_fields(body)
         if lacking:

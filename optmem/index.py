@@ -243,7 +243,7 @@ class Index:
         if fh is None:
             fh = self._fh[row.seg] = open(self.vault.root / self.file_of(row), "rb")
         fh.seek(row.off)
-        return parse_line(fh.read(row.len), row.n)
+        return parse_line(fh.read(row.len), row.n, None)  # (its bounds were kept when it was indexed)
 
     def file_of(self, row: Row) -> str:
         """The log file a record is in, as the vault names it (LOG.jsonl, log/<writer>/<month>.jsonl)."""
@@ -662,7 +662,8 @@ class Index:
         meta = read_meta(self.conn)
         if not _view_ok(self.vault, meta) or meta.get("schema") != SCHEMA:
             raise NeedsRebuild()
-        consume(self.conn, self.vault.segments(), meta, progress)  # (nothing to do: returns at once)
+        # (nothing to do: returns at once)
+        consume(self.conn, self.vault.segments(), meta, progress, limit=self.vault.settings.limits.record_bytes)
         self._names = None
         files = self.vault.access_files()
         if not access_in_step(files, read_meta(self.conn)):
@@ -672,7 +673,10 @@ class Index:
 def view_meta(vault: Vault) -> dict[str, str]:
     """The settings the effective view depends on, as the index's meta records them: an index
     built with others is rebuilt (a changed conflict window re-decides every key group)."""
-    return {"conflict_window": repr(vault.settings.consolidation.conflict_window_days * 86400.0)}
+    return {
+        "conflict_window": repr(vault.settings.consolidation.conflict_window_days * 86400.0),
+        "record_bytes": str(vault.settings.limits.record_bytes),  # which lines are records (`parse_line`)
+    }
 
 
 def _view_ok(vault: Vault, meta: dict[str, str]) -> bool:
@@ -787,7 +791,8 @@ def _fill(
     size = sum(LogState.read(path).size for _, path in segments)
     deferred: list[Record] = []
     workers = max(2, os.cpu_count() or 1) if size >= parallel_min_bytes else 0
-    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, fed)
+    limit = vault.settings.limits.record_bytes
+    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, fed, limit)
     conn.executescript(POST_DDL)
     with conn:
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())

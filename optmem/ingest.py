@@ -19,7 +19,17 @@ from optmem import dates, fsio, view
 from optmem import text as textmod
 from optmem.clock import to_epoch
 from optmem.reading.cues import says_change
-from optmem.record import TIER_RANK, BadLine, Record, clean_ref, file_hash, moved_down, parse_line, place
+from optmem.record import (
+    RECORD_BYTES,
+    TIER_RANK,
+    BadLine,
+    Record,
+    clean_ref,
+    file_hash,
+    moved_down,
+    parse_line,
+    place,
+)
 from optmem.schema import (
     ID_TIME_SQL,
     INSERT_REC,
@@ -176,12 +186,18 @@ class _Prepared(NamedTuple):
 
 
 def prepare_rows(
-    batch: list[Line], seg: int = 0, hashed: int = 0, parsed: list[Record] | None = None, shown: float | None = None
+    batch: list[Line],
+    seg: int = 0,
+    hashed: int = 0,
+    parsed: list[Record] | None = None,
+    shown: float | None = None,
+    limit: int = RECORD_BYTES,
 ) -> _Prepared:
     """Parse, fold, tokenise and fingerprint a batch of lines of segment `seg` (whose name hashes
     to `hashed`: `file_hash`) (pure: no I/O, no database). `parsed`: the lines' records, when the
     caller parsed them already; `shown`: when they were shown last (each row ends with it then:
-    `_store(seen=True)`)."""
+    `_store(seen=True)`); `limit`: `[limits] record_bytes` (a line over a record's bounds is a bad
+    line, as one that does not parse)."""
     seen = () if shown is None else (shown,)
     out = _Prepared([], [], [], [], [], [], [], 0, 0, 0, 0)
     docs = tokens = squares = turns = 0
@@ -189,7 +205,7 @@ def prepare_rows(
     used: set[int] = set()  # keys given in this batch (two records of one place: the next free one)
     for i, (body, line, off, ln) in enumerate(batch):
         try:
-            rec = parse_line(body, line) if parsed is None else parsed[i]
+            rec = parse_line(body, line, limit) if parsed is None else parsed[i]
         except BadLine as exc:
             out.bad.append((place(None, line, hashed), exc.code, str(exc)))
             continue
@@ -523,7 +539,7 @@ class _Reader:
                     body = raw.strip()
                     if body:
                         try:
-                            parse_line(body)
+                            parse_line(body, limit=None)  # (whole, or torn: its bounds are the index's)
                         except BadLine:
                             break  # a torn tail: left for the next append to end
                         self.n += 1
@@ -551,6 +567,7 @@ def consume(
     deferred: list[Record] | None = None,
     workers: int = 0,
     fed: Fed | None = None,
+    limit: int = RECORD_BYTES,
 ) -> None:
     """Index the lines every segment gained since the index read it, then store the new sync
     state (`to_read` says which; NeedsRebuild when one was rewritten).
@@ -559,6 +576,7 @@ def consume(
     linked at once (a from-scratch build links them after its look-up indexes exist). With
     `workers`, batches are prepared in that many forked processes while this one inserts. With
     `fed`, the lines of its (empty) segment come prepared from its writer as it writes them.
+    `limit`: `[limits] record_bytes`, the size bound a line must keep to be a record.
     """
     todo = to_read(segments, meta)
     if not todo:
@@ -588,7 +606,7 @@ def consume(
                     state = LogState.read(path)
                     reader.n, reader.off = fed.lines, state.size
                     total += state.size
-                prepare = partial(prepare_rows, seg=sid, hashed=file_hash(name))
+                prepare = partial(prepare_rows, seg=sid, hashed=file_hash(name), limit=limit)
                 batches = pool.imap(prepare, reader.batches()) if pool else map(prepare, reader.batches())
                 for prep in batches:
                     _store(conn, prep, totals, deferred, places)

@@ -4,21 +4,24 @@ Every write goes through `_write`, under the vault lock: records are appended as
 one write, then the derived index catches up with them.
 """
 
+import functools
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from optmem import clock, compare, fsio, scan, view
+from optmem import clock, compare, fsio, record, scan, view
 from optmem import text as textmod
 from optmem.errors import (
     Ambiguous,
+    InvalidName,
     NotApplicable,
     NotFound,
     OptmemError,
     PossibleUpdate,
     RedlineLocked,
     TooLarge,
+    UnsafeContent,
     UsageError,
     quote,
 )
@@ -74,49 +77,68 @@ def default_domain(vault: Vault, domain: str | None) -> str:
     return validate_name(domain or vault.settings.log.domain, "domain")
 
 
-def check_text(vault: Vault, text: str | None, *, allow_unsafe: bool) -> str:
-    """A record's text must be non-empty, within the size bound, and pass the scanner."""
+def check_text(text: str | None) -> str:
+    """A record's text must be non-empty (its bound and scan: `check_record`); it is stored trimmed."""
     if text is None or not text.strip():
         raise UsageError("TEXT is empty; give the memory to store (or - to read it from stdin)")
-    text = text.strip()
-    limit = vault.settings.limits.record_bytes
-    size = len(text.encode("utf-8"))
-    if size > limit:
+    return text.strip()
+
+
+FIELD_BYTES, MAX_TAGS = record.FIELD_BYTES, record.MAX_TAGS  # (the bounds: `record.oversize`)
+
+
+def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> None:
+    """The one check of a whole record, on every way in (`append` and each command built on it,
+    MCP, the Hermes provider, `import`): every field within its bound (`record.oversize`:
+    `too_large`, always), its domain, project and kind valid names (`invalid_name`, always), and
+    no string it carries flagged by the scanner (`record.flagged_field`: `unsafe_content`, unless
+    `allow_unsafe`). Every error names the field."""
+    over = record.oversize(rec, limit)
+    if over is not None:
+        name, size, bound = over
+        if name == "tags":
+            raise TooLarge(
+                f"{size} tags given; a record holds at most {bound} — keep the ones you will filter by "
+                "(nothing was stored)",
+                field=name,
+                tags=size,
+                limit=bound,
+            )
+        advice = "split it into several records" if name == "text" else "shorten it"
         raise TooLarge(
-            f"the text is {size:,} bytes; one record holds at most {limit:,} — split it into "
-            "several records (nothing was stored)",
+            f"the {name} is {size:,} bytes; one record's {name} holds at most {bound:,} — {advice} "
+            "(nothing was stored)",
+            field=name,
             bytes=size,
-            limit=limit,
+            limit=bound,
         )
-    scan.check(text, allow_unsafe=allow_unsafe)
-    return text
+    for name in ("domain", "project", "kind"):
+        value = getattr(rec, name)
+        if value is not None and not _valid_name(value):
+            raise InvalidName(
+                f"the {name} {quote(value)} is not a valid name (letters, digits, . _ -; at most 64, "
+                "starting with a letter or digit); nothing was stored",
+                field=name,
+            )
+    if not allow_unsafe:
+        _refuse_flagged(rec)
 
 
-# Byte bounds of a record's other fields (the text's own bound is `[limits] record_bytes`, which
-# also bounds the evidence): a key, tag or source is a label, not a place to store a document.
-FIELD_BYTES = {"key": 256, "tag": 128, "source": 1024, "session": 256, "reason": 4096}
-MAX_TAGS = 64
+@functools.lru_cache(maxsize=1024)
+def _valid_name(value: str) -> bool:
+    return NAME_RE.fullmatch(value) is not None  # (names repeat from record to record)
 
 
-def check_fields(vault: Vault, draft: Draft, *, allow_unsafe: bool) -> tuple[str, ...]:
-    """Bound and scan every field besides the text (the text: `check_text`); the clean tags."""
-    tags = tuple(t.strip() for t in draft.tags or () if t and t.strip())
-    if len(tags) > MAX_TAGS:
-        raise TooLarge(
-            f"{len(tags)} tags given; a record holds at most {MAX_TAGS} — keep the "
-            "ones you will filter by (nothing was stored)",
-            tags=len(tags),
-            limit=MAX_TAGS,
+def _refuse_flagged(rec: Record) -> None:
+    flagged = record.flagged_field(rec)
+    if flagged is not None:
+        name, rule = flagged
+        raise UnsafeContent(
+            f"refused: the {name} trips the security rule {rule!r}; remove that part, or pass "
+            "--allow-unsafe if it is really meant to be stored",
+            rule=rule,
+            field=name,
         )
-    fields = [("key", draft.key), ("source", draft.source), ("session", draft.session), *(("tag", t) for t in tags)]
-    for name, value in fields:
-        if value is not None:
-            scan.check_field(name, value, limit=FIELD_BYTES[name], allow_unsafe=allow_unsafe)
-    if draft.evidence is not None:
-        scan.check_field(
-            "evidence", draft.evidence, limit=vault.settings.limits.record_bytes, allow_unsafe=allow_unsafe
-        )
-    return tags
 
 
 def write_records(vault: Vault, idx: Index, records: list[Record]) -> tuple[Index | None, str | None]:
@@ -168,7 +190,7 @@ LINKED_KINDS = {
 def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: bool) -> Record:
     """The validated record a draft describes, stamped with `moment` (the write gate's checks of
     one record; `append` then weighs it against the vault, `optmem import` writes it in bulk)."""
-    text = check_text(vault, draft.text, allow_unsafe=allow_unsafe)
+    text = check_text(draft.text)
     if draft.project is not None:
         validate_name(draft.project, "project")
     if not NAME_RE.fullmatch(draft.kind or ""):
@@ -185,7 +207,7 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
         )
     if draft.tier not in TIERS:
         raise UsageError(f"--tier must be one of {', '.join(TIERS)}, not {quote(draft.tier)}")
-    tags = check_fields(vault, draft, allow_unsafe=allow_unsafe)
+    tags = tuple(t.strip() for t in draft.tags or () if t and t.strip())
     from optmem import lifecycle
 
     importance = lifecycle.check_unit("importance", draft.importance)
@@ -200,7 +222,7 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
     if draft.basis not in (None, "stated", "inferred"):
         raise UsageError(f"--basis must be stated or inferred, not {quote(draft.basis)}")
     ttl = draft.ttl if draft.ttl is not None or not draft.state else vault.settings.consolidation.state_ttl
-    return Record(
+    rec = Record(
         id=new_id(moment.timestamp()),
         ts=clock.format_ts(moment),
         text=text,
@@ -222,6 +244,8 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
         state=draft.state,
         extra=dict(draft.extra or {}),
     )
+    check_record(rec, vault.settings.limits.record_bytes, allow_unsafe=allow_unsafe)
+    return rec
 
 
 def append(
@@ -661,7 +685,7 @@ def forget(
         tomb = about(row, moment, FORGET, source=source, extra={"reason": reason} if reason else None)
         return tomb if domain is None else tomb._replace(domain=default_domain(vault, domain))
 
-    row, tomb = write_about(vault, ref, tombstone)
+    row, tomb = write_about(vault, ref, tombstone, allow_unsafe=allow_unsafe)
     from optmem import (
         tree,  # the text leaves the summary tree at once (after the vault lock: purge takes tree, then vault)
     )
@@ -690,7 +714,7 @@ def about(row: Row, moment: datetime, kind: str, *, source: str | None, extra: d
 
 
 def write_about(
-    vault: Vault, ref: str, make: Callable[[Index, Row, datetime], Record | None]
+    vault: Vault, ref: str, make: Callable[[Index, Row, datetime], Record | None], *, allow_unsafe: bool = False
 ) -> tuple[Row, Record | None]:
     """Write the bookkeeping line `make` returns about the record `ref` names (a tombstone, a
     confirmation), deciding and appending under the vault lock; (that record, the line written,
@@ -700,15 +724,22 @@ def write_about(
         line = make(idx, rows[0], moment)
         return [line] if line is not None else []
 
-    rows, lines = write_about_all(vault, [ref], one)
+    rows, lines = write_about_all(vault, [ref], one, allow_unsafe=allow_unsafe)
     return rows[0], lines[0] if lines else None
 
 
 def write_about_all(
-    vault: Vault, refs: list[str], make: Callable[[Index, list[Row], datetime], list[Record]]
+    vault: Vault,
+    refs: list[str],
+    make: Callable[[Index, list[Row], datetime], list[Record]],
+    *,
+    allow_unsafe: bool = False,
 ) -> tuple[list[Row], list[Record]]:
     """`write_about` for several records at once: every ref is resolved before `make` decides,
-    and its lines are appended together — all or none. (The records, each once; the lines.)"""
+    and its lines are appended together — all or none. (The records, each once; the lines.)
+    What a line adds of its own — its source, its extra fields (a reason, a note) — passes the
+    scanner as every write does, unless `allow_unsafe` (the rest it copies from the record it is
+    about, which must stay possible to forget whatever it holds)."""
     moment = clock.now()
     idx = open_index(vault)
     with vault.lock():
@@ -716,6 +747,8 @@ def write_about_all(
         try:
             rows = list({row.id: row for row in (resolve_one(idx, ref) for ref in refs)}.values())
             lines = make(idx, rows, moment)
+            for line in lines if not allow_unsafe else ():
+                _refuse_flagged(Record(id=line.id, ts=line.ts, source=line.source, extra=line.extra))
             if lines:
                 written, _ = write_records(vault, idx, lines)
                 idx = written or idx

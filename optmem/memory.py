@@ -645,24 +645,59 @@ def apply(
     )
 
 
-def put_entries(vault: Vault, target: str, project: str | None, texts: list[str], *, front: str = "") -> int:
-    """Entries an import brings, put into a hot file as they are (under the vault lock and the
-    file's lock): the ones it does not hold, in order, at its end; an empty file takes `front`
-    too. Not journalled: the import's own journal records say it (or, when it had none, the next
-    read journals what it finds). Returns how many were added."""
+class Put(NamedTuple):
+    """What `put_entries` did: the entries added, the ones that did not fit, the file's usage after."""
+
+    added: list[str]
+    over: list[str]
+    usage: Usage
+
+
+def put_entries(
+    vault: Vault, target: str, project: str | None, texts: list[str], *, front: str = "", source: str | None = None
+) -> Put:
+    """Entries an import brings, put into a hot file as `add` puts them (under the vault lock and
+    the file's lock): the ones it does not hold, in order, at its end, while the file's limit
+    holds — the rest are returned as `over`, not written; an empty file takes `front` too (its
+    `limit:` never raises the vault's). Each entry added is journalled (`source`), unless the
+    journal holds it already (an export's own journal records came in with its log)."""
     _, _, path, _ = _resolve(vault, target, project)
     with vault.lock(), _file_lock(vault, path):
         hot = load(vault, target, project)
+        if hot.conflicted:
+            raise MergeConflict(
+                f"{hot.name} still holds git's conflict markers (<<<<<<< … >>>>>>>); resolve the merge by "
+                "hand, then import again (what was imported already is left as it is); its entries were not put",
+                file=hot.name,
+            )
         held = set(hot.entries)
         new = [t for t in dict.fromkeys(texts) if t not in held]
         if not new:
-            return 0
+            return Put([], [], hot.usage())
         if not hot.entries and not hot.front:
             hot.front = front
-        hot.entries += new
+            m = _LIMIT_LINE.search(front)
+            hot.limit = min(hot.limit, int(m.group(1))) if m else hot.limit
+        added, over = [], []
+        for text in new:
+            if size_of([*hot.entries, text]) <= hot.limit:
+                hot.entries.append(text)
+                added.append(text)
+            else:
+                over.append(text)
+        if not added:
+            return Put([], over, hot.usage())
+        hot.check_round_trip()
+        journal = journal_of(vault, hot.name)
+        changes = [
+            Change("add", "added", Entry(e, t))
+            for t in added
+            if journal.get(e := entry_id(t), ("remove", ""))[0] == "remove"
+        ]
+        _journal(vault, hot, project, changes, domain=None, source=source)  # the log first, as `apply`
         fsio.ensure_dir(path.parent, within=vault.root)
         fsio.atomic_write(hot.path, hot.render(), within=vault.root)
-    return len(new)
+    return Put(added, over, hot.usage())
 
 
 def _file_lock(vault: Vault, path: Path) -> AbstractContextManager[None]:

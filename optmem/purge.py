@@ -145,7 +145,7 @@ def _rewrite_file(vault: Vault, path: Path, targets: set[str], everything: bool)
                 dropped += 1
                 continue
             try:
-                rec = parse_line(raw.rstrip(b"\r\n"))
+                rec = parse_line(raw.rstrip(b"\r\n"), limit=None)  # (one over the bounds can still go)
             except BadLine:
                 out.write(raw)  # not a record: kept byte for byte (doctor handles it)
                 continue

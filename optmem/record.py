@@ -8,10 +8,12 @@ import json
 import os
 import re
 import zlib
+from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any, NamedTuple
 
 from optmem import clock
+from optmem.settings import Limits
 
 VERSION = 1
 TIERS = ("chat", "normal", "evidence", "redline")
@@ -103,11 +105,21 @@ def hand_correction_refs(text: str) -> list[str]:
 
 
 class BadLine(ValueError):
-    """A log line that cannot be used; `code` is the doctor's problem code."""
+    """A log line that cannot be used; `code` is the doctor's problem code, `field` the field at
+    fault when one is (a text over the size limit)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.field = field
+
+
+# One record's bounds, the same on every way in and every read (`oversize`): its text and its
+# evidence at most `[limits] record_bytes` (this default), each label at most its FIELD_BYTES —
+# a key, tag or source is a label, not a place to store a document.
+RECORD_BYTES: int = Limits._field_defaults["record_bytes"]
+FIELD_BYTES = {"key": 256, "tag": 128, "source": 1024, "session": 256, "reason": 4096}
+MAX_TAGS = 64
 
 
 _NO_EXTRA: dict[str, Any] = {}  # shared and never mutated: records are immutable
@@ -229,12 +241,15 @@ def _load(raw: bytes) -> Any:
     return json.loads(raw)
 
 
-def parse_line(raw: bytes, line: int = 0) -> Record:
+def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> Record:
     """Parse one log line (without its newline) into a Record; raises BadLine if unusable.
 
     Hand-typed lines may omit `id`, `v` and `domain`: the id is derived from the line's bytes,
     and a leading `[name]` in the text sets the domain; `〔更正〕 … #<id>` makes the line a
-    correction of those ids. (Built positionally: every log line passes here when an index is
+    correction of those ids. A record over its bounds (`oversize`, its text and evidence within
+    `limit`, the vault's `[limits] record_bytes`) is no record: BadLine `too_large` — what no
+    write may store, no read takes either (None: no bound, for a line already taken, or one only
+    checked for being whole). (Built positionally: every log line passes here when an index is
     built, and keywords or a dict of fields cost a tenth more.)
     """
     try:
@@ -270,7 +285,7 @@ def parse_line(raw: bytes, line: int = 0) -> Record:
         kind = "correction"
     tier = get("tier")
     extra_keys = obj.keys() - KNOWN_SET
-    return _new_record(
+    rec: Record = _new_record(
         Record,
         (  # in `Record`'s field order
             derived_id(raw, clock.to_epoch(ts)) if hand else rid,
@@ -298,6 +313,144 @@ def parse_line(raw: bytes, line: int = 0) -> Record:
             hand,
         ),
     )
+    if limit is not None:
+        over = oversize(rec, limit)
+        if over is not None:
+            name, size, bound = over
+            what = f"{size:,} tags (at most {bound:,})" if name == "tags" else f"{size:,} bytes (at most {bound:,})"
+            raise BadLine("too_large", f"its {name} holds {what}: over the bound every record keeps", name)
+    return rec
+
+
+def oversize(rec: Record, limit: int) -> tuple[str, int, int] | None:
+    """The first field of `rec` over its bound, as (field, size, bound): the text and the
+    evidence in UTF-8 bytes against `limit` (`[limits] record_bytes`), a key, source, session and
+    each tag against FIELD_BYTES, the number of tags against MAX_TAGS; None when all fit."""
+    tags = rec.tags
+    if len(tags) > MAX_TAGS:
+        return "tags", len(tags), MAX_TAGS
+    # (a code point is at most 4 bytes: nearly every value is known to fit without encoding it)
+    for name, value, bound in (
+        ("text", rec.text, limit),
+        ("evidence", rec.evidence, limit),
+        ("key", rec.key, _KEY_BYTES),
+        ("source", rec.source, _SOURCE_BYTES),
+        ("session", rec.session, _SESSION_BYTES),
+    ):
+        if value and len(value) * 4 > bound and (size := len(value.encode("utf-8", "surrogatepass"))) > bound:
+            return name, size, bound
+    for tag in tags:
+        if len(tag) * 4 > _TAG_BYTES and (size := len(tag.encode("utf-8", "surrogatepass"))) > _TAG_BYTES:
+            return "tag", size, _TAG_BYTES
+    return None
+
+
+_KEY_BYTES, _TAG_BYTES, _SOURCE_BYTES, _SESSION_BYTES = (FIELD_BYTES[k] for k in ("key", "tag", "source", "session"))
+
+
+def strings(rec: Record) -> list[tuple[str, str]]:
+    """Every string a record carries, named as a refusal names it: its id, ts, names, text,
+    key, each tag, each id it corrects, ref, expires, evidence, source, session, and each
+    string inside the fields it keeps unread (`extra.NAME`, `extra.NAME.INNER`, …)."""
+    rid, ts, domain, project, kind, _, key, text, tags, corrects, ref, expires, evidence, source, session = rec[:15]
+    fields: list[tuple[str, str | None]] = [
+        ("id", rid),
+        ("ts", ts),
+        ("domain", domain),
+        ("project", project),
+        ("kind", kind),
+        ("key", key),
+        ("text", text),
+        ("ref", ref),
+        ("expires", expires),
+    ]
+    fields += [("tag", t) for t in tags]
+    fields += [("corrects", c) for c in corrects]
+    fields += [("evidence", evidence), ("source", source), ("session", session)]
+    out = [(name, value) for name, value in fields if value]
+    if rec.extra:
+        _extra_strings("extra", rec.extra, out)
+    return out
+
+
+def _extra_strings(where: str, value: Any, out: list[tuple[str, str]], depth: int = 0) -> None:
+    if isinstance(value, str):
+        out.append((where, value))
+    elif depth > 32:
+        out.append((where, json.dumps(value, ensure_ascii=False)))  # (deeper than any record nests: whole)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, str) and k:
+                out.append((f"{where}.{k}", k))  # a field's name prints too
+            _extra_strings(f"{where}.{k}", v, out, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _extra_strings(where, v, out, depth + 1)
+
+
+_CANONICAL = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+
+
+_LABELS: dict[str, str | None] = {}  # short values scanned before (names, kinds, sources, sessions repeat)
+_LABELS_MAX = 8192
+
+
+def flagged_field(rec: Record) -> tuple[str, str] | None:
+    """The first string field of `rec` the scanner flags (`strings`: every one it carries, its
+    text, key, tags, source, session, evidence, ids and unknown fields alike), as (field, rule);
+    None when none is. Each field is judged alone. What a write refuses (`log.check_record`),
+    what `sync` reports of the records it brings in, and what a read blocks of one it cannot
+    refuse."""
+    from optmem import scan
+
+    labels = _LABELS
+    plain: list[str] = []
+    other: list[str] = []
+    new: list[str] = []  # labels met for the first time (remembered when clean)
+    for name, value in strings(rec):
+        if name in _LONG:
+            (plain if value.isascii() else other).append(value)
+            continue
+        known = labels.get(value, False)
+        if known is None:
+            continue  # met before: clean
+        if known:
+            return _each(strings(rec))  # (flagged before: named in field order)
+        if len(value) <= 30 and _CANONICAL.fullmatch(value):
+            continue  # ids and times as optmem writes them (Crockford letters, no I L O U): nothing to find
+        (plain if value.isascii() else other).append(value)
+        if len(value) <= 256:
+            new.append(value)
+    # what was not met before, read in one scan: the ASCII values joined by blank lines (which no
+    # rule reads across: a hit there is only a lead, each field is then judged alone), any other alone
+    for value in other:
+        if scan.find(value):
+            return _each(strings(rec))
+    if plain and scan.find(plain[0] if len(plain) == 1 else "\n\n".join(plain)):
+        return _each(strings(rec))
+    if len(labels) > _LABELS_MAX:
+        labels.clear()
+    for value in new:
+        labels[value] = None
+    return None
+
+
+_LONG = frozenset(("text", "evidence"))  # values met once: never remembered
+
+
+def _each(pairs: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
+    """The first of `pairs` the scanner flags, each field judged alone."""
+    from optmem import scan
+
+    for name, value in pairs:
+        if len(value) <= 30 and _CANONICAL.fullmatch(value):
+            continue
+        rule = scan.find(value)
+        if name not in _LONG and len(value) <= 256 and len(_LABELS) <= _LABELS_MAX:
+            _LABELS[value] = rule
+        if rule:
+            return name, rule
+    return None
 
 
 _new_record = tuple.__new__  # (the NamedTuple's own __new__ is a Python function taking keywords)

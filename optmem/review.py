@@ -146,7 +146,7 @@ def verify(
         return [log.about(row, moment, VERIFY, source=source, extra={"note": note} if note else None) for row in rows]
 
     prepare_index(vault)
-    rows, lines = log.write_about_all(vault, list(refs), verifications)
+    rows, lines = log.write_about_all(vault, list(refs), verifications, allow_unsafe=allow_unsafe)
     return Verified(
         [{"id": row.id, "verification": rec.id, "verified_at": rec.ts} for row, rec in zip(rows, lines, strict=True)]
     )

@@ -34,7 +34,7 @@ class Limits(NamedTuple):
     memory: Annotated[int, AtLeast(1)] = 2200  # MEMORY.md characters
     user: Annotated[int, AtLeast(1)] = 1375  # USER.md characters
     project: Annotated[int, AtLeast(1)] = 2200  # projects/<name>/MEMORY.md
-    record_bytes: Annotated[int, AtLeast(1)] = 65536  # one record's text, UTF-8 bytes
+    record_bytes: Annotated[int, AtLeast(1)] = 65536  # one record's text (and evidence), UTF-8 bytes
     warn_percent: Annotated[int, AtLeast(0)] = 90
 
 

@@ -61,7 +61,7 @@ def export_lines(vault: Vault) -> Iterator[str]:
                 if not body:
                     continue
                 try:
-                    rec = parse_line(body)
+                    rec = parse_line(body, limit=vault.settings.limits.record_bytes)
                 except BadLine:
                     continue
                 found.append((rec.ts or "", rec.id, body))
@@ -117,11 +117,11 @@ class _Batch:
         self.ids: list[str] = []
         self.already = 0
         self.bad: list[dict[str, Any]] = []
-        self.hot: list[dict[str, Any]] = []
+        self.hot: list[tuple[int, dict[str, Any]]] = []  # (the export's line, its hot file)
         self.idx: Any = None  # an Index, opened once when a --from import looks for words it holds
 
-    def refuse(self, line: int, code: str, message: str) -> None:
-        self.bad.append({"line": line, "code": code, "message": message})
+    def refuse(self, line: int, code: str, message: str, field: str | None = None) -> None:
+        self.bad.append({"line": line, "code": code, "message": message, **({"field": field} if field else {})})
 
     def take(self, checked: list[Checked], keep: bool = True) -> list[Checked]:
         """Records `check` passed (or the reason it did not), in order: the new ids, which are
@@ -152,7 +152,7 @@ class _Batch:
         if rid in self.known:
             self.already += 1
             return
-        self.take([(line, rid, raw, _unsafe(rec, self.allow_unsafe))])
+        self.take([(line, rid, raw, refusal(rec, self.vault.settings.limits.record_bytes, self.allow_unsafe))])
 
     def draft(self, line: int, source: str, where: str, text: str, when: float | None, **fields: Any) -> None:
         """A memory read from another tool's files: a record dated as the source dates it, its id
@@ -166,7 +166,7 @@ class _Batch:
         try:
             rec = log.build_record(self.vault, log.Draft(text, source=source, **fields), moment, self.allow_unsafe)
         except OptmemError as exc:
-            self.refuse(line, exc.code, exc.message)
+            self.refuse(line, exc.code, exc.message, exc.context.get("field"))
             return
         rid = derived_id(f"{source}\0{where}\0{text}".encode(), moment.timestamp())
         rec = rec._replace(id=rid)
@@ -211,7 +211,7 @@ class _Batch:
                 index.build(self.vault, progress)
             else:
                 index.open_index(self.vault, progress).close()
-        return _put_hot(self.vault, self.hot)
+        return _put_hot(self)
 
     def write_fed(
         self, results: Callable[[int, int, float | None], Iterator[Fresh]], total: int, progress: Progress | None
@@ -267,31 +267,38 @@ def _mark_seen(vault: Vault, now: str, ids: list[str]) -> bytes:
     return b"".join(m + b"\n" for m in marks)
 
 
-Checked = tuple[int, str, bytes, tuple[str, str] | None]  # (line, id, the line to write, why refused)
+Refusal = tuple[str, ...]  # (code, message[, the field at fault])
+Checked = tuple[int, str, bytes, Refusal | None]  # (line, id, the line to write, why refused)
 PARALLEL_MIN = 4000  # records: below this a worker pool costs more than it saves
 
 
-def _unsafe(rec: Record, allow_unsafe: bool) -> tuple[str, str] | None:
-    """Why the write gate's scanner refuses a record (its text or evidence), or None."""
-    if allow_unsafe:
-        return None
-    for field, value in (("text", rec.text), ("evidence", rec.evidence)):
-        rule = scan.find(value) if value else None
-        if rule:
-            return (
-                "unsafe_content",
-                f"the security scan flags its {field} ({rule}); not imported — pass --allow-unsafe to take it anyway",
+def refusal(rec: Record, limit: int, allow_unsafe: bool) -> Refusal | None:
+    """Why the write gate refuses a record as an import brings it (`log.check_record`: every
+    field it carries bounded and scanned, its names valid), or None."""
+    from optmem import log
+
+    try:
+        log.check_record(rec, limit, allow_unsafe=allow_unsafe)
+    except OptmemError as exc:
+        field = str(exc.context.get("field") or "")
+        if exc.code == "unsafe_content":
+            message = (
+                f"the security scan flags its {field} ({exc.context.get('rule')}); not imported — pass "
+                "--allow-unsafe to take it anyway"
             )
+        else:
+            message = exc.message.replace("nothing was stored", "not imported")
+        return exc.code, message, field
     return None
 
 
-def check(chunk: tuple[list[tuple[int, str]], bool]) -> list[Checked]:
+def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
     """Export lines holding records, checked: each parses as a record, and the scanner finds
     nothing in it (pure: runs in worker processes for a big import)."""
     return [c for c, _, _ in _checked(*chunk)]
 
 
-def _checked(lines: list[tuple[int, str]], allow_unsafe: bool) -> list[tuple[Checked, Record | None, bool]]:
+def _checked(lines: list[tuple[int, str]], allow_unsafe: bool, limit: int) -> list[tuple[Checked, Record | None, bool]]:
     """Each line checked, its record, and whether the record's bytes are the line's slice (`_slice`)."""
     out: list[tuple[Checked, Record | None, bool]] = []
     for n, text in lines:
@@ -300,11 +307,11 @@ def _checked(lines: list[tuple[int, str]], allow_unsafe: bool) -> list[tuple[Che
             # (a slice that parses as one object is the whole record; anything else is read in full)
             raw = _slice(text)
             try:
-                rec = parse_line(raw, n)
+                rec = parse_line(raw, n, limit)
             except BadLine:
                 pass
             else:
-                out.append(((n, rec.id, raw, _unsafe(rec, allow_unsafe)), rec, True))
+                out.append(((n, rec.id, raw, refusal(rec, limit, allow_unsafe)), rec, True))
                 continue
         try:
             obj = json.loads(text)["record"]
@@ -316,11 +323,11 @@ def _checked(lines: list[tuple[int, str]], allow_unsafe: bool) -> list[tuple[Che
             continue
         raw = _dumps(obj).encode("utf-8")
         try:
-            rec = parse_line(raw, n)
+            rec = parse_line(raw, n, limit)
         except BadLine as exc:
-            out.append(((n, "", b"", (exc.code, str(exc))), None, False))
+            out.append(((n, "", b"", (exc.code, str(exc), *((exc.field,) if exc.field else ()))), None, False))
             continue
-        out.append(((n, rec.id, raw, _unsafe(rec, allow_unsafe)), rec, False))
+        out.append(((n, rec.id, raw, refusal(rec, limit, allow_unsafe)), rec, False))
     return out
 
 
@@ -331,7 +338,7 @@ def _slice(text: str) -> bytes:
 
 # a chunk checked, its accepted records prepared for the index, and the offset they were placed at
 Fresh = tuple[list[Checked], Any, int]
-Slim = tuple[int, str, bytes | None, tuple[str, str] | None]  # a Checked whose bytes may be left to its line
+Slim = tuple[int, str, bytes | None, Refusal | None]  # a Checked whose bytes may be left to its line
 
 
 class Task(NamedTuple):
@@ -341,6 +348,7 @@ class Task(NamedTuple):
 
     lines: list[tuple[int, str]]
     allow_unsafe: bool
+    limit: int  # `[limits] record_bytes`
     sid: int
     hashed: int
     before: int
@@ -351,7 +359,7 @@ class Task(NamedTuple):
 def check_prepared(task: Task) -> tuple[list[Slim], Any, int]:
     """`check`, and the records it accepts prepared for the index as if written where the task
     says (`ingest.placed_after` moves them to where they do land, when that is elsewhere)."""
-    found = _checked(task.lines, task.allow_unsafe)
+    found = _checked(task.lines, task.allow_unsafe, task.limit)
     kept = [(c, rec) for c, rec, _ in found if c[3] is None and rec is not None]
     accepted, records = [c for c, _ in kept], [rec for _, rec in kept]
     prep = _prepared(accepted, task.sid, task.hashed, task.before, records, task.offset, task.shown)
@@ -386,20 +394,36 @@ def _prepared(
     return ingest.prepare_rows(lines, sid, hashed, records, shown)
 
 
-def _put_hot(vault: Vault, files: list[dict[str, Any]]) -> int:
-    """Hot entries from an export: into their files as they were (a file that is empty takes the
-    export's front matter too); entries the file holds already are left; nothing is journalled
-    here — the export's journal records came in with the log (an entry without one is journalled
-    as found the next time the vault is read)."""
+def _put_hot(batch: _Batch) -> int:
+    """Hot entries from an export, into their files as `add` puts them (`memory.put_entries`):
+    while the file's limit holds, journalled (unless the export's own journal records say them
+    already); an entry that does not fit is refused and reported (`over_limit`), with what to do.
+    A file that is empty takes the export's front matter too."""
     from optmem import memory
     from optmem.vault import hot_target
 
     added = 0
-    for h in files:
+    for n, h in batch.hot:
         where = hot_target(h["file"])
         if where is None:
             continue
-        added += memory.put_entries(vault, *where, [e["text"] for e in h["entries"]], front=h.get("front") or "")
+        try:
+            put = memory.put_entries(
+                batch.vault, *where, [e["text"] for e in h["entries"]], front=h.get("front") or "", source="import"
+            )
+        except OptmemError as exc:
+            batch.refuse(n, exc.code, f"{h['file']}: {exc.message}")
+            continue
+        added += len(put.added)
+        for text in put.over:
+            batch.refuse(
+                n,
+                "over_limit",
+                f"{h['file']}: the entry [{memory.entry_id(text)}] {quote(text, 60)} does not fit in its limit "
+                f"({put.usage.chars:,} of {put.usage.limit:,} characters held); not put in hot memory — make room "
+                f"(`optmem replace` / `optmem remove`) and `optmem add` it, or keep it in the log with "
+                "`optmem append`",
+            )
     return added
 
 
@@ -445,9 +469,9 @@ def import_export(
 
                 def tasks() -> Iterator[Task]:
                     before = offset = 0
-                    for lines, allow in chunks:
+                    for lines, allow, limit in chunks:
                         sent.append(lines)
-                        yield Task(lines, allow, sid, hashed, before, offset, shown)
+                        yield Task(lines, allow, limit, sid, hashed, before, offset, shown)
                         before += len(lines)
                         # a record line as `export` writes it lands 12 characters shorter (`_slice`);
                         # where a line lands otherwise, its chunk's rows are moved there after (`placed_after`)
@@ -458,7 +482,7 @@ def import_export(
                     yield _whole(checked, sent.popleft()), prep, base
 
             written = batch.write_fed(results, total, progress)
-            hot = _put_hot(vault, batch.hot)
+            hot = _put_hot(batch)
         else:
             done = 0
             for checked in pool.imap(check, chunks) if pool else map(check, chunks):
@@ -477,10 +501,11 @@ def import_export(
 
 def _record_chunks(
     batch: _Batch, lines: Iterator[str], allow_unsafe: bool
-) -> Iterator[tuple[list[tuple[int, str]], bool]]:
+) -> Iterator[tuple[list[tuple[int, str]], bool, int]]:
     """The record lines of an export in chunks for `check`; the other lines (hot files, lines
     that are neither) are taken here as they come."""
     chunk: list[tuple[int, str]] = []
+    limit = batch.vault.settings.limits.record_bytes
     size = max(1, CHUNK // 8)  # the first chunks smaller: the inserting process starts sooner
     for n, text in enumerate(lines, 2):
         if not text.strip():
@@ -488,7 +513,7 @@ def _record_chunks(
         if text.startswith('{"record":'):
             chunk.append((n, text))
             if len(chunk) >= size:
-                yield chunk, allow_unsafe
+                yield chunk, allow_unsafe, limit
                 chunk, size = [], min(CHUNK, size * 2)
             continue
         try:
@@ -499,18 +524,21 @@ def _record_chunks(
         if isinstance(obj, dict) and "record" in obj:
             chunk.append((n, text))
         elif isinstance(obj, dict) and isinstance(obj.get("hot"), dict) and _hot_ok(obj["hot"]):
-            for e in obj["hot"]["entries"]:
+            hot = obj["hot"]
+            for e in hot["entries"]:
                 rule = None if allow_unsafe else scan.find(e["text"])
                 if rule:
-                    batch.refuse(
-                        n, "unsafe_content", f"the security scan flags an entry of {obj['hot']['file']} ({rule})"
-                    )
-                    obj["hot"]["entries"] = [x for x in obj["hot"]["entries"] if x is not e]
-            batch.hot.append(obj["hot"])
+                    batch.refuse(n, "unsafe_content", f"the security scan flags an entry of {hot['file']} ({rule})")
+                    hot["entries"] = [x for x in hot["entries"] if x is not e]
+            rule = None if allow_unsafe or not isinstance(hot.get("front"), str) else scan.find(hot["front"])
+            if rule:
+                batch.refuse(n, "unsafe_content", f"the security scan flags the front matter of {hot['file']} ({rule})")
+                hot["front"] = ""
+            batch.hot.append((n, hot))
         else:
             batch.refuse(n, "unparseable_line", 'neither {"record": …} nor {"hot": …}')
     if chunk:
-        yield chunk, allow_unsafe
+        yield chunk, allow_unsafe, limit
 
 
 def _hot_ok(h: dict[str, Any]) -> bool:

@@ -9,8 +9,10 @@ file per writer (`optmem segment`, run here when it has not been). A sync, in st
    two writers), hot files merge entry by entry (the merge driver), the summary tree and
    handoff notes keep this clone's version (both are rebuilt from the log: the other clone's
    records are there);
-4. scan the records that came in with the write gate's scanner (flagged, never dropped: every
-   read surface shows a flagged text as [BLOCKED: rule]);
+4. check the records that came in as the write gate checks a write (`record.flagged_field`: every
+   string field each carries; and the size bound every read keeps): flagged by field, never
+   dropped — every read surface shows a flagged field as [BLOCKED: rule], and a line over the
+   bound is read by no one (doctor names it);
 5. catch the index up (per file: never a rebuild because of a merge);
 6. push; when the remote moved meanwhile, fetch, merge and push again (a few times).
 
@@ -29,9 +31,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optmem import fsio, gitstate, layout, scan
+from optmem import fsio, gitstate, layout
 from optmem.errors import MergeConflict, OptmemError, SyncFailed, UsageError, quote
-from optmem.record import BadLine, parse_line
+from optmem.record import BadLine, flagged_field, parse_line
 from optmem.vault import Vault
 
 PUSH_TRIES = 5
@@ -52,7 +54,7 @@ class SyncReport:
     retries: int = 0  # pushes refused because the remote moved, then merged again
     records_in: int = 0  # records that came in from other writers
     records_out: int = 0  # records of this writer the remote lacked
-    flagged: list[dict[str, str]] = field(default_factory=list)  # incoming records the scanner flags
+    flagged: list[dict[str, Any]] = field(default_factory=list)  # incoming records flagged: id, file, field, rule
     new_conflicts: list[dict[str, Any]] = field(default_factory=list)  # conflicts the merge made
     over_budget: list[dict[str, Any]] = field(default_factory=list)  # hot files over their limit after it
     kept_ours: list[str] = field(default_factory=list)  # derived files both sides changed: ours kept
@@ -321,6 +323,7 @@ def _after_merge(
     from optmem.index import open_index
 
     own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
+    limit = vault.settings.limits.record_bytes
     for name, path in vault.segments():
         if name.startswith(own) or not path.is_file():
             continue
@@ -328,21 +331,24 @@ def _after_merge(
         with open(path, "rb") as fh:
             if path.stat().st_size < start:  # rewritten elsewhere (a purge): read it whole
                 start = 0
-            fh.seek(start)
-            for raw, _ in fsio.lines(fh):
+            lines = 0  # before `start` (read in pieces: a log may be large)
+            while fh.tell() < start and (piece := fh.read(min(1 << 20, start - fh.tell()))):
+                lines += piece.count(b"\n")
+            for n, (raw, _) in enumerate(fsio.lines(fh), lines + 1):  # (a line past the bound never held whole)
                 body = raw.strip()
                 if not body:
                     continue
                 report.records_in += 1
                 try:
-                    rec = parse_line(body)
-                except BadLine:
-                    continue  # doctor reports it; the index skips it
-                for text in (rec.text, rec.evidence):
-                    rule = scan.find(text) if text else None
-                    if rule:
-                        report.flagged.append({"id": rec.id, "file": name, "rule": rule})
-                        break
+                    rec = parse_line(body, n, limit)
+                except BadLine as exc:
+                    if exc.field:  # over the bound: read by no one, named here (doctor names it too)
+                        over = {"id": None, "file": name, "line": n, "field": exc.field, "rule": exc.code}
+                        report.flagged.append(over)
+                    continue  # (an unparseable line: doctor reports it; the index skips it)
+                flagged = flagged_field(rec)
+                if flagged:
+                    report.flagged.append({"id": rec.id, "file": name, "field": flagged[0], "rule": flagged[1]})
     if report.merged or report.records_in:
         say("catching the index up")
     open_index(vault).close()
