@@ -95,6 +95,34 @@ def export_lines(vault: Vault) -> Iterator[str]:
 
 
 # -- import -----------------------------------------------------------------------------------
+def bounded_lines(fh: Any) -> Iterator[str]:
+    """An export's lines from a binary handle (a file, a pipe, stdin), each read with a bound: no
+    export line is longer than `fsio.LINE_BYTES` (a record is bounded far below), so a longer one
+    — or a stream without end, /dev/zero — is no export, and the import stops there with
+    `too_large`, having held none of it whole. Bytes that are not UTF-8 read as U+FFFD (the line
+    is then refused by its parse, not the import)."""
+    from optmem.errors import TooLarge
+
+    n = 0
+    while raw := fh.readline(fsio.LINE_BYTES + 1):
+        n += 1
+        if len(raw) > fsio.LINE_BYTES:
+            raise TooLarge(
+                f"line {n} is longer than {fsio.size_words(fsio.LINE_BYTES)}: not a line of an optmem export "
+                "(`optmem export` writes one record a line); the import stopped there — records before "
+                "it are imported (importing again changes nothing)",
+                line=n,
+                limit=fsio.LINE_BYTES,
+            )
+        yield raw.decode("utf-8", errors="replace")
+
+
+def _read(path: Path) -> str:
+    """A neighbour's memory file (`--from`), read whole with a bound (`fsio.read_bytes`: a file
+    past it, or /dev/zero, is refused as too large, never read in full)."""
+    return (fsio.read_bytes(path) or b"").decode("utf-8", errors="replace")
+
+
 class Imported(NamedTuple):
     source: str  # optmem-export | claude-code | codex | hermes | mem0
     records: int  # records written
@@ -631,14 +659,14 @@ def _claude_code(batch: _Batch, path: Path) -> None:
     folder = path if path.is_dir() else path.parent
     index = folder / "MEMORY.md"
     if index.is_file():
-        for n, _, item in markdown_items(index.read_text("utf-8", errors="replace")):
+        for n, _, item in markdown_items(_read(index)):
             if not _LINK_ONLY.match(item):
                 batch.draft(n, "claude-code", "MEMORY.md", item, _mtime(index), tags=["index"])
     for topic in sorted(folder.glob("*.md")):
         if topic.name == "MEMORY.md":
             continue
         try:
-            post = frontmatter.loads(topic.read_text("utf-8", errors="replace"))
+            post = frontmatter.loads(_read(topic))
         except Exception as exc:  # a YAML error of any kind: this file is reported, the rest go in
             batch.refuse(1, "bad_front_matter", f"{topic.name}: {exc}")
             continue
@@ -674,7 +702,7 @@ def _codex(batch: _Batch, path: Path) -> None:
         raise UsageError(f"{path} holds none of Codex's memory files ({', '.join(names)}); nothing was imported")
     for f in found:
         tag = re.sub(r"[^a-z0-9]+", "-", f.stem.lower()).strip("-")
-        for n, heading, item in markdown_items(f.read_text("utf-8", errors="replace")):
+        for n, heading, item in markdown_items(_read(f)):
             text = f"{heading}: {item}" if heading and not item.startswith(heading) else item
             batch.draft(n, "codex", f.name, text, _mtime(f), tags=[tag])
 
@@ -691,7 +719,7 @@ def _hermes(batch: _Batch, path: Path) -> int:
     added = 0
     for f in found:
         target = "user" if f.name == "USER.md" else "memory"
-        _, entries, _ = memory.parse(f.read_text("utf-8", errors="replace"))
+        _, entries, _ = memory.parse(_read(f))
         for n, entry in enumerate(e.strip() for e in entries if e.strip()):
             rule = None if batch.allow_unsafe else scan.find(entry)
             if rule:
@@ -712,7 +740,7 @@ def _mem0(batch: _Batch, path: Path) -> None:
     `memories` — each with `memory`, `created_at`, `updated_at`, `metadata` (kept as `metadata`;
     its `categories` become tags) and Mem0's own `id` (kept as `mem0_id`)."""
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = json.loads(fsio.read_bytes(path) or b"")
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise UsageError(f"{path} is not a Mem0 export (not JSON: {exc}); nothing was imported") from exc
     items = data.get("results", data.get("memories")) if isinstance(data, dict) else data

@@ -277,3 +277,26 @@ def test_a_log_that_is_a_fifo_refuses_the_append_instead_of_waiting(vault):
     os.mkfifo(vault.root / "LOG.jsonl")
     res = _bounded(["append", "a note"], vault.root)  # (a hang fails it: the timeout)
     assert res.returncode == 3 and "LOG.jsonl" in res.stderr and "not a regular file" in res.stderr, res.stderr
+
+
+def test_an_import_from_dev_zero_or_an_endless_file_is_refused_in_bounded_memory(tmp_path, vault):
+    """`import FILE`, `import -` and `import --from TOOL` read what they are given with a bound:
+    an export line without end, or a neighbour's memory file linked to /dev/zero, is refused
+    (or reported line by line), never read whole."""
+    for args, stdin in ((["import", "/dev/zero"], None), (["import", "-"], "zero")):
+        if stdin:
+            with open("/dev/zero", "rb") as zero:
+                res = _bounded(args, vault.root, stdin=zero.fileno())
+        else:
+            res = _bounded(args, vault.root)
+        assert res.returncode in (1, 2, 3), (args, res.returncode, res.stderr[-2000:])
+        assert "internal error" not in res.stderr and "MemoryError" not in res.stderr, res.stderr[-2000:]
+    codex = tmp_path / "codex"
+    codex.mkdir()
+    with open(codex / "MEMORY.md", "wb") as big:  # 32 MiB of NULs, no line break (sparse: no disk used)
+        big.truncate(32 << 20)
+    mem0 = tmp_path / "mem0.json"
+    mem0.symlink_to("/dev/zero")
+    for args in (["import", "--from", "codex", str(codex)], ["import", "--from", "mem0", str(mem0)]):
+        _clean_refusal(_bounded(args, vault.root), "too_large")
+    assert not (vault.root / "LOG.jsonl").exists() or not (vault.root / "LOG.jsonl").read_text().strip()

@@ -173,14 +173,17 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
     if source:
         done = transfer.import_from(vault, source, Path(path), allow_unsafe=allow_unsafe, progress=progress)
     elif path == "-":
-        done = transfer.import_export(vault, sys.stdin, allow_unsafe=allow_unsafe, progress=progress)
+        lines = transfer.bounded_lines(sys.stdin.buffer)
+        done = transfer.import_export(vault, lines, allow_unsafe=allow_unsafe, progress=progress)
     else:
         try:
-            fh = open(path, encoding="utf-8", errors="replace")
+            fh = open(path, "rb")
         except OSError as exc:
             raise UsageError(f"cannot read {path}: {exc.strerror or exc}; nothing was imported") from exc
         with fh:
-            done = transfer.import_export(vault, fh, allow_unsafe=allow_unsafe, progress=progress)
+            done = transfer.import_export(
+                vault, transfer.bounded_lines(fh), allow_unsafe=allow_unsafe, progress=progress
+            )
     warn_all([f"line {b['line']}: {b['message']} (not imported)" for b in done.bad[:20]])
     if len(done.bad) > 20:
         warn_all([f"{len(done.bad) - 20} more line(s) not imported (see --json)"])
