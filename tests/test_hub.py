@@ -240,3 +240,29 @@ def test_what_cannot_be_read_is_answered_before_the_sdk_and_the_rest_goes_on_who
         assert sent[0]["status"] == 400 and json.loads(sent[1]["body"])["error"]["data"]["ok"] is False, bad
     assert got == [good]  # none of them reached the app
     assert call([b"garbage"], method="GET")[0]["status"] == 200  # only posted messages are looked at
+
+
+def test_the_memory_tool_keeps_text_shaped_like_json_as_text(vault_path):
+    """Issue 48: the SDK read any string argument that parses as JSON as that JSON (`{"a": 1}` a
+    dict, `[1, 2]` a list) when the argument's type is not plain `str`, so the `memory` tool
+    refused such text; the same text through `append`'s options too. Over stdio, a real client."""
+    from test_agents import mcp_session
+
+    shaped = ['{"a": 1}', "[1, 2]", '["port", "9090"]', "null", "true"]
+
+    async def script(s):
+        results = []
+        for text in shaped:
+            results.append(await s.call_tool("memory", {"action": "add", "content": text}))
+        results.append(await s.call_tool("memory", {"action": "replace", "old_text": "[1, 2]", "new_text": "[3]"}))
+        results.append(await s.call_tool("append", {"text": "shaped like json", "evidence": '{"seen": 1}'}))
+        shown = await s.call_tool("memory", {"action": "read"})
+        return results, fenced_json(shown.content[0].text)
+
+    results, shown = mcp_session(vault_path, script)
+    assert [r.is_error for r in results] == [False] * len(results), [r.content[0].text for r in results]
+    hot = (vault_path / "MEMORY.md").read_text("utf-8")
+    for text in ('{"a": 1}', "[3]", '["port", "9090"]', "null", "true"):
+        assert text in hot, hot
+    assert [x["evidence"] for x in log_lines(vault_path) if x["text"] == "shaped like json"] == ['{"seen": 1}']
+    assert shown["ok"] is not False

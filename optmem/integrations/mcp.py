@@ -207,11 +207,45 @@ def as_result(text: str) -> Any:
 
 
 def _register(app: Any, fn: Any, name: str | None = None) -> None:
-    """Add a tool whose result is built here (not wrapped into {"result": …} by the SDK)."""
+    """Add a tool whose result is built here (not wrapped into {"result": …} by the SDK), its text
+    arguments kept as text (`_keep_text`)."""
     try:
         app.tool(name=name, structured_output=False)(fn)
     except TypeError:  # an SDK that does not know structured_output
         app.tool(name=name)(fn)
+    _keep_text(app, name or fn.__name__)
+
+
+def _keep_text(app: Any, name: str) -> None:
+    """The SDK reads a string argument that parses as JSON as that JSON whenever the argument's
+    type is not exactly `str` (for clients that send a list as its JSON text): `{"a": 1}` became
+    a dict and `null` nothing, so an entry or a note shaped like JSON was refused or lost. Here a
+    string stays a string where the argument takes text, and only becomes a list where the
+    argument takes a list of names and the text is such a list."""
+    import typing
+
+    tool = getattr(getattr(app, "_tool_manager", None), "get_tool", lambda _: None)(name)
+    if tool is None or not hasattr(tool.fn_metadata, "pre_parse_json"):  # an SDK without the step
+        return
+    meta = tool.fn_metadata
+
+    def kinds(annotation: Any) -> set[Any]:
+        return {typing.get_origin(a) or a for a in typing.get_args(annotation) or (annotation,)}
+
+    texts = {k: kinds(f.annotation) for k, f in meta.arg_model.model_fields.items()}
+    texts = {k: v for k, v in texts.items() if str in v}
+
+    class KeptText(type(meta)):  # type: ignore[misc]
+        def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+            parsed: dict[str, Any] = super().pre_parse_json(data)
+            for key, value in data.items():
+                if key in texts and isinstance(value, str):
+                    names = isinstance(parsed[key], list) and all(isinstance(x, str) for x in parsed[key])
+                    if not (names and list in texts[key]):
+                        parsed[key] = value
+            return parsed
+
+    tool.fn_metadata = KeptText.model_validate(meta, from_attributes=True)
 
 
 def summary(help_text: str) -> str:
