@@ -169,6 +169,8 @@ def test_the_token_comes_from_the_environment_or_the_users_own_configuration_nev
     missing.write_text(f'[mcp]\ntoken_file = "{tmp_path / "nope"}"\n', "utf-8")
     monkeypatch.setenv("OPTMEM_CONFIG", str(missing))
     assert "cannot be read" in refusal()
+    missing.write_text('[mcp]\ntoken_file = "/dev/zero"\n', "utf-8")  # read with a bound, refused
+    assert "more than 4096 bytes" in refusal()
     # … the user's own configuration can
     config = tmp_path / "config.toml"
     config.write_text(f'[mcp]\ntoken_file = "{secret}"\n', "utf-8")
@@ -533,3 +535,138 @@ def test_the_hub_logs_at_its_level_and_never_waits_on_a_stderr_nobody_reads(vaul
                 hub.wait()
     assert quiet.read_text("utf-8", "replace") == ""  # a request logs nothing at warning
     assert loud.read_text("utf-8", "replace") != ""  # … and something at info
+
+
+def test_the_guarded_protocol_in_process_answers_one_too_many_and_cuts_off_the_slow():
+    """`guarded_protocol` on real sockets in this process: the connection over the limit is
+    answered 503 (`busy`) and closed; headers that never end get 408 (`timeout`) and a close; a
+    body that stops half way is cut off; a whole request is answered."""
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    from optmem.integrations.mcp import guarded_protocol
+    from optmem.settings import McpSettings
+
+    async def app(scope, receive, send):
+        more = True
+        while more:
+            more = (await receive()).get("more_body", False)
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def serve(limits, script):
+        config = uvicorn.Config(app, log_config=None, lifespan="off")
+        config.load()
+        state, protocol = ServerState(), guarded_protocol(limits)
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(
+            lambda: protocol(config=config, server_state=state, app_state={}), "127.0.0.1", 0
+        )
+        try:
+            return await script(server.sockets[0].getsockname()[1])
+        finally:
+            server.close()
+
+    async def crowd(port):
+        held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2)]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        busy = await asyncio.wait_for(reader.read(), 120)
+        for _, w in [*held, (reader, writer)]:
+            w.close()
+        return busy
+
+    busy = asyncio.run(serve(McpSettings(max_connections=2, header_timeout=600), crowd))
+    assert busy.startswith(b"HTTP/1.1 503") and json.loads(busy.partition(b"\r\n\r\n")[2])["error"]["code"] == "busy"
+
+    async def slow(port):
+        got = []
+        for sent in (b"GET / HTTP/1.1\r\nHost: x\r\n", b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab"):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(sent)
+            got.append(await asyncio.wait_for(reader.read(), 120))  # (read() ends when the server closes)
+            writer.close()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab")
+        got.append(await asyncio.wait_for(reader.readuntil(b"ok"), 120))
+        writer.close()
+        return got
+
+    late, cut, whole = asyncio.run(serve(McpSettings(header_timeout=0.5, body_timeout=0.5), slow))
+    assert late.startswith(b"HTTP/1.1 408") and json.loads(late.partition(b"\r\n\r\n")[2])["error"]["code"] == "timeout"
+    assert b"200" not in cut  # (closed: nothing answered)
+    assert whole.startswith(b"HTTP/1.1 200")
+
+
+def test_the_doors_in_process_host_origin_and_size():
+    """`_Door` and `_AnsweringHTTP` as ASGI in this process, with `transport_security`'s lists."""
+    from optmem.integrations.mcp import _AnsweringHTTP, _Door, transport_security
+
+    reached: list[str] = []
+
+    async def app(scope, receive, send):
+        reached.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+
+    def call(web, headers, method="GET", chunks=(b"",)) -> list[dict]:
+        sent: list[dict] = []
+        queue = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
+
+        async def receive():
+            return queue.pop(0)
+
+        async def send(msg):
+            sent.append(msg)
+
+        scope = {"type": "http", "method": method, "path": "/mcp", "query_string": b"", "headers": headers}
+        asyncio.run(web(scope, receive, send))
+        return sent
+
+    door = _Door(app, transport_security("10.1.2.3", "hub.example, other.example:9000", "https://app.example"))
+    for headers, status, code in (
+        ([(b"host", b"evil.example:8765")], 421, "unknown_host"),
+        ([(b"host", b"other.example:9001")], 421, "unknown_host"),  # (a port named is that port only)
+        ([(b"host", b"10.1.2.3:8765"), (b"origin", b"http://evil.example")], 403, "forbidden_origin"),
+    ):
+        sent = call(door, headers)
+        assert sent[0]["status"] == status and json.loads(sent[1]["body"])["error"]["code"] == code, headers
+    for headers in (
+        [(b"host", b"10.1.2.3:8765")],
+        [(b"host", b"hub.example")],
+        [(b"host", b"other.example:9000"), (b"origin", b"https://app.example")],
+        [(b"host", b"localhost:1"), (b"origin", b"http://127.0.0.1:5173")],
+    ):
+        assert call(door, headers)[0]["status"] == 200, headers
+    assert socket.gethostname() + ":*" in transport_security("0.0.0.0").allowed_hosts
+    assert "[::2]:*" in transport_security("::2").allowed_hosts
+    sized = _AnsweringHTTP(app, limit=10)
+    good = b'{"jsonrpc": "2.0", "id": 1, "method": "x"}'
+    big = call(sized, [(b"content-length", b"11")], "POST", (b"x" * 11,))
+    assert big[0]["status"] == 413 and json.loads(big[1]["body"])["error"]["code"] == "too_large"
+    assert call(sized, [], "POST", (b"x" * 6, b"x" * 6))[0]["status"] == 413  # (no length said: counted)
+    assert call(_AnsweringHTTP(app, limit=100), [], "POST", (good,))[0]["status"] == 200
+
+
+def test_stderr_that_nobody_reads_never_blocks_the_hub(monkeypatch):
+    """`log_to_stderr` in this process, on a pipe nobody reads: far more than a pipe holds is
+    logged and written, and every call returns; what fits reaches the pipe."""
+    import logging
+
+    from optmem.integrations.mcp import log_to_stderr
+
+    r, w = os.pipe()
+    out = os.fdopen(w, "w")
+    monkeypatch.setattr(sys, "stderr", out)
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        log_to_stderr("info")
+        for i in range(20000):  # ~2 MB: thirty times a pipe's buffer
+            logging.getLogger("uvicorn.error").info("request %d %s", i, "x" * 60)
+            sys.stderr.write(f"warning: a note {i}\n")
+        logging.getLogger("mcp").debug("below the level")
+        first = os.read(r, 100)
+        assert b"request 0" in first or b"a note 0" in first
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        os.close(r)

@@ -14,6 +14,7 @@ from optmem.cli.spec import COMMANDS, REGISTRY, command, opt
 from optmem.errors import OptmemError
 from optmem.integrations.mcp import LOG_LEVELS, TOOL_NAMES
 
+TOKEN_FILE_BYTES = 4096  # a token file is read up to this, no further
 _ONE_AT_A_TIME = threading.Lock()  # the SDK runs tools in threads; a command runs in this process
 
 
@@ -51,9 +52,16 @@ def hub_token() -> str:
     if not token and (path := user_settings().mcp.token_file):
         where = path
         try:
-            token = Path(path).expanduser().read_text("utf-8").strip()
+            with Path(path).expanduser().open("rb") as file:  # (read with a bound: it may be /dev/zero)
+                held = file.read(TOKEN_FILE_BYTES + 1)
         except OSError as exc:
             raise UsageError(f"[mcp] token_file {path} cannot be read ({exc.strerror}); nothing was served") from exc
+        if len(held) > TOKEN_FILE_BYTES:
+            raise UsageError(
+                f"[mcp] token_file {path} holds more than {TOKEN_FILE_BYTES} bytes: it should hold the token "
+                "alone, on one line; nothing was served"
+            )
+        token = held.decode("utf-8", "replace").strip()
     if (why := weak_token(token, f"the token in {where}")) is not None:
         raise UsageError(f"{why}; nothing was served")
     return token

@@ -691,6 +691,11 @@ def _names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
+def _has_port(name: str) -> bool:
+    """Whether a Host name says its port ("hub:8765", "[::1]:8765"; not "hub", "[::1]")."""
+    return "]:" in name if name.startswith("[") else ":" in name
+
+
 def transport_security(host: str, allowed_hosts: str = "", allowed_origins: str = "") -> Any:
     """The SDK's DNS-rebinding protection (the MCP specification's transport security) for a hub
     bound to `host`: the Host header must name localhost, the bound address (this machine's name
@@ -707,7 +712,7 @@ def transport_security(host: str, allowed_hosts: str = "", allowed_origins: str 
     origins = [f"{scheme}://{name}" for name in LOCAL_NAMES for scheme in ("http", "https")]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=[h for name in hosts for h in ((name,) if ":" in name.strip("[]") else (name, f"{name}:*"))],
+        allowed_hosts=[h for name in hosts for h in ((name,) if _has_port(name) else (name, f"{name}:*"))],
         allowed_origins=[*(o for name in origins for o in (name, f"{name}:*")), *_names(allowed_origins)],
     )
 
