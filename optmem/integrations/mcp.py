@@ -996,7 +996,8 @@ def build_server(
 ) -> Any:
     """The MCP server: `memory` plus one tool per entry of TOOLS, from `commands` (the CLI's
     declarations by name), `run` (runs a command line, returns its --json output) and `refusal`
-    (an error as the CLI's --json prints it). A refusal's advice is rewritten for agents (`Advice`)."""
+    (an error as the CLI's --json prints it). A refusal's advice is rewritten for agents (`Advice`).
+    The SDK logs at `log_level` (its own default, info, logged every request)."""
     advice = Advice(commands)
 
     def call(args: list[str]) -> str:
