@@ -498,10 +498,21 @@ def test_a_token_with_too_little_entropy_is_refused_and_a_random_one_is_taken():
             assert weak_token(token) is None, token
 
 
-def test_the_cli_refuses_a_weak_token_saying_how_to_make_one(cli, vault_path, monkeypatch, tmp_path):
-    monkeypatch.setenv("OPTMEM_CONFIG", str(tmp_path / "no-config.toml"))
-    monkeypatch.setenv("OPTMEM_MCP_TOKEN", "passwordpasswordpassword")
-    message = cli.json("--vault", str(vault_path), "mcp", "--http", "8765", code=2)["error"]["message"]
+def test_the_cli_refuses_a_weak_token_saying_how_to_make_one(vault_path, tmp_path):
+    """A real process (a token taken would serve until stopped: bounded by a timeout)."""
+    env = {k: v for k, v in os.environ.items() if k != "OPTMEM_MCP_TOKEN"}
+    env |= {"OPTMEM_CONFIG": str(tmp_path / "no-config.toml"), "OPTMEM_MCP_TOKEN": "passwordpasswordpassword"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp", "--http", str(free_port()), "--json"],
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError("a guessable token was taken: the hub served") from exc
+    assert done.returncode == 2, done.stderr
+    message = json.loads(done.stdout)["error"]["message"]
     assert "too easy to guess" in message and "secrets.token_urlsafe(32)" in message and "nothing was served" in message
     assert not vault_path.exists()
 
