@@ -136,9 +136,17 @@ class Curator(NamedTuple):
 
 
 class McpSettings(NamedTuple):
-    """`optmem mcp --http`: where its bearer token is kept (user configuration only: see COMMANDS)."""
+    """`optmem mcp --http`, the hub: where its bearer token is kept and what bounds it (all user
+    configuration only: see COMMANDS — a vault must not loosen its own server's limits)."""
 
     token_file: str = ""  # a file holding the token (else OPTMEM_MCP_TOKEN)
+    max_connections: Annotated[int, AtLeast(1)] = 100  # open at once; one more is answered 503 and closed
+    header_timeout: Annotated[float, AtLeast(0.1)] = 10.0  # seconds to send a request's headers, whole
+    body_timeout: Annotated[float, AtLeast(0.1)] = 30.0  # seconds to send its body, whole
+    max_body: Annotated[int, AtLeast(1024)] = 4 << 20  # bytes of one request's body; more: 413
+    keep_alive: Annotated[int, AtLeast(1)] = 5  # seconds an idle connection is kept between requests
+    allowed_origins: str = ""  # web origins besides localhost's, comma-separated (e.g. https://app.example)
+    allowed_hosts: str = ""  # Host names besides the bound address and localhost (name, or name:port)
 
 
 class TreeSettings(NamedTuple):
@@ -165,14 +173,15 @@ SECTIONS: dict[str, type] = {
     "mcp": McpSettings,
 }
 FREE_SECTIONS = ("projects",)  # claude-code hook: folder name → project (any keys, string values)
-# Settings that name a command optmem runs, or the file its HTTP server's token is read from. A
-# vault can arrive through git, so whoever can push to it could run code on every machine (or
-# make the token a file anyone can read): these are read from the user's own configuration
-# (`~/.config/optmem/config.toml`, the environment, a command-line flag), never from a vault.
+# Settings that name a command optmem runs, or the file its HTTP server's token is read from and
+# what bounds that server. A vault can arrive through git, so whoever can push to it could run
+# code on every machine (or make the token a file anyone can read, or open the hub): these are
+# read from the user's own configuration (`~/.config/optmem/config.toml`, the environment, a
+# command-line flag), never from a vault.
 COMMANDS = (
     "tree.summarizer",
     "curator.command",
-    "mcp.token_file",
+    *(f"mcp.{name}" for name in McpSettings._fields),
 )
 
 
@@ -214,8 +223,8 @@ def load(toml_text: str | None, overrides: list[str] | None = None, *, commands:
             for name, value in values.items():
                 if f"{section}.{name}" in COMMANDS and not commands:
                     warnings.append(
-                        f"optmem.toml: {section}.{name} was ignored — commands optmem runs, and where "
-                        "its token is kept, come from your own configuration (~/.config/optmem/config.toml, "
+                        f"optmem.toml: {section}.{name} was ignored — commands optmem runs, and its hub's "
+                        "token and bounds ([mcp]), come from your own configuration (~/.config/optmem/config.toml, "
                         "the environment or a flag), never from a vault, which can arrive through git"
                     )
                     continue

@@ -12,7 +12,7 @@ import threading
 from optmem.cli.common import CAPTURE, STATE, dumps
 from optmem.cli.spec import COMMANDS, REGISTRY, command, opt
 from optmem.errors import OptmemError
-from optmem.integrations.mcp import TOOL_NAMES
+from optmem.integrations.mcp import LOG_LEVELS, TOOL_NAMES
 
 TOKEN_FILE_BYTES = 64 << 10  # what is read of [mcp] token_file: a token is a line
 
@@ -47,7 +47,7 @@ def hub_token() -> str:
     from optmem import fsio
     from optmem.cli.common import user_settings
     from optmem.errors import UsageError
-    from optmem.integrations.mcp import MIN_TOKEN
+    from optmem.integrations.mcp import weak_token
 
     token = os.environ.get("OPTMEM_MCP_TOKEN", "").strip()
     where = "OPTMEM_MCP_TOKEN"
@@ -60,13 +60,8 @@ def hub_token() -> str:
         if held is None:
             raise UsageError(f"[mcp] token_file {path} cannot be read (no such file); nothing was served")
         token = held.strip()
-    if len(token) < MIN_TOKEN:
-        raise UsageError(
-            (f"the token in {where} is shorter than {MIN_TOKEN} characters" if token else "no token is set")
-            + ": set OPTMEM_MCP_TOKEN, or name a file holding it as [mcp] token_file in your own "
-            "configuration (~/.config/optmem/config.toml) — e.g. `python -c 'import secrets; "
-            "print(secrets.token_urlsafe(32))'`; nothing was served"
-        )
+    if (why := weak_token(token, f"the token in {where}")) is not None:
+        raise UsageError(f"{why}; nothing was served")
     return token
 
 
@@ -74,8 +69,8 @@ def refuse(err: OptmemError) -> str:
     return dumps(err.envelope())
 
 
-def mcp(http: str | None, json_out: bool) -> None:
-    from optmem.cli.common import get_vault
+def mcp(http: str | None, log_level: str, json_out: bool) -> None:
+    from optmem.cli.common import get_vault, user_settings
     from optmem.integrations.mcp import build_server, parse_address, serve_http, serve_stdio, server_class
 
     server_class()  # the extra is there — before anything is made
@@ -86,11 +81,11 @@ def mcp(http: str | None, json_out: bool) -> None:
     for module, _ in set(COMMANDS.values()):
         importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
     STATE.vault_opt, STATE.set_opt = vault_opt, set_opt
-    app = build_server(REGISTRY, call, refuse)
+    app = build_server(REGISTRY, call, refuse, log_level)
     if address is None:
         serve_stdio(app)
     else:
-        serve_http(app, *address, token)
+        serve_http(app, *address, token, user_settings().mcp, log_level)
 
 
 # the help lists the tools from the server's own table, so it names every one the server has
@@ -99,7 +94,8 @@ mcp.__doc__ = f"""Serve the vault to agents over MCP (stdio, or HTTP with --http
     Tools: {", ".join(TOOL_NAMES)} — each returns the same JSON as the CLI's --json.
     With --http, one vault serves agents on many hosts (streamable HTTP at /mcp), each request
     with `Authorization: Bearer <token>` (OPTMEM_MCP_TOKEN, or [mcp] token_file in your own
-    configuration); it listens on localhost unless HOST says otherwise.
+    configuration); it listens on localhost unless HOST says otherwise. Its connections, read
+    times and body size are bounded ([mcp] in your own configuration); it logs at --log-level.
 
     \b
     Example:
@@ -112,5 +108,11 @@ command(
         "http",
         metavar="HOST:PORT",
         help="Serve over streamable HTTP at /mcp instead of stdio (PORT alone: localhost).",
+    ),
+    opt(
+        "log_level",
+        help="What the server logs on stderr: warning and worse by default; info logs every request.",
+        default="warning",
+        choices=LOG_LEVELS,
     ),
 )(mcp)

@@ -209,11 +209,45 @@ def as_result(text: str) -> Any:
 
 
 def _register(app: Any, fn: Any, name: str | None = None) -> None:
-    """Add a tool whose result is built here (not wrapped into {"result": …} by the SDK)."""
+    """Add a tool whose result is built here (not wrapped into {"result": …} by the SDK), its text
+    arguments kept as text (`_keep_text`)."""
     try:
         app.tool(name=name, structured_output=False)(fn)
     except TypeError:  # an SDK that does not know structured_output
         app.tool(name=name)(fn)
+    _keep_text(app, name or fn.__name__)
+
+
+def _keep_text(app: Any, name: str) -> None:
+    """The SDK reads a string argument that parses as JSON as that JSON whenever the argument's
+    type is not exactly `str` (for clients that send a list as its JSON text): `{"a": 1}` became
+    a dict and `null` nothing, so an entry or a note shaped like JSON was refused or lost. Here a
+    string stays a string where the argument takes text, and only becomes a list where the
+    argument takes a list of names and the text is such a list."""
+    import typing
+
+    tool = getattr(getattr(app, "_tool_manager", None), "get_tool", lambda _: None)(name)
+    if tool is None or not hasattr(tool.fn_metadata, "pre_parse_json"):  # an SDK without the step
+        return
+    meta = tool.fn_metadata
+
+    def kinds(annotation: Any) -> set[Any]:
+        return {typing.get_origin(a) or a for a in typing.get_args(annotation) or (annotation,)}
+
+    texts = {k: kinds(f.annotation) for k, f in meta.arg_model.model_fields.items()}
+    texts = {k: v for k, v in texts.items() if str in v}
+
+    class KeptText(type(meta)):  # type: ignore[misc]
+        def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+            parsed: dict[str, Any] = super().pre_parse_json(data)
+            for key, value in data.items():
+                if key in texts and isinstance(value, str):
+                    names = isinstance(parsed[key], list) and all(isinstance(x, str) for x in parsed[key])
+                    if not (names and list in texts[key]):
+                        parsed[key] = value
+            return parsed
+
+    tool.fn_metadata = KeptText.model_validate(meta, from_attributes=True)
 
 
 def summary(help_text: str) -> str:
@@ -564,6 +598,50 @@ def serve_stdio(app: Any) -> None:
 
 
 MIN_TOKEN = 16  # characters: a shorter token is a lock anyone could pick
+MIN_TOKEN_BITS = 64  # estimated entropy (`token_bits`): below, a pattern or a word anyone could guess
+MAKE_TOKEN = "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+
+
+def token_bits(token: str) -> float:
+    """An estimate of a token's entropy in bits, low for what a person or a pattern made: the
+    Shannon entropy of its symbols per character, times the characters that add something — one
+    that ends a trigram already seen (a repeated word or unit: "passwordpassword") or continues a
+    run of one step ("aaaa", "abcd", "0246") adds nothing. A random token scores about its length
+    times the bits of its alphabet (secrets.token_urlsafe(32): ~220)."""
+    import math
+    from collections import Counter
+
+    n = len(token)
+    per_char = -sum(c / n * math.log2(c / n) for c in Counter(token).values()) if n else 0.0
+    seen: set[str] = set()
+    adding = 0
+    for i in range(n):
+        gram = token[max(0, i - 2) : i + 1]
+        run = i >= 2 and ord(token[i]) - ord(token[i - 1]) == ord(token[i - 1]) - ord(token[i - 2])
+        if len(gram) == 3 and (gram in seen or run):
+            continue
+        seen.add(gram)
+        adding += 1
+    return per_char * adding
+
+
+def weak_token(token: str, where: str = "the token") -> str | None:
+    """Why `token` cannot guard the hub (missing, too short, too little entropy), or None."""
+    if not token:
+        return (
+            "no token is set: set OPTMEM_MCP_TOKEN, or name a file holding it as [mcp] token_file in your "
+            f"own configuration (~/.config/optmem/config.toml) — e.g. {MAKE_TOKEN}"
+        )
+    if len(token) < MIN_TOKEN:
+        return f"{where} is shorter than {MIN_TOKEN} characters: make a random one, e.g. {MAKE_TOKEN}"
+    bits = token_bits(token)
+    if bits < MIN_TOKEN_BITS:
+        return (
+            f"{where} is too easy to guess (about {bits:.0f} bits of entropy, counting its distinct symbols "
+            f"and what repeats; at least {MIN_TOKEN_BITS} are needed — a word, a repeated unit or a run is "
+            f"not a secret): make a random one, e.g. {MAKE_TOKEN}"
+        )
+    return None
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -573,6 +651,14 @@ def parse_address(text: str) -> tuple[str, int]:
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise UsageError(f"--http {quote(text)} is not HOST:PORT or PORT (e.g. 8765, 127.0.0.1:8765, 0.0.0.0:8765)")
     return host, int(port)
+
+
+async def _answer(send: Any, status: int, obj: Any, headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    """An ASGI response: `obj` as JSON (the usual error object, or a JSON-RPC error)."""
+    body = obj if isinstance(obj, bytes) else json.dumps(obj, ensure_ascii=False).encode()
+    head = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": head})
+    await send({"type": "http.response.body", "body": body})
 
 
 class _Bearer:
@@ -589,52 +675,132 @@ class _Bearer:
             scheme, _, given = dict(scope.get("headers") or ()).get(b"authorization", b"").partition(b" ")
             # (the scheme's case does not matter, RFC 7235; the token is compared in constant time)
             if not (scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.expected)):
-                body = json.dumps(
-                    envelope(
-                        "unauthorized",
-                        "this optmem hub needs `Authorization: Bearer <token>` (the token its "
-                        "owner set in OPTMEM_MCP_TOKEN or [mcp] token_file); nothing was done",
+                refusal = envelope(
+                    "unauthorized",
+                    "this optmem hub needs `Authorization: Bearer <token>` (the token its "
+                    "owner set in OPTMEM_MCP_TOKEN or [mcp] token_file); nothing was done",
+                )
+                await _answer(send, 401, refusal, ((b"www-authenticate", b'Bearer realm="optmem"'),))
+                return
+        await self.app(scope, receive, send)
+
+
+LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
+ANYWHERE = ("0.0.0.0", "::", "")  # a bind to every interface
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _has_port(name: str) -> bool:
+    """Whether a Host name says its port ("hub:8765", "[::1]:8765"; not "hub", "[::1]")."""
+    return "]:" in name if name.startswith("[") else ":" in name
+
+
+def transport_security(host: str, allowed_hosts: str = "", allowed_origins: str = "") -> Any:
+    """The SDK's DNS-rebinding protection (the MCP specification's transport security) for a hub
+    bound to `host`: the Host header must name localhost, the bound address (this machine's name
+    when bound to every interface) or one the user allowed, at any port unless they gave one;
+    an Origin header (a web page's request; an agent sends none) must be localhost's or one the
+    user allowed. The user's lists come from their own configuration ([mcp] allowed_hosts,
+    allowed_origins: comma-separated)."""
+    import socket
+
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    bound = [socket.gethostname()] if host in ANYWHERE else [f"[{host}]" if ":" in host else host]
+    hosts = [*LOCAL_NAMES, *bound, *_names(allowed_hosts)]
+    origins = [f"{scheme}://{name}" for name in LOCAL_NAMES for scheme in ("http", "https")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[h for name in hosts for h in ((name,) if _has_port(name) else (name, f"{name}:*"))],
+        allowed_origins=[*(o for name in origins for o in (name, f"{name}:*")), *_names(allowed_origins)],
+    )
+
+
+class _Door:
+    """ASGI, the first door: a request whose Host or Origin the transport security refuses
+    (`transport_security`, checked by the SDK's own middleware) gets 421 or 403 with the usual
+    error object, saying which setting would let it in, and reaches nothing behind."""
+
+    def __init__(self, app: Any, security: Any) -> None:
+        from mcp.server.transport_security import TransportSecurityMiddleware
+
+        self.app, self.check = app, TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            from starlette.requests import Request
+
+            refused = await self.check.validate_request(Request(scope), is_post=False)
+            if refused is not None:
+                headers = dict(scope.get("headers") or ())
+                if refused.status_code == 421:
+                    host = headers.get(b"host", b"").decode("latin-1")
+                    refusal = envelope(
+                        "unknown_host",
+                        f"this optmem hub is not served under the Host {quote(host)} (DNS-rebinding "
+                        "protection): if that name is the hub's, its owner names it in [mcp] allowed_hosts "
+                        "(their own configuration, ~/.config/optmem/config.toml); nothing was done",
                     )
-                ).encode()
-                headers = [
-                    (b"content-type", b"application/json"),
-                    (b"www-authenticate", b'Bearer realm="optmem"'),
-                    (b"content-length", str(len(body)).encode()),
-                ]
-                await send({"type": "http.response.start", "status": 401, "headers": headers})
-                await send({"type": "http.response.body", "body": body})
+                else:
+                    origin = headers.get(b"origin", b"").decode("latin-1")
+                    refusal = envelope(
+                        "forbidden_origin",
+                        f"a request from the web origin {quote(origin)} is refused (DNS-rebinding "
+                        "protection; an agent sends no Origin): if that origin is trusted, the hub's "
+                        "owner names it in [mcp] allowed_origins (their own configuration, "
+                        "~/.config/optmem/config.toml); nothing was done",
+                    )
+                await _answer(send, refused.status_code, refusal)
                 return
         await self.app(scope, receive, send)
 
 
 class _AnsweringHTTP:
-    """ASGI, behind the door: a posted message the SDK would answer without the usual error
-    object (a body that is not JSON, text that is no UTF-8, an id no reply could name) is answered
-    here as over stdio (`unreadable`), with status 400; anything else goes on as it came."""
+    """ASGI, behind the door: a body over `limit` bytes ([mcp] max_body) is refused with 413 and
+    the usual error object, as soon as its length is said or read; a posted message the SDK would
+    answer without the usual error object (a body that is not JSON, text that is no UTF-8, an id
+    no reply could name) is answered here as over stdio (`unreadable`), with status 400; anything
+    else goes on as it came."""
 
-    LIMIT = 8 << 20  # bytes looked at; a bigger body goes on to the SDK, which has its own limit
+    def __init__(self, app: Any, limit: int = 4 << 20) -> None:
+        self.app, self.limit = app, limit
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    async def too_large(self, send: Any) -> None:
+        refusal = envelope(
+            "too_large",
+            f"a request's body is at most {self.limit} bytes on this hub ([mcp] max_body in its owner's "
+            "configuration); send less at once; nothing was done",
+        )
+        await _answer(send, 413, refusal, ((b"connection", b"close"),))
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST":
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        said = dict(scope.get("headers") or ()).get(b"content-length", b"")
+        if said.strip().isdigit() and int(said) > self.limit:
+            await self.too_large(send)
+            return
+        if scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
         held: list[Any] = []
         size, more = 0, True
-        while more and size <= self.LIMIT:
+        while more:
             msg = await receive()
             held.append(msg)
             size += len(msg.get("body", b""))
+            if size > self.limit:
+                await self.too_large(send)
+                return
             more = bool(msg.get("more_body")) and msg.get("type") == "http.request"
         line = b"".join(m.get("body", b"") for m in held).decode("utf-8", "surrogateescape")
-        reply = unreadable(line) if not more and _unanswered(line) else None
+        reply = unreadable(line) if _unanswered(line) else None
         if reply is not None:
-            body = reply.model_dump_json(by_alias=True).encode()
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-            await send({"type": "http.response.start", "status": 400, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            await _answer(send, 400, reply.model_dump_json(by_alias=True).encode())
             return
 
         async def replay() -> Any:
@@ -652,18 +818,188 @@ def _unanswered(line: str) -> bool:
     return holds_lone_surrogate(msg) or _odd_id(line)
 
 
-def serve_http(app: Any, host: str, port: int, token: str) -> None:
-    """Serve the same tools over the SDK's streamable HTTP transport at /mcp, behind the token."""
+def _raw(status: int, reason: str, refusal: dict[str, Any]) -> bytes:
+    """A whole HTTP/1.1 response closing its connection, for a client whose request never came."""
+    body = json.dumps(refusal, ensure_ascii=False).encode()
+    head = f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+    return (head + "connection: close\r\n\r\n").encode() + body
+
+
+def guarded_protocol(limits: Any) -> type:
+    """uvicorn's h11 protocol with the bounds uvicorn has no setting for (`limits`: [mcp]):
+    at most `max_connections` open at once (one more is answered 503 and closed at once — an
+    idle crowd cannot take every file descriptor); a request's headers must arrive whole within
+    `header_timeout` seconds of the connection (or of their first byte after an answer: idle
+    time between requests is uvicorn's keep-alive) and its body within `body_timeout` seconds
+    of them, else the connection is closed (408 when no answer was started) — a client that
+    sends byte by byte, or stops half way, holds nothing for long."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    busy = _raw(
+        503,
+        "Service Unavailable",
+        envelope(
+            "busy",
+            f"this optmem hub has {limits.max_connections} connections open, its limit ([mcp] max_connections "
+            "in its owner's configuration); try again shortly; nothing was done",
+        ),
+    )
+    late = _raw(
+        408,
+        "Request Timeout",
+        envelope(
+            "timeout",
+            f"a request's headers must arrive whole within {limits.header_timeout:g} s ([mcp] header_timeout); "
+            "send them at once; nothing was done",
+        ),
+    )
+
+    class Guarded(H11Protocol):
+        phase: str | None = None  # what the client is sending now: "headers", "body", or nothing
+        deadline: Any = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            if len(self.connections) > limits.max_connections:
+                transport.write(busy)
+                transport.close()
+                return
+            self.watch()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self.watch()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self.watch()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.arm(None)
+            super().connection_lost(exc)
+
+        def watch(self) -> None:
+            """The deadline of what the client is sending now, armed when that changes."""
+            state = self.conn.their_state
+            if self.transport.is_closing():
+                phase = None
+            elif state is h11.IDLE:  # a new connection, or bytes of the next request
+                phase = "headers" if self.cycle is None or self.conn.trailing_data[0] else None
+            else:
+                phase = "body" if state is h11.SEND_BODY else None
+            if phase != self.phase:
+                self.arm(phase)
+
+        def arm(self, phase: str | None) -> None:
+            if self.deadline is not None:
+                self.deadline.cancel()
+            self.phase, self.deadline = phase, None
+            if phase is not None:
+                after = limits.header_timeout if phase == "headers" else limits.body_timeout
+                self.deadline = self.loop.call_later(after, self.expire)
+
+        def expire(self) -> None:
+            self.deadline = None
+            if not self.transport.is_closing():
+                if self.phase == "headers" and (self.cycle is None or self.cycle.response_complete):
+                    self.transport.write(late)
+                self.transport.close()
+
+    return Guarded
+
+
+class _Spill:
+    """stderr for the hub: what is written goes into a bounded queue that a daemon thread writes
+    out, so a parent that never reads the pipe loses lines, never the hub (it froze after ~140
+    sessions on a full pipe). `echo` and logging both write here (it has no `buffer`)."""
+
+    buffer = None
+
+    def __init__(self, out: Any, size: int = 1000) -> None:
+        import queue
+        import threading
+
+        self.out, self.lines, self.full = out, queue.Queue[str](size), queue.Full
+        threading.Thread(target=self.drain, name="optmem-stderr", daemon=True).start()
+
+    def write(self, text: str) -> int:
+        try:
+            self.lines.put_nowait(text)
+        except self.full:
+            pass  # (dropped: nobody is reading)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def drain(self) -> None:
+        while True:
+            text = self.lines.get()
+            try:
+                self.out.write(text)
+                self.out.flush()
+            except (OSError, ValueError):
+                pass
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def log_to_stderr(level: str) -> None:
+    """Every log record at `level` or above, and nothing below, to stderr through `_Spill`
+    (the SDK set up its own logging at its own level; uvicorn's loggers pass theirs on here)."""
+    import logging
+    import sys
+
+    sys.stderr = _Spill(sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+
+
+def serve_http(app: Any, host: str, port: int, token: str, limits: Any = None, log_level: str = "warning") -> None:
+    """Serve the same tools over the SDK's streamable HTTP transport at /mcp: behind the
+    Host/Origin check (`_Door`), the token (`_Bearer`) and the body's bound (`_AnsweringHTTP`),
+    on a protocol that bounds connections and read times (`guarded_protocol`); `limits` is the
+    user's [mcp] settings."""
     import uvicorn
 
-    web = _Bearer(_AnsweringHTTP(app.streamable_http_app(streamable_http_path="/mcp", host=host)), token)
-    uvicorn.Server(uvicorn.Config(web, host=host, port=port, log_level="warning")).run()
+    from optmem.settings import McpSettings
+
+    limits = limits or McpSettings()
+    security = transport_security(host, limits.allowed_hosts, limits.allowed_origins)
+    sdk = app.streamable_http_app(
+        streamable_http_path="/mcp", host=host, transport_security=security, max_request_body_size=limits.max_body
+    )
+    web = _Door(_Bearer(_AnsweringHTTP(sdk, limits.max_body), token), security)
+    log_to_stderr(log_level)
+    config = uvicorn.Config(
+        web,
+        host=host,
+        port=port,
+        http=guarded_protocol(limits),
+        log_config=None,
+        log_level=log_level,
+        timeout_keep_alive=limits.keep_alive,
+    )
+    uvicorn.Server(config).run()
 
 
-def build_server(commands: Mapping[str, Any], run: Call, refusal: Callable[[OptmemError], str]) -> Any:
+def build_server(
+    commands: Mapping[str, Any], run: Call, refusal: Callable[[OptmemError], str], log_level: str = "warning"
+) -> Any:
     """The MCP server: `memory` plus one tool per entry of TOOLS, from `commands` (the CLI's
     declarations by name), `run` (runs a command line, returns its --json output) and `refusal`
-    (an error as the CLI's --json prints it). A refusal's advice is rewritten for agents (`Advice`)."""
+    (an error as the CLI's --json prints it). A refusal's advice is rewritten for agents (`Advice`).
+    The SDK logs at `log_level` (its own default, info, logged every request)."""
     advice = Advice(commands)
 
     def call(args: list[str]) -> str:
@@ -672,7 +1008,7 @@ def build_server(commands: Mapping[str, Any], run: Call, refusal: Callable[[Optm
     def refuse(err: OptmemError) -> str:
         return advice.json(refusal(err))
 
-    app = _server(server_class(), refuse)("optmem", instructions=INSTRUCTIONS)
+    app = _server(server_class(), refuse)("optmem", instructions=INSTRUCTIONS, log_level=log_level.upper())
 
     def memory(
         action: str | None = None,
