@@ -208,12 +208,14 @@ FORGED = [
 ]
 
 
-@pytest.mark.parametrize("stored,gone,shown", FORGED, ids=[f[1] for f in FORGED])
-def test_forged_fence_lines_headings_roles_and_tool_calls_are_quoted(stored, gone, shown):
+@pytest.mark.parametrize("stored,gone,shown", [*FORMS, *FORGED], ids=[f[1] for f in [*FORMS, *FORGED]])
+def test_each_form_and_forged_structure_is_defused_and_what_it_said_stays_readable(stored, gone, shown):
+    """Markup, roles, hidden characters, and forged fence lines, headings and tool calls: what
+    made them act is gone, what they said is still there to read."""
     out = defuse(stored)
     assert gone not in out, out
     assert shown in out, out
-    assert defuse(out) == out
+    assert defuse(out) == out  # idempotent: a fenced text stored again comes back the same
 
 
 def test_ordinary_text_that_only_resembles_structure_is_unchanged():

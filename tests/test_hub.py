@@ -20,6 +20,21 @@ from conftest import HANG, fenced_json, log_lines
 TOKEN = secrets.token_urlsafe(32)
 
 
+def asgi(web, scope: dict, chunks: list[bytes]) -> list[dict]:
+    """What an ASGI app sends for one request whose body arrives in `chunks` (in this process)."""
+    sent: list[dict] = []
+    queue = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
+
+    async def receive():
+        return queue.pop(0)
+
+    async def send(msg):
+        sent.append(msg)
+
+    asyncio.run(web(scope, receive, send))
+    return sent
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -239,17 +254,7 @@ def test_what_cannot_be_read_is_answered_before_the_sdk_and_the_rest_goes_on_who
         await send({"type": "http.response.start", "status": 200, "headers": []})
 
     def call(chunks: list[bytes], method: str = "POST") -> list[dict]:
-        sent: list[dict] = []
-        queue = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
-
-        async def receive():
-            return queue.pop(0)
-
-        async def send(msg):
-            sent.append(msg)
-
-        asyncio.run(_AnsweringHTTP(app)({"type": "http", "method": method}, receive, send))
-        return sent
+        return asgi(_AnsweringHTTP(app), {"type": "http", "method": method}, chunks)
 
     good = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
     assert call([good[:10], good[10:]])[0]["status"] == 200 and got == [good]
@@ -621,18 +626,8 @@ def test_the_doors_in_process_host_origin_and_size():
         await send({"type": "http.response.start", "status": 200, "headers": []})
 
     def call(web, headers, method="GET", chunks=(b"",)) -> list[dict]:
-        sent: list[dict] = []
-        queue = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
-
-        async def receive():
-            return queue.pop(0)
-
-        async def send(msg):
-            sent.append(msg)
-
         scope = {"type": "http", "method": method, "path": "/mcp", "query_string": b"", "headers": headers}
-        asyncio.run(web(scope, receive, send))
-        return sent
+        return asgi(web, scope, list(chunks))
 
     door = _Door(app, transport_security("10.1.2.3", "hub.example, other.example:9000", "https://app.example"))
     for headers, status, code in (
