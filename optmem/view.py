@@ -22,7 +22,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
 
-from optmem import scan
+from optmem import record, scan
 from optmem.record import BOOKKEEPING, CONFIRM, FORGET, MEMORY, RESTORE, SEEN, STORED, VERIFY, Record, Tier, line_of
 
 
@@ -360,6 +360,16 @@ def iso(epoch: float) -> str:
 _REMEMBERED = 256  # strings up to this long are scanned once per process (ids, keys, tags, names)
 
 
+# optmem's own words (a tier, a kind, a status, a basis) are no stored text: nothing to scan. (A
+# tier such as "normal" sends the scanner to its language stage, whose patterns every search
+# would otherwise compile for the fields of its first hit.)
+_OURS = frozenset(
+    (*record.TIERS, *record.BOOKKEEPING, *(s.value for s in Status), "stated", "inferred")
+    + (record.NOTE, record.CORRECTION, record.MEMORY, record.HANDOFF, record.COMMIT, record.RESOLUTION)
+    + (record.MERGED, record.CURATION)
+)
+
+
 @lru_cache(maxsize=8192)
 def _display_short(text: str) -> str:
     return scan.redact(text)
@@ -368,6 +378,8 @@ def _display_short(text: str) -> str:
 def display(text: str) -> str:
     """A stored string as every surface shows it: `[BLOCKED: rule]` when the read-side scan flags
     it (an injection, a secret, a control character or escape code), else as stored."""
+    if text in _OURS:
+        return text
     return _display_short(text) if len(text) <= _REMEMBERED else scan.redact(text)
 
 
