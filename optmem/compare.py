@@ -88,10 +88,12 @@ def looks_like_update(old: str, new: str, ignore: frozenset[str] = frozenset()) 
             return False
         if a != b:
             span = _one_span(a, b)
-            # … but not when the words that changed name someone or something else (capitalised
-            # words, not function words): "Alice's phone number" → "Bob's phone number" changed
-            # two things, whose number and the number
-            if span is None or (_all_names(span[0], old) and _all_names(span[1], new)):
+            # … but not when words that name something changed beside the number, on both sides
+            # (`_names_something`): they say what the number is of, so it is another subject or
+            # attribute — "numpy pinned to 1.26" / "pandas pinned to 2.1", "订单服务监听 8085" /
+            # "用户服务监听 8086", "网关读超时 60 秒" / "网关连接超时 5 秒" are two facts of one
+            # shape, not one fact twice ("Alice's phone number" → "Bob's …" too)
+            if span is None or (_names_something(span[0]) and _names_something(span[1])):
                 return False
     elif _one_span(a, b) is None:
         return False
@@ -122,13 +124,30 @@ def _one_span(a: list[str], b: list[str]) -> tuple[list[str], list[str]] | None:
     return None
 
 
-def _all_names(units: list[str], text: str) -> bool:
-    """Whether every unit is a word the text writes with a capital letter (a name), none of them a
-    function word ("The", "Our" beginning a sentence name nothing)."""
-    capitalised = [w for w in textmod.plain_words(text) if w[0].isupper()]
-    names = (
-        set(textmod.stem_words([textmod.fold(w) for w in capitalised if textmod.fold(w) not in STOPWORDS]))
-        if capitalised
-        else set()
-    )
-    return bool(units) and all(u in names for u in units)
+def _names_something(units: list[str]) -> bool:
+    """Whether a changed span holds a word that names something: neither a function word nor a
+    number (a unit holding a digit is the value itself: "app1" → "app2", "#2" → "#3"). Both sides
+    naming something is another subject or attribute; one side alone is the same fact reworded
+    ("跑步五公里" → "跑十公里")."""
+    return any(not _function_unit(u) and not any(c.isdigit() for c in u) for u in units)
+
+
+# Chinese characters that carry no subject of their own: the copula and prepositions a value is
+# given with, and the verbs that say it changed (改成, 换到, 调为, 升到 …)
+_CJK_FUNCTION = frozenset("是在为為到至于於成了的已经經都还還也就被把从從由有改变變换換调調升降")
+
+
+def _function_unit(unit: str) -> bool:
+    """Whether a unit of `_units` is a function word (an English stop word, stemmed or not) or
+    one of `_CJK_FUNCTION`: a word that says how a value is given, not what it is of."""
+    return unit in _CJK_FUNCTION or unit in STOPWORDS or unit in _stemmed_stopwords()
+
+
+_STEMMED: frozenset[str] | None = None
+
+
+def _stemmed_stopwords() -> frozenset[str]:
+    global _STEMMED
+    if _STEMMED is None:
+        _STEMMED = frozenset(textmod.stem_words(sorted(STOPWORDS)))
+    return _STEMMED

@@ -550,12 +550,12 @@ def test_a_chinese_update_ending_in_a_particle_is_seen_and_goes_first(
 
 
 def test_a_flagged_update_that_matches_the_query_much_less_does_not_jump(vault, cli, monkeypatch):
-    # the gate's guess (frontend → backend, "one changed span") is no proof: the query's own words
-    # still decide when they clearly favour the older record
+    # the gate's guess (one changed span: the port, and "the frontend" → "it") is no proof: the
+    # query's own words still decide when they clearly favour the older record
     at(monkeypatch, "2026-01-01T10:00:00Z")
     front = put(vault, "Local dev server for the shop web app: the frontend listens on port 3000").id
     at(monkeypatch, "2026-01-03T10:00:00Z")
-    back = put(vault, "Local dev server for the shop web app: the backend listens on port 9090")
+    back = put(vault, "Local dev server for the shop web app: it listens on port 9090")
     assert [u["id"] for u in back.possible_update] == [front]
     at(monkeypatch, "2026-01-05T10:00:00Z")
     assert cli.json("search", "frontend port of the shop web app dev server")["hits"][0]["id"] == front
