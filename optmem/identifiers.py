@@ -71,6 +71,10 @@ _AMOUNT_NOUNS = MEASURE_WORDS | frozenset(
     """size count number limit max maximum min minimum amount
 level rate ratio percentage threshold timeout ttl quota capacity interval frequency""".split()
 )
+# Words that say the number after them is which one, wherever they stand: "record number 1",
+# "invoice no. 7" — a label, never a value of the thing before them
+_NUMBER_WORDS = frozenset(("number", "no", "nr", "num"))
+
 # Chinese labels after a noun, as A, B, C after one in English (项目甲, 甲方): the celestial stems
 _CJK_LABELS = frozenset("甲乙丙丁")
 _SENTENCE_ENDS = ".!?;:。！？；：\n"
@@ -95,6 +99,8 @@ def names_another_thing(old: str, new: str, ignore: frozenset[str] = frozenset()
     if first is None or first[0] != "replace":
         return False
     _, i1, i2, j1, j2 = first
+    if _numbered(a, i1, i2) and _numbered(b, j1, j2):
+        return True  # "record number 1" → "record number 2": another record, wherever it stands
     # (before the first change every unit is shared: `i1` of them)
     after = sum(_weight(t) for tag, x1, x2, _, _ in ops if tag == "equal" and x1 >= i2 for t in a[x1:x2])
     if any(map(_is_predicate, a[:i1])):
@@ -103,6 +109,12 @@ def names_another_thing(old: str, new: str, ignore: frozenset[str] = frozenset()
     elif after <= sum(map(_weight, a[:i1])):
         return False  # … or ends the statement: "backend port 8080"
     return _is_label(a, i1, i2) and _is_label(b, j1, j2)
+
+
+def _numbered(tokens: list[_Token], i: int, j: int) -> bool:
+    """Whether tokens[i:j] is one number right after a word that says it numbers what is named
+    (`_NUMBER_WORDS`: "number 1", "no. 7")."""
+    return j - i == 1 and i > 0 and any(c.isdigit() for c in _word(tokens[i])) and _word(tokens[i - 1]) in _NUMBER_WORDS
 
 
 def _in_modifier(tokens: list[_Token], i: int, j: int) -> bool:

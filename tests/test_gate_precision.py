@@ -52,6 +52,8 @@ def test_ordinary_developer_notes_are_rarely_taken_for_updates(cli, vault, vault
         ["laptop note 1 about redis cache", "laptop note 2 about redis cache", "laptop note 3 about redis cache"],
         ["Issue #42 blocks the 2.3 release", "Issue #43 blocks the 2.3 release"],
         ["PR 123 fixes the flaky upload test", "PR 124 fixes the flaky upload test"],
+        ["This is record number 1 for the import test", "This is record number 2 for the import test"],
+        ["record number 1 of the test run", "record number 2 of the test run"],
         ["Room 5 has a projector and a whiteboard", "Room 6 has a projector and a whiteboard"],
         ["v2.1 adds dark mode to the dashboard", "v2.2 adds dark mode to the dashboard"],
         ["/srv/app1 holds the uploaded images", "/srv/app2 holds the uploaded images"],
