@@ -274,5 +274,5 @@ def test_the_tour_run_block_after_block_in_one_shell_prints_what_the_readme_show
             out = "\n".join(printed[begin + 1 : stop])
             missing = shown_in(shown.text, out)
             assert missing is None, (
-                f"README.md:{b.line}: the output shown has {missing!r}; run after the blocks above it, it printed:\n{out}"
+                f"README.md:{b.line}: the output shown has {missing!r}; after the blocks above it, it printed:\n{out}"
             )
