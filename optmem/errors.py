@@ -9,9 +9,7 @@ human message, and into that exit code:
   to `.cache/optmem.log`), 130 interrupted (Ctrl-C).
 """
 
-from __future__ import annotations
-
-from typing import Any
+from typing import Any, NamedTuple
 
 OK = 0
 REFUSED = 1
@@ -37,11 +35,103 @@ def quote(value: object, limit: int = ECHO_CHARS) -> str:
     return repr(clip(value, limit))
 
 
+class Code(NamedTuple):
+    """One error code as a caller meets it: the exit code the CLI ends with (None for a code
+    only a server answers with) and what it means."""
+
+    exit_code: int | None
+    meaning: str
+
+
+# Every error code optmem answers with, on every surface (CLI, MCP, the hub, Hermes) — the one
+# list: each error class's `code` and each `code=` a refusal names is one of these, with this
+# exit code (tests/test_error_codes.py reads the source to check), and docs/files.md shows this
+# table as `scripts/error_codes.py` prints it.
+CODES: dict[str, Code] = {
+    # the command or call itself (exit 2)
+    "usage": Code(
+        USAGE,
+        "the command line or a call is malformed: an unknown option, a missing or extra argument, "
+        "a value of the wrong type or out of range",
+    ),
+    "invalid_name": Code(
+        USAGE,
+        "a project, domain or node name that cannot name a folder of the vault (`..`, a slash, a control character)",
+    ),
+    # refusals and nothing to act on (exit 1)
+    "no_match": Code(REFUSED, "no hot-memory entry holds the substring given"),
+    "ambiguous": Code(REFUSED, "the substring or id prefix names several entries or records; `candidates` lists them"),
+    "not_found": Code(REFUSED, "no record, node, conflict or value has the id or key given"),
+    "over_limit": Code(REFUSED, "the hot-memory file would pass its character limit; `usage` says how full it is"),
+    "near_duplicate": Code(REFUSED, "an entry of the hot-memory file says nearly the same already"),
+    "possible_update": Code(REFUSED, "the text may update a stored record: correct that record, or store it as new"),
+    "separator_in_text": Code(REFUSED, "the text holds the hot-memory entry separator `§` on a line of its own"),
+    "unsafe_content": Code(
+        REFUSED,
+        "the scanner flagged the text (an injection phrase, a secret, an invisible character); "
+        "`--allow-unsafe` overrides it for one write",
+    ),
+    "too_large": Code(
+        REFUSED, "a text, field or request is over its size bound (`[limits] record_bytes`; the hub's `max_body`)"
+    ),
+    "redline_locked": Code(REFUSED, "a redline (a locked rule) is replaced only by another redline"),
+    "confirmation_required": Code(REFUSED, "`purge` deletes for good: it needs `--yes`"),
+    "regression": Code(REFUSED, "`eval`: a measure got worse than the baseline"),
+    "not_applicable": Code(REFUSED, "the command cannot act on the record it names (the codes below say why)"),
+    "bookkeeping_line": Code(
+        REFUSED,
+        "the id names a bookkeeping line (a `seen`, `verify`, `forget` … line), not a memory: "
+        "act on the record it is about",
+    ),
+    "hot_memory_journal": Code(
+        REFUSED, "the id names a hot-memory journal record: edit the entry with `replace` or `remove`"
+    ),
+    "not_pending": Code(REFUSED, "`confirm` or `reject` of a record that is no guess waiting"),
+    "forgotten": Code(REFUSED, "`confirm` or `reject` of a forgotten record"),
+    "not_current": Code(REFUSED, "`verify` of a record that is not current (superseded, forgotten, expired, pending)"),
+    "superseded": Code(REFUSED, "`correct` of an old version: correct the current one (`current` names it)"),
+    "no_change": Code(REFUSED, "`correct` with the text the record already has"),
+    "not_mergeable": Code(
+        REFUSED,
+        "`merge` of a record it does not take (not current, a value in conflict, a redline, another domain or project)",
+    ),
+    "still_held": Code(REFUSED, "`purge` of a hot entry still in its file: remove it there first"),
+    "curation_failed": Code(REFUSED, "`curate`: the curator command failed or answered something that is not a plan"),
+    # the vault (exit 3)
+    "vault_missing": Code(VAULT, "no vault where the command looked: `optmem init` makes one"),
+    "unreadable": Code(
+        VAULT, "a file of the vault cannot be read (not UTF-8, an I/O error, a folder where a file belongs)"
+    ),
+    "unwritable": Code(VAULT, "a file of the vault cannot be written (read-only, a full disk, a link leading out)"),
+    "locked": Code(VAULT, "another writer held the vault's lock past the timeout"),
+    "merge_conflict": Code(VAULT, "a hot-memory file still holds git's conflict markers: resolve them first"),
+    "bad_front_matter": Code(VAULT, "a handoff or tree node's front matter cannot be read: fix or remove the file"),
+    "sync_failed": Code(VAULT, "`sync`: git could not fetch, merge or push; nothing stored was changed by it"),
+    # a bug (exit 4)
+    "internal": Code(INTERNAL, "a bug in optmem: the traceback is in the vault's `.cache/optmem.log`"),
+    # answered by the MCP server over stdio (in a JSON-RPC error's `data`) or by the HTTP hub
+    "unparseable_request": Code(None, "MCP: a line of the stream is not JSON"),
+    "invalid_request": Code(None, "MCP: a message that is no JSON-RPC 2.0 request"),
+    "invalid_text": Code(None, "MCP: a string holds a lone surrogate, which no text can carry"),
+    "unauthorized": Code(None, "the hub: the request lacks the hub's bearer token (HTTP 401)"),
+    "unknown_host": Code(None, "the hub: a Host header the hub is not served under (HTTP 421)"),
+    "forbidden_origin": Code(None, "the hub: a request from a web origin not allowed (HTTP 403)"),
+    "busy": Code(None, "the hub: all its connections are taken; try again shortly (HTTP 503)"),
+    "timeout": Code(None, "the hub: a request's headers did not arrive in time (HTTP 408)"),
+}
+
+
 class OptmemError(Exception):
-    """An expected failure. `code` is stable snake_case; `context` helps the caller retry."""
+    """An expected failure. `code` is stable snake_case (one of `CODES`, whose exit code its
+    class carries); `context` helps the caller retry."""
 
     code = "error"
     exit_code = REFUSED
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "code" in cls.__dict__ and (cls.code not in CODES or CODES[cls.code].exit_code != cls.exit_code):
+            raise TypeError(f"{cls.__name__}: its code {cls.code!r} and exit code are not as errors.CODES says")
 
     def __init__(self, message: str, *, code: str | None = None, **context: Any) -> None:
         super().__init__(message)
@@ -64,8 +154,8 @@ def envelope(code: str, message: str, **context: Any) -> dict[str, Any]:
 
 
 class UsageError(OptmemError):
-    code = "usage"
     exit_code = USAGE
+    code = "usage"
 
 
 class InvalidName(UsageError):

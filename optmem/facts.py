@@ -337,9 +337,11 @@ def _resolve(
     kept = None
     if keep is not None:
         matches = [v for v in c.values if names(keep, v["id"])]
-        if len(matches) != 1:
-            raise UsageError(
-                f"--keep {quote(keep)} is not one of the values in conflict on {quote(c.name)}: "
+        if len(matches) != 1:  # a well-formed --keep naming none (or several): refused, exit 1
+            raise (NotFound if not matches else Ambiguous)(
+                f"--keep {quote(keep)} is "
+                + ("not one of the values" if not matches else "more than one of the values")
+                + f" in conflict on {quote(c.name)}: "
                 + ", ".join(f"{v['id'][-8:]} ({v['text'][:40]})" for v in c.values),
                 key=key,
                 values=ids,

@@ -127,11 +127,14 @@ def plan(
     details = [
         d for rec in records for d in ((rec.extra.get("details") or [rec.text]) if rec.kind == MERGED else [rec.text])
     ]
+    # "Japan trip: going next month", not "Japan trip: Japan trip: going next month" (nor, with
+    # --text, "… — Japan trip: going next month"): the topic is said once, at the front
+    head = heading(topic)
+    rest = [p for p in (after_topic(d, head) for d in details) if p]
     if text and text.strip():
-        main = f"{text.strip()} — " + " / ".join(" ".join(d.split()) for d in details)
-    else:  # "Japan trip: going next month", not "Japan trip: Japan trip: going next month"
-        rest = [p for p in (after_topic(d, topic) for d in details) if p]
-        main = f"{topic.strip()}: " + " / ".join(rest) if rest else topic.strip()
+        main = f"{text.strip()} — " + " / ".join(rest) if rest else text.strip()
+    else:
+        main = f"{head}: " + " / ".join(rest) if rest else head
     size = len(main.encode("utf-8")) + len(json.dumps(details, ensure_ascii=False).encode("utf-8"))
     if size > 2 * limit:
         raise TooLarge(
@@ -188,7 +191,7 @@ def merge(
             source=source,
             tags=sorted({t for r in p.records for t in r.tags}),
             extra={
-                "topic": topic.strip(),
+                "topic": heading(topic),
                 "facts": p.facts,
                 "details": p.details,
                 "fragments": [r.id for r in p.records],
@@ -197,21 +200,35 @@ def merge(
         gate=False,
         allow_unsafe=allow_unsafe,
     )
-    return Merged(res.id or "", topic.strip(), [r.id for r in p.records], res.record or {})
+    return Merged(res.id or "", heading(topic), [r.id for r in p.records], res.record or {})
 
 
-_TOPIC_END = re.compile(r"\s*(?:[:：,，;；—–-]+\s*|$)")
+# What may end a topic a fragment begins with: a colon, comma, dash, bar, equals sign, arrow, a
+# full stop before a space ("Japan trip. Flights …", not the "." of "Python 3.11"), or the end
+_TOPIC_END = re.compile(r"\s*(?:[:：,，;；—–\-|=→。]+\s*|\.\s+|$)")
+_TOPIC_TAIL = " :：,，;；—–-|=→.。"
 
 
-def after_topic(detail: str, topic: str) -> str:
+def heading(topic: str) -> str:
+    """The topic as the merged text begins with it: without the separator a user may type after
+    it (`--topic "Japan trip:"` → "Japan trip", which the text then follows with ": ")."""
+    return topic.strip().rstrip(_TOPIC_TAIL).strip() or topic.strip()
+
+
+def after_topic(detail: str, topic: str, *, spaced: bool = True) -> str:
     """A fragment as the main text shows it after "TOPIC: ": without the topic it already begins
-    with ("Japan trip: going next month" → "going next month"; case and width folded, the topic
-    a whole word: "Japanese food" stays). The details keep every fragment verbatim."""
+    with ("Japan trip: going next month" → "going next month"; "Japan trip is in June" → "is in
+    June"; case and width folded, the topic a whole word: "Japanese food" stays, and so does
+    "Python 3.11" after "Python 3"). `spaced=False` takes the topic off only before a separator
+    (what a common beginning of texts must have to be a topic). The details keep every fragment
+    verbatim."""
     flat, want = " ".join(detail.split()), " ".join(topic.split())
-    if textmod.fold_case(flat[: len(want)]) == textmod.fold_case(want):
+    if want and textmod.fold_case(flat[: len(want)]) == textmod.fold_case(want):
         end = _TOPIC_END.match(flat, len(want))
         if end is not None:
             return flat[end.end() :]
+        if spaced and flat[len(want) : len(want) + 1] == " " and not want[-1:].isspace():
+            return flat[len(want) + 1 :]
     return flat
 
 
@@ -382,7 +399,11 @@ def _lead(texts: list[str]) -> str | None:
     first = " ".join(texts[0][:200].split())[:TOPIC_CHARS]
     for end in range(len(first), 0, -1):
         lead = first[:end].rstrip(" :：,，;；—–-")
-        if lead and lead == first[:end] and all(after_topic(t, lead) != " ".join(t.split()) for t in texts):
+        if (
+            lead
+            and lead == first[:end]
+            and all(after_topic(t, lead, spaced=False) != " ".join(t.split()) for t in texts)
+        ):
             return lead
     return None
 

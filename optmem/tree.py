@@ -182,6 +182,7 @@ class Plan:
     root_changed: bool = False
     tail: int = 0
     warnings: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)  # the files that kept this domain from compacting
 
 
 class _Summariser:
@@ -426,7 +427,7 @@ def plan_domain(
     from optmem.index import open_index
 
     nodes, old_root, problems = _load(vault.tree_dir(domain))
-    plan = Plan(domain, warnings=problems)
+    plan = Plan(domain, warnings=problems, blocked=list(problems))
     if problems:
         # a node it cannot read might cover any records: sealing them again, or reusing its
         # number, could overwrite a person's file — so this domain waits until it is fixed
@@ -503,6 +504,11 @@ class Compacted:
     dry_run: bool
     warnings: list[str]
 
+    @property
+    def ok(self) -> bool:
+        """Every domain compacted: none was left as it is for a node that cannot be read."""
+        return not any(d["not_compacted"] for d in self.domains)
+
 
 def domains_of(vault: Vault) -> list[str]:
     from optmem.index import open_index
@@ -548,6 +554,7 @@ def compact(
                     "refreshed": [n.id for n in plan.refreshed],
                     "root_updated": plan.root_changed,
                     "raw_tail": plan.tail,
+                    "not_compacted": plan.blocked,  # why not, when a node of it cannot be read
                 }
             )
     return Compacted(report, dry_run, warnings)

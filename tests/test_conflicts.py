@@ -143,7 +143,7 @@ def test_resolve_refusals_name_what_to_do(cli, vault, vault_path, monkeypatch):
     before = (vault_path / "LOG.jsonl").read_bytes()
     err = cli.json("resolve", "user.editor", code=2)["error"]
     assert "--keep ID" in err["message"] and "--value TEXT" in err["message"]
-    err = cli.json("resolve", "user.editor", "--keep", other, code=2)["error"]
+    err = cli.json("resolve", "user.editor", "--keep", other, code=1)["error"]  # not found: exit 1
     assert "not one of the values in conflict" in err["message"] and a[-8:] in err["message"]
     assert (vault_path / "LOG.jsonl").read_bytes() == before  # a refusal writes nothing
 

@@ -242,3 +242,37 @@ def test_the_documented_optmem_toml_is_every_setting_at_its_default() -> None:
         for section, kind in settings.SECTIONS.items()
     }
     assert documented == expected
+
+
+# -- the tour, as a reader runs it: every block in one shell, one vault ----------------------------
+def tour() -> list[tuple[Block, Block | None]]:
+    """The README's tour: its runnable blocks from "## A tour" to the next section, in order."""
+    page = REPO / "README.md"
+    lines = page.read_text("utf-8").splitlines()
+    inside = {n for _, where in _fenced(page) for n in where}  # ("## " in an output block is no heading)
+    start = lines.index("## A tour") + 1
+    end = next((n + 1 for n in range(start, len(lines)) if lines[n].startswith("## ") and n not in inside), len(lines))
+    return [(b, shown) for b, shown in CASES if b.page.name == "README.md" and start < b.line < end]
+
+
+@pytest.mark.long
+def test_the_tour_run_block_after_block_in_one_shell_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    """A reader pastes the tour's blocks one after another into one shell (the first one points
+    OPTMEM_VAULT at a scratch vault for all of them): each block prints what the README shows
+    after it — the counts too — as it does alone on a fresh vault (the test above)."""
+    steps = tour()
+    assert len(steps) >= 6
+    marker = "@@ optmem tour block {} @@"
+    script = "".join(f"echo '{marker.format(n)}'\n{b.text}" for n, (b, _) in enumerate(steps))
+    res = run_block(script, tmp_path)
+    assert res.returncode == 0, res.stdout[-4000:]
+    printed = res.stdout.split("\n")
+    for n, (b, shown) in enumerate(steps):
+        begin = printed.index(marker.format(n))
+        stop = printed.index(marker.format(n + 1)) if n + 1 < len(steps) else len(printed)
+        if shown is not None:
+            out = "\n".join(printed[begin + 1 : stop])
+            missing = shown_in(shown.text, out)
+            assert missing is None, (
+                f"README.md:{b.line}: the output shown has {missing!r}; after the blocks above it, it printed:\n{out}"
+            )

@@ -132,6 +132,28 @@ def test_merge_does_not_repeat_a_topic_the_fragment_already_begins_with(cli, vau
     ]  # verbatim
 
 
+def test_merge_says_its_topic_once_however_the_fragments_and_the_topic_write_it(cli, vault, vault_path):
+    quiet(vault_path)
+    a = cli.json("append", "Japan trip. Flights on JAL, June 3")["id"]
+    b = cli.json("append", "Japan trip | ryokan in Kyoto")["id"]
+    c = cli.json("append", "Japan trip = two weeks")["id"]
+    rec = cli.json("merge", a, b, c, "--topic", "Japan trip:")["record"]  # the topic typed with its colon
+    assert rec["text"] == "Japan trip: Flights on JAL, June 3 / ryokan in Kyoto / two weeks"
+    assert rec["details"] == [
+        "Japan trip. Flights on JAL, June 3",
+        "Japan trip | ryokan in Kyoto",
+        "Japan trip = two weeks",
+    ]
+    d = cli.json("append", "Kyoto trip: temples first")["id"]
+    e = cli.json("append", "Kyoto trip: a day in Nara")["id"]
+    rec = cli.json("merge", d, e, "--topic", "Kyoto trip", "--text", "Kyoto trip in July")["record"]
+    assert rec["text"] == "Kyoto trip in July — temples first / a day in Nara"  # with --text, too
+    f = cli.json("append", "Python 3.11 on staging")["id"]
+    g = cli.json("append", "Python 3 everywhere else")["id"]
+    rec = cli.json("merge", f, g, "--topic", "Python 3")["record"]
+    assert rec["text"] == "Python 3: Python 3.11 on staging / everywhere else"  # "3.11" is no "3" then "11"
+
+
 # -- 3. merge --suggest: only what merge accepts, about one subject -----------------------------------
 @pytest.mark.long
 def test_suggestions_are_only_groups_merge_accepts(cli, vault, vault_path):

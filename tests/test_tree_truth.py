@@ -364,3 +364,29 @@ def test_words_that_begin_or_end_with_a_function_character_stay_whole():
     terms = summary.key_terms(texts, limit=30)
     assert {"对象存储", "在线教育", "和平协议", "行为准则", "参与", "服务器", "上海"} <= set(terms)
     assert not {"平协议", "象存储", "上海的服务器", "准则"} & set(terms)  # 和平 is a word, 的 is one of its own
+
+
+# -- a node that cannot be read stops its domain, and compact says so (issue 44, part 2) ---------------
+def test_a_broken_tree_node_makes_compact_skip_its_domain_say_so_and_exit_3(vault, cli):
+    small_tree(vault)
+    fill(vault, [f"deploy note {i}" for i in range(4)], domain="code")
+    fill(vault, [f"workflow note {i}" for i in range(4)], domain="hermes")
+    assert cli("compact").exit_code == 0
+    broken = vault.root / "tree" / "code" / "L1-0001.md"
+    broken.write_text("no front matter here\n", "utf-8")  # a hand edit gone wrong
+    fill(vault, [f"deploy note {i}" for i in range(4, 8)], domain="code")
+    fill(vault, [f"workflow note {i}" for i in range(4, 8)], domain="hermes")
+    res = cli("compact", "--json")
+    assert res.exit_code == 3, (res.stdout, res.stderr)
+    out = json.loads(res.stdout)
+    assert out["ok"] is False
+    by = {d["domain"]: d for d in out["domains"]}
+    assert "L1-0002" in by["hermes"]["created"] and by["hermes"]["not_compacted"] == []  # the others go on
+    assert by["code"]["created"] == [] and "L1-0001.md" in by["code"]["not_compacted"][0]
+    assert broken.read_text("utf-8") == "no front matter here\n"  # left as it is
+    assert not (vault.root / "tree" / "code" / "L1-0002.md").exists()
+    human = cli("compact", "--domain", "code")
+    assert human.exit_code == 3
+    assert "code: not compacted" in human.stdout and "L1-0001.md" in human.stderr, (human.stdout, human.stderr)
+    broken.unlink()  # fixed (removed): compact goes on again
+    assert cli("compact").exit_code == 0

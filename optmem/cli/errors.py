@@ -14,6 +14,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 from optmem.cli.common import STDOUT, echo, error_payload, note, render_error_human, report_error, resolve_vault
 from optmem.cli.spec import CommandExit
@@ -55,6 +56,8 @@ def handle(exc: BaseException, argv: list[str]) -> int:
                 )
             elif exc.format_message().startswith("No such command"):
                 exc.message = exc.format_message() + _nearest_command(exc.format_message())
+            elif exc.format_message().startswith("Got unexpected extra argument"):
+                exc.message = _quote_it(exc) or exc.format_message()
             if json_out:  # (in human output Click says "Try 'optmem search --help'" itself)
                 echo(error_payload("usage", exc.format_message().rstrip(".") + _help_for(argv)))
             else:
@@ -108,6 +111,38 @@ def _nearest_command(message: str) -> str:
     typed = message.split("'")[1] if message.count("'") >= 2 else ""
     near = difflib.get_close_matches(typed, list(COMMANDS), n=1)
     return f" Did you mean {near[0]}?" if near else " `optmem --help` lists the commands."
+
+
+# The arguments that take free text: words past them were meant as one, and only quotes say so
+_TEXT_ARGUMENTS = ("query", "text", "new")
+
+
+def _quote_it(exc: Any) -> str | None:
+    """For words past a command's last argument when it takes free text (`optmem search deploy
+    staging`): the command as it was meant, quoted — None for any other command."""
+    import shlex
+
+    ctx = getattr(exc, "ctx", None)
+    if ctx is None:
+        return None
+    positional = [p for p in ctx.command.params if p.param_type_name == "argument"]
+    if not positional or positional[-1].name not in _TEXT_ARGUMENTS or positional[-1].nargs != 1:
+        return None
+    import re
+
+    said = re.fullmatch(r"Got unexpected extra arguments?(?:\(s\))? \((.*)\)", exc.format_message(), re.S)
+    if said is None:
+        return None
+    extra = said.group(1)  # (the words past the argument, as Click joined them)
+    values = [str(ctx.params.get(p.name) or "") for p in positional]
+    meant = f"{values[-1]} {extra}"
+    quoted = f'"{meant}"' if not any(c in meant for c in '"$`\\!') else shlex.quote(meant)
+    last = (positional[-1].metavar or positional[-1].name.upper()).rstrip(".")
+    example = " ".join([ctx.command_path, *(shlex.quote(v) for v in values[:-1]), quoted])
+    return (
+        f"{ctx.command.name} takes one {last}, and got more words ({extra}): quote {last} when it "
+        f"has several words, e.g. {example}"
+    )
 
 
 def _internal(exc: BaseException, json_out: bool) -> int:

@@ -12,7 +12,8 @@ from optmem.cli.common import (
     summarizer_command,
     warn_all,
 )
-from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
+from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, CommandExit, arg, command, flag, opt
+from optmem.errors import VAULT
 
 PROJECT = opt("project", "--project", "-p", help="The project.")
 
@@ -222,7 +223,10 @@ def compact(domain: str | None, dry_run: bool, summarizer: str | None, json_out:
         verb = "would create" if dry_run else "created"
         return (
             "\n".join(
-                f"{d['domain']}: {verb} {len(d['created'])} node(s)"
+                f"{d['domain']}: not compacted — a node of it cannot be read (the warning above names it); "
+                "fix or remove that file, then compact again"
+                if d["not_compacted"]
+                else f"{d['domain']}: {verb} {len(d['created'])} node(s)"
                 + (f" ({', '.join(d['created'][:6])}{', …' if len(d['created']) > 6 else ''})" if d["created"] else "")
                 + (
                     f"; {'would make' if dry_run else 'made'} {len(d['refreshed'])} node(s) again (their records "
@@ -237,7 +241,9 @@ def compact(domain: str | None, dry_run: bool, summarizer: str | None, json_out:
             or "nothing to compact"
         )
 
-    emit(json_out, {"dry_run": res.dry_run, "domains": res.domains, "warnings": res.warnings}, human)
+    emit(json_out, {"dry_run": res.dry_run, "domains": res.domains, "warnings": res.warnings}, human, ok=res.ok)
+    if not res.ok:  # a domain left as it is: not a success, though the others were compacted
+        raise CommandExit(VAULT)
 
 
 @command(

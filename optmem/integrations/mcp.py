@@ -453,17 +453,17 @@ def unreadable(line: str) -> Any:
     except (ValueError, RecursionError):
         msg, parsed = None, False
 
-    def answer(rid: Any, code: int, text: str, why: str, message: str) -> Any:
-        data = envelope(why, message)
-        return JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=text, data=data))
+    def answer(rid: Any, rpc: int, text: str, *, code: str, message: str) -> Any:
+        data = envelope(code, message)  # (`code`: optmem's error code; `rpc`: JSON-RPC's)
+        return JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=rpc, message=text, data=data))
 
     if not parsed:
         return answer(
             None,
             PARSE_ERROR,
             "Parse error",
-            "unparseable_request",
-            "a line of the stream is not JSON; send one JSON-RPC message a line",
+            code="unparseable_request",
+            message="a line of the stream is not JSON; send one JSON-RPC message a line",
         )
     if isinstance(msg, dict) and "method" in msg and "id" not in msg:
         return None  # a notification: JSON-RPC answers none
@@ -475,8 +475,8 @@ def unreadable(line: str) -> Any:
             rid,
             INVALID_PARAMS,
             "Invalid params",
-            "invalid_text",
-            "a string holds a lone surrogate (\\ud800–\\udfff) or bytes that are not UTF-8, which no "
+            code="invalid_text",
+            message="a string holds a lone surrogate (\\ud800–\\udfff) or bytes that are not UTF-8, which no "
             "text can carry; send the text without it (a character outside the BMP is a pair of "
             "surrogates); nothing was done",
         )
@@ -484,8 +484,8 @@ def unreadable(line: str) -> Any:
         rid,
         INVALID_REQUEST,
         "Invalid Request",
-        "invalid_request",
-        'not a JSON-RPC 2.0 message: a request is an object with "jsonrpc": "2.0", an "id" (a number or '
+        code="invalid_request",
+        message='not a JSON-RPC 2.0 message: a request is an object with "jsonrpc": "2.0", an "id" (a number or '
         'a string), a "method" string and "params" as the method defines them; nothing was done',
     )
 
