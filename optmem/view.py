@@ -190,15 +190,13 @@ def retired_at_birth(kind: str, extra: dict[str, Any]) -> bool:
     return kind == MEMORY and extra.get("op") == "remove"
 
 
-def confirms(
-    target_session: str | None, restating_session: str | None, restater_sure: bool, same_domain: bool = True
-) -> bool:
-    """Whether a restatement confirms a pending record: said by someone sure of it, or guessed
-    again by another agent (another domain) or in another conversation — an agent repeating its
-    own guess (in one session, or with no session to tell them apart) is not a second voice."""
-    if restater_sure or not same_domain:
-        return True
-    return target_session is not None and restating_session is not None and restating_session != target_session
+def confirms(restater_sure: bool, inferred: bool) -> bool:
+    """Whether a restatement confirms a pending record: only a statement does — written by
+    someone sure of it (not below the pending threshold) and stated, not concluded (`--basis
+    inferred`). Agreement between guesses is still a guess, however many agents, domains or
+    conversations repeat it: it is counted (`optmem pending` shows how often) and waits for a
+    statement or `confirm`."""
+    return restater_sure and not inferred
 
 
 def restated(previous: float | None, at: float) -> float:

@@ -190,7 +190,7 @@ def append(
     if res.warning:
         note(f"warning: {res.warning}")
     for rid in res.confirmed:
-        note(f"confirmed: {short(rid)} — a guess said again by another voice is current now")
+        note(f"confirmed: {short(rid)} — a guess stated as a fact is current now")
 
     def human() -> str | None:
         # stdout holds only an id (scripts read it: `id=$(optmem append …)`); what happened is
