@@ -23,7 +23,20 @@ from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
 
 from optmem import scan
-from optmem.record import BOOKKEEPING, CONFIRM, FORGET, MEMORY, RESTORE, SEEN, STORED, VERIFY, Record, Tier, line_of
+from optmem.record import (
+    BOOKKEEPING,
+    CONFIRM,
+    FORGET,
+    MEMORY,
+    RESTORE,
+    SEEN,
+    STORED,
+    VERIFY,
+    Record,
+    Tier,
+    line_of,
+    names,
+)
 
 
 class Status(StrEnum):
@@ -283,6 +296,12 @@ def concurrent(a: Member, b: Member, by_id: dict[str, Member]) -> bool:
     return not _saw(a, b.id, by_id) and not _saw(b, a.id, by_id)
 
 
+def replaces(newer: Member, older: Member) -> bool:
+    """Whether `newer` names `older` in its `corrects` (its id, or ≥ 6 of its first or last
+    characters): written knowing that value, to replace it — time orders the two."""
+    return any(names(ref, older.id) for ref in newer.corrects)
+
+
 def _unordered(a: Member, b: Member, window: float, by_id: dict[str, Member] | None = None) -> bool:
     """Whether time cannot decide between two values of a key: corrections of one record, or
     values whose writers had not seen each other's (made on two clones, merged by a sync); or,
@@ -293,6 +312,8 @@ def _unordered(a: Member, b: Member, window: float, by_id: dict[str, Member] | N
         return False  # the same value said twice is agreement, not a conflict
     if MEMORY in (a.kind, b.kind):
         return False  # a hot-memory entry's journal: the log's order is the file's
+    if replaces(a, b) or replaces(b, a):
+        return False  # its writer named the other value and replaced it (a correction, a resolution)
     if set(a.corrects) & set(b.corrects):
         return True
     if by_id is not None and concurrent(a, b, by_id):
