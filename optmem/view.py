@@ -47,7 +47,8 @@ class Status(StrEnum):
     EXPIRED = "expired"
     FORGOTTEN = "forgotten"
     COLD = "cold"  # a sweep found it unused for long: out of normal recall, never deleted
-    PENDING = "pending"  # a guess waiting to be said again or confirmed
+    PENDING = "pending"  # a guess waiting to be stated or confirmed
+    REMOVED = "removed"  # a hot-memory entry taken out of its file: no successor (`removal`)
 
 
 class ViewRow(Protocol):
@@ -89,7 +90,8 @@ def is_cold(row: ViewRow, now: float) -> bool:
 
 # Priority order: a forgotten record is forgotten even if it was also corrected; a cold one is
 # cold whatever it was when it cooled (`superseded_by` still says by whom); a superseded one is
-# superseded even if it has also expired; a pending one that expired is expired.
+# superseded even if it has also expired; a pending one that expired is expired. A removed hot
+# entry's journal line is `removed` only while nothing supersedes it (added again, replaced).
 STATUS_RULES: tuple[_Rule, ...] = (
     _Rule(Status.FORGOTTEN, lambda r, now: bool(r.forgotten), "r.forgotten != 0", False),
     _Rule(
@@ -101,10 +103,12 @@ STATUS_RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         Status.SUPERSEDED,
-        lambda r, now: bool(r.sup or r.ksup or r.retired),
-        "(r.sup IS NOT NULL OR r.ksup IS NOT NULL OR r.retired != 0)",
+        lambda r, now: bool(r.sup or r.ksup),
+        "(r.sup IS NOT NULL OR r.ksup IS NOT NULL)",
         False,
     ),
+    # a removal with nothing after it (a replaced entry's removal is superseded by its new text)
+    _Rule(Status.REMOVED, lambda r, now: bool(r.retired), "r.retired != 0", False),
     _Rule(
         Status.EXPIRED,
         lambda r, now: r.expires is not None and r.expires <= now,
@@ -164,6 +168,8 @@ def band(st: Status, tier: int, was: Status | None = None) -> int:
     above guesses, expired and superseded records, and a cold superseded value stays among them."""
     if st == Status.COLD:
         st = was if was is not None and was != Status.COLD else Status.CURRENT
+    if st == Status.REMOVED:  # no longer held, as a superseded one (its entry's newest line first)
+        st = Status.SUPERSEDED
     if st == Status.CURRENT:
         return 0 if tier == Tier.REDLINE else 1
     return BANDS.index(st)
@@ -201,6 +207,18 @@ def may_supersede(writer_tier: int, target_tier: int) -> bool:
 def retired_at_birth(kind: str, extra: dict[str, Any]) -> bool:
     """A hot-memory journal record of a removed entry is no longer current when it is written."""
     return kind == MEMORY and extra.get("op") == "remove"
+
+
+def removal(r: Record) -> dict[str, Any]:
+    """When and by what a hot-memory entry was removed (`status` removed), as every surface says
+    it: `at` the removal's time (None while an edit outside optmem is not journalled yet), the
+    `file`, and `by` — `optmem remove` (the CLI, `apply`, the MCP `memory` tool), an edit of the
+    file outside optmem (journalled when optmem next read it), or the integration that removed it."""
+    file, outside = r.extra.get("file"), "an edit outside optmem"
+    if r.extra.get("op") != "remove":  # the file lacks it and no journal line says so yet
+        return {"at": None, "file": file, "by": outside}
+    by = outside if r.source == "drift" else "optmem remove" + (f" ({r.source})" if r.source else "")
+    return {"at": r.ts, "file": file, "by": by}
 
 
 def confirms(restater_sure: bool, inferred: bool) -> bool:
@@ -475,6 +493,8 @@ class RecordView(NamedTuple):
             out["expires"] = r.expires
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
+        if self.status == Status.REMOVED:
+            out["removed"] = removal(r)
         if self.conflict:
             out["conflict"] = True
         if self.guess and self.status != Status.PENDING:
@@ -503,6 +523,8 @@ class RecordView(NamedTuple):
         out.update({"status": self.status.value, "superseded_by": self.superseded_by, "line": line_of(self.line)})
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
+        if self.status == Status.REMOVED:
+            out["removed"] = removal(r)
         out["conflict"] = self.conflict
         out["verified_at"] = iso(self.checked) if self.checked is not None else None
         if self.unverified:

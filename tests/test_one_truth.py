@@ -149,7 +149,7 @@ def test_an_outside_edit_of_memory_md_is_what_search_sees(cli, vault_path):
     assert [(h["text"], h["status"]) for h in hits] == [("pnpm 9 is the package manager", "current")]
     ranked = [(h["text"], h["status"]) for h in cli.json("search", "python version")["hits"]]
     assert ranked[0] == ("Python version is 3.12", "current")
-    assert ("Python version is 3.13", "superseded") in ranked
+    assert ("Python version is 3.13", "removed") in ranked  # edited out: removed (no journal says by what)
     journal = [r for r in log_lines(vault_path) if r.get("source") == "drift"]
     assert {(r["op"], r["text"]) for r in journal} == {
         ("add", "Python version is 3.12"),

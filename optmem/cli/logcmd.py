@@ -35,6 +35,8 @@ def render_record(rec: dict[str, Any]) -> str:
         )
     elif rec.get("superseded_by"):
         status += f" by {short(rec['superseded_by'])}"
+    elif isinstance(gone := rec.get("removed"), dict):  # when, by what, from which file
+        status += (f" {gone['at']}" if gone.get("at") else "") + f" from {gone.get('file')} by {gone.get('by')}"
     if rec.get("pending") and rec["status"] != "pending":
         status += ", still a guess (pending)"
     if rec.get("conflict"):
