@@ -5,7 +5,7 @@ hot file git left mid-merge. Each test here failed on the code before it."""
 
 from __future__ import annotations
 
-import pytest
+import json
 
 
 def quiet(vault_path, *more: str) -> None:
@@ -62,7 +62,6 @@ def test_the_policy_only_a_statement_confirms_a_guess():
 
 
 # -- a settled value is in conflict nowhere -------------------------------------------------------
-@pytest.mark.long
 def test_a_resolution_is_in_conflict_on_no_surface(cli, vault, vault_path, monkeypatch):
     quiet(vault_path, "[consolidation]\nconflict_window_days = 1\n")
     monkeypatch.setenv("OPTMEM_NOW", "2026-05-10T09:00:00Z")
@@ -73,8 +72,6 @@ def test_a_resolution_is_in_conflict_on_no_surface(cli, vault, vault_path, monke
     monkeypatch.setenv("OPTMEM_NOW", "2026-05-10T16:00:00Z")
     out = cli("resolve", "user.os", "--keep", mac, "--json")
     assert out.exit_code == 0 and "conflict" not in out.stderr
-    import json
-
     done = json.loads(out.stdout)
     assert done["record"]["conflict"] is False
     got = cli.json("get", done["id"])
