@@ -294,13 +294,18 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
             )
             continue
         if hot.conflicted:
+            # what sits between the markers is neither side's entries yet: nothing to journal, and
+            # `--fix` rightly leaves the file alone — the advice is the merge, then doctor again
             report.problems.append(
                 Problem(
                     "merge_conflict",
                     hot.name,
                     "holds git's conflict markers (<<<<<<< … >>>>>>>): keep the "
-                    "entries you want and delete the marker lines; `optmem init` (once in every clone: git "
-                    "does not copy the driver) sets up the merge driver, so hot files merge entry by entry",
+                    "entries you want and delete the marker lines (`--fix` cannot choose for you: it "
+                    "leaves a file mid-merge alone, and its entries are compared with the journal once the "
+                    "markers are gone — run `optmem doctor` again then); `optmem init` (once in every "
+                    "clone: git does not copy the driver) sets up the merge driver, so hot files merge "
+                    "entry by entry",
                 )
             )
         for mine, theirs in _merged_both_ways(vault, hot):
@@ -321,7 +326,8 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
                     f"{u.chars:,} of {u.limit:,} characters; consolidate with `optmem replace` / `optmem remove`",
                 )
             )
-        _check_drift(vault, hot, journals.get(hot.name, {}), report)
+        if not hot.conflicted:
+            _check_drift(vault, hot, journals.get(hot.name, {}), report)
 
 
 def _merged_both_ways(vault: Vault, hot: memory.HotFile) -> list[tuple[str, str]]:

@@ -87,7 +87,8 @@ def _score(q: dict[str, Any], hits: list[dict[str, Any]]) -> dict[str, Any]:
         recall = 1.0 if found else 0.0
     first = found[0] if found else len(hits)
     forbid = q.get("forbid") or []
-    stale = any(h["status"] == "superseded" or any(names(f, h["id"]) for f in forbid) for h in hits[:first])
+    old = ("superseded", "removed")  # no longer what holds
+    stale = any(h["status"] in old or any(names(f, h["id"]) for f in forbid) for h in hits[:first])
     return {"query": q["query"], "recall": round(recall, 4), "rank": found[0] + 1 if found else None, "stale": stale}
 
 

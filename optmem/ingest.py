@@ -726,8 +726,8 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
     if target is None:
         conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (clean_ref(ref), src, what))
         return 0
-    s_id, s_tier, s_ts, s_session, s_pending, s_domain = conn.execute(
-        "SELECT id, tier, ts, session, pending, domain FROM rec WHERE n = ?", (src,)
+    s_tier, s_ts, s_pending, s_inferred = conn.execute(
+        "SELECT tier, ts, pending, inferred FROM rec WHERE n = ?", (src,)
     ).fetchone()
     if what == view.SUPERSEDES:
         t_tier = conn.execute("SELECT tier FROM rec WHERE n = ?", (target,)).fetchone()[0]
@@ -747,10 +747,8 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
     elif what == view.VERIFIES and s_ts is not None:  # checked at that time: the latest check counts
         conn.execute("UPDATE rec SET verified = max(coalesce(verified, 0), ?) WHERE n = ?", (s_ts, target))
     elif what == view.RESTATES:
-        seen, t_session, t_domain = conn.execute(
-            "SELECT seen, session, domain FROM rec WHERE n = ?", (target,)
-        ).fetchone()
-        if view.confirms(t_session, s_session, not s_pending, s_domain == t_domain):
+        (seen,) = conn.execute("SELECT seen FROM rec WHERE n = ?", (target,)).fetchone()
+        if view.confirms(not s_pending, bool(s_inferred)):
             conn.execute("UPDATE rec SET confirmed = 1 WHERE n = ? AND pending != 0", (target,))
         if s_ts is not None:
             conn.execute("UPDATE rec SET seen = ? WHERE n = ?", (view.restated(seen, s_ts), target))

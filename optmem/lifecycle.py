@@ -17,8 +17,9 @@
   The daily sweep a write runs (`auto_sweep`) is reported by that write's command.
   Redlines, hot-memory journal records (their file decides) and bookkeeping never cool.
 * **Pending**: a record appended with a confidence below `pending_threshold` waits, ranked below
-  current records and kept out of context, until it is said again in another conversation (the
-  write gate's `seen`) or someone runs `confirm`; `reject` forgets it with a reason.
+  current records and kept out of context, until it is stated (said again by a write that is no
+  guess and no inference: the write gate's `seen`, `view.confirms`) or someone runs `confirm`;
+  `reject` forgets it with a reason. Other guesses of it are counted, never enough.
 
 Policy is the pure functions at the top; `sweep`, `touch_ids` and `queue` are the drivers, which
 write ACCESS.jsonl only. What writes through the log about a record — `touch` checking the ids it
@@ -349,7 +350,7 @@ class Waiting(NamedTuple):
     text: str
     confidence: float | None
     age_days: int
-    restated: int  # other conversations that said it again (guesses too: not yet enough)
+    restated: int  # other conversations that said it again (guesses: counted, never enough)
     status: str  # pending, or cold once pending_ttl passed
 
 

@@ -276,8 +276,9 @@ def _append(
     * same normalised fingerprint as a current record (same domain, project, key): nothing new
       is stored; a `seen` line refreshes the existing record's recency; status `duplicate`;
     * a pending record (any domain) saying the same, or nearly: a `seen` line for it too — said
-      again in another conversation, it is confirmed; a guess repeating it word for word is that
-      `seen` line alone (status `duplicate` of it, whatever its domain);
+      again as a statement (not a guess, not an inference), it is confirmed; a guess repeating it
+      is counted and confirms nothing, and one repeating it word for word is that `seen` line
+      alone (status `duplicate` of it, whatever its domain);
     * a possible update of a current unkeyed record (the same statement with another value: "端口
       是 8080" → "端口改成 9090"): per `on_update` — `keep` (stored, the older one named in
       `possible_update`), `supersede` (stored as its correction), `ask` (refused with
@@ -310,7 +311,7 @@ def _append(
             if gate:
                 dup = _exact_duplicate(idx, rec, now)
                 said_again = _pending_said_again(idx, rec, now, vault.settings.dedup.threshold)
-                if dup is None and rec.pending:  # a guess repeating a guess elsewhere is its second voice
+                if dup is None and rec.pending:  # a guess repeating a guess elsewhere: counted, not stored twice
                     dup = _same_guess(idx, rec, said_again)
                 restating = [_seen(rec, ref, now) for ref in said_again if dup is None or ref != dup.id]
                 if dup is not None:
@@ -452,12 +453,13 @@ def _seen(rec: Record, ref: str, now: float) -> Record:
         source=rec.source,
         session=rec.session,
         pending=rec.pending,
+        basis=rec.basis,  # an inference said again confirms nothing (`view.confirms`)
     )
 
 
 def _now_confirmed(idx: Index, ids: list[str], now: float) -> list[str]:
-    """Of records that were pending and were just said again, the ones now current (a second
-    voice confirmed them)."""
+    """Of records that were pending and were just said again, the ones now current (a statement
+    of them confirmed them)."""
     out = []
     for rid in ids:
         row = idx.by_id(rid) if rid else None
@@ -484,8 +486,8 @@ def _pending_said_again(idx: Index, rec: Record, now: float, threshold: float) -
 
 def _same_guess(idx: Index, rec: Record, pending: list[str]) -> Row | None:
     """Of the pending records a guess says again (any domain or project), the one it repeats word
-    for word (and key): the guess is stored as that record's `seen` alone — a second voice for it,
-    never a second guess of the same words waiting in another domain."""
+    for word (and key): the guess is stored as that record's `seen` alone — counted as said again
+    (still a guess), never a second guess of the same words waiting in another domain."""
     as_written = textmod.normalize(rec.text, stem=False)
     for rid in pending:
         row = idx.by_id(rid)

@@ -515,7 +515,7 @@ class _HotFiles:
             from optmem import memory
 
             self.unmerged[file] = memory.unmerged(self.vault, file)
-        return status if self.unmerged[file] else view.Status.SUPERSEDED
+        return status if self.unmerged[file] else view.Status.REMOVED
 
 
 def _neighbours(

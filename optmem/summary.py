@@ -408,8 +408,8 @@ class Shown:
                 now.append(PENDING)
             elif st == view.Status.SUPERSEDED:
                 now.append(f"superseded by {row.superseded_by[-8:]}" if row.superseded_by else "superseded")
-            elif st == view.Status.EXPIRED:
-                now.append("expired")
+            elif st in (view.Status.EXPIRED, view.Status.REMOVED):
+                now.append(st.value)
             if not self.idx.vault.trusted:  # a vault from a clone: its redlines are notes (`optmem.trust`)
                 now = [UNVERIFIED if b == "redline" else b for b in now]
             if tuple(now) == said:

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 EXTRACTIVE = "extractive"
 _NODE_FILE = re.compile(r"^L(\d+)-(\d+)\.md$")
 # what a summary leaves out: no longer what holds (the tree quotes what `get` calls current)
-_LEFT_OUT = (view.Status.SUPERSEDED, view.Status.EXPIRED, view.Status.FORGOTTEN)
+_LEFT_OUT = (view.Status.SUPERSEDED, view.Status.REMOVED, view.Status.EXPIRED, view.Status.FORGOTTEN)
 
 
 @dataclass(frozen=True)

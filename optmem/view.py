@@ -23,7 +23,20 @@ from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
 
 from optmem import record, scan
-from optmem.record import BOOKKEEPING, CONFIRM, FORGET, MEMORY, RESTORE, SEEN, STORED, VERIFY, Record, Tier, line_of
+from optmem.record import (
+    BOOKKEEPING,
+    CONFIRM,
+    FORGET,
+    MEMORY,
+    RESTORE,
+    SEEN,
+    STORED,
+    VERIFY,
+    Record,
+    Tier,
+    line_of,
+    names,
+)
 
 
 class Status(StrEnum):
@@ -34,7 +47,8 @@ class Status(StrEnum):
     EXPIRED = "expired"
     FORGOTTEN = "forgotten"
     COLD = "cold"  # a sweep found it unused for long: out of normal recall, never deleted
-    PENDING = "pending"  # a guess waiting to be said again or confirmed
+    PENDING = "pending"  # a guess waiting to be stated or confirmed
+    REMOVED = "removed"  # a hot-memory entry taken out of its file: no successor (`removal`)
 
 
 class ViewRow(Protocol):
@@ -76,7 +90,8 @@ def is_cold(row: ViewRow, now: float) -> bool:
 
 # Priority order: a forgotten record is forgotten even if it was also corrected; a cold one is
 # cold whatever it was when it cooled (`superseded_by` still says by whom); a superseded one is
-# superseded even if it has also expired; a pending one that expired is expired.
+# superseded even if it has also expired; a pending one that expired is expired. A removed hot
+# entry's journal line is `removed` only while nothing supersedes it (added again, replaced).
 STATUS_RULES: tuple[_Rule, ...] = (
     _Rule(Status.FORGOTTEN, lambda r, now: bool(r.forgotten), "r.forgotten != 0", False),
     _Rule(
@@ -88,10 +103,12 @@ STATUS_RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         Status.SUPERSEDED,
-        lambda r, now: bool(r.sup or r.ksup or r.retired),
-        "(r.sup IS NOT NULL OR r.ksup IS NOT NULL OR r.retired != 0)",
+        lambda r, now: bool(r.sup or r.ksup),
+        "(r.sup IS NOT NULL OR r.ksup IS NOT NULL)",
         False,
     ),
+    # a removal with nothing after it (a replaced entry's removal is superseded by its new text)
+    _Rule(Status.REMOVED, lambda r, now: bool(r.retired), "r.retired != 0", False),
     _Rule(
         Status.EXPIRED,
         lambda r, now: r.expires is not None and r.expires <= now,
@@ -151,6 +168,8 @@ def band(st: Status, tier: int, was: Status | None = None) -> int:
     above guesses, expired and superseded records, and a cold superseded value stays among them."""
     if st == Status.COLD:
         st = was if was is not None and was != Status.COLD else Status.CURRENT
+    if st == Status.REMOVED:  # no longer held, as a superseded one (its entry's newest line first)
+        st = Status.SUPERSEDED
     if st == Status.CURRENT:
         return 0 if tier == Tier.REDLINE else 1
     return BANDS.index(st)
@@ -190,15 +209,25 @@ def retired_at_birth(kind: str, extra: dict[str, Any]) -> bool:
     return kind == MEMORY and extra.get("op") == "remove"
 
 
-def confirms(
-    target_session: str | None, restating_session: str | None, restater_sure: bool, same_domain: bool = True
-) -> bool:
-    """Whether a restatement confirms a pending record: said by someone sure of it, or guessed
-    again by another agent (another domain) or in another conversation — an agent repeating its
-    own guess (in one session, or with no session to tell them apart) is not a second voice."""
-    if restater_sure or not same_domain:
-        return True
-    return target_session is not None and restating_session is not None and restating_session != target_session
+def removal(r: Record) -> dict[str, Any]:
+    """When and by what a hot-memory entry was removed (`status` removed), as every surface says
+    it: `at` the removal's time (None while an edit outside optmem is not journalled yet), the
+    `file`, and `by` — `optmem remove` (the CLI, `apply`, the MCP `memory` tool), an edit of the
+    file outside optmem (journalled when optmem next read it), or the integration that removed it."""
+    file, outside = r.extra.get("file"), "an edit outside optmem"
+    if r.extra.get("op") != "remove":  # the file lacks it and no journal line says so yet
+        return {"at": None, "file": file, "by": outside}
+    by = outside if r.source == "drift" else "optmem remove" + (f" ({r.source})" if r.source else "")
+    return {"at": r.ts, "file": file, "by": by}
+
+
+def confirms(restater_sure: bool, inferred: bool) -> bool:
+    """Whether a restatement confirms a pending record: only a statement does — written by
+    someone sure of it (not below the pending threshold) and stated, not concluded (`--basis
+    inferred`). Agreement between guesses is still a guess, however many agents, domains or
+    conversations repeat it: it is counted (`optmem pending` shows how often) and waits for a
+    statement or `confirm`."""
+    return restater_sure and not inferred
 
 
 def restated(previous: float | None, at: float) -> float:
@@ -285,6 +314,12 @@ def concurrent(a: Member, b: Member, by_id: dict[str, Member]) -> bool:
     return not _saw(a, b.id, by_id) and not _saw(b, a.id, by_id)
 
 
+def replaces(newer: Member, older: Member) -> bool:
+    """Whether `newer` names `older` in its `corrects` (its id, or ≥ 6 of its first or last
+    characters): written knowing that value, to replace it — time orders the two."""
+    return any(names(ref, older.id) for ref in newer.corrects)
+
+
 def _unordered(a: Member, b: Member, window: float, by_id: dict[str, Member] | None = None) -> bool:
     """Whether time cannot decide between two values of a key: corrections of one record, or
     values whose writers had not seen each other's (made on two clones, merged by a sync); or,
@@ -295,6 +330,8 @@ def _unordered(a: Member, b: Member, window: float, by_id: dict[str, Member] | N
         return False  # the same value said twice is agreement, not a conflict
     if MEMORY in (a.kind, b.kind):
         return False  # a hot-memory entry's journal: the log's order is the file's
+    if replaces(a, b) or replaces(b, a):
+        return False  # its writer named the other value and replaced it (a correction, a resolution)
     if set(a.corrects) & set(b.corrects):
         return True
     if by_id is not None and concurrent(a, b, by_id):
@@ -468,6 +505,8 @@ class RecordView(NamedTuple):
             out["expires"] = r.expires
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
+        if self.status == Status.REMOVED:
+            out["removed"] = removal(r)
         if self.conflict:
             out["conflict"] = True
         if self.guess and self.status != Status.PENDING:
@@ -496,6 +535,8 @@ class RecordView(NamedTuple):
         out.update({"status": self.status.value, "superseded_by": self.superseded_by, "line": line_of(self.line)})
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
+        if self.status == Status.REMOVED:
+            out["removed"] = removal(r)
         out["conflict"] = self.conflict
         out["verified_at"] = iso(self.checked) if self.checked is not None else None
         if self.unverified:

@@ -46,7 +46,8 @@ def test_a_replaced_or_removed_hot_entry_is_one_hit(cli, vault):
     memory.remove(vault, "emacs")
     gone = [h for h in cli.json("search", "editor emacs")["hits"] if "emacs" in h["text"]]
     assert len(gone) == 1
-    assert "[REMOVED]" in cli("search", "editor emacs").stdout
+    assert gone[0]["status"] == "removed" and gone[0]["superseded_by"] is None  # a removal has no successor
+    assert "[REMOVED by optmem remove]" in cli("search", "editor emacs").stdout
 
 
 def test_get_names_the_tombstone_and_its_reason(cli, vault):

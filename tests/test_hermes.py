@@ -76,7 +76,8 @@ def test_drift_from_hermes_is_seen_by_search_and_journalled_on_the_next_write(cl
     hermes(vault_path / "MEMORY.md", "replace", "npm 9=>Package manager: pnpm 8")
     hits = cli.json("search", "package manager")["hits"]
     old = next(h for h in hits if "npm 9" in h["text"] and "pnpm" not in h["text"])
-    assert old["status"] == "superseded"  # the file no longer holds it: never current
+    assert old["status"] == "removed"  # the file no longer holds it: never current
+    assert old["removed"]["by"] == "an edit outside optmem" and old["superseded_by"] is None
     assert all("npm 9" not in h["text"] for h in cli.json("search", "package manager", "--current")["hits"])
     assert "npm 9" not in cli.json("context")["text"].replace("pnpm 8", "")
     cli.json("add", "Shell: zsh")  # the next write journals what changed outside optmem

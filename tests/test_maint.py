@@ -145,7 +145,15 @@ def test_stats(vault, cli, monkeypatch):
     s = cli.json("stats")
     assert s["by_domain"] == {"code": 6, "default": 1, "hermes": 4}
     assert s["by_kind"]["correction"] == 2 and s["by_kind"]["memory"] == 1
-    assert s["status"] == {"current": 7, "superseded": 2, "expired": 1, "forgotten": 1, "cold": 0, "pending": 0}
+    assert s["status"] == {
+        "current": 7,
+        "superseded": 2,
+        "expired": 1,
+        "forgotten": 1,
+        "cold": 0,
+        "pending": 0,
+        "removed": 0,
+    }
     assert s["redlines"] == 1
     assert s["contradictions"] == 1 and s["contradiction_rate"] == 0.5  # 1 of 2 facts (a key, a chain)
     assert s["duplicate_rate"] == 0.3333  # of the 6 current records, the two "dup fact" lines have a near duplicate

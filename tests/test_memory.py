@@ -69,7 +69,7 @@ def test_replaced_and_removed_entries_are_journalled_as_no_longer_current(vault)
         "小明喜欢喝咖啡。/remove": "superseded",
         "小明喜欢喝拿铁。/replace": "current",
         "本周末计划去爬山。/add": "superseded",
-        "本周末计划去爬山。/remove": "superseded",
+        "本周末计划去爬山。/remove": "removed",
     }
 
 

@@ -35,7 +35,7 @@ TABLE = [
     Row("superseded by a correction", "mxcorrected", "superseded", "SUPERSEDED by", "superseded", False, None, None),
     Row("superseded by a newer key value", "mxkeyed", "superseded", "SUPERSEDED by", "superseded", False, None, None),
     Row("replaced hot entry", "mxhotold", "superseded", "SUPERSEDED by", "superseded", False, None, None),
-    Row("removed hot entry", "mxhotgone", "superseded", "REMOVED", "superseded", False, None, None),
+    Row("removed hot entry", "mxhotgone", "removed", "REMOVED by", "removed", False, None, None),
     Row("forgotten", "mxforgotten", "forgotten", None, None, False, None, None),
     Row("purged", "mxpurged", None, None, None, False, None, None),
     Row("expired", "mxexpired", "expired", "EXPIRED", "expired", False, None, None),
@@ -235,6 +235,7 @@ def test_the_lists_and_counts_agree_with_the_table(built: Built) -> None:
     assert stats["contradictions"] == 2 and stats["open_updates"] == 1
     assert stats["status"]["pending"] == 1 and stats["status"]["cold"] == 1 and stats["status"]["expired"] == 1
     assert stats["status"]["forgotten"] == 2  # the forgotten and the rejected guess (a purge leaves nothing)
+    assert stats["status"]["removed"] == 1  # the removed hot entry's journal line (its add: superseded by it)
     doctor = run(b.cli, b.vault, "doctor")
     assert doctor["ok"] is True and doctor["problems"] == []
     handoff = run(b.cli, b.vault, "handoff", "read", "-p", "mxproj")["handoffs"][0]

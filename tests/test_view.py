@@ -89,7 +89,8 @@ def test_status_and_its_sql_twins_always_agree(sample):
 def test_status_priority_forgotten_over_superseded_over_expired():
     assert view.status(row(forgotten=1, sup="X", expires=NOW - 5), NOW) == view.Status.FORGOTTEN
     assert view.status(row(ksup="X", expires=NOW - 5), NOW) == view.Status.SUPERSEDED
-    assert view.status(row(retired=1), NOW) == view.Status.SUPERSEDED
+    assert view.status(row(retired=1), NOW) == view.Status.REMOVED  # a hot entry's removal: no successor
+    assert view.status(row(retired=1, sup="X"), NOW) == view.Status.SUPERSEDED  # replaced: its new text
     assert view.status(row(expires=NOW), NOW) == view.Status.EXPIRED  # at the instant: expired
     assert view.status(row(expires=NOW + 1), NOW) == view.Status.CURRENT
 

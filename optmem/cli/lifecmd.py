@@ -73,7 +73,8 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
     """The review queue: guesses waiting to be confirmed, oldest first.
 
     \b
-    A pending record is current once said again in another conversation, or confirmed.
+    A pending record is current once stated (said again by a write that is no guess), or
+    confirmed; other guesses of it are counted ("said again Nx"), never enough.
     Example:
       optmem pending
       optmem confirm 7QMZMMFT    |    optmem reject 7QMZMMFT --reason "wrong"

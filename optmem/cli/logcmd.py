@@ -35,6 +35,8 @@ def render_record(rec: dict[str, Any]) -> str:
         )
     elif rec.get("superseded_by"):
         status += f" by {short(rec['superseded_by'])}"
+    elif isinstance(gone := rec.get("removed"), dict):  # when, by what, from which file
+        status += (f" {gone['at']}" if gone.get("at") else "") + f" from {gone.get('file')} by {gone.get('by')}"
     if rec.get("pending") and rec["status"] != "pending":
         status += ", still a guess (pending)"
     if rec.get("conflict"):
@@ -190,7 +192,7 @@ def append(
     if res.warning:
         note(f"warning: {res.warning}")
     for rid in res.confirmed:
-        note(f"confirmed: {short(rid)} — a guess said again by another voice is current now")
+        note(f"confirmed: {short(rid)} — a guess stated as a fact is current now")
 
     def human() -> str | None:
         # stdout holds only an id (scripts read it: `id=$(optmem append …)`); what happened is

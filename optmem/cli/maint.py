@@ -213,7 +213,8 @@ def stats(json_out: bool) -> None:
         life = s["lifecycle"]
         out = [
             f"records: {s['records']:,}  (current {st['current']:,}, pending {st['pending']:,}, "
-            f"cold {st['cold']:,}, superseded {st['superseded']:,}, expired {st['expired']:,}, "
+            f"cold {st['cold']:,}, superseded {st['superseded']:,}, removed {st['removed']:,}, "
+            f"expired {st['expired']:,}, "
             f"forgotten {st['forgotten']:,}); redlines {s['redlines']}",
             f"active set: {life['active']:,} ({life['active_share']:.1%} of the log); heat of the "
             f"{life['heat_of']:,} current or pending records that can go cold: "

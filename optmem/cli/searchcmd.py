@@ -16,8 +16,8 @@ def badges(hit: dict[str, Any]) -> str:
     out = []
     if hit["tier"] == "redline":
         out.append("UNVERIFIED REDLINE (optmem trust)" if hit.get("unverified") else "REDLINE")
-    if hit["status"] == "superseded" and hit["kind"] == "memory" and not hit["superseded_by"]:
-        out.append("REMOVED")  # a hot-memory entry that was removed
+    if hit["status"] == "removed":  # a hot-memory entry taken out of its file: no successor
+        out.append(f"REMOVED by {hit['removed']['by']}" if hit.get("removed") else "REMOVED")
     elif hit["status"] == "superseded":
         out.append(f"SUPERSEDED by {short(hit['superseded_by'])}" if hit["superseded_by"] else "SUPERSEDED")
     elif hit["status"] == "cold" and hit["superseded_by"]:
