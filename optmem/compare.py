@@ -89,12 +89,19 @@ def looks_like_update(old: str, new: str, ignore: frozenset[str] = frozenset()) 
         if a != b:
             span = _one_span(a, b)
             # … but not when words that name something changed beside the number, on both sides
-            # (`_names_something`): they say what the number is of, so it is another subject or
-            # attribute — "numpy pinned to 1.26" / "pandas pinned to 2.1", "订单服务监听 8085" /
-            # "用户服务监听 8086", "网关读超时 60 秒" / "网关连接超时 5 秒" are two facts of one
-            # shape, not one fact twice ("Alice's phone number" → "Bob's …" too)
-            if span is None or (_names_something(span[0]) and _names_something(span[1])):
+            # (`_names_something`), in the statement's subject (`changes_subject`: before its
+            # predicate): they say what the number is of, so it is another subject or attribute —
+            # "numpy pinned to 1.26" / "pandas pinned to 2.1", "订单服务监听 8085" / "用户服务监听
+            # 8086", "网关读超时 60 秒" / "网关连接超时 5 秒" are two facts of one shape, not one
+            # fact twice ("Alice's phone number" → "Bob's …" too). In the predicate they are the
+            # value's own words: "restarts at 4am on sundays" → "at 3am every night"
+            if span is None:
                 return False
+            if _names_something(span[0]) and _names_something(span[1]):
+                from optmem.identifiers import changes_subject
+
+                if changes_subject(old, new, ignore):
+                    return False
     elif _one_span(a, b) is None:
         return False
     # … nor when what changed is an identifier naming what the statement is about: "Ticket 17

@@ -111,6 +111,21 @@ def names_another_thing(old: str, new: str, ignore: frozenset[str] = frozenset()
     return _is_label(a, i1, i2) and _is_label(b, j1, j2)
 
 
+def changes_subject(old: str, new: str, ignore: frozenset[str] = frozenset()) -> bool:
+    """Whether the first thing that changed from `old` to `new` stands in the statement's subject:
+    before any predicate word (`_is_predicate`: a verb in -s, a function word, a Chinese copula or
+    preposition). "numpy is pinned to 1.26" → "pandas is pinned to 2.1" changed its subject; "the
+    server restarts at 4am on sundays" → "… at 3am every night" changed what is said of it."""
+    a, b = _tokens(old, ignore), _tokens(new, ignore)
+    ops = difflib.SequenceMatcher(a=[t.unit for t in a], b=[t.unit for t in b], autojunk=False).get_opcodes()
+    first = next((op for op in ops if op[0] != "equal"), None)
+    if first is None:
+        return False
+    _, i1, i2, _, _ = first
+    # (a preposition may still be in the subject: "1:1 with Maria is every Monday" — `_in_modifier`)
+    return not any(map(_is_predicate, a[:i1])) or _in_modifier(a, i1, i2)
+
+
 def _numbered(tokens: list[_Token], i: int, j: int) -> bool:
     """Whether tokens[i:j] is one number right after a word that says it numbers what is named
     (`_NUMBER_WORDS`: "number 1", "no. 7")."""

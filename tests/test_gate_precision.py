@@ -126,6 +126,8 @@ def test_a_label_in_the_subject_is_an_identifier(old, new):
         ("Our monthly AWS bill is $1200", "Our monthly AWS bill is $1500"),
         ("灰度流量 10% 起步", "灰度流量 20% 起步"),
         ("我养了3盆绿萝", "我现在养了5盆绿萝"),
+        # words that changed beside the number after the verb are the value's own
+        ("the staging server restarts at 4am on sundays", "the staging server restarts at 3am every night"),
     ],
 )
 def test_a_value_beside_identifiers_still_reads_as_an_update(old, new):
