@@ -74,6 +74,15 @@ def is_guess(row: Row, now: float) -> bool:
     return bool(row.pending) and view.status(row, now, warm=True) == view.Status.PENDING
 
 
+# what a sweep may cool (`Index.coolable`); when a record was last accessed (`Row.accessed`)
+_COOLABLE = f"r.kind NOT IN ({','.join('?' * len(NEVER_COOL))}) AND r.tier != {int(Tier.REDLINE)} AND r.forgotten = 0"
+_TIMES = ("r.ts", "r.seen", "r.touched", "r.shown")
+_ACCESSED_SQL = (
+    f"(CASE WHEN coalesce({', '.join(_TIMES)}) IS NULL THEN NULL "
+    f"ELSE max({', '.join(f'coalesce({t}, -1e308)' for t in _TIMES)}) END)"
+)
+
+
 def _marks(values: Iterable[object]) -> str:
     return ",".join("?" for _ in values)
 
@@ -420,12 +429,52 @@ class Index:
     def coolable(self) -> Iterator[Row]:
         """Every record a sweep may cool (not a redline, bookkeeping, hot-memory journal or
         forgotten), streamed."""
-        sql = (
-            f"SELECT {ROW_SELECT} FROM rec r WHERE r.kind NOT IN ({_marks(NEVER_COOL)}) "
-            f"AND r.tier != {int(Tier.REDLINE)} AND r.forgotten = 0"
-        )
-        for t in self.conn.execute(sql, NEVER_COOL):
+        for t in self.conn.execute(f"SELECT {ROW_SELECT} FROM rec r WHERE {_COOLABLE}", NEVER_COOL):
             yield Row(*t)
+
+    def warmth(self, now: float) -> list[tuple[str, str, int, float | None, int]]:
+        """(status, kind, tier, importance as written, records) of the records a sweep may cool
+        (`coolable`): what `stats`' lifecycle census needs of each, counted by SQLite."""
+        status, params = view.status_sql(now)
+        sql = f"SELECT {status}, r.kind, r.tier, r.imp, count(*) FROM rec r WHERE {_COOLABLE} GROUP BY 1, 2, 3, 4"
+        return [tuple(t) for t in self.conn.execute(sql, (*params, *NEVER_COOL))]
+
+    def warm_counts(
+        self, now: float, statuses: tuple[str, ...], since: dict[tuple[str, int, float | None], list[float | None]]
+    ) -> list[int]:
+        """How many records a sweep may cool, of `statuses`, were last accessed (`Row.accessed`;
+        never: now) at or after each of their group's times: `since` maps (kind, tier, importance
+        as written) to times (None: never counts) — `stats`' heat bands, counted by SQLite however
+        large the log (a million rows read into Python took seconds)."""
+        width = max((len(t) for t in since.values()), default=0)
+        if not width:
+            return []
+        self.conn.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS cut(kind, tier, imp, {', '.join(f'c{i}' for i in range(width))})"
+        )
+        self.conn.execute("DELETE FROM temp.cut")
+        self.conn.executemany(
+            f"INSERT INTO temp.cut VALUES (?, ?, ?{', ?' * width})",
+            [(*group, *times) for group, times in since.items()],
+        )
+        status, params = view.status_sql(now)
+        accessed = f"coalesce({_ACCESSED_SQL}, ?)"
+        sums = ", ".join(f"coalesce(sum(a >= c.c{i}), 0)" for i in range(width))
+        sql = (
+            f"SELECT {sums} FROM (SELECT r.kind, r.tier, r.imp, {accessed} AS a FROM rec r "
+            f"WHERE {_COOLABLE} AND {status} IN ({_marks(statuses)})) r "
+            f"JOIN temp.cut c ON c.kind = r.kind AND c.tier = r.tier AND c.imp IS r.imp"
+        )
+        return list(self.conn.execute(sql, (now, *NEVER_COOL, *params, *statuses)).fetchone())
+
+    def pending_ages(self, now: float, days: tuple[int, ...]) -> list[int]:
+        """How many pending records a sweep may cool were written less than each of `days` ago
+        (no time: now), and how many there are."""
+        pending, params = view.is_sql(view.Status.PENDING, now)
+        sums = ", ".join("coalesce(sum(? - coalesce(nullif(r.ts, 0), ?) < ?), 0)" for _ in days)
+        args = [a for d in days for a in (now, now, d * 86400.0)]
+        sql = f"SELECT {sums}, count(*) FROM rec r WHERE {_COOLABLE} AND {pending}"
+        return list(self.conn.execute(sql, (*args, *NEVER_COOL, *params)).fetchone())
 
     def in_conflict(self) -> list[Row]:
         """Records marked as one of the values of a key in conflict."""

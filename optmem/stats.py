@@ -129,7 +129,7 @@ def stats(vault: Vault) -> dict[str, Any]:
     with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
         # journal and handoff records repeat text by design; the journal's keys are bookkeeping
         c = idx.census(now, plain_exclude=(MEMORY, HANDOFF), fact_exclude=(MEMORY,))
-        life = lifecycle.census(vault.settings.lifecycle, idx.coolable(), now, c.by_status, idx.last_sweep())
+        life = lifecycle.census(vault.settings.lifecycle, idx, now, c.by_status, idx.last_sweep())
         rates = hygiene(idx, now, c)
         index_bytes = _size(vault.cache_dir)
     hot: list[dict[str, Any]] = []

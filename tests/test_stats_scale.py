@@ -1,4 +1,7 @@
-"""`stats`' duplicate rate: the fast candidate path finds what comparing every pair finds.
+"""`stats` at scale counts in the index what it once computed record by record: the figures
+agree with the slow, obvious computation.
+
+The duplicate rate: the fast candidate path finds what comparing every pair finds.
 
 A small vault with near duplicates planted among ordinary notes — texts holding a number (rare
 and common ones), texts holding none, English and Chinese — and decoys that must not count (the
@@ -11,6 +14,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +22,10 @@ from optmem import compare
 from optmem.record import new_id
 
 SYLLABLES = "ka lo mi ne ru sa to vi be do fu ga hi ja ko".split()
-HANZI = "端口部署数据库缓存用户文章大纲发布测试接口配置日志服务器前端后端索引搜索记忆会话交接错误修复需求设计评审上线回滚监控告警性能延迟并发"
+HANZI = (
+    "端口部署数据库缓存用户文章大纲发布测试接口配置日志服务器前端后端索引"
+    + "搜索记忆会话交接错误修复需求设计评审上线回滚监控告警性能延迟并发"
+)
 DOMAINS = ("code", "hermes")
 PROJECTS = (None, "webapp")
 START = 1_760_000_000.0
@@ -48,7 +55,7 @@ def _near(rng: random.Random, text: str) -> str:
 def planted_log(path: Path) -> None:
     rng = random.Random(44)
     texts: list[tuple[str, str | None, str]] = []  # (domain, project, text)
-    for i in range(200):  # ordinary notes: a rare number, a common one ("2024"), or none
+    for _ in range(200):  # ordinary notes: a rare number, a common one ("2024"), or none
         number = rng.choice([str(rng.randint(100, 99999)), "2024", None])
         texts.append((rng.choice(DOMAINS), rng.choice(PROJECTS), _text(rng, number)))
     for domain, project, text in rng.sample(texts, 40):
@@ -102,3 +109,54 @@ def test_the_duplicate_rate_agrees_with_comparing_every_pair(cli, vault_path, no
     assert s["status"]["current"] == total
     assert s["duplicates"] == dups
     assert s["duplicate_rate"] == round(dups / total, 4)
+
+
+def test_the_lifecycle_census_agrees_with_reading_every_record(cli, vault_path, no_sweep, monkeypatch):
+    """Heat bands, importance and pending ages, counted by SQLite (a time of last access per
+    importance and decay), are those of each record's own heat and age."""
+    from optmem import clock, lifecycle, view
+    from optmem.index import open_index
+    from optmem.vault import Vault
+
+    rng = random.Random(45)
+    day = 86400
+    with open(vault_path / "LOG.jsonl", "w", encoding="utf-8") as fh:
+        for i in range(300):
+            ts = START + rng.uniform(0, 90) * day
+            rec: dict[str, Any] = {
+                "v": 1,
+                "id": new_id(ts),
+                "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts)),
+                "domain": rng.choice(DOMAINS),
+                "kind": rng.choice(["note", "note", "chat", "preference", "session"]),
+                "tier": rng.choice(["normal", "normal", "chat", "evidence", "redline"]),
+                "text": f"note {i} about {rng.choice(SYLLABLES)}",
+            }
+            if rng.random() < 0.3:
+                rec["importance"] = rng.choice([0.1, 0.3, 0.5, 0.9, 1.0, 0.0])
+            if rng.random() < 0.2:
+                rec["confidence"], rec["pending"] = 0.3, True  # a guess, waiting
+            fh.write(json.dumps(rec) + "\n")
+    monkeypatch.setenv("OPTMEM_NOW", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(START + 95 * day)))
+    life = cli.json("stats")["lifecycle"]
+
+    vault = Vault(vault_path)
+    s = vault.settings.lifecycle
+    now = clock.now().timestamp()
+    bands = {f">={b:g}": 0 for b in lifecycle.HEAT_BANDS} | {f"<{lifecycle.HEAT_BANDS[-1]:g}": 0}
+    ages = {f"<{d}d": 0 for d in lifecycle.PENDING_AGES} | {f">={lifecycle.PENDING_AGES[-1]}d": 0}
+    imps: list[float] = []
+    with open_index(vault) as idx:
+        for row in idx.coolable():
+            st = view.status(row, now)
+            if st in view.LIVE:
+                imps.append(lifecycle.importance(s, row.kind, row.tier, row.imp))
+                h = lifecycle.heat_of(s, row, now)
+                bands[next((k for k, b in zip(bands, lifecycle.HEAT_BANDS, strict=False) if h >= b), "<0.05")] += 1
+            if st == view.Status.PENDING:
+                days = (now - (row.ts or now)) / day
+                ages[next((f"<{d}d" for d in lifecycle.PENDING_AGES if days < d), ">=30d")] += 1
+    assert sum(ages.values()) > 20 and len([b for b in bands.values() if b]) >= 3  # the figures vary
+    assert life["heat"] == bands and life["heat_of"] == len(imps)
+    assert life["pending_by_age"] == ages
+    assert life["importance"]["mean"] == round(sum(imps) / len(imps), 3)
