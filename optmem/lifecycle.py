@@ -160,15 +160,15 @@ def heat_since(imp: float, rate: float, band: float, now: float) -> float | None
     return now - DAY * math.log(imp / band) / rate
 
 
-def census(s: Lifecycle, idx: Any, now: float, by_status: dict[str, int], last_sweep: float | None) -> dict[str, Any]:
+def census(s: Lifecycle, idx: Any, now: float, c: Any, last_sweep: float | None) -> dict[str, Any]:
     """What `stats` shows of the lifecycle: the heat and importance of the records in normal
     recall (redlines aside: always 1), the active set's size and share of the log, pending records
-    by age, and when the last sweep ran. Counted by the index (`Index.warmth`, `warm_counts`,
+    by age, and when the last sweep ran. Counted by the index (`c`: its `Census`; `warm_counts`,
     `pending_ages`): each band is a time of last access per importance and decay."""
     live = (view.Status.CURRENT.value, view.Status.PENDING.value)
     imp_total, imp_given, warm = 0.0, 0, 0
     since: dict[tuple[str, int, float | None], list[float | None]] = {}
-    for st, kind, tier, written, count in idx.warmth(now):
+    for st, kind, tier, written, count in c.warmth:
         if st not in live:
             continue
         imp = importance(s, kind, tier, written)
@@ -184,8 +184,8 @@ def census(s: Lifecycle, idx: Any, now: float, by_status: dict[str, int], last_s
     younger = idx.pending_ages(now, PENDING_AGES)  # pending records younger than each age, then all
     ages = {f"<{d}d": younger[i] - (younger[i - 1] if i else 0) for i, d in enumerate(PENDING_AGES)}
     ages[f">={PENDING_AGES[-1]}d"] = younger[-1] - younger[-2]
-    total = sum(by_status.values())
-    active = by_status.get(view.Status.CURRENT.value, 0)
+    total = sum(c.by_status.values())
+    active = c.by_status.get(view.Status.CURRENT.value, 0)
     return {
         "active": active,
         "active_share": round(active / total, 4) if total else 0.0,
