@@ -86,23 +86,16 @@ def hygiene(idx: Any, now: float, c: Any = None) -> dict[str, Any]:
     current, params = view.is_sql(view.Status.CURRENT, now)
     skip = (MEMORY, HANDOFF, *BOOKKEEPING)
     marks = ",".join("?" * len(skip))
-    # the sample, evenly spread over the log: all of them when few, else the first current record
-    # at each of DUPLICATE_SAMPLE evenly spaced places (one look-up each; no pass over the log)
-    sampled = f"r.kind NOT IN ({marks}) AND r.fp IS NOT NULL AND {current}"
-    few = idx.conn.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM rec r WHERE {sampled} LIMIT ?)", [*skip, *params, DUPLICATE_SAMPLE + 1]
-    ).fetchone()[0]
-    if few <= DUPLICATE_SAMPLE:
-        sample = idx.rows(f"{sampled} ORDER BY r.n", [*skip, *params])
-    else:
-        last = idx.conn.execute("SELECT max(n) FROM rec").fetchone()[0]
-        found: dict[int, Any] = {}
-        for i in range(DUPLICATE_SAMPLE):
-            hit = idx.rows(
-                f"r.n >= ? AND {sampled} ORDER BY r.n LIMIT 1", [1 + i * last // DUPLICATE_SAMPLE, *skip, *params]
-            )
-            found.update((row.n, row) for row in hit)
-        sample = list(found.values())
+    # the line numbers alone (a row each would cost seconds at 1M), then the rows of the sample:
+    # evenly spread over the current records, in log order
+    ns = [
+        n
+        for (n,) in idx.conn.execute(
+            f"SELECT r.n FROM rec r WHERE r.kind NOT IN ({marks}) AND r.fp IS NOT NULL AND {current} ORDER BY r.n",
+            [*skip, *params],
+        )
+    ]
+    sample = idx.rows_in(ns[:: max(1, len(ns) // DUPLICATE_SAMPLE)][:DUPLICATE_SAMPLE])
     df: dict[str, int] = {}  # terms' document frequencies, looked up once for the whole sample
     dups = sum(has_near_duplicate(idx, row, idx.record(row).text, threshold, now, df) for row in sample)
     checked = len(sample)

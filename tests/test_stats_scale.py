@@ -160,3 +160,30 @@ def test_the_lifecycle_census_agrees_with_reading_every_record(cli, vault_path, 
     assert life["heat"] == bands and life["heat_of"] == len(imps)
     assert life["pending_by_age"] == ages
     assert life["importance"]["mean"] == round(sum(imps) / len(imps), 3)
+
+
+def test_a_large_log_is_sampled_evenly_and_each_sampled_duplicate_found(cli, vault_path, no_sweep):
+    """Past 400 current records the rate is a sample's: 400 of them, evenly spread over the log —
+    here every record has its near duplicate, so every sampled one is found with it."""
+    rng = random.Random(46)
+    texts = [_text(rng, str(1000 + i)) for i in range(260)]
+    lines = []
+    for i, text in enumerate(texts):
+        for j, variant in enumerate((text, _near(rng, text))):
+            ts = START + (2 * i + j) * 60
+            lines.append(
+                {
+                    "v": 1,
+                    "id": new_id(ts),
+                    "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts)),
+                    "domain": "code",
+                    "kind": "note",
+                    "tier": "normal",
+                    "text": variant,
+                }
+            )
+    with open(vault_path / "LOG.jsonl", "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(rec, ensure_ascii=False) + "\n" for rec in lines)
+    s = cli.json("stats")
+    assert s["status"]["current"] == 520
+    assert s["duplicates"] == 400 and s["duplicate_rate"] == 1.0
