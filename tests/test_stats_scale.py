@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from optmem import compare
 from optmem.record import new_id
 
@@ -100,6 +102,7 @@ def brute_force(path: Path, threshold: float) -> tuple[int, int]:
     return dups, len(recs)
 
 
+@pytest.mark.long
 def test_the_duplicate_rate_agrees_with_comparing_every_pair(cli, vault_path, no_sweep):
     planted_log(vault_path / "LOG.jsonl")
     dups, total = brute_force(vault_path / "LOG.jsonl", 0.9)
@@ -111,6 +114,7 @@ def test_the_duplicate_rate_agrees_with_comparing_every_pair(cli, vault_path, no
     assert s["duplicate_rate"] == round(dups / total, 4)
 
 
+@pytest.mark.long
 def test_the_lifecycle_census_agrees_with_reading_every_record(cli, vault_path, no_sweep, monkeypatch):
     """Heat bands, importance and pending ages, counted by SQLite (a time of last access per
     importance and decay), are those of each record's own heat and age."""
@@ -162,6 +166,7 @@ def test_the_lifecycle_census_agrees_with_reading_every_record(cli, vault_path, 
     assert life["importance"]["mean"] == round(sum(imps) / len(imps), 3)
 
 
+@pytest.mark.long
 def test_a_large_log_is_sampled_evenly_and_each_sampled_duplicate_found(cli, vault_path, no_sweep):
     """Past 400 current records the rate is a sample's: 400 of them, evenly spread over the log —
     here every record has its near duplicate, so every sampled one is found with it."""
