@@ -10,6 +10,7 @@
     python bench/run.py --only sync --sizes 100000,1000000   # catching up 1,000 records a sync brought
     python bench/run.py --only import --sizes 100000,1000000 # an export imported vs the plain build
     python bench/run.py --only hub                           # MCP over HTTP: 4 clients at once, 100k records
+    python bench/run.py --only stats --sizes 50000,1000000   # `optmem stats` (counts, lifecycle, hygiene)
     python bench/run.py --only search --sizes 100000 --write-docs   # … and into docs/performance.md
 
 Machines are noisy, so each target is a ratio to an anchor that runs right beside it:
@@ -18,6 +19,7 @@ Machines are noisy, so each target is a ratio to an anchor that runs right besid
   bigram index of the same records (one bm25-ranked query; a plain build — up to 100k records
   each build runs three times, alternating with optmem's, and the medians are compared);
 * sweep: bench/anchor.py scan, a bare Python pass that reads and parses every log line once.
+* stats: `optmem search` on the same vault (a whole process that opens the index and reads it);
 * sync: the first search after another writer's 1,000 records arrived (a sync, a file sync)
   against the same search once caught up: the difference is the catch-up; the index file must
   be the same one after it (caught up, never rebuilt).
@@ -357,6 +359,37 @@ def bench_hub(size: int, repeat: int, work: Path, clients: int = 4, calls: int =
     ]
 
 
+def bench_stats(sizes: list[int], repeat: int, work: Path) -> list[Row]:
+    """`optmem stats` on a vault of `size` generated records (index built), whole process, beside
+    `optmem search` on the same vault; the figures it printed go in the note."""
+    rows: list[Row] = []
+    for size in sizes:
+        vault = work / f"stats{size}"
+        write_log(vault / "LOG.jsonl", size)
+        (vault / "optmem.toml").write_text(NO_SWEEP, "utf-8")
+        env = env_for(vault)
+        run(OPTMEM + ["reindex"], env)
+        ours = median_ms(OPTMEM + ["stats"], repeat, env)
+        _, peak = run(OPTMEM + ["stats"], env)
+        search = statistics.mean(median_ms(OPTMEM + ["search", q], repeat, env) for q in QUERIES[:3])
+        figures = json.loads(
+            subprocess.run(OPTMEM + ["stats", "--json"], env=env, capture_output=True, text=True, check=True).stdout
+        )
+        rows.append(
+            (
+                f"optmem stats, {size:,} records",
+                ours,
+                "optmem search",
+                search,
+                "≤ 1 s at 50k; ≤ 5 s at 1M",
+                f"peak {peak} MB; duplicate rate {figures['duplicate_rate']:.2%}, "
+                f"contradiction rate {figures['contradiction_rate']:.2%}",
+            )
+        )
+        shutil.rmtree(vault, ignore_errors=True)
+    return rows
+
+
 def bench_compact(size: int, work: Path) -> list[Row]:
     """`optmem compact` over a fresh log (index already built), whole process."""
     vault = work / f"compact{size}"
@@ -580,7 +613,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
     ap.add_argument(
         "--only",
-        choices=["startup", "search", "compact", "hooks", "lifecycle", "stages", "sync", "import", "hub"],
+        choices=["startup", "search", "compact", "hooks", "lifecycle", "stages", "sync", "import", "hub", "stats"],
         action="append",
     )
     ap.add_argument("--sizes", help="comma-separated record counts for search (default 10k,100k,1M)")
@@ -625,6 +658,8 @@ def main() -> None:
             rows += bench_sync([s for s in sizes if s >= 10_000] or sizes, repeat, work)
         if not args.only or "hub" in args.only:
             rows += bench_hub(10_000 if args.quick else 100_000, repeat, work)
+        if not args.only or "stats" in args.only:
+            rows += bench_stats(sizes if args.sizes or args.quick else [50_000, 1_000_000], repeat, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()[0]

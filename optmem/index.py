@@ -74,6 +74,15 @@ def is_guess(row: Row, now: float) -> bool:
     return bool(row.pending) and view.status(row, now, warm=True) == view.Status.PENDING
 
 
+# what a sweep may cool (`Index.coolable`); when a record was last accessed (`Row.accessed`)
+_COOLABLE = f"r.kind NOT IN ({','.join('?' * len(NEVER_COOL))}) AND r.tier != {int(Tier.REDLINE)} AND r.forgotten = 0"
+_TIMES = ("r.ts", "r.seen", "r.touched", "r.shown")
+_ACCESSED_SQL = (
+    f"(CASE WHEN coalesce({', '.join(_TIMES)}) IS NULL THEN NULL "
+    f"ELSE max({', '.join(f'coalesce({t}, -1e308)' for t in _TIMES)}) END)"
+)
+
+
 def _marks(values: Iterable[object]) -> str:
     return ",".join("?" for _ in values)
 
@@ -179,10 +188,9 @@ class Census(NamedTuple):
     by_kind: dict[str, int]
     by_status: dict[str, int]
     redlines: int
-    statements: int  # plain records with a fingerprint
-    distinct: int  # … of which distinct statements (domain, project, fingerprint)
     key_groups: int
     corrected: dict[str, int]  # id → current records correcting it
+    warmth: list[tuple[str, str, int, float | None, int]]  # records a sweep may cool: (status, kind, tier, imp, count)
 
 
 class Index:
@@ -420,12 +428,45 @@ class Index:
     def coolable(self) -> Iterator[Row]:
         """Every record a sweep may cool (not a redline, bookkeeping, hot-memory journal or
         forgotten), streamed."""
-        sql = (
-            f"SELECT {ROW_SELECT} FROM rec r WHERE r.kind NOT IN ({_marks(NEVER_COOL)}) "
-            f"AND r.tier != {int(Tier.REDLINE)} AND r.forgotten = 0"
-        )
-        for t in self.conn.execute(sql, NEVER_COOL):
+        for t in self.conn.execute(f"SELECT {ROW_SELECT} FROM rec r WHERE {_COOLABLE}", NEVER_COOL):
             yield Row(*t)
+
+    def warm_counts(
+        self, now: float, statuses: tuple[str, ...], since: dict[tuple[str, int, float | None], list[float | None]]
+    ) -> list[int]:
+        """How many records a sweep may cool, of `statuses`, were last accessed (`Row.accessed`;
+        never: now) at or after each of their group's times: `since` maps (kind, tier, importance
+        as written) to times (None: never counts) — `stats`' heat bands, counted by SQLite however
+        large the log (a million rows read into Python took seconds)."""
+        width = max((len(t) for t in since.values()), default=0)
+        if not width:
+            return []
+        self.conn.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS cut(kind, tier, imp, {', '.join(f'c{i}' for i in range(width))})"
+        )
+        self.conn.execute("DELETE FROM temp.cut")
+        self.conn.executemany(
+            f"INSERT INTO temp.cut VALUES (?, ?, ?{', ?' * width})",
+            [(*group, *times) for group, times in since.items()],
+        )
+        status, params = view.status_sql(now)
+        accessed = f"coalesce({_ACCESSED_SQL}, ?)"
+        sums = ", ".join(f"coalesce(sum(a >= c.c{i}), 0)" for i in range(width))
+        sql = (
+            f"SELECT {sums} FROM (SELECT r.kind, r.tier, r.imp, {accessed} AS a FROM rec r "
+            f"WHERE {_COOLABLE} AND {status} IN ({_marks(statuses)})) r "
+            f"JOIN temp.cut c ON c.kind = r.kind AND c.tier = r.tier AND c.imp IS r.imp"
+        )
+        return list(self.conn.execute(sql, (now, *NEVER_COOL, *params, *statuses)).fetchone())
+
+    def pending_ages(self, now: float, days: tuple[int, ...]) -> list[int]:
+        """How many pending records a sweep may cool were written less than each of `days` ago
+        (no time: now), and how many there are."""
+        pending, params = view.is_sql(view.Status.PENDING, now)
+        sums = ", ".join("coalesce(sum(? - coalesce(nullif(r.ts, 0), ?) < ?), 0)" for _ in days)
+        args = [a for d in days for a in (now, now, d * 86400.0)]
+        sql = f"SELECT {sums}, count(*) FROM rec r WHERE {_COOLABLE} AND {pending}"
+        return list(self.conn.execute(sql, (*args, *NEVER_COOL, *params)).fetchone())
 
     def in_conflict(self) -> list[Row]:
         """Records marked as one of the values of a key in conflict."""
@@ -495,26 +536,29 @@ class Index:
             return {r for (r,) in self.conn.execute("SELECT id FROM rec")}
         return {r for (r,) in self.conn.execute("SELECT id FROM rec WHERE domain = ?", (domain,))}
 
-    def census(self, now: float, *, plain_exclude: tuple[str, ...] = (), fact_exclude: tuple[str, ...] = ()) -> Census:
-        """Counts for `stats`. `plain_exclude`: kinds whose text repeats by design (left out of
-        duplicate counting); `fact_exclude`: kinds whose keys are bookkeeping, not facts."""
+    def census(self, now: float, *, fact_exclude: tuple[str, ...] = ()) -> Census:
+        """Counts for `stats`. `fact_exclude`: kinds whose keys are bookkeeping, not facts."""
         q = self.conn.execute
-        text_kinds, tk = f"r.kind NOT IN ({_marks(BOOKKEEPING)})", list(BOOKKEEPING)
-        by_domain = dict(
-            q(f"SELECT domain, count(*) FROM rec r WHERE {text_kinds} GROUP BY domain ORDER BY domain", tk)
-        )
-        by_kind = dict(q(f"SELECT kind, count(*) FROM rec r WHERE {text_kinds} GROUP BY kind ORDER BY kind", tk))
         case, cp = view.status_sql(now)
+        by_domain: dict[str, int] = {}
+        by_kind: dict[str, int] = {}
         by_status = {s.value: 0 for s in view.Status}
-        by_status.update(q(f"SELECT {case}, count(*) FROM rec r WHERE {text_kinds} GROUP BY 1", [*cp, *tk]))
+        warmth: dict[tuple[str, str, int, float | None], int] = {}
+        # one pass over the records for every count (each a pass of its own took a second at 1M)
+        for domain, kind, status, tier, imp, coolable, n in q(
+            f"SELECT r.domain, r.kind, {case}, r.tier, r.imp, {_COOLABLE}, count(*) FROM rec r "
+            "GROUP BY 1, 2, 3, 4, 5, 6",
+            [*cp, *NEVER_COOL],
+        ):
+            if coolable:
+                warmth[(status, kind, tier, imp)] = warmth.get((status, kind, tier, imp), 0) + n
+            if kind in BOOKKEEPING:
+                continue
+            by_domain[domain] = by_domain.get(domain, 0) + n
+            by_kind[kind] = by_kind.get(kind, 0) + n
+            by_status[status] += n
         current, curp = view.is_sql(view.Status.CURRENT, now)
         redlines = q(f"SELECT count(*) FROM rec r WHERE r.tier = {int(Tier.REDLINE)} AND {current}", curp).fetchone()[0]
-        skip = (*BOOKKEEPING, *plain_exclude)
-        statements, distinct = q(
-            f"SELECT count(*), count(DISTINCT r.domain || '|' || coalesce(r.project, '') || '|' || r.fp) "
-            f"FROM rec r WHERE r.kind NOT IN ({_marks(skip)}) AND r.fp IS NOT NULL",
-            skip,
-        ).fetchone()
         keyed = "r.key IS NOT NULL" + (f" AND r.kind NOT IN ({_marks(fact_exclude)})" if fact_exclude else "")
         key_groups = q(
             f"SELECT count(*) FROM (SELECT 1 FROM rec r WHERE {keyed} GROUP BY r.domain, r.project, r.key)",
@@ -525,7 +569,14 @@ class Index:
             for target in json.loads(corrects):
                 corrected[target] = corrected.get(target, 0) + 1
         return Census(
-            sum(by_kind.values()), by_domain, by_kind, by_status, redlines, statements, distinct, key_groups, corrected
+            sum(by_kind.values()),
+            dict(sorted(by_domain.items())),
+            dict(sorted(by_kind.items())),
+            by_status,
+            redlines,
+            key_groups,
+            corrected,
+            [(*group, n) for group, n in warmth.items()],
         )
 
     # -- the text index ------------------------------------------------------------------------

@@ -151,29 +151,42 @@ HEAT_BANDS = (0.5, 0.2, 0.05)  # stats: hot, warm, cooling, and below the defaul
 PENDING_AGES = (1, 7, 30)  # stats: pending records younger than 1, 7, 30 days, older
 
 
-def census(
-    s: Lifecycle, rows: Iterable[Any], now: float, by_status: dict[str, int], last_sweep: float | None
-) -> dict[str, Any]:
+def heat_since(imp: float, rate: float, band: float, now: float) -> float | None:
+    """The earliest last access at which a record of this importance and decay is at least
+    `band` hot now (`heat`): None when it never is, −∞ when it always is."""
+    if imp < band:
+        return None
+    if rate <= 0:
+        return -math.inf
+    return now - DAY * math.log(imp / band) / rate
+
+
+def census(s: Lifecycle, idx: Any, now: float, c: Any, last_sweep: float | None) -> dict[str, Any]:
     """What `stats` shows of the lifecycle: the heat and importance of the records in normal
     recall (redlines aside: always 1), the active set's size and share of the log, pending records
-    by age, and when the last sweep ran."""
-    heat_bands = {f">={b:g}": 0 for b in HEAT_BANDS} | {f"<{HEAT_BANDS[-1]:g}": 0}
-    ages = {f"<{d}d": 0 for d in PENDING_AGES} | {f">={PENDING_AGES[-1]}d": 0}
+    by age, and when the last sweep ran. Counted by the index (`c`: its `Census`; `warm_counts`,
+    `pending_ages`): each band is a time of last access per importance and decay."""
+    live = (view.Status.CURRENT.value, view.Status.PENDING.value)
     imp_total, imp_given, warm = 0.0, 0, 0
-    for row in rows:
-        st = view.status(row, now)
-        if st in (view.Status.CURRENT, view.Status.PENDING):
-            warm += 1
-            imp_total += importance(s, row.kind, row.tier, row.imp)
-            imp_given += row.imp is not None
-            h = heat_of(s, row, now)
-            band = next((f">={b:g}" for b in HEAT_BANDS if h >= b), f"<{HEAT_BANDS[-1]:g}")
-            heat_bands[band] += 1
-        if st == view.Status.PENDING:
-            days = (now - (row.ts or now)) / DAY
-            ages[next((f"<{d}d" for d in PENDING_AGES if days < d), f">={PENDING_AGES[-1]}d")] += 1
-    total = sum(by_status.values())
-    active = by_status.get(view.Status.CURRENT.value, 0)
+    since: dict[tuple[str, int, float | None], list[float | None]] = {}
+    for st, kind, tier, written, count in c.warmth:
+        if st not in live:
+            continue
+        imp = importance(s, kind, tier, written)
+        warm += count
+        imp_total += imp * count
+        imp_given += count if written is not None else 0
+        rate = decay_rate(s, kind, tier)
+        since[(kind, tier, written)] = [heat_since(imp, rate, b, now) for b in HEAT_BANDS]
+    at_least = idx.warm_counts(now, live, since) or [0] * len(HEAT_BANDS)  # records at least each band hot
+    counts = [*at_least, warm]
+    heat_bands = {f">={b:g}": counts[i] - (counts[i - 1] if i else 0) for i, b in enumerate(HEAT_BANDS)}
+    heat_bands[f"<{HEAT_BANDS[-1]:g}"] = warm - at_least[-1]
+    younger = idx.pending_ages(now, PENDING_AGES)  # pending records younger than each age, then all
+    ages = {f"<{d}d": younger[i] - (younger[i - 1] if i else 0) for i, d in enumerate(PENDING_AGES)}
+    ages[f">={PENDING_AGES[-1]}d"] = younger[-1] - younger[-2]
+    total = sum(c.by_status.values())
+    active = c.by_status.get(view.Status.CURRENT.value, 0)
     return {
         "active": active,
         "active_share": round(active / total, 4) if total else 0.0,
