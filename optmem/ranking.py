@@ -1,7 +1,7 @@
 """Ranking as pure functions: BM25 relevance, the score of a hit and its named parts, and the
 re-ordering of same-topic records. `--explain` prints exactly the parts `score()` returns.
 
-A hit's score is (relevance + context) × tier factor × heat factor:
+A hit's score is (relevance + context) × tier factor × heat factor × status factor:
 * relevance is BM25 with an IDF that stays positive in small vaults; `b` follows the store and
   the query: short conversation turns and notes of uniform length want little length
   normalisation, long answers, notes beside long ones and long queries want much (`b_for`);
@@ -19,10 +19,16 @@ A hit's score is (relevance + context) × tier factor × heat factor:
   never decay, and a cold record gets no bonus (nobody used it lately). (The lifecycle's own
   heat, which decides what a sweep cools, decays faster — `optmem.lifecycle`; ranking keeps the
   past findable.)
+* the status factor lowers an old version: a superseded record ranks among the current ones by
+  its own relevance × `ranking.superseded_factor` (0.75 — below the 0.97 × 0.98 / (1.2 × 1.03)
+  that trust and heat can give or take, so a current record that matches as well always goes
+  first), never as a tier below every current hit: its own words find it in any vault.
 Hits are ordered in bands first (`view.band`), then by score; then, inside the top hits only (so
 the set of hits is relevance's and the past stays found), a record at least a day newer goes above
 an older one that matched largely the same query terms (`updates_first`) — readily when the
-query asks for the present ("now", "currently", "现在", "目前" …), cautiously otherwise.
+query asks for the present ("now", "currently", "现在", "目前" …), cautiously otherwise. Last, a
+superseded record goes below the records that replaced it, when they are hits too
+(`successors_first`): the current version of a fact ranks above its old ones.
 
 Scoring only: what a query asks (its terms, the present or the past, its names, an amount) is
 read once by `optmem.reading.query` and handed in; no word list lives here.
@@ -140,6 +146,7 @@ class Parts(NamedTuple):
     score: float
     importance: float = 1.0
     heat_factor: float = 1.0
+    status_factor: float = 1.0  # `ranking.superseded_factor` for an old version, else 1
 
     def explain(self, **more: Any) -> dict[str, Any]:
         return {
@@ -150,6 +157,7 @@ class Parts(NamedTuple):
             "relative_importance": round(self.importance, 3),
             "age_days": self.age_days,
             "tier_factor": self.tier_factor,
+            "status_factor": self.status_factor,
             "band": str(view.BANDS[self.band]),
             "status": self.status.value,
             **more,
@@ -176,6 +184,9 @@ def score(c: Candidate, now: float, settings: Ranking, *, past: bool = False) ->
     factor = tier_factor(c.tier, c.kind) * (INFERRED_FACTOR if c.inferred else 1.0)
     importance = min(2.0, max(0.0, c.importance))
     heat = 1 + bonus * importance
+    # an old version (a cold one too: what it was when it cooled) ranks by its own relevance, lowered
+    old = (c.was if cold and c.was is not None else c.status) in (view.Status.SUPERSEDED, view.Status.REMOVED)
+    status = settings.superseded_factor if old else 1.0
     return Parts(
         c.relevance,
         c.context,
@@ -184,9 +195,10 @@ def score(c: Candidate, now: float, settings: Ranking, *, past: bool = False) ->
         age_days,
         band,
         c.status,
-        (c.relevance + c.context) * factor * heat,
+        (c.relevance + c.context) * factor * heat * status,
         importance,
         heat,
+        status,
     )
 
 
@@ -220,6 +232,7 @@ class Match(NamedTuple):
     change: bool = False  # it says it is a change ("now", "anymore", 现在, 改成) — read for a count
     says_change: bool = False  # … read for any question: it is read as an update as readily as a
     #                            question that asks for now makes every newer record
+    replaced: bool = False  # it is superseded: an old version is no newer value of anything
 
 
 def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> float:
@@ -247,7 +260,8 @@ def updates_first(
     matched needs no overlap test, and the lenient share. A record that lacks a name of the query
     (`names`: `reading.query.names_in`) the older one matched updates nothing of it: Bob's new
     phone number is no update of Alice's; nor does one that `lacks_amount` the older one states,
-    unless the gate saw it update that one."""
+    unless the gate saw it update that one; nor does a superseded record (`replaced`), however
+    new: it is an old version itself."""
 
     def what(matched: frozenset[str]) -> frozenset[str]:
         # the terms that say *what*: not the cue words, nor the date terms (two records of one
@@ -270,6 +284,7 @@ def updates_first(
             flagged = m.may_update is not None and m.may_update == o.id and what(o.matched) <= m.covers
             if (
                 o.band == m.band
+                and not m.replaced
                 and (m.ts or 0.0) - (o.ts or 0.0) >= DAY
                 and (o.matched & names) <= m.matched
                 and not lacks_amount(m.amount, m.change or flagged, o.amount)
@@ -280,3 +295,32 @@ def updates_first(
                 break
         out.insert(pos, Ranked(i, over))
     return out
+
+
+def successors_first(ids: list[str], later: dict[str, frozenset[str]]) -> list[int]:
+    """The order of `ids` (positions into it) in which every record comes after each record that
+    replaced it (`later`: id → the ids of its later versions — the record that superseded it, that
+    one's successor, … — of which those in `ids` count): a superseded record that ranked above its
+    successor goes right after it; nothing else moves. The guarantee of the current version first
+    (SPEC §5, property 1), whatever scores and the newer-first rule gave."""
+    present = set(ids)
+    after = [(later.get(rid, frozenset()) & present) - {rid} for rid in ids]
+    out: list[int] = []
+    placed: set[str] = set()
+    held: list[int] = []
+    for i, rid in enumerate(ids):
+        if not after[i] <= placed:
+            held.append(i)
+            continue
+        out.append(i)
+        placed.add(rid)
+        released = True
+        while released and held:  # the held records whose successors are all placed now, in order
+            released = False
+            for j in list(held):
+                if after[j] <= placed:
+                    held.remove(j)
+                    out.append(j)
+                    placed.add(ids[j])
+                    released = True
+    return out + held  # (a cycle of versions — none is written — keeps its order)

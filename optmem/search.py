@@ -12,10 +12,11 @@ How a query is answered:
    well as the best warm hit (`_best_cold`).
 2. Each candidate is re-tokenised and scored by `ranking.score` ((BM25 relevance + a share of
    its best session neighbour's — or, when more, of what the turn before it asked, `_Answers`)
-   × tier × recency bonus, in bands by status); the most relevant candidates bring their session
-   neighbours along — `_score`.
+   × tier × recency bonus × the status factor of an old version, in bands by status); the most
+   relevant candidates bring their session neighbours along — `_score`.
 3. Hits are sorted by band, score, tier, newer, id; then `ranking.updates_first` puts a newer
-   record above an older one it updates, inside the top hits — `_order`.
+   record above an older one it updates, inside the top hits, and `ranking.successors_first` a
+   superseded record below the records that replaced it — `_order`.
 """
 
 from collections import Counter
@@ -179,7 +180,7 @@ def _ranked(
     if q.cold_best:
         scored, left = _best_cold(idx, scored)
         admitted = sum(s.parts.status == view.Status.COLD for s in scored)
-    hits, found_all = _order(scored, q, corpus, settings)
+    hits, found_all = _order(scored, q, corpus, settings, _later_versions(idx, scored))
     if q.cold_best:
         # the cold records left out are counted (a footer says how to see them): exactly while a
         # filtered count is cheap, else those among the candidates
@@ -214,6 +215,30 @@ def _best_cold(idx: Index, scored: list["_Scored"]) -> tuple[list["_Scored"], in
         or (s.row.superseded_by and idx.current_version(s.row, known).id in ids)
     }
     return [s for s in scored if s.row.n not in out], len(out)
+
+
+def _later_versions(idx: Index, scored: list["_Scored"]) -> dict[str, frozenset[str]]:
+    """For each superseded hit, the records that replaced it: its successor, that one's, … to
+    the current version (what `ranking.successors_first` keeps above it). A chain is walked once
+    however many of its versions matched."""
+    chains: dict[str, tuple[str, ...]] = {}  # id → its later versions, nearest first
+
+    def chain(row: Row) -> tuple[str, ...]:
+        path: list[Row] = []
+        seen = {row.id}
+        while row.id not in chains and row.superseded_by and row.superseded_by not in seen:
+            newer = idx.by_id(row.superseded_by)
+            if newer is None:
+                break
+            path.append(row)
+            seen.add(newer.id)
+            row = newer
+        end = chains.get(row.id, ())
+        for older in reversed(path):  # from the nearest to the end back to the record asked about
+            end = chains[older.id] = (older.superseded_by or "", *end)
+        return end
+
+    return {s.row.id: frozenset(ids) for s in scored if s.row.superseded_by and (ids := chain(s.row))}
 
 
 class _Corpus(NamedTuple):
@@ -562,12 +587,16 @@ def _compared(q: Query, corpus: _Corpus, settings: Ranking) -> Callable[[_Scored
     )
 
 
-def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) -> tuple[list[view.RecordView], int]:
+def _order(
+    scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking, replacing: dict[str, frozenset[str]]
+) -> tuple[list[view.RecordView], int]:
     """Band, score, then ties (higher tier, newer — a later ts, then the larger id, as in the
     log); then the newer-first rules: same-topic records among the top hits, and records that
     update an older one inside the top `reorder_top`. A query that asks for the past turns the
-    ties round and skips both rules (one that names a day skips them too). Returns the hits of
-    the page and how many there are in all (a hot entry journalled more than once counts once)."""
+    ties round and skips both rules (one that names a day skips them too). Last, every
+    superseded hit goes below the hits that replaced it (`replacing`: `_later_versions`), whatever
+    the query asks. Returns the hits of the page and how many there are in all (a hot entry
+    journalled more than once counts once)."""
     asks = q.intent.asks
     later = -1 if asks == "past" else 1  # ties: the newer first — the older when asked for the past
     scored.sort(key=lambda s: (view.id_time(s.row.id), s.row.n), reverse=later > 0)
@@ -618,6 +647,7 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
                 # (a note, not a conversation turn: chat says "now" and "instead"
                 # in passing — on conversations it moved 24 LoCoMo questions, 20 down)
                 settings.change_updates and s.row.session is None and cues.says_change(s.record.text),
+                s.parts.status in (view.Status.SUPERSEDED, view.Status.REMOVED) or bool(s.row.superseded_by),
             )
             for s in top
         ]
@@ -630,6 +660,8 @@ def _order(scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking) 
             cues.cue_terms() if settings.present_cues else frozenset(),
         )
         final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
+    if replacing:
+        final = [final[i] for i in ranking.successors_first([s.row.id for s, _ in final], replacing)]
     hits = []
     for s, updated in final[: q.limit]:
         explain = None

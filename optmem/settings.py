@@ -26,6 +26,12 @@ class AtLeast(NamedTuple):
     low: float
 
 
+class AtMost(NamedTuple):
+    """A constraint: the value is at most this."""
+
+    high: float
+
+
 # Sections are NamedTuples, not dataclasses: importing `dataclasses` costs ~14 ms of every
 # command's start-up. A field's type, default and constraint are declared together.
 
@@ -71,6 +77,7 @@ class Ranking(NamedTuple):
     update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
     cjk_unigram: Annotated[float, AtLeast(0)] = 0.3  # weight of a Chinese query's single characters
     reorder_top: Annotated[int, AtLeast(1)] = 10  # hits the newer-first rules re-order, whatever --limit
+    superseded_factor: Annotated[float, AtLeast(0), AtMost(1)] = 0.75  # a superseded record's score ×
     # The language rules (`optmem.reading`), each on or off:
     stopwords: bool = True  # English function words are dropped from a query
     question_words: bool = True  # … and its form: "how many / much / long", 多少, 吗, 的 …
@@ -90,12 +97,6 @@ class Ranking(NamedTuple):
 
 class Duration(NamedTuple):
     """A constraint: the value is a duration like 2d, 12h, 30m."""
-
-
-class AtMost(NamedTuple):
-    """A constraint: the value is at most this."""
-
-    high: float
 
 
 class Lifecycle(NamedTuple):

@@ -126,8 +126,10 @@ STATUS_RULES: tuple[_Rule, ...] = (
 LIVE = (Status.CURRENT, Status.PENDING)  # what a conflict is between
 
 # Search lists hits in bands, best first: current redlines, other current records, then by status.
-# A cold record has no band of its own: it ranks in the band of what it was when it cooled (`band`).
-BANDS = ("redline", Status.CURRENT, Status.PENDING, Status.EXPIRED, Status.SUPERSEDED, Status.FORGOTTEN)
+# A superseded record has no band of its own: an old version ranks among the current records by its
+# own relevance, lowered (`ranking.score`), below the records that replaced it
+# (`ranking.successors_first`). A cold record ranks in the band of what it was when it cooled.
+BANDS = ("redline", Status.CURRENT, Status.PENDING, Status.EXPIRED, Status.FORGOTTEN)
 
 
 def status(row: ViewRow, now: float, *, warm: bool = False) -> Status:
@@ -162,14 +164,15 @@ def is_sql(wanted: Status, now: float) -> tuple[str, list[Any]]:
 
 
 def band(st: Status, tier: int, was: Status | None = None) -> int:
-    """A hit's band (0 is best): current redlines, current records, then by status. A cold record
-    ranks in the band of what it was when it cooled (`was`: its status were it warm; current
-    when not given) — a cold fact is one nobody used lately, not one known to be wrong: it stays
-    above guesses, expired and superseded records, and a cold superseded value stays among them."""
+    """A hit's band (0 is best): current redlines, current records, then by status — a superseded
+    record, a redline too, in the band of the current records (its score is lowered instead:
+    `ranking.score`). A cold record ranks in the band of what it was when it cooled (`was`: its
+    status were it warm; current when not given) — a cold fact is one nobody used lately, not
+    one known to be wrong: it stays above guesses and expired records."""
     if st == Status.COLD:
         st = was if was is not None and was != Status.COLD else Status.CURRENT
-    if st == Status.REMOVED:  # no longer held, as a superseded one (its entry's newest line first)
-        st = Status.SUPERSEDED
+    if st in (Status.SUPERSEDED, Status.REMOVED):  # (a removed entry: no longer held, as a superseded one)
+        return 1
     if st == Status.CURRENT:
         return 0 if tier == Tier.REDLINE else 1
     return BANDS.index(st)

@@ -163,7 +163,9 @@ def test_a_cold_fact_ranks_above_guesses_and_superseded_records(cli, vault, vaul
     assert cli.json("sweep")["by_reason"] == {"heat": 1}
     hits = cli.json("search", "invoice archive nas share", "--include-cold", "--limit", "5")["hits"]
     order = [h["id"] for h in hits]
-    assert order.index(fact) < order.index(guess) < order.index(old)
+    # above the old version too, which ranks among the current records by its own words, lowered
+    # (issue 44); a guess keeps its band below them
+    assert order.index(fact) < order.index(old) < order.index(guess)
     assert next(h for h in hits if h["id"] == fact)["status"] == "cold"
 
 

@@ -1152,3 +1152,81 @@ def test_idf_takes_a_term_count_above_the_record_count_as_every_record():
     for common in (False, True):
         assert ranking.idf(10, 12, common_weightless=common) == ranking.idf(10, 10, common_weightless=common)
         assert ranking.idf(10, 12, common_weightless=common) > 0
+
+
+# -- old versions: their own relevance, lowered; below what replaced them (issue 44) ------------
+def test_an_old_version_is_scored_by_its_own_relevance_times_the_status_factor():
+    from optmem import view
+    from optmem.record import Tier
+
+    s = Ranking()
+    now = epoch("2026-06-01")
+    current = ranking.Candidate(2.0, 0.0, Tier.NORMAL, "note", view.Status.CURRENT, now)
+    old = current._replace(status=view.Status.SUPERSEDED)
+    cur, sup = ranking.score(current, now, s), ranking.score(old, now, s)
+    assert sup.band == cur.band == 1  # no band of its own: it ranks among the current records …
+    assert sup.status_factor == s.superseded_factor < 1 and cur.status_factor == 1.0
+    assert sup.score == pytest.approx(cur.score * s.superseded_factor)  # … by its relevance, lowered
+    # a strong old version goes above a weak current record; one that matches as well goes first
+    weak = ranking.score(current._replace(relevance=1.0), now, s)
+    assert weak.score < sup.score < cur.score
+    # whatever trust and heat give the old version and take from the current one
+    best_old = ranking.score(old._replace(kind="correction", importance=2.0), now, s)
+    worst_current = ranking.score(
+        current._replace(tier=Tier.CHAT, inferred=True, status=view.Status.COLD, was=view.Status.CURRENT), now, s
+    )
+    assert best_old.score < worst_current.score
+    # a cold old version is lowered too (what it was when it cooled), and a redline ranks like any
+    cold = ranking.score(old._replace(status=view.Status.COLD, was=view.Status.SUPERSEDED), now, s)
+    assert (cold.band, cold.status_factor) == (1, s.superseded_factor)
+    red = ranking.score(old._replace(tier=Tier.REDLINE), now, s)
+    assert red.band == 1  # a superseded redline is no rule: not in the redlines' band
+    # expired and pending records keep their bands below the current ones, not lowered
+    for status in (view.Status.EXPIRED, view.Status.PENDING):
+        parts = ranking.score(current._replace(status=status), now, s)
+        assert parts.band > 1 and parts.status_factor == 1.0
+    off = ranking.score(old, now, s._replace(superseded_factor=1.0))
+    assert off.score == cur.score
+
+
+@pytest.mark.parametrize(
+    "order, later, expected",
+    [
+        (["a", "b", "c"], {}, ["a", "b", "c"]),  # nothing superseded: nothing moves
+        (["old", "x", "new", "y"], {"old": frozenset({"new"})}, ["x", "new", "old", "y"]),  # right after it
+        (["x", "new", "old"], {"old": frozenset({"new"})}, ["x", "new", "old"]),  # already below: stays
+        (["old", "x"], {"old": frozenset({"new"})}, ["old", "x"]),  # its successor is no hit: stays
+        # a chain a ← b ← c: each below every later version, the nearest first
+        (["a", "b", "x", "c"], {"a": frozenset({"b", "c"}), "b": frozenset({"c"})}, ["x", "c", "b", "a"]),
+        (["b", "a", "c"], {"a": frozenset({"b", "c"}), "b": frozenset({"c"})}, ["c", "b", "a"]),
+        # the middle version is no hit: the oldest still goes below the current one
+        (["a", "x", "c"], {"a": frozenset({"b", "c"})}, ["x", "c", "a"]),
+        # two old versions of one fact (a key's values), and a cycle no writer makes keeps its order
+        (["k1", "k2", "k3"], {"k1": frozenset({"k3"}), "k2": frozenset({"k3"})}, ["k3", "k1", "k2"]),
+        (["p", "q"], {"p": frozenset({"q"}), "q": frozenset({"p"})}, ["p", "q"]),
+    ],
+)
+def test_an_old_version_goes_below_the_records_that_replaced_it(order, later, expected):
+    assert [order[i] for i in ranking.successors_first(order, later)] == expected
+
+
+@given(st.permutations(["a", "b", "c", "d", "e", "f"]))
+def test_successors_first_keeps_every_hit_and_every_version_below_its_successors(order):
+    later = {"a": frozenset({"b", "c"}), "b": frozenset({"c"}), "d": frozenset({"e"})}
+    placed = [order[i] for i in ranking.successors_first(order, later)]
+    assert sorted(placed) == sorted(order)
+    for old, newer in later.items():
+        assert all(placed.index(n) < placed.index(old) for n in newer)
+    free = [x for x in order if x == "f"]
+    assert [x for x in placed if x == "f"] == free
+
+
+def test_a_superseded_record_updates_nothing_however_new():
+    day = ranking.DAY
+    idfs = {"stage": 1.0, "python": 1.0}
+    older = ranking.Match("current", 0.0, 1, 2.0, frozenset({"stage", "python"}))
+    newer = ranking.Match("old-version", 30 * day, 1, 2.0, frozenset({"stage", "python"}))
+    s = Ranking()
+    assert [p.at for p in ranking.updates_first([older, newer], idfs, True, s)] == [1, 0]  # a newer value …
+    gone = newer._replace(replaced=True)
+    assert [p.at for p in ranking.updates_first([older, gone], idfs, True, s)] == [0, 1]  # … not when replaced

@@ -137,4 +137,4 @@ def test_score_is_the_product_of_its_parts():
     red = ranking.score(c._replace(tier=Tier.REDLINE, recency=NOW - 900 * ranking.DAY), NOW, settings)
     assert red.band == 0 and red.recency_bonus == settings.recency_window  # redlines never decay
     old = ranking.score(c._replace(status=view.Status.SUPERSEDED), NOW, settings)
-    assert old.band == view.BANDS.index(view.Status.SUPERSEDED)
+    assert old.band == p.band and old.score == p.score * settings.superseded_factor  # lowered, no band of its own

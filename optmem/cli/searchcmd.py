@@ -122,6 +122,7 @@ def _explain(ex: dict[str, Any]) -> str:
         f"heat×{ex['heat_factor']} (recency +{ex['recency_bonus']:.1%}, {ex['age_days']}d; "
         f"importance ×{ex['relative_importance']})",
         f"tier×{ex['tier_factor']}",
+        *([f"{ex['status']}×{ex['status_factor']}"] if ex.get("status_factor", 1.0) != 1.0 else []),
         f"band={ex['band']}",
         f"b={ex['b']}",
     ]
