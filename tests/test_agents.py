@@ -592,6 +592,7 @@ def test_refusal_advice_names_tools_and_arguments_over_mcp():
     )
 
 
+@pytest.mark.long
 def test_an_unreadable_line_gets_the_answer_json_rpc_prescribes():
     """`unreadable`, in process: what each kind of bad line is answered with."""
     from optmem.integrations.mcp import unreadable

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import HANG, optmem_cmd, put
 
 
@@ -40,6 +41,7 @@ def _booby_trapped_repo(tmp_path: Path) -> tuple[Path, Path]:
     return repo, marker
 
 
+@pytest.mark.long
 def test_reads_never_run_what_a_carried_git_config_names(tmp_path, cli):
     repo, marker = _booby_trapped_repo(tmp_path)
     vault = repo / "mem"
@@ -126,6 +128,7 @@ def _clean_refusal(res: subprocess.CompletedProcess[str], *names: str) -> None:
 READS = (["search", "port"], ["context"], ["show"], ["get", "x"], ["stats"], ["add", "a new fact"])
 
 
+@pytest.mark.long
 def test_a_settings_file_linked_to_dev_zero_is_refused_in_bounded_memory(tmp_path, vault):
     (vault.root / "optmem.toml").symlink_to("/dev/zero")
     for args in READS:
@@ -158,6 +161,7 @@ def test_a_huge_settings_file_is_refused_by_its_size(tmp_path, vault, cli):
     assert res.exit_code == 3 and "optmem.toml" in res.stderr and "1 MiB" in res.stderr, res.stderr
 
 
+@pytest.mark.long
 def test_a_handoff_from_dev_zero_or_an_endless_pipe_is_refused_in_bounded_memory(tmp_path, vault):
     res = _bounded(["handoff", "write", "-p", "webapp", "--file", "/dev/zero"], vault.root)
     _clean_refusal(res, "/dev/zero", "too_large")
@@ -169,6 +173,7 @@ def test_a_handoff_from_dev_zero_or_an_endless_pipe_is_refused_in_bounded_memory
     assert not (vault.root / "projects").exists()
 
 
+@pytest.mark.long
 def test_a_summariser_printing_without_end_is_stopped_and_nothing_of_it_is_kept(tmp_path, vault, cli):
 
     for i in range(6):
@@ -216,6 +221,7 @@ def test_doctor_names_every_link_out_of_the_vault_a_walk_finds(tmp_path, vault, 
 
 
 # -- a full or closed stdout ------------------------------------------------------------------
+@pytest.mark.long
 def test_a_full_stdout_is_a_clear_unwritable_error_for_every_command(vault):
 
     for i in range(3):
@@ -238,6 +244,7 @@ def test_a_full_stdout_is_a_clear_unwritable_error_for_every_command(vault):
     assert res.returncode == 1 and json.loads(res.stderr)["error"]["code"] == "not_found", res.stderr
 
 
+@pytest.mark.long
 def test_a_reader_that_stops_early_ends_the_output_without_a_traceback(vault):
 
     for i in range(200):
@@ -279,6 +286,7 @@ def test_a_log_that_is_a_fifo_refuses_the_append_instead_of_waiting(vault):
     assert res.returncode == 3 and "LOG.jsonl" in res.stderr and "not a regular file" in res.stderr, res.stderr
 
 
+@pytest.mark.long
 def test_an_import_from_dev_zero_or_an_endless_file_is_refused_in_bounded_memory(tmp_path, vault):
     """`import FILE`, `import -` and `import --from TOOL` read what they are given with a bound:
     an export line without end, or a neighbour's memory file linked to /dev/zero, is refused

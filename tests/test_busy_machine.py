@@ -11,6 +11,7 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
 from conftest import HANG
 from hypothesis import HealthCheck, settings
 
@@ -97,6 +98,7 @@ def test_the_audit_finds_each_kind_of_tight_clock():
     assert tight_clocks(fine) == []
 
 
+@pytest.mark.long
 def test_no_test_waits_on_a_tight_clock():
     assert HANG >= GENEROUS
     found = {

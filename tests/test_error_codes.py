@@ -47,6 +47,7 @@ def emitted() -> list[tuple[str, str, str]]:
     return found
 
 
+@pytest.mark.long
 def test_every_code_the_source_answers_with_is_in_the_one_list_with_its_class_exit_code() -> None:
     found = emitted()
     assert len(found) > 40  # (the scan sees the source: the classes, the raise sites, the hub)
@@ -58,10 +59,12 @@ def test_every_code_the_source_answers_with_is_in_the_one_list_with_its_class_ex
             assert errors.CODES[code].exit_code == cls.exit_code, (code, where, called)
 
 
+@pytest.mark.long
 def test_the_list_holds_no_code_nothing_answers_with() -> None:
     assert set(errors.CODES) == {code for code, _, _ in emitted()}
 
 
+@pytest.mark.long
 def test_a_bare_optmem_error_always_names_its_code() -> None:
     """The base classes' own code ("error") is in no list: raising one names a listed code."""
     bare = []

@@ -132,6 +132,7 @@ def poisoned(tmp_path: Path) -> tuple[Path, dict[str, str], str]:
     return vault, ids, node
 
 
+@pytest.mark.long
 def test_every_cli_surface_text_and_json(poisoned, cli):
     vault, ids, node = poisoned
     asks = [
@@ -176,6 +177,7 @@ def test_one_broken_handoff_costs_its_own_line(poisoned, cli):
     assert_clean("context broken", res.stdout, fenced=True)
 
 
+@pytest.mark.long
 def test_every_mcp_tool_result(poisoned):
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -213,6 +215,7 @@ def test_every_mcp_tool_result(poisoned):
         assert_clean(where, text, fenced=text.startswith(OPEN))
 
 
+@pytest.mark.long
 def test_the_session_start_hook(poisoned, tmp_path):
     vault, _, _ = poisoned
     repo = tmp_path / "webapp"
@@ -230,6 +233,7 @@ def test_the_session_start_hook(poisoned, tmp_path):
     assert_clean("SessionStart", start.stdout, fenced=True)
 
 
+@pytest.mark.long
 def test_the_hermes_prefetch(poisoned, tmp_path, monkeypatch):
     from optmem.integrations import hermes
 

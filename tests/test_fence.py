@@ -416,6 +416,7 @@ def _assert_fence(block: str) -> list[str]:
     return lines[1:-1]
 
 
+@pytest.mark.long
 @PROPERTY
 @given(st.lists(STORED, min_size=1, max_size=6), STORED, st.sampled_from([200_000, 700, 400]))
 def test_context_prints_only_its_own_lines_and_one_line_items(stored, query, budget):
@@ -445,6 +446,7 @@ def test_context_prints_only_its_own_lines_and_one_line_items(stored, query, bud
         assert "\n" not in s.title and not _ANYWHERE.search(_unquoted(_normalised(s.title)))
 
 
+@pytest.mark.long
 @PROPERTY
 @given(st.lists(STORED, min_size=1, max_size=5))
 def test_a_fenced_body_marks_every_stored_line(stored):
@@ -459,6 +461,7 @@ def test_a_fenced_body_marks_every_stored_line(stored):
         _assert_data(line.removeprefix(MARK).removeprefix(" ").removeprefix("[1234abcd] ").removeprefix("- "))  # (3)
 
 
+@pytest.mark.long
 @PROPERTY
 @given(st.lists(STORED, min_size=1, max_size=4))
 def test_an_mcp_result_is_json_whose_every_stored_string_is_quoted(stored):
@@ -478,6 +481,7 @@ def test_an_mcp_result_is_json_whose_every_stored_string_is_quoted(stored):
     assert fenced_json(text) == defuse_all(json.loads(raw))
 
 
+@pytest.mark.long
 @PROPERTY
 @given(STORED)
 def test_defuse_is_idempotent_and_line_is_one_line(text):

@@ -54,6 +54,7 @@ def test_the_draft_extra_fields_and_ids_it_corrects_are_scanned_as_well(vault):
 
 
 # -- MCP ------------------------------------------------------------------------------------------
+@pytest.mark.long
 def test_mcp_append_refuses_a_flagged_key_tag_or_source_naming_the_field(vault_path):
     from conftest import fenced_json, run_optmem
     from test_agents import mcp_session
@@ -225,6 +226,7 @@ def test_import_keeps_hot_memory_within_its_limit_reports_the_overflow_and_journ
 
 
 # -- sync ----------------------------------------------------------------------------------------
+@pytest.mark.long
 @pytest.mark.parametrize(
     ("field", "fields"),
     [
@@ -276,6 +278,7 @@ def test_import_puts_no_entry_into_a_hot_file_git_left_conflicted(cli, tmp_path,
     assert (vault_path / "MEMORY.md").read_text("utf-8") == conflicted
 
 
+@pytest.mark.long
 def test_a_line_over_the_bounds_arriving_by_sync_is_reported_and_read_by_no_one(tmp_path):
     from test_sync import om, pair, sync
 

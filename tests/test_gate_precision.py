@@ -190,6 +190,7 @@ def test_another_subject_in_the_same_shape_with_another_number_is_another_fact(o
     assert not compare.looks_like_update(old, new, cues())
 
 
+@pytest.mark.long
 def test_ordinary_notes_written_blind_are_rarely_taken_for_updates(vault, vault_path, monkeypatch):
     """tests/data/gate_blind/notes.jsonl, written from a brief of goals by someone who never read
     the gate: groups of notes about different facts (many of one shape), and update pairs with

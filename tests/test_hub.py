@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 from conftest import HANG, fenced_json, log_lines
 
 TOKEN = secrets.token_urlsafe(32)
@@ -104,6 +105,7 @@ async def client_session(port: int, script, token: str = TOKEN, host: str = "127
                 return await script(s)
 
 
+@pytest.mark.long
 def test_the_hub_needs_the_token_and_several_clients_write_at_once_with_nothing_lost(vault_path):
     port = free_port()
     hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN})  # PORT alone: localhost
@@ -148,6 +150,7 @@ def test_the_hub_needs_the_token_and_several_clients_write_at_once_with_nothing_
     assert all(len(r["hits"]) >= 10 for r in results)
 
 
+@pytest.mark.long
 def test_the_token_comes_from_the_environment_or_the_users_own_configuration_never_the_vault(
     cli, tmp_path, vault_path, monkeypatch
 ):
@@ -265,6 +268,7 @@ def test_what_cannot_be_read_is_answered_before_the_sdk_and_the_rest_goes_on_who
     assert call([b"garbage"], method="GET")[0]["status"] == 200  # only posted messages are looked at
 
 
+@pytest.mark.long
 def test_the_memory_tool_keeps_text_shaped_like_json_as_text(vault_path):
     """Issue 48: the SDK read any string argument that parses as JSON as that JSON (`{"a": 1}` a
     dict, `[1, 2]` a list) when the argument's type is not plain `str`, so the `memory` tool
@@ -374,6 +378,7 @@ def closed_by_server(sock: socket.socket, trickle: bytes = b"") -> bool:
     return False
 
 
+@pytest.mark.long
 def test_the_hub_survives_two_thousand_idle_connections_and_still_answers(vault_path):
     """The adversarial run: ~1,100 idle unauthenticated connections took every file descriptor
     of a hub started with the usual limit of 1,024, and it crashed. Connections are bounded and
@@ -402,6 +407,7 @@ def test_the_hub_survives_two_thousand_idle_connections_and_still_answers(vault_
         hub.wait()
 
 
+@pytest.mark.long
 def test_a_request_sent_byte_by_byte_or_left_half_way_is_cut_off(vault_path, tmp_path):
     port = free_port()
     env = hub_config(tmp_path, header_timeout=2, body_timeout=2, keep_alive=1)
@@ -426,6 +432,7 @@ def test_a_request_sent_byte_by_byte_or_left_half_way_is_cut_off(vault_path, tmp
         hub.wait()
 
 
+@pytest.mark.long
 def test_a_body_over_the_limit_is_refused_with_413_and_the_error_object(vault_path, tmp_path):
     port = free_port()
     hub = start_hub(vault_path, f"127.0.0.1:{port}", hub_config(tmp_path, max_body=4096))
@@ -456,6 +463,7 @@ def test_a_body_over_the_limit_is_refused_with_413_and_the_error_object(vault_pa
         hub.wait()
 
 
+@pytest.mark.long
 def test_beyond_localhost_origin_and_host_are_checked_against_what_the_user_allowed(vault_path, tmp_path):
     """DNS rebinding (the MCP specification's transport security): a hub bound beyond localhost
     refuses a request from a web page's Origin with 403, and a Host it was not named by with 421,
@@ -505,6 +513,7 @@ def test_a_token_with_too_little_entropy_is_refused_and_a_random_one_is_taken():
             assert weak_token(token) is None, token
 
 
+@pytest.mark.long
 def test_the_cli_refuses_a_weak_token_saying_how_to_make_one(vault_path, tmp_path):
     """A real process (a token taken would serve until stopped: bounded by a timeout)."""
     env = {k: v for k, v in os.environ.items() if k != "OPTMEM_MCP_TOKEN"}
@@ -524,6 +533,7 @@ def test_the_cli_refuses_a_weak_token_saying_how_to_make_one(vault_path, tmp_pat
     assert not vault_path.exists()
 
 
+@pytest.mark.long
 def test_the_hub_logs_at_its_level_and_never_waits_on_a_stderr_nobody_reads(vault_path, tmp_path):
     """It froze after ~140 sessions when its parent did not read its stderr: it logged every
     request into a full pipe. At the default level (warning) a request logs nothing, and what it
@@ -555,6 +565,7 @@ def test_the_hub_logs_at_its_level_and_never_waits_on_a_stderr_nobody_reads(vaul
     assert loud.read_text("utf-8", "replace") != ""  # … and something at info
 
 
+@pytest.mark.long
 def test_the_guarded_protocol_in_process_answers_one_too_many_and_cuts_off_the_slow():
     """`guarded_protocol` on real sockets in this process: the connection over the limit is
     answered 503 (`busy`) and closed; headers that never end get 408 (`timeout`) and a close; a
@@ -654,6 +665,7 @@ def test_the_doors_in_process_host_origin_and_size():
     assert call(_AnsweringHTTP(app, limit=100), [], "POST", (good,))[0]["status"] == 200
 
 
+@pytest.mark.long
 def test_stderr_that_nobody_reads_never_blocks_the_hub(monkeypatch):
     """`log_to_stderr` in this process, on a pipe nobody reads: far more than a pipe holds is
     logged and written, and every call returns; what fits reaches the pipe."""

@@ -220,6 +220,7 @@ def test_each_state_on_each_surface(built: Built, row: Row) -> None:
             assert f"[{row.tree}]" in quoted, quoted
 
 
+@pytest.mark.long
 def test_the_lists_and_counts_agree_with_the_table(built: Built) -> None:
     b, ids = built, built.ids
     pending = run(b.cli, b.vault, "pending")["pending"]

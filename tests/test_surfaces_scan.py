@@ -299,6 +299,7 @@ def _mcp_call(tool: str, arguments: dict[str, Any]) -> str:
     return result.content[0].text
 
 
+@pytest.mark.long
 def test_the_mcp_handoff_read_tool_is_scanned(planted, cli):
     text = _mcp_call("handoff_read", {"project": "webapp"})
     got = fenced_json(text)

@@ -170,6 +170,7 @@ def _unverified(vault: Path) -> bool:
     return True
 
 
+@pytest.mark.long
 def test_a_first_write_in_a_cloned_vault_that_holds_no_records_does_not_trust_it(tmp_path):
     """Issue 48: a clone whose `.optmem/` held only its settings was taken for a vault begun
     here on its first write — and a redline pulled later became a locked rule."""
@@ -188,6 +189,7 @@ def test_a_first_write_in_a_cloned_vault_that_holds_no_records_does_not_trust_it
     assert not _unverified(vault)
 
 
+@pytest.mark.long
 def test_init_in_a_cloned_vault_that_holds_no_records_does_not_trust_it(tmp_path):
     origin = tmp_path / "origin"
     origin.mkdir()
@@ -206,6 +208,7 @@ def test_init_in_a_cloned_vault_that_holds_no_records_does_not_trust_it(tmp_path
     assert not _unverified(origin / ".optmem")
 
 
+@pytest.mark.long
 def test_a_re_clone_into_a_trusted_folder_is_not_trusted(tmp_path):
     """Trust belongs to one clone: a folder deleted and cloned again — another vault or the same
     one — waits for `optmem trust` again."""
@@ -227,6 +230,7 @@ def test_a_re_clone_into_a_trusted_folder_is_not_trusted(tmp_path):
         assert any("trust" in n for n in _json(place / ".optmem", "doctor")["notes"])
 
 
+@pytest.mark.long
 def test_a_vault_begun_in_a_repository_is_trusted_without_ceremony(tmp_path):
     """`init` in a fresh repository folder, a first write at the top of a clone of an empty
     repository (the recipe of docs/agents.md), a folder made by hand that git tracks nothing
@@ -253,6 +257,7 @@ def test_a_vault_begun_in_a_repository_is_trusted_without_ceremony(tmp_path):
         assert _json(vault, "trust")["changed"] is False
 
 
+@pytest.mark.long
 def test_trust_adds_nothing_to_the_vault_and_nothing_git_would_carry(tmp_path):
     """The clone's mark lives in its git directory, which no push and no pull writes."""
     repo = tmp_path / "repo"
@@ -269,6 +274,7 @@ def test_trust_adds_nothing_to_the_vault_and_nothing_git_would_carry(tmp_path):
     assert not _unverified(repo / ".optmem")
 
 
+@pytest.mark.long
 def test_a_path_on_a_list_from_an_older_optmem_trusts_nothing(tmp_path):
     """An older optmem kept one path a line: it cannot tell a re-clone from the clone it
     trusted, so the line no longer trusts; `optmem trust` replaces it."""
@@ -284,6 +290,7 @@ def test_a_path_on_a_list_from_an_older_optmem_trusts_nothing(tmp_path):
     assert _unverified(cloned)
 
 
+@pytest.mark.long
 def test_a_vault_in_a_worktree_is_trusted_in_that_worktree_only(tmp_path):
     """A worktree's `.git` is a file naming its own git directory: trust made in the main
     checkout does not reach the worktree, and the other way round."""
@@ -297,6 +304,7 @@ def test_a_vault_in_a_worktree_is_trusted_in_that_worktree_only(tmp_path):
     assert _unverified(cloned)
 
 
+@pytest.mark.long
 def test_without_git_a_folder_git_may_have_brought_is_not_taken_for_begun_here(tmp_path):
     """Whether git tracks a file of the folder is asked of git; a git that cannot answer trusts
     nothing."""
@@ -310,6 +318,7 @@ def test_without_git_a_folder_git_may_have_brought_is_not_taken_for_begun_here(t
     assert _unverified(clone / ".optmem")
 
 
+@pytest.mark.long
 def test_a_git_hooks_environment_does_not_steer_the_question(tmp_path):
     """Git runs a hook (optmem's post-commit one) with GIT_INDEX_FILE=.git/index, relative: asked
     from inside a cloned vault, that index is missing — empty — and the vault looked untracked."""
@@ -323,6 +332,7 @@ def test_a_git_hooks_environment_does_not_steer_the_question(tmp_path):
     assert _unverified(clone / ".optmem")
 
 
+@pytest.mark.long
 def test_trust_survives_sync_and_doctor_and_a_new_clone_waits(tmp_path):
     """The shared-vault recipe of docs/agents.md: the clone that began the vault keeps its trust
     through `sync` and `doctor --fix`; the other clone waits for `optmem trust`, then keeps it."""
@@ -341,6 +351,7 @@ def test_trust_survives_sync_and_doctor_and_a_new_clone_waits(tmp_path):
     assert not _unverified(desktop) and not _unverified(laptop)
 
 
+@pytest.mark.long
 def test_a_clone_whose_git_directory_cannot_be_found_or_whose_mark_is_a_link_is_not_trusted(tmp_path):
     """No git directory to keep a mark in: nothing is trusted, the write still happens and
     `optmem trust` says what is wrong. A mark that is a link (no git writes one) is not read."""
@@ -429,6 +440,7 @@ def test_what_cannot_be_read_trusts_nothing_in_process(tmp_path, monkeypatch):
     assert not trust.begun_here(repo / ".optmem")  # no git to ask: not begun here
 
 
+@pytest.mark.long
 def test_a_cloned_vault_deleted_from_the_work_tree_is_not_begun_again_by_a_write(tmp_path):
     """The folder is gone, but git's index still holds its files: a first write that makes the
     folder again does not make it the user's, and what `git restore` brings back stays a note."""

@@ -179,6 +179,7 @@ def test_settings_defaults_toml_and_overrides():
         settings.load(None, ["nodot=1"])
 
 
+@pytest.mark.long
 def test_lock_times_out_with_exit_3(cli, vault, vault_path):
     (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.2\n", "utf-8")  # timeout under test: held here
     with fsio.exclusive_lock(vault.lock_path, 1):
