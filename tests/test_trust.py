@@ -304,32 +304,33 @@ def test_a_vault_in_a_worktree_is_trusted_in_that_worktree_only(tmp_path):
     assert _unverified(cloned)
 
 
+def _init_in_a_clone_then_pull_a_redline(tmp_path, env_of) -> bool:
+    """`optmem init` in a clone of a vault holding only optmem.toml, run with `env_of(clone)`,
+    then a redline pushed elsewhere and pulled: whether it reads as an unverified note."""
+    origin = _origin(tmp_path, "origin", {"optmem.toml": ""})
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    assert run_optmem("--vault", str(clone / ".optmem"), "init", env=env_of(clone)).returncode == 0
+    _push_redline(origin)
+    git(clone, "pull", "-q", "--no-rebase", "--no-edit")
+    return _unverified(clone / ".optmem")
+
+
 @pytest.mark.long
 def test_without_git_a_folder_git_may_have_brought_is_not_taken_for_begun_here(tmp_path):
     """Whether git tracks a file of the folder is asked of git; a git that cannot answer trusts
     nothing."""
-    origin = _origin(tmp_path, "origin", {"optmem.toml": ""})
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(origin), str(clone))
-    no_git = {"PATH": str(tmp_path / "nowhere")}
-    assert run_optmem("--vault", str(clone / ".optmem"), "init", env=no_git).returncode == 0
-    _push_redline(origin)
-    git(clone, "pull", "-q", "--no-rebase", "--no-edit")
-    assert _unverified(clone / ".optmem")
+    assert _init_in_a_clone_then_pull_a_redline(tmp_path, lambda clone: {"PATH": str(tmp_path / "nowhere")})
 
 
 @pytest.mark.long
 def test_a_git_hooks_environment_does_not_steer_the_question(tmp_path):
     """Git runs a hook (optmem's post-commit one) with GIT_INDEX_FILE=.git/index, relative: asked
     from inside a cloned vault, that index is missing — empty — and the vault looked untracked."""
-    origin = _origin(tmp_path, "origin", {"optmem.toml": ""})
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(origin), str(clone))
-    hooked = {"GIT_INDEX_FILE": ".git/index", "GIT_DIR": str(clone / ".git")}
-    assert run_optmem("--vault", str(clone / ".optmem"), "init", env=hooked).returncode == 0
-    _push_redline(origin)
-    git(clone, "pull", "-q", "--no-rebase", "--no-edit")
-    assert _unverified(clone / ".optmem")
+    hooked = _init_in_a_clone_then_pull_a_redline(
+        tmp_path, lambda clone: {"GIT_INDEX_FILE": ".git/index", "GIT_DIR": str(clone / ".git")}
+    )
+    assert hooked
 
 
 @pytest.mark.long
