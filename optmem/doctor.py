@@ -19,7 +19,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from optmem import clock, fsio, gitstate, memory, scan, view
+from optmem import clock, fsio, gitstate, memory, view
 from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
 from optmem.record import MEMORY, BadLine, bad_units, clean_ref, missing_fields, names, parse_line
 from optmem.vault import NAME_RE, Vault
@@ -667,7 +667,7 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
                 {
                     "id": row.id,
                     "since": view.iso(since),
-                    "text": " ".join(scan.display(idx.record(row).text).split())[:120],
+                    "text": " ".join(view.display(idx.record(row).text).split())[:120],
                     "key": row.key,
                 }
                 for since, row in unchecked[:UNCHECKED_SHOWN]

@@ -302,10 +302,9 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
 
 
 def _preview(idx: Any, row: Any) -> str:
-    from optmem import scan
 
     text = " ".join(idx.record(row).text.split())
-    return scan.display(text[:120] + ("…" if len(text) > 120 else ""))
+    return view.display(text[:120] + ("…" if len(text) > 120 else ""))
 
 
 def auto_sweep(vault: Vault) -> str | None:

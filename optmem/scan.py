@@ -1890,4 +1890,4 @@ def redact(text: str) -> str:
     return f"[BLOCKED: {rule}]" if rule else text
 
 
-display = redact  # the earlier name, still used by optmem.context
+display = redact  # the earlier name (tests/test_scan.py holds it); surfaces call view.display
