@@ -9,20 +9,17 @@ into an empty vault gives a vault whose export is identical again. Records are k
 importing twice changes nothing.
 
 An import writes in bulk: every record is checked (it parses; the write gate's scanner finds
-nothing in its text or evidence), a bad one is reported with its line number and the rest go in,
-appended together, then the index catches up once. A big export into a vault whose log is empty
-goes in one pass instead: worker processes check each chunk and prepare its index rows from the
-same parse, while this process appends the chunk before and inserts its rows (`_Batch.write_fed`).
-Imported history keeps the dates its source gave it, and is marked as seen at the import (a recall
-line `via: import`, which warms it without making it recent), so the lifecycle's sweep does not
-cool it before anyone could look.
+nothing in its text or evidence — in worker processes for a big export), a bad one is reported
+with its line number and the rest go in, appended together, then the index catches up once (the
+normal build, when the vault held nothing). Imported history keeps the dates its source gave it,
+and is marked as seen at the import (a recall line `via: import`, which warms it without making
+it recent), so the lifecycle's sweep does not cool it before anyone could look.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -151,30 +148,24 @@ class _Batch:
     def refuse(self, line: int, code: str, message: str, field: str | None = None) -> None:
         self.bad.append({"line": line, "code": code, "message": message, **({"field": field} if field else {})})
 
-    def take(self, checked: list[Checked], keep: bool = True) -> list[Checked]:
-        """Records `check` passed (or the reason it did not), in order: the new ids, which are
-        kept for `write` unless `keep` is false."""
+    def take(self, checked: list[Checked]) -> None:
+        """Records `check` passed (or the reason it did not), in order: the new ones are kept for
+        `write`."""
         ids = [c[1] for c in checked]
         if all(c[3] is None for c in checked) and self.known.isdisjoint(ids) and len(set(ids)) == len(ids):
             self.known.update(ids)  # (every record taken, and none met before: the usual chunk)
-            if keep:
-                self.lines.extend(c[2] for c in checked)
-                self.ids.extend(ids)
-            return list(checked)
-        new = []
-        for c in checked:
-            line, rid, raw, refusal = c
+            self.lines.extend(c[2] for c in checked)
+            self.ids.extend(ids)
+            return
+        for line, rid, raw, refusal in checked:
             if refusal is not None:
                 self.refuse(line, *refusal)
             elif rid in self.known:
                 self.already += 1
             else:
                 self.known.add(rid)
-                new.append(c)
-                if keep:
-                    self.lines.append(raw)
-                    self.ids.append(rid)
-        return new
+                self.lines.append(raw)
+                self.ids.append(rid)
 
     def add(self, line: int, rid: str, raw: bytes, rec: Record) -> None:
         if rid in self.known:
@@ -241,47 +232,6 @@ class _Batch:
                 index.open_index(self.vault, progress).close()
         return _put_hot(self)
 
-    def write_fed(
-        self, results: Callable[[int, int, float | None], Iterator[Fresh]], total: int, progress: Progress | None
-    ) -> int:
-        """Into a vault whose log is empty: append the checked records chunk by chunk while the
-        index is built from them (`index.build(fed=…)`). `results(sid, hashed, shown)` gives each
-        chunk checked and prepared for the index (`check_prepared`), so a record is parsed once
-        and the checking overlaps the inserting. Returns the records written."""
-        from optmem import index, ingest
-
-        vault = self.vault
-        index.prepare(vault)
-        with vault.lock():
-            target = vault.append_path()
-            fsio.append_lines(target, [], within=vault.root)  # (a writer's new file: a segment now)
-            name = next(n for n, path in vault.segments() if path == target)
-            now = clock.format_ts(clock.now())
-            marks, moment = vault.access_path, clock.to_epoch(now)
-            # the records are marked seen now; while the recall file holds nothing else, the index
-            # takes that from the rows (`Fed.recall`) rather than reading the marks back
-            shown = moment if ingest.access_state(marks)[0] == 0 else None
-
-            def batches(sid: int, hashed: int) -> Iterator[Any]:
-                done = 0  # record lines read: those before a chunk (`check_prepared`'s `before`)
-                for checked, prep, base in results(sid, hashed, shown):
-                    new = self.take(checked, keep=False)
-                    before = done
-                    if len(new) != len(prep.ids):  # an id met before (an export doubled up): only the new
-                        prep, before, base = _prepared(new, sid, hashed, fed.lines, shown=shown), fed.lines, 0
-                    done += len(checked)
-                    if new:
-                        at = fsio.append_lines(target, [c[2] for c in new], within=vault.root)
-                        fed.mark(_mark_seen(vault, now, [c[1] for c in new]))
-                        yield ingest.placed_after(prep, fed.lines - before, at - base)
-                        fed.lines += len(new)
-                    if progress and total:
-                        progress(min(done, total), total)
-
-            fed = ingest.Fed(name, batches, None if shown is None else marks.relative_to(vault.root).as_posix())
-            index.build(vault, None, fed=fed)
-            return fed.lines
-
 
 def _mark_seen(vault: Vault, now: str, ids: list[str]) -> bytes:
     """Imported records, marked as seen at the import (`via: import`: warm, not recently used);
@@ -323,103 +273,36 @@ def refusal(rec: Record, limit: int, allow_unsafe: bool) -> Refusal | None:
 def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
     """Export lines holding records, checked: each parses as a record, and the scanner finds
     nothing in it (pure: runs in worker processes for a big import)."""
-    return [c for c, _, _ in _checked(*chunk)]
-
-
-def _checked(lines: list[tuple[int, str]], allow_unsafe: bool, limit: int) -> list[tuple[Checked, Record | None, bool]]:
-    """Each line checked, its record, and whether the record's bytes are the line's slice (`_slice`)."""
-    out: list[tuple[Checked, Record | None, bool]] = []
+    lines, allow_unsafe, limit = chunk
+    out: list[Checked] = []
     for n, text in lines:
         if text.startswith('{"record":{') and text.endswith("}}\n"):
             # the record's own JSON as `export` writes it: parsed once, written as it stands
             # (a slice that parses as one object is the whole record; anything else is read in full)
-            raw = _slice(text)
+            raw = text[10:-2].encode("utf-8")
             try:
                 rec = parse_line(raw, n, limit)
             except BadLine:
                 pass
             else:
-                out.append(((n, rec.id, raw, refusal(rec, limit, allow_unsafe)), rec, True))
+                out.append((n, rec.id, raw, refusal(rec, limit, allow_unsafe)))
                 continue
         try:
             obj = json.loads(text)["record"]
         except (ValueError, RecursionError, KeyError, TypeError) as exc:
-            out.append(((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}")), None, False))
+            out.append((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}")))
             continue
         if not isinstance(obj, dict):
-            out.append(((n, "", b"", ("unparseable_line", "a record is a JSON object")), None, False))
+            out.append((n, "", b"", ("unparseable_line", "a record is a JSON object")))
             continue
         raw = _dumps(obj).encode("utf-8")
         try:
             rec = parse_line(raw, n, limit)
         except BadLine as exc:
-            out.append(((n, "", b"", (exc.code, str(exc), *((exc.field,) if exc.field else ()))), None, False))
+            out.append((n, "", b"", (exc.code, str(exc), *((exc.field,) if exc.field else ()))))
             continue
-        out.append(((n, rec.id, raw, refusal(rec, limit, allow_unsafe)), rec, False))
+        out.append((n, rec.id, raw, refusal(rec, limit, allow_unsafe)))
     return out
-
-
-def _slice(text: str) -> bytes:
-    """A record line as `export` writes it (`{"record":{…}}`), as its record's own bytes."""
-    return text[10:-2].encode("utf-8")
-
-
-# a chunk checked, its accepted records prepared for the index, and the offset they were placed at
-Fresh = tuple[list[Checked], Any, int]
-Slim = tuple[int, str, bytes | None, Refusal | None]  # a Checked whose bytes may be left to its line
-
-
-class Task(NamedTuple):
-    """A chunk of export lines for `check_prepared`, and where its records would land in segment
-    `sid` (name hashed `hashed`) were every record before them taken: after `before` lines, at
-    `offset` (the export's record lines, as written, before it); `shown`: when they are marked seen."""
-
-    lines: list[tuple[int, str]]
-    allow_unsafe: bool
-    limit: int  # `[limits] record_bytes`
-    sid: int
-    hashed: int
-    before: int
-    offset: int
-    shown: float | None
-
-
-def check_prepared(task: Task) -> tuple[list[Slim], Any, int]:
-    """`check`, and the records it accepts prepared for the index as if written where the task
-    says (`ingest.placed_after` moves them to where they do land, when that is elsewhere)."""
-    found = _checked(task.lines, task.allow_unsafe, task.limit)
-    kept = [(c, rec) for c, rec, _ in found if c[3] is None and rec is not None]
-    accepted, records = [c for c, _ in kept], [rec for _, rec in kept]
-    prep = _prepared(accepted, task.sid, task.hashed, task.before, records, task.offset, task.shown)
-    # a record's bytes that are its line's slice go back as None (the caller has the line: `_whole`)
-    checked: list[Slim] = [(c[0], c[1], None, None) if sliced and c[3] is None else c for c, _, sliced in found]
-    return checked, prep, task.offset
-
-
-def _whole(checked: list[Slim], lines: list[tuple[int, str]]) -> list[Checked]:
-    """`check_prepared`'s lines checked, each accepted record's bytes back from its line."""
-    return [
-        (n, rid, _slice(text) if raw is None else raw, why) for (n, rid, raw, why), (_, text) in zip(checked, lines)
-    ]
-
-
-def _prepared(
-    accepted: list[Checked],
-    sid: int,
-    hashed: int,
-    before: int,
-    records: list[Record] | None = None,
-    offset: int = 0,
-    shown: float | None = None,
-) -> Any:
-    """The index rows of checked lines written one after another from `offset`, after `before` lines."""
-    from optmem import ingest
-
-    lines, off = [], offset
-    for i, (_, _, raw, _) in enumerate(accepted, before + 1):
-        lines.append((raw, i, off, len(raw)))
-        off += len(raw) + 1
-    return ingest.prepare_rows(lines, sid, hashed, records, shown)
 
 
 def _put_hot(batch: _Batch) -> int:
@@ -481,49 +364,26 @@ def import_export(
             "earlier — upgrade optmem; nothing was imported"
         )
     total = head["records"] if isinstance(head.get("records"), int) else 0
-    big = total >= PARALLEL_MIN
     pool = None
-    if big:
+    if total >= PARALLEL_MIN:
         import multiprocessing
         import os
 
         pool = multiprocessing.get_context("fork").Pool(max(2, os.cpu_count() or 1))
     try:
         chunks = _record_chunks(batch, it, allow_unsafe)
-        if big and batch.was_empty and not any(path.is_file() and path.stat().st_size for _, path in vault.segments()):
-
-            def results(sid: int, hashed: int, shown: float | None) -> Iterator[Fresh]:
-                sent: deque[list[tuple[int, str]]] = deque()  # (the lines of each task, in order)
-
-                def tasks() -> Iterator[Task]:
-                    before = offset = 0
-                    for lines, allow, limit in chunks:
-                        sent.append(lines)
-                        yield Task(lines, allow, limit, sid, hashed, before, offset, shown)
-                        before += len(lines)
-                        # a record line as `export` writes it lands 12 characters shorter (`_slice`);
-                        # where a line lands otherwise, its chunk's rows are moved there after (`placed_after`)
-                        offset += sum(len(text.encode()) - 11 for _, text in lines)
-
-                assert pool is not None  # (a big import: the workers check and prepare)
-                for checked, prep, base in pool.imap(check_prepared, tasks()):
-                    yield _whole(checked, sent.popleft()), prep, base
-
-            written = batch.write_fed(results, total, progress)
-            hot = _put_hot(batch)
-        else:
-            done = 0
-            for checked in pool.imap(check, chunks) if pool else map(check, chunks):
-                batch.take(checked)
-                done += len(checked)
-                if progress and total:
-                    progress(min(done, total), total)  # checking; the index's own progress follows
-            written = len(batch.lines)
-            hot = batch.write(progress)
+        done = 0
+        for checked in pool.imap(check, chunks) if pool else map(check, chunks):
+            batch.take(checked)
+            done += len(checked)
+            if progress and total:
+                progress(min(done, total), total)  # checking; the index's own progress follows
     finally:
         if pool is not None:
             pool.close()
             pool.join()
+    written = len(batch.lines)
+    hot = batch.write(progress)
     return Imported(FORMAT, written, batch.already, hot, sorted(batch.bad, key=lambda b: b["line"]))
 
 
