@@ -184,9 +184,15 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
             done = transfer.import_export(
                 vault, transfer.bounded_lines(fh), allow_unsafe=allow_unsafe, progress=progress
             )
-    warn_all([f"line {b['line']}: {b['message']} (not imported)" for b in done.bad[:20]])
+    warn_all(
+        [f"{b['file'] + ' ' if b.get('file') else ''}line {b['line']}: {b['message']} (not imported)" for b in done.bad[:20]]
+    )
     if len(done.bad) > 20:
         warn_all([f"{len(done.bad) - 20} more line(s) not imported (see --json)"])
+    warn_all(done.warnings)
+    if done.unmapped:
+        fields = ", ".join(f"{k} ({n:,})" for k, n in done.unmapped.items())
+        warn_all([f"{done.source} fields not mapped to a record's (not kept): {fields}"])
     said = (
         f"imported {done.records:,} record(s) from {done.source}"
         + (f", {done.hot} hot entr{'y' if done.hot == 1 else 'ies'}" if done.hot else "")
