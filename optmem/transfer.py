@@ -80,7 +80,10 @@ def export_lines(vault: Vault) -> Iterator[str]:
             ]
             if entries or f.front:
                 hot.append({"file": f.name, "front": f.front, "entries": entries})
-    yield _dumps({"format": FORMAT, "version": VERSION, "records": len(found), "hot_files": len(hot)})
+    access = _access_lines(vault)
+    yield _dumps(
+        {"format": FORMAT, "version": VERSION, "records": len(found), "hot_files": len(hot), "access": len(access)}
+    )
     seen: set[str] = set()
     for _, rid, body in found:
         if rid in seen:
@@ -92,6 +95,36 @@ def export_lines(vault: Vault) -> Iterator[str]:
         yield _dumps({"record": obj})
     for h in hot:
         yield _dumps({"hot": h})
+    for line in access:
+        yield f'{{"access":{line}}}'
+
+
+def _access_lines(vault: Vault) -> list[str]:
+    """The recall history (every ACCESS.jsonl line of every writer: recalls, cold marks, sweeps)
+    as an export carries it: each line once, in time order, so two exports of one vault — or of
+    its clones — are identical. The marks an import wrote for the records it brought (`via:
+    import`) are left out: they say when this vault took them in, not how they were used."""
+    from optmem import layout
+
+    seen: set[str] = set()
+    for _, path in layout.access_files(vault.root):
+        if not path.is_file():
+            continue
+        with open(path, "rb") as fh:
+            for raw, _length in fsio.lines(fh):
+                obj = _access_obj(raw)
+                if obj is not None and obj.get("via") != "import":
+                    seen.add(_dumps(obj))
+    return sorted(seen, key=lambda line: (json.loads(line)["ts"], line))
+
+
+def _access_obj(raw: bytes | str) -> dict[str, Any] | None:
+    """An ACCESS.jsonl line as an object, or None when it is not one (torn, not JSON, no time)."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return obj if type(obj) is dict and isinstance(obj.get("ts"), str) else None
 
 
 # -- import -----------------------------------------------------------------------------------
@@ -548,7 +581,29 @@ def import_export(
         if pool is not None:
             pool.close()
             pool.join()
-    return Imported(FORMAT, written, batch.already, hot, sorted(batch.bad, key=lambda b: b["line"]))
+    access = _put_access(batch)
+    return Imported(FORMAT, written, batch.already, hot, sorted(batch.bad, key=lambda b: b["line"]), access=access)
+
+
+def _put_access(batch: _Batch) -> int:
+    """Append the recall history an export carried (the lines the vault lacks, each once) to this
+    writer's ACCESS.jsonl, and let the index take it in; returns the lines appended."""
+    from optmem.index import open_index
+
+    if not batch.access:
+        return 0
+    vault = batch.vault
+    have = set(_access_lines(vault))
+    new: list[bytes] = []
+    for obj in batch.access:
+        line = _dumps(obj)
+        if line not in have:
+            have.add(line)
+            new.append(line.encode())
+    if new:
+        fsio.append_lines(vault.access_path, new, within=vault.root)
+        open_index(vault).close()  # the index takes the recalls in now, not on the next search
+    return len(new)
 
 
 def _record_chunks(
@@ -575,6 +630,12 @@ def _record_chunks(
             continue
         if isinstance(obj, dict) and "record" in obj:
             chunk.append((n, text))
+        elif isinstance(obj, dict) and "access" in obj:
+            line = obj["access"]
+            if isinstance(line, dict) and isinstance(line.get("ts"), str) and clock.to_epoch(line["ts"]) is not None:
+                batch.access.append(line)
+            else:
+                batch.refuse(n, "unparseable_line", "an access line without a time")
         elif isinstance(obj, dict) and isinstance(obj.get("hot"), dict) and _hot_ok(obj["hot"]):
             hot = obj["hot"]
             for e in hot["entries"]:
@@ -588,7 +649,7 @@ def _record_chunks(
                 hot["front"] = ""
             batch.hot.append((n, hot))
         else:
-            batch.refuse(n, "unparseable_line", 'neither {"record": …} nor {"hot": …}')
+            batch.refuse(n, "unparseable_line", 'neither {"record": …}, {"hot": …} nor {"access": …}')
     if chunk:
         yield chunk, allow_unsafe, limit
 
