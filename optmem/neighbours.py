@@ -86,7 +86,7 @@ def epoch(value: Any) -> float | None:
 
 
 def _project(folder: str, mapping: dict[str, Any]) -> str:
-    from optmem.integrations.git import project_name
+    from optmem.vault import project_name
 
     return project_name(folder, mapping)
 
@@ -117,7 +117,7 @@ EXPECTED = {
     "blocks, raw_memories.md of `## Thread` blocks",
     "hermes": "Hermes Agent's memories/MEMORY.md and USER.md: entries separated by a line holding only `§`",
     "mem0": "Mem0 exports: JSON files holding the memories `get_all` answers — a list, or an object with "
-    '`results` — each with a `memory` text',
+    "`results` — each with a `memory` text",
 }
 
 
@@ -186,7 +186,7 @@ def claude_code(path: Path, mapping: dict[str, Any], limit: int) -> Found:
     auto memory), its `projects/` folder, one project's folder or `memory/` folder, a topic file,
     a CLAUDE.md, or a project checkout holding CLAUDE.md files."""
     found = Found()
-    memories: list[tuple[Path, str]] = []  # (a memory folder, its project)
+    memories: list[tuple[Path, str | None]] = []  # (a memory folder, its project)
     claude_mds: list[tuple[Path, str | None]] = []
     one: Path | None = None  # a single topic file
     if path.is_file():
@@ -199,7 +199,9 @@ def claude_code(path: Path, mapping: dict[str, Any], limit: int) -> Found:
             raise wrong("claude-code", path, "is not a Markdown file", None)
     elif (path / "projects").is_dir():  # ~/.claude
         claude_mds += [(path / n, None) for n in CLAUDE_MD if (path / n).is_file()]
-        memories += [(p / "memory", claude_project(p, mapping)) for p in _dirs(path / "projects") if (p / "memory").is_dir()]
+        memories += [
+            (p / "memory", claude_project(p, mapping)) for p in _dirs(path / "projects") if (p / "memory").is_dir()
+        ]
     elif any((p / "memory").is_dir() for p in _dirs(path)):  # ~/.claude/projects
         memories += [(p / "memory", claude_project(p, mapping)) for p in _dirs(path) if (p / "memory").is_dir()]
     elif (path / "memory").is_dir():  # one project's folder
@@ -218,7 +220,9 @@ def claude_code(path: Path, mapping: dict[str, Any], limit: int) -> Found:
         recognised = True
     if not recognised:
         seen = _first_seen(p for p in (path.rglob("*.md") if path.is_dir() else [path]))
-        raise wrong("claude-code", path, "holds no topic file with front matter, no MEMORY.md index and no CLAUDE.md", seen)
+        raise wrong(
+            "claude-code", path, "holds no topic file with front matter, no MEMORY.md index and no CLAUDE.md", seen
+        )
     return found
 
 
@@ -246,7 +250,7 @@ def _front(text: str) -> tuple[str | None, int, str]:
     return None, 0, text
 
 
-def _claude_memory(found: Found, folder: Path, project: str, limit: int, only: Path | None = None) -> bool:
+def _claude_memory(found: Found, folder: Path, project: str | None, limit: int, only: Path | None = None) -> bool:
     """One auto-memory folder: each topic file a record keyed `claude-code:<file>` in the project
     (so an edited file imported again supersedes its older version, and only in that project);
     each line of the MEMORY.md index that is not a link to a topic file, a record. Returns
@@ -259,8 +263,6 @@ def _claude_memory(found: Found, folder: Path, project: str, limit: int, only: P
         text = read(index)
         if (seen := looks_like(text)) not in (None, "claude-code"):
             raise wrong("claude-code", index, "is not a Claude Code memory index", seen)
-        from optmem.transfer import markdown_items
-
         recognised |= bool(_INDEX_LINK.search(text))
         for n, _, item in markdown_items(text):
             if not _LINK_ONLY.match(item):
@@ -289,7 +291,7 @@ def _claude_memory(found: Found, folder: Path, project: str, limit: int, only: P
                 )
         elif (seen := looks_like(text)) not in (None, "claude-code"):
             raise wrong("claude-code", topic, "is not a Claude Code topic file", seen)
-        nested = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
+        nested: dict[str, Any] = meta["metadata"] if isinstance(meta.get("metadata"), dict) else {}
         kind = str(meta.get("type") or nested.get("type") or "").strip().lower()
         described = str(meta.get("description") or "").strip()
         whole = "\n\n".join(p for p in (described, body.strip()) if p)
@@ -314,13 +316,47 @@ def _claude_memory(found: Found, folder: Path, project: str, limit: int, only: P
 
 
 _LINK_ONLY = re.compile(r"^\[[^\]]*\]\([^)]*\.md\)\s*(?:[—–:-]\s*.*)?$")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
+_HEADING = re.compile(r"^\s*#{1,6}\s+(.*?)\s*#*\s*$")
+
+
+def markdown_items(text: str) -> list[tuple[int, str, str]]:
+    """The memories of a Markdown file: each list item and each paragraph, as (line, the heading
+    it sits under, its text); an item's continuation lines join it."""
+    out: list[tuple[int, str, str]] = []
+    heading, start = "", 0
+    cur: list[str] = []
+
+    def flush() -> None:
+        if cur:
+            out.append((start, heading, " ".join(s.strip() for s in cur).strip()))
+            cur.clear()
+
+    for n, line in enumerate(text.splitlines(), 1):
+        h = _HEADING.match(line)
+        item = _ITEM.match(line)
+        if h:
+            flush()
+            heading = h.group(1)
+        elif not line.strip():
+            flush()
+        elif item:
+            flush()
+            cur.append(item.group(1))
+            start = n
+        else:
+            if not cur:
+                start = n
+            cur.append(line)
+    flush()
+    return out
 
 
 def _claude_md(found: Found, path: Path, project: str | None, limit: int) -> None:
     """A CLAUDE.md: each section (the text under a heading, the heading kept in front) one record
     keyed `claude-code:<file>#<heading>` in the file's project."""
     label = ".claude/CLAUDE.md" if path.parent.name == ".claude" and project is not None else path.name
-    heading, start, body = "", 1, []
+    heading, start, body = "", 1, list[str]()
     used: Counter[str] = Counter()
 
     def flush() -> None:
@@ -477,9 +513,7 @@ def _codex_file(found: Found, f: Path, text: str, mapping: dict[str, Any]) -> No
         if not statement or section is None or statement.lower() in ("none", "none observed"):
             return
         text = f"{context}: {statement}" if context and not statement.startswith(context) else statement
-        found.memories.append(
-            Memory(f.name, item_line, text, when, codex_project(cwd, mapping), tags=(tag, section))
-        )
+        found.memories.append(Memory(f.name, item_line, text, when, codex_project(cwd, mapping), tags=(tag, section)))
 
     for n, line in enumerate(lines, 1):
         stripped = line.strip()
@@ -615,8 +649,10 @@ def _mem0_item(found: Found, file: str, n: int, item: Any, mapping: dict[str, An
     for k in ("user_id", "actor_id", "attributed_to"):
         if isinstance(item.get(k), str) and item[k].strip():
             extra[k] = item[k]
-    if created is not None and when is not None and clock.format_ts(clock.from_epoch(created)) != clock.format_ts(
-        clock.from_epoch(when)
+    if (
+        created is not None
+        and when is not None
+        and clock.format_ts(clock.from_epoch(created)) != clock.format_ts(clock.from_epoch(when))
     ):
         extra["created_at"] = clock.format_ts(clock.from_epoch(created))
     if meta:

@@ -21,10 +21,8 @@ cool it before anyone could look.
 from __future__ import annotations
 
 import json
-import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -702,42 +700,6 @@ def _files(path: Path, names: Iterable[str]) -> list[Path]:
     if path.is_file():
         return [path]
     return [path / n for n in names if (path / n).is_file()]
-
-
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
-_HEADING = re.compile(r"^\s*#{1,6}\s+(.*?)\s*#*\s*$")
-
-
-def markdown_items(text: str) -> list[tuple[int, str, str]]:
-    """The memories of a Markdown file: each list item and each paragraph, as (line, the heading
-    it sits under, its text); an item's continuation lines join it."""
-    out: list[tuple[int, str, str]] = []
-    heading, start = "", 0
-    cur: list[str] = []
-
-    def flush() -> None:
-        if cur:
-            out.append((start, heading, " ".join(s.strip() for s in cur).strip()))
-            cur.clear()
-
-    for n, line in enumerate(text.splitlines(), 1):
-        h = _HEADING.match(line)
-        item = _ITEM.match(line)
-        if h:
-            flush()
-            heading = h.group(1)
-        elif not line.strip():
-            flush()
-        elif item:
-            flush()
-            cur.append(item.group(1))
-            start = n
-        else:
-            if not cur:
-                start = n
-            cur.append(line)
-    flush()
-    return out
 
 
 def _hermes(batch: _Batch, path: Path) -> int:

@@ -26,7 +26,9 @@ def records(cli) -> list[dict]:
 
 def snapshot(vault: Path) -> dict[str, bytes]:
     """Every file of the vault but its cache, with what it holds."""
-    return {str(p.relative_to(vault)): p.read_bytes() for p in vault.rglob("*") if p.is_file() and ".cache" not in p.parts}
+    return {
+        str(p.relative_to(vault)): p.read_bytes() for p in vault.rglob("*") if p.is_file() and ".cache" not in p.parts
+    }
 
 
 def status(cli, rid: str) -> str:
@@ -128,7 +130,13 @@ def test_a_folder_of_mem0_exports_maps_every_field_and_reports_what_it_did_not(c
     trip = recs["a2b8c3d4-5e6f-4a8b-9c0d-1e2f3a4b5c6d"]
     assert trip["session"] == "trip-2026-09" and trip["expires"] == "2026-09-18T00:00:00Z"
     assert recs["9c2d7e41-6f1a-4b3c-8d5e-2a9b0c1d3e4f"]["ts"] == "2026-05-20T12:00:00Z"  # created_at
-    assert done["unmapped"] == {"hash": 2, "lifecycle_state": 1, "role": 1, "structured_attributes": 3, "synthesized": 2}
+    assert done["unmapped"] == {
+        "hash": 2,
+        "lifecycle_state": 1,
+        "role": 1,
+        "structured_attributes": 3,
+        "synthesized": 2,
+    }
     human = cli("import", "--from", "mem0", str(MEM0))
     assert human.exit_code == 0 and "structured_attributes" in human.stderr
 

@@ -185,7 +185,10 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
                 vault, transfer.bounded_lines(fh), allow_unsafe=allow_unsafe, progress=progress
             )
     warn_all(
-        [f"{b['file'] + ' ' if b.get('file') else ''}line {b['line']}: {b['message']} (not imported)" for b in done.bad[:20]]
+        [
+            f"{b['file'] + ' ' if b.get('file') else ''}line {b['line']}: {b['message']} (not imported)"
+            for b in done.bad[:20]
+        ]
     )
     if len(done.bad) > 20:
         warn_all([f"{len(done.bad) - 20} more line(s) not imported (see --json)"])
