@@ -36,6 +36,7 @@ def status(cli, rid: str) -> str:
 
 
 # -- Claude Code --------------------------------------------------------------------------------
+@pytest.mark.long
 def test_claude_code_keeps_each_project_reads_both_front_matter_shapes_and_warns_of_a_yaml_slip(cli):
     done = cli.json("import", "--from", "claude-code", str(CLAUDE))
     assert done["bad"] == []
@@ -86,6 +87,7 @@ def test_an_edited_claude_code_topic_file_supersedes_its_own_project_only(cli, t
 
 
 # -- Codex --------------------------------------------------------------------------------------
+@pytest.mark.long
 def test_codex_memories_become_statements_dated_by_their_thread_with_headings_as_context(cli):
     done = cli.json("import", "--from", "codex", str(CODEX))
     assert done["bad"] == []
@@ -185,3 +187,57 @@ def test_an_export_carries_the_recall_history_so_a_moved_vault_keeps_its_heat(cl
     assert cli("--vault", str(second), "export").stdout == dump  # the import's own marks are not exported
     again = cli.json("--vault", str(second), "import", str(tmp_path / "dump.jsonl"))
     assert again["records"] == 0 and cli("--vault", str(second), "export").stdout == dump
+
+
+@pytest.mark.parametrize(
+    ("path", "count", "projects"),
+    [
+        (CLAUDE / "projects", 7, {"webapp", "home-ana-src-billing-api"}),
+        (CLAUDE / "projects" / "-home-ana-src-billing-api", 1, {"home-ana-src-billing-api"}),
+        (CLAUDE / "projects" / "-home-ana-src-webapp" / "memory" / "user_role.md", 1, {"webapp"}),
+    ],
+)
+def test_claude_code_takes_any_folder_of_its_tree(cli, path, count, projects):
+    assert cli.json("import", "--from", "claude-code", str(path))["records"] == count
+    assert {r.get("project") for r in records(cli)} == projects
+
+
+def test_a_checkouts_claude_md_files_are_its_projects(cli, tmp_path):
+    shop = tmp_path / "shop"
+    (shop / ".claude").mkdir(parents=True)
+    (shop / ".claude" / "CLAUDE.md").write_text("# Build\n\n- `make` builds it.\n", "utf-8")
+    (shop / "CLAUDE.local.md").write_text("My local port is 3000.\n\n```\n# not a heading\n```\n", "utf-8")
+    (shop / "README.md").write_text("# Shop\n\nNot a memory.\n", "utf-8")
+    assert cli.json("import", "--from", "claude-code", str(shop))["records"] == 2
+    got = {r["key"]: r for r in records(cli)}
+    assert set(got) == {"claude-code:.claude/CLAUDE.md#build", "claude-code:CLAUDE.local.md#top"}
+    assert {r["project"] for r in got.values()} == {"shop"} and "# not a heading" in got[
+        "claude-code:CLAUDE.local.md#top"
+    ]["text"]
+
+
+@pytest.mark.parametrize(
+    ("cwd", "project"),
+    [
+        ("/home/ana/src/tally", "tally"),
+        ("/Users/ana/work/My App", "My-App"),
+        ("/Users/ana", None),
+        ("/home/ana/src", None),
+        ("/tmp/scratch", None),
+        ("/", None),
+        ("/root", None),
+        ("unknown", None),
+        ("src/tally", None),
+    ],
+)
+def test_a_codex_cwd_is_a_project_only_when_it_names_one(cwd, project):
+    from optmem.neighbours import codex_project
+
+    assert codex_project(cwd, {}) == project
+
+
+@pytest.mark.parametrize(("name", "text"), [("notes.json", '{"foo": 1}'), ("broken.json", "{not json")])
+def test_a_json_file_that_is_no_mem0_export_is_refused(cli, tmp_path, name, text):
+    (tmp_path / name).write_text(text, "utf-8")
+    err = cli.json("import", "--from", "mem0", str(tmp_path / name), code=2)["error"]
+    assert err["code"] == "wrong_format" and "get_all" in err["message"]
