@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from optmem import fsio
-from optmem.errors import WrongFormat
+from optmem.errors import OptmemError, WrongFormat
 
 PREFIX_BYTES = 256 << 10  # of a Claude Code transcript, read to find the folder it ran in
 
@@ -189,7 +189,7 @@ def claude_code(path: Path, mapping: dict[str, Any], limit: int) -> Found:
     memories: list[tuple[Path, str | None]] = []  # (a memory folder, its project)
     claude_mds: list[tuple[Path, str | None]] = []
     one: Path | None = None  # a single topic file
-    if path.is_file():
+    if not path.is_dir():
         if path.name in CLAUDE_MD:
             claude_mds.append((path, _claude_md_project(path, mapping)))
         elif path.suffix == ".md":
@@ -219,7 +219,7 @@ def claude_code(path: Path, mapping: dict[str, Any], limit: int) -> Found:
         _claude_md(found, f, project, limit)
         recognised = True
     if not recognised:
-        seen = _first_seen(p for p in (path.rglob("*.md") if path.is_dir() else [path]))
+        seen = _first_seen(path.glob("*.md") if path.is_dir() else [path])
         raise wrong(
             "claude-code", path, "holds no topic file with front matter, no MEMORY.md index and no CLAUDE.md", seen
         )
@@ -234,7 +234,11 @@ def _first_seen(files: Iterable[Path]) -> str | None:
     for n, f in enumerate(files):
         if n >= 20:
             break
-        if f.is_file() and (seen := looks_like(read(f))):
+        try:
+            seen = looks_like(read(f)) if f.is_file() else None
+        except OptmemError:  # (too large, unreadable: it names no tool)
+            continue
+        if seen:
             return seen
     return None
 
@@ -460,7 +464,7 @@ def codex_project(cwd: str | None, mapping: dict[str, Any]) -> str | None:
 def codex(path: Path, mapping: dict[str, Any]) -> Found:
     """Codex's memories folder (or one of its three files); see the module's doc."""
     found = Found()
-    files = [path] if path.is_file() else [path / n for n in CODEX_FILES if (path / n).is_file()]
+    files = [path / n for n in CODEX_FILES if (path / n).is_file()] if path.is_dir() else [path]
     if not files:
         raise wrong("codex", path, f"holds none of {', '.join(CODEX_FILES)}", _first_seen(path.glob("*.md")))
     texts = {}
@@ -613,7 +617,7 @@ def mem0(path: Path, mapping: dict[str, Any]) -> Found:
     `metadata`; `expiration_date` the record's expiry. Fields with a value it does not map are
     counted in `unmapped`."""
     found = Found()
-    files = [path] if path.is_file() else sorted(p for p in path.glob("*.json") if p.is_file())
+    files = sorted(p for p in path.glob("*.json") if p.is_file()) if path.is_dir() else [path]
     if not files:
         raise wrong("mem0", path, "holds no JSON file", _first_seen(path.glob("*.md")))
     loaded = []
