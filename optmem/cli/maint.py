@@ -151,15 +151,18 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
 
     Every record is checked (it parses; the security scan finds nothing); a bad one is reported
     with its line number and the rest go in, in one write, then the index catches up once.
-    Importing again changes nothing. --from reads Claude Code's auto memory folder
-    (~/.claude/projects/<project>/memory), Codex's memories (MEMORY.md, memory_summary.md,
-    raw_memories.md), Hermes's MEMORY.md/USER.md (into hot memory while they fit, the rest to
-    the log) or a Mem0 export (JSON); each record keeps the date its source gave it.
+    Importing again changes nothing; an export carries the recall history too. --from reads
+    Claude Code's memory (~/.claude: every project's auto memory, each in its project, and
+    CLAUDE.md files), Codex's ~/.codex/memories (the statements, dated by their thread),
+    Hermes's MEMORY.md/USER.md (into hot memory while they fit, the rest to the log) or Mem0
+    exports (a JSON file or a folder of them); each record keeps the date its source gave it.
+    Files not in the named tool's format are refused (wrong_format) and nothing is written.
 
     \b
     Example:
       optmem import vault.jsonl
-      optmem import --from claude-code ~/.claude/projects/-home-me-webapp/memory
+      optmem import --from claude-code ~/.claude
+      optmem import --from codex ~/.codex/memories
     """
     import sys
     from pathlib import Path
