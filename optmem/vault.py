@@ -27,6 +27,19 @@ def validate_name(name: str, what: str = "name") -> str:
     return name
 
 
+def project_name(folder: str, mapping: dict[str, Any] | None = None) -> str:
+    """A project name for a folder: a mapping from optmem.toml [projects], else the folder name
+    made safe (characters a name may not hold become '-')."""
+    mapped = (mapping or {}).get(folder)
+    if isinstance(mapped, str):
+        return mapped
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", folder).strip("-._") or "project"
+    if not name[0].isalnum():
+        name = "p" + name
+    name = name[:64]
+    return name if NAME_RE.fullmatch(name) else "project"
+
+
 def hot_target(file: str) -> tuple[str, str | None] | None:
     """(target, project) of a hot file named as the journal names it ("MEMORY.md",
     "USER.md", "projects/P/MEMORY.md"); None for any other name."""
