@@ -13,7 +13,7 @@ from typing import Any
 
 from optmem import clock, log, view
 from optmem import text as textmod
-from optmem.errors import Ambiguous, NotApplicable, NotFound, UsageError, quote
+from optmem.errors import Ambiguous, NotApplicable, NotFound, OptmemError, UsageError, quote
 from optmem.index import Filters, Index, Row, open_index, prepare
 from optmem.record import CORRECTION, ID_RE, RESOLUTION, names
 from optmem.vault import Vault
@@ -220,6 +220,7 @@ class OpenConflict:
     project: str | None
     values: list[dict[str, Any]]  # the records in conflict, oldest first (get's shape)
     fact: str | None = None  # without a key: the id of the record corrected two ways
+    file: str | None = None  # a hot-memory entry edited two ways: its file (key `hot:<file>:<entry>`)
 
     @property
     def name(self) -> str:
@@ -229,8 +230,9 @@ class OpenConflict:
 
 def conflicts(vault: Vault, *, show_unsafe: bool = False) -> list[OpenConflict]:
     """Every open conflict, oldest first: keys whose current values time cannot order
-    (`view.key_winner`), and facts with more than one current version (a record corrected on two
-    clones, both corrections merged by git) — one fact, two truths, whatever its kind."""
+    (`view.key_winner`), facts with more than one current version (a record corrected on two
+    clones, both corrections merged by git), and hot-memory entries edited two ways (`hot_forks`)
+    — one fact, two truths, whatever its kind."""
     now = clock.now().timestamp()
     with open_index(vault) as idx:
         return open_conflicts(idx, now, show_unsafe=show_unsafe)
@@ -253,6 +255,7 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
         (list(rows.values()), OpenConflict(None, first.domain, first.project, [], fact=first.id))
         for first, rows in forks.values()
     ]
+    found += hot_forks(idx)
     out = []
     for rows, c in sorted(found, key=lambda f: min(r.ts or 0 for r in f[0])):
         if len(rows) > 1:
@@ -261,11 +264,62 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
                 for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))
             ]
             if show_unsafe:
-                out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact))
+                out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact, c.file))
             else:  # the key, the names and the id as surfaces show them (`view.shown`), as the values are
                 key, domain, project, fact = view.shown([c.key, c.domain, c.project, c.fact])
-                out.append(OpenConflict(key, domain, project, values, fact))
+                out.append(OpenConflict(key, domain, project, values, fact, c.file))
     return out
+
+
+def hot_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
+    """Hot-memory entries edited two ways: an entry that `replace` (a journalled edit) turned
+    into two entries the file still holds both of — each clone replaced it, git's merge kept both
+    edits. Read from the journal in the log, so every clone that synced sees it, not only the one
+    whose merge met it. The values are the journal records of the versions held; the key is
+    `hot:<file>:<entry id of the edited entry>`."""
+    from optmem import memory
+
+    out: list[tuple[list[Row], OpenConflict]] = []
+    for target, project in memory.targets(idx.vault):
+        try:
+            hot = memory.load(idx.vault, target, project)
+        except OptmemError:  # doctor names it
+            continue
+        held = {memory.entry_id(e) for e in hot.entries}
+        successors: dict[str, list[str]] = {}  # an entry → the entries that replaced it
+        made: dict[str, Row] = {}  # an entry → the journal record that last put it in the file
+        for row in idx.journal(hot.name):
+            rec = idx.record(row)
+            step = memory.journal_step(rec)
+            if step is None:
+                continue
+            entry, op, by = step[1], step[2], rec.extra.get("replaced_by")
+            if op == "remove" and isinstance(by, str):
+                successors.setdefault(entry, []).append(by)
+            elif op != "remove":
+                made[entry] = row
+        for entry, after in successors.items():
+            if entry in held or len(after) < 2:
+                continue
+            heads = [h for h in dict.fromkeys(_held_head(e, successors, held) for e in after) if h in made]
+            if len(heads) > 1:
+                rows = [made[h] for h in heads]
+                key = f"hot:{hot.name}:{entry}"
+                out.append((rows, OpenConflict(key, rows[0].domain, project, [], file=hot.name)))
+    return out
+
+
+def _held_head(entry: str, successors: dict[str, list[str]], held: set[str]) -> str | None:
+    """The entry the file holds now that `entry` became, following single edits; None when it
+    was removed, or forked again (that fork is a conflict of its own)."""
+    seen: set[str] = set()
+    while entry not in held:
+        after = successors.get(entry, [])
+        if len(after) != 1 or entry in seen:
+            return None
+        seen.add(entry)
+        entry = after[0]
+    return entry
 
 
 @dataclass(frozen=True)
@@ -336,7 +390,7 @@ def _resolve(
     ids = [v["id"] for v in c.values]
     kept = None
     if keep is not None:
-        matches = [v for v in c.values if names(keep, v["id"])]
+        matches = [v for v in c.values if names(keep, v["id"]) or (c.file is not None and v.get("entry") == keep)]
         if len(matches) != 1:  # a well-formed --keep naming none (or several): refused, exit 1
             raise (NotFound if not matches else Ambiguous)(
                 f"--keep {quote(keep)} is "
@@ -349,6 +403,8 @@ def _resolve(
         kept, text = matches[0]["id"], matches[0]["text"]
     else:
         text = value or ""
+    if c.file is not None:
+        return _resolve_hot(vault, c, kept, text, source, allow_unsafe)
     tier = "redline" if any(v["tier"] == "redline" for v in c.values) else "normal"
     res = log.append(
         vault,
@@ -367,6 +423,31 @@ def _resolve(
         allow_unsafe=allow_unsafe,
     )
     return Resolved(res.id or "", c.name, kept, ids, res.record or {})
+
+
+def _resolve_hot(
+    vault: Vault, c: OpenConflict, kept: str | None, text: str, source: str | None, allow_unsafe: bool
+) -> Resolved:
+    """A hot entry edited two ways, settled in its file (journalled as every hot edit is): the
+    kept version stays and the others are removed; with a new value, the first version becomes
+    it and the others are removed. Git's next merges carry the removals to every clone."""
+    from optmem import memory
+    from optmem.vault import hot_target
+
+    where = hot_target(c.file or "")
+    if where is None:  # (a conflict names only hot files)
+        raise NotFound(f"{quote(c.file or '')} is not a hot-memory file", key=c.name)
+    target, project = where
+    entries = [v["entry"] for v in c.values]
+    stays = next((v["entry"] for v in c.values if v["id"] == kept), None) if kept else entries[0]
+    ops: list[dict[str, Any]] = [{"op": "remove", "id": e} for e in entries if e != stays]
+    if kept is None:
+        ops.append({"op": "replace", "id": stays, "new": text})
+    res = memory.apply(
+        vault, ops, target=target, project=project, source=source or "resolve", allow_unsafe=allow_unsafe
+    )
+    rid = res.journal[-1] if res.journal else ""
+    return Resolved(rid, c.name, kept, [v["id"] for v in c.values if v["id"] != kept], {"id": rid, "text": text})
 
 
 def _names_conflict(c: OpenConflict, ref: str) -> bool:
