@@ -143,6 +143,7 @@ def correct(
                     id=row.id,
                 )
             warnings = idx.warnings()
+            seen = log.decided(idx, row)  # a forget on another clone it had not seen is a conflict
             if row.pending and not row.confirmed:
                 warnings.append(f"{row.id} was a pending guess (domain {row.domain}); the correction replaces it")
         res = log.append(  # refuses (redline_locked) to correct a redline unless this is one
@@ -157,6 +158,7 @@ def correct(
                 evidence=evidence,
                 source=source,
                 corrects=[row.id],
+                extra={"decided_after": seen},
             ),
             allow_unsafe=allow_unsafe,
             gate=False,
@@ -221,6 +223,7 @@ class OpenConflict:
     values: list[dict[str, Any]]  # the records in conflict, oldest first (get's shape)
     fact: str | None = None  # without a key: the id of the record corrected two ways
     file: str | None = None  # a hot-memory entry edited two ways: its file (key `hot:<file>:<entry>`)
+    decision: bool = False  # a record kept on one clone (confirm, correct) and forgotten on another
 
     @property
     def name(self) -> str:
@@ -255,7 +258,7 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
         (list(rows.values()), OpenConflict(None, first.domain, first.project, [], fact=first.id))
         for first, rows in forks.values()
     ]
-    found += hot_forks(idx)
+    found += hot_forks(idx) + decision_forks(idx)
     out = []
     for rows, c in sorted(found, key=lambda f: min(r.ts or 0 for r in f[0])):
         if len(rows) > 1:
@@ -264,10 +267,12 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
                 for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))
             ]
             if show_unsafe:
-                out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact, c.file))
+                values = [_decision_value(idx, v) for v in values] if c.decision else values
+                out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact, c.file, c.decision))
             else:  # the key, the names and the id as surfaces show them (`view.shown`), as the values are
                 key, domain, project, fact = view.shown([c.key, c.domain, c.project, c.fact])
-                out.append(OpenConflict(key, domain, project, values, fact, c.file))
+                values = [_decision_value(idx, v) for v in values] if c.decision else values
+                out.append(OpenConflict(key, domain, project, values, fact, c.file, c.decision))
     return out
 
 
@@ -307,6 +312,58 @@ def hot_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
                 key = f"hot:{hot.name}:{entry}"
                 out.append((rows, OpenConflict(key, rows[0].domain, project, [], file=hot.name)))
     return out
+
+
+_DECIDED = (
+    "SELECT DISTINCT f.ref FROM rec f WHERE f.ref IS NOT NULL AND f.kind = ? AND ("
+    " EXISTS (SELECT 1 FROM rec k WHERE k.ref = f.ref AND k.kind IN (?, ?))"
+    " OR EXISTS (SELECT 1 FROM rec t JOIN cor c ON c.t = t.n WHERE t.id = f.ref))"
+)
+
+
+def decision_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
+    """Records kept on one clone and forgotten on another, neither knowing of the other's
+    decision: a `forget` (or `reject`) against a `confirm`, a `restore` or a correction, each
+    made without having seen the other (`decided_after`, which every decision records; one
+    written before it was, knew of every decision older than itself). A decision made after
+    seeing the other is a change of mind, not a conflict; `resolve` settles one with a decision
+    made after both."""
+    from optmem.record import CONFIRM, FORGET, RESTORE
+
+    out: list[tuple[list[Row], OpenConflict]] = []
+    for (ref,) in idx.conn.execute(_DECIDED, (FORGET, CONFIRM, RESTORE)).fetchall():
+        target = idx.by_id(ref)
+        if target is None:
+            continue
+        heads = decision_heads(idx, target)
+        dropped = [r for r in heads if r.kind == FORGET]
+        if dropped and len(dropped) < len(heads):
+            out.append((heads, OpenConflict(None, target.domain, target.project, [], fact=target.id, decision=True)))
+    return out
+
+
+def decision_heads(idx: Index, target: Row) -> list[Row]:
+    """The decisions about `target` no other decision about it was made after."""
+    marks = ", ".join("?" * len(log.DECISIONS))
+    about = idx.rows(f"r.ref = ? AND r.kind IN ({marks})", (target.id, *log.DECISIONS)) + idx.correcting(target)
+    about.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
+    seen: set[str] = set()
+    for i, row in enumerate(about):
+        after = idx.record(row).extra.get("decided_after")
+        seen.update(after if isinstance(after, list) else (r.id for r in about[:i]))
+    return [r for r in about if r.id not in seen]
+
+
+def _decision_value(idx: Index, value: dict[str, Any]) -> dict[str, Any]:
+    """A decision as a value in conflict: what it decided, in words (a correction says its text)."""
+    from optmem.record import CONFIRM, FORGET, RESTORE
+
+    kind = value.get("kind")
+    if kind not in (FORGET, CONFIRM, RESTORE):
+        return value
+    reason = value.get("reason")
+    said = {FORGET: "forgotten", CONFIRM: "confirmed", RESTORE: "kept"}[kind]
+    return {**value, "text": said + (f" ({reason})" if isinstance(reason, str) and reason else "")}
 
 
 def _held_head(entry: str, successors: dict[str, list[str]], held: set[str]) -> str | None:
@@ -405,6 +462,8 @@ def _resolve(
         text = value or ""
     if c.file is not None:
         return _resolve_hot(vault, c, kept, text, source, allow_unsafe)
+    if c.decision:
+        return _resolve_decision(vault, c, kept, source)
     tier = "redline" if any(v["tier"] == "redline" for v in c.values) else "normal"
     res = log.append(
         vault,
@@ -448,6 +507,33 @@ def _resolve_hot(
     )
     rid = res.journal[-1] if res.journal else ""
     return Resolved(rid, c.name, kept, [v["id"] for v in c.values if v["id"] != kept], {"id": rid, "text": text})
+
+
+def _resolve_decision(vault: Vault, c: OpenConflict, kept: str | None, source: str | None) -> Resolved:
+    """A record kept on one clone and forgotten on another, settled by a decision made after
+    both: keeping a forget forgets the record and the corrections kept against it; keeping the
+    other side restores the record (its correction, if that was kept, stays its current version)."""
+    from optmem.record import FORGET, RESTORE
+
+    if kept is None:
+        raise UsageError(
+            f"{c.name} was kept on one clone and forgotten on another: give --keep ID, one of the "
+            f"decisions ({', '.join(v['id'][-8:] for v in c.values)}); --value does not apply"
+        )
+    chosen = next(v for v in c.values if v["id"] == kept)
+    drop = chosen["kind"] == FORGET
+    corrections = [v["id"] for v in c.values if v["kind"] not in log.DECISIONS]
+    refs = [c.fact or ""] + (corrections if drop else [])
+
+    def decide(idx: Index, rows: list[Row], moment: Any) -> list[Any]:
+        after = log.decided(idx, rows[0])
+        extra = {"decided_after": after, "resolves": [v["id"] for v in c.values], "kept": kept}
+        if drop:
+            return [log.about(r, moment, FORGET, source=source, extra={**extra, "reason": "resolved"}) for r in rows]
+        return [log.about(rows[0], moment, RESTORE, source=source, extra=extra)]
+
+    _, lines = log.write_about_all(vault, refs, decide)
+    return Resolved(lines[0].id, c.name, kept, [v["id"] for v in c.values if v["id"] != kept], lines[0].to_json())
 
 
 def _names_conflict(c: OpenConflict, ref: str) -> bool:

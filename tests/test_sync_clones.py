@@ -251,3 +251,65 @@ def test_the_first_sync_to_an_empty_remote_works_while_git_speaks_german(machine
     net.om("solo", "append", "a first record")
     report = net.sync("solo")
     assert report["pushed"] and report["records_out"] == 1
+
+
+def _decision_conflict(net: Net, machine: str, rid: str) -> dict:
+    (found,) = [c for c in net.om(machine, "conflicts")["conflicts"] if c["fact"] == rid]
+    return found
+
+
+@pytest.mark.long
+def test_confirm_on_one_machine_and_reject_on_another_is_a_conflict_on_both(net):
+    rid = net.om("a", "append", "the staging cluster runs k3s", "--confidence", "0.3")["id"]
+    net.sync("a"), net.sync("b")
+    net.om("a", "confirm", rid)
+    net.om("b", "reject", rid, "--reason", "it runs k8s")
+    net.sync("a")
+    reported = net.sync("b")["new_conflicts"]
+    assert [c["name"] for c in reported] == [rid[-8:]]
+    assert [c["name"] for c in net.sync("a")["new_conflicts"]] == [rid[-8:]]
+    for m in ("a", "b"):
+        found = _decision_conflict(net, m, rid)
+        assert sorted(v["kind"] for v in found["values"]) == ["confirm", "forget"], found
+        asked = net.text(m, "context")
+        assert rid[-8:] in asked and "forgotten on another" in asked
+    # settled with one command: keep the confirmation — the record is current on both
+    keep = next(v["id"] for v in _decision_conflict(net, "b", rid)["values"] if v["kind"] == "confirm")
+    net.om("b", "resolve", rid[-8:], "--keep", keep)
+    net.sync("b"), net.sync("a")
+    for m in ("a", "b"):
+        assert net.om(m, "conflicts")["conflicts"] == []
+        assert net.om(m, "get", rid)["record"]["status"] == "current"
+
+
+@pytest.mark.long
+def test_forget_against_a_correct_is_a_conflict_and_keeping_the_forget_forgets_both(net):
+    rid = net.om("a", "append", "the api lives at api.example.com")["id"]
+    net.sync("a"), net.sync("b")
+    fixed = net.om("a", "correct", rid, "the api lives at api.example.net")["id"]
+    net.om("b", "forget", rid, "--reason", "the api is gone")
+    net.sync("a")
+    assert [c["name"] for c in net.sync("b")["new_conflicts"]] == [rid[-8:]]
+    net.sync("a")
+    found = _decision_conflict(net, "a", rid)
+    assert sorted(v["kind"] for v in found["values"]) == ["correction", "forget"]
+    forget = next(v["id"] for v in found["values"] if v["kind"] == "forget")
+    net.om("a", "resolve", rid[-8:], "--keep", forget)
+    net.sync("a"), net.sync("b")
+    for m in ("a", "b"):
+        assert net.om(m, "conflicts")["conflicts"] == []
+        assert net.om(m, "get", fixed)["record"]["status"] == "forgotten"
+        assert not [h for h in net.om(m, "search", "api lives")["hits"] if h["status"] == "current"]
+
+
+@pytest.mark.long
+def test_decisions_made_one_after_the_other_are_no_conflict(net):
+    rid = net.om("a", "append", "the queue is rabbitmq", "--confidence", "0.3")["id"]
+    net.sync("a"), net.sync("b")
+    net.om("a", "confirm", rid)
+    net.sync("a"), net.sync("b")
+    net.om("b", "forget", rid, "--reason", "moved to kafka")  # b had seen the confirmation
+    net.sync("b"), net.sync("a")
+    for m in ("a", "b"):
+        assert net.om(m, "conflicts")["conflicts"] == []
+        assert net.om(m, "get", rid)["record"]["status"] == "forgotten"
