@@ -99,7 +99,8 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
         )
         more = f" (and {len(c.values) - 3} more: optmem conflicts)" if len(c.values) > 3 else ""
         if c.decision:
-            what = f"id {_line(c.name)} was kept on one machine (confirmed, corrected or restored) and forgotten on another"
+            kept = "kept on one machine (confirmed, corrected or restored)"
+            what = f"id {_line(c.name)} was {kept} and forgotten on another"
         elif c.file is not None:
             what = f"an entry of {_line(c.file)} was edited two ways ({_line(c.name)})"
         else:
