@@ -15,8 +15,8 @@ from optmem import clock, log, view
 from optmem import text as textmod
 from optmem.errors import Ambiguous, NotApplicable, NotFound, OptmemError, UsageError, quote
 from optmem.index import Filters, Index, Row, open_index, prepare
-from optmem.record import CORRECTION, ID_RE, RESOLUTION, names
-from optmem.vault import Vault
+from optmem.record import CORRECTION, ID_RE, MEMORY, RESOLUTION, names
+from optmem.vault import Vault, hot_target
 
 CORRECTION_PREFIX = "〔更正〕"
 _ALREADY = re.compile(r"^\s*(?:〔更正〕|\[correction\])", re.IGNORECASE)
@@ -276,6 +276,12 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
     return out
 
 
+_FORKED_HOT = (
+    "SELECT r.key FROM rec r JOIN cor c ON c.t = r.n WHERE r.key >= 'hot:' AND r.key < 'hot;' AND r.kind = ? "
+    "GROUP BY r.key, r.domain, r.project HAVING count(DISTINCT r.n) > 1"
+)
+
+
 def hot_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
     """Hot-memory entries edited two ways: an entry that `replace` (a journalled edit) turned
     into two entries the file still holds both of — each clone replaced it, git's merge kept both
@@ -285,7 +291,11 @@ def hot_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
     from optmem import memory
 
     out: list[tuple[list[Row], OpenConflict]] = []
-    for target, project in memory.targets(idx.vault):
+    # an entry replaced twice has two journalled removals, each corrected by its replacement: only
+    # the files holding one are read (every read of `conflicts` passes here)
+    forked = {key[4:].rsplit(":", 1)[0] for (key,) in idx.conn.execute(_FORKED_HOT, (MEMORY,)).fetchall()}
+    for where in sorted(filter(None, map(hot_target, forked))):
+        target, project = where
         try:
             hot = memory.load(idx.vault, target, project)
         except OptmemError:  # doctor names it
@@ -491,7 +501,6 @@ def _resolve_hot(
     kept version stays and the others are removed; with a new value, the first version becomes
     it and the others are removed. Git's next merges carry the removals to every clone."""
     from optmem import memory
-    from optmem.vault import hot_target
 
     where = hot_target(c.file or "")
     if where is None:  # (a conflict names only hot files)
