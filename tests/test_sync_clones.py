@@ -273,6 +273,8 @@ def test_confirm_on_one_machine_and_reject_on_another_is_a_conflict_on_both(net)
         assert sorted(v["kind"] for v in found["values"]) == ["confirm", "forget"], found
         asked = net.text(m, "context")
         assert rid[-8:] in asked and "forgotten on another" in asked
+    refused = net.om("b", "resolve", rid[-8:], "--value", "it runs nomad", code=2)["error"]
+    assert "--keep" in refused["message"]  # a decision is kept, not rewritten
     # settled with one command: keep the confirmation — the record is current on both
     keep = next(v["id"] for v in _decision_conflict(net, "b", rid)["values"] if v["kind"] == "confirm")
     net.om("b", "resolve", rid[-8:], "--keep", keep)
@@ -313,3 +315,20 @@ def test_decisions_made_one_after_the_other_are_no_conflict(net):
     for m in ("a", "b"):
         assert net.om(m, "conflicts")["conflicts"] == []
         assert net.om(m, "get", rid)["record"]["status"] == "forgotten"
+
+
+@pytest.mark.long
+def test_a_hot_entry_edited_on_two_machines_settles_with_a_new_value(net):
+    net.om("a", "replace", "port 5432", "port 6432")
+    net.om("b", "replace", "port 5432", "port 7432")
+    net.sync("a")
+    (hot,) = [c for c in net.sync("b")["new_conflicts"] if c["name"].startswith("hot:")]
+    assert sorted(hot_entries(net.vault("b"))) == [
+        "the database host is db1, port 6432",
+        "the database host is db1, port 7432",
+    ]
+    net.om("b", "resolve", hot["name"], "--value", "the database host is db2, port 5432")
+    net.sync("b"), net.sync("a")
+    for m in ("a", "b"):
+        assert net.om(m, "conflicts")["conflicts"] == []
+        assert sorted(hot_entries(net.vault(m))) == ["the database host is db2, port 5432"]

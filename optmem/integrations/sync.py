@@ -272,7 +272,8 @@ def _read_note(vault: Vault) -> dict[str, Any] | None:
 def _resume(git: _Git, vault: Vault, say: Say) -> dict[str, Any] | None:
     """The note of a sync interrupted while it merged (None when there is none): a git merge it
     left running is waited for; one git did not live to finish (no MERGE_HEAD, HEAD where the
-    merge began) is undone, to be done again by this sync — its index lock, which no process
+    merge began, git's index lock left behind: git holds it from before it merges until the
+    index is written) is undone, to be done again by this sync — the lock, which no process
     holds, removed, and every file the merge may have written put back as HEAD has it (this
     writer's own log files aside: a merge never writes them)."""
     import time
@@ -295,8 +296,10 @@ def _resume(git: _Git, vault: Vault, say: Say) -> dict[str, Any] | None:
     head, theirs = data.get("head"), data.get("theirs")
     if (git_dir / "MERGE_HEAD").exists() or not isinstance(theirs, str) or git.head() != (head or ""):
         return data  # git finished it (committed, or stopped on files `_finish_merge` settles)
+    if not (git_dir / "index.lock").exists():
+        return data  # git never began writing (killed before it ran): merged again below, as it is
     say("redoing the merge an interrupted sync left half-done")
-    (git_dir / "index.lock").unlink(missing_ok=True)  # its owner, the merge, is gone
+    (git_dir / "index.lock").unlink()  # its owner, the merge, is gone
     own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
     out = git.run("diff", "--name-only", "-z", "--no-renames", head or theirs, theirs, check=False).stdout
     for path in (p for p in out.split("\0") if p and not p.startswith(own)):
