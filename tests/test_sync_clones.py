@@ -273,6 +273,7 @@ def test_confirm_on_one_machine_and_reject_on_another_is_a_conflict_on_both(net)
         assert sorted(v["kind"] for v in found["values"]) == ["confirm", "forget"], found
         asked = net.text(m, "context")
         assert rid[-8:] in asked and "forgotten on another" in asked
+        assert f"kept on one machine, forgotten on another: {rid[-8:]}" in net.text(m, "conflicts")
     refused = net.om("b", "resolve", rid[-8:], "--value", "it runs nomad", code=2)["error"]
     assert "--keep" in refused["message"]  # a decision is kept, not rewritten
     # settled with one command: keep the confirmation — the record is current on both
