@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 
+import pytest
 from conftest import Cli
 
 from optmem.cli.spec import COMMANDS, REGISTRY
@@ -18,6 +19,7 @@ def _advice() -> Advice:
     return Advice(REGISTRY)
 
 
+@pytest.mark.long
 def test_a_hot_entry_named_ambiguously_is_advised_in_the_memory_tools_words(vault_path):
     cli = Cli()
     for text in ("deploys go out on Fridays", "deploys need two approvals"):
@@ -29,6 +31,7 @@ def test_a_hot_entry_named_ambiguously_is_advised_in_the_memory_tools_words(vaul
     assert "--first" not in message and "--id" not in message and "old_text" in message, message
 
 
+@pytest.mark.long
 def test_the_asks_in_context_over_mcp_name_the_resolve_tool(vault_path):
     cli = Cli()
     (vault_path).mkdir()
