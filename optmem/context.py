@@ -98,7 +98,13 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
             for v in shown
         )
         more = f" (and {len(c.values) - 3} more: optmem conflicts)" if len(c.values) > 3 else ""
-        what = _line(c.key) if c.key is not None else f"id {_line(c.name)} was corrected two ways"
+        if c.decision:
+            kept = "kept on one machine (confirmed, corrected or restored)"
+            what = f"id {_line(c.name)} was {kept} and forgotten on another"
+        elif c.file is not None:
+            what = f"an entry of {_line(c.file)} was edited two ways ({_line(c.name)})"
+        else:
+            what = _line(c.key) if c.key is not None else f"id {_line(c.name)} was corrected two ways"
         out.append(
             f"- {what}: you were told {said}{more} — which is right now? Ask the user, then "
             f"`optmem resolve {_line(c.name)} --keep ID`"
