@@ -314,7 +314,8 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
                     "merge_conflict",
                     hot.name,
                     f"a git merge kept two edits of one entry: {mine[:60]!r} and "
-                    f"{theirs[:60]!r}; keep the right one (`optmem remove` the other)",
+                    f"{theirs[:60]!r}; keep the right one — `optmem resolve hot:{hot.name}:ID --keep ID` when "
+                    "`optmem conflicts` lists it (both edits were optmem's), else `optmem remove` the other",
                 )
             )
         u = hot.usage()
