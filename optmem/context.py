@@ -15,8 +15,8 @@ from typing import Any
 
 from optmem import clock, view
 from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError, clip
-from optmem.fence import CLOSE, OPEN, TITLES, heading, line
 from optmem.record import HANDOFF, MEMORY
+from optmem.safety.fence import CLOSE, OPEN, TITLES, heading, line
 from optmem.vault import Vault, validate_name
 
 

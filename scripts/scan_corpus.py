@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 import corpus  # noqa: E402
 
-from optmem import scan  # noqa: E402
+from optmem.safety import scan  # noqa: E402
 
 
 def catalog_messages() -> list[str]:

@@ -66,8 +66,8 @@ def _refused(err: OptmemError) -> str:
 
 def _unsafe(text: str) -> bool:
     """Whether the write gate's scanner flags `text` as written, or it cannot be UTF-8 at all."""
-    from optmem import scan
     from optmem.record import holds_lone_surrogate
+    from optmem.safety import scan
 
     return holds_lone_surrogate(text) or scan.find(text) is not None  # (a lone surrogate: no file holds it)
 

@@ -185,7 +185,7 @@ def as_result(text: str) -> Any:
     text is fenced and every string defused (`optmem.fence`), the structured content too."""
     import json
 
-    from optmem.fence import Body, defuse_all, wrap
+    from optmem.safety.fence import Body, defuse_all, wrap
 
     try:
         obj = defuse_all(json.loads(text))

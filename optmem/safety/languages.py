@@ -1,0 +1,2 @@
+def find(spoken: str) -> str | None:
+    return None
