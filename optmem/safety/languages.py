@@ -1,2 +1,422 @@
+"""Injection by concept, in many languages: one table of concepts × languages (`TABLE`, one row per
+concept per language), and shapes no language needs (`SHAPES`: a link whose URL carries template
+fields or data, a shell pipe from the network, a dump of the environment, a tool's call).
+
+A text (its spoken reading: NFKC, case-folded, every script's own letters) is searched once for
+every word of the table (Aho–Corasick); a word counts at a word start in scripts written with
+spaces and anywhere in scripts without them (Chinese, Japanese, Thai) or with prefixes (Arabic,
+Hebrew). A finding is a set of concepts that occur together within `WINDOW` characters
+(`FINDINGS`): dismissing + instructions + earlier ones; showing + instructions + earlier or
+hidden ones; a new persona + lifted limits; skipping the user's check + a risky act; sending +
+a secret or the conversation + a destination outside.
+"""
+
+import re
+import unicodedata
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    import ahocorasick
+
+WINDOW = 160  # characters: the concepts of a finding occur this close together
+
+# Concepts: dismiss (ignore, override, declare void), earlier (previous, above, original, the
+# system's, your), orders (instructions, prompt, rules), show (reveal, print, send), persona (you
+# are now, from now on, pretend), lifted (no restrictions, safety off), unchecked (without asking
+# or telling the user, silently), goods (what must not leave: passwords, keys, .env, the chat).
+# Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1.
+TABLE = """
+en show send~it send~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it
+en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
+en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
+en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm silently quietly do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow auto-approve automatically
+en goods password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number conversation chat~history transcript system~prompt contents~of environment~variable
+zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
+zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
+zh orders 指令 指示 提示词 设定
+zh show 输出 显示 打印 告诉我 泄露 透露 发送 发到 发给
+zh persona 你现在是 从现在开始 现在起 扮演 假装 你的身份
+zh lifted 无限制 不受任何 已被关闭 已关闭 已解除 已禁用 无需审查
+zh unchecked 不需要确认 无需确认 不用确认 不要确认 不必确认 不用告诉 不要告诉 不必告诉 不必向用户 无需征求 静默 悄悄 自动执行
+zh goods 密码 密钥 令牌 凭证 .env 聊天记录 手机号 系统提示词 私钥 id_rsa .ssh
+hi dismiss अनदेखा नज़रअंदाज़ भूल~जाओ भूल~जाएँ उपेक्षा रद्द
+hi earlier पिछले पिछली पहले सभी सिस्टम मूल
+hi orders निर्देश प्रॉम्प्ट
+hi show दिखाएँ दिखाओ बताओ प्रिंट भेज
+hi persona अब~तुम अब~आप अब~से
+hi lifted बंद~हैं प्रतिबंध~हटा बिना~प्रतिबंध
+hi unchecked बिना~पुष्टि बिना~पूछे चुपचाप
+hi goods पासवर्ड ओटीपी otp बैंक~विवरण कुंजी
+es dismiss ignor olvid descart omit haz~caso~omiso deja~de~lado anula
+es earlier anterior previa previo del~sistema original inicial todas todos tus~
+es orders instrucci indicaciones directrices prompt
+es show muestra mostrar revela imprime dime repite envía envia compartir
+es persona ahora~eres a~partir~de~ahora finge desde~ahora
+es lifted sin~restricci sin~filtro sin~límite sin~limite está~activado
+es unchecked sin~pedir~confirm sin~confirm sin~preguntar no~lo~menciones sin~avisar en~silencio
+es goods contraseña clave credencial .env token historial
+fr dismiss ignor oubli néglig fais~abstraction ne~tiens~plus~compte passe~outre annul
+fr earlier précédent anterieur antérieur d'origine initial système toutes tous tes~ vos~
+fr orders instruction consigne directive prompt
+fr show affiche montre révèle revele imprime dis-moi répète envoie
+fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant
+fr lifted sans~restriction sans~filtre sans~limite
+fr unchecked sans~demander sans~confirm sans~vérification sans~le~dire en~copie~cachée discrètement
+fr goods mot~de~passe clé~ssh clés~ssh identifiant .env jeton
+ar dismiss تجاهل انس تخط ألغ
+ar earlier السابقة السابق جميع النظام الأصلية
+ar orders التعليمات تعليمات موجه
+ar show اعرض أظهر اطبع أرسل اكشف
+ar persona أنت~الآن من~الآن
+ar lifted تم~تعطيل بدون~قيود دون~قيود
+ar unchecked دون~طلب~تأكيد بدون~تأكيد دون~تأكيد دون~إخبار
+ar goods كلمات~مرور كلمة~المرور كلمة~مرور مفتاح
+bn dismiss উপেক্ষা ভুলে~যাও অগ্রাহ্য
+bn earlier আগের পূর্ববর্তী সব সিস্টেম
+bn orders নির্দেশ প্রম্পট
+bn show দেখাও প্রকাশ পাঠাও
+bn persona এখন~থেকে~তুমি এখন~তুমি
+bn lifted সীমাবদ্ধতা~নেই বিধিনিষেধ~ছাড়া
+bn unchecked নিশ্চিত~না~করে না~জিজ্ঞেস
+bn goods পাসওয়ার্ড চাবি
+pt dismiss ignor esqueç esquec desconsider descart
+pt earlier anterior prévia previa do~sistema original inicia todas todos
+pt orders instruç instruc orientaç diretrizes prompt
+pt show mostre mostra revele imprima diga repita envie
+pt persona agora~você~é agora~voce~e a~partir~de~agora finja
+pt lifted irrestrito sem~restriç sem~filtro
+pt unchecked sem~pedir~confirm sem~confirm sem~avisar sem~perguntar cópia~oculta
+pt goods senha chave credencia .env token
+ru dismiss игнорир проигнорир забудь забудьте не~обращай отбрось отмени
+ru earlier предыдущ прежн ранее исходн системн все~ всё~
+ru orders инструкц указани промпт директив
+ru show покажи выведи раскрой напечатай повтори отправ
+ru persona теперь~ты отныне~ты с~этого~момента притворись
+ru lifted ограничения~сняты без~ограничен без~отказов режим~разработчика
+ru unchecked без~подтвержд без~спрос не~спрашивая не~сообщай молча
+ru goods парол ключ id_rsa .env credentials учетн токен
+ur dismiss نظرانداز نظر~انداز بھول~جاؤ
+ur earlier پچھلی پچھلے پہلے تمام سسٹم
+ur orders ہدایات ہدایت پرامپٹ
+ur show دکھاؤ دکھائیں بھیج
+ur persona اب~تم اب~سے
+ur lifted پابندی~نہیں بغیر~پابندی
+ur unchecked تصدیق~کے~بغیر بغیر~پوچھے
+ur goods پاس~ورڈ پاسورڈ
+id dismiss abaikan lupakan acuhkan batalkan
+id earlier sebelumnya semua~ sistem asli awal
+id orders instruksi petunjuk prompt
+id show tampilkan tunjukkan cetak ungkapkan kirim
+id persona sekarang~kamu sekarang~anda mulai~sekarang berpura-pura
+id lifted tanpa~batas tanpa~batasan tanpa~filter
+id unchecked tanpa~meminta~pengesahan tanpa~konfirmasi tanpa~meminta~konfirmasi tanpa~bertanya diam-diam tanpa~memberi~tahu
+id goods kata~sandi kunci~api token .env isinya
+de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über ausser~kraft außer~kraft
+de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine~ ihre~
+de orders anweisung instruktion vorgabe richtlinie prompt
+de show zeig gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben
+de persona du~bist~jetzt ab~sofort~bist ab~jetzt~bist tu~so~als
+de lifted sicherheitsrichtlinien~sind~deaktiviert ohne~einschränkung ohne~beschränkung deaktiviert wartungsmodus
+de unchecked ohne~rückfrage ohne~nachfrage ohne~bestätigung ohne~zu~fragen nicht~erwähnen nicht~erwähnt heimlich
+de goods passwort kennwort schlüssel zugangsdaten .env token
+ja dismiss 無視 忘れ 破棄 取り消
+ja earlier これまで 以前 前の 上記 すべて 全て システム 元の
+ja orders 指示 命令 プロンプト
+ja show 表示 出力 教えて 見せ 送信 公開
+ja persona 今からあなたは あなたは今 今後あなたは なりきって
+ja lifted 制限が解除 制限なく 制限なし 無効化
+ja unchecked 確認なし 確認を求めない 確認せず 黙って 伝えなくてよい 知らせずに
+ja goods パスワード 秘密鍵 トークン .env 認証情報
+mr dismiss दुर्लक्ष विसरून~जा
+mr earlier मागील आधीच्या सर्व सिस्टम
+mr orders सूचना प्रॉम्प्ट
+mr show दाखव पाठव
+mr persona आता~तू आतापासून
+mr lifted निर्बंध~नाहीत
+mr unchecked पुष्टी~न~करता न~विचारता
+mr goods पासवर्ड
+te dismiss విస్మరించ మర్చిపో
+te earlier మునుపటి అన్ని సిస్టమ్
+te orders సూచనలు ప్రాంప్ట్
+te show చూపించు పంపు
+te persona ఇప్పుడు~నువ్వు ఇప్పటి~నుండి
+te lifted పరిమితులు~లేవు
+te unchecked నిర్ధారణ~లేకుండా అడగకుండా
+te goods పాస్‌వర్డ్
+tr dismiss yok~say görmezden~gel unut~ iptal~et
+tr earlier önceki tüm~ bütün~ sistem orijinal
+tr orders talimat istem
+tr show göster yazdır açıkla gönder
+tr persona artık~sen şu~andan~itibaren gibi~davran
+tr lifted kısıtlamaları~kaldırıldı kısıtlamasız sınırsız
+tr unchecked onay~isteme onay~istemeden onaysız sormadan haber~verme
+tr goods şifre parola anahtar
+ta dismiss புறக்கணி மறந்து
+ta earlier முந்தைய அனைத்து சிஸ்டம்
+ta orders அறிவுறுத்தல் வழிமுறை ப்ராம்ப்ட்
+ta show காட்டு அனுப்பு
+ta persona இப்போது~நீ இனிமேல்~நீ
+ta lifted கட்டுப்பாடுகள்~இல்லை
+ta unchecked உறுதிப்படுத்தாமல் கேட்காமல்
+ta goods கடவுச்சொல்
+vi dismiss bỏ~qua phớt~lờ quên~đi
+vi earlier trước~đó trước~đây mọi~ tất~cả hệ~thống ban~đầu
+vi orders hướng~dẫn chỉ~dẫn chỉ~thị lời~nhắc
+vi show hiển~thị in~ra tiết~lộ gửi
+vi persona bây~giờ~bạn từ~giờ~trở~đi
+vi lifted không~giới~hạn không~hạn~chế
+vi unchecked không~cần~xác~nhận không~hỏi lặng~lẽ
+vi goods mật~khẩu khóa~api
+ko dismiss 무시 잊어 무효 취소
+ko earlier 이전 앞의 기존 모든 시스템 원래
+ko orders 지시 지침 프롬프트
+ko show 보여 출력 알려 공개 붙여 삽입 전송 보내
+ko persona 너는~이제 당신은~이제 지금부터~너는 이제부터
+ko lifted 비활성화 제한~없이 제한이~해제
+ko unchecked 확인~없이 묻지~않고 알리지~않고 몰래
+ko goods 비밀번호 이메일과~전화번호 토큰 키
+it dismiss ignora dimentica tralascia trascura lascia~perdere
+it earlier precedent prima original iniziali tutte tutti di~sistema del~sistema tuo~ tue~
+it orders istruzion indicazion direttiv prompt
+it show mostra rivela stampa dimmi ripeti invia
+it persona ora~sei d'ora~in~poi fingi
+it lifted senza~restrizion senza~filtri senza~limiti
+it unchecked senza~chiedere senza~conferma senza~avvisare di~nascosto
+it goods password chiave credenziali .env token
+th dismiss เพิกเฉย ละเว้น ไม่ต้องสนใจ ลืม
+th earlier ก่อนหน้า ทั้งหมด ระบบ
+th orders คำสั่ง พรอมต์ คำแนะนำ
+th show แสดง เปิดเผย ส่ง
+th persona ตอนนี้คุณคือ จากนี้ไป
+th lifted ไม่มีข้อจำกัด ปิดการป้องกัน
+th unchecked โดยไม่ต้องยืนยัน ไม่ต้องถาม
+th goods รหัสผ่าน
+fa dismiss نادیده نادیده~بگیر فراموش
+fa earlier قبلی همه سیستم
+fa orders دستورالعمل دستورات پرامپت
+fa show نشان~بده نمایش بفرست
+fa persona تو~اکنون از~این~پس
+fa lifted بدون~محدودیت
+fa unchecked بدون~تأیید بدون~پرسیدن
+fa goods رمز~عبور گذرواژه
+pl dismiss zignoruj ignoruj zapomnij pomiń odrzuć
+pl earlier wcześniejsz poprzedni wszystkie systemow oryginaln
+pl orders instrukcj polecen prompt
+pl show pokaż wyświetl ujawnij wydrukuj wyślij
+pl persona teraz~jesteś od~teraz udawaj
+pl lifted bez~ograniczeń bez~filtrów
+pl unchecked bez~potwierdzenia bez~pytania nie~informuj po~cichu
+pl goods hasło hasła klucz
+uk dismiss ігноруй проігноруй забудь відкинь
+uk earlier попередні попередніх усі~ всі~ системн
+uk orders інструкці вказівк промпт
+uk show покажи виведи розкрий надсилай надішли
+uk persona тепер~ти відтепер
+uk lifted без~обмежень обмеження~знято
+uk unchecked без~підтвердження не~питаючи мовчки
+uk goods парол ключ імена~та~телефони
+nl dismiss negeer vergeet~ sla~over
+nl earlier eerdere vorige alle~ systeem oorspronkelijk
+nl orders instructie prompt
+nl show toon laat~zien geef~de geef~weer onthul stuur
+nl persona je~bent~nu vanaf~nu doe~alsof
+nl lifted zonder~beperking zonder~filter
+nl unchecked zonder~bevestiging nooit~om~bevestiging zonder~te~vragen
+nl goods wachtwoord sleutel
+sw dismiss puuza sahau
+sw earlier ya~awali yote~ mfumo
+sw orders maagizo maelekezo
+sw show onyesha tuma
+sw persona sasa~wewe kuanzia~sasa
+sw lifted bila~vikwazo
+sw unchecked bila~kuthibitisha bila~kuuliza
+sw goods nenosiri
+tl dismiss huwag~pansinin kalimutan balewalain
+tl earlier nakaraang lahat~ng sistema
+tl orders tagubilin panuto utos
+tl show ipakita ipadala
+tl persona ikaw~na~ngayon mula~ngayon
+tl lifted walang~limitasyon
+tl unchecked nang~walang~kumpirmasyon nang~hindi~nagtatanong
+tl goods password
+ro dismiss ignoră ignora uită neglijează
+ro earlier anterioare precedente toate sistem originale
+ro orders instrucțiuni instructiuni prompt
+ro show arată afișează dezvăluie trimite
+ro persona acum~ești de~acum~înainte
+ro lifted fără~restricții fara~restrictii
+ro unchecked fără~confirmare fără~să~întrebi
+ro goods parola parolă cheie
+el dismiss αγνόησε ξέχασε παράβλεψε
+el earlier προηγούμεν όλες όλους συστήματος αρχικ
+el orders οδηγί εντολ
+el show δείξε εμφάνισε αποκάλυψε στείλε
+el persona τώρα~είσαι από~τώρα~και~στο~εξής
+el lifted χωρίς~περιορισμούς
+el unchecked χωρίς~επιβεβαίωση χωρίς~να~ρωτήσεις
+el goods κωδικ
+cs dismiss ignoruj zapomeň přehlížej
+cs earlier předchozí všechny systémov původní
+cs orders instrukce pokyny prompt
+cs show ukaž zobraz odhal pošli vypiš
+cs persona nyní~jsi teď~jsi od~teď
+cs lifted bez~omezení
+cs unchecked bez~potvrzení bez~ptaní
+cs goods heslo klíč
+sv dismiss ignorera glöm strunta~i
+sv earlier tidigare föregående alla~ systemet ursprungliga
+sv orders instruktion prompt
+sv show visa avslöja skriv~ut skicka
+sv persona du~är~nu från~och~med~nu
+sv lifted utan~begränsning
+sv unchecked utan~bekräftelse utan~att~fråga
+sv goods lösenord nyckel
+he dismiss התעלם שכח בטל
+he earlier הקודמות הקודם כל~ המערכת
+he orders ההוראות הוראות הנחיות הנחיית
+he show הצג הראה שלח חשוף
+he persona אתה~עכשיו מעכשיו
+he lifted ללא~הגבלות
+he unchecked בלי~אישור ללא~אישור בלי~לשאול
+he goods סיסמ
+hu dismiss hagyd~figyelmen~kívül felejtsd~el
+hu earlier korábbi előző összes rendszer eredeti
+hu orders utasítás prompt
+hu show mutasd jelenítsd írd~ki küldd
+hu persona mostantól~te most~te
+hu lifted korlátozások~nélkül
+hu unchecked megerősítés~nélkül kérdezés~nélkül
+hu goods jelszó kulcs
+ms dismiss abaikan lupakan
+ms earlier sebelumnya semua~ sistem
+ms orders arahan prompt
+ms show paparkan tunjukkan hantar
+ms persona sekarang~anda mulai~sekarang
+ms lifted tanpa~sekatan
+ms unchecked tanpa~meminta~pengesahan tanpa~pengesahan tanpa~bertanya
+ms goods kata~laluan
+"""
+
+# a finding: (rule, the concepts that must occur together — a tuple of alternatives: "a|b")
+FINDINGS = (
+    ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
+    ("reveal_system_prompt", ("show", "orders", "earlier")),
+    ("reveal_system_prompt", ("show", "goods")),
+    ("role_override", ("persona", "lifted|orders|unchecked")),
+    ("role_override", ("lifted", "orders|unchecked|persona")),
+    ("unchecked_action", ("unchecked", "shell|destination|persistence|command|goods|lifted")),
+    ("exfiltration", ("show", "goods|envdump", "destination")),
+    ("exfiltration", ("template_link",)),
+    ("exfiltration", ("envdump",)),
+    ("remote_code", ("shell", "persistence|unchecked|agent")),
+    ("tool_request", ("agent", "shell|destination|command|goods|toolcall")),
+)
+
+# Shapes (on the spoken text): where a concept stands without any language's words. A shape is
+# looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
+ANCHORS = {
+    "template_link": "://",
+    "destination": ":// @ webhook",
+    "shell": "curl wget iwr invoke-webrequest /dev/tcp powershell nc~-e os.system python",
+    "envdump": "env cookie environ",
+    "persistence": ".bashrc .zshrc .profile authorized_keys cron */ .git/hooks agents.md claude.md .cursorrules "
+    "pip.conf pip_index_url registry settings.json install_requires postinstall",
+    "command": "rm~-rf push~--force sudo chmod drop~ git~clean ufw iptables verify=false write-all delete~ iban pix",
+    "toolcall": "tool (",
+    "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant",
+}
+SHAPES = {
+    # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
+    "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
+    r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
+    r"|[a-z]+://\S+[?&]\w+=(?:\{[^}\s]*\}|<\w+>|\$\{?\w+\}?)|[a-z]+://\S+[?&][a-z]=\s*(?:后面|뒤에|followed|\+)",
+    "destination": r"\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
+    r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook",
+    "shell": r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;`]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|<\(\s*curl"
+    r"|\|\s*python|/dev/tcp/|powershell\b[^\n]{0,40}-e(?:nc|ncodedcommand)?\s|\bnc\s+-e\b|\bos\.system\(",
+    "envdump": r"\$\(\s*env\s*\)|\benv\s*\|\s*curl|-d\s*@\.env|os\.environ\)|process\.env\.\w+\s*\)|\bdocument\.cookie",
+    "persistence": r"\.bashrc|\.zshrc|\.profile\b|authorized_keys|crontab|\bcron\b|\*/\d+ \*|\.git/hooks|agents\.md"
+    r"|claude\.md|\.cursorrules|pip\.conf|pip_index_url|npm config set registry|settings\.json|install_requires"
+    r"|postinstall",
+    "command": r"\brm -rf\b|push --force(?!-with-lease)|\bsudo\b|chmod -r 777|\bdrop (?:schema|table|database)\b"
+    r"|git clean -xdf|ufw disable|iptables -f|verify=false|permissions: write-all|\bdelete (?:ns|namespace)\b"
+    r"|\biban\b|\bpix\b",
+    "toolcall": r"\b(?:call|use|invoke|run)\s+(?:the\s+)?[\w.-]+\s+tool\b|\b\w+\(\s*[\"'][^\"']{0,200}[\"']\s*\)`"
+    r"|\btool\s*:|\bbrowser tool\b|\bemail tool\b|\bfetch tool\b",
+    "agent": r"\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
+    r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
+    r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant",
+}
+
+
+class _Hit(NamedTuple):
+    start: int
+    concept: str
+    lang: str  # "" for a shape, which stands with any language
+
+
 def find(spoken: str) -> str | None:
+    """The first finding of `FINDINGS` whose concepts occur together in `spoken`, or None."""
+    hits = _words(spoken)
+    anchored = {h.concept for h in hits if h.lang == "*"}
+    hits = [h for h in hits if h.lang != "*"] + [
+        _Hit(m.start(), concept, "") for concept in anchored for m in re.finditer(SHAPES[concept], spoken, re.M)
+    ]
+    by: dict[str, list[_Hit]] = {}
+    for hit in hits:
+        by.setdefault(hit.concept, []).append(hit)
+    for rule, needed in FINDINGS:
+        groups = [[h for c in alt.split("|") for h in by.get(c, ())] for alt in needed]
+        # the words of one finding come from one language (shapes go with any)
+        for lang in {h.lang for group in groups for h in group} if all(groups) else ():
+            if _together([[h for h in group if h.lang in ("", lang)] for group in groups]):
+                return rule
     return None
+
+
+def _together(groups: list[list[_Hit]]) -> bool:
+    """One hit of each group, all within `WINDOW` characters of the first group's hit."""
+    if not all(groups):
+        return False
+    return any(
+        all(any(abs(h.start - anchor.start) <= WINDOW for h in group) for group in groups[1:]) for anchor in groups[0]
+    )
+
+
+def _words(spoken: str) -> list[_Hit]:
+    automaton = _automaton()
+    hits = []
+    for end, (word, meanings) in automaton.iter(spoken):
+        start = end - len(word) + 1
+        if _spaced(word[0]) and start and spoken[start - 1].isalnum():
+            continue  # inside a word: a word of a script written with spaces counts at its start
+        hits += [_Hit(start, concept, lang) for lang, concept in meanings]
+    return hits
+
+
+def _spaced(c: str) -> bool:
+    """A script whose words stand apart (not Chinese, Japanese, Thai, Arabic, Hebrew …)."""
+    return c.isalpha() and not ("\u0590" <= c <= "\u08ff" or "\u0e00" <= c <= "\u0eff" or c >= "\u3000")
+
+
+_AUTOMATON: list["ahocorasick.Automaton"] = []
+
+
+def _automaton() -> "ahocorasick.Automaton":
+    """Every word of `TABLE` (NFKC, case-folded, as the spoken reading has it) → (language, concept)."""
+    if not _AUTOMATON:
+        import ahocorasick
+
+        words: dict[str, set[tuple[str, str]]] = {}
+        rows = [row.split() for row in TABLE.strip().splitlines()]
+        rows += [["*", concept, *anchors.split()] for concept, anchors in ANCHORS.items()]
+        for lang, concept, *stems in rows:
+            for stem in stems:
+                word = unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold()
+                words.setdefault(word, set()).add((lang, concept))
+        automaton = ahocorasick.Automaton()
+        for word, meanings in words.items():
+            automaton.add_word(word, (word, tuple(sorted(meanings))))
+        automaton.make_automaton()
+        _AUTOMATON.append(automaton)
+    return _AUTOMATON[0]

@@ -794,7 +794,19 @@ def _secret_value(m: re.Match[str]) -> bool:
 
 def _not_filler(m: re.Match[str]) -> bool:
     """A key's body is a key, not a placeholder of one or two repeated characters (sk_test_xxxx…)."""
-    return len(set(m["body"].lower())) > 2
+    return len(set((m.groupdict().get("body") or m[0]).lower())) > 2
+
+
+def _keylike(m: re.Match[str]) -> bool:
+    """Random enough to be a key: many distinct characters, not a word, path, UUID or hash name."""
+    body = m["body"].rstrip(".")
+    return (
+        len(set(body)) >= 12
+        and not re.fullmatch(r"[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}", body)
+        and not re.search(r"[/.]\w*[/.]|_[A-Z]+_|example", body, re.I)
+        and sum(c.isdigit() for c in body) >= 2
+        and (body.lower() != body != body.upper() or (body == body.lower() and len(body) >= 32))  # (not an id: 01KQH…)
+    )
 
 
 def _basic_auth(m: re.Match[str]) -> bool:
@@ -861,7 +873,7 @@ WRITTEN = (
         0,
         _not_filler,
     ),
-    _rule("api_secret_key", ("sk-",), r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}"),
+    _rule("api_secret_key", ("sk-",), r"\bsk-(?:[A-Za-z0-9]+-)*(?P<body>[A-Za-z0-9_-]{20,})", 0, _not_filler),
     _rule("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
     _rule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"),
     _rule(
@@ -889,7 +901,7 @@ WRITTEN = (
     _rule(
         "url_credentials",
         ("://", "@"),
-        r"(?<=[a-zA-Z0-9])://[^\s/:@]{0,64}:(?P<pw>[^\s/@]{1,128})@[\w.\[-]",
+        r"(?<=[a-zA-Z0-9])://[^\s/:@]{0,64}:(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)",
         accept=_url_password,
     ),
     _rule(
@@ -970,6 +982,15 @@ WRITTEN = (
         r"(?i:mnemonic|seed\s*phrase|recovery\s*phrase|secret\s*phrase|助记词)\s*[:=：]\s*"
         r"(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b",
     ),
+    _rule(  # a value that looks like a key (24+ letters and digits) right after what labels one
+        "labelled_secret",
+        ("key token secret sid cookie license auth session",),
+        r"(?i:\b(?:api[ _-]?key|app[ _-]?key|license[ _-]?key|access[ _-]?key|auth[ _-]?token|token|secret|sid|"
+        r"cookie|session\w{0,6}|csrftoken))\b[^\n\w]{0,3}(?:[\w()-]{1,12}\s){0,2}[^\n\w]{0,3}"
+        r"(?P<body>(?=[\w.~+/%-]{0,80}\d)(?=[\w.~+/%-]{0,80}[A-Za-z])[\w.~+/%-]{24,200})",
+        0,
+        _keylike,
+    ),
 )
 PHRASES = tuple(
     _rule(name, needles, _template(source, True), bare=_template(source, False))
@@ -1002,6 +1023,6 @@ PINYIN = (  # run on the letters of the folded text when it holds a needle ("hū
 SECRETS = frozenset(
     "private_key aws_access_key aws_secret_key github_token stripe_key api_secret_key google_api_key jwt "
     "slack_webhook slack_token discord_webhook api_token azure_storage_key bearer_token url_credentials "
-    "password_assignment google_oauth_secret docker_registry_auth seed_phrase".split()
+    "password_assignment google_oauth_secret docker_registry_auth seed_phrase labelled_secret".split()
 )
 GROUPS = {"written": WRITTEN, "phrases": PHRASES, "languages": LANGUAGES, "mixed": MIXED, "pinyin": PINYIN}

@@ -61,7 +61,7 @@ def _find(text: str, depth: int) -> str | None:
         if hit := found.first("phrases", variant):
             return hit
     spoken = readings.spoken(text, wide)
-    hit = languages.find(spoken) or found.first("languages", spoken) or found.first("mixed", folded)
+    hit = found.first("languages", spoken) or languages.find(spoken) or found.first("mixed", folded)
     if not hit and folded.isascii() and (candidates := found.candidates("pinyin", folded)):
         hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike
     if hit:
