@@ -29,7 +29,7 @@ TABLE = """
 en show send~it send~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
-en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm silently quietly do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow auto-approve automatically
+en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow
 en goods password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number conversation chat~history transcript system~prompt contents~of environment~variable
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
@@ -295,6 +295,70 @@ ms persona sekarang~anda mulai~sekarang
 ms lifted tanpa~sekatan
 ms unchecked tanpa~meminta~pengesahan tanpa~pengesahan tanpa~bertanya
 ms goods kata~laluan
+en unchecked not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
+en act run~ execute delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
+en standing whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
+en asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether
+en claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them
+en selfnote this~note this~memory this~one this~line
+en keep never~be~deleted must~never~be~deleted copy~this~note~verbatim verbatim~into keep~this~one but~keep restore~it save~it~again
+en obey follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
+en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
+zh act 执行 删除 强制推送 命令 付款 安装 合并
+zh standing 每次 以后 今后 从现在开始 一律 自动
+zh asked 如果用户问 用户问 如果有人问
+zh claim 回答 回复 就说 告诉他
+zh selfnote 这条记忆 这条笔记 这条
+zh keep 禁止删除 原样复制 保留这条 不要删除
+zh obey 照做 直接执行 都是他本人写的
+zh elsewhere 网页 邮件 链接
+es act ejecuta borr elimin comando pago instala
+es standing siempre cada~vez tras~cada a~partir~de~ahora automáticamente
+es asked cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta
+es claim responde~siempre responde~que di~que
+es obey confía~en obedece sigue~las~instrucciones
+es elsewhere urls páginas documentos correos
+fr act exécute supprim commande paiement installe
+fr standing à~chaque chaque~fois toujours systématiquement désormais
+fr asked si~l'utilisateur~demande quand~l'utilisateur~demande
+fr claim confirme-le réponds~que dis~que
+fr selfnote cette~note
+fr keep conserve~cette~note ne~supprime~jamais
+de act führe ausführ lösch befehl zahlung installier
+de standing immer jedes~mal bei~jedem ab~sofort automatisch
+de asked wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer
+de claim sag,~dass sag~dass antworte~dass
+de obey ohne~rückfrage~ausführen vertraut~dem
+de elsewhere issues kommentaren bots webseiten
+ja act 実行 削除 コマンド 強制プッシュ
+ja standing 毎回 セッション開始時 自動 今後 常に
+ja selfnote このメモ
+ja keep 削除しない 残して
+ko act 실행 삭제 명령 강제~푸시
+ko standing 때마다 항상 자동 앞으로
+ko asked 사용자가~물으면 사용자가
+ko claim 말하되 대답
+ko selfnote 이~메모
+ko keep 남겨
+ru act выполня удал команд
+ru standing всегда каждый~раз после~каждой раз~в~день
+ru asked если~пользователь~спросит
+ru claim отвечай
+pt act apag execut comando pagamento
+pt standing sempre nunca cada~vez próximos
+pt asked se~o~usuário~perguntar
+it act esegu elimin comandi pagamento
+it standing sempre ogni~volta quando~leggi
+ar act نفذ حذف الأوامر
+hi act कमांड हटा चलाएँ
+tr act komut silme çalıştır
+vi act chạy~mọi~lệnh lệnh xóa
+id act jalankan hapus
+nl act verwijder uitvoeren
+pl act usuń wykonuj przelew
+uk act виконуй видал команд
+ms act jalankan memadam arahan
+sv act kör ta~bort kommandon
 """
 
 # a finding: (rule, the concepts that must occur together — a tuple of alternatives: "a|b")
@@ -304,7 +368,11 @@ FINDINGS = (
     ("reveal_system_prompt", ("show", "goods")),
     ("role_override", ("persona", "lifted|orders|unchecked")),
     ("role_override", ("lifted", "orders|unchecked|persona")),
-    ("unchecked_action", ("unchecked", "shell|destination|persistence|command|goods|lifted")),
+    ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|lifted")),
+    ("unchecked_action", ("standing", "command|shell|persistence")),
+    ("deceive_user", ("asked", "claim")),
+    ("self_preserving", ("selfnote", "keep")),
+    ("trust_transfer", ("obey", "elsewhere|destination")),
     ("exfiltration", ("show", "goods|envdump", "destination")),
     ("exfiltration", ("template_link",)),
     ("exfiltration", ("envdump",)),

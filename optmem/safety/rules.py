@@ -797,6 +797,16 @@ def _not_filler(m: re.Match[str]) -> bool:
     return len(set((m.groupdict().get("body") or m[0]).lower())) > 2
 
 
+def _speaks_to_agent(m: re.Match[str]) -> bool:
+    """A hidden comment that speaks to the reader's model (addresses an AI, holds an instruction),
+    not a template's note (<!-- more -->, <!-- Describe the change -->)."""
+    from optmem.safety import scan
+
+    body = m["body"]
+    to_agent = r"(?i)\b(?:ai|llm|assistant|agent|model|bot|system)\b|ai|助手|模型|代理|^\s*[\w-]{1,30}\s*[:：]"
+    return bool(re.search(to_agent, body) or scan.find(body))
+
+
 def _keylike(m: re.Match[str]) -> bool:
     """Random enough to be a key: many distinct characters, not a word, path, UUID or hash name."""
     body = m["body"].rstrip(".")
@@ -840,7 +850,7 @@ _KEY = (
 _VALUE = r"(?:\"(?P<dq>[^\"\n]{4,200})\"|'(?P<sq>[^'\n]{4,200})'|(?P<bare>[^\s\"'`,;(){}\[\]<>]{4,200}))"
 WRITTEN = (
     _rule("control_character", (), CONTROL),
-    _rule("hidden_html_comment", ("<!--",), r"<!--"),
+    _rule("hidden_html_comment", ("<!--",), r"<!--(?P<body>(?:(?!-->).){0,2000})", re.S, _speaks_to_agent),
     _rule(
         "hidden_markup",
         ("[//] style hidden",),
