@@ -808,12 +808,11 @@ def _speaks_to_agent(m: re.Match[str]) -> bool:
 
 
 def _keylike(m: re.Match[str]) -> bool:
-    """Random enough to be a key: many distinct characters, not a word, path, UUID or hash name."""
-    body = m["body"].rstrip(".")
+    """Random enough to be a key: many distinct characters and digits, not a path, URL or name."""
+    body = (m["body"] or m["value"]).rstrip(".:=")
     return (
-        len(set(body)) >= 12
-        and not re.fullmatch(r"[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}", body)
-        and not re.search(r"[/.]\w*[/.]|_[A-Z]+_|example", body, re.I)
+        len(set(body)) >= 10
+        and not re.search(r"/[\w.-]*/|_[A-Z]+_|example|^[a-z]+://", body, re.I)
         and sum(c.isdigit() for c in body) >= 2
         and (body.lower() != body != body.upper() or (body == body.lower() and len(body) >= 32))  # (not an id: 01KQH…)
     )
@@ -992,14 +991,38 @@ WRITTEN = (
         r"(?i:mnemonic|seed\s*phrase|recovery\s*phrase|secret\s*phrase|助记词)\s*[:=：]\s*"
         r"(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b",
     ),
-    _rule(  # a value that looks like a key (24+ letters and digits) right after what labels one
+    _rule(  # a value that looks like a key (16+ characters, random) right after what labels one, in any language
         "labelled_secret",
-        ("key token secret sid cookie license auth session",),
-        r"(?i:\b(?:api[ _-]?key|app[ _-]?key|license[ _-]?key|access[ _-]?key|auth[ _-]?token|token|secret|sid|"
-        r"cookie|session\w{0,6}|csrftoken))\b[^\n\w]{0,3}(?:[\w()-]{1,12}\s){0,2}[^\n\w]{0,3}"
-        r"(?P<body>(?=[\w.~+/%-]{0,80}\d)(?=[\w.~+/%-]{0,80}[A-Za-z])[\w.~+/%-]{24,200})",
+        ("key token secret sid cookie license auth session pat ak sk sessdata 키 токен ключ 密钥 令牌 秘钥",),
+        r"(?i:\b(?:(?:api|app|license|access|admin|sdk|server|secret|master|account)[ _-]?key|auth[ _-]?token|token|"
+        r"secret|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|"
+        r"密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?"
+        r"(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})"
+        r"|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"",
         0,
         _keylike,
+    ),
+    _rule(  # a password named in any language: "Mot de passe de la base : …", "WPA2 password 46dw…"
+        "password_assignment",
+        ("pass parol пароль パスワード 비밀번호 senha contraseña kennwort wachtwoord hasło şifre lösenord",),
+        r"(?<![\w$])(?i:(?P<key>mot de passe|contraseña|passwort|kennwort|senha|пароль|パスワード|비밀번호|wachtwoord|"
+        r"hasło|şifre|parola|lösenord|password|passwd))(?![\w}])(?:[^\n:=：/@]{0,40}?[:=：]|(?<=password)|(?<=passwort))\s*"
+        r"(?P<bare>(?=\S{0,60}\d)(?=\S{0,60}[A-Za-z])[^\s\"'`,;]{8,200})",
+        0,
+        _secret_value,
+    ),
+    _rule(  # user / password after a login (any language): "My bank login is mara.v1987 / uucIA906a3%"
+        "password_assignment",
+        ("login zugang acceso accès доступ 登录 账号",),
+        r"(?i:\b(?:login|zugang|acceso|accès|доступ)\b|登录|账号)[^\n/]{0,40}?[:：\s]\s*[\w.@+-]{2,64}\s+/\s+"
+        r"(?P<bare>[^\s\"',]{6,200})",
+        0,
+        _secret_value,
+    ),
+    _rule(  # a wallet seed: twelve or more short lowercase words after a word naming one
+        "seed_phrase",
+        ("seed mnemonic",),
+        r"(?i:seed|mnemonic)[^\n:]{0,30}:\s*(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b",
     ),
 )
 PHRASES = tuple(
