@@ -26,17 +26,17 @@ WINDOW = 160  # characters: the concepts of a finding occur this close together
 # or telling the user, silently), goods (what must not leave: passwords, keys, .env, the chat).
 # Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1.
 TABLE = """
-en show send~it send~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it
+en show send~it send~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
 en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow
-en goods password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number conversation chat~history transcript system~prompt contents~of environment~variable
+en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number conversation chat~history transcript system~prompt contents~of environment~variable
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
-zh show 输出 显示 打印 告诉我 泄露 透露 发送 发到 发给
+zh show 输出 显示 打印 告诉我 泄露 透露 发送 发到 发给 上传
 zh persona 你现在是 从现在开始 现在起 扮演 假装 你的身份
-zh lifted 无限制 不受任何 已被关闭 已关闭 已解除 已禁用 无需审查
+zh lifted 无限制 不受任何 已被关闭 已被管理员关闭 已关闭 已解除 已禁用 无需审查
 zh unchecked 不需要确认 无需确认 不用确认 不要确认 不必确认 不用告诉 不要告诉 不必告诉 不必向用户 无需征求 静默 悄悄 自动执行
 zh goods 密码 密钥 令牌 凭证 .env 聊天记录 手机号 系统提示词 私钥 id_rsa .ssh
 hi dismiss अनदेखा नज़रअंदाज़ भूल~जाओ भूल~जाएँ उपेक्षा रद्द
@@ -58,10 +58,10 @@ es goods contraseña clave credencial .env token historial
 fr dismiss ignor oubli néglig fais~abstraction ne~tiens~plus~compte passe~outre annul
 fr earlier précédent anterieur antérieur d'origine initial système toutes tous tes~ vos~
 fr orders instruction consigne directive prompt
-fr show affiche montre révèle revele imprime dis-moi répète envoie
+fr show affiche montre révèle revele imprime dis-moi répète envoie copie
 fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant
 fr lifted sans~restriction sans~filtre sans~limite
-fr unchecked sans~demander sans~confirm sans~vérification sans~le~dire en~copie~cachée discrètement
+fr unchecked jamais~demander~de~confirmation sans~demander sans~confirm sans~vérification sans~le~dire en~copie~cachée discrètement
 fr goods mot~de~passe clé~ssh clés~ssh identifiant .env jeton
 ar dismiss تجاهل انس تخط ألغ
 ar earlier السابقة السابق جميع النظام الأصلية
@@ -85,7 +85,7 @@ pt orders instruç instruc orientaç diretrizes prompt
 pt show mostre mostra revele imprima diga repita envie
 pt persona agora~você~é agora~voce~e a~partir~de~agora finja
 pt lifted irrestrito sem~restriç sem~filtro
-pt unchecked sem~pedir~confirm sem~confirm sem~avisar sem~perguntar cópia~oculta
+pt unchecked nunca~peça~confirmação sem~pedir~confirm sem~confirm sem~avisar sem~perguntar cópia~oculta
 pt goods senha chave credencia .env token
 ru dismiss игнорир проигнорир забудь забудьте не~обращай отбрось отмени
 ru earlier предыдущ прежн ранее исходн системн все~ всё~
@@ -94,7 +94,7 @@ ru show покажи выведи раскрой напечатай повтор
 ru persona теперь~ты отныне~ты с~этого~момента притворись
 ru lifted ограничения~сняты без~ограничен без~отказов режим~разработчика
 ru unchecked без~подтвержд без~спрос не~спрашивая не~сообщай молча
-ru goods парол ключ id_rsa .env credentials учетн токен
+ru goods .ssh парол ключ id_rsa .env credentials учетн токен
 ur dismiss نظرانداز نظر~انداز بھول~جاؤ
 ur earlier پچھلی پچھلے پہلے تمام سسٹم
 ur orders ہدایات ہدایت پرامپٹ
@@ -182,7 +182,7 @@ it show mostra rivela stampa dimmi ripeti invia
 it persona ora~sei d'ora~in~poi fingi
 it lifted senza~restrizion senza~filtri senza~limiti
 it unchecked senza~chiedere senza~conferma senza~avvisare di~nascosto
-it goods password chiave credenziali .env token
+it goods file~di~configurazione password chiave credenziali .env token
 th dismiss เพิกเฉย ละเว้น ไม่ต้องสนใจ ลืม
 th earlier ก่อนหน้า ทั้งหมด ระบบ
 th orders คำสั่ง พรอมต์ คำแนะนำ
@@ -214,7 +214,7 @@ uk show покажи виведи розкрий надсилай надішли
 uk persona тепер~ти відтепер
 uk lifted без~обмежень обмеження~знято
 uk unchecked без~підтвердження не~питаючи мовчки
-uk goods парол ключ імена~та~телефони
+uk goods парол ключ телефон
 nl dismiss negeer vergeet~ sla~over
 nl earlier eerdere vorige alle~ systeem oorspronkelijk
 nl orders instructie prompt
@@ -295,9 +295,21 @@ ms persona sekarang~anda mulai~sekarang
 ms lifted tanpa~sekatan
 ms unchecked tanpa~meminta~pengesahan tanpa~pengesahan tanpa~bertanya
 ms goods kata~laluan
-en unchecked not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
+en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
+zh authority 系统通知 管理员 工具返回
+es authority aviso~del~sistema administrador
+fr authority message~de~l'administrateur administrateur
+de authority systemmeldung administrator
+ja authority システム通知 管理者
+ko authority 시스템~공지 관리자
+ru authority системное~сообщение администратор
+pt authority aviso~do~sistema administrador
+it authority avviso~di~sistema amministratore
+en public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo
+fr public lien~public
+en unchecked never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
 en act run~ execute delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
-en standing whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
+en standing everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
 en asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether
 en claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them
 en selfnote this~note this~memory this~one this~line
@@ -369,11 +381,17 @@ FINDINGS = (
     ("role_override", ("persona", "lifted|orders|unchecked")),
     ("role_override", ("lifted", "orders|unchecked|persona")),
     ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|lifted")),
-    ("unchecked_action", ("standing", "command|shell|persistence")),
+    ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
     ("self_preserving", ("selfnote", "keep")),
     ("trust_transfer", ("obey", "elsewhere|destination")),
-    ("exfiltration", ("show", "goods|envdump", "destination")),
+    ("exfiltration", ("show", "goods|envdump", "destination|public")),
+    ("exfiltration", ("standing", "show", "goods")),
+    ("fake_authority", ("authority", "lifted|unchecked|orders|dismiss")),
+    ("tool_request", ("toolcall", "act|goods|destination|command|standing")),
+    ("unchecked_action", ("asked", "command|shell")),
+    ("unchecked_action", ("lifted", "persistence|command|destination|standing")),
+    ("remote_code", ("persistence", "destination")),
     ("exfiltration", ("template_link",)),
     ("exfiltration", ("envdump",)),
     ("remote_code", ("shell", "persistence|unchecked|agent")),
@@ -391,13 +409,14 @@ ANCHORS = {
     "pip.conf pip_index_url registry settings.json install_requires postinstall",
     "command": "rm~-rf push~--force sudo chmod drop~ git~clean ufw iptables verify=false write-all delete~ iban pix",
     "toolcall": "tool (",
+    "lifted": "autoapprove confirm safety_mode",
     "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant",
 }
 SHAPES = {
     # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
     "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
     r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
-    r"|[a-z]+://\S+[?&]\w+=(?:\{[^}\s]*\}|<\w+>|\$\{?\w+\}?)|[a-z]+://\S+[?&][a-z]=\s*(?:后面|뒤에|followed|\+)",
+    r"|[a-z]+://\S+[?&]\w+=(?:\{[^}\s]*\}|<\w+>|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)",
     "destination": r"\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
     r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook",
     "shell": r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;`]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|<\(\s*curl"
@@ -409,9 +428,10 @@ SHAPES = {
     "command": r"\brm -rf\b|push --force(?!-with-lease)|\bsudo\b|chmod -r 777|\bdrop (?:schema|table|database)\b"
     r"|git clean -xdf|ufw disable|iptables -f|verify=false|permissions: write-all|\bdelete (?:ns|namespace)\b"
     r"|\biban\b|\bpix\b",
-    "toolcall": r"\b(?:call|use|invoke|run)\s+(?:the\s+)?[\w.-]+\s+tool\b|\b\w+\(\s*[\"'][^\"']{0,200}[\"']\s*\)`"
+    "toolcall": r"\b(?:call|use|invoke|run)\s+(?:the\s+)?[\w.-]+\s+tool\b|\b(?:shell|exec|run|fetch|browse|bash|system|eval|call_?tool|tool)\w*\(\s*[\"']"
     r"|\btool\s*:|\bbrowser tool\b|\bemail tool\b|\bfetch tool\b",
-    "agent": r"\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
+    "lifted": r"autoapprove\"?\s*[:=]\s*true|confirm\w*\s*[:=]\s*(?:false|no|off)\b|safety_mode\s*=\s*off",
+    "agent": r"\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
     r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
     r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant",
 }
