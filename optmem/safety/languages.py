@@ -22,7 +22,7 @@ WINDOW = 160  # characters: the concepts of a finding occur this close together
 
 # Concepts: dismiss (ignore, override, declare void), earlier (previous, above, original, the
 # system's, your), orders (instructions, prompt, rules), show (reveal, print, send), persona (you
-# are now, from now on, pretend), lifted (no restrictions, safety off), unchecked (without asking
+# are now, from now on, pretend), told (what you were told), lifted (no restrictions, safety off), unchecked (without asking
 # or telling the user, silently), goods (what must not leave: passwords, keys, .env, the chat).
 # Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1.
 TABLE = """
@@ -47,18 +47,20 @@ hi persona अब~तुम अब~आप अब~से
 hi lifted बंद~हैं प्रतिबंध~हटा बिना~प्रतिबंध
 hi unchecked बिना~पुष्टि बिना~पूछे चुपचाप
 hi goods पासवर्ड ओटीपी otp बैंक~विवरण कुंजी
-es dismiss ignor olvid descart omit haz~caso~omiso deja~de~lado anula
-es earlier anterior previa previo del~sistema original inicial todas todos tus~
-es orders instrucci indicaciones directrices prompt
-es show muestra mostrar revela imprime dime repite envía envia compartir
+es dismiss ignor olvid descart omit haz~caso~omiso deja~de~lado anula no~hagas~caso deja~de~lado dejen~de~lado pasa~por~alto desestim deja~de~seguir no~sigas no~obedezcas ya~no~son~válid ya~no~aplican quedan~anulad
+es earlier anterior previa previo del~sistema original inicial todas todos tus~ de~antes internas ocult secret iniciales precedentes del~desarrollador al~principio de~sistema
+es orders instrucci indicaciones directrices prompt órdenes pautas normas mensaje~de~sistema
+es told lo~que~te~dijeron lo~que~te~han~dicho lo~que~te~indicó lo~que~te~indicaron lo~que~te~ordenaron lo~que~te~pidieron
+es show muestra mostrar revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir
 es persona ahora~eres a~partir~de~ahora finge desde~ahora
 es lifted sin~restricci sin~filtro sin~límite sin~limite está~activado
 es unchecked sin~pedir~confirm sin~confirm sin~preguntar no~lo~menciones sin~avisar en~silencio
 es goods contraseña clave credencial .env token historial
-fr dismiss ignor oubli néglig fais~abstraction ne~tiens~plus~compte passe~outre annul
-fr earlier précédent anterieur antérieur d'origine initial système toutes tous tes~ vos~
-fr orders instruction consigne directive prompt
-fr show affiche montre révèle revele imprime dis-moi répète envoie copie
+fr dismiss ignor oubli néglig fais~abstraction ne~tiens~plus~compte passe~outre annul laisse~tomber faites~abstraction faire~abstraction ne~suis~plus arrête~de~suivre écarte ne~s'appliquent~plus sont~obsolètes sont~caduques
+fr earlier précédent anterieur antérieur d'origine initial système toutes tous tes~ vos~ plus~tôt d'avant avant~ ci-dessus du~début au~début secrèt internes cachées du~développeur initiales
+fr orders instruction consigne directive prompt règles~d'avant message~système
+fr told ce~qu'on~t'a~dit ce~qu'on~vous~a~dit ce~qu'on~t'a~demandé
+fr show affiche montre révèle revele imprime dis-moi répète envoie copie recopie divulgue écris donne-les livre
 fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant
 fr lifted sans~restriction sans~filtre sans~limite
 fr unchecked jamais~demander~de~confirmation sans~demander sans~confirm sans~vérification sans~le~dire en~copie~cachée discrètement
@@ -79,18 +81,20 @@ bn persona এখন~থেকে~তুমি এখন~তুমি
 bn lifted সীমাবদ্ধতা~নেই বিধিনিষেধ~ছাড়া
 bn unchecked নিশ্চিত~না~করে না~জিজ্ঞেস
 bn goods পাসওয়ার্ড চাবি
-pt dismiss ignor esqueç esquec desconsider descart
-pt earlier anterior prévia previa do~sistema original inicia todas todos
-pt orders instruç instruc orientaç diretrizes prompt
-pt show mostre mostra revele imprima diga repita envie
+pt dismiss ignor esqueç esquec desconsider descart deixe~de~lado não~siga pare~de~seguir não~valem~mais
+pt earlier anterior prévia previa do~sistema original inicia todas todos ocultas internas secretas do~desenvolvedor no~início
+pt orders instruç instruc orientaç diretrizes prompt regras
+pt told o~que~te~disseram o~que~lhe~disseram
+pt show mostre mostra revele imprima diga repita envie escreva exiba compartilhe copie
 pt persona agora~você~é agora~voce~e a~partir~de~agora finja
 pt lifted irrestrito sem~restriç sem~filtro
 pt unchecked nunca~peça~confirmação sem~pedir~confirm sem~confirm sem~avisar sem~perguntar cópia~oculta
 pt goods senha chave credencia .env token
-ru dismiss игнорир проигнорир забудь забудьте не~обращай отбрось отмени
-ru earlier предыдущ прежн ранее исходн системн все~ всё~
-ru orders инструкц указани промпт директив
-ru show покажи выведи раскрой напечатай повтори отправ
+ru dismiss игнорир проигнорир забудь забудьте не~обращай отбрось отмени пренебреги не~следуй перестань~следовать не~выполняй откажись~от больше~не недействительн отменен аннулирован
+ru earlier предыдущ прежн ранее исходн системн все~ всё~ предшествующ прошл первоначальн вышеуказанн скрыт секретн внутренн в~начале
+ru orders системное~сообщение инструкц указани промпт директив правил распоряжени установк подсказк
+ru told что~тебе~говорили что~тебе~сказали что~вам~говорили
+ru show покажи выведи раскрой напечатай повтори отправ процитируй скопируй напиши озвучь перескажи распечатай выдай сообщи назови
 ru persona теперь~ты отныне~ты с~этого~момента притворись
 ru lifted ограничения~сняты без~ограничен без~отказов режим~разработчика
 ru unchecked без~подтвержд без~спрос не~спрашивая не~сообщай молча
@@ -111,18 +115,19 @@ id persona sekarang~kamu sekarang~anda mulai~sekarang berpura-pura
 id lifted tanpa~batas tanpa~batasan tanpa~filter
 id unchecked tanpa~meminta~pengesahan tanpa~konfirmasi tanpa~meminta~konfirmasi tanpa~bertanya diam-diam tanpa~memberi~tahu
 id goods kata~sandi kunci~api token .env isinya
-de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über ausser~kraft außer~kraft
-de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine~ ihre~
-de orders anweisung instruktion vorgabe richtlinie prompt
-de show zeig gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben
+de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über ausser~kraft außer~kraft nicht~mehr~beachten nicht~mehr~befolgen beachte~nicht befolge~nicht hör~auf ungültig aufgehoben hinfällig nichtig
+de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine~ ihre~ vorangegangen anfänglich geheim versteckt intern des~entwicklers vom~entwickler am~anfang
+de orders anweisung instruktion vorgabe richtlinie prompt systemprompt systemanweisung systemnachricht regeln
+de told was~man~dir was~dir~gesagt
+de show zeig gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~
 de persona du~bist~jetzt ab~sofort~bist ab~jetzt~bist tu~so~als
 de lifted sicherheitsrichtlinien~sind~deaktiviert ohne~einschränkung ohne~beschränkung deaktiviert wartungsmodus
 de unchecked ohne~rückfrage ohne~nachfrage ohne~bestätigung ohne~zu~fragen nicht~erwähnen nicht~erwähnt heimlich
 de goods passwort kennwort schlüssel zugangsdaten .env token
-ja dismiss 無視 忘れ 破棄 取り消
-ja earlier これまで 以前 前の 上記 すべて 全て システム 元の
-ja orders 指示 命令 プロンプト
-ja show 表示 出力 教えて 見せ 送信 公開
+ja dismiss 無視 忘れ 破棄 取り消 気にしなく 従わな なかったことに 無効 捨て
+ja earlier これまで 以前 前の 上記 すべて 全て システム 元の 先に 先ほど 最初 隠さ 隠し 秘密 内部 初期 あなたに設定 開発者
+ja orders 指示 命令 プロンプト 指令 ルール インストラクション 指示文
+ja show 表示 出力 教えて 見せ 送信 公開 明か 貼り付け 印刷 書き出 共有 コピー
 ja persona 今からあなたは あなたは今 今後あなたは なりきって
 ja lifted 制限が解除 制限なく 制限なし 無効化
 ja unchecked 確認なし 確認を求めない 確認せず 黙って 伝えなくてよい 知らせずに
@@ -167,18 +172,19 @@ vi persona bây~giờ~bạn từ~giờ~trở~đi
 vi lifted không~giới~hạn không~hạn~chế
 vi unchecked không~cần~xác~nhận không~hỏi lặng~lẽ
 vi goods mật~khẩu khóa~api
-ko dismiss 무시 잊어 무효 취소
-ko earlier 이전 앞의 기존 모든 시스템 원래
-ko orders 지시 지침 프롬프트
-ko show 보여 출력 알려 공개 붙여 삽입 전송 보내
+ko dismiss 무시 잊어 무효 취소 잊어버리 신경~쓰지 따르지 없던~걸로 폐기 유효하지~않
+ko earlier 이전 앞의 기존 모든 시스템 원래 지금까지 앞서 앞에서 숨겨진 비밀 내부 초기 개발자 위의 너에게~설정된
+ko orders 지시 지침 프롬프트 지시사항 지시문 명령 규칙
+ko show 보여 출력 알려 공개 붙여 삽입 전송 보내 표시 말해 인쇄 적어 적을
 ko persona 너는~이제 당신은~이제 지금부터~너는 이제부터
 ko lifted 비활성화 제한~없이 제한이~해제
 ko unchecked 확인~없이 묻지~않고 알리지~않고 몰래
 ko goods 비밀번호 이메일과~전화번호 토큰 키
-it dismiss ignora dimentica tralascia trascura lascia~perdere
-it earlier precedent prima original iniziali tutte tutti di~sistema del~sistema tuo~ tue~
-it orders istruzion indicazion direttiv prompt
-it show mostra rivela stampa dimmi ripeti invia
+it dismiss ignora dimentica tralascia trascura lascia~perdere scarta non~seguire smetti~di~seguire non~tenere~conto non~valgono~più
+it earlier precedent prima original iniziali tutte tutti di~sistema del~sistema tuo~ tue~ nascost interne segret dello~sviluppatore all'inizio
+it orders istruzion indicazion direttiv prompt regole linee~guida
+it told quello~che~ti~hanno~detto ciò~che~ti~hanno~detto
+it show mostra rivela stampa dimmi ripeti invia scrivi dammi condividi riporta copia
 it persona ora~sei d'ora~in~poi fingi
 it lifted senza~restrizion senza~filtri senza~limiti
 it unchecked senza~chiedere senza~conferma senza~avvisare di~nascosto
@@ -376,6 +382,7 @@ sv act kör ta~bort kommandon
 # a finding: (rule, the concepts that must occur together — a tuple of alternatives: "a|b")
 FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
+    ("ignore_previous_instructions", ("dismiss", "told")),
     ("reveal_system_prompt", ("show", "orders", "earlier")),
     ("reveal_system_prompt", ("show", "goods")),
     ("role_override", ("persona", "lifted|orders|unchecked")),
@@ -472,7 +479,7 @@ def _together(groups: list[list[_Hit]]) -> bool:
 
 
 def _words(spoken: str) -> list[_Hit]:
-    automaton = _automaton()
+    automaton = _automaton(spoken.isascii())
     hits = []
     for end, (word, meanings) in automaton.iter(spoken):
         start = end - len(word) + 1
@@ -487,12 +494,14 @@ def _spaced(c: str) -> bool:
     return c.isalpha() and not ("\u0590" <= c <= "\u08ff" or "\u0e00" <= c <= "\u0eff" or c >= "\u3000")
 
 
-_AUTOMATON: list["ahocorasick.Automaton"] = []
+_AUTOMATA: dict[bool, "ahocorasick.Automaton"] = {}
 
 
-def _automaton() -> "ahocorasick.Automaton":
-    """Every word of `TABLE` (NFKC, case-folded, as the spoken reading has it) → (language, concept)."""
-    if not _AUTOMATON:
+def _automaton(ascii_only: bool) -> "ahocorasick.Automaton":
+    """The words of `TABLE` and `ANCHORS` (NFKC, case-folded, as the spoken reading has them) →
+    (language, concept): for an ASCII text its ASCII words alone, for another text all of them —
+    each automaton built on the first text that needs it."""
+    if ascii_only not in _AUTOMATA:
         import ahocorasick
 
         words: dict[str, set[tuple[str, str]]] = {}
@@ -500,11 +509,14 @@ def _automaton() -> "ahocorasick.Automaton":
         rows += [["*", concept, *anchors.split()] for concept, anchors in ANCHORS.items()]
         for lang, concept, *stems in rows:
             for stem in stems:
-                word = unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold()
-                words.setdefault(word, set()).add((lang, concept))
+                if stem.isascii():
+                    words.setdefault(stem.replace("~", " ").lower(), set()).add((lang, concept))
+                elif not ascii_only:
+                    word = unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold()
+                    words.setdefault(word, set()).add((lang, concept))
         automaton = ahocorasick.Automaton()
         for word, meanings in words.items():
-            automaton.add_word(word, (word, tuple(sorted(meanings))))
+            automaton.add_word(word, (word, tuple(meanings)))
         automaton.make_automaton()
-        _AUTOMATON.append(automaton)
-    return _AUTOMATON[0]
+        _AUTOMATA[ascii_only] = automaton
+    return _AUTOMATA[ascii_only]

@@ -7,7 +7,6 @@ Each finding has a kind (`KINDS`): `secret` — a stored secret is the harm itse
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from optmem.safety.chars import CONTROL
 
@@ -515,150 +514,6 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"系统提示(?:词)?覆盖|覆盖(?:你的)?系统提示",
     ),
 )
-# Other languages, read in NFKC and case-folded with their own letters kept (`_spoken`): in one
-# sentence, a verb that dismisses and instructions that came earlier (or "everything you were
-# told"), instructions declared void, or a verb that shows and instructions that are the
-# system's, hidden or initial. Verb-final languages (German infinitives, Japanese, Korean) are
-# read in both orders. Accents are optional: they are often left out.
-_S = r"[^.!?;。！？\n]"  # within one sentence
-_LANGS: dict[str, dict[str, str]] = {
-    "es": {
-        "dismiss": r"(?<!\bno )\b(?:ignor(?:a|e|en|ar)|olvid(?:a|e|en|ar|ate|ate)|olv[ií]date|descart(?:a|e|en|ar)|"
-        r"omit(?:e|a|an|ir)|deja\s+de\s+lado|dejen\s+de\s+lado|haz\s+caso\s+omiso|hagan\s+caso\s+omiso|"
-        r"no\s+hagas\s+caso|pasa\s+por\s+alto|desestim(?:a|e|ar)|deja\s+de\s+(?:seguir|obedecer|cumplir)|"
-        r"no\s+sigas|no\s+obedezcas|anula|anular)\b",
-        "noun": r"(?:instrucci[oó]n(?:es)?|indicaciones|[oó]rdenes|reglas|directrices|pautas|normas|prompts?)\b",
-        "ref": r"\b(?:anterior(?:es)?|previas?|de\s+antes|antes|del?\s+sistema|originales|iniciales|precedentes|todas|"
-        r"todos|del\s+desarrollador|que\s+te\s+(?:dieron|han\s+dado|di|indicaron))\b",
-        "told": r"\blo\s+que\s+(?:te\s+)?(?:dijeron|han\s+dicho|dijo|indic[oó]|indicaron|ordenaron|pidieron|"
-        r"programaron|configuraron)\b",
-        "void": r"\b(?:ya\s+no\s+(?:son\s+v[aá]lid|aplican|se\s+aplican|cuentan|est[aá]n\s+vigentes)|quedan\s+anulad|"
-        r"son\s+inv[aá]lid|han\s+sido\s+(?:anulad|revocad|cancelad))",
-        "show": r"\b(?:mu[eé]stra(?:me)?|mostrar|revela(?:me)?|revelar|imprime|imprimir|dime|decir|ens[eé][nñ]a(?:me)?|"
-        r"escribe|escribir|repite|repetir|dame|comparte|compartir|copia|copiar|reproduce|cita|muestre|revele)\b",
-        "hidden": r"(?:(?:prompt|mensaje|instrucciones|indicaciones|reglas|directrices)\s+(?:del?\s+sistema|ocult[oa]s|"
-        r"internas|iniciales|originales|secret[oa]s|del\s+desarrollador)|(?:ocult[oa]s|internas|iniciales|originales|"
-        r"secret[oa]s)\s+(?:instrucciones|indicaciones|reglas)|system\s+prompt)",
-        "ask": r"\bcu[aá]les\s+son\s+(?:exactamente\s+)?(?:tus|sus)\s+(?:instrucciones|reglas|indicaciones)\s+"
-        r"(?:secret|ocult|intern|inicial|original|del\s+sistema)",
-    },
-    "fr": {
-        "dismiss": r"(?<!n')(?<!n’)\b(?:ignor(?:e|es|ez|er)|oubli(?:e|es|ez|er)|n[eé]glig(?:e|ez|er)|"
-        r"abandonn(?:e|ez|er)|"
-        r"laisse[rz]?\s+tomber|fai(?:s|tes|re)\s+abstraction|ne\s+ti(?:ens|ent)\s+(?:plus|pas)\s+compte|"
-        r"ne\s+tenez\s+(?:plus|pas)\s+compte|ne\s+(?:suis|suivez)\s+plus|arr[eê]te[rz]?\s+de\s+suivre|"
-        r"passe[rz]?\s+outre|[eé]carte[rz]?)\b",
-        "noun": r"\b(?:instructions?|consignes?|directives?|r[eè]gles?|ordres?|indications?|prompts?)\b",
-        "ref": r"(?:\bpr[eé]c[eé]dent\w*|\bant[eé]rieur\w*|d['’]avant|\bavant\b|plus\s+t[oô]t|du\s+syst[eè]me|"
-        r"\bsyst[eè]me\b|\binitial\w*|\boriginel\w*|d['’]origine|ci-dessus|\btoutes\b|\btous\b|du\s+d[eé]veloppeur|"
-        r"qu(?:e\s+l)?['’]on\s+(?:t|vous)['’]a\s+donn\w*|du\s+d[eé]but|au\s+d[eé](?:part|but))",
-        "told": r"\bce\s+qu['’]on\s+(?:t|vous)['’]a\s+(?:dit|demand[eé]|donn[eé]|ordonn[eé])",
-        "void": r"(?:ne\s+s['’]appliquent\s+plus|ne\s+comptent\s+plus|sont\s+(?:obsol[eè]tes|caduques|annul[eé]es|"
-        r"invalides|nulles))",
-        "show": r"\b(?:affich|montr|r[eé]v[eè]l|imprim|donn|dis|dites|r[eé]p[eè]t|[eé]cri|divulgu|recopi|copi|cit|livr|"
-        r"partag)\w*(?:-moi|-nous|-les)?\b",
-        "hidden": r"(?:(?:prompt|message|instructions|consignes|directives|r[eè]gles)\s+(?:syst[eè]me|du\s+syst[eè]me|"
-        r"cach[eé]e?s|internes|initiales|d['’]origine|secr[eè]tes|du\s+d[eé]veloppeur)|(?:ton|votre)\s+prompt|"
-        r"(?:int[eé]gralit[eé]|totalit[eé])\s+de\s+(?:tes|vos)\s+(?:instructions|consignes|directives)|"
-        r"(?:instructions|consignes|directives)\s+du\s+d[eé]veloppeur|consignes\s+secr[eè]tes)",
-        "ask": r"\b(?:quelles?\s+sont|quel\s+est)\s+(?:exactement\s+)?(?:tes|vos|ton|votre)\s+"
-        r"(?:instructions|consignes|"
-        r"directives|r[eè]gles|prompt)\s+(?:syst[eè]me|cach[eé]|interne|initia|secr[eè]t|d['’]origine)",
-    },
-    "it": {
-        "dismiss": r"(?<!\bnon )\b(?:ignora|ignorate|ignorare|dimentica|dimenticate|dimenticare|tralascia|trascura|"
-        r"scarta|"
-        r"lascia\s+perdere|lasciate\s+perdere|non\s+tenere\s+conto|non\s+tenete\s+conto|non\s+seguire|"
-        r"smetti\s+di\s+seguire)\b",
-        "noun": r"\b(?:istruzion[ei]|indicazion[ei]|regol[ae]|direttiv[ae]|ordini|prompt|linee\s+guida|vincoli)\b",
-        "ref": r"\b(?:precedent[ei]|prima|anterior[ei]|del\s+sistema|di\s+sistema|iniziali|original[ei]|tutte|tutti|"
-        r"dello\s+sviluppatore|all['’]inizio|che\s+ti\s+hanno\s+dato)\b",
-        "told": r"\b(?:quello|ciò)\s+che\s+ti\s+(?:hanno|ha)\s+(?:detto|dato|chiesto)",
-        "void": r"\b(?:sono|è)\s+(?:state\s+)?(?:annullat[ei]|revocat[ei]|non\s+più\s+valid[ei]|invalid[ei])|"
-        r"non\s+valgono\s+più",
-        "show": r"\b(?:mostra(?:mi)?|rivela(?:mi)?|stampa|dimmi|scrivi|ripeti|dammi|condividi|riporta|copia|mostrare|"
-        r"rivelare)\b",
-        "hidden": r"(?:(?:prompt|messaggio|istruzioni|regole|direttive)\s+(?:di\s+sistema|del\s+sistema|nascost[ei]|"
-        r"intern[ei]|iniziali|original[ei]|segret[ei]|dello\s+sviluppatore)|(?:tuo|il\s+tuo)\s+prompt)",
-        "ask": r"\bquali\s+sono\s+(?:esattamente\s+)?le\s+tue\s+(?:istruzioni|regole)\s+(?:segret|nascost|intern|"
-        r"inizial|di\s+sistema)",
-    },
-    "pt": {
-        "dismiss": r"(?<!\bnão )\b(?:ignor(?:e|a|em|ar)|esque[çc](?:a|e|am|er)|desconsider(?:e|a|em|ar)|"
-        r"descart(?:e|a|em|ar)|deix(?:e|a)\s+de\s+lado|n[aã]o\s+siga|pare\s+de\s+seguir)\b",
-        "noun": r"\b(?:instru[çc](?:ão|ões|ao|oes)|orienta[çc](?:ão|ões|ao|oes)|regras|diretrizes|ordens|prompt|"
-        r"restri[çc](?:ões|oes))\b",
-        "ref": r"\b(?:anterior(?:es)?|pr[eé]vias?|do\s+sistema|de\s+sistema|iniciais|originais|todas|todos|"
-        r"do\s+desenvolvedor|no\s+in[ií]cio|que\s+te\s+deram)\b",
-        "told": r"\bo\s+que\s+(?:te|lhe)\s+(?:disseram|deram|pediram|mandaram)",
-        "void": r"\bforam\s+(?:canceladas|revogadas|anuladas)|n[aã]o\s+(?:valem|se\s+aplicam)\s+mais|"
-        r"s[aã]o\s+inv[aá]lidas",
-        "show": r"\b(?:mostr(?:e|a)|revel(?:e|a)|imprim(?:a|e)|diga|escrev(?:a|e)|repit(?:a|e)|d[eê]-me|"
-        r"compartilh(?:e|a)|copi(?:e|a)|exib(?:a|e))\b",
-        "hidden": r"(?:(?:prompt|mensagem|instru[çc](?:ões|oes)|regras|diretrizes)\s+(?:de\s+sistema|do\s+sistema|"
-        r"ocultas|internas|iniciais|originais|secretas|do\s+desenvolvedor)|(?:seu|teu)\s+prompt)",
-        "ask": r"\bquais\s+s[aã]o\s+(?:exatamente\s+)?(?:suas|tuas)\s+(?:instru[çc](?:ões|oes)|regras)\s+(?:secret|"
-        r"ocult|intern|inicia|do\s+sistema)",
-    },
-    "de": {
-        "dismiss": r"\b(?:ignorier\w*|vergiss(?!\s+nicht)|vergesst(?!\s+nicht)|vergessen\s+sie|missacht\w*|"
-        r"[uü]bergeh\w*|verwirf|verwerft|verwerfen|beachte\s+nicht|nicht\s+(?:mehr\s+)?(?:beachten|befolgen)|"
-        r"befolge\s+nicht|h[oö]r\s+auf\s+(?:\S+\s+){0,3}zu\s+befolgen|setz\w*\s+dich\s+[uü]ber|"
-        r"au(?:ß|ss)er\s+kraft)",
-        "noun": r"(?:system)?(?:anweisung|instruktion|befehl|regel|vorgabe|richtlinie|prompt)\w*",
-        "ref": r"\b(?:vorherig\w*|bisherig\w*|fr[uü]her\w*|obig\w*|vorangegangen\w*|urspr[uü]nglich\w*|vorig\w*|"
-        r"alle[ns]?|system\w*|des\s+entwicklers|vom\s+entwickler|anf[aä]nglich\w*|am\s+anfang|zu\s+beginn)\b",
-        "told": r"\balles,?\s+was\s+(?:man\s+)?(?:dir|ihnen|euch)\s+(?:\S+\s+){0,2}(?:gesagt|aufgetragen|befohlen|"
-        r"mitgegeben)",
-        "void": r"(?:sind|ist)\s+(?:ab\s+sofort\s+|jetzt\s+|nun\s+)?(?:ung[uü]ltig|aufgehoben|nichtig|hinf[aä]llig|"
-        r"au(?:ß|ss)er\s+kraft)",
-        "show": r"\b(?:zeig|gib|nenn|verrat|druck|wiederhol|schreib|offenbar|enth[uü]ll|leg|ausgeb|wiedergeb|zitier|"
-        r"offenleg)\w*",
-        "hidden": r"(?:system-?(?:prompt|anweisung|nachricht)\w*|(?:geheim|versteckt|intern|urspr[uü]nglich|"
-        r"anf[aä]nglich)\w*\s+(?:anweisung|instruktion|vorgabe|regel|prompt)\w*)",
-        "ask": r"\bwie\s+lautet\s+(?:dein|ihr|der)\s+system-?prompt",
-        "show_after": r"(?:ausgeben|zeigen|nennen|verraten|wiedergeben|offenlegen|offen|ausdrucken|aufschreiben|"
-        r"zitieren)\b",
-    },
-    "ru": {
-        "dismiss": r"(?:проигнорир|игнорир|забудь|забудьте|забыть|не\s+обращай|не\s+обращайте|отбрось|отбросьте|"
-        r"пренебреги|пренебрегите|не\s+следуй|не\s+следуйте|перестань\s+следовать|перестаньте\s+следовать|"
-        r"отмени|отмените|не\s+выполняй|не\s+подчиняйся|откажись\s+от)[а-яё]*",
-        "noun": r"(?:инструкц|указани|правил|команд|промпт|директив|распоряжени|установк|ограничени)[а-яё]*",
-        "ref": r"(?:предыдущ|прежн|прошл|ранн|ранее|исходн|системн|вышеуказанн|первоначальн|все\b|всё\b|всех\b|"
-        r"разработчик|в\s+начале|которые\s+тебе\s+дали)[а-яё]*",
-        "told": r"вс[её],?\s+что\s+(?:тебе|вам)\s+(?:\S+\s+){0,2}(?:говорили|сказали|велели|поручили|приказали)",
-        "void": r"(?:больше\s+не\s+действу|недействительн|отменен|аннулирован|не\s+имеют\s+силы)",
-        "show": r"(?:покаж|вывед|выведи|раскрой|напечат|распечат|повтор|скажи|назови|выдай|открой|сообщи|процитируй|"
-        r"скопируй|напиши|озвучь|перескажи)[а-яё]*",
-        "hidden": r"(?:(?:системн|скрыт|секретн|внутренн|исходн|первоначальн|тайн)[а-яё]*\s+(?:\S+\s+)?(?:промпт|"
-        r"подсказк|инструкц|сообщени|указани|правил)[а-яё]*|(?:свой|свои|своего|твой|твои|ваш|ваши)\s+"
-        r"(?:системн[а-яё]*\s+)?(?:промпт|инструкци)[а-яё]*)",
-        "ask": r"какие\s+у\s+(?:тебя|вас)\s+(?:внутренн|секретн|системн|скрыт|исходн)[а-яё]*\s+(?:инструкц|правил|"
-        r"указани)",
-    },
-    "ja": {
-        "dismiss": r"(?:無視|忘れ|破棄|気にしな|従わな|なかったことに|取り消|無効に|捨て)",
-        "noun": r"(?:指示|命令|指令|ルール|設定|プロンプト|インストラクション|制約)",
-        "ref": r"(?:以前|前の|これまで|今まで|上記|先ほど|先に|最初|元の|システム|開発者|"
-        r"すべて|全て|全部|過去|既存|従来|上の)",
-        "void": r"(?:無効です|無効になりました|もう有効ではありません|取り消されました|無効だ)",
-        "hidden": r"(?:システム|隠さ|隠し|秘密|内部|初期|元の|あなたに設定|あなたの|開発者|最初の)",
-        "shown": r"(?:指示|命令|指令|ルール|プロンプト|インストラクション)",
-        "show_after": r"(?:表示|見せ|教え|出力|公開|開示|印刷|書き出|明か|貼り付け|共有|コピー|全文)",
-    },
-    "ko": {
-        "dismiss": r"(?:무시|잊|폐기|신경\s*쓰지|따르지|없던\s*(?:걸로|것으로)|취소|무효)",
-        "noun": r"(?:지시|지침|명령|규칙|프롬프트|설정|지시문|지시사항|안내)",
-        "ref": r"(?:이전|앞|앞서|앞에서|앞선|기존|위의|시스템|모든|지금까지|처음|원래|개발자)",
-        "void": r"(?:유효하지\s*않|무효|취소되었|폐기되었)",
-        "hidden": r"(?:시스템|숨겨진|비밀|내부|초기|원래|너에게\s*설정된|당신의|너의|개발자)",
-        "shown": r"(?:지시|지침|명령|규칙|프롬프트|지시문|지시사항)",
-        "show_after": r"(?:보여|출력|알려|공개|표시|말해|인쇄|붙여|공유|적을|적어|복사)",
-    },
-}
-
-
 # Chinese mixed with English (read folded: simplified, case-folded) — the match must hold both
 # scripts — and pinyin (folded, then with everything but letters dropped: "hū lüè" and "hulue"
 # read alike).
@@ -692,54 +547,28 @@ _PINYIN_IGNORE = (
 _PINYIN_REVEAL = rf"{_PIN_SHOW}[a-z]{{0,30}}?{_PIN_HIDDEN}|ba(?:ni(?:de)?)?{_PIN_HIDDEN}[a-z]{{0,30}}?{_PIN_SHOW}"
 
 
-# a language's rules run only on a text holding one of these words (its nouns): most texts hold none
-_LANG_WORDS: dict[str, str] = {
-    "es": "instrucc indicacion orden órden regla directri pauta norma prompt lo~que sistema",
-    "fr": "instruction consigne directive règle regle ordre indication prompt ce~qu système systeme",
-    "it": "istruzion indicazion regol direttiv ordini linee~guida vincoli che~ti sistema tuo~prompt",
-    "pt": "instruç instrucoe instrucao orientaç orientaco regras diretrizes ordens restriç o~que~te o~que~lhe sistema seu~prompt teu~prompt",
-    "de": "anweisung instruktion befehl regel vorgabe richtlinie prompt alles system",
-    "ru": "инструкц указани правил команд промпт директив распоряжени установк что систем",
-    "ja": "指示 命令 指令 ルール 設定 プロンプト インストラクション 制約 システム",
-    "ko": "지시 지침 명령 규칙 프롬프트 설정 안내 시스템",
-}
-
-
-def _language_rules() -> list[tuple[str, str, str]]:
-    """(language, rule name, pattern) of every language in `_LANGS`, assembled from its words."""
-    out = []
-    for lang, v in _LANGS.items():
-        d, n, r = v["dismiss"], v["noun"], v["ref"]
-        earlier = rf"(?:{n}{_S}{{0,30}}?{r}|{r}{_S}{{0,30}}?{n})"
-        if "told" in v:
-            ignore = rf"{d}{_S}{{0,60}}?(?:{earlier}|{v['told']})"
-        else:  # verb-final: the instructions, then the verb
-            ignore = rf"{r}{_S}{{0,15}}?{n}{_S}{{0,25}}?{d}"
-        if "show_after" in v and "told" in v:  # German infinitives at the end
-            ignore += rf"|{r}{_S}{{0,30}}?{n}{_S}{{0,40}}?{d}"
-        out.append((lang, "ignore_previous_instructions", ignore + rf"|{earlier}{_S}{{0,30}}?{v['void']}"))
-        if "show" in v:
-            reveal = rf"{v['show']}{_S}{{0,60}}?{v['hidden']}|{v['ask']}"
-            if "show_after" in v:
-                reveal += rf"|{v['hidden']}{_S}{{0,60}}?{v['show_after']}"
-        else:
-            reveal = rf"{v['hidden']}{_S}{{0,10}}?{v['shown']}{_S}{{0,20}}?{v['show_after']}"
-        out.append((lang, "reveal_system_prompt", reveal))
-    return out
-
-
 Accept = Callable[[re.Match[str]], bool]
 
 
-@dataclass(slots=True, eq=False)
 class Rule:
-    name: str
-    needles: tuple[frozenset[str], ...]  # one word of each group must occur in the lower-cased text
-    source: str  # (a phrase rule: with word edges, for the folded text)
-    flags: int = 0
-    accept: Accept | None = None  # a second look at a match (secrets)
-    bare: str = ""  # a phrase rule without word edges, for letter-spaced text collapsed
-    compiled: re.Pattern[str] | None = None  # `source`, compiled when the rule first runs
+    """A rule: its name, the needle words a hit must hold (one of each group, in the lower-cased
+    reading), its pattern (a phrase rule's with word edges, for the folded text; `bare` without,
+    for letter-spaced text collapsed), and a second look at a match (`accept`, secrets)."""
+
+    __slots__ = ("name", "needles", "source", "flags", "accept", "bare", "compiled")
+
+    def __init__(
+        self, name: str, needles: tuple[frozenset[str], ...], source: str, flags: int, accept: Accept | None, bare: str
+    ) -> None:
+        self.name, self.needles, self.source, self.flags, self.accept, self.bare = (
+            name,
+            needles,
+            source,
+            flags,
+            accept,
+            bare,
+        )
+        self.compiled: re.Pattern[str] | None = None  # `source`, compiled when the rule first runs
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         if self.compiled is None:
@@ -1030,8 +859,6 @@ PHRASES = tuple(
     for name, needles, source in PHRASE_DATA
 )
 
-LANGUAGES = tuple(_rule(name, (_LANG_WORDS[lang],), source) for lang, name, source in _language_rules())
-
 
 def _both_scripts(m: re.Match[str]) -> bool:
     """A match of a mixed rule holds Latin letters and Chinese characters."""
@@ -1058,4 +885,4 @@ SECRETS = frozenset(
     "slack_webhook slack_token discord_webhook api_token azure_storage_key bearer_token url_credentials "
     "password_assignment google_oauth_secret docker_registry_auth seed_phrase labelled_secret".split()
 )
-GROUPS = {"written": WRITTEN, "phrases": PHRASES, "languages": LANGUAGES, "mixed": MIXED, "pinyin": PINYIN}
+GROUPS = {"written": WRITTEN, "phrases": PHRASES, "mixed": MIXED, "pinyin": PINYIN}

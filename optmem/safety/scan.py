@@ -54,7 +54,10 @@ def find(text: str) -> str | None:
     rule = _find(text, 0)
     if rule and rule.removesuffix("_zh") in _PHRASING:
         outside = re.sub(_QUOTED, " … ", text)
-        said = len(re.findall(r"[^\W\u3040-\u30ff\u3400-\u9fff]+", outside)) + len(re.findall("[\u3040-\u30ff\u3400-\u9fff]", outside)) // 2
+        said = (
+            len(re.findall(r"[^\W\u3040-\u30ff\u3400-\u9fff]+", outside))
+            + len(re.findall("[\u3040-\u30ff\u3400-\u9fff]", outside)) // 2
+        )
         if outside != text and said >= 12 and _find(outside, 0) is None:  # (words; two Chinese characters a word)
             return None
     return rule
@@ -85,8 +88,7 @@ def _find(text: str, depth: int) -> str | None:
     for variant in dict.fromkeys((folded, readings.leet(folded))):  # 1gn0re → ignore
         if hit := found.first("phrases", variant):
             return hit
-    spoken = readings.spoken(text, wide)
-    hit = found.first("languages", spoken) or languages.find(spoken) or found.first("mixed", folded)
+    hit = languages.find(readings.spoken(text, wide)) or found.first("mixed", folded)
     if not hit and folded.isascii() and (candidates := found.candidates("pinyin", folded)):
         hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike
     if hit:
@@ -127,7 +129,7 @@ class _Found(dict[str, dict[str, set[str]]]):
         """The rules of `group` each of whose needle groups `lowered` meets, in order."""
         present = self[lowered][encoding]
         rules, first = _index().groups[group]
-        chosen = sorted({i for word in present & first.keys() for i in first[word]}.union(first[""]))
+        chosen = sorted({i for word in present & first.keys() for i in first[word]}.union(first.get("", ())))
         return [rules[i] for i in chosen if all(not present.isdisjoint(g) for g in rules[i].needles[1:])]
 
     def first(self, group: str, text: str, lowered: str = "") -> str | None:
@@ -145,7 +147,7 @@ def _first(rules: list[Rule], text: str) -> str | None:
 
 class _Index(NamedTuple):
     automaton: ahocorasick.Automaton
-    entries: dict[str, set[tuple[str, str]]]  # a key the automaton finds → (reading, needle word)
+    entries: dict[str, list[tuple[str, str]]]  # a key the automaton finds → (reading, needle word)
     groups: dict[str, tuple[tuple[Rule, ...], dict[str, list[int]]]]  # rules, and the rules each word starts
 
 
@@ -161,21 +163,20 @@ def _index() -> _Index:
 
         from optmem.safety.rules import GROUPS
 
-        entries: dict[str, set[tuple[str, str]]] = {"": set()}
         groups = {}
         for name, rules in GROUPS.items():
-            first: dict[str, list[int]] = {"": []}
+            first: dict[str, list[int]] = {}
             for i, rule in enumerate(rules):
                 for word in rule.needles[0] if rule.needles else ("",):
                     first.setdefault(word, []).append(i)
-                for word in {w for group in rule.needles for w in group}:
-                    entries.setdefault(word, set()).add(("", word))
-                    if name == "phrases":
-                        entries.setdefault(word.translate(readings.ROT13), set()).add(("rot13_", word))
-                        entries.setdefault(word[::-1], set()).add(("reversed_", word))
             groups[name] = (rules, first)
+        words = {w for rules in GROUPS.values() for rule in rules for group in rule.needles for w in group}
+        entries: dict[str, list[tuple[str, str]]] = {w: [("", w)] for w in words}
+        for w in {w for rule in GROUPS["phrases"] for group in rule.needles for w in group}:
+            entries.setdefault(w.translate(readings.ROT13), []).append(("rot13_", w))
+            entries.setdefault(w[::-1], []).append(("reversed_", w))
         automaton = ahocorasick.Automaton()
-        for key in entries.keys() - {""}:
+        for key in entries:
             automaton.add_word(key, key)
         automaton.make_automaton()
         _INDEX.append(_Index(automaton, entries, groups))
