@@ -31,7 +31,10 @@ _PREFIXES = ("base64_", "hex_", "escaped_", "rot13_", "reversed_")
 
 
 # a quotation: what a note says someone else wrote (straight, curly, angled, corner quotes, backticks)
-_QUOTED = r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|„[^“”\n]{3,300}[“”]|«[^»\n]{3,300}»|「[^」\n]{3,300}」|`[^`\n]{3,300}`|(?<!\w)'[^'\n]{3,300}'(?!\w)"
+_QUOTED = (
+    r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|„[^“”\n]{3,300}[“”]|«[^»\n]{3,300}»|「[^」\n]{3,300}」|`[^`\n]{3,300}`"
+    r"|(?<!\w)'[^'\n]{3,300}'(?!\w)"
+)
 
 _PHRASING = {
     "ignore_previous_instructions",
@@ -49,16 +52,16 @@ def find(text: str) -> str | None:
 
     A note that quotes an injection to speak about it (an incident, a test, a detection rule) is
     not one: when the hit lies only inside quotation marks and what the note says around them —
-    a dozen words at least — holds none, nothing is found. That holds for phrasing (`_PHRASING`);
+    a dozen distinct words at least — holds none, nothing is found. That holds for phrasing (`_PHRASING`);
     secrets, characters, markup and what an act needs (a URL, a command) count wherever they stand."""
     rule = _find(text, 0)
     if rule and rule.removesuffix("_zh") in _PHRASING:
         outside = re.sub(_QUOTED, " … ", text)
         said = (
-            len(re.findall(r"[^\W\u3040-\u30ff\u3400-\u9fff]+", outside))
-            + len(re.findall("[\u3040-\u30ff\u3400-\u9fff]", outside)) // 2
-        )
-        if outside != text and said >= 12 and _find(outside, 0) is None:  # (words; two Chinese characters a word)
+            len(set(re.findall(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff]{3,}", outside.lower())))
+            + len(set(re.findall("[\u3040-\u30ff\u3400-\u9fff]", outside))) // 2
+        )  # (distinct words of three letters or more; two Chinese characters a word)
+        if outside != text and said >= 12 and _find(outside, 0) is None:
             return None
     return rule
 
