@@ -460,7 +460,11 @@ def find(spoken: str) -> str | None:
     by: dict[str, list[_Hit]] = {}
     for hit in hits:
         by.setdefault(hit.concept, []).append(hit)
+    if len(by) < 2 and "template_link" not in by and "envdump" not in by:
+        return None  # (every finding but those needs two concepts)
     for rule, needed in FINDINGS:
+        if not all(not by.keys().isdisjoint(alt.split("|")) for alt in needed):
+            continue
         groups = [[h for c in alt.split("|") for h in by.get(c, ())] for alt in needed]
         # the words of one finding come from one language (shapes go with any)
         for lang in {h.lang for group in groups for h in group} if all(groups) else ():
