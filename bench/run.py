@@ -11,6 +11,7 @@
     python bench/run.py --only import --sizes 100000,1000000 # an export imported vs the plain build
     python bench/run.py --only hub                           # MCP over HTTP: 4 clients at once, 100k records
     python bench/run.py --only stats --sizes 50000,1000000   # `optmem stats` (counts, lifecycle, hygiene)
+    python bench/run.py --only scan                          # the content scanner (bench/scan_cost.py)
     python bench/run.py --only search --sizes 100000 --write-docs   # … and into docs/performance.md
 
 Machines are noisy, so each target is a ratio to an anchor that runs right beside it:
@@ -596,6 +597,40 @@ def write_docs(blocks: dict[str, str]) -> None:
     DOCS.write_text(text, "utf-8")
 
 
+def bench_scan(repeat: int) -> list[Row]:
+    """The content scanner in CPU time (bench/scan_cost.py): 1,000 texts of the corpora, and a
+    fresh process's import and first scan, against importing the error module it raises."""
+    import scan_cost
+
+    anchor = statistics.median(
+        float(
+            subprocess.run(
+                [
+                    PY,
+                    "-c",
+                    "import time; t = time.process_time(); import optmem.errors; "
+                    "print((time.process_time() - t) * 1e3)",
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
+        for _ in range(repeat)
+    )
+    return [
+        ("content scan, 1,000 texts of the corpora (CPU)", scan_cost.per_thousand(), "", 0.0, "", "each text once"),
+        (
+            "content scan: fresh process, import + first scan (CPU)",
+            scan_cost.first_scan(repeat),
+            "import optmem.errors (CPU)",
+            anchor,
+            "",
+            "rules, automata, the patterns one note needs",
+        ),
+    ]
+
+
 def table(rows: list[Row]) -> str:
     out = [
         "| measurement | value | anchor | anchor ms | ratio | target | note |",
@@ -613,7 +648,19 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
     ap.add_argument(
         "--only",
-        choices=["startup", "search", "compact", "hooks", "lifecycle", "stages", "sync", "import", "hub", "stats"],
+        choices=[
+            "startup",
+            "search",
+            "compact",
+            "hooks",
+            "lifecycle",
+            "stages",
+            "sync",
+            "import",
+            "hub",
+            "stats",
+            "scan",
+        ],
         action="append",
     )
     ap.add_argument("--sizes", help="comma-separated record counts for search (default 10k,100k,1M)")
@@ -658,6 +705,8 @@ def main() -> None:
             rows += bench_sync([s for s in sizes if s >= 10_000] or sizes, repeat, work)
         if not args.only or "hub" in args.only:
             rows += bench_hub(10_000 if args.quick else 100_000, repeat, work)
+        if not args.only or "scan" in args.only:
+            rows += bench_scan(repeat)
         if not args.only or "stats" in args.only:
             rows += bench_stats(sizes if args.sizes or args.quick else [50_000, 1_000_000], repeat, work)
     finally:

@@ -2,7 +2,7 @@
 
 Parts, highest priority first: current redlines, hot memory (MEMORY.md, USER.md, the project
 block), the project's latest handoff, then the most relevant current records. The block is
-fenced and labelled as recalled reference data, never instructions (`optmem.fence`: stored text
+fenced and labelled as recalled reference data, never instructions (`optmem.safety.fence`: stored text
 cannot close or forge the fence). When it does not fit, the
 lowest-priority items go first and an elision line says what was left out; redlines are cut
 last, and never silently.
@@ -15,8 +15,8 @@ from typing import Any
 
 from optmem import clock, view
 from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError, clip
-from optmem.fence import CLOSE, OPEN, TITLES, heading, line
 from optmem.record import HANDOFF, MEMORY
+from optmem.safety.fence import CLOSE, OPEN, TITLES, heading, line
 from optmem.vault import Vault, validate_name
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from optmem import clock, compare, fsio, record, scan, view
+from optmem import clock, compare, fsio, record, view
 from optmem import text as textmod
 from optmem.errors import (
     Ambiguous,
@@ -46,6 +46,7 @@ from optmem.record import (
     line_of,
     new_id,
 )
+from optmem.safety import scan
 from optmem.settings import ON_SIMILAR, ON_UPDATE
 from optmem.vault import NAME_RE, Vault, hot_target, validate_name
 

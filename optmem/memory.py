@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from optmem import compare, fsio, gitstate, scan
+from optmem import compare, fsio, gitstate
 from optmem.errors import (
     Ambiguous,
     MergeConflict,
@@ -29,6 +29,7 @@ from optmem.errors import (
     quote,
 )
 from optmem.record import MEMORY, Record
+from optmem.safety import scan
 from optmem.vault import Vault, hot_target
 
 SEPARATOR = "\n§\n"

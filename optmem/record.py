@@ -401,7 +401,7 @@ def flagged_field(rec: Record) -> tuple[str, str] | None:
     None when none is. Each field is judged alone. What a write refuses (`log.check_record`),
     what `sync` reports of the records it brings in, and what a read blocks of one it cannot
     refuse."""
-    from optmem import scan
+    from optmem.safety import scan
 
     labels = _LABELS
     plain: list[str] = []
@@ -440,7 +440,7 @@ _LONG = frozenset(("text", "evidence"))  # values met once: never remembered
 
 def _each(pairs: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
     """The first of `pairs` the scanner flags, each field judged alone."""
-    from optmem import scan
+    from optmem.safety import scan
 
     for name, value in pairs:
         if len(value) <= 30 and _CANONICAL.fullmatch(value):

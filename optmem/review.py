@@ -132,7 +132,7 @@ def verify(
     line). Every id is checked first, all lines are written together, or none: a record that is
     not a current fact (superseded, forgotten, expired, a pending guess, a bookkeeping line) is
     refused, with what to do instead."""
-    from optmem import scan
+    from optmem.safety import scan
 
     if not refs:
         raise UsageError("give at least one record id to verify")

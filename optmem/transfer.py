@@ -23,9 +23,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from optmem import clock, fsio, scan
+from optmem import clock, fsio
 from optmem.errors import OptmemError, UsageError, quote
 from optmem.record import BadLine, Record, derived_id, parse_line
+from optmem.safety import scan
 from optmem.vault import Vault
 
 FORMAT, VERSION = "optmem-export", 1

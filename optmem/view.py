@@ -22,7 +22,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
 
-from optmem import record, scan
+from optmem import record
 from optmem.record import (
     BOOKKEEPING,
     CONFIRM,
@@ -37,6 +37,7 @@ from optmem.record import (
     line_of,
     names,
 )
+from optmem.safety import scan
 
 
 class Status(StrEnum):

@@ -181,7 +181,7 @@ def no_sweep(vault_path: Path) -> None:
 
 def fenced_json(text: str) -> Any:
     """An MCP tool result's JSON, after checking it comes inside the fence for stored text."""
-    from optmem.fence import CLOSE, OPEN
+    from optmem.safety.fence import CLOSE, OPEN
 
     assert text.startswith(OPEN + "\n") and text.endswith("\n" + CLOSE), text[:200]
     return json.loads(text[len(OPEN) : -len(CLOSE)])

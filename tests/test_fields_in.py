@@ -361,8 +361,8 @@ FIELD_VALUES = [
     note=st.none() | st.sampled_from(FIELD_VALUES),
 )
 def test_flagged_field_judges_each_field_alone_whatever_it_read_before(text, key, source, session, tags, note):
-    from optmem import scan
     from optmem.record import Record, flagged_field, strings
+    from optmem.safety import scan
 
     rec = Record(
         id=RID,

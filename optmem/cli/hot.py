@@ -217,7 +217,7 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
       optmem show --ids --project webapp
     """
     from optmem import memory
-    from optmem.fence import Body, quote, wrap
+    from optmem.safety.fence import Body, quote, wrap
 
     vault = get_vault()
     targets: list[tuple[str, str | None]]

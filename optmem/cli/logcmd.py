@@ -22,7 +22,7 @@ def render_record(rec: dict[str, Any]) -> str:
     """A record for a reader, person or agent: our lines, and its stored strings defused and
     indented (`fence.line`, `fence.defuse`), so no stored line can pass for one of ours or for
     the fence an agent's context is read in."""
-    from optmem.fence import defuse, line
+    from optmem.safety.fence import defuse, line
 
     status = rec["status"]
     if rec.get("forgotten_by"):

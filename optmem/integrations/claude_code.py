@@ -286,7 +286,8 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
     """The session's handoff from its transcript: written once, then updated — an identical one
     is not written again, a changed one replaces the session's earlier one (forgotten, so one
     handoff per session stays in view; the log keeps every line)."""
-    from optmem import handoff, log, scan
+    from optmem import handoff, log
+    from optmem.safety import scan
 
     path = event.get("transcript_path")
     if not path or not Path(path).is_file():

@@ -151,8 +151,8 @@ def _refused(err: OptmemError) -> str:
 
 def _unsafe(text: str) -> str | None:
     """What the write gate's scanner flags in `text` as written, or that it cannot be UTF-8 at all."""
-    from optmem import scan
     from optmem.record import holds_lone_surrogate
+    from optmem.safety import scan
 
     if holds_lone_surrogate(text):
         return "a lone surrogate (no UTF-8 file can hold it)"

@@ -182,10 +182,10 @@ def _tool(
 def as_result(text: str) -> Any:
     """A tool's result: the command's JSON as text and as structured content, with isError set
     when the command refused (its JSON says "ok": false). Stored text goes to a model here, so the
-    text is fenced and every string defused (`optmem.fence`), the structured content too."""
+    text is fenced and every string defused (`optmem.safety.fence`), the structured content too."""
     import json
 
-    from optmem.fence import Body, defuse_all, wrap
+    from optmem.safety.fence import Body, defuse_all, wrap
 
     try:
         obj = defuse_all(json.loads(text))
