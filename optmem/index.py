@@ -247,11 +247,23 @@ class Index:
 
     def record(self, row: Row) -> Record:
         """The full record of a row, read from its log file at its offset."""
+        return parse_line(self.line(row), row.n, None)  # (its bounds were kept when it was indexed)
+
+    def line(self, row: Row) -> bytes:
+        """A row's line in its log file, as stored."""
         fh = self._fh.get(row.seg)
         if fh is None:
             fh = self._fh[row.seg] = open(self.vault.root / self.file_of(row), "rb")
         fh.seek(row.off)
-        return parse_line(fh.read(row.len), row.n, None)  # (its bounds were kept when it was indexed)
+        return fh.read(row.len)
+
+    def passed(self, rows: list[Row]) -> set[int]:
+        """The line numbers of those rows whose lines the write gate passed whole under the
+        current scanner and are unchanged since (`optmem.verdicts`): a surface shows them as
+        stored, without scanning them again."""
+        from optmem import verdicts
+
+        return {rows[i].n for i in verdicts.clean(self.vault, [self.line(r) for r in rows])}
 
     def file_of(self, row: Row) -> str:
         """The log file a record is in, as the vault names it (LOG.jsonl, log/<writer>/<month>.jsonl)."""
