@@ -58,7 +58,9 @@ Berlin Tokyo Lisbon Toronto Nairobi Austin Seattle Denver Osaka Porto Hangzhou S
 """.split()
 
 # Chinese words of chat, most used first (each a word, not a sentence)
-ZH_FUNCTION = "我 的 了 你 是 我们 在 不 就 也 这个 吗 有 都 还 没 一下 今天 现在 那 他 她 可以 要 会 吧 呢 好 说 看".split()
+ZH_FUNCTION = (
+    "我 的 了 你 是 我们 在 不 就 也 这个 吗 有 都 还 没 一下 今天 现在 那 他 她 可以 要 会 吧 呢 好 说 看".split()
+)
 ZH_CONTENT = """
 时间 工作 明天 会议 问题 测试 部署 上线 代码 修复 版本 需求 设计 评审 周末 朋友 家里 吃饭 咖啡 下班
 项目 进度 数据库 迁移 计划 服务器 配置 日志 接口 前端 后端 缓存 索引 搜索 用户 文章 大纲 发布 回滚

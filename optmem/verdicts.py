@@ -2,7 +2,7 @@
 
 Every line optmem appends has passed the write gate: each string its record carries was scanned
 (`log.check_record`), unless `--allow-unsafe` let it through. The digest of such a line is kept
-here with the scanner's version (`scan.version()`), in `.cache/scanned.sqlite3`. A surface that
+here with the scanner's version (`scanner_version`), in `.cache/scanned.sqlite3`. A surface that
 shows a record whose line is found here, under the current version, shows it as stored, without
 scanning it again; every other line is scanned on read, as before: a line typed by hand, brought
 by sync, written with --allow-unsafe, written under an older scanner, or changed since it was
@@ -12,15 +12,29 @@ index, so a rebuild keeps it; deleting it only costs the reads a scan.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Iterable
+from pathlib import Path
 
 from optmem.text import digest
 from optmem.vault import Vault
 
-__all__ = ["clean", "key", "remember"]
+__all__ = ["clean", "key", "remember", "scanner_version"]
 
 FILE = "scanned.sqlite3"
+SCANNER = ("scan.py",)  # the scanner's source files (its rules and its engine), in optmem/
+
+
+@functools.cache
+def scanner_version() -> str:
+    """The scanner's version: a digest of its source files, read without importing it (a read
+    whose records all passed the gate never loads the scanner). Any change to them makes every
+    stored verdict stale: those lines are scanned on read again."""
+    here = Path(__file__).parent
+    return digest(b"".join((here / name).read_bytes() for name in SCANNER), 8)
+
+
 _DDL = "CREATE TABLE IF NOT EXISTS verdict (d TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID"
 
 
@@ -32,13 +46,17 @@ def key(line: bytes) -> str:
 def remember(vault: Vault, lines: Iterable[bytes]) -> None:
     """The gate passed these lines (each scanned whole, just now, by this scanner): keep that. A
     failure to keep it is no error — those lines are scanned on read."""
-    from optmem import scan
-
-    rows = [(key(line), scan.version()) for line in lines]
+    version = scanner_version()
+    rows = [(key(line), version) for line in lines]
     if not rows:
         return
     try:
-        conn = sqlite3.connect(vault.cache(FILE), timeout=30)
+        path = vault.cache(FILE)
+        if not path.exists():  # private, as the rest of the cache
+            from optmem import fsio
+
+            fsio.atomic_write(path, "", within=vault.root)
+        conn = sqlite3.connect(path, timeout=30)
         try:
             conn.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs scans on read
             with conn:
@@ -56,15 +74,16 @@ def clean(vault: Vault, lines: list[bytes]) -> set[int]:
     path = vault.cache_dir / FILE
     if not lines or not path.exists():
         return set()
-    from optmem import scan
-
     keys = [key(line) for line in lines]
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
         try:
             marks = ", ".join("?" * len(keys))
             found = {
-                d for (d,) in conn.execute(f"SELECT d FROM verdict WHERE v = ? AND d IN ({marks})", [scan.version(), *keys])
+                d
+                for (d,) in conn.execute(
+                    f"SELECT d FROM verdict WHERE v = ? AND d IN ({marks})", [scanner_version(), *keys]
+                )
             }
         finally:
             conn.close()

@@ -22,7 +22,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
 
-from optmem import record, scan
+from optmem import record
 from optmem.record import (
     BOOKKEEPING,
     CONFIRM,
@@ -412,7 +412,15 @@ _OURS = frozenset(
 
 @lru_cache(maxsize=8192)
 def _display_short(text: str) -> str:
-    return scan.redact(text)
+    return _scan().redact(text)
+
+
+def _scan() -> Any:
+    """The scanner, imported when a string must be scanned (a search whose hits the write gate
+    passed needs none: `RecordView.passed`)."""
+    from optmem import scan
+
+    return scan
 
 
 def display(text: str) -> str:
@@ -420,7 +428,7 @@ def display(text: str) -> str:
     it (an injection, a secret, a control character or escape code), else as stored."""
     if text in _OURS:
         return text
-    return _display_short(text) if len(text) <= _REMEMBERED else scan.redact(text)
+    return _display_short(text) if len(text) <= _REMEMBERED else _scan().redact(text)
 
 
 def shown(value: Any) -> Any:
@@ -487,7 +495,7 @@ class RecordView(NamedTuple):
 
     def blocked(self) -> str | None:
         """The security rule the text trips, if any (output then shows `[BLOCKED: rule]`)."""
-        return None if self.passed else scan.find(self.record.text)
+        return None if self.passed else _scan().find(self.record.text)
 
     def hit(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         """The search result shape (SPEC §5). Every string the scanner flags — the text, the key,
