@@ -169,7 +169,8 @@ def cpu_ms(cmd: list[str], env: dict[str, str] | None = None) -> float:
     return (usage.ru_utime + usage.ru_stime) * 1000
 
 
-ClassRow = tuple[str, int, int, float, float, float, float]  # class, size, queries, ms, anchor ms, median, p90
+ClassRow = tuple[str, str, int, int, float, float, float, float]
+# (which optmem, class, records, queries, its CPU ms (median), the anchor's, ratio median, ratio p90)
 
 
 def p90(values: list[float]) -> float:
@@ -177,51 +178,66 @@ def p90(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
 
 
-def search_classes(vault: Path, db: Path, size: int, repeat: int) -> list[ClassRow]:
+def search_classes(vault: Path, db: Path, size: int, repeat: int, old_tree: Path | None = None) -> list[ClassRow]:
     """Per class of the query set (and the old seven queries): each query as optmem and as the
-    anchor in turn, `repeat` pairs; per query the ratio of the medians of CPU time; per class the
-    median and p90 of those ratios, and the median CPU ms of each side."""
+    anchor in turn, `repeat` pairs (with `old_tree`, a checkout of an earlier optmem, that one
+    too, in the same turn, on the same vault); per query the ratio of the medians of CPU time;
+    per class the median and p90 of those ratios, and the median CPU ms of each side."""
     env = env_for(vault)
-    cpu_ms(OPTMEM + ["search", OLD[0]], env)  # warm-up: bytecode written, pages cached
+    sides = {"this checkout": env}
+    if old_tree is not None:
+        sides[f"old: {old_tree.name}"] = {**env, "PYTHONPATH": str(old_tree)}
+    for side_env in sides.values():
+        cpu_ms(OPTMEM + ["search", OLD[0]], side_env)  # warm-up: bytecode written, pages cached
     cpu_ms(ANCHOR + ["query", str(db), OLD[0]])
-    per: dict[str, list[tuple[float, float]]] = {}
+    per: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for cls, q in [("old set", q) for q in OLD] + query_set():
-        ours, theirs = [], []
+        theirs: list[float] = []
+        ours: dict[str, list[float]] = {side: [] for side in sides}
         for _ in range(repeat):
             theirs.append(cpu_ms(ANCHOR + ["query", str(db), q]))
-            ours.append(cpu_ms(OPTMEM + ["search", q], env))
-        per.setdefault(cls, []).append((statistics.median(ours), statistics.median(theirs)))
+            for side, side_env in sides.items():
+                ours[side].append(cpu_ms(OPTMEM + ["search", q], side_env))
+        for side in sides:
+            per.setdefault((side, cls), []).append((statistics.median(ours[side]), statistics.median(theirs)))
     rows: list[ClassRow] = []
-    for cls in ("old set", *CLASSES):
-        pairs = per[cls]
-        ratios = [a / b for a, b in pairs]
-        rows.append(
-            (
-                cls,
-                size,
-                len(pairs),
-                statistics.median(a for a, _ in pairs),
-                statistics.median(b for _, b in pairs),
-                statistics.median(ratios),
-                p90(ratios),
+    for side in sides:
+        for cls in ("old set", *CLASSES):
+            pairs = per[side, cls]
+            ratios = [a / b for a, b in pairs]
+            rows.append(
+                (
+                    side,
+                    cls,
+                    size,
+                    len(pairs),
+                    statistics.median(a for a, _ in pairs),
+                    statistics.median(b for _, b in pairs),
+                    statistics.median(ratios),
+                    p90(ratios),
+                )
             )
-        )
     return rows
 
 
 def class_table(rows: list[ClassRow]) -> str:
     out = [
-        "| query class | records | queries | optmem CPU ms (median) | anchor CPU ms (median) "
+        "| optmem | query class | records | queries | optmem CPU ms (median) | anchor CPU ms (median) "
         "| ratio, median | ratio, p90 |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for cls, size, n, ours, theirs, med, high in rows:
-        out.append(f"| {cls} | {size:,} | {n} | {ours:,.0f} | {theirs:,.0f} | {med:.2f}x | {high:.2f}x |")
+    for side, cls, size, n, ours, theirs, med, high in rows:
+        out.append(f"| {side} | {cls} | {size:,} | {n} | {ours:,.0f} | {theirs:,.0f} | {med:.2f}x | {high:.2f}x |")
     return "\n".join(out)
 
 
 def bench_search(
-    sizes: list[int], repeat: int, work: Path, keep: Path | None = None
+    sizes: list[int],
+    repeat: int,
+    work: Path,
+    keep: Path | None = None,
+    old_tree: Path | None = None,
+    classes_only: bool = False,
 ) -> tuple[list[Row], list[Row], list[ClassRow]]:
     rows: list[Row] = []
     extra: list[Row] = []
@@ -229,7 +245,9 @@ def bench_search(
     per_size: dict[int, float] = {}
     for size in sizes:
         vault, db, anchor_build, build, build_mb = prepare(size, work, chat=True, keep=keep)
-        classes += search_classes(vault, db, size, max(1, repeat // 2))
+        classes += search_classes(vault, db, size, max(1, repeat // 2), old_tree)
+        if classes_only:
+            continue
         env = env_for(vault)
         ours = statistics.mean(median_ms(OPTMEM + ["search", q], repeat, env) for q in QUERIES)
         theirs = statistics.mean(median_ms(ANCHOR + ["query", str(db), q], repeat) for q in QUERIES)
@@ -716,6 +734,8 @@ def main() -> None:
     ap.add_argument("--sizes", help="comma-separated record counts for search (default 10k,100k,1M)")
     ap.add_argument("--repeat", type=int, help="runs per measurement (median taken)")
     ap.add_argument("--keep", type=Path, help="keep the search corpora and indexes in this folder, reuse them")
+    ap.add_argument("--old-tree", type=Path, help="a checkout of an earlier optmem: the class table measures it too")
+    ap.add_argument("--classes-only", action="store_true", help="search: the class table alone (no other rows)")
     ap.add_argument(
         "--write-docs",
         action="store_true",
@@ -742,7 +762,7 @@ def main() -> None:
             rows += bench_startup(repeat)
             searched += rows
         if not args.only or "search" in args.only:
-            found, extra, classes = bench_search(sizes, repeat, work, args.keep)
+            found, extra, classes = bench_search(sizes, repeat, work, args.keep, args.old_tree, args.classes_only)
             rows += found + extra
             searched += found + extra
         if not args.only or "compact" in args.only:
