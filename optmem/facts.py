@@ -220,6 +220,7 @@ class OpenConflict:
     project: str | None
     values: list[dict[str, Any]]  # the records in conflict, oldest first (get's shape)
     fact: str | None = None  # without a key: the id of the record corrected two ways
+    passed: bool = False  # the write gate passed every line it shows (`optmem.verdicts`): nothing to scan again
 
     @property
     def name(self) -> str:
@@ -254,17 +255,22 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
         for first, rows in forks.values()
     ]
     out = []
-    for rows, c in sorted(found, key=lambda f: min(r.ts or 0 for r in f[0])):
-        if len(rows) > 1:
-            values = [
-                idx.view_of(r, now).full(show_unsafe=show_unsafe)
-                for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))
-            ]
-            if show_unsafe:
-                out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact))
-            else:  # the key, the names and the id as surfaces show them (`view.shown`), as the values are
-                key, domain, project, fact = view.shown([c.key, c.domain, c.project, c.fact])
-                out.append(OpenConflict(key, domain, project, values, fact))
+    shown = [(rows, c) for rows, c in found if len(rows) > 1]
+    # the lines the write gate passed are not scanned again: the values' and the conflict's own
+    # strings (its key, domain, project: fields of its values; a fork's id: its first version's)
+    firsts = {first.id: first for first, _ in forks.values()}
+    ok = idx.passed([r for rows, _ in shown for r in rows] + list(firsts.values())) if shown else set()
+    for rows, c in sorted(shown, key=lambda f: min(r.ts or 0 for r in f[0])):
+        values = [
+            idx.view_of(r, now)._replace(passed=r.n in ok).full(show_unsafe=show_unsafe)
+            for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))
+        ]
+        passed = all(r.n in ok for r in rows) and (c.fact is None or firsts[c.fact].n in ok)
+        if show_unsafe or passed:
+            out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact, passed))
+        else:  # the key, the names and the id as surfaces show them (`view.shown`), as the values are
+            key, domain, project, fact = view.shown([c.key, c.domain, c.project, c.fact])
+            out.append(OpenConflict(key, domain, project, values, fact))
     return out
 
 

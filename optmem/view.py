@@ -412,7 +412,8 @@ _OURS = frozenset(
 
 @lru_cache(maxsize=8192)
 def _display_short(text: str) -> str:
-    return _scan().redact(text)
+    said: str = _scan().redact(text)
+    return said
 
 
 def _scan() -> Any:
@@ -428,7 +429,10 @@ def display(text: str) -> str:
     it (an injection, a secret, a control character or escape code), else as stored."""
     if text in _OURS:
         return text
-    return _display_short(text) if len(text) <= _REMEMBERED else _scan().redact(text)
+    if len(text) <= _REMEMBERED:
+        return _display_short(text)
+    said: str = _scan().redact(text)
+    return said
 
 
 def shown(value: Any) -> Any:
