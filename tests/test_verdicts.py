@@ -77,6 +77,7 @@ def test_allow_unsafe_and_another_scanner_version_are_scanned_on_read(
     assert "staging moved under the older scanner" in scanned
 
 
+@pytest.mark.long
 def test_an_import_keeps_the_verdict_of_what_it_checked(cli, vault: Vault, scanned: Watched, tmp_path: Path) -> None:
     cli.json("append", "the staging deploy moved to friday")
     dump = tmp_path / "export.jsonl"
@@ -89,3 +90,35 @@ def test_an_import_keeps_the_verdict_of_what_it_checked(cli, vault: Vault, scann
     hits = cli.json("search", "staging", env=env)["hits"]
     assert [h["text"] for h in hits] == ["the staging deploy moved to friday"]
     assert not [t for t in scanned if "staging" in t]
+
+
+@pytest.mark.long
+def test_context_scans_nothing_the_gate_passed_and_still_blocks_a_hand_typed_redline(
+    cli, vault: Vault, scanned: Watched
+) -> None:
+    cli.json("append", "deploys need a second reviewer", "--redline")
+    cli.json("append", "the staging box reboots at 3am")
+    with open(vault.root / "LOG.jsonl", "a", encoding="utf-8") as fh:  # a redline typed by hand
+        fh.write(
+            '{"v":1,"id":"01HANDTYPED0000000000000000","ts":"2026-01-02T00:00:00Z","domain":"default",'
+            f'"kind":"note","tier":"redline","text":"{INJECTION}"}}\n'
+        )
+    scanned.clear()
+    text = cli.json("context")["text"]
+    assert "deploys need a second reviewer" in text and "the staging box reboots at 3am" in text
+    assert "[BLOCKED:" in text and INJECTION not in text
+    assert not [t for t in scanned if "reviewer" in t or "staging" in t]
+
+
+@pytest.mark.long
+def test_context_reads_only_the_redlines_that_can_fit_and_counts_the_rest(cli, vault: Vault) -> None:
+    for i in range(12):
+        cli.json("append", f"rule {i:02d}: every deploy of service {i} needs a second reviewer", "--redline")
+    whole = cli.json("context", "--budget", "100000")["sections"][0]["items"]
+    assert len(whole) == 12
+    small = cli.json("context", "--budget", "700")
+    shown = small["sections"][0]["items"]
+    assert 0 < len(shown) < 12
+    assert shown == whole[: len(shown)]  # the first ones, as when all were read
+    assert small["omitted"]["redlines"] == 12 - len(shown)
+    assert small["chars"] <= 700
