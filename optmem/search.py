@@ -561,10 +561,10 @@ def _neighbours(
     held = {(r.domain, session, spos) for r, session, spos in placed}
     where, params = q.filters._replace(current=False).sql(q.now)
     found: dict[int, Row] = {}
-    for near, session, spos in top:
-        for r in idx.in_session(session, near.domain, max(0, spos - w), spos + w, where, params):
-            if (r.domain, r.session, r.spos) not in held:
-                found[r.n] = r
+    spans = [(session, near.domain, max(0, spos - w), spos + w) for near, session, spos in top]
+    for r in idx.in_sessions(spans, where, params):  # one statement for all of them
+        if (r.domain, r.session, r.spos) not in held:
+            found[r.n] = r
     return list(found.values())
 
 
