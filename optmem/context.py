@@ -10,6 +10,7 @@ last, and never silently.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -309,6 +310,7 @@ def _assemble(sections: list[Section], budget: int, short: bool = False) -> str:
     return "\n\n".join(parts)
 
 
+@functools.lru_cache(maxsize=4096)  # (a redline's line is measured as `_redlines` reads it, then fitted)
 def _item(text: str) -> str:
     item = line(text)
     return item if item.startswith("- ") else f"- {item}"

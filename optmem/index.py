@@ -481,8 +481,13 @@ class Index:
         return list(self.conn.execute(sql, (*args, *NEVER_COOL, *params)).fetchone())
 
     def in_conflict(self) -> list[Row]:
-        """Records marked as one of the values of a key in conflict."""
-        return self.rows("(r.conflict != 0 OR r.fork != 0) ORDER BY r.key, r.ts, r.n")
+        """Records marked as one of the values of a key in conflict. (Through the two partial
+        indexes: SQLite reads `conflict != 0 OR fork != 0` as a scan of every record — 170 ms at
+        100,000 — where the indexes hold the few marked ones.)"""
+        return self.rows(
+            "r.n IN (SELECT n FROM rec WHERE conflict != 0 UNION SELECT n FROM rec WHERE fork != 0) "
+            "ORDER BY r.key, r.ts, r.n"
+        )
 
     def pending_rows(self) -> list[Row]:
         """Records stored as pending and not confirmed, oldest first."""
