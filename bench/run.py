@@ -13,6 +13,7 @@
     python bench/run.py --only stats --sizes 50000,1000000   # `optmem stats` (counts, lifecycle, hygiene)
     python bench/run.py --only search --sizes 100000 --write-docs   # … and into docs/performance.md
     python bench/run.py --only search --sizes 100000,1000000 --keep /tmp/speed-bench  # corpora kept, reused
+    python bench/run.py --only search --sizes 100000 --keep /tmp/speed-bench --old-tree ../main --classes-only
 
 Machines are noisy, so each target is a ratio to an anchor that runs right beside it:
 * start-up: `python -c "import typer"`;
