@@ -1891,14 +1891,3 @@ def redact(text: str) -> str:
 
 
 display = redact  # the earlier name (tests/test_scan.py holds it); surfaces call view.display
-
-
-@functools.cache
-def version() -> str:
-    """The scanner's version: a digest of its own source (its rules and its engine). A verdict
-    stored under another version is stale (`optmem.verdicts`): any change here rescans on read."""
-    from pathlib import Path
-
-    from optmem.text import digest
-
-    return digest(Path(__file__).read_bytes(), 8)
