@@ -13,12 +13,19 @@
     python bench/run.py --only stats --sizes 50000,1000000   # `optmem stats` (counts, lifecycle, hygiene)
     python bench/run.py --only scan                          # the content scanner (bench/scan_cost.py)
     python bench/run.py --only search --sizes 100000 --write-docs   # … and into docs/performance.md
+    python bench/run.py --only search --sizes 100000,1000000 --keep /tmp/speed-bench  # corpora kept, reused
+    python bench/run.py --only search --sizes 100000 --keep /tmp/speed-bench --old-tree ../main --classes-only
 
 Machines are noisy, so each target is a ratio to an anchor that runs right beside it:
 * start-up: `python -c "import typer"`;
 * search and index build: bench/anchor.py, a bare Python script over a prebuilt SQLite FTS5
   bigram index of the same records (one bm25-ranked query; a plain build — up to 100k records
-  each build runs three times, alternating with optmem's, and the medians are compared);
+  each build runs three times, alternating with optmem's, and the medians are compared). The
+  search rows run on a chat-like corpus (`gen.records(chat=True)`); per class of
+  bench/queries.py's query set (and the old seven queries) each query runs as optmem and as the
+  anchor in turn, `--repeat` pairs, and the table gives per class the median and p90 over the
+  queries of the ratio of their median CPU times (user + sys: steadier than wall time on a shared
+  machine) — `--keep DIR` keeps the corpora and both indexes there for the next run;
 * sweep: bench/anchor.py scan, a bare Python pass that reads and parses every log line once.
 * stats: `optmem search` on the same vault (a whole process that opens the index and reads it);
 * sync: the first search after another writer's 1,000 records arrived (a sync, a file sync)
@@ -50,19 +57,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from gen import write_log  # noqa: E402
+from queries import CLASSES, OLD, query_set  # noqa: E402
 
 PY = sys.executable
 OPTMEM = [PY, "-m", "optmem"]
 ANCHOR = [PY, str(HERE / "anchor.py")]
-QUERIES = [
-    "后端 端口 部署",
-    "docker deploy rollback",
-    "小明喜欢拿铁",
-    "数据库缓存性能",
-    "kubernetes alert",
-    "what is the current redis latency",
-    "2023-11-20 发布 回滚",
-]  # an update cue; a date
+QUERIES = OLD  # the earlier search row's seven queries (an update cue; a date); the per-class
+#               table runs bench/queries.py's set beside them
 Row = tuple[str, float, str, float, str, str]
 
 
@@ -116,13 +117,24 @@ def builds_for(size: int) -> int:
     return 3 if size <= 100_000 else 1
 
 
-def prepare(size: int, work: Path) -> tuple[Path, Path, float, float, int]:
-    """A vault of `size` generated records, indexed by optmem and by the anchor, alternately
-    (`builds_for`); the medians of both, and optmem's peak memory."""
-    vault = work / f"v{size}"
-    write_log(vault / "LOG.jsonl", size)
+def prepare(
+    size: int, work: Path, chat: bool = False, keep: Path | None = None
+) -> tuple[Path, Path, float, float, int]:
+    """A vault of `size` generated records (`chat`: the chat-like corpus), indexed by optmem and by
+    the anchor, alternately (`builds_for`); the medians of both, and optmem's peak memory. With
+    `keep`, the vault and the anchor's index live there and are reused when present (then no
+    build is timed: both builds come back as 0)."""
+    name = f"{'chat' if chat else 'v'}{size}"
+    vault = (keep or work) / name
+    db = (keep or work) / f"anchor-{name}.db"
+    if keep and db.exists() and (vault / "LOG.jsonl").exists():
+        run(OPTMEM + ["search", "warm"], env_for(vault))  # the index caught up (or rebuilt: another version)
+        return vault, db, 0.0, 0.0, 0
+    if chat:
+        write_through_optmem(vault, size, work)
+    else:
+        write_log(vault / "LOG.jsonl", size)
     (vault / "optmem.toml").write_text(NO_SWEEP, "utf-8")
-    db = work / f"anchor{size}.db"
     anchor_runs, build_runs, peaks = [], [], []
     for _ in range(builds_for(size)):
         db.unlink(missing_ok=True)
@@ -133,26 +145,129 @@ def prepare(size: int, work: Path) -> tuple[Path, Path, float, float, int]:
     return vault, db, statistics.median(anchor_runs), statistics.median(build_runs), max(peaks)
 
 
-def bench_search(sizes: list[int], repeat: int, work: Path) -> tuple[list[Row], list[Row]]:
+def write_through_optmem(vault: Path, size: int, work: Path) -> None:
+    """The chat-like corpus written as a user's records are: through optmem's write gate (an
+    export of the generated records, imported), so each line carries the gate's verdict and a
+    read does not scan it again (`optmem.verdicts`) — a log typed by hand would be scanned."""
+    from gen import records
+
+    dump = work / f"export-chat{size}.jsonl"
+    with open(dump, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"format": "optmem-export", "version": 1, "records": size}) + "\n")
+        for rec in records(size, chat=True):
+            fh.write(json.dumps({"record": rec}, ensure_ascii=False, separators=(",", ":")) + "\n")
+    vault.mkdir(parents=True, exist_ok=True)
+    (vault / "optmem.toml").write_text(NO_SWEEP, "utf-8")
+    run(OPTMEM + ["import", str(dump)], env_for(vault))
+    dump.unlink()
+
+
+def cpu_ms(cmd: list[str], env: dict[str, str] | None = None) -> float:
+    """The CPU time (user + sys, ms) of one whole process."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env or clean_env())
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    return (usage.ru_utime + usage.ru_stime) * 1000
+
+
+ClassRow = tuple[str, str, int, int, float, float, float, float]
+# (which optmem, class, records, queries, its CPU ms (median), the anchor's, ratio median, ratio p90)
+
+
+def p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+
+
+def search_classes(vault: Path, db: Path, size: int, repeat: int, old_tree: Path | None = None) -> list[ClassRow]:
+    """Per class of the query set (and the old seven queries): each query as optmem and as the
+    anchor in turn, `repeat` pairs (with `old_tree`, a checkout of an earlier optmem, that one
+    too, in the same turn, on the same vault); per query the ratio of the medians of CPU time;
+    per class the median and p90 of those ratios, and the median CPU ms of each side."""
+    env = env_for(vault)
+    sides = {"this checkout": env}
+    if old_tree is not None:
+        sides[f"old: {old_tree.name}"] = {**env, "PYTHONPATH": str(old_tree)}
+    for side_env in sides.values():
+        cpu_ms(OPTMEM + ["search", OLD[0]], side_env)  # warm-up: bytecode written, pages cached
+    cpu_ms(ANCHOR + ["query", str(db), OLD[0]])
+    per: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for cls, q in [("old set", q) for q in OLD] + query_set():
+        theirs: list[float] = []
+        ours: dict[str, list[float]] = {side: [] for side in sides}
+        for _ in range(repeat):
+            theirs.append(cpu_ms(ANCHOR + ["query", str(db), q]))
+            for side, side_env in sides.items():
+                ours[side].append(cpu_ms(OPTMEM + ["search", q], side_env))
+        for side in sides:
+            per.setdefault((side, cls), []).append((statistics.median(ours[side]), statistics.median(theirs)))
+    rows: list[ClassRow] = []
+    for side in sides:
+        for cls in ("old set", *CLASSES):
+            pairs = per[side, cls]
+            ratios = [a / b for a, b in pairs]
+            rows.append(
+                (
+                    side,
+                    cls,
+                    size,
+                    len(pairs),
+                    statistics.median(a for a, _ in pairs),
+                    statistics.median(b for _, b in pairs),
+                    statistics.median(ratios),
+                    p90(ratios),
+                )
+            )
+    return rows
+
+
+def class_table(rows: list[ClassRow]) -> str:
+    out = [
+        "| optmem | query class | records | queries | optmem CPU ms (median) | anchor CPU ms (median) "
+        "| ratio, median | ratio, p90 |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for side, cls, size, n, ours, theirs, med, high in rows:
+        out.append(f"| {side} | {cls} | {size:,} | {n} | {ours:,.0f} | {theirs:,.0f} | {med:.2f}x | {high:.2f}x |")
+    return "\n".join(out)
+
+
+def bench_search(
+    sizes: list[int],
+    repeat: int,
+    work: Path,
+    keep: Path | None = None,
+    old_tree: Path | None = None,
+    classes_only: bool = False,
+) -> tuple[list[Row], list[Row], list[ClassRow]]:
     rows: list[Row] = []
     extra: list[Row] = []
+    classes: list[ClassRow] = []
     per_size: dict[int, float] = {}
     for size in sizes:
-        vault, db, anchor_build, build, build_mb = prepare(size, work)
+        vault, db, anchor_build, build, build_mb = prepare(size, work, chat=True, keep=keep)
+        classes += search_classes(vault, db, size, max(1, repeat // 2), old_tree)
+        if classes_only:
+            continue
         env = env_for(vault)
         ours = statistics.mean(median_ms(OPTMEM + ["search", q], repeat, env) for q in QUERIES)
         theirs = statistics.mean(median_ms(ANCHOR + ["query", str(db), q], repeat) for q in QUERIES)
         per_size[size] = ours
         rows.append((f"optmem search, {size:,} records", ours, "bare FTS5 query script", theirs, "≤ 1.5x at 100k", ""))
-        rows.append(
-            (
-                f"index build from scratch, {size:,} records",
-                build,
-                "bare FTS5 bigram build",
-                anchor_build,
-                "≤ 2x",
-                f"peak {build_mb} MB; median of {builds_for(size)}",
-            )
+        rows += (
+            []
+            if keep and not build
+            else [
+                (
+                    f"index build from scratch, {size:,} records",
+                    build,
+                    "bare FTS5 bigram build",
+                    anchor_build,
+                    "≤ 2x",
+                    f"peak {build_mb} MB; median of {builds_for(size)}",
+                )
+            ]
         )
         # what a session-start hook runs: the redlines, hot memory and the recent records
         extra.append(
@@ -165,7 +280,7 @@ def bench_search(sizes: list[int], repeat: int, work: Path) -> tuple[list[Row], 
                 "session start",
             )
         )
-        if size == max(sizes):
+        if size == max(sizes) and keep is None:  # (appends would change a kept corpus)
             _, peak = run(OPTMEM + ["search", QUERIES[0]], env)
             appends, firsts = [], []
             for i in range(repeat):
@@ -192,13 +307,14 @@ def bench_search(sizes: list[int], repeat: int, work: Path) -> tuple[list[Row], 
                 )
             )
             extra.append((f"peak memory of search, {size:,} records", float(peak), "—", 0.0, "< 200 MB", "MB, not ms"))
-        shutil.rmtree(vault, ignore_errors=True)
-        db.unlink(missing_ok=True)
+        if keep is None:
+            shutil.rmtree(vault, ignore_errors=True)
+            db.unlink(missing_ok=True)
     if 100_000 in per_size and 1_000_000 in per_size:
         extra.append(
-            ("search 1M vs search 100k", per_size[1_000_000], "optmem search, 100k", per_size[100_000], "≤ 3x", "")
+            ("search 1M vs search 100k", per_size[1_000_000], "optmem search, 100k", per_size[100_000], "≤ 1.5x", "")
         )
-    return rows, extra
+    return rows, extra, classes
 
 
 def bench_sync(sizes: list[int], repeat: int, work: Path) -> list[Row]:
@@ -665,6 +781,9 @@ def main() -> None:
     )
     ap.add_argument("--sizes", help="comma-separated record counts for search (default 10k,100k,1M)")
     ap.add_argument("--repeat", type=int, help="runs per measurement (median taken)")
+    ap.add_argument("--keep", type=Path, help="keep the search corpora and indexes in this folder, reuse them")
+    ap.add_argument("--old-tree", type=Path, help="a checkout of an earlier optmem: the class table measures it too")
+    ap.add_argument("--classes-only", action="store_true", help="search: the class table alone (no other rows)")
     ap.add_argument(
         "--write-docs",
         action="store_true",
@@ -683,12 +802,15 @@ def main() -> None:
     rows: list[Row] = []
     searched: list[Row] = []  # the rows of docs/performance.md's search table
     stages: list[StageRow] = []
+    classes: list[ClassRow] = []
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
     try:
         if not args.only or "startup" in args.only:
             rows += bench_startup(repeat)
             searched += rows
         if not args.only or "search" in args.only:
-            found, extra = bench_search(sizes, repeat, work)
+            found, extra, classes = bench_search(sizes, repeat, work, args.keep, args.old_tree, args.classes_only)
             rows += found + extra
             searched += found + extra
         if not args.only or "compact" in args.only:
@@ -719,6 +841,8 @@ def main() -> None:
     print(line)
     if rows:
         print(table(rows))
+    if classes:
+        print(class_table(classes))
     if stages:
         print(stage_table(stages))
     if args.write_docs:
@@ -728,6 +852,8 @@ def main() -> None:
         blocks = {}
         if searched:
             blocks["search"] = f"`{command.strip()}` — {line}:\n\n{table(searched)}\n"
+        if classes:
+            blocks["classes"] = f"`{command.strip()}` — {line}:\n\n{class_table(classes)}\n"
         if stages:
             blocks["stages"] = f"`{command.strip()}` — {line}:\n\n{stage_table(stages)}\n"
         write_docs(blocks)

@@ -10,6 +10,7 @@ last, and never silently.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -49,15 +50,15 @@ RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the
 PRIORITY = ("redlines", "conflicts", "memory", "user", "project", "handoff", "unverified", "records")
 
 
-def _line(text: str) -> str:
+def _line(text: str, passed: bool = False) -> str:
     """A stored string on one line, as every surface shows it (`view.display`: `[BLOCKED: rule]`
-    when the scan flags it)."""
-    return " ".join(view.display(text).split())
+    when the scan flags it — not scanned again when the write gate `passed` its record's line)."""
+    return " ".join((text if passed else view.display(text)).split())
 
 
-def _id(rid: str) -> str:
+def _id(rid: str, passed: bool = False) -> str:
     """A record's id as the block names it: its last 8 characters (`[BLOCKED: rule]` whole)."""
-    said = _line(rid)
+    said = _line(rid, passed)
     return said if said.startswith("[BLOCKED: ") else said[-8:]
 
 
@@ -69,16 +70,35 @@ def _unchecked(vault: Vault, row: Any, now: float) -> list[str]:
     return [] if since is None else [f"unchecked since {clock.format_ts(clock.from_epoch(since))[:10]}"]
 
 
-def _redlines(vault: Vault, domain: str | None, now: float) -> list[str]:
+CHUNK = 50  # redlines read (and their verdicts looked up) at a time
+
+
+def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tuple[list[str], int]:
+    """The current redlines' lines, and how many more there are. Only those that can be in a
+    block of `budget` characters are read: once the lines so far are longer than the budget
+    together, no later one can be shown (`fit` keeps a first part of them), so the rest are
+    counted, not read."""
     from optmem.index import open_index
 
+    out: list[str] = []
+    size = 0
     with open_index(vault) as idx:
-        return [
-            f"- [{_line(r.domain)}] {_line(idx.record(r).text)} (id {_id(r.id)}"
-            + "".join(f"; {n}" for n in _unchecked(vault, r, now))
-            + ")"
-            for r in idx.current_redlines(now, domain)
-        ]
+        rows = idx.current_redlines(now, domain)
+        for at in range(0, len(rows), CHUNK):
+            chunk = rows[at : at + CHUNK]
+            passed = idx.passed(chunk)
+            for i, r in enumerate(chunk):
+                ok = r.n in passed
+                said = (
+                    f"- [{_line(r.domain, ok)}] {_line(idx.record(r).text, ok)} (id {_id(r.id, ok)}"
+                    + "".join(f"; {n}" for n in _unchecked(vault, r, now))
+                    + ")"
+                )
+                out.append(said)
+                size += len(_item(said)) + 1
+                if size > budget:
+                    return out, len(rows) - at - i - 1
+    return out, 0
 
 
 def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[str]:
@@ -91,8 +111,9 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
         if (domain and c.domain != domain) or (project and c.project not in (None, project)):
             continue
         shown = c.values[-3:]  # the newest three: a long fork is listed by `optmem conflicts`
+        ok = c.passed  # (the gate passed every line it shows: `OpenConflict.passed`)
         said = " or ".join(
-            f"“{_line(v['text'][:160])}” ({_line(v['ts'])[:10]}, id {_id(v['id'])}"
+            f"“{_line(v['text'][:160], ok)}” ({_line(v['ts'], ok)[:10]}, id {_id(v['id'], ok)}"
             + (", inferred" if v.get("basis") == "inferred" else "")
             + ")"
             for v in shown
@@ -100,14 +121,14 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
         more = f" (and {len(c.values) - 3} more: optmem conflicts)" if len(c.values) > 3 else ""
         if c.decision:
             kept = "kept on one machine (confirmed, corrected or restored)"
-            what = f"id {_line(c.name)} was {kept} and forgotten on another"
+            what = f"id {_line(c.name, ok)} was {kept} and forgotten on another"
         elif c.file is not None:
-            what = f"an entry of {_line(c.file)} was edited two ways ({_line(c.name)})"
+            what = f"an entry of {_line(c.file, ok)} was edited two ways ({_line(c.name, ok)})"
         else:
-            what = _line(c.key) if c.key is not None else f"id {_line(c.name)} was corrected two ways"
+            what = _line(c.key, ok) if c.key is not None else f"id {_line(c.name, ok)} was corrected two ways"
         out.append(
             f"- {what}: you were told {said}{more} — which is right now? Ask the user, then "
-            f"`optmem resolve {_line(c.name)} --keep ID`"
+            f"`optmem resolve {_line(c.name, ok)} --keep ID`"
         )
     return out
 
@@ -169,6 +190,7 @@ def _records(
         ).hits
         # (without `hot`, the hot files' entries too: the caller's agent shows those files itself)
         hits = [h.record for h in found if h.record.tier != "redline" and (hot or h.record.kind != MEMORY)]
+        passed = {h.record.id for h in found if h.passed}  # (the gate passed their lines: `RecordView.passed`)
         from optmem.index import open_index
 
         with open_index(vault) as idx:  # (their rows: what `_unchecked` reads)
@@ -189,6 +211,8 @@ def _records(
             warm = sorted((hr for hr in warm if hr[0] >= life.cold_below), key=lambda hr: -hr[0])
             hits = [idx.record(r) for _, r in warm[:RECENT_SHOWN]]
             rows = {r.id: r for _, r in warm[:RECENT_SHOWN]}
+            lines = idx.passed(list(rows.values()))  # the gate passed these lines: not scanned again
+            passed = {r.id for r in rows.values() if r.n in lines}
     # a possible update the write gate kept beside the older value (both current) is its guess:
     # shown together, each asks — never "outdated", which would read a guess as a fact
     shown = {rec.id for rec in hits}
@@ -199,12 +223,21 @@ def _records(
         old = rec.extra.get("may_update")
         notes = [
             *(["inferred"] if rec.basis == "inferred" else []),
-            *([f"may be a new value of id {_id(old)}?"] if isinstance(old, str) and old in shown else []),
-            *([f"may have been updated by id {_id(updated_by[rec.id])}?"] if rec.id in updated_by else []),
+            *(
+                [f"may be a new value of id {_id(old, rec.id in passed)}?"]
+                if isinstance(old, str) and old in shown
+                else []
+            ),
+            *(
+                [f"may have been updated by id {_id(updated_by[rec.id], updated_by[rec.id] in passed)}?"]
+                if rec.id in updated_by
+                else []
+            ),
             *_unchecked(vault, rows[rec.id], now),
         ]
+        ok = rec.id in passed
         out.append(
-            f"- [{age}, {_line(rec.domain)}, id {_id(rec.id)}] {_line(rec.text)}"
+            f"- [{age}, {_line(rec.domain, ok)}, id {_id(rec.id, ok)}] {_line(rec.text, ok)}"
             + (f" ({'; '.join(notes)})" if notes else "")
         )
     return out, [rec.id for rec in hits]
@@ -232,9 +265,9 @@ def build(
 
     follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     warnings: list[str] = []
-    rules = _redlines(vault, domain, now)
+    rules, more = _redlines(vault, domain, now, budget)
     sections = [
-        Section("redlines", TITLES["redlines"], rules if vault.trusted else []),
+        Section("redlines", TITLES["redlines"], rules if vault.trusted else [], more if vault.trusted else 0),
         Section("conflicts", TITLES["conflicts"], _conflicts(vault, project, domain)),
         Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings) if hot else []),
         Section("user", TITLES["user"], _hot(vault, "user", None, warnings) if hot else []),
@@ -252,7 +285,7 @@ def build(
         else (TITLES["project_records"].format(project=project) if project else TITLES["records"])
     )
     if rules and not vault.trusted:  # a vault from a git clone: its locked rules are someone's notes
-        sections.append(Section("unverified", TITLES["unverified"], rules))
+        sections.append(Section("unverified", TITLES["unverified"], rules, more))
     items, ids = _records(vault, project, domain, query, now, hot)
     sections.append(Section("records", label, items, ids=ids))
     out = replace(fit(sections, budget), warnings=warnings)
@@ -292,6 +325,7 @@ def _assemble(sections: list[Section], budget: int, short: bool = False) -> str:
     return "\n\n".join(parts)
 
 
+@functools.lru_cache(maxsize=4096)  # (a redline's line is measured as `_redlines` reads it, then fitted)
 def _item(text: str) -> str:
     item = line(text)
     return item if item.startswith("- ") else f"- {item}"

@@ -224,6 +224,7 @@ class OpenConflict:
     fact: str | None = None  # without a key: the id of the record corrected two ways
     file: str | None = None  # a hot-memory entry edited two ways: its file (key `hot:<file>:<entry>`)
     decision: bool = False  # a record kept on one clone (confirm, correct) and forgotten on another
+    passed: bool = False  # the write gate passed every line it shows (`optmem.verdicts`): nothing to scan again
 
     @property
     def name(self) -> str:
@@ -260,19 +261,26 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
     ]
     found += hot_forks(idx) + decision_forks(idx)
     out = []
-    for rows, c in sorted(found, key=lambda f: min(r.ts or 0 for r in f[0])):
-        if len(rows) > 1:
-            values = [
-                idx.view_of(r, now).full(show_unsafe=show_unsafe)
-                for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))
-            ]
-            if show_unsafe:
-                values = [_decision_value(idx, v) for v in values] if c.decision else values
-                out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact, c.file, c.decision))
-            else:  # the key, the names and the id as surfaces show them (`view.shown`), as the values are
-                key, domain, project, fact = view.shown([c.key, c.domain, c.project, c.fact])
-                values = [_decision_value(idx, v) for v in values] if c.decision else values
-                out.append(OpenConflict(key, domain, project, values, fact, c.file, c.decision))
+    shown = [(rows, c) for rows, c in found if len(rows) > 1]
+    # the lines the write gate passed are not scanned again: the values' and the conflict's own
+    # strings (its key, domain, project: fields of its values; a fork's id: its first version's)
+    firsts = {first.id: first for first, _ in forks.values()}
+    ok = idx.passed([r for rows, _ in shown for r in rows] + list(firsts.values())) if shown else set()
+    for rows, c in sorted(shown, key=lambda f: min(r.ts or 0 for r in f[0])):
+        values = [
+            idx.view_of(r, now)._replace(passed=r.n in ok).full(show_unsafe=show_unsafe)
+            for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))
+        ]
+        if c.decision:
+            values = [_decision_value(idx, v) for v in values]
+        head = firsts.get(c.fact) if c.fact is not None else None
+        own = c.fact is None or (head is not None and head.n in ok)  # (a decision's id: scanned)
+        passed = all(r.n in ok for r in rows) and own and c.file is None
+        if show_unsafe or passed:
+            out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact, c.file, c.decision, passed))
+        else:  # the key, the names and the id as surfaces show them (`view.shown`), as the values are
+            key, domain, project, fact = view.shown([c.key, c.domain, c.project, c.fact])
+            out.append(OpenConflict(key, domain, project, values, fact, c.file, c.decision))
     return out
 
 

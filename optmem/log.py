@@ -123,6 +123,20 @@ def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> None:
             )
     if not allow_unsafe:
         _refuse_flagged(rec)
+        _passed(rec)
+
+
+# the lines of records the gate passed whole in this process, not yet written (`write_records`
+# keeps their verdict: `optmem.verdicts`); bounded — a line checked and then dropped costs a scan
+# on read at worst
+_PASSED: dict[bytes, None] = {}
+_PASSED_MAX = 4096
+
+
+def _passed(rec: Record) -> None:
+    if len(_PASSED) >= _PASSED_MAX:
+        _PASSED.clear()
+    _PASSED[rec.to_line()] = None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -144,8 +158,18 @@ def _refuse_flagged(rec: Record) -> None:
 
 def write_records(vault: Vault, idx: Index, records: list[Record]) -> tuple[Index | None, str | None]:
     """Append records in one write (lock held) and let the index catch up: (the index, or None
-    with a warning when it could not — the records are stored, and that is what counts)."""
-    fsio.append_lines(vault.append_path(), [r.to_line() for r in records], within=vault.root)
+    with a warning when it could not — the records are stored, and that is what counts). The
+    lines the write gate passed whole keep its verdict (`optmem.verdicts`): a read shows them
+    without scanning them again."""
+    lines = [r.to_line() for r in records]
+    fsio.append_lines(vault.append_path(), lines, within=vault.root)
+    passed = [line for line in lines if line in _PASSED]
+    if passed:
+        from optmem import verdicts
+
+        for line in passed:
+            _PASSED.pop(line, None)
+        verdicts.remember(vault, passed)
     try:
         return catch_up(idx), None
     except (OptmemError, sqlite3.Error, OSError) as exc:

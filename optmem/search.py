@@ -181,6 +181,10 @@ def _ranked(
         scored, left = _best_cold(idx, scored)
         admitted = sum(s.parts.status == view.Status.COLD for s in scored)
     hits, found_all = _order(scored, q, corpus, settings, _later_versions(idx, scored))
+    if hits:  # the hits whose lines the write gate passed are shown without a scan (`Index.passed`)
+        shown = {s.row.n: s.row for s in scored}
+        passed = idx.passed([shown[h.line] for h in hits])
+        hits = [h._replace(passed=True) if h.line in passed else h for h in hits]
     if q.cold_best:
         # the cold records left out are counted (a footer says how to see them): exactly while a
         # filtered count is cheap, else those among the candidates
@@ -557,10 +561,10 @@ def _neighbours(
     held = {(r.domain, session, spos) for r, session, spos in placed}
     where, params = q.filters._replace(current=False).sql(q.now)
     found: dict[int, Row] = {}
-    for near, session, spos in top:
-        for r in idx.in_session(session, near.domain, max(0, spos - w), spos + w, where, params):
-            if (r.domain, r.session, r.spos) not in held:
-                found[r.n] = r
+    spans = [(session, near.domain, max(0, spos - w), spos + w) for near, session, spos in top]
+    for r in idx.in_sessions(spans, where, params):  # one statement for all of them
+        if (r.domain, r.session, r.spos) not in held:
+            found[r.n] = r
     return list(found.values())
 
 

@@ -281,12 +281,21 @@ class _Batch:
             target = self.vault.append_path()
             for i in range(0, len(self.lines), CHUNK):
                 fsio.append_lines(target, self.lines[i : i + CHUNK], within=self.vault.root)
+                self.passed(self.lines[i : i + CHUNK])
             _mark_seen(self.vault, clock.format_ts(clock.now()), self.ids)
             if self.was_empty and self.lines:
                 index.build(self.vault, progress)
             else:
                 index.open_index(self.vault, progress).close()
         return _put_hot(self)
+
+    def passed(self, lines: list[bytes]) -> None:
+        """Lines just written, each checked whole by the write gate (`refusal`): its verdict is
+        kept (`optmem.verdicts`) — unless --allow-unsafe let flagged ones through."""
+        if not self.allow_unsafe:
+            from optmem import verdicts
+
+            verdicts.remember(self.vault, lines)
 
 
 def _mark_seen(vault: Vault, now: str, ids: list[str]) -> bytes:

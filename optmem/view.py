@@ -37,7 +37,6 @@ from optmem.record import (
     line_of,
     names,
 )
-from optmem.safety import scan
 
 
 class Status(StrEnum):
@@ -413,7 +412,16 @@ _OURS = frozenset(
 
 @lru_cache(maxsize=8192)
 def _display_short(text: str) -> str:
-    return scan.redact(text)
+    said: str = _scan().redact(text)
+    return said
+
+
+def _scan() -> Any:
+    """The scanner, imported when a string must be scanned (a search whose hits the write gate
+    passed needs none: `RecordView.passed`)."""
+    from optmem.safety import scan
+
+    return scan
 
 
 def display(text: str) -> str:
@@ -421,7 +429,10 @@ def display(text: str) -> str:
     it (an injection, a secret, a control character or escape code), else as stored."""
     if text in _OURS:
         return text
-    return _display_short(text) if len(text) <= _REMEMBERED else scan.redact(text)
+    if len(text) <= _REMEMBERED:
+        return _display_short(text)
+    said: str = _scan().redact(text)
+    return said
 
 
 def shown(value: Any) -> Any:
@@ -471,6 +482,7 @@ class RecordView(NamedTuple):
     guess: bool = False  # an unconfirmed guess, whatever else it is now (cold)
     unverified: bool = False  # a redline of a vault the user has not trusted (`optmem.trust`)
     checked: float | None = None  # when someone last checked it holds (`Row.checked`)
+    passed: bool = False  # the write gate passed its line, unchanged since (`optmem.verdicts`): no scan on read
 
     def _base(self) -> dict[str, Any]:
         r = self.record
@@ -487,7 +499,7 @@ class RecordView(NamedTuple):
 
     def blocked(self) -> str | None:
         """The security rule the text trips, if any (output then shows `[BLOCKED: rule]`)."""
-        return scan.find(self.record.text)
+        return None if self.passed else _scan().find(self.record.text)
 
     def hit(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         """The search result shape (SPEC §5). Every string the scanner flags — the text, the key,
@@ -519,10 +531,15 @@ class RecordView(NamedTuple):
             out["basis"] = r.basis
         if r.state:
             out["state"] = True
-        out.update(self.annex or {})
+        if show_unsafe:
+            return {**out, **(self.annex or {}), **({} if self.explain is None else {"explain": self.explain})}
+        # what its line holds is scanned unless the write gate passed that line (`passed`); what
+        # comes from elsewhere — a tree node's extras, the query's words in `explain` — always
+        out = out if self.passed else shown(out)
+        out.update(shown(self.annex or {}))
         if self.explain is not None:
-            out["explain"] = self.explain
-        return out if show_unsafe else shown(out)
+            out["explain"] = shown(self.explain)
+        return out
 
     def full(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         """Every stored field (in schema order), the status, and where the record is in the log
@@ -547,4 +564,4 @@ class RecordView(NamedTuple):
             out["unverified"] = True
         for k, v in r.extra.items():
             out.setdefault(k, v)
-        return out if show_unsafe else shown(out)
+        return out if show_unsafe or self.passed else shown(out)

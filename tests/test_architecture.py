@@ -37,7 +37,18 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("policy", ("optmem.view", "optmem.ranking")),
-    ("store", ("optmem.vault", "optmem.gitstate", "optmem.trust", "optmem.schema", "optmem.ingest", "optmem.index")),
+    (
+        "store",
+        (
+            "optmem.vault",
+            "optmem.gitstate",
+            "optmem.trust",
+            "optmem.schema",
+            "optmem.ingest",
+            "optmem.verdicts",
+            "optmem.index",
+        ),
+    ),
     (
         "core",
         (
