@@ -205,6 +205,7 @@ class Index:
         self._fh: dict[int, BinaryIO] = {}  # the log's files, by segment number, opened as read
         self._names: dict[int, str] | None = None  # segment number → file name (`file_of`)
         self._vocab = False
+        self._closed = False
 
     # -- rows ----------------------------------------------------------------------------------
     def rows(self, where: str, params: Iterable[object] = ()) -> list[Row]:
@@ -696,10 +697,18 @@ class Index:
         ]
 
     def close(self) -> None:
+        """Close the log's files and the connection — or, for a warm handle's vault
+        (`optmem.warm`), give the connection back to it for the next call."""
         for fh in self._fh.values():
             fh.close()
         self._fh.clear()
-        self.conn.close()
+        if self._closed:
+            return
+        self._closed = True
+        if self.vault.warm is not None:
+            self.vault.warm.give(self.conn, self.vault)
+        else:
+            self.conn.close()
 
     def __enter__(self) -> "Index":
         return self
@@ -761,20 +770,31 @@ def _fresh(vault: Vault, *, apply_access: bool = True) -> sqlite3.Connection | N
     conn = None
     try:
         conn = _connect(path)
-        meta = read_meta(conn)
-        if segments_in_step(vault.segments(), meta) and _view_ok(vault, meta):
-            files = vault.access_files()
-            if access_in_step(files, meta):
-                return conn
-            if apply_access:
-                # recalls and sweeps need no vault lock: applying them twice changes nothing
-                consume_access(conn, files)
-                return conn
+        if usable(vault, conn, apply_access=apply_access):
+            return conn
         conn.close()
     except sqlite3.DatabaseError:
         if conn is not None:
             conn.close()
     return None
+
+
+def usable(vault: Vault, conn: sqlite3.Connection, *, apply_access: bool = True) -> bool:
+    """Whether an open index connection reflects the log as it is now and the settings the view
+    depends on — ACCESS.jsonl's recalls and sweeps applied first, unless `apply_access` is off
+    (then they must be in step too). A new connection is checked so, and a warm handle's kept
+    one at every call (`optmem.warm`)."""
+    meta = read_meta(conn)
+    if not (segments_in_step(vault.segments(), meta) and _view_ok(vault, meta)):
+        return False
+    files = vault.access_files()
+    if access_in_step(files, meta):
+        return True
+    if apply_access:
+        # recalls and sweeps need no vault lock: applying them twice changes nothing
+        consume_access(conn, files)
+        return True
+    return False
 
 
 PARALLEL_MIN_BYTES = 1 << 20  # below this a worker pool costs more than it saves
@@ -964,6 +984,10 @@ def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index
             fsio.check_within(path, vault.root, reading=True)
         vault.reads_checked = True
     if not rebuild:
+        # a warm handle's kept connection, checked as a new one is (`optmem.warm`)
+        kept: Index | None = vault.warm.take(vault) if vault.warm is not None else None
+        if kept is not None:
+            return kept
         conn = _fresh(vault)
         if conn is not None:
             return Index(vault, conn)

@@ -38,7 +38,18 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("policy", ("optmem.view", "optmem.ranking")),
-    ("store", ("optmem.vault", "optmem.gitstate", "optmem.trust", "optmem.schema", "optmem.ingest", "optmem.index")),
+    (
+        "store",
+        (
+            "optmem.vault",
+            "optmem.gitstate",
+            "optmem.trust",
+            "optmem.schema",
+            "optmem.ingest",
+            "optmem.index",
+            "optmem.warm",
+        ),
+    ),
     (
         "core",
         (

@@ -9,7 +9,8 @@ Hermes is there (its loader looks for one), and is the plain class otherwise.
 The hooks map onto OptMem's own operations:
 
 * `prefetch(query)` → `context` for the query (cached per turn; `queue_prefetch` fills the cache
-  for the next turn in a background thread);
+  for the next turn in a background thread), in this process on the provider's warm handle
+  (`optmem.warm`: the index stays open between turns, checked against the log at each);
 * `sync_turn` → the turn appended to the log (chat tier, the session's id), skipping trivial
   turns, and nothing at all for an agent context that is not the primary one (a subagent, cron);
 * `on_session_end` → a handoff of the session (extractive: the goal, what was reported done,
@@ -146,6 +147,7 @@ class Provider:
 
     def __init__(self) -> None:
         self.vault: Any = None
+        self.warm: Any = None  # (`optmem.warm.Warm`: recall and search read through it)
         self.home = Path.home() / ".hermes"
         self.session_id = ""
         self.writes = True  # false for an agent context that is not the primary one
@@ -179,10 +181,14 @@ class Provider:
         fsio.atomic_write(Path(hermes_home) / CONFIG, json.dumps({"vault": vault} if vault else {}) + "\n")
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
-        from optmem.vault import Vault, ensure_layout, validate_name
+        from optmem.vault import ensure_layout, validate_name
+        from optmem.warm import Warm
 
         self.home = Path(kwargs.get("hermes_home") or os.environ.get("HERMES_HOME") or self.home)
-        self.vault = Vault(vault_path(self.home))
+        if self.warm is not None:
+            self.warm.close()
+        self.warm = Warm(vault_path(self.home))
+        self.vault = self.warm.vault()
         ensure_layout(self.vault)  # an agent's memory that is still empty is a vault, not an error
         self.session_id = session_id or ""
         self.writes = kwargs.get("agent_context", "primary") in ("primary", None, "")
@@ -204,8 +210,8 @@ class Provider:
     def _context(self, query: str) -> str:
         from optmem import context
 
-        try:
-            return context.build(self.vault, query=query.strip() or None, budget=CONTEXT_BUDGET).text
+        try:  # (a vault of its own: recall runs in a thread beside the turn's writes)
+            return context.build(self.warm.vault(), query=query.strip() or None, budget=CONTEXT_BUDGET).text
         except (OptmemError, UnicodeError):
             return ""  # (recall that cannot be had this turn: the turn goes on without it)
 
@@ -340,7 +346,8 @@ class Provider:
                 if isinstance(value, str):
                     value.encode("utf-8")  # (a lone surrogate: refused below, as every other refusal)
             if tool_name == "optmem_search":
-                found = search.search(self.vault, str(args.get("query") or ""), limit=int(args.get("limit") or 8))
+                query, limit = str(args.get("query") or ""), int(args.get("limit") or 8)
+                found = search.search(self.warm.vault(), query, limit=limit)
                 return _ok(found.to_json())
             if not self.writes:
                 raise UsageError("this agent context does not write to memory (only the primary agent does)")
@@ -362,6 +369,8 @@ class Provider:
         for thread in self._threads:
             thread.join(timeout=10)
         self._threads.clear()
+        if self.warm is not None:
+            self.warm.close()
 
 
 def provider() -> Any:
