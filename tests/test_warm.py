@@ -221,6 +221,7 @@ def test_a_server_call_reuses_the_open_index_and_sees_a_write(vault_path, no_swe
         assert json.loads(call(["context", "--query", "quokka"], warm))["ok"]
 
 
+@pytest.mark.long
 def test_hermes_prefetch_starts_no_process_and_reopens_no_index(tmp_path, monkeypatch):
     from optmem.integrations import hermes
 
@@ -262,3 +263,34 @@ def test_a_warm_handle_gives_back_only_connections_to_the_index_in_place(vault_p
         assert warm.take(warm.vault()) is None
         assert len(search.search(warm.vault(), "kiwi").hits) == 1
     assert Path(vault_path / ".cache" / "index.sqlite3").exists()
+
+
+@pytest.mark.long
+def test_the_hub_finds_what_another_process_wrote_and_honours_an_edited_optmem_toml(vault_path, no_sweep):
+    import asyncio
+
+    from test_hub import TOKEN, client_session, fenced_json, free_port, start_hub
+
+    put(Vault(vault_path), "The kiwi harvest starts in May")
+    port = free_port()
+    hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN})
+
+    def searched(query: str) -> Any:
+        async def script(s: Any) -> Any:
+            return fenced_json((await s.call_tool("search", {"query": query})).content[0].text)
+
+        return asyncio.run(asyncio.wait_for(client_session(port, script), HANG))
+
+    try:
+        assert len(searched("kiwi")["hits"]) == 1
+        done = run_optmem("append", "The kiwi harvest moved to June", env={"OPTMEM_VAULT": str(vault_path)})
+        assert done.returncode == 0, done.stderr
+        assert len(searched("kiwi")["hits"]) == 2  # the hub's open index caught up
+        (vault_path / "optmem.toml").write_text("[ranking]\nk1 = 'many'\n", "utf-8")
+        refused = searched("kiwi")
+        assert refused["ok"] is False and "k1" in refused["error"]["message"]
+        (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+        assert len(searched("kiwi")["hits"]) == 2
+    finally:
+        hub.kill()
+        hub.wait()
