@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from optmem import clock, fsio, view
+from optmem import text as textmod
 from optmem.errors import Unwritable
 from optmem.ingest import (
     NEWEST_FIRST,
@@ -37,6 +38,7 @@ from optmem.ingest import (
     read_meta,
     segments_in_step,
     taken_as_read,
+    tokens_for,
 )
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, line_of, parse_line
 from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
@@ -253,6 +255,15 @@ class Index:
             fh = self._fh[row.seg] = open(self.vault.root / self.file_of(row), "rb")
         fh.seek(row.off)
         return parse_line(fh.read(row.len), row.n, None)  # (its bounds were kept when it was indexed)
+
+    def tokenised(self, row: Row) -> tuple[Record, str, list[str], list[str]]:
+        """A record read back with what the text index holds of it: (the record, its text folded,
+        its tokens — `ingest.tokens_for` — and the words of its text). The lists are the caller's
+        to read, never to change (a warm handle keeps them: `optmem.warm`)."""
+        rec = self.record(row)
+        folded = textmod.fold(rec.text)
+        toks, words = tokens_for(folded, rec.key, rec.tags, row.ts)
+        return rec, folded, toks, words
 
     def file_of(self, row: Row) -> str:
         """The log file a record is in, as the vault names it (LOG.jsonl, log/<writer>/<month>.jsonl)."""

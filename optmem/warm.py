@@ -10,7 +10,7 @@ keeps, between calls:
 * the settings read from optmem.toml;
 * what a search asks the index again and again: how many records hold a term (counted over the
   term's whole list of records: milliseconds for a common word at 1M records), and the records
-  read back from the log and parsed.
+  read back from the log, parsed and tokenised (`Index.tokenised`).
 
 Nothing is trusted for longer than it is true. Each call gets a `Vault` of its own (`vault()`:
 its own lock, its own warnings), and every time it opens the index (`index.open_index`) a kept
@@ -38,7 +38,7 @@ from optmem.settings import FILE_BYTES, Settings
 from optmem.vault import Vault
 
 POOL = 8  # idle connections kept at most (a server's calls at once rarely pass it; more are closed)
-RECORDS = 50_000  # parsed records kept at most (a few tens of MB); past it the oldest half goes
+RECORDS = 20_000  # records kept at most, read and tokenised (~60 MB); past it the oldest half goes
 TERMS = 20_000  # term counts kept at most, for one state of the index
 
 
@@ -53,7 +53,8 @@ class Warm:
         self._idle: list[sqlite3.Connection] = []
         self._file: tuple[int, int] | None = None  # (device, inode) of the index file the idle ones read
         self._settings: tuple[str | None, Settings] | None = None  # (optmem.toml's text, what it says)
-        self.records: dict[tuple[int, int, int, int], Record] = {}  # (segment, offset, length, line) → record
+        # (segment, offset, length, line) → the record and its tokens (`Index.tokenised`)
+        self.records: dict[tuple[int, int, int, int], tuple[Record, str, list[str], list[str]]] = {}
         self.terms: dict[str, int] = {}  # term → records holding it, at `self._state`
         self._state: tuple[str | None, str | None] = (None, None)  # the index's meta: lines read, docs
 
@@ -163,23 +164,27 @@ class _Kept(Index):
             known.update(counted)
         return {t: known[t] for t in terms}
 
-    def record(self, row: Row) -> Record:
+    def tokenised(self, row: Row) -> tuple[Record, str, list[str], list[str]]:
         key = (row.seg, row.off, row.len, row.n)
         warm = self.warm
         with warm._guard:  # (a switch to another file clears and refills it meanwhile)
             kept = warm.records.get(key) if warm._file == self.file else None
         if kept is not None:
             return kept
-        rec = super().record(row)
+        got = super().tokenised(row)
         records = warm.records
         with warm._guard:
-            if warm._file != self.file:
-                return rec
-            if len(records) >= RECORDS:
-                for old in list(records)[: RECORDS // 2]:
-                    del records[old]
-            records[key] = rec
-        return rec
+            if warm._file == self.file:
+                if len(records) >= RECORDS:
+                    for old in list(records)[: RECORDS // 2]:
+                        del records[old]
+                records[key] = got
+        return got
+
+    def record(self, row: Row) -> Record:
+        with self.warm._guard:
+            kept = self.warm.records.get((row.seg, row.off, row.len, row.n)) if self.warm._file == self.file else None
+        return kept[0] if kept is not None else super().record(row)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
