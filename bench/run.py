@@ -302,11 +302,20 @@ def kept_vault(size: int, work: Path, keep: Path | None, name: str = "hub") -> P
     return vault
 
 
-def in_process(vault: Path, queries: list[str]) -> tuple[float, float, int]:
-    """(p50, p90, searches) of searches on a warm handle in one process (bench/warm.py)."""
+def in_process(vault: Path, queries: list[str]) -> tuple[float, float, int, float]:
+    """(p50, p90, searches, CPU ms of one) of searches on a warm handle in one process (bench/warm.py)."""
     cmd = [PY, str(HERE / "warm.py"), str(vault), *queries]
     out = subprocess.run(cmd, env=env_for(vault), capture_output=True, text=True, check=True).stdout.split()
-    return float(out[0]), float(out[1]), int(out[2])
+    return float(out[0]), float(out[1]), int(out[2]), float(out[3])
+
+
+def cpu_ms(pid: int) -> float | None:
+    """CPU time a process has used so far, in ms (Linux's /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def bench_hub(
@@ -327,7 +336,7 @@ def bench_hub(
         vault = kept_vault(size, work, keep)
         env = env_for(vault)
         cli_ms = statistics.mean(median_ms(OPTMEM + ["search", q], repeat, env) for q in QUERIES[:4])
-        p50, p90, n = in_process(vault, QUERIES * 3)
+        p50, p90, n, cpu = in_process(vault, QUERIES * 3)
         target = "≤ 20 ms at 100k" if size <= 100_000 else "≤ 40 ms at 1M"
         rows.append(
             (
@@ -336,10 +345,10 @@ def bench_hub(
                 "optmem search, one process a query",
                 cli_ms,
                 target,
-                f"the bench's {len(QUERIES)} queries in turn, {n} searches; p90 {p90:,.1f} ms",
+                f"the bench's {len(QUERIES)} queries in turn, {n} searches; p90 {p90:,.1f} ms; CPU {cpu:,.1f} ms",
             )
         )
-        p50, p90, n = in_process(vault, distinct_queries(200))
+        p50, p90, n, cpu = in_process(vault, distinct_queries(200))
         rows.append(
             (
                 f"search in a warm process, {size:,} records, 200 different queries (p50)",
@@ -347,7 +356,7 @@ def bench_hub(
                 "optmem search, one process a query",
                 cli_ms,
                 target,
-                f"each query once; p90 {p90:,.1f} ms",
+                f"each query once; p90 {p90:,.1f} ms; CPU {cpu:,.1f} ms",
             )
         )
         if size == hub_size:
@@ -401,6 +410,7 @@ def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int) -> 
                     waiting.append(i)
                     if len(waiting) == clients:  # every client connected and warm: the clock starts
                         started.append(time.perf_counter())
+                        used.append(cpu_ms(hub.pid))
                         go.set()
                     await go.wait()
                     for q in asked[i * calls : (i + 1) * calls]:
@@ -414,12 +424,16 @@ def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int) -> 
             done = await asyncio.gather(*(client(i, go, waiting) for i in range(clients)))
             return [ms for one in done for ms in one], time.perf_counter() - started[0]
 
+        used: list[float | None] = []  # the hub's CPU when the clock starts, and at the end
         took, wall = asyncio.run(all_clients())
+        used.append(cpu_ms(hub.pid))
     finally:
         hub.kill()
         hub.wait()
     took.sort()
     qps = len(took) / wall
+    before, after = used
+    per_query = "?" if before is None or after is None else f"{(after - before) / len(took):,.1f} ms"
     p50, p95 = took[len(took) // 2], took[int(len(took) * 0.95)]
     return (
         f"hub: {clients} clients searching at once, {size:,} records (p50)",
@@ -428,7 +442,7 @@ def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int) -> 
         cli_ms,
         "≤ 30 ms, ≥ 100 queries/s",
         f"{qps:.1f} queries/s (a process a query: {1000 / cli_ms:.1f}/s); p95 {p95:,.1f} ms; "
-        f"{len(took)} different queries",
+        f"{len(took)} different queries; the hub's CPU {per_query} a query",
     )
 
 
