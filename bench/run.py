@@ -709,7 +709,7 @@ def main() -> None:
     ap.add_argument(
         "--write-docs",
         action="store_true",
-        help="put the search and stage tables into docs/performance.md (between its markers)",
+        help="put the search, stage and hub tables into docs/performance.md (between its markers)",
     )
     args = ap.parse_args()
     repeat = args.repeat or (3 if args.quick else 7)
@@ -723,6 +723,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="optmem-bench-"))
     rows: list[Row] = []
     searched: list[Row] = []  # the rows of docs/performance.md's search table
+    served: list[Row] = []  # … and of its hub table
     stages: list[StageRow] = []
     try:
         if not args.only or "startup" in args.only:
@@ -746,7 +747,8 @@ def main() -> None:
             rows += bench_sync([s for s in sizes if s >= 10_000] or sizes, repeat, work)
         if not args.only or "hub" in args.only:
             hub_sizes = [10_000] if args.quick else [s for s in sizes if s >= 100_000] or sizes
-            rows += bench_hub(hub_sizes, repeat, work, Path(args.keep) if args.keep else None)
+            served = bench_hub(hub_sizes, repeat, work, Path(args.keep) if args.keep else None)
+            rows += served
         if not args.only or "stats" in args.only:
             rows += bench_stats(sizes if args.sizes or args.quick else [50_000, 1_000_000], repeat, work)
     finally:
@@ -768,6 +770,8 @@ def main() -> None:
         blocks = {}
         if searched:
             blocks["search"] = f"`{command.strip()}` — {line}:\n\n{table(searched)}\n"
+        if served:
+            blocks["hub"] = f"`{command.strip()}` — {line}:\n\n{table(served)}\n"
         if stages:
             blocks["stages"] = f"`{command.strip()}` — {line}:\n\n{stage_table(stages)}\n"
         write_docs(blocks)
