@@ -34,15 +34,25 @@ _PROCESS = _State()
 _CALL: ContextVar[_State | None] = ContextVar("optmem_state", default=None)
 
 
+def _now(name: str) -> Any:
+    """A field of the state of the invocation running now (`_Current`)."""
+    return property(
+        lambda _: getattr(_CALL.get() or _PROCESS, name),
+        lambda _, value: setattr(_CALL.get() or _PROCESS, name, value),
+    )
+
+
 class _Current:
     """`STATE`: the state of the invocation running now — the process's own, or inside a
-    server's call (`own_state`) that call's, so calls running at once in threads share none."""
+    server's call (`own_state`) that call's, so calls running at once in threads share none.
+    (A field `_State` gains is named here too: without slots, a new one would raise.)"""
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(_CALL.get() or _PROCESS, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(_CALL.get() or _PROCESS, name, value)
+    __slots__ = ()
+    vault_opt = _now("vault_opt")
+    set_opt = _now("set_opt")
+    vaults = _now("vaults")
+    created = _now("created")
+    warm = _now("warm")
 
 
 STATE = cast(_State, _Current())
