@@ -280,7 +280,7 @@ def bench_import(sizes: list[int], work: Path) -> list[Row]:
                 statistics.median(imports),
                 "optmem reindex of the same records",
                 statistics.median(builds),
-                "≤ 1.5x",
+                "≤ 2.0x",  # (a one-time operation: checked, appended, then the plain build)
                 f"peak {max(peaks)} MB",
             )
         )

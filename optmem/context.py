@@ -98,7 +98,13 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
             for v in shown
         )
         more = f" (and {len(c.values) - 3} more: optmem conflicts)" if len(c.values) > 3 else ""
-        what = _line(c.key) if c.key is not None else f"id {_line(c.name)} was corrected two ways"
+        if c.decision:
+            kept = "kept on one machine (confirmed, corrected or restored)"
+            what = f"id {_line(c.name)} was {kept} and forgotten on another"
+        elif c.file is not None:
+            what = f"an entry of {_line(c.file)} was edited two ways ({_line(c.name)})"
+        else:
+            what = _line(c.key) if c.key is not None else f"id {_line(c.name)} was corrected two ways"
         out.append(
             f"- {what}: you were told {said}{more} — which is right now? Ask the user, then "
             f"`optmem resolve {_line(c.name)} --keep ID`"
@@ -149,7 +155,7 @@ def _handoff(vault: Vault, project: str, warnings: list[str]) -> tuple[str, list
 
 
 def _records(
-    vault: Vault, project: str | None, domain: str | None, query: str | None, now: float
+    vault: Vault, project: str | None, domain: str | None, query: str | None, now: float, hot: bool = True
 ) -> tuple[list[str], list[str]]:
     rows: dict[str, Any]
     if query:
@@ -161,7 +167,8 @@ def _records(
             limit=20,
             filters=search.make_filters(domains=[domain] if domain else None, project=project, current=True),
         ).hits
-        hits = [h.record for h in found if h.record.tier != "redline"]
+        # (without `hot`, the hot files' entries too: the caller's agent shows those files itself)
+        hits = [h.record for h in found if h.record.tier != "redline" and (hot or h.record.kind != MEMORY)]
         from optmem.index import open_index
 
         with open_index(vault) as idx:  # (their rows: what `_unchecked` reads)
@@ -204,9 +211,17 @@ def _records(
 
 
 def build(
-    vault: Vault, *, project: str | None = None, domain: str | None = None, query: str | None = None, budget: int = 4000
+    vault: Vault,
+    *,
+    project: str | None = None,
+    domain: str | None = None,
+    query: str | None = None,
+    budget: int = 4000,
+    hot: bool = True,
 ) -> Context:
-    """The session-start block: every part that fits in `budget` characters, fences included."""
+    """The session-start block: every part that fits in `budget` characters, fences included
+    (without the vault's MEMORY.md / USER.md when not `hot`: a caller whose agent shows those
+    files itself)."""
     vault.require()
     if project is not None:
         validate_name(project, "project")
@@ -221,8 +236,8 @@ def build(
     sections = [
         Section("redlines", TITLES["redlines"], rules if vault.trusted else []),
         Section("conflicts", TITLES["conflicts"], _conflicts(vault, project, domain)),
-        Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings)),
-        Section("user", TITLES["user"], _hot(vault, "user", None, warnings)),
+        Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings) if hot else []),
+        Section("user", TITLES["user"], _hot(vault, "user", None, warnings) if hot else []),
     ]
     if project:
         sections.append(
@@ -238,7 +253,7 @@ def build(
     )
     if rules and not vault.trusted:  # a vault from a git clone: its locked rules are someone's notes
         sections.append(Section("unverified", TITLES["unverified"], rules))
-    items, ids = _records(vault, project, domain, query, now)
+    items, ids = _records(vault, project, domain, query, now, hot)
     sections.append(Section("records", label, items, ids=ids))
     out = replace(fit(sections, budget), warnings=warnings)
     shown = [i for s in sections if s.name == "records" for i in s.ids[: len(s.items)]]

@@ -54,6 +54,11 @@ CODES: dict[str, Code] = {
         "the command line or a call is malformed: an unknown option, a missing or extra argument, "
         "a value of the wrong type or out of range",
     ),
+    "wrong_format": Code(
+        USAGE,
+        "`import --from`: a file is not in the named tool's format; `expected` says what that tool writes, "
+        "`looks_like` the tool it seems to come from",
+    ),
     "invalid_name": Code(
         USAGE,
         "a project, domain or node name that cannot name a folder of the vault (`..`, a slash, a control character)",
@@ -156,6 +161,12 @@ def envelope(code: str, message: str, **context: Any) -> dict[str, Any]:
 class UsageError(OptmemError):
     exit_code = USAGE
     code = "usage"
+
+
+class WrongFormat(UsageError):
+    """`import --from TOOL` of files TOOL does not write: refused before anything is written."""
+
+    code = "wrong_format"
 
 
 class InvalidName(UsageError):

@@ -25,7 +25,6 @@ from optmem.errors import Unwritable
 from optmem.ingest import (
     NEWEST_FIRST,
     OLDEST_FIRST,
-    Fed,
     LogState,
     NeedsRebuild,
     Progress,
@@ -37,7 +36,6 @@ from optmem.ingest import (
     matching_ids,
     read_meta,
     segments_in_step,
-    taken_as_read,
     tokens_for,
 )
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, line_of, parse_line
@@ -816,17 +814,15 @@ def build(
     progress: Progress | None = None,
     *,
     parallel_min_bytes: int = PARALLEL_MIN_BYTES,
-    fed: Fed | None = None,
 ) -> None:
     """Build the index from scratch and move it into place (the caller holds the vault lock).
 
     Readers keep the old file until the rename. A log that cannot be read stops with
-    `unreadable` (exit 3) and leaves no half-built index behind. `fed`: an empty log file its
-    writer fills while the build indexes it (`ingest.Fed`).
+    `unreadable` (exit 3) and leaves no half-built index behind.
     """
     with _vault_errors(vault):
         fsio.move(
-            _build_file(vault, progress, parallel_min_bytes, fed),
+            _build_file(vault, progress, parallel_min_bytes),
             vault.index_path,
             mode=fsio.FILE_MODE,
             within=vault.root,
@@ -837,7 +833,6 @@ def _build_file(
     vault: Vault,
     progress: Progress | None = None,
     parallel_min_bytes: int = PARALLEL_MIN_BYTES,
-    fed: Fed | None = None,
 ) -> Path:
     """A complete index of the log as it is now, in a temporary file of this process; returns it.
 
@@ -850,7 +845,7 @@ def _build_file(
     conn = _connect(tmp)
     done = False
     try:
-        _fill(conn, vault, progress, parallel_min_bytes, fed)
+        _fill(conn, vault, progress, parallel_min_bytes)
         done = True
     finally:
         conn.close()
@@ -859,9 +854,7 @@ def _build_file(
     return tmp
 
 
-def _fill(
-    conn: sqlite3.Connection, vault: Vault, progress: Progress | None, parallel_min_bytes: int, fed: Fed | None = None
-) -> None:
+def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, parallel_min_bytes: int) -> None:
     """Index the whole log (and ACCESS.jsonl) into an empty database, and commit."""
     conn.execute("PRAGMA journal_mode=OFF")
     conn.executescript(DDL)
@@ -874,13 +867,11 @@ def _fill(
     deferred: list[Record] = []
     workers = max(2, os.cpu_count() or 1) if size >= parallel_min_bytes else 0
     limit = vault.settings.limits.record_bytes
-    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, fed, limit)
+    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, limit)
     conn.executescript(POST_DDL)
     with conn:
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
         link(conn, deferred, None)
-        if fed is not None and fed.recall is not None:
-            taken_as_read(conn, vault.access_files(), fed)
     consume_access(conn, vault.access_files())
     # later appends merge as they go again (SQLite's defaults), then one full merge now
     conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 4)")

@@ -715,6 +715,17 @@ def about(row: Row, moment: datetime, kind: str, *, source: str | None, extra: d
     )
 
 
+DECISIONS = (FORGET, CONFIRM, RESTORE)  # what is decided about a record's life: dropped, or kept
+
+
+def decided(idx: Index, row: Row) -> list[str]:
+    """The decisions about `row` there are — its forget, confirm and restore lines, and the
+    records that correct it: what a new decision about it is made after (`decided_after`, which
+    `facts.decision_forks` reads to tell two clones' concurrent decisions from a change of mind)."""
+    about = idx.rows(f"r.ref = ? AND r.kind IN ({', '.join('?' * len(DECISIONS))}) ORDER BY r.n", (row.id, *DECISIONS))
+    return [r.id for r in (*about, *idx.correcting(row))]
+
+
 def write_about(
     vault: Vault, ref: str, make: Callable[[Index, Row, datetime], Record | None], *, allow_unsafe: bool = False
 ) -> tuple[Row, Record | None]:
@@ -749,6 +760,13 @@ def write_about_all(
         try:
             rows = list({row.id: row for row in (resolve_one(idx, ref) for ref in refs)}.values())
             lines = make(idx, rows, moment)
+            by_id = {row.id: row for row in rows}
+            lines = [  # a decision says which others it was made after: two clones' are told apart
+                line._replace(extra={"decided_after": decided(idx, by_id[line.ref]), **line.extra})
+                if line.kind in DECISIONS and line.ref in by_id
+                else line
+                for line in lines
+            ]
             for line in lines if not allow_unsafe else ():
                 _refuse_flagged(Record(id=line.id, ts=line.ts, source=line.source, extra=line.extra))
             if lines:

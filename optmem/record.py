@@ -497,11 +497,5 @@ def line_of(n: int) -> int:
     return (n >> _FILE_BITS) & ((1 << _LINE_BITS) - 1)
 
 
-def moved_down(n: int, lines: int) -> int:
-    """The index key `n` (`place`) of a record that stands `lines` lines further down its file."""
-    line = line_of(n)
-    return n + ((((line + lines) & ((1 << _LINE_BITS) - 1)) - line) << _FILE_BITS)
-
-
 def file_hash(name: str) -> int:
     return zlib.crc32(name.encode("utf-8")) & ((1 << _FILE_BITS) - 1)

@@ -1,6 +1,7 @@
 """The vault: where it is, what it holds, names that may live in it, and `init`."""
 
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -27,6 +28,19 @@ def validate_name(name: str, what: str = "name") -> str:
     return name
 
 
+def project_name(folder: str, mapping: dict[str, Any] | None = None) -> str:
+    """A project name for a folder: a mapping from optmem.toml [projects], else the folder name
+    made safe (characters a name may not hold become '-')."""
+    mapped = (mapping or {}).get(folder)
+    if isinstance(mapped, str):
+        return mapped
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", folder).strip("-._") or "project"
+    if not name[0].isalnum():
+        name = "p" + name
+    name = name[:64]
+    return name if NAME_RE.fullmatch(name) else "project"
+
+
 def hot_target(file: str) -> tuple[str, str | None] | None:
     """(target, project) of a hot file named as the journal names it ("MEMORY.md",
     "USER.md", "projects/P/MEMORY.md"); None for any other name."""
@@ -46,6 +60,7 @@ class Vault:
         self.overrides = list(overrides or [])
         self._settings: settings.Settings | None = None
         self._lock_depth = 0
+        self._lock_owner = 0  # the thread holding the lock (another thread of the process waits)
         # set for a vault a write may create: its folder and git files are made when a write
         # takes the lock — after the command checked its input, so a refusal creates nothing
         self.lay_out_on_write = False
@@ -215,8 +230,8 @@ class Vault:
 
     @property
     def locked(self) -> bool:
-        """Whether this object holds the vault lock right now."""
-        return self._lock_depth > 0
+        """Whether this object holds the vault lock right now, in this thread."""
+        return self._lock_depth > 0 and self._lock_owner == threading.get_ident()
 
     def clean_temporaries(self) -> list[str]:
         """Remove what killed writers left behind (their temporary files), lock held."""
@@ -245,9 +260,10 @@ class Vault:
     def lock(self) -> Iterator[None]:
         """The vault's exclusive write lock (in the ignored cache folder, so git never sees it).
 
-        Re-entrant within one Vault object, so a command holding it can call helpers that take it.
+        Re-entrant within one Vault object in the thread holding it, so a command holding it can
+        call helpers that take it; another thread sharing the object waits as another process does.
         """
-        if self._lock_depth:
+        if self.locked:
             self._lock_depth += 1
             try:
                 yield
@@ -256,12 +272,12 @@ class Vault:
             return
         self.lay_out()
         with fsio.exclusive_lock(self.cache("lock"), self.settings.lock.timeout, within=self.root):
-            self._lock_depth = 1
+            self._lock_depth, self._lock_owner = 1, threading.get_ident()
             self.clean_temporaries()
             try:
                 yield
             finally:
-                self._lock_depth = 0
+                self._lock_depth, self._lock_owner = 0, 0
 
 
 SETTINGS_CACHE = "settings.json"

@@ -74,6 +74,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.curate",
             "optmem.follow",
             "optmem.share",
+            "optmem.neighbours",
             "optmem.transfer",
         ),
     ),

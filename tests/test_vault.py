@@ -249,3 +249,36 @@ def test_atomic_stream_leaves_the_old_file_and_no_temporary_when_the_write_fails
             raise RuntimeError("the writer failed")
     assert path.read_text() == "old"
     assert [p.name for p in path.parent.iterdir()] == ["f.md"]
+
+
+def test_the_vault_lock_holds_against_another_thread_of_the_same_process(tmp_path):
+    """The lock is re-entrant for the thread that holds it, not for every thread sharing the Vault
+    object: a Hermes provider's background prefetch and its memory-write hook share one, and each
+    journalled the same Hermes edit when both were let in."""
+    import threading
+
+    from optmem.errors import Locked
+    from optmem.vault import Vault
+
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "optmem.toml").write_text("[lock]\ntimeout = 0.05\n", "utf-8")
+    vault = Vault(tmp_path / "v")
+    seen: list[object] = []
+
+    def other() -> None:
+        try:
+            with vault.lock():
+                seen.append(("entered", vault.locked))
+        except Locked as err:
+            seen.append(err)
+
+    with vault.lock():
+        with vault.lock():  # the holder itself re-enters
+            assert vault.locked
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+        assert vault.locked
+    assert len(seen) == 1 and isinstance(seen[0], Locked), seen
+    other()  # let go: the other thread's turn
+    assert seen[1] == ("entered", True) and not vault.locked

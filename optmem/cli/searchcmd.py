@@ -340,7 +340,12 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
             return "no open conflicts"
         out = []
         for c in found:
-            what = c.key if c.key is not None else f"corrected two ways: {short(c.fact or '')}"
+            if c.decision:
+                what = f"kept on one machine, forgotten on another: {short(c.fact or '')}"
+            elif c.file is not None:
+                what = f"an entry of {c.file} edited two ways: {c.key}"
+            else:
+                what = c.key if c.key is not None else f"corrected two ways: {short(c.fact or '')}"
             out.append(f"{what}  ({c.domain}" + (f"/{c.project}" if c.project else "") + ")")
             out += [
                 f"  {short(v['id'])}  {v['ts']}  {' '.join(v['text'].split())}"
@@ -355,6 +360,8 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
         {
             "conflicts": [
                 {"key": c.key, "fact": c.fact, "domain": c.domain, "project": c.project, "values": c.values}
+                | ({"file": c.file} if c.file else {})
+                | ({"decision": True} if c.decision else {})
                 for c in found
             ],
             "count": len(found),

@@ -310,6 +310,11 @@ def _nearest(word: str, names: list[str]) -> str:
 HOT_ACTIONS = {"add": "add", "replace": "replace", "remove": "remove", "show": "read"}  # command → memory action
 _CLI_SPAN = re.compile(r"`optmem ((?:handoff )?[a-z][a-z-]*)([^`]*)`")
 _UNSAFE = re.compile(r"(?:,? ?or )?pass --allow-unsafe(?: (?:to|if) [^;.)]*)?")
+# the command line picks a hot entry by id or takes the first match; the memory tool, by its words
+_HOT_PICK = re.compile(r",? --id ID,? or --first to edit the first match")
+# `context`'s own asks (never the stored text between them): the tool that settles a conflict
+_ASK = re.compile(r"Ask the user, then `optmem resolve ([^`\s]+) --keep ID`")
+_MORE = re.compile(r"\(and (\d+) more: optmem conflicts\)")
 
 
 class Advice:
@@ -327,6 +332,7 @@ class Advice:
         self.arguments = {p.name for command in self.tools for p in commands[command].params if p.name not in NEVER}
 
     def __call__(self, message: str) -> str:
+        message = _HOT_PICK.sub(" in old_text (the memory tool picks an entry by its words)", message)
         message = _UNSAFE.sub(
             " — an agent cannot store it anyway: rephrase it, or ask the user (only the command line may "
             "override the scan)",
@@ -379,6 +385,11 @@ class Advice:
             if isinstance(err.get("message"), str):
                 err["message"] = self(err["message"])
             return json.dumps(obj, ensure_ascii=False)
+        if isinstance(obj, dict) and isinstance(obj.get("text"), str) and "budget" in obj:  # `context`
+            told = obj["text"]
+            said = _ASK.sub(r"Ask the user, then call the `resolve` tool with key=\1, keep=ID", told)
+            obj["text"] = _MORE.sub(r"(and \1 more: the `conflicts` tool lists them)", said)
+            return json.dumps(obj, ensure_ascii=False) if obj["text"] != told else text
         return text
 
 
