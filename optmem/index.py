@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from optmem import clock, fsio, view
+from optmem import text as textmod
 from optmem.errors import Unwritable
 from optmem.ingest import (
     NEWEST_FIRST,
@@ -35,6 +36,7 @@ from optmem.ingest import (
     matching_ids,
     read_meta,
     segments_in_step,
+    tokens_for,
 )
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, line_of, parse_line
 from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
@@ -203,6 +205,7 @@ class Index:
         self._fh: dict[int, BinaryIO] = {}  # the log's files, by segment number, opened as read
         self._names: dict[int, str] | None = None  # segment number → file name (`file_of`)
         self._vocab = False
+        self._closed = False
 
     # -- rows ----------------------------------------------------------------------------------
     def rows(self, where: str, params: Iterable[object] = ()) -> list[Row]:
@@ -261,7 +264,16 @@ class Index:
         stored, without scanning them again."""
         from optmem import verdicts
 
-        return {rows[i].n for i in verdicts.clean(self.vault, [self.line(r) for r in rows])}
+        return {rows[i].n for i in verdicts.clean(self.vault, [self.line(r) for r in rows], self.conn)}
+
+    def tokenised(self, row: Row) -> tuple[Record, str, list[str], list[str]]:
+        """A record read back with what the text index holds of it: (the record, its text folded,
+        its tokens — `ingest.tokens_for` — and the words of its text). The lists are the caller's
+        to read, never to change (a warm handle keeps them: `optmem.warm`)."""
+        rec = self.record(row)
+        folded = textmod.fold(rec.text)
+        toks, words = tokens_for(folded, rec.key, rec.tags, row.ts)
+        return rec, folded, toks, words
 
     def file_of(self, row: Row) -> str:
         """The log file a record is in, as the vault names it (LOG.jsonl, log/<writer>/<month>.jsonl)."""
@@ -720,10 +732,18 @@ class Index:
         ]
 
     def close(self) -> None:
+        """Close the log's files and the connection — or, for a warm handle's vault
+        (`optmem.warm`), give the connection back to it for the next call."""
         for fh in self._fh.values():
             fh.close()
         self._fh.clear()
-        self.conn.close()
+        if self._closed:
+            return
+        self._closed = True
+        if self.vault.warm is not None:
+            self.vault.warm.give(self.conn, self.vault)
+        else:
+            self.conn.close()
 
     def __enter__(self) -> "Index":
         return self
@@ -785,20 +805,31 @@ def _fresh(vault: Vault, *, apply_access: bool = True) -> sqlite3.Connection | N
     conn = None
     try:
         conn = _connect(path)
-        meta = read_meta(conn)
-        if segments_in_step(vault.segments(), meta) and _view_ok(vault, meta):
-            files = vault.access_files()
-            if access_in_step(files, meta):
-                return conn
-            if apply_access:
-                # recalls and sweeps need no vault lock: applying them twice changes nothing
-                consume_access(conn, files)
-                return conn
+        if usable(vault, conn, apply_access=apply_access):
+            return conn
         conn.close()
     except sqlite3.DatabaseError:
         if conn is not None:
             conn.close()
     return None
+
+
+def usable(vault: Vault, conn: sqlite3.Connection, *, apply_access: bool = True) -> bool:
+    """Whether an open index connection reflects the log as it is now and the settings the view
+    depends on — ACCESS.jsonl's recalls and sweeps applied first, unless `apply_access` is off
+    (then they must be in step too). A new connection is checked so, and a warm handle's kept
+    one at every call (`optmem.warm`)."""
+    meta = read_meta(conn)
+    if not (segments_in_step(vault.segments(), meta) and _view_ok(vault, meta)):
+        return False
+    files = vault.access_files()
+    if access_in_step(files, meta):
+        return True
+    if apply_access:
+        # recalls and sweeps need no vault lock: applying them twice changes nothing
+        consume_access(conn, files)
+        return True
+    return False
 
 
 PARALLEL_MIN_BYTES = 1 << 20  # below this a worker pool costs more than it saves
@@ -981,6 +1012,10 @@ def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index
             fsio.check_within(path, vault.root, reading=True)
         vault.reads_checked = True
     if not rebuild:
+        # a warm handle's kept connection, checked as a new one is (`optmem.warm`)
+        kept: Index | None = vault.warm.take(vault) if vault.warm is not None else None
+        if kept is not None:
+            return kept
         conn = _fresh(vault)
         if conn is not None:
             return Index(vault, conn)

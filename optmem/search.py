@@ -28,7 +28,6 @@ from optmem import candidates, clock, dates, ranking, view
 from optmem import text as textmod
 from optmem.errors import UsageError, quote
 from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any
-from optmem.ingest import tokens_for
 from optmem.reading import cues, questions
 from optmem.reading.query import Intent, read, with_terms
 from optmem.record import MEMORY, Record, Tier
@@ -292,9 +291,7 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
     they count ("my current road bike" states a value). A question that asks for an amount ("how
     many plants", 养了几盆花) is answered by a number: a record with a sentence that states one
     beside a matched word of the topic gains `amount_share` of its relevance."""
-    rec = idx.record(row)
-    folded = textmod.fold(rec.text)
-    toks, words = tokens_for(folded, rec.key, rec.tags, row.ts)
+    rec, folded, toks, words = idx.tokenised(row)
     tokens = frozenset(toks)
     matched = frozenset(t for t in q.terms if t in tokens)
     if corpus.when and matched and matched <= corpus.when:

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 from optmem import __version__, fsio, layout, settings
 from optmem.errors import InvalidName, OptmemError, VaultMissing, quote
+from optmem.settings import Settings
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 CACHE = ".cache"
@@ -75,6 +76,9 @@ class Vault:
         # the log read into memory when the index could not be updated (`index._from_log`), with
         # the states of the log and ACCESS.jsonl it was read at: read once, copied for each reader
         self.from_log: tuple[Any, Any] | None = None
+        # a long-lived process's warm handle (`optmem.warm.Warm`): its settings and open index
+        # connections serve this vault's reads; None in a command run as its own process
+        self.warm: Any = None
 
     def __repr__(self) -> str:
         return f"Vault({str(self.root)!r})"
@@ -187,12 +191,17 @@ class Vault:
     def settings(self) -> settings.Settings:
         """optmem.toml and the overrides, read once, typed and validated (see `settings`)."""
         if self._settings is None:
-            # a link out of the vault, a FIFO or a huge file is refused, never read (`fsio`)
-            text = fsio.read_text(self.root / "optmem.toml", within=self.root, limit=settings.FILE_BYTES)
-            self._settings = (
-                _cached_settings(self, text) if text and not self.overrides else settings.load(text, self.overrides)
-            )
+            if self.warm is not None:  # kept by a server while optmem.toml holds the same text
+                self._settings = self.warm.settings(self)
+            else:
+                # a link out of the vault, a FIFO or a huge file is refused, never read (`fsio`)
+                text = fsio.read_text(self.root / "optmem.toml", within=self.root, limit=settings.FILE_BYTES)
+                self._settings = self.settings_from(text)
         return self._settings
+
+    def settings_from(self, text: str | None) -> Settings:
+        """The settings optmem.toml's `text` and the overrides make."""
+        return _cached_settings(self, text) if text and not self.overrides else settings.load(text, self.overrides)
 
     @property
     def settings_loaded(self) -> bool:

@@ -69,25 +69,29 @@ def remember(vault: Vault, lines: Iterable[bytes]) -> None:
         pass
 
 
-def clean(vault: Vault, lines: list[bytes]) -> set[int]:
+def clean(vault: Vault, lines: list[bytes], conn: sqlite3.Connection | None = None) -> set[int]:
     """The positions in `lines` of the lines the gate passed under the current scanner (one
-    query for all of them); the others must be scanned on read."""
+    query for all of them); the others must be scanned on read. With `conn` (an open index's
+    connection) the verdicts are read through it, attached once: a warm handle's kept connection
+    opens nothing more."""
     path = vault.cache_dir / FILE
     if not lines or not path.exists():
         return set()
     keys = [key(line) for line in lines]
+    marks = ", ".join("?" * len(keys))
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        if conn is not None:
+            if not any(row[1] == "verdicts" for row in conn.execute("PRAGMA database_list")):
+                conn.execute("ATTACH DATABASE ? AS verdicts", (str(path),))
+            reader, table, own = conn, "verdicts.verdict", False
+        else:
+            reader, table, own = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30), "verdict", True
         try:
-            marks = ", ".join("?" * len(keys))
-            found = {
-                d
-                for (d,) in conn.execute(
-                    f"SELECT d FROM verdict WHERE v = ? AND d IN ({marks})", [scanner_version(), *keys]
-                )
-            }
+            query = f"SELECT d FROM {table} WHERE v = ? AND d IN ({marks})"
+            found = {d for (d,) in reader.execute(query, [scanner_version(), *keys])}
         finally:
-            conn.close()
+            if own:
+                reader.close()
     except sqlite3.Error:
-        return set()
+        return set()  # (a store that cannot be read, an attach mid-transaction: scanned on read)
     return {i for i, k in enumerate(keys) if k in found}

@@ -47,6 +47,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.ingest",
             "optmem.verdicts",
             "optmem.index",
+            "optmem.warm",
         ),
     ),
     (

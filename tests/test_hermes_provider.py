@@ -169,7 +169,8 @@ def test_a_turn_the_vault_cannot_take_now_waits_in_the_spool_and_arrives_after(t
     home = tmp_path / "hermes"
     p = started(home, agent_context="primary")
     vault = home / "optmem"
-    (vault / "optmem.toml").write_text("[lock]\ntimeout = 0.2\n", "utf-8")
+    toml = "[lock]\ntimeout = 0.2\n"  # the timeout under test: the other process holds the lock
+    (vault / "optmem.toml").write_text(toml, "utf-8")
     p.vault = type(p.vault)(vault)  # (the setting, read as a new session would)
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(vault)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True

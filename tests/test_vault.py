@@ -261,7 +261,7 @@ def test_the_vault_lock_holds_against_another_thread_of_the_same_process(tmp_pat
     from optmem.vault import Vault
 
     (tmp_path / "v").mkdir()
-    (tmp_path / "v" / "optmem.toml").write_text("[lock]\ntimeout = 0.05\n", "utf-8")
+    (tmp_path / "v" / "optmem.toml").write_text("[lock]\ntimeout = 0.05\n", "utf-8")  # timeout under test: held
     vault = Vault(tmp_path / "v")
     seen: list[object] = []
 

@@ -10,7 +10,9 @@ The hooks map onto OptMem's own operations:
 
 * `prefetch(query)` → `context` for the query (cached per turn; `queue_prefetch` fills the cache
   for the next turn in a background thread); nothing at all when the vault holds nothing for it,
-  and no hot memory in a shared vault (Hermes' own block shows those files already);
+  and no hot memory in a shared vault (Hermes' own block shows those files already) — in this
+  process, on the provider's warm handle (`optmem.warm`: the index stays open between turns,
+  checked against the log at each);
 * `sync_turn` → the turn appended to the log (chat tier, the session's id), skipping trivial
   turns, and nothing at all for an agent context that is not the primary one (a subagent, cron);
 * `on_session_end` → a handoff of the session's project (extractive: the goal, what was reported
@@ -238,6 +240,7 @@ class Provider:
 
     def __init__(self) -> None:
         self.vault: Any = None
+        self.warm: Any = None  # (`optmem.warm.Warm`: recall and search read through it)
         self.home = Path.home() / ".hermes"
         self.session_id = ""
         self.writes = True  # false for an agent context that is not the primary one
@@ -273,13 +276,17 @@ class Provider:
         fsio.atomic_write(Path(hermes_home) / CONFIG, json.dumps({"vault": vault} if vault else {}) + "\n")
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
-        from optmem.vault import Vault, ensure_layout
+        from optmem.vault import ensure_layout
+        from optmem.warm import Warm
 
         self.home = Path(kwargs.get("hermes_home") or os.environ.get("HERMES_HOME") or self.home)
         warn = kwargs.get("warning_callback")
         self._warn = warn if callable(warn) else None
         configured = _configured(self.home)
-        self.vault = Vault(configured or self.home / "optmem")
+        if self.warm is not None:
+            self.warm.close()
+        self.warm = Warm(configured or self.home / "optmem")  # recall and search read through it
+        self.vault = self.warm.vault()
         self.session_id = session_id or ""
         self.writes = kwargs.get("agent_context", "primary") in ("primary", None, "")
         self.project = session_project(
@@ -334,8 +341,10 @@ class Provider:
 
         if not self._present():
             return ""
-        try:
-            ctx = context.build(self.vault, query=query.strip() or None, budget=CONTEXT_BUDGET, hot=not self._shared())
+        try:  # (a vault of its own: recall runs in a thread beside the turn's writes)
+            ctx = context.build(
+                self.warm.vault(), query=query.strip() or None, budget=CONTEXT_BUDGET, hot=not self._shared()
+            )
         except (OptmemError, UnicodeError):
             return ""  # (recall that cannot be had this turn: the turn goes on without it)
         return ctx.text if any(s["items"] or s["omitted"] for s in ctx.sections) else ""
@@ -566,7 +575,8 @@ class Provider:
                 if isinstance(value, str):
                     value.encode("utf-8")  # (a lone surrogate: refused below, as every other refusal)
             if tool_name == "optmem_search":
-                found = search.search(self.vault, str(args.get("query") or ""), limit=int(args.get("limit") or 8))
+                query, limit = str(args.get("query") or ""), int(args.get("limit") or 8)
+                found = search.search(self.warm.vault(), query, limit=limit)
                 return _ok(found.to_json())
             if not self.writes:
                 raise UsageError("this agent context does not write to memory (only the primary agent does)")
@@ -590,6 +600,8 @@ class Provider:
         self._threads.clear()
         if self.writes and self.vault is not None:
             self._drain()
+        if self.warm is not None:
+            self.warm.close()
 
 
 def provider() -> Any:
