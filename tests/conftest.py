@@ -99,10 +99,18 @@ class Cli:
 def pytest_configure(config: pytest.Config) -> None:
     """`pytest -m "not long"` (the fast tier) runs a part of the suite: the coverage floor is the
     whole suite's (`--cov-fail-under` in pyproject.toml), so a run that picks tests by mark is
-    not held to it — the full `pytest` is."""
+    not held to it — the full `pytest` is.
+
+    Test vaults live in memory where the system has it (/dev/shm, a tmpfs): real files, but a
+    vault's fsyncs — thousands in the suite, a millisecond or more each on a disk — cost nothing
+    there (`--basetemp` or PYTEST_DEBUG_TEMPROOT chooses another place)."""
     cov = config.pluginmanager.getplugin("_cov")
     if config.option.markexpr and cov is not None:
         cov.options.cov_fail_under = None
+    shm = Path("/dev/shm")
+    if not config.option.basetemp and "PYTEST_DEBUG_TEMPROOT" not in os.environ:
+        if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK):
+            os.environ["PYTEST_DEBUG_TEMPROOT"] = str(shm)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

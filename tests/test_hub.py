@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import HANG, fenced_json, log_lines
+from conftest import HANG, fenced_json, log_lines, wait_until
 
 TOKEN = secrets.token_urlsafe(32)
 
@@ -533,35 +533,64 @@ def test_the_cli_refuses_a_weak_token_saying_how_to_make_one(vault_path, tmp_pat
     assert not vault_path.exists()
 
 
+def small_pipe() -> tuple[int, int, int]:
+    """A pipe (read end, write end) shrunk to one page where the system allows (Linux), and what
+    it holds: a hub's stderr fills it after a few dozen lines, not thousands."""
+    r, w = os.pipe()
+    try:
+        import fcntl
+
+        fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+        size = fcntl.fcntl(w, fcntl.F_GETPIPE_SZ)
+    except (ImportError, AttributeError, OSError):
+        size = 65536  # the usual default elsewhere
+    return r, w, size
+
+
+def waiting_in(fd: int) -> int:
+    """How many bytes a pipe holds, read or not (FIONREAD)."""
+    import fcntl
+    import struct
+    import termios
+
+    return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+
+
 @pytest.mark.long
 def test_the_hub_logs_at_its_level_and_never_waits_on_a_stderr_nobody_reads(vault_path, tmp_path):
     """It froze after ~140 sessions when its parent did not read its stderr: it logged every
     request into a full pipe. At the default level (warning) a request logs nothing, and what it
     does log (a malformed request is a warning) never blocks it."""
     port = free_port()
-    hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN})  # stderr: a pipe never read
+    r, w, size = small_pipe()
+    hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN}, stderr=w)  # a pipe never read
+    os.close(w)
     try:
-        for _ in range(1500):  # malformed requests: a warning each, far more than a pipe holds
+        assert "search" in answers(port)
+        os.set_blocking(r, False)
+        with pytest.raises(BlockingIOError):  # a request logs nothing at warning
+            os.read(r, 1)
+        for _ in range(3 * size // 60):  # malformed requests: a warning line each (60+ bytes), 3 pipes full
             with socket.create_connection(("127.0.0.1", port), timeout=HANG) as sock:
                 sock.sendall(b"NOT HTTP AT ALL " + b"x" * 40 + b"\r\n\r\n")
                 while sock.recv(65536):
                     pass
-        for _ in range(300):  # sessions: at info, the SDK logs each request
+        wait_until(lambda: waiting_in(r) > size // 2, "the warnings in the hub's stderr")  # (written, unread)
+        for _ in range(3 * size // 400):  # sessions: at info the SDK would log 400+ bytes each, 3 pipes
             assert "search" in answers(port, deadline=0)
     finally:
         hub.kill()
         hub.wait()
-    quiet, loud = tmp_path / "quiet.log", tmp_path / "loud.log"
-    for level, path in (("warning", quiet), ("info", loud)):
-        port = free_port()
-        with path.open("wb") as out:
-            hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN}, "--log-level", level, stderr=out)
-            try:
-                assert "search" in answers(port)
-            finally:
-                hub.kill()
-                hub.wait()
-    assert quiet.read_text("utf-8", "replace") == ""  # a request logs nothing at warning
+        os.close(r)
+    loud = tmp_path / "loud.log"
+    port = free_port()
+    with loud.open("wb") as out:
+        hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN}, "--log-level", "info", stderr=out)
+        try:
+            assert "search" in answers(port)
+        finally:
+            hub.kill()
+            hub.wait()
     assert loud.read_text("utf-8", "replace") != ""  # … and something at info
 
 
