@@ -101,16 +101,19 @@ def pytest_configure(config: pytest.Config) -> None:
     whole suite's (`--cov-fail-under` in pyproject.toml), so a run that picks tests by mark is
     not held to it — the full `pytest` is.
 
-    Test vaults live in memory where the system has it (/dev/shm, a tmpfs): real files, but a
-    vault's fsyncs — thousands in the suite, a millisecond or more each on a disk — cost nothing
-    there (`--basetemp` or PYTEST_DEBUG_TEMPROOT chooses another place)."""
+    Test vaults live in memory where the system has room for them (/dev/shm, a tmpfs, with 1 GiB
+    free: a container's default 64 MB is not enough): real files, but a vault's fsyncs —
+    thousands in the suite, a millisecond or more each on a disk — cost nothing there
+    (`--basetemp` or PYTEST_DEBUG_TEMPROOT chooses another place)."""
     cov = config.pluginmanager.getplugin("_cov")
     if config.option.markexpr and cov is not None:
         cov.options.cov_fail_under = None
     shm = Path("/dev/shm")
     if not config.option.basetemp and "PYTEST_DEBUG_TEMPROOT" not in os.environ:
         if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK):
-            os.environ["PYTEST_DEBUG_TEMPROOT"] = str(shm)
+            room = os.statvfs(shm)
+            if room.f_bavail * room.f_frsize >= 1 << 30:
+                os.environ["PYTEST_DEBUG_TEMPROOT"] = str(shm)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
