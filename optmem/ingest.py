@@ -230,6 +230,8 @@ def prepare_rows(
             pending,
             basis,
             state,
+            origin,
+            held,
             extra,
             _,
             _,
@@ -284,6 +286,8 @@ def prepare_rows(
             int(bool(key) and says_change(text)),
             seg,
             _after(extra) if key and extra else _NONE,
+            origin or _NONE,
+            int(held is not None),
         )
         out.rec_rows.append((row if more == _DEFAULTS else row + more) + seen)
         if tags:
@@ -326,6 +330,8 @@ _ROW_ORDER = (
     "change",
     "seg",
     "after",
+    "origin",
+    "held",
 )
 assert LINE_FIELDS == _ROW_ORDER, "Row's line fields moved: update prepare_rows"
 assert Record._fields == (
@@ -349,6 +355,8 @@ assert Record._fields == (
     "pending",
     "basis",
     "state",
+    "origin",
+    "held",
     "extra",
     "line",
     "hand",
@@ -744,6 +752,9 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
             "UPDATE rec SET confirmed = 1, seen = ? WHERE n = ?",
             (view.restated(seen, s_ts) if s_ts is not None else seen, target),
         )
+    elif what == view.RELEASES:  # a person released it from quarantine: what it corrects is corrected now
+        conn.execute("UPDATE rec SET released = 1 WHERE n = ?", (target,))
+        _resupersede_below(conn, target)
     elif what == view.VERIFIES and s_ts is not None:  # checked at that time: the latest check counts
         conn.execute("UPDATE rec SET verified = max(coalesce(verified, 0), ?) WHERE n = ?", (s_ts, target))
     elif what == view.RESTATES:
@@ -768,7 +779,7 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
     order its values, every member but those in conflict (which stay current, marked)."""
     rows = conn.execute(
         "SELECT n, id, ts, tier, fp, forgotten, corrects, kind, pending, "
-        "confirmed, inferred, state, change, after FROM rec "
+        "confirmed, inferred, state, change, after, held, released FROM rec "
         "WHERE key = ? AND domain = ? AND project IS ?",
         (key, domain, project),
     )
@@ -782,13 +793,14 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
             int(bool(forgotten)),
             tuple(json.loads(corrects)) if corrects else (),
             kind,
-            int(bool(pend and not ok)),
+            # (a held value waits as a guess does: it takes no part in its key until released)
+            int(bool(pend and not ok) or bool(held and not released)),
             inferred,
             state,
             change,
             tuple(json.loads(after)) if after else None,
         )
-        for n, i, ts, tier, fp, forgotten, corrects, kind, pend, ok, inferred, state, change, after in rows
+        for n, i, ts, tier, fp, forgotten, corrects, kind, pend, ok, inferred, state, change, after, held, released in rows
     ]
     # habits and states of one key never meet: a night up late does not replace a bedtime
     for part in (p for p in ([m for m in members if not m.state], [m for m in members if m.state]) if p):
@@ -823,10 +835,12 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
 def _resupersede(conn: sqlite3.Connection, target: int) -> None:
     """Set what supersedes `target`: the latest of the records correcting it that still stand (a
     forgotten correction that nothing superseded does not: forgetting the newest version gives
-    the fact back; a forgotten older version still leads on to its successor)."""
+    the fact back; a forgotten older version still leads on to its successor; a correction held
+    in quarantine does not until it is released)."""
     conn.execute(
         "UPDATE rec SET sup = (SELECT r.id FROM cor c JOIN rec r ON r.n = c.s WHERE c.t = ?1 "
-        f"AND NOT (r.forgotten != 0 AND r.sup IS NULL) ORDER BY {NEWEST_FIRST} LIMIT 1) WHERE n = ?1",
+        f"AND NOT (r.forgotten != 0 AND r.sup IS NULL) AND NOT (r.held != 0 AND r.released = 0) "
+        f"ORDER BY {NEWEST_FIRST} LIMIT 1) WHERE n = ?1",
         (target,),
     )
 

@@ -688,6 +688,7 @@ def _order(
                 guess=is_guess(s.row, q.now),
                 unverified=s.row.tier == Tier.REDLINE and not q.trusted,
                 checked=s.row.checked,
+                released=bool(s.row.held and s.row.released),
             )
         )
     return hits, len(kept)

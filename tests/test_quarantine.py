@@ -47,7 +47,8 @@ def test_a_flagged_injection_is_held_out_of_recall_listed_and_released(cli, vaul
     got = cli.json("get", rid)["record"]
     assert got["status"] == "held" and got["held"] == "ignore_previous_instructions"
     assert "held" in cli("get", rid).stdout and "optmem release" in cli("get", rid).stdout
-    assert cli.json("stats")["by_status"]["held"] == 1
+    assert cli.json("stats")["status"]["held"] == 1
+    assert "held 1" in cli("stats").stdout and "optmem quarantine" in cli("stats").stdout
     # released: a bookkeeping line; then it is an ordinary current record, its words shown
     released = cli.json("release", rid)
     assert released["status"] == "released" and released["id"] == rid

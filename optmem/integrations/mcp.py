@@ -24,7 +24,7 @@ from optmem.record import holds_lone_surrogate
 
 # tool name → the CLI command it runs, and the command's parameters it does not expose
 TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "search": ("search", ()),
+    "search": ("search", ("include_held",)),  # what is held in quarantine never reaches an agent
     "append": ("append", ("agent",)),  # a guess is marked by its confidence (below)
     "touch": ("touch", ()),
     "conflicts": ("conflicts", ()),
