@@ -32,6 +32,7 @@ from optmem.ingest import tokens_for
 from optmem.reading import cues, questions
 from optmem.reading.query import Intent, read, with_terms
 from optmem.record import MEMORY, Record, Tier
+from optmem.quarantine import secondhand
 from optmem.settings import Ranking
 from optmem.vault import Vault
 
@@ -494,6 +495,7 @@ def _score(
                 relative_importance(life, row),
                 bool(row.inferred),
                 view.status(row, q.now, warm=True) if cold else None,
+                secondhand(row.origin),
             ),
             q.now,
             settings,

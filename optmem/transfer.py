@@ -192,7 +192,8 @@ class _Batch:
             return
         moment = clock.from_epoch(when) if when is not None else clock.now()
         try:
-            rec = log.build_record(self.vault, log.Draft(text, source=source, **fields), moment, self.allow_unsafe)
+            draft = log.Draft(text, source=source, origin=f"import:{source}", **fields)  # (where it came from)
+            rec = log.build_record(self.vault, draft, moment, self.allow_unsafe)
         except OptmemError as exc:
             self.refuse(line, exc.code, exc.message, exc.context.get("field"))
             return
@@ -306,7 +307,13 @@ def refusal(rec: Record, limit: int, allow_unsafe: bool) -> Refusal | None:
     from optmem import log
 
     try:
-        log.check_record(rec, limit, allow_unsafe=allow_unsafe)
+        checked = log.check_record(rec, limit, allow_unsafe=allow_unsafe)
+        if checked.held and not rec.held:  # an export's line is written as it is: it cannot be held here
+            from optmem.errors import UnsafeContent
+
+            from optmem.record import flagged_field
+
+            raise UnsafeContent("flagged", rule=checked.held, field=(flagged_field(rec) or ("text",))[0])
     except OptmemError as exc:
         field = str(exc.context.get("field") or "")
         if exc.code == "unsafe_content":

@@ -246,7 +246,9 @@ class Provider:
         try:
             log.append(
                 self.vault,
-                log.Draft(text, tier="chat", session=session_id or self.session_id or None, source="hermes"),
+                log.Draft(
+                    text, tier="chat", session=session_id or self.session_id or None, source="hermes", origin="agent"
+                ),
             )
         except (OptmemError, UnicodeError):
             pass  # a turn the write gate refuses (a secret, an injection) is not kept; the session goes on
@@ -346,7 +348,11 @@ class Provider:
                 raise UsageError("this agent context does not write to memory (only the primary agent does)")
             if tool_name == "optmem_correct":
                 done = facts.correct(
-                    self.vault, str(args.get("target") or ""), str(args.get("text") or ""), source="hermes"
+                    self.vault,
+                    str(args.get("target") or ""),
+                    str(args.get("text") or ""),
+                    source="hermes",
+                    origin="agent",
                 )
                 return _ok({"id": done.id, "corrects": done.corrects, "record": done.record})
             gone = log.forget(
