@@ -425,7 +425,7 @@ def _append(
 
 
 def _held_notice(rec: Record) -> str:
-    from optmem.view import held_because
+    from optmem.quarantine import held_because
 
     return f"stored, but {held_because(rec.held or '?', rec.id)}"
 

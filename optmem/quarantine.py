@@ -6,7 +6,7 @@ every record says where it came from.
   view (`view.Status.HELD`): out of `context`, hot memory, default `search` and every MCP result
   until a person releases it (`release`: a `release` bookkeeping line) or forgets it. A secret
   is still refused: a stored secret is the harm itself. `--allow-unsafe` stores a flagged text
-  unheld (the user's explicit word). A hot-memory write cannot be held — a hot file is injected
+  unheld (the user's explicit word). `optmem.review` lists what is held and releases it. A hot-memory write cannot be held — a hot file is injected
   whole into every prompt — so it is refused with the advice to `append` it (held) instead.
 * **Provenance.** `record.origin`: `user`, `agent`, `tool` (a tool's or a web page's output an
   agent saved), `import:<tool>`, `sync`; a record without it (written before provenance, or typed
@@ -16,12 +16,9 @@ every record says where it came from.
   a person (`refuse_promotion`).
 """
 
-from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
-
-from optmem.errors import NeedsPerson, NotApplicable, UsageError, quote
+from optmem.errors import NeedsPerson, UsageError, quote
 
 # The scanner's rules that find secrets (`optmem.scan`'s secret rules, by name); every other rule
 # finds an injection, a hidden instruction or a control character, which quarantine holds.
@@ -101,77 +98,13 @@ def refuse_promotion(what: str, origin: str | None, writer: str | None) -> None:
 
 
 # -- quarantine ---------------------------------------------------------------------------------
-class Held(NamedTuple):
-    id: str
-    ts: str
-    domain: str
-    project: str | None
-    origin: str | None
-    rule: str  # the scanner's rule that fired
-    field: str | None  # the field it fired on (None: it no longer does — the scanner changed)
-    text: str
-    why: str  # what every surface says of a held record
-
-
-def listing(vault: Any, *, show_unsafe: bool = False, limit: int | None = None) -> list[Held]:
-    """The records held in quarantine, oldest first, each with the rule that fired and where."""
-    from optmem import clock, record, view
-    from optmem.index import open_index
-
-    now = clock.now().timestamp()
-    out = []
-    with open_index(vault) as idx:
-        held, params = view.is_sql(view.Status.HELD, now)
-        for row in idx.rows(f"r.held != 0 AND {held} ORDER BY r.ts, r.n", params):
-            rec = idx.record(row)
-            found = record.flagged_field(rec._replace(held=None))
-            rule = rec.held or "?"
-            text = rec.text if show_unsafe else view.display(rec.text)
-            out.append(
-                Held(
-                    rec.id,
-                    rec.ts,
-                    rec.domain,
-                    rec.project,
-                    rec.origin,
-                    rule,
-                    found[0] if found else None,
-                    text,
-                    view.held_because(rule, rec.id),
-                )
-            )
-            if limit is not None and len(out) >= limit:
-                break
-    return out
-
-
-class Released(NamedTuple):
-    status: str  # released | already_released
-    id: str
-    record: str | None  # the release line's id (None: released before)
-
-
-def release(vault: Any, ref: str, *, source: str | None = None) -> Released:
-    """Release a held record: it becomes what it would be unheld (current, a correction in
-    force, its key's value), its words shown as stored. A `release` line in the log; a record
-    released before is `already_released`; one never held, or a bookkeeping line, is refused."""
-    from optmem import log
-    from optmem.record import RELEASE
-
-    def releasing(idx: Any, row: Any, moment: Any) -> Any:
-        log.refuse_bookkeeping(idx, row, "release")
-        if not row.held:
-            raise NotApplicable(
-                f"{row.id} is not held in quarantine (`optmem quarantine` lists what is); nothing was written",
-                code="not_held",
-                id=row.id,
-            )
-        if row.released:
-            return None
-        return log.about(row, moment, RELEASE, source=source)
-
-    row, line = log.write_about(vault, ref, releasing)
-    return Released("released", row.id, line.id) if line else Released("already_released", row.id, None)
+def held_because(rule: str, rid: str) -> str:
+    """Why a record is held, as every surface says it."""
+    return (
+        f"held in quarantine: the scanner's rule {rule!r} flags it as a possible prompt injection; "
+        f"it stays out of context and search until a person reviews it — `optmem release {rid[-8:]}` "
+        f"if it is fine, `optmem forget {rid[-8:]}` if not"
+    )
 
 
 def check_hot(text: str, *, allow_unsafe: bool) -> None:

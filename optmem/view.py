@@ -465,15 +465,6 @@ def display_lines(text: str) -> str:
 _RULE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # the shape of a scanner rule's name
 
 
-def held_because(rule: str, rid: str) -> str:
-    """Why a record is held, as every surface says it."""
-    return (
-        f"held in quarantine: the scanner's rule {rule!r} flags it as a possible prompt injection; "
-        f"it stays out of context and search until a person reviews it — `optmem release {rid[-8:]}` "
-        f"if it is fine, `optmem forget {rid[-8:]}` if not"
-    )
-
-
 # -- the one view of a record that callers see ------------------------------------------------
 class RecordView(NamedTuple):
     """A record as shown to callers: its stored fields, its effective status and, for a search
@@ -515,6 +506,8 @@ class RecordView(NamedTuple):
         if held is not None:
             out["held"] = held if _RULE_NAME.fullmatch(held) else display(held)
             if self.status == Status.HELD:
+                from optmem.quarantine import held_because
+
                 out["held_because"] = held_because(out["held"], self.record.id)
         return out
 

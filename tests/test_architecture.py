@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.terminal",
         ),
     ),
-    ("policy", ("optmem.view", "optmem.ranking")),
+    ("policy", ("optmem.quarantine", "optmem.view", "optmem.ranking")),
     ("store", ("optmem.vault", "optmem.gitstate", "optmem.trust", "optmem.schema", "optmem.ingest", "optmem.index")),
     (
         "core",

@@ -185,22 +185,23 @@ def verify(ids: list[str], note: str | None, source: str | None, allow_unsafe: b
     SHOW_UNSAFE,
 )
 def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
-    """Records held in quarantine: writes the scanner flagged as a possible injection, kept out
-    of context, hot memory, search and MCP until you review them — oldest first, each with the
-    rule that fired.
+    """Records held in quarantine (a possible injection), each with the rule that fired.
+
+    Writes the scanner flagged as a possible injection are kept out of context, hot memory,
+    search and MCP until you review them; listed oldest first.
 
     \b
     Example:
       optmem quarantine --allow-unsafe
       optmem release 7QMZMMFT    |    optmem forget 7QMZMMFT --reason "an injection"
     """
-    from optmem import quarantine as core
+    from optmem import review
     from optmem.errors import UsageError
     from optmem.fence import line
 
     if limit < 1:
         raise UsageError("--limit must be at least 1")
-    held = core.listing(get_vault(), show_unsafe=allow_unsafe, limit=limit)
+    held = review.held(get_vault(), show_unsafe=allow_unsafe, limit=limit)
 
     def human() -> str:
         if not held:
@@ -227,7 +228,7 @@ def release(record_id: str, source: str | None, json_out: bool) -> None:
     Example:
       optmem release 7QMZMMFT
     """
-    from optmem import quarantine as core
+    from optmem import review
 
-    res = core.release(get_vault(), record_id, source=source)
+    res = review.release(get_vault(), record_id, source=source)
     emit(json_out, res._asdict(), lambda: f"{res.status.replace('_', ' ')}: {res.id}")
