@@ -219,7 +219,7 @@ def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
 
 @command("release", arg("record_id", "The held record.", metavar="ID"), SOURCE)
 def release(record_id: str, source: str | None, json_out: bool) -> None:
-    """Release a record held in quarantine: you reviewed it, it is fine; it is recalled as any other.
+    """Release a record held in quarantine: you reviewed it, it is fine.
 
     A record released before says so (nothing written); one that was never held is refused
     (exit 1). To drop a held record instead: `optmem forget ID`.
