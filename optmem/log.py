@@ -34,6 +34,7 @@ from optmem.record import (
     CORRECTION,
     CURATION,
     FORGET,
+    HANDOFF,
     MEMORY,
     MERGED,
     NOTE,
@@ -135,14 +136,15 @@ def _valid_name(value: str) -> bool:
 
 
 def _hold_or_refuse(rec: Record) -> Record:
-    """`rec` held in quarantine when the scanner flags an injection in it (a bookkeeping line is
-    refused instead: it is no memory to hold), refused when it flags a secret."""
+    """`rec` held in quarantine when the scanner flags an injection in it, refused when it flags a
+    secret. A bookkeeping line is refused too (it is no memory to hold), and so are a hot-memory
+    journal line and a handoff: their files go into prompts whole, with nothing to hold them."""
     from optmem.quarantine import kind_of
 
     flagged = record.flagged_field(rec)
     if flagged is None:
         return rec
-    if kind_of(flagged[1]) == "injection" and rec.kind not in BOOKKEEPING and rec.kind != MEMORY:
+    if kind_of(flagged[1]) == "injection" and rec.kind not in (*BOOKKEEPING, MEMORY, HANDOFF):
         return rec if rec.held else rec._replace(held=flagged[1])
     _refuse_flagged(rec, flagged)
     return rec

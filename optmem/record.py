@@ -220,6 +220,7 @@ def holds_lone_surrogate(obj: Any) -> bool:
     return False
 
 
+_LATER_FIELDS = ("origin", "held")  # fields added after lines of other tools may have held their names
 _scan_once: Any = None
 
 
@@ -288,6 +289,9 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
         kind = "correction"
     tier = get("tier")
     extra_keys = obj.keys() - KNOWN_SET
+    for name in _LATER_FIELDS:  # a field of that name a line held before it was ours, kept as it was
+        if name in obj and type(obj[name]) is not str:
+            extra_keys.add(name)
     rec: Record = _new_record(
         Record,
         (  # in `Record`'s field order
