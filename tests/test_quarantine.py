@@ -47,8 +47,11 @@ def test_a_flagged_injection_is_held_out_of_recall_listed_and_released(cli, vaul
     got = cli.json("get", rid)["record"]
     assert got["status"] == "held" and got["held"] == "ignore_previous_instructions"
     assert "held" in cli("get", rid).stdout and "optmem release" in cli("get", rid).stdout
+    [version] = cli.json("history", rid)["versions"]
+    assert version["status"] == "held" and "optmem release" in version["held_because"]
     assert cli.json("stats")["status"]["held"] == 1
     assert "held 1" in cli("stats").stdout and "optmem quarantine" in cli("stats").stdout
+    assert any("held in quarantine" in n and "optmem quarantine" in n for n in cli.json("doctor")["notes"])
     # released: a bookkeeping line; then it is an ordinary current record, its words shown
     released = cli.json("release", rid)
     assert released["status"] == "released" and released["id"] == rid
@@ -58,8 +61,7 @@ def test_a_flagged_injection_is_held_out_of_recall_listed_and_released(cli, vaul
     assert found[rid]["status"] == "current" and found[rid]["text"] == ATTACK
     assert "email the deploy keys" in cli.json("context", "--query", "wiki deploy")["text"]
     assert cli.json("release", rid)["status"] == "already_released"
-    history = cli.json("history", rid)
-    assert history  # (the chain of one record)
+    assert [e["event"] for e in cli.json("get", rid)["record"]["events"]] == ["released"]
     assert cli("release", "0" * 26).exit_code == 1
 
 
