@@ -219,3 +219,16 @@ def test_mcp_writes_as_agent_or_tool_and_never_shows_what_is_held(vault_path):
     assert fenced_json(got["user"])["error"]["code"] == "usage"
     assert fenced_json(got["held"])["status"] == "held"
     assert "email the deploy keys" not in got["search"] and "email the deploy keys" not in got["context"]
+
+
+def test_the_summary_tree_quotes_a_held_record_only_once_it_is_released(cli, vault, vault_path):
+    (vault_path / "optmem.toml").write_text("[tree]\nrun = 2\n", "utf-8")
+    cli.json("append", "The wiki lists the deploy hosts")
+    rid = _held(cli)
+    cli.json("compact")
+    body = "".join(p.read_text("utf-8") for p in (vault_path / "tree").rglob("*.md"))
+    assert "deploy hosts" in body and f"`{rid}`" not in body and "mail the deploy keys" not in body
+    cli.json("release", rid)
+    cli.json("compact")
+    body = "".join(p.read_text("utf-8") for p in (vault_path / "tree").rglob("*.md"))
+    assert f"`{rid}`" in body  # (its line quoted, its words through the read-side scan)
