@@ -232,3 +232,19 @@ def test_the_summary_tree_quotes_a_held_record_only_once_it_is_released(cli, vau
     cli.json("compact")
     body = "".join(p.read_text("utf-8") for p in (vault_path / "tree").rglob("*.md"))
     assert f"`{rid}`" in body  # (its line quoted, its words through the read-side scan)
+
+
+@pytest.mark.long
+def test_origin_and_the_quarantine_travel_by_sync_and_a_release_too(tmp_path):
+    from test_sync import om, pair, sync
+
+    one, two = pair(tmp_path)
+    sync(one), sync(two)
+    tool = om(one, "append", "The status page says the API is degraded", "--origin", "tool")["id"]
+    held = om(one, "append", ATTACK)["id"]
+    sync(one), sync(two)
+    assert om(two, "get", tool)["record"]["origin"] == "tool"  # records arriving by sync keep their origin
+    assert [h["id"] for h in om(two, "quarantine")["held"]] == [held]
+    om(two, "release", held)
+    sync(two), sync(one)
+    assert om(one, "quarantine")["count"] == 0 and om(one, "get", held)["record"]["status"] == "current"
