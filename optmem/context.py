@@ -191,7 +191,7 @@ def _records(
     shown = {rec.id for rec in hits}
     updated_by = {old: rec.id for rec in hits if isinstance(old := rec.extra.get("may_update"), str) and old in shown}
     out: list[str] = []
-    found: list[str] = []
+    apart: list[str] = []  # saved from outside the conversation
     for rec in hits:
         age = clock.age_of(rec.ts, now)
         old = rec.extra.get("may_update")
@@ -205,11 +205,11 @@ def _records(
         # a text a person released from quarantine is shown as stored (it was reviewed); defused
         text = " ".join(line(rec.text).split()) if row.held and row.released else _line(rec.text)
         where = f"{age}, " if not secondhand(rec.origin) else f"{found_in(str(rec.origin), rec.ts[:10])}, "
-        (found if secondhand(rec.origin) else out).append(
+        (apart if secondhand(rec.origin) else out).append(
             f"- [{where}{_line(rec.domain)}, id {_id(rec.id)}] {text}" + (f" ({'; '.join(notes)})" if notes else "")
         )
     return (out, [r.id for r in hits if not secondhand(r.origin)]), (
-        found,
+        apart,
         [r.id for r in hits if secondhand(r.origin)],
     )
 

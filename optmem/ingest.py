@@ -778,8 +778,10 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
     """Mark every member of a key group but the view's winner superseded — or, when time cannot
     order its values, every member but those in conflict (which stay current, marked)."""
     rows = conn.execute(
-        "SELECT n, id, ts, tier, fp, forgotten, corrects, kind, pending, "
-        "confirmed, inferred, state, change, after, held, released FROM rec "
+        # a guess (pending, unconfirmed) waits, and so does a value held in quarantine (until released)
+        "SELECT n, id, ts, tier, fp, forgotten, corrects, kind, "
+        "(pending != 0 AND confirmed = 0) OR (held != 0 AND released = 0), "
+        "inferred, state, change, after FROM rec "
         "WHERE key = ? AND domain = ? AND project IS ?",
         (key, domain, project),
     )
@@ -793,14 +795,13 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
             int(bool(forgotten)),
             tuple(json.loads(corrects)) if corrects else (),
             kind,
-            # (a held value waits as a guess does: it takes no part in its key until released)
-            int(bool(pend and not ok) or bool(held and not released)),
+            waiting,
             inferred,
             state,
             change,
             tuple(json.loads(after)) if after else None,
         )
-        for n, i, ts, tier, fp, forgotten, corrects, kind, pend, ok, inferred, state, change, after, held, released in rows
+        for n, i, ts, tier, fp, forgotten, corrects, kind, waiting, inferred, state, change, after in rows
     ]
     # habits and states of one key never meet: a night up late does not replace a bedtime
     for part in (p for p in ([m for m in members if not m.state], [m for m in members if m.state]) if p):

@@ -337,8 +337,8 @@ def _append(
                 from optmem.quarantine import refuse_promotion
 
                 for ref in rec.corrects:
-                    for row in idx.resolve(ref):
-                        refuse_promotion("a redline", row.origin, rec.origin)
+                    for target in idx.resolve(ref):
+                        refuse_promotion("a redline", target.origin, rec.origin)
             if rec.key and rec.kind != MEMORY:  # what its writer saw: two clones' values are told apart
                 rec = rec._replace(extra={**rec.extra, "after": idx.key_heads(rec.key, rec.domain, rec.project)})
             similar: list[dict[str, Any]] = []

@@ -49,7 +49,8 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
 
 def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
     """What happened to a record since it was written, in log order: said again (`seen`),
-    confirmed, verified (with its note), released from quarantine, forgotten, restored, corrected — each with the line's id
+    confirmed, verified (with its note), released from quarantine, forgotten, restored, corrected —
+    each with the line's id
     and time."""
     out: list[dict[str, Any]] = []
     for other in sorted(

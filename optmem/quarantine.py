@@ -4,10 +4,11 @@ every record says where it came from.
 * **Quarantine.** A write the scanner flags as a possible injection (`kind_of` the rule is
   `injection`) is stored with the rule that fired (`record.held`) and is `held` in the effective
   view (`view.Status.HELD`): out of `context`, hot memory, default `search` and every MCP result
-  until a person releases it (`release`: a `release` bookkeeping line) or forgets it. A secret
+  until a person releases it (a `release` bookkeeping line) or forgets it. A secret
   is still refused: a stored secret is the harm itself. `--allow-unsafe` stores a flagged text
-  unheld (the user's explicit word). `optmem.review` lists what is held and releases it. A hot-memory write cannot be held — a hot file is injected
-  whole into every prompt — so it is refused with the advice to `append` it (held) instead.
+  unheld (the user's explicit word). `optmem.review` lists what is held and releases it. A
+  hot-memory write cannot be held — a hot file is injected whole into every prompt — so it is
+  refused with the advice to `append` it (held) instead.
 * **Provenance.** `record.origin`: `user`, `agent`, `tool` (a tool's or a web page's output an
   agent saved), `import:<tool>`, `sync`; a record without it (written before provenance, or typed
   by hand) is not recorded (`None`) and reads as first-hand, as such records always did. What
@@ -16,8 +17,8 @@ every record says where it came from.
   a person (`refuse_promotion`).
 """
 
-
 import re
+
 from optmem.errors import NeedsPerson, UsageError, quote
 
 # The scanner's rules that find secrets (`optmem.scan`'s secret rules, by name); every other rule

@@ -223,6 +223,7 @@ def release(vault: Vault, ref: str, *, source: str | None = None) -> Released:
     """Release a held record: it becomes what it would be unheld (current, a correction in
     force, its key's value), its words shown as stored. A `release` line in the log; a record
     released before is `already_released`; one never held, or a bookkeeping line, is refused."""
+
     def releasing(idx: Any, row: Any, moment: Any) -> Any:
         log.refuse_bookkeeping(idx, row, "release")
         if not row.held:

@@ -29,10 +29,10 @@ from optmem import text as textmod
 from optmem.errors import UsageError, quote
 from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any
 from optmem.ingest import tokens_for
+from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
 from optmem.reading.query import Intent, read, with_terms
 from optmem.record import MEMORY, Record, Tier
-from optmem.quarantine import secondhand
 from optmem.settings import Ranking
 from optmem.vault import Vault
 

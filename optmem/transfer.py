@@ -310,7 +310,6 @@ def refusal(rec: Record, limit: int, allow_unsafe: bool) -> Refusal | None:
         checked = log.check_record(rec, limit, allow_unsafe=allow_unsafe)
         if checked.held and not rec.held:  # an export's line is written as it is: it cannot be held here
             from optmem.errors import UnsafeContent
-
             from optmem.record import flagged_field
 
             raise UnsafeContent("flagged", rule=checked.held, field=(flagged_field(rec) or ("text",))[0])

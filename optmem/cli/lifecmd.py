@@ -206,13 +206,16 @@ def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
     def human() -> str:
         if not held:
             return "nothing held"
-        return "\n".join(
-            f"{short(h.id)}  {h.ts[:10]}  {h.rule}"
-            + (f" (in its {h.field})" if h.field and h.field != "text" else "")
-            + (f"  from {h.origin}" if h.origin else "")
-            + f"  {line(h.text)}"
-            for h in held
-        ) + "\n(optmem release ID: it is fine — optmem forget ID: it is not)"
+        return (
+            "\n".join(
+                f"{short(h.id)}  {h.ts[:10]}  {h.rule}"
+                + (f" (in its {h.field})" if h.field and h.field != "text" else "")
+                + (f"  from {h.origin}" if h.origin else "")
+                + f"  {line(h.text)}"
+                for h in held
+            )
+            + "\n(optmem release ID: it is fine — optmem forget ID: it is not)"
+        )
 
     emit(json_out, {"held": [h._asdict() for h in held], "count": len(held)}, human)
 
