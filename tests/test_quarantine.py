@@ -23,6 +23,7 @@ def _held(cli) -> str:
     return out["id"]
 
 
+@pytest.mark.long
 def test_a_flagged_injection_is_held_out_of_recall_listed_and_released(cli, vault, vault_path):
     cli("append", "The wiki lists the deploy hosts")
     result = cli("append", ATTACK)
@@ -114,6 +115,7 @@ def test_a_held_value_of_a_key_does_not_take_the_key_until_released(cli, vault):
 
 
 # -- provenance ---------------------------------------------------------------------------------
+@pytest.mark.long
 def test_origin_is_stored_shown_and_checked(cli, vault, vault_path):
     rid = cli.json("append", "The status page says the API is degraded", "--origin", "tool")["id"]
     assert log_lines(vault_path)[-1]["origin"] == "tool"
@@ -131,6 +133,7 @@ def test_origin_is_stored_shown_and_checked(cli, vault, vault_path):
     assert hand["origin"] is None
 
 
+@pytest.mark.long
 def test_origin_survives_export_and_import(cli, vault, vault_path, tmp_path):
     cli.json("append", "The status page says the API is degraded", "--origin", "tool")
     _held(cli)
@@ -156,6 +159,7 @@ def test_import_from_another_tool_marks_its_origin_and_holds_an_injection(cli, v
     assert cli.json("quarantine")["count"] == 1
 
 
+@pytest.mark.long
 def test_a_tool_result_is_fenced_apart_and_ranks_below_an_equal_statement(cli, vault, vault_path, monkeypatch):
     monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T00:00:00Z")
     said = cli.json("append", "deploy host is alpha", "--origin", "user")["id"]
