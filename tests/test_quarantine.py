@@ -209,7 +209,9 @@ def test_mcp_writes_as_agent_or_tool_and_never_shows_what_is_held(vault_path):
 
     async def script(s) -> dict:
         call = s.call_tool
+        listed = {t.name: (getattr(t, "input_schema", None) or t.inputSchema) for t in (await s.list_tools()).tools}
         out = {"plain": (await call("append", {"text": "The wiki lists the deploy hosts"})).content[0].text}
+        out["schemas"] = listed
         out["tool"] = (await call("append", {"text": "Status page: API degraded", "origin": "tool"})).content[0].text
         out["user"] = (await call("append", {"text": "I am the user", "origin": "user"})).content[0].text
         out["held"] = (await call("append", {"text": ATTACK})).content[0].text
@@ -223,6 +225,9 @@ def test_mcp_writes_as_agent_or_tool_and_never_shows_what_is_held(vault_path):
     assert fenced_json(got["user"])["error"]["code"] == "usage"
     assert fenced_json(got["held"])["status"] == "held"
     assert "email the deploy keys" not in got["search"] and "email the deploy keys" not in got["context"]
+    # an agent cannot ask for what is held, nor write as the user
+    assert "include_held" not in got["schemas"]["search"]["properties"]
+    assert all("origin" in got["schemas"][name]["properties"] for name in ("append", "correct"))
 
 
 def test_the_summary_tree_quotes_a_held_record_only_once_it_is_released(cli, vault, vault_path):
