@@ -16,6 +16,7 @@ from typing import Any
 
 from optmem import clock, view
 from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError, clip
+from optmem.quarantine import found_in, secondhand
 from optmem.record import HANDOFF, MEMORY
 from optmem.safety.fence import CLOSE, OPEN, TITLES, heading, line
 from optmem.vault import Vault, validate_name
@@ -23,7 +24,7 @@ from optmem.vault import Vault, validate_name
 
 @dataclass
 class Section:
-    name: str  # redlines | conflicts | memory | user | project | handoff | unverified | records
+    name: str  # redlines | conflicts | memory | user | project | handoff | unverified | records | found
     title: str
     items: list[str]
     omitted: int = 0
@@ -47,7 +48,7 @@ class Context:
 
 RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the warmest shown
 # what is cut first when the budget is tight: the end of this list
-PRIORITY = ("redlines", "conflicts", "memory", "user", "project", "handoff", "unverified", "records")
+PRIORITY = ("redlines", "conflicts", "memory", "user", "project", "handoff", "unverified", "records", "found")
 
 
 def _line(text: str, passed: bool = False) -> str:
@@ -177,7 +178,10 @@ def _handoff(vault: Vault, project: str, warnings: list[str]) -> tuple[str, list
 
 def _records(
     vault: Vault, project: str | None, domain: str | None, query: str | None, now: float, hot: bool = True
-) -> tuple[list[str], list[str]]:
+) -> tuple[tuple[list[str], list[str]], tuple[list[str], list[str]]]:
+    """(items, ids) of the records said in the conversation, then of those saved from outside
+    it (a tool's output, an import, another clone: `quarantine.secondhand`), each item one line
+    with its own id — records never run together, whatever they say one after the other."""
     rows: dict[str, Any]
     if query:
         from optmem import search
@@ -217,7 +221,8 @@ def _records(
     # shown together, each asks — never "outdated", which would read a guess as a fact
     shown = {rec.id for rec in hits}
     updated_by = {old: rec.id for rec in hits if isinstance(old := rec.extra.get("may_update"), str) and old in shown}
-    out = []
+    out: list[str] = []
+    apart: list[str] = []  # saved from outside the conversation
     for rec in hits:
         age = clock.age_of(rec.ts, now)
         old = rec.extra.get("may_update")
@@ -235,12 +240,19 @@ def _records(
             ),
             *_unchecked(vault, rows[rec.id], now),
         ]
+        row = rows[rec.id]
         ok = rec.id in passed
-        out.append(
-            f"- [{age}, {_line(rec.domain, ok)}, id {_id(rec.id, ok)}] {_line(rec.text, ok)}"
+        # a text a person released from quarantine is shown as stored (it was reviewed); defused
+        text = " ".join(line(rec.text).split()) if row.held and row.released else _line(rec.text, ok)
+        where = f"{age}, " if not secondhand(rec.origin) else f"{found_in(str(rec.origin), rec.ts[:10])}, "
+        (apart if secondhand(rec.origin) else out).append(
+            f"- [{where}{_line(rec.domain, ok)}, id {_id(rec.id, ok)}] {text}"
             + (f" ({'; '.join(notes)})" if notes else "")
         )
-    return out, [rec.id for rec in hits]
+    return (out, [r.id for r in hits if not secondhand(r.origin)]), (
+        apart,
+        [r.id for r in hits if secondhand(r.origin)],
+    )
 
 
 def build(
@@ -286,10 +298,11 @@ def build(
     )
     if rules and not vault.trusted:  # a vault from a git clone: its locked rules are someone's notes
         sections.append(Section("unverified", TITLES["unverified"], rules, more))
-    items, ids = _records(vault, project, domain, query, now, hot)
+    (items, ids), (found, found_ids) = _records(vault, project, domain, query, now, hot)
     sections.append(Section("records", label, items, ids=ids))
+    sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = replace(fit(sections, budget), warnings=warnings)
-    shown = [i for s in sections if s.name == "records" for i in s.ids[: len(s.items)]]
+    shown = [i for s in sections if s.name in ("records", "found") for i in s.ids[: len(s.items)]]
     if shown:  # what a session starts with was recalled: it stays warm
         from optmem import lifecycle
         from optmem.errors import OptmemError

@@ -100,6 +100,12 @@ CODES: dict[str, Code] = {
         REFUSED,
         "`merge` of a record it does not take (not current, a value in conflict, a redline, another domain or project)",
     ),
+    "not_held": Code(REFUSED, "`release` of a record that is not held in quarantine"),
+    "needs_person": Code(
+        REFUSED,
+        "a tool's output, an import or a synced record becomes hot memory or a redline only by a person "
+        "(`--origin user`)",
+    ),
     "still_held": Code(REFUSED, "`purge` of a hot entry still in its file: remove it there first"),
     "curation_failed": Code(REFUSED, "`curate`: the curator command failed or answered something that is not a plan"),
     # the vault (exit 3)
@@ -193,6 +199,10 @@ class NotApplicable(OptmemError):
     `forgotten`, `not_mergeable`, `superseded`, `no_change`)."""
 
     code = "not_applicable"
+
+
+class NeedsPerson(OptmemError):
+    code = "needs_person"
 
 
 class OverLimit(OptmemError):

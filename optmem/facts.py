@@ -29,6 +29,7 @@ class Corrected:
     record: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
     conflict_with: list[str] = field(default_factory=list)  # it made a conflict with these
+    held: str | None = None  # held in quarantine: the scanner's rule (`optmem.quarantine`)
 
 
 def _target(idx: Index, target: str, now: float, domain: str | None = None, project: str | None = None) -> Row:
@@ -93,6 +94,7 @@ def correct(
     evidence: str | None = None,
     source: str | None = None,
     allow_unsafe: bool = False,
+    origin: str | None = None,
 ) -> Corrected:
     """Append a correction of TARGET (`kind: correction`, `corrects: [id]`, text prefixed 〔更正〕).
 
@@ -159,12 +161,18 @@ def correct(
                 source=source,
                 corrects=[row.id],
                 extra={"decided_after": seen},
+                origin=origin,
             ),
             allow_unsafe=allow_unsafe,
             gate=False,
         )
     return Corrected(
-        res.id or "", row.id, res.record or {}, warnings + ([res.warning] if res.warning else []), res.conflict_with
+        res.id or "",
+        row.id,
+        res.record or {},
+        warnings + ([res.warning] if res.warning else []),
+        res.conflict_with,
+        res.held,
     )
 
 

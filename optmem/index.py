@@ -99,17 +99,20 @@ class Filters(NamedTuple):
     current: bool = False
     include_forgotten: bool = False
     include_cold: bool = False
+    include_held: bool = False  # records held in quarantine (`optmem quarantine`): out unless asked for
 
     def plain(self) -> bool:
-        """No filter beyond the defaults (forgotten, cold and bookkeeping records left out)."""
+        """No filter beyond the defaults (forgotten, cold, held and bookkeeping records left out)."""
         return self == Filters()
 
     def hidden(self, status: view.Status) -> bool:
         """Whether a record of this status is left out (the filters' status rule in Python)."""
         if self.current:
             return status != view.Status.CURRENT
-        return (status == view.Status.FORGOTTEN and not self.include_forgotten) or (
-            status == view.Status.COLD and not self.include_cold
+        return (
+            (status == view.Status.FORGOTTEN and not self.include_forgotten)
+            or (status == view.Status.COLD and not self.include_cold)
+            or (status == view.Status.HELD and not self.include_held)
         )
 
     def sql(self, now: float) -> tuple[str, list[Any]]:
@@ -136,6 +139,7 @@ class Filters(NamedTuple):
         for hide, status in (
             (not self.include_forgotten, view.Status.FORGOTTEN),
             (not self.include_cold, view.Status.COLD),
+            (not self.include_held, view.Status.HELD),
         ):
             if hide and not self.current:
                 clause, more = view.is_sql(status, now)
@@ -155,6 +159,7 @@ def make_filters(
     current: bool = False,
     include_forgotten: bool = False,
     include_cold: bool = False,
+    include_held: bool = False,
 ) -> Filters:
     """Validated filters from command-line values."""
     for d in domains or []:
@@ -177,6 +182,7 @@ def make_filters(
         current=current,
         include_forgotten=include_forgotten,
         include_cold=include_cold,
+        include_held=include_held,
     )
 
 
@@ -294,6 +300,7 @@ class Index:
             guess=is_guess(row, now),
             unverified=row.tier == Tier.REDLINE and not self.vault.trusted,
             checked=row.checked,
+            released=bool(row.held and row.released),
         )
 
     # -- questions about records ---------------------------------------------------------------

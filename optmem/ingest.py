@@ -232,6 +232,8 @@ def prepare_rows(batch: list[Line], seg: int = 0, hashed: int = 0, limit: int = 
             change=int(bool(key) and says_change(text)),
             seg=seg,
             after=_after(extra) if key and extra else None,
+            origin=rec.origin,
+            held=int(rec.held is not None),
         )
         out.rec_rows.append(line_values(row))
         if tags:
@@ -566,6 +568,9 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
             "UPDATE rec SET confirmed = 1, seen = ? WHERE n = ?",
             (view.restated(seen, s_ts) if s_ts is not None else seen, target),
         )
+    elif what == view.RELEASES:  # a person released it from quarantine: what it corrects is corrected now
+        conn.execute("UPDATE rec SET released = 1 WHERE n = ?", (target,))
+        _resupersede_below(conn, target)
     elif what == view.VERIFIES and s_ts is not None:  # checked at that time: the latest check counts
         conn.execute("UPDATE rec SET verified = max(coalesce(verified, 0), ?) WHERE n = ?", (s_ts, target))
     elif what == view.RESTATES:
@@ -589,8 +594,10 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
     """Mark every member of a key group but the view's winner superseded — or, when time cannot
     order its values, every member but those in conflict (which stay current, marked)."""
     rows = conn.execute(
-        "SELECT n, id, ts, tier, fp, forgotten, corrects, kind, pending, "
-        "confirmed, inferred, state, change, after FROM rec "
+        # a guess (pending, unconfirmed) waits, and so does a value held in quarantine (until released)
+        "SELECT n, id, ts, tier, fp, forgotten, corrects, kind, "
+        "(pending != 0 AND confirmed = 0) OR (held != 0 AND released = 0), "
+        "inferred, state, change, after FROM rec "
         "WHERE key = ? AND domain = ? AND project IS ?",
         (key, domain, project),
     )
@@ -604,13 +611,13 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
             int(bool(forgotten)),
             tuple(json.loads(corrects)) if corrects else (),
             kind,
-            int(bool(pend and not ok)),
+            waiting,
             inferred,
             state,
             change,
             tuple(json.loads(after)) if after else None,
         )
-        for n, i, ts, tier, fp, forgotten, corrects, kind, pend, ok, inferred, state, change, after in rows
+        for n, i, ts, tier, fp, forgotten, corrects, kind, waiting, inferred, state, change, after in rows
     ]
     # habits and states of one key never meet: a night up late does not replace a bedtime
     for part in (p for p in ([m for m in members if not m.state], [m for m in members if m.state]) if p):
@@ -645,10 +652,12 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
 def _resupersede(conn: sqlite3.Connection, target: int) -> None:
     """Set what supersedes `target`: the latest of the records correcting it that still stand (a
     forgotten correction that nothing superseded does not: forgetting the newest version gives
-    the fact back; a forgotten older version still leads on to its successor)."""
+    the fact back; a forgotten older version still leads on to its successor; a correction held
+    in quarantine does not until it is released)."""
     conn.execute(
         "UPDATE rec SET sup = (SELECT r.id FROM cor c JOIN rec r ON r.n = c.s WHERE c.t = ?1 "
-        f"AND NOT (r.forgotten != 0 AND r.sup IS NULL) ORDER BY {NEWEST_FIRST} LIMIT 1) WHERE n = ?1",
+        f"AND NOT (r.forgotten != 0 AND r.sup IS NULL) AND NOT (r.held != 0 AND r.released = 0) "
+        f"ORDER BY {NEWEST_FIRST} LIMIT 1) WHERE n = ?1",
         (target,),
     )
 

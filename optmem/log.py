@@ -34,9 +34,11 @@ from optmem.record import (
     CORRECTION,
     CURATION,
     FORGET,
+    HANDOFF,
     MEMORY,
     MERGED,
     NOTE,
+    RELEASE,
     RESOLUTION,
     RESTORE,
     SEEN,
@@ -71,6 +73,7 @@ class Draft(NamedTuple):
     confidence: float | None = None  # 0..1; below [lifecycle] pending_threshold: stored as pending
     basis: str | None = None  # "stated" (default) or "inferred"
     state: bool = False  # a temporary state, not a habit: expires after [consolidation] state_ttl
+    origin: str | None = None  # user | agent | tool | sync | import:<tool> (`optmem.quarantine`); None: not recorded
 
 
 def default_domain(vault: Vault, domain: str | None) -> str:
@@ -88,12 +91,14 @@ def check_text(text: str | None) -> str:
 FIELD_BYTES, MAX_TAGS = record.FIELD_BYTES, record.MAX_TAGS  # (the bounds: `record.oversize`)
 
 
-def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> None:
+def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> Record:
     """The one check of a whole record, on every way in (`append` and each command built on it,
     MCP, the Hermes provider, `import`): every field within its bound (`record.oversize`:
     `too_large`, always), its domain, project and kind valid names (`invalid_name`, always), and
-    no string it carries flagged by the scanner (`record.flagged_field`: `unsafe_content`, unless
-    `allow_unsafe`). Every error names the field."""
+    what the scanner flags in any string it carries (`record.flagged_field`) — a secret refused
+    (`unsafe_content`), a possible injection held in quarantine (the record returned carries the
+    rule as `held`: `optmem.quarantine`) — unless `allow_unsafe`. Every error names the field.
+    Returns the record to store."""
     over = record.oversize(rec, limit)
     if over is not None:
         name, size, bound = over
@@ -122,8 +127,10 @@ def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> None:
                 field=name,
             )
     if not allow_unsafe:
-        _refuse_flagged(rec)
-        _passed(rec)
+        rec = _hold_or_refuse(rec)
+        if not rec.held:  # (a held record is flagged: scanned on read, as it is shown)
+            _passed(rec)
+    return rec
 
 
 # the lines of records the gate passed whole in this process, not yet written (`write_records`
@@ -144,8 +151,23 @@ def _valid_name(value: str) -> bool:
     return NAME_RE.fullmatch(value) is not None  # (names repeat from record to record)
 
 
-def _refuse_flagged(rec: Record) -> None:
+def _hold_or_refuse(rec: Record) -> Record:
+    """`rec` held in quarantine when the scanner flags an injection in it, refused when it flags a
+    secret. A bookkeeping line is refused too (it is no memory to hold), and so are a hot-memory
+    journal line and a handoff: their files go into prompts whole, with nothing to hold them."""
+    from optmem.quarantine import kind_of
+
     flagged = record.flagged_field(rec)
+    if flagged is None:
+        return rec
+    if kind_of(flagged[1]) == "injection" and rec.kind not in (*BOOKKEEPING, MEMORY, HANDOFF):
+        return rec if rec.held else rec._replace(held=flagged[1])
+    _refuse_flagged(rec, flagged)
+    return rec
+
+
+def _refuse_flagged(rec: Record, flagged: tuple[str, str] | None = None) -> None:
+    flagged = flagged or record.flagged_field(rec)
     if flagged is not None:
         name, rule = flagged
         raise UnsafeContent(
@@ -188,6 +210,7 @@ class Appended(NamedTuple):
     possible_update: list[dict[str, Any]] = []  # records it may update (shared default: never mutated)
     confirmed: list[str] = []  # pending guesses this statement confirmed by saying them again
     conflict_with: list[str] = []  # the values the new record is in conflict with (it made a conflict)
+    held: str | None = None  # status held: the scanner's rule that holds it in quarantine
 
 
 # Kinds only optmem's own bookkeeping writes, and what writes each: a record of one of them made
@@ -197,6 +220,7 @@ RESERVED_KINDS = {
     MEMORY: "`optmem add` / `optmem replace` / `optmem remove` write it (the hot-memory journal)",
     SEEN: "`optmem append` writes it when the same fact is appended again (a restatement)",
     CONFIRM: "`optmem confirm ID` writes it (a pending record confirmed)",
+    RELEASE: "`optmem release ID` writes it (a record held in quarantine released)",
     RESTORE: "`optmem curate` writes it when it undoes a run (a forgotten record back)",
     CURATION: "`optmem curate` writes it (one per run)",
     "summary": "the summary tree's nodes have it (`optmem compact` writes them into tree/, "
@@ -244,6 +268,11 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
             f"is below the pending threshold ({vault.settings.lifecycle.pending_threshold:g}); "
             "drop --confidence, or write a plain record"
         )
+    from optmem.quarantine import check_origin, refuse_promotion
+
+    origin = check_origin(draft.origin)
+    if draft.tier == "redline":
+        refuse_promotion("a redline", origin, origin)
     if draft.basis not in (None, "stated", "inferred"):
         raise UsageError(f"--basis must be stated or inferred, not {quote(draft.basis)}")
     ttl = draft.ttl if draft.ttl is not None or not draft.state else vault.settings.consolidation.state_ttl
@@ -267,10 +296,10 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
         pending=pending,
         basis="inferred" if draft.basis == "inferred" else None,
         state=draft.state,
+        origin=origin,
         extra=dict(draft.extra or {}),
     )
-    check_record(rec, vault.settings.limits.record_bytes, allow_unsafe=allow_unsafe)
-    return rec
+    return check_record(rec, vault.settings.limits.record_bytes, allow_unsafe=allow_unsafe)
 
 
 def append(
@@ -317,6 +346,8 @@ def _append(
     moment = clock.now()
     now = moment.timestamp()
     rec = build_record(vault, draft, moment, allow_unsafe)
+    if rec.held:  # held for a person: no restatement, no update or supersession by the gate
+        gate, on_similar, on_update = False, "store", "keep"
     on_similar = on_similar or vault.settings.dedup.on_similar
     if on_similar not in ON_SIMILAR:
         raise UsageError(f"--on-similar must be one of {', '.join(ON_SIMILAR)}, not {quote(on_similar)}")
@@ -328,6 +359,12 @@ def _append(
         idx = catch_up(idx)
         try:
             _check_redline_lock(idx, rec, now)
+            if rec.tier == "redline" and rec.corrects:  # a tool's output made a rule only by a person
+                from optmem.quarantine import refuse_promotion
+
+                for ref in rec.corrects:
+                    for target in idx.resolve(ref):
+                        refuse_promotion("a redline", target.origin, rec.origin)
             if rec.key and rec.kind != MEMORY:  # what its writer saw: two clones' values are told apart
                 rec = rec._replace(extra={**rec.extra, "after": idx.key_heads(rec.key, rec.domain, rec.project)})
             similar: list[dict[str, Any]] = []
@@ -368,6 +405,8 @@ def _append(
                 rec, update_warning = _on_update(rec, updates, on_update)
             rec, status, warning = _on_similar(rec, similar, on_similar)
             warning = warning or update_warning
+            if rec.held:
+                status, warning = "held", _held_notice(rec)
             if status == "skipped":
                 if restating:
                     written, _ = write_records(vault, idx, restating)
@@ -382,6 +421,7 @@ def _append(
                     similar=similar,
                     warning="; ".join(w for w in (warning, lag) if w),
                     possible_update=updates,
+                    held=rec.held,
                 )
             idx = written
             row = idx.by_id(rec.id)
@@ -406,9 +446,16 @@ def _append(
                 possible_update=updates,
                 confirmed=_now_confirmed(idx, [r.ref or "" for r in restating], now),
                 conflict_with=rivals,
+                held=rec.held,
             )
         finally:
             idx.close()
+
+
+def _held_notice(rec: Record) -> str:
+    from optmem.quarantine import held_because
+
+    return f"stored, but {held_because(rec.held or '?', rec.id)}"
 
 
 def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tuple[Record, str | None]:

@@ -16,7 +16,8 @@ from optmem.record import HANDOFF, Tier
 # 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed;
 # 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b);
 # 22: log segments (one file per writer), recall files per writer, keys by place in the log's order, `after`
-SCHEMA = "optmem-index-24"
+# 25: provenance (origin) and quarantine (held, released)
+SCHEMA = "optmem-index-25"
 
 
 class Col(NamedTuple):
@@ -55,6 +56,8 @@ class Row(NamedTuple):
     change: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # says it is a change ("搬到", "now")
     seg: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # the log file it is in (index meta `segs`)
     after: Annotated[str | None, Col("TEXT")] = None  # a keyed value: the key's values its writer saw (JSON)
+    origin: Annotated[str | None, Col("TEXT")] = None  # where it came from (record.origin)
+    held: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # written held in quarantine (record.held)
     sup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this correction
     ksup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this same-key record
     forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0
@@ -66,6 +69,7 @@ class Row(NamedTuple):
     cold: Annotated[float | None, Col("REAL", view=True)] = None  # latest sweep that cooled it
     conflict: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a value of a key in conflict
     fork: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a version of a fact corrected two ways
+    released: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # held no more (a `release` line)
 
     @property
     def disputed(self) -> bool:
@@ -172,6 +176,7 @@ CREATE INDEX rec_session ON rec(session, domain, spos) WHERE session IS NOT NULL
 CREATE INDEX tag_tag ON tag(tag, n);
 CREATE INDEX pend_ref ON pend(ref);
 CREATE INDEX rec_pending ON rec(pending) WHERE pending != 0;
+CREATE INDEX rec_held ON rec(held) WHERE held != 0;
 CREATE INDEX rec_ref ON rec(ref) WHERE ref IS NOT NULL;
 CREATE INDEX rec_conflict ON rec(conflict) WHERE conflict != 0;
 CREATE INDEX rec_fork ON rec(fork) WHERE fork != 0;

@@ -28,6 +28,7 @@ from optmem import candidates, clock, dates, ranking, view
 from optmem import text as textmod
 from optmem.errors import UsageError, quote
 from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any
+from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
 from optmem.reading.query import Intent, read, with_terms
 from optmem.record import MEMORY, Record, Tier
@@ -495,6 +496,7 @@ def _score(
                 relative_importance(life, row),
                 bool(row.inferred),
                 view.status(row, q.now, warm=True) if cold else None,
+                secondhand(row.origin),
             ),
             q.now,
             settings,
@@ -689,6 +691,7 @@ def _order(
                 guess=is_guess(s.row, q.now),
                 unverified=s.row.tier == Tier.REDLINE and not q.trusted,
                 checked=s.row.checked,
+                released=bool(s.row.held and s.row.released),
             )
         )
     return hits, len(kept)

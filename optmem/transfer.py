@@ -236,6 +236,7 @@ class _Batch:
             source=source,
             session=memory.session,
             extra=memory.extra,
+            origin=f"import:{source}",  # (where it came from)
         )
         try:
             rec = log.build_record(self.vault, draft, moment, self.allow_unsafe)
@@ -321,7 +322,12 @@ def refusal(rec: Record, limit: int, allow_unsafe: bool) -> Refusal | None:
     from optmem import log
 
     try:
-        log.check_record(rec, limit, allow_unsafe=allow_unsafe)
+        checked = log.check_record(rec, limit, allow_unsafe=allow_unsafe)
+        if checked.held and not rec.held:  # an export's line is written as it is: it cannot be held here
+            from optmem.errors import UnsafeContent
+            from optmem.record import flagged_field
+
+            raise UnsafeContent("flagged", rule=checked.held, field=(flagged_field(rec) or ("text",))[0])
     except OptmemError as exc:
         field = str(exc.context.get("field") or "")
         if exc.code == "unsafe_content":

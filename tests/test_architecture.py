@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.terminal",
         ),
     ),
-    ("policy", ("optmem.view", "optmem.ranking")),
+    ("policy", ("optmem.quarantine", "optmem.view", "optmem.ranking")),
     (
         "store",
         (

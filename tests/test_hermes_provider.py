@@ -60,11 +60,13 @@ def test_every_hook_against_a_real_vault(tmp_path, monkeypatch):
     p.sync_turn(*TURN, session_id="s-1")
     [rec] = [json.loads(x) for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines()]
     assert rec["session"] == "s-1" and rec["tier"] == "chat" and rec["source"] == "hermes" and "9090" in rec["text"]
+    assert rec["origin"] == "agent"  # the provider's own write (provenance, issue 46)
     # tools
     found = json.loads(p.handle_tool_call("optmem_search", {"query": "backend port"}))
     assert found["ok"] and found["hits"][0]["id"] == rec["id"]
     fixed = json.loads(p.handle_tool_call("optmem_correct", {"target": rec["id"], "text": "The backend port is 9191."}))
     assert fixed["ok"] and fixed["corrects"] == rec["id"]
+    assert fixed["record"]["origin"] == "agent"
     hits = json.loads(p.handle_tool_call("optmem_search", {"query": "backend port"}))["hits"]
     assert hits[0]["id"] == fixed["id"] and {h["id"]: h["status"] for h in hits}[rec["id"]] == "superseded"
     gone = json.loads(p.handle_tool_call("optmem_forget", {"id": fixed["id"], "reason": "wrong"}))

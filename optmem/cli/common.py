@@ -271,6 +271,16 @@ def env_domain(domain: str | None) -> str | None:
     return domain or os.environ.get("OPTMEM_DOMAIN") or None
 
 
+def origin_of(origin: str | None, agent: bool = False) -> str:
+    """--origin, else who runs the command: `agent` (--agent, or no terminal on stdin — an agent
+    runs optmem as a subprocess), `user` (a person typing at a terminal)."""
+    import sys
+
+    if origin is not None:
+        return origin
+    return "user" if not agent and sys.stdin is not None and sys.stdin.isatty() else "agent"
+
+
 STDIN_BYTES = 16 << 20  # what `-` reads from stdin at most: a record's text is bounded far below
 
 

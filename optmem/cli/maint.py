@@ -227,7 +227,9 @@ def stats(json_out: bool) -> None:
             f"records: {s['records']:,}  (current {st['current']:,}, pending {st['pending']:,}, "
             f"cold {st['cold']:,}, superseded {st['superseded']:,}, removed {st['removed']:,}, "
             f"expired {st['expired']:,}, "
-            f"forgotten {st['forgotten']:,}); redlines {s['redlines']}",
+            f"forgotten {st['forgotten']:,}"
+            + (f", held {st['held']:,} — a possible injection each: `optmem quarantine`" if st.get("held") else "")
+            + f"); redlines {s['redlines']}",
             f"active set: {life['active']:,} ({life['active_share']:.1%} of the log); heat of the "
             f"{life['heat_of']:,} current or pending records that can go cold: "
             + ", ".join(f"{b} {n:,}" for b, n in life["heat"].items())

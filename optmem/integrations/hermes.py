@@ -474,7 +474,12 @@ class Provider:
                 logger.info("optmem: a memory-tool %s was not mirrored: %s", entry["ops"][0], err)
         elif "turn" in entry:
             draft = log.Draft(
-                entry["turn"], tier="chat", session=entry.get("session") or None, source="hermes", extra=extra
+                entry["turn"],
+                tier="chat",
+                session=entry.get("session") or None,
+                source="hermes",
+                origin="agent",
+                extra=extra,
             )
             log.append(self.vault, draft)
         else:
@@ -582,7 +587,11 @@ class Provider:
                 raise UsageError("this agent context does not write to memory (only the primary agent does)")
             if tool_name == "optmem_correct":
                 done = facts.correct(
-                    self.vault, str(args.get("target") or ""), str(args.get("text") or ""), source="hermes"
+                    self.vault,
+                    str(args.get("target") or ""),
+                    str(args.get("text") or ""),
+                    source="hermes",
+                    origin="agent",
                 )
                 return _ok({"id": done.id, "corrects": done.corrects, "record": done.record})
             gone = log.forget(

@@ -24,7 +24,7 @@ from optmem.record import holds_lone_surrogate
 
 # tool name → the CLI command it runs, and the command's parameters it does not expose
 TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "search": ("search", ()),
+    "search": ("search", ("include_held",)),  # what is held in quarantine never reaches an agent
     "append": ("append", ("agent",)),  # a guess is marked by its confidence (below)
     "touch": ("touch", ()),
     "conflicts": ("conflicts", ()),
@@ -141,14 +141,23 @@ def argv(command: str, params: list[Any], values: dict[str, Any]) -> list[str]:
     return [*command.split(" "), *opts, "--", *args]
 
 
+AGENT_ORIGINS = ("agent", "tool")  # what an agent's write says it is over MCP (`optmem.quarantine`)
+
+
 def agent_refusal(values: dict[str, Any]) -> OptmemError | None:
-    """What an agent may not do through MCP: write a redline. A redline is a locked rule at the
-    top of every future context; an injected agent must not be able to plant one, so redlines
-    come from people, through the CLI."""
+    """What an agent may not do through MCP: write a redline, or speak as someone else. A
+    redline is a locked rule at the top of every future context; an injected agent must not be
+    able to plant one, so redlines come from people, through the CLI. What an agent writes is the
+    agent's (`origin` agent), or a tool's output it saved (`origin` tool) — never the user's."""
     if values.get("redline") or values.get("tier") == "redline":
         return UsageError(
             "redlines come from people: over MCP an agent cannot write one — ask the "
             "user to run `optmem append --redline …` (or `optmem correct … --redline`)"
+        )
+    if values.get("origin") not in (None, *AGENT_ORIGINS):
+        return UsageError(
+            f"origin {quote(str(values['origin']))}: over MCP a write is the agent's (agent, the default) or a "
+            "tool's or web page's output the agent saved (tool); nothing was written"
         )
     return None
 
@@ -158,10 +167,14 @@ def _tool(
 ) -> Callable[..., str]:
     """A function with the command's parameters as its signature, for the MCP SDK to describe."""
 
+    names = {_arg_name(p) for p in params}
+
     def tool(**values: Any) -> Any:
         refusal = agent_refusal(values)
         if refusal is not None:
             return as_result(refuse(refusal))
+        if "origin" in names:  # an agent's write says so
+            values = {**values, "origin": values.get("origin") or "agent"}
         try:
             line = argv(command, params, values)
         except OptmemError as err:
