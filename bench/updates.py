@@ -118,7 +118,7 @@ def timeline(case: dict[str, Any]) -> dict[str, Any]:
         recs.append(
             {
                 "role": "distractor",
-                "kind": d["kind"],
+                "kind": d.get("kind", "?"),
                 "text": d["text"],
                 "ts": _iso(_at(day0, d["day"], f"{cid}/d{i}", 480, 720)),
             }
@@ -135,21 +135,27 @@ def build_half(
     half: str, cases: list[dict[str, Any]], fillers: list[dict[str, Any]], limit_cases: int | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(records in time order, questions) of one half's pooled store."""
-    mine = [c for c in cases if half_of(c["id"]) == half][:limit_cases]
+    mine = [c for c in cases if half in ("all", half_of(c["id"]))][:limit_cases]
     records: list[dict[str, Any]] = []
     questions: list[dict[str, Any]] = []
     for c in mine:
         tl = timeline(c)
         for r in tl["records"]:
             records.append({**r, "case": c["id"], "lang": c["lang"]})
-        base = {"case": c["id"], "lang": c["lang"], "topic": c["topic"], "update_cue": c["cue"], "now": tl["now"]}
+        base = {
+            "case": c["id"],
+            "lang": c["lang"],
+            "topic": c.get("topic", "?"),
+            "update_cue": c.get("cue", "?"),
+            "now": tl["now"],
+        }
         questions.append(
             {
                 **base,
                 "qid": c["id"] + "#current",
                 "asks": "current",
                 "text": c["question"]["text"],
-                "query_cue": c["question"]["cue"],
+                "query_cue": c["question"].get("cue", "?"),
             }
         )
         if c.get("past_question"):
@@ -157,7 +163,7 @@ def build_half(
                 {**base, "qid": c["id"] + "#past", "asks": "past", "text": c["past_question"], "query_cue": "past"}
             )
     for f in fillers:
-        if half_of(f["id"]) == half:
+        if half in ("all", half_of(f["id"])):
             records.append(
                 {
                     "role": "filler",
@@ -191,6 +197,23 @@ def run_cmd(
         return -1, "", f"timeout after {timeout}s: {e}", time.perf_counter() - t0, argv
     except OSError as e:
         return -1, "", f"cannot run {argv[0]!r}: {e}", time.perf_counter() - t0, argv
+
+
+def search_in_process(vault: Path, query: str, now: str, k: int) -> tuple[int, str, str, float, list[str]]:
+    """The search the default command runs, called in this process (`--in-process`): the same
+    hits without a process start per query — for ranking work on a busy machine."""
+    from optmem.index import make_filters
+    from optmem.search import search
+    from optmem.vault import Vault
+
+    os.environ["OPTMEM_NOW"] = now
+    t0 = time.perf_counter()
+    try:
+        res = search(Vault(vault), query, limit=k, filters=make_filters(until=now))
+    except Exception as e:  # reported as a failed query, as a failed command is
+        return 1, "", repr(e), time.perf_counter() - t0, ["search", query]
+    out = json.dumps({"hits": [{"id": h.record.id} for h in res.hits]})
+    return 0, out, "", time.perf_counter() - t0, ["search", query]
 
 
 def _stable_id(rec: dict[str, Any]) -> str:
@@ -249,7 +272,7 @@ def load_vault(vault: Path, records: list[dict[str, Any]], mode: str, add_cmd: s
 def data_key(a: argparse.Namespace) -> str:
     """What a built vault depends on: the data, the split and times, how it was loaded."""
     h = hashlib.sha256()
-    for path in (DATA / "cases.jsonl", DATA / "fillers.jsonl"):
+    for path in (Path(a.data) / "cases.jsonl", Path(a.data) / "fillers.jsonl"):
         h.update(path.read_bytes())
     h.update(
         json.dumps(
@@ -451,6 +474,8 @@ def run_half(
         ts_of = {r["id"]: r["ts"] for r in records}
 
         def one(q: dict[str, Any]) -> tuple[dict[str, Any], tuple[int, str, str, float, list[str]]]:
+            if a.in_process:
+                return q, search_in_process(vault, q["text"], q["now"], a.fetch_k)
             return q, run_cmd(
                 a.cmd,
                 q["now"],
@@ -467,7 +492,7 @@ def run_half(
         failures: list[dict[str, Any]] = []
         future = foreign = failed = 0
         t0 = time.perf_counter()
-        ex = ThreadPoolExecutor(max_workers=max(1, a.jobs))
+        ex = ThreadPoolExecutor(max_workers=1 if a.in_process else max(1, a.jobs))  # (OPTMEM_NOW is per process)
         try:
             for n, (q, (rc, out, err, secs, argv)) in enumerate(ex.map(one, questions), 1):
                 times.append(secs)
@@ -548,7 +573,18 @@ def failure_lines(rows: list[dict[str, Any]], cases: dict[str, dict[str, Any]]) 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--half", choices=("tune", "held-out", "both"), default="both")
+    ap.add_argument(
+        "--data",
+        default=str(DATA),
+        help="the data folder (cases.jsonl, fillers.jsonl; default bench/updates); `topic` and the "
+        "cues may be missing (a set written elsewhere, e.g. bench/updates_blind: run it with --half all)",
+    )
+    ap.add_argument(
+        "--half",
+        choices=("tune", "held-out", "both", "all"),
+        default="both",
+        help="both: the two halves, each its own store; all: every case in one store (a set nobody tunes on)",
+    )
     ap.add_argument("--limit-cases", type=int, help="only the first N cases of each half (file order)")
     ap.add_argument(
         "--cmd",
@@ -577,6 +613,13 @@ def main(argv: list[str] | None = None) -> int:
         help="a setting for the searches, written into each vault's optmem.toml after loading "
         "(repeatable; a TOML value: --setting ranking.change_updates=false)",
     )
+    ap.add_argument(
+        "--in-process",
+        action="store_true",
+        help="search through optmem.search in this process, one query at a time (the optmem this Python "
+        "imports; --cmd is not used, --setting is): the default "
+        "command's hits without a process start per query",
+    )
     ap.add_argument("--fetch-k", type=int, default=DEPTH, help="{k}: hits asked for (default 10)")
     ap.add_argument("--jobs", type=int, default=1, help="parallel searches, and both halves loaded at once when > 1")
     ap.add_argument("--workdir", help="build the vaults here (vault-tune, vault-held-out) and keep them")
@@ -604,7 +647,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--reuse needs --workdir")
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
 
-    cases, fillers = load_cases(), load_fillers()
+    cases, fillers = load_cases(Path(a.data) / "cases.jsonl"), load_fillers(Path(a.data) / "fillers.jsonl")
     halves = HALVES if a.half == "both" else (a.half,)
     t0 = time.perf_counter()
     if a.jobs > 1 and len(halves) > 1:
@@ -614,7 +657,7 @@ def main(argv: list[str] | None = None) -> int:
         results = [run_half(h, cases, fillers, a, log) for h in halves]
     wall = time.perf_counter() - t0
 
-    print(f"## Knowledge updates, bench/updates ({len(cases)} cases, {a.load} load)\n")
+    print(f"## Knowledge updates, {a.data} ({len(cases)} cases, {a.load} load)\n")
     print(
         f"Search: `{a.cmd}`"
         + (f", settings {' '.join(a.setting)}" if a.setting else "")
