@@ -234,6 +234,13 @@ def release(vault: Vault, ref: str, *, source: str | None = None) -> Released:
             )
         if row.released:
             return None
+        if row.forgotten:  # (dropped already: releasing it would show its words to no purpose)
+            raise NotApplicable(
+                f"{row.id} was forgotten while it was held; nothing to release — `optmem restore "
+                f"{row.id[-8:]}` first if it was forgotten by mistake; nothing was written",
+                code="not_held",
+                id=row.id,
+            )
         return log.about(row, moment, RELEASE, source=source)
 
     row, line = log.write_about(vault, ref, releasing)

@@ -79,6 +79,10 @@ def test_a_held_record_is_forgotten_and_an_index_rebuild_keeps_the_quarantine(cl
     cli.json("forget", rid)
     assert cli.json("quarantine")["count"] == 0
     assert cli.json("get", rid)["record"]["status"] == "forgotten"
+    lines = len(log_lines(vault_path))
+    err = cli.json("release", rid, code=1)["error"]  # dropped: nothing to release, its words stay blocked
+    assert err["code"] == "not_held" and "forgotten" in err["message"] and len(log_lines(vault_path)) == lines
+    assert "BLOCKED" in cli.json("get", rid)["record"]["text"]
 
 
 def test_a_secret_is_still_refused_and_allow_unsafe_stores_an_injection_unheld(cli, vault, vault_path):
