@@ -106,6 +106,8 @@ def looks_like(text: str) -> str | None:
         return "hermes"
     if text.startswith("---") and re.search(r"^(description|type|metadata):", text, re.M) or _INDEX_LINK.search(text):
         return "claude-code"
+    if text.lstrip()[:1] in ("[", "{") and re.search(r'"memory"\s*:', text):
+        return "mem0"
     return None
 
 
@@ -689,6 +691,8 @@ def check_hermes(files: list[tuple[Path, str]]) -> None:
     another tool's marks, or Markdown headings (Hermes writes plain entries; a file of headings is
     another tool's notes, and would become one entry filling the hot file)."""
     for f, text in files:
+        if Path(f).name not in ("MEMORY.md", "USER.md"):  # (Hermes keeps these two files, no other)
+            raise wrong("hermes", f, "is neither MEMORY.md nor USER.md", looks_like(text))
         if _SEPARATOR.search(text):
             continue
         seen = looks_like(text)

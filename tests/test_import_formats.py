@@ -170,6 +170,21 @@ def test_hermes_refusal_names_the_tool_the_files_look_like(cli):
     assert err["looks_like"] == "codex" and "--from codex" in err["message"]
 
 
+def test_hermes_takes_only_its_own_two_files(cli, vault_path, tmp_path):
+    """A Mem0 export or a text file given to --from hermes was one hot entry holding the whole file."""
+    cli.json("init")
+    notes = tmp_path / "README.txt"
+    notes.write_text("just some notes\nline two\n", "utf-8")
+    exported = tmp_path / "export.json"
+    exported.write_text(json.dumps({"results": [{"id": "m1", "memory": "Prefers tea"}]}), "utf-8")
+    before = snapshot(vault_path)
+    for path, seen in ((notes, None), (exported, "mem0")):
+        err = cli.json("import", "--from", "hermes", str(path), code=2)["error"]
+        assert err["code"] == "wrong_format" and "neither MEMORY.md nor USER.md" in err["message"]
+        assert err.get("looks_like") == seen
+    assert snapshot(vault_path) == before
+
+
 # -- the recall history -------------------------------------------------------------------------
 @pytest.mark.long
 def test_an_export_carries_the_recall_history_so_a_moved_vault_keeps_its_heat(cli, tmp_path):
