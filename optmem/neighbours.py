@@ -328,9 +328,10 @@ _HEADING = re.compile(r"^\s*#{1,6}\s+(.*?)\s*#*\s*$")
 
 def markdown_items(text: str) -> list[tuple[int, str, str]]:
     """The memories of a Markdown file: each list item and each paragraph, as (line, the heading
-    it sits under, its text); an item's continuation lines join it."""
+    it sits under, its text); an item's indented continuation lines join it (a line that starts at
+    the margin after an item is a paragraph of its own: a note, not the item's tail)."""
     out: list[tuple[int, str, str]] = []
-    heading, start = "", 0
+    heading, start, in_item = "", 0, False
     cur: list[str] = []
 
     def flush() -> None:
@@ -349,10 +350,12 @@ def markdown_items(text: str) -> list[tuple[int, str, str]]:
         elif item:
             flush()
             cur.append(item.group(1))
-            start = n
+            start, in_item = n, True
         else:
+            if in_item and not line[:1].isspace():
+                flush()
             if not cur:
-                start = n
+                start, in_item = n, False
             cur.append(line)
     flush()
     return out

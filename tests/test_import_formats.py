@@ -256,3 +256,17 @@ def test_a_json_file_that_is_no_mem0_export_is_refused(cli, tmp_path, name, text
     (tmp_path / name).write_text(text, "utf-8")
     err = cli.json("import", "--from", "mem0", str(tmp_path / name), code=2)["error"]
     assert err["code"] == "wrong_format" and "get_all" in err["message"]
+
+
+def test_a_plain_line_after_an_index_link_is_a_record_of_its_own(cli, tmp_path):
+    """MEMORY.md's `- [Deploy](deploy.md)` then a line at the margin: the line was joined to the
+    link bullet and dropped with it, silently."""
+    memory = tmp_path / ".claude" / "projects" / "-home-ana-src-app" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "deploy.md").write_text(
+        "---\nname: deploy\ndescription: how we deploy\ntype: project\n---\nDeploys go out on Thursdays.\n", "utf-8"
+    )
+    (memory / "MEMORY.md").write_text("- [Deploy](deploy.md) — how we deploy\nThe user likes short answers.\n", "utf-8")
+    done = cli.json("import", "--from", "claude-code", str(memory))
+    texts = [r["text"] for r in records(cli)]
+    assert done["records"] == 2 and any("short answers" in t for t in texts) and any("Thursdays" in t for t in texts)
