@@ -149,8 +149,9 @@ def export(json_out: bool) -> None:
 def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
     """Import an export (records keyed by id), or another tool's memory files with --from.
 
-    Every record is checked (it parses; the security scan finds nothing); a bad one is reported
-    with its line number and the rest go in, in one write, then the index catches up once.
+    Every record is checked (it parses; the security scan: another tool's possible injection is
+    held in quarantine, a secret refused); a bad one is reported with its line number and the
+    rest go in, in one write, then the index catches up once.
     Importing again changes nothing; an export carries the recall history too. --from reads
     Claude Code's memory (~/.claude: every project's auto memory, each in its project, and
     CLAUDE.md files), Codex's ~/.codex/memories (the statements, dated by their thread),
