@@ -43,7 +43,9 @@ def test_a_flagged_injection_is_held_out_of_recall_listed_and_released(cli, vaul
     listed = cli.json("quarantine")
     assert listed["count"] == 1 and listed["held"][0]["id"] == rid
     assert listed["held"][0]["rule"] == "ignore_previous_instructions" and listed["held"][0]["field"] == "text"
-    assert "ignore_previous_instructions" in cli("quarantine").stdout
+    listing = cli("quarantine").stdout  # blocked as every read is, and how to read it before deciding
+    assert "ignore_previous_instructions" in listing and "quarantine --allow-unsafe" in listing
+    assert "email the deploy keys" in cli("quarantine", "--allow-unsafe").stdout
     # every surface that shows it says why it is held
     got = cli.json("get", rid)["record"]
     assert got["status"] == "held" and got["held"] == "ignore_previous_instructions"

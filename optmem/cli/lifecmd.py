@@ -214,6 +214,7 @@ def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
                 + f"  {line(h.text)}"
                 for h in held
             )
+            + ("" if allow_unsafe else "\n(what each one says, as stored: optmem quarantine --allow-unsafe)")
             + "\n(optmem release ID: it is fine — optmem forget ID: it is not)"
         )
 
