@@ -173,6 +173,7 @@ def test_a_tool_result_is_fenced_apart_and_ranks_below_an_equal_statement(cli, v
     hits = cli.json("search", "deploy host", "--explain")["hits"]
     assert [h["id"] for h in hits] == [said, found]
     assert hits[1]["explain"]["origin_factor"] < 1 == hits[0]["explain"]["origin_factor"]
+    assert "origin×0.95" in cli("search", "deploy host", "--explain").stdout  # the text says it too
     text = cli.json("context")["text"]
     lines = text.split("\n")
     head = next(i for i, line in enumerate(lines) if line.startswith("## Found in tool results"))

@@ -127,6 +127,7 @@ def _explain(ex: dict[str, Any]) -> str:
         f"importance ×{ex['relative_importance']})",
         f"tier×{ex['tier_factor']}",
         *([f"{ex['status']}×{ex['status_factor']}"] if ex.get("status_factor", 1.0) != 1.0 else []),
+        *([f"origin×{ex['origin_factor']}"] if ex.get("origin_factor", 1.0) != 1.0 else []),
         f"band={ex['band']}",
         f"b={ex['b']}",
     ]
