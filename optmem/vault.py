@@ -191,6 +191,7 @@ class Vault:
     def settings(self) -> settings.Settings:
         """optmem.toml and the overrides, read once, typed and validated (see `settings`)."""
         if self._settings is None:
+            self._refuse_a_file()  # (a write reads the settings first: say what is wrong, as a read does)
             if self.warm is not None:  # kept by a server while optmem.toml holds the same text
                 self._settings = self.warm.settings(self)
             else:
@@ -207,20 +208,28 @@ class Vault:
     def settings_loaded(self) -> bool:
         return self._settings is not None
 
+    def _refuse_a_file(self) -> None:
+        """Refuse a vault path that is a file, or lies under one (--vault names the folder, not
+        its LOG.jsonl)."""
+        at = self.root
+        while not at.exists() and at.parent != at:
+            at = at.parent
+        if at.exists() and not at.is_dir():
+            holder = at.parent
+            where = (
+                f"the folder that holds it ({holder})"
+                if (holder / "LOG.jsonl").is_file()
+                else "a vault folder (`optmem init DIR` makes one)"
+            )
+            what = f"{at} is a file" if at == self.root else f"{self.root} lies under a file ({at})"
+            raise VaultMissing(
+                f"{what}, not a vault folder; point --vault / OPTMEM_VAULT at {where}", vault=str(self.root)
+            )
+
     def require(self) -> "Vault":
         """For reads: the vault must exist."""
         if not self.exists():
-            if self.root.exists():  # a file: --vault names the folder, not its LOG.jsonl
-                holder = self.root.parent
-                where = (
-                    f"the folder that holds it ({holder})"
-                    if (holder / "LOG.jsonl").is_file()
-                    else "a vault folder (`optmem init DIR` makes one)"
-                )
-                raise VaultMissing(
-                    f"{self.root} is a file, not a vault folder; point --vault / OPTMEM_VAULT at {where}",
-                    vault=str(self.root),
-                )
+            self._refuse_a_file()
             raise VaultMissing(
                 f"no vault at {self.root}; create one with `optmem init {self.root}` "
                 "or point --vault / OPTMEM_VAULT at an existing one",

@@ -90,6 +90,10 @@ def test_write_creates_a_missing_vault_and_read_requires_one(cli, tmp_path):
     other = tmp_path / "notes.txt"  # a file beside no log: no folder to suggest
     other.write_text("x", "utf-8")
     assert "optmem init DIR" in cli.json("--vault", str(other), "search", "port", code=3)["error"]["message"]
+    # … and a write, which reads the settings first (it said only "cannot read …/optmem.toml")
+    for path, says in ((log, "is a file"), (other / "sub", "lies under a file")):
+        err = cli.json("--vault", str(path), "append", "a note", code=3)["error"]
+        assert err["code"] == "vault_missing" and says in err["message"] and "point --vault" in err["message"]
 
 
 def test_times_are_written_with_four_digit_years():
