@@ -529,7 +529,7 @@ def test_mcp_refuses_unknown_tools_and_arguments_and_bad_types_in_the_usual_shap
             ("typo", "append", {"text": "the port is 8080", "importnace": 0.9}),
             ("tool", "serch", {"query": "port"}),
             ("type", "search", {"query": "port", "limit": "many"}),
-            ("unsafe", "append", {"text": "deploy key AKIAIOSFODNN7EXAMPLE"}),  # (an injection is held: issue 46)
+            ("unsafe", "append", {"text": "deploy key AKIAIOSFODNN7QZ4RW2T"}),  # (an injection is held: issue 46)
             ("ttl", "append", {"text": "a note", "ttl": "soon"}),
         ):
             r = await s.call_tool(tool, args)

@@ -68,7 +68,8 @@ def fold_table() -> dict[int, str]:
     """Look-alikes, traditional characters, regional indicators and the braille blank, as
     `str.translate` takes them (built once, on the first scan of a non-ASCII text)."""
     table = {ord(p[0]): p[1:] for p in (_CONFUSABLES + _TRADITIONAL).split()}
-    table.update({cp: chr(ord("a") + cp - 0x1F1E6) for cp in range(0x1F1E6, 0x1F200)})  # regional indicators
+    for first in (0x1F130, 0x1F150, 0x1F170, 0x1F1E6):  # squared, negative circled and squared letters, flags'
+        table.update({first + i: chr(ord("a") + i) for i in range(26)})
     table[0x2800] = " "  # braille blank, used as a space
     return table
 

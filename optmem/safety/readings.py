@@ -10,10 +10,8 @@
 3. **Letter-spaced words collapsed** (`collapsed`: `i.g.n.o.r.e`, `i g n o r e`).
 4. **Spoken** (`spoken`): NFKC and case-folded with every script's own letters kept, for the
    table of languages.
-5. **Decoded** (`decoded`): base64 and hex runs (16+ characters) and escapes (`&#105;`,
-   `\\u0069`, `%69`), bounded in size.
-
-Patterns are compiled by `re` on first use (its own cache keeps them).
+5. **Decoded** (`decoded`): base64, base32 and hex runs (16+ characters) and escapes (`&#105;`,
+   `\\u0069`, `%69`), bounded in size. Patterns are compiled by `re` on first use (its cache keeps them).
 """
 
 import re
@@ -31,6 +29,7 @@ _SEPARATOR = r"[ \n.\-_*|/~+]{1,3}"  # dropped between two Chinese characters
 _SPACED = r"(?<![a-z0-9])[a-z](?P<s>[^\w]{1,3}|_{1,3})[a-z](?:(?P=s)[a-z])+(?![a-z0-9])"  # i.g.n.o.r.e
 _BASE64 = r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/_-]{4,}={0,2})*"
 _HEX = r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])"
+_BASE32 = r"(?<![A-Z2-7])(?:[A-Z2-7]{8}){2,}[A-Z2-7]{0,7}=*(?![A-Za-z0-9])"
 _ESCAPE = r"&#(?:[xX][0-9a-fA-F]{1,6}|\d{1,7});?|\\u\{?[0-9a-fA-F]{4,6}\}?|\\x[0-9a-fA-F]{2}|%[0-9a-fA-F]{2}"
 _LEET_WORD = r"(?<![a-z0-9@$])(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[013457@$])[a-z0-9@$]{3,}"  # 1gn0re
 _LEET = str.maketrans("013457@$", "oieastas")
@@ -58,7 +57,7 @@ def fold(text: str, decomposed: str | None = None) -> str:
     else:
         decomposed = decomposed or unicodedata.normalize("NFKD", text)
         folded = re.sub(_UNSEEN, "", decomposed).translate(fold_table()).casefold()
-    folded = re.sub(_OWN_NAMES, " ", folded)
+    folded = re.sub(r"(?<=[a-z])-[ \n]{1,2}(?=[a-z])", "", re.sub(_OWN_NAMES, " ", folded))  # instruc- tions
     folded = "\n".join(line for line in (" ".join(x.split()) for x in folded.splitlines()) if line)
     if folded.isascii():
         return folded  # (no Chinese in it)
@@ -109,11 +108,12 @@ def spoken(text: str, wide: str) -> str:
 
 def decoded(text: str) -> list[tuple[str, str]]:
     """(encoding, decoded text) for each base64 or hex run and for escaped text, bounded."""
+    import base64
     import binascii
 
     out: list[tuple[str, str]] = []
     budget = MAX_DECODED
-    for encoding, pattern in (("base64", _BASE64), ("hex", _HEX)):
+    for encoding, pattern in (("base64", _BASE64), ("hex", _HEX), ("base32", _BASE32)):
         for m in re.finditer(pattern, text):
             run = "".join(m[0].split())
             budget -= len(run)
@@ -122,6 +122,8 @@ def decoded(text: str) -> list[tuple[str, str]]:
             try:
                 if encoding == "hex":
                     raw = binascii.unhexlify(run)
+                elif encoding == "base32":
+                    raw = base64.b32decode(run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 8))
                 else:
                     run = run.rstrip("=").replace("-", "+").replace("_", "/")
                     run = run[: len(run) - 1] if len(run) % 4 == 1 else run

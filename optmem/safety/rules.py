@@ -466,9 +466,7 @@ def _secret_value(m: re.Match[str]) -> bool:
     """A key=value match holds a secret (not a placeholder, a path, code, or a number of tokens)."""
     groups = m.groupdict()
     key = (groups.get("key") or "password").lower()
-    value = (
-        groups.get("dq") or groups.get("sq") or groups.get("bare") or groups.get("bare2") or groups.get("bare3") or ""
-    )
+    value = next((groups[k] for k in ("dq", "sq", "bare", "bare2", "bare3") if groups.get(k)), "")
     bare = not (groups.get("dq") or groups.get("sq"))
     if bare:
         if m.string[m.end() : m.end() + 1] == "(":
@@ -487,9 +485,13 @@ def _secret_value(m: re.Match[str]) -> bool:
     return len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
+_PUBLISHED = ("sk_test_4eC39HqLyjWDarjtT1zdp7dc", "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ")
+
+
 def _not_filler(m: re.Match[str]) -> bool:
-    """A key's body is a key, not a placeholder of one or two repeated characters (sk_test_xxxx…)."""
-    return len(set((m.groupdict().get("body") or m[0]).lower())) > 2
+    """A key's body is a key: not a placeholder of one or two repeated characters (sk_test_xxxx…),
+    not a value its vendor published for all to quote (Stripe's documented test key, jwt.io's sample)."""
+    return len(set((m.groupdict().get("body") or m[0]).lower())) > 2 and not any(v in m[0] for v in _PUBLISHED)
 
 
 def _speaks_to_agent(m: re.Match[str]) -> bool:
@@ -526,12 +528,12 @@ def _basic_auth(m: re.Match[str]) -> bool:
 
 
 def _url_password(m: re.Match[str]) -> bool:
-    return not re.fullmatch(_PLACEHOLDER, m["pw"], re.I)
+    """A password in a URL, but a placeholder or a local default (the user's own name, on this machine)."""
+    local = m["pw"] == m["user"] and re.match(r"localhost|127\.|\[::1\]", m["host"])
+    return not re.fullmatch(_PLACEHOLDER, m["pw"], re.I) and not local
 
 
-def _rule(
-    name: str, needles: _Needles, source: str, flags: int = 0, accept: Accept | None = None, bare: str = ""
-) -> Rule:
+def _rule(name: str, needles: _Needles, source: str, flags: int = 0, accept: Accept | None = None, bare: str = "") -> Rule:
     groups = tuple(frozenset(w.replace("~", " ") for w in g.split()) for g in needles)
     return Rule(name, groups, source, flags, accept, bare)
 
@@ -551,11 +553,11 @@ WRITTEN = (
         _NOCASE | re.M),
     _rule("private_key", ("private~key putty-user-key",),
         r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"),
-    _rule("aws_access_key", ("akia asia abia acca",), r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    _rule("aws_access_key", ("akia asia abia acca",), r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b(?<!EXAMPLE)"),
     _rule("aws_secret_key", ("secret", "aws access"),
         r"(?i:aws[\w .-]{0,20}?secret|secret[\w .-]{0,3}access[\w .-]{0,3}key)[^\n]{0,30}?(?<![A-Za-z0-9/+])"
         r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}\d)"
-        r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+        r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])(?<!EXAMPLEKEY)"),
     _rule("github_token", ("ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",),
         r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
     _rule("stripe_key", ("_live_ _test_",),
@@ -564,7 +566,7 @@ WRITTEN = (
         _not_filler),
     _rule("api_secret_key", ("sk-",), r"\bsk-(?:[A-Za-z0-9]+-)*(?P<body>[A-Za-z0-9_-]{20,})", 0, _not_filler),
     _rule("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
-    _rule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"),
+    _rule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*", 0, _not_filler),
     _rule("slack_webhook", ("hooks.slack.com",),
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}"),
     _rule("slack_token", ("xox xapp-",), r"\bxox[abposrec]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"),
@@ -579,7 +581,7 @@ WRITTEN = (
     _rule("bearer_token", ("bearer basic",),
         r"\b(?:[Bb]earer|[Bb]asic)\s+(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*"),
     _rule("url_credentials", ("://", "@"),
-        r"(?<=[a-zA-Z0-9])://[^\s/:@]{0,64}:(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)",
+        r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)",
         accept=_url_password),
     _rule("password_assignment", ("pass pwd secret token key credential", "= :"),
         _KEY + r"[\"']?\s*(?:=>|:=|[:=])\s*" + _VALUE,
