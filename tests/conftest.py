@@ -104,7 +104,12 @@ def pytest_configure(config: pytest.Config) -> None:
     Test vaults live in memory where the system has room for them (/dev/shm, a tmpfs, with 1 GiB
     free: a container's default 64 MB is not enough): real files, but a vault's fsyncs —
     thousands in the suite, a millisecond or more each on a disk — cost nothing there
-    (`--basetemp` or PYTEST_DEBUG_TEMPROOT chooses another place)."""
+    (`--basetemp` or PYTEST_DEBUG_TEMPROOT chooses another place).
+
+    The optmem processes the tests start cache their bytecode, as a user's installation does:
+    with PYTHONDONTWRITEBYTECODE set (some shells set it), each of the suite's ~1,000 processes
+    compiled optmem's modules again."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     cov = config.pluginmanager.getplugin("_cov")
     if config.option.markexpr and cov is not None:
         cov.options.cov_fail_under = None
