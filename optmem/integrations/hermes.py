@@ -105,15 +105,6 @@ def session_project(kwargs: dict[str, Any], mapping: dict[str, Any] | None = Non
     return PROJECT
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    """Whether `path` lies in `folder` (a vault there is made when missing: HERMES_HOME is there)."""
-    try:
-        path.resolve().relative_to(folder.resolve())
-        return True
-    except ValueError:
-        return False
-
-
 def _transient(err: BaseException) -> bool:
     """Whether a write failed for the vault's state (locked, read-only, missing), not for what it
     says: such a write is spooled and tried again."""
@@ -293,7 +284,7 @@ class Provider:
             kwargs, self.vault.settings.projects if configured is None or configured.is_dir() else None
         )
         self.missing = None
-        if configured is not None and not configured.is_dir() and not _inside(configured, self.home):
+        if configured is not None and not configured.is_dir() and fsio.outside(configured, self.home) is not None:
             # a folder a person named outside HERMES_HOME that is not there (an unmounted disk, a
             # typo): never made anew as an empty vault; the session's writes wait in the spool
             self.missing = configured
@@ -431,7 +422,7 @@ class Provider:
     def backup_paths(self) -> list[str]:
         """The vault, when it lives outside HERMES_HOME (`hermes backup` walks only that)."""
         vault = vault_path(self.home)
-        return [] if _inside(vault, self.home) else [str(vault)]
+        return [] if fsio.outside(vault, self.home) is None else [str(vault)]
 
     def _write(self, entry: dict[str, Any]) -> None:
         """Write one turn or handoff — after what the spool holds, which goes first. What the vault
