@@ -120,6 +120,11 @@ CODES: dict[str, Code] = {
     "sync_failed": Code(VAULT, "`sync`: git could not fetch, merge or push; nothing stored was changed by it"),
     # a bug (exit 4)
     "internal": Code(INTERNAL, "a bug in optmem: the traceback is in the vault's `.cache/optmem.log`"),
+    # Ctrl-C (exit 130)
+    "interrupted": Code(
+        INTERRUPTED,
+        "the command was interrupted (Ctrl-C) before it finished; no file is left half-written: run it again",
+    ),
     # answered by the MCP server over stdio (in a JSON-RPC error's `data`) or by the HTTP hub
     "unparseable_request": Code(None, "MCP: a line of the stream is not JSON"),
     "invalid_request": Code(None, "MCP: a message that is no JSON-RPC 2.0 request"),

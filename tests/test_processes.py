@@ -253,7 +253,8 @@ def has_open(pid: int, path: Path) -> bool:
 
 
 @pytest.mark.long
-def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, vault_path):
+@pytest.mark.parametrize("json_out", [False, True])
+def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, vault_path, json_out):
     from optmem import fsio
 
     (vault_path / "optmem.toml").write_text(PATIENT_TOML, "utf-8")  # it waits until interrupted
@@ -263,7 +264,7 @@ def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, v
         # a runner started in the background (`cmd &`) ignores SIGINT, and children inherit that:
         # give this one the default disposition, as a process started from a terminal has
         proc = subprocess.Popen(
-            [sys.executable, "-m", "optmem", "append", "never stored"],
+            [sys.executable, "-m", "optmem", "append", "never stored", *(["--json"] if json_out else [])],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -276,4 +277,10 @@ def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, v
         out, err = proc.communicate(timeout=HANG)
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in err and "Traceback" not in err
+    if json_out:  # an agent reading --json gets the error shape, not an empty stdout
+        got = json.loads(out)
+        assert got["ok"] is False and got["error"]["code"] == "interrupted", out
+        assert "run it again" in got["error"]["message"]
+    else:
+        assert out == ""
     assert (vault_path / "LOG.jsonl").read_bytes() == before

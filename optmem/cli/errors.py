@@ -29,8 +29,7 @@ def handle(exc: BaseException, argv: list[str]) -> int:
     if isinstance(exc, CommandExit):
         return exc.code
     if isinstance(exc, KeyboardInterrupt):
-        note("optmem: interrupted")
-        return INTERRUPTED
+        return _interrupted(json_out)
     if isinstance(exc, OptmemError):
         if exc.context.get("file") == STDOUT:
             return _output_failed(exc, json_out)
@@ -44,8 +43,7 @@ def handle(exc: BaseException, argv: list[str]) -> int:
     typer = sys.modules.get("typer")  # only the Typer path raises these (its vendored Click's)
     if typer is not None:
         if isinstance(exc, typer.Abort):
-            note("aborted")
-            return INTERRUPTED
+            return _interrupted(json_out)
         if isinstance(exc, typer.Exit):
             return int(exc.exit_code)
         if isinstance(exc, typer.TyperException):  # a malformed command line
@@ -73,6 +71,24 @@ def handle(exc: BaseException, argv: list[str]) -> int:
     if isinstance(exc, SystemExit):
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return _internal(exc, json_out)
+
+
+def _interrupted(json_out: bool) -> int:
+    """Ctrl-C: a note on stderr, and with --json the error shape on stdout, so an agent reading
+    it learns what happened and that running it again is safe."""
+    note("optmem: interrupted")
+    if json_out:
+        try:
+            echo(
+                error_payload(
+                    "interrupted",
+                    "interrupted (Ctrl-C) before the command finished; no file is left half-written: "
+                    "run it again (a record that was already stored is reported as a duplicate)",
+                )
+            )
+        except OptmemError:  # stdout is gone too: stderr said it
+            pass
+    return INTERRUPTED
 
 
 def _output_failed(exc: OptmemError, json_out: bool) -> int:
