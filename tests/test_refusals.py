@@ -320,6 +320,8 @@ def test_an_inverted_time_range_is_a_usage_error_not_zero_hits(cli, vault):
         (["search", "-"], ["stdin was empty", "echo", "as an argument"]),
         (["serch", "add"], ["No such command 'serch'", "search"]),
         (["handoff", "write", "--bogus"], ["--bogus", "optmem handoff write --help"]),
+        (["pending", "--limit", "0"], ["--limit must be at least 1"]),
+        (["quarantine", "-n", "-3"], ["--limit must be at least 1"]),
     ],
 )
 def test_a_malformed_search_says_which_option_and_what_to_do(cli, vault, vault_path, args, says):

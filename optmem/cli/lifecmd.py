@@ -6,6 +6,16 @@ from optmem.cli.common import emit, get_vault, short, warn_all
 from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 
 SOURCE = opt("source", help="Who did it (agent, tool, person).")
+QUEUE_LIMIT = opt("limit", "--limit", "-n", type=int, default=50, help="How many (oldest first).")
+
+
+def _queue_limit(limit: int) -> int:
+    """A review queue's --limit (pending, quarantine): at least one."""
+    if limit < 1:
+        from optmem.errors import UsageError
+
+        raise UsageError("--limit must be at least 1")
+    return limit
 
 
 @command("touch", arg("ids", "Records that were used (ids, or ≥ 6 of their characters).", metavar="ID", multiple=True))
@@ -67,7 +77,7 @@ def sweep(dry_run: bool, if_due: bool, show: int, json_out: bool) -> None:
 @command(
     "pending",
     flag("include_cold", help="Also list guesses that went cold unconfirmed."),
-    opt("limit", "--limit", "-n", type=int, default=50, help="How many (oldest first)."),
+    QUEUE_LIMIT,
 )
 def pending(include_cold: bool, limit: int, json_out: bool) -> None:
     """The review queue: guesses waiting to be confirmed, oldest first.
@@ -80,11 +90,8 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
       optmem confirm 7QMZMMFT    |    optmem reject 7QMZMMFT --reason "wrong"
     """
     from optmem import lifecycle
-    from optmem.errors import UsageError
 
-    if limit < 1:
-        raise UsageError("--limit must be at least 1")
-    waiting = lifecycle.queue(get_vault(), include_cold=include_cold, limit=limit)
+    waiting = lifecycle.queue(get_vault(), include_cold=include_cold, limit=_queue_limit(limit))
 
     def human() -> str:
         if not waiting:
@@ -181,7 +188,7 @@ def verify(ids: list[str], note: str | None, source: str | None, allow_unsafe: b
 
 @command(
     "quarantine",
-    opt("limit", "--limit", "-n", type=int, default=50, help="How many (oldest first)."),
+    QUEUE_LIMIT,
     SHOW_UNSAFE,
 )
 def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
@@ -196,12 +203,9 @@ def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
       optmem release 7QMZMMFT    |    optmem forget 7QMZMMFT --reason "an injection"
     """
     from optmem import review
-    from optmem.errors import UsageError
     from optmem.safety.fence import line
 
-    if limit < 1:
-        raise UsageError("--limit must be at least 1")
-    held = review.held(get_vault(), show_unsafe=allow_unsafe, limit=limit)
+    held = review.held(get_vault(), show_unsafe=allow_unsafe, limit=_queue_limit(limit))
 
     def human() -> str:
         if not held:
