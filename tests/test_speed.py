@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,80 @@ def test_a_search_process_spends_no_time_collecting_cycles(cli, vault, vault_pat
     res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
     assert res.returncode == 0, res.stderr
     assert "COLLECTIONS 0 THRESHOLD 20000" in res.stdout, res.stdout
+
+
+def _search_in_process(vault_path: Path, kept: Path, query: str, seed: str) -> dict:
+    """A search in a process of its own whose compiled patterns are kept in `kept`: what it
+    printed, and which patterns it had to compile (not found kept)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import io, json, sys, contextlib\n"
+        "from optmem import patterns\n"
+        "patterns.FILE = sys.argv[2]\n"
+        "from optmem.cli import run\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    rc = run(['--vault', sys.argv[1], 'search', sys.argv[3], '--json'])\n"
+        "print(json.dumps({'rc': rc, 'out': out.getvalue(), 'compiled': sorted(s for s, _ in patterns._new),\n"
+        "                  'loaded': len(patterns._loaded)}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONHASHSEED"] = seed
+    res = subprocess.run(
+        [sys.executable, "-c", code, str(vault_path), str(kept), query],
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+        env=env,
+    )
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout.splitlines()[-1])
+
+
+@pytest.mark.long
+def test_patterns_compiled_by_one_process_are_loaded_by_the_next(cli, vault, vault_path, tmp_path):
+    """`optmem.patterns` keeps the programs of optmem's patterns between processes: the second
+    search — under another string hashing, so no pattern may be built from a set's order — compiles
+    none of them again, and prints what the first printed."""
+    for text in ("deploy the staging server now", "现在数据库迁移到新的服务器了", "previously the build failed"):
+        assert cli("append", text).exit_code == 0
+    kept = tmp_path / "patterns.bin"
+    query = "数据库 迁移 deploy server now"
+    first = _search_in_process(vault_path, kept, query, seed="1")
+    assert first["rc"] == 0 and first["compiled"] and kept.exists()
+    again = _search_in_process(vault_path, kept, query, seed="2")
+    assert again["compiled"] == [] and again["loaded"] >= len(first["compiled"])
+    assert again["out"] == first["out"] and json.loads(again["out"])["hits"]
+
+
+def test_a_kept_program_is_the_pattern_re_compiles(tmp_path, monkeypatch):
+    """A program read back gives the very pattern `re.compile` makes — flags, groups and names
+    included — and one kept by another Python, or a damaged file, is not used."""
+    import re
+
+    from optmem import patterns
+
+    monkeypatch.setattr(patterns, "FILE", str(tmp_path / "patterns.bin"))
+    monkeypatch.setattr("sys.dont_write_bytecode", False)  # (kept as bytecode is: PYTHONDONTWRITEBYTECODE)
+    sources = [(r"(?P<word>[^\W\d_]+)|(\d+)", 0), (r"\bfoo\b", re.IGNORECASE), ("[\u4e00-\u9fff]{2}(?=吗)", 0)]
+    for kept in ({}, None):  # compiled and saved; then read back from the file
+        monkeypatch.setattr(patterns, "_kept", kept)
+        monkeypatch.setattr(patterns, "_new", {})
+        monkeypatch.setattr(patterns, "_loaded", {})
+        made = [patterns.compile(s, f) for s, f in sources]
+        assert made == [re.compile(s, f) for s, f in sources]
+        assert [(p.groups, p.groupindex, p.flags) for p in made] == [
+            (p.groups, p.groupindex, p.flags) for p in (re.compile(s, f) for s, f in sources)
+        ]
+        assert made[0].findall("abc 12 中文") == [("abc", ""), ("", "12"), ("中文", "")]
+        assert (patterns._new == {}) == (kept is None)
+        patterns.save()
+    stamp, entries = __import__("marshal").loads((tmp_path / "patterns.bin").read_bytes())
+    assert len(entries) == 3
+    (tmp_path / "patterns.bin").write_bytes(__import__("marshal").dumps((("another", *stamp[1:]), entries)))
+    monkeypatch.setattr(patterns, "_kept", None)
+    assert patterns._read() == {}
+    (tmp_path / "patterns.bin").write_bytes(b"\x00damaged")
+    assert patterns._read() == {}
