@@ -289,7 +289,19 @@ class Vault:
                 self._lock_depth, self._lock_owner = 0, 0
 
 
-SETTINGS_CACHE = "settings.json"
+SETTINGS_CACHE = "settings-{code}.json"
+_SETTINGS_KEPT = 4  # cached readings of optmem.toml kept at most (one for each optmem that reads the vault)
+
+
+def settings_cache(vault: Vault, stamp: list[Any]) -> Path:
+    """The file that keeps optmem.toml as read by this optmem (`stamp`: the code that read it).
+    Each installation that reads the vault — a command line and an agent's provider in another
+    environment, two checkouts — has its own: sharing one, each read the TOML again and rewrote
+    the file on every command that followed the other's."""
+    import zlib
+
+    code = zlib.crc32(repr(stamp[1:]).encode("utf-8"))
+    return vault.cache_dir / SETTINGS_CACHE.format(code=f"{code:08x}")
 
 
 def _cached_settings(vault: Vault, text: str) -> settings.Settings:
@@ -305,7 +317,7 @@ def _cached_settings(vault: Vault, text: str) -> settings.Settings:
         stamp = [text, __version__, st.st_size, st.st_mtime_ns]
     except OSError:
         return settings.load(text)
-    path = vault.cache_dir / SETTINGS_CACHE
+    path = settings_cache(vault, stamp)
     try:
         kept = json.loads(fsio.read_bytes(path, within=vault.root, limit=4 * settings.FILE_BYTES) or b"")
         if kept["stamp"] == stamp:
@@ -320,6 +332,9 @@ def _cached_settings(vault: Vault, text: str) -> settings.Settings:
                 json.dumps({"stamp": stamp, "settings": settings.to_plain(loaded)}, ensure_ascii=False),
                 within=vault.root,
             )
+            kept_files = sorted(vault.cache_dir.glob(SETTINGS_CACHE.format(code="*")), key=lambda p: p.stat().st_mtime)
+            for old in kept_files[:-_SETTINGS_KEPT]:  # (those of optmems no longer run: a checkout's edits)
+                fsio.remove_file(old)
         except (OptmemError, OSError):
             pass  # a read-only vault: read the file each time
     return loaded

@@ -20,8 +20,13 @@ def _with_cache_folder(cli) -> None:
     assert cli("append", "a note").exit_code == 0
 
 
+def _cache_file(vault_path: Path) -> Path:
+    (kept,) = (vault_path / ".cache").glob(SETTINGS_CACHE.format(code="*"))  # this optmem's, the one there
+    return kept
+
+
 def _cached(vault_path: Path) -> dict:
-    return json.loads((vault_path / ".cache" / SETTINGS_CACHE).read_text("utf-8"))
+    return json.loads(_cache_file(vault_path).read_text("utf-8"))
 
 
 def test_settings_read_through_the_cache_are_the_files_own(cli, vault, vault_path):
@@ -54,11 +59,30 @@ def test_a_damaged_settings_cache_is_read_past(cli, vault, vault_path):
     _with_cache_folder(cli)
     (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.5\n", "utf-8")
     assert Vault(vault_path).settings.ranking.context_share == 0.5
-    cache = vault_path / ".cache" / SETTINGS_CACHE
+    cache = _cache_file(vault_path)
     kept = _cached(vault_path)
     for damaged in ("{not json", json.dumps({**kept, "settings": {"ranking": {"nope": 1}}}), "[]"):
         cache.write_text(damaged, "utf-8")
         assert Vault(vault_path).settings.ranking.context_share == 0.5
+
+
+def test_two_optmems_reading_one_vault_keep_a_reading_each(cli, vault, vault_path, monkeypatch):
+    """A vault read by two installations of optmem in turn (the command line, an agent's
+    provider in another environment): each keeps its own reading of optmem.toml, so neither
+    parses the TOML again — nor rewrites the cache — on each command after the other's."""
+    from optmem import vault as vaultmod
+
+    _with_cache_folder(cli)
+    (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.5\n", "utf-8")
+    for version in ("0.1.0", "9.9.9"):  # each reads the file once
+        monkeypatch.setattr(vaultmod, "__version__", version)
+        assert Vault(vault_path).settings.ranking.context_share == 0.5
+    parsed: list[str] = []
+    monkeypatch.setattr(settings, "load", lambda text: parsed.append(text))
+    for version in ("0.1.0", "9.9.9", "0.1.0"):
+        monkeypatch.setattr(vaultmod, "__version__", version)
+        assert Vault(vault_path).settings.ranking.context_share == 0.5
+    assert parsed == []
 
 
 def test_reading_settings_lays_out_no_vault(tmp_path):
