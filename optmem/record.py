@@ -7,7 +7,6 @@ and what `KNOWN` (the fields a reader understands) holds are all derived from it
 import json
 import os
 import re
-import zlib
 from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any, NamedTuple
@@ -507,4 +506,6 @@ def line_of(n: int) -> int:
 
 
 def file_hash(name: str) -> int:
+    import zlib  # (when a log file is indexed: a search need not load it)
+
     return zlib.crc32(name.encode("utf-8")) & ((1 << _FILE_BITS) - 1)

@@ -1,7 +1,7 @@
 """The vault: where it is, what it holds, names that may live in it, and `init`."""
 
 import re
-import threading
+from _thread import get_ident  # threading.get_ident itself: importing threading costs ~1 ms
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -240,7 +240,7 @@ class Vault:
     @property
     def locked(self) -> bool:
         """Whether this object holds the vault lock right now, in this thread."""
-        return self._lock_depth > 0 and self._lock_owner == threading.get_ident()
+        return self._lock_depth > 0 and self._lock_owner == get_ident()
 
     def clean_temporaries(self) -> list[str]:
         """Remove what killed writers left behind (their temporary files), lock held."""
@@ -281,7 +281,7 @@ class Vault:
             return
         self.lay_out()
         with fsio.exclusive_lock(self.cache("lock"), self.settings.lock.timeout, within=self.root):
-            self._lock_depth, self._lock_owner = 1, threading.get_ident()
+            self._lock_depth, self._lock_owner = 1, get_ident()
             self.clean_temporaries()
             try:
                 yield
@@ -298,10 +298,8 @@ def settings_cache(vault: Vault, stamp: list[Any]) -> Path:
     Each installation that reads the vault — a command line and an agent's provider in another
     environment, two checkouts — has its own: sharing one, each read the TOML again and rewrote
     the file on every command that followed the other's."""
-    import zlib
-
-    code = zlib.crc32(repr(stamp[1:]).encode("utf-8"))
-    return vault.cache_dir / SETTINGS_CACHE.format(code=f"{code:08x}")
+    version, size, mtime = stamp[1:]
+    return vault.cache_dir / SETTINGS_CACHE.format(code=f"{version}-{size:x}-{mtime:x}")
 
 
 def _cached_settings(vault: Vault, text: str) -> settings.Settings:

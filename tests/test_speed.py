@@ -210,3 +210,25 @@ def test_a_kept_program_is_the_pattern_re_compiles(tmp_path, monkeypatch):
     assert patterns._read() == {}
     (tmp_path / "patterns.bin").write_bytes(b"\x00damaged")
     assert patterns._read() == {}
+
+
+@pytest.mark.long
+def test_a_search_loads_no_module_it_does_not_use(cli, vault, vault_path):
+    """What a search (after the first, which keeps optmem.toml's reading) does not import: the
+    threading module (the vault lock names its thread with `_thread.get_ident`, ~1 ms), the TOML
+    parser and what writing a file atomically pulls in (tempfile, shutil, random: ~5 ms)."""
+    import subprocess
+    import sys
+
+    assert cli("append", "deploy the staging server").exit_code == 0
+    (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.5\n", "utf-8")
+    code = (
+        "import sys\n"
+        "from optmem.cli import run\n"
+        "rc = run(['--vault', sys.argv[1], 'search', 'deploy staging server', '--json'])\n"
+        "print('RC', rc, 'LOADED', sorted(m for m in ('threading', 'tomllib', 'tempfile', 'shutil', 'random',\n"
+        "      'dataclasses', 'inspect', 'typer') if m in sys.modules))\n"
+    )
+    for _ in range(2):  # (the first keeps the settings it read)
+        res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
+    assert "RC 0 LOADED []" in res.stdout, res.stdout + res.stderr
