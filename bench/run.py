@@ -65,7 +65,9 @@ from gen import write_log  # noqa: E402
 from queries import CLASSES, OLD, query_set  # noqa: E402
 
 PY = sys.executable
-OPTMEM = [PY, "-m", "optmem"]
+# -P: the current folder is not put first on the module path (`python -m` and `-c` put it there:
+# run from a checkout's root, `--old-tree`'s PYTHONPATH lost to that checkout's optmem)
+OPTMEM = [PY, "-P", "-m", "optmem"]
 ANCHOR = [PY, str(HERE / "anchor.py")]
 CHECKOUT = HERE.parent
 # what pip writes into the `optmem` command (its console script), less the re-spelling of argv[0]
@@ -110,7 +112,7 @@ def user_install(where: Path) -> None:
             raise SystemExit(f"bench: installing optmem's dependencies failed:\n{got.stdout}{got.stderr}")
         stamp.write_text(json.dumps(wanted), "utf-8")
     PY = str(python)
-    OPTMEM = [PY, "-c", CONSOLE]
+    OPTMEM = [PY, "-P", "-c", CONSOLE]
     ANCHOR = [PY, str(HERE / "anchor.py")]
 
 
