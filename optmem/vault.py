@@ -289,7 +289,7 @@ class Vault:
                 self._lock_depth, self._lock_owner = 0, 0
 
 
-SETTINGS_CACHE = "settings-{code}.json"
+SETTINGS_CACHE = "settings-{reader}.json"
 _SETTINGS_KEPT = 4  # cached readings of optmem.toml kept at most (one for each optmem that reads the vault)
 
 
@@ -299,7 +299,7 @@ def settings_cache(vault: Vault, stamp: list[Any]) -> Path:
     environment, two checkouts — has its own: sharing one, each read the TOML again and rewrote
     the file on every command that followed the other's."""
     version, size, mtime = stamp[1:]
-    return vault.cache_dir / SETTINGS_CACHE.format(code=f"{version}-{size:x}-{mtime:x}")
+    return vault.cache_dir / SETTINGS_CACHE.format(reader=f"{version}-{size:x}-{mtime:x}")
 
 
 def _cached_settings(vault: Vault, text: str) -> settings.Settings:
@@ -330,8 +330,9 @@ def _cached_settings(vault: Vault, text: str) -> settings.Settings:
                 json.dumps({"stamp": stamp, "settings": settings.to_plain(loaded)}, ensure_ascii=False),
                 within=vault.root,
             )
-            kept_files = sorted(vault.cache_dir.glob(SETTINGS_CACHE.format(code="*")), key=lambda p: p.stat().st_mtime)
-            for old in kept_files[:-_SETTINGS_KEPT]:  # (those of optmems no longer run: a checkout's edits)
+            others = [p for p in vault.cache_dir.glob(SETTINGS_CACHE.format(reader="*")) if p != path]
+            others.sort(key=lambda p: p.stat().st_mtime_ns)
+            for old in others[: max(0, len(others) - _SETTINGS_KEPT + 1)]:  # (optmems no longer run)
                 fsio.remove_file(old)
         except (OptmemError, OSError):
             pass  # a read-only vault: read the file each time

@@ -21,7 +21,7 @@ def _with_cache_folder(cli) -> None:
 
 
 def _cache_file(vault_path: Path) -> Path:
-    (kept,) = (vault_path / ".cache").glob(SETTINGS_CACHE.format(code="*"))  # this optmem's, the one there
+    (kept,) = (vault_path / ".cache").glob(SETTINGS_CACHE.format(reader="*"))  # this optmem's, the one there
     return kept
 
 
@@ -83,6 +83,14 @@ def test_two_optmems_reading_one_vault_keep_a_reading_each(cli, vault, vault_pat
         monkeypatch.setattr(vaultmod, "__version__", version)
         assert Vault(vault_path).settings.ranking.context_share == 0.5
     assert parsed == []
+    monkeypatch.undo()
+    for old in (vault_path / ".cache").glob(SETTINGS_CACHE.format(reader="*")):
+        os.utime(old, (0, 0))  # (written long ago)
+    for i in range(6):  # many optmems over time (a checkout's edits): the four most recent readings are kept
+        monkeypatch.setattr(vaultmod, "__version__", f"1.{i}")
+        assert Vault(vault_path).settings.ranking.context_share == 0.5
+    kept = sorted(p.name for p in (vault_path / ".cache").glob(SETTINGS_CACHE.format(reader="*")))
+    assert len(kept) == 4 and any("1.5-" in name for name in kept) and not any("0.1.0" in name for name in kept)
 
 
 def test_reading_settings_lays_out_no_vault(tmp_path):
@@ -229,6 +237,7 @@ def test_a_search_loads_no_module_it_does_not_use(cli, vault, vault_path):
         "print('RC', rc, 'LOADED', sorted(m for m in ('threading', 'tomllib', 'tempfile', 'shutil', 'random',\n"
         "      'dataclasses', 'inspect', 'typer') if m in sys.modules))\n"
     )
+    command = [sys.executable, "-c", code, str(vault_path)]
     for _ in range(2):  # (the first keeps the settings it read)
-        res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
+        res = subprocess.run(command, capture_output=True, text=True, timeout=HANG)
     assert "RC 0 LOADED []" in res.stdout, res.stdout + res.stderr
