@@ -65,8 +65,13 @@ from gen import write_log  # noqa: E402
 from queries import CLASSES, OLD, query_set  # noqa: E402
 
 PY = sys.executable
-OPTMEM = [PY, "-m", "optmem"]
+# -P: the current folder is not put first on the module path (`python -m` and `-c` put it there:
+# run from a checkout's root, `--old-tree`'s PYTHONPATH lost to that checkout's optmem)
+OPTMEM = [PY, "-P", "-m", "optmem"]
 ANCHOR = [PY, str(HERE / "anchor.py")]
+CHECKOUT = HERE.parent
+# what pip writes into the `optmem` command (its console script), less the re-spelling of argv[0]
+CONSOLE = "import sys; from optmem.cli import main; sys.exit(main())"
 QUERIES = OLD  # the earlier search row's seven queries (an update cue; a date); the per-class
 #               table runs bench/queries.py's set beside them
 Row = tuple[str, float, str, float, str, str]
@@ -77,7 +82,38 @@ def clean_env() -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("OPTMEM_NOW", None)
+    if PY != sys.executable:  # the user's installation (`user_install`): this checkout's optmem
+        env["PYTHONPATH"] = str(CHECKOUT)
     return env
+
+
+def user_install(where: Path) -> None:
+    """Measure what a user's installation runs, not this development one: a virtual environment
+    of its own in `where` (made once, reused) holding optmem's dependencies, in which both optmem
+    — this checkout's, on PYTHONPATH as `--old-tree` puts an earlier one — and the anchor run.
+
+    An editable install (`pip install -e .`, this repository's development set-up) loads an import
+    hook in every Python process of its environment: ~10 ms of `pathlib`, `importlib.util` … before
+    the first line of any script, the anchor's too. A `pip install .` has none. The commands are
+    those of an installation too: `optmem …` is pip's console script (`CONSOLE`), not `python -m`."""
+    global PY, OPTMEM, ANCHOR
+    import tomllib
+
+    venv = where / "user-venv"
+    python = venv / "bin" / "python"
+    project = tomllib.loads((CHECKOUT / "pyproject.toml").read_text("utf-8"))["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["mcp"]]
+    stamp = venv / "optmem-dependencies.json"
+    if not python.exists() or not stamp.exists() or json.loads(stamp.read_text("utf-8")) != wanted:
+        shutil.rmtree(venv, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        got = subprocess.run([str(python), "-m", "pip", "install", "-q", *wanted], capture_output=True, text=True)
+        if got.returncode:
+            raise SystemExit(f"bench: installing optmem's dependencies failed:\n{got.stdout}{got.stderr}")
+        stamp.write_text(json.dumps(wanted), "utf-8")
+    PY = str(python)
+    OPTMEM = [PY, "-P", "-c", CONSOLE]
+    ANCHOR = [PY, str(HERE / "anchor.py")]
 
 
 def run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
@@ -134,6 +170,8 @@ def prepare(
     db = (keep or work) / f"anchor-{name}.db"
     if keep and db.exists() and (vault / "LOG.jsonl").exists():
         run(OPTMEM + ["search", "warm"], env_for(vault))  # the index caught up (or rebuilt: another version)
+        if chat:
+            fresh_verdicts(vault)
         return vault, db, 0.0, 0.0, 0
     if chat:
         write_through_optmem(vault, size, work)
@@ -165,6 +203,34 @@ def write_through_optmem(vault: Path, size: int, work: Path) -> None:
     (vault / "optmem.toml").write_text(NO_SWEEP, "utf-8")
     run(OPTMEM + ["import", str(dump)], env_for(vault))
     dump.unlink()
+
+
+def fresh_verdicts(vault: Path) -> None:
+    """A kept corpus as the write gate of this checkout leaves it: each line it passes carries its
+    verdict under this scanner (`optmem.verdicts`), as in a corpus made now. Any change to the
+    scanner's files makes every stored verdict stale: on a corpus kept from before, each hit would
+    be scanned again on every read (the read-side scan, measured apart: `--only scan`)."""
+    import sqlite3
+
+    from optmem import verdicts
+    from optmem.record import flagged_field, parse_line
+    from optmem.vault import Vault
+
+    store = vault / ".cache" / verdicts.FILE
+    conn = sqlite3.connect(store)
+    try:
+        stale = conn.execute("SELECT count(*) FROM verdict WHERE v != ?", (verdicts.scanner_version(),)).fetchone()[0]
+    finally:
+        conn.close()
+    if not stale:
+        return
+    print(f"bench: {stale:,} verdicts of {vault.name} are another scanner's; scanning its lines again", file=sys.stderr)
+    for log in [vault / "LOG.jsonl", *sorted((vault / "log").rglob("*.jsonl"))]:
+        with open(log, "rb") as fh:
+            lines = [line.rstrip(b"\n") for line in fh]
+        verdicts.remember(
+            Vault(vault), [line for n, line in enumerate(lines, 1) if flagged_field(parse_line(line, n, None)) is None]
+        )
 
 
 def cpu_ms(cmd: list[str], env: dict[str, str] | None = None) -> float:
@@ -814,6 +880,7 @@ def bench_scan(repeat: int) -> list[Row]:
                     "import time; t = time.process_time(); import optmem.errors; "
                     "print((time.process_time() - t) * 1e3)",
                 ],
+                env=clean_env(),
                 capture_output=True,
                 text=True,
                 check=True,
@@ -874,6 +941,12 @@ def main() -> None:
     ap.add_argument("--old-tree", type=Path, help="a checkout of an earlier optmem: the class table measures it too")
     ap.add_argument("--classes-only", action="store_true", help="search: the class table alone (no other rows)")
     ap.add_argument(
+        "--editable",
+        action="store_true",
+        help="run this Python's optmem (a development install) instead of a user's installation in a "
+        "virtual environment of its own (made in --keep DIR, else for the run)",
+    )
+    ap.add_argument(
         "--write-docs",
         action="store_true",
         help="put the search, stage and hub tables into docs/performance.md (between its markers)",
@@ -895,6 +968,8 @@ def main() -> None:
     classes: list[ClassRow] = []
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
+    if not args.editable:
+        user_install(args.keep or work)
     try:
         if not args.only or "startup" in args.only:
             rows += bench_startup(repeat)

@@ -36,7 +36,7 @@ def ids(tree: Path, vault: Path, limit: int) -> list[list[str]]:
     # one moment for both (recency counts in a score)
     env = {**os.environ, "PYTHONPATH": str(tree), "OPTMEM_VAULT": str(vault), "OPTMEM_NOW": "2026-12-06T00:00:00Z"}
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(vault), str(limit), str(HERE)],
+        [sys.executable, "-P", "-c", CHILD, str(vault), str(limit), str(HERE)],
         env=env,
         capture_output=True,
         text=True,

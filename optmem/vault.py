@@ -1,17 +1,17 @@
 """The vault: where it is, what it holds, names that may live in it, and `init`."""
 
 import re
-import threading
+from _thread import get_ident  # threading.get_ident itself: importing threading costs ~1 ms
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from optmem import __version__, fsio, layout, settings
+from optmem import __version__, fsio, layout, patterns, settings
 from optmem.errors import InvalidName, OptmemError, VaultMissing, quote
 from optmem.settings import Settings
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+NAME_RE = patterns.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 CACHE = ".cache"
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
@@ -240,7 +240,7 @@ class Vault:
     @property
     def locked(self) -> bool:
         """Whether this object holds the vault lock right now, in this thread."""
-        return self._lock_depth > 0 and self._lock_owner == threading.get_ident()
+        return self._lock_depth > 0 and self._lock_owner == get_ident()
 
     def clean_temporaries(self) -> list[str]:
         """Remove what killed writers left behind (their temporary files), lock held."""
@@ -281,7 +281,7 @@ class Vault:
             return
         self.lay_out()
         with fsio.exclusive_lock(self.cache("lock"), self.settings.lock.timeout, within=self.root):
-            self._lock_depth, self._lock_owner = 1, threading.get_ident()
+            self._lock_depth, self._lock_owner = 1, get_ident()
             self.clean_temporaries()
             try:
                 yield
@@ -289,7 +289,17 @@ class Vault:
                 self._lock_depth, self._lock_owner = 0, 0
 
 
-SETTINGS_CACHE = "settings.json"
+SETTINGS_CACHE = "settings-{reader}.json"
+_SETTINGS_KEPT = 4  # cached readings of optmem.toml kept at most (one for each optmem that reads the vault)
+
+
+def settings_cache(vault: Vault, stamp: list[Any]) -> Path:
+    """The file that keeps optmem.toml as read by this optmem (`stamp`: the code that read it).
+    Each installation that reads the vault — a command line and an agent's provider in another
+    environment, two checkouts — has its own: sharing one, each read the TOML again and rewrote
+    the file on every command that followed the other's."""
+    version, size, mtime = stamp[1:]
+    return vault.cache_dir / SETTINGS_CACHE.format(reader=f"{version}-{size:x}-{mtime:x}")
 
 
 def _cached_settings(vault: Vault, text: str) -> settings.Settings:
@@ -305,7 +315,7 @@ def _cached_settings(vault: Vault, text: str) -> settings.Settings:
         stamp = [text, __version__, st.st_size, st.st_mtime_ns]
     except OSError:
         return settings.load(text)
-    path = vault.cache_dir / SETTINGS_CACHE
+    path = settings_cache(vault, stamp)
     try:
         kept = json.loads(fsio.read_bytes(path, within=vault.root, limit=4 * settings.FILE_BYTES) or b"")
         if kept["stamp"] == stamp:
@@ -320,6 +330,10 @@ def _cached_settings(vault: Vault, text: str) -> settings.Settings:
                 json.dumps({"stamp": stamp, "settings": settings.to_plain(loaded)}, ensure_ascii=False),
                 within=vault.root,
             )
+            others = [p for p in vault.cache_dir.glob(SETTINGS_CACHE.format(reader="*")) if p != path]
+            others.sort(key=lambda p: p.stat().st_mtime_ns)
+            for old in others[: max(0, len(others) - _SETTINGS_KEPT + 1)]:  # (optmems no longer run)
+                fsio.remove_file(old)
         except (OptmemError, OSError):
             pass  # a read-only vault: read the file each time
     return loaded

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+from conftest import HANG
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,8 +20,13 @@ def _with_cache_folder(cli) -> None:
     assert cli("append", "a note").exit_code == 0
 
 
+def _cache_file(vault_path: Path) -> Path:
+    (kept,) = (vault_path / ".cache").glob(SETTINGS_CACHE.format(reader="*"))  # this optmem's, the one there
+    return kept
+
+
 def _cached(vault_path: Path) -> dict:
-    return json.loads((vault_path / ".cache" / SETTINGS_CACHE).read_text("utf-8"))
+    return json.loads(_cache_file(vault_path).read_text("utf-8"))
 
 
 def test_settings_read_through_the_cache_are_the_files_own(cli, vault, vault_path):
@@ -52,11 +59,38 @@ def test_a_damaged_settings_cache_is_read_past(cli, vault, vault_path):
     _with_cache_folder(cli)
     (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.5\n", "utf-8")
     assert Vault(vault_path).settings.ranking.context_share == 0.5
-    cache = vault_path / ".cache" / SETTINGS_CACHE
+    cache = _cache_file(vault_path)
     kept = _cached(vault_path)
     for damaged in ("{not json", json.dumps({**kept, "settings": {"ranking": {"nope": 1}}}), "[]"):
         cache.write_text(damaged, "utf-8")
         assert Vault(vault_path).settings.ranking.context_share == 0.5
+
+
+def test_two_optmems_reading_one_vault_keep_a_reading_each(cli, vault, vault_path, monkeypatch):
+    """A vault read by two installations of optmem in turn (the command line, an agent's
+    provider in another environment): each keeps its own reading of optmem.toml, so neither
+    parses the TOML again — nor rewrites the cache — on each command after the other's."""
+    from optmem import vault as vaultmod
+
+    _with_cache_folder(cli)
+    (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.5\n", "utf-8")
+    for version in ("0.1.0", "9.9.9"):  # each reads the file once
+        monkeypatch.setattr(vaultmod, "__version__", version)
+        assert Vault(vault_path).settings.ranking.context_share == 0.5
+    parsed: list[str] = []
+    monkeypatch.setattr(settings, "load", lambda text: parsed.append(text))
+    for version in ("0.1.0", "9.9.9", "0.1.0"):
+        monkeypatch.setattr(vaultmod, "__version__", version)
+        assert Vault(vault_path).settings.ranking.context_share == 0.5
+    assert parsed == []
+    monkeypatch.undo()
+    for old in (vault_path / ".cache").glob(SETTINGS_CACHE.format(reader="*")):
+        os.utime(old, (0, 0))  # (written long ago)
+    for i in range(6):  # many optmems over time (a checkout's edits): the four most recent readings are kept
+        monkeypatch.setattr(vaultmod, "__version__", f"1.{i}")
+        assert Vault(vault_path).settings.ranking.context_share == 0.5
+    kept = sorted(p.name for p in (vault_path / ".cache").glob(SETTINGS_CACHE.format(reader="*")))
+    assert len(kept) == 4 and any("1.5-" in name for name in kept) and not any("0.1.0" in name for name in kept)
 
 
 def test_reading_settings_lays_out_no_vault(tmp_path):
@@ -81,3 +115,129 @@ def test_chinese_runs_and_words_are_what_the_two_class_pattern_finds(s):
 
     two = re.compile(rf"([{text._CJK}]+)|([^\W_{text._CJK}]+)")
     assert text._split_cjk(s) == two.findall(s)
+
+
+@pytest.mark.long
+def test_a_search_process_spends_no_time_collecting_cycles(cli, vault, vault_path):
+    """A command is one short process that allocates much (modules, classes, records read back)
+    and frees little: at Python's default threshold (700 allocations) the cycle collector ran
+    ~25 times in a search, 3–8 ms of its ~60. The console entry point raises the threshold, so a
+    search collects nothing — a long-running server still does, every 20,000 allocations."""
+    import subprocess
+    import sys
+
+    for i in range(5):
+        assert cli("append", f"deploy note {i} on the staging server").exit_code == 0
+    code = (
+        "import gc, sys\n"
+        "runs = []\n"
+        "gc.callbacks.append(lambda phase, info: runs.append(info['generation']) if phase == 'start' else None)\n"
+        "from optmem.cli import main\n"
+        "sys.argv = ['optmem', '--vault', sys.argv[1], 'search', 'deploy staging server', '--json']\n"
+        "try:\n    main()\n"
+        "except SystemExit as e:\n    assert e.code in (0, None), e.code\n"
+        "print('COLLECTIONS', len(runs), 'THRESHOLD', gc.get_threshold()[0])\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
+    assert res.returncode == 0, res.stderr
+    assert "COLLECTIONS 0 THRESHOLD 20000" in res.stdout, res.stdout
+
+
+def _search_in_process(vault_path: Path, kept: Path, query: str, seed: str) -> dict:
+    """A search in a process of its own whose compiled patterns are kept in `kept`: what it
+    printed, and which patterns it had to compile (not found kept)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import io, json, sys, contextlib\n"
+        "from optmem import patterns\n"
+        "patterns.FILE = sys.argv[2]\n"
+        "from optmem.cli import run\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    rc = run(['--vault', sys.argv[1], 'search', sys.argv[3], '--json'])\n"
+        "print(json.dumps({'rc': rc, 'out': out.getvalue(), 'compiled': sorted(s for s, _ in patterns._new),\n"
+        "                  'loaded': len(patterns._loaded)}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONHASHSEED"] = seed
+    res = subprocess.run(
+        [sys.executable, "-c", code, str(vault_path), str(kept), query],
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+        env=env,
+    )
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout.splitlines()[-1])
+
+
+@pytest.mark.long
+def test_patterns_compiled_by_one_process_are_loaded_by_the_next(cli, vault, vault_path, tmp_path):
+    """`optmem.patterns` keeps the programs of optmem's patterns between processes: the second
+    search — under another string hashing, so no pattern may be built from a set's order — compiles
+    none of them again, and prints what the first printed."""
+    for text in ("deploy the staging server now", "现在数据库迁移到新的服务器了", "previously the build failed"):
+        assert cli("append", text).exit_code == 0
+    kept = tmp_path / "patterns.bin"
+    query = "数据库 迁移 deploy server now"
+    first = _search_in_process(vault_path, kept, query, seed="1")
+    assert first["rc"] == 0 and first["compiled"] and kept.exists()
+    again = _search_in_process(vault_path, kept, query, seed="2")
+    assert again["compiled"] == [] and again["loaded"] >= len(first["compiled"])
+    assert again["out"] == first["out"] and json.loads(again["out"])["hits"]
+
+
+def test_a_kept_program_is_the_pattern_re_compiles(tmp_path, monkeypatch):
+    """A program read back gives the very pattern `re.compile` makes — flags, groups and names
+    included — and one kept by another Python, or a damaged file, is not used."""
+    import re
+
+    from optmem import patterns
+
+    monkeypatch.setattr(patterns, "FILE", str(tmp_path / "patterns.bin"))
+    monkeypatch.setattr("sys.dont_write_bytecode", False)  # (kept as bytecode is: PYTHONDONTWRITEBYTECODE)
+    sources = [(r"(?P<word>[^\W\d_]+)|(\d+)", 0), (r"\bfoo\b", re.IGNORECASE), ("[\u4e00-\u9fff]{2}(?=吗)", 0)]
+    for kept in ({}, None):  # compiled and saved; then read back from the file
+        monkeypatch.setattr(patterns, "_kept", kept)
+        monkeypatch.setattr(patterns, "_new", {})
+        monkeypatch.setattr(patterns, "_loaded", {})
+        made = [patterns.compile(s, f) for s, f in sources]
+        assert made == [re.compile(s, f) for s, f in sources]
+        assert [(p.groups, p.groupindex, p.flags) for p in made] == [
+            (p.groups, p.groupindex, p.flags) for p in (re.compile(s, f) for s, f in sources)
+        ]
+        assert made[0].findall("abc 12 中文") == [("abc", ""), ("", "12"), ("中文", "")]
+        assert (patterns._new == {}) == (kept is None)
+        patterns.save()
+    stamp, entries = __import__("marshal").loads((tmp_path / "patterns.bin").read_bytes())
+    assert len(entries) == 3
+    (tmp_path / "patterns.bin").write_bytes(__import__("marshal").dumps((("another", *stamp[1:]), entries)))
+    monkeypatch.setattr(patterns, "_kept", None)
+    assert patterns._read() == {}
+    (tmp_path / "patterns.bin").write_bytes(b"\x00damaged")
+    assert patterns._read() == {}
+
+
+@pytest.mark.long
+def test_a_search_loads_no_module_it_does_not_use(cli, vault, vault_path):
+    """What a search (after the first, which keeps optmem.toml's reading) does not import: the
+    threading module (the vault lock names its thread with `_thread.get_ident`, ~1 ms), the TOML
+    parser and what writing a file atomically pulls in (tempfile, shutil, random: ~5 ms)."""
+    import subprocess
+    import sys
+
+    assert cli("append", "deploy the staging server").exit_code == 0
+    (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.5\n", "utf-8")
+    code = (
+        "import sys\n"
+        "from optmem.cli import run\n"
+        "rc = run(['--vault', sys.argv[1], 'search', 'deploy staging server', '--json'])\n"
+        "print('RC', rc, 'LOADED', sorted(m for m in ('threading', 'tomllib', 'tempfile', 'shutil', 'random',\n"
+        "      'dataclasses', 'inspect', 'typer') if m in sys.modules))\n"
+    )
+    command = [sys.executable, "-c", code, str(vault_path)]
+    for _ in range(2):  # (the first keeps the settings it read)
+        res = subprocess.run(command, capture_output=True, text=True, timeout=HANG)
+    assert "RC 0 LOADED []" in res.stdout, res.stdout + res.stderr

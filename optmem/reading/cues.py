@@ -14,6 +14,7 @@ for them.
 from collections.abc import Iterable
 from typing import Any
 
+from optmem import patterns
 from optmem.settings import Ranking
 from optmem.text import cjk_query_terms, fold, has_cjk, query_terms
 
@@ -194,10 +195,16 @@ def says_change(text: str) -> bool:
 
 
 def _guarded(words: Iterable[str]) -> str:
-    """An alternation of Chinese time words, each with its guards, longest first."""
-    return "|".join(
-        _GUARDS.get(w, ("", ""))[0] + w + _GUARDS.get(w, ("", ""))[1] for w in sorted(set(words), key=len, reverse=True)
-    )
+    """An alternation of Chinese time words, each with its guards, longest first (in one order in
+    every process — a set's order changes with each process's string hashing —, so that the
+    pattern is the same one: `optmem.patterns` keeps it compiled)."""
+    return "|".join(_GUARDS.get(w, ("", ""))[0] + w + _GUARDS.get(w, ("", ""))[1] for w in _longest_first(words))
+
+
+def _longest_first(words: Iterable[str]) -> list[str]:
+    """Distinct words, longest first, then in code point order. (Two words of one length never
+    match at the same place, so their order changes no match.)"""
+    return sorted(set(words), key=lambda w: (-len(w), w))
 
 
 def cue_sources(kind: str) -> tuple[str, str]:
@@ -222,10 +229,8 @@ def _says(kind: str, folded: str) -> bool:
     key = (kind, folded.isascii())
     pattern = _CUE_PATTERNS.get(key)
     if pattern is None:
-        import re
-
         english, chinese = cue_sources(kind)
-        pattern = _CUE_PATTERNS[key] = re.compile(english if key[1] else f"{english}|{chinese}")
+        pattern = _CUE_PATTERNS[key] = patterns.compile(english if key[1] else f"{english}|{chinese}")
     return pattern.search(folded) is not None
 
 
@@ -237,9 +242,7 @@ def time_word_spans(folded: str) -> list[tuple[int, int]]:
     if not has_cjk(folded):
         return []  # (before compiling: an English query — curly quotes too — never pays for it)
     if _CJK_TIME_WORDS is None:
-        import re
-
-        _CJK_TIME_WORDS = re.compile(_guarded(w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1))
+        _CJK_TIME_WORDS = patterns.compile(_guarded(w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1))
     return [m.span() for m in _CJK_TIME_WORDS.finditer(folded)]
 
 
@@ -248,9 +251,7 @@ def without_cues(folded: str) -> str:
     them pair again ("我现在养了" → "我养了")."""
     global _CJK_CUES
     if _CJK_CUES is None:
-        import re
-
-        _CJK_CUES = re.compile("|".join(sorted({*UPDATE_CUES_CJK, *CHANGE_CUES_CJK}, key=len, reverse=True)))
+        _CJK_CUES = patterns.compile("|".join(_longest_first((*UPDATE_CUES_CJK, *CHANGE_CUES_CJK))))
     return _CJK_CUES.sub("", folded)
 
 
