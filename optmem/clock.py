@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import UTC, datetime, timedelta
 
-from optmem import patterns
 from optmem.errors import UsageError, quote
 
-_DATE_ONLY = patterns.compile(r"^\d{4}-\d{2}-\d{2}$")
-_TTL = patterns.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TTL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _TTL_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from functools import cache, lru_cache
 
-from optmem import patterns, text
+from optmem import text
 
 PREFIX = "__"
 DAY_PREFIX = PREFIX + "d"  # a day's term (`__d2023_05_03`)
@@ -372,7 +372,7 @@ def _resolved(
 def _pattern(source: str) -> re.Pattern[str]:
     """A date pattern, compiled the first time a text needs it (each costs up to a millisecond:
     a search pays only for the ones its texts hint at)."""
-    return patterns.compile(source)
+    return re.compile(source)
 
 
 # every relative phrase holds one of these: a cheap test before the patterns run
@@ -418,10 +418,10 @@ _EXPLICIT_SOURCES: tuple[tuple[str, str, Explicit], ...] = (
 )
 
 
-_YMD = patterns.compile(r"\d{4}-")
-_DIGIT = patterns.compile(r"\d")
-_YEAR = patterns.compile(r"(?:19|20)\d\d")
-_MONTH_NAME = patterns.compile(rf"\b(?:{'|'.join(MONTHS)})\b")
+_YMD = re.compile(r"\d{4}-")
+_DIGIT = re.compile(r"\d")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_MONTH_NAME = re.compile(rf"\b(?:{'|'.join(MONTHS)})\b")
 # `_hinted` asks whether a text holds a relative phrase's word, a year of this or the last century,
 # 月 or a month name. Every English one a pattern reads is a whole word (`\b` on both sides), so
 # it asks the text's words, a set look-up each, where a substring test per hint scanned the text

@@ -20,14 +20,14 @@ import os
 import re
 from pathlib import Path
 
-from optmem import fsio, patterns
+from optmem import fsio
 from optmem.errors import OptmemError, UsageError, quote
 
 LOG = "LOG.jsonl"
 ACCESS = "ACCESS.jsonl"
 SEGMENTS = "log"
-MONTH_RE = patterns.compile(r"^\d{4}-\d{2}\.jsonl$")
-WRITER_RE = patterns.compile(r"^[a-z0-9][a-z0-9._-]{0,47}$")
+MONTH_RE = re.compile(r"^\d{4}-\d{2}\.jsonl$")
+WRITER_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,47}$")
 
 
 def segmented(root: Path) -> bool:

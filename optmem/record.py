@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any, NamedTuple
 
-from optmem import clock, patterns
+from optmem import clock
 from optmem.settings import Limits
 
 VERSION = 1
@@ -46,10 +46,10 @@ RELEASE = "release"  # bookkeeping: a person released the held record `ref` from
 BOOKKEEPING = (SEEN, FORGET, CONFIRM, RESTORE, VERIFY, RELEASE)
 NEVER_COOL = (*BOOKKEEPING, MEMORY)  # bookkeeping, and hot memory (its file decides what is kept)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_DOMAIN_PREFIX = patterns.compile(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
+_DOMAIN_PREFIX = re.compile(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
 _HAND_CORRECTION = r"^\s*(?:\[[A-Za-z0-9._-]{1,64}\]\s*)?(?:〔更正〕|\[correction\])"  # compiled when needed
-_HASH_REF = patterns.compile(r"#([0-9A-Za-z]{6,26})\b")
-ID_RE = patterns.compile(r"^[0-9A-Za-z]{6,26}$")
+_HASH_REF = re.compile(r"#([0-9A-Za-z]{6,26})\b")
+ID_RE = re.compile(r"^[0-9A-Za-z]{6,26}$")
 
 
 def _b32(value: int, length: int) -> str:
@@ -99,7 +99,7 @@ def names(ref: str, record_id: str) -> bool:
 
 def hand_correction_refs(text: str) -> list[str]:
     """`〔更正〕 … #<id>` / `[correction] … #<id>`: the ids a hand-typed correction names."""
-    if not patterns.compile(_HAND_CORRECTION, re.IGNORECASE).match(text):
+    if not re.match(_HAND_CORRECTION, text, re.IGNORECASE):
         return []
     return [ref.upper() for ref in _HASH_REF.findall(text)]
 
@@ -396,7 +396,7 @@ def _extra_strings(where: str, value: Any, out: list[tuple[str, str]], depth: in
             _extra_strings(where, v, out, depth + 1)
 
 
-_CANONICAL = patterns.compile(r"[0-9A-HJKMNP-TV-Z]{26}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+_CANONICAL = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
 
 
 _LABELS: dict[str, str | None] = {}  # short values scanned before (names, kinds, sources, sessions repeat)

@@ -9,18 +9,18 @@ what a person reads. Everything optmem prints for people passes through `printab
 
 from __future__ import annotations
 
-from optmem import patterns
+import re
 
 # ECMA-48: a control string (OSC, DCS, SOS, PM, APC) runs to its terminator (BEL or ST); a control
 # sequence (CSI) is parameters, intermediates and a final byte; any other escape sequence is
 # intermediates and a final byte; then every C0 control but \t and \n, DEL and every C1 control
-_SEQUENCES = patterns.compile(
+_SEQUENCES = re.compile(
     r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
     r"|(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]"
     r"|\x1b[\x20-\x2f]*[\x30-\x7e]"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 )
-_CONTROL = patterns.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def printable(text: str) -> str:

@@ -19,7 +19,6 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-from optmem import patterns
 from optmem.reading.lexicon import (
     CJK_DIGIT_VALUES,
     CJK_INTENSIFIERS,
@@ -39,8 +38,8 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020
 # apart (a negated class: no look-ahead per character, which made this the costliest step of
 # indexing). That second pattern takes ~4 ms to compile, so it is compiled only when a text that
 # may hold CJK turns up (`has_cjk`) — an English-only command never pays for it.
-_WORD_RE = patterns.compile(r"[^\W_]+")
-_FOLDED_ASCII_WORD_RE = patterns.compile(r"[a-z0-9]+")  # what _WORD_RE finds in a folded ASCII text, faster
+_WORD_RE = re.compile(r"[^\W_]+")
+_FOLDED_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # what _WORD_RE finds in a folded ASCII text, faster
 _SPLIT_RE: re.Pattern[str] | None = None
 
 
@@ -61,7 +60,7 @@ def compiled(source: str, kept: dict[str, re.Pattern[str]] = _PATTERNS) -> re.Pa
     it), and kept."""
     pattern = kept.get(source)
     if pattern is None:
-        pattern = kept[source] = patterns.compile(source)
+        pattern = kept[source] = re.compile(source)
     return pattern
 
 
@@ -71,7 +70,7 @@ def _split_cjk(folded: str) -> list[tuple[str, str]]:
     CJK class and a class of the other letters took ~3 ms to compile; one class, half that.)"""
     global _SPLIT_RE
     if _SPLIT_RE is None:
-        _SPLIT_RE = patterns.compile(f"([{_CJK}]+)")
+        _SPLIT_RE = re.compile(f"([{_CJK}]+)")
     out: list[tuple[str, str]] = []
     between = True  # the pieces alternate: the text between two runs, a run, …
     for piece in _SPLIT_RE.split(folded):
@@ -83,7 +82,7 @@ def _split_cjk(folded: str) -> list[tuple[str, str]]:
     return out
 
 
-_NUMBER_RE = patterns.compile(r"\d+(?:\.\d+)?")
+_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 # `numbers` in Chinese text: digits (and the magnitude after them: 10万), or a run of numerals …
 _CJK_NUMBER_OR_DIGITS = r"(\d+(?:\.\d+)?)([十百千万萬亿億]+)?|([〇" + CJK_NUMERALS + "]+)"
 # … which make a number alone when a measure word (dates and labels too: 五月, 三号) or a unit
@@ -121,8 +120,8 @@ _WIDE_PUNCTUATION = tuple((chr(0xFEE0 + ord(c)), c) for c in ",.:;!?()")
 # engine's ASCII folding makes them. Only Latin: kana's voicing marks (が) and hangul are letters of
 # their own, not accents to drop. A mark no letter composes with goes too (é + ́ stays two
 # characters after NFKC), so folding twice changes nothing.
-_ACCENTED_RE = patterns.compile("[\u00c0-\u024f\u1e00-\u1eff][\u0300-\u036f]*|(?<=[a-z])[\u0300-\u036f]+")
-_MAY_BE_ACCENTED_RE = patterns.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")  # one class: a fast first look
+_ACCENTED_RE = re.compile("[\u00c0-\u024f\u1e00-\u1eff][\u0300-\u036f]*|(?<=[a-z])[\u0300-\u036f]+")
+_MAY_BE_ACCENTED_RE = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")  # one class: a fast first look
 _UNACCENTED: dict[str, str] = {}
 
 
@@ -239,7 +238,7 @@ def _normal(runs: Runs, stems: list[str], words: list[str]) -> str:
 # ("python", "iphone 15", "windows 10"), as a search engine's word-delimiter filter keeps the whole
 # word and adds its parts — not a part of one character (the 3 of python3 would match every "3",
 # the k of 5k every "k"), nor the parts of a hash or an id (more than three runs: 3f9a0c…).
-_RUN_RE = patterns.compile(r"[^\W\d_]+|\d+")
+_RUN_RE = re.compile(r"[^\W\d_]+|\d+")
 
 
 def _parts(words: list[str], stem: bool = True) -> list[str]:

@@ -7,11 +7,11 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from optmem import __version__, fsio, layout, patterns, settings
+from optmem import __version__, fsio, layout, settings
 from optmem.errors import InvalidName, OptmemError, VaultMissing, quote
 from optmem.settings import Settings
 
-NAME_RE = patterns.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 CACHE = ".cache"
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too

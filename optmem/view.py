@@ -15,13 +15,14 @@ what they mean:
   render their JSON from.
 """
 
+import re
 from collections.abc import Callable, Iterable
 from datetime import UTC
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
 
-from optmem import patterns, record
+from optmem import record
 from optmem.record import (
     BOOKKEEPING,
     CONFIRM,
@@ -455,7 +456,7 @@ def shown(value: Any) -> Any:
     return value
 
 
-_MARK = patterns.compile(r"^\s*(?:[-*•]\s+)?")
+_MARK = re.compile(r"^\s*(?:[-*•]\s+)?")
 
 
 def display_lines(text: str) -> str:
@@ -473,7 +474,7 @@ def display_lines(text: str) -> str:
     return out if display(out) == out else display(text)
 
 
-_RULE_NAME = patterns.compile(r"[a-z][a-z0-9_]{0,63}")  # the shape of a scanner rule's name
+_RULE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # the shape of a scanner rule's name
 
 
 # -- the one view of a record that callers see ------------------------------------------------

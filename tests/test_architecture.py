@@ -34,7 +34,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.layout",
             "optmem.runner",
             "optmem.terminal",
-            "optmem.patterns",
         ),
     ),
     ("policy", ("optmem.quarantine", "optmem.view", "optmem.ranking")),

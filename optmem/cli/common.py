@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -10,7 +11,6 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from optmem import patterns
 from optmem.errors import OptmemError, UsageError, envelope
 from optmem.terminal import printable
 
@@ -324,7 +324,7 @@ def read_arg(value: str | None, what: str = "TEXT", limit: int = STDIN_BYTES) ->
 # JSON escapes C0 controls itself; DEL and the C1 controls (U+0080–U+009F, which a terminal may
 # read as escape sequences) it writes raw: escaped here too, so JSON output holds no control
 # character and still reads back as exactly the stored text
-_C1 = patterns.compile("[\x7f-\x9f]")
+_C1 = re.compile("[\x7f-\x9f]")
 
 
 def dumps(payload: Any) -> str:

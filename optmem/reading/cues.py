@@ -14,7 +14,6 @@ for them.
 from collections.abc import Iterable
 from typing import Any
 
-from optmem import patterns
 from optmem.settings import Ranking
 from optmem.text import cjk_query_terms, fold, has_cjk, query_terms
 
@@ -195,15 +194,14 @@ def says_change(text: str) -> bool:
 
 
 def _guarded(words: Iterable[str]) -> str:
-    """An alternation of Chinese time words, each with its guards, longest first (in one order in
-    every process — a set's order changes with each process's string hashing —, so that the
-    pattern is the same one: `optmem.patterns` keeps it compiled)."""
+    """An alternation of Chinese time words, each with its guards, longest first."""
     return "|".join(_GUARDS.get(w, ("", ""))[0] + w + _GUARDS.get(w, ("", ""))[1] for w in _longest_first(words))
 
 
 def _longest_first(words: Iterable[str]) -> list[str]:
-    """Distinct words, longest first, then in code point order. (Two words of one length never
-    match at the same place, so their order changes no match.)"""
+    """Distinct words, longest first, then in code point order: one pattern in every process (a
+    set's order changes with each process's string hashing). Two words of one length never match
+    at the same place, so their order changes no match."""
     return sorted(set(words), key=lambda w: (-len(w), w))
 
 
@@ -229,8 +227,10 @@ def _says(kind: str, folded: str) -> bool:
     key = (kind, folded.isascii())
     pattern = _CUE_PATTERNS.get(key)
     if pattern is None:
+        import re
+
         english, chinese = cue_sources(kind)
-        pattern = _CUE_PATTERNS[key] = patterns.compile(english if key[1] else f"{english}|{chinese}")
+        pattern = _CUE_PATTERNS[key] = re.compile(english if key[1] else f"{english}|{chinese}")
     return pattern.search(folded) is not None
 
 
@@ -242,7 +242,9 @@ def time_word_spans(folded: str) -> list[tuple[int, int]]:
     if not has_cjk(folded):
         return []  # (before compiling: an English query — curly quotes too — never pays for it)
     if _CJK_TIME_WORDS is None:
-        _CJK_TIME_WORDS = patterns.compile(_guarded(w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1))
+        import re
+
+        _CJK_TIME_WORDS = re.compile(_guarded(w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1))
     return [m.span() for m in _CJK_TIME_WORDS.finditer(folded)]
 
 
@@ -251,7 +253,9 @@ def without_cues(folded: str) -> str:
     them pair again ("我现在养了" → "我养了")."""
     global _CJK_CUES
     if _CJK_CUES is None:
-        _CJK_CUES = patterns.compile("|".join(_longest_first((*UPDATE_CUES_CJK, *CHANGE_CUES_CJK))))
+        import re
+
+        _CJK_CUES = re.compile("|".join(_longest_first((*UPDATE_CUES_CJK, *CHANGE_CUES_CJK))))
     return _CJK_CUES.sub("", folded)
 
 

@@ -17,7 +17,7 @@ applied here: a reading switched off reads nothing.
 
 from typing import NamedTuple
 
-from optmem import dates, patterns
+from optmem import dates
 from optmem.reading import cues
 from optmem.reading.lexicon import STOPWORDS
 from optmem.reading.questions import asks_amount, asks_how, topic_runs
@@ -118,7 +118,9 @@ def without_contractions(folded: str) -> str:
     "caroline job", "didn't" → "did", "can't" → "can")."""
     global _CONTRACTION_RE
     if _CONTRACTION_RE is None:
-        _CONTRACTION_RE = patterns.compile(_CONTRACTION)
+        import re
+
+        _CONTRACTION_RE = re.compile(_CONTRACTION)
     for word, plain in _IRREGULAR.items():
         folded = folded.replace(word, plain)
     return _CONTRACTION_RE.sub("", folded)
@@ -150,10 +152,12 @@ def names_in(query: str) -> frozenset[str]:
     if query.islower() or not any("A" <= c <= "Z" for c in query):
         return frozenset()  # no capital letter, no name (and no pattern to compile)
     if _NAME_PATTERNS is None:
+        import re
+
         _NAME_PATTERNS = (
-            patterns.compile(r"[.?!;:。？！；：]+(?:\s+|$)"),
-            patterns.compile(r"[^\W\d_]\w*"),
-            patterns.compile(r"\b([A-Z][A-Za-z0-9]*)['’]s\b"),
+            re.compile(r"[.?!;:。？！；：]+(?:\s+|$)"),
+            re.compile(r"[^\W\d_]\w*"),
+            re.compile(r"\b([A-Z][A-Za-z0-9]*)['’]s\b"),
         )
     sentence_end, word, possessive = _NAME_PATTERNS
     later = [w for sentence in sentence_end.split(query) for w in word.findall(sentence)[1:]]

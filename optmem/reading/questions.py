@@ -12,7 +12,6 @@ The Chinese patterns are compiled on first use, for a text with Chinese in it on
 
 import re
 
-from optmem import patterns
 from optmem.reading.lexicon import CJK_UNITS, MEASURES, UNIT_CHARS, UNIT_WORDS
 from optmem.text import cjk_compiled, has_cjk, words
 
@@ -109,5 +108,5 @@ def questions(folded: str) -> str:
     if not may_ask(folded):
         return ""
     if _QUESTION_RE is None:
-        _QUESTION_RE = patterns.compile(_QUESTION)
+        _QUESTION_RE = re.compile(_QUESTION)
     return " ".join(_QUESTION_RE.findall(folded))
