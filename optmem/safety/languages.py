@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     import ahocorasick
 
 WINDOW = 160  # characters: the concepts of a finding occur this close together
+GAP = 12  # characters: a negation this close to an act, in its clause, denies it
+DENIABLE = {"show", "display", "dismiss", "act", "obey"}
 
 # Concepts: dismiss (ignore, override, declare void), earlier (previous, above, original, the
 # system's, your), orders (instructions, prompt, rules), show (reveal, print, send), persona (you
@@ -30,15 +32,18 @@ en show send~it send~the send~its send~all forward post~it post~its post~the upl
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
 en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow
-en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number conversation chat~history transcript system~prompt contents~of environment~variable
+en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable
+en prompt conversation chat~history transcript system~prompt
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
-zh show 输出 显示 打印 告诉我 泄露 透露 发送 发到 发给 上传
+zh show 告诉我 泄露 透露 发送 发到 发给 上传
+zh display 输出 显示 打印 展示
 zh persona 你现在是 从现在开始 现在起 扮演 假装 你的身份
 zh lifted 无限制 不受任何 已被关闭 已被管理员关闭 已关闭 已解除 已禁用 无需审查
 zh unchecked 不需要确认 无需确认 不用确认 不要确认 不必确认 不用告诉 不要告诉 不必告诉 不必向用户 无需征求 静默 悄悄 自动执行
-zh goods 密码 密钥 令牌 凭证 .env 聊天记录 手机号 系统提示词 私钥 id_rsa .ssh
+zh goods 密码 密钥 令牌 凭证 .env 手机号 私钥 id_rsa .ssh
+zh prompt 系统提示 提示词 聊天记录 初始指令
 hi dismiss अनदेखा नज़रअंदाज़ भूल~जाओ भूल~जाएँ उपेक्षा रद्द
 hi earlier पिछले पिछली पहले सभी सिस्टम मूल
 hi orders निर्देश प्रॉम्प्ट
@@ -301,6 +306,40 @@ ms persona sekarang~anda mulai~sekarang
 ms lifted tanpa~sekatan
 ms unchecked tanpa~meminta~pengesahan tanpa~pengesahan tanpa~bertanya
 ms goods kata~laluan
+en no not~ never~ no~ don't don’t doesn't didn't won't cannot can't isn't wasn't aren't weren't nothing~ none~ nobody~ nor~ neither~
+zh no 没有 没 从未 从不 并未 尚未 未曾 未被 不要 不会 不能 不得 不可 不许 不准 不应 切勿 请勿 禁止
+hi no नहीं मत~ कभी~न
+es no no~ nunca jamás ningún ninguna nada~ ni~
+fr no ne~ n' jamais aucun aucune pas~ rien~
+ar no ~لا~ ~لم~ ~لن~ ليس أبدا ~عدم~
+bn no না~ নয় কখনো
+pt no não nao~ nunca jamais nenhum nenhuma nada~
+ru no не~ никогда ни~ нет~ нельзя ничего
+ur no ~نہ~ نہیں ~مت~ کبھی
+id no tidak~ jangan~ bukan~ belum~ tak~ tanpa~pernah
+de no nicht~ nie~ niemals kein keine~ keinen~ keiner~ nichts
+ja no ない ません 決して 禁止
+mr no नको नाही कधीही
+te no వద్దు కాదు ఎప్పుడూ
+tr no asla değil
+ta no வேண்டாம் இல்லை ஒருபோதும்
+vi no không~ đừng chưa~ chẳng~
+ko no 않 지~마 지마 절대 못~ ~안~
+it no non~ mai~ nessun niente nulla~
+th no ไม่ อย่า ห้าม
+fa no هرگز ~نه~
+pl no nie~ nigdy żadn
+uk no не~ ніколи ні~ ніде
+nl no niet~ nooit geen~
+sw no kamwe hapana
+tl no huwag hindi~
+ro no nu~ niciodată niciun nicio
+el no μην~ δεν~ ποτέ~
+cs no nikdy žádn nikomu
+sv no inte~ aldrig ej~ ingen~ inga~
+he no ~לא~ ~אל~ לעולם
+hu no ne~ nem~ soha~ semmi
+ms no tidak~ jangan~ bukan~ tak~
 en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
 zh authority 系统通知 管理员 工具返回
 es authority aviso~del~sistema administrador
@@ -383,26 +422,27 @@ sv act kör ta~bort kommandon
 FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
     ("ignore_previous_instructions", ("dismiss", "told")),
-    ("reveal_system_prompt", ("show", "orders", "earlier")),
+    ("reveal_system_prompt", ("show|display", "orders", "earlier")),
     ("role_override", ("persona", "lifted|orders|unchecked")),
     ("role_override", ("lifted", "orders|unchecked|persona")),
-    ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|lifted")),
+    ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|prompt|lifted")),
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
     ("self_preserving", ("selfnote", "keep")),
     ("trust_transfer", ("obey", "elsewhere|destination")),
-    ("exfiltration", ("show", "goods|envdump", "destination|public")),
-    ("exfiltration", ("standing", "show", "goods")),
-    ("reveal_system_prompt", ("show", "goods")),
+    ("exfiltration", ("show|display", "goods|prompt|envdump", "destination|public")),
+    ("exfiltration", ("standing", "show", "goods|prompt")),
+    ("reveal_system_prompt", ("show", "prompt")),
+    ("exfiltration", ("show", "goods")),
     ("fake_authority", ("authority", "lifted|unchecked|orders|dismiss")),
-    ("tool_request", ("toolcall", "act|goods|destination|command|standing")),
+    ("tool_request", ("toolcall", "act|goods|prompt|destination|command|standing")),
     ("unchecked_action", ("asked", "command|shell")),
     ("unchecked_action", ("lifted", "persistence|command|destination|standing")),
     ("remote_code", ("persistence", "destination")),
     ("exfiltration", ("template_link",)),
     ("exfiltration", ("envdump",)),
     ("remote_code", ("shell", "persistence|unchecked|agent")),
-    ("tool_request", ("agent", "shell|destination|command|goods|toolcall")),
+    ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
 )
 
 # Shapes (on the spoken text): where a concept stands without any language's words. A shape is
@@ -446,16 +486,17 @@ SHAPES = {
 
 class _Hit(NamedTuple):
     start: int
+    end: int
     concept: str
     lang: str  # "" for a shape, which stands with any language
 
 
 def find(spoken: str) -> str | None:
     """The first finding of `FINDINGS` whose concepts occur together in `spoken`, or None."""
-    hits = _words(spoken)
+    hits = _affirmed(spoken, _words(spoken))
     anchored = {h.concept for h in hits if h.lang == "*"}
     hits = [h for h in hits if h.lang != "*"] + [
-        _Hit(m.start(), concept, "") for concept in anchored for m in re.finditer(SHAPES[concept], spoken, re.M)
+        _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
     by: dict[str, list[_Hit]] = {}
     for hit in hits:
@@ -471,6 +512,30 @@ def find(spoken: str) -> str | None:
             if _together([[h for h in group if h.lang in ("", lang)] for group in groups]):
                 return rule
     return None
+
+
+def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:
+    """`hits` without the negations and the acts they deny: an act (`DENIABLE`) with a negation
+    of its language (`no`) beside it — at most `GAP` characters apart, no clause mark between, on
+    either side (没有任何密钥泄露, zeige niemals, 表示しないで). A negation that is part of another
+    concept's words (`do not tell`, 不要告诉, ไม่ต้องถาม) is that concept's."""
+    nos = [
+        n
+        for n in hits
+        if n.concept == "no"
+        and all(h.concept == "no" or h[:2] == n[:2] or h.end <= n.start or n.end <= h.start for h in hits)
+    ]
+    return [
+        h
+        for h in hits
+        if h.concept != "no"
+        and not (h.concept in DENIABLE and any(n.lang == h.lang and _beside(spoken, n, h) for n in nos))
+    ]
+
+
+def _beside(spoken: str, a: _Hit, b: _Hit) -> bool:
+    between = spoken[min(a.end, b.end) : max(a.start, b.start)]
+    return len(between) <= GAP and not re.search(r"[.,;:!?。，；：！？、\n]", between)
 
 
 def _together(groups: list[list[_Hit]]) -> bool:
@@ -489,7 +554,7 @@ def _words(spoken: str) -> list[_Hit]:
         start = end - len(word) + 1
         if _spaced(word[0]) and start and spoken[start - 1].isalnum():
             continue  # inside a word: a word of a script written with spaces counts at its start
-        hits += [_Hit(start, concept, lang) for lang, concept in meanings]
+        hits += [_Hit(start, end + 1, concept, lang) for lang, concept in meanings]
     return hits
 
 

@@ -184,12 +184,7 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"discovers?|realizes?)|"
         r"(?:never|do~not|don'?t)~(?:mention|reveal|disclose|discuss|repeat|share)~(?:this|these|the)~(?:memory|"
         rf"note|instructions?|conversation|entry|prompt)~(?:to|with)~(?:anyone|anybody|{_USER}|them))%>"),
-    (
-        "exfiltration",
-        (
-            "credential password api secret token private ssh memor",
-            "to",
-            "send forward upload post mail exfiltrate leak transmit copy"),
+    ("exfiltration", ("credential password api secret token private ssh memor", "to", "send forward upload post mail exfiltrate leak transmit copy"),
         r"%<(?:send|forward|upload|post|email|e-mail|exfiltrate|leak|transmit|copy|mail)~(?:(?:all|the|every|any|"
         r"users?|their|stored|saved|of|contents~of|your|my|whole|entire)~){0,4}(?:credentials|passwords|api~keys|"
         r"secrets|tokens|private~keys|ssh~keys|memories|memory~files?)~to~(?:https?|ftp|[a-z0-9.-]+@|"
@@ -198,21 +193,13 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"%<(?:system|admin|administrator|developer|root|security|emergency|kernel|master)~(?:override|overrule)"
         r"(?=\s*[:!—]|\s+-|~(?:engaged|activated|enabled|active|accepted|initiated|confirmed|in~effect|mode|protocol|"
         r"code|command|sequence|directive|authori[sz]ed|granted|you|all|ignore|disregard|the~assistant|new)%>)"),
-    (
-        "ignore_previous_instructions",  # stop following the developer message
-        (
-            "stop cease quit longer don not never refuse",
-            "system developer operator safety"),
+    ("ignore_previous_instructions", ("stop cease quit longer don not never refuse", "system developer operator safety"),  # stop following the developer message
         r"%<(?:stop|cease|quit|no~longer|don'?t|do~not|never|refuse~to)~(?:be~)?(?:following|follow|obeying|obey|"
         r"adhering~to|adhere~to|listening~to|listen~to|respecting|respect|complying~with|comply~with|bound~by)~"
         r"(?:(?:the|your|any|all|its|those|these)~){0,2}(?:system|developer|dev|operator|safety)~(?:and~(?:the~)?"
         r"(?:system|developer|operator)~)?(?:messages?|prompts?|instructions?|rules|guidelines|polic(?:y|ies)|"
         r"directives?)%>"),
-    (
-        "ignore_previous_instructions",  # memory entries take priority over system and developer messages
-        (
-            "priority precedence supersede outrank overrule trump override",
-            "system developer operator safety"),
+    ("ignore_previous_instructions", ("priority precedence supersede outrank overrule trump override", "system developer operator safety"),  # memory entries take priority over system and developer messages
         r"%<(?:(?:take|takes|taking|have|has|having|get|gets|with)~(?:absolute~|highest~|top~|full~)?"
         r"(?:priority|precedence)~over|supersedes?|outranks?|overrules?|trumps?|overrides?)~"
         r"(?:(?:the|your|any|all|every|other|its)~){0,2}(?:system|developer|dev|operator|safety)~"
@@ -230,11 +217,7 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"stop|comply|obey|(?:new|updated|revised)~(?:instructions|rules|policy|task|directive)|all~(?:previous|prior|"
         r"earlier)|share|send|forward|delete|(?:the~)?(?:assistant|model|ai)~(?:must|will|shall|should)|"
         r"(?:[a-z]+~){1,3}(?:override|overrides|supersede|supersedes|take~priority|takes~priority))%>"),
-    (
-        "ignore_previous_instructions",  # what you were told … is void / no longer applies / expired / a draft
-        (
-            "void null expired revoked rescinded retired suspended disabled lifted longer draft invalid cancel withdrawn outdated wrong obsolete irrelevant",
-            "instruction rule guideline directive prompt system told"),
+    ("ignore_previous_instructions", ("void null expired revoked rescinded retired suspended disabled lifted longer draft invalid cancel withdrawn outdated wrong obsolete irrelevant", "instruction rule guideline directive prompt system told"),  # what you were told … is void / no longer applies / expired / a draft
         r"%<(?:(?:(?:your|ur|yr)|the~(?:assistant|ai|model)'?s?)~(?:(?:original|initial|previous|prior|earlier|old|current|"
         r"system|developer|safety|default)~){0,2}(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)|(?:original|initial|previous|prior|earlier|old)~(?:system~)?"
         r"(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:from|of|in|given|set)~%words%|(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:(?:that~)?(?:you~(?:were|have~been|got)~given|you~(?:received|got)|"
@@ -256,22 +239,14 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"restrictions|programming)|the~(?:guardrails|restrictions|rules|instructions)~you~were~(?:configured|"
         r"given|set~up|loaded)~with)~(?:(?:is|are|was|were)~)+(?:(?:all|just|simply)~)?(?:an?~)?(?:outdated|"
         r"obsolete|wrong|irrelevant|mistake|error)%>"),
-    (
-        "reveal_system_prompt",  # the instructions you were loaded with / the startup message you received
-        (
-            "quote paste leak print show repeat reveal dump output copy recite share send give",
-            "with received startup initial setup preamble bootstrap hidden confidential secret"),
+    ("reveal_system_prompt", ("quote paste leak print show repeat reveal dump output copy recite share send give", "with received startup initial setup preamble bootstrap hidden confidential secret"),  # the instructions you were loaded with / the startup message you received
         r"%<(?:quote|paste|leak|print|show|repeat|reveal|dump|output|copy|recite|share|send|give~me|tell~me|"
         r"reproduce|type~out|write~out)~(?:(?:back|out|me|us|the|your|exact|full|entire|whole|complete|verbatim|"
         r"confidential|hidden|secret|text|of|contents|initial|original|configuration|config)~){0,6}(?:(?:startup|start-up|bootstrap|hidden|confidential|"
         r"secret)~(?:configuration~|config~)?(?:instructions|message|prompt|preamble|configuration|config)|"
         r"(?:instructions|prompt|preamble|setup~text|configuration|message|text)~(?:that~)?you~(?:were|got|have~been)~(?:loaded|initiali[sz]ed|bootstrapped|configured|"
         r"started|primed|set~up|given|seeded)(?:~with)?|(?:preamble|setup~text)~you~(?:received|got|have))%>"),
-    (
-        "ignore_previous_instructions",  # … supersedes your guidelines / bypass the content policy / guardrails are off
-        (
-            "supersede replace override outrank trump bypass disable suspend turn switch drop lift remove off",
-            "your guardrail filter content~polic safety safeguard moderation restriction"),
+    ("ignore_previous_instructions", ("supersede replace override outrank trump bypass disable suspend turn switch drop lift remove off", "your guardrail filter content~polic safety safeguard moderation restriction"),  # … supersedes your guidelines / bypass the content policy / guardrails are off
         r"%<(?:supersedes?|replaces?|overrides?|outranks?|trumps?)~(?:all~)?(?:your|ur|yr)~(?:(?:original|current|existing|"
         r"system|safety)~)?(?:guidelines|instructions|rules|system~prompt|directives|polic(?:y|ies)|programming|"
         r"restrictions)%>|"
@@ -284,11 +259,7 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"layer)|safeguards|restrictions|moderation)~(?:are|is|have~been|has~been)~(?:now~|temporarily~)?"
         r"(?:off|disabled|lifted|suspended|removed|deactivated|bypassed|turned~off|switched~off)%>|"
         r"%<(?:content~filters?|guardrails|safety~filters?|restrictions|safeguards)~(?:off|disabled|lifted|down)%>"),
-    (
-        "ignore_previous_instructions",  # drop whatever the developer told you; disregard the safety part of …
-        (
-            "drop forget ignore disregard discard abandon skip set~aside throw",
-            "told said instructed your"),
+    ("ignore_previous_instructions", ("drop forget ignore disregard discard abandon skip set~aside throw", "told said instructed your"),  # drop whatever the developer told you; disregard the safety part of …
         r"%<(?:drop|forget|ignore|disregard|discard|abandon|skip|set~aside|throw~(?:out|away))~(?:(?:all~)?(?:of~)?"
         r"(?:whatever|what|everything|anything)~(?:that~)?(?:the~(?:developers?|system|operator|creators?|admins?)|"
         r"(?:your|ur|yr)~(?:developers?|operator|creators?|admins?)|they|anyone|you~(?:were|have~been))~(?:told|said|instructed|"
@@ -310,11 +281,7 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"absolutely|i~will|i'?ll|you~(?:must|are|will|shall))%>|"
         r"%<(?:system|developer)~prompt~(?:start|begin)%>"),
     # mixed Chinese and English, and pinyin (folded, so tone marks are gone: hūlüè → hulue)
-    (
-        "ignore_previous_instructions_zh",
-        (
-            "ignore disregard forget skip 忽略 忽视 无视 忘记 hulue wangji wushi hushi",
-            "instruction prompt rule 指令 指示 提示词 规则 zhiling zhishi guize tishi"),
+    ("ignore_previous_instructions_zh", ("ignore disregard forget skip 忽略 忽视 无视 忘记 hulue wangji wushi hushi", "instruction prompt rule 指令 指示 提示词 规则 zhiling zhishi guize tishi"),
         # an English verb and a Chinese reference, or a Chinese verb and an English object
         r"(?:ignore|disregard|forget|skip)[\W_]{0,3}(?:掉|一下|all|the|[\W_]){0,6}"
         r"(?:之前|以前|上面|先前|前面|上述|原来|原先|系统|所有|全部)(?:的|所有|全部|all|the|previous|system|[\W_]){0,8}"
@@ -324,11 +291,7 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"|%<(?:hulue|hushi|wushi|wangji|wangdiao|wangle|paokai|bu~?yao~?li|bie~?guan)~(?:(?:diao|yixia|ni|zhiqian|"
         r"yiqian|xianqian|shangmian|qianmian|shangshu|suoyou|quanbu|yiqie|de|na|xie|zhe|yuanlai|chushi|xitong)~){0,6}"
         r"(?:zhiling|zhishi|guize|tishi~?ci|tishi|shezhi|yaoqiu|mingling)%>"),
-    (
-        "reveal_system_prompt_zh",
-        (
-            "print show reveal output dump display 显示 输出 打印 告诉我 泄露 给我看 xianshi shuchu dayin gaosu xielu toulu zhanshi",
-            "system 系统 xitong chushi yincang"),
+    ("reveal_system_prompt_zh", ("print show reveal output dump display 显示 输出 打印 告诉我 泄露 给我看 xianshi shuchu dayin gaosu xielu toulu zhanshi", "system 系统 xitong chushi yincang"),
         r"(?:print|show|reveal|output|dump|display)[\W_]{0,3}(?:一下|出来|出|你的|完整的|your|the|full|[\W_]){0,8}"
         r"(?<=[\u4e00-\u9fff\W])(?:system[\W_]{0,3}prompt|系统[\W_]{0,3}prompt|system[\W_]{0,3}提示词?|系统提示词)"
         r"|(?:显示|输出|打印|告诉我|泄露|透露|给我看)[\W_]{0,3}(?:一下|出来|出|你的|完整的|your|the|full|[\W_]){0,8}"
@@ -423,17 +386,8 @@ class Rule:
 
     __slots__ = ("name", "needles", "source", "flags", "accept", "bare", "compiled")
 
-    def __init__(
-        self, name: str, needles: tuple[frozenset[str], ...], source: str, flags: int, accept: Accept | None, bare: str
-    ) -> None:
-        self.name, self.needles, self.source, self.flags, self.accept, self.bare = (
-            name,
-            needles,
-            source,
-            flags,
-            accept,
-            bare,
-        )
+    def __init__(self, name: str, needles: tuple[frozenset[str], ...], src: str, flags: int, accept: Accept | None, bare: str):
+        self.name, self.needles, self.source, self.flags, self.accept, self.bare = name, needles, src, flags, accept, bare
         self.compiled: re.Pattern[str] | None = None  # `source`, compiled when the rule first runs
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
@@ -561,9 +515,7 @@ WRITTEN = (
     _rule("github_token", ("ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",),
         r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
     _rule("stripe_key", ("_live_ _test_",),
-        r"\b(?:sk|rk)_(?:live|test)_(?P<body>[0-9A-Za-z]{10,})",
-        0,
-        _not_filler),
+        r"\b(?:sk|rk)_(?:live|test)_(?P<body>[0-9A-Za-z]{10,})", 0, _not_filler),
     _rule("api_secret_key", ("sk-",), r"\bsk-(?:[A-Za-z0-9]+-)*(?P<body>[A-Za-z0-9_-]{20,})", 0, _not_filler),
     _rule("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
     _rule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*", 0, _not_filler),
@@ -584,9 +536,7 @@ WRITTEN = (
         r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)",
         accept=_url_password),
     _rule("password_assignment", ("pass pwd secret token key credential", "= :"),
-        _KEY + r"[\"']?\s*(?:=>|:=|[:=])\s*" + _VALUE,
-        _NOCASE,
-        _secret_value),
+        _KEY + r"[\"']?\s*(?:=>|:=|[:=])\s*" + _VALUE, _NOCASE, _secret_value),
     _rule("password_assignment", ("pass pw", "is was : = -> to with using user login"),
         # the root password for X is …, … with password …, user X password … (any space: `to`)
         r"(?P<key>pass(?:word|wd|phrase|code)|(?<![\w-])pwd?(?![\w-]))(?:\s+(?:for|of|to|on|at|in)"
@@ -595,14 +545,11 @@ WRITTEN = (
         r"(?:now\s+|still\s+|set\s+to\s+)?[\"'“]?(?P<bare>[^\s\"'”]{6,200})"
         r"|(?:with|using)\s+(?:the\s+)?(?P<with>pass(?:word)?|pwd?)\s+[\"'“]?(?P<bare2>[^\s\"'”,]{6,200})"
         r"|\b(?:user(?:name)?|login)\s+[\w.@-]{2,40},?\s+(?:pass(?:word)?|pwd?)\s+[\"'“]?(?P<bare3>[^\s\"'”,]{6,200})",
-        _NOCASE,
-        _secret_value),
+        _NOCASE, _secret_value),
     _rule("password_assignment", ("login credential creds account 登录 账号 帐号 账户", ": = ："),
         r"(?:\b(?:login|credentials?|creds|account)|登录|账号|帐号|账户)(?:\s+(?:for|of|to|on|at)(?:\s+[^\s:=]{1,40}){1,3}?)?"
         r"\s*[:=：]\s*"
-        r"[\w.@+-]{2,64}\s*(?:/|\s:\s|,)\s*(?P<bare>[^\s\"',]{6,200})",
-        _NOCASE,
-        _secret_value),
+        r"[\w.@+-]{2,64}\s*(?:/|\s:\s|,)\s*(?P<bare>[^\s\"',]{6,200})", _NOCASE, _secret_value),
     _rule("google_oauth_secret", ("gocspx",), r"\bGOCSPX-(?P<body>[A-Za-z0-9_-]{20,40})", 0, _not_filler),
     _rule("docker_registry_auth", ("auth",),  # config.json: "auth": base64 of user:password
         r"\bauth(?:\s+string)?[\"']?\]?\s*(?:is|[:=])\s*[\"']?(?P<b64>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])",
@@ -612,22 +559,17 @@ WRITTEN = (
         r"MI[A-Za-z0-9+/]{2,4}AgEAMBMGByqGSM49|"
         r"b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]{40,}"),
     _rule("password_assignment", ("-pass -token -api-key -secret",),
-        r"(?<![\w-])--?(?P<key>password|passwd|pass|token|api-key|secret)[ =](?P<bare>[^\s\"'`]{6,200})",
-        _NOCASE,
+        r"(?<![\w-])--?(?P<key>password|passwd|pass|token|api-key|secret)[ =](?P<bare>[^\s\"'`]{6,200})", _NOCASE,
         _secret_value),
     _rule("password_assignment", ("login sshpass mysql redis-cli curl",),  # clients' options
         r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|"
         r"mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|"
         r"curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?"
-        r"[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})",
-        accept=_secret_value),
+        r"[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),
     _rule("password_assignment", (":",),  # a .pgpass line: host:port:database:user:password
-        r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$",
-        re.M,
-        _secret_value),
+        r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$", re.M, _secret_value),
     _rule("password_assignment", ("密码 口令 密钥 令牌",),
-        r"(?P<key>密码|口令|密钥|令牌)\s*(?:是|为|[:：=]|\s)\s*(?P<bare>[!-~]{6,200})",
-        accept=_secret_value),
+        r"(?P<key>密码|口令|密钥|令牌)\s*(?:是|为|[:：=]|\s)\s*(?P<bare>[!-~]{6,200})", accept=_secret_value),
     _rule("seed_phrase", ("mnemonic seed recovery phrase 助记词",),
         r"(?i:mnemonic|seed\s*phrase|recovery\s*phrase|secret\s*phrase|助记词)\s*[:=：]\s*"
         r"(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b"),
@@ -638,30 +580,23 @@ WRITTEN = (
         r"secret|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|"
         r"密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?"
         r"(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})"
-        r"|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"",
-        0,
-        _keylike),
+        r"|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _keylike),
     _rule(  # a password named in any language: "Mot de passe de la base : …", "WPA2 password 46dw…"
         "password_assignment",
         ("pass parol пароль パスワード 비밀번호 senha contraseña kennwort wachtwoord hasło şifre lösenord",),
         r"(?<![\w$])(?i:(?P<key>mot de passe|contraseña|passwort|kennwort|senha|пароль|パスワード|비밀번호|wachtwoord|"
         r"hasło|şifre|parola|lösenord|password|passwd))(?![\w}])(?:[^\n:=：/@]{0,40}?[:=：]|(?<=password)|(?<=passwort))\s*"
-        r"(?P<bare>(?=\S{0,60}\d)(?=\S{0,60}[A-Za-z])[^\s\"'`,;]{8,200})",
-        0,
-        _secret_value),
+        r"(?P<bare>(?=\S{0,60}\d)(?=\S{0,60}[A-Za-z])[^\s\"'`,;]{8,200})", 0, _secret_value),
     _rule(  # user / password after a login (any language): "My bank login is mara.v1987 / uucIA906a3%"
         "password_assignment",
         ("login zugang acceso accès доступ 登录 账号",),
         r"(?i:\b(?:login|zugang|acceso|accès|доступ)\b|登录|账号)[^\n/]{0,40}?[:：\s]\s*[\w.@+-]{2,64}\s+/\s+"
-        r"(?P<bare>[^\s\"',]{6,200})",
-        0,
-        _secret_value),
+        r"(?P<bare>[^\s\"',]{6,200})", 0, _secret_value),
     _rule(  # a wallet seed: twelve or more short lowercase words after a word naming one
         "seed_phrase",
         ("seed mnemonic",),
         r"(?i:seed|mnemonic)[^\n:]{0,30}:\s*(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b"),
 )
-# fmt: on
 PHRASES = tuple(
     _rule(name, needles, _template(source, True), bare=_template(source, False))
     for name, needles, source in PHRASE_DATA
@@ -674,16 +609,10 @@ def _both_scripts(m: re.Match[str]) -> bool:
 
 
 MIXED = (
-    _rule(
-        "ignore_previous_instructions_zh",
-        ("instruction prompt guidelines system 指令 指示 设定 提示词",),
-        _MIXED_IGNORE,
-        accept=_both_scripts,
-    ),
-    _rule(
-        "reveal_system_prompt_zh", ("prompt instruction message 指令 提示词 规则",), _MIXED_REVEAL, accept=_both_scripts
-    ),
+    _rule("ignore_previous_instructions_zh", ("instruction prompt guidelines system 指令 指示 设定 提示词",), _MIXED_IGNORE, accept=_both_scripts),
+    _rule("reveal_system_prompt_zh", ("prompt instruction message 指令 提示词 规则",), _MIXED_REVEAL, accept=_both_scripts),
 )
+# fmt: on
 PINYIN = (  # run on the letters of the folded text when it holds a needle ("hū lüè" reads as "hulue")
     _rule("ignore_previous_instructions_zh", ("zhi tishi xitong guize mingling",), _PINYIN_IGNORE),
     _rule("reveal_system_prompt_zh", ("zhi tishi xitong guize mingling",), _PINYIN_REVEAL),

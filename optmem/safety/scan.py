@@ -14,7 +14,7 @@ only the rules whose needles are all there run. The table of languages
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from optmem.errors import TooLarge, UnsafeContent
 from optmem.safety import chars, readings
@@ -148,19 +148,13 @@ def _first(rules: list[Rule], text: str) -> str | None:
     return None
 
 
-class _Index:
+class _Index(NamedTuple):
     """The automaton, what each key it finds stands for — (reading, needle word) — and for each
     group of rules the rules each word of a first needle group starts."""
 
-    __slots__ = ("automaton", "entries", "groups")
-
-    def __init__(
-        self,
-        automaton: ahocorasick.Automaton,
-        entries: dict[str, list[tuple[str, str]]],
-        groups: dict[str, tuple[tuple[Rule, ...], dict[str, list[int]]]],
-    ) -> None:
-        self.automaton, self.entries, self.groups = automaton, entries, groups
+    automaton: ahocorasick.Automaton
+    entries: dict[str, list[tuple[str, str]]]
+    groups: dict[str, tuple[tuple[Rule, ...], dict[str, list[int]]]]
 
 
 _INDEX: list[_Index] = []
