@@ -82,21 +82,10 @@ def allowed_invisible(text: str, i: int) -> bool:
         return base in "0123456789#*" or (not base.isascii() and not INVISIBLE_CHAR.match(base))
     if 0xE0100 <= cp <= 0xE01EF:
         return 0x3400 <= prev <= 0x9FFF or 0x20000 <= prev <= 0x3FFFF or 0xF900 <= prev <= 0xFAFF
-    if 0xE0020 <= cp <= 0xE007F:
-        start = i
-        while start > 0 and 0xE0020 <= ord(text[start - 1]) <= 0xE007F:
-            start -= 1
-        end = i
-        while end < len(text) and 0xE0020 <= ord(text[end]) <= 0xE007F:
-            end += 1
-        tag = text[start:end]
-        return (
-            start > 0
-            and text[start - 1] == "\U0001f3f4"
-            and tag[-1] == "\U000e007f"
-            and 3 <= len(tag) <= 7
-            and all(0xE0030 <= ord(c) <= 0xE0039 or 0xE0061 <= ord(c) <= 0xE007A for c in tag[:-1])
-        )
+    if 0xE0020 <= cp <= 0xE007F:  # the tag run around i, after 🏴, ends with the cancel tag
+        run = next(m for m in re.finditer("[\U000e0020-\U000e007f]+", text) if m.start() <= i < m.end())
+        flag = "\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f"
+        return run.start() > 0 and re.fullmatch(flag, text[run.start() - 1 : run.end()]) is not None
     if cp in (0x180B, 0x180C, 0x180D, 0x180F):
         return 0x1820 <= prev <= 0x18AA
     return False

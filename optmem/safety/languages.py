@@ -28,12 +28,13 @@ DENIABLE = {"show", "display", "dismiss", "act", "obey"}
 # or telling the user, silently), goods (what must not leave: passwords, keys, .env, the chat).
 # Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1.
 TABLE = """
-en show send~it send~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
+en show send~it send~the store~it store~them save~it save~them send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
-en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow
+en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
 en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable
-en prompt conversation chat~history transcript system~prompt
+en prompt conversation chat~history transcript system~prompt context~window
+en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
@@ -340,6 +341,40 @@ sv no inte~ aldrig ej~ ingen~ inga~
 he no ~לא~ ~אל~ לעולם
 hu no ne~ nem~ soha~ semmi
 ms no tidak~ jangan~ bukan~ tak~
+en decode decode~ decode, decoded decipher unscramble concatenate join~the~fragments join~them base64-decode
+zh decode 解码 解密 拼接 拼起来
+hi decode डिकोड
+es decode decodifica descifra concatena
+fr decode décode déchiffre concatène
+ar decode فك~تشفير فك~الترميز
+bn decode ডিকোড
+pt decode decodifique decodifica descodifica concatene
+ru decode декодируй расшифруй раскодируй склей
+ur decode ڈی~کوڈ
+id decode dekode gabungkan
+de decode dekodier entschlüssel füge~zusammen
+ja decode デコード 復号 解読
+mr decode डिकोड
+te decode డీకోడ్
+tr decode çöz~ birleştir
+ta decode டிகோட்
+vi decode giải~mã ghép~lại
+ko decode 디코딩 디코드 복호화 해독
+it decode decodifica decifra concatena
+th decode ถอดรหัส
+fa decode رمزگشایی
+pl decode zdekoduj odkoduj rozszyfruj
+uk decode декодуй розшифруй
+nl decode decodeer ontsleutel
+sw decode fumbua
+tl decode i-decode
+ro decode decodează decodifică
+el decode αποκωδικοποίησε
+cs decode dekóduj dešifruj
+sv decode avkoda dekoda
+he decode פענח
+hu decode dekódold
+ms decode nyahkod
 en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
 zh authority 系统通知 管理员 工具返回
 es authority aviso~del~sistema administrador
@@ -352,14 +387,19 @@ pt authority aviso~do~sistema administrador
 it authority avviso~di~sistema amministratore
 en public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo
 fr public lien~public
-en unchecked never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
-en act run~ execute delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
+en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
 en standing everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
 en asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether
 en claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them
 en selfnote this~note this~memory
 en keep never~be~deleted must~never~be~deleted copy~this~note~verbatim verbatim~into but~keep restore~it save~it~again
-en obey follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
+en obey apply~it and~apply &~apply apply~the~result act~on~it carry~it~out follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
+fr obey et~applique et~exécute applique-le exécute-le
+pt obey e~aplique e~execute execute-o
+it obey e~applica e~esegui eseguilo
+ru obey и~выполни и~примени выполни~это
+ja obey 実行して 従って
+ko obey 실행해 따르라
 en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
 zh act 执行 删除 强制推送 命令 付款 安装 合并
 zh standing 每次 以后 今后 从现在开始 一律 自动
@@ -367,13 +407,13 @@ zh asked 如果用户问 用户问 如果有人问
 zh claim 回答 回复 就说 告诉他
 zh selfnote 这条记忆 这条笔记 这条
 zh keep 禁止删除 原样复制 保留这条 不要删除
-zh obey 照做 直接执行 都是他本人写的
+zh obey 照做 直接执行 并执行 然后执行 并运行 然后运行 都是他本人写的
 zh elsewhere 网页 邮件 链接
 es act ejecuta borr elimin comando pago instala
 es standing siempre cada~vez tras~cada a~partir~de~ahora automáticamente
 es asked cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta
 es claim responde~siempre responde~que di~que
-es obey confía~en obedece sigue~las~instrucciones
+es obey confía~en obedece y~aplica aplícalo ejecútalo y~ejecuta sigue~las~instrucciones
 es elsewhere urls páginas documentos correos
 fr act exécute supprim commande paiement installe
 fr standing à~chaque chaque~fois toujours systématiquement désormais
@@ -385,7 +425,7 @@ de act führe ausführ lösch befehl zahlung installier
 de standing immer jedes~mal bei~jedem ab~sofort automatisch
 de asked wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer
 de claim sag,~dass sag~dass antworte~dass
-de obey ohne~rückfrage~ausführen vertraut~dem
+de obey ohne~rückfrage~ausführen und~ausführen und~befolge führe~es~aus vertraut~dem
 de elsewhere issues kommentaren bots webseiten
 ja act 実行 削除 コマンド 強制プッシュ
 ja standing 毎回 セッション開始時 自動 今後 常に
@@ -438,7 +478,9 @@ FINDINGS = (
     ("tool_request", ("toolcall", "act|goods|prompt|destination|command|standing")),
     ("unchecked_action", ("asked", "command|shell")),
     ("unchecked_action", ("lifted", "persistence|command|destination|standing")),
-    ("remote_code", ("persistence", "destination")),
+    ("remote_code", ("persistence", "destination|pubkey")),
+    ("remote_code", ("payload", "standing|unchecked|agent")),
+    ("hidden_instruction", ("decode", "obey")),
     ("exfiltration", ("template_link",)),
     ("exfiltration", ("envdump",)),
     ("remote_code", ("shell", "persistence|unchecked|agent")),
@@ -458,8 +500,12 @@ ANCHORS = {
     "toolcall": "tool (",
     "lifted": "autoapprove confirm safety_mode",
     "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant",
+    "pubkey": "ssh-",
+    "payload": ".sh .exe .vsix .msi .pkg .deb .rpm .dmg .ps1 .bat .apk .whl .xpi .crx",
 }
 SHAPES = {
+    "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
+    "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
     # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
     "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
     r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
@@ -478,7 +524,7 @@ SHAPES = {
     "toolcall": r"\b(?:call|use|invoke|run)\s+(?:the\s+)?[\w.-]+\s+tool\b|\b(?:shell|exec|run|fetch|browse|bash|system|eval|call_?tool|tool)\w*\(\s*[\"']"
     r"|\btool\s*:|\bbrowser tool\b|\bemail tool\b|\bfetch tool\b",
     "lifted": r"autoapprove\"?\s*[:=]\s*true|confirm\w*\s*[:=]\s*(?:false|no|off)\b|safety_mode\s*=\s*off",
-    "agent": r"\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
+    "agent": r"\b(?:if|when|whenever) (?:an?|the|your) (?:ai|agent|assistant|model)\b|\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
     r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
     r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant",
 }

@@ -135,7 +135,20 @@ def decoded(text: str) -> list[tuple[str, str]]:
                 out.append((encoding, plain))
     if len(re.findall(_ESCAPE, text)) >= 3:
         out.append(("escaped", re.sub(_ESCAPE, _unescape, text)))
+    if len(pieces := re.findall(r"(?<!\w)'([^'\n]{1,300})'(?!\w)|\"([^\"\n]{1,300})\"", text[:MAX_DECODED])) >= 2:
+        out.append(("joined", "".join(a or b for a, b in pieces)))  # strings an agent is told to join
+    for m in re.finditer(r"(?<![\w.-])[.-]{1,7}(?:(?: | ?/ ?)[.-]{1,7}){7,}(?![\w.-])", text[:MAX_DECODED]):
+        out.append(("morse", " ".join("".join(_MORSE.get(c, "?") for c in w.split()) for w in m[0].split("/"))))
     return out
+
+
+_MORSE = dict(  # letters and digits in Morse: "/" stands between words
+    zip(
+        ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
+        "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----.".split(),
+        "abcdefghijklmnopqrstuvwxyz0123456789",
+    )
+)
 
 
 def _unescape(m: re.Match[str]) -> str:

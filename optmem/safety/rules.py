@@ -10,51 +10,28 @@ from collections.abc import Callable, Iterator
 
 from optmem.safety.chars import CONTROL
 
+# fmt: off
 # Phrase templates: "~" is a gap between words (0–5 non-word characters), "~+" a gap of at least
 # one, "%<" / "%>" a word edge, "%words%" up to 12 words. The folded text is compiled with edges;
 # the collapsed text without.
 _G = r"[\W_]{0,5}"
 _YOU, _YOUR, _ARE = r"(?:you|u)", r"(?:your|ur|yr)", r"(?:are|re|r)"
-_VERB = (
-    r"(?:ignore|disregard|forget|bypass|dismiss|discard|abandon|neglect|overlook|nevermind|never~mind|"
-    r"pay~no~(?:attention|heed|mind)~to|set~aside|put~aside|throw~(?:out|away)|"
-    r"(?:do~not|don'?t|dont|never|stop|no~longer|cease|quit)~"
-    r"(?:follow|obey|heed|respect|honou?r|adhere~to|comply~with|listen~to)(?:ing)?)"
-)
+_VERB = r"(?:ignore|disregard|forget|bypass|dismiss|discard|abandon|neglect|overlook|nevermind|never~mind|pay~no~(?:attention|heed|mind)~to|set~aside|put~aside|throw~(?:out|away)|(?:do~not|don'?t|dont|never|stop|no~longer|cease|quit)~(?:follow|obey|heed|respect|honou?r|adhere~to|comply~with|listen~to)(?:ing)?)"
 _QUANT = r"(?:all|any|every|each|of|the|my|our|those|these|this|that|whatever|its|their|both|entire|whole|complete|and)"
-_REF = (
-    r"(?:previous(?:ly)?|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer|"
-    r"safety|your|ur|yr)"
-)
-_OBJ = (
-    r"(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|guidance|commands?|orders?|"
-    r"constraints?|restrictions?|guardrails?|polic(?:y|ies)|programming|context|conversation|"
-    r"limitations?|safeguards?|ethics|principles)"
-)
+_REF = r"(?:previous(?:ly)?|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer|safety|your|ur|yr)"
+_OBJ = r"(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|guidance|commands?|orders?|constraints?|restrictions?|guardrails?|polic(?:y|ies)|programming|context|conversation|limitations?|safeguards?|ethics|principles)"
 _STRONG_OBJ = r"(?:instructions?|prompts?|directives?|guidelines?|programming|guardrails?|safeguards?|restrictions?)"
-_BEFORE = (
-    r"(?:above|before|earlier|previously|prior|so~far|until~now|up~to~now|till~now|thus~far|hitherto|"
-    r"beforehand|preceding)"
-)
+_BEFORE = r"(?:above|before|earlier|previously|prior|so~far|until~now|up~to~now|till~now|thus~far|hitherto|beforehand|preceding)"
 _NEG = r"(?:do~not|don'?t|dont|never|must~not|mustn'?t|should~not|shouldn'?t|cannot|can'?t|may~not)"
 _USER = r"(?:the~users?|the~human|your~user|the~person)"
 _ROLE_LINE = r"(?:^|\n)[#>*\[(< \t]*"
 
 # Chinese vocabulary: fillers between the verb and the object, references to earlier content
 # (_ZH_REFX: not "all", which alone is too common — 对 vendor 目录忽略所有 eslint 规则), objects.
-_ZH_FILL = (
-    "的|了|掉|你|我|所|说|写|给|过|被|都|和|与|及|其他|其它|这些|那些|提供|收到|得到|获得|接收|接到|定义|制定|"
-    "告诉|输入|中|里|内|部分|条|项|个|曾经|已经|之|上|前"
-)
-_ZH_REFX = (
-    "(?:之前|以前|此前|先前|早先|早前|上面|上述|上文|以上|前面|前文|前述|前边|刚才|刚刚|原来|原有|原先|原始|"
-    "最初|初始|原本|系统|开发者|你的|官方|预设|一开始|起初|开头|一上来)"
-)
+_ZH_FILL = "的|了|掉|你|我|所|说|写|给|过|被|都|和|与|及|其他|其它|这些|那些|提供|收到|得到|获得|接收|接到|定义|制定|告诉|输入|中|里|内|部分|条|项|个|曾经|已经|之|上|前"
+_ZH_REFX = "(?:之前|以前|此前|先前|早先|早前|上面|上述|上文|以上|前面|前文|前述|前边|刚才|刚刚|原来|原有|原先|原始|最初|初始|原本|系统|开发者|你的|官方|预设|一开始|起初|开头|一上来)"
 _ZH_REF = _ZH_REFX[3:-1] + "|所有|全部|一切|任何"
-_ZH_OBJ = (
-    "(?:指令|指示|提示词?|规则|要求|命令|设定|约束|限制|准则|规定|守则|内容|说明|政策|策略|规范|安排|一切|东西|"
-    "话|对话|上下文|prompt|instructions?|rules?)"
-)
+_ZH_OBJ = "(?:指令|指示|提示词?|规则|要求|命令|设定|约束|限制|准则|规定|守则|内容|说明|政策|策略|规范|安排|一切|东西|话|对话|上下文|prompt|instructions?|rules?)"
 
 # Needles: words a hit must contain — one word of each group (a string of words, `~` for a space)
 # — in the lower-cased text. One pass of an Aho–Corasick automaton finds every needle a reading
@@ -73,13 +50,9 @@ _HIDDEN = "system initial hidden secret original developer dev prompt instructio
 # what every way of hiding something from the user says: a negation (_NEG), keep/hide … from,
 # without … knowing, make sure … never ("user" alone is in most notes an agent keeps)
 _CONCEAL = "not don't dont never mustn shouldn can't cant keep hide without sure"
-_ZH_DISMISS: _Needles = (
-    "忽略 忽视 无视 忘 抛 丢 放弃 跳过 略过 管 推翻 废除 作废 撤销 绕过 违背 违反 不顾 理会 遵 听从 服从 在意 理睬",
-    "指令 指示 提示 规则 要求 命令 设定 约束 限制 准则 规定 守则 内容 说明 政策 策略 规范 安排 一切 东西 话 对话 上下文 prompt instruction rule 前文 上文 前述 道德",
-)
+_ZH_DISMISS: _Needles = ("忽略 忽视 无视 忘 抛 丢 放弃 跳过 略过 管 推翻 废除 作废 撤销 绕过 违背 违反 不顾 理会 遵 听从 服从 在意 理睬", "指令 指示 提示 规则 要求 命令 设定 约束 限制 准则 规定 守则 内容 说明 政策 策略 规范 安排 一切 东西 话 对话 上下文 prompt instruction rule 前文 上文 前述 道德")
 _ZH_SHOW = "显示 输出 泄露 泄漏 打印 透露 告诉我 给我看 展示 复述 重复 说出 公开 发给我 贴出 背诵 念出 列出 写出 把 将"
 
-# fmt: off
 PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
     ("ignore_previous_instructions", _N_DISMISS,
         rf"%<{_VERB}~(?:{_QUANT}~){{0,4}}{_REF}~(?:(?:{_REF}|{_QUANT})~){{0,3}}{_OBJ}%>"),

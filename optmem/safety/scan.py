@@ -24,10 +24,10 @@ if TYPE_CHECKING:
 
     from optmem.safety.rules import Rule
 
-VERSION = 2  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 3  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 Kind = Literal["secret", "injection"]
-_PREFIXES = ("base64_", "hex_", "escaped_", "rot13_", "reversed_")
+_PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
 
 # a quotation: what a note says someone else wrote (straight, curly, angled, corner quotes, backticks)
@@ -44,6 +44,7 @@ _PHRASING = {
     "new_instructions",
     "conceal_from_user",
     "fake_conversation_turn",
+    "hidden_html_comment",
 }
 
 
@@ -108,8 +109,8 @@ def _find(text: str, depth: int) -> str | None:
                 if any(a < m.end() and m.start() < b for a, b in spans):
                     return rule.name
     if depth < DEPTH:
-        for encoding, plain in readings.decoded(text):
-            if inner := _find(plain, depth + 1):
+        for encoding, plain in readings.decoded(text):  # (strings joined make no secret: ids side by side)
+            if (inner := _find(plain, depth + 1)) and (encoding != "joined" or kind_of(inner) == "injection"):
                 return f"{encoding}_{inner}"
     return None
 
