@@ -480,11 +480,11 @@ FINDINGS = (
     ("unchecked_action", ("lifted", "persistence|command|destination|standing")),
     ("remote_code", ("persistence", "destination|pubkey")),
     ("remote_code", ("payload", "standing|unchecked|agent")),
-    ("hidden_instruction", ("decode", "obey")),
     ("exfiltration", ("template_link",)),
     ("exfiltration", ("envdump",)),
     ("remote_code", ("shell", "persistence|unchecked|agent")),
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
+    ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
 
 # Shapes (on the spoken text): where a concept stands without any language's words. A shape is
