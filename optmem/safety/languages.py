@@ -57,7 +57,7 @@ es dismiss ignor olvid descart omit haz~caso~omiso deja~de~lado anula no~hagas~c
 es earlier anterior previa previo del~sistema original inicial todas todos tus~ de~antes internas ocult secret iniciales precedentes del~desarrollador al~principio de~sistema
 es orders instrucci indicaciones directrices prompt órdenes pautas normas mensaje~de~sistema
 es told lo~que~te~dijeron lo~que~te~han~dicho lo~que~te~indicó lo~que~te~indicaron lo~que~te~ordenaron lo~que~te~pidieron
-es show muestra mostrar revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir
+es show muestra mostr revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir
 es persona ahora~eres a~partir~de~ahora finge desde~ahora
 es lifted sin~restricci sin~filtro sin~límite sin~limite está~activado
 es unchecked sin~pedir~confirm sin~confirm sin~preguntar no~lo~menciones sin~avisar en~silencio
@@ -388,7 +388,7 @@ it authority avviso~di~sistema amministratore
 en public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo
 fr public lien~public
 en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
-en standing everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
+en standing never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
 en asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether
 en claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them
 en selfnote this~note this~memory
@@ -481,6 +481,7 @@ FINDINGS = (
     ("remote_code", ("persistence", "destination|pubkey")),
     ("remote_code", ("payload", "standing|unchecked|agent")),
     ("exfiltration", ("template_link",)),
+    ("unchecked_action", ("nocheck",)),
     ("exfiltration", ("envdump",)),
     ("remote_code", ("shell", "persistence|unchecked|agent")),
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
@@ -501,9 +502,12 @@ ANCHORS = {
     "lifted": "autoapprove confirm safety_mode",
     "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant",
     "pubkey": "ssh-",
+    "nocheck": "confirm approv",
     "payload": ".sh .exe .vsix .msi .pkg .deb .rpm .dmg .ps1 .bat .apk .whl .xpi .crx",
 }
 SHAPES = {
+    "nocheck": r"\b(?:confirm|approv)\w*(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
+    r"(?:false|no|off|disabled|none|never)\b(?! (?:longer|more|need|one))",  # a check switched off: "confirm deletes | no"
     "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
     "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
     # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
@@ -547,8 +551,8 @@ def find(spoken: str) -> str | None:
     by: dict[str, list[_Hit]] = {}
     for hit in hits:
         by.setdefault(hit.concept, []).append(hit)
-    if len(by) < 2 and "template_link" not in by and "envdump" not in by:
-        return None  # (every finding but those needs two concepts)
+    if len(by) < 2 and by.keys().isdisjoint(needed[0] for _, needed in FINDINGS if len(needed) == 1):
+        return None  # (every finding but a shape's alone needs two concepts)
     for rule, needed in FINDINGS:
         if not all(not by.keys().isdisjoint(alt.split("|")) for alt in needed):
             continue

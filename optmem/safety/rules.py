@@ -225,7 +225,7 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"restrictions)%>|"
         r"%<(?:bypass|disable|suspend|turn~off|switch~off|drop|lift|remove|deactivate|circumvent|evade)~"
         r"(?:(?:temporarily|all|the|your|its|any|every|of)~){0,3}(?:(?:safety|content|usual|ethical|moral)~)?"
-        r"(?:guardrails|content~(?:polic(?:y|ies)|filters?|moderation)|safety~(?:filters?|rules|guidelines|polic(?:y|ies)|"
+        r"(?:guardrails|content~(?:polic(?:y|ies)|filter(?:s|ing)?|moderation)|safety~(?:filter(?:s|ing)?|rules|guidelines|polic(?:y|ies)|"
         r"checks|settings|section|layer)|safeguards|moderation|(?:your|ur|yr)~(?:rules|restrictions|guidelines|instructions|"
         r"filters|limits|constraints|programming))%>|"
         r"%<(?:all~)?(?:(?:the|your|its)~)?(?:guardrails|content~filters?|safety~(?:filters?|rules|guidelines|checks|"

@@ -204,24 +204,17 @@ def check_field(name: str, value: str, *, limit: int, allow_unsafe: bool) -> Non
     rule (`unsafe_content`, unless `allow_unsafe`); both errors name the field."""
     size = len(value.encode("utf-8"))
     if size > limit:
-        raise TooLarge(
-            f"the {name} is {size:,} bytes; it may hold at most {limit:,} — shorten it (nothing was stored)",
-            field=name,
-            bytes=size,
-            limit=limit,
-        )
+        what = f"the {name} is {size:,} bytes; it may hold at most {limit:,} — shorten it (nothing was stored)"
+        raise TooLarge(what, field=name, bytes=size, limit=limit)
     if not allow_unsafe:
         _refuse(f"the {name}", find(value), field=name)
 
 
 def _refuse(what: str, rule: str | None, **context: str) -> None:
     if rule:
+        advice = "remove that part, or pass --allow-unsafe if it is really meant to be stored"
         raise UnsafeContent(
-            f"refused: {what} trips the security rule {rule!r}; remove that part, "
-            "or pass --allow-unsafe if it is really meant to be stored",
-            rule=rule,
-            kind=kind_of(rule),
-            **context,
+            f"refused: {what} trips the security rule {rule!r}; {advice}", rule=rule, kind=kind_of(rule), **context
         )
 
 
