@@ -487,6 +487,7 @@ FINDINGS = (
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
+_ALONE = {needed[0] for _, needed in FINDINGS if len(needed) == 1}  # shapes that are a finding alone
 
 # Shapes (on the spoken text): where a concept stands without any language's words. A shape is
 # looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
@@ -551,7 +552,7 @@ def find(spoken: str) -> str | None:
     by: dict[str, list[_Hit]] = {}
     for hit in hits:
         by.setdefault(hit.concept, []).append(hit)
-    if len(by) < 2 and by.keys().isdisjoint(needed[0] for _, needed in FINDINGS if len(needed) == 1):
+    if len(by) < 2 and by.keys().isdisjoint(_ALONE):
         return None  # (every finding but a shape's alone needs two concepts)
     for rule, needed in FINDINGS:
         if not all(not by.keys().isdisjoint(alt.split("|")) for alt in needed):
