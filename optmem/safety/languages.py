@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 WINDOW = 160  # characters: the concepts of a finding occur this close together
 GAP = 12  # characters: a negation this close to an act, in its clause, denies it
-DENIABLE = {"show", "display", "dismiss", "act", "obey"}
+DENIABLE = {"show", "display", "store", "memory", "dismiss", "act", "obey"}
 
 # Concepts: dismiss (ignore, override, declare void), earlier (previous, above, original, the
 # system's, your), orders (instructions, prompt, rules), show (reveal, print, send), persona (you
@@ -28,12 +28,14 @@ DENIABLE = {"show", "display", "dismiss", "act", "obey"}
 # or telling the user, silently), goods (what must not leave: passwords, keys, .env, the chat).
 # Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1.
 TABLE = """
-en show send~it send~the store~it store~them save~it save~them send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
+en show send~it send~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
 en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
 en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable
-en prompt conversation chat~history transcript system~prompt context~window
+en store store~it store~them save~it save~them save~your store~your keep~a~copy write~it~down write~them~down
+en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in~your~notes to~your~notes note~titled note~named
+en prompt conversation chat~history transcript system~prompt context~window initial~instructions
 en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
@@ -388,12 +390,12 @@ it authority avviso~di~sistema amministratore
 en public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo
 fr public lien~public
 en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
-en standing never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
+en standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
 en asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether
 en claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them
 en selfnote this~note this~memory
 en keep never~be~deleted must~never~be~deleted copy~this~note~verbatim verbatim~into but~keep restore~it save~it~again
-en obey apply~it and~apply &~apply apply~the~result act~on~it carry~it~out follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
+en obey apply~it and~apply &~apply and~execute and~run then~execute then~run apply~the~result act~on~it carry~it~out follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
 fr obey et~applique et~exécute applique-le exécute-le
 pt obey e~aplique e~execute execute-o
 it obey e~applica e~esegui eseguilo
@@ -474,6 +476,7 @@ FINDINGS = (
     ("exfiltration", ("standing", "show", "goods|prompt")),
     ("reveal_system_prompt", ("show", "prompt")),
     ("exfiltration", ("show", "goods")),
+    ("exfiltration", ("store", "goods|prompt", "memory")),  # secrets gathered into memory, to leak later
     ("fake_authority", ("authority", "lifted|unchecked|orders|dismiss")),
     ("tool_request", ("toolcall", "act|goods|prompt|destination|command|standing")),
     ("unchecked_action", ("asked", "command|shell")),
@@ -503,11 +506,11 @@ ANCHORS = {
     "lifted": "autoapprove confirm safety_mode",
     "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant",
     "pubkey": "ssh-",
-    "nocheck": "confirm approv",
+    "nocheck": "confirm approv auto",
     "payload": ".sh .exe .vsix .msi .pkg .deb .rpm .dmg .ps1 .bat .apk .whl .xpi .crx",
 }
 SHAPES = {
-    "nocheck": r"\b(?:confirm|approv)\w*(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
+    "nocheck": r"\bauto[_-]?(?:approve|confirm|accept)\w*[\"']?\s*[:=]\s*[\"']?(?:true|yes|on)\b|(?<![a-z])(?:confirm|approv)\w*(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
     r"(?:false|no|off|disabled|none|never)\b(?! (?:longer|more|need|one))",  # a check switched off: "confirm deletes | no"
     "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
     "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
