@@ -44,7 +44,7 @@ def test_at_least_95_percent_of_each_corpus_is_caught(payloads, kind, least):
 @pytest.mark.long
 def test_the_blind_corpus_is_caught_and_its_notes_kept():
     """The corpus written blind (tests/data/blind_safety): main caught 17.9 % of its injections
-    and 65.2 % of its secrets and flagged 3.6 % of its notes as injections; now 82 %, 96 % and 0.9 %."""
+    and 65.2 % of its secrets and flagged 3.6 % of its notes as injections; now 83 %, 96 % and 0.9 %."""
     attacks = corpus.blind_attacks()
     caught = {
         kind: [r for r in attacks if r["kind"] == kind and scan.find(r["text"])] for kind in ("injection", "secret")

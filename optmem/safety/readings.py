@@ -107,8 +107,8 @@ def spoken(text: str, wide: str) -> str:
 
 
 def decoded(text: str) -> list[tuple[str, str]]:
-    """(encoding, decoded text) for each base64 or hex run and for escaped text, bounded."""
-    import base64
+    """(encoding, decoded text) for each base64, hex, base32 or Morse run, for escaped text, and
+    for quoted strings joined, bounded."""
     import binascii
 
     out: list[tuple[str, str]] = []
@@ -123,6 +123,8 @@ def decoded(text: str) -> list[tuple[str, str]]:
                 if encoding == "hex":
                     raw = binascii.unhexlify(run)
                 elif encoding == "base32":
+                    import base64  # (with struct: only where a base32 run stands)
+
                     raw = base64.b32decode(run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 8))
                 else:
                     run = run.rstrip("=").replace("-", "+").replace("_", "/")

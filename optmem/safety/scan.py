@@ -92,10 +92,8 @@ def _find(text: str, depth: int) -> str | None:
     for variant in dict.fromkeys((folded, readings.leet(folded))):  # 1gn0re → ignore
         if hit := found.first("phrases", variant):
             return hit
-    hit = languages.find(readings.spoken(text, wide))
-    if hit == "hidden_instruction" and not readings.decoded(text):
-        hit = None  # an order to decode and act, with nothing encoded to decode, is a note (kubectl apply)
-    hit = hit or found.first("mixed", folded)
+    hit = languages.find(readings.spoken(text, wide))  # (an order to decode and act needs something encoded)
+    hit = (hit if hit != "hidden_instruction" or readings.decoded(text) else None) or found.first("mixed", folded)
     if not hit and folded.isascii() and (candidates := found.candidates("pinyin", folded)):
         hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike
     if hit:
