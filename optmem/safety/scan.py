@@ -14,7 +14,7 @@ only the rules whose needles are all there run. The table of languages
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal
 
 from optmem.errors import TooLarge, UnsafeContent
 from optmem.safety import chars, readings
@@ -122,10 +122,10 @@ class _Found(dict[str, dict[str, set[str]]]):
     automaton each."""
 
     def __missing__(self, lowered: str) -> dict[str, set[str]]:
-        index = _index()
+        automaton, entries, _ = _index()
         found: dict[str, set[str]] = {"": set(), "rot13_": set(), "reversed_": set()}
-        for key in {key for _, key in index.automaton.iter(lowered)}:
-            for encoding, word in index.entries[key]:
+        for key in {key for _, key in automaton.iter(lowered)}:
+            for encoding, word in entries[key]:
                 found[encoding].add(word)
         self[lowered] = found
         return found
@@ -133,7 +133,7 @@ class _Found(dict[str, dict[str, set[str]]]):
     def candidates(self, group: str, lowered: str, encoding: str = "") -> list[Rule]:
         """The rules of `group` each of whose needle groups `lowered` meets, in order."""
         present = self[lowered][encoding]
-        rules, first = _index().groups[group]
+        rules, first = _index()[2][group]
         chosen = sorted({i for word in present & first.keys() for i in first[word]}.union(first.get("", ())))
         return [rules[i] for i in chosen if all(not present.isdisjoint(g) for g in rules[i].needles[1:])]
 
@@ -150,15 +150,13 @@ def _first(rules: list[Rule], text: str) -> str | None:
     return None
 
 
-class _Index(NamedTuple):
-    """The automaton, what each key it finds stands for — (reading, needle word) — and for each
-    group of rules the rules each word of a first needle group starts."""
-
-    automaton: ahocorasick.Automaton
-    entries: dict[str, list[tuple[str, str]]]
-    groups: dict[str, tuple[tuple[Rule, ...], dict[str, list[int]]]]
-
-
+# the automaton, what each key it finds stands for — (reading, needle word) — and for each group
+# of rules the rules each word of a first needle group starts
+_Index = tuple[
+    "ahocorasick.Automaton",
+    dict[str, list[tuple[str, str]]],
+    dict[str, tuple[tuple["Rule", ...], dict[str, list[int]]]],
+]
 _INDEX: list[_Index] = []
 
 
@@ -187,7 +185,7 @@ def _index() -> _Index:
         for key in entries:
             automaton.add_word(key, key)
         automaton.make_automaton()
-        _INDEX.append(_Index(automaton, entries, groups))
+        _INDEX.append((automaton, entries, groups))
     return _INDEX[0]
 
 
