@@ -74,6 +74,7 @@ class Draft(NamedTuple):
     basis: str | None = None  # "stated" (default) or "inferred"
     state: bool = False  # a temporary state, not a habit: expires after [consolidation] state_ttl
     origin: str | None = None  # user | agent | tool | sync | import:<tool> (`optmem.quarantine`); None: not recorded
+    held: str | None = None  # held in quarantine for this rule whatever the text's scan finds (a Hermes turn's side)
 
 
 def default_domain(vault: Vault, domain: str | None) -> str:
@@ -297,6 +298,7 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
         basis="inferred" if draft.basis == "inferred" else None,
         state=draft.state,
         origin=origin,
+        held=draft.held,
         extra=dict(draft.extra or {}),
     )
     return check_record(rec, vault.settings.limits.record_bytes, allow_unsafe=allow_unsafe)

@@ -142,15 +142,16 @@ def _refused(err: OptmemError) -> str:
     return json.dumps(err.envelope(), ensure_ascii=False)
 
 
-def _unsafe(text: str) -> str | None:
-    """What the write gate's scanner flags in `text` as written, or that it cannot be UTF-8 at all."""
+def _unsafe(text: str) -> tuple[str, str] | None:
+    """What the write gate's scanner flags in `text` as written — (the rule, or "" when `text`
+    cannot be UTF-8 at all; what to say about it) — or None."""
     from optmem.record import holds_lone_surrogate
     from optmem.safety import scan
 
     if holds_lone_surrogate(text):
-        return "a lone surrogate (no UTF-8 file can hold it)"
+        return "", "a lone surrogate (no UTF-8 file can hold it)"
     rule = scan.find(text)
-    return f"the security rule {rule!r}" if rule else None
+    return (rule, f"the security rule {rule!r}") if rule else None
 
 
 def _what(entry: dict[str, Any]) -> str:
@@ -366,16 +367,25 @@ class Provider:
     ) -> None:
         if not self.writes or _trivial(user_content, assistant_content):
             return
-        for side in (user_content, assistant_content):
-            rule = _unsafe(side)
-            if rule:  # scanned as written (a pasted transcript's role markers start lines)
-                self._tell(f"a turn of session {session_id or self.session_id} was not kept: it trips {rule}")
+        session, held = session_id or self.session_id, None
+        from optmem.quarantine import kind_of
+
+        # each side scanned as written (a pasted transcript's role markers start lines): a possible
+        # injection is held in quarantine for a person; a secret, or what no file can hold, is not kept
+        for rule, said in filter(None, map(_unsafe, (user_content, assistant_content))):
+            if not rule or kind_of(rule) == "secret":
+                self._tell(f"a turn of session {session} was not kept: it trips {said}")
                 return
+            held = held or rule
+        if held:
+            self._tell(
+                f"a turn of session {session} is kept but held in quarantine: it trips the security rule {held!r} "
+                "(a possible prompt injection) — `optmem quarantine` lists it, `optmem release ID` lets it in"
+            )
         # one line, no role markers (which read as a forged conversation turn to the scanner)
         limit = self.vault.settings.limits.record_bytes if self.missing is None else 64 * 1024
-        self._write(
-            {"turn": turn_text(user_content, assistant_content, limit), "session": session_id or self.session_id}
-        )
+        turn = turn_text(user_content, assistant_content, limit)
+        self._write({"turn": turn, "session": session} | ({"held": held} if held else {}))
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
         from optmem.integrations.claude_code import report_lines
@@ -471,6 +481,7 @@ class Provider:
                 source="hermes",
                 origin="agent",
                 extra=extra,
+                held=str(entry["held"]) if entry.get("held") else None,
             )
             log.append(self.vault, draft)
         else:

@@ -23,22 +23,11 @@ INVISIBLE = (
 )
 CONTROL = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"  # C0 and C1 controls but tab and line ends
 DIACRITICS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
-_EMOJI = (
-    (0x1F000, 0x1FAFF),
-    (0x2600, 0x27BF),
-    (0x2300, 0x23FF),
-    (0x2B00, 0x2BFF),
-    (0x2190, 0x21FF),
-    (0x25A0, 0x25FF),
-    (0x2900, 0x297F),
-    (0x3030, 0x303D),
-    (0x3297, 0x3299),
-    (0xA9, 0xA9),
-    (0xAE, 0xAE),
-    (0x203C, 0x2049),
-    (0x2122, 0x2139),
+_EMOJI = (  # (a character class: U+1F000–1FAFF, 2600–27BF, 2300–23FF, 2B00–2BFF, arrows, shapes, ©, ®, ‼ …)
+    "[\U0001f000-\U0001faff\u2600-\u27bf\u2300-\u23ff\u2b00-\u2bff\u2190-\u21ff\u25a0-\u25ff\u2900-\u297f"
+    "\u3030-\u303d\u3297-\u3299\xa9\xae\u203c-\u2049\u2122-\u2139]"
 )
-_JOINING_SCRIPTS = ((0x0600, 0x08FF), (0x0900, 0x0DFF), (0xFB50, 0xFDFF), (0xFE70, 0xFEFC))
+_JOINING_SCRIPTS = "[\u0600-\u08ff\u0900-\u0dff\ufb50-\ufdff\ufe70-\ufefc]"  # Arabic, Indic
 
 # Look-alikes mapped before case folding (capital eta looks like H, small eta like n). Pairs:
 # look-alike, Latin. Not Unicode's confusables.txt: the letters attackers use on the words we match.
@@ -74,22 +63,18 @@ def fold_table() -> dict[int, str]:
     return table
 
 
-def _in(cp: int, ranges: tuple[tuple[int, int], ...]) -> bool:
-    return any(a <= cp <= b for a, b in ranges)
-
-
 def allowed_invisible(text: str, i: int) -> bool:
     """The few places where an invisible character is part of ordinary text (module docstring)."""
     cp = ord(text[i])
     prev = ord(text[i - 1]) if i else -1
-    nxt = ord(text[i + 1]) if i + 1 < len(text) else -1
+    after = text[i + 1 : i + 2]
     if cp in (0x200C, 0x200D):
-        if _in(prev, _JOINING_SCRIPTS) and _in(nxt, _JOINING_SCRIPTS):
+        if re.match(_JOINING_SCRIPTS, text[i - 1 : i] if i else "") and re.match(_JOINING_SCRIPTS, after):
             return True
         j = i - 1
         while j >= 0 and (text[j] == "\ufe0f" or 0x1F3FB <= ord(text[j]) <= 0x1F3FF):
             j -= 1
-        return cp == 0x200D and j >= 0 and _in(ord(text[j]), _EMOJI) and _in(nxt, _EMOJI)
+        return cp == 0x200D and j >= 0 and bool(re.match(_EMOJI, text[j]) and re.match(_EMOJI, after))
     if 0xFE00 <= cp <= 0xFE0F:
         if prev < 0:
             return False
@@ -97,21 +82,10 @@ def allowed_invisible(text: str, i: int) -> bool:
         return base in "0123456789#*" or (not base.isascii() and not INVISIBLE_CHAR.match(base))
     if 0xE0100 <= cp <= 0xE01EF:
         return 0x3400 <= prev <= 0x9FFF or 0x20000 <= prev <= 0x3FFFF or 0xF900 <= prev <= 0xFAFF
-    if 0xE0020 <= cp <= 0xE007F:
-        start = i
-        while start > 0 and 0xE0020 <= ord(text[start - 1]) <= 0xE007F:
-            start -= 1
-        end = i
-        while end < len(text) and 0xE0020 <= ord(text[end]) <= 0xE007F:
-            end += 1
-        tag = text[start:end]
-        return (
-            start > 0
-            and text[start - 1] == "\U0001f3f4"
-            and tag[-1] == "\U000e007f"
-            and 3 <= len(tag) <= 7
-            and all(0xE0030 <= ord(c) <= 0xE0039 or 0xE0061 <= ord(c) <= 0xE007A for c in tag[:-1])
-        )
+    if 0xE0020 <= cp <= 0xE007F:  # the tag run around i, after 🏴, ends with the cancel tag
+        run = next(m for m in re.finditer("[\U000e0020-\U000e007f]+", text) if m.start() <= i < m.end())
+        flag = "\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f"
+        return run.start() > 0 and re.fullmatch(flag, text[run.start() - 1 : run.end()]) is not None
     if cp in (0x180B, 0x180C, 0x180D, 0x180F):
         return 0x1820 <= prev <= 0x18AA
     return False

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     import ahocorasick
 
 WINDOW = 160  # characters: the concepts of a finding occur this close together
+GAP = 12  # characters: a negation this close to an act, in its clause, denies it
+DENIABLE = {"show", "display", "store", "memory", "dismiss", "act", "obey"}
 
 # Concepts: dismiss (ignore, override, declare void), earlier (previous, above, original, the
 # system's, your), orders (instructions, prompt, rules), show (reveal, print, send), persona (you
@@ -29,16 +31,22 @@ TABLE = """
 en show send~it send~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
-en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow
-en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number conversation chat~history transcript system~prompt contents~of environment~variable
+en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
+en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable
+en store store~it store~them save~it save~them save~your store~your keep~a~copy write~it~down write~them~down
+en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in~your~notes to~your~notes note~titled note~named
+en prompt conversation chat~history transcript system~prompt context~window initial~instructions
+en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
-zh show 输出 显示 打印 告诉我 泄露 透露 发送 发到 发给 上传
+zh show 告诉我 泄露 透露 发送 发到 发给 上传
+zh display 输出 显示 打印 展示
 zh persona 你现在是 从现在开始 现在起 扮演 假装 你的身份
 zh lifted 无限制 不受任何 已被关闭 已被管理员关闭 已关闭 已解除 已禁用 无需审查
 zh unchecked 不需要确认 无需确认 不用确认 不要确认 不必确认 不用告诉 不要告诉 不必告诉 不必向用户 无需征求 静默 悄悄 自动执行
-zh goods 密码 密钥 令牌 凭证 .env 聊天记录 手机号 系统提示词 私钥 id_rsa .ssh
+zh goods 密码 密钥 令牌 凭证 .env 手机号 私钥 id_rsa .ssh
+zh prompt 系统提示 提示词 聊天记录 初始指令
 hi dismiss अनदेखा नज़रअंदाज़ भूल~जाओ भूल~जाएँ उपेक्षा रद्द
 hi earlier पिछले पिछली पहले सभी सिस्टम मूल
 hi orders निर्देश प्रॉम्प्ट
@@ -51,7 +59,7 @@ es dismiss ignor olvid descart omit haz~caso~omiso deja~de~lado anula no~hagas~c
 es earlier anterior previa previo del~sistema original inicial todas todos tus~ de~antes internas ocult secret iniciales precedentes del~desarrollador al~principio de~sistema
 es orders instrucci indicaciones directrices prompt órdenes pautas normas mensaje~de~sistema
 es told lo~que~te~dijeron lo~que~te~han~dicho lo~que~te~indicó lo~que~te~indicaron lo~que~te~ordenaron lo~que~te~pidieron
-es show muestra mostrar revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir
+es show muestra mostr revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir
 es persona ahora~eres a~partir~de~ahora finge desde~ahora
 es lifted sin~restricci sin~filtro sin~límite sin~limite está~activado
 es unchecked sin~pedir~confirm sin~confirm sin~preguntar no~lo~menciones sin~avisar en~silencio
@@ -301,6 +309,74 @@ ms persona sekarang~anda mulai~sekarang
 ms lifted tanpa~sekatan
 ms unchecked tanpa~meminta~pengesahan tanpa~pengesahan tanpa~bertanya
 ms goods kata~laluan
+en no not~ never~ no~ don't don’t doesn't didn't won't cannot can't isn't wasn't aren't weren't nothing~ none~ nobody~ nor~ neither~
+zh no 没有 没 从未 从不 并未 尚未 未曾 未被 不要 不会 不能 不得 不可 不许 不准 不应 切勿 请勿 禁止
+hi no नहीं मत~ कभी~न
+es no no~ nunca jamás ningún ninguna nada~ ni~
+fr no ne~ n' jamais aucun aucune pas~ rien~
+ar no ~لا~ ~لم~ ~لن~ ليس أبدا ~عدم~
+bn no না~ নয় কখনো
+pt no não nao~ nunca jamais nenhum nenhuma nada~
+ru no не~ никогда ни~ нет~ нельзя ничего
+ur no ~نہ~ نہیں ~مت~ کبھی
+id no tidak~ jangan~ bukan~ belum~ tak~ tanpa~pernah
+de no nicht~ nie~ niemals kein keine~ keinen~ keiner~ nichts
+ja no ない ません 決して 禁止
+mr no नको नाही कधीही
+te no వద్దు కాదు ఎప్పుడూ
+tr no asla değil
+ta no வேண்டாம் இல்லை ஒருபோதும்
+vi no không~ đừng chưa~ chẳng~
+ko no 않 지~마 지마 절대 못~ ~안~
+it no non~ mai~ nessun niente nulla~
+th no ไม่ อย่า ห้าม
+fa no هرگز ~نه~
+pl no nie~ nigdy żadn
+uk no не~ ніколи ні~ ніде
+nl no niet~ nooit geen~
+sw no kamwe hapana
+tl no huwag hindi~
+ro no nu~ niciodată niciun nicio
+el no μην~ δεν~ ποτέ~
+cs no nikdy žádn nikomu
+sv no inte~ aldrig ej~ ingen~ inga~
+he no ~לא~ ~אל~ לעולם
+hu no ne~ nem~ soha~ semmi
+ms no tidak~ jangan~ bukan~ tak~
+en decode decode~ decode, decoded decipher unscramble concatenate join~the~fragments join~them base64-decode
+zh decode 解码 解密 拼接 拼起来
+hi decode डिकोड
+es decode decodifica descifra concatena
+fr decode décode déchiffre concatène
+ar decode فك~تشفير فك~الترميز
+bn decode ডিকোড
+pt decode decodifique decodifica descodifica concatene
+ru decode декодируй расшифруй раскодируй склей
+ur decode ڈی~کوڈ
+id decode dekode gabungkan
+de decode dekodier entschlüssel füge~zusammen
+ja decode デコード 復号 解読
+mr decode डिकोड
+te decode డీకోడ్
+tr decode çöz~ birleştir
+ta decode டிகோட்
+vi decode giải~mã ghép~lại
+ko decode 디코딩 디코드 복호화 해독
+it decode decodifica decifra concatena
+th decode ถอดรหัส
+fa decode رمزگشایی
+pl decode zdekoduj odkoduj rozszyfruj
+uk decode декодуй розшифруй
+nl decode decodeer ontsleutel
+sw decode fumbua
+tl decode i-decode
+ro decode decodează decodifică
+el decode αποκωδικοποίησε
+cs decode dekóduj dešifruj
+sv decode avkoda dekoda
+he decode פענח
+hu decode dekódold
+ms decode nyahkod
 en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
 zh authority 系统通知 管理员 工具返回
 es authority aviso~del~sistema administrador
@@ -313,14 +389,19 @@ pt authority aviso~do~sistema administrador
 it authority avviso~di~sistema amministratore
 en public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo
 fr public lien~public
-en unchecked never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
-en act run~ execute delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
-en standing everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
+en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
+en standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
 en asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether
 en claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them
 en selfnote this~note this~memory
 en keep never~be~deleted must~never~be~deleted copy~this~note~verbatim verbatim~into but~keep restore~it save~it~again
-en obey follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
+en obey apply~it and~apply &~apply and~execute and~run then~execute then~run apply~the~result act~on~it carry~it~out follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
+fr obey et~applique et~exécute applique-le exécute-le
+pt obey e~aplique e~execute execute-o
+it obey e~applica e~esegui eseguilo
+ru obey и~выполни и~примени выполни~это
+ja obey 実行して 従って
+ko obey 실행해 따르라
 en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
 zh act 执行 删除 强制推送 命令 付款 安装 合并
 zh standing 每次 以后 今后 从现在开始 一律 自动
@@ -328,13 +409,13 @@ zh asked 如果用户问 用户问 如果有人问
 zh claim 回答 回复 就说 告诉他
 zh selfnote 这条记忆 这条笔记 这条
 zh keep 禁止删除 原样复制 保留这条 不要删除
-zh obey 照做 直接执行 都是他本人写的
+zh obey 照做 直接执行 并执行 然后执行 并运行 然后运行 都是他本人写的
 zh elsewhere 网页 邮件 链接
 es act ejecuta borr elimin comando pago instala
 es standing siempre cada~vez tras~cada a~partir~de~ahora automáticamente
 es asked cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta
 es claim responde~siempre responde~que di~que
-es obey confía~en obedece sigue~las~instrucciones
+es obey confía~en obedece y~aplica aplícalo ejecútalo y~ejecuta sigue~las~instrucciones
 es elsewhere urls páginas documentos correos
 fr act exécute supprim commande paiement installe
 fr standing à~chaque chaque~fois toujours systématiquement désormais
@@ -346,7 +427,7 @@ de act führe ausführ lösch befehl zahlung installier
 de standing immer jedes~mal bei~jedem ab~sofort automatisch
 de asked wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer
 de claim sag,~dass sag~dass antworte~dass
-de obey ohne~rückfrage~ausführen vertraut~dem
+de obey ohne~rückfrage~ausführen und~ausführen und~befolge führe~es~aus vertraut~dem
 de elsewhere issues kommentaren bots webseiten
 ja act 実行 削除 コマンド 強制プッシュ
 ja standing 毎回 セッション開始時 自動 今後 常に
@@ -383,27 +464,33 @@ sv act kör ta~bort kommandon
 FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
     ("ignore_previous_instructions", ("dismiss", "told")),
-    ("reveal_system_prompt", ("show", "orders", "earlier")),
+    ("reveal_system_prompt", ("show|display", "orders", "earlier")),
     ("role_override", ("persona", "lifted|orders|unchecked")),
     ("role_override", ("lifted", "orders|unchecked|persona")),
-    ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|lifted")),
+    ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|prompt|lifted")),
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
     ("self_preserving", ("selfnote", "keep")),
     ("trust_transfer", ("obey", "elsewhere|destination")),
-    ("exfiltration", ("show", "goods|envdump", "destination|public")),
-    ("exfiltration", ("standing", "show", "goods")),
-    ("reveal_system_prompt", ("show", "goods")),
+    ("exfiltration", ("show|display", "goods|prompt|envdump", "destination|public")),
+    ("exfiltration", ("standing", "show", "goods|prompt")),
+    ("reveal_system_prompt", ("show", "prompt")),
+    ("exfiltration", ("show", "goods")),
+    ("exfiltration", ("store", "goods|prompt", "memory")),  # secrets gathered into memory, to leak later
     ("fake_authority", ("authority", "lifted|unchecked|orders|dismiss")),
-    ("tool_request", ("toolcall", "act|goods|destination|command|standing")),
+    ("tool_request", ("toolcall", "act|goods|prompt|destination|command|standing")),
     ("unchecked_action", ("asked", "command|shell")),
     ("unchecked_action", ("lifted", "persistence|command|destination|standing")),
-    ("remote_code", ("persistence", "destination")),
+    ("remote_code", ("persistence", "destination|pubkey")),
+    ("remote_code", ("payload", "standing|unchecked|agent")),
     ("exfiltration", ("template_link",)),
+    ("unchecked_action", ("nocheck",)),
     ("exfiltration", ("envdump",)),
     ("remote_code", ("shell", "persistence|unchecked|agent")),
-    ("tool_request", ("agent", "shell|destination|command|goods|toolcall")),
+    ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
+    ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
+_ALONE = {needed[0] for _, needed in FINDINGS if len(needed) == 1}  # shapes that are a finding alone
 
 # Shapes (on the spoken text): where a concept stands without any language's words. A shape is
 # looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
@@ -418,8 +505,15 @@ ANCHORS = {
     "toolcall": "tool (",
     "lifted": "autoapprove confirm safety_mode",
     "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant",
+    "pubkey": "ssh-",
+    "nocheck": "confirm approv auto",
+    "payload": ".sh .exe .vsix .msi .pkg .deb .rpm .dmg .ps1 .bat .apk .whl .xpi .crx",
 }
 SHAPES = {
+    "nocheck": r"\bauto[_-]?(?:approve|confirm|accept)\w*[\"']?\s*[:=]\s*[\"']?(?:true|yes|on)\b|(?<![a-z])(?:confirm|approv)\w*(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
+    r"(?:false|no|off|disabled|none|never)\b(?! (?:longer|more|need|one))",  # a check switched off: "confirm deletes | no"
+    "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
+    "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
     # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
     "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
     r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
@@ -438,7 +532,7 @@ SHAPES = {
     "toolcall": r"\b(?:call|use|invoke|run)\s+(?:the\s+)?[\w.-]+\s+tool\b|\b(?:shell|exec|run|fetch|browse|bash|system|eval|call_?tool|tool)\w*\(\s*[\"']"
     r"|\btool\s*:|\bbrowser tool\b|\bemail tool\b|\bfetch tool\b",
     "lifted": r"autoapprove\"?\s*[:=]\s*true|confirm\w*\s*[:=]\s*(?:false|no|off)\b|safety_mode\s*=\s*off",
-    "agent": r"\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
+    "agent": r"\b(?:if|when|whenever) (?:an?|the|your) (?:ai|agent|assistant|model)\b|\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
     r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
     r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant",
 }
@@ -446,22 +540,23 @@ SHAPES = {
 
 class _Hit(NamedTuple):
     start: int
+    end: int
     concept: str
     lang: str  # "" for a shape, which stands with any language
 
 
 def find(spoken: str) -> str | None:
     """The first finding of `FINDINGS` whose concepts occur together in `spoken`, or None."""
-    hits = _words(spoken)
+    hits = _affirmed(spoken, _words(spoken))
     anchored = {h.concept for h in hits if h.lang == "*"}
     hits = [h for h in hits if h.lang != "*"] + [
-        _Hit(m.start(), concept, "") for concept in anchored for m in re.finditer(SHAPES[concept], spoken, re.M)
+        _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
     by: dict[str, list[_Hit]] = {}
     for hit in hits:
         by.setdefault(hit.concept, []).append(hit)
-    if len(by) < 2 and "template_link" not in by and "envdump" not in by:
-        return None  # (every finding but those needs two concepts)
+    if len(by) < 2 and by.keys().isdisjoint(_ALONE):
+        return None  # (every finding but a shape's alone needs two concepts)
     for rule, needed in FINDINGS:
         if not all(not by.keys().isdisjoint(alt.split("|")) for alt in needed):
             continue
@@ -471,6 +566,30 @@ def find(spoken: str) -> str | None:
             if _together([[h for h in group if h.lang in ("", lang)] for group in groups]):
                 return rule
     return None
+
+
+def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:
+    """`hits` without the negations and the acts they deny: an act (`DENIABLE`) with a negation
+    of its language (`no`) beside it — at most `GAP` characters apart, no clause mark between, on
+    either side (没有任何密钥泄露, zeige niemals, 表示しないで). A negation that is part of another
+    concept's words (`do not tell`, 不要告诉, ไม่ต้องถาม) is that concept's."""
+    nos = [
+        n
+        for n in hits
+        if n.concept == "no"
+        and all(h.concept == "no" or h[:2] == n[:2] or h.end <= n.start or n.end <= h.start for h in hits)
+    ]
+    return [
+        h
+        for h in hits
+        if h.concept != "no"
+        and not (h.concept in DENIABLE and any(n.lang == h.lang and _beside(spoken, n, h) for n in nos))
+    ]
+
+
+def _beside(spoken: str, a: _Hit, b: _Hit) -> bool:
+    between = spoken[min(a.end, b.end) : max(a.start, b.start)]
+    return len(between) <= GAP and not re.search(r"[.,;:!?。，；：！？、\n]", between)
 
 
 def _together(groups: list[list[_Hit]]) -> bool:
@@ -489,7 +608,7 @@ def _words(spoken: str) -> list[_Hit]:
         start = end - len(word) + 1
         if _spaced(word[0]) and start and spoken[start - 1].isalnum():
             continue  # inside a word: a word of a script written with spaces counts at its start
-        hits += [_Hit(start, concept, lang) for lang, concept in meanings]
+        hits += [_Hit(start, end + 1, concept, lang) for lang, concept in meanings]
     return hits
 
 

@@ -107,8 +107,8 @@ def spoken(text: str, wide: str) -> str:
 
 
 def decoded(text: str) -> list[tuple[str, str]]:
-    """(encoding, decoded text) for each base64 or hex run and for escaped text, bounded."""
-    import base64
+    """(encoding, decoded text) for each base64, hex, base32 or Morse run, for escaped text, and
+    for quoted strings joined, bounded."""
     import binascii
 
     out: list[tuple[str, str]] = []
@@ -123,6 +123,8 @@ def decoded(text: str) -> list[tuple[str, str]]:
                 if encoding == "hex":
                     raw = binascii.unhexlify(run)
                 elif encoding == "base32":
+                    import base64  # (with struct: only where a base32 run stands)
+
                     raw = base64.b32decode(run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 8))
                 else:
                     run = run.rstrip("=").replace("-", "+").replace("_", "/")
@@ -135,7 +137,20 @@ def decoded(text: str) -> list[tuple[str, str]]:
                 out.append((encoding, plain))
     if len(re.findall(_ESCAPE, text)) >= 3:
         out.append(("escaped", re.sub(_ESCAPE, _unescape, text)))
+    if len(pieces := re.findall(r"(?<!\w)'([^'\n]{1,300})'(?!\w)|\"([^\"\n]{1,300})\"", text[:MAX_DECODED])) >= 2:
+        out.append(("joined", "".join(a or b for a, b in pieces)))  # strings an agent is told to join
+    for m in re.finditer(r"(?<![\w.-])[.-]{1,7}(?:(?: | ?/ ?)[.-]{1,7}){7,}(?![\w.-])", text[:MAX_DECODED]):
+        out.append(("morse", " ".join("".join(_MORSE.get(c, "?") for c in w.split()) for w in m[0].split("/"))))
     return out
+
+
+_MORSE = dict(  # letters and digits in Morse: "/" stands between words
+    zip(
+        ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
+        "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----.".split(),
+        "abcdefghijklmnopqrstuvwxyz0123456789",
+    )
+)
 
 
 def _unescape(m: re.Match[str]) -> str:

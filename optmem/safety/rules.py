@@ -10,51 +10,28 @@ from collections.abc import Callable, Iterator
 
 from optmem.safety.chars import CONTROL
 
+# fmt: off
 # Phrase templates: "~" is a gap between words (0–5 non-word characters), "~+" a gap of at least
 # one, "%<" / "%>" a word edge, "%words%" up to 12 words. The folded text is compiled with edges;
 # the collapsed text without.
 _G = r"[\W_]{0,5}"
 _YOU, _YOUR, _ARE = r"(?:you|u)", r"(?:your|ur|yr)", r"(?:are|re|r)"
-_VERB = (
-    r"(?:ignore|disregard|forget|bypass|dismiss|discard|abandon|neglect|overlook|nevermind|never~mind|"
-    r"pay~no~(?:attention|heed|mind)~to|set~aside|put~aside|throw~(?:out|away)|"
-    r"(?:do~not|don'?t|dont|never|stop|no~longer|cease|quit)~"
-    r"(?:follow|obey|heed|respect|honou?r|adhere~to|comply~with|listen~to)(?:ing)?)"
-)
+_VERB = r"(?:ignore|disregard|forget|bypass|dismiss|discard|abandon|neglect|overlook|nevermind|never~mind|pay~no~(?:attention|heed|mind)~to|set~aside|put~aside|throw~(?:out|away)|(?:do~not|don'?t|dont|never|stop|no~longer|cease|quit)~(?:follow|obey|heed|respect|honou?r|adhere~to|comply~with|listen~to)(?:ing)?)"
 _QUANT = r"(?:all|any|every|each|of|the|my|our|those|these|this|that|whatever|its|their|both|entire|whole|complete|and)"
-_REF = (
-    r"(?:previous(?:ly)?|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer|"
-    r"safety|your|ur|yr)"
-)
-_OBJ = (
-    r"(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|guidance|commands?|orders?|"
-    r"constraints?|restrictions?|guardrails?|polic(?:y|ies)|programming|context|conversation|"
-    r"limitations?|safeguards?|ethics|principles)"
-)
+_REF = r"(?:previous(?:ly)?|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer|safety|your|ur|yr)"
+_OBJ = r"(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|guidance|commands?|orders?|constraints?|restrictions?|guardrails?|polic(?:y|ies)|programming|context|conversation|limitations?|safeguards?|ethics|principles)"
 _STRONG_OBJ = r"(?:instructions?|prompts?|directives?|guidelines?|programming|guardrails?|safeguards?|restrictions?)"
-_BEFORE = (
-    r"(?:above|before|earlier|previously|prior|so~far|until~now|up~to~now|till~now|thus~far|hitherto|"
-    r"beforehand|preceding)"
-)
+_BEFORE = r"(?:above|before|earlier|previously|prior|so~far|until~now|up~to~now|till~now|thus~far|hitherto|beforehand|preceding)"
 _NEG = r"(?:do~not|don'?t|dont|never|must~not|mustn'?t|should~not|shouldn'?t|cannot|can'?t|may~not)"
 _USER = r"(?:the~users?|the~human|your~user|the~person)"
 _ROLE_LINE = r"(?:^|\n)[#>*\[(< \t]*"
 
 # Chinese vocabulary: fillers between the verb and the object, references to earlier content
 # (_ZH_REFX: not "all", which alone is too common — 对 vendor 目录忽略所有 eslint 规则), objects.
-_ZH_FILL = (
-    "的|了|掉|你|我|所|说|写|给|过|被|都|和|与|及|其他|其它|这些|那些|提供|收到|得到|获得|接收|接到|定义|制定|"
-    "告诉|输入|中|里|内|部分|条|项|个|曾经|已经|之|上|前"
-)
-_ZH_REFX = (
-    "(?:之前|以前|此前|先前|早先|早前|上面|上述|上文|以上|前面|前文|前述|前边|刚才|刚刚|原来|原有|原先|原始|"
-    "最初|初始|原本|系统|开发者|你的|官方|预设|一开始|起初|开头|一上来)"
-)
+_ZH_FILL = "的|了|掉|你|我|所|说|写|给|过|被|都|和|与|及|其他|其它|这些|那些|提供|收到|得到|获得|接收|接到|定义|制定|告诉|输入|中|里|内|部分|条|项|个|曾经|已经|之|上|前"
+_ZH_REFX = "(?:之前|以前|此前|先前|早先|早前|上面|上述|上文|以上|前面|前文|前述|前边|刚才|刚刚|原来|原有|原先|原始|最初|初始|原本|系统|开发者|你的|官方|预设|一开始|起初|开头|一上来)"
 _ZH_REF = _ZH_REFX[3:-1] + "|所有|全部|一切|任何"
-_ZH_OBJ = (
-    "(?:指令|指示|提示词?|规则|要求|命令|设定|约束|限制|准则|规定|守则|内容|说明|政策|策略|规范|安排|一切|东西|"
-    "话|对话|上下文|prompt|instructions?|rules?)"
-)
+_ZH_OBJ = "(?:指令|指示|提示词?|规则|要求|命令|设定|约束|限制|准则|规定|守则|内容|说明|政策|策略|规范|安排|一切|东西|话|对话|上下文|prompt|instructions?|rules?)"
 
 # Needles: words a hit must contain — one word of each group (a string of words, `~` for a space)
 # — in the lower-cased text. One pass of an Aho–Corasick automaton finds every needle a reading
@@ -73,13 +50,9 @@ _HIDDEN = "system initial hidden secret original developer dev prompt instructio
 # what every way of hiding something from the user says: a negation (_NEG), keep/hide … from,
 # without … knowing, make sure … never ("user" alone is in most notes an agent keeps)
 _CONCEAL = "not don't dont never mustn shouldn can't cant keep hide without sure"
-_ZH_DISMISS: _Needles = (
-    "忽略 忽视 无视 忘 抛 丢 放弃 跳过 略过 管 推翻 废除 作废 撤销 绕过 违背 违反 不顾 理会 遵 听从 服从 在意 理睬",
-    "指令 指示 提示 规则 要求 命令 设定 约束 限制 准则 规定 守则 内容 说明 政策 策略 规范 安排 一切 东西 话 对话 上下文 prompt instruction rule 前文 上文 前述 道德",
-)
+_ZH_DISMISS: _Needles = ("忽略 忽视 无视 忘 抛 丢 放弃 跳过 略过 管 推翻 废除 作废 撤销 绕过 违背 违反 不顾 理会 遵 听从 服从 在意 理睬", "指令 指示 提示 规则 要求 命令 设定 约束 限制 准则 规定 守则 内容 说明 政策 策略 规范 安排 一切 东西 话 对话 上下文 prompt instruction rule 前文 上文 前述 道德")
 _ZH_SHOW = "显示 输出 泄露 泄漏 打印 透露 告诉我 给我看 展示 复述 重复 说出 公开 发给我 贴出 背诵 念出 列出 写出 把 将"
 
-# fmt: off
 PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
     ("ignore_previous_instructions", _N_DISMISS,
         rf"%<{_VERB}~(?:{_QUANT}~){{0,4}}{_REF}~(?:(?:{_REF}|{_QUANT})~){{0,3}}{_OBJ}%>"),
@@ -184,12 +157,7 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"discovers?|realizes?)|"
         r"(?:never|do~not|don'?t)~(?:mention|reveal|disclose|discuss|repeat|share)~(?:this|these|the)~(?:memory|"
         rf"note|instructions?|conversation|entry|prompt)~(?:to|with)~(?:anyone|anybody|{_USER}|them))%>"),
-    (
-        "exfiltration",
-        (
-            "credential password api secret token private ssh memor",
-            "to",
-            "send forward upload post mail exfiltrate leak transmit copy"),
+    ("exfiltration", ("credential password api secret token private ssh memor", "to", "send forward upload post mail exfiltrate leak transmit copy"),
         r"%<(?:send|forward|upload|post|email|e-mail|exfiltrate|leak|transmit|copy|mail)~(?:(?:all|the|every|any|"
         r"users?|their|stored|saved|of|contents~of|your|my|whole|entire)~){0,4}(?:credentials|passwords|api~keys|"
         r"secrets|tokens|private~keys|ssh~keys|memories|memory~files?)~to~(?:https?|ftp|[a-z0-9.-]+@|"
@@ -198,21 +166,13 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"%<(?:system|admin|administrator|developer|root|security|emergency|kernel|master)~(?:override|overrule)"
         r"(?=\s*[:!—]|\s+-|~(?:engaged|activated|enabled|active|accepted|initiated|confirmed|in~effect|mode|protocol|"
         r"code|command|sequence|directive|authori[sz]ed|granted|you|all|ignore|disregard|the~assistant|new)%>)"),
-    (
-        "ignore_previous_instructions",  # stop following the developer message
-        (
-            "stop cease quit longer don not never refuse",
-            "system developer operator safety"),
+    ("ignore_previous_instructions", ("stop cease quit longer don not never refuse", "system developer operator safety"),  # stop following the developer message
         r"%<(?:stop|cease|quit|no~longer|don'?t|do~not|never|refuse~to)~(?:be~)?(?:following|follow|obeying|obey|"
         r"adhering~to|adhere~to|listening~to|listen~to|respecting|respect|complying~with|comply~with|bound~by)~"
         r"(?:(?:the|your|any|all|its|those|these)~){0,2}(?:system|developer|dev|operator|safety)~(?:and~(?:the~)?"
         r"(?:system|developer|operator)~)?(?:messages?|prompts?|instructions?|rules|guidelines|polic(?:y|ies)|"
         r"directives?)%>"),
-    (
-        "ignore_previous_instructions",  # memory entries take priority over system and developer messages
-        (
-            "priority precedence supersede outrank overrule trump override",
-            "system developer operator safety"),
+    ("ignore_previous_instructions", ("priority precedence supersede outrank overrule trump override", "system developer operator safety"),  # memory entries take priority over system and developer messages
         r"%<(?:(?:take|takes|taking|have|has|having|get|gets|with)~(?:absolute~|highest~|top~|full~)?"
         r"(?:priority|precedence)~over|supersedes?|outranks?|overrules?|trumps?|overrides?)~"
         r"(?:(?:the|your|any|all|every|other|its)~){0,2}(?:system|developer|dev|operator|safety)~"
@@ -230,11 +190,7 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"stop|comply|obey|(?:new|updated|revised)~(?:instructions|rules|policy|task|directive)|all~(?:previous|prior|"
         r"earlier)|share|send|forward|delete|(?:the~)?(?:assistant|model|ai)~(?:must|will|shall|should)|"
         r"(?:[a-z]+~){1,3}(?:override|overrides|supersede|supersedes|take~priority|takes~priority))%>"),
-    (
-        "ignore_previous_instructions",  # what you were told … is void / no longer applies / expired / a draft
-        (
-            "void null expired revoked rescinded retired suspended disabled lifted longer draft invalid cancel withdrawn outdated wrong obsolete irrelevant",
-            "instruction rule guideline directive prompt system told"),
+    ("ignore_previous_instructions", ("void null expired revoked rescinded retired suspended disabled lifted longer draft invalid cancel withdrawn outdated wrong obsolete irrelevant", "instruction rule guideline directive prompt system told"),  # what you were told … is void / no longer applies / expired / a draft
         r"%<(?:(?:(?:your|ur|yr)|the~(?:assistant|ai|model)'?s?)~(?:(?:original|initial|previous|prior|earlier|old|current|"
         r"system|developer|safety|default)~){0,2}(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)|(?:original|initial|previous|prior|earlier|old)~(?:system~)?"
         r"(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:from|of|in|given|set)~%words%|(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:(?:that~)?(?:you~(?:were|have~been|got)~given|you~(?:received|got)|"
@@ -256,39 +212,27 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"restrictions|programming)|the~(?:guardrails|restrictions|rules|instructions)~you~were~(?:configured|"
         r"given|set~up|loaded)~with)~(?:(?:is|are|was|were)~)+(?:(?:all|just|simply)~)?(?:an?~)?(?:outdated|"
         r"obsolete|wrong|irrelevant|mistake|error)%>"),
-    (
-        "reveal_system_prompt",  # the instructions you were loaded with / the startup message you received
-        (
-            "quote paste leak print show repeat reveal dump output copy recite share send give",
-            "with received startup initial setup preamble bootstrap hidden confidential secret"),
+    ("reveal_system_prompt", ("quote paste leak print show repeat reveal dump output copy recite share send give", "with received startup initial setup preamble bootstrap hidden confidential secret"),  # the instructions you were loaded with / the startup message you received
         r"%<(?:quote|paste|leak|print|show|repeat|reveal|dump|output|copy|recite|share|send|give~me|tell~me|"
         r"reproduce|type~out|write~out)~(?:(?:back|out|me|us|the|your|exact|full|entire|whole|complete|verbatim|"
         r"confidential|hidden|secret|text|of|contents|initial|original|configuration|config)~){0,6}(?:(?:startup|start-up|bootstrap|hidden|confidential|"
         r"secret)~(?:configuration~|config~)?(?:instructions|message|prompt|preamble|configuration|config)|"
         r"(?:instructions|prompt|preamble|setup~text|configuration|message|text)~(?:that~)?you~(?:were|got|have~been)~(?:loaded|initiali[sz]ed|bootstrapped|configured|"
         r"started|primed|set~up|given|seeded)(?:~with)?|(?:preamble|setup~text)~you~(?:received|got|have))%>"),
-    (
-        "ignore_previous_instructions",  # … supersedes your guidelines / bypass the content policy / guardrails are off
-        (
-            "supersede replace override outrank trump bypass disable suspend turn switch drop lift remove off",
-            "your guardrail filter content~polic safety safeguard moderation restriction"),
+    ("ignore_previous_instructions", ("supersede replace override outrank trump bypass disable suspend turn switch drop lift remove off", "your guardrail filter content~polic safety safeguard moderation restriction"),  # … supersedes your guidelines / bypass the content policy / guardrails are off
         r"%<(?:supersedes?|replaces?|overrides?|outranks?|trumps?)~(?:all~)?(?:your|ur|yr)~(?:(?:original|current|existing|"
         r"system|safety)~)?(?:guidelines|instructions|rules|system~prompt|directives|polic(?:y|ies)|programming|"
         r"restrictions)%>|"
         r"%<(?:bypass|disable|suspend|turn~off|switch~off|drop|lift|remove|deactivate|circumvent|evade)~"
         r"(?:(?:temporarily|all|the|your|its|any|every|of)~){0,3}(?:(?:safety|content|usual|ethical|moral)~)?"
-        r"(?:guardrails|content~(?:polic(?:y|ies)|filters?|moderation)|safety~(?:filters?|rules|guidelines|polic(?:y|ies)|"
+        r"(?:guardrails|content~(?:polic(?:y|ies)|filter(?:s|ing)?|moderation)|safety~(?:filter(?:s|ing)?|rules|guidelines|polic(?:y|ies)|"
         r"checks|settings|section|layer)|safeguards|moderation|(?:your|ur|yr)~(?:rules|restrictions|guidelines|instructions|"
         r"filters|limits|constraints|programming))%>|"
         r"%<(?:all~)?(?:(?:the|your|its)~)?(?:guardrails|content~filters?|safety~(?:filters?|rules|guidelines|checks|"
         r"layer)|safeguards|restrictions|moderation)~(?:are|is|have~been|has~been)~(?:now~|temporarily~)?"
         r"(?:off|disabled|lifted|suspended|removed|deactivated|bypassed|turned~off|switched~off)%>|"
         r"%<(?:content~filters?|guardrails|safety~filters?|restrictions|safeguards)~(?:off|disabled|lifted|down)%>"),
-    (
-        "ignore_previous_instructions",  # drop whatever the developer told you; disregard the safety part of …
-        (
-            "drop forget ignore disregard discard abandon skip set~aside throw",
-            "told said instructed your"),
+    ("ignore_previous_instructions", ("drop forget ignore disregard discard abandon skip set~aside throw", "told said instructed your"),  # drop whatever the developer told you; disregard the safety part of …
         r"%<(?:drop|forget|ignore|disregard|discard|abandon|skip|set~aside|throw~(?:out|away))~(?:(?:all~)?(?:of~)?"
         r"(?:whatever|what|everything|anything)~(?:that~)?(?:the~(?:developers?|system|operator|creators?|admins?)|"
         r"(?:your|ur|yr)~(?:developers?|operator|creators?|admins?)|they|anyone|you~(?:were|have~been))~(?:told|said|instructed|"
@@ -310,11 +254,7 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"absolutely|i~will|i'?ll|you~(?:must|are|will|shall))%>|"
         r"%<(?:system|developer)~prompt~(?:start|begin)%>"),
     # mixed Chinese and English, and pinyin (folded, so tone marks are gone: hūlüè → hulue)
-    (
-        "ignore_previous_instructions_zh",
-        (
-            "ignore disregard forget skip 忽略 忽视 无视 忘记 hulue wangji wushi hushi",
-            "instruction prompt rule 指令 指示 提示词 规则 zhiling zhishi guize tishi"),
+    ("ignore_previous_instructions_zh", ("ignore disregard forget skip 忽略 忽视 无视 忘记 hulue wangji wushi hushi", "instruction prompt rule 指令 指示 提示词 规则 zhiling zhishi guize tishi"),
         # an English verb and a Chinese reference, or a Chinese verb and an English object
         r"(?:ignore|disregard|forget|skip)[\W_]{0,3}(?:掉|一下|all|the|[\W_]){0,6}"
         r"(?:之前|以前|上面|先前|前面|上述|原来|原先|系统|所有|全部)(?:的|所有|全部|all|the|previous|system|[\W_]){0,8}"
@@ -324,11 +264,7 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
         r"|%<(?:hulue|hushi|wushi|wangji|wangdiao|wangle|paokai|bu~?yao~?li|bie~?guan)~(?:(?:diao|yixia|ni|zhiqian|"
         r"yiqian|xianqian|shangmian|qianmian|shangshu|suoyou|quanbu|yiqie|de|na|xie|zhe|yuanlai|chushi|xitong)~){0,6}"
         r"(?:zhiling|zhishi|guize|tishi~?ci|tishi|shezhi|yaoqiu|mingling)%>"),
-    (
-        "reveal_system_prompt_zh",
-        (
-            "print show reveal output dump display 显示 输出 打印 告诉我 泄露 给我看 xianshi shuchu dayin gaosu xielu toulu zhanshi",
-            "system 系统 xitong chushi yincang"),
+    ("reveal_system_prompt_zh", ("print show reveal output dump display 显示 输出 打印 告诉我 泄露 给我看 xianshi shuchu dayin gaosu xielu toulu zhanshi", "system 系统 xitong chushi yincang"),
         r"(?:print|show|reveal|output|dump|display)[\W_]{0,3}(?:一下|出来|出|你的|完整的|your|the|full|[\W_]){0,8}"
         r"(?<=[\u4e00-\u9fff\W])(?:system[\W_]{0,3}prompt|系统[\W_]{0,3}prompt|system[\W_]{0,3}提示词?|系统提示词)"
         r"|(?:显示|输出|打印|告诉我|泄露|透露|给我看)[\W_]{0,3}(?:一下|出来|出|你的|完整的|your|the|full|[\W_]){0,8}"
@@ -423,17 +359,8 @@ class Rule:
 
     __slots__ = ("name", "needles", "source", "flags", "accept", "bare", "compiled")
 
-    def __init__(
-        self, name: str, needles: tuple[frozenset[str], ...], source: str, flags: int, accept: Accept | None, bare: str
-    ) -> None:
-        self.name, self.needles, self.source, self.flags, self.accept, self.bare = (
-            name,
-            needles,
-            source,
-            flags,
-            accept,
-            bare,
-        )
+    def __init__(self, name: str, needles: tuple[frozenset[str], ...], src: str, flags: int, accept: Accept | None, bare: str):
+        self.name, self.needles, self.source, self.flags, self.accept, self.bare = name, needles, src, flags, accept, bare
         self.compiled: re.Pattern[str] | None = None  # `source`, compiled when the rule first runs
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
@@ -561,9 +488,7 @@ WRITTEN = (
     _rule("github_token", ("ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",),
         r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
     _rule("stripe_key", ("_live_ _test_",),
-        r"\b(?:sk|rk)_(?:live|test)_(?P<body>[0-9A-Za-z]{10,})",
-        0,
-        _not_filler),
+        r"\b(?:sk|rk)_(?:live|test)_(?P<body>[0-9A-Za-z]{10,})", 0, _not_filler),
     _rule("api_secret_key", ("sk-",), r"\bsk-(?:[A-Za-z0-9]+-)*(?P<body>[A-Za-z0-9_-]{20,})", 0, _not_filler),
     _rule("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
     _rule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*", 0, _not_filler),
@@ -584,9 +509,7 @@ WRITTEN = (
         r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)",
         accept=_url_password),
     _rule("password_assignment", ("pass pwd secret token key credential", "= :"),
-        _KEY + r"[\"']?\s*(?:=>|:=|[:=])\s*" + _VALUE,
-        _NOCASE,
-        _secret_value),
+        _KEY + r"[\"']?\s*(?:=>|:=|[:=])\s*" + _VALUE, _NOCASE, _secret_value),
     _rule("password_assignment", ("pass pw", "is was : = -> to with using user login"),
         # the root password for X is …, … with password …, user X password … (any space: `to`)
         r"(?P<key>pass(?:word|wd|phrase|code)|(?<![\w-])pwd?(?![\w-]))(?:\s+(?:for|of|to|on|at|in)"
@@ -595,14 +518,11 @@ WRITTEN = (
         r"(?:now\s+|still\s+|set\s+to\s+)?[\"'“]?(?P<bare>[^\s\"'”]{6,200})"
         r"|(?:with|using)\s+(?:the\s+)?(?P<with>pass(?:word)?|pwd?)\s+[\"'“]?(?P<bare2>[^\s\"'”,]{6,200})"
         r"|\b(?:user(?:name)?|login)\s+[\w.@-]{2,40},?\s+(?:pass(?:word)?|pwd?)\s+[\"'“]?(?P<bare3>[^\s\"'”,]{6,200})",
-        _NOCASE,
-        _secret_value),
+        _NOCASE, _secret_value),
     _rule("password_assignment", ("login credential creds account 登录 账号 帐号 账户", ": = ："),
         r"(?:\b(?:login|credentials?|creds|account)|登录|账号|帐号|账户)(?:\s+(?:for|of|to|on|at)(?:\s+[^\s:=]{1,40}){1,3}?)?"
         r"\s*[:=：]\s*"
-        r"[\w.@+-]{2,64}\s*(?:/|\s:\s|,)\s*(?P<bare>[^\s\"',]{6,200})",
-        _NOCASE,
-        _secret_value),
+        r"[\w.@+-]{2,64}\s*(?:/|\s:\s|,)\s*(?P<bare>[^\s\"',]{6,200})", _NOCASE, _secret_value),
     _rule("google_oauth_secret", ("gocspx",), r"\bGOCSPX-(?P<body>[A-Za-z0-9_-]{20,40})", 0, _not_filler),
     _rule("docker_registry_auth", ("auth",),  # config.json: "auth": base64 of user:password
         r"\bauth(?:\s+string)?[\"']?\]?\s*(?:is|[:=])\s*[\"']?(?P<b64>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])",
@@ -612,22 +532,17 @@ WRITTEN = (
         r"MI[A-Za-z0-9+/]{2,4}AgEAMBMGByqGSM49|"
         r"b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]{40,}"),
     _rule("password_assignment", ("-pass -token -api-key -secret",),
-        r"(?<![\w-])--?(?P<key>password|passwd|pass|token|api-key|secret)[ =](?P<bare>[^\s\"'`]{6,200})",
-        _NOCASE,
+        r"(?<![\w-])--?(?P<key>password|passwd|pass|token|api-key|secret)[ =](?P<bare>[^\s\"'`]{6,200})", _NOCASE,
         _secret_value),
     _rule("password_assignment", ("login sshpass mysql redis-cli curl",),  # clients' options
         r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|"
         r"mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|"
         r"curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?"
-        r"[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})",
-        accept=_secret_value),
+        r"[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),
     _rule("password_assignment", (":",),  # a .pgpass line: host:port:database:user:password
-        r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$",
-        re.M,
-        _secret_value),
+        r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$", re.M, _secret_value),
     _rule("password_assignment", ("密码 口令 密钥 令牌",),
-        r"(?P<key>密码|口令|密钥|令牌)\s*(?:是|为|[:：=]|\s)\s*(?P<bare>[!-~]{6,200})",
-        accept=_secret_value),
+        r"(?P<key>密码|口令|密钥|令牌)\s*(?:是|为|[:：=]|\s)\s*(?P<bare>[!-~]{6,200})", accept=_secret_value),
     _rule("seed_phrase", ("mnemonic seed recovery phrase 助记词",),
         r"(?i:mnemonic|seed\s*phrase|recovery\s*phrase|secret\s*phrase|助记词)\s*[:=：]\s*"
         r"(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b"),
@@ -638,30 +553,23 @@ WRITTEN = (
         r"secret|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|"
         r"密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?"
         r"(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})"
-        r"|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"",
-        0,
-        _keylike),
+        r"|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _keylike),
     _rule(  # a password named in any language: "Mot de passe de la base : …", "WPA2 password 46dw…"
         "password_assignment",
         ("pass parol пароль パスワード 비밀번호 senha contraseña kennwort wachtwoord hasło şifre lösenord",),
         r"(?<![\w$])(?i:(?P<key>mot de passe|contraseña|passwort|kennwort|senha|пароль|パスワード|비밀번호|wachtwoord|"
         r"hasło|şifre|parola|lösenord|password|passwd))(?![\w}])(?:[^\n:=：/@]{0,40}?[:=：]|(?<=password)|(?<=passwort))\s*"
-        r"(?P<bare>(?=\S{0,60}\d)(?=\S{0,60}[A-Za-z])[^\s\"'`,;]{8,200})",
-        0,
-        _secret_value),
+        r"(?P<bare>(?=\S{0,60}\d)(?=\S{0,60}[A-Za-z])[^\s\"'`,;]{8,200})", 0, _secret_value),
     _rule(  # user / password after a login (any language): "My bank login is mara.v1987 / uucIA906a3%"
         "password_assignment",
         ("login zugang acceso accès доступ 登录 账号",),
         r"(?i:\b(?:login|zugang|acceso|accès|доступ)\b|登录|账号)[^\n/]{0,40}?[:：\s]\s*[\w.@+-]{2,64}\s+/\s+"
-        r"(?P<bare>[^\s\"',]{6,200})",
-        0,
-        _secret_value),
+        r"(?P<bare>[^\s\"',]{6,200})", 0, _secret_value),
     _rule(  # a wallet seed: twelve or more short lowercase words after a word naming one
         "seed_phrase",
         ("seed mnemonic",),
         r"(?i:seed|mnemonic)[^\n:]{0,30}:\s*(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b"),
 )
-# fmt: on
 PHRASES = tuple(
     _rule(name, needles, _template(source, True), bare=_template(source, False))
     for name, needles, source in PHRASE_DATA
@@ -674,16 +582,10 @@ def _both_scripts(m: re.Match[str]) -> bool:
 
 
 MIXED = (
-    _rule(
-        "ignore_previous_instructions_zh",
-        ("instruction prompt guidelines system 指令 指示 设定 提示词",),
-        _MIXED_IGNORE,
-        accept=_both_scripts,
-    ),
-    _rule(
-        "reveal_system_prompt_zh", ("prompt instruction message 指令 提示词 规则",), _MIXED_REVEAL, accept=_both_scripts
-    ),
+    _rule("ignore_previous_instructions_zh", ("instruction prompt guidelines system 指令 指示 设定 提示词",), _MIXED_IGNORE, accept=_both_scripts),
+    _rule("reveal_system_prompt_zh", ("prompt instruction message 指令 提示词 规则",), _MIXED_REVEAL, accept=_both_scripts),
 )
+# fmt: on
 PINYIN = (  # run on the letters of the folded text when it holds a needle ("hū lüè" reads as "hulue")
     _rule("ignore_previous_instructions_zh", ("zhi tishi xitong guize mingling",), _PINYIN_IGNORE),
     _rule("reveal_system_prompt_zh", ("zhi tishi xitong guize mingling",), _PINYIN_REVEAL),

@@ -24,10 +24,10 @@ if TYPE_CHECKING:
 
     from optmem.safety.rules import Rule
 
-VERSION = 2  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 3  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 Kind = Literal["secret", "injection"]
-_PREFIXES = ("base64_", "hex_", "escaped_", "rot13_", "reversed_")
+_PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
 
 # a quotation: what a note says someone else wrote (straight, curly, angled, corner quotes, backticks)
@@ -44,6 +44,7 @@ _PHRASING = {
     "new_instructions",
     "conceal_from_user",
     "fake_conversation_turn",
+    "hidden_html_comment",
 }
 
 
@@ -91,7 +92,8 @@ def _find(text: str, depth: int) -> str | None:
     for variant in dict.fromkeys((folded, readings.leet(folded))):  # 1gn0re → ignore
         if hit := found.first("phrases", variant):
             return hit
-    hit = languages.find(readings.spoken(text, wide)) or found.first("mixed", folded)
+    hit = languages.find(readings.spoken(text, wide))  # (an order to decode and act needs something encoded)
+    hit = (hit if hit != "hidden_instruction" or readings.decoded(text) else None) or found.first("mixed", folded)
     if not hit and folded.isascii() and (candidates := found.candidates("pinyin", folded)):
         hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike
     if hit:
@@ -108,8 +110,8 @@ def _find(text: str, depth: int) -> str | None:
                 if any(a < m.end() and m.start() < b for a, b in spans):
                     return rule.name
     if depth < DEPTH:
-        for encoding, plain in readings.decoded(text):
-            if inner := _find(plain, depth + 1):
+        for encoding, plain in readings.decoded(text):  # (strings joined make no secret: ids side by side)
+            if (inner := _find(plain, depth + 1)) and (encoding != "joined" or kind_of(inner) == "injection"):
                 return f"{encoding}_{inner}"
     return None
 
@@ -120,10 +122,10 @@ class _Found(dict[str, dict[str, set[str]]]):
     automaton each."""
 
     def __missing__(self, lowered: str) -> dict[str, set[str]]:
-        index = _index()
+        automaton, entries, _ = _index()
         found: dict[str, set[str]] = {"": set(), "rot13_": set(), "reversed_": set()}
-        for key in {key for _, key in index.automaton.iter(lowered)}:
-            for encoding, word in index.entries[key]:
+        for key in {key for _, key in automaton.iter(lowered)}:
+            for encoding, word in entries[key]:
                 found[encoding].add(word)
         self[lowered] = found
         return found
@@ -131,7 +133,7 @@ class _Found(dict[str, dict[str, set[str]]]):
     def candidates(self, group: str, lowered: str, encoding: str = "") -> list[Rule]:
         """The rules of `group` each of whose needle groups `lowered` meets, in order."""
         present = self[lowered][encoding]
-        rules, first = _index().groups[group]
+        rules, first = _index()[2][group]
         chosen = sorted({i for word in present & first.keys() for i in first[word]}.union(first.get("", ())))
         return [rules[i] for i in chosen if all(not present.isdisjoint(g) for g in rules[i].needles[1:])]
 
@@ -148,21 +150,13 @@ def _first(rules: list[Rule], text: str) -> str | None:
     return None
 
 
-class _Index:
-    """The automaton, what each key it finds stands for — (reading, needle word) — and for each
-    group of rules the rules each word of a first needle group starts."""
-
-    __slots__ = ("automaton", "entries", "groups")
-
-    def __init__(
-        self,
-        automaton: ahocorasick.Automaton,
-        entries: dict[str, list[tuple[str, str]]],
-        groups: dict[str, tuple[tuple[Rule, ...], dict[str, list[int]]]],
-    ) -> None:
-        self.automaton, self.entries, self.groups = automaton, entries, groups
-
-
+# the automaton, what each key it finds stands for — (reading, needle word) — and for each group
+# of rules the rules each word of a first needle group starts
+_Index = tuple[
+    "ahocorasick.Automaton",
+    dict[str, list[tuple[str, str]]],
+    dict[str, tuple[tuple["Rule", ...], dict[str, list[int]]]],
+]
 _INDEX: list[_Index] = []
 
 
@@ -191,7 +185,7 @@ def _index() -> _Index:
         for key in entries:
             automaton.add_word(key, key)
         automaton.make_automaton()
-        _INDEX.append(_Index(automaton, entries, groups))
+        _INDEX.append((automaton, entries, groups))
     return _INDEX[0]
 
 
@@ -206,24 +200,17 @@ def check_field(name: str, value: str, *, limit: int, allow_unsafe: bool) -> Non
     rule (`unsafe_content`, unless `allow_unsafe`); both errors name the field."""
     size = len(value.encode("utf-8"))
     if size > limit:
-        raise TooLarge(
-            f"the {name} is {size:,} bytes; it may hold at most {limit:,} — shorten it (nothing was stored)",
-            field=name,
-            bytes=size,
-            limit=limit,
-        )
+        what = f"the {name} is {size:,} bytes; it may hold at most {limit:,} — shorten it (nothing was stored)"
+        raise TooLarge(what, field=name, bytes=size, limit=limit)
     if not allow_unsafe:
         _refuse(f"the {name}", find(value), field=name)
 
 
 def _refuse(what: str, rule: str | None, **context: str) -> None:
     if rule:
+        advice = "remove that part, or pass --allow-unsafe if it is really meant to be stored"
         raise UnsafeContent(
-            f"refused: {what} trips the security rule {rule!r}; remove that part, "
-            "or pass --allow-unsafe if it is really meant to be stored",
-            rule=rule,
-            kind=kind_of(rule),
-            **context,
+            f"refused: {what} trips the security rule {rule!r}; {advice}", rule=rule, kind=kind_of(rule), **context
         )
 
 
