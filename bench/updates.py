@@ -118,7 +118,7 @@ def timeline(case: dict[str, Any]) -> dict[str, Any]:
         recs.append(
             {
                 "role": "distractor",
-                "kind": d["kind"],
+                "kind": d.get("kind", "?"),
                 "text": d["text"],
                 "ts": _iso(_at(day0, d["day"], f"{cid}/d{i}", 480, 720)),
             }
@@ -135,21 +135,27 @@ def build_half(
     half: str, cases: list[dict[str, Any]], fillers: list[dict[str, Any]], limit_cases: int | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(records in time order, questions) of one half's pooled store."""
-    mine = [c for c in cases if half_of(c["id"]) == half][:limit_cases]
+    mine = [c for c in cases if half in ("all", half_of(c["id"]))][:limit_cases]
     records: list[dict[str, Any]] = []
     questions: list[dict[str, Any]] = []
     for c in mine:
         tl = timeline(c)
         for r in tl["records"]:
             records.append({**r, "case": c["id"], "lang": c["lang"]})
-        base = {"case": c["id"], "lang": c["lang"], "topic": c["topic"], "update_cue": c["cue"], "now": tl["now"]}
+        base = {
+            "case": c["id"],
+            "lang": c["lang"],
+            "topic": c.get("topic", "?"),
+            "update_cue": c.get("cue", "?"),
+            "now": tl["now"],
+        }
         questions.append(
             {
                 **base,
                 "qid": c["id"] + "#current",
                 "asks": "current",
                 "text": c["question"]["text"],
-                "query_cue": c["question"]["cue"],
+                "query_cue": c["question"].get("cue", "?"),
             }
         )
         if c.get("past_question"):
@@ -157,7 +163,7 @@ def build_half(
                 {**base, "qid": c["id"] + "#past", "asks": "past", "text": c["past_question"], "query_cue": "past"}
             )
     for f in fillers:
-        if half_of(f["id"]) == half:
+        if half in ("all", half_of(f["id"])):
             records.append(
                 {
                     "role": "filler",
@@ -249,7 +255,7 @@ def load_vault(vault: Path, records: list[dict[str, Any]], mode: str, add_cmd: s
 def data_key(a: argparse.Namespace) -> str:
     """What a built vault depends on: the data, the split and times, how it was loaded."""
     h = hashlib.sha256()
-    for path in (DATA / "cases.jsonl", DATA / "fillers.jsonl"):
+    for path in (Path(a.data) / "cases.jsonl", Path(a.data) / "fillers.jsonl"):
         h.update(path.read_bytes())
     h.update(
         json.dumps(
@@ -548,7 +554,18 @@ def failure_lines(rows: list[dict[str, Any]], cases: dict[str, dict[str, Any]]) 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--half", choices=("tune", "held-out", "both"), default="both")
+    ap.add_argument(
+        "--data",
+        default=str(DATA),
+        help="the data folder (cases.jsonl, fillers.jsonl; default bench/updates); `topic` and the "
+        "cues may be missing (a set written elsewhere, e.g. bench/updates_blind: run it with --half all)",
+    )
+    ap.add_argument(
+        "--half",
+        choices=("tune", "held-out", "both", "all"),
+        default="both",
+        help="both: the two halves, each its own store; all: every case in one store (a set nobody tunes on)",
+    )
     ap.add_argument("--limit-cases", type=int, help="only the first N cases of each half (file order)")
     ap.add_argument(
         "--cmd",
@@ -604,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--reuse needs --workdir")
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
 
-    cases, fillers = load_cases(), load_fillers()
+    cases, fillers = load_cases(Path(a.data) / "cases.jsonl"), load_fillers(Path(a.data) / "fillers.jsonl")
     halves = HALVES if a.half == "both" else (a.half,)
     t0 = time.perf_counter()
     if a.jobs > 1 and len(halves) > 1:
@@ -614,7 +631,7 @@ def main(argv: list[str] | None = None) -> int:
         results = [run_half(h, cases, fillers, a, log) for h in halves]
     wall = time.perf_counter() - t0
 
-    print(f"## Knowledge updates, bench/updates ({len(cases)} cases, {a.load} load)\n")
+    print(f"## Knowledge updates, {a.data} ({len(cases)} cases, {a.load} load)\n")
     print(
         f"Search: `{a.cmd}`"
         + (f", settings {' '.join(a.setting)}" if a.setting else "")
