@@ -199,6 +199,23 @@ def run_cmd(
         return -1, "", f"cannot run {argv[0]!r}: {e}", time.perf_counter() - t0, argv
 
 
+def search_in_process(vault: Path, query: str, now: str, k: int) -> tuple[int, str, str, float, list[str]]:
+    """The search the default command runs, called in this process (`--in-process`): the same
+    hits without a process start per query — for ranking work on a busy machine."""
+    from optmem.index import make_filters
+    from optmem.search import search
+    from optmem.vault import Vault
+
+    os.environ["OPTMEM_NOW"] = now
+    t0 = time.perf_counter()
+    try:
+        res = search(Vault(vault), query, limit=k, filters=make_filters(until=now))
+    except Exception as e:  # reported as a failed query, as a failed command is
+        return 1, "", repr(e), time.perf_counter() - t0, ["search", query]
+    out = json.dumps({"hits": [{"id": h.record.id} for h in res.hits]})
+    return 0, out, "", time.perf_counter() - t0, ["search", query]
+
+
 def _stable_id(rec: dict[str, Any]) -> str:
     return "u" + hashlib.sha256((rec["ts"] + "\0" + rec["text"]).encode("utf-8")).hexdigest()[:25].upper()
 
@@ -457,6 +474,8 @@ def run_half(
         ts_of = {r["id"]: r["ts"] for r in records}
 
         def one(q: dict[str, Any]) -> tuple[dict[str, Any], tuple[int, str, str, float, list[str]]]:
+            if a.in_process:
+                return q, search_in_process(vault, q["text"], q["now"], a.fetch_k)
             return q, run_cmd(
                 a.cmd,
                 q["now"],
@@ -473,7 +492,7 @@ def run_half(
         failures: list[dict[str, Any]] = []
         future = foreign = failed = 0
         t0 = time.perf_counter()
-        ex = ThreadPoolExecutor(max_workers=max(1, a.jobs))
+        ex = ThreadPoolExecutor(max_workers=1 if a.in_process else max(1, a.jobs))  # (OPTMEM_NOW is per process)
         try:
             for n, (q, (rc, out, err, secs, argv)) in enumerate(ex.map(one, questions), 1):
                 times.append(secs)
@@ -593,6 +612,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SECTION.NAME=VALUE",
         help="a setting for the searches, written into each vault's optmem.toml after loading "
         "(repeatable; a TOML value: --setting ranking.change_updates=false)",
+    )
+    ap.add_argument(
+        "--in-process",
+        action="store_true",
+        help="search through optmem.search in this process, one query at a time (the optmem this Python "
+        "imports; --cmd is not used, --setting is): the default "
+        "command's hits without a process start per query",
     )
     ap.add_argument("--fetch-k", type=int, default=DEPTH, help="{k}: hits asked for (default 10)")
     ap.add_argument("--jobs", type=int, default=1, help="parallel searches, and both halves loaded at once when > 1")
