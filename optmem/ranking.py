@@ -48,25 +48,15 @@ DAY = 86400.0
 CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # spreads of note lengths (std / mean) that get b_min / b_max
 TURN_SHORT, TURN_LONG = 40.0, 150.0  # mean lengths (tokens) of conversation turns that get b_min / b_max
 QUERY_SHORT, QUERY_LONG = 12, 24  # query terms: a question, up to a chat turn asked as a query
-COMMON_AT = 10  # records a Chinese term must be in before its share of them can make it common (`idf`)
 TIER_FACTOR = {Tier.CHAT: 0.97, Tier.NORMAL: 1.0, Tier.EVIDENCE: 1.03, Tier.REDLINE: 1.03}
 INFERRED_FACTOR = 0.98  # what an agent concluded yields to what was said, on near-ties
 
 
-def idf(docs: int, df: int, *, common_weightless: bool = False) -> float:
-    """Inverse document frequency that stays positive however common the term — or, for a term
-    whose commonness no word list judges (`common_weightless`: a Chinese bigram or character),
-    BM25's own: a term in half the records or more weighs next to nothing (a hundredth of its
-    positive idf — still something, so a query of nothing else finds its records). English drops
-    its function words by a list (`reading.lexicon.STOPWORDS`); Chinese has none, so the store's
-    counts judge (的, 我们, 什么 in most records of a chat) — once a term is in `COMMON_AT` records
-    at least: two records sharing a name tell nothing of the language. A count read a moment after
-    the record count (another process appended in between) is taken as every record."""
+def idf(docs: int, df: int) -> float:
+    """Inverse document frequency that stays positive however common the term. A count read a
+    moment after the record count (another process appended in between) is taken as every record."""
     df = min(df, docs)
-    positive = math.log(1 + (docs - df + 0.5) / (df + 0.5))
-    if common_weightless and df >= COMMON_AT:
-        return max(math.log((docs - df + 0.5) / (df + 0.5)), positive / 100)
-    return positive
+    return math.log(1 + (docs - df + 0.5) / (df + 0.5))
 
 
 class Bm25(NamedTuple):
@@ -209,17 +199,15 @@ class Ranked(NamedTuple):
     over: str | None
 
 
-def lacks_amount(newer_states: bool, newer_changed: bool, older_states: bool) -> bool:
+def lacks_amount(newer_states: bool, older_states: bool) -> bool:
     """Whether a newer record is no newer value of an older one's count: the older states the
-    amount asked, the newer neither states one nor says it changed ("the plants need repotting"
-    after "I bought 5 plants" — while "no plants on the balcony anymore" or 现在只养了一盆 say it
-    in words no number holds)."""
-    return older_states and not (newer_states or newer_changed)
+    amount asked, the newer states none ("the plants need repotting" after "I bought 5 plants")."""
+    return older_states and not newer_states
 
 
 class Match(NamedTuple):
-    """What the newer-first rule compares: when it was last said, how well it scored, and
-    which query terms it matched."""
+    """What the newer-first rule compares: when it was last said, how well it scored, which
+    query terms it matched, and what it is and says (its key, its values)."""
 
     id: str
     ts: float | None
@@ -229,10 +217,10 @@ class Match(NamedTuple):
     may_update: str | None = None  # the record the write gate saw it update (possible_update, kept both)
     covers: frozenset[str] = frozenset()  # the query terms its text holds once cue words are out of it
     amount: bool = False  # it states the amount the query asks for
-    change: bool = False  # it says it is a change ("now", "anymore", 现在, 改成) — read for a count
-    says_change: bool = False  # … read for any question: it is read as an update as readily as a
-    #                            question that asks for now makes every newer record
     replaced: bool = False  # it is superseded: an old version is no newer value of anything
+    key: str | None = None  # the key it gives a value of
+    values: frozenset[str] = frozenset()  # the values it states (`identifiers.values`)
+    note: bool = False  # a note, not a conversation turn
 
 
 def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> float:
@@ -249,19 +237,32 @@ def updates_first(
     settings: Ranking,
     names: frozenset[str] = frozenset(),
     when: frozenset[str] = frozenset(),
+    question: bool = True,
 ) -> list[Ranked]:
     """Re-order the top hits only: a record at least a day newer goes above an older one of its
-    band that matched largely the same query terms, when it scores at least a given share of it
-    (with an update cue in the query, `cue`, or when the newer record says it changed: overlap ≥
-    update_overlap, share ≥ update_ratio; otherwise the stricter update_overlap_plain and
-    update_ratio_plain). The cue words themselves
-    (`when`: `reading.cues.cue_terms`) do not count in the overlap. A record the write gate
-    already saw update the older one (its `may_update`) that holds every query term the older
-    matched needs no overlap test, and the lenient share. A record that lacks a name of the query
-    (`names`: `reading.query.names_in`) the older one matched updates nothing of it: Bob's new
-    phone number is no update of Alice's; nor does one that `lacks_amount` the older one states,
-    unless the gate saw it update that one; nor does a superseded record (`replaced`), however
-    new: it is an old version itself."""
+    band that states the same attribute of the same subject — the way a person reads "the
+    backend port is 9090" after "the backend port is 8080":
+
+    * the same key, or the write gate saw it update the older one (its `may_update`) and it holds
+      every query term the older matched: it goes above when it scores at least `update_ratio`
+      of it;
+    * or the same subject words and a value the older does not state (a number, a name, an
+      identifier; in Chinese a character of no function: `identifiers.values`). Between two
+      notes, for a query that asks one thing (`question`: `reading.query.asks_something`), any
+      shared subject word of the query will do (IDF overlap of the matched terms ≥
+      update_overlap_note, a score ≥ update_ratio_note of the older's): notes state facts, and a
+      newer one often names its subject in fewer words ("orders backend is on 9090 now"). Else
+      largely the same query terms (update_overlap with an update cue in the query, `cue`,
+      otherwise update_overlap_plain; a score ≥ update_ratio, update_ratio_plain): conversation
+      turns speak of things in passing. Records that merely share words — the newer states no
+      value the older lacks ("the support group was so helpful" after "I went to the support
+      group") — stay in relevance's order.
+
+    The cue words themselves (`when`: `reading.cues.cue_terms`) do not count in the overlap. A
+    record that lacks a name of the query (`names`: `reading.query.names_in`) the older one
+    matched updates nothing of it: Bob's new phone number is no update of Alice's; nor does one
+    that `lacks_amount` the older one states, unless it is linked to it (key, gate); nor does a
+    superseded record (`replaced`), however new: it is an old version itself."""
 
     def what(matched: frozenset[str]) -> frozenset[str]:
         # the terms that say *what*: not the cue words, nor the date terms (two records of one
@@ -270,31 +271,52 @@ def updates_first(
 
     out: list[Ranked] = []
     for i, m in enumerate(top):
-        # a query that asks for now, or a newer record that says it changed ("moved to", "换成"),
-        # reads the newer record as an update readily; otherwise cautiously
-        lenient = cue or m.says_change
-        theta = settings.update_overlap if lenient else settings.update_overlap_plain
-        ratio = settings.update_ratio if lenient else settings.update_ratio_plain
+        # a query that asks for now reads the newer record as an update readily; otherwise cautiously
+        theta = settings.update_overlap if cue else settings.update_overlap_plain
+        ratio = settings.update_ratio if cue else settings.update_ratio_plain
         pos, over = len(out), None
         for j, placed in enumerate(out):
             o = top[placed.at]
-            # the gate's guess counts when the newer one holds every query term the older matched
-            # (its cue words aside: "我现在养了" holds 我养): then the query does not ask about the
-            # part that changed
-            flagged = m.may_update is not None and m.may_update == o.id and what(o.matched) <= m.covers
-            if (
-                o.band == m.band
-                and not m.replaced
-                and (m.ts or 0.0) - (o.ts or 0.0) >= DAY
-                and (o.matched & names) <= m.matched
-                and not lacks_amount(m.amount, m.change or flagged, o.amount)
-                and m.score >= (settings.update_ratio if flagged else ratio) * o.score
-                and (flagged or overlap(what(m.matched), what(o.matched), idfs) >= theta)
-            ):
+            if not (o.band == m.band and not m.replaced and (m.ts or 0.0) - (o.ts or 0.0) >= DAY):
+                continue
+            if any(t.startswith(DATE_PREFIX) for t in o.matched - m.matched):
+                continue  # the older holds a date the query names: the query asks for that time
+            # a name of the query the older matched and the newer lacks: the newer is about
+            # another subject when it names one the older does not ("Bob's phone number" for
+            # "Alice's phone"); a note that names nothing new ("Prod cluster upgrade done, on
+            # 1.29" after "Prod cluster is running Kubernetes 1.26") may still be its new value
+            named = (o.matched & names) <= m.matched or (
+                m.note and o.note and not any(_is_word(v) for v in m.values - o.values)
+            )
+            if not named:
+                continue
+            # the same key, or the gate's guess (when the newer one holds every query term the
+            # older matched, its cue words aside: "我现在养了" holds 我养 — then the query does
+            # not ask about the part that changed)
+            linked = (m.key is not None and m.key == o.key) or (
+                m.may_update is not None and m.may_update == o.id and what(o.matched) <= m.covers
+            )
+            if linked:
+                same = m.score >= settings.update_ratio * o.score
+            else:
+                notes = m.note and o.note and question
+                same = (
+                    bool(m.values - o.values)
+                    and not lacks_amount(m.amount, o.amount)
+                    and m.score >= (settings.update_ratio_note if notes else ratio) * o.score
+                    and overlap(what(m.matched), what(o.matched), idfs)
+                    >= (settings.update_overlap_note if notes else theta)
+                )
+            if same:
                 pos, over = j, o.id
                 break
         out.insert(pos, Ranked(i, over))
     return out
+
+
+def _is_word(value: str) -> bool:
+    """A value that is a word (a name, an identifier), not a number nor a Chinese character."""
+    return value.isascii() and not value.startswith("#")
 
 
 def successors_first(ids: list[str], later: dict[str, frozenset[str]]) -> list[int]:

@@ -24,7 +24,7 @@ from optmem.reading.questions import asks_amount, asks_how, topic_runs
 from optmem.settings import Ranking
 from optmem.text import fold, query_terms, query_terms_of, words_and_runs
 
-__all__ = ["Intent", "names_in", "read", "search_terms", "terms_of", "with_terms"]
+__all__ = ["Intent", "asks_something", "names_in", "read", "search_terms", "terms_of", "with_terms"]
 
 # A Chinese pronoun left alone by a split (我昨天买了 → 我 | 买了) chooses no records while other
 # terms remain: it would match every record with 我 — nor does an English one ("what did she say
@@ -55,6 +55,7 @@ class Intent(NamedTuple):
     names: frozenset[str] = frozenset()  # the terms of the names it writes (none when `asks` is past or a day)
     when: frozenset[str] = frozenset()  # its present-asking terms ("now", 现在), when it has others too
     characters: list[str] = []  # the Chinese characters of its terms, not of its dates
+    question: bool = True  # it asks (`asks_something`), rather than says (a chat turn as a query)
 
 
 def read(
@@ -68,7 +69,20 @@ def read(
     amount = bool(settings.amount_share) and asks_amount(fold(query))
     # (the names hold back the newer-first rule, which a query for the past skips)
     names = names_in(query) if settings.names and asks != "past" else frozenset()
-    return with_terms(Intent(query, terms, asks, amount, names), terms)
+    return with_terms(Intent(query, terms, asks, amount, names, question=asks_something(query)), terms)
+
+
+def asks_something(query: str) -> bool:
+    """Whether a query asks one thing — a single sentence ending in a question mark (？, 吗, 呢
+    too) — or is a search of a few words with no sentence's end ("orders backend port", "小明
+    住址"), rather than what someone said: a chat turn used as a query, of statements or of
+    several sentences ("我特别期待那天晚上！", "我好难过。我应该怎么办？"), asks for no value, so no
+    newer value answers it better."""
+    s = fold(query).strip().rstrip("\"'”’)）」 ")
+    body = s.rstrip("?？!！.。")
+    if any(c in body for c in ".!?。！？;；\n"):
+        return False  # several sentences
+    return s == body or s.endswith(("?", "？")) or body.endswith(("吗", "呢", "嗎"))
 
 
 def with_terms(intent: Intent, terms: list[str]) -> Intent:
@@ -83,25 +97,20 @@ def terms_of(query: str, now: float | None = None, settings: Ranking = _DEFAULT)
     """A query's search terms: its words and CJK bigrams, and the dates it names (relative ones
     resolved from `now`). The words of a date written out are that date's terms only — "may" in
     "May 2025" is the month, not the verb, "last Saturday" no match for "every Saturday". A
-    Chinese date or time word splits the words around it, which pair on their own sides only
-    (小明现在住在 → 小明 | 住在: joined, 明住 would straddle two words)."""
+    Chinese date splits the words around it, which pair on their own sides only (小明昨天买了 →
+    小明 | 买了)."""
     folded = fold(query)
     if settings.contractions and ("'" in folded or "’" in folded):
         folded = without_contractions(folded)
     spans: list[tuple[int, int]] = []
     found = dates.query_terms(folded, now, spans) if settings.query_dates else []
-    when = cues.time_word_spans(folded) if settings.time_words else []  # 现在, 以前 … say when
-    words, topical = _words_of(folded, spans + when, bool(found), settings)
-    if when and not topical:  # nothing but the time word ("现在怎么样"): it is what is asked about
-        words, _ = _words_of(folded, spans, bool(found), settings)
-    return words + found
+    return _words_of(folded, spans, bool(found), settings) + found
 
 
-def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool, settings: Ranking) -> tuple[list[str], bool]:
-    """The word terms of a folded query with these spans (its dates and time words) blanked out,
-    and whether any of them is a topic (not only question or function words). A pronoun left
+def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool, settings: Ranking) -> list[str]:
+    """The word terms of a folded query with these spans (its dates) blanked out. A pronoun left
     alone by a split chooses no records when other terms remain (我昨天买了 → 买了, not every
-    record with 我); any other character stays (最近在读什么书 → 在读, 书)."""
+    record with 我)."""
     end_of = len(folded) + 1
     for start, end in sorted(spans, reverse=True):
         end = min(end, end_of)  # spans of two patterns may overlap
@@ -110,7 +119,7 @@ def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool, settings: 
             end_of = start
     terms = search_terms(folded, more=dated, settings=settings)
     kept = [t for t in terms if t not in _PRONOUNS and t not in _EN_PRONOUNS] if settings.pronouns else terms
-    return (kept if kept or dated else terms), bool(search_terms(folded, more=True, settings=settings))
+    return kept if kept or dated else terms
 
 
 def without_contractions(folded: str) -> str:
