@@ -248,10 +248,11 @@ def updates_first(
       of it;
     * or the same subject words and a value the older does not state (a number, a name, an
       identifier; in Chinese a character of no function: `identifiers.values`). Between two
-      notes, for a query that asks one thing (`question`: `reading.query.asks_something`), any
-      shared subject word of the query will do (IDF overlap of the matched terms ≥
-      update_overlap_note, a score ≥ update_ratio_note of the older's): notes state facts, and a
-      newer one often names its subject in fewer words ("orders backend is on 9090 now"). Else
+      notes, for a query that asks one thing (`question`: `reading.query.asks_something`), the
+      older's subject — the most specific query term it matched — will do (IDF overlap of the
+      matched terms ≥ update_overlap_note, a score ≥ update_ratio_note of the older's): notes
+      state facts, and a newer one often names its subject in fewer words ("orders backend is on
+      9090 now"); "maybe try port 8081" shares only "port" with "the backend port is 9090". Else
       largely the same query terms (update_overlap with an update cue in the query, `cue`,
       otherwise update_overlap_plain; a score ≥ update_ratio, update_ratio_plain): conversation
       turns speak of things in passing. Records that merely share words — the newer states no
@@ -269,6 +270,7 @@ def updates_first(
         # month share its term, not a topic)
         return frozenset(t for t in matched - when if not t.startswith(DATE_PREFIX))
 
+    cue_characters = frozenset(c for w in when if not w.isascii() for c in w)  # 现 and 在 of 现在
     out: list[Ranked] = []
     for i, m in enumerate(top):
         # a query that asks for now reads the newer record as an update readily; otherwise cautiously
@@ -299,19 +301,33 @@ def updates_first(
             if linked:
                 same = m.score >= settings.update_ratio * o.score
             else:
-                notes = m.note and o.note and question
+                shared = overlap(what(m.matched), what(o.matched), idfs)
                 same = (
                     bool(m.values - o.values)
                     and not lacks_amount(m.amount, o.amount)
-                    and m.score >= (settings.update_ratio_note if notes else ratio) * o.score
-                    and overlap(what(m.matched), what(o.matched), idfs)
-                    >= (settings.update_overlap_note if notes else theta)
+                    and (
+                        (m.score >= ratio * o.score and shared >= theta)
+                        or (
+                            m.note
+                            and o.note
+                            and question
+                            and _subject(what(o.matched) - cue_characters, idfs) in m.matched
+                            and m.score >= settings.update_ratio_note * o.score
+                            and shared >= settings.update_overlap_note
+                        )
+                    )
                 )
             if same:
                 pos, over = j, o.id
                 break
         out.insert(pos, Ranked(i, over))
     return out
+
+
+def _subject(matched: frozenset[str], idfs: dict[str, float]) -> str | None:
+    """The most specific query term a record matched (the rarest in the store): what it is about
+    ("backend" of "backend port", where many records say "port")."""
+    return max(sorted(matched), key=lambda t: idfs.get(t, 0.0), default=None)
 
 
 def _is_word(value: str) -> bool:

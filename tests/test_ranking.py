@@ -3,7 +3,6 @@ conversation context, BM25's b from the store, updates first (English and Chines
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import UTC, datetime
 
