@@ -31,8 +31,6 @@ Whether two statements are near duplicates does not depend on where a label stan
 api.example.com" and "… cdn.example.com" are two statements, whatever else they share.
 """
 
-from __future__ import annotations
-
 import difflib
 import unicodedata
 from typing import NamedTuple
