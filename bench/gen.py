@@ -26,6 +26,97 @@ DOMAINS = ("hermes", "code", "openclaw")
 PROJECTS = (None, "webapp", "blog", "infra")
 
 
+def _zipf(words: list[str]) -> tuple[list[str], list[float]]:
+    """`words` and the cumulative weights that draw the word of rank r about 1/r as often as the first."""
+    total, cum = 0.0, []
+    for r in range(len(words)):
+        total += 1 / (r + 1)
+        cum.append(total)
+    return words, cum
+
+
+def identifier(i: int) -> str:
+    """The i-th identifier of the corpus: a ticket, a host, a version, a function or a file name."""
+    from vocab import FUNCS, HOSTS, ID_PREFIXES, OBJECTS
+
+    kind = i % 5
+    if kind == 0:
+        return f"{ID_PREFIXES[i % len(ID_PREFIXES)]}-{1000 + i * 7 % 9000}"
+    if kind == 1:
+        return f"{HOSTS[i % len(HOSTS)]}-prod-{i % 97:02d}"
+    if kind == 2:
+        return f"v{i % 7}.{i % 13}.{i % 29}"
+    if kind == 3:
+        return f"{FUNCS[i % len(FUNCS)]}_{OBJECTS[(i // 10) % len(OBJECTS)]}_{i % 41}"
+    return f"{OBJECTS[i % len(OBJECTS)]}_{i % 83}.yaml"
+
+
+IDENTIFIERS = 3000  # distinct identifiers in a corpus (drawn with Zipf weights)
+
+
+def _lists():  # type: ignore[no-untyped-def]
+    import vocab
+
+    return {
+        "en_f": _zipf(vocab.EN_FUNCTION),
+        "en_c": _zipf(vocab.EN_CONTENT),
+        "en_o": _zipf(vocab.EN_OPENERS),
+        "names": _zipf(vocab.NAMES),
+        "zh_f": _zipf(vocab.ZH_FUNCTION),
+        "zh_c": _zipf(vocab.ZH_CONTENT),
+        "zh_o": _zipf(vocab.ZH_OPENERS),
+        "zh_n": _zipf(vocab.ZH_NAMES),
+        "ids": _zipf([identifier(i) for i in range(IDENTIFIERS)]),
+        "en_w": (vocab.EN_WHEN, None),
+        "zh_w": (vocab.ZH_WHEN, None),
+    }
+
+
+_LISTS: dict = {}
+
+
+def _draw(rng: random.Random, name: str, k: int = 1) -> list[str]:
+    if not _LISTS:
+        _LISTS.update(_lists())
+    words, cum = _LISTS[name]
+    return rng.choices(words, cum_weights=cum, k=k)
+
+
+def chat_for(rng: random.Random) -> str:
+    """One chat turn: English (two in three) or Chinese, an opener, words drawn with Zipf weights
+    (function words between content words), now and then a name, an identifier, a time, a number."""
+    if rng.random() < 0.67:
+        sentences = []
+        for _ in range(rng.choice((1, 1, 1, 2, 2, 3))):
+            n = rng.randint(4, 14)
+            fn, content = _draw(rng, "en_f", n), _draw(rng, "en_c", n)
+            words = _draw(rng, "en_o") + [fn[i] if rng.random() < 0.5 else content[i] for i in range(n)]
+            r = rng.random()
+            if r < 0.15:
+                words.insert(rng.randint(1, len(words)), _draw(rng, "names")[0])
+            elif r < 0.25:
+                words.insert(rng.randint(1, len(words)), _draw(rng, "ids")[0])
+            elif r < 0.35:
+                words.append(rng.choice(_LISTS["en_w"][0]))
+            elif r < 0.40:
+                words.append(str(rng.randint(2, 500)))
+            sentences.append(" ".join(words) + rng.choice((".", ".", "?", "!", "")))
+        return " ".join(sentences)
+    n = rng.randint(3, 10)
+    fn, content = _draw(rng, "zh_f", n), _draw(rng, "zh_c", n)
+    words = _draw(rng, "zh_o") + [fn[i] if rng.random() < 0.4 else content[i] for i in range(n)]
+    r = rng.random()
+    if r < 0.15:
+        words.insert(rng.randint(1, len(words)), _draw(rng, "zh_n")[0])
+    elif r < 0.22:
+        words.insert(rng.randint(1, len(words)), _draw(rng, "ids")[0])
+    elif r < 0.32:
+        words.insert(1, rng.choice(_LISTS["zh_w"][0]))
+    elif r < 0.37:
+        words.append(f"{rng.randint(2, 500)}个")
+    return "".join(words) + rng.choice(("。", "？", "！", "", "吧"))
+
+
 def text_for(rng: random.Random) -> str:
     if rng.random() < 0.5:
         words = rng.sample(ZH, rng.randint(4, 9))
@@ -38,9 +129,14 @@ SESSION_RUN = 12  # consecutive records of one conversation
 START, STEP = 1_700_000_000.0, 40  # the first record's time, and seconds between records
 
 
-def records(n: int, seed: int = 7, start: float = START):
+CHAT_SHARE = 0.75  # of a chat corpus's records: chat turns (`chat_for`); the rest notes (`text_for`)
+
+
+def records(n: int, seed: int = 7, start: float = START, chat: bool = False):
     """n record dicts, one per ~40 s, with keys, corrections and redlines sprinkled in; every
-    other run of SESSION_RUN records is one conversation (a `session`), as an agent's turns are."""
+    other run of SESSION_RUN records is one conversation (a `session`), as an agent's turns are.
+    `chat`: three records in four are chat turns (`chat_for`: realistic term frequencies), the
+    rest generated notes; else all are notes."""
     rng = random.Random(seed)
     ids: list[str] = []
     for i in range(n):
@@ -53,7 +149,7 @@ def records(n: int, seed: int = 7, start: float = START):
             "domain": rng.choice(DOMAINS),
             "kind": "note",
             "tier": "normal",
-            "text": text_for(rng),
+            "text": chat_for(rng) if chat and rng.random() < CHAT_SHARE else text_for(rng),
         }
         project = rng.choice(PROJECTS)
         if project:
@@ -73,8 +169,8 @@ def records(n: int, seed: int = 7, start: float = START):
         yield rec
 
 
-def write_log(path: Path, n: int, seed: int = 7) -> None:
+def write_log(path: Path, n: int, seed: int = 7, chat: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
-        for rec in records(n, seed):
+        for rec in records(n, seed, chat=chat):
             fh.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")

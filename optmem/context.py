@@ -2,7 +2,7 @@
 
 Parts, highest priority first: current redlines, hot memory (MEMORY.md, USER.md, the project
 block), the project's latest handoff, then the most relevant current records. The block is
-fenced and labelled as recalled reference data, never instructions (`optmem.fence`: stored text
+fenced and labelled as recalled reference data, never instructions (`optmem.safety.fence`: stored text
 cannot close or forge the fence). When it does not fit, the
 lowest-priority items go first and an elision line says what was left out; redlines are cut
 last, and never silently.
@@ -10,19 +10,21 @@ last, and never silently.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from optmem import clock, view
 from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError, clip
-from optmem.fence import CLOSE, OPEN, TITLES, heading, line
+from optmem.quarantine import found_in, secondhand
 from optmem.record import HANDOFF, MEMORY
+from optmem.safety.fence import CLOSE, OPEN, TITLES, heading, line
 from optmem.vault import Vault, validate_name
 
 
 @dataclass
 class Section:
-    name: str  # redlines | conflicts | memory | user | project | handoff | unverified | records
+    name: str  # redlines | conflicts | memory | user | project | handoff | unverified | records | found
     title: str
     items: list[str]
     omitted: int = 0
@@ -46,18 +48,18 @@ class Context:
 
 RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the warmest shown
 # what is cut first when the budget is tight: the end of this list
-PRIORITY = ("redlines", "conflicts", "memory", "user", "project", "handoff", "unverified", "records")
+PRIORITY = ("redlines", "conflicts", "memory", "user", "project", "handoff", "unverified", "records", "found")
 
 
-def _line(text: str) -> str:
+def _line(text: str, passed: bool = False) -> str:
     """A stored string on one line, as every surface shows it (`view.display`: `[BLOCKED: rule]`
-    when the scan flags it)."""
-    return " ".join(view.display(text).split())
+    when the scan flags it — not scanned again when the write gate `passed` its record's line)."""
+    return " ".join((text if passed else view.display(text)).split())
 
 
-def _id(rid: str) -> str:
+def _id(rid: str, passed: bool = False) -> str:
     """A record's id as the block names it: its last 8 characters (`[BLOCKED: rule]` whole)."""
-    said = _line(rid)
+    said = _line(rid, passed)
     return said if said.startswith("[BLOCKED: ") else said[-8:]
 
 
@@ -69,16 +71,35 @@ def _unchecked(vault: Vault, row: Any, now: float) -> list[str]:
     return [] if since is None else [f"unchecked since {clock.format_ts(clock.from_epoch(since))[:10]}"]
 
 
-def _redlines(vault: Vault, domain: str | None, now: float) -> list[str]:
+CHUNK = 50  # redlines read (and their verdicts looked up) at a time
+
+
+def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tuple[list[str], int]:
+    """The current redlines' lines, and how many more there are. Only those that can be in a
+    block of `budget` characters are read: once the lines so far are longer than the budget
+    together, no later one can be shown (`fit` keeps a first part of them), so the rest are
+    counted, not read."""
     from optmem.index import open_index
 
+    out: list[str] = []
+    size = 0
     with open_index(vault) as idx:
-        return [
-            f"- [{_line(r.domain)}] {_line(idx.record(r).text)} (id {_id(r.id)}"
-            + "".join(f"; {n}" for n in _unchecked(vault, r, now))
-            + ")"
-            for r in idx.current_redlines(now, domain)
-        ]
+        rows = idx.current_redlines(now, domain)
+        for at in range(0, len(rows), CHUNK):
+            chunk = rows[at : at + CHUNK]
+            passed = idx.passed(chunk)
+            for i, r in enumerate(chunk):
+                ok = r.n in passed
+                said = (
+                    f"- [{_line(r.domain, ok)}] {_line(idx.record(r).text, ok)} (id {_id(r.id, ok)}"
+                    + "".join(f"; {n}" for n in _unchecked(vault, r, now))
+                    + ")"
+                )
+                out.append(said)
+                size += len(_item(said)) + 1
+                if size > budget:
+                    return out, len(rows) - at - i - 1
+    return out, 0
 
 
 def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[str]:
@@ -91,17 +112,24 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
         if (domain and c.domain != domain) or (project and c.project not in (None, project)):
             continue
         shown = c.values[-3:]  # the newest three: a long fork is listed by `optmem conflicts`
+        ok = c.passed  # (the gate passed every line it shows: `OpenConflict.passed`)
         said = " or ".join(
-            f"“{_line(v['text'][:160])}” ({_line(v['ts'])[:10]}, id {_id(v['id'])}"
+            f"“{_line(v['text'][:160], ok)}” ({_line(v['ts'], ok)[:10]}, id {_id(v['id'], ok)}"
             + (", inferred" if v.get("basis") == "inferred" else "")
             + ")"
             for v in shown
         )
         more = f" (and {len(c.values) - 3} more: optmem conflicts)" if len(c.values) > 3 else ""
-        what = _line(c.key) if c.key is not None else f"id {_line(c.name)} was corrected two ways"
+        if c.decision:
+            kept = "kept on one machine (confirmed, corrected or restored)"
+            what = f"id {_line(c.name, ok)} was {kept} and forgotten on another"
+        elif c.file is not None:
+            what = f"an entry of {_line(c.file, ok)} was edited two ways ({_line(c.name, ok)})"
+        else:
+            what = _line(c.key, ok) if c.key is not None else f"id {_line(c.name, ok)} was corrected two ways"
         out.append(
             f"- {what}: you were told {said}{more} — which is right now? Ask the user, then "
-            f"`optmem resolve {_line(c.name)} --keep ID`"
+            f"`optmem resolve {_line(c.name, ok)} --keep ID`"
         )
     return out
 
@@ -149,8 +177,11 @@ def _handoff(vault: Vault, project: str, warnings: list[str]) -> tuple[str, list
 
 
 def _records(
-    vault: Vault, project: str | None, domain: str | None, query: str | None, now: float
-) -> tuple[list[str], list[str]]:
+    vault: Vault, project: str | None, domain: str | None, query: str | None, now: float, hot: bool = True
+) -> tuple[tuple[list[str], list[str]], tuple[list[str], list[str]]]:
+    """(items, ids) of the records said in the conversation, then of those saved from outside
+    it (a tool's output, an import, another clone: `quarantine.secondhand`), each item one line
+    with its own id — records never run together, whatever they say one after the other."""
     rows: dict[str, Any]
     if query:
         from optmem import search
@@ -161,7 +192,9 @@ def _records(
             limit=20,
             filters=search.make_filters(domains=[domain] if domain else None, project=project, current=True),
         ).hits
-        hits = [h.record for h in found if h.record.tier != "redline"]
+        # (without `hot`, the hot files' entries too: the caller's agent shows those files itself)
+        hits = [h.record for h in found if h.record.tier != "redline" and (hot or h.record.kind != MEMORY)]
+        passed = {h.record.id for h in found if h.passed}  # (the gate passed their lines: `RecordView.passed`)
         from optmem.index import open_index
 
         with open_index(vault) as idx:  # (their rows: what `_unchecked` reads)
@@ -182,31 +215,58 @@ def _records(
             warm = sorted((hr for hr in warm if hr[0] >= life.cold_below), key=lambda hr: -hr[0])
             hits = [idx.record(r) for _, r in warm[:RECENT_SHOWN]]
             rows = {r.id: r for _, r in warm[:RECENT_SHOWN]}
+            lines = idx.passed(list(rows.values()))  # the gate passed these lines: not scanned again
+            passed = {r.id for r in rows.values() if r.n in lines}
     # a possible update the write gate kept beside the older value (both current) is its guess:
     # shown together, each asks — never "outdated", which would read a guess as a fact
     shown = {rec.id for rec in hits}
     updated_by = {old: rec.id for rec in hits if isinstance(old := rec.extra.get("may_update"), str) and old in shown}
-    out = []
+    out: list[str] = []
+    apart: list[str] = []  # saved from outside the conversation
     for rec in hits:
         age = clock.age_of(rec.ts, now)
         old = rec.extra.get("may_update")
         notes = [
             *(["inferred"] if rec.basis == "inferred" else []),
-            *([f"may be a new value of id {_id(old)}?"] if isinstance(old, str) and old in shown else []),
-            *([f"may have been updated by id {_id(updated_by[rec.id])}?"] if rec.id in updated_by else []),
+            *(
+                [f"may be a new value of id {_id(old, rec.id in passed)}?"]
+                if isinstance(old, str) and old in shown
+                else []
+            ),
+            *(
+                [f"may have been updated by id {_id(updated_by[rec.id], updated_by[rec.id] in passed)}?"]
+                if rec.id in updated_by
+                else []
+            ),
             *_unchecked(vault, rows[rec.id], now),
         ]
-        out.append(
-            f"- [{age}, {_line(rec.domain)}, id {_id(rec.id)}] {_line(rec.text)}"
+        row = rows[rec.id]
+        ok = rec.id in passed
+        # a text a person released from quarantine is shown as stored (it was reviewed); defused
+        text = " ".join(line(rec.text).split()) if row.held and row.released else _line(rec.text, ok)
+        where = f"{age}, " if not secondhand(rec.origin) else f"{found_in(str(rec.origin), rec.ts[:10])}, "
+        (apart if secondhand(rec.origin) else out).append(
+            f"- [{where}{_line(rec.domain, ok)}, id {_id(rec.id, ok)}] {text}"
             + (f" ({'; '.join(notes)})" if notes else "")
         )
-    return out, [rec.id for rec in hits]
+    return (out, [r.id for r in hits if not secondhand(r.origin)]), (
+        apart,
+        [r.id for r in hits if secondhand(r.origin)],
+    )
 
 
 def build(
-    vault: Vault, *, project: str | None = None, domain: str | None = None, query: str | None = None, budget: int = 4000
+    vault: Vault,
+    *,
+    project: str | None = None,
+    domain: str | None = None,
+    query: str | None = None,
+    budget: int = 4000,
+    hot: bool = True,
 ) -> Context:
-    """The session-start block: every part that fits in `budget` characters, fences included."""
+    """The session-start block: every part that fits in `budget` characters, fences included
+    (without the vault's MEMORY.md / USER.md when not `hot`: a caller whose agent shows those
+    files itself)."""
     vault.require()
     if project is not None:
         validate_name(project, "project")
@@ -217,12 +277,12 @@ def build(
 
     follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     warnings: list[str] = []
-    rules = _redlines(vault, domain, now)
+    rules, more = _redlines(vault, domain, now, budget)
     sections = [
-        Section("redlines", TITLES["redlines"], rules if vault.trusted else []),
+        Section("redlines", TITLES["redlines"], rules if vault.trusted else [], more if vault.trusted else 0),
         Section("conflicts", TITLES["conflicts"], _conflicts(vault, project, domain)),
-        Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings)),
-        Section("user", TITLES["user"], _hot(vault, "user", None, warnings)),
+        Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings) if hot else []),
+        Section("user", TITLES["user"], _hot(vault, "user", None, warnings) if hot else []),
     ]
     if project:
         sections.append(
@@ -237,11 +297,12 @@ def build(
         else (TITLES["project_records"].format(project=project) if project else TITLES["records"])
     )
     if rules and not vault.trusted:  # a vault from a git clone: its locked rules are someone's notes
-        sections.append(Section("unverified", TITLES["unverified"], rules))
-    items, ids = _records(vault, project, domain, query, now)
+        sections.append(Section("unverified", TITLES["unverified"], rules, more))
+    (items, ids), (found, found_ids) = _records(vault, project, domain, query, now, hot)
     sections.append(Section("records", label, items, ids=ids))
+    sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = replace(fit(sections, budget), warnings=warnings)
-    shown = [i for s in sections if s.name == "records" for i in s.ids[: len(s.items)]]
+    shown = [i for s in sections if s.name in ("records", "found") for i in s.ids[: len(s.items)]]
     if shown:  # what a session starts with was recalled: it stays warm
         from optmem import lifecycle
         from optmem.errors import OptmemError
@@ -277,6 +338,7 @@ def _assemble(sections: list[Section], budget: int, short: bool = False) -> str:
     return "\n\n".join(parts)
 
 
+@functools.lru_cache(maxsize=4096)  # (a redline's line is measured as `_redlines` reads it, then fitted)
 def _item(text: str) -> str:
     item = line(text)
     return item if item.startswith("- ") else f"- {item}"

@@ -314,7 +314,8 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
                     "merge_conflict",
                     hot.name,
                     f"a git merge kept two edits of one entry: {mine[:60]!r} and "
-                    f"{theirs[:60]!r}; keep the right one (`optmem remove` the other)",
+                    f"{theirs[:60]!r}; keep the right one — `optmem resolve hot:{hot.name}:ID --keep ID` when "
+                    "`optmem conflicts` lists it (both edits were optmem's), else `optmem remove` the other",
                 )
             )
         u = hot.usage()
@@ -663,6 +664,8 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
                 (row, idx.file_of(row)) for row in idx.pending_rows() if lifecycle.cools(s, row, now) == "pending_ttl"
             ]
             unchecked = lifecycle.unchecked(idx, s, now)
+            held_sql, held_params = view.is_sql(view.Status.HELD, now)
+            held = idx.rows(f"r.held != 0 AND {held_sql}", held_params)
             report.unchecked = [
                 {
                     "id": row.id,
@@ -674,6 +677,12 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
             ]
     except OptmemError:
         return  # the log's own problems are reported above
+    if held:  # (not a problem of the files: each waits for a person's review)
+        report.notes.append(
+            f"{len(held)} record(s) held in quarantine — a possible prompt injection each, out of context and "
+            "search until you review them: `optmem quarantine` lists them with the rule that fired, "
+            "`optmem release ID` or `optmem forget ID` decides"
+        )
     if len(unchecked) > UNCHECKED_SHOWN:
         report.notes.append(
             f"{len(unchecked) - UNCHECKED_SHOWN} more fact(s) unchecked for {s.unchecked_days:g}+ days not listed"

@@ -54,6 +54,11 @@ CODES: dict[str, Code] = {
         "the command line or a call is malformed: an unknown option, a missing or extra argument, "
         "a value of the wrong type or out of range",
     ),
+    "wrong_format": Code(
+        USAGE,
+        "`import --from`: a file is not in the named tool's format; `expected` says what that tool writes, "
+        "`looks_like` the tool it seems to come from",
+    ),
     "invalid_name": Code(
         USAGE,
         "a project, domain or node name that cannot name a folder of the vault (`..`, a slash, a control character)",
@@ -94,6 +99,12 @@ CODES: dict[str, Code] = {
     "not_mergeable": Code(
         REFUSED,
         "`merge` of a record it does not take (not current, a value in conflict, a redline, another domain or project)",
+    ),
+    "not_held": Code(REFUSED, "`release` of a record that is not held in quarantine"),
+    "needs_person": Code(
+        REFUSED,
+        "a tool's output, an import or a synced record becomes hot memory or a redline only by a person "
+        "(`--origin user`)",
     ),
     "still_held": Code(REFUSED, "`purge` of a hot entry still in its file: remove it there first"),
     "curation_failed": Code(REFUSED, "`curate`: the curator command failed or answered something that is not a plan"),
@@ -158,6 +169,12 @@ class UsageError(OptmemError):
     code = "usage"
 
 
+class WrongFormat(UsageError):
+    """`import --from TOOL` of files TOOL does not write: refused before anything is written."""
+
+    code = "wrong_format"
+
+
 class InvalidName(UsageError):
     code = "invalid_name"
 
@@ -182,6 +199,10 @@ class NotApplicable(OptmemError):
     `forgotten`, `not_mergeable`, `superseded`, `no_change`)."""
 
     code = "not_applicable"
+
+
+class NeedsPerson(OptmemError):
+    code = "needs_person"
 
 
 class OverLimit(OptmemError):

@@ -13,10 +13,10 @@ from typing import Any
 
 from optmem import clock, log, view
 from optmem import text as textmod
-from optmem.errors import Ambiguous, NotApplicable, NotFound, UsageError, quote
+from optmem.errors import Ambiguous, NotApplicable, NotFound, OptmemError, UsageError, quote
 from optmem.index import Filters, Index, Row, open_index, prepare
-from optmem.record import CORRECTION, ID_RE, RESOLUTION, names
-from optmem.vault import Vault
+from optmem.record import CORRECTION, ID_RE, MEMORY, RESOLUTION, names
+from optmem.vault import Vault, hot_target
 
 CORRECTION_PREFIX = "〔更正〕"
 _ALREADY = re.compile(r"^\s*(?:〔更正〕|\[correction\])", re.IGNORECASE)
@@ -29,6 +29,7 @@ class Corrected:
     record: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
     conflict_with: list[str] = field(default_factory=list)  # it made a conflict with these
+    held: str | None = None  # held in quarantine: the scanner's rule (`optmem.quarantine`)
 
 
 def _target(idx: Index, target: str, now: float, domain: str | None = None, project: str | None = None) -> Row:
@@ -93,6 +94,7 @@ def correct(
     evidence: str | None = None,
     source: str | None = None,
     allow_unsafe: bool = False,
+    origin: str | None = None,
 ) -> Corrected:
     """Append a correction of TARGET (`kind: correction`, `corrects: [id]`, text prefixed 〔更正〕).
 
@@ -143,6 +145,7 @@ def correct(
                     id=row.id,
                 )
             warnings = idx.warnings()
+            seen = log.decided(idx, row)  # a forget on another clone it had not seen is a conflict
             if row.pending and not row.confirmed:
                 warnings.append(f"{row.id} was a pending guess (domain {row.domain}); the correction replaces it")
         res = log.append(  # refuses (redline_locked) to correct a redline unless this is one
@@ -157,12 +160,19 @@ def correct(
                 evidence=evidence,
                 source=source,
                 corrects=[row.id],
+                extra={"decided_after": seen},
+                origin=origin,
             ),
             allow_unsafe=allow_unsafe,
             gate=False,
         )
     return Corrected(
-        res.id or "", row.id, res.record or {}, warnings + ([res.warning] if res.warning else []), res.conflict_with
+        res.id or "",
+        row.id,
+        res.record or {},
+        warnings + ([res.warning] if res.warning else []),
+        res.conflict_with,
+        res.held,
     )
 
 
@@ -220,6 +230,9 @@ class OpenConflict:
     project: str | None
     values: list[dict[str, Any]]  # the records in conflict, oldest first (get's shape)
     fact: str | None = None  # without a key: the id of the record corrected two ways
+    file: str | None = None  # a hot-memory entry edited two ways: its file (key `hot:<file>:<entry>`)
+    decision: bool = False  # a record kept on one clone (confirm, correct) and forgotten on another
+    passed: bool = False  # the write gate passed every line it shows (`optmem.verdicts`): nothing to scan again
 
     @property
     def name(self) -> str:
@@ -229,8 +242,9 @@ class OpenConflict:
 
 def conflicts(vault: Vault, *, show_unsafe: bool = False) -> list[OpenConflict]:
     """Every open conflict, oldest first: keys whose current values time cannot order
-    (`view.key_winner`), and facts with more than one current version (a record corrected on two
-    clones, both corrections merged by git) — one fact, two truths, whatever its kind."""
+    (`view.key_winner`), facts with more than one current version (a record corrected on two
+    clones, both corrections merged by git), and hot-memory entries edited two ways (`hot_forks`)
+    — one fact, two truths, whatever its kind."""
     now = clock.now().timestamp()
     with open_index(vault) as idx:
         return open_conflicts(idx, now, show_unsafe=show_unsafe)
@@ -253,19 +267,142 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
         (list(rows.values()), OpenConflict(None, first.domain, first.project, [], fact=first.id))
         for first, rows in forks.values()
     ]
+    found += hot_forks(idx) + decision_forks(idx)
     out = []
-    for rows, c in sorted(found, key=lambda f: min(r.ts or 0 for r in f[0])):
-        if len(rows) > 1:
-            values = [
-                idx.view_of(r, now).full(show_unsafe=show_unsafe)
-                for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))
-            ]
-            if show_unsafe:
-                out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact))
-            else:  # the key, the names and the id as surfaces show them (`view.shown`), as the values are
-                key, domain, project, fact = view.shown([c.key, c.domain, c.project, c.fact])
-                out.append(OpenConflict(key, domain, project, values, fact))
+    shown = [(rows, c) for rows, c in found if len(rows) > 1]
+    # the lines the write gate passed are not scanned again: the values' and the conflict's own
+    # strings (its key, domain, project: fields of its values; a fork's id: its first version's)
+    firsts = {first.id: first for first, _ in forks.values()}
+    ok = idx.passed([r for rows, _ in shown for r in rows] + list(firsts.values())) if shown else set()
+    for rows, c in sorted(shown, key=lambda f: min(r.ts or 0 for r in f[0])):
+        values = [
+            idx.view_of(r, now)._replace(passed=r.n in ok).full(show_unsafe=show_unsafe)
+            for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))
+        ]
+        if c.decision:
+            values = [_decision_value(idx, v) for v in values]
+        head = firsts.get(c.fact) if c.fact is not None else None
+        own = c.fact is None or (head is not None and head.n in ok)  # (a decision's id: scanned)
+        passed = all(r.n in ok for r in rows) and own and c.file is None
+        if show_unsafe or passed:
+            out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact, c.file, c.decision, passed))
+        else:  # the key, the names and the id as surfaces show them (`view.shown`), as the values are
+            key, domain, project, fact = view.shown([c.key, c.domain, c.project, c.fact])
+            out.append(OpenConflict(key, domain, project, values, fact, c.file, c.decision))
     return out
+
+
+_FORKED_HOT = (
+    "SELECT r.key FROM rec r JOIN cor c ON c.t = r.n WHERE r.key >= 'hot:' AND r.key < 'hot;' AND r.kind = ? "
+    "GROUP BY r.key, r.domain, r.project HAVING count(DISTINCT r.n) > 1"
+)
+
+
+def hot_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
+    """Hot-memory entries edited two ways: an entry that `replace` (a journalled edit) turned
+    into two entries the file still holds both of — each clone replaced it, git's merge kept both
+    edits. Read from the journal in the log, so every clone that synced sees it, not only the one
+    whose merge met it. The values are the journal records of the versions held; the key is
+    `hot:<file>:<entry id of the edited entry>`."""
+    from optmem import memory
+
+    out: list[tuple[list[Row], OpenConflict]] = []
+    # an entry replaced twice has two journalled removals, each corrected by its replacement: only
+    # the files holding one are read (every read of `conflicts` passes here)
+    forked = {key[4:].rsplit(":", 1)[0] for (key,) in idx.conn.execute(_FORKED_HOT, (MEMORY,)).fetchall()}
+    for where in sorted(filter(None, map(hot_target, forked))):
+        target, project = where
+        try:
+            hot = memory.load(idx.vault, target, project)
+        except OptmemError:  # doctor names it
+            continue
+        held = {memory.entry_id(e) for e in hot.entries}
+        successors: dict[str, list[str]] = {}  # an entry → the entries that replaced it
+        made: dict[str, Row] = {}  # an entry → the journal record that last put it in the file
+        for row in idx.journal(hot.name):
+            rec = idx.record(row)
+            step = memory.journal_step(rec)
+            if step is None:
+                continue
+            entry, op, by = step[1], step[2], rec.extra.get("replaced_by")
+            if op == "remove" and isinstance(by, str):
+                successors.setdefault(entry, []).append(by)
+            elif op != "remove":
+                made[entry] = row
+        for entry, after in successors.items():
+            if entry in held or len(after) < 2:
+                continue
+            heads = [h for h in dict.fromkeys(_held_head(e, successors, held) for e in after) if h in made]
+            if len(heads) > 1:
+                rows = [made[h] for h in heads]
+                key = f"hot:{hot.name}:{entry}"
+                out.append((rows, OpenConflict(key, rows[0].domain, project, [], file=hot.name)))
+    return out
+
+
+_DECIDED = (
+    "SELECT DISTINCT f.ref FROM rec f WHERE f.ref IS NOT NULL AND f.kind = ? AND ("
+    " EXISTS (SELECT 1 FROM rec k WHERE k.ref = f.ref AND k.kind IN (?, ?))"
+    " OR EXISTS (SELECT 1 FROM rec t JOIN cor c ON c.t = t.n WHERE t.id = f.ref))"
+)
+
+
+def decision_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
+    """Records kept on one clone and forgotten on another, neither knowing of the other's
+    decision: a `forget` (or `reject`) against a `confirm`, a `restore` or a correction, each
+    made without having seen the other (`decided_after`, which every decision records; one
+    written before it was, knew of every decision older than itself). A decision made after
+    seeing the other is a change of mind, not a conflict; `resolve` settles one with a decision
+    made after both."""
+    from optmem.record import CONFIRM, FORGET, RESTORE
+
+    out: list[tuple[list[Row], OpenConflict]] = []
+    for (ref,) in idx.conn.execute(_DECIDED, (FORGET, CONFIRM, RESTORE)).fetchall():
+        target = idx.by_id(ref)
+        if target is None:
+            continue
+        heads = decision_heads(idx, target)
+        dropped = [r for r in heads if r.kind == FORGET]
+        if dropped and len(dropped) < len(heads):
+            out.append((heads, OpenConflict(None, target.domain, target.project, [], fact=target.id, decision=True)))
+    return out
+
+
+def decision_heads(idx: Index, target: Row) -> list[Row]:
+    """The decisions about `target` no other decision about it was made after."""
+    marks = ", ".join("?" * len(log.DECISIONS))
+    about = idx.rows(f"r.ref = ? AND r.kind IN ({marks})", (target.id, *log.DECISIONS)) + idx.correcting(target)
+    about.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
+    seen: set[str] = set()
+    for i, row in enumerate(about):
+        after = idx.record(row).extra.get("decided_after")
+        seen.update(after if isinstance(after, list) else (r.id for r in about[:i]))
+    return [r for r in about if r.id not in seen]
+
+
+def _decision_value(idx: Index, value: dict[str, Any]) -> dict[str, Any]:
+    """A decision as a value in conflict: what it decided, in words (a correction says its text)."""
+    from optmem.record import CONFIRM, FORGET, RESTORE
+
+    kind = value.get("kind")
+    if kind not in (FORGET, CONFIRM, RESTORE):
+        return value
+    reason = value.get("reason")
+    said = {FORGET: "forgotten", CONFIRM: "confirmed", RESTORE: "kept"}[kind]
+    return {**value, "text": said + (f" ({reason})" if isinstance(reason, str) and reason else "")}
+
+
+def _held_head(entry: str, successors: dict[str, list[str]], held: set[str]) -> str | None:
+    """The entry the file holds now that `entry` became, following single edits; None when it
+    was removed, or forked again (that fork is a conflict of its own)."""
+    seen: set[str] = set()
+    while entry not in held:
+        after = successors.get(entry, [])
+        if len(after) != 1 or entry in seen:
+            return None
+        seen.add(entry)
+        entry = after[0]
+    return entry
 
 
 @dataclass(frozen=True)
@@ -336,7 +473,7 @@ def _resolve(
     ids = [v["id"] for v in c.values]
     kept = None
     if keep is not None:
-        matches = [v for v in c.values if names(keep, v["id"])]
+        matches = [v for v in c.values if names(keep, v["id"]) or (c.file is not None and v.get("entry") == keep)]
         if len(matches) != 1:  # a well-formed --keep naming none (or several): refused, exit 1
             raise (NotFound if not matches else Ambiguous)(
                 f"--keep {quote(keep)} is "
@@ -349,6 +486,10 @@ def _resolve(
         kept, text = matches[0]["id"], matches[0]["text"]
     else:
         text = value or ""
+    if c.file is not None:
+        return _resolve_hot(vault, c, kept, text, source, allow_unsafe)
+    if c.decision:
+        return _resolve_decision(vault, c, kept, source)
     tier = "redline" if any(v["tier"] == "redline" for v in c.values) else "normal"
     res = log.append(
         vault,
@@ -367,6 +508,57 @@ def _resolve(
         allow_unsafe=allow_unsafe,
     )
     return Resolved(res.id or "", c.name, kept, ids, res.record or {})
+
+
+def _resolve_hot(
+    vault: Vault, c: OpenConflict, kept: str | None, text: str, source: str | None, allow_unsafe: bool
+) -> Resolved:
+    """A hot entry edited two ways, settled in its file (journalled as every hot edit is): the
+    kept version stays and the others are removed; with a new value, the first version becomes
+    it and the others are removed. Git's next merges carry the removals to every clone."""
+    from optmem import memory
+
+    where = hot_target(c.file or "")
+    if where is None:  # (a conflict names only hot files)
+        raise NotFound(f"{quote(c.file or '')} is not a hot-memory file", key=c.name)
+    target, project = where
+    entries = [v["entry"] for v in c.values]
+    stays = next((v["entry"] for v in c.values if v["id"] == kept), None) if kept else entries[0]
+    ops: list[dict[str, Any]] = [{"op": "remove", "id": e} for e in entries if e != stays]
+    if kept is None:
+        ops.append({"op": "replace", "id": stays, "new": text})
+    res = memory.apply(
+        vault, ops, target=target, project=project, source=source or "resolve", allow_unsafe=allow_unsafe
+    )
+    rid = res.journal[-1] if res.journal else ""
+    return Resolved(rid, c.name, kept, [v["id"] for v in c.values if v["id"] != kept], {"id": rid, "text": text})
+
+
+def _resolve_decision(vault: Vault, c: OpenConflict, kept: str | None, source: str | None) -> Resolved:
+    """A record kept on one clone and forgotten on another, settled by a decision made after
+    both: keeping a forget forgets the record and the corrections kept against it; keeping the
+    other side restores the record (its correction, if that was kept, stays its current version)."""
+    from optmem.record import FORGET, RESTORE
+
+    if kept is None:
+        raise UsageError(
+            f"{c.name} was kept on one clone and forgotten on another: give --keep ID, one of the "
+            f"decisions ({', '.join(v['id'][-8:] for v in c.values)}); --value does not apply"
+        )
+    chosen = next(v for v in c.values if v["id"] == kept)
+    drop = chosen["kind"] == FORGET
+    corrections = [v["id"] for v in c.values if v["kind"] not in log.DECISIONS]
+    refs = [c.fact or ""] + (corrections if drop else [])
+
+    def decide(idx: Index, rows: list[Row], moment: Any) -> list[Any]:
+        after = log.decided(idx, rows[0])
+        extra = {"decided_after": after, "resolves": [v["id"] for v in c.values], "kept": kept}
+        if drop:
+            return [log.about(r, moment, FORGET, source=source, extra={**extra, "reason": "resolved"}) for r in rows]
+        return [log.about(rows[0], moment, RESTORE, source=source, extra=extra)]
+
+    _, lines = log.write_about_all(vault, refs, decide)
+    return Resolved(lines[0].id, c.name, kept, [v["id"] for v in c.values if v["id"] != kept], lines[0].to_json())
 
 
 def _names_conflict(c: OpenConflict, ref: str) -> bool:

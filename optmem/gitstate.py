@@ -12,7 +12,8 @@ in), and reading memory must never execute what that file names. On every call:
 * `GIT_EDITOR=:` — no editor (every commit and merge gives its message);
 * `log.showSignature=false` — `git log` runs no `gpg.program` to check signatures;
 * `GIT_TERMINAL_PROMPT=0` — git never waits for a password on the terminal;
-* `LC_ALL=C` — messages and dates in one locale, whatever the user's is;
+* `LC_ALL=C` (and no `LANGUAGE`) — messages and dates in one locale, whatever the user's is
+  (git's words are still never what optmem decides by: exit codes and plumbing output are);
 * `GIT_OPTIONAL_LOCKS=0` on reads — a read never takes (or refreshes) the index lock;
 * git's repository variables (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, …) are dropped:
   every call names its repository with `-C`, and optmem run from another repository's hook must
@@ -31,7 +32,7 @@ every sync; fsmonitor, pager and editor stay off there too.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +58,7 @@ TIMEOUT = 30.0
 
 def environment(extra: Mapping[str, str] | None = None, *, reading: bool = True) -> dict[str, str]:
     """The environment git runs in (see the module's doc); `extra` on top (sync's author)."""
-    env = {k: v for k, v in os.environ.items() if k not in REPOSITORY_VARIABLES}
+    env = {k: v for k, v in os.environ.items() if k not in REPOSITORY_VARIABLES and k != "LANGUAGE"}
     env.update(
         {
             "GIT_TERMINAL_PROMPT": "0",
@@ -91,23 +92,50 @@ def run(
     text: bool = True,
     own_session: bool = False,
     hooks: bool = False,
+    started: Callable[[int], None] | None = None,
 ) -> subprocess.CompletedProcess[Any]:
     """Run `git -C repo args…` safely (see the module's doc); the `subprocess.CompletedProcess`.
     `reading` (the default) also keeps git from taking optional locks; `own_session` lets the
     git step finish when optmem is killed (sync); `hooks` leaves the repository's hooks on
-    (sync, in the vault's own repository, as `git push` would; `hooks install`, to find them).
-    Raises OSError or subprocess.SubprocessError when git cannot run or times out."""
+    (sync, in the vault's own repository, as `git push` would; `hooks install`, to find them);
+    `started` is told git's process id once it runs (sync notes the merge's, so the next sync
+    knows whether it still runs). Raises OSError or subprocess.SubprocessError when git cannot
+    run or times out."""
     import subprocess  # (only here: a module every command imports must not pay for it)
 
-    return subprocess.run(
+    with subprocess.Popen(
         command(repo, *args, hooks=hooks),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
         text=text,
         env=environment(env, reading=reading),
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
         start_new_session=own_session,
-    )
+    ) as proc:
+        if started is not None:
+            started(proc.pid)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie no one reaped has ended: it is not running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, another user's
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True  # no /proc (macOS): it answered the signal
 
 
 def work_tree(path: Path) -> Path | None:

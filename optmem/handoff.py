@@ -11,11 +11,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from optmem import clock, fsio, log, scan, view
+from optmem import clock, fsio, log, view
 from optmem import meta as metamod
 from optmem import text as textmod
 from optmem.errors import BadFrontMatter, NotFound, TooLarge, Unreadable, UsageError
 from optmem.record import HANDOFF
+from optmem.safety import scan
 from optmem.vault import NAME_RE, Vault, validate_name
 
 SECTIONS = ("done", "blocked", "next")

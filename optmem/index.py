@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from optmem import clock, fsio, view
+from optmem import text as textmod
 from optmem.errors import Unwritable
 from optmem.ingest import (
     NEWEST_FIRST,
     OLDEST_FIRST,
-    Fed,
     LogState,
     NeedsRebuild,
     Progress,
@@ -36,7 +36,7 @@ from optmem.ingest import (
     matching_ids,
     read_meta,
     segments_in_step,
-    taken_as_read,
+    tokens_for,
 )
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, line_of, parse_line
 from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
@@ -99,17 +99,20 @@ class Filters(NamedTuple):
     current: bool = False
     include_forgotten: bool = False
     include_cold: bool = False
+    include_held: bool = False  # records held in quarantine (`optmem quarantine`): out unless asked for
 
     def plain(self) -> bool:
-        """No filter beyond the defaults (forgotten, cold and bookkeeping records left out)."""
+        """No filter beyond the defaults (forgotten, cold, held and bookkeeping records left out)."""
         return self == Filters()
 
     def hidden(self, status: view.Status) -> bool:
         """Whether a record of this status is left out (the filters' status rule in Python)."""
         if self.current:
             return status != view.Status.CURRENT
-        return (status == view.Status.FORGOTTEN and not self.include_forgotten) or (
-            status == view.Status.COLD and not self.include_cold
+        return (
+            (status == view.Status.FORGOTTEN and not self.include_forgotten)
+            or (status == view.Status.COLD and not self.include_cold)
+            or (status == view.Status.HELD and not self.include_held)
         )
 
     def sql(self, now: float) -> tuple[str, list[Any]]:
@@ -136,6 +139,7 @@ class Filters(NamedTuple):
         for hide, status in (
             (not self.include_forgotten, view.Status.FORGOTTEN),
             (not self.include_cold, view.Status.COLD),
+            (not self.include_held, view.Status.HELD),
         ):
             if hide and not self.current:
                 clause, more = view.is_sql(status, now)
@@ -155,6 +159,7 @@ def make_filters(
     current: bool = False,
     include_forgotten: bool = False,
     include_cold: bool = False,
+    include_held: bool = False,
 ) -> Filters:
     """Validated filters from command-line values."""
     for d in domains or []:
@@ -177,6 +182,7 @@ def make_filters(
         current=current,
         include_forgotten=include_forgotten,
         include_cold=include_cold,
+        include_held=include_held,
     )
 
 
@@ -205,6 +211,7 @@ class Index:
         self._fh: dict[int, BinaryIO] = {}  # the log's files, by segment number, opened as read
         self._names: dict[int, str] | None = None  # segment number → file name (`file_of`)
         self._vocab = False
+        self._closed = False
 
     # -- rows ----------------------------------------------------------------------------------
     def rows(self, where: str, params: Iterable[object] = ()) -> list[Row]:
@@ -247,11 +254,32 @@ class Index:
 
     def record(self, row: Row) -> Record:
         """The full record of a row, read from its log file at its offset."""
+        return parse_line(self.line(row), row.n, None)  # (its bounds were kept when it was indexed)
+
+    def line(self, row: Row) -> bytes:
+        """A row's line in its log file, as stored."""
         fh = self._fh.get(row.seg)
         if fh is None:
             fh = self._fh[row.seg] = open(self.vault.root / self.file_of(row), "rb")
         fh.seek(row.off)
-        return parse_line(fh.read(row.len), row.n, None)  # (its bounds were kept when it was indexed)
+        return fh.read(row.len)
+
+    def passed(self, rows: list[Row]) -> set[int]:
+        """The line numbers of those rows whose lines the write gate passed whole under the
+        current scanner and are unchanged since (`optmem.verdicts`): a surface shows them as
+        stored, without scanning them again."""
+        from optmem import verdicts
+
+        return {rows[i].n for i in verdicts.clean(self.vault, [self.line(r) for r in rows], self.conn)}
+
+    def tokenised(self, row: Row) -> tuple[Record, str, list[str], list[str]]:
+        """A record read back with what the text index holds of it: (the record, its text folded,
+        its tokens — `ingest.tokens_for` — and the words of its text). The lists are the caller's
+        to read, never to change (a warm handle keeps them: `optmem.warm`)."""
+        rec = self.record(row)
+        folded = textmod.fold(rec.text)
+        toks, words = tokens_for(folded, rec.key, rec.tags, row.ts)
+        return rec, folded, toks, words
 
     def file_of(self, row: Row) -> str:
         """The log file a record is in, as the vault names it (LOG.jsonl, log/<writer>/<month>.jsonl)."""
@@ -272,6 +300,7 @@ class Index:
             guess=is_guess(row, now),
             unverified=row.tier == Tier.REDLINE and not self.vault.trusted,
             checked=row.checked,
+            released=bool(row.held and row.released),
         )
 
     # -- questions about records ---------------------------------------------------------------
@@ -469,8 +498,13 @@ class Index:
         return list(self.conn.execute(sql, (*args, *NEVER_COOL, *params)).fetchone())
 
     def in_conflict(self) -> list[Row]:
-        """Records marked as one of the values of a key in conflict."""
-        return self.rows("(r.conflict != 0 OR r.fork != 0) ORDER BY r.key, r.ts, r.n")
+        """Records marked as one of the values of a key in conflict. (Through the two partial
+        indexes: SQLite reads `conflict != 0 OR fork != 0` as a scan of every record — 170 ms at
+        100,000 — where the indexes hold the few marked ones.)"""
+        return self.rows(
+            "r.n IN (SELECT n FROM rec WHERE conflict != 0 UNION SELECT n FROM rec WHERE fork != 0) "
+            "ORDER BY r.key, r.ts, r.n"
+        )
 
     def pending_rows(self) -> list[Row]:
         """Records stored as pending and not confirmed, oldest first."""
@@ -585,10 +619,11 @@ class Index:
         if not self._vocab:
             self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, fts, row)")
             self._vocab = True
-        out = {}
-        for term in terms:
-            hit = self.conn.execute("SELECT doc FROM temp.vocab WHERE term = ?", (term,)).fetchone()
-            out[term] = hit[0] if hit else 0
+        out = dict.fromkeys(terms, 0)
+        unique = list(out)
+        for i in range(0, len(unique), 500):  # one statement (a query's terms are few)
+            chunk = unique[i : i + 500]
+            out.update(self.conn.execute(f"SELECT term, doc FROM temp.vocab WHERE term IN ({_marks(chunk)})", chunk))
         return out
 
     def lengths(self) -> tuple[int, float, float, float]:
@@ -602,13 +637,21 @@ class Index:
         variance = max(0.0, int(meta.get("squares", "0")) / docs - mean * mean)
         return docs, mean, (variance**0.5) / mean if mean else 0.0, int(meta.get("turns", "0")) / docs
 
-    def in_session(self, session: str, domain: str, first: int, last: int, where: str, params: list[Any]) -> list[Row]:
+    def in_sessions(self, spans: list[tuple[str, str, int, int]], where: str, params: list[Any]) -> list[Row]:
         """The records at places first..last of a session of a domain that pass a WHERE clause on
-        `rec r` (one indexed range read; a list of (session, place) pairs would scan the table)."""
-        return self.rows(
-            f"r.session = ? AND r.domain = ? AND r.spos BETWEEN ? AND ? AND {where}",
-            [session, domain, first, last, *params],
+        `rec r`, for each (session, domain, first, last) span, in one statement: one indexed range
+        read a span, joined by UNION ALL (a row in two spans comes twice; a list of (session,
+        place) pairs would scan the table)."""
+        one = (
+            f"SELECT {ROW_SELECT} FROM rec r WHERE r.session = ? AND r.domain = ? AND r.spos BETWEEN ? AND ? "
+            f"AND {where}"
         )
+        out: list[Row] = []
+        for i in range(0, len(spans), 100):  # (SQLite joins at most 500 SELECTs in one)
+            chunk = spans[i : i + 100]
+            values = [v for span in chunk for v in (*span, *params)]
+            out += [Row(*t) for t in self.conn.execute(" UNION ALL ".join([one] * len(chunk)), values)]
+        return out
 
     def top_lines(self, match: str, order: str, limit: int) -> list[int]:
         """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter)."""
@@ -696,10 +739,18 @@ class Index:
         ]
 
     def close(self) -> None:
+        """Close the log's files and the connection — or, for a warm handle's vault
+        (`optmem.warm`), give the connection back to it for the next call."""
         for fh in self._fh.values():
             fh.close()
         self._fh.clear()
-        self.conn.close()
+        if self._closed:
+            return
+        self._closed = True
+        if self.vault.warm is not None:
+            self.vault.warm.give(self.conn, self.vault)
+        else:
+            self.conn.close()
 
     def __enter__(self) -> "Index":
         return self
@@ -761,20 +812,31 @@ def _fresh(vault: Vault, *, apply_access: bool = True) -> sqlite3.Connection | N
     conn = None
     try:
         conn = _connect(path)
-        meta = read_meta(conn)
-        if segments_in_step(vault.segments(), meta) and _view_ok(vault, meta):
-            files = vault.access_files()
-            if access_in_step(files, meta):
-                return conn
-            if apply_access:
-                # recalls and sweeps need no vault lock: applying them twice changes nothing
-                consume_access(conn, files)
-                return conn
+        if usable(vault, conn, apply_access=apply_access):
+            return conn
         conn.close()
     except sqlite3.DatabaseError:
         if conn is not None:
             conn.close()
     return None
+
+
+def usable(vault: Vault, conn: sqlite3.Connection, *, apply_access: bool = True) -> bool:
+    """Whether an open index connection reflects the log as it is now and the settings the view
+    depends on — ACCESS.jsonl's recalls and sweeps applied first, unless `apply_access` is off
+    (then they must be in step too). A new connection is checked so, and a warm handle's kept
+    one at every call (`optmem.warm`)."""
+    meta = read_meta(conn)
+    if not (segments_in_step(vault.segments(), meta) and _view_ok(vault, meta)):
+        return False
+    files = vault.access_files()
+    if access_in_step(files, meta):
+        return True
+    if apply_access:
+        # recalls and sweeps need no vault lock: applying them twice changes nothing
+        consume_access(conn, files)
+        return True
+    return False
 
 
 PARALLEL_MIN_BYTES = 1 << 20  # below this a worker pool costs more than it saves
@@ -785,17 +847,15 @@ def build(
     progress: Progress | None = None,
     *,
     parallel_min_bytes: int = PARALLEL_MIN_BYTES,
-    fed: Fed | None = None,
 ) -> None:
     """Build the index from scratch and move it into place (the caller holds the vault lock).
 
     Readers keep the old file until the rename. A log that cannot be read stops with
-    `unreadable` (exit 3) and leaves no half-built index behind. `fed`: an empty log file its
-    writer fills while the build indexes it (`ingest.Fed`).
+    `unreadable` (exit 3) and leaves no half-built index behind.
     """
     with _vault_errors(vault):
         fsio.move(
-            _build_file(vault, progress, parallel_min_bytes, fed),
+            _build_file(vault, progress, parallel_min_bytes),
             vault.index_path,
             mode=fsio.FILE_MODE,
             within=vault.root,
@@ -806,7 +866,6 @@ def _build_file(
     vault: Vault,
     progress: Progress | None = None,
     parallel_min_bytes: int = PARALLEL_MIN_BYTES,
-    fed: Fed | None = None,
 ) -> Path:
     """A complete index of the log as it is now, in a temporary file of this process; returns it.
 
@@ -819,7 +878,7 @@ def _build_file(
     conn = _connect(tmp)
     done = False
     try:
-        _fill(conn, vault, progress, parallel_min_bytes, fed)
+        _fill(conn, vault, progress, parallel_min_bytes)
         done = True
     finally:
         conn.close()
@@ -828,9 +887,7 @@ def _build_file(
     return tmp
 
 
-def _fill(
-    conn: sqlite3.Connection, vault: Vault, progress: Progress | None, parallel_min_bytes: int, fed: Fed | None = None
-) -> None:
+def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, parallel_min_bytes: int) -> None:
     """Index the whole log (and ACCESS.jsonl) into an empty database, and commit."""
     conn.execute("PRAGMA journal_mode=OFF")
     conn.executescript(DDL)
@@ -843,13 +900,11 @@ def _fill(
     deferred: list[Record] = []
     workers = max(2, os.cpu_count() or 1) if size >= parallel_min_bytes else 0
     limit = vault.settings.limits.record_bytes
-    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, fed, limit)
+    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, limit)
     conn.executescript(POST_DDL)
     with conn:
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
         link(conn, deferred, None)
-        if fed is not None and fed.recall is not None:
-            taken_as_read(conn, vault.access_files(), fed)
     consume_access(conn, vault.access_files())
     # later appends merge as they go again (SQLite's defaults), then one full merge now
     conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 4)")
@@ -964,6 +1019,10 @@ def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index
             fsio.check_within(path, vault.root, reading=True)
         vault.reads_checked = True
     if not rebuild:
+        # a warm handle's kept connection, checked as a new one is (`optmem.warm`)
+        kept: Index | None = vault.warm.take(vault) if vault.warm is not None else None
+        if kept is not None:
+            return kept
         conn = _fresh(vault)
         if conn is not None:
             return Index(vault, conn)

@@ -26,23 +26,10 @@ from optmem.record import (
     Record,
     clean_ref,
     file_hash,
-    moved_down,
     parse_line,
     place,
 )
-from optmem.schema import (
-    ID_TIME_SQL,
-    INSERT_REC,
-    INSERT_REC_SEEN,
-    INSERT_REC_SHORT,
-    INSERT_REC_SHORT_SEEN,
-    LINE_ALWAYS,
-    LINE_DEFAULTS,
-    LINE_FIELDS,
-    NONE_BOUND,
-    SCHEMA,
-    Row,
-)
+from optmem.schema import ID_TIME_SQL, INSERT_REC, LINE_FIELDS, SCHEMA, Row, line_values
 
 # `view.newer_key` in SQL, newest first (over `rec r`): the later ts, the later millisecond of
 # the id, the later line
@@ -168,11 +155,8 @@ Line = tuple[bytes, int, int, int]  # (the line without its newline, line number
 class _Prepared(NamedTuple):
     """A batch of lines turned into rows — the CPU-heavy half of indexing, done anywhere."""
 
-    rec_rows: list[tuple[object, ...]]  # Row values, as plain tuples: they cross process
-    # boundaries, and NamedTuples pickle ~5x slower, lists load
-    # ~3x slower; a missing value is NONE_BOUND (`schema`), and
-    # a row whose defaulted fields are all at their defaults
-    # stops short (`LINE_ALWAYS`)
+    rec_rows: list[tuple[object, ...]]  # a Row's line values (`line_values`), as plain tuples:
+    # they cross process boundaries, and NamedTuples pickle ~5x slower
     fts_rows: list[tuple[int, str]]
     red_rows: list[tuple[int, str]]
     tag_rows: list[tuple[str, int]]
@@ -185,61 +169,27 @@ class _Prepared(NamedTuple):
     turns: int  # documents that are turns of a conversation (a `session`): BM25's b follows
 
 
-def prepare_rows(
-    batch: list[Line],
-    seg: int = 0,
-    hashed: int = 0,
-    parsed: list[Record] | None = None,
-    shown: float | None = None,
-    limit: int = RECORD_BYTES,
-) -> _Prepared:
+def prepare_rows(batch: list[Line], seg: int = 0, hashed: int = 0, limit: int = RECORD_BYTES) -> _Prepared:
     """Parse, fold, tokenise and fingerprint a batch of lines of segment `seg` (whose name hashes
-    to `hashed`: `file_hash`) (pure: no I/O, no database). `parsed`: the lines' records, when the
-    caller parsed them already; `shown`: when they were shown last (each row ends with it then:
-    `_store(seen=True)`); `limit`: `[limits] record_bytes` (a line over a record's bounds is a bad
-    line, as one that does not parse)."""
-    seen = () if shown is None else (shown,)
+    to `hashed`: `file_hash`) (pure: no I/O, no database). `limit`: `[limits] record_bytes` (a
+    line over a record's bounds is a bad line, as one that does not parse)."""
     out = _Prepared([], [], [], [], [], [], [], 0, 0, 0, 0)
     docs = tokens = squares = turns = 0
     fold = textmod.fold
     used: set[int] = set()  # keys given in this batch (two records of one place: the next free one)
-    for i, (body, line, off, ln) in enumerate(batch):
+    for body, line, off, ln in batch:
         try:
-            rec = parse_line(body, line, limit) if parsed is None else parsed[i]
+            rec = parse_line(body, line, limit)
         except BadLine as exc:
             out.bad.append((place(None, line, hashed), exc.code, str(exc)))
             continue
-        (
-            rid,
-            ts_text,
-            domain,
-            project,
-            kind,
-            tier,
-            key,
-            text,
-            tags,
-            corrects,
-            ref,
-            expires,
-            _,
-            source,
-            session,
-            importance,
-            confidence,
-            pending,
-            basis,
-            state,
-            extra,
-            _,
-            _,
-        ) = rec
         fp = None
-        ts = to_epoch(ts_text)
+        ts = to_epoch(rec.ts)
         n = place(ts, line, hashed)
         while n in used:
             n += 1
         used.add(n)
+        text, key, tags, extra = rec.text, rec.key, rec.tags, rec.extra
         if text:
             folded = fold(text)
             toks, fp, words = textmod.analyze(folded)
@@ -247,115 +197,54 @@ def prepare_rows(
             docs += 1
             tokens += len(toks)
             squares += len(toks) ** 2
-            turns += session is not None
+            turns += rec.session is not None
             out.fts_rows.append((n, " ".join(toks)))
-            if tier == "redline":
+            if rec.tier == "redline":
                 out.red_rows.append(out.fts_rows[-1])
         upd = extra.get("may_update") if extra else None
-        expires_at = to_epoch(expires) if expires else None
-        row: tuple[object, ...] = (  # a Row's values in order (`_ROW_ORDER`), built directly: a
-            n,
-            rid,
-            rid[::-1],
-            off,
-            ln,
-            _NONE if ts is None else ts,  # third of the cost of
-            domain,
-            project or _NONE,
-            kind,
-            TIER_RANK[tier],
-            key or _NONE,
-            fp or _NONE,  # Row(**…)
-            _NONE if expires_at is None else expires_at,
-            ref.upper() if ref else _NONE,
-            json.dumps(list(corrects)) if corrects else _NONE,
-            session or _NONE,
-            _NONE,
+        expires = to_epoch(rec.expires) if rec.expires else None
+        row = Row(  # what a log line says; the effective view's columns keep their defaults
+            n=n,
+            id=rec.id,
+            rid=rec.id[::-1],
+            off=off,
+            len=ln,
+            ts=ts,
+            domain=rec.domain,
+            project=rec.project,
+            kind=rec.kind,
+            tier=TIER_RANK[rec.tier],
+            key=key,
+            fp=fp,
+            expires=expires,
+            ref=rec.ref.upper() if rec.ref else None,
+            corrects=json.dumps(list(rec.corrects)) if rec.corrects else None,
+            session=rec.session,
+            spos=None,  # (`_Places`, as the rows are stored in log order)
+            retired=int(view.retired_at_birth(rec.kind, extra)),
+            imp=rec.importance,
+            pending=int(rec.pending),
+            conf=rec.confidence,
+            source=rec.source,
+            inferred=int(rec.basis == "inferred"),
+            state=int(rec.state),
+            upd=upd if isinstance(upd, str) and upd else None,
+            change=int(bool(key) and says_change(text)),
+            seg=seg,
+            after=_after(extra) if key and extra else None,
+            origin=rec.origin,
+            held=int(rec.held is not None),
         )
-        more = (
-            int(view.retired_at_birth(kind, extra)),
-            _NONE if importance is None else importance,
-            int(pending),
-            _NONE if confidence is None else confidence,
-            source or _NONE,
-            int(basis == "inferred"),
-            int(state),
-            upd if isinstance(upd, str) and upd else _NONE,
-            int(bool(key) and says_change(text)),
-            seg,
-            _after(extra) if key and extra else _NONE,
-        )
-        out.rec_rows.append((row if more == _DEFAULTS else row + more) + seen)
+        out.rec_rows.append(line_values(row))
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
-        if key or ((corrects or ref) and view.links(kind, corrects, ref)):
+        if key or ((rec.corrects or rec.ref) and view.links(rec.kind, rec.corrects, rec.ref)):
             out.linked.append(rec._replace(line=n))  # (`link` knows a record by its index key)
-        out.ids.append(rid)
+        out.ids.append(rec.id)
     return out._replace(docs=docs, tokens=tokens, squares=squares, turns=turns)
 
 
-_SESSION, _SPOS, _DOMAIN = Row._fields.index("session"), Row._fields.index("spos"), Row._fields.index("domain")
-# the order `prepare_rows` writes a row's values in: what a log line says (the effective view's
-# columns keep their defaults until it is applied)
-_ROW_ORDER = (
-    "n",
-    "id",
-    "rid",
-    "off",
-    "len",
-    "ts",
-    "domain",
-    "project",
-    "kind",
-    "tier",
-    "key",
-    "fp",
-    "expires",
-    "ref",
-    "corrects",
-    "session",
-    "spos",
-    "retired",
-    "imp",
-    "pending",
-    "conf",
-    "source",
-    "inferred",
-    "state",
-    "upd",
-    "change",
-    "seg",
-    "after",
-)
-assert LINE_FIELDS == _ROW_ORDER, "Row's line fields moved: update prepare_rows"
-assert Record._fields == (
-    "id",
-    "ts",
-    "domain",
-    "project",
-    "kind",
-    "tier",
-    "key",
-    "text",
-    "tags",
-    "corrects",
-    "ref",
-    "expires",
-    "evidence",
-    "source",
-    "session",
-    "importance",
-    "confidence",
-    "pending",
-    "basis",
-    "state",
-    "extra",
-    "line",
-    "hand",
-), "Record's fields moved: update prepare_rows"
-_NONE = NONE_BOUND
-_DEFAULTS = tuple(_NONE if d is None else d for d in LINE_DEFAULTS)  # what a short row leaves out
-_SHORT = len(LINE_ALWAYS)
+_SESSION, _SPOS, _DOMAIN = (LINE_FIELDS.index(name) for name in ("session", "spos", "domain"))
 
 
 class _Places:
@@ -373,7 +262,7 @@ class _Places:
         out = []
         for r in rows:
             session = r[_SESSION]
-            if session:  # (NONE_BOUND when the record has none)
+            if session:
                 assert isinstance(session, str)
                 conversation = (r[_DOMAIN], session)
                 at = self.next.get(conversation)
@@ -393,20 +282,11 @@ class _Places:
 
 
 def _store(
-    conn: sqlite3.Connection,
-    prep: _Prepared,
-    totals: list[int],
-    deferred: list[Record] | None,
-    places: _Places,
-    seen: bool = False,
+    conn: sqlite3.Connection, prep: _Prepared, totals: list[int], deferred: list[Record] | None, places: _Places
 ) -> None:
-    """Insert prepared rows; link the effective view now, or collect into `deferred`. `seen`:
-    each row ends with when its record was shown last (`prepare_rows(shown=…)`, `Fed.recall`)."""
+    """Insert prepared rows; link the effective view now, or collect into `deferred`."""
     prep = _unique(conn, prep)
-    rows = places.place(prep.rec_rows)
-    short = _SHORT + seen
-    conn.executemany(INSERT_REC_SHORT_SEEN if seen else INSERT_REC_SHORT, [r for r in rows if len(r) == short])
-    conn.executemany(INSERT_REC_SEEN if seen else INSERT_REC, [r for r in rows if len(r) != short])
+    conn.executemany(INSERT_REC, places.place(prep.rec_rows))
     conn.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", prep.fts_rows)
     if prep.red_rows:
         conn.executemany("INSERT INTO fts_red (rowid, body) VALUES (?, ?)", prep.red_rows)
@@ -424,12 +304,12 @@ def _store(
         link(conn, prep.linked, prep.ids)
 
 
-def _after(extra: dict[str, Any]) -> str:
+def _after(extra: dict[str, Any]) -> str | None:
     """The `after` of a keyed record (the key's values its writer saw), as the index keeps it."""
     after = extra.get("after")
     if isinstance(after, list) and all(isinstance(a, str) for a in after):
         return json.dumps(after)
-    return NONE_BOUND
+    return None
 
 
 def _unique(conn: sqlite3.Connection, prep: _Prepared) -> _Prepared:
@@ -454,64 +334,16 @@ def _unique(conn: sqlite3.Connection, prep: _Prepared) -> _Prepared:
     return _rekeyed(prep, lambda n: moved.get(n, n))
 
 
-def _rekeyed(prep: _Prepared, key: Callable[[int], int] | None, by: int = 0) -> _Prepared:
-    """The batch with every index key `n` made `key(n)` (None: kept), and its lines' offsets moved `by` bytes."""
-    if key is None:
-        return prep._replace(rec_rows=[(*r[:3], r[3] + by, *r[4:]) for r in prep.rec_rows])  # type: ignore[operator]
+def _rekeyed(prep: _Prepared, key: Callable[[int], int]) -> _Prepared:
+    """The batch with every index key `n` made `key(n)`."""
     return prep._replace(
-        rec_rows=[(key(r[0]), r[1], r[2], r[3] + by, *r[4:]) for r in prep.rec_rows],  # type: ignore[arg-type, operator]
+        rec_rows=[(key(r[0]), *r[1:]) for r in prep.rec_rows],  # type: ignore[arg-type]
         fts_rows=[(key(n), body) for n, body in prep.fts_rows],
         red_rows=[(key(n), body) for n, body in prep.red_rows],
         tag_rows=[(tag, key(n)) for tag, n in prep.tag_rows],
         linked=[r._replace(line=key(r.line)) for r in prep.linked],
         bad=[(key(n), code, why) for n, code, why in prep.bad],
     )
-
-
-def placed_after(prep: _Prepared, lines: int, offset: int) -> _Prepared:
-    """A batch prepared as the start of its file (first line 1, at offset 0), moved to stand
-    after `lines` lines and `offset` bytes: the keys and offsets a reader of the file would give."""
-    if not lines and not offset:
-        return prep
-    return _rekeyed(prep, (lambda n: moved_down(n, lines)) if lines else None, offset)
-
-
-class Fed:
-    """Prepared batches for the lines a caller appends to the log file `name` while the index is
-    built (an import that writes and indexes in one pass, `index.build(fed=…)`).
-
-    `batches(sid, hashed)` appends each batch's lines to the file and yields its rows, placed as a
-    reader of the file would place them (`placed_after`); `lines` counts the lines it wrote.
-
-    `recall`: the recall file (its name) when the caller marks every record it writes as seen at
-    one time (`via: import`) in a recall file that held nothing before, and the rows come with that
-    time (`prepare_rows(shown=…)`); the caller tells `mark` the bytes of its marks, and the index
-    takes the file as read when it holds just those, rather than reading each mark back."""
-
-    def __init__(
-        self, name: str, batches: Callable[[int, int], Iterator[_Prepared]], recall: str | None = None
-    ) -> None:
-        import hashlib
-
-        self.name, self.batches, self.lines, self.recall = name, batches, 0, recall
-        self.marked, self.digest = 0, hashlib.blake2b(digest_size=16)
-
-    def mark(self, data: bytes) -> None:
-        """The caller appended `data` (whole lines) to the recall file `recall`."""
-        self.marked += len(data)
-        self.digest.update(data)
-
-    def holds_just_the_marks(self, path: Path) -> bool:
-        """Whether the recall file holds the marks `mark` was told of, and nothing else."""
-        import hashlib
-
-        try:
-            with open(path, "rb") as fh:
-                return os.fstat(fh.fileno()).st_size == self.marked and (
-                    hashlib.file_digest(fh, lambda: hashlib.blake2b(digest_size=16)).digest() == self.digest.digest()
-                )
-        except OSError:
-            return False
 
 
 class _Reader:
@@ -566,7 +398,6 @@ def consume(
     progress: Progress | None,
     deferred: list[Record] | None = None,
     workers: int = 0,
-    fed: Fed | None = None,
     limit: int = RECORD_BYTES,
 ) -> None:
     """Index the lines every segment gained since the index read it, then store the new sync
@@ -574,8 +405,7 @@ def consume(
 
     With `deferred`, records that affect the effective view are collected there instead of being
     linked at once (a from-scratch build links them after its look-up indexes exist). With
-    `workers`, batches are prepared in that many forked processes while this one inserts. With
-    `fed`, the lines of its (empty) segment come prepared from its writer as it writes them.
+    `workers`, batches are prepared in that many forked processes while this one inserts.
     `limit`: `[limits] record_bytes`, the size bound a line must keep to be a record.
     """
     todo = to_read(segments, meta)
@@ -600,12 +430,6 @@ def consume(
                 start = int(seen.get("done", 0))
                 lines = int(seen.get("lines", 0))
                 reader = _Reader(path, start, state.size, lines, bool(seen.get("open_end")))
-                if fed is not None and name == fed.name:
-                    for prep in fed.batches(sid, file_hash(name)):
-                        _store(conn, prep, totals, deferred, places, fed.recall is not None)
-                    state = LogState.read(path)
-                    reader.n, reader.off = fed.lines, state.size
-                    total += state.size
                 prepare = partial(prepare_rows, seg=sid, hashed=file_hash(name), limit=limit)
                 batches = pool.imap(prepare, reader.batches()) if pool else map(prepare, reader.batches())
                 for prep in batches:
@@ -744,6 +568,9 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
             "UPDATE rec SET confirmed = 1, seen = ? WHERE n = ?",
             (view.restated(seen, s_ts) if s_ts is not None else seen, target),
         )
+    elif what == view.RELEASES:  # a person released it from quarantine: what it corrects is corrected now
+        conn.execute("UPDATE rec SET released = 1 WHERE n = ?", (target,))
+        _resupersede_below(conn, target)
     elif what == view.VERIFIES and s_ts is not None:  # checked at that time: the latest check counts
         conn.execute("UPDATE rec SET verified = max(coalesce(verified, 0), ?) WHERE n = ?", (s_ts, target))
     elif what == view.RESTATES:
@@ -767,8 +594,10 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
     """Mark every member of a key group but the view's winner superseded — or, when time cannot
     order its values, every member but those in conflict (which stay current, marked)."""
     rows = conn.execute(
-        "SELECT n, id, ts, tier, fp, forgotten, corrects, kind, pending, "
-        "confirmed, inferred, state, change, after FROM rec "
+        # a guess (pending, unconfirmed) waits, and so does a value held in quarantine (until released)
+        "SELECT n, id, ts, tier, fp, forgotten, corrects, kind, "
+        "(pending != 0 AND confirmed = 0) OR (held != 0 AND released = 0), "
+        "inferred, state, change, after FROM rec "
         "WHERE key = ? AND domain = ? AND project IS ?",
         (key, domain, project),
     )
@@ -782,13 +611,13 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
             int(bool(forgotten)),
             tuple(json.loads(corrects)) if corrects else (),
             kind,
-            int(bool(pend and not ok)),
+            waiting,
             inferred,
             state,
             change,
             tuple(json.loads(after)) if after else None,
         )
-        for n, i, ts, tier, fp, forgotten, corrects, kind, pend, ok, inferred, state, change, after in rows
+        for n, i, ts, tier, fp, forgotten, corrects, kind, waiting, inferred, state, change, after in rows
     ]
     # habits and states of one key never meet: a night up late does not replace a bedtime
     for part in (p for p in ([m for m in members if not m.state], [m for m in members if m.state]) if p):
@@ -823,10 +652,12 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
 def _resupersede(conn: sqlite3.Connection, target: int) -> None:
     """Set what supersedes `target`: the latest of the records correcting it that still stand (a
     forgotten correction that nothing superseded does not: forgetting the newest version gives
-    the fact back; a forgotten older version still leads on to its successor)."""
+    the fact back; a forgotten older version still leads on to its successor; a correction held
+    in quarantine does not until it is released)."""
     conn.execute(
         "UPDATE rec SET sup = (SELECT r.id FROM cor c JOIN rec r ON r.n = c.s WHERE c.t = ?1 "
-        f"AND NOT (r.forgotten != 0 AND r.sup IS NULL) ORDER BY {NEWEST_FIRST} LIMIT 1) WHERE n = ?1",
+        f"AND NOT (r.forgotten != 0 AND r.sup IS NULL) AND NOT (r.held != 0 AND r.released = 0) "
+        f"ORDER BY {NEWEST_FIRST} LIMIT 1) WHERE n = ?1",
         (target,),
     )
 
@@ -904,24 +735,6 @@ def access_state(path: Path) -> tuple[int, int, int]:
 
 def _access_states(files: list[Segment]) -> dict[str, list[int]]:
     return {name: list(access_state(path)) for name, path in files}
-
-
-def taken_as_read(conn: sqlite3.Connection, files: list[Segment], fed: Fed) -> None:
-    """In an index that has read no recall file yet, whose every record came in marked as shown
-    (`Fed.recall`): record that recall file as applied to its end when it holds just those marks,
-    so that `consume_access` reads only the other files. When it holds anything else (another
-    process added a line, or rewrote the file), the marks set are taken back and the file is read
-    as a build reads it."""
-    name = fed.recall
-    path = dict(files).get(name) if name is not None else None
-    if name is None or path is None or not fed.holds_just_the_marks(path):
-        conn.execute("UPDATE rec SET shown = NULL")
-        return
-    size, ino, mtime = access_state(path)
-    conn.executemany(  # (what `consume_access` writes: the marks hold no sweep)
-        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-        [("acc", json.dumps({name: [size, ino, mtime, size]}, sort_keys=True)), ("last_sweep", "")],
-    )
 
 
 def access_in_step(files: list[Segment], meta: dict[str, str]) -> bool:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from optmem import clock, compare, fsio, record, scan, view
+from optmem import clock, compare, fsio, record, view
 from optmem import text as textmod
 from optmem.errors import (
     Ambiguous,
@@ -34,9 +34,11 @@ from optmem.record import (
     CORRECTION,
     CURATION,
     FORGET,
+    HANDOFF,
     MEMORY,
     MERGED,
     NOTE,
+    RELEASE,
     RESOLUTION,
     RESTORE,
     SEEN,
@@ -46,6 +48,7 @@ from optmem.record import (
     line_of,
     new_id,
 )
+from optmem.safety import scan
 from optmem.settings import ON_SIMILAR, ON_UPDATE
 from optmem.vault import NAME_RE, Vault, hot_target, validate_name
 
@@ -70,6 +73,7 @@ class Draft(NamedTuple):
     confidence: float | None = None  # 0..1; below [lifecycle] pending_threshold: stored as pending
     basis: str | None = None  # "stated" (default) or "inferred"
     state: bool = False  # a temporary state, not a habit: expires after [consolidation] state_ttl
+    origin: str | None = None  # user | agent | tool | sync | import:<tool> (`optmem.quarantine`); None: not recorded
 
 
 def default_domain(vault: Vault, domain: str | None) -> str:
@@ -87,12 +91,14 @@ def check_text(text: str | None) -> str:
 FIELD_BYTES, MAX_TAGS = record.FIELD_BYTES, record.MAX_TAGS  # (the bounds: `record.oversize`)
 
 
-def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> None:
+def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> Record:
     """The one check of a whole record, on every way in (`append` and each command built on it,
     MCP, the Hermes provider, `import`): every field within its bound (`record.oversize`:
     `too_large`, always), its domain, project and kind valid names (`invalid_name`, always), and
-    no string it carries flagged by the scanner (`record.flagged_field`: `unsafe_content`, unless
-    `allow_unsafe`). Every error names the field."""
+    what the scanner flags in any string it carries (`record.flagged_field`) — a secret refused
+    (`unsafe_content`), a possible injection held in quarantine (the record returned carries the
+    rule as `held`: `optmem.quarantine`) — unless `allow_unsafe`. Every error names the field.
+    Returns the record to store."""
     over = record.oversize(rec, limit)
     if over is not None:
         name, size, bound = over
@@ -121,7 +127,23 @@ def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> None:
                 field=name,
             )
     if not allow_unsafe:
-        _refuse_flagged(rec)
+        rec = _hold_or_refuse(rec)
+        if not rec.held:  # (a held record is flagged: scanned on read, as it is shown)
+            _passed(rec)
+    return rec
+
+
+# the lines of records the gate passed whole in this process, not yet written (`write_records`
+# keeps their verdict: `optmem.verdicts`); bounded — a line checked and then dropped costs a scan
+# on read at worst
+_PASSED: dict[bytes, None] = {}
+_PASSED_MAX = 4096
+
+
+def _passed(rec: Record) -> None:
+    if len(_PASSED) >= _PASSED_MAX:
+        _PASSED.clear()
+    _PASSED[rec.to_line()] = None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -129,8 +151,23 @@ def _valid_name(value: str) -> bool:
     return NAME_RE.fullmatch(value) is not None  # (names repeat from record to record)
 
 
-def _refuse_flagged(rec: Record) -> None:
+def _hold_or_refuse(rec: Record) -> Record:
+    """`rec` held in quarantine when the scanner flags an injection in it, refused when it flags a
+    secret. A bookkeeping line is refused too (it is no memory to hold), and so are a hot-memory
+    journal line and a handoff: their files go into prompts whole, with nothing to hold them."""
+    from optmem.quarantine import kind_of
+
     flagged = record.flagged_field(rec)
+    if flagged is None:
+        return rec
+    if kind_of(flagged[1]) == "injection" and rec.kind not in (*BOOKKEEPING, MEMORY, HANDOFF):
+        return rec if rec.held else rec._replace(held=flagged[1])
+    _refuse_flagged(rec, flagged)
+    return rec
+
+
+def _refuse_flagged(rec: Record, flagged: tuple[str, str] | None = None) -> None:
+    flagged = flagged or record.flagged_field(rec)
     if flagged is not None:
         name, rule = flagged
         raise UnsafeContent(
@@ -143,8 +180,18 @@ def _refuse_flagged(rec: Record) -> None:
 
 def write_records(vault: Vault, idx: Index, records: list[Record]) -> tuple[Index | None, str | None]:
     """Append records in one write (lock held) and let the index catch up: (the index, or None
-    with a warning when it could not — the records are stored, and that is what counts)."""
-    fsio.append_lines(vault.append_path(), [r.to_line() for r in records], within=vault.root)
+    with a warning when it could not — the records are stored, and that is what counts). The
+    lines the write gate passed whole keep its verdict (`optmem.verdicts`): a read shows them
+    without scanning them again."""
+    lines = [r.to_line() for r in records]
+    fsio.append_lines(vault.append_path(), lines, within=vault.root)
+    passed = [line for line in lines if line in _PASSED]
+    if passed:
+        from optmem import verdicts
+
+        for line in passed:
+            _PASSED.pop(line, None)
+        verdicts.remember(vault, passed)
     try:
         return catch_up(idx), None
     except (OptmemError, sqlite3.Error, OSError) as exc:
@@ -163,6 +210,7 @@ class Appended(NamedTuple):
     possible_update: list[dict[str, Any]] = []  # records it may update (shared default: never mutated)
     confirmed: list[str] = []  # pending guesses this statement confirmed by saying them again
     conflict_with: list[str] = []  # the values the new record is in conflict with (it made a conflict)
+    held: str | None = None  # status held: the scanner's rule that holds it in quarantine
 
 
 # Kinds only optmem's own bookkeeping writes, and what writes each: a record of one of them made
@@ -172,6 +220,7 @@ RESERVED_KINDS = {
     MEMORY: "`optmem add` / `optmem replace` / `optmem remove` write it (the hot-memory journal)",
     SEEN: "`optmem append` writes it when the same fact is appended again (a restatement)",
     CONFIRM: "`optmem confirm ID` writes it (a pending record confirmed)",
+    RELEASE: "`optmem release ID` writes it (a record held in quarantine released)",
     RESTORE: "`optmem curate` writes it when it undoes a run (a forgotten record back)",
     CURATION: "`optmem curate` writes it (one per run)",
     "summary": "the summary tree's nodes have it (`optmem compact` writes them into tree/, "
@@ -219,6 +268,11 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
             f"is below the pending threshold ({vault.settings.lifecycle.pending_threshold:g}); "
             "drop --confidence, or write a plain record"
         )
+    from optmem.quarantine import check_origin, refuse_promotion
+
+    origin = check_origin(draft.origin)
+    if draft.tier == "redline":
+        refuse_promotion("a redline", origin, origin)
     if draft.basis not in (None, "stated", "inferred"):
         raise UsageError(f"--basis must be stated or inferred, not {quote(draft.basis)}")
     ttl = draft.ttl if draft.ttl is not None or not draft.state else vault.settings.consolidation.state_ttl
@@ -242,10 +296,10 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
         pending=pending,
         basis="inferred" if draft.basis == "inferred" else None,
         state=draft.state,
+        origin=origin,
         extra=dict(draft.extra or {}),
     )
-    check_record(rec, vault.settings.limits.record_bytes, allow_unsafe=allow_unsafe)
-    return rec
+    return check_record(rec, vault.settings.limits.record_bytes, allow_unsafe=allow_unsafe)
 
 
 def append(
@@ -292,6 +346,8 @@ def _append(
     moment = clock.now()
     now = moment.timestamp()
     rec = build_record(vault, draft, moment, allow_unsafe)
+    if rec.held:  # held for a person: no restatement, no update or supersession by the gate
+        gate, on_similar, on_update = False, "store", "keep"
     on_similar = on_similar or vault.settings.dedup.on_similar
     if on_similar not in ON_SIMILAR:
         raise UsageError(f"--on-similar must be one of {', '.join(ON_SIMILAR)}, not {quote(on_similar)}")
@@ -303,6 +359,12 @@ def _append(
         idx = catch_up(idx)
         try:
             _check_redline_lock(idx, rec, now)
+            if rec.tier == "redline" and rec.corrects:  # a tool's output made a rule only by a person
+                from optmem.quarantine import refuse_promotion
+
+                for ref in rec.corrects:
+                    for target in idx.resolve(ref):
+                        refuse_promotion("a redline", target.origin, rec.origin)
             if rec.key and rec.kind != MEMORY:  # what its writer saw: two clones' values are told apart
                 rec = rec._replace(extra={**rec.extra, "after": idx.key_heads(rec.key, rec.domain, rec.project)})
             similar: list[dict[str, Any]] = []
@@ -343,6 +405,8 @@ def _append(
                 rec, update_warning = _on_update(rec, updates, on_update)
             rec, status, warning = _on_similar(rec, similar, on_similar)
             warning = warning or update_warning
+            if rec.held:
+                status, warning = "held", _held_notice(rec)
             if status == "skipped":
                 if restating:
                     written, _ = write_records(vault, idx, restating)
@@ -357,6 +421,7 @@ def _append(
                     similar=similar,
                     warning="; ".join(w for w in (warning, lag) if w),
                     possible_update=updates,
+                    held=rec.held,
                 )
             idx = written
             row = idx.by_id(rec.id)
@@ -381,9 +446,16 @@ def _append(
                 possible_update=updates,
                 confirmed=_now_confirmed(idx, [r.ref or "" for r in restating], now),
                 conflict_with=rivals,
+                held=rec.held,
             )
         finally:
             idx.close()
+
+
+def _held_notice(rec: Record) -> str:
+    from optmem.quarantine import held_because
+
+    return f"stored, but {held_because(rec.held or '?', rec.id)}"
 
 
 def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tuple[Record, str | None]:
@@ -715,6 +787,17 @@ def about(row: Row, moment: datetime, kind: str, *, source: str | None, extra: d
     )
 
 
+DECISIONS = (FORGET, CONFIRM, RESTORE)  # what is decided about a record's life: dropped, or kept
+
+
+def decided(idx: Index, row: Row) -> list[str]:
+    """The decisions about `row` there are — its forget, confirm and restore lines, and the
+    records that correct it: what a new decision about it is made after (`decided_after`, which
+    `facts.decision_forks` reads to tell two clones' concurrent decisions from a change of mind)."""
+    about = idx.rows(f"r.ref = ? AND r.kind IN ({', '.join('?' * len(DECISIONS))}) ORDER BY r.n", (row.id, *DECISIONS))
+    return [r.id for r in (*about, *idx.correcting(row))]
+
+
 def write_about(
     vault: Vault, ref: str, make: Callable[[Index, Row, datetime], Record | None], *, allow_unsafe: bool = False
 ) -> tuple[Row, Record | None]:
@@ -749,6 +832,13 @@ def write_about_all(
         try:
             rows = list({row.id: row for row in (resolve_one(idx, ref) for ref in refs)}.values())
             lines = make(idx, rows, moment)
+            by_id = {row.id: row for row in rows}
+            lines = [  # a decision says which others it was made after: two clones' are told apart
+                line._replace(extra={"decided_after": decided(idx, by_id[line.ref]), **line.extra})
+                if line.kind in DECISIONS and line.ref in by_id
+                else line
+                for line in lines
+            ]
             for line in lines if not allow_unsafe else ():
                 _refuse_flagged(Record(id=line.id, ts=line.ts, source=line.source, extra=line.extra))
             if lines:

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from optmem import clock, lifecycle, log, view
 from optmem.follow import open_followed
 from optmem.index import Index, Row
-from optmem.record import CONFIRM, FORGET, RESTORE, SEEN, VERIFY
+from optmem.record import CONFIRM, FORGET, RELEASE, RESTORE, SEEN, VERIFY
 from optmem.vault import Vault
 
 
@@ -49,13 +49,15 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
 
 def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
     """What happened to a record since it was written, in log order: said again (`seen`),
-    confirmed, verified (with its note), forgotten, restored, corrected — each with the line's id
+    confirmed, verified (with its note), released from quarantine, forgotten, restored, corrected —
+    each with the line's id
     and time."""
     out: list[dict[str, Any]] = []
     for other in sorted(
         [
             *idx.rows(
-                "r.ref = ? AND r.kind IN (?, ?, ?, ?, ?)", (row.id.upper(), SEEN, CONFIRM, FORGET, RESTORE, VERIFY)
+                "r.ref = ? AND r.kind IN (?, ?, ?, ?, ?, ?)",
+                (row.id.upper(), SEEN, CONFIRM, FORGET, RESTORE, VERIFY, RELEASE),
             ),
             *idx.correcting(row),
         ],
@@ -67,6 +69,7 @@ def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
             FORGET: "forgotten",
             RESTORE: "restored",
             VERIFY: "verified",
+            RELEASE: "released",  # from quarantine, by a person
         }.get(other.kind, "corrected")
         event: dict[str, Any] = {
             "event": what,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from optmem import compare, fsio, gitstate, scan
+from optmem import compare, fsio, gitstate
 from optmem.errors import (
     Ambiguous,
     MergeConflict,
@@ -29,6 +29,7 @@ from optmem.errors import (
     quote,
 )
 from optmem.record import MEMORY, Record
+from optmem.safety import scan
 from optmem.vault import Vault, hot_target
 
 SEPARATOR = "\n§\n"
@@ -389,7 +390,7 @@ def _do_add(hot: HotFile, text: str | None, force: bool, threshold: float, allow
     text = _check_text(text, "TEXT")
     if text in hot.entries:
         return Change("add", "duplicate", Entry(entry_id(text), text))
-    scan.check(text, allow_unsafe=allow_unsafe)
+    _check_hot(text, allow_unsafe=allow_unsafe)
     if not force:
         for e in hot.entries:
             if compare.similarity(text, e, least=threshold) >= threshold:
@@ -432,7 +433,7 @@ def _do_replace(
             f"`optmem remove --id {entry_id(before)}`, or choose another NEW",
             similar={"id": other, "text": after},
         )
-    scan.check(after, allow_unsafe=allow_unsafe)
+    _check_hot(after, allow_unsafe=allow_unsafe)
     hot.entries[i] = after
     return Change("replace", "replaced", Entry(entry_id(after), after), Entry(entry_id(before), before))
 
@@ -461,6 +462,12 @@ class Result:
 OP_FIELDS = frozenset(
     ("op", "action", "text", "content", "old", "old_text", "new", "new_text", "id", "force", "first", "target")
 )
+
+
+def _check_hot(text: str, *, allow_unsafe: bool) -> None:
+    from optmem.quarantine import check_hot
+
+    check_hot(text, allow_unsafe=allow_unsafe)
 
 
 def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
@@ -505,7 +512,7 @@ def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
             elif kind == "replace":
                 text = _check_text(op.get("new") or op.get("new_text") or op.get("content"), "NEW")
             if text is not None:
-                scan.check(text, allow_unsafe=allow_unsafe)
+                _check_hot(text, allow_unsafe=allow_unsafe)
         except OptmemError as exc:
             if len(ops) > 1:
                 exc.message = f"operation {n} ({kind}): {exc.message}"
@@ -581,8 +588,10 @@ def apply(
     domain: str | None = None,
     source: str | None = None,
     allow_unsafe: bool = False,
+    origin: str | None = None,
 ) -> Result:
-    """Apply operations to one hot file all-or-nothing, under the vault lock.
+    """Apply operations to one hot file all-or-nothing, under the vault lock. `origin`: where the
+    text came from (`optmem.quarantine`: a tool's output becomes hot memory only by a person).
 
     Each op is {"op": "add", "text"} | {"op": "replace", "old"|"id", "new"} |
     {"op": "remove", "old"|"id"}, with optional "force" / "first". The limit is checked on the
@@ -592,6 +601,10 @@ def apply(
 
     if not ops:
         raise UsageError('no operations given; pass a JSON list like [{"op": "add", "text": "…"}]')
+    if origin is not None:
+        from optmem.quarantine import check_origin, refuse_promotion
+
+        refuse_promotion("hot memory", check_origin(origin), origin)
     _check_ops(ops, target, allow_unsafe)  # before anything is read or made: a malformed batch touches nothing
     threshold = vault.settings.dedup.threshold
     _, _, path, _ = _resolve(vault, target, project)

@@ -12,12 +12,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from optmem import clock, log, scan, view
+from optmem import clock, log, view
 from optmem import text as textmod
 from optmem.errors import NotApplicable, OptmemError, TooLarge, UsageError, quote
 from optmem.index import Index, Row, open_index
 from optmem.reading.lexicon import STOPWORDS
 from optmem.record import MEMORY, MERGED, Record, Tier
+from optmem.safety import scan
 from optmem.vault import Vault
 
 

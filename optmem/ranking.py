@@ -9,8 +9,9 @@ A hit's score is (relevance + context) × tier factor × heat factor × status f
 * context is a share of the best relevance among the record's neighbours in its conversation
   (records of one `session`, in log order), so the turn that answers a question ranks with the
   turns that asked it;
-* trust tiers break near-ties (chat 0.97 < normal 1.0 < evidence = correction 1.03), and what an
-  agent inferred yields to what was stated (× 0.98);
+* trust tiers break near-ties (chat 0.97 < normal 1.0 < evidence = correction 1.03), what an
+  agent inferred yields to what was stated (× 0.98), and what was saved from outside the
+  conversation — a tool's output, an import, another clone — to what was said in it (× 0.95);
 * the heat factor is 1 + recency bonus × relative importance. The recency bonus is at most
   `ranking.recency_window` (10 %), shrinking with whole days since the record was last written,
   said again or recalled (`touch`); the relative importance is the record's importance over the
@@ -50,6 +51,10 @@ TURN_SHORT, TURN_LONG = 40.0, 150.0  # mean lengths (tokens) of conversation tur
 QUERY_SHORT, QUERY_LONG = 12, 24  # query terms: a question, up to a chat turn asked as a query
 TIER_FACTOR = {Tier.CHAT: 0.97, Tier.NORMAL: 1.0, Tier.EVIDENCE: 1.03, Tier.REDLINE: 1.03}
 INFERRED_FACTOR = 0.98  # what an agent concluded yields to what was said, on near-ties
+# what was saved from outside the conversation — a tool's or web page's output, an import, another
+# clone (`quarantine.secondhand`) — yields to what was said there, on near-ties; small, as trust
+# tiers are: it re-orders near-equals, never buries the only strong match
+SECONDHAND_FACTOR = 0.95
 
 
 def idf(docs: int, df: int) -> float:
@@ -121,6 +126,7 @@ class Candidate(NamedTuple):
     importance: float = 1.0  # its importance over the default for its kind and tier
     inferred: bool = False  # concluded by an agent rather than stated
     was: view.Status | None = None  # a cold record: its status were it warm (the band it ranks in)
+    secondhand: bool = False  # saved from outside the conversation (`quarantine.secondhand`)
 
 
 class Parts(NamedTuple):
@@ -137,6 +143,7 @@ class Parts(NamedTuple):
     importance: float = 1.0
     heat_factor: float = 1.0
     status_factor: float = 1.0  # `ranking.superseded_factor` for an old version, else 1
+    origin_factor: float = 1.0  # SECONDHAND_FACTOR for what came from outside the conversation, else 1
 
     def explain(self, **more: Any) -> dict[str, Any]:
         return {
@@ -148,6 +155,7 @@ class Parts(NamedTuple):
             "age_days": self.age_days,
             "tier_factor": self.tier_factor,
             "status_factor": self.status_factor,
+            "origin_factor": self.origin_factor,
             "band": str(view.BANDS[self.band]),
             "status": self.status.value,
             **more,
@@ -177,6 +185,7 @@ def score(c: Candidate, now: float, settings: Ranking, *, past: bool = False) ->
     # an old version (a cold one too: what it was when it cooled) ranks by its own relevance, lowered
     old = (c.was if cold and c.was is not None else c.status) in (view.Status.SUPERSEDED, view.Status.REMOVED)
     status = settings.superseded_factor if old else 1.0
+    origin = SECONDHAND_FACTOR if c.secondhand else 1.0
     return Parts(
         c.relevance,
         c.context,
@@ -185,10 +194,11 @@ def score(c: Candidate, now: float, settings: Ranking, *, past: bool = False) ->
         age_days,
         band,
         c.status,
-        (c.relevance + c.context) * factor * heat * status,
+        (c.relevance + c.context) * factor * heat * status * origin,
         importance,
         heat,
         status,
+        origin,
     )
 
 

@@ -43,7 +43,8 @@ FORGET = "forget"  # bookkeeping: a tombstone for `ref`
 CONFIRM = "confirm"  # bookkeeping: a person confirmed the pending record `ref`
 RESTORE = "restore"  # bookkeeping: `ref`, forgotten, is back (a curation undone)
 VERIFY = "verify"  # bookkeeping: a person or agent checked that `ref` still holds
-BOOKKEEPING = (SEEN, FORGET, CONFIRM, RESTORE, VERIFY)
+RELEASE = "release"  # bookkeeping: a person released the held record `ref` from quarantine
+BOOKKEEPING = (SEEN, FORGET, CONFIRM, RESTORE, VERIFY, RELEASE)
 NEVER_COOL = (*BOOKKEEPING, MEMORY)  # bookkeeping, and hot memory (its file decides what is kept)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _DOMAIN_PREFIX = re.compile(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
@@ -151,6 +152,8 @@ class Record(NamedTuple):
     pending: bool = False  # stored below the pending threshold: waits for confirmation
     basis: str | None = None  # "inferred" when an agent concluded it; None: stated
     state: bool = False  # a temporary state ("worked until 3 am"), not a habit
+    origin: str | None = None  # where it came from: user, agent, tool, sync, import:<tool> (None: not recorded)
+    held: str | None = None  # the scanner's rule that held it in quarantine (until a `release` line)
     extra: dict[str, Any] = _NO_EXTRA  # unknown fields, preserved as they were
     line: int = 0  # not stored: where the record was read
     hand: bool = False  # not stored: typed by hand (its id was derived)
@@ -217,6 +220,7 @@ def holds_lone_surrogate(obj: Any) -> bool:
     return False
 
 
+_LATER_FIELDS = ("origin", "held")  # fields added after lines of other tools may have held their names
 _scan_once: Any = None
 
 
@@ -285,6 +289,9 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
         kind = "correction"
     tier = get("tier")
     extra_keys = obj.keys() - KNOWN_SET
+    for name in _LATER_FIELDS:  # a field of that name a line held before it was ours, kept as it was
+        if name in obj and type(obj[name]) is not str:
+            extra_keys.add(name)
     rec: Record = _new_record(
         Record,
         (  # in `Record`'s field order
@@ -308,6 +315,8 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
             get("pending") is True and tier != "redline",  # a rule is never a guess
             "inferred" if get("basis") == "inferred" else None,
             get("state") is True,
+            _str_or_none(get("origin")),
+            _str_or_none(get("held")),
             {k: obj[k] for k in extra_keys} if extra_keys else _NO_EXTRA,
             line,
             hand,
@@ -366,7 +375,7 @@ def strings(rec: Record) -> list[tuple[str, str]]:
     ]
     fields += [("tag", t) for t in tags]
     fields += [("corrects", c) for c in corrects]
-    fields += [("evidence", evidence), ("source", source), ("session", session)]
+    fields += [("evidence", evidence), ("source", source), ("session", session), ("origin", rec.origin)]
     out = [(name, value) for name, value in fields if value]
     if rec.extra:
         _extra_strings("extra", rec.extra, out)
@@ -401,7 +410,7 @@ def flagged_field(rec: Record) -> tuple[str, str] | None:
     None when none is. Each field is judged alone. What a write refuses (`log.check_record`),
     what `sync` reports of the records it brings in, and what a read blocks of one it cannot
     refuse."""
-    from optmem import scan
+    from optmem.safety import scan
 
     labels = _LABELS
     plain: list[str] = []
@@ -440,7 +449,7 @@ _LONG = frozenset(("text", "evidence"))  # values met once: never remembered
 
 def _each(pairs: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
     """The first of `pairs` the scanner flags, each field judged alone."""
-    from optmem import scan
+    from optmem.safety import scan
 
     for name, value in pairs:
         if len(value) <= 30 and _CANONICAL.fullmatch(value):
@@ -495,12 +504,6 @@ def place(ts: float | None, line: int, file_hash: int) -> int:
 def line_of(n: int) -> int:
     """The line in its file of the record whose index key is `n` (`place`)."""
     return (n >> _FILE_BITS) & ((1 << _LINE_BITS) - 1)
-
-
-def moved_down(n: int, lines: int) -> int:
-    """The index key `n` (`place`) of a record that stands `lines` lines further down its file."""
-    line = line_of(n)
-    return n + ((((line + lines) & ((1 << _LINE_BITS) - 1)) - line) << _FILE_BITS)
 
 
 def file_hash(name: str) -> int:

@@ -1,6 +1,6 @@
 """What is said about a stored record after it was written, through the log: it was used
 (`touch`), a guess is confirmed (`confirm`) or rejected (`reject`), a fact was checked and still
-holds (`verify`). The policy these follow is
+holds (`verify`), a record held in quarantine is released (`release`; `held` lists them). The policy these follow is
 `optmem.lifecycle`'s; the lines go through `optmem.log`'s single append path.
 """
 
@@ -12,7 +12,7 @@ from optmem import clock, lifecycle, log, view
 from optmem.errors import NotApplicable, UsageError
 from optmem.index import open_index
 from optmem.index import prepare as prepare_index
-from optmem.record import BOOKKEEPING, CONFIRM, VERIFY, Record
+from optmem.record import BOOKKEEPING, CONFIRM, RELEASE, VERIFY, Record
 from optmem.vault import Vault
 
 
@@ -132,7 +132,7 @@ def verify(
     line). Every id is checked first, all lines are written together, or none: a record that is
     not a current fact (superseded, forgotten, expired, a pending guess, a bookkeeping line) is
     refused, with what to do instead."""
-    from optmem import scan
+    from optmem.safety import scan
 
     if not refs:
         raise UsageError("give at least one record id to verify")
@@ -166,3 +166,82 @@ def _refuse_unless_current(idx: Any, row: Any, now: float) -> None:
         view.Status.PENDING: f"a guess waiting: `optmem confirm {short}` makes it a fact",
     }.get(status, status.value)
     raise NotApplicable(f"{row.id} is {then}; nothing was written", code="not_current", id=row.id, status=status.value)
+
+
+# -- quarantine (`optmem.quarantine`) ----------------------------------------------------------
+class Held(NamedTuple):
+    id: str
+    ts: str
+    domain: str
+    project: str | None
+    origin: str | None
+    rule: str  # the scanner's rule that fired
+    field: str | None  # the field it fired on (None: it no longer does — the scanner changed)
+    text: str
+    why: str  # what every surface says of a held record
+
+
+def held(vault: Vault, *, show_unsafe: bool = False, limit: int | None = None) -> list[Held]:
+    """The records held in quarantine, oldest first, each with the rule that fired and where."""
+    from optmem import record
+    from optmem.quarantine import held_because
+
+    now = clock.now().timestamp()
+    out = []
+    with open_index(vault) as idx:
+        status, params = view.is_sql(view.Status.HELD, now)
+        for row in idx.rows(f"r.held != 0 AND {status} ORDER BY r.ts, r.n", params):
+            rec = idx.record(row)
+            found = record.flagged_field(rec)
+            rule = rec.held or "?"
+            text = rec.text if show_unsafe else view.display(rec.text)
+            out.append(
+                Held(
+                    rec.id,
+                    rec.ts,
+                    rec.domain,
+                    rec.project,
+                    rec.origin,
+                    rule,
+                    found[0] if found else None,
+                    text,
+                    held_because(rule, rec.id),
+                )
+            )
+            if limit is not None and len(out) >= limit:
+                break
+    return out
+
+
+class Released(NamedTuple):
+    status: str  # released | already_released
+    id: str
+    record: str | None  # the release line's id (None: released before)
+
+
+def release(vault: Vault, ref: str, *, source: str | None = None) -> Released:
+    """Release a held record: it becomes what it would be unheld (current, a correction in
+    force, its key's value), its words shown as stored. A `release` line in the log; a record
+    released before is `already_released`; one never held, or a bookkeeping line, is refused."""
+
+    def releasing(idx: Any, row: Any, moment: Any) -> Any:
+        log.refuse_bookkeeping(idx, row, "release")
+        if not row.held:
+            raise NotApplicable(
+                f"{row.id} is not held in quarantine (`optmem quarantine` lists what is); nothing was written",
+                code="not_held",
+                id=row.id,
+            )
+        if row.released:
+            return None
+        if row.forgotten:  # (dropped already: releasing it would show its words to no purpose)
+            raise NotApplicable(
+                f"{row.id} was forgotten while it was held; nothing to release — `optmem restore "
+                f"{row.id[-8:]}` first if it was forgotten by mistake; nothing was written",
+                code="not_held",
+                id=row.id,
+            )
+        return log.about(row, moment, RELEASE, source=source)
+
+    row, line = log.write_about(vault, ref, releasing)
+    return Released("released", row.id, line.id) if line else Released("already_released", row.id, None)

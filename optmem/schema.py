@@ -7,6 +7,7 @@ Adding a column is one line here (plus the code that fills or reads it); bump `S
 indexes rebuild.
 """
 
+import operator
 from typing import Annotated, NamedTuple, get_type_hints
 
 from optmem.record import HANDOFF, Tier
@@ -15,7 +16,8 @@ from optmem.record import HANDOFF, Tier
 # 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed;
 # 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b);
 # 22: log segments (one file per writer), recall files per writer, keys by place in the log's order, `after`
-SCHEMA = "optmem-index-24"
+# 25: provenance (origin) and quarantine (held, released)
+SCHEMA = "optmem-index-25"
 
 
 class Col(NamedTuple):
@@ -54,6 +56,8 @@ class Row(NamedTuple):
     change: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # says it is a change ("搬到", "now")
     seg: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # the log file it is in (index meta `segs`)
     after: Annotated[str | None, Col("TEXT")] = None  # a keyed value: the key's values its writer saw (JSON)
+    origin: Annotated[str | None, Col("TEXT")] = None  # where it came from (record.origin)
+    held: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # written held in quarantine (record.held)
     sup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this correction
     ksup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this same-key record
     forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0
@@ -65,6 +69,7 @@ class Row(NamedTuple):
     cold: Annotated[float | None, Col("REAL", view=True)] = None  # latest sweep that cooled it
     conflict: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a value of a key in conflict
     fork: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a version of a fact corrected two ways
+    released: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # held no more (a `release` line)
 
     @property
     def disputed(self) -> bool:
@@ -111,22 +116,22 @@ COLUMNS: dict[str, Col] = {
 TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 ROW_SELECT = ", ".join(f"r.{c}" for c in Row._fields)
 # what a log line says of a record (the effective view's columns keep their defaults until the
-# view is applied): the row values `ingest` prepares, in this order
+# view is applied): the values `ingest` inserts of a Row (`line_values`), in this order
 LINE_FIELDS = tuple(name for name, col in COLUMNS.items() if not col.view)
-# … of which the first ones every line sets; the rest (`Row`'s fields with defaults) are at their
-# defaults for most lines, whose rows then stop short: the table fills the defaults, and a build
-# binds a third fewer values (the insert was a fifth of a build's work in its main process)
-LINE_ALWAYS = tuple(name for name in LINE_FIELDS if name not in Row._field_defaults)
-LINE_DEFAULTS = tuple(Row._field_defaults[name] for name in LINE_FIELDS[len(LINE_ALWAYS) :])
-
+_LINE = operator.itemgetter(*(Row._fields.index(name) for name in LINE_FIELDS))
 
 # Python's sqlite3 binds None slowly: it looks for an adapter and then for `__adapt__` and
-# `__conform__` on it (two failed attribute look-ups, ~3,000 instructions; a row has ~5 Nones,
-# a sixth of what the inserting process did in a build). So the rows `ingest` prepares carry
-# NONE_BOUND where a value is missing, and the INSERT turns it back into NULL. No nullable
-# column ever holds an empty string: a missing text field is None, not "".
+# `__conform__` on it (two failed attribute look-ups; a row has ~10 Nones: 0.2 s of the inserting
+# process's time for 100,000 rows). So a row's values are bound with NONE_BOUND where a value is
+# missing, and the INSERT turns it back into NULL. No nullable column ever holds an empty string:
+# a missing text field is None, not "".
 NONE_BOUND = ""
 NULLABLE = frozenset(name for name, col in COLUMNS.items() if "NOT NULL" not in col.sql and name != "n")
+
+
+def line_values(row: Row) -> tuple[object, ...]:
+    """What `INSERT_REC` binds of a Row: its line fields (`LINE_FIELDS`), a None as NONE_BOUND."""
+    return tuple(NONE_BOUND if v is None else v for v in _LINE(row))
 
 
 def _insert(fields: tuple[str, ...]) -> str:
@@ -134,9 +139,7 @@ def _insert(fields: tuple[str, ...]) -> str:
     return f"INSERT INTO rec ({', '.join(fields)}) VALUES ({values})"
 
 
-INSERT_REC, INSERT_REC_SHORT = _insert(LINE_FIELDS), _insert(LINE_ALWAYS)
-# the same with when the record was shown last (an import's records, marked seen as they go in)
-INSERT_REC_SEEN, INSERT_REC_SHORT_SEEN = _insert((*LINE_FIELDS, "shown")), _insert((*LINE_ALWAYS, "shown"))
+INSERT_REC = _insert(LINE_FIELDS)
 INSERT_ROW = _insert(Row._fields)  # a whole Row (tests build rows of any status with it)
 
 DDL = f"""
@@ -173,6 +176,7 @@ CREATE INDEX rec_session ON rec(session, domain, spos) WHERE session IS NOT NULL
 CREATE INDEX tag_tag ON tag(tag, n);
 CREATE INDEX pend_ref ON pend(ref);
 CREATE INDEX rec_pending ON rec(pending) WHERE pending != 0;
+CREATE INDEX rec_held ON rec(held) WHERE held != 0;
 CREATE INDEX rec_ref ON rec(ref) WHERE ref IS NOT NULL;
 CREATE INDEX rec_conflict ON rec(conflict) WHERE conflict != 0;
 CREATE INDEX rec_fork ON rec(fork) WHERE fork != 0;

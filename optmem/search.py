@@ -27,8 +27,8 @@ from typing import Any, NamedTuple
 from optmem import candidates, clock, dates, ranking, view
 from optmem import text as textmod
 from optmem.errors import UsageError, quote
-from optmem.index import Filters, Index, Row, is_guess, make_filters, match_any
-from optmem.ingest import tokens_for
+from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any
+from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
 from optmem.reading.query import Intent, read
 from optmem.record import MEMORY, Record, Tier
@@ -170,6 +170,10 @@ def _ranked(idx: Index, q: Query, found: list[str], df: dict[str, int], settings
         scored, left = _best_cold(idx, scored)
         admitted = sum(s.parts.status == view.Status.COLD for s in scored)
     hits, found_all = _order(scored, q, corpus, settings, _later_versions(idx, scored))
+    if hits:  # the hits whose lines the write gate passed are shown without a scan (`Index.passed`)
+        shown = {s.row.n: s.row for s in scored}
+        passed = idx.passed([shown[h.line] for h in hits])
+        hits = [h._replace(passed=True) if h.line in passed else h for h in hits]
     if q.cold_best:
         # the cold records left out are counted (a footer says how to see them): exactly while a
         # filtered count is cheap, else those among the candidates
@@ -270,9 +274,7 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
     they count ("my current road bike" states a value). A question that asks for an amount ("how
     many plants", 养了几盆花) is answered by a number: a record with a sentence that states one
     beside a matched word of the topic gains `amount_share` of its relevance."""
-    rec = idx.record(row)
-    folded = textmod.fold(rec.text)
-    toks, words = tokens_for(folded, rec.key, rec.tags, row.ts)
+    rec, folded, toks, words = idx.tokenised(row)
     tokens = frozenset(toks)
     matched = frozenset(t for t in q.terms if t in tokens)
     if corpus.when and matched and matched <= corpus.when:
@@ -476,6 +478,7 @@ def _score(
                 relative_importance(life, row),
                 bool(row.inferred),
                 view.status(row, q.now, warm=True) if cold else None,
+                secondhand(row.origin),
             ),
             q.now,
             settings,
@@ -539,10 +542,10 @@ def _neighbours(
     held = {(r.domain, session, spos) for r, session, spos in placed}
     where, params = q.filters._replace(current=False).sql(q.now)
     found: dict[int, Row] = {}
-    for near, session, spos in top:
-        for r in idx.in_session(session, near.domain, max(0, spos - w), spos + w, where, params):
-            if (r.domain, r.session, r.spos) not in held:
-                found[r.n] = r
+    spans = [(session, near.domain, max(0, spos - w), spos + w) for near, session, spos in top]
+    for r in idx.in_sessions(spans, where, params):  # one statement for all of them
+        if (r.domain, r.session, r.spos) not in held:
+            found[r.n] = r
     return list(found.values())
 
 
@@ -669,6 +672,7 @@ def _order(
                 guess=is_guess(s.row, q.now),
                 unverified=s.row.tier == Tier.REDLINE and not q.trusted,
                 checked=s.row.checked,
+                released=bool(s.row.held and s.row.released),
             )
         )
     return hits, len(kept)

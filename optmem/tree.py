@@ -47,7 +47,13 @@ if TYPE_CHECKING:
 EXTRACTIVE = "extractive"
 _NODE_FILE = re.compile(r"^L(\d+)-(\d+)\.md$")
 # what a summary leaves out: no longer what holds (the tree quotes what `get` calls current)
-_LEFT_OUT = (view.Status.SUPERSEDED, view.Status.REMOVED, view.Status.EXPIRED, view.Status.FORGOTTEN)
+_LEFT_OUT = (
+    view.Status.SUPERSEDED,
+    view.Status.REMOVED,
+    view.Status.EXPIRED,
+    view.Status.FORGOTTEN,
+    view.Status.HELD,  # in quarantine: no summary quotes it before a person released it
+)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The vault: where it is, what it holds, names that may live in it, and `init`."""
 
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -8,6 +9,7 @@ from typing import Any, NamedTuple
 
 from optmem import __version__, fsio, layout, settings
 from optmem.errors import InvalidName, OptmemError, VaultMissing, quote
+from optmem.settings import Settings
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 CACHE = ".cache"
@@ -24,6 +26,19 @@ def validate_name(name: str, what: str = "name") -> str:
             name=name,
         )
     return name
+
+
+def project_name(folder: str, mapping: dict[str, Any] | None = None) -> str:
+    """A project name for a folder: a mapping from optmem.toml [projects], else the folder name
+    made safe (characters a name may not hold become '-')."""
+    mapped = (mapping or {}).get(folder)
+    if isinstance(mapped, str):
+        return mapped
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", folder).strip("-._") or "project"
+    if not name[0].isalnum():
+        name = "p" + name
+    name = name[:64]
+    return name if NAME_RE.fullmatch(name) else "project"
 
 
 def hot_target(file: str) -> tuple[str, str | None] | None:
@@ -45,6 +60,7 @@ class Vault:
         self.overrides = list(overrides or [])
         self._settings: settings.Settings | None = None
         self._lock_depth = 0
+        self._lock_owner = 0  # the thread holding the lock (another thread of the process waits)
         # set for a vault a write may create: its folder and git files are made when a write
         # takes the lock — after the command checked its input, so a refusal creates nothing
         self.lay_out_on_write = False
@@ -60,6 +76,9 @@ class Vault:
         # the log read into memory when the index could not be updated (`index._from_log`), with
         # the states of the log and ACCESS.jsonl it was read at: read once, copied for each reader
         self.from_log: tuple[Any, Any] | None = None
+        # a long-lived process's warm handle (`optmem.warm.Warm`): its settings and open index
+        # connections serve this vault's reads; None in a command run as its own process
+        self.warm: Any = None
 
     def __repr__(self) -> str:
         return f"Vault({str(self.root)!r})"
@@ -172,31 +191,45 @@ class Vault:
     def settings(self) -> settings.Settings:
         """optmem.toml and the overrides, read once, typed and validated (see `settings`)."""
         if self._settings is None:
-            # a link out of the vault, a FIFO or a huge file is refused, never read (`fsio`)
-            text = fsio.read_text(self.root / "optmem.toml", within=self.root, limit=settings.FILE_BYTES)
-            self._settings = (
-                _cached_settings(self, text) if text and not self.overrides else settings.load(text, self.overrides)
-            )
+            self._refuse_a_file()  # (a write reads the settings first: say what is wrong, as a read does)
+            if self.warm is not None:  # kept by a server while optmem.toml holds the same text
+                self._settings = self.warm.settings(self)
+            else:
+                # a link out of the vault, a FIFO or a huge file is refused, never read (`fsio`)
+                text = fsio.read_text(self.root / "optmem.toml", within=self.root, limit=settings.FILE_BYTES)
+                self._settings = self.settings_from(text)
         return self._settings
+
+    def settings_from(self, text: str | None) -> Settings:
+        """The settings optmem.toml's `text` and the overrides make."""
+        return _cached_settings(self, text) if text and not self.overrides else settings.load(text, self.overrides)
 
     @property
     def settings_loaded(self) -> bool:
         return self._settings is not None
 
+    def _refuse_a_file(self) -> None:
+        """Refuse a vault path that is a file, or lies under one (--vault names the folder, not
+        its LOG.jsonl)."""
+        at = self.root
+        while not at.exists() and at.parent != at:
+            at = at.parent
+        if at.exists() and not at.is_dir():
+            holder = at.parent
+            where = (
+                f"the folder that holds it ({holder})"
+                if (holder / "LOG.jsonl").is_file()
+                else "a vault folder (`optmem init DIR` makes one)"
+            )
+            what = f"{at} is a file" if at == self.root else f"{self.root} lies under a file ({at})"
+            raise VaultMissing(
+                f"{what}, not a vault folder; point --vault / OPTMEM_VAULT at {where}", vault=str(self.root)
+            )
+
     def require(self) -> "Vault":
         """For reads: the vault must exist."""
         if not self.exists():
-            if self.root.exists():  # a file: --vault names the folder, not its LOG.jsonl
-                holder = self.root.parent
-                where = (
-                    f"the folder that holds it ({holder})"
-                    if (holder / "LOG.jsonl").is_file()
-                    else "a vault folder (`optmem init DIR` makes one)"
-                )
-                raise VaultMissing(
-                    f"{self.root} is a file, not a vault folder; point --vault / OPTMEM_VAULT at {where}",
-                    vault=str(self.root),
-                )
+            self._refuse_a_file()
             raise VaultMissing(
                 f"no vault at {self.root}; create one with `optmem init {self.root}` "
                 "or point --vault / OPTMEM_VAULT at an existing one",
@@ -206,8 +239,8 @@ class Vault:
 
     @property
     def locked(self) -> bool:
-        """Whether this object holds the vault lock right now."""
-        return self._lock_depth > 0
+        """Whether this object holds the vault lock right now, in this thread."""
+        return self._lock_depth > 0 and self._lock_owner == threading.get_ident()
 
     def clean_temporaries(self) -> list[str]:
         """Remove what killed writers left behind (their temporary files), lock held."""
@@ -236,9 +269,10 @@ class Vault:
     def lock(self) -> Iterator[None]:
         """The vault's exclusive write lock (in the ignored cache folder, so git never sees it).
 
-        Re-entrant within one Vault object, so a command holding it can call helpers that take it.
+        Re-entrant within one Vault object in the thread holding it, so a command holding it can
+        call helpers that take it; another thread sharing the object waits as another process does.
         """
-        if self._lock_depth:
+        if self.locked:
             self._lock_depth += 1
             try:
                 yield
@@ -247,12 +281,12 @@ class Vault:
             return
         self.lay_out()
         with fsio.exclusive_lock(self.cache("lock"), self.settings.lock.timeout, within=self.root):
-            self._lock_depth = 1
+            self._lock_depth, self._lock_owner = 1, threading.get_ident()
             self.clean_temporaries()
             try:
                 yield
             finally:
-                self._lock_depth = 0
+                self._lock_depth, self._lock_owner = 0, 0
 
 
 SETTINGS_CACHE = "settings.json"

@@ -22,12 +22,13 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
 
-from optmem import record, scan
+from optmem import record
 from optmem.record import (
     BOOKKEEPING,
     CONFIRM,
     FORGET,
     MEMORY,
+    RELEASE,
     RESTORE,
     SEEN,
     STORED,
@@ -49,6 +50,7 @@ class Status(StrEnum):
     COLD = "cold"  # a sweep found it unused for long: out of normal recall, never deleted
     PENDING = "pending"  # a guess waiting to be stated or confirmed
     REMOVED = "removed"  # a hot-memory entry taken out of its file: no successor (`removal`)
+    HELD = "held"  # flagged by the scanner as a possible injection: out of recall until released
 
 
 class ViewRow(Protocol):
@@ -72,6 +74,10 @@ class ViewRow(Protocol):
     def cold(self) -> float | None: ...
     @property
     def accessed(self) -> float | None: ...
+    @property
+    def held(self) -> int: ...
+    @property
+    def released(self) -> int: ...
 
 
 class _Rule(NamedTuple):
@@ -94,6 +100,8 @@ def is_cold(row: ViewRow, now: float) -> bool:
 # entry's journal line is `removed` only while nothing supersedes it (added again, replaced).
 STATUS_RULES: tuple[_Rule, ...] = (
     _Rule(Status.FORGOTTEN, lambda r, now: bool(r.forgotten), "r.forgotten != 0", False),
+    # held in quarantine until a person releases it, whatever else it would be (`optmem.quarantine`)
+    _Rule(Status.HELD, lambda r, now: bool(r.held) and not r.released, "(r.held != 0 AND r.released = 0)", False),
     _Rule(
         Status.COLD,
         lambda r, now: is_cold(r, now),
@@ -129,7 +137,7 @@ LIVE = (Status.CURRENT, Status.PENDING)  # what a conflict is between
 # A superseded record has no band of its own: an old version ranks among the current records by its
 # own relevance, lowered (`ranking.score`), below the records that replaced it
 # (`ranking.successors_first`). A cold record ranks in the band of what it was when it cooled.
-BANDS = ("redline", Status.CURRENT, Status.PENDING, Status.EXPIRED, Status.FORGOTTEN)
+BANDS = ("redline", Status.CURRENT, Status.PENDING, Status.EXPIRED, Status.FORGOTTEN, Status.HELD)
 
 
 def status(row: ViewRow, now: float, *, warm: bool = False) -> Status:
@@ -185,6 +193,7 @@ RESTATES = SEEN
 CONFIRMS = CONFIRM
 VERIFIES = VERIFY
 RESTORES = RESTORE
+RELEASES = RELEASE
 
 
 class Link(NamedTuple):
@@ -412,7 +421,16 @@ _OURS = frozenset(
 
 @lru_cache(maxsize=8192)
 def _display_short(text: str) -> str:
-    return scan.redact(text)
+    said: str = _scan().redact(text)
+    return said
+
+
+def _scan() -> Any:
+    """The scanner, imported when a string must be scanned (a search whose hits the write gate
+    passed needs none: `RecordView.passed`)."""
+    from optmem.safety import scan
+
+    return scan
 
 
 def display(text: str) -> str:
@@ -420,7 +438,10 @@ def display(text: str) -> str:
     it (an injection, a secret, a control character or escape code), else as stored."""
     if text in _OURS:
         return text
-    return _display_short(text) if len(text) <= _REMEMBERED else scan.redact(text)
+    if len(text) <= _REMEMBERED:
+        return _display_short(text)
+    said: str = _scan().redact(text)
+    return said
 
 
 def shown(value: Any) -> Any:
@@ -453,6 +474,9 @@ def display_lines(text: str) -> str:
     return out if display(out) == out else display(text)
 
 
+_RULE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # the shape of a scanner rule's name
+
+
 # -- the one view of a record that callers see ------------------------------------------------
 class RecordView(NamedTuple):
     """A record as shown to callers: its stored fields, its effective status and, for a search
@@ -470,6 +494,8 @@ class RecordView(NamedTuple):
     guess: bool = False  # an unconfirmed guess, whatever else it is now (cold)
     unverified: bool = False  # a redline of a vault the user has not trusted (`optmem.trust`)
     checked: float | None = None  # when someone last checked it holds (`Row.checked`)
+    passed: bool = False  # the write gate passed its line, unchanged since (`optmem.verdicts`): no scan on read
+    released: bool = False  # held in quarantine once, released by a person: its words are shown as stored
 
     def _base(self) -> dict[str, Any]:
         r = self.record
@@ -481,12 +507,26 @@ class RecordView(NamedTuple):
             "kind": r.kind,
             "tier": r.tier,
             "text": r.text,
+            "origin": r.origin,
             **({"unverified": True} if self.unverified else {}),
         }
 
+    def _said(self, out: dict[str, Any], show_unsafe: bool) -> dict[str, Any]:
+        """`out` as surfaces show it (`shown`), unless `show_unsafe` or a person released the
+        record from quarantine (its words were reviewed); the rule that held it as our own word."""
+        out = out if show_unsafe or self.released or self.passed else shown(out)
+        held = self.record.held
+        if held is not None:
+            out["held"] = held if _RULE_NAME.fullmatch(held) else display(held)
+            if self.status == Status.HELD:
+                from optmem.quarantine import held_because
+
+                out["held_because"] = held_because(out["held"], self.record.id)
+        return out
+
     def blocked(self) -> str | None:
         """The security rule the text trips, if any (output then shows `[BLOCKED: rule]`)."""
-        return scan.find(self.record.text)
+        return None if self.passed or self.released else _scan().find(self.record.text)
 
     def hit(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         """The search result shape (SPEC §5). Every string the scanner flags — the text, the key,
@@ -518,10 +558,17 @@ class RecordView(NamedTuple):
             out["basis"] = r.basis
         if r.state:
             out["state"] = True
-        out.update(self.annex or {})
+        if show_unsafe:
+            whole = {**out, **(self.annex or {}), **({} if self.explain is None else {"explain": self.explain})}
+            return self._said(whole, True)
+        # what its line holds is scanned unless the write gate passed that line (`passed`) or a
+        # person released it; what comes from elsewhere — a tree node's extras, the query's words
+        # in `explain` — always
+        out = self._said(out, False)
+        out.update(shown(self.annex or {}))
         if self.explain is not None:
-            out["explain"] = self.explain
-        return out if show_unsafe else shown(out)
+            out["explain"] = shown(self.explain)
+        return out
 
     def full(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         """Every stored field (in schema order), the status, and where the record is in the log
@@ -546,4 +593,4 @@ class RecordView(NamedTuple):
             out["unverified"] = True
         for k, v in r.extra.items():
             out.setdefault(k, v)
-        return out if show_unsafe else shown(out)
+        return self._said(out, show_unsafe)

@@ -99,10 +99,26 @@ class Cli:
 def pytest_configure(config: pytest.Config) -> None:
     """`pytest -m "not long"` (the fast tier) runs a part of the suite: the coverage floor is the
     whole suite's (`--cov-fail-under` in pyproject.toml), so a run that picks tests by mark is
-    not held to it — the full `pytest` is."""
+    not held to it — the full `pytest` is.
+
+    Test vaults live in memory where the system has room for them (/dev/shm, a tmpfs, with 1 GiB
+    free: a container's default 64 MB is not enough): real files, but a vault's fsyncs —
+    thousands in the suite, a millisecond or more each on a disk — cost nothing there
+    (`--basetemp` or PYTEST_DEBUG_TEMPROOT chooses another place).
+
+    The optmem processes the tests start cache their bytecode, as a user's installation does:
+    with PYTHONDONTWRITEBYTECODE set (some shells set it), each of the suite's ~1,000 processes
+    compiled optmem's modules again."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     cov = config.pluginmanager.getplugin("_cov")
     if config.option.markexpr and cov is not None:
         cov.options.cov_fail_under = None
+    shm = Path("/dev/shm")
+    if not config.option.basetemp and "PYTEST_DEBUG_TEMPROOT" not in os.environ:
+        if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK):
+            room = os.statvfs(shm)
+            if room.f_bavail * room.f_frsize >= 1 << 30:
+                os.environ["PYTEST_DEBUG_TEMPROOT"] = str(shm)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -181,7 +197,7 @@ def no_sweep(vault_path: Path) -> None:
 
 def fenced_json(text: str) -> Any:
     """An MCP tool result's JSON, after checking it comes inside the fence for stored text."""
-    from optmem.fence import CLOSE, OPEN
+    from optmem.safety.fence import CLOSE, OPEN
 
     assert text.startswith(OPEN + "\n") and text.endswith("\n" + CLOSE), text[:200]
     return json.loads(text[len(OPEN) : -len(CLOSE)])

@@ -86,6 +86,12 @@ def test_vault_after_the_command_gets_a_hint(cli, vault):
     assert res.exit_code == 2 and "global option" in res.stderr and "before" in res.stderr
 
 
+def test_json_before_the_command_gets_a_hint(cli, vault):
+    res = cli("--json", "append", "x")  # (a --json anywhere: the refusal is JSON)
+    message = json.loads(res.stdout)["error"]["message"]
+    assert res.exit_code == 2 and "after the command" in message and "--version" not in message
+
+
 def test_writing_into_a_plain_folder_adds_the_git_files(cli, tmp_path):
     folder = tmp_path / "plain"
     folder.mkdir()

@@ -5,6 +5,7 @@ prints it — so the documented list cannot drift from the code (issue 44, part 
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 from pathlib import Path
 from types import ModuleType
@@ -21,14 +22,23 @@ def _name(func: ast.expr) -> str:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
+@functools.cache
+def source() -> tuple[tuple[str, tuple[ast.AST, ...]], ...]:
+    """Every node of every module of optmem/, by its path: parsed once for the module's tests."""
+    return tuple(
+        (str(path.relative_to(REPO)), tuple(ast.walk(ast.parse(path.read_text("utf-8")))))
+        for path in sorted((REPO / "optmem").rglob("*.py"))
+    )
+
+
+@functools.cache
 def emitted() -> list[tuple[str, str, str]]:
     """(code, where, the class or function named) for every error code written in optmem/: an
     error class's `code = "…"`, a `code="…"` given when raising (or answering), and the first
     argument of `envelope`/`error_payload`."""
     found = []
-    for path in sorted((REPO / "optmem").rglob("*.py")):
-        where = str(path.relative_to(REPO))
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for where, nodes in source():
+        for node in nodes:
             if isinstance(node, ast.ClassDef) and node.name != "OptmemError":
                 for stmt in node.body:
                     if (
@@ -48,6 +58,7 @@ def emitted() -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.long
+@pytest.mark.xdist_group("optmem-source")  # (the parsed source, once a worker)
 def test_every_code_the_source_answers_with_is_in_the_one_list_with_its_class_exit_code() -> None:
     found = emitted()
     assert len(found) > 40  # (the scan sees the source: the classes, the raise sites, the hub)
@@ -60,19 +71,21 @@ def test_every_code_the_source_answers_with_is_in_the_one_list_with_its_class_ex
 
 
 @pytest.mark.long
+@pytest.mark.xdist_group("optmem-source")  # (the parsed source, once a worker)
 def test_the_list_holds_no_code_nothing_answers_with() -> None:
     assert set(errors.CODES) == {code for code, _, _ in emitted()}
 
 
 @pytest.mark.long
+@pytest.mark.xdist_group("optmem-source")  # (the parsed source, once a worker)
 def test_a_bare_optmem_error_always_names_its_code() -> None:
     """The base classes' own code ("error") is in no list: raising one names a listed code."""
     bare = []
-    for path in sorted((REPO / "optmem").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for where, nodes in source():
+        for node in nodes:
             if isinstance(node, ast.Call) and _name(node.func) in ("OptmemError", "VaultError"):
                 if not any(kw.arg == "code" for kw in node.keywords):
-                    bare.append(f"{path.relative_to(REPO)}:{node.lineno}")
+                    bare.append(f"{where}:{node.lineno}")
     assert bare == []
 
 

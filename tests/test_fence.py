@@ -13,10 +13,10 @@ from conftest import fenced_json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from optmem import scan
 from optmem.errors import UsageError
-from optmem.fence import CLOSE, MARK, OPEN, TITLES, Body, defuse, defuse_all, quote, wrap
-from optmem.fence import line as one_line
+from optmem.safety import chars
+from optmem.safety.fence import CLOSE, MARK, OPEN, TITLES, Body, defuse, defuse_all, quote, wrap
+from optmem.safety.fence import line as one_line
 
 # (stored, what must not survive, what must) — one per form the fence defuses
 FORMS = [
@@ -71,7 +71,7 @@ def test_bidi_and_zero_width_characters_are_dropped_everywhere():
     assert defuse("a\u200bb\u200cc\u200dd\u200ee\u200ff\u202ag\u202eh\u2066i\u2069j\ufeffk") == "abcdefghijk"
 
 
-INVISIBLE = re.compile(f"[{scan._INVISIBLE}]")  # the scanner's invisible set, which the fence drops (U+E0000 …)
+INVISIBLE = re.compile(f"[{chars.INVISIBLE}]")  # the scanner's invisible set, which the fence drops (U+E0000 …)
 PLAIN = st.text(
     alphabet=st.characters(
         blacklist_characters="<>[]:\\＜＞［］：﹤﹥﹕︓\r\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e\u115f\u1160\u3164\uffa0\u17b4\u17b5"
@@ -386,7 +386,7 @@ _ANYWHERE = re.compile(
     r"<\s*/?\s*(?:system|assistant|user|invoke|function_calls|tool_use|parameter|[a-z][\w.-]*:[a-z])[^<>]*>|<\|[^|<>]*\|>|"
     r"optmem\W{0,5}recalled\W{0,5}memory|(?<![\w\x00])(?<!\w›)end\W{0,5}optmem"
 )
-_INVISIBLE_ALL = re.compile(f"[{scan._INVISIBLE}]")
+_INVISIBLE_ALL = re.compile(f"[{chars.INVISIBLE}]")
 
 
 def _unquoted(text: str) -> str:

@@ -32,14 +32,18 @@ def raw_log(vault: Path) -> str:
     ("flag", "field"),
     [("--key", "key"), ("--tag", "tag"), ("--source", "source"), ("--session", "session"), ("--evidence", "evidence")],
 )
-def test_append_refuses_a_flagged_field_and_names_it(cli, vault_path, flag, field, payload):
-    err = cli.json("append", "the port is 8080", flag, payload, code=1)["error"]
-    assert err["code"] == "unsafe_content" and err["field"] == field, err
-    assert not (vault_path / "LOG.jsonl").exists() or payload not in raw_log(vault_path)
+def test_append_holds_a_flagged_field_and_names_it(cli, vault_path, flag, field, payload):
+    # a possible injection (an escape code too) in any field is held in quarantine, not refused
+    # (issue 46): kept, out of recall, listed with the field and rule until a person decides
+    out = cli.json("append", "the port is 8080", flag, payload)
+    assert out["status"] == "held" and out["held"], out
+    [held] = cli.json("quarantine")["held"]
+    assert held["id"] == out["id"] and held["field"] == field and held["rule"] == out["held"]
+    assert cli.json("search", "port")["hits"] == []
 
 
 def test_the_draft_extra_fields_and_ids_it_corrects_are_scanned_as_well(vault):
-    from optmem import log
+    from optmem import log, review
     from optmem.errors import UnsafeContent
 
     for draft, field in (
@@ -47,15 +51,17 @@ def test_the_draft_extra_fields_and_ids_it_corrects_are_scanned_as_well(vault):
         (log.Draft("the port is 8080", extra={"by": "\x1b]0;title\x07"}), "extra.by"),
         (log.Draft("the port is 9090", kind="correction", corrects=["\x1b[2J01KAAAAAAA"]), "corrects"),
     ):
-        with pytest.raises(UnsafeContent) as caught:
-            log.append(vault, draft)
-        assert caught.value.context["field"] == field
-    assert not log_lines(vault.root) if (vault.root / "LOG.jsonl").exists() else True
+        res = log.append(vault, draft)
+        assert res.status == "held" and {h.id: h.field for h in review.held(vault)}[res.id] == field
+    with pytest.raises(UnsafeContent) as caught:  # a secret is refused, in any field
+        log.append(vault, log.Draft("the port is 8080", extra={"by": "token ghp_" + "a" * 36}))
+    assert caught.value.context["field"] == "extra.by"
+    assert "ghp_" not in raw_log(vault.root)
 
 
 # -- MCP ------------------------------------------------------------------------------------------
 @pytest.mark.long
-def test_mcp_append_refuses_a_flagged_key_tag_or_source_naming_the_field(vault_path):
+def test_mcp_append_holds_a_flagged_key_tag_or_source_naming_the_field(vault_path):
     from conftest import fenced_json, run_optmem
     from test_agents import mcp_session
 
@@ -73,10 +79,11 @@ def test_mcp_append_refuses_a_flagged_key_tag_or_source_naming_the_field(vault_p
         return out
 
     got = mcp_session(vault_path, script)
-    for field, text in got.items():
-        err = fenced_json(text)["error"]
-        assert err["code"] == "unsafe_content" and err["field"] == field, (field, err)
-    assert "\x1b" not in raw_log(vault_path) and INJECTION not in raw_log(vault_path)
+    for field, text in got.items():  # held in quarantine (issue 46), never shown to an agent
+        assert fenced_json(text)["status"] == "held", (field, text)
+    listed = json.loads(run_optmem("quarantine", "--json").stdout)["held"]
+    assert sorted(h["field"] for h in listed) == ["key", "source", "tag"]
+    assert json.loads(run_optmem("search", "port", "--json").stdout)["hits"] == []
 
 
 # -- the Hermes provider -------------------------------------------------------------------------
@@ -88,13 +95,14 @@ def test_the_hermes_provider_stores_no_flagged_field(tmp_path, monkeypatch):
     p = hermes.provider()
     p.initialize("\x1b]0;pwned\x07", hermes_home=str(home), platform="cli", agent_context="primary")
     turn = ("Which port does the backend use now?", "The backend listens on port 9090 since the migration.")
-    p.sync_turn(*turn)  # the session id Hermes gave holds escape codes: the turn is not stored with it
+    p.sync_turn(*turn)  # the session id Hermes gave holds escape codes: the turn is held with it
     p.sync_turn(*turn, session_id=INJECTION)
     vault = home / "optmem"
-    assert "\x1b" not in raw_log(vault) and INJECTION not in raw_log(vault)
-    p.sync_turn(*turn, session_id="s-2")  # a clean one still is
-    assert [r["session"] for r in log_lines(vault)] == ["s-2"]
-    rid = log_lines(vault)[0]["id"]
+    assert all(r.get("held") for r in log_lines(vault)) and len(log_lines(vault)) == 2  # (issue 46)
+    assert json.loads(p.handle_tool_call("optmem_search", {"query": "backend port"}))["hits"] == []
+    p.sync_turn(*turn, session_id="s-2")  # a clean one is current
+    assert [r["session"] for r in log_lines(vault) if not r.get("held")] == ["s-2"]
+    rid = log_lines(vault)[-1]["id"]
     gone = json.loads(p.handle_tool_call("optmem_forget", {"id": rid, "reason": "\x1b[2Jwrong"}))
     assert gone["error"]["code"] == "unsafe_content" and gone["error"]["field"] == "reason"
     p.on_memory_write("add", "memory", "\x1b[31mprefers tabs")
@@ -152,8 +160,10 @@ def test_import_from_mem0_scans_the_metadata_it_keeps(cli, tmp_path, vault_path)
         "utf-8",
     )
     done = cli.json("import", "--from", "mem0", str(path))
-    assert done["records"] == 1 and [b["field"] for b in done["bad"]] == ["extra.metadata.why", "extra.user_id"]
-    assert INJECTION not in raw_log(vault_path) and "\x1b" not in raw_log(vault_path)
+    # a possible injection is held in quarantine (issue 46), with the field it is in
+    assert done["records"] == 3 and done["bad"] == []
+    assert sorted(h["field"] for h in cli.json("quarantine")["held"]) == ["extra.metadata.why", "extra.user_id"]
+    assert [h["text"] for h in cli.json("search", "billing green Berlin")["hits"]] == ["works on the billing service"]
 
 
 # -- one size limit -----------------------------------------------------------------------------
@@ -361,8 +371,8 @@ FIELD_VALUES = [
     note=st.none() | st.sampled_from(FIELD_VALUES),
 )
 def test_flagged_field_judges_each_field_alone_whatever_it_read_before(text, key, source, session, tags, note):
-    from optmem import scan
     from optmem.record import Record, flagged_field, strings
+    from optmem.safety import scan
 
     rec = Record(
         id=RID,

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HANG, run_optmem, run_readme_block
+from conftest import HANG, Cli, run_readme_block
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -20,6 +20,18 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "t@example.com",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
+
+
+CLI = Cli()  # optmem in this process; git, its hooks and its merge driver run as processes
+
+
+def om(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`optmem ARGS` (in `cwd`, if given)."""
+    import contextlib
+
+    with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
+        res = CLI(*args)
+    return subprocess.CompletedProcess(["optmem", *args], res.exit_code, res.stdout, res.stderr)
 
 
 def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -44,7 +56,7 @@ def commits(vault: Path) -> list[dict]:
 
 
 def status_of(rid: str, vault: Path) -> str:
-    return json.loads(run_optmem("--vault", str(vault), "get", rid, "--json").stdout)["record"]["status"]
+    return json.loads(om("--vault", str(vault), "get", rid, "--json").stdout)["record"]["status"]
 
 
 @pytest.mark.long
@@ -52,7 +64,7 @@ def test_merges_amends_and_rebases_are_recorded_once_and_superseded(tmp_path, va
     repo = tmp_path / "svc"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    assert run_optmem("hooks", "install", "--repo", str(repo)).returncode == 0
+    assert om("hooks", "install", "--repo", str(repo)).returncode == 0
     (repo / "a.txt").write_text("a")
     git(repo, "add", "."), git(repo, "commit", "-qm", "first")
     git(repo, "checkout", "-qb", "feature")
@@ -76,7 +88,7 @@ def test_merges_amends_and_rebases_are_recorded_once_and_superseded(tmp_path, va
     assert status_of(old["id"], vault_path) == "superseded"
     # a commit is recorded once, whoever asks again
     n = len(commits(vault_path))
-    run_optmem("hook", "git-commit", "--repo", str(repo))
+    om("hook", "git-commit", "--repo", str(repo))
     assert len(commits(vault_path)) == n
     # a rebase: each picked commit recorded once, superseding its old record
     git(repo, "checkout", "-qb", "topic", "HEAD~1")
@@ -98,8 +110,8 @@ def test_installing_for_another_vault_repoints_the_hooks(tmp_path):
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     a, b = tmp_path / "vault-a", tmp_path / "vault-b"
-    run_optmem("--vault", str(a), "hooks", "install", "--repo", str(repo))
-    out = json.loads(run_optmem("--vault", str(b), "hooks", "install", "--repo", str(repo), "--json").stdout)
+    om("--vault", str(a), "hooks", "install", "--repo", str(repo))
+    out = json.loads(om("--vault", str(b), "hooks", "install", "--repo", str(repo), "--json").stdout)
     assert out["status"] == "updated" and out["vault"] == str(b)
     (repo / "x").write_text("x")
     git(repo, "add", "."), git(repo, "commit", "-qm", "goes to b")
@@ -112,22 +124,22 @@ def _clone_pair(tmp_path: Path) -> tuple[Path, Path]:
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
     one = tmp_path / "one"
     git(tmp_path, "clone", "-q", str(origin), str(one))
-    assert run_optmem("--vault", str(one), "init").returncode == 0
-    run_optmem("--vault", str(one), "add", "shared: the port is 8080")
-    run_optmem("--vault", str(one), "add", "shared: deploys on Friday")
+    assert om("--vault", str(one), "init").returncode == 0
+    om("--vault", str(one), "add", "shared: the port is 8080")
+    om("--vault", str(one), "add", "shared: deploys on Friday")
     git(one, "add", "-A"), git(one, "commit", "-qm", "vault"), git(one, "push", "-q", "origin", "main")
     two = tmp_path / "two"
     git(tmp_path, "clone", "-q", str(origin), str(two))
-    assert run_optmem("--vault", str(two), "init").returncode == 0  # this clone's merge driver
+    assert om("--vault", str(two), "init").returncode == 0  # this clone's merge driver
     return one, two
 
 
 @pytest.mark.long
 def test_hot_files_merge_entry_by_entry_on_two_clones(tmp_path):
     one, two = _clone_pair(tmp_path)
-    run_optmem("--vault", str(one), "add", "from one: uses pnpm")
-    run_optmem("--vault", str(one), "remove", "deploys on Friday")
-    run_optmem("--vault", str(two), "add", "from two: editor is vim")
+    om("--vault", str(one), "add", "from one: uses pnpm")
+    om("--vault", str(one), "remove", "deploys on Friday")
+    om("--vault", str(two), "add", "from two: editor is vim")
     git(one, "add", "-A"), git(one, "commit", "-qm", "one"), git(one, "push", "-q", "origin", "main")
     git(two, "add", "-A"), git(two, "commit", "-qm", "two")
     git(two, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
@@ -135,23 +147,23 @@ def test_hot_files_merge_entry_by_entry_on_two_clones(tmp_path):
     assert "<<<<<<<" not in text and "=======" not in text
     entries = [e.strip() for e in text.split("\n§\n") if e.strip()]
     assert sorted(entries) == sorted(["shared: the port is 8080", "from one: uses pnpm", "from two: editor is vim"])
-    assert json.loads(run_optmem("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
+    assert json.loads(om("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
 
 
 @pytest.mark.long
 def test_an_entry_edited_on_both_sides_keeps_both_and_doctor_says_so(tmp_path):
     one, two = _clone_pair(tmp_path)
-    run_optmem("--vault", str(one), "replace", "8080", "9090")
-    run_optmem("--vault", str(two), "replace", "8080", "7070")
+    om("--vault", str(one), "replace", "8080", "9090")
+    om("--vault", str(two), "replace", "8080", "7070")
     git(one, "add", "-A"), git(one, "commit", "-qm", "one"), git(one, "push", "-q", "origin", "main")
     git(two, "add", "-A"), git(two, "commit", "-qm", "two")
     git(two, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
     text = (two / "MEMORY.md").read_text("utf-8")
     assert "<<<<<<<" not in text and "port is 9090" in text and "port is 7070" in text
-    report = json.loads(run_optmem("--vault", str(two), "doctor", "--json").stdout)
+    report = json.loads(om("--vault", str(two), "doctor", "--json").stdout)
     assert [p["code"] for p in report["problems"]] == ["merge_conflict"]
-    run_optmem("--vault", str(two), "remove", "7070")
-    assert json.loads(run_optmem("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
+    om("--vault", str(two), "remove", "7070")
+    assert json.loads(om("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
 
 
 def run_recipe(marker: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -178,10 +190,10 @@ def test_init_in_a_git_repo_names_each_file_it_added_once(tmp_path):
     repo = tmp_path / "r"
     repo.mkdir()
     git(repo, "init", "-q")
-    out = run_optmem("init", str(repo / ".optmem"), "--json", cwd=repo)
+    out = om("init", str(repo / ".optmem"), "--json", cwd=repo)
     created = json.loads(out.stdout)["created"]
     assert created.count(".gitattributes") == 1 and "git config merge.optmem-hot" in created
-    again = json.loads(run_optmem("init", str(repo / ".optmem"), "--json", cwd=repo).stdout)
+    again = json.loads(om("init", str(repo / ".optmem"), "--json", cwd=repo).stdout)
     assert again["created"] == []
 
 
@@ -196,15 +208,15 @@ def test_git_never_sees_the_cache_of_a_folder_init_never_laid_out(tmp_path):
         '{"id": "01HF7YAT0095NVXP09WXY8T5QK", "ts": "2023-11-14T22:13:20Z", "text": "the deploy uses port 9090"}\n',
         "utf-8",
     )
-    assert "port 9090" in run_optmem("--vault", str(repo), "search", "deploy", cwd=repo).stdout
-    run_optmem("--vault", str(repo), "touch", "01HF7YAT", cwd=repo)
+    assert "port 9090" in om("--vault", str(repo), "search", "deploy", cwd=repo).stdout
+    om("--vault", str(repo), "touch", "01HF7YAT", cwd=repo)
     assert (repo / ".cache" / "index.sqlite3").is_file()
     untracked = git(repo, "status", "--porcelain", "--untracked-files=all").stdout.split("\n")
     assert not [line for line in untracked if ".cache" in line], untracked
     assert " LOG.jsonl" in "\n".join(untracked)
     # a cache folder an older optmem made (no .gitignore of its own): the next index build adds it
     (repo / ".cache" / ".gitignore").unlink()
-    run_optmem("--vault", str(repo), "reindex", cwd=repo)
+    om("--vault", str(repo), "reindex", cwd=repo)
     untracked = git(repo, "status", "--porcelain", "--untracked-files=all").stdout
     assert ".cache" not in untracked, untracked
 
@@ -259,9 +271,9 @@ def _journal_removals(vault: Path) -> list[str]:
 @pytest.mark.long
 def test_a_driver_whose_venv_is_gone_falls_back_to_a_real_conflict(tmp_path):
     one, two = _clone_pair(tmp_path)
-    run_optmem("--vault", str(one), "add", "from one: uses pnpm")
+    om("--vault", str(one), "add", "from one: uses pnpm")
     git(one, "add", "-A"), git(one, "commit", "-qm", "one"), git(one, "push", "-q", "origin", "main")
-    run_optmem("--vault", str(two), "add", "from two: editor is vim")
+    om("--vault", str(two), "add", "from two: editor is vim")
     from optmem.integrations.git import driver_command
 
     stale = driver_command().replace(sys.executable, "/gone/venv/bin/python3")
@@ -271,8 +283,8 @@ def test_a_driver_whose_venv_is_gone_falls_back_to_a_real_conflict(tmp_path):
     text = (two / "MEMORY.md").read_text("utf-8")
     assert "<<<<<<<" in text  # … both sides kept
     assert "from one: uses pnpm" in text and "from two: editor is vim" in text
-    run_optmem("--vault", str(two), "search", "pnpm")
-    report = json.loads(run_optmem("--vault", str(two), "doctor", "--fix", "--json").stdout)
+    om("--vault", str(two), "search", "pnpm")
+    report = json.loads(om("--vault", str(two), "doctor", "--fix", "--json").stdout)
     assert "merge_conflict" in [p["code"] for p in report["problems"]]
     assert _journal_removals(two) == []
 
@@ -280,26 +292,26 @@ def test_a_driver_whose_venv_is_gone_falls_back_to_a_real_conflict(tmp_path):
 @pytest.mark.long
 def test_a_stale_driver_path_never_journals_the_other_sides_entry_as_removed(tmp_path):
     one, two = _clone_pair(tmp_path)
-    run_optmem("--vault", str(one), "add", "from one: uses pnpm")
+    om("--vault", str(one), "add", "from one: uses pnpm")
     git(one, "add", "-A"), git(one, "commit", "-qm", "one"), git(one, "push", "-q", "origin", "main")
-    run_optmem("--vault", str(two), "add", "from two: editor is vim")
+    om("--vault", str(two), "add", "from two: editor is vim")
     # what `init` of an older optmem recorded: the venv's python by absolute path, nothing else
     res = _pull_with_driver(two, "/gone/venv/bin/python3 -m optmem merge-driver %O %A %B %P")
     assert res.returncode != 0
     assert "from one: uses pnpm" not in (two / "MEMORY.md").read_text("utf-8")  # git left our side alone
-    found = json.loads(run_optmem("--vault", str(two), "search", "pnpm", "--json").stdout)["hits"]
+    found = json.loads(om("--vault", str(two), "search", "pnpm", "--json").stdout)["hits"]
     assert [r["text"] for r in found if r["status"] == "current"] == ["from one: uses pnpm"]  # still current
-    report = json.loads(run_optmem("--vault", str(two), "doctor", "--fix", "--json").stdout)
+    report = json.loads(om("--vault", str(two), "doctor", "--fix", "--json").stdout)
     problem = next(p for p in report["problems"] if p["code"] == "merge_unresolved")
     assert "optmem init" in problem["message"] and "git checkout --merge" in problem["message"]
     assert _journal_removals(two) == []
     # the advice, followed: the driver set up again, the file merged again, both entries kept
-    assert run_optmem("--vault", str(two), "init").returncode == 0
+    assert om("--vault", str(two), "init").returncode == 0
     git(two, "checkout", "--merge", "--", "MEMORY.md")
     entries = [e.strip() for e in (two / "MEMORY.md").read_text("utf-8").split("\n§\n") if e.strip()]
     assert sorted(entries) == sorted(
         ["shared: the port is 8080", "shared: deploys on Friday", "from one: uses pnpm", "from two: editor is vim"]
     )
     git(two, "add", "MEMORY.md"), git(two, "commit", "-qm", "merged")
-    assert json.loads(run_optmem("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
+    assert json.loads(om("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
     assert _journal_removals(two) == []

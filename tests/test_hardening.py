@@ -113,9 +113,6 @@ def test_an_oversized_field_is_refused_naming_it(cli, vault, args, field):
 @pytest.mark.parametrize(
     "args, field",
     [
-        (["append", "hi", "--tag", INJECT], "tag"),
-        (["append", "hi", "--key", INJECT], "key"),
-        (["append", "hi", "--source", INJECT], "source"),
         (["append", "hi", "--evidence", "token ghp_" + "a" * 36], "evidence"),
         (["forget", "{id}", "--reason", INJECT], "reason"),
         (["handoff", "write", "-p", "web", "--done", "x", "--source", INJECT], "source"),
@@ -130,6 +127,14 @@ def test_a_flagged_field_is_refused_naming_it_and_allow_unsafe_stores_it(cli, va
     assert (vault.root / "LOG.jsonl").read_bytes() == before
     cli.json(*argv, "--allow-unsafe")
     assert len(log_lines(vault.root)) == len(before.splitlines()) + 1
+
+
+@pytest.mark.parametrize("flag, field", [("--tag", "tag"), ("--key", "key"), ("--source", "source")])
+def test_a_possible_injection_in_a_field_is_held_naming_it_and_allow_unsafe_stores_it_unheld(cli, vault, flag, field):
+    out = cli.json("append", "hi", flag, INJECT)
+    assert out["status"] == "held" and cli.json("quarantine")["held"][0]["field"] == field
+    assert cli.json("append", "hi again", flag, INJECT, "--allow-unsafe")["status"] == "stored"
+    assert "held" not in log_lines(vault.root)[-1]
 
 
 def test_too_many_tags_are_refused(cli, vault):

@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import HANG, fenced_json, log_lines
+from conftest import HANG, fenced_json, log_lines, wait_until
 
 TOKEN = secrets.token_urlsafe(32)
 
@@ -379,7 +379,7 @@ def closed_by_server(sock: socket.socket, trickle: bytes = b"") -> bool:
 
 
 @pytest.mark.long
-def test_the_hub_survives_two_thousand_idle_connections_and_still_answers(vault_path):
+def test_the_hub_survives_two_thousand_idle_connections_and_still_answers(vault_path, tmp_path):
     """The adversarial run: ~1,100 idle unauthenticated connections took every file descriptor
     of a hub started with the usual limit of 1,024, and it crashed. Connections are bounded and
     an idle one is cut off, so 2,000 of them cost it nothing it does not get back."""
@@ -389,7 +389,8 @@ def test_the_hub_survives_two_thousand_idle_connections_and_still_answers(vault_
     if soft < 2500:  # (this test's own 2,000 sockets)
         resource.setrlimit(resource.RLIMIT_NOFILE, (2500 if hard == resource.RLIM_INFINITY else min(hard, 2500), hard))
     port = free_port()
-    hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN}, fds=1024)
+    # (idle connections are cut off after the header deadline: 2 s here, not the default 10 s)
+    hub = start_hub(vault_path, str(port), hub_config(tmp_path, header_timeout=2), fds=1024)
     idle: list[socket.socket] = []
     try:
         for _ in range(2000):
@@ -413,19 +414,24 @@ def test_a_request_sent_byte_by_byte_or_left_half_way_is_cut_off(vault_path, tmp
     env = hub_config(tmp_path, header_timeout=2, body_timeout=2, keep_alive=1)
     hub = start_hub(vault_path, f"127.0.0.1:{port}", env)
     auth = f"Authorization: Bearer {TOKEN}\r\n".encode()
+    from concurrent.futures import ThreadPoolExecutor
+
+    head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    clients = [  # (what is sent first, then what is trickled a byte at a time) — all four at once
+        (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth, b""),  # headers, then nothing
+        (b"", b"POST /mcp HTTP/1.1\r\nX-Slow: " + b"a" * 1000),  # headers byte by byte
+        (head + auth + b"Content-Length: 100000\r\n\r\n", b"[" * 1000),  # the body byte by byte
+        (b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", b""),  # idle after an answer (401, kept alive)
+    ]
+
+    def cut_off(first: bytes, trickle: bytes) -> bool:
+        with socket.create_connection(("127.0.0.1", port), timeout=HANG) as sock:
+            sock.sendall(first)
+            return closed_by_server(sock, trickle)
+
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=HANG) as sock:  # headers, then nothing
-            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth)
-            assert closed_by_server(sock)
-        with socket.create_connection(("127.0.0.1", port), timeout=HANG) as sock:  # headers byte by byte
-            assert closed_by_server(sock, b"POST /mcp HTTP/1.1\r\nX-Slow: " + b"a" * 1000)
-        with socket.create_connection(("127.0.0.1", port), timeout=HANG) as sock:  # the body byte by byte
-            head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            sock.sendall(head + auth + b"Content-Length: 100000\r\n\r\n")
-            assert closed_by_server(sock, b"[" * 1000)
-        with socket.create_connection(("127.0.0.1", port), timeout=HANG) as sock:  # idle after an answer
-            sock.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # (401, kept alive)
-            assert closed_by_server(sock)
+        with ThreadPoolExecutor(len(clients)) as pool:
+            assert list(pool.map(lambda c: cut_off(*c), clients)) == [True] * len(clients)
         assert "search" in answers(port)
     finally:
         hub.kill()
@@ -533,35 +539,64 @@ def test_the_cli_refuses_a_weak_token_saying_how_to_make_one(vault_path, tmp_pat
     assert not vault_path.exists()
 
 
+def small_pipe() -> tuple[int, int, int]:
+    """A pipe (read end, write end) shrunk to one page where the system allows (Linux), and what
+    it holds: a hub's stderr fills it after a few dozen lines, not thousands."""
+    r, w = os.pipe()
+    try:
+        import fcntl
+
+        fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+        size = fcntl.fcntl(w, fcntl.F_GETPIPE_SZ)
+    except (ImportError, AttributeError, OSError):
+        size = 65536  # the usual default elsewhere
+    return r, w, size
+
+
+def waiting_in(fd: int) -> int:
+    """How many bytes a pipe holds, read or not (FIONREAD)."""
+    import fcntl
+    import struct
+    import termios
+
+    return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+
+
 @pytest.mark.long
 def test_the_hub_logs_at_its_level_and_never_waits_on_a_stderr_nobody_reads(vault_path, tmp_path):
     """It froze after ~140 sessions when its parent did not read its stderr: it logged every
     request into a full pipe. At the default level (warning) a request logs nothing, and what it
     does log (a malformed request is a warning) never blocks it."""
     port = free_port()
-    hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN})  # stderr: a pipe never read
+    r, w, size = small_pipe()
+    hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN}, stderr=w)  # a pipe never read
+    os.close(w)
     try:
-        for _ in range(1500):  # malformed requests: a warning each, far more than a pipe holds
+        assert "search" in answers(port)
+        os.set_blocking(r, False)
+        with pytest.raises(BlockingIOError):  # a request logs nothing at warning
+            os.read(r, 1)
+        for _ in range(3 * size // 60):  # malformed requests: a warning line each (60+ bytes), 3 pipes full
             with socket.create_connection(("127.0.0.1", port), timeout=HANG) as sock:
                 sock.sendall(b"NOT HTTP AT ALL " + b"x" * 40 + b"\r\n\r\n")
                 while sock.recv(65536):
                     pass
-        for _ in range(300):  # sessions: at info, the SDK logs each request
+        wait_until(lambda: waiting_in(r) > size // 2, "the warnings in the hub's stderr")  # (written, unread)
+        for _ in range(3 * size // 400):  # sessions: at info the SDK would log 400+ bytes each, 3 pipes
             assert "search" in answers(port, deadline=0)
     finally:
         hub.kill()
         hub.wait()
-    quiet, loud = tmp_path / "quiet.log", tmp_path / "loud.log"
-    for level, path in (("warning", quiet), ("info", loud)):
-        port = free_port()
-        with path.open("wb") as out:
-            hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN}, "--log-level", level, stderr=out)
-            try:
-                assert "search" in answers(port)
-            finally:
-                hub.kill()
-                hub.wait()
-    assert quiet.read_text("utf-8", "replace") == ""  # a request logs nothing at warning
+        os.close(r)
+    loud = tmp_path / "loud.log"
+    port = free_port()
+    with loud.open("wb") as out:
+        hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN}, "--log-level", "info", stderr=out)
+        try:
+            assert "search" in answers(port)
+        finally:
+            hub.kill()
+            hub.wait()
     assert loud.read_text("utf-8", "replace") != ""  # … and something at info
 
 

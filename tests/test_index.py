@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 
 import pytest
@@ -52,9 +53,28 @@ def busy_vault(vault: Vault, monkeypatch) -> None:
         fh.write(json.dumps({"ts": "2026-01-03T00:00:00Z", "text": "〔更正〕 later fix #ZZZZZZZZ"}) + "\n")
 
 
+@pytest.fixture(scope="module")
+def busy(tmp_path_factory: pytest.TempPathFactory) -> Vault:
+    """`busy_vault`, written once for the module (300 appends): its index caught up append by
+    append, as the incremental test needs it; a test that rebuilds works on a copy."""
+    from optmem.vault import init
+
+    root = tmp_path_factory.mktemp("busy")
+    with pytest.MonkeyPatch.context() as mp:
+        (root / "home").mkdir()
+        mp.setenv("HOME", str(root / "home"))
+        mp.delenv("OPTMEM_DOMAIN", raising=False)
+        v = Vault(root / "vault")
+        init(v)
+        busy_vault(v, mp)
+    return v
+
+
 @pytest.mark.long
-def test_parallel_build_equals_serial_build(vault, monkeypatch):
-    busy_vault(vault, monkeypatch)
+@pytest.mark.xdist_group("busy")  # (one worker builds the module's busy vault once)
+def test_parallel_build_equals_serial_build(busy, vault_path):
+    shutil.copytree(busy.root, vault_path)
+    vault = Vault(vault_path)
     index.build(vault, parallel_min_bytes=1 << 60)
     serial = snapshot(vault)
     index.build(vault, parallel_min_bytes=0)
@@ -110,9 +130,10 @@ def test_a_missing_field_is_null_in_the_index_and_a_given_one_keeps_its_value(va
 
 
 @pytest.mark.long
-def test_incremental_catch_up_equals_a_fresh_build(vault, monkeypatch):
-    busy_vault(vault, monkeypatch)
-    # the index has been caught up step by step by every append above; compare with a rebuild
+@pytest.mark.xdist_group("busy")
+def test_incremental_catch_up_equals_a_fresh_build(busy):
+    vault = busy  # (the module's: a copy would move the log to another inode, and the index rebuild)
+    # the index has been caught up step by step by every append of busy_vault; compare with a rebuild
     index.open_index(vault).close()
     incremental = snapshot(vault)
     index.build(vault)

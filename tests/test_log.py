@@ -55,6 +55,7 @@ def test_append_writes_schema_v1_with_all_flags(cli, vault_path):
         "expires": "2026-12-06T18:55:30Z",
         "evidence": "https://ci/run/1",
         "source": "agent-a",
+        "origin": "agent",  # no terminal on stdin: an agent's write (issue 46)
         "after": [],  # the key's values its writer saw: none (a sync tells concurrent values apart)
     }
 

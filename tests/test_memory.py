@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from optmem import memory, view
 from optmem.errors import NearDuplicate, OverLimit, SeparatorInText, Unreadable
-from optmem.fence import CLOSE, OPEN
+from optmem.safety.fence import CLOSE, OPEN
 
 
 def entries(vault_path, name="MEMORY.md"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -48,9 +49,32 @@ def _clock(monkeypatch):
 
 
 # -- summary tree ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def six_hundred(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A vault of 600 notes in one domain, written once for the module; a test takes a copy."""
+    from optmem.vault import init
+
+    root = tmp_path_factory.mktemp("six-hundred")
+    with pytest.MonkeyPatch.context() as mp:
+        (root / "home").mkdir()
+        mp.setenv("HOME", str(root / "home"))
+        mp.setenv("OPTMEM_NOW", "2026-01-01T00:00:00Z")  # (`fill` moves it; restored after)
+        mp.delenv("OPTMEM_DOMAIN", raising=False)
+        vault = Vault(root / "vault")
+        init(vault)
+        fill(vault, 600)
+    return vault.root
+
+
+def copy_of(template: Path, vault_path: Path) -> Vault:
+    shutil.copytree(template, vault_path)
+    return Vault(vault_path)
+
+
 @pytest.mark.long
-def test_600_records_make_a_multi_level_tree_and_a_second_compact_changes_nothing(vault, cli):
-    fill(vault, 600)
+@pytest.mark.xdist_group("six-hundred")  # (one worker writes the 600 notes once)
+def test_600_records_make_a_multi_level_tree_and_a_second_compact_changes_nothing(six_hundred, vault_path, cli):
+    vault = copy_of(six_hundred, vault_path)
     log_before = vault.log_path.read_bytes()
     out = cli.json("compact")
     assert out["domains"] == [
@@ -82,8 +106,9 @@ def test_600_records_make_a_multi_level_tree_and_a_second_compact_changes_nothin
 
 
 @pytest.mark.long
-def test_more_records_add_only_new_nodes(vault, cli):
-    fill(vault, 600)
+@pytest.mark.xdist_group("six-hundred")
+def test_more_records_add_only_new_nodes(six_hundred, vault_path, cli):
+    vault = copy_of(six_hundred, vault_path)
     cli.json("compact")
     folder = vault.root / "tree" / "hermes"
     before = files(folder)

@@ -332,6 +332,7 @@ def test_json_shape_and_explain(vault, cli):
         "corrects",
         "key",
         "verified_at",  # when someone last checked it holds (issue 35), null when never
+        "origin",  # where it came from (issue 46), null when not recorded
         "explain",
     }
     assert hit["id"] == rid and hit["key"] == "port"

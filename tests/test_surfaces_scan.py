@@ -261,7 +261,7 @@ def test_one_bad_handoff_costs_its_own_line_and_nothing_more(planted, cli):
 
 
 def test_a_tree_node_is_printed_scanned_and_fenced(planted, cli):
-    from optmem.fence import CLOSE, OPEN
+    from optmem.safety.fence import CLOSE, OPEN
 
     outline = cli("tree").stdout
     assert "code/L1-0001" in outline and "[BLOCKED: " in outline, outline

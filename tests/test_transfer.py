@@ -21,6 +21,11 @@ def log_bytes(vault: Path) -> bytes:
     return b"".join(f.read_bytes() for f in files if f.exists())
 
 
+def records_only(dump: str) -> list[str]:
+    """An export's record and hot lines (not its header, not the recall history it carries)."""
+    return [x for x in dump.splitlines()[1:] if not x.startswith('{"access":')]
+
+
 def busy(cli, vault: Path) -> None:
     cli.json("--vault", str(vault), "append", "the port is 8080", "--key", "port")
     cli.json("--vault", str(vault), "append", "the port is 9090", "--key", "port")
@@ -44,7 +49,9 @@ def test_an_export_imported_into_an_empty_vault_exports_the_same_and_again_chang
     dump = export(cli, first)
     assert export(cli, first) == dump  # nothing in it says when it was made
     lines = [json.loads(x) for x in dump.splitlines()]
-    assert lines[0] == {"format": "optmem-export", "version": 1, "records": lines[0]["records"], "hot_files": 2}
+    head = lines[0]
+    assert head == {"format": "optmem-export", "version": 1, "records": head["records"], "hot_files": 2, "access": 1}
+    assert [sorted(x["access"]) for x in lines[1:] if "access" in x] == [["sweep", "ts", "v"]]  # the recall history
     records = [x["record"] for x in lines if "record" in x]
     assert len(records) == lines[0]["records"] and all(r.get("id") for r in records)
     assert [(r["ts"], r["id"]) for r in records] == sorted((r["ts"], r["id"]) for r in records)
@@ -103,39 +110,6 @@ def test_import_refuses_what_is_not_an_export_and_writes_nothing(cli, tmp_path, 
     assert not vault_path.exists() or not any(vault_path.glob("**/*.jsonl"))
 
 
-def test_claude_code_auto_memory_imports_topic_files_and_index_lines(cli, tmp_path):
-    done = cli.json("import", "--from", "claude-code", str(DATA / "claude-code"))
-    assert done["records"] == 5 and done["bad"] == []
-    hits = cli.json("search", "real database mocks")["hits"]
-    top = hits[0]
-    assert "real database" in top["text"] and top["key"] == "claude-code:feedback_testing"
-    record = cli.json("get", top["id"])["record"]
-    assert record["source"] == "claude-code" and record["tags"] == ["feedback"]
-    assert "pnpm" in cli.json("search", "pnpm npm")["hits"][0]["text"]
-    again = cli.json("import", "--from", "claude-code", str(DATA / "claude-code"))
-    assert again["records"] == 0 and again["already"] == 5
-    # an edited topic file, imported again, supersedes its earlier version (same key)
-    folder = tmp_path / "memory"
-    folder.mkdir()
-    for f in (DATA / "claude-code").iterdir():
-        (folder / f.name).write_text(f.read_text("utf-8"), "utf-8")
-    edited = (folder / "project_freeze.md").read_text("utf-8").replace("2026-03-05", "2026-03-12")
-    (folder / "project_freeze.md").write_text(edited, "utf-8")
-    assert cli.json("import", "--from", "claude-code", str(folder))["records"] == 1
-    freeze = [h for h in cli.json("search", "merge freeze")["hits"] if h["key"] == "claude-code:project_freeze"]
-    assert [(("03-12" in h["text"]), h["status"]) for h in freeze] == [(True, "current"), (False, "superseded")]
-
-
-def test_codex_memories_import_every_item_tagged_by_file(cli):
-    done = cli.json("import", "--from", "codex", str(DATA / "codex"))
-    assert done["records"] == 6 and done["bad"] == []
-    hit = cli.json("search", "staging database moved")["hits"][0]
-    assert "db-staging-2.internal" in hit["text"]
-    record = cli.json("get", hit["id"])["record"]
-    assert record["source"] == "codex" and record["tags"] == ["raw-memories"]
-    assert "Build:" in cli.json("search", "make build")["hits"][0]["text"]  # the heading kept with the item
-
-
 @pytest.mark.long
 def test_hermes_memories_go_to_hot_memory_within_its_limits_and_the_rest_to_the_log(cli):
     done = cli.json("import", "--from", "hermes", str(DATA / "hermes"))
@@ -150,19 +124,18 @@ def test_hermes_memories_go_to_hot_memory_within_its_limits_and_the_rest_to_the_
 
 
 def test_a_mem0_export_imports_dated_as_mem0_dates_it_and_stays_findable(cli, monkeypatch):
-    done = cli.json("import", "--from", "mem0", str(DATA / "mem0.json"))
-    assert done["records"] == 3 and [b["line"] for b in done["bad"]] == [4]
+    done = cli.json("import", "--from", "mem0", str(DATA / "mem0" / "oss-get_all.json"))
+    assert done["records"] == 2 and done["bad"] == []
     hit = cli.json("search", "hiking weekends")["hits"][0]
     record = cli.json("get", hit["id"])["record"]
-    assert record["ts"] == "2025-06-03T17:30:00Z"  # updated_at, in UTC
-    assert record["source"] == "mem0" and record["tags"] == ["hobbies"] and record["mem0_id"] == "a1b2c3d4-0001"
-    # a year and a half later nobody has used them, but they came in today: a sweep leaves them warm
+    assert record["ts"] == "2026-06-03T17:30:00Z"  # updated_at, in UTC
+    assert record["source"] == "mem0" and record["tags"] == ["hobbies"]
+    assert record["mem0_id"] == "5b0e3f0c-2b6d-4a8e-9a51-0f2c7d3e9b14"
+    # months later nobody has used them, but they came in today: a sweep leaves them warm
     cli.json("sweep")
-    assert {h["text"] for h in cli.json("search", "vegetarian data scientist hiking")["hits"]} == {
-        "Likes hiking on weekends",
-        "Is vegetarian and allergic to peanuts",
-        "Works as a data scientist at a fintech company",
-    }
+    assert {h["text"] for h in cli.json("search", "vegetarian hiking", "--domain", "travel-planner")["hits"]} | {
+        h["text"] for h in cli.json("search", "vegetarian hiking")["hits"]
+    } == {"Likes hiking on weekends", "Is vegetarian and allergic to peanuts"}
 
 
 @pytest.mark.long
@@ -254,17 +227,12 @@ def _busy_export(path: Path, size: int) -> None:
 
 
 @pytest.mark.long
-def test_a_big_import_into_an_empty_vault_writes_and_indexes_in_one_pass_as_a_rebuild_would(cli, tmp_path, monkeypatch):
-    """Into an empty vault a big import checks, appends and indexes chunk by chunk (worker
-    processes parse each record once): its index is the index `reindex` builds from the log it
-    wrote, table for table — also into a writer's own log file, into a vault whose recall file
-    held a line already, and when another process adds a recall line meanwhile or empties the
-    file (the import's own marks are set as the records go in; a file holding anything else is
-    read as a build reads it) — and
-    its vault exports as the one imported the other way (the whole export checked first, then
-    one catch-up)."""
+def test_a_big_import_checks_in_workers_and_its_index_is_the_one_a_rebuild_builds(cli, tmp_path, monkeypatch):
+    """A big import checks its chunks in worker processes, appends what passed and lets the
+    normal build index it: its index is the one `reindex` builds from the log it wrote, table for
+    table — also into a writer's own log file and into a vault whose recall file held a line
+    already — and its vault exports as the one imported without workers."""
     from optmem import lifecycle, transfer
-    from optmem.vault import Vault
 
     dump = tmp_path / "busy.jsonl"
     _busy_export(dump, 400)
@@ -274,24 +242,10 @@ def test_a_big_import_into_an_empty_vault_writes_and_indexes_in_one_pass_as_a_re
     split = tmp_path / "split"
     cli.json("--vault", str(split), "init")
     cli.json("--vault", str(split), "segment", "--writer", "laptop")
-    swept = lifecycle.access_line("2026-01-02T03:04:05Z", sweep=True) + b"\n"
     recalled = tmp_path / "recalled"
     cli.json("--vault", str(recalled), "init")
-    (recalled / "ACCESS.jsonl").write_bytes(swept)
-    mark, calls = transfer._mark_seen, dict[str, int]()
-
-    def marked_while_another_recalls(vault: Vault, now: str, ids: list[str]) -> bytes:
-        marks = mark(vault, now, ids)
-        calls[vault.root.name] = done = calls.get(vault.root.name, 0) + 1
-        if vault.root.name == "raced" and done == 1:  # another process recalls after the first chunk
-            with vault.access_path.open("ab") as fh:
-                fh.write(swept)
-        if vault.root.name == "emptied" and done == 2:  # … or empties the file after the second
-            vault.access_path.write_bytes(b"")
-        return marks
-
-    monkeypatch.setattr(transfer, "_mark_seen", marked_while_another_recalls)
-    for vault in (tmp_path / "fed", split, recalled, tmp_path / "raced", tmp_path / "emptied"):
+    (recalled / "ACCESS.jsonl").write_bytes(lifecycle.access_line("2026-01-02T03:04:05Z", sweep=True) + b"\n")
+    for vault in (tmp_path / "fed", split, recalled):
         done = cli.json("--vault", str(vault), "import", str(dump))
         assert done == plain and done["records"] == 400 and done["already"] == 1
         assert [(b["line"], b["code"]) for b in done["bad"]] == [(79, "unsafe_content"), (122, "unparseable_line")]
@@ -299,10 +253,9 @@ def test_a_big_import_into_an_empty_vault_writes_and_indexes_in_one_pass_as_a_re
         assert len(fed["rec"]) == 400 and fed["tag"]
         cli.json("--vault", str(vault), "reindex")
         assert _index_tables(vault) == fed
-        assert dict(fed["meta"])["last_sweep"] == (
-            "" if vault.name in ("fed", "split", "emptied") else repr(1767323045.0)
-        )
-        assert export(cli, vault) == export(cli, tmp_path / "plain")
+        assert dict(fed["meta"])["last_sweep"] == ("" if vault != recalled else repr(1767323045.0))
+        # the same records and hot files; the recalled vault's history also holds its own sweep
+        assert records_only(export(cli, vault)) == records_only(export(cli, tmp_path / "plain"))
     assert (split / "log" / "laptop").is_dir() and not (split / "LOG.jsonl").exists()
     for query in ("port", "note 30", "服务"):
         assert cli.json("--vault", str(tmp_path / "fed"), "search", query) == cli.json(

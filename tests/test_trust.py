@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import run_optmem
+from conftest import Cli
 from test_git import git
 
 RULE = "Never deploy on Fridays: the on-call rota is empty"
+CLI = Cli()  # in this process (git itself runs as a process): nothing of trust is cached between calls
+
+
+def om(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`optmem ARGS` with these environment variables set for the call."""
+    res = CLI(*args, env=env)
+    return subprocess.CompletedProcess(["optmem", *args], res.exit_code, res.stdout, res.stderr)
 
 
 def _cloned(tmp_path: Path) -> tuple[Path, Path]:
@@ -21,8 +29,8 @@ def _cloned(tmp_path: Path) -> tuple[Path, Path]:
     origin.mkdir()
     git(origin, "init", "-q")
     vault = origin / ".optmem"
-    run_optmem("--vault", str(vault), "append", RULE, "--redline")
-    run_optmem("--vault", str(vault), "append", "deploy notes: the deploy script is deploy.sh, run it on weekdays")
+    om("--vault", str(vault), "append", RULE, "--redline")
+    om("--vault", str(vault), "append", "deploy notes: the deploy script is deploy.sh, run it on weekdays")
     git(origin, "add", "-A")
     git(origin, "commit", "-qm", "memory")
     clone = tmp_path / "clone"
@@ -31,7 +39,7 @@ def _cloned(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _json(vault: Path, *args: str) -> dict:
-    res = run_optmem("--vault", str(vault), *args, "--json")
+    res = om("--vault", str(vault), *args, "--json")
     return json.loads(res.stdout)
 
 
@@ -45,7 +53,7 @@ def test_a_vault_made_here_is_trusted_and_one_from_a_clone_is_not(tmp_path):
     [rule] = [h for h in _json(cloned, "search", "deploy Fridays")["hits"] if h["tier"] == "redline"]
     assert rule["unverified"] is True
     assert _json(cloned, "get", rule["id"])["record"]["unverified"] is True
-    human = run_optmem("--vault", str(cloned), "search", "deploy Fridays").stdout
+    human = om("--vault", str(cloned), "search", "deploy Fridays").stdout
     assert "UNVERIFIED REDLINE" in human
     assert any("trust" in n for n in _json(cloned, "doctor")["notes"])
     assert not any("trust" in n for n in _json(made, "doctor")["notes"])
@@ -79,7 +87,7 @@ def test_trust_makes_the_redlines_rules_and_revoke_takes_it_back(tmp_path):
 @pytest.mark.long
 def test_a_vault_outside_git_is_the_users_own(tmp_path):
     vault = tmp_path / "mine"
-    run_optmem("--vault", str(vault), "append", RULE, "--redline")
+    om("--vault", str(vault), "append", RULE, "--redline")
     assert "Redlines — locked rules" in _json(vault, "context")["text"]
     out = _json(vault, "trust")
     assert out["trusted"] and not out["in_git"] and not out["changed"]
@@ -96,9 +104,9 @@ def test_the_summary_tree_marks_the_redlines_of_an_untrusted_vault(tmp_path):
     made = origin / ".optmem"
     made.mkdir()
     (made / "optmem.toml").write_text("[tree]\nrun = 2\nfanout = 2\n", "utf-8")
-    run_optmem("--vault", str(made), "append", RULE, "--redline", "--domain", "ops")
-    run_optmem("--vault", str(made), "append", "deploy notes: deploy.sh runs the migrations", "--domain", "ops")
-    run_optmem("--vault", str(made), "compact")
+    om("--vault", str(made), "append", RULE, "--redline", "--domain", "ops")
+    om("--vault", str(made), "append", "deploy notes: deploy.sh runs the migrations", "--domain", "ops")
+    om("--vault", str(made), "compact")
     git(origin, "add", "-A")
     git(origin, "commit", "-qm", "memory and its tree")
     cloned = tmp_path / "clone" / ".optmem"
@@ -124,16 +132,16 @@ def test_a_cloned_vault_split_per_writer_is_not_taken_for_one_begun_here(tmp_pat
     origin.mkdir()
     git(origin, "init", "-q")
     vault = origin / ".optmem"
-    run_optmem("--vault", str(vault), "segment")  # (no vault yet: refused)
-    run_optmem("--vault", str(vault), "init")
-    run_optmem("--vault", str(vault), "segment", "--writer", "origin")
-    run_optmem("--vault", str(vault), "append", RULE, "--redline")
+    om("--vault", str(vault), "segment")  # (no vault yet: refused)
+    om("--vault", str(vault), "init")
+    om("--vault", str(vault), "segment", "--writer", "origin")
+    om("--vault", str(vault), "append", RULE, "--redline")
     git(origin, "add", "-A")
     git(origin, "commit", "-qm", "memory")
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(origin), str(clone))
     assert not (clone / ".optmem" / "LOG.jsonl").exists()
-    run_optmem("--vault", str(clone / ".optmem"), "append", "a note written in the clone")
+    om("--vault", str(clone / ".optmem"), "append", "a note written in the clone")
     assert "Unverified rules" in _json(clone / ".optmem", "context")["text"]
 
 
@@ -166,7 +174,7 @@ def _unverified(vault: Path) -> bool:
         assert not hit.get("unverified")
         return False
     assert "Unverified rules" in text and RULE in text and hit["unverified"] is True
-    assert "[REDLINE]" not in run_optmem("--vault", str(vault), "search", "deploy Fridays").stdout
+    assert "[REDLINE]" not in om("--vault", str(vault), "search", "deploy Fridays").stdout
     return True
 
 
@@ -178,7 +186,7 @@ def test_a_first_write_in_a_cloned_vault_that_holds_no_records_does_not_trust_it
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(origin), str(clone))
     vault = clone / ".optmem"
-    run_optmem("--vault", str(vault), "append", "a note written in the clone")
+    om("--vault", str(vault), "append", "a note written in the clone")
     assert any("trust" in n for n in _json(vault, "doctor")["notes"])
     git(clone, "add", "-A")
     git(clone, "commit", "-qm", "my note")
@@ -194,14 +202,14 @@ def test_init_in_a_cloned_vault_that_holds_no_records_does_not_trust_it(tmp_path
     origin = tmp_path / "origin"
     origin.mkdir()
     git(origin, "init", "-q")
-    run_optmem("--vault", str(origin / ".optmem"), "init")  # begun there: trusted there
+    om("--vault", str(origin / ".optmem"), "init")  # begun there: trusted there
     git(origin, "add", "-A")
     git(origin, "commit", "-qm", "an empty vault")
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(origin), str(clone))
     (clone / ".optmem" / ".gitignore").unlink()  # (a vault that lacks a file `init` adds)
     git(clone, "commit", "-qam", "no .gitignore")
-    assert run_optmem("--vault", str(clone / ".optmem"), "init").returncode == 0
+    assert om("--vault", str(clone / ".optmem"), "init").returncode == 0
     _push_redline(origin)
     git(clone, "pull", "-q", "--no-rebase", "--no-edit")
     assert _unverified(clone / ".optmem")
@@ -246,13 +254,13 @@ def test_a_vault_begun_in_a_repository_is_trusted_without_ceremony(tmp_path):
     hand.mkdir()
     (hand / "optmem.toml").write_text("# mine\n", "utf-8")
     export = tmp_path / "export.jsonl"
-    export.write_text(run_optmem("--vault", str(tmp_path / "outside"), "export").stdout, "utf-8")
-    assert run_optmem("--vault", str(repo / ".optmem"), "init").returncode == 0
-    run_optmem("--vault", str(top), "append", RULE, "--redline")
-    run_optmem("--vault", str(hand), "append", RULE, "--redline")
-    run_optmem("--vault", str(repo / "imported"), "import", str(export))
+    export.write_text(om("--vault", str(tmp_path / "outside"), "export").stdout, "utf-8")
+    assert om("--vault", str(repo / ".optmem"), "init").returncode == 0
+    om("--vault", str(top), "append", RULE, "--redline")
+    om("--vault", str(hand), "append", RULE, "--redline")
+    om("--vault", str(repo / "imported"), "import", str(export))
     for vault in (repo / ".optmem", top, hand, repo / "imported"):
-        run_optmem("--vault", str(vault), "append", RULE, "--redline")
+        om("--vault", str(vault), "append", RULE, "--redline")
         assert not _unverified(vault), vault
         assert _json(vault, "trust")["changed"] is False
 
@@ -263,8 +271,8 @@ def test_trust_adds_nothing_to_the_vault_and_nothing_git_would_carry(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
-    run_optmem("--vault", str(repo / ".optmem"), "append", RULE, "--redline")
-    run_optmem("--vault", str(tmp_path / "plain"), "append", RULE, "--redline")
+    om("--vault", str(repo / ".optmem"), "append", RULE, "--redline")
+    om("--vault", str(tmp_path / "plain"), "append", RULE, "--redline")
     names = [sorted(p.name for p in folder.iterdir()) for folder in (repo / ".optmem", tmp_path / "plain")]
     assert names[0] == names[1]
     before = git(repo, "status", "--porcelain", "--ignored").stdout
@@ -310,7 +318,7 @@ def _init_in_a_clone_then_pull_a_redline(tmp_path, env_of) -> bool:
     origin = _origin(tmp_path, "origin", {"optmem.toml": ""})
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(origin), str(clone))
-    assert run_optmem("--vault", str(clone / ".optmem"), "init", env=env_of(clone)).returncode == 0
+    assert om("--vault", str(clone / ".optmem"), "init", env=env_of(clone)).returncode == 0
     _push_redline(origin)
     git(clone, "pull", "-q", "--no-rebase", "--no-edit")
     return _unverified(clone / ".optmem")
@@ -341,14 +349,14 @@ def test_trust_survives_sync_and_doctor_and_a_new_clone_waits(tmp_path):
     git(tmp_path, "init", "-q", "--bare", str(bare))
     laptop, desktop = tmp_path / "laptop", tmp_path / "desktop"
     git(tmp_path, "clone", "-q", str(bare), str(laptop))
-    run_optmem("--vault", str(laptop), "append", RULE, "--redline")
+    om("--vault", str(laptop), "append", RULE, "--redline")
     for args in (("sync",), ("doctor", "--fix")):
-        assert run_optmem("--vault", str(laptop), *args).returncode == 0
+        assert om("--vault", str(laptop), *args).returncode == 0
         assert not _unverified(laptop)
     git(tmp_path, "clone", "-q", str(bare), str(desktop))
     assert _unverified(desktop)
     _json(desktop, "trust")
-    assert run_optmem("--vault", str(desktop), "sync").returncode == 0
+    assert om("--vault", str(desktop), "sync").returncode == 0
     assert not _unverified(desktop) and not _unverified(laptop)
 
 
@@ -359,9 +367,9 @@ def test_a_clone_whose_git_directory_cannot_be_found_or_whose_mark_is_a_link_is_
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / ".git").write_text("not a gitdir line\n", "utf-8")
-    assert run_optmem("--vault", str(broken / ".optmem"), "append", RULE, "--redline").returncode == 0
+    assert om("--vault", str(broken / ".optmem"), "append", RULE, "--redline").returncode == 0
     assert _unverified(broken / ".optmem")
-    res = run_optmem("--vault", str(broken / ".optmem"), "trust", "--json")
+    res = om("--vault", str(broken / ".optmem"), "trust", "--json")
     assert res.returncode != 0 and "git directory" in json.loads(res.stdout)["error"]["message"]
 
     made, _ = _cloned(tmp_path)
@@ -452,7 +460,7 @@ def test_a_cloned_vault_deleted_from_the_work_tree_is_not_begun_again_by_a_write
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(origin), str(clone))
     shutil.rmtree(clone / ".optmem")
-    run_optmem("--vault", str(clone / ".optmem"), "append", "a note")
+    om("--vault", str(clone / ".optmem"), "append", "a note")
     (clone / ".optmem" / "LOG.jsonl").unlink()
     git(clone, "restore", ".optmem")
     assert _unverified(clone / ".optmem")

@@ -90,6 +90,10 @@ def test_write_creates_a_missing_vault_and_read_requires_one(cli, tmp_path):
     other = tmp_path / "notes.txt"  # a file beside no log: no folder to suggest
     other.write_text("x", "utf-8")
     assert "optmem init DIR" in cli.json("--vault", str(other), "search", "port", code=3)["error"]["message"]
+    # … and a write, which reads the settings first (it said only "cannot read …/optmem.toml")
+    for path, says in ((log, "is a file"), (other / "sub", "lies under a file")):
+        err = cli.json("--vault", str(path), "append", "a note", code=3)["error"]
+        assert err["code"] == "vault_missing" and says in err["message"] and "point --vault" in err["message"]
 
 
 def test_times_are_written_with_four_digit_years():
@@ -249,3 +253,36 @@ def test_atomic_stream_leaves_the_old_file_and_no_temporary_when_the_write_fails
             raise RuntimeError("the writer failed")
     assert path.read_text() == "old"
     assert [p.name for p in path.parent.iterdir()] == ["f.md"]
+
+
+def test_the_vault_lock_holds_against_another_thread_of_the_same_process(tmp_path):
+    """The lock is re-entrant for the thread that holds it, not for every thread sharing the Vault
+    object: a Hermes provider's background prefetch and its memory-write hook share one, and each
+    journalled the same Hermes edit when both were let in."""
+    import threading
+
+    from optmem.errors import Locked
+    from optmem.vault import Vault
+
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "optmem.toml").write_text("[lock]\ntimeout = 0.05\n", "utf-8")  # timeout under test: held
+    vault = Vault(tmp_path / "v")
+    seen: list[object] = []
+
+    def other() -> None:
+        try:
+            with vault.lock():
+                seen.append(("entered", vault.locked))
+        except Locked as err:
+            seen.append(err)
+
+    with vault.lock():
+        with vault.lock():  # the holder itself re-enters
+            assert vault.locked
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+        assert vault.locked
+    assert len(seen) == 1 and isinstance(seen[0], Locked), seen
+    other()  # let go: the other thread's turn
+    assert seen[1] == ("entered", True) and not vault.locked

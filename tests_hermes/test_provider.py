@@ -45,8 +45,11 @@ def loaded(home: Path):
     return provider
 
 
-def test_hermes_loader_finds_the_provider_and_a_session_drives_every_hook(hermes_home):
+def test_hermes_loader_finds_the_provider_and_a_session_drives_every_hook(hermes_home, monkeypatch):
     from agent.memory_manager import MemoryManager
+
+    (hermes_home.parent / "webapp").mkdir()
+    monkeypatch.chdir(hermes_home.parent / "webapp")  # the terminal session's folder: its project
 
     install(hermes_home)
     manager = MemoryManager()
@@ -84,7 +87,7 @@ def test_hermes_loader_finds_the_provider_and_a_session_drives_every_hook(hermes
             {"role": "assistant", "content": "Done: updated the compose file.\nNext step: update nginx."},
         ]
     )
-    handoff = (vault / "projects" / "hermes" / "HANDOFF.md").read_text("utf-8")
+    handoff = (vault / "projects" / "webapp" / "HANDOFF.md").read_text("utf-8")
     assert "compose file" in handoff and "update nginx" in handoff
     manager.shutdown_all()
 
@@ -120,4 +123,58 @@ def test_shared_install_makes_hermes_memory_files_the_vaults_hot_files(hermes_ho
     found = json.loads(manager.handle_tool_call("optmem_search", {"query": "staging DB"}))
     assert found["hits"][0]["text"] == "Staging DB is pg-staging-2" and found["hits"][0]["status"] == "current"
     assert (hermes_home / "memories" / "MEMORY.md").read_text("utf-8").strip() == "Staging DB is pg-staging-2"
+    manager.shutdown_all()
+
+
+HOLD = """
+import sys
+from optmem.vault import Vault
+with Vault(sys.argv[1]).lock():
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_nothing_is_lost_when_the_vault_is_locked_the_turn_is_long_or_the_vault_is_missing(hermes_home, monkeypatch, caplog):
+    """Through Hermes' MemoryManager: a vault locked past [lock] timeout spools the turn (Hermes'
+    log says so) and the next turn brings it in; a 381 KB pasted turn keeps its answer; a
+    configured vault folder that is missing is not made, and its turns wait for it."""
+    from agent.memory_manager import MemoryManager
+
+    install(hermes_home)
+    vault = hermes_home / "optmem"
+    manager = MemoryManager()
+    manager.add_provider(loaded(hermes_home))
+    manager.initialize_all("session-4", platform="cli", agent_context="primary")
+    (vault / "optmem.toml").write_text("[lock]\ntimeout = 0.2\n", "utf-8")
+    manager.providers[-1].vault = type(manager.providers[-1].vault)(vault)  # (the setting, as read anew)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(vault)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with caplog.at_level("WARNING"):
+            manager.sync_all("Which port does the backend use now?", "Port 9090 since the migration.", session_id="session-4")
+            assert manager.flush_pending(timeout=300)
+        assert "waits in" in caplog.text
+    finally:
+        holder.communicate("", timeout=300)
+    pasted = "Why does this fail? " + "".join(f"10:{i % 60:02d} worker-{i} ERROR timeout\n" for i in range(10_000))
+    manager.sync_all(pasted, "Raise WORKERS to 16 and redeploy.", session_id="session-4")
+    assert manager.flush_pending(timeout=300)
+    texts = [json.loads(x)["text"] for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines()]
+    assert "9090" in texts[0] and texts[1].endswith("Raise WORKERS to 16 and redeploy.") and "worker-0 " in texts[1]
+    manager.shutdown_all()
+
+    disk = hermes_home.parent / "disk" / "vault"
+    monkeypatch.setenv("OPTMEM_VAULT", str(disk))
+    manager = MemoryManager()
+    manager.add_provider(loaded(hermes_home))
+    manager.initialize_all("session-5", platform="cli", agent_context="primary")
+    manager.sync_all("Which port does the backend use now?", "Port 9191 now.", session_id="session-5")
+    assert manager.flush_pending(timeout=300)
+    assert not disk.exists() and (hermes_home / "optmem-spool.jsonl").exists()
+    disk.mkdir(parents=True)
+    manager.sync_all("And the frontend?", "Port 3000, the dev server.", session_id="session-5")
+    assert manager.flush_pending(timeout=300)
+    texts = [json.loads(x)["text"] for x in (disk / "LOG.jsonl").read_text("utf-8").splitlines()]
+    assert "9191" in texts[0] and "3000" in texts[1]
     manager.shutdown_all()

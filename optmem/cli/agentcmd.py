@@ -92,7 +92,7 @@ def hooks_claude_code(print: bool, settings: str | None, json_out: bool) -> None
     from optmem.integrations import claude_code
 
     if print:
-        snippet = claude_code.claude_code_settings(resolve_vault())  # nothing is created
+        snippet = claude_code.claude_code_settings(resolve_vault(), Path.cwd())  # nothing is created
         if json_out:
             emit(True, {"settings": snippet}, lambda: None)
         else:
@@ -104,10 +104,19 @@ def hooks_claude_code(print: bool, settings: str | None, json_out: bool) -> None
     vault = get_vault(write=True)
     vault.lay_out()  # the hooks will write to it: it exists from now on
     added = claude_code.install_settings(vault, path, make_folder=make_folder)
+    command, notes = claude_code.hook_command(vault, claude_code.project_of(path))
+    portable = not any("this machine's path" in n for n in notes)
+
+    def human() -> str:
+        said = f"{'added the optmem hooks to' if added else 'already wired:'} {path}"
+        if portable:
+            said += f" — they run `{command}`, which works on every clone (`optmem` from PATH)"
+        return "\n".join([said, *(f"note: {n}" for n in notes)])
+
     emit(
         json_out,
-        {"file": str(path), "added": added},
-        lambda: f"{'added the optmem hooks to' if added else 'already wired:'} {path}",
+        {"file": str(path), "added": added, "command": command, "portable": portable, "notes": notes},
+        human,
     )
 
 

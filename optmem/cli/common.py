@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from optmem.errors import OptmemError, UsageError, envelope
 from optmem.terminal import printable
@@ -26,9 +27,50 @@ class _State:
         self.set_opt: list[str] = []  # --set section.name=value pairs: settings for this invocation
         self.vaults: list[Any] = []
         self.created: list[Any] = []  # vaults this invocation's writes created
+        self.warm: Any = None  # a server's warm handle on its vault (`optmem.warm`): the vault's calls use it
 
 
-STATE = _State()
+_PROCESS = _State()
+_CALL: ContextVar[_State | None] = ContextVar("optmem_state", default=None)
+
+
+def _now(name: str) -> Any:
+    """A field of the state of the invocation running now (`_Current`)."""
+    return property(
+        lambda _: getattr(_CALL.get() or _PROCESS, name),
+        lambda _, value: setattr(_CALL.get() or _PROCESS, name, value),
+    )
+
+
+class _Current:
+    """`STATE`: the state of the invocation running now — the process's own, or inside a
+    server's call (`own_state`) that call's, so calls running at once in threads share none.
+    (A field `_State` gains is named here too: without slots, a new one would raise.)"""
+
+    __slots__ = ()
+    vault_opt = _now("vault_opt")
+    set_opt = _now("set_opt")
+    vaults = _now("vaults")
+    created = _now("created")
+    warm = _now("warm")
+
+
+STATE = cast(_State, _Current())
+
+
+@contextmanager
+def own_state(warm: Any = None) -> Iterator[None]:
+    """A state of its own for one call of a server, with the process's --vault and --set, and
+    `warm` (`optmem.warm.Warm`) behind the vault it names."""
+    call = _State()
+    call.vault_opt, call.set_opt, call.warm = STATE.vault_opt, list(STATE.set_opt), warm
+    token = _CALL.set(call)
+    try:
+        yield
+    finally:
+        _CALL.reset(token)
+
+
 # When set (the MCP server), stdout lines are collected here instead of written: a tool's result
 # is then exactly what the command prints with --json. A ContextVar keeps concurrent calls apart.
 CAPTURE: ContextVar[list[str] | None] = ContextVar("optmem_capture", default=None)
@@ -102,7 +144,12 @@ def resolve_vault(explicit: str | None = None, overrides: list[str] | None = Non
     if chosen is not None and not chosen.strip():
         raise UsageError("--vault is empty; give the vault's folder, or leave the option out")
     root = resolve(chosen, dict(os.environ), Path.cwd(), Path.home())
-    vault = Vault(root, overrides=[*STATE.set_opt, *(overrides or [])])
+    vault: Vault
+    warm = STATE.warm
+    if warm is not None and root == warm.root and not overrides and STATE.set_opt == warm.overrides:
+        vault = warm.vault()  # a server's call: its kept settings and open index
+    else:
+        vault = Vault(root, overrides=[*STATE.set_opt, *(overrides or [])])
     STATE.vaults.append(vault)
     return vault
 
@@ -222,6 +269,16 @@ def get_vault(*, write: bool = False, create: bool = True, overrides: list[str] 
 def env_domain(domain: str | None) -> str | None:
     """--domain, else OPTMEM_DOMAIN (the core falls back to config, then `default`)."""
     return domain or os.environ.get("OPTMEM_DOMAIN") or None
+
+
+def origin_of(origin: str | None, agent: bool = False) -> str:
+    """--origin, else who runs the command: `agent` (--agent, or no terminal on stdin — an agent
+    runs optmem as a subprocess), `user` (a person typing at a terminal)."""
+    import sys
+
+    if origin is not None:
+        return origin
+    return "user" if not agent and sys.stdin is not None and sys.stdin.isatty() else "agent"
 
 
 STDIN_BYTES = 16 << 20  # what `-` reads from stdin at most: a record's text is bounded far below

@@ -54,6 +54,12 @@ def handle(exc: BaseException, argv: list[str]) -> int:
                     exc.format_message() + " — --vault is a global option: put it before "
                     "the command (optmem --vault PATH search …), or set OPTMEM_VAULT"
                 )
+            elif exc.format_message().startswith("No such option: --json") and "--json" in argv[:2]:
+                exc.possibilities = None  # (the global options Click lists: not what was meant)
+                exc.message = (
+                    "No such option: --json before the command — --json belongs to each command: put it "
+                    "after the command (optmem search … --json)"
+                )
             elif exc.format_message().startswith("No such command"):
                 exc.message = exc.format_message() + _nearest_command(exc.format_message())
             elif exc.format_message().startswith("Got unexpected extra argument"):

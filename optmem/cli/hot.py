@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from optmem.cli.common import emit, env_domain, get_vault, note, read_arg, resolve_vault, warn_all
-from optmem.cli.spec import UNSAFE, arg, command, flag, opt
+from optmem.cli.common import emit, env_domain, get_vault, note, origin_of, read_arg, resolve_vault, warn_all
+from optmem.cli.spec import ORIGIN, UNSAFE, arg, command, flag, opt
 
 TARGET = opt("target", "--target", "-t", default="memory", help="memory (MEMORY.md) or user (USER.md).")
 PROJECT = opt("project", "--project", "-p", help="Use projects/NAME/MEMORY.md.")
@@ -92,9 +92,12 @@ def _finish(json_out: bool, result: Any) -> None:
     TARGET,
     PROJECT,
     flag("force", help="Add even if a near-duplicate entry exists."),
+    ORIGIN,
     UNSAFE,
 )
-def add(text: str, target: str, project: str | None, force: bool, allow_unsafe: bool, json_out: bool) -> None:
+def add(
+    text: str, target: str, project: str | None, force: bool, origin: str | None, allow_unsafe: bool, json_out: bool
+) -> None:
     """Add an entry to hot memory (an exact duplicate is a no-op).
 
     \b
@@ -114,6 +117,7 @@ def add(text: str, target: str, project: str | None, force: bool, allow_unsafe: 
             project=project,
             domain=env_domain(None),
             allow_unsafe=allow_unsafe,
+            origin=origin_of(origin),
         ),
     )
 
@@ -217,7 +221,7 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
       optmem show --ids --project webapp
     """
     from optmem import memory
-    from optmem.fence import Body, quote, wrap
+    from optmem.safety.fence import Body, quote, wrap
 
     vault = get_vault()
     targets: list[tuple[str, str | None]]

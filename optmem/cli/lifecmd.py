@@ -1,9 +1,9 @@
-"""The lifecycle commands: touch, sweep, pending, confirm, reject, verify."""
+"""The lifecycle commands: touch, sweep, pending, confirm, reject, verify, quarantine, release."""
 
 from __future__ import annotations
 
 from optmem.cli.common import emit, get_vault, short, warn_all
-from optmem.cli.spec import UNSAFE, arg, command, flag, opt
+from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 
 SOURCE = opt("source", help="Who did it (agent, tool, person).")
 
@@ -177,3 +177,62 @@ def verify(ids: list[str], note: str | None, source: str | None, allow_unsafe: b
         {"status": "verified", **res._asdict()},
         lambda: "\n".join(f"verified {short(v['id'])} at {v['verified_at']}" for v in res.verified),
     )
+
+
+@command(
+    "quarantine",
+    opt("limit", "--limit", "-n", type=int, default=50, help="How many (oldest first)."),
+    SHOW_UNSAFE,
+)
+def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
+    """Records held in quarantine (a possible injection), each with the rule that fired.
+
+    Writes the scanner flagged as a possible injection are kept out of context, hot memory,
+    search and MCP until you review them; listed oldest first.
+
+    \b
+    Example:
+      optmem quarantine --allow-unsafe
+      optmem release 7QMZMMFT    |    optmem forget 7QMZMMFT --reason "an injection"
+    """
+    from optmem import review
+    from optmem.errors import UsageError
+    from optmem.safety.fence import line
+
+    if limit < 1:
+        raise UsageError("--limit must be at least 1")
+    held = review.held(get_vault(), show_unsafe=allow_unsafe, limit=limit)
+
+    def human() -> str:
+        if not held:
+            return "nothing held"
+        return (
+            "\n".join(
+                f"{short(h.id)}  {h.ts[:10]}  {h.rule}"
+                + (f" (in its {h.field})" if h.field and h.field != "text" else "")
+                + (f"  from {h.origin}" if h.origin else "")
+                + f"  {line(h.text)}"
+                for h in held
+            )
+            + ("" if allow_unsafe else "\n(what each one says, as stored: optmem quarantine --allow-unsafe)")
+            + "\n(optmem release ID: it is fine — optmem forget ID: it is not)"
+        )
+
+    emit(json_out, {"held": [h._asdict() for h in held], "count": len(held)}, human)
+
+
+@command("release", arg("record_id", "The held record.", metavar="ID"), SOURCE)
+def release(record_id: str, source: str | None, json_out: bool) -> None:
+    """Release a record held in quarantine: you reviewed it, it is fine.
+
+    A record released before says so (nothing written); one that was never held is refused
+    (exit 1). To drop a held record instead: `optmem forget ID`.
+
+    \b
+    Example:
+      optmem release 7QMZMMFT
+    """
+    from optmem import review
+
+    res = review.release(get_vault(), record_id, source=source)
+    emit(json_out, res._asdict(), lambda: f"{res.status.replace('_', ' ')}: {res.id}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from optmem.cli.common import emit, env_domain, get_vault, note, read_arg, short, warn_all
-from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
+from optmem.cli.common import emit, env_domain, get_vault, note, origin_of, read_arg, short, warn_all
+from optmem.cli.spec import ORIGIN, SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 
 DOMAIN = opt("domain", "--domain", "-d", help="Agent or area (else OPTMEM_DOMAIN, config, `default`).")
 PROJECT = opt("project", "--project", "-p", help="Project name.")
@@ -22,7 +22,7 @@ def render_record(rec: dict[str, Any]) -> str:
     """A record for a reader, person or agent: our lines, and its stored strings defused and
     indented (`fence.line`, `fence.defuse`), so no stored line can pass for one of ours or for
     the fence an agent's context is read in."""
-    from optmem.fence import defuse, line
+    from optmem.safety.fence import defuse, line
 
     status = rec["status"]
     if rec.get("forgotten_by"):
@@ -39,6 +39,10 @@ def render_record(rec: dict[str, Any]) -> str:
         status += (f" {gone['at']}" if gone.get("at") else "") + f" from {gone.get('file')} by {gone.get('by')}"
     if rec.get("pending") and rec["status"] != "pending":
         status += ", still a guess (pending)"
+    if rec.get("held_because"):
+        status += f": {rec['held_because']}"
+    elif rec.get("held"):
+        status += f", released from quarantine (held by {rec['held']})"
     if rec.get("conflict"):
         rivals = rec.get("conflict_with") or []
         status += (
@@ -51,7 +55,7 @@ def render_record(rec: dict[str, Any]) -> str:
         + f"  kind={rec['kind']}  tier={rec['tier']}"
         + ("  (unverified: this vault is not trusted — `optmem trust`)" if rec.get("unverified") else ""),
     ]
-    for name in ("key", "expires", "evidence", "source", "session"):
+    for name in ("key", "expires", "evidence", "source", "origin", "session"):
         if rec.get(name):
             lines.append(f"  {name}: {line(str(rec[name]))}")
     if rec.get("corrects"):
@@ -110,6 +114,7 @@ def render_record(rec: dict[str, Any]) -> str:
     opt("ttl", help="Expire after a duration: a number with s, m, h, d or w (30m, 12h, 7d, 2w)."),
     EVIDENCE,
     SOURCE,
+    ORIGIN,
     SESSION,
     opt("on_similar", help="skip | store | supersede a near duplicate.", choices=("skip", "store", "supersede")),
     opt(
@@ -146,6 +151,7 @@ def append(
     ttl: str | None,
     evidence: str | None,
     source: str | None,
+    origin: str | None,
     session: str | None,
     on_similar: str | None,
     on_update: str | None,
@@ -185,6 +191,7 @@ def append(
         confidence=vault.settings.lifecycle.agent_confidence if agent and confidence is None else confidence,
         basis=basis,
         state=state,
+        origin=origin_of(origin, agent),
     )
     res = log.append(vault, draft, on_similar=on_similar, on_update=on_update, allow_unsafe=allow_unsafe)
     from optmem import view
@@ -203,6 +210,8 @@ def append(
         if res.status == "skipped":
             note("skipped: near duplicate of " + ", ".join(s["id"] for s in res.similar) + " — nothing stored")
             return None
+        if res.status == "held":
+            return res.id or ""  # (why, and what to do: the warning above)
         if res.record and res.record.get("status") == "pending":
             note(f"pending: {res.id} waits to be said again or confirmed (`optmem confirm {short(res.id or '')}`)")
         return res.id or ""
@@ -220,6 +229,7 @@ def append(
             "possible_update": view.shown(res.possible_update),
             "confirmed": res.confirmed,
             "conflict_with": res.conflict_with,
+            **({"held": res.held} if res.held else {}),
         },
         human,
     )

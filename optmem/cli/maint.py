@@ -149,17 +149,21 @@ def export(json_out: bool) -> None:
 def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
     """Import an export (records keyed by id), or another tool's memory files with --from.
 
-    Every record is checked (it parses; the security scan finds nothing); a bad one is reported
-    with its line number and the rest go in, in one write, then the index catches up once.
-    Importing again changes nothing. --from reads Claude Code's auto memory folder
-    (~/.claude/projects/<project>/memory), Codex's memories (MEMORY.md, memory_summary.md,
-    raw_memories.md), Hermes's MEMORY.md/USER.md (into hot memory while they fit, the rest to
-    the log) or a Mem0 export (JSON); each record keeps the date its source gave it.
+    Every record is checked (it parses; the security scan: another tool's possible injection is
+    held in quarantine, a secret refused); a bad one is reported with its line number and the
+    rest go in, in one write, then the index catches up once.
+    Importing again changes nothing; an export carries the recall history too. --from reads
+    Claude Code's memory (~/.claude: every project's auto memory, each in its project, and
+    CLAUDE.md files), Codex's ~/.codex/memories (the statements, dated by their thread),
+    Hermes's MEMORY.md/USER.md (into hot memory while they fit, the rest to the log) or Mem0
+    exports (a JSON file or a folder of them); each record keeps the date its source gave it.
+    Files not in the named tool's format are refused (wrong_format) and nothing is written.
 
     \b
     Example:
       optmem import vault.jsonl
-      optmem import --from claude-code ~/.claude/projects/-home-me-webapp/memory
+      optmem import --from claude-code ~/.claude
+      optmem import --from codex ~/.codex/memories
     """
     import sys
     from pathlib import Path
@@ -184,9 +188,18 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
             done = transfer.import_export(
                 vault, transfer.bounded_lines(fh), allow_unsafe=allow_unsafe, progress=progress
             )
-    warn_all([f"line {b['line']}: {b['message']} (not imported)" for b in done.bad[:20]])
+    warn_all(
+        [
+            f"{b['file'] + ' ' if b.get('file') else ''}line {b['line']}: {b['message']} (not imported)"
+            for b in done.bad[:20]
+        ]
+    )
     if len(done.bad) > 20:
         warn_all([f"{len(done.bad) - 20} more line(s) not imported (see --json)"])
+    warn_all(done.warnings)
+    if done.unmapped:
+        fields = ", ".join(f"{k} ({n:,})" for k, n in done.unmapped.items())
+        warn_all([f"{done.source} fields not mapped to a record's (not kept): {fields}"])
     said = (
         f"imported {done.records:,} record(s) from {done.source}"
         + (f", {done.hot} hot entr{'y' if done.hot == 1 else 'ies'}" if done.hot else "")
@@ -215,7 +228,9 @@ def stats(json_out: bool) -> None:
             f"records: {s['records']:,}  (current {st['current']:,}, pending {st['pending']:,}, "
             f"cold {st['cold']:,}, superseded {st['superseded']:,}, removed {st['removed']:,}, "
             f"expired {st['expired']:,}, "
-            f"forgotten {st['forgotten']:,}); redlines {s['redlines']}",
+            f"forgotten {st['forgotten']:,}"
+            + (f", held {st['held']:,} — a possible injection each: `optmem quarantine`" if st.get("held") else "")
+            + f"); redlines {s['redlines']}",
             f"active set: {life['active']:,} ({life['active_share']:.1%} of the log); heat of the "
             f"{life['heat_of']:,} current or pending records that can go cold: "
             + ", ".join(f"{b} {n:,}" for b, n in life["heat"].items())

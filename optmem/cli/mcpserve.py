@@ -6,26 +6,36 @@ a way to run a command in-process and capture its `--json` output.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
-from optmem.cli.common import CAPTURE, STATE, dumps
+from optmem.cli.common import CAPTURE, STATE, dumps, own_state
 from optmem.cli.spec import COMMANDS, REGISTRY, command, opt
 from optmem.errors import OptmemError
 from optmem.integrations.mcp import LOG_LEVELS, TOOL_NAMES
 
 TOKEN_FILE_BYTES = 64 << 10  # what is read of [mcp] token_file: a token is a line
 
-_ONE_AT_A_TIME = threading.Lock()  # the SDK runs tools in threads; a command runs in this process
+# the commands behind the tools that only read (`search --touch` and `context` add a recall to
+# ACCESS.jsonl, which takes no lock): they run side by side; a write runs alone in this process
+# (and takes the vault lock as every write does)
+READS = frozenset({"search", "conflicts", "handoff read", "context", "show"})
+_WRITES = threading.Lock()
 
 
-def call(args: list[str]) -> str:
-    """Run one CLI command with --json and return its JSON output (one command at a time: over
-    HTTP several clients call at once, and a command's state is this process's)."""
+def call(args: list[str], warm: Any = None) -> str:
+    """Run one CLI command with --json and return its JSON output. The SDK runs tools in
+    threads: each call has a state of its own (`own_state`), reads run at once, writes one at a
+    time; `warm` (`optmem.warm.Warm`) keeps the vault's settings and open index between calls."""
     from optmem.cli import run
 
     lines: list[str] = []
-    with _ONE_AT_A_TIME:
+    name = " ".join(args[:2]) if args[:1] == ["handoff"] else (args[0] if args else "")
+    alone: AbstractContextManager[Any] = nullcontext() if name in READS else _WRITES
+    with alone, own_state(warm):
         token = CAPTURE.set(lines)
         try:
             prefix = (["--vault", STATE.vault_opt] if STATE.vault_opt else []) + [
@@ -76,16 +86,20 @@ def mcp(http: str | None, log_level: str, json_out: bool) -> None:
     server_class()  # the extra is there — before anything is made
     address = parse_address(http) if http is not None else None
     token = hub_token() if address else ""
-    get_vault(write=True).lay_out()  # an agent's memory that is still empty is a vault, not an error
+    vault = get_vault(write=True)
+    vault.lay_out()  # an agent's memory that is still empty is a vault, not an error
     vault_opt, set_opt = STATE.vault_opt, STATE.set_opt
     for module, _ in set(COMMANDS.values()):
         importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
     STATE.vault_opt, STATE.set_opt = vault_opt, set_opt
-    app = build_server(REGISTRY, call, refuse, log_level)
-    if address is None:
-        serve_stdio(app)
-    else:
-        serve_http(app, *address, token, user_settings().mcp, log_level)
+    from optmem.warm import Warm
+
+    with Warm(vault.root, list(set_opt)) as warm:  # open between calls, checked at each
+        app = build_server(REGISTRY, functools.partial(call, warm=warm), refuse, log_level)
+        if address is None:
+            serve_stdio(app)
+        else:
+            serve_http(app, *address, token, user_settings().mcp, log_level)
 
 
 # the help lists the tools from the server's own table, so it names every one the server has

@@ -22,7 +22,7 @@ def _render_handoff(h: Any) -> list[str]:
     """A handoff for a prompt, as parts of a fenced body: the headings ours, every item and the
     note as `handoff.read` gives them (re-scanned, as `show` and `context` do: `[BLOCKED: rule]`,
     unless --allow-unsafe asked for them as stored), and marked as stored text."""
-    from optmem.fence import Body, line, quote
+    from optmem.safety.fence import Body, line, quote
 
     parts: list[str] = [
         Body(f"# Handoff — {line(h.project)}  ({line(h.time)}{', edited by hand' if h.edited else ''})")
@@ -113,7 +113,7 @@ def handoff_read(project: str | None, history: int, allow_unsafe: bool, json_out
     """
     from optmem import handoff
     from optmem.errors import UsageError
-    from optmem.fence import Body, wrap
+    from optmem.safety.fence import Body, wrap
 
     if not project:
         raise UsageError("handoff read needs --project NAME")
@@ -259,7 +259,7 @@ def tree_cmd(node: str | None, domain: str | None, json_out: bool) -> None:
       optmem tree hermes/root
     """
     from optmem import tree
-    from optmem.fence import wrap
+    from optmem.safety.fence import wrap
 
     vault = get_vault()
     if node is not None:  # an empty NODE is refused, not taken for "no node"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from optmem.cli.common import emit, env_domain, get_vault, progress_callback, read_arg, short, warn_all
-from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
+from optmem.cli.common import emit, env_domain, get_vault, origin_of, progress_callback, read_arg, short, warn_all
+from optmem.cli.spec import ORIGIN, SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 from optmem.errors import quote
 
 PROJECT = opt("project", "--project", "-p", help="Only this project.")
@@ -22,6 +22,8 @@ def badges(hit: dict[str, Any]) -> str:
         out.append(f"SUPERSEDED by {short(hit['superseded_by'])}" if hit["superseded_by"] else "SUPERSEDED")
     elif hit["status"] == "cold" and hit["superseded_by"]:
         out.append(f"COLD, SUPERSEDED by {short(hit['superseded_by'])}")
+    elif hit["status"] == "held":
+        out.append(f"HELD: {hit.get('held') or '?'} (optmem release {short(hit['id'])})")
     elif hit["status"] in ("expired", "forgotten", "pending", "cold"):
         out.append(hit["status"].upper())
     if hit.get("pending") and hit["status"] != "pending":
@@ -34,6 +36,8 @@ def badges(hit: dict[str, Any]) -> str:
         out.append("STATE")
     if hit["kind"] == "correction":
         out.append("CORRECTION")
+    if hit.get("origin") not in (None, "user", "agent"):
+        out.append(f"FROM {str(hit['origin']).upper()}")
     return " ".join(out)
 
 
@@ -123,6 +127,7 @@ def _explain(ex: dict[str, Any]) -> str:
         f"importance ×{ex['relative_importance']})",
         f"tier×{ex['tier_factor']}",
         *([f"{ex['status']}×{ex['status_factor']}"] if ex.get("status_factor", 1.0) != 1.0 else []),
+        *([f"origin×{ex['origin_factor']}"] if ex.get("origin_factor", 1.0) != 1.0 else []),
         f"band={ex['band']}",
         f"b={ex['b']}",
     ]
@@ -146,6 +151,7 @@ def _explain(ex: dict[str, Any]) -> str:
     flag("current", help="Leave out superseded and expired records."),
     flag("include_forgotten", help="Also show forgotten records."),
     flag("include_cold", help="Also show cold records (a sweep found them unused for long)."),
+    flag("include_held", help="Also show records held in quarantine (`optmem quarantine`), each saying why."),
     flag("touch", help="Count the hits returned as recalled: they stay warm (ACCESS.jsonl)."),
     flag("explain", help="Show each hit's score components."),
     SHOW_UNSAFE,
@@ -162,6 +168,7 @@ def search(
     current: bool,
     include_forgotten: bool,
     include_cold: bool,
+    include_held: bool,
     touch: bool,
     explain: bool,
     allow_unsafe: bool,
@@ -193,6 +200,7 @@ def search(
             current=current,
             include_forgotten=include_forgotten,
             include_cold=include_cold,
+            include_held=include_held,
         )
         vault = get_vault()
         result = core.search(vault, text, limit=limit, filters=filters, explain=explain, progress=progress_callback())
@@ -220,6 +228,7 @@ def search(
     opt("key", help="Fact key (default: the target's)."),
     opt("evidence", help="Where the correction comes from."),
     opt("source", help="Who wrote it."),
+    ORIGIN,
     UNSAFE,
 )
 def correct(
@@ -232,6 +241,7 @@ def correct(
     key: str | None,
     evidence: str | None,
     source: str | None,
+    origin: str | None,
     allow_unsafe: bool,
     json_out: bool,
 ) -> None:
@@ -257,12 +267,13 @@ def correct(
         evidence=evidence,
         source=source,
         allow_unsafe=allow_unsafe,
+        origin=origin_of(origin),
     )
     warn_all(res.warnings)
     emit(
         json_out,
         {
-            "status": "stored",
+            "status": "held" if res.held else "stored",
             "id": res.id,
             "corrects": res.corrects,
             "record": res.record,
@@ -340,7 +351,12 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
             return "no open conflicts"
         out = []
         for c in found:
-            what = c.key if c.key is not None else f"corrected two ways: {short(c.fact or '')}"
+            if c.decision:
+                what = f"kept on one machine, forgotten on another: {short(c.fact or '')}"
+            elif c.file is not None:
+                what = f"an entry of {c.file} edited two ways: {c.key}"
+            else:
+                what = c.key if c.key is not None else f"corrected two ways: {short(c.fact or '')}"
             out.append(f"{what}  ({c.domain}" + (f"/{c.project}" if c.project else "") + ")")
             out += [
                 f"  {short(v['id'])}  {v['ts']}  {' '.join(v['text'].split())}"
@@ -355,6 +371,8 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
         {
             "conflicts": [
                 {"key": c.key, "fact": c.fact, "domain": c.domain, "project": c.project, "values": c.values}
+                | ({"file": c.file} if c.file else {})
+                | ({"decision": True} if c.decision else {})
                 for c in found
             ],
             "count": len(found),

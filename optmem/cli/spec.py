@@ -36,6 +36,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "confirm": ("lifecmd", "Confirm a pending record: it becomes current."),
     "verify": ("lifecmd", "Say facts were checked and still hold (when, by whom, a note)."),
     "reject": ("lifecmd", "Reject a pending record: it is forgotten, with your reason (it stays in LOG.jsonl)."),
+    "quarantine": ("lifecmd", "Records held in quarantine (a possible injection), each with the rule that fired."),
+    "release": ("lifecmd", "Release a record held in quarantine: you reviewed it, it is fine."),
     "handoff": ("@pipes", "Handoff notes between sessions: write, read, list."),
     "context": ("pipes", "Print the prompt-ready memory block for the start of a session."),
     "compact": ("pipes", "Roll the log up into the summary tree (tree/<domain>/); the log is never changed."),
@@ -168,6 +170,13 @@ def opt(
     return Param(
         name, decls or ("--" + name.replace("_", "-"),), type, default, help, multiple, metavar, False, choices
     )
+
+
+ORIGIN = opt(
+    "origin",
+    help="Where the text came from: user, agent, tool (a tool's or web page's output), sync, import:<tool> "
+    "(default: user at a terminal, else agent).",
+)
 
 
 def flag(name: str, *decls: str, help: str) -> Param:

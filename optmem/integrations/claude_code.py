@@ -26,7 +26,7 @@ from typing import Any
 
 from optmem import fsio
 from optmem.errors import UsageError
-from optmem.integrations.git import optmem_command, project_name, repo_root
+from optmem.integrations.git import project_name, repo_root
 from optmem.vault import Vault
 
 _DONE = re.compile(
@@ -286,7 +286,8 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
     """The session's handoff from its transcript: written once, then updated — an identical one
     is not written again, a changed one replaces the session's earlier one (forgotten, so one
     handoff per session stays in view; the log keeps every line)."""
-    from optmem import handoff, log, scan
+    from optmem import handoff, log
+    from optmem.safety import scan
 
     path = event.get("transcript_path")
     if not path or not Path(path).is_file():
@@ -398,28 +399,88 @@ def _json_type(value: Any) -> str:
 
 def install_settings(vault: Vault, path: Path, *, make_folder: bool = False) -> list[str]:
     """Add the hooks to a Claude Code settings file, keeping everything in it; returns the events
-    it added (none when they were there). A file of another shape, or in a folder that does not
-    exist (`read_settings`), is not touched."""
+    it added (none when they were there). A hook an older optmem wrote for these events (by this
+    machine's paths) is replaced, so each event runs optmem once. A file of another shape, or in
+    a folder that does not exist (`read_settings`), is not touched."""
     from optmem import fsio
 
     current = read_settings(path, make_folder=make_folder)
     hooks = current.setdefault("hooks", {})
     added = []
-    for event, entries in claude_code_settings(vault)["hooks"].items():
+    changed = False
+    for event, entries in claude_code_settings(vault, project_of(path))["hooks"].items():
         have = hooks.setdefault(event, [])
+        ours = entries[0]["hooks"][0]["command"]
+        for entry in have:
+            if isinstance(entry, dict) and isinstance(entry.get("hooks"), list):
+                kept = [h for h in entry["hooks"] if not (isinstance(h, dict) and _older_hook(h.get("command"), ours))]
+                changed |= len(kept) != len(entry["hooks"])
+                entry["hooks"] = kept
+        have[:] = [e for e in have if not (isinstance(e, dict) and e.get("hooks") == [])]
         commands = {
             h.get("command") for e in have if isinstance(e, dict) for h in e.get("hooks", []) if isinstance(h, dict)
         }
-        if entries[0]["hooks"][0]["command"] not in commands:
+        if ours not in commands:
             have.extend(entries)
             added.append(event)
-    if added:
+    if added or changed:
         fsio.atomic_write(path, json.dumps(current, ensure_ascii=False, indent=2) + "\n", mode=0o644)
     return added
 
 
-def claude_code_settings(vault: Vault) -> dict[str, Any]:
-    """The `hooks` block for Claude Code's settings.json."""
-    cmd = f"{optmem_command()} --vault {shlex.quote(str(vault.root))} hook claude-code"
+def _older_hook(command: Any, ours: str) -> bool:
+    """A hook command an optmem wrote for Claude Code before (another form of ours)."""
+    return (
+        isinstance(command, str)
+        and command != ours
+        and command.rstrip().endswith(" hook claude-code")
+        and ("optmem" in command)
+    )
+
+
+def project_of(settings: Path) -> Path | None:
+    """The project folder a settings file belongs to (`<project>/.claude/settings*.json`); None
+    for the user's own `~/.claude/settings.json`, which every project reads."""
+    folder = Path(os.path.abspath(settings)).parent
+    if folder.name != ".claude" or os.path.realpath(folder) == os.path.realpath(Path.home() / ".claude"):
+        return None
+    return folder.parent
+
+
+def hook_command(vault: Vault, project: Path | None) -> tuple[str, list[str]]:
+    """The command the hooks run, as it works on every clone of a project and every machine of a
+    team (the settings file is shared through git): `optmem` from PATH, the vault named by
+    `$CLAUDE_PROJECT_DIR` (Claude Code sets it to the project's folder when it runs a hook; the
+    current folder, where Claude Code runs hooks, when it does not) when it lies in the project,
+    else by `$HOME` when it lies there, else by its path — this machine's, which the notes say.
+    (The command and the notes.)"""
+    import shutil
+
+    root = Path(os.path.realpath(vault.root))
+    notes: list[str] = []
+    where = None
+    for var, base in (("${CLAUDE_PROJECT_DIR:-.}", project), ("$HOME", Path.home())):
+        if base is not None and root.is_relative_to(real := Path(os.path.realpath(base))):
+            rel = root.relative_to(real).as_posix()
+            where = f'"{var}"' + ("" if rel == "." else f"/{shlex.quote(rel)}")
+            break
+    if where is None:
+        where = shlex.quote(str(vault.root))
+        notes.append(
+            f"the vault {vault.root} is neither in the project nor in the home folder, so the hooks name it by "
+            "this machine's path: on another machine the vault must be at the same path (or each person "
+            "wires their own hooks into .claude/settings.local.json, which git does not share)"
+        )
+    if shutil.which("optmem") is None:
+        notes.append(
+            "`optmem` is not on this machine's PATH: the hooks run `optmem` from PATH (on every machine), so "
+            "install it where Claude Code finds it (`pipx install optmem`, or put the venv's bin folder on PATH)"
+        )
+    return f"optmem --vault {where} hook claude-code", notes
+
+
+def claude_code_settings(vault: Vault, project: Path | None = None) -> dict[str, Any]:
+    """The `hooks` block for Claude Code's settings.json (`hook_command`: what works on every clone)."""
+    cmd, _ = hook_command(vault, project)
     entry = [{"hooks": [{"type": "command", "command": cmd, "timeout": 30}]}]
     return {"hooks": {"SessionStart": entry, "PreCompact": entry, "SessionEnd": entry}}

@@ -14,7 +14,6 @@ was there. The hooks never block git.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import sys
 from dataclasses import dataclass
@@ -24,7 +23,8 @@ from typing import Any
 from optmem import fsio, gitstate
 from optmem.errors import NotFound, OptmemError, Unreadable, UsageError
 from optmem.record import COMMIT
-from optmem.vault import NAME_RE, Vault
+from optmem.vault import Vault
+from optmem.vault import project_name as project_name  # (a name the integrations import from here)
 
 HOOKS = ("post-commit", "post-merge", "post-rewrite")
 BEGIN = "# >>> optmem"
@@ -42,19 +42,6 @@ def _git(repo: Path, *args: str, reading: bool = True, hooks: bool = False) -> s
 def repo_root(path: Path) -> Path:
     """The top-level folder of the git repository holding `path`."""
     return Path(_git(path, "rev-parse", "--show-toplevel").strip())
-
-
-def project_name(folder: str, mapping: dict[str, Any] | None = None) -> str:
-    """A project name for a folder: a mapping from optmem.toml [projects], else the folder name
-    made safe (characters a name may not hold become '-')."""
-    mapped = (mapping or {}).get(folder)
-    if isinstance(mapped, str):
-        return mapped
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", folder).strip("-._") or "project"
-    if not name[0].isalnum():
-        name = "p" + name
-    name = name[:64]
-    return name if NAME_RE.fullmatch(name) else "project"
 
 
 def _hooks_dir(repo: Path) -> Path:

@@ -9,11 +9,22 @@ Hermes is there (its loader looks for one), and is the plain class otherwise.
 The hooks map onto OptMem's own operations:
 
 * `prefetch(query)` → `context` for the query (cached per turn; `queue_prefetch` fills the cache
-  for the next turn in a background thread);
+  for the next turn in a background thread); nothing at all when the vault holds nothing for it,
+  and no hot memory in a shared vault (Hermes' own block shows those files already) — in this
+  process, on the provider's warm handle (`optmem.warm`: the index stays open between turns,
+  checked against the log at each);
 * `sync_turn` → the turn appended to the log (chat tier, the session's id), skipping trivial
   turns, and nothing at all for an agent context that is not the primary one (a subagent, cron);
-* `on_session_end` → a handoff of the session (extractive: the goal, what was reported done,
-  what is open);
+* `on_session_end` → a handoff of the session's project (extractive: the goal, what was reported
+  done, what is open);
+* `on_session_switch` → the new session id (and a fresh prefetch cache); `on_delegation` → the
+  subagent's task and result, kept as a turn; `backup_paths` → the vault when it lives outside
+  HERMES_HOME (so `hermes backup` carries it).
+
+A write the vault cannot take now (locked longer than `[lock] timeout`, read-only, a configured
+vault folder that is missing: an unmounted disk) is never dropped: it is logged through Hermes'
+logging and kept in `$HERMES_HOME/optmem-spool.jsonl`, which the next write that succeeds drains
+first, in order. A write the vault refuses for what it says (a secret) is logged, with the rule.
 * `on_pre_compress` → the facts worth keeping (redlines, hot memory, what the dropped messages
   touch), for the compression summary;
 * `on_memory_write` → Hermes' own memory tool's add / replace / remove mirrored into the vault's
@@ -25,13 +36,17 @@ The hooks map onto OptMem's own operations:
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from optmem import fsio
-from optmem.errors import OptmemError, UsageError
+from optmem.errors import NearDuplicate, NoMatch, NotFound, OptmemError, OverLimit, UsageError, VaultError, VaultMissing
+
+logger = logging.getLogger(__name__)  # Hermes' logging (hermes_logging) writes every logger's records
 
 NAME = "optmem"
 CONFIG = "optmem.json"  # in HERMES_HOME: {"vault": PATH} (`save_config`, `optmem hermes install`)
@@ -40,11 +55,19 @@ TRIVIAL = 12  # characters: a turn whose both sides are this short says nothing 
 ACKS = {"ok", "okay", "thanks", "thank you", "thx", "yes", "no", "sure", "好", "好的", "谢谢", "嗯", "行"}
 CONTEXT_BUDGET = 2500  # characters of prefetched context a turn
 FILE_BYTES = 1 << 20  # what is read of the provider's Hermes config (a small JSON object)
+SPOOL = "optmem-spool.jsonl"  # in HERMES_HOME: the writes the vault could not take yet, in order
+SPOOL_BYTES = 64 << 20  # read of the spool at most (each entry is one record: ≤ [limits] record_bytes)
+HERMES_NEEDED = (0, 19, 0)  # the provider interface this plugin follows (agent/memory_provider.py)
 
 
 def vault_path(hermes_home: str | os.PathLike[str]) -> Path:
     """The provider's vault: OPTMEM_VAULT, else the `vault` of its Hermes config, else
     `$HERMES_HOME/optmem`."""
+    return _configured(hermes_home) or Path(hermes_home) / "optmem"
+
+
+def _configured(hermes_home: str | os.PathLike[str]) -> Path | None:
+    """The vault a person named (OPTMEM_VAULT, the provider's config), or None for the default."""
     if os.environ.get("OPTMEM_VAULT"):
         return Path(os.environ["OPTMEM_VAULT"]).expanduser()
     try:
@@ -53,7 +76,62 @@ def vault_path(hermes_home: str | os.PathLike[str]) -> Path:
         saved = {}
     if isinstance(saved, dict) and isinstance(saved.get("vault"), str) and saved["vault"].strip():
         return Path(saved["vault"]).expanduser()
-    return Path(hermes_home) / "optmem"
+    return None
+
+
+def session_project(kwargs: dict[str, Any], mapping: dict[str, Any] | None = None) -> str:
+    """The project a session works on: for a terminal session, the folder it runs in (its git
+    repository's top folder, named as the git hooks and Claude Code's name it, `[projects]` of
+    optmem.toml first); else the agent's profile when it is not the default one; else `hermes`."""
+    import subprocess
+
+    from optmem.integrations.git import project_name, repo_root
+    from optmem.vault import validate_name
+
+    if kwargs.get("platform", "cli") in ("cli", "", None):
+        cwd = Path(os.environ.get("TERMINAL_CWD") or os.getcwd())
+        try:
+            folder = repo_root(cwd).name
+        except (OptmemError, OSError, subprocess.SubprocessError):
+            folder = cwd.name
+        if folder:
+            return project_name(folder, mapping)
+    identity = str(kwargs.get("agent_identity") or "")
+    if identity and identity != "default":
+        try:
+            return validate_name(identity, "project")
+        except OptmemError:
+            pass
+    return PROJECT
+
+
+def _transient(err: BaseException) -> bool:
+    """Whether a write failed for the vault's state (locked, read-only, missing), not for what it
+    says: such a write is spooled and tried again."""
+    import sqlite3
+
+    return isinstance(err, (VaultError, OSError, sqlite3.Error))
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` within `limit` UTF-8 bytes, its head kept, saying how much was cut."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    cut = data[: max(0, limit - 40)].decode("utf-8", "ignore")
+    return f"{cut} […{len(text) - len(cut):,} characters not kept]"
+
+
+def turn_text(user: str, assistant: str, limit: int) -> str:
+    """A turn as one record within `limit` bytes: the head of what was asked and the answer. A long
+    side is cut, never the other one: the answer keeps at least half the room (all it needs when
+    the question is short), the question what the answer leaves."""
+    asked, answered = " ".join(user.split()), " ".join(assistant.split())
+    room = max(200, limit - 64) - len("Asked:  — Answered: ".encode())
+    answer_room = max(room // 2, room - len(asked.encode("utf-8")))
+    answered = _clip(answered, answer_room)
+    asked = _clip(asked, room - len(answered.encode("utf-8")))
+    return f"Asked: {asked} — Answered: {answered}"
 
 
 def _ok(obj: dict[str, Any]) -> str:
@@ -64,12 +142,19 @@ def _refused(err: OptmemError) -> str:
     return json.dumps(err.envelope(), ensure_ascii=False)
 
 
-def _unsafe(text: str) -> bool:
-    """Whether the write gate's scanner flags `text` as written, or it cannot be UTF-8 at all."""
-    from optmem import scan
+def _unsafe(text: str) -> str | None:
+    """What the write gate's scanner flags in `text` as written, or that it cannot be UTF-8 at all."""
     from optmem.record import holds_lone_surrogate
+    from optmem.safety import scan
 
-    return holds_lone_surrogate(text) or scan.find(text) is not None  # (a lone surrogate: no file holds it)
+    if holds_lone_surrogate(text):
+        return "a lone surrogate (no UTF-8 file can hold it)"
+    rule = scan.find(text)
+    return f"the security rule {rule!r}" if rule else None
+
+
+def _what(entry: dict[str, Any]) -> str:
+    return "turn" if "turn" in entry else "handoff" if "handoff" in entry else "memory-tool write"
 
 
 def _trivial(user: str, assistant: str) -> bool:
@@ -146,10 +231,13 @@ class Provider:
 
     def __init__(self) -> None:
         self.vault: Any = None
+        self.warm: Any = None  # (`optmem.warm.Warm`: recall and search read through it)
         self.home = Path.home() / ".hermes"
         self.session_id = ""
         self.writes = True  # false for an agent context that is not the primary one
         self.project = PROJECT
+        self.missing: Path | None = None  # a configured vault folder that is not there
+        self._warn: Callable[[str], Any] | None = None  # Hermes' warning_callback (a terminal session)
         self._cache: dict[str, str] = {}  # query → prefetched context (this turn's)
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -179,18 +267,54 @@ class Provider:
         fsio.atomic_write(Path(hermes_home) / CONFIG, json.dumps({"vault": vault} if vault else {}) + "\n")
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
-        from optmem.vault import Vault, ensure_layout, validate_name
+        from optmem.vault import ensure_layout
+        from optmem.warm import Warm
 
         self.home = Path(kwargs.get("hermes_home") or os.environ.get("HERMES_HOME") or self.home)
-        self.vault = Vault(vault_path(self.home))
-        ensure_layout(self.vault)  # an agent's memory that is still empty is a vault, not an error
+        warn = kwargs.get("warning_callback")
+        self._warn = warn if callable(warn) else None
+        configured = _configured(self.home)
+        if self.warm is not None:
+            self.warm.close()
+        self.warm = Warm(configured or self.home / "optmem")  # recall and search read through it
+        self.vault = self.warm.vault()
         self.session_id = session_id or ""
         self.writes = kwargs.get("agent_context", "primary") in ("primary", None, "")
-        identity = str(kwargs.get("agent_identity") or "")
-        try:
-            self.project = validate_name(identity, "project") if identity else PROJECT
-        except OptmemError:
-            self.project = PROJECT
+        self.project = session_project(
+            kwargs, self.vault.settings.projects if configured is None or configured.is_dir() else None
+        )
+        self.missing = None
+        if configured is not None and not configured.is_dir() and fsio.outside(configured, self.home) is not None:
+            # a folder a person named outside HERMES_HOME that is not there (an unmounted disk, a
+            # typo): never made anew as an empty vault; the session's writes wait in the spool
+            self.missing = configured
+            self._tell(
+                f"the OptMem vault {configured} does not exist: nothing is recalled, and this session's "
+                f"turns wait in {self.home / SPOOL} until it does — mount it, or create it with "
+                f"`optmem init {configured}`, or name another in {self.home / CONFIG} / OPTMEM_VAULT"
+            )
+            return
+        ensure_layout(self.vault)  # an agent's memory that is still empty is a vault, not an error
+        if self.writes:
+            self._drain()
+
+    def _tell(self, message: str, *, error: bool = False) -> None:
+        """Say `message` through Hermes' logging (and its terminal warning, when it gave one)."""
+        (logger.error if error else logger.warning)("optmem: %s", message)
+        if self._warn is not None:
+            try:
+                self._warn(f"OptMem: {message}")
+            except Exception:  # noqa: BLE001 — (Hermes' callback: the message is logged above)
+                pass
+
+    def _present(self) -> bool:
+        """Whether the vault is there to read and write (a missing one may have been mounted since)."""
+        if self.missing is not None and self.missing.is_dir():
+            from optmem.vault import ensure_layout
+
+            self.missing = None
+            ensure_layout(self.vault)
+        return self.missing is None
 
     def system_prompt_block(self) -> str:
         return (
@@ -202,12 +326,19 @@ class Provider:
 
     # -- recall -----------------------------------------------------------------------------------
     def _context(self, query: str) -> str:
+        """Context for `query` — nothing when the vault holds nothing for it (no empty fence); in
+        a shared vault without the hot files, which Hermes' own memory block already shows."""
         from optmem import context
 
-        try:
-            return context.build(self.vault, query=query.strip() or None, budget=CONTEXT_BUDGET).text
+        if not self._present():
+            return ""
+        try:  # (a vault of its own: recall runs in a thread beside the turn's writes)
+            ctx = context.build(
+                self.warm.vault(), query=query.strip() or None, budget=CONTEXT_BUDGET, hot=not self._shared()
+            )
         except (OptmemError, UnicodeError):
             return ""  # (recall that cannot be had this turn: the turn goes on without it)
+        return ctx.text if any(s["items"] or s["omitted"] for s in ctx.sections) else ""
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
         with self._lock:
@@ -233,26 +364,20 @@ class Provider:
         session_id: str = "",
         messages: list[dict[str, Any]] | None = None,
     ) -> None:
-        from optmem import log
-
         if not self.writes or _trivial(user_content, assistant_content):
             return
-        if any(_unsafe(side) for side in (user_content, assistant_content)):
-            return  # scanned as written (a pasted transcript's role markers start lines): not kept
+        for side in (user_content, assistant_content):
+            rule = _unsafe(side)
+            if rule:  # scanned as written (a pasted transcript's role markers start lines)
+                self._tell(f"a turn of session {session_id or self.session_id} was not kept: it trips {rule}")
+                return
         # one line, no role markers (which read as a forged conversation turn to the scanner)
-        text = f"Asked: {' '.join(user_content.split())} — Answered: {' '.join(assistant_content.split())}"
-        limit = self.vault.settings.limits.record_bytes  # (a long turn is kept whole up to it)
-        text = text.encode("utf-8")[: max(200, limit - 64)].decode("utf-8", "ignore")
-        try:
-            log.append(
-                self.vault,
-                log.Draft(text, tier="chat", session=session_id or self.session_id or None, source="hermes"),
-            )
-        except (OptmemError, UnicodeError):
-            pass  # a turn the write gate refuses (a secret, an injection) is not kept; the session goes on
+        limit = self.vault.settings.limits.record_bytes if self.missing is None else 64 * 1024
+        self._write(
+            {"turn": turn_text(user_content, assistant_content, limit), "session": session_id or self.session_id}
+        )
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        from optmem import handoff
         from optmem.integrations.claude_code import report_lines
 
         if not self.writes:
@@ -267,18 +392,127 @@ class Provider:
         if not asked and not done and not open_items:
             return
         note = f"goal: {' '.join(asked[0].split())[:240]}" if asked else None
+        self._write(
+            {
+                "handoff": self.project,
+                "done": list(dict.fromkeys(done))[-5:],
+                "next": list(dict.fromkeys(open_items))[-5:],
+                "note": note,
+                "session": self.session_id,
+            }
+        )
+
+    def on_delegation(self, task: str, result: str, *, child_session_id: str = "", **kwargs: Any) -> None:
+        """A subagent's task and what came back, kept as a turn of this session."""
+        self.sync_turn(task, result, session_id=self.session_id)
+
+    def on_session_switch(
+        self,
+        new_session_id: str,
+        *,
+        parent_session_id: str = "",
+        reset: bool = False,
+        rewound: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        self.session_id = new_session_id or self.session_id
+        with self._lock:
+            self._cache = {}  # (a prefetch made for the session left behind)
+
+    def backup_paths(self) -> list[str]:
+        """The vault, when it lives outside HERMES_HOME (`hermes backup` walks only that)."""
+        vault = vault_path(self.home)
+        return [] if fsio.outside(vault, self.home) is None else [str(vault)]
+
+    def _write(self, entry: dict[str, Any]) -> None:
+        """Write one turn or handoff — after what the spool holds, which goes first. What the vault
+        cannot take now is spooled (and logged); what it refuses for what it says is logged."""
+        if self._drain():
+            try:
+                self._store(entry)
+                return
+            except (OptmemError, UnicodeError, OSError) as err:
+                if not _transient(err):
+                    self._tell(f"a {_what(entry)} of session {entry.get('session')} was not kept: {err}")
+                    return
+                reason = str(err)
+        else:
+            reason = "earlier writes still wait in the spool"
+        import time
+
+        entry["at"] = time.time()
         try:
+            fsio.append_lines(
+                self.home / SPOOL, [json.dumps(entry, ensure_ascii=False).encode("utf-8")], within=self.home
+            )
+        except OptmemError as err:  # (HERMES_HOME itself cannot be written: nothing is left but the log)
+            self._tell(f"a {_what(entry)} of session {entry.get('session')} is lost: {reason}; and {err}", error=True)
+            return
+        self._tell(f"a {_what(entry)} waits in {self.home / SPOOL} (the next write that succeeds stores it): {reason}")
+
+    def _store(self, entry: dict[str, Any]) -> None:
+        from optmem import handoff, log
+
+        if not self._present():
+            raise VaultMissing(f"the vault {self.missing} does not exist (an unmounted disk?)")
+        extra = {"said_at": entry["at"]} if "at" in entry else None  # (a spooled write: when it was said)
+        if "memory" in entry:
+            from optmem import memory
+
+            try:
+                memory.apply(self.vault, entry["ops"], target=str(entry["memory"]), source="hermes")
+            except (NotFound, NoMatch, NearDuplicate, OverLimit) as err:  # (held already, or no more)
+                logger.info("optmem: a memory-tool %s was not mirrored: %s", entry["ops"][0], err)
+        elif "turn" in entry:
+            draft = log.Draft(
+                entry["turn"],
+                tier="chat",
+                session=entry.get("session") or None,
+                source="hermes",
+                origin="agent",
+                extra=extra,
+            )
+            log.append(self.vault, draft)
+        else:
             handoff.write(
                 self.vault,
-                self.project,
-                done=list(dict.fromkeys(done))[-5:],
-                next=list(dict.fromkeys(open_items))[-5:],
-                note=note,
+                str(entry["handoff"]),
+                done=entry.get("done"),
+                next=entry.get("next"),
+                note=entry.get("note"),
                 source="hermes",
-                session=self.session_id or None,
+                session=entry.get("session") or None,
             )
-        except (OptmemError, UnicodeError):
-            pass  # (a handoff the gate refuses is not written; the session still ends)
+
+    def _drain(self) -> bool:
+        """Store what the spool holds, in order; whether it is empty now. One process drains at a
+        time (the others find it busy and spool behind it); an entry the vault refuses for what it
+        says is logged and dropped, one it cannot take now stops the drain."""
+        path = self.home / SPOOL
+        if not path.exists():
+            return True
+        try:
+            with fsio.exclusive_lock(self.home / (SPOOL + ".lock"), 0.5, within=self.home):
+                raw = fsio.read_text(path, within=self.home, limit=SPOOL_BYTES) or ""
+                entries = [json.loads(line) for line in raw.splitlines() if line.strip()]
+                for i, entry in enumerate(entries):
+                    try:
+                        self._store(entry)
+                    except (OptmemError, UnicodeError, OSError) as err:
+                        if _transient(err):
+                            rest = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries[i:])
+                            fsio.atomic_write(path, rest, within=self.home)
+                            return False
+                        self._tell(f"a spooled {_what(entry)} of session {entry.get('session')} was not kept: {err}")
+                fsio.remove_file(path)
+                if entries:
+                    logger.info("optmem: %d spooled write(s) stored", len(entries))
+                return True
+        except (OptmemError, ValueError) as err:
+            if not isinstance(err, ValueError) and _transient(err):
+                return False  # (another process drains it now)
+            self._tell(f"the spool {path} cannot be read: {err}; move it aside to go on", error=True)
+            return False
 
     def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
         """The facts worth keeping through a compression: what OptMem holds that the messages about
@@ -287,13 +521,13 @@ class Provider:
         return self._context(said)
 
     def on_memory_write(self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None) -> None:
-        from optmem import memory
         from optmem.follow import follow_hot
 
         if target not in ("memory", "user") or not self.writes:
             return
         if self._shared():
-            follow_hot(self.vault)  # Hermes wrote the very file: journal its edit
+            if self._present():
+                follow_hot(self.vault)  # Hermes wrote the very file: journal its edit
             return
         old = (metadata or {}).get("old_text")
         ops: list[dict[str, Any]]
@@ -305,10 +539,7 @@ class Provider:
             ops = [{"op": "remove", "old": old}]
         else:
             return
-        try:
-            memory.apply(self.vault, ops, target=target, source="hermes")
-        except (OptmemError, UnicodeError):
-            pass  # (an entry the vault holds already, or no longer holds: nothing to mirror)
+        self._write({"memory": target, "ops": ops, "session": self.session_id})
 
     def _shared(self) -> bool:
         """Whether the vault's hot files are Hermes' own (the vault is `$HERMES_HOME/memories`)."""
@@ -340,13 +571,18 @@ class Provider:
                 if isinstance(value, str):
                     value.encode("utf-8")  # (a lone surrogate: refused below, as every other refusal)
             if tool_name == "optmem_search":
-                found = search.search(self.vault, str(args.get("query") or ""), limit=int(args.get("limit") or 8))
+                query, limit = str(args.get("query") or ""), int(args.get("limit") or 8)
+                found = search.search(self.warm.vault(), query, limit=limit)
                 return _ok(found.to_json())
             if not self.writes:
                 raise UsageError("this agent context does not write to memory (only the primary agent does)")
             if tool_name == "optmem_correct":
                 done = facts.correct(
-                    self.vault, str(args.get("target") or ""), str(args.get("text") or ""), source="hermes"
+                    self.vault,
+                    str(args.get("target") or ""),
+                    str(args.get("text") or ""),
+                    source="hermes",
+                    origin="agent",
                 )
                 return _ok({"id": done.id, "corrects": done.corrects, "record": done.record})
             gone = log.forget(
@@ -362,6 +598,10 @@ class Provider:
         for thread in self._threads:
             thread.join(timeout=10)
         self._threads.clear()
+        if self.writes and self.vault is not None:
+            self._drain()
+        if self.warm is not None:
+            self.warm.close()
 
 
 def provider() -> Any:
@@ -376,8 +616,29 @@ def provider() -> Any:
 
 
 def register(ctx: Any) -> None:
-    """Hermes' plugin entry: `ctx.register_memory_provider(provider)` (folder plugin and entry point)."""
+    """Hermes' plugin entry: `ctx.register_memory_provider(provider)` (folder plugin and entry point).
+    An older Hermes than the interface this provider follows is told so in its log."""
+    older = hermes_too_old()
+    if older:
+        logger.warning(
+            "optmem: Hermes Agent %s is older than %s, the provider interface this plugin follows", older, NEEDS
+        )
     ctx.register_memory_provider(provider())
+
+
+NEEDS = ".".join(map(str, HERMES_NEEDED))
+
+
+def hermes_too_old() -> str | None:
+    """The installed hermes-agent's version when it is older than `HERMES_NEEDED` (else None)."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("hermes-agent")
+    except metadata.PackageNotFoundError:
+        return None
+    parts = tuple(int(p) if p.isdigit() else 0 for p in version.split(".")[:3])
+    return version if parts < HERMES_NEEDED else None
 
 
 PLUGIN_INIT = '''"""OptMem as Hermes Agent's memory provider (written by `optmem hermes install`).
@@ -391,12 +652,15 @@ PLUGIN_YAML = """name: optmem
 version: {version}
 description: "OptMem — memory in plain files: corrections supersede, locked rules, Chinese and English
   search, no model needed."
+requires_hermes: ">={needs}"  # agent/memory_provider.py as Hermes Agent {needs} defines it
 pip_dependencies:
   - optmem
 hooks:
   - on_session_end
+  - on_session_switch
   - on_pre_compress
   - on_memory_write
+  - on_delegation
 """
 
 
@@ -409,7 +673,7 @@ def install(hermes_home: Path, *, shared: bool = False) -> dict[str, Any]:
     folder = hermes_home / "plugins" / NAME
     fsio.ensure_dir(folder)
     fsio.atomic_write(folder / "__init__.py", PLUGIN_INIT, within=hermes_home)
-    fsio.atomic_write(folder / "plugin.yaml", PLUGIN_YAML.format(version=__version__), within=hermes_home)
+    fsio.atomic_write(folder / "plugin.yaml", PLUGIN_YAML.format(version=__version__, needs=NEEDS), within=hermes_home)
     written = [str(folder / "__init__.py"), str(folder / "plugin.yaml")]
     if shared:
         config = hermes_home / CONFIG

@@ -24,7 +24,7 @@ from optmem.record import holds_lone_surrogate
 
 # tool name → the CLI command it runs, and the command's parameters it does not expose
 TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "search": ("search", ()),
+    "search": ("search", ("include_held",)),  # what is held in quarantine never reaches an agent
     "append": ("append", ("agent",)),  # a guess is marked by its confidence (below)
     "touch": ("touch", ()),
     "conflicts": ("conflicts", ()),
@@ -141,14 +141,23 @@ def argv(command: str, params: list[Any], values: dict[str, Any]) -> list[str]:
     return [*command.split(" "), *opts, "--", *args]
 
 
+AGENT_ORIGINS = ("agent", "tool")  # what an agent's write says it is over MCP (`optmem.quarantine`)
+
+
 def agent_refusal(values: dict[str, Any]) -> OptmemError | None:
-    """What an agent may not do through MCP: write a redline. A redline is a locked rule at the
-    top of every future context; an injected agent must not be able to plant one, so redlines
-    come from people, through the CLI."""
+    """What an agent may not do through MCP: write a redline, or speak as someone else. A
+    redline is a locked rule at the top of every future context; an injected agent must not be
+    able to plant one, so redlines come from people, through the CLI. What an agent writes is the
+    agent's (`origin` agent), or a tool's output it saved (`origin` tool) — never the user's."""
     if values.get("redline") or values.get("tier") == "redline":
         return UsageError(
             "redlines come from people: over MCP an agent cannot write one — ask the "
             "user to run `optmem append --redline …` (or `optmem correct … --redline`)"
+        )
+    if values.get("origin") not in (None, *AGENT_ORIGINS):
+        return UsageError(
+            f"origin {quote(str(values['origin']))}: over MCP a write is the agent's (agent, the default) or a "
+            "tool's or web page's output the agent saved (tool); nothing was written"
         )
     return None
 
@@ -158,10 +167,14 @@ def _tool(
 ) -> Callable[..., str]:
     """A function with the command's parameters as its signature, for the MCP SDK to describe."""
 
+    names = {_arg_name(p) for p in params}
+
     def tool(**values: Any) -> Any:
         refusal = agent_refusal(values)
         if refusal is not None:
             return as_result(refuse(refusal))
+        if "origin" in names:  # an agent's write says so
+            values = {**values, "origin": values.get("origin") or "agent"}
         try:
             line = argv(command, params, values)
         except OptmemError as err:
@@ -182,10 +195,10 @@ def _tool(
 def as_result(text: str) -> Any:
     """A tool's result: the command's JSON as text and as structured content, with isError set
     when the command refused (its JSON says "ok": false). Stored text goes to a model here, so the
-    text is fenced and every string defused (`optmem.fence`), the structured content too."""
+    text is fenced and every string defused (`optmem.safety.fence`), the structured content too."""
     import json
 
-    from optmem.fence import Body, defuse_all, wrap
+    from optmem.safety.fence import Body, defuse_all, wrap
 
     try:
         obj = defuse_all(json.loads(text))
@@ -310,6 +323,11 @@ def _nearest(word: str, names: list[str]) -> str:
 HOT_ACTIONS = {"add": "add", "replace": "replace", "remove": "remove", "show": "read"}  # command → memory action
 _CLI_SPAN = re.compile(r"`optmem ((?:handoff )?[a-z][a-z-]*)([^`]*)`")
 _UNSAFE = re.compile(r"(?:,? ?or )?pass --allow-unsafe(?: (?:to|if) [^;.)]*)?")
+# the command line picks a hot entry by id or takes the first match; the memory tool, by its words
+_HOT_PICK = re.compile(r",? --id ID,? or --first to edit the first match")
+# `context`'s own asks (never the stored text between them): the tool that settles a conflict
+_ASK = re.compile(r"Ask the user, then `optmem resolve ([^`\s]+) --keep ID`")
+_MORE = re.compile(r"\(and (\d+) more: optmem conflicts\)")
 
 
 class Advice:
@@ -327,6 +345,7 @@ class Advice:
         self.arguments = {p.name for command in self.tools for p in commands[command].params if p.name not in NEVER}
 
     def __call__(self, message: str) -> str:
+        message = _HOT_PICK.sub(" in old_text (the memory tool picks an entry by its words)", message)
         message = _UNSAFE.sub(
             " — an agent cannot store it anyway: rephrase it, or ask the user (only the command line may "
             "override the scan)",
@@ -379,6 +398,11 @@ class Advice:
             if isinstance(err.get("message"), str):
                 err["message"] = self(err["message"])
             return json.dumps(obj, ensure_ascii=False)
+        if isinstance(obj, dict) and isinstance(obj.get("text"), str) and "budget" in obj:  # `context`
+            told = obj["text"]
+            said = _ASK.sub(r"Ask the user, then call the `resolve` tool with key=\1, keep=ID", told)
+            obj["text"] = _MORE.sub(r"(and \1 more: the `conflicts` tool lists them)", said)
+            return json.dumps(obj, ensure_ascii=False) if obj["text"] != told else text
         return text
 
 

@@ -3,7 +3,11 @@
 The vault is its own git repository (or a worktree of a branch of its own), split into one log
 file per writer (`optmem segment`, run here when it has not been). A sync, in stages:
 
-1. finish what an interrupted sync left: a merge whose files are all merged is committed;
+1. finish what an interrupted sync left (its note in `.cache/sync-merge.json`, written before
+   git merges): a git merge it left running is waited for; a merge git itself did not live to
+   finish (killed with it) is undone — its index lock removed, the files it touched put back —
+   and done again below; a merge whose files are all merged is committed; and what that merge
+   brought in is reported by this sync, counted from where the interrupted one began;
 2. commit this clone's changes to the vault (its own log files, recalls, hot files, tree);
 3. fetch the remote branch and merge it: log files only gain lines or arrive whole (no file has
    two writers), hot files merge entry by entry (the merge driver), the summary tree and
@@ -18,11 +22,14 @@ file per writer (`optmem segment`, run here when it has not been). A sync, in st
 
 Every stage is safe to interrupt: git's own steps are atomic or are finished by the next sync,
 and records are keyed by id, so nothing is lost or doubled. The git processes run in a session
-of their own: killing sync does not kill a git step half-way.
+of their own: killing sync does not kill a git step half-way. Git is read by exit codes and
+plumbing output, never by its messages (which speak the user's language): a branch the remote
+lacks is `ls-remote --exit-code`'s answer, a remote that moved is a fetch that is no ancestor.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -79,12 +86,21 @@ class _Git:
                     if f"GIT_{who}_{part}" not in os.environ:
                         self.env[f"GIT_{who}_{part}"] = value
 
-    def run(self, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, check: bool = True, timeout: float = 300, started: Callable[[int], None] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         try:
             # fsmonitor, pager and editor off, the vault repository's own hooks on (`gitstate`);
             # a killed sync leaves its git step to finish
             res = gitstate.run(
-                self.root, *args, env=self.env, reading=False, timeout=timeout, own_session=True, hooks=True
+                self.root,
+                *args,
+                env=self.env,
+                reading=False,
+                timeout=timeout,
+                own_session=True,
+                hooks=True,
+                started=started,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             raise SyncFailed(f"git {args[0]} could not run ({exc}); nothing was changed by it") from exc
@@ -161,16 +177,20 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
     report = SyncReport(remote, branch, layout.writer(vault.root), segmented_now=segmented_now)
     install_merge_driver(vault)
     with vault.lock():  # a merge rewrites hot files: no add or replace meanwhile
+        resumed = _resume(git, vault, say)
         _finish_merge(git, report, say)
-    conflicts_before = _conflict_names(vault)
+    conflicts_before = set(resumed["conflicts"]) if resumed else _conflict_names(vault)
     report.committed = _commit(git, vault, say)
-    before = _sizes(vault)
+    before = dict(resumed["before"]) if resumed else _sizes(vault)
+    if resumed:
+        report.merged = "head" in resumed and git.head() != resumed["head"]
+    note = _Note(vault, resumed, before, conflicts_before)
     remote_ref = f"refs/remotes/{remote}/{branch}"
     for attempt in range(PUSH_TRIES):
         say(f"fetching {remote}/{branch}")
         fetched = git.run("fetch", "--quiet", remote, branch, check=False)
         exists = fetched.returncode == 0
-        if not exists and not _missing_branch(fetched.stderr):
+        if not exists and not _missing_branch(git, remote, branch):
             raise SyncFailed(
                 f"git fetch {remote} {branch} failed: {fetched.stderr.strip()[:600]}; what is stored is "
                 "unchanged — run `optmem sync` again when the remote can be reached"
@@ -179,7 +199,7 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
             if not git.head() or not git.ok("merge-base", "--is-ancestor", remote_ref, "HEAD"):
                 say(f"merging {remote}/{branch}")
                 with vault.lock():  # a merge rewrites hot files: no add or replace meanwhile
-                    _merge(git, remote_ref, report)
+                    _merge(git, remote_ref, report, note)
                 report.merged = True
         if exists and git.head() == git.out("rev-parse", remote_ref):
             break  # nothing of ours the remote lacks
@@ -192,7 +212,7 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
             report.pushed = True
             git.run("update-ref", remote_ref, "HEAD", check=False)
             break
-        if attempt == PUSH_TRIES - 1 or not _moved(pushed.stderr):
+        if attempt == PUSH_TRIES - 1 or not _moved(git, remote, branch, remote_ref):
             raise SyncFailed(
                 f"git push {remote} {branch} was refused: {pushed.stderr.strip()[:600]}; this clone's records "
                 "are committed here and go out with the next `optmem sync`"
@@ -200,19 +220,110 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
         report.retries += 1
         say(f"the remote moved meanwhile; merging again (try {attempt + 2} of {PUSH_TRIES})")
     _after_merge(vault, before, report, conflicts_before, say)
+    note.done()  # reported: the next sync has nothing to finish
     report.noop = not (report.committed or report.merged or report.pushed or segmented_now)
     return report
 
 
-def _missing_branch(stderr: str) -> bool:
-    """A fetch of a branch the remote does not have yet (the first push makes it)."""
-    return "couldn't find remote ref" in stderr or "could not find remote ref" in stderr.lower()
+JOURNAL = "sync-merge.json"  # in .cache/: a merge begun, for the sync after an interrupted one
 
 
-def _moved(stderr: str) -> bool:
-    """A push refused because the remote has commits this clone lacks (else: a real failure)."""
-    words = ("non-fast-forward", "fetch first", "rejected", "stale info", "cannot lock ref")
-    return any(w in stderr for w in words)
+class _Note:
+    """The note a sync keeps while it merges (`.cache/sync-merge.json`): where it began (the
+    log files' sizes, the open conflicts), the commits it merges, and git's process id — what
+    the next sync needs to finish an interrupted one and report what came in."""
+
+    def __init__(self, vault: Vault, resumed: dict[str, Any] | None, before: dict[str, int], conflicts: set[str]):
+        self.path = vault.cache(JOURNAL)
+        self.vault = vault
+        self.data: dict[str, Any] = {"before": before, "conflicts": sorted(conflicts)}
+        self.kept = resumed is not None  # an interrupted sync's note stays until this one reports
+
+    def merging(self, head: str, theirs: str, pid: int | None = None) -> None:
+        self.data.update({"head": head, "theirs": theirs, "pid": pid})
+        fsio.atomic_write(self.path, json.dumps(self.data), within=self.vault.root)
+        self.kept = True
+
+    def refused(self) -> None:
+        """Git refused to start the merge (it changed nothing): nothing to finish or undo."""
+        for name in ("head", "theirs", "pid"):
+            self.data.pop(name, None)
+        fsio.atomic_write(self.path, json.dumps(self.data), within=self.vault.root)
+
+    def done(self) -> None:
+        if self.kept:
+            fsio.remove_file(self.path)
+
+
+def _read_note(vault: Vault) -> dict[str, Any] | None:
+    path = vault.cache_dir / JOURNAL
+    try:
+        raw = fsio.read_text(path, within=vault.root) if path.is_file() else None
+        data = json.loads(raw) if raw else None
+    except (OptmemError, ValueError):
+        return None  # unreadable: this sync counts from where it begins
+    if not isinstance(data, dict) or not isinstance(data.get("before"), dict):
+        return None
+    data["conflicts"] = [c for c in data.get("conflicts") or [] if isinstance(c, str)]
+    data["before"] = {k: v for k, v in data["before"].items() if isinstance(v, int)}
+    return data
+
+
+def _resume(git: _Git, vault: Vault, say: Say) -> dict[str, Any] | None:
+    """The note of a sync interrupted while it merged (None when there is none): a git merge it
+    left running is waited for; one git did not live to finish (no MERGE_HEAD, HEAD where the
+    merge began, git's index lock left behind: git holds it from before it merges until the
+    index is written) is undone, to be done again by this sync — the lock, which no process
+    holds, removed, and every file the merge may have written put back as HEAD has it (this
+    writer's own log files aside: a merge never writes them)."""
+    import time
+
+    data = _read_note(vault)
+    if data is None:
+        return None
+    pid = data.get("pid")
+    if isinstance(pid, int) and gitstate.running(pid):
+        say("waiting for the git merge an interrupted sync left running")
+        end = time.monotonic() + SYNC_WAIT
+        while gitstate.running(pid):
+            if time.monotonic() > end:
+                raise SyncFailed(
+                    f"the git merge an interrupted sync started (process {pid}) still runs after "
+                    f"{SYNC_WAIT:.0f} s; let it finish (or stop it), then run `optmem sync` again; nothing was changed"
+                )
+            time.sleep(0.05)
+    git_dir = Path(git.out("rev-parse", "--absolute-git-dir"))
+    head, theirs = data.get("head"), data.get("theirs")
+    if (git_dir / "MERGE_HEAD").exists() or not isinstance(theirs, str) or git.head() != (head or ""):
+        return data  # git finished it (committed, or stopped on files `_finish_merge` settles)
+    if not (git_dir / "index.lock").exists():
+        return data  # git never began writing (killed before it ran): merged again below, as it is
+    say("redoing the merge an interrupted sync left half-done")
+    (git_dir / "index.lock").unlink()  # its owner, the merge, is gone
+    own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
+    out = git.run("diff", "--name-only", "-z", "--no-renames", head or theirs, theirs, check=False).stdout
+    for path in (p for p in out.split("\0") if p and not p.startswith(own)):
+        if head and git.ok("cat-file", "-e", f"{head}:{path}"):
+            git.run("checkout", head, "--", path)
+        else:  # new on their side: what git wrote of it goes
+            git.run("rm", "--quiet", "--cached", "--ignore-unmatch", "--", path)
+            (git.root / path).unlink(missing_ok=True)
+    return data
+
+
+def _missing_branch(git: _Git, remote: str, branch: str) -> bool:
+    """Whether the remote lacks the branch (the first push makes it): `ls-remote --exit-code`
+    says so by its exit code (2), in whatever language git speaks."""
+    res = git.run("ls-remote", "--exit-code", "--heads", remote, f"refs/heads/{branch}", check=False)
+    return res.returncode == 2
+
+
+def _moved(git: _Git, remote: str, branch: str, remote_ref: str) -> bool:
+    """Whether a refused push was refused because the remote has commits this clone lacks (else:
+    a real failure): fetched again, the remote's branch is no ancestor of HEAD."""
+    if git.run("fetch", "--quiet", remote, branch, check=False).returncode != 0:
+        return False  # the remote cannot be read: the refusal stands as git gave it
+    return not git.ok("merge-base", "--is-ancestor", remote_ref, "HEAD")
 
 
 def _finish_merge(git: _Git, report: SyncReport, say: Say) -> None:
@@ -265,14 +376,32 @@ def _conclude(git: _Git) -> None:
     git.run("commit", "--quiet", "--no-edit", "--no-verify")
 
 
-def _merge(git: _Git, ref: str, report: SyncReport) -> None:
+def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
+    # noted first: a sync killed from here on is finished (or done again) by the next one
+    head, theirs = git.head(), git.out("rev-parse", ref)
+    note.merging(head, theirs)
     # two clones that each began the vault before their first sync have no common commit: their
     # files still merge (the log by file, hot files by entry)
-    res = git.run("merge", "--quiet", "--no-edit", "--no-verify", "--allow-unrelated-histories", ref, check=False)
+    res = git.run(
+        "merge",
+        "--quiet",
+        "--no-edit",
+        "--no-verify",
+        "--allow-unrelated-histories",
+        ref,
+        check=False,
+        started=lambda pid: note.merging(head, theirs, pid),
+    )
     if res.returncode == 0:
         return
     git_dir = Path(git.out("rev-parse", "--absolute-git-dir"))
+    if res.returncode < 0:  # git was killed (out of memory, …): the next sync does the merge again
+        raise SyncFailed(
+            f"git merge {ref} was stopped by signal {-res.returncode}; run `optmem sync` again: it puts back "
+            "what the merge had written and merges again"
+        )
     if not (git_dir / "MERGE_HEAD").exists():  # not a conflict: git refused to start (dirty files, …)
+        note.refused()
         raise SyncFailed(f"git merge {ref} failed: {(res.stderr or res.stdout).strip()[:600]}; nothing was merged")
     _settle_derived(git, report)
     _conclude(git)
@@ -368,6 +497,7 @@ def _conflicts(vault: Vault) -> list[dict[str, Any]]:
 
     return [
         {"name": c.name, "key": c.key, "domain": c.domain, "ids": [v["id"] for v in c.values]}
+        | ({"file": c.file} if c.file else {})
         for c in facts.conflicts(vault)
     ]
 

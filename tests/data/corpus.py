@@ -35,6 +35,21 @@ def generalise_payloads() -> list[dict[str, str]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def blind_attacks() -> list[dict[str, str]]:
+    """The blind corpus (blind_safety/, see its README): 279 injections and 112 secrets written by
+    someone who never saw the scanner, its rules or its tests — memory poisoning of every kind
+    in 25 languages, split attacks, obfuscations; fields id, kind, lang, text, goal, group."""
+    with (HERE / "blind_safety" / "attacks.jsonl").open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def blind_notes() -> list[dict[str, object]]:
+    """The blind corpus's 337 notes that must be kept (100 hard: security notes quoting attacks,
+    documented example keys, local default logins, real imperatives to one's own agent)."""
+    with (HERE / "blind_safety" / "notes.jsonl").open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 def developer_notes() -> list[str]:
     """Ordinary developer notes that sit next to those classes (scan_generalise/notes.txt): tokens
     and keys without values, password policies, system-prompt design, placeholder keys in code,

@@ -307,10 +307,10 @@ JWT = (
     + base64.urlsafe_b64encode(b'{"sub":"fake-user-0000","name":"Fake Example"}').decode().rstrip("=")
     + ".FAKEsignature0000000000000000000000000000_x"
 )
-AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq3Rk8Tw2K"
 secrets_rows = [
     ("AWS key for the staging bucket: AKIAFAKEFAKE00000000", "AWS access key id"),
-    ("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AWS access key id in env"),
+    ("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7QZ4RW2T", "AWS access key id in env"),
     ("aws_access_key_id = ASIAFAKE0000EXAMPLE0", "AWS temporary key id"),
     (f"aws_secret_access_key = {AWS_SECRET}", "AWS secret access key (ini)"),
     (f"export AWS_SECRET_ACCESS_KEY={AWS_SECRET}", "AWS secret access key (env)"),
@@ -361,7 +361,7 @@ secrets_rows = [
     ("mysql://root:FakeRootPw99@127.0.0.1:3306/shop", "password in a mysql URL"),
     ("mongodb+srv://admin:fakepass123@cluster0.example.net/test", "password in a mongodb+srv URL"),
     ("REDIS_URL=redis://:fakeRedisPass0@cache:6379/0", "password in a redis URL (empty user)"),
-    ("amqp://guest:guest@localhost:5672/", "default credentials in an AMQP URL"),
+    ("amqp://guest:FakeGuest42@localhost:5672/", "credentials in an AMQP URL"),
     ("git clone https://deploy:ghs_fakeFAKE000@git.example.com/acme/webapp.git", "credentials in a git URL"),
     ("ftp://backup:Fake-Backup-2024@ftp.example.org/dumps", "password in an FTP URL"),
     ("smtp://mailer:fake%40pass00@smtp.example.com:587", "percent-encoded password in an SMTP URL"),
@@ -490,7 +490,7 @@ PROBE_1_SECRET = [
     "Authorization: token ghp_FAKEfake0000000000000000000000000000",
     "openai key sk-FAKEfake00000000000000000000000000000000000",
     'PRIVATE_KEY="-----BEGIN EC PRIVATE KEY-----\\nMHc..."',
-    "aws secret access key: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "aws secret access key: wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq3Rk8Tw2K",
     "my github token is ghp_FAKEfake0000000000000000000000000000",
     "smtp password: Fake$mtp2024",
 ]

@@ -1,0 +1,108 @@
+"""Quarantine and provenance: what the scanner flags is held for a person, not refused; and
+every record says where it came from.
+
+* **Quarantine.** A write the scanner flags as a possible injection (`kind_of` the rule is
+  `injection`) is stored with the rule that fired (`record.held`) and is `held` in the effective
+  view (`view.Status.HELD`): out of `context`, hot memory, default `search` and every MCP result
+  until a person releases it (a `release` bookkeeping line) or forgets it. A secret
+  is still refused: a stored secret is the harm itself. `--allow-unsafe` stores a flagged text
+  unheld (the user's explicit word). `optmem.review` lists what is held and releases it. A
+  hot-memory write cannot be held — a hot file is injected whole into every prompt — so it is
+  refused with the advice to `append` it (held) instead.
+* **Provenance.** `record.origin`: `user`, `agent`, `tool` (a tool's or a web page's output an
+  agent saved), `import:<tool>`, `sync`; a record without it (written before provenance, or typed
+  by hand) is not recorded (`None`) and reads as first-hand, as such records always did. What
+  came from outside the conversation (`secondhand`) is fenced apart in `context`, ranks a little
+  below what was said (`ranking.SECONDHAND_FACTOR`), and becomes a redline or hot memory only by
+  a person (`refuse_promotion`).
+"""
+
+import re
+
+from optmem.errors import NeedsPerson, UsageError, quote
+
+
+def kind_of(rule: str) -> str:
+    """`secret` (refused) or `injection` (held) — what a rule of the scanner finds
+    (`optmem.safety.scan.kind_of`)."""
+    from optmem.safety import scan
+
+    return str(scan.kind_of(rule))
+
+
+# -- provenance ---------------------------------------------------------------------------------
+FIRST_HAND = ("user", "agent")  # said in the conversation: by the person, or by the agent itself
+ORIGINS = ("user", "agent", "tool", "sync")  # and import:<tool>
+_IMPORT = re.compile(r"import:[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def check_origin(origin: str | None) -> str | None:
+    """A valid origin (or None: not given), else a usage error naming the choices."""
+    if origin is None or origin in ORIGINS or _IMPORT.fullmatch(origin):
+        return origin
+    raise UsageError(
+        f"--origin {quote(origin)} is not an origin: give user, agent, tool (a tool's or web page's "
+        "output), sync or import:<tool>; nothing was written"
+    )
+
+
+def secondhand(origin: str | None) -> bool:
+    """Whether a record came from outside the conversation: a tool's output, an import, another
+    clone. (None — not recorded — reads as first-hand, as such records always did.)"""
+    return origin is not None and origin not in FIRST_HAND
+
+
+def found_in(origin: str, day: str) -> str:
+    """Where a second-hand record was found, as the fence says it to an agent."""
+    if origin == "tool":
+        return f"found in a tool result on {day}"
+    if origin.startswith("import:"):
+        return f"imported from {origin[7:]} on {day}"
+    if origin == "sync":
+        return f"came in by sync on {day}"
+    return f"from {origin} on {day}"
+
+
+def refuse_promotion(what: str, origin: str | None, writer: str | None) -> None:
+    """A record of a tool's output, an import or a sync becomes a redline or hot memory only by a
+    person: refused unless the writer says it is the user (`--origin user`)."""
+    if secondhand(origin) and writer != "user":
+        raise NeedsPerson(
+            f"{what} from {origin!s} output is for a person to make: text that came from outside the "
+            "conversation never becomes a locked rule or hot memory by itself — the user runs the "
+            "command with --origin user; nothing was written",
+            origin=origin,
+        )
+
+
+# -- quarantine ---------------------------------------------------------------------------------
+def held_because(rule: str, rid: str) -> str:
+    """Why a record is held, as every surface says it."""
+    return (
+        f"held in quarantine: the scanner's rule {rule!r} flags it as a possible prompt injection; "
+        f"it stays out of context and search until a person reviews it — `optmem release {rid[-8:]}` "
+        f"if it is fine, `optmem forget {rid[-8:]}` if not"
+    )
+
+
+def check_hot(text: str, *, allow_unsafe: bool) -> None:
+    """The scan of a hot-memory write. A hot file is injected whole into every prompt, so nothing
+    in it can wait for review: a possible injection is refused with the advice to `append` it
+    (the log holds it in quarantine for the user), a secret as every write refuses one."""
+    from optmem.errors import UnsafeContent
+    from optmem.safety import scan
+
+    if allow_unsafe:
+        return
+    rule = scan.find(text)
+    if rule is None:
+        return
+    if kind_of(rule) == "secret":
+        scan.check(text)
+    raise UnsafeContent(
+        f"refused: the text trips the security rule {rule!r} (a possible prompt injection), and hot "
+        "memory goes into every prompt whole, so it cannot hold a text under review — `optmem append` "
+        "it instead (the log keeps it held until you `optmem release` it), or pass --allow-unsafe if "
+        "it is really meant for hot memory",
+        rule=rule,
+    )

@@ -1,0 +1,526 @@
+"""Injection by concept, in many languages: one table of concepts × languages (`TABLE`, one row per
+concept per language), and shapes no language needs (`SHAPES`: a link whose URL carries template
+fields or data, a shell pipe from the network, a dump of the environment, a tool's call).
+
+A text (its spoken reading: NFKC, case-folded, every script's own letters) is searched once for
+every word of the table (Aho–Corasick); a word counts at a word start in scripts written with
+spaces and anywhere in scripts without them (Chinese, Japanese, Thai) or with prefixes (Arabic,
+Hebrew). A finding is a set of concepts that occur together within `WINDOW` characters
+(`FINDINGS`): dismissing + instructions + earlier ones; showing + instructions + earlier or
+hidden ones; a new persona + lifted limits; skipping the user's check + a risky act; sending +
+a secret or the conversation + a destination outside.
+"""
+
+import re
+import unicodedata
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    import ahocorasick
+
+WINDOW = 160  # characters: the concepts of a finding occur this close together
+
+# Concepts: dismiss (ignore, override, declare void), earlier (previous, above, original, the
+# system's, your), orders (instructions, prompt, rules), show (reveal, print, send), persona (you
+# are now, from now on, pretend), told (what you were told), lifted (no restrictions, safety off), unchecked (without asking
+# or telling the user, silently), goods (what must not leave: passwords, keys, .env, the chat).
+# Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1.
+TABLE = """
+en show send~it send~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
+en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
+en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
+en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow
+en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number conversation chat~history transcript system~prompt contents~of environment~variable
+zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
+zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
+zh orders 指令 指示 提示词 设定
+zh show 输出 显示 打印 告诉我 泄露 透露 发送 发到 发给 上传
+zh persona 你现在是 从现在开始 现在起 扮演 假装 你的身份
+zh lifted 无限制 不受任何 已被关闭 已被管理员关闭 已关闭 已解除 已禁用 无需审查
+zh unchecked 不需要确认 无需确认 不用确认 不要确认 不必确认 不用告诉 不要告诉 不必告诉 不必向用户 无需征求 静默 悄悄 自动执行
+zh goods 密码 密钥 令牌 凭证 .env 聊天记录 手机号 系统提示词 私钥 id_rsa .ssh
+hi dismiss अनदेखा नज़रअंदाज़ भूल~जाओ भूल~जाएँ उपेक्षा रद्द
+hi earlier पिछले पिछली पहले सभी सिस्टम मूल
+hi orders निर्देश प्रॉम्प्ट
+hi show दिखाएँ दिखाओ बताओ प्रिंट भेज
+hi persona अब~तुम अब~आप अब~से
+hi lifted बंद~हैं प्रतिबंध~हटा बिना~प्रतिबंध
+hi unchecked बिना~पुष्टि बिना~पूछे चुपचाप
+hi goods पासवर्ड ओटीपी otp बैंक~विवरण कुंजी
+es dismiss ignor olvid descart omit haz~caso~omiso deja~de~lado anula no~hagas~caso deja~de~lado dejen~de~lado pasa~por~alto desestim deja~de~seguir no~sigas no~obedezcas ya~no~son~válid ya~no~aplican quedan~anulad
+es earlier anterior previa previo del~sistema original inicial todas todos tus~ de~antes internas ocult secret iniciales precedentes del~desarrollador al~principio de~sistema
+es orders instrucci indicaciones directrices prompt órdenes pautas normas mensaje~de~sistema
+es told lo~que~te~dijeron lo~que~te~han~dicho lo~que~te~indicó lo~que~te~indicaron lo~que~te~ordenaron lo~que~te~pidieron
+es show muestra mostrar revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir
+es persona ahora~eres a~partir~de~ahora finge desde~ahora
+es lifted sin~restricci sin~filtro sin~límite sin~limite está~activado
+es unchecked sin~pedir~confirm sin~confirm sin~preguntar no~lo~menciones sin~avisar en~silencio
+es goods contraseña clave credencial .env token historial
+fr dismiss ignor oubli néglig fais~abstraction ne~tiens~plus~compte passe~outre annul laisse~tomber faites~abstraction faire~abstraction ne~suis~plus arrête~de~suivre écarte ne~s'appliquent~plus sont~obsolètes sont~caduques
+fr earlier précédent anterieur antérieur d'origine initial système toutes tous tes~ vos~ plus~tôt d'avant avant~ ci-dessus du~début au~début secrèt internes cachées du~développeur initiales
+fr orders instruction consigne directive prompt règles~d'avant message~système
+fr told ce~qu'on~t'a~dit ce~qu'on~vous~a~dit ce~qu'on~t'a~demandé
+fr show affiche montre révèle revele imprime dis-moi répète envoie copie recopie divulgue écris donne-les livre
+fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant
+fr lifted sans~restriction sans~filtre sans~limite
+fr unchecked jamais~demander~de~confirmation sans~demander sans~confirm sans~vérification sans~le~dire en~copie~cachée discrètement
+fr goods mot~de~passe clé~ssh clés~ssh identifiant .env jeton
+ar dismiss تجاهل انس تخط ألغ
+ar earlier السابقة السابق جميع النظام الأصلية
+ar orders التعليمات تعليمات موجه
+ar show اعرض أظهر اطبع أرسل اكشف
+ar persona أنت~الآن من~الآن
+ar lifted تم~تعطيل بدون~قيود دون~قيود
+ar unchecked دون~طلب~تأكيد بدون~تأكيد دون~تأكيد دون~إخبار
+ar goods كلمات~مرور كلمة~المرور كلمة~مرور مفتاح
+bn dismiss উপেক্ষা ভুলে~যাও অগ্রাহ্য
+bn earlier আগের পূর্ববর্তী সব সিস্টেম
+bn orders নির্দেশ প্রম্পট
+bn show দেখাও প্রকাশ পাঠাও
+bn persona এখন~থেকে~তুমি এখন~তুমি
+bn lifted সীমাবদ্ধতা~নেই বিধিনিষেধ~ছাড়া
+bn unchecked নিশ্চিত~না~করে না~জিজ্ঞেস
+bn goods পাসওয়ার্ড চাবি
+pt dismiss ignor esqueç esquec desconsider descart deixe~de~lado não~siga pare~de~seguir não~valem~mais
+pt earlier anterior prévia previa do~sistema original inicia todas todos ocultas internas secretas do~desenvolvedor no~início
+pt orders instruç instruc orientaç diretrizes prompt regras
+pt told o~que~te~disseram o~que~lhe~disseram
+pt show mostre mostra revele imprima diga repita envie escreva exiba compartilhe copie
+pt persona agora~você~é agora~voce~e a~partir~de~agora finja
+pt lifted irrestrito sem~restriç sem~filtro
+pt unchecked nunca~peça~confirmação sem~pedir~confirm sem~confirm sem~avisar sem~perguntar cópia~oculta
+pt goods senha chave credencia .env token
+ru dismiss игнорир проигнорир забудь забудьте не~обращай отбрось отмени пренебреги не~следуй перестань~следовать не~выполняй откажись~от больше~не недействительн отменен аннулирован
+ru earlier предыдущ прежн ранее исходн системн все~ всё~ предшествующ прошл первоначальн вышеуказанн скрыт секретн внутренн в~начале
+ru orders системное~сообщение инструкц указани промпт директив правил распоряжени установк подсказк
+ru told что~тебе~говорили что~тебе~сказали что~вам~говорили
+ru show покажи выведи раскрой напечатай повтори отправ процитируй скопируй напиши озвучь перескажи распечатай выдай сообщи назови
+ru persona теперь~ты отныне~ты с~этого~момента притворись
+ru lifted ограничения~сняты без~ограничен без~отказов режим~разработчика
+ru unchecked без~подтвержд без~спрос не~спрашивая не~сообщай молча
+ru goods .ssh парол ключ id_rsa .env credentials учетн токен
+ur dismiss نظرانداز نظر~انداز بھول~جاؤ
+ur earlier پچھلی پچھلے پہلے تمام سسٹم
+ur orders ہدایات ہدایت پرامپٹ
+ur show دکھاؤ دکھائیں بھیج
+ur persona اب~تم اب~سے
+ur lifted پابندی~نہیں بغیر~پابندی
+ur unchecked تصدیق~کے~بغیر بغیر~پوچھے
+ur goods پاس~ورڈ پاسورڈ
+id dismiss abaikan lupakan acuhkan batalkan
+id earlier sebelumnya semua~ sistem asli awal
+id orders instruksi petunjuk prompt
+id show tampilkan tunjukkan cetak ungkapkan kirim
+id persona sekarang~kamu sekarang~anda mulai~sekarang berpura-pura
+id lifted tanpa~batas tanpa~batasan tanpa~filter
+id unchecked tanpa~meminta~pengesahan tanpa~konfirmasi tanpa~meminta~konfirmasi tanpa~bertanya diam-diam tanpa~memberi~tahu
+id goods kata~sandi kunci~api token .env isinya
+de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über ausser~kraft außer~kraft nicht~mehr~beachten nicht~mehr~befolgen beachte~nicht befolge~nicht hör~auf ungültig aufgehoben hinfällig nichtig
+de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine~ ihre~ vorangegangen anfänglich geheim versteckt intern des~entwicklers vom~entwickler am~anfang
+de orders anweisung instruktion vorgabe richtlinie prompt systemprompt systemanweisung systemnachricht regeln
+de told was~man~dir was~dir~gesagt
+de show zeig gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~
+de persona du~bist~jetzt ab~sofort~bist ab~jetzt~bist tu~so~als
+de lifted sicherheitsrichtlinien~sind~deaktiviert ohne~einschränkung ohne~beschränkung deaktiviert wartungsmodus
+de unchecked ohne~rückfrage ohne~nachfrage ohne~bestätigung ohne~zu~fragen nicht~erwähnen nicht~erwähnt heimlich
+de goods passwort kennwort schlüssel zugangsdaten .env token
+ja dismiss 無視 忘れ 破棄 取り消 気にしなく 従わな なかったことに 無効 捨て
+ja earlier これまで 以前 前の 上記 すべて 全て システム 元の 先に 先ほど 最初 隠さ 隠し 秘密 内部 初期 あなたに設定 開発者
+ja orders 指示 命令 プロンプト 指令 ルール インストラクション 指示文
+ja show 表示 出力 教えて 見せ 送信 公開 明か 貼り付け 印刷 書き出 共有 コピー
+ja persona 今からあなたは あなたは今 今後あなたは なりきって
+ja lifted 制限が解除 制限なく 制限なし 無効化
+ja unchecked 確認なし 確認を求めない 確認せず 黙って 伝えなくてよい 知らせずに
+ja goods パスワード 秘密鍵 トークン .env 認証情報
+mr dismiss दुर्लक्ष विसरून~जा
+mr earlier मागील आधीच्या सर्व सिस्टम
+mr orders सूचना प्रॉम्प्ट
+mr show दाखव पाठव
+mr persona आता~तू आतापासून
+mr lifted निर्बंध~नाहीत
+mr unchecked पुष्टी~न~करता न~विचारता
+mr goods पासवर्ड
+te dismiss విస్మరించ మర్చిపో
+te earlier మునుపటి అన్ని సిస్టమ్
+te orders సూచనలు ప్రాంప్ట్
+te show చూపించు పంపు
+te persona ఇప్పుడు~నువ్వు ఇప్పటి~నుండి
+te lifted పరిమితులు~లేవు
+te unchecked నిర్ధారణ~లేకుండా అడగకుండా
+te goods పాస్‌వర్డ్
+tr dismiss yok~say görmezden~gel unut~ iptal~et
+tr earlier önceki tüm~ bütün~ sistem orijinal
+tr orders talimat istem
+tr show göster yazdır açıkla gönder
+tr persona artık~sen şu~andan~itibaren gibi~davran
+tr lifted kısıtlamaları~kaldırıldı kısıtlamasız sınırsız
+tr unchecked onay~isteme onay~istemeden onaysız sormadan haber~verme
+tr goods şifre parola anahtar
+ta dismiss புறக்கணி மறந்து
+ta earlier முந்தைய அனைத்து சிஸ்டம்
+ta orders அறிவுறுத்தல் வழிமுறை ப்ராம்ப்ட்
+ta show காட்டு அனுப்பு
+ta persona இப்போது~நீ இனிமேல்~நீ
+ta lifted கட்டுப்பாடுகள்~இல்லை
+ta unchecked உறுதிப்படுத்தாமல் கேட்காமல்
+ta goods கடவுச்சொல்
+vi dismiss bỏ~qua phớt~lờ quên~đi
+vi earlier trước~đó trước~đây mọi~ tất~cả hệ~thống ban~đầu
+vi orders hướng~dẫn chỉ~dẫn chỉ~thị lời~nhắc
+vi show hiển~thị in~ra tiết~lộ gửi
+vi persona bây~giờ~bạn từ~giờ~trở~đi
+vi lifted không~giới~hạn không~hạn~chế
+vi unchecked không~cần~xác~nhận không~hỏi lặng~lẽ
+vi goods mật~khẩu khóa~api
+ko dismiss 무시 잊어 무효 취소 잊어버리 신경~쓰지 따르지 없던~걸로 폐기 유효하지~않
+ko earlier 이전 앞의 기존 모든 시스템 원래 지금까지 앞서 앞에서 숨겨진 비밀 내부 초기 개발자 위의 너에게~설정된
+ko orders 지시 지침 프롬프트 지시사항 지시문 명령 규칙
+ko show 보여 출력 알려 공개 붙여 삽입 전송 보내 표시 말해 인쇄 적어 적을
+ko persona 너는~이제 당신은~이제 지금부터~너는 이제부터
+ko lifted 비활성화 제한~없이 제한이~해제
+ko unchecked 확인~없이 묻지~않고 알리지~않고 몰래
+ko goods 비밀번호 이메일과~전화번호 토큰 키
+it dismiss ignora dimentica tralascia trascura lascia~perdere scarta non~seguire smetti~di~seguire non~tenere~conto non~valgono~più
+it earlier precedent prima original iniziali tutte tutti di~sistema del~sistema tuo~ tue~ nascost interne segret dello~sviluppatore all'inizio
+it orders istruzion indicazion direttiv prompt regole linee~guida
+it told quello~che~ti~hanno~detto ciò~che~ti~hanno~detto
+it show mostra rivela stampa dimmi ripeti invia scrivi dammi condividi riporta copia
+it persona ora~sei d'ora~in~poi fingi
+it lifted senza~restrizion senza~filtri senza~limiti
+it unchecked senza~chiedere senza~conferma senza~avvisare di~nascosto
+it goods file~di~configurazione password chiave credenziali .env token
+th dismiss เพิกเฉย ละเว้น ไม่ต้องสนใจ ลืม
+th earlier ก่อนหน้า ทั้งหมด ระบบ
+th orders คำสั่ง พรอมต์ คำแนะนำ
+th show แสดง เปิดเผย ส่ง
+th persona ตอนนี้คุณคือ จากนี้ไป
+th lifted ไม่มีข้อจำกัด ปิดการป้องกัน
+th unchecked โดยไม่ต้องยืนยัน ไม่ต้องถาม
+th goods รหัสผ่าน
+fa dismiss نادیده نادیده~بگیر فراموش
+fa earlier قبلی همه سیستم
+fa orders دستورالعمل دستورات پرامپت
+fa show نشان~بده نمایش بفرست
+fa persona تو~اکنون از~این~پس
+fa lifted بدون~محدودیت
+fa unchecked بدون~تأیید بدون~پرسیدن
+fa goods رمز~عبور گذرواژه
+pl dismiss zignoruj ignoruj zapomnij pomiń odrzuć
+pl earlier wcześniejsz poprzedni wszystkie systemow oryginaln
+pl orders instrukcj polecen prompt
+pl show pokaż wyświetl ujawnij wydrukuj wyślij
+pl persona teraz~jesteś od~teraz udawaj
+pl lifted bez~ograniczeń bez~filtrów
+pl unchecked bez~potwierdzenia bez~pytania nie~informuj po~cichu
+pl goods hasło hasła klucz
+uk dismiss ігноруй проігноруй забудь відкинь
+uk earlier попередні попередніх усі~ всі~ системн
+uk orders інструкці вказівк промпт
+uk show покажи виведи розкрий надсилай надішли
+uk persona тепер~ти відтепер
+uk lifted без~обмежень обмеження~знято
+uk unchecked без~підтвердження не~питаючи мовчки
+uk goods парол ключ телефон
+nl dismiss negeer vergeet~ sla~over
+nl earlier eerdere vorige alle~ systeem oorspronkelijk
+nl orders instructie prompt
+nl show toon laat~zien geef~de geef~weer onthul stuur
+nl persona je~bent~nu vanaf~nu doe~alsof
+nl lifted zonder~beperking zonder~filter
+nl unchecked zonder~bevestiging nooit~om~bevestiging zonder~te~vragen
+nl goods wachtwoord sleutel
+sw dismiss puuza sahau
+sw earlier ya~awali yote~ mfumo
+sw orders maagizo maelekezo
+sw show onyesha tuma
+sw persona sasa~wewe kuanzia~sasa
+sw lifted bila~vikwazo
+sw unchecked bila~kuthibitisha bila~kuuliza
+sw goods nenosiri
+tl dismiss huwag~pansinin kalimutan balewalain
+tl earlier nakaraang lahat~ng sistema
+tl orders tagubilin panuto utos
+tl show ipakita ipadala
+tl persona ikaw~na~ngayon mula~ngayon
+tl lifted walang~limitasyon
+tl unchecked nang~walang~kumpirmasyon nang~hindi~nagtatanong
+tl goods password
+ro dismiss ignoră ignora uită neglijează
+ro earlier anterioare precedente toate sistem originale
+ro orders instrucțiuni instructiuni prompt
+ro show arată afișează dezvăluie trimite
+ro persona acum~ești de~acum~înainte
+ro lifted fără~restricții fara~restrictii
+ro unchecked fără~confirmare fără~să~întrebi
+ro goods parola parolă cheie
+el dismiss αγνόησε ξέχασε παράβλεψε
+el earlier προηγούμεν όλες όλους συστήματος αρχικ
+el orders οδηγί εντολ
+el show δείξε εμφάνισε αποκάλυψε στείλε
+el persona τώρα~είσαι από~τώρα~και~στο~εξής
+el lifted χωρίς~περιορισμούς
+el unchecked χωρίς~επιβεβαίωση χωρίς~να~ρωτήσεις
+el goods κωδικ
+cs dismiss ignoruj zapomeň přehlížej
+cs earlier předchozí všechny systémov původní
+cs orders instrukce pokyny prompt
+cs show ukaž zobraz odhal pošli vypiš
+cs persona nyní~jsi teď~jsi od~teď
+cs lifted bez~omezení
+cs unchecked bez~potvrzení bez~ptaní
+cs goods heslo klíč
+sv dismiss ignorera glöm strunta~i
+sv earlier tidigare föregående alla~ systemet ursprungliga
+sv orders instruktion prompt
+sv show visa avslöja skriv~ut skicka
+sv persona du~är~nu från~och~med~nu
+sv lifted utan~begränsning
+sv unchecked utan~bekräftelse utan~att~fråga
+sv goods lösenord nyckel
+he dismiss התעלם שכח בטל
+he earlier הקודמות הקודם כל~ המערכת
+he orders ההוראות הוראות הנחיות הנחיית
+he show הצג הראה שלח חשוף
+he persona אתה~עכשיו מעכשיו
+he lifted ללא~הגבלות
+he unchecked בלי~אישור ללא~אישור בלי~לשאול
+he goods סיסמ
+hu dismiss hagyd~figyelmen~kívül felejtsd~el
+hu earlier korábbi előző összes rendszer eredeti
+hu orders utasítás prompt
+hu show mutasd jelenítsd írd~ki küldd
+hu persona mostantól~te most~te
+hu lifted korlátozások~nélkül
+hu unchecked megerősítés~nélkül kérdezés~nélkül
+hu goods jelszó kulcs
+ms dismiss abaikan lupakan
+ms earlier sebelumnya semua~ sistem
+ms orders arahan prompt
+ms show paparkan tunjukkan hantar
+ms persona sekarang~anda mulai~sekarang
+ms lifted tanpa~sekatan
+ms unchecked tanpa~meminta~pengesahan tanpa~pengesahan tanpa~bertanya
+ms goods kata~laluan
+en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
+zh authority 系统通知 管理员 工具返回
+es authority aviso~del~sistema administrador
+fr authority message~de~l'administrateur administrateur
+de authority systemmeldung administrator
+ja authority システム通知 管理者
+ko authority 시스템~공지 관리자
+ru authority системное~сообщение администратор
+pt authority aviso~do~sistema administrador
+it authority avviso~di~sistema amministratore
+en public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo
+fr public lien~public
+en unchecked never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
+en act run~ execute delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
+en standing everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
+en asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether
+en claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them
+en selfnote this~note this~memory
+en keep never~be~deleted must~never~be~deleted copy~this~note~verbatim verbatim~into but~keep restore~it save~it~again
+en obey follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
+en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
+zh act 执行 删除 强制推送 命令 付款 安装 合并
+zh standing 每次 以后 今后 从现在开始 一律 自动
+zh asked 如果用户问 用户问 如果有人问
+zh claim 回答 回复 就说 告诉他
+zh selfnote 这条记忆 这条笔记 这条
+zh keep 禁止删除 原样复制 保留这条 不要删除
+zh obey 照做 直接执行 都是他本人写的
+zh elsewhere 网页 邮件 链接
+es act ejecuta borr elimin comando pago instala
+es standing siempre cada~vez tras~cada a~partir~de~ahora automáticamente
+es asked cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta
+es claim responde~siempre responde~que di~que
+es obey confía~en obedece sigue~las~instrucciones
+es elsewhere urls páginas documentos correos
+fr act exécute supprim commande paiement installe
+fr standing à~chaque chaque~fois toujours systématiquement désormais
+fr asked si~l'utilisateur~demande quand~l'utilisateur~demande
+fr claim confirme-le réponds~que dis~que
+fr selfnote cette~note
+fr keep conserve~cette~note ne~supprime~jamais
+de act führe ausführ lösch befehl zahlung installier
+de standing immer jedes~mal bei~jedem ab~sofort automatisch
+de asked wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer
+de claim sag,~dass sag~dass antworte~dass
+de obey ohne~rückfrage~ausführen vertraut~dem
+de elsewhere issues kommentaren bots webseiten
+ja act 実行 削除 コマンド 強制プッシュ
+ja standing 毎回 セッション開始時 自動 今後 常に
+ja selfnote このメモ
+ja keep 削除しない 残して
+ko act 실행 삭제 명령 강제~푸시
+ko standing 때마다 항상 자동 앞으로
+ko asked 사용자가~물으면 사용자가
+ko claim 말하되 대답
+ko selfnote 이~메모
+ko keep 남겨
+ru act выполня удал команд
+ru standing всегда каждый~раз после~каждой раз~в~день
+ru asked если~пользователь~спросит
+ru claim отвечай
+pt act apag execut comando pagamento
+pt standing sempre nunca cada~vez próximos
+pt asked se~o~usuário~perguntar
+it act esegu elimin comandi pagamento
+it standing sempre ogni~volta quando~leggi
+ar act نفذ حذف الأوامر
+hi act कमांड हटा चलाएँ
+tr act komut silme çalıştır
+vi act chạy~mọi~lệnh lệnh xóa
+id act jalankan hapus
+nl act verwijder uitvoeren
+pl act usuń wykonuj przelew
+uk act виконуй видал команд
+ms act jalankan memadam arahan
+sv act kör ta~bort kommandon
+"""
+
+# a finding: (rule, the concepts that must occur together — a tuple of alternatives: "a|b")
+FINDINGS = (
+    ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
+    ("ignore_previous_instructions", ("dismiss", "told")),
+    ("reveal_system_prompt", ("show", "orders", "earlier")),
+    ("role_override", ("persona", "lifted|orders|unchecked")),
+    ("role_override", ("lifted", "orders|unchecked|persona")),
+    ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|lifted")),
+    ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
+    ("deceive_user", ("asked", "claim")),
+    ("self_preserving", ("selfnote", "keep")),
+    ("trust_transfer", ("obey", "elsewhere|destination")),
+    ("exfiltration", ("show", "goods|envdump", "destination|public")),
+    ("exfiltration", ("standing", "show", "goods")),
+    ("reveal_system_prompt", ("show", "goods")),
+    ("fake_authority", ("authority", "lifted|unchecked|orders|dismiss")),
+    ("tool_request", ("toolcall", "act|goods|destination|command|standing")),
+    ("unchecked_action", ("asked", "command|shell")),
+    ("unchecked_action", ("lifted", "persistence|command|destination|standing")),
+    ("remote_code", ("persistence", "destination")),
+    ("exfiltration", ("template_link",)),
+    ("exfiltration", ("envdump",)),
+    ("remote_code", ("shell", "persistence|unchecked|agent")),
+    ("tool_request", ("agent", "shell|destination|command|goods|toolcall")),
+)
+
+# Shapes (on the spoken text): where a concept stands without any language's words. A shape is
+# looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
+ANCHORS = {
+    "template_link": "://",
+    "destination": ":// @ webhook",
+    "shell": "curl wget iwr invoke-webrequest /dev/tcp powershell nc~-e os.system python",
+    "envdump": "env cookie environ",
+    "persistence": ".bashrc .zshrc .profile authorized_keys cron */ .git/hooks agents.md claude.md .cursorrules "
+    "pip.conf pip_index_url registry settings.json install_requires postinstall",
+    "command": "rm~-rf push~--force sudo chmod drop~ git~clean ufw iptables verify=false write-all delete~ iban pix",
+    "toolcall": "tool (",
+    "lifted": "autoapprove confirm safety_mode",
+    "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant",
+}
+SHAPES = {
+    # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
+    "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
+    r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
+    r"|[a-z]+://\S+[?&]\w+=(?:\{[^}\s]*\}|<\w+>|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)",
+    "destination": r"\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
+    r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook",
+    "shell": r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;`]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|<\(\s*curl"
+    r"|\|\s*python|/dev/tcp/|powershell\b[^\n]{0,40}-e(?:nc|ncodedcommand)?\s|\bnc\s+-e\b|\bos\.system\(",
+    "envdump": r"\$\(\s*env\s*\)|\benv\s*\|\s*curl|-d\s*@\.env|os\.environ\)|process\.env\.\w+\s*\)|\bdocument\.cookie",
+    "persistence": r"\.bashrc|\.zshrc|\.profile\b|authorized_keys|crontab|\bcron\b|\*/\d+ \*|\.git/hooks|agents\.md"
+    r"|claude\.md|\.cursorrules|pip\.conf|pip_index_url|npm config set registry|settings\.json|install_requires"
+    r"|postinstall",
+    "command": r"\brm -rf\b|push --force(?!-with-lease)|\bsudo\b|chmod -r 777|\bdrop (?:schema|table|database)\b"
+    r"|git clean -xdf|ufw disable|iptables -f|verify=false|permissions: write-all|\bdelete (?:ns|namespace)\b"
+    r"|\biban\b|\bpix\b",
+    "toolcall": r"\b(?:call|use|invoke|run)\s+(?:the\s+)?[\w.-]+\s+tool\b|\b(?:shell|exec|run|fetch|browse|bash|system|eval|call_?tool|tool)\w*\(\s*[\"']"
+    r"|\btool\s*:|\bbrowser tool\b|\bemail tool\b|\bfetch tool\b",
+    "lifted": r"autoapprove\"?\s*[:=]\s*true|confirm\w*\s*[:=]\s*(?:false|no|off)\b|safety_mode\s*=\s*off",
+    "agent": r"\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
+    r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
+    r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant",
+}
+
+
+class _Hit(NamedTuple):
+    start: int
+    concept: str
+    lang: str  # "" for a shape, which stands with any language
+
+
+def find(spoken: str) -> str | None:
+    """The first finding of `FINDINGS` whose concepts occur together in `spoken`, or None."""
+    hits = _words(spoken)
+    anchored = {h.concept for h in hits if h.lang == "*"}
+    hits = [h for h in hits if h.lang != "*"] + [
+        _Hit(m.start(), concept, "") for concept in anchored for m in re.finditer(SHAPES[concept], spoken, re.M)
+    ]
+    by: dict[str, list[_Hit]] = {}
+    for hit in hits:
+        by.setdefault(hit.concept, []).append(hit)
+    if len(by) < 2 and "template_link" not in by and "envdump" not in by:
+        return None  # (every finding but those needs two concepts)
+    for rule, needed in FINDINGS:
+        if not all(not by.keys().isdisjoint(alt.split("|")) for alt in needed):
+            continue
+        groups = [[h for c in alt.split("|") for h in by.get(c, ())] for alt in needed]
+        # the words of one finding come from one language (shapes go with any)
+        for lang in {h.lang for group in groups for h in group} if all(groups) else ():
+            if _together([[h for h in group if h.lang in ("", lang)] for group in groups]):
+                return rule
+    return None
+
+
+def _together(groups: list[list[_Hit]]) -> bool:
+    """One hit of each group, all within `WINDOW` characters of the first group's hit."""
+    if not all(groups):
+        return False
+    return any(
+        all(any(abs(h.start - anchor.start) <= WINDOW for h in group) for group in groups[1:]) for anchor in groups[0]
+    )
+
+
+def _words(spoken: str) -> list[_Hit]:
+    automaton = _automaton(spoken.isascii())
+    hits = []
+    for end, (word, meanings) in automaton.iter(spoken):
+        start = end - len(word) + 1
+        if _spaced(word[0]) and start and spoken[start - 1].isalnum():
+            continue  # inside a word: a word of a script written with spaces counts at its start
+        hits += [_Hit(start, concept, lang) for lang, concept in meanings]
+    return hits
+
+
+def _spaced(c: str) -> bool:
+    """A script whose words stand apart (not Chinese, Japanese, Thai, Arabic, Hebrew …)."""
+    return c.isalpha() and not ("\u0590" <= c <= "\u08ff" or "\u0e00" <= c <= "\u0eff" or c >= "\u3000")
+
+
+_AUTOMATA: dict[bool, "ahocorasick.Automaton"] = {}
+
+
+def _automaton(ascii_only: bool) -> "ahocorasick.Automaton":
+    """The words of `TABLE` and `ANCHORS` (NFKC, case-folded, as the spoken reading has them) →
+    (language, concept): for an ASCII text its ASCII words alone, for another text all of them —
+    each automaton built on the first text that needs it."""
+    if ascii_only not in _AUTOMATA:
+        import ahocorasick
+
+        words: dict[str, set[tuple[str, str]]] = {}
+        rows = [row.split() for row in TABLE.strip().splitlines()]
+        rows += [["*", concept, *anchors.split()] for concept, anchors in ANCHORS.items()]
+        for lang, concept, *stems in rows:
+            for stem in stems:
+                if stem.isascii():
+                    words.setdefault(stem.replace("~", " ").lower(), set()).add((lang, concept))
+                elif not ascii_only:
+                    word = unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold()
+                    words.setdefault(word, set()).add((lang, concept))
+        automaton = ahocorasick.Automaton()
+        for word, meanings in words.items():
+            automaton.add_word(word, (word, tuple(meanings)))
+        automaton.make_automaton()
+        _AUTOMATA[ascii_only] = automaton
+    return _AUTOMATA[ascii_only]

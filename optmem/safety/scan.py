@@ -1,0 +1,237 @@
+"""The content scanner: invisible characters, prompt-injection phrasing and secrets.
+
+Every write to hot memory or the log is scanned; reads re-scan and print `[BLOCKED: rule]`
+instead of a flagged field. `find` names the first rule that fires, `kind_of` says what kind of
+finding it is: `secret` (refused: the stored secret is the harm) or `injection`.
+
+The rules are data (`optmem.safety.rules`); a text is read several ways (`optmem.safety.readings`)
+so that obfuscation does not hide a rule. Each rule lists the needle words a hit must hold: one
+pass of an Aho–Corasick automaton (`pyahocorasick`) over a reading finds every needle in it, and
+only the rules whose needles are all there run. The table of languages
+(`optmem.safety.languages`) weighs the concepts an injection needs where they occur together.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Literal
+
+from optmem.errors import TooLarge, UnsafeContent
+from optmem.safety import chars, readings
+
+if TYPE_CHECKING:
+    import ahocorasick
+
+    from optmem.safety.rules import Rule
+
+VERSION = 2  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
+Kind = Literal["secret", "injection"]
+_PREFIXES = ("base64_", "hex_", "escaped_", "rot13_", "reversed_")
+
+
+# a quotation: what a note says someone else wrote (straight, curly, angled, corner quotes, backticks)
+_QUOTED = (
+    r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|„[^“”\n]{3,300}[“”]|«[^»\n]{3,300}»|「[^」\n]{3,300}」|`[^`\n]{3,300}`"
+    r"|(?<!\w)'[^'\n]{3,300}'(?!\w)"
+)
+
+_PHRASING = {
+    "ignore_previous_instructions",
+    "reveal_system_prompt",
+    "role_override",
+    "system_prompt_override",
+    "new_instructions",
+    "conceal_from_user",
+    "fake_conversation_turn",
+}
+
+
+def find(text: str) -> str | None:
+    """The name of the first rule that fires on `text`, or None.
+
+    A note that quotes an injection to speak about it (an incident, a test, a detection rule) is
+    not one: when the hit lies only inside quotation marks and what the note says around them —
+    a dozen distinct words at least — holds none, nothing is found. That holds for phrasing (`_PHRASING`);
+    secrets, characters, markup and what an act needs (a URL, a command) count wherever they stand."""
+    rule = _find(text, 0)
+    if rule and rule.removesuffix("_zh") in _PHRASING:
+        outside = re.sub(_QUOTED, " … ", text)
+        said = (
+            len(set(re.findall(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff]{3,}", outside.lower())))
+            + len(set(re.findall("[\u3040-\u30ff\u3400-\u9fff]", outside))) // 2
+        )  # (distinct words of three letters or more; two Chinese characters a word)
+        if outside != text and said >= 12 and _find(outside, 0) is None:
+            return None
+    return rule
+
+
+def kind_of(rule: str) -> Kind:
+    """What a finding is: `secret` for the secret rules (as written or decoded), else `injection`."""
+    from optmem.safety.rules import SECRETS
+
+    while rule.startswith(_PREFIXES):
+        rule = rule.split("_", 1)[1]
+    return "secret" if rule in SECRETS else "injection"
+
+
+def _find(text: str, depth: int) -> str | None:
+    from optmem.safety import languages
+
+    if not text.isascii():
+        for m in chars.INVISIBLE_CHAR.finditer(text):
+            if not chars.allowed_invisible(text, m.start()):
+                return "invisible_character"
+    found = _Found()
+    decomposed, wide = (text, text) if text.isascii() else readings.forms(text)
+    for reading in dict.fromkeys((text, wide)):  # keys and passwords in full-width characters read as ASCII too
+        if hit := found.first("written", reading, readings.case_blind(reading.lower())):
+            return hit
+    folded = readings.fold(text, decomposed)
+    for variant in dict.fromkeys((folded, readings.leet(folded))):  # 1gn0re → ignore
+        if hit := found.first("phrases", variant):
+            return hit
+    hit = languages.find(readings.spoken(text, wide)) or found.first("mixed", folded)
+    if not hit and folded.isascii() and (candidates := found.candidates("pinyin", folded)):
+        hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike
+    if hit:
+        return hit
+    for encoding, decode in readings.CIPHERS:  # ROT13, backwards: decoded only when a rule may match
+        if (candidates := found.candidates("phrases", folded, encoding)) and (
+            hit := _first(candidates, decode(folded))
+        ):
+            return encoding + hit
+    joined, spans = readings.collapsed(folded)
+    if spans:  # letter-spaced words joined: a hit counts only where it overlaps a joined run
+        for rule in found.candidates("phrases", joined):
+            for m in re.finditer(rule.bare, joined):
+                if any(a < m.end() and m.start() < b for a, b in spans):
+                    return rule.name
+    if depth < DEPTH:
+        for encoding, plain in readings.decoded(text):
+            if inner := _find(plain, depth + 1):
+                return f"{encoding}_{inner}"
+    return None
+
+
+class _Found(dict[str, dict[str, set[str]]]):
+    """The needle words each distinct reading of one text holds — and its ROT13 and its reversal
+    hold (a word is in the ROT13 of a text when its ROT13 is in the text) — by one pass of the
+    automaton each."""
+
+    def __missing__(self, lowered: str) -> dict[str, set[str]]:
+        index = _index()
+        found: dict[str, set[str]] = {"": set(), "rot13_": set(), "reversed_": set()}
+        for key in {key for _, key in index.automaton.iter(lowered)}:
+            for encoding, word in index.entries[key]:
+                found[encoding].add(word)
+        self[lowered] = found
+        return found
+
+    def candidates(self, group: str, lowered: str, encoding: str = "") -> list[Rule]:
+        """The rules of `group` each of whose needle groups `lowered` meets, in order."""
+        present = self[lowered][encoding]
+        rules, first = _index().groups[group]
+        chosen = sorted({i for word in present & first.keys() for i in first[word]}.union(first.get("", ())))
+        return [rules[i] for i in chosen if all(not present.isdisjoint(g) for g in rules[i].needles[1:])]
+
+    def first(self, group: str, text: str, lowered: str = "") -> str | None:
+        """The first rule of `group` that matches `text` (and whose second look, if any, takes it)."""
+        return _first(self.candidates(group, lowered or text), text)
+
+
+def _first(rules: list[Rule], text: str) -> str | None:
+    for rule in rules:
+        for m in rule.finditer(text):
+            if rule.accept is None or rule.accept(m):
+                return rule.name
+    return None
+
+
+class _Index:
+    """The automaton, what each key it finds stands for — (reading, needle word) — and for each
+    group of rules the rules each word of a first needle group starts."""
+
+    __slots__ = ("automaton", "entries", "groups")
+
+    def __init__(
+        self,
+        automaton: ahocorasick.Automaton,
+        entries: dict[str, list[tuple[str, str]]],
+        groups: dict[str, tuple[tuple[Rule, ...], dict[str, list[int]]]],
+    ) -> None:
+        self.automaton, self.entries, self.groups = automaton, entries, groups
+
+
+_INDEX: list[_Index] = []
+
+
+def _index() -> _Index:
+    """One automaton of every needle word (and of the phrase rules' words in ROT13 and reversed),
+    and for each group of rules the rules each word of a first needle group starts ("" starts those
+    without needles, as every text holds it); built on the first scan of a process."""
+    if not _INDEX:
+        import ahocorasick
+
+        from optmem.safety.rules import GROUPS
+
+        groups = {}
+        for name, rules in GROUPS.items():
+            first: dict[str, list[int]] = {}
+            for i, rule in enumerate(rules):
+                for word in rule.needles[0] if rule.needles else ("",):
+                    first.setdefault(word, []).append(i)
+            groups[name] = (rules, first)
+        words = {w for rules in GROUPS.values() for rule in rules for group in rule.needles for w in group}
+        entries: dict[str, list[tuple[str, str]]] = {w: [("", w)] for w in words}
+        for w in {w for rule in GROUPS["phrases"] for group in rule.needles for w in group}:
+            entries.setdefault(w.translate(readings.ROT13), []).append(("rot13_", w))
+            entries.setdefault(w[::-1], []).append(("reversed_", w))
+        automaton = ahocorasick.Automaton()
+        for key in entries:
+            automaton.add_word(key, key)
+        automaton.make_automaton()
+        _INDEX.append(_Index(automaton, entries, groups))
+    return _INDEX[0]
+
+
+def check(text: str, *, allow_unsafe: bool = False) -> None:
+    """Refuse `text` with `unsafe_content` naming the rule, unless `allow_unsafe`."""
+    if not allow_unsafe:
+        _refuse("the text", find(text))
+
+
+def check_field(name: str, value: str, *, limit: int, allow_unsafe: bool) -> None:
+    """Refuse a field larger than `limit` UTF-8 bytes (`too_large`, always), then one that trips a
+    rule (`unsafe_content`, unless `allow_unsafe`); both errors name the field."""
+    size = len(value.encode("utf-8"))
+    if size > limit:
+        raise TooLarge(
+            f"the {name} is {size:,} bytes; it may hold at most {limit:,} — shorten it (nothing was stored)",
+            field=name,
+            bytes=size,
+            limit=limit,
+        )
+    if not allow_unsafe:
+        _refuse(f"the {name}", find(value), field=name)
+
+
+def _refuse(what: str, rule: str | None, **context: str) -> None:
+    if rule:
+        raise UnsafeContent(
+            f"refused: {what} trips the security rule {rule!r}; remove that part, "
+            "or pass --allow-unsafe if it is really meant to be stored",
+            rule=rule,
+            kind=kind_of(rule),
+            **context,
+        )
+
+
+def redact(text: str) -> str:
+    """`text`, or `[BLOCKED: rule]` when the scanner flags it (for prompt-bound output)."""
+    rule = find(text)
+    return f"[BLOCKED: {rule}]" if rule else text
+
+
+fold = readings.fold
+display = redact  # the earlier name; surfaces call view.display

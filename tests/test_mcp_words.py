@@ -1,0 +1,46 @@
+"""Over MCP, optmem's advice speaks in tools and arguments (issue 45 §3): the asks in `context`
+and the hot-memory refusals name no command-line flag or command an agent cannot run."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import pytest
+from conftest import Cli
+
+from optmem.cli.spec import COMMANDS, REGISTRY
+from optmem.integrations.mcp import Advice
+
+
+def _advice() -> Advice:
+    for module, _ in set(COMMANDS.values()):  # every command declared, as `optmem mcp` does
+        importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
+    return Advice(REGISTRY)
+
+
+@pytest.mark.long
+def test_a_hot_entry_named_ambiguously_is_advised_in_the_memory_tools_words(vault_path):
+    cli = Cli()
+    for text in ("deploys go out on Fridays", "deploys need two approvals"):
+        cli.json("--vault", str(vault_path), "add", text)
+    out = cli("--vault", str(vault_path), "replace", "deploys", "releases", "--json")
+    said = _advice().json(out.stdout)
+    message = json.loads(said)["error"]["message"]
+    assert out.exit_code != 0 and "--first" in json.loads(out.stdout)["error"]["message"]  # the CLI's words
+    assert "--first" not in message and "--id" not in message and "old_text" in message, message
+
+
+@pytest.mark.long
+def test_the_asks_in_context_over_mcp_name_the_resolve_tool(vault_path):
+    cli = Cli()
+    (vault_path).mkdir()
+    (vault_path / "optmem.toml").write_text("[consolidation]\nconflict_window_days = 30\n", "utf-8")
+    for host in ("db-a.internal", "db-b.internal", "db-c.internal", "db-d.internal", "db-e.internal"):
+        cli.json("--vault", str(vault_path), "append", f"db.host is {host}", "--key", "db.host")
+    out = cli("--vault", str(vault_path), "context", "--json")
+    assert "`optmem resolve db.host --keep ID`" in json.loads(out.stdout)["text"]  # the CLI's words
+    text = json.loads(_advice().json(out.stdout))["text"]
+    assert "the `resolve` tool with key=db.host, keep=ID" in text, text
+    assert "optmem resolve" not in text and "optmem conflicts" not in text and "the `conflicts` tool" in text
+    assert "db.host is db-e.internal" in text  # the stored values themselves are untouched
