@@ -30,7 +30,7 @@ from optmem.errors import UsageError, quote
 from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any
 from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
-from optmem.reading.query import Intent, read
+from optmem.reading.query import Intent, read, with_terms
 from optmem.record import MEMORY, Record, Tier
 from optmem.settings import Ranking
 from optmem.vault import Vault
@@ -155,12 +155,23 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     if df is None:
         df = idx.doc_freq(q.terms) if q.terms else {}
     found = [t for t in q.terms if df[t]]
-    return _ranked(idx, q, found, df, settings) if found else SearchResult(q.text, [], 0)
+    result = _ranked(idx, q, found, df, settings) if found else SearchResult(q.text, [], 0)
+    if result.hits or not settings.cjk_fallback:
+        return result
+    # a Chinese query none of whose pairs occurs (养猫 against 养了一只猫), here or within the
+    # filters: the records that hold every one of its characters, ranked by them
+    chars = q.intent.characters
+    df = idx.doc_freq(chars) if len(chars) > 1 else {}
+    if not df or not all(df.values()):
+        return result
+    return _ranked(idx, q._replace(intent=with_terms(q.intent, chars)), chars, df, settings, match_all(chars))
 
 
-def _ranked(idx: Index, q: Query, found: list[str], df: dict[str, int], settings: Ranking) -> SearchResult:
+def _ranked(
+    idx: Index, q: Query, found: list[str], df: dict[str, int], settings: Ranking, match: str | None = None
+) -> SearchResult:
     rows, total, replaced = candidates.choose(
-        idx, found, df, settings, filters=q.filters, now=q.now, limit=q.limit, cold_best=q.cold_best
+        idx, found, df, settings, filters=q.filters, now=q.now, limit=q.limit, cold_best=q.cold_best, match=match
     )
     if not rows and not replaced:
         return SearchResult(q.text, [], 0)
@@ -179,7 +190,7 @@ def _ranked(idx: Index, q: Query, found: list[str], df: dict[str, int], settings
         # filtered count is cheap, else those among the candidates
         exact = sum(df[t] for t in found) <= candidates.COUNT_BUDGET
         left = (
-            candidates.hidden_matches(idx, q.filters, q.now, match_any(found), view.Status.COLD) - admitted
+            candidates.hidden_matches(idx, q.filters, q.now, match or match_any(found), view.Status.COLD) - admitted
             if exact
             else left
         )
@@ -246,13 +257,20 @@ class _Corpus(NamedTuple):
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
     docs, mean, cv, turns = idx.lengths()
-    idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
+    common = settings.cjk_common
+    idfs = {t: ranking.idf(docs, df[t], common_weightless=common and textmod.has_cjk(t)) for t in q.terms}
     chars = [c for c in q.intent.characters if c not in idfs] if settings.cjk_unigram else []
     if chars:
         # the single characters of a Chinese query count a little too (they choose no records):
         # a record holding all of them wins where bigrams alone tie or mislead — 前端端口's 端端
         # spans two words and matches 后端端口
-        idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n) for c, n in idx.doc_freq(chars).items() if n})
+        idfs.update(
+            {
+                c: settings.cjk_unigram * ranking.idf(docs, n, common_weightless=common)
+                for c, n in idx.doc_freq(chars).items()
+                if n
+            }
+        )
     amount = settings.amount_share if q.intent.amount else 0.0
     words = sum(1 for t in q.terms if not t.startswith(dates.PREFIX))
     b = ranking.b_for(cv, mean, turns, words, settings)
@@ -549,10 +567,10 @@ def _neighbours(
     return list(found.values())
 
 
-def _covers(s: _Scored, q: Query) -> frozenset[str]:
-    """The query terms a record's text holds once its cue words are out ("我现在养了5盆" holds 我养:
-    the Chinese time words say when, not what)."""
-    if s.record.text.isascii():
+def _covers(s: _Scored, q: Query, settings: Ranking) -> frozenset[str]:
+    """The query terms a record's text holds once its cue words are out ("我现在养了5盆" holds 我养;
+    `time_words`: the Chinese time words say when, not what)."""
+    if s.record.text.isascii() or not settings.time_words:
         return s.matched
     stripped = cues.without_cues(textmod.fold(s.record.text))
     return s.matched | frozenset(textmod.tokens(stripped, folded=True)).intersection(q.terms)
@@ -625,7 +643,7 @@ def _order(
                 s.parts.score,
                 compared(s),
                 s.row.upd,
-                _covers(s, q) if s.row.upd else s.matched,
+                _covers(s, q, settings) if s.row.upd else s.matched,
                 s.amount,
                 s.parts.status in (view.Status.SUPERSEDED, view.Status.REMOVED) or bool(s.row.superseded_by),
                 s.row.key,

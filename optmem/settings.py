@@ -85,11 +85,14 @@ class Ranking(NamedTuple):
     question_words: bool = True  # … and its form: "how many / much / long", 多少, 吗, 的 …
     pronouns: bool = True  # a pronoun (he, her, 我 left alone by a split) chooses no records
     contractions: bool = True  # a query's 's, n't, 're … are no terms ("Caroline's job": carolin, job)
+    time_words: bool = True  # Chinese time words (现在, 以前 …) split a query's pairs and a record's
     query_dates: bool = True  # the dates a query names are date terms, not words
     present_cues: bool = True  # "now", "currently", 现在 … ask for the present value
     past_cues: bool = True  # "previously", "used to", 以前 … ask what it used to be
     names: bool = True  # a newer record without the query's name updates no older one
+    cjk_common: bool = True  # a Chinese term in half the records or more weighs nothing (BM25's own idf)
     cjk_characters: bool = True  # the update rule compares Chinese by the query's characters a record holds
+    cjk_fallback: bool = True  # a Chinese query none of whose pairs occurs: the records holding its characters
 
 
 class Duration(NamedTuple):
@@ -278,19 +281,9 @@ RETIRED = {
     "ranking.change_cues": (
         'a newer record that says it changed ("anymore", 改成) is no newer count: it moved no question on six sets'
     ),
-    "ranking.cjk_fallback": (
-        "a Chinese query none of whose pairs occurs finds nothing: the character fallback moved no question on six sets"
-    ),
     "ranking.change_updates": (
         "a note that says it changed is no longer read as an update more readily: two notes that give another"
         " value of the same subject are (the update rule); it moved no question of the blind update pairs"
-    ),
-    "ranking.cjk_common": (
-        "a Chinese term common in the store keeps a positive weight, as an English one does: the rule helped"
-        " its development set only"
-    ),
-    "ranking.time_words": (
-        "Chinese time words (现在, 以前) no longer split a query's pairs: it moved next to no question on six sets"
     ),
 }
 

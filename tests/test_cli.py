@@ -226,10 +226,10 @@ def test_commands_run_without_importing_typer():
         "run(['search', 'how many fast paths', '--json'])\n"
         "run(['search', 'what\u2019s the fast path', '--json'])\n"
         "from optmem import text\n"
-        "from optmem.reading import query\n"
+        "from optmem.reading import cues, query\n"
         "print('RC', rc, rc2, 'TYPER', 'typer' in sys.modules, 'INSPECT', 'inspect' in sys.modules,\n"
-        "      'CJK', text._SPLIT_RE is not None or bool(text._CJK_PATTERNS),\n"
-        "      'NAMES', query._NAME_PATTERNS is not None)\n"
+        "      'CJK', text._SPLIT_RE is not None or bool(text._CJK_PATTERNS)\n"
+        "      or cues._CJK_TIME_WORDS is not None, 'NAMES', query._NAME_PATTERNS is not None)\n"
     )
     import subprocess
     import sys
@@ -237,7 +237,7 @@ def test_commands_run_without_importing_typer():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
     # neither Typer nor dataclasses' inspect/ast (~9 ms) on the paths agents call most, nor, for
     # English text, the CJK tokeniser's pattern (~4 ms to compile) and the Chinese question and
-    # intensifier patterns (~2 ms); nor, for a query without a
+    # intensifier patterns (~2 ms), the Chinese time words (~1 ms); nor, for a query without a
     # capital letter, the patterns that read names
     assert "RC 0 0 TYPER False INSPECT False CJK False NAMES False" in res.stdout, res.stdout + res.stderr
 

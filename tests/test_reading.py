@@ -31,7 +31,7 @@ def test_a_query_is_read_once_into_what_it_asks():
         "How many plants do I have now?", ["plant", "now"], "present", True, frozenset(), frozenset({"now"}), [], True
     )
     zh = read("小明现在住在哪里")
-    assert zh.asks == "present" and zh.when == {"现在"} and {"小明", "住在"} <= set(zh.terms)
+    assert zh.terms == ["小明", "住在"] and zh.asks == "present" and zh.characters == ["小", "明", "住", "在"]
     # a query that asks one thing, or a few words; not what someone said in a chat
     assert read("orders backend port").question and read("小明住在哪里？").question
     assert not read("我好难过。我应该怎么办？").question and not read("我特别期待那天晚上！").question
@@ -58,6 +58,8 @@ def test_the_words_a_query_drops_have_switches(switch, query, on, off_):
 def test_the_splits_of_a_query_have_switches():
     assert terms_of("我昨天买了什么", SATURDAY_AFTER)[:1] == ["买了"]
     assert "我" in terms_of("我昨天买了什么", SATURDAY_AFTER, off("pronouns"))
+    assert terms_of("小明现在住在哪里") == ["小明", "住在"]
+    assert terms_of("小明现在住在哪里", None, off("time_words")) == ["小明", "明现", "现在", "在住", "住在"]
     dated = terms_of("what did I do in May 2023")
     assert "may" not in dated and any(t.startswith("__") for t in dated)
     assert terms_of("what did I do in May 2023", None, off("query_dates")) == ["may", "2023"]
@@ -86,7 +88,7 @@ def test_the_other_readings_have_switches():
 def test_a_switch_is_true_or_false():
     assert settings.load(None, ["ranking.stopwords=false"]).ranking.stopwords is False
     assert settings.load("[ranking]\nnames = false\n").ranking.names is False
-    assert Ranking().stopwords and Ranking().cjk_characters  # every rule on by default
+    assert Ranking().stopwords and Ranking().cjk_fallback  # every rule on by default
     with pytest.raises(UsageError, match="expected true or false"):
         settings.load("[ranking]\nstopwords = 1\n")
 
@@ -122,9 +124,16 @@ def test_switching_off_the_past_cues_puts_the_newer_value_first(vault, cli, monk
     assert [h["id"] for h in hits] == [new, old] and hits[0]["explain"]["asks"] is None
 
 
+def test_switching_off_the_chinese_fallback_finds_no_pair(vault, cli):
+    put(vault, "我养了一只猫，叫咪咪")
+    assert len(cli.json("search", "养猫")["hits"]) == 1  # 养猫 occurs nowhere: its characters do
+    _switch(vault, "cjk_fallback")
+    assert cli.json("search", "养猫")["hits"] == []
+
+
 @pytest.mark.parametrize(
     "name",
-    ["change_cues", "change_updates", "cjk_fallback", "cjk_common", "time_words"],
+    ["change_cues", "change_updates"],
 )
 def test_a_retired_rule_s_switch_is_told_it_is_no_longer_read(name):
     loaded = settings.load(f"[ranking]\n{name} = false\n")

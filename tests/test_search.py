@@ -277,22 +277,58 @@ def test_tiers_break_near_ties_and_ties_are_deterministic(vault, monkeypatch):
     assert first[:2] == sorted([twin_a, twin_b], reverse=True)  # same tier and time: newer id first
 
 
-def test_a_chinese_query_s_time_words_say_when_where_they_are_words(vault, cli, monkeypatch):
-    # 现在 / 以前 say when — the query asks for the present or the past — but not where their
-    # characters belong to other words (所以|前端, 实现|在, 项目|前端 …)
+def test_a_chinese_query_s_time_words_are_cut_out_so_its_words_pair(vault, cli, monkeypatch):
+    # 现在 / 以前 say when, not what: "我现在住哪" asks about 我住 — with them in, its bigrams
+    # (我现, 现在, 在住) matched nothing
     monkeypatch.setenv("OPTMEM_NOW", "2026-06-05T10:00:00Z")
     home = put(vault, "我住在杭州西湖区。").id
-    for query in ("我现在住在哪", "我以前住在哪里"):
+    for query in ("我现在住哪", "我目前住哪", "我以前住哪", "我原来住在哪里"):
         assert [h["id"] for h in cli.json("search", query)["hits"]] == [home], query
-    assert cues.asks_for("我现在住哪") == "present" and cues.asks_for("我原来住在哪里") == "past"
-    assert cues.asks_for("所以前端用的什么") is None and cues.asks_for("怎么实现在线支付") is None
-    assert cues.asks_for("项目前端用什么框架") is None and cues.asks_for("这个问题目前解决了吗") == "present"
+    # a plain one, the record's words but 现在: its pairs 我现, 现在, 在住 match nothing
+    plain = put(vault, "我住在杭州", domain="home").id
+    assert [h["id"] for h in cli.json("search", "我现在住哪", "--domain", "home")["hits"]] == [plain]
+    assert terms_of("我现在住哪") == ["住"] and terms_of("小明现在住在哪里") == ["小明", "住在"]
     assert "前端" in terms_of("所以前端要改什么") and "前端" in terms_of("从前端传来的参数")
+    # a time word's characters inside other words are those words (实现|在, 项目|前端, 修改|成本 …)
+    for query, word in (
+        ("登录功能的实现在哪个文件", "实现"),
+        ("bug出现在哪个模块", "出现"),
+        ("项目前端用什么框架", "项目"),
+        ("修改成本是多少", "成本"),
+        ("最近邻算法", "近邻"),
+        ("以前缀匹配", "前缀"),
+        ("还原来的设置", "还原"),
+        ("发现在哪", "发现"),
+    ):
+        assert word in terms_of(query), (query, terms_of(query))
+    # a pronoun left alone beside other terms chooses no records (我昨天买了: 买了, not every 我);
+    # another character stays a topic (最近在读什么书: 书)
+    assert terms_of("我现在在哪工作") == ["工作"] and terms_of("最近在读什么书") == ["在读", "书"]
+    # the time word where it is one: 问题|目前, 以前|面试, 原来|源码, 今天|气温, 已经|理解
+    for query, word in (
+        ("这个问题目前解决了吗", "解决"),
+        ("以前面试过哪些公司", "面试"),
+        ("原来源码在哪", "源码"),
+        ("今天气温多少", "气温"),
+        ("我已经理解了吗", "理解"),
+    ):
+        assert word in terms_of(query), (query, terms_of(query))
+    assert cues.asks_for("所以前端用的什么") is None and cues.asks_for("怎么实现在线支付") is None
+    # a query of nothing but a time word (and question words) searches for the time word
+    now = put(vault, "我现在住在上海了。").id
+    res = cli("search", "现在怎么样", "--json")
+    assert now in [h["id"] for h in json.loads(res.stdout)["hits"]] and "nothing to search for" not in res.stderr
 
 
-def test_a_chinese_query_whose_pairs_match_nothing_finds_nothing(vault, cli):
-    put(vault, "我养了一只猫，叫咪咪。")
-    assert cli.json("search", "养狗")["hits"] == []
+def test_a_chinese_query_whose_pairs_match_nothing_falls_back_to_its_characters(vault, cli):
+    cat = put(vault, "我养了一只猫，叫咪咪。").id
+    put(vault, "周末去爬山")
+    for query in ("养猫", "猫叫什么"):
+        assert [h["id"] for h in cli.json("search", query)["hits"]] == [cat], query
+    assert cli.json("search", "养狗")["hits"] == []  # every character must be there
+    # … also when the pair occurs only outside the filter
+    put(vault, "同事说养猫很解压", domain="work")
+    assert [h["id"] for h in cli.json("search", "养猫", "--domain", "default")["hits"]] == [cat]
 
 
 def test_nothing_found_is_success_with_empty_hits(vault, cli):
@@ -486,6 +522,19 @@ def test_totals_are_counted_with_the_view_when_affordable_on_either_path(vault, 
     (vault_path / "optmem.toml").write_text("[ranking]\npostings_budget = 1000000\n", "utf-8")
     monkeypatch.setattr(candidates, "COUNT_BUDGET", 1)
     assert cli.json("search", "kubernetes database", "--domain", "code", "--limit", "2")["total"] == 4
+
+
+def test_the_all_characters_fallback_holds_every_character_on_the_chosen_candidates_path(vault, vault_path, cli):
+    """A Chinese query none of whose pairs occurs falls back to the records holding every one of
+    its characters — also past the postings budget, where candidates are chosen."""
+    put(vault, "我养了一只猫")
+    for i in range(12):
+        put(vault, f"养花需要耐心 第{i}盆", gate=False)
+    exact = cli.json("search", "养猫")
+    (vault_path / "optmem.toml").write_text("[ranking]\npostings_budget = 1\n", "utf-8")
+    wide = cli.json("search", "养猫")
+    assert [h["text"] for h in exact["hits"]] == [h["text"] for h in wide["hits"]] == ["我养了一只猫"]
+    assert wide["total"] == exact["total"] == 1
 
 
 def test_an_unknown_kind_filter_says_which_kinds_exist(vault, cli):

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from optmem.settings import Ranking
-from optmem.text import cjk_query_terms, fold, query_terms
+from optmem.text import cjk_query_terms, fold, has_cjk, query_terms
 
 __all__ = [
     "asks_for",
@@ -26,6 +26,7 @@ __all__ = [
     "cue_words",
     "says_change",
     "time_terms",
+    "time_word_spans",
     "time_words",
     "without_cues",
 ]
@@ -158,6 +159,7 @@ _GUARDS = {
 
 _CUE_PATTERNS: dict[tuple[str, bool], Any] = {}
 _CJK_CUES = None
+_CJK_TIME_WORDS = None
 _CUE_TERMS: frozenset[str] | None = None
 _CUE_WORDS: frozenset[str] | None = None
 _TIME_TERMS: frozenset[str] | None = None
@@ -225,6 +227,20 @@ def _says(kind: str, folded: str) -> bool:
         english, chinese = cue_sources(kind)
         pattern = _CUE_PATTERNS[key] = re.compile(english if key[1] else f"{english}|{chinese}")
     return pattern.search(folded) is not None
+
+
+def time_word_spans(folded: str) -> list[tuple[int, int]]:
+    """Where a folded query's Chinese time words stand — the present and past cues (现在, 目前,
+    以前, 原来 …; not 还, which begins other words): they say when, not what, and a query's
+    bigrams must not straddle them (我现在住哪 asks about 我住)."""
+    global _CJK_TIME_WORDS
+    if not has_cjk(folded):
+        return []  # (before compiling: an English query — curly quotes too — never pays for it)
+    if _CJK_TIME_WORDS is None:
+        import re
+
+        _CJK_TIME_WORDS = re.compile(_guarded(w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1))
+    return [m.span() for m in _CJK_TIME_WORDS.finditer(folded)]
 
 
 def without_cues(folded: str) -> str:

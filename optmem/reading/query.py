@@ -97,20 +97,25 @@ def terms_of(query: str, now: float | None = None, settings: Ranking = _DEFAULT)
     """A query's search terms: its words and CJK bigrams, and the dates it names (relative ones
     resolved from `now`). The words of a date written out are that date's terms only — "may" in
     "May 2025" is the month, not the verb, "last Saturday" no match for "every Saturday". A
-    Chinese date splits the words around it, which pair on their own sides only (小明昨天买了 →
-    小明 | 买了)."""
+    Chinese date or time word splits the words around it, which pair on their own sides only
+    (小明现在住在 → 小明 | 住在: joined, 明住 would straddle two words)."""
     folded = fold(query)
     if settings.contractions and ("'" in folded or "’" in folded):
         folded = without_contractions(folded)
     spans: list[tuple[int, int]] = []
     found = dates.query_terms(folded, now, spans) if settings.query_dates else []
-    return _words_of(folded, spans, bool(found), settings) + found
+    when = cues.time_word_spans(folded) if settings.time_words else []  # 现在, 以前 … say when
+    words, topical = _words_of(folded, spans + when, bool(found), settings)
+    if when and not topical:  # nothing but the time word ("现在怎么样"): it is what is asked about
+        words, _ = _words_of(folded, spans, bool(found), settings)
+    return words + found
 
 
-def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool, settings: Ranking) -> list[str]:
-    """The word terms of a folded query with these spans (its dates) blanked out. A pronoun left
+def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool, settings: Ranking) -> tuple[list[str], bool]:
+    """The word terms of a folded query with these spans (its dates and time words) blanked out,
+    and whether any of them is a topic (not only question or function words). A pronoun left
     alone by a split chooses no records when other terms remain (我昨天买了 → 买了, not every
-    record with 我)."""
+    record with 我); any other character stays (最近在读什么书 → 在读, 书)."""
     end_of = len(folded) + 1
     for start, end in sorted(spans, reverse=True):
         end = min(end, end_of)  # spans of two patterns may overlap
@@ -119,7 +124,7 @@ def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool, settings: 
             end_of = start
     terms = search_terms(folded, more=dated, settings=settings)
     kept = [t for t in terms if t not in _PRONOUNS and t not in _EN_PRONOUNS] if settings.pronouns else terms
-    return kept if kept or dated else terms
+    return (kept if kept or dated else terms), bool(search_terms(folded, more=True, settings=settings))
 
 
 def without_contractions(folded: str) -> str:

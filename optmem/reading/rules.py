@@ -86,6 +86,16 @@ RULES: tuple[Rule, ...] = (
         "0",
     ),
     Rule(
+        "Chinese time words",
+        "time_words",
+        "false",
+        "现在, 以前 … split a Chinese query's pairs (小明现在住在哪里 looks for 小明, 住在)",
+        "0 (no Chinese)",
+        "0 (no Chinese)",
+        "+0.002 (R@10 +0.6)",
+        "old value: 1 q",
+    ),
+    Rule(
         "asks for now",
         "present_cues",
         "false",
@@ -127,6 +137,16 @@ RULES: tuple[Rule, ...] = (
         "+6.0 / +1.9 pts; blind pairs +1.1 pts (Chinese +2.2)",
     ),
     Rule(
+        "common Chinese terms",
+        "cjk_common",
+        "false",
+        "a Chinese term in half the records or more (ten at least) weighs next to nothing",
+        "0 (no Chinese)",
+        "0 (no Chinese)",
+        "+0.011 (R@1 +1.8)",
+        "0",
+    ),
+    Rule(
         "Chinese single characters",
         "cjk_unigram",
         "0",
@@ -136,6 +156,17 @@ RULES: tuple[Rule, ...] = (
         "+0.033 (R@1 +3.0)",
         "+8.3 / +4.8 pts (cjk_characters needs it); blind pairs +2.8 pts (Chinese +5.6)",
     ),
+    Rule(
+        "Chinese fallback",
+        "cjk_fallback",
+        "false",
+        "a Chinese query none of whose pairs occurs finds the records holding its characters",
+        "0",
+        "0",
+        "0",
+        "0",
+    ),
+    # how hits are scored and ordered (optmem.ranking, optmem.search)
     # how hits are scored and ordered (optmem.ranking, optmem.search)
     Rule(
         "length normalisation from the store",
