@@ -331,9 +331,8 @@ def updates_first(
                             m.note
                             and o.note
                             and question
-                            and _subject(what(o.matched) - cue_characters, idfs) in m.matched
+                            and held(what(o.matched) - cue_characters, m.matched, idfs) >= settings.update_overlap_note
                             and m.score >= settings.update_ratio_note * o.score
-                            and shared >= settings.update_overlap_note
                         )
                     )
                 )
@@ -344,10 +343,12 @@ def updates_first(
     return out
 
 
-def _subject(matched: frozenset[str], idfs: dict[str, float]) -> str | None:
-    """The most specific query term a record matched (the rarest in the store): what it is about
-    ("backend" of "backend port", where many records say "port")."""
-    return max(sorted(matched), key=lambda t: idfs.get(t, 0.0), default=None)
+def held(older: frozenset[str], newer: frozenset[str], idfs: dict[str, float]) -> float:
+    """The share of what an older record matched (IDF-weighted) that a newer one matched too: how
+    much of its subject the newer names ("orders backend" of "the orders backend listens on port
+    8080" in "orders backend is on 9090 now"; "port" alone, of "maybe try port 8081", is little)."""
+    total = sum(idfs.get(t, 0.0) for t in older)
+    return sum(idfs.get(t, 0.0) for t in older & newer) / total if total else 0.0
 
 
 def _is_word(value: str) -> bool:

@@ -75,7 +75,7 @@ class Ranking(NamedTuple):
     update_ratio: Annotated[float, AtLeast(0)] = 0.5  # score ratio, update cue in query
     update_overlap_plain: Annotated[float, AtLeast(0)] = 0.75  # … without a cue
     update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
-    update_overlap_note: Annotated[float, AtLeast(0)] = 0.1  # … between two notes, for a question
+    update_overlap_note: Annotated[float, AtLeast(0)] = 0.3  # … between two notes, for a question: of the older's match
     update_ratio_note: Annotated[float, AtLeast(0)] = 0.3
     cjk_unigram: Annotated[float, AtLeast(0)] = 0.3  # weight of a Chinese query's single characters
     reorder_top: Annotated[int, AtLeast(1)] = 10  # hits the newer-first rules re-order, whatever --limit

@@ -35,6 +35,7 @@ def test_a_query_is_read_once_into_what_it_asks():
     # a query that asks one thing, or a few words; not what someone said in a chat
     assert read("orders backend port").question and read("小明住在哪里？").question
     assert not read("我好难过。我应该怎么办？").question and not read("我特别期待那天晚上！").question
+    assert not read("对了，舅舅会做蛋糕，他还教过我呢！").question  # an exclamation, though 呢 ends it
     assert read("What was Alice's previous address?").asks == "past"
     assert read("What was Alice's previous address?").names == frozenset()  # the past: no newer-first rule to hold back
     assert read("what is Alice's phone number now").names == {"alic"}

@@ -53,6 +53,17 @@ def _top(cli, monkeypatch, query: str) -> list[dict]:
         # … in Chinese: another place, another number
         ("小明住在杭州西湖区。", "小明搬家了，现在住在上海浦东。", "小明住在哪里"),
         ("我在阳台养了三盆花。", "我在阳台养了五盆花。", "阳台养了几盆花"),
+        # a newer note that names part of the subject in its own words (not its rarest one, GP)
+        (
+            "GP appointment booked for March 14 at 9:20.",
+            "Clinic called, appointment pushed to March 21, 11:00.",
+            "When is my GP appointment?",
+        ),
+        (
+            "小宝的游泳课是周六上午九点，在体育中心。",
+            "小宝游泳换到周日上午十点半，还是那个泳池。",
+            "小宝什么时候上游泳课？",
+        ),
     ],
 )
 def test_a_newer_value_of_the_same_attribute_goes_first(vault, cli, monkeypatch, old, new, query):
@@ -74,6 +85,12 @@ def test_a_newer_value_of_the_same_attribute_goes_first(vault, cli, monkeypatch,
         ),
         # the same in Chinese: 小王 and 西湖边 again, nothing new said of them
         ("我和小王在西湖边散步，聊了很久。", "小王也在西湖边散步，聊了很久了。", "小王在西湖边散步"),
+        # a newer note that shares only a common word of the subject ("port"), not what it is of
+        (
+            "The orders backend listens on port 9090.",
+            "Maybe try port 8081 for the mock server.",
+            "orders backend port?",
+        ),
     ],
 )
 def test_records_that_merely_share_words_stay_in_relevances_order(vault, cli, monkeypatch, old, new, query):

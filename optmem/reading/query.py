@@ -80,8 +80,8 @@ def asks_something(query: str) -> bool:
     newer value answers it better."""
     s = fold(query).strip().rstrip("\"'”’)）」 ")
     body = s.rstrip("?？!！.。")
-    if any(c in body for c in ".!?。！？;；\n"):
-        return False  # several sentences
+    if any(c in body for c in ".!?。！？;；\n") or s.endswith(("!", "！")):
+        return False  # several sentences, or an exclamation ("他还教过我呢！")
     return s == body or s.endswith(("?", "？")) or body.endswith(("吗", "呢", "嗎"))
 
 
