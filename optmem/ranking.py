@@ -258,6 +258,7 @@ def updates_first(
     names: frozenset[str] = frozenset(),
     when: frozenset[str] = frozenset(),
     question: bool = True,
+    past: bool = False,
 ) -> list[Ranked]:
     """Re-order the top hits only: a record at least a day newer goes above an older one of its
     band that states the same attribute of the same subject — the way a person reads "the
@@ -268,11 +269,12 @@ def updates_first(
       of it;
     * or the same subject words and a value the older does not state (a number, a name, an
       identifier; in Chinese a character of no function: `identifiers.values`). Between two
-      notes, for a query that asks one thing (`question`: `reading.query.asks_something`), the
-      older's subject — the most specific query term it matched — will do (IDF overlap of the
-      matched terms ≥ update_overlap_note, a score ≥ update_ratio_note of the older's): notes
-      state facts, and a newer one often names its subject in fewer words ("orders backend is on
-      9090 now"); "maybe try port 8081" shares only "port" with "the backend port is 9090". Else
+      notes, for a query that asks one thing (`question`: `reading.query.asks_something`), part
+      of the older's subject will do (the newer matched at least update_overlap_note of what the
+      older matched, by IDF: `held`; a score ≥ update_ratio_note of the older's): notes state
+      facts, and a newer one often names its subject in fewer words ("orders backend is on 9090
+      now"; "appointment pushed to March 21" after "GP appointment booked for March 14"); "maybe
+      try port 8081" holds only "port" of "the orders backend listens on port 9090". Else
       largely the same query terms (update_overlap with an update cue in the query, `cue`,
       otherwise update_overlap_plain; a score ≥ update_ratio, update_ratio_plain): conversation
       turns speak of things in passing. Records that merely share words — the newer states no
@@ -283,7 +285,11 @@ def updates_first(
     record that lacks a name of the query (`names`: `reading.query.names_in`) the older one
     matched updates nothing of it: Bob's new phone number is no update of Alice's; nor does one
     that `lacks_amount` the older one states, unless it is linked to it (key, gate); nor does a
-    superseded record (`replaced`), however new: it is an old version itself."""
+    superseded record (`replaced`), however new: it is an old version itself.
+
+    A query that asks for the past (`past`) turns the rule round: the older value goes above the
+    newer one that updates it — "what did the team chat run on before Mattermost" names the
+    newer value, and asks for the one it replaced."""
 
     def what(matched: frozenset[str]) -> frozenset[str]:
         # the terms that say *what*: not the cue words, nor the date terms (two records of one
@@ -291,52 +297,59 @@ def updates_first(
         return frozenset(t for t in matched - when if not t.startswith(DATE_PREFIX))
 
     cue_characters = frozenset(c for w in when if not w.isascii() for c in w)  # 现 and 在 of 现在
+    # a query that asks for now reads the newer record as an update readily; otherwise cautiously
+    theta = settings.update_overlap if cue else settings.update_overlap_plain
+    ratio = settings.update_ratio if cue else settings.update_ratio_plain
+
+    def updates(m: Match, o: Match) -> bool:
+        """Whether the newer `m` gives another value of what the older `o` states."""
+        if not (o.band == m.band and not m.replaced and (m.ts or 0.0) - (o.ts or 0.0) >= DAY):
+            return False
+        if any(t.startswith(DATE_PREFIX) for t in o.matched - m.matched):
+            return False  # the older holds a date the query names: the query asks for that time
+        # a name of the query the older matched and the newer lacks: the newer is about
+        # another subject when it names one the older does not ("Bob's phone number" for
+        # "Alice's phone"); a note that names nothing new ("Prod cluster upgrade done, on
+        # 1.29" after "Prod cluster is running Kubernetes 1.26") may still be its new value
+        named = (o.matched & names) <= m.matched or (
+            m.note and o.note and not any(_is_word(v) for v in m.values - o.values)
+        )
+        if not named:
+            return False
+        # the same key, or the gate's guess (when the newer one holds every query term the
+        # older matched, its cue words aside: "我现在养了" holds 我养 — then the query does
+        # not ask about the part that changed)
+        linked = (m.key is not None and m.key == o.key) or (
+            m.may_update is not None and m.may_update == o.id and what(o.matched) <= m.covers
+        )
+        if linked:
+            return m.score >= settings.update_ratio * o.score
+        shared = overlap(what(m.matched), what(o.matched), idfs)
+        return (
+            bool(m.values - o.values)
+            and not lacks_amount(m.amount, o.amount)
+            and (
+                (m.score >= ratio * o.score and shared >= theta)
+                or (
+                    m.note
+                    and o.note
+                    and question
+                    and held(what(o.matched) - cue_characters, m.matched, idfs) >= settings.update_overlap_note
+                    and m.score >= settings.update_ratio_note * o.score
+                )
+            )
+        )
+
     out: list[Ranked] = []
     for i, m in enumerate(top):
-        # a query that asks for now reads the newer record as an update readily; otherwise cautiously
-        theta = settings.update_overlap if cue else settings.update_overlap_plain
-        ratio = settings.update_ratio if cue else settings.update_ratio_plain
         pos, over = len(out), None
         for j, placed in enumerate(out):
             o = top[placed.at]
-            if not (o.band == m.band and not m.replaced and (m.ts or 0.0) - (o.ts or 0.0) >= DAY):
-                continue
-            if any(t.startswith(DATE_PREFIX) for t in o.matched - m.matched):
-                continue  # the older holds a date the query names: the query asks for that time
-            # a name of the query the older matched and the newer lacks: the newer is about
-            # another subject when it names one the older does not ("Bob's phone number" for
-            # "Alice's phone"); a note that names nothing new ("Prod cluster upgrade done, on
-            # 1.29" after "Prod cluster is running Kubernetes 1.26") may still be its new value
-            named = (o.matched & names) <= m.matched or (
-                m.note and o.note and not any(_is_word(v) for v in m.values - o.values)
-            )
-            if not named:
-                continue
-            # the same key, or the gate's guess (when the newer one holds every query term the
-            # older matched, its cue words aside: "我现在养了" holds 我养 — then the query does
-            # not ask about the part that changed)
-            linked = (m.key is not None and m.key == o.key) or (
-                m.may_update is not None and m.may_update == o.id and what(o.matched) <= m.covers
-            )
-            if linked:
-                same = m.score >= settings.update_ratio * o.score
-            else:
-                shared = overlap(what(m.matched), what(o.matched), idfs)
-                same = (
-                    bool(m.values - o.values)
-                    and not lacks_amount(m.amount, o.amount)
-                    and (
-                        (m.score >= ratio * o.score and shared >= theta)
-                        or (
-                            m.note
-                            and o.note
-                            and question
-                            and held(what(o.matched) - cue_characters, m.matched, idfs) >= settings.update_overlap_note
-                            and m.score >= settings.update_ratio_note * o.score
-                        )
-                    )
-                )
-            if same:
+            if past:
+                if updates(o, m):  # the older value, asked for, goes above the newer one
+                    pos = j
+                    break
+            elif updates(m, o):
                 pos, over = j, o.id
                 break
         out.insert(pos, Ranked(i, over))

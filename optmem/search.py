@@ -626,42 +626,40 @@ def _order(
     # --limit is then the start of a longer one
     k = settings.reorder_top
     top = kept[:k]
-    # "what was my previous …", "what did we sign last Saturday": the newest statement is not what
-    # is asked for — the newer-first rule does not apply, relevance (the date terms with it) decides
-    if asks == "past":
-        final: list[tuple[_Scored, str | None]] = [(s, None) for s in kept]
-    else:
-        from optmem.identifiers import values  # (what a statement gives: read for the top hits only)
+    # "what was my previous …": the newest statement is not what is asked for — the newer-first
+    # rule turns round, the older value goes above the newer one that updates it
+    from optmem.identifiers import values  # (what a statement gives: read for the top hits only)
 
-        compared = _compared(q, corpus, settings)
-        ignore = cues.time_words()
-        matches = [
-            ranking.Match(
-                s.row.id,
-                s.row.recency,
-                s.parts.band,
-                s.parts.score,
-                compared(s),
-                s.row.upd,
-                _covers(s, q, settings) if s.row.upd else s.matched,
-                s.amount,
-                s.parts.status in (view.Status.SUPERSEDED, view.Status.REMOVED) or bool(s.row.superseded_by),
-                s.row.key,
-                values(s.record.text, ignore),
-                s.row.session is None,
-            )
-            for s in top
-        ]
-        updates = ranking.updates_first(
-            matches,
-            corpus.idfs,
-            asks == "present",
-            settings,
-            q.intent.names,
-            cues.cue_terms() if settings.present_cues else frozenset(),
-            q.intent.question,
+    compared = _compared(q, corpus, settings)
+    ignore = cues.time_words()
+    matches = [
+        ranking.Match(
+            s.row.id,
+            s.row.recency,
+            s.parts.band,
+            s.parts.score,
+            compared(s),
+            s.row.upd,
+            _covers(s, q, settings) if s.row.upd else s.matched,
+            s.amount,
+            s.parts.status in (view.Status.SUPERSEDED, view.Status.REMOVED) or bool(s.row.superseded_by),
+            s.row.key,
+            values(s.record.text, ignore),
+            s.row.session is None,
         )
-        final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
+        for s in top
+    ]
+    updates = ranking.updates_first(
+        matches,
+        corpus.idfs,
+        asks == "present",
+        settings,
+        q.intent.names,
+        cues.cue_terms() if settings.present_cues else frozenset(),
+        q.intent.question,
+        asks == "past",
+    )
+    final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
     if replacing:
         final = [final[i] for i in ranking.successors_first([s.row.id for s, _ in final], replacing)]
     hits = []

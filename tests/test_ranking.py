@@ -1183,3 +1183,57 @@ def test_a_superseded_record_updates_nothing_however_new():
     assert [p.at for p in ranking.updates_first([older, newer], idfs, True, s)] == [1, 0]  # a newer value …
     gone = newer._replace(replaced=True)
     assert [p.at for p in ranking.updates_first([older, gone], idfs, True, s)] == [0, 1]  # … not when replaced
+
+
+def test_a_question_about_what_came_before_a_change_asks_for_the_past():
+    # "before" a thing, not a clause of its own; "used to" of a habit; "the old …" asked in the past
+    for query in (
+        "Where did Bob work before Google?",
+        "What did we deploy with before the switch to Argo?",
+        "What car did my sister use to drive?",
+        "Which gym used to be the closest?",
+        "What was our old office address?",
+        "What was the original launch date?",
+        "搬家之前我住哪？",
+        "升级前数据库是什么版本？",
+        "原本打算几点出发？",
+        "会议原定几点？",
+    ):
+        assert cues.asks_for(query) == "past", query
+    # … not where it relates two events, states a rule or asks what is to be done
+    for query in (
+        "How many days before I bought the phone did I go?",
+        "What should I check before the deploy?",
+        "提交之前要跑什么检查",
+        "上线前需要做什么？",
+        "what is used to deploy the app",
+        "What is the best cafe in the old town?",
+        "目前用的什么数据库？",
+        "前端用的什么框架？",
+    ):
+        assert cues.asks_for(query) != "past", query
+
+
+@pytest.mark.long
+@pytest.mark.parametrize(
+    "old, new, query",
+    [
+        (
+            "Our team chat runs on Slack.",
+            "Team chat moved to Mattermost last week.",
+            "What did the team chat run on before Mattermost?",
+        ),
+        ("团队聊天用的是钉钉。", "团队聊天换到飞书了。", "换飞书之前团队聊天用什么？"),
+    ],
+)
+def test_a_question_about_the_past_puts_the_older_value_above_the_newer_one(vault, cli, monkeypatch, old, new, query):
+    # the words of what came after ("before Mattermost") match the newer value: it says what the
+    # older one was replaced by, so the older goes above it
+    at(monkeypatch, "2026-02-01T10:00:00Z")
+    old_id = put(vault, old).id
+    at(monkeypatch, "2026-04-01T10:00:00Z")
+    new_id = put(vault, new).id
+    at(monkeypatch, "2026-06-01T10:00:00Z")
+    hits = cli.json("search", query, "--explain")["hits"]
+    assert [h["id"] for h in hits][:2] == [old_id, new_id], [h["text"] for h in hits]
+    assert hits[0]["explain"]["asks"] == "past"
