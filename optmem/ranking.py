@@ -346,7 +346,9 @@ def updates_first(
         for j, placed in enumerate(out):
             o = top[placed.at]
             if past:
-                if updates(o, m):  # the older value, asked for, goes above the newer one
+                # the older value, asked for, goes above the newer note that updates it when it
+                # is as much about the query (conversation turns keep relevance's order)
+                if m.note and o.note and m.score >= settings.update_ratio_note * o.score and updates(o, m):
                     pos = j
                     break
             elif updates(m, o):

@@ -1204,6 +1204,8 @@ def test_a_question_about_what_came_before_a_change_asks_for_the_past():
     for query in (
         "How many days before I bought the phone did I go?",
         "What should I check before the deploy?",
+        "How many days before my sister's wedding did I buy the dress?",
+        "How many concerts did I go to before the festival?",
         "提交之前要跑什么检查",
         "上线前需要做什么？",
         "what is used to deploy the app",

@@ -99,10 +99,14 @@ PAST_CUES = (
     r"(?:was|were|did)\b[^?.!]*\b(?:the|my|our|your|his|her|their) old",
 )
 # "before" a thing or an -ing asks for the past too ("before the migration", "before Google",
-# "before moving") — not before a clause of its own ("two days before I bought it"), nor in a
-# sentence of what is to be done ("what should I check before the deploy")
+# "before moving") — not before a clause of its own ("two days before I bought it"), nor after
+# a length of time ("how many days before the party"), nor in a sentence of what is to be done
+# ("what should I check before the deploy") or one counting what the asker did ("how many
+# events did I join before the marathon": events, not an older value)
 PAST_BEFORE = (
-    r"(?:^|(?<=[?.!]))(?![^?.!]*\b(?:should|must|need|needs|have to|has to)\b)[^?.!]*?"
+    r"(?:^|(?<=[?.!]))(?![^?.!]*\b(?:should|must|need|needs|have to|has to)\b)"
+    r"(?!\s*how many\b[^?.!]*\bdid (?:i|we)\b)[^?.!]*?"
+    r"(?<!days )(?<!weeks )(?<!months )(?<!years )(?<!hours )(?<!minutes )(?<!long )(?<!shortly )(?<!right )(?<!just )"
     r"\bbefore (?!(?:i|we|you|he|she|they|it|then|that|this)\b)(?=[a-z#])"
 )
 # "before" and "earlier" ask for the past only ending a clause ("where did I live before?"); with
