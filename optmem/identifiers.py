@@ -249,9 +249,10 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
     2024-03-01, srv/app1, web-07, user_id, api.example.com, 14:30) — the cue words of `ignore`
     and the particles ending a Chinese sentence left out, as `text._units` does."""
     s = unicodedata.normalize("NFKC", text)
-    for phrase in ignore:
-        if not phrase.isascii():
-            s = s.replace(phrase, " ")
+    if not s.isascii():  # (an English text holds no Chinese cue word: nothing to take out)
+        for phrase in ignore:
+            if not phrase.isascii():
+                s = s.replace(phrase, " ")
     if textmod.has_cjk(s):
         s = textmod.cjk_compiled(textmod.FINAL_PARTICLE).sub("", s)
     word = rf"[^\W_{textmod._CJK}]+"

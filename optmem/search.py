@@ -644,8 +644,9 @@ def _order(
             s.amount,
             s.parts.status in (view.Status.SUPERSEDED, view.Status.REMOVED) or bool(s.row.superseded_by),
             s.row.key,
-            values(s.record.text, ignore),
+            None,
             s.row.session is None,
+            s.record.text,
         )
         for s in top
     ]
@@ -658,6 +659,7 @@ def _order(
         cues.cue_terms() if settings.present_cues else frozenset(),
         q.intent.question,
         asks == "past",
+        lambda text: values(text, ignore),
     )
     final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
     if replacing:

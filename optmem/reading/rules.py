@@ -110,11 +110,12 @@ RULES: tuple[Rule, ...] = (
         "asks for the past",
         "past_cues",
         "false",
-        '"previously", "used to", 以前, 原来 … ask what it used to be: no recency bonus, no newer-first',
+        '"previously", "used to", "before" a thing, 以前, 原来, 之前, 升级前 … ask what it used to be: no recency'
+        " bonus, the older value above the newer note that updates it",
         "0",
         "0",
         "0",
-        "old value first +57.9 / +31.8 pts",
+        "old value first +57.9 / +31.8 pts; blind pairs' past questions +63.5 pts (20.2 → 83.7 %)",
     ),
     Rule(
         "names",
@@ -222,12 +223,13 @@ RULES: tuple[Rule, ...] = (
         "updates first",
         "update_overlap, update_overlap_plain, update_overlap_note",
         "2, 2, 2",
-        "inside the top ten, a record a day newer goes above an older one of the same subject (the same key"
-        " or the same subject words) that states a value the older does not",
+        "inside the top ten, a record a day newer goes above an older one of the same subject (the same key,"
+        " the same subject words, or — two notes — a third of what the older matched) that states a value the"
+        " older does not",
         "not re-measured off (turns: largely the same terms, as before)",
         "KU current-first 83.9 % as before (issue 47 run)",
-        "−0.002 (in-process)",
-        "+38.1 / +34.7 pts; blind pairs +28.1 pts",
+        "not re-measured off (0.588 with it, as main)",
+        "+38.1 / +34.7 pts; blind pairs current first +43.8 pts (25.3 → 69.1 %), the note share +34.8",
     ),
 )
 
