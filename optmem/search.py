@@ -645,7 +645,9 @@ def _order(
             s.parts.status in (view.Status.SUPERSEDED, view.Status.REMOVED) or bool(s.row.superseded_by),
             s.row.key,
             None,
-            s.row.session is None,
+            # a note states a fact; a conversation turn, or a remark saved at the chat tier
+            # ("Chat: maybe try port 8081"), speaks of things in passing
+            s.row.session is None and s.row.tier != Tier.CHAT,
             s.record.text,
         )
         for s in top

@@ -109,3 +109,20 @@ def test_the_values_a_statement_gives():
     # Chinese: the characters that are no function characters nor cue words (现在, 搬到)
     assert values("小明现在搬到上海了", ignore) == {"小", "明", "上", "海"}
     assert values("测试库用的是 MySQL 8.0", ignore) == {"测", "试", "库", "mysql", "#8.0"}
+
+
+@pytest.mark.long
+def test_a_remark_saved_at_the_chat_tier_is_no_newer_value_of_a_note(vault, cli, monkeypatch):
+    # "Chat: maybe try port 8081" speaks in passing, as a conversation turn does: it holds "port"
+    # of "backend port", yet states no new value of the backend's port
+    monkeypatch.setenv("OPTMEM_NOW", "2026-02-01T10:00:00Z")
+    for text in FILLERS:
+        assert cli("append", text).exit_code == 0
+    port = cli.json("append", "The backend listens on port 9090 behind nginx.")["id"]
+    for text in ("The nightly backup job runs at 02:00.", "Deploys go out from the main branch."):
+        assert cli("append", text).exit_code == 0
+    monkeypatch.setenv("OPTMEM_NOW", "2026-02-02T10:00:00Z")
+    chat = cli.json("append", "Chat: maybe try port 8081 for the debug server?", "--tier", "chat")["id"]
+    hits = _top(cli, monkeypatch, "backend port")
+    order = [h["id"] for h in hits]
+    assert order.index(port) < order.index(chat), [h["text"] for h in hits]
