@@ -32,6 +32,7 @@ api.example.com" and "… cdn.example.com" are two statements, whatever else the
 """
 
 import difflib
+import functools
 import unicodedata
 from typing import NamedTuple
 
@@ -95,6 +96,9 @@ _CJK_NO_VALUE = frozenset(
 )
 
 
+# (a search reads the values of its top hits: a process that searches again — the MCP server,
+# the hub, the Hermes provider — meets the same records often)
+@functools.lru_cache(maxsize=4096)
 def values(text: str, ignore: frozenset[str] = frozenset()) -> frozenset[str]:
     """The values a statement gives — what a newer statement of the same attribute changes: its
     numbers ("#8080", "#5" for 五盆), its names (a capitalised word inside a sentence: Bristol,
