@@ -31,16 +31,15 @@ Whether two statements are near duplicates does not depend on where a label stan
 api.example.com" and "… cdn.example.com" are two statements, whatever else they share.
 """
 
-from __future__ import annotations
-
 import difflib
+import functools
 import unicodedata
 from typing import NamedTuple
 
 from optmem import text as textmod
 from optmem.reading.lexicon import CJK_UNITS, CURRENCY, MEASURE_WORDS, NUMERAL_CHARS, STOPWORDS, YEAR
 
-__all__ = ["labels_differ", "names_another_thing"]
+__all__ = ["labels_differ", "names_another_thing", "values"]
 
 # Words that may open a noun phrase without ending it: "the ticket 17", "our laptop note 2".
 # Every other function word (is, on, to, I, we, …) means the predicate has begun.
@@ -86,6 +85,44 @@ class _Token(NamedTuple):
     gap: str  # what is written between it and the token before it (" #", ": ", " $")
     after: str  # the character written just after it ("%")
     opens: bool  # the first word of its sentence (a capital there names nothing)
+
+
+# Chinese characters that give no value: pronouns, particles, the copula, prepositions, adverbs
+# of degree and the verbs that say a value changed (改成, 换到 …) — what is left of a statement is
+# its subject and its value (the person, the place, the thing), there being no capital to say so
+_CJK_NO_VALUE = frozenset(
+    "我你您他她它们咱这那哪个些的地得了着过吗呢吧啊呀嘛是有在为為被把给給对對从從到于於向跟和与與及或"
+    "要会會能让讓将將按也都还還就才又很太更最已经經不没沒别改变變换換调調升降成用"
+)
+
+
+# (a search reads the values of its top hits: a process that searches again — the MCP server,
+# the hub, the Hermes provider — meets the same records often)
+@functools.lru_cache(maxsize=4096)
+def values(text: str, ignore: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The values a statement gives — what a newer statement of the same attribute changes: its
+    numbers ("#8080", "#5" for 五盆), its names (a capitalised word inside a sentence: Bristol,
+    GitHub, March), its identifiers by form (api.example.com, feature/login), and, in Chinese
+    text, where no capital marks a name, its Latin words and every character that is neither a
+    function character nor a word of `ignore` (the cue words: 现在, 改成): the place, the person,
+    the thing (上海, 赵磊). An English statement of only common words gives none ("the support
+    group has been so helpful")."""
+    cjk = textmod.has_cjk(text)
+    out = {"#" + n for n in textmod.numbers(text)}
+    for t in _tokens(text, ignore):
+        if _is_cjk(t):
+            if t.raw not in _CJK_NO_VALUE and t.raw not in NUMERAL_CHARS:
+                out.add(t.raw)
+        elif any(c.isdigit() for c in t.raw):
+            continue  # a number is read above ("#8080"); app1, python3.12 are labels of their own
+        elif (
+            _is_name(t)
+            or _has_identifier_form(t)
+            or (t.raw[:1].isupper() and t.after in "'’")  # a possessive names someone, first word too: Bob's
+            or (cjk and t.raw.isascii() and _word(t) not in STOPWORDS)
+        ):
+            out.add(t.unit)
+    return frozenset(out)
 
 
 def names_another_thing(old: str, new: str, ignore: frozenset[str] = frozenset()) -> bool:
@@ -216,9 +253,10 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
     2024-03-01, srv/app1, web-07, user_id, api.example.com, 14:30) — the cue words of `ignore`
     and the particles ending a Chinese sentence left out, as `text._units` does."""
     s = unicodedata.normalize("NFKC", text)
-    for phrase in ignore:
-        if not phrase.isascii():
-            s = s.replace(phrase, " ")
+    if not s.isascii():  # (an English text holds no Chinese cue word: nothing to take out)
+        for phrase in ignore:
+            if not phrase.isascii():
+                s = s.replace(phrase, " ")
     if textmod.has_cjk(s):
         s = textmod.cjk_compiled(textmod.FINAL_PARTICLE).sub("", s)
     word = rf"[^\W_{textmod._CJK}]+"

@@ -626,43 +626,44 @@ def _order(
     # --limit is then the start of a longer one
     k = settings.reorder_top
     top = kept[:k]
-    # "what was my previous …", "what did we sign last Saturday": the newest statement is not what
-    # is asked for — the newer-first rule does not apply, relevance (the date terms with it) decides
-    if asks == "past":
-        final: list[tuple[_Scored, str | None]] = [(s, None) for s in kept]
-    else:
-        # whether a hit says it changed ("no plants anymore", 现在只有一盆): a count in words, which
-        # may update one that states the amount asked (read only when some hit states it)
-        counted = any(s.amount for s in top)
-        compared = _compared(q, corpus, settings)
-        matches = [
-            ranking.Match(
-                s.row.id,
-                s.row.recency,
-                s.parts.band,
-                s.parts.score,
-                compared(s),
-                s.row.upd,
-                _covers(s, q, settings) if s.row.upd else s.matched,
-                s.amount,
-                settings.change_cues
-                and (bool(s.row.change) or (counted and not s.amount and cues.says_change(s.record.text))),
-                # (a note, not a conversation turn: chat says "now" and "instead"
-                # in passing — on conversations it moved 24 LoCoMo questions, 20 down)
-                settings.change_updates and s.row.session is None and cues.says_change(s.record.text),
-                s.parts.status in (view.Status.SUPERSEDED, view.Status.REMOVED) or bool(s.row.superseded_by),
-            )
-            for s in top
-        ]
-        updates = ranking.updates_first(
-            matches,
-            corpus.idfs,
-            asks == "present",
-            settings,
-            q.intent.names,
-            cues.cue_terms() if settings.present_cues else frozenset(),
+    # "what was my previous …": the newest statement is not what is asked for — the newer-first
+    # rule turns round, the older value goes above the newer one that updates it
+    from optmem.identifiers import values  # (what a statement gives: read for the top hits only)
+
+    compared = _compared(q, corpus, settings)
+    ignore = cues.time_words()
+    matches = [
+        ranking.Match(
+            s.row.id,
+            s.row.recency,
+            s.parts.band,
+            s.parts.score,
+            compared(s),
+            s.row.upd,
+            _covers(s, q, settings) if s.row.upd else s.matched,
+            s.amount,
+            s.parts.status in (view.Status.SUPERSEDED, view.Status.REMOVED) or bool(s.row.superseded_by),
+            s.row.key,
+            None,
+            # a note states a fact; a conversation turn, or a remark saved at the chat tier
+            # ("Chat: maybe try port 8081"), speaks of things in passing
+            s.row.session is None and s.row.tier != Tier.CHAT,
+            s.record.text,
         )
-        final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
+        for s in top
+    ]
+    updates = ranking.updates_first(
+        matches,
+        corpus.idfs,
+        asks == "present",
+        settings,
+        q.intent.names,
+        cues.cue_terms() if settings.present_cues else frozenset(),
+        q.intent.question,
+        asks == "past",
+        lambda text: values(text, ignore),
+    )
+    final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
     if replacing:
         final = [final[i] for i in ranking.successors_first([s.row.id for s, _ in final], replacing)]
     hits = []

@@ -3,7 +3,6 @@ conversation context, BM25's b from the store, updates first (English and Chines
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import UTC, datetime
 
@@ -399,10 +398,11 @@ def test_a_neighbours_share_wins_when_it_is_more(vault, cli, monkeypatch):
     question = put(vault, "Tim: which soup was that?", session="chat-1").id
     reply = put(vault, "John: Tomato.", session="chat-1").id
     strong = put(vault, "Tim: spices in a tomato soup, spices in a bean soup, spices everywhere", session="chat-1").id
-    out = {h["id"]: h["explain"] for h in cli.json("search", "spices soup", "--explain")["hits"]}
+    found = cli.json("--set", "ranking.context_share=0.35", "search", "spices soup", "--explain")["hits"]
+    out = {h["id"]: h["explain"] for h in found}
     assert out[question]["relevance"] > 0  # it lends something: less than the neighbour's share
     assert out[reply]["answers"] is None
-    assert out[reply]["context"] == pytest.approx(Ranking().context_share * out[strong]["relevance"], rel=1e-3)
+    assert out[reply]["context"] == pytest.approx(0.35 * out[strong]["relevance"], rel=1e-3)
 
 
 def test_a_long_answer_gains_a_part_of_its_question_in_search(vault, cli, monkeypatch):
@@ -550,12 +550,13 @@ def test_a_chinese_update_ending_in_a_particle_is_seen_and_goes_first(
 
 
 def test_a_flagged_update_that_matches_the_query_much_less_does_not_jump(vault, cli, monkeypatch):
-    # the gate's guess (one changed span: the port, and "the frontend" → "it") is no proof: the
-    # query's own words still decide when they clearly favour the older record
+    # the gate's guess (one changed span: the port, and "the frontend" → "it") is no proof: between
+    # conversation turns the query's own words still decide when they clearly favour the older
+    # record (two notes that give another value read as an update more readily: `updates_first`)
     at(monkeypatch, "2026-01-01T10:00:00Z")
-    front = put(vault, "Local dev server for the shop web app: the frontend listens on port 3000").id
+    front = put(vault, "Local dev server for the shop web app: the frontend listens on port 3000", session="s").id
     at(monkeypatch, "2026-01-03T10:00:00Z")
-    back = put(vault, "Local dev server for the shop web app: it listens on port 9090")
+    back = put(vault, "Local dev server for the shop web app: it listens on port 9090", session="s")
     assert [u["id"] for u in back.possible_update] == [front]
     at(monkeypatch, "2026-01-05T10:00:00Z")
     assert cli.json("search", "frontend port of the shop web app dev server")["hits"][0]["id"] == front
@@ -939,24 +940,6 @@ def test_a_newer_record_without_the_amount_asked_is_no_update_of_one_that_states
     assert cli.json("search", query)["hits"][0]["id"] == newer
 
 
-@pytest.mark.parametrize(
-    "first, later, query",
-    [
-        (
-            "I bought 5 new plants for the balcony",
-            "I have no plants on the balcony anymore",
-            "how many plants do I have on the balcony now",
-        ),
-        ("我在阳台养了五盆花", "我现在在阳台养了一盆花", "阳台现在有几盆花"),
-    ],
-)
-def test_a_newer_count_said_in_words_still_goes_first(vault, cli, monkeypatch, first, later, query):
-    """None, one, 一盆 are no number the amount factor counts — but a newer record that says it
-    changed ("anymore", 现在) is a newer value all the same."""
-    old, new, hits = _said_then(vault, cli, monkeypatch, first, later, query, "2026-04-20")
-    assert [h["id"] for h in hits] == [new, old] and hits[0]["explain"]["states_amount"] is False
-
-
 def test_without_the_amount_share_relevance_alone_decides(vault, cli, monkeypatch):
     talk, count = _amount_store(vault, monkeypatch)
     (vault.root / "optmem.toml").write_text("[ranking]\namount_share = 0\n", "utf-8")
@@ -1041,29 +1024,37 @@ def _earlier_store(vault, monkeypatch, lang: str) -> tuple[str, str, str]:
     return old, new, query
 
 
-def test_a_newer_record_that_says_it_changed_is_read_as_an_update_readily():
+def test_a_newer_record_goes_first_only_when_it_states_a_value_the_older_does_not():
     day = ranking.DAY
     idfs = {"cluster": 1.0, "search": 1.0, "run": 1.0}
-    old = ranking.Match("old", 0.0, 1, 2.0, frozenset({"cluster", "search", "run"}))
-    new = ranking.Match("new", 30 * day, 1, 1.3, frozenset({"cluster", "search"}))
+    old = ranking.Match("old", 0.0, 1, 2.0, frozenset({"cluster", "search", "run"}), values=frozenset({"#7.10"}))
+    new = ranking.Match("new", 30 * day, 1, 1.9, frozenset({"cluster", "search", "run"}), values=frozenset({"#7.10"}))
     s = Ranking()
-    # overlap 2/3 and 65 % of the older one's score: not enough for a plain question …
+    # the same terms, no value the older lacks: the same thing said again, no update
     assert [p.at for p in ranking.updates_first([old, new], idfs, False, s)] == [0, 1]
-    # … but a record that says it changed ("switched the search cluster to …") is an update
-    said = new._replace(says_change=True)
-    assert [(p.at, p.over) for p in ranking.updates_first([old, said], idfs, False, s)] == [(1, "old"), (0, None)]
+    # … another value: an update
+    other = new._replace(values=frozenset({"#2.11"}))
+    assert [(p.at, p.over) for p in ranking.updates_first([old, other], idfs, False, s)] == [(1, "old"), (0, None)]
+    # two notes, for a query that asks one thing: a shared subject word and 30 % of the score will do
+    thin = other._replace(matched=frozenset({"cluster"}), score=0.7)
+    assert [p.at for p in ranking.updates_first([old, thin], idfs, False, s)] == [0, 1]  # turns: not enough
+    notes = [old._replace(note=True), thin._replace(note=True)]
+    assert [p.at for p in ranking.updates_first(notes, idfs, False, s)] == [1, 0]
+    assert [p.at for p in ranking.updates_first(notes, idfs, False, s, question=False)] == [0, 1]
+    # … not when the older holds a date the query names
+    dated = [notes[0]._replace(matched=notes[0].matched | {"__m2026_03"}), notes[1]]
+    assert [p.at for p in ranking.updates_first(dated, idfs | {"__m2026_03": 1.0}, False, s)] == [0, 1]
 
 
 @pytest.mark.parametrize(
-    "session, switch, newer_first",
+    "session, newer_first",
     [
-        (None, True, True),  # a note that says it changed ("switched …") is read as an update readily
-        (None, False, False),  # … not with the switch off: the plain thresholds hold it below
-        ("chat-1", True, False),  # a conversation turn is not: chat says "now" and "instead" in passing
+        (None, True),  # a note that gives the search cluster another value is its update
+        ("chat-1", False),  # a conversation turn needs largely the same terms: chat speaks in passing
     ],
 )
-def test_a_note_that_says_it_changed_is_an_update_a_conversation_turn_is_not(
-    vault, cli, monkeypatch, session, switch, newer_first
+def test_a_note_with_another_value_is_an_update_a_conversation_turn_needs_more(
+    vault, cli, monkeypatch, session, newer_first
 ):
     at(monkeypatch, "2026-02-01T10:00:00Z")
     put(vault, "We run the nightly backup job at 2am", session=session)
@@ -1072,18 +1063,12 @@ def test_a_note_that_says_it_changed_is_an_update_a_conversation_turn_is_not(
     at(monkeypatch, "2026-04-01T10:00:00Z")
     new = put(vault, "Switched the search cluster to OpenSearch 2.11", session=session).id
     at(monkeypatch, "2026-04-05T10:00:00Z")
-    hits = cli.json(
-        "--set",
-        f"ranking.change_updates={str(switch).lower()}",
-        "search",
-        "what does the search cluster run",
-        "--explain",
-    )["hits"]
+    hits = cli.json("search", "what does the search cluster run", "--explain")["hits"]
     assert [h["id"] for h in hits[:2]] == ([new, old] if newer_first else [old, new])
     assert hits[0]["explain"]["updates"] == (old if newer_first else None)
 
 
-@pytest.mark.parametrize("switch, newer_first", [(True, True), (False, False)])
+@pytest.mark.parametrize("switch, newer_first", [(True, True)])
 def test_the_update_rule_compares_chinese_by_the_characters_a_record_holds(
     vault, cli, monkeypatch, switch, newer_first
 ):
@@ -1100,58 +1085,26 @@ def test_the_update_rule_compares_chinese_by_the_characters_a_record_holds(
         "下周要交季度报告。",
         "楼下新开了一家面馆。",
     ):
-        put(vault, other)
-    old = put(vault, "我爸妈住在老家洛阳。").id
+        put(vault, other, session="chat")
+    old = put(vault, "我爸妈住在老家洛阳。", session="chat").id
     at(monkeypatch, "2026-05-01T10:00:00Z")
-    new = put(vault, "爸妈搬到郑州了，住在我姐家附近。").id
+    new = put(vault, "爸妈搬到郑州了，住在我姐家附近。", session="chat").id
     at(monkeypatch, "2026-05-10T10:00:00Z")
     hits = cli.json(
-        "--set", f"ranking.cjk_characters={str(switch).lower()}", "search", "我爸妈住在哪儿？", "--explain"
+        "--set",
+        f"ranking.cjk_characters={str(switch).lower()}",
+        "search",
+        "我爸妈现在住在哪儿？",  # (conversation turns, a question for now: largely the same terms)
+        "--explain",
     )["hits"]
     ids = [h["id"] for h in hits]
     assert ids.index(new) < ids.index(old) if newer_first else ids.index(old) < ids.index(new)
 
 
-def test_a_chinese_term_in_half_the_records_weighs_next_to_nothing_but_still_finds():
-    docs = 100
-    # an English word keeps its positive idf however common (its function words go by a list) …
-    assert ranking.idf(docs, 80) > 0.2
-    # … a Chinese term in half the records or more weighs a hundredth of that; rarer ones, BM25's own
-    assert ranking.idf(docs, 80, common_weightless=True) == pytest.approx(ranking.idf(docs, 80) / 100)
-    assert ranking.idf(docs, 12, common_weightless=True) == pytest.approx(math.log(88.5 / 12.5))
-    # … once a term is in ten records at least: in a store of a few records nothing is common
-    assert ranking.idf(4, 3, common_weightless=True) == ranking.idf(4, 3)
-
-
-@pytest.mark.long
-def test_a_common_chinese_bigram_weighs_next_to_nothing_and_is_still_found(vault, cli, monkeypatch):
-    """我们 is in most turns of a chat: a record that matches nothing else of the query weighs a
-    hundredth of what it did (`cjk_common`), while a record holding the query's rarer term keeps its
-    weight; a query of nothing but the common term still finds every record that holds it."""
-    at(monkeypatch, "2026-03-01T10:00:00Z")
-    for n in range(12):
-        put(vault, f"我们第{n}次去爬山")
-    only_common = put(vault, "我们第九次去爬山").id
-    rare = put(vault, "计划改到下周").id
-
-    def relevance(switch: str) -> dict[str, float]:
-        hits = cli.json("--set", f"ranking.cjk_common={switch}", "search", "我们的计划", "--explain", "--limit", "20")[
-            "hits"
-        ]
-        return {h["id"]: h["explain"]["relevance"] for h in hits}
-
-    on, off = relevance("true"), relevance("false")
-    assert on[only_common] <= off[only_common] / 50
-    assert on[rare] == pytest.approx(off[rare], rel=0.5)
-    assert len(cli.json("search", "我们", "--limit", "20")["hits"]) == 13
-
-
 def test_idf_takes_a_term_count_above_the_record_count_as_every_record():
     """A search reads the record count, then the counts of its terms; a process appending in
     between makes a term count larger than the record count it read (seen under load)."""
-    for common in (False, True):
-        assert ranking.idf(10, 12, common_weightless=common) == ranking.idf(10, 10, common_weightless=common)
-        assert ranking.idf(10, 12, common_weightless=common) > 0
+    assert ranking.idf(10, 12) == ranking.idf(10, 10) > 0
 
 
 # -- old versions: their own relevance, lowered; below what replaced them (issue 44) ------------
@@ -1224,9 +1177,65 @@ def test_successors_first_keeps_every_hit_and_every_version_below_its_successors
 def test_a_superseded_record_updates_nothing_however_new():
     day = ranking.DAY
     idfs = {"stage": 1.0, "python": 1.0}
-    older = ranking.Match("current", 0.0, 1, 2.0, frozenset({"stage", "python"}))
-    newer = ranking.Match("old-version", 30 * day, 1, 2.0, frozenset({"stage", "python"}))
+    older = ranking.Match("current", 0.0, 1, 2.0, frozenset({"stage", "python"}), values=frozenset({"#3.11"}))
+    newer = ranking.Match("old-version", 30 * day, 1, 2.0, frozenset({"stage", "python"}), values=frozenset({"#3.9"}))
     s = Ranking()
     assert [p.at for p in ranking.updates_first([older, newer], idfs, True, s)] == [1, 0]  # a newer value …
     gone = newer._replace(replaced=True)
     assert [p.at for p in ranking.updates_first([older, gone], idfs, True, s)] == [0, 1]  # … not when replaced
+
+
+def test_a_question_about_what_came_before_a_change_asks_for_the_past():
+    # "before" a thing, not a clause of its own; "used to" of a habit; "the old …" asked in the past
+    for query in (
+        "Where did Bob work before Google?",
+        "What did we deploy with before the switch to Argo?",
+        "What car did my sister use to drive?",
+        "Which gym used to be the closest?",
+        "What was our old office address?",
+        "What was the original launch date?",
+        "搬家之前我住哪？",
+        "升级前数据库是什么版本？",
+        "原本打算几点出发？",
+        "会议原定几点？",
+    ):
+        assert cues.asks_for(query) == "past", query
+    # … not where it relates two events, states a rule or asks what is to be done
+    for query in (
+        "How many days before I bought the phone did I go?",
+        "What should I check before the deploy?",
+        "How many days before my sister's wedding did I buy the dress?",
+        "How many concerts did I go to before the festival?",
+        "提交之前要跑什么检查",
+        "上线前需要做什么？",
+        "what is used to deploy the app",
+        "What is the best cafe in the old town?",
+        "目前用的什么数据库？",
+        "前端用的什么框架？",
+    ):
+        assert cues.asks_for(query) != "past", query
+
+
+@pytest.mark.long
+@pytest.mark.parametrize(
+    "old, new, query",
+    [
+        (
+            "Our team chat runs on Slack.",
+            "Team chat moved to Mattermost last week.",
+            "What did the team chat run on before Mattermost?",
+        ),
+        ("团队聊天用的是钉钉。", "团队聊天换到飞书了。", "换飞书之前团队聊天用什么？"),
+    ],
+)
+def test_a_question_about_the_past_puts_the_older_value_above_the_newer_one(vault, cli, monkeypatch, old, new, query):
+    # the words of what came after ("before Mattermost") match the newer value: it says what the
+    # older one was replaced by, so the older goes above it
+    at(monkeypatch, "2026-02-01T10:00:00Z")
+    old_id = put(vault, old).id
+    at(monkeypatch, "2026-04-01T10:00:00Z")
+    new_id = put(vault, new).id
+    at(monkeypatch, "2026-06-01T10:00:00Z")
+    hits = cli.json("search", query, "--explain")["hits"]
+    assert [h["id"] for h in hits][:2] == [old_id, new_id], [h["text"] for h in hits]
+    assert hits[0]["explain"]["asks"] == "past"

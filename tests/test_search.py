@@ -284,6 +284,9 @@ def test_a_chinese_query_s_time_words_are_cut_out_so_its_words_pair(vault, cli, 
     home = put(vault, "我住在杭州西湖区。").id
     for query in ("我现在住哪", "我目前住哪", "我以前住哪", "我原来住在哪里"):
         assert [h["id"] for h in cli.json("search", query)["hits"]] == [home], query
+    # a plain one, the record's words but 现在: its pairs 我现, 现在, 在住 match nothing
+    plain = put(vault, "我住在杭州", domain="home").id
+    assert [h["id"] for h in cli.json("search", "我现在住哪", "--domain", "home")["hits"]] == [plain]
     assert terms_of("我现在住哪") == ["住"] and terms_of("小明现在住在哪里") == ["小明", "住在"]
     assert "前端" in terms_of("所以前端要改什么") and "前端" in terms_of("从前端传来的参数")
     # a time word's characters inside other words are those words (实现|在, 项目|前端, 修改|成本 …)

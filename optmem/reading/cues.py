@@ -91,13 +91,36 @@ PAST_CUES = (
     # "used to" of a person ("I used to …", "what did I use to …"), not the passive
     # ("what is used to deploy")
     r"(?:i|we|you|he|she|they)(?: all)? used to",
-    r"did \w+ use to",
+    r"did (?:\w+ ){1,3}use to",
+    # "used to" of a habit wherever it stands — not the passive ("what is used to deploy")
+    r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bbe )(?<!\bwere )(?<!\bbeen )(?<!\bbeing )used to",
+    "original",
+    # "the old …" asked in the past tense ("what was our old office address")
+    r"(?:was|were|did)\b[^?.!]*\b(?:the|my|our|your|his|her|their) old",
+)
+# "before" a thing or an -ing asks for the past too ("before the migration", "before Google",
+# "before moving") — not before a clause of its own ("two days before I bought it"), nor after
+# a length of time ("how many days before the party"), nor in a sentence of what is to be done
+# ("what should I check before the deploy") or one counting what the asker did ("how many
+# events did I join before the marathon": events, not an older value)
+PAST_BEFORE = (
+    r"(?:^|(?<=[?.!]))(?![^?.!]*\b(?:should|must|need|needs|have to|has to)\b)"
+    r"(?!\s*how many\b[^?.!]*\bdid (?:i|we)\b)[^?.!]*?"
+    r"(?<!days )(?<!weeks )(?<!months )(?<!years )(?<!hours )(?<!minutes )(?<!long )(?<!shortly )(?<!right )(?<!just )"
+    r"\bbefore (?!(?:i|we|you|he|she|they|it|then|that|this)\b)(?=[a-z#])"
 )
 # "before" and "earlier" ask for the past only ending a clause ("where did I live before?"); with
 # something after them they relate two events ("two days before I bought it")
 PAST_CUES_FINAL = ("before", "earlier")
 # (之前, 过去 and 上次 are left out: "提交之前" relates events, "过去" is also "go over", "上次" the latest)
-PAST_CUES_CJK = ("以前", "原来", "原先", "曾经", "当初", "起初", "先前", "从前", "最初", "早先")
+PAST_CUES_CJK = ("以前", "原来", "原先", "曾经", "当初", "起初", "先前", "从前", "最初", "早先", "原本", "原定", "本来")
+# 之前 and a bare 前 after a word ("升级前", "搬家之前") ask for the past in a question about a
+# state — not in one of what is to be done (提交之前要跑什么检查, 上线前需要做什么), nor where 前
+# belongs to a word (目前, 当前, 以前, 提前, 前端, 前天 …)
+_PAST_BEFORE_CJK = (
+    r"(?:之前|(?<=[\u3400-\u9fff])(?<![目当以之提眼面跟空从先向往事生])前(?![端台缀面天年往进景途后方排夕沿线锋卫列提辈]))"
+    r"(?![^？?。！!]*(?:(?<![主重只想不])要|需|应该|该|(?<![获记觉取值懂晓])得|必须))"
+)
 
 # Words with which a statement says it replaces an earlier one ("moved to", "搬到", "改成").
 CHANGE_CUES = (
@@ -209,12 +232,17 @@ def cue_sources(kind: str) -> tuple[str, str]:
     """The (English, Chinese) patterns of a kind of cue: "present", "past", "change"."""
     english = {
         "present": r"\b(?:" + "|".join(UPDATE_CUES) + r")\b",
-        "past": r"\b(?:" + "|".join(PAST_CUES) + r")\b|\b(?:" + "|".join(PAST_CUES_FINAL) + r")\b(?=\s*(?:[?.!,;:]|$))",
+        "past": r"\b(?:"
+        + "|".join(PAST_CUES)
+        + r")\b|\b(?:"
+        + "|".join(PAST_CUES_FINAL)
+        + r")\b(?=\s*(?:[?.!,;:]|$))|"
+        + PAST_BEFORE,
         "change": r"\b(?:" + "|".join(CHANGE_CUES) + r")\b",
     }[kind]
     chinese = {
         "present": _guarded(UPDATE_CUES_CJK),
-        "past": _guarded(PAST_CUES_CJK),
+        "past": _guarded(PAST_CUES_CJK) + "|" + _PAST_BEFORE_CJK,
         "change": _guarded(CHANGE_CUES_CJK),
     }[kind]
     return english, chinese

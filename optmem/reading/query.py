@@ -24,7 +24,7 @@ from optmem.reading.questions import asks_amount, asks_how, topic_runs
 from optmem.settings import Ranking
 from optmem.text import fold, query_terms, query_terms_of, words_and_runs
 
-__all__ = ["Intent", "names_in", "read", "search_terms", "terms_of", "with_terms"]
+__all__ = ["Intent", "asks_something", "names_in", "read", "search_terms", "terms_of", "with_terms"]
 
 # A Chinese pronoun left alone by a split (我昨天买了 → 我 | 买了) chooses no records while other
 # terms remain: it would match every record with 我 — nor does an English one ("what did she say
@@ -55,6 +55,7 @@ class Intent(NamedTuple):
     names: frozenset[str] = frozenset()  # the terms of the names it writes (none when `asks` is past or a day)
     when: frozenset[str] = frozenset()  # its present-asking terms ("now", 现在), when it has others too
     characters: list[str] = []  # the Chinese characters of its terms, not of its dates
+    question: bool = True  # it asks (`asks_something`), rather than says (a chat turn as a query)
 
 
 def read(
@@ -68,7 +69,20 @@ def read(
     amount = bool(settings.amount_share) and asks_amount(fold(query))
     # (the names hold back the newer-first rule, which a query for the past skips)
     names = names_in(query) if settings.names and asks != "past" else frozenset()
-    return with_terms(Intent(query, terms, asks, amount, names), terms)
+    return with_terms(Intent(query, terms, asks, amount, names, question=asks_something(query)), terms)
+
+
+def asks_something(query: str) -> bool:
+    """Whether a query asks one thing — a single sentence ending in a question mark (？, 吗, 呢
+    too) — or is a search of a few words with no sentence's end ("orders backend port", "小明
+    住址"), rather than what someone said: a chat turn used as a query, of statements or of
+    several sentences ("我特别期待那天晚上！", "我好难过。我应该怎么办？"), asks for no value, so no
+    newer value answers it better."""
+    s = fold(query).strip().rstrip("\"'”’)）」 ")
+    body = s.rstrip("?？!！.。")
+    if any(c in body for c in ".!?。！？;；\n") or s.endswith(("!", "！")):
+        return False  # several sentences, or an exclamation ("他还教过我呢！")
+    return s == body or s.endswith(("?", "？")) or body.endswith(("吗", "呢", "嗎"))
 
 
 def with_terms(intent: Intent, terms: list[str]) -> Intent:
