@@ -49,7 +49,6 @@ DAY = 86400.0
 CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # spreads of note lengths (std / mean) that get b_min / b_max
 TURN_SHORT, TURN_LONG = 40.0, 150.0  # mean lengths (tokens) of conversation turns that get b_min / b_max
 QUERY_SHORT, QUERY_LONG = 12, 24  # query terms: a question, up to a chat turn asked as a query
-COMMON_AT = 10  # records a Chinese term must be in before its share of them can make it common (`idf`)
 TIER_FACTOR = {Tier.CHAT: 0.97, Tier.NORMAL: 1.0, Tier.EVIDENCE: 1.03, Tier.REDLINE: 1.03}
 INFERRED_FACTOR = 0.98  # what an agent concluded yields to what was said, on near-ties
 # what was saved from outside the conversation — a tool's or web page's output, an import, another
@@ -58,20 +57,12 @@ INFERRED_FACTOR = 0.98  # what an agent concluded yields to what was said, on ne
 SECONDHAND_FACTOR = 0.95
 
 
-def idf(docs: int, df: int, *, common_weightless: bool = False) -> float:
-    """Inverse document frequency that stays positive however common the term — or, for a term
-    whose commonness no word list judges (`common_weightless`: a Chinese bigram or character),
-    BM25's own: a term in half the records or more weighs next to nothing (a hundredth of its
-    positive idf — still something, so a query of nothing else finds its records). English drops
-    its function words by a list (`reading.lexicon.STOPWORDS`); Chinese has none, so the store's
-    counts judge (的, 我们, 什么 in most records of a chat) — once a term is in `COMMON_AT` records
-    at least: two records sharing a name tell nothing of the language. A count read a moment after
-    the record count (another process appended in between) is taken as every record."""
+def idf(docs: int, df: int) -> float:
+    """Inverse document frequency that stays positive however common the term, in every language
+    (English drops its function words by a list, `reading.lexicon.STOPWORDS`). A count read a
+    moment after the record count (another process appended in between) is taken as every record."""
     df = min(df, docs)
-    positive = math.log(1 + (docs - df + 0.5) / (df + 0.5))
-    if common_weightless and df >= COMMON_AT:
-        return max(math.log((docs - df + 0.5) / (df + 0.5)), positive / 100)
-    return positive
+    return math.log(1 + (docs - df + 0.5) / (df + 0.5))
 
 
 class Bm25(NamedTuple):

@@ -257,20 +257,13 @@ class _Corpus(NamedTuple):
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
     docs, mean, cv, turns = idx.lengths()
-    common = settings.cjk_common
-    idfs = {t: ranking.idf(docs, df[t], common_weightless=common and textmod.has_cjk(t)) for t in q.terms}
+    idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
     chars = [c for c in q.intent.characters if c not in idfs] if settings.cjk_unigram else []
     if chars:
         # the single characters of a Chinese query count a little too (they choose no records):
         # a record holding all of them wins where bigrams alone tie or mislead — 前端端口's 端端
         # spans two words and matches 后端端口
-        idfs.update(
-            {
-                c: settings.cjk_unigram * ranking.idf(docs, n, common_weightless=common)
-                for c, n in idx.doc_freq(chars).items()
-                if n
-            }
-        )
+        idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n) for c, n in idx.doc_freq(chars).items() if n})
     amount = settings.amount_share if q.intent.amount else 0.0
     words = sum(1 for t in q.terms if not t.startswith(dates.PREFIX))
     b = ranking.b_for(cv, mean, turns, words, settings)

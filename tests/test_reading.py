@@ -134,7 +134,7 @@ def test_switching_off_the_chinese_fallback_finds_no_pair(vault, cli):
 
 @pytest.mark.parametrize(
     "name",
-    ["change_cues", "change_updates"],
+    ["change_cues", "change_updates", "cjk_common"],
 )
 def test_a_retired_rule_s_switch_is_told_it_is_no_longer_read(name):
     loaded = settings.load(f"[ranking]\n{name} = false\n")
