@@ -34,6 +34,7 @@ api.example.com" and "… cdn.example.com" are two statements, whatever else the
 import difflib
 import functools
 import unicodedata
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from optmem import text as textmod
@@ -259,18 +260,16 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
                 s = s.replace(phrase, " ")
     if textmod.has_cjk(s):
         s = textmod.cjk_compiled(textmod.FINAL_PARTICLE).sub("", s)
-    word = rf"[^\W_{textmod._CJK}]+"
-    pattern = textmod.compiled(rf"([{textmod._CJK}])|({word}(?:(?:[./_-]|(?<=\d):(?=\d)){word})*)")
     found: list[tuple[str, str, str, str, bool]] = []
     last = 0  # where the token before ended
-    for m in pattern.finditer(s):
-        folded = m.group() if m.group(1) else textmod.fold(m.group())
+    for start, end, cjk in _spans(s):
+        raw = s[start:end]
+        folded = raw if cjk else textmod.fold(raw)
         if folded in ignore:
             continue
-        start, end = m.span()
         gap = s[last:start]
         opens = not found or any(c in _SENTENCE_ENDS for c in gap)
-        found.append((folded, m.group(), gap, s[end : end + 1], opens))
+        found.append((folded, raw, gap, s[end : end + 1], opens))
         last = end
     words = [f for f, *_ in found if f.isascii() and f.isalpha()]
     stems = iter(textmod.stem_words(words) if words else [])
@@ -278,6 +277,24 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
         _Token(next(stems) if f.isascii() and f.isalpha() else f, raw, gap, after, opens)
         for f, raw, gap, after, opens in found
     ]
+
+
+def _spans(s: str) -> Iterator[tuple[int, int, bool]]:
+    """(start, end, is CJK) of each token of `s`, in order: a CJK character alone, or a word with
+    its inner joiners. The CJK runs come from the tokeniser's one-class pattern (`text.cjk_runs`),
+    the words between them from a pattern without a CJK class (one with both takes ~5 ms to
+    compile; a search would pay it for the values of its top hits)."""
+    words = textmod.compiled(r"[^\W_]+(?:(?:[./_-]|(?<=\d):(?=\d))[^\W_]+)*")
+    pos = 0
+    if textmod.has_cjk(s):
+        for run in textmod.cjk_runs().finditer(s):
+            for m in words.finditer(s, pos, run.start()):
+                yield m.start(), m.end(), False
+            for i in range(run.start(), run.end()):
+                yield i, i + 1, True
+            pos = run.end()
+    for m in words.finditer(s, pos):
+        yield m.start(), m.end(), False
 
 
 def _word(t: _Token) -> str:

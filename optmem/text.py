@@ -64,16 +64,21 @@ def compiled(source: str, kept: dict[str, re.Pattern[str]] = _PATTERNS) -> re.Pa
     return pattern
 
 
+def cjk_runs() -> re.Pattern[str]:
+    """The pattern of CJK runs (one class), compiled the first time a text with CJK needs it."""
+    global _SPLIT_RE
+    if _SPLIT_RE is None:
+        _SPLIT_RE = re.compile(f"([{_CJK}]+)")
+    return _SPLIT_RE
+
+
 def _split_cjk(folded: str) -> list[tuple[str, str]]:
     """(CJK run, other word) pairs of a text that may hold CJK — what `([CJK]+)|([^\\W_CJK]+)`
     finds, from one CJK class: the CJK runs, and the words between them. (A pattern with a
     CJK class and a class of the other letters took ~3 ms to compile; one class, half that.)"""
-    global _SPLIT_RE
-    if _SPLIT_RE is None:
-        _SPLIT_RE = re.compile(f"([{_CJK}]+)")
     out: list[tuple[str, str]] = []
     between = True  # the pieces alternate: the text between two runs, a run, …
-    for piece in _SPLIT_RE.split(folded):
+    for piece in cjk_runs().split(folded):
         if not between:
             out.append((piece, ""))
         elif piece:
