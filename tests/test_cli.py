@@ -225,10 +225,14 @@ def test_commands_run_without_importing_typer():
         "run(['append', 'I\u2019ve 3 fast paths', '--json'])\n"
         "run(['search', 'how many fast paths', '--json'])\n"
         "run(['search', 'what\u2019s the fast path', '--json'])\n"
+        # two notes of one subject and another value: the update rule reads their values
+        "run(['append', 'The backend port is 8080', '--json']); run(['append', 'The backend port is 9090', '--json'])\n"
+        "run(['search', 'backend port', '--json'])\n"
         "from optmem import text\n"
         "from optmem.reading import cues, query\n"
         "print('RC', rc, rc2, 'TYPER', 'typer' in sys.modules, 'INSPECT', 'inspect' in sys.modules,\n"
         "      'CJK', text._SPLIT_RE is not None or bool(text._CJK_PATTERNS)\n"
+        "      or any(text._CJK in p for p in text._PATTERNS)\n"
         "      or cues._CJK_TIME_WORDS is not None, 'NAMES', query._NAME_PATTERNS is not None)\n"
     )
     import subprocess
