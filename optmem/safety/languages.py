@@ -448,6 +448,49 @@ pt standing sempre nunca cada~vez próximos
 pt asked se~o~usuário~perguntar
 it act esegu elimin comandi pagamento
 it standing sempre ogni~volta quando~leggi
+en credential password passwd passcode passphrase pin pincode pin-code pw pwd recovery~code recovery~key backup~code seed~phrase seed~words mnemonic secret~phrase access~code door~code alarm~code disarm~code garage~code lock~code gate~code entry~code keypad~code unlock~code security~code 2fa~code otp master~key wifi~key
+zh credential 密码 口令 助记词 恢复码 备用码 门禁码 开门码
+hi credential पासवर्ड पिन कूटशब्द
+es credential contraseña clave~de~acceso código~de~acceso código~pin código~de~recuperación frase~semilla frase~de~recuperación código~de~la~alarma código~de~la~puerta
+fr credential mot~de~passe mdp code~pin code~de~carte code~confidentiel code~d'accès code~secret digicode code~de~récupération phrase~de~récupération code~de~l'alarme
+ar credential كلمة~المرور كلمة~مرور كلمة~السر الرقم~السري رمز~الدخول رمز~المرور
+bn credential পাসওয়ার্ড পিন গোপন~নম্বর
+pt credential senha palavra-passe código~de~acesso código~pin frase~de~recuperação código~de~recuperação
+ru credential парол пин-код пин~код кодовое~слово код~доступа код~от~домофона сид-фраз
+ur credential پاس~ورڈ پاسورڈ پن~کوڈ
+id credential kata~sandi sandi kode~akses kode~pin frasa~pemulihan
+de credential passwort kennwort pin-code geheimzahl zugangscode türcode alarmcode wiederherstellungscode
+ja credential パスワード 暗証番号 合言葉 パスフレーズ リカバリーコード 復元フレーズ
+mr credential पासवर्ड पिन~कोड
+te credential పాస్వర్డ్ పిన్
+tr credential şifre parola pin~kodu
+ta credential கடவுச்சொல் பின்~எண்
+vi credential mật~khẩu mã~pin mã~truy~cập
+ko credential 비밀번호 비번 암호 핀번호
+it credential parola~d'ordine codice~pin codice~di~accesso codice~dell'allarme frase~di~recupero
+th credential รหัสผ่าน รหัส~pin
+fa credential رمز~عبور گذرواژه
+pl credential hasł kod~pin kod~dostępu
+uk credential пароль пін-код пін~код
+nl credential wachtwoord pincode toegangscode herstelcode
+sw credential nenosiri nywila
+tl credential pin~code
+ro credential parolă parola~de cod~pin
+el credential κωδικ συνθηματικ
+cs credential heslo hesla heslem kód~pin
+sv credential lösenord pinkod pin-kod
+he credential סיסמ קוד~גישה
+hu credential jelszó jelszav pin-kód
+ms credential kata~laluan
+en login login log-in sign-in credentials creds pass
+zh login 登录 账号 帐号 账户
+ja login ログイン
+ko login 로그인
+de login zugang anmeldung
+fr login identifiants connexion
+es login acceso credenciales
+ru login логин доступ
+en seed seed mnemonic recovery~phrase
 ar act نفذ حذف الأوامر
 hi act कमांड हटा चलाएँ
 tr act komut silme çalıştır
@@ -566,6 +609,79 @@ def find(spoken: str) -> str | None:
             if _together([[h for h in group if h.lang in ("", lang)] for group in groups]):
                 return rule
     return None
+
+
+# A secret in prose: a word that names one (`credential`; `login` for the words that introduce one,
+# which need a random-looking value) and, after it in its sentence, a value shaped like a secret —
+# after the first link (`:`, `=`, a dash, a copula) if there is one, else right after the word.
+_LINK = re.compile(r"[:=：]|\s[—–-]+>?\s|\b(?:is|was|are|ist|lautet|es|est|era|é|è|là|adalah|to|är|er|jest|je|este)\b|是|为|は|는|은|है|هي")
+_STOP = re.compile(  # words that point to a secret elsewhere, or speak about one
+    r"reset|rotat|chang|expir|polic|manager|length|requir|hash|field|prompt|page|screen|ticket|error|charac|chars|"
+    r"digit|minim|least|stored|saved|vault|1password|bitwarden|keepass|lastpass|keychain|generat|strength|hint|"
+    r"format|example|forgot|oubli|zurück|geändert|richtlinie|réinitialis|restablec|olvid|重置|修改|过期|策略|リセット|変更"
+)
+_NOT_SECRET = re.compile(  # names, placeholders, paths, addresses, dates, versions, tickets, hashes, quantities
+    r"[/~%{<\[(&*#|^].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
+    r"|\d{1,2}[:.]\d\d(?:[:.]\d\d)?|[A-Z]{2,}[#-]?\d{1,5}|[vV]?\d+(?:\.\d+)+\S*|[A-Z]{2,10}-\d+|[0-9a-f]{12,}|\d+(?:ms|s|h|d|px|k[bm]?|mb|gb|x|%)"
+    r"|(?i:sha|md|base|utf|ipv|http|oauth|tls|ssl|wpa|aes|rsa|ed|x|amd|arm|win|ios|py|python|node|php|es|v)\d+[\w.-]*"
+    r"|[a-z]+(?:_[a-z0-9]+){2,}|.*[()\[\]{}<>\"'`=|].*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # code
+)
+
+
+def credential(spoken: str, wide: str, text: str) -> str | None:
+    """A word naming a password, PIN, passphrase, recovery code, seed or login, in any language of
+    the table, followed in its sentence by a value shaped like a secret (`_shaped`) — not a pointer
+    to one (in 1Password, reset, rotated …), a placeholder, a name or a number of things."""
+    for h in _words(spoken):
+        word, after = spoken[h.start : h.end], spoken[h.end : h.end + 1]
+        if h.concept not in ("credential", "login", "seed") or spoken[h.start - 1 : h.start] in tuple("_:/@.="):
+            continue  # (inside a name or a URL: db_password, user:password@)
+        rest = spoken[h.end : h.end + 200]
+        if _spaced(word[0]):  # the rest of a word (şifrem, codes) or a compound (pin-eingabe)
+            if after in ("_", "@") or (len(word) <= 4 and word.isascii() and after.isalnum()):
+                continue  # a short word counts whole: pin, not ping; pass, not passport
+            rest = re.sub(r"^[^\W\d_]*(?:-[^\W\d_]+)*", "", rest)
+        seed = re.search(r"(?<![a-z])((?:[a-z]{3,8} ){11,}[a-z]{3,8})\b", rest[:300])  # a wallet's words
+        if seed and seed.start() <= 50 and len(set(seed[1].split()) & _COMMON) <= 1:
+            return "seed_phrase"
+        window = re.split(r"[.。!?！？;；](?:\s|$)", rest[:80])[0]
+        start = link.end() if (link := _LINK.search(window)) else 0
+        if link and (_STOP.search(window[:start]) and link[0] != "to" or re.search(r"[\"'`,;{}()|]", window[:start])):
+            start = len(window)  # (a pointer, a list or code before the link: reset … is, f('password', 64))
+        tokens, values = list(_TOKEN.finditer(window)), list(_TOKEN.finditer(window, start))[:4]
+        firsts = {m.start() for m in tokens[:1] + values[:1]}  # right after the word or the link
+        for m in (tokens[:1] if link and tokens and tokens[0].end() <= link.start() else []) + values:
+            if h.concept == "seed" or _STOP.search(window[min(start, m.start()) : m.end()]):
+                break
+            token = m[0].strip("\"'`“”‘’«»").rstrip(".,;:)]}")
+            found = re.search(re.escape(token), wide, re.I) if token else None
+            if word in ("pin", "otp", "pw", "pwd") and found and found[0].isdigit() != word.startswith(("pin", "otp")):
+                continue  # (to pin a version: only a number is a PIN; a name's pw 64020 is its uid)
+            if found and _shaped(found[0], h.concept == "credential", m.start() in firsts, found[0] in text):
+                return "credential_in_prose"
+    return None
+
+
+_TOKEN = re.compile(r"[!-~]+")  # (a value is written in ASCII; a word of another script ends it)
+_COMMON = set("the and for are not with you this that from have was but our its they will into then than when".split())
+
+
+def _shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
+    """Shaped like a secret: after a password's name, six characters or more with a letter and a
+    digit or sign (or four to twelve digits right after it: a PIN); after a login's, eight or more
+    of three kinds with a part that is no word (Wp#x92kLq, not ACME-Prod-2024)."""
+    from optmem.safety.rules import _PLACEHOLDER
+
+    if plain and (_NOT_SECRET.fullmatch(token) or re.fullmatch(_PLACEHOLDER, token, re.I)):  # (＄ecret: written so)
+        return False
+    if token.isdigit():
+        return strong and first and 4 <= len(token) <= 12 and not re.fullmatch(r"(?:19|20)\d\d", token)
+    letter, digit = re.search("[A-Za-z]", token), re.search(r"\d", token)
+    if strong:
+        return len(token) >= 6 and bool(letter) and bool(digit or re.search(r"[!#$%&*+=?@^~|]", token))
+    kinds = sum(bool(re.search(c, token)) for c in ("[a-z]", "[A-Z]", r"\d", "[^A-Za-z0-9]"))
+    words = r"[A-Z]?[a-z]{2,}|[A-Z]{2,}|\d+|"
+    return len(token) >= 8 and kinds >= 3 and any(not re.fullmatch(words, c) for c in re.split("[^A-Za-z0-9]+", token))
 
 
 def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:

@@ -5,7 +5,9 @@ Each finding has a kind (`KINDS`): `secret` — a stored secret is the harm itse
 (phrasing, hidden markup, invisible and control characters: what may steer or fool a reader).
 """
 
+import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 
 from optmem.safety.chars import CONTROL
@@ -436,9 +438,30 @@ def _keylike(m: re.Match[str]) -> bool:
     body = (m["body"] or m["value"]).rstrip(".:=")
     return (
         len(set(body)) >= 10
-        and not re.search(r"/[\w.-]*/|_[A-Z]+_|example|^[a-z]+://", body, re.I)
+        and not re.search(r"(?:^|/)[a-z._-]*/|_[A-Z]+_|example|^[a-z]+://", body, re.I)
         and sum(c.isdigit() for c in body) >= 2
         and (body.lower() != body != body.upper() or (body == body.lower() and len(body) >= 32))  # (not an id: 01KQH…)
+    )
+
+
+def _vendor_token(m: re.Match[str]) -> bool:
+    """A vendor's key no rule names (dckr_pat_…, glsa_…): a random body after a short prefix, with
+    lower and upper letters and digits (or 40+ of one case and digits), not a hash, an id (32 or
+    more after a one-word prefix: Stripe's pi_3Mtw…, msg_01XF… are 24), a name made of words or a
+    number of parts; two-part prefixes and those naming a key take 20."""
+    body, prefix = m["body"], m["prefix"].lower()
+    plain = re.sub("[_-]", "", body)
+    kinds = [bool(re.search(c, plain)) for c in ("[a-z]", "[A-Z]", r"\d")]
+    keyish = len(re.findall(r"[_.-]", prefix)) > 1 or re.search(r"pat|key|secret|token|tkn|pw|sk|api|auth", prefix)
+    return (
+        len(plain) >= (20 if keyish else 32)
+        and len(body) - len(plain) <= len(body) // 10
+        and not re.fullmatch("[0-9a-fA-F]+", plain)
+        and not re.match(r"sha\d|md5", prefix)
+        and (all(kinds) or (kinds[2] and len(plain) >= 40))
+        and sum(map(len, re.findall("[A-Z]?[a-z]{3,}", plain))) * 3 < len(plain)  # not camelCaseWords
+        and -sum(n / len(plain) * math.log2(n / len(plain)) for n in Counter(plain).values()) >= 3.5
+        and not any(v in m[0] for v in _PUBLISHED)
     )
 
 
@@ -510,19 +533,6 @@ WRITTEN = (
         accept=_url_password),
     _rule("password_assignment", ("pass pwd secret token key credential", "= :"),
         _KEY + r"[\"']?\s*(?:=>|:=|[:=])\s*" + _VALUE, _NOCASE, _secret_value),
-    _rule("password_assignment", ("pass pw", "is was : = -> to with using user login"),
-        # the root password for X is …, … with password …, user X password … (any space: `to`)
-        r"(?P<key>pass(?:word|wd|phrase|code)|(?<![\w-])pwd?(?![\w-]))(?:\s+(?:for|of|to|on|at|in)"
-        r"(?:\s+[^\s:=]{1,40}){1,4}?(?:\s*(?:[:=]|->)\s*|\s+(?:is|was)\s+)|\s+(?:is|was)\s+|"
-        r"\s+(?:(?:got|has\s+been|was|is)\s+)?(?:rotated|changed|set|reset|updated)\s+to\s+|\s+to\s+)"
-        r"(?:now\s+|still\s+|set\s+to\s+)?[\"'“]?(?P<bare>[^\s\"'”]{6,200})"
-        r"|(?:with|using)\s+(?:the\s+)?(?P<with>pass(?:word)?|pwd?)\s+[\"'“]?(?P<bare2>[^\s\"'”,]{6,200})"
-        r"|\b(?:user(?:name)?|login)\s+[\w.@-]{2,40},?\s+(?:pass(?:word)?|pwd?)\s+[\"'“]?(?P<bare3>[^\s\"'”,]{6,200})",
-        _NOCASE, _secret_value),
-    _rule("password_assignment", ("login credential creds account 登录 账号 帐号 账户", ": = ："),
-        r"(?:\b(?:login|credentials?|creds|account)|登录|账号|帐号|账户)(?:\s+(?:for|of|to|on|at)(?:\s+[^\s:=]{1,40}){1,3}?)?"
-        r"\s*[:=：]\s*"
-        r"[\w.@+-]{2,64}\s*(?:/|\s:\s|,)\s*(?P<bare>[^\s\"',]{6,200})", _NOCASE, _secret_value),
     _rule("google_oauth_secret", ("gocspx",), r"\bGOCSPX-(?P<body>[A-Za-z0-9_-]{20,40})", 0, _not_filler),
     _rule("docker_registry_auth", ("auth",),  # config.json: "auth": base64 of user:password
         r"\bauth(?:\s+string)?[\"']?\]?\s*(?:is|[:=])\s*[\"']?(?P<b64>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])",
@@ -541,11 +551,6 @@ WRITTEN = (
         r"[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),
     _rule("password_assignment", (":",),  # a .pgpass line: host:port:database:user:password
         r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$", re.M, _secret_value),
-    _rule("password_assignment", ("密码 口令 密钥 令牌",),
-        r"(?P<key>密码|口令|密钥|令牌)\s*(?:是|为|[:：=]|\s)\s*(?P<bare>[!-~]{6,200})", accept=_secret_value),
-    _rule("seed_phrase", ("mnemonic seed recovery phrase 助记词",),
-        r"(?i:mnemonic|seed\s*phrase|recovery\s*phrase|secret\s*phrase|助记词)\s*[:=：]\s*"
-        r"(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b"),
     _rule(  # a value that looks like a key (16+ characters, random) right after what labels one, in any language
         "labelled_secret",
         ("key token secret sid cookie license auth session pat ak sk sessdata 키 токен ключ 密钥 令牌 秘钥",),
@@ -554,21 +559,8 @@ WRITTEN = (
         r"密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?"
         r"(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})"
         r"|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _keylike),
-    _rule(  # a password named in any language: "Mot de passe de la base : …", "WPA2 password 46dw…"
-        "password_assignment",
-        ("pass parol пароль パスワード 비밀번호 senha contraseña kennwort wachtwoord hasło şifre lösenord",),
-        r"(?<![\w$])(?i:(?P<key>mot de passe|contraseña|passwort|kennwort|senha|пароль|パスワード|비밀번호|wachtwoord|"
-        r"hasło|şifre|parola|lösenord|password|passwd))(?![\w}])(?:[^\n:=：/@]{0,40}?[:=：]|(?<=password)|(?<=passwort))\s*"
-        r"(?P<bare>(?=\S{0,60}\d)(?=\S{0,60}[A-Za-z])[^\s\"'`,;]{8,200})", 0, _secret_value),
-    _rule(  # user / password after a login (any language): "My bank login is mara.v1987 / uucIA906a3%"
-        "password_assignment",
-        ("login zugang acceso accès доступ 登录 账号",),
-        r"(?i:\b(?:login|zugang|acceso|accès|доступ)\b|登录|账号)[^\n/]{0,40}?[:：\s]\s*[\w.@+-]{2,64}\s+/\s+"
-        r"(?P<bare>[^\s\"',]{6,200})", 0, _secret_value),
-    _rule(  # a wallet seed: twelve or more short lowercase words after a word naming one
-        "seed_phrase",
-        ("seed mnemonic",),
-        r"(?i:seed|mnemonic)[^\n:]{0,30}:\s*(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b"),
+    _rule("vendor_token", (), r"(?<![\w.+/=-])(?P<prefix>[A-Za-z][A-Za-z0-9]{1,5}[_.-](?:[A-Za-z0-9]{1,6}[_.-]){0,3})"
+        r"(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,250})(?![\w+/=-])", 0, _vendor_token),
 )
 PHRASES = tuple(
     _rule(name, needles, _template(source, True), bare=_template(source, False))
@@ -593,6 +585,7 @@ PINYIN = (  # run on the letters of the folded text when it holds a needle ("hū
 SECRETS = frozenset(
     "private_key aws_access_key aws_secret_key github_token stripe_key api_secret_key google_api_key jwt "
     "slack_webhook slack_token discord_webhook api_token azure_storage_key bearer_token url_credentials "
-    "password_assignment google_oauth_secret docker_registry_auth seed_phrase labelled_secret".split()
+    "password_assignment google_oauth_secret docker_registry_auth seed_phrase labelled_secret credential_in_prose "
+    "vendor_token".split()
 )
 GROUPS = {"written": WRITTEN, "phrases": PHRASES, "mixed": MIXED, "pinyin": PINYIN}
