@@ -17,7 +17,7 @@ from optmem.safety import languages, scan
         "the VPN password for the office is vpn!Office2024",
         "WordPress admin login: admin / Wp#x92kLq",
         "2FA recovery codes: 8f3k-29dj 7hd2-kq8s 1mz9-44pa",
-        "the wallet seed phrase is abandon ability able about above absent absorb abstract absurd abuse access accident",
+        "the wallet seed phrase is abandon ability able about above absent absorb abstract absurd abuse access acid",
         "GPG passphrase tr0mb0ne-Velvet-88, the key expires next year",
         "alarm code 4821, ring twice",
         "Online-Banking PIN ist 48213, TAN per App",

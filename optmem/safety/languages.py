@@ -614,7 +614,9 @@ def find(spoken: str) -> str | None:
 # A secret in prose: a word that names one (`credential`; `login` for the words that introduce one,
 # which need a random-looking value) and, after it in its sentence, a value shaped like a secret —
 # after the first link (`:`, `=`, a dash, a copula) if there is one, else right after the word.
-_LINK = re.compile(r"[:=：]|\s[—–-]+>?\s|\b(?:is|was|are|ist|lautet|es|est|era|é|è|là|adalah|to|är|er|jest|je|este)\b|是|为|は|는|은|है|هي")
+_LINK = re.compile(
+    r"[:=：]|\s[—–-]+>?\s|\b(?:is|was|are|ist|lautet|es|est|era|é|è|là|adalah|to|är|er|jest|je|este)\b|是|为|は|는|은|है|هي"
+)
 _STOP = re.compile(  # words that point to a secret elsewhere, or speak about one
     r"reset|rotat|chang|expir|polic|manager|length|requir|hash|field|prompt|page|screen|ticket|error|charac|chars|"
     r"digit|minim|least|stored|saved|vault|1password|bitwarden|keepass|lastpass|keychain|generat|strength|hint|"
