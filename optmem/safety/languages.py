@@ -620,12 +620,13 @@ _LINK = re.compile(
 _STOP = re.compile(  # words that point to a secret elsewhere, or speak about one
     r"reset|rotat|chang|expir|polic|manager|length|requir|hash|field|prompt|page|screen|ticket|error|charac|chars|"
     r"digit|minim|least|stored|saved|vault|1password|bitwarden|keepass|lastpass|keychain|generat|strength|hint|"
-    r"format|example|forgot|oubli|zurück|geändert|richtlinie|réinitialis|restablec|olvid|重置|修改|过期|策略|リセット|変更"
+    r"format|example|like|such|weak|avoid|common|long|short|forgot|oubli|zurück|geändert|richtlinie|réinitialis|restablec|olvid|重置|修改|过期|策略|リセット|変更"
 )
 _NOT_SECRET = re.compile(  # names, placeholders, paths, addresses, dates, versions, tickets, hashes, quantities
-    r"[/~%{<\[(&*#|^].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
+    r"(?i:1password|bitwarden|keepass\w*|lastpass|keychain)|[\w.-]*\.[a-z]{2,10}|[/~%{<\[(&*#|^].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
     r"|\d{1,2}[:.]\d\d(?:[:.]\d\d)?|[A-Z]{2,}[#-]?\d{1,5}|[vV]?\d+(?:\.\d+)+\S*|[A-Z]{2,10}-\d+|[0-9a-f]{12,}|\d+(?:ms|s|h|d|px|k[bm]?|mb|gb|x|%)"
     r"|(?i:sha|md|base|utf|ipv|http|oauth|tls|ssl|wpa|aes|rsa|ed|x|amd|arm|win|ios|py|python|node|php|es|v)\d+[\w.-]*"
+    r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[0-9A-Fa-f]{2}|[-.\d]*l?[sdifxcXF]).*"  # SOCKSv5, IPv6; %0A, %s
     r"|[a-z]+(?:_[a-z0-9]+){2,}|.*[()\[\]{}<>\"'`=|].*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # code
 )
 
