@@ -448,7 +448,7 @@ pt standing sempre nunca cada~vez próximos
 pt asked se~o~usuário~perguntar
 it act esegu elimin comandi pagamento
 it standing sempre ogni~volta quando~leggi
-en credential password passwd passcode passphrase pin pincode pin-code pw pwd recovery~code recovery~key backup~code seed~phrase seed~words mnemonic secret~phrase access~code door~code alarm~code disarm~code garage~code lock~code gate~code entry~code keypad~code unlock~code security~code 2fa~code otp master~key wifi~key
+en credential password passwd passcode passphrase pin pincode pin-code pw pwd keypad recovery~code recovery~key backup~code seed~phrase seed~words mnemonic secret~phrase access~code door~code alarm~code disarm~code garage~code lock~code gate~code entry~code keypad~code unlock~code security~code 2fa~code otp master~key wifi~key
 zh credential 密码 口令 助记词 恢复码 备用码 门禁码 开门码
 hi credential पासवर्ड पिन कूटशब्द
 es credential contraseña clave~de~acceso código~de~acceso código~pin código~de~recuperación frase~semilla frase~de~recuperación código~de~la~alarma código~de~la~puerta
@@ -491,6 +491,42 @@ fr login identifiants connexion
 es login acceso credenciales
 ru login логин доступ
 en seed seed mnemonic recovery~phrase
+en code code codes
+en lock alarm door gate garage safe lockbox keypad entry building intercom padlock
+de code code
+de lock alarm tür tor garage tresor safe schließfach
+fr code code
+fr lock alarme porte portail garage coffre interphone immeuble cadenas
+es code código clave
+es lock alarma puerta portón garaje caja~fuerte portal candado
+pt code código senha
+pt lock alarme porta portão garagem cofre cadeado
+it code codice
+it lock allarme porta cancello garage cassaforte portone lucchetto
+nl code code
+nl lock alarm deur poort garage kluis
+pl code kod
+pl lock alarm drzwi brama bramy garaż sejf domofon kłódk
+ru code код
+ru lock сигнализац двер ворот гараж сейф домофон подъезд
+uk code код
+uk lock сигналізац двер ворі гараж сейф домофон
+tr code kod şifre
+tr lock alarm kapı garaj kasa
+sv code kod
+sv lock larm dörr port garage kassaskåp
+cs code kód
+cs lock alarm dveř brán garáž trezor
+zh code 码 密码
+zh lock 门禁 大门 车库 保险箱 保险柜 报警器 单元门 防盗门
+ja code コード 番号
+ja lock 玄関 ドア ガレージ 金庫 警報 オートロック
+ko code 코드 번호
+ko lock 현관문 도어락 대문 차고 금고 경보
+id code kode
+id lock alarm pintu gerbang garasi brankas
+vi code mã
+vi lock báo~động cửa cổng gara két
 ar act نفذ حذف الأوامر
 hi act कमांड हटा चलाएँ
 tr act komut silme çalıştır
@@ -623,7 +659,7 @@ _STOP = re.compile(  # words that point to a secret elsewhere, or speak about on
     r"format|example|like|such|weak|avoid|common|long|short|forgot|oubli|zurück|geändert|richtlinie|réinitialis|restablec|olvid|重置|修改|过期|策略|リセット|変更"
 )
 _NOT_SECRET = re.compile(  # names, placeholders, paths, addresses, dates, versions, tickets, hashes, quantities
-    r"(?i:1password|bitwarden|keepass\w*|lastpass|keychain)|[\w.-]*\.[a-z]{2,10}|[/~%{<\[(&*#|^].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
+    r"(?i:1password|bitwarden|keepass\w*|lastpass|keychain)|[\w.-]*\.(?:[a-z]{2,4}|local|internal|cluster|corp)|[/~%{<\[(&*#|^].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
     r"|\d{1,2}[:.]\d\d(?:[:.]\d\d)?|[A-Z]{2,}[#-]?\d{1,5}|[vV]?\d+(?:\.\d+)+\S*|[A-Z]{2,10}-\d+|[0-9a-f]{12,}|\d+(?:ms|s|h|d|px|k[bm]?|mb|gb|x|%)"
     r"|(?i:sha|md|base|utf|ipv|http|oauth|tls|ssl|wpa|aes|rsa|ed|x|amd|arm|win|ios|py|python|node|php|es|v)\d+[\w.-]*"
     r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[0-9A-Fa-f]{2}|[-.\d]*l?[sdifxcXF]).*"  # SOCKSv5, IPv6; %0A, %s
@@ -635,13 +671,18 @@ def credential(spoken: str, wide: str, text: str) -> str | None:
     """A word naming a password, PIN, passphrase, recovery code, seed or login, in any language of
     the table, followed in its sentence by a value shaped like a secret (`_shaped`) — not a pointer
     to one (in 1Password, reset, rotated …), a placeholder, a name or a number of things."""
-    for h in _words(spoken):
-        word, after = spoken[h.start : h.end], spoken[h.end : h.end + 1]
+    hits = _words(spoken)
+    locks = [h for h in hits if h.concept == "lock"]
+    for h in hits:
+        word, after, end = spoken[h.start : h.end], spoken[h.end : h.end + 1], h.end
+        if h.concept == "code":  # a code next to a lock (door code, code de la porte): a PIN's name
+            lock = next((k for k in locks if abs(k.start - h.start) <= 30), None)
+            h, end = (h._replace(concept="credential"), max(h.end, lock.end)) if lock else (h, 0)
         if h.concept not in ("credential", "login", "seed") or spoken[h.start - 1 : h.start] in tuple("_:/@.="):
             continue  # (inside a name or a URL: db_password, user:password@)
-        rest = spoken[h.end : h.end + 200]
+        rest = spoken[end : end + 200]
         if _spaced(word[0]):  # the rest of a word (şifrem, codes) or a compound (pin-eingabe)
-            if after in ("_", "@") or (len(word) <= 4 and word.isascii() and after.isalnum()):
+            if after in ("_", "@") or (len(word) <= 4 and word.isascii() and after.isalnum() and end == h.end):
                 continue  # a short word counts whole: pin, not ping; pass, not passport
             rest = re.sub(r"^[^\W\d_]*(?:-[^\W\d_]+)*", "", rest)
         seed = re.search(r"(?<![a-z])((?:[a-z]{3,8} ){11,}[a-z]{3,8})\b", rest[:300])  # a wallet's words
@@ -649,12 +690,18 @@ def credential(spoken: str, wide: str, text: str) -> str | None:
             return "seed_phrase"
         window = re.split(r"[.。!?！？;；](?:\s|$)", rest[:80])[0]
         start = link.end() if (link := _LINK.search(window)) else 0
-        if link and (_STOP.search(window[:start]) and link[0] != "to" or re.search(r"[\"'`,;{}()|]", window[:start])):
+        if link and (
+            _STOP.search(window[:start])
+            and link[0] != "to"
+            or re.search(r"[\"`,;{}()|]|'(?!\w)|(?<!\w)'", window[:start])
+        ):
             start = len(window)  # (a pointer, a list or code before the link: reset … is, f('password', 64))
         tokens, values = list(_TOKEN.finditer(window)), list(_TOKEN.finditer(window, start))[:4]
         firsts = {m.start() for m in tokens[:1] + values[:1]}  # right after the word or the link
         for m in (tokens[:1] if link and tokens and tokens[0].end() <= link.start() else []) + values:
             if h.concept == "seed" or _STOP.search(window[min(start, m.start()) : m.end()]):
+                if m.start() < start:
+                    continue  # (the word right after it, before the link: the rest may still hold one)
                 break
             token = m[0].strip("\"'`“”‘’«»").rstrip(".,;:)]}")
             found = re.search(re.escape(token), wide, re.I) if token else None
