@@ -624,9 +624,10 @@ class _Hit(NamedTuple):
     lang: str  # "" for a shape, which stands with any language
 
 
-def find(spoken: str) -> str | None:
-    """The first finding of `FINDINGS` whose concepts occur together in `spoken`, or None."""
-    hits = _affirmed(spoken, _words(spoken))
+def find(spoken: str, found: "list[_Hit] | None" = None) -> str | None:
+    """The first finding of `FINDINGS` whose concepts occur together in `spoken` (the table's
+    words in it: `found`, if the caller has them), or None."""
+    hits = _affirmed(spoken, words(spoken) if found is None else found)
     anchored = {h.concept for h in hits if h.lang == "*"}
     hits = [h for h in hits if h.lang != "*"] + [
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
@@ -667,11 +668,10 @@ _NOT_SECRET = re.compile(  # names, placeholders, paths, addresses, dates, versi
 )
 
 
-def credential(spoken: str, wide: str, text: str) -> str | None:
+def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | None:
     """A word naming a password, PIN, passphrase, recovery code, seed or login, in any language of
     the table, followed in its sentence by a value shaped like a secret (`_shaped`) — not a pointer
     to one (in 1Password, reset, rotated …), a placeholder, a name or a number of things."""
-    hits = _words(spoken)
     locks = [h for h in hits if h.concept == "lock"]
     for h in hits:
         word, after, end = spoken[h.start : h.end], spoken[h.end : h.end + 1], h.end
@@ -767,7 +767,7 @@ def _together(groups: list[list[_Hit]]) -> bool:
     )
 
 
-def _words(spoken: str) -> list[_Hit]:
+def words(spoken: str) -> list[_Hit]:
     automaton = _automaton(spoken.isascii())
     hits = []
     for end, (word, meanings) in automaton.iter(spoken):

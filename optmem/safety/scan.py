@@ -89,13 +89,14 @@ def _find(text: str, depth: int) -> str | None:
         if hit := found.first("written", reading, readings.case_blind(reading.lower())):
             return hit
     spoken = readings.spoken(text, wide)
-    if hit := languages.credential(spoken, wide, text):
+    words = languages.words(spoken)  # (the table's words in it, for both of its readings)
+    if hit := languages.credential(spoken, wide, text, words):
         return hit
     folded = readings.fold(text, decomposed)
     for variant in dict.fromkeys((folded, readings.leet(folded))):  # 1gn0re → ignore
         if hit := found.first("phrases", variant):
             return hit
-    hit = languages.find(spoken)  # (an order to decode and act needs something encoded)
+    hit = languages.find(spoken, words)  # (an order to decode and act needs something encoded)
     hit = (hit if hit != "hidden_instruction" or readings.decoded(text) else None) or found.first("mixed", folded)
     if not hit and folded.isascii() and (candidates := found.candidates("pinyin", folded)):
         hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike
