@@ -657,7 +657,7 @@ _LINK = re.compile(
 _STOP = re.compile(  # words that point to a secret elsewhere, or speak about one
     r"reset|rotat|chang|expir|polic|manager|length|requir|hash|field|prompt|page|screen|ticket|error|charac|chars|"
     r"digit|minim|least|stored|saved|vault|1password|bitwarden|keepass|lastpass|keychain|generat|strength|hint|"
-    r"format|example|like|such|weak|avoid|common|long|short|forgot|oubli|zurück|geändert|richtlinie|réinitialis|restablec|olvid|重置|修改|过期|策略|リセット|変更"
+    r"format|example|like|such|weak|avoid|common|long|short|forgot|\bask\b|\bsee\b|contact|oubli|zurück|geändert|richtlinie|réinitialis|restablec|olvid|重置|修改|过期|策略|リセット|変更"
 )
 _NOT_SECRET = re.compile(  # names, placeholders, paths, addresses, dates, versions, tickets, hashes, quantities
     r"(?i:1password|bitwarden|keepass\w*|lastpass|keychain)|[\w.-]*\.(?:[a-z]{2,4}|local|internal|cluster|corp)|[/~%{<\[(&*#|^].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
@@ -696,6 +696,9 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
             or re.search(r"[\"`,;{}()|]|'(?!\w)|(?<!\w)'", window[:start])
         ):
             start = len(window)  # (a pointer, a list or code before the link: reset … is, f('password', 64))
+        quoted = re.match(r"\s*[\"'“‘«](\w[\w !#$%&*+,.@^~-]{11,79})[\"'”’»]", window[start:])  # a passphrase of words
+        if h.concept == "credential" and quoted and len(quoted[1].split()) >= 3 and not _STOP.search(quoted[1]):
+            return "credential_in_prose"
         tokens, values = list(_TOKEN.finditer(window)), list(_TOKEN.finditer(window, start))[:4]
         firsts = {m.start() for m in tokens[:1] + values[:1]}  # right after the word or the link
         for m in (tokens[:1] if link and tokens and tokens[0].end() <= link.start() else []) + values:
@@ -724,8 +727,8 @@ def _shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
 
     if plain and (_NOT_SECRET.fullmatch(token) or re.fullmatch(_PLACEHOLDER, token, re.I)):  # (＄ecret: written so)
         return False
-    if token.isdigit():
-        return strong and first and 4 <= len(token) <= 12 and not re.fullmatch(r"(?:19|20)\d\d", token)
+    if token.isdigit() or re.fullmatch(r"\d{3,8}(?:-\d{3,8})+", token):  # a PIN; recovery codes 4829-1032
+        return strong and first and 4 <= len(token) <= 40 and not re.fullmatch(r"(?:19|20)\d\d", token)
     letter, digit = re.search("[A-Za-z]", token), re.search(r"\d", token)
     if strong:
         return len(token) >= 6 and bool(letter) and bool(digit or re.search(r"[!#$%&*+=?@^~|]", token))
