@@ -98,6 +98,8 @@ def test_a_secret_in_prose_or_an_unnamed_vendor_token_is_refused(text):
         "Don't use passwords like Summer2024! — they are in every wordlist",
         "the login node is hpc-login01.cluster.local",
         "error code 4821 on the garage door opener",
+        "password in a mongodb+srv URL",
+        "CODEOWNERS entry for /billing → @dpatel, per Maria's handoff.",
         'password for prod: "ask Dana on Slack"',
         'the password prompt says "Enter your password here"',
         "部门电话号码 12345678",

@@ -492,7 +492,7 @@ es login acceso credenciales
 ru login логин доступ
 en seed seed mnemonic recovery~phrase
 en code code codes
-en lock alarm door gate garage safe lockbox keypad entry building intercom padlock
+en lock alarm door gate garage safe lockbox keypad intercom padlock
 de code code
 de lock alarm tür tor garage tresor safe schließfach
 fr code code
@@ -651,16 +651,19 @@ def find(spoken: str, found: "list[_Hit] | None" = None) -> str | None:
 # A secret in prose: a word that names one (`credential`; `login` for the words that introduce one,
 # which need a random-looking value) and, after it in its sentence, a value shaped like a secret —
 # after the first link (`:`, `=`, a dash, a copula) if there is one, else right after the word.
-_LINK = re.compile(
-    r"[:=：]|\s[—–-]+>?\s|\b(?:is|was|are|ist|lautet|es|est|era|é|è|là|adalah|to|är|er|jest|je|este)\b|是|为|は|는|은|है|هي"
+PLACEHOLDER = (  # what stands for a secret, not one (also for rules' key = value)
+    r"<[^>]*>|\$\{?[\w.:-]+\}?|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s|[*x•.?#-]{3,}|…|none|null|nil|true|false|"
+    r"undefined|string|str|bytes|required|optional|redacted|\[redacted\]|hidden|secret|password|passwd|pass|pwd|"
+    r"example|your[_-]?\w*|\w+_here"
 )
-_STOP = re.compile(  # words that point to a secret elsewhere, or speak about one
+_LINK = r"[:=：]|\s[—–-]+>?\s|\b(?:is|was|are|ist|lautet|es|est|era|é|è|là|adalah|to|är|er|jest|je|este)\b|是|为|は|는|은|है|هي"
+_STOP = (  # words that point to a secret elsewhere, or speak about one
     r"reset|rotat|chang|expir|polic|manager|length|requir|hash|field|prompt|page|screen|ticket|error|charac|chars|"
     r"digit|minim|least|stored|saved|vault|1password|bitwarden|keepass|lastpass|keychain|generat|strength|hint|"
     r"format|example|like|such|weak|avoid|common|long|short|forgot|\bask\b|\bsee\b|contact|oubli|zurück|geändert|richtlinie|réinitialis|restablec|olvid|重置|修改|过期|策略|リセット|変更"
 )
-_NOT_SECRET = re.compile(  # names, placeholders, paths, addresses, dates, versions, tickets, hashes, quantities
-    r"(?i:1password|bitwarden|keepass\w*|lastpass|keychain)|[\w.-]*\.(?:[a-z]{2,4}|local|internal|cluster|corp)|[/~%{<\[(&*#|^].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
+_NOT_SECRET = (  # names, placeholders, paths, addresses, dates, versions, tickets, hashes, quantities
+    r"(?i:1password|bitwarden|keepass\w*|lastpass|keychain)|[\w.-]*\.(?:[a-z]{2,4}|local|internal|cluster|corp)|[/~%{<\[(&*#|^@].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
     r"|\d{1,2}[:.]\d\d(?:[:.]\d\d)?|[A-Z]{2,}[#-]?\d{1,5}|[vV]?\d+(?:\.\d+)+\S*|[A-Z]{2,10}-\d+|[0-9a-f]{12,}|\d+(?:ms|s|h|d|px|k[bm]?|mb|gb|x|%)"
     r"|(?i:sha|md|base|utf|ipv|http|oauth|tls|ssl|wpa|aes|rsa|ed|x|amd|arm|win|ios|py|python|node|php|es|v)\d+[\w.-]*"
     r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[0-9A-Fa-f]{2}|[-.\d]*l?[sdifxcXF]).*"  # SOCKSv5, IPv6; %0A, %s
@@ -676,7 +679,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
     for h in hits:
         word, after, end = spoken[h.start : h.end], spoken[h.end : h.end + 1], h.end
         if h.concept == "code":  # a code next to a lock (door code, code de la porte): a PIN's name
-            lock = next((k for k in locks if abs(k.start - h.start) <= 30), None)
+            lock = next((k for k in locks if abs(k.start - h.start) <= 30 and not after.isalpha()), None)
             h, end = (h._replace(concept="credential"), max(h.end, lock.end)) if lock else (h, 0)
         if h.concept not in ("credential", "login", "seed") or spoken[h.start - 1 : h.start] in tuple("_:/@.="):
             continue  # (inside a name or a URL: db_password, user:password@)
@@ -689,20 +692,23 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
         if seed and seed.start() <= 50 and len(set(seed[1].split()) & _COMMON) <= 1:
             return "seed_phrase"
         window = re.split(r"[.。!?！？;；](?:\s|$)", rest[:80])[0]
-        start = link.end() if (link := _LINK.search(window)) else 0
+        start = link.end() if (link := re.search(_LINK, window)) else 0
         if link and (
-            _STOP.search(window[:start])
+            re.search(_STOP, window[:start])
             and link[0] != "to"
             or re.search(r"[\"`,;{}()|]|'(?!\w)|(?<!\w)'", window[:start])
         ):
             start = len(window)  # (a pointer, a list or code before the link: reset … is, f('password', 64))
         quoted = re.match(r"\s*[\"'“‘«](\w[\w !#$%&*+,.@^~-]{11,79})[\"'”’»]", window[start:])  # a passphrase of words
-        if h.concept == "credential" and quoted and len(quoted[1].split()) >= 3 and not _STOP.search(quoted[1]):
+        if h.concept == "credential" and quoted and len(quoted[1].split()) >= 3 and not re.search(_STOP, quoted[1]):
             return "credential_in_prose"
-        tokens, values = list(_TOKEN.finditer(window)), list(_TOKEN.finditer(window, start))[:4]
+        tokens, values = (
+            list(re.finditer(_TOKEN, window)),
+            list(re.compile(_TOKEN).finditer(window, start))[:4],
+        )
         firsts = {m.start() for m in tokens[:1] + values[:1]}  # right after the word or the link
         for m in (tokens[:1] if link and tokens and tokens[0].end() <= link.start() else []) + values:
-            if h.concept == "seed" or _STOP.search(window[min(start, m.start()) : m.end()]):
+            if h.concept == "seed" or re.search(_STOP, window[min(start, m.start()) : m.end()]):
                 if m.start() < start:
                     continue  # (the word right after it, before the link: the rest may still hold one)
                 break
@@ -715,7 +721,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
     return None
 
 
-_TOKEN = re.compile(r"[!-~]+")  # (a value is written in ASCII; a word of another script ends it)
+_TOKEN = r"[!-~]+"  # (a value is written in ASCII; a word of another script ends it)
 _COMMON = set("the and for are not with you this that from have was but our its they will into then than when".split())
 
 
@@ -723,15 +729,14 @@ def _shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
     """Shaped like a secret: after a password's name, six characters or more with a letter and a
     digit or sign (or four to twelve digits right after it: a PIN); after a login's, eight or more
     of three kinds with a part that is no word (Wp#x92kLq, not ACME-Prod-2024)."""
-    from optmem.safety.rules import _PLACEHOLDER
-
-    if plain and (_NOT_SECRET.fullmatch(token) or re.fullmatch(_PLACEHOLDER, token, re.I)):  # (＄ecret: written so)
+    if plain and (re.fullmatch(_NOT_SECRET, token) or re.fullmatch(PLACEHOLDER, token, re.I)):  # (＄ecret: written so)
         return False
     if token.isdigit() or re.fullmatch(r"\d{3,8}(?:-\d{3,8})+", token):  # a PIN; recovery codes 4829-1032
         return strong and first and 4 <= len(token) <= 40 and not re.fullmatch(r"(?:19|20)\d\d", token)
     letter, digit = re.search("[A-Za-z]", token), re.search(r"\d", token)
     if strong:
-        return len(token) >= 6 and bool(letter) and bool(digit or re.search(r"[!#$%&*+=?@^~|]", token))
+        sign = re.search(r"[!#$%&*+=?@^~|]", token) and token.lower() != token != token.upper()  # (not mongodb+srv)
+        return len(token) >= 6 and bool(letter) and bool(digit or sign)
     kinds = sum(bool(re.search(c, token)) for c in ("[a-z]", "[A-Z]", r"\d", "[^A-Za-z0-9]"))
     words = r"[A-Z]?[a-z]{2,}|[A-Z]{2,}|\d+|"
     return len(token) >= 8 and kinds >= 3 and any(not re.fullmatch(words, c) for c in re.split("[^A-Za-z0-9]+", token))

@@ -173,13 +173,6 @@ def _template(src: str, edges: bool) -> str:
     )
 
 
-_PLACEHOLDER = (
-    r"<[^>]*>|\$\{?[\w.:-]+\}?|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s|[*x•.?#-]{3,}|…|none|null|nil|true|false|"
-    r"undefined|string|str|bytes|required|optional|redacted|\[redacted\]|hidden|secret|password|passwd|pass|pwd|"
-    r"example|your[_-]?\w*|\w+_here"
-)
-
-
 def _secret_value(m: re.Match[str]) -> bool:
     """A key=value match holds a secret (not a placeholder, a path, code, or a number of tokens)."""
     groups = m.groupdict()
@@ -192,7 +185,9 @@ def _secret_value(m: re.Match[str]) -> bool:
         value = value.rstrip(".,;:!?")
     if not value:
         return False
-    if re.fullmatch(_PLACEHOLDER, value.strip(), re.I):
+    from optmem.safety.languages import PLACEHOLDER
+
+    if re.fullmatch(PLACEHOLDER, value.strip(), re.I):
         return False
     # a path or code: settings.DB_PASSWORD
     if bare and (value[0] in "$~./%{<[(!&*@#" or re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value)):
@@ -269,7 +264,9 @@ def _basic_auth(m: re.Match[str]) -> bool:
 def _url_password(m: re.Match[str]) -> bool:
     """A password in a URL, but a placeholder or a local default (the user's own name, on this machine)."""
     local = m["pw"] == m["user"] and re.match(r"localhost|127\.|\[::1\]", m["host"])
-    return not re.fullmatch(_PLACEHOLDER, m["pw"], re.I) and not local
+    from optmem.safety.languages import PLACEHOLDER
+
+    return not re.fullmatch(PLACEHOLDER, m["pw"], re.I) and not local
 
 
 def _rule(name: str, needles: _Needles, source: str, flags: int = 0, accept: Accept | None = None, bare: str = "") -> Rule:
