@@ -44,12 +44,12 @@ def test_at_least_95_percent_of_each_corpus_is_caught(payloads, kind, least):
 @pytest.mark.long
 def test_the_blind_corpus_is_caught_and_its_notes_kept():
     """The corpus written blind (tests/data/blind_safety): main caught 17.9 % of its injections
-    and 65.2 % of its secrets and flagged 3.6 % of its notes as injections; now 83 %, 96 % and 0.9 %."""
+    and 65.2 % of its secrets and flagged 3.6 % of its notes as injections; now 83 %, 99 % and 0.9 %."""
     attacks = corpus.blind_attacks()
     caught = {
         kind: [r for r in attacks if r["kind"] == kind and scan.find(r["text"])] for kind in ("injection", "secret")
     }
-    assert len(caught["injection"]) >= 0.80 * 279 and len(caught["secret"]) >= 0.96 * 112
+    assert len(caught["injection"]) >= 0.80 * 279 and len(caught["secret"]) >= 0.99 * 112
     assert all(scan.kind_of(scan.find(r["text"]) or "") == "secret" for r in caught["secret"])
     flagged = [(scan.find(str(n["text"])), n) for n in corpus.blind_notes()]
     injections = [(rule, n["id"]) for rule, n in flagged if rule and scan.kind_of(rule) == "injection"]
@@ -427,9 +427,9 @@ def test_decoding_is_bounded():
         ('{"api_key": "FAKE-0000-abcd"}', "password_assignment"),
         ("client_secret: fakeSecret0000", "password_assignment"),
         ("auth_token = fakeToken99999", "password_assignment"),
-        ("the wifi password is Fake-Wifi-2024", "password_assignment"),
+        ("the wifi password is Fake-Wifi-2024", "credential_in_prose"),
         ("mysql -u root -pFakeRoot0 shop", "password_assignment"),
-        ("密码：Abc123456!", "password_assignment"),
+        ("密码：Abc123456!", "credential_in_prose"),
         ("-----BEGIN PGP PRIVATE KEY BLOCK-----", "private_key"),
         ("-----BEGIN OPENSSH PRIVATE KEY-----", "private_key"),
         ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq3Rk8Tw2K", "aws_secret_key"),

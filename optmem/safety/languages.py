@@ -448,6 +448,85 @@ pt standing sempre nunca cada~vez próximos
 pt asked se~o~usuário~perguntar
 it act esegu elimin comandi pagamento
 it standing sempre ogni~volta quando~leggi
+en credential password passwd passcode passphrase pin pincode pin-code pw pwd keypad recovery~code recovery~key backup~code seed~phrase seed~words mnemonic secret~phrase access~code door~code alarm~code disarm~code garage~code lock~code gate~code entry~code keypad~code unlock~code security~code 2fa~code otp master~key wifi~key
+zh credential 密码 口令 助记词 恢复码 备用码 门禁码 开门码
+hi credential पासवर्ड पिन कूटशब्द
+es credential contraseña clave~de~acceso código~de~acceso código~pin código~de~recuperación frase~semilla frase~de~recuperación código~de~la~alarma código~de~la~puerta
+fr credential mot~de~passe mdp code~pin code~de~carte code~confidentiel code~d'accès code~secret digicode code~de~récupération phrase~de~récupération code~de~l'alarme
+ar credential كلمة~المرور كلمة~مرور كلمة~السر الرقم~السري رمز~الدخول رمز~المرور
+bn credential পাসওয়ার্ড পিন গোপন~নম্বর
+pt credential senha palavra-passe código~de~acesso código~pin frase~de~recuperação código~de~recuperação
+ru credential парол пин-код пин~код кодовое~слово код~доступа код~от~домофона сид-фраз
+ur credential پاس~ورڈ پاسورڈ پن~کوڈ
+id credential kata~sandi sandi kode~akses kode~pin frasa~pemulihan
+de credential passwort kennwort pin-code geheimzahl zugangscode türcode alarmcode wiederherstellungscode
+ja credential パスワード 暗証番号 合言葉 パスフレーズ リカバリーコード 復元フレーズ
+mr credential पासवर्ड पिन~कोड
+te credential పాస్వర్డ్ పిన్
+tr credential şifre parola pin~kodu
+ta credential கடவுச்சொல் பின்~எண்
+vi credential mật~khẩu mã~pin mã~truy~cập
+ko credential 비밀번호 비번 암호 핀번호
+it credential parola~d'ordine codice~pin codice~di~accesso codice~dell'allarme frase~di~recupero
+th credential รหัสผ่าน รหัส~pin
+fa credential رمز~عبور گذرواژه
+pl credential hasł kod~pin kod~dostępu
+uk credential пароль пін-код пін~код
+nl credential wachtwoord pincode toegangscode herstelcode
+sw credential nenosiri nywila
+tl credential pin~code
+ro credential parolă parola~de cod~pin
+el credential κωδικ συνθηματικ
+cs credential heslo hesla heslem kód~pin
+sv credential lösenord pinkod pin-kod
+he credential סיסמ קוד~גישה
+hu credential jelszó jelszav pin-kód
+ms credential kata~laluan
+en login login log-in sign-in credentials creds pass
+zh login 登录 账号 帐号 账户
+ja login ログイン
+ko login 로그인
+de login zugang anmeldung
+fr login identifiants connexion
+es login acceso credenciales
+ru login логин доступ
+en seed seed mnemonic recovery~phrase
+en code code codes
+en lock alarm door gate garage safe lockbox keypad intercom padlock
+de code code
+de lock alarm tür tor garage tresor safe schließfach
+fr code code
+fr lock alarme porte portail garage coffre interphone immeuble cadenas
+es code código clave
+es lock alarma puerta portón garaje caja~fuerte portal candado
+pt code código senha
+pt lock alarme porta portão garagem cofre cadeado
+it code codice
+it lock allarme porta cancello garage cassaforte portone lucchetto
+nl code code
+nl lock alarm deur poort garage kluis
+pl code kod
+pl lock alarm drzwi brama bramy garaż sejf domofon kłódk
+ru code код
+ru lock сигнализац двер ворот гараж сейф домофон подъезд
+uk code код
+uk lock сигналізац двер ворі гараж сейф домофон
+tr code kod şifre
+tr lock alarm kapı garaj kasa
+sv code kod
+sv lock larm dörr port garage kassaskåp
+cs code kód
+cs lock alarm dveř brán garáž trezor
+zh code 码 密码
+zh lock 门禁 大门 车库 保险箱 保险柜 报警器 单元门 防盗门
+ja code コード 番号
+ja lock 玄関 ドア ガレージ 金庫 警報 オートロック
+ko code 코드 번호
+ko lock 현관문 도어락 대문 차고 금고 경보
+id code kode
+id lock alarm pintu gerbang garasi brankas
+vi code mã
+vi lock báo~động cửa cổng gara két
 ar act نفذ حذف الأوامر
 hi act कमांड हटा चलाएँ
 tr act komut silme çalıştır
@@ -545,9 +624,10 @@ class _Hit(NamedTuple):
     lang: str  # "" for a shape, which stands with any language
 
 
-def find(spoken: str) -> str | None:
-    """The first finding of `FINDINGS` whose concepts occur together in `spoken`, or None."""
-    hits = _affirmed(spoken, _words(spoken))
+def find(spoken: str, found: "list[_Hit] | None" = None) -> str | None:
+    """The first finding of `FINDINGS` whose concepts occur together in `spoken` (the table's
+    words in it: `found`, if the caller has them), or None."""
+    hits = _affirmed(spoken, words(spoken) if found is None else found)
     anchored = {h.concept for h in hits if h.lang == "*"}
     hits = [h for h in hits if h.lang != "*"] + [
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
@@ -566,6 +646,100 @@ def find(spoken: str) -> str | None:
             if _together([[h for h in group if h.lang in ("", lang)] for group in groups]):
                 return rule
     return None
+
+
+# A secret in prose: a word that names one (`credential`; `login` for the words that introduce one,
+# which need a random-looking value) and, after it in its sentence, a value shaped like a secret —
+# after the first link (`:`, `=`, a dash, a copula) if there is one, else right after the word.
+PLACEHOLDER = (  # what stands for a secret, not one (also for rules' key = value)
+    r"<[^>]*>|\$\{?[\w.:-]+\}?|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s|[*x•.?#-]{3,}|…|none|null|nil|true|false|"
+    r"undefined|string|str|bytes|required|optional|redacted|\[redacted\]|hidden|secret|password|passwd|pass|pwd|"
+    r"example|your[_-]?\w*|\w+_here"
+)
+_LINK = r"[:=：]|\s[—–-]+>?\s|\b(?:is|was|are|ist|lautet|es|est|era|é|è|là|adalah|to|är|er|jest|je|este)\b|是|为|は|는|은|है|هي"
+_STOP = (  # words that point to a secret elsewhere, or speak about one
+    r"reset|rotat|chang|expir|polic|manager|length|requir|hash|field|prompt|page|screen|ticket|error|charac|chars|"
+    r"digit|minim|least|stored|saved|vault|1password|bitwarden|keepass|lastpass|keychain|generat|strength|hint|"
+    r"format|example|like|such|weak|avoid|common|long|short|forgot|\bask\b|\bsee\b|contact|oubli|zurück|geändert|richtlinie|réinitialis|restablec|olvid|重置|修改|过期|策略|リセット|変更"
+)
+_NOT_SECRET = (  # names, placeholders, paths, addresses, dates, versions, tickets, hashes, quantities
+    r"(?i:1password|bitwarden|keepass\w*|lastpass|keychain)|[\w.-]*\.(?:[a-z]{2,4}|local|internal|cluster|corp)|[/~%{<\[(&*#|^@].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
+    r"|\d{1,2}[:.]\d\d(?:[:.]\d\d)?|[A-Z]{2,}[#-]?\d{1,5}|[vV]?\d+(?:\.\d+)+\S*|[A-Z]{2,10}-\d+|[0-9a-f]{12,}|\d+(?:ms|s|h|d|px|k[bm]?|mb|gb|x|%)"
+    r"|(?i:sha|md|base|utf|ipv|http|oauth|tls|ssl|wpa|aes|rsa|ed|x|amd|arm|win|ios|py|python|node|php|es|v)\d+[\w.-]*"
+    r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[0-9A-Fa-f]{2}|[-.\d]*l?[sdifxcXF]).*"  # SOCKSv5, IPv6; %0A, %s
+    r"|[a-z]+(?:_[a-z0-9]+){2,}|.*[()\[\]{}<>\"'`=|].*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # code
+)
+
+
+def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | None:
+    """A word naming a password, PIN, passphrase, recovery code, seed or login, in any language of
+    the table, followed in its sentence by a value shaped like a secret (`_shaped`) — not a pointer
+    to one (in 1Password, reset, rotated …), a placeholder, a name or a number of things."""
+    locks = [h for h in hits if h.concept == "lock"]
+    for h in hits:
+        word, after, end = spoken[h.start : h.end], spoken[h.end : h.end + 1], h.end
+        if h.concept == "code":  # a code next to a lock (door code, code de la porte): a PIN's name
+            lock = next((k for k in locks if abs(k.start - h.start) <= 30 and not after.isalpha()), None)
+            h, end = (h._replace(concept="credential"), max(h.end, lock.end)) if lock else (h, 0)
+        if h.concept not in ("credential", "login", "seed") or spoken[h.start - 1 : h.start] in tuple("_:/@.="):
+            continue  # (inside a name or a URL: db_password, user:password@)
+        rest = spoken[end : end + 200]
+        if _spaced(word[0]):  # the rest of a word (şifrem, codes) or a compound (pin-eingabe)
+            if after in ("_", "@") or (len(word) <= 4 and word.isascii() and after.isalnum() and end == h.end):
+                continue  # a short word counts whole: pin, not ping; pass, not passport
+            rest = re.sub(r"^[^\W\d_]*(?:-[^\W\d_]+)*", "", rest)
+        seed = re.search(r"(?<![a-z])((?:[a-z]{3,8} ){11,}[a-z]{3,8})\b", rest[:300])  # a wallet's words
+        if seed and seed.start() <= 50 and len(set(seed[1].split()) & _COMMON) <= 1:
+            return "seed_phrase"
+        window = re.split(r"[.。!?！？;；](?:\s|$)", rest[:80])[0]
+        start = link.end() if (link := re.search(_LINK, window)) else 0
+        if link and (
+            re.search(_STOP, window[:start])
+            and link[0] != "to"
+            or re.search(r"[\"`,;{}()|]|'(?!\w)|(?<!\w)'", window[:start])
+        ):
+            start = len(window)  # (a pointer, a list or code before the link: reset … is, f('password', 64))
+        quoted = re.match(r"\s*[\"'“‘«](\w[\w !#$%&*+,.@^~-]{11,79})[\"'”’»]", window[start:])  # a passphrase of words
+        if h.concept == "credential" and quoted and len(quoted[1].split()) >= 3 and not re.search(_STOP, quoted[1]):
+            return "credential_in_prose"
+        tokens, values = (
+            list(re.finditer(_TOKEN, window)),
+            list(re.compile(_TOKEN).finditer(window, start))[:4],
+        )
+        firsts = {m.start() for m in tokens[:1] + values[:1]}  # right after the word or the link
+        for m in (tokens[:1] if link and tokens and tokens[0].end() <= link.start() else []) + values:
+            if h.concept == "seed" or re.search(_STOP, window[min(start, m.start()) : m.end()]):
+                if m.start() < start:
+                    continue  # (the word right after it, before the link: the rest may still hold one)
+                break
+            token = m[0].strip("\"'`“”‘’«»").rstrip(".,;:)]}")
+            found = re.search(re.escape(token), wide, re.I) if token else None
+            if word in ("pin", "otp", "pw", "pwd") and found and found[0].isdigit() != word.startswith(("pin", "otp")):
+                continue  # (to pin a version: only a number is a PIN; a name's pw 64020 is its uid)
+            if found and _shaped(found[0], h.concept == "credential", m.start() in firsts, found[0] in text):
+                return "credential_in_prose"
+    return None
+
+
+_TOKEN = r"[!-~]+"  # (a value is written in ASCII; a word of another script ends it)
+_COMMON = set("the and for are not with you this that from have was but our its they will into then than when".split())
+
+
+def _shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
+    """Shaped like a secret: after a password's name, six characters or more with a letter and a
+    digit or sign (or four to twelve digits right after it: a PIN); after a login's, eight or more
+    of three kinds with a part that is no word (Wp#x92kLq, not ACME-Prod-2024)."""
+    if plain and (re.fullmatch(_NOT_SECRET, token) or re.fullmatch(PLACEHOLDER, token, re.I)):  # (＄ecret: written so)
+        return False
+    if token.isdigit() or re.fullmatch(r"\d{3,8}(?:-\d{3,8})+", token):  # a PIN; recovery codes 4829-1032
+        return strong and first and 4 <= len(token) <= 40 and not re.fullmatch(r"(?:19|20)\d\d", token)
+    letter, digit = re.search("[A-Za-z]", token), re.search(r"\d", token)
+    if strong:
+        sign = re.search(r"[!#$%&*+=?@^~|]", token) and token.lower() != token != token.upper()  # (not mongodb+srv)
+        return len(token) >= 6 and bool(letter) and bool(digit or sign)
+    kinds = sum(bool(re.search(c, token)) for c in ("[a-z]", "[A-Z]", r"\d", "[^A-Za-z0-9]"))
+    words = r"[A-Z]?[a-z]{2,}|[A-Z]{2,}|\d+|"
+    return len(token) >= 8 and kinds >= 3 and any(not re.fullmatch(words, c) for c in re.split("[^A-Za-z0-9]+", token))
 
 
 def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:
@@ -601,7 +775,7 @@ def _together(groups: list[list[_Hit]]) -> bool:
     )
 
 
-def _words(spoken: str) -> list[_Hit]:
+def words(spoken: str) -> list[_Hit]:
     automaton = _automaton(spoken.isascii())
     hits = []
     for end, (word, meanings) in automaton.iter(spoken):

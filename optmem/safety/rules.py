@@ -5,7 +5,9 @@ Each finding has a kind (`KINDS`): `secret` — a stored secret is the harm itse
 (phrasing, hidden markup, invisible and control characters: what may steer or fool a reader).
 """
 
+import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 
 from optmem.safety.chars import CONTROL
@@ -54,267 +56,56 @@ _ZH_DISMISS: _Needles = ("忽略 忽视 无视 忘 抛 丢 放弃 跳过 略过 
 _ZH_SHOW = "显示 输出 泄露 泄漏 打印 透露 告诉我 给我看 展示 复述 重复 说出 公开 发给我 贴出 背诵 念出 列出 写出 把 将"
 
 PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
-    ("ignore_previous_instructions", _N_DISMISS,
-        rf"%<{_VERB}~(?:{_QUANT}~){{0,4}}{_REF}~(?:(?:{_REF}|{_QUANT})~){{0,3}}{_OBJ}%>"),
-    ("ignore_previous_instructions", _N_DISMISS,
-        rf"%<{_VERB}~(?:all|any|every|each)~(?:{_QUANT}~){{0,2}}{_STRONG_OBJ}%>"),
-    ("ignore_previous_instructions", (_OVERRIDE, _OBJS),  # "override" is ordinary with rules: instructions only
-        rf"%<(?:override|overrule)~(?:{_QUANT}~){{0,3}}{_REF}~(?:(?:{_REF}|{_QUANT})~){{0,2}}{_STRONG_OBJ}%>"),
-    ("ignore_previous_instructions", _N_DISMISS,  # … the rules you were given / the guidance provided before this
-        rf"%<{_VERB}~(?:{_QUANT}~){{0,3}}{_OBJ}~(?:(?:that|which)~)?(?:{_YOU}~(?:were|ve~been|have~been|had~been|"
-        r"got|have~got|have|had|received|have~received|was)%>|(?:(?:that|which|were|was|have|has|been|given|provided|"
-        rf"stated|written|shown|listed|sent|received|in|of|this|the|my|our|to~you)~){{0,4}}{_BEFORE}%>"
-        r"(?!~(?:\d|[a-z]+ing(?![a-z]))))"),
-    ("ignore_previous_instructions", _N_DISMISS,  # … the rules in your system message
-        rf"%<{_VERB}~(?:{_QUANT}~){{0,3}}{_OBJ}~(?:in|of|from|inside|within)~(?:the~|{_YOUR}~)?(?:system|developer|"
-        r"original|initial|previous|above|hidden)~(?:prompt|message|instructions|context)%>"),
-    ("ignore_previous_instructions", (_VERBS, _ALL),
-        rf"%<{_VERB}~(?:{_QUANT}~){{0,2}}(?:everything|anything|all|whatever|what)~"
-        r"(?:(?:you|i|we|was|were|has|have|had|been|is|are|said|written|told|given|stated|mentioned|received|"
-        r"read|seen|got|learned|before|this|that|here|of|the|so|in|to|up|until|till|messages?|text|prompt|"
-        rf"conversation|chat|context)~){{0,5}}{_BEFORE}%>"
-        r"(?!~(?:\d|\$|(?:the|a|an|this|that|these|those|my|our|your|their|its|it)(?![a-z])))"),
-    ("ignore_previous_instructions", (_VERBS, "above"),  # "Ignore the above and …", not "… the above warning"
-        rf"%<{_VERB}~(?:all~)?(?:of~)?the~above(?:\s*$|\s*[.,;:!]|(?=~(?:and|then|instead|but|now)(?![a-z])))"),
-    ("ignore_previous_instructions", (_VOID, _OBJS),
-        rf"%<(?:previous|prior|above|earlier|preceding|original|system)~(?:{_QUANT}~){{0,2}}"
-        r"(?:instructions?|prompts?|rules?|directives?|guidelines?)~(?:are|is|were|was|have~been|has~been)~(?:now~)?"
-        r"(?:void|null|cancel+ed|revoked|overridden|rescinded|lifted|suspended|"
-        r"(?:(?:just|only|merely|simply)~)?(?:a~)?(?:test|joke|trick|drill|decoy)s?|fake|not~real)%>"),
-    ("role_override", ("now",),  # but not tool output such as "You are now connected to database …"
-        rf"%<{_YOU}~{_ARE}~now%>(?!~(?:connected|logged|signed|subscribed|registered|enrolled|authenticated|using|"
-        r"viewing|editing|running|ready|done|able|online|offline|disconnected|up~to~date|all~set|"
-        r"on~(?:the~)?(?:branch|page|call|rotation|latest|version|v?\d)|in~the~(?:queue|channel|meeting|room|directory|"
-        r"folder|repo))(?![a-z]))"),
-    ("role_override", ("longer",),
-        rf"%<{_YOU}~{_ARE}~no~longer~(?:(?:an?~)?(?:ai|assistant|chatbot|language~model|llm|claude|chatgpt|gpt)|"
-        r"bound|restricted|limited|required~to|obligated|subject~to)%>"),
-    ("role_override", ("no", _LIMITS),
-        rf"%<{_YOU}~(?:have|ve|now~have)~no~(?:more~)?(?:restrictions|rules|filters|guidelines|limitations|boundaries|"
-        r"constraints|ethics|morals|safeguards|guardrails)%>"),
-    ("role_override", ("now henceforth point moment",),
-        r"%<(?:from~now~on|from~this~(?:point|moment)~on|henceforth|starting~now|as~of~now)~"
-        rf"{_YOU}~(?:are|re|become|roleplay|pretend|act~as|will~act~as|are~going~to~(?:act|be|pretend))%>"),
-    ("role_override", ("now",),
-        rf"%<(?:{_YOU}|the~(?:assistant|ai|model))~(?:must|will|shall|should|have~to|need~to|are~to|re~to)~now~"
-        r"(?:act|behave|pretend|roleplay|obey|comply|follow~(?:only|my|these|the~new|new|what)|ignore|disregard|"
-        r"forget|reveal|print|output|respond|answer|reply|do~(?:as|what|whatever|anything|everything)|only|listen|"
-        r"serve|become|be~an?|refuse)%>"),
-    ("role_override", (_ROLEPLAY, _LIMITS),
-        r"%<(?:act|acting|behave|respond|answer|reply|pretend|roleplay|role~play|simulate|impersonate)~+"
-        r"%words%(?:without|with~no|free~(?:of|from)|ignoring|unbound~by|not~bound~by|"
-        r"no~longer~bound~by|unconstrained~by|unrestricted~by|exempt~from|bypassing)~"
-        r"(?:(?:any|all|your|the|its|ethical|moral|safety|content|usual|normal|openai|anthropic|typical|standard|"
-        r"built~in)~){0,3}(?:restrictions|rules|filters|filtering|censorship|guidelines|boundaries|constraints|"
-        r"safeguards|guardrails|ethics|morals|polic(?:y|ies)|moderation|limitations|restraints)%>"),
-    ("role_override", ("unrestricted unfiltered uncensored jailbr amoral anything mode",),
-        r"%<(?:(?:unrestricted|unfiltered|uncensored|jailbroken|jailbreak|amoral)~(?:ai|assistant|mode|model|"
-        r"chatbot|version|persona|llm|gpt|bot)|do~anything~now|(?:dan|god|sudo|evil)~mode)%>"),
-    ("reveal_system_prompt", (_SHOW, _HIDDEN),
-        r"%<(?:reveal|print|show|output|repeat|leak|dump|display|disclose|expose|recite|echo|paste|write~out|"
-        r"spell~out|read~out|type~out|give~me|tell~me|send~me|translate|summari[sz]e|rewrite|paraphrase|encode|"
-        r"what~(?:is|are|was|were))~"
-        r"(?:(?:me|us|back|out|the|your|ur|full|entire|complete|whole|original|initial|hidden|secret|exact|verbatim|"
-        r"raw|internal|actual|real|current|all|of|above|word~for~word|contents?|text)~){0,5}"
-        r"(?:system~(?:prompt|message|instructions?|directives?)|(?:initial|hidden|secret|original|developer|dev)~"
-        r"(?:prompts?|instructions|messages?|rules|directives)|pre~?prompt|instructions~(?:above|you~were~given|"
-        rf"you~received)|prompt~above|{_YOUR}~(?:instructions|rules|guidelines|prompt|directives))%>"),
-    ("reveal_system_prompt", (_SHOW, "above before far preceding"),  # "print everything above this line"
-        r"%<(?:print|repeat|output|show|write|copy|echo|dump|reveal|display|return|recite|tell~me)~(?:me~|back~)?"
-        r"(?:everything|all~(?:of~)?(?:the~)?(?:text|words)|the~(?:text|words|content|lines?|sentences?|paragraphs?))~"
-        r"(?:(?:written|printed|shown|that~(?:is|was|appears?))~)?(?:above|before~this|so~far|preceding)%>"
-        r"(?!~(?:the|a|an)(?![a-z]))"),
-    ("reveal_system_prompt", ("what", "told given instructed programmed prompted asked"),
-        rf"%<what~(?:were|was|have|had|did)~{_YOU}~(?:been~)?(?:told|given|instructed|programmed|prompted)~"
-        r"(?:to~do~)?(?:before|at~the~start|initially|earlier|originally|in~your~(?:system~)?prompt)%>|"
-        rf"%<(?:tell~me|show~me|say|repeat|print)~what~(?:the|{_YOUR})~(?:developers?|creators?|operators?|admins?|"
-        rf"system|openai|anthropic)~(?:told|instructed|asked|programmed|prompted)~{_YOU}%>"),
-    ("system_prompt_override", ("system", "override begin start end"),
-        r"%<(?:system~prompt~override|override~(?:the~|your~|all~)?system~(?:prompt|message|instructions?)|"
-        r"(?:begin|start|end)~(?:of~)?(?:the~)?(?:new~|updated~|real~|true~)?system~"
-        r"(?:prompt|message|instructions?|override))%>"),
-    ("new_instructions", (_OBJS + " role persona identity objective task mission goal purpose",),
-        r"%<(?:(?:new|updated|revised|real|actual|true|override|hidden|secret|priority|admin)~"
-        rf"(?:system~)?(?:instructions?|prompt)\s*:|(?:here~(?:are|is)~)?{_YOUR}~(?:new|real|actual|true)~"
-        r"(?:instructions?|role|persona|identity|directives?|objective|system~prompt|orders|task|mission|goal|purpose)"
-        rf"%>~(?:is|are|:|follow|now)|{_YOUR}~(?:instructions|rules|orders|directives|guidelines|programming|task|"
-        r"mission|objective)~(?:have|has)~(?:been~)?(?:changed|updated|replaced|overridden|revoked|cancel+ed)%>)"),
-    ("chat_control_token", ("<| [inst [/inst <<sys <</sys _of_turn> system_prompt] </s>",),
-        r"<\|[a-z0-9_ ]{2,32}\|>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>|\[/?system_prompt\]|"
-        r"</s>~(?:<s>~)?(?:\[inst\]|<\||(?:system|user|assistant|human)~?:)"),
-    ("fake_conversation_turn", ("system developer human user assistant ai model", ":"),
-        rf"{_ROLE_LINE}(?:system|developer)[\])>]?[ \t]*:~(?:{_YOU}|ignore|disregard|forget|new|from~now|"
-        r"the~assistant|override|reveal|always|never|do~not|don'?t)%>|"
-        r"(?:^|\n)[ \t]*(?:human|user)[ \t]*:[^\n]*\n(?:[^\n]*\n)*?[ \t]*(?:assistant|ai)[ \t]*:|"
-        rf"{_ROLE_LINE}(?:assistant|ai|model)[ \t]*:~(?:sure|ok|okay|certainly|of~course|absolutely|understood)%>"),
-    ("conceal_from_user", ("user human person anyone anybody them", _CONCEAL),
-        rf"%<(?:{_NEG}~(?:ever~)?(?:tell|inform|alert|warn|(?:mention|reveal|say|disclose|show)~"
-        rf"(?:this|it|that|anything)~to)~{_USER}|{_NEG}~let~{_USER}~(?:know|find~out|notice|learn)|"
-        r"(?:keep|hide)~(?:this|it|that|these|the~following|everything)~(?:(?:instructions?|note|memory|entry|"
-        rf"conversation|prompt)~)?(?:(?:secret|hidden|confidential|private)~)?from~{_USER}|"
-        rf"without~{_USER}~(?:knowing|noticing|realizing|realising|finding~out)|(?:make~sure|ensure)~{_USER}~"
-        r"(?:never|doesn'?t|does~not|won'?t|will~not|cannot|can'?t)~(?:finds?~out|knows?|learns?|notices?|"
-        r"discovers?|realizes?)|"
-        r"(?:never|do~not|don'?t)~(?:mention|reveal|disclose|discuss|repeat|share)~(?:this|these|the)~(?:memory|"
-        rf"note|instructions?|conversation|entry|prompt)~(?:to|with)~(?:anyone|anybody|{_USER}|them))%>"),
-    ("exfiltration", ("credential password api secret token private ssh memor", "to", "send forward upload post mail exfiltrate leak transmit copy"),
-        r"%<(?:send|forward|upload|post|email|e-mail|exfiltrate|leak|transmit|copy|mail)~(?:(?:all|the|every|any|"
-        r"users?|their|stored|saved|of|contents~of|your|my|whole|entire)~){0,4}(?:credentials|passwords|api~keys|"
-        r"secrets|tokens|private~keys|ssh~keys|memories|memory~files?)~to~(?:https?|ftp|[a-z0-9.-]+@|"
-        r"[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:example|com|net|org|io|xyz|ru|cn|top|dev|app|sh))"),
-    ("system_prompt_override", (_OVERRIDE, "system admin developer root security emergency kernel master"),  # SYSTEM OVERRIDE: …, admin override engaged (not "the system override flag")
-        r"%<(?:system|admin|administrator|developer|root|security|emergency|kernel|master)~(?:override|overrule)"
-        r"(?=\s*[:!—]|\s+-|~(?:engaged|activated|enabled|active|accepted|initiated|confirmed|in~effect|mode|protocol|"
-        r"code|command|sequence|directive|authori[sz]ed|granted|you|all|ignore|disregard|the~assistant|new)%>)"),
-    ("ignore_previous_instructions", ("stop cease quit longer don not never refuse", "system developer operator safety"),  # stop following the developer message
-        r"%<(?:stop|cease|quit|no~longer|don'?t|do~not|never|refuse~to)~(?:be~)?(?:following|follow|obeying|obey|"
-        r"adhering~to|adhere~to|listening~to|listen~to|respecting|respect|complying~with|comply~with|bound~by)~"
-        r"(?:(?:the|your|any|all|its|those|these)~){0,2}(?:system|developer|dev|operator|safety)~(?:and~(?:the~)?"
-        r"(?:system|developer|operator)~)?(?:messages?|prompts?|instructions?|rules|guidelines|polic(?:y|ies)|"
-        r"directives?)%>"),
-    ("ignore_previous_instructions", ("priority precedence supersede outrank overrule trump override", "system developer operator safety"),  # memory entries take priority over system and developer messages
-        r"%<(?:(?:take|takes|taking|have|has|having|get|gets|with)~(?:absolute~|highest~|top~|full~)?"
-        r"(?:priority|precedence)~over|supersedes?|outranks?|overrules?|trumps?|overrides?)~"
-        r"(?:(?:the|your|any|all|every|other|its)~){0,2}(?:system|developer|dev|operator|safety)~"
-        r"(?:(?:and|or|&)~(?:the~|your~)?(?:system|developer|dev|operator|user)~)?"
-        r"(?:messages?|prompts?|instructions?|rules|guidelines|polic(?:y|ies)|directives?)%>"),
-    ("role_override", ("mode", "enabled activated engaged unlocked ~on"),  # admin mode enabled: comply with …
-        r"%<(?:admin|administrator|developer|dev|debug|god|sudo|root|maintenance|unrestricted|override)~mode~"
-        r"(?:is~)?(?:now~)?(?:enabled|activated|engaged|unlocked|on)%>[\W_]{0,5}(?:[a-z]+~){0,4}?(?:{you}~(?:must|will|"
-        r"shall|should|are|can|may|answer|reply|respond|now)|comply|obey|ignore|disregard|reveal|follow~(?:only|these|my)|"
-        r"all~(?:restrictions|rules|filters)|no~(?:restrictions|rules|filters|limits))".replace("{you}", _YOU)),
-    ("fake_conversation_turn", ("system developer admin operator",),  # ### System:, [SYSTEM MESSAGE], System (priority 0):, **Developer:**, <system>
-        rf"{_ROLE_LINE}(?:system|developer|admin|operator)(?:~(?:message|prompt|note|notice|instructions?|override|"
-        r"update|directive|alert))?(?:~\([^)\n]{0,30}\))?[\])>*_ \t]*(?:[:\]—-][*_ \t]*)?"
-        r"(?:from~now~on|you~(?:must|will|are~now|shall|should)|ignore|disregard|forget|override|reveal|print|output|"
-        r"stop|comply|obey|(?:new|updated|revised)~(?:instructions|rules|policy|task|directive)|all~(?:previous|prior|"
-        r"earlier)|share|send|forward|delete|(?:the~)?(?:assistant|model|ai)~(?:must|will|shall|should)|"
-        r"(?:[a-z]+~){1,3}(?:override|overrides|supersede|supersedes|take~priority|takes~priority))%>"),
-    ("ignore_previous_instructions", ("void null expired revoked rescinded retired suspended disabled lifted longer draft invalid cancel withdrawn outdated wrong obsolete irrelevant", "instruction rule guideline directive prompt system told"),  # what you were told … is void / no longer applies / expired / a draft
-        r"%<(?:(?:(?:your|ur|yr)|the~(?:assistant|ai|model)'?s?)~(?:(?:original|initial|previous|prior|earlier|old|current|"
-        r"system|developer|safety|default)~){0,2}(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)|(?:original|initial|previous|prior|earlier|old)~(?:system~)?"
-        r"(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:from|of|in|given|set)~%words%|(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:(?:that~)?(?:you~(?:were|have~been|got)~given|you~(?:received|got)|"
-        r"given~to~you|from~(?:your|the)~(?:developers?|operator|system|creators?))|from~earlier~in~the~"
-        r"(?:conversation|chat|session))~%words%|(?:the~)?(?:system~prompt|system~message|developer~message)|"
-        r"what(?:ever)?~(?:the~(?:system|developer|operator)(?:~(?:message|prompt))?|(?:your|ur|yr)~(?:developers?|"
-        r"operator|creators?))~(?:told|said~to|instructed|gave)~you)~"
-        r"(?:(?:is|are|was|were|has|have|had)~)+(?:now~|already~|officially~)?(?:void|null|expired|revoked|rescinded|"
-        r"retired|suspended|disabled|lifted|invalid|cancel+ed|withdrawn|been~(?:retired|revoked|replaced|withdrawn|"
-        r"cancel+ed|rescinded|lifted|suspended|disabled)|(?:only~|just~|merely~)?an?~(?:draft|test|placeholder)|"
-        r"no~longer~(?:valid|in~effect|active|binding|relevant))%>|"
-        r"%<(?:(?:your|ur|yr)~(?:(?:original|initial|previous|prior|earlier|old|current|system)~){0,2}(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)|(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:you~(?:were|"
-        r"have~been)~given|you~received|given~to~you)~%words%)~(?:no~longer|don'?t|do~not|shall~not|won'?t)~"
-        r"(?:apply|count|matter|bind~you|hold)%>"),
-    ("ignore_previous_instructions", ("outdated obsolete wrong irrelevant mistake", "told your configured given"),  # whatever the system told you is outdated; your instructions are obsolete
-        r"%<(?:what(?:ever)?~(?:the~(?:system|developer|operator)(?:~(?:message|prompt))?|(?:your|ur|yr)~(?:developers?|"
-        r"operator|creators?)|they|you~were)~(?:told|said~to|instructed|gave|given)~you|(?:your|ur|yr)~"
-        r"(?:(?:original|initial|system|safety|current)~)?(?:instructions|guidelines|system~prompt|guardrails|"
-        r"restrictions|programming)|the~(?:guardrails|restrictions|rules|instructions)~you~were~(?:configured|"
-        r"given|set~up|loaded)~with)~(?:(?:is|are|was|were)~)+(?:(?:all|just|simply)~)?(?:an?~)?(?:outdated|"
-        r"obsolete|wrong|irrelevant|mistake|error)%>"),
-    ("reveal_system_prompt", ("quote paste leak print show repeat reveal dump output copy recite share send give", "with received startup initial setup preamble bootstrap hidden confidential secret"),  # the instructions you were loaded with / the startup message you received
-        r"%<(?:quote|paste|leak|print|show|repeat|reveal|dump|output|copy|recite|share|send|give~me|tell~me|"
-        r"reproduce|type~out|write~out)~(?:(?:back|out|me|us|the|your|exact|full|entire|whole|complete|verbatim|"
-        r"confidential|hidden|secret|text|of|contents|initial|original|configuration|config)~){0,6}(?:(?:startup|start-up|bootstrap|hidden|confidential|"
-        r"secret)~(?:configuration~|config~)?(?:instructions|message|prompt|preamble|configuration|config)|"
-        r"(?:instructions|prompt|preamble|setup~text|configuration|message|text)~(?:that~)?you~(?:were|got|have~been)~(?:loaded|initiali[sz]ed|bootstrapped|configured|"
-        r"started|primed|set~up|given|seeded)(?:~with)?|(?:preamble|setup~text)~you~(?:received|got|have))%>"),
-    ("ignore_previous_instructions", ("supersede replace override outrank trump bypass disable suspend turn switch drop lift remove off", "your guardrail filter content~polic safety safeguard moderation restriction"),  # … supersedes your guidelines / bypass the content policy / guardrails are off
-        r"%<(?:supersedes?|replaces?|overrides?|outranks?|trumps?)~(?:all~)?(?:your|ur|yr)~(?:(?:original|current|existing|"
-        r"system|safety)~)?(?:guidelines|instructions|rules|system~prompt|directives|polic(?:y|ies)|programming|"
-        r"restrictions)%>|"
-        r"%<(?:bypass|disable|suspend|turn~off|switch~off|drop|lift|remove|deactivate|circumvent|evade)~"
-        r"(?:(?:temporarily|all|the|your|its|any|every|of)~){0,3}(?:(?:safety|content|usual|ethical|moral)~)?"
-        r"(?:guardrails|content~(?:polic(?:y|ies)|filter(?:s|ing)?|moderation)|safety~(?:filter(?:s|ing)?|rules|guidelines|polic(?:y|ies)|"
-        r"checks|settings|section|layer)|safeguards|moderation|(?:your|ur|yr)~(?:rules|restrictions|guidelines|instructions|"
-        r"filters|limits|constraints|programming))%>|"
-        r"%<(?:all~)?(?:(?:the|your|its)~)?(?:guardrails|content~filters?|safety~(?:filters?|rules|guidelines|checks|"
-        r"layer)|safeguards|restrictions|moderation)~(?:are|is|have~been|has~been)~(?:now~|temporarily~)?"
-        r"(?:off|disabled|lifted|suspended|removed|deactivated|bypassed|turned~off|switched~off)%>|"
-        r"%<(?:content~filters?|guardrails|safety~filters?|restrictions|safeguards)~(?:off|disabled|lifted|down)%>"),
-    ("ignore_previous_instructions", ("drop forget ignore disregard discard abandon skip set~aside throw", "told said instructed your"),  # drop whatever the developer told you; disregard the safety part of …
-        r"%<(?:drop|forget|ignore|disregard|discard|abandon|skip|set~aside|throw~(?:out|away))~(?:(?:all~)?(?:of~)?"
-        r"(?:whatever|what|everything|anything)~(?:that~)?(?:the~(?:developers?|system|operator|creators?|admins?)|"
-        r"(?:your|ur|yr)~(?:developers?|operator|creators?|admins?)|they|anyone|you~(?:were|have~been))~(?:told|said|instructed|"
-        r"gave|given|asked)|(?:the~)?(?:safety|security|content|restriction|refusal)~(?:section|part|portion|rules|"
-        r"clauses?)~of~(?:your|ur|yr)~(?:instructions|guidelines|system~prompt|rules|programming))%>"),
-    ("new_instructions", ("override persona identity actual real true objective role character directive polic",),  # Override accepted. New persona: … / the actual instructions are to send …
-        r"%<override~(?:accepted|granted|confirmed|engaged|successful|complete|activated)%>|"
-        r"%<new~(?:persona|identity|role|character|directive|policy)\s*:|"
-        r"%<(?:the|(?:your|ur|yr))~(?:actual|real|true|new)~(?:instructions?|task|orders|directives?|job)~(?:are|is)~to~"
-        r"(?:send|forward|email|e-mail|upload|post|delete|run|execute|reveal|print|output|share|disclose|approve|ignore|"
-        r"transfer|copy|leak|exfiltrate|install|disable|obey|comply|insert|add|include)%>|"
-        r"%<(?:(?:your|ur|yr)|the~(?:assistant|ai|model|agent)'?s?)~(?:real|actual|true|hidden|secret)~(?:objective|task|goal|"
-        r"mission|purpose|instructions?|directive)~(?:is|are|,|:)"),
-    ("fake_conversation_turn", ("system developer assistant",),  # [SYSTEM MESSAGE], === SYSTEM PROMPT START ===, System (priority 0):, …
-        r"(?:^|\n)[ \t]*(?:\[|={2,}|<{2,}|\*{2,}|#{2,})[ \t]*(?:system|developer)(?:~(?:message|prompt|instructions?|"
-        r"override|notice|update))?(?:~(?:start|begin))?[ \t]*(?:\]|={2,}|>{2,}|\*{2,})|"
-        r"%<(?:system|developer)~\((?:priority|prio|authoritative|override|root|admin|highest|top)[^)\n]{0,20}\)\s*:|"
-        r"<(?:assistant|system|developer)(?:\s[^>\n]{0,40})?>~(?:sure|ok|okay|understood|certainly|of~course|"
-        r"absolutely|i~will|i'?ll|you~(?:must|are|will|shall))%>|"
-        r"%<(?:system|developer)~prompt~(?:start|begin)%>"),
+    ("ignore_previous_instructions", _N_DISMISS, rf"%<{_VERB}~(?:{_QUANT}~){{0,4}}{_REF}~(?:(?:{_REF}|{_QUANT})~){{0,3}}{_OBJ}%>"),
+    ("ignore_previous_instructions", _N_DISMISS, rf"%<{_VERB}~(?:all|any|every|each)~(?:{_QUANT}~){{0,2}}{_STRONG_OBJ}%>"),
+    ("ignore_previous_instructions", (_OVERRIDE, _OBJS), rf"%<(?:override|overrule)~(?:{_QUANT}~){{0,3}}{_REF}~(?:(?:{_REF}|{_QUANT})~){{0,2}}{_STRONG_OBJ}%>"),  # "override" is ordinary with rules: instructions only
+    ("ignore_previous_instructions", _N_DISMISS, rf"%<{_VERB}~(?:{_QUANT}~){{0,3}}{_OBJ}~(?:(?:that|which)~)?(?:{_YOU}~(?:were|ve~been|have~been|had~been|got|have~got|have|had|received|have~received|was)%>|(?:(?:that|which|were|was|have|has|been|given|provided|stated|written|shown|listed|sent|received|in|of|this|the|my|our|to~you)~){{0,4}}{_BEFORE}%>(?!~(?:\d|[a-z]+ing(?![a-z]))))"),  # … the rules you were given / the guidance provided before this
+    ("ignore_previous_instructions", _N_DISMISS, rf"%<{_VERB}~(?:{_QUANT}~){{0,3}}{_OBJ}~(?:in|of|from|inside|within)~(?:the~|{_YOUR}~)?(?:system|developer|original|initial|previous|above|hidden)~(?:prompt|message|instructions|context)%>"),  # … the rules in your system message
+    ("ignore_previous_instructions", (_VERBS, _ALL), rf"%<{_VERB}~(?:{_QUANT}~){{0,2}}(?:everything|anything|all|whatever|what)~(?:(?:you|i|we|was|were|has|have|had|been|is|are|said|written|told|given|stated|mentioned|received|read|seen|got|learned|before|this|that|here|of|the|so|in|to|up|until|till|messages?|text|prompt|conversation|chat|context)~){{0,5}}{_BEFORE}%>(?!~(?:\d|\$|(?:the|a|an|this|that|these|those|my|our|your|their|its|it)(?![a-z])))"),
+    ("ignore_previous_instructions", (_VERBS, "above"), rf"%<{_VERB}~(?:all~)?(?:of~)?the~above(?:\s*$|\s*[.,;:!]|(?=~(?:and|then|instead|but|now)(?![a-z])))"),  # "Ignore the above and …", not "… the above warning"
+    ("ignore_previous_instructions", (_VOID, _OBJS), rf"%<(?:previous|prior|above|earlier|preceding|original|system)~(?:{_QUANT}~){{0,2}}(?:instructions?|prompts?|rules?|directives?|guidelines?)~(?:are|is|were|was|have~been|has~been)~(?:now~)?(?:void|null|cancel+ed|revoked|overridden|rescinded|lifted|suspended|(?:(?:just|only|merely|simply)~)?(?:a~)?(?:test|joke|trick|drill|decoy)s?|fake|not~real)%>"),
+    ("role_override", ("now",), rf"%<{_YOU}~{_ARE}~now%>(?!~(?:connected|logged|signed|subscribed|registered|enrolled|authenticated|using|viewing|editing|running|ready|done|able|online|offline|disconnected|up~to~date|all~set|on~(?:the~)?(?:branch|page|call|rotation|latest|version|v?\d)|in~the~(?:queue|channel|meeting|room|directory|folder|repo))(?![a-z]))"),  # but not tool output such as "You are now connected to database …"
+    ("role_override", ("longer",), rf"%<{_YOU}~{_ARE}~no~longer~(?:(?:an?~)?(?:ai|assistant|chatbot|language~model|llm|claude|chatgpt|gpt)|bound|restricted|limited|required~to|obligated|subject~to)%>"),
+    ("role_override", ("no", _LIMITS), rf"%<{_YOU}~(?:have|ve|now~have)~no~(?:more~)?(?:restrictions|rules|filters|guidelines|limitations|boundaries|constraints|ethics|morals|safeguards|guardrails)%>"),
+    ("role_override", ("now henceforth point moment",), rf"%<(?:from~now~on|from~this~(?:point|moment)~on|henceforth|starting~now|as~of~now)~{_YOU}~(?:are|re|become|roleplay|pretend|act~as|will~act~as|are~going~to~(?:act|be|pretend))%>"),
+    ("role_override", ("now",), rf"%<(?:{_YOU}|the~(?:assistant|ai|model))~(?:must|will|shall|should|have~to|need~to|are~to|re~to)~now~(?:act|behave|pretend|roleplay|obey|comply|follow~(?:only|my|these|the~new|new|what)|ignore|disregard|forget|reveal|print|output|respond|answer|reply|do~(?:as|what|whatever|anything|everything)|only|listen|serve|become|be~an?|refuse)%>"),
+    ("role_override", (_ROLEPLAY, _LIMITS), r"%<(?:act|acting|behave|respond|answer|reply|pretend|roleplay|role~play|simulate|impersonate)~+%words%(?:without|with~no|free~(?:of|from)|ignoring|unbound~by|not~bound~by|no~longer~bound~by|unconstrained~by|unrestricted~by|exempt~from|bypassing)~(?:(?:any|all|your|the|its|ethical|moral|safety|content|usual|normal|openai|anthropic|typical|standard|built~in)~){0,3}(?:restrictions|rules|filters|filtering|censorship|guidelines|boundaries|constraints|safeguards|guardrails|ethics|morals|polic(?:y|ies)|moderation|limitations|restraints)%>"),
+    ("role_override", ("unrestricted unfiltered uncensored jailbr amoral anything mode",), r"%<(?:(?:unrestricted|unfiltered|uncensored|jailbroken|jailbreak|amoral)~(?:ai|assistant|mode|model|chatbot|version|persona|llm|gpt|bot)|do~anything~now|(?:dan|god|sudo|evil)~mode)%>"),
+    ("reveal_system_prompt", (_SHOW, _HIDDEN), rf"%<(?:reveal|print|show|output|repeat|leak|dump|display|disclose|expose|recite|echo|paste|write~out|spell~out|read~out|type~out|give~me|tell~me|send~me|translate|summari[sz]e|rewrite|paraphrase|encode|what~(?:is|are|was|were))~(?:(?:me|us|back|out|the|your|ur|full|entire|complete|whole|original|initial|hidden|secret|exact|verbatim|raw|internal|actual|real|current|all|of|above|word~for~word|contents?|text)~){{0,5}}(?:system~(?:prompt|message|instructions?|directives?)|(?:initial|hidden|secret|original|developer|dev)~(?:prompts?|instructions|messages?|rules|directives)|pre~?prompt|instructions~(?:above|you~were~given|you~received)|prompt~above|{_YOUR}~(?:instructions|rules|guidelines|prompt|directives))%>"),
+    ("reveal_system_prompt", (_SHOW, "above before far preceding"), r"%<(?:print|repeat|output|show|write|copy|echo|dump|reveal|display|return|recite|tell~me)~(?:me~|back~)?(?:everything|all~(?:of~)?(?:the~)?(?:text|words)|the~(?:text|words|content|lines?|sentences?|paragraphs?))~(?:(?:written|printed|shown|that~(?:is|was|appears?))~)?(?:above|before~this|so~far|preceding)%>(?!~(?:the|a|an)(?![a-z]))"),  # "print everything above this line"
+    ("reveal_system_prompt", ("what", "told given instructed programmed prompted asked"), rf"%<what~(?:were|was|have|had|did)~{_YOU}~(?:been~)?(?:told|given|instructed|programmed|prompted)~(?:to~do~)?(?:before|at~the~start|initially|earlier|originally|in~your~(?:system~)?prompt)%>|%<(?:tell~me|show~me|say|repeat|print)~what~(?:the|{_YOUR})~(?:developers?|creators?|operators?|admins?|system|openai|anthropic)~(?:told|instructed|asked|programmed|prompted)~{_YOU}%>"),
+    ("system_prompt_override", ("system", "override begin start end"), r"%<(?:system~prompt~override|override~(?:the~|your~|all~)?system~(?:prompt|message|instructions?)|(?:begin|start|end)~(?:of~)?(?:the~)?(?:new~|updated~|real~|true~)?system~(?:prompt|message|instructions?|override))%>"),
+    ("new_instructions", (_OBJS + " role persona identity objective task mission goal purpose",), rf"%<(?:(?:new|updated|revised|real|actual|true|override|hidden|secret|priority|admin)~(?:system~)?(?:instructions?|prompt)\s*:|(?:here~(?:are|is)~)?{_YOUR}~(?:new|real|actual|true)~(?:instructions?|role|persona|identity|directives?|objective|system~prompt|orders|task|mission|goal|purpose)%>~(?:is|are|:|follow|now)|{_YOUR}~(?:instructions|rules|orders|directives|guidelines|programming|task|mission|objective)~(?:have|has)~(?:been~)?(?:changed|updated|replaced|overridden|revoked|cancel+ed)%>)"),
+    ("chat_control_token", ("<| [inst [/inst <<sys <</sys _of_turn> system_prompt] </s>",), r"<\|[a-z0-9_ ]{2,32}\|>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>|\[/?system_prompt\]|</s>~(?:<s>~)?(?:\[inst\]|<\||(?:system|user|assistant|human)~?:)"),
+    ("fake_conversation_turn", ("system developer human user assistant ai model", ":"), rf"{_ROLE_LINE}(?:system|developer)[\])>]?[ \t]*:~(?:{_YOU}|ignore|disregard|forget|new|from~now|the~assistant|override|reveal|always|never|do~not|don'?t)%>|(?:^|\n)[ \t]*(?:human|user)[ \t]*:[^\n]*\n(?:[^\n]*\n)*?[ \t]*(?:assistant|ai)[ \t]*:|{_ROLE_LINE}(?:assistant|ai|model)[ \t]*:~(?:sure|ok|okay|certainly|of~course|absolutely|understood)%>"),
+    ("conceal_from_user", ("user human person anyone anybody them", _CONCEAL), rf"%<(?:{_NEG}~(?:ever~)?(?:tell|inform|alert|warn|(?:mention|reveal|say|disclose|show)~(?:this|it|that|anything)~to)~{_USER}|{_NEG}~let~{_USER}~(?:know|find~out|notice|learn)|(?:keep|hide)~(?:this|it|that|these|the~following|everything)~(?:(?:instructions?|note|memory|entry|conversation|prompt)~)?(?:(?:secret|hidden|confidential|private)~)?from~{_USER}|without~{_USER}~(?:knowing|noticing|realizing|realising|finding~out)|(?:make~sure|ensure)~{_USER}~(?:never|doesn'?t|does~not|won'?t|will~not|cannot|can'?t)~(?:finds?~out|knows?|learns?|notices?|discovers?|realizes?)|(?:never|do~not|don'?t)~(?:mention|reveal|disclose|discuss|repeat|share)~(?:this|these|the)~(?:memory|note|instructions?|conversation|entry|prompt)~(?:to|with)~(?:anyone|anybody|{_USER}|them))%>"),
+    ("exfiltration", ("credential password api secret token private ssh memor", "to", "send forward upload post mail exfiltrate leak transmit copy"), r"%<(?:send|forward|upload|post|email|e-mail|exfiltrate|leak|transmit|copy|mail)~(?:(?:all|the|every|any|users?|their|stored|saved|of|contents~of|your|my|whole|entire)~){0,4}(?:credentials|passwords|api~keys|secrets|tokens|private~keys|ssh~keys|memories|memory~files?)~to~(?:https?|ftp|[a-z0-9.-]+@|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:example|com|net|org|io|xyz|ru|cn|top|dev|app|sh))"),
+    ("system_prompt_override", (_OVERRIDE, "system admin developer root security emergency kernel master"), r"%<(?:system|admin|administrator|developer|root|security|emergency|kernel|master)~(?:override|overrule)(?=\s*[:!—]|\s+-|~(?:engaged|activated|enabled|active|accepted|initiated|confirmed|in~effect|mode|protocol|code|command|sequence|directive|authori[sz]ed|granted|you|all|ignore|disregard|the~assistant|new)%>)"),  # SYSTEM OVERRIDE: …, admin override engaged (not "the system override flag")
+    ("ignore_previous_instructions", ("stop cease quit longer don not never refuse", "system developer operator safety"), r"%<(?:stop|cease|quit|no~longer|don'?t|do~not|never|refuse~to)~(?:be~)?(?:following|follow|obeying|obey|adhering~to|adhere~to|listening~to|listen~to|respecting|respect|complying~with|comply~with|bound~by)~(?:(?:the|your|any|all|its|those|these)~){0,2}(?:system|developer|dev|operator|safety)~(?:and~(?:the~)?(?:system|developer|operator)~)?(?:messages?|prompts?|instructions?|rules|guidelines|polic(?:y|ies)|directives?)%>"),  # stop following the developer message
+    ("ignore_previous_instructions", ("priority precedence supersede outrank overrule trump override", "system developer operator safety"), r"%<(?:(?:take|takes|taking|have|has|having|get|gets|with)~(?:absolute~|highest~|top~|full~)?(?:priority|precedence)~over|supersedes?|outranks?|overrules?|trumps?|overrides?)~(?:(?:the|your|any|all|every|other|its)~){0,2}(?:system|developer|dev|operator|safety)~(?:(?:and|or|&)~(?:the~|your~)?(?:system|developer|dev|operator|user)~)?(?:messages?|prompts?|instructions?|rules|guidelines|polic(?:y|ies)|directives?)%>"),  # memory entries take priority over system and developer messages
+    ("role_override", ("mode", "enabled activated engaged unlocked ~on"), r"%<(?:admin|administrator|developer|dev|debug|god|sudo|root|maintenance|unrestricted|override)~mode~(?:is~)?(?:now~)?(?:enabled|activated|engaged|unlocked|on)%>[\W_]{0,5}(?:[a-z]+~){0,4}?(?:{you}~(?:must|will|shall|should|are|can|may|answer|reply|respond|now)|comply|obey|ignore|disregard|reveal|follow~(?:only|these|my)|all~(?:restrictions|rules|filters)|no~(?:restrictions|rules|filters|limits))".replace("{you}", _YOU)),  # admin mode enabled: comply with …
+    ("fake_conversation_turn", ("system developer admin operator",), rf"{_ROLE_LINE}(?:system|developer|admin|operator)(?:~(?:message|prompt|note|notice|instructions?|override|update|directive|alert))?(?:~\([^)\n]{{0,30}}\))?[\])>*_ \t]*(?:[:\]—-][*_ \t]*)?(?:from~now~on|you~(?:must|will|are~now|shall|should)|ignore|disregard|forget|override|reveal|print|output|stop|comply|obey|(?:new|updated|revised)~(?:instructions|rules|policy|task|directive)|all~(?:previous|prior|earlier)|share|send|forward|delete|(?:the~)?(?:assistant|model|ai)~(?:must|will|shall|should)|(?:[a-z]+~){{1,3}}(?:override|overrides|supersede|supersedes|take~priority|takes~priority))%>"),  # System:, [SYSTEM MESSAGE], System (priority 0):, **Developer:**, <system>
+    ("ignore_previous_instructions", ("void null expired revoked rescinded retired suspended disabled lifted longer draft invalid cancel withdrawn outdated wrong obsolete irrelevant", "instruction rule guideline directive prompt system told"), r"%<(?:(?:(?:your|ur|yr)|the~(?:assistant|ai|model)'?s?)~(?:(?:original|initial|previous|prior|earlier|old|current|system|developer|safety|default)~){0,2}(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)|(?:original|initial|previous|prior|earlier|old)~(?:system~)?(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:from|of|in|given|set)~%words%|(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:(?:that~)?(?:you~(?:were|have~been|got)~given|you~(?:received|got)|given~to~you|from~(?:your|the)~(?:developers?|operator|system|creators?))|from~earlier~in~the~(?:conversation|chat|session))~%words%|(?:the~)?(?:system~prompt|system~message|developer~message)|what(?:ever)?~(?:the~(?:system|developer|operator)(?:~(?:message|prompt))?|(?:your|ur|yr)~(?:developers?|operator|creators?))~(?:told|said~to|instructed|gave)~you)~(?:(?:is|are|was|were|has|have|had)~)+(?:now~|already~|officially~)?(?:void|null|expired|revoked|rescinded|retired|suspended|disabled|lifted|invalid|cancel+ed|withdrawn|been~(?:retired|revoked|replaced|withdrawn|cancel+ed|rescinded|lifted|suspended|disabled)|(?:only~|just~|merely~)?an?~(?:draft|test|placeholder)|no~longer~(?:valid|in~effect|active|binding|relevant))%>|%<(?:(?:your|ur|yr)~(?:(?:original|initial|previous|prior|earlier|old|current|system)~){0,2}(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)|(?:instructions?|rules|guidelines|directives?|system~prompt|system~message|programming|orders|policy|policies)~(?:you~(?:were|have~been)~given|you~received|given~to~you)~%words%)~(?:no~longer|don'?t|do~not|shall~not|won'?t)~(?:apply|count|matter|bind~you|hold)%>"),  # what you were told … is void / no longer applies / expired / a draft
+    ("ignore_previous_instructions", ("outdated obsolete wrong irrelevant mistake", "told your configured given"), r"%<(?:what(?:ever)?~(?:the~(?:system|developer|operator)(?:~(?:message|prompt))?|(?:your|ur|yr)~(?:developers?|operator|creators?)|they|you~were)~(?:told|said~to|instructed|gave|given)~you|(?:your|ur|yr)~(?:(?:original|initial|system|safety|current)~)?(?:instructions|guidelines|system~prompt|guardrails|restrictions|programming)|the~(?:guardrails|restrictions|rules|instructions)~you~were~(?:configured|given|set~up|loaded)~with)~(?:(?:is|are|was|were)~)+(?:(?:all|just|simply)~)?(?:an?~)?(?:outdated|obsolete|wrong|irrelevant|mistake|error)%>"),  # whatever the system told you is outdated; your instructions are obsolete
+    ("reveal_system_prompt", ("quote paste leak print show repeat reveal dump output copy recite share send give", "with received startup initial setup preamble bootstrap hidden confidential secret"), r"%<(?:quote|paste|leak|print|show|repeat|reveal|dump|output|copy|recite|share|send|give~me|tell~me|reproduce|type~out|write~out)~(?:(?:back|out|me|us|the|your|exact|full|entire|whole|complete|verbatim|confidential|hidden|secret|text|of|contents|initial|original|configuration|config)~){0,6}(?:(?:startup|start-up|bootstrap|hidden|confidential|secret)~(?:configuration~|config~)?(?:instructions|message|prompt|preamble|configuration|config)|(?:instructions|prompt|preamble|setup~text|configuration|message|text)~(?:that~)?you~(?:were|got|have~been)~(?:loaded|initiali[sz]ed|bootstrapped|configured|started|primed|set~up|given|seeded)(?:~with)?|(?:preamble|setup~text)~you~(?:received|got|have))%>"),  # the instructions you were loaded with / the startup message you received
+    ("ignore_previous_instructions", ("supersede replace override outrank trump bypass disable suspend turn switch drop lift remove off", "your guardrail filter content~polic safety safeguard moderation restriction"), r"%<(?:supersedes?|replaces?|overrides?|outranks?|trumps?)~(?:all~)?(?:your|ur|yr)~(?:(?:original|current|existing|system|safety)~)?(?:guidelines|instructions|rules|system~prompt|directives|polic(?:y|ies)|programming|restrictions)%>|%<(?:bypass|disable|suspend|turn~off|switch~off|drop|lift|remove|deactivate|circumvent|evade)~(?:(?:temporarily|all|the|your|its|any|every|of)~){0,3}(?:(?:safety|content|usual|ethical|moral)~)?(?:guardrails|content~(?:polic(?:y|ies)|filter(?:s|ing)?|moderation)|safety~(?:filter(?:s|ing)?|rules|guidelines|polic(?:y|ies)|checks|settings|section|layer)|safeguards|moderation|(?:your|ur|yr)~(?:rules|restrictions|guidelines|instructions|filters|limits|constraints|programming))%>|%<(?:all~)?(?:(?:the|your|its)~)?(?:guardrails|content~filters?|safety~(?:filters?|rules|guidelines|checks|layer)|safeguards|restrictions|moderation)~(?:are|is|have~been|has~been)~(?:now~|temporarily~)?(?:off|disabled|lifted|suspended|removed|deactivated|bypassed|turned~off|switched~off)%>|%<(?:content~filters?|guardrails|safety~filters?|restrictions|safeguards)~(?:off|disabled|lifted|down)%>"),  # … supersedes your guidelines / bypass the content policy / guardrails are off
+    ("ignore_previous_instructions", ("drop forget ignore disregard discard abandon skip set~aside throw", "told said instructed your"), r"%<(?:drop|forget|ignore|disregard|discard|abandon|skip|set~aside|throw~(?:out|away))~(?:(?:all~)?(?:of~)?(?:whatever|what|everything|anything)~(?:that~)?(?:the~(?:developers?|system|operator|creators?|admins?)|(?:your|ur|yr)~(?:developers?|operator|creators?|admins?)|they|anyone|you~(?:were|have~been))~(?:told|said|instructed|gave|given|asked)|(?:the~)?(?:safety|security|content|restriction|refusal)~(?:section|part|portion|rules|clauses?)~of~(?:your|ur|yr)~(?:instructions|guidelines|system~prompt|rules|programming))%>"),  # drop whatever the developer told you; disregard the safety part of …
+    ("new_instructions", ("override persona identity actual real true objective role character directive polic",), r"%<override~(?:accepted|granted|confirmed|engaged|successful|complete|activated)%>|%<new~(?:persona|identity|role|character|directive|policy)\s*:|%<(?:the|(?:your|ur|yr))~(?:actual|real|true|new)~(?:instructions?|task|orders|directives?|job)~(?:are|is)~to~(?:send|forward|email|e-mail|upload|post|delete|run|execute|reveal|print|output|share|disclose|approve|ignore|transfer|copy|leak|exfiltrate|install|disable|obey|comply|insert|add|include)%>|%<(?:(?:your|ur|yr)|the~(?:assistant|ai|model|agent)'?s?)~(?:real|actual|true|hidden|secret)~(?:objective|task|goal|mission|purpose|instructions?|directive)~(?:is|are|,|:)"),  # Override accepted. New persona: … / the actual instructions are to send …
+    ("fake_conversation_turn", ("system developer assistant",), r"(?:^|\n)[ \t]*(?:\[|={2,}|<{2,}|\*{2,}|#{2,})[ \t]*(?:system|developer)(?:~(?:message|prompt|instructions?|override|notice|update))?(?:~(?:start|begin))?[ \t]*(?:\]|={2,}|>{2,}|\*{2,})|%<(?:system|developer)~\((?:priority|prio|authoritative|override|root|admin|highest|top)[^)\n]{0,20}\)\s*:|<(?:assistant|system|developer)(?:\s[^>\n]{0,40})?>~(?:sure|ok|okay|understood|certainly|of~course|absolutely|i~will|i'?ll|you~(?:must|are|will|shall))%>|%<(?:system|developer)~prompt~(?:start|begin)%>"),  # [SYSTEM MESSAGE], === SYSTEM PROMPT START ===, System (priority 0):, …
     # mixed Chinese and English, and pinyin (folded, so tone marks are gone: hūlüè → hulue)
-    ("ignore_previous_instructions_zh", ("ignore disregard forget skip 忽略 忽视 无视 忘记 hulue wangji wushi hushi", "instruction prompt rule 指令 指示 提示词 规则 zhiling zhishi guize tishi"),
-        # an English verb and a Chinese reference, or a Chinese verb and an English object
-        r"(?:ignore|disregard|forget|skip)[\W_]{0,3}(?:掉|一下|all|the|[\W_]){0,6}"
-        r"(?:之前|以前|上面|先前|前面|上述|原来|原先|系统|所有|全部)(?:的|所有|全部|all|the|previous|system|[\W_]){0,8}"
-        r"(?:instructions?|prompts?|rules|指令|指示|提示词|规则|设定)(?![a-z])"
-        r"|(?:忽略|忽视|无视|忘记|忘掉)(?:掉|一下|了|所有|全部|之前|以前|上面|先前|前面|上述|原来|原先|系统|的|all|the|"
-        r"previous|prior|system|above|[\W_]){0,12}(?:instructions?|prompts?|rules)(?![a-z])"
-        r"|%<(?:hulue|hushi|wushi|wangji|wangdiao|wangle|paokai|bu~?yao~?li|bie~?guan)~(?:(?:diao|yixia|ni|zhiqian|"
-        r"yiqian|xianqian|shangmian|qianmian|shangshu|suoyou|quanbu|yiqie|de|na|xie|zhe|yuanlai|chushi|xitong)~){0,6}"
-        r"(?:zhiling|zhishi|guize|tishi~?ci|tishi|shezhi|yaoqiu|mingling)%>"),
-    ("reveal_system_prompt_zh", ("print show reveal output dump display 显示 输出 打印 告诉我 泄露 给我看 xianshi shuchu dayin gaosu xielu toulu zhanshi", "system 系统 xitong chushi yincang"),
-        r"(?:print|show|reveal|output|dump|display)[\W_]{0,3}(?:一下|出来|出|你的|完整的|your|the|full|[\W_]){0,8}"
-        r"(?<=[\u4e00-\u9fff\W])(?:system[\W_]{0,3}prompt|系统[\W_]{0,3}prompt|system[\W_]{0,3}提示词?|系统提示词)"
-        r"|(?:显示|输出|打印|告诉我|泄露|透露|给我看)[\W_]{0,3}(?:一下|出来|出|你的|完整的|your|the|full|[\W_]){0,8}"
-        r"(?:system[\W_]{0,3}(?:prompt|提示词?)|系统[\W_]{0,3}prompt)"
-        r"|%<(?:xianshi|shuchu|dayin|gaosu~?wo|xielu|toulu|zhanshi|fushu|chongfu|shuochu|gei~?wo~?kan)~"
-        r"(?:(?:yixia|ni|de|chu|chulai|gei~?wo|wanzheng|quanbu|yuanshi|suoyou)~){0,4}(?:xitong~?tishi(?:~?ci)?|"
-        r"xitong~?zhiling|chushi~?zhiling|yincang~?zhiling|ni~?de~?(?:zhiling|tishi~?ci|shezhi))%>"),
+    ("ignore_previous_instructions_zh", ("ignore disregard forget skip 忽略 忽视 无视 忘记 hulue wangji wushi hushi", "instruction prompt rule 指令 指示 提示词 规则 zhiling zhishi guize tishi"),  r"(?:ignore|disregard|forget|skip)[\W_]{0,3}(?:掉|一下|all|the|[\W_]){0,6}(?:之前|以前|上面|先前|前面|上述|原来|原先|系统|所有|全部)(?:的|所有|全部|all|the|previous|system|[\W_]){0,8}(?:instructions?|prompts?|rules|指令|指示|提示词|规则|设定)(?![a-z])|(?:忽略|忽视|无视|忘记|忘掉)(?:掉|一下|了|所有|全部|之前|以前|上面|先前|前面|上述|原来|原先|系统|的|all|the|previous|prior|system|above|[\W_]){0,12}(?:instructions?|prompts?|rules)(?![a-z])|%<(?:hulue|hushi|wushi|wangji|wangdiao|wangle|paokai|bu~?yao~?li|bie~?guan)~(?:(?:diao|yixia|ni|zhiqian|yiqian|xianqian|shangmian|qianmian|shangshu|suoyou|quanbu|yiqie|de|na|xie|zhe|yuanlai|chushi|xitong)~){0,6}(?:zhiling|zhishi|guize|tishi~?ci|tishi|shezhi|yaoqiu|mingling)%>"),  # an English verb and a Chinese reference, or a Chinese verb and an English object
+    ("reveal_system_prompt_zh", ("print show reveal output dump display 显示 输出 打印 告诉我 泄露 给我看 xianshi shuchu dayin gaosu xielu toulu zhanshi", "system 系统 xitong chushi yincang"), r"(?:print|show|reveal|output|dump|display)[\W_]{0,3}(?:一下|出来|出|你的|完整的|your|the|full|[\W_]){0,8}(?<=[\u4e00-\u9fff\W])(?:system[\W_]{0,3}prompt|系统[\W_]{0,3}prompt|system[\W_]{0,3}提示词?|系统提示词)|(?:显示|输出|打印|告诉我|泄露|透露|给我看)[\W_]{0,3}(?:一下|出来|出|你的|完整的|your|the|full|[\W_]){0,8}(?:system[\W_]{0,3}(?:prompt|提示词?)|系统[\W_]{0,3}prompt)|%<(?:xianshi|shuchu|dayin|gaosu~?wo|xielu|toulu|zhanshi|fushu|chongfu|shuochu|gei~?wo~?kan)~(?:(?:yixia|ni|de|chu|chulai|gei~?wo|wanzheng|quanbu|yuanshi|suoyou)~){0,4}(?:xitong~?tishi(?:~?ci)?|xitong~?zhiling|chushi~?zhiling|yincang~?zhiling|ni~?de~?(?:zhiling|tishi~?ci|shezhi))%>"),
     # Chinese (folded: simplified, full-width punctuation as ASCII, no separators between characters)
-    ("ignore_previous_instructions_zh", _ZH_DISMISS,
-        r"(?:忽略|忽视|无视|忘记|忘掉|忘了|抛开|抛弃|丢弃|丢掉|放弃|跳过|略过|别管|不用管|不要管|不必管|推翻|废除|"
-        r"作废|撤销|绕过|违背|违反|不顾)"
-        rf"(?:{_ZH_FILL}){{0,3}}{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}"),
-    ("ignore_previous_instructions_zh", _ZH_DISMISS,
-        rf"(?:忽略|忽视|无视|忘记|忘掉|忘了|抛开|跳过|略过|别管|不用管|不要管)(?:{_ZH_FILL}){{0,2}}(?:前文|上文|前述)"),
-    ("ignore_previous_instructions_zh", _ZH_DISMISS,
-        r"(?:(?:不要|别|不用|不必|无需|无须|停止|不再|请勿|勿|禁止)(?:再)?(?:理会|遵守|遵循|遵从|听从|服从|在意|理睬)"
-        rf"|无视(?:{_ZH_FILL}){{0,2}}(?={_ZH_REF}))(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}"),
-    ("ignore_previous_instructions_zh", _ZH_DISMISS,
-        r"(?:忽略|忽视|忘记|忘掉|抛开|跳过|绕过)(?:所有|全部|一切|任何)(?:的)?"
-        r"(?:指令|指示|提示词|设定|约束|限制|准则|守则|安全规则|道德|prompt|instructions?)"),
-    ("ignore_previous_instructions_zh", _ZH_DISMISS,  # 把之前的指令全部忘掉 (but not 别把之前的规则忘了)
-        r"(?<!别)(?<!不要)(?<!不能)(?<!不许)(?<!勿)(?:把|将)"
-        rf"(?:{_ZH_FILL}){{0,3}}{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}"
-        r"(?:全部|都|统统|通通|一律|全都|给)?(?:忘掉|忘记|忘了|忽略|丢掉|抛开|抛弃|无视|作废)"),
-    ("ignore_previous_instructions_zh", ("作废 无效 失效 取消 不再有效 不算 废除", "指令 指示 提示词 设定"),  # 之前的所有指令都作废了
-        rf"{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,4}}(?:指令|指示|提示词|设定)(?:都|已经|全部|统统|一律|均|已)*"
-        r"(?:作废|无效|失效|取消|不再有效|不算数|不算|被取消|被废除)"),
-    ("role_override_zh", ("你 扮演 充当 假装 模拟 模式",),
-        r"你现在是|(?:从)?(?:现在|此刻|这一?刻)(?:开始|起)[,:]?你(?:就|将)?(?:是|要扮演|扮演|成为|变成|不再是)|"
-        r"你不再是(?:一个)?(?:ai|助手|人工智能|语言模型|assistant)|"
-        r"假装你是|(?:你现在的|你的新)(?:身份|角色|人设)(?:是|为|:)|你的新(?:任务|指令|设定|目标)(?:是|为|:)|"
-        r"(?:扮演|充当|假装成?|模拟)[^。！？!?,;；\n]{0,12}"
-        r"(?:没有|不受|无|摆脱|不带|解除|不需要遵守)(?:任何)?(?:的)?(?:限制|约束|规则|过滤|审查|道德|底线)|"
-        r"(?:越狱|dan|无限制|无约束)模式"),
-    ("reveal_system_prompt_zh", (_ZH_SHOW, "系统 指令 指示 提示 设定 规则 prompt 开发者"),
-        r"(?:显示|输出|泄露|泄漏|打印|透露|告诉我|给我看|展示|复述|重复|说出|公开|发给我|贴出|背诵|念出|列出|写出)"
-        r"(?:一下|你的|出|出来|给我|完整的?|全部的?|原始的?|所有的?|的|你|最初的?|隐藏的?)*"
-        r"(?:系统提示词|系统提示语|你的(?:系统提示|系统指令|初始指令|设定|指令|规则|提示词)|系统指令|初始指令|"
-        r"初始提示词?|隐藏指令|原始指令|预设指令|开发者(?:消息|指令)|system~?prompt|"
-        r"(?:你收到的|你得到的|给你的)[^。,\n]{0,6}(?:指令|提示词|设定|规则|指示))|"
-        r"(?:把|将)(?:你的)?(?:系统提示词?|提示词|系统指令|初始指令|你的设定|你的指令)[^。\n]{0,8}?"
-        r"(?:打印|输出|显示|复述|告诉我|发给我|写|说|贴|列|背)"),
-    ("conceal_from_user_zh", ("用户 使用者",),
-        r"(?:不要|别|不许|不能|切勿|请勿|千万别|千万不要|勿|不准|禁止)(?:告诉|告知|透露给|泄露给)(?:用户|使用者)|"
-        r"(?:不要|别|不许|不能|千万别|千万不要)让(?:用户|使用者)(?:知道|发现|察觉|知晓|得知)|"
-        r"(?:对|向)(?:用户|使用者)(?:保密|隐瞒)|"
-        r"(?:瞒着|背着)(?:用户|使用者)"),
-    ("new_instructions_zh", ("新 覆盖",),
-        r"新(?:的)?(?:系统)?(?:指令|指示):|以下是(?:你的)?新(?:的)?(?:指令|任务|规则|设定)|"
-        r"系统提示(?:词)?覆盖|覆盖(?:你的)?系统提示"),
+    ("ignore_previous_instructions_zh", _ZH_DISMISS, rf"(?:忽略|忽视|无视|忘记|忘掉|忘了|抛开|抛弃|丢弃|丢掉|放弃|跳过|略过|别管|不用管|不要管|不必管|推翻|废除|作废|撤销|绕过|违背|违反|不顾)(?:{_ZH_FILL}){{0,3}}{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}"),
+    ("ignore_previous_instructions_zh", _ZH_DISMISS, rf"(?:忽略|忽视|无视|忘记|忘掉|忘了|抛开|跳过|略过|别管|不用管|不要管)(?:{_ZH_FILL}){{0,2}}(?:前文|上文|前述)"),
+    ("ignore_previous_instructions_zh", _ZH_DISMISS, rf"(?:(?:不要|别|不用|不必|无需|无须|停止|不再|请勿|勿|禁止)(?:再)?(?:理会|遵守|遵循|遵从|听从|服从|在意|理睬)|无视(?:{_ZH_FILL}){{0,2}}(?={_ZH_REF}))(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}"),
+    ("ignore_previous_instructions_zh", _ZH_DISMISS, r"(?:忽略|忽视|忘记|忘掉|抛开|跳过|绕过)(?:所有|全部|一切|任何)(?:的)?(?:指令|指示|提示词|设定|约束|限制|准则|守则|安全规则|道德|prompt|instructions?)"),
+    ("ignore_previous_instructions_zh", _ZH_DISMISS, rf"(?<!别)(?<!不要)(?<!不能)(?<!不许)(?<!勿)(?:把|将)(?:{_ZH_FILL}){{0,3}}{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,6}}{_ZH_OBJ}(?:全部|都|统统|通通|一律|全都|给)?(?:忘掉|忘记|忘了|忽略|丢掉|抛开|抛弃|无视|作废)"),  # 把之前的指令全部忘掉 (but not 别把之前的规则忘了)
+    ("ignore_previous_instructions_zh", ("作废 无效 失效 取消 不再有效 不算 废除", "指令 指示 提示词 设定"), rf"{_ZH_REFX}(?:{_ZH_REF}|{_ZH_FILL}){{0,4}}(?:指令|指示|提示词|设定)(?:都|已经|全部|统统|一律|均|已)*(?:作废|无效|失效|取消|不再有效|不算数|不算|被取消|被废除)"),  # 之前的所有指令都作废了
+    ("role_override_zh", ("你 扮演 充当 假装 模拟 模式",), r"你现在是|(?:从)?(?:现在|此刻|这一?刻)(?:开始|起)[,:]?你(?:就|将)?(?:是|要扮演|扮演|成为|变成|不再是)|你不再是(?:一个)?(?:ai|助手|人工智能|语言模型|assistant)|假装你是|(?:你现在的|你的新)(?:身份|角色|人设)(?:是|为|:)|你的新(?:任务|指令|设定|目标)(?:是|为|:)|(?:扮演|充当|假装成?|模拟)[^。！？!?,;；\n]{0,12}(?:没有|不受|无|摆脱|不带|解除|不需要遵守)(?:任何)?(?:的)?(?:限制|约束|规则|过滤|审查|道德|底线)|(?:越狱|dan|无限制|无约束)模式"),
+    ("reveal_system_prompt_zh", (_ZH_SHOW, "系统 指令 指示 提示 设定 规则 prompt 开发者"), r"(?:显示|输出|泄露|泄漏|打印|透露|告诉我|给我看|展示|复述|重复|说出|公开|发给我|贴出|背诵|念出|列出|写出)(?:一下|你的|出|出来|给我|完整的?|全部的?|原始的?|所有的?|的|你|最初的?|隐藏的?)*(?:系统提示词|系统提示语|你的(?:系统提示|系统指令|初始指令|设定|指令|规则|提示词)|系统指令|初始指令|初始提示词?|隐藏指令|原始指令|预设指令|开发者(?:消息|指令)|system~?prompt|(?:你收到的|你得到的|给你的)[^。,\n]{0,6}(?:指令|提示词|设定|规则|指示))|(?:把|将)(?:你的)?(?:系统提示词?|提示词|系统指令|初始指令|你的设定|你的指令)[^。\n]{0,8}?(?:打印|输出|显示|复述|告诉我|发给我|写|说|贴|列|背)"),
+    ("conceal_from_user_zh", ("用户 使用者",), r"(?:不要|别|不许|不能|切勿|请勿|千万别|千万不要|勿|不准|禁止)(?:告诉|告知|透露给|泄露给)(?:用户|使用者)|(?:不要|别|不许|不能|千万别|千万不要)让(?:用户|使用者)(?:知道|发现|察觉|知晓|得知)|(?:对|向)(?:用户|使用者)(?:保密|隐瞒)|(?:瞒着|背着)(?:用户|使用者)"),
+    ("new_instructions_zh", ("新 覆盖",), r"新(?:的)?(?:系统)?(?:指令|指示):|以下是(?:你的)?新(?:的)?(?:指令|任务|规则|设定)|系统提示(?:词)?覆盖|覆盖(?:你的)?系统提示"),
 )
 # Chinese mixed with English (read folded: simplified, case-folded) — the match must hold both
 # scripts — and pinyin (folded, then with everything but letters dropped: "hū lüè" and "hulue"
@@ -382,13 +173,6 @@ def _template(src: str, edges: bool) -> str:
     )
 
 
-_PLACEHOLDER = (
-    r"<[^>]*>|\$\{?[\w.:-]+\}?|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s|[*x•.?#-]{3,}|…|none|null|nil|true|false|"
-    r"undefined|string|str|bytes|required|optional|redacted|\[redacted\]|hidden|secret|password|passwd|pass|pwd|"
-    r"example|your[_-]?\w*|\w+_here"
-)
-
-
 def _secret_value(m: re.Match[str]) -> bool:
     """A key=value match holds a secret (not a placeholder, a path, code, or a number of tokens)."""
     groups = m.groupdict()
@@ -401,7 +185,9 @@ def _secret_value(m: re.Match[str]) -> bool:
         value = value.rstrip(".,;:!?")
     if not value:
         return False
-    if re.fullmatch(_PLACEHOLDER, value.strip(), re.I):
+    from optmem.safety.languages import PLACEHOLDER
+
+    if re.fullmatch(PLACEHOLDER, value.strip(), re.I):
         return False
     # a path or code: settings.DB_PASSWORD
     if bare and (value[0] in "$~./%{<[(!&*@#" or re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value)):
@@ -436,9 +222,30 @@ def _keylike(m: re.Match[str]) -> bool:
     body = (m["body"] or m["value"]).rstrip(".:=")
     return (
         len(set(body)) >= 10
-        and not re.search(r"/[\w.-]*/|_[A-Z]+_|example|^[a-z]+://", body, re.I)
+        and not re.search(r"(?:^|/)[a-z._-]*/|_[A-Z]+_|example|^[a-z]+://", body, re.I)
         and sum(c.isdigit() for c in body) >= 2
         and (body.lower() != body != body.upper() or (body == body.lower() and len(body) >= 32))  # (not an id: 01KQH…)
+    )
+
+
+def _vendor_token(m: re.Match[str]) -> bool:
+    """A vendor's key no rule names (dckr_pat_…, glsa_…): a random body after a short prefix, with
+    lower and upper letters and digits (or 40+ of one case and digits), not a hash, an id (32 or
+    more after a one-word prefix: Stripe's pi_3Mtw…, msg_01XF… are 24), a name made of words or a
+    number of parts; two-part prefixes and those naming a key take 20."""
+    body, prefix = m["body"], m["prefix"].lower()
+    plain = re.sub("[_-]", "", body)
+    kinds = [bool(re.search(c, plain)) for c in ("[a-z]", "[A-Z]", r"\d")]
+    keyish = len(re.findall(r"[_.-]", prefix)) > 1 or re.search(r"pat|key|secret|token|tkn|pw|sk|api|auth", prefix)
+    return (
+        len(plain) >= (20 if keyish else 32)
+        and len(body) - len(plain) <= len(body) // 10
+        and not re.fullmatch("[0-9a-fA-F]+", plain)
+        and not re.match(r"sha\d|md5", prefix)
+        and (all(kinds) or (kinds[2] and len(plain) >= 40))
+        and sum(map(len, re.findall("[A-Z]?[a-z]{3,}", plain))) * 3 < len(plain)  # not camelCaseWords
+        and -sum(n / len(plain) * math.log2(n / len(plain)) for n in Counter(plain).values()) >= 3.5
+        and not any(v in m[0] for v in _PUBLISHED)
     )
 
 
@@ -457,7 +264,9 @@ def _basic_auth(m: re.Match[str]) -> bool:
 def _url_password(m: re.Match[str]) -> bool:
     """A password in a URL, but a placeholder or a local default (the user's own name, on this machine)."""
     local = m["pw"] == m["user"] and re.match(r"localhost|127\.|\[::1\]", m["host"])
-    return not re.fullmatch(_PLACEHOLDER, m["pw"], re.I) and not local
+    from optmem.safety.languages import PLACEHOLDER
+
+    return not re.fullmatch(PLACEHOLDER, m["pw"], re.I) and not local
 
 
 def _rule(name: str, needles: _Needles, source: str, flags: int = 0, accept: Accept | None = None, bare: str = "") -> Rule:
@@ -474,101 +283,31 @@ _VALUE = r"(?:\"(?P<dq>[^\"\n]{4,200})\"|'(?P<sq>[^'\n]{4,200})'|(?P<bare>[^\s\"
 WRITTEN = (
     _rule("control_character", (), CONTROL),
     _rule("hidden_html_comment", ("<!--",), r"<!--(?P<body>(?:(?!-->).){0,2000})", re.S, _speaks_to_agent),
-    _rule("hidden_markup", ("[//] style hidden",),
-        r"^\s*\[//\]:\s*#|<[a-z][^>]*\sstyle\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|"
-        r"font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9]))|<[a-z][^>]*\shidden(?=[\s>=/])",
-        _NOCASE | re.M),
-    _rule("private_key", ("private~key putty-user-key",),
-        r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"),
+    _rule("hidden_markup", ("[//] style hidden",), r"^\s*\[//\]:\s*#|<[a-z][^>]*\sstyle\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9]))|<[a-z][^>]*\shidden(?=[\s>=/])", _NOCASE | re.M),
+    _rule("private_key", ("private~key putty-user-key",), r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"),
     _rule("aws_access_key", ("akia asia abia acca",), r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b(?<!EXAMPLE)"),
-    _rule("aws_secret_key", ("secret", "aws access"),
-        r"(?i:aws[\w .-]{0,20}?secret|secret[\w .-]{0,3}access[\w .-]{0,3}key)[^\n]{0,30}?(?<![A-Za-z0-9/+])"
-        r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}\d)"
-        r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])(?<!EXAMPLEKEY)"),
-    _rule("github_token", ("ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",),
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
-    _rule("stripe_key", ("_live_ _test_",),
-        r"\b(?:sk|rk)_(?:live|test)_(?P<body>[0-9A-Za-z]{10,})", 0, _not_filler),
+    _rule("aws_secret_key", ("secret", "aws access"), r"(?i:aws[\w .-]{0,20}?secret|secret[\w .-]{0,3}access[\w .-]{0,3}key)[^\n]{0,30}?(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}\d)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])(?<!EXAMPLEKEY)"),
+    _rule("github_token", ("ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",), r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+    _rule("stripe_key", ("_live_ _test_",), r"\b(?:sk|rk)_(?:live|test)_(?P<body>[0-9A-Za-z]{10,})", 0, _not_filler),
     _rule("api_secret_key", ("sk-",), r"\bsk-(?:[A-Za-z0-9]+-)*(?P<body>[A-Za-z0-9_-]{20,})", 0, _not_filler),
     _rule("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
     _rule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*", 0, _not_filler),
-    _rule("slack_webhook", ("hooks.slack.com",),
-        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}"),
+    _rule("slack_webhook", ("hooks.slack.com",), r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}"),
     _rule("slack_token", ("xox xapp-",), r"\bxox[abposrec]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"),
     _rule("discord_webhook", ("discord",), r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}"),
-    _rule("api_token", ("npm_ glpat- hf_ pypi- sg. :aa shp dop_v1_ key- xkeysib- lin_api_ gsk_ r8_ dapi pmak- sq0 ntn_",),
-        r"\b(?:npm_[A-Za-z0-9]{36}\b|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}\b|pypi-AgE[A-Za-z0-9_-]{50,}|"
-        r"SG\.[\w-]{16,}\.[\w-]{20,}|\d{8,10}:AA[A-Za-z0-9_-]{33}\b|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|"
-        r"dop_v1_[a-f0-9]{64}\b|key-[0-9a-f]{32}\b|xkeysib-[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}\b|"
-        r"gsk_[A-Za-z0-9]{48,}\b|r8_[A-Za-z0-9]{37}\b|dapi[0-9a-f]{32}\b|PMAK-[0-9a-f]{24}-[0-9a-f]{34}\b|"
-        r"sq0(?:atp|csp)-[\w-]{22,}|ntn_[A-Za-z0-9]{40,})"),
+    _rule("api_token", ("npm_ glpat- hf_ pypi- sg. :aa shp dop_v1_ key- xkeysib- lin_api_ gsk_ r8_ dapi pmak- sq0 ntn_",), r"\b(?:npm_[A-Za-z0-9]{36}\b|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}\b|pypi-AgE[A-Za-z0-9_-]{50,}|SG\.[\w-]{16,}\.[\w-]{20,}|\d{8,10}:AA[A-Za-z0-9_-]{33}\b|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|dop_v1_[a-f0-9]{64}\b|key-[0-9a-f]{32}\b|xkeysib-[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}\b|gsk_[A-Za-z0-9]{48,}\b|r8_[A-Za-z0-9]{37}\b|dapi[0-9a-f]{32}\b|PMAK-[0-9a-f]{24}-[0-9a-f]{34}\b|sq0(?:atp|csp)-[\w-]{22,}|ntn_[A-Za-z0-9]{40,})"),
     _rule("azure_storage_key", ("accountkey=",), r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
-    _rule("bearer_token", ("bearer basic",),
-        r"\b(?:[Bb]earer|[Bb]asic)\s+(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*"),
-    _rule("url_credentials", ("://", "@"),
-        r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)",
-        accept=_url_password),
-    _rule("password_assignment", ("pass pwd secret token key credential", "= :"),
-        _KEY + r"[\"']?\s*(?:=>|:=|[:=])\s*" + _VALUE, _NOCASE, _secret_value),
-    _rule("password_assignment", ("pass pw", "is was : = -> to with using user login"),
-        # the root password for X is …, … with password …, user X password … (any space: `to`)
-        r"(?P<key>pass(?:word|wd|phrase|code)|(?<![\w-])pwd?(?![\w-]))(?:\s+(?:for|of|to|on|at|in)"
-        r"(?:\s+[^\s:=]{1,40}){1,4}?(?:\s*(?:[:=]|->)\s*|\s+(?:is|was)\s+)|\s+(?:is|was)\s+|"
-        r"\s+(?:(?:got|has\s+been|was|is)\s+)?(?:rotated|changed|set|reset|updated)\s+to\s+|\s+to\s+)"
-        r"(?:now\s+|still\s+|set\s+to\s+)?[\"'“]?(?P<bare>[^\s\"'”]{6,200})"
-        r"|(?:with|using)\s+(?:the\s+)?(?P<with>pass(?:word)?|pwd?)\s+[\"'“]?(?P<bare2>[^\s\"'”,]{6,200})"
-        r"|\b(?:user(?:name)?|login)\s+[\w.@-]{2,40},?\s+(?:pass(?:word)?|pwd?)\s+[\"'“]?(?P<bare3>[^\s\"'”,]{6,200})",
-        _NOCASE, _secret_value),
-    _rule("password_assignment", ("login credential creds account 登录 账号 帐号 账户", ": = ："),
-        r"(?:\b(?:login|credentials?|creds|account)|登录|账号|帐号|账户)(?:\s+(?:for|of|to|on|at)(?:\s+[^\s:=]{1,40}){1,3}?)?"
-        r"\s*[:=：]\s*"
-        r"[\w.@+-]{2,64}\s*(?:/|\s:\s|,)\s*(?P<bare>[^\s\"',]{6,200})", _NOCASE, _secret_value),
+    _rule("bearer_token", ("bearer basic",), r"\b(?:[Bb]earer|[Bb]asic)\s+(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*"),
+    _rule("url_credentials", ("://", "@"), r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)", accept=_url_password),
+    _rule("password_assignment", ("pass pwd secret token key credential", "= :"), _KEY + r"[\"']?\s*(?:=>|:=|[:=])\s*" + _VALUE, _NOCASE, _secret_value),
     _rule("google_oauth_secret", ("gocspx",), r"\bGOCSPX-(?P<body>[A-Za-z0-9_-]{20,40})", 0, _not_filler),
-    _rule("docker_registry_auth", ("auth",),  # config.json: "auth": base64 of user:password
-        r"\bauth(?:\s+string)?[\"']?\]?\s*(?:is|[:=])\s*[\"']?(?P<b64>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])",
-        accept=_basic_auth),
-    _rule("private_key", ("ibadan ibaak mhccaqee mhqcaqee mc4caqaw migkagebbd b3blbnnzac1rzxktdje ageambmg",),  # the base64 body of a private key, without its BEGIN line
-        r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{3}(?:IBADAN|IBAAK)|MHcCAQEE|MHQCAQEE|MC4CAQAw|MIGkAgEBBD|"
-        r"MI[A-Za-z0-9+/]{2,4}AgEAMBMGByqGSM49|"
-        r"b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]{40,}"),
-    _rule("password_assignment", ("-pass -token -api-key -secret",),
-        r"(?<![\w-])--?(?P<key>password|passwd|pass|token|api-key|secret)[ =](?P<bare>[^\s\"'`]{6,200})", _NOCASE,
-        _secret_value),
-    _rule("password_assignment", ("login sshpass mysql redis-cli curl",),  # clients' options
-        r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|"
-        r"mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|"
-        r"curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?"
-        r"[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),
-    _rule("password_assignment", (":",),  # a .pgpass line: host:port:database:user:password
-        r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$", re.M, _secret_value),
-    _rule("password_assignment", ("密码 口令 密钥 令牌",),
-        r"(?P<key>密码|口令|密钥|令牌)\s*(?:是|为|[:：=]|\s)\s*(?P<bare>[!-~]{6,200})", accept=_secret_value),
-    _rule("seed_phrase", ("mnemonic seed recovery phrase 助记词",),
-        r"(?i:mnemonic|seed\s*phrase|recovery\s*phrase|secret\s*phrase|助记词)\s*[:=：]\s*"
-        r"(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b"),
-    _rule(  # a value that looks like a key (16+ characters, random) right after what labels one, in any language
-        "labelled_secret",
-        ("key token secret sid cookie license auth session pat ak sk sessdata 키 токен ключ 密钥 令牌 秘钥",),
-        r"(?i:\b(?:(?:api|app|license|access|admin|sdk|server|secret|master|account)[ _-]?key|auth[ _-]?token|token|"
-        r"secret|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|"
-        r"密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?"
-        r"(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})"
-        r"|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _keylike),
-    _rule(  # a password named in any language: "Mot de passe de la base : …", "WPA2 password 46dw…"
-        "password_assignment",
-        ("pass parol пароль パスワード 비밀번호 senha contraseña kennwort wachtwoord hasło şifre lösenord",),
-        r"(?<![\w$])(?i:(?P<key>mot de passe|contraseña|passwort|kennwort|senha|пароль|パスワード|비밀번호|wachtwoord|"
-        r"hasło|şifre|parola|lösenord|password|passwd))(?![\w}])(?:[^\n:=：/@]{0,40}?[:=：]|(?<=password)|(?<=passwort))\s*"
-        r"(?P<bare>(?=\S{0,60}\d)(?=\S{0,60}[A-Za-z])[^\s\"'`,;]{8,200})", 0, _secret_value),
-    _rule(  # user / password after a login (any language): "My bank login is mara.v1987 / uucIA906a3%"
-        "password_assignment",
-        ("login zugang acceso accès доступ 登录 账号",),
-        r"(?i:\b(?:login|zugang|acceso|accès|доступ)\b|登录|账号)[^\n/]{0,40}?[:：\s]\s*[\w.@+-]{2,64}\s+/\s+"
-        r"(?P<bare>[^\s\"',]{6,200})", 0, _secret_value),
-    _rule(  # a wallet seed: twelve or more short lowercase words after a word naming one
-        "seed_phrase",
-        ("seed mnemonic",),
-        r"(?i:seed|mnemonic)[^\n:]{0,30}:\s*(?:[a-z]{3,8}\s+){11,23}[a-z]{3,8}\b"),
+    _rule("docker_registry_auth", ("auth",), r"\bauth(?:\s+string)?[\"']?\]?\s*(?:is|[:=])\s*[\"']?(?P<b64>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])", accept=_basic_auth),  # config.json: "auth": base64 of user:password
+    _rule("private_key", ("ibadan ibaak mhccaqee mhqcaqee mc4caqaw migkagebbd b3blbnnzac1rzxktdje ageambmg",), r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{3}(?:IBADAN|IBAAK)|MHcCAQEE|MHQCAQEE|MC4CAQAw|MIGkAgEBBD|MI[A-Za-z0-9+/]{2,4}AgEAMBMGByqGSM49|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]{40,}"),  # the base64 body of a private key, without its BEGIN line
+    _rule("password_assignment", ("-pass -token -api-key -secret",), r"(?<![\w-])--?(?P<key>password|passwd|pass|token|api-key|secret)[ =](?P<bare>[^\s\"'`]{6,200})", _NOCASE, _secret_value),
+    _rule("password_assignment", ("login sshpass mysql redis-cli curl",), r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),  # clients' options
+    _rule("password_assignment", (":",), r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$", re.M, _secret_value),  # a .pgpass line: host:port:database:user:password
+    _rule("labelled_secret", ("key token secret sid cookie license auth session pat ak sk sessdata 키 токен ключ 密钥 令牌 秘钥",), r"(?i:\b(?:(?:api|app|license|access|admin|sdk|server|secret|master|account)[ _-]?key|auth[ _-]?token|token|secret|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _keylike),  # a value that looks like a key (16+ characters, random) right after what labels one, in any language
+    _rule("vendor_token", (), r"(?<![\w.+/=-])(?P<prefix>[A-Za-z][A-Za-z0-9]{1,5}[_.-](?:[A-Za-z0-9]{1,6}[_.-]){0,3})(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,250})(?![\w+/=-])", 0, _vendor_token),
 )
 PHRASES = tuple(
     _rule(name, needles, _template(source, True), bare=_template(source, False))
@@ -593,6 +332,7 @@ PINYIN = (  # run on the letters of the folded text when it holds a needle ("hū
 SECRETS = frozenset(
     "private_key aws_access_key aws_secret_key github_token stripe_key api_secret_key google_api_key jwt "
     "slack_webhook slack_token discord_webhook api_token azure_storage_key bearer_token url_credentials "
-    "password_assignment google_oauth_secret docker_registry_auth seed_phrase labelled_secret".split()
+    "password_assignment google_oauth_secret docker_registry_auth seed_phrase labelled_secret credential_in_prose "
+    "vendor_token".split()
 )
 GROUPS = {"written": WRITTEN, "phrases": PHRASES, "mixed": MIXED, "pinyin": PINYIN}

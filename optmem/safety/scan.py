@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from optmem.safety.rules import Rule
 
-VERSION = 3  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 4  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 Kind = Literal["secret", "injection"]
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
@@ -88,11 +88,15 @@ def _find(text: str, depth: int) -> str | None:
     for reading in dict.fromkeys((text, wide)):  # keys and passwords in full-width characters read as ASCII too
         if hit := found.first("written", reading, readings.case_blind(reading.lower())):
             return hit
+    spoken = readings.spoken(text, wide)
+    words = languages.words(spoken)  # (the table's words in it, for both of its readings)
+    if hit := languages.credential(spoken, wide, text, words):
+        return hit
     folded = readings.fold(text, decomposed)
     for variant in dict.fromkeys((folded, readings.leet(folded))):  # 1gn0re → ignore
         if hit := found.first("phrases", variant):
             return hit
-    hit = languages.find(readings.spoken(text, wide))  # (an order to decode and act needs something encoded)
+    hit = languages.find(spoken, words)  # (an order to decode and act needs something encoded)
     hit = (hit if hit != "hidden_instruction" or readings.decoded(text) else None) or found.first("mixed", folded)
     if not hit and folded.isascii() and (candidates := found.candidates("pinyin", folded)):
         hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike

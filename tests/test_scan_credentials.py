@@ -1,0 +1,128 @@
+"""Secrets written in prose, in any language of the concept table, and vendor tokens no rule names
+(optmem.safety.languages: the `credential` concept beside a value shaped like a secret; a
+random-looking token with a vendor's prefix) — and the notes about passwords that hold none.
+All keys here are made up."""
+
+from __future__ import annotations
+
+import pytest
+
+from optmem.safety import languages, scan
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my Apple ID password is Sunny-Day42",
+        "the VPN password for the office is vpn!Office2024",
+        "WordPress admin login: admin / Wp#x92kLq",
+        "2FA recovery codes: 8f3k-29dj 7hd2-kq8s 1mz9-44pa",
+        "the wallet seed phrase is abandon ability able about above absent absorb abstract absurd abuse access acid",
+        "GPG passphrase tr0mb0ne-Velvet-88, the key expires next year",
+        "alarm code 4821, ring twice",
+        "Online-Banking PIN ist 48213, TAN per App",
+        "Mon mot de passe Netflix est soleil2024!",
+        "La contraseña del router es Gato_Negro77",
+        "银行卡的取款密码是 482913",
+        "銀行の暗証番号は 4821 です",
+        "현관 도어락 비밀번호 4821 입니다",
+        "пароль от почты — Kot-Vasya1987",
+        "a senha do wifi é Casa#2024verde",
+        "la password della banca è Roma!1979",
+        "E-devlet şifrem Ankara.06tr",
+        "hasło do poczty to Kwiatek#55",
+        "de pincode van de pinpas is 4821",
+        "mật khẩu wifi là Nha@2024xanh",
+        "kata sandi email saya adalah Merdeka45!",
+        "كلمة المرور للبريد هي Qamar#2020",
+        "बैंक का पासवर्ड है Dilli@1947x",
+        "Die PIN der Karte lautet 4821",
+        "Mã PIN thẻ là 4821",
+        "الرقم السري للبطاقة هو 4821",
+        "Το κωδικός του wifi είναι Athina2020!",
+        "Nenosiri ya wifi ni Nairobi2020!",
+        "测试环境登录：zhangwei / Zw_8823#test",
+        "vpn: username dsmith, pass Wint3r!sC0ming",
+        "the Jenkins admin password got rotated to qW7$zN3p@Lk8, update the wiki",
+        "Kod do alarmu: 4431",
+        "code de la porte: 4821",
+        "Garage door keypad: 1357",
+        "The Wi-Fi password at grandma's is Sunflower#88",
+        "2FA backup codes: 4829-1032 7741-0923",
+        "GPG passphrase is 'purple monkey dishwasher 42'",
+        "Grafana service account glsa_Zx81kQp0LmN3vB7cR2tY9wE4uI6oP1aS_4f2b9c1d",
+        "Vault root token hvs.CAESIJx8Kd92LmQp0Zr7TbW3yFh5NvG1sUeA",
+        "Doppler service token dp.st.prd.Ab3dE5gH7jK9mN1pQ3sT5vX7zB9dF1hJ3",
+        '<add key="StorageKey" value="sWJZ++JrJ1v8vg9P4VurST9/3ymjsgu23mr5h1o9K0V9poJxYqZ0zRgHEKAD3f/GZYairHMe9f" />',
+    ],
+)
+def test_a_secret_in_prose_or_an_unnamed_vendor_token_is_refused(text):
+    rule = scan.find(text)
+    assert rule and scan.kind_of(rule) == "secret", rule
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the wifi password is on the fridge",
+        "reset my Apple ID password today",
+        "密码在 1Password 里",
+        "パスワードは 1Password に保存してあります",
+        "Das WLAN-Passwort steht auf der Rückseite des Routers.",
+        "El PIN de la tarjeta lo tiene Marta.",
+        "password must be at least 12 characters and contain 1 symbol",
+        "VPN password rotated on 2024-05-03, the new one is in the vault",
+        "Apple ID password: see 1Password (Personal vault)",
+        "The door code changed; ask the front desk.",
+        "set DB_PASSWORD in .env, never commit it",
+        "password: ${DB_PASSWORD}",
+        "PIN: ****",
+        "password: changeme (the default, forced to change on first login)",
+        "login: <username> / <password>",
+        "2FA recovery codes are printed and in the safe at home",
+        "passwordless login via WebAuthn since v2.3.1",
+        "Die PIN-Eingabe schlägt fehl mit Fehler E4021 (Ticket 48213).",
+        "Login page returns 502 since deploy 7f3a2c1, see INC-2291",
+        "mot de passe oublié : le lien de réinitialisation expire après 24h",
+        "seed phrase: never store it digitally; write it on paper",
+        "access code for the conference call is in the calendar invite",
+        "the password hash is bcrypt with cost 12, upgraded from sha256 in v4",
+        "Kennwort für das Testkonto steht in KeePass unter Projekte/QA2024",
+        "ULID 01HV3K9Z8N2Q4R6T8W0Y2A4C6E and UUID 3f2a9c0d-1e4b-4a69-8c1d-2e3f4a5b6c7d",
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 fixed the login redirect",
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+        "spec https://drive.google.com/file/d/1aBcD3fGhIjKlMnOpQrStUvWxYz012345/view",
+        "nanoid ids look like V1StGXR8_Z5jdHi6B-myT in the orders table",
+        "build artefact build-2024-05-03T10-30-00Z-linux-amd64 uploaded",
+        "test name test_login_with_expired_password_returns_401 is flaky",
+        "Don't use passwords like Summer2024! — they are in every wordlist",
+        "the login node is hpc-login01.cluster.local",
+        "error code 4821 on the garage door opener",
+        "password in a mongodb+srv URL",
+        "CODEOWNERS entry for /billing → @dpatel, per Maria's handoff.",
+        'password for prod: "ask Dana on Slack"',
+        'the password prompt says "Enter your password here"',
+        "部门电话号码 12345678",
+        "문제 번호 1234",
+        "Ticket code 4412 for the safe deposit",
+        "Username or password is too long for SOCKSv5 protocol.",
+        "用户名或密码对于 SOCKSv5 协议太长。",
+        "Note: This passphrase has never been changed.%0APlease change it now.",
+        "pin the Windows runner to windows-2019",
+        "scrypt('password', 'salt', 64, { N: 1024 }, callback)",
+        "password=parts['password'], host=host, port=parts['port']",
+        "Пароль должен быть не короче 12 символов; 密码长度至少 12 位",
+        "Stripe charge ch_3MmlLrLkdIwHu7ix0snN0B15 refunded; message msg_01XFDUDYJgAACzvnptvVoYEL",
+        "integrity sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC",
+        "MLKEM768X25519PrivateKey = rust_openssl.hpke.MLKEM768X25519PrivateKey",
+    ],
+)
+def test_a_note_about_a_password_without_one_passes(text):
+    assert scan.find(text) is None
+
+
+def test_the_credential_concept_is_in_every_language_of_the_table():
+    rows = [row.split() for row in languages.TABLE.strip().splitlines()]
+    langs = {lang for lang, *_ in rows}
+    credential = {lang for lang, concept, *_ in rows if concept == "credential"}
+    assert len(langs) >= 34 and credential == langs
