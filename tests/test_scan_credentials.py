@@ -115,6 +115,11 @@ def test_a_secret_in_prose_or_an_unnamed_vendor_token_is_refused(text):
         "Stripe charge ch_3MmlLrLkdIwHu7ix0snN0B15 refunded; message msg_01XFDUDYJgAACzvnptvVoYEL",
         "integrity sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC",
         "MLKEM768X25519PrivateKey = rust_openssl.hpke.MLKEM768X25519PrivateKey",
+        # a template expression is a reference to a value, filled in later, not the value
+        "the chart's secret: password: {{ .Values.db.password | b64enc }}",
+        "db password is {{ vault_db_password | default(omit) }} in the playbook",
+        "ERB config: password: <%= pg_pass_v2 %>",
+        "Jinja: pin {% if env == 'prod4' %} required {% endif %}",
     ],
 )
 def test_a_note_about_a_password_without_one_passes(text):

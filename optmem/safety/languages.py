@@ -691,7 +691,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
         seed = re.search(r"(?<![a-z])((?:[a-z]{3,8} ){11,}[a-z]{3,8})\b", rest[:300])  # a wallet's words
         if seed and seed.start() <= 50 and len(set(seed[1].split()) & _COMMON) <= 1:
             return "seed_phrase"
-        window = re.split(r"[.。!?！？;；](?:\s|$)", rest[:80])[0]
+        window = re.sub(_TEMPLATE, lambda m: " " * len(m[0]), re.split(r"[.。!?！？;；](?:\s|$)", rest[:80])[0])
         start = link.end() if (link := re.search(_LINK, window)) else 0
         if link and (
             re.search(_STOP, window[:start])
@@ -721,6 +721,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
     return None
 
 
+_TEMPLATE = r"\{\{.*?\}\}|\{%.*?%\}|<%.*?%>|\$\{[^}]*\}"  # filled in later: a reference, not a value
 _TOKEN = r"[!-~]+"  # (a value is written in ASCII; a word of another script ends it)
 _COMMON = set("the and for are not with you this that from have was but our its they will into then than when".split())
 
