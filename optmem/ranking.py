@@ -253,9 +253,9 @@ def updates_first(
     past: bool = False,
     values_of: Callable[[str], frozenset[str]] | None = None,
 ) -> list[Ranked]:
-    """Re-order the top hits only: a record at least a day newer goes above an older one of its
-    band that states the same attribute of the same subject — the way a person reads "the
-    backend port is 9090" after "the backend port is 8080":
+    """Re-order the top hits only: a record a day newer (or newer at all, when the key or the
+    write gate links the two) goes above an older one of its band that states the same attribute
+    of the same subject — the way a person reads "the backend port is 9090" after "the backend port is 8080":
 
     * the same key, or the write gate saw it update the older one (its `may_update`) and it holds
       every query term the older matched: it goes above when it scores at least `update_ratio`
@@ -306,7 +306,15 @@ def updates_first(
 
     def updates(m: Match, o: Match) -> bool:
         """Whether the newer `m` gives another value of what the older `o` states."""
-        if not (o.band == m.band and not m.replaced and (m.ts or 0.0) - (o.ts or 0.0) >= DAY):
+        # newer by a day at least — or by any time when the key or the write gate links the two:
+        # "后端端口改成 9090 了" a minute after "后端端口是 8080" (the gate saw it) is its new value,
+        # while two records of one day that merely share the query's word ("本周五冻结端口配置")
+        # are not (within a conversation, a turn speaks of things in passing)
+        later = (m.ts or 0.0) - (o.ts or 0.0)
+        if not (o.band == m.band and not m.replaced and later > 0):
+            return False
+        linked = (m.key is not None and m.key == o.key) or (m.may_update is not None and m.may_update == o.id)
+        if later < DAY and not linked:
             return False
         if any(t.startswith(DATE_PREFIX) for t in o.matched - m.matched):
             return False  # the older holds a date the query names: the query asks for that time
@@ -322,9 +330,9 @@ def updates_first(
         # the same key, or the gate's guess (when the newer one holds every query term the
         # older matched, its cue words aside: "我现在养了" holds 我养 — then the query does
         # not ask about the part that changed)
-        linked = (m.key is not None and m.key == o.key) or (
-            m.may_update is not None and m.may_update == o.id and what(o.matched) <= m.covers
-        )
+        linked = linked and (
+            (m.key is not None and m.key == o.key) or what(o.matched) <= m.covers
+        )  # (the gate's guess: when the newer holds every query term the older matched)
         if linked:
             return m.score >= settings.update_ratio * o.score
         shared = overlap(what(m.matched), what(o.matched), idfs)

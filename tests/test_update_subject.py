@@ -126,3 +126,31 @@ def test_a_remark_saved_at_the_chat_tier_is_no_newer_value_of_a_note(vault, cli,
     hits = _top(cli, monkeypatch, "backend port")
     order = [h["id"] for h in hits]
     assert order.index(port) < order.index(chat), [h["text"] for h in hits]
+
+
+@pytest.mark.parametrize(
+    "old, new, query",
+    [
+        ("后端端口是 8080", "后端端口改成 9090 了", "端口"),
+        ("The backend port is 8080", "The backend port is now 9090", "backend port"),
+    ],
+)
+def test_a_note_that_updates_one_written_minutes_before_goes_above_it(cli, monkeypatch, old, new, query):
+    """Two notes a few minutes apart (a correction typed right after the mistake) that the write
+    gate links (it says the newer may update the older): the newer value comes first. Records of
+    one day that merely share a word, and two turns of one conversation, keep relevance's order."""
+    ids = _store(cli, monkeypatch, [("2026-03-01T10:00:00Z", old)])
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T10:03:00Z")
+    added = cli.json("append", new)
+    assert added["possible_update"], added  # (the gate's link: what lets the minutes-newer note go first)
+    ids.append(added["id"])
+    assert [h["id"] for h in _top(cli, monkeypatch, query)][:2] == [ids[1], ids[0]]
+
+
+def test_two_turns_of_one_conversation_minutes_apart_keep_relevances_order(cli, monkeypatch):
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T10:00:00Z")
+    first = cli.json("append", "The backend port is 8080 on the staging box", "--session", "s1")["id"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T10:03:00Z")
+    second = cli.json("append", "port 9090 maybe", "--session", "s1")["id"]
+    hits = [h["id"] for h in _top(cli, monkeypatch, "backend port staging")]
+    assert hits.index(first) < hits.index(second)
