@@ -61,7 +61,8 @@ CODES: dict[str, Code] = {
     ),
     "invalid_name": Code(
         USAGE,
-        "a project, domain or node name that cannot name a folder of the vault (`..`, a slash, a control character)",
+        "a project, domain or node name that is not 1-64 ASCII letters, digits, '.', '_' or '-' (it names a folder "
+        "of the vault: no `..`, slash, space or Chinese character)",
     ),
     # refusals and nothing to act on (exit 1)
     "no_match": Code(REFUSED, "no hot-memory entry holds the substring given"),

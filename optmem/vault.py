@@ -21,8 +21,9 @@ def validate_name(name: str, what: str = "name") -> str:
     """Refuse any project/domain name that could escape the vault or confuse a path."""
     if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name in (".", ".."):
         raise InvalidName(
-            f"{what} {quote(name)} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit (no '/', '..' or spaces)",
+            f"{what} {quote(name)} is not allowed: use 1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', "
+            "starting with a letter or digit (no '/', '..', spaces or Chinese characters: the name becomes a "
+            "folder of the vault; write it in pinyin or English, e.g. wangzhan)",
             name=name,
         )
     return name

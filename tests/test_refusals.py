@@ -399,3 +399,21 @@ def test_a_write_refused_after_its_first_checks_still_creates_no_vault(cli, tmp_
     res = cli("--vault", str(missing), *args)
     assert res.exit_code in (1, 2) and "created a new vault" not in res.stderr and "internal" not in res.stderr
     assert not missing.exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["append", "网站的端口是 8080", "--project", "网站"],
+        ["add", "喜欢拿铁", "--project", "网站"],
+        ["append", "x", "--domain", "助手"],
+    ],
+)
+def test_a_chinese_project_or_domain_name_is_refused_saying_what_a_name_may_hold(cli, vault, args):
+    """A name becomes a folder of the vault: ASCII only, said so (not "letters", which 网站 is)."""
+    put(vault, "the deploy ran fine")
+    before = vault.log_path.read_bytes()
+    err = cli.json(*args, code=2)["error"]
+    assert err["code"] == "invalid_name"
+    assert all(part in err["message"] for part in ("ASCII letters", "Chinese characters", "pinyin or English"))
+    assert vault.log_path.read_bytes() == before
