@@ -66,6 +66,7 @@ class Vault:
         # takes the lock — after the command checked its input, so a refusal creates nothing
         self.lay_out_on_write = False
         self.made_here = False  # this process made the vault's folder (a write laid it out)
+        self.laid_out: list[str] = []  # what a write added to make the folder a vault (`ensure_layout`)
         # the daily sweep a write through this object ran or started (`lifecycle.auto_sweep`):
         # what the command reports, on stderr and in its JSON
         self.swept: Any = None  # a lifecycle.Swept (the store layer does not import the core)
@@ -258,7 +259,8 @@ class Vault:
     def lay_out(self) -> None:
         """Make the folder and git files a write was waiting for (`lay_out_on_write`)."""
         if self.lay_out_on_write:
-            self.made_here = str(self.root) in ensure_layout(self)
+            self.laid_out = ensure_layout(self)
+            self.made_here = str(self.root) in self.laid_out
             self.lay_out_on_write = False
 
     def tree_lock(self) -> AbstractContextManager[None]:

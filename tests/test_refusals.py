@@ -365,6 +365,20 @@ def test_a_write_to_a_missing_vault_creates_it_and_says_so(cli, tmp_path):
     assert (new / "LOG.jsonl").read_text("utf-8").count("\n") == 1 and (new / ".gitattributes").exists()
 
 
+def test_a_write_to_a_folder_of_other_files_makes_it_a_vault_and_says_so_once(cli, tmp_path):
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine", "utf-8")
+    res = cli("--vault", str(folder), "append", "first note")
+    assert res.exit_code == 0 and f"made {folder} a vault (it held other files; added" in res.stderr, res.stderr
+    assert (folder / "notes.txt").read_text("utf-8") == "mine"
+    again = cli("--vault", str(folder), "append", "second note")
+    assert again.exit_code == 0 and "a vault" not in again.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()  # an empty folder made for it: nothing to say
+    assert "a vault" not in cli("--vault", str(empty), "append", "a note").stderr
+
+
 def test_a_refused_write_to_a_folder_not_yet_a_vault_changes_nothing_there(cli, tmp_path):
     folder = tmp_path / "mine"
     folder.mkdir()
