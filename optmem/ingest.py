@@ -11,9 +11,10 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from optmem import dates, fsio, view
 from optmem import text as textmod
@@ -30,6 +31,9 @@ from optmem.record import (
     place,
 )
 from optmem.schema import ID_TIME_SQL, INSERT_REC, LINE_FIELDS, SCHEMA, Row, line_values
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import Pool
 
 # `view.newer_key` in SQL, newest first (over `rec r`): the later ts, the later millisecond of
 # the id, the later line
@@ -391,6 +395,47 @@ class _Reader:
             yield batch
 
 
+@contextmanager
+def worker_pool(workers: int) -> Iterator["Pool | None"]:
+    """`workers` forked processes that prepare batches for this one (None when `workers` is 0).
+
+    Ctrl-C is this process's alone: a terminal sends SIGINT to the whole process group, and a
+    worker that took it would die with a traceback, its task lost, the pool waiting for it
+    forever — so the workers ignore it (they are born with it blocked, then ignore it). Any way
+    out but the normal one (Ctrl-C, an error) stops the workers and reaps them before the
+    exception goes on: none is left running or waiting.
+    """
+    if not workers:
+        yield None
+        return
+    import multiprocessing
+    import signal
+
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # (a Ctrl-C now comes after)
+    try:
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_interrupts)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    ended = False
+    try:
+        yield pool
+        pool.close()
+        pool.join()
+        ended = True
+    finally:
+        if not ended:
+            pool.terminate()
+            pool.join()
+
+
+def _ignore_interrupts() -> None:
+    """A pool worker's start: Ctrl-C is for the process that started it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def consume(
     conn: sqlite3.Connection,
     segments: list[Segment],
@@ -417,41 +462,31 @@ def consume(
     places = _Places(conn, empty=count == 0)
     total = sum(state.size - int(known.get(name, {}).get("done", 0)) for name, _, state in todo)
     read = 0
-    pool = None
-    with conn:
-        if workers:
-            import multiprocessing
-
-            pool = multiprocessing.get_context("fork").Pool(workers)
-        try:
-            for name, path, state in todo:
-                seen = known.get(name) or {"sid": 1 + max((k["sid"] for k in known.values()), default=-1)}
-                sid = seen["sid"]
-                start = int(seen.get("done", 0))
-                lines = int(seen.get("lines", 0))
-                reader = _Reader(path, start, state.size, lines, bool(seen.get("open_end")))
-                prepare = partial(prepare_rows, seg=sid, hashed=file_hash(name), limit=limit)
-                batches = pool.imap(prepare, reader.batches()) if pool else map(prepare, reader.batches())
-                for prep in batches:
-                    _store(conn, prep, totals, deferred, places)
-                    if progress:
-                        progress(read + reader.off - start, total)
-                read += state.size - start
-                count += reader.n - lines
-                known[name] = {
-                    "sid": sid,
-                    "lines": reader.n,
-                    "size": state.size,
-                    "ino": state.ino,
-                    "mtime": state.mtime_ns,
-                    "done": reader.off,
-                    "open_end": reader.open_end,
-                    "samples": hash_windows(path, reader.off) if reader.off else [],
-                }
-        finally:
-            if pool is not None:
-                pool.close()
-                pool.join()
+    with conn, worker_pool(workers) as pool:
+        for name, path, state in todo:
+            seen = known.get(name) or {"sid": 1 + max((k["sid"] for k in known.values()), default=-1)}
+            sid = seen["sid"]
+            start = int(seen.get("done", 0))
+            lines = int(seen.get("lines", 0))
+            reader = _Reader(path, start, state.size, lines, bool(seen.get("open_end")))
+            prepare = partial(prepare_rows, seg=sid, hashed=file_hash(name), limit=limit)
+            batches = pool.imap(prepare, reader.batches()) if pool else map(prepare, reader.batches())
+            for prep in batches:
+                _store(conn, prep, totals, deferred, places)
+                if progress:
+                    progress(read + reader.off - start, total)
+            read += state.size - start
+            count += reader.n - lines
+            known[name] = {
+                "sid": sid,
+                "lines": reader.n,
+                "size": state.size,
+                "ino": state.ino,
+                "mtime": state.mtime_ns,
+                "done": reader.off,
+                "open_end": reader.open_end,
+                "samples": hash_windows(path, reader.off) if reader.off else [],
+            }
         new_meta = {
             "schema": SCHEMA,
             "segs": json.dumps(known, sort_keys=True),

@@ -435,13 +435,11 @@ def import_export(
             "earlier — upgrade optmem; nothing was imported"
         )
     total = head["records"] if isinstance(head.get("records"), int) else 0
-    pool = None
-    if total >= PARALLEL_MIN:
-        import multiprocessing
-        import os
+    import os
 
-        pool = multiprocessing.get_context("fork").Pool(max(2, os.cpu_count() or 1))
-    try:
+    from optmem.ingest import worker_pool
+
+    with worker_pool(max(2, os.cpu_count() or 1) if total >= PARALLEL_MIN else 0) as pool:
         chunks = _record_chunks(batch, it, allow_unsafe)
         done = 0
         for checked in pool.imap(check, chunks) if pool else map(check, chunks):
@@ -449,10 +447,6 @@ def import_export(
             done += len(checked)
             if progress and total:
                 progress(min(done, total), total)  # checking; the index's own progress follows
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
     written = len(batch.lines)
     hot = batch.write(progress)
     access = _put_access(batch)

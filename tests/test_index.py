@@ -269,3 +269,24 @@ def test_a_build_keeps_every_field_a_line_sets_beside_lines_that_set_none(vault,
     assert plain == ("s1", 0, "d")
     for column in setters:
         assert got[f"SET{column.upper():0<23}"] == {**defaults, column: expected[column]}, column
+
+
+def test_a_worker_pool_leaves_ctrl_c_to_its_process_and_ends_with_it():
+    # a terminal's Ctrl-C reaches the workers too: they ignore it; the process that started them
+    # stops and reaps them on its way out (here, an interrupt inside the pool's block)
+    import multiprocessing
+    import signal
+
+    from optmem.ingest import worker_pool
+
+    others = set(multiprocessing.active_children())
+    with pytest.raises(KeyboardInterrupt), worker_pool(2) as pool:
+        assert pool is not None
+        assert set(pool.map(signal.getsignal, [signal.SIGINT] * 4, chunksize=1)) == {signal.SIG_IGN}
+        workers = set(multiprocessing.active_children()) - others
+        assert len(workers) == 2
+        raise KeyboardInterrupt
+    assert not any(p.is_alive() for p in workers)
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # this process still answers it
+    with worker_pool(0) as none:
+        assert none is None

@@ -284,3 +284,94 @@ def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, v
     else:
         assert out == ""
     assert (vault_path / "LOG.jsonl").read_bytes() == before
+
+
+def process_group(pgid: int) -> dict[int, str]:
+    """pid → state (R, S, T, Z …) of every process in group `pgid` (Linux: /proc)."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        if int(fields[2]) == pgid:
+            found[int(stat.parent.name)] = fields[0]
+    return found
+
+
+def cmdline(pid: int) -> bytes | None:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None  # it has ended
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("command,json_out", [("reindex", False), ("import", True)])
+def test_ctrl_c_while_workers_run_exits_130_and_leaves_no_process_and_nothing_half_written(
+    vault, vault_path, tmp_path, command, json_out
+):
+    """A big log is indexed (a big export checked) by a pool of worker processes. Ctrl-C reaches
+    the whole foreground process group — the workers too: it ends the command as it ends any
+    other (exit 130, `optmem: interrupted`, no traceback), its workers with it, and leaves no
+    temporary index behind and the log as it was."""
+    from optmem import index, transfer
+
+    index.open_index(vault).close()  # the index of the vault as it is: an interrupted command keeps it
+    line = '{{"id":"01KZZZZZZZ{:016d}","ts":"2026-01-01T00:00:00Z","text":"note {} about the build port 端口 {}"}}'
+    if command == "reindex":  # a log big enough for the pool
+        lines = [line.format(i, i, 8000 + i) for i in range(index.PARALLEL_MIN_BYTES // 90)]
+        vault.log_path.write_text("\n".join(lines) + "\n", "utf-8")
+        assert vault.log_path.stat().st_size >= index.PARALLEL_MIN_BYTES
+        args = ["reindex"]
+    else:  # an export with records enough for the pool
+        head = json.dumps({"format": transfer.FORMAT, "version": transfer.VERSION, "records": transfer.PARALLEL_MIN})
+        recs = ['{"record":' + line.format(i, i, 8000 + i) + "}" for i in range(transfer.PARALLEL_MIN)]
+        (tmp_path / "export.jsonl").write_text("\n".join([head, *recs]) + "\n", "utf-8")
+        args = ["import", str(tmp_path / "export.jsonl")]
+    log_before = vault.log_path.read_bytes() if vault.log_path.exists() else None
+    cache_before = {p.name: p.read_bytes() for p in vault.root.joinpath(".cache").glob("*.sqlite3")}
+
+    def reset() -> None:  # a group of its own (what a terminal gives a command), Ctrl-C not ignored
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "optmem", *args, *(["--json"] if json_out else [])],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        process_group=0,
+        preexec_fn=reset,
+    )
+    try:
+        workers: list[int] = []
+
+        def forked() -> list[int]:  # the pool's workers: forked, the command's own command line
+            me = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+            workers[:] = [pid for pid in process_group(proc.pid) if pid != proc.pid and cmdline(pid) == me]
+            return workers
+
+        wait_until(forked, "the worker processes")
+        for pid in workers:  # stopped, they hold the command inside its pool: the Ctrl-C lands there
+            os.kill(pid, signal.SIGSTOP)
+        wait_until(lambda: all(process_group(proc.pid).get(pid) == "T" for pid in workers), "the workers stopped")
+        assert proc.poll() is None
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: a terminal sends it to the whole group
+        os.killpg(proc.pid, signal.SIGCONT)
+        out, err = proc.communicate(timeout=HANG)
+    finally:  # (a failing run must not leave its processes behind either)
+        if proc.poll() is None or process_group(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == 130, (out, err)
+    assert "optmem: interrupted" in err and "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert process_group(proc.pid) == {}  # the workers ended with it: none left running alone
+    if json_out:
+        got = json.loads(out)
+        assert got["ok"] is False and got["error"]["code"] == "interrupted", out
+    else:
+        assert out == ""
+    assert (vault.log_path.read_bytes() if vault.log_path.exists() else None) == log_before
+    assert not list(vault.root.joinpath(".cache").glob("*.tmp"))  # no half-built index left
+    assert {p.name: p.read_bytes() for p in vault.root.joinpath(".cache").glob("*.sqlite3")} == cache_before
