@@ -16,7 +16,7 @@ what they mean:
 """
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from datetime import UTC
 from enum import StrEnum
 from functools import lru_cache
@@ -462,19 +462,27 @@ def shown(value: Any, stored: bool = False) -> Any:
 _MARK = re.compile(r"^\s*(?:[-*•]\s+)?")
 
 
-def display_lines(text: str) -> str:
+def display_lines(text: str, stored: Collection[str] = ()) -> str:
     """A stored body of many lines (a tree node) as surfaces show it: each line the scan flags
     reads `[BLOCKED: rule]` (after its bullet), the others stay; when the body is flagged but no
-    line alone is (a phrase split over lines), all of it reads `[BLOCKED: rule]`."""
-    if display(text) == text:
+    line alone is (a phrase split over lines), all of it reads `[BLOCKED: rule]`. The `stored`
+    lines (a node's quote of a record shown as stored: `summary.Shown.as_stored`) are shown as
+    they are, and take no part in the scan."""
+
+    def scanned(lines: list[str]) -> str:
+        return "\n".join(x for x in lines if x not in stored)
+
+    lines = text.split("\n")
+    rest = scanned(lines)
+    if display(rest) == rest:
         return text
-    lines = []
-    for line in text.split("\n"):
-        said = display(line)
+    out = []
+    for line in lines:
+        said = line if line in stored else display(line)
         lead = m.group() if (m := _MARK.match(line)) else ""
-        lines.append(line if said == line else lead + said)
-    out = "\n".join(lines)
-    return out if display(out) == out else display(text)
+        out.append(line if said == line else lead + said)
+    rest = scanned(out)
+    return "\n".join(out) if display(rest) == rest else display(text)
 
 
 _RULE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # the shape of a scanner rule's name

@@ -101,3 +101,16 @@ def test_the_mcp_tools_show_what_the_cli_shows(three):
     block = tool("context")["text"]  # type: ignore[index]
     for rid, (_, shown) in three.items():
         assert next(line for line in block.splitlines() if rid[-8:] in line).endswith(f"] {shown}"), rid
+
+
+@pytest.mark.long
+def test_a_summary_node_quotes_a_record_as_get_shows_it(cli, three, vault_path: Path):
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n[tree]\nrun = 3\n', "utf-8")
+    cli.json("compact")
+    body = cli.json("tree", "default/L1-0001")["node"]["body"]
+    for rid, (stored, shown) in three.items():
+        if stored == shown:
+            assert f"- {stored} (`{rid}`)" in body.splitlines(), (rid, body)
+        else:
+            assert stored not in body and f"- {shown}" in body.splitlines(), (rid, body)
+    assert f"- {DISCUSSED} (`" in cli("tree", "default/L1-0001").stdout
