@@ -292,6 +292,7 @@ CHINESE_TURNS = {  # a label, and a line after it (each unlike the others: no ne
 }
 
 
+@pytest.mark.long
 def test_a_chinese_role_label_is_quoted_in_show_and_context_as_an_english_one_is(vault, cli):
     """`add` a hot entry and `append` a record whose second line starts with a role label:
     `show` and `context` quote it, whether the label is English or Chinese, and whether it stood
