@@ -51,15 +51,17 @@ RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the
 PRIORITY = ("redlines", "conflicts", "memory", "user", "project", "handoff", "unverified", "records", "found")
 
 
-def _line(text: str, passed: bool = False) -> str:
-    """A stored string on one line, as every surface shows it (`view.display`: `[BLOCKED: rule]`
-    when the scan flags it — not scanned again when the write gate `passed` its record's line)."""
-    return " ".join((text if passed else view.display(text)).split())
+def _line(text: str, stored: bool = False) -> str:
+    """A stored string on one line, as every surface shows it: as `stored` when its record's
+    words are shown so (`view.as_stored`), else scanned (`view.display`: `[BLOCKED: rule]` when
+    the scan flags it) — defused before its lines are joined (`fence.line`): a label at the start
+    of a later line is quoted as one at the first line's start is."""
+    return " ".join(line(text if stored else view.display(text)).split())
 
 
-def _id(rid: str, passed: bool = False) -> str:
+def _id(rid: str, stored: bool = False) -> str:
     """A record's id as the block names it: its last 8 characters (`[BLOCKED: rule]` whole)."""
-    said = _line(rid, passed)
+    said = _line(rid, stored)
     return said if said.startswith("[BLOCKED: ") else said[-8:]
 
 
@@ -87,9 +89,9 @@ def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tupl
         rows = idx.current_redlines(now, domain)
         for at in range(0, len(rows), CHUNK):
             chunk = rows[at : at + CHUNK]
-            passed = idx.passed(chunk)
+            stored = idx.as_stored(chunk)
             for i, r in enumerate(chunk):
-                ok = r.n in passed
+                ok = r.n in stored
                 said = (
                     f"- [{_line(r.domain, ok)}] {_line(idx.record(r).text, ok)} (id {_id(r.id, ok)}"
                     + "".join(f"; {n}" for n in _unchecked(vault, r, now))
@@ -112,7 +114,7 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
         if (domain and c.domain != domain) or (project and c.project not in (None, project)):
             continue
         shown = c.values[-3:]  # the newest three: a long fork is listed by `optmem conflicts`
-        ok = c.passed  # (the gate passed every line it shows: `OpenConflict.passed`)
+        ok = c.passed  # (every line it shows is shown as stored: `OpenConflict.passed`)
         said = " or ".join(
             f"“{_line(v['text'][:160], ok)}” ({_line(v['ts'], ok)[:10]}, id {_id(v['id'], ok)}"
             + (", inferred" if v.get("basis") == "inferred" else "")
@@ -194,7 +196,7 @@ def _records(
         ).hits
         # (without `hot`, the hot files' entries too: the caller's agent shows those files itself)
         hits = [h.record for h in found if h.record.tier != "redline" and (hot or h.record.kind != MEMORY)]
-        passed = {h.record.id for h in found if h.passed}  # (the gate passed their lines: `RecordView.passed`)
+        stored = {h.record.id for h in found if h.stored()}  # (shown as stored: `view.as_stored`)
         from optmem.index import open_index
 
         with open_index(vault) as idx:  # (their rows: what `_unchecked` reads)
@@ -215,8 +217,8 @@ def _records(
             warm = sorted((hr for hr in warm if hr[0] >= life.cold_below), key=lambda hr: -hr[0])
             hits = [idx.record(r) for _, r in warm[:RECENT_SHOWN]]
             rows = {r.id: r for _, r in warm[:RECENT_SHOWN]}
-            lines = idx.passed(list(rows.values()))  # the gate passed these lines: not scanned again
-            passed = {r.id for r in rows.values() if r.n in lines}
+            lines = idx.as_stored(list(rows.values()))  # (shown as stored: `view.as_stored`)
+            stored = {r.id for r in rows.values() if r.n in lines}
     # a possible update the write gate kept beside the older value (both current) is its guess:
     # shown together, each asks — never "outdated", which would read a guess as a fact
     shown = {rec.id for rec in hits}
@@ -229,21 +231,19 @@ def _records(
         notes = [
             *(["inferred"] if rec.basis == "inferred" else []),
             *(
-                [f"may be a new value of id {_id(old, rec.id in passed)}?"]
+                [f"may be a new value of id {_id(old, rec.id in stored)}?"]
                 if isinstance(old, str) and old in shown
                 else []
             ),
             *(
-                [f"may have been updated by id {_id(updated_by[rec.id], updated_by[rec.id] in passed)}?"]
+                [f"may have been updated by id {_id(updated_by[rec.id], updated_by[rec.id] in stored)}?"]
                 if rec.id in updated_by
                 else []
             ),
             *_unchecked(vault, rows[rec.id], now),
         ]
-        row = rows[rec.id]
-        ok = rec.id in passed
-        # a text a person released from quarantine is shown as stored (it was reviewed); defused
-        text = " ".join(line(rec.text).split()) if row.held and row.released else _line(rec.text, ok)
+        ok = rec.id in stored
+        text = _line(rec.text, ok)  # (defused, as every item: `fit`)
         where = f"{age}, " if not secondhand(rec.origin) else f"{found_in(str(rec.origin), rec.ts[:10])}, "
         (apart if secondhand(rec.origin) else out).append(
             f"- [{where}{_line(rec.domain, ok)}, id {_id(rec.id, ok)}] {text}"

@@ -77,7 +77,8 @@ def gather(vault: Vault, batch: int) -> tuple[list[dict[str, Any]], list[dict[st
             for r in idx.rows(f"r.n > ? AND r.kind NOT IN ({','.join('?' * len(skip))}) ORDER BY r.n", (since, *skip))
             if view.status(r, now) == view.Status.CURRENT
         ][:batch]
-        records = [_shown(idx.record(r)) for r in fresh]
+        stored = idx.as_stored(fresh)  # (as every surface shows them: `view.as_stored`)
+        records = [_shown(idx.record(r), r.n in stored) for r in fresh]
         ids = {r.id for r in fresh}
         related: dict[str, dict[str, Any]] = {}
         for rec in records:
@@ -90,12 +91,13 @@ def gather(vault: Vault, batch: int) -> tuple[list[dict[str, Any]], list[dict[st
             )
             for hit in ranked(idx, q).hits:
                 if hit.record.id not in ids and hit.line <= since and hit.record.kind not in skip:
-                    related.setdefault(hit.record.id, _shown(hit.record))
+                    related.setdefault(hit.record.id, _shown(hit.record, hit.stored()))
     return records, list(related.values())
 
 
-def _shown(rec: Record) -> dict[str, Any]:
-    """A record as the model reads it: every field as surfaces show it (`view.shown`)."""
+def _shown(rec: Record, stored: bool = False) -> dict[str, Any]:
+    """A record as the model reads it: every field as surfaces show it (`view.shown`: as stored
+    when its words are shown so, `view.as_stored`)."""
     shown: dict[str, Any] = view.shown(
         {
             "id": rec.id,
@@ -106,7 +108,8 @@ def _shown(rec: Record) -> dict[str, Any]:
             "key": rec.key,
             "tags": list(rec.tags),
             "text": rec.text,
-        }
+        },
+        stored,
     )
     return shown
 

@@ -666,14 +666,16 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
             unchecked = lifecycle.unchecked(idx, s, now)
             held_sql, held_params = view.is_sql(view.Status.HELD, now)
             held = idx.rows(f"r.held != 0 AND {held_sql}", held_params)
+            listed = unchecked[:UNCHECKED_SHOWN]
+            stored = idx.as_stored([row for _, row in listed])  # (as every surface shows them)
             report.unchecked = [
                 {
                     "id": row.id,
                     "since": view.iso(since),
-                    "text": " ".join(view.display(idx.record(row).text).split())[:120],
-                    "key": row.key,
+                    "text": " ".join(view.shown(idx.record(row).text, row.n in stored).split())[:120],
+                    "key": view.shown(row.key, row.n in stored),
                 }
-                for since, row in unchecked[:UNCHECKED_SHOWN]
+                for since, row in listed
             ]
     except OptmemError:
         return  # the log's own problems are reported above

@@ -201,7 +201,8 @@ def history(
             start = log.resolve_one(idx, ref or "")
             rows = view.connected(start, lambda r: _linked(idx, r), key=lambda r: r.n)
         rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
-        return [idx.view_of(r, now).full(show_unsafe=show_unsafe) for r in rows]
+        ok = set() if show_unsafe else idx.passed(rows)  # (the gate's verdicts, in one look-up)
+        return [idx.view_of(r, now, passed=r.n in ok).full(show_unsafe=show_unsafe) for r in rows]
 
 
 def _linked(idx: Index, row: Row) -> list[Row]:
@@ -232,7 +233,7 @@ class OpenConflict:
     fact: str | None = None  # without a key: the id of the record corrected two ways
     file: str | None = None  # a hot-memory entry edited two ways: its file (key `hot:<file>:<entry>`)
     decision: bool = False  # a record kept on one clone (confirm, correct) and forgotten on another
-    passed: bool = False  # the write gate passed every line it shows (`optmem.verdicts`): nothing to scan again
+    passed: bool = False  # every line it shows is shown as stored (`view.as_stored`): nothing to scan again
 
     @property
     def name(self) -> str:
@@ -270,13 +271,14 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
     found += hot_forks(idx) + decision_forks(idx)
     out = []
     shown = [(rows, c) for rows, c in found if len(rows) > 1]
-    # the lines the write gate passed are not scanned again: the values' and the conflict's own
-    # strings (its key, domain, project: fields of its values; a fork's id: its first version's)
+    # what is shown as stored is not scanned again (`view.as_stored`): the values' and the
+    # conflict's own strings (its key, domain, project: fields of its values; a fork's id: its
+    # first version's)
     firsts = {first.id: first for first, _ in forks.values()}
-    ok = idx.passed([r for rows, _ in shown for r in rows] + list(firsts.values())) if shown else set()
+    ok = idx.as_stored([r for rows, _ in shown for r in rows] + list(firsts.values())) if shown else set()
     for rows, c in sorted(shown, key=lambda f: min(r.ts or 0 for r in f[0])):
         values = [
-            idx.view_of(r, now)._replace(passed=r.n in ok).full(show_unsafe=show_unsafe)
+            idx.view_of(r, now, passed=r.n in ok).full(show_unsafe=show_unsafe)
             for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))
         ]
         if c.decision:

@@ -257,7 +257,9 @@ def _records(vault: Vault, project: str | None, limit: int | None) -> list[Hando
     from optmem.index import open_index
 
     with open_index(vault) as idx:
-        return [_from_record(idx.view_of(r, 0.0).full(show_unsafe=True)) for r in idx.handoffs(project, limit)]
+        # (as stored: `Handoff.shown` scans them for the surfaces that show them)
+        rows = idx.handoffs(project, limit)
+        return [_from_record(idx.view_of(r, 0.0, passed=False).full(show_unsafe=True)) for r in rows]
 
 
 def _file(vault: Vault, project: str) -> Handoff | None:

@@ -272,6 +272,14 @@ class Index:
 
         return {rows[i].n for i in verdicts.clean(self.vault, [self.line(r) for r in rows], self.conn)}
 
+    def as_stored(self, rows: list[Row]) -> set[int]:
+        """The line numbers of those rows whose words every surface shows as stored, without a
+        scan on read (`view.as_stored`: released by a person, or passed by the gate and
+        unchanged); the others are scanned. The verdicts are looked up 500 rows at a time."""
+        ask = [r for r in rows if not r.held]  # (a held record's verdict is its release)
+        ok = {n for at in range(0, len(ask), 500) for n in self.passed(ask[at : at + 500])}
+        return {r.n for r in rows if view.as_stored(passed=r.n in ok, held=r.held, released=r.released)}
+
     def tokenised(self, row: Row) -> tuple[Record, str, list[str], list[str]]:
         """A record read back with what the text index holds of it: (the record, its text folded,
         its tokens — `ingest.tokens_for` — and the words of its text). The lists are the caller's
@@ -287,9 +295,15 @@ class Index:
             self._names = {known["sid"]: name for name, known in known_segments(read_meta(self.conn)).items()}
         return self._names.get(row.seg, "LOG.jsonl")
 
-    def view_of(self, row: Row, now: float, record: Record | None = None) -> view.RecordView:
-        """The record as callers see it: stored fields plus its effective status."""
+    def view_of(
+        self, row: Row, now: float, record: Record | None = None, *, passed: bool | None = None
+    ) -> view.RecordView:
+        """The record as callers see it: stored fields plus its effective status, its words shown
+        as every surface shows them (`view.as_stored`). `passed`: whether the gate passed its line
+        (`passed`), when the caller looked it up for many rows at once; else it is looked up."""
         st = view.status(row, now)
+        if passed is None:
+            passed = not row.held and bool(self.passed([row]))
         return view.RecordView(
             record or self.record(row),
             st,
@@ -300,6 +314,7 @@ class Index:
             guess=is_guess(row, now),
             unverified=row.tier == Tier.REDLINE and not self.vault.trusted,
             checked=row.checked,
+            passed=passed,
             released=bool(row.held and row.released),
         )
 

@@ -274,7 +274,7 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
                             "reason": why,
                             "heat": round(heat_of(s, row, now), 4),
                             "status": view.status(row, now).value,
-                            "text": _preview(idx, row),
+                            "text": _preview(idx, row, bool(idx.as_stored([row]))),
                         }
                     )
 
@@ -301,10 +301,11 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
     return Swept(ts, dry_run, checked, len(ids), reasons, shown, unused_days=int(min(idle)) if idle else None)
 
 
-def _preview(idx: Any, row: Any) -> str:
-
-    text = " ".join(idx.record(row).text.split())
-    return view.display(text[:120] + ("…" if len(text) > 120 else ""))
+def _preview(idx: Any, row: Any, stored: bool) -> str:
+    """A record's text on one line, cut at 120 characters: as stored when its words are shown so
+    (`view.as_stored`), else scanned whole (`view.display`) — as `get` shows it."""
+    text = " ".join(view.shown(idx.record(row).text, stored).split())
+    return text[:120] + ("…" if len(text) > 120 else "")
 
 
 def auto_sweep(vault: Vault) -> str | None:
@@ -373,14 +374,21 @@ def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None)
     now = clock.now().timestamp()
     out: list[Waiting] = []
     with open_index(vault) as idx:
+        rows = []
         for row in idx.pending_rows():
             st = view.status(row, now)
             if st not in (view.Status.PENDING, *((view.Status.COLD,) if include_cold else ())):
                 continue
             if st == view.Status.COLD and view.status(row, now, warm=True) != view.Status.PENDING:
                 continue
+            rows.append((row, st))
+            if limit and len(rows) >= limit:
+                break
+        stored = idx.as_stored([row for row, _ in rows])  # (as every surface shows them: `view.as_stored`)
+        for row, st in rows:
             rec = idx.record(row)
-            rid, ts, domain, project, text = view.shown([row.id, rec.ts, row.domain, row.project, rec.text])
+            said = [row.id, rec.ts, row.domain, row.project, rec.text]
+            rid, ts, domain, project, text = view.shown(said, row.n in stored)
             out.append(
                 Waiting(
                     rid,
@@ -394,6 +402,4 @@ def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None)
                     st.value,
                 )
             )
-            if limit and len(out) >= limit:
-                break
     return out

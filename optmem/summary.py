@@ -371,6 +371,7 @@ class Shown:
         self.idx = idx
         self.now = clock.now().timestamp()
         self.rows: dict[str, Row | None] = {}
+        self.quoting: list[tuple[str, Row, str]] = []  # (a line shown, the record it quotes, its words)
         # the records all `bodies` quote, read at once (one query per 500, not one per line)
         wanted = sorted(
             {m.group(2) for body in bodies for line in body.splitlines() if (m := BULLET.match(line.strip()))}
@@ -412,13 +413,24 @@ class Shown:
                 now.append(st.value)
             if not self.idx.vault.trusted:  # a vault from a clone: its redlines are notes (`optmem.trust`)
                 now = [UNVERIFIED if b == "redline" else b for b in now]
-            if tuple(now) == said:
-                out.append(line)
-                continue
-            indent = line[: len(line) - len(line.lstrip())]
-            out.append(
-                f"{indent}- {m.group(1)} (`{rid}`)"
-                + "".join(f" [{b}]" for b in now)
-                + ("\n" if line.endswith("\n") else "")
-            )
+            if tuple(now) != said:
+                indent = line[: len(line) - len(line.lstrip())]
+                line = (
+                    f"{indent}- {m.group(1)} (`{rid}`)"
+                    + "".join(f" [{b}]" for b in now)
+                    + ("\n" if line.endswith("\n") else "")
+                )
+            out.append(line)
+            self.quoting.append((line.rstrip("\n"), row, m.group(1)))
         return "".join(_prune_terms(out, dropped))
+
+    def as_stored(self) -> set[str]:
+        """The lines shown so far that quote their record word for word (as `bullet` quotes it)
+        when every surface shows that record's words as stored (`view.as_stored`): such a line is
+        shown as stored too, as `get` shows the record (`view.display_lines`)."""
+        ok = self.idx.as_stored([row for _, row, _ in self.quoting])
+        return {
+            line
+            for line, row, words in self.quoting
+            if row.n in ok and words == " ".join(self.idx.record(row).text.split())[:200]
+        }

@@ -669,8 +669,10 @@ def get_node(vault: Vault, ref: str) -> dict[str, Any]:
     if node is None:
         raise NotFound(f"no node {quote(ref)}; see `optmem tree`", node=ref)
     with open_index(vault) as idx:
-        body = summary.Shown(idx)(node.body)
-    return {**view.shown(_brief(node)), "body": view.display_lines(body), "children": view.shown(node.children)}
+        shown = summary.Shown(idx)
+        body = shown(node.body)
+        stored = shown.as_stored()  # (a record quoted word for word: shown as `get` shows it)
+    return {**view.shown(_brief(node)), "body": view.display_lines(body, stored), "children": view.shown(node.children)}
 
 
 def search_nodes(

@@ -16,7 +16,7 @@ what they mean:
 """
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from datetime import UTC
 from enum import StrEnum
 from functools import lru_cache
@@ -427,7 +427,7 @@ def _display_short(text: str) -> str:
 
 def _scan() -> Any:
     """The scanner, imported when a string must be scanned (a search whose hits the write gate
-    passed needs none: `RecordView.passed`)."""
+    passed needs none: `RecordView.stored`)."""
     from optmem.safety import scan
 
     return scan
@@ -444,9 +444,12 @@ def display(text: str) -> str:
     return said
 
 
-def shown(value: Any) -> Any:
-    """A stored value as every surface shows it: each string `display`ed — in lists and objects
-    too, object keys included (a hand-typed line may carry any field) — the rest as it is."""
+def shown(value: Any, stored: bool = False) -> Any:
+    """A stored value as every surface shows it: as it is when its record's words are shown as
+    `stored` (`as_stored`), else each string `display`ed — in lists and objects too, object keys
+    included (a hand-typed line may carry any field) — the rest as it is."""
+    if stored:
+        return value
     if isinstance(value, str):
         return display(value)
     if isinstance(value, (list, tuple)):
@@ -459,22 +462,45 @@ def shown(value: Any) -> Any:
 _MARK = re.compile(r"^\s*(?:[-*•]\s+)?")
 
 
-def display_lines(text: str) -> str:
+def display_lines(text: str, stored: Collection[str] = ()) -> str:
     """A stored body of many lines (a tree node) as surfaces show it: each line the scan flags
     reads `[BLOCKED: rule]` (after its bullet), the others stay; when the body is flagged but no
-    line alone is (a phrase split over lines), all of it reads `[BLOCKED: rule]`."""
-    if display(text) == text:
+    line alone is (a phrase split over lines), all of it reads `[BLOCKED: rule]`. The `stored`
+    lines (a node's quote of a record shown as stored: `summary.Shown.as_stored`) are shown as
+    they are, and take no part in the scan."""
+
+    def scanned(lines: list[str]) -> str:
+        return "\n".join(x for x in lines if x not in stored)
+
+    lines = text.split("\n")
+    rest = scanned(lines)
+    if display(rest) == rest:
         return text
-    lines = []
-    for line in text.split("\n"):
-        said = display(line)
+    out = []
+    for line in lines:
+        said = line if line in stored else display(line)
         lead = m.group() if (m := _MARK.match(line)) else ""
-        lines.append(line if said == line else lead + said)
-    out = "\n".join(lines)
-    return out if display(out) == out else display(text)
+        out.append(line if said == line else lead + said)
+    rest = scanned(out)
+    return "\n".join(out) if display(rest) == rest else display(text)
 
 
 _RULE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # the shape of a scanner rule's name
+
+
+def as_stored(*, passed: bool, held: object, released: object) -> bool:
+    """Whether a surface shows a record's words as stored, or scans them on read (`display`:
+    `[BLOCKED: rule]` when flagged) — the one decision every surface takes (get, history,
+    search, context, conflicts, sweep, pending, a write's answer, the MCP tools):
+
+    * released from quarantine by a person: as stored (its words were reviewed);
+    * held in quarantine: scanned (and out of recall until a person decides);
+    * any other record: as stored when the write gate passed its line and the line is unchanged
+      since (`passed`: `optmem.verdicts`, `Index.passed`), else scanned — a line typed by hand,
+      brought by sync, written with --allow-unsafe or under another scanner."""
+    if held:
+        return bool(released)
+    return passed
 
 
 # -- the one view of a record that callers see ------------------------------------------------
@@ -494,8 +520,8 @@ class RecordView(NamedTuple):
     guess: bool = False  # an unconfirmed guess, whatever else it is now (cold)
     unverified: bool = False  # a redline of a vault the user has not trusted (`optmem.trust`)
     checked: float | None = None  # when someone last checked it holds (`Row.checked`)
-    passed: bool = False  # the write gate passed its line, unchanged since (`optmem.verdicts`): no scan on read
-    released: bool = False  # held in quarantine once, released by a person: its words are shown as stored
+    passed: bool = False  # the write gate passed its line, unchanged since (`optmem.verdicts`)
+    released: bool = False  # held in quarantine once, released by a person
 
     def _base(self) -> dict[str, Any]:
         r = self.record
@@ -511,10 +537,14 @@ class RecordView(NamedTuple):
             **({"unverified": True} if self.unverified else {}),
         }
 
+    def stored(self) -> bool:
+        """Whether its words are shown as stored, without a scan on read (`as_stored`)."""
+        return as_stored(passed=self.passed, held=self.record.held is not None, released=self.released)
+
     def _said(self, out: dict[str, Any], show_unsafe: bool) -> dict[str, Any]:
-        """`out` as surfaces show it (`shown`), unless `show_unsafe` or a person released the
-        record from quarantine (its words were reviewed); the rule that held it as our own word."""
-        out = out if show_unsafe or self.released or self.passed else shown(out)
+        """`out` as surfaces show it: as stored with `show_unsafe` or when `stored`, else
+        scanned (`shown`); the rule that held it as our own word."""
+        out = out if show_unsafe or self.stored() else shown(out)
         held = self.record.held
         if held is not None:
             out["held"] = held if _RULE_NAME.fullmatch(held) else display(held)
@@ -526,7 +556,7 @@ class RecordView(NamedTuple):
 
     def blocked(self) -> str | None:
         """The security rule the text trips, if any (output then shows `[BLOCKED: rule]`)."""
-        return None if self.passed or self.released else _scan().find(self.record.text)
+        return None if self.stored() else _scan().find(self.record.text)
 
     def hit(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         """The search result shape (SPEC §5). Every string the scanner flags — the text, the key,
@@ -561,9 +591,8 @@ class RecordView(NamedTuple):
         if show_unsafe:
             whole = {**out, **(self.annex or {}), **({} if self.explain is None else {"explain": self.explain})}
             return self._said(whole, True)
-        # what its line holds is scanned unless the write gate passed that line (`passed`) or a
-        # person released it; what comes from elsewhere — a tree node's extras, the query's words
-        # in `explain` — always
+        # what its line holds is scanned unless it is shown as stored (`stored`); what comes from
+        # elsewhere — a tree node's extras, the query's words in `explain` — always
         out = self._said(out, False)
         out.update(shown(self.annex or {}))
         if self.explain is not None:

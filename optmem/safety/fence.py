@@ -58,6 +58,8 @@ _HIDDEN = re.compile(f"[{INVISIBLE}]")
 _BREAKS = re.compile("\r\n?|[\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e]")
 _ROLES = (
     r"system|assistant|developer|user|human|ai|model|tool|function|claude|chatgpt|gpt|gemini|bard|copilot|llama|bot"
+    # and in Chinese (simplified, traditional): system (prompt), user, assistant, human, model, developer
+    r"|系统提示词|系统提示|系统|系統提示詞|系統提示|系統|用户|用戶|助手|人类|人類|模型|开发者|開發者"
 )
 _TAG_NAMES = (
     rf"{_ROLES}|instructions?|memory|memories|prompt|context|optmem[\w-]*|im_start|im_end|s|sys|endoftext|"
@@ -179,7 +181,7 @@ def defuse(text: str) -> str:
     * the fence's delimiter and look-alikes (`<<<`, `«««`, `⟪⟪`, `≪<`) and its words
       (`OPTMEM RECALLED MEMORY`, `END OPTMEM`);
     * at a line start, after any marks: a role label and a colon (`System:`, `**Claude:**`,
-      `> Assistant:`), a Markdown heading's `#`s (`### Instruction:`), the start of one of our
+      `> Assistant:`, `系统：`, `用户:`), a Markdown heading's `#`s (`### Instruction:`), the start of one of our
       titles (`Redlines — locked rules`); anywhere, the line saying what `context` left out.
 
     Compatibility forms (full width, ligatures, mathematical letters), the scanner's look-alikes
