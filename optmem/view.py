@@ -16,7 +16,7 @@ what they mean:
 """
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import UTC
 from enum import StrEnum
 from functools import lru_cache
@@ -475,6 +475,55 @@ def display_lines(text: str) -> str:
 
 
 _RULE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # the shape of a scanner rule's name
+
+
+# -- how surfaces label a record for a person --------------------------------------------------
+# what `labels(omit=…)` leaves to a surface that says it its own way: the status, a guess, a conflict
+STATUS_LABEL, PENDING_LABEL, CONFLICT_LABEL = "status", "PENDING", "CONFLICT"
+
+
+def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]:
+    """The words every human surface puts beside a record — search's badges, `get` and `history`,
+    `conflicts`, `pending`, `sweep` — from its JSON shape (`RecordView.hit`/`full`, or a row that
+    carries the same fields): its status, then what else it is (a redline, a guess, a value in
+    conflict, an agent's inference, a state, a correction, where it came from). A guess or an
+    inference never reads as a plain fact on any of them. `omit`: what a surface already says
+    its own way (`STATUS_LABEL`, `PENDING`, `CONFLICT`)."""
+    out = []
+    st, by = shape.get("status"), shape.get("superseded_by")
+    if shape.get("tier") == "redline":
+        out.append("UNVERIFIED REDLINE (optmem trust)" if shape.get("unverified") else "REDLINE")
+    if STATUS_LABEL in omit:
+        pass
+    elif st == Status.REMOVED:  # a hot-memory entry taken out of its file: no successor
+        gone = shape.get("removed")
+        out.append(f"REMOVED by {gone['by']}" if isinstance(gone, dict) else "REMOVED")
+    elif st == Status.SUPERSEDED:
+        out.append(f"SUPERSEDED by {short_id(by)}" if by else "SUPERSEDED")
+    elif st == Status.COLD and by:
+        out.append(f"COLD, SUPERSEDED by {short_id(by)}")
+    elif st == Status.HELD:
+        out.append(f"HELD: {shape.get('held') or '?'} (optmem release {short_id(shape['id'])})")
+    elif st in (Status.EXPIRED, Status.FORGOTTEN, Status.COLD) or (st == Status.PENDING and PENDING_LABEL not in omit):
+        out.append(str(st).upper())
+    if shape.get("pending") and st != Status.PENDING and PENDING_LABEL not in omit:
+        out.append(PENDING_LABEL)  # a guess gone cold is still a guess
+    if shape.get("conflict") and CONFLICT_LABEL not in omit:
+        out.append(CONFLICT_LABEL)
+    if shape.get("basis") == "inferred":
+        out.append("INFERRED")
+    if shape.get("state"):
+        out.append("STATE")
+    if shape.get("kind") == record.CORRECTION:
+        out.append("CORRECTION")
+    if shape.get("origin") not in (None, "user", "agent"):
+        out.append(f"FROM {str(shape['origin']).upper()}")
+    return out
+
+
+def short_id(rid: str | None) -> str:
+    """An id as people read it: its last 8 characters (ids of one second share the first 8)."""
+    return rid[-8:] if rid else "-"
 
 
 # -- the one view of a record that callers see ------------------------------------------------
