@@ -105,7 +105,7 @@ STATUS_RULES: tuple[_Rule, ...] = (
     _Rule(
         Status.COLD,
         lambda r, now: is_cold(r, now),
-        "(r.cold IS NOT NULL AND r.cold <= ? AND r.cold > max(coalesce(r.ts, 0), coalesce(r.seen, 0), "
+        "(r.cold IS NOT NULL AND r.cold <= ? AND r.cold > max(coalesce(r.wrote, r.ts, 0), coalesce(r.seen, 0), "
         "coalesce(r.touched, 0), coalesce(r.shown, 0)))",
         True,
     ),
@@ -231,6 +231,18 @@ def removal(r: Record) -> dict[str, Any]:
         return {"at": None, "file": file, "by": outside}
     by = outside if r.source == "drift" else "optmem remove" + (f" ({r.source})" if r.source else "")
     return {"at": r.ts, "file": file, "by": by}
+
+
+def entry_written(removal: "Member", writes: Iterable["Member"]) -> float | None:
+    """When the hot entry a removal line removes was written: the newest write of its key before
+    the removal (None: none is known). A removal says nothing new — the entry keeps this age in
+    search (`Row.written`), the removal's own time is `removal()`'s `at`."""
+    before = [
+        w
+        for w in writes
+        if w.kind == removal.kind and newer_key(w.ts, w.id, w.n) < newer_key(removal.ts, removal.id, removal.n)
+    ]
+    return newest(before).ts if before else None
 
 
 def confirms(restater_sure: bool, inferred: bool) -> bool:
@@ -545,12 +557,13 @@ class RecordView(NamedTuple):
     checked: float | None = None  # when someone last checked it holds (`Row.checked`)
     passed: bool = False  # the write gate passed its line, unchanged since (`optmem.verdicts`): no scan on read
     released: bool = False  # held in quarantine once, released by a person: its words are shown as stored
+    written: float | None = None  # a hot entry's removal line: when the entry was written (`Row.written`)
 
     def _base(self) -> dict[str, Any]:
         r = self.record
         return {
             "id": r.id,
-            "ts": r.ts,
+            "ts": iso(self.written) if self.written is not None else r.ts,  # (a removal's own time: `removed`)
             "domain": r.domain,
             "project": r.project,
             "kind": r.kind,
