@@ -39,7 +39,7 @@ from optmem.ingest import (
     tokens_for,
 )
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, line_of, parse_line
-from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, Row
+from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, WRITTEN_SQL, Row
 from optmem.vault import Vault, validate_name
 
 __all__ = [
@@ -76,7 +76,7 @@ def is_guess(row: Row, now: float) -> bool:
 
 # what a sweep may cool (`Index.coolable`); when a record was last accessed (`Row.accessed`)
 _COOLABLE = f"r.kind NOT IN ({','.join('?' * len(NEVER_COOL))}) AND r.tier != {int(Tier.REDLINE)} AND r.forgotten = 0"
-_TIMES = ("r.ts", "r.seen", "r.touched", "r.shown")
+_TIMES = (WRITTEN_SQL, "r.seen", "r.touched", "r.shown")
 _ACCESSED_SQL = (
     f"(CASE WHEN coalesce({', '.join(_TIMES)}) IS NULL THEN NULL "
     f"ELSE max({', '.join(f'coalesce({t}, -1e308)' for t in _TIMES)}) END)"
@@ -316,6 +316,7 @@ class Index:
             checked=row.checked,
             passed=passed,
             released=bool(row.held and row.released),
+            written=row.wrote,
         )
 
     # -- questions about records ---------------------------------------------------------------

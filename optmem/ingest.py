@@ -632,10 +632,10 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
         # a guess (pending, unconfirmed) waits, and so does a value held in quarantine (until released)
         "SELECT n, id, ts, tier, fp, forgotten, corrects, kind, "
         "(pending != 0 AND confirmed = 0) OR (held != 0 AND released = 0), "
-        "inferred, state, change, after FROM rec "
+        "inferred, state, change, after, retired FROM rec "
         "WHERE key = ? AND domain = ? AND project IS ?",
         (key, domain, project),
-    )
+    ).fetchall()
     members = [
         view.Member(
             n,
@@ -652,8 +652,13 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
             change,
             tuple(json.loads(after)) if after else None,
         )
-        for n, i, ts, tier, fp, forgotten, corrects, kind, waiting, inferred, state, change, after in rows
+        for n, i, ts, tier, fp, forgotten, corrects, kind, waiting, inferred, state, change, after, _ in rows
     ]
+    # a hot entry's removal line is dated by the entry it removes (`Row.written`)
+    gone = {row[0] for row in rows if row[-1]}
+    for m in (m for m in members if m.n in gone):
+        written = view.entry_written(m, [w for w in members if w.n not in gone])
+        conn.execute("UPDATE rec SET wrote = ? WHERE n = ?", (written, m.n))
     # habits and states of one key never meet: a night up late does not replace a bedtime
     for part in (p for p in ([m for m in members if not m.state], [m for m in members if m.state]) if p):
         # states pass on their own: two of one key are never put to the user

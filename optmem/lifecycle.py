@@ -275,6 +275,7 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
                             "heat": round(heat_of(s, row, now), 4),
                             "status": view.status(row, now).value,
                             "text": _preview(idx, row, bool(idx.as_stored([row]))),
+                            "basis": "inferred" if row.inferred else None,
                         }
                     )
 
@@ -365,6 +366,7 @@ class Waiting(NamedTuple):
     age_days: int
     restated: int  # other conversations that said it again (guesses: counted, never enough)
     status: str  # pending, or cold once pending_ttl passed
+    basis: str | None = None  # "inferred": an agent's conclusion (`view.labels`)
 
 
 def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None) -> list[Waiting]:
@@ -400,6 +402,7 @@ def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None)
                     max(0, int((now - (row.ts or now)) // DAY)),
                     idx.restatements(row),
                     st.value,
+                    rec.basis,
                 )
             )
     return out

@@ -17,7 +17,7 @@ from optmem.record import HANDOFF, Tier
 # 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b);
 # 22: log segments (one file per writer), recall files per writer, keys by place in the log's order, `after`
 # 25: provenance (origin) and quarantine (held, released)
-SCHEMA = "optmem-index-25"
+SCHEMA = "optmem-index-26"
 
 
 class Col(NamedTuple):
@@ -70,6 +70,8 @@ class Row(NamedTuple):
     conflict: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a value of a key in conflict
     fork: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a version of a fact corrected two ways
     released: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # held no more (a `release` line)
+    # a hot entry's removal line: when the entry it removes was written (`written`)
+    wrote: Annotated[float | None, Col("REAL", view=True)] = None
 
     @property
     def disputed(self) -> bool:
@@ -82,11 +84,18 @@ class Row(NamedTuple):
         return self.sup or self.ksup
 
     @property
+    def written(self) -> float | None:
+        """When its text was written: its time — for a hot entry's removal line, the time of the
+        entry it removes (a removal says nothing new: it never makes the entry look recent; when
+        it happened is the line's `ts`, `view.removal`). `WRITTEN_SQL` is its twin."""
+        return self.wrote if self.wrote is not None else self.ts
+
+    @property
     def recency(self) -> float | None:
-        """When the record was last said: its time, or a later restatement's."""
-        if self.seen is not None and (self.ts is None or self.seen > self.ts):
+        """When the record was last said: when it was written, or a later restatement's time."""
+        if self.seen is not None and (self.written is None or self.seen > self.written):
             return self.seen
-        return self.ts
+        return self.written
 
     @property
     def checked(self) -> float | None:
@@ -98,14 +107,14 @@ class Row(NamedTuple):
     @property
     def accessed(self) -> float | None:
         """When the record was last written, said again, recalled or shown (what keeps it warm)."""
-        times = [t for t in (self.ts, self.seen, self.touched, self.shown) if t is not None]
+        times = [t for t in (self.written, self.seen, self.touched, self.shown) if t is not None]
         return max(times) if times else None
 
     @property
     def used(self) -> float | None:
         """When the record was last written, said again or recalled by a caller — not counting
         `context` showing it, so what context shows is not chosen for having been shown."""
-        times = [t for t in (self.ts, self.seen, self.touched) if t is not None]
+        times = [t for t in (self.written, self.seen, self.touched) if t is not None]
         return max(times) if times else None
 
 
@@ -162,7 +171,8 @@ CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize="{TOKENIZE}")
 # `context` lists the recent records by (ties: later in the log first), through the index
 # `rec_used` (the same expression, or the index does not apply and a session start sorts the
 # whole log; an index entry ends with the line number, so the tie-break is free)
-USED_SQL = "max(coalesce(ts, 0), coalesce(seen, 0), coalesce(touched, 0))"
+USED_SQL = "max(coalesce(wrote, ts, 0), coalesce(seen, 0), coalesce(touched, 0))"
+WRITTEN_SQL = "coalesce(r.wrote, r.ts)"  # `Row.written`
 # `view.id_time` in SQL: the millisecond part of an optmem id, the whole of any other
 ID_TIME_SQL = "(CASE WHEN length(id) = 26 THEN substr(id, 1, 10) ELSE id END)"
 

@@ -686,6 +686,7 @@ def _order(
                 unverified=s.row.tier == Tier.REDLINE and not q.trusted,
                 checked=s.row.checked,
                 released=bool(s.row.held and s.row.released),
+                written=s.row.wrote,
             )
         )
     return hits, len(kept)

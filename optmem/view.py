@@ -16,7 +16,7 @@ what they mean:
 """
 
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import UTC
 from enum import StrEnum
 from functools import lru_cache
@@ -105,7 +105,7 @@ STATUS_RULES: tuple[_Rule, ...] = (
     _Rule(
         Status.COLD,
         lambda r, now: is_cold(r, now),
-        "(r.cold IS NOT NULL AND r.cold <= ? AND r.cold > max(coalesce(r.ts, 0), coalesce(r.seen, 0), "
+        "(r.cold IS NOT NULL AND r.cold <= ? AND r.cold > max(coalesce(r.wrote, r.ts, 0), coalesce(r.seen, 0), "
         "coalesce(r.touched, 0), coalesce(r.shown, 0)))",
         True,
     ),
@@ -231,6 +231,18 @@ def removal(r: Record) -> dict[str, Any]:
         return {"at": None, "file": file, "by": outside}
     by = outside if r.source == "drift" else "optmem remove" + (f" ({r.source})" if r.source else "")
     return {"at": r.ts, "file": file, "by": by}
+
+
+def entry_written(removal: "Member", writes: Iterable["Member"]) -> float | None:
+    """When the hot entry a removal line removes was written: the newest write of its key before
+    the removal (None: none is known). A removal says nothing new — the entry keeps this age in
+    search (`Row.written`), the removal's own time is `removal()`'s `at`."""
+    before = [
+        w
+        for w in writes
+        if w.kind == removal.kind and newer_key(w.ts, w.id, w.n) < newer_key(removal.ts, removal.id, removal.n)
+    ]
+    return newest(before).ts if before else None
 
 
 def confirms(restater_sure: bool, inferred: bool) -> bool:
@@ -503,6 +515,55 @@ def as_stored(*, passed: bool, held: object, released: object) -> bool:
     return passed
 
 
+# -- how surfaces label a record for a person --------------------------------------------------
+# what `labels(omit=…)` leaves to a surface that says it its own way: the status, a guess, a conflict
+STATUS_LABEL, PENDING_LABEL, CONFLICT_LABEL = "status", "PENDING", "CONFLICT"
+
+
+def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]:
+    """The words every human surface puts beside a record — search's badges, `get` and `history`,
+    `conflicts`, `pending`, `sweep` — from its JSON shape (`RecordView.hit`/`full`, or a row that
+    carries the same fields): its status, then what else it is (a redline, a guess, a value in
+    conflict, an agent's inference, a state, a correction, where it came from). A guess or an
+    inference never reads as a plain fact on any of them. `omit`: what a surface already says
+    its own way (`STATUS_LABEL`, `PENDING`, `CONFLICT`)."""
+    out = []
+    st, by = shape.get("status"), shape.get("superseded_by")
+    if shape.get("tier") == "redline":
+        out.append("UNVERIFIED REDLINE (optmem trust)" if shape.get("unverified") else "REDLINE")
+    if STATUS_LABEL in omit:
+        pass
+    elif st == Status.REMOVED:  # a hot-memory entry taken out of its file: no successor
+        gone = shape.get("removed")
+        out.append(f"REMOVED by {gone['by']}" if isinstance(gone, dict) else "REMOVED")
+    elif st == Status.SUPERSEDED:
+        out.append(f"SUPERSEDED by {short_id(by)}" if by else "SUPERSEDED")
+    elif st == Status.COLD and by:
+        out.append(f"COLD, SUPERSEDED by {short_id(by)}")
+    elif st == Status.HELD:
+        out.append(f"HELD: {shape.get('held') or '?'} (optmem release {short_id(shape['id'])})")
+    elif st in (Status.EXPIRED, Status.FORGOTTEN, Status.COLD) or (st == Status.PENDING and PENDING_LABEL not in omit):
+        out.append(str(st).upper())
+    if shape.get("pending") and st != Status.PENDING and PENDING_LABEL not in omit:
+        out.append(PENDING_LABEL)  # a guess gone cold is still a guess
+    if shape.get("conflict") and CONFLICT_LABEL not in omit:
+        out.append(CONFLICT_LABEL)
+    if shape.get("basis") == "inferred":
+        out.append("INFERRED")
+    if shape.get("state"):
+        out.append("STATE")
+    if shape.get("kind") == record.CORRECTION:
+        out.append("CORRECTION")
+    if shape.get("origin") not in (None, "user", "agent"):
+        out.append(f"FROM {str(shape['origin']).upper()}")
+    return out
+
+
+def short_id(rid: str | None) -> str:
+    """An id as people read it: its last 8 characters (ids of one second share the first 8)."""
+    return rid[-8:] if rid else "-"
+
+
 # -- the one view of a record that callers see ------------------------------------------------
 class RecordView(NamedTuple):
     """A record as shown to callers: its stored fields, its effective status and, for a search
@@ -520,14 +581,15 @@ class RecordView(NamedTuple):
     guess: bool = False  # an unconfirmed guess, whatever else it is now (cold)
     unverified: bool = False  # a redline of a vault the user has not trusted (`optmem.trust`)
     checked: float | None = None  # when someone last checked it holds (`Row.checked`)
-    passed: bool = False  # the write gate passed its line, unchanged since (`optmem.verdicts`)
-    released: bool = False  # held in quarantine once, released by a person
+    passed: bool = False  # the write gate passed its line, unchanged since (`optmem.verdicts`): no scan on read
+    released: bool = False  # held in quarantine once, released by a person: its words are shown as stored
+    written: float | None = None  # a hot entry's removal line: when the entry was written (`Row.written`)
 
     def _base(self) -> dict[str, Any]:
         r = self.record
         return {
             "id": r.id,
-            "ts": r.ts,
+            "ts": iso(self.written) if self.written is not None else r.ts,  # (a removal's own time: `removed`)
             "domain": r.domain,
             "project": r.project,
             "kind": r.kind,

@@ -255,9 +255,8 @@ def test_a_reader_that_stops_early_ends_the_output_without_a_traceback(vault):
     assert proc.stdout.read(10)  # the first bytes, then the reader goes away
     proc.stdout.close()
     err = proc.stderr.read().decode()
-    assert proc.wait(timeout=120) == 3, err
-    assert "internal error" not in err and "Traceback" not in err and "Exception ignored" not in err, err
-    assert "stdout" in err, err
+    assert proc.wait(timeout=120) == 3, err  # the output was cut short
+    assert err == "", err  # a reader may stop early (`| head`): nothing to report (a full disk is: above)
 
 
 def test_a_log_line_past_the_bound_is_a_bad_line_never_read_whole(vault, cli):

@@ -368,8 +368,10 @@ def _default(obj: Any) -> Any:
 
 
 def short(rid: str | None) -> str:
-    """Human output shows the last 8 characters of an id (ids of one second share the first 8)."""
-    return rid[-8:] if rid else "-"
+    """Human output shows the last 8 characters of an id (`view.short_id`)."""
+    from optmem.view import short_id
+
+    return short_id(rid)
 
 
 def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None], *, ok: bool = True) -> None:

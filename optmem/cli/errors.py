@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import traceback
@@ -32,7 +33,7 @@ def handle(exc: BaseException, argv: list[str]) -> int:
         return _interrupted(json_out)
     if isinstance(exc, OptmemError):
         if exc.context.get("file") == STDOUT:
-            return _output_failed(exc, json_out)
+            return _output_failed(exc, json_out, quiet=_reader_gone(exc))
         try:
             report_error(exc, json_out)
         except OptmemError as failed:  # the JSON error cannot reach stdout either: stderr has it
@@ -91,14 +92,24 @@ def _interrupted(json_out: bool) -> int:
     return INTERRUPTED
 
 
-def _output_failed(exc: OptmemError, json_out: bool) -> int:
+def _reader_gone(exc: BaseException) -> bool:
+    """Whether the output failed because its reader stopped reading (a closed pipe: `| head`)."""
+    cause = exc.__cause__
+    return isinstance(cause, OSError) and cause.errno == errno.EPIPE
+
+
+def _output_failed(exc: OptmemError, json_out: bool, *, quiet: bool = False) -> int:
     """stdout would not take the output (or the report of `exc`): report `exc` on stderr (the
     JSON error shape with --json — stdout cannot carry it), and point stdout at /dev/null so the
-    interpreter's last flush of what is still buffered does not fail again on the way out."""
-    echo(
-        error_payload(exc.code, exc.message, **exc.context) if json_out else render_error_human(exc, exc.context),
-        err=True,
-    )
+    interpreter's last flush of what is still buffered does not fail again on the way out.
+    `quiet`: the reader stopped reading (`export | head -3`), as a pipe's reader may — the output
+    ends there and nothing is said (the exit code still says it was cut short); any other refusal
+    (a full disk behind `>`) is reported."""
+    if not quiet:
+        echo(
+            error_payload(exc.code, exc.message, **exc.context) if json_out else render_error_human(exc, exc.context),
+            err=True,
+        )
     try:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, sys.stdout.fileno())

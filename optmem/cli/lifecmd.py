@@ -55,6 +55,7 @@ def sweep(dry_run: bool, if_due: bool, show: int, json_out: bool) -> None:
     """
     from optmem import lifecycle
     from optmem.errors import UsageError
+    from optmem.view import STATUS_LABEL, labels
 
     if show < 0:
         raise UsageError("--show must be 0 or more")
@@ -66,7 +67,11 @@ def sweep(dry_run: bool, if_due: bool, show: int, json_out: bool) -> None:
         verb = "would cool" if dry_run else "cooled"
         reasons = ", ".join(f"{n} by {why.replace('_', ' ')}" for why, n in sorted(res.by_reason.items()))
         lines = [f"{verb} {res.cooled} of {res.checked} record(s)" + (f" ({reasons})" if reasons else "")]
-        lines += [f"  {short(r['id'])}  heat {r['heat']:.3f}  {r['reason']:<11} {r['text']}" for r in res.records]
+        lines += [
+            f"  {short(r['id'])}  heat {r['heat']:.3f}  {r['reason']:<11} {r['text']}"
+            + (f"  [{' '.join(said)}]" if (said := labels(r, omit=(STATUS_LABEL,))) else "")
+            for r in res.records
+        ]
         if res.cooled > len(res.records):
             lines.append(f"  … and {res.cooled - len(res.records)} more")
         return "\n".join(lines)
@@ -90,6 +95,7 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
       optmem confirm 7QMZMMFT    |    optmem reject 7QMZMMFT --reason "wrong"
     """
     from optmem import lifecycle
+    from optmem.view import PENDING_LABEL, labels
 
     waiting = lifecycle.queue(get_vault(), include_cold=include_cold, limit=_queue_limit(limit))
 
@@ -99,8 +105,8 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
         return "\n".join(
             f"{short(w.id)}  {w.age_days:>4}d  said again {w.restated}x"
             + (f"  confidence {w.confidence:g}" if w.confidence is not None else "")
-            + ("  [COLD]" if w.status == "cold" else "")
             + f"  {' '.join(w.text.split())}"
+            + (f"  [{' '.join(said)}]" if (said := labels(w._asdict(), omit=(PENDING_LABEL,))) else "")
             for w in waiting
         )
 

@@ -23,6 +23,7 @@ def render_record(rec: dict[str, Any]) -> str:
     indented (`fence.line`, `fence.defuse`), so no stored line can pass for one of ours or for
     the fence an agent's context is read in."""
     from optmem.safety.fence import defuse, line
+    from optmem.view import CONFLICT_LABEL, PENDING_LABEL, STATUS_LABEL, labels
 
     status = rec["status"]
     if rec.get("forgotten_by"):
@@ -48,8 +49,11 @@ def render_record(rec: dict[str, Any]) -> str:
         status += (
             ", in CONFLICT" + (" with " + ", ".join(short(r) for r in rivals) if rivals else "") + " (optmem conflicts)"
         )
+    # what else it is, as every surface labels it (`view.labels`); the status, a guess and a
+    # conflict are said above, with their details
+    marks = labels(rec, omit=(STATUS_LABEL, PENDING_LABEL, CONFLICT_LABEL))
     lines = [
-        f"{rec['id']}  [{status}]",
+        f"{rec['id']}  [{status}]" + (f"  [{' '.join(marks)}]" if marks else ""),
         f"  {rec['ts']}  {rec['domain']}"
         + (f"/{rec['project']}" if rec.get("project") else "")
         + f"  kind={rec['kind']}  tier={rec['tier']}"

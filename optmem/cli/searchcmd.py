@@ -13,32 +13,10 @@ PROJECT = opt("project", "--project", "-p", help="Only this project.")
 
 
 def badges(hit: dict[str, Any]) -> str:
-    out = []
-    if hit["tier"] == "redline":
-        out.append("UNVERIFIED REDLINE (optmem trust)" if hit.get("unverified") else "REDLINE")
-    if hit["status"] == "removed":  # a hot-memory entry taken out of its file: no successor
-        out.append(f"REMOVED by {hit['removed']['by']}" if hit.get("removed") else "REMOVED")
-    elif hit["status"] == "superseded":
-        out.append(f"SUPERSEDED by {short(hit['superseded_by'])}" if hit["superseded_by"] else "SUPERSEDED")
-    elif hit["status"] == "cold" and hit["superseded_by"]:
-        out.append(f"COLD, SUPERSEDED by {short(hit['superseded_by'])}")
-    elif hit["status"] == "held":
-        out.append(f"HELD: {hit.get('held') or '?'} (optmem release {short(hit['id'])})")
-    elif hit["status"] in ("expired", "forgotten", "pending", "cold"):
-        out.append(hit["status"].upper())
-    if hit.get("pending") and hit["status"] != "pending":
-        out.append("PENDING")  # a guess gone cold is still a guess
-    if hit.get("conflict"):
-        out.append("CONFLICT")
-    if hit.get("basis") == "inferred":
-        out.append("INFERRED")
-    if hit.get("state"):
-        out.append("STATE")
-    if hit["kind"] == "correction":
-        out.append("CORRECTION")
-    if hit.get("origin") not in (None, "user", "agent"):
-        out.append(f"FROM {str(hit['origin']).upper()}")
-    return " ".join(out)
+    """What a hit is besides its words (`view.labels`), as search prints it: `REDLINE INFERRED`."""
+    from optmem.view import labels
+
+    return " ".join(labels(hit))
 
 
 def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str, str, dict[str, Any] | None]]:
@@ -343,6 +321,7 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
       optmem resolve user.os --keep 7QMZMMFT
     """
     from optmem import facts
+    from optmem.view import CONFLICT_LABEL, STATUS_LABEL, labels
 
     found = facts.conflicts(get_vault(), show_unsafe=allow_unsafe)
 
@@ -361,6 +340,7 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
             out += [
                 f"  {short(v['id'])}  {v['ts']}  {' '.join(v['text'].split())}"
                 + (f"  — {v['source']}" if v.get("source") else "")
+                + (f"  [{' '.join(said)}]" if (said := labels(v, omit=(STATUS_LABEL, CONFLICT_LABEL))) else "")
                 for v in c.values
             ]
             out.append(f"  settle it: optmem resolve {c.name} --keep ID  (or --value TEXT)")

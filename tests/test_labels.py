@@ -1,0 +1,78 @@
+"""What a record is, said the same way on every surface a person reads: an agent's inference is
+labelled wherever it is shown (one labelling function, `view.labels`); a removed hot entry keeps
+the age of when it was written. (A reader that stops early: tests/test_bounds.py.)"""
+
+from __future__ import annotations
+
+FAR = "2027-12-06T00:00:00Z"  # a year on: the sweep cools what nobody used
+
+
+def test_an_inference_reads_as_one_on_every_human_surface(cli, vault):
+    guess = cli.json("append", "Alice works at Acme Corp", "--basis", "inferred")["id"]
+    said = cli.json("append", "Carol lives in Paris", "--key", "carol.city")["id"]
+    rival = cli.json("append", "Carol lives in Rome", "--key", "carol.city", "--basis", "inferred")["id"]
+    unsure = cli.json("append", "Bob likes tea", "--basis", "inferred", "--confidence", "0.3")["id"]
+
+    assert "INFERRED" in cli("search", "Alice").stdout  # (as it was)
+    got = cli("get", guess).stdout
+    assert got.splitlines()[0] == f"{guess}  [current]  [INFERRED]", got
+    assert "[INFERRED]" in cli("history", guess).stdout
+    assert "[INFERRED]" not in cli("get", said).stdout  # what was said is no inference
+
+    lines = cli("conflicts").stdout.splitlines()
+    assert [line for line in lines if rival[-8:] in line][0].endswith("[INFERRED]"), lines
+    assert [line for line in lines if said[-8:] in line][0].endswith("Carol lives in Paris"), lines
+
+    queue = cli("pending").stdout
+    assert unsure[-8:] in queue and queue.rstrip().endswith("[INFERRED]"), queue
+    assert cli.json("pending")["pending"][0]["basis"] == "inferred"  # (the MCP tool's text is this JSON)
+
+    swept = cli("sweep", "--dry-run", env={"OPTMEM_NOW": FAR}).stdout
+    assert [line for line in swept.splitlines() if guess[-8:] in line][0].endswith("[INFERRED]"), swept
+    rows = cli.json("sweep", "--dry-run", env={"OPTMEM_NOW": FAR})["records"]
+    assert {r["id"]: r.get("basis") for r in rows}[guess] == "inferred"
+
+
+def test_the_labels_of_a_record_are_one_function_of_its_shape():
+    from optmem.view import CONFLICT_LABEL, PENDING_LABEL, STATUS_LABEL, labels
+
+    hit = {"id": "01ABCDEFGH", "status": "cold", "tier": "redline", "pending": True, "conflict": True}
+    hit |= {"basis": "inferred", "state": True, "kind": "correction", "origin": "web", "superseded_by": None}
+    assert labels(hit) == ["REDLINE", "COLD", "PENDING", "CONFLICT", "INFERRED", "STATE", "CORRECTION", "FROM WEB"]
+    assert labels(hit, omit=(STATUS_LABEL, PENDING_LABEL, CONFLICT_LABEL)) == [
+        "REDLINE",
+        "INFERRED",
+        "STATE",
+        "CORRECTION",
+        "FROM WEB",
+    ]
+    assert labels({"status": "superseded", "superseded_by": "01ABCDEFGHJKMNPQ"}) == ["SUPERSEDED by GHJKMNPQ"]
+
+
+def test_a_removal_does_not_make_the_removed_entry_look_recent(cli, vault):
+    written = "2026-06-01T00:00:00Z"
+    cli("add", "后端端口是 8080。", env={"OPTMEM_NOW": written})
+    for text in ("前端的端口是 3000。", "后端服务用 Go 写的。"):
+        cli("append", text, env={"OPTMEM_NOW": written})
+    assert cli("remove", "后端端口", env={"OPTMEM_NOW": "2026-12-06T09:00:00Z"}).exit_code == 0
+
+    now = {"OPTMEM_NOW": "2026-12-06T09:02:00Z"}
+    hits = cli.json("search", "后端的端口是多少？", "--explain", env=now)["hits"]
+    gone = next(h for h in hits if h["status"] == "removed")
+    assert gone["ts"] == written and gone["removed"]["at"] == "2026-12-06T09:00:00Z"
+    others = [h for h in hits if h["status"] == "current"]
+    # no recency bonus for the removal's time: its age is its entry's, as old as the others'
+    assert gone["explain"]["age_days"] == others[0]["explain"]["age_days"] > 100, hits
+    assert gone["explain"]["recency_bonus"] == others[0]["explain"]["recency_bonus"]
+    shown = cli("search", "后端的端口是多少？", env=now).stdout
+    assert [line for line in shown.splitlines() if "8080" in line][0].lstrip().startswith("6mo ago"), shown
+
+
+def test_an_entry_added_again_and_removed_again_is_dated_by_its_second_writing(cli, vault):
+    times = ["2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z", "2026-04-01T00:00:00Z"]
+    for verb, at in zip(("add", "remove", "add", "remove"), times, strict=True):
+        assert cli(verb, "the staging port is 5433", env={"OPTMEM_NOW": at}).exit_code == 0
+    hits = cli.json("search", "staging port", env={"OPTMEM_NOW": "2026-05-01T00:00:00Z"})["hits"]
+    assert [(h["status"], h["ts"], h["removed"]["at"]) for h in hits if h["status"] == "removed"] == [
+        ("removed", times[2], times[3])
+    ], hits
