@@ -108,8 +108,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
     The optmem processes the tests start cache their bytecode, as a user's installation does:
     with PYTHONDONTWRITEBYTECODE set (some shells set it), each of the suite's ~1,000 processes
-    compiled optmem's modules again."""
+    compiled optmem's modules again. Before the workers start, optmem's and the tests' modules are
+    compiled once, as `pip install` compiles an installed package (an editable install is not):
+    else the two workers and the first processes they start all compile them side by side."""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    if not hasattr(config, "workerinput"):  # (the controller, or a run without workers)
+        import compileall
+
+        here = Path(__file__).resolve().parent
+        for folder in (here.parent / "optmem", here):
+            compileall.compile_dir(folder, quiet=1)
     cov = config.pluginmanager.getplugin("_cov")
     if config.option.markexpr and cov is not None:
         cov.options.cov_fail_under = None
