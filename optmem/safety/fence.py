@@ -69,6 +69,8 @@ _MARKUP = re.compile(
     "|".join(
         (
             rf"</?\s*(?:{_TAG_NAMES})(?![a-z0-9])[^<>]*>",  # a role, markup or tool-call tag (<system_prompt …> too)
+            # a tag a role's or a tool call's name begins: <systemprompt>, <userInstructions>
+            r"</?\s*(?:system|assistant|developer|user|human|invoke|parameter|function_calls|tool_use)[^<>]*>",
             r"</?\s*[a-z][\w.-]*:[a-z][\w.-]*(?:\s[^<>]*)?>",  # a namespaced tag: <invoke …>
             r"<\|[^|<>\n]{1,40}\|>",  # a chat-template token
             r"\[\s*/?\s*(?:INST|SYS|SYSTEM)\s*\]",  # Llama's turns
