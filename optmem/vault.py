@@ -67,6 +67,7 @@ class Vault:
         self.lay_out_on_write = False
         self.made_here = False  # this process made the vault's folder (a write laid it out)
         self.laid_out: list[str] = []  # what a write added to make the folder a vault (`ensure_layout`)
+        self.held_files = False  # the folder held files before a write made it a vault
         # the daily sweep a write through this object ran or started (`lifecycle.auto_sweep`):
         # what the command reports, on stderr and in its JSON
         self.swept: Any = None  # a lifecycle.Swept (the store layer does not import the core)

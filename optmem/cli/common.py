@@ -171,27 +171,6 @@ def summarizer_command(flag: str | None) -> str | None:
     return flag or os.environ.get("OPTMEM_SUMMARIZER") or user_settings().tree.summarizer or None
 
 
-# what a vault's own folder holds (`optmem.layout`, `optmem.vault`): anything else was the user's
-_VAULT_FILES = frozenset(
-    {
-        ".gitattributes",
-        ".gitignore",
-        ".cache",
-        "LOG.jsonl",
-        "ACCESS.jsonl",
-        "MEMORY.md",
-        "USER.md",
-        "optmem.toml",
-        "log",
-        "projects",
-        "tree",
-        "handoffs",
-        "HANDOFF.md",
-        "LOG.quarantine.jsonl",
-    }
-)
-
-
 def finish(mark: int = 0) -> None:
     """The end of an invocation (`mark`: how many vaults were noted as new when it began — an
     MCP tool call runs inside the server's own): a vault its writes created is announced; then
@@ -199,8 +178,7 @@ def finish(mark: int = 0) -> None:
     for vault in STATE.created[mark:]:
         if vault.made_here:  # not when another process made it between the check and the write
             note(f"created a new vault at {vault.root}")
-        elif vault.laid_out and any(p.name not in _VAULT_FILES for p in vault.root.iterdir()):
-            # a folder that held other files is a vault now: say so, and what was added
+        elif vault.laid_out and vault.held_files:  # a folder of other files is a vault now: said, with what was added
             note(f"made {vault.root} a vault (it held other files; added {', '.join(vault.laid_out)} and the log)")
     del STATE.created[mark:]
     for vault in STATE.vaults:
@@ -285,6 +263,7 @@ def get_vault(*, write: bool = False, create: bool = True, overrides: list[str] 
         # a folder never set up gets its .gitattributes and .gitignore when the write happens;
         # once they exist, what the user changes in them is theirs
         vault.lay_out_on_write = True
+        vault.held_files = vault.exists() and any(vault.root.iterdir())  # (before this write adds any)
         STATE.created.append(vault)  # (announced at the end: a new folder, or one made a vault)
     return vault
 
