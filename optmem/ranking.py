@@ -313,7 +313,8 @@ def updates_first(
         later = (m.ts or 0.0) - (o.ts or 0.0)
         if not (o.band == m.band and not m.replaced and later > 0):
             return False
-        linked = (m.key is not None and m.key == o.key) or (m.may_update is not None and m.may_update == o.id)
+        keyed = m.key is not None and m.key == o.key
+        linked = keyed or (m.may_update is not None and m.may_update == o.id)
         if later < DAY and not linked:
             return False
         if any(t.startswith(DATE_PREFIX) for t in o.matched - m.matched):
@@ -330,10 +331,7 @@ def updates_first(
         # the same key, or the gate's guess (when the newer one holds every query term the
         # older matched, its cue words aside: "我现在养了" holds 我养 — then the query does
         # not ask about the part that changed)
-        linked = linked and (
-            (m.key is not None and m.key == o.key) or what(o.matched) <= m.covers
-        )  # (the gate's guess: when the newer holds every query term the older matched)
-        if linked:
+        if linked and (keyed or what(o.matched) <= m.covers):
             return m.score >= settings.update_ratio * o.score
         shared = overlap(what(m.matched), what(o.matched), idfs)
         return (
