@@ -745,12 +745,15 @@ class Index:
             )
         ]
 
-    def kinds(self) -> list[str]:
-        """Every kind a record has (bookkeeping left out)."""
+    def values(self, column: str) -> list[str]:
+        """Every value a record has in `column` (`kind`, `domain` or `project`; bookkeeping left out)."""
+        assert column in ("kind", "domain", "project"), column
         return [
-            k
-            for (k,) in self.conn.execute(
-                f"SELECT DISTINCT kind FROM rec WHERE kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY kind", BOOKKEEPING
+            v
+            for (v,) in self.conn.execute(
+                f"SELECT DISTINCT {column} FROM rec WHERE kind NOT IN ({_marks(BOOKKEEPING)}) "
+                f"AND {column} IS NOT NULL ORDER BY {column}",
+                BOOKKEEPING,
             )
         ]
 

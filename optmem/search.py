@@ -118,14 +118,22 @@ def search(
             )
         df = idx.doc_freq(q.terms) if q.terms else {}  # once, for the ranking and the hidden counts
         result = ranked(idx, q, df)._replace(warnings=warnings)
-        if not result.hits and q.filters.kind is not None and q.filters.kind not in (known := idx.kinds()):
-            # a typo in --kind must not read as "nothing about that"
-            result = result._replace(
-                warnings=[
-                    *warnings,
-                    f"no record has kind {quote(q.filters.kind)}; the vault's kinds: {', '.join(known) or '(none)'}",
-                ]
-            )
+        if not result.hits:
+            # a typo in --kind, --domain or --project must not read as "nothing about that"
+            for column, wanted in (
+                ("kind", (q.filters.kind,)),
+                ("domain", q.filters.domains),
+                ("project", (q.filters.project,)),
+            ):
+                unknown = [w for w in wanted if w is not None and w not in (known := idx.values(column))]
+                if unknown:
+                    result = result._replace(
+                        warnings=[
+                            *result.warnings,
+                            f"no record has {column} {', '.join(map(quote, unknown))}; the vault's "
+                            f"{column}s: {', '.join(known) or '(none)'}",
+                        ]
+                    )
         if not result.hits and q.filters.tag is not None and not idx.has_tag(q.filters.tag):
             # … nor one in --tag
             tags = idx.tags(TAGS_SHOWN)

@@ -544,6 +544,16 @@ def test_an_unknown_kind_filter_says_which_kinds_exist(vault, cli):
     assert "no record has kind" not in cli("search", "port", "--kind", "decision").stderr
 
 
+def test_an_unknown_domain_or_project_filter_says_which_exist(vault, cli):
+    put(vault, "port is 8080", domain="code", project="api")
+    res = cli("search", "port", "--domain", "hermes", "--domain", "code", "--project", "apj")
+    assert res.exit_code == 0 and "no record has domain 'hermes'" in res.stderr and "domains: code" in res.stderr
+    assert "no record has project 'apj'; the vault's projects: api" in res.stderr
+    assert "no record has" not in cli("search", "port", "--domain", "code", "--project", "api").stderr
+    # a known domain and project that simply hold no match are not called unknown
+    assert "no record has" not in cli("search", "nothing", "--domain", "code", "--project", "api").stderr
+
+
 def test_a_forgotten_match_is_counted_and_the_flag_named(vault, cli):
     kept = put(vault, "Alice lives in Munich").id
     gone = put(vault, "Alice lives in Berlin").id
