@@ -158,3 +158,13 @@ def test_an_unquoted_query_of_several_words_is_told_to_quote_it(cli, vault):
     assert text.exit_code == 2 and 'optmem append "deploy to staging"' in text.stderr, text.stderr
     quoted = cli.json("search", "deploy staging")  # quoted, it is a search
     assert quoted["hits"] == []
+
+
+def test_a_file_named_before_the_text_is_pointed_at_target(cli, vault):
+    # `optmem add memory "…"` reads as one text with an extra word: name the option too
+    err = cli.json("add", "user", "prefers dark mode", code=2)["error"]
+    assert 'optmem add "user prefers dark mode"' in err["message"], err
+    assert "optmem add --target user \"prefers dark mode\"" in err["message"], err
+    # a first word that names no file gets only the quoting advice
+    assert "--target" not in cli.json("add", "deploy", "to staging", code=2)["error"]["message"]
+    assert "--target" not in cli.json("search", "memory", "port", code=2)["error"]["message"]

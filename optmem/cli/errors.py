@@ -155,6 +155,8 @@ def _quote_it(exc: Any) -> str | None:
     staging`): the command as it was meant, quoted — None for any other command."""
     import shlex
 
+    from optmem.memory import TARGETS
+
     ctx = getattr(exc, "ctx", None)
     if ctx is None:
         return None
@@ -169,12 +171,21 @@ def _quote_it(exc: Any) -> str | None:
     extra = said.group(1)  # (the words past the argument, as Click joined them)
     values = [str(ctx.params.get(p.name) or "") for p in positional]
     meant = f"{values[-1]} {extra}"
-    quoted = f'"{meant}"' if not any(c in meant for c in '"$`\\!') else shlex.quote(meant)
+
+    def quoted(words: str) -> str:
+        return f'"{words}"' if not any(c in words for c in '"$`\\!') else shlex.quote(words)
+
     last = (positional[-1].metavar or positional[-1].name.upper()).rstrip(".")
-    example = " ".join([ctx.command_path, *(shlex.quote(v) for v in values[:-1]), quoted])
+    example = " ".join([ctx.command_path, *(shlex.quote(v) for v in values[:-1]), quoted(meant)])
+    said_target = ""
+    if values[-1] in TARGETS and any(p.name == "target" for p in ctx.command.params):
+        # `optmem add memory "…"`: the first word names the file, which is an option
+        said_target = (
+            f"; or, if {values[-1]!r} names the file: {ctx.command_path} --target {values[-1]} {quoted(extra)}"
+        )
     return (
         f"{ctx.command.name} takes one {last}, and got more words ({extra}): quote {last} when it "
-        f"has several words, e.g. {example}"
+        f"has several words, e.g. {example}{said_target}"
     )
 
 
