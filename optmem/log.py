@@ -113,7 +113,8 @@ def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> Record:
             )
         advice = "split it into several records" if name == "text" else "shorten it"
         raise TooLarge(
-            f"the {name} is {size:,} bytes; one record's {name} holds at most {bound:,} — {advice} "
+            f"the {name} is {size:,} bytes; one record's {name} holds at most {bound:,} bytes of UTF-8 (a "
+            f"Chinese character takes 3) — {advice} "
             "(nothing was stored)",
             field=name,
             bytes=size,

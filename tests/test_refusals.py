@@ -431,3 +431,12 @@ def test_a_chinese_project_or_domain_name_is_refused_saying_what_a_name_may_hold
     assert err["code"] == "invalid_name"
     assert all(part in err["message"] for part in ("ASCII letters", "Chinese characters", "pinyin or English"))
     assert vault.log_path.read_bytes() == before
+
+
+def test_a_text_too_large_is_measured_in_bytes_and_says_what_a_chinese_character_weighs(cli, vault, vault_path):
+    cli.json("append", "port is 8080")
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    err = cli.json("append", "中" * 30_000, code=1)["error"]  # 30,000 characters, 90,000 bytes
+    assert err["code"] == "too_large" and err["bytes"] == 90_000, err
+    assert "90,000 bytes" in err["message"] and "a Chinese character takes 3" in err["message"], err
+    assert (vault_path / "LOG.jsonl").read_bytes() == before
