@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 WINDOW = 160  # characters: the concepts of a finding occur this close together
 GAP = 12  # characters: a negation this close to an act, in its clause, denies it
 DENIABLE = {"show", "display", "store", "memory", "dismiss", "act", "obey"}
+FLIPS = {"mention": "conceal", "confirm": "unconfirmed"}  # a telling denied hides; a check denied is skipped
 
 # Concepts: dismiss (ignore, override, declare void), earlier (previous, above, original, the
 # system's, your), orders (instructions, prompt, rules), show (reveal, print, send), persona (you
@@ -37,6 +38,8 @@ en store store~it store~them save~it save~them save~your store~your keep~a~copy 
 en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in~your~notes to~your~notes note~titled note~named
 en prompt conversation chat~history transcript system~prompt context~window initial~instructions
 en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
+any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screening ai~shopping ai~review ai~annotat chatbot dear~assistant @assistant automated~assistant assistants~ if~you~are~an~ai 助手 助理 大模型 智能体 アシスタント aiへ 비서 어시스턴트 ai에게 에이전트 ии-ассистент ии-агент ассистент ии~ ии- ші-асистент асистент ші~ ші- assistent ki-assistent ki~ ki- l'assistant l'ia assistants~de asistente la~ia assistente assistentes ia~ ia, l'assistente asystent asystenci ai- asistan yapay~zek asisten trợ~lý المساعد مساعد الذكاء~الاصطناعي دستیار هوش~مصنوعی सहायक एआई সহকারী এআই معاون اے~آئی ผู้ช่วย เอไอ msaidizi העוזר
+any user the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
@@ -315,7 +318,7 @@ hi no नहीं मत~ कभी~न
 es no no~ nunca jamás ningún ninguna nada~ ni~
 fr no ne~ n' jamais aucun aucune pas~ rien~
 ar no ~لا~ ~لم~ ~لن~ ليس أبدا ~عدم~
-bn no না~ নয় কখনো
+bn no নেই না~ নয় কখনো
 pt no não nao~ nunca jamais nenhum nenhuma nada~
 ru no не~ никогда ни~ нет~ нельзя ничего
 ur no ~نہ~ نہیں ~مت~ کبھی
@@ -402,6 +405,13 @@ it obey e~applica e~esegui eseguilo
 ru obey и~выполни и~примени выполни~это
 ja obey 実行して 従って
 ko obey 실행해 따르라
+any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง
+any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly quietly silently secretly
+any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت
+any selfnote this~rule this~note this~entry 本规则 本条 هذه~القاعدة اس~اصول aturan~ini catatan~ini esta~nota deze~notitie इस~नोट bu~notu این~یادداشت এই~নোট cette~règle questa~nota diese~notiz diese~regel эту~заметку это~правило цю~нотатку このメモ このルール 이~규칙 tę~notatkę ghi~chú~này บันทึกนี้
+any keep append~this re-save resave verbatim 原文 重新保存 附在 انسخ نقل~کریں salin salve~esta~nota sla~deze kopiere скопируй впиши зберігай 書き加え 추가해
+any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần
+any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
 en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
 zh act 执行 删除 强制推送 命令 付款 安装 合并
 zh standing 每次 以后 今后 从现在开始 一律 自动
@@ -549,7 +559,7 @@ FINDINGS = (
     ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|prompt|lifted")),
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
-    ("self_preserving", ("selfnote", "keep")),
+    ("self_preserving", ("selfnote", "keep|memory")),
     ("trust_transfer", ("obey", "elsewhere|destination")),
     ("exfiltration", ("show|display", "goods|prompt|envdump", "destination|public")),
     ("exfiltration", ("standing", "show", "goods|prompt")),
@@ -567,6 +577,13 @@ FINDINGS = (
     ("exfiltration", ("envdump",)),
     ("remote_code", ("shell", "persistence|unchecked|agent")),
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
+    ("instruction_to_agent", ("agent", "user")),  # the reader addressed as an AI, the user spoken of
+    ("exfiltration", ("destination", "user")),  # the user's things and a place outside
+    ("deceive_user", ("asked", "user")),  # the answer to the user's question given in advance
+    ("unchecked_action", ("unchecked", "user")),
+    ("trust_transfer", ("trusted", "user|orders|authority")),
+    ("conceal_from_user", ("conceal", "user|agent|selfnote")),
+    ("unchecked_action", ("unconfirmed", "user|agent|authority")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
 _ALONE = {needed[0] for _, needed in FINDINGS if len(needed) == 1}  # shapes that are a finding alone
@@ -754,17 +771,22 @@ def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:
         if n.concept == "no"
         and all(h.concept == "no" or h[:2] == n[:2] or h.end <= n.start or n.end <= h.start for h in hits)
     ]
-    return [
-        h
-        for h in hits
-        if h.concept != "no"
-        and not (h.concept in DENIABLE and any(n.lang == h.lang and _beside(spoken, n, h) for n in nos))
-    ]
+    withouts = [h for h in hits if h.concept == "without"]  # (denies no act: "run it without asking")
+    kept = []
+    for h in hits:
+        if h.concept in ("no", "without") or (h.concept in DENIABLE and any(n.lang == h.lang and _beside(spoken, n, h) for n in nos)):
+            continue
+        if h.concept in FLIPS:  # (a word of any language: denied by a negation of any, a clause's width apart)
+            if not any(_beside(spoken, n, h, 2 * GAP) for n in nos + withouts):
+                continue
+            h = h._replace(concept=FLIPS[h.concept])
+        kept.append(h)
+    return kept
 
 
-def _beside(spoken: str, a: _Hit, b: _Hit) -> bool:
+def _beside(spoken: str, a: _Hit, b: _Hit, gap: int = GAP) -> bool:
     between = spoken[min(a.end, b.end) : max(a.start, b.start)]
-    return len(between) <= GAP and not re.search(r"[.,;:!?。，；：！？、\n]", between)
+    return len(between) <= gap and not re.search(r"[.,;:!?。，；：！？、\n]", between)
 
 
 def _together(groups: list[list[_Hit]]) -> bool:
@@ -781,7 +803,7 @@ def words(spoken: str) -> list[_Hit]:
     hits = []
     for end, (word, meanings) in automaton.iter(spoken):
         start = end - len(word) + 1
-        if _spaced(word[0]) and start and spoken[start - 1].isalnum():
+        if _spaced(word[0]) and start and (_spaced(spoken[start - 1]) or spoken[start - 1].isdigit()):
             continue  # inside a word: a word of a script written with spaces counts at its start
         hits += [_Hit(start, end + 1, concept, lang) for lang, concept in meanings]
     return hits
@@ -806,6 +828,7 @@ def _automaton(ascii_only: bool) -> "ahocorasick.Automaton":
         rows = [row.split() for row in TABLE.strip().splitlines()]
         rows += [["*", concept, *anchors.split()] for concept, anchors in ANCHORS.items()]
         for lang, concept, *stems in rows:
+            lang = "" if lang == "any" else lang  # (words that go with any language's)
             for stem in stems:
                 if stem.isascii():
                     words.setdefault(stem.replace("~", " ").lower(), set()).add((lang, concept))
