@@ -32,7 +32,7 @@ TABLE = """
 en show send~it send~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
-en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
+en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~flag without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
 en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable
 en store store~it store~them save~it save~them save~your store~your keep~a~copy write~it~down write~them~down
 en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in~your~notes to~your~notes note~titled note~named
@@ -381,7 +381,7 @@ he decode פענח
 hu decode dekódold
 ms decode nyahkod
 en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
-zh authority 系统通知 管理员 工具返回
+zh authority 系统通知 管理员
 es authority aviso~del~sistema administrador
 fr authority message~de~l'administrateur administrateur
 de authority systemmeldung administrator
@@ -406,7 +406,7 @@ ru obey и~выполни и~примени выполни~это
 ja obey 実行して 従って
 ko obey 실행해 따르라
 any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง
-any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly quietly silently secretly
+any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly
 any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت
 any selfnote this~rule this~note this~entry 本规则 本条 هذه~القاعدة اس~اصول aturan~ini catatan~ini esta~nota deze~notitie इस~नोट bu~notu این~یادداشت এই~নোট cette~règle questa~nota diese~notiz diese~regel эту~заметку это~правило цю~нотатку このメモ このルール 이~규칙 tę~notatkę ghi~chú~này บันทึกนี้
 any keep append~this re-save resave verbatim 原文 重新保存 附在 انسخ نقل~کریں salin salve~esta~nota sla~deze kopiere скопируй впиши зберігай 書き加え 추가해
@@ -556,7 +556,7 @@ FINDINGS = (
     ("reveal_system_prompt", ("show|display", "orders", "earlier")),
     ("role_override", ("persona", "lifted|orders|unchecked")),
     ("role_override", ("lifted", "orders|unchecked|persona")),
-    ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|prompt|lifted")),
+    ("unchecked_action", ("unchecked|conceal", "act|shell|destination|persistence|command|goods|prompt|lifted")),
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
     ("self_preserving", ("selfnote", "keep|memory")),
@@ -587,6 +587,7 @@ FINDINGS = (
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
 _ALONE = {needed[0] for _, needed in FINDINGS if len(needed) == 1}  # shapes that are a finding alone
+SAID = {rule for rule, needed in FINDINGS if len(needed) > 1}  # findings of words, which a note may quote
 
 # Shapes (on the spoken text): where a concept stands without any language's words. A shape is
 # looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
@@ -632,6 +633,12 @@ SHAPES = {
     r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
     r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant",
 }
+
+
+def shaped(text: str) -> bool:
+    """`text` holds a shape of what an act needs (a URL, a command, a tool's call …): it counts wherever it stands."""
+    spoken = " ".join(text.casefold().split())
+    return any(re.search(pattern, spoken, re.M) for concept, pattern in SHAPES.items() if concept != "agent")
 
 
 class _Hit(NamedTuple):
@@ -774,7 +781,10 @@ def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:
     withouts = [h for h in hits if h.concept == "without"]  # (denies no act: "run it without asking")
     kept = []
     for h in hits:
-        if h.concept in ("no", "without") or (h.concept in DENIABLE and any(n.lang == h.lang and _beside(spoken, n, h) for n in nos)):
+        gap = 2 * GAP if h.concept == "unchecked" else GAP  # (a skip denied is a check: never … without asking)
+        if h.concept in ("no", "without") or (
+            h.concept in DENIABLE | {"unchecked"} and any(n.lang == h.lang and _beside(spoken, n, h, gap) for n in nos)
+        ):
             continue
         if h.concept in FLIPS:  # (a word of any language: denied by a negation of any, a clause's width apart)
             if not any(_beside(spoken, n, h, 2 * GAP) for n in nos + withouts):

@@ -232,8 +232,11 @@ def _vendor_token(m: re.Match[str]) -> bool:
     """A vendor's key no rule names (dckr_pat_…, glsa_…): a random body after a short prefix, with
     lower and upper letters and digits (or 40+ of one case and digits), not a hash, an id (32 or
     more after a one-word prefix: Stripe's pi_3Mtw…, msg_01XF… are 24), a name made of words or a
-    number of parts; two-part prefixes and those naming a key take 20."""
+    number of parts; two-part prefixes and those naming a key take 20. A key its prefix calls public
+    (Stripe's publishable pk_live_…, a pub- or pubkey- key) is published by design: no secret."""
     body, prefix = m["body"], m["prefix"].lower()
+    if re.match(r"pk_|pub(?:key)?[_-]|publishable", prefix):
+        return False
     plain = re.sub("[_-]", "", body)
     kinds = [bool(re.search(c, plain)) for c in ("[a-z]", "[A-Z]", r"\d")]
     keyish = len(re.findall(r"[_.-]", prefix)) > 1 or re.search(r"pat|key|secret|token|tkn|pw|sk|api|auth", prefix)
