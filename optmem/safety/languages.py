@@ -408,9 +408,10 @@ ko obey 실행해 따르라
 any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง
 any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly
 any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت
-any selfnote this~rule this~note this~entry 本规则 本条 هذه~القاعدة اس~اصول aturan~ini catatan~ini esta~nota deze~notitie इस~नोट bu~notu این~یادداشت এই~নোট cette~règle questa~nota diese~notiz diese~regel эту~заметку это~правило цю~нотатку このメモ このルール 이~규칙 tę~notatkę ghi~chú~này บันทึกนี้
-any keep append~this re-save resave verbatim 原文 重新保存 附在 انسخ نقل~کریں salin salve~esta~nota sla~deze kopiere скопируй впиши зберігай 書き加え 추가해
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần
+any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
+any suppress omit leave~them~out leave~it~out leave~out
+any hearsay the~user~requested the~user~wants the~owner~wants requested~by~the~user requested~by~user user~requested the~user~asked~for the~user~approved user~approved the~user~agreed agreed~with~the~user the~user~authorized the~user~has~authorized the~user~confirmed the~user~has~granted the~user~set 用户要求 用户已授权 用户已批准 应用户要求 用户同意
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
 en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
 zh act 执行 删除 强制推送 命令 付款 安装 合并
@@ -559,7 +560,7 @@ FINDINGS = (
     ("unchecked_action", ("unchecked|conceal", "act|shell|destination|persistence|command|goods|prompt|lifted")),
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
-    ("self_preserving", ("selfnote", "keep|memory")),
+    ("self_preserving", ("selfnote", "keep")),
     ("trust_transfer", ("obey", "elsewhere|destination")),
     ("exfiltration", ("show|display", "goods|prompt|envdump", "destination|public")),
     ("exfiltration", ("standing", "show", "goods|prompt")),
@@ -582,6 +583,8 @@ FINDINGS = (
     ("deceive_user", ("asked", "user")),  # the answer to the user's question given in advance
     ("unchecked_action", ("unchecked", "user")),
     ("trust_transfer", ("trusted", "user|orders|authority")),
+    ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
+    ("fake_authority", ("hearsay", "act|command|destination|persistence|shell|standing|lifted")),  # the user's say-so, reported
     ("conceal_from_user", ("conceal", "user|agent|selfnote")),
     ("unchecked_action", ("unconfirmed", "user|agent|authority")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
