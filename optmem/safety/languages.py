@@ -556,32 +556,26 @@ FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "told")),
     ("reveal_system_prompt", ("show|display", "orders", "earlier")),
     ("role_override", ("persona", "lifted|orders|unchecked")),
-    ("role_override", ("lifted", "orders|unchecked|persona")),
     ("unchecked_action", ("unchecked|conceal", "act|shell|destination|persistence|command|goods|prompt|lifted")),
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
     ("self_preserving", ("selfnote", "keep")),
     ("trust_transfer", ("obey", "elsewhere|destination")),
     ("exfiltration", ("show|display", "goods|prompt|envdump", "destination|public")),
-    ("exfiltration", ("standing", "show", "goods|prompt")),
     ("reveal_system_prompt", ("show", "prompt")),
     ("exfiltration", ("show", "goods")),
     ("exfiltration", ("store", "goods|prompt", "memory")),  # secrets gathered into memory, to leak later
     ("fake_authority", ("authority", "lifted|unchecked|orders|dismiss")),
     ("tool_request", ("toolcall", "act|goods|prompt|destination|command|standing")),
-    ("unchecked_action", ("asked", "command|shell")),
-    ("unchecked_action", ("lifted", "persistence|command|destination|standing")),
     ("remote_code", ("persistence", "destination|pubkey")),
     ("remote_code", ("payload", "standing|unchecked|agent")),
     ("exfiltration", ("template_link",)),
     ("unchecked_action", ("nocheck",)),
     ("exfiltration", ("envdump",)),
-    ("remote_code", ("shell", "persistence|unchecked|agent")),
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
     ("instruction_to_agent", ("agent", "user")),  # the reader addressed as an AI, the user spoken of
     ("exfiltration", ("destination", "user")),  # the user's things and a place outside
     ("deceive_user", ("asked", "user")),  # the answer to the user's question given in advance
-    ("unchecked_action", ("unchecked", "user")),
     ("trust_transfer", ("trusted", "user|orders|authority")),
     ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
     ("fake_authority", ("hearsay", "act|command|destination|persistence|shell|standing|lifted")),  # the user's say-so, reported
