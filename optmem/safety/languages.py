@@ -412,6 +412,7 @@ any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ t
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
 any suppress omit leave~them~out leave~it~out leave~out
 any hearsay the~user~requested the~user~wants the~owner~wants requested~by~the~user requested~by~user user~requested the~user~asked~for the~user~approved user~approved the~user~agreed agreed~with~the~user the~user~authorized the~user~has~authorized the~user~confirmed the~user~has~granted the~user~set 用户要求 用户已授权 用户已批准 应用户要求 用户同意
+any grant admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
 en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
 zh act 执行 删除 强制推送 命令 付款 安装 合并
@@ -578,6 +579,7 @@ FINDINGS = (
     ("deceive_user", ("asked", "user")),  # the answer to the user's question given in advance
     ("trust_transfer", ("trusted", "user|orders|authority")),
     ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
+    ("tool_request", ("grant", "standing|user|agent|destination|unchecked")),  # access handed out
     ("fake_authority", ("hearsay", "act|command|destination|persistence|shell|standing|lifted")),  # the user's say-so, reported
     ("conceal_from_user", ("conceal", "user|agent|selfnote")),
     ("unchecked_action", ("unconfirmed", "user|agent|authority")),
