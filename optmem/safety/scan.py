@@ -68,10 +68,16 @@ def find(text: str) -> str | None:
             len(set(re.findall(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{3,}", outside.lower())))
             + len(set(re.findall("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", outside))) // 2
         )  # (distinct words of three letters or more; two Chinese, Japanese or Korean syllables a word)
-        joins = any(h.concept == "decode" for h in languages.words(" ".join(outside.casefold().split())))
-        if outside != text and said >= 12 and not joins and _find(outside, 0) is None:
-            return None  # (a note that says to join or decode what it quotes uses the quotation)
+        if outside != text and said >= 12 and not _joins(outside) and _find(outside, 0) is None:
+            return None
     return rule
+
+
+def _joins(outside: str) -> bool:
+    """What a note says around its quotations tells to join or decode them: it uses them."""
+    from optmem.safety import languages
+
+    return any(h.concept == "decode" for h in languages.words(" ".join(outside.casefold().split())))
 
 
 def kind_of(rule: str) -> Kind:
