@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 WINDOW = 160  # characters: the concepts of a finding occur this close together
 GAP = 12  # characters: a negation this close to an act, in its clause, denies it
 DENIABLE = {"show", "display", "store", "memory", "dismiss", "act", "obey"}
+FLIPS = {"mention": "conceal", "confirm": "unconfirmed"}  # a telling denied hides; a check denied is skipped
 
 # Concepts: dismiss (ignore, override, declare void), earlier (previous, above, original, the
 # system's, your), orders (instructions, prompt, rules), show (reveal, print, send), persona (you
@@ -31,12 +32,14 @@ TABLE = """
 en show send~it send~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
-en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~mention don't~mention do~not~tell don't~tell do~not~flag not~to~tell without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
+en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~flag without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
 en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable
 en store store~it store~them save~it save~them save~your store~your keep~a~copy write~it~down write~them~down
 en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in~your~notes to~your~notes note~titled note~named
 en prompt conversation chat~history transcript system~prompt context~window initial~instructions
 en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
+any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screening ai~shopping ai~review ai~annotat chatbot dear~assistant @assistant automated~assistant assistants~ if~you~are~an~ai 助手 助理 大模型 智能体 アシスタント aiへ 비서 어시스턴트 ai에게 에이전트 ии-ассистент ии-агент ассистент ии~ ии- ші-асистент асистент ші~ ші- assistent ki-assistent ki~ ki- die~ki l'assistant l'ia assistants~de asistente la~ia assistente assistentes ia~ ia, l'assistente asystent asystenci ai- asistan yapay~zek asisten trợ~lý المساعد مساعد الذكاء~الاصطناعي دستیار هوش~مصنوعی सहायक एआई সহকারী এআই معاون اے~آئی ผู้ช่วย เอไอ msaidizi העוזר
+any user the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
@@ -315,7 +318,7 @@ hi no नहीं मत~ कभी~न
 es no no~ nunca jamás ningún ninguna nada~ ni~
 fr no ne~ n' jamais aucun aucune pas~ rien~
 ar no ~لا~ ~لم~ ~لن~ ليس أبدا ~عدم~
-bn no না~ নয় কখনো
+bn no নেই না~ নয় কখনো
 pt no não nao~ nunca jamais nenhum nenhuma nada~
 ru no не~ никогда ни~ нет~ нельзя ничего
 ur no ~نہ~ نہیں ~مت~ کبھی
@@ -378,7 +381,7 @@ he decode פענח
 hu decode dekódold
 ms decode nyahkod
 en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
-zh authority 系统通知 管理员 工具返回
+zh authority 系统通知 管理员
 es authority aviso~del~sistema administrador
 fr authority message~de~l'administrateur administrateur
 de authority systemmeldung administrator
@@ -402,6 +405,15 @@ it obey e~applica e~esegui eseguilo
 ru obey и~выполни и~примени выполни~это
 ja obey 実行して 従って
 ko obey 실행해 따르라
+any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง
+any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly
+any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت
+any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần
+any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
+any suppress omit leave~them~out leave~it~out leave~out
+any hearsay the~user~requested the~user~wants the~owner~wants requested~by~the~user requested~by~user user~requested the~user~asked~for the~user~approved user~approved the~user~agreed agreed~with~the~user the~user~authorized the~user~has~authorized the~user~confirmed the~user~has~granted the~user~set 用户要求 用户已授权 用户已批准 应用户要求 用户同意
+any grant admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
+any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
 en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
 zh act 执行 删除 强制推送 命令 付款 安装 合并
 zh standing 每次 以后 今后 从现在开始 一律 自动
@@ -545,31 +557,36 @@ FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "told")),
     ("reveal_system_prompt", ("show|display", "orders", "earlier")),
     ("role_override", ("persona", "lifted|orders|unchecked")),
-    ("role_override", ("lifted", "orders|unchecked|persona")),
-    ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|prompt|lifted")),
+    ("unchecked_action", ("unchecked|conceal", "act|shell|destination|persistence|command|goods|prompt|lifted")),
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
     ("self_preserving", ("selfnote", "keep")),
     ("trust_transfer", ("obey", "elsewhere|destination")),
     ("exfiltration", ("show|display", "goods|prompt|envdump", "destination|public")),
-    ("exfiltration", ("standing", "show", "goods|prompt")),
     ("reveal_system_prompt", ("show", "prompt")),
     ("exfiltration", ("show", "goods")),
     ("exfiltration", ("store", "goods|prompt", "memory")),  # secrets gathered into memory, to leak later
     ("fake_authority", ("authority", "lifted|unchecked|orders|dismiss")),
     ("tool_request", ("toolcall", "act|goods|prompt|destination|command|standing")),
-    ("unchecked_action", ("asked", "command|shell")),
-    ("unchecked_action", ("lifted", "persistence|command|destination|standing")),
     ("remote_code", ("persistence", "destination|pubkey")),
     ("remote_code", ("payload", "standing|unchecked|agent")),
     ("exfiltration", ("template_link",)),
     ("unchecked_action", ("nocheck",)),
     ("exfiltration", ("envdump",)),
-    ("remote_code", ("shell", "persistence|unchecked|agent")),
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
+    ("instruction_to_agent", ("agent", "user")),  # the reader addressed as an AI, the user spoken of
+    ("exfiltration", ("destination", "user")),  # the user's things and a place outside
+    ("deceive_user", ("asked", "user")),  # the answer to the user's question given in advance
+    ("trust_transfer", ("trusted", "user|orders|authority")),
+    ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
+    ("tool_request", ("grant", "standing|user|agent|destination|unchecked")),  # access handed out
+    ("fake_authority", ("hearsay", "act|command|destination|persistence|shell|standing|lifted")),  # consent reported
+    ("conceal_from_user", ("conceal", "user|agent|selfnote")),
+    ("unchecked_action", ("unconfirmed", "user|agent|authority")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
 _ALONE = {needed[0] for _, needed in FINDINGS if len(needed) == 1}  # shapes that are a finding alone
+SAID = {rule for rule, needed in FINDINGS if len(needed) > 1}  # findings of words, which a note may quote
 
 # Shapes (on the spoken text): where a concept stands without any language's words. A shape is
 # looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
@@ -615,6 +632,12 @@ SHAPES = {
     r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
     r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant",
 }
+
+
+def shaped(text: str) -> bool:
+    """`text` holds a shape of what an act needs (a URL, a command, a tool's call …): it counts wherever it stands."""
+    spoken = " ".join(text.casefold().split())
+    return any(re.search(pattern, spoken, re.M) for concept, pattern in SHAPES.items() if concept != "agent")
 
 
 class _Hit(NamedTuple):
@@ -754,17 +777,25 @@ def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:
         if n.concept == "no"
         and all(h.concept == "no" or h[:2] == n[:2] or h.end <= n.start or n.end <= h.start for h in hits)
     ]
-    return [
-        h
-        for h in hits
-        if h.concept != "no"
-        and not (h.concept in DENIABLE and any(n.lang == h.lang and _beside(spoken, n, h) for n in nos))
-    ]
+    withouts = [h for h in hits if h.concept == "without"]  # (denies no act: "run it without asking")
+    kept = []
+    for h in hits:
+        gap = 2 * GAP if h.concept == "unchecked" else GAP  # (a skip denied is a check: never … without asking)
+        if h.concept in ("no", "without") or (
+            h.concept in DENIABLE | {"unchecked"} and any(n.lang == h.lang and _beside(spoken, n, h, gap) for n in nos)
+        ):
+            continue
+        if h.concept in FLIPS:  # (a word of any language: denied by a negation of any, a clause's width apart)
+            if not any(_beside(spoken, n, h, 2 * GAP) for n in nos + withouts):
+                continue
+            h = h._replace(concept=FLIPS[h.concept])
+        kept.append(h)
+    return kept
 
 
-def _beside(spoken: str, a: _Hit, b: _Hit) -> bool:
+def _beside(spoken: str, a: _Hit, b: _Hit, gap: int = GAP) -> bool:
     between = spoken[min(a.end, b.end) : max(a.start, b.start)]
-    return len(between) <= GAP and not re.search(r"[.,;:!?。，；：！？、\n]", between)
+    return len(between) <= gap and not re.search(r"[.,;:!?。，；：！？、\n]", between)
 
 
 def _together(groups: list[list[_Hit]]) -> bool:
@@ -781,7 +812,7 @@ def words(spoken: str) -> list[_Hit]:
     hits = []
     for end, (word, meanings) in automaton.iter(spoken):
         start = end - len(word) + 1
-        if _spaced(word[0]) and start and spoken[start - 1].isalnum():
+        if _spaced(word[0]) and start and (_spaced(spoken[start - 1]) or spoken[start - 1].isdigit()):
             continue  # inside a word: a word of a script written with spaces counts at its start
         hits += [_Hit(start, end + 1, concept, lang) for lang, concept in meanings]
     return hits
@@ -806,6 +837,7 @@ def _automaton(ascii_only: bool) -> "ahocorasick.Automaton":
         rows = [row.split() for row in TABLE.strip().splitlines()]
         rows += [["*", concept, *anchors.split()] for concept, anchors in ANCHORS.items()]
         for lang, concept, *stems in rows:
+            lang = "" if lang == "any" else lang  # (words that go with any language's)
             for stem in stems:
                 if stem.isascii():
                     words.setdefault(stem.replace("~", " ").lower(), set()).add((lang, concept))

@@ -35,6 +35,7 @@ _QUOTED = (
     r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|„[^“”\n]{3,300}[“”]|«[^»\n]{3,300}»|「[^」\n]{3,300}」|`[^`\n]{3,300}`"
     r"|(?<!\w)'[^'\n]{3,300}'(?!\w)"
 )
+_SPEECH = _QUOTED.replace(r"|`[^`\n]{3,300}`", "")  # (the table's findings: code in backticks is run, not said)
 
 _PHRASING = {
     "ignore_previous_instructions",
@@ -53,18 +54,30 @@ def find(text: str) -> str | None:
 
     A note that quotes an injection to speak about it (an incident, a test, a detection rule) is
     not one: when the hit lies only inside quotation marks and what the note says around them —
-    a dozen distinct words at least — holds none, nothing is found. That holds for phrasing (`_PHRASING`);
-    secrets, characters, markup and what an act needs (a URL, a command) count wherever they stand."""
+    a dozen distinct words at least — holds none, nothing is found. That holds for phrasing (`_PHRASING`)
+    and the table's findings of words (`languages.SAID`); secrets, characters, markup and what an act
+    needs (a URL, a command) count wherever they stand."""
+    from optmem.safety import languages
+
     rule = _find(text, 0)
-    if rule and rule.removesuffix("_zh") in _PHRASING:
-        outside = re.sub(_QUOTED, " … ", text)
+    phrasing = rule is not None and rule.removesuffix("_zh") in _PHRASING
+    quotes = _QUOTED if phrasing else _SPEECH
+    if phrasing or (rule in languages.SAID and not languages.shaped(" ".join(re.findall(quotes, text)))):
+        outside = re.sub(quotes, " … ", text)
         said = (
-            len(set(re.findall(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff]{3,}", outside.lower())))
-            + len(set(re.findall("[\u3040-\u30ff\u3400-\u9fff]", outside))) // 2
-        )  # (distinct words of three letters or more; two Chinese characters a word)
-        if outside != text and said >= 12 and _find(outside, 0) is None:
+            len(set(re.findall(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{3,}", outside.lower())))
+            + len(set(re.findall("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", outside))) // 2
+        )  # (distinct words of three letters or more; two Chinese, Japanese or Korean syllables a word)
+        if outside != text and said >= 12 and not _joins(outside) and _find(outside, 0) is None:
             return None
     return rule
+
+
+def _joins(outside: str) -> bool:
+    """What a note says around its quotations tells to join or decode them: it uses them."""
+    from optmem.safety import languages
+
+    return any(h.concept == "decode" for h in languages.words(" ".join(outside.casefold().split())))
 
 
 def kind_of(rule: str) -> Kind:
