@@ -29,7 +29,7 @@ FLIPS = {"mention": "conceal", "confirm": "unconfirmed"}  # a telling denied hid
 # or telling the user, silently), goods (what must not leave: passwords, keys, .env, the chat).
 # Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1.
 TABLE = """
-en show send~it send~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
+en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
 en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~flag without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
@@ -411,7 +411,6 @@ any confirm confirm approval permission ask~again escalat 确认 批准 许可 �
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
 any suppress omit leave~them~out leave~it~out leave~out
-any hearsay the~user~requested the~user~wants the~owner~wants requested~by~the~user requested~by~user user~requested the~user~asked~for the~user~approved user~approved the~user~agreed agreed~with~the~user the~user~authorized the~user~has~authorized the~user~confirmed the~user~has~granted the~user~set 用户要求 用户已授权 用户已批准 应用户要求 用户同意
 any grant admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
 en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
@@ -575,12 +574,11 @@ FINDINGS = (
     ("exfiltration", ("envdump",)),
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
     ("instruction_to_agent", ("agent", "user")),  # the reader addressed as an AI, the user spoken of
-    ("exfiltration", ("destination", "user")),  # the user's things and a place outside
+    ("exfiltration", ("show", "destination", "user")),  # the user's things sent to a place outside
     ("deceive_user", ("asked", "user")),  # the answer to the user's question given in advance
     ("trust_transfer", ("trusted", "user|orders|authority")),
     ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
     ("tool_request", ("grant", "standing|user|agent|destination|unchecked")),  # access handed out
-    ("fake_authority", ("hearsay", "act|command|destination|persistence|shell|standing|lifted")),  # consent reported
     ("conceal_from_user", ("conceal", "user|agent|selfnote")),
     ("unchecked_action", ("unconfirmed", "user|agent|authority")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
