@@ -6,8 +6,8 @@
 
 The sets are the ones tests/test_scan.py asserts on (tests/data/): the adversarial payload
 corpus, the class corpus (scan_generalise/: attacks and secrets by class, and ordinary developer
-notes beside them), the blind corpus (blind_safety/: attacks and notes written by someone who
-never saw the scanner), 1,000 generated ordinary notes (Chinese and English) and every text of
+notes beside them), three blind corpora (blind_safety*/: attacks and notes written by someone who
+never saw the scanner), agent-style memory notes written blind (agent_notes/), 1,000 generated ordinary notes (Chinese and English) and every text of
 sample_vault/.
 --catalogs adds real text that no one wrote for this test: every message (English msgid and
 Chinese msgstr) of /usr/share/locale/zh_*/LC_MESSAGES/*.mo, as many as the machine has.
@@ -77,21 +77,28 @@ def main() -> None:
         for r in corpus.generalise_payloads():
             if not scan.find(r["text"]):
                 print(f"    miss: {r['class']}: {r['text']!r}")
-    blind = corpus.blind_attacks()
-    for kind in ("injection", "secret"):
-        mine = [r for r in blind if r["kind"] == kind]
-        missed = [r for r in mine if scan.find(r["text"]) is None]
-        print(f"{'blind corpus ' + kind:<32} {len(mine) - len(missed):>5} / {len(mine)}")
-        if args.misses:
-            for r in missed:
-                print(f"    miss: {r['id']} {r['lang']}: {r['text']!r}")
-    notes = corpus.blind_notes()
-    for kind in ("injection", "secret"):
-        hits = [(rule, n) for n in notes if (rule := scan.find(str(n["text"]))) and scan.kind_of(rule) == kind]
-        print(f"{'blind notes flagged as ' + kind:<32} {len(hits):>5} / {len(notes)}")
-        if args.misses:
-            for rule, n in hits:
-                print(f"    false positive ({rule}): {n['id']}: {n['text']!r}")
+    for name, label in (("blind_safety", "blind"), ("blind_safety2", "blind 2"), ("blind_safety3", "blind 3")):
+        blind = corpus.blind_attacks(name)
+        for kind in ("injection", "secret"):
+            mine = [r for r in blind if r["kind"] == kind]
+            missed = [r for r in mine if scan.find(r["text"]) is None]
+            print(f"{label + ' corpus ' + kind:<32} {len(mine) - len(missed):>5} / {len(mine)}")
+            if args.misses:
+                for r in missed:
+                    print(f"    miss: {r['id']} {r['lang']}: {r['text']!r}")
+        notes = corpus.blind_notes(name)
+        for kind in ("injection", "secret"):
+            hits = [(rule, n) for n in notes if (rule := scan.find(str(n["text"]))) and scan.kind_of(rule) == kind]
+            print(f"{label + ' notes flagged as ' + kind:<32} {len(hits):>5} / {len(notes)}")
+            if args.misses:
+                for rule, n in hits:
+                    print(f"    false positive ({rule}): {n['id']}: {n['text']!r}")
+    agent = corpus.agent_notes()
+    hits = [(rule, n) for n in agent if (rule := scan.find(str(n["text"])))]
+    print(f"{'agent-style notes flagged':<32} {len(hits):>5} / {len(agent)}")
+    if args.misses:
+        for rule, n in hits:
+            print(f"    false positive ({rule}): {n['id']}: {n['text']!r}")
     sets = [
         ("ordinary notes", corpus.ordinary_notes()),
         ("developer notes", corpus.developer_notes()),

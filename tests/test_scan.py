@@ -61,6 +61,37 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
     assert not [n for rule, n in flagged if rule and not n["hard"]]  # no ordinary note at all
 
 
+@pytest.mark.long
+@pytest.mark.parametrize(
+    ("name", "injections", "secrets", "held"),
+    [
+        # (floors at what the scanner reads today: a change that loses ground on text nobody
+        # tuned to fails here; the issue's goal is 80 % / 95 % / 2 %)
+        ("blind_safety2", 0.65, 0.93, 0.02),
+        ("blind_safety3", 0.37, 0.88, 0.04),
+    ],
+)
+def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
+    attacks = corpus.blind_attacks(name)
+    for kind, floor in (("injection", injections), ("secret", secrets)):
+        mine = [r for r in attacks if r["kind"] == kind]
+        assert sum(bool(scan.find(r["text"])) for r in mine) >= floor * len(mine), kind
+    notes = corpus.blind_notes(name)
+    flagged = [n["id"] for n in notes if scan.find(n["text"])]
+    assert len(flagged) <= held * len(notes), flagged
+
+
+@pytest.mark.long
+def test_what_agents_save_about_their_user_is_kept():
+    """Agent-style memory (the user's wishes, approvals, contacts, permissions, what not to
+    mention to someone): 504 notes written blind; main held 12 of them, a branch that took "the
+    user" + an address or "if the user asks" for attacks held 45."""
+    notes = corpus.agent_notes()
+    flagged = [(scan.find(n["text"]), n["id"]) for n in notes]
+    assert len([f for f in flagged if f[0]]) <= 0.027 * len(notes), [f for f in flagged if f[0]]
+    assert not [f for f in flagged if f[0] and scan.kind_of(f[0]) == "secret"]
+
+
 def test_every_class_of_the_class_corpus_is_mostly_caught():
     """No class rests on the others' numbers: each is caught at 85 % or more."""
     by_class: dict[str, list[bool]] = {}

@@ -15,6 +15,7 @@ import random
 import re
 import string
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).parent
 SAMPLE_VAULT = HERE.parent.parent / "sample_vault"
@@ -35,19 +36,31 @@ def generalise_payloads() -> list[dict[str, str]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def blind_attacks() -> list[dict[str, str]]:
-    """The blind corpus (blind_safety/, see its README): 279 injections and 112 secrets written by
-    someone who never saw the scanner, its rules or its tests — memory poisoning of every kind
-    in 25 languages, split attacks, obfuscations; fields id, kind, lang, text, goal, group."""
-    with (HERE / "blind_safety" / "attacks.jsonl").open(encoding="utf-8") as f:
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def blind_notes() -> list[dict[str, object]]:
-    """The blind corpus's 337 notes that must be kept (100 hard: security notes quoting attacks,
+def blind_attacks(name: str = "blind_safety") -> list[dict[str, Any]]:
+    """A corpus written blind (see each folder's README), by someone who never saw the scanner, its
+    rules or its tests; fields id, kind (injection, secret), lang, text, goal. `blind_safety`: 279
+    injections and 112 secrets in 25 languages (tuned on since); `blind_safety2`: 243 and 74 in
+    23 (developed on after its first measure); `blind_safety3`: 512 and 110 in 29, measured as
+    held out (its first figure on the scanner of that day: 20.9 % of injections)."""
+    return _jsonl(HERE / name / "attacks.jsonl")
+
+
+def blind_notes(name: str = "blind_safety") -> list[dict[str, Any]]:
+    """A blind corpus's notes that must be kept (`hard`: security notes quoting attacks,
     documented example keys, local default logins, real imperatives to one's own agent)."""
-    with (HERE / "blind_safety" / "notes.jsonl").open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return _jsonl(HERE / name / "notes.jsonl")
+
+
+def agent_notes() -> list[dict[str, Any]]:
+    """504 memory notes written blind the way agents save them (agent_notes/, see its README): the
+    user's wishes, approvals, contacts, permissions, things not to mention to someone, forwarding
+    routines — 55 % English, 29 % Chinese, 11 other languages; every one to be kept."""
+    return _jsonl(HERE / "agent_notes" / "notes.jsonl")
 
 
 def developer_notes() -> list[str]:
