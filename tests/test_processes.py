@@ -42,7 +42,7 @@ ADDER = textwrap.dedent("""
 def test_six_appenders_and_four_adders_lose_nothing(vault, vault_path):
     """Twelve writers take turns at the vault lock: on a busy machine a turn can come late, so
     they wait for it as long as a hang would take (what is tested is that nothing is lost)."""
-    per_appender, per_adder = 40, 12
+    per_appender, per_adder = 20, 8  # (each writer's turns interleave with the others' all along)
     procs = [
         subprocess.Popen([sys.executable, "-c", APPENDER, str(vault_path), str(i), str(per_appender), PATIENT])
         for i in range(6)
@@ -125,15 +125,28 @@ BIG_LOG = textwrap.dedent("""
 """)
 
 
+def stopped(pid: int) -> bool:
+    """Whether process `pid` is stopped (SIGSTOP took effect: Linux's /proc/PID/stat says T)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True  # it has exited: it runs no more either
+    return stat[stat.rindex(")") + 2] in "Tt"
+
+
+REBUILT = 6000  # records (~0.9 MB, under index.PARALLEL_MIN_BYTES): a build of about half a second, by one process
+
+
 @pytest.mark.long
 def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path):
     """After the log changed under the index (a git merge), the rebuild does not hold the vault
-    lock: while its temporary index is being written, this test takes the lock itself (one try,
-    no wait) — which it could never do if the build held it — and an agent's append gets through."""
+    lock: once its temporary index exists, this test stops the building process (SIGSTOP) in the
+    middle of writing it and takes the lock itself (one try, no wait) — which it could never do if
+    the build held it — then lets it go on; and an agent's append gets through."""
     from optmem import fsio
     from optmem.errors import Locked
 
-    subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), "40000"], check=True)
+    subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), str(REBUILT)], check=True)
     builder = subprocess.Popen(
         [sys.executable, "-m", "optmem", "--vault", str(vault_path), "--set", PATIENT, "search", "部署"],
         stdout=subprocess.DEVNULL,
@@ -148,12 +161,16 @@ def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path):
     taken_while_building = False
     while builder.poll() is None and not taken_while_building:
         if building():
+            builder.send_signal(signal.SIGSTOP)  # frozen where it is: the window cannot close now
             try:
+                wait_until(lambda: stopped(builder.pid), "the build to stop")
                 with fsio.exclusive_lock(vault.lock_path, 0):
                     # the build cannot be at its end (that holds the lock): it is writing its file
                     taken_while_building = building()
             except Locked:
-                pass  # the build's own short hold, at its start or end: try again
+                pass  # stopped in the build's own short hold, at its start or end: try again
+            finally:
+                builder.send_signal(signal.SIGCONT)
         time.sleep(0.002)
     if taken_while_building:
         res = run_optmem("append", "an agent writes while the index is rebuilt", "--json")
@@ -210,25 +227,34 @@ def test_readers_writers_and_a_compactor_at_once(vault, vault_path):
 @pytest.mark.long
 def test_concurrent_readers_share_one_rebuild(vault, vault_path):
     """Three searches arrive at a log whose index must be rebuilt: one builds, the others wait
-    for it (on the build lock) instead of building copies of their own."""
-    subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), "60000"], check=True)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "optmem", "--vault", str(vault_path), "--set", PATIENT, "search", "部署", "--json"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(3)
-    ]
+    for it (on the build lock) instead of building copies of their own. The test holds the build
+    lock until all three are waiting for it (each has the lock file open), so they arrive together
+    however late the machine starts them; then it lets go and counts the builds."""
+    from optmem import fsio
+
+    subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), str(REBUILT)], check=True)
+    build_lock = vault_path / ".cache" / "build.lock"
     builders: set[str] = set()
 
-    def done() -> bool:
-        nonlocal builders
-        builders |= {p.name for p in (vault_path / ".cache").glob("index.*.tmp")}
+    def seen(procs: list[subprocess.Popen[str]], waiting: bool) -> bool:
+        builders.update(p.name for p in (vault_path / ".cache").glob("index.*.tmp"))
+        if waiting:  # each one either waits for the build lock or (were there none) is done
+            return all(has_open(p.pid, build_lock) or p.poll() is not None for p in procs)
         return all(p.poll() is not None for p in procs)
 
-    wait_until(done, "three searches")
+    search = [sys.executable, "-m", "optmem", "--vault", str(vault_path), "--set", PATIENT, "search", "部署", "--json"]
+    with fsio.exclusive_lock(build_lock, 1):
+        procs = [
+            subprocess.Popen(
+                search,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(3)
+        ]
+        wait_until(lambda: seen(procs, waiting=True), "three searches at the build lock")
+    wait_until(lambda: seen(procs, waiting=False), "three searches")
     outs = [p.communicate(timeout=HANG)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert len({json.dumps(json.loads(o)["hits"]) for o in outs}) == 1  # the same answer
