@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -197,18 +198,39 @@ def test_a_vault_inside_a_code_repository_is_refused_before_anything_changes(tmp
 STAGES = ("committing", "fetching", "merging", "pushing", "catching the index up")
 
 
+@pytest.fixture(scope="module")
+def moved_on(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two clones that synced once each, then wrote three records each, and two synced again: the
+    remote moved, so one's next sync must commit, fetch, merge, push and catch its index up. Built
+    once; the remote is named by a relative path, so a copy of the folder syncs with its own copy."""
+    base = tmp_path_factory.mktemp("moved-on")
+    with pytest.MonkeyPatch.context() as mp:
+        (base / "home").mkdir()
+        mp.setenv("HOME", str(base / "home"))
+        mp.delenv("OPTMEM_VAULT", raising=False)
+        for name in ("OPTMEM_NOW", "OPTMEM_DOMAIN"):
+            mp.delenv(name, raising=False)
+        one, two = pair(base)
+        for clone in (one, two):
+            git(clone, "config", "remote.origin.url", "../origin.git")
+        om(one, "append", "one: first")
+        sync(one)
+        om(two, "append", "two: first")
+        sync(two)
+        for i in range(3):
+            om(one, "append", f"one: more {i}")
+            om(two, "append", f"two: more {i}")
+        sync(two)  # the remote moved: one's sync must merge
+    return base
+
+
 @pytest.mark.long
+@pytest.mark.xdist_group("moved-on")  # (one worker builds the clones once)
 @pytest.mark.parametrize("stage", STAGES)
-def test_a_sync_killed_at_any_stage_converges_on_the_next(tmp_path, stage):
-    one, two = pair(tmp_path)
-    om(one, "append", "one: first")
-    sync(one)
-    om(two, "append", "two: first")
-    sync(two)
-    for i in range(3):
-        om(one, "append", f"one: more {i}")
-        om(two, "append", f"two: more {i}")
-    sync(two)  # the remote moved: one's sync must merge
+def test_a_sync_killed_at_any_stage_converges_on_the_next(moved_on, tmp_path, stage):
+    for name in ("origin.git", "one", "two"):
+        shutil.copytree(moved_on / name, tmp_path / name, symlinks=True)
+    one, two = tmp_path / "one", tmp_path / "two"
     proc = subprocess.Popen(
         [*optmem_cmd(), "--vault", str(one), "sync"],
         stdout=subprocess.PIPE,
@@ -217,11 +239,14 @@ def test_a_sync_killed_at_any_stage_converges_on_the_next(tmp_path, stage):
         env={**os.environ, **ENV},
     )
     assert proc.stderr is not None
+    reached = False
     for line in proc.stderr:
         if stage in line:
             proc.send_signal(signal.SIGKILL)
+            reached = True
             break
     proc.wait(timeout=HANG)
+    assert reached, f"the sync never said {stage!r}"  # (a copy of the clones is a sync with every stage to go)
     for clone in (one, two, one):  # the next syncs (in this process: what was killed was a process)
         sync(clone)
     ids = record_ids(one)
