@@ -200,7 +200,7 @@ COMPACTOR = textwrap.dedent("""
 
 
 @pytest.mark.long
-def test_readers_writers_and_a_compactor_at_once(vault, vault_path):
+def test_readers_writers_and_a_compactor_at_once(vault, vault_path, cli):
     (vault_path / "optmem.toml").write_text("[tree]\nrun = 16\nfanout = 4\n", "utf-8")
     procs = [
         subprocess.Popen([sys.executable, "-c", APPENDER, str(vault_path), str(i), "30", PATIENT]) for i in range(3)
@@ -211,10 +211,10 @@ def test_readers_writers_and_a_compactor_at_once(vault, vault_path):
         assert p.wait(timeout=HANG) == 0
     lines = [json.loads(line) for line in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()]
     assert len([r for r in lines if r["kind"] == "note"]) == 90
-    res = run_optmem("search", "worker record", "--limit", "100", "--json")
-    assert json.loads(res.stdout)["total"] == 90
-    assert json.loads(run_optmem("doctor", "--json").stdout)["ok"] is True
-    run_optmem("compact")
+    # what they left, read afterwards (in this process: the race is over)
+    assert cli.json("search", "worker record", "--limit", "100")["total"] == 90
+    assert cli.json("doctor")["ok"] is True
+    cli.json("compact")
     covered = set()
     from optmem import tree as treemod
 
