@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HANG, PATIENT, Cli, optmem_cmd
+from conftest import HANG, PATIENT, Cli, optmem_cmd, wait_until
 from test_git import GIT_ENV, git
+from test_processes import stopped
 
 ENV = {**GIT_ENV}
 
@@ -195,6 +196,28 @@ def test_a_vault_inside_a_code_repository_is_refused_before_anything_changes(tmp
     assert sorted(p.name for p in vault.iterdir()) == before  # not even split
 
 
+def descendants(pid: int) -> list[int]:
+    """The processes `pid` started, and theirs (Linux: /proc/PID/task/*/children)."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids = [int(k) for k in (task / "children").read_text().split()]
+        except OSError:
+            continue  # it has ended meanwhile
+        for kid in kids:
+            out += [kid, *descendants(kid)]
+    return out
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` has ended (exited, or a zombie nobody reaped yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2] in "ZX"
+
+
 STAGES = ("committing", "fetching", "merging", "pushing", "catching the index up")
 
 
@@ -239,14 +262,20 @@ def test_a_sync_killed_at_any_stage_converges_on_the_next(moved_on, tmp_path, st
         env={**os.environ, **ENV},
     )
     assert proc.stderr is not None
-    reached = False
+    reached, left = False, []
     for line in proc.stderr:
         if stage in line:
+            proc.send_signal(signal.SIGSTOP)  # (stopped, it starts no other git: the ones it started are known)
+            wait_until(lambda: stopped(proc.pid), "the sync to stop")
+            left = descendants(proc.pid)
             proc.send_signal(signal.SIGKILL)
             reached = True
             break
     proc.wait(timeout=HANG)
     assert reached, f"the sync never said {stage!r}"  # (a copy of the clones is a sync with every stage to go)
+    # the git it was running goes on to its end (as after a kill in a terminal); the next sync is
+    # run after that, not at once — a person does not type it within milliseconds
+    wait_until(lambda: all(gone(pid) for pid in left), "the git the killed sync left running")
     for clone in (one, two, one):  # the next syncs (in this process: what was killed was a process)
         sync(clone)
     ids = record_ids(one)
