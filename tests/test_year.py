@@ -3,9 +3,9 @@
 Every other day (a session is what costs the test its CPU; the lifecycle counts days, and the
 notes still come at one a day) an agent writes one-off notes nobody recalls again, a session
 starts with `context` (which touches what it shows), and now and then: preferences are restated,
-a keyed fact moves, the agent records a guess, and guesses are confirmed — by a person or by being said again in
-another conversation. The clock is `OPTMEM_NOW`; the daily sweep runs on the first write of each
-day, as it does for a user.
+a keyed fact moves, the agent records a guess, and guesses are confirmed — by a person or by
+being said again in another conversation. The clock is `OPTMEM_NOW`; the daily sweep runs on the
+first write of each day, as it does for a user.
 """
 
 from __future__ import annotations
