@@ -86,34 +86,37 @@ CRASHER = textwrap.dedent("""
 
 
 @pytest.mark.long
-def test_crash_torn_tail_is_tolerated_and_ended_by_the_next_append(vault_path):
-    first = json.loads(run_optmem("append", "before the crash", "--json").stdout)["id"]
+def test_crash_torn_tail_is_tolerated_and_ended_by_the_next_append(vault_path, cli):
+    """The writer that crashes is a process (killed mid-line); the commands before and after it
+    run in this process, each reading the files afresh."""
+    first = cli.json("append", "before the crash")["id"]
     crashed = subprocess.run([sys.executable, "-c", CRASHER, str(vault_path / "LOG.jsonl")])
     assert crashed.returncode == -signal.SIGKILL
-    got = run_optmem("get", first, "--json")
-    assert got.returncode == 0 and json.loads(got.stdout)["record"]["text"] == "before the crash"
-    after = run_optmem("append", "after the crash", "--json")
-    assert after.returncode == 0
+    got = cli("get", first, "--json")
+    assert got.exit_code == 0 and json.loads(got.stdout)["record"]["text"] == "before the crash"
+    after = cli("append", "after the crash", "--json")
+    assert after.exit_code == 0
     new_id = json.loads(after.stdout)["id"]
     lines = (vault_path / "LOG.jsonl").read_bytes().split(b"\n")
     assert lines[1].endswith(b'"text":"half a rec')  # the torn bytes are kept as they were
     assert json.loads(lines[2])["id"] == new_id  # and the new record is whole
-    assert json.loads(run_optmem("get", new_id, "--json").stdout)["record"]["status"] == "current"
+    assert cli.json("get", new_id)["record"]["status"] == "current"
     assert os.path.getsize(vault_path / "LOG.jsonl") == len(b"\n".join(lines))
 
 
 @pytest.mark.long
-def test_appends_go_on_while_the_summary_tree_is_being_compacted(vault, vault_path):
-    """Compaction holds the tree's lock, not the vault's: an agent's append does not wait on it."""
+def test_appends_go_on_while_the_summary_tree_is_being_compacted(vault, vault_path, cli):
+    """Compaction holds the tree's lock, not the vault's: an agent's append does not wait on it.
+    (The commands run in this process: a lock on a file descriptor of its own is another holder.)"""
     # the timeout under test: compaction's (the test holds the tree lock); the vault lock stays free
     (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.3\n", "utf-8")  # timeout under test
     from optmem import fsio
 
     with fsio.exclusive_lock(vault_path / ".cache" / "tree.lock", 1):
-        res = run_optmem("append", "written during a compaction", "--json")
-        assert res.returncode == 0, res.stdout + res.stderr
-        blocked = run_optmem("compact", "--json")
-        assert blocked.returncode == 3 and json.loads(blocked.stdout)["error"]["code"] == "locked"
+        res = cli("append", "written during a compaction", "--json")
+        assert res.exit_code == 0, res.stdout + res.stderr
+        blocked = cli("compact", "--json")
+        assert blocked.exit_code == 3 and json.loads(blocked.stdout)["error"]["code"] == "locked"
 
 
 BIG_LOG = textwrap.dedent("""
