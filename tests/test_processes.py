@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import HANG, PATIENT, PATIENT_TOML, run_optmem, wait_until
+from conftest import HANG, PATIENT, PATIENT_TOML, wait_until
 
 from optmem import memory
 from optmem.vault import Vault
@@ -141,7 +141,7 @@ REBUILT = 6000  # records (~0.9 MB, under index.PARALLEL_MIN_BYTES): a build of 
 
 
 @pytest.mark.long
-def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path):
+def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path, cli):
     """After the log changed under the index (a git merge), the rebuild does not hold the vault
     lock: once its temporary index exists, this test stops the building process (SIGSTOP) in the
     middle of writing it and takes the lock itself (one try, no wait) — which it could never do if
@@ -176,11 +176,11 @@ def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path):
                 builder.send_signal(signal.SIGCONT)
         time.sleep(0.002)
     if taken_while_building:
-        res = run_optmem("append", "an agent writes while the index is rebuilt", "--json")
-        assert res.returncode == 0, res.stdout + res.stderr
+        res = cli("append", "an agent writes while the index is rebuilt", "--json")  # (the builder is the process)
+        assert res.exit_code == 0, res.stdout + res.stderr
     assert builder.wait(timeout=HANG) == 0, builder.stderr.read() if builder.stderr else ""
     assert taken_while_building  # the vault lock was free in the middle of the build
-    hits = json.loads(run_optmem("search", "rebuilt", "--json").stdout)["hits"]
+    hits = cli.json("search", "rebuilt")["hits"]
     assert [h["text"] for h in hits] == ["an agent writes while the index is rebuilt"]
 
 
@@ -283,11 +283,11 @@ def has_open(pid: int, path: Path) -> bool:
 
 @pytest.mark.long
 @pytest.mark.parametrize("json_out", [False, True])
-def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, vault_path, json_out):
+def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, vault_path, json_out, cli):
     from optmem import fsio
 
     (vault_path / "optmem.toml").write_text(PATIENT_TOML, "utf-8")  # it waits until interrupted
-    assert run_optmem("append", "already here").returncode == 0  # the index exists and is in step
+    assert cli("append", "already here").exit_code == 0  # the index exists and is in step
     before = (vault_path / "LOG.jsonl").read_bytes()
     with fsio.exclusive_lock(vault.lock_path, 1):
         # a runner started in the background (`cmd &`) ignores SIGINT, and children inherit that:
