@@ -42,7 +42,9 @@ def _booby_trapped_repo(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.long
-def test_reads_never_run_what_a_carried_git_config_names(tmp_path, cli):
+def test_reads_never_run_what_a_carried_git_config_names(tmp_path, cli, monkeypatch):
+    """The reads run in this process (git, which they run, is the process that matters), from
+    inside the carried repository."""
     repo, marker = _booby_trapped_repo(tmp_path)
     vault = repo / "mem"
     env = {"OPTMEM_VAULT": str(vault)}
@@ -55,6 +57,7 @@ def test_reads_never_run_what_a_carried_git_config_names(tmp_path, cli):
     hot.write_text(hot.read_text() + "\n§\nthe staging host is blue\n")  # a hot file changed by hand
     (vault / "USER.md").write_text("likes short answers\n")  # stat-dirty for git, too
     event = json.dumps({"hook_event_name": "SessionStart", "cwd": str(repo), "source": "startup"})
+    monkeypatch.chdir(repo)
     for args, feed in (
         (["context"], None),
         (["search", "staging"], None),
@@ -62,23 +65,10 @@ def test_reads_never_run_what_a_carried_git_config_names(tmp_path, cli):
         (["doctor"], None),
         (["hook", "claude-code"], event),
     ):
-        res = subprocess.run(
-            [*optmem_cmd(), *args],
-            capture_output=True,
-            text=True,
-            env={**os.environ, **env},
-            cwd=repo,
-            input=feed,
-            timeout=120,
-        )
-        assert res.returncode in (0, 1), (args, res.stderr)
+        res = cli(*args, env=env, input=feed)
+        assert res.exit_code in (0, 1), (args, res.stderr)
         assert not marker.exists(), (args, marker.read_text())
-    assert (
-        "blue"
-        in subprocess.run(
-            [*optmem_cmd(), "context"], capture_output=True, text=True, env={**os.environ, **env}, timeout=120
-        ).stdout
-    )
+    assert "blue" in cli("context", env=env).stdout
 
 
 def test_a_commit_is_recorded_without_running_what_the_repository_config_names(tmp_path, cli, vault_path):
@@ -247,8 +237,8 @@ def test_a_full_stdout_is_a_clear_unwritable_error_for_every_command(vault):
 @pytest.mark.long
 def test_a_reader_that_stops_early_ends_the_output_without_a_traceback(vault):
 
-    for i in range(200):
-        put(vault, f"note {i} about the deploy pipeline " + "x" * 200, gate=False)
+    for i in range(40):  # ~160 kB to export: more than a pipe holds, so the export is cut short
+        put(vault, f"note {i} about the deploy pipeline " + "x" * 4000, gate=False)
     env = {**os.environ, "OPTMEM_VAULT": str(vault.root)}
     proc = subprocess.Popen([*optmem_cmd(), "export"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert proc.stdout is not None and proc.stderr is not None

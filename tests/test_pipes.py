@@ -18,12 +18,39 @@ from optmem import context, facts, handoff, memory, tree
 from optmem.vault import Vault
 
 
+def note_time(i: int) -> str:
+    return f"2026-01-{1 + i // 1440:02d}T{(i // 60) % 24:02d}:{i % 60:02d}:00Z"
+
+
+def note_text(i: int) -> str:
+    return f"第{i}条：部署 端口 {i} — deploy note number {i}"
+
+
 def fill(vault: Vault, n: int, start: int = 0, domain: str = "hermes") -> list[str]:
     ids = []
     for i in range(start, start + n):
-        os.environ["OPTMEM_NOW"] = f"2026-01-{1 + i // 1440:02d}T{(i // 60) % 24:02d}:{i % 60:02d}:00Z"
-        ids.append(put(vault, f"第{i}条：部署 端口 {i} — deploy note number {i}", domain=domain, gate=False).id)
+        os.environ["OPTMEM_NOW"] = note_time(i)
+        ids.append(put(vault, note_text(i), domain=domain, gate=False).id)
     return ids
+
+
+def fill_at_once(vault: Vault, n: int, domain: str = "hermes") -> None:
+    """The records `fill` writes, a minute apart, in one write: what `optmem import` does with an
+    export (built by the write gate's own checks, `log.build_record`), for a fixture's bulk."""
+    from datetime import datetime
+
+    from optmem import log
+    from optmem.index import open_index
+
+    records = [
+        log.build_record(vault, log.Draft(note_text(i), domain=domain), datetime.fromisoformat(note_time(i)), False)
+        for i in range(n)
+    ]
+    idx = open_index(vault)
+    with vault.lock():
+        written, lag = log.write_records(vault, idx, records)
+    assert written is not None and lag is None, lag
+    written.close()
 
 
 def tree_settings(vault: Vault, run: int, fanout: int) -> None:
@@ -62,7 +89,7 @@ def six_hundred(tmp_path_factory: pytest.TempPathFactory) -> Path:
         mp.delenv("OPTMEM_DOMAIN", raising=False)
         vault = Vault(root / "vault")
         init(vault)
-        fill(vault, 600)
+        fill_at_once(vault, 600)
     return vault.root
 
 

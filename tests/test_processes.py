@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import HANG, PATIENT, PATIENT_TOML, run_optmem, wait_until
+from conftest import HANG, PATIENT, PATIENT_TOML, wait_until
 
 from optmem import memory
 from optmem.vault import Vault
@@ -42,7 +42,7 @@ ADDER = textwrap.dedent("""
 def test_six_appenders_and_four_adders_lose_nothing(vault, vault_path):
     """Twelve writers take turns at the vault lock: on a busy machine a turn can come late, so
     they wait for it as long as a hang would take (what is tested is that nothing is lost)."""
-    per_appender, per_adder = 40, 12
+    per_appender, per_adder = 20, 8  # (each writer's turns interleave with the others' all along)
     procs = [
         subprocess.Popen([sys.executable, "-c", APPENDER, str(vault_path), str(i), str(per_appender), PATIENT])
         for i in range(6)
@@ -86,34 +86,37 @@ CRASHER = textwrap.dedent("""
 
 
 @pytest.mark.long
-def test_crash_torn_tail_is_tolerated_and_ended_by_the_next_append(vault_path):
-    first = json.loads(run_optmem("append", "before the crash", "--json").stdout)["id"]
+def test_crash_torn_tail_is_tolerated_and_ended_by_the_next_append(vault_path, cli):
+    """The writer that crashes is a process (killed mid-line); the commands before and after it
+    run in this process, each reading the files afresh."""
+    first = cli.json("append", "before the crash")["id"]
     crashed = subprocess.run([sys.executable, "-c", CRASHER, str(vault_path / "LOG.jsonl")])
     assert crashed.returncode == -signal.SIGKILL
-    got = run_optmem("get", first, "--json")
-    assert got.returncode == 0 and json.loads(got.stdout)["record"]["text"] == "before the crash"
-    after = run_optmem("append", "after the crash", "--json")
-    assert after.returncode == 0
+    got = cli("get", first, "--json")
+    assert got.exit_code == 0 and json.loads(got.stdout)["record"]["text"] == "before the crash"
+    after = cli("append", "after the crash", "--json")
+    assert after.exit_code == 0
     new_id = json.loads(after.stdout)["id"]
     lines = (vault_path / "LOG.jsonl").read_bytes().split(b"\n")
     assert lines[1].endswith(b'"text":"half a rec')  # the torn bytes are kept as they were
     assert json.loads(lines[2])["id"] == new_id  # and the new record is whole
-    assert json.loads(run_optmem("get", new_id, "--json").stdout)["record"]["status"] == "current"
+    assert cli.json("get", new_id)["record"]["status"] == "current"
     assert os.path.getsize(vault_path / "LOG.jsonl") == len(b"\n".join(lines))
 
 
 @pytest.mark.long
-def test_appends_go_on_while_the_summary_tree_is_being_compacted(vault, vault_path):
-    """Compaction holds the tree's lock, not the vault's: an agent's append does not wait on it."""
+def test_appends_go_on_while_the_summary_tree_is_being_compacted(vault, vault_path, cli):
+    """Compaction holds the tree's lock, not the vault's: an agent's append does not wait on it.
+    (The commands run in this process: a lock on a file descriptor of its own is another holder.)"""
     # the timeout under test: compaction's (the test holds the tree lock); the vault lock stays free
     (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.3\n", "utf-8")  # timeout under test
     from optmem import fsio
 
     with fsio.exclusive_lock(vault_path / ".cache" / "tree.lock", 1):
-        res = run_optmem("append", "written during a compaction", "--json")
-        assert res.returncode == 0, res.stdout + res.stderr
-        blocked = run_optmem("compact", "--json")
-        assert blocked.returncode == 3 and json.loads(blocked.stdout)["error"]["code"] == "locked"
+        res = cli("append", "written during a compaction", "--json")
+        assert res.exit_code == 0, res.stdout + res.stderr
+        blocked = cli("compact", "--json")
+        assert blocked.exit_code == 3 and json.loads(blocked.stdout)["error"]["code"] == "locked"
 
 
 BIG_LOG = textwrap.dedent("""
@@ -125,15 +128,28 @@ BIG_LOG = textwrap.dedent("""
 """)
 
 
+def stopped(pid: int) -> bool:
+    """Whether process `pid` is stopped (SIGSTOP took effect: Linux's /proc/PID/stat says T)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True  # it has exited: it runs no more either
+    return stat[stat.rindex(")") + 2] in "Tt"
+
+
+REBUILT = 6000  # records (~0.9 MB, under index.PARALLEL_MIN_BYTES): a build of about half a second, by one process
+
+
 @pytest.mark.long
-def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path):
+def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path, cli):
     """After the log changed under the index (a git merge), the rebuild does not hold the vault
-    lock: while its temporary index is being written, this test takes the lock itself (one try,
-    no wait) — which it could never do if the build held it — and an agent's append gets through."""
+    lock: once its temporary index exists, this test stops the building process (SIGSTOP) in the
+    middle of writing it and takes the lock itself (one try, no wait) — which it could never do if
+    the build held it — then lets it go on; and an agent's append gets through."""
     from optmem import fsio
     from optmem.errors import Locked
 
-    subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), "40000"], check=True)
+    subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), str(REBUILT)], check=True)
     builder = subprocess.Popen(
         [sys.executable, "-m", "optmem", "--vault", str(vault_path), "--set", PATIENT, "search", "部署"],
         stdout=subprocess.DEVNULL,
@@ -148,19 +164,23 @@ def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path):
     taken_while_building = False
     while builder.poll() is None and not taken_while_building:
         if building():
+            builder.send_signal(signal.SIGSTOP)  # frozen where it is: the window cannot close now
             try:
+                wait_until(lambda: stopped(builder.pid), "the build to stop")
                 with fsio.exclusive_lock(vault.lock_path, 0):
                     # the build cannot be at its end (that holds the lock): it is writing its file
                     taken_while_building = building()
             except Locked:
-                pass  # the build's own short hold, at its start or end: try again
+                pass  # stopped in the build's own short hold, at its start or end: try again
+            finally:
+                builder.send_signal(signal.SIGCONT)
         time.sleep(0.002)
     if taken_while_building:
-        res = run_optmem("append", "an agent writes while the index is rebuilt", "--json")
-        assert res.returncode == 0, res.stdout + res.stderr
+        res = cli("append", "an agent writes while the index is rebuilt", "--json")  # (the builder is the process)
+        assert res.exit_code == 0, res.stdout + res.stderr
     assert builder.wait(timeout=HANG) == 0, builder.stderr.read() if builder.stderr else ""
     assert taken_while_building  # the vault lock was free in the middle of the build
-    hits = json.loads(run_optmem("search", "rebuilt", "--json").stdout)["hits"]
+    hits = cli.json("search", "rebuilt")["hits"]
     assert [h["text"] for h in hits] == ["an agent writes while the index is rebuilt"]
 
 
@@ -183,7 +203,7 @@ COMPACTOR = textwrap.dedent("""
 
 
 @pytest.mark.long
-def test_readers_writers_and_a_compactor_at_once(vault, vault_path):
+def test_readers_writers_and_a_compactor_at_once(vault, vault_path, cli):
     (vault_path / "optmem.toml").write_text("[tree]\nrun = 16\nfanout = 4\n", "utf-8")
     procs = [
         subprocess.Popen([sys.executable, "-c", APPENDER, str(vault_path), str(i), "30", PATIENT]) for i in range(3)
@@ -194,10 +214,10 @@ def test_readers_writers_and_a_compactor_at_once(vault, vault_path):
         assert p.wait(timeout=HANG) == 0
     lines = [json.loads(line) for line in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()]
     assert len([r for r in lines if r["kind"] == "note"]) == 90
-    res = run_optmem("search", "worker record", "--limit", "100", "--json")
-    assert json.loads(res.stdout)["total"] == 90
-    assert json.loads(run_optmem("doctor", "--json").stdout)["ok"] is True
-    run_optmem("compact")
+    # what they left, read afterwards (in this process: the race is over)
+    assert cli.json("search", "worker record", "--limit", "100")["total"] == 90
+    assert cli.json("doctor")["ok"] is True
+    cli.json("compact")
     covered = set()
     from optmem import tree as treemod
 
@@ -210,25 +230,34 @@ def test_readers_writers_and_a_compactor_at_once(vault, vault_path):
 @pytest.mark.long
 def test_concurrent_readers_share_one_rebuild(vault, vault_path):
     """Three searches arrive at a log whose index must be rebuilt: one builds, the others wait
-    for it (on the build lock) instead of building copies of their own."""
-    subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), "60000"], check=True)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "optmem", "--vault", str(vault_path), "--set", PATIENT, "search", "部署", "--json"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(3)
-    ]
+    for it (on the build lock) instead of building copies of their own. The test holds the build
+    lock until all three are waiting for it (each has the lock file open), so they arrive together
+    however late the machine starts them; then it lets go and counts the builds."""
+    from optmem import fsio
+
+    subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), str(REBUILT)], check=True)
+    build_lock = vault_path / ".cache" / "build.lock"
     builders: set[str] = set()
 
-    def done() -> bool:
-        nonlocal builders
-        builders |= {p.name for p in (vault_path / ".cache").glob("index.*.tmp")}
+    def seen(procs: list[subprocess.Popen[str]], waiting: bool) -> bool:
+        builders.update(p.name for p in (vault_path / ".cache").glob("index.*.tmp"))
+        if waiting:  # each one either waits for the build lock or (were there none) is done
+            return all(has_open(p.pid, build_lock) or p.poll() is not None for p in procs)
         return all(p.poll() is not None for p in procs)
 
-    wait_until(done, "three searches")
+    search = [sys.executable, "-m", "optmem", "--vault", str(vault_path), "--set", PATIENT, "search", "部署", "--json"]
+    with fsio.exclusive_lock(build_lock, 1):
+        procs = [
+            subprocess.Popen(
+                search,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(3)
+        ]
+        wait_until(lambda: seen(procs, waiting=True), "three searches at the build lock")
+    wait_until(lambda: seen(procs, waiting=False), "three searches")
     outs = [p.communicate(timeout=HANG)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert len({json.dumps(json.loads(o)["hits"]) for o in outs}) == 1  # the same answer
@@ -254,11 +283,11 @@ def has_open(pid: int, path: Path) -> bool:
 
 @pytest.mark.long
 @pytest.mark.parametrize("json_out", [False, True])
-def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, vault_path, json_out):
+def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, vault_path, json_out, cli):
     from optmem import fsio
 
     (vault_path / "optmem.toml").write_text(PATIENT_TOML, "utf-8")  # it waits until interrupted
-    assert run_optmem("append", "already here").returncode == 0  # the index exists and is in step
+    assert cli("append", "already here").exit_code == 0  # the index exists and is in step
     before = (vault_path / "LOG.jsonl").read_bytes()
     with fsio.exclusive_lock(vault.lock_path, 1):
         # a runner started in the background (`cmd &`) ignores SIGINT, and children inherit that:

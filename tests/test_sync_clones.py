@@ -20,6 +20,10 @@ import pytest
 from conftest import HANG, Cli, optmem_cmd, wait_until
 from test_git import GIT_ENV
 
+# every test uses the machines built once per module (a German locale compiled, three clones
+# synced): on one worker, so they are built once a run, not once a worker
+pytestmark = pytest.mark.xdist_group("machines")
+
 CLI = Cli()
 MACHINES = ("a", "b", "c")
 ENTRY = "the database host is db1, port 5432"
