@@ -164,7 +164,7 @@ def test_a_file_named_before_the_text_is_pointed_at_target(cli, vault):
     # `optmem add memory "…"` reads as one text with an extra word: name the option too
     err = cli.json("add", "user", "prefers dark mode", code=2)["error"]
     assert 'optmem add "user prefers dark mode"' in err["message"], err
-    assert "optmem add --target user \"prefers dark mode\"" in err["message"], err
+    assert 'optmem add --target user "prefers dark mode"' in err["message"], err
     # a first word that names no file gets only the quoting advice
     assert "--target" not in cli.json("add", "deploy", "to staging", code=2)["error"]["message"]
     assert "--target" not in cli.json("search", "memory", "port", code=2)["error"]["message"]
