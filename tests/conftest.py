@@ -209,3 +209,29 @@ def fenced_json(text: str) -> Any:
 
     assert text.startswith(OPEN + "\n") and text.endswith("\n" + CLOSE), text[:200]
     return json.loads(text[len(OPEN) : -len(CLOSE)])
+
+
+def mcp_session(vault_path: Path, script: Callable[[Any], Any], *sets: str) -> Any:
+    """Run `await script(session)` against the MCP server of `optmem --vault VAULT_PATH mcp`, as a
+    client would, and return what the script returns. The server is the application that command
+    serves (`optmem.cli.mcpserve.server`: the same tools, guards and error shapes), driven here in
+    this process over the SDK's in-memory transport — JSON-RPC messages after the initialize
+    handshake — so a test of what a tool returns, refuses or stores starts no process (each one
+    imported the SDK again). `sets`: --set pairs, as the command takes them. What is about the wire
+    and the process (framing, bytes that are not UTF-8, the HTTP hub) is tested against a real
+    `optmem mcp` (test_agents.py, test_hub.py)."""
+    import asyncio
+
+    from mcp import Client
+
+    from optmem.cli.common import STATE, own_state
+    from optmem.cli.mcpserve import server
+
+    async def session(app: Any) -> Any:
+        async with Client(app, mode="legacy") as client:  # (legacy: the initialize handshake, as over stdio)
+            return await script(client.session)
+
+    with own_state():  # this session's --vault and --set, gone with it
+        STATE.vault_opt, STATE.set_opt = str(vault_path), list(sets)
+        with server() as app:
+            return asyncio.run(asyncio.wait_for(session(app), HANG))
