@@ -272,8 +272,9 @@ def test_what_cannot_be_read_is_answered_before_the_sdk_and_the_rest_goes_on_who
 def test_the_memory_tool_keeps_text_shaped_like_json_as_text(vault_path):
     """Issue 48: the SDK read any string argument that parses as JSON as that JSON (`{"a": 1}` a
     dict, `[1, 2]` a list) when the argument's type is not plain `str`, so the `memory` tool
-    refused such text; the same text through `append`'s options too. Over stdio, a real client."""
-    from test_agents import mcp_session
+    refused such text; the same text through `append`'s options too. The server's tools, through
+    the SDK's client and server (in process: the wire has its own tests)."""
+    from conftest import mcp_session
 
     shaped = ['{"a": 1}', "[1, 2]", '["port", "9090"]', "null", "true"]
 
