@@ -129,10 +129,29 @@ def pytest_configure(config: pytest.Config) -> None:
                 os.environ["PYTEST_DEBUG_TEMPROOT"] = str(shm)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `long` (seconds each) start first, so the workers that share the rest finish
     together: started last, the simulated year alone kept one worker busy after the other was done."""
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    _xdist_groups(config, items)
+
+
+def _xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--dist loadgroup` sends the tests of one `xdist_group` to one worker by a suffix of their
+    node ids ("…::test@group"), which pytest-xdist 3.8 writes into a field pytest 9.2 no longer
+    reads (pytest-xdist issue 1386): each group was split across the workers, and the data its
+    module fixture shares (a built vault, a hub) made on both, again after every change of module.
+    Here the suffix is set where pytest 9.2 reads it, unless the node id has it already."""
+    if not getattr(config.option, "loadgroup", False):  # (set on the workers of a loadgroup run)
+        return
+    for item in items:
+        marks = item.iter_markers("xdist_group")
+        names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in marks}
+        suffix = "@" + "_".join(sorted(names))
+        if names and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(item.nodeid + suffix)
 
 
 @pytest.fixture
