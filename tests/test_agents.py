@@ -257,10 +257,13 @@ def stdio_session(vault_path, script):
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "optmem", "--vault", str(vault_path), "mcp"], env={**os.environ}
         )
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as s:
-                await s.initialize()
-                return await script(s)
+        # the server's stderr to a file: the SDK's default is the sys.stderr of when it was
+        # imported, which may have been a CliRunner's capture (no file descriptor to give a process)
+        with (vault_path.parent / "mcp-server.stderr").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    return await script(s)
 
     return asyncio.run(asyncio.wait_for(session(), HANG))
 
