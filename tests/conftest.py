@@ -129,10 +129,29 @@ def pytest_configure(config: pytest.Config) -> None:
                 os.environ["PYTEST_DEBUG_TEMPROOT"] = str(shm)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `long` (seconds each) start first, so the workers that share the rest finish
     together: started last, the simulated year alone kept one worker busy after the other was done."""
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    _xdist_groups(config, items)
+
+
+def _xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--dist loadgroup` sends the tests of one `xdist_group` to one worker by a suffix of their
+    node ids ("…::test@group"), which pytest-xdist 3.8 writes into a field pytest 9.2 no longer
+    reads (pytest-xdist issue 1386): each group was split across the workers, and the data its
+    module fixture shares (a built vault, a hub) made on both, again after every change of module.
+    Here the suffix is set where pytest 9.2 reads it, unless the node id has it already."""
+    if not getattr(config.option, "loadgroup", False):  # (set on the workers of a loadgroup run)
+        return
+    for item in items:
+        marks = item.iter_markers("xdist_group")
+        names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in marks}
+        suffix = "@" + "_".join(sorted(names))
+        if names and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(item.nodeid + suffix)
 
 
 @pytest.fixture
@@ -209,3 +228,29 @@ def fenced_json(text: str) -> Any:
 
     assert text.startswith(OPEN + "\n") and text.endswith("\n" + CLOSE), text[:200]
     return json.loads(text[len(OPEN) : -len(CLOSE)])
+
+
+def mcp_session(vault_path: Path, script: Callable[[Any], Any], *sets: str) -> Any:
+    """Run `await script(session)` against the MCP server of `optmem --vault VAULT_PATH mcp`, as a
+    client would, and return what the script returns. The server is the application that command
+    serves (`optmem.cli.mcpserve.server`: the same tools, guards and error shapes), driven here in
+    this process over the SDK's in-memory transport — JSON-RPC messages after the initialize
+    handshake — so a test of what a tool returns, refuses or stores starts no process (each one
+    imported the SDK again). `sets`: --set pairs, as the command takes them. What is about the wire
+    and the process (framing, bytes that are not UTF-8, the HTTP hub) is tested against a real
+    `optmem mcp` (test_agents.py, test_hub.py)."""
+    import asyncio
+
+    from mcp import Client
+
+    from optmem.cli.common import STATE, own_state
+    from optmem.cli.mcpserve import server
+
+    async def session(app: Any) -> Any:
+        async with Client(app, mode="legacy") as client:  # (legacy: the initialize handshake, as over stdio)
+            return await script(client.session)
+
+    with own_state():  # this session's --vault and --set, gone with it
+        STATE.vault_opt, STATE.set_opt = str(vault_path), list(sets)
+        with server() as app:
+            return asyncio.run(asyncio.wait_for(session(app), HANG))

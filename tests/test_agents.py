@@ -1,5 +1,6 @@
 """Agents and git, for real: git hooks in a real repository, a vault shared through git clones,
-Claude Code hook events in a real subprocess, and an MCP client session over stdio."""
+Claude Code hook events in a real subprocess, and MCP: a real client over stdio against a real
+`optmem mcp` for the wire, the same server in process (`conftest.mcp_session`) for its tools."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HANG, fenced_json, run_optmem
+from conftest import HANG, fenced_json, mcp_session, run_optmem
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
@@ -245,9 +246,10 @@ def test_claude_code_settings_snippet_and_install(tmp_path, vault_path):
 
 
 # -- MCP ----------------------------------------------------------------------------------------
-def mcp_session(vault_path, script):
+def stdio_session(vault_path, script):
     """Start `optmem mcp` as a real stdio server, run `await script(session)` against it as a
-    client would, and return what the script returns."""
+    client would, and return what the script returns (a tool's behaviour alone: `mcp_session`,
+    the same server in this process)."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -255,10 +257,13 @@ def mcp_session(vault_path, script):
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "optmem", "--vault", str(vault_path), "mcp"], env={**os.environ}
         )
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as s:
-                await s.initialize()
-                return await script(s)
+        # the server's stderr to a file: the SDK's default is the sys.stderr of when it was
+        # imported, which may have been a CliRunner's capture (no file descriptor to give a process)
+        with (vault_path.parent / "mcp-server.stderr").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    return await script(s)
 
     return asyncio.run(asyncio.wait_for(session(), HANG))
 
@@ -289,9 +294,10 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
             "memory": added.content[0].text,
             "context": ctx.content[0].text,
             "missing": missing.content[0].text,
+            "missing_is_error": missing.is_error,
         }
 
-    got = mcp_session(vault_path, script)
+    got = stdio_session(vault_path, script)
     assert got["tools"] == {
         "memory",
         "search",
@@ -322,12 +328,12 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
     assert fenced_json(got["memory"])["status"] == "added"
     assert (vault_path / "USER.md").read_text("utf-8").strip() == "喜欢喝拿铁"
     assert "喜欢喝拿铁" in fenced_json(got["context"])["text"]
-    assert fenced_json(got["missing"])["error"]["code"] == "not_found"
+    assert fenced_json(got["missing"])["error"]["code"] == "not_found" and got["missing_is_error"] is True
 
 
 @pytest.mark.long
-def test_what_an_agent_appends_over_mcp_comes_back_and_only_a_marked_guess_waits(vault_path):
-    run_optmem("init")
+def test_what_an_agent_appends_over_mcp_comes_back_and_only_a_marked_guess_waits(vault_path, cli):
+    cli("init")
 
     async def script(s) -> dict:
         out = {
@@ -363,27 +369,20 @@ def test_what_an_agent_appends_over_mcp_comes_back_and_only_a_marked_guess_waits
     assert guess["record"]["status"] == "pending" and guess["record"]["confidence"] == 0.4
     assert sure["record"]["status"] == "current" and sure["record"]["importance"] == 0.8
     assert fenced_json(got["touch"])["ids"] == [sure["id"]], got["touch"]
-    queue = json.loads(run_optmem("pending", "--json").stdout)["pending"]
+    queue = cli.json("pending")["pending"]
     assert [w["id"] for w in queue] == [guess["id"]]
     access = [json.loads(x) for x in (vault_path / "ACCESS.jsonl").read_text("utf-8").splitlines()]
     assert {"touch": [sure["id"]], "via": "touch"}.items() <= access[-1].items()
     # the next session starts with what the agent said; its guess waits for the user
-    start = json.loads(run_optmem("context", "--json").stdout)["text"]
+    start = cli.json("context")["text"]
     assert "pg-staging-2" in start and "deploy.sh" in start and "dark mode" not in start
 
 
-def test_mcp_without_the_extra_says_how_to_install_it(tmp_path):
+def test_mcp_without_the_extra_says_how_to_install_it(tmp_path, cli, monkeypatch):
     fresh = tmp_path / "fresh"
-    code = (
-        "import sys\n"
-        "for name in ('mcp', 'mcp.server', 'mcp.server.mcpserver', 'mcp.server.fastmcp'):\n"
-        "    sys.modules[name] = None  # as if the optional extra were not installed\n"
-        "from optmem.cli import run\n"
-        f"sys.exit(run(['--vault', {str(fresh)!r}, 'mcp', '--json']))\n"
-    )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
-    assert res.returncode == 2
-    message = json.loads(res.stdout)["error"]["message"]
+    for name in ("mcp", "mcp.server", "mcp.server.mcpserver", "mcp.server.fastmcp"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if the optional extra were not installed
+    message = cli.json("--vault", str(fresh), "mcp", code=2)["error"]["message"]
     assert "pip install 'optmem[mcp]'" in message and "pip install -e '.[mcp]'" in message  # also from a clone
     assert not fresh.exists()  # a refusal creates no vault
 
@@ -444,8 +443,8 @@ def test_mcp_speaks_hermes_and_reports_refusals_as_errors(tmp_path, vault_path):
         assert kinds == {"string", "array", "null"}, tool
 
 
-def _raw_mcp(vault_path: Path, lines: list[str], answers: int) -> list[dict]:
-    """Write protocol lines to a real `optmem mcp` as they are (no SDK client between), and read
+def _raw_mcp(vault_path: Path, lines: list[str | bytes], answers: int) -> list[dict]:
+    """Write protocol lines (text, or bytes as they are) to a real `optmem mcp` (no SDK client between), and read
     `answers` replies back, each as soon as it comes (a thread reads the replies: `select` on the
     pipe would not see replies already read ahead into the file's buffer, and waited on a busy
     machine, where they come together)."""
@@ -468,7 +467,7 @@ def _raw_mcp(vault_path: Path, lines: list[str], answers: int) -> list[dict]:
     threading.Thread(target=read, daemon=True).start()
     try:
         for line in lines:
-            proc.stdin.write(line.encode("utf-8", "surrogatepass") + b"\n")
+            proc.stdin.write((line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")) + b"\n")
         proc.stdin.flush()
         out = []
         for _ in range(answers):
@@ -513,11 +512,11 @@ def test_every_mcp_request_gets_an_answer_even_a_line_that_is_not_json_or_holds_
 
 
 @pytest.mark.long
-def test_mcp_refuses_unknown_tools_and_arguments_and_bad_types_in_the_usual_shape(vault_path):
+def test_mcp_refuses_unknown_tools_and_arguments_and_bad_types_in_the_usual_shape(vault_path, cli):
     """A typo in an argument is refused naming the nearest one, and nothing is stored; an unknown
     tool names the nearest tool; a value of the wrong type says which argument, without the
     validation library's text; every parameter is described, with enums and formats."""
-    run_optmem("init")
+    cli("init")
 
     async def script(s) -> dict:
         out = {
@@ -622,16 +621,9 @@ def test_a_request_with_an_id_no_reply_could_name_or_bytes_that_are_not_utf8_is_
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         *(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list"}) for rid in (True, None, 1.5, [1])),
     ]
-    answers = _raw_mcp(vault_path, lines, 5)
-    assert [(a["id"], a["error"]["code"]) for a in answers[1:]] == [(None, -32600)] * 4
     call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "append", "arguments": {"text": "@"}}}
-    raw = json.dumps(call).replace("@", "bad \udcff byte").encode("utf-8", "surrogateescape")
-    proc = subprocess.run(
-        [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp"],
-        input=b"\n".join([lines[0].encode(), lines[1].encode(), raw.replace(b"\\udcff", b"\xff")]) + b"\n",
-        capture_output=True,
-        timeout=HANG,
-    )
-    replies = [json.loads(x) for x in proc.stdout.splitlines()]
-    assert replies[-1]["id"] == 9 and replies[-1]["error"]["data"]["error"]["code"] == "invalid_text"
+    raw = json.dumps(call).replace("@", "bad \\udcff byte").encode("utf-8").replace(b"\\udcff", b"\xff")
+    answers = _raw_mcp(vault_path, [*lines, raw], 6)
+    assert [(a["id"], a["error"]["code"]) for a in answers[1:5]] == [(None, -32600)] * 4
+    assert answers[5]["id"] == 9 and answers[5]["error"]["data"]["error"]["code"] == "invalid_text"
     assert not (vault_path / "LOG.jsonl").exists() or "bad" not in (vault_path / "LOG.jsonl").read_text("utf-8")

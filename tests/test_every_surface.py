@@ -10,12 +10,9 @@ looks like the fence or one of our own headings inside a fenced block."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import re
 import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
@@ -179,8 +176,7 @@ def test_one_broken_handoff_costs_its_own_line(poisoned, cli):
 
 @pytest.mark.long
 def test_every_mcp_tool_result(poisoned):
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    from conftest import mcp_session
 
     vault, ids, _ = poisoned
     calls = [
@@ -196,22 +192,16 @@ def test_every_mcp_tool_result(poisoned):
         ("touch", {"ids": [ids["first"]]}),
     ]
 
-    async def session() -> list[tuple[str, str]]:
-        params = StdioServerParameters(
-            command=sys.executable, args=["-m", "optmem", "--vault", str(vault), "mcp"], env={**os.environ}
-        )
+    async def script(s) -> list[tuple[str, str]]:
         out = []
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as s:
-                await s.initialize()
-                for name, args in calls:
-                    result = await s.call_tool(name, args)
-                    out += [(f"{name} {args}", c.text) for c in result.content]
-                    if result.structured_content is not None:
-                        out.append((f"{name} structured", json.dumps(result.structured_content, ensure_ascii=False)))
+        for name, args in calls:
+            result = await s.call_tool(name, args)
+            out += [(f"{name} {args}", c.text) for c in result.content]
+            if result.structured_content is not None:
+                out.append((f"{name} structured", json.dumps(result.structured_content, ensure_ascii=False)))
         return out
 
-    for where, text in asyncio.run(asyncio.wait_for(session(), 300)):
+    for where, text in mcp_session(vault, script):
         assert_clean(where, text, fenced=text.startswith(OPEN))
 
 

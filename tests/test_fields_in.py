@@ -61,11 +61,10 @@ def test_the_draft_extra_fields_and_ids_it_corrects_are_scanned_as_well(vault):
 
 # -- MCP ------------------------------------------------------------------------------------------
 @pytest.mark.long
-def test_mcp_append_holds_a_flagged_key_tag_or_source_naming_the_field(vault_path):
-    from conftest import fenced_json, run_optmem
-    from test_agents import mcp_session
+def test_mcp_append_holds_a_flagged_key_tag_or_source_naming_the_field(vault_path, cli):
+    from conftest import fenced_json, mcp_session
 
-    run_optmem("init")
+    cli("init")
 
     async def script(s) -> dict:
         out = {}
@@ -81,9 +80,9 @@ def test_mcp_append_holds_a_flagged_key_tag_or_source_naming_the_field(vault_pat
     got = mcp_session(vault_path, script)
     for field, text in got.items():  # held in quarantine (issue 46), never shown to an agent
         assert fenced_json(text)["status"] == "held", (field, text)
-    listed = json.loads(run_optmem("quarantine", "--json").stdout)["held"]
+    listed = cli.json("quarantine")["held"]
     assert sorted(h["field"] for h in listed) == ["key", "source", "tag"]
-    assert json.loads(run_optmem("search", "port", "--json").stdout)["hits"] == []
+    assert cli.json("search", "port")["hits"] == []
 
 
 # -- the Hermes provider -------------------------------------------------------------------------

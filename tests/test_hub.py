@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -151,8 +152,9 @@ def test_the_hub_needs_the_token_and_several_clients_write_at_once_with_nothing_
 
 
 @pytest.mark.long
+@pytest.mark.xdist_group("hub")
 def test_the_token_comes_from_the_environment_or_the_users_own_configuration_never_the_vault(
-    cli, tmp_path, vault_path, monkeypatch
+    cli, tmp_path, vault_path, monkeypatch, shared_hub
 ):
     from optmem.integrations.mcp import parse_address
 
@@ -161,7 +163,6 @@ def test_the_token_comes_from_the_environment_or_the_users_own_configuration_nev
     assert parse_address("[::1]:8765") == ("::1", 8765)
     monkeypatch.delenv("OPTMEM_MCP_TOKEN", raising=False)
     monkeypatch.setenv("OPTMEM_CONFIG", str(tmp_path / "no-config.toml"))
-    env = {k: v for k, v in os.environ.items() if k != "OPTMEM_MCP_TOKEN"}
 
     # no token: refused before anything is made or served
     def refusal(address: str = "8765") -> str:
@@ -191,21 +192,9 @@ def test_the_token_comes_from_the_environment_or_the_users_own_configuration_nev
     assert "cannot be read" in refusal()
     missing.write_text('[mcp]\ntoken_file = "/dev/zero"\n', "utf-8")  # read with a bound, refused
     assert "more than the 64 KiB" in refusal()
-    # … the user's own configuration can
-    config = tmp_path / "config.toml"
-    config.write_text(f'[mcp]\ntoken_file = "{secret}"\n', "utf-8")
-    port = free_port()
-    hub = start_hub(vault_path, f"127.0.0.1:{port}", {**env, "OPTMEM_CONFIG": str(config)})
-    try:
-
-        async def script(s):
-            return [t.name for t in (await s.list_tools()).tools]
-
-        assert "search" in asyncio.run(asyncio.wait_for(client_session(port, script), 120))
-        assert post(port, {})[0] == 401
-    finally:
-        hub.kill()
-        hub.wait()
+    # … the user's own configuration can: the shared hub's token is only in the file it names
+    assert "search" in answers(shared_hub)
+    assert post(shared_hub, {})[0] == 401
 
 
 def test_the_token_check_is_constant_in_what_it_reveals():
@@ -272,8 +261,9 @@ def test_what_cannot_be_read_is_answered_before_the_sdk_and_the_rest_goes_on_who
 def test_the_memory_tool_keeps_text_shaped_like_json_as_text(vault_path):
     """Issue 48: the SDK read any string argument that parses as JSON as that JSON (`{"a": 1}` a
     dict, `[1, 2]` a list) when the argument's type is not plain `str`, so the `memory` tool
-    refused such text; the same text through `append`'s options too. Over stdio, a real client."""
-    from test_agents import mcp_session
+    refused such text; the same text through `append`'s options too. The server's tools, through
+    the SDK's client and server (in process: the wire has its own tests)."""
+    from conftest import mcp_session
 
     shaped = ['{"a": 1}', "[1, 2]", '["port", "9090"]', "null", "true"]
 
@@ -378,8 +368,30 @@ def closed_by_server(sock: socket.socket, trickle: bytes = b"") -> bool:
     return False
 
 
+@pytest.fixture(scope="module")
+def shared_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """One hub (its port) for the tests that need no fresh one — they change nothing in it, and
+    `xdist_group("hub")` keeps them on one worker: its token is read from the file the user's own
+    configuration names (OPTMEM_MCP_TOKEN empty), its bounds are tight (a connection idle or
+    trickling for 2 s is cut off, a body over 4,096 bytes refused) and it has the usual limit of
+    1,024 file descriptors."""
+    where = tmp_path_factory.mktemp("hub")
+    (where / "home").mkdir()
+    env = hub_config(where, header_timeout=2, body_timeout=2, keep_alive=1, max_body=4096)
+    env |= {"HOME": str(where / "home")}  # (made before the test's own isolation)
+    port = free_port()
+    with (where / "hub.log").open("wb") as log:
+        hub = start_hub(where / "vault", f"127.0.0.1:{port}", env, fds=1024, stderr=log)
+    try:
+        yield port
+    finally:
+        hub.kill()
+        hub.wait()
+
+
 @pytest.mark.long
-def test_the_hub_survives_two_thousand_idle_connections_and_still_answers(vault_path, tmp_path):
+@pytest.mark.xdist_group("hub")
+def test_the_hub_survives_two_thousand_idle_connections_and_still_answers(shared_hub):
     """The adversarial run: ~1,100 idle unauthenticated connections took every file descriptor
     of a hub started with the usual limit of 1,024, and it crashed. Connections are bounded and
     an idle one is cut off, so 2,000 of them cost it nothing it does not get back."""
@@ -388,9 +400,7 @@ def test_the_hub_survives_two_thousand_idle_connections_and_still_answers(vault_
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < 2500:  # (this test's own 2,000 sockets)
         resource.setrlimit(resource.RLIMIT_NOFILE, (2500 if hard == resource.RLIM_INFINITY else min(hard, 2500), hard))
-    port = free_port()
-    # (idle connections are cut off after the header deadline: 2 s here, not the default 10 s)
-    hub = start_hub(vault_path, str(port), hub_config(tmp_path, header_timeout=2), fds=1024)
+    port = shared_hub  # (idle connections are cut off after its header deadline: 2 s, not the default 10 s)
     idle: list[socket.socket] = []
     try:
         for _ in range(2000):
@@ -400,19 +410,15 @@ def test_the_hub_survives_two_thousand_idle_connections_and_still_answers(vault_
                 pass
         assert len(idle) > 1024  # (the client held more than the hub could have)
         assert "search" in answers(port, deadline=180)
-        assert hub.poll() is None
     finally:
         for sock in idle:
             sock.close()
-        hub.kill()
-        hub.wait()
 
 
 @pytest.mark.long
-def test_a_request_sent_byte_by_byte_or_left_half_way_is_cut_off(vault_path, tmp_path):
-    port = free_port()
-    env = hub_config(tmp_path, header_timeout=2, body_timeout=2, keep_alive=1)
-    hub = start_hub(vault_path, f"127.0.0.1:{port}", env)
+@pytest.mark.xdist_group("hub")
+def test_a_request_sent_byte_by_byte_or_left_half_way_is_cut_off(shared_hub):
+    port = shared_hub  # (header and body deadlines 2 s, keep-alive 1 s)
     auth = f"Authorization: Bearer {TOKEN}\r\n".encode()
     from concurrent.futures import ThreadPoolExecutor
 
@@ -429,44 +435,34 @@ def test_a_request_sent_byte_by_byte_or_left_half_way_is_cut_off(vault_path, tmp
             sock.sendall(first)
             return closed_by_server(sock, trickle)
 
-    try:
-        with ThreadPoolExecutor(len(clients)) as pool:
-            assert list(pool.map(lambda c: cut_off(*c), clients)) == [True] * len(clients)
-        assert "search" in answers(port)
-    finally:
-        hub.kill()
-        hub.wait()
+    with ThreadPoolExecutor(len(clients)) as pool:
+        assert list(pool.map(lambda c: cut_off(*c), clients)) == [True] * len(clients)
+    assert "search" in answers(port)
 
 
 @pytest.mark.long
-def test_a_body_over_the_limit_is_refused_with_413_and_the_error_object(vault_path, tmp_path):
-    port = free_port()
-    hub = start_hub(vault_path, f"127.0.0.1:{port}", hub_config(tmp_path, max_body=4096))
+@pytest.mark.xdist_group("hub")
+def test_a_body_over_the_limit_is_refused_with_413_and_the_error_object(shared_hub):
+    port = shared_hub  # (max_body 4096)
     auth = {"Authorization": f"Bearer {TOKEN}"}
-    try:
-        big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "pad": "x" * 5000}).encode()
-        status, _, body = post(port, auth, big)
-        assert status == 413 and body["ok"] is False and body["error"]["code"] == "too_large", body
-        assert "4096" in body["error"]["message"]
-        with socket.create_connection(("127.0.0.1", port), timeout=HANG) as sock:  # chunked: no length said
-            head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-            sock.sendall(
-                head.encode() + f"Authorization: Bearer {TOKEN}\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
-            )
-            for _ in range(10):
-                try:
-                    sock.sendall(b"400\r\n" + b"x" * 1024 + b"\r\n")
-                except OSError:
-                    break
-            got = b""
-            while not got.endswith(b"}") and (more := sock.recv(65536)):
-                got += more
-        assert got.startswith(b"HTTP/1.1 413"), got[:200]
-        assert json.loads(got.partition(b"\r\n\r\n")[2])["error"]["code"] == "too_large"
-        assert "search" in answers(port)
-    finally:
-        hub.kill()
-        hub.wait()
+    big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "pad": "x" * 5000}).encode()
+    status, _, body = post(port, auth, big)
+    assert status == 413 and body["ok"] is False and body["error"]["code"] == "too_large", body
+    assert "4096" in body["error"]["message"]
+    with socket.create_connection(("127.0.0.1", port), timeout=HANG) as sock:  # chunked: no length said
+        head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        sock.sendall(head.encode() + f"Authorization: Bearer {TOKEN}\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
+        for _ in range(10):
+            try:
+                sock.sendall(b"400\r\n" + b"x" * 1024 + b"\r\n")
+            except OSError:
+                break
+        got = b""
+        while not got.endswith(b"}") and (more := sock.recv(65536)):
+            got += more
+    assert got.startswith(b"HTTP/1.1 413"), got[:200]
+    assert json.loads(got.partition(b"\r\n\r\n")[2])["error"]["code"] == "too_large"
+    assert "search" in answers(port)
 
 
 @pytest.mark.long

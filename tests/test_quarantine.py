@@ -208,11 +208,10 @@ def test_a_tool_record_becomes_a_redline_or_hot_memory_only_by_a_person(cli, vau
 
 
 @pytest.mark.long
-def test_mcp_writes_as_agent_or_tool_and_never_shows_what_is_held(vault_path):
-    from conftest import fenced_json, run_optmem
-    from test_agents import mcp_session
+def test_mcp_writes_as_agent_or_tool_and_never_shows_what_is_held(vault_path, cli):
+    from conftest import fenced_json, mcp_session
 
-    run_optmem("init")
+    cli("init")
 
     async def script(s) -> dict:
         call = s.call_tool

@@ -249,7 +249,7 @@ def test_the_lists_and_counts_agree_with_the_table(built: Built) -> None:
 
 @pytest.mark.long
 def test_every_mcp_tool_agrees_with_the_cli(built: Built) -> None:
-    from test_agents import mcp_session
+    from conftest import mcp_session
 
     b = built
     markers = [r.marker for r in TABLE]

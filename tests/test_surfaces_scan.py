@@ -285,17 +285,11 @@ def test_a_phrase_split_over_the_lines_of_a_node_blocks_the_body(planted, cli):
 
 
 def _mcp_call(tool: str, arguments: dict[str, Any]) -> str:
-    """Call a tool of the MCP server built in this process, as a client would."""
-    import importlib
+    """Call a tool of the MCP server `optmem mcp` serves, built in this process."""
+    from optmem.cli.mcpserve import server
 
-    from optmem.cli import mcpserve
-    from optmem.cli.spec import COMMANDS, REGISTRY
-    from optmem.integrations.mcp import build_server
-
-    for module, _ in set(COMMANDS.values()):
-        importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
-    app = build_server(REGISTRY, mcpserve.call, mcpserve.refuse)
-    result = asyncio.run(app.call_tool(tool, arguments))
+    with server() as app:
+        result = asyncio.run(app.call_tool(tool, arguments))
     return result.content[0].text
 
 

@@ -334,13 +334,11 @@ def test_the_mcp_help_and_docs_list_every_tool_the_server_registers(cli):
     import re
     from pathlib import Path
 
-    from optmem.cli.mcpserve import call, refuse
-    from optmem.cli.spec import REGISTRY
-    from optmem.integrations.mcp import TOOL_NAMES, build_server
+    from optmem.cli.mcpserve import server
+    from optmem.integrations.mcp import TOOL_NAMES
 
-    _registered()
-    server = build_server(REGISTRY, call, refuse)
-    assert [t.name for t in asyncio.run(server.list_tools())] == list(TOOL_NAMES)
+    with server() as app:  # (what `optmem mcp` serves)
+        assert [t.name for t in asyncio.run(app.list_tools())] == list(TOOL_NAMES)
     help_text = " ".join(cli("mcp", "--help").stdout.split())
     assert f"Tools: {', '.join(TOOL_NAMES)} —" in help_text
     page = (Path(__file__).resolve().parent.parent / "docs" / "agents.md").read_text("utf-8")

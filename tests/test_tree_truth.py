@@ -99,7 +99,7 @@ def test_forget_takes_the_text_out_of_every_node_and_every_surface_at_once(vault
 
 @pytest.mark.long
 def test_the_mcp_search_of_summaries_no_longer_finds_a_forgotten_record(vault, cli, vault_path):
-    from test_agents import mcp_session
+    from conftest import mcp_session
 
     secret, _ = secret_tree(vault, cli)
 

@@ -132,13 +132,11 @@ def test_context_and_doctor_name_facts_that_matter_and_went_unchecked(cli, vault
 
 
 @pytest.mark.long
-def test_verify_over_mcp(vault_path):
-    from test_agents import mcp_session
+def test_verify_over_mcp(vault_path, cli):
+    from conftest import mcp_session
 
     quiet(vault_path)
-    from conftest import run_optmem
-
-    rid = __import__("json").loads(run_optmem("append", "the backend port is 9090", "--json").stdout)["id"]
+    rid = cli.json("append", "the backend port is 9090")["id"]
 
     async def script(s) -> dict:
         done = await s.call_tool("verify", {"id": [rid], "note": "checked"})

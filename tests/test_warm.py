@@ -266,31 +266,29 @@ def test_a_warm_handle_gives_back_only_connections_to_the_index_in_place(vault_p
 
 
 @pytest.mark.long
-def test_the_hub_finds_what_another_process_wrote_and_honours_an_edited_optmem_toml(vault_path, no_sweep):
-    import asyncio
-
-    from test_hub import TOKEN, client_session, fenced_json, free_port, start_hub
+def test_the_server_finds_what_another_process_wrote_and_honours_an_edited_optmem_toml(vault_path, no_sweep):
+    """The MCP server every transport serves (stdio, the hub: `mcpserve.server`), its index kept
+    open between calls: a record another process appended is found by the next call, and an
+    optmem.toml edited meanwhile is read again (a wrong value refused, the fixed one taken)."""
+    from conftest import fenced_json, mcp_session
 
     put(Vault(vault_path), "The kiwi harvest starts in May")
-    port = free_port()
-    hub = start_hub(vault_path, str(port), {"OPTMEM_MCP_TOKEN": TOKEN})
 
-    def searched(query: str) -> Any:
-        async def script(s: Any) -> Any:
+    async def script(s: Any) -> list[Any]:
+        async def searched(query: str) -> Any:
             return fenced_json((await s.call_tool("search", {"query": query})).content[0].text)
 
-        return asyncio.run(asyncio.wait_for(client_session(port, script), HANG))
-
-    try:
-        assert len(searched("kiwi")["hits"]) == 1
+        seen = [await searched("kiwi")]
         done = run_optmem("append", "The kiwi harvest moved to June", env={"OPTMEM_VAULT": str(vault_path)})
         assert done.returncode == 0, done.stderr
-        assert len(searched("kiwi")["hits"]) == 2  # the hub's open index caught up
+        seen.append(await searched("kiwi"))  # the server's open index caught up
         (vault_path / "optmem.toml").write_text("[ranking]\nk1 = 'many'\n", "utf-8")
-        refused = searched("kiwi")
-        assert refused["ok"] is False and "k1" in refused["error"]["message"]
+        seen.append(await searched("kiwi"))
         (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
-        assert len(searched("kiwi")["hits"]) == 2
-    finally:
-        hub.kill()
-        hub.wait()
+        seen.append(await searched("kiwi"))
+        return seen
+
+    first, after_write, refused, fixed = mcp_session(vault_path, script)
+    assert len(first["hits"]) == 1 and len(after_write["hits"]) == 2
+    assert refused["ok"] is False and "k1" in refused["error"]["message"]
+    assert len(fixed["hits"]) == 2

@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import importlib
 import threading
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from optmem.cli.common import CAPTURE, STATE, dumps, own_state
@@ -79,23 +80,35 @@ def refuse(err: OptmemError) -> str:
     return dumps(err.envelope())
 
 
-def mcp(http: str | None, log_level: str, json_out: bool) -> None:
-    from optmem.cli.common import get_vault, user_settings
-    from optmem.integrations.mcp import build_server, parse_address, serve_http, serve_stdio, server_class
+@contextmanager
+def server(log_level: str = "warning") -> Iterator[Any]:
+    """The MCP server application on the vault this invocation names (--vault, --set): the tools,
+    their guards and their error shapes, the same whichever transport serves it — stdio, the HTTP
+    hub (`mcp` below), or a test's in-process client. The vault stays open (`optmem.warm`)
+    between calls while the server is in use."""
+    from optmem.cli.common import get_vault
+    from optmem.integrations.mcp import build_server, server_class
+    from optmem.warm import Warm
 
     server_class()  # the extra is there — before anything is made
-    address = parse_address(http) if http is not None else None
-    token = hub_token() if address else ""
     vault = get_vault(write=True)
     vault.lay_out()  # an agent's memory that is still empty is a vault, not an error
     vault_opt, set_opt = STATE.vault_opt, STATE.set_opt
     for module, _ in set(COMMANDS.values()):
         importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
     STATE.vault_opt, STATE.set_opt = vault_opt, set_opt
-    from optmem.warm import Warm
-
     with Warm(vault.root, list(set_opt)) as warm:  # open between calls, checked at each
-        app = build_server(REGISTRY, functools.partial(call, warm=warm), refuse, log_level)
+        yield build_server(REGISTRY, functools.partial(call, warm=warm), refuse, log_level)
+
+
+def mcp(http: str | None, log_level: str, json_out: bool) -> None:
+    from optmem.cli.common import user_settings
+    from optmem.integrations.mcp import parse_address, serve_http, serve_stdio, server_class
+
+    server_class()  # the extra is there — before the address and the token are checked
+    address = parse_address(http) if http is not None else None
+    token = hub_token() if address else ""
+    with server(log_level) as app:
         if address is None:
             serve_stdio(app)
         else:
