@@ -282,6 +282,10 @@ def updates_first(
     that `lacks_amount` the older one states, unless it is linked to it (key, gate); nor does a
     superseded record (`replaced`), however new: it is an old version itself.
 
+    Between two notes, one that says it changes something (`changed`: "renamed to main", "换了")
+    gives a new value though no capital marks it. A note found from the older one as its newer
+    value (`follows`: `search._followers`) goes above it.
+
     A query that asks for the past (`past`) turns the rule round: the older value goes above the
     newer one that updates it — "what did the team chat run on before Mattermost" names the
     newer value, and asks for the one it replaced."""

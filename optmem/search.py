@@ -13,7 +13,9 @@ How a query is answered:
 2. Each candidate is re-tokenised and scored by `ranking.score` ((BM25 relevance + a share of
    its best session neighbour's — or, when more, of what the turn before it asked, `_Answers`)
    × tier × recency bonus × the status factor of an old version, in bands by status); the most
-   relevant candidates bring their session neighbours along — `_score`.
+   relevant candidates bring their session neighbours along, and the most relevant notes the
+   newer note that reads as their new value though it shares no word with the query
+   (`_followers`: it stands in for the note it follows) — `_score`.
 3. Hits are sorted by band, score, tier, newer, id; then `ranking.updates_first` puts a newer
    record above an older one it updates, inside the top hits, and `ranking.successors_first` a
    superseded record below the records that replaced it — `_order`.
