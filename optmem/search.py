@@ -42,7 +42,7 @@ __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search
 
 MAX_LIMIT = 10**9
 TAGS_SHOWN = 20  # the most used tags a warning about an unknown --tag lists
-FOLLOW_POOL = 30  # the newer notes sharing most words with a matched note that are read (`_followers`)
+FOLLOW_POOL = 10  # the newer notes sharing most words with a matched note that are read (`_followers`)
 
 
 class Query(NamedTuple):
@@ -494,13 +494,14 @@ def _followers(
         ):
             if not _is_note(row) or row.superseded_by or row.domain != older.domain:
                 continue
-            newer = frozenset(idx.tokenised(row)[2])
+            record, _, toks, _ = idx.tokenised(row)
+            said = record.text
+            newer = frozenset(toks)
             share = ranking.held(frozenset(idfs), newer, idfs)
             if share < settings.follow_overlap or (best and (share, row.ts or 0.0) <= best[:2]):
                 continue
             if not any(df[t] <= settings.follow_rare for t in newer.intersection(idfs)):
                 continue
-            said = idx.record(row).text
             if not cues.says_change(said):
                 continue
             if values(said, ignore) - values(text, ignore) and not names_another_thing(text, said, ignore):
