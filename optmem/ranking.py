@@ -233,6 +233,7 @@ class Match(NamedTuple):
     values: frozenset[str] | None = None  # the values it states (`identifiers.values`); None: read from `text`
     note: bool = False  # a note, not a conversation turn
     text: str = ""  # its text: its values are read from it when a comparison needs them (`values_of`)
+    follows: str | None = None  # the note it was found from as its newer value (`search._followers`)
 
 
 def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> float:
@@ -252,6 +253,7 @@ def updates_first(
     question: bool = True,
     past: bool = False,
     values_of: Callable[[str], frozenset[str]] | None = None,
+    changed: Callable[[str], bool] | None = None,
 ) -> list[Ranked]:
     """Re-order the top hits only: a record a day newer (or newer at all, when the key or the
     write gate links the two) goes above an older one of its band that states the same attribute
@@ -280,6 +282,10 @@ def updates_first(
     that `lacks_amount` the older one states, unless it is linked to it (key, gate); nor does a
     superseded record (`replaced`), however new: it is an old version itself.
 
+    Between two notes, one that says it changes something (`changed`: "renamed to main", "换了")
+    gives a new value though no capital marks it. A note found from the older one as its newer
+    value (`follows`: `search._followers`) goes above it.
+
     A query that asks for the past (`past`) turns the rule round: the older value goes above the
     newer one that updates it — "what did the team chat run on before Mattermost" names the
     newer value, and asks for the one it replaced."""
@@ -304,6 +310,15 @@ def updates_first(
             read[x.id] = values_of(x.text) if values_of else frozenset()
         return read[x.id]
 
+    told: dict[str, bool] = {}
+
+    def says(x: Match) -> bool:
+        # whether a note says it replaces a value ("renamed to main", "is at the library café now"):
+        # its new value may be a word no capital marks
+        if x.id not in told:
+            told[x.id] = changed(x.text) if changed else False
+        return told[x.id]
+
     def updates(m: Match, o: Match) -> bool:
         """Whether the newer `m` gives another value of what the older `o` states."""
         # newer by a day at least — or by any time when the key or the write gate links the two:
@@ -314,7 +329,8 @@ def updates_first(
         if not (o.band == m.band and not m.replaced and later > 0):
             return False
         keyed = m.key is not None and m.key == o.key
-        linked = keyed or (m.may_update is not None and m.may_update == o.id)
+        followed = m.follows is not None and m.follows == o.id
+        linked = keyed or followed or (m.may_update is not None and m.may_update == o.id)
         if later < DAY and not linked:
             return False
         if any(t.startswith(DATE_PREFIX) for t in o.matched - m.matched):
@@ -331,6 +347,8 @@ def updates_first(
         # the same key, or the gate's guess (when the newer one holds every query term the
         # older matched, its cue words aside: "我现在养了" holds 我养 — then the query does
         # not ask about the part that changed)
+        if followed:
+            return True  # found from the older as its newer value (a value it does not state)
         if linked and (keyed or what(o.matched) <= m.covers):
             return m.score >= settings.update_ratio * o.score
         shared = overlap(what(m.matched), what(o.matched), idfs)
@@ -346,7 +364,7 @@ def updates_first(
                     and held(what(o.matched) - cue_characters, m.matched, idfs) >= settings.update_overlap_note
                 )
             )
-            and bool(vals(m) - vals(o))
+            and (bool(vals(m) - vals(o)) or (m.note and o.note and says(m)))
         )
 
     out: list[Ranked] = []

@@ -13,7 +13,9 @@ How a query is answered:
 2. Each candidate is re-tokenised and scored by `ranking.score` ((BM25 relevance + a share of
    its best session neighbour's — or, when more, of what the turn before it asked, `_Answers`)
    × tier × recency bonus × the status factor of an old version, in bands by status); the most
-   relevant candidates bring their session neighbours along — `_score`.
+   relevant candidates bring their session neighbours along, and the most relevant notes the
+   newer note that reads as their new value though it shares no word with the query
+   (`_followers`: it stands in for the note it follows) — `_score`.
 3. Hits are sorted by band, score, tier, newer, id; then `ranking.updates_first` puts a newer
    record above an older one it updates, inside the top hits, and `ranking.successors_first` a
    superseded record below the records that replaced it — `_order`.
@@ -40,6 +42,7 @@ __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search
 
 MAX_LIMIT = 10**9
 TAGS_SHOWN = 20  # the most used tags a warning about an unknown --tag lists
+FOLLOW_POOL = 10  # the newer notes sharing most words with a matched note that are read (`_followers`)
 
 
 class Query(NamedTuple):
@@ -370,6 +373,7 @@ class _Scored(NamedTuple):
     stands_for: str | None = None  # the superseded record whose relevance it took
     answers: str | None = None  # the question (the turn before) whose relevance it took a share of
     amount: bool = False  # it states the amount asked for (its relevance gained a share)
+    follows: str | None = None  # the matched note it reads as a newer value of (`_followers`)
 
 
 _Placed = tuple[_Scored, str | None, str | None]  # a hit, the record it went above, the one it updates
@@ -442,6 +446,86 @@ def _stand_ins(
     return stands
 
 
+def _is_note(row: Row) -> bool:
+    """A note states a fact; a conversation turn, or a remark saved at the chat tier ("Chat: maybe
+    try port 8081"), speaks of things in passing."""
+    return row.session is None and row.tier != Tier.CHAT
+
+
+def _followers(
+    idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any], corpus: _Corpus, settings: Ranking
+) -> dict[int, tuple[str, float]]:
+    """The newer notes that read as a new value of a matched note, though they share no word with
+    the query — found the way a person finds them: from the note that answers, by what it says
+    ("Sold the Civic. Picked up a used Kia Niro EV" after "Drives a silver 2014 Honda Civic", for
+    "what car does the user drive"). For each of the `follow_top` most relevant notes, the newer
+    note (a day or more) that holds the largest share of its words, weighed by their rarity
+    (`ranking.held`: at least `follow_overlap`), that states a value it does not
+    (`identifiers.values`) and does not name another subject in place of its own
+    (`identifiers.names_another_thing`), is added to `rows` and `seen`: line number → (the id
+    of the note it follows, the relevance it gains: `follow_share` of that note's). The update
+    rule then puts it above the note it follows (`ranking.Match.follows`). A query that asks for
+    the past looks for none."""
+    out: dict[int, tuple[str, float]] = {}
+    if not settings.follow_share or not settings.follow_top or q.intent.asks == "past":
+        return out
+    from optmem.identifiers import names_another_thing, values
+    from optmem.reading.lexicon import STOPWORDS
+
+    ignore = cues.time_words()
+    notes = sorted(
+        (n for n, row in rows.items() if _is_note(row) and seen[n].relevance > 0 and not row.superseded_by),
+        key=lambda n: -seen[n].relevance,
+    )[: settings.follow_top]
+    if not notes:
+        return out
+    docs = idx.lengths()[0]
+    where, params = q.filters._replace(current=False).sql(q.now)
+    for n in notes:
+        older = rows[n]
+        if older.ts is None:
+            continue
+        _, _, toks, _ = idx.tokenised(older)
+        terms = sorted({t for t in toks if t not in STOPWORDS and not t.startswith(dates.PREFIX)})
+        if not terms:
+            continue
+        df = idx.doc_freq(terms)
+        idfs = {t: ranking.idf(docs, df[t]) for t in terms if df[t]}
+        text = seen[n].record.text
+        best: tuple[float, float, Row] | None = None
+        for row in idx.matches(
+            match_any(list(idfs)),
+            f"{where} AND r.ts >= ? AND r.n != ?",
+            [*params, older.ts + ranking.DAY, older.n],
+            "ORDER BY bm25(fts)",
+            FOLLOW_POOL,
+        ):
+            if not _is_note(row) or row.superseded_by or row.domain != older.domain:
+                continue
+            record, _, toks, _ = idx.tokenised(row)
+            said = record.text
+            newer = frozenset(toks)
+            share = ranking.held(frozenset(idfs), newer, idfs)
+            if share < settings.follow_overlap or (best and (share, row.ts or 0.0) <= best[:2]):
+                continue
+            if not any(df[t] <= settings.follow_rare for t in newer.intersection(idfs)):
+                continue
+            if not cues.says_change(said):
+                continue
+            if values(said, ignore) - values(text, ignore) and not names_another_thing(text, said, ignore):
+                best = (share, row.ts or 0.0, row)
+        if best is None:
+            continue
+        row = best[2]
+        lent = settings.follow_share * seen[n].relevance
+        if row.n not in rows:
+            rows[row.n] = row
+            seen[row.n] = _relevance(idx, q, row, corpus)
+        if row.n not in out or out[row.n][1] < lent:
+            out[row.n] = (older.id, lent)
+    return out
+
+
 def _score(
     idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int], settings: Ranking, replaced: list[Row]
 ) -> tuple[list[_Scored], _Corpus]:
@@ -460,6 +544,7 @@ def _score(
     # a superseded answer lends its successor what it gained from its question too
     lifted = {n: answers.of(row, seen[n].length)[0] for n, row in rows.items() if row.superseded_by}
     stands = _stand_ins(idx, q, rows, seen, corpus, replaced, lifted)
+    follows = _followers(idx, q, rows, seen, corpus, settings)
     # a session's turns lend each other context within one domain (a session name reused in
     # another domain is another conversation)
     own = {(r.domain, r.session, r.spos): seen[n].relevance for n, r in rows.items() if r.session is not None}
@@ -480,6 +565,10 @@ def _score(
             lift, question = answers.of(row, length)
             if lift > context:
                 context, answered = lift, question
+        follows_id = None
+        if n in follows:  # it stands in for the note it follows, as a correction does
+            follows_id, lent = follows[n]
+            relevance = max(relevance, lent)
         if relevance <= 0 and context <= 0:
             continue
         status = hot.status(row, rec, q.now)
@@ -503,7 +592,7 @@ def _score(
             settings,
             past=past,
         )
-        out.append(_Scored(row, rec, parts, matched, stands_for, answered, amount))
+        out.append(_Scored(row, rec, parts, matched, stands_for, answered, amount, follows_id))
     return out, corpus
 
 
@@ -646,10 +735,9 @@ def _order(
             s.parts.status in (view.Status.SUPERSEDED, view.Status.REMOVED) or bool(s.row.superseded_by),
             s.row.key,
             None,
-            # a note states a fact; a conversation turn, or a remark saved at the chat tier
-            # ("Chat: maybe try port 8081"), speaks of things in passing
-            s.row.session is None and s.row.tier != Tier.CHAT,
+            _is_note(s.row),
             s.record.text,
+            s.follows,
         )
         for s in top
     ]
@@ -663,10 +751,17 @@ def _order(
         q.intent.question,
         asks == "past",
         lambda text: values(text, ignore),
+        cues.says_change,
     )
     final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
     if replacing:
         final = [final[i] for i in ranking.successors_first([s.row.id for s, _ in final], replacing)]
+    # a note found as the newer value of another (`_followers`) updates it when it stands above it
+    below = {s.row.id: i for i, (s, _) in enumerate(final)}
+    final = [
+        (s, updated or (s.follows if s.follows and below.get(s.follows, -1) > i else None))
+        for i, (s, updated) in enumerate(final)
+    ]
     hits = []
     for s, updated in final[: q.limit]:
         explain = None

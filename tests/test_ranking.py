@@ -1239,3 +1239,96 @@ def test_a_question_about_the_past_puts_the_older_value_above_the_newer_one(vaul
     hits = cli.json("search", query, "--explain")["hits"]
     assert [h["id"] for h in hits][:2] == [old_id, new_id], [h["text"] for h in hits]
     assert hits[0]["explain"]["asks"] == "past"
+
+
+FILLERS = (
+    "The team lunch is on Thursday this week",
+    "Bought new running shoes at the outlet",
+    "The plumber comes on Monday morning",
+    "Book club read a novel about a lighthouse keeper",
+    "The quarterly review slides are on the shared drive",
+    "Dentist reminder: bring the insurance card",
+)
+
+
+@pytest.mark.long
+def test_a_newer_note_found_from_the_note_that_answers(vault, cli, monkeypatch):
+    # "Sold the Corsa …" shares no word with the question: a person finds it from the note that
+    # answers, by the old value it names and the change it says
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    for text_ in FILLERS:
+        put(vault, text_)
+    at(monkeypatch, "2025-02-01T10:00:00Z")
+    old = put(vault, "Drives a blue 2012 Vauxhall Corsa").id
+    put(vault, "Her brother drives a van for the bakery")
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    new = put(vault, "Sold the Corsa, picked up a secondhand Skoda Octavia estate").id
+    at(monkeypatch, "2025-06-20T10:00:00Z")
+    hits = cli.json("search", "what car does she drive", "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert ids.index(new) < ids.index(old) and hits[ids.index(new)]["explain"]["updates"] == old
+    # asked for the past, the older is what is asked: no newer value is looked for
+    past = [h["id"] for h in cli.json("search", "what car did she drive before")["hits"]]
+    assert old in past and (new not in past or past.index(old) < past.index(new))
+    # Chinese: the old value named (雅阁), the change said (卖了)
+    at(monkeypatch, "2025-07-01T10:00:00Z")
+    old_zh = put(vault, "老张开本田雅阁").id
+    at(monkeypatch, "2025-09-01T10:00:00Z")
+    new_zh = put(vault, "雅阁卖了，提了一台理想 L6").id
+    at(monkeypatch, "2025-09-10T10:00:00Z")
+    ids = [h["id"] for h in cli.json("search", "老张开什么车")["hits"]]
+    assert ids.index(new_zh) < ids.index(old_zh)
+
+
+@pytest.mark.long
+def test_a_newer_note_that_merely_shares_words_is_not_found_for_the_answer(vault, cli, monkeypatch):
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    for text_ in FILLERS:
+        put(vault, text_)
+    at(monkeypatch, "2025-02-01T10:00:00Z")
+    old = put(vault, "Drives a blue 2012 Vauxhall Corsa").id
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    # the same rare word, no change said: a remark about it, not its new value
+    remark = put(vault, "The Corsa needs new wiper blades before winter").id
+    # a change said, sharing only a common word: about something else
+    other = put(vault, "Switched the team lunch to Fridays").id
+    at(monkeypatch, "2025-06-20T10:00:00Z")
+    ids = [h["id"] for h in cli.json("search", "what car does she drive", "--explain")["hits"]]
+    assert ids[0] == old and remark not in ids and other not in ids
+
+
+def test_a_note_that_says_it_changes_something_gives_a_new_value():
+    # two notes: "renamed to main" states no capitalised value, but says it replaces one
+    settings = Ranking()
+    idfs = {"default": 2.0, "branch": 2.0, "monorepo": 3.0}
+    day = 86400.0
+    old = ranking.Match(
+        "o",
+        0.0,
+        0,
+        10.0,
+        frozenset({"default", "branch", "monorepo"}),
+        note=True,
+        text="Default branch in the monorepo is master",
+    )
+    for said, moves in (("monorepo default renamed to main", True), ("monorepo default is fine as it is", False)):
+        new = ranking.Match("n", 30 * day, 0, 7.0, frozenset({"default", "monorepo"}), note=True, text=said)
+        order = ranking.updates_first(
+            [old, new], idfs, False, settings, values_of=lambda t: frozenset(), changed=cues.says_change
+        )
+        assert [r.at for r in order] == ([1, 0] if moves else [0, 1]), said
+
+
+def test_change_verbs():
+    for said in (
+        "Upgraded the router to a Fritz!Box",
+        "Replaced Jenkins with Buildkite",
+        "rent raised to 1,600",
+        "宽带升到 1000M 了",
+        "服务迁到新机房了",
+        "Jenkins 下周下线",
+        "房租涨到 4800",
+    ):
+        assert cues.says_change(said), said
+    for said in ("The router is in the hall", "把文件转到另一个文件夹", "宽带是电信的"):
+        assert not cues.says_change(said), said
