@@ -172,7 +172,9 @@ def test_a_command_leaves_the_interpreter_no_cycles_to_collect_at_exit(cli, vaul
 def test_a_search_loads_no_module_it_does_not_use(cli, vault, vault_path):
     """What a search (after the first, which keeps optmem.toml's reading) does not import: the
     threading module (the vault lock names its thread with `_thread.get_ident`, ~1 ms), the TOML
-    parser and what writing a file atomically pulls in (tempfile, shutil, random: ~5 ms)."""
+    parser and what writing a file atomically pulls in (tempfile, shutil, random: ~5 ms), and
+    difflib (~1 ms: only comparing two statements word by word needs it; a search reads the
+    values its hits state, `identifiers.values`, without it)."""
     import subprocess
     import sys
 
@@ -183,9 +185,10 @@ def test_a_search_loads_no_module_it_does_not_use(cli, vault, vault_path):
         "from optmem.cli import run\n"
         "rc = run(['--vault', sys.argv[1], 'search', 'deploy staging server', '--json'])\n"
         "print('RC', rc, 'LOADED', sorted(m for m in ('threading', 'tomllib', 'tempfile', 'shutil', 'random',\n"
-        "      'dataclasses', 'inspect', 'typer') if m in sys.modules))\n"
+        "      'dataclasses', 'inspect', 'typer', 'difflib') if m in sys.modules),\n"
+        "      'VALUES READ', 'optmem.identifiers' in sys.modules)\n"
     )
     command = [sys.executable, "-c", code, str(vault_path)]
     for _ in range(2):  # (the first keeps the settings it read)
         res = subprocess.run(command, capture_output=True, text=True, timeout=HANG)
-    assert "RC 0 LOADED []" in res.stdout, res.stdout + res.stderr
+    assert "RC 0 LOADED [] VALUES READ True" in res.stdout, res.stdout + res.stderr
