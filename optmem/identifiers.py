@@ -266,7 +266,7 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
             if not phrase.isascii():
                 s = s.replace(phrase, " ")
     if textmod.has_cjk(s):
-        s = textmod.cjk_compiled(textmod.FINAL_PARTICLE).sub("", s)
+        s = textmod.without_final_particles(s)
     found: list[tuple[str, str, str, str, bool]] = []
     last = 0  # where the token before ended
     for start, end, cjk in _spans(s):
