@@ -132,6 +132,36 @@ def test_reading_a_chinese_statement_compiles_no_second_cjk_class():
     assert not [p for p in text._CJK_PATTERNS if text._CJK in p]
 
 
+_CUE_PIECES = ["now", "previously", "before", "used to", " ", "?", "。", "要", "得", "前", "之前", "目前", "三年",
+               "以前", "所以前", "现在", "实现在", "改成", "搬到", "原来", "还原来", "了", "a", "i", "é", "中"]
+
+
+@given(st.sampled_from(["present", "past", "change"]), st.lists(st.sampled_from(_CUE_PIECES) | st.text(max_size=2), max_size=8))
+def test_a_cue_is_found_as_the_one_pattern_of_both_languages_found_it(kind, pieces):
+    """A text is searched with a kind's English cues and with its Chinese ones apart, each only
+    when it may hold one (a Latin letter; a word every Chinese match holds): the same answer as
+    one pattern of both."""
+    import re
+
+    from optmem.reading import cues
+
+    folded = "".join(pieces)
+    english, chinese = cues.cue_sources(kind)
+    assert cues._says(kind, folded) == bool(re.search(f"{english}|{chinese}", folded))
+
+
+def test_a_chinese_query_without_a_cue_word_compiles_no_chinese_cue_pattern():
+    """Asking whether a Chinese query asks for the present or the past compiles the Chinese cue
+    patterns only when it holds a word one of their matches must hold: ~3 ms a process."""
+    from optmem.reading import cues
+
+    cues._CUE_PATTERNS.clear()  # (compiled again when needed)
+    assert cues.asks_for("孙悦在哪个项目工作") is None
+    chinese = [cues.cue_sources(kind)[1] for kind in ("present", "past")]
+    assert not [p for p in cues._CUE_PATTERNS.values() if any(c in p.pattern for c in chinese)]
+    assert cues.asks_for("孙悦以前在哪个项目工作") == "past"
+
+
 @pytest.mark.long
 @given(st.text(alphabet=st.sampled_from(_PIECES) | st.characters(), max_size=40))
 def test_chinese_runs_and_words_are_what_the_two_class_pattern_finds(s):
