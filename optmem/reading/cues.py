@@ -291,10 +291,13 @@ def time_word_spans(folded: str) -> list[tuple[int, int]]:
     global _CJK_TIME_WORDS
     if not has_cjk(folded):
         return []  # (before compiling: an English query — curly quotes too — never pays for it)
+    words = [w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1]
+    if not any(w in folded for w in words):
+        return []  # (each match holds one of the words: a query with none never compiles it, ~0.6 ms)
     if _CJK_TIME_WORDS is None:
         import re
 
-        _CJK_TIME_WORDS = re.compile(_guarded(w for w in (*UPDATE_CUES_CJK, *PAST_CUES_CJK) if len(w) > 1))
+        _CJK_TIME_WORDS = re.compile(_guarded(words))
     return [m.span() for m in _CJK_TIME_WORDS.finditer(folded)]
 
 
