@@ -287,3 +287,15 @@ def test_a_search_loads_no_module_it_does_not_use(cli, vault, vault_path):
     for _ in range(2):  # (the first keeps the settings it read)
         res = subprocess.run(command, capture_output=True, text=True, timeout=HANG)
     assert "RC 0 LOADED [] VALUES READ True" in res.stdout, res.stdout + res.stderr
+
+
+def test_the_index_columns_are_the_row_annotations_as_typing_reads_them():
+    """The index's columns are read from `Row`'s annotations as written (get_type_hints, which
+    reads them the same, cost each process ~0.1 ms): the same columns, in the same order."""
+    from typing import get_type_hints
+
+    from optmem import schema
+
+    hints = get_type_hints(schema.Row, include_extras=True)
+    assert list(schema.COLUMNS.items()) == [(name, hint.__metadata__[0]) for name, hint in hints.items()]
+    assert list(schema.COLUMNS) == list(schema.Row._fields)
