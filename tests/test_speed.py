@@ -107,6 +107,7 @@ _PIECES = "ab_1 é①\u0301-、。・゠カ中文한국어𠀀\u3040\u30ff\u4dbf
 _PARTICLE_PIECES = "了啦呢吧啊呀嘛哦 ,.!?;:。！？；：\n中文カ한𠀀\u3040\u30ff\u4dbf\ud7af\uf900\u3041\u309fab1é-"
 
 
+@pytest.mark.long
 @given(st.text(alphabet=st.sampled_from(_PARTICLE_PIECES) | st.characters(), max_size=30))
 def test_final_particles_go_where_the_look_behind_pattern_took_them(s):
     """A sentence-final particle goes when a CJK character comes before it (`text.FINAL_PARTICLES`);
@@ -141,6 +142,7 @@ _CUE_PIECES = (
 _KINDS = st.sampled_from(["present", "past", "change"])
 
 
+@pytest.mark.long
 @given(_KINDS, st.lists(st.sampled_from(_CUE_PIECES) | st.text(max_size=2), max_size=8))
 def test_a_cue_is_found_as_the_one_pattern_of_both_languages_found_it(kind, pieces):
     """A text is searched with a kind's English cues and with its Chinese ones apart, each only
@@ -172,6 +174,7 @@ _QUERY_PIECES = (
 ).split("|")
 
 
+@pytest.mark.long
 @given(st.lists(st.sampled_from(_QUERY_PIECES) | st.text(max_size=2), max_size=8))
 def test_a_chinese_query_is_read_as_its_patterns_read_it(pieces):
     """A query's Chinese time words and whether it asks an amount are looked for with their
