@@ -53,7 +53,7 @@ def _units(text: str, ignore: frozenset[str]) -> list[str]:
             folded = folded.replace(phrase, " ")
     pieces: list[tuple[str, str | None]] = [(folded, None)]  # (text, the number written after it)
     if textmod.has_cjk(folded):
-        folded = textmod.cjk_compiled(textmod.FINAL_PARTICLE).sub("", folded)
+        folded = textmod.without_final_particles(folded)
         pieces, last = [], 0
         for value, (start, end) in textmod.number_spans(folded):
             if start < end:

@@ -8,7 +8,7 @@ indexes rebuild.
 """
 
 import operator
-from typing import Annotated, NamedTuple, get_type_hints
+from typing import Annotated, NamedTuple
 
 from optmem.record import HANDOFF, Tier
 
@@ -118,9 +118,8 @@ class Row(NamedTuple):
         return max(times) if times else None
 
 
-COLUMNS: dict[str, Col] = {
-    name: hint.__metadata__[0] for name, hint in get_type_hints(Row, include_extras=True).items()
-}
+# (the annotations as written: `typing.get_type_hints` reads them the same, ~0.1 ms later)
+COLUMNS: dict[str, Col] = {name: hint.__metadata__[0] for name, hint in Row.__annotations__.items()}
 # the body holds tokens made by `text` and `dates` (whose terms keep their underscores)
 TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 ROW_SELECT = ", ".join(f"r.{c}" for c in Row._fields)

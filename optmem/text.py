@@ -33,7 +33,16 @@ from optmem.reading.lexicon import (
     UNIT_WORDS,
 )
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ffff"
+# kana, CJK ideographs (extension A, unified, compatibility, extensions B and after), hangul
+_CJK_RANGES = (
+    ("\u3040", "\u30ff"),
+    ("\u3400", "\u4dbf"),
+    ("\u4e00", "\u9fff"),
+    ("\uf900", "\ufaff"),
+    ("\uac00", "\ud7af"),
+    ("\U00020000", "\U0002ffff"),
+)
+_CJK = "".join(f"{low}-{high}" for low, high in _CJK_RANGES)  # (a pattern's class)
 # Runs of letters and digits; inside a run that is not ASCII, CJK runs and the rest are told
 # apart (a negated class: no look-ahead per character, which made this the costliest step of
 # indexing). That second pattern takes ~4 ms to compile, so it is compiled only when a text that
@@ -355,8 +364,25 @@ def _times(digits: str, magnitude: str) -> str:
 
 
 # A particle that ends a Chinese sentence (现在有五盆花了, 好啦, 是吧: `lexicon.FINAL_PARTICLES`): how
-# it is said, not what (a pattern source, for `cjk_compiled`)
-FINAL_PARTICLE = rf"(?<=[{_CJK}])[{FINAL_PARTICLES}](?=\s*(?:[,.!?;:。！？；：]|$))"
+# it is said, not what — after a CJK character, before punctuation or the end
+_FINAL_PARTICLE = rf"[{FINAL_PARTICLES}](?=\s*(?:[,.!?;:。！？；：]|$))"
+
+
+def _is_cjk_char(c: str) -> bool:
+    """Whether a character is in one of the CJK ranges (`_CJK`)."""
+    return any(low <= c <= high for low, high in _CJK_RANGES)
+
+
+def without_final_particles(s: str) -> str:
+    """`s` without the particles that end its Chinese sentences. That a CJK character comes
+    before one is checked here, not by a look-behind of the CJK class: that pattern took ~1.5 ms
+    to compile in each process that read a Chinese statement, this one ~0.4 ms."""
+
+    def kept(m: re.Match[str]) -> str:
+        at = m.start()
+        return "" if at and _is_cjk_char(s[at - 1]) else m.group()
+
+    return cjk_compiled(_FINAL_PARTICLE).sub(kept, s)
 
 
 def tokens(text: str, *, folded: bool = False, stem: bool = True) -> list[str]:

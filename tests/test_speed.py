@@ -104,6 +104,110 @@ def test_reading_settings_lays_out_no_vault(tmp_path):
 _PIECES = "ab_1 é①\u0301-、。・゠カ中文한국어𠀀\u3040\u30ff\u4dbf\ud7af\uf900"
 
 
+_PARTICLE_PIECES = "了啦呢吧啊呀嘛哦 ,.!?;:。！？；：\n中文カ한𠀀\u3040\u30ff\u4dbf\ud7af\uf900\u3041\u309fab1é-"
+
+
+@pytest.mark.long
+@given(st.text(alphabet=st.sampled_from(_PARTICLE_PIECES) | st.characters(), max_size=30))
+def test_final_particles_go_where_the_look_behind_pattern_took_them(s):
+    """A sentence-final particle goes when a CJK character comes before it (`text.FINAL_PARTICLES`);
+    that is checked in Python, not by a look-behind of the CJK class (which made the pattern cost
+    ~1.5 ms to compile in each process): the same text is left."""
+    import re
+
+    from optmem import text
+
+    look_behind = rf"(?<=[{text._CJK}])[{text.FINAL_PARTICLES}](?=\s*(?:[,.!?;:。！？；：]|$))"
+    assert text.without_final_particles(s) == re.sub(look_behind, "", s)
+
+
+def test_reading_a_chinese_statement_compiles_no_second_cjk_class():
+    """The values of a Chinese statement (what a search reads of its top hits) are read without
+    compiling the CJK class into a second pattern: the tokeniser's (`text.cjk_runs`) is the only
+    one, ~1.5 ms each in a process."""
+    from optmem import identifiers, text
+
+    text._CJK_PATTERNS.clear()  # (patterns are compiled again when needed)
+    identifiers.values.cache_clear()
+    assert identifiers.values("王芳现在养了五盆花了。")
+    assert not [p for p in text._CJK_PATTERNS if text._CJK in p]
+
+
+_CUE_PIECES = (
+    "now|previously|before|used to| |?|。|要|得|前|之前|目前|三年|以前|"
+    "所以前|现在|实现在|改成|搬到|原来|还原来|了|a|i|é|中"
+).split("|")
+
+
+_KINDS = st.sampled_from(["present", "past", "change"])
+
+
+@pytest.mark.long
+@given(_KINDS, st.lists(st.sampled_from(_CUE_PIECES) | st.text(max_size=2), max_size=8))
+def test_a_cue_is_found_as_the_one_pattern_of_both_languages_found_it(kind, pieces):
+    """A text is searched with a kind's English cues and with its Chinese ones apart, each only
+    when it may hold one (a Latin letter; a word every Chinese match holds): the same answer as
+    one pattern of both."""
+    import re
+
+    from optmem.reading import cues
+
+    folded = "".join(pieces)
+    english, chinese = cues.cue_sources(kind)
+    assert cues._says(kind, folded) == bool(re.search(f"{english}|{chinese}", folded))
+
+
+def test_a_chinese_query_without_a_cue_word_compiles_no_chinese_cue_pattern():
+    """Asking whether a Chinese query asks for the present or the past compiles the Chinese cue
+    patterns only when it holds a word one of their matches must hold: ~3 ms a process."""
+    from optmem.reading import cues
+
+    cues._CUE_PATTERNS.clear()  # (compiled again when needed)
+    assert cues.asks_for("孙悦在哪个项目工作") is None
+    chinese = [cues.cue_sources(kind)[1] for kind in ("present", "past")]
+    assert not [p for p in cues._CUE_PATTERNS.values() if any(c in p.pattern for c in chinese)]
+    assert cues.asks_for("孙悦以前在哪个项目工作") == "past"
+
+
+_QUERY_PIECES = (
+    "现在|实现在|以前|所以前|目前|原来|多少|多多少少|很多长辈|多久|几|几盆|这几年|幾|多|长|盆|个|孙悦|在|哪| |?|a"
+).split("|")
+
+
+@pytest.mark.long
+@given(st.lists(st.sampled_from(_QUERY_PIECES) | st.text(max_size=2), max_size=8))
+def test_a_chinese_query_is_read_as_its_patterns_read_it(pieces):
+    """A query's Chinese time words and whether it asks an amount are looked for with their
+    patterns only when it holds a word (a character) every match holds: the same answers."""
+    import re
+
+    from optmem.reading import cues, questions
+    from optmem.text import has_cjk
+
+    folded = "".join(pieces)
+    words = cues._guarded(w for w in (*cues.UPDATE_CUES_CJK, *cues.PAST_CUES_CJK) if len(w) > 1)
+    spans = [m.span() for m in re.finditer(words, folded)] if has_cjk(folded) else []
+    assert cues.time_word_spans(folded) == spans
+    asks = "how" in folded and any(questions.asks_how(questions.words(folded)))
+    asks = asks or (has_cjk(folded) and bool(re.search(questions._CJK_ASKS_AMOUNT, folded)))
+    assert questions.asks_amount(folded) == asks
+
+
+def test_a_chinese_query_without_time_or_amount_words_compiles_neither_pattern():
+    """The patterns of Chinese time words and of a question asking an amount are compiled only
+    for a query holding a word every one of their matches holds (~1 ms a process)."""
+    from optmem import text
+    from optmem.reading import cues, query, questions
+
+    cues._CJK_TIME_WORDS = None  # (compiled again when needed)
+    text._CJK_PATTERNS.clear()
+    query.read("孙悦在哪个项目工作")
+    assert cues._CJK_TIME_WORDS is None
+    assert questions._CJK_ASKS_AMOUNT not in text._CJK_PATTERNS
+    assert query.read("孙悦现在养了几盆花").amount
+    assert cues._CJK_TIME_WORDS is not None
+
+
 @pytest.mark.long
 @given(st.text(alphabet=st.sampled_from(_PIECES) | st.characters(), max_size=40))
 def test_chinese_runs_and_words_are_what_the_two_class_pattern_finds(s):
@@ -144,10 +248,37 @@ def test_a_search_process_spends_no_time_collecting_cycles(cli, vault, vault_pat
 
 
 @pytest.mark.long
+def test_a_command_leaves_the_interpreter_no_cycles_to_collect_at_exit(cli, vault, vault_path):
+    """At exit the interpreter runs one last full cycle collection over every object still alive
+    (every module, class and function a search loaded: ~8 % of a no-match search's instructions).
+    A finished command has nothing there to free, so the console entry point freezes what is
+    alive (`gc.freeze`) and that collection has nothing to traverse; exit handlers still run, and
+    what was printed is all there."""
+    import subprocess
+    import sys
+
+    assert cli("append", "deploy the staging server").exit_code == 0
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('AT EXIT, FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
+        "from optmem.cli import main\n"
+        "sys.argv = ['optmem', '--vault', sys.argv[1], 'search', 'deploy staging server', '--json']\n"
+        "main()\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["hits"][0]["text"] == "deploy the staging server"
+    frozen = int(res.stderr.split("AT EXIT, FROZEN ")[1].split()[0])
+    assert frozen > 10_000, res.stderr  # the modules, classes and functions of a search, all of them
+
+
+@pytest.mark.long
 def test_a_search_loads_no_module_it_does_not_use(cli, vault, vault_path):
     """What a search (after the first, which keeps optmem.toml's reading) does not import: the
     threading module (the vault lock names its thread with `_thread.get_ident`, ~1 ms), the TOML
-    parser and what writing a file atomically pulls in (tempfile, shutil, random: ~5 ms)."""
+    parser and what writing a file atomically pulls in (tempfile, shutil, random: ~5 ms), and
+    difflib (~1 ms: only comparing two statements word by word needs it; a search reads the
+    values its hits state, `identifiers.values`, without it)."""
     import subprocess
     import sys
 
@@ -158,9 +289,36 @@ def test_a_search_loads_no_module_it_does_not_use(cli, vault, vault_path):
         "from optmem.cli import run\n"
         "rc = run(['--vault', sys.argv[1], 'search', 'deploy staging server', '--json'])\n"
         "print('RC', rc, 'LOADED', sorted(m for m in ('threading', 'tomllib', 'tempfile', 'shutil', 'random',\n"
-        "      'dataclasses', 'inspect', 'typer') if m in sys.modules))\n"
+        "      'dataclasses', 'inspect', 'typer', 'difflib') if m in sys.modules),\n"
+        "      'VALUES READ', 'optmem.identifiers' in sys.modules)\n"
     )
     command = [sys.executable, "-c", code, str(vault_path)]
     for _ in range(2):  # (the first keeps the settings it read)
         res = subprocess.run(command, capture_output=True, text=True, timeout=HANG)
-    assert "RC 0 LOADED []" in res.stdout, res.stdout + res.stderr
+    assert "RC 0 LOADED [] VALUES READ True" in res.stdout, res.stdout + res.stderr
+
+
+def test_the_index_columns_are_the_row_annotations_as_typing_reads_them():
+    """The index's columns are read from `Row`'s annotations as written (get_type_hints, which
+    reads them the same, cost each process ~0.1 ms): the same columns, in the same order."""
+    from typing import get_type_hints
+
+    from optmem import schema
+
+    hints = get_type_hints(schema.Row, include_extras=True)
+    assert list(schema.COLUMNS.items()) == [(name, hint.__metadata__[0]) for name, hint in hints.items()]
+    assert list(schema.COLUMNS) == list(schema.Row._fields)
+
+
+def test_printing_text_without_control_characters_compiles_no_escape_sequence_pattern():
+    """The pattern of terminal escape sequences is compiled when a text holds a control
+    character, not in every process that prints (~0.3 ms): text without one comes back as it is."""
+    from optmem import terminal
+
+    terminal._SEQUENCES = None  # (compiled again when needed)
+    assert terminal.printable("deploy the staging server\tport 8080\n") == "deploy the staging server\tport 8080\n"
+    assert terminal._SEQUENCES is None
+    assert (
+        terminal.printable("red \x1b[31mtext\x1b[0m, a title \x1b]0;owned\x07 and a bell \x07")
+        == "red text, a title  and a bell "
+    )

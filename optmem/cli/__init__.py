@@ -64,4 +64,10 @@ def main() -> None:
     import gc
 
     gc.set_threshold(COLLECT_AFTER, *gc.get_threshold()[1:])
-    sys.exit(run(sys.argv[1:]))
+    code = run(sys.argv[1:])
+    # At exit the interpreter collects cycles once more over every object still alive — the
+    # modules, classes and functions the command loaded, ~8 % of a search's instructions — and
+    # a finished command has nothing there to free: what is alive now is frozen, so that last
+    # collection has nothing to traverse. (Exit handlers still run, and files are closed as before.)
+    gc.freeze()
+    sys.exit(code)

@@ -21,7 +21,7 @@ EN_INTENSIFIERS = frozenset("very really extremely quite truly super so totally"
 CJK_INTENSIFIERS = "非常|特别|十分|极其|超级|相当|真的|很"
 
 # The particles that end a Chinese sentence (现在有五盆花了, 好啦, 是吧): how it is said, not what
-# — left out when two statements are compared (`text.FINAL_PARTICLE`).
+# — left out when two statements are compared (`text.without_final_particles`).
 FINAL_PARTICLES = "了啦呢吧啊呀嘛哦"
 
 # The Chinese numerals (`text.numbers` reads their value; `text.holds_number`, the gate's label

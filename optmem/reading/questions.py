@@ -62,6 +62,7 @@ _CJK_ASKS_AMOUNT = (
     r"(?<![多很许許好])多少(?!少)|多久|(?<![很许許好太])多[长長]"
     r"|(?<![茶庶好十这這那前过過近后後])[几幾](?=" + CJK_UNITS + ")"
 )
+_AMOUNT_CHARS = "多几幾"  # one of them is in every match of _CJK_ASKS_AMOUNT: keep them in step
 
 # A sentence that asks: from a sentence start to a question mark that ends it (not one inside a
 # URL or code: "soup?topic=spices"), or to a 吗 / 嗎 that ends it (Chinese often leaves the mark out:
@@ -82,7 +83,9 @@ def asks_amount(folded: str) -> bool:
     pattern is compiled only for a query with Chinese in it.)"""
     if "how" in folded and any(asks_how(words(folded))):
         return True
-    return has_cjk(folded) and bool(cjk_compiled(_CJK_ASKS_AMOUNT).search(folded))
+    if not has_cjk(folded) or not any(c in folded for c in _AMOUNT_CHARS):
+        return False  # (before compiling the pattern, ~0.6 ms: each of its matches holds one)
+    return bool(cjk_compiled(_CJK_ASKS_AMOUNT).search(folded))
 
 
 def topic_runs(cjk: str) -> list[str]:
