@@ -1251,15 +1251,20 @@ FILLERS = (
 )
 
 
-@pytest.mark.long
-def test_a_newer_note_found_from_the_note_that_answers(vault, cli, monkeypatch):
-    # "Sold the Corsa …" shares no word with the question: a person finds it from the note that
-    # answers, by the old value it names and the change it says
+def _a_car_among_fillers(vault, monkeypatch) -> str:
+    """The fillers, then the note that answers "what car does she drive" (its id)."""
     at(monkeypatch, "2025-01-05T10:00:00Z")
     for text_ in FILLERS:
         put(vault, text_)
     at(monkeypatch, "2025-02-01T10:00:00Z")
-    old = put(vault, "Drives a blue 2012 Vauxhall Corsa").id
+    return put(vault, "Drives a blue 2012 Vauxhall Corsa").id
+
+
+@pytest.mark.long
+def test_a_newer_note_found_from_the_note_that_answers(vault, cli, monkeypatch):
+    # "Sold the Corsa …" shares no word with the question: a person finds it from the note that
+    # answers, by the old value it names and the change it says
+    old = _a_car_among_fillers(vault, monkeypatch)
     put(vault, "Her brother drives a van for the bakery")
     at(monkeypatch, "2025-06-01T10:00:00Z")
     new = put(vault, "Sold the Corsa, picked up a secondhand Skoda Octavia estate").id
@@ -1282,11 +1287,7 @@ def test_a_newer_note_found_from_the_note_that_answers(vault, cli, monkeypatch):
 
 @pytest.mark.long
 def test_a_newer_note_that_merely_shares_words_is_not_found_for_the_answer(vault, cli, monkeypatch):
-    at(monkeypatch, "2025-01-05T10:00:00Z")
-    for text_ in FILLERS:
-        put(vault, text_)
-    at(monkeypatch, "2025-02-01T10:00:00Z")
-    old = put(vault, "Drives a blue 2012 Vauxhall Corsa").id
+    old = _a_car_among_fillers(vault, monkeypatch)
     at(monkeypatch, "2025-06-01T10:00:00Z")
     # the same rare word, no change said: a remark about it, not its new value
     remark = put(vault, "The Corsa needs new wiper blades before winter").id

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -227,24 +229,30 @@ def test_a_search_process_spends_no_time_collecting_cycles(cli, vault, vault_pat
     and frees little: at Python's default threshold (700 allocations) the cycle collector ran
     ~25 times in a search, 3–8 ms of its ~60. The console entry point raises the threshold, so a
     search collects nothing — a long-running server still does, every 20,000 allocations."""
-    import subprocess
-    import sys
 
     for i in range(5):
         assert cli("append", f"deploy note {i} on the staging server").exit_code == 0
-    code = (
-        "import gc, sys\n"
+    res = _search_in_a_child(
+        vault_path,
         "runs = []\n"
-        "gc.callbacks.append(lambda phase, info: runs.append(info['generation']) if phase == 'start' else None)\n"
-        "from optmem.cli import main\n"
-        "sys.argv = ['optmem', '--vault', sys.argv[1], 'search', 'deploy staging server', '--json']\n"
+        "gc.callbacks.append(lambda phase, info: runs.append(info['generation']) if phase == 'start' else None)\n",
         "try:\n    main()\n"
         "except SystemExit as e:\n    assert e.code in (0, None), e.code\n"
-        "print('COLLECTIONS', len(runs), 'THRESHOLD', gc.get_threshold()[0])\n"
+        "print('COLLECTIONS', len(runs), 'THRESHOLD', gc.get_threshold()[0])\n",
+    )
+    assert "COLLECTIONS 0 THRESHOLD 20000" in res.stdout, res.stdout
+
+
+def _search_in_a_child(vault_path: Path, before: str, run: str) -> subprocess.CompletedProcess[str]:
+    """`optmem search 'deploy staging server' --json` in a fresh interpreter: `before` runs after
+    `import atexit, gc, sys`, `run` calls `main()` (imported from optmem.cli); it must succeed."""
+    code = (
+        "import atexit, gc, sys\n" + before + "from optmem.cli import main\n"
+        "sys.argv = ['optmem', '--vault', sys.argv[1], 'search', 'deploy staging server', '--json']\n" + run
     )
     res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
     assert res.returncode == 0, res.stderr
-    assert "COLLECTIONS 0 THRESHOLD 20000" in res.stdout, res.stdout
+    return res
 
 
 @pytest.mark.long
@@ -254,19 +262,13 @@ def test_a_command_leaves_the_interpreter_no_cycles_to_collect_at_exit(cli, vaul
     A finished command has nothing there to free, so the console entry point freezes what is
     alive (`gc.freeze`) and that collection has nothing to traverse; exit handlers still run, and
     what was printed is all there."""
-    import subprocess
-    import sys
 
     assert cli("append", "deploy the staging server").exit_code == 0
-    code = (
-        "import atexit, gc, sys\n"
-        "atexit.register(lambda: print('AT EXIT, FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
-        "from optmem.cli import main\n"
-        "sys.argv = ['optmem', '--vault', sys.argv[1], 'search', 'deploy staging server', '--json']\n"
-        "main()\n"
+    res = _search_in_a_child(
+        vault_path,
+        "atexit.register(lambda: print('AT EXIT, FROZEN', gc.get_freeze_count(), file=sys.stderr))\n",
+        "main()\n",
     )
-    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
-    assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["hits"][0]["text"] == "deploy the staging server"
     frozen = int(res.stderr.split("AT EXIT, FROZEN ")[1].split()[0])
     assert frozen > 10_000, res.stderr  # the modules, classes and functions of a search, all of them
