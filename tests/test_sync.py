@@ -420,3 +420,19 @@ def test_a_vault_on_a_branch_of_its_own_syncs_that_branch(tmp_path):
     report = om(two, "sync", "--remote", "origin", "--branch", "memory")
     assert report["records_in"] == 1
     assert git(tmp_path / "origin.git", "branch", "--list").stdout.split() == ["memory"]
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")  # (one worker builds the synced clones once)
+def test_a_sync_that_meets_another_gits_index_lock_says_to_wait_not_to_remove_it(synced, tmp_path):
+    # git's own advice is "remove the file manually" — wrong while that git (an earlier sync, an
+    # editor) still holds it: removing a live git's lock can corrupt the index
+    one, _ = copied(synced, tmp_path)
+    om(one, "append", "a record to commit")
+    (one / ".git" / "index.lock").write_text("", "utf-8")  # another git holds the index
+    res = CLI("--vault", str(one), "sync", "--json", env=ENV)
+    err = json.loads(res.stdout)["error"]
+    assert res.exit_code != 0 and err["code"] == "sync_failed", err
+    assert "another git is still running" in err["message"] and "wait for it to end" in err["message"], err
+    assert "remove .git/index.lock only if no git process runs" in err["message"], err
+    assert (one / ".git" / "index.lock").exists()  # left where it is

@@ -105,10 +105,15 @@ class _Git:
         except (OSError, subprocess.SubprocessError) as exc:
             raise SyncFailed(f"git {args[0]} could not run ({exc}); nothing was changed by it") from exc
         if check and res.returncode != 0:
-            raise SyncFailed(
-                f"git {' '.join(args[:3])} failed: {(res.stderr or res.stdout).strip()[:600]}; "
-                "what is stored is unchanged — fix that, then run `optmem sync` again"
-            )
+            said = (res.stderr or res.stdout).strip()
+            advice = "fix that, then run `optmem sync` again"
+            if "index.lock" in said:  # git's own advice (remove the file) is wrong while a git runs
+                advice = (
+                    "another git is still running in this repository (an earlier sync, an editor, a "
+                    "hook): wait for it to end, then run `optmem sync` again — remove .git/index.lock "
+                    "only if no git process runs"
+                )
+            raise SyncFailed(f"git {' '.join(args[:3])} failed: {said[:600]}; what is stored is unchanged — {advice}")
         return res
 
     def out(self, *args: str) -> str:
