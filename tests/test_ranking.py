@@ -1298,6 +1298,35 @@ def test_a_newer_note_that_merely_shares_words_is_not_found_for_the_answer(vault
     assert ids[0] == old and remark not in ids and other not in ids
 
 
+@pytest.mark.long
+def test_the_newer_note_is_looked_for_by_the_rare_words_alone(vault, monkeypatch):
+    # a follower must share a rare word of the note that answers: the look-up reads those few
+    # records, not every record holding its common words (at 100,000 notes, ranking every match
+    # of "drives" cost ~50 ms for each of five notes)
+    from optmem import search
+    from optmem.index import Index
+
+    old = _a_car_among_fillers(vault, monkeypatch)
+    for i in range(30):
+        put(vault, f"Drives the kids to swimming on day {i}")
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    new = put(vault, "Sold the Corsa, picked up a secondhand Skoda Octavia estate").id
+    at(monkeypatch, "2025-06-20T10:00:00Z")
+    looked: list[str] = []
+    matches = Index.matches
+
+    def spy(self, match, where, *args, **kwargs):
+        if "r.ts >= ?" in where:  # (the follower's look-up)
+            looked.append(match)
+        return matches(self, match, where, *args, **kwargs)
+
+    monkeypatch.setattr(Index, "matches", spy)
+    ids = [h.record.id for h in search.search(vault, "what car does she drive").hits]
+    assert ids.index(new) < ids.index(old)
+    assert looked and all("drive" not in m for m in looked), looked  # (31 records hold it)
+    assert any("corsa" in m for m in looked), looked
+
+
 def test_a_note_that_says_it_changes_something_gives_a_new_value():
     # two notes: "renamed to main" states no capitalised value, but says it replaces one
     settings = Ranking()
