@@ -326,11 +326,14 @@ def updates_first(
         # while two records of one day that merely share the query's word ("本周五冻结端口配置")
         # are not (within a conversation, a turn speaks of things in passing)
         later = (m.ts or 0.0) - (o.ts or 0.0)
-        if not (o.band == m.band and not m.replaced and later > 0):
-            return False
         keyed = m.key is not None and m.key == o.key
         followed = m.follows is not None and m.follows == o.id
-        linked = keyed or followed or (m.may_update is not None and m.may_update == o.id)
+        gated = m.may_update is not None and m.may_update == o.id
+        linked = keyed or followed or gated
+        # (written in the same second, a record the gate or the follower links to the other is
+        # the newer one all the same: the link was made after the other was there)
+        if not (o.band == m.band and not m.replaced and (later > 0 or (later == 0 and (followed or gated)))):
+            return False
         if later < DAY and not linked:
             return False
         if any(t.startswith(DATE_PREFIX) for t in o.matched - m.matched):

@@ -135,12 +135,15 @@ def test_a_remark_saved_at_the_chat_tier_is_no_newer_value_of_a_note(vault, cli,
         ("The backend port is 8080", "The backend port is now 9090", "backend port"),
     ],
 )
-def test_a_note_that_updates_one_written_minutes_before_goes_above_it(cli, monkeypatch, old, new, query):
+@pytest.mark.parametrize("later", ["2026-03-01T10:03:00Z", "2026-03-01T10:00:00Z"])  # minutes; the same second
+def test_a_note_that_updates_one_written_minutes_before_goes_above_it(cli, monkeypatch, old, new, query, later):
     """Two notes a few minutes apart (a correction typed right after the mistake) that the write
-    gate links (it says the newer may update the older): the newer value comes first. Records of
-    one day that merely share a word, and two turns of one conversation, keep relevance's order."""
+    gate links (it says the newer may update the older): the newer value comes first — written
+    in the same second too (an agent's two appends), the gate's link says which came after.
+    Records of one day that merely share a word, and two turns of one conversation, keep
+    relevance's order."""
     ids = _store(cli, monkeypatch, [("2026-03-01T10:00:00Z", old)])
-    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T10:03:00Z")
+    monkeypatch.setenv("OPTMEM_NOW", later)
     added = cli.json("append", new)
     assert added["possible_update"], added  # (the gate's link: what lets the minutes-newer note go first)
     ids.append(added["id"])
