@@ -329,7 +329,9 @@ class Change:
 
 def _check_text(text: str | None, what: str) -> str:
     if text is None or not text.strip():
-        raise UsageError(f"{what} is empty; to delete an entry use `optmem remove`")
+        if what == "OLD":
+            raise UsageError("OLD is empty; give a part of the entry to remove or replace (`optmem show` lists them)")
+        raise UsageError(f"{what} is empty; give the entry's text (to delete an entry, use `optmem remove`)")
     if _SEPARATOR_LINE.search(text):
         raise SeparatorInText(
             f"{what} contains a line that is only '§', which would split the entry; remove that line",
@@ -551,6 +553,14 @@ def _edit(hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsaf
                     _do_remove(hot, op.get("old") or op.get("old_text"), op.get("id"), bool(op.get("first")))
                 )
         except OptmemError as exc:
+            wanted = op.get("old") or op.get("old_text")
+            if isinstance(exc, NoMatch) and n > 1 and wanted and any(wanted in e for e in before.entries):
+                # the file as it is (listed) holds it: an earlier operation of this batch took it
+                exc.message = (
+                    f"no entry in {hot.name} contains {quote(wanted)} once the batch's earlier operations "
+                    "are applied: one of them replaced or removed it (the file as it is is listed); "
+                    "nothing was written"
+                )
             if len(ops) > 1 and not exc.message.startswith("operation"):
                 exc.message = f"operation {n} ({kind or '?'}): {exc.message}"
                 exc.context["operation"] = n

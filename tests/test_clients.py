@@ -90,6 +90,10 @@ def test_json_before_the_command_gets_a_hint(cli, vault):
     res = cli("--json", "append", "x")  # (a --json anywhere: the refusal is JSON)
     message = json.loads(res.stdout)["error"]["message"]
     assert res.exit_code == 2 and "after the command" in message and "--version" not in message
+    # after another global option too (`optmem --vault V --json get …`)
+    res = cli("--vault", str(vault.root), "--json", "get", "ZZZZZZ")
+    message = json.loads(res.stdout)["error"]["message"]
+    assert res.exit_code == 2 and "after the command" in message and "--version" not in message, message
 
 
 def test_writing_into_a_plain_folder_adds_the_git_files(cli, tmp_path):

@@ -209,6 +209,20 @@ def test_apply_is_all_or_nothing_and_checks_the_limit_on_the_final_state(vault, 
     assert (vault.root / "MEMORY.md").read_bytes() == before
 
 
+def test_an_empty_or_vanished_target_says_what_to_give(vault, cli):
+    # `optmem remove` with nothing to match is told what to give, not to use `optmem remove`
+    err = cli.json("remove", "", code=2)["error"]["message"]
+    assert "OLD is empty" in err and "optmem show" in err and "use `optmem remove`" not in err, err
+    # a batch whose second operation looks for what its first took: said, with the file listed
+    memory.add(vault, "周日去游泳")
+    before = (vault.root / "MEMORY.md").read_bytes()
+    twice = [{"op": "remove", "old": "游泳"}, {"op": "remove", "old": "游泳"}]
+    err = cli.json("apply", "-", input=json.dumps(twice), code=1)["error"]
+    assert err["code"] == "no_match" and err["message"].startswith("operation 2 (remove):"), err
+    assert "earlier operations" in err["message"] and "nothing was written" in err["message"], err
+    assert (vault.root / "MEMORY.md").read_bytes() == before
+
+
 def test_unreadable_hot_file_is_never_overwritten(vault, vault_path, cli):
     (vault_path / "MEMORY.md").write_bytes(b"ok\n\xff\xfe broken")
     out = cli.json("add", "new", code=3)

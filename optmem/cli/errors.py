@@ -53,7 +53,7 @@ def handle(exc: BaseException, argv: list[str]) -> int:
                     exc.format_message() + " — --vault is a global option: put it before "
                     "the command (optmem --vault PATH search …), or set OPTMEM_VAULT"
                 )
-            elif exc.format_message().startswith("No such option: --json") and "--json" in argv[:2]:
+            elif exc.format_message().startswith("No such option: --json") and _before_the_command(exc):
                 exc.possibilities = None  # (the global options Click lists: not what was meant)
                 exc.message = (
                     "No such option: --json before the command — --json belongs to each command: put it "
@@ -147,6 +147,12 @@ def _nearest_command(message: str) -> str:
 
 
 # The arguments that take free text: words past them were meant as one, and only quotes say so
+def _before_the_command(exc: Any) -> bool:
+    """Whether Click refused an option among the global ones (`optmem --vault V --json get …`)."""
+    ctx = getattr(exc, "ctx", None)
+    return ctx is not None and ctx.parent is None
+
+
 _TEXT_ARGUMENTS = ("query", "text", "new")
 
 
