@@ -233,9 +233,18 @@ class Vault:
         """For reads: the vault must exist."""
         if not self.exists():
             self._refuse_a_file()
+            try:
+                here = _vault_around(Path.cwd())
+            except OSError:  # (a current folder that was deleted)
+                here = None
             raise VaultMissing(
-                f"no vault at {self.root}; create one with `optmem init {self.root}` "
-                "or point --vault / OPTMEM_VAULT at an existing one",
+                f"no vault at {self.root}; "
+                + (
+                    f"{here} is one (found from the current folder only when it holds .optmem/): "
+                    f"`optmem --vault {here} …` or `export OPTMEM_VAULT={here}`"
+                    if here is not None and here != self.root
+                    else f"create one with `optmem init {self.root}` or point --vault / OPTMEM_VAULT at an existing one"
+                ),
                 vault=str(self.root),
             )
         return self
@@ -341,6 +350,20 @@ def _cached_settings(vault: Vault, text: str) -> settings.Settings:
         except (OptmemError, OSError):
             pass  # a read-only vault: read the file each time
     return loaded
+
+
+def _vault_around(cwd: Path) -> Path | None:
+    """The vault folder the current folder is, or lies in (`optmem init DIR` then `cd DIR`): its
+    log, or the merge rule `init` writes into its .gitattributes — for a hint, never to choose one."""
+    for folder in (cwd, *cwd.parents):
+        try:
+            if (folder / "LOG.jsonl").is_file() or "LOG.jsonl merge=union" in (folder / ".gitattributes").read_text(
+                "utf-8", errors="replace"
+            ):
+                return folder
+        except OSError:
+            continue
+    return None
 
 
 def resolve(explicit: str | None, env: dict[str, str], cwd: Path, home: Path) -> Path:

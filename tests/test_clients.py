@@ -167,3 +167,19 @@ def test_the_docs_list_every_problem_code_doctor_reports():
     assert {"stale_pending", "merge_conflict", "torn_last_line"} <= codes  # the pattern reads them
     page = (repo / "docs" / "safety.md").read_text("utf-8")
     assert [c for c in sorted(codes) if f"`{c}`" not in page] == []
+
+
+def test_a_command_run_inside_a_vault_folder_that_is_not_found_points_at_it(cli, tmp_path, monkeypatch):
+    # `optmem init DIR` then `cd DIR`: the folder is found only through .optmem/, --vault or
+    # OPTMEM_VAULT — the refusal names it instead of offering to make a second vault
+    made = tmp_path / "v1"
+    assert cli("init", str(made)).exit_code == 0
+    (made / "sub").mkdir()
+    monkeypatch.delenv("OPTMEM_VAULT")
+    for where in (made, made / "sub"):
+        monkeypatch.chdir(where)
+        err = cli.json("show", code=3)["error"]
+        assert err["code"] == "vault_missing" and f"`optmem --vault {made} …`" in err["message"], err
+        assert "create one with" not in err["message"], err
+    monkeypatch.chdir(tmp_path)  # (no vault around: the usual advice)
+    assert "create one with" in cli.json("show", code=3)["error"]["message"]
