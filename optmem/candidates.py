@@ -152,10 +152,10 @@ def wide_queries(terms: list[str], df: dict[str, int], budget: int, pool: int) -
 
 
 def hidden_matches(idx: Index, filters: Filters, now: float, match: str | None, status: view.Status) -> int:
-    """How many records of a status the filters hide (cold, forgotten) match an FTS5 query of
-    the query's terms too."""
+    """How many records of a status the filters hide (cold, forgotten, held) match an FTS5 query
+    of the query's terms too."""
     if not match:
         return 0
-    where, params = filters._replace(include_cold=True, include_forgotten=True).sql(now)
+    where, params = filters._replace(include_cold=True, include_forgotten=True, include_held=True).sql(now)
     hidden, more = view.is_sql(status, now)
     return idx.count_matches(match, f"{where} AND {hidden}", [*params, *more])

@@ -234,6 +234,7 @@ class Match(NamedTuple):
     note: bool = False  # a note, not a conversation turn
     text: str = ""  # its text: its values are read from it when a comparison needs them (`values_of`)
     follows: str | None = None  # the note it was found from as its newer value (`search._followers`)
+    tool: bool = False  # found in a tool's output (origin `tool`): never a newer value of what was said
 
 
 def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> float:
@@ -334,6 +335,8 @@ def updates_first(
         # the newer one all the same: the link was made after the other was there)
         if not (o.band == m.band and not m.replaced and (later > 0 or (later == 0 and (followed or gated)))):
             return False
+        if m.tool and not o.tool:
+            return False  # a web page's or tool's words do not replace a statement (they rank below it)
         if later < DAY and not linked:
             return False
         if any(t.startswith(DATE_PREFIX) for t in o.matched - m.matched):

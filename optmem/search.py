@@ -76,6 +76,7 @@ class SearchResult(NamedTuple):
     #                          than the best warm hit); past `candidates.COUNT_BUDGET` term matches, those
     #                          among the candidates (a lower bound)
     forgotten_matches: int = 0  # when fewer hits than asked for: how many forgotten records match too
+    held_matches: int = 0  # … and how many held in quarantine (`optmem quarantine`)
 
     def to_json(self, *, show_unsafe: bool = False) -> dict[str, Any]:
         return {
@@ -84,6 +85,7 @@ class SearchResult(NamedTuple):
             "total": self.total,
             "cold_matches": self.cold_matches,
             "forgotten_matches": self.forgotten_matches,
+            "held_matches": self.held_matches,
         }
 
 
@@ -151,10 +153,12 @@ def search(
             # the past stays findable: say so when forgotten records match too (a page not filled;
             # the cold ones `_ranked` counts)
             found = [t for t in q.terms if df[t]]
+            match = match_any(found) if found else None
             result = result._replace(
-                forgotten_matches=candidates.hidden_matches(
-                    idx, q.filters, q.now, match_any(found) if found else None, view.Status.FORGOTTEN
-                )
+                forgotten_matches=candidates.hidden_matches(idx, q.filters, q.now, match, view.Status.FORGOTTEN),
+                held_matches=0
+                if q.filters.include_held
+                else candidates.hidden_matches(idx, q.filters, q.now, match, view.Status.HELD),
             )
         return result
 
@@ -743,6 +747,7 @@ def _order(
             _is_note(s.row),
             s.record.text,
             s.follows,
+            s.row.origin == "tool",
         )
         for s in top
     ]

@@ -79,10 +79,10 @@ def hits_table(result: dict[str, Any]) -> Any:
 
 
 def _cold_hint(result: dict[str, Any]) -> str:
-    """What else matches but is hidden: cold and forgotten records, and the flag that shows them."""
+    """What else matches but is hidden: cold, forgotten and held records, and the flag that shows them."""
     said = [
         f"{n} {what}: add --include-{what}"
-        for what in ("cold", "forgotten")
+        for what in ("cold", "forgotten", "held")
         if (n := result.get(f"{what}_matches") or 0)
     ]
     return f" ({'; '.join(said)})" if said else ""
