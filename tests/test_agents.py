@@ -582,6 +582,9 @@ def test_refusal_advice_names_tools_and_arguments_over_mcp():
     assert advice("see `optmem doctor --fix`") == "see `optmem doctor --fix` (a command for the user to run)"
     assert advice("give it with --project") == "give it with the argument `project`"
     assert advice("QUERY is empty; give words") == "`query` is empty; give words"
+    assert advice("TEXT is empty; give the memory to store (or - to read it from stdin)") == (
+        "`text` is empty; give the memory to store"
+    )  # (stdin is the command line's way in, not a tool's)
     assert advice("no entry holds it; give other words, or use --id") == (
         "no entry holds it; give other words, or use more of the entry's words in old_text"
     )

@@ -323,6 +323,7 @@ def _nearest(word: str, names: list[str]) -> str:
 HOT_ACTIONS = {"add": "add", "replace": "replace", "remove": "remove", "show": "read"}  # command → memory action
 _CLI_SPAN = re.compile(r"`optmem ((?:handoff )?[a-z][a-z-]*)([^`]*)`")
 _UNSAFE = re.compile(r"(?:,? ?or )?pass --allow-unsafe(?: (?:to|if) [^;.)]*)?")
+_STDIN = re.compile(r" \(or - to read it from stdin\)")  # (a command line's way in: no tool has it)
 # the command line picks a hot entry by id or takes the first match; the memory tool, by its words
 _HOT_PICK = re.compile(r",? --id ID,? or --first to edit the first match")
 # `context`'s own asks (never the stored text between them): the tool that settles a conflict
@@ -345,6 +346,7 @@ class Advice:
         self.arguments = {p.name for command in self.tools for p in commands[command].params if p.name not in NEVER}
 
     def __call__(self, message: str) -> str:
+        message = _STDIN.sub("", message)
         message = _HOT_PICK.sub(" in old_text (the memory tool picks an entry by its words)", message)
         message = _UNSAFE.sub(
             " — an agent cannot store it anyway: rephrase it, or ask the user (only the command line may "
