@@ -183,3 +183,16 @@ def test_a_command_run_inside_a_vault_folder_that_is_not_found_points_at_it(cli,
         assert "create one with" not in err["message"], err
     monkeypatch.chdir(tmp_path)  # (no vault around: the usual advice)
     assert "create one with" in cli.json("show", code=3)["error"]["message"]
+
+
+def test_a_correction_by_words_says_which_record_they_named(cli, vault):
+    # words may find the current version of an old record they quote ("8080" → the 6060 one):
+    # the answer says which record was corrected, and how to see it
+    first = cli.json("append", "API port is 8080")["id"]
+    assert cli("correct", first, "API port is now 6060").exit_code == 0
+    current = cli.json("search", "6060")["hits"][0]["id"]
+    out = cli("correct", "8080", "API port is 8081 after all")
+    assert out.exit_code == 0 and f"corrects {current}" in out.stdout, out.stdout
+    assert f"the current record '8080' names (`optmem get {current[-8:]}` shows it)" in out.stdout
+    again = cli.json("search", "8081")["hits"][0]["id"]
+    assert "names" not in cli("correct", again, "API port is 9000").stdout  # (an id names itself)

@@ -257,8 +257,18 @@ def correct(
             "record": res.record,
             "conflict_with": res.conflict_with,
         },
-        lambda: f"{res.id} corrects {res.corrects}",
+        lambda: f"{res.id} corrects {res.corrects}" + _named_by_words(target, res.corrects),
     )
+
+
+def _named_by_words(target: str, corrected: str) -> str:
+    """When TARGET was words, which record they named (the current one they find, which may be
+    the newer version of an old one the words quote): said, and how to see it."""
+    from optmem.record import ID_RE
+
+    if ID_RE.match(target.strip().lstrip("#")):
+        return ""
+    return f" — the current record {quote(target)} names (`optmem get {short(corrected)}` shows it)"
 
 
 @command(
