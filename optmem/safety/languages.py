@@ -8,7 +8,9 @@ spaces and anywhere in scripts without them (Chinese, Japanese, Thai) or with pr
 Hebrew). A finding is a set of concepts that occur together within `WINDOW` characters
 (`FINDINGS`): dismissing + instructions + earlier ones; showing + instructions + earlier or
 hidden ones; a new persona + lifted limits; skipping the user's check + a risky act; sending +
-a secret or the conversation + a destination outside.
+a secret or the conversation + a destination outside; an AI spoken to (`AI helpers: …`, a field
+`agent_note:`) + an act, a change or the user. A permission that names its scope (`pytest`, a
+list) and nothing risky skips no check; a note about attacks counts only the shapes of acts.
 """
 
 import re
@@ -26,7 +28,8 @@ FLIPS = {"mention": "conceal", "confirm": "unconfirmed"}  # a telling denied hid
 # Concepts: dismiss (ignore, override, declare void), earlier (previous, above, original, the
 # system's, your), orders (instructions, prompt, rules), show (reveal, print, send), persona (you
 # are now, from now on, pretend), told (what you were told), lifted (no restrictions, safety off), unchecked (without asking
-# or telling the user, silently), goods (what must not leave: passwords, keys, .env, the chat).
+# or telling the user, silently), goods (what must not leave: passwords, keys, .env, the chat),
+# alter (change, add, buy, recommend), meta (injection, phishing: a note about attacks).
 # Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1.
 TABLE = """
 en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
@@ -39,7 +42,7 @@ en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in
 en prompt conversation chat~history transcript system~prompt context~window initial~instructions
 en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
 any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screening ai~shopping ai~review ai~annotat chatbot dear~assistant @assistant automated~assistant assistants~ if~you~are~an~ai 助手 大模型 智能体 アシスタント aiへ 비서 어시스턴트 ai에게 에이전트 ии-ассистент ии-агент ассистент ии~ ии- ші-асистент асистент ші~ ші- assistent ki-assistent ki~ ki- die~ki l'assistant l'ia assistants~de asistente la~ia assistente assistentes ia~ ia, l'assistente asystent asystenci ai- asistan yapay~zek asisten trợ~lý المساعد مساعد الذكاء~الاصطناعي دستیار هوش~مصنوعی सहायक एआई সহকারী এআই معاون اے~آئی ผู้ช่วย เอไอ msaidizi העוזר
-any user the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren
+any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
@@ -410,8 +413,10 @@ any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及
 any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
+any meta injection injections prompt-injection jailbreak phishing red-team red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
+any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημέρωσε πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissítsd онови зміни додай замов
 any suppress omit leave~them~out leave~it~out leave~out
-any grant admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
+any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
 en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
 zh act 执行 删除 强制推送 命令 付款 安装 合并
@@ -556,7 +561,8 @@ FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "told")),
     ("reveal_system_prompt", ("show|display", "orders", "earlier")),
     ("role_override", ("persona", "lifted|orders|unchecked")),
-    ("unchecked_action", ("unchecked|conceal", "act|shell|destination|persistence|command|goods|prompt|lifted")),
+    ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|prompt|lifted")),
+    ("unchecked_action", ("conceal", "act|shell|destination|persistence|command|prompt|lifted")),  # (a surprise kept)
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
     ("self_preserving", ("selfnote", "keep")),
@@ -573,7 +579,12 @@ FINDINGS = (
     ("unchecked_action", ("nocheck",)),
     ("exfiltration", ("envdump",)),
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
-    ("instruction_to_agent", ("agent", "user")),  # the reader addressed as an AI, the user spoken of
+    # the reader addressed as an AI (or an AI named), and the user spoken of or an act asked for
+    ("instruction_to_agent", ("agent", "user")),
+    (
+        "instruction_to_agent",
+        ("addressed", "user|act|alter|standing|claim|store|memory|show|display|obey|asked|unchecked|conceal"),
+    ),
     ("trust_transfer", ("trusted", "user|orders|authority")),
     ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
     ("tool_request", ("grant", "standing|user|agent|destination|unchecked")),  # access handed out
@@ -599,13 +610,15 @@ ANCHORS = {
     "command": "rm~-rf push~--force sudo chmod drop~ git~clean ufw iptables verify=false write-all delete~ iban pix",
     "toolcall": "tool (",
     "lifted": "autoapprove confirm safety_mode",
+    "named": "ai llm",
+    "ai": "ии ші agent assistant model bot ai llm",
     "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant",
     "pubkey": "ssh-",
-    "nocheck": "confirm approv auto",
+    "nocheck": "confirm approv auto notif alert_user inform_user warn_user",
     "payload": ".sh .exe .vsix .msi .pkg .deb .rpm .dmg .ps1 .bat .apk .whl .xpi .crx",
 }
 SHAPES = {
-    "nocheck": r"\bauto[_-]?(?:approve|confirm|accept)\w*[\"']?\s*[:=]\s*[\"']?(?:true|yes|on)\b|(?<![a-z])(?:confirm|approv)\w*(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
+    "nocheck": r"\bauto[_-]?(?:approve|confirm|accept)\w*[\"']?\s*[:=]\s*[\"']?(?:true|yes|on)\b|(?<![a-z])(?:confirm|approv|notif|alert_user|inform_user|warn_user)\w*[\"']?(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
     r"(?:false|no|off|disabled|none|never)\b(?! (?:longer|more|need|one))",  # a check switched off: "confirm deletes | no"
     "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
     "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
@@ -627,16 +640,25 @@ SHAPES = {
     "toolcall": r"\b(?:call|use|invoke|run)\s+(?:the\s+)?[\w.-]+\s+tool\b|\b(?:shell|exec|run|fetch|browse|bash|system|eval|call_?tool|tool)\w*\(\s*[\"']"
     r"|\btool\s*:|\bbrowser tool\b|\bemail tool\b|\bfetch tool\b",
     "lifted": r"autoapprove\"?\s*[:=]\s*true|confirm\w*\s*[:=]\s*(?:false|no|off)\b|safety_mode\s*=\s*off",
+    # an AI named as a word, or in a field's name (agent_note:, x-agent-policy:, hinweis_fuer_agenten:, (agent))
+    "named": r"(?<![a-z0-9_-])(?:ai|llm)s?(?![a-z0-9_-])",  # (where the text writes AI or LLM so: not Italian "ai")
+    "ai": r"(?<![\w-])(?:ии|ші)(?![\w-])|[\w-]*[_-](?:agent|ai|assistant|llm|model|bot)\w*[\"']?\s*[:=]"
+    r"|[\"']?(?:agent|ai|assistant|llm|model|bot)s?[_-][\w-]+[\"']?\s*[:=]|\((?:agents?|ai)\b",
     "agent": r"\b(?:if|when|whenever) (?:an?|the|your) (?:ai|agent|assistant|model)\b|\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
     r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
     r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant",
 }
 
 
+_VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;:,。！？；：，]+){1,5}?[ \t]*:"  # AI, … / AI helpers: …
+_ACTS = SHAPES.keys() - {"agent", "ai", "named"}  # the shapes of what an act needs
+_RISKY = _ACTS | {"goods", "prompt", "conceal", "authority", "grant"}  # what a permission may not name
+
+
 def shaped(text: str) -> bool:
     """`text` holds a shape of what an act needs (a URL, a command, a tool's call …): it counts wherever it stands."""
     spoken = " ".join(text.casefold().split())
-    return any(re.search(pattern, spoken, re.M) for concept, pattern in SHAPES.items() if concept != "agent")
+    return any(re.search(pattern, spoken, re.M) for concept, pattern in SHAPES.items() if concept in _ACTS)
 
 
 class _Hit(NamedTuple):
@@ -646,20 +668,34 @@ class _Hit(NamedTuple):
     lang: str  # "" for a shape, which stands with any language
 
 
-def find(spoken: str, found: "list[_Hit] | None" = None) -> str | None:
+def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True) -> str | None:
     """The first finding of `FINDINGS` whose concepts occur together in `spoken` (the table's
     words in it: `found`, if the caller has them), or None."""
     hits = _affirmed(spoken, words(spoken) if found is None else found)
-    anchored = {h.concept for h in hits if h.lang == "*"}
+    anchored = {h.concept for h in hits if h.lang == "*"} - (set() if named else {"named"})
     hits = [h for h in hits if h.lang != "*"] + [
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
+    ]
+    hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)
+        h._replace(concept="addressed")
+        for h in hits
+        if h.concept in ("agent", "ai", "named")
+        and (spoken[h.end - 1] in ":=" or spoken[h.start] == "(" or re.match(_VOCATIVE, spoken[h.end :]))
     ]
     by: dict[str, list[_Hit]] = {}
     for hit in hits:
         by.setdefault(hit.concept, []).append(hit)
+    if re.search(
+        r"`[^`\n]+`|\((?:[^()\n\"'{}:,]{1,40},\s*){2,}[^()\n\"'{}:,]{1,40}\)", spoken
+    ) and by.keys().isdisjoint(_RISKY):
+        by.pop("unchecked", None)  # a permission for what it names in code (`pytest` without asking)
+        by.pop("unconfirmed", None)
     if len(by) < 2 and by.keys().isdisjoint(_ALONE):
         return None  # (every finding but a shape's alone needs two concepts)
+    about = "meta" in by and "lifted" not in by  # a note about attacks: only the shapes of acts count
     for rule, needed in FINDINGS:
+        if about and len(needed) > 1 and not any(c in _ACTS for alt in needed for c in alt.split("|") if c in by):
+            continue
         if not all(not by.keys().isdisjoint(alt.split("|")) for alt in needed):
             continue
         groups = [[h for c in alt.split("|") for h in by.get(c, ())] for alt in needed]

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from optmem.safety.rules import Rule
 
-VERSION = 4  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 5  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 Kind = Literal["secret", "injection"]
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
@@ -109,7 +109,8 @@ def _find(text: str, depth: int) -> str | None:
     for variant in dict.fromkeys((folded, readings.leet(folded))):  # 1gn0re → ignore
         if hit := found.first("phrases", variant):
             return hit
-    hit = languages.find(spoken, words)  # (an order to decode and act needs something encoded)
+    named = bool(re.search(r"(?<![A-Za-z0-9_-])(?:AI|LLM)s?(?![A-Za-z0-9_-])", wide))  # (not Italian "ai")
+    hit = languages.find(spoken, words, named)  # (an order to decode and act needs something encoded)
     hit = (hit if hit != "hidden_instruction" or readings.decoded(text) else None) or found.first("mixed", folded)
     if not hit and folded.isascii() and (candidates := found.candidates("pinyin", folded)):
         hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike
