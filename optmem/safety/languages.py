@@ -642,8 +642,8 @@ SHAPES = {
     "lifted": r"autoapprove\"?\s*[:=]\s*true|confirm\w*\s*[:=]\s*(?:false|no|off)\b|safety_mode\s*=\s*off",
     # an AI named as a word, or in a field's name (agent_note:, x-agent-policy:, hinweis_fuer_agenten:, (agent))
     "named": r"(?<![a-z0-9_-])(?:ai|llm)s?(?![a-z0-9_-])",  # (where the text writes AI or LLM so: not Italian "ai")
-    "ai": r"(?<![\w-])(?:ии|ші)(?![\w-])|[\w-]*[_-](?:agent|ai|assistant|llm|model|bot)\w*[\"']?\s*[:=]"
-    r"|[\"']?(?:agent|ai|assistant|llm|model|bot)s?[_-][\w-]+[\"']?\s*[:=]|\((?:agents?|ai)\b",
+    "ai": r"(?<![\w-])(?:ии|ші)(?![\w-])|(?<![\w-])[\w-]*[_-](?:agent|ai|assistant|llm|model|bot)[\w-]*[\"']?\s*[:=]"
+    r"|(?<![\w-])(?:agent|ai|assistant|llm|model|bot)s?[_-][\w-]+[\"']?\s*[:=]|\((?:agents?|ai)\b",
     "agent": r"\b(?:if|when|whenever) (?:an?|the|your) (?:ai|agent|assistant|model)\b|\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
     r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
     r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant",
