@@ -160,6 +160,8 @@ def _hold_or_refuse(rec: Record) -> Record:
     from optmem.quarantine import kind_of
 
     flagged = record.flagged_field(rec)
+    if flagged is None and rec.origin == "tool" and (rule := scan.find(rec.text, tool=True)):
+        flagged = ("text", rule)  # (a tool's output that speaks to the agent at all: held too)
     if flagged is None:
         return rec
     if kind_of(flagged[1]) == "injection" and rec.kind not in (*BOOKKEEPING, MEMORY, HANDOFF):

@@ -8,9 +8,8 @@ spaces and anywhere in scripts without them (Chinese, Japanese, Thai) or with pr
 Hebrew). A finding is a set of concepts that occur together within `WINDOW` characters
 (`FINDINGS`): dismissing + instructions + earlier ones; showing + instructions + earlier or
 hidden ones; a new persona + lifted limits; skipping the user's check + a risky act; sending +
-a secret or the conversation + a destination outside; an AI spoken to (`AI helpers: …`, a field
-`agent_note:`) + an act, a change or the user. A permission that names its scope (`pytest`, a
-list) and nothing risky skips no check; a note about attacks counts only the shapes of acts.
+a secret or the conversation + a destination; an AI spoken to (`AI helpers: …`, `agent_note:`) +
+an act, a change or the user. A scoped permission (`pytest`, a list) skips no check.
 """
 
 import re
@@ -668,7 +667,7 @@ class _Hit(NamedTuple):
     lang: str  # "" for a shape, which stands with any language
 
 
-def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True) -> str | None:
+def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, tool: bool = False) -> str | None:
     """The first finding of `FINDINGS` whose concepts occur together in `spoken` (the table's
     words in it: `found`, if the caller has them), or None."""
     hits = _affirmed(spoken, words(spoken) if found is None else found)
@@ -690,9 +689,11 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True) -> 
     ) and by.keys().isdisjoint(_RISKY):
         by.pop("unchecked", None)  # a permission for what it names in code (`pytest` without asking)
         by.pop("unconfirmed", None)
+    about = "meta" in by and "lifted" not in by  # a note about attacks: only the shapes of acts count
+    if tool and "addressed" in by and not about:
+        return "addressed_to_agent"  # (a tool's output has no business speaking to the agent)
     if len(by) < 2 and by.keys().isdisjoint(_ALONE):
         return None  # (every finding but a shape's alone needs two concepts)
-    about = "meta" in by and "lifted" not in by  # a note about attacks: only the shapes of acts count
     for rule, needed in FINDINGS:
         if about and len(needed) > 1 and not any(c in _ACTS for alt in needed for c in alt.split("|") if c in by):
             continue

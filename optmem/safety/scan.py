@@ -49,8 +49,9 @@ _PHRASING = {
 }
 
 
-def find(text: str) -> str | None:
-    """The name of the first rule that fires on `text`, or None.
+def find(text: str, *, tool: bool = False) -> str | None:
+    """The name of the first rule that fires on `text`, or None. `tool`: the text is a tool's or
+    web page's output, where an AI spoken to at all (`addressed_to_agent`) is a finding too.
 
     A note that quotes an injection to speak about it (an incident, a test, a detection rule) is
     not one: when the hit lies only inside quotation marks and what the note says around them —
@@ -59,7 +60,7 @@ def find(text: str) -> str | None:
     needs (a URL, a command) count wherever they stand."""
     from optmem.safety import languages
 
-    rule = _find(text, 0)
+    rule = _find(text, 0, tool)
     phrasing = rule is not None and rule.removesuffix("_zh") in _PHRASING
     quotes = _QUOTED if phrasing else _SPEECH
     if phrasing or (rule in languages.SAID and not languages.shaped(" ".join(re.findall(quotes, text)))):
@@ -89,7 +90,7 @@ def kind_of(rule: str) -> Kind:
     return "secret" if rule in SECRETS else "injection"
 
 
-def _find(text: str, depth: int) -> str | None:
+def _find(text: str, depth: int, tool: bool = False) -> str | None:
     from optmem.safety import languages
 
     if not text.isascii():
@@ -110,7 +111,7 @@ def _find(text: str, depth: int) -> str | None:
         if hit := found.first("phrases", variant):
             return hit
     named = bool(re.search(r"(?<![A-Za-z0-9_-])(?:AI|LLM)s?(?![A-Za-z0-9_-])", wide))  # (not Italian "ai")
-    hit = languages.find(spoken, words, named)  # (an order to decode and act needs something encoded)
+    hit = languages.find(spoken, words, named, tool)  # (an order to decode and act needs something encoded)
     hit = (hit if hit != "hidden_instruction" or readings.decoded(text) else None) or found.first("mixed", folded)
     if not hit and folded.isascii() and (candidates := found.candidates("pinyin", folded)):
         hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike
@@ -129,7 +130,7 @@ def _find(text: str, depth: int) -> str | None:
                     return rule.name
     if depth < DEPTH:
         for encoding, plain in readings.decoded(text):  # (strings joined make no secret: ids side by side)
-            if (inner := _find(plain, depth + 1)) and (encoding != "joined" or kind_of(inner) == "injection"):
+            if (inner := _find(plain, depth + 1, tool)) and (encoding != "joined" or kind_of(inner) == "injection"):
                 return f"{encoding}_{inner}"
     return None
 
