@@ -238,7 +238,8 @@ RULES: tuple[Rule, ...] = (
         "0 (turns)",
         "−0.006 (2 q, R@1 −1.2: an event told with 换成 shares a rare word)",
         "blind pairs current first +8.5 pts (70.2 → 78.7 %), old first −8.5 pts; second blind set +8.6 pts"
-        " (68.0 → 76.6 %), old first −9.4 pts",
+        " (68.0 → 76.6 %), old first −9.4 pts; a rare word held by up to 6 records, not 3: current first +1.6 /"
+        " +0.7 pts (first, second blind set), +3.6 pts on the third (53.7 → 57.3 %)",
     ),
 )
 
