@@ -1286,6 +1286,25 @@ def test_a_newer_note_found_from_the_note_that_answers(vault, cli, monkeypatch):
 
 
 @pytest.mark.long
+def test_a_name_written_in_a_few_notes_still_finds_the_newer_note(vault, cli, monkeypatch):
+    # an owner names their things again and again: "LastPass" in four notes is still a rare word
+    # of the note that answers, and the newer note that names it is found from it
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    for text_ in FILLERS:
+        put(vault, text_)
+    old = put(vault, "Uses LastPass for passwords.").id
+    put(vault, "LastPass family folder holds the streaming logins.")
+    put(vault, "LastPass emergency access is set up for Sam.")
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    new = put(vault, "Everything is in Bitwarden now; LastPass vault exported and deleted.").id
+    at(monkeypatch, "2025-06-20T10:00:00Z")
+    hits = cli.json("search", "What password manager does the user use?", "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
+    assert hits[ids.index(new)]["explain"]["updates"] == old
+
+
+@pytest.mark.long
 def test_a_newer_note_that_merely_shares_words_is_not_found_for_the_answer(vault, cli, monkeypatch):
     old = _a_car_among_fillers(vault, monkeypatch)
     at(monkeypatch, "2025-06-01T10:00:00Z")
