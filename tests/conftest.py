@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,23 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def uncovered() -> Iterator[None]:
+    """Coverage's line tracer off for the test (a scale test: thousands of records through code the
+    rest of the suite covers, at twice the CPU traced). pytest-cov's own `no_cover` mark fails
+    under `--no-cov`."""
+    from coverage import Coverage
+
+    cov = Coverage.current()
+    if cov is not None:
+        cov.stop()
+    try:
+        yield
+    finally:
+        if cov is not None:
+            cov.start()
 
 
 @pytest.fixture

@@ -127,6 +127,7 @@ def write_vault(vault_path: Path, count: int, seed: int = 44) -> None:
 
 
 @pytest.mark.long
+@pytest.mark.usefixtures("uncovered")
 def test_an_old_version_is_found_by_its_own_words_in_a_50k_vault(vault, vault_path, cli, monkeypatch):
     write_vault(vault_path, 50_000)
     monkeypatch.setenv("OPTMEM_NOW", "2026-05-20T09:00:00Z")

@@ -28,6 +28,7 @@ def stamp(day: int, minute: int = 0) -> str:
 
 
 @pytest.mark.long
+@pytest.mark.usefixtures("uncovered")
 def test_a_year_of_use_keeps_the_active_memory_small_and_right_and_loses_nothing(cli, vault, vault_path, monkeypatch):
     rnd = random.Random(13)
     written: list[str] = []
