@@ -8,9 +8,10 @@ one — so a typo is never silently a no-op.
 
 from __future__ import annotations  # a field's Annotated[…] is read only when a file sets it
 
-from typing import Annotated, Any, ClassVar, Self, dataclass_transform
+from typing import Annotated, Any
 
 from optmem.errors import UsageError
+from optmem.value import Value
 
 ON_SIMILAR = ("skip", "store", "supersede")
 ON_UPDATE = ("keep", "supersede", "ask")
@@ -41,47 +42,11 @@ class Duration:
     """A constraint: the value is a duration like 2d, 12h, 30m."""
 
 
-@dataclass_transform(kw_only_default=True, frozen_default=True)
-class Section:
-    """A section of settings: its fields are the class's annotated attributes, each with its
-    default; an instance holds the values that differ and is compared, hashed and printed by value.
-
-    Not a NamedTuple (nor a dataclass, whose module costs ~14 ms of every command's start-up):
-    both compile an `__init__` or `__new__` from source for each class, and evaluating each
-    field's `Annotated[type, constraint]` cost more again — ~5 ms of every process for the ten
-    sections. Here a section is a plain class, and a field's type and constraints, declared
-    beside its default, are read (`typing.get_type_hints`) only when a file or `--set` gives a value."""
-
-    _fields: ClassVar[tuple[str, ...]] = ()
-    _field_defaults: ClassVar[dict[str, Any]] = {}
-
-    def __init_subclass__(cls) -> None:
-        cls._fields = tuple(cls.__dict__.get("__annotations__", ()))
-        cls._field_defaults = {name: cls.__dict__[name] for name in cls._fields}
-
-    def __init__(self, **values: Any) -> None:
-        for name in values:
-            if name not in self._field_defaults:
-                raise TypeError(f"{type(self).__name__} has no field {name!r}")
-        self.__dict__.update(values)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"{type(self).__name__} is read-only: make a new one with _replace")
-
-    def _asdict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self._fields}
-
-    def _replace(self, **values: Any) -> Self:
-        return type(self)(**{**self.__dict__, **values})
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._asdict() == self._asdict()
-
-    def __hash__(self) -> int:
-        return hash((type(self), tuple(self._asdict().values())))
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._asdict().items())})"
+# Sections are `Value`s: a NamedTuple compiled its `__new__` and evaluated each field's
+# `Annotated[type, constraint]` in every process (~5 ms for the ten sections); a field's type,
+# default and constraint are declared together and read (`typing.get_type_hints`) only when a
+# file or `--set` gives a value.
+Section = Value
 
 
 class Limits(Section):
