@@ -40,6 +40,7 @@ from optmem.ingest import (
 )
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, line_of, parse_line
 from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, WRITTEN_SQL, Row
+from optmem.value import Value
 from optmem.vault import Vault, validate_name
 
 __all__ = [
@@ -186,7 +187,7 @@ def make_filters(
     )
 
 
-class Census(NamedTuple):
+class Census(Value):
     """What `stats` counts, all from the index."""
 
     records: int

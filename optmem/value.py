@@ -4,9 +4,9 @@ A `typing.NamedTuple` compiles its `__new__` from source when its class is made 
 lambda naming every field) and checks each field's type: ~0.3 ms a class, in every process —
 the few dozen a command loads cost it several milliseconds before it does anything. A `Value`
 class is a plain class: its fields are its annotated attributes (with their defaults, if any;
-a name starting with _ is no field, as in a NamedTuple), read once from its annotations. Its instances are made by position or by keyword, compared,
-hashed and printed by value, and read-only; `_replace`, `_asdict`, `_fields` and
-`_field_defaults` are a NamedTuple's.
+a name starting with _ is no field, as in a NamedTuple), read once from its annotations. Its
+instances are made by position or by keyword, compared, hashed and printed by value, and
+read-only; `_replace`, `_asdict`, `_fields` and `_field_defaults` are a NamedTuple's.
 
 It is no tuple: a value is not unpacked, indexed or bound as SQL parameters, and JSON does not
 write it as a list (mypy checks the first two). Making one is slower than a NamedTuple's (~1 µs
