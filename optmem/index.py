@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO
 
 from optmem import clock, fsio, view
 from optmem import text as textmod
@@ -88,7 +88,7 @@ def _marks(values: Iterable[object]) -> str:
     return ",".join("?" for _ in values)
 
 
-class Filters(NamedTuple):
+class Filters(Value):
     """What a search is restricted to; every filter is exact (applied in SQL)."""
 
     domains: tuple[str, ...] = ()
