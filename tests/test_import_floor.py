@@ -6,6 +6,7 @@ the `__new__` that `collections.namedtuple` — so `typing.NamedTuple` — compi
 import subprocess
 import sys
 
+import pytest
 from conftest import HANG
 
 COUNT = (
@@ -28,6 +29,21 @@ def test_the_settings_sections_are_made_without_compiling_code():
     """A settings section is a plain class: a NamedTuple compiled its `__new__` from source and
     evaluated each field's `Annotated[…]` in every process (~5 ms for the ten sections)."""
     assert compiled("import optmem.settings\nfrom optmem.settings import Settings\nSettings()") == 0
+
+
+@pytest.mark.long
+def test_a_search_process_compiles_few_sources(cli, vault, vault_path):
+    """A search compiled 48 sources before its command ran — the `__new__` of each NamedTuple
+    it loads. The record types made a few times a command are `Value`s now; what is left are the
+    NamedTuples made for every row, record, candidate and hit (and three of the standard
+    library's, which `pathlib` loads)."""
+    assert cli("append", "deploy the staging server").exit_code == 0
+    body = (
+        "from optmem.cli import run\n"
+        f"rc = run(['--vault', {str(vault_path)!r}, 'search', 'deploy staging server', '--json'])\n"
+        "assert rc == 0, rc"
+    )
+    assert compiled(body) <= 17
 
 
 # -- a warm server's per-call cost --------------------------------------------------------------
