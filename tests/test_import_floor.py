@@ -96,3 +96,16 @@ def test_a_value_is_made_by_position_or_keyword_and_compared_by_value():
     with pytest.raises(AttributeError):
         del p.x  # type: ignore[misc]
     assert p.x == 1
+
+
+def test_values_cross_processes_and_copies_as_they_are():
+    """A value goes to a worker process (pickled) and is copied as a NamedTuple was."""
+    import copy
+    import pickle
+
+    from optmem.index import Filters
+    from optmem.ingest import LogState
+    from optmem.settings import Settings
+
+    for v in (LogState(1, 2, 3), Filters(domains=("infra",), current=True), Settings()):
+        assert pickle.loads(pickle.dumps(v)) == v == copy.deepcopy(v) == copy.copy(v)
