@@ -22,10 +22,11 @@ sys.path.insert(0, str(HERE))
 
 CHILD = """
 import json, sys
+from optmem import search  # (the checkout on PYTHONPATH: first, as gen.py puts its own checkout first)
+from optmem.vault import Vault
 sys.path.insert(0, sys.argv[3])
 from queries import OLD, query_set
-from optmem import search
-from optmem.vault import Vault
+print(json.dumps(search.__file__))
 vault, limit = Vault(sys.argv[1]), int(sys.argv[2])
 for q in [*OLD, *(q for _, q in query_set())]:
     print(json.dumps([h.record.id for h in search.search(vault, q, limit=limit).hits]))
@@ -43,7 +44,11 @@ def ids(tree: Path, vault: Path, limit: int) -> list[list[str]]:
         check=True,
         cwd=str(tree),
     ).stdout
-    return [json.loads(line) for line in out.splitlines()]
+    first, *rest = out.splitlines()
+    imported = Path(json.loads(first)).resolve()
+    if not imported.is_relative_to(tree.resolve()):  # what was compared must be that checkout
+        raise SystemExit(f"same_results: {tree} was asked for, {imported} was imported")
+    return [json.loads(line) for line in rest]
 
 
 def main() -> None:

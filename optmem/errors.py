@@ -9,7 +9,9 @@ human message, and into that exit code:
   to `.cache/optmem.log`), 130 interrupted (Ctrl-C).
 """
 
-from typing import Any, NamedTuple
+from typing import Any
+
+from optmem.value import Value
 
 OK = 0
 REFUSED = 1
@@ -35,7 +37,7 @@ def quote(value: object, limit: int = ECHO_CHARS) -> str:
     return repr(clip(value, limit))
 
 
-class Code(NamedTuple):
+class Code(Value):
     """One error code as a caller meets it: the exit code the CLI ends with (None for a code
     only a server answers with) and what it means."""
 

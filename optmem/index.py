@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO
 
 from optmem import clock, fsio, view
 from optmem import text as textmod
@@ -40,6 +40,7 @@ from optmem.ingest import (
 )
 from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, line_of, parse_line
 from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, WRITTEN_SQL, Row
+from optmem.value import Value
 from optmem.vault import Vault, validate_name
 
 __all__ = [
@@ -87,7 +88,7 @@ def _marks(values: Iterable[object]) -> str:
     return ",".join("?" for _ in values)
 
 
-class Filters(NamedTuple):
+class Filters(Value):
     """What a search is restricted to; every filter is exact (applied in SQL)."""
 
     domains: tuple[str, ...] = ()
@@ -186,7 +187,7 @@ def make_filters(
     )
 
 
-class Census(NamedTuple):
+class Census(Value):
     """What `stats` counts, all from the index."""
 
     records: int

@@ -31,6 +31,7 @@ from optmem.record import (
     place,
 )
 from optmem.schema import ID_TIME_SQL, INSERT_REC, LINE_FIELDS, SCHEMA, Row, line_values
+from optmem.value import Value
 
 if TYPE_CHECKING:
     from multiprocessing.pool import Pool
@@ -63,7 +64,7 @@ class NeedsRebuild(Exception):
     pass
 
 
-class LogState(NamedTuple):
+class LogState(Value):
     size: int
     ino: int
     mtime_ns: int

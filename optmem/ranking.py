@@ -44,6 +44,7 @@ from optmem import view
 from optmem.dates import PREFIX as DATE_PREFIX
 from optmem.record import CORRECTION, Tier
 from optmem.settings import Ranking
+from optmem.value import Value
 
 DAY = 86400.0
 CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # spreads of note lengths (std / mean) that get b_min / b_max
@@ -65,7 +66,7 @@ def idf(docs: int, df: int) -> float:
     return math.log(1 + (docs - df + 0.5) / (df + 0.5))
 
 
-class Bm25(NamedTuple):
+class Bm25(Value):
     k1: float = 1.2
     b: float = 0.75
 
@@ -93,7 +94,7 @@ def bm25(
 ) -> float:
     """BM25 of one document (term counts `tf`, length `dl`) for the query `terms`."""
     score = 0.0
-    k1, b = params
+    k1, b = params.k1, params.b
     norm = k1 * (1 - b + b * dl / (avgdl or 1.0))
     for t in terms:
         f = tf.get(t, 0)
@@ -203,7 +204,7 @@ def score(c: Candidate, now: float, settings: Ranking, *, past: bool = False) ->
     )
 
 
-class Ranked(NamedTuple):
+class Ranked(Value):
     """A hit in ranking order, and whose place it took (the newer-first rule: the record it updates)."""
 
     at: int  # index into the list given to `updates_first`

@@ -35,6 +35,7 @@ from optmem.reading import cues, questions
 from optmem.reading.query import Intent, read, with_terms
 from optmem.record import MEMORY, Record, Tier
 from optmem.settings import Ranking
+from optmem.value import Value
 from optmem.vault import Vault
 
 __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search"]
@@ -45,7 +46,7 @@ TAGS_SHOWN = 20  # the most used tags a warning about an unknown --tag lists
 FOLLOW_POOL = 10  # the newer notes sharing most words with a matched note that are read (`_followers`)
 
 
-class Query(NamedTuple):
+class Query(Value):
     """One search: what it asks (read once: `reading.query.read`), how many hits, the filters, now."""
 
     intent: Intent
@@ -67,7 +68,7 @@ class Query(NamedTuple):
         return self.intent.terms
 
 
-class SearchResult(NamedTuple):
+class SearchResult(Value):
     query: str
     hits: list[view.RecordView]
     total: int
@@ -260,7 +261,7 @@ def _later_versions(idx: Index, scored: list["_Scored"]) -> dict[str, frozenset[
     return {s.row.id: frozenset(ids) for s in scored if s.row.superseded_by and (ids := chain(s.row))}
 
 
-class _Corpus(NamedTuple):
+class _Corpus(Value):
     """What BM25 needs of the whole index for one query."""
 
     idfs: dict[str, float]

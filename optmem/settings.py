@@ -6,37 +6,50 @@ the value and what was expected; an unknown section or key is a warning naming t
 one — so a typo is never silently a no-op.
 """
 
-from typing import Annotated, Any, NamedTuple
+from __future__ import annotations  # a field's Annotated[…] is read only when a file sets it
+
+from typing import Annotated, Any
 
 from optmem.errors import UsageError
+from optmem.value import Value
 
 ON_SIMILAR = ("skip", "store", "supersede")
 ON_UPDATE = ("keep", "supersede", "ask")
 
 
-class OneOf(NamedTuple):
+class OneOf:
     """A constraint: the value is one of these."""
 
-    choices: tuple[str, ...]
+    def __init__(self, choices: tuple[str, ...]) -> None:
+        self.choices = choices
 
 
-class AtLeast(NamedTuple):
+class AtLeast:
     """A constraint: the value is at least this."""
 
-    low: float
+    def __init__(self, low: float) -> None:
+        self.low = low
 
 
-class AtMost(NamedTuple):
+class AtMost:
     """A constraint: the value is at most this."""
 
-    high: float
+    def __init__(self, high: float) -> None:
+        self.high = high
 
 
-# Sections are NamedTuples, not dataclasses: importing `dataclasses` costs ~14 ms of every
-# command's start-up. A field's type, default and constraint are declared together.
+class Duration:
+    """A constraint: the value is a duration like 2d, 12h, 30m."""
 
 
-class Limits(NamedTuple):
+# Sections are `Value`s: a NamedTuple compiled its `__new__` and evaluated each field's
+# `Annotated[type, constraint]` in every process (~5 ms for the ten sections); a field's type,
+# default and constraint are declared together and read (`typing.get_type_hints`) only when a
+# file or `--set` gives a value.
+Section = Value
+
+
+class Limits(Section):
     memory: Annotated[int, AtLeast(1)] = 2200  # MEMORY.md characters
     user: Annotated[int, AtLeast(1)] = 1375  # USER.md characters
     project: Annotated[int, AtLeast(1)] = 2200  # projects/<name>/MEMORY.md
@@ -44,21 +57,21 @@ class Limits(NamedTuple):
     warn_percent: Annotated[int, AtLeast(0)] = 90
 
 
-class Dedup(NamedTuple):
+class Dedup(Section):
     threshold: Annotated[float, AtLeast(0)] = 0.9  # near-duplicate similarity
     on_similar: Annotated[str, OneOf(ON_SIMILAR)] = "store"  # append's default
     on_update: Annotated[str, OneOf(ON_UPDATE)] = "keep"  # … for a possible update of a record
 
 
-class LogSettings(NamedTuple):
+class LogSettings(Section):
     domain: str = "default"
 
 
-class Lock(NamedTuple):
+class Lock(Section):
     timeout: Annotated[float, AtLeast(0)] = 10.0
 
 
-class Ranking(NamedTuple):
+class Ranking(Section):
     recency_window: Annotated[float, AtLeast(0)] = 0.10  # the largest recency bonus
     candidates: Annotated[int, AtLeast(1)] = 60  # re-scored per query (at least --limit)
     newest: Annotated[int, AtLeast(0)] = 10  # … and the newest matches beside them
@@ -98,11 +111,7 @@ class Ranking(NamedTuple):
     cjk_fallback: bool = True  # a Chinese query none of whose pairs occurs: the records holding its characters
 
 
-class Duration(NamedTuple):
-    """A constraint: the value is a duration like 2d, 12h, 30m."""
-
-
-class Lifecycle(NamedTuple):
+class Lifecycle(Section):
     """Importance, heat and the cold tier; pending memories (see `optmem.lifecycle`)."""
 
     importance: Annotated[float, AtLeast(0), AtMost(1)] = 0.5  # a record's default
@@ -123,14 +132,14 @@ class Lifecycle(NamedTuple):
     check_importance: Annotated[float, AtLeast(0), AtMost(1)] = 0.8  # importance from which a fact matters
 
 
-class Consolidation(NamedTuple):
+class Consolidation(Section):
     """Keeping facts clean: when two values of a key are in conflict."""
 
     conflict_window_days: Annotated[float, AtLeast(0)] = 0.0  # values of a key this close in time
     state_ttl: Annotated[str, Duration()] = "2d"  # a state's lifetime unless --ttl is given
 
 
-class Curator(NamedTuple):
+class Curator(Section):
     """The periodic curation pass: a model command the user configured proposes operations."""
 
     command: str = ""  # user configuration only (see COMMANDS)
@@ -139,7 +148,7 @@ class Curator(NamedTuple):
     queries: str = "queries.jsonl"  # the eval gate's query set, in the vault
 
 
-class McpSettings(NamedTuple):
+class McpSettings(Section):
     """`optmem mcp --http`, the hub: where its bearer token is kept and what bounds it (all user
     configuration only: see COMMANDS — a vault must not loosen its own server's limits)."""
 
@@ -153,7 +162,7 @@ class McpSettings(NamedTuple):
     allowed_hosts: str = ""  # Host names besides the bound address and localhost (name, or name:port)
 
 
-class TreeSettings(NamedTuple):
+class TreeSettings(Section):
     run: Annotated[int, AtLeast(2)] = 64
     fanout: Annotated[int, AtLeast(2)] = 8
     summarizer: str = ""
@@ -164,7 +173,7 @@ class TreeSettings(NamedTuple):
 FILE_BYTES = 1 << 20  # what is read of an optmem.toml or the user's config.toml: a settings file is small
 
 
-SECTIONS: dict[str, type] = {
+SECTIONS: dict[str, type[Section]] = {
     "limits": Limits,
     "dedup": Dedup,
     "log": LogSettings,
@@ -189,7 +198,7 @@ COMMANDS = (
 )
 
 
-class Settings(NamedTuple):
+class Settings(Section):
     limits: Limits = Limits()
     dedup: Dedup = Dedup()
     log: LogSettings = LogSettings()
@@ -265,8 +274,9 @@ def from_plain(data: dict[str, Any]) -> Settings:
     TypeError or KeyError: the caller reads the file instead)."""
     if not isinstance(data, dict):
         raise TypeError("not a dict")
+    sections: dict[str, Any] = {name: cls(**data[name]) for name, cls in SECTIONS.items()}
     return Settings(
-        **{name: cls(**data[name]) for name, cls in SECTIONS.items()},
+        **sections,
         projects=dict(data["projects"]),
         warnings=tuple(data["warnings"]),
     )
@@ -295,11 +305,11 @@ RETIRED = {
 }
 
 
-def _section(section: str, cls: type, values: dict[str, tuple[Any, str]], warnings: list[str]) -> Any:
+def _section(section: str, cls: type[Section], values: dict[str, tuple[Any, str]], warnings: list[str]) -> Any:
     from typing import get_type_hints
 
     hints = get_type_hints(cls, include_extras=True)
-    defaults = cls._field_defaults  # type: ignore[attr-defined]
+    defaults = cls._field_defaults
     known: dict[str, Any] = {}
     for name, (value, origin) in values.items():
         if f"{section}.{name}" in RETIRED:

@@ -5,11 +5,12 @@ from _thread import get_ident  # threading.get_ident itself: importing threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from optmem import __version__, fsio, layout, settings
 from optmem.errors import InvalidName, OptmemError, VaultMissing, quote
 from optmem.settings import Settings
+from optmem.value import Value
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 CACHE = ".cache"
@@ -379,7 +380,7 @@ def resolve(explicit: str | None, env: dict[str, str], cwd: Path, home: Path) ->
     return home / ".optmem"
 
 
-class InitResult(NamedTuple):
+class InitResult(Value):
     vault: str
     created: list[str]
 

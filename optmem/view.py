@@ -38,6 +38,7 @@ from optmem.record import (
     line_of,
     names,
 )
+from optmem.value import Value
 
 
 class Status(StrEnum):
@@ -80,7 +81,7 @@ class ViewRow(Protocol):
     def released(self) -> int: ...
 
 
-class _Rule(NamedTuple):
+class _Rule(Value):
     status: Status
     test: Callable[[ViewRow, float], bool]
     sql: str  # over the index's `rec r`; `?` is "now" where it appears
@@ -278,13 +279,13 @@ class Member(NamedTuple):
     after: tuple[str, ...] | None = None  # the key's values its writer saw (None: not recorded)
 
 
-class Winner(NamedTuple):
+class Winner(Value):
     """The one current record of a key group; every other member is superseded by it."""
 
     member: Member
 
 
-class Conflict(NamedTuple):
+class Conflict(Value):
     """Values of one key that time cannot order: all stay current (each marked as in conflict),
     the rest are superseded by the newest of them, until someone resolves it."""
 

@@ -16,8 +16,8 @@ def table() -> str:
     from optmem.errors import CODES
 
     rows = ["| code | exit | when |", "| --- | --- | --- |"]
-    for code, (exit_code, meaning) in CODES.items():
-        rows.append(f"| `{code}` | {'—' if exit_code is None else exit_code} | {meaning} |")
+    for code, c in CODES.items():
+        rows.append(f"| `{code}` | {'—' if c.exit_code is None else c.exit_code} | {c.meaning} |")
     return "\n".join(rows) + "\n"
 
 

@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.dates",
             "optmem.record",
             "optmem.settings",
+            "optmem.value",
             "optmem.meta",
             "optmem.safety",
             "optmem.fsio",

@@ -7,12 +7,13 @@ both parsers read the same arguments the same way.
 """
 
 import importlib
-from typing import Any, NamedTuple
+from typing import Any
 
 from optmem.cli.spec import REGISTRY, Command, Param
+from optmem.value import Value
 
 
-class Found(NamedTuple):
+class Found(Value):
     """What comes before a command (--vault, --set pairs), the command, and its arguments."""
 
     vault: str | None

@@ -9,6 +9,8 @@ importing Typer; the Typer app (`optmem.cli.app`) is built from the same declara
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from optmem.value import Value
+
 # name → (module under optmem.cli, one-line help); "@module" marks a group of subcommands.
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("hot", "Create a vault, or add only what is missing to an existing folder."),
@@ -108,7 +110,7 @@ class Param(NamedTuple):
         return bool(self.decls) and self.type is bool
 
 
-class Command(NamedTuple):
+class Command(Value):
     name: str  # "search", or "handoff write" for a group's subcommand
     fn: Callable[..., Any]
     params: tuple[Param, ...]

@@ -17,14 +17,13 @@ Every reading that changes an order has its switch in `[ranking]` (`optmem.setti
 applied here: a reading switched off reads nothing.
 """
 
-from typing import NamedTuple
-
 from optmem import dates
 from optmem.reading import cues
 from optmem.reading.lexicon import STOPWORDS
 from optmem.reading.questions import asks_amount, asks_how, topic_runs
 from optmem.settings import Ranking
 from optmem.text import fold, query_terms, query_terms_of, words_and_runs
+from optmem.value import Value
 
 __all__ = ["Intent", "asks_something", "names_in", "read", "search_terms", "terms_of", "with_terms"]
 
@@ -47,7 +46,7 @@ _NAME_PATTERNS = None
 _DEFAULT = Ranking()
 
 
-class Intent(NamedTuple):
+class Intent(Value):
     """What a query asks, read once (`read`)."""
 
     text: str  # the query as given

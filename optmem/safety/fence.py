@@ -173,6 +173,9 @@ def _spans(folded: str) -> list[tuple[int, int, str | tuple[int, int] | None]]:
     return spans
 
 
+SHORT = 64  # characters: a string this long or shorter is defused once per process (`defuse`)
+
+
 def defuse(text: str) -> str:
     """Stored text as the fence prints it: hidden characters dropped, every line break made \\n,
     and what resembles our structure or a turn of a conversation quoted, wherever it stands —
@@ -188,7 +191,14 @@ def defuse(text: str) -> str:
 
     Compatibility forms (full width, ligatures, mathematical letters), the scanner's look-alikes
     and combining marks are folded for the check. Idempotent; text without those forms comes
-    back unchanged."""
+    back unchanged.
+
+    A short string (keys, kinds, statuses, domains, ids: most of the strings of a tool's JSON
+    result, and the same ones call after call) is defused once per process (`_defuse_short`)."""
+    return _defuse_short(text) if len(text) <= SHORT else _defuse(text)
+
+
+def _defuse(text: str) -> str:
     text = _BREAKS.sub("\n", _HIDDEN.sub("", text))
     if not text.isascii():  # composed (e + ´ → é), then marks left on ASCII letters dropped (S̶ystem)
         text = _ON_ASCII.sub(r"\1", unicodedata.normalize("NFC", text))
@@ -198,6 +208,11 @@ def defuse(text: str) -> str:
             break
         text = quoted
     return text
+
+
+@functools.lru_cache(maxsize=4096)  # (at most ~1 MB)
+def _defuse_short(text: str) -> str:
+    return _defuse(text)
 
 
 def _quote(text: str) -> str:
