@@ -155,10 +155,23 @@ def _fold(text: str) -> tuple[str, list[int] | None]:
     return folded, [i for i, p in enumerate(pieces) for _ in p]
 
 
-def _spans(folded: str) -> list[tuple[int, int, str | tuple[int, int] | None]]:
+def _edged(text: str, folded: str, where: list[int] | None) -> str | None:
+    """The folded text with each letter or digit folded from a symbol blanked — a flag's 🇦, a
+    squared 🅰 — or None when there is none: a reader sees "end optmem" after 🇦 as a word of its
+    own, though folded it reads "aend"."""
+    out = list(folded)
+    for i, c in enumerate(folded):
+        if c.isascii() and c.isalnum() and not text[i if where is None else where[i]].isalnum():
+            out[i] = " "
+    edged = "".join(out)
+    return None if edged == folded else edged
+
+
+def _spans(folded: str, edged: str | None = None) -> list[tuple[int, int, str | tuple[int, int] | None]]:
     """Where in the folded text each form `defuse` quotes stands, and how it is quoted: its
     brackets made ‹ › ⟦ ⟧ (None), a run of angles (the ‹s or ›s it becomes), or a part (start,
-    end) put between ‹ ›."""
+    end) put between ‹ ›. `edged`: the folded text with the letters folded from symbols blanked
+    (`_edged`), where the fence's words are looked for too."""
     spans: list[tuple[int, int, str | tuple[int, int] | None]] = [
         (m.start(), m.end(), None) for m in _MARKUP.finditer(folded)
     ]
@@ -167,7 +180,8 @@ def _spans(folded: str) -> list[tuple[int, int, str | tuple[int, int] | None]]:
         for m in _ANGLES.finditer(folded)
         if sum(_WEIGHT.get(c, 1) for c in m.group()) >= 3
     ]
-    spans += [(m.start(), m.end(), m.span("w")) for m in _WORDS.finditer(folded)]
+    for view in (folded,) if edged is None else (folded, edged):
+        spans += [(m.start(), m.end(), m.span("w")) for m in _WORDS.finditer(view)]
     for pattern in (_ROLE_LINE, _HEADING, _title_line()):
         spans += [(m.start("q"), m.end("q"), m.span("q")) for m in pattern.finditer(folded)]
     return spans
@@ -218,7 +232,7 @@ def _defuse_short(text: str) -> str:
 def _quote(text: str) -> str:
     """One pass of `defuse` over text whose hidden characters and line breaks are done."""
     folded, where = _fold(text)
-    spans = _spans(folded)
+    spans = _spans(folded, None if folded is text else _edged(text, folded, where))
     if not spans:
         return text
 
