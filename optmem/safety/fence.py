@@ -155,23 +155,19 @@ def _fold(text: str) -> tuple[str, list[int] | None]:
     return folded, [i for i, p in enumerate(pieces) for _ in p]
 
 
-def _edged(text: str, folded: str, where: list[int] | None) -> str | None:
-    """The folded text with each letter or digit folded from a symbol blanked — a flag's 🇦, a
-    squared 🅰 — or None when there is none: a reader sees "end optmem" after 🇦 as a word of its
-    own, though folded it reads "aend"."""
-    out = list(folded)
-    for i, c in enumerate(folded):
-        if c.isascii() and c.isalnum() and not text[i if where is None else where[i]].isalnum():
-            out[i] = " "
-    edged = "".join(out)
-    return None if edged == folded else edged
+def _edged(text: str, folded: str, where: list[int] | None) -> str:
+    """`folded` with each letter folded from a symbol blanked: after a flag's 🇦 or a squared 🅰,
+    "end optmem" is a word of its own to a reader, though folded it reads "aend"."""
+    at = range(len(folded)) if where is None else where
+    return "".join(
+        " " if c.isascii() and c.isalnum() and not text[at[i]].isalnum() else c for i, c in enumerate(folded)
+    )
 
 
 def _spans(folded: str, edged: str | None = None) -> list[tuple[int, int, str | tuple[int, int] | None]]:
     """Where in the folded text each form `defuse` quotes stands, and how it is quoted: its
     brackets made ‹ › ⟦ ⟧ (None), a run of angles (the ‹s or ›s it becomes), or a part (start,
-    end) put between ‹ ›. `edged`: the folded text with the letters folded from symbols blanked
-    (`_edged`), where the fence's words are looked for too."""
+    end) put between ‹ ›. The fence's words are looked for in `edged` (`_edged`) too."""
     spans: list[tuple[int, int, str | tuple[int, int] | None]] = [
         (m.start(), m.end(), None) for m in _MARKUP.finditer(folded)
     ]
@@ -180,7 +176,7 @@ def _spans(folded: str, edged: str | None = None) -> list[tuple[int, int, str | 
         for m in _ANGLES.finditer(folded)
         if sum(_WEIGHT.get(c, 1) for c in m.group()) >= 3
     ]
-    for view in (folded,) if edged is None else (folded, edged):
+    for view in {folded, edged or folded}:
         spans += [(m.start(), m.end(), m.span("w")) for m in _WORDS.finditer(view)]
     for pattern in (_ROLE_LINE, _HEADING, _title_line()):
         spans += [(m.start("q"), m.end("q"), m.span("q")) for m in pattern.finditer(folded)]
@@ -224,9 +220,7 @@ def _defuse(text: str) -> str:
     return text
 
 
-@functools.lru_cache(maxsize=4096)  # (at most ~1 MB)
-def _defuse_short(text: str) -> str:
-    return _defuse(text)
+_defuse_short = functools.lru_cache(maxsize=4096)(_defuse)  # (at most ~1 MB)
 
 
 def _quote(text: str) -> str:
