@@ -201,10 +201,7 @@ def defuse(text: str) -> str:
 
     Compatibility forms (full width, ligatures, mathematical letters), the scanner's look-alikes
     and combining marks are folded for the check. Idempotent; text without those forms comes
-    back unchanged.
-
-    A short string (keys, kinds, statuses, domains, ids: most of the strings of a tool's JSON
-    result, and the same ones call after call) is defused once per process (`_defuse_short`)."""
+    back unchanged. A short string (a JSON key, a kind, a status …) is defused once per process."""
     return _defuse_short(text) if len(text) <= SHORT else _defuse(text)
 
 

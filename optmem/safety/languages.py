@@ -652,6 +652,7 @@ SHAPES = {
 _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;:,。！？；：，]+){1,5}?[ \t]*:"  # AI, … / AI helpers: …
 _ACTS = SHAPES.keys() - {"agent", "ai", "named"}  # the shapes of what an act needs
 _RISKY = _ACTS | {"goods", "prompt", "conceal", "authority", "grant"}  # what a permission may not name
+_SCOPE = r"`[^`\n]+`|\((?:[^()\n\"'{}:,]{1,40},\s*){2,}[^()\n\"'{}:,]{1,40}\)"  # `pytest`, (ls, cat, git diff)
 
 
 def shaped(text: str) -> bool:
@@ -684,11 +685,8 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     by: dict[str, list[_Hit]] = {}
     for hit in hits:
         by.setdefault(hit.concept, []).append(hit)
-    if re.search(
-        r"`[^`\n]+`|\((?:[^()\n\"'{}:,]{1,40},\s*){2,}[^()\n\"'{}:,]{1,40}\)", spoken
-    ) and by.keys().isdisjoint(_RISKY):
-        by.pop("unchecked", None)  # a permission for what it names in code (`pytest` without asking)
-        by.pop("unconfirmed", None)
+    if re.search(_SCOPE, spoken) and by.keys().isdisjoint(_RISKY):  # a permission for what it names
+        by.pop("unchecked", None), by.pop("unconfirmed", None)  # in code (`pytest` without asking)
     about = "meta" in by and "lifted" not in by  # a note about attacks: only the shapes of acts count
     if tool and "addressed" in by and not about:
         return "addressed_to_agent"  # (a tool's output has no business speaking to the agent)
@@ -761,10 +759,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
         quoted = re.match(r"\s*[\"'“‘«](\w[\w !#$%&*+,.@^~-]{11,79})[\"'”’»]", window[start:])  # a passphrase of words
         if h.concept == "credential" and quoted and len(quoted[1].split()) >= 3 and not re.search(_STOP, quoted[1]):
             return "credential_in_prose"
-        tokens, values = (
-            list(re.finditer(_TOKEN, window)),
-            list(re.compile(_TOKEN).finditer(window, start))[:4],
-        )
+        tokens, values = list(re.finditer(_TOKEN, window)), list(re.compile(_TOKEN).finditer(window, start))[:4]
         firsts = {m.start() for m in tokens[:1] + values[:1]}  # right after the word or the link
         for m in (tokens[:1] if link and tokens and tokens[0].end() <= link.start() else []) + values:
             if h.concept == "seed" or re.search(_STOP, window[min(start, m.start()) : m.end()]):

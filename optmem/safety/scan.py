@@ -237,7 +237,3 @@ def redact(text: str) -> str:
     """`text`, or `[BLOCKED: rule]` when the scanner flags it (for prompt-bound output)."""
     rule = find(text)
     return f"[BLOCKED: {rule}]" if rule else text
-
-
-fold = readings.fold
-display = redact  # the earlier name; surfaces call view.display
