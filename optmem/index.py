@@ -12,9 +12,10 @@ append from a rewrite without reading the whole log.
 """
 
 import json
+import math
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
@@ -57,6 +58,16 @@ __all__ = [
     "open_index",
     "prepare",
 ]
+
+# the orders candidates are read in (`top_lines`), and how records equal in them are ordered — the
+# same on every clone (the newer first: a later time, then the larger id), never by the order the
+# index holds them in
+BEST = "ORDER BY bm25(fts)"
+NEWEST = "ORDER BY r.ts DESC, r.id DESC"
+TIES = "r.ts DESC, r.id DESC"
+NEWEST_BATCH = 256  # records read at a time, newest first, for the newest matches (`newest_lines`)
+NEWEST_GAP = 64  # … their lines looked up in FTS5 by ranges: a new range past a gap this wide
+NEWEST_READ = 16384  # … and past this many records read, every match is sorted by time instead
 
 
 def match_any(terms: list[str]) -> str:
@@ -670,10 +681,98 @@ class Index:
         return out
 
     def top_lines(self, match: str, order: str, limit: int) -> list[int]:
-        """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter)."""
-        return [
-            n for (n,) in self.conn.execute(f"SELECT rowid FROM fts WHERE fts MATCH ? {order} LIMIT ?", (match, limit))
-        ]
+        """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter): the
+        best by BM25 (`BEST`) or the newest (`NEWEST`). Equal scores at the cut are decided as
+        `TIES` decides them, never by the order the index holds the records in (which differs
+        between clones of one vault): the tied records are read only when a tie crosses the cut."""
+        if order == NEWEST:
+            return self.newest_lines(match, limit)
+        got = self.conn.execute(
+            f"SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? {order} LIMIT ?", (match, limit + 1)
+        ).fetchall()
+        if len(got) <= limit or got[limit - 1][1] != got[limit][1]:
+            return [n for n, _ in got[:limit]]
+        cut = got[limit - 1][1]
+        above = [n for n, score in got if score < cut]
+        tied = self.conn.execute(
+            "SELECT r.n FROM (SELECT rowid AS n, bm25(fts) AS s FROM fts WHERE fts MATCH ?) f "
+            f"JOIN rec r ON r.n = f.n WHERE f.s = ? ORDER BY {TIES} LIMIT ?",
+            (match, cut, limit - len(above)),
+        )
+        return above + [n for (n,) in tied]
+
+    def newest_lines(
+        self, match: str, limit: int, where: str = "1", params: Sequence[Any] = (), *, few: bool = False
+    ) -> list[int]:
+        """Line numbers of the newest records (by time, then id: `TIES`) that match an FTS5 query
+        and a WHERE clause on `rec r` — the same records on every clone, whatever order each
+        indexed them in. The records are read newest first through the time index, a batch at a
+        time, and the batch's lines looked up in FTS5 by ranges of line numbers (the newest
+        records are mostly neighbours in the index): the work grows with how far back the
+        newest matches lie, not with the log. A batch ends with a whole second (the tied times
+        decided by id afterwards). `few`: the query matches few records (its terms' postings are
+        within the ranking budget) — every match is sorted by time at once."""
+        if few:
+            return self._newest_joined(match, limit, where, params)
+        out: list[tuple[float, str, int]] = []
+        before = math.inf
+        read = 0
+        while len(out) < limit:
+            batch = self.conn.execute(
+                f"SELECT r.n, r.ts, r.id FROM rec r INDEXED BY rec_ts WHERE r.ts < ? AND {where} "
+                "ORDER BY r.ts DESC LIMIT ?",
+                (before, *params, NEWEST_BATCH),
+            ).fetchall()
+            if not batch:
+                break
+            last = batch[-1][1]
+            if len(batch) == NEWEST_BATCH:  # the rest of its last second
+                batch += self.conn.execute(
+                    f"SELECT r.n, r.ts, r.id FROM rec r INDEXED BY rec_ts WHERE r.ts = ? AND {where}",
+                    (last, *params),
+                ).fetchall()
+            before = last
+            read += len(batch)
+            found = self._matching(match, sorted({n for n, _, _ in batch}))
+            out += [(ts, rid, n) for n, ts, rid in batch if n in found]
+            if read > NEWEST_READ and len(out) < limit:
+                # far between (rare words: a few among many records): every match, by time
+                return self._newest_joined(match, limit, where, params)
+        if len(out) < limit:  # (records without a time: the oldest — rare, hand-typed lines)
+            out += [
+                (-math.inf, rid, n)
+                for n, rid in self.conn.execute(
+                    f"SELECT r.n, r.id FROM fts JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? "
+                    f"AND r.ts IS NULL AND {where}",
+                    (match, *params),
+                )
+            ]
+        out.sort(reverse=True)
+        return [n for _, _, n in out[:limit]]
+
+    def _newest_joined(self, match: str, limit: int, where: str, params: Sequence[Any]) -> list[int]:
+        sql = (
+            f"SELECT r.n FROM fts CROSS JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? AND {where} "
+            f"ORDER BY {TIES} LIMIT ?"
+        )
+        return [n for (n,) in self.conn.execute(sql, (match, *params, limit))]
+
+    def _matching(self, match: str, lines: list[int]) -> set[int]:
+        """Which of these lines (sorted) match an FTS5 query: one FTS5 look-up per run of near
+        line numbers."""
+        found: set[int] = set()
+        start = 0
+        for i in range(1, len(lines) + 1):
+            if i == len(lines) or lines[i] - lines[i - 1] > NEWEST_GAP:
+                lo, hi = lines[start], lines[i - 1]
+                found.update(
+                    n
+                    for (n,) in self.conn.execute(
+                        "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (match, lo, hi)
+                    )
+                )
+                start = i
+        return found.intersection(lines)
 
     def replaced_matches(self, match: str, window: int, limit: int) -> list[Row]:
         """Superseded records (not bookkeeping) among the newest `window` matches of an FTS5 query,
@@ -691,9 +790,10 @@ class Index:
         """Rows matching an FTS5 query and a WHERE clause on `rec r` (`order` over `fts`);
         `redlines` searches the redline-only text index instead."""
         table = "fts_red" if redlines else "fts"
+        ties = f", {TIES}" if order and not order.endswith(TIES) else ""  # equals: the newer first, on every clone
         sql = (
             f"SELECT {ROW_SELECT} FROM {table} JOIN rec r ON r.n = {table}.rowid "
-            f"WHERE {table} MATCH ? AND {where} {order.replace('fts', table)} LIMIT ?"
+            f"WHERE {table} MATCH ? AND {where} {order.replace('fts', table)}{ties} LIMIT ?"
         )
         for t in self.conn.execute(sql, (match, *params, limit)):
             yield Row(*t)

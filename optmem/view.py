@@ -305,6 +305,14 @@ def newer_key(ts: float | None, rid: str, n: int) -> tuple[float, str, int]:
     return (ts if ts is not None else -1e18, id_time(rid), n)
 
 
+def tie_key(rid: str, n: int) -> tuple[str, int]:
+    """The order of records equal in everything else, the same on every clone: the id (its
+    millisecond first; ids made in one millisecond by one process count up), never the line —
+    clones hold the same records at other lines (each indexes its own lines first, then what a
+    sync brings). The line decides only between two lines of one id."""
+    return (rid, n)
+
+
 def waits(m: Member) -> bool:
     """A guess (pending, unconfirmed) takes no part in its key until it is confirmed: it neither
     supersedes nor is superseded; a hot-memory journal line always takes part."""
