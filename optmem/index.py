@@ -460,7 +460,7 @@ class Index:
         limit: int = 20,
     ) -> list[Row]:
         """The current records that are not redlines, last used (written, said again or recalled
-        — not shown by context) first, then later in the log, optionally of one project/domain."""
+        — not shown by context) first, then the larger id, optionally of one project/domain."""
         kinds = (*BOOKKEEPING, *exclude_kinds)
         current, params = view.is_sql(view.Status.CURRENT, now)
         where = f"r.kind NOT IN ({_marks(kinds)}) AND r.tier != {int(Tier.REDLINE)} AND {current}"
@@ -468,7 +468,8 @@ class Index:
         for value, clause in ((project, " AND r.project = ?"), (domain, " AND r.domain = ?")):
             if value:
                 where, params = where + clause, params + [value]
-        return self.rows(where + f" ORDER BY {USED_SQL} DESC, r.n DESC LIMIT ?", params + [limit])
+        # (ties: the larger id, the same on every clone — not the later line, which is not)
+        return self.rows(where + f" ORDER BY {USED_SQL} DESC, r.id DESC, r.n DESC LIMIT ?", params + [limit])
 
     def handoffs(self, project: str | None, limit: int | None) -> list[Row]:
         """Handoff records that are not forgotten, newest first."""

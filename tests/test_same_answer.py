@@ -97,3 +97,15 @@ def test_among_equal_matches_the_newest_are_chosen_and_come_first_in_any_index_o
         found = cli.json("--vault", str(root), "search", "build passed", "-n", "12", *more, env={"OPTMEM_NOW": NOW})
         assert [h["id"] for h in found["hits"]] == newest[:12], root.name
         assert found["total"] == 150
+
+
+@pytest.mark.long
+def test_the_same_records_in_any_index_order_give_the_same_context_and_tree(tmp_path, cli):
+    env = {"OPTMEM_NOW": NOW}
+    roots = _clones(tmp_path)
+    for root in roots:
+        assert cli("--vault", str(root), "compact", env=env).exit_code == 0
+    for args in (("context",), ("tree", "--json"), ("search", "queue pnpm", "-n", "20", "--json")):
+        shown = [cli("--vault", str(root), *args, env=env) for root in roots]
+        assert shown[0].exit_code == 0 and ("note" in shown[0].stdout or "default/L1" in shown[0].stdout), args
+        assert [s.stdout for s in shown[1:]] == [shown[0].stdout] * 2, args
