@@ -64,7 +64,7 @@ def choose(
             # no filter to speak of: rank in FTS5 alone (a join per match costs more than the
             # ranking), then drop the few forgotten, cold or bookkeeping rows among the winners —
             # unless they are many (a vault gone mostly cold): then rank with the filter after all
-            top = idx.newest_lines(fts_query, limit, few=exact) if order == NEWEST else idx.top_lines(fts_query, order, limit)
+            top = idx.top_lines(fts_query, order, limit, few=exact)
             lines.update(top)
             complete = complete or (i == 0 and exact and len(top) < limit)
             dropped = 0

@@ -681,13 +681,14 @@ class Index:
             out += [Row(*t) for t in self.conn.execute(" UNION ALL ".join([one] * len(chunk)), values)]
         return out
 
-    def top_lines(self, match: str, order: str, limit: int) -> list[int]:
+    def top_lines(self, match: str, order: str, limit: int, *, few: bool = False) -> list[int]:
         """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter): the
         best by BM25 (`BEST`) or the newest (`NEWEST`). Equal scores at the cut are decided as
         `TIES` decides them, never by the order the index holds the records in (which differs
-        between clones of one vault): the tied records are read only when a tie crosses the cut."""
+        between clones of one vault): the tied records are read only when a tie crosses the cut.
+        `few`: the query matches few records (`newest_lines`)."""
         if order == NEWEST:
-            return self.newest_lines(match, limit)
+            return self.newest_lines(match, limit, few=few)
         got = self.conn.execute(
             f"SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? {order} LIMIT ?", (match, limit + 1)
         ).fetchall()

@@ -693,8 +693,9 @@ def _order(
     scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking, replacing: dict[str, frozenset[str]]
 ) -> tuple[list[view.RecordView], int]:
     """Band, score, then ties (higher tier, newer — a later ts, then the larger id: never the
-    order the index holds the records in, which differs between clones); then the newer-first rules: same-topic records among the top hits, and records that
-    update an older one inside the top `reorder_top`. A query that asks for the past turns the
+    order the index holds the records in, which differs between clones); then the newer-first
+    rules: same-topic records among the top hits, and records that update an older one inside
+    the top `reorder_top`. A query that asks for the past turns the
     ties round and skips both rules (one that names a day skips them too). Last, every
     superseded hit goes below the hits that replaced it (`replacing`: `_later_versions`), whatever
     the query asks. Returns the hits of the page and how many there are in all (a hot entry

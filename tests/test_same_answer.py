@@ -4,7 +4,7 @@ the records in (each clone indexes its own lines first, then what a sync brings)
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -73,7 +73,7 @@ def _equal_matches(tmp_path: Path, budget: int | None) -> tuple[list[Path], list
     for i in range(150):
         t = START - (150 - i) * 6 * 3600.0
         rid = new_id(t)
-        when = datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        when = datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         lines.append(json.dumps({"v": 1, "id": rid, "ts": when, "kind": "note", "text": f"build {1000 + i} passed"}))
         ids.append(rid)
     out = []
