@@ -64,7 +64,7 @@ def choose(
             # no filter to speak of: rank in FTS5 alone (a join per match costs more than the
             # ranking), then drop the few forgotten, cold or bookkeeping rows among the winners —
             # unless they are many (a vault gone mostly cold): then rank with the filter after all
-            top = idx.top_lines(fts_query, order, limit, few=exact)
+            top = idx.top_lines(fts_query, order, limit)
             lines.update(top)
             complete = complete or (i == 0 and exact and len(top) < limit)
             dropped = 0
@@ -79,10 +79,10 @@ def choose(
                 else:
                     rows[r.n] = r
             if dropped > len(top) // 4:
-                for r in _matches(idx, fts_query, where, params, order, limit, exact):
+                for r in _matches(idx, fts_query, where, params, order, limit):
                     rows.setdefault(r.n, r)
         else:
-            got = _matches(idx, fts_query, where, params, order, limit, exact)
+            got = _matches(idx, fts_query, where, params, order, limit)
             complete = complete or (i == 0 and exact and len(got) < limit)
             for r in got:
                 rows.setdefault(r.n, r)
@@ -121,13 +121,11 @@ def choose(
     return rows, total, replaced
 
 
-def _matches(
-    idx: Index, fts_query: str, where: str, params: list[object], order: str, limit: int, few: bool
-) -> list[Row]:
+def _matches(idx: Index, fts_query: str, where: str, params: list[object], order: str, limit: int) -> list[Row]:
     """The candidates of one query with the filters applied: the best by BM25 (ties: the newer)
     or the newest by time — each the same records on every clone."""
     if order == NEWEST:
-        return idx.rows_in(idx.newest_lines(fts_query, limit, where, params, few=few))
+        return idx.rows_in(idx.newest_lines(fts_query, limit, where, params))
     return list(idx.matches(fts_query, where, params, order, limit))
 
 

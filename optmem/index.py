@@ -12,7 +12,6 @@ append from a rewrite without reading the whole log.
 """
 
 import json
-import math
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -39,8 +38,20 @@ from optmem.ingest import (
     segments_in_step,
     tokens_for,
 )
-from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, line_of, parse_line
-from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, WRITTEN_SQL, Row
+from optmem.record import (
+    BOOKKEEPING,
+    HANDOFF,
+    MEMORY,
+    NEVER_COOL,
+    SEEN,
+    Record,
+    Tier,
+    line_of,
+    parse_line,
+    second_of,
+    seconds_places,
+)
+from optmem.schema import DDL, ID_TIME_SQL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, WRITTEN_SQL, Row
 from optmem.vault import Vault, validate_name
 
 __all__ = [
@@ -60,14 +71,11 @@ __all__ = [
 ]
 
 # the orders candidates are read in (`top_lines`), and how records equal in them are ordered — the
-# same on every clone (the newer first: a later time, then the larger id), never by the order the
-# index holds them in
+# same on every clone (the newer first: `view.tie_key`), never by the index key alone (two files'
+# records that share a place take it in the order a clone indexed them: `record.place`)
 BEST = "ORDER BY bm25(fts)"
-NEWEST = "ORDER BY r.ts DESC, r.id DESC"
-TIES = "r.ts DESC, r.id DESC"
-NEWEST_BATCH = 256  # records read at a time, newest first, for the newest matches (`newest_lines`)
-NEWEST_GAP = 64  # … their lines looked up in FTS5 by ranges: a new range past a gap this wide
-NEWEST_READ = 16384  # … and past this many records read, every match is sorted by time instead
+TIES = f"r.ts DESC, {ID_TIME_SQL.replace('id', 'r.id')} DESC, r.off DESC, r.id DESC"  # `view.tie_key`
+NEWEST = f"ORDER BY {TIES}"
 
 
 def match_any(terms: list[str]) -> str:
@@ -460,7 +468,7 @@ class Index:
         limit: int = 20,
     ) -> list[Row]:
         """The current records that are not redlines, last used (written, said again or recalled
-        — not shown by context) first, then the larger id, optionally of one project/domain."""
+        — not shown by context) first, optionally of one project/domain."""
         kinds = (*BOOKKEEPING, *exclude_kinds)
         current, params = view.is_sql(view.Status.CURRENT, now)
         where = f"r.kind NOT IN ({_marks(kinds)}) AND r.tier != {int(Tier.REDLINE)} AND {current}"
@@ -468,8 +476,18 @@ class Index:
         for value, clause in ((project, " AND r.project = ?"), (domain, " AND r.domain = ?")):
             if value:
                 where, params = where + clause, params + [value]
-        # (ties: the larger id, the same on every clone — not the later line, which is not)
-        return self.rows(where + f" ORDER BY {USED_SQL} DESC, r.id DESC, r.n DESC LIMIT ?", params + [limit])
+        got = self.rows(where + f" ORDER BY {USED_SQL} DESC, r.n DESC LIMIT ?", params + [limit + 1])
+        if len(got) > limit and got[limit].used == (cut := got[limit - 1].used) and cut is not None:
+            # the cut falls among records used at one time: those are chosen as every clone would
+            # (`TIES`), not by index key (read through `rec_used` too)
+            above = [r for r in got if r.used != cut]
+            got = above + self.rows(
+                where + f" AND {USED_SQL} = ? ORDER BY {TIES} LIMIT ?", params + [cut, limit - len(above)]
+            )
+        # (records used at one time: newer first, as `view.tie_key` decides)
+        return sorted(
+            got[:limit], key=lambda r: (r.used or 0.0, r.ts or 0.0, view.tie_key(r.id, r.off, r.n)), reverse=True
+        )
 
     def handoffs(self, project: str | None, limit: int | None) -> list[Row]:
         """Handoff records that are not forgotten, newest first."""
@@ -681,14 +699,14 @@ class Index:
             out += [Row(*t) for t in self.conn.execute(" UNION ALL ".join([one] * len(chunk)), values)]
         return out
 
-    def top_lines(self, match: str, order: str, limit: int, *, few: bool = False) -> list[int]:
+    def top_lines(self, match: str, order: str, limit: int) -> list[int]:
         """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter): the
         best by BM25 (`BEST`) or the newest (`NEWEST`). Equal scores at the cut are decided as
         `TIES` decides them, never by the order the index holds the records in (which differs
         between clones of one vault): the tied records are read only when a tie crosses the cut.
-        `few`: the query matches few records (`newest_lines`)."""
+        """
         if order == NEWEST:
-            return self.newest_lines(match, limit, few=few)
+            return self.newest_lines(match, limit)
         got = self.conn.execute(
             f"SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? {order} LIMIT ?", (match, limit + 1)
         ).fetchall()
@@ -703,78 +721,33 @@ class Index:
         )
         return above + [n for (n,) in tied]
 
-    def newest_lines(
-        self, match: str, limit: int, where: str = "1", params: Sequence[Any] = (), *, few: bool = False
-    ) -> list[int]:
+    def newest_lines(self, match: str, limit: int, where: str | None = None, params: Sequence[Any] = ()) -> list[int]:
         """Line numbers of the newest records (by time, then id: `TIES`) that match an FTS5 query
-        and a WHERE clause on `rec r` — the same records on every clone, whatever order each
-        indexed them in. The records are read newest first through the time index, a batch at a
-        time, and the batch's lines looked up in FTS5 by ranges of line numbers (the newest
-        records are mostly neighbours in the index): the work grows with how far back the
-        newest matches lie, not with the log. A batch ends with a whole second (the tied times
-        decided by id afterwards). `few`: the query matches few records (its terms' postings are
-        within the ranking budget) — every match is sorted by time at once."""
-        if few:
-            return self._newest_joined(match, limit, where, params)
-        out: list[tuple[float, str, int]] = []
-        before = math.inf
-        read = 0
-        while len(out) < limit:
-            batch = self.conn.execute(
-                f"SELECT r.n, r.ts, r.id FROM rec r INDEXED BY rec_ts WHERE r.ts < ? AND {where} "
-                "ORDER BY r.ts DESC LIMIT ?",
-                (before, *params, NEWEST_BATCH),
-            ).fetchall()
-            if not batch:
-                break
-            last = batch[-1][1]
-            if len(batch) == NEWEST_BATCH:  # the rest of its last second
-                batch += self.conn.execute(
-                    f"SELECT r.n, r.ts, r.id FROM rec r INDEXED BY rec_ts WHERE r.ts = ? AND {where}",
-                    (last, *params),
-                ).fetchall()
-            before = last
-            read += len(batch)
-            found = self._matching(match, sorted({n for n, _, _ in batch}))
-            out += [(ts, rid, n) for n, ts, rid in batch if n in found]
-            if read > NEWEST_READ and len(out) < limit:
-                # far between (rare words: a few among many records): every match, by time
-                return self._newest_joined(match, limit, where, params)
-        if len(out) < limit:  # (records without a time: the oldest — rare, hand-typed lines)
-            out += [
-                (-math.inf, rid, n)
-                for n, rid in self.conn.execute(
-                    f"SELECT r.n, r.id FROM fts JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? "
-                    f"AND r.ts IS NULL AND {where}",
-                    (match, *params),
-                )
-            ]
-        out.sort(reverse=True)
-        return [n for _, _, n in out[:limit]]
-
-    def _newest_joined(self, match: str, limit: int, where: str, params: Sequence[Any]) -> list[int]:
-        sql = (
-            f"SELECT r.n FROM fts CROSS JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? AND {where} "
-            f"ORDER BY {TIES} LIMIT ?"
+        (and a WHERE clause on `rec r`) — the same records on every clone, newest second first.
+        A record's index key begins with the second of its time (`record.place`), so the matches
+        are read from the end of the index, as many as asked for; only when the cut falls inside
+        a second are that second's other matches read, and ordered by (time, id): within a
+        second the keys follow lines in files, which clones need not share."""
+        sql, args = "SELECT fts.rowid FROM fts WHERE fts MATCH ?", [match]
+        if where is not None:
+            sql, args = (
+                f"SELECT fts.rowid FROM fts JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? AND {where}",
+                [
+                    match,
+                    *params,
+                ],
+            )
+        got = [n for (n,) in self.conn.execute(f"{sql} ORDER BY fts.rowid DESC LIMIT ?", (*args, limit + 1))]
+        if len(got) <= limit or second_of(got[limit]) != (cut := second_of(got[limit - 1])):
+            return got[:limit]
+        done = [n for n in got if second_of(n) > cut]
+        lo, hi = seconds_places(cut)
+        tied = self.conn.execute(
+            f"SELECT r.n FROM fts JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? AND {where or '1'} "
+            f"AND fts.rowid BETWEEN ? AND ? ORDER BY {TIES} LIMIT ?",
+            (match, *params, lo, hi, limit - len(done)),
         )
-        return [n for (n,) in self.conn.execute(sql, (match, *params, limit))]
-
-    def _matching(self, match: str, lines: list[int]) -> set[int]:
-        """Which of these lines (sorted) match an FTS5 query: one FTS5 look-up per run of near
-        line numbers."""
-        found: set[int] = set()
-        start = 0
-        for i in range(1, len(lines) + 1):
-            if i == len(lines) or lines[i] - lines[i - 1] > NEWEST_GAP:
-                lo, hi = lines[start], lines[i - 1]
-                found.update(
-                    n
-                    for (n,) in self.conn.execute(
-                        "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?", (match, lo, hi)
-                    )
-                )
-                start = i
-        return found.intersection(lines)
+        return done + [n for (n,) in tied]
 
     def replaced_matches(self, match: str, window: int, limit: int) -> list[Row]:
         """Superseded records (not bookkeeping) among the newest `window` matches of an FTS5 query,

@@ -17,7 +17,7 @@ from optmem.record import HANDOFF, Tier
 # 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b);
 # 22: log segments (one file per writer), recall files per writer, keys by place in the log's order, `after`
 # 25: provenance (origin) and quarantine (held, released)
-SCHEMA = "optmem-index-27"
+SCHEMA = "optmem-index-26"
 
 
 class Col(NamedTuple):
@@ -177,7 +177,6 @@ ID_TIME_SQL = "(CASE WHEN length(id) = 26 THEN substr(id, 1, 10) ELSE id END)"
 
 POST_DDL = f"""
 CREATE INDEX rec_id ON rec(id);
-CREATE INDEX rec_ts ON rec(ts);  -- the newest records first (`Index.newest_lines`)
 CREATE INDEX rec_rid ON rec(rid);
 CREATE INDEX rec_fp ON rec(fp);
 CREATE INDEX rec_key ON rec(key, domain, project) WHERE key IS NOT NULL;

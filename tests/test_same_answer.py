@@ -1,5 +1,6 @@
 """One truth: clones holding the same records answer the same, whatever order their index holds
-the records in (each clone indexes its own lines first, then what a sync brings)."""
+the records in (each clone indexes its own file first, then what a sync brings: two files'
+records that share a place in the index, `record.place`, take it in that order)."""
 
 from __future__ import annotations
 
@@ -19,14 +20,12 @@ WORDS = ["port", "deploy", "cache", "token", "build", "vim", "pnpm", "nginx", "r
 
 def _records() -> list[str]:
     """200 notes as four writers of two clones make them (tests/test_sync.py's WRITER): dozens in
-    each second, the clones' writers in the same milliseconds (onea with twoa, oneb with twob),
-    keys set on both clones. (Two clones setting one key in one millisecond is left out: which
-    value wins it is the effective view's rule, not search's.)"""
+    each second, keys set by every writer."""
     lines = []
     for w, tag in enumerate(("onea", "oneb", "twoa", "twob")):
         for i in range(50):
             a, b = WORDS[i % 10], WORDS[(i * 7 + 3) % 10]
-            t = START + i * 0.2 + (w % 2) * 0.002
+            t = START + i * 0.2 + w * 0.003
             rec = {
                 "v": 1,
                 "id": new_id(t),
@@ -36,7 +35,7 @@ def _records() -> list[str]:
                 "tier": "normal",
                 "text": f"{tag} note {i}: the {a} uses {b} on {8000 + i}",
             }
-            if i % 5 == 0 and tag in ("onea", "twob"):
+            if i % 5 == 0:
                 rec["key"] = f"{a}_{i % 13}"
             lines.append(json.dumps(rec))
     return lines
@@ -109,3 +108,81 @@ def test_the_same_records_in_any_index_order_give_the_same_context_and_tree(tmp_
         shown = [cli("--vault", str(root), *args, env=env) for root in roots]
         assert shown[0].exit_code == 0 and ("note" in shown[0].stdout or "default/L1" in shown[0].stdout), args
         assert [s.stdout for s in shown[1:]] == [shown[0].stdout] * 2, args
+
+
+@pytest.mark.parametrize("order", ["as written", "shuffled"])
+def test_the_newest_matches_are_the_newest_by_time_whatever_the_lines(tmp_path, order):
+    """`Index.newest_lines` reads from the end of the index (its keys begin with the second) and
+    decides a second the cut falls in as `view.tie_key` does; with a filter, among the records
+    that pass it. Records without a time are oldest."""
+    import random
+
+    from optmem import index
+
+    lines = []
+    for i in range(60):
+        t = START + (i // 6)  # six records a second
+        rec = {"v": 1, "id": new_id(t), "kind": "note", "text": f"{'alpha' if i % 4 else 'beta'} step {i}"}
+        if i > 1:  # the first two have no time
+            rec["ts"] = datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        lines.append(json.dumps(rec))
+    if order == "shuffled":
+        random.Random(7).shuffle(lines)
+    root = tmp_path / "v"
+    init(Vault(root))
+    (root / "LOG.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    with index.open_index(Vault(root)) as idx:
+        every = sorted(
+            idx.rows_in(idx.top_lines('"alpha"', index.BEST, 100)),
+            key=lambda r: (r.ts or -1e18, r.id[:10], r.off, r.id),
+            reverse=True,
+        )
+        assert len(every) == 45 and every[-1].ts is None
+        for limit in (1, 3, 5, 9, 44, 45, 50):
+            got = idx.newest_lines('"alpha"', limit)
+            assert sorted(got) == sorted(r.n for r in every[:limit]), limit
+            assert got == sorted(got, key=lambda n: n >> 29, reverse=True)  # newest second first
+        odd = [r for r in every if r.n % 2]
+        for limit in (2, 4, 7):
+            got = idx.newest_lines('"alpha"', limit, "r.n % 2 = ?", [1])
+            assert sorted(got) == sorted(r.n for r in odd[:limit]), limit
+
+
+def _colliding_writers() -> tuple[str, str]:
+    """Two writer ids whose files of one month hash alike (`record.file_hash`: 5 bits)."""
+    from optmem.record import file_hash
+
+    seen: dict[int, str] = {}
+    for i in range(100):
+        name = f"w{i}"
+        h = file_hash(f"log/{name}/2026-12.jsonl")
+        if h in seen:
+            return seen[h], name
+        seen[h] = name
+    raise AssertionError("no two of 100 names hash alike")  # (33 of them must)
+
+
+@pytest.mark.long
+def test_synced_clones_whose_files_share_index_places_answer_the_same(tmp_path, cli):
+    """Two clones' writers wrote at the same seconds, line for line, into files that hash alike:
+    their records share places in the index, and each clone gave the place to its own file's
+    record (indexed first) and the next one to the record the sync brought."""
+    lines = _records()
+    files = dict(zip(_colliding_writers(), (lines[:100], lines[100:]), strict=True))
+    roots = []
+    for first in files:
+        root = tmp_path / first
+        init(Vault(root))
+        for name in sorted(files, key=lambda n: n != first):  # its own file, indexed; then the other's
+            folder = root / "log" / name
+            folder.mkdir(parents=True)
+            (folder / "2026-12.jsonl").write_text("\n".join(files[name]) + "\n", "utf-8")
+            assert cli("--vault", str(root), "search", "note", env={"OPTMEM_NOW": NOW}).exit_code == 0
+        roots.append(root)
+    for query in ("note", "deploy nginx", "one note 7", "redis queue", "8042"):
+        answers = [
+            cli.json("--vault", str(root), "search", query, "-n", "20", env={"OPTMEM_NOW": NOW}) for root in roots
+        ]
+        assert answers[0]["hits"] and answers[1] == answers[0], query
+    shown = [cli("--vault", str(root), "context", env={"OPTMEM_NOW": NOW}).stdout for root in roots]
+    assert "note" in shown[0] and shown[1] == shown[0]
