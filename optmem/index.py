@@ -41,6 +41,7 @@ from optmem.ingest import (
 from optmem.record import (
     BOOKKEEPING,
     HANDOFF,
+    LINE_OF_SQL,
     MEMORY,
     NEVER_COOL,
     SEEN,
@@ -74,7 +75,7 @@ __all__ = [
 # same on every clone (the newer first: `view.tie_key`), never by the index key alone (two files'
 # records that share a place take it in the order a clone indexed them: `record.place`)
 BEST = "ORDER BY bm25(fts)"
-TIES = f"r.ts DESC, {ID_TIME_SQL.replace('id', 'r.id')} DESC, r.off DESC, r.id DESC"  # `view.tie_key`
+TIES = f"r.ts DESC, {ID_TIME_SQL.replace('id', 'r.id')} DESC, {LINE_OF_SQL} DESC, r.id DESC"  # `view.tie_key`
 NEWEST = f"ORDER BY {TIES}"
 
 
@@ -485,9 +486,7 @@ class Index:
                 where + f" AND {USED_SQL} = ? ORDER BY {TIES} LIMIT ?", params + [cut, limit - len(above)]
             )
         # (records used at one time: newer first, as `view.tie_key` decides)
-        return sorted(
-            got[:limit], key=lambda r: (r.used or 0.0, r.ts or 0.0, view.tie_key(r.id, r.off, r.n)), reverse=True
-        )
+        return sorted(got[:limit], key=lambda r: (r.used or 0.0, r.ts or 0.0, view.tie_key(r.id, r.n)), reverse=True)
 
     def handoffs(self, project: str | None, limit: int | None) -> list[Row]:
         """Handoff records that are not forgotten, newest first."""

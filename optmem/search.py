@@ -703,7 +703,7 @@ def _order(
     asks = q.intent.asks
     later = -1 if asks == "past" else 1  # ties: the newer first — the older when asked for the past
     # (not the index key: it can differ between clones — `view.tie_key`)
-    scored.sort(key=lambda s: view.tie_key(s.row.id, s.row.off, s.row.n), reverse=later > 0)
+    scored.sort(key=lambda s: view.tie_key(s.row.id, s.row.n), reverse=later > 0)
     scored.sort(
         key=lambda s: (
             s.parts.band,

@@ -118,6 +118,7 @@ def test_the_newest_matches_are_the_newest_by_time_whatever_the_lines(tmp_path, 
     import random
 
     from optmem import index
+    from optmem.record import line_of
 
     lines = []
     for i in range(60):
@@ -134,7 +135,7 @@ def test_the_newest_matches_are_the_newest_by_time_whatever_the_lines(tmp_path, 
     with index.open_index(Vault(root)) as idx:
         every = sorted(
             idx.rows_in(idx.top_lines('"alpha"', index.BEST, 100)),
-            key=lambda r: (r.ts or -1e18, r.id[:10], r.off, r.id),
+            key=lambda r: (r.ts or -1e18, r.id[:10], line_of(r.n), r.id),
             reverse=True,
         )
         assert len(every) == 45 and every[-1].ts is None
