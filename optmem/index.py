@@ -701,9 +701,8 @@ class Index:
     def top_lines(self, match: str, order: str, limit: int) -> list[int]:
         """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter): the
         best by BM25 (`BEST`) or the newest (`NEWEST`). Equal scores at the cut are decided as
-        `TIES` decides them, never by the order the index holds the records in (which differs
-        between clones of one vault): the tied records are read only when a tie crosses the cut.
-        """
+        `TIES` decides them, never by the order the index holds the records in (which can differ
+        between clones of one vault): the tied records are read only when a tie crosses the cut."""
         if order == NEWEST:
             return self.newest_lines(match, limit)
         got = self.conn.execute(
@@ -721,21 +720,17 @@ class Index:
         return above + [n for (n,) in tied]
 
     def newest_lines(self, match: str, limit: int, where: str | None = None, params: Sequence[Any] = ()) -> list[int]:
-        """Line numbers of the newest records (by time, then id: `TIES`) that match an FTS5 query
-        (and a WHERE clause on `rec r`) — the same records on every clone, newest second first.
-        A record's index key begins with the second of its time (`record.place`), so the matches
-        are read from the end of the index, as many as asked for; only when the cut falls inside
-        a second are that second's other matches read, and ordered by (time, id): within a
-        second the keys follow lines in files, which clones need not share."""
+        """Line numbers of the newest records (`TIES`) that match an FTS5 query (and a WHERE clause
+        on `rec r`) — the same records on every clone, newest second first. A record's index key
+        begins with the second of its time (`record.place`), so the matches are read from the end
+        of the index, as many as asked for; only when the cut falls inside a second are that
+        second's other matches read, and chosen as `TIES` orders them (within a second the keys
+        follow lines and file hashes, and a key two files' records share goes to the one a clone
+        indexed first)."""
         sql, args = "SELECT fts.rowid FROM fts WHERE fts MATCH ?", [match]
         if where is not None:
-            sql, args = (
-                f"SELECT fts.rowid FROM fts JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? AND {where}",
-                [
-                    match,
-                    *params,
-                ],
-            )
+            sql = f"SELECT fts.rowid FROM fts JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? AND {where}"
+            args = [match, *params]
         got = [n for (n,) in self.conn.execute(f"{sql} ORDER BY fts.rowid DESC LIMIT ?", (*args, limit + 1))]
         if len(got) <= limit or second_of(got[limit]) != (cut := second_of(got[limit - 1])):
             return got[:limit]
