@@ -744,14 +744,19 @@ class Index:
         return done + [n for (n,) in tied]
 
     def replaced_matches(self, match: str, window: int, limit: int) -> list[Row]:
-        """Superseded records (not bookkeeping) among the newest `window` matches of an FTS5 query,
-        newest first: bounded work however many records match and however few are superseded."""
-        sql = (
-            f"SELECT {ROW_SELECT} FROM (SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC "
-            f"LIMIT ?) f JOIN rec r ON r.n = f.rowid WHERE (r.sup IS NOT NULL OR r.ksup IS NOT NULL) "
-            f"AND r.kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY r.n DESC LIMIT ?"
-        )
-        return [Row(*t) for t in self.conn.execute(sql, (match, window, *BOOKKEEPING, limit))]
+        """Superseded records (not bookkeeping) among the newest `window` matches of an FTS5 query
+        (`newest_lines`), newest first: bounded work however many records match and however few
+        are superseded."""
+        lines = self.newest_lines(match, window)
+        out: list[Row] = []
+        for i in range(0, len(lines), 500):
+            chunk = lines[i : i + 500]
+            out += self.rows(
+                f"r.n IN ({_marks(chunk)}) AND (r.sup IS NOT NULL OR r.ksup IS NOT NULL) "
+                f"AND r.kind NOT IN ({_marks(BOOKKEEPING)})",
+                [*chunk, *BOOKKEEPING],
+            )
+        return sorted(out, key=lambda r: (r.ts or 0.0, view.tie_key(r.id, r.n)), reverse=True)[:limit]
 
     def matches(
         self, match: str, where: str, params: list[Any], order: str, limit: int, *, redlines: bool = False
