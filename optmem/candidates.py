@@ -7,7 +7,7 @@ many the filters hide (`hidden_matches`: cold, forgotten) — what a search's fo
 """
 
 from optmem import view
-from optmem.index import Filters, Index, Row, match_all, match_any
+from optmem.index import BEST, NEWEST, Filters, Index, Row, match_all, match_any
 from optmem.record import BOOKKEEPING
 from optmem.settings import Ranking
 
@@ -45,11 +45,11 @@ def choose(
     exact = match is not None or postings <= settings.postings_budget
     match = match or match_any(found)
     if exact:
-        queries = [(match, "ORDER BY bm25(fts)", pool, False)]  # exact: rank every match
+        queries = [(match, BEST, pool, False)]  # exact: rank every match
     else:
         queries = wide_queries(found, df, settings.postings_budget, pool)  # bounded work at any size
     if settings.newest:
-        queries.append((match, "ORDER BY fts.rowid DESC", settings.newest, False))  # read from the end: free
+        queries.append((match, NEWEST, settings.newest, False))  # by time (`Index.newest_lines`)
     rows: dict[int, Row] = {}
     replaced: list[Row] = []  # superseded matches the filters hid (cold, forgotten): for `_successors`
     cold: dict[int, Row] = {}  # the cold matches a plain search weighs (`_best_cold`), kept apart
@@ -79,10 +79,10 @@ def choose(
                 else:
                     rows[r.n] = r
             if dropped > len(top) // 4:
-                for r in idx.matches(fts_query, where, params, order, limit):
+                for r in _matches(idx, fts_query, where, params, order, limit):
                     rows.setdefault(r.n, r)
         else:
-            got = list(idx.matches(fts_query, where, params, order, limit))
+            got = _matches(idx, fts_query, where, params, order, limit)
             complete = complete or (i == 0 and exact and len(got) < limit)
             for r in got:
                 rows.setdefault(r.n, r)
@@ -94,7 +94,7 @@ def choose(
         is_cold, more = view.is_sql(view.Status.COLD, now)
         within, given = filters._replace(include_cold=True).sql(now)
         for fts_query, order, limit, optional in queries:
-            if order == "ORDER BY bm25(fts)" and not optional:
+            if order == BEST and not optional:
                 for r in idx.matches(fts_query, f"{within} AND {is_cold}", [*given, *more], order, limit):
                     cold.setdefault(r.n, r)
     for n, r in cold.items():
@@ -111,7 +111,7 @@ def choose(
         # (past the count budget a filtered count would join too many matches: the matches before
         # the filters are counted instead — an upper bound)
         total = idx.count_matches(match)
-    for r in idx.matches(match, where, params, "", 200, redlines=True):  # every matching redline
+    for r in idx.matches(match, where, params, NEWEST, 200, redlines=True):  # every matching redline
         rows.setdefault(r.n, r)
     if not plain:
         # the filters may hide replaced records whose current version passes them (cold, older
@@ -119,6 +119,14 @@ def choose(
         # matches, whatever the filters — a bounded read from the end of the index
         replaced = idx.replaced_matches(match, REPLACED_WINDOW, settings.candidates)
     return rows, total, replaced
+
+
+def _matches(idx: Index, fts_query: str, where: str, params: list[object], order: str, limit: int) -> list[Row]:
+    """The candidates of one query with the filters applied: the best by BM25 (ties: the newer)
+    or the newest by time — each the same records on every clone."""
+    if order == NEWEST:
+        return idx.rows_in(idx.newest_lines(fts_query, limit, where, params))
+    return list(idx.matches(fts_query, where, params, order, limit))
 
 
 def wide_queries(terms: list[str], df: dict[str, int], budget: int, pool: int) -> list[tuple[str, str, int, bool]]:
@@ -136,9 +144,9 @@ def wide_queries(terms: list[str], df: dict[str, int], budget: int, pool: int) -
     by_rarity = sorted(terms, key=lambda t: df[t])
     out: list[tuple[str, str, int, bool]] = []
     if len(terms) > 1:
-        out.append((match_all(terms), "ORDER BY bm25(fts)", pool, False))
+        out.append((match_all(terms), BEST, pool, False))
     if len(terms) > 2:
-        out.append((match_all(by_rarity[:-1]), "ORDER BY bm25(fts)", pool // 2, True))
+        out.append((match_all(by_rarity[:-1]), BEST, pool // 2, True))
     rare, spent = [], 0
     for t in by_rarity:
         if spent + df[t] > budget:
@@ -146,8 +154,8 @@ def wide_queries(terms: list[str], df: dict[str, int], budget: int, pool: int) -
         rare.append(t)
         spent += df[t]
     if rare:
-        out.append((match_any(rare), "ORDER BY bm25(fts)", pool, False))
-    out.append((match_any(terms), "ORDER BY fts.rowid DESC", pool // 2, False))
+        out.append((match_any(rare), BEST, pool, False))
+    out.append((match_any(terms), NEWEST, pool // 2, False))
     return out
 
 

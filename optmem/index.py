@@ -14,7 +14,7 @@ append from a rewrite without reading the whole log.
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -38,8 +38,21 @@ from optmem.ingest import (
     segments_in_step,
     tokens_for,
 )
-from optmem.record import BOOKKEEPING, HANDOFF, MEMORY, NEVER_COOL, SEEN, Record, Tier, line_of, parse_line
-from optmem.schema import DDL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, WRITTEN_SQL, Row
+from optmem.record import (
+    BOOKKEEPING,
+    HANDOFF,
+    LINE_OF_SQL,
+    MEMORY,
+    NEVER_COOL,
+    SEEN,
+    Record,
+    Tier,
+    line_of,
+    parse_line,
+    second_of,
+    seconds_places,
+)
+from optmem.schema import DDL, ID_TIME_SQL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, WRITTEN_SQL, Row
 from optmem.value import Value
 from optmem.vault import Vault, validate_name
 
@@ -58,6 +71,13 @@ __all__ = [
     "open_index",
     "prepare",
 ]
+
+# the orders candidates are read in (`top_lines`), and how records equal in them are ordered — the
+# same on every clone (the newer first: `view.tie_key`), never by the index key alone (two files'
+# records that share a place take it in the order a clone indexed them: `record.place`)
+BEST = "ORDER BY bm25(fts)"
+TIES = f"r.ts DESC, {ID_TIME_SQL.replace('id', 'r.id')} DESC, {LINE_OF_SQL} DESC, r.id DESC"  # `view.tie_key`
+NEWEST = f"ORDER BY {TIES}"
 
 
 def match_any(terms: list[str]) -> str:
@@ -450,7 +470,7 @@ class Index:
         limit: int = 20,
     ) -> list[Row]:
         """The current records that are not redlines, last used (written, said again or recalled
-        — not shown by context) first, then later in the log, optionally of one project/domain."""
+        — not shown by context) first, optionally of one project/domain."""
         kinds = (*BOOKKEEPING, *exclude_kinds)
         current, params = view.is_sql(view.Status.CURRENT, now)
         where = f"r.kind NOT IN ({_marks(kinds)}) AND r.tier != {int(Tier.REDLINE)} AND {current}"
@@ -458,7 +478,16 @@ class Index:
         for value, clause in ((project, " AND r.project = ?"), (domain, " AND r.domain = ?")):
             if value:
                 where, params = where + clause, params + [value]
-        return self.rows(where + f" ORDER BY {USED_SQL} DESC, r.n DESC LIMIT ?", params + [limit])
+        got = self.rows(where + f" ORDER BY {USED_SQL} DESC, r.n DESC LIMIT ?", params + [limit + 1])
+        if len(got) > limit and got[limit].used == (cut := got[limit - 1].used) and cut is not None:
+            # the cut falls among records used at one time: those are chosen as every clone would
+            # (`TIES`), not by index key (read through `rec_used` too)
+            above = [r for r in got if r.used != cut]
+            got = above + self.rows(
+                where + f" AND {USED_SQL} = ? ORDER BY {TIES} LIMIT ?", params + [cut, limit - len(above)]
+            )
+        # (records used at one time: newer first, as `view.tie_key` decides)
+        return sorted(got[:limit], key=lambda r: (r.used or 0.0, r.ts or 0.0, view.tie_key(r.id, r.n)), reverse=True)
 
     def handoffs(self, project: str | None, limit: int | None) -> list[Row]:
         """Handoff records that are not forgotten, newest first."""
@@ -671,20 +700,64 @@ class Index:
         return out
 
     def top_lines(self, match: str, order: str, limit: int) -> list[int]:
-        """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter)."""
-        return [
-            n for (n,) in self.conn.execute(f"SELECT rowid FROM fts WHERE fts MATCH ? {order} LIMIT ?", (match, limit))
-        ]
+        """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter): the
+        best by BM25 (`BEST`) or the newest (`NEWEST`). Equal scores at the cut are decided as
+        `TIES` decides them, never by the order the index holds the records in (which can differ
+        between clones of one vault): the tied records are read only when a tie crosses the cut."""
+        if order == NEWEST:
+            return self.newest_lines(match, limit)
+        got = self.conn.execute(
+            f"SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? {order} LIMIT ?", (match, limit + 1)
+        ).fetchall()
+        if len(got) <= limit or got[limit - 1][1] != got[limit][1]:
+            return [n for n, _ in got[:limit]]
+        cut = got[limit - 1][1]
+        above = [n for n, score in got if score < cut]
+        tied = self.conn.execute(
+            "SELECT r.n FROM (SELECT rowid AS n, bm25(fts) AS s FROM fts WHERE fts MATCH ?) f "
+            f"JOIN rec r ON r.n = f.n WHERE f.s = ? ORDER BY {TIES} LIMIT ?",
+            (match, cut, limit - len(above)),
+        )
+        return above + [n for (n,) in tied]
+
+    def newest_lines(self, match: str, limit: int, where: str | None = None, params: Sequence[Any] = ()) -> list[int]:
+        """Line numbers of the newest records (`TIES`) that match an FTS5 query (and a WHERE clause
+        on `rec r`) — the same records on every clone, newest second first. A record's index key
+        begins with the second of its time (`record.place`), so the matches are read from the end
+        of the index, as many as asked for; only when the cut falls inside a second are that
+        second's other matches read, and chosen as `TIES` orders them (within a second the keys
+        follow lines and file hashes, and a key two files' records share goes to the one a clone
+        indexed first)."""
+        sql, args = "SELECT fts.rowid FROM fts WHERE fts MATCH ?", [match]
+        if where is not None:
+            sql = f"SELECT fts.rowid FROM fts JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? AND {where}"
+            args = [match, *params]
+        got = [n for (n,) in self.conn.execute(f"{sql} ORDER BY fts.rowid DESC LIMIT ?", (*args, limit + 1))]
+        if len(got) <= limit or second_of(got[limit]) != (cut := second_of(got[limit - 1])):
+            return got[:limit]
+        done = [n for n in got if second_of(n) > cut]
+        lo, hi = seconds_places(cut)
+        tied = self.conn.execute(
+            f"SELECT r.n FROM fts JOIN rec r ON r.n = fts.rowid WHERE fts MATCH ? AND {where or '1'} "
+            f"AND fts.rowid BETWEEN ? AND ? ORDER BY {TIES} LIMIT ?",
+            (match, *params, lo, hi, limit - len(done)),
+        )
+        return done + [n for (n,) in tied]
 
     def replaced_matches(self, match: str, window: int, limit: int) -> list[Row]:
-        """Superseded records (not bookkeeping) among the newest `window` matches of an FTS5 query,
-        newest first: bounded work however many records match and however few are superseded."""
-        sql = (
-            f"SELECT {ROW_SELECT} FROM (SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC "
-            f"LIMIT ?) f JOIN rec r ON r.n = f.rowid WHERE (r.sup IS NOT NULL OR r.ksup IS NOT NULL) "
-            f"AND r.kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY r.n DESC LIMIT ?"
-        )
-        return [Row(*t) for t in self.conn.execute(sql, (match, window, *BOOKKEEPING, limit))]
+        """Superseded records (not bookkeeping) among the newest `window` matches of an FTS5 query
+        (`newest_lines`), newest first: bounded work however many records match and however few
+        are superseded."""
+        lines = self.newest_lines(match, window)
+        out: list[Row] = []
+        for i in range(0, len(lines), 500):
+            chunk = lines[i : i + 500]
+            out += self.rows(
+                f"r.n IN ({_marks(chunk)}) AND (r.sup IS NOT NULL OR r.ksup IS NOT NULL) "
+                f"AND r.kind NOT IN ({_marks(BOOKKEEPING)})",
+                [*chunk, *BOOKKEEPING],
+            )
+        return sorted(out, key=lambda r: (r.ts or 0.0, view.tie_key(r.id, r.n)), reverse=True)[:limit]
 
     def matches(
         self, match: str, where: str, params: list[Any], order: str, limit: int, *, redlines: bool = False
@@ -692,9 +765,10 @@ class Index:
         """Rows matching an FTS5 query and a WHERE clause on `rec r` (`order` over `fts`);
         `redlines` searches the redline-only text index instead."""
         table = "fts_red" if redlines else "fts"
+        ties = f", {TIES}" if order and not order.endswith(TIES) else ""  # equals: the newer first, on every clone
         sql = (
             f"SELECT {ROW_SELECT} FROM {table} JOIN rec r ON r.n = {table}.rowid "
-            f"WHERE {table} MATCH ? AND {where} {order.replace('fts', table)} LIMIT ?"
+            f"WHERE {table} MATCH ? AND {where} {order.replace('fts', table)}{ties} LIMIT ?"
         )
         for t in self.conn.execute(sql, (match, *params, limit)):
             yield Row(*t)

@@ -505,6 +505,19 @@ def line_of(n: int) -> int:
     return (n >> _FILE_BITS) & ((1 << _LINE_BITS) - 1)
 
 
+LINE_OF_SQL = f"((r.n >> {_FILE_BITS}) & {(1 << _LINE_BITS) - 1})"  # `line_of` in SQL, over `rec r`
+
+
+def second_of(n: int) -> int:
+    """The second of the time of the record whose index key is `n` (`place`; 0: no time)."""
+    return n >> (_LINE_BITS + _FILE_BITS)
+
+
+def seconds_places(second: int) -> tuple[int, int]:
+    """The first and last index key of a second (`place`)."""
+    return second << (_LINE_BITS + _FILE_BITS), ((second + 1) << (_LINE_BITS + _FILE_BITS)) - 1
+
+
 def file_hash(name: str) -> int:
     import zlib  # (when a log file is indexed: a search need not load it)
 

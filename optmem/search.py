@@ -693,16 +693,18 @@ def _compared(q: Query, corpus: _Corpus, settings: Ranking) -> Callable[[_Scored
 def _order(
     scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking, replacing: dict[str, frozenset[str]]
 ) -> tuple[list[view.RecordView], int]:
-    """Band, score, then ties (higher tier, newer — a later ts, then the larger id, as in the
-    log); then the newer-first rules: same-topic records among the top hits, and records that
-    update an older one inside the top `reorder_top`. A query that asks for the past turns the
+    """Band, score, then ties (higher tier, newer — a later ts, then `view.tie_key`: never the
+    order the index holds the records in, which can differ between clones); then the newer-first
+    rules: same-topic records among the top hits, and records that update an older one inside
+    the top `reorder_top`. A query that asks for the past turns the
     ties round and skips both rules (one that names a day skips them too). Last, every
     superseded hit goes below the hits that replaced it (`replacing`: `_later_versions`), whatever
     the query asks. Returns the hits of the page and how many there are in all (a hot entry
     journalled more than once counts once)."""
     asks = q.intent.asks
     later = -1 if asks == "past" else 1  # ties: the newer first — the older when asked for the past
-    scored.sort(key=lambda s: (view.id_time(s.row.id), s.row.n), reverse=later > 0)
+    # (not the index key: it can differ between clones — `view.tie_key`)
+    scored.sort(key=lambda s: view.tie_key(s.row.id, s.row.n), reverse=later > 0)
     scored.sort(
         key=lambda s: (
             s.parts.band,

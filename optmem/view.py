@@ -306,6 +306,15 @@ def newer_key(ts: float | None, rid: str, n: int) -> tuple[float, str, int]:
     return (ts if ts is not None else -1e18, id_time(rid), n)
 
 
+def tie_key(rid: str, n: int) -> tuple[str, int, str, int]:
+    """What decides between records of one time, the same on every clone holding the same files:
+    the later millisecond of the id, then the later line in its file (records made in one
+    millisecond by several processes, as under a fixed OPTMEM_NOW: the log's order, as
+    `newer_key`), then the id — never the index key alone, which moves when records of two files
+    share a place (`record.place`: the clone that indexed the other file first gave it the place)."""
+    return (id_time(rid), record.line_of(n), rid, n)
+
+
 def waits(m: Member) -> bool:
     """A guess (pending, unconfirmed) takes no part in its key until it is confirmed: it neither
     supersedes nor is superseded; a hot-memory journal line always takes part."""

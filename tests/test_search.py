@@ -486,7 +486,7 @@ def test_wide_candidate_path_ranks_like_the_exact_path(vault, vault_path, cli, m
     assert plan == [
         ('"deploy" AND "kubernetes"', "ORDER BY bm25(fts)", 100, False),
         ('"kubernetes"', "ORDER BY bm25(fts)", 100, False),
-        ('"deploy" OR "kubernetes"', "ORDER BY fts.rowid DESC", 50, False),
+        ('"deploy" OR "kubernetes"', candidates.NEWEST, 50, False),
     ]
     # three terms: every term but the commonest too, when every term found few records
     plan = candidates.wide_queries(["a", "b", "c"], {"a": 500, "b": 90, "c": 40}, 100, 100)
