@@ -47,6 +47,7 @@ from optmem.record import (
     SEEN,
     Record,
     Tier,
+    gate_finding,
     line_of,
     parse_line,
     second_of,
@@ -288,10 +289,22 @@ class Index:
     def passed(self, rows: list[Row]) -> set[int]:
         """The line numbers of those rows whose lines the write gate passed whole under the
         current scanner and are unchanged since (`optmem.verdicts`): a surface shows them as
-        stored, without scanning them again."""
+        stored, without scanning them again. A line without that verdict (written under an older
+        scanner, typed by hand, brought by sync) is scanned whole as the gate scans, now, and
+        keeps the verdict when it passes: the next read shows it without a scan."""
         from optmem import verdicts
 
-        return {rows[i].n for i in verdicts.clean(self.vault, [self.line(r) for r in rows], self.conn)}
+        lines = [self.line(r) for r in rows]
+        ok = verdicts.clean(self.vault, lines, self.conn)
+        if len(ok) < len(rows):
+            renewed = [
+                i
+                for i in range(len(rows))
+                if i not in ok and gate_finding(parse_line(lines[i], rows[i].n, None)) is None
+            ]
+            verdicts.remember(self.vault, [lines[i] for i in renewed], wait=0.5)
+            ok.update(renewed)
+        return {rows[i].n for i in ok}
 
     def as_stored(self, rows: list[Row]) -> set[int]:
         """The line numbers of those rows whose words every surface shows as stored, without a

@@ -159,9 +159,7 @@ def _hold_or_refuse(rec: Record) -> Record:
     journal line and a handoff: their files go into prompts whole, with nothing to hold them."""
     from optmem.quarantine import kind_of
 
-    flagged = record.flagged_field(rec)
-    if flagged is None and rec.origin == "tool" and (rule := scan.find(rec.text, tool=True)):
-        flagged = ("text", rule)  # (a tool's output that speaks to the agent at all: held too)
+    flagged = record.gate_finding(rec)
     if flagged is None:
         return rec
     if kind_of(flagged[1]) == "injection" and rec.kind not in (*BOOKKEEPING, MEMORY, HANDOFF):
@@ -629,7 +627,8 @@ def journal_hot(
     domain: str | None = None,
     source: str | None = None,
 ) -> list[str]:
-    """Journal hot-memory changes into the log (lock held): every old and new text is kept.
+    """Journal hot-memory changes into the log (lock held): every old and new text is kept, and
+    the lines the gate's scan passes keep its verdict (`optmem.verdicts`).
 
     A removed entry becomes a retired `memory` record; a replaced one too, corrected by the
     record of its new text — so both stay searchable and only the new one is current. What a
@@ -667,7 +666,11 @@ def journal_hot(
             gone = make("remove", c.old, replaced_by=c.entry.id)
             records.append(gone)
             records.append(make("replace", c.entry, (gone.id,), old=c.old.text))
-    fsio.append_lines(vault.append_path(), [r.to_line() for r in records], within=vault.root)
+    lines = [r.to_line() for r in records]
+    fsio.append_lines(vault.append_path(), lines, within=vault.root)
+    from optmem import verdicts  # (the entries' text was checked; the lines whole pass the gate's scan)
+
+    verdicts.remember(vault, [line for line, r in zip(lines, records) if record.gate_finding(r) is None])
     return [r.id for r in records]
 
 

@@ -403,6 +403,19 @@ _LABELS: dict[str, str | None] = {}  # short values scanned before (names, kinds
 _LABELS_MAX = 8192
 
 
+def gate_finding(rec: Record) -> tuple[str, str] | None:
+    """What the write gate finds in `rec`, as (field, rule): the first field the scanner flags
+    (`flagged_field`) or, in a tool's output, an AI spoken to at all (`addressed_to_agent`, in its
+    text); None when the gate passes it."""
+    flagged = flagged_field(rec)
+    if flagged is None and rec.origin == "tool":
+        from optmem.safety import scan
+
+        if rule := scan.find(rec.text, tool=True):
+            return ("text", rule)
+    return flagged
+
+
 def flagged_field(rec: Record) -> tuple[str, str] | None:
     """The first string field of `rec` the scanner flags (`strings`: every one it carries, its
     text, key, tags, source, session, evidence, ids and unknown fields alike), as (field, rule);

@@ -44,9 +44,10 @@ def key(line: bytes) -> str:
     return digest(line.rstrip(b"\r\n"), 16)
 
 
-def remember(vault: Vault, lines: Iterable[bytes]) -> None:
+def remember(vault: Vault, lines: Iterable[bytes], wait: float = 30) -> None:
     """The gate passed these lines (each scanned whole, just now, by this scanner): keep that. A
-    failure to keep it is no error — those lines are scanned on read."""
+    failure to keep it is no error — those lines are scanned on read (a read that renews them
+    waits `wait` seconds at most for another writer of the store)."""
     version = scanner_version()
     rows = [(key(line), version) for line in lines]
     if not rows:
@@ -57,7 +58,7 @@ def remember(vault: Vault, lines: Iterable[bytes]) -> None:
             from optmem import fsio
 
             fsio.atomic_write(path, "", within=vault.root)
-        conn = sqlite3.connect(path, timeout=30)
+        conn = sqlite3.connect(path, timeout=wait)
         try:
             conn.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs scans on read
             with conn:
