@@ -360,7 +360,9 @@ def _undo(vault: Vault, written: list[tuple[str, str]]) -> None:
         if op == "delete":
             log.append_bookkeeping(vault, restore(rid))
         else:
-            log.forget(vault, rid, reason="curator run undone: the evaluation gate regressed", source="curator")
+            log.forget(
+                vault, rid, reason="curator run undone: the evaluation gate regressed", source="curator", redline=True
+            )
 
 
 def _record(

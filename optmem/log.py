@@ -754,8 +754,11 @@ def forget(
     domain: str | None = None,
     source: str | None = None,
     allow_unsafe: bool = False,
+    redline: bool = False,
 ) -> Forgotten:
-    """Append a tombstone: the record leaves search and context but stays in the file."""
+    """Append a tombstone: the record leaves search and context but stays in the file. A current
+    redline is a locked rule: it is forgotten only when `redline` says that is meant
+    (`redline_locked` otherwise), as only a redline corrects one."""
     for name, value in (("reason", reason), ("source", source)):
         if value is not None:  # a tombstone is bookkeeping, but an agent still reads its reason
             scan.check_field(name, value, limit=FIELD_BYTES[name], allow_unsafe=allow_unsafe)
@@ -764,6 +767,16 @@ def forget(
         refuse_bookkeeping(idx, row, "forget")
         if row.forgotten:
             return None
+        if (
+            row.tier == record.Tier.REDLINE
+            and not redline
+            and view.status(row, moment.timestamp()) == view.Status.CURRENT
+        ):
+            raise RedlineLocked(
+                f"{row.id} is a redline (a locked rule); forgetting it drops the rule — add --redline if that "
+                "is meant (nothing was written)",
+                id=row.id,
+            )
         tomb = about(row, moment, FORGET, source=source, extra={"reason": reason} if reason else None)
         return tomb if domain is None else tomb._replace(domain=default_domain(vault, domain))
 

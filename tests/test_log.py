@@ -162,6 +162,33 @@ def test_forget_appends_a_tombstone_and_keeps_the_record(cli, vault_path):
     assert cli.json("forget", rid)["status"] == "already_forgotten"
 
 
+@pytest.mark.long
+def test_a_redline_is_forgotten_only_when_a_person_says_so(cli, vault_path):
+    """A redline is a locked rule: only a redline corrects it, and forgetting it drops the rule —
+    refused without --redline (nothing written); over MCP, where an agent asks, refused always."""
+    from conftest import fenced_json, mcp_session
+
+    rule = cli.json("append", "Never deploy on Fridays", "--redline")["id"]
+    lines = len(log_lines(vault_path))
+    refused = cli.json("forget", rule, code=1)
+    assert refused["error"]["code"] == "redline_locked" and "--redline" in refused["error"]["message"]
+    assert len(log_lines(vault_path)) == lines and cli.json("get", rule)["record"]["status"] == "current"
+
+    async def script(s) -> str:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        assert "redline" not in tools["forget"].input_schema["properties"]
+        return (await s.call_tool("forget", {"id": rule})).content[0].text
+
+    assert fenced_json(mcp_session(vault_path, script))["error"]["code"] == "redline_locked"
+    assert cli.json("get", rule)["record"]["status"] == "current"
+    assert cli.json("forget", rule, "--redline")["status"] == "forgotten"
+    newer = cli.json("append", "Deploys need two approvals", "--redline")["id"]
+    old = cli.json("append", "Deploys need one approval", "--redline")["id"]
+    cli.json("correct", old, "Deploys need three approvals", "--redline")
+    assert cli.json("forget", old)["status"] == "forgotten"  # (no longer a rule: superseded)
+    assert cli.json("get", newer)["record"]["status"] == "current"
+
+
 def test_expired_status(cli):
     rid = cli.json("append", "temp", "--ttl", "1h", env={"OPTMEM_NOW": "2026-01-01T00:00:00Z"})["id"]
     assert cli.json("get", rid, env={"OPTMEM_NOW": "2026-01-01T00:30:00Z"})["record"]["status"] == "current"

@@ -258,10 +258,13 @@ def get(record_id: str, allow_unsafe: bool, json_out: bool) -> None:
     "forget",
     arg("record_id", "The record to forget.", metavar="ID"),
     opt("reason", help="Why (kept in the tombstone)."),
+    flag("redline", help="Forget a redline too: it is a locked rule, dropped only when you say so."),
     SOURCE,
     UNSAFE,
 )
-def forget(record_id: str, reason: str | None, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
+def forget(
+    record_id: str, reason: str | None, redline: bool, source: str | None, allow_unsafe: bool, json_out: bool
+) -> None:
     """Hide a record from search and context; it stays in LOG.jsonl.
 
     \b
@@ -271,7 +274,12 @@ def forget(record_id: str, reason: str | None, source: str | None, allow_unsafe:
     from optmem import log
 
     res = log.forget(
-        get_vault(write=True, create=False), record_id, reason=reason, source=source, allow_unsafe=allow_unsafe
+        get_vault(write=True, create=False),
+        record_id,
+        reason=reason,
+        source=source,
+        allow_unsafe=allow_unsafe,
+        redline=redline,
     )
     warn_all(list(res.warnings))
     emit(

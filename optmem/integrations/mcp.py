@@ -30,7 +30,7 @@ TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "conflicts": ("conflicts", ()),
     "resolve": ("resolve", ()),  # after asking the user, as `context` says
     "correct": ("correct", ()),
-    "forget": ("forget", ()),
+    "forget": ("forget", ("redline",)),  # a locked rule is dropped by a person, not an agent
     "verify": ("verify", ()),  # a fact the agent checked still holds
     "handoff_read": ("handoff read", ()),
     "handoff_write": ("handoff write", ("file",)),  # a path on the server's disk: not for agents
