@@ -48,7 +48,7 @@ def touch(vault: Vault, refs: list[str], *, via: str = "touch") -> Touched:
 class Confirmed(NamedTuple):
     status: str  # confirmed | already_confirmed
     id: str
-    record: str | None  # the confirm record's id (None: it was confirmed before)
+    confirmation: str | None  # the confirm line's id (None: it was confirmed before)
 
 
 def refuse_unless_pending(idx: Any, row: Any, command: str) -> None:
@@ -216,7 +216,7 @@ def held(vault: Vault, *, show_unsafe: bool = False, limit: int | None = None) -
 class Released(NamedTuple):
     status: str  # released | already_released
     id: str
-    record: str | None  # the release line's id (None: released before)
+    release: str | None  # the release line's id (None: released before)
 
 
 def release(vault: Vault, ref: str, *, source: str | None = None) -> Released:

@@ -25,7 +25,7 @@ def test_a_confirmed_guess_reads_as_current_not_pending(cli, vault_path):
     assert (got["status"], got["pending"]) == ("current", False)
     assert got["written"] == {"pending": True, "confidence": 0.4}  # what it said when written
     assert [e["event"] for e in got["events"]] == ["confirmed"]
-    assert got["events"][0]["id"] == confirmation["record"]  # the confirmation line
+    assert got["events"][0]["id"] == confirmation["confirmation"]  # the confirmation line
     assert "written as a guess" in cli("get", guess).stdout
 
 

@@ -59,6 +59,7 @@ def test_a_flagged_injection_is_held_out_of_recall_listed_and_released(cli, vaul
     released = cli.json("release", rid)
     assert released["status"] == "released" and released["id"] == rid
     assert log_lines(vault_path)[-1]["kind"] == "release" and log_lines(vault_path)[-1]["ref"] == rid
+    assert released["release"] == log_lines(vault_path)[-1]["id"] and "record" not in released  # (no object)
     assert cli.json("quarantine")["count"] == 0
     found = {h["id"]: h for h in cli.json("search", "wiki")["hits"]}
     assert found[rid]["status"] == "current" and found[rid]["text"] == ATTACK
