@@ -58,7 +58,7 @@ class Limits(Section):
 
 
 class Dedup(Section):
-    threshold: Annotated[float, AtLeast(0)] = 0.9  # near-duplicate similarity
+    threshold: Annotated[float, AtLeast(0), AtMost(1)] = 0.9  # near-duplicate similarity
     on_similar: Annotated[str, OneOf(ON_SIMILAR)] = "store"  # append's default
     on_update: Annotated[str, OneOf(ON_UPDATE)] = "keep"  # … for a possible update of a record
 

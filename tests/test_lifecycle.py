@@ -228,6 +228,10 @@ def test_lifecycle_settings_are_typed_and_bounded(cli, vault, vault_path):
     (vault_path / "optmem.toml").write_text("[lifecycle]\npending_threshold = 2\n", "utf-8")
     err = cli.json("stats", code=2)["error"]
     assert err["key"] == "lifecycle.pending_threshold" and "at most 1" in err["message"]
+    # a similarity above 1 would turn the near-duplicate check off without a word
+    (vault_path / "optmem.toml").write_text("", "utf-8")
+    err = cli.json("--set", "dedup.threshold=5", "add", "小明非常喜欢喝咖啡！", code=2)["error"]
+    assert "dedup.threshold" in err["message"] and "at most 1" in err["message"]
 
 
 # -- the cold tier ---------------------------------------------------------------------------------
