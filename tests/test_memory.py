@@ -161,6 +161,11 @@ def test_entry_ids_select_entries(vault, cli):
     shown = cli.json("show", "--ids", "--target", "memory")
     eid = shown["files"][0]["entries"][1]["id"]
     assert eid == memory.entry_id("uses emacs sometimes") and len(eid) >= 6
+    # OLD beside --id is no text to ignore: refused, nothing changed
+    err = cli.json("replace", "--id", eid[:6], "not in it", "uses helix", code=2)["error"]
+    assert "OLD ('not in it')" in err["message"] and memory.load(vault).entries == ["uses vim", "uses emacs sometimes"]
+    err = cli.json("remove", "gamma", "--id", eid[:6], code=2)["error"]
+    assert "'gamma'" in err["message"] and memory.load(vault).entries == ["uses vim", "uses emacs sometimes"]
     cli.json("replace", "--id", eid[:6], "uses helix")
     assert memory.load(vault).entries == ["uses vim", "uses helix"]
     cli.json("remove", "--id", memory.entry_id("uses vim"))

@@ -156,6 +156,11 @@ def replace(
 
     if entry and new is None:
         old, new = None, old
+    if entry and old is not None:
+        raise UsageError(
+            f"--id {entry} names the entry, so replace takes only NEW; OLD ({old!r}) was given too — drop it, "
+            "or drop --id to find the entry by OLD (nothing was changed)"
+        )
     if new is None:
         raise UsageError("replace needs OLD and NEW (or --id ID NEW); to delete use `optmem remove`")
     vault = get_vault(write=True, create=False)  # nothing to replace in a vault that is not there
@@ -191,7 +196,13 @@ def remove(old: str | None, entry: str | None, target: str, project: str | None,
       optmem remove 本周末计划去爬山
     """
     from optmem import memory
+    from optmem.errors import UsageError
 
+    if entry and old is not None:
+        raise UsageError(
+            f"--id {entry} names the entry, so remove takes no OLD; {old!r} was given too — drop it, or drop "
+            "--id to find the entry by OLD (nothing was removed)"
+        )
     vault = get_vault(write=True, create=False)
     _finish(
         json_out,
