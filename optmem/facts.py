@@ -202,7 +202,11 @@ def history(
             rows = view.connected(start, lambda r: _linked(idx, r), key=lambda r: r.n)
         rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
         ok = set() if show_unsafe else idx.passed(rows)  # (the gate's verdicts, in one look-up)
-        return [idx.view_of(r, now, passed=r.n in ok).full(show_unsafe=show_unsafe) for r in rows]
+        out = []
+        for r in rows:  # a forgotten version says what forgot it, as `get` does
+            got, gone = idx.view_of(r, now, passed=r.n in ok).full(show_unsafe=show_unsafe), idx.forgetting(r)
+            out.append({**got, **(gone if show_unsafe else view.shown(gone))})
+        return out
 
 
 def _linked(idx: Index, row: Row) -> list[Row]:

@@ -453,6 +453,15 @@ class Index:
         """The `forget` records of a record, oldest first."""
         return self.rows("r.kind = ? AND r.ref = ? ORDER BY r.n", ("forget", rid.upper()))
 
+    def forgetting(self, row: Row) -> dict[str, Any]:
+        """What forgot a forgotten record — {"forgotten_by": the last tombstone's id,
+        "forget_reason": its reason} — whatever else superseded it; {} for any other record."""
+        tombs = self.tombstones(row.id) if row.forgotten else []
+        if not tombs:
+            return {}
+        tomb = self.record(tombs[-1])
+        return {"forgotten_by": tomb.id, "forget_reason": tomb.extra.get("reason")}
+
     def current_redlines(self, now: float, domain: str | None = None) -> list[Row]:
         """Current redlines (of one domain, or all), newest first."""
         current, params = view.is_sql(view.Status.CURRENT, now)

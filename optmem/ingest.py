@@ -685,6 +685,12 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
                 f"conflict = CASE WHEN n IN ({forks}) THEN 1 ELSE 0 END WHERE n IN ({everyone})",
                 (*(m.n for m in current), by, *fork, *settled),
             )
+            # a forgotten value newer than the one that stands was superseded by nothing: forgetting
+            # the newest gives the fact back, and the older value replaces no newer one
+            lead = view.newest(current)
+            later = [m.n for m in part if m.out and m not in current and view.newest([m, lead]) is m]
+            if later:
+                conn.execute(f"UPDATE rec SET ksup = NULL WHERE n IN ({','.join('?' * len(later))})", later)
 
 
 # -- corrections: who supersedes whom, and facts with two current versions ----------------------

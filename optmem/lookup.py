@@ -29,12 +29,9 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
     with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
         row = log.resolve_one(idx, ref)
         record = idx.view_of(row, now).full(show_unsafe=show_unsafe)
-        more: dict[str, Any] = {}  # what other lines say of it: stored text too, shown as the record is
-        tombs = idx.tombstones(row.id) if row.forgotten else []
-        if tombs:  # forgotten is said by the tombstone, whatever else superseded it
-            tomb = idx.record(tombs[-1])
-            more["forgotten_by"] = tomb.id
-            more["forget_reason"] = tomb.extra.get("reason")
+        more: dict[str, Any] = idx.forgetting(
+            row
+        )  # what other lines say of it: stored text too, shown as the record is
         more["conflict_with"] = idx.conflict_with(row, now)
         more["may_be_updated_by"] = [
             r.id for r in idx.rows("r.upd = ? ORDER BY r.n", (row.id,)) if view.status(r, now) in view.LIVE

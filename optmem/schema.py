@@ -17,7 +17,7 @@ from optmem.record import HANDOFF, Tier
 # 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b);
 # 22: log segments (one file per writer), recall files per writer, keys by place in the log's order, `after`
 # 25: provenance (origin) and quarantine (held, released)
-SCHEMA = "optmem-index-26"
+SCHEMA = "optmem-index-27"
 
 
 class Col(NamedTuple):

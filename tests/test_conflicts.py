@@ -464,6 +464,26 @@ def test_forgetting_the_newest_version_gives_the_fact_back(cli, vault, vault_pat
     assert {cli.json("get", i)["record"]["status"] for i in (x, y)} == {"current"}
 
 
+def test_a_forgotten_newest_keyed_value_is_superseded_by_nothing_and_says_what_forgot_it(cli, vault, vault_path):
+    """Forgetting a key's newest value gives the older one back — which replaces nothing newer:
+    the forgotten value names its tombstone on every surface, and no successor (newcomer finding:
+    `history` said the older value had forgotten it)."""
+    quiet(vault_path)
+    old = cli.json("append", "后端端口是 8080", "--key", "backend.port")["id"]
+    new = cli.json("append", "后端端口改成 9090 了", "--key", "backend.port")["id"]
+    tomb = cli.json("forget", new, "--reason", "typo")["tombstone"]
+    for got in (
+        cli.json("get", new)["record"],
+        next(v for v in cli.json("history", "--key", "backend.port")["versions"] if v["id"] == new),
+        next(h for h in cli.json("search", "后端端口", "--include-forgotten")["hits"] if h["id"] == new),
+    ):
+        assert got["status"] == "forgotten" and got["superseded_by"] is None
+    versions = cli.json("history", "--key", "backend.port")["versions"]
+    assert [(v["id"], v.get("forgotten_by")) for v in versions] == [(old, None), (new, tomb)]
+    assert f"[forgotten by {tomb[-8:]}: typo]" in cli("history", "--key", "backend.port").stdout
+    assert cli.json("get", old)["record"]["status"] == "current"
+
+
 @pytest.mark.long
 def test_concurrent_resolutions_settle_a_conflict_once(vault, vault_path):
     import subprocess
