@@ -30,17 +30,21 @@ class Corrected:
     warnings: list[str] = field(default_factory=list)
     conflict_with: list[str] = field(default_factory=list)  # it made a conflict with these
     held: str | None = None  # held in quarantine: the scanner's rule (`optmem.quarantine`)
+    quoted: str | None = None  # TARGET's words matched this old version best; its current one was corrected
 
 
-def _target(idx: Index, target: str, now: float, domain: str | None = None, project: str | None = None) -> Row:
+def _target(
+    idx: Index, target: str, now: float, domain: str | None = None, project: str | None = None
+) -> tuple[Row, str | None]:
     """The one record TARGET names: an id (or unique prefix/suffix), else an unambiguous query
-    (within `domain` and `project` when given)."""
+    (within `domain` and `project` when given) — and, when the words match an old version of it
+    better than it, that old version's id (the words quote it; its current version is named)."""
     if not target.strip():
         raise UsageError("TARGET is empty; a record id, or words that name one current record, is required")
     if ID_RE.match(target.strip().lstrip("#")):
         rows = idx.resolve(target)
         if len(rows) == 1:
-            return rows[0]
+            return rows[0], None
         if len(rows) > 1:
             raise Ambiguous(
                 f"{quote(target)} names {len(rows)} records; give more of the id",
@@ -72,7 +76,16 @@ def _target(idx: Index, target: str, now: float, domain: str | None = None, proj
             "of their ids as TARGET",
             candidates=[{"id": h.record.id, "text": h.record.text, "domain": h.record.domain} for h in strong],
         )
-    return idx.rows_in([found[0].line])[0]
+    row = idx.rows_in([found[0].line])[0]
+
+    def said(text: str) -> int:  # how many of the words' terms a text holds
+        folded = textmod.fold(text)
+        return sum(t in folded for t in terms)
+
+    own = said(found[0].record.text)
+    old = [h for h in hits if h.status == Status.SUPERSEDED and said(h.record.text) > own]
+    quoted = next((h.record.id for h in old if idx.current_version(idx.rows_in([h.line])[0]).id == row.id), None)
+    return row, quoted
 
 
 def _plain(text: str) -> str:
@@ -111,7 +124,7 @@ def correct(
     prepare(vault)
     with vault.lock():
         with open_index(vault) as idx:
-            row = _target(idx, target, now, domain, project)
+            row, quoted = _target(idx, target, now, domain, project)
             log.refuse_bookkeeping(idx, row, "correct")
             if row.superseded_by:  # correcting an old version would make a second current one
                 head = idx.current_version(row)
@@ -173,6 +186,7 @@ def correct(
         warnings + ([res.warning] if res.warning else []),
         res.conflict_with,
         res.held,
+        quoted,
     )
 
 

@@ -193,6 +193,9 @@ def test_a_correction_by_words_says_which_record_they_named(cli, vault):
     current = cli.json("search", "6060")["hits"][0]["id"]
     out = cli("correct", "8080", "API port is 8081 after all")
     assert out.exit_code == 0 and f"corrects {current}" in out.stdout, out.stdout
-    assert f"the current record '8080' names (`optmem get {current[-8:]}` shows it)" in out.stdout
+    assert f"'8080' quotes {first[-8:]}, an old version; its current version was corrected" in out.stdout
+    assert f"`optmem history {current[-8:]}` shows both" in out.stdout
+    quoted = cli.json("correct", "8081 after all", "API port is 8082")  # current words: no old version named
+    assert quoted["quoted"] is None and quoted["corrects"] != first
     again = cli.json("search", "8081")["hits"][0]["id"]
     assert "names" not in cli("correct", again, "API port is 9000").stdout  # (an id names itself)

@@ -256,18 +256,24 @@ def correct(
             "corrects": res.corrects,
             "record": res.record,
             "conflict_with": res.conflict_with,
+            "quoted": res.quoted,
         },
-        lambda: f"{res.id} corrects {res.corrects}" + _named_by_words(target, res.corrects),
+        lambda: f"{res.id} corrects {res.corrects}" + _named_by_words(target, res.corrects, res.quoted),
     )
 
 
-def _named_by_words(target: str, corrected: str) -> str:
+def _named_by_words(target: str, corrected: str, quoted: str | None) -> str:
     """When TARGET was words, which record they named (the current one they find, which may be
-    the newer version of an old one the words quote): said, and how to see it."""
+    the newer version of an old one the words quote — then that one too): said, and how to see it."""
     from optmem.record import ID_RE
 
     if ID_RE.match(target.strip().lstrip("#")):
         return ""
+    if quoted:
+        return (
+            f" — {quote(target)} quotes {short(quoted)}, an old version; its current version was corrected "
+            f"(`optmem history {short(corrected)}` shows both)"
+        )
     return f" — the current record {quote(target)} names (`optmem get {short(corrected)}` shows it)"
 
 
