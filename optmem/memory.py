@@ -504,6 +504,20 @@ def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
         for name in ("force", "first"):
             if op.get(name) is not None and not isinstance(op[name], bool):
                 raise UsageError(f"operation {n}: {quote(name)} must be true or false, not {quote(op[name])}")
+        for pair in (
+            ("op", "action"),
+            ("text", "content"),
+            ("old", "old_text"),
+            ("new", "new_text"),
+            ("new", "content"),
+        ):
+            if all(op.get(name) is not None for name in pair):  # two spellings of one field: which is meant?
+                raise UsageError(
+                    f"operation {n} gives both {quote(pair[0])} and {quote(pair[1])}, two spellings of one field; "
+                    "keep one (nothing was written)",
+                    operation=n,
+                    fields=list(pair),
+                )
         kind = op.get("op") or op.get("action")
         if kind not in ("add", "replace", "remove"):
             raise UsageError(f"operation {n}: op must be add, replace or remove, not {quote(kind)}")
