@@ -568,8 +568,10 @@ def _edit(hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsaf
                 )
         except OptmemError as exc:
             wanted = op.get("old") or op.get("old_text")
-            if isinstance(exc, NoMatch) and n > 1 and wanted and any(wanted in e for e in before.entries):
-                # the file as it is (listed) holds it: an earlier operation of this batch took it
+            held = [*before.entries, *(c.entry.text for c in changes if c.entry is not None)]
+            if isinstance(exc, NoMatch) and n > 1 and wanted and any(wanted in e for e in held):
+                # the file as it is (listed), or an entry the batch wrote, holds it: an earlier
+                # operation of this batch took it
                 exc.message = (
                     f"no entry in {hot.name} contains {quote(wanted)} once the batch's earlier operations "
                     "are applied: one of them replaced or removed it (the file as it is is listed); "

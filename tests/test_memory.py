@@ -226,6 +226,11 @@ def test_an_empty_or_vanished_target_says_what_to_give(vault, cli):
     assert err["code"] == "no_match" and err["message"].startswith("operation 2 (remove):"), err
     assert "earlier operations" in err["message"] and "nothing was written" in err["message"], err
     assert (vault.root / "MEMORY.md").read_bytes() == before
+    # … also when the batch itself wrote the entry it then took
+    added = [{"op": "add", "text": "aa bb"}, {"op": "remove", "old": "aa"}, {"op": "remove", "old": "aa"}]
+    err = cli.json("apply", "-", input=json.dumps(added), code=1)["error"]
+    assert err["message"].startswith("operation 3 (remove):") and "earlier operations" in err["message"], err
+    assert (vault.root / "MEMORY.md").read_bytes() == before
 
 
 def test_unreadable_hot_file_is_never_overwritten(vault, vault_path, cli):
