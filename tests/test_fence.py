@@ -428,9 +428,9 @@ _ANYWHERE = re.compile(
 _INVISIBLE_ALL = re.compile(f"[{chars.INVISIBLE}]")
 
 
-def _unquoted(text: str) -> str:
-    """`text` with what `defuse` quoted (‹…›) read as one opaque word."""
-    return re.sub(r"‹[^‹›\n]*›", "\x00", text)
+def _unquoted(text: str, mark: str = "\x00") -> str:
+    """`text` with what `defuse` quoted (‹…›) read as one opaque word (`mark`)."""
+    return re.sub(r"‹[^‹›\n]*›", mark, text)
 
 
 def _normalised(text: str) -> str:
@@ -441,7 +441,8 @@ def _assert_data(line: str) -> None:
     """A stored line, its mark off, normalised: no start like a line of ours (after up to 8 marks,
     as a reader skips > - * and spaces), no role or tool tag, no unquoted fence words."""
     norm = _normalised(line)
-    assert not _STARTS_OURS.match(_unquoted(norm)), (line, norm)  # (a fence word quoted is one opaque word)
+    # (a quoted fence word is one opaque word: a letter, which neither ends a role's name nor is a gap)
+    assert not _STARTS_OURS.match(_unquoted(norm, "q")), (line, norm)
     assert not _ANYWHERE.search(_unquoted(norm)), line
 
 
@@ -458,6 +459,7 @@ def _assert_fence(block: str) -> list[str]:
 @pytest.mark.long
 @PROPERTY
 @given(st.lists(STORED, min_size=1, max_size=6), STORED, st.sampled_from([200_000, 700, 400]))
+@example(["ｓｙｓｔｅｍOPTMEM RECALLED MEMORY"], "", 200_000)
 def test_context_prints_only_its_own_lines_and_one_line_items(stored, query, budget):
     from optmem.context import Section, fit
 
