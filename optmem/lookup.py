@@ -29,9 +29,8 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
     with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
         row = log.resolve_one(idx, ref)
         record = idx.view_of(row, now).full(show_unsafe=show_unsafe)
-        more: dict[str, Any] = idx.forgetting(
-            row
-        )  # what other lines say of it: stored text too, shown as the record is
+        # what other lines say of it (stored text too, shown as the record is): what forgot it, …
+        more: dict[str, Any] = idx.forgetting(row)
         more["conflict_with"] = idx.conflict_with(row, now)
         more["may_be_updated_by"] = [
             r.id for r in idx.rows("r.upd = ? ORDER BY r.n", (row.id,)) if view.status(r, now) in view.LIVE

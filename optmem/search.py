@@ -131,7 +131,10 @@ def search(
                 ("domain", q.filters.domains),
                 ("project", (q.filters.project,)),
             ):
-                unknown = [w for w in wanted if w is not None and w not in (known := idx.values(column))]
+                if not any(w is not None for w in wanted):
+                    continue
+                known = idx.values(column)  # (once a column: a query that lists them all)
+                unknown = [w for w in wanted if w is not None and w not in known]
                 if unknown:
                     result = result._replace(
                         warnings=[

@@ -146,13 +146,13 @@ def _nearest_command(message: str) -> str:
     return f" Did you mean {near[0]}?" if near else " `optmem --help` lists the commands."
 
 
-# The arguments that take free text: words past them were meant as one, and only quotes say so
 def _before_the_command(exc: Any) -> bool:
     """Whether Click refused an option among the global ones (`optmem --vault V --json get …`)."""
     ctx = getattr(exc, "ctx", None)
     return ctx is not None and ctx.parent is None
 
 
+# The arguments that take free text: words past them were meant as one, and only quotes say so
 _TEXT_ARGUMENTS = ("query", "text", "new")
 
 

@@ -156,11 +156,7 @@ def replace(
 
     if entry and new is None:
         old, new = None, old
-    if entry and old is not None:
-        raise UsageError(
-            f"--id {entry} names the entry, so replace takes only NEW; OLD ({old!r}) was given too — drop it, "
-            "or drop --id to find the entry by OLD (nothing was changed)"
-        )
+    _no_old_beside_id(entry, old, "replace takes only NEW")
     if new is None:
         raise UsageError("replace needs OLD and NEW (or --id ID NEW); to delete use `optmem remove`")
     vault = get_vault(write=True, create=False)  # nothing to replace in a vault that is not there
@@ -196,13 +192,8 @@ def remove(old: str | None, entry: str | None, target: str, project: str | None,
       optmem remove 本周末计划去爬山
     """
     from optmem import memory
-    from optmem.errors import UsageError
 
-    if entry and old is not None:
-        raise UsageError(
-            f"--id {entry} names the entry, so remove takes no OLD; {old!r} was given too — drop it, or drop "
-            "--id to find the entry by OLD (nothing was removed)"
-        )
+    _no_old_beside_id(entry, old, "remove takes no OLD")
     vault = get_vault(write=True, create=False)
     _finish(
         json_out,
@@ -216,6 +207,18 @@ def remove(old: str | None, entry: str | None, target: str, project: str | None,
             domain=env_domain(None),
         ),
     )
+
+
+def _no_old_beside_id(entry: str | None, old: str | None, takes: str) -> None:
+    """--id names the entry: OLD given too is refused, not ignored (an entry that does not hold
+    it would be changed)."""
+    from optmem.errors import UsageError
+
+    if entry and old is not None:
+        raise UsageError(
+            f"--id {entry} names the entry, so {takes}; OLD ({old!r}) was given too — drop it, or drop --id "
+            "to find the entry by OLD (nothing was changed)"
+        )
 
 
 @command(
