@@ -256,7 +256,6 @@ def updates_first(
     past: bool = False,
     values_of: Callable[[str], frozenset[str]] | None = None,
     changed: Callable[[str], bool] | None = None,
-    changes: frozenset[str] = frozenset(),
 ) -> list[Ranked]:
     """Re-order the top hits only: a record a day newer (or newer at all, when the key or the
     write gate links the two) goes above an older one of its band that states the same attribute
@@ -291,12 +290,7 @@ def updates_first(
 
     A query that asks for the past (`past`) turns the rule round: the older value goes above the
     newer one that updates it — "what did the team chat run on before Mattermost" names the
-    newer value, and asks for the one it replaced. Of the older notes a newer one updates, only
-    those that state all of what the newer names its subject by go above it, when one does (the
-    words that say a change and, for the past, name what came after — `changes` — are no part
-    of it): "Database is Postgres 16; migrations live in backend/migrations" shares "backend"
-    with "The backend listens on port 9090", but only "The backend listens on port 8080" states
-    its port."""
+    newer value, and asks for the one it replaced."""
 
     def what(matched: frozenset[str]) -> frozenset[str]:
         # the terms that say *what*: not the cue words, nor the date terms (two records of one
@@ -380,39 +374,15 @@ def updates_first(
             and (bool(vals(m) - vals(o)) or (m.note and o.note and says(m)))
         )
 
-    def named_by(m: Match) -> frozenset[str]:
-        # the words the newer names its subject by: what it matched, not the cue words nor the
-        # words that say it changed or, asking for the past, what came after ("before
-        # pgbouncer went in": `changes`)
-        return what(m.matched) - cue_characters - changes
-
-    replaced: dict[str, frozenset[str]] = {}
-
-    def older_values(n: Match) -> frozenset[str]:
-        # the older notes a newer note replaced: of the notes it updates (as much about the
-        # query), those that state all of what the newer names its subject by, when one does;
-        # else each of them. "Database is Postgres 16; migrations live in backend/migrations"
-        # shares "backend" with "The backend listens on port 9090"; "The backend listens on
-        # port 8080" states its port too, and is the one it replaced
-        if n.id not in replaced:
-            share = {
-                p.id: held(named_by(n), p.matched, idfs)
-                for p in top
-                if p is not n and p.note and p.score >= settings.update_ratio_note * n.score and updates(n, p)
-            }
-            whole = frozenset(pid for pid, s in share.items() if s >= 1.0 - 1e-9)
-            replaced[n.id] = whole or frozenset(share)
-        return replaced[n.id]
-
     out: list[Ranked] = []
     for i, m in enumerate(top):
         pos, over = len(out), None
         for j, placed in enumerate(out):
             o = top[placed.at]
             if past:
-                # the older value, asked for, goes above the newer note that replaced it
-                # (conversation turns keep relevance's order)
-                if m.note and o.note and m.id in older_values(o):
+                # the older value, asked for, goes above the newer note that updates it when it
+                # is as much about the query (conversation turns keep relevance's order)
+                if m.note and o.note and m.score >= settings.update_ratio_note * o.score and updates(o, m):
                     pos = j
                     break
             elif updates(m, o):

@@ -768,7 +768,6 @@ def _order(
         asks == "past",
         lambda text: values(text, ignore),
         cues.says_change,
-        (cues.time_terms() if settings.present_cues else frozenset()) | q.intent.after,
     )
     final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
     if replacing:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from optmem.identifiers import values
-from optmem.reading.cues import came_after, time_words
+from optmem.reading.cues import time_words
 
 pytestmark = pytest.mark.usefixtures("no_sweep")
 
@@ -157,69 +157,3 @@ def test_two_turns_of_one_conversation_minutes_apart_keep_relevances_order(cli, 
     second = cli.json("append", "port 9090 maybe", "--session", "s1")["id"]
     hits = [h["id"] for h in _top(cli, monkeypatch, "backend port staging")]
     assert hits.index(first) < hits.index(second)
-
-
-@pytest.mark.long
-@pytest.mark.parametrize(
-    "old, new, weak, query",
-    [
-        # the sample vault's port: notes that share "backend" with the port's new value state
-        # nothing of the port, and are no old value of it
-        (
-            "The backend listens on port 8080.",
-            "The backend listens on port 9090 behind nginx.",
-            (
-                "Database is Postgres 16; migrations live in backend/migrations.",
-                "webapp: FastAPI backend + Vue frontend; deploy with docker compose.",
-            ),
-            "what was the backend port before",
-        ),
-        (
-            "后端服务端口是 8080。",
-            "后端服务端口改成 9090 了，nginx 同步修改。",
-            ("数据库用 Postgres 16，迁移脚本放在后端服务目录。", "前端用 Vue，后端服务用 FastAPI。"),
-            "后端服务端口以前是多少",
-        ),
-    ],
-)
-def test_a_question_about_the_past_puts_no_note_of_another_attribute_above_the_new_value(
-    vault, cli, monkeypatch, old, new, weak, query
-):
-    # the older value first; notes that share a word of the subject but state another attribute
-    # of it (the database, the framework) are no older value of the port: they stay below the
-    # new value, as relevance has them
-    records = [("2026-02-01T10:00:00Z", old), *(("2026-02-01T10:10:00Z", w) for w in weak)]
-    ids = _store(cli, monkeypatch, [*records, ("2026-04-01T10:00:00Z", new)])
-    hits = _top(cli, monkeypatch, query)
-    order = [h["id"] for h in hits]
-    assert order[0] == ids[0] and hits[0]["explain"]["asks"] == "past", [h["text"] for h in hits]
-    assert all(order.index(ids[-1]) < order.index(w) for w in ids[1:-1] if w in order), [h["text"] for h in hits]
-
-
-@pytest.mark.long
-def test_a_question_about_the_past_that_names_what_came_after_finds_the_older_value(vault, cli, monkeypatch):
-    # "before the S3 migration" names the newer value: the subject is the build cache, and an
-    # older note about S3 is no older value of it
-    ids = _store(
-        cli,
-        monkeypatch,
-        [
-            ("2026-01-10T10:00:00Z", "S3 migration checklist: the artifacts bucket to S3 first, then the logs to S3."),
-            ("2026-02-01T10:00:00Z", "The build cache sits on the NFS share at /mnt/cache."),
-            ("2026-04-01T10:00:00Z", "Build cache moved into S3 after the migration: s3://builds/cache."),
-        ],
-    )
-    hits = _top(cli, monkeypatch, "where did the build cache live before the S3 migration?")
-    assert [h["id"] for h in hits][:1] == [ids[1]], [h["text"] for h in hits]
-
-
-def test_what_came_after_is_read_from_a_question_about_the_past():
-    assert came_after("which port was staging postgres on before pgbouncer went in?").split() == [
-        "pgbouncer",
-        "went",
-        "in",
-    ]
-    assert came_after("Who was CTO before Ingrid?").strip() == "ingrid"
-    assert came_after("what was the backend port before") == ""
-    assert came_after("换飞书之前团队聊天用什么？") == "换飞书"
-    assert came_after("升级前数据库是什么版本？") == "升级"

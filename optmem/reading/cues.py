@@ -21,7 +21,6 @@ __all__ = [
     "asks_for",
     "asks_for_now",
     "asks_for_past",
-    "came_after",
     "cue_sources",
     "cue_terms",
     "cue_words",
@@ -253,22 +252,6 @@ def asks_for(query: str, settings: Ranking = _DEFAULT) -> str | None:
     if settings.present_cues and asks_for_now(query):
         return "present"
     return "past" if settings.past_cues and asks_for_past(query) else None
-
-
-def came_after(query: str) -> str:
-    """The words of a question about the past that name what came after the value asked for —
-    "before pgbouncer went in", "before the migration", "升级之前", "换飞书之前" — or "": they
-    describe the newer value, not the subject both values are of."""
-    import re
-
-    folded = fold(query)
-    parts = []
-    for m in re.finditer(PAST_BEFORE, folded):
-        parts.append(re.split(r"[?.!,;:]", folded[m.end() :], maxsplit=1)[0])
-    if has_cjk(folded):
-        for m in re.finditer(_PAST_BEFORE_CJK, folded):
-            parts.append(re.split(r"[，,。？?！!；;：:]", folded[: m.start()])[-1])
-    return " ".join(parts)
 
 
 def says_change(text: str) -> bool:

@@ -9,8 +9,6 @@ search reads instead of the raw text.
 * the **names** it writes ("Alice's phone number"), which a newer record must hold to go above an
   older one;
 * its **present-asking words** ("now", 现在), which choose no record on their own;
-* asking for the past, the words that name **what came after** ("before pgbouncer went in",
-  升级之前), which describe the newer value, not the subject;
 * its Chinese **characters** (its topic, without its dates), which count a little beside bigrams.
 
 Every reading that changes an order has its switch in `[ranking]` (`optmem.settings.Ranking`),
@@ -57,7 +55,6 @@ class Intent(Value):
     when: frozenset[str] = frozenset()  # its present-asking terms ("now", 现在), when it has others too
     characters: list[str] = []  # the Chinese characters of its terms, not of its dates
     question: bool = True  # it asks (`asks_something`), rather than says (a chat turn as a query)
-    after: frozenset[str] = frozenset()  # asking for the past, its terms that name what came after ("before X")
 
 
 def read(
@@ -71,11 +68,7 @@ def read(
     amount = bool(settings.amount_share) and asks_amount(fold(query))
     # (the names hold back the newer-first rule, which a query for the past skips)
     names = names_in(query) if settings.names and asks != "past" else frozenset()
-    # "before pgbouncer went in", "升级之前": the words that name the newer value, not the subject
-    after = (
-        frozenset(terms_of(cues.came_after(query), now, settings)) & frozenset(terms) if asks == "past" else frozenset()
-    )
-    return with_terms(Intent(query, terms, asks, amount, names, question=asks_something(query), after=after), terms)
+    return with_terms(Intent(query, terms, asks, amount, names, question=asks_something(query)), terms)
 
 
 def asks_something(query: str) -> bool:
