@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -358,10 +359,10 @@ def _match(hot: HotFile, old: str | None, entry: str | None, first: bool) -> int
             )
         return hits[0]
     old = _check_text(old or "", "OLD")
-    whole = [i for i, e in enumerate(hot.entries) if e == old]
+    whole = [i for i, e in enumerate(hot.entries) if _canonical(e) == _canonical(old)]
     if whole:
         return whole[0]
-    hits = [i for i, e in enumerate(hot.entries) if old in e]
+    hits = [i for i, e in enumerate(hot.entries) if _holds(e, old)]
     if not hits:
         raise NoMatch(
             f"no entry in {hot.name} contains {quote(old)}; every entry is listed — pick a substring "
@@ -376,6 +377,16 @@ def _match(hot: HotFile, old: str | None, entry: str | None, first: bool) -> int
             candidates=[_preview(hot, i) for i in hits],
         )
     return hits[0]
+
+
+def _canonical(text: str) -> str:
+    """The text in Unicode's composed form (NFC): "é" typed as e + a combining accent is "é"."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
+def _holds(entry: str, old: str) -> bool:
+    """Whether `entry` contains `old`, whichever Unicode form either was typed in."""
+    return old in entry or _canonical(old) in _canonical(entry)
 
 
 def _preview(hot: HotFile, i: int) -> dict[str, str]:
@@ -420,10 +431,12 @@ def _do_replace(
     before = hot.entries[i]
     if entry or whole:
         after = new  # by id (or given as a whole entry) the whole entry is replaced
-    elif before == (old or "").strip():
+    elif _canonical(before) == _canonical(old := (old or "").strip()):
         after = new
-    else:
-        after = before.replace((old or "").strip(), new, 1)  # only the matched span changes
+    elif old in before:
+        after = before.replace(old, new, 1)  # only the matched span changes
+    else:  # OLD and the entry were typed in different Unicode forms: the edited entry is composed
+        after = _canonical(before).replace(_canonical(old), new, 1)
     after = _check_text(after, "the replaced entry")
     if after == before:  # nothing to change: nothing is written or journalled
         return Change("replace", "unchanged", Entry(entry_id(after), after))
@@ -569,7 +582,7 @@ def _edit(hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsaf
         except OptmemError as exc:
             wanted = op.get("old") or op.get("old_text")
             held = [*before.entries, *(c.entry.text for c in changes if c.entry is not None)]
-            if isinstance(exc, NoMatch) and n > 1 and wanted and any(wanted in e for e in held):
+            if isinstance(exc, NoMatch) and n > 1 and wanted and any(_holds(e, wanted) for e in held):
                 # the file as it is (listed), or an entry the batch wrote, holds it: an earlier
                 # operation of this batch took it
                 exc.message = (

@@ -296,3 +296,22 @@ def test_parse_render_round_trip(items, final_newline, front):
             parsed,
             parsed_newline,
         )
+
+
+def test_old_text_matches_an_entry_written_in_another_unicode_form(vault, cli):
+    """"café" typed as e + a combining accent (NFD, as macOS file names and some keyboards give it)
+    is the entry written with "é" (NFC): `add` calls the two near duplicates, so `replace` and
+    `remove` must find one by the other — in either direction — and the new text is kept as given."""
+    import unicodedata
+
+    nfc, nfd = "Café Lumière", unicodedata.normalize("NFD", "Café Lumière")
+    assert nfc != nfd
+    memory.add(vault, f"Favourite cafe is {nfc}", target="memory")
+    done = cli.json("replace", "--target", "memory", nfd, "Café Noir")
+    assert [c["old"]["text"] for c in done["changes"]] == [f"Favourite cafe is {nfc}"]
+    memory.add(vault, f"Meeting point is {nfd}", target="memory")
+    gone = cli.json("remove", "--target", "memory", f"point is {nfc}")
+    assert [c["entry"]["text"] for c in gone["changes"]] == [f"Meeting point is {nfd}"]
+    assert [e["text"] for e in cli.json("show", "--target", "memory")["files"][0]["entries"]] == [
+        "Favourite cafe is Café Noir"
+    ]
