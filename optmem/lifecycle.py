@@ -118,6 +118,12 @@ def heat_of(s: Lifecycle, row: Any, now: float, *, shown: bool = True) -> float:
     )
 
 
+def heat_shown(h: float) -> float:
+    """A heat as `get` and a sweep's list show it: cut to three decimals, never rounded up — 0.49996
+    is below `stats`' 0.5 band and reads 0.499, not 0.500."""
+    return math.floor(h * 1000) / 1000
+
+
 def cools(s: Lifecycle, row: Any, now: float) -> str | None:
     """Why a sweep at `now` cools this record — `heat`, `pending_ttl` or `expired` — or None."""
     if row.tier == Tier.REDLINE or row.kind in NEVER_COOL or row.disputed:
@@ -141,7 +147,7 @@ def describe(s: Lifecycle, row: Any, now: float) -> dict[str, Any]:
     accessed = row.accessed
     return {
         "importance": importance(s, row.kind, row.tier, row.imp),
-        "heat": round(heat_of(s, row, now), 4),
+        "heat": heat_shown(heat_of(s, row, now)),
         "last_access": view.iso(accessed) if accessed is not None else None,
         "recalled": view.iso(row.touched) if row.touched is not None else None,
     }
@@ -272,7 +278,7 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
                         {
                             "id": row.id,
                             "reason": why,
-                            "heat": round(heat_of(s, row, now), 4),
+                            "heat": heat_shown(heat_of(s, row, now)),
                             "status": view.status(row, now).value,
                             "text": _preview(idx, row, bool(idx.as_stored([row]))),
                             "basis": "inferred" if row.inferred else None,

@@ -602,3 +602,17 @@ def test_search_touch_keeps_its_hits_when_the_recall_cannot_be_written(vault, va
     assert res.returncode == 0, res.stdout + res.stderr
     assert [h["id"] for h in json.loads(res.stdout)["hits"]] == [rid]
     assert "not recorded as recalled" in res.stderr
+
+
+def test_get_never_shows_a_heat_that_stats_counts_in_a_lower_band(cli, vault):
+    """A record of importance 0.5 seconds after it was written is a hair below 0.5 hot: `stats`
+    counts it under 0.5, so `get` must not round its heat up to 0.500 (a band edge crossed by
+    rounding) — shown heat is cut, never rounded up, in `get` and in a sweep's list alike."""
+    env = {"OPTMEM_NOW": "2026-06-01T00:00:00Z"}
+    rid = cli.json("append", "port is 8080", "--importance", "0.5", env=env)["record"]["id"]
+    later = {"OPTMEM_NOW": "2026-06-01T00:00:05Z"}
+    shown = cli.json("get", rid, env=later)["record"]["life"]["heat"]
+    bands = cli.json("stats", env=later)["lifecycle"]["heat"]
+    assert bands[">=0.5"] == 0 and bands[">=0.2"] == 1
+    assert shown == 0.499
+    assert "heat 0.499" in cli("get", rid, env=later).stdout
