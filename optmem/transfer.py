@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from optmem import clock, fsio
 from optmem.errors import OptmemError, UsageError, quote
-from optmem.record import BadLine, Record, derived_id, parse_line
+from optmem.record import BOOKKEEPING, BadLine, Record, derived_id, parse_line
 from optmem.safety import scan
 from optmem.vault import Vault
 
@@ -161,6 +161,7 @@ class Imported(NamedTuple):
     warnings: list[str] = []  # what was imported only in part (`--from`: a file's front matter unread …)
     unmapped: dict[str, int] = {}  # `--from`: the source's fields not mapped to a record's, and how often
     access: int = 0  # recall and sweep lines the export carried that the vault lacked
+    bookkeeping: int = 0  # lines written that say something about a record (seen, forget, confirm …)
 
 
 class _Batch:
@@ -175,7 +176,8 @@ class _Batch:
             self.was_empty = idx.count() == 0
         self.lines: list[bytes] = []
         self.ids: list[str] = []
-        self.already = 0
+        self.already = 0  # records the vault had (bookkeeping lines it had are not counted)
+        self.noted = 0  # bookkeeping lines among `lines`
         self.bad: list[dict[str, Any]] = []
         self.hot: list[tuple[int, dict[str, Any]]] = []  # (the export's line, its hot file)
         self.access: list[dict[str, Any]] = []  # the recall history an export carries
@@ -194,28 +196,32 @@ class _Batch:
 
     def take(self, checked: list[Checked]) -> None:
         """Records `check` passed (or the reason it did not), in order: the new ones are kept for
-        `write`."""
+        `write`. A bookkeeping line (`seen`, `forget`, `confirm` …) says something about a record
+        and is counted apart from the records."""
         ids = [c[1] for c in checked]
         if all(c[3] is None for c in checked) and self.known.isdisjoint(ids) and len(set(ids)) == len(ids):
             self.known.update(ids)  # (every record taken, and none met before: the usual chunk)
             self.lines.extend(c[2] for c in checked)
             self.ids.extend(ids)
+            self.noted += sum(c[4] for c in checked)
             return
-        for line, rid, raw, refusal in checked:
+        for line, rid, raw, refusal, noted in checked:
             if refusal is not None:
                 self.refuse(line, *refusal)
             elif rid in self.known:
-                self.already += 1
+                self.already += not noted
             else:
                 self.known.add(rid)
                 self.lines.append(raw)
                 self.ids.append(rid)
+                self.noted += noted
 
     def add(self, line: int, rid: str, raw: bytes, rec: Record) -> None:
         if rid in self.known:
             self.already += 1
             return
-        self.take([(line, rid, raw, refusal(rec, self.vault.settings.limits.record_bytes, self.allow_unsafe))])
+        why = refusal(rec, self.vault.settings.limits.record_bytes, self.allow_unsafe)
+        self.take([(line, rid, raw, why, rec.kind in BOOKKEEPING)])
 
     def draft(self, source: str, memory: Any) -> None:
         """A memory read from another tool's files (`neighbours.Memory`): a record dated as the
@@ -312,7 +318,7 @@ def _mark_seen(vault: Vault, now: str, ids: list[str]) -> bytes:
 
 
 Refusal = tuple[str, ...]  # (code, message[, the field at fault])
-Checked = tuple[int, str, bytes, Refusal | None]  # (line, id, the line to write, why refused)
+Checked = tuple[int, str, bytes, Refusal | None, bool]  # (line, id, the line to write, why refused, bookkeeping)
 PARALLEL_MIN = 4000  # records: below this a worker pool costs more than it saves
 
 
@@ -356,23 +362,23 @@ def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
             except BadLine:
                 pass
             else:
-                out.append((n, rec.id, raw, refusal(rec, limit, allow_unsafe)))
+                out.append((n, rec.id, raw, refusal(rec, limit, allow_unsafe), rec.kind in BOOKKEEPING))
                 continue
         try:
             obj = json.loads(text)["record"]
         except (ValueError, RecursionError, KeyError, TypeError) as exc:
-            out.append((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}")))
+            out.append((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}"), False))
             continue
         if not isinstance(obj, dict):
-            out.append((n, "", b"", ("unparseable_line", "a record is a JSON object")))
+            out.append((n, "", b"", ("unparseable_line", "a record is a JSON object"), False))
             continue
         raw = _dumps(obj).encode("utf-8")
         try:
             rec = parse_line(raw, n, limit)
         except BadLine as exc:
-            out.append((n, "", b"", (exc.code, str(exc), *((exc.field,) if exc.field else ()))))
+            out.append((n, "", b"", (exc.code, str(exc), *((exc.field,) if exc.field else ())), False))
             continue
-        out.append((n, rec.id, raw, refusal(rec, limit, allow_unsafe)))
+        out.append((n, rec.id, raw, refusal(rec, limit, allow_unsafe), rec.kind in BOOKKEEPING))
     return out
 
 
@@ -447,10 +453,11 @@ def import_export(
             done += len(checked)
             if progress and total:
                 progress(min(done, total), total)  # checking; the index's own progress follows
-    written = len(batch.lines)
+    written = len(batch.lines) - batch.noted
     hot = batch.write(progress)
     access = _put_access(batch)
-    return Imported(FORMAT, written, batch.already, hot, sorted(batch.bad, key=lambda b: b["line"]), access=access)
+    bad = sorted(batch.bad, key=lambda b: b["line"])
+    return Imported(FORMAT, written, batch.already, hot, bad, access=access, bookkeeping=batch.noted)
 
 
 def _put_access(batch: _Batch) -> int:

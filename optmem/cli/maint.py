@@ -202,6 +202,7 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
         warn_all([f"{done.source} fields not mapped to a record's (not kept): {fields}"])
     said = (
         f"imported {done.records:,} record(s) from {done.source}"
+        + (f" and {done.bookkeeping:,} line(s) about them (seen, forgotten …)" if done.bookkeeping else "")
         + (f", {done.hot} hot entr{'y' if done.hot == 1 else 'ies'}" if done.hot else "")
         + (f"; {done.already:,} already here" if done.already else "")
         + (f"; {len(done.bad)} line(s) not imported" if done.bad else "")
