@@ -98,6 +98,20 @@ def _scan_log(
     return bad, torn
 
 
+def _json_kind(value: Any) -> str:
+    """How JSON calls a value that is not a string: a number, true/false, a list, an object, null."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _scan_file(
     name: str,
     theirs: bool,
@@ -154,13 +168,20 @@ def _scan_file(
                     "run `optmem doctor --fix`: it stamps the line with the log's last-modified "
                     "time and keeps the record's id"
                 )
-            if "text" in lacking:
+            if "text" in lacking and lacking["text"] is not None:
+                shown = json.dumps(lacking["text"], ensure_ascii=False)
+                todo.append(f'write its "text" as a string ("{shown.strip(chr(34))}"), or `optmem purge` the record')
+            elif "text" in lacking:
                 todo.append('add its "text" to the line, or `optmem purge` the record')
+            what = [
+                f"no {f}" if v is None else f"a {f} that is {_json_kind(v)} ({_short(v)}), not a string"
+                for f, v in lacking.items()
+            ]
             report.problems.append(
                 Problem(
                     "missing_field",
                     name,
-                    f"the record has no {', '.join(lacking)}: {'; '.join(todo)}",
+                    f"the record has {' and '.join(what)}: {'; '.join(todo)}",
                     n,
                     rec.id,
                 )

@@ -488,14 +488,15 @@ def bad_units(raw: bytes) -> dict[str, Any]:
     }
 
 
-def missing_fields(raw: bytes) -> list[str]:
-    """Fields a parsed line lacks that every record needs (for doctor; the line parses)."""
+def missing_fields(raw: bytes) -> dict[str, Any]:
+    """Fields every record needs that a parsed line lacks or holds as something other than a
+    string, each with what the line holds (None: absent) — for doctor; the line parses."""
     obj = json.loads(raw)
-    return [
-        name
+    return {
+        name: obj.get(name)
         for name in ("ts", "text")
         if not isinstance(obj.get(name), str) and not (name == "text" and obj.get("kind") in BOOKKEEPING)
-    ]
+    }
 
 
 # A record's place in the index (`rec.n`, the FTS rowid) is its place in the log's one order,

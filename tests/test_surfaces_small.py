@@ -408,3 +408,16 @@ def test_touch_of_a_bookkeeping_line_is_a_refusal(cli, vault, vault_path):
     [seen] = [r["id"] for r in log_lines(vault_path) if r.get("kind") == "seen"]
     err = cli.json("touch", seen, code=1)["error"]
     assert err["code"] == "bookkeeping_line" and err["ref"] == first
+
+
+def test_doctor_tells_a_text_of_the_wrong_type_from_a_missing_one(cli, vault, vault_path):
+    """A hand-typed `"text": 42` is there — as a number: doctor says so and how to write it,
+    rather than calling the record textless."""
+    quiet(vault_path)
+    with open(vault.log_path, "ab") as fh:
+        fh.write(b'{"ts": "2026-01-02T00:00:00Z", "text": 42}\n{"ts": "2026-01-02T00:00:01Z"}\n')
+    first, second = cli.json("doctor", code=1)["problems"]
+    assert first["code"] == second["code"] == "missing_field"
+    assert "a text that is a number (42), not a string" in first["message"]
+    assert 'write its "text" as a string ("42")' in first["message"] and "no text" not in first["message"]
+    assert "has no text" in second["message"]
