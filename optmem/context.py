@@ -197,6 +197,7 @@ def _records(
         # (without `hot`, the hot files' entries too: the caller's agent shows those files itself)
         hits = [h.record for h in found if h.record.tier != "redline" and (hot or h.record.kind != MEMORY)]
         stored = {h.record.id for h in found if h.stored()}  # (shown as stored: `view.as_stored`)
+        outdated = {h.record.id: h.outdated for h in found if h.outdated}  # (a merged record's facts)
         from optmem.index import open_index
 
         with open_index(vault) as idx:  # (their rows: what `_unchecked` reads)
@@ -219,6 +220,7 @@ def _records(
             rows = {r.id: r for _, r in warm[:RECENT_SHOWN]}
             lines = idx.as_stored(list(rows.values()))  # (shown as stored: `view.as_stored`)
             stored = {r.id for r in rows.values() if r.n in lines}
+            outdated = {rec.id: o for rec in hits if (o := idx.outdated_facts(rows[rec.id], rec))}
     # a possible update the write gate kept beside the older value (both current) is its guess:
     # shown together, each asks — never "outdated", which would read a guess as a fact
     shown = {rec.id for rec in hits}
@@ -241,6 +243,10 @@ def _records(
                 else []
             ),
             *_unchecked(vault, rows[rec.id], now),
+            *(
+                f"its {key} is outdated: see id {_id(by, rec.id in stored)}"
+                for key, by in (outdated.get(rec.id) or {}).items()
+            ),
         ]
         ok = rec.id in stored
         text = _line(rec.text, ok)  # (defused, as every item: `fit`)

@@ -173,7 +173,7 @@ def _scan_file(
                 todo.append(f'write its "text" as a string ("{shown.strip(chr(34))}"), or `optmem purge` the record')
             elif "text" in lacking:
                 todo.append('add its "text" to the line, or `optmem purge` the record')
-            what = [
+            wrong = [
                 f"no {f}" if v is None else f"a {f} that is {_json_kind(v)} ({_short(v)}), not a string"
                 for f, v in lacking.items()
             ]
@@ -181,7 +181,7 @@ def _scan_file(
                 Problem(
                     "missing_field",
                     name,
-                    f"the record has {' and '.join(what)}: {'; '.join(todo)}",
+                    f"the record has {' and '.join(wrong)}: {'; '.join(todo)}",
                     n,
                     rec.id,
                 )

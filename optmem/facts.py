@@ -208,7 +208,8 @@ def history(
     now = clock.now().timestamp()
     with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
         if key:
-            rows = idx.key_group(key, domain, project, exact=False)
+            # … and the merged records that hold a value of it among their facts
+            rows = idx.key_group(key, domain, project, exact=False) + idx.merged_holding(key, domain, project)
             if not rows:
                 raise NotFound(f"no record has key {quote(key)}", key=key)
         else:

@@ -43,6 +43,7 @@ from optmem.record import (
     HANDOFF,
     LINE_OF_SQL,
     MEMORY,
+    MERGED,
     NEVER_COOL,
     SEEN,
     Record,
@@ -338,8 +339,9 @@ class Index:
         st = view.status(row, now)
         if passed is None:
             passed = not row.held and bool(self.passed([row]))
+        rec = record or self.record(row)
         return view.RecordView(
-            record or self.record(row),
+            rec,
             st,
             row.superseded_by,
             row.n,
@@ -351,6 +353,7 @@ class Index:
             passed=passed,
             released=bool(row.held and row.released),
             written=row.wrote,
+            outdated=self.outdated_facts(row, rec) if rec.kind == MERGED else None,
         )
 
     # -- questions about records ---------------------------------------------------------------
@@ -388,11 +391,39 @@ class Index:
     def key_heads(self, key: str, domain: str, project: str | None) -> list[str]:
         """The values that hold a key now (its winner, or the values in conflict): what a new
         value of it is written after (`view.concurrent`)."""
+        return [r.id for r in self._heads(key, domain, project)]
+
+    def _heads(self, key: str, domain: str, project: str | None) -> list[Row]:
         return [
-            r.id
+            r
             for r in self.key_group(key, domain, project)
             if r.ksup is None and not r.forgotten and not (r.pending and not r.confirmed)
         ]
+
+    def outdated_facts(self, row: Row, rec: Record) -> dict[str, str] | None:
+        """The facts of a merged record that a value of their key written after the merge has
+        replaced — {key: the newer value's id} — or None (not merged, or nothing newer). The merge
+        superseded the fragments; a later value of one of its keys outdates that fact alone."""
+        facts = rec.extra.get("facts") if rec.kind == MERGED else None
+        if not isinstance(facts, dict):
+            return None
+        mine = view.newer_key(row.ts, row.id, row.n)
+        out = {}
+        for key in facts:
+            newer = [
+                r for r in self._heads(str(key), row.domain, row.project) if view.newer_key(r.ts, r.id, r.n) > mine
+            ]
+            if newer:
+                out[str(key)] = max(newer, key=lambda r: view.newer_key(r.ts, r.id, r.n)).id
+        return out or None
+
+    def merged_holding(self, key: str, domain: str | None, project: str | None) -> list[Row]:
+        """Merged records (in the scope `key_group(exact=False)` reads) whose facts hold `key`."""
+        where, params = "r.kind = ?", [MERGED]
+        for value, clause in ((domain, " AND r.domain = ?"), (project, " AND r.project = ?")):
+            if value:
+                where, params = where + clause, params + [value]
+        return [r for r in self.rows(where, params) if key in (self.record(r).extra.get("facts") or {})]
 
     def journal(self, file: str) -> list[Row]:
         """The hot-memory journal of one file (`hot:<file>:<entry>` keys), oldest first (by time,

@@ -33,7 +33,7 @@ from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all,
 from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
 from optmem.reading.query import Intent, read, with_terms
-from optmem.record import MEMORY, Record, Tier
+from optmem.record import MEMORY, MERGED, Record, Tier
 from optmem.settings import Ranking
 from optmem.value import Value
 from optmem.vault import Vault
@@ -204,6 +204,10 @@ def _ranked(
         shown = {s.row.n: s.row for s in scored}
         passed = idx.passed([shown[h.line] for h in hits])
         hits = [h._replace(passed=True) if h.line in passed else h for h in hits]
+        hits = [  # a merged record's facts a newer value of their key replaced (`Index.outdated_facts`)
+            h._replace(outdated=idx.outdated_facts(shown[h.line], h.record)) if h.record.kind == MERGED else h
+            for h in hits
+        ]
     if q.cold_best:
         # the cold records left out are counted (a footer says how to see them): exactly while a
         # filtered count is cheap, else those among the candidates

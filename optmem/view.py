@@ -558,6 +558,9 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
         out.append(PENDING_LABEL)  # a guess gone cold is still a guess
     if shape.get("conflict") and CONFLICT_LABEL not in omit:
         out.append(CONFLICT_LABEL)
+    outdated = shape.get("outdated_facts")
+    for key, by in outdated.items() if isinstance(outdated, dict) else ():
+        out.append(f"FACT {key} SUPERSEDED by {short_id(str(by))}")
     if shape.get("basis") == "inferred":
         out.append("INFERRED")
     if shape.get("state"):
@@ -594,6 +597,7 @@ class RecordView(NamedTuple):
     passed: bool = False  # the write gate passed its line, unchanged since (`optmem.verdicts`): no scan on read
     released: bool = False  # held in quarantine once, released by a person: its words are shown as stored
     written: float | None = None  # a hot entry's removal line: when the entry was written (`Row.written`)
+    outdated: Mapping[str, str] | None = None  # a merged record's facts a newer value replaced (`Index.outdated_facts`)
 
     def _base(self) -> dict[str, Any]:
         r = self.record
@@ -660,6 +664,8 @@ class RecordView(NamedTuple):
             out["basis"] = r.basis
         if r.state:
             out["state"] = True
+        if self.outdated:
+            out["outdated_facts"] = dict(self.outdated)
         if show_unsafe:
             whole = {**out, **(self.annex or {}), **({} if self.explain is None else {"explain": self.explain})}
             return self._said(whole, True)
@@ -690,6 +696,8 @@ class RecordView(NamedTuple):
             out["removed"] = removal(r)
         out["conflict"] = self.conflict
         out["verified_at"] = iso(self.checked) if self.checked is not None else None
+        if self.outdated:
+            out["outdated_facts"] = dict(self.outdated)
         if self.unverified:
             out["unverified"] = True
         for k, v in r.extra.items():

@@ -336,6 +336,35 @@ def test_fragments_merge_into_one_record_and_no_city_is_lost(cli, vault, vault_p
     assert cli.json("merge", "--suggest")["suggestions"] == []
 
 
+def test_a_newer_value_of_a_merged_key_marks_the_merged_fact_outdated_on_every_surface(
+    cli, vault, vault_path, monkeypatch
+):
+    """A merged record keeps its fragments' keyed values as `facts`; a newer value of one of those
+    keys, written after the merge, makes that fact outdated (the other facts stay current): `get`,
+    `search` (JSON and human), `history --key` and `context` say which fact and what replaced it."""
+    quiet(vault_path)
+    at(monkeypatch, "2026-05-01T00:00:00Z")
+    port = cli.json("append", "backend port is 8080", "--key", "backend.port")["id"]
+    day = cli.json("append", "backend deploys on Fridays", "--key", "backend.deploy")["id"]
+    merged = cli.json("merge", port, day, "--topic", "backend")["id"]
+    assert "outdated_facts" not in cli.json("get", merged)["record"]  # nothing newer yet
+    at(monkeypatch, "2026-05-02T00:00:00Z")
+    newer = cli.json("append", "backend port is 9090", "--key", "backend.port")["id"]
+    record = cli.json("get", merged)["record"]
+    assert record["status"] == "current" and record["outdated_facts"] == {"backend.port": newer}
+    assert f"FACT backend.port SUPERSEDED by {newer[-8:]}" in cli("get", merged).stdout
+    hits = {h["id"]: h for h in cli.json("search", "backend port")["hits"]}
+    assert hits[merged]["outdated_facts"] == {"backend.port": newer} and "outdated_facts" not in hits[newer]
+    assert f"FACT backend.port SUPERSEDED by {newer[-8:]}" in cli("search", "backend port").stdout
+    versions = [v["id"] for v in cli.json("history", "--key", "backend.port")["versions"]]
+    assert versions == [port, merged, newer]  # the merged record held a value of the key
+    said = cli.json("context")["text"]
+    assert f"its backend.port is outdated: see id {newer[-8:]}" in said
+    at(monkeypatch, "2026-05-03T00:00:00Z")
+    cli.json("append", "backend deploys on Tuesdays", "--key", "backend.deploy", "--on-update", "keep")
+    assert set(cli.json("get", merged)["record"]["outdated_facts"]) == {"backend.port", "backend.deploy"}
+
+
 def test_merge_refusals(cli, vault, vault_path, monkeypatch):
     quiet(vault_path)
     a = cli.json("append", "note one about the trip")["id"]

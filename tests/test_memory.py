@@ -299,7 +299,7 @@ def test_parse_render_round_trip(items, final_newline, front):
 
 
 def test_old_text_matches_an_entry_written_in_another_unicode_form(vault, cli):
-    """"café" typed as e + a combining accent (NFD, as macOS file names and some keyboards give it)
+    """ "café" typed as e + a combining accent (NFD, as macOS file names and some keyboards give it)
     is the entry written with "é" (NFC): `add` calls the two near duplicates, so `replace` and
     `remove` must find one by the other — in either direction — and the new text is kept as given."""
     import unicodedata
