@@ -21,7 +21,7 @@ from typing import Any
 
 from optmem import clock, fsio, gitstate, memory, view
 from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
-from optmem.record import MEMORY, BadLine, bad_units, clean_ref, missing_fields, names, parse_line
+from optmem.record import MEMORY, BadLine, bad_units, clean_ref, line_of, missing_fields, names, parse_line
 from optmem.vault import NAME_RE, Vault
 
 QUARANTINE = "LOG.quarantine.jsonl"
@@ -718,7 +718,7 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
                 f"pending for more than {s.pending_ttl_days:g} days and "
                 "never swept: confirm or reject it (`optmem pending`), or run `optmem sweep` to cool it "
                 "(`doctor --fix` does)",
-                row.n if file == "LOG.jsonl" else None,
+                line_of(row.n),  # (its line in its file; `n` is its index key)
                 row.id,
             )
         )

@@ -294,6 +294,8 @@ def test_expired_and_unconfirmed_records_cool_after_their_grace(cli, vault, vaul
     at(monkeypatch, "2026-02-15T00:00:00Z")
     report = cli.json("doctor", code=1)
     assert [(p["code"], p["id"]) for p in report["problems"]] == [("stale_pending", guess)]
+    lines = (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()
+    assert guess in lines[report["problems"][0]["line"] - 1]  # its line in the file, as every problem's
     fixed = cli.json("doctor", "--fix")
     assert fixed["ok"] is True and any("swept" in f for f in fixed["fixed"])
     assert cli.json("get", temp)["record"]["status"] == "cold"
