@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from optmem import clock, fsio
 from optmem.errors import OptmemError, UsageError, quote
-from optmem.record import BOOKKEEPING, BadLine, Record, derived_id, parse_line
+from optmem.record import BOOKKEEPING, BadLine, Record, derived_id, missing_fields, parse_line
 from optmem.safety import scan
 from optmem.vault import Vault
 
@@ -178,6 +178,8 @@ class _Batch:
         self.ids: list[str] = []
         self.already = 0  # records the vault had (bookkeeping lines it had are not counted)
         self.noted = 0  # bookkeeping lines among `lines`
+        self.had = frozenset(self.known)  # the ids the vault held before the import
+        self.same: list[tuple[int, str, bytes]] = []  # records whose id the vault holds: compared by `settle`
         self.bad: list[dict[str, Any]] = []
         self.hot: list[tuple[int, dict[str, Any]]] = []  # (the export's line, its hot file)
         self.access: list[dict[str, Any]] = []  # the recall history an export carries
@@ -208,6 +210,8 @@ class _Batch:
         for line, rid, raw, refusal, noted in checked:
             if refusal is not None:
                 self.refuse(line, *refusal)
+            elif rid in self.had and not noted:
+                self.same.append((line, rid, raw))  # the vault's: the same record, or other words? (`settle`)
             elif rid in self.known:
                 self.already += not noted
             else:
@@ -215,6 +219,29 @@ class _Batch:
                 self.lines.append(raw)
                 self.ids.append(rid)
                 self.noted += noted
+
+    def settle(self) -> None:
+        """The records whose id the vault holds: the same record is already here; other words under
+        its id are reported (`id_taken`) — the vault's record is kept, never replaced unseen."""
+        from optmem.index import open_index
+
+        with open_index(self.vault) as idx:
+            for i in range(0, len(self.same), 500):
+                chunk = self.same[i : i + 500]
+                rows = {r.id: r for r in idx.rows(f"r.id IN ({','.join('?' * len(chunk))})", [c[1] for c in chunk])}
+                for line, rid, raw in chunk:
+                    row = rows.get(rid)
+                    if row is None or idx.record(row).to_line() == parse_line(raw, line).to_line():
+                        self.already += 1
+                    else:
+                        self.refuse(
+                            line,
+                            "id_taken",
+                            f"the vault holds a record with id {rid} that says something else; the vault's is "
+                            f"kept — to change what it says, `optmem correct {rid} TEXT`",
+                            "id",
+                        )
+        self.same = []
 
     def add(self, line: int, rid: str, raw: bytes, rec: Record) -> None:
         if rid in self.known:
@@ -362,7 +389,7 @@ def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
             except BadLine:
                 pass
             else:
-                out.append((n, rec.id, raw, refusal(rec, limit, allow_unsafe), rec.kind in BOOKKEEPING))
+                out.append(_checked(n, raw, rec, limit, allow_unsafe))
                 continue
         try:
             obj = json.loads(text)["record"]
@@ -378,8 +405,24 @@ def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
         except BadLine as exc:
             out.append((n, "", b"", (exc.code, str(exc), *((exc.field,) if exc.field else ())), False))
             continue
-        out.append((n, rec.id, raw, refusal(rec, limit, allow_unsafe), rec.kind in BOOKKEEPING))
+        out.append(_checked(n, raw, rec, limit, allow_unsafe))
     return out
+
+
+def _checked(n: int, raw: bytes, rec: Record, limit: int, allow_unsafe: bool) -> Checked:
+    return n, rec.id, raw, _textless(raw, rec) or refusal(rec, limit, allow_unsafe), rec.kind in BOOKKEEPING
+
+
+def _textless(raw: bytes, rec: Record) -> Refusal | None:
+    """A record (not a bookkeeping line) whose text is missing, not a string or blank: `append`
+    refuses such a text, so an import does too (a hand-edited export's `"text": 5`)."""
+    if rec.kind in BOOKKEEPING or (b'"text":"' in raw and rec.text.strip()):
+        return None
+    given = missing_fields(raw).get("text", rec.text)
+    if isinstance(given, str):
+        return "missing_field", "its text is empty; give the record a text that states something", "text"
+    what = "missing" if given is None else f"{json.dumps(given, ensure_ascii=False)[:40]}, not a string"
+    return "missing_field", f"its text is {what}; write it as a string", "text"
 
 
 def _put_hot(batch: _Batch) -> int:
@@ -453,6 +496,7 @@ def import_export(
             done += len(checked)
             if progress and total:
                 progress(min(done, total), total)  # checking; the index's own progress follows
+    batch.settle()
     written = len(batch.lines) - batch.noted
     hot = batch.write(progress)
     access = _put_access(batch)

@@ -264,3 +264,36 @@ def test_a_big_import_checks_in_workers_and_its_index_is_the_one_a_rebuild_build
         assert cli.json("--vault", str(tmp_path / "fed"), "search", query) == cli.json(
             "--vault", str(tmp_path / "plain"), "search", query
         )
+
+
+def test_an_import_says_what_it_does_not_take_rather_than_storing_or_dropping_it_silently(cli, tmp_path):
+    """A record without a text (missing, not a string, blank) is refused as `append` refuses it; a
+    record whose id the vault holds with other words is reported, the vault's kept — neither is
+    counted as imported or as already here."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    rid = cli.json("--vault", str(first), "append", "用户喜欢乌龙茶", "--key", "user.tea")["id"]
+    dump = export(cli, first)
+    (tmp_path / "one.jsonl").write_text(dump, "utf-8")
+    assert cli.json("--vault", str(second), "import", str(tmp_path / "one.jsonl"))["records"] == 1
+    head = dump.splitlines()[0]
+    bad = [
+        {"record": {"v": 1, "id": "01M9XXXXXXXXXXXXXXXXXXXXXA", "ts": "2026-01-01T00:00:00Z", "text": 5}},
+        {"record": {"v": 1, "id": "01M9XXXXXXXXXXXXXXXXXXXXXB", "ts": "2026-01-01T00:00:00Z", "text": "   "}},
+        {"record": {"v": 1, "id": "01M9XXXXXXXXXXXXXXXXXXXXXC", "ts": "2026-01-01T00:00:00Z"}},
+    ]
+    changed = dump.replace("用户喜欢乌龙茶", "用户改喝红茶了").splitlines()[1]
+    (tmp_path / "two.jsonl").write_text(
+        "\n".join([head, *(json.dumps(b, ensure_ascii=False) for b in bad), changed]) + "\n", "utf-8"
+    )
+    before = log_bytes(second)
+    done = cli.json("--vault", str(second), "import", str(tmp_path / "two.jsonl"))
+    assert done["records"] == 0 and done["already"] == 0
+    assert [(b["line"], b["code"], b.get("field")) for b in done["bad"]] == [
+        (2, "missing_field", "text"),
+        (3, "missing_field", "text"),
+        (4, "missing_field", "text"),
+        (5, "id_taken", "id"),
+    ]
+    assert "5, not a string" in done["bad"][0]["message"] and f"optmem correct {rid}" in done["bad"][3]["message"]
+    assert log_bytes(second) == before
+    assert [h["text"] for h in cli.json("--vault", str(second), "search", "茶")["hits"]] == ["用户喜欢乌龙茶"]
