@@ -16,7 +16,10 @@ file per writer (`optmem segment`, run here when it has not been). A sync, in st
 4. check the records that came in as the write gate checks a write (`record.flagged_field`: every
    string field each carries; and the size bound every read keeps): flagged by field, never
    dropped — every read surface shows a flagged field as [BLOCKED: rule], and a line over the
-   bound is read by no one (doctor names it);
+   bound is read by no one (doctor names it). What came in is what the merges brought: in other
+   writers' files the lines past their size before the merge; in this clone's own folder, which
+   it appends to meanwhile, the lines git's merges added (optmem never writes another writer's
+   folder: such lines were typed or forged on another clone, and are reported as such);
 5. catch the index up (per file: never a rebuild because of a merge);
 6. push; when the remote moved meanwhile, fetch, merge and push again (a few times).
 
@@ -60,6 +63,7 @@ class SyncReport:
     pushed: bool = False
     retries: int = 0  # pushes refused because the remote moved, then merged again
     records_in: int = 0  # records that came in from other writers
+    into_own_folder: int = 0  # of those, records another clone put into this clone's own folder
     records_out: int = 0  # records of this writer the remote lacked
     flagged: list[dict[str, Any]] = field(default_factory=list)  # incoming records flagged: id, file, field, rule
     new_conflicts: list[dict[str, Any]] = field(default_factory=list)  # conflicts the merge made
@@ -184,12 +188,16 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
     with vault.lock():  # a merge rewrites hot files: no add or replace meanwhile
         resumed = _resume(git, vault, say)
         _finish_merge(git, report, say)
+    # the interrupted sync's merge, when git (or `_finish_merge`, or a person) completed it
+    was = resumed.get("head") if resumed else None
+    resumed_span = (was, git.head()) if isinstance(was, str) and git.head() != was else None
     conflicts_before = set(resumed["conflicts"]) if resumed else _conflict_names(vault)
     report.committed = _commit(git, vault, say)
     before = dict(resumed["before"]) if resumed else _sizes(vault)
-    if resumed:
-        report.merged = "head" in resumed and git.head() != resumed["head"]
     note = _Note(vault, resumed, before, conflicts_before)
+    if resumed_span:
+        note.brought(*resumed_span)
+        report.merged = True
     remote_ref = f"refs/remotes/{remote}/{branch}"
     for attempt in range(PUSH_TRIES):
         say(f"fetching {remote}/{branch}")
@@ -224,7 +232,7 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
             )
         report.retries += 1
         say(f"the remote moved meanwhile; merging again (try {attempt + 2} of {PUSH_TRIES})")
-    _after_merge(vault, before, report, conflicts_before, say)
+    _after_merge(vault, git, note.spans, before, report, conflicts_before, say)
     note.done()  # reported: the next sync has nothing to finish
     report.noop = not (report.committed or report.merged or report.pushed or segmented_now)
     return report
@@ -242,7 +250,20 @@ class _Note:
         self.path = vault.cache(JOURNAL)
         self.vault = vault
         self.data: dict[str, Any] = {"before": before, "conflicts": sorted(conflicts)}
+        # the merges done (commit before, commit after): what they added to this clone's own folder came in
+        self.data["spans"] = list(resumed["spans"]) if resumed else []
         self.kept = resumed is not None  # an interrupted sync's note stays until this one reports
+
+    @property
+    def spans(self) -> list[tuple[str, str]]:
+        return [(a, b) for a, b in self.data["spans"]]
+
+    def brought(self, before: str, after: str) -> None:
+        """A merge is done: HEAD went from `before` ("" on a branch with no commit) to `after`."""
+        if [before, after] not in self.data["spans"]:
+            self.data["spans"].append([before, after])
+            fsio.atomic_write(self.path, json.dumps(self.data), within=self.vault.root)
+            self.kept = True
 
     def merging(self, head: str, theirs: str, pid: int | None = None) -> None:
         self.data.update({"head": head, "theirs": theirs, "pid": pid})
@@ -271,6 +292,9 @@ def _read_note(vault: Vault) -> dict[str, Any] | None:
         return None
     data["conflicts"] = [c for c in data.get("conflicts") or [] if isinstance(c, str)]
     data["before"] = {k: v for k, v in data["before"].items() if isinstance(v, int)}
+    spans = data.get("spans")
+    spans = spans if isinstance(spans, list) else []
+    data["spans"] = [s for s in spans if isinstance(s, list) and len(s) == 2 and all(isinstance(c, str) for c in s)]
     return data
 
 
@@ -280,7 +304,8 @@ def _resume(git: _Git, vault: Vault, say: Say) -> dict[str, Any] | None:
     merge began, git's index lock left behind: git holds it from before it merges until the
     index is written) is undone, to be done again by this sync — the lock, which no process
     holds, removed, and every file the merge may have written put back as HEAD has it (this
-    writer's own log files aside: a merge never writes them)."""
+    writer's own log files aside: this clone may have appended to them since, and a merge writes
+    them only when another clone wrote into them)."""
     import time
 
     data = _read_note(vault)
@@ -398,6 +423,7 @@ def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
         started=lambda pid: note.merging(head, theirs, pid),
     )
     if res.returncode == 0:
+        note.brought(head, git.head())
         return
     git_dir = Path(git.out("rev-parse", "--absolute-git-dir"))
     if res.returncode < 0:  # git was killed (out of memory, …): the next sync does the merge again
@@ -410,6 +436,7 @@ def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
         raise SyncFailed(f"git merge {ref} failed: {(res.stderr or res.stdout).strip()[:600]}; nothing was merged")
     _settle_derived(git, report)
     _conclude(git)
+    note.brought(head, git.head())
 
 
 def _commit(git: _Git, vault: Vault, say: Say) -> bool:
@@ -449,7 +476,13 @@ def _records_out(git: _Git, vault: Vault, remote_ref: str | None) -> int:
 
 
 def _after_merge(
-    vault: Vault, before: dict[str, int], report: SyncReport, conflicts_before: set[str], say: Say
+    vault: Vault,
+    git: _Git,
+    spans: list[tuple[str, str]],
+    before: dict[str, int],
+    report: SyncReport,
+    conflicts_before: set[str],
+    say: Say,
 ) -> None:
     """What came in: counted and scanned; the index caught up; new conflicts and hot files over
     their budget named."""
@@ -458,6 +491,31 @@ def _after_merge(
 
     own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
     limit = vault.settings.limits.record_bytes
+
+    def came(name: str, n: int, raw: bytes) -> None:
+        body = raw.strip()
+        if not body:
+            return
+        report.records_in += 1
+        try:
+            rec = parse_line(body, n, limit)
+        except BadLine as exc:
+            if exc.field:  # over the bound: read by no one, named here (doctor names it too)
+                report.flagged.append({"id": None, "file": name, "line": n, "field": exc.field, "rule": exc.code})
+            return  # (an unparseable line: doctor reports it; the index skips it)
+        flagged = flagged_field(rec)
+        if flagged:
+            report.flagged.append({"id": rec.id, "file": name, "field": flagged[0], "rule": flagged[1]})
+
+    logs = {name for name, path in vault.segments() if path.is_file()}
+    for name, n, raw in _added(git, spans, own, logs):
+        came(name, n, raw)
+    report.into_own_folder = report.records_in
+    if report.into_own_folder:
+        say(
+            f"{report.into_own_folder} record(s) came into this clone's own folder {own}: optmem writes "
+            "there only here — typed or forged on another clone, or another clone writes as this writer"
+        )
     for name, path in vault.segments():
         if name.startswith(own) or not path.is_file():
             continue
@@ -469,20 +527,7 @@ def _after_merge(
             while fh.tell() < start and (piece := fh.read(min(1 << 20, start - fh.tell()))):
                 lines += piece.count(b"\n")
             for n, (raw, _) in enumerate(fsio.lines(fh), lines + 1):  # (a line past the bound never held whole)
-                body = raw.strip()
-                if not body:
-                    continue
-                report.records_in += 1
-                try:
-                    rec = parse_line(body, n, limit)
-                except BadLine as exc:
-                    if exc.field:  # over the bound: read by no one, named here (doctor names it too)
-                        over = {"id": None, "file": name, "line": n, "field": exc.field, "rule": exc.code}
-                        report.flagged.append(over)
-                    continue  # (an unparseable line: doctor reports it; the index skips it)
-                flagged = flagged_field(rec)
-                if flagged:
-                    report.flagged.append({"id": rec.id, "file": name, "field": flagged[0], "rule": flagged[1]})
+                came(name, n, raw)
     if report.merged or report.records_in:
         say("catching the index up")
     open_index(vault).close()
@@ -495,6 +540,37 @@ def _after_merge(
         u = hot.usage()
         if u.chars > u.limit:
             report.over_budget.append({"file": hot.name, "chars": u.chars, "limit": u.limit})
+
+
+def _added(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> list[tuple[str, int, bytes]]:
+    """The lines the merges (`spans`: the commit before, the commit after) added to the log files
+    `names` under `folder`: (file, its line number after that merge, the line) — read from git's
+    diff, so what this clone appends meanwhile is not among them."""
+    out: list[tuple[str, int, bytes]] = []
+    empty = ""
+    for a, b in spans:
+        if not a:  # a branch that had no commit: everything the merge brought is new
+            empty = empty or git.out("hash-object", "-t", "tree", os.devnull)
+        base = a or empty
+        listed = gitstate.run(git.root, "diff", "--name-only", "-z", "--no-renames", base, b, "--", folder, timeout=300)
+        for name in (p for p in listed.stdout.split("\0") if p in names):
+            diff = gitstate.run(
+                git.root,
+                *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames"),
+                *(base, b, "--", name),
+                text=False,
+                timeout=300,
+            )
+            n, hunks = 0, False  # (the file's header lines come before its first hunk)
+            for line in diff.stdout.split(b"\n"):
+                if line.startswith(b"@@"):
+                    hunks = True
+                    got = line.split(b" +", 1)[1].split(b",", 1)[0].split(b" ", 1)[0] if b" +" in line else b""
+                    n = int(got) if got.isdigit() else 0
+                elif hunks and line.startswith(b"+"):
+                    out.append((name, n, line[1:]))
+                    n += 1
+    return out
 
 
 def _conflicts(vault: Vault) -> list[dict[str, Any]]:
