@@ -337,3 +337,41 @@ def test_a_hot_entry_edited_on_two_machines_settles_with_a_new_value(net):
     for m in ("a", "b"):
         assert net.om(m, "conflicts")["conflicts"] == []
         assert sorted(hot_entries(net.vault(m))) == ["the database host is db2, port 5432"]
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("keep", ["removal", "edit", "value"])
+def test_a_hot_entry_removed_on_one_machine_and_edited_on_another_is_a_conflict_on_both(net, keep):
+    edited = "the database host is db1, port 7432"
+    net.om("a", "remove", "port 5432")
+    net.om("b", "replace", "port 5432", "port 7432")
+    net.sync("a")
+    (hot,) = [c for c in net.sync("b")["new_conflicts"] if c["name"].startswith("hot:")]
+    assert [c["name"] for c in net.sync("a")["new_conflicts"]] == [hot["name"]] and hot["file"] == "MEMORY.md"
+    for m in ("a", "b"):
+        assert hot_entries(net.vault(m)) == [edited]  # the edit stays until someone decides
+        (found,) = net.om(m, "conflicts")["conflicts"]
+        assert found["key"] == hot["name"] and found["file"] == "MEMORY.md"
+        assert sorted(v["text"] for v in found["values"]) == [f"removed ({ENTRY})", edited], found
+        assert f"optmem resolve {hot['name']}" in net.text(m, "context")
+    removal = next(v["id"] for v in found["values"] if v["text"].startswith("removed"))
+    edit = next(v["id"] for v in found["values"] if v["text"] == edited)
+    how = {"removal": ["--keep", removal], "edit": ["--keep", edit], "value": ["--value", "the db host is db3"]}
+    net.om("b", "resolve", hot["name"], *how[keep])
+    net.sync("b"), net.sync("a"), net.sync("b")
+    left = {"removal": [], "edit": [edited], "value": ["the db host is db3"]}[keep]
+    for m in ("a", "b"):
+        assert net.om(m, "conflicts")["conflicts"] == [], m
+        assert hot_entries(net.vault(m)) == left, m
+
+
+@pytest.mark.long
+def test_a_hot_entry_removed_then_added_back_and_edited_elsewhere_is_no_conflict(net):
+    net.om("a", "remove", "port 5432")
+    net.sync("a"), net.sync("b")
+    net.om("b", "add", ENTRY)  # b saw the removal, and wants the entry back, edited
+    net.om("b", "replace", "port 5432", "port 7432")
+    net.sync("b"), net.sync("a")
+    for m in ("a", "b"):
+        assert net.om(m, "conflicts")["conflicts"] == []
+        assert hot_entries(net.vault(m)) == ["the database host is db1, port 7432"]
