@@ -185,6 +185,10 @@ def test_a_sync_killed_mid_merge_is_finished_and_reports_what_came_in_on_every_m
     net.om("a", "replace", "port 5432", "port 6432")
     net.om("b", "append", "db.host is db-b.internal", "--key", "db.host")
     net.om("b", "replace", "port 5432", "port 7432")
+    # and a line typed into b's own folder on a (optmem never writes there but on b)
+    typed = net.vault("a") / "log" / "machine-b" / "2020-01.jsonl"
+    typed.parent.mkdir(parents=True, exist_ok=True)
+    typed.write_text('{"v":1,"id":"01M0TYPEDBYHANDONAXXXXXXXX","ts":"2020-01-02T00:00:00Z","text":"typed on a"}\n')
     assert net.sync("a")["pushed"]
     coming = net.ids("a") - net.ids("b")  # what b's sync is to bring in
     here = tmp_path / "blocker"
@@ -204,7 +208,7 @@ def test_a_sync_killed_mid_merge_is_finished_and_reports_what_came_in_on_every_m
     else:
         os.killpg(int((here / "pgid").read_text()), signal.SIGKILL)  # git dies with it, index lock held
     report = net.sync("b")
-    assert report["merged"] and report["records_in"] == len(coming), report
+    assert report["merged"] and report["records_in"] == len(coming) and report["into_own_folder"] == 1, report
     hot = next(c for c in report["new_conflicts"] if c["name"].startswith("hot:"))
     assert {"db.host"} <= _conflict_names(report["new_conflicts"]) and hot["file"] == "MEMORY.md"
     assert (

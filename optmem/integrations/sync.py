@@ -18,8 +18,9 @@ file per writer (`optmem segment`, run here when it has not been). A sync, in st
    dropped — every read surface shows a flagged field as [BLOCKED: rule], and a line over the
    bound is read by no one (doctor names it). What came in is what the merges brought: in other
    writers' files the lines past their size before the merge; in this clone's own folder, which
-   it appends to meanwhile, the lines git's merges added (optmem never writes another writer's
-   folder: such lines were typed or forged on another clone, and are reported as such);
+   it appends to meanwhile, the lines each merged commit added since its merge base (optmem
+   never writes another writer's folder: such lines were typed or forged on another clone, and
+   are reported as such);
 5. catch the index up (per file: never a rebuild because of a merge);
 6. push; when the remote moved meanwhile, fetch, merge and push again (a few times).
 
@@ -188,16 +189,12 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
     with vault.lock():  # a merge rewrites hot files: no add or replace meanwhile
         resumed = _resume(git, vault, say)
         _finish_merge(git, report, say)
-    # the interrupted sync's merge, when git (or `_finish_merge`, or a person) completed it
-    was = resumed.get("head") if resumed else None
-    resumed_span = (was, git.head()) if isinstance(was, str) and git.head() != was else None
+    was = resumed.get("head") if resumed else None  # the interrupted sync's merge: done, or to do again
+    report.merged = isinstance(was, str) and git.head() != was
     conflicts_before = set(resumed["conflicts"]) if resumed else _conflict_names(vault)
     report.committed = _commit(git, vault, say)
     before = dict(resumed["before"]) if resumed else _sizes(vault)
     note = _Note(vault, resumed, before, conflicts_before)
-    if resumed_span:
-        note.brought(*resumed_span)
-        report.merged = True
     remote_ref = f"refs/remotes/{remote}/{branch}"
     for attempt in range(PUSH_TRIES):
         say(f"fetching {remote}/{branch}")
@@ -250,28 +247,27 @@ class _Note:
         self.path = vault.cache(JOURNAL)
         self.vault = vault
         self.data: dict[str, Any] = {"before": before, "conflicts": sorted(conflicts)}
-        # the merges done (commit before, commit after): what they added to this clone's own folder came in
+        # the commits merged, each with its merge base: what they changed in this clone's own
+        # folder came in — whatever became of the merge (done, half-written by a git killed with
+        # the sync and committed as this clone's, or done again)
         self.data["spans"] = list(resumed["spans"]) if resumed else []
         self.kept = resumed is not None  # an interrupted sync's note stays until this one reports
 
     @property
     def spans(self) -> list[tuple[str, str]]:
-        return [(a, b) for a, b in self.data["spans"]]
+        return [(base, theirs) for base, theirs in self.data["spans"]]
 
-    def brought(self, before: str, after: str) -> None:
-        """A merge is done: HEAD went from `before` ("" on a branch with no commit) to `after`."""
-        if [before, after] not in self.data["spans"]:
-            self.data["spans"].append([before, after])
-            fsio.atomic_write(self.path, json.dumps(self.data), within=self.vault.root)
-            self.kept = True
-
-    def merging(self, head: str, theirs: str, pid: int | None = None) -> None:
+    def merging(self, head: str, theirs: str, pid: int | None = None, base: str | None = None) -> None:
+        """A merge of `theirs` into `head` begins (`base`: their merge base, "" for none)."""
+        if base is not None and [base, theirs] not in self.data["spans"]:
+            self.data["spans"].append([base, theirs])
         self.data.update({"head": head, "theirs": theirs, "pid": pid})
         fsio.atomic_write(self.path, json.dumps(self.data), within=self.vault.root)
         self.kept = True
 
     def refused(self) -> None:
         """Git refused to start the merge (it changed nothing): nothing to finish or undo."""
+        self.data["spans"] = [s for s in self.data["spans"] if s[1] != self.data.get("theirs")]
         for name in ("head", "theirs", "pid"):
             self.data.pop(name, None)
         fsio.atomic_write(self.path, json.dumps(self.data), within=self.vault.root)
@@ -409,7 +405,8 @@ def _conclude(git: _Git) -> None:
 def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
     # noted first: a sync killed from here on is finished (or done again) by the next one
     head, theirs = git.head(), git.out("rev-parse", ref)
-    note.merging(head, theirs)
+    base = git.run("merge-base", head, theirs, check=False).stdout.strip() if head else ""
+    note.merging(head, theirs, base=base)
     # two clones that each began the vault before their first sync have no common commit: their
     # files still merge (the log by file, hot files by entry)
     res = git.run(
@@ -423,7 +420,6 @@ def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
         started=lambda pid: note.merging(head, theirs, pid),
     )
     if res.returncode == 0:
-        note.brought(head, git.head())
         return
     git_dir = Path(git.out("rev-parse", "--absolute-git-dir"))
     if res.returncode < 0:  # git was killed (out of memory, …): the next sync does the merge again
@@ -436,7 +432,6 @@ def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
         raise SyncFailed(f"git merge {ref} failed: {(res.stderr or res.stdout).strip()[:600]}; nothing was merged")
     _settle_derived(git, report)
     _conclude(git)
-    note.brought(head, git.head())
 
 
 def _commit(git: _Git, vault: Vault, say: Say) -> bool:
@@ -543,21 +538,22 @@ def _after_merge(
 
 
 def _added(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> list[tuple[str, int, bytes]]:
-    """The lines the merges (`spans`: the commit before, the commit after) added to the log files
-    `names` under `folder`: (file, its line number after that merge, the line) — read from git's
-    diff, so what this clone appends meanwhile is not among them."""
-    out: list[tuple[str, int, bytes]] = []
+    """The lines the merged commits added to the log files `names` under `folder` since their
+    merge base (`spans`: (base, theirs); "" for no base): (file, its line number in theirs, the
+    line), each once. Read from git, so what this clone appends meanwhile is not among them, and
+    how the merge went (done, half-done, done again) does not matter."""
+    out: dict[tuple[str, bytes], int] = {}
     empty = ""
-    for a, b in spans:
-        if not a:  # a branch that had no commit: everything the merge brought is new
+    for base, theirs in spans:
+        if not base:  # no common commit: everything theirs holds is new here
             empty = empty or git.out("hash-object", "-t", "tree", os.devnull)
-        base = a or empty
-        listed = gitstate.run(git.root, "diff", "--name-only", "-z", "--no-renames", base, b, "--", folder, timeout=300)
+        since = base or empty
+        listed = gitstate.run(git.root, "diff", "--name-only", "-z", "--no-renames", since, theirs, "--", folder)
         for name in (p for p in listed.stdout.split("\0") if p in names):
             diff = gitstate.run(
                 git.root,
                 *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames"),
-                *(base, b, "--", name),
+                *(since, theirs, "--", name),
                 text=False,
                 timeout=300,
             )
@@ -568,9 +564,9 @@ def _added(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]
                     got = line.split(b" +", 1)[1].split(b",", 1)[0].split(b" ", 1)[0] if b" +" in line else b""
                     n = int(got) if got.isdigit() else 0
                 elif hunks and line.startswith(b"+"):
-                    out.append((name, n, line[1:]))
+                    out.setdefault((name, line[1:]), n)
                     n += 1
-    return out
+    return [(name, n, raw) for (name, raw), n in out.items()]
 
 
 def _conflicts(vault: Vault) -> list[dict[str, Any]]:
