@@ -302,6 +302,8 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
         ]
         if c.decision:
             values = [_decision_value(idx, v) for v in values]
+        elif c.file is not None:  # a removal, as a value in conflict: what was removed, in words
+            values = [{**v, "text": f"removed ({v['text']})"} if v.get("op") == "remove" else v for v in values]
         head = firsts.get(c.fact) if c.fact is not None else None
         own = c.fact is None or (head is not None and head.n in ok)  # (a decision's id: scanned)
         passed = all(r.n in ok for r in rows) and own and c.file is None
@@ -314,22 +316,30 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
 
 
 _FORKED_HOT = (
-    "SELECT r.key FROM rec r JOIN cor c ON c.t = r.n WHERE r.key >= 'hot:' AND r.key < 'hot;' AND r.kind = ? "
-    "GROUP BY r.key, r.domain, r.project HAVING count(DISTINCT r.n) > 1"
+    # an entry ended more than once (each `remove` journal record is retired), one of the ends a
+    # replacement (a removal corrected by the entry's new text)
+    "SELECT r.key FROM rec r WHERE r.key >= 'hot:' AND r.key < 'hot;' AND r.kind = ? AND r.retired != 0 "
+    "GROUP BY r.key, r.domain, r.project "
+    "HAVING count(DISTINCT r.n) > 1 AND max(EXISTS (SELECT 1 FROM cor c WHERE c.t = r.n)) = 1"
 )
 
 
 def hot_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
     """Hot-memory entries edited two ways: an entry that `replace` (a journalled edit) turned
     into two entries the file still holds both of — each clone replaced it, git's merge kept both
-    edits. Read from the journal in the log, so every clone that synced sees it, not only the one
-    whose merge met it. The values are the journal records of the versions held; the key is
-    `hot:<file>:<entry id of the edited entry>`."""
+    edits; or one clone removed it while another replaced it (the merge keeps the edit: nothing
+    is lost before someone decides). Read from the journal in the log, so every clone that synced
+    sees it, not only the one whose merge met it. The values are the journal records of the
+    versions held (and of the removal); the key is `hot:<file>:<entry id of the edited entry>`.
+
+    A clone cannot end an entry twice without it being made again in between (once removed or
+    replaced, it is not in the file): two ends of one entry with no make between them were made
+    on two clones, neither having seen the other's. A removal a resolution settled (`resolves`
+    in a later journal record) is no longer in conflict."""
     from optmem import memory
 
     out: list[tuple[list[Row], OpenConflict]] = []
-    # an entry replaced twice has two journalled removals, each corrected by its replacement: only
-    # the files holding one are read (every read of `conflicts` passes here)
+    # every read of `conflicts` passes here: only the files holding an entry ended twice are read
     forked = {key[4:].rsplit(":", 1)[0] for (key,) in idx.conn.execute(_FORKED_HOT, (MEMORY,)).fetchall()}
     for where in sorted(filter(None, map(hot_target, forked))):
         target, project = where
@@ -340,24 +350,40 @@ def hot_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
         held = {memory.entry_id(e) for e in hot.entries}
         successors: dict[str, list[str]] = {}  # an entry → the entries that replaced it
         made: dict[str, Row] = {}  # an entry → the journal record that last put it in the file
+        ends: dict[str, list[tuple[Row, str | None]]] = {}  # an entry → its ends since it was last made
+        together: list[tuple[str, list[tuple[Row, str | None]]]] = []  # ends of one entry made apart
+        settled: set[str] = set()  # journal records a resolution settled
         for row in idx.journal(hot.name):
             rec = idx.record(row)
             step = memory.journal_step(rec)
             if step is None:
                 continue
             entry, op, by = step[1], step[2], rec.extra.get("replaced_by")
-            if op == "remove" and isinstance(by, str):
-                successors.setdefault(entry, []).append(by)
-            elif op != "remove":
+            resolves = rec.extra.get("resolves")
+            if isinstance(resolves, list):
+                settled.update(r for r in resolves if isinstance(r, str))
+            if op == "remove":
+                if isinstance(by, str):
+                    successors.setdefault(entry, []).append(by)
+                ends.setdefault(entry, []).append((row, by if isinstance(by, str) else None))
+            else:
                 made[entry] = row
+                together.append((entry, ends.pop(entry, [])))
+        together += ends.items()
+        removed: dict[str, list[Row]] = {}  # an entry → its removals made without seeing its edit
+        for entry, group in together:
+            plain = [r for r, by in group if by is None and r.id not in settled]
+            if plain and any(by is not None for _, by in group):
+                removed.setdefault(entry, []).extend(plain)
         for entry, after in successors.items():
-            if entry in held or len(after) < 2:
+            if entry in held:
                 continue
             heads = [h for h in dict.fromkeys(_held_head(e, successors, held) for e in after) if h in made]
-            if len(heads) > 1:
-                rows = [made[h] for h in heads]
+            gone = removed.get(entry, []) if heads else []
+            if len(heads) + len(gone) > 1:
+                rows = gone + [made[h] for h in heads]
                 key = f"hot:{hot.name}:{entry}"
-                out.append((rows, OpenConflict(key, rows[0].domain, project, [], file=hot.name)))
+                out.append((rows, OpenConflict(key, rows[-1].domain, project, [], file=hot.name)))
     return out
 
 
@@ -543,15 +569,22 @@ def _resolve_hot(
     if where is None:  # (a conflict names only hot files)
         raise NotFound(f"{quote(c.file or '')} is not a hot-memory file", key=c.name)
     target, project = where
-    entries = [v["entry"] for v in c.values]
-    stays = next((v["entry"] for v in c.values if v["id"] == kept), None) if kept else entries[0]
-    ops: list[dict[str, Any]] = [{"op": "remove", "id": e} for e in entries if e != stays]
+    held = [v["entry"] for v in c.values if v.get("op") != "remove"]  # (a removal's entry is gone from the file)
+    chosen = next((v for v in c.values if v["id"] == kept), None)
+    stays = (None if chosen.get("op") == "remove" else chosen["entry"]) if chosen is not None else held[0]
+    ops: list[dict[str, Any]] = [{"op": "remove", "id": e} for e in held if e != stays]
     if kept is None:
         ops.append({"op": "replace", "id": stays, "new": text})
-    res = memory.apply(
-        vault, ops, target=target, project=project, source=source or "resolve", allow_unsafe=allow_unsafe
-    )
-    rid = res.journal[-1] if res.journal else ""
+    rid = ""
+    if ops:
+        res = memory.apply(
+            vault, ops, target=target, project=project, source=source or "resolve", allow_unsafe=allow_unsafe
+        )
+        rid = res.journal[-1] if res.journal else ""
+        stays = res.changes[-1]["entry"]["id"] if kept is None else stays
+    if stays is not None and len(held) < len(c.values):  # a removal is overruled: the journal says so
+        ids = [v["id"] for v in c.values]
+        rid = memory.settle(vault, target, project, stays, ids, source=source or "resolve") or rid
     return Resolved(rid, c.name, kept, [v["id"] for v in c.values if v["id"] != kept], {"id": rid, "text": text})
 
 

@@ -761,6 +761,28 @@ def _file_lock(vault: Vault, path: Path) -> AbstractContextManager[None]:
     return fsio.exclusive_lock(path.with_name(path.name + ".lock"), vault.settings.lock.timeout, within=vault.root)
 
 
+def settle(
+    vault: Vault, target: str, project: str | None, entry: str, resolves: list[str], *, source: str | None
+) -> str | None:
+    """Journal that the entry `entry`, which the file holds, stays — settling the journal records
+    `resolves` (a removal made on another clone while this entry's edit was made here): an `add`
+    of it that names them (`facts.hot_forks` reads it); the file is unchanged. The journal
+    record's id; None when the file no longer holds the entry."""
+    from optmem import log
+    from optmem.index import prepare
+
+    _, _, path, _ = _resolve(vault, target, project)
+    prepare(vault)
+    with vault.lock(), _file_lock(vault, path):
+        hot = load(vault, target, project)
+        text = next((e for e in hot.entries if entry_id(e) == entry), None)
+        if text is None:
+            return None
+        # (the entry came through a merge, unscanned here: a flagged one is journalled as its placeholder)
+        kept = [Change("add", "added", Entry(entry, scan.redact(text)))]
+        return log.journal_hot(vault, hot.name, project, kept, source=source, extra={"resolves": resolves})[0]
+
+
 def _change_dict(c: Change) -> dict[str, Any]:
     out: dict[str, Any] = {"op": c.op, "status": c.status}
     if c.entry:

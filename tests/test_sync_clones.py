@@ -185,6 +185,10 @@ def test_a_sync_killed_mid_merge_is_finished_and_reports_what_came_in_on_every_m
     net.om("a", "replace", "port 5432", "port 6432")
     net.om("b", "append", "db.host is db-b.internal", "--key", "db.host")
     net.om("b", "replace", "port 5432", "port 7432")
+    # and a line typed into b's own folder on a (optmem never writes there but on b)
+    typed = net.vault("a") / "log" / "machine-b" / "2020-01.jsonl"
+    typed.parent.mkdir(parents=True, exist_ok=True)
+    typed.write_text('{"v":1,"id":"01M0TYPEDBYHANDONAXXXXXXXX","ts":"2020-01-02T00:00:00Z","text":"typed on a"}\n')
     assert net.sync("a")["pushed"]
     coming = net.ids("a") - net.ids("b")  # what b's sync is to bring in
     here = tmp_path / "blocker"
@@ -204,7 +208,7 @@ def test_a_sync_killed_mid_merge_is_finished_and_reports_what_came_in_on_every_m
     else:
         os.killpg(int((here / "pgid").read_text()), signal.SIGKILL)  # git dies with it, index lock held
     report = net.sync("b")
-    assert report["merged"] and report["records_in"] == len(coming), report
+    assert report["merged"] and report["records_in"] == len(coming) and report["into_own_folder"] == 1, report
     hot = next(c for c in report["new_conflicts"] if c["name"].startswith("hot:"))
     assert {"db.host"} <= _conflict_names(report["new_conflicts"]) and hot["file"] == "MEMORY.md"
     assert (
@@ -337,3 +341,42 @@ def test_a_hot_entry_edited_on_two_machines_settles_with_a_new_value(net):
     for m in ("a", "b"):
         assert net.om(m, "conflicts")["conflicts"] == []
         assert sorted(hot_entries(net.vault(m))) == ["the database host is db2, port 5432"]
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("keep", ["removal", "edit", "value"])
+def test_a_hot_entry_removed_on_one_machine_and_edited_on_another_is_a_conflict_on_both(net, keep):
+    edited = "the database host is db1, port 7432"
+    net.om("a", "remove", "port 5432")
+    net.om("b", "replace", "port 5432", "port 7432")
+    net.sync("a")
+    (hot,) = [c for c in net.sync("b")["new_conflicts"] if c["name"].startswith("hot:")]
+    assert [c["name"] for c in net.sync("a")["new_conflicts"]] == [hot["name"]] and hot["file"] == "MEMORY.md"
+    for m in ("a", "b"):
+        assert hot_entries(net.vault(m)) == [edited]  # the edit stays until someone decides
+        (found,) = net.om(m, "conflicts")["conflicts"]
+        assert found["key"] == hot["name"] and found["file"] == "MEMORY.md"
+        assert sorted(v["text"] for v in found["values"]) == [f"removed ({ENTRY})", edited], found
+        assert f"optmem resolve {hot['name']}" in net.text(m, "context")
+        assert f"removed on one machine, edited on another: {hot['name']}" in net.text(m, "conflicts")
+    removal = next(v["id"] for v in found["values"] if v["text"].startswith("removed"))
+    edit = next(v["id"] for v in found["values"] if v["text"] == edited)
+    how = {"removal": ["--keep", removal], "edit": ["--keep", edit], "value": ["--value", "the db host is db3"]}
+    net.om("b", "resolve", hot["name"], *how[keep])
+    net.sync("b"), net.sync("a"), net.sync("b")
+    left = {"removal": [], "edit": [edited], "value": ["the db host is db3"]}[keep]
+    for m in ("a", "b"):
+        assert net.om(m, "conflicts")["conflicts"] == [], m
+        assert hot_entries(net.vault(m)) == left, m
+
+
+@pytest.mark.long
+def test_a_hot_entry_removed_then_added_back_and_edited_elsewhere_is_no_conflict(net):
+    net.om("a", "remove", "port 5432")
+    net.sync("a"), net.sync("b")
+    net.om("b", "add", ENTRY)  # b saw the removal, and wants the entry back, edited
+    net.om("b", "replace", "port 5432", "port 7432")
+    net.sync("b"), net.sync("a")
+    for m in ("a", "b"):
+        assert net.om(m, "conflicts")["conflicts"] == []
+        assert hot_entries(net.vault(m)) == ["the database host is db1, port 7432"]

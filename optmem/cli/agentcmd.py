@@ -191,6 +191,12 @@ def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
             f"synced with {r.remote}/{r.branch} as writer {r.writer}: {r.records_in:,} record(s) in, "
             f"{r.records_out:,} out" + (f" ({r.retries} retr{'y' if r.retries == 1 else 'ies'})" if r.retries else "")
         ]
+        if r.into_own_folder:
+            out.append(
+                f"{r.into_own_folder:,} of them came into this clone's own folder (log/{r.writer}/), where optmem "
+                "writes only here: typed or forged on another clone, or another clone writes as this writer — "
+                "check who can push to the remote"
+            )
         out += [f"flagged by the scanner: {f['id']} ({f['rule']}) in {f['file']}" for f in r.flagged]
         out += [
             f"new conflict: {c['name']} — `optmem conflicts` shows it, `optmem resolve` settles it"

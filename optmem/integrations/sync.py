@@ -16,7 +16,11 @@ file per writer (`optmem segment`, run here when it has not been). A sync, in st
 4. check the records that came in as the write gate checks a write (`record.flagged_field`: every
    string field each carries; and the size bound every read keeps): flagged by field, never
    dropped — every read surface shows a flagged field as [BLOCKED: rule], and a line over the
-   bound is read by no one (doctor names it);
+   bound is read by no one (doctor names it). What came in is what the merges brought: in other
+   writers' files the lines past their size before the merge; in this clone's own folder, which
+   it appends to meanwhile, the lines each merged commit added since its merge base (optmem
+   never writes another writer's folder: such lines were typed or forged on another clone, and
+   are reported as such);
 5. catch the index up (per file: never a rebuild because of a merge);
 6. push; when the remote moved meanwhile, fetch, merge and push again (a few times).
 
@@ -60,6 +64,7 @@ class SyncReport:
     pushed: bool = False
     retries: int = 0  # pushes refused because the remote moved, then merged again
     records_in: int = 0  # records that came in from other writers
+    into_own_folder: int = 0  # of those, records another clone put into this clone's own folder
     records_out: int = 0  # records of this writer the remote lacked
     flagged: list[dict[str, Any]] = field(default_factory=list)  # incoming records flagged: id, file, field, rule
     new_conflicts: list[dict[str, Any]] = field(default_factory=list)  # conflicts the merge made
@@ -184,11 +189,11 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
     with vault.lock():  # a merge rewrites hot files: no add or replace meanwhile
         resumed = _resume(git, vault, say)
         _finish_merge(git, report, say)
+    was = resumed.get("head") if resumed else None  # the interrupted sync's merge: done, or to do again
+    report.merged = isinstance(was, str) and git.head() != was
     conflicts_before = set(resumed["conflicts"]) if resumed else _conflict_names(vault)
     report.committed = _commit(git, vault, say)
     before = dict(resumed["before"]) if resumed else _sizes(vault)
-    if resumed:
-        report.merged = "head" in resumed and git.head() != resumed["head"]
     note = _Note(vault, resumed, before, conflicts_before)
     remote_ref = f"refs/remotes/{remote}/{branch}"
     for attempt in range(PUSH_TRIES):
@@ -224,7 +229,7 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
             )
         report.retries += 1
         say(f"the remote moved meanwhile; merging again (try {attempt + 2} of {PUSH_TRIES})")
-    _after_merge(vault, before, report, conflicts_before, say)
+    _after_merge(vault, git, note.spans, before, report, conflicts_before, say)
     note.done()  # reported: the next sync has nothing to finish
     report.noop = not (report.committed or report.merged or report.pushed or segmented_now)
     return report
@@ -242,15 +247,27 @@ class _Note:
         self.path = vault.cache(JOURNAL)
         self.vault = vault
         self.data: dict[str, Any] = {"before": before, "conflicts": sorted(conflicts)}
+        # the commits merged, each with its merge base: what they changed in this clone's own
+        # folder came in — whatever became of the merge (done, half-written by a git killed with
+        # the sync and committed as this clone's, or done again)
+        self.data["spans"] = list(resumed["spans"]) if resumed else []
         self.kept = resumed is not None  # an interrupted sync's note stays until this one reports
 
-    def merging(self, head: str, theirs: str, pid: int | None = None) -> None:
+    @property
+    def spans(self) -> list[tuple[str, str]]:
+        return [(base, theirs) for base, theirs in self.data["spans"]]
+
+    def merging(self, head: str, theirs: str, pid: int | None = None, base: str | None = None) -> None:
+        """A merge of `theirs` into `head` begins (`base`: their merge base, "" for none)."""
+        if base is not None and [base, theirs] not in self.data["spans"]:
+            self.data["spans"].append([base, theirs])
         self.data.update({"head": head, "theirs": theirs, "pid": pid})
         fsio.atomic_write(self.path, json.dumps(self.data), within=self.vault.root)
         self.kept = True
 
     def refused(self) -> None:
         """Git refused to start the merge (it changed nothing): nothing to finish or undo."""
+        self.data["spans"] = [s for s in self.data["spans"] if s[1] != self.data.get("theirs")]
         for name in ("head", "theirs", "pid"):
             self.data.pop(name, None)
         fsio.atomic_write(self.path, json.dumps(self.data), within=self.vault.root)
@@ -271,6 +288,9 @@ def _read_note(vault: Vault) -> dict[str, Any] | None:
         return None
     data["conflicts"] = [c for c in data.get("conflicts") or [] if isinstance(c, str)]
     data["before"] = {k: v for k, v in data["before"].items() if isinstance(v, int)}
+    spans = data.get("spans")
+    spans = spans if isinstance(spans, list) else []
+    data["spans"] = [s for s in spans if isinstance(s, list) and len(s) == 2 and all(isinstance(c, str) for c in s)]
     return data
 
 
@@ -280,7 +300,8 @@ def _resume(git: _Git, vault: Vault, say: Say) -> dict[str, Any] | None:
     merge began, git's index lock left behind: git holds it from before it merges until the
     index is written) is undone, to be done again by this sync — the lock, which no process
     holds, removed, and every file the merge may have written put back as HEAD has it (this
-    writer's own log files aside: a merge never writes them)."""
+    writer's own log files aside: this clone may have appended to them since, and a merge writes
+    them only when another clone wrote into them)."""
     import time
 
     data = _read_note(vault)
@@ -384,7 +405,8 @@ def _conclude(git: _Git) -> None:
 def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
     # noted first: a sync killed from here on is finished (or done again) by the next one
     head, theirs = git.head(), git.out("rev-parse", ref)
-    note.merging(head, theirs)
+    base = git.run("merge-base", head, theirs, check=False).stdout.strip() if head else ""
+    note.merging(head, theirs, base=base)
     # two clones that each began the vault before their first sync have no common commit: their
     # files still merge (the log by file, hot files by entry)
     res = git.run(
@@ -449,7 +471,13 @@ def _records_out(git: _Git, vault: Vault, remote_ref: str | None) -> int:
 
 
 def _after_merge(
-    vault: Vault, before: dict[str, int], report: SyncReport, conflicts_before: set[str], say: Say
+    vault: Vault,
+    git: _Git,
+    spans: list[tuple[str, str]],
+    before: dict[str, int],
+    report: SyncReport,
+    conflicts_before: set[str],
+    say: Say,
 ) -> None:
     """What came in: counted and scanned; the index caught up; new conflicts and hot files over
     their budget named."""
@@ -458,6 +486,31 @@ def _after_merge(
 
     own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
     limit = vault.settings.limits.record_bytes
+
+    def came(name: str, n: int, raw: bytes) -> None:
+        body = raw.strip()
+        if not body:
+            return
+        report.records_in += 1
+        try:
+            rec = parse_line(body, n, limit)
+        except BadLine as exc:
+            if exc.field:  # over the bound: read by no one, named here (doctor names it too)
+                report.flagged.append({"id": None, "file": name, "line": n, "field": exc.field, "rule": exc.code})
+            return  # (an unparseable line: doctor reports it; the index skips it)
+        flagged = flagged_field(rec)
+        if flagged:
+            report.flagged.append({"id": rec.id, "file": name, "field": flagged[0], "rule": flagged[1]})
+
+    logs = {name for name, path in vault.segments() if path.is_file()}
+    for name, n, raw in _added(git, spans, own, logs):
+        came(name, n, raw)
+    report.into_own_folder = report.records_in
+    if report.into_own_folder:
+        say(
+            f"{report.into_own_folder} record(s) came into this clone's own folder {own}: optmem writes "
+            "there only here — typed or forged on another clone, or another clone writes as this writer"
+        )
     for name, path in vault.segments():
         if name.startswith(own) or not path.is_file():
             continue
@@ -469,20 +522,7 @@ def _after_merge(
             while fh.tell() < start and (piece := fh.read(min(1 << 20, start - fh.tell()))):
                 lines += piece.count(b"\n")
             for n, (raw, _) in enumerate(fsio.lines(fh), lines + 1):  # (a line past the bound never held whole)
-                body = raw.strip()
-                if not body:
-                    continue
-                report.records_in += 1
-                try:
-                    rec = parse_line(body, n, limit)
-                except BadLine as exc:
-                    if exc.field:  # over the bound: read by no one, named here (doctor names it too)
-                        over = {"id": None, "file": name, "line": n, "field": exc.field, "rule": exc.code}
-                        report.flagged.append(over)
-                    continue  # (an unparseable line: doctor reports it; the index skips it)
-                flagged = flagged_field(rec)
-                if flagged:
-                    report.flagged.append({"id": rec.id, "file": name, "field": flagged[0], "rule": flagged[1]})
+                came(name, n, raw)
     if report.merged or report.records_in:
         say("catching the index up")
     open_index(vault).close()
@@ -495,6 +535,38 @@ def _after_merge(
         u = hot.usage()
         if u.chars > u.limit:
             report.over_budget.append({"file": hot.name, "chars": u.chars, "limit": u.limit})
+
+
+def _added(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> list[tuple[str, int, bytes]]:
+    """The lines the merged commits added to the log files `names` under `folder` since their
+    merge base (`spans`: (base, theirs); "" for no base): (file, its line number in theirs, the
+    line), each once. Read from git, so what this clone appends meanwhile is not among them, and
+    how the merge went (done, half-done, done again) does not matter."""
+    out: dict[tuple[str, bytes], int] = {}
+    empty = ""
+    for base, theirs in spans:
+        if not base:  # no common commit: everything theirs holds is new here
+            empty = empty or git.out("hash-object", "-t", "tree", os.devnull)
+        since = base or empty
+        listed = gitstate.run(git.root, "diff", "--name-only", "-z", "--no-renames", since, theirs, "--", folder)
+        for name in (p for p in listed.stdout.split("\0") if p in names):
+            diff = gitstate.run(
+                git.root,
+                *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames"),
+                *(since, theirs, "--", name),
+                text=False,
+                timeout=300,
+            )
+            n, hunks = 0, False  # (the file's header lines come before its first hunk)
+            for line in diff.stdout.split(b"\n"):
+                if line.startswith(b"@@"):
+                    hunks = True
+                    got = line.split(b" +", 1)[1].split(b",", 1)[0].split(b" ", 1)[0] if b" +" in line else b""
+                    n = int(got) if got.isdigit() else 0
+                elif hunks and line.startswith(b"+"):
+                    out.setdefault((name, line[1:]), n)
+                    n += 1
+    return [(name, n, raw) for (name, raw), n in out.items()]
 
 
 def _conflicts(vault: Vault) -> list[dict[str, Any]]:
