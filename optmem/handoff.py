@@ -172,9 +172,11 @@ def write(
     session: str | None = None,
     allow_unsafe: bool = False,
     confidence: float | None = None,
+    said_at: str | None = None,
 ) -> Handoff:
     """Write projects/P/HANDOFF.md atomically and append a `handoff` record to the log
-    (`confidence`: as `append --confidence`; an agent's own digest waits as pending)."""
+    (`confidence`: as `append --confidence`; an agent's own digest waits as pending; `said_at`:
+    when it was written, if earlier than now — a handoff that waited in a spool)."""
     validate_name(project, "project")
     if domain is not None:
         validate_name(domain, "domain")  # before anything is made
@@ -214,6 +216,8 @@ def write(
     extra: dict[str, Any] = {s: v for s, v in items.items() if v}
     if notes:
         extra["note"] = notes
+    if said_at:
+        extra["said_at"] = said_at
     from optmem.index import prepare
 
     prepare(vault)

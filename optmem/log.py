@@ -626,9 +626,11 @@ def journal_hot(
     *,
     domain: str | None = None,
     source: str | None = None,
+    said_at: str | None = None,
 ) -> list[str]:
     """Journal hot-memory changes into the log (lock held): every old and new text is kept, and
-    the lines the gate's scan passes keep its verdict (`optmem.verdicts`).
+    the lines the gate's scan passes keep its verdict (`optmem.verdicts`). `said_at`: when the
+    edit was asked for, if earlier than now (a write that waited in a spool).
 
     A removed entry becomes a retired `memory` record; a replaced one too, corrected by the
     record of its new text — so both stay searchable and only the new one is current. What a
@@ -654,7 +656,7 @@ def journal_hot(
             key=f"hot:{file}:{entry.id}",
             source=source,
             corrects=corrects,
-            extra={"op": op, "file": file, "entry": entry.id, **more},
+            extra={"op": op, "file": file, "entry": entry.id, **more} | ({"said_at": said_at} if said_at else {}),
         )
 
     for c in changes:
