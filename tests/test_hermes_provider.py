@@ -386,3 +386,16 @@ def test_a_hook_given_what_is_not_text_says_so_and_raises_nothing(tmp_path, monk
     [rec] = [json.loads(x) for x in (home / "optmem" / "LOG.jsonl").read_text("utf-8").splitlines()]
     assert rec["text"] == "Asked: Which port does the queue listen on now?"
     p.shutdown()
+
+
+def test_a_spool_an_older_optmem_wrote_says_when_in_the_logs_time_format(tmp_path, monkeypatch):
+    """An older provider spooled Unix seconds: drained, the record's said_at is a UTC time as the
+    log writes every time."""
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    home = tmp_path / "hermes"
+    home.mkdir()
+    entry = {"turn": "Asked: which queue? — Answered: RabbitMQ 3.12.", "session": "s-0", "at": 1796572576.6}
+    (home / hermes.SPOOL).write_text(json.dumps(entry) + "\n", "utf-8")
+    started(home, agent_context="primary").shutdown()
+    [rec] = [json.loads(x) for x in (home / "optmem" / "LOG.jsonl").read_text("utf-8").splitlines()]
+    assert rec["said_at"] == "2026-12-06T15:56:16Z" and rec["session"] == "s-0"

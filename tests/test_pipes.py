@@ -303,6 +303,7 @@ def test_hand_edited_handoff_wins_and_missing_one_is_exit_1(vault, cli):
     assert [p["project"] for p in cli.json("handoff", "list")["projects"]] == ["blog", "webapp"]
 
 
+@pytest.mark.long
 def test_a_persons_edit_of_handoff_md_is_what_search_finds_and_the_old_one_is_superseded(vault, cli):
     """A person corrects the next step in HANDOFF.md: every read of the view journals the edit
     first (as an edit of MEMORY.md is), so search finds the person's words as the current handoff
