@@ -226,7 +226,7 @@ def test_a_turn_the_vault_cannot_take_now_waits_in_the_spool_and_arrives_after(t
     # every spooled write says when it was said, as every time in the log is written (ISO, UTC)
     mirrored = next(r for r in recs if r.get("kind") == "memory")
     handed = next(r for r in recs if r.get("kind") == "handoff")
-    said = [turns[0]["said_at"], turns[1]["said_at"], mirrored.get("said_at"), handed.get("said_at")]
+    said = [turns[0]["said_at"], mirrored.get("said_at"), turns[1]["said_at"], handed.get("said_at")]  # (as said)
     assert all(isinstance(t, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", t) for t in said), said
     assert said == sorted(said) and said[-1] <= turns[2]["ts"]
     assert (vault / "MEMORY.md").read_text("utf-8").strip() == "Deploys go out on Thursdays"
