@@ -1,7 +1,8 @@
 """Reads follow the hot files: what Hermes, a person or git changed in MEMORY.md, USER.md or a
 project block is journalled into LOG.jsonl before a command reads the effective view, so
 `search`, `get`, `history`, `stats` and `context` see the files as they are (an entry added by
-hand is current, one dropped by hand is removed).
+hand is current, one dropped by hand is removed) — and so is a person's edit of a HANDOFF.md (the
+handoff it replaced is superseded).
 
 The check is a few `stat` calls against what the index last noted; only a change loads the
 hot-memory module (`memory.follow`) to journal it.
@@ -19,9 +20,15 @@ def follow_hot(vault: Vault) -> list[str]:
     with open_index(vault) as idx:
         if _noted(vault, idx):
             return []
-    from optmem import memory
+    return _journal_edits(vault)
 
-    return memory.follow(vault)
+
+def _journal_edits(vault: Vault) -> list[str]:
+    """Journal the outside edits: each HANDOFF.md a person changed (`handoff.follow`), then the
+    hot files (`memory.follow`, which notes the state)."""
+    from optmem import handoff, memory
+
+    return handoff.follow(vault) + memory.follow(vault)
 
 
 def open_followed(vault: Vault, progress: Progress | None = None) -> Index:
@@ -36,9 +43,7 @@ def open_followed(vault: Vault, progress: Progress | None = None) -> Index:
         idx.close()
         raise
     idx.close()
-    from optmem import memory
-
-    memory.follow(vault)
+    _journal_edits(vault)
     return open_index(vault, progress)
 
 

@@ -153,6 +153,17 @@ def parse(text: str) -> Handoff:
     )
 
 
+def _redacted(h: Handoff) -> Handoff:
+    """`h` as `follow` journals it: each field the scanner flags as its `[BLOCKED: rule]`."""
+    return replace(
+        h,
+        done=[scan.redact(i) for i in h.done],
+        blocked=[scan.redact(i) for i in h.blocked],
+        next=[scan.redact(i) for i in h.next],
+        note=scan.redact(h.note) if h.note else "",
+    )
+
+
 def _text(value: Any) -> str | None:
     """A front matter field as text (a hand edit may give any YAML value), None when absent."""
     return None if value is None else str(value)
@@ -172,9 +183,11 @@ def write(
     session: str | None = None,
     allow_unsafe: bool = False,
     confidence: float | None = None,
+    said_at: str | None = None,
 ) -> Handoff:
     """Write projects/P/HANDOFF.md atomically and append a `handoff` record to the log
-    (`confidence`: as `append --confidence`; an agent's own digest waits as pending)."""
+    (`confidence`: as `append --confidence`; an agent's own digest waits as pending; `said_at`:
+    when it was written, if earlier than now — a handoff that waited in a spool)."""
     validate_name(project, "project")
     if domain is not None:
         validate_name(domain, "domain")  # before anything is made
@@ -214,6 +227,8 @@ def write(
     extra: dict[str, Any] = {s: v for s, v in items.items() if v}
     if notes:
         extra["note"] = notes
+    if said_at:
+        extra["said_at"] = said_at
     from optmem.index import prepare
 
     prepare(vault)
@@ -299,6 +314,11 @@ def read(vault: Vault, project: str, history: int = 1, *, show_unsafe: bool = Fa
     if current is not None:
         newest = records[0] if records else None
         if current.edited or newest is None or current.id == newest.id or current.time >= newest.time:
+            journalled = next(
+                (r for r in records if current.edited and r.summary() == _redacted(current).summary()), None
+            )
+            if journalled is not None:  # a person's edit, journalled (`follow`): shown once, with its record
+                current = replace(current, id=journalled.id)
             out.append(current)
             records = [r for r in records if r.id != current.id]
     out += records
@@ -309,6 +329,64 @@ def read(vault: Vault, project: str, history: int = 1, *, show_unsafe: bool = Fa
             project=project,
         )
     return [h if show_unsafe else h.shown() for h in out[:history]]
+
+
+def follow(vault: Vault) -> list[str]:
+    """Journal each HANDOFF.md a person edited (its body no longer matches its digest) that the
+    log does not hold yet: a `handoff` record of the file's fields (source `drift`), correcting
+    the project's latest one — so search finds the person's words and reads the handoff they
+    replaced as superseded. A field the scanner flags is journalled as its `[BLOCKED: rule]`
+    placeholder (the file keeps it); a file that cannot be read, or holds nothing, is left to the
+    commands that read it. Looked for without the lock and journalled under it (looked for again
+    there: two readers journal it once). The record ids."""
+    from optmem.errors import OptmemError
+
+    out: list[str] = []
+    for name, _ in vault.handoff_paths():
+        project = name.split("/")[1]
+        try:
+            if NAME_RE.fullmatch(project) and _unjournalled(vault, project):
+                with vault.lock():
+                    edit = _unjournalled(vault, project)
+                    if edit is not None:
+                        said, latest = edit
+                        out.append(_journal_edit(vault, said, latest))
+        except OptmemError:
+            continue  # (cannot be read or written now: its readers say so, the next read tries again)
+    return out
+
+
+def _unjournalled(vault: Vault, project: str) -> tuple[Handoff, Handoff | None] | None:
+    """A person's edit of the project's HANDOFF.md that the log does not hold yet (as `follow`
+    journals it), and the handoff it replaces; or None."""
+    h = _file(vault, project)
+    if h is None or not h.edited or not (h.done or h.blocked or h.next or h.note):
+        return None
+    said = replace(_redacted(h), project=project)
+    latest = _records(vault, project, 1)
+    if latest and latest[0].summary() == said.summary():
+        return None  # journalled already
+    return said, latest[0] if latest else None
+
+
+def _journal_edit(vault: Vault, said: Handoff, latest: Handoff | None) -> str:
+    extra: dict[str, Any] = {s: getattr(said, s) for s in SECTIONS if getattr(said, s)}
+    if said.note:
+        extra["note"] = said.note
+    res = log.append(
+        vault,
+        log.Draft(
+            said.summary(),
+            domain=said.domain if said.domain and NAME_RE.fullmatch(said.domain) else None,
+            project=said.project,
+            kind=HANDOFF,
+            source="drift",
+            corrects=[latest.id] if latest is not None and latest.id else None,
+            extra=extra,
+        ),
+        gate=False,
+    )
+    return str(res.id)
 
 
 def list_all(vault: Vault) -> list[dict[str, Any]]:

@@ -1097,10 +1097,11 @@ def _from_log(vault: Vault, exc: Unwritable) -> Index:
 
 
 def hot_state(vault: Vault) -> str:
-    """The hot files as they stand (name, size, mtime, inode): a change since the index last
-    noted it (`Index.hot_noted`) may be an edit to journal — by Hermes, a person or git."""
+    """The hot files and the HANDOFF.md files as they stand (name, size, mtime, inode): a change
+    since the index last noted it (`Index.hot_noted`) may be an edit to journal — by Hermes, a
+    person or git."""
     out = []
-    for name, path in vault.hot_paths():
+    for name, path in vault.hot_paths() + vault.handoff_paths():
         try:
             st = os.stat(path)
         except OSError:

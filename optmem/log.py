@@ -627,10 +627,12 @@ def journal_hot(
     domain: str | None = None,
     source: str | None = None,
     extra: dict[str, Any] | None = None,
+    said_at: str | None = None,
 ) -> list[str]:
     """Journal hot-memory changes into the log (lock held): every old and new text is kept, and
     the lines the gate's scan passes keep its verdict (`optmem.verdicts`). `extra`: fields every
-    journal record carries (a resolution's `resolves`).
+    journal record carries (a resolution's `resolves`); `said_at`: when the edit was asked for, if
+    earlier than now (a write that waited in a spool).
 
     A removed entry becomes a retired `memory` record; a replaced one too, corrected by the
     record of its new text — so both stay searchable and only the new one is current. What a
@@ -656,7 +658,8 @@ def journal_hot(
             key=f"hot:{file}:{entry.id}",
             source=source,
             corrects=corrects,
-            extra={"op": op, "file": file, "entry": entry.id, **more, **(extra or {})},
+            extra={"op": op, "file": file, "entry": entry.id, **more, **(extra or {})}
+            | ({"said_at": said_at} if said_at else {}),
         )
 
     for c in changes:

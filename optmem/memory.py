@@ -305,13 +305,20 @@ def _drift_changes(vault: Vault, hot: HotFile) -> list[Change]:
 
 
 def _journal(
-    vault: Vault, hot: HotFile, project: str | None, changes: list[Change], *, domain: str | None, source: str | None
+    vault: Vault,
+    hot: HotFile,
+    project: str | None,
+    changes: list[Change],
+    *,
+    domain: str | None,
+    source: str | None,
+    said_at: str | None = None,
 ) -> list[str]:
     from optmem import log  # the journal goes through the log's single append path
 
     if not changes:
         return []
-    return log.journal_hot(vault, hot.name, project, changes, domain=domain, source=source)
+    return log.journal_hot(vault, hot.name, project, changes, domain=domain, source=source, said_at=said_at)
 
 
 # -- operations on an in-memory file --------------------------------------------------------
@@ -628,9 +635,11 @@ def apply(
     source: str | None = None,
     allow_unsafe: bool = False,
     origin: str | None = None,
+    said_at: str | None = None,
 ) -> Result:
     """Apply operations to one hot file all-or-nothing, under the vault lock. `origin`: where the
-    text came from (`optmem.quarantine`: a tool's output becomes hot memory only by a person).
+    text came from (`optmem.quarantine`: a tool's output becomes hot memory only by a person);
+    `said_at`: when the edit was asked for, kept in its journal records (a write that waited).
 
     Each op is {"op": "add", "text"} | {"op": "replace", "old"|"id", "new"} |
     {"op": "remove", "old"|"id"}, with optional "force" / "first". The limit is checked on the
@@ -671,7 +680,7 @@ def apply(
         if real:
             # the log is the truth: journal first, so a crash before the rename loses nothing (the
             # old file still holds what the journal says was removed; doctor reports the drift)
-            journal = _journal(vault, hot, project, real, domain=domain, source=source)
+            journal = _journal(vault, hot, project, real, domain=domain, source=source, said_at=said_at)
             fsio.atomic_write(hot.path, hot.render(), within=vault.root)
     status = (
         changes[0].status

@@ -185,6 +185,17 @@ class Vault:
             ]
         return out
 
+    def handoff_paths(self) -> list[tuple[str, Path]]:
+        """Each project's HANDOFF.md that exists, named as `hot_paths` names the hot files."""
+        pdir = self.root / "projects"
+        if not pdir.is_dir():
+            return []
+        return [
+            (f"projects/{p.name}/HANDOFF.md", p / "HANDOFF.md")
+            for p in sorted(pdir.iterdir())
+            if (p / "HANDOFF.md").is_file()
+        ]
+
     def tree_dir(self, domain: str) -> Path:
         return self.root / "tree" / validate_name(domain, "domain")
 

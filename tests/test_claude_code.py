@@ -165,6 +165,37 @@ def test_a_line_that_reports_work_and_names_the_next_step_is_split(tmp_path, rep
     assert h["next"] == ["Next step: update the nginx config."]
 
 
+@pytest.mark.long
+def test_next_after_a_colon_is_open_and_a_later_report_of_it_done_closes_it(tmp_path, repo, vault_path):
+    # "Done: …. Next: …" is two items; "下一步：导入新库" reported done later ("已完成：导入新库…") is not next
+    path = tmp_path / "later.jsonl"
+    said = [
+        ("user", "Deploy v3 to staging, then migrate the database to Postgres 16."),
+        ("assistant", "Done: deployed v3 to staging. Next: run smoke tests."),
+        ("assistant", "已完成：导出了旧库的数据。下一步：导入新库。"),
+        ("assistant", "已完成：导入新库并验证了行数。"),
+    ]
+    entries = [
+        {
+            "type": role,
+            "isSidechain": False,
+            "cwd": str(repo),
+            "sessionId": SESSION,
+            "message": {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]},
+        }
+        for role, text in said
+    ]
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
+    hook("SessionEnd", repo, path)
+    h = handoffs()[0]
+    assert h["done"] == [
+        "Done: deployed v3 to staging.",
+        "已完成：导出了旧库的数据。",
+        "已完成：导入新库并验证了行数。",
+    ]
+    assert h["next"] == ["Next: run smoke tests."]
+
+
 # -- blocked --------------------------------------------------------------------------------------
 @pytest.mark.long
 def test_blocked_is_what_stayed_broken_and_what_the_user_said_blocks_the_work(tmp_path, repo, vault_path):
@@ -253,3 +284,20 @@ def test_a_hook_fed_something_else_says_what_it_expects_and_never_fails(vault_pa
         assert res.returncode == 0 and res.stdout == ""  # never breaks the agent's session
         assert "hook skipped" in res.stderr and "JSON event Claude Code sends" in res.stderr
     assert not vault_path.exists()  # and writes nothing
+    # a field of the wrong type is named, with what it got
+    res = run_optmem("hook", "claude-code", input=json.dumps({"session_id": 5, "transcript_path": 7, "cwd": 9}))
+    assert res.returncode == 0 and res.stdout == "" and not vault_path.exists()
+    for field in ("session_id", "transcript_path", "cwd"):
+        assert f"`{field}`" in res.stderr, res.stderr
+    assert "a number" in res.stderr and "a string" in res.stderr
+
+
+@pytest.mark.long
+def test_session_end_with_no_transcript_says_which_file_is_missing(tmp_path, repo, vault_path):
+    gone = tmp_path / "gone.jsonl"
+    event = {"hook_event_name": "SessionEnd", "session_id": SESSION, "cwd": str(repo), "transcript_path": str(gone)}
+    res = run_optmem("hook", "claude-code", input=json.dumps(event))
+    assert res.returncode == 0 and res.stdout == ""
+    assert str(gone) in res.stderr and "no handoff" in res.stderr, res.stderr
+    got = run_optmem("hook", "claude-code", "--json", input=json.dumps(event))
+    assert json.loads(got.stdout)["handoff"] is None and str(gone) in json.loads(got.stdout)["warnings"][0]

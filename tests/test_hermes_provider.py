@@ -6,6 +6,7 @@ tests_hermes/ (a venv with hermes-agent, `.ci/hermes`)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -222,6 +223,12 @@ def test_a_turn_the_vault_cannot_take_now_waits_in_the_spool_and_arrives_after(t
     turns = [r for r in recs if r.get("tier") == "chat"]
     assert ["9090" in turns[0]["text"], "3000" in turns[1]["text"], "Postgres" in turns[2]["text"]] == [True] * 3
     assert all("said_at" in t for t in turns[:2]) and "said_at" not in turns[2]
+    # every spooled write says when it was said, as every time in the log is written (ISO, UTC)
+    mirrored = next(r for r in recs if r.get("kind") == "memory")
+    handed = next(r for r in recs if r.get("kind") == "handoff")
+    said = [turns[0]["said_at"], mirrored.get("said_at"), turns[1]["said_at"], handed.get("said_at")]  # (as said)
+    assert all(isinstance(t, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", t) for t in said), said
+    assert said == sorted(said) and said[-1] <= turns[2]["ts"]
     assert (vault / "MEMORY.md").read_text("utf-8").strip() == "Deploys go out on Thursdays"
     assert "moved it" in (vault / "projects" / p.project / "HANDOFF.md").read_text("utf-8")
     assert not (home / hermes.SPOOL).exists()
@@ -307,3 +314,88 @@ def test_the_session_names_the_project_and_a_switch_moves_the_writes(tmp_path, m
     assert p.backup_paths() == []  # the vault is in HERMES_HOME: `hermes backup` has it
     monkeypatch.setenv("OPTMEM_VAULT", str(tmp_path / "elsewhere"))
     assert p.backup_paths() == [str(tmp_path / "elsewhere")]
+
+
+@pytest.mark.long
+def test_a_sessions_turns_and_handoff_carry_its_project_and_a_later_done_closes_an_open_item(
+    cli, tmp_path, monkeypatch
+):
+    """The turns of a session in a git repository carry its project as its handoff does, so
+    `context -p` finds them; the handoff reads "Done: …. Next: …" as two items, and an open item
+    a later message reports done is not left as next."""
+    import subprocess
+
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    repo = tmp_path / "hproj"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.setenv("TERMINAL_CWD", str(repo))
+    home = tmp_path / "hermes"
+    p = started(home, agent_context="primary")
+    p.sync_turn("The hproj API listens on port 7070 now", "Noted: hproj API on 7070.", session_id="s-1")
+    p.on_delegation("Find the flaky test in the payments suite", "test_refund_race fails one run in ten.")
+    p.on_session_end(
+        [
+            {"role": "user", "content": "move the hproj API to 7070 and migrate the database"},
+            {"role": "assistant", "content": "Done: moved the API to 7070. Next: run smoke tests."},
+            {"role": "assistant", "content": "已完成：导出了旧库的数据。下一步：导入新库。"},
+            {"role": "assistant", "content": "已完成：导入新库并验证了行数。"},
+        ]
+    )
+    p.shutdown()
+    vault = str(home / "optmem")
+    recs = [json.loads(x) for x in (home / "optmem" / "LOG.jsonl").read_text("utf-8").splitlines()]
+    assert [(r.get("kind"), r.get("project")) for r in recs] == [
+        ("note", "hproj"),
+        ("note", "hproj"),
+        ("handoff", "hproj"),
+    ]
+    [h] = cli.json("--vault", vault, "handoff", "read", "-p", "hproj")["handoffs"]
+    assert h["done"] == [
+        "Done: moved the API to 7070.",
+        "已完成：导出了旧库的数据。",
+        "已完成：导入新库并验证了行数。",
+    ]
+    assert h["next"] == ["Next: run smoke tests."]
+    block = cli("--vault", vault, "context", "-p", "hproj").stdout
+    assert "port 7070" in block and "test_refund_race" in block
+
+
+def test_a_hook_given_what_is_not_text_says_so_and_raises_nothing(tmp_path, monkeypatch, caplog):
+    """Hermes hands its hooks strings; anything else (a number, a list) is logged naming the
+    argument and what it got, and nothing is written — never an exception into Hermes' turn. An
+    absent side (None) is an empty one."""
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    home = tmp_path / "hermes"
+    p = started(home, agent_context="primary")
+    with caplog.at_level("WARNING", logger="optmem.integrations.hermes"):
+        p.sync_turn(5, 6, session_id="s-1")
+        p.on_delegation(["a task"], "a result long enough to keep")
+        p.on_memory_write("add", "memory", 42)
+        p.on_session_end("garbage")
+        assert p.prefetch(7) == "" and p.on_pre_compress(8) == ""
+        p.queue_prefetch(9)
+        p.on_session_switch(10)
+    assert "'user_content' is int (5)" in caplog.text and "'task' is list" in caplog.text
+    assert "'content' is int (42)" in caplog.text and "'messages' is str" in caplog.text
+    assert "'query' is int (7)" in caplog.text and "'new_session_id' is int (10)" in caplog.text
+    assert not (home / "optmem" / "LOG.jsonl").exists() and not (home / "optmem" / "MEMORY.md").exists()
+    assert p.session_id == "s-1"
+    p.sync_turn("Which port does the queue listen on now?", None, session_id="s-1")
+    assert p.prefetch(None) == "" or "queue" in p.prefetch(None)
+    [rec] = [json.loads(x) for x in (home / "optmem" / "LOG.jsonl").read_text("utf-8").splitlines()]
+    assert rec["text"] == "Asked: Which port does the queue listen on now?"
+    p.shutdown()
+
+
+def test_a_spool_an_older_optmem_wrote_says_when_in_the_logs_time_format(tmp_path, monkeypatch):
+    """An older provider spooled Unix seconds: drained, the record's said_at is a UTC time as the
+    log writes every time."""
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    home = tmp_path / "hermes"
+    home.mkdir()
+    entry = {"turn": "Asked: which queue? — Answered: RabbitMQ 3.12.", "session": "s-0", "at": 1796572576.6}
+    (home / hermes.SPOOL).write_text(json.dumps(entry) + "\n", "utf-8")
+    started(home, agent_context="primary").shutdown()
+    [rec] = [json.loads(x) for x in (home / "optmem" / "LOG.jsonl").read_text("utf-8").splitlines()]
+    assert rec["said_at"] == "2026-12-06T15:56:16Z" and rec["session"] == "s-0"

@@ -35,10 +35,13 @@ _DONE = re.compile(
     re.I,
 )
 _OPEN = re.compile(
-    r"\b(todo|next step|next:|remaining|still need|not yet|follow[- ]up|left to)\b|"
+    r"\b(todo|next steps?|remaining|still need|not yet|follow[- ]up|left to)\b|\bnext\s*:|"
     r"- \[ \]|待办|下一步|还需要|尚未|未完成",
     re.I,
 )
+# the label an open item starts with ("Next: ", "TODO - ", "下一步：") — not what is to be done
+_LABEL = re.compile(r"^(?:todo|next steps?|next|remaining|follow[- ]up|待办|下一步|还需要)\s*[:：\-–—]?\s*", re.I)
+_WORD = re.compile(r"[^\W\d_]{4,}|\d+|[\u3400-\u9fff]+")  # what must recur for a report to name an item
 # "Updated none", "Fixed: nothing", "Removed 0 files", "nothing was changed", "未做任何修改": a
 # report that nothing happened (sub-agents end with one) is not work done
 _NULL = re.compile(
@@ -214,9 +217,7 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
                     if isinstance(block, dict) and block.get("type") == "tool_use":
                         calls[str(block.get("id"))] = _tool_key(str(block.get("name")), block.get("input"))
                 for text in _texts(content):
-                    reported, still_open = report_lines(text)
-                    done += reported
-                    open_items += still_open
+                    _report(text, done, open_items)
     said = [_short(p) for p in prompts]
     requests = said[:1] + _last([p for p in said[1:] if p != said[0]], keep - 1) if keep > 0 else []
     unresolved = [line for place, key, line in failures if fixed.get(key, -1) < place]
@@ -228,23 +229,59 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
     )
 
 
-def report_lines(text: str) -> tuple[list[str], list[str]]:
-    """(what an assistant's text reports done, what it leaves open), line by line (extractive)."""
-    done: list[str] = []
-    open_items: list[str] = []
+def _report_parts(text: str) -> list[tuple[bool, str]]:
+    """What an assistant's text reports, in order: (True, a line of work done) or (False, an open
+    item), line by line (extractive)."""
+    out: list[tuple[bool, str]] = []
     for line in text.splitlines():
         line = line.strip(" -*•\t")
-        # a line that reports work and names what is next ("Done: …. Next step: …") is read
+        # a line that reports work and names what is next ("Done: …. Next: …") is read
         # sentence by sentence; any other line as a whole
         both = _OPEN.search(line) and _DONE.search(line)
         for part in _SENTENCE.split(line) if both else [line]:
             if len(part) < 4:
                 continue
             if _OPEN.search(part):
-                open_items.append(_short(part))
+                out.append((False, _short(part)))
             elif _DONE.search(part) and not _null_report(part):
-                done.append(_short(part))
+                out.append((True, _short(part)))
+    return out
+
+
+def report_lines(text: str) -> tuple[list[str], list[str]]:
+    """(what an assistant's text reports done, what it leaves open), line by line (extractive)."""
+    parts = _report_parts(text)
+    return [p for done, p in parts if done], [p for done, p in parts if not done]
+
+
+def reports(texts: list[str]) -> tuple[list[str], list[str]]:
+    """(what the assistant's texts, oldest first, report done; what is still open): an open item
+    a later report of work done names ("Next: run smoke tests" … "Done: ran the smoke tests";
+    "下一步：导入新库" … "已完成：导入新库并验证了行数") is settled, not left open."""
+    done: list[str] = []
+    open_items: list[str] = []
+    for text in texts:
+        _report(text, done, open_items)
     return done, open_items
+
+
+def _report(text: str, done: list[str], open_items: list[str]) -> None:
+    """One more assistant text into `done` and `open_items` (`reports`)."""
+    for is_done, part in _report_parts(text):
+        if is_done:
+            done.append(part)
+            open_items[:] = [item for item in open_items if not _settles(part, item)]
+        else:
+            open_items.append(part)
+
+
+def _settles(report: str, item: str) -> bool:
+    """Whether a report of work done names an open item: every word of four letters or more,
+    every number and every run of CJK characters of what the item asks (its label left out)
+    recurs in the report."""
+    said = _WORD.findall(_LABEL.sub("", item).lower())
+    wanted = report.lower()
+    return bool(said) and all(w in wanted for w in said)
 
 
 def _null_report(line: str) -> bool:
@@ -291,7 +328,14 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
 
     path = event.get("transcript_path")
     if not path or not Path(path).is_file():
-        return {"event": name, "project": project, "handoff": None, "reason": "no transcript"}
+        why = f"the transcript {path} is not there" if path else "the event names no transcript_path"
+        return {
+            "event": name,
+            "project": project,
+            "handoff": None,
+            "reason": "no transcript",
+            "warnings": [f"{name}: no handoff written: {why}"],
+        }
     got = read_transcript(Path(path))
     if got.empty():
         return {"event": name, "project": project, "handoff": None, "reason": "empty transcript"}
@@ -334,6 +378,7 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
     None when the vault has nothing for the project, so the session gets no empty block)."""
     from optmem import context
 
+    _check_event(event)
     name = event.get("hook_event_name")
     cwd = Path(event.get("cwd") or os.getcwd())
     try:
@@ -350,6 +395,21 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
     if name in ("PreCompact", "SessionEnd"):
         return _write_handoff(vault, project, str(name), event)
     return {"event": name, "project": project, "ignored": True}
+
+
+EVENT_FIELDS = ("hook_event_name", "session_id", "transcript_path", "cwd", "trigger", "reason", "source")
+
+
+def _check_event(event: dict[str, Any]) -> None:
+    """Every field of a hook event that is read is a string (or absent), as Claude Code sends it;
+    else a usage error naming each field that is not and what it is — before anything is done."""
+    wrong = {k: event[k] for k in EVENT_FIELDS if event.get(k) is not None and not isinstance(event[k], str)}
+    if wrong:
+        said = ", ".join(f"`{k}` is a {_json_type(v)} ({json.dumps(v)[:40]})" for k, v in wrong.items())
+        raise UsageError(
+            f"the hook event's {said}: each must be a string, as Claude Code sends it; nothing was done",
+            fields=sorted(wrong),
+        )
 
 
 def read_settings(path: Path, *, make_folder: bool = False) -> dict[str, Any]:

@@ -131,7 +131,43 @@ def turn_text(user: str, assistant: str, limit: int) -> str:
     answer_room = max(room // 2, room - len(asked.encode("utf-8")))
     answered = _clip(answered, answer_room)
     asked = _clip(asked, room - len(answered.encode("utf-8")))
-    return f"Asked: {asked} — Answered: {answered}"
+    return " — ".join(f"{what}: {text}" for what, text in (("Asked", asked), ("Answered", answered)) if text)
+
+
+_KINDS: dict[type, str] = {str: "text", list: "a list of messages", dict: "an object (dict)"}
+
+
+def _hook(nothing: Any = None, **kinds: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """One argument check for a Hermes hook: each argument named in `kinds` must be of its type
+    (text, a list of messages, a dict) or None, which stands for an empty one. Anything else is
+    logged, naming the hook, the argument and what it got, and the hook does nothing (returns
+    `nothing`) — a hook never raises into Hermes' turn."""
+    import functools
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(self: Provider, *args: Any, **kwargs: Any) -> Any:
+            import inspect
+
+            bound = inspect.signature(fn).bind(self, *args, **kwargs)
+            for name, kind in kinds.items():
+                value = bound.arguments.get(name)
+                if value is None:
+                    if name in bound.arguments:
+                        bound.arguments[name] = kind()  # ("", [], {}: an absent one is empty)
+                elif not isinstance(value, kind):
+                    said = repr(value)
+                    said = said if len(said) <= 40 else said[:39] + "…"
+                    self._tell(
+                        f"{fn.__name__}: {name!r} is {type(value).__name__} ({said}), not {_KINDS[kind]}; "
+                        "nothing was done"
+                    )
+                    return nothing
+            return fn(*bound.args, **bound.kwargs)
+
+        return run
+
+    return wrap
 
 
 def _ok(obj: dict[str, Any]) -> str:
@@ -152,6 +188,17 @@ def _unsafe(text: str) -> tuple[str, str] | None:
         return "", "a lone surrogate (no UTF-8 file can hold it)"
     rule = scan.find(text)
     return (rule, f"the security rule {rule!r}") if rule else None
+
+
+def _said_at(at: Any) -> str | None:
+    """A spooled entry's time as the log writes times (an older spool holds Unix seconds)."""
+    from optmem import clock
+
+    if isinstance(at, (int, float)) and not isinstance(at, bool):
+        from datetime import UTC, datetime
+
+        return clock.format_ts(datetime.fromtimestamp(at, UTC))
+    return at if isinstance(at, str) and at else None
 
 
 def _what(entry: dict[str, Any]) -> str:
@@ -341,11 +388,13 @@ class Provider:
             return ""  # (recall that cannot be had this turn: the turn goes on without it)
         return ctx.text if any(s["items"] or s["omitted"] for s in ctx.sections) else ""
 
+    @_hook("", query=str, session_id=str)
     def prefetch(self, query: str, *, session_id: str = "") -> str:
         with self._lock:
             cached = self._cache.pop(query, None)
         return cached if cached is not None else self._context(query)
 
+    @_hook(query=str, session_id=str)
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
         def fill() -> None:
             text = self._context(query)
@@ -357,6 +406,7 @@ class Provider:
         thread.start()
 
     # -- writes -----------------------------------------------------------------------------------
+    @_hook(user_content=str, assistant_content=str, session_id=str, messages=list)
     def sync_turn(
         self,
         user_content: str,
@@ -385,20 +435,16 @@ class Provider:
         # one line, no role markers (which read as a forged conversation turn to the scanner)
         limit = self.vault.settings.limits.record_bytes if self.missing is None else 64 * 1024
         turn = turn_text(user_content, assistant_content, limit)
-        self._write({"turn": turn, "session": session} | ({"held": held} if held else {}))
+        self._write({"turn": turn, "session": session, "project": self.project} | ({"held": held} if held else {}))
 
+    @_hook(messages=list)
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        from optmem.integrations.claude_code import report_lines
+        from optmem.integrations.claude_code import reports
 
         if not self.writes:
             return
         asked = _texts(messages, "user")
-        done: list[str] = []
-        open_items: list[str] = []
-        for text in _texts(messages, "assistant"):
-            d, o = report_lines(text)
-            done += d
-            open_items += o
+        done, open_items = reports(_texts(messages, "assistant"))  # (an item reported done later is not open)
         if not asked and not done and not open_items:
             return
         note = f"goal: {' '.join(asked[0].split())[:240]}" if asked else None
@@ -412,10 +458,12 @@ class Provider:
             }
         )
 
+    @_hook(task=str, result=str, child_session_id=str)
     def on_delegation(self, task: str, result: str, *, child_session_id: str = "", **kwargs: Any) -> None:
         """A subagent's task and what came back, kept as a turn of this session."""
         self.sync_turn(task, result, session_id=self.session_id)
 
+    @_hook(new_session_id=str, parent_session_id=str)
     def on_session_switch(
         self,
         new_session_id: str,
@@ -448,9 +496,9 @@ class Provider:
                 reason = str(err)
         else:
             reason = "earlier writes still wait in the spool"
-        import time
+        from optmem import clock
 
-        entry["at"] = time.time()
+        entry["at"] = clock.format_ts(clock.now())  # (when it was said: as every time in the log)
         try:
             fsio.append_lines(
                 self.home / SPOOL, [json.dumps(entry, ensure_ascii=False).encode("utf-8")], within=self.home
@@ -465,18 +513,20 @@ class Provider:
 
         if not self._present():
             raise VaultMissing(f"the vault {self.missing} does not exist (an unmounted disk?)")
-        extra = {"said_at": entry["at"]} if "at" in entry else None  # (a spooled write: when it was said)
+        said_at = _said_at(entry.get("at"))  # (a spooled write: when it was said)
+        extra = {"said_at": said_at} if said_at else None
         if "memory" in entry:
             from optmem import memory
 
             try:
-                memory.apply(self.vault, entry["ops"], target=str(entry["memory"]), source="hermes")
+                memory.apply(self.vault, entry["ops"], target=str(entry["memory"]), source="hermes", said_at=said_at)
             except (NotFound, NoMatch, NearDuplicate, OverLimit) as err:  # (held already, or no more)
                 logger.info("optmem: a memory-tool %s was not mirrored: %s", entry["ops"][0], err)
         elif "turn" in entry:
             draft = log.Draft(
                 entry["turn"],
                 tier="chat",
+                project=entry.get("project") or None,  # the session's, as its handoff's
                 session=entry.get("session") or None,
                 source="hermes",
                 origin="agent",
@@ -493,6 +543,7 @@ class Provider:
                 note=entry.get("note"),
                 source="hermes",
                 session=entry.get("session") or None,
+                said_at=said_at,
             )
 
     def _drain(self) -> bool:
@@ -525,12 +576,14 @@ class Provider:
             self._tell(f"the spool {path} cannot be read: {err}; move it aside to go on", error=True)
             return False
 
+    @_hook("", messages=list)
     def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
         """The facts worth keeping through a compression: what OptMem holds that the messages about
         to be dropped touch (redlines and hot memory first)."""
         said = " ".join(_texts(messages, "user")[-3:])[-400:]
         return self._context(said)
 
+    @_hook(action=str, target=str, content=str, metadata=dict)
     def on_memory_write(self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None) -> None:
         from optmem.follow import follow_hot
 
@@ -563,8 +616,13 @@ class Provider:
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         from optmem import facts, log, search
 
-        args = args or {}
+        args = {} if args is None else args
         try:
+            if not isinstance(args, dict):
+                raise UsageError(
+                    f"{tool_name}: the arguments must be an object of named values, not {type(args).__name__}; "
+                    "nothing was done"
+                )
             if tool_name not in TOOL_ARGS:
                 raise UsageError(f"optmem has no tool {tool_name!r}; its tools: {', '.join(TOOL_ARGS)}")
             unknown = set(args) - TOOL_ARGS[tool_name]
