@@ -138,3 +138,25 @@ def test_a_refusal_about_a_redline_tells_the_agent_to_ask_the_user(vault_path: P
             assert named in listed[tool] and named != "redline", (tool, message)
         assert not re.search(r"\b(add|write|give|pass) (a newer redline|--redline|the argument)", message), message
     assert cli.json("--vault", str(vault_path), "get", rid)["record"]["status"] == "current"
+
+
+@pytest.mark.long
+def test_params_a_method_does_not_take_are_refused_in_the_usual_shape(vault_path: Path) -> None:
+    """`tools/call` whose `arguments` are not an object (or whose `name` is not text) was answered
+    -32602 with `data: ""`; its data is the usual error object naming the param. (The SDK's client
+    will not send such params: they go out raw here; over a real stdio server: test_agents.py.)"""
+    from mcp.shared.exceptions import MCPError
+
+    async def script(s: Any) -> list[Any]:
+        out = []
+        for params in ({"name": "append", "arguments": "notadict"}, {"name": 7, "arguments": {}}):
+            try:
+                out.append(await s._dispatcher.send_raw_request("tools/call", params, {}))
+            except MCPError as exc:
+                out.append(exc.error)
+        return out
+
+    for error, param in zip(mcp_session(vault_path, script), ("arguments", "name"), strict=True):
+        assert error.code == -32602 and error.data["ok"] is False, error
+        assert error.data["error"]["code"] == "invalid_params" and f"`{param}`" in error.data["error"]["message"]
+    assert not (vault_path / "LOG.jsonl").exists()
