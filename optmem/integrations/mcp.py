@@ -352,7 +352,7 @@ def _memory_signature() -> inspect.Signature:
 
 # what each action of the `memory` tool reads (besides target and project); a batch's operations
 # carry their own content and old_text (Hermes ignores `action` beside them, and so does this)
-MEMORY_USES: dict[str | None, tuple[str, ...]] = {
+MEMORY_USES: dict[str, tuple[str, ...]] = {
     "add": ("content",),
     "replace": ("old_text", "content", "new_text"),
     "remove": ("old_text",),
