@@ -612,7 +612,7 @@ def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:
             if not view.may_supersede(tier, row.tier) and view.status(row, now) == view.Status.CURRENT:
                 raise RedlineLocked(
                     f"key {quote(rec.key)} is held by redline {row.id}; a redline is a locked rule — "
-                    "write a newer redline (--redline) to change it",
+                    "only a newer redline (--redline) changes it",
                     id=row.id,
                     key=rec.key,
                 )

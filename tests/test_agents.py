@@ -327,7 +327,7 @@ def test_mcp_server_over_stdio_with_a_real_client(tmp_path, vault_path, monkeypa
     assert "always obey" not in (vault_path / "LOG.jsonl").read_text("utf-8")
     assert fenced_json(got["memory"])["status"] == "added"
     assert (vault_path / "USER.md").read_text("utf-8").strip() == "喜欢喝拿铁"
-    assert "喜欢喝拿铁" in fenced_json(got["context"])["text"]
+    assert got["context"].startswith("<<<OPTMEM RECALLED MEMORY") and "喜欢喝拿铁" in got["context"]  # the block
     assert fenced_json(got["missing"])["error"]["code"] == "not_found" and got["missing_is_error"] is True
 
 
@@ -494,9 +494,12 @@ def test_every_mcp_request_gets_an_answer_even_a_line_that_is_not_json_or_holds_
         '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"append","arguments":{"text":"a \\ud800 b"}}}',
         '{"jsonrpc":"2.0","method":"notifications/progress","params":"\\udc00"}',  # a notification: no answer
         '{"id": 8, "method": 5}',
+        # params its method does not take: arguments that are not an object, a name that is no text
+        json.dumps({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "append", "arguments": 5}}),
+        json.dumps({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": 7}}),
         json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "context", "arguments": {}}}),
     ]
-    init, garbage, surrogate, invalid, ctx = _raw_mcp(vault_path, lines, 5)
+    init, garbage, surrogate, invalid, not_args, not_name, ctx = _raw_mcp(vault_path, lines, 7)
     assert init["id"] == 1 and "result" in init
     assert garbage["id"] is None and garbage["error"]["code"] == -32700
     assert garbage["error"]["data"]["error"]["code"] == "unparseable_request"
@@ -507,6 +510,11 @@ def test_every_mcp_request_gets_an_answer_even_a_line_that_is_not_json_or_holds_
     }
     assert "lone surrogate" in surrogate["error"]["data"]["error"]["message"]
     assert invalid["id"] == 8 and invalid["error"]["code"] == -32600
+    for bad, rid, where in ((not_args, 10, "arguments"), (not_name, 11, "name")):
+        assert bad["id"] == rid and bad["error"]["code"] == -32602, bad
+        data = bad["error"]["data"]
+        assert data["ok"] is False and data["error"]["code"] == "invalid_params", bad
+        assert f"`{where}`" in data["error"]["message"] and "nothing was done" in data["error"]["message"], bad
     assert ctx["id"] == 9 and ctx["result"]["isError"] is False  # still serving
     assert not (vault_path / "LOG.jsonl").exists() or "a " not in (vault_path / "LOG.jsonl").read_text("utf-8")
 

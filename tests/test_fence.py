@@ -179,15 +179,23 @@ def test_the_claude_code_session_hook_hands_the_fenced_block(vault, cli, tmp_pat
 
 @pytest.mark.long
 def test_every_mcp_tool_result_is_fenced_with_its_strings_defused(vault, cli):
-    from optmem.integrations.mcp import as_result
+    from optmem.integrations.mcp import BLOCKS, as_result
 
     _plant(cli)
-    for args in (("search", "staging"), ("context", "-p", "webapp"), ("handoff", "read", "-p", "webapp")):
+    for args in (("search", "staging"), ("handoff", "read", "-p", "webapp")):
         raw = cli(*args, "--json").stdout
         result = as_result(raw).model_dump(by_alias=True)  # the protocol's field names
         text = result["content"][0]["text"]
         _assert_fenced(text)
         assert fenced_json(text) == result["structuredContent"] == defuse_all(json.loads(raw))
+    # `context` built its block itself, every stored line defused: the block is the result's text
+    # (the one fence, as the hooks hand it) and stands in its structured content as the CLI prints it
+    raw = cli("context", "-p", "webapp", "--json").stdout
+    result = as_result(raw, BLOCKS["context"]).model_dump(by_alias=True)
+    _assert_fenced(result["content"][0]["text"], *KEPT)
+    assert result["content"][0]["text"] == json.loads(raw)["text"]
+    cli_json = json.loads(raw)
+    assert result["structuredContent"] == {**defuse_all(cli_json), **{k: cli_json[k] for k in BLOCKS["context"]}}
     refused = as_result(cli("get", "nothing-like-an-id", "--json").stdout).model_dump(by_alias=True)
     assert refused["isError"] and fenced_json(refused["content"][0]["text"])["ok"] is False
 

@@ -40,7 +40,10 @@ def test_the_asks_in_context_over_mcp_name_the_resolve_tool(vault_path):
         cli.json("--vault", str(vault_path), "append", f"db.host is {host}", "--key", "db.host")
     out = cli("--vault", str(vault_path), "context", "--json")
     assert "`optmem resolve db.host --keep ID`" in json.loads(out.stdout)["text"]  # the CLI's words
-    text = json.loads(_advice().json(out.stdout))["text"]
+    advised = json.loads(_advice().json(out.stdout))
+    text = advised["text"]
+    items = "\n".join(i for section in advised["sections"] for i in section["items"])  # the block's parts too
+    assert "the `resolve` tool with key=db.host, keep=ID" in items and "optmem " not in items, items
     assert "the `resolve` tool with key=db.host, keep=ID" in text, text
     assert "optmem resolve" not in text and "optmem conflicts" not in text and "the `conflicts` tool" in text
     assert "db.host is db-e.internal" in text  # the stored values themselves are untouched

@@ -262,7 +262,8 @@ def test_every_mcp_tool_agrees_with_the_cli(built: Built) -> None:
         out["__conflicts"] = await call("conflicts", {})
         out["__handoff"] = await call("handoff_read", {"project": "mxproj"})
         out["__memory"] = await call("memory", {"action": "read", "target": "memory"})
-        out["__context"] = await call("context", {"budget": 20000})
+        block = (await s.call_tool("context", {"budget": 20000})).content[0].text  # the block itself
+        out["__context"] = {"text": block}
         return out
 
     import os

@@ -88,10 +88,12 @@ def test_a_sweeps_preview_shows_what_get_shows(cli, three, monkeypatch: pytest.M
 @pytest.mark.long
 def test_the_mcp_tools_show_what_the_cli_shows(three):
     from optmem.cli.mcpserve import call
-    from optmem.integrations.mcp import as_result
+    from optmem.integrations.mcp import BLOCKS, as_result
 
     def tool(*args: str) -> object:
-        result = as_result(call(list(args)))
+        result = as_result(call(list(args)), BLOCKS.get(args[0], ()))
+        if args[0] in BLOCKS:  # (the block is the text; its JSON, the structured content)
+            return result.structured_content if hasattr(result, "structured_content") else result.structuredContent
         return fenced_json(result.content[0].text if hasattr(result, "content") else result)
 
     for rid, (stored, shown) in three.items():

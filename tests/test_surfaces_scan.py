@@ -285,12 +285,26 @@ def test_a_phrase_split_over_the_lines_of_a_node_blocks_the_body(planted, cli):
 
 
 def _mcp_call(tool: str, arguments: dict[str, Any]) -> str:
-    """Call a tool of the MCP server `optmem mcp` serves, built in this process."""
+    """Call a tool of the MCP server `optmem mcp` serves, built in this process: the result's
+    text (`context`'s is its block itself; its structured content, the JSON: `_mcp_json`)."""
+    return str(_mcp_result(tool, arguments).content[0].text)
+
+
+def _mcp_result(tool: str, arguments: dict[str, Any]) -> Any:
     from optmem.cli.mcpserve import server
 
     with server() as app:
-        result = asyncio.run(app.call_tool(tool, arguments))
-    return result.content[0].text
+        return asyncio.run(app.call_tool(tool, arguments))
+
+
+def _mcp_json(tool: str, arguments: dict[str, Any]) -> Any:
+    """A tool's result as JSON: its fenced text, or, for `context` (whose text is its block), its
+    structured content — the block's text checked as well."""
+    result = _mcp_result(tool, arguments)
+    if tool != "context":
+        return fenced_json(result.content[0].text)
+    assert_clean(result.content[0].text, tool)
+    return getattr(result, "structured_content", None) or result.structuredContent
 
 
 @pytest.mark.long
@@ -307,7 +321,7 @@ def test_the_mcp_handoff_read_tool_is_scanned(planted, cli):
         ("conflicts", {}),
         ("context", {"project": "broken"}),
     ):
-        got = fenced_json(_mcp_call(tool, arguments))
+        got = _mcp_json(tool, arguments)
         assert got["ok"] is True, got
         for s in strings(got):
             assert_clean(s, tool)

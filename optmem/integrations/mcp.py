@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import GenericAlias
 from typing import Annotated, Any, Literal
 
@@ -144,12 +144,15 @@ def argv(command: str, params: list[Any], values: dict[str, Any]) -> list[str]:
 AGENT_ORIGINS = ("agent", "tool")  # what an agent's write says it is over MCP (`optmem.quarantine`)
 
 
+REFUSED = ("redline",)  # arguments a tool declares (its command's) and refuses an agent (`agent_refusal`)
+
+
 def agent_refusal(values: dict[str, Any]) -> OptmemError | None:
     """What an agent may not do through MCP: write a redline, or speak as someone else. A
     redline is a locked rule at the top of every future context; an injected agent must not be
     able to plant one, so redlines come from people, through the CLI. What an agent writes is the
     agent's (`origin` agent), or a tool's output it saved (`origin` tool) — never the user's."""
-    if values.get("redline") or values.get("tier") == "redline":
+    if any(values.get(name) for name in REFUSED) or values.get("tier") == "redline":
         return UsageError(
             "redlines come from people: over MCP an agent cannot write one — ask the "
             "user to run `optmem append --redline …` (or `optmem correct … --redline`)"
@@ -179,7 +182,7 @@ def _tool(
             line = argv(command, params, values)
         except OptmemError as err:
             return as_result(refuse(err))
-        return as_result(call(line))
+        return as_result(call(line), BLOCKS.get(command, ()))
 
     sig = []
     for p in params:
@@ -192,19 +195,34 @@ def _tool(
     return tool
 
 
-def as_result(text: str) -> Any:
+# a command whose --json carries the fenced block it built itself: the block's key, then its
+# parts (`context`: `text`, its sections' titles and items — every stored line in them already
+# defused by `optmem.context.fit`, the fence, headings and titles its own)
+BLOCKS: dict[str, tuple[str, ...]] = {"context": ("text", "sections")}
+
+
+def as_result(text: str, block: tuple[str, ...] = ()) -> Any:
     """A tool's result: the command's JSON as text and as structured content, with isError set
     when the command refused (its JSON says "ok": false). Stored text goes to a model here, so the
-    text is fenced and every string defused (`optmem.safety.fence`), the structured content too."""
+    text is fenced and every string defused (`optmem.safety.fence`), the structured content too.
+    A command's own fenced block (`BLOCKS`) is passed on as the command built it — defused once
+    more, its fence and headings would read as quoted stored text — and is the result's text, the
+    block the session hooks hand an agent."""
     import json
 
-    from optmem.safety.fence import Body, defuse_all, wrap
+    from optmem.safety.fence import CLOSE, OPEN, Body, defuse_all, wrap
 
     try:
-        obj = defuse_all(json.loads(text))
-        # JSON marks its stored text itself: every string stands inside quotes on a line of its
-        # own key, so none can print a line of the fence
-        text = wrap(Body(json.dumps(obj, ensure_ascii=False, indent=2)))
+        raw = json.loads(text)
+        obj = defuse_all(raw)
+        built = raw.get(block[0]) if block and isinstance(raw, dict) and raw.get("ok") is not False else None
+        if isinstance(built, str) and built.startswith(OPEN) and built.endswith(CLOSE) and built.count(OPEN) == 1:
+            obj.update({key: raw[key] for key in block if key in raw})
+            text = built
+        else:
+            # JSON marks its stored text itself: every string stands inside quotes on a line of
+            # its own key, so none can print a line of the fence
+            text = wrap(Body(json.dumps(obj, ensure_ascii=False, indent=2)))
     except ValueError:
         obj = None
         text = wrap(text)  # not JSON: stored text, every line marked
@@ -222,16 +240,37 @@ def as_result(text: str) -> Any:
 
 
 def _register(app: Any, fn: Any, name: str | None = None) -> None:
-    """Add a tool whose result is built here (not wrapped into {"result": …} by the SDK), its text
-    arguments kept as text (`_keep_text`)."""
+    """Add a tool whose result is built here (not wrapped into {"result": …} by the SDK), its
+    arguments checked strictly (`_strict`) and its text arguments kept as text (`_keep_text`)."""
     try:
         app.tool(name=name, structured_output=False)(fn)
     except TypeError:  # an SDK that does not know structured_output
         app.tool(name=name)(fn)
-    _keep_text(app, name or fn.__name__)
+    tool = getattr(getattr(app, "_tool_manager", None), "get_tool", lambda _: None)(name or fn.__name__)
+    if tool is not None:
+        _strict(tool)
+        _keep_text(tool)
 
 
-def _keep_text(app: Any, name: str) -> None:
+def _strict(tool: Any) -> None:
+    """Every argument of every tool takes a value of its own type and nothing else. The SDK
+    validates in pydantic's lax mode, which converts: `true` became a limit of 1 and an importance
+    of 1.0, "2" a limit of 2, "yes", "no" and 1 a flag — silently, while `"text": 123` was
+    refused. Strict, such a value is refused naming the argument and what it got (`_explain`);
+    an integer is still a number where a number is taken."""
+    from pydantic import ConfigDict
+
+    meta = tool.fn_metadata
+    if not hasattr(meta, "arg_model"):  # an SDK without an argument model: its own check
+        return
+
+    class Strict(meta.arg_model):  # type: ignore[misc,name-defined]
+        model_config = ConfigDict(strict=True)
+
+    meta.arg_model = Strict
+
+
+def _keep_text(tool: Any) -> None:
     """The SDK reads a string argument that parses as JSON as that JSON whenever the argument's
     type is not exactly `str` (for clients that send a list as its JSON text): `{"a": 1}` became
     a dict and `null` nothing, so an entry or a note shaped like JSON was refused or lost. Here a
@@ -239,8 +278,7 @@ def _keep_text(app: Any, name: str) -> None:
     argument takes a list of names and the text is such a list."""
     import typing
 
-    tool = getattr(getattr(app, "_tool_manager", None), "get_tool", lambda _: None)(name)
-    if tool is None or not hasattr(tool.fn_metadata, "pre_parse_json"):  # an SDK without the step
+    if not hasattr(tool.fn_metadata, "pre_parse_json"):  # an SDK without the step
         return
     meta = tool.fn_metadata
 
@@ -312,6 +350,47 @@ def _memory_signature() -> inspect.Signature:
     )
 
 
+# what each action of the `memory` tool reads (besides target and project); a batch's operations
+# carry their own content and old_text (Hermes ignores `action` beside them, and so does this)
+MEMORY_USES: dict[str, tuple[str, ...]] = {
+    "add": ("content",),
+    "replace": ("old_text", "content", "new_text"),
+    "remove": ("old_text",),
+    "read": (),
+    "show": (),
+}
+
+
+def _unused(action: str | None, given: set[str]) -> str | None:
+    """Why the `memory` tool refuses a call giving an argument its action would not use (it was
+    dropped without a word: `replace` with both `content` and `new_text` applied new_text), or
+    None. An empty value is no value: a client may send every field."""
+
+    def named(names: Iterable[str]) -> str:
+        return ", ".join(f"`{n}`" for n in sorted(names))
+
+    if "operations" in given:
+        extra = given - {"operations"}
+        return (
+            f"memory: {named(extra)} beside `operations` is not used — each operation carries its own "
+            "content, old_text and new_text; nothing was done"
+            if extra
+            else None
+        )
+    if action not in MEMORY_USES:
+        return None  # (no action, or an unknown one: refused as such)
+    if action == "replace" and {"content", "new_text"} <= given:
+        return (
+            "memory: replace takes `content` (the whole new entry) or `new_text` (what the part of it "
+            "old_text names becomes), not both; nothing was done — give one of them"
+        )
+    extra = given - set(MEMORY_USES[action])
+    takes = named(MEMORY_USES[action]) or "nothing but target and project"
+    if not extra:
+        return None
+    return f"memory: action {action} does not use {named(extra)}; nothing was done — it takes {takes}"
+
+
 def _nearest(word: str, names: list[str]) -> str:
     """A hint naming the name closest to `word` (" (did you mean `x`?)"), or nothing."""
     import difflib
@@ -335,17 +414,30 @@ class Advice:
     """A refusal's advice as an agent over MCP can follow it: a CLI command that has a tool becomes
     that tool and its arguments (`optmem resolve port --keep ID` → the `resolve` tool with
     key=port, keep=ID; `optmem remove` → the `memory` tool, action remove); a command without
-    one is marked as the user's to run; a flag becomes its argument; `--allow-unsafe`, which no
-    agent may pass, becomes "ask the user"."""
+    one is marked as the user's to run; a flag becomes its argument — when the tool that refused
+    takes it from an agent; a flag only a person may give (`--redline`: no tool takes it from an
+    agent) becomes "ask the user to run" the command with it; `--allow-unsafe`, which no agent
+    may pass, becomes "ask the user"."""
 
     def __init__(self, commands: Mapping[str, Any]) -> None:
         self.tools = {command: name for name, (command, _) in TOOLS.items()}
         self.positional = {
             command: [_arg_name(p) for p in commands[command].params if p.is_argument] for command in self.tools
         }
-        self.arguments = {p.name for command in self.tools for p in commands[command].params if p.name not in NEVER}
+        # what each tool takes from an agent, by its command: the command's parameters the tool
+        # exposes, but those it refuses
+        self.taken = {
+            command: {p.name for p in commands[command].params if p.name not in (*NEVER, *hidden, *REFUSED)}
+            for command, (_, hidden) in ((c, TOOLS[n]) for c, n in self.tools.items())
+        }
+        self.arguments = set().union(*self.taken.values())
+        # a flag of a tool's command that no tool takes from an agent: only a person gives it
+        declared = {p.name for command in self.tools for p in commands[command].params}
+        self.people = declared - self.arguments
 
-    def __call__(self, message: str) -> str:
+    def __call__(self, message: str, command: str | None = None) -> str:
+        """`message` as advice for an agent; `command`: the command line that refused, when one
+        did (its tool's arguments, and the command the user would run)."""
         message = _STDIN.sub("", message)
         message = _HOT_PICK.sub(" in old_text (the memory tool picks an entry by its words)", message)
         message = _UNSAFE.sub(
@@ -354,16 +446,25 @@ class Advice:
             message,
         )
         parts = re.split(r"(`[^`]*`)", _CLI_SPAN.sub(self._span, message))
+        taken = self.taken.get(command or "", self.arguments)
         for i in range(0, len(parts), 2):  # outside `code`: what stays a command stays whole
             parts[i] = re.sub(r"\b(QUERY|TEXT|TARGET)\b", lambda m: f"`{m.group().lower()}`", parts[i])
-            parts[i] = re.sub(r"(?<![\w`-])--([a-z][a-z-]*)", self._flag, parts[i])
+            parts[i] = re.sub(
+                r"(?:\b(?:add|pass|give|use|with) )?(?<![\w`-])--([a-z][a-z-]*)",
+                lambda m: self._flag(m, command, taken),
+                parts[i],
+            )
         return "".join(parts)
 
-    def _flag(self, m: re.Match[str]) -> str:
-        name = m.group(1).replace("-", "_")
-        if name == "id" and m.string[max(0, m.start() - 4) : m.start()].endswith("use "):
-            return "more of the entry's words in old_text"  # (hot memory by entry id: the command line's)
-        return f"the argument `{name}`" if name in self.arguments else m.group()
+    def _flag(self, m: re.Match[str], command: str | None, taken: set[str]) -> str:
+        flag, name = m.group(1), m.group(1).replace("-", "_")
+        verb = m.group()[: m.start(1) - 2 - m.start()]  # ("add ", "pass " …, or nothing)
+        if name == "id" and (verb == "use " or m.string[max(0, m.start() - 4) : m.start()].endswith("use ")):
+            return f"{verb}more of the entry's words in old_text"  # (hot memory by entry id: the command line's)
+        if name in self.people:  # no tool takes it from an agent: the user's to give
+            run = f"`optmem {command} … --{flag}`" if command else f"the command with --{flag}"
+            return f"ask the user to run {run} (an agent cannot)"
+        return f"{verb}the argument `{name}`" if name in taken else m.group()
 
     def _span(self, m: re.Match[str]) -> str:
         command, rest = m.group(1), m.group(2).split()
@@ -389,8 +490,9 @@ class Advice:
             i += 1
         return f"the `{self.tools[command]}` tool" + (f" with {', '.join(args)}" if args else "")
 
-    def json(self, text: str) -> str:
-        """A command's --json output with its error's message as advice an agent can follow."""
+    def json(self, text: str, command: str | None = None) -> str:
+        """A command's --json output with its error's message as advice an agent can follow
+        (`command`: the command that printed it)."""
         try:
             obj = json.loads(text)
         except ValueError:
@@ -398,25 +500,48 @@ class Advice:
         if isinstance(obj, dict) and obj.get("ok") is False and isinstance(obj.get("error"), dict):
             err = obj["error"]
             if isinstance(err.get("message"), str):
-                err["message"] = self(err["message"])
+                err["message"] = self(err["message"], command)
             return json.dumps(obj, ensure_ascii=False)
         if isinstance(obj, dict) and isinstance(obj.get("text"), str) and "budget" in obj:  # `context`
             told = obj["text"]
-            said = _ASK.sub(r"Ask the user, then call the `resolve` tool with key=\1, keep=ID", told)
-            obj["text"] = _MORE.sub(r"(and \1 more: the `conflicts` tool lists them)", said)
+            obj["text"] = _asked(told)
+            for section in obj.get("sections") or []:  # (the block's items, as its text says them)
+                if isinstance(section, dict) and isinstance(section.get("items"), list):
+                    section["items"] = [_asked(i) if isinstance(i, str) else i for i in section["items"]]
             return json.dumps(obj, ensure_ascii=False) if obj["text"] != told else text
         return text
 
 
-def _explain(tool: str, exc: Any) -> str:
-    """A tool's arguments the SDK could not take (a pydantic ValidationError), said plainly."""
+def _asked(told: str) -> str:
+    """`context`'s asks in tools: the tool that settles a conflict, the tool that lists them."""
+    said = _ASK.sub(r"Ask the user, then call the `resolve` tool with key=\1, keep=ID", told)
+    return _MORE.sub(r"(and \1 more: the `conflicts` tool lists them)", said)
+
+
+def _explain(tool: str, exc: Any, what: str = "argument", schema: str = "the tool's input schema") -> str:
+    """A tool's arguments (or a request's params) the SDK could not take (a pydantic
+    ValidationError), said plainly."""
     said = []
     for err in exc.errors():
-        where = ".".join(str(x) for x in err.get("loc", ()) if x != "toolArguments") or "the arguments"
+        where = ".".join(str(x) for x in err.get("loc", ()) if x not in ("toolArguments", "params")) or f"the {what}s"
         got = err.get("input")
         shown = f" (got {json.dumps(got, ensure_ascii=False)[:60]})" if isinstance(got, str | int | float) else ""
-        said.append(f"argument `{where}`: {err.get('msg', 'not valid')}{shown}")
-    return f"{tool}: " + "; ".join(said) + "; nothing was done — see the tool's input schema"
+        said.append(f"{what} `{where}`: {err.get('msg', 'not valid')}{shown}")
+    return f"{tool}: " + "; ".join(said) + f"; nothing was done — see {schema}"
+
+
+async def _params_explained(ctx: Any, call_next: Any) -> Any:
+    """Middleware: a request whose params its method does not take (tools/call's `arguments` not
+    an object, a tool's `name` not text) is answered -32602, as the SDK answers it, with
+    `error.data` the usual `{"ok": false, "error": …}` naming what is wrong (the SDK sent "")."""
+    from mcp.shared.exceptions import MCPError
+    from pydantic import ValidationError
+
+    try:
+        return await call_next(ctx)
+    except ValidationError as exc:
+        message = _explain(str(ctx.method), exc, "param", f"{ctx.method} in the MCP specification")
+        raise MCPError(INVALID_PARAMS, "Invalid params", envelope("invalid_params", message)) from exc
 
 
 def _server(base: Any, refuse: Callable[[OptmemError], str]) -> Any:
@@ -429,6 +554,8 @@ def _server(base: Any, refuse: Callable[[OptmemError], str]) -> Any:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.arguments: dict[str, list[str]] = {}  # tool → the arguments it takes
+            if isinstance(getattr(self, "middleware", None), list):  # (an SDK without middleware: its own answer)
+                self.middleware.append(_params_explained)
 
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
             from mcp.server.mcpserver.exceptions import ToolError
@@ -1029,7 +1156,7 @@ def build_server(
     advice = Advice(commands)
 
     def call(args: list[str]) -> str:
-        return advice.json(run(args))
+        return advice.json(run(args), " ".join(args[:2]) if args[:1] == ["handoff"] else args[0])
 
     def refuse(err: OptmemError) -> str:
         return advice.json(refusal(err))
@@ -1051,6 +1178,10 @@ def build_server(
         remove: the entry holding `old_text`. read: the file with entry ids. `operations`: a list
         of {action, content?, old_text?, new_text?} applied all-or-nothing, the limit checked on
         the final state. Results carry success, and replaced_entry / removed_entry."""
+        given = {"content": content, "old_text": old_text, "new_text": new_text, "operations": operations}
+        unused = _unused(action, {k for k, v in given.items() if v not in (None, "", [])})
+        if unused is not None:
+            return as_result(refuse(UsageError(unused)))
         where = ["--target", target] + (["--project", project] if project else [])
         if operations:
             import json
