@@ -50,6 +50,12 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("OPTMEM_NOW", "OPTMEM_DOMAIN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
+    # each test starts as a new process would: no --vault or --set left by the last in-process
+    # run (an MCP call made without a server of its own reads the process's: it found the vault
+    # an earlier test named)
+    from optmem.cli import common
+
+    monkeypatch.setattr(common, "_PROCESS", common._State())
     return tmp_path
 
 
