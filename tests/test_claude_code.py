@@ -161,8 +161,8 @@ def test_a_line_that_reports_work_and_names_the_next_step_is_split(tmp_path, rep
     path.write_text("".join(json.dumps(e) + "\n" for e in entries), "utf-8")
     hook("SessionEnd", repo, path)
     h = handoffs()[0]
-    assert h["done"] == ["Done: changed the port to 9090 in config.py."]
-    assert h["next"] == ["Next step: update the nginx config."]
+    assert h["done"] == ["changed the port to 9090 in config.py."]
+    assert h["next"] == ["update the nginx config."]
 
 
 @pytest.mark.long
@@ -188,12 +188,9 @@ def test_next_after_a_colon_is_open_and_a_later_report_of_it_done_closes_it(tmp_
     path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
     hook("SessionEnd", repo, path)
     h = handoffs()[0]
-    assert h["done"] == [
-        "Done: deployed v3 to staging.",
-        "已完成：导出了旧库的数据。",
-        "已完成：导入新库并验证了行数。",
-    ]
-    assert h["next"] == ["Next: run smoke tests."]
+    # each under its heading without its own label (not "Done: Done: …", "Next: Next: …")
+    assert h["done"] == ["deployed v3 to staging.", "导出了旧库的数据。", "导入新库并验证了行数。"]
+    assert h["next"] == ["run smoke tests."]
 
 
 # -- blocked --------------------------------------------------------------------------------------
@@ -204,7 +201,7 @@ def test_blocked_is_what_stayed_broken_and_what_the_user_said_blocks_the_work(tm
     # the pytest and Edit failures were fixed by later calls of the same command / file; the
     # rejected Edit was the user's choice; the alembic failure stands, with its informative line
     assert h["blocked"] == [WAITING, STUCK, ALEMBIC]
-    assert h["next"] == ["TODO: run the pool-size migration on staging once the DB credentials work."]
+    assert h["next"] == ["run the pool-size migration on staging once the DB credentials work."]
     assert not any("Exit code" in b or "ReadTimeout" in b or "String to replace" in b for b in h["blocked"])
 
 

@@ -352,11 +352,11 @@ def test_a_sessions_turns_and_handoff_carry_its_project_and_a_later_done_closes_
     ]
     [h] = cli.json("--vault", vault, "handoff", "read", "-p", "hproj")["handoffs"]
     assert h["done"] == [
-        "Done: moved the API to 7070.",
-        "已完成：导出了旧库的数据。",
-        "已完成：导入新库并验证了行数。",
+        "moved the API to 7070.",
+        "导出了旧库的数据。",
+        "导入新库并验证了行数。",
     ]
-    assert h["next"] == ["Next: run smoke tests."]
+    assert h["next"] == ["run smoke tests."]
     block = cli("--vault", vault, "context", "-p", "hproj").stdout
     assert "port 7070" in block and "test_refund_race" in block
 

@@ -41,6 +41,8 @@ _OPEN = re.compile(
 )
 # the label an open item starts with ("Next: ", "TODO - ", "下一步：") — not what is to be done
 _LABEL = re.compile(r"^(?:todo|next steps?|next|remaining|follow[- ]up|待办|下一步|还需要)\s*[:：\-–—]?\s*", re.I)
+# the label a line of work done starts with ("Done: ", "Completed - ", "已完成：") — the heading says it
+_DONE_LABEL = re.compile(r"^(?:done|completed|finished|已完成|完成)\s*[:：\-–—]\s*", re.I)
 _WORD = re.compile(r"[^\W\d_]{4,}|\d+|[\u3400-\u9fff]+")  # what must recur for a report to name an item
 # "Updated none", "Fixed: nothing", "Removed 0 files", "nothing was changed", "未做任何修改": a
 # report that nothing happened (sub-agents end with one) is not work done
@@ -242,9 +244,9 @@ def _report_parts(text: str) -> list[tuple[bool, str]]:
             if len(part) < 4:
                 continue
             if _OPEN.search(part):
-                out.append((False, _short(part)))
+                out.append((False, _short(_LABEL.sub("", part) or part)))
             elif _DONE.search(part) and not _null_report(part):
-                out.append((True, _short(part)))
+                out.append((True, _short(_DONE_LABEL.sub("", part) or part)))
     return out
 
 
