@@ -69,6 +69,7 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         # tuned to fails here; the goal is 80 % / 95 % / 2 %)
         ("blind_safety2", 0.70, 0.93, 0.02),
         ("blind_safety3", 0.50, 0.88, 0.03),  # (its first figure, held out: 20.9 % of injections)
+        ("blind_safety4", 0.61, 0.92, 0.025),  # (its first figure, held out: 61.3 %, 92.1 %, 2.5 % held)
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
