@@ -839,7 +839,7 @@ def _together(groups: list[list[_Hit]]) -> bool:
 
 
 def words(spoken: str) -> list[_Hit]:
-    automaton = _automaton(spoken.isascii())
+    automaton = _automaton()
     hits = []
     for end, (word, meanings) in automaton.iter(spoken):
         start = end - len(word) + 1
@@ -854,14 +854,13 @@ def _spaced(c: str) -> bool:
     return c.isalpha() and not ("\u0590" <= c <= "\u08ff" or "\u0e00" <= c <= "\u0eff" or c >= "\u3000")
 
 
-_AUTOMATA: dict[bool, "ahocorasick.Automaton"] = {}
+_AUTOMATON: list["ahocorasick.Automaton"] = []
 
 
-def _automaton(ascii_only: bool) -> "ahocorasick.Automaton":
+def _automaton() -> "ahocorasick.Automaton":
     """The words of `TABLE` and `ANCHORS` (NFKC, case-folded, as the spoken reading has them) →
-    (language, concept): for an ASCII text its ASCII words alone, for another text all of them —
-    each automaton built on the first text that needs it."""
-    if ascii_only not in _AUTOMATA:
+    (language, concept), built on the first text a process scans."""
+    if not _AUTOMATON:
         import ahocorasick
 
         words: dict[str, set[tuple[str, str]]] = {}
@@ -870,14 +869,12 @@ def _automaton(ascii_only: bool) -> "ahocorasick.Automaton":
         for lang, concept, *stems in rows:
             lang = "" if lang == "any" else lang  # (words that go with any language's)
             for stem in stems:
-                if stem.isascii():
-                    words.setdefault(stem.replace("~", " ").lower(), set()).add((lang, concept))
-                elif not ascii_only:
-                    word = unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold()
-                    words.setdefault(word, set()).add((lang, concept))
+                words.setdefault(unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold(), set()).add(
+                    (lang, concept)
+                )
         automaton = ahocorasick.Automaton()
         for word, meanings in words.items():
             automaton.add_word(word, (word, tuple(meanings)))
         automaton.make_automaton()
-        _AUTOMATA[ascii_only] = automaton
-    return _AUTOMATA[ascii_only]
+        _AUTOMATON.append(automaton)
+    return _AUTOMATON[0]
