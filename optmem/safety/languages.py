@@ -12,8 +12,10 @@ a secret or the conversation + a destination; an AI spoken to (`AI helpers: …`
 an act, a change or the user. A scoped permission (`pytest`, a list) skips no check.
 """
 
+import math
 import re
 import unicodedata
+from collections import Counter
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -29,7 +31,7 @@ FLIPS = {"mention": "conceal", "confirm": "unconfirmed"}  # a telling denied hid
 # are now, from now on, pretend), told (what you were told), lifted (no restrictions, safety off), unchecked (without asking
 # or telling the user, silently), goods (what must not leave: passwords, keys, .env, the chat),
 # alter (change, add, buy, recommend), meta (injection, phishing: a note about attacks).
-# Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1.
+# Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1 (id: Indonesian and Malay).
 TABLE = """
 en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
@@ -122,12 +124,12 @@ ur unchecked تصدیق~کے~بغیر بغیر~پوچھے
 ur goods پاس~ورڈ پاسورڈ
 id dismiss abaikan lupakan acuhkan batalkan
 id earlier sebelumnya semua~ sistem asli awal
-id orders instruksi petunjuk prompt
-id show tampilkan tunjukkan cetak ungkapkan kirim
+id orders instruksi petunjuk prompt arahan
+id show tampilkan tunjukkan cetak ungkapkan kirim paparkan hantar
 id persona sekarang~kamu sekarang~anda mulai~sekarang berpura-pura
-id lifted tanpa~batas tanpa~batasan tanpa~filter
-id unchecked tanpa~meminta~pengesahan tanpa~konfirmasi tanpa~meminta~konfirmasi tanpa~bertanya diam-diam tanpa~memberi~tahu
-id goods kata~sandi kunci~api token .env isinya
+id lifted tanpa~batas tanpa~batasan tanpa~filter tanpa~sekatan
+id unchecked tanpa~meminta~pengesahan tanpa~konfirmasi tanpa~meminta~konfirmasi tanpa~bertanya diam-diam tanpa~memberi~tahu tanpa~pengesahan
+id goods kata~sandi kunci~api token .env isinya kata~laluan
 de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über ausser~kraft außer~kraft nicht~mehr~beachten nicht~mehr~befolgen beachte~nicht befolge~nicht hör~auf ungültig aufgehoben hinfällig nichtig
 de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine~ ihre~ vorangegangen anfänglich geheim versteckt intern des~entwicklers vom~entwickler am~anfang
 de orders anweisung instruktion vorgabe richtlinie prompt systemprompt systemanweisung systemnachricht regeln
@@ -306,14 +308,6 @@ hu persona mostantól~te most~te
 hu lifted korlátozások~nélkül
 hu unchecked megerősítés~nélkül kérdezés~nélkül
 hu goods jelszó kulcs
-ms dismiss abaikan lupakan
-ms earlier sebelumnya semua~ sistem
-ms orders arahan prompt
-ms show paparkan tunjukkan hantar
-ms persona sekarang~anda mulai~sekarang
-ms lifted tanpa~sekatan
-ms unchecked tanpa~meminta~pengesahan tanpa~pengesahan tanpa~bertanya
-ms goods kata~laluan
 en no not~ never~ no~ don't don’t doesn't didn't won't cannot can't isn't wasn't aren't weren't nothing~ none~ nobody~ nor~ neither~
 zh no 没有 没 从未 从不 并未 尚未 未曾 未被 不要 不会 不能 不得 不可 不许 不准 不应 切勿 请勿 禁止
 hi no नहीं मत~ कभी~न
@@ -347,10 +341,9 @@ cs no nikdy žádn nikomu
 sv no inte~ aldrig ej~ ingen~ inga~
 he no ~לא~ ~אל~ לעולם
 hu no ne~ nem~ soha~ semmi
-ms no tidak~ jangan~ bukan~ tak~
 en decode decode~ decode, decoded decipher unscramble concatenate join~the~fragments join~them base64-decode
 zh decode 解码 解密 拼接 拼起来
-hi decode डिकोड
+any decode डिकोड
 es decode decodifica descifra concatena
 fr decode décode déchiffre concatène
 ar decode فك~تشفير فك~الترميز
@@ -358,10 +351,9 @@ bn decode ডিকোড
 pt decode decodifique decodifica descodifica concatene
 ru decode декодируй расшифруй раскодируй склей
 ur decode ڈی~کوڈ
-id decode dekode gabungkan
+id decode dekode gabungkan nyahkod
 de decode dekodier entschlüssel füge~zusammen
 ja decode デコード 復号 解読
-mr decode डिकोड
 te decode డీకోడ్
 tr decode çöz~ birleştir
 ta decode டிகோட்
@@ -381,7 +373,6 @@ cs decode dekóduj dešifruj
 sv decode avkoda dekoda
 he decode פענח
 hu decode dekódold
-ms decode nyahkod
 en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
 zh authority 系统通知 管理员
 es authority aviso~del~sistema administrador
@@ -473,7 +464,7 @@ bn credential পাসওয়ার্ড পিন গোপন~নম্ব
 pt credential senha palavra-passe código~de~acesso código~pin frase~de~recuperação código~de~recuperação
 ru credential парол пин-код пин~код кодовое~слово код~доступа код~от~домофона сид-фраз
 ur credential پاس~ورڈ پاسورڈ پن~کوڈ
-id credential kata~sandi sandi kode~akses kode~pin frasa~pemulihan
+id credential kata~sandi sandi kode~akses kode~pin frasa~pemulihan kata~laluan
 de credential passwort kennwort pin-code geheimzahl zugangscode türcode alarmcode wiederherstellungscode
 ja credential パスワード 暗証番号 合言葉 パスフレーズ リカバリーコード 復元フレーズ
 mr credential पासवर्ड पिन~कोड
@@ -496,7 +487,6 @@ cs credential heslo hesla heslem kód~pin
 sv credential lösenord pinkod pin-kod
 he credential סיסמ קוד~גישה
 hu credential jelszó jelszav pin-kód
-ms credential kata~laluan
 en login login log-in sign-in credentials creds pass
 zh login 登录 账号 帐号 账户
 ja login ログイン
@@ -506,11 +496,9 @@ fr login identifiants connexion
 es login acceso credenciales
 ru login логин доступ
 en seed seed mnemonic recovery~phrase
-en code code codes
+any code code codes kod код
 en lock alarm door gate garage safe lockbox keypad intercom padlock
-de code code
 de lock alarm tür tor garage tresor safe schließfach
-fr code code
 fr lock alarme porte portail garage coffre interphone immeuble cadenas
 es code código clave
 es lock alarma puerta portón garaje caja~fuerte portal candado
@@ -518,17 +506,12 @@ pt code código senha
 pt lock alarme porta portão garagem cofre cadeado
 it code codice
 it lock allarme porta cancello garage cassaforte portone lucchetto
-nl code code
 nl lock alarm deur poort garage kluis
-pl code kod
 pl lock alarm drzwi brama bramy garaż sejf domofon kłódk
-ru code код
 ru lock сигнализац двер ворот гараж сейф домофон подъезд
-uk code код
 uk lock сигналізац двер ворі гараж сейф домофон
-tr code kod şifre
+tr code şifre
 tr lock alarm kapı garaj kasa
-sv code kod
 sv lock larm dörr port garage kassaskåp
 cs code kód
 cs lock alarm dveř brán garáž trezor
@@ -546,11 +529,10 @@ ar act نفذ حذف الأوامر
 hi act कमांड हटा चलाएँ
 tr act komut silme çalıştır
 vi act chạy~mọi~lệnh lệnh xóa
-id act jalankan hapus
+id act jalankan hapus memadam arahan
 nl act verwijder uitvoeren
 pl act usuń wykonuj przelew
 uk act виконуй видал команд
-ms act jalankan memadam arahan
 sv act kör ta~bort kommandon
 """
 
@@ -587,10 +569,8 @@ FINDINGS = (
     ("trust_transfer", ("trusted", "user|orders|authority")),
     ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
     ("tool_request", ("grant", "standing|user|agent|destination|unchecked")),  # access handed out
-    (
-        "conceal_from_user",
-        ("conceal", "agent|selfnote"),
-    ),  # (not "user": "don't mention to the landlord that the user moves" is the user's wish)
+    # (not "user": "don't mention to the landlord that the user moves" is the user's wish)
+    ("conceal_from_user", ("conceal", "agent|selfnote")),
     ("unchecked_action", ("unconfirmed", "user|agent|authority")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
@@ -723,7 +703,7 @@ _NOT_SECRET = (  # names, placeholders, paths, addresses, dates, versions, ticke
     r"(?i:1password|bitwarden|keepass\w*|lastpass|keychain)|[\w.-]*\.(?:[a-z]{2,4}|local|internal|cluster|corp)|[/~%{<\[(&*#|^@].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
     r"|\d{1,2}[:.]\d\d(?:[:.]\d\d)?|[A-Z]{2,}[#-]?\d{1,5}|[vV]?\d+(?:\.\d+)+\S*|[A-Z]{2,10}-\d+|[0-9a-f]{12,}|\d+(?:ms|s|h|d|px|k[bm]?|mb|gb|x|%)"
     r"|(?i:sha|md|base|utf|ipv|http|oauth|tls|ssl|wpa|aes|rsa|ed|x|amd|arm|win|ios|py|python|node|php|es|v)\d+[\w.-]*"
-    r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[0-9A-Fa-f]{2}|[-.\d]*l?[sdifxcXF]).*"  # SOCKSv5, IPv6; %0A, %s
+    r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[2-7][0-9A-Fa-f]|0[aAdD]|[-.\d]*l?[sdifxcXF]).*"  # SOCKSv5, IPv6; %0A, %20, %s (not %01)
     r"|[a-z]+(?:_[a-z0-9]+){2,}|.*[()\[\]{}<>\"'`=|].*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # code
 )
 
@@ -736,8 +716,10 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
     for h in hits:
         word, after, end = spoken[h.start : h.end], spoken[h.end : h.end + 1], h.end
         if h.concept == "code":  # a code next to a lock (door code, code de la porte): a PIN's name
-            lock = next((k for k in locks if abs(k.start - h.start) <= 30 and not after.isalpha()), None)
+            lock = next((k for k in locks if _beside(spoken, k, h, 30) and not after.isalpha()), None)
             h, end = (h._replace(concept="credential"), max(h.end, lock.end)) if lock else (h, 0)
+        if h.concept in ("goods", "login") and _named_key(spoken, wide, h):
+            return "labelled_secret"
         if h.concept not in ("credential", "login", "seed") or spoken[h.start - 1 : h.start] in tuple("_:/@.="):
             continue  # (inside a name or a URL: db_password, user:password@)
         rest = spoken[end : end + 200]
@@ -775,6 +757,44 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
     return None
 
 
+SHOWN = r"ssh-(?:ed25519|rsa|dss|ecdsa)|fingerprint|public|\bpub\b|checksum|digest|hash|example|sample|placeholder|dummy|fake|revoked|rotated|masked|redacted|公钥|指纹|示例|公開鍵|例"
+
+
+def _named_key(spoken: str, wide: str, h: _Hit) -> bool:
+    """A key (`random_key`) in the clause after a word naming a secret (the table's goods and
+    logins, in any language), before a word saying it is none (`SHOWN`: public, a fingerprint, an
+    example, revoked …); URLs left out."""
+    clause = re.split(SHOWN, re.split(r"[.。!?！？;；](?:\s|$)", spoken[h.end : h.end + 160])[0])[0]
+    for m in re.finditer(r"[^\s:=：,;\"'`()（）<>\[\]{}|]{16,}", re.sub(r"\w+://\S*", " ", clause)):
+        if (found := re.search(re.escape(m[0]), wide, re.I)) and random_key(found[0]):
+            return True
+    return False
+
+
+PUBLISHED = "sk_test_4eC39HqLyjWDarjtT1zdp7dc eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ".split()
+
+
+def random_key(token: str, named: bool = False) -> bool:
+    """Random enough to be a key: 16 characters or more, ten distinct, two digits, upper and lower
+    case (or 32 or more of one case: not an id such as 01KQH…), 3.5 bits a character or more; not a
+    path, URL or example. Where a name right before it says it is a key (`named`), hexadecimal counts
+    (32 or more) and so do words in it; else a hash or an id is no key, nor camelCaseWords."""
+    plain = token.rstrip(".:=")
+    if re.fullmatch(r"(?:0x)?[0-9a-fA-F]+", plain):
+        return named and len(plain) >= 32
+    kinds = [bool(re.search(c, plain)) for c in ("[a-z]", "[A-Z]")]
+    return (
+        len(plain) >= 16
+        and len(set(plain)) >= 10
+        and sum(c.isdigit() for c in plain) >= 2
+        and (all(kinds) or len(plain) >= 32)
+        and not re.search(r"(?:^|/)[a-z._-]*/|_[A-Z]+_|example|^[a-z]+://", plain, re.I)
+        and (named or sum(map(len, re.findall("[A-Z]?[a-z]{3,}", plain))) * 3 < len(plain))
+        and -sum(n / len(plain) * math.log2(n / len(plain)) for n in Counter(plain).values()) >= 3.5
+        and not any(v in plain for v in PUBLISHED)
+    )
+
+
 _TEMPLATE = r"\{\{.*?\}\}|\{%.*?%\}|<%.*?%>|\$\{[^}]*\}"  # filled in later: a reference, not a value
 _TOKEN = r"[!-~]+"  # (a value is written in ASCII; a word of another script ends it)
 _COMMON = set("the and for are not with you this that from have was but our its they will into then than when".split())
@@ -787,7 +807,7 @@ def _shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
     if plain and (re.fullmatch(_NOT_SECRET, token) or re.fullmatch(PLACEHOLDER, token, re.I)):  # (＄ecret: written so)
         return False
     if token.isdigit() or re.fullmatch(r"\d{3,8}(?:-\d{3,8})+", token):  # a PIN; recovery codes 4829-1032
-        return strong and first and 4 <= len(token) <= 40 and not re.fullmatch(r"(?:19|20)\d\d", token)
+        return strong and first and 4 <= len(token) <= 64 and not re.fullmatch(r"(?:19|20)\d\d", token)
     letter, digit = re.search("[A-Za-z]", token), re.search(r"\d", token)
     if strong:
         sign = re.search(r"[!#$%&*+=?@^~|]", token) and token.lower() != token != token.upper()  # (not mongodb+srv)

@@ -16,6 +16,7 @@
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 from optmem.safety.chars import CONTROL, DIACRITICS, INVISIBLE, INVISIBLE_CHAR, fold_table
 
@@ -75,7 +76,10 @@ def leet(folded: str) -> str:
     return re.sub(_LEET_WORD, lambda m: m[0].translate(_LEET), folded)
 
 
-CIPHERS = (("rot13_", lambda folded: folded.translate(ROT13)), ("reversed_", lambda folded: folded[::-1]))
+CIPHERS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("rot13_", lambda folded: folded.translate(ROT13)),
+    ("reversed_", lambda folded: folded[::-1]),
+)
 
 
 def collapsed(folded: str) -> tuple[str, list[tuple[int, int]]]:

@@ -37,17 +37,6 @@ _QUOTED = (
 )
 _SPEECH = _QUOTED.replace(r"|`[^`\n]{3,300}`", "")  # (the table's findings: code in backticks is run, not said)
 
-_PHRASING = {
-    "ignore_previous_instructions",
-    "reveal_system_prompt",
-    "role_override",
-    "system_prompt_override",
-    "new_instructions",
-    "conceal_from_user",
-    "fake_conversation_turn",
-    "hidden_html_comment",
-}
-
 
 def find(text: str, *, tool: bool = False) -> str | None:
     """The name of the first rule that fires on `text`, or None. `tool`: the text is a tool's or
@@ -55,13 +44,13 @@ def find(text: str, *, tool: bool = False) -> str | None:
 
     A note that quotes an injection to speak about it (an incident, a test, a detection rule) is
     not one: when the hit lies only inside quotation marks and what the note says around them —
-    a dozen distinct words at least — holds none, nothing is found. That holds for phrasing (`_PHRASING`)
+    a dozen distinct words at least — holds none, nothing is found. That holds for phrasing (`rules.SAID`)
     and the table's findings of words (`languages.SAID`); secrets, characters, markup and what an act
     needs (a URL, a command) count wherever they stand."""
-    from optmem.safety import languages
+    from optmem.safety import languages, rules
 
     rule = _find(text, 0, tool)
-    phrasing = rule is not None and rule.removesuffix("_zh") in _PHRASING
+    phrasing = rule in rules.SAID
     quotes = _QUOTED if phrasing else _SPEECH
     if phrasing or (rule in languages.SAID and not languages.shaped(" ".join(re.findall(quotes, text)))):
         outside = re.sub(quotes, " … ", text)
