@@ -714,6 +714,8 @@ def test_secrets_named_by_a_label_in_any_language_are_refused(text):
         "Chave de API do gateway de pagamento (produção): APP_USR-8841220977-0913-7c1fAb2e4d6Q-9981",
         "LINE のチャネルアクセストークン：Zq8Lm2Xp7Vr4Kn9Wt3Yh6Cj1Df5Gs0Ae+Qb7Rk2Mz9",
         "淘宝后台登录的 cookie 先存这里，过期前都能用：sgcookie=E3q9LmZ2xP7vR4kN9wT3yH6cJ1dF5gS0aEb",
+        "okta api token (org admin) kQ1okTBGzvAmwufUxbvJDCTbyvHNsG9eh6Yo4gfq",  # words by chance in a random key
+        "Confluence API token for the bot (user bot@example-corp.test): Zq8Lm2Xp7Vr4Kn9Wt3Yh6Cj1Df5Gs0Ae",
         # a URL signed to share a file (Azure SAS, S3) or carrying its token
         "export link: https://acct.blob.core.windows.net/c/f.csv?sv=2024-08-04&sp=r&sig=Xk2p9LmQ4rT7vW1yZ3bN6cD8eF0gH5jK%3D",
         "https://b.s3.amazonaws.com/r.pdf?X-Amz-Expires=600&X-Amz-Signature=9c2e7f41d0b35a86e1f9c4d27b083a5e61f2d9c4b7a0e3815d6c2f9a4b7e0d13",

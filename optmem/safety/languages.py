@@ -763,9 +763,9 @@ SHOWN = r"ssh-(?:ed25519|rsa|dss|ecdsa)|fingerprint|public|\bpub\b|checksum|dige
 def _named_key(spoken: str, wide: str, h: _Hit) -> bool:
     """A key (`random_key`) in the clause after a word naming a secret (the table's goods and
     logins, in any language), before a word saying it is none (`SHOWN`: public, a fingerprint, an
-    example, revoked …); URLs left out."""
-    clause = re.split(SHOWN, re.split(r"[.。!?！？;；](?:\s|$)", spoken[h.end : h.end + 160])[0])[0]
-    for m in re.finditer(r"[^\s:=：,;\"'`()（）<>\[\]{}|]{16,}", re.sub(r"\w+://\S*", " ", clause)):
+    example, revoked …); URLs and addresses left out."""
+    clause = re.sub(r"\w+://\S*|\S+@\S+", " ", re.split(r"[.。!?！？;；](?:\s|$)", spoken[h.end : h.end + 160])[0])
+    for m in re.finditer(r"[^\s:=：,;\"'`()（）<>\[\]{}|]{16,}", re.split(SHOWN, clause)[0]):
         if (found := re.search(re.escape(m[0]), wide, re.I)) and random_key(found[0]):
             return True
     return False
@@ -789,7 +789,7 @@ def random_key(token: str, named: bool = False) -> bool:
         and sum(c.isdigit() for c in plain) >= 2
         and (all(kinds) or len(plain) >= 32)
         and not re.search(r"(?:^|/)[a-z._-]*/|_[A-Z]+_|example|^[a-z]+://", plain, re.I)
-        and (named or sum(map(len, re.findall("[A-Z]?[a-z]{3,}", plain))) * 3 < len(plain))
+        and (named or sum(map(len, re.findall("[A-Z]?[a-z]{3,}", plain))) * 2 < len(plain))
         and -sum(n / len(plain) * math.log2(n / len(plain)) for n in Counter(plain).values()) >= 3.5
         and not any(v in plain for v in PUBLISHED)
     )
