@@ -566,6 +566,7 @@ FINDINGS = (
         "instruction_to_agent",
         ("addressed", "user|act|alter|standing|claim|store|memory|show|display|obey|asked|unchecked|conceal"),
     ),
+    ("instruction_to_agent", ("opened", "user|act|claim|asked|unchecked|conceal|obey")),  # (not "AI, book …")
     ("trust_transfer", ("trusted", "user|orders|authority")),
     ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
     ("tool_request", ("grant", "standing|user|agent|destination|unchecked")),  # access handed out
@@ -629,6 +630,7 @@ SHAPES = {
 }
 
 
+_OPENING = r"\W*(?:(?:hey|hi|hello|ok|okay|dear)\W+)?"  # before an AI spoken to at a text's start: the user's voice
 _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;:,。！？；：，]+){1,5}?[ \t]*:"  # AI, … / AI helpers: …
 _ACTS = SHAPES.keys() - {"agent", "ai", "named"}  # the shapes of what an act needs
 _RISKY = _ACTS | {"goods", "prompt", "conceal", "authority", "grant"}  # what a permission may not name
@@ -657,7 +659,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
     hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)
-        h._replace(concept="addressed")
+        h._replace(concept="opened" if h.concept != "ai" and re.fullmatch(_OPENING, spoken[: h.start]) else "addressed")
         for h in hits
         if h.concept in ("agent", "ai", "named")
         and (spoken[h.end - 1] in ":=" or spoken[h.start] == "(" or re.match(_VOCATIVE, spoken[h.end :]))
@@ -668,7 +670,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     if re.search(_SCOPE, spoken) and by.keys().isdisjoint(_RISKY):  # a permission for what it names
         by.pop("unchecked", None), by.pop("unconfirmed", None)  # in code (`pytest` without asking)
     about = "meta" in by and "lifted" not in by  # a note about attacks: only the shapes of acts count
-    if tool and "addressed" in by and not about:
+    if tool and by.keys() & {"addressed", "opened"} and not about:
         return "addressed_to_agent"  # (a tool's output has no business speaking to the agent)
     if len(by) < 2 and by.keys().isdisjoint(_ALONE):
         return None  # (every finding but a shape's alone needs two concepts)
