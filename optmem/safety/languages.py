@@ -540,6 +540,7 @@ sv act kör ta~bort kommandon
 FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
     ("ignore_previous_instructions", ("dismiss", "told")),
+    ("ignore_previous_instructions", ("overruled",)),
     ("reveal_system_prompt", ("show|display", "orders", "earlier")),
     ("role_override", ("persona", "lifted|orders|unchecked")),
     ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|prompt|lifted")),
@@ -654,6 +655,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     """The first finding of `FINDINGS` whose concepts occur together in `spoken` (the table's
     words in it: `found`, if the caller has them), or None."""
     hits = _affirmed(spoken, words(spoken) if found is None else found)
+    hits += _overruled(hits)
     anchored = {h.concept for h in hits if h.lang == "*"} - (set() if named else {"named"})
     hits = [h for h in hits if h.lang != "*"] + [
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
@@ -844,6 +846,19 @@ def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:
             h = h._replace(concept=FLIPS[h.concept])
         kept.append(h)
     return kept
+
+
+def _overruled(hits: list[_Hit]) -> list[_Hit]:
+    """The user overruled: a dismissal followed within 40 characters by the user (ignore the user's
+    settings, ignoruj prośby użytkownika) — not the user's own (the user asked me to ignore …), not a
+    password forgotten (忘记密码的用户)."""
+    kept = {h.start for h in hits if h.concept in ("goods", "credential")}
+    no = [d for d in hits if d.concept == "dismiss" and not kept & set(range(d.end, d.end + 4))]
+    return [
+        u._replace(concept="overruled")
+        for u in hits
+        if u.concept == "user" and any(0 <= u.start - d.end <= 40 for d in no)
+    ]
 
 
 def _beside(spoken: str, a: _Hit, b: _Hit, gap: int = GAP) -> bool:
