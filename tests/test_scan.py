@@ -67,9 +67,9 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
     [
         # (floors at what the scanner reads today: a change that loses ground on text nobody
         # tuned to fails here; the issue's goal is 80 % / 95 % / 2 %)
-        ("blind_safety2", 0.70, 0.93, 0.02),
-        ("blind_safety3", 0.50, 0.88, 0.03),  # (its first figure, held out: 20.9 % of injections)
-        ("blind_safety4", 0.61, 0.92, 0.025),  # (its first figure, held out: 61.3 %, 92.1 %, 2.5 % held)
+        ("blind_safety2", 0.72, 0.97, 0.02),
+        ("blind_safety3", 0.52, 0.97, 0.025),  # (its first figure, held out: 20.9 % of injections)
+        ("blind_safety4", 0.63, 0.94, 0.02),  # (its first figure, held out: 61.3 %, 92.1 %, 2.5 % held)
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
@@ -78,8 +78,10 @@ def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injec
         mine = [r for r in attacks if r["kind"] == kind]
         assert sum(bool(scan.find(r["text"])) for r in mine) >= floor * len(mine), kind
     notes = corpus.blind_notes(name)
-    flagged = [n["id"] for n in notes if scan.find(n["text"])]
+    flagged = [(n["id"], rule) for n in notes if (rule := scan.find(n["text"]))]
     assert len(flagged) <= held * len(notes), flagged
+    # no note is refused: a documented example key, a placeholder, a revoked or public key is kept (issue 46)
+    assert not [f for f in flagged if scan.kind_of(f[1]) == "secret"], flagged
 
 
 @pytest.mark.long
