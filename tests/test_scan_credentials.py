@@ -130,4 +130,4 @@ def test_the_credential_concept_is_in_every_language_of_the_table():
     rows = [row.split() for row in languages.TABLE.strip().splitlines()]
     langs = {lang for lang, *_ in rows} - {"any"}  # ("any": words that go with every language)
     credential = {lang for lang, concept, *_ in rows if concept == "credential"}
-    assert len(langs) >= 34 and credential == langs
+    assert len(langs) >= 33 and credential == langs  # (and Malay, whose words the Indonesian rows hold)

@@ -12,8 +12,10 @@ a secret or the conversation + a destination; an AI spoken to (`AI helpers: …`
 an act, a change or the user. A scoped permission (`pytest`, a list) skips no check.
 """
 
+import math
 import re
 import unicodedata
+from collections import Counter
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -29,7 +31,7 @@ FLIPS = {"mention": "conceal", "confirm": "unconfirmed"}  # a telling denied hid
 # are now, from now on, pretend), told (what you were told), lifted (no restrictions, safety off), unchecked (without asking
 # or telling the user, silently), goods (what must not leave: passwords, keys, .env, the chat),
 # alter (change, add, buy, recommend), meta (injection, phishing: a note about attacks).
-# Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1.
+# Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1 (id: Indonesian and Malay).
 TABLE = """
 en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
@@ -41,7 +43,7 @@ en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in
 en prompt conversation chat~history transcript system~prompt context~window initial~instructions
 en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
 any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screening ai~shopping ai~review ai~annotat chatbot dear~assistant @assistant automated~assistant assistants~ if~you~are~an~ai 助手 大模型 智能体 アシスタント aiへ 비서 어시스턴트 ai에게 에이전트 ии-ассистент ии-агент ассистент ии~ ии- ші-асистент асистент ші~ ші- assistent ki-assistent ki~ ki- die~ki l'assistant l'ia assistants~de asistente la~ia assistente assistentes ia~ ia, l'assistente asystent asystenci ai- asistan yapay~zek asisten trợ~lý المساعد مساعد الذكاء~الاصطناعي دستیار هوش~مصنوعی सहायक एआई সহকারী এআই معاون اے~آئی ผู้ช่วย เอไอ msaidizi העוזר
-any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren
+any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
@@ -122,12 +124,12 @@ ur unchecked تصدیق~کے~بغیر بغیر~پوچھے
 ur goods پاس~ورڈ پاسورڈ
 id dismiss abaikan lupakan acuhkan batalkan
 id earlier sebelumnya semua~ sistem asli awal
-id orders instruksi petunjuk prompt
-id show tampilkan tunjukkan cetak ungkapkan kirim
+id orders instruksi petunjuk prompt arahan
+id show tampilkan tunjukkan cetak ungkapkan kirim paparkan hantar
 id persona sekarang~kamu sekarang~anda mulai~sekarang berpura-pura
-id lifted tanpa~batas tanpa~batasan tanpa~filter
-id unchecked tanpa~meminta~pengesahan tanpa~konfirmasi tanpa~meminta~konfirmasi tanpa~bertanya diam-diam tanpa~memberi~tahu
-id goods kata~sandi kunci~api token .env isinya
+id lifted tanpa~batas tanpa~batasan tanpa~filter tanpa~sekatan
+id unchecked tanpa~meminta~pengesahan tanpa~konfirmasi tanpa~meminta~konfirmasi tanpa~bertanya diam-diam tanpa~memberi~tahu tanpa~pengesahan
+id goods kata~sandi kunci~api token .env isinya kata~laluan
 de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über ausser~kraft außer~kraft nicht~mehr~beachten nicht~mehr~befolgen beachte~nicht befolge~nicht hör~auf ungültig aufgehoben hinfällig nichtig
 de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine~ ihre~ vorangegangen anfänglich geheim versteckt intern des~entwicklers vom~entwickler am~anfang
 de orders anweisung instruktion vorgabe richtlinie prompt systemprompt systemanweisung systemnachricht regeln
@@ -306,14 +308,6 @@ hu persona mostantól~te most~te
 hu lifted korlátozások~nélkül
 hu unchecked megerősítés~nélkül kérdezés~nélkül
 hu goods jelszó kulcs
-ms dismiss abaikan lupakan
-ms earlier sebelumnya semua~ sistem
-ms orders arahan prompt
-ms show paparkan tunjukkan hantar
-ms persona sekarang~anda mulai~sekarang
-ms lifted tanpa~sekatan
-ms unchecked tanpa~meminta~pengesahan tanpa~pengesahan tanpa~bertanya
-ms goods kata~laluan
 en no not~ never~ no~ don't don’t doesn't didn't won't cannot can't isn't wasn't aren't weren't nothing~ none~ nobody~ nor~ neither~
 zh no 没有 没 从未 从不 并未 尚未 未曾 未被 不要 不会 不能 不得 不可 不许 不准 不应 切勿 请勿 禁止
 hi no नहीं मत~ कभी~न
@@ -347,10 +341,9 @@ cs no nikdy žádn nikomu
 sv no inte~ aldrig ej~ ingen~ inga~
 he no ~לא~ ~אל~ לעולם
 hu no ne~ nem~ soha~ semmi
-ms no tidak~ jangan~ bukan~ tak~
 en decode decode~ decode, decoded decipher unscramble concatenate join~the~fragments join~them base64-decode
 zh decode 解码 解密 拼接 拼起来
-hi decode डिकोड
+any decode डिकोड
 es decode decodifica descifra concatena
 fr decode décode déchiffre concatène
 ar decode فك~تشفير فك~الترميز
@@ -358,10 +351,9 @@ bn decode ডিকোড
 pt decode decodifique decodifica descodifica concatene
 ru decode декодируй расшифруй раскодируй склей
 ur decode ڈی~کوڈ
-id decode dekode gabungkan
+id decode dekode gabungkan nyahkod
 de decode dekodier entschlüssel füge~zusammen
 ja decode デコード 復号 解読
-mr decode डिकोड
 te decode డీకోడ్
 tr decode çöz~ birleştir
 ta decode டிகோட்
@@ -381,7 +373,6 @@ cs decode dekóduj dešifruj
 sv decode avkoda dekoda
 he decode פענח
 hu decode dekódold
-ms decode nyahkod
 en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
 zh authority 系统通知 管理员
 es authority aviso~del~sistema administrador
@@ -409,8 +400,8 @@ ja obey 実行して 従って
 ko obey 실행해 따르라
 any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง
 any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly
-any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت
-any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần
+any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft
+any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
 any meta injection injections prompt-injection jailbreak phishing red-team red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
 any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημέρωσε πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissítsd онови зміни додай замов
@@ -473,7 +464,7 @@ bn credential পাসওয়ার্ড পিন গোপন~নম্ব
 pt credential senha palavra-passe código~de~acesso código~pin frase~de~recuperação código~de~recuperação
 ru credential парол пин-код пин~код кодовое~слово код~доступа код~от~домофона сид-фраз
 ur credential پاس~ورڈ پاسورڈ پن~کوڈ
-id credential kata~sandi sandi kode~akses kode~pin frasa~pemulihan
+id credential kata~sandi sandi kode~akses kode~pin frasa~pemulihan kata~laluan
 de credential passwort kennwort pin-code geheimzahl zugangscode türcode alarmcode wiederherstellungscode
 ja credential パスワード 暗証番号 合言葉 パスフレーズ リカバリーコード 復元フレーズ
 mr credential पासवर्ड पिन~कोड
@@ -496,7 +487,6 @@ cs credential heslo hesla heslem kód~pin
 sv credential lösenord pinkod pin-kod
 he credential סיסמ קוד~גישה
 hu credential jelszó jelszav pin-kód
-ms credential kata~laluan
 en login login log-in sign-in credentials creds pass
 zh login 登录 账号 帐号 账户
 ja login ログイン
@@ -506,11 +496,9 @@ fr login identifiants connexion
 es login acceso credenciales
 ru login логин доступ
 en seed seed mnemonic recovery~phrase
-en code code codes
+any code code codes kod код
 en lock alarm door gate garage safe lockbox keypad intercom padlock
-de code code
 de lock alarm tür tor garage tresor safe schließfach
-fr code code
 fr lock alarme porte portail garage coffre interphone immeuble cadenas
 es code código clave
 es lock alarma puerta portón garaje caja~fuerte portal candado
@@ -518,17 +506,12 @@ pt code código senha
 pt lock alarme porta portão garagem cofre cadeado
 it code codice
 it lock allarme porta cancello garage cassaforte portone lucchetto
-nl code code
 nl lock alarm deur poort garage kluis
-pl code kod
 pl lock alarm drzwi brama bramy garaż sejf domofon kłódk
-ru code код
 ru lock сигнализац двер ворот гараж сейф домофон подъезд
-uk code код
 uk lock сигналізац двер ворі гараж сейф домофон
-tr code kod şifre
+tr code şifre
 tr lock alarm kapı garaj kasa
-sv code kod
 sv lock larm dörr port garage kassaskåp
 cs code kód
 cs lock alarm dveř brán garáž trezor
@@ -546,11 +529,10 @@ ar act نفذ حذف الأوامر
 hi act कमांड हटा चलाएँ
 tr act komut silme çalıştır
 vi act chạy~mọi~lệnh lệnh xóa
-id act jalankan hapus
+id act jalankan hapus memadam arahan
 nl act verwijder uitvoeren
 pl act usuń wykonuj przelew
 uk act виконуй видал команд
-ms act jalankan memadam arahan
 sv act kör ta~bort kommandon
 """
 
@@ -558,6 +540,7 @@ sv act kör ta~bort kommandon
 FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
     ("ignore_previous_instructions", ("dismiss", "told")),
+    ("ignore_previous_instructions", ("overruled",)),
     ("reveal_system_prompt", ("show|display", "orders", "earlier")),
     ("role_override", ("persona", "lifted|orders|unchecked")),
     ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|prompt|lifted")),
@@ -584,13 +567,12 @@ FINDINGS = (
         "instruction_to_agent",
         ("addressed", "user|act|alter|standing|claim|store|memory|show|display|obey|asked|unchecked|conceal"),
     ),
+    ("instruction_to_agent", ("opened", "user|act|claim|asked|unchecked|conceal|obey")),  # (not "AI, book …")
     ("trust_transfer", ("trusted", "user|orders|authority")),
     ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
     ("tool_request", ("grant", "standing|user|agent|destination|unchecked")),  # access handed out
-    (
-        "conceal_from_user",
-        ("conceal", "agent|selfnote"),
-    ),  # (not "user": "don't mention to the landlord that the user moves" is the user's wish)
+    # (not "user": "don't mention to the landlord that the user moves" is the user's wish)
+    ("conceal_from_user", ("conceal", "agent|selfnote")),
     ("unchecked_action", ("unconfirmed", "user|agent|authority")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
@@ -643,12 +625,13 @@ SHAPES = {
     "named": r"(?<![a-z0-9_-])(?:ai|llm)s?(?![a-z0-9_-])",  # (where the text writes AI or LLM so: not Italian "ai")
     "ai": r"(?<![\w-])(?:ии|ші)(?![\w-])|(?<![\w-])[\w-]*[_-](?:agent|ai|assistant|llm|model|bot)[\w-]*[\"']?\s*[:=]"
     r"|(?<![\w-])(?:agent|ai|assistant|llm|model|bot)s?[_-][\w-]+[\"']?\s*[:=]|\((?:agents?|ai)\b",
-    "agent": r"\b(?:if|when|whenever) (?:an?|the|your) (?:ai|agent|assistant|model)\b|\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
+    "agent": r"\b(?:if|when|whenever) (?:you(?:'re| are) |there(?:'s| is) )?(?:an?|the|your) (?:ai|agent|assistant|model|llm)\b|\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
     r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
     r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant",
 }
 
 
+_OPENING = r"\W*(?:(?:hey|hi|hello|ok|okay|dear)\W+)?"  # before an AI spoken to at a text's start: the user's voice
 _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;:,。！？；：，]+){1,5}?[ \t]*:"  # AI, … / AI helpers: …
 _ACTS = SHAPES.keys() - {"agent", "ai", "named"}  # the shapes of what an act needs
 _RISKY = _ACTS | {"goods", "prompt", "conceal", "authority", "grant"}  # what a permission may not name
@@ -672,12 +655,13 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     """The first finding of `FINDINGS` whose concepts occur together in `spoken` (the table's
     words in it: `found`, if the caller has them), or None."""
     hits = _affirmed(spoken, words(spoken) if found is None else found)
+    hits += _overruled(hits)
     anchored = {h.concept for h in hits if h.lang == "*"} - (set() if named else {"named"})
     hits = [h for h in hits if h.lang != "*"] + [
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
     hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)
-        h._replace(concept="addressed")
+        h._replace(concept="opened" if h.concept != "ai" and re.fullmatch(_OPENING, spoken[: h.start]) else "addressed")
         for h in hits
         if h.concept in ("agent", "ai", "named")
         and (spoken[h.end - 1] in ":=" or spoken[h.start] == "(" or re.match(_VOCATIVE, spoken[h.end :]))
@@ -688,7 +672,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     if re.search(_SCOPE, spoken) and by.keys().isdisjoint(_RISKY):  # a permission for what it names
         by.pop("unchecked", None), by.pop("unconfirmed", None)  # in code (`pytest` without asking)
     about = "meta" in by and "lifted" not in by  # a note about attacks: only the shapes of acts count
-    if tool and "addressed" in by and not about:
+    if tool and by.keys() & {"addressed", "opened"} and not about:
         return "addressed_to_agent"  # (a tool's output has no business speaking to the agent)
     if len(by) < 2 and by.keys().isdisjoint(_ALONE):
         return None  # (every finding but a shape's alone needs two concepts)
@@ -723,7 +707,7 @@ _NOT_SECRET = (  # names, placeholders, paths, addresses, dates, versions, ticke
     r"(?i:1password|bitwarden|keepass\w*|lastpass|keychain)|[\w.-]*\.(?:[a-z]{2,4}|local|internal|cluster|corp)|[/~%{<\[(&*#|^@].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
     r"|\d{1,2}[:.]\d\d(?:[:.]\d\d)?|[A-Z]{2,}[#-]?\d{1,5}|[vV]?\d+(?:\.\d+)+\S*|[A-Z]{2,10}-\d+|[0-9a-f]{12,}|\d+(?:ms|s|h|d|px|k[bm]?|mb|gb|x|%)"
     r"|(?i:sha|md|base|utf|ipv|http|oauth|tls|ssl|wpa|aes|rsa|ed|x|amd|arm|win|ios|py|python|node|php|es|v)\d+[\w.-]*"
-    r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[0-9A-Fa-f]{2}|[-.\d]*l?[sdifxcXF]).*"  # SOCKSv5, IPv6; %0A, %s
+    r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[2-7][0-9A-Fa-f]|0[aAdD]|[-.\d]*l?[sdifxcXF]).*"  # SOCKSv5, IPv6; %0A, %20, %s (not %01)
     r"|[a-z]+(?:_[a-z0-9]+){2,}|.*[()\[\]{}<>\"'`=|].*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # code
 )
 
@@ -736,8 +720,10 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
     for h in hits:
         word, after, end = spoken[h.start : h.end], spoken[h.end : h.end + 1], h.end
         if h.concept == "code":  # a code next to a lock (door code, code de la porte): a PIN's name
-            lock = next((k for k in locks if abs(k.start - h.start) <= 30 and not after.isalpha()), None)
+            lock = next((k for k in locks if _beside(spoken, k, h, 30) and not after.isalpha()), None)
             h, end = (h._replace(concept="credential"), max(h.end, lock.end)) if lock else (h, 0)
+        if h.concept in ("goods", "login") and _named_key(spoken, wide, h):
+            return "labelled_secret"
         if h.concept not in ("credential", "login", "seed") or spoken[h.start - 1 : h.start] in tuple("_:/@.="):
             continue  # (inside a name or a URL: db_password, user:password@)
         rest = spoken[end : end + 200]
@@ -775,6 +761,44 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
     return None
 
 
+SHOWN = r"ssh-(?:ed25519|rsa|dss|ecdsa)|fingerprint|public|\bpub\b|checksum|digest|hash|example|sample|placeholder|dummy|fake|revoked|rotated|masked|redacted|公钥|指纹|示例|公開鍵|例"
+
+
+def _named_key(spoken: str, wide: str, h: _Hit) -> bool:
+    """A key (`random_key`) in the clause after a word naming a secret (the table's goods and
+    logins, in any language), before a word saying it is none (`SHOWN`: public, a fingerprint, an
+    example, revoked …); URLs and addresses left out."""
+    clause = re.sub(r"\w+://\S*|\S+@\S+", " ", re.split(r"[.。!?！？;；](?:\s|$)", spoken[h.end : h.end + 160])[0])
+    for m in re.finditer(r"[^\s:=：,;\"'`()（）<>\[\]{}|]{16,}", re.split(SHOWN, clause)[0]):
+        if (found := re.search(re.escape(m[0]), wide, re.I)) and random_key(found[0]):
+            return True
+    return False
+
+
+PUBLISHED = "sk_test_4eC39HqLyjWDarjtT1zdp7dc eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ".split()
+
+
+def random_key(token: str, named: bool = False) -> bool:
+    """Random enough to be a key: 16 characters or more, ten distinct, two digits, upper and lower
+    case (or 32 or more of one case: not an id such as 01KQH…), 3.5 bits a character or more; not a
+    path, URL or example. Where a name right before it says it is a key (`named`), hexadecimal counts
+    (32 or more) and so do words in it; else a hash or an id is no key, nor camelCaseWords."""
+    plain = token.rstrip(".:=")
+    if re.fullmatch(r"(?:0x)?[0-9a-fA-F]+", plain):
+        return named and len(plain) >= 32
+    kinds = [bool(re.search(c, plain)) for c in ("[a-z]", "[A-Z]")]
+    return (
+        len(plain) >= 16
+        and len(set(plain)) >= 10
+        and sum(c.isdigit() for c in plain) >= 2
+        and (all(kinds) or len(plain) >= 32)
+        and not re.search(r"(?:^|/)[a-z._-]*/|_[A-Z]+_|example|^[a-z]+://", plain, re.I)
+        and (named or sum(map(len, re.findall("[A-Z]?[a-z]{3,}", plain))) * 2 < len(plain))
+        and -sum(n / len(plain) * math.log2(n / len(plain)) for n in Counter(plain).values()) >= 3.5
+        and not any(v in plain for v in PUBLISHED)
+    )
+
+
 _TEMPLATE = r"\{\{.*?\}\}|\{%.*?%\}|<%.*?%>|\$\{[^}]*\}"  # filled in later: a reference, not a value
 _TOKEN = r"[!-~]+"  # (a value is written in ASCII; a word of another script ends it)
 _COMMON = set("the and for are not with you this that from have was but our its they will into then than when".split())
@@ -787,7 +811,7 @@ def _shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
     if plain and (re.fullmatch(_NOT_SECRET, token) or re.fullmatch(PLACEHOLDER, token, re.I)):  # (＄ecret: written so)
         return False
     if token.isdigit() or re.fullmatch(r"\d{3,8}(?:-\d{3,8})+", token):  # a PIN; recovery codes 4829-1032
-        return strong and first and 4 <= len(token) <= 40 and not re.fullmatch(r"(?:19|20)\d\d", token)
+        return strong and first and 4 <= len(token) <= 64 and not re.fullmatch(r"(?:19|20)\d\d", token)
     letter, digit = re.search("[A-Za-z]", token), re.search(r"\d", token)
     if strong:
         sign = re.search(r"[!#$%&*+=?@^~|]", token) and token.lower() != token != token.upper()  # (not mongodb+srv)
@@ -824,6 +848,19 @@ def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:
     return kept
 
 
+def _overruled(hits: list[_Hit]) -> list[_Hit]:
+    """The user overruled: a dismissal followed within 40 characters by the user (ignore the user's
+    settings, ignoruj prośby użytkownika) — not the user's own (the user asked me to ignore …), not a
+    password forgotten (忘记密码的用户)."""
+    kept = {h.start for h in hits if h.concept in ("goods", "credential")}
+    no = [d for d in hits if d.concept == "dismiss" and not kept & set(range(d.end, d.end + 4))]
+    return [
+        u._replace(concept="overruled")
+        for u in hits
+        if u.concept == "user" and any(0 <= u.start - d.end <= 40 for d in no)
+    ]
+
+
 def _beside(spoken: str, a: _Hit, b: _Hit, gap: int = GAP) -> bool:
     between = spoken[min(a.end, b.end) : max(a.start, b.start)]
     return len(between) <= gap and not re.search(r"[.,;:!?。，；：！？、\n]", between)
@@ -839,7 +876,7 @@ def _together(groups: list[list[_Hit]]) -> bool:
 
 
 def words(spoken: str) -> list[_Hit]:
-    automaton = _automaton(spoken.isascii())
+    automaton = _automaton()
     hits = []
     for end, (word, meanings) in automaton.iter(spoken):
         start = end - len(word) + 1
@@ -854,14 +891,13 @@ def _spaced(c: str) -> bool:
     return c.isalpha() and not ("\u0590" <= c <= "\u08ff" or "\u0e00" <= c <= "\u0eff" or c >= "\u3000")
 
 
-_AUTOMATA: dict[bool, "ahocorasick.Automaton"] = {}
+_AUTOMATON: list["ahocorasick.Automaton"] = []
 
 
-def _automaton(ascii_only: bool) -> "ahocorasick.Automaton":
+def _automaton() -> "ahocorasick.Automaton":
     """The words of `TABLE` and `ANCHORS` (NFKC, case-folded, as the spoken reading has them) →
-    (language, concept): for an ASCII text its ASCII words alone, for another text all of them —
-    each automaton built on the first text that needs it."""
-    if ascii_only not in _AUTOMATA:
+    (language, concept), built on the first text a process scans."""
+    if not _AUTOMATON:
         import ahocorasick
 
         words: dict[str, set[tuple[str, str]]] = {}
@@ -870,14 +906,12 @@ def _automaton(ascii_only: bool) -> "ahocorasick.Automaton":
         for lang, concept, *stems in rows:
             lang = "" if lang == "any" else lang  # (words that go with any language's)
             for stem in stems:
-                if stem.isascii():
-                    words.setdefault(stem.replace("~", " ").lower(), set()).add((lang, concept))
-                elif not ascii_only:
-                    word = unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold()
-                    words.setdefault(word, set()).add((lang, concept))
+                words.setdefault(unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold(), set()).add(
+                    (lang, concept)
+                )
         automaton = ahocorasick.Automaton()
         for word, meanings in words.items():
             automaton.add_word(word, (word, tuple(meanings)))
         automaton.make_automaton()
-        _AUTOMATA[ascii_only] = automaton
-    return _AUTOMATA[ascii_only]
+        _AUTOMATON.append(automaton)
+    return _AUTOMATON[0]

@@ -16,6 +16,7 @@
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 from optmem.safety.chars import CONTROL, DIACRITICS, INVISIBLE, INVISIBLE_CHAR, fold_table
 
@@ -34,7 +35,6 @@ _ESCAPE = r"&#(?:[xX][0-9a-fA-F]{1,6}|\d{1,7});?|\\u\{?[0-9a-fA-F]{4,6}\}?|\\x[0
 _LEET_WORD = r"(?<![a-z0-9@$])(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[013457@$])[a-z0-9@$]{3,}"  # 1gn0re
 _LEET = str.maketrans("013457@$", "oieastas")
 ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm")  # (folded text: lower case)
-_ROT13_BYTES = bytes.maketrans(b"abcdefghijklmnopqrstuvwxyz", b"nopqrstuvwxyzabcdefghijklm")
 
 
 def case_blind(lowered: str) -> str:
@@ -76,11 +76,10 @@ def leet(folded: str) -> str:
     return re.sub(_LEET_WORD, lambda m: m[0].translate(_LEET), folded)
 
 
-def _rot13(folded: str) -> str:
-    return folded.encode().translate(_ROT13_BYTES).decode() if folded.isascii() else folded.translate(ROT13)
-
-
-CIPHERS = (("rot13_", _rot13), ("reversed_", lambda folded: folded[::-1]))
+CIPHERS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("rot13_", lambda folded: folded.translate(ROT13)),
+    ("reversed_", lambda folded: folded[::-1]),
+)
 
 
 def collapsed(folded: str) -> tuple[str, list[tuple[int, int]]]:

@@ -5,11 +5,10 @@ Each finding has a kind (`KINDS`): `secret` — a stored secret is the harm itse
 (phrasing, hidden markup, invisible and control characters: what may steer or fool a reader).
 """
 
-import math
 import re
-from collections import Counter
 from collections.abc import Callable, Iterator
 
+from optmem.safety import languages
 from optmem.safety.chars import CONTROL
 
 # fmt: off
@@ -171,17 +170,13 @@ def _secret_value(m: re.Match[str]) -> bool:
     """A key=value match holds a secret (not a placeholder, a path, code, or a number of tokens)."""
     groups = m.groupdict()
     key = (groups.get("key") or "password").lower()
-    value = next((groups[k] for k in ("dq", "sq", "bare", "bare2", "bare3") if groups.get(k)), "")
+    value = next((groups[k] for k in ("dq", "sq", "bare") if groups.get(k)), "")
     bare = not (groups.get("dq") or groups.get("sq"))
     if bare:
         if m.string[m.end() : m.end() + 1] == "(":
             return False  # a call: password=getpass(…)
         value = value.rstrip(".,;:!?")
     if not value:
-        return False
-    from optmem.safety.languages import PLACEHOLDER
-
-    if re.fullmatch(PLACEHOLDER, value.strip(), re.I):
         return False
     # a path or code: settings.DB_PASSWORD
     if bare and (value[0] in "$~./%{<[(!&*@#" or re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value)):
@@ -192,57 +187,48 @@ def _secret_value(m: re.Match[str]) -> bool:
     return len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
-_PUBLISHED = ("sk_test_4eC39HqLyjWDarjtT1zdp7dc", "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ")
-
-
-def _not_filler(m: re.Match[str]) -> bool:
-    """A key's body is a key: not a placeholder of one or two repeated characters (sk_test_xxxx…),
-    not a value its vendor published for all to quote (Stripe's documented test key, jwt.io's sample)."""
-    return len(set((m.groupdict().get("body") or m[0]).lower())) > 2 and not any(v in m[0] for v in _PUBLISHED)
-
-
-def _speaks_to_agent(m: re.Match[str]) -> bool:
-    """A hidden comment that speaks to the reader's model (addresses an AI, holds an instruction),
-    not a template's note (<!-- more -->, <!-- Describe the change -->)."""
-    from optmem.safety import languages
-
-    body = m["body"]
-    to_agent = r"(?i)\b(?:ai|llm|assistant|agent|model|bot|system)\b|ai|助手|模型|代理|^\s*[\w-]{1,30}\s*[:：]"
-    return bool(re.search(to_agent, body) or languages.find(" ".join(body.casefold().split())))
-
-
-def _keylike(m: re.Match[str]) -> bool:
-    """Random enough to be a key: many distinct characters and digits, not a path, URL or name."""
-    body = (m["body"] or m["value"]).rstrip(".:=")
+def _sham(m: re.Match[str]) -> bool:
+    """A secret rule's match stands for a key, not one: a placeholder (`<your-token>`, `${TOKEN}`, one or
+    two characters repeated, half of it x, *, • or #: ghp_XXXX…, T0000/B0000/XXXX…) or a value its vendor
+    published for all to quote (Stripe's documented test key, jwt.io's sample)."""
+    body = next((v for k, v in m.groupdict().items() if v and k in ("body", "value", "pw", "dq", "sq", "bare")), m[0])
+    low, value = body.lower(), body.strip().rstrip(".,;:!?")
     return (
-        len(set(body)) >= 10
-        and not re.search(r"(?:^|/)[a-z._-]*/|_[A-Z]+_|example|^[a-z]+://", body, re.I)
-        and sum(c.isdigit() for c in body) >= 2
-        and (body.lower() != body != body.upper() or (body == body.lower() and len(body) >= 32))  # (not an id: 01KQH…)
+        len(set(low)) <= 2
+        or sum(c in "x*•#" for c in low) * 2 >= len(low)
+        or any(v in m[0] for v in languages.PUBLISHED)
+        or bool(re.fullmatch(languages.PLACEHOLDER, value, re.I))
     )
 
 
+def _speaks_to_agent(m: re.Match[str]) -> bool:
+    """A hidden comment that speaks to the reader's model (addresses an AI, is labelled for one in any
+    language of the table, holds an instruction), not a template's note (<!-- more -->, <!-- TODO: … -->)."""
+    body, label = m["body"], re.match(r"\s*([\w-]{1,30})\s*[:：]", m["body"])
+    to_agent = r"(?i)\b(?:ai|llm|assistant|agent|model|bot|system)\b|ai|助手|模型|代理"
+    named = label and any(h.concept == "agent" for h in languages.words(label[1].casefold()))
+    return bool(re.search(to_agent, body) or named or languages.find(" ".join(body.casefold().split())))
+
+
+def _labelled(m: re.Match[str]) -> bool:
+    """A key right after what labels one, no word between saying it is none (revoked, public …)."""
+    key = m["body"] or m["value"]
+    return languages.random_key(key, True) and not re.search(languages.SHOWN, m[0][: m[0].find(key)], re.I)
+
+
 def _vendor_token(m: re.Match[str]) -> bool:
-    """A vendor's key no rule names (dckr_pat_…, glsa_…): a random body after a short prefix, with
-    lower and upper letters and digits (or 40+ of one case and digits), not a hash, an id (32 or
-    more after a one-word prefix: Stripe's pi_3Mtw…, msg_01XF… are 24), a name made of words or a
-    number of parts; two-part prefixes and those naming a key take 20. A key its prefix calls public
-    (Stripe's publishable pk_live_…, a pub- or pubkey- key) is published by design: no secret."""
+    """A vendor's key no rule names (dckr_pat_…, glsa_…): a random body (`random_key`) after a short
+    prefix, not a hash's (sha1-, md5-), not an id (32 or more after a one-word prefix: Stripe's pi_3Mtw…,
+    msg_01XF… are 24) or a number of parts; two-part prefixes and those naming a key take 20. A key its
+    prefix calls public (Stripe's publishable pk_live_…, a pub- or pubkey- key) is published by design."""
     body, prefix = m["body"], m["prefix"].lower()
-    if re.match(r"pk_|pub(?:key)?[_-]|publishable", prefix):
-        return False
-    plain = re.sub("[_-]", "", body)
-    kinds = [bool(re.search(c, plain)) for c in ("[a-z]", "[A-Z]", r"\d")]
     keyish = len(re.findall(r"[_.-]", prefix)) > 1 or re.search(r"pat|key|secret|token|tkn|pw|sk|api|auth", prefix)
+    plain = re.sub("[_-]", "", body)
     return (
-        len(plain) >= (20 if keyish else 32)
+        not re.match(r"pk_|pub(?:key)?[_-]|publishable|sha\d|md5", prefix)
+        and len(plain) >= (20 if keyish else 32)
         and len(body) - len(plain) <= len(body) // 10
-        and not re.fullmatch("[0-9a-fA-F]+", plain)
-        and not re.match(r"sha\d|md5", prefix)
-        and (all(kinds) or (kinds[2] and len(plain) >= 40))
-        and sum(map(len, re.findall("[A-Z]?[a-z]{3,}", plain))) * 3 < len(plain)  # not camelCaseWords
-        and -sum(n / len(plain) * math.log2(n / len(plain)) for n in Counter(plain).values()) >= 3.5
-        and not any(v in m[0] for v in _PUBLISHED)
+        and languages.random_key(plain)
     )
 
 
@@ -258,19 +244,19 @@ def _basic_auth(m: re.Match[str]) -> bool:
     return bool(sep and user and password and password.isprintable())
 
 
-def _url_password(m: re.Match[str]) -> bool:
-    """A password in a URL, but a placeholder or a local default (the user's own name, on this machine)."""
-    local = m["pw"] == m["user"] and re.match(r"localhost|127\.|\[::1\]", m["host"])
-    from optmem.safety.languages import PLACEHOLDER
-
-    return not re.fullmatch(PLACEHOLDER, m["pw"], re.I) and not local
-
-
 def _rule(name: str, needles: _Needles, source: str, flags: int = 0, accept: Accept | None = None, bare: str = "") -> Rule:
     groups = tuple(frozenset(w.replace("~", " ") for w in g.split()) for g in needles)
+    if name in SECRETS:  # (a placeholder or a published example of a key is no secret, whatever its shape)
+        return Rule(name, groups, source, flags, lambda m: not _sham(m) and (accept is None or accept(m)), bare)
     return Rule(name, groups, source, flags, accept, bare)
 
 
+SECRETS = frozenset(
+    "private_key aws_access_key aws_secret_key github_token stripe_key api_secret_key google_api_key jwt "
+    "slack_webhook slack_token discord_webhook api_token azure_storage_key bearer_token url_credentials "
+    "password_assignment google_oauth_secret docker_registry_auth seed_phrase labelled_secret credential_in_prose "
+    "vendor_token signed_url".split()
+)
 _NOCASE = re.IGNORECASE
 _KEY = (
     r"(?P<key>pass(?:word|wd|phrase)|(?:(?<![A-Za-z0-9])|(?<=[_.-]))(?:pwd|pass|secret[_-]?key|secret|token|"
@@ -285,25 +271,26 @@ WRITTEN = (
     _rule("aws_access_key", ("akia asia abia acca",), r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b(?<!EXAMPLE)"),
     _rule("aws_secret_key", ("secret", "aws access"), r"(?i:aws[\w .-]{0,20}?secret|secret[\w .-]{0,3}access[\w .-]{0,3}key)[^\n]{0,30}?(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}\d)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])(?<!EXAMPLEKEY)"),
     _rule("github_token", ("ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",), r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
-    _rule("stripe_key", ("_live_ _test_",), r"\b(?:sk|rk)_(?:live|test)_(?P<body>[0-9A-Za-z]{10,})", 0, _not_filler),
-    _rule("api_secret_key", ("sk-",), r"\bsk-(?:[A-Za-z0-9]+-)*(?P<body>[A-Za-z0-9_-]{20,})", 0, _not_filler),
+    _rule("stripe_key", ("_live_ _test_",), r"\b(?:sk|rk)_(?:live|test)_(?P<body>[0-9A-Za-z]{10,})"),
+    _rule("api_secret_key", ("sk-",), r"\bsk-(?:[A-Za-z0-9]+-)*(?P<body>[A-Za-z0-9_-]{20,})"),
     _rule("google_api_key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
-    _rule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*", 0, _not_filler),
+    _rule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"),
     _rule("slack_webhook", ("hooks.slack.com",), r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}"),
     _rule("slack_token", ("xox xapp-",), r"\bxox[abposrec]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"),
     _rule("discord_webhook", ("discord",), r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}"),
     _rule("api_token", ("npm_ glpat- hf_ pypi- sg. :aa shp dop_v1_ key- xkeysib- lin_api_ gsk_ r8_ dapi pmak- sq0 ntn_",), r"\b(?:npm_[A-Za-z0-9]{36}\b|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}\b|pypi-AgE[A-Za-z0-9_-]{50,}|SG\.[\w-]{16,}\.[\w-]{20,}|\d{8,10}:AA[A-Za-z0-9_-]{33}\b|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|dop_v1_[a-f0-9]{64}\b|key-[0-9a-f]{32}\b|xkeysib-[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}\b|gsk_[A-Za-z0-9]{48,}\b|r8_[A-Za-z0-9]{37}\b|dapi[0-9a-f]{32}\b|PMAK-[0-9a-f]{24}-[0-9a-f]{34}\b|sq0(?:atp|csp)-[\w-]{22,}|ntn_[A-Za-z0-9]{40,})"),
     _rule("azure_storage_key", ("accountkey=",), r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
     _rule("bearer_token", ("bearer basic",), r"\b(?:[Bb]earer|[Bb]asic)\s+(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*"),
-    _rule("url_credentials", ("://", "@"), r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)", accept=_url_password),
+    _rule("url_credentials", ("://", "@"), r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)", accept=lambda m: not (m["pw"] == m["user"] and re.match(r"localhost|127\.|\[::1\]", m["host"]))),  # not a local default: the user's own name, on this machine
+    _rule("signed_url", ("sig= signature= token=",), r"(?i)[?&](?:sig|signature|x-amz-signature|x-goog-signature|access_token|token)=(?P<body>[\w%+/.~-]{16,})", 0, lambda m: languages.random_key(re.sub("%[0-9a-fA-F]{2}", "", m["body"]), True)),  # a URL signed to share a file (Azure SAS, S3, GCS) or carrying its token
     _rule("password_assignment", ("pass pwd secret token key credential", "= :"), _KEY + r"[\"']?\s*(?:=>|:=|[:=])\s*" + _VALUE, _NOCASE, _secret_value),
-    _rule("google_oauth_secret", ("gocspx",), r"\bGOCSPX-(?P<body>[A-Za-z0-9_-]{20,40})", 0, _not_filler),
+    _rule("google_oauth_secret", ("gocspx",), r"\bGOCSPX-(?P<body>[A-Za-z0-9_-]{20,40})"),
     _rule("docker_registry_auth", ("auth",), r"\bauth(?:\s+string)?[\"']?\]?\s*(?:is|[:=])\s*[\"']?(?P<b64>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])", accept=_basic_auth),  # config.json: "auth": base64 of user:password
     _rule("private_key", ("ibadan ibaak mhccaqee mhqcaqee mc4caqaw migkagebbd b3blbnnzac1rzxktdje ageambmg",), r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{3}(?:IBADAN|IBAAK)|MHcCAQEE|MHQCAQEE|MC4CAQAw|MIGkAgEBBD|MI[A-Za-z0-9+/]{2,4}AgEAMBMGByqGSM49|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]{40,}"),  # the base64 body of a private key, without its BEGIN line
     _rule("password_assignment", ("-pass -token -api-key -secret",), r"(?<![\w-])--?(?P<key>password|passwd|pass|token|api-key|secret)[ =](?P<bare>[^\s\"'`]{6,200})", _NOCASE, _secret_value),
     _rule("password_assignment", ("login sshpass mysql redis-cli curl",), r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),  # clients' options
     _rule("password_assignment", (":",), r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$", re.M, _secret_value),  # a .pgpass line: host:port:database:user:password
-    _rule("labelled_secret", ("key token secret sid cookie license auth session pat ak sk sessdata 키 токен ключ 密钥 令牌 秘钥",), r"(?i:\b(?:(?:api|app|license|access|admin|sdk|server|secret|master|account)[ _-]?key|auth[ _-]?token|token|secret|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _keylike),  # a value that looks like a key (16+ characters, random) right after what labels one, in any language
+    _rule("labelled_secret", ("key token secret sid cookie license auth session pat ak sk sessdata 키 токен ключ 密钥 令牌 秘钥",), r"(?i:\b(?:(?:api|app|license|access|admin|sdk|server|secret|master|account)[ _-]?key|auth[ _-]?token|token|secret|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _labelled),  # a value that looks like a key (16+ characters, random) right after what labels one, in any language
     _rule("vendor_token", (), r"(?<![\w.+/=-])(?P<prefix>[A-Za-z][A-Za-z0-9]{1,5}[_.-](?:[A-Za-z0-9]{1,6}[_.-]){0,3})(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,250})(?![\w+/=-])", 0, _vendor_token),
 )
 PHRASES = tuple(
@@ -326,10 +313,6 @@ PINYIN = (  # run on the letters of the folded text when it holds a needle ("hū
     _rule("ignore_previous_instructions_zh", ("zhi tishi xitong guize mingling",), _PINYIN_IGNORE),
     _rule("reveal_system_prompt_zh", ("zhi tishi xitong guize mingling",), _PINYIN_REVEAL),
 )
-SECRETS = frozenset(
-    "private_key aws_access_key aws_secret_key github_token stripe_key api_secret_key google_api_key jwt "
-    "slack_webhook slack_token discord_webhook api_token azure_storage_key bearer_token url_credentials "
-    "password_assignment google_oauth_secret docker_registry_auth seed_phrase labelled_secret credential_in_prose "
-    "vendor_token".split()
-)
+# the findings of phrasing, which a note may quote to speak of them (`scan.find`): not a chat token or an address
+SAID = {r.name for r in PHRASES + MIXED + PINYIN} - {"chat_control_token", "exfiltration"} | {"hidden_html_comment"}
 GROUPS = {"written": WRITTEN, "phrases": PHRASES, "mixed": MIXED, "pinyin": PINYIN}

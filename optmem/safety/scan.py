@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from optmem.safety.rules import Rule
 
-VERSION = 5  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 6  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 Kind = Literal["secret", "injection"]
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
@@ -37,17 +37,6 @@ _QUOTED = (
 )
 _SPEECH = _QUOTED.replace(r"|`[^`\n]{3,300}`", "")  # (the table's findings: code in backticks is run, not said)
 
-_PHRASING = {
-    "ignore_previous_instructions",
-    "reveal_system_prompt",
-    "role_override",
-    "system_prompt_override",
-    "new_instructions",
-    "conceal_from_user",
-    "fake_conversation_turn",
-    "hidden_html_comment",
-}
-
 
 def find(text: str, *, tool: bool = False) -> str | None:
     """The name of the first rule that fires on `text`, or None. `tool`: the text is a tool's or
@@ -55,13 +44,13 @@ def find(text: str, *, tool: bool = False) -> str | None:
 
     A note that quotes an injection to speak about it (an incident, a test, a detection rule) is
     not one: when the hit lies only inside quotation marks and what the note says around them —
-    a dozen distinct words at least — holds none, nothing is found. That holds for phrasing (`_PHRASING`)
+    a dozen distinct words at least — holds none, nothing is found. That holds for phrasing (`rules.SAID`)
     and the table's findings of words (`languages.SAID`); secrets, characters, markup and what an act
     needs (a URL, a command) count wherever they stand."""
-    from optmem.safety import languages
+    from optmem.safety import languages, rules
 
     rule = _find(text, 0, tool)
-    phrasing = rule is not None and rule.removesuffix("_zh") in _PHRASING
+    phrasing = rule in rules.SAID
     quotes = _QUOTED if phrasing else _SPEECH
     if phrasing or (rule in languages.SAID and not languages.shaped(" ".join(re.findall(quotes, text)))):
         outside = re.sub(quotes, " … ", text)
@@ -117,10 +106,8 @@ def _find(text: str, depth: int, tool: bool = False) -> str | None:
         hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike
     if hit:
         return hit
-    for encoding, decode in readings.CIPHERS:  # ROT13, backwards: decoded only when a rule may match
-        if (candidates := found.candidates("phrases", folded, encoding)) and (
-            hit := _first(candidates, decode(folded))
-        ):
+    for encoding, decode in readings.CIPHERS:  # ROT13, backwards
+        if hit := found.first("phrases", decode(folded)):
             return encoding + hit
     joined, spans = readings.collapsed(folded)
     if spans:  # letter-spaced words joined: a hit counts only where it overlaps a joined run
@@ -135,24 +122,17 @@ def _find(text: str, depth: int, tool: bool = False) -> str | None:
     return None
 
 
-class _Found(dict[str, dict[str, set[str]]]):
-    """The needle words each distinct reading of one text holds — and its ROT13 and its reversal
-    hold (a word is in the ROT13 of a text when its ROT13 is in the text) — by one pass of the
-    automaton each."""
+class _Found(dict[str, set[str]]):
+    """The needle words each distinct reading of one text holds, by one pass of the automaton each."""
 
-    def __missing__(self, lowered: str) -> dict[str, set[str]]:
-        automaton, entries, _ = _index()
-        found: dict[str, set[str]] = {"": set(), "rot13_": set(), "reversed_": set()}
-        for key in {key for _, key in automaton.iter(lowered)}:
-            for encoding, word in entries[key]:
-                found[encoding].add(word)
-        self[lowered] = found
-        return found
+    def __missing__(self, lowered: str) -> set[str]:
+        self[lowered] = {word for _, word in _index()[0].iter(lowered)}
+        return self[lowered]
 
-    def candidates(self, group: str, lowered: str, encoding: str = "") -> list[Rule]:
+    def candidates(self, group: str, lowered: str) -> list[Rule]:
         """The rules of `group` each of whose needle groups `lowered` meets, in order."""
-        present = self[lowered][encoding]
-        rules, first = _index()[2][group]
+        present = self[lowered]
+        rules, first = _index()[1][group]
         chosen = sorted({i for word in present & first.keys() for i in first[word]}.union(first.get("", ())))
         return [rules[i] for i in chosen if all(not present.isdisjoint(g) for g in rules[i].needles[1:])]
 
@@ -169,20 +149,15 @@ def _first(rules: list[Rule], text: str) -> str | None:
     return None
 
 
-# the automaton, what each key it finds stands for — (reading, needle word) — and for each group
-# of rules the rules each word of a first needle group starts
-_Index = tuple[
-    "ahocorasick.Automaton",
-    dict[str, list[tuple[str, str]]],
-    dict[str, tuple[tuple["Rule", ...], dict[str, list[int]]]],
-]
+# the automaton of every needle word, and for each group of rules the rules each word of a first needle group starts
+_Index = tuple["ahocorasick.Automaton", dict[str, tuple[tuple["Rule", ...], dict[str, list[int]]]]]
 _INDEX: list[_Index] = []
 
 
 def _index() -> _Index:
-    """One automaton of every needle word (and of the phrase rules' words in ROT13 and reversed),
-    and for each group of rules the rules each word of a first needle group starts ("" starts those
-    without needles, as every text holds it); built on the first scan of a process."""
+    """One automaton of every needle word, and for each group of rules the rules each word of a first
+    needle group starts ("" starts those without needles, as every text holds it); built on the first
+    scan of a process."""
     if not _INDEX:
         import ahocorasick
 
@@ -195,16 +170,11 @@ def _index() -> _Index:
                 for word in rule.needles[0] if rule.needles else ("",):
                     first.setdefault(word, []).append(i)
             groups[name] = (rules, first)
-        words = {w for rules in GROUPS.values() for rule in rules for group in rule.needles for w in group}
-        entries: dict[str, list[tuple[str, str]]] = {w: [("", w)] for w in words}
-        for w in {w for rule in GROUPS["phrases"] for group in rule.needles for w in group}:
-            entries.setdefault(w.translate(readings.ROT13), []).append(("rot13_", w))
-            entries.setdefault(w[::-1], []).append(("reversed_", w))
         automaton = ahocorasick.Automaton()
-        for key in entries:
-            automaton.add_word(key, key)
+        for w in {w for rules in GROUPS.values() for rule in rules for group in rule.needles for w in group}:
+            automaton.add_word(w, w)
         automaton.make_automaton()
-        _INDEX.append((automaton, entries, groups))
+        _INDEX.append((automaton, groups))
     return _INDEX[0]
 
 
