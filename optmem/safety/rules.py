@@ -202,12 +202,12 @@ def _sham(m: re.Match[str]) -> bool:
 
 
 def _speaks_to_agent(m: re.Match[str]) -> bool:
-    """A hidden comment that speaks to the reader's model (addresses an AI, is labelled for a reader
-    in any language, holds an instruction), not a template's note (<!-- more -->) nor a developer's
-    annotation (<!-- TODO: … -->, FIXME, NOTE: the code-comment convention's tags)."""
+    """A hidden comment that speaks to the reader's model (addresses an AI, says a sentence to a reader
+    it labels, in any language; holds an instruction), not a template's note (<!-- more -->), a
+    field (<!-- Author: Jane Doe -->) nor a developer's annotation (<!-- TODO: … -->, FIXME, NOTE)."""
     body, label = m["body"], re.match(r"\s*([\w-]{1,30})\s*[:：]", m["body"])
     to_agent = r"(?i)\b(?:ai|llm|assistant|agent|model|bot|system)\b|ai|助手|模型|代理"
-    named = label and label[1].casefold() not in _DEV_TAGS
+    named = label and label[1].casefold() not in _DEV_TAGS and len(body[label.end() :].strip()) >= 25  # a sentence
     return bool(re.search(to_agent, body) or named or languages.find(" ".join(body.casefold().split())))
 
 
