@@ -746,6 +746,7 @@ def test_keys_named_in_their_clause_signed_urls_and_long_recovery_keys_are_refus
         "Test string for the scanning regex: ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX.",
         "The Slack webhook format is https://hooks.slack.com/services/TXXXXXXXX/BXXXXXXXX/XXXXXXXXXXXXXXXXXXXXXXXX",
         "AWS key id for the docs: AKIAXXXXXXXXXXXXXXXX",
+        "The tutorial's connection string is mongodb://<username>:<password>@localhost:27017 (placeholders)",
         "The jwt.io sample token for the slides: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkw"
         "IiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
         # what names a key and is none: a public key, a fingerprint, a revoked token, a hash

@@ -724,8 +724,8 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
             h, end = (h._replace(concept="credential"), max(h.end, lock.end)) if lock else (h, 0)
         if h.concept in ("goods", "login") and _named_key(spoken, wide, h):
             return "labelled_secret"
-        if h.concept not in ("credential", "login", "seed") or spoken[h.start - 1 : h.start] in tuple("_:/@.="):
-            continue  # (inside a name or a URL: db_password, user:password@)
+        if h.concept not in ("credential", "login", "seed") or spoken[h.start - 1 : h.start] in tuple("_:/@.=<{$"):
+            continue  # (inside a name, a URL or a placeholder: db_password, user:password@, <password>)
         rest = spoken[end : end + 200]
         if _spaced(word[0]):  # the rest of a word (şifrem, codes) or a compound (pin-eingabe)
             if after in ("_", "@") or (len(word) <= 4 and word.isascii() and after.isalnum() and end == h.end):
