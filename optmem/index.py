@@ -241,6 +241,19 @@ class Index:
         sql = f"SELECT {ROW_SELECT} FROM rec r WHERE {where}"
         return [Row(*t) for t in self.conn.execute(sql, tuple(params))]
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads that must agree with each other (pages of one list and its count): one read
+        transaction, which a process catching the index up cannot change midway."""
+        if self.conn.in_transaction:  # (already inside one)
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.commit()
+
     def rows_in(self, ns: list[int]) -> list[Row]:
         """The rows with these line numbers (any order)."""
         out: list[Row] = []
@@ -493,14 +506,27 @@ class Index:
         tomb = self.record(tombs[-1])
         return {"forgotten_by": tomb.id, "forget_reason": tomb.extra.get("reason")}
 
-    def current_redlines(self, now: float, domain: str | None = None) -> list[Row]:
-        """Current redlines (of one domain, or all), newest first."""
+    def current_redlines(
+        self, now: float, domain: str | None = None, *, limit: int | None = None, offset: int = 0
+    ) -> list[Row]:
+        """Current redlines (of one domain, or all), newest first: all of them, or `limit` of
+        them after the first `offset` (a page: what `context` can show is read, not every one)."""
+        where, params = self._redlines_sql(now, domain)
+        page: list[object] = [] if limit is None else [limit, offset]
+        return self.rows(where + f" ORDER BY {NEWEST_FIRST}" + (" LIMIT ? OFFSET ?" if page else ""), params + page)
+
+    def count_redlines(self, now: float, domain: str | None = None) -> int:
+        """How many current redlines there are (of one domain, or all): counted, not read."""
+        where, params = self._redlines_sql(now, domain)
+        n: int = self.conn.execute(f"SELECT count(*) FROM rec r WHERE {where}", params).fetchone()[0]
+        return n
+
+    def _redlines_sql(self, now: float, domain: str | None) -> tuple[str, list[object]]:
         current, params = view.is_sql(view.Status.CURRENT, now)
         where = f"r.tier = {int(Tier.REDLINE)} AND r.kind NOT IN ({_marks(BOOKKEEPING)}) AND {current}"
-        params = [*BOOKKEEPING, *params]
         if domain:
-            where, params = where + " AND r.domain = ?", params + [domain]
-        return self.rows(where + f" ORDER BY {NEWEST_FIRST}", params)
+            return where + " AND r.domain = ?", [*BOOKKEEPING, *params, domain]
+        return where, [*BOOKKEEPING, *params]
 
     def unchecked_candidates(self, before: float, check_importance: float, unwritten: bool) -> list[Row]:
         """Records written before `before` and not verified since that may be facts that matter
