@@ -782,22 +782,21 @@ class Index:
         """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter): the
         best by BM25 (`BEST`) or the newest (`NEWEST`). Equal scores at the cut are decided as
         `TIES` decides them, never by the order the index holds the records in (which can differ
-        between clones of one vault): the tied records are read only when a tie crosses the cut."""
+        between clones of one vault). One statement scores each match once: the `limit`-th best
+        score is the cut, and only the records scoring at least as well are read from `rec` (the
+        tied ones ordered by `TIES`) — a corpus of equal-length records ties at the cut often, and
+        a second pass to find the tied records scored every match again."""
         if order == NEWEST:
             return self.newest_lines(match, limit)
+        # (`f` is named twice: SQLite keeps its rows rather than running the match again)
         got = self.conn.execute(
-            f"SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? {order} LIMIT ?", (match, limit + 1)
-        ).fetchall()
-        if len(got) <= limit or got[limit - 1][1] != got[limit][1]:
-            return [n for n, _ in got[:limit]]
-        cut = got[limit - 1][1]
-        above = [n for n, score in got if score < cut]
-        tied = self.conn.execute(
-            "SELECT r.n FROM (SELECT rowid AS n, bm25(fts) AS s FROM fts WHERE fts MATCH ?) f "
-            f"JOIN rec r ON r.n = f.n WHERE f.s = ? ORDER BY {TIES} LIMIT ?",
-            (match, cut, limit - len(above)),
+            "WITH f AS (SELECT rowid AS n, bm25(fts) AS s FROM fts WHERE fts MATCH ?) "
+            "SELECT f.n FROM f JOIN rec r ON r.n = f.n "
+            "WHERE f.s <= coalesce((SELECT s FROM f ORDER BY s LIMIT 1 OFFSET ?), f.s) "
+            f"ORDER BY f.s, {TIES} LIMIT ?",
+            (match, limit - 1, limit),
         )
-        return above + [n for (n,) in tied]
+        return [n for (n,) in got]
 
     def newest_lines(self, match: str, limit: int, where: str | None = None, params: Sequence[Any] = ()) -> list[int]:
         """Line numbers of the newest records (`TIES`) that match an FTS5 query (and a WHERE clause
