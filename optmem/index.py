@@ -245,9 +245,6 @@ class Index:
     def snapshot(self) -> Iterator[None]:
         """Reads that must agree with each other (pages of one list and its count): one read
         transaction, which a process catching the index up cannot change midway."""
-        if self.conn.in_transaction:  # (already inside one)
-            yield
-            return
         self.conn.execute("BEGIN")
         try:
             yield
