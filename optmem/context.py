@@ -73,7 +73,7 @@ def _unchecked(vault: Vault, row: Any, now: float) -> list[str]:
     return [] if since is None else [f"unchecked since {clock.format_ts(clock.from_epoch(since))[:10]}"]
 
 
-CHUNK = 50  # redlines read (and their verdicts looked up) at a time
+CHUNK = 50  # redlines read (and their verdicts looked up) in the first page
 
 
 def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tuple[list[str], int]:
@@ -85,9 +85,10 @@ def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tupl
 
     out: list[str] = []
     size = at = 0
+    page = CHUNK  # (doubled page by page: thousands of redlines that fit are sorted a few times, not once a page)
     with open_index(vault) as idx, idx.snapshot():
         while True:
-            chunk = idx.current_redlines(now, domain, limit=CHUNK, offset=at)
+            chunk = idx.current_redlines(now, domain, limit=page, offset=at)
             stored = idx.as_stored(chunk)
             for i, r in enumerate(chunk):
                 ok = r.n in stored
@@ -100,9 +101,9 @@ def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tupl
                 size += len(_item(said)) + 1
                 if size > budget:
                     return out, idx.count_redlines(now, domain) - at - i - 1
-            if len(chunk) < CHUNK:
+            if len(chunk) < page:
                 return out, 0
-            at += CHUNK
+            at, page = at + page, page * 2
 
 
 def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: bool = True) -> tuple[list[str], int]:

@@ -96,6 +96,7 @@ def _everything(vault: Vault, budget: int) -> str:
 @pytest.mark.long
 def test_the_block_is_the_one_made_from_everything_at_every_budget(vault, monkeypatch):
     vault = _vault(vault, monkeypatch, redlines=9, conflicts=3)
+    monkeypatch.setattr(context, "CHUNK", 2)  # the redlines read in pages of 2, 4, 8: their joins checked too
     (vault.root / "MEMORY.md").write_text("Three agents share this vault.\n§\nDeploys go through CI.\n", "utf-8")
     seen_crowded = seen_roomy = False
     for budget in range(200, 2600, 59):  # across the budget where the redlines stop fitting
