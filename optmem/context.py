@@ -73,22 +73,22 @@ def _unchecked(vault: Vault, row: Any, now: float) -> list[str]:
     return [] if since is None else [f"unchecked since {clock.format_ts(clock.from_epoch(since))[:10]}"]
 
 
-CHUNK = 50  # redlines read (and their verdicts looked up) at a time
+CHUNK = 50  # redlines read (and their verdicts looked up) in the first page
 
 
 def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tuple[list[str], int]:
     """The current redlines' lines, and how many more there are. Only those that can be in a
-    block of `budget` characters are read: once the lines so far are longer than the budget
-    together, no later one can be shown (`fit` keeps a first part of them), so the rest are
-    counted, not read."""
+    block of `budget` characters are read, a page at a time: once the lines so far are longer
+    than the budget together, no later one can be shown (`fit` keeps a first part of them), so
+    the rest are counted, not read — however many redlines the log holds."""
     from optmem.index import open_index
 
     out: list[str] = []
-    size = 0
-    with open_index(vault) as idx:
-        rows = idx.current_redlines(now, domain)
-        for at in range(0, len(rows), CHUNK):
-            chunk = rows[at : at + CHUNK]
+    size = at = 0
+    page = CHUNK  # (doubled page by page: thousands of redlines that fit are sorted a few times, not once a page)
+    with open_index(vault) as idx, idx.snapshot():
+        while True:
+            chunk = idx.current_redlines(now, domain, limit=page, offset=at)
             stored = idx.as_stored(chunk)
             for i, r in enumerate(chunk):
                 ok = r.n in stored
@@ -100,22 +100,30 @@ def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tupl
                 out.append(said)
                 size += len(_item(said)) + 1
                 if size > budget:
-                    return out, len(rows) - at - i - 1
-    return out, 0
+                    return out, idx.count_redlines(now, domain) - at - i - 1
+            if len(chunk) < page:
+                return out, 0
+            at, page = at + page, page * 2
 
 
-def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[str]:
+def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: bool = True) -> tuple[list[str], int]:
     """One line per open conflict (of this project and domain, or none): both values with their
-    dates, and the question to settle it with the user."""
+    dates, and the question to settle it with the user — and how many are left out: not `said`
+    (none of them can be in the block: `_crowded`), no line, only how many there are."""
     from optmem import facts
 
     out = []
-    for c in facts.conflicts(vault):
-        if (domain and c.domain != domain) or (project and c.project not in (None, project)):
-            continue
+    ours = [
+        c
+        for c in facts.conflicts(vault, values=said)
+        if not ((domain and c.domain != domain) or (project and c.project not in (None, project)))
+    ]
+    if not said:
+        return [], len(ours)
+    for c in ours:
         shown = c.values[-3:]  # the newest three: a long fork is listed by `optmem conflicts`
         ok = c.passed  # (every line it shows is shown as stored: `OpenConflict.passed`)
-        said = " or ".join(
+        told = " or ".join(
             f"“{_line(v['text'][:160], ok)}” ({_line(v['ts'], ok)[:10]}, id {_id(v['id'], ok)}"
             + (", inferred" if v.get("basis") == "inferred" else "")
             + ")"
@@ -130,10 +138,10 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None) -> list[st
         else:
             what = _line(c.key, ok) if c.key is not None else f"id {_line(c.name, ok)} was corrected two ways"
         out.append(
-            f"- {what}: you were told {said}{more} — which is right now? Ask the user, then "
+            f"- {what}: you were told {told}{more} — which is right now? Ask the user, then "
             f"`optmem resolve {_line(c.name, ok)} --keep ID`"
         )
-    return out
+    return out, 0
 
 
 def _hot(vault: Vault, target: str, project: str | None, warnings: list[str]) -> list[str]:
@@ -284,9 +292,10 @@ def build(
     follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     warnings: list[str] = []
     rules, more = _redlines(vault, domain, now, budget)
+    crowded = _crowded(rules, budget) if vault.trusted else False
     sections = [
         Section("redlines", TITLES["redlines"], rules if vault.trusted else [], more if vault.trusted else 0),
-        Section("conflicts", TITLES["conflicts"], _conflicts(vault, project, domain)),
+        Section("conflicts", TITLES["conflicts"], *_conflicts(vault, project, domain, said=not crowded)),
         Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings) if hot else []),
         Section("user", TITLES["user"], _hot(vault, "user", None, warnings) if hot else []),
     ]
@@ -318,6 +327,14 @@ def build(
         except OptmemError:
             pass  # a read-only vault: the block is still right; only the recall goes unrecorded
     return out
+
+
+def _crowded(rules: list[str], budget: int) -> bool:
+    """Whether the redlines' lines alone are longer than `budget`: then `fit` leaves out every
+    item of the parts after them before it cuts a redline, so of those parts only how many items
+    they have can be in the block — and the open conflicts, which grow with the log, are counted,
+    not read and said."""
+    return sum(len(_item(r)) + 1 for r in rules) > budget
 
 
 def _elision(sections: list[Section], budget: int, short: bool = False) -> str:

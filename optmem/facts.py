@@ -260,18 +260,20 @@ class OpenConflict:
         return self.key if self.key is not None else (self.fact or "")[-8:]
 
 
-def conflicts(vault: Vault, *, show_unsafe: bool = False) -> list[OpenConflict]:
+def conflicts(vault: Vault, *, show_unsafe: bool = False, values: bool = True) -> list[OpenConflict]:
     """Every open conflict, oldest first: keys whose current values time cannot order
     (`view.key_winner`), facts with more than one current version (a record corrected on two
     clones, both corrections merged by git), and hot-memory entries edited two ways (`hot_forks`)
     — one fact, two truths, whatever its kind."""
     now = clock.now().timestamp()
     with open_index(vault) as idx:
-        return open_conflicts(idx, now, show_unsafe=show_unsafe)
+        return open_conflicts(idx, now, show_unsafe=show_unsafe, values=values)
 
 
-def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list[OpenConflict]:
-    """`conflicts` on an open index (what `stats` counts as contradictions too)."""
+def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False, values: bool = True) -> list[OpenConflict]:
+    """`conflicts` on an open index (what `stats` counts as contradictions too). Without
+    `values`, each conflict's `values` list is left empty (its records are not read back): for a
+    caller that only counts the conflicts."""
     keyed: dict[tuple[Any, ...], list[Row]] = {}
     forks: dict[str, tuple[Row, dict[int, Row]]] = {}
     for row in idx.in_conflict():  # habits and states of a key are apart (as the view keeps them)
@@ -296,22 +298,22 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False) -> list
     firsts = {first.id: first for first, _ in forks.values()}
     ok = idx.as_stored([r for rows, _ in shown for r in rows] + list(firsts.values())) if shown else set()
     for rows, c in sorted(shown, key=lambda f: min(r.ts or 0 for r in f[0])):
-        values = [
+        said = [
             idx.view_of(r, now, passed=r.n in ok).full(show_unsafe=show_unsafe)
-            for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))
+            for r in (sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n)) if values else ())
         ]
         if c.decision:
-            values = [_decision_value(idx, v) for v in values]
+            said = [_decision_value(idx, v) for v in said]
         elif c.file is not None:  # a removal, as a value in conflict: what was removed, in words
-            values = [{**v, "text": f"removed ({v['text']})"} if v.get("op") == "remove" else v for v in values]
+            said = [{**v, "text": f"removed ({v['text']})"} if v.get("op") == "remove" else v for v in said]
         head = firsts.get(c.fact) if c.fact is not None else None
         own = c.fact is None or (head is not None and head.n in ok)  # (a decision's id: scanned)
         passed = all(r.n in ok for r in rows) and own and c.file is None
         if show_unsafe or passed:
-            out.append(OpenConflict(c.key, c.domain, c.project, values, c.fact, c.file, c.decision, passed))
+            out.append(OpenConflict(c.key, c.domain, c.project, said, c.fact, c.file, c.decision, passed))
         else:  # the key, the names and the id as surfaces show them (`view.shown`), as the values are
             key, domain, project, fact = view.shown([c.key, c.domain, c.project, c.fact])
-            out.append(OpenConflict(key, domain, project, values, fact, c.file, c.decision))
+            out.append(OpenConflict(key, domain, project, said, fact, c.file, c.decision))
     return out
 
 

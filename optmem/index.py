@@ -241,6 +241,16 @@ class Index:
         sql = f"SELECT {ROW_SELECT} FROM rec r WHERE {where}"
         return [Row(*t) for t in self.conn.execute(sql, tuple(params))]
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads that must agree with each other (pages of one list and its count): one read
+        transaction, which a process catching the index up cannot change midway."""
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.commit()
+
     def rows_in(self, ns: list[int]) -> list[Row]:
         """The rows with these line numbers (any order)."""
         out: list[Row] = []
@@ -493,14 +503,27 @@ class Index:
         tomb = self.record(tombs[-1])
         return {"forgotten_by": tomb.id, "forget_reason": tomb.extra.get("reason")}
 
-    def current_redlines(self, now: float, domain: str | None = None) -> list[Row]:
-        """Current redlines (of one domain, or all), newest first."""
+    def current_redlines(
+        self, now: float, domain: str | None = None, *, limit: int | None = None, offset: int = 0
+    ) -> list[Row]:
+        """Current redlines (of one domain, or all), newest first: all of them, or `limit` of
+        them after the first `offset` (a page: what `context` can show is read, not every one)."""
+        where, params = self._redlines_sql(now, domain)
+        page: list[object] = [] if limit is None else [limit, offset]
+        return self.rows(where + f" ORDER BY {NEWEST_FIRST}" + (" LIMIT ? OFFSET ?" if page else ""), params + page)
+
+    def count_redlines(self, now: float, domain: str | None = None) -> int:
+        """How many current redlines there are (of one domain, or all): counted, not read."""
+        where, params = self._redlines_sql(now, domain)
+        n: int = self.conn.execute(f"SELECT count(*) FROM rec r WHERE {where}", params).fetchone()[0]
+        return n
+
+    def _redlines_sql(self, now: float, domain: str | None) -> tuple[str, list[object]]:
         current, params = view.is_sql(view.Status.CURRENT, now)
         where = f"r.tier = {int(Tier.REDLINE)} AND r.kind NOT IN ({_marks(BOOKKEEPING)}) AND {current}"
-        params = [*BOOKKEEPING, *params]
         if domain:
-            where, params = where + " AND r.domain = ?", params + [domain]
-        return self.rows(where + f" ORDER BY {NEWEST_FIRST}", params)
+            return where + " AND r.domain = ?", [*BOOKKEEPING, *params, domain]
+        return where, [*BOOKKEEPING, *params]
 
     def unchecked_candidates(self, before: float, check_importance: float, unwritten: bool) -> list[Row]:
         """Records written before `before` and not verified since that may be facts that matter
@@ -756,22 +779,21 @@ class Index:
         """Line numbers of the records matching an FTS5 query, in FTS5 alone (no filter): the
         best by BM25 (`BEST`) or the newest (`NEWEST`). Equal scores at the cut are decided as
         `TIES` decides them, never by the order the index holds the records in (which can differ
-        between clones of one vault): the tied records are read only when a tie crosses the cut."""
+        between clones of one vault). One statement scores each match once: the `limit`-th best
+        score is the cut, and only the records scoring at least as well are read from `rec` (the
+        tied ones ordered by `TIES`) — a corpus of equal-length records ties at the cut often, and
+        a second pass to find the tied records scored every match again."""
         if order == NEWEST:
             return self.newest_lines(match, limit)
+        # (`f` is named twice: SQLite keeps its rows rather than running the match again)
         got = self.conn.execute(
-            f"SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? {order} LIMIT ?", (match, limit + 1)
-        ).fetchall()
-        if len(got) <= limit or got[limit - 1][1] != got[limit][1]:
-            return [n for n, _ in got[:limit]]
-        cut = got[limit - 1][1]
-        above = [n for n, score in got if score < cut]
-        tied = self.conn.execute(
-            "SELECT r.n FROM (SELECT rowid AS n, bm25(fts) AS s FROM fts WHERE fts MATCH ?) f "
-            f"JOIN rec r ON r.n = f.n WHERE f.s = ? ORDER BY {TIES} LIMIT ?",
-            (match, cut, limit - len(above)),
+            "WITH f AS (SELECT rowid AS n, bm25(fts) AS s FROM fts WHERE fts MATCH ?) "
+            "SELECT f.n FROM f JOIN rec r ON r.n = f.n "
+            "WHERE f.s <= coalesce((SELECT s FROM f ORDER BY s LIMIT 1 OFFSET ?), f.s) "
+            f"ORDER BY f.s, {TIES} LIMIT ?",
+            (match, limit - 1, limit),
         )
-        return above + [n for (n,) in tied]
+        return [n for (n,) in got]
 
     def newest_lines(self, match: str, limit: int, where: str | None = None, params: Sequence[Any] = ()) -> list[int]:
         """Line numbers of the newest records (`TIES`) that match an FTS5 query (and a WHERE clause

@@ -1,0 +1,56 @@
+"""The best matches by BM25 (`Index.top_lines`, what a search's candidates start from) are scored
+once per match, and records tied at the cut are chosen as `TIES` orders them (issue 43, item 4:
+a warm search at a million records; a corpus of equal-length records ties at the cut often)."""
+
+from __future__ import annotations
+
+import json
+
+from optmem import index
+from optmem.record import new_id
+from optmem.vault import Vault, init
+
+START = 1796563320.0  # 2026-12-06T13:22:00Z
+
+
+def _vault(tmp_path) -> Vault:
+    """40 records holding "alpha" once in texts of one length (one BM25 score), 5 holding it twice
+    (better), 5 without it; several in each second, in an order that is not their time's."""
+    lines = []
+    for i in range(50):
+        t = START + (i * 7 % 50) // 4
+        text = "alpha beta gamma" if i < 40 else ("alpha alpha beta" if i < 45 else "beta gamma delta")
+        rec = {
+            "v": 1,
+            "id": new_id(t),
+            "kind": "note",
+            "text": text,
+            "ts": f"2026-12-06T13:{22 + int(t - START) // 60:02d}:{int(t - START) % 60:02d}Z",
+        }
+        lines.append(json.dumps(rec))
+    root = tmp_path / "v"
+    init(Vault(root))
+    (root / "LOG.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    return Vault(root)
+
+
+def test_the_best_matches_are_scored_once_and_a_tie_at_the_cut_is_decided_by_time(tmp_path):
+    with index.open_index(_vault(tmp_path)) as idx:
+        # every match ranked by score, then as `TIES` orders equal ones: the whole order
+        every = [
+            n
+            for (n,) in idx.conn.execute(
+                "SELECT f.n FROM (SELECT rowid AS n, bm25(fts) AS s FROM fts WHERE fts MATCH ?) f "
+                f"JOIN rec r ON r.n = f.n ORDER BY f.s, {index.TIES}",
+                ('"alpha"',),
+            )
+        ]
+        assert len(every) == 45
+        scored: list[str] = []
+        idx.conn.set_trace_callback(lambda sql: scored.append(sql) if "bm25(" in sql else None)
+        for limit in (1, 4, 5, 6, 12, 44, 45, 60):
+            scored.clear()
+            got = idx.top_lines('"alpha"', index.BEST, limit)
+            assert sorted(got) == sorted(every[:limit]), limit  # the five better ones, then the newest tied
+            assert len(scored) == 1, (limit, scored)  # one pass scores every match, tie or none
+        idx.conn.set_trace_callback(None)
