@@ -255,6 +255,11 @@ class OpenConflict:
     passed: bool = False  # every line it shows is shown as stored (`view.as_stored`): nothing to scan again
 
     @property
+    def removal(self) -> bool:
+        """A hot entry removed on one machine and edited on another (one of its values is the removal)."""
+        return self.file is not None and any(v.get("op") == "remove" for v in self.values)
+
+    @property
     def name(self) -> str:
         """What `optmem resolve` takes to settle it: the key, else the corrected record's id."""
         return self.key if self.key is not None else (self.fact or "")[-8:]

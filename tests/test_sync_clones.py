@@ -358,6 +358,7 @@ def test_a_hot_entry_removed_on_one_machine_and_edited_on_another_is_a_conflict_
         assert found["key"] == hot["name"] and found["file"] == "MEMORY.md"
         assert sorted(v["text"] for v in found["values"]) == [f"removed ({ENTRY})", edited], found
         assert f"optmem resolve {hot['name']}" in net.text(m, "context")
+        assert "removed on one machine and edited on another" in net.text(m, "context")
         assert f"removed on one machine, edited on another: {hot['name']}" in net.text(m, "conflicts")
     removal = next(v["id"] for v in found["values"] if v["text"].startswith("removed"))
     edit = next(v["id"] for v in found["values"] if v["text"] == edited)

@@ -348,7 +348,7 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
         for c in found:
             if c.decision:
                 what = f"kept on one machine, forgotten on another: {short(c.fact or '')}"
-            elif c.file is not None and any(v.get("op") == "remove" for v in c.values):
+            elif c.removal:
                 what = f"an entry of {c.file} removed on one machine, edited on another: {c.key}"
             elif c.file is not None:
                 what = f"an entry of {c.file} edited two ways: {c.key}"
