@@ -109,7 +109,7 @@ def hygiene(idx: Any, now: float, c: Any = None) -> dict[str, Any]:
         ):
             open_updates += 1
     facts = c.key_groups + len(c.corrected)
-    contradictions = len(open_conflicts(idx, now))  # what `optmem conflicts` lists
+    contradictions = len(open_conflicts(idx, now, values=False))  # what `optmem conflicts` lists
     return {
         "duplicate_rate": round(dups / checked, 4) if checked else 0.0,
         "contradiction_rate": round(contradictions / facts, 4) if facts else 0.0,

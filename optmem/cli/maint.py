@@ -74,7 +74,7 @@ def trust(revoke: bool, json_out: bool) -> None:
     vault.require()
     trusted, changed, inside = core.decide(vault.root, revoke=revoke)
     with open_index(vault) as idx:
-        redlines = len(idx.current_redlines(clock.now().timestamp()))
+        redlines = idx.count_redlines(clock.now().timestamp())
     if not inside:
         said = f"{vault.root} is not in a git work tree: it is your own vault, and its {redlines} redline(s) are rules"
     elif trusted:
