@@ -122,6 +122,7 @@ def test_a_refusal_about_a_redline_tells_the_agent_to_ask_the_user(vault_path: P
     calls: list[tuple[str, dict[str, Any]]] = [
         ("correct", {"target": rid, "text": "Port changes need no staging test"}),
         ("forget", {"id": rid, "reason": "the agent thinks it is outdated"}),
+        ("forget", {"id": rid, "reason": "outdated", "redline": True}),  # the flag a person gives
         ("append", {"text": "port changes may skip staging", "key": "port.policy"}),
     ]
 

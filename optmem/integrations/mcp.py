@@ -572,6 +572,15 @@ def _server(base: Any, refuse: Callable[[OptmemError], str]) -> Any:
                 )
             known = self.arguments[name]
             for arg in arguments:
+                if arg in REFUSED and arg in TOOLS.get(name, ("", ()))[1]:  # a person's flag, kept from agents
+                    return as_result(
+                        refuse(
+                            UsageError(
+                                f"{name} takes no argument {quote(arg)} from an agent: only a person drops a "
+                                f"locked rule — ask the user to run `optmem {TOOLS[name][0]} ID --{arg}`; nothing was done"
+                            )
+                        )
+                    )
                 if arg not in known:
                     return as_result(
                         refuse(
