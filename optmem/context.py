@@ -134,7 +134,8 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: b
             kept = "kept on one machine (confirmed, corrected or restored)"
             what = f"id {_line(c.name, ok)} was {kept} and forgotten on another"
         elif c.removal:
-            what = f"an entry of {_line(c.file or '', ok)} was removed on one machine and edited on another ({_line(c.name, ok)})"
+            where = f"an entry of {_line(c.file or '', ok)}"
+            what = f"{where} was removed on one machine and edited on another ({_line(c.name, ok)})"
         elif c.file is not None:
             what = f"an entry of {_line(c.file, ok)} was edited two ways ({_line(c.name, ok)})"
         else:

@@ -576,8 +576,8 @@ def _server(base: Any, refuse: Callable[[OptmemError], str]) -> Any:
                     return as_result(
                         refuse(
                             UsageError(
-                                f"{name} takes no argument {quote(arg)} from an agent: only a person drops a "
-                                f"locked rule — ask the user to run `optmem {TOOLS[name][0]} ID --{arg}`; nothing was done"
+                                f"{name} takes no argument {quote(arg)} from an agent: only a person drops a locked "
+                                f"rule — ask the user to run `optmem {TOOLS[name][0]} ID --{arg}`; nothing was done"
                             )
                         )
                     )
