@@ -748,6 +748,22 @@ class Index:
             out.update(self.conn.execute(f"SELECT term, doc FROM temp.vocab WHERE term IN ({_marks(chunk)})", chunk))
         return out
 
+    def held_by_few(self, terms: list[str], most: int) -> dict[str, int]:
+        """The terms that at least one and at most `most` records hold, with how many: each term's
+        matches are read up to `most` + 1 only, in one statement (`doc_freq` reads a term's whole
+        list: ~1 ms for a word 30,000 records hold, at 100,000 records)."""
+        out: dict[str, int] = {}
+        unique = list(dict.fromkeys(terms))
+        for i in range(0, len(unique), 400):
+            chunk = unique[i : i + 400]
+            found = self.conn.execute(
+                f"WITH t(term, m) AS (VALUES {','.join(['(?, ?)'] * len(chunk))}) "
+                "SELECT term, (SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH t.m LIMIT ?)) FROM t",
+                [*(v for t in chunk for v in (t, match_any([t]))), most + 1],
+            )
+            out.update((t, n) for t, n in found if 0 < n <= most)
+        return out
+
     def lengths(self) -> tuple[int, float, float, float]:
         """(documents in the text index, their mean length in tokens, the spread of lengths as
         std / mean, the share of them that are turns of a conversation) — for BM25."""

@@ -8,7 +8,6 @@ a removed or replaced entry is never lost.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from contextlib import AbstractContextManager, nullcontext
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from optmem import compare, fsio, gitstate
+from optmem import fsio, gitstate
 from optmem.errors import (
     Ambiguous,
     MergeConflict,
@@ -30,7 +29,6 @@ from optmem.errors import (
     quote,
 )
 from optmem.record import MEMORY, Record
-from optmem.safety import scan
 from optmem.vault import Vault, hot_target
 
 SEPARATOR = "\n§\n"
@@ -51,9 +49,21 @@ TARGETS = ("memory", "user")
 MIN_ID_PREFIX = 4  # of an entry id's 8 characters, the fewest --id accepts
 
 
+_sha256: Any = None
+
+
 def entry_id(text: str) -> str:
-    """A short stable id of an entry's text."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    """A short stable id of an entry's text (SHA-256: the built-in module, where there is one, loads
+    faster than hashlib, which loads OpenSSL — a search that checks its hits' hot files needs only this)."""
+    global _sha256
+    if _sha256 is None:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found]
+        except ImportError:  # pragma: no cover - (Python 3.12 names it _sha2)
+            from hashlib import sha256
+        _sha256 = sha256
+    digest: str = _sha256(text.encode("utf-8")).hexdigest()
+    return digest[:8]
 
 
 @dataclass(frozen=True)
@@ -412,8 +422,10 @@ def _do_add(hot: HotFile, text: str | None, force: bool, threshold: float, allow
         return Change("add", "duplicate", Entry(entry_id(text), text))
     _check_hot(text, allow_unsafe=allow_unsafe)
     if not force:
+        from optmem.compare import similarity  # (an add's check alone: not loaded to read a file)
+
         for e in hot.entries:
-            if compare.similarity(text, e, least=threshold) >= threshold:
+            if similarity(text, e, least=threshold) >= threshold:
                 raise NearDuplicate(
                     f"a very similar entry is already in {hot.name}: {e!r}; update it with "
                     "`optmem replace` (or add anyway with --force)",
@@ -863,6 +875,8 @@ def show(vault: Vault, targets: list[tuple[str, str | None]]) -> list[Shown]:
                 )
             )
             continue
+        from optmem.safety import scan  # (what is shown is scanned; reading a file's ids is not)
+
         entries = []
         for e in hot.entries:
             rule = scan.find(e)

@@ -1346,6 +1346,53 @@ def test_the_newer_note_is_looked_for_by_the_rare_words_alone(vault, monkeypatch
     assert any("corsa" in m for m in looked), looked
 
 
+@pytest.mark.long
+def test_no_word_of_a_note_is_counted_whole_when_it_holds_no_rare_word(vault, monkeypatch):
+    # which words of the notes that answer are rare is read with bounded work (a word's matches up
+    # to follow_rare + 1); a note none of whose words is rare is not looked at further, so no word
+    # of it is counted in full (`doc_freq` read the whole list of "drives", "kids" … : at 100,000
+    # records ~15 % of a search for a name)
+    from optmem import search
+    from optmem.index import Index
+
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    words = ["drives", "kids", "swimming", "lessons", "mornings", "pool", "coach", "towels"]
+    for i in range(8):  # each note leaves one word out: every word is held by 7 records, none is rare
+        put(vault, " ".join(w for w in words if w != words[i] or w == "swimming"), on_similar="store")
+    at(monkeypatch, "2025-06-20T10:00:00Z")
+    counted: list[list[str]] = []
+    doc_freq = Index.doc_freq
+
+    def spy(self, terms):
+        counted.append(list(terms))
+        return doc_freq(self, terms)
+
+    monkeypatch.setattr(Index, "doc_freq", spy)
+    hits = search.search(vault, "swimming").hits
+    assert len(hits) == 8
+    assert counted == [["swim"]], counted  # the query's own term, nothing of the notes'
+
+
+def test_the_few_holders_of_a_word_are_counted_as_the_index_counts_them(vault):
+    # `Index.held_by_few`: the words at least one and at most `most` records hold, with the count
+    # `doc_freq` gives — whatever the word (a CJK pair, a quote, an underscore, one no record holds)
+    from optmem.index import open_index
+
+    for text_ in (
+        "alpha beta gamma",
+        "alpha beta",
+        'alpha 端口 say "quoted" snake_case',
+        "端口 配置",
+        'alpha "quoted"',
+    ):
+        put(vault, text_)
+    terms = ["alpha", "beta", "gamma", "端口", "配置", "quoted", "snake_case", "nowhere", '"', "_", "端"]
+    with open_index(vault) as idx:
+        df = idx.doc_freq(terms)
+        for most in range(0, 6):
+            assert idx.held_by_few(terms, most) == {t: n for t, n in df.items() if 0 < n <= most}, most
+
+
 def test_a_note_that_says_it_changes_something_gives_a_new_value():
     # two notes: "renamed to main" states no capitalised value, but says it replaces one
     settings = Ranking()

@@ -300,6 +300,31 @@ def test_a_search_loads_no_module_it_does_not_use(cli, vault, vault_path):
     assert "RC 0 LOADED [] VALUES READ True" in res.stdout, res.stdout + res.stderr
 
 
+@pytest.mark.long
+def test_a_search_that_checks_a_hot_file_loads_no_hashing_library_nor_scanner(cli, vault, vault_path):
+    """A hit journalled from MEMORY.md is checked against the file (is the entry still there?):
+    that reads the file's entry ids, nothing more. It loaded OpenSSL's hashlib (~3 ms: the ids
+    are SHA-256, which the built-in module computes alike), the content scanner and the
+    near-duplicate comparison (used to show a file, and to add to it)."""
+    import hashlib
+
+    assert cli("add", "the staging server deploys from the release branch").exit_code == 0
+    code = (
+        "import sys\n"
+        "from optmem.cli import run\n"
+        "rc = run(['--vault', sys.argv[1], 'search', 'staging server deploys', '--json'])\n"
+        "print('RC', rc, 'LOADED', sorted(m for m in ('hashlib', '_hashlib', 'optmem.safety.scan',\n"
+        "      'optmem.compare') if m in sys.modules), 'CHECKED', 'optmem.memory' in sys.modules)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
+    assert "RC 0 LOADED [] CHECKED True" in res.stdout, res.stdout + res.stderr
+    # (the ids are the same SHA-256 ids)
+    from optmem import memory
+
+    entry = "the staging server deploys from the release branch"
+    assert memory.entry_id(entry) == hashlib.sha256(entry.encode("utf-8")).hexdigest()[:8]
+
+
 def test_the_index_columns_are_the_row_annotations_as_typing_reads_them():
     """The index's columns are read from `Row`'s annotations as written (get_type_hints, which
     reads them the same, cost each process ~0.1 ms): the same columns, in the same order."""
