@@ -26,7 +26,11 @@ def follow_hot(vault: Vault) -> list[str]:
 def _journal_edits(vault: Vault) -> list[str]:
     """Journal the outside edits: each HANDOFF.md a person changed (`handoff.follow`), then the
     hot files (`memory.follow`, which notes the state)."""
-    from optmem import handoff, memory
+    from optmem import memory
+
+    if not vault.handoff_paths():  # (no project has a HANDOFF.md: the handoff module stays unloaded)
+        return memory.follow(vault)
+    from optmem import handoff
 
     return handoff.follow(vault) + memory.follow(vault)
 
