@@ -791,6 +791,7 @@ def settle(
     record's id; None when the file no longer holds the entry."""
     from optmem import log
     from optmem.index import prepare
+    from optmem.safety import scan
 
     _, _, path, _ = _resolve(vault, target, project)
     prepare(vault)
