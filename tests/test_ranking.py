@@ -1216,6 +1216,39 @@ def test_a_question_about_what_came_before_a_change_asks_for_the_past():
         assert cues.asks_for(query) != "past", query
 
 
+def test_more_ways_of_asking_for_the_past():
+    # "prior to", "in the beginning", "back when", "earlier on", someone's "old …", "first" ending
+    # the question, "before" a clause of its own ("before it was raised"); 最早, 一开始, 原计划 …;
+    # and 还 of 还款 (repay) is no "still"
+    for query in (
+        "Who did I report to prior to the reorg?",
+        "Where did the invoices go in the beginning?",
+        "What Python did we pin back when TF was in there?",
+        "What language was I learning earlier on?",
+        "What was Marco's old mobile number?",
+        "Which venue did we book first?",
+        "What was the API rate limit before it was raised?",
+        "What Node version did the frontend use before this sprint?",
+        "测试 redis 最早用的是哪个端口?",
+        "新首页一开始灰度多少?",
+        "乐乐生日原计划在哪里办?",
+        "刚开始二甲双胍的剂量是多少？",
+        "上一个线上版本是多少？",
+        "改之前还款日是几号？",
+    ):
+        assert cues.asks_for(query) == "past", query
+    # … not a date's beginning, nor a choice between two events, nor the day before a date
+    for query in (
+        "What was Jolene working on in the beginning of January 2023?",
+        "Which trip did I take first, the one to Europe or the road trip?",
+        "Who graduated first, second and third?",
+        "What time did I go to bed on the day before I had a doctor's appointment?",
+        "还款日是几号？",
+        "When did Nate win his first video game tournament?",
+    ):
+        assert cues.asks_for(query) != "past", query
+
+
 @pytest.mark.long
 @pytest.mark.parametrize(
     "old, new, query",
