@@ -82,7 +82,6 @@ class Ranking(Section):
     context_share: Annotated[float, AtLeast(0)] = 0.2  # of the best session neighbour's relevance
     context_window: Annotated[int, AtLeast(0)] = 2  # neighbours each side, same session
     answer_share: Annotated[float, AtLeast(0)] = 1.0  # of the question the turn before it asked
-    amount_share: Annotated[float, AtLeast(0)] = 0.35  # more relevance: a number beside the topic
     context_top: Annotated[int, AtLeast(0)] = 10  # hits whose neighbours are fetched
     update_overlap: Annotated[float, AtLeast(0)] = 0.6  # matched-term overlap, update cue in query
     update_ratio: Annotated[float, AtLeast(0)] = 0.5  # score ratio, update cue in query
@@ -291,6 +290,10 @@ RETIRED = {
         'the present perfect ("how long have I had …") is no present cue: the rule moved no question'
     ),
     "ranking.measure_questions": '"what is my best time" no longer asks an amount: the rule moved one question',
+    "ranking.amount_share": (
+        'a record stating a number gains nothing for "how many": the rule helped only its development split'
+        " (LongMemEval dev +0.012, held-out -0.004; LoCoMo 0) and cost the blind update pairs"
+    ),
     "ranking.change_cues": (
         'a newer record that says it changed ("anymore", 改成) is no newer count: it moved no question on six sets'
     ),

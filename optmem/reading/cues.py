@@ -287,8 +287,8 @@ def asks_for(query: str, settings: Ranking = _DEFAULT) -> str | None:
 
 def says_change(text: str) -> bool:
     """Whether a statement says it is a change ("小明搬到上海了", "now uses pnpm"): two values of a
-    key written close together are then ordered by time, not put to the user; a newer record
-    that says so may update an older one's count (`ranking.lacks_amount`)."""
+    key written close together are then ordered by time, not put to the user; between two notes,
+    a newer one that says so gives a new value though no capital marks it (`ranking.updates_first`)."""
     return _says("change", fold(text))
 
 

@@ -5,7 +5,6 @@ search reads instead of the raw text.
   form ("how many", 多少, 吗) or a lone pronoun, and the dates it names as date terms;
 * what it **asks**: the present ("where do I live now"), the past ("my previous address"), or
   nothing in particular;
-* whether it asks for an **amount** ("how many plants", 养了几盆花);
 * the **names** it writes ("Alice's phone number"), which a newer record must hold to go above an
   older one;
 * its **present-asking words** ("now", 现在), which choose no record on their own;
@@ -18,7 +17,7 @@ applied here: a reading switched off reads nothing.
 from optmem import dates
 from optmem.reading import cues
 from optmem.reading.lexicon import STOPWORDS
-from optmem.reading.questions import asks_amount, asks_how, topic_runs
+from optmem.reading.questions import asks_how, topic_runs
 from optmem.settings import Ranking
 from optmem.text import fold, query_terms, query_terms_of, words_and_runs
 from optmem.value import Value
@@ -50,7 +49,6 @@ class Intent(Value):
     text: str  # the query as given
     terms: list[str]  # its search terms: words, CJK bigrams, date terms
     asks: str | None = None  # "present", "past", or None
-    amount: bool = False  # it asks for an amount (and `amount_share` is on)
     names: frozenset[str] = frozenset()  # the terms of the names it writes (none when `asks` is past or a day)
     when: frozenset[str] = frozenset()  # its present-asking terms ("now", 现在), when it has others too
     characters: list[str] = []  # the Chinese characters of its terms, not of its dates
@@ -65,10 +63,9 @@ def read(
     if terms is None:
         terms = terms_of(query, now, settings)
     asks = cues.asks_for(query, settings)
-    amount = bool(settings.amount_share) and asks_amount(fold(query))
     # (the names hold back the newer-first rule, which a query for the past skips)
     names = names_in(query) if settings.names and asks != "past" else frozenset()
-    return with_terms(Intent(query, terms, asks, amount, names, question=asks_something(query)), terms)
+    return with_terms(Intent(query, terms, asks, names, question=asks_something(query)), terms)
 
 
 def asks_something(query: str) -> bool:
