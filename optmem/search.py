@@ -281,6 +281,10 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
         # a record holding all of them wins where bigrams alone tie or mislead — 前端端口's 端端
         # spans two words and matches 后端端口
         idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n) for c, n in idx.doc_freq(chars).items() if n})
+    for t in q.intent.after:
+        # a question about the past names what came after the value it asks for ("before
+        # Fastmail"): a landmark, no part of the subject — it selects records, and weighs nothing
+        idfs[t] = 0.0
     words = sum(1 for t in q.terms if not t.startswith(dates.PREFIX))
     b = ranking.b_for(cv, mean, turns, words, settings)
     return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when)

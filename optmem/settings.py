@@ -105,6 +105,7 @@ class Ranking(Section):
     query_dates: bool = True  # the dates a query names are date terms, not words
     present_cues: bool = True  # "now", "currently", 现在 … ask for the present value
     past_cues: bool = True  # "previously", "used to", 以前 … ask what it used to be
+    landmarks: bool = True  # … and what came after ("before Fastmail", 换 Loki 之前) weighs nothing
     names: bool = True  # a newer record without the query's name updates no older one
     cjk_characters: bool = True  # the update rule compares Chinese by the query's characters a record holds
     cjk_fallback: bool = True  # a Chinese query none of whose pairs occurs: the records holding its characters

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from optmem import dates, ranking, text
 from optmem.reading import cues
-from optmem.reading.query import names_in, search_terms, terms_of
+from optmem.reading.query import names_in, read, search_terms, terms_of
 from optmem.reading.questions import questions
 from optmem.settings import Ranking
 
@@ -1102,6 +1102,29 @@ def test_a_question_about_what_came_before_a_change_asks_for_the_past():
         "前端用的什么框架？",
     ):
         assert cues.asks_for(query) != "past", query
+
+
+@pytest.mark.long
+def test_what_came_after_the_value_asked_for_weighs_nothing(vault, cli, monkeypatch):
+    """ "before Fastmail" names the newer value, a landmark in time: the older note, about the
+    subject ("email"), comes first though the newer one holds the rarer word; a word the rest of the
+    question names too stays the subject; with `landmarks` off, the landmark weighs as any word."""
+    at(monkeypatch, "2025-01-10T10:00:00Z")
+    old = put(vault, "Personal email is on Gmail.").id
+    put(vault, "Email newsletter goes out on Fridays.")
+    at(monkeypatch, "2025-06-10T10:00:00Z")
+    new = put(vault, "Moved personal mail to Fastmail with a custom domain.").id
+    at(monkeypatch, "2025-07-01T10:00:00Z")
+    query = "What email service did I use before Fastmail?"
+    assert [h["id"] for h in cli.json("search", query)["hits"]][:1] == [old]
+    assert read(query).after == frozenset({"fastmail"})
+    assert read("How long did John practice chess for before winning the chess tournament?").after == frozenset(
+        {"win", "tournament"}
+    )
+    assert read("before Fastmail?").after == frozenset()  # nothing else to find by
+    assert read("换 Loki 之前用的什么日志系统？").after == frozenset({"loki", "换"})
+    (vault.root / "optmem.toml").write_text("[ranking]\nlandmarks = false\n", "utf-8")
+    assert cli.json("search", query)["hits"][0]["id"] == new
 
 
 def test_more_ways_of_asking_for_the_past():

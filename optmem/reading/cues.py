@@ -21,6 +21,7 @@ __all__ = [
     "asks_for",
     "asks_for_now",
     "asks_for_past",
+    "came_after",
     "cue_sources",
     "cue_terms",
     "cue_words",
@@ -283,6 +284,24 @@ def asks_for(query: str, settings: Ranking = _DEFAULT) -> str | None:
     if settings.present_cues and asks_for_now(query):
         return "present"
     return "past" if settings.past_cues and asks_for_past(query) else None
+
+
+def came_after(query: str) -> tuple[str, str]:
+    """A question about the past, split into the words that name what came after the value asked
+    for — "before Fastmail", "before the upgrade", "换 Loki 之前", "升级前" — and the rest: the
+    first describe the newer value, a landmark in time, not the subject both values are of."""
+    import re
+
+    folded = fold(query)
+    spans = []
+    for m in re.finditer(PAST_BEFORE, folded):
+        spans.append((m.end(), m.end() + len(re.split(r"[?.!,;:]", folded[m.end() :], maxsplit=1)[0])))
+    if has_cjk(folded):
+        for m in re.finditer(_PAST_BEFORE_CJK, folded):
+            spans.append((m.start() - len(re.split(r"[，,。？?！!；;：:]", folded[: m.start()])[-1]), m.start()))
+    after = " ".join(folded[a:b] for a, b in spans)
+    rest = "".join(" " if any(a <= i < b for a, b in spans) else c for i, c in enumerate(folded))
+    return after, rest
 
 
 def says_change(text: str) -> bool:
