@@ -270,6 +270,7 @@ class _Corpus(Value):
     avgdl: float
     params: ranking.Bm25
     when: frozenset[str] = frozenset()  # the query's present-asking words, when it has others too
+    note_idfs: dict[str, float] | None = None  # for a note, when a question about the past names a landmark
 
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
@@ -281,13 +282,15 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
         # a record holding all of them wins where bigrams alone tie or mislead — 前端端口's 端端
         # spans two words and matches 后端端口
         idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n) for c, n in idx.doc_freq(chars).items() if n})
-    for t in q.intent.after:
-        # a question about the past names what came after the value it asks for ("before
-        # Fastmail"): a landmark, no part of the subject — it selects records, and weighs nothing
-        idfs[t] = 0.0
     words = sum(1 for t in q.terms if not t.startswith(dates.PREFIX))
     b = ranking.b_for(cv, mean, turns, words, settings)
-    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when)
+    # a question about the past names what came after the value it asks for ("before Fastmail"):
+    # in a note, a landmark, no part of the subject — it selects the note, and weighs nothing; a
+    # conversation turn that names it relates two events ("I got the Instant Pot before the Air
+    # Fryer") and keeps its weight
+    landmarks = {t: 0.0 for t in q.intent.after if t in idfs}
+    note_idfs = {**idfs, **landmarks} if landmarks else None
+    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when, note_idfs)
 
 
 class _Relevance(NamedTuple):
@@ -307,6 +310,8 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
     matched = frozenset(t for t in q.terms if t in tokens)
     if corpus.when and matched and matched <= corpus.when:
         return _Relevance(rec, 0.0, matched, len(toks))
+    if corpus.note_idfs is not None and _is_note(row):
+        corpus = corpus._replace(idfs=corpus.note_idfs)
     return _Relevance(rec, _bm25(toks, len(toks), corpus), matched, len(toks))
 
 

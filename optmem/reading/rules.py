@@ -93,7 +93,7 @@ RULES: tuple[Rule, ...] = (
         "0 (no Chinese)",
         "0 (no Chinese)",
         "+0.001 (R@5 +0.6, R@10 +0.6)",
-        "old value: 1 q; blind pairs current first 0 / +1.6 / 0 / +0.6 pts (first … fourth set), past questions"
+        "old value: 1 q; blind pairs current first 0 / +1.5 / 0 / +0.6 pts (first … fourth set), past questions"
         " 0 / +0.8 / +0.6 / 0",
     ),
     Rule(
@@ -126,9 +126,9 @@ RULES: tuple[Rule, ...] = (
         "landmarks",
         "false",
         'asking for the past, the words naming what came after the value ("before Fastmail", "before the'
-        ' upgrade", 换 Loki 之前) weigh nothing, unless the rest of the question names them too',
-        "0 (8 q)",
-        "0 (2 q)",
+        ' upgrade", 换 Loki 之前) weigh nothing in a note, unless the rest of the question names them too',
+        "0 (turns keep them: weighed in turns, R@5 −0.1)",
+        "0 (turns keep them: weighed in turns, KU current-first −3.2 pts, 1 q)",
         "0 (its 2 past readings are no questions)",
         "blind pairs' past questions, old value first: +6.2 / +0.8 / +1.2 pts (first three sets), the held-out"
         " fourth 82.7 → 86.4 %; current questions 0",
