@@ -1127,6 +1127,17 @@ def test_what_came_after_the_value_asked_for_weighs_nothing(vault, cli, monkeypa
     assert cli.json("search", query)["hits"][0]["id"] == new
 
 
+@pytest.mark.long
+def test_a_turn_that_names_the_landmark_keeps_its_weight(vault, cli, monkeypatch):
+    # in a conversation the landmark relates two events: the turn that tells both is the answer
+    at(monkeypatch, "2025-01-10T10:00:00Z")
+    told = put(vault, "I invested in an Instant Pot before getting the Air Fryer.", session="s1").id
+    put(vault, "Kitchen gadgets are my weakness; every gadget I invest in ends up in a drawer.", session="s2")
+    at(monkeypatch, "2025-07-01T10:00:00Z")
+    hits = cli.json("search", "What kitchen gadget did I invest in before getting the Air Fryer?")["hits"]
+    assert hits[0]["id"] == told
+
+
 def test_more_ways_of_asking_for_the_past():
     # "prior to", "in the beginning", "back when", "earlier on", someone's "old …", "first" ending
     # the question, "before" a clause of its own ("before it was raised"); 最早, 一开始, 原计划 …;
