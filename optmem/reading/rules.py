@@ -127,8 +127,8 @@ RULES: tuple[Rule, ...] = (
         "false",
         'asking for the past, the words naming what came after the value ("before Fastmail", "before the'
         ' upgrade", 换 Loki 之前) weigh nothing in a note, unless the rest of the question names them too',
-        "0 (turns keep them: weighed in turns, R@5 −0.1)",
-        "0 (turns keep them: weighed in turns, KU current-first −3.2 pts, 1 q)",
+        "0 (turns keep their weight; weighing nothing in turns too: R@5 −0.1)",
+        "0 (turns keep their weight; weighing nothing in turns too cost an answer: KU current-first −3.2 pts)",
         "0 (its 2 past readings are no questions)",
         "blind pairs' past questions, old value first: +6.2 / +0.8 / +1.2 pts (first three sets), the held-out"
         " fourth 82.7 → 86.4 %; current questions 0",
