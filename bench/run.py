@@ -770,9 +770,6 @@ def bench_lifecycle(size: int, repeat: int, work: Path) -> list[Row]:
     ]
 
 
-AMOUNT_QUERIES = [f"how many {q}" if q.isascii() else f"{q}有多少" for q in QUERIES]  # the amount factor reads these
-
-
 def stage_switches() -> list[tuple[str, str, list[str], str]]:
     """(stage, the [ranking] settings that switch it off, the queries it is measured on, a note)."""
     sys.path.insert(0, str(HERE.parent))
@@ -785,7 +782,6 @@ def stage_switches() -> list[tuple[str, str, list[str], str]]:
         ("updates first", "update_overlap = 2\nupdate_overlap_plain = 2\n", QUERIES),
         ("Chinese single characters", "cjk_unigram = 0\n", QUERIES),
         ("the language rules", "".join(f"{r} = false\n" for r in rules), QUERIES),
-        ("the amount factor (how many …, …有多少)", "amount_share = 0\n", AMOUNT_QUERIES),
     ]
     return [
         (
@@ -819,15 +815,9 @@ def bench_stages(size: int, repeat: int, work: Path) -> list[StageRow]:
     rows: list[StageRow] = [
         (f"every stage on, {size:,} records", every, None, "whole process, mean of the queries' medians")
     ]
-    every_amount = None
     for stage, off, queries, note in stage_switches():
-        base = every
-        if queries is not QUERIES:
-            every_amount = every_amount or timed("", queries)
-            base = every_amount
-            rows.append(("every stage on, asking an amount", base, None, "the same queries: how many …, …有多少"))
         ms = timed(off, queries)
-        rows.append((f"without {stage}", ms, base - ms, note))
+        rows.append((f"without {stage}", ms, every - ms, note))
     (vault / "optmem.toml").write_text(NO_SWEEP, "utf-8")
     split = subprocess.run(
         [PY, str(HERE / "stages.py"), str(vault), str(repeat), *QUERIES],

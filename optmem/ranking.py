@@ -31,7 +31,7 @@ query asks for the present ("now", "currently", "现在", "目前" …), cautiou
 superseded record goes below the records that replaced it, when they are hits too
 (`successors_first`): the current version of a fact ranks above its old ones.
 
-Scoring only: what a query asks (its terms, the present or the past, its names, an amount) is
+Scoring only: what a query asks (its terms, the present or the past, its names) is
 read once by `optmem.reading.query` and handed in; no word list lives here.
 """
 
@@ -211,12 +211,6 @@ class Ranked(Value):
     over: str | None
 
 
-def lacks_amount(newer_states: bool, older_states: bool) -> bool:
-    """Whether a newer record is no newer value of an older one's count: the older states the
-    amount asked, the newer states none ("the plants need repotting" after "I bought 5 plants")."""
-    return older_states and not newer_states
-
-
 class Match(NamedTuple):
     """What the newer-first rule compares: when it was last said, how well it scored, which
     query terms it matched, and what it is and says (its key, its values)."""
@@ -228,7 +222,6 @@ class Match(NamedTuple):
     matched: frozenset[str]
     may_update: str | None = None  # the record the write gate saw it update (possible_update, kept both)
     covers: frozenset[str] = frozenset()  # the query terms its text holds once cue words are out of it
-    amount: bool = False  # it states the amount the query asks for
     replaced: bool = False  # it is superseded: an old version is no newer value of anything
     key: str | None = None  # the key it gives a value of
     values: frozenset[str] | None = None  # the values it states (`identifiers.values`); None: read from `text`
@@ -280,8 +273,7 @@ def updates_first(
 
     The cue words themselves (`when`: `reading.cues.cue_terms`) do not count in the overlap. A
     record that lacks a name of the query (`names`: `reading.query.names_in`) the older one
-    matched updates nothing of it: Bob's new phone number is no update of Alice's; nor does one
-    that `lacks_amount` the older one states, unless it is linked to it (key, gate); nor does a
+    matched updates nothing of it: Bob's new phone number is no update of Alice's; nor does a
     superseded record (`replaced`), however new: it is an old version itself.
 
     Between two notes, one that says it changes something (`changed`: "renamed to main", "换了")
@@ -360,19 +352,15 @@ def updates_first(
             return m.score >= settings.update_ratio * o.score
         shared = overlap(what(m.matched), what(o.matched), idfs)
         return (
-            not lacks_amount(m.amount, o.amount)
-            and (
-                (m.score >= ratio * o.score and shared >= theta)
-                or (
-                    m.note
-                    and o.note
-                    and question
-                    and m.score >= settings.update_ratio_note * o.score
-                    and held(what(o.matched) - cue_characters, m.matched, idfs) >= settings.update_overlap_note
-                )
+            (m.score >= ratio * o.score and shared >= theta)
+            or (
+                m.note
+                and o.note
+                and question
+                and m.score >= settings.update_ratio_note * o.score
+                and held(what(o.matched) - cue_characters, m.matched, idfs) >= settings.update_overlap_note
             )
-            and (bool(vals(m) - vals(o)) or (m.note and o.note and says(m)))
-        )
+        ) and (bool(vals(m) - vals(o)) or (m.note and o.note and says(m)))
 
     out: list[Ranked] = []
     for i, m in enumerate(top):

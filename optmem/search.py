@@ -3,7 +3,7 @@
 How a query is answered:
 
 0. The query is read once (`reading.query.read`): its terms, what it asks (the present, the
-   past), whether it asks an amount, the names it writes — an `Intent` every later
+   past), the names it writes — an `Intent` every later
    stage reads, never the raw text again.
 1. The query's terms (words, CJK bigrams, a lone CJK character) select candidates from the FTS5
    index — the best by FTS5's own BM25 order, plus every matching redline — with the filters
@@ -23,7 +23,6 @@ How a query is answered:
 
 from collections import Counter
 from collections.abc import Callable
-from itertools import compress
 from typing import Any, NamedTuple
 
 from optmem import candidates, clock, dates, ranking, view
@@ -275,7 +274,7 @@ class _Corpus(Value):
     avgdl: float
     params: ranking.Bm25
     when: frozenset[str] = frozenset()  # the query's present-asking words, when it has others too
-    amount: float = 0.0  # the query asks for an amount: what a record stating one gains (a share)
+    note_idfs: dict[str, float] | None = None  # for a note, when a question about the past names a landmark
 
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
@@ -287,47 +286,37 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
         # a record holding all of them wins where bigrams alone tie or mislead — 前端端口's 端端
         # spans two words and matches 后端端口
         idfs.update({c: settings.cjk_unigram * ranking.idf(docs, n) for c, n in idx.doc_freq(chars).items() if n})
-    amount = settings.amount_share if q.intent.amount else 0.0
     words = sum(1 for t in q.terms if not t.startswith(dates.PREFIX))
     b = ranking.b_for(cv, mean, turns, words, settings)
-    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when, amount)
+    # a question about the past names what came after the value it asks for ("before Fastmail"):
+    # in a note, a landmark, no part of the subject — it selects the note, and weighs nothing; a
+    # conversation turn that names it relates two events ("I got the Instant Pot before the Air
+    # Fryer") and keeps its weight
+    landmarks = {t: 0.0 for t in q.intent.after if t in idfs}
+    note_idfs = {**idfs, **landmarks} if landmarks else None
+    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when, note_idfs)
 
 
 class _Relevance(NamedTuple):
     record: Record
-    relevance: float  # BM25 (× 1 + amount_share when it states the amount asked for)
+    relevance: float  # BM25
     matched: frozenset[str]  # the query terms it holds
     length: int  # its number of tokens
-    amount: bool = False  # it states a number beside the topic, and the query asks for one
 
 
 def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
     """The BM25 relevance of one row, with what it rests on. A record that matched nothing but
     the words asking for the present ("now", "现在") is not relevant: they say *when*, not *what*
     ("where does Alice live now" is not about everything said "now") — beside other matched terms
-    they count ("my current road bike" states a value). A question that asks for an amount ("how
-    many plants", 养了几盆花) is answered by a number: a record with a sentence that states one
-    beside a matched word of the topic gains `amount_share` of its relevance."""
-    rec, folded, toks, words = idx.tokenised(row)
+    they count ("my current road bike" states a value)."""
+    rec, _, toks, _ = idx.tokenised(row)
     tokens = frozenset(toks)
     matched = frozenset(t for t in q.terms if t in tokens)
     if corpus.when and matched and matched <= corpus.when:
         return _Relevance(rec, 0.0, matched, len(toks))
-    relevance = _bm25(toks, len(toks), corpus)
-    amount = False
-    if corpus.amount and relevance > 0 and (topic := matched - corpus.when):
-        # the words of its text that matched, as written (their stems are its first tokens) — not
-        # a number the query named ("how many 5K runs": 5k is no amount stated) — and the Chinese
-        # terms (pieces of the text): a sentence's words need no stemming then
-        own = frozenset(compress(words, map(topic.__contains__, toks)))
-        named = frozenset(w for w in own if w[0].isdigit())
-        said = (own - named) | {t for t in topic if not t.isascii()}
-        from optmem.reading.amounts import states_amount
-
-        amount = states_amount(folded, said, named)
-        if amount:
-            relevance *= 1 + corpus.amount
-    return _Relevance(rec, relevance, matched, len(toks), amount)
+    if corpus.note_idfs is not None and _is_note(row):
+        corpus = corpus._replace(idfs=corpus.note_idfs)
+    return _Relevance(rec, _bm25(toks, len(toks), corpus), matched, len(toks))
 
 
 def _bm25(toks: list[str], length: int, corpus: _Corpus) -> float:
@@ -384,7 +373,6 @@ class _Scored(NamedTuple):
     matched: frozenset[str]
     stands_for: str | None = None  # the superseded record whose relevance it took
     answers: str | None = None  # the question (the turn before) whose relevance it took a share of
-    amount: bool = False  # it states the amount asked for (its relevance gained a share)
     follows: str | None = None  # the matched note it reads as a newer value of (`_followers`)
 
 
@@ -420,10 +408,9 @@ def _stand_ins(
     corpus: _Corpus,
     replaced: list[Row],
     lifted: dict[int, float],
-) -> dict[int, tuple[float, str, bool]]:
+) -> dict[int, tuple[float, str]]:
     """The current versions (passing the filters) of the superseded matches, added to `rows` and
-    `seen`: line number → (the relevance it stands in with, the record it replaces, whether that
-    one stated the amount a question asks for — part of the relevance it lends). What a
+    `seen`: line number → (the relevance it stands in with, the record it replaces). What a
     replaced record lends is its relevance in words: the date terms it matched say when it was
     said, which its successor was not ("May 2025" finds May's record, not its correction of 2026)
     — or, when more, what it gained as the answer to a question (`lifted`: a corrected answer
@@ -438,10 +425,9 @@ def _stand_ins(
         return max(own, lifted.get(n, 0.0))
 
     heads = _successors(idx, rows, {n: in_words(n) for n in seen}, replaced)
-    stands: dict[int, tuple[float, str, bool]] = {}
+    stands: dict[int, tuple[float, str]] = {}
     if not heads:
         return stands
-    stated = {rows[n].id: rel.amount for n, rel in seen.items()}
     where, params = q.filters.sql(q.now)
     ids = sorted(heads)
     for row in idx.rows(f"r.id IN ({', '.join('?' * len(ids))}) AND {where}", [*ids, *params]):
@@ -449,12 +435,11 @@ def _stand_ins(
             rows[row.n] = row
             seen[row.n] = _relevance(idx, q, row, corpus)
         rel, old = heads[row.id]
-        amount = stated.get(old, False)
         if rel < 0:  # a replaced record the filters hide: its relevance in words
             old_row = idx.by_id(old)
             hidden = _relevance(idx, q, old_row, content) if old_row else None
-            rel, amount = (hidden.relevance, hidden.amount) if hidden else (0.0, False)
-        stands[row.n] = (rel, old, amount)
+            rel = hidden.relevance if hidden else 0.0
+        stands[row.n] = (rel, old)
     return stands
 
 
@@ -576,10 +561,10 @@ def _score(
     hot = _HotFiles(idx)
     life = idx.vault.settings.lifecycle
     for n, row in rows.items():
-        rec, relevance, matched, length, amount = seen[n]
+        rec, relevance, matched, length = seen[n]
         stands_for = answered = None
         if n in stands and stands[n][0] > relevance:
-            relevance, stands_for, amount = stands[n]  # (whether the replaced record stated the amount)
+            relevance, stands_for = stands[n]
         context = 0.0
         if row.session is not None and row.spos is not None:
             context = ranking.context_share(
@@ -615,7 +600,7 @@ def _score(
             settings,
             past=past,
         )
-        out.append(_Scored(row, rec, parts, matched, stands_for, answered, amount, follows_id))
+        out.append(_Scored(row, rec, parts, matched, stands_for, answered, follows_id))
     return out, corpus
 
 
@@ -756,7 +741,6 @@ def _order(
             compared(s),
             s.row.upd,
             _covers(s, q, settings) if s.row.upd else s.matched,
-            s.amount,
             s.parts.status in (view.Status.SUPERSEDED, view.Status.REMOVED) or bool(s.row.superseded_by),
             s.row.key,
             None,
@@ -797,7 +781,6 @@ def _order(
                 asks=asks,
                 stands_for=s.stands_for,
                 answers=s.answers,
-                states_amount=s.amount,
                 dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                 b=round(corpus.params.b, 3),
             )

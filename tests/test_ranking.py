@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from optmem import dates, ranking, text
 from optmem.reading import cues
-from optmem.reading.query import names_in, search_terms, terms_of
+from optmem.reading.query import names_in, read, search_terms, terms_of
 from optmem.reading.questions import questions
 from optmem.settings import Ranking
 
@@ -882,118 +882,6 @@ def test_chinese_cues_not_read_inside_other_words():
     assert "真" not in search_terms("真的要搬家吗")
 
 
-def _amount_store(vault, monkeypatch):
-    at(monkeypatch, "2024-03-01T10:00:00Z")
-    talk = put(vault, "the plants need repotting").id
-    count = put(vault, "I bought 5 new plants for the balcony").id
-    return talk, count
-
-
-def test_a_question_for_an_amount_lifts_the_record_that_states_a_number_beside_its_topic(vault, cli, monkeypatch):
-    """ "How many plants" is answered by a number: the record that says "5 new plants" gains
-    `amount_share` of its relevance and goes above a shorter one that states no number; --explain
-    says why. A question that asks no amount lifts nothing."""
-    talk, count = _amount_store(vault, monkeypatch)
-    out = cli.json("search", "How many plants do I have?", "--explain")
-    assert [h["id"] for h in out["hits"]] == [count, talk]
-    by_id = {h["id"]: h["explain"] for h in out["hits"]}
-    assert by_id[count]["states_amount"] is True and by_id[talk]["states_amount"] is False
-    assert "(states the amount asked)" in cli("search", "How many plants do I have?", "--explain").stdout
-    plain = {h["id"]: h["explain"] for h in cli.json("search", "which plants do I have", "--explain")["hits"]}
-    assert not any(e["states_amount"] for e in plain.values())
-    share = Ranking().amount_share
-    assert share > 0 and by_id[count]["relevance"] == pytest.approx(plain[count]["relevance"] * (1 + share), rel=1e-3)
-
-
-def _said_then(vault, cli, monkeypatch, first: str, later: str, query: str, day: str):
-    """`first` said on 1 April, `later` on `day`: their ids and the explained hits of `query` on 1 May."""
-    at(monkeypatch, "2026-04-01T10:00:00Z")
-    old = put(vault, first).id
-    at(monkeypatch, f"{day}T10:00:00Z")
-    new = put(vault, later).id
-    at(monkeypatch, "2026-05-01T00:00:00Z")
-    return old, new, cli.json("search", query, "--explain")["hits"]
-
-
-@pytest.mark.parametrize(
-    "first, later, query",
-    [
-        ("I bought 5 new plants for the balcony", "the plants need repotting", "how many plants do I have"),
-        ("I bought 5 new plants for the balcony", "the plants need repotting", "how many plants do I have now"),
-        ("我在阳台养了五盆花", "阳台的盆花要换盆，盆花长得太大了", "阳台有几盆花"),
-        ("我在阳台养了五盆花", "阳台的盆花要换盆，盆花长得太大了", "阳台现在有几盆花"),
-    ],
-)
-def test_a_newer_record_without_the_amount_asked_is_no_update_of_one_that_states_it(
-    vault, cli, monkeypatch, first, later, query
-):
-    """The newer-first rules put a newer record above an older one of the same topic — but one that
-    states no number is no newer value of a count: for a question that asks an amount, the record
-    that states it stays above, whether or not the question asks for the present."""
-    count, talk, hits = _said_then(vault, cli, monkeypatch, first, later, query, "2026-04-03")
-    assert [h["id"] for h in hits] == [count, talk]
-    assert hits[1]["explain"]["updates"] is None
-    # a newer record that states a number is a newer value, and goes first
-    at(monkeypatch, "2026-04-20T10:00:00Z")
-    newer = put(vault, later.replace("the plants", "the 7 plants").replace("阳台的盆花", "阳台的七盆花")).id
-    at(monkeypatch, "2026-05-01T00:00:00Z")
-    assert cli.json("search", query)["hits"][0]["id"] == newer
-
-
-def test_without_the_amount_share_relevance_alone_decides(vault, cli, monkeypatch):
-    talk, count = _amount_store(vault, monkeypatch)
-    (vault.root / "optmem.toml").write_text("[ranking]\namount_share = 0\n", "utf-8")
-    out = cli.json("search", "How many plants do I have?", "--explain")
-    assert [h["id"] for h in out["hits"]] == [talk, count]
-    assert not any(h["explain"]["states_amount"] for h in out["hits"])
-
-
-def test_a_number_elsewhere_in_the_record_is_no_answer(vault, cli, monkeypatch):
-    # the number must share a sentence with a word of the topic: "5 cats" answers no "how many plants"
-    at(monkeypatch, "2024-03-01T10:00:00Z")
-    other = put(vault, "I water the balcony plants. We have 5 cats at home.").id
-    hit = {h["id"]: h for h in cli.json("search", "how many plants", "--explain")["hits"]}[other]
-    assert hit["explain"]["states_amount"] is False
-
-
-def test_a_chinese_question_for_an_amount_lifts_the_count(vault, cli, monkeypatch):
-    at(monkeypatch, "2024-03-01T10:00:00Z")
-    talk = put(vault, "阳台的盆花要换土了，盆花长得太密").id
-    count = put(vault, "周六在花市给阳台买了五盆花，还买了一袋土和一把小铲子").id
-    asked = cli.json("search", "阳台有几盆花", "--explain")["hits"]
-    assert [h["id"] for h in asked] == [count, talk] and asked[0]["explain"]["states_amount"] is True
-    plain = cli.json("search", "阳台的盆花", "--explain")["hits"]
-    assert plain[0]["id"] == talk and not any(h["explain"]["states_amount"] for h in plain)
-
-
-def test_the_amount_is_stated_beside_the_topic_not_beside_a_cue_word_or_the_query_s_own_number(vault, cli, monkeypatch):
-    at(monkeypatch, "2024-03-01T10:00:00Z")
-    # "now" says when: a number beside it ("now I have 5 cats") is no count of plants
-    cats = put(vault, "I repot the plants. Now I have 5 cats.").id
-    # a number the query names is its topic, not the amount a record states
-    runs = put(vault, "The 5K runs in the park start at the gate").id
-    now = {h["id"]: h["explain"] for h in cli.json("search", "how many plants do I have now", "--explain")["hits"]}
-    assert now[cats]["states_amount"] is False
-    named = {h["id"]: h["explain"] for h in cli.json("search", "how many 5K runs did I do", "--explain")["hits"]}
-    assert named[runs]["states_amount"] is False
-    put(vault, "I did 3 5K runs in May")
-    assert any(
-        h["explain"]["states_amount"] for h in cli.json("search", "how many 5K runs did I do", "--explain")["hits"]
-    )
-
-
-def test_a_correction_that_stands_in_says_whether_what_it_replaces_stated_the_amount(vault, cli, monkeypatch):
-    from optmem import facts
-
-    at(monkeypatch, "2024-03-01T10:00:00Z")
-    old = put(vault, "I keep 3 plants on the balcony").id
-    at(monkeypatch, "2024-04-01T10:00:00Z")
-    fix = facts.correct(vault, old[-8:], "Actually the balcony has room for more pots")
-    hits = {h["id"]: h["explain"] for h in cli.json("search", "how many plants do I keep", "--explain")["hits"]}
-    assert hits[fix.id]["stands_for"] == old and hits[fix.id]["states_amount"] is True
-    assert hits[fix.id]["relevance"] == pytest.approx(hits[old]["relevance"], rel=1e-3)
-
-
 _EARLIER = {
     "en": (
         "I have 3 plants on the balcony",
@@ -1212,6 +1100,73 @@ def test_a_question_about_what_came_before_a_change_asks_for_the_past():
         "What is the best cafe in the old town?",
         "目前用的什么数据库？",
         "前端用的什么框架？",
+    ):
+        assert cues.asks_for(query) != "past", query
+
+
+@pytest.mark.long
+def test_what_came_after_the_value_asked_for_weighs_nothing(vault, cli, monkeypatch):
+    """ "before Fastmail" names the newer value, a landmark in time: the older note, about the
+    subject ("email"), comes first though the newer one holds the rarer word; a word the rest of the
+    question names too stays the subject; with `landmarks` off, the landmark weighs as any word."""
+    at(monkeypatch, "2025-01-10T10:00:00Z")
+    old = put(vault, "Personal email is on Gmail.").id
+    put(vault, "Email newsletter goes out on Fridays.")
+    at(monkeypatch, "2025-06-10T10:00:00Z")
+    new = put(vault, "Moved personal mail to Fastmail with a custom domain.").id
+    at(monkeypatch, "2025-07-01T10:00:00Z")
+    query = "What email service did I use before Fastmail?"
+    assert [h["id"] for h in cli.json("search", query)["hits"]][:1] == [old]
+    assert read(query).after == frozenset({"fastmail"})
+    assert read("How long did John practice chess for before winning the chess tournament?").after == frozenset(
+        {"win", "tournament"}
+    )
+    assert read("before Fastmail?").after == frozenset()  # nothing else to find by
+    assert read("换 Loki 之前用的什么日志系统？").after == frozenset({"loki", "换"})
+    (vault.root / "optmem.toml").write_text("[ranking]\nlandmarks = false\n", "utf-8")
+    assert cli.json("search", query)["hits"][0]["id"] == new
+
+
+@pytest.mark.long
+def test_a_turn_that_names_the_landmark_keeps_its_weight(vault, cli, monkeypatch):
+    # in a conversation the landmark relates two events: the turn that tells both is the answer
+    at(monkeypatch, "2025-01-10T10:00:00Z")
+    told = put(vault, "I invested in an Instant Pot before getting the Air Fryer.", session="s1").id
+    put(vault, "Kitchen gadgets are my weakness; every gadget I invest in ends up in a drawer.", session="s2")
+    at(monkeypatch, "2025-07-01T10:00:00Z")
+    hits = cli.json("search", "What kitchen gadget did I invest in before getting the Air Fryer?")["hits"]
+    assert hits[0]["id"] == told
+
+
+def test_more_ways_of_asking_for_the_past():
+    # "prior to", "in the beginning", "back when", "earlier on", someone's "old …", "first" ending
+    # the question, "before" a clause of its own ("before it was raised"); 最早, 一开始, 原计划 …;
+    # and 还 of 还款 (repay) is no "still"
+    for query in (
+        "Who did I report to prior to the reorg?",
+        "Where did the invoices go in the beginning?",
+        "What Python did we pin back when TF was in there?",
+        "What language was I learning earlier on?",
+        "What was Marco's old mobile number?",
+        "Which venue did we book first?",
+        "What was the API rate limit before it was raised?",
+        "What Node version did the frontend use before this sprint?",
+        "测试 redis 最早用的是哪个端口?",
+        "新首页一开始灰度多少?",
+        "乐乐生日原计划在哪里办?",
+        "刚开始二甲双胍的剂量是多少？",
+        "上一个线上版本是多少？",
+        "改之前还款日是几号？",
+    ):
+        assert cues.asks_for(query) == "past", query
+    # … not a date's beginning, nor a choice between two events, nor the day before a date
+    for query in (
+        "What was Jolene working on in the beginning of January 2023?",
+        "Which trip did I take first, the one to Europe or the road trip?",
+        "Who graduated first, second and third?",
+        "What time did I go to bed on the day before I had a doctor's appointment?",
+        "还款日是几号？",
+        "When did Nate win his first video game tournament?",
     ):
         assert cues.asks_for(query) != "past", query
 

@@ -179,34 +179,30 @@ _QUERY_PIECES = (
 @pytest.mark.long
 @given(st.lists(st.sampled_from(_QUERY_PIECES) | st.text(max_size=2), max_size=8))
 def test_a_chinese_query_is_read_as_its_patterns_read_it(pieces):
-    """A query's Chinese time words and whether it asks an amount are looked for with their
-    patterns only when it holds a word (a character) every match holds: the same answers."""
+    """A query's Chinese time words are looked for with their pattern only when it holds a word
+    every match holds: the same answers."""
     import re
 
-    from optmem.reading import cues, questions
+    from optmem.reading import cues
     from optmem.text import has_cjk
 
     folded = "".join(pieces)
     words = cues._guarded(w for w in (*cues.UPDATE_CUES_CJK, *cues.PAST_CUES_CJK) if len(w) > 1)
     spans = [m.span() for m in re.finditer(words, folded)] if has_cjk(folded) else []
     assert cues.time_word_spans(folded) == spans
-    asks = "how" in folded and any(questions.asks_how(questions.words(folded)))
-    asks = asks or (has_cjk(folded) and bool(re.search(questions._CJK_ASKS_AMOUNT, folded)))
-    assert questions.asks_amount(folded) == asks
 
 
-def test_a_chinese_query_without_time_or_amount_words_compiles_neither_pattern():
-    """The patterns of Chinese time words and of a question asking an amount are compiled only
-    for a query holding a word every one of their matches holds (~1 ms a process)."""
+def test_a_chinese_query_without_time_words_compiles_no_pattern_of_them():
+    """The pattern of Chinese time words is compiled only for a query holding a word every one of
+    its matches holds (~1 ms a process)."""
     from optmem import text
-    from optmem.reading import cues, query, questions
+    from optmem.reading import cues, query
 
     cues._CJK_TIME_WORDS = None  # (compiled again when needed)
     text._CJK_PATTERNS.clear()
     query.read("孙悦在哪个项目工作")
     assert cues._CJK_TIME_WORDS is None
-    assert questions._CJK_ASKS_AMOUNT not in text._CJK_PATTERNS
-    assert query.read("孙悦现在养了几盆花").amount
+    query.read("孙悦现在养了几盆花")
     assert cues._CJK_TIME_WORDS is not None
 
 

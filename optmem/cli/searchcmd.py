@@ -90,8 +90,6 @@ def _cold_hint(result: dict[str, Any]) -> str:
 
 def _explain(ex: dict[str, Any]) -> str:
     parts = [f"relevance={ex['relevance']}"]
-    if ex.get("states_amount"):
-        parts.append("(states the amount asked)")
     if ex.get("stands_for"):
         parts.append(f"(of {short(ex['stands_for'])}, which it replaces)")
     if ex.get("context"):

@@ -6,11 +6,10 @@ here decide what those terms *mean* to a search:
 
 * `lexicon` — the word lists several readers (and the tokeniser's statement comparison) share:
   function words, intensifiers, particles, Chinese numerals, measure words and units;
-* `questions` — the form of a question: "how many", 多少, 几 + a measure word, the Chinese
-  question words and particles cut out of a query, the sentences of a turn that ask;
+* `questions` — the form of a question: "how many", 多少, the Chinese question words and
+  particles cut out of a query, the sentences of a turn that ask;
 * `cues` — the words that say *when* or *that it changed*: present, past and
   change cues, in English and Chinese, with their guards;
-* `amounts` — the amounts a statement states ("I have 5 plants", 养了三盆花), in which unit;
 * `query` — a query read once into an `Intent` (its terms, what it asks, the names it writes),
   which every later stage of search reads.
 

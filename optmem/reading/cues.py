@@ -21,6 +21,7 @@ __all__ = [
     "asks_for",
     "asks_for_now",
     "asks_for_past",
+    "came_after",
     "cue_sources",
     "cue_terms",
     "cue_words",
@@ -95,25 +96,55 @@ PAST_CUES = (
     # "used to" of a habit wherever it stands — not the passive ("what is used to deploy")
     r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bbe )(?<!\bwere )(?<!\bbeen )(?<!\bbeing )used to",
     "original",
-    # "the old …" asked in the past tense ("what was our old office address")
-    r"(?:was|were|did)\b[^?.!]*\b(?:the|my|our|your|his|her|their) old",
+    "prior to",
+    r"in the beginning(?! of)",
+    # "first" ending a question ("which venue did we book first?"), not ending a clause of a
+    # choice ("which trip did I take first, A or B?": both are asked for)
+    r"first(?=\s*(?:[?.!]|$))",
+    "back when",
+    "earlier on",
+    # "the old …", "Marco's old …" asked in the past tense ("what was our old office address")
+    r"(?:was|were|did)\b[^?.!]*\b(?:the|my|our|your|his|her|their|\w+['’]s) old",
 )
-# "before" a thing or an -ing asks for the past too ("before the migration", "before Google",
-# "before moving") — not before a clause of its own ("two days before I bought it"), nor after
-# a length of time ("how many days before the party"), nor in a sentence of what is to be done
+# "before" a thing, an -ing or a clause asks for the past too ("before the migration", "before
+# Google", "before moving", "before it was raised") — not after a length of time or a day ("two
+# days before I bought it", "the day before my appointment": it relates two events), nor in a
+# sentence of what is to be done
 # ("what should I check before the deploy") or one counting what the asker did ("how many
 # events did I join before the marathon": events, not an older value)
 PAST_BEFORE = (
     r"(?:^|(?<=[?.!]))(?![^?.!]*\b(?:should|must|need|needs|have to|has to)\b)"
     r"(?!\s*how many\b[^?.!]*\bdid (?:i|we)\b)[^?.!]*?"
-    r"(?<!days )(?<!weeks )(?<!months )(?<!years )(?<!hours )(?<!minutes )(?<!long )(?<!shortly )(?<!right )(?<!just )"
-    r"\bbefore (?!(?:i|we|you|he|she|they|it|then|that|this)\b)(?=[a-z#])"
+    r"(?<!days )(?<!\bday )(?<!weeks )(?<!months )(?<!years )(?<!hours )(?<!minutes )"
+    r"(?<!long )(?<!shortly )(?<!right )(?<!just )"
+    r"\bbefore (?!then\b)(?=[a-z#])"
 )
 # "before" and "earlier" ask for the past only ending a clause ("where did I live before?"); with
 # something after them they relate two events ("two days before I bought it")
 PAST_CUES_FINAL = ("before", "earlier")
 # (之前, 过去 and 上次 are left out: "提交之前" relates events, "过去" is also "go over", "上次" the latest)
-PAST_CUES_CJK = ("以前", "原来", "原先", "曾经", "当初", "起初", "先前", "从前", "最初", "早先", "原本", "原定", "本来")
+PAST_CUES_CJK = (
+    "以前",
+    "原来",
+    "原先",
+    "曾经",
+    "当初",
+    "起初",
+    "先前",
+    "从前",
+    "最初",
+    "早先",
+    "原本",
+    "原定",
+    "本来",
+    "最早",
+    "一开始",
+    "最开始",
+    "刚开始",
+    "原计划",
+    "上一个",
+    "那会儿",
+)
 # 之前 and a bare 前 after a word ("升级前", "搬家之前") ask for the past in a question about a
 # state — not in one of what is to be done (提交之前要跑什么检查, 上线前需要做什么), nor where 前
 # belongs to a word (目前, 当前, 以前, 提前, 前端, 前天 …)
@@ -208,6 +239,7 @@ CHANGE_CUES_CJK = (
 # 所以|前端, 实现|在, 项目|前端, 修改|成本, 最近邻, 以前缀, 还原|来 — and no more: 问题|目前,
 # 以前|面试, 原来|源码, 今天|气温, 已经|理解 read as the time word
 _GUARDS = {
+    "还": ("", "(?![款钱书贷原])"),  # 还款, 还钱, 还书, 还贷, 还原: to give back, not "still"
     "从此": ("", "(?![处地])"),
     "变成": ("", "(?!绩)"),
     "以前": ("(?<![所可足难得加予])", "(?![端台缀])"),
@@ -254,10 +286,28 @@ def asks_for(query: str, settings: Ranking = _DEFAULT) -> str | None:
     return "past" if settings.past_cues and asks_for_past(query) else None
 
 
+def came_after(query: str) -> tuple[str, str]:
+    """A question about the past, split into the words that name what came after the value asked
+    for — "before Fastmail", "before the upgrade", "换 Loki 之前", "升级前" — and the rest: the
+    first describe the newer value, a landmark in time, not the subject both values are of."""
+    import re
+
+    folded = fold(query)
+    spans = []
+    for m in re.finditer(PAST_BEFORE, folded):
+        spans.append((m.end(), m.end() + len(re.split(r"[?.!,;:]", folded[m.end() :], maxsplit=1)[0])))
+    if has_cjk(folded):
+        for m in re.finditer(_PAST_BEFORE_CJK, folded):
+            spans.append((m.start() - len(re.split(r"[，,。？?！!；;：:]", folded[: m.start()])[-1]), m.start()))
+    after = " ".join(folded[a:b] for a, b in spans)
+    rest = "".join(" " if any(a <= i < b for a, b in spans) else c for i, c in enumerate(folded))
+    return after, rest
+
+
 def says_change(text: str) -> bool:
     """Whether a statement says it is a change ("小明搬到上海了", "now uses pnpm"): two values of a
-    key written close together are then ordered by time, not put to the user; a newer record
-    that says so may update an older one's count (`ranking.lacks_amount`)."""
+    key written close together are then ordered by time, not put to the user; between two notes,
+    a newer one that says so gives a new value though no capital marks it (`ranking.updates_first`)."""
     return _says("change", fold(text))
 
 

@@ -5,10 +5,11 @@ search reads instead of the raw text.
   form ("how many", 多少, 吗) or a lone pronoun, and the dates it names as date terms;
 * what it **asks**: the present ("where do I live now"), the past ("my previous address"), or
   nothing in particular;
-* whether it asks for an **amount** ("how many plants", 养了几盆花);
 * the **names** it writes ("Alice's phone number"), which a newer record must hold to go above an
   older one;
 * its **present-asking words** ("now", 现在), which choose no record on their own;
+* asking for the past, the words that name **what came after** ("before Fastmail", 换 Loki
+  之前): a landmark in time, not the subject, they weigh nothing;
 * its Chinese **characters** (its topic, without its dates), which count a little beside bigrams.
 
 Every reading that changes an order has its switch in `[ranking]` (`optmem.settings.Ranking`),
@@ -18,7 +19,7 @@ applied here: a reading switched off reads nothing.
 from optmem import dates
 from optmem.reading import cues
 from optmem.reading.lexicon import STOPWORDS
-from optmem.reading.questions import asks_amount, asks_how, topic_runs
+from optmem.reading.questions import asks_how, topic_runs
 from optmem.settings import Ranking
 from optmem.text import fold, query_terms, query_terms_of, words_and_runs
 from optmem.value import Value
@@ -50,11 +51,11 @@ class Intent(Value):
     text: str  # the query as given
     terms: list[str]  # its search terms: words, CJK bigrams, date terms
     asks: str | None = None  # "present", "past", or None
-    amount: bool = False  # it asks for an amount (and `amount_share` is on)
     names: frozenset[str] = frozenset()  # the terms of the names it writes (none when `asks` is past or a day)
     when: frozenset[str] = frozenset()  # its present-asking terms ("now", 现在), when it has others too
     characters: list[str] = []  # the Chinese characters of its terms, not of its dates
     question: bool = True  # it asks (`asks_something`), rather than says (a chat turn as a query)
+    after: frozenset[str] = frozenset()  # asking for the past, its terms naming what came after ("before X")
 
 
 def read(
@@ -65,10 +66,28 @@ def read(
     if terms is None:
         terms = terms_of(query, now, settings)
     asks = cues.asks_for(query, settings)
-    amount = bool(settings.amount_share) and asks_amount(fold(query))
     # (the names hold back the newer-first rule, which a query for the past skips)
     names = names_in(query) if settings.names and asks != "past" else frozenset()
-    return with_terms(Intent(query, terms, asks, amount, names, question=asks_something(query)), terms)
+    question = asks_something(query)
+    after = landmarks(query, terms, now, settings) if asks == "past" and question else frozenset()
+    return with_terms(Intent(query, terms, asks, names, question=question, after=after), terms)
+
+
+def landmarks(query: str, terms: list[str], now: float | None, settings: Ranking) -> frozenset[str]:
+    """The terms of a question about the past that name only what came after the value asked for
+    ("what email service did I use before Fastmail": fastmail; "换 Loki 之前用的什么日志系统": loki,
+    换) — not one the rest of the question names too ("how long did John practice chess before
+    winning the chess tournament": chess is its subject), and none when nothing else would be
+    left (`ranking.landmarks`)."""
+    if not settings.landmarks:
+        return frozenset()
+    after, rest = cues.came_after(query)
+    found = frozenset(terms_of(after, now, settings)) & frozenset(terms)
+    subject = frozenset(terms_of(rest, now, settings)) - frozenset(terms_of("before", now, settings))
+    found -= subject
+    if not any(t in subject and not t.startswith(dates.PREFIX) for t in terms):
+        return frozenset()  # nothing but the landmark ("before Fastmail?"): it is all there is to find
+    return found
 
 
 def asks_something(query: str) -> bool:

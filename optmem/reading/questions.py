@@ -1,7 +1,6 @@
 """The form of a question: the words that make a sentence ask, read apart from what it asks about.
 
-* "how many", "how much", "how long", 多少, 多久, 几 + a measure word ask for an amount
-  (`asks_amount`);
+* "how many", "how much", "how long" are the question's form (`asks_how`), as 多少 and 多久 are;
 * the Chinese question words, particles and the possessive 的 are a question's form, not its
   topic: they are cut out of a query's Chinese runs before the bigrams are formed (`topic_runs`);
 * the sentences of a text that ask (`questions`): what a conversation turn asks, without what it
@@ -12,10 +11,10 @@ The Chinese patterns are compiled on first use, for a text with Chinese in it on
 
 import re
 
-from optmem.reading.lexicon import CJK_UNITS, MEASURES, UNIT_CHARS, UNIT_WORDS
-from optmem.text import cjk_compiled, has_cjk, words
+from optmem.reading.lexicon import MEASURES, UNIT_CHARS, UNIT_WORDS
+from optmem.text import cjk_compiled
 
-__all__ = ["asks_amount", "asks_how", "may_ask", "questions", "topic_runs"]
+__all__ = ["asks_how", "may_ask", "questions", "topic_runs"]
 
 # The word after "how" that asks for an amount: "how many", "how much", "how long" are the
 # question's form as 多少 and 多久 are (a record saying "many" or "long" is no answer to "how many
@@ -54,16 +53,6 @@ _CJK_PARTICLES = frozenset("的了啊呀吗嗎呢吧是在着著得地")
 # 目的, 别的, 有的, 真的, 打的, 的确, 的士, 的话, 的哥 (no lone 别, 真, 话 left to match)
 _CJK_SPLIT = _CJK_QUESTION + "|(?<![目别有真打])的(?![确士话哥])"
 
-# A question that asks for an amount in Chinese: 多少, 多久, 多长, 几 before a measure word or unit.
-# Not 几 that says "several" after 这, 那, 前, 过, 近, 后 (这几年, 前几天, 最近几个月), nor 多少 in
-# 多多少少 / 很多少年, nor 多长 in 很多长辈. (A numeral before 月, 日, 号 names a month or a day:
-# 五月, 6号 — "几号" asks a date, not an amount: `lexicon.CJK_UNITS` leaves them out.)
-_CJK_ASKS_AMOUNT = (
-    r"(?<![多很许許好])多少(?!少)|多久|(?<![很许許好太])多[长長]"
-    r"|(?<![茶庶好十这這那前过過近后後])[几幾](?=" + CJK_UNITS + ")"
-)
-_AMOUNT_CHARS = "多几幾"  # one of them is in every match of _CJK_ASKS_AMOUNT: keep them in step
-
 # A sentence that asks: from a sentence start to a question mark that ends it (not one inside a
 # URL or code: "soup?topic=spices"), or to a 吗 / 嗎 that ends it (Chinese often leaves the mark out:
 # 你去过上海吗，…). Anchored at a sentence start, so a long text without stops is read once.
@@ -76,16 +65,6 @@ _ASK_MARKS = ("?", "？", "吗", "嗎")
 def asks_how(words: list[str]) -> list[bool]:
     """For each word, whether it is the amount word of "how many / much / long"."""
     return [w in _HOW and i > 0 and words[i - 1] == "how" for i, w in enumerate(words)]
-
-
-def asks_amount(folded: str) -> bool:
-    """Whether a folded query asks for an amount (a count, a sum, a length of time). (The Chinese
-    pattern is compiled only for a query with Chinese in it.)"""
-    if "how" in folded and any(asks_how(words(folded))):
-        return True
-    if not has_cjk(folded) or not any(c in folded for c in _AMOUNT_CHARS):
-        return False  # (before compiling the pattern, ~0.6 ms: each of its matches holds one)
-    return bool(cjk_compiled(_CJK_ASKS_AMOUNT).search(folded))
 
 
 def topic_runs(cjk: str) -> list[str]:
