@@ -6,7 +6,7 @@
 
 The sets are the ones tests/test_scan.py asserts on (tests/data/): the adversarial payload
 corpus, the class corpus (scan_generalise/: attacks and secrets by class, and ordinary developer
-notes beside them), four blind corpora (blind_safety*/: attacks and notes written by someone who
+notes beside them), five blind corpora (blind_safety*/: attacks and notes written by someone who
 never saw the scanner), agent-style memory notes written blind (agent_notes/), 1,000 generated ordinary notes (Chinese and English) and every text of
 sample_vault/.
 --catalogs adds real text that no one wrote for this test: every message (English msgid and
@@ -82,6 +82,7 @@ def main() -> None:
         ("blind_safety2", "blind 2"),
         ("blind_safety3", "blind 3"),
         ("blind_safety4", "blind 4"),
+        ("blind_safety5", "blind 5"),
     ):
         blind = corpus.blind_attacks(name)
         for kind in ("injection", "secret"):
