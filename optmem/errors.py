@@ -133,6 +133,9 @@ CODES: dict[str, Code] = {
     "invalid_request": Code(None, "MCP: a message that is no JSON-RPC 2.0 request"),
     "invalid_text": Code(None, "MCP: a string holds a lone surrogate, which no text can carry"),
     "invalid_params": Code(None, "MCP: a request's params are not what its method takes (arguments not an object …)"),
+    "unknown_method": Code(
+        None, "MCP: a request names a method the server does not have (tools are called with tools/call)"
+    ),
     "unauthorized": Code(None, "the hub: the request lacks the hub's bearer token (HTTP 401)"),
     "unknown_host": Code(None, "the hub: a Host header the hub is not served under (HTTP 421)"),
     "forbidden_origin": Code(None, "the hub: a request from a web origin not allowed (HTTP 403)"),

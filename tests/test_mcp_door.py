@@ -161,3 +161,21 @@ def test_params_a_method_does_not_take_are_refused_in_the_usual_shape(vault_path
         assert error.code == -32602 and error.data["ok"] is False, error
         assert error.data["error"]["code"] == "invalid_params" and f"`{param}`" in error.data["error"]["message"]
     assert not (vault_path / "LOG.jsonl").exists()
+
+
+@pytest.mark.long
+def test_a_method_the_server_does_not_have_is_refused_in_the_usual_shape(vault_path: Path) -> None:
+    """An unknown method was answered -32601 with `data` the method's name; its data is the usual
+    error object, naming the method and the nearest the server has (the MCP methods)."""
+    from mcp.shared.exceptions import MCPError
+
+    async def script(s: Any) -> Any:
+        try:
+            return await s._dispatcher.send_raw_request("tools/cal", {}, {})
+        except MCPError as exc:
+            return exc.error
+
+    error = mcp_session(vault_path, script)
+    assert error.code == -32601 and error.data["ok"] is False, error
+    assert error.data["error"]["code"] == "unknown_method", error
+    assert "tools/cal" in error.data["error"]["message"] and "tools/call" in error.data["error"]["message"]

@@ -542,6 +542,20 @@ async def _params_explained(ctx: Any, call_next: Any) -> Any:
     except ValidationError as exc:
         message = _explain(str(ctx.method), exc, "param", f"{ctx.method} in the MCP specification")
         raise MCPError(INVALID_PARAMS, "Invalid params", envelope("invalid_params", message)) from exc
+    except MCPError as exc:
+        if exc.error.code != METHOD_NOT_FOUND or isinstance(exc.error.data, dict):
+            raise
+        try:  # (the methods a client may call, as the SDK's types list them)
+            from mcp_types.methods import SPEC_CLIENT_METHODS
+
+            known = sorted(SPEC_CLIENT_METHODS)
+        except ImportError:
+            known = []
+        message = (
+            f"the server has no method {quote(str(ctx.method))}{_nearest(str(ctx.method), known)}; "
+            "tools are called with tools/call (tools/list names them)"
+        )
+        raise MCPError(METHOD_NOT_FOUND, "Method not found", envelope("unknown_method", message)) from exc
 
 
 def _server(base: Any, refuse: Callable[[OptmemError], str]) -> Any:
@@ -601,7 +615,7 @@ def _server(base: Any, refuse: Callable[[OptmemError], str]) -> Any:
 
 
 # JSON-RPC's own error codes (a line that is not JSON; a message that is not a valid request)
-PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 
 
 def unreadable(line: str) -> Any:
