@@ -209,7 +209,8 @@ def history(
     with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
         if key:
             # … and the merged records that hold a value of it among their facts
-            rows = idx.key_group(key, domain, project, exact=False) + idx.merged_holding(key, domain, project)
+            rows = idx.key_group(key, domain, project, exact=False)
+            rows += [r for r in idx.merged_holding(key, domain, project) if r.id not in {x.id for x in rows}]
             if not rows:
                 raise NotFound(f"no record has key {quote(key)}", key=key)
         else:

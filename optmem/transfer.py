@@ -418,8 +418,10 @@ def _textless(raw: bytes, rec: Record) -> Refusal | None:
     refuses such a text, so an import does too (a hand-edited export's `"text": 5`)."""
     if rec.kind in BOOKKEEPING or (b'"text":"' in raw and rec.text.strip()):
         return None
-    given = missing_fields(raw).get("text", rec.text)
+    given = missing_fields(raw).get("text", rec.text)  # (`"text": "…"` written with a space too)
     if isinstance(given, str):
+        if given.strip():
+            return None
         return "missing_field", "its text is empty; give the record a text that states something", "text"
     what = "missing" if given is None else f"{json.dumps(given, ensure_ascii=False)[:40]}, not a string"
     return "missing_field", f"its text is {what}; write it as a string", "text"

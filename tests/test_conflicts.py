@@ -363,6 +363,10 @@ def test_a_newer_value_of_a_merged_key_marks_the_merged_fact_outdated_on_every_s
     at(monkeypatch, "2026-05-03T00:00:00Z")
     cli.json("append", "backend deploys on Tuesdays", "--key", "backend.deploy", "--on-update", "keep")
     assert set(cli.json("get", merged)["record"]["outdated_facts"]) == {"backend.port", "backend.deploy"}
+    # a merged record keyed by one of its own facts is one version of that key, listed once
+    host = cli.json("append", "backend host is api.internal", "--key", "backend.host")["id"]
+    keyed = cli.json("merge", newer, host, "--topic", "backend", "--key", "backend.port")["id"]
+    assert [v["id"] for v in cli.json("history", "--key", "backend.port")["versions"]].count(keyed) == 1
 
 
 def test_merge_refusals(cli, vault, vault_path, monkeypatch):
