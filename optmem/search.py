@@ -304,6 +304,9 @@ class _Relevance(NamedTuple):
     length: int  # its number of tokens
 
 
+LANDMARK_ALONE = 0.1  # what a note matching only a past question's landmark keeps of its weight
+
+
 def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
     """The BM25 relevance of one row, with what it rests on. A record that matched nothing but
     the words asking for the present ("now", "现在") is not relevant: they say *when*, not *what*
@@ -315,7 +318,10 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
     if corpus.when and matched and matched <= corpus.when:
         return _Relevance(rec, 0.0, matched, len(toks))
     if corpus.note_idfs is not None and _is_note(row):
-        corpus = corpus._replace(idfs=corpus.note_idfs)
+        if any(corpus.note_idfs.get(t) for t in matched):
+            corpus = corpus._replace(idfs=corpus.note_idfs)
+        else:  # a note holding the landmark alone is still found, below every note of the subject
+            corpus = corpus._replace(idfs={t: w * LANDMARK_ALONE for t, w in corpus.idfs.items()})
     return _Relevance(rec, _bm25(toks, len(toks), corpus), matched, len(toks))
 
 

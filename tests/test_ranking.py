@@ -1116,7 +1116,8 @@ def test_what_came_after_the_value_asked_for_weighs_nothing(vault, cli, monkeypa
     new = put(vault, "Moved personal mail to Fastmail with a custom domain.").id
     at(monkeypatch, "2025-07-01T10:00:00Z")
     query = "What email service did I use before Fastmail?"
-    assert [h["id"] for h in cli.json("search", query)["hits"]][:1] == [old]
+    hits = [h["id"] for h in cli.json("search", query)["hits"]]
+    assert hits[:1] == [old] and new in hits  # the note holding the landmark alone: found, below
     assert read(query).after == frozenset({"fastmail"})
     assert read("How long did John practice chess for before winning the chess tournament?").after == frozenset(
         {"win", "tournament"}
@@ -1383,3 +1384,13 @@ def test_change_verbs():
         assert cues.says_change(said), said
     for said in ("The router is in the hall", "把文件转到另一个文件夹", "宽带是电信的"):
         assert not cues.says_change(said), said
+
+
+def test_a_note_that_holds_only_the_landmark_is_still_found(vault, cli, monkeypatch):
+    """The landmark weighs nothing beside the subject; alone it still finds its note ("no matches"
+    hid the only note there is)."""
+    at(monkeypatch, "2025-06-10T10:00:00Z")
+    fastmail = put(vault, "We switched our mail to Fastmail in March 2024").id
+    put(vault, "the deploy pipeline lives in .github/workflows/deploy.yml")
+    at(monkeypatch, "2025-07-01T10:00:00Z")
+    assert [h["id"] for h in cli.json("search", "what email service did I use before Fastmail?")["hits"]] == [fastmail]

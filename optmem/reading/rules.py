@@ -126,7 +126,8 @@ RULES: tuple[Rule, ...] = (
         "landmarks",
         "false",
         'asking for the past, the words naming what came after the value ("before Fastmail", "before the'
-        ' upgrade", 换 Loki 之前) weigh nothing in a note, unless the rest of the question names them too',
+        ' upgrade", 换 Loki 之前) weigh nothing in a note that matches the subject (a tenth in one that holds'
+        " only them: still found, below), unless the rest of the question names them too",
         "0 (turns keep their weight; weighing nothing in turns too: R@5 −0.1)",
         "0 (turns keep their weight; weighing nothing in turns too cost an answer: KU current-first −3.2 pts)",
         "0 (its 2 past readings are no questions)",
