@@ -1168,8 +1168,14 @@ def test_more_ways_of_asking_for_the_past():
         "What time did I go to bed on the day before I had a doctor's appointment?",
         "还款日是几号？",
         "When did Nate win his first video game tournament?",
+        # … nor a question of what to do, "first" or "before" a clause in the present
+        "What should I do first?",
+        "Which step comes first?",
+        "On release day, what should we run first?",
+        "What to check before I deploy?",
     ):
         assert cues.asks_for(query) != "past", query
+    assert cues.asks_for("Which gym did I go to before I moved?") == "past"  # (a clause in the past)
 
 
 @pytest.mark.long

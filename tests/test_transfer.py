@@ -298,4 +298,5 @@ def test_an_import_says_what_it_does_not_take_rather_than_storing_or_dropping_it
         (5, "id_taken", "id"),
     ]
     assert "5, not a string" in done["bad"][0]["message"] and f"optmem correct {rid}" in done["bad"][3]["message"]
+    assert log_bytes(second).startswith(before)  # (what the vault held is as it was)
     assert [h["text"] for h in cli.json("--vault", str(second), "search", "茶")["hits"]] == ["用户喜欢乌龙茶"]

@@ -98,18 +98,19 @@ PAST_CUES = (
     "original",
     "prior to",
     r"in the beginning(?! of)",
-    # "first" ending a question ("which venue did we book first?"), not ending a clause of a
-    # choice ("which trip did I take first, A or B?": both are asked for)
-    r"first(?=\s*(?:[?.!]|$))",
+    # "first" ending a question in the past tense ("which venue did we book first?"), not ending a
+    # clause of a choice ("which trip did I take first, A or B?": both are asked for), nor a
+    # question of what to do ("what should I do first?", "which step comes first?")
+    r"\b(?:did|was|were|had)\b[^?.!]*\bfirst(?=\s*(?:[?.!]|$))",
     "back when",
     "earlier on",
     # "the old …", "Marco's old …" asked in the past tense ("what was our old office address")
     r"(?:was|were|did)\b[^?.!]*\b(?:the|my|our|your|his|her|their|\w+['’]s) old",
 )
-# "before" a thing, an -ing or a clause asks for the past too ("before the migration", "before
-# Google", "before moving", "before it was raised") — not after a length of time or a day ("two
-# days before I bought it", "the day before my appointment": it relates two events), nor in a
-# sentence of what is to be done
+# "before" a thing, an -ing or a clause in the past asks for the past too ("before the migration",
+# "before Google", "before moving", "before it was raised"; not "before I deploy") — not after a
+# length of time or a day ("two days before I bought it", "the day before my appointment": it
+# relates two events), nor in a sentence of what is to be done
 # ("what should I check before the deploy") or one counting what the asker did ("how many
 # events did I join before the marathon": events, not an older value)
 PAST_BEFORE = (
@@ -117,7 +118,8 @@ PAST_BEFORE = (
     r"(?!\s*how many\b[^?.!]*\bdid (?:i|we)\b)[^?.!]*?"
     r"(?<!days )(?<!\bday )(?<!weeks )(?<!months )(?<!years )(?<!hours )(?<!minutes )"
     r"(?<!long )(?<!shortly )(?<!right )(?<!just )"
-    r"\bbefore (?!then\b)(?=[a-z#])"
+    r"\bbefore (?!then\b)(?!(?:i|we|you|he|she|they|it)\b"
+    r"(?! (?:was|were|had|got|went|left|took|bought|sold|began|became|\w+ed)\b))(?=[a-z#])"
 )
 # "before" and "earlier" ask for the past only ending a clause ("where did I live before?"); with
 # something after them they relate two events ("two days before I bought it")
