@@ -32,7 +32,10 @@ def _journal_edits(vault: Vault) -> list[str]:
         return memory.follow(vault)
     from optmem import handoff
 
-    return handoff.follow(vault) + memory.follow(vault)
+    # the files' state is taken before any is read: a HANDOFF.md saved while the handoffs are
+    # looked at is then not noted as seen, and the next read journals it
+    state = hot_state(vault)
+    return handoff.follow(vault) + memory.follow(vault, state)
 
 
 def open_followed(vault: Vault, progress: Progress | None = None) -> Index:

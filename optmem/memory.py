@@ -247,7 +247,7 @@ def drift(vault: Vault, hot: HotFile, journal: dict[str, tuple[str, str]] | None
     )
 
 
-def follow(vault: Vault) -> list[str]:
+def follow(vault: Vault, state: str | None = None) -> list[str]:
     """Journal the edits made to the hot files outside optmem (Hermes, a person, git) — what
     every read of the view does first when the files changed (`follow.follow_hot`), so `search`,
     `get`, `history` and `stats` see an entry Hermes added as current and one it dropped as
@@ -255,12 +255,13 @@ def follow(vault: Vault) -> list[str]:
     it (looked for again there: two readers journal it once). A file that cannot be read is left
     to the commands that read it (they say so). A vault that cannot be written (read-only, locked
     too long) is read as it is: search still checks the files for removed entries. Returns the
-    journal ids."""
+    journal ids. `state`: the files' state as noted before anything was read (`hot_state`), when
+    the caller read some of them first (`follow._journal_edits`: a HANDOFF.md)."""
     import sqlite3
 
     from optmem.index import hot_state, open_index
 
-    state = hot_state(vault)
+    state = hot_state(vault) if state is None else state  # (first: an edit made meanwhile is looked at next time)
     out: list[str] = []
     try:
         drifted = []

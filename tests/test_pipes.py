@@ -490,3 +490,26 @@ def test_tree_before_a_full_run_says_why_it_is_empty(vault, cli):
     assert cli("compact").exit_code == 0
     said = cli("tree")
     assert said.exit_code == 0 and "each full run of 64 records" in said.stdout
+
+
+def test_a_handoff_saved_while_the_handoffs_are_looked_at_is_journalled_by_the_next_read(vault, cli, monkeypatch):
+    """The files' state is noted as it was before any was read: a HANDOFF.md saved between the
+    handoffs' look and the hot files' note was noted as seen and never journalled (search kept the
+    old next step as current). A real save, made right after the handoff look returns."""
+    from optmem import follow, handoff
+
+    cli.json("handoff", "write", "-p", "web", "--next", "update the nginx docs")
+    path = vault.root / "projects" / "web" / "HANDOFF.md"
+    path.write_text(path.read_text("utf-8").replace("nginx", "traefik"), "utf-8")  # a first edit: a read looks
+    looked = handoff.follow
+
+    def saved_meanwhile(v):
+        out = looked(v)
+        path.write_text(path.read_text("utf-8").replace("traefik", "haproxy"), "utf-8")
+        return out
+
+    monkeypatch.setattr(handoff, "follow", saved_meanwhile)
+    follow.follow_hot(vault)
+    monkeypatch.setattr(handoff, "follow", looked)
+    [hit] = cli.json("search", "haproxy")["hits"]
+    assert hit["kind"] == "handoff" and hit["status"] == "current"
