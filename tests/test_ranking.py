@@ -1074,7 +1074,7 @@ def test_a_superseded_record_updates_nothing_however_new():
 
 
 def test_a_question_about_what_came_before_a_change_asks_for_the_past():
-    # "before" a thing, not a clause of its own; "used to" of a habit; "the old …" asked in the past
+    # "before" a thing or a clause in the past; "used to" of a habit; "the old …" asked in the past
     for query in (
         "Where did Bob work before Google?",
         "What did we deploy with before the switch to Argo?",
@@ -1086,6 +1086,22 @@ def test_a_question_about_what_came_before_a_change_asks_for_the_past():
         "升级前数据库是什么版本？",
         "原本打算几点出发？",
         "会议原定几点？",
+        # more ways: "prior to", "in the beginning", "back when", someone's "old …", a final "first" in
+        # the past tense, "before" a clause in the past; 最早, 一开始, 原计划 …; 还 of 还款 (repay) is no "still"
+        "Who did I report to prior to the reorg?",
+        "Where did the invoices go in the beginning?",
+        "What Python did we pin back when TF was in there?",
+        "What language was I learning earlier on?",
+        "What was Marco's old mobile number?",
+        "Which venue did we book first?",
+        "What was the API rate limit before it was raised?",
+        "What Node version did the frontend use before this sprint?",
+        "测试 redis 最早用的是哪个端口?",
+        "新首页一开始灰度多少?",
+        "乐乐生日原计划在哪里办?",
+        "刚开始二甲双胍的剂量是多少？",
+        "上一个线上版本是多少？",
+        "改之前还款日是几号？",
     ):
         assert cues.asks_for(query) == "past", query
     # … not where it relates two events, states a rule or asks what is to be done
@@ -1100,8 +1116,20 @@ def test_a_question_about_what_came_before_a_change_asks_for_the_past():
         "What is the best cafe in the old town?",
         "目前用的什么数据库？",
         "前端用的什么框架？",
+        "What was Jolene working on in the beginning of January 2023?",
+        "Which trip did I take first, the one to Europe or the road trip?",
+        "Who graduated first, second and third?",
+        "What time did I go to bed on the day before I had a doctor's appointment?",
+        "还款日是几号？",
+        "When did Nate win his first video game tournament?",
+        # … nor a question of what to do, "first" or "before" a clause in the present
+        "What should I do first?",
+        "Which step comes first?",
+        "On release day, what should we run first?",
+        "What to check before I deploy?",
     ):
         assert cues.asks_for(query) != "past", query
+    assert cues.asks_for("Which gym did I go to before I moved?") == "past"  # (a clause in the past)
 
 
 @pytest.mark.long
@@ -1137,45 +1165,6 @@ def test_a_turn_that_names_the_landmark_keeps_its_weight(vault, cli, monkeypatch
     at(monkeypatch, "2025-07-01T10:00:00Z")
     hits = cli.json("search", "What kitchen gadget did I invest in before getting the Air Fryer?")["hits"]
     assert hits[0]["id"] == told
-
-
-def test_more_ways_of_asking_for_the_past():
-    # "prior to", "in the beginning", "back when", "earlier on", someone's "old …", "first" ending
-    # the question, "before" a clause of its own ("before it was raised"); 最早, 一开始, 原计划 …;
-    # and 还 of 还款 (repay) is no "still"
-    for query in (
-        "Who did I report to prior to the reorg?",
-        "Where did the invoices go in the beginning?",
-        "What Python did we pin back when TF was in there?",
-        "What language was I learning earlier on?",
-        "What was Marco's old mobile number?",
-        "Which venue did we book first?",
-        "What was the API rate limit before it was raised?",
-        "What Node version did the frontend use before this sprint?",
-        "测试 redis 最早用的是哪个端口?",
-        "新首页一开始灰度多少?",
-        "乐乐生日原计划在哪里办?",
-        "刚开始二甲双胍的剂量是多少？",
-        "上一个线上版本是多少？",
-        "改之前还款日是几号？",
-    ):
-        assert cues.asks_for(query) == "past", query
-    # … not a date's beginning, nor a choice between two events, nor the day before a date
-    for query in (
-        "What was Jolene working on in the beginning of January 2023?",
-        "Which trip did I take first, the one to Europe or the road trip?",
-        "Who graduated first, second and third?",
-        "What time did I go to bed on the day before I had a doctor's appointment?",
-        "还款日是几号？",
-        "When did Nate win his first video game tournament?",
-        # … nor a question of what to do, "first" or "before" a clause in the present
-        "What should I do first?",
-        "Which step comes first?",
-        "On release day, what should we run first?",
-        "What to check before I deploy?",
-    ):
-        assert cues.asks_for(query) != "past", query
-    assert cues.asks_for("Which gym did I go to before I moved?") == "past"  # (a clause in the past)
 
 
 @pytest.mark.long
