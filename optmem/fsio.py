@@ -84,7 +84,7 @@ def ensure_dir(path: Path, *, within: Path | None = None) -> bool:
     check_within(path, within)
     if path.is_dir():
         return False
-    if path.exists():
+    if path.exists() and not path.is_dir():  # (made a folder meanwhile by another process: fine)
         raise Unreadable(f"{path} exists but is not a folder; move it aside or choose another path", file=str(path))
     missing = []
     p = path

@@ -286,3 +286,32 @@ def test_the_vault_lock_holds_against_another_thread_of_the_same_process(tmp_pat
     assert len(seen) == 1 and isinstance(seen[0], Locked), seen
     other()  # let go: the other thread's turn
     assert seen[1] == ("entered", True) and not vault.locked
+
+
+def test_a_folder_another_process_makes_meanwhile_is_no_file_in_the_way(tmp_path):
+    """Two processes making one folder at once (a vault's .cache, the writer's folder on first
+    use): the one that looked first and found nothing, then found something, took the other's
+    new folder for a file in the way — a write failed with "exists but is not a folder" (the
+    suite's concurrent-writer tests, at random). The other process's mkdir is made here, real,
+    right after the first look."""
+    import os
+    from pathlib import Path
+
+    from optmem import fsio
+    from optmem.errors import Unreadable
+
+    class MadeMeanwhile(type(Path())):  # type: ignore[misc]
+        looked = False
+
+        def is_dir(self) -> bool:
+            seen = super().is_dir()
+            if not MadeMeanwhile.looked:
+                MadeMeanwhile.looked = True
+                os.mkdir(self, 0o700)  # the other process, between the two looks
+            return seen
+
+    target = MadeMeanwhile(tmp_path / "cache")
+    assert fsio.ensure_dir(target) is False and (tmp_path / "cache").is_dir()
+    (tmp_path / "file").write_text("x", "utf-8")
+    with pytest.raises(Unreadable, match="exists but is not a folder"):
+        fsio.ensure_dir(tmp_path / "file")
