@@ -275,6 +275,10 @@ class _Corpus(Value):
     params: ranking.Bm25
     when: frozenset[str] = frozenset()  # the query's present-asking words, when it has others too
     note_idfs: dict[str, float] | None = None  # for a note, when a question about the past names a landmark
+    alone_idfs: dict[str, float] | None = None  # … for a note that holds only the landmark (`LANDMARK_ALONE`)
+
+
+LANDMARK_ALONE = 0.1  # what a note matching only a past question's landmark keeps of its weight
 
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
@@ -294,7 +298,8 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
     # Fryer") and keeps its weight
     landmarks = {t: 0.0 for t in q.intent.after if t in idfs}
     note_idfs = {**idfs, **landmarks} if landmarks else None
-    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when, note_idfs)
+    alone = {t: w * LANDMARK_ALONE for t, w in idfs.items()} if landmarks else None
+    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when, note_idfs, alone)
 
 
 class _Relevance(NamedTuple):
@@ -302,9 +307,6 @@ class _Relevance(NamedTuple):
     relevance: float  # BM25
     matched: frozenset[str]  # the query terms it holds
     length: int  # its number of tokens
-
-
-LANDMARK_ALONE = 0.1  # what a note matching only a past question's landmark keeps of its weight
 
 
 def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
@@ -321,7 +323,7 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
         if any(corpus.note_idfs.get(t) for t in matched):
             corpus = corpus._replace(idfs=corpus.note_idfs)
         else:  # a note holding the landmark alone is still found, below every note of the subject
-            corpus = corpus._replace(idfs={t: w * LANDMARK_ALONE for t, w in corpus.idfs.items()})
+            corpus = corpus._replace(idfs=corpus.alone_idfs)
     return _Relevance(rec, _bm25(toks, len(toks), corpus), matched, len(toks))
 
 
