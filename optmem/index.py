@@ -413,15 +413,20 @@ class Index:
     def outdated_facts(self, row: Row, rec: Record) -> dict[str, str] | None:
         """The facts of a merged record that a value of their key written after the merge has
         replaced — {key: the newer value's id} — or None (not merged, or nothing newer). The merge
-        superseded the fragments; a later value of one of its keys outdates that fact alone."""
+        superseded the fragments; a later value of one of its keys outdates that fact alone — a
+        value that says the fact again (the same fingerprint) does not."""
         facts = rec.extra.get("facts") if rec.kind == MERGED else None
         if not isinstance(facts, dict):
             return None
         mine = view.newer_key(row.ts, row.id, row.n)
         out = {}
-        for key in facts:
+        for key, value in facts.items():
+            # the same value said again ("Backend port is 8080." after it was merged) replaces nothing
+            same = textmod.fingerprint(value) if isinstance(value, str) else None
             newer = [
-                r for r in self._heads(str(key), row.domain, row.project) if view.newer_key(r.ts, r.id, r.n) > mine
+                r
+                for r in self._heads(str(key), row.domain, row.project)
+                if view.newer_key(r.ts, r.id, r.n) > mine and (same is None or r.fp != same)
             ]
             if newer:
                 out[str(key)] = max(newer, key=lambda r: view.newer_key(r.ts, r.id, r.n)).id

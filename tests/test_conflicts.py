@@ -369,6 +369,24 @@ def test_a_newer_value_of_a_merged_key_marks_the_merged_fact_outdated_on_every_s
     assert [v["id"] for v in cli.json("history", "--key", "backend.port")["versions"]].count(keyed) == 1
 
 
+def test_a_merged_fact_said_again_with_the_same_value_is_not_outdated(cli, vault, vault_path, monkeypatch):
+    """A value of a merged key written after the merge that says the same thing again ("Backend
+    port is 8080." after the merged "backend port is 8080") replaces nothing: the fact stays
+    current; a different value still outdates it."""
+    quiet(vault_path)
+    at(monkeypatch, "2026-05-01T00:00:00Z")
+    port = cli.json("append", "backend port is 8080", "--key", "backend.port")["id"]
+    day = cli.json("append", "backend deploys on Fridays", "--key", "backend.deploy")["id"]
+    merged = cli.json("merge", port, day, "--topic", "backend")["id"]
+    at(monkeypatch, "2026-05-02T00:00:00Z")
+    cli.json("append", "Backend port is 8080.", "--key", "backend.port")
+    assert "outdated_facts" not in cli.json("get", merged)["record"]
+    assert "outdated" not in cli.json("context")["text"]
+    at(monkeypatch, "2026-05-03T00:00:00Z")
+    newer = cli.json("append", "backend port is 9090", "--key", "backend.port")["id"]
+    assert cli.json("get", merged)["record"]["outdated_facts"] == {"backend.port": newer}
+
+
 def test_merge_refusals(cli, vault, vault_path, monkeypatch):
     quiet(vault_path)
     a = cli.json("append", "note one about the trip")["id"]
