@@ -12,6 +12,7 @@ import re
 import unicodedata
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from dataclasses import replace as replace_fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -297,8 +298,68 @@ def reconcile(
 
 def _journal_drift(vault: Vault, hot: HotFile, project: str | None, domain: str | None) -> list[str]:
     """What changed in the file outside optmem (Hermes, a person, git), journalled — so the log's
-    view of hot memory is the file's (lock held)."""
+    view of hot memory is the file's (lock held). An edit of optmem's own that was journalled
+    and cut short before its file was written is finished first (`_finish`)."""
+    hot = _finish(vault, hot, project)
     return _journal(vault, hot, project, _drift_changes(vault, hot), domain=domain, source="drift")
+
+
+CUT = "file_write"  # a journal record's extra: the file before and after its edit ({was, stamp, now})
+
+
+def _digest(text: str) -> str:
+    return entry_id(text)
+
+
+def _stamp(path: Path) -> list[int] | None:
+    """What says a file was not written since: its time (ns) and size; None when it is missing."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
+    """The file with optmem's last edit of it finished, when that edit was journalled and the
+    process stopped before the new file was renamed into place (lock held): the file is exactly as
+    the edit found it — the same content, and its time and size untouched since — so what the
+    journal says was added or removed is no one's edit but that cut-short one's. The edit is
+    replayed from its journal records and written only if it gives the file the journal names;
+    else (a person's undo writes the file anew, with a new time) the file is left as it is."""
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        rows = idx.journal(hot.name)
+        cut = idx.record(rows[-1]).extra.get(CUT) if rows else None
+        if not isinstance(cut, dict) or cut.get("stamp") != _stamp(hot.path) or cut.get("was") != _digest(hot.render()):
+            return hot
+        batch: list[Record] = []
+        for row in reversed(rows):  # the last edit: its records carry the same `cut`
+            rec = idx.record(row)
+            if rec.extra.get(CUT) != cut:
+                break
+            batch.insert(0, rec)
+    entries: list[str] = list(hot.entries)
+    for rec in batch:
+        op, entry = rec.extra.get("op"), rec.extra.get("entry")
+        at = next((i for i, e in enumerate(entries) if entry_id(e) == entry), None)
+        if op == "add":
+            entries.append(rec.text)
+        elif op == "remove" and at is not None and not rec.extra.get("replaced_by"):
+            del entries[at]
+        elif op == "replace":  # the entry it replaces (`old`) keeps its place
+            old = next((i for i, e in enumerate(entries) if e == rec.extra.get("old")), None)
+            if old is None:
+                return hot
+            entries[old] = rec.text
+    done = replace_fields(hot, entries=entries)
+    text = done.render()
+    if _digest(text) != cut.get("now"):
+        return hot
+    fsio.ensure_dir(hot.path.parent, within=vault.root)
+    fsio.atomic_write(hot.path, text, within=vault.root)
+    return done
 
 
 def _drift_changes(vault: Vault, hot: HotFile) -> list[Change]:
@@ -324,12 +385,15 @@ def _journal(
     domain: str | None,
     source: str | None,
     said_at: str | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> list[str]:
     from optmem import log  # the journal goes through the log's single append path
 
     if not changes:
         return []
-    return log.journal_hot(vault, hot.name, project, changes, domain=domain, source=source, said_at=said_at)
+    return log.journal_hot(
+        vault, hot.name, project, changes, domain=domain, source=source, said_at=said_at, extra=extra
+    )
 
 
 # -- operations on an in-memory file --------------------------------------------------------
@@ -682,7 +746,9 @@ def apply(
                 "nothing was written",
                 file=hot.name,
             )
+        hot = _finish(vault, hot, project)
         drifted = _drift_changes(vault, hot)  # journalled only if every operation succeeds
+        was = _digest(hot.render())
         changes = _edit(hot, ops, threshold, allow_unsafe)
         usage = hot.usage()
         real = [c for c in changes if c.status not in NO_OPS]
@@ -691,10 +757,12 @@ def apply(
             hot.check_round_trip()
         _journal(vault, hot, project, drifted, domain=domain, source="drift")
         if real:
-            # the log is the truth: journal first, so a crash before the rename loses nothing (the
-            # old file still holds what the journal says was removed; doctor reports the drift)
-            journal = _journal(vault, hot, project, real, domain=domain, source=source, said_at=said_at)
-            fsio.atomic_write(hot.path, hot.render(), within=vault.root)
+            # the log is the truth: journal first — with the file as it was and as it will be, so
+            # that an edit cut short before the rename is finished by the next command (`_finish`)
+            text = hot.render()
+            cut = {CUT: {"was": was, "stamp": _stamp(hot.path), "now": _digest(text)}}
+            journal = _journal(vault, hot, project, real, domain=domain, source=source, said_at=said_at, extra=cut)
+            fsio.atomic_write(hot.path, text, within=vault.root)
     status = (
         changes[0].status
         if len(changes) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hypothesis import given
@@ -315,3 +316,61 @@ def test_old_text_matches_an_entry_written_in_another_unicode_form(vault, cli):
     assert [e["text"] for e in cli.json("show", "--target", "memory")["files"][0]["entries"]] == [
         "Favourite cafe is Café Noir"
     ]
+
+
+def _cut_short(path, before: bytes | None, stamp: int | None) -> None:
+    """Put a hot file back as it was before an edit — what a process killed between journalling
+    the edit and renaming the new file into place leaves (the file untouched, its time too)."""
+    if before is None:
+        path.unlink()
+        return
+    path.write_bytes(before)
+    os.utime(path, ns=(stamp, stamp))
+
+
+@pytest.mark.parametrize("op", ["add", "replace", "remove", "first add"])
+def test_an_edit_journalled_but_cut_short_before_the_file_was_written_is_finished(vault, vault_path, cli, op):
+    """The journal is written first: an edit killed before its file was renamed into place is
+    still the user's edit. The next command finds the file exactly as it was before (the same
+    content, never touched since) and finishes the edit — it does not read the journalled entries
+    as removed "by an edit outside optmem", nor a removed one as added back."""
+    hot = vault_path / "MEMORY.md"
+    if op != "first add":
+        cli.json("add", "backend port is 8080")
+        cli.json("add", "deploys go out on Fridays")
+    before = hot.read_bytes() if hot.exists() else None
+    stamp = hot.stat().st_mtime_ns if hot.exists() else None
+    args = {
+        "add": ["add", "the staging host is stg-2"],
+        "first add": ["add", "the staging host is stg-2"],
+        "replace": ["replace", "8080", "9090"],
+        "remove": ["remove", "Fridays"],
+    }[op]
+    after = cli.json(*args)
+    written = hot.read_bytes()
+    _cut_short(hot, before, stamp)
+    listing = cli.json("show")["files"][0]
+    assert hot.read_bytes() == written  # the edit is finished, byte for byte
+    texts = [e["text"] for e in listing["entries"]]
+    assert texts == memory.parse(written.decode())[1]
+    found = cli.json("search", "staging host port Fridays")["hits"]
+    assert not any(h["status"] == "removed" and h["text"] in texts for h in found)
+    log = (vault_path / "LOG.jsonl").read_text()
+    assert '"source": "drift"' not in log and '"source":"drift"' not in log  # nothing journalled as outside edits
+    assert after["status"] in ("added", "replaced", "removed")
+
+
+def test_a_hot_file_put_back_by_a_person_after_an_edit_is_their_edit(vault, vault_path, cli):
+    """The same bytes as before an edit, written anew (a person's `git checkout MEMORY.md`, an
+    editor's undo) are the person's edit, not a write cut short: the entry is journalled as
+    removed, and the file is left as they made it."""
+    hot = vault_path / "MEMORY.md"
+    cli.json("add", "backend port is 8080")
+    before = hot.read_bytes()
+    cli.json("add", "the staging host is stg-2")
+    hot.write_bytes(before)
+    os.utime(hot, ns=(hot.stat().st_mtime_ns + 5_000_000_000,) * 2)  # written later than the edit
+    texts = [e["text"] for e in cli.json("show")["files"][0]["entries"]]
+    assert texts == ["backend port is 8080"] and hot.read_bytes() == before
+    hits = cli.json("search", "staging host")["hits"]
+    assert hits and hits[0]["status"] == "removed"

@@ -243,6 +243,10 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
         targets = [("memory", project)] if project else [(target, None)]
     else:
         targets = [("memory", None), ("user", None)] + ([("memory", project)] if project else [])
+    if vault.exists():  # what Hermes or a person changed is journalled, an edit cut short finished
+        from optmem.follow import follow_hot
+
+        follow_hot(vault)
     shown = memory.show(vault, targets)
     # a file that cannot be read is left out with a warning, the others are shown; when none of
     # them could be read there is nothing to show: that is the error
