@@ -31,6 +31,7 @@ from optmem.ingest import (
     access_in_step,
     consume,
     consume_access,
+    count_terms,
     known_segments,
     link,
     matching_ids,
@@ -233,7 +234,6 @@ class Index:
         self.conn = conn
         self._fh: dict[int, BinaryIO] = {}  # the log's files, by segment number, opened as read
         self._names: dict[int, str] | None = None  # segment number → file name (`file_of`)
-        self._vocab = False
         self._closed = False
 
     # -- rows ----------------------------------------------------------------------------------
@@ -742,15 +742,12 @@ class Index:
 
     # -- the text index ------------------------------------------------------------------------
     def doc_freq(self, terms: list[str]) -> dict[str, int]:
-        """How many records hold each term (0 when none)."""
-        if not self._vocab:
-            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, fts, row)")
-            self._vocab = True
+        """How many records hold each term (0 when none): read from `df`, by the term."""
         out = dict.fromkeys(terms, 0)
         unique = list(out)
         for i in range(0, len(unique), 500):  # one statement (a query's terms are few)
             chunk = unique[i : i + 500]
-            out.update(self.conn.execute(f"SELECT term, doc FROM temp.vocab WHERE term IN ({_marks(chunk)})", chunk))
+            out.update(self.conn.execute(f"SELECT term, doc FROM df WHERE term IN ({_marks(chunk)})", chunk))
         return out
 
     def held_by_few(self, terms: list[str], most: int) -> dict[str, int]:
@@ -1091,6 +1088,7 @@ def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, par
     workers = max(2, os.cpu_count() or 1) if size >= parallel_min_bytes else 0
     limit = vault.settings.limits.record_bytes
     consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, limit)
+    count_terms(conn)
     conn.executescript(POST_DDL)
     with conn:
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())

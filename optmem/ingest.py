@@ -10,6 +10,7 @@ and fingerprints a batch (pure: it can run in worker processes), `_store` insert
 import json
 import os
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -293,6 +294,11 @@ def _store(
     prep = _unique(conn, prep)
     conn.executemany(INSERT_REC, places.place(prep.rec_rows))
     conn.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", prep.fts_rows)
+    if deferred is None:  # (a build counts them all at its end: `count_terms`)
+        held = Counter(t for _, body in prep.fts_rows for t in set(body.split(" ")))
+        conn.executemany(
+            "INSERT INTO df VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET doc = doc + excluded.doc", held.items()
+        )
     if prep.red_rows:
         conn.executemany("INSERT INTO fts_red (rowid, body) VALUES (?, ?)", prep.red_rows)
     if prep.tag_rows:
@@ -307,6 +313,14 @@ def _store(
         deferred.extend(prep.linked)
     else:
         link(conn, prep.linked, prep.ids)
+
+
+def count_terms(conn: sqlite3.Connection) -> None:
+    """Fill `df` (how many records hold each term) from the text index whole: once, at the end
+    of a build (each batch's upsert is what an append pays)."""
+    conn.execute("CREATE VIRTUAL TABLE temp.built USING fts5vocab(main, fts, row)")
+    conn.execute("INSERT INTO df SELECT term, doc FROM temp.built")
+    conn.execute("DROP TABLE temp.built")
 
 
 def _after(extra: dict[str, Any]) -> str | None:

@@ -17,7 +17,7 @@ from optmem.record import HANDOFF, Tier
 # 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b);
 # 22: log segments (one file per writer), recall files per writer, keys by place in the log's order, `after`
 # 25: provenance (origin) and quarantine (held, released)
-SCHEMA = "optmem-index-27"
+SCHEMA = "optmem-index-28"
 
 
 class Col(NamedTuple):
@@ -163,6 +163,9 @@ CREATE INDEX cor_t ON cor(t);
 CREATE INDEX cor_s ON cor(s);
 CREATE TABLE bad(n INTEGER PRIMARY KEY, code TEXT NOT NULL, message TEXT NOT NULL);
 CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize="{TOKENIZE}");
+-- how many records hold each term of `fts`: read by the term, however many hold it (FTS5's own
+-- count, fts5vocab, reads every posting of a term — ~1 ms for a word 25,000 records hold)
+CREATE TABLE df(term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID;
 -- the redlines again, so "every matching redline" costs nothing however large the log grows
 CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize="{TOKENIZE}");
 """

@@ -8,6 +8,8 @@ import sqlite3
 
 import pytest
 from conftest import put
+from hypothesis import given
+from hypothesis import strategies as st
 
 from optmem import facts, index, log, lookup, record
 from optmem.vault import Vault
@@ -24,9 +26,17 @@ def snapshot(vault: Vault) -> dict:
             "meta": {k: v for k, v in conn.execute("SELECT k, v FROM meta")},
             "match": conn.execute("SELECT rowid FROM fts WHERE fts MATCH '\"端口\"' ORDER BY rowid").fetchall(),
             "red": conn.execute("SELECT rowid FROM fts_red WHERE fts_red MATCH '\"rule\"'").fetchall(),
+            "df": conn.execute("SELECT term, doc FROM df ORDER BY term").fetchall(),
+            "vocab": _vocab(conn),
         }
     finally:
         conn.close()
+
+
+def _vocab(conn: sqlite3.Connection) -> list[tuple[str, int]]:
+    """How many records hold each term, as FTS5 itself counts them (every posting read)."""
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING fts5vocab(main, fts, row)")
+    return conn.execute("SELECT term, doc FROM temp.v ORDER BY term").fetchall()
 
 
 def busy_vault(vault: Vault, monkeypatch) -> None:
@@ -140,6 +150,8 @@ def test_incremental_catch_up_equals_a_fresh_build(busy):
     rebuilt = snapshot(vault)
     assert incremental["rec"] == rebuilt["rec"]
     assert incremental["match"] == rebuilt["match"] and incremental["tag"] == rebuilt["tag"]
+    # the term counts a search reads, kept append by append, are FTS5's own
+    assert incremental["df"] == rebuilt["df"] == rebuilt["vocab"] and len(rebuilt["df"]) > 300
     assert {k: incremental["meta"][k] for k in ("docs", "tokens", "lines", "segs")} == {
         k: rebuilt["meta"][k] for k in ("docs", "tokens", "lines", "segs")
     }
@@ -293,3 +305,30 @@ def test_a_worker_pool_leaves_ctrl_c_to_its_process_and_ends_with_it():
     assert signal.getsignal(signal.SIGINT) == before  # this process answers it as it did
     with worker_pool(0) as none:
         assert none is None
+
+
+@pytest.mark.long
+@given(st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=6))
+def test_the_term_counts_are_fts5s_own_for_any_text(tmp_path_factory, texts):
+    """Whatever a line's text (any script, symbols, marks), the counts kept as lines are indexed
+    (`df`, what a search reads for a term's rarity) equal FTS5's own count of its postings —
+    appended one by one and built from scratch."""
+    root = tmp_path_factory.mktemp("df")
+    vault = Vault(root)
+    vault.root.mkdir(exist_ok=True)
+    for i, text in enumerate(texts):
+        with open(vault.log_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"ts": f"2026-01-0{1 + i % 9}T00:00:00Z", "text": text, "key": f"k{i}"}) + "\n")
+        index.open_index(vault).close()
+    conn = sqlite3.connect(vault.index_path)
+    try:
+        kept = conn.execute("SELECT term, doc FROM df ORDER BY term").fetchall()
+        assert kept == _vocab(conn)
+    finally:
+        conn.close()
+    index.build(vault)
+    conn = sqlite3.connect(vault.index_path)
+    try:
+        assert conn.execute("SELECT term, doc FROM df ORDER BY term").fetchall() == kept
+    finally:
+        conn.close()
