@@ -160,7 +160,31 @@ def _hot(vault: Vault, target: str, project: str | None, warnings: list[str]) ->
             "tell the user (`optmem doctor` names the problem)]"
         ]
     # each stored line defused before the entry becomes one line: a label at its start is seen
-    return [f"- {' '.join(line(e['text']).split())}" for e in shown.entries]
+    stale = _outdated(vault, shown.file, [e["text"] for e in shown.entries if not e.get("blocked")])
+    return [f"- {' '.join(line(e['text']).split())}{stale.get(e['text'], '')}" for e in shown.entries]
+
+
+def _outdated(vault: Vault, file: str, texts: list[str]) -> dict[str, str]:
+    """The note to add to each entry that states a value a newer keyed value replaced
+    (`facts.outdated_hot`) — a guess, said as one, with what the newer record says."""
+    from optmem import facts
+    from optmem.index import open_index
+    from optmem.memory import entry_id
+
+    if not texts:
+        return {}
+    with open_index(vault) as idx:
+        written = {row.key: row.ts for row in idx.journal(file)}  # (log order: the last write of each)
+        by_text = {t: written.get(f"hot:{file}:{entry_id(t)}") for t in texts}
+        out = {}
+        for text, head in facts.outdated_hot(idx, by_text, clock.now().timestamp()).items():
+            rec = idx.record(head)
+            guess = ", inferred" if head.inferred else ""
+            out[text] = (
+                f" (may be outdated: a newer note of {_line(head.key or '')} says “{_line(rec.text[:160])}” — "
+                f"{_line(rec.ts or 'undated')[:10]}, id {_id(head.id)}{guess})"
+            )
+        return out
 
 
 def _handoff(vault: Vault, project: str, warnings: list[str]) -> tuple[str, list[str]]:

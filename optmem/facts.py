@@ -14,7 +14,7 @@ from typing import Any
 from optmem import clock, log, view
 from optmem import text as textmod
 from optmem.errors import Ambiguous, NotApplicable, NotFound, OptmemError, UsageError, quote
-from optmem.index import Filters, Index, Row, open_index, prepare
+from optmem.index import Filters, Index, Row, match_any, open_index, prepare
 from optmem.record import CORRECTION, ID_RE, MEMORY, RESOLUTION, names
 from optmem.vault import Vault, hot_target
 
@@ -393,6 +393,70 @@ def hot_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
                 key = f"hot:{hot.name}:{entry}"
                 out.append((rows, OpenConflict(key, rows[-1].domain, project, [], file=hot.name)))
     return out
+
+
+OUTDATED_RARE = 200  # a hot entry's value word more records hold than this names no one fact
+
+
+def outdated_hot(idx: Index, entries: dict[str, float | None], now: float) -> dict[str, Row]:
+    """Hot entries (text → when it was last written, if known) that state a value a newer value
+    of a key has replaced — entry text → the key's current record: "用户的名字叫小明，在杭州做后端
+    开发" after user.city "小明住在杭州" became "小明搬到上海了"; "Backend runs on port 8080" after
+    backend.port became 9090. A guess, shown as one ("may be outdated"): the entry holds a value
+    of the older record (a number, a name, an identifier; in Chinese two value characters in a
+    row) that the current one no longer states, and a subject word both records state; the entry
+    states none of the current record's new values, and was written before it. The current
+    record is a statement of the user's or an agent's that stands (not pending, held, forgotten,
+    nor a tool's or another source's words: those do not outdate what a person put in hot memory).
+
+    Found from the entries' own rare value words (at most `OUTDATED_RARE` records hold each: read
+    by the word, bounded, whatever the log's size)."""
+    from optmem.identifiers import values
+    from optmem.quarantine import secondhand
+    from optmem.reading.lexicon import STOPWORDS
+
+    if not entries:
+        return {}
+    toks = {text: set(textmod.tokens(text)) for text in entries}
+    vals = {text: values(text) for text in entries}
+    wanted = {t for text in entries for t in toks[text] if _is_value_term(t, vals[text])}
+    df = idx.doc_freq(sorted(wanted))
+    rare = [t for t, n in df.items() if 0 < n <= OUTDATED_RARE]
+    if not rare:
+        return {}
+    out: dict[str, Row] = {}
+    known: dict[str, Row] = {}
+    olds = idx.matches(
+        match_any(rare), f"r.ksup IS NOT NULL AND r.key IS NOT NULL AND r.kind != '{MEMORY}'", [], "", 100
+    )
+    for old in olds:
+        head = idx.current_version(old, known)
+        if head.id == old.id or view.status(head, now, warm=True) != view.Status.CURRENT or head.held:
+            continue
+        if secondhand(head.origin):
+            continue
+        old_text, new_text = idx.record(old).text, idx.record(head).text
+        old_vals, new_vals = values(old_text), values(new_text)
+        gone, came = old_vals - new_vals, new_vals - old_vals
+        old_toks, new_toks = set(textmod.tokens(old_text)), set(textmod.tokens(new_text))
+        subject = {t for t in old_toks & new_toks if t not in STOPWORDS and not _is_value_term(t, gone)}
+        for text, written in entries.items():
+            if text in out or (written is not None and head.ts is not None and written >= head.ts):
+                continue
+            said = {t for t in toks[text] & old_toks if _is_value_term(t, gone)}
+            if said and subject & toks[text] and not came & vals[text]:
+                out[text] = head
+    return out
+
+
+def _is_value_term(term: str, vals: frozenset[str]) -> bool:
+    """Whether an index term is one of `vals` (`identifiers.values`): a number ("8080" of
+    "#8080"), a word value, or a Chinese pair both of whose characters are values (杭州)."""
+    if term.isdigit():
+        return "#" + term in vals
+    if len(term) == 2 and all(textmod.has_cjk(c) for c in term):
+        return term[0] in vals and term[1] in vals
+    return term in vals
 
 
 _DECIDED = (

@@ -557,3 +557,42 @@ def test_concurrent_resolutions_settle_a_conflict_once(vault, vault_path):
     codes = sorted(p.wait(timeout=HANG) for p in procs)
     assert codes == [0, 1, 1, 1]  # one settles it; the others find no open conflict
     assert json.loads(run_optmem("conflicts", "--json").stdout)["count"] == 0
+
+
+def test_a_hot_entry_stating_a_keyed_value_that_a_newer_one_replaced_is_shown_as_maybe_outdated(
+    cli, vault, vault_path, monkeypatch
+):
+    """Hot memory is what an agent reads first: an entry that states the value a newer value of
+    a key replaced ("…在杭州…" after user.city became 上海; "port 8080" after backend.port became
+    9090) is shown in `context` with what the newer note says — as a guess ("may be outdated"),
+    never as a fact. Entries about the same subject that state no replaced value, that state the
+    new one, or that were written after the update are shown as they are."""
+    quiet(vault_path)
+    at(monkeypatch, "2026-05-01T00:00:00Z")
+    cli.json("add", "--target", "user", "用户的名字叫小明，在杭州做后端开发。")
+    cli.json("add", "Backend runs on port 8080 in dev; the frontend proxies /api to it.")
+    cli.json("add", "Backend logs go to Loki, kept 14 days.")
+    cli.json("append", "小明住在杭州。", "--key", "user.city")
+    cli.json("append", "backend port is 8080", "--key", "backend.port")
+    cli.json("add", "The office wifi is called AcmeGuest.")
+    cli.json("append", "office wifi is AcmeGuest", "--key", "office.wifi")
+    said = cli.json("context")["text"]
+    assert "may be outdated" not in said  # nothing newer yet
+    at(monkeypatch, "2026-06-01T00:00:00Z")  # a web page's words outdate nothing a person kept
+    cli.json("append", "office wifi is AcmeFiveG", "--key", "office.wifi", "--origin", "tool")
+    at(monkeypatch, "2026-06-15T00:00:00Z")
+    city = cli.json("append", "小明搬到上海了。", "--key", "user.city")["id"]
+    port = cli.json("append", "backend port is 9090", "--key", "backend.port")["id"]
+    at(monkeypatch, "2026-06-16T00:00:00Z")
+    cli.json("add", "Staging still answers on 8080 until the DNS moves.")  # written after the update
+    lines = {ln for ln in cli.json("context")["text"].splitlines() if ln.startswith("- ")}
+    zh = next(ln for ln in lines if "杭州做后端开发" in ln)
+    assert "may be outdated" in zh and "小明搬到上海了" in zh and city[-8:] in zh and "2026-06-15" in zh
+    en = next(ln for ln in lines if "port 8080 in dev" in ln)
+    assert "may be outdated" in en and "backend port is 9090" in en and port[-8:] in en
+    for kept in ("Loki", "Staging still answers", "AcmeGuest"):
+        assert "may be outdated" not in next(ln for ln in lines if kept in ln)
+    # the entry brought up to date is shown as it is
+    cli.json("replace", "port 8080 in dev", "port 9090 in dev")
+    lines = {ln for ln in cli.json("context")["text"].splitlines() if ln.startswith("- ")}
+    assert "may be outdated" not in next(ln for ln in lines if "port 9090 in dev" in ln)
