@@ -122,7 +122,8 @@ mcp.__doc__ = f"""Serve the vault to agents over MCP (stdio, or HTTP with --http
     With --http, one vault serves agents on many hosts (streamable HTTP at /mcp), each request
     with `Authorization: Bearer <token>` (OPTMEM_MCP_TOKEN, or [mcp] token_file in your own
     configuration); it listens on localhost unless HOST says otherwise. Its connections, read
-    times and body size are bounded ([mcp] in your own configuration); it logs at --log-level.
+    times and body size are bounded ([mcp] in your own configuration); it answers from one worker
+    process per CPU ([mcp] workers); it logs at --log-level.
 
     \b
     Example:
