@@ -563,21 +563,24 @@ def bench_hub(
                 f"each query once; p90 {p90:,.1f} ms; CPU {cpu:,.1f} ms",
             )
         )
-        if size == hub_size:
-            rows.append(hub_row(vault, size, cli_ms, clients, calls))
+        if size == hub_size:  # one process (the hub before its workers), then one worker per CPU
+            rows += [hub_row(vault, size, cli_ms, clients, calls, work, workers) for workers in (1, 0)]
         if keep is None:
             shutil.rmtree(vault, ignore_errors=True)
     return rows
 
 
-def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int) -> Row:
-    """`optmem mcp --http` on `vault`, `clients` MCP clients searching at once."""
+def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int, work: Path, workers: int = 0) -> Row:
+    """`optmem mcp --http` on `vault`, `clients` MCP clients searching at once; `workers` its
+    [mcp] workers (0: one per CPU, 1: its own process), in a configuration of its own in `work`."""
     import asyncio
     import socket
 
     from warm import distinct_queries
 
-    env = env_for(vault)
+    config = work / f"hub-config-{workers}.toml"
+    config.write_text(f"[mcp]\nworkers = {workers}\n", "utf-8")
+    env = {**env_for(vault), "OPTMEM_CONFIG": str(config)}
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -643,13 +646,13 @@ def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int) -> 
     served_by = f"{seen[0]} worker processes" if seen and seen[0] else "one process"
     p50, p95 = took[len(took) // 2], took[int(len(took) * 0.95)]
     return (
-        f"hub: {clients} clients searching at once, {size:,} records (p50)",
+        f"hub: {clients} clients searching at once, {size:,} records, {served_by} (p50)",
         p50,
         "optmem search, one process a query",
         cli_ms,
         "≤ 30 ms, ≥ 100 queries/s",
         f"{qps:.1f} queries/s (a process a query: {1000 / cli_ms:.1f}/s); p95 {p95:,.1f} ms; "
-        f"{len(took)} different queries; {served_by}, their CPU {per_query} a query",
+        f"{len(took)} different queries; the hub's CPU {per_query} a query",
     )
 
 
