@@ -493,12 +493,33 @@ def in_process(vault: Path, queries: list[str]) -> tuple[float, float, int, floa
 
 
 def process_cpu_ms(pid: int) -> float | None:
-    """CPU time a process has used so far, in ms (Linux's /proc; None elsewhere)."""
+    """CPU time a process and its live children (the hub's workers) have used so far, in ms
+    (Linux's /proc; None elsewhere)."""
+    ticks = 0
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(entry.name) == pid or int(fields[1]) == pid:
+                    ticks += int(fields[11]) + int(fields[12])
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+    return ticks * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def hub_workers(pid: int) -> int:
+    """How many worker processes the hub `pid` runs (0: it answers in its own process)."""
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                count += int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid
+            except OSError:
+                continue
+    return count
 
 
 def bench_hub(
@@ -542,21 +563,24 @@ def bench_hub(
                 f"each query once; p90 {p90:,.1f} ms; CPU {cpu:,.1f} ms",
             )
         )
-        if size == hub_size:
-            rows.append(hub_row(vault, size, cli_ms, clients, calls))
+        if size == hub_size:  # one process (the hub before its workers), then one worker per CPU
+            rows += [hub_row(vault, size, cli_ms, clients, calls, work, workers) for workers in (1, 0)]
         if keep is None:
             shutil.rmtree(vault, ignore_errors=True)
     return rows
 
 
-def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int) -> Row:
-    """`optmem mcp --http` on `vault`, `clients` MCP clients searching at once."""
+def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int, work: Path, workers: int = 0) -> Row:
+    """`optmem mcp --http` on `vault`, `clients` MCP clients searching at once; `workers` its
+    [mcp] workers (0: one per CPU, 1: its own process), in a configuration of its own in `work`."""
     import asyncio
     import socket
 
     from warm import distinct_queries
 
-    env = env_for(vault)
+    config = work / f"hub-config-{workers}.toml"
+    config.write_text(f"[mcp]\nworkers = {workers}\n", "utf-8")
+    env = {**env_for(vault), "OPTMEM_CONFIG": str(config)}
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -594,6 +618,7 @@ def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int) -> 
                     if len(waiting) == clients:  # every client connected and warm: the clock starts
                         started.append(time.perf_counter())
                         used.append(process_cpu_ms(hub.pid))
+                        seen.append(hub_workers(hub.pid))
                         go.set()
                     await go.wait()
                     for q in asked[i * calls : (i + 1) * calls]:
@@ -608,6 +633,7 @@ def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int) -> 
             return [ms for one in done for ms in one], time.perf_counter() - started[0]
 
         used: list[float | None] = []  # the hub's CPU when the clock starts, and at the end
+        seen: list[int] = []  # its worker processes
         took, wall = asyncio.run(all_clients())
         used.append(process_cpu_ms(hub.pid))
     finally:
@@ -617,9 +643,10 @@ def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int) -> 
     qps = len(took) / wall
     before, after = used
     per_query = "?" if before is None or after is None else f"{(after - before) / len(took):,.1f} ms"
+    served_by = f"{seen[0]} worker processes" if seen and seen[0] else "one process"
     p50, p95 = took[len(took) // 2], took[int(len(took) * 0.95)]
     return (
-        f"hub: {clients} clients searching at once, {size:,} records (p50)",
+        f"hub: {clients} clients searching at once, {size:,} records, {served_by} (p50)",
         p50,
         "optmem search, one process a query",
         cli_ms,

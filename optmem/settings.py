@@ -158,6 +158,7 @@ class McpSettings(Section):
     body_timeout: Annotated[float, AtLeast(0.1)] = 30.0  # seconds to send its body, whole
     max_body: Annotated[int, AtLeast(1024)] = 4 << 20  # bytes of one request's body; more: 413
     keep_alive: Annotated[int, AtLeast(1)] = 5  # seconds an idle connection is kept between requests
+    workers: Annotated[int, AtLeast(0)] = 0  # processes answering side by side (0: one per CPU; 1: one process)
     allowed_origins: str = ""  # web origins besides localhost's, comma-separated (e.g. https://app.example)
     allowed_hosts: str = ""  # Host names besides the bound address and localhost (name, or name:port)
 

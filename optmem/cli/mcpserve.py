@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from optmem.cli.common import CAPTURE, STATE, dumps, own_state
-from optmem.cli.spec import COMMANDS, REGISTRY, command, opt
+from optmem.cli.spec import COMMANDS, REGISTRY, CommandExit, command, opt
 from optmem.errors import OptmemError
 from optmem.integrations.mcp import LOG_LEVELS, TOOL_NAMES
 
@@ -111,8 +111,8 @@ def mcp(http: str | None, log_level: str, json_out: bool) -> None:
     with server(log_level) as app:
         if address is None:
             serve_stdio(app)
-        else:
-            serve_http(app, *address, token, user_settings().mcp, log_level)
+        elif code := serve_http(app, *address, token, user_settings().mcp, log_level):
+            raise CommandExit(code)  # (its workers kept ending: why is on stderr)
 
 
 # the help lists the tools from the server's own table, so it names every one the server has
@@ -122,7 +122,8 @@ mcp.__doc__ = f"""Serve the vault to agents over MCP (stdio, or HTTP with --http
     With --http, one vault serves agents on many hosts (streamable HTTP at /mcp), each request
     with `Authorization: Bearer <token>` (OPTMEM_MCP_TOKEN, or [mcp] token_file in your own
     configuration); it listens on localhost unless HOST says otherwise. Its connections, read
-    times and body size are bounded ([mcp] in your own configuration); it logs at --log-level.
+    times and body size are bounded ([mcp] in your own configuration); it answers from one worker
+    process per CPU ([mcp] workers); it logs at --log-level.
 
     \b
     Example:

@@ -1001,10 +1001,12 @@ def _raw(status: int, reason: str, refusal: dict[str, Any]) -> bytes:
     return (head + "connection: close\r\n\r\n").encode() + body
 
 
-def guarded_protocol(limits: Any) -> type:
+def guarded_protocol(limits: Any, counts: Any = None) -> type:
     """uvicorn's h11 protocol with the bounds uvicorn has no setting for (`limits`: [mcp]):
     at most `max_connections` open at once (one more is answered 503 and closed at once — an
-    idle crowd cannot take every file descriptor); a request's headers must arrive whole within
+    idle crowd cannot take every file descriptor; with workers, `counts` is (the connections each
+    worker has open, in memory they share; this worker's index in it), and the bound is the
+    hub's: their sum); a request's headers must arrive whole within
     `header_timeout` seconds of the connection (or of their first byte after an answer: idle
     time between requests is uvicorn's keep-alive) and its body within `body_timeout` seconds
     of them, else the connection is closed (408 when no answer was started) — a client that
@@ -1037,7 +1039,7 @@ def guarded_protocol(limits: Any) -> type:
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
-            if len(self.connections) > limits.max_connections:
+            if self.open() > limits.max_connections:
                 transport.write(busy)
                 transport.close()
                 return
@@ -1054,6 +1056,15 @@ def guarded_protocol(limits: Any) -> type:
         def connection_lost(self, exc: Exception | None) -> None:
             self.arm(None)
             super().connection_lost(exc)
+            self.open()
+
+        def open(self) -> int:
+            """The connections open: this process's, or (with workers) the hub's, this one's counted."""
+            if counts is None:
+                return len(self.connections)
+            slots, index = counts
+            slots[index] = len(self.connections)
+            return sum(slots)
 
         def watch(self) -> None:
             """The deadline of what the client is sending now, armed when that changes."""
@@ -1141,32 +1152,95 @@ def log_to_stderr(level: str) -> None:
     root.setLevel(level.upper())
 
 
-def serve_http(app: Any, host: str, port: int, token: str, limits: Any = None, log_level: str = "warning") -> None:
+def listening(host: str, port: int) -> Any:
+    """A socket bound to `host`:`port` and listening, for the hub's workers to share; a usage
+    error saying so when the address cannot be had (in use, not this machine's)."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # (IPPROTO_TCP said: asyncio turns Nagle's algorithm off only on a socket that says it is TCP —
+    # with protocol 0 every answer waited ~40 ms for the client's delayed acknowledgement)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise UsageError(
+            f"the hub cannot listen on {host}:{port} ({exc.strerror or exc}): another process may hold the port — "
+            "choose another, or stop that one; nothing was served"
+        ) from exc
+    return sock
+
+
+def serve_http(app: Any, host: str, port: int, token: str, limits: Any = None, log_level: str = "warning") -> int:
     """Serve the same tools over the SDK's streamable HTTP transport at /mcp: behind the
     Host/Origin check (`_Door`), the token (`_Bearer`) and the body's bound (`_AnsweringHTTP`),
     on a protocol that bounds connections and read times (`guarded_protocol`); `limits` is the
-    user's [mcp] settings."""
-    import uvicorn
-
+    user's [mcp] settings. With [mcp] workers above one (0: one per CPU) and a platform that
+    forks, that many worker processes answer on one listening socket (`optmem.integrations.
+    workers`), in the SDK's stateless mode (any worker answers any request); else this process
+    alone. Returns the exit code (0: stopped by a signal)."""
+    from optmem.integrations import workers
     from optmem.settings import McpSettings
 
     limits = limits or McpSettings()
+    count = limits.workers or workers.cpu_count()
+    if count <= 1 or not workers.can_fork():
+        log_to_stderr(log_level)
+        _uvicorn(app, host, token, limits, log_level, port=port).run()
+        return 0
+    import mmap
+
+    sock = listening(host, port)
+    # what each worker has open, in memory they share: [mcp] max_connections bounds the hub's sum
+    slots = memoryview(mmap.mmap(-1, 8 * count)).cast("q")
+
+    def work(index: int) -> None:
+        log_to_stderr(log_level)
+        _uvicorn(app, host, token, limits, log_level, (slots, index)).run(sockets=[sock])
+
+    def ended(index: int) -> None:
+        slots[index] = 0  # (a worker killed had no chance to count its connections out)
+
+    try:
+        return workers.supervise(count, work, ended)
+    finally:
+        sock.close()
+
+
+def _uvicorn(app: Any, host: str, token: str, limits: Any, log_level: str, counts: Any = None, port: int = 0) -> Any:
+    """The uvicorn server of the hub (one worker's, with `counts`: the shared counts and its own
+    slot in them — see `guarded_protocol`)."""
+    import uvicorn
+
+    from optmem.integrations.workers import GRACE
+
     security = transport_security(host, limits.allowed_hosts, limits.allowed_origins)
     sdk = app.streamable_http_app(
-        streamable_http_path="/mcp", host=host, transport_security=security, max_request_body_size=limits.max_body
+        streamable_http_path="/mcp",
+        host=host,
+        transport_security=security,
+        max_request_body_size=limits.max_body,
+        # workers: no session lives in one process — every request stands alone (any worker answers)
+        stateless_http=counts is not None,
+        # an answer as one JSON body, not an event stream: a third less CPU a call on each side (no
+        # tool sends anything before its result)
+        json_response=True,
     )
     web = _Door(_Bearer(_AnsweringHTTP(sdk, limits.max_body), token), security)
-    log_to_stderr(log_level)
     config = uvicorn.Config(
         web,
         host=host,
         port=port,
-        http=guarded_protocol(limits),
+        http=guarded_protocol(limits, counts),
         log_config=None,
         log_level=log_level,
         timeout_keep_alive=limits.keep_alive,
+        timeout_graceful_shutdown=int(GRACE) // 2,  # (then what is still running is cancelled)
     )
-    uvicorn.Server(config).run()
+    return uvicorn.Server(config)
 
 
 def build_server(
