@@ -386,8 +386,8 @@ def _check_drift(vault: Vault, hot: memory.HotFile, journal: dict[str, tuple[str
                 "hot_drift",
                 hot.name,
                 f"entry [{e}] {texts[e][:60]!r} is in the file, but the journal "
-                "says it was removed (a write cut short, or an edit outside optmem); --fix journals the "
-                "file as it is",
+                "says it was removed (a write cut short, or an edit outside optmem); --fix finishes a "
+                "write cut short (the file untouched since), else journals the file as it is",
             )
         )
     for e in d.missing:
@@ -395,8 +395,8 @@ def _check_drift(vault: Vault, hot: memory.HotFile, journal: dict[str, tuple[str
             Problem(
                 "hot_drift",
                 hot.name,
-                f"the journal says entry [{e}] is in the file, and it is not; "
-                "--fix journals its removal (its text stays in LOG.jsonl)",
+                f"the journal says entry [{e}] is in the file, and it is not; --fix finishes a write "
+                "cut short (the file untouched since), else journals its removal (its text stays in LOG.jsonl)",
             )
         )
     if d.unjournalled:
@@ -793,6 +793,10 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
         if journalled:
             fixed.append(
                 f"journalled {hot.name} as it is ({len(journalled)} record(s)): its journal now agrees with the file"
+            )
+        elif memory.load(vault, target, project).entries != hot.entries:
+            fixed.append(
+                f"finished the edit of {hot.name} that was journalled and cut short before its file was written"
             )
     return fixed
 

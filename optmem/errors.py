@@ -141,6 +141,11 @@ CODES: dict[str, Code] = {
     "forbidden_origin": Code(None, "the hub: a request from a web origin not allowed (HTTP 403)"),
     "busy": Code(None, "the hub: all its connections are taken; try again shortly (HTTP 503)"),
     "timeout": Code(None, "the hub: a request's headers did not arrive in time (HTTP 408)"),
+    "bad_request": Code(None, "the hub: a request MCP over HTTP does not take (its content type, method, accept)"),
+    "unknown_path": Code(None, "the hub: a path it does not serve — MCP is at /mcp (HTTP 404)"),
+    "unknown_session": Code(
+        None, "the hub: a call naming no MCP session, or one it does not know (it restarted): `initialize` again"
+    ),
 }
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import HANG, fenced_json, log_lines, wait_until
 
+from optmem.errors import CODES
+
 TOKEN = secrets.token_urlsafe(32)
 
 
@@ -721,3 +723,54 @@ def test_stderr_that_nobody_reads_never_blocks_the_hub(monkeypatch):
         root.handlers[:] = handlers
         root.setLevel(level)
         os.close(r)
+
+
+def _raw_request(port: int, method: str, path: str, headers: dict[str, str], body: bytes = b"") -> tuple[int, bytes]:
+    """One HTTP request as any client may send it (urllib would add what it likes): status, body."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=HANG)
+    try:
+        conn.request(method, path, body=body or None, headers=headers)
+        res = conn.getresponse()
+        return res.status, res.read()
+    finally:
+        conn.close()
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_refusal_of_the_hub_is_in_the_error_shape(vault_path, tmp_path, workers):
+    """What the SDK or the web framework under the hub refuses — a call without a session or with
+    one the hub does not know (a client after a restart), a body that is not said to be JSON, a
+    path the hub does not serve, a method it does not take — is answered in the same error shape
+    as the hub's own refusals: the usual error object (in a JSON-RPC error's `data` when the
+    answer is a JSON-RPC error), its status kept."""
+    port = free_port()
+    hub = start_hub(vault_path, f"127.0.0.1:{port}", hub_config(tmp_path, workers=workers))
+    auth = {"Authorization": f"Bearer {TOKEN}", "Host": f"127.0.0.1:{port}"}
+    json_headers = {**auth, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    call = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+    asks = [
+        ("POST", "/mcp", {**auth, "Content-Type": "text/plain", "Accept": "application/json"}, call),
+        ("GET", "/other", auth, b""),
+        ("DELETE", "/other", auth, b""),
+    ]
+    if workers == 1:  # (sessions live in one process only)
+        asks += [
+            ("POST", "/mcp", json_headers, call),  # no session named
+            ("POST", "/mcp", {**json_headers, "mcp-session-id": "nosuch"}, call),  # one the hub does not know
+        ]
+    try:
+        for method, path, headers, body in asks:
+            status, raw = _raw_request(port, method, path, headers, body)
+            got = json.loads(raw)
+            shaped = got if "ok" in got else (got.get("error") or {}).get("data") or {}
+            assert status >= 400 and shaped.get("ok") is False, (method, path, status, raw)
+            assert shaped["error"]["code"] in CODES and shaped["error"]["message"], (method, path, raw)
+            if "jsonrpc" in got:  # a JSON-RPC error keeps its own code and message
+                assert isinstance(got["error"]["code"], int) and got["error"]["message"]
+        assert "search" in answers(port)
+    finally:
+        hub.kill()
+        hub.wait()

@@ -985,6 +985,71 @@ class _AnsweringHTTP:
         await self.app(scope, replay, send)
 
 
+class _Shaped:
+    """ASGI, around the SDK: what the SDK or the web framework under it refuses in a shape of its
+    own — plain text ("Invalid Content-Type header", "Not Found"), a JSON-RPC error without the
+    usual error object ("Session not found") — is answered in the usual error shape, its status
+    kept: the error object whole, or in the JSON-RPC error's `data`."""
+
+    # status → (code, what to do), for a refusal that names nothing more precise
+    WHY = {
+        400: (
+            "bad_request",
+            "send a JSON-RPC message as `Content-Type: application/json`, accepting "
+            "`application/json, text/event-stream`",
+        ),
+        404: ("unknown_path", "this hub serves MCP at /mcp only"),
+        405: ("bad_request", "this hub takes POST (and, with sessions, GET and DELETE) at /mcp only"),
+        406: ("bad_request", "accept `application/json, text/event-stream`"),
+        415: ("bad_request", "send the message as `Content-Type: application/json`"),
+    }
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start: dict[str, Any] | None = None
+        body: list[bytes] = []
+
+        async def held(msg: Any) -> None:
+            nonlocal start
+            if msg["type"] == "http.response.start" and msg.get("status", 200) >= 400:
+                start = msg
+                return
+            if start is None:
+                await send(msg)
+                return
+            body.append(msg.get("body", b""))
+            if not msg.get("more_body"):
+                status = start["status"]
+                await _answer(send, status, self.shaped(status, b"".join(body)))
+
+        await self.app(scope, receive, held)
+
+    def shaped(self, status: int, raw: bytes) -> Any:
+        """The refusal `raw` (status `status`) in the usual error shape."""
+        try:
+            got = json.loads(raw)
+        except ValueError:
+            got = None
+        if isinstance(got, dict) and got.get("ok") is False:
+            return got  # (the hub's own)
+        said = raw.decode("utf-8", "replace").strip()[:300]
+        rpc = got.get("error") if isinstance(got, dict) and got.get("jsonrpc") else None
+        if isinstance(rpc, dict):
+            said = str(rpc.get("message") or said)
+        code, todo = self.WHY.get(status, ("bad_request", "check the request against the MCP specification"))
+        if "session" in said.lower():
+            code, todo = "unknown_session", "start a new session with `initialize` (the hub restarted, or it ended)"
+        refusal = envelope(code, f"{said or 'refused'} (HTTP {status}): {todo}; nothing was done")
+        if isinstance(rpc, dict):
+            return {**got, "error": {**rpc, "data": refusal}}
+        return refusal
+
+
 def _unanswered(line: str) -> bool:
     """Whether the SDK would answer `line` without the usual error object, or not at all."""
     try:
@@ -1229,7 +1294,7 @@ def _uvicorn(app: Any, host: str, token: str, limits: Any, log_level: str, count
         # tool sends anything before its result)
         json_response=True,
     )
-    web = _Door(_Bearer(_AnsweringHTTP(sdk, limits.max_body), token), security)
+    web = _Door(_Bearer(_AnsweringHTTP(_Shaped(sdk), limits.max_body), token), security)
     config = uvicorn.Config(
         web,
         host=host,
