@@ -91,8 +91,8 @@ def plan(
 ) -> Plan:
     """Every check `merge` makes, and the record it would write — the one function behind both
     `merge` and `suggest_merges`: ≥ 2 different records, each one `refusal` lets through, all in
-    one domain and project, all stated or all inferences, a topic, fragments, fields and topic the scanner passes, within the
-    size bound. Raises merge's refusal; writes nothing."""
+    one domain and project, all stated or all inferences, a topic, fragments, fields and topic
+    the scanner passes, within the size bound. Raises merge's refusal; writes nothing."""
     if not topic or not topic.strip():
         raise UsageError("--topic is required: what the merged record is about")
     limit = vault.settings.limits.record_bytes
