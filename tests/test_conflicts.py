@@ -402,6 +402,7 @@ def test_merge_refusals(cli, vault, vault_path, monkeypatch):
     assert (vault_path / "LOG.jsonl").read_bytes() == before
 
 
+@pytest.mark.long
 def test_merge_never_makes_an_inference_a_fact(cli, vault, vault_path):
     """An inference merged with stated records would read as a fact on every surface (the merged
     record carries no basis): merge refuses the mix, and --suggest never proposes it; inferences
