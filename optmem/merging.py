@@ -118,8 +118,9 @@ def plan(
         raise NotApplicable(
             f"{', '.join(guessed)} {'is an inference' if len(guessed) == 1 else 'are inferences'} "
             "(--basis inferred) and the others were stated: merged, the record would state "
-            f"{'it' if len(guessed) == 1 else 'them'}; merge inferences with inferences only, or "
-            "say it as a statement first (`optmem correct ID TEXT`)",
+            f"{'it' if len(guessed) == 1 else 'them'}; merge the stated records without it, or, once "
+            "the user has said it, correct it in their words (`optmem correct ID TEXT` writes a "
+            "statement) and merge that; nothing was written",
             code="not_mergeable",
             ids=guessed,
         )
