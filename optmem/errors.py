@@ -101,7 +101,8 @@ CODES: dict[str, Code] = {
     "no_change": Code(REFUSED, "`correct` with the text the record already has"),
     "not_mergeable": Code(
         REFUSED,
-        "`merge` of a record it does not take (not current, a value in conflict, a redline, another domain or project)",
+        "`merge` of a record it does not take (not current, a value in conflict, a redline, another domain or "
+        "project, an inference among stated records)",
     ),
     "not_held": Code(REFUSED, "`release` of a record that is not held in quarantine"),
     "needs_person": Code(

@@ -40,6 +40,7 @@ class Plan(NamedTuple):
     key: str | None
     domain: str
     project: str | None
+    inferred: bool  # every fragment an inference: so is the merged record
 
 
 def refusal(idx: Index, row: Row, now: float) -> None:
@@ -90,8 +91,8 @@ def plan(
 ) -> Plan:
     """Every check `merge` makes, and the record it would write — the one function behind both
     `merge` and `suggest_merges`: ≥ 2 different records, each one `refusal` lets through, all in
-    one domain and project, a topic, fragments, fields and topic the scanner passes, within the
-    size bound. Raises merge's refusal; writes nothing."""
+    one domain and project, all stated or all inferences, a topic, fragments, fields and topic
+    the scanner passes, within the size bound. Raises merge's refusal; writes nothing."""
     if not topic or not topic.strip():
         raise UsageError("--topic is required: what the merged record is about")
     limit = vault.settings.limits.record_bytes
@@ -111,6 +112,17 @@ def plan(
             + "; merge within one",
             code="not_mergeable",
             ids=[r.id for r in rows],
+        )
+    guessed = [r.id for r in rows if r.inferred]
+    if guessed and len(guessed) < len(rows):  # the merged record would state it: a guess read as a fact
+        raise NotApplicable(
+            f"{', '.join(guessed)} {'is an inference' if len(guessed) == 1 else 'are inferences'} "
+            "(--basis inferred) and the others were stated: merged, the record would state "
+            f"{'it' if len(guessed) == 1 else 'them'}; merge the stated records without it, or, once "
+            "the user has said it, correct it in their words (`optmem correct ID TEXT` writes a "
+            "statement) and merge that; nothing was written",
+            code="not_mergeable",
+            ids=guessed,
         )
     records = [idx.record(r) for r in sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n))]
     for rec in records:
@@ -147,7 +159,7 @@ def plan(
     shared_keys = {r.key for r in records}
     key = key or (next(iter(shared_keys)) if len(shared_keys) == 1 and None not in shared_keys else None)
     domain, project = next(iter(scopes))
-    return Plan(records, main, facts, details, key, domain, project)
+    return Plan(records, main, facts, details, key, domain, project, bool(guessed))
 
 
 def merge(
@@ -188,6 +200,7 @@ def merge(
             project=p.project,
             kind=MERGED,
             key=p.key,
+            basis="inferred" if p.inferred else None,
             corrects=[r.id for r in p.records],
             source=source,
             tags=sorted({t for r in p.records for t in r.tags}),
@@ -360,14 +373,19 @@ def suggest_merges(vault: Vault, *, limit: int = 20) -> list[Suggestion]:
 
 
 Candidate = tuple[int, str, str, set[str]]  # (priority: lower first, reason, topic, ids)
+Scope = tuple[str, str | None, bool]  # domain, project, inferred: what merge takes together
+
+
+def _scope(rec: Record) -> Scope:
+    return (rec.domain, rec.project, rec.basis == "inferred")
 
 
 def _labelled(recs: dict[str, Record], rare: dict[str, set[str]], verbs: set[str]) -> list[Candidate]:
-    """Groups by key prefix and by tag (one scope each), kept only about one subject."""
-    groups: dict[tuple[str, str, tuple[str, str | None]], set[str]] = {}
+    """Groups by key prefix and by tag (one scope each: `_scope`), kept only about one subject."""
+    groups: dict[tuple[str, str, Scope], set[str]] = {}
     for i in rare:
         rec = recs[i]
-        scope = (rec.domain, rec.project)
+        scope = _scope(rec)
         parts = rec.key.split(".") if rec.key else []
         for depth in range(1, len(parts)):
             groups.setdefault(("key", ".".join(parts[:depth]), scope), set()).add(i)
@@ -451,9 +469,9 @@ def _by_words(
     of them no verb, and hold at least half the records holding either (two words that meet in 3
     of the 40 records holding each meet by chance: word salad, or bigrams across word
     boundaries)."""
-    holders: dict[tuple[str, str, tuple[str, str | None]], set[str]] = {}
+    holders: dict[tuple[str, str, Scope], set[str]] = {}
     for i, ws in rare.items():
-        scope = (recs[i].domain, recs[i].project)
+        scope = _scope(recs[i])
         mine = sorted(ws, key=lambda w: (df[w], w))[:SUGGEST_TERMS]
         for a_i, a in enumerate(mine):
             for b in mine[a_i + 1 :]:

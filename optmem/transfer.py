@@ -171,9 +171,15 @@ class _Batch:
         from optmem.index import open_index
 
         self.vault, self.allow_unsafe = vault, allow_unsafe
-        with open_index(vault) as idx:
-            self.known = idx.ids()
-            self.was_empty = idx.count() == 0
+        # a vault not there yet (or a folder not yet one) holds no record: its index is not read,
+        # for reading it lays the vault out — an import that writes nothing creates no vault
+        self.stored = any(path.exists() for _, path in vault.segments())
+        self.known: set[str] = set()
+        self.was_empty = True
+        if self.stored:
+            with open_index(vault) as idx:
+                self.known = idx.ids()
+                self.was_empty = idx.count() == 0
         self.lines: list[bytes] = []
         self.ids: list[str] = []
         self.already = 0  # records the vault had (bookkeeping lines it had are not counted)
@@ -225,6 +231,8 @@ class _Batch:
         its id are reported (`id_taken`) — the vault's record is kept, never replaced unseen."""
         from optmem.index import open_index
 
+        if not self.same:
+            return  # (nothing to compare: the index is not opened, which would lay a new vault out)
         with open_index(self.vault) as idx:
             for i in range(0, len(self.same), 500):
                 chunk = self.same[i : i + 500]
@@ -290,7 +298,7 @@ class _Batch:
         from optmem.index import open_index
 
         fp = textmod.fingerprint(rec.text)
-        if fp is None:
+        if fp is None or not self.stored:
             return False
         if self.idx is None:  # one index for the whole gathering (closed by `write`)
             self.idx = open_index(self.vault)
@@ -468,7 +476,6 @@ def import_export(
     progress: Progress | None = None,
 ) -> Imported:
     """Import an export (see the module's doc) — records keyed by id, hot entries by text."""
-    batch = _Batch(vault, allow_unsafe)
     it = iter(lines)
     first = next(it, "")
     try:
@@ -486,6 +493,7 @@ def import_export(
             "earlier — upgrade optmem; nothing was imported"
         )
     total = head["records"] if isinstance(head.get("records"), int) else 0
+    batch = _Batch(vault, allow_unsafe)
     import os
 
     from optmem.ingest import worker_pool
@@ -511,8 +519,8 @@ def _put_access(batch: _Batch) -> int:
     writer's ACCESS.jsonl, and let the index take it in; returns the lines appended."""
     from optmem.index import open_index
 
-    if not batch.access:
-        return 0
+    if not batch.access or not (batch.stored or batch.lines):
+        return 0  # (recalls of records a vault neither holds nor took: nothing they are about)
     vault = batch.vault
     have = set(_access_lines(vault))
     new: list[bytes] = []

@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from optmem import clock, fsio, ranking, summary, view
 from optmem import meta as metamod
@@ -130,12 +130,27 @@ def parse(text: str) -> Node:
 
 
 # -- the tree of one domain ------------------------------------------------------------------
-def _load(folder: Path) -> tuple[dict[str, Node], Node | None, list[str]]:
+class Loaded(NamedTuple):
+    """A domain's node files as read: its nodes by id, its root, and the files that could not be
+    read (file name → why: `BadFrontMatter` or `Unreadable`)."""
+
+    folder: Path
+    nodes: dict[str, Node]
+    root: Node | None
+    unread: dict[str, OptmemError]
+
+    @property
+    def problems(self) -> list[str]:
+        """What compaction and forget say of the files they leave as they are."""
+        return [f"{name} in {self.folder}: {exc.message} — left as it is" for name, exc in self.unread.items()]
+
+
+def _load(folder: Path) -> Loaded:
     nodes: dict[str, Node] = {}
     root = None
-    problems: list[str] = []
+    unread: dict[str, OptmemError] = {}
     if not folder.is_dir():
-        return nodes, root, problems
+        return Loaded(folder, nodes, root, unread)
     for path in sorted(folder.iterdir()):
         if not path.name.endswith(".md"):
             continue
@@ -143,13 +158,26 @@ def _load(folder: Path) -> tuple[dict[str, Node], Node | None, list[str]]:
             vault_root = folder.parents[1]  # (folder: VAULT/tree/DOMAIN)
             node = parse(fsio.read_text(path, within=vault_root, limit=fsio.NOTE_BYTES) or "")
         except (BadFrontMatter, Unreadable) as exc:
-            problems.append(f"{path.name} in {folder}: {exc.message} — left as it is")
+            unread[path.name] = exc
             continue
         if path.name == "root.md":
             root = node
         elif _NODE_FILE.match(path.name):
             nodes[node.id] = node
-    return nodes, root, problems
+    return Loaded(folder, nodes, root, unread)
+
+
+def cannot_read(domain: str, name: str, exc: OptmemError) -> OptmemError:
+    """The error a surface gives for a node file it could not read — as a handoff's says it: which
+    file, what is wrong, what to do (a file it may not read, `unreadable`, says so itself)."""
+    if not isinstance(exc, BadFrontMatter):
+        return exc
+    where, what = f"tree/{domain}/{name}", exc.message.splitlines()[0]
+    return BadFrontMatter(
+        f"{where} could not be read: {what} — fix its front matter (`optmem doctor` says where), or remove "
+        "the file (`optmem compact` writes the node again from the log)",
+        file=where,
+    )
 
 
 def _seq(node_id: str) -> tuple[int, int]:
@@ -432,7 +460,8 @@ def plan_domain(
     """What compacting `domain` would create and refresh (nothing is written here)."""
     from optmem.index import open_index
 
-    nodes, old_root, problems = _load(vault.tree_dir(domain))
+    loaded = _load(vault.tree_dir(domain))
+    nodes, old_root, problems = loaded.nodes, loaded.root, loaded.problems
     plan = Plan(domain, warnings=problems, blocked=list(problems))
     if problems:
         # a node it cannot read might cover any records: sealing them again, or reusing its
@@ -590,7 +619,8 @@ def forget(vault: Vault, domain: str, ids: list[str]) -> list[str]:
         if not folder.is_dir():
             return []
         with vault.tree_lock():  # as compaction; never inside the vault lock (purge takes tree, then vault)
-            nodes, root, problems = _load(folder)
+            loaded = _load(folder)
+            nodes, root, problems = loaded.nodes, loaded.root, loaded.problems
             hit = [n for n in nodes.values() if n.level == 1 and set(ids) & set(n.children)]
             if not hit:
                 return [f"{p}; it may still quote the forgotten record" for p in problems]
@@ -611,9 +641,14 @@ def forget(vault: Vault, domain: str, ids: list[str]) -> list[str]:
 
 
 # -- reading ---------------------------------------------------------------------------------
-def outline(vault: Vault, domain: str | None = None) -> list[dict[str, Any]]:
+class Outline(NamedTuple):
+    roots: list[dict[str, Any]]
+    warnings: list[str]  # a node file that could not be read (`cannot_read`): left out of `roots`
+
+
+def outline(vault: Vault, domain: str | None = None) -> Outline:
     """Each domain's root and its descendants, as nested dicts (each field as surfaces show it:
-    `view.shown`)."""
+    `view.shown`), and what could not be read — a node left out is named, never dropped unsaid."""
     vault.require()
     tree_root = vault.root / "tree"
     domains = (
@@ -622,8 +657,10 @@ def outline(vault: Vault, domain: str | None = None) -> list[dict[str, Any]]:
         else (sorted(p.name for p in tree_root.iterdir() if p.is_dir()) if tree_root.is_dir() else [])
     )
     out = []
+    warnings: list[str] = []
     for d in domains:
-        nodes, root, _ = _load(vault.tree_dir(d))
+        nodes, root, unread = _load(vault.tree_dir(d))[1:]
+        warnings += [cannot_read(d, name, exc).message for name, exc in unread.items()]
 
         def walk(node: Node, nodes: dict[str, Node] = nodes) -> dict[str, Any]:
             kids = [walk(nodes[c]) for c in node.children if c in nodes] if node.level > 1 or node.root else []
@@ -631,7 +668,7 @@ def outline(vault: Vault, domain: str | None = None) -> list[dict[str, Any]]:
 
         if root is not None:
             out.append(view.shown(walk(root)))
-    return out
+    return Outline(out, warnings)
 
 
 def _brief(node: Node) -> dict[str, Any]:
@@ -664,8 +701,11 @@ def get_node(vault: Vault, ref: str) -> dict[str, Any]:
     validate_name(domain, "domain")
     if node_id != "root" and not re.match(r"^L\d+-\d+$", node_id):
         raise UsageError(f"{quote(node_id)} is not a node id (root, L1-0001, …)")
-    nodes, root, _ = _load(vault.tree_dir(domain))
+    nodes, root, unread = _load(vault.tree_dir(domain))[1:]
     node = root if node_id == "root" else nodes.get(node_id)
+    name = f"{node_id}.md"
+    if node is None and name in unread:  # the node is there: say what is wrong with its file
+        raise cannot_read(domain, name, unread[name])
     if node is None:
         raise NotFound(f"no node {quote(ref)}; see `optmem tree`", node=ref)
     with open_index(vault) as idx:
@@ -692,7 +732,7 @@ def search_nodes(
     found: list[Node] = []
     for d in sorted(p.name for p in tree_root.iterdir() if p.is_dir()):
         if not domains or d in domains:
-            nodes, root, _ = _load(tree_root / d)
+            nodes, root, _ = _load(tree_root / d)[1:]
             found += [*nodes.values(), *([root] if root else [])]
     if not found:
         return []

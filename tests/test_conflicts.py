@@ -402,6 +402,29 @@ def test_merge_refusals(cli, vault, vault_path, monkeypatch):
     assert (vault_path / "LOG.jsonl").read_bytes() == before
 
 
+@pytest.mark.long
+def test_merge_never_makes_an_inference_a_fact(cli, vault, vault_path):
+    """An inference merged with stated records would read as a fact on every surface (the merged
+    record carries no basis): merge refuses the mix, and --suggest never proposes it; inferences
+    merged with each other stay one inference, marked wherever a person reads it."""
+    quiet(vault_path)
+    a = cli.json("append", "日本旅行：六月出发", "--tag", "trip")["id"]
+    b = cli.json("append", "日本旅行：住在京都", "--tag", "trip")["id"]
+    c = cli.json("append", "日本旅行：京都的酒店订好了", "--tag", "trip")["id"]
+    i = cli.json("append", "日本旅行：小明大概喜欢京都的温泉", "--tag", "trip", "--basis", "inferred")["id"]
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    err = cli.json("merge", a, b, i, "--topic", "Japan trip", code=1)["error"]
+    assert err["code"] == "not_mergeable" and i in err["message"] and "inferred" in err["message"]
+    assert (vault_path / "LOG.jsonl").read_bytes() == before
+    groups = [s["ids"] for s in cli.json("merge", "--suggest")["suggestions"]]
+    assert groups == [[a, b, c]]  # the stated three, without the inference
+    j = cli.json("append", "日本旅行：小明大概想去奈良", "--basis", "inferred")["id"]
+    merged = cli.json("merge", i, j, "--topic", "Japan trip")["id"]
+    assert cli.json("get", merged)["record"]["basis"] == "inferred"
+    assert "[INFERRED]" in next(ln for ln in cli("search", "奈良").stdout.splitlines() if merged[-8:] in ln)
+    assert "inferred" in next(ln for ln in cli("context").stdout.splitlines() if merged[-8:] in ln)
+
+
 # -- found by an adversarial run ----------------------------------------------------------------------
 def test_a_same_day_value_that_says_it_changed_is_a_new_version(cli, vault, vault_path):
     quiet(vault_path)

@@ -231,6 +231,25 @@ def test_tree_outline_and_one_node(vault, cli):
     assert cli.json("tree", "nodomain", code=2)["error"]["code"] == "usage"
 
 
+def test_a_node_with_broken_front_matter_is_named_not_lost(vault, cli):
+    """A node a person's edit broke is there: `tree NODE` says it cannot be read and what to do
+    (`bad_front_matter`, as a handoff does), never "no node"; the outline says which it left out."""
+    tree_settings(vault, 4, 2)
+    fill(vault, 8)
+    cli.json("compact")
+    l1 = vault.root / "tree" / "hermes" / "L1-0001.md"
+    l1.write_text(l1.read_text("utf-8").replace("level: 1", "level: [broken", 1), "utf-8")
+    err = cli.json("tree", "hermes/L1-0001", code=3)["error"]
+    assert err["code"] == "bad_front_matter" and "tree/hermes/L1-0001.md could not be read" in err["message"]
+    assert "optmem doctor" in err["message"] and "no node" not in err["message"]
+    out = cli.json("tree")
+    assert [w for w in out["warnings"] if "tree/hermes/L1-0001.md could not be read" in w]
+    assert "L1-0002" in json.dumps(out["roots"]) and "L1-0001" not in json.dumps(out["roots"])
+    human = cli("tree")
+    assert human.exit_code == 0 and "tree/hermes/L1-0001.md could not be read" in human.stderr
+    assert cli.json("tree", "hermes/L1-0009", code=1)["error"]["code"] == "not_found"  # no such file
+
+
 node_ids = st.from_regex(r"L[1-5]-\d{4}", fullmatch=True)
 
 

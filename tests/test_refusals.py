@@ -416,6 +416,33 @@ def test_a_write_refused_after_its_first_checks_still_creates_no_vault(cli, tmp_
 
 
 @pytest.mark.parametrize(
+    "source, content",
+    [
+        (None, "root:x:0:0:root:/root:/bin/bash\n"),  # not an export: usage
+        ("mem0", "not json\n"),  # not a Mem0 export: wrong_format
+        ("hermes", None),  # a folder holding neither MEMORY.md nor USER.md: wrong_format
+        (None, '{"format": "optmem-export", "version": 1}\n{"record": "not a record"}\n'),  # nothing to import
+        (None, '{"format": "optmem-export", "version": 1}\n{"access": {"ts": "2026-01-01T00:00:00Z", "ids": ["X"]}}\n'),
+    ],
+)
+def test_an_import_that_writes_nothing_creates_no_vault(cli, tmp_path, source, content):
+    given = tmp_path / "given"
+    if content is None:
+        given.mkdir()
+    else:
+        given.write_text(content, "utf-8")
+    missing, folder = tmp_path / "typo", tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine", "utf-8")
+    for target in (missing, folder):
+        res = cli("--vault", str(target), "import", *(["--from", source] if source else []), str(given))
+        assert "created a new vault" not in res.stderr and "a vault (" not in res.stderr, res.stderr
+        assert "imported 0 record(s)" in res.stdout if res.exit_code == 0 else res.exit_code in (1, 2, 3)
+    assert not missing.exists()
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize(
     "args",
     [
         ["append", "网站的端口是 8080", "--project", "网站"],

@@ -273,7 +273,8 @@ def tree_cmd(node: str | None, domain: str | None, json_out: bool) -> None:
             ),
         )
         return
-    roots = tree.outline(vault, domain)
+    roots, warnings = tree.outline(vault, domain)
+    warn_all(warnings)  # (a node left out of the outline is named)
 
     def lines(n: dict[str, Any], depth: int) -> list[str]:
         out = [
@@ -287,7 +288,7 @@ def tree_cmd(node: str | None, domain: str | None, json_out: bool) -> None:
     run = vault.settings.tree.run
     emit(
         json_out,
-        {"roots": roots},
+        {"roots": roots, "warnings": warnings},
         lambda: (
             "\n".join(line for r in roots for line in lines(r, 0))
             or (
