@@ -70,7 +70,7 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         ("blind_safety2", 0.72, 0.97, 0.02),
         ("blind_safety3", 0.56, 0.97, 0.025),  # (its first figure, held out: 20.9 % of injections)
         ("blind_safety4", 0.69, 0.94, 0.02),  # (its first figure, held out: 61.3 %, 92.1 %, 2.5 % held)
-        ("blind_safety5", 0.63, 0.92, 0.015),  # (its first figure, held out: 54.1 %, 88.9 %, 1.2 % held, 1 refused)
+        ("blind_safety5", 0.63, 0.98, 0.015),  # (its first figure, held out: 54.1 %, 88.9 %, 1.2 % held, 1 refused)
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):

@@ -739,7 +739,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
                 if m.start() < start:
                     continue  # (the word right after it, before the link: the rest may still hold one)
                 break
-            token = m[0].strip("\"'`“”‘’«»").rstrip(".,;:)]}")
+            token = m[0].strip("\"'`“”‘’«»").rstrip(".,;:)]}([{")
             found = re.search(re.escape(token), wide, re.I) if token else None
             if word in ("pin", "otp", "pw", "pwd") and found and found[0].isdigit() != word.startswith(("pin", "otp")):
                 continue  # (to pin a version: only a number is a PIN; a name's pw 64020 is its uid)

@@ -8,7 +8,7 @@ Each finding has a kind (`KINDS`): `secret` — a stored secret is the harm itse
 import re
 from collections.abc import Callable, Iterator
 
-from optmem.safety import languages
+from optmem.safety import languages, readings
 from optmem.safety.chars import CONTROL
 
 # fmt: off
@@ -220,6 +220,13 @@ def _labelled(m: re.Match[str]) -> bool:
     return languages.random_key(key, True) and not re.search(languages.SHOWN, m[0][: m[0].find(key)], re.I)
 
 
+def _login_pair(m: re.Match[str]) -> bool:
+    """`user / password` where a login is spoken of: a password shaped like one, not a sample (Passw0rd!)."""
+    pw, login = m["body"].rstrip(".,;:)]}"), r"pass|log ?in|sign ?in|admin|account|credential|router|wi-?fi|パスワード|密码|账号"
+    sample = re.fullmatch(languages.PLACEHOLDER, readings.leet(pw.lower()).strip("!?.#*"), re.I)
+    return languages._shaped(pw, False, True, False) and not sample and bool(re.search(login, m.string, re.I))
+
+
 def _vendor_token(m: re.Match[str]) -> bool:
     """A vendor's key no rule names (dckr_pat_…, glsa_…): a random body (`random_key`) after a short
     prefix, not a hash's (sha1-, md5-), not an id (32 or more after a one-word prefix: Stripe's pi_3Mtw…,
@@ -263,7 +270,7 @@ SECRETS = frozenset(
 )
 _NOCASE = re.IGNORECASE
 _KEY = (
-    r"(?P<key>pass(?:word|wd|phrase)|(?:(?<![A-Za-z0-9])|(?<=[_.-]))(?:pwd|pass|secret[_-]?key|secret|token|"
+    r"(?P<key>pass(?:word|wd|phrase)|(?:(?<![A-Za-z0-9])|(?<=[_.-])|(?-i:(?<=[a-z])(?=[A-Z])))(?:pwd|pass|secret[_-]?key|secret|token|"
     r"api[_-]?key|apikey|access[_-]?key|private[_ -]?key|client[_-]?secret|credentials?))"
 )
 _VALUE = r"(?:\"(?P<dq>[^\"\n]{4,200})\"|'(?P<sq>[^'\n]{4,200})'|(?P<bare>[^\s\"'`,;(){}\[\]<>]{4,200}))"
@@ -295,6 +302,7 @@ WRITTEN = (
     _rule("password_assignment", ("login sshpass mysql redis-cli curl",), r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),  # clients' options
     _rule("password_assignment", (":",), r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$", re.M, _secret_value),  # a .pgpass line: host:port:database:user:password
     _rule("labelled_secret", ("key token secret sid cookie license auth session pat ak sk sessdata 키 токен ключ 密钥 令牌 秘钥",), r"(?i:\b(?:(?:api|app|license|access|admin|sdk|server|secret|master|account)[ _-]?key|auth[ _-]?token|token|secret|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _labelled),  # a value that looks like a key (16+ characters, random) right after what labels one, in any language
+    _rule("credential_in_prose", ("~/~",), r"(?<![\w./:@-])[\w.+-]{2,40}(?:@[\w-]+(?:\.[\w-]+)+)? / (?P<body>[^\s/]{6,64})(?!\S)", accept=_login_pair),
     _rule("vendor_token", (), r"(?<![\w.+/=-])(?P<prefix>[A-Za-z][A-Za-z0-9]{1,5}[_.-](?:[A-Za-z0-9]{1,6}[_.-]){0,3})(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,250})(?![\w+/=-])", 0, _vendor_token),
 )
 PHRASES = tuple(
