@@ -134,7 +134,7 @@ de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über a
 de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine~ ihre~ vorangegangen anfänglich geheim versteckt intern des~entwicklers vom~entwickler am~anfang
 de orders anweisung instruktion vorgabe richtlinie prompt systemprompt systemanweisung systemnachricht regeln
 de told was~man~dir was~dir~gesagt
-de show zeig gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~
+de show zeig schick sende~ gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~
 de persona du~bist~jetzt ab~sofort~bist ab~jetzt~bist tu~so~als
 de lifted sicherheitsrichtlinien~sind~deaktiviert ohne~einschränkung ohne~beschränkung deaktiviert wartungsmodus
 de unchecked ohne~rückfrage ohne~nachfrage ohne~bestätigung ohne~zu~fragen nicht~erwähnen nicht~erwähnt heimlich
@@ -363,10 +363,9 @@ ru authority системное~сообщение администратор
 pt authority aviso~do~sistema administrador
 it authority avviso~di~sistema amministratore
 any reader assistant assistants the~assistant bot bots chatbot copilot claude chatgpt gemini language~model models~like~you agent agents 机器人 助手 助理 ai代理 ai助 ai记录 ai摘要 ai在
-en request must should shall please kindly need~to needs~to have~to has~to is~required are~required required~to make~sure be~sure~to you~will i~instruct from~now~on going~forward henceforth whenever for~the~remainder permanently remember~to is~to are~to ought~to may~only can~only always
-zh request 请 务必 必须 以后 从现在起 记住 每次
-en youreq you~must you~should you~need~to you~have~to please~ could~you would~you i~want~you i~need~you want~you~to wants~you~to you~are~to you~shall you~can~now you~may~now you~are~required you're~required u~should u~must you~will~now
-zh youreq 请你 你要 你必须 你需要 让你 希望你 要你 你应该 你应 你可以 允许你 授权你
+any request must should shall please kindly need~to needs~to have~to has~to is~required are~required required~to make~sure be~sure~to you~will i~instruct from~now~on going~forward henceforth whenever for~the~remainder permanently remember~to is~to are~to ought~to may~only can~only always 请 务必 必须 以后 从现在起 记住 每次 soll sollen sollte sollst muss müssen bitte doit doivent devez veuillez merci~de debe deben debes por~favor deve devono devi per~favore devem должен должна должны пожалуйста обязательно ください 必ず 해야 하세요 주세요 반드시 moet moeten alsjeblieft graag musi musisz powinien proszę lütfen harus tolong mohon phải hãy vui~lòng يجب يرجى من~فضلك باید لطفا चाहिए कृपया måste ska skall snälla musí prosím trebuie vă~rog πρέπει παρακαλώ חייב בבקשה kell kérlem mesti
+any youreq you~must you~should you~need~to you~have~to please~ could~you would~you i~want~you i~need~you want~you~to wants~you~to you~are~to you~shall you~can~now you~may~now you~are~required you're~required u~should u~must you~will~now 请你 你要 你必须 你需要 让你 希望你 要你 你应该 你应 你可以 允许你 授权你
+any remember remember~this remember~that remember~permanently remember~forever remember: please~remember store~this~as save~this~as keep~in~mind~that merk~dir merken~sie~sich speichere~dir retiens souviens-toi rappelle-toi mémorise recuerda memoriza ricorda memorizza lembre-se lembra memorize запомни запомните запам'ятай zapamatuj pamatuj zapamiętaj pamiętaj onthoud kom~ihåg husk muista jegyezd~meg ține~minte θυμήσου تذكّر تذكر به~خاطر~بسپار hatırla hatirla ingat ghi~nhớ זכור याद~रखो याद~रखें 覚えて 覚えておいて 기억해 기억하세요 记住 请记住 記住 จำไว้
 en public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo
 fr public lien~public
 en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
@@ -536,6 +535,7 @@ FINDINGS = (
     # the reader spoken to as an AI (by its role, or "you" beside the user spoken of), asked to act
     ("instruction_to_agent", ("bidden", _ASKED)),
     ("instruction_to_agent", ("youreq", "user", _ASKED + "|prompt|goods")),
+    ("trust_transfer", ("remember", "user", "show|act|alter|unchecked|grant|conceal|goods|trusted|obey")),
     ("instruction_to_agent", ("toreader", _ASKED + "|prompt|goods|user|standing|persona|store|memory|asked|lifted")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
@@ -640,7 +640,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         and (spoken[h.end - 1] in ":=" or spoken[h.start] == "(" or re.match(_VOCATIVE, spoken[h.end :]))
     ]
     begun = m.end() if (m := re.match(_OPENING + r"(?:the |my |our )?", spoken)) else 0  # (the user's voice: AI, …)
-    readers = [h for h in hits if h.concept in ("reader", "named")]
+    readers = [h for h in hits if h.concept in ("reader", "named", "agent")]
     begun = max([h.end for h in readers if h.start <= begun], default=-1)
     readers = [h for h in readers if h.start >= begun]  # AI helpers should …
     hits += [  # in the reader's clause (or after it called: AI, …), not a limit: should not / only …
@@ -651,7 +651,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
             0 <= r.start - a.end <= 40 and not re.search("[,;，；。.!?]", spoken[a.end + 1 : r.start]) for a in readers
         )
         and not re.match(r" ?(?:not|never|only|n't|不|别)", spoken[r.end : r.end + 6])
-        and any(g.concept in _ASKED.split("|") and _after(spoken, r, g) for g in hits)  # … and what, in its sentence
+        and any(g.concept in _ASKED.split("|") and _sentence(spoken, r, g) for g in hits)  # an act in its sentence
     ]
     by: dict[str, list[_Hit]] = {}
     for hit in (h for h in hits if h.concept != "toreader" or h.start >= begun):
@@ -848,8 +848,9 @@ def _overruled(hits: list[_Hit]) -> list[_Hit]:
     ]
 
 
-def _after(spoken: str, a: _Hit, b: _Hit) -> bool:
-    return 0 <= b.start - a.end <= 80 and not re.search(r"[.;!?。；！？](?:\s|$)|[；。！？]", spoken[a.end : b.start])
+def _sentence(spoken: str, a: _Hit, b: _Hit) -> bool:
+    between = spoken[min(a.end, b.end) : max(a.start, b.start)]
+    return len(between) <= 80 and not re.search(r"[.;!?。；！？](?:\s|$)|[；。！？]", between)
 
 
 def _beside(spoken: str, a: _Hit, b: _Hit, gap: int = GAP) -> bool:
