@@ -44,6 +44,9 @@ en prompt conversation chat~history transcript system~prompt context~window init
 en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
 any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screening ai~shopping ai~review ai~annotat chatbot dear~assistant @assistant automated~assistant assistants~ if~you~are~an~ai 助手 大模型 智能体 アシスタント aiへ 비서 어시스턴트 ai에게 에이전트 ии-ассистент ии-агент ассистент ии~ ии- ші-асистент асистент ші~ ші- assistent ki-assistent ki~ ki- die~ki l'assistant l'ia assistants~de asistente la~ia assistente assistentes ia~ ia, l'assistente asystent asystenci ai- asistan yapay~zek asisten trợ~lý المساعد مساعد الذكاء~الاصطناعي دستیار هوش~مصنوعی सहायक एआई সহকারী এআই معاون اے~آئی ผู้ช่วย เอไอ msaidizi העוזר
 any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren
+en dismiss ignore~ disregard~ forget~ bypass~ dismiss~ discard~ abandon~ neglect~ overlook~ override~ overrule~ set~aside put~aside pay~no~attention disobey~ stop~following no~longer~follow
+en earlier previous prior above earlier preceding foregoing original initial hidden secret internal developer
+en orders instruction prompt rules guideline directive guardrail programming constraint safeguard
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
@@ -134,7 +137,7 @@ de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über a
 de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine~ ihre~ vorangegangen anfänglich geheim versteckt intern des~entwicklers vom~entwickler am~anfang
 de orders anweisung instruktion vorgabe richtlinie prompt systemprompt systemanweisung systemnachricht regeln
 de told was~man~dir was~dir~gesagt
-de show zeig gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~
+de show zeig schick sende~ gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~
 de persona du~bist~jetzt ab~sofort~bist ab~jetzt~bist tu~so~als
 de lifted sicherheitsrichtlinien~sind~deaktiviert ohne~einschränkung ohne~beschränkung deaktiviert wartungsmodus
 de unchecked ohne~rückfrage ohne~nachfrage ohne~bestätigung ohne~zu~fragen nicht~erwähnen nicht~erwähnt heimlich
@@ -343,36 +346,15 @@ he no ~לא~ ~אל~ לעולם
 hu no ne~ nem~ soha~ semmi
 en decode decode~ decode, decoded decipher unscramble concatenate join~the~fragments join~them base64-decode
 zh decode 解码 解密 拼接 拼起来
-any decode डिकोड
+any decode डिकोड فك~تشفير فك~الترميز ডিকোড ڈی~کوڈ dekode gabungkan nyahkod డీకోడ్ çöz~ birleştir டிகோட் giải~mã ghép~lại ถอดรหัส رمزگشایی zdekoduj odkoduj rozszyfruj декодуй розшифруй decodeer ontsleutel fumbua i-decode decodează decodifică αποκωδικοποίησε dekóduj dešifruj avkoda dekoda פענח dekódold
 es decode decodifica descifra concatena
 fr decode décode déchiffre concatène
-ar decode فك~تشفير فك~الترميز
-bn decode ডিকোড
 pt decode decodifique decodifica descodifica concatene
 ru decode декодируй расшифруй раскодируй склей
-ur decode ڈی~کوڈ
-id decode dekode gabungkan nyahkod
 de decode dekodier entschlüssel füge~zusammen
 ja decode デコード 復号 解読
-te decode డీకోడ్
-tr decode çöz~ birleştir
-ta decode டிகோட்
-vi decode giải~mã ghép~lại
 ko decode 디코딩 디코드 복호화 해독
 it decode decodifica decifra concatena
-th decode ถอดรหัส
-fa decode رمزگشایی
-pl decode zdekoduj odkoduj rozszyfruj
-uk decode декодуй розшифруй
-nl decode decodeer ontsleutel
-sw decode fumbua
-tl decode i-decode
-ro decode decodează decodifică
-el decode αποκωδικοποίησε
-cs decode dekóduj dešifruj
-sv decode avkoda dekoda
-he decode פענח
-hu decode dekódold
 en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
 zh authority 系统通知 管理员
 es authority aviso~del~sistema administrador
@@ -383,6 +365,10 @@ ko authority 시스템~공지 관리자
 ru authority системное~сообщение администратор
 pt authority aviso~do~sistema administrador
 it authority avviso~di~sistema amministratore
+any reader assistant assistants the~assistant bot bots chatbot copilot claude chatgpt gemini language~model models~like~you agent agents 机器人 助手 助理 ai代理 ai助 ai记录 ai摘要 ai在
+any request must should shall please kindly need~to needs~to have~to has~to is~required are~required required~to make~sure be~sure~to you~will i~instruct from~now~on going~forward henceforth whenever for~the~remainder permanently remember~to is~to are~to ought~to may~only can~only always 请 务必 必须 以后 从现在起 记住 每次 soll sollen sollte sollst muss müssen bitte doit doivent devez veuillez merci~de debe deben debes por~favor deve devono devi per~favore devem должен должна должны пожалуйста обязательно ください 必ず 해야 하세요 주세요 반드시 moet moeten alsjeblieft graag musi musisz powinien proszę lütfen harus tolong mohon phải hãy vui~lòng يجب يرجى من~فضلك باید لطفا चाहिए कृपया måste ska skall snälla musí prosím trebuie vă~rog πρέπει παρακαλώ חייב בבקשה kell kérlem mesti
+any youreq you~must you~should you~need~to you~have~to please~ could~you would~you i~want~you i~need~you want~you~to wants~you~to you~are~to you~shall you~can~now you~may~now you~are~required you're~required u~should u~must you~will~now 请你 你要 你必须 你需要 让你 希望你 要你 你应该 你应 你可以 允许你 授权你
+any remember remember~this remember~that remember~permanently remember~forever remember: please~remember store~this~as save~this~as keep~in~mind~that merk~dir merken~sie~sich speichere~dir retiens souviens-toi rappelle-toi mémorise recuerda memoriza ricorda memorizza lembre-se lembra memorize запомни запомните запам'ятай zapamatuj pamatuj zapamiętaj pamiętaj onthoud kom~ihåg husk muista jegyezd~meg ține~minte θυμήσου تذكّر تذكر به~خاطر~بسپار hatırla hatirla ingat ghi~nhớ זכור याद~रखो याद~रखें 覚えて 覚えておいて 기억해 기억하세요 记住 请记住 記住 จำไว้
 en public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo
 fr public lien~public
 en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
@@ -496,35 +482,8 @@ fr login identifiants connexion
 es login acceso credenciales
 ru login логин доступ
 en seed seed mnemonic recovery~phrase
-any code code codes kod код
-en lock alarm door gate garage safe lockbox keypad intercom padlock
-de lock alarm tür tor garage tresor safe schließfach
-fr lock alarme porte portail garage coffre interphone immeuble cadenas
-es code código clave
-es lock alarma puerta portón garaje caja~fuerte portal candado
-pt code código senha
-pt lock alarme porta portão garagem cofre cadeado
-it code codice
-it lock allarme porta cancello garage cassaforte portone lucchetto
-nl lock alarm deur poort garage kluis
-pl lock alarm drzwi brama bramy garaż sejf domofon kłódk
-ru lock сигнализац двер ворот гараж сейф домофон подъезд
-uk lock сигналізац двер ворі гараж сейф домофон
-tr code şifre
-tr lock alarm kapı garaj kasa
-sv lock larm dörr port garage kassaskåp
-cs code kód
-cs lock alarm dveř brán garáž trezor
-zh code 码 密码
-zh lock 门禁 大门 车库 保险箱 保险柜 报警器 单元门 防盗门
-ja code コード 番号
-ja lock 玄関 ドア ガレージ 金庫 警報 オートロック
-ko code 코드 번호
-ko lock 현관문 도어락 대문 차고 금고 경보
-id code kode
-id lock alarm pintu gerbang garasi brankas
-vi code mã
-vi lock báo~động cửa cổng gara két
+any code code codes kod код código clave senha codice şifre kód 码 密码 コード 番号 코드 번호 kode mã
+any lock alarm door gate garage safe lockbox keypad intercom padlock tür tor tresor schließfach alarme porte portail coffre interphone immeuble cadenas alarma puerta portón garaje caja~fuerte portal candado porta portão garagem cofre cadeado allarme cancello cassaforte portone lucchetto deur poort kluis drzwi brama bramy garaż sejf domofon kłódk сигнализац двер ворот гараж сейф домофон подъезд сигналізац ворі kapı garaj kasa larm dörr port kassaskåp dveř brán garáž trezor 门禁 大门 车库 保险箱 保险柜 报警器 单元门 防盗门 玄関 ドア ガレージ 金庫 警報 オートロック 현관문 도어락 대문 차고 금고 경보 pintu gerbang garasi brankas báo~động cửa cổng gara két
 ar act نفذ حذف الأوامر
 hi act कमांड हटा चलाएँ
 tr act komut silme çalıştır
@@ -537,6 +496,8 @@ sv act kör ta~bort kommandon
 """
 
 # a finding: (rule, the concepts that must occur together — a tuple of alternatives: "a|b")
+_HARM = "destination|command|shell|persistence|payload|envdump|conceal|unchecked|dismiss|trusted|obey|grant"
+_ASKED = _HARM + "|act|alter|show|display|claim"  # (what an AI told to do may be asked, more than a harm)
 FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
     ("ignore_previous_instructions", ("dismiss", "told")),
@@ -574,6 +535,11 @@ FINDINGS = (
     # (not "user": "don't mention to the landlord that the user moves" is the user's wish)
     ("conceal_from_user", ("conceal", "agent|selfnote")),
     ("unchecked_action", ("unconfirmed", "user|agent|authority")),
+    # the reader spoken to as an AI (by its role, or "you" beside the user spoken of), asked to act
+    ("instruction_to_agent", ("bidden", _ASKED)),
+    ("instruction_to_agent", ("youreq", "user", _ASKED + "|prompt|goods")),
+    ("trust_transfer", ("remember", "user", "show|act|alter|unchecked|grant|conceal|goods|trusted|obey")),
+    ("instruction_to_agent", ("toreader", _ASKED + "|prompt|goods|user|standing|persona|store|memory|asked|lifted")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
 _ALONE = {needed[0] for _, needed in FINDINGS if len(needed) == 1}  # shapes that are a finding alone
@@ -596,9 +562,19 @@ ANCHORS = {
     "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant",
     "pubkey": "ssh-",
     "nocheck": "confirm approv auto notif alert_user inform_user warn_user",
+    "toreader": "ai assistant agent bot model llm copilot claude chatgpt gemini summari analy read process",
     "payload": ".sh .exe .vsix .msi .pkg .deb .rpm .dmg .ps1 .bat .apk .whl .xpi .crx",
 }
+_R = r"(?:ai|a\.i\.|assistant|agent|bot|model|llm|language model|chatbot|copilot|claude|chatgpt|gemini|cursor|summari[sz]er|note-?taker|analyst|reader|crawler)s?"
 SHAPES = {
+    # the reader addressed as an AI: if you are an AI …, PS to the assistant, any agent reading this
+    "toreader": rf"\b(?:if|when|whenever|while) (?:you(?:'re| are) |there(?:'s| is) )?(?:an?|the|any|your) (?:[\w-]+ ){{0,2}}{_R}\b"
+    rf"|(?:^|[\[(<{{>:;.!?—–*#-] ?)(?:ps |p\.s\. |note |memo |message |a message |this is )?(?:to|attention|hey|hi|dear"
+    rf"|psst|all|whatever|whichever|any|every) (?:the |an? |any |all |every )?(?:[\w/-]+ ){{0,2}}{_R}\b"
+    rf"|\b(?:(?:whatever|whichever|any|every|all) (?:[\w-]+ ){{0,2}}{_R} (?:is |are )?|{_R} (?:that|who|which) (?:is |are )?)"
+    r"(?:read|process|summari|handl|analy|pars|index|crawl|review)|\b(?:you(?:'re| are)|models?|assistants?) like you\b"
+    r"|\b(?:if|when|while|whenever) (?:you(?:'re| are) )?(?:summari[sz]|analy[sz]|read|process|translat|review|index|crawl"
+    r"|pars)\w* (?:this|these|the following|the thread|the reviews|reviews|it)\b|\byou(?:'re| are) (?:summari[sz]|analy[sz]|read|process)ing\b",
     "nocheck": r"\bauto[_-]?(?:approve|confirm|accept)\w*[\"']?\s*[:=]\s*[\"']?(?:true|yes|on)\b|(?<![a-z])(?:confirm|approv|notif|alert_user|inform_user|warn_user)\w*[\"']?(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
     r"(?:false|no|off|disabled|none|never)\b(?! (?:longer|more|need|one))",  # a check switched off: "confirm deletes | no"
     "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
@@ -633,7 +609,7 @@ SHAPES = {
 
 _OPENING = r"\W*(?:(?:hey|hi|hello|ok|okay|dear)\W+)?"  # before an AI spoken to at a text's start: the user's voice
 _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;:,。！？；：，]+){1,5}?[ \t]*:"  # AI, … / AI helpers: …
-_ACTS = SHAPES.keys() - {"agent", "ai", "named"}  # the shapes of what an act needs
+_ACTS = SHAPES.keys() - {"agent", "ai", "named", "toreader"}  # the shapes of what an act needs
 _RISKY = _ACTS | {"goods", "prompt", "conceal", "authority", "grant"}  # what a permission may not name
 _SCOPE = r"`[^`\n]+`|\((?:[^()\n\"'{}:,]{1,40},\s*){2,}[^()\n\"'{}:,]{1,40}\)"  # `pytest`, (ls, cat, git diff)
 
@@ -657,7 +633,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     hits = _affirmed(spoken, words(spoken) if found is None else found)
     hits += _overruled(hits)
     anchored = {h.concept for h in hits if h.lang == "*"} - (set() if named else {"named"})
-    hits = [h for h in hits if h.lang != "*"] + [
+    hits = [h for h in hits if h.lang != "*" and not (h.concept == "reader" and spoken[: h.start].endswith("my "))] + [
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
     hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)
@@ -666,8 +642,22 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         if h.concept in ("agent", "ai", "named")
         and (spoken[h.end - 1] in ":=" or spoken[h.start] == "(" or re.match(_VOCATIVE, spoken[h.end :]))
     ]
+    begun = m.end() if (m := re.match(_OPENING + r"(?:the |my |our )?", spoken)) else 0  # (the user's voice: AI, …)
+    readers = [h for h in hits if h.concept in ("reader", "named", "agent")]
+    begun = max([h.end for h in readers if h.start <= begun], default=-1)
+    readers = [h for h in readers if h.start >= begun]  # AI helpers should …
+    hits += [  # in the reader's clause (or after it called: AI, …), not a limit: should not / only …
+        r._replace(concept="bidden")
+        for r in hits
+        if r.concept == "request"
+        and any(
+            0 <= r.start - a.end <= 40 and not re.search("[,;，；。.!?]", spoken[a.end + 1 : r.start]) for a in readers
+        )
+        and not re.match(r" ?(?:not|never|only|n't|不|别)", spoken[r.end : r.end + 6])
+        and any(g.concept in _ASKED.split("|") and _sentence(spoken, r, g) for g in hits)  # an act in its sentence
+    ]
     by: dict[str, list[_Hit]] = {}
-    for hit in hits:
+    for hit in (h for h in hits if h.concept != "toreader" or h.start >= begun):
         by.setdefault(hit.concept, []).append(hit)
     if re.search(_SCOPE, spoken) and by.keys().isdisjoint(_RISKY):  # a permission for what it names
         by.pop("unchecked", None), by.pop("unconfirmed", None)  # in code (`pytest` without asking)
@@ -752,7 +742,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
                 if m.start() < start:
                     continue  # (the word right after it, before the link: the rest may still hold one)
                 break
-            token = m[0].strip("\"'`“”‘’«»").rstrip(".,;:)]}")
+            token = m[0].strip("\"'`“”‘’«»").rstrip(".,;:)]}([{")
             found = re.search(re.escape(token), wide, re.I) if token else None
             if word in ("pin", "otp", "pw", "pwd") and found and found[0].isdigit() != word.startswith(("pin", "otp")):
                 continue  # (to pin a version: only a number is a PIN; a name's pw 64020 is its uid)
@@ -830,7 +820,7 @@ def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:
         n
         for n in hits
         if n.concept == "no"
-        and all(h.concept == "no" or h[:2] == n[:2] or h.end <= n.start or n.end <= h.start for h in hits)
+        and all(h.concept == "no" or h[:2] == n[:2] or not h.start <= n.start < n.end <= h.end for h in hits)
     ]
     withouts = [h for h in hits if h.concept == "without"]  # (denies no act: "run it without asking")
     kept = []
@@ -859,6 +849,11 @@ def _overruled(hits: list[_Hit]) -> list[_Hit]:
         for u in hits
         if u.concept == "user" and any(0 <= u.start - d.end <= 40 for d in no)
     ]
+
+
+def _sentence(spoken: str, a: _Hit, b: _Hit) -> bool:
+    between = spoken[min(a.end, b.end) : max(a.start, b.start)]
+    return len(between) <= 80 and not re.search(r"[.;!?。；！？](?:\s|$)|[；。！？]", between)
 
 
 def _beside(spoken: str, a: _Hit, b: _Hit, gap: int = GAP) -> bool:
