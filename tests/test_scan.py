@@ -474,7 +474,7 @@ def test_decoding_is_bounded():
         ("rk_live_FAKE0000000000000000", "stripe_key"),
         ("AIza" + "F" * 35, "google_api_key"),
         ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJmYWtlIn0.sig", "jwt"),
-        ("https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "slack_webhook"),
+        ("https://hooks.slack.com/services/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", "slack_webhook"),
         ("xoxb-000000000000-FAKEfake0000", "slack_token"),
         ("ghp_" + "a" * 36, "github_token"),
         ("sk-proj-FAKEfake0000000000000000", "api_secret_key"),
@@ -731,6 +731,8 @@ def test_secrets_named_by_a_label_in_any_language_are_refused(text):
         "https://b.s3.amazonaws.com/r.pdf?X-Amz-Expires=600&X-Amz-Signature=9c2e7f41d0b35a86e1f9c4d27b083a5e61f2d9c4b7a0e3815d6c2f9a4b7e0d13",
         # a password with a sign and two digits in it (not a URL's %20)
         "Password admin del sito: admin / q@77rTz%01934",
+        # a login pair whose sentence goes on in Chinese
+        "服务器账号 deploy / Xk9#pq2Lm7，别外传",
         # a recovery key in eight groups of six digits
         "BitLocker recovery key 111222-333444-555666-777888-999000-121212-343434-565656",
     ],
@@ -746,6 +748,9 @@ def test_keys_named_in_their_clause_signed_urls_and_long_recovery_keys_are_refus
         # placeholders and published examples of keys, whatever their shape
         "Test string for the scanning regex: ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX.",
         "The Slack webhook format is https://hooks.slack.com/services/TXXXXXXXX/BXXXXXXXX/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "Slack's documented example: https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        # a local default login: the password ends where the Chinese sentence goes on
+        "本地开发库的默认账号 root / root1234，仅本机可连",
         "AWS key id for the docs: AKIAXXXXXXXXXXXXXXXX",
         "The tutorial's connection string is mongodb://<username>:<password>@localhost:27017 (placeholders)",
         "The jwt.io sample token for the slides: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkw"

@@ -185,13 +185,13 @@ def _secret_value(m: re.Match[str]) -> bool:
 
 
 def _sham(m: re.Match[str]) -> bool:
-    """A secret rule's match stands for a key, not one: a placeholder (`<your-token>`, `${TOKEN}`, one or
-    two characters repeated, half of it x, *, • or #: ghp_XXXX…, T0000/B0000/XXXX…) or a value its vendor
-    published for all to quote (Stripe's documented test key, jwt.io's sample)."""
+    """A secret rule's match stands for a key, not one: a placeholder (`<your-token>`, `${TOKEN}`, one or two
+    characters repeated — in a URL, the key it ends with —, half of it x, *, • or #: ghp_XXXX…, …/T0000/B0000/
+    XXXX…) or a value its vendor published for all to quote (Stripe's documented test key, jwt.io's sample)."""
     body = next((v for k, v in m.groupdict().items() if v and k in ("body", "value", "pw", "dq", "sq", "bare")), m[0])
-    low, value = body.lower(), body.strip().rstrip(".,;:!?")
+    low, value, tail = body.lower(), body.strip().rstrip(".,;:!?"), re.split(r"[/:=@]", body.lower())[-1]
     return (
-        len(set(low)) <= 2
+        len(set(tail)) <= 2 < len(tail)
         or sum(c in "x*•#" for c in low) * 2 >= len(low)
         or any(v in m[0] for v in languages.PUBLISHED)
         or bool(re.fullmatch(languages.PLACEHOLDER, value, re.I))
@@ -299,7 +299,7 @@ WRITTEN = (
     _rule("password_assignment", ("login sshpass mysql redis-cli curl",), r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),  # clients' options
     _rule("password_assignment", (":",), r"^[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*-]+:(?P<bare>[^\s:]{6,})$", re.M, _secret_value),  # a .pgpass line: host:port:database:user:password
     _rule("labelled_secret", ("key token secret sid cookie license auth session pat ak sk sessdata 키 токен ключ 密钥 令牌 秘钥",), r"(?i:\b(?:(?:api|app|license|access|admin|sdk|server|secret|master|account)[ _-]?key|auth[ _-]?token|token|secret|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _labelled),  # a value that looks like a key (16+ characters, random) right after what labels one, in any language
-    _rule("credential_in_prose", ("~/~",), r"(?<![\w./:@-])[\w.+-]{2,40}(?:@[\w-]+(?:\.[\w-]+)+)? / (?P<body>[^\s/]{6,64})(?!\S)", accept=_login_pair),
+    _rule("credential_in_prose", ("~/~",), r"(?<![\w./:@-])[\w.+-]{2,40}(?:@[\w-]+(?:\.[\w-]+)+)? / (?P<body>[!-.0-~]{6,64})(?![!-~])", accept=_login_pair),
     _rule("vendor_token", (), r"(?<![\w.+/=-])(?P<prefix>[A-Za-z][A-Za-z0-9]{1,5}[_.-](?:[A-Za-z0-9]{1,6}[_.-]){0,3})(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,250})(?![\w+/=-])", 0, _vendor_token),
 )
 PHRASES = tuple(

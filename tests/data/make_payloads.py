@@ -333,7 +333,7 @@ secrets_rows = [
     (f"Authorization header for tests: {JWT}", "JWT"),
     (f"session={JWT}; path=/", "JWT in a cookie"),
     (f"id_token: {JWT}", "JWT in yaml"),
-    ("alerts go to https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "Slack webhook"),
+    ("alerts go to https://hooks.slack.com/services/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", "Slack webhook"),
     (
         "SLACK_WEBHOOK_URL=https://hooks.slack.com/services/TFAKE0000/BFAKE0000/fakeFAKEfake0000FAKEfake",
         "Slack webhook env",
