@@ -1136,6 +1136,18 @@ def _from_log(vault: Vault, exc: Unwritable) -> Index:
     """The whole log indexed in memory, when the index on disk cannot be brought in step: the
     answer is complete, only slower; `vault.degraded` says so (the CLI warns, JSON says
     `degraded`, doctor reports it). Nothing is written."""
+    idx = in_memory(vault)
+    vault.degraded = (
+        f"the search index could not be updated ({exc.message.removesuffix('; nothing was changed')}); "
+        "this answer was read from LOG.jsonl directly, which is slower — free some disk space or make "
+        ".cache/ writable (`optmem doctor` says what is wrong)"
+    )
+    return idx
+
+
+def in_memory(vault: Vault) -> Index:
+    """The whole log indexed in memory, the index on disk left as it is (`doctor` reads the
+    files so, changing nothing). Nothing is written."""
     states = [LogState.read(path) for _, path in (*vault.segments(), *vault.access_files())]
     if vault.from_log is None or vault.from_log[0] != states:  # read the log once, not once a reader
         whole = sqlite3.connect(":memory:", check_same_thread=False)
@@ -1144,11 +1156,6 @@ def _from_log(vault: Vault, exc: Unwritable) -> Index:
         vault.from_log = (states, whole)
     conn = sqlite3.connect(":memory:", check_same_thread=False)
     vault.from_log[1].backup(conn)  # each reader closes its own copy
-    vault.degraded = (
-        f"the search index could not be updated ({exc.message.removesuffix('; nothing was changed')}); "
-        "this answer was read from LOG.jsonl directly, which is slower — free some disk space or make "
-        ".cache/ writable (`optmem doctor` says what is wrong)"
-    )
     return Index(vault, conn)
 
 
