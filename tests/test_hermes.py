@@ -108,6 +108,7 @@ def test_merge_conflict_markers_are_flagged_refused_and_never_printed(cli, vault
 MID_MERGE = "alpha entry\n§\n<<<<<<< HEAD\n部署在周六\n=======\n部署在周日\n>>>>>>> origin/main\n"
 
 
+@pytest.mark.long
 def test_a_file_mid_merge_reads_as_both_sides_apart_with_a_warning_on_every_surface(cli, vault, vault_path):
     from conftest import mcp_session
 
