@@ -159,9 +159,17 @@ def _hot(vault: Vault, target: str, project: str | None, warnings: list[str]) ->
             f"- [{shown.file} could not be read: it {shown.unreadable}; its entries are missing here — "
             "tell the user (`optmem doctor` names the problem)]"
         ]
+    merge: list[str] = []
+    if shown.conflicted:  # both sides of a merge git left unfinished: said, never read as one truth
+        warnings.append(shown.warning() or "")
+        merge = [
+            f"- [{shown.file} is mid-merge: the entries below hold both sides of a git merge, each on its "
+            "own, and they may contradict each other — ask the user which are right (`optmem doctor` "
+            "says how to finish the merge)]"
+        ]
     # each stored line defused before the entry becomes one line: a label at its start is seen
     stale = _outdated(vault, shown.file, [e["text"] for e in shown.entries if not e.get("blocked")])
-    return [f"- {' '.join(line(e['text']).split())}{stale.get(e['text'], '')}" for e in shown.entries]
+    return merge + [f"- {' '.join(line(e['text']).split())}{stale.get(e['text'], '')}" for e in shown.entries]
 
 
 def _outdated(vault: Vault, file: str, texts: list[str]) -> dict[str, str]:

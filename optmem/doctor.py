@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
@@ -63,11 +64,13 @@ def _scan_log(
     report: Report,
     journals: dict[str, dict[str, tuple[str, str]]] | None = None,
     untimed: dict[str, dict[int, str]] | None = None,
+    forked: set[str] | None = None,
 ) -> tuple[dict[str, list[int]], list[str]]:
     """Check every log file line by line (streamed); returns (unparseable line numbers by file,
     the files with a torn tail). With `journals`, collects the hot-memory journal there (file →
     entry → (last op, text), the last by time); with `untimed`, the lines that have no `ts`
-    (file → line number → the id the record reads as)."""
+    (file → line number → the id the record reads as); with `forked`, the hot files the journal
+    ends an entry of more than once (where a merge may have kept it two ways: `_check_forks`)."""
     seen: dict[str, tuple[str, int]] = {}
     refs: list[tuple[str, int, str, str]] = []
     corrections: list[tuple[int, str, str]] = []  # (line, record, what it corrects)
@@ -87,6 +90,9 @@ def _scan_log(
             continue
         with open(path, "rb") as fh:
             _scan_file(name, name not in mine, fh, report, seen, refs, corrections, bad, torn, steps, untimed, limit)
+    if forked is not None:
+        ends = Counter((step[0], step[1]) for _, _, _, step, _ in steps if step[2] == "remove")
+        forked.update(file for (file, _), n in ends.items() if n > 1)
     if journals is not None:
         for _, _, _, step, text in sorted(steps, key=lambda s: (s[0], s[1][:10] if len(s[1]) == 26 else s[1], s[2])):
             journals.setdefault(step[0], {})[step[1]] = (step[2], text)
@@ -329,16 +335,6 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
                     "entry by entry",
                 )
             )
-        for mine, theirs in _merged_both_ways(vault, hot):
-            report.problems.append(
-                Problem(
-                    "merge_conflict",
-                    hot.name,
-                    f"a git merge kept two edits of one entry: {mine[:60]!r} and "
-                    f"{theirs[:60]!r}; keep the right one — `optmem resolve hot:{hot.name}:ID --keep ID` when "
-                    "`optmem conflicts` lists it (both edits were optmem's), else `optmem remove` the other",
-                )
-            )
         u = hot.usage()
         if u.chars > u.limit:
             report.problems.append(
@@ -352,27 +348,40 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
             _check_drift(vault, hot, journals.get(hot.name, {}), report)
 
 
-def _merged_both_ways(vault: Vault, hot: memory.HotFile) -> list[tuple[str, str]]:
-    """Entries the merge driver kept in both versions (edited on both sides), while both are
-    still in the file."""
-    import json
+def _check_forks(vault: Vault, report: Report) -> None:
+    """Hot entries a git merge kept two ways — edited differently on two clones, or removed on one
+    and edited on the other — read as `optmem conflicts` reads them (`facts.hot_forks`): from the
+    journal in the log, which every clone has, so each clone of the same files says the same. The
+    index is read as it is when it is in step with the log, else the log is indexed in memory:
+    doctor changes nothing."""
+    import sqlite3
 
-    noted = vault.cache_dir / "merge-conflicts.jsonl"
-    raw = fsio.read_text(noted, within=vault.root) if vault.cache_dir.is_dir() else None
-    out = []
-    for line in (raw or "").splitlines():
-        try:
-            c = json.loads(line)
-        except ValueError:
-            continue
-        if (
-            isinstance(c, dict)
-            and c.get("file") == hot.name
-            and c.get("ours") in hot.entries
-            and c.get("theirs") in hot.entries
-        ):
-            out.append((c["ours"], c["theirs"]))
-    return out
+    from optmem import facts
+    from optmem.index import in_memory, in_step, open_index
+
+    try:
+        with open_index(vault) if in_step(vault) else in_memory(vault) as idx:
+            forks = [
+                (fork, [(idx.record(row).extra.get("op"), view.shown(idx.record(row).text)) for row in held])
+                for held, fork in facts.hot_forks(idx)
+            ]
+    except (OptmemError, sqlite3.Error):
+        return  # the log's own problems are reported above
+    for fork, versions in forks:
+        kept = [repr(" ".join(text.split())[:60]) for op, text in versions if op != "remove"]
+        what = (
+            f"a git merge kept an entry removed on one clone and edited on another: {kept[0]}"
+            if len(kept) < len(versions)
+            else f"a git merge kept {'two' if len(kept) == 2 else len(kept)} edits of one entry: {' and '.join(kept)}"
+        )
+        report.problems.append(
+            Problem(
+                "merge_conflict",
+                fork.file or "",
+                f"{what}; keep the right one — `optmem resolve {fork.key} --keep ID` (`optmem conflicts` "
+                "lists them with their ids)",
+            )
+        )
 
 
 def _check_drift(vault: Vault, hot: memory.HotFile, journal: dict[str, tuple[str, str]], report: Report) -> None:
@@ -500,14 +509,17 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
     _check_settings(vault, report)
     cache_ok = _check_cache(vault, report)
     journals: dict[str, dict[str, tuple[str, str]]] = {}
+    forked: set[str] = set()
     if not {"LOG.jsonl", "log"} & linked:  # (a log that leads outside is neither read nor indexed)
-        _scan_log(vault, report, journals)
+        _scan_log(vault, report, journals, forked=forked)
     _check_hot(vault, report, journals, linked)
     _check_markdown(vault, report)
     if "ACCESS.jsonl" not in linked:
         _check_access(vault, report)
     if cache_ok and not {"LOG.jsonl", "ACCESS.jsonl", "log"} & linked:
         _check_index(vault, report)
+        if forked:
+            _check_forks(vault, report)
         _check_lifecycle(vault, report)
     _check_space(vault, report)
     if not vault.trusted:

@@ -235,6 +235,7 @@ class Index:
         self._fh: dict[int, BinaryIO] = {}  # the log's files, by segment number, opened as read
         self._names: dict[int, str] | None = None  # segment number → file name (`file_of`)
         self._closed = False
+        self._renewed: list[bytes] = []  # lines scanned clean on read, their verdicts not kept yet (`passed`)
 
     # -- rows ----------------------------------------------------------------------------------
     def rows(self, where: str, params: Iterable[object] = ()) -> list[Row]:
@@ -250,6 +251,7 @@ class Index:
             yield
         finally:
             self.conn.commit()
+            self._keep_verdicts()
 
     def rows_in(self, ns: list[int]) -> list[Row]:
         """The rows with these line numbers (any order)."""
@@ -313,9 +315,21 @@ class Index:
                 for i in range(len(rows))
                 if i not in ok and gate_finding(parse_line(lines[i], rows[i].n, None)) is None
             ]
-            verdicts.remember(self.vault, [lines[i] for i in renewed], wait=0.5)
+            self._renewed += [lines[i] for i in renewed]
+            self._keep_verdicts()
             ok.update(renewed)
         return {rows[i].n for i in ok}
+
+    def _keep_verdicts(self) -> None:
+        """Keep the verdicts `passed` renewed — once this connection is in no transaction: inside
+        one (a `snapshot`) it holds the verdict store it attached, and the write, through another
+        connection, would wait on that lock until it gave up, and keep nothing. The rest are kept
+        when the transaction ends, or when the index is closed."""
+        if self._renewed and (self._closed or not self.conn.in_transaction):  # (closed: it holds nothing)
+            from optmem import verdicts
+
+            lines, self._renewed = self._renewed, []
+            verdicts.remember(self.vault, lines, wait=0.5)
 
     def as_stored(self, rows: list[Row]) -> set[int]:
         """The line numbers of those rows whose words every surface shows as stored, without a
@@ -935,9 +949,10 @@ class Index:
             return
         self._closed = True
         if self.vault.warm is not None:
-            self.vault.warm.give(self.conn, self.vault)
+            self.vault.warm.give(self.conn, self.vault)  # (kept only out of a transaction: `warm`)
         else:
             self.conn.close()
+        self._keep_verdicts()
 
     def __enter__(self) -> "Index":
         return self
@@ -1121,6 +1136,18 @@ def _from_log(vault: Vault, exc: Unwritable) -> Index:
     """The whole log indexed in memory, when the index on disk cannot be brought in step: the
     answer is complete, only slower; `vault.degraded` says so (the CLI warns, JSON says
     `degraded`, doctor reports it). Nothing is written."""
+    idx = in_memory(vault)
+    vault.degraded = (
+        f"the search index could not be updated ({exc.message.removesuffix('; nothing was changed')}); "
+        "this answer was read from LOG.jsonl directly, which is slower — free some disk space or make "
+        ".cache/ writable (`optmem doctor` says what is wrong)"
+    )
+    return idx
+
+
+def in_memory(vault: Vault) -> Index:
+    """The whole log indexed in memory, the index on disk left as it is (`doctor` reads the
+    files so, changing nothing). Nothing is written."""
     states = [LogState.read(path) for _, path in (*vault.segments(), *vault.access_files())]
     if vault.from_log is None or vault.from_log[0] != states:  # read the log once, not once a reader
         whole = sqlite3.connect(":memory:", check_same_thread=False)
@@ -1129,11 +1156,6 @@ def _from_log(vault: Vault, exc: Unwritable) -> Index:
         vault.from_log = (states, whole)
     conn = sqlite3.connect(":memory:", check_same_thread=False)
     vault.from_log[1].backup(conn)  # each reader closes its own copy
-    vault.degraded = (
-        f"the search index could not be updated ({exc.message.removesuffix('; nothing was changed')}); "
-        "this answer was read from LOG.jsonl directly, which is slower — free some disk space or make "
-        ".cache/ writable (`optmem doctor` says what is wrong)"
-    )
     return Index(vault, conn)
 
 

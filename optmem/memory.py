@@ -163,10 +163,13 @@ def load(vault: Vault, target: str = "memory", project: str | None = None) -> Ho
     bound = max(fsio.NOTE_BYTES, 16 * getattr(vault.settings.limits, limit_key))
     raw = fsio.read_text(path, within=vault.root, limit=bound) or ""
     conflicted = _MARKER_LINE.search(raw) is not None
-    # both sides of an unresolved merge, without the markers: never print a marker into a prompt
-    front, entries, final_newline = parse(_MARKER_LINE.sub("", raw) if conflicted else raw)
+    # both sides of an unresolved merge, without the markers (never print a marker into a prompt),
+    # each marker line a boundary between entries: a side is never joined to the other into one
+    # entry (`conflicted` says the file holds both; its readers warn)
+    front, entries, final_newline = parse(_MARKER_LINE.sub("§", raw) if conflicted else raw)
     if conflicted:
-        entries = list(dict.fromkeys(e.strip() for e in entries if e.strip()))
+        sides = (part.strip() for e in entries for part in _SEPARATOR_LINE.split(e))
+        entries = list(dict.fromkeys(part for part in sides if part))
     limit = getattr(vault.settings.limits, limit_key)
     m = _LIMIT_LINE.search(front)
     if m:
@@ -915,7 +918,14 @@ class Shown:
         return f"{name} [{u.percent}% — {u.chars:,}/{u.limit:,} chars{merge}]"
 
     def warning(self) -> str | None:
-        """What a reader says of the file when it could not read it and went on without it."""
+        """What a reader says of the file when it could not read it and went on without it, or
+        when it is mid-merge (both sides' entries shown, each on its own)."""
+        if self.conflicted:
+            return (
+                f"{self.file} is mid-merge (git's conflict markers): both sides' entries are shown, each "
+                "on its own, and they may contradict each other — keep the ones that are right and delete "
+                "the marker lines (`optmem doctor` says how); until then writes to it are refused"
+            )
         if not self.unreadable:
             return None
         return (

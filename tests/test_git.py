@@ -162,6 +162,13 @@ def test_an_entry_edited_on_both_sides_keeps_both_and_doctor_says_so(tmp_path):
     assert "<<<<<<<" not in text and "port is 9090" in text and "port is 7070" in text
     report = json.loads(om("--vault", str(two), "doctor", "--json").stdout)
     assert [p["code"] for p in report["problems"]] == ["merge_conflict"]
+    assert "9090" in report["problems"][0]["message"] and "7070" in report["problems"][0]["message"]
+    # the other clone gets the merge by a fast-forward (its merge driver never runs): the same
+    # files, the same verdict — doctor reads the merge from the files, not from one clone's cache
+    git(two, "push", "-q", "origin", "main")
+    git(one, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    assert (one / "MEMORY.md").read_bytes() == (two / "MEMORY.md").read_bytes()
+    assert json.loads(om("--vault", str(one), "doctor", "--json").stdout)["problems"] == report["problems"]
     om("--vault", str(two), "remove", "7070")
     assert json.loads(om("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import HANG, PATIENT, run_optmem
+from conftest import HANG, PATIENT, fenced_json, run_optmem
 
 from optmem import memory
 
@@ -103,6 +103,35 @@ def test_merge_conflict_markers_are_flagged_refused_and_never_printed(cli, vault
         assert "<<<<<<<" not in text and ">>>>>>>" not in text and "=======" not in text
         assert "mine: port 8080" in text and "theirs: port 9090" in text
     assert "unresolved git merge" in cli("show").stdout
+
+
+MID_MERGE = "alpha entry\n§\n<<<<<<< HEAD\n部署在周六\n=======\n部署在周日\n>>>>>>> origin/main\n"
+
+
+@pytest.mark.long
+def test_a_file_mid_merge_reads_as_both_sides_apart_with_a_warning_on_every_surface(cli, vault, vault_path):
+    from conftest import mcp_session
+
+    (vault_path / "MEMORY.md").write_text(MID_MERGE, "utf-8")
+    sides = ["alpha entry", "部署在周六", "部署在周日"]  # each side its own entry, never one joined fact
+    assert memory.load(vault, "memory").entries == sides
+    shown = cli.json("show")
+    assert [e["text"] for e in shown["files"][0]["entries"]] == sides
+    assert any("MEMORY.md" in w and "merge" in w for w in shown["warnings"]), shown["warnings"]
+    block = cli.json("context")
+    assert any("MEMORY.md" in w and "merge" in w for w in block["warnings"]), block["warnings"]
+    lines = block["text"].splitlines()
+    assert "- 部署在周六" in lines and "- 部署在周日" in lines, block["text"]
+    assert any("MEMORY.md" in x and "merge" in x for x in lines if x.startswith("- [")), block["text"]
+
+    async def read(s):  # the MCP memory tool, action read: what `show --json` says
+        return (await s.call_tool("memory", {"action": "read"})).content[0].text
+
+    read_out = fenced_json(mcp_session(vault_path, read))
+    assert [e["text"] for e in read_out["files"][0]["entries"]] == sides
+    assert read_out["warnings"] == shown["warnings"]
+    # a file that is mid-merge is read, not unreadable: `show` of it alone still succeeds
+    assert cli("show", "--target", "memory").exit_code == 0
 
 
 def test_a_refused_write_journals_nothing_not_even_the_drift_it_saw(cli, vault, vault_path):

@@ -360,6 +360,9 @@ def test_a_hot_entry_removed_on_one_machine_and_edited_on_another_is_a_conflict_
         assert f"optmem resolve {hot['name']}" in net.text(m, "context")
         assert "removed on one machine and edited on another" in net.text(m, "context")
         assert f"removed on one machine, edited on another: {hot['name']}" in net.text(m, "conflicts")
+        # doctor reads it as `conflicts` does, from the journal every machine has
+        (problem,) = [p for p in net.om(m, "doctor", code=1)["problems"] if p["code"] == "merge_conflict"]
+        assert f"optmem resolve {hot['name']}" in problem["message"] and "removed on one clone" in problem["message"]
     removal = next(v["id"] for v in found["values"] if v["text"].startswith("removed"))
     edit = next(v["id"] for v in found["values"] if v["text"] == edited)
     how = {"removal": ["--keep", removal], "edit": ["--keep", edit], "value": ["--value", "the db host is db3"]}
@@ -368,6 +371,7 @@ def test_a_hot_entry_removed_on_one_machine_and_edited_on_another_is_a_conflict_
     left = {"removal": [], "edit": [edited], "value": ["the db host is db3"]}[keep]
     for m in ("a", "b"):
         assert net.om(m, "conflicts")["conflicts"] == [], m
+        assert "merge_conflict" not in [p["code"] for p in net.om(m, "doctor")["problems"]], m
         assert hot_entries(net.vault(m)) == left, m
 
 

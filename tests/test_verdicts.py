@@ -142,3 +142,25 @@ def test_a_line_scanned_clean_on_read_keeps_that_verdict_and_an_unsafe_one_never
         assert hits[unsafe].startswith("[BLOCKED:") and hits[older] == "staging moved under the older scanner"
         assert any(INJECTION in t for t in scanned), read  # (scanned on every read)
         assert any("staging moved under the older scanner" in t for t in scanned) == (read == 0), (read, scanned)
+
+
+def test_context_keeps_the_verdict_of_a_redline_it_scanned_clean(cli, vault: Vault, scanned: Watched) -> None:
+    """`context` reads the redlines inside one read of the index (a snapshot, the verdict store
+    attached to its connection): the verdicts it renews are kept once that read is over — kept
+    while it still held the store, they waited on its lock and were lost, and every later
+    `context` scanned (and waited) again."""
+    cli.json("append", "the staging box reboots at 3am")  # (the verdict store exists)
+    typed = (
+        '{"v":1,"id":"01HANDTYPED0000000000000000","ts":"2026-01-02T00:00:00Z","domain":"default",'
+        '"kind":"note","tier":"redline","text":"staging changes need a second reviewer"}'
+    )
+    with open(vault.root / "LOG.jsonl", "a", encoding="utf-8") as fh:  # a redline typed by hand
+        fh.write(typed + "\n")
+    assert verdicts.clean(vault, [typed.encode()]) == set()
+    scanned.clear()
+    assert "staging changes need a second reviewer" in cli.json("context")["text"]
+    assert any("second reviewer" in t for t in scanned)  # (scanned once, on its first read …)
+    assert verdicts.clean(vault, [typed.encode()]) == {0}  # … and its verdict kept
+    scanned.clear()
+    assert "staging changes need a second reviewer" in cli.json("context")["text"]
+    assert not [t for t in scanned if "second reviewer" in t]  # the next read shows it as stored

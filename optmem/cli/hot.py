@@ -251,7 +251,7 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
     # a file that cannot be read is left out with a warning, the others are shown; when none of
     # them could be read there is nothing to show: that is the error
     warnings = [w for s in shown if (w := s.warning())]
-    if len(warnings) == len(shown):
+    if all(s.unreadable for s in shown):
         from optmem.errors import Unreadable
 
         raise Unreadable(

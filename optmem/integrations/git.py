@@ -13,7 +13,6 @@ was there. The hooks never block git.
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from dataclasses import dataclass
@@ -240,13 +239,13 @@ def record_rewrites(vault: Vault, repo: Path, pairs: str, domain: str = "code") 
 # -- the merge driver for hot files ----------------------------------------------------------
 GIT_DRIVER = "optmem-hot"
 HOT_ATTRIBUTES = ("MEMORY.md", "USER.md", "projects/*/MEMORY.md")
-CONFLICTS = "merge-conflicts.jsonl"
 
 
-def merge_hot(base: str, ours: str, theirs: str) -> tuple[str, list[tuple[str, str]]]:
+def merge_hot(base: str, ours: str, theirs: str) -> str:
     """Merge three versions of a hot file entry by entry: our entries in order, then their new
     ones; an entry either side removed stays removed. An entry edited on both sides keeps both
-    edits (returned as conflicts for doctor to report) — never conflict markers."""
+    edits — never conflict markers; the journal in the log says they are one entry edited two
+    ways (`facts.hot_forks`: `conflicts`, `context` and `doctor` read it on every clone)."""
     from optmem import memory
 
     _, b, _ = memory.parse(base)
@@ -254,13 +253,6 @@ def merge_hot(base: str, ours: str, theirs: str) -> tuple[str, list[tuple[str, s
     _, t, _ = memory.parse(theirs)
     removed = {e for e in b if e not in o or e not in t}
     merged = [e for e in o if e not in removed] + [e for e in t if e not in o and e not in b]
-    edited_ours = [e for e in o if e not in b]
-    edited_theirs = [e for e in t if e not in b]
-    conflicts: list[tuple[str, str]] = []
-    for gone in (e for e in b if e not in o and e not in t):
-        mine = [e for e in edited_ours if _close(e, gone)]
-        other = [e for e in edited_theirs if _close(e, gone)]
-        conflicts += [(m, x) for m in mine for x in other if m != x]
     hot = memory.HotFile(
         "memory",
         "merged",
@@ -271,20 +263,13 @@ def merge_hot(base: str, ours: str, theirs: str) -> tuple[str, list[tuple[str, s
         final_newline,
         "\r\n" if "\r\n" in ours else "\n",
     )
-    return hot.render(), conflicts
-
-
-def _close(a: str, b: str) -> bool:
-    """Two versions of one entry: similar enough that one is an edit of the other."""
-    from difflib import SequenceMatcher
-
-    return SequenceMatcher(None, a, b).ratio() >= 0.5
+    return hot.render()
 
 
 def run_merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> int:
     """`git merge` calls this for a hot file (`path`, from the repository's top): the merged file
     goes to `ours`, in place (its mode kept); exit 0 (merged). Entries edited on both sides are
-    noted in the vault's .cache/ for doctor to report. A version that is missing or unreadable
+    both kept (the journal in the log names them: `merge_hot`). A version that is missing or unreadable
     is refused before anything is written (git then shows the file as a real conflict)."""
     texts = []
     for what, p in (("base (%O)", base), ("ours (%A)", ours), ("theirs (%B)", theirs)):
@@ -303,19 +288,7 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> int:
                 "nothing was written",
                 file=str(p),
             ) from exc
-    text, conflicts = merge_hot(*texts)
-    fsio.atomic_write(ours, text, mode=ours.stat().st_mode & 0o777)
-    if conflicts:
-        parts = Path(path).parts
-        inside = 3 if len(parts) >= 3 and parts[-3] == "projects" else 1  # projects/<name>/MEMORY.md
-        vault_root, name = Path(*parts[:-inside]) if len(parts) > inside else Path("."), "/".join(parts[-inside:])
-        note = vault_root / ".cache" / CONFLICTS  # git runs drivers at the top of the work tree
-        fsio.append_bytes(
-            note,
-            "".join(
-                json.dumps({"file": name, "ours": m, "theirs": t}, ensure_ascii=False) + "\n" for m, t in conflicts
-            ).encode("utf-8"),
-        )
+    fsio.atomic_write(ours, merge_hot(*texts), mode=ours.stat().st_mode & 0o777)
     return 0
 
 
