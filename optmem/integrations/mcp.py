@@ -991,17 +991,11 @@ class _Shaped:
     usual error object ("Session not found") — is answered in the usual error shape, its status
     kept: the error object whole, or in the JSON-RPC error's `data`."""
 
-    # status → (code, what to do), for a refusal that names nothing more precise
-    WHY = {
-        400: (
-            "bad_request",
-            "send a JSON-RPC message as `Content-Type: application/json`, accepting "
-            "`application/json, text/event-stream`",
-        ),
-        404: ("unknown_path", "this hub serves MCP at /mcp only"),
-        405: ("bad_request", "this hub takes POST (and, with sessions, GET and DELETE) at /mcp only"),
-        406: ("bad_request", "accept `application/json, text/event-stream`"),
-        415: ("bad_request", "send the message as `Content-Type: application/json`"),
+    # what to do, by status, for a request the hub does not take
+    TODO = {
+        405: "this hub takes POST (and, with sessions, GET and DELETE) at /mcp only",
+        406: "accept `application/json, text/event-stream`",
+        415: "send the message as `Content-Type: application/json`",
     }
 
     def __init__(self, app: Any) -> None:
@@ -1041,10 +1035,15 @@ class _Shaped:
         rpc = got.get("error") if isinstance(got, dict) and got.get("jsonrpc") else None
         if isinstance(rpc, dict):
             said = str(rpc.get("message") or said)
-        code, todo = self.WHY.get(status, ("bad_request", "check the request against the MCP specification"))
+        said = f"{said or 'refused'} (HTTP {status})"
         if "session" in said.lower():
-            code, todo = "unknown_session", "start a new session with `initialize` (the hub restarted, or it ended)"
-        refusal = envelope(code, f"{said or 'refused'} (HTTP {status}): {todo}; nothing was done")
+            todo = "start a new session with `initialize` (the hub restarted, or the session ended)"
+            refusal = envelope("unknown_session", f"{said}: {todo}; nothing was done")
+        elif status == 404:
+            refusal = envelope("unknown_path", f"{said}: this hub serves MCP at /mcp only; nothing was done")
+        else:
+            todo = self.TODO.get(status, "send a JSON-RPC message as `Content-Type: application/json`")
+            refusal = envelope("bad_request", f"{said}: {todo}; nothing was done")
         if isinstance(rpc, dict):
             return {**got, "error": {**rpc, "data": refusal}}
         return refusal
