@@ -175,17 +175,20 @@ def _budgeted(a: Sequence[str], b: Sequence[str], steps: int) -> list[tuple[str,
             self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
         ) -> difflib.Match:
             nonlocal steps
-            top = len(self.a) if ahi is None else ahi
+            top = len(a) if ahi is None else ahi
             steps -= top - alo + visits[top] - visits[alo]
             if steps < 0:
                 raise _TooLong
             return super().find_longest_match(alo, top, blo, bhi)
 
-    matcher = Matcher(a=a, b=b, autojunk=False)
+    from collections import Counter
+
+    held = Counter(b)
     visits = [0]  # visits[i]: the places of b that the units a[:i] hold
     for unit in a:
-        visits.append(visits[-1] + len(matcher.b2j.get(unit, ())))
-    return matcher.get_opcodes()
+        visits.append(visits[-1] + held[unit])
+    ops: list[tuple[str, int, int, int, int]] = list(Matcher(a=a, b=b, autojunk=False).get_opcodes())
+    return ops
 
 
 def names_another_thing(old: str, new: str, ignore: frozenset[str] = frozenset()) -> bool:

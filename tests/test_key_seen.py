@@ -95,7 +95,11 @@ def test_writers_racing_on_one_key_make_no_conflict(tmp_path):
     subprocess.run([*optmem_cmd(), "init"], env=env, check=True, capture_output=True, timeout=HANG)
     quiet(vault)
     subprocess.run(
-        [*optmem_cmd(), "append", "端口是 8000", "--key", "port"], env=env, check=True, capture_output=True, timeout=HANG
+        [*optmem_cmd(), "append", "端口是 8000", "--key", "port"],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=HANG,
     )
     procs = [
         subprocess.Popen(
