@@ -20,6 +20,7 @@ def values(cli, query: str) -> list[tuple[str, str]]:
     return sorted((h["text"], h["status"]) for h in cli.json("search", query, "--limit", "20")["hits"])
 
 
+@pytest.mark.long
 def test_a_value_dated_before_one_already_written_is_no_conflict(cli, vault, vault_path, monkeypatch):
     # a writer takes its time before it waits for the lock: written after 8082, dated before it
     quiet(vault_path)
@@ -39,6 +40,7 @@ def test_a_value_dated_before_one_already_written_is_no_conflict(cli, vault, vau
     assert lines[-1]["after"] == [lines[-2]["id"]]
 
 
+@pytest.mark.long
 def test_confirming_an_older_guess_after_a_newer_statement_is_no_conflict(cli, vault, vault_path, monkeypatch):
     quiet(vault_path)
     monkeypatch.setenv("OPTMEM_NOW", "2026-12-01T10:00:00Z")
