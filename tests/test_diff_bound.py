@@ -66,6 +66,9 @@ def test_texts_that_differ_all_along_are_not_compared_past_the_bound():
     assert differ is True  # cannot tell: the two stay apart, neither is a near duplicate of the other
     assert identifiers.opcodes(a.split(), b.split()) is None
     assert compare.looks_like_update(a, b) is False
+    # the gate's other readings of what changed: another thing, another subject — not one value
+    assert identifiers.names_another_thing(a, b) is True
+    assert identifiers.changes_subject(a, b) is True
 
 
 units = st.lists(st.sampled_from("甲乙丙大小是在 port 8080 the a b".split()), max_size=60)
@@ -98,6 +101,8 @@ def test_past_the_bound_a_shared_beginning_and_end_are_taken_out():
     assert identifiers.opcodes(x, y, steps=10) == difflib.SequenceMatcher(a=x, b=y, autojunk=False).get_opcodes()
     assert identifiers.opcodes(x, x, steps=10) == [("equal", 0, 52, 0, 52)]
     assert identifiers.opcodes(x, y[:50], steps=10) == [("equal", 0, 50, 0, 50), ("delete", 50, 52, 50, 50)]
+    # … and what lies between them must fit the same steps
+    assert identifiers.opcodes(["s", *x, "e"], ["s", "小", *y, "e"], steps=10) is None
 
 
 def test_an_ordinary_long_note_is_compared_as_before():
