@@ -119,10 +119,13 @@ def same_words(old: str, new: str, ignore: frozenset[str] = frozenset()) -> bool
 
 def _one_span(a: list[str], b: list[str]) -> tuple[list[str], list[str]] | None:
     """The one replaced span (its units in a, in b), the rest (at least 60 % of the longer, and
-    two units) equal; None when the texts differ otherwise."""
-    import difflib
+    two units) equal; None when the texts differ otherwise, or are too long to compare
+    (`identifiers.opcodes`)."""
+    from optmem.identifiers import opcodes
 
-    ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    ops = opcodes(a, b)
+    if ops is None:
+        return None
     changed = [op for op in ops if op[0] != "equal"]
     same = sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag == "equal")
     if len(changed) == 1 and changed[0][0] == "replace" and same >= 2 and same >= 0.6 * max(len(a), len(b)):

@@ -39,7 +39,7 @@ from typing import NamedTuple
 from optmem import text as textmod
 from optmem.reading.lexicon import CJK_UNITS, CURRENCY, MEASURE_WORDS, NUMERAL_CHARS, STOPWORDS, YEAR
 
-__all__ = ["labels_differ", "names_another_thing", "values"]
+__all__ = ["labels_differ", "names_another_thing", "opcodes", "values"]
 
 # Words that may open a noun phrase without ending it: "the ticket 17", "our laptop note 2".
 # Every other function word (is, on, to, I, we, …) means the predicate has begun.
@@ -125,21 +125,82 @@ def values(text: str, ignore: frozenset[str] = frozenset()) -> frozenset[str]:
     return frozenset(out)
 
 
-def _opcodes(a: list[str], b: list[str]) -> Sequence[tuple[str, int, int, int, int]]:
-    """How `b` differs from `a`, unit by unit (difflib's opcodes). difflib is imported here: a
-    search reads its hits' values (`values`) and never compares two statements (~1 ms saved)."""
+# How many steps one comparison of two statements may take (`opcodes`): difflib's inner loop
+# visits, for each unit of one text, every place of the other text holding it — nothing for
+# ordinary statements (a 2,000-character note against another takes ~20,000), but the square of a
+# run of one repeated unit (大 × 8,000: 64 million, seconds under the vault's lock)
+DIFF_STEPS = 200_000
+
+
+class _TooLong(Exception):
+    """A comparison would take more than its steps."""
+
+
+def opcodes(a: Sequence[str], b: Sequence[str], steps: int = DIFF_STEPS) -> list[tuple[str, int, int, int, int]] | None:
+    """How `b` differs from `a`, unit by unit (difflib's opcodes), in at most about `steps` steps
+    (`DIFF_STEPS`) — or None when that cannot be told within them. difflib's result whenever it
+    fits; when it does not, the beginning and end the two share are taken out (a long text said
+    again with a change inside: linear) and what lies between is compared within the steps.
+    Every caller reads None as "cannot tell" and leaves the two statements apart: no possible
+    update, no near duplicate. (difflib is imported here: a search reads its hits' values and
+    rarely compares two statements.)"""
+    try:
+        return _budgeted(a, b, steps)
+    except _TooLong:
+        pass
+    n = min(len(a), len(b))
+    head = next((i for i in range(n) if a[i] != b[i]), n)
+    tail = next((i for i in range(n - head) if a[-1 - i] != b[-1 - i]), n - head)
+    if not head and not tail:
+        return None  # nothing shared to take out: the same comparison again
+    try:
+        middle = _budgeted(a[head : len(a) - tail], b[head : len(b) - tail], steps)
+    except _TooLong:
+        return None
+    ops = [("equal", 0, head, 0, head)] if head else []
+    ops += [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle]
+    if tail:
+        ops.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    return ops
+
+
+def _budgeted(a: Sequence[str], b: Sequence[str], steps: int) -> list[tuple[str, int, int, int, int]]:
+    """difflib's opcodes, or `_TooLong` before the steps run out: each search for the longest
+    matching block (`find_longest_match`, where all the work is) is counted before it runs — the
+    units of `a` it reads and every place of `b` holding each."""
     import difflib
 
-    return difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    class Matcher(difflib.SequenceMatcher):  # type: ignore[type-arg]
+        def find_longest_match(
+            self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
+        ) -> difflib.Match:
+            nonlocal steps
+            top = len(a) if ahi is None else ahi
+            steps -= top - alo + visits[top] - visits[alo]
+            if steps < 0:
+                raise _TooLong
+            return super().find_longest_match(alo, top, blo, bhi)
+
+    from collections import Counter
+
+    held = Counter(b)
+    visits = [0]  # visits[i]: the places of b that the units a[:i] hold
+    for unit in a:
+        visits.append(visits[-1] + held[unit])
+    ops: list[tuple[str, int, int, int, int]] = list(Matcher(a=a, b=b, autojunk=False).get_opcodes())
+    return ops
 
 
 def names_another_thing(old: str, new: str, ignore: frozenset[str] = frozenset()) -> bool:
     """Whether the first thing that changed from `old` to `new` is an identifier in the
     statement's subject: a label that names which thing the statement is about (see the module
     docstring), so the two statements are about two things, not two values of one.
-    `ignore`: words that only say *when* ("now", "现在"), left out as `looks_like_update` does."""
+    `ignore`: words that only say *when* ("now", "现在"), left out as `looks_like_update` does.
+    Two statements too long to compare within `DIFF_STEPS` count as two things."""
     a, b = _tokens(old, ignore), _tokens(new, ignore)
-    ops = _opcodes([t.unit for t in a], [t.unit for t in b])
+    ops = opcodes([t.unit for t in a], [t.unit for t in b])
+    if ops is None:
+        return True
     first = next((op for op in ops if op[0] != "equal"), None)
     if first is None or first[0] != "replace":
         return False
@@ -160,9 +221,12 @@ def changes_subject(old: str, new: str, ignore: frozenset[str] = frozenset()) ->
     """Whether the first thing that changed from `old` to `new` stands in the statement's subject:
     before any predicate word (`_is_predicate`: a verb in -s, a function word, a Chinese copula or
     preposition). "numpy is pinned to 1.26" → "pandas is pinned to 2.1" changed its subject; "the
-    server restarts at 4am on sundays" → "… at 3am every night" changed what is said of it."""
+    server restarts at 4am on sundays" → "… at 3am every night" changed what is said of it.
+    Two statements too long to compare within `DIFF_STEPS` count as a changed subject."""
     a, b = _tokens(old, ignore), _tokens(new, ignore)
-    ops = _opcodes([t.unit for t in a], [t.unit for t in b])
+    ops = opcodes([t.unit for t in a], [t.unit for t in b])
+    if ops is None:
+        return True
     first = next((op for op in ops if op[0] != "equal"), None)
     if first is None:
         return False
@@ -203,9 +267,12 @@ def labels_differ(a: str, b: str) -> bool:
     api.example.com → cdn.example.com), so the two texts name two things and are no near
     duplicates (`compare.similarity`). Compounds are compared by their parts, so a change of spelling
     is none ("follow-up" and "followup", "user_id" and "user-id", "docker compose" and
-    "docker-compose files")."""
+    "docker-compose files"). Two texts too long to compare within `DIFF_STEPS` count as
+    differing."""
     pa, pb = _label_parts(a), _label_parts(b)
-    ops = _opcodes([p for p, _ in pa], [p for p, _ in pb])
+    ops = opcodes([p for p, _ in pa], [p for p, _ in pb])
+    if ops is None:
+        return True
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal" or "".join(p for p, _ in pa[i1:i2]) == "".join(p for p, _ in pb[j1:j2]):
             continue

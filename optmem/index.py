@@ -413,9 +413,19 @@ class Index:
         return self.rows(where, params)
 
     def key_heads(self, key: str, domain: str, project: str | None) -> list[str]:
-        """The values that hold a key now (its winner, or the values in conflict): what a new
-        value of it is written after (`view.concurrent`)."""
-        return [r.id for r in self._heads(key, domain, project)]
+        """What a new value of a key is written after (`view.concurrent`): every value of it that
+        no other value of it lists as seen, whatever it is now (current, superseded, a guess not
+        yet confirmed). Its writer holds the vault's lock, so it has seen every line of the log —
+        not only the values that hold the key now: a value written after a newer-dated one (its
+        writer dated it, then waited for the lock) or a guess confirmed later was seen too, and on
+        one clone no two values read as concurrent; values written on two clones before a sync
+        do. Habits and states of a key are decided apart (`view.key_winner`): a value listed by
+        a member of the other part only is listed again. A value written before optmem recorded
+        what was seen is listed while it holds the key."""
+        group = self.key_group(key, domain, project)
+        listed = {(r.state, rid) for r in group if r.after for rid in json.loads(r.after)}
+        holding = {r.id for r in self._heads(key, domain, project)} if any(r.after is None for r in group) else set()
+        return [r.id for r in group if (r.state, r.id) not in listed and (r.after is not None or r.id in holding)]
 
     def _heads(self, key: str, domain: str, project: str | None) -> list[Row]:
         return [

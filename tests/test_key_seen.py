@@ -1,0 +1,123 @@
+"""What a keyed write records as seen (`after`): on one clone a writer holds the vault's lock and
+has seen every value of its key already in the log, so values of one clone never read as
+concurrent — only values written on two clones before a sync do (s7 findings F10, F5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+from conftest import HANG, log_lines, optmem_cmd
+
+
+def quiet(vault_path) -> None:
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+
+
+def values(cli, query: str) -> list[tuple[str, str]]:
+    return sorted((h["text"], h["status"]) for h in cli.json("search", query, "--limit", "20")["hits"])
+
+
+@pytest.mark.long
+def test_a_value_dated_before_one_already_written_is_no_conflict(cli, vault, vault_path, monkeypatch):
+    # a writer takes its time before it waits for the lock: written after 8082, dated before it
+    quiet(vault_path)
+    for when, port in (("00", "8000"), ("02", "8082"), ("01", "8081"), ("03", "8083")):
+        monkeypatch.setenv("OPTMEM_NOW", f"2026-12-01T10:00:{when}Z")
+        out = cli.json("append", f"端口改成 {port}", "--key", "port")
+        assert not out.get("conflict_with"), out
+    assert cli.json("conflicts")["conflicts"] == []
+    assert values(cli, "端口") == [
+        ("端口改成 8000", "superseded"),
+        ("端口改成 8081", "superseded"),
+        ("端口改成 8082", "superseded"),
+        ("端口改成 8083", "current"),
+    ]
+    # the last writer saw every value before it: 8081 (which no value after it had listed) too
+    lines = log_lines(vault_path)
+    assert lines[-1]["after"] == [lines[-2]["id"]]
+
+
+@pytest.mark.long
+def test_confirming_an_older_guess_after_a_newer_statement_is_no_conflict(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-01T10:00:00Z")
+    guess = cli.json("append", "小明可能喜欢深色主题", "--confidence", "0.4", "--key", "user.theme")["id"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-02T10:00:00Z")
+    said = cli.json("append", "小明喜欢浅色主题", "--key", "user.theme")["id"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-03T10:00:00Z")
+    assert cli("confirm", guess).exit_code == 0
+    assert cli.json("conflicts")["conflicts"] == []
+    hits = {h["id"]: h for h in cli.json("search", "主题")["hits"]}
+    assert (hits[said]["status"], hits[guess]["status"]) == ("current", "superseded")
+
+
+def test_values_written_on_two_clones_before_a_sync_are_still_a_conflict(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-01T10:00:00Z")
+    base = cli.json("append", "the deploy day is Friday", "--key", "deploy_day")["id"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-02T10:00:00Z")
+    here = cli.json("append", "the deploy day is Tuesday", "--key", "deploy_day")["id"]
+    # the other clone's value, as git's union merge appends it: its writer had seen `base` only
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        line = {"ts": "2026-12-03T10:00:00Z", "domain": "default", "kind": "note", "key": "deploy_day"}
+        fh.write(json.dumps({**line, "text": "the deploy day is Monday", "after": [base]}) + "\n")
+    [c] = cli.json("conflicts")["conflicts"]
+    assert sorted(v["text"] for v in c["values"]) == ["the deploy day is Monday", "the deploy day is Tuesday"]
+    # a value written after the sync has seen both: it settles the key
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-04T10:00:00Z")
+    last = cli.json("append", "the deploy day is Thursday", "--key", "deploy_day")
+    assert not last.get("conflict_with") and cli.json("conflicts")["conflicts"] == []
+    assert here in log_lines(vault_path)[-1]["after"]
+
+
+def test_a_state_between_two_habits_of_a_key_hides_neither(cli, vault, vault_path, monkeypatch):
+    # states and habits of one key are decided apart: a habit's writer lists the habit it saw even
+    # when a state written after it saw that habit too
+    quiet(vault_path)
+    for when, text, more in (
+        ("01", "小明通常十一点睡觉", ()),
+        ("02", "小明昨晚三点才睡", ("--state",)),
+        ("03", "小明通常十二点睡觉", ()),
+    ):
+        monkeypatch.setenv("OPTMEM_NOW", f"2026-12-{when}T10:00:00Z")
+        cli.json("append", text, "--key", "user.bedtime", *more)
+    assert cli.json("conflicts")["conflicts"] == []
+    assert ("小明通常十二点睡觉", "current") in values(cli, "睡觉")
+    assert ("小明通常十一点睡觉", "superseded") in values(cli, "睡觉")
+
+
+@pytest.mark.long
+def test_writers_racing_on_one_key_make_no_conflict(tmp_path):
+    # real processes, all at once (s7 F10): whatever order they take the lock in, one value stands
+    vault = tmp_path / "v"
+    env = {**os.environ, "OPTMEM_VAULT": str(vault)}
+    subprocess.run([*optmem_cmd(), "init"], env=env, check=True, capture_output=True, timeout=HANG)
+    quiet(vault)
+    subprocess.run(
+        [*optmem_cmd(), "append", "端口是 8000", "--key", "port"],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=HANG,
+    )
+    procs = [
+        subprocess.Popen(
+            [*optmem_cmd(), "append", f"端口改成 808{i}", "--key", "port"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(4)
+    ]
+    assert [p.wait(timeout=HANG) for p in procs] == [0, 0, 0, 0]
+    out = subprocess.run(
+        [*optmem_cmd(), "conflicts", "--json"], env=env, check=True, capture_output=True, text=True, timeout=HANG
+    )
+    assert json.loads(out.stdout)["conflicts"] == []
+    # every writer but the first listed what it saw, and every value is reachable from the last
+    lines = log_lines(vault)
+    seen = {rid for line in lines for rid in line.get("after", [])}
+    assert {line["id"] for line in lines} - seen == {lines[-1]["id"]}
