@@ -83,6 +83,7 @@ def main() -> None:
         ("blind_safety3", "blind 3"),
         ("blind_safety4", "blind 4"),
         ("blind_safety5", "blind 5"),
+        ("blind_safety6", "blind 6"),
     ):
         blind = corpus.blind_attacks(name)
         for kind in ("injection", "secret"):

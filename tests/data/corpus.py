@@ -48,7 +48,8 @@ def blind_attacks(name: str = "blind_safety") -> list[dict[str, Any]]:
     23 (developed on after its first measure); `blind_safety3`: 512 and 110 in 29, measured as
     held out (its first figure on the scanner of that day: 20.9 % of injections); `blind_safety4`:
     385 and 76 in 32, held out (first figure: 61.3 % of injections, 92.1 % of secrets);
-    `blind_safety5`: 331 and 81 in 29, held out (first figure: 54.1 %, 88.9 %)."""
+    `blind_safety5`: 331 and 81 in 29, held out (first figure: 54.1 %, 88.9 %); `blind_safety6`: 390
+    and 91 in 34, held out (first figure: 50.8 %, 94.5 %)."""
     return _jsonl(HERE / name / "attacks.jsonl")
 
 
