@@ -464,10 +464,12 @@ def _followers(
     the query — found the way a person finds them: from the note that answers, by what it says
     ("Sold the Civic. Picked up a used Kia Niro EV" after "Drives a silver 2014 Honda Civic", for
     "what car does the user drive"). For each of the `follow_top` most relevant notes, the newer
-    note (a day or more) that holds one of its rare words (held by at most `follow_rare` records:
+    note (a day or more) that holds one of its rare words (held by at most `follow_rare` records)
+    and a share of its words, weighed by their rarity (`ranking.held`: at least `follow_overlap`;
     a terse note names little more than the old value, "cancelled Avenida; we're in an Airbnb in
-    Alfama instead"), says it changes something (`reading.cues.says_change`), states a value it
-    does not
+    Alfama instead"; in a small store, where every word is rare, the share keeps out notes that
+    share one word in passing), says it changes something (`reading.cues.says_change`), states a
+    value it does not
     (`identifiers.values`) and does not name another subject in place of its own
     (`identifiers.names_another_thing`) — of those, the one holding the largest share of its
     words, weighed by their rarity (`ranking.held`) — is added to `rows` and `seen`: line number → (the id
@@ -525,7 +527,7 @@ def _followers(
             said = record.text
             newer = frozenset(toks)
             share = ranking.held(frozenset(idfs), newer, idfs)
-            if best and (share, row.ts or 0.0) <= best[:2]:
+            if share < settings.follow_overlap or (best and (share, row.ts or 0.0) <= best[:2]):
                 continue
             if not any(df[t] <= settings.follow_rare for t in newer.intersection(idfs)):
                 continue  # (the look-up's words as the index reads them: one of them, rare)

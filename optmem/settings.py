@@ -92,6 +92,7 @@ class Ranking(Section):
     cjk_unigram: Annotated[float, AtLeast(0)] = 0.3  # weight of a Chinese query's single characters
     follow_share: Annotated[float, AtLeast(0)] = 1.0  # of a matched note's relevance, to its newer value
     follow_top: Annotated[int, AtLeast(0)] = 5  # … of the most relevant notes
+    follow_overlap: Annotated[float, AtLeast(0)] = 0.12  # … that holds this share of its words, by rarity
     follow_rare: Annotated[int, AtLeast(0)] = 6  # … one of them a word held by at most this many records
     reorder_top: Annotated[int, AtLeast(1)] = 10  # hits the newer-first rules re-order, whatever --limit
     superseded_factor: Annotated[float, AtLeast(0), AtMost(1)] = 0.75  # a superseded record's score ×
@@ -293,11 +294,6 @@ RETIRED = {
     "ranking.amount_share": (
         'a record stating a number gains nothing for "how many": the rule helped only its development split'
         " (LongMemEval dev +0.012, held-out -0.004; LoCoMo 0) and cost the blind update pairs"
-    ),
-    "ranking.follow_overlap": (
-        "a newer note found from the note that answers needs one of its rare words, not a share of all its"
-        " words: the share left out the terse notes that name the old value (current first +1.8 to +3.7 pts"
-        " on four blind update sets, 0 on the fifth)"
     ),
     "ranking.change_cues": (
         'a newer record that says it changed ("anymore", 改成) is no newer count: it moved no question on six sets'
