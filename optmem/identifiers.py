@@ -39,7 +39,7 @@ from typing import NamedTuple
 from optmem import text as textmod
 from optmem.reading.lexicon import CJK_UNITS, CURRENCY, MEASURE_WORDS, NUMERAL_CHARS, STOPWORDS, YEAR
 
-__all__ = ["labels_differ", "names_another_thing", "opcodes", "values"]
+__all__ = ["labels_differ", "names_another_thing", "names_its_subject", "opcodes", "values"]
 
 # Words that may open a noun phrase without ending it: "the ticket 17", "our laptop note 2".
 # Every other function word (is, on, to, I, we, …) means the predicate has begun.
@@ -54,6 +54,8 @@ can could shall should may might must i we you they he she it""".split()
 # Chinese characters that make the words around them a predicate (copula, existence, place,
 # prepositions, aspect, modal): 端口是8080, 会议室在3楼, 我有3盆 — not a noun naming a label.
 _CJK_PREDICATE = frozenset("是有在为為被把给給对對从從到于於向跟和与與要会會能了过過着著让讓将將按")
+# … of them, those that begin one wherever they stand (会 of 会员, 要 of 要点 are nouns' too)
+_CJK_BEGINS_PREDICATE = frozenset("是有在为為被把给給对對从從到于於向跟和与與")
 _CJK_ORDINAL = "第"
 _CJK_LABEL_AFTER = frozenset("号號")
 # Units that make the number before them a measure ("12 minutes", "64 GB", "5 km"): a measure is
@@ -122,6 +124,56 @@ def values(text: str, ignore: frozenset[str] = frozenset()) -> frozenset[str]:
             or (cjk and t.raw.isascii() and _word(t) not in STOPWORDS)
         ):
             out.add(t.unit)
+    return frozenset(out)
+
+
+def names_its_subject(old: str, new: str, ignore: frozenset[str] = frozenset()) -> bool:
+    """Whether `new` names what `old` is about: a content word (a Chinese character of no
+    function; a word inside an identifier too: vpn of vpn2.corp.example.com) of `old`'s subject —
+    its words before its predicate begins (`_begins_predicate`: a function word, a Chinese copula
+    or preposition) or before a colon ("Gym plan: Mon/Wed/Fri"). "The backend listens on port
+    9090" does not name what "Database is Postgres 16; migrations live in backend/migrations" is
+    about (the database), though both say "backend"; "Mom finally closed on the condo" names Mom
+    of "Mom is still in Columbus". A statement whose subject has no content word ("We lint with
+    flake8", "Replaced …") is about whatever it shares: True."""
+    subject = _subject(old, ignore)
+    return not subject or not subject.isdisjoint(_named(new, ignore))
+
+
+@functools.lru_cache(maxsize=4096)
+def _named(text: str, ignore: frozenset[str]) -> frozenset[str]:
+    """What a statement names: its units, and the words inside its identifiers (vpn of
+    vpn2.corp.example.com, backup of s3://acme-backups-prod)."""
+    out: set[str] = set()
+    for t in _tokens(text, ignore):
+        out.add(t.unit)
+        out.update(_inside(t))
+    return frozenset(out)
+
+
+def _inside(t: _Token) -> list[str]:
+    """The words inside an identifier, stemmed, their digits off (vpn of vpn2.corp.example.com):
+    none for a word or a Chinese character."""
+    if _is_cjk(t) or t.unit.isalpha():
+        return []
+    parts = [p.rstrip("0123456789") for p in textmod.compiled(r"[./_:-]").split(_word(t))]
+    words = [p for p in parts if p.isalpha() and p not in STOPWORDS]
+    return textmod.stem_words(words) if words else []
+
+
+@functools.lru_cache(maxsize=4096)
+def _subject(text: str, ignore: frozenset[str]) -> frozenset[str]:
+    """The content units of a statement's subject (see `names_its_subject`)."""
+    out: set[str] = set()
+    for i, t in enumerate(_tokens(text, ignore)):
+        if (i and t.opens) or _begins_predicate(t) or (i and any(c in ":：" for c in t.gap)):
+            break
+        if _is_cjk(t):
+            if t.raw not in _CJK_NO_VALUE and t.raw not in NUMERAL_CHARS:
+                out.add(t.unit)
+        elif any(c.isalpha() for c in t.unit) and _word(t) not in STOPWORDS:
+            out.add(t.unit)  # a word, an identifier (staging-api, api_backend), a label (5k)
+            out.update(_inside(t))  # … and the words inside an identifier (timeout of timeout_ms)
     return frozenset(out)
 
 
@@ -388,6 +440,15 @@ def _is_predicate(t: _Token) -> bool:
         return t.raw in _CJK_PREDICATE
     w = _word(t)
     return (w in STOPWORDS and w not in _DETERMINERS) or _is_verb_form(t, past=False)
+
+
+def _begins_predicate(t: _Token) -> bool:
+    """A function word other than a determiner, or a Chinese copula or preposition: a subject
+    read up to it keeps its nouns in -s ("Application logs are kept …")."""
+    if _is_cjk(t):
+        return t.raw in _CJK_BEGINS_PREDICATE
+    w = _word(t)
+    return w in STOPWORDS and w not in _DETERMINERS
 
 
 def _is_name(t: _Token) -> bool:

@@ -249,6 +249,7 @@ def updates_first(
     past: bool = False,
     values_of: Callable[[str], frozenset[str]] | None = None,
     changed: Callable[[str], bool] | None = None,
+    about: Callable[[str, str], bool] | None = None,
 ) -> list[Ranked]:
     """Re-order the top hits only: a record a day newer (or newer at all, when the key or the
     write gate links the two) goes above an older one of its band that states the same attribute
@@ -280,9 +281,16 @@ def updates_first(
     gives a new value though no capital marks it. A note found from the older one as its newer
     value (`follows`: `search._followers`) goes above it.
 
+    A record that goes above one it updates takes along the newer values of itself placed before
+    it: "dropped duolingo, doing italki lessons" stays above "Spanish: Duolingo every morning"
+    when that one goes above the older "Spanish podcast: …".
+
     A query that asks for the past (`past`) turns the rule round: the older value goes above the
     newer one that updates it — "what did the team chat run on before Mattermost" names the
-    newer value, and asks for the one it replaced."""
+    newer value, and asks for the one it replaced — when the older is about what the newer, or
+    the question, names (`about(older text, newer text)`: `identifiers.names_its_subject`):
+    "Database is Postgres 16; migrations live in backend/migrations" shares "backend" with "The
+    backend listens on port 9090", but is about the database, and stays below it."""
 
     def what(matched: frozenset[str]) -> frozenset[str]:
         # the terms that say *what*: not the cue words, nor the date terms (two records of one
@@ -370,13 +378,25 @@ def updates_first(
             if past:
                 # the older value, asked for, goes above the newer note that updates it when it
                 # is as much about the query (conversation turns keep relevance's order)
-                if m.note and o.note and m.score >= settings.update_ratio_note * o.score and updates(o, m):
+                if (
+                    m.note
+                    and o.note
+                    and m.score >= settings.update_ratio_note * o.score
+                    and updates(o, m)
+                    and (about is None or about(m.text, o.text))
+                ):
                     pos = j
                     break
             elif updates(m, o):
                 pos, over = j, o.id
                 break
         out.insert(pos, Ranked(i, over))
+        if not past and over is not None:
+            # its newer values placed before it stay above it
+            newer = [x for x in out[pos + 1 :] if updates(top[x.at], m)]
+            if newer:
+                rest = [x for x in out[pos + 1 :] if x not in newer]
+                out[pos:] = [Ranked(x.at, m.id) for x in newer] + [out[pos]] + rest
     return out
 
 

@@ -464,10 +464,15 @@ def _followers(
     the query — found the way a person finds them: from the note that answers, by what it says
     ("Sold the Civic. Picked up a used Kia Niro EV" after "Drives a silver 2014 Honda Civic", for
     "what car does the user drive"). For each of the `follow_top` most relevant notes, the newer
-    note (a day or more) that holds the largest share of its words, weighed by their rarity
-    (`ranking.held`: at least `follow_overlap`), that states a value it does not
+    note (a day or more) that holds one of its rare words (held by at most `follow_rare` records)
+    and a share of its words, weighed by their rarity (`ranking.held`: at least `follow_overlap`;
+    a terse note names little more than the old value, "cancelled Avenida; we're in an Airbnb in
+    Alfama instead"; in a small store, where every word is rare, the share keeps out notes that
+    share one word in passing), says it changes something (`reading.cues.says_change`), states a
+    value it does not
     (`identifiers.values`) and does not name another subject in place of its own
-    (`identifiers.names_another_thing`), is added to `rows` and `seen`: line number → (the id
+    (`identifiers.names_another_thing`) — of those, the one holding the largest share of its
+    words, weighed by their rarity (`ranking.held`) — is added to `rows` and `seen`: line number → (the id
     of the note it follows, the relevance it gains: `follow_share` of that note's). The update
     rule then puts it above the note it follows (`ranking.Match.follows`). A query that asks for
     the past looks for none."""
@@ -736,7 +741,7 @@ def _order(
     top = kept[:k]
     # "what was my previous …": the newest statement is not what is asked for — the newer-first
     # rule turns round, the older value goes above the newer one that updates it
-    from optmem.identifiers import values  # (what a statement gives: read for the top hits only)
+    from optmem.identifiers import names_its_subject, values  # (read for the top hits only)
 
     compared = _compared(q, corpus, settings)
     ignore = cues.time_words()
@@ -770,6 +775,8 @@ def _order(
         asks == "past",
         lambda text: values(text, ignore),
         cues.says_change,
+        # what the older note is about, named by the newer one or by the question
+        lambda older, newer: names_its_subject(older, newer, ignore) or names_its_subject(older, q.text, ignore),
     )
     final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
     if replacing:

@@ -92,7 +92,7 @@ class Ranking(Section):
     cjk_unigram: Annotated[float, AtLeast(0)] = 0.3  # weight of a Chinese query's single characters
     follow_share: Annotated[float, AtLeast(0)] = 1.0  # of a matched note's relevance, to its newer value
     follow_top: Annotated[int, AtLeast(0)] = 5  # … of the most relevant notes
-    follow_overlap: Annotated[float, AtLeast(0)] = 0.15  # … that holds this share of its words, by rarity
+    follow_overlap: Annotated[float, AtLeast(0)] = 0.12  # … that holds this share of its words, by rarity
     follow_rare: Annotated[int, AtLeast(0)] = 6  # … one of them a word held by at most this many records
     reorder_top: Annotated[int, AtLeast(1)] = 10  # hits the newer-first rules re-order, whatever --limit
     superseded_factor: Annotated[float, AtLeast(0), AtMost(1)] = 0.75  # a superseded record's score ×

@@ -1389,3 +1389,82 @@ def test_a_note_that_holds_only_the_landmark_is_still_found(vault, cli, monkeypa
     put(vault, "the deploy pipeline lives in .github/workflows/deploy.yml")
     at(monkeypatch, "2025-07-01T10:00:00Z")
     assert [h["id"] for h in cli.json("search", "what email service did I use before Fastmail?")["hits"]] == [fastmail]
+
+
+@pytest.mark.long
+def test_a_question_about_the_past_does_not_put_a_note_that_only_shares_a_subject_word_first(
+    vault, cli, monkeypatch, tmp_path
+):
+    # the sample vault: "Database is Postgres 16 … backend/migrations" shares "backend" with the
+    # port's newer value, but is about the database — no older value of the backend's port
+    import shutil
+    from pathlib import Path
+
+    sample = tmp_path / "sample"
+    shutil.copytree(Path(__file__).parent.parent / "sample_vault", sample, ignore=shutil.ignore_patterns(".cache"))
+    at(monkeypatch, "2026-12-01T10:00:00Z")
+    first = cli.json("--vault", str(sample), "search", "what was the backend port before")["hits"][0]["text"]
+    assert "Postgres" not in first and "FastAPI" not in first, first
+    # Chinese: 数据库 is what the older note is about, not 后端
+    at(monkeypatch, "2026-07-01T09:00:00Z")
+    db_zh = put(vault, "数据库是 Postgres 16，迁移脚本放在后端仓库里。").id
+    at(monkeypatch, "2026-08-01T09:00:00Z")
+    new_zh = put(vault, "后端端口改成 9090 了。", gate=False).id
+    at(monkeypatch, "2026-08-10T09:00:00Z")
+    ids = [h["id"] for h in cli.json("search", "后端以前的端口是多少")["hits"]]
+    assert ids.index(new_zh) < ids.index(db_zh), ids
+
+
+def test_names_its_subject():
+    from optmem.identifiers import names_its_subject as about
+
+    db = "Database is Postgres 16; migrations live in backend/migrations."
+    assert not about(db, "The backend listens on port 9090 behind nginx.")
+    assert about("Mom is still in Columbus, renting.", "Mom finally closed on the condo; she lives in Tucson.")
+    assert about("Gym plan: Mon/Wed/Fri", "the gym moved me to Tue/Thu")
+    assert not about("Gym plan: Mon/Wed/Fri", "Standup moved to Fri")  # the colon ends the subject
+    # a subject's nouns in -s, its identifiers and the words inside them
+    assert about("Application logs are kept for 14 days.", "Retention on app logs extended to 30 days.")
+    assert about("timeout_ms: 3000 (payments client)", "payments client timeout -> 5s")
+    assert about("VPN: connect to vpn-us.corp.example.com", "use vpn2.corp.example.com going forward")
+    # no content word in the subject: about whatever it shares
+    assert about("We lint with flake8 + black + isort.", "Replaced flake8 with ruff.")
+    # Chinese: the characters before the copula or preposition, 会 of 会员 included
+    assert about("测试环境的 MySQL 端口是 3307", "测试库迁到新机器了，端口改成 13306")
+    assert about("爱奇艺会员每月 25 元。", "视频会员涨价，现在 30 一个月。")
+    assert not about("数据库是 Postgres 16，迁移脚本放在后端仓库里。", "后端端口改成 9090 了。")
+
+
+def test_a_record_that_goes_above_an_older_one_keeps_its_own_newer_value_above_it():
+    # "dropped duolingo …" (found from the Duolingo note) came before the Duolingo note in score
+    # order; the Duolingo note then went above the older podcast note it updates — and took its
+    # own newer value along, not leaving it below
+    day = ranking.DAY
+    idfs = {"spanish": 1.0}
+    podcast = ranking.Match("podcast", 0.0, 1, 8.7, frozenset({"spanish"}), values=frozenset({"notes"}), note=True)
+    newest = ranking.Match(
+        "italki", 200 * day, 1, 6.8, frozenset(), values=frozenset({"lucia"}), note=True, follows="duolingo"
+    )
+    duo = ranking.Match(
+        "duolingo", 100 * day, 1, 6.6, frozenset({"spanish"}), values=frozenset({"duolingo"}), note=True
+    )
+    order = ranking.updates_first([podcast, newest, duo], idfs, True, Ranking())
+    assert [(p.at, p.over) for p in order] == [(1, "duolingo"), (2, "podcast"), (0, None)]
+
+
+@pytest.mark.long
+def test_a_terse_newer_note_naming_the_old_value_is_found(vault, cli, monkeypatch):
+    # "cancelled Avenida; …" holds one rare word of the note that answers — a small share of its
+    # words (the hotel, the trip, the city; 13 % by rarity): enough, with the change it says
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    for text_ in FILLERS:
+        put(vault, text_)
+    at(monkeypatch, "2025-02-01T10:00:00Z")
+    old = put(vault, "Lisbon trip: booked the Avenida Palace hotel").id
+    at(monkeypatch, "2025-02-20T10:00:00Z")
+    new = put(vault, "cancelled Avenida; we're in an Airbnb in Alfama instead").id
+    at(monkeypatch, "2025-03-01T10:00:00Z")
+    hits = cli.json("search", "where are we staying in Lisbon?", "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
+    assert hits[ids.index(new)]["explain"]["updates"] == old
