@@ -34,10 +34,10 @@ api.example.com" and "… cdn.example.com" are two statements, whatever else the
 import functools
 import unicodedata
 from collections.abc import Iterator, Sequence
-from typing import NamedTuple
 
 from optmem import text as textmod
 from optmem.reading.lexicon import CJK_UNITS, CURRENCY, MEASURE_WORDS, NUMERAL_CHARS, STOPWORDS, YEAR
+from optmem.value import NamedTuple
 
 __all__ = ["labels_differ", "names_another_thing", "names_its_subject", "opcodes", "values"]
 

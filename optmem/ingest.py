@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from optmem import dates, fsio, view
 from optmem import text as textmod
@@ -32,7 +32,7 @@ from optmem.record import (
     place,
 )
 from optmem.schema import ID_TIME_SQL, INSERT_REC, LINE_FIELDS, SCHEMA, Row, line_values
-from optmem.value import Value
+from optmem.value import NamedTuple, Value
 
 if TYPE_CHECKING:
     from multiprocessing.pool import Pool

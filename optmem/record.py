@@ -9,10 +9,11 @@ import os
 import re
 from collections.abc import Iterable
 from enum import IntEnum
-from typing import Any, NamedTuple
+from typing import Any
 
 from optmem import clock
 from optmem.settings import Limits
+from optmem.value import NamedTuple
 
 VERSION = 1
 TIERS = ("chat", "normal", "evidence", "redline")

@@ -23,7 +23,7 @@ How a query is answered:
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from optmem import candidates, clock, dates, ranking, view
 from optmem import text as textmod
@@ -34,7 +34,7 @@ from optmem.reading import cues, questions
 from optmem.reading.query import Intent, read, with_terms
 from optmem.record import MEMORY, MERGED, Record, Tier
 from optmem.settings import Ranking
-from optmem.value import Value
+from optmem.value import NamedTuple, Value
 from optmem.vault import Vault
 
 __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search"]

@@ -13,9 +13,9 @@ write it as a list (mypy checks the first two). Making one is slower than a Name
 against ~0.3 µs): a type made thousands of times a command stays a NamedTuple.
 """
 
-from typing import Any, ClassVar, Self, dataclass_transform
+from typing import TYPE_CHECKING, Any, ClassVar, Self, dataclass_transform
 
-__all__ = ["Value"]
+__all__ = ["NamedTuple", "Value"]
 
 
 @dataclass_transform(frozen_default=True)
@@ -69,3 +69,96 @@ class Value:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._asdict().items())})"
+
+
+# -- NamedTuple: the tuple types made for every row, record and hit -------------------------------
+# `typing.NamedTuple` builds its class with `collections.namedtuple`, which compiles a `__new__`
+# from source naming every field (the index's `Row` has 43) and checks each annotation's type:
+# 3–6M instructions a process for optmem's ten. The same class statement made here compiles
+# nothing: its instances are tuples made by one shared `__new__`, their fields read by position
+# as a namedtuple's are. mypy sees `typing.NamedTuple` (the same class statements, the same checks).
+
+
+try:  # (what `collections.namedtuple` reads its fields with)
+    from _collections import _tuplegetter  # type: ignore[import-not-found]  # (no stub)
+except ImportError:  # pragma: no cover - CPython has it
+
+    def _tuplegetter(index: int, doc: str) -> Any:
+        from operator import itemgetter
+
+        return property(itemgetter(index), doc=doc)
+
+
+class _Tuple(tuple[Any, ...]):
+    """What every such class shares: made by position or keyword, `_make`, `_replace`,
+    `_asdict`, printed as a namedtuple prints."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:  # (set on each class: no annotation here, which `get_type_hints` would read)
+        _fields: ClassVar[tuple[str, ...]]
+        _field_defaults: ClassVar[dict[str, Any]]
+
+    def __new__(cls, *args: Any, **values: Any) -> Self:
+        if values or len(args) != len(cls._fields):
+            args = cls._filled(args, values)
+        return tuple.__new__(cls, args)
+
+    @classmethod
+    def _filled(cls, args: tuple[Any, ...], values: dict[str, Any]) -> tuple[Any, ...]:
+        name = cls.__name__
+        if len(args) > len(cls._fields):
+            raise TypeError(f"{name} takes {len(cls._fields)} values, not {len(args)}")
+        out = list(args)
+        for field in cls._fields[len(args) :]:
+            if field in values:
+                out.append(values.pop(field))
+            elif field in cls._field_defaults:
+                out.append(cls._field_defaults[field])
+            else:
+                raise TypeError(f"{name} needs a value for {field!r}")
+        if values:
+            bad = next(iter(values))
+            said = "got two values for" if bad in cls._fields else "has no field"
+            raise TypeError(f"{name} {said} {bad!r}")
+        return tuple(out)
+
+    @classmethod
+    def _make(cls, iterable: Any) -> Self:
+        made = tuple.__new__(cls, iterable)
+        if len(made) != len(cls._fields):
+            raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(made)}")
+        return made
+
+    def _replace(self, **values: Any) -> Self:
+        made = self._make(map(values.pop, self._fields, self))
+        if values:
+            raise ValueError(f"Got unexpected field names: {list(values)!r}")
+        return made
+
+    def _asdict(self) -> dict[str, Any]:
+        return dict(zip(self._fields, self))
+
+    def __getnewargs__(self) -> tuple[Any, ...]:
+        return tuple(self)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in zip(self._fields, self))})"
+
+
+class _TupleMaker(type):
+    def __new__(mcls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> type:
+        fields = tuple(ns.get("__annotations__", {}))
+        defaults = {field: ns[field] for field in fields if field in ns}
+        if any(field not in defaults for field in fields[len(fields) - len(defaults) :]):
+            raise TypeError(f"{name}: a field without a default follows one with a default")
+        body = {k: v for k, v in ns.items() if k not in defaults}
+        body.update(__slots__=(), _fields=fields, _field_defaults=defaults, __match_args__=fields)
+        for i, field in enumerate(fields):
+            body[field] = _tuplegetter(i, f"Alias for field number {i}")
+        return type(name, (_Tuple,), body)
+
+
+if TYPE_CHECKING:
+    from typing import NamedTuple as NamedTuple
+else:
+    NamedTuple = type.__new__(_TupleMaker, "NamedTuple", (), {})

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import UTC
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from optmem import record
 from optmem.record import (
@@ -38,7 +38,7 @@ from optmem.record import (
     line_of,
     names,
 )
-from optmem.value import Value
+from optmem.value import NamedTuple, Value
 
 
 class Status(StrEnum):

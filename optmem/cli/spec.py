@@ -7,9 +7,9 @@ importing Typer; the Typer app (`optmem.cli.app`) is built from the same declara
 """
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
-from optmem.value import Value
+from optmem.value import NamedTuple, Value
 
 # name → (module under optmem.cli, one-line help); "@module" marks a group of subcommands.
 COMMANDS: dict[str, tuple[str, str]] = {
