@@ -89,6 +89,12 @@ except ImportError:  # pragma: no cover - CPython has it
         return property(itemgetter(index), doc=doc)
 
 
+_NEEDED = object()  # (in a class's template: a field without a default)
+# Made by keyword or with defaults this many times, a class gets a compiled `__new__` (a search
+# makes a few such values, never that many: it compiles none; an index build makes thousands)
+COMPILE_AFTER = 64
+
+
 class _Tuple(tuple[Any, ...]):
     """What every such class shares: made by position or keyword, `_make`, `_replace`,
     `_asdict`, printed as a namedtuple prints."""
@@ -97,6 +103,9 @@ class _Tuple(tuple[Any, ...]):
     if TYPE_CHECKING:  # (set on each class: no annotation here, which `get_type_hints` would read)
         _fields: ClassVar[tuple[str, ...]]
         _field_defaults: ClassVar[dict[str, Any]]
+        _template: ClassVar[tuple[Any, ...]]
+        _places: ClassVar[dict[str, int]]
+        _slow_calls: ClassVar[int]
 
     def __new__(cls, *args: Any, **values: Any) -> Self:
         if values or len(args) != len(cls._fields):
@@ -105,22 +114,33 @@ class _Tuple(tuple[Any, ...]):
 
     @classmethod
     def _filled(cls, args: tuple[Any, ...], values: dict[str, Any]) -> tuple[Any, ...]:
+        """The values by position, given by keyword or left to their defaults (the class's
+        template: its defaults in field order, a marker where a value is needed)."""
+        cls._slow_calls += 1
+        if cls._slow_calls == COMPILE_AFTER:
+            cls._compile_new()
         name = cls.__name__
         if len(args) > len(cls._fields):
             raise TypeError(f"{name} takes {len(cls._fields)} values, not {len(args)}")
-        out = list(args)
-        for field in cls._fields[len(args) :]:
-            if field in values:
-                out.append(values.pop(field))
-            elif field in cls._field_defaults:
-                out.append(cls._field_defaults[field])
-            else:
-                raise TypeError(f"{name} needs a value for {field!r}")
-        if values:
-            bad = next(iter(values))
-            said = "got two values for" if bad in cls._fields else "has no field"
-            raise TypeError(f"{name} {said} {bad!r}")
+        out = [*args, *cls._template[len(args) :]]
+        for field, value in values.items():
+            at = cls._places.get(field)
+            if at is None or at < len(args):
+                said = "has no field" if at is None else "got two values for"
+                raise TypeError(f"{name} {said} {field!r}")
+            out[at] = value
+        if _NEEDED in out:
+            raise TypeError(f"{name} needs a value for {cls._fields[out.index(_NEEDED)]!r}")
         return tuple(out)
+
+    @classmethod
+    def _compile_new(cls) -> None:
+        """The `__new__` a namedtuple compiles, for a class made by keyword or with defaults
+        often (an index build makes a `Row` by keyword for every line): compiled once it is."""
+        names = ", ".join(cls._fields) + ("," if len(cls._fields) == 1 else "")
+        new = eval(f"lambda _cls, {names}: _tuple_new(_cls, ({names}))", {"_tuple_new": tuple.__new__})  # noqa: S307
+        new.__defaults__ = tuple(cls._field_defaults[f] for f in cls._fields if f in cls._field_defaults) or None
+        cls.__new__ = staticmethod(new)  # type: ignore[method-assign]
 
     @classmethod
     def _make(cls, iterable: Any) -> Self:
@@ -153,6 +173,11 @@ class _TupleMaker(type):
             raise TypeError(f"{name}: a field without a default follows one with a default")
         body = {k: v for k, v in ns.items() if k not in defaults}
         body.update(__slots__=(), _fields=fields, _field_defaults=defaults, __match_args__=fields)
+        body.update(
+            _slow_calls=0,
+            _template=tuple(defaults.get(f, _NEEDED) for f in fields),
+            _places={f: i for i, f in enumerate(fields)},
+        )
         for i, field in enumerate(fields):
             body[field] = _tuplegetter(i, f"Alias for field number {i}")
         return type(name, (_Tuple,), body)

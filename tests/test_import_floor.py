@@ -175,6 +175,18 @@ def test_optmems_named_tuple_is_a_namedtuple_made_without_compiling():
             x: int = 0
             y: int
 
+    # made by keyword often (an index build makes a Row so for every line), a class compiles the
+    # `__new__` a namedtuple has, and makes the same tuples
+    from optmem.value import COMPILE_AFTER
+
+    before = Ours.__new__
+    made = [Ours(n, label="a") for n in range(COMPILE_AFTER + 1)]
+    assert Ours.__new__ is not before and made == [Theirs(n, label="a") for n in range(COMPILE_AFTER + 1)]
+    assert Ours(1, label="b") == (1, 0, "b") and Ours(2) == (2, 0, "") and type(Ours(3)) is Ours
+    for bad in wrong:
+        with pytest.raises(TypeError):
+            bad(Ours)
+
     row = Row(*range(len(Row._fields)))
     assert pickle.loads(pickle.dumps(row)) == row == copy.deepcopy(row) and type(copy.copy(row)) is Row
     assert row.n == 0 and row.wrote == len(Row._fields) - 1
