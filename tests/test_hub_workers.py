@@ -5,7 +5,6 @@ Real processes; every wait an event with a hang detector (`HANG`), never a clock
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG, fenced_json, log_lines, wait_until
-from test_hub import TOKEN, answers, free_port, hub_config, start_hub
+from test_hub import answers, free_port, hub_config, rpc, start_hub
 
 
 def children(pid: int) -> set[int]:
@@ -42,20 +41,10 @@ def alive(pid: int) -> bool:
 
 def call(port: int, tool: str, arguments: dict) -> dict:
     """One tool call as its own HTTP request (stateless: no session), its structured result."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
-    req = urllib.request.Request(
-        f"http://127.0.0.1:{port}/mcp",
-        data=json.dumps(body).encode(),
-        headers={
-            "content-type": "application/json",
-            "accept": "application/json, text/event-stream",
-            "Authorization": f"Bearer {TOKEN}",
-        },
+    answer, _ = rpc(
+        port, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
     )
-    with urllib.request.urlopen(req, timeout=HANG) as res:
-        text = res.read().decode()
-    data = [line[5:] for line in text.splitlines() if line.startswith("data:")] or [text]
-    result = json.loads(data[-1])["result"]
+    result = answer["result"]
     assert not result["isError"], result
     return fenced_json(result["content"][0]["text"])
 
