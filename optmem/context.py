@@ -147,7 +147,9 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: b
     return out, 0
 
 
-def _hot(vault: Vault, target: str, project: str | None, warnings: list[str]) -> list[str]:
+def _hot(
+    vault: Vault, target: str, project: str | None, warnings: list[str], scope: tuple[str | None, str | None]
+) -> list[str]:
     """A hot file's entries; for a file that cannot be read, a line saying so (the agent is told
     its entries are missing, the rest of the block still comes) and a warning for the caller."""
     from optmem import memory
@@ -168,11 +170,11 @@ def _hot(vault: Vault, target: str, project: str | None, warnings: list[str]) ->
             "says how to finish the merge)]"
         ]
     # each stored line defused before the entry becomes one line: a label at its start is seen
-    stale = _outdated(vault, shown.file, [e["text"] for e in shown.entries if not e.get("blocked")])
+    stale = _outdated(vault, shown.file, [e["text"] for e in shown.entries if not e.get("blocked")], *scope)
     return merge + [f"- {' '.join(line(e['text']).split())}{stale.get(e['text'], '')}" for e in shown.entries]
 
 
-def _outdated(vault: Vault, file: str, texts: list[str]) -> dict[str, str]:
+def _outdated(vault: Vault, file: str, texts: list[str], project: str | None, domain: str | None) -> dict[str, str]:
     """The note to add to each entry that states a value a newer keyed value replaced
     (`facts.outdated_hot`) — a guess, said as one, with what the newer record says."""
     from optmem import facts
@@ -185,7 +187,7 @@ def _outdated(vault: Vault, file: str, texts: list[str]) -> dict[str, str]:
         written = {row.key: row.ts for row in idx.journal(file)}  # (log order: the last write of each)
         by_text = {t: written.get(f"hot:{file}:{entry_id(t)}") for t in texts}
         out = {}
-        for text, head in facts.outdated_hot(idx, by_text, clock.now().timestamp()).items():
+        for text, head in facts.outdated_hot(idx, by_text, clock.now().timestamp(), project, domain).items():
             rec = idx.record(head)
             guess = ", inferred" if head.inferred else ""
             out[text] = (
@@ -326,17 +328,20 @@ def build(
 
     follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     warnings: list[str] = []
+    scope = (project, domain)  # whose keyed values may outdate a hot entry (`facts.outdated_hot`)
     rules, more = _redlines(vault, domain, now, budget)
     crowded = _crowded(rules, budget) if vault.trusted else False
     sections = [
         Section("redlines", TITLES["redlines"], rules if vault.trusted else [], more if vault.trusted else 0),
         Section("conflicts", TITLES["conflicts"], *_conflicts(vault, project, domain, said=not crowded)),
-        Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings) if hot else []),
-        Section("user", TITLES["user"], _hot(vault, "user", None, warnings) if hot else []),
+        Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings, scope) if hot else []),
+        Section("user", TITLES["user"], _hot(vault, "user", None, warnings, scope) if hot else []),
     ]
     if project:
         sections.append(
-            Section("project", TITLES["project"].format(project=project), _hot(vault, "memory", project, warnings))
+            Section(
+                "project", TITLES["project"].format(project=project), _hot(vault, "memory", project, warnings, scope)
+            )
         )
         title, items = _handoff(vault, project, warnings)
         if items:

@@ -398,19 +398,23 @@ def hot_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
 OUTDATED_RARE = 200  # a hot entry's value word more records hold than this names no one fact
 
 
-def outdated_hot(idx: Index, entries: dict[str, float | None], now: float) -> dict[str, Row]:
+def outdated_hot(
+    idx: Index, entries: dict[str, float | None], now: float, project: str | None = None, domain: str | None = None
+) -> dict[str, Row]:
     """Hot entries (text → when it was last written, if known) that state a value a newer value
     of a key has replaced — entry text → the key's current record: "用户的名字叫小明，在杭州做后端
     开发" after user.city "小明住在杭州" became "小明搬到上海了"; "Backend runs on port 8080" after
     backend.port became 9090. A guess, shown as one ("may be outdated"): the entry holds a value
     of the older record (a number, a name, an identifier; in Chinese two value characters in a
-    row) that the current one no longer states, and a subject word both records state; the entry
+    row) that the current one no longer states, and every subject word both records state; the entry
     states none of the current record's new values, and was written before it. The current
     record is a statement of the user's or an agent's that stands (not pending, held, forgotten,
     nor a tool's or another source's words: those do not outdate what a person put in hot memory).
 
     Found from the entries' own rare value words (at most `OUTDATED_RARE` records hold each: read
-    by the word, bounded, whatever the log's size)."""
+    by the word, bounded, whatever the log's size), among the keyed records of the scope read: no
+    project's or of `project`, of `domain` when one is given (another project's port outdates
+    nothing of this one)."""
     from optmem.identifiers import values
     from optmem.quarantine import secondhand
     from optmem.reading.lexicon import STOPWORDS
@@ -426,9 +430,12 @@ def outdated_hot(idx: Index, entries: dict[str, float | None], now: float) -> di
         return {}
     out: dict[str, Row] = {}
     known: dict[str, Row] = {}
-    olds = idx.matches(
-        match_any(rare), f"r.ksup IS NOT NULL AND r.key IS NOT NULL AND r.kind != '{MEMORY}'", [], "", 100
-    )
+    where, params = f"r.ksup IS NOT NULL AND r.key IS NOT NULL AND r.kind != '{MEMORY}'", []
+    where += " AND (r.project IS NULL" + (" OR r.project = ?)" if project else ")")
+    params += [project] if project else []
+    if domain:
+        where, params = where + " AND r.domain = ?", [*params, domain]
+    olds = idx.matches(match_any(rare), where, params, "", 100)
     for old in olds:
         head = idx.current_version(old, known)
         if head.id == old.id or view.status(head, now, warm=True) != view.Status.CURRENT or head.held:
@@ -444,7 +451,7 @@ def outdated_hot(idx: Index, entries: dict[str, float | None], now: float) -> di
             if text in out or (written is not None and head.ts is not None and written >= head.ts):
                 continue
             said = {t for t in toks[text] & old_toks if _is_value_term(t, gone)}
-            if said and subject & toks[text] and not came & vals[text]:
+            if said and subject and subject <= toks[text] and not came & vals[text]:
                 out[text] = head
     return out
 

@@ -315,27 +315,36 @@ def _digest(text: str) -> str:
 
 
 def _stamp(path: Path) -> list[int] | None:
-    """What says a file was not written since: its time (ns) and size; None when it is missing."""
+    """What says a file was not touched since: its inode, size, modification and change times (a
+    copy put back with its old time, `cp -p`, has a new change time); None when it is missing."""
     try:
         st = path.stat()
     except FileNotFoundError:
         return None
-    return [st.st_mtime_ns, st.st_size]
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
     """The file with optmem's last edit of it finished, when that edit was journalled and the
     process stopped before the new file was renamed into place (lock held): the file is exactly as
-    the edit found it — the same content, and its time and size untouched since — so what the
+    the edit found it — the same content, its inode, size and times untouched since — so what the
     journal says was added or removed is no one's edit but that cut-short one's. The edit is
     replayed from its journal records and written only if it gives the file the journal names;
-    else (a person's undo writes the file anew, with a new time) the file is left as it is."""
+    else (a person's undo writes the file anew, a copy put back has a new change time) the file
+    is left as it is. A file that did not exist before the edit is never finished: one deleted
+    since cannot be told from one never written."""
     from optmem.index import open_index
 
     with open_index(vault) as idx:
         rows = idx.journal(hot.name)
         cut = idx.record(rows[-1]).extra.get(CUT) if rows else None
-        if not isinstance(cut, dict) or cut.get("stamp") != _stamp(hot.path) or cut.get("was") != _digest(hot.render()):
+        stamp = _stamp(hot.path)
+        if (
+            not isinstance(cut, dict)
+            or stamp is None
+            or cut.get("stamp") != stamp
+            or cut.get("was") != _digest(hot.render())
+        ):
             return hot
         batch: list[Record] = []
         for row in reversed(rows):  # the last edit: its records carry the same `cut`

@@ -615,6 +615,22 @@ def test_a_hot_entry_stating_a_keyed_value_that_a_newer_one_replaced_is_shown_as
     assert "may be outdated" in en and "backend port is 9090" in en and port[-8:] in en
     for kept in ("Loki", "Staging still answers", "AcmeGuest"):
         assert "may be outdated" not in next(ln for ln in lines if kept in ln)
+    # another project's or domain's key outdates nothing here; a number shared with an unrelated
+    # fact of the scope neither ("VLAN 20" after office.floor 20 → 3: not its subject)
+    for args in (["--project", "beta"], ["--domain", "personal"]):
+        said = cli.json("context", *args)["text"]
+        assert ("backend port is 9090" in said) is (args[0] == "--project"), args
+    cli.json("append", "backend port is 8080", "--key", "backend.port", "--project", "alpha")
+    at(monkeypatch, "2026-06-17T00:00:00Z")
+    cli.json("add", "--project", "beta", "Beta's backend port is 8080 too.")
+    cli.json("add", "Guests use wifi VLAN 20 in the office.")
+    cli.json("append", "the office is on floor 20", "--key", "office.floor")
+    at(monkeypatch, "2026-06-18T00:00:00Z")
+    cli.json("append", "backend port is 7070", "--key", "backend.port", "--project", "alpha")
+    cli.json("append", "the office is on floor 3", "--key", "office.floor")
+    lines = {ln for ln in cli.json("context", "--project", "beta")["text"].splitlines() if ln.startswith("- ")}
+    assert "may be outdated" not in next(ln for ln in lines if "Beta's backend" in ln)
+    assert "may be outdated" not in next(ln for ln in lines if "VLAN 20" in ln)
     # the entry brought up to date is shown as it is
     cli.json("replace", "port 8080 in dev", "port 9090 in dev")
     lines = {ln for ln in cli.json("context")["text"].splitlines() if ln.startswith("- ")}

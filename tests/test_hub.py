@@ -762,6 +762,13 @@ def test_every_refusal_of_the_hub_is_in_the_error_shape(vault_path, tmp_path, wo
             ("POST", "/mcp", {**json_headers, "mcp-session-id": "nosuch"}, call),  # one the hub does not know
         ]
     try:
+        if workers > 1:  # no session lives in a worker: a stream to open or a session to end is refused
+            stream = {**auth, "Accept": "text/event-stream"}
+            for method in ("GET", "DELETE"):
+                status, raw = _raw_request(port, method, "/mcp", stream)
+                refusal = json.loads(raw)
+                assert status == 405 and refusal["error"]["code"] == "bad_request", (method, raw)
+                assert "POST" in refusal["error"]["message"]
         for method, path, headers, body in asks:
             status, raw = _raw_request(port, method, path, headers, body)
             got = json.loads(raw)

@@ -998,12 +998,22 @@ class _Shaped:
         415: "send the message as `Content-Type: application/json`",
     }
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def __init__(self, app: Any, stateless: bool = False) -> None:
+        self.app, self.stateless = app, stateless
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if self.stateless and scope.get("method") != "POST" and scope.get("path") == "/mcp":
+            # no session lives in a worker: a GET (an event stream for a session) would stay open
+            # for nothing, holding a connection; a DELETE has no session to end
+            refusal = envelope(
+                "bad_request",
+                f"{scope.get('method')} /mcp (HTTP 405): this hub's workers answer each POST on its own, "
+                "with no session to stream or end; POST a JSON-RPC message; nothing was done",
+            )
+            await _answer(send, 405, refusal, ((b"allow", b"POST"),))
             return
         start: dict[str, Any] | None = None
         body: list[bytes] = []
@@ -1019,7 +1029,12 @@ class _Shaped:
             body.append(msg.get("body", b""))
             if not msg.get("more_body"):
                 status = start["status"]
-                await _answer(send, status, self.shaped(status, b"".join(body)))
+                kept = tuple(
+                    (k, v)
+                    for k, v in start.get("headers") or ()
+                    if k.lower() not in (b"content-type", b"content-length")
+                )
+                await _answer(send, status, self.shaped(status, b"".join(body)), kept)
 
         await self.app(scope, receive, held)
 
@@ -1036,7 +1051,7 @@ class _Shaped:
         if isinstance(rpc, dict):
             said = str(rpc.get("message") or said)
         said = f"{said or 'refused'} (HTTP {status})"
-        if "session" in said.lower():
+        if status in (400, 404) and "session" in said.lower():
             todo = "start a new session with `initialize` (the hub restarted, or the session ended)"
             refusal = envelope("unknown_session", f"{said}: {todo}; nothing was done")
         elif status == 404:
@@ -1293,7 +1308,7 @@ def _uvicorn(app: Any, host: str, token: str, limits: Any, log_level: str, count
         # tool sends anything before its result)
         json_response=True,
     )
-    web = _Door(_Bearer(_AnsweringHTTP(_Shaped(sdk), limits.max_body), token), security)
+    web = _Door(_Bearer(_AnsweringHTTP(_Shaped(sdk, stateless=counts is not None), limits.max_body), token), security)
     config = uvicorn.Config(
         web,
         host=host,
