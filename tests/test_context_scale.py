@@ -85,8 +85,8 @@ def _everything(vault: Vault, budget: int) -> str:
     sections = [
         Section("redlines", TITLES["redlines"], rules),
         Section("conflicts", TITLES["conflicts"], conflicts),
-        Section("memory", TITLES["memory"], context._hot(vault, "memory", None, [])),
-        Section("user", TITLES["user"], context._hot(vault, "user", None, [])),
+        Section("memory", TITLES["memory"], context._hot(vault, "memory", None, [], (None, None))),
+        Section("user", TITLES["user"], context._hot(vault, "user", None, [], (None, None))),
         Section("records", TITLES["records"], items),
         Section("found", TITLES["found"], found),
     ]

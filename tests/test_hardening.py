@@ -587,8 +587,9 @@ def test_a_killed_add_leaves_no_temporary_behind_the_next_write(vault, vault_pat
     proc.wait()
     assert res.returncode == 0
     assert list(vault_path.glob(".MEMORY.md.*.tmp")) == []
-    # the killed add was journalled before its file: the next write finishes it, then adds its own
-    assert (vault_path / "MEMORY.md").read_text("utf-8") == "an entry that never lands\n§\nthe next write\n"
+    # the killed add would have made MEMORY.md: a file missing now cannot be told from one made and
+    # deleted since, so the edit is not finished (its entry is in the log, journalled as removed)
+    assert (vault_path / "MEMORY.md").read_text("utf-8") == "the next write\n"
 
 
 # -- every read that reaches an agent is scanned -------------------------------------------------
