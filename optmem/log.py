@@ -8,7 +8,7 @@ import functools
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from optmem import clock, compare, fsio, record, view
 from optmem import text as textmod
@@ -50,6 +50,7 @@ from optmem.record import (
 )
 from optmem.safety import scan
 from optmem.settings import ON_SIMILAR, ON_UPDATE
+from optmem.value import NamedTuple
 from optmem.vault import NAME_RE, Vault, hot_target, validate_name
 
 

@@ -6,12 +6,13 @@ Above the log, the facts and the hot-file follower it reads through; the log its
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from optmem import clock, lifecycle, log, view
 from optmem.follow import open_followed
 from optmem.index import Index, Row
 from optmem.record import CONFIRM, FORGET, RELEASE, RESTORE, SEEN, VERIFY
+from optmem.value import NamedTuple
 from optmem.vault import Vault
 
 

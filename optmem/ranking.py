@@ -38,13 +38,13 @@ read once by `optmem.reading.query` and handed in; no word list lives here.
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from optmem import view
 from optmem.dates import PREFIX as DATE_PREFIX
 from optmem.record import CORRECTION, Tier
 from optmem.settings import Ranking
-from optmem.value import Value
+from optmem.value import NamedTuple, Value
 
 DAY = 86400.0
 CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # spreads of note lengths (std / mean) that get b_min / b_max
