@@ -184,10 +184,13 @@ def _outdated(vault: Vault, file: str, texts: list[str], project: str | None, do
     if not texts:
         return {}
     with open_index(vault) as idx:
-        written = {row.key: row.ts for row in idx.journal(file)}  # (log order: the last write of each)
-        by_text = {t: written.get(f"hot:{file}:{entry_id(t)}") for t in texts}
+
+        def written(text: str) -> float | None:  # (the entry's last journal record, read by its key)
+            last = idx.rows("r.key = ? ORDER BY r.ts DESC, r.n DESC LIMIT 1", (f"hot:{file}:{entry_id(text)}",))
+            return last[0].ts if last else None
+
         out = {}
-        for text, head in facts.outdated_hot(idx, by_text, clock.now().timestamp(), project, domain).items():
+        for text, head in facts.outdated_hot(idx, texts, written, clock.now().timestamp(), project, domain).items():
             rec = idx.record(head)
             guess = ", inferred" if head.inferred else ""
             out[text] = (

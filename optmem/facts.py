@@ -8,6 +8,7 @@ the log's append path and reads the chains of versions back.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -399,9 +400,15 @@ OUTDATED_RARE = 200  # a hot entry's value word more records hold than this name
 
 
 def outdated_hot(
-    idx: Index, entries: dict[str, float | None], now: float, project: str | None = None, domain: str | None = None
+    idx: Index,
+    entries: list[str],
+    written: Callable[[str], float | None],
+    now: float,
+    project: str | None = None,
+    domain: str | None = None,
 ) -> dict[str, Row]:
-    """Hot entries (text → when it was last written, if known) that state a value a newer value
+    """Hot entries (`written`: when one was last written, if known — asked only of an entry that
+    states a replaced value) that state a value a newer value
     of a key has replaced — entry text → the key's current record: "用户的名字叫小明，在杭州做后端
     开发" after user.city "小明住在杭州" became "小明搬到上海了"; "Backend runs on port 8080" after
     backend.port became 9090. A guess, shown as one ("may be outdated"): the entry holds a value
@@ -447,11 +454,12 @@ def outdated_hot(
         gone, came = old_vals - new_vals, new_vals - old_vals
         old_toks, new_toks = set(textmod.tokens(old_text)), set(textmod.tokens(new_text))
         subject = {t for t in old_toks & new_toks if t not in STOPWORDS and not _is_value_term(t, gone)}
-        for text, written in entries.items():
-            if text in out or (written is not None and head.ts is not None and written >= head.ts):
-                continue
+        for text in entries:
             said = {t for t in toks[text] & old_toks if _is_value_term(t, gone)}
-            if said and subject and subject <= toks[text] and not came & vals[text]:
+            if text in out or not (said and subject and subject <= toks[text] and not came & vals[text]):
+                continue
+            when = written(text)
+            if when is None or head.ts is None or when < head.ts:
                 out[text] = head
     return out
 

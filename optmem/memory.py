@@ -303,15 +303,11 @@ def _journal_drift(vault: Vault, hot: HotFile, project: str | None, domain: str 
     """What changed in the file outside optmem (Hermes, a person, git), journalled — so the log's
     view of hot memory is the file's (lock held). An edit of optmem's own that was journalled
     and cut short before its file was written is finished first (`_finish`)."""
-    hot = _finish(vault, hot, project)
-    return _journal(vault, hot, project, _drift_changes(vault, hot), domain=domain, source="drift")
+    hot, drifted = _followed(vault, hot, project)
+    return _journal(vault, hot, project, drifted, domain=domain, source="drift")
 
 
 CUT = "file_write"  # a journal record's extra: the file before and after its edit ({was, stamp, now})
-
-
-def _digest(text: str) -> str:
-    return entry_id(text)
 
 
 def _stamp(path: Path) -> list[int] | None:
@@ -322,6 +318,17 @@ def _stamp(path: Path) -> list[int] | None:
     except FileNotFoundError:
         return None
     return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _followed(vault: Vault, hot: HotFile, project: str | None) -> tuple[HotFile, list[Change]]:
+    """The file and what differs from its journal (`_drift_changes`), once an edit cut short is
+    finished — looked for only when the two differ: an edit cut short always leaves them apart."""
+    drifted = _drift_changes(vault, hot)
+    if drifted:
+        done = _finish(vault, hot, project)
+        if done is not hot:
+            return done, _drift_changes(vault, done)
+    return hot, drifted
 
 
 def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
@@ -343,7 +350,7 @@ def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
             not isinstance(cut, dict)
             or stamp is None
             or cut.get("stamp") != stamp
-            or cut.get("was") != _digest(hot.render())
+            or cut.get("was") != entry_id(hot.render())
         ):
             return hot
         batch: list[Record] = []
@@ -367,7 +374,7 @@ def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
             entries[old] = rec.text
     done = replace_fields(hot, entries=entries)
     text = done.render()
-    if _digest(text) != cut.get("now"):
+    if entry_id(text) != cut.get("now"):
         return hot
     fsio.ensure_dir(hot.path.parent, within=vault.root)
     fsio.atomic_write(hot.path, text, within=vault.root)
@@ -758,9 +765,8 @@ def apply(
                 "nothing was written",
                 file=hot.name,
             )
-        hot = _finish(vault, hot, project)
-        drifted = _drift_changes(vault, hot)  # journalled only if every operation succeeds
-        was = _digest(hot.render())
+        hot, drifted = _followed(vault, hot, project)  # (journalled only if every operation succeeds)
+        was = entry_id(hot.render())
         changes = _edit(hot, ops, threshold, allow_unsafe)
         usage = hot.usage()
         real = [c for c in changes if c.status not in NO_OPS]
@@ -772,7 +778,7 @@ def apply(
             # the log is the truth: journal first — with the file as it was and as it will be, so
             # that an edit cut short before the rename is finished by the next command (`_finish`)
             text = hot.render()
-            cut = {CUT: {"was": was, "stamp": _stamp(hot.path), "now": _digest(text)}}
+            cut = {CUT: {"was": was, "stamp": _stamp(hot.path), "now": entry_id(text)}}
             journal = _journal(vault, hot, project, real, domain=domain, source=source, said_at=said_at, extra=cut)
             fsio.atomic_write(hot.path, text, within=vault.root)
     status = (

@@ -496,8 +496,7 @@ def _followers(
         for n in notes
         if rows[n].ts is not None
     }
-    # only a note holding a rare word is looked at: which words are rare is read first, a word's
-    # matches up to `follow_rare` + 1 (a common word's whole list is not read for nothing)
+    # only a note holding a rare word is looked at: which words are rare is read first
     few = idx.held_by_few(sorted({t for terms in words.values() for t in terms}), settings.follow_rare)
     words = {n: terms for n, terms in words.items() if not few.keys().isdisjoint(terms)}
     if not words:

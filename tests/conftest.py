@@ -277,3 +277,26 @@ def mcp_session(vault_path: Path, script: Callable[[Any], Any], *sets: str) -> A
         STATE.vault_opt, STATE.set_opt = str(vault_path), list(sets)
         with server() as app:
             return asyncio.run(asyncio.wait_for(session(app), HANG))
+
+
+_KILLED_BEFORE_RENAME = (
+    "import os, signal, sys\n"
+    "from optmem import fsio\n"
+    "real = fsio.atomic_write\n"
+    "def die(path, text, **kw):\n"
+    "    if path.name == 'MEMORY.md':\n"
+    "        os.kill(os.getpid(), signal.SIGKILL)\n"
+    "    real(path, text, **kw)\n"
+    "fsio.atomic_write = die\n"
+    "from optmem.cli import main\n"
+    "sys.argv = ['optmem', '--vault', *sys.argv[1:]]\n"
+    "main()\n"
+)
+
+
+def killed_before_rename(vault_path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """`optmem ARGS` as its own process, killed (SIGKILL) after its journal records were written
+    and before its new MEMORY.md was renamed into place."""
+    return subprocess.run(
+        [sys.executable, "-c", _KILLED_BEFORE_RENAME, str(vault_path), *args], capture_output=True, timeout=HANG
+    )

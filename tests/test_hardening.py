@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HANG, log_lines, put, run_optmem
+from conftest import HANG, killed_before_rename, log_lines, put, run_optmem
 
 from optmem import clock, memory
 
@@ -226,19 +226,7 @@ def test_a_kill_between_journal_and_rename_loses_nothing(vault, vault_path):
     next command that reads hot memory (here `doctor --fix`) finishes the removal: the file is
     untouched since the edit found it, so it is no one else's edit. The text stays in the log."""
     memory.add(vault, "hand typed fact that only lives in the file")
-    code = (
-        "import os, signal, sys\n"
-        "from optmem import fsio, memory\n"
-        "from optmem.vault import Vault\n"
-        "real = fsio.atomic_write\n"
-        "def die(path, text, **kw):\n"
-        "    if path.name == 'MEMORY.md':\n"
-        "        os.kill(os.getpid(), signal.SIGKILL)\n"
-        "    real(path, text, **kw)\n"
-        "fsio.atomic_write = die\n"
-        "memory.remove(Vault(sys.argv[1]), 'hand typed')\n"
-    )
-    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, timeout=HANG)
+    res = killed_before_rename(vault_path, "remove", "hand typed")
     assert res.returncode == -signal.SIGKILL
     texts = [r.get("text") for r in log_lines(vault_path)]
     assert "hand typed fact that only lives in the file" in texts  # journalled before the kill

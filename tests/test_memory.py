@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 
 import pytest
-from conftest import HANG
+from conftest import killed_before_rename
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -322,30 +320,6 @@ def test_old_text_matches_an_entry_written_in_another_unicode_form(vault, cli):
     ]
 
 
-_KILLED_BEFORE_RENAME = (
-    "import os, signal, sys\n"
-    "from optmem import fsio\n"
-    "real = fsio.atomic_write\n"
-    "def die(path, text, **kw):\n"
-    "    if path.name == 'MEMORY.md':\n"
-    "        os.kill(os.getpid(), signal.SIGKILL)\n"
-    "    real(path, text, **kw)\n"
-    "fsio.atomic_write = die\n"
-    "from optmem.cli import main\n"
-    "sys.argv = ['optmem', '--vault', *sys.argv[1:]]\n"
-    "main()\n"
-)
-
-
-def _killed_before_rename(vault_path, *args: str) -> None:
-    """`optmem ARGS`, killed after its journal records were written and before its new hot file
-    was renamed into place (a real process, SIGKILL)."""
-    res = subprocess.run(
-        [sys.executable, "-c", _KILLED_BEFORE_RENAME, str(vault_path), *args], capture_output=True, timeout=HANG
-    )
-    assert res.returncode == -signal.SIGKILL, res.stderr
-
-
 @pytest.mark.long
 @pytest.mark.parametrize(
     ("args", "after"),
@@ -366,7 +340,8 @@ def test_an_edit_journalled_but_cut_short_before_the_file_was_written_is_finishe
     cli.json("add", "backend port is 8080")
     cli.json("add", "deploys go out on Fridays")
     before = (vault_path / "MEMORY.md").read_bytes()
-    _killed_before_rename(vault_path, *args)
+    res = killed_before_rename(vault_path, *args)
+    assert res.returncode == -signal.SIGKILL, res.stderr
     assert (vault_path / "MEMORY.md").read_bytes() == before  # the kill came between the two
     shown = [e["text"] for e in cli.json("show")["files"][0]["entries"]]
     assert shown == after == memory.load(vault).entries
