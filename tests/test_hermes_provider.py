@@ -399,3 +399,61 @@ def test_a_spool_an_older_optmem_wrote_says_when_in_the_logs_time_format(tmp_pat
     started(home, agent_context="primary").shutdown()
     [rec] = [json.loads(x) for x in (home / "optmem" / "LOG.jsonl").read_text("utf-8").splitlines()]
     assert rec["said_at"] == "2026-12-06T15:56:16Z" and rec["session"] == "s-0"
+
+
+@pytest.mark.long
+def test_a_new_session_starts_from_its_projects_handoff_and_block_and_still_recalls_every_record(
+    cli, tmp_path, monkeypatch
+):
+    """A session's first turn is told what the last session of its project left to do (the
+    handoff `on_session_end` wrote) and its project's block, as `context -p` tells it; the records
+    it recalls stay every record the query finds — a note saved outside the project too."""
+    import subprocess
+
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    repo = tmp_path / "hproj"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.setenv("TERMINAL_CWD", str(repo))
+    home = tmp_path / "hermes"
+    first = started(home, agent_context="primary")
+    first.on_session_end(
+        [
+            {"role": "user", "content": "move the hproj API to port 7070"},
+            {"role": "assistant", "content": "Done: moved the API to 7070. Next: run the smoke tests on staging."},
+        ]
+    )
+    first.shutdown()
+    vault = str(home / "optmem")
+    cli.json("--vault", vault, "add", "--project", "hproj", "hproj deploys from the release branch only.")
+    cli.json("--vault", vault, "append", "The staging smoke tests need the VPN on.")  # no project
+    second = hermes.provider()
+    second.initialize("s-2", hermes_home=str(home), platform="cli", agent_context="primary")
+    block = second.prefetch("smoke tests staging")
+    assert "Latest handoff — hproj" in block and "next: run the smoke tests on staging." in block
+    assert "release branch only" in block  # the project's block
+    assert "need the VPN on" in block  # a record outside the project is recalled all the same
+    second.shutdown()
+
+
+@pytest.mark.long
+def test_a_shared_vault_prefetch_still_says_which_of_hermes_entries_may_be_outdated(cli, tmp_path, monkeypatch):
+    """In a shared vault Hermes shows MEMORY.md itself, without OptMem's notes: an entry that
+    states a value a newer keyed value replaced comes in the block anyway, with the note (a
+    guess, said as one); the entries that are not outdated are left to Hermes' block."""
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    home = tmp_path / "hermes"
+    cli.json("hermes", "install", "--hermes-home", str(home), "--shared")
+    vault = str(home / "memories")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-05-01T00:00:00Z")
+    cli.json("--vault", vault, "add", "Backend runs on port 8080 in dev; the frontend proxies /api to it.")
+    cli.json("--vault", vault, "add", "Backend logs go to Loki, kept 14 days.")
+    cli.json("--vault", vault, "append", "backend port is 8080", "--key", "backend.port")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-15T00:00:00Z")
+    cli.json("--vault", vault, "append", "backend port is 9090", "--key", "backend.port")
+    p = started(home, agent_context="primary")
+    block = p.prefetch("backend")
+    [entry] = [ln for ln in block.splitlines() if "port 8080 in dev" in ln]
+    assert "may be outdated" in entry and "backend port is 9090" in entry
+    assert "Loki" not in block  # Hermes' own block shows the entries that are not outdated
+    p.shutdown()

@@ -381,8 +381,13 @@ class Provider:
         if not self._present():
             return ""
         try:  # (a vault of its own: recall runs in a thread beside the turn's writes)
-            ctx = context.build(
-                self.warm.vault(), query=query.strip() or None, budget=CONTEXT_BUDGET, hot=not self._shared()
+            ctx = context.build(  # the project's block and last handoff; records from everywhere
+                self.warm.vault(),
+                project=self.project,
+                query=query.strip() or None,
+                budget=CONTEXT_BUDGET,
+                hot=not self._shared(),
+                everywhere=True,
             )
         except (OptmemError, UnicodeError):
             return ""  # (recall that cannot be had this turn: the turn goes on without it)
