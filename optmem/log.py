@@ -332,7 +332,8 @@ def _append(
     """Append one record, through the write gate.
 
     * same normalised fingerprint as a current record (same domain, project, key): nothing new
-      is stored; a `seen` line refreshes the existing record's recency; status `duplicate`;
+      is stored; a `seen` line refreshes the existing record's recency; status `duplicate` —
+      unless the record is an inference and this write states it: stored, as its correction;
     * a pending record (any domain) saying the same, or nearly: a `seen` line for it too — said
       again as a statement (not a guess, not an inference), it is confirmed; a guess repeating it
       is counted and confirms nothing, and one repeating it word for word is that `seen` line
@@ -375,11 +376,13 @@ def _append(
             restating: list[Record] = []
             updates: list[dict[str, Any]] = []
             if gate:
-                dup = _exact_duplicate(idx, rec, now)
+                dup, guessed = _exact_duplicate(idx, rec, now)
+                if guessed is not None:  # the inference said as a statement: it corrects the guess
+                    rec = rec._replace(corrects=(*rec.corrects, guessed.id))
                 said_again = _pending_said_again(idx, rec, now, vault.settings.dedup.threshold)
                 if dup is None and rec.pending:  # a guess repeating a guess elsewhere: counted, not stored twice
                     dup = _same_guess(idx, rec, said_again)
-                restating = [_seen(rec, ref, now) for ref in said_again if dup is None or ref != dup.id]
+                restating = [_seen(rec, ref, now) for ref in said_again if ref not in (dup and dup.id, guessed and guessed.id)]
                 if dup is not None:
                     written, lag = write_records(vault, idx, [_seen(rec, dup.id, now), *restating])
                     idx = written or idx
@@ -399,11 +402,12 @@ def _append(
                         warning="; ".join(w for w in (kept, lag) if w) or None,
                         confirmed=confirmed,
                     )
-                near = probe(idx, rec.text, rec.domain, rec.project, 20)  # one probe for both checks
-                similar = find_similar(
-                    idx, rec.text, rec.domain, rec.project, vault.settings.dedup.threshold, now, rows=near
-                )
-                updates = [] if similar else find_updates(idx, rec, now, rows=near)
+                if guessed is None:  # (a statement of a guess is its correction, whatever is near)
+                    near = probe(idx, rec.text, rec.domain, rec.project, 20)  # one probe for both checks
+                    similar = find_similar(
+                        idx, rec.text, rec.domain, rec.project, vault.settings.dedup.threshold, now, rows=near
+                    )
+                    updates = [] if similar else find_updates(idx, rec, now, rows=near)
             update_warning = None
             if updates:
                 rec, update_warning = _on_update(rec, updates, on_update)
@@ -576,14 +580,16 @@ def _same_guess(idx: Index, rec: Record, pending: list[str]) -> Row | None:
     return None
 
 
-def _exact_duplicate(idx: Index, rec: Record, now: float) -> Row | None:
+def _exact_duplicate(idx: Index, rec: Record, now: float) -> tuple[Row | None, Row | None]:
     """The current record saying exactly this: the same fingerprint (stemmed, like search) and
     the same words as written — a changed word form ("wants" → "wanted") may be a changed fact,
-    so it is left to the near-duplicate check, which stores it and names the older one."""
+    so it is left to the near-duplicate check, which stores it and names the older one. An
+    inference that a statement says word for word is no duplicate of it: it comes second, for
+    the statement to correct (what was guessed is now said)."""
     fp = textmod.fingerprint(rec.text)
     if fp is None:
-        return None  # nothing to compare: punctuation or symbols only
-    as_written = None
+        return None, None  # nothing to compare: punctuation or symbols only
+    as_written, guessed = None, None
     for row in idx.with_fingerprint(fp, rec.domain, rec.project):
         if (
             view.status(row, now, warm=True) in (view.Status.CURRENT, view.Status.PENDING)
@@ -592,8 +598,11 @@ def _exact_duplicate(idx: Index, rec: Record, now: float) -> Row | None:
         ):
             as_written = as_written or textmod.normalize(rec.text, stem=False)
             if textmod.normalize(idx.record(row).text, stem=False) == as_written:
-                return row
-    return None
+                if row.inferred and rec.basis != "inferred" and view.may_supersede(TIER_RANK[rec.tier], row.tier):
+                    guessed = guessed or row
+                    continue
+                return row, None
+    return None, guessed
 
 
 def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:
