@@ -84,6 +84,8 @@ def test_an_inference_the_user_then_states_word_for_word_becomes_a_statement(cli
     other), so no surface keeps showing the fact as [INFERRED]. An inference repeating a
     statement adds nothing: it is a duplicate of the statement."""
     guess = cli.json("append", "The user prefers tabs over spaces", "--basis", "inferred")["id"]
+    err = cli.json("confirm", guess, code=1)["error"]  # in recall already: `confirm` is for guesses waiting
+    assert err["code"] == "not_pending" and "inference" in err["message"] and "as a fact" not in err["message"], err
     said = cli.json("append", "The user prefers tabs over spaces")
     assert said["status"] == "stored" and said["id"] != guess, said
     first, old = cli.json("search", "tabs spaces")["hits"]
