@@ -27,7 +27,7 @@ from optmem import clock, fsio
 from optmem.errors import OptmemError, UsageError, quote
 from optmem.record import BOOKKEEPING, BadLine, Record, derived_id, missing_fields, parse_line
 from optmem.safety import scan
-from optmem.vault import Vault
+from optmem.vault import Vault, hot_target
 
 FORMAT, VERSION = "optmem-export", 1
 SOURCES = ("claude-code", "codex", "hermes", "mem0")
@@ -40,9 +40,11 @@ def _dumps(obj: Any) -> str:
 
 
 # -- export -----------------------------------------------------------------------------------
-def export_lines(vault: Vault) -> Iterator[str]:
+def export_lines(vault: Vault, warnings: list[str] | None = None) -> Iterator[str]:
     """The vault as export lines (see the module's doc). A line the log cannot parse is left
-    out (doctor reports it); a hand-typed line gets its derived id written out."""
+    out (doctor reports it); a hand-typed line gets its derived id written out. What a hot file
+    could not give whole is said in `warnings`: a file that cannot be read (not in the export), a
+    file git left mid-merge (both sides exported as entries of their own)."""
     from optmem import memory
     from optmem.index import open_index
 
@@ -64,11 +66,23 @@ def export_lines(vault: Vault) -> Iterator[str]:
     found.sort(key=lambda f: (f[0], f[1]))
     hot = []
     with open_index(vault) as idx:
-        for target, project in memory.targets(vault):
-            try:
-                f = memory.load(vault, target, project)
-            except OptmemError:
+        for name, _ in vault.hot_paths():
+            if (where := hot_target(name)) is None:
                 continue
+            try:
+                f = memory.load(vault, *where)
+            except OptmemError as exc:
+                _say(
+                    warnings,
+                    f"{name} could not be read ({exc.message}): its entries are not in this export — `optmem doctor`",
+                )
+                continue
+            if f.conflicted:
+                _say(
+                    warnings,
+                    f"{f.name} is mid-merge: both sides of the git merge are exported as entries of their own — "
+                    "finish the merge (`optmem doctor` says how) and export again",
+                )
             last = {row.key: row.id for row in idx.journal(f.name)}
             entries = [
                 {"id": (e := memory.entry_id(text)), "text": text, "journal": last.get(f"hot:{f.name}:{e}")}
@@ -93,6 +107,11 @@ def export_lines(vault: Vault) -> Iterator[str]:
         yield _dumps({"hot": h})
     for line in access:
         yield f'{{"access":{line}}}'
+
+
+def _say(warnings: list[str] | None, message: str) -> None:
+    if warnings is not None:
+        warnings.append(message)
 
 
 def _access_lines(vault: Vault) -> list[str]:
@@ -441,7 +460,6 @@ def _put_hot(batch: _Batch) -> int:
     already); an entry that does not fit is refused and reported (`over_limit`), with what to do.
     A file that is empty takes the export's front matter too."""
     from optmem import memory
-    from optmem.vault import hot_target
 
     added = 0
     for n, h in batch.hot:

@@ -300,3 +300,20 @@ def test_an_import_says_what_it_does_not_take_rather_than_storing_or_dropping_it
     assert "5, not a string" in done["bad"][0]["message"] and f"optmem correct {rid}" in done["bad"][3]["message"]
     assert log_bytes(second).startswith(before)  # (what the vault held is as it was)
     assert [h["text"] for h in cli.json("--vault", str(second), "search", "茶")["hits"]] == ["用户喜欢乌龙茶"]
+
+
+def test_an_export_says_which_hot_file_it_could_not_carry_whole(cli, vault_path):
+    """A backup that leaves something out says so: a hot file that cannot be read is named on
+    stderr (its entries are not in the export), and one git left mid-merge is named too (both
+    sides go out as entries of their own) — the export itself still runs."""
+    cli.json("add", "prefers short answers")
+    (vault_path / "USER.md").write_bytes(b"likes \xff\xfe tea\n")  # not UTF-8
+    res = cli("export")
+    assert res.exit_code == 0 and "prefers short answers" in res.stdout
+    assert "USER.md" in res.stderr and "not in this export" in res.stderr, res.stderr
+    (vault_path / "USER.md").write_text("likes tea\n", "utf-8")
+    mem = vault_path / "MEMORY.md"
+    mem.write_text("shared\n§\n<<<<<<< HEAD\nport 8080\n=======\nport 9090\n>>>>>>> origin/main\n", "utf-8")
+    res = cli("export")
+    assert res.exit_code == 0 and '"port 8080"' in res.stdout and '"port 9090"' in res.stdout
+    assert "MEMORY.md" in res.stderr and "mid-merge" in res.stderr and "USER.md" not in res.stderr, res.stderr
