@@ -15,6 +15,18 @@ from optmem.integrations import hermes
 TURN = ("Which port does the backend use now?", "The backend listens on port 9090 since the migration.")
 
 
+def in_a_repository(tmp_path, monkeypatch, name: str):
+    """A terminal session in the git repository `name` (its project), with its Hermes home."""
+    import subprocess
+
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    repo = tmp_path / name
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.setenv("TERMINAL_CWD", str(repo))
+    return tmp_path / "hermes"
+
+
 def started(home, **kwargs):
     p = hermes.provider()
     p.initialize("s-1", hermes_home=str(home), platform="cli", **kwargs)
@@ -323,14 +335,7 @@ def test_a_sessions_turns_and_handoff_carry_its_project_and_a_later_done_closes_
     """The turns of a session in a git repository carry its project as its handoff does, so
     `context -p` finds them; the handoff reads "Done: …. Next: …" as two items, and an open item
     a later message reports done is not left as next."""
-    import subprocess
-
-    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
-    repo = tmp_path / "hproj"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    monkeypatch.setenv("TERMINAL_CWD", str(repo))
-    home = tmp_path / "hermes"
+    home = in_a_repository(tmp_path, monkeypatch, "hproj")
     p = started(home, agent_context="primary")
     p.sync_turn("The hproj API listens on port 7070 now", "Noted: hproj API on 7070.", session_id="s-1")
     p.on_delegation("Find the flaky test in the payments suite", "test_refund_race fails one run in ten.")
@@ -408,14 +413,7 @@ def test_a_new_session_starts_from_its_projects_handoff_and_block_and_still_reca
     """A session's first turn is told what the last session of its project left to do (the
     handoff `on_session_end` wrote) and its project's block, as `context -p` tells it; the records
     it recalls stay every record the query finds — a note saved outside the project too."""
-    import subprocess
-
-    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
-    repo = tmp_path / "hproj"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    monkeypatch.setenv("TERMINAL_CWD", str(repo))
-    home = tmp_path / "hermes"
+    home = in_a_repository(tmp_path, monkeypatch, "hproj")
     first = started(home, agent_context="primary")
     first.on_session_end(
         [
