@@ -382,7 +382,9 @@ def _append(
                 said_again = _pending_said_again(idx, rec, now, vault.settings.dedup.threshold)
                 if dup is None and rec.pending:  # a guess repeating a guess elsewhere: counted, not stored twice
                     dup = _same_guess(idx, rec, said_again)
-                restating = [_seen(rec, ref, now) for ref in said_again if ref not in (dup and dup.id, guessed and guessed.id)]
+                restating = [
+                    _seen(rec, ref, now) for ref in said_again if ref not in (dup and dup.id, guessed and guessed.id)
+                ]
                 if dup is not None:
                     written, lag = write_records(vault, idx, [_seen(rec, dup.id, now), *restating])
                     idx = written or idx
