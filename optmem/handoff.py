@@ -343,18 +343,20 @@ def read(vault: Vault, project: str, history: int = 1, *, show_unsafe: bool = Fa
     # a HANDOFF.md no person edited is a copy of its log record: the log says what was written
     # (the file's Markdown cannot tell an item "(none)" or a note's "## Next" line from its own)
     # and which handoff is the newest (a write killed after its record and before the file
-    # leaves the file older than the log) — the file stands only for a record the log lacks
+    # leaves the file older than the log) — the file stands only for a record the log lacks.
+    # A person's edit wins unless the log holds it (`follow`) and a newer handoff after it.
     unedited = current is not None and not current.edited and current.id is not None
-    records, logged = _logged(vault, project, history + 1, current.id if unedited and current else None)
+    window = history + (1 if current is None or unedited else _WALK)  # (an edit's journal, writes after it)
+    records, logged = _logged(vault, project, window, current.id if unedited and current else None)
     if current is not None and unedited and logged:
         current = None
     out: list[Handoff] = []
     if current is not None:
         newest = records[0] if records else None
-        if current.edited or newest is None or _order(current) > _order(newest):
-            journalled = next(
-                (r for r in records if current.edited and r.summary() == _redacted(current).summary()), None
-            )
+        journalled = _journal_of(_redacted(current), records) if current.edited else None
+        # the edit is in the log, and a handoff was written after it (its file write cut short)
+        superseded = journalled is not None and newest is not None and journalled.id != newest.id
+        if not superseded and (current.edited or newest is None or _order(current) > _order(newest)):
             if journalled is not None:  # a person's edit, journalled (`follow`): shown once, with its record
                 current = replace(current, id=journalled.id)
             out.append(current)
@@ -367,6 +369,21 @@ def read(vault: Vault, project: str, history: int = 1, *, show_unsafe: bool = Fa
             project=project,
         )
     return [h if show_unsafe else h.shown() for h in out[:history]]
+
+
+_WALK = 8  # handoff records looked through for the journal of a person's edit
+
+
+def _journal_of(said: Handoff, records: list[Handoff]) -> Handoff | None:
+    """The record that journals the person's edit `said` (`follow`), among `records` (newest
+    first): looked for past writes whose HANDOFF.md never landed (a write killed after its
+    record), up to the file's own record or an earlier edit's journal (source `drift`)."""
+    for r in records:
+        if r.summary() == said.summary():
+            return r
+        if r.source == "drift" or r.id == said.id:
+            return None
+    return None
 
 
 def _order(h: Handoff) -> tuple[str, str]:
@@ -408,8 +425,8 @@ def _unjournalled(vault: Vault, project: str) -> tuple[Handoff, Handoff | None] 
     if h is None or not h.edited or not (h.done or h.blocked or h.next or h.note):
         return None
     said = replace(_redacted(h), project=project)
-    latest = _records(vault, project, 1)
-    if latest and latest[0].summary() == said.summary():
+    latest = _records(vault, project, _WALK)
+    if _journal_of(said, latest) is not None:
         return None  # journalled already
     return said, latest[0] if latest else None
 

@@ -182,6 +182,47 @@ def test_a_handoff_write_killed_before_its_file_is_still_the_latest_everywhere(v
     assert cli.json("search", "step", "--kind", "handoff")["hits"][0]["id"] == newest["id"]
 
 
+def _killed_write(vault: Vault, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """`optmem handoff write ARGS` as its own process, killed (SIGKILL) after its log record was
+    written and before HANDOFF.md was renamed into place."""
+    return subprocess.run(
+        [sys.executable, "-c", _KILLED_BEFORE_HANDOFF, str(vault.root), "handoff", "write", *args],
+        capture_output=True,
+        timeout=HANG,
+    )
+
+
+@pytest.mark.long
+def test_a_write_killed_after_a_persons_journalled_edit_is_the_latest(vault, cli):
+    """A person's edit, journalled, then a write killed before its file: the log's newest is the
+    write, and the edited file is older than it."""
+    cli.json("handoff", "write", "-p", "web", "--next", "写测试")
+    path = vault.root / "projects" / "web" / "HANDOFF.md"
+    path.write_text(path.read_text("utf-8").replace("写测试", "写测试，然后发布"), "utf-8")
+    assert "next: 写测试，然后发布" in cli("context", "-p", "web").stdout  # a read of the view: journalled
+    assert json.loads(vault.log_path.read_text("utf-8").splitlines()[-1])["source"] == "drift"
+    assert _killed_write(vault, "-p", "web", "--next", "发布 1.2").returncode == -9
+    newest = json.loads(vault.log_path.read_text("utf-8").splitlines()[-1])
+    got = cli.json("handoff", "read", "-p", "web", "--history", "2")["handoffs"]
+    assert [h["next"] for h in got] == [["发布 1.2"], ["写测试，然后发布"]] and got[0]["id"] == newest["id"]
+    assert "next: 发布 1.2" in cli("context", "-p", "web").stdout
+
+
+@pytest.mark.long
+def test_a_person_who_edits_back_to_an_earlier_edit_has_it_journalled_again(vault, cli):
+    """Edits A, B, then A again: each is journalled, the last is current (an earlier journal of
+    the same words is not taken for this edit's)."""
+    cli.json("handoff", "write", "-p", "web", "--next", "v0")
+    path = vault.root / "projects" / "web" / "HANDOFF.md"
+    for words in ("va", "vb", "va"):
+        text = path.read_text("utf-8")
+        path.write_text(text[: text.rindex("- ")] + f"- {words}\n", "utf-8")
+        assert f"next: {words}" in cli("context", "-p", "web").stdout
+    drift = [r for r in map(json.loads, vault.log_path.read_text("utf-8").splitlines()) if r.get("source") == "drift"]
+    assert [r["next"] for r in drift] == [["va"], ["vb"], ["va"]]
+    assert cli.json("handoff", "read", "-p", "web")["handoffs"][0]["next"] == ["va"]
+
+
 # -- the sample vault's tree ---------------------------------------------------------------------
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 SAMPLE_TIME = "2026-06-21T00:00:00Z"  # when scripts/make_sample_vault.py compacts it
