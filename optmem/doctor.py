@@ -434,9 +434,18 @@ def _check_markdown(vault: Vault, report: Report) -> None:
     for path in files:
         rel = str(path.relative_to(vault.root))
         try:
-            handoff.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
+            text = fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or ""
+            handoff.parse(text)
+            gaps = handoff.front_matter_gaps(text) if text.strip() else None
         except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))
+            continue
+        if gaps is not None:
+            broken, what = gaps
+            if broken:
+                report.problems.append(Problem("bad_front_matter", rel, what))
+            else:
+                report.notes.append(f"{rel} {what}")
     troot = vault.root / "tree"
     for path in sorted(troot.glob("*/*.md")) if troot.is_dir() else []:
         rel = str(path.relative_to(vault.root))
