@@ -459,10 +459,12 @@ def _match(hot: HotFile, old: str | None, entry: str | None, first: bool) -> int
                 candidates=[_preview(hot, i) for i in hits],
             )
         return hits[0]
-    old = _check_text(old or "", "OLD")
-    whole = [i for i, e in enumerate(hot.entries) if _canonical(e) == _canonical(old)]
+    old = old or ""
+    core = _check_text(old, "OLD")  # (whitespace alone is no OLD)
+    whole = [i for i, e in enumerate(hot.entries) if _canonical(e) == _canonical(core)]
     if whole:
         return whole[0]
+    old = _typed(old)
     hits = [i for i, e in enumerate(hot.entries) if _holds(e, old)]
     if not hits:
         raise NoMatch(
@@ -485,9 +487,37 @@ def _canonical(text: str) -> str:
     return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
+def _typed(old: str) -> str:
+    """OLD as typed, without the line end a pipe adds (`echo … | optmem replace - NEW`); its
+    spaces stay — they say where it stands (`_find`)."""
+    return old.strip("\r\n") or old
+
+
 def _holds(entry: str, old: str) -> bool:
-    """Whether `entry` contains `old`, whichever Unicode form either was typed in."""
-    return old in entry or _canonical(old) in _canonical(entry)
+    """Whether `entry` contains `old`, whichever Unicode form either was typed in (`_find`)."""
+    return _find(entry, old) is not None
+
+
+def _find(entry: str, old: str) -> tuple[str, int, int] | None:
+    """Where `entry` holds `old`: (the entry, or its composed form when the two were typed in
+    different Unicode forms; the start and end of the span to replace), or None.
+
+    The space around OLD says where it stands: "entry 1 " is in "entry 1 first", not in "entry
+    10" — a space (any whitespace) before or after it matches whitespace in the entry, or the
+    entry's start or end (an entry holds no space there). The span replaced is OLD without that
+    space: the entry's own spacing stays."""
+    core = old.strip()
+    before, after = core != old.rstrip(), core != old.lstrip()
+    for text, part in ((entry, core), (_canonical(entry), _canonical(core))):
+        start = text.find(part)
+        while start >= 0:
+            end = start + len(part)
+            if (not before or start == 0 or text[start - 1].isspace()) and (
+                not after or end == len(text) or text[end].isspace()
+            ):
+                return text, start, end
+            start = text.find(part, start + 1)
+    return None
 
 
 def _preview(hot: HotFile, i: int) -> dict[str, str]:
@@ -534,12 +564,13 @@ def _do_replace(
     before = hot.entries[i]
     if entry or whole:
         after = new  # by id (or given as a whole entry) the whole entry is replaced
-    elif _canonical(before) == _canonical(old := (old or "").strip()):
+    elif _canonical(before) == _canonical((old or "").strip()):
         after = new
-    elif old in before:
-        after = before.replace(old, new, 1)  # only the matched span changes
-    else:  # OLD and the entry were typed in different Unicode forms: the edited entry is composed
-        after = _canonical(before).replace(_canonical(old), new, 1)
+    else:  # only the matched span changes (in different Unicode forms, the edited entry is composed)
+        found = _find(before, _typed(old or ""))
+        assert found is not None  # (`_match` chose the entry for holding it)
+        text, start, end = found
+        after = text[:start] + new + text[end:]
     after = _check_text(after, "the replaced entry")
     if after == before:  # nothing to change: nothing is written or journalled
         return Change("replace", "unchanged", Entry(entry_id(after), after))

@@ -60,3 +60,48 @@ def test_a_bom_inside_piped_text_is_still_content_the_scanner_sees(vault, cli):
     # only the mark that opens the stream is an encoding mark; one further in is hidden text
     got = cli.json("append", "-", input="a note\u200b\ufeffwith a hidden mark\n")
     assert got.get("held") or got.get("warning"), got
+
+
+# -- F4: the space around OLD says where it stands ---------------------------------------------
+
+
+@pytest.fixture
+def tens(vault, cli):
+    cli.json("add", "hot entry 1 first")
+    cli.json("add", "hot entry 10 tenth")
+    return vault
+
+
+def test_a_space_in_old_picks_the_one_entry_that_holds_it(tens, vault_path, cli):
+    assert cli.json("replace", "entry 1", "x", code=1)["error"]["code"] == "ambiguous"  # as before
+    got = cli.json("replace", "entry 1 ", "entry one ")
+    assert got["status"] == "replaced"
+    assert entries(vault_path) == ["hot entry one first", "hot entry 10 tenth"]
+
+
+def test_remove_and_apply_match_old_with_its_spaces(tens, vault_path, cli):
+    cli.json("remove", " 1 ")
+    assert entries(vault_path) == ["hot entry 10 tenth"]
+    cli.json("add", "hot entry 1 first")
+    cli.json("apply", "--ops", json.dumps([{"op": "replace", "old": "entry 1 ", "new": "entry one"}]))
+    # the span replaced is OLD without its spaces: the entry's own spacing stays
+    assert entries(vault_path) == ["hot entry 10 tenth", "hot entry one first"]
+
+
+def test_a_space_at_either_end_of_old_matches_the_entrys_edge(tens, vault_path, cli):
+    cli.json("replace", "first ", "premier")  # the entry ends there: no space in it to match
+    cli.json("replace", "  hot entry 10", "the entry 10")
+    assert entries(vault_path) == ["hot entry 1 premier", "the entry 10 tenth"]
+    # a space that is in neither entry where OLD would stand is no match
+    assert cli.json("remove", " ntry", code=1)["error"]["code"] == "no_match"
+
+
+def test_old_piped_in_loses_its_line_end_not_its_spaces(tens, vault_path, cli):
+    cli.json("remove", "-", input="entry 1 \n")
+    assert entries(vault_path) == ["hot entry 10 tenth"]
+
+
+def test_whitespace_alone_is_still_no_old(tens, cli):
+    for old in ("   ", " \t ", "\n"):
+        got = cli.json("remove", old, code=2)
+        assert got["error"]["code"] == "usage" and "OLD is empty" in got["error"]["message"]
