@@ -105,3 +105,30 @@ def test_whitespace_alone_is_still_no_old(tens, cli):
     for old in ("   ", " \t ", "\n"):
         got = cli.json("remove", old, code=2)
         assert got["error"]["code"] == "usage" and "OLD is empty" in got["error"]["message"]
+
+
+# -- F8: a short Chinese turn that states a fact is no trivial turn ----------------------------
+
+
+@pytest.mark.long
+def test_hermes_keeps_short_statements_in_any_script_and_skips_acknowledgements(tmp_path, monkeypatch):
+    from optmem.integrations import hermes
+
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    home = tmp_path / "hermes"
+    p = hermes.provider()
+    p.initialize("s-1", hermes_home=str(home), platform="cli", agent_context="primary")
+    said = [
+        ("我搬到上海了", "好的，已记下。"),  # I moved to Shanghai / OK, noted.
+        ("我的生日是五月三号", "好的，记住了。"),
+        ("数据库在一号柜子", "明白。"),
+        ("I moved to Shanghai", "OK, noted."),
+    ]
+    nothing = [("好的，谢谢！", "不客气。"), ("ok, thanks", "You're welcome."), ("嗯", "好"), ("ok", "Sure.")]
+    for user, assistant in [*said, *nothing]:
+        p.sync_turn(user, assistant, session_id="s-1")
+    p.shutdown()
+    texts = "\n".join(t or "" for t in log_texts(home / "optmem"))
+    assert [u for u, _ in said if u not in texts] == []
+    assert [u for u, _ in nothing if u in texts] == []
