@@ -132,3 +132,45 @@ def test_hermes_keeps_short_statements_in_any_script_and_skips_acknowledgements(
     texts = "\n".join(t or "" for t in log_texts(home / "optmem"))
     assert [u for u, _ in said if u not in texts] == []
     assert [u for u, _ in nothing if u in texts] == []
+
+
+# -- F11: a negated or changed statement is no near duplicate ----------------------------------
+
+OPPOSITES = [
+    ("用户喜欢深色主题和等宽字体 Fira Code", "用户喜欢浅色主题和等宽字体 Fira Code"),  # another value
+    ("小明不喜欢喝咖啡，尤其是在早上。", "小明喜欢喝咖啡，尤其是在早上。"),  # 不 taken out
+    ("The deploy is allowed on Fridays", "The deploy is not allowed on Fridays"),
+    ("The deploy is allowed on Fridays", "The deploy isn't allowed on Fridays"),
+    ("我们周五可以发布新版本到生产环境", "我们周五没法发布新版本到生产环境"),
+]
+SAME = [
+    ("小明非常喜欢喝咖啡，尤其是在早上。", "小明很喜欢喝咖啡，尤其是在早上"),  # intensifiers, punctuation
+    ("The deploy is really allowed on Fridays", "the deploy is allowed on fridays!"),  # case, intensifier
+    ("The user prefers the colour blue for every chart", "The user prefers the color blue for every chart"),
+    ("服务器A运行nginx，日志在 /var/log", "服务器Ａ运行ｎｇｉｎｘ　日志在 /var/log"),  # width, spacing
+]
+
+
+@pytest.mark.parametrize("a, b", OPPOSITES)
+def test_a_negation_or_another_value_is_no_near_duplicate(a, b):
+    assert compare.similarity(a, b, least=0.9) < 0.9
+    assert compare.similarity(b, a, least=0.9) < 0.9
+
+
+@pytest.mark.parametrize("a, b", SAME)
+def test_what_only_says_it_another_way_is_still_a_near_duplicate(a, b):
+    assert compare.similarity(a, b, least=0.9) >= 0.9
+
+
+def test_hot_memory_takes_the_opposite_and_the_log_reads_it_as_a_new_value(vault, vault_path, cli):
+    for a, b in OPPOSITES[:3]:
+        cli.json("add", a)
+        assert cli.json("add", b)["status"] == "added"
+    assert cli.json("add", SAME[0][0], "--target", "user")["status"] == "added"
+    assert cli.json("add", SAME[0][1], "--target", "user", code=1)["error"]["code"] == "near_duplicate"
+    # the log's gate compares the same way: not `similar`, but a possible update of the older
+    for a, b in OPPOSITES[:3]:
+        old = cli.json("append", a)["id"]
+        got = cli.json("append", b)
+        assert got["status"] == "stored" and not got.get("similar"), got
+        assert [u["id"] for u in got["possible_update"]] == [old]
