@@ -174,3 +174,26 @@ def test_hot_memory_takes_the_opposite_and_the_log_reads_it_as_a_new_value(vault
         got = cli.json("append", b)
         assert got["status"] == "stored" and not got.get("similar"), got
         assert [u["id"] for u in got["possible_update"]] == [old]
+
+
+# -- F15: a `limit:` that cannot be read is said, never passed over ------------------------------
+
+
+@pytest.mark.parametrize("written", ["3,000", "3k", "-5", "0", "[unclosed", '"3000"'])
+def test_an_unreadable_limit_is_said_by_the_commands_and_by_doctor(vault, vault_path, cli, written):
+    (vault_path / "MEMORY.md").write_text(f"---\nlimit: {written}\n---\nentry one\n", "utf-8")
+    shown = cli("show")
+    assert shown.exit_code == 0 and "2,200 chars" in shown.stdout  # the configured limit applies …
+    assert f"limit: {written}" in shown.stderr  # … and that is said
+    added = cli.json("add", "entry two")
+    assert f"limit: {written}" in added["warning"] and added["usage"]["limit"] == 2200
+    report = cli.json("doctor", code=1)
+    [problem] = [p for p in report["problems"] if p["code"] == "bad_hot_file"]
+    assert problem["file"] == "MEMORY.md" and f"limit: {written}" in problem["message"]
+
+
+def test_a_readable_limit_is_used_without_a_word(vault, vault_path, cli):
+    (vault_path / "MEMORY.md").write_text("---\r\nlimit: 3000   # raised for the migration\r\n---\r\nentry one\r\n", "utf-8")
+    added = cli.json("add", "entry two")
+    assert added["usage"]["limit"] == 3000 and not added["warning"]
+    assert not [p for p in cli.json("doctor")["problems"] if p["code"] == "bad_hot_file"]
