@@ -71,7 +71,20 @@ RESPELT = 0.8  # how alike two spellings of one word are (edit ratio): colour/co
 
 # Words that negate what they stand in: one text with one, the other without, say the opposite.
 # ("t" is the end of a contraction: isn't, don't, can't are read as "isn", "t")
-EN_NEGATIONS = ("not", "no", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "cannot", "without", "t")
+EN_NEGATIONS = (
+    "not",
+    "no",
+    "never",
+    "none",
+    "nobody",
+    "nothing",
+    "nowhere",
+    "neither",
+    "nor",
+    "cannot",
+    "without",
+    "t",
+)
 CJK_NEGATIONS = "不没沒别別未无無勿莫非"
 
 _NEGATIONS: frozenset[str] | None = None

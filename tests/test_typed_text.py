@@ -162,6 +162,7 @@ def test_what_only_says_it_another_way_is_still_a_near_duplicate(a, b):
     assert compare.similarity(a, b, least=0.9) >= 0.9
 
 
+@pytest.mark.long
 def test_hot_memory_takes_the_opposite_and_the_log_reads_it_as_a_new_value(vault, vault_path, cli):
     for a, b in OPPOSITES[:3]:
         cli.json("add", a)
@@ -193,7 +194,9 @@ def test_an_unreadable_limit_is_said_by_the_commands_and_by_doctor(vault, vault_
 
 
 def test_a_readable_limit_is_used_without_a_word(vault, vault_path, cli):
-    (vault_path / "MEMORY.md").write_text("---\r\nlimit: 3000   # raised for the migration\r\n---\r\nentry one\r\n", "utf-8")
+    (vault_path / "MEMORY.md").write_text(
+        "---\r\nlimit: 3000   # raised for the migration\r\n---\r\nentry one\r\n", "utf-8"
+    )
     added = cli.json("add", "entry two")
     assert added["usage"]["limit"] == 3000 and not added["warning"]
     assert not [p for p in cli.json("doctor")["problems"] if p["code"] == "bad_hot_file"]

@@ -55,7 +55,21 @@ TRIVIAL = 12  # characters: a turn whose both sides are this short says nothing 
 CJK_WEIGHT = 3  # … a CJK character counting as three: one says what a short English word does
 # (我搬到上海了, 6 characters, is "I moved to Shanghai", 19) — Chinese is not cut at four characters
 ACKS = {"ok", "okay", "thanks", "thank you", "thx", "yes", "no", "sure", "好", "好的", "谢谢", "嗯", "行"}
-ACKS |= {"got it", "noted", "cool", "great", "收到", "明白", "明白了", "知道了", "了解", "好吧", "嗯嗯", "没问题", "谢谢你"}
+ACKS |= {
+    "got it",
+    "noted",
+    "cool",
+    "great",
+    "收到",
+    "明白",
+    "明白了",
+    "知道了",
+    "了解",
+    "好吧",
+    "嗯嗯",
+    "没问题",
+    "谢谢你",
+}
 CONTEXT_BUDGET = 2500  # characters of prefetched context a turn
 FILE_BYTES = 1 << 20  # what is read of the provider's Hermes config (a small JSON object)
 SPOOL = "optmem-spool.jsonl"  # in HERMES_HOME: the writes the vault could not take yet, in order
