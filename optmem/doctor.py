@@ -335,6 +335,8 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
                     "entry by entry",
                 )
             )
+        if hot.bad_limit:  # the default is used meanwhile: said, not passed over
+            report.problems.append(Problem("bad_hot_file", hot.name, hot.bad_limit.partition(": ")[2]))
         u = hot.usage()
         if u.chars > u.limit:
             report.problems.append(

@@ -148,7 +148,8 @@ def bounded_lines(fh: Any) -> Iterator[str]:
     export line is longer than `fsio.LINE_BYTES` (a record is bounded far below), so a longer one
     — or a stream without end, /dev/zero — is no export, and the import stops there with
     `too_large`, having held none of it whole. Bytes that are not UTF-8 read as U+FFFD (the line
-    is then refused by its parse, not the import)."""
+    is then refused by its parse, not the import). A BOM that opens the stream is dropped, as a
+    file's text is read (`fsio.decode`)."""
     from optmem.errors import TooLarge
 
     n = 0
@@ -162,6 +163,8 @@ def bounded_lines(fh: Any) -> Iterator[str]:
                 line=n,
                 limit=fsio.LINE_BYTES,
             )
+        if n == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a BOM (a Windows editor's mark, not content)
+            raw = raw[3:]
         yield raw.decode("utf-8", errors="replace")
 
 
