@@ -127,29 +127,7 @@ def correct(
         with open_index(vault) as idx:
             row, quoted = _target(idx, target, now, domain, project)
             log.refuse_bookkeeping(idx, row, "correct")
-            if row.superseded_by:  # correcting an old version would make a second current one
-                head = idx.current_version(row)
-                rivals = idx.conflict_with(head, now)
-                if rivals:  # the fact has two current versions already: the user settles it
-                    first = idx.first_versions(head)[0]
-                    raise NotApplicable(
-                        f"{row.id} was corrected two ways: {', '.join([head.id, *rivals])} stand together "
-                        f"— ask the user which is right, then `optmem resolve {first.id[-8:]} --keep ID` "
-                        "(or --value TEXT); nothing was written",
-                        code="superseded",
-                        id=row.id,
-                        superseded_by=row.superseded_by,
-                        current=[head.id, *rivals],
-                    )
-                raise NotApplicable(
-                    f"{row.id} is already superseded by {row.superseded_by}; the current version is "
-                    f"{head.id} — correct that one (`optmem correct {head.id} TEXT`), so one fact never "
-                    "has two current versions; nothing was written",
-                    code="superseded",
-                    id=row.id,
-                    superseded_by=row.superseded_by,
-                    current=head.id,
-                )
+            log.refuse_superseded(idx, row, now)  # correcting an old version would make a second current one
             rec = idx.record(row)
             if tier is None and key is None and _plain(body) == _plain(rec.text):
                 raise NotApplicable(

@@ -363,6 +363,7 @@ def _append(
     with vault.lock():
         idx = catch_up(idx)
         try:
+            rec = _hand_corrects(idx, rec, now)
             _check_redline_lock(idx, rec, now)
             if rec.tier == "redline" and rec.corrects:  # a tool's output made a rule only by a person
                 from optmem.quarantine import refuse_promotion
@@ -382,7 +383,9 @@ def _append(
                 said_again = _pending_said_again(idx, rec, now, vault.settings.dedup.threshold)
                 if dup is None and rec.pending:  # a guess repeating a guess elsewhere: counted, not stored twice
                     dup = _same_guess(idx, rec, said_again)
-                restating = [_seen(rec, ref, now) for ref in said_again if ref not in (dup and dup.id, guessed and guessed.id)]
+                restating = [
+                    _seen(rec, ref, now) for ref in said_again if ref not in (dup and dup.id, guessed and guessed.id)
+                ]
                 if dup is not None:
                     written, lag = write_records(vault, idx, [_seen(rec, dup.id, now), *restating])
                     idx = written or idx
@@ -603,6 +606,67 @@ def _exact_duplicate(idx: Index, rec: Record, now: float) -> tuple[Row | None, R
                     continue
                 return row, None
     return None, guessed
+
+
+def refuse_superseded(idx: Index, row: Row, now: float) -> None:
+    """A correction of `row`, an old version of its fact, would make a second current version:
+    refused (`superseded`), naming the current one — or, when the fact was corrected two ways
+    already, how the user settles it."""
+    if not row.superseded_by:
+        return
+    head = idx.current_version(row)
+    rivals = idx.conflict_with(head, now)
+    if rivals:  # the fact has two current versions already: the user settles it
+        first = idx.first_versions(head)[0]
+        raise NotApplicable(
+            f"{row.id} was corrected two ways: {', '.join([head.id, *rivals])} stand together "
+            f"— ask the user which is right, then `optmem resolve {first.id[-8:]} --keep ID` "
+            "(or --value TEXT); nothing was written",
+            code="superseded",
+            id=row.id,
+            superseded_by=row.superseded_by,
+            current=[head.id, *rivals],
+        )
+    raise NotApplicable(
+        f"{row.id} is already superseded by {row.superseded_by}; the current version is "
+        f"{head.id} — correct that one (`optmem correct {head.id} TEXT`), so one fact never "
+        "has two current versions; nothing was written",
+        code="superseded",
+        id=row.id,
+        superseded_by=row.superseded_by,
+        current=head.id,
+    )
+
+
+def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
+    """A text in the hand-typed correction form (`〔更正〕#<id> …`, `[correction] #<id> …`)
+    corrects the records it names, as every reader takes it (`record.parse_line`): through
+    `append` it meets the checks `correct` makes — the id names one record (`not_found`,
+    `ambiguous`), a memory (not a bookkeeping or journal line), and its current version
+    (`superseded`); the redline lock follows (`_check_redline_lock`). Returns the record with
+    those ids in its `corrects`, as it reads."""
+    if not rec.text or not (rec.text[0] in "〔[" or rec.text[0].isspace()):
+        return rec
+    refs = [ref for ref in record.hand_correction_refs(rec.text) if ref not in rec.corrects]
+    if not refs:
+        return rec
+    for ref in refs:
+        rows = idx.resolve(ref)
+        if not rows:
+            raise NotFound(
+                f"the text is a correction of #{ref} (the hand-typed form 〔更正〕#ID), but no record has that "
+                "id; give the id of the record it corrects (`optmem correct ID TEXT`), or leave out the '#' "
+                "— nothing was stored",
+                ref=ref,
+            )
+        if len(rows) > 1:
+            raise Ambiguous(
+                f"#{ref} names {len(rows)} records; give more of the id — nothing was stored",
+                candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]],
+            )
+        refuse_bookkeeping(idx, rows[0], "correct")
+        refuse_superseded(idx, rows[0], now)
+    return rec._replace(corrects=(*rec.corrects, *refs), kind=CORRECTION if rec.kind == NOTE else rec.kind)
 
 
 def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:
