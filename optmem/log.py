@@ -93,6 +93,35 @@ def check_text(text: str | None) -> str:
 FIELD_BYTES, MAX_TAGS = record.FIELD_BYTES, record.MAX_TAGS  # (the bounds: `record.oversize`)
 
 
+_NOT_IN_KEY = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs", "Co"))  # control, invisible, line breaks, no character
+
+
+def check_key(key: str | None, what: str = "--key") -> str | None:
+    """A fact key as it is taken (every command and tool that takes one: writes, `history`,
+    `resolve`): surrounding whitespace trimmed — a stray space from a script or a template
+    names the same fact, not a second one that nothing flags; a key that is empty, or holds a
+    line break, a control or an invisible character, is refused (`usage`, field `key`)."""
+    if key is None:
+        return None
+    if not isinstance(key, str) or not key.strip():
+        raise UsageError(
+            f"{what} {quote(str(key))} is empty; give the fact's key (e.g. backend.port), or leave {what} out",
+            field="key",
+        )
+    import unicodedata
+
+    trimmed = key.strip()
+    odd = next((c for c in trimmed if unicodedata.category(c) in _NOT_IN_KEY), None)
+    if odd is not None:
+        raise UsageError(
+            f"{what} {quote(key)} holds U+{ord(odd):04X} ({unicodedata.name(odd, 'a control character').lower()}); "
+            "a key is one line of visible characters, e.g. backend.port — write it without that; nothing was "
+            "written",
+            field="key",
+        )
+    return trimmed
+
+
 def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> Record:
     """The one check of a whole record, on every way in (`append` and each command built on it,
     MCP, the Hermes provider, `import`): every field within its bound (`record.oversize`:
@@ -120,6 +149,12 @@ def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> Record:
             field=name,
             bytes=size,
             limit=bound,
+        )
+    if rec.key is not None and check_key(rec.key, "the key") != rec.key:
+        raise UsageError(
+            f"the key {quote(rec.key)} has whitespace around it, so it would name another fact than "
+            f"{quote(rec.key.strip())}; write it without (nothing was stored)",
+            field="key",
         )
     for name in ("domain", "project", "kind"):
         value = getattr(rec, name)
@@ -287,7 +322,7 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
         project=draft.project,
         kind=draft.kind,
         tier=draft.tier,
-        key=draft.key,
+        key=check_key(draft.key),
         tags=tags,
         corrects=tuple(draft.corrects or ()),
         expires=clock.format_ts(clock.later(moment, ttl)) if ttl is not None else None,
