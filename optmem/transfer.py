@@ -700,10 +700,19 @@ def _record_chunks(
             chunk.append((n, text))
         elif isinstance(obj, dict) and "access" in obj:
             line = obj["access"]
-            if isinstance(line, dict) and isinstance(line.get("ts"), str) and clock.to_epoch(line["ts"]) is not None:
-                batch.access.append(line)
-            else:
+            when = clock.to_epoch(line["ts"]) if isinstance(line, dict) and isinstance(line.get("ts"), str) else None
+            if when is None:
                 batch.refuse(n, "unparseable_line", "an access line without a time")
+            elif when > clock.now().timestamp() + clock.FUTURE_SLACK:
+                batch.refuse(
+                    n,
+                    "future_time",
+                    f"its ts {_short(line['ts'])} is in the future: the records it names would count as recalled "
+                    "until then; not imported — only a recall is left out",
+                    "ts",
+                )
+            else:
+                batch.access.append(line)
         elif isinstance(obj, dict) and isinstance(obj.get("hot"), dict) and _hot_ok(obj["hot"]):
             hot = obj["hot"]
             for e in hot["entries"]:

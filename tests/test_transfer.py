@@ -342,6 +342,7 @@ def test_an_import_checks_each_records_id_time_and_field_types_and_leaves_doctor
         {"record": {"id": good, "ts": "2026-01-01T00:00:00Z", "text": "a good record", "tags": ["ok"]}},
         {"record": {"ts": "2026-01-02T00:00:00Z", "text": "hand typed, its id derived"}},
         {"record": {"ts": "2026-01-03T00:00:00Z", "text": "the cache is valkey", "corrects": [rid]}},
+        {"access": {"v": 1, "ts": "2099-01-01T00:00:00Z", "touch": [good]}},
     ]
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", "utf-8")
@@ -355,6 +356,7 @@ def test_an_import_checks_each_records_id_time_and_field_types_and_leaves_doctor
         (7, "bad_value", "corrects"),
         (8, "dangling_ref", "corrects"),
         (9, "missing_field", "ts"),
+        (13, "future_time", "ts"),
     ]
     assert all(b["message"].count(";") >= 1 for b in done["bad"])  # each says what to do
     assert done["records"] == 3
