@@ -93,14 +93,15 @@ def check_text(text: str | None) -> str:
 FIELD_BYTES, MAX_TAGS = record.FIELD_BYTES, record.MAX_TAGS  # (the bounds: `record.oversize`)
 
 
-_NOT_IN_KEY = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs", "Co"))  # control, invisible, line breaks, no character
+_BREAKS = frozenset("\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029")  # what makes a key more than one line
 
 
 def check_key(key: str | None, what: str = "--key") -> str | None:
     """A fact key as it is taken (every command and tool that takes one: writes, `history`,
     `resolve`): surrounding whitespace trimmed — a stray space from a script or a template
-    names the same fact, not a second one that nothing flags; a key that is empty, or holds a
-    line break, a control or an invisible character, is refused (`usage`, field `key`)."""
+    names the same fact, not a second one that nothing flags; a key that is empty or holds a
+    line break or a tab is refused (`usage`, field `key`). (An escape code or an invisible
+    character is the scanner's: a write holding one is held in quarantine, as in any field.)"""
     if key is None:
         return None
     if not isinstance(key, str) or not key.strip():
@@ -108,15 +109,12 @@ def check_key(key: str | None, what: str = "--key") -> str | None:
             f"{what} {quote(str(key))} is empty; give the fact's key (e.g. backend.port), or leave {what} out",
             field="key",
         )
-    import unicodedata
-
     trimmed = key.strip()
-    odd = next((c for c in trimmed if unicodedata.category(c) in _NOT_IN_KEY), None)
+    odd = next((c for c in trimmed if c in _BREAKS), None)
     if odd is not None:
         raise UsageError(
-            f"{what} {quote(key)} holds U+{ord(odd):04X} ({unicodedata.name(odd, 'a control character').lower()}); "
-            "a key is one line of visible characters, e.g. backend.port — write it without that; nothing was "
-            "written",
+            f"{what} {quote(key)} holds a line break or a tab (U+{ord(odd):04X}); a key is one line, e.g. "
+            "backend.port — write it without; nothing was written",
             field="key",
         )
     return trimmed

@@ -40,7 +40,7 @@ def test_a_hand_typed_correction_through_append_meets_the_checks_correct_makes(c
 def test_a_key_is_trimmed_where_it_is_taken_and_one_that_cannot_be_a_key_is_refused(cli, vault_path: Path):
     """A stray space around a key (from a script or a template) names the same fact: the later
     value supersedes the earlier, `history --key` finds both whatever spaces it is given; a key
-    with a line break or an invisible character, or only spaces, is refused with what to do —
+    with a line break or a tab, or only spaces, is refused with what to do —
     on `append`, `correct`, `history`, `resolve`, MCP, and `import` of an export."""
     first = cli.json("append", "backend port is 8080", "--key", "backend.port")["id"]
     second = cli.json("append", "backend port is 9090", "--key", "backend.port ")
@@ -49,7 +49,7 @@ def test_a_key_is_trimmed_where_it_is_taken_and_one_that_cannot_be_a_key_is_refu
     hits = cli.json("search", "backend port")["hits"]
     assert [h["id"] for h in hits if not h.get("superseded_by")] == [third]
     assert len(cli.json("history", "--key", "  backend.port\t")["versions"]) == 3
-    for bad in ("backend\nport", "backend.port\u200b", "   "):
+    for bad in ("backend\nport", "backend\tport", "   "):
         for args in (
             ("append", "backend port is 7070", "--key", bad),
             ("history", "--key", bad),
