@@ -11,6 +11,7 @@ import pytest
 from conftest import log_lines
 
 
+@pytest.mark.long
 def test_a_hand_typed_correction_through_append_meets_the_checks_correct_makes(cli, vault_path: Path):
     """`append "〔更正〕#ID …"` is a correction of ID as every reader takes it: it is refused as
     `correct` refuses it — a redline only by a redline (`redline_locked`), an old version of a
@@ -37,6 +38,7 @@ def test_a_hand_typed_correction_through_append_meets_the_checks_correct_makes(c
     assert res.exit_code == 0, res.stdout
 
 
+@pytest.mark.long
 def test_a_key_is_trimmed_where_it_is_taken_and_one_that_cannot_be_a_key_is_refused(cli, vault_path: Path):
     """A stray space around a key (from a script or a template) names the same fact: the later
     value supersedes the earlier, `history --key` finds both whatever spaces it is given; a key
