@@ -93,6 +93,33 @@ def check_text(text: str | None) -> str:
 FIELD_BYTES, MAX_TAGS = record.FIELD_BYTES, record.MAX_TAGS  # (the bounds: `record.oversize`)
 
 
+_BREAKS = frozenset("\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029")  # what makes a key more than one line
+
+
+def check_key(key: str | None, what: str = "--key") -> str | None:
+    """A fact key as it is taken (every command and tool that takes one: writes, `history`,
+    `resolve`): surrounding whitespace trimmed — a stray space from a script or a template
+    names the same fact, not a second one that nothing flags; a key that is empty or holds a
+    line break or a tab is refused (`usage`, field `key`). (An escape code or an invisible
+    character is the scanner's: a write holding one is held in quarantine, as in any field.)"""
+    if key is None:
+        return None
+    if not isinstance(key, str) or not key.strip():
+        raise UsageError(
+            f"{what} {quote(str(key))} is empty; give the fact's key (e.g. backend.port), or leave {what} out",
+            field="key",
+        )
+    trimmed = key.strip()
+    odd = next((c for c in trimmed if c in _BREAKS), None)
+    if odd is not None:
+        raise UsageError(
+            f"{what} {quote(key)} holds a line break or a tab (U+{ord(odd):04X}); a key is one line, e.g. "
+            "backend.port — write it without; nothing was written",
+            field="key",
+        )
+    return trimmed
+
+
 def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> Record:
     """The one check of a whole record, on every way in (`append` and each command built on it,
     MCP, the Hermes provider, `import`): every field within its bound (`record.oversize`:
@@ -120,6 +147,12 @@ def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> Record:
             field=name,
             bytes=size,
             limit=bound,
+        )
+    if rec.key is not None and check_key(rec.key, "the key") != rec.key:
+        raise UsageError(
+            f"the key {quote(rec.key)} has whitespace around it, so it would name another fact than "
+            f"{quote(rec.key.strip())}; write it without (nothing was stored)",
+            field="key",
         )
     for name in ("domain", "project", "kind"):
         value = getattr(rec, name)
@@ -287,7 +320,7 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
         project=draft.project,
         kind=draft.kind,
         tier=draft.tier,
-        key=draft.key,
+        key=check_key(draft.key),
         tags=tags,
         corrects=tuple(draft.corrects or ()),
         expires=clock.format_ts(clock.later(moment, ttl)) if ttl is not None else None,
@@ -363,6 +396,7 @@ def _append(
     with vault.lock():
         idx = catch_up(idx)
         try:
+            rec = _hand_corrects(idx, rec, now)
             _check_redline_lock(idx, rec, now)
             if rec.tier == "redline" and rec.corrects:  # a tool's output made a rule only by a person
                 from optmem.quarantine import refuse_promotion
@@ -605,6 +639,67 @@ def _exact_duplicate(idx: Index, rec: Record, now: float) -> tuple[Row | None, R
                     continue
                 return row, None
     return None, guessed
+
+
+def refuse_superseded(idx: Index, row: Row, now: float) -> None:
+    """A correction of `row`, an old version of its fact, would make a second current version:
+    refused (`superseded`), naming the current one — or, when the fact was corrected two ways
+    already, how the user settles it."""
+    if not row.superseded_by:
+        return
+    head = idx.current_version(row)
+    rivals = idx.conflict_with(head, now)
+    if rivals:  # the fact has two current versions already: the user settles it
+        first = idx.first_versions(head)[0]
+        raise NotApplicable(
+            f"{row.id} was corrected two ways: {', '.join([head.id, *rivals])} stand together "
+            f"— ask the user which is right, then `optmem resolve {first.id[-8:]} --keep ID` "
+            "(or --value TEXT); nothing was written",
+            code="superseded",
+            id=row.id,
+            superseded_by=row.superseded_by,
+            current=[head.id, *rivals],
+        )
+    raise NotApplicable(
+        f"{row.id} is already superseded by {row.superseded_by}; the current version is "
+        f"{head.id} — correct that one (`optmem correct {head.id} TEXT`), so one fact never "
+        "has two current versions; nothing was written",
+        code="superseded",
+        id=row.id,
+        superseded_by=row.superseded_by,
+        current=head.id,
+    )
+
+
+def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
+    """A text in the hand-typed correction form (`〔更正〕#<id> …`, `[correction] #<id> …`)
+    corrects the records it names, as every reader takes it (`record.parse_line`): through
+    `append` it meets the checks `correct` makes — the id names one record (`not_found`,
+    `ambiguous`), a memory (not a bookkeeping or journal line), and its current version
+    (`superseded`); the redline lock follows (`_check_redline_lock`). Returns the record with
+    those ids in its `corrects`, as it reads."""
+    if not rec.text or not (rec.text[0] in "〔[" or rec.text[0].isspace()):
+        return rec
+    refs = [ref for ref in record.hand_correction_refs(rec.text) if ref not in rec.corrects]
+    if not refs:
+        return rec
+    for ref in refs:
+        rows = idx.resolve(ref)
+        if not rows:
+            raise NotFound(
+                f"the text is a correction of #{ref} (the hand-typed form 〔更正〕#ID), but no record has that "
+                "id; give the id of the record it corrects (`optmem correct ID TEXT`), or leave out the '#' "
+                "— nothing was stored",
+                ref=ref,
+            )
+        if len(rows) > 1:
+            raise Ambiguous(
+                f"#{ref} names {len(rows)} records; give more of the id — nothing was stored",
+                candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]],
+            )
+        refuse_bookkeeping(idx, rows[0], "correct")
+        refuse_superseded(idx, rows[0], now)
+    return rec._replace(corrects=(*rec.corrects, *refs), kind=CORRECTION if rec.kind == NOTE else rec.kind)
 
 
 def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:
