@@ -678,9 +678,9 @@ def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
     `ambiguous`), a memory (not a bookkeeping or journal line), and its current version
     (`superseded`); the redline lock follows (`_check_redline_lock`). Returns the record with
     those ids in its `corrects`, as it reads."""
-    if not rec.text or not (rec.text[0] in "〔[" or rec.text[0].isspace()):
-        return rec
-    refs = [ref for ref in record.hand_correction_refs(rec.text) if ref not in rec.corrects]
+    if rec.corrects or not rec.text or not (rec.text[0] in "〔[" or rec.text[0].isspace()):
+        return rec  # (a write that names its targets: a `#word` in its text is a word)
+    refs = record.hand_correction_refs(rec.text)
     if not refs:
         return rec
     for ref in refs:

@@ -281,10 +281,10 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
         domain = m.group(1) if m and m.group(1).lower() != "correction" else "default"
     corrects = _str_list(get("corrects"))
     kind = _str_or_none(get("kind")) or "note"
-    if text and (text[0] in "〔[" or text[0].isspace()):
-        refs = [r for r in hand_correction_refs(text) if r not in corrects]
-        if refs:
-            corrects = corrects + tuple(refs)
+    if not corrects and text and (text[0] in "〔[" or text[0].isspace()):
+        # typed by hand: its `#id`s name what it corrects (a line that says so in `corrects`, as
+        # `correct` writes it, has said: a `#word` in its text is a word)
+        corrects = tuple(hand_correction_refs(text))
     if corrects and kind == "note":
         kind = "correction"
     tier = get("tier")

@@ -113,3 +113,16 @@ def test_merge_refuses_two_values_of_one_fact_field(cli, vault_path: Path):
     # the same value twice says one thing: taken
     done = cli.json("merge", a, b, "--topic", "日本旅行", "--fact", "month=六月", "--fact", " month = 六月")
     assert cli.json("get", done["id"])["record"]["facts"] == {"month": "六月"}
+
+
+def test_a_hashtag_in_a_corrections_text_is_a_word_not_a_record_id(cli, vault_path):
+    """`correct` names what it corrects: a `#word` in the new text ("#release2026") is part of
+    what the user says — neither refused as an unknown id nor stored as a second, dangling
+    target; the hand-typed form (`〔更正〕#ID` through `append`) still names its target by `#`."""
+    rid = cli.json("append", "deploy announcements go to the ops channel")["id"]
+    new = cli.json("correct", rid, "deploy announcements go to #release2026 now")
+    got = cli.json("get", new["id"])["record"]
+    assert got["corrects"] == [rid] and "#release2026" in got["text"], got
+    assert cli.json("doctor")["problems"] == []
+    typed = cli.json("append", f"〔更正〕#{new['id'][-8:]} deploy announcements go to #ops-2027")
+    assert cli.json("get", new["id"])["record"]["superseded_by"] == typed["id"]
