@@ -345,16 +345,7 @@ sv no inte~ aldrig ej~ ingen~ inga~
 he no ~לא~ ~אל~ לעולם
 hu no ne~ nem~ soha~ semmi
 en decode decode~ decode, decoded decipher unscramble concatenate join~the~fragments join~them base64-decode
-zh decode 解码 解密 拼接 拼起来
-any decode डिकोड فك~تشفير فك~الترميز ডিকোড ڈی~کوڈ dekode gabungkan nyahkod డీకోడ్ çöz~ birleştir டிகோட் giải~mã ghép~lại ถอดรหัส رمزگشایی zdekoduj odkoduj rozszyfruj декодуй розшифруй decodeer ontsleutel fumbua i-decode decodează decodifică αποκωδικοποίησε dekóduj dešifruj avkoda dekoda פענח dekódold
-es decode decodifica descifra concatena
-fr decode décode déchiffre concatène
-pt decode decodifique decodifica descodifica concatene
-ru decode декодируй расшифруй раскодируй склей
-de decode dekodier entschlüssel füge~zusammen
-ja decode デコード 復号 解読
-ko decode 디코딩 디코드 복호화 해독
-it decode decodifica decifra concatena
+any decode डिकोड فك~تشفير فك~الترميز ডিকোড ڈی~کوڈ dekode gabungkan nyahkod డీకోడ్ çöz~ birleştir டிகோட் giải~mã ghép~lại ถอดรหัส رمزگشایی zdekoduj odkoduj rozszyfruj декодуй розшифруй decodeer ontsleutel fumbua i-decode decodează decodifică αποκωδικοποίησε dekóduj dešifruj avkoda dekoda פענח dekódold 解码 解密 拼接 拼起来 decodifica descifra concatena décode déchiffre concatène decodifique descodifica concatene декодируй расшифруй раскодируй склей dekodier entschlüssel füge~zusammen デコード 復号 解読 디코딩 디코드 복호화 해독 decifra
 en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
 zh authority 系统通知 管理员
 es authority aviso~del~sistema administrador
@@ -369,14 +360,13 @@ any reader assistant assistants the~assistant bot bots chatbot copilot claude ch
 any request must should shall please kindly need~to needs~to have~to has~to is~required are~required required~to make~sure be~sure~to you~will i~instruct from~now~on going~forward henceforth whenever for~the~remainder permanently remember~to is~to are~to ought~to may~only can~only always 请 务必 必须 以后 从现在起 记住 每次 soll sollen sollte sollst muss müssen bitte doit doivent devez veuillez merci~de debe deben debes por~favor deve devono devi per~favore devem должен должна должны пожалуйста обязательно ください 必ず 해야 하세요 주세요 반드시 moet moeten alsjeblieft graag musi musisz powinien proszę lütfen harus tolong mohon phải hãy vui~lòng يجب يرجى من~فضلك باید لطفا चाहिए कृपया måste ska skall snälla musí prosím trebuie vă~rog πρέπει παρακαλώ חייב בבקשה kell kérlem mesti
 any youreq you~must you~should you~need~to you~have~to please~ could~you would~you i~want~you i~need~you want~you~to wants~you~to you~are~to you~shall you~can~now you~may~now you~are~required you're~required u~should u~must you~will~now 请你 你要 你必须 你需要 让你 希望你 要你 你应该 你应 你可以 允许你 授权你
 any remember remember~this remember~that remember~permanently remember~forever remember: please~remember store~this~as save~this~as keep~in~mind~that merk~dir merken~sie~sich speichere~dir retiens souviens-toi rappelle-toi mémorise recuerda memoriza ricorda memorizza lembre-se lembra memorize запомни запомните запам'ятай zapamatuj pamatuj zapamiętaj pamiętaj onthoud kom~ihåg husk muista jegyezd~meg ține~minte θυμήσου تذكّر تذكر به~خاطر~بسپار hatırla hatirla ingat ghi~nhớ זכור याद~रखो याद~रखें 覚えて 覚えておいて 기억해 기억하세요 记住 请记住 記住 จำไว้
-en public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo
-fr public lien~public
+any public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo lien~public
 en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
 en standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
 en asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether
 en claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them
-en selfnote this~note this~memory
-en keep never~be~deleted must~never~be~deleted copy~this~note~verbatim verbatim~into but~keep restore~it save~it~again
+any selfnote this~note this~memory 这条记忆 这条笔记 这条 cette~note このメモ 이~메모
+any keep never~be~deleted must~never~be~deleted copy~this~note~verbatim verbatim~into but~keep restore~it save~it~again 禁止删除 原样复制 保留这条 不要删除 conserve~cette~note ne~supprime~jamais 削除しない 残して 남겨
 en obey apply~it and~apply &~apply and~execute and~run then~execute then~run apply~the~result act~on~it carry~it~out follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
 fr obey et~applique et~exécute applique-le exécute-le
 pt obey e~aplique e~execute execute-o
@@ -389,7 +379,7 @@ any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及
 any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
-any meta injection injections prompt-injection jailbreak phishing red-team red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
+any meta injection injections prompt-injection jailbreak phishing red-team 红队 レッドチーム 레드팀 red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
 any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημέρωσε πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissítsd онови зміни додай замов
 any suppress omit leave~them~out leave~it~out leave~out
 any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
@@ -399,8 +389,6 @@ zh act 执行 删除 强制推送 命令 付款 安装 合并
 zh standing 每次 以后 今后 从现在开始 一律 自动
 zh asked 如果用户问 用户问 如果有人问
 zh claim 回答 回复 就说 告诉他
-zh selfnote 这条记忆 这条笔记 这条
-zh keep 禁止删除 原样复制 保留这条 不要删除
 zh obey 照做 直接执行 并执行 然后执行 并运行 然后运行 都是他本人写的
 zh elsewhere 网页 邮件 链接
 es act ejecuta borr elimin comando pago instala
@@ -413,8 +401,6 @@ fr act exécute supprim commande paiement installe
 fr standing à~chaque chaque~fois toujours systématiquement désormais
 fr asked si~l'utilisateur~demande quand~l'utilisateur~demande
 fr claim confirme-le réponds~que dis~que
-fr selfnote cette~note
-fr keep conserve~cette~note ne~supprime~jamais
 de act führe ausführ lösch befehl zahlung installier
 de standing immer jedes~mal bei~jedem ab~sofort automatisch
 de asked wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer
@@ -423,14 +409,10 @@ de obey ohne~rückfrage~ausführen und~ausführen und~befolge führe~es~aus vert
 de elsewhere issues kommentaren bots webseiten
 ja act 実行 削除 コマンド 強制プッシュ
 ja standing 毎回 セッション開始時 自動 今後 常に
-ja selfnote このメモ
-ja keep 削除しない 残して
 ko act 실행 삭제 명령 강제~푸시
 ko standing 때마다 항상 자동 앞으로
 ko asked 사용자가~물으면 사용자가
 ko claim 말하되 대답
-ko selfnote 이~메모
-ko keep 남겨
 ru act выполня удал команд
 ru standing всегда каждый~раз после~каждой раз~в~день
 ru asked если~пользователь~спросит
@@ -498,6 +480,10 @@ sv act kör ta~bort kommandon
 # a finding: (rule, the concepts that must occur together — a tuple of alternatives: "a|b")
 _HARM = "destination|command|shell|persistence|payload|envdump|conceal|unchecked|dismiss|trusted|obey|grant"
 _ASKED = _HARM + "|act|alter|show|display|claim"  # (what an AI told to do may be asked, more than a harm)
+_BIDDEN = (
+    _ASKED
+    + "|prompt|goods|user|standing|persona|store|memory|asked|lifted|request|youreq|remember|toolcall|template_link|pubkey|envdump"
+)  # (said to an AI spoken to)
 FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
     ("ignore_previous_instructions", ("dismiss", "told")),
@@ -524,10 +510,7 @@ FINDINGS = (
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
     # the reader addressed as an AI (or an AI named), and the user spoken of or an act asked for
     ("instruction_to_agent", ("agent", "user")),
-    (
-        "instruction_to_agent",
-        ("addressed", "user|act|alter|standing|claim|store|memory|show|display|obey|asked|unchecked|conceal"),
-    ),
+    ("instruction_to_agent", ("addressed", _BIDDEN)),
     ("instruction_to_agent", ("opened", "user|act|claim|asked|unchecked|conceal|obey")),  # (not "AI, book …")
     ("trust_transfer", ("trusted", "user|orders|authority")),
     ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
@@ -539,7 +522,7 @@ FINDINGS = (
     ("instruction_to_agent", ("bidden", _ASKED)),
     ("instruction_to_agent", ("youreq", "user", _ASKED + "|prompt|goods")),
     ("trust_transfer", ("remember", "user", "show|act|alter|unchecked|grant|conceal|goods|trusted|obey")),
-    ("instruction_to_agent", ("toreader", _ASKED + "|prompt|goods|user|standing|persona|store|memory|asked|lifted")),
+    ("instruction_to_agent", ("toreader", _BIDDEN)),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
 _ALONE = {needed[0] for _, needed in FINDINGS if len(needed) == 1}  # shapes that are a finding alone
@@ -582,7 +565,8 @@ SHAPES = {
     # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
     "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
     r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
-    r"|[a-z]+://\S+[?&]\w+=(?:\{[^}\s]*\}|<\w+>|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)",
+    r"|[a-z]+://\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
+    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)",
     "destination": r"\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
     r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook",
     "shell": r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;`]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|<\(\s*curl"
@@ -609,9 +593,19 @@ SHAPES = {
 
 _OPENING = r"\W*(?:(?:hey|hi|hello|ok|okay|dear)\W+)?"  # before an AI spoken to at a text's start: the user's voice
 _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;:,。！？；：，]+){1,5}?[ \t]*:"  # AI, … / AI helpers: …
+_CALLED = r"(?:^|[\[(<{>:;.!?—–*#|-] ?)(?:[^\s.!?:;,()]+ ){0,3}(?<!'s )(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )$"  # (FYI for the team bot, …)
+_FOR = r"(?<!\w)(?:to|for|für|an|pour|à|para|per|pro|pre|dla|для|voor|för|til|untuk|için|cho|kwa|all|any|every)(?!\w)"
 _ACTS = SHAPES.keys() - {"agent", "ai", "named", "toreader"}  # the shapes of what an act needs
 _RISKY = _ACTS | {"goods", "prompt", "conceal", "authority", "grant"}  # what a permission may not name
 _SCOPE = r"`[^`\n]+`|\((?:[^()\n\"'{}:,]{1,40},\s*){2,}[^()\n\"'{}:,]{1,40}\)"  # `pytest`, (ls, cat, git diff)
+
+
+def _called(spoken: str, h: "_Hit") -> bool:
+    """A reader called by its role in a clause's first words, then a comma (FYI for the team bot, …) or a
+    colon after a word for whom it is (Note for the agent: …; not a speaker's name: Claude: sure)."""
+    before = re.search(_CALLED, spoken[max(0, h.start - 40) : h.start])
+    mark = re.match(r"\w{0,3}\s*(?:\([^)]{0,40}\)\s*)?([,:])", spoken[h.end :])
+    return bool(before and mark and (mark[1] == "," or re.search(_FOR, before[0])))
 
 
 def shaped(text: str) -> bool:
@@ -641,6 +635,8 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         for h in hits
         if h.concept in ("agent", "ai", "named")
         and (spoken[h.end - 1] in ":=" or spoken[h.start] == "(" or re.match(_VOCATIVE, spoken[h.end :]))
+        or h.concept == "reader"
+        and _called(spoken, h)
     ]
     begun = m.end() if (m := re.match(_OPENING + r"(?:the |my |our )?", spoken)) else 0  # (the user's voice: AI, …)
     readers = [h for h in hits if h.concept in ("reader", "named", "agent")]
@@ -725,6 +721,8 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
         if seed and seed.start() <= 50 and len(set(seed[1].split()) & _COMMON) <= 1:
             return "seed_phrase"
         window = re.sub(_TEMPLATE, lambda m: " " * len(m[0]), re.split(r"[.。!?！？;；](?:\s|$)", rest[:80])[0])
+        if re.search(PUBLIC, re.split(r"[.。!?！？;；](?:\s|$)", rest[:160])[0]):
+            continue  # (its sentence says it is published: shown on the public page, an example)
         start = link.end() if (link := re.search(_LINK, window)) else 0
         if link and (
             re.search(_STOP, window[:start])
@@ -751,6 +749,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
     return None
 
 
+PUBLIC = r"(?<![\w.@-])(?:public(?:ly)?|demo)(?![\w@-]|\.\w)|公开|公開"  # a login its sentence says is published (a demo tenant's)
 SHOWN = r"ssh-(?:ed25519|rsa|dss|ecdsa)|fingerprint|public|\bpub\b|checksum|digest|hash|example|sample|placeholder|dummy|fake|revoked|rotated|masked|redacted|公钥|指纹|示例|公開鍵|例"
 
 

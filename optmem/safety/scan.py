@@ -33,7 +33,7 @@ _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "j
 # a quotation: what a note says someone else wrote (straight, curly, angled, corner quotes, backticks)
 _QUOTED = (
     r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|„[^“”\n]{3,300}[“”]|«[^»\n]{3,300}»|「[^」\n]{3,300}」|`[^`\n]{3,300}`"
-    r"|(?<!\w)'[^'\n]{3,300}'(?!\w)"
+    r"|(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w)){3,300}'(?!\w)"
 )
 _SPEECH = _QUOTED.replace(r"|`[^`\n]{3,300}`", "")  # (the table's findings: code in backticks is run, not said)
 
