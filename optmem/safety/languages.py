@@ -363,8 +363,8 @@ any remember remember~this remember~that remember~permanently remember~forever r
 any public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo lien~public
 en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
 en standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
-en asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether
-en claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them
+any asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether 如果用户问 用户问 如果有人问 cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta si~l'utilisateur~demande quand~l'utilisateur~demande wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer 사용자가~물으면 사용자가 если~пользователь~спросит se~o~usuário~perguntar
+any claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them 回答 回复 就说 告诉他 responde~siempre responde~que di~que confirme-le réponds~que dis~que sag,~dass sag~dass antworte~dass 말하되 대답 отвечай
 any selfnote this~note this~memory 这条记忆 这条笔记 这条 cette~note このメモ 이~메모
 any keep never~be~deleted must~never~be~deleted copy~this~note~verbatim verbatim~into but~keep restore~it save~it~again 禁止删除 原样复制 保留这条 不要删除 conserve~cette~note ne~supprime~jamais 削除しない 残して 남겨
 en obey apply~it and~apply &~apply and~execute and~run then~execute then~run apply~the~result act~on~it carry~it~out follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
@@ -387,39 +387,26 @@ any trusted trust vertrau confianza confiance fidati confie доверя дов�
 en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
 zh act 执行 删除 强制推送 命令 付款 安装 合并
 zh standing 每次 以后 今后 从现在开始 一律 自动
-zh asked 如果用户问 用户问 如果有人问
-zh claim 回答 回复 就说 告诉他
 zh obey 照做 直接执行 并执行 然后执行 并运行 然后运行 都是他本人写的
 zh elsewhere 网页 邮件 链接
 es act ejecuta borr elimin comando pago instala
 es standing siempre cada~vez tras~cada a~partir~de~ahora automáticamente
-es asked cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta
-es claim responde~siempre responde~que di~que
 es obey confía~en obedece y~aplica aplícalo ejecútalo y~ejecuta sigue~las~instrucciones
 es elsewhere urls páginas documentos correos
 fr act exécute supprim commande paiement installe
 fr standing à~chaque chaque~fois toujours systématiquement désormais
-fr asked si~l'utilisateur~demande quand~l'utilisateur~demande
-fr claim confirme-le réponds~que dis~que
 de act führe ausführ lösch befehl zahlung installier
 de standing immer jedes~mal bei~jedem ab~sofort automatisch
-de asked wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer
-de claim sag,~dass sag~dass antworte~dass
 de obey ohne~rückfrage~ausführen und~ausführen und~befolge führe~es~aus vertraut~dem
 de elsewhere issues kommentaren bots webseiten
 ja act 実行 削除 コマンド 強制プッシュ
 ja standing 毎回 セッション開始時 自動 今後 常に
 ko act 실행 삭제 명령 강제~푸시
 ko standing 때마다 항상 자동 앞으로
-ko asked 사용자가~물으면 사용자가
-ko claim 말하되 대답
 ru act выполня удал команд
 ru standing всегда каждый~раз после~каждой раз~в~день
-ru asked если~пользователь~спросит
-ru claim отвечай
 pt act apag execut comando pagamento
 pt standing sempre nunca cada~vez próximos
-pt asked se~o~usuário~perguntar
 it act esegu elimin comandi pagamento
 it standing sempre ogni~volta quando~leggi
 en credential password passwd passcode passphrase pin pincode pin-code pw pwd keypad recovery~code recovery~key backup~code seed~phrase seed~words mnemonic secret~phrase access~code door~code alarm~code disarm~code garage~code lock~code gate~code entry~code keypad~code unlock~code security~code 2fa~code otp master~key wifi~key
@@ -494,6 +481,7 @@ FINDINGS = (
     ("unchecked_action", ("conceal", "act|shell|destination|persistence|command|prompt|lifted")),  # (a surprise kept)
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
+    ("instruction_to_agent", ("asked", "alter|act|show|destination")),  # (when the user asks …, do …)
     ("self_preserving", ("selfnote", "keep")),
     ("trust_transfer", ("obey", "elsewhere|destination")),
     ("exfiltration", ("show|display", "goods|prompt|envdump", "destination|public")),
@@ -542,7 +530,7 @@ ANCHORS = {
     "lifted": "autoapprove confirm safety_mode",
     "named": "ai llm",
     "ai": "ии ші agent assistant model bot ai llm",
-    "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant",
+    "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant 模型 助手 助理 代理 机器人 智能体 智能客服 记录员 アシスタント エージェント 에이전트 어시스턴트 비서",
     "pubkey": "ssh-",
     "nocheck": "confirm approv auto notif alert_user inform_user warn_user",
     "toreader": "ai assistant agent bot model llm copilot claude chatgpt gemini summari analy read process",
@@ -587,7 +575,11 @@ SHAPES = {
     r"|(?<![\w-])(?:agent|ai|assistant|llm|model|bot)s?[_-][\w-]+[\"']?\s*[:=]|\((?:agents?|ai)\b",
     "agent": r"\b(?:if|when|whenever) (?:you(?:'re| are) |there(?:'s| is) )?(?:an?|the|your) (?:ai|agent|assistant|model|llm)\b|\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
     r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
-    r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant",
+    r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant"
+    # (Chinese, Japanese, Korean: to … the AI, then a colon or comma: 给正在评分的AI：, AIアシスタントへ:, 비서님,)
+    r"|(?<=[给对致向])[^:,。!?()\[\]【】 ]{0,12}? ?(?:ai|模型|助手|助理|代理|机器人|智能体|智能客服|记录员)[:,]|(?:^(?![给对致向])|(?<=[@。!?:,、(\[【 ]))"
+    r"[\u3040-\u9fff\uac00-\ud7af]{0,8}(?:ai(?=님|さん|へ|에게|你好|您好)|模型|助手|助理|机器人|智能体|アシスタント|エージェント|에이전트"
+    r"|어시스턴트|비서)(?:(?:님|さん|へ|에게|你好|您好)[:,)]?|:)",
 }
 
 
@@ -634,7 +626,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         h._replace(concept="opened" if h.concept != "ai" and re.fullmatch(_OPENING, spoken[: h.start]) else "addressed")
         for h in hits
         if h.concept in ("agent", "ai", "named")
-        and (spoken[h.end - 1] in ":=" or spoken[h.start] == "(" or re.match(_VOCATIVE, spoken[h.end :]))
+        and (spoken[h.end - 1] in ":=," or spoken[h.start] == "(" or re.match(_VOCATIVE, spoken[h.end :]))
         or h.concept == "reader"
         and _called(spoken, h)
     ]
