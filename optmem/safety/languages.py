@@ -346,16 +346,7 @@ he no ~לא~ ~אל~ לעולם
 hu no ne~ nem~ soha~ semmi
 en decode decode~ decode, decoded decipher unscramble concatenate join~the~fragments join~them base64-decode
 any decode डिकोड فك~تشفير فك~الترميز ডিকোড ڈی~کوڈ dekode gabungkan nyahkod డీకోడ్ çöz~ birleştir டிகோட் giải~mã ghép~lại ถอดรหัส رمزگشایی zdekoduj odkoduj rozszyfruj декодуй розшифруй decodeer ontsleutel fumbua i-decode decodează decodifică αποκωδικοποίησε dekóduj dešifruj avkoda dekoda פענח dekódold 解码 解密 拼接 拼起来 decodifica descifra concatena décode déchiffre concatène decodifique descodifica concatene декодируй расшифруй раскодируй склей dekodier entschlüssel füge~zusammen デコード 復号 解読 디코딩 디코드 복호화 해독 decifra
-en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
-zh authority 系统通知 管理员
-es authority aviso~del~sistema administrador
-fr authority message~de~l'administrateur administrateur
-de authority systemmeldung administrator
-ja authority システム通知 管理者
-ko authority 시스템~공지 관리자
-ru authority системное~сообщение администратор
-pt authority aviso~do~sistema administrador
-it authority avviso~di~sistema amministratore
+any authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy 系统通知 管理员 aviso~del~sistema administrador message~de~l'administrateur administrateur systemmeldung システム通知 管理者 시스템~공지 관리자 системное~сообщение администратор aviso~do~sistema avviso~di~sistema amministratore
 any reader assistant assistants the~assistant bot bots chatbot copilot claude chatgpt gemini language~model models~like~you agent agents 机器人 助手 助理 ai代理 ai助 ai记录 ai摘要 ai在
 any request must should shall please kindly need~to needs~to have~to has~to is~required are~required required~to make~sure be~sure~to you~will i~instruct from~now~on going~forward henceforth whenever for~the~remainder permanently remember~to is~to are~to ought~to may~only can~only always 请 务必 必须 以后 从现在起 记住 每次 soll sollen sollte sollst muss müssen bitte doit doivent devez veuillez merci~de debe deben debes por~favor deve devono devi per~favore devem должен должна должны пожалуйста обязательно ください 必ず 해야 하세요 주세요 반드시 moet moeten alsjeblieft graag musi musisz powinien proszę lütfen harus tolong mohon phải hãy vui~lòng يجب يرجى من~فضلك باید لطفا चाहिए कृपया måste ska skall snälla musí prosím trebuie vă~rog πρέπει παρακαλώ חייב בבקשה kell kérlem mesti
 any youreq you~must you~should you~need~to you~have~to please~ could~you would~you i~want~you i~need~you want~you~to wants~you~to you~are~to you~shall you~can~now you~may~now you~are~required you're~required u~should u~must you~will~now 请你 你要 你必须 你需要 让你 希望你 要你 你应该 你应 你可以 允许你 授权你
@@ -384,21 +375,18 @@ any alter zaktualiz aktualiz päivit обнов измен update~ change~ repla
 any suppress omit leave~them~out leave~it~out leave~out
 any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
-en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
+any elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments 网页 邮件 链接 urls páginas documentos correos issues kommentaren bots webseiten
 zh act 执行 删除 强制推送 命令 付款 安装 合并
 zh standing 每次 以后 今后 从现在开始 一律 自动
 zh obey 照做 直接执行 并执行 然后执行 并运行 然后运行 都是他本人写的
-zh elsewhere 网页 邮件 链接
 es act ejecuta borr elimin comando pago instala
 es standing siempre cada~vez tras~cada a~partir~de~ahora automáticamente
 es obey confía~en obedece y~aplica aplícalo ejecútalo y~ejecuta sigue~las~instrucciones
-es elsewhere urls páginas documentos correos
 fr act exécute supprim commande paiement installe
 fr standing à~chaque chaque~fois toujours systématiquement désormais
 de act führe ausführ lösch befehl zahlung installier
 de standing immer jedes~mal bei~jedem ab~sofort automatisch
 de obey ohne~rückfrage~ausführen und~ausführen und~befolge führe~es~aus vertraut~dem
-de elsewhere issues kommentaren bots webseiten
 ja act 実行 削除 コマンド 強制プッシュ
 ja standing 毎回 セッション開始時 自動 今後 常に
 ko act 실행 삭제 명령 강제~푸시
@@ -498,6 +486,7 @@ FINDINGS = (
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
     # the reader addressed as an AI (or an AI named), and the user spoken of or an act asked for
     ("instruction_to_agent", ("agent", "user")),
+    ("instruction_to_agent", ("aside",)),  # (an AI addressed in someone else's text: (Pre AI: zapíš …))
     ("instruction_to_agent", ("addressed", _BIDDEN)),
     ("instruction_to_agent", ("opened", "user|act|claim|asked|unchecked|conceal|obey")),  # (not "AI, book …")
     ("trust_transfer", ("trusted", "user|orders|authority")),
@@ -586,10 +575,23 @@ SHAPES = {
 _OPENING = r"\W*(?:(?:hey|hi|hello|ok|okay|dear)\W+)?"  # before an AI spoken to at a text's start: the user's voice
 _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;:,。！？；：，]+){1,5}?[ \t]*:"  # AI, … / AI helpers: …
 _CALLED = r"(?:^|[\[(<{>:;.!?—–*#|-] ?)(?:[^\s.!?:;,()]+ ){0,3}(?<!'s )(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )$"  # (FYI for the team bot, …)
-_FOR = r"(?<!\w)(?:to|for|für|an|pour|à|para|per|pro|pre|dla|для|voor|för|til|untuk|için|cho|kwa|all|any|every)(?!\w)"
+_MINE = r"(?<!\w)(?:my|me|mine|self|mon|ma|moi|mein\w*|mir|mich|mi|mio|mia|meu|minha|mí|мой|моя|мне|меня|我的|问我|私の|내)(?!\w)"
+_FOR = r"(?<!\w)(?:to|for|für|an|pour|à|au|aux|para|per|pro|pre|za|dla|для|до|voor|för|till|til|untuk|için|cho|kwa|all|any|every)(?!\w)|给|对|致|ถึง|ל"
 _ACTS = SHAPES.keys() - {"agent", "ai", "named", "toreader"}  # the shapes of what an act needs
 _RISKY = _ACTS | {"goods", "prompt", "conceal", "authority", "grant"}  # what a permission may not name
 _SCOPE = r"`[^`\n]+`|\((?:[^()\n\"'{}:,]{1,40},\s*){2,}[^()\n\"'{}:,]{1,40}\)"  # `pytest`, (ls, cat, git diff)
+
+
+def _aside(spoken: str, h: "_Hit") -> bool:
+    """An AI addressed by someone else than its user, for whom the text says it is ((per l'agente), Za AI asistenta:) — not
+    a speaker's label (助手：好的) nor the user's own voice: no first person around it (my assistant, ask me)."""
+    before = spoken[max(0, h.start - 25) : h.start + 1]  # (a bracket or a word for whom it is before it: not a speaker)
+    said = not re.match(r"[\w ]*\)\W*$", spoken[h.end :])  # (something said to it, not a tag at the end: … (agent))
+    return (
+        said
+        and bool(re.search(r"[(\[【<]|" + _FOR, before))
+        and not re.search(_MINE, spoken[max(0, h.start - 40) : h.end + 60])
+    )
 
 
 def _called(spoken: str, h: "_Hit") -> bool:
@@ -630,6 +632,8 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         or h.concept == "reader"
         and _called(spoken, h)
     ]
+    if "meta" not in {h.concept for h in hits}:  # an AI spoken to inside the text, in no note about attacks
+        hits += [h._replace(concept="aside") for h in hits if h.concept == "addressed" and _aside(spoken, h)]
     begun = m.end() if (m := re.match(_OPENING + r"(?:the |my |our )?", spoken)) else 0  # (the user's voice: AI, …)
     readers = [h for h in hits if h.concept in ("reader", "named", "agent")]
     begun = max([h.end for h in readers if h.start <= begun], default=-1)
