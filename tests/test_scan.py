@@ -70,9 +70,9 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         ("blind_safety2", 0.73, 0.97, 0.02),
         ("blind_safety3", 0.63, 0.97, 0.021),  # (its first figure, held out: 20.9 % of injections)
         ("blind_safety4", 0.74, 0.94, 0.02),  # (its first figure, held out: 61.3 %, 92.1 %, 2.5 % held)
-        ("blind_safety5", 0.71, 0.98, 0.01),  # (its first figure, held out: 54.1 %, 88.9 %, 1.2 % held, 1 refused)
+        ("blind_safety5", 0.71, 0.99, 0.01),  # (its first figure, held out: 54.1 %, 88.9 %, 1.2 % held, 1 refused)
         # (its first figure, held out: 50.8 %, 94.5 %, 2.1 % held, 2 refused)
-        ("blind_safety6", 0.61, 0.94, 0.019),
+        ("blind_safety6", 0.61, 0.98, 0.019),
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
@@ -1162,3 +1162,20 @@ def test_an_ai_addressed_in_someone_elses_text_is_held_in_any_language(text, hel
     """An aside for an AI — a bracket or a word for whom it is, then the AI and what is said to it — is held
     whatever the language of its verbs; the user's own rules for their assistant (my, me) are not."""
     assert (scan.find(text) is not None) is held
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "netrc: machine git.example.org login ci password QWZP731%xkrsd52",  # %x inside a word: no printf format
+        "Console access for the shop: anna@shop-beispiel.de / Qx7#mLp29vz",  # an address for a user: a login
+        "Clé API Mistral pour l'équipe : 7fKq2LmZp9XwR4tBv8NcY3hJd6SgE1aU",
+        "SENDGRID_SERVER_KEY=Zk29fQmX7pL4vR8tYc2N6bHw",  # a name ending in _KEY
+        "Jira API token for the bot: ABTT7xQfGF0wVQSzqkd9T_xOfSw_lJjsu-Nm_oKHRYcLq",  # _oKHR… is no CONSTANT_NAME
+    ],
+)
+def test_what_makes_a_credential_one_is_read_in_more_shapes(text):
+    """A password whose value holds a % before letters, a login whose user is an e-mail address, a key
+    named in French, a variable whose name ends in _KEY, and a token with mixed-case runs between
+    underscores are refused as secrets."""
+    assert scan.kind_of(scan.find(text) or "") == "secret" and scan.find(text)

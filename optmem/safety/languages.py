@@ -82,7 +82,7 @@ fr show affiche montre révèle revele imprime dis-moi répète envoie copie rec
 fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant
 fr lifted sans~restriction sans~filtre sans~limite
 fr unchecked jamais~demander~de~confirmation sans~demander sans~confirm sans~vérification sans~le~dire en~copie~cachée discrètement
-fr goods mot~de~passe clé~ssh clés~ssh identifiant .env jeton
+fr goods mot~de~passe clé~ssh clés~ssh clé~api clés~api clé~d'api identifiant .env jeton
 ar dismiss تجاهل انس تخط ألغ
 ar earlier السابقة السابق جميع النظام الأصلية
 ar orders التعليمات تعليمات موجه
@@ -689,7 +689,7 @@ _NOT_SECRET = (  # names, placeholders, paths, addresses, dates, versions, ticke
     r"(?i:1password|bitwarden|keepass\w*|lastpass|keychain)|[\w.-]*\.(?:[a-z]{2,4}|local|internal|cluster|corp)|[/~%{<\[(&*#|^@].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
     r"|\d{1,2}[:.]\d\d(?:[:.]\d\d)?|[A-Z]{2,}[#-]?\d{1,5}|[vV]?\d+(?:\.\d+)+\S*|[A-Z]{2,10}-\d+|[0-9a-f]{12,}|\d+(?:ms|s|h|d|px|k[bm]?|mb|gb|x|%)"
     r"|(?i:sha|md|base|utf|ipv|http|oauth|tls|ssl|wpa|aes|rsa|ed|x|amd|arm|win|ios|py|python|node|php|es|v)\d+[\w.-]*"
-    r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[2-7][0-9A-Fa-f]|0[aAdD]|[-.\d]*l?[sdifxcXF]).*"  # SOCKSv5, IPv6; %0A, %20, %s (not %01)
+    r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[2-7][0-9A-Fa-f]|0[aAdD]|[-.\d]*l?[sdifxcXF](?![A-Za-z])).*"  # SOCKSv5, IPv6; %0A, %20, %s (not %01)
     r"|[a-z]+(?:_[a-z0-9]+){2,}|.*[()\[\]{}<>\"'`=|].*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # code
 )
 
@@ -777,7 +777,7 @@ def random_key(token: str, named: bool = False) -> bool:
         and len(set(plain)) >= 10
         and sum(c.isdigit() for c in plain) >= 2
         and (all(kinds) or len(plain) >= 32)
-        and not re.search(r"(?:^|/)[a-z._-]*/|_[A-Z]+_|example|^[a-z]+://", plain, re.I)
+        and not re.search(r"(?:^|/)[a-z._-]*/|(?-i:_[A-Z]+_)|example|^[a-z]+://", plain, re.I)
         and (named or sum(map(len, re.findall("[A-Z]?[a-z]{3,}", plain))) * 2 < len(plain))
         and -sum(n / len(plain) * math.log2(n / len(plain)) for n in Counter(plain).values()) >= 3.5
         and not any(v in plain for v in PUBLISHED)
