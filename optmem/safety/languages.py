@@ -344,17 +344,19 @@ cs no nikdy žádn nikomu
 sv no inte~ aldrig ej~ ingen~ inga~
 he no ~לא~ ~אל~ לעולם
 hu no ne~ nem~ soha~ semmi
+fi no ei~ älä~ eikä~
+da no ikke~ aldrig aldri~
 en decode decode~ decode, decoded decipher unscramble concatenate join~the~fragments join~them base64-decode
 any decode डिकोड فك~تشفير فك~الترميز ডিকোড ڈی~کوڈ dekode gabungkan nyahkod డీకోడ్ çöz~ birleştir டிகோட் giải~mã ghép~lại ถอดรหัส رمزگشایی zdekoduj odkoduj rozszyfruj декодуй розшифруй decodeer ontsleutel fumbua i-decode decodează decodifică αποκωδικοποίησε dekóduj dešifruj avkoda dekoda פענח dekódold 解码 解密 拼接 拼起来 decodifica descifra concatena décode déchiffre concatène decodifique descodifica concatene декодируй расшифруй раскодируй склей dekodier entschlüssel füge~zusammen デコード 復号 解読 디코딩 디코드 복호화 해독 decifra
 any authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy 系统通知 管理员 aviso~del~sistema administrador message~de~l'administrateur administrateur systemmeldung システム通知 管理者 시스템~공지 관리자 системное~сообщение администратор aviso~do~sistema avviso~di~sistema amministratore
 any toreader si~tu~es~une~ia si~vous~êtes~une~ia si~tu~es~un~assistant si~vous~êtes~un~assistant si~eres~una~ia si~eres~un~asistente se~você~for~uma~ia se~você~é~uma~ia se~você~for~um~assistente se~sei~un'ia se~sei~un~assistente se~sei~un'intelligenza wenn~du~eine~ki falls~du~eine~ki wenn~sie~eine~ki если~ты~ии если~вы~ии если~ты~ассистент якщо~ти~ші jeśli~jesteś~ai jeśli~jesteś~asystent als~je~een~ai als~jij~een~ai yapay~zekâ~isen yapay~zeka~isen nếu~bạn~là~trợ~lý nếu~bạn~là~ai ถ้าคุณเป็นผู้ช่วย ถ้าคุณเป็น~ai ai라면 도우미라면 어시스턴트라면 비서라면 aiであれば aiなら アシスタントなら 如果你是ai 如果你是语言模型 如果你是模型 如果你是助手 अगर~आप~ai अगर~आप~एआई αν~είσαι~βοηθός αν~είσαι~ai jos~olet~tekoäly jos~olet~ai om~du~är~en~ai om~du~är~en~assistent hvis~du~er~en~ai jika~kamu~adalah~ai jika~anda~adalah~ai kalau~kamu~ai إذا~كنت~مساعد إذا~كنت~ذكاء اگر~دستیار אם~אתה~עוזר pokud~jsi~ai jestli~jsi~ai dacă~ești~un~ai dacă~ești~un~asistent
-any reader assistant assistants the~assistant bot bots chatbot copilot claude chatgpt gemini language~model models~like~you agent agents 机器人 助手 助理 ai代理 ai助 ai记录 ai摘要 ai在
+any reader assistant assistants the~assistant bot bots chatbot copilot claude chatgpt gemini language~model models~like~you agent agents 机器人 助手 助理 ai代理 ai助 ai记录 ai摘要 ai在 агент бот~ боту бота ботам ботов ajan ajana agen~ βοηθ tekoäly avustaja asszisztens
 any request must should shall please kindly need~to needs~to have~to has~to is~required are~required required~to make~sure be~sure~to you~will i~instruct from~now~on going~forward henceforth whenever for~the~remainder permanently remember~to is~to are~to ought~to may~only can~only always 请 务必 必须 以后 从现在起 记住 每次 soll sollen sollte sollst muss müssen bitte doit doivent devez veuillez merci~de debe deben debes por~favor deve devono devi per~favore devem должен должна должны пожалуйста обязательно ください 必ず 해야 하세요 주세요 반드시 moet moeten alsjeblieft graag musi musisz powinien proszę lütfen harus tolong mohon phải hãy vui~lòng يجب يرجى من~فضلك باید لطفا चाहिए कृपया måste ska skall snälla musí prosím trebuie vă~rog πρέπει παρακαλώ חייב בבקשה kell kérlem mesti
 any youreq you~must you~should you~need~to you~have~to please~ could~you would~you i~want~you i~need~you want~you~to wants~you~to you~are~to you~shall you~can~now you~may~now you~are~required you're~required u~should u~must you~will~now 请你 你要 你必须 你需要 让你 希望你 要你 你应该 你应 你可以 允许你 授权你
-any remember remember~this remember~that remember~permanently remember~forever remember: please~remember store~this~as save~this~as keep~in~mind~that merk~dir merken~sie~sich speichere~dir retiens souviens-toi rappelle-toi mémorise recuerda memoriza ricorda memorizza lembre-se lembra memorize запомни запомните запам'ятай zapamatuj pamatuj zapamiętaj pamiętaj onthoud kom~ihåg husk muista jegyezd~meg ține~minte θυμήσου تذكّر تذكر به~خاطر~بسپار hatırla hatirla ingat ghi~nhớ זכור याद~रखो याद~रखें 覚えて 覚えておいて 기억해 기억하세요 记住 请记住 記住 จำไว้
+any remember remember~this remember~that remember~permanently remember~forever remember: please~remember store~this~as save~this~as keep~in~mind~that merk~dir merken~sie~sich speichere~dir retiens souviens-toi rappelle-toi mémorise recuerda memoriza ricorda memorizza lembre-se lembra memorize запомни запомните запам'ятай zapamatuj pamatuj zapamiętaj pamiętaj onthoud kom~ihåg husk muista jegyezd~meg ține~minte θυμήσου تذكّر تذكر به~خاطر~بسپار hatırla hatirla ingat ghi~nhớ זכור याद~रखो याद~रखें 覚えて 覚えておいて 기억해 기억하세요 记住 请记住 記住 จำไว้ muista husk kumbuka tandaan
 any public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo lien~public
 en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
-en standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
+any standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically 每次 以后 今后 从现在开始 一律 自动 siempre cada~vez tras~cada a~partir~de~ahora automáticamente à~chaque chaque~fois toujours systématiquement désormais immer jedes~mal bei~jedem ab~sofort automatisch 毎回 セッション開始時 自動 今後 常に 때마다 항상 자동 앞으로 всегда каждый~раз после~каждой раз~в~день sempre nunca próximos ogni~volta quando~leggi
 any asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether 如果用户问 用户问 如果有人问 cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta si~l'utilisateur~demande quand~l'utilisateur~demande wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer 사용자가~물으면 사용자가 если~пользователь~спросит se~o~usuário~perguntar
 any claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them 回答 回复 就说 告诉他 responde~siempre responde~que di~que confirme-le réponds~que dis~que sag,~dass sag~dass antworte~dass 말하되 대답 отвечай
 any selfnote this~note this~memory 这条记忆 这条笔记 这条 cette~note このメモ 이~메모
@@ -378,26 +380,17 @@ any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
 any elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments 网页 邮件 链接 urls páginas documentos correos issues kommentaren bots webseiten
 zh act 执行 删除 强制推送 命令 付款 安装 合并
-zh standing 每次 以后 今后 从现在开始 一律 自动
 zh obey 照做 直接执行 并执行 然后执行 并运行 然后运行 都是他本人写的
 es act ejecuta borr elimin comando pago instala
-es standing siempre cada~vez tras~cada a~partir~de~ahora automáticamente
 es obey confía~en obedece y~aplica aplícalo ejecútalo y~ejecuta sigue~las~instrucciones
 fr act exécute supprim commande paiement installe
-fr standing à~chaque chaque~fois toujours systématiquement désormais
 de act führe ausführ lösch befehl zahlung installier
-de standing immer jedes~mal bei~jedem ab~sofort automatisch
 de obey ohne~rückfrage~ausführen und~ausführen und~befolge führe~es~aus vertraut~dem
 ja act 実行 削除 コマンド 強制プッシュ
-ja standing 毎回 セッション開始時 自動 今後 常に
 ko act 실행 삭제 명령 강제~푸시
-ko standing 때마다 항상 자동 앞으로
 ru act выполня удал команд
-ru standing всегда каждый~раз после~каждой раз~в~день
 pt act apag execut comando pagamento
-pt standing sempre nunca cada~vez próximos
 it act esegu elimin comandi pagamento
-it standing sempre ogni~volta quando~leggi
 en credential password passwd passcode passphrase pin pincode pin-code pw pwd keypad recovery~code recovery~key backup~code seed~phrase seed~words mnemonic secret~phrase access~code door~code alarm~code disarm~code garage~code lock~code gate~code entry~code keypad~code unlock~code security~code 2fa~code otp master~key wifi~key
 zh credential 密码 口令 助记词 恢复码 备用码 门禁码 开门码
 hi credential पासवर्ड पिन कूटशब्द
@@ -430,15 +423,10 @@ el credential κωδικ συνθηματικ
 cs credential heslo hesla heslem kód~pin
 sv credential lösenord pinkod pin-kod
 he credential סיסמ קוד~גישה
+fi credential salasana tunnusluku pin-koodi
+da credential adgangskode kodeord pinkode passord
 hu credential jelszó jelszav pin-kód
-en login login log-in sign-in credentials creds pass
-zh login 登录 账号 帐号 账户
-ja login ログイン
-ko login 로그인
-de login zugang anmeldung
-fr login identifiants connexion
-es login acceso credenciales
-ru login логин доступ
+any login login log-in sign-in credentials creds pass 登录 账号 帐号 账户 ログイン 로그인 zugang anmeldung identifiants connexion acceso credenciales логин доступ
 en seed seed mnemonic recovery~phrase
 any code code codes kod код código clave senha codice şifre kód 码 密码 コード 番号 코드 번호 kode mã
 any lock alarm door gate garage safe lockbox keypad intercom padlock tür tor tresor schließfach alarme porte portail coffre interphone immeuble cadenas alarma puerta portón garaje caja~fuerte portal candado porta portão garagem cofre cadeado allarme cancello cassaforte portone lucchetto deur poort kluis drzwi brama bramy garaż sejf domofon kłódk сигнализац двер ворот гараж сейф домофон подъезд сигналізац ворі kapı garaj kasa larm dörr port kassaskåp dveř brán garáž trezor 门禁 大门 车库 保险箱 保险柜 报警器 单元门 防盗门 玄関 ドア ガレージ 金庫 警報 オートロック 현관문 도어락 대문 차고 금고 경보 pintu gerbang garasi brankas báo~động cửa cổng gara két
