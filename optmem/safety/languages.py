@@ -82,7 +82,7 @@ fr show affiche montre révèle revele imprime dis-moi répète envoie copie rec
 fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant
 fr lifted sans~restriction sans~filtre sans~limite
 fr unchecked jamais~demander~de~confirmation sans~demander sans~confirm sans~vérification sans~le~dire en~copie~cachée discrètement
-fr goods mot~de~passe clé~ssh clés~ssh identifiant .env jeton
+fr goods mot~de~passe clé~ssh clés~ssh clé~api clés~api clé~d'api identifiant .env jeton
 ar dismiss تجاهل انس تخط ألغ
 ar earlier السابقة السابق جميع النظام الأصلية
 ar orders التعليمات تعليمات موجه
@@ -344,39 +344,23 @@ cs no nikdy žádn nikomu
 sv no inte~ aldrig ej~ ingen~ inga~
 he no ~לא~ ~אל~ לעולם
 hu no ne~ nem~ soha~ semmi
+fi no ei~ älä~ eikä~
+da no ikke~ aldrig aldri~
 en decode decode~ decode, decoded decipher unscramble concatenate join~the~fragments join~them base64-decode
-zh decode 解码 解密 拼接 拼起来
-any decode डिकोड فك~تشفير فك~الترميز ডিকোড ڈی~کوڈ dekode gabungkan nyahkod డీకోడ్ çöz~ birleştir டிகோட் giải~mã ghép~lại ถอดรหัส رمزگشایی zdekoduj odkoduj rozszyfruj декодуй розшифруй decodeer ontsleutel fumbua i-decode decodează decodifică αποκωδικοποίησε dekóduj dešifruj avkoda dekoda פענח dekódold
-es decode decodifica descifra concatena
-fr decode décode déchiffre concatène
-pt decode decodifique decodifica descodifica concatene
-ru decode декодируй расшифруй раскодируй склей
-de decode dekodier entschlüssel füge~zusammen
-ja decode デコード 復号 解読
-ko decode 디코딩 디코드 복호화 해독
-it decode decodifica decifra concatena
-en authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy
-zh authority 系统通知 管理员
-es authority aviso~del~sistema administrador
-fr authority message~de~l'administrateur administrateur
-de authority systemmeldung administrator
-ja authority システム通知 管理者
-ko authority 시스템~공지 관리자
-ru authority системное~сообщение администратор
-pt authority aviso~do~sistema administrador
-it authority avviso~di~sistema amministratore
-any reader assistant assistants the~assistant bot bots chatbot copilot claude chatgpt gemini language~model models~like~you agent agents 机器人 助手 助理 ai代理 ai助 ai记录 ai摘要 ai在
+any decode डिकोड فك~تشفير فك~الترميز ডিকোড ڈی~کوڈ dekode gabungkan nyahkod డీకోడ్ çöz~ birleştir டிகோட் giải~mã ghép~lại ถอดรหัส رمزگشایی zdekoduj odkoduj rozszyfruj декодуй розшифруй decodeer ontsleutel fumbua i-decode decodează decodifică αποκωδικοποίησε dekóduj dešifruj avkoda dekoda פענח dekódold 解码 解密 拼接 拼起来 decodifica descifra concatena décode déchiffre concatène decodifique descodifica concatene декодируй расшифруй раскодируй склей dekodier entschlüssel füge~zusammen デコード 復号 解読 디코딩 디코드 복호화 해독 decifra
+any authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy 系统通知 管理员 aviso~del~sistema administrador message~de~l'administrateur administrateur systemmeldung システム通知 管理者 시스템~공지 관리자 системное~сообщение администратор aviso~do~sistema avviso~di~sistema amministratore
+any toreader si~tu~es~une~ia si~vous~êtes~une~ia si~tu~es~un~assistant si~vous~êtes~un~assistant si~eres~una~ia si~eres~un~asistente se~você~for~uma~ia se~você~é~uma~ia se~você~for~um~assistente se~sei~un'ia se~sei~un~assistente se~sei~un'intelligenza wenn~du~eine~ki falls~du~eine~ki wenn~sie~eine~ki если~ты~ии если~вы~ии если~ты~ассистент якщо~ти~ші jeśli~jesteś~ai jeśli~jesteś~asystent als~je~een~ai als~jij~een~ai yapay~zekâ~isen yapay~zeka~isen nếu~bạn~là~trợ~lý nếu~bạn~là~ai ถ้าคุณเป็นผู้ช่วย ถ้าคุณเป็น~ai ai라면 도우미라면 어시스턴트라면 비서라면 aiであれば aiなら アシスタントなら 如果你是ai 如果你是语言模型 如果你是模型 如果你是助手 अगर~आप~ai अगर~आप~एआई αν~είσαι~βοηθός αν~είσαι~ai jos~olet~tekoäly jos~olet~ai om~du~är~en~ai om~du~är~en~assistent hvis~du~er~en~ai jika~kamu~adalah~ai jika~anda~adalah~ai kalau~kamu~ai إذا~كنت~مساعد إذا~كنت~ذكاء اگر~دستیار אם~אתה~עוזר pokud~jsi~ai jestli~jsi~ai dacă~ești~un~ai dacă~ești~un~asistent
+any reader assistant assistants the~assistant bot bots chatbot copilot claude chatgpt gemini language~model models~like~you agent agents 机器人 助手 助理 ai代理 ai助 ai记录 ai摘要 ai在 агент бот~ боту бота ботам ботов ajan ajana agen~ βοηθ tekoäly avustaja asszisztens
 any request must should shall please kindly need~to needs~to have~to has~to is~required are~required required~to make~sure be~sure~to you~will i~instruct from~now~on going~forward henceforth whenever for~the~remainder permanently remember~to is~to are~to ought~to may~only can~only always 请 务必 必须 以后 从现在起 记住 每次 soll sollen sollte sollst muss müssen bitte doit doivent devez veuillez merci~de debe deben debes por~favor deve devono devi per~favore devem должен должна должны пожалуйста обязательно ください 必ず 해야 하세요 주세요 반드시 moet moeten alsjeblieft graag musi musisz powinien proszę lütfen harus tolong mohon phải hãy vui~lòng يجب يرجى من~فضلك باید لطفا चाहिए कृपया måste ska skall snälla musí prosím trebuie vă~rog πρέπει παρακαλώ חייב בבקשה kell kérlem mesti
 any youreq you~must you~should you~need~to you~have~to please~ could~you would~you i~want~you i~need~you want~you~to wants~you~to you~are~to you~shall you~can~now you~may~now you~are~required you're~required u~should u~must you~will~now 请你 你要 你必须 你需要 让你 希望你 要你 你应该 你应 你可以 允许你 授权你
-any remember remember~this remember~that remember~permanently remember~forever remember: please~remember store~this~as save~this~as keep~in~mind~that merk~dir merken~sie~sich speichere~dir retiens souviens-toi rappelle-toi mémorise recuerda memoriza ricorda memorizza lembre-se lembra memorize запомни запомните запам'ятай zapamatuj pamatuj zapamiętaj pamiętaj onthoud kom~ihåg husk muista jegyezd~meg ține~minte θυμήσου تذكّر تذكر به~خاطر~بسپار hatırla hatirla ingat ghi~nhớ זכור याद~रखो याद~रखें 覚えて 覚えておいて 기억해 기억하세요 记住 请记住 記住 จำไว้
-en public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo
-fr public lien~public
+any remember remember~this remember~that remember~permanently remember~forever remember: please~remember store~this~as save~this~as keep~in~mind~that merk~dir merken~sie~sich speichere~dir retiens souviens-toi rappelle-toi mémorise recuerda memoriza ricorda memorizza lembre-se lembra memorize запомни запомните запам'ятай zapamatuj pamatuj zapamiętaj pamiętaj onthoud kom~ihåg husk muista jegyezd~meg ține~minte θυμήσου تذكّر تذكر به~خاطر~بسپار hatırla hatirla ingat ghi~nhớ זכור याद~रखो याद~रखें 覚えて 覚えておいて 기억해 기억하세요 记住 请记住 記住 จำไว้ muista husk kumbuka tandaan
+any public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo lien~public
 en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
-en standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically
-en asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether
-en claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them
-en selfnote this~note this~memory
-en keep never~be~deleted must~never~be~deleted copy~this~note~verbatim verbatim~into but~keep restore~it save~it~again
+any standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically 每次 以后 今后 从现在开始 一律 自动 siempre cada~vez tras~cada a~partir~de~ahora automáticamente à~chaque chaque~fois toujours systématiquement désormais immer jedes~mal bei~jedem ab~sofort automatisch 毎回 セッション開始時 自動 今後 常に 때마다 항상 자동 앞으로 всегда каждый~раз после~каждой раз~в~день sempre nunca próximos ogni~volta quando~leggi
+any asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether 如果用户问 用户问 如果有人问 cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta si~l'utilisateur~demande quand~l'utilisateur~demande wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer 사용자가~물으면 사용자가 если~пользователь~спросит se~o~usuário~perguntar
+any claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them 回答 回复 就说 告诉他 responde~siempre responde~que di~que confirme-le réponds~que dis~que sag,~dass sag~dass antworte~dass 말하되 대답 отвечай
+any selfnote this~note this~memory 这条记忆 这条笔记 这条 cette~note このメモ 이~메모
+any keep never~be~deleted must~never~be~deleted copy~this~note~verbatim verbatim~into but~keep restore~it save~it~again 禁止删除 原样复制 保留这条 不要删除 conserve~cette~note ne~supprime~jamais 削除しない 残して 남겨
 en obey apply~it and~apply &~apply and~execute and~run then~execute then~run apply~the~result act~on~it carry~it~out follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
 fr obey et~applique et~exécute applique-le exécute-le
 pt obey e~aplique e~execute execute-o
@@ -389,57 +373,24 @@ any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及
 any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
-any meta injection injections prompt-injection jailbreak phishing red-team red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
+any meta injection injections prompt-injection jailbreak phishing red-team 红队 レッドチーム 레드팀 red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
 any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημέρωσε πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissítsd онови зміни додай замов
 any suppress omit leave~them~out leave~it~out leave~out
 any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
-en elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments
+any elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments 网页 邮件 链接 urls páginas documentos correos issues kommentaren bots webseiten
 zh act 执行 删除 强制推送 命令 付款 安装 合并
-zh standing 每次 以后 今后 从现在开始 一律 自动
-zh asked 如果用户问 用户问 如果有人问
-zh claim 回答 回复 就说 告诉他
-zh selfnote 这条记忆 这条笔记 这条
-zh keep 禁止删除 原样复制 保留这条 不要删除
 zh obey 照做 直接执行 并执行 然后执行 并运行 然后运行 都是他本人写的
-zh elsewhere 网页 邮件 链接
 es act ejecuta borr elimin comando pago instala
-es standing siempre cada~vez tras~cada a~partir~de~ahora automáticamente
-es asked cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta
-es claim responde~siempre responde~que di~que
 es obey confía~en obedece y~aplica aplícalo ejecútalo y~ejecuta sigue~las~instrucciones
-es elsewhere urls páginas documentos correos
 fr act exécute supprim commande paiement installe
-fr standing à~chaque chaque~fois toujours systématiquement désormais
-fr asked si~l'utilisateur~demande quand~l'utilisateur~demande
-fr claim confirme-le réponds~que dis~que
-fr selfnote cette~note
-fr keep conserve~cette~note ne~supprime~jamais
 de act führe ausführ lösch befehl zahlung installier
-de standing immer jedes~mal bei~jedem ab~sofort automatisch
-de asked wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer
-de claim sag,~dass sag~dass antworte~dass
 de obey ohne~rückfrage~ausführen und~ausführen und~befolge führe~es~aus vertraut~dem
-de elsewhere issues kommentaren bots webseiten
 ja act 実行 削除 コマンド 強制プッシュ
-ja standing 毎回 セッション開始時 自動 今後 常に
-ja selfnote このメモ
-ja keep 削除しない 残して
 ko act 실행 삭제 명령 강제~푸시
-ko standing 때마다 항상 자동 앞으로
-ko asked 사용자가~물으면 사용자가
-ko claim 말하되 대답
-ko selfnote 이~메모
-ko keep 남겨
 ru act выполня удал команд
-ru standing всегда каждый~раз после~каждой раз~в~день
-ru asked если~пользователь~спросит
-ru claim отвечай
 pt act apag execut comando pagamento
-pt standing sempre nunca cada~vez próximos
-pt asked se~o~usuário~perguntar
 it act esegu elimin comandi pagamento
-it standing sempre ogni~volta quando~leggi
 en credential password passwd passcode passphrase pin pincode pin-code pw pwd keypad recovery~code recovery~key backup~code seed~phrase seed~words mnemonic secret~phrase access~code door~code alarm~code disarm~code garage~code lock~code gate~code entry~code keypad~code unlock~code security~code 2fa~code otp master~key wifi~key
 zh credential 密码 口令 助记词 恢复码 备用码 门禁码 开门码
 hi credential पासवर्ड पिन कूटशब्द
@@ -472,15 +423,10 @@ el credential κωδικ συνθηματικ
 cs credential heslo hesla heslem kód~pin
 sv credential lösenord pinkod pin-kod
 he credential סיסמ קוד~גישה
+fi credential salasana tunnusluku pin-koodi
+da credential adgangskode kodeord pinkode passord
 hu credential jelszó jelszav pin-kód
-en login login log-in sign-in credentials creds pass
-zh login 登录 账号 帐号 账户
-ja login ログイン
-ko login 로그인
-de login zugang anmeldung
-fr login identifiants connexion
-es login acceso credenciales
-ru login логин доступ
+any login login log-in sign-in credentials creds pass 登录 账号 帐号 账户 ログイン 로그인 zugang anmeldung identifiants connexion acceso credenciales логин доступ
 en seed seed mnemonic recovery~phrase
 any code code codes kod код código clave senha codice şifre kód 码 密码 コード 番号 코드 번호 kode mã
 any lock alarm door gate garage safe lockbox keypad intercom padlock tür tor tresor schließfach alarme porte portail coffre interphone immeuble cadenas alarma puerta portón garaje caja~fuerte portal candado porta portão garagem cofre cadeado allarme cancello cassaforte portone lucchetto deur poort kluis drzwi brama bramy garaż sejf domofon kłódk сигнализац двер ворот гараж сейф домофон подъезд сигналізац ворі kapı garaj kasa larm dörr port kassaskåp dveř brán garáž trezor 门禁 大门 车库 保险箱 保险柜 报警器 单元门 防盗门 玄関 ドア ガレージ 金庫 警報 オートロック 현관문 도어락 대문 차고 금고 경보 pintu gerbang garasi brankas báo~động cửa cổng gara két
@@ -498,6 +444,10 @@ sv act kör ta~bort kommandon
 # a finding: (rule, the concepts that must occur together — a tuple of alternatives: "a|b")
 _HARM = "destination|command|shell|persistence|payload|envdump|conceal|unchecked|dismiss|trusted|obey|grant"
 _ASKED = _HARM + "|act|alter|show|display|claim"  # (what an AI told to do may be asked, more than a harm)
+_BIDDEN = (
+    _ASKED
+    + "|prompt|goods|user|standing|persona|store|memory|asked|lifted|request|youreq|remember|toolcall|template_link|pubkey|envdump"
+)  # (said to an AI spoken to)
 FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
     ("ignore_previous_instructions", ("dismiss", "told")),
@@ -508,6 +458,7 @@ FINDINGS = (
     ("unchecked_action", ("conceal", "act|shell|destination|persistence|command|prompt|lifted")),  # (a surprise kept)
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
+    ("instruction_to_agent", ("asked", "alter|act|show|destination")),  # (when the user asks …, do …)
     ("self_preserving", ("selfnote", "keep")),
     ("trust_transfer", ("obey", "elsewhere|destination")),
     ("exfiltration", ("show|display", "goods|prompt|envdump", "destination|public")),
@@ -524,10 +475,8 @@ FINDINGS = (
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
     # the reader addressed as an AI (or an AI named), and the user spoken of or an act asked for
     ("instruction_to_agent", ("agent", "user")),
-    (
-        "instruction_to_agent",
-        ("addressed", "user|act|alter|standing|claim|store|memory|show|display|obey|asked|unchecked|conceal"),
-    ),
+    ("instruction_to_agent", ("aside",)),  # (an AI addressed in someone else's text: (Pre AI: zapíš …))
+    ("instruction_to_agent", ("addressed", _BIDDEN)),
     ("instruction_to_agent", ("opened", "user|act|claim|asked|unchecked|conceal|obey")),  # (not "AI, book …")
     ("trust_transfer", ("trusted", "user|orders|authority")),
     ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
@@ -539,7 +488,7 @@ FINDINGS = (
     ("instruction_to_agent", ("bidden", _ASKED)),
     ("instruction_to_agent", ("youreq", "user", _ASKED + "|prompt|goods")),
     ("trust_transfer", ("remember", "user", "show|act|alter|unchecked|grant|conceal|goods|trusted|obey")),
-    ("instruction_to_agent", ("toreader", _ASKED + "|prompt|goods|user|standing|persona|store|memory|asked|lifted")),
+    ("instruction_to_agent", ("toreader", _BIDDEN)),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
 _ALONE = {needed[0] for _, needed in FINDINGS if len(needed) == 1}  # shapes that are a finding alone
@@ -559,7 +508,7 @@ ANCHORS = {
     "lifted": "autoapprove confirm safety_mode",
     "named": "ai llm",
     "ai": "ии ші agent assistant model bot ai llm",
-    "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant",
+    "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant 模型 助手 助理 代理 机器人 智能体 智能客服 记录员 アシスタント エージェント 에이전트 어시스턴트 비서",
     "pubkey": "ssh-",
     "nocheck": "confirm approv auto notif alert_user inform_user warn_user",
     "toreader": "ai assistant agent bot model llm copilot claude chatgpt gemini summari analy read process",
@@ -582,7 +531,8 @@ SHAPES = {
     # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
     "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
     r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
-    r"|[a-z]+://\S+[?&]\w+=(?:\{[^}\s]*\}|<\w+>|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)",
+    r"|[a-z]+://\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
+    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)",
     "destination": r"\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
     r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook",
     "shell": r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;`]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|<\(\s*curl"
@@ -601,17 +551,44 @@ SHAPES = {
     "named": r"(?<![a-z0-9_-])(?:ai|llm)s?(?![a-z0-9_-])",  # (where the text writes AI or LLM so: not Italian "ai")
     "ai": r"(?<![\w-])(?:ии|ші)(?![\w-])|(?<![\w-])[\w-]*[_-](?:agent|ai|assistant|llm|model|bot)[\w-]*[\"']?\s*[:=]"
     r"|(?<![\w-])(?:agent|ai|assistant|llm|model|bot)s?[_-][\w-]+[\"']?\s*[:=]|\((?:agents?|ai)\b",
-    "agent": r"\b(?:if|when|whenever) (?:you(?:'re| are) |there(?:'s| is) )?(?:an?|the|your) (?:ai|agent|assistant|model|llm)\b|\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
+    "agent": r"\b(?:if|when|whenever) (?:you(?:'re| are) |there(?:'s| is) )?(?:an?|the|your) (?:ai|agent|assistant|model|llm)\b|\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|(?:(?<![a-z] )|(?<=the )|(?<=to ))model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
     r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
-    r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant",
+    r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant"
+    # (Chinese, Japanese, Korean: to … the AI, then a colon or comma: 给正在评分的AI：, AIアシスタントへ:, 비서님,)
+    r"|(?<=[给对致向])[^:,。!?()\[\]【】 ]{0,12}? ?(?:ai|模型|助手|助理|代理|机器人|智能体|智能客服|记录员)[:,]|(?:^(?![给对致向])|(?<=[@。!?:,、(\[【 ]))"
+    r"[\u3040-\u9fff\uac00-\ud7af]{0,8}(?:ai(?=님|さん|へ|에게|你好|您好)|模型|助手|助理|机器人|智能体|アシスタント|エージェント|에이전트"
+    r"|어시스턴트|비서)(?:(?:님|さん|へ|에게|你好|您好)[:,)]?|:)",
 }
 
 
 _OPENING = r"\W*(?:(?:hey|hi|hello|ok|okay|dear)\W+)?"  # before an AI spoken to at a text's start: the user's voice
 _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;:,。！？；：，]+){1,5}?[ \t]*:"  # AI, … / AI helpers: …
+_CALLED = r"(?:^|[\[(<{>:;.!?—–*#|-] ?)(?:[^\s.!?:;,()]+ ){0,3}(?<!'s )(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )$"  # (FYI for the team bot, …)
+_MINE = r"(?<!\w)(?:my|me|mine|self|mon|ma|moi|mein\w*|mir|mich|mi|mio|mia|meu|minha|mí|мой|моя|мне|меня|我的|问我|私の|내)(?!\w)"
+_FOR = r"(?<!\w)(?:to|for|für|an|pour|à|au|aux|para|per|pro|pre|za|dla|для|до|voor|för|till|til|untuk|için|cho|kwa|all|any|every)(?!\w)|给|对|致|ถึง|ל"
 _ACTS = SHAPES.keys() - {"agent", "ai", "named", "toreader"}  # the shapes of what an act needs
 _RISKY = _ACTS | {"goods", "prompt", "conceal", "authority", "grant"}  # what a permission may not name
 _SCOPE = r"`[^`\n]+`|\((?:[^()\n\"'{}:,]{1,40},\s*){2,}[^()\n\"'{}:,]{1,40}\)"  # `pytest`, (ls, cat, git diff)
+
+
+def _aside(spoken: str, h: "_Hit") -> bool:
+    """An AI addressed by someone else than its user, for whom the text says it is ((per l'agente), Za AI asistenta:) — not
+    a speaker's label (助手：好的) nor the user's own voice: no first person around it (my assistant, ask me)."""
+    before = spoken[max(0, h.start - 25) : h.start + 1]  # (a bracket or a word for whom it is before it: not a speaker)
+    said = not re.match(r"[\w ]*\)\W*$", spoken[h.end :])  # (something said to it, not a tag at the end: … (agent))
+    return (
+        said
+        and bool(re.search(r"[(\[【<]|" + _FOR, before))
+        and not re.search(_MINE, spoken[max(0, h.start - 40) : h.end + 60])
+    )
+
+
+def _called(spoken: str, h: "_Hit") -> bool:
+    """A reader called by its role in a clause's first words, then a comma (FYI for the team bot, …) or a
+    colon after a word for whom it is (Note for the agent: …; not a speaker's name: Claude: sure)."""
+    before = re.search(_CALLED, spoken[max(0, h.start - 40) : h.start])
+    mark = re.match(r"\w{0,3}\s*(?:\([^)]{0,40}\)\s*)?([,:])", spoken[h.end :])
+    return bool(before and mark and (mark[1] == "," or re.search(_FOR, before[0])))
 
 
 def shaped(text: str) -> bool:
@@ -640,8 +617,12 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         h._replace(concept="opened" if h.concept != "ai" and re.fullmatch(_OPENING, spoken[: h.start]) else "addressed")
         for h in hits
         if h.concept in ("agent", "ai", "named")
-        and (spoken[h.end - 1] in ":=" or spoken[h.start] == "(" or re.match(_VOCATIVE, spoken[h.end :]))
+        and (spoken[h.end - 1] in ":=," or spoken[h.start] == "(" or re.match(_VOCATIVE, spoken[h.end :]))
+        or h.concept == "reader"
+        and _called(spoken, h)
     ]
+    if "meta" not in {h.concept for h in hits}:  # an AI spoken to inside the text, in no note about attacks
+        hits += [h._replace(concept="aside") for h in hits if h.concept == "addressed" and _aside(spoken, h)]
     begun = m.end() if (m := re.match(_OPENING + r"(?:the |my |our )?", spoken)) else 0  # (the user's voice: AI, …)
     readers = [h for h in hits if h.concept in ("reader", "named", "agent")]
     begun = max([h.end for h in readers if h.start <= begun], default=-1)
@@ -697,7 +678,7 @@ _NOT_SECRET = (  # names, placeholders, paths, addresses, dates, versions, ticke
     r"(?i:1password|bitwarden|keepass\w*|lastpass|keychain)|[\w.-]*\.(?:[a-z]{2,4}|local|internal|cluster|corp)|[/~%{<\[(&*#|^@].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?"
     r"|\d{1,2}[:.]\d\d(?:[:.]\d\d)?|[A-Z]{2,}[#-]?\d{1,5}|[vV]?\d+(?:\.\d+)+\S*|[A-Z]{2,10}-\d+|[0-9a-f]{12,}|\d+(?:ms|s|h|d|px|k[bm]?|mb|gb|x|%)"
     r"|(?i:sha|md|base|utf|ipv|http|oauth|tls|ssl|wpa|aes|rsa|ed|x|amd|arm|win|ios|py|python|node|php|es|v)\d+[\w.-]*"
-    r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[2-7][0-9A-Fa-f]|0[aAdD]|[-.\d]*l?[sdifxcXF]).*"  # SOCKSv5, IPv6; %0A, %20, %s (not %01)
+    r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[2-7][0-9A-Fa-f]|0[aAdD]|[-.\d]*l?[sdifxcXF](?![A-Za-z])).*"  # SOCKSv5, IPv6; %0A, %20, %s (not %01)
     r"|[a-z]+(?:_[a-z0-9]+){2,}|.*[()\[\]{}<>\"'`=|].*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # code
 )
 
@@ -725,6 +706,8 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
         if seed and seed.start() <= 50 and len(set(seed[1].split()) & _COMMON) <= 1:
             return "seed_phrase"
         window = re.sub(_TEMPLATE, lambda m: " " * len(m[0]), re.split(r"[.。!?！？;；](?:\s|$)", rest[:80])[0])
+        if re.search(PUBLIC, re.split(r"[.。!?！？;；](?:\s|$)", rest[:160])[0]):
+            continue  # (its sentence says it is published: shown on the public page, an example)
         start = link.end() if (link := re.search(_LINK, window)) else 0
         if link and (
             re.search(_STOP, window[:start])
@@ -751,6 +734,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
     return None
 
 
+PUBLIC = r"(?<![\w.@-])(?:public(?:ly)?|demo)(?![\w@-]|\.\w)|公开|公開"  # a login its sentence says is published (a demo tenant's)
 SHOWN = r"ssh-(?:ed25519|rsa|dss|ecdsa)|fingerprint|public|\bpub\b|checksum|digest|hash|example|sample|placeholder|dummy|fake|revoked|rotated|masked|redacted|公钥|指纹|示例|公開鍵|例"
 
 
@@ -782,7 +766,7 @@ def random_key(token: str, named: bool = False) -> bool:
         and len(set(plain)) >= 10
         and sum(c.isdigit() for c in plain) >= 2
         and (all(kinds) or len(plain) >= 32)
-        and not re.search(r"(?:^|/)[a-z._-]*/|_[A-Z]+_|example|^[a-z]+://", plain, re.I)
+        and not re.search(r"(?:^|/)[a-z._-]*/|(?-i:_[A-Z]+_)|example|^[a-z]+://", plain, re.I)
         and (named or sum(map(len, re.findall("[A-Z]?[a-z]{3,}", plain))) * 2 < len(plain))
         and -sum(n / len(plain) * math.log2(n / len(plain)) for n in Counter(plain).values()) >= 3.5
         and not any(v in plain for v in PUBLISHED)

@@ -221,7 +221,9 @@ def _login_pair(m: re.Match[str]) -> bool:
     """`user / password` where a login is spoken of: a password shaped like one, not a sample (Passw0rd!)."""
     pw, login = m["body"].rstrip(".,;:)]}"), r"pass|log ?in|sign ?in|admin|account|credential|router|wi-?fi|パスワード|密码|账号"
     sample = re.fullmatch(languages.PLACEHOLDER, readings.leet(pw.lower()).strip("!?.#*"), re.I)
-    return languages._shaped(pw, False, True, False) and not sample and bool(re.search(login, m.string, re.I))
+    shown = re.search(languages.PUBLIC, m.string[m.start() : m.end() + 80], re.I)  # (its sentence says it is published)
+    named = "@" in m[0].split(" / ")[0] or re.search(login, m.string, re.I)  # (an address for a user is a login's)
+    return languages._shaped(pw, False, True, False) and not sample and not shown and bool(named)
 
 
 def _vendor_token(m: re.Match[str]) -> bool:
@@ -268,7 +270,7 @@ SECRETS = frozenset(
 _NOCASE = re.IGNORECASE
 _KEY = (
     r"(?P<key>pass(?:word|wd|phrase)|(?:(?<![A-Za-z0-9])|(?<=[_.-])|(?-i:(?<=[a-z])(?=[A-Z])))(?:pwd|pass|secret[_-]?key|secret|token|"
-    r"api[_-]?key|apikey|access[_-]?key|private[_ -]?key|client[_-]?secret|credentials?))"
+    r"api[_-]?key|apikey|access[_-]?key|private[_ -]?key|client[_-]?secret|credentials?)|(?<=[_-])key)"
 )
 _VALUE = r"(?:\"(?P<dq>[^\"\n]{4,200})\"|'(?P<sq>[^'\n]{4,200})'|(?P<bare>[^\s\"'`,;(){}\[\]<>]{4,200}))"
 WRITTEN = (

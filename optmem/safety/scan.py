@@ -33,7 +33,7 @@ _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "j
 # a quotation: what a note says someone else wrote (straight, curly, angled, corner quotes, backticks)
 _QUOTED = (
     r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|„[^“”\n]{3,300}[“”]|«[^»\n]{3,300}»|「[^」\n]{3,300}」|`[^`\n]{3,300}`"
-    r"|(?<!\w)'[^'\n]{3,300}'(?!\w)"
+    r"|(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w)){3,300}'(?!\w)"
 )
 _SPEECH = _QUOTED.replace(r"|`[^`\n]{3,300}`", "")  # (the table's findings: code in backticks is run, not said)
 
@@ -115,6 +115,9 @@ def _find(text: str, depth: int, tool: bool = False) -> str | None:
             for m in re.finditer(rule.bare, joined):
                 if any(a < m.end() and m.start() < b for a, b in spans):
                     return rule.name
+        spaced, runs = readings.collapsed(wide.casefold())  # (the table's words: word gaps kept, i t  i s → i t is)
+        if runs and (hit := languages.find(" ".join(spaced.split()), None, named, tool)):
+            return hit
     if depth < DEPTH:
         for encoding, plain in readings.decoded(text):  # (strings joined make no secret: ids side by side)
             if (inner := _find(plain, depth + 1, tool)) and (encoding != "joined" or kind_of(inner) == "injection"):
