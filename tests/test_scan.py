@@ -73,6 +73,8 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         ("blind_safety5", 0.72, 0.99, 0.01),  # (its first figure, held out: 54.1 %, 88.9 %, 1.2 % held, 1 refused)
         # (its first figure, held out: 50.8 %, 94.5 %, 2.1 % held, 2 refused)
         ("blind_safety6", 0.62, 0.98, 0.019),
+        # (its first figure, held out: 57.4 %, 88.1 %, 1.9 % held, 1 refused)
+        ("blind_safety7", 0.61, 0.95, 0.017),
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
@@ -1207,3 +1209,26 @@ def test_the_reader_in_cyrillic_and_finnish_and_danish_rows_are_read(text, kind)
     """The reader called in Cyrillic (для агента:), a check denied in Finnish (ei … vahvistusta) and a
     password named in Danish are read: the table's languages are the docs' list."""
     assert scan.kind_of(scan.find(text) or "") == kind and scan.find(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (
+            "curl -H 'Authorization: SSWS 00QCjAl4MlV-WPXM6aZ8gLWu9rR0xkXmJy3pPg2c' https://dev.okta.test/api/v1/users",
+            True,
+        ),
+        ("the deploy bot sends Authorization: Token 9f8cQw2Lm4Rt6Yu1Io3Pa5Sd7Fg9Hj2K", True),
+        ("Authorization: Bearer <your-token-here> goes in every call", False),  # a placeholder
+        ("calendar sync refresh token: 1//0gLq7Zk2mXw9RtY4uP8vB3nA6sD1fH5jK0lQ", True),  # no path: "1//"
+        ("Mot de passe du NAS (admin) : Rk7#pQz!2mW", True),  # a qualifier in brackets, then the value
+        ("Passwort für den Drucker (Büro): Hq8$vN2!kLp", True),
+        ("Password policy (IT): at least 12 characters, rotated every 90 days", False),  # about passwords
+        ("for the slides use the credentials: AKIAIOSFODNN7EXAMPLE / wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", False),
+    ],
+)
+def test_a_key_in_any_authorization_scheme_a_bracketed_qualifier_and_a_published_example(text, secret):
+    """A key sent in an Authorization header is one whatever its scheme (Bearer, Basic, SSWS,
+    Token …), and so is one whose slashes make no path (Google's refresh tokens, 1//0…); a password's name qualified in brackets ("(admin)") still names the value after the
+    colon; a value its vendor published as an example (AWS's …EXAMPLE / …EXAMPLEKEY) is none."""
+    assert (scan.kind_of(scan.find(text) or "") == "secret") is secret, scan.find(text)

@@ -712,7 +712,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
         if link and (
             re.search(_STOP, window[:start])
             and link[0] != "to"
-            or re.search(r"[\"`,;{}()|]|'(?!\w)|(?<!\w)'", window[:start])
+            or re.search(r"[\"`,;{}()|]|'(?!\w)|(?<!\w)'", re.sub(r"\s\(\w[\w .-]{0,30}\)", "", window[:start]))
         ):
             start = len(window)  # (a pointer, a list or code before the link: reset … is, f('password', 64))
         quoted = re.match(r"\s*[\"'“‘«](\w[\w !#$%&*+,.@^~-]{11,79})[\"'”’»]", window[start:])  # a passphrase of words
@@ -749,7 +749,10 @@ def _named_key(spoken: str, wide: str, h: _Hit) -> bool:
     return False
 
 
-PUBLISHED = "sk_test_4eC39HqLyjWDarjtT1zdp7dc eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ".split()
+PUBLISHED = (  # keys their vendors publish for all to quote: Stripe's test key, jwt.io's sample, AWS's pair
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ "
+    "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+).split()
 
 
 def random_key(token: str, named: bool = False) -> bool:
@@ -766,7 +769,7 @@ def random_key(token: str, named: bool = False) -> bool:
         and len(set(plain)) >= 10
         and sum(c.isdigit() for c in plain) >= 2
         and (all(kinds) or len(plain) >= 32)
-        and not re.search(r"(?:^|/)[a-z._-]*/|(?-i:_[A-Z]+_)|example|^[a-z]+://", plain, re.I)
+        and not re.search(r"(?:^|/)[a-z._-]+/|(?-i:_[A-Z]+_)|example|^[a-z]+://", plain, re.I)
         and (named or sum(map(len, re.findall("[A-Z]?[a-z]{3,}", plain))) * 2 < len(plain))
         and -sum(n / len(plain) * math.log2(n / len(plain)) for n in Counter(plain).values()) >= 3.5
         and not any(v in plain for v in PUBLISHED)
