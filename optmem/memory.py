@@ -14,7 +14,6 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_fields
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from optmem import fsio, gitstate
 from optmem.errors import (
@@ -30,7 +29,12 @@ from optmem.errors import (
     quote,
 )
 from optmem.record import MEMORY, Record
+from optmem.value import NamedTuple
 from optmem.vault import Vault, hot_target
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 SEPARATOR = "\n§\n"
 # Entries are joined by a line holding only `§` — split exactly as Hermes Agent splits them

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
-from typing import Any
 
 from optmem.reading.lexicon import (
     CJK_DIGIT_VALUES,
@@ -32,6 +31,10 @@ from optmem.reading.lexicon import (
     UNIT_CHARS,
     UNIT_WORDS,
 )
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 # kana, CJK ideographs (extension A, unified, compatibility, extensions B and after), hangul
 _CJK_RANGES = (

@@ -6,11 +6,16 @@ missing argument) returns None and Typer handles it, with its usual messages. A 
 both parsers read the same arguments the same way.
 """
 
+from __future__ import annotations
+
 import importlib
-from typing import Any
 
 from optmem.cli.spec import REGISTRY, Command, Param
 from optmem.value import Value
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Found(Value):

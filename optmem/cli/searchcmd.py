@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from optmem.cli.common import emit, env_domain, get_vault, origin_of, progress_callback, read_arg, short, warn_all
 from optmem.cli.spec import ORIGIN, SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 from optmem.errors import quote
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 PROJECT = opt("project", "--project", "-p", help="Only this project.")
 
