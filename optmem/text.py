@@ -76,8 +76,14 @@ def compiled(source: str, kept: dict[str, re.Pattern[str]] = _PATTERNS) -> re.Pa
     return pattern
 
 
-def cjk_runs() -> re.Pattern[str]:
-    """The pattern of CJK runs (one class), compiled the first time a text with CJK needs it."""
+def cjk_runs() -> _CjkRuns:
+    """The CJK runs of a text (the pattern `([CJK]+)`, one class): `split` and `finditer` as a
+    compiled pattern's."""
+    return _CJK_RUNS
+
+
+def _cjk_class() -> re.Pattern[str]:
+    """The pattern of CJK runs (one class), compiled once a command has many texts to split."""
     global _SPLIT_RE
     if _SPLIT_RE is None:
         _SPLIT_RE = re.compile(f"([{_CJK}]+)")
@@ -90,13 +96,87 @@ def _split_cjk(folded: str) -> list[tuple[str, str]]:
     CJK class and a class of the other letters took ~3 ms to compile; one class, half that.)"""
     out: list[tuple[str, str]] = []
     between = True  # the pieces alternate: the text between two runs, a run, …
-    for piece in cjk_runs().split(folded):
+    for piece in _CJK_RUNS.split(folded):
         if not between:
             out.append((piece, ""))
         elif piece:
             out.extend([("", w) for w in _WORD_RE.findall(piece)])
         between = not between
     return out
+
+
+# How many characters of a command's texts are split into CJK runs without the class's pattern:
+# compiling its ~40,000 code points takes 23M instructions (~7 ms), more than a search spends
+# finding the runs of the few dozen texts it reads back character by character; an index build,
+# which splits many, compiles it once past this (the same runs)
+_FEW_CJK = 100_000
+
+
+class _CjkKinds(dict[int, int]):
+    """A code point → "c" for a CJK character, " " for any other: what `str.translate` maps a text
+    to, to find its CJK runs with a pattern that compiles at once. Filled as characters turn up."""
+
+    def __missing__(self, point: int) -> int:
+        kind = self[point] = 0x63 if _is_cjk_char(chr(point)) else 0x20
+        return kind
+
+
+_KINDS = _CjkKinds.fromkeys(range(128), 0x20)  # (ASCII holds no CJK)
+_KIND_RUN_RE = re.compile("c+")
+
+
+class _Run:
+    """A CJK run found character by character: where it is, as a match's `start`, `end`, `group`."""
+
+    __slots__ = ("string", "_start", "_end")
+
+    def __init__(self, string: str, start: int, end: int) -> None:
+        self.string, self._start, self._end = string, start, end
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._end
+
+    def span(self) -> tuple[int, int]:
+        return self._start, self._end
+
+    def group(self) -> str:
+        return self.string[self._start : self._end]
+
+
+class _CjkRuns:
+    """`cjk_runs()`: the CJK runs of a text, found character by character (`_KINDS`) for a
+    command's first `_FEW_CJK` characters, then by the compiled class (`_cjk_class`)."""
+
+    def _few(self, s: str) -> bool:
+        global _FEW_CJK
+        if _SPLIT_RE is not None or _FEW_CJK <= 0:
+            return False
+        _FEW_CJK -= len(s)
+        return True
+
+    def finditer(self, s: str) -> Iterator[_Run | re.Match[str]]:
+        if not self._few(s):
+            return _cjk_class().finditer(s)
+        return (_Run(s, *m.span()) for m in _KIND_RUN_RE.finditer(s.translate(_KINDS)))
+
+    def split(self, s: str) -> list[str]:
+        """The text before each run, the run, …, the text after the last (`re.split`'s list)."""
+        if not self._few(s):
+            return _cjk_class().split(s)
+        out: list[str] = []
+        at = 0
+        for m in _KIND_RUN_RE.finditer(s.translate(_KINDS)):
+            start, end = m.span()
+            out += [s[at:start], s[start:end]]
+            at = end
+        out.append(s[at:])
+        return out
+
+
+_CJK_RUNS = _CjkRuns()
 
 
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")

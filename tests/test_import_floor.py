@@ -47,7 +47,6 @@ def test_a_search_process_compiles_few_sources(cli, vault, vault_path):
     assert compiled(body) == 0
 
 
-
 @pytest.mark.long
 def test_a_search_process_does_not_import_typing(cli, vault, vault_path):
     """`typing` (and what it loads that nothing else does: `contextlib`'s imports aside, its ~50
@@ -59,7 +58,7 @@ def test_a_search_process_does_not_import_typing(cli, vault, vault_path):
     for text in ("我们计划把数据库迁移到新服务器", "Bob moved JIRA-123 to done", "The backend port is 8080"):
         assert cli("append", text).exit_code == 0
     assert cli("append", "The backend port is 9090").exit_code == 0
-    (vault_path / "optmem.toml").write_text('[ranking]\ncontext_share = 0.5\n[limits]\nmemory = 3000\n', "utf-8")
+    (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.5\n[limits]\nmemory = 3000\n", "utf-8")
     queries = ["staging server deploys", "数据库 迁移 计划", "what did Bob do with JIRA-123?", "backend port", "zzqx"]
     code = (
         "import sys\n"
@@ -67,8 +66,9 @@ def test_a_search_process_does_not_import_typing(cli, vault, vault_path):
         f"rcs = [run(['--vault', sys.argv[1], 'search', q, '--json']) for q in {queries!r}]\n"
         "print('RC', rcs, 'TYPING', 'typing' in sys.modules)\n"
     )
+    command = [sys.executable, "-c", code, str(vault_path)]
     for _ in range(2):  # the first reads optmem.toml (its constraints through typing), the next its cache
-        res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
+        res = subprocess.run(command, capture_output=True, text=True, timeout=HANG)
     assert "RC [0, 0, 0, 0, 0] TYPING False" in res.stdout, res.stdout + res.stderr
 
 

@@ -217,6 +217,39 @@ def test_chinese_runs_and_words_are_what_the_two_class_pattern_finds(s):
 
     two = re.compile(rf"([{text._CJK}]+)|([^\W_{text._CJK}]+)")
     assert text._split_cjk(s) == two.findall(s)
+    # found character by character, as the first texts of a command are, and by the class
+    few = text._FEW_CJK
+    try:
+        text._FEW_CJK = 10**9
+        by_char = text.cjk_runs().split(s), [(m.span(), m.group()) for m in text.cjk_runs().finditer(s)]
+        text._FEW_CJK = 0
+        by_class = text.cjk_runs().split(s), [(m.span(), m.group()) for m in text.cjk_runs().finditer(s)]
+    finally:
+        text._FEW_CJK = few
+    assert by_char == by_class
+    assert by_class[0] == text._cjk_class().split(s)
+
+
+@pytest.mark.long
+def test_a_search_that_reads_back_chinese_compiles_no_cjk_class(cli, vault, vault_path):
+    """The CJK class (~40,000 code points) took 23M instructions (~7 ms) to compile in every
+    process that split a text holding CJK into runs — a Chinese search, or any search whose
+    candidates hold some. A command's first texts (`text._FEW_CJK` characters) are split
+    character by character; an index build, which splits many, compiles it (the same runs)."""
+    for note in ("我们计划把数据库迁移到新服务器", "Bob 说 the deploy moved to 周二", "部署 时间 是 下午三点"):
+        assert cli("append", note).exit_code == 0
+    code = (
+        "import sys\n"
+        "from optmem.cli import run\n"
+        "from optmem import text\n"
+        "queries = ('数据库 迁移', 'Bob deploy', '部署时间')\n"
+        "rcs = [run(['--vault', sys.argv[1], 'search', q, '--json']) for q in queries]\n"
+        "split = getattr(text, '_FEW_CJK', 100_000) < 100_000\n"
+        "print('RC', rcs, 'COMPILED', text._SPLIT_RE is not None, 'SPLIT', split)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
+    assert "RC [0, 0, 0] COMPILED False SPLIT True" in res.stdout, res.stdout + res.stderr
+    assert '"hits": []' not in res.stdout  # (each found its note)
 
 
 @pytest.mark.long
