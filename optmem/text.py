@@ -182,6 +182,7 @@ _CJK_RUNS = _CjkRuns()
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 # `numbers` in Chinese text: digits (and the magnitude after them: 10万), or a run of numerals …
 _CJK_NUMBER_OR_DIGITS = r"(\d+(?:\.\d+)?)([十百千万萬亿億]+)?|([〇" + CJK_NUMERALS + "]+)"
+_ANY_NUMERAL = "〇" + CJK_NUMERALS  # (a text without one holds digits alone: `_NUMBER_RE`'s)
 # … which make a number alone when a measure word (dates and labels too: 五月, 三号) or a unit
 # follows (`lexicon.MEASURES`, `lexicon.UNIT_WORDS`)
 _AFTER_CJK_NUMERAL = "(?:" + UNIT_WORDS + "|[" + MEASURES + UNIT_CHARS + "])"
@@ -402,6 +403,10 @@ def numbers(text: str) -> list[str]:
 def number_spans(s: str) -> Iterator[tuple[str, tuple[int, int]]]:
     """Each number of an NFKC text with CJK in it (`numbers`): its value, and where the Chinese
     numerals that write it are (those of 10万: 万; nothing for digits alone)."""
+    if not any(c in s for c in _ANY_NUMERAL):  # digits alone: no Chinese pattern (~0.7 ms to compile)
+        for m in _NUMBER_RE.finditer(s):
+            yield m.group(), (m.end(), m.end())
+        return
     after = cjk_compiled(_AFTER_CJK_NUMERAL)
     for m in cjk_compiled(_CJK_NUMBER_OR_DIGITS).finditer(s):
         digits, magnitude, run = m.groups()
@@ -470,6 +475,8 @@ def without_final_particles(s: str) -> str:
         at = m.start()
         return "" if at and _is_cjk_char(s[at - 1]) else m.group()
 
+    if not any(c in s for c in FINAL_PARTICLES):
+        return s  # (most texts: nothing to drop, no pattern compiled)
     return cjk_compiled(_FINAL_PARTICLE).sub(kept, s)
 
 
