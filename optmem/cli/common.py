@@ -339,12 +339,16 @@ def dumps(payload: Any) -> str:
 
 
 def _default(obj: Any) -> Any:
+    from optmem.value import Value
+
+    if isinstance(obj, Value):  # (a hot file's usage, …: a NamedTuple is a list already)
+        return obj._asdict()
+    if isinstance(obj, Path):
+        return str(obj)
     from dataclasses import asdict, is_dataclass  # only when a payload holds one
 
     if is_dataclass(obj) and not isinstance(obj, type):
         return asdict(obj)
-    if isinstance(obj, Path):
-        return str(obj)
     raise TypeError(f"cannot serialise {type(obj).__name__}")
 
 
