@@ -407,8 +407,6 @@ def resolve(
       optmem resolve user.os --keep 7QMZMMFT
       optmem resolve user.os --value "用 Mac，Windows 只在公司用"
     """
-    from dataclasses import asdict
-
     from optmem import facts
 
     res = facts.resolve(
@@ -423,7 +421,7 @@ def resolve(
     )
     emit(
         json_out,
-        asdict(res),
+        res._asdict(),
         lambda: (
             f"resolved {res.key}: {res.id}"
             + (f" keeps {short(res.kept)}" if res.kept else "")
