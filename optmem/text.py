@@ -48,8 +48,8 @@ _CJK_RANGES = (
 _CJK = "".join(f"{low}-{high}" for low, high in _CJK_RANGES)  # (a pattern's class)
 # Runs of letters and digits; inside a run that is not ASCII, CJK runs and the rest are told
 # apart (a negated class: no look-ahead per character, which made this the costliest step of
-# indexing). That second pattern takes ~4 ms to compile, so it is compiled only when a text that
-# may hold CJK turns up (`has_cjk`) — an English-only command never pays for it.
+# indexing). That second pattern takes ~7 ms to compile, so it is compiled only when a command
+# has many texts that may hold CJK (`has_cjk`) to split: `_CjkRuns`.
 _WORD_RE = re.compile(r"[^\W_]+")
 _FOLDED_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # what _WORD_RE finds in a folded ASCII text, faster
 _SPLIT_RE: re.Pattern[str] | None = None

@@ -12,16 +12,12 @@ a secret or the conversation + a destination; an AI spoken to (`AI helpers: …`
 an act, a change or the user. A scoped permission (`pytest`, a list) skips no check.
 """
 
-from __future__ import annotations
-
 import math
 import re
 import unicodedata
 from collections import Counter
+from typing import TYPE_CHECKING, NamedTuple
 
-from optmem.value import NamedTuple
-
-TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
     import ahocorasick
 
@@ -631,7 +627,7 @@ class _Hit(NamedTuple):
     lang: str  # "" for a shape, which stands with any language
 
 
-def find(spoken: str, found: list[_Hit] | None = None, named: bool = True, tool: bool = False) -> str | None:
+def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, tool: bool = False) -> str | None:
     """The first finding of `FINDINGS` whose concepts occur together in `spoken` (the table's
     words in it: `found`, if the caller has them), or None."""
     hits = _affirmed(spoken, words(spoken) if found is None else found)
@@ -890,10 +886,10 @@ def _spaced(c: str) -> bool:
     return c.isalpha() and not ("\u0590" <= c <= "\u08ff" or "\u0e00" <= c <= "\u0eff" or c >= "\u3000")
 
 
-_AUTOMATON: list[ahocorasick.Automaton] = []
+_AUTOMATON: list["ahocorasick.Automaton"] = []
 
 
-def _automaton() -> ahocorasick.Automaton:
+def _automaton() -> "ahocorasick.Automaton":
     """The words of `TABLE` and `ANCHORS` (NFKC, case-folded, as the spoken reading has them) →
     (language, concept), built on the first text a process scans."""
     if not _AUTOMATON:
