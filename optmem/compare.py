@@ -29,9 +29,84 @@ def similarity(a: str, b: str, *, least: float = 0.0) -> float:
     if ratio >= least:
         from optmem.identifiers import labels_differ  # (read word by word: loaded when a value may count)
 
-        if labels_differ(a, b):
+        if labels_differ(a, b) or says_otherwise(a, b):
             return 0.0
     return ratio
+
+
+def says_otherwise(a: str, b: str) -> bool:
+    """Whether two alike texts say different things: a negation one has and the other has not
+    ("小明不喜欢喝咖啡" / "小明喜欢喝咖啡", "is allowed" / "is not allowed"), or a word that names
+    something replaced by another (深色主题 / 浅色主题, "dark theme" / "light theme") — not a
+    function word ("是" / "在"), nor a word spelled another way ("colour" / "color"). Spacing,
+    punctuation, case, width and intensifiers (很, 非常, very, really) are no change: they are
+    left out before the texts are compared."""
+    from optmem.identifiers import opcodes
+
+    ua, ub = _units(a, _how_said()), _units(b, _how_said())
+    ops = opcodes(ua, ub)
+    if ops is None:  # too long to compare within the bound: the ratio decides
+        return False
+    negations = _negations()
+    for tag, i1, i2, j1, j2 in ops:
+        gone, came = ua[i1:i2], ub[j1:j2]
+        if tag == "equal":
+            continue
+        if any(u in negations for u in (*gone, *came)):
+            return True
+        if tag == "replace" and _names_something(gone) and _names_something(came) and not _respelt(gone, came):
+            return True
+    return False
+
+
+def _respelt(gone: list[str], came: list[str]) -> bool:
+    """Whether a replaced span is one word spelled another way ("colour" → "color", a typo): one
+    word of letters each side, nearly the same letters. A CJK character is a word of its own."""
+    if len(gone) != 1 or len(came) != 1 or textmod.has_cjk(gone[0] + came[0]):
+        return False
+    return _ratio(gone[0], came[0]) >= RESPELT
+
+
+RESPELT = 0.8  # how alike two spellings of one word are (edit ratio): colour/color 0.91, dark/light 0.44
+
+# Words that negate what they stand in: one text with one, the other without, say the opposite.
+# ("t" is the end of a contraction: isn't, don't, can't are read as "isn", "t")
+EN_NEGATIONS = (
+    "not",
+    "no",
+    "never",
+    "none",
+    "nobody",
+    "nothing",
+    "nowhere",
+    "neither",
+    "nor",
+    "cannot",
+    "without",
+    "t",
+)
+CJK_NEGATIONS = "不没沒别別未无無勿莫非"
+
+_NEGATIONS: frozenset[str] | None = None
+_HOW_SAID: frozenset[str] | None = None
+
+
+def _negations() -> frozenset[str]:
+    global _NEGATIONS
+    if _NEGATIONS is None:
+        _NEGATIONS = frozenset([*EN_NEGATIONS, *textmod.stem_words(list(EN_NEGATIONS)), *CJK_NEGATIONS])
+    return _NEGATIONS
+
+
+def _how_said() -> frozenset[str]:
+    """The intensifiers `text.normalize` leaves out (very, really, 很, 非常 …): how strongly a
+    thing is said, not what."""
+    global _HOW_SAID
+    if _HOW_SAID is None:
+        from optmem.reading.lexicon import CJK_INTENSIFIERS, EN_INTENSIFIERS
+
+        _HOW_SAID = frozenset([*EN_INTENSIFIERS, *CJK_INTENSIFIERS.split("|")])
+    return _HOW_SAID
 
 
 def _ratio(a: str, b: str) -> float:
@@ -102,7 +177,7 @@ def looks_like_update(old: str, new: str, ignore: frozenset[str] = frozenset()) 
 
                 if changes_subject(old, new, ignore):
                     return False
-    elif _one_span(a, b) is None:
+    elif _one_span(a, b) is None and not _negated(a, b):
         return False
     # … nor when what changed is an identifier naming what the statement is about: "Ticket 17
     # is about the login page" → "Ticket 18 …" is another ticket, not a new value of one
@@ -132,6 +207,30 @@ def _one_span(a: list[str], b: list[str]) -> tuple[list[str], list[str]] | None:
         _, i1, i2, j1, j2 = changed[0]
         return a[i1:i2], b[j1:j2]
     return None
+
+
+def _negated(a: list[str], b: list[str]) -> bool:
+    """Whether one text is the other negated: one span put in or taken out, a negation with
+    function words at most ("小明不喜欢喝咖啡" → "小明喜欢喝咖啡", "is allowed" → "is not allowed",
+    "I like it" → "I do not like it"), the rest (at least 60 % of the longer) equal — the
+    statement's value turned round, as a replaced span changes it."""
+    from optmem.identifiers import opcodes
+
+    ops = opcodes(a, b)
+    if ops is None:
+        return False
+    changed = [op for op in ops if op[0] != "equal"]
+    if len(changed) != 1 or changed[0][0] not in ("insert", "delete"):
+        return False
+    _, i1, i2, j1, j2 = changed[0]
+    span = a[i1:i2] or b[j1:j2]
+    same = min(len(a), len(b))
+    return (
+        any(u in _negations() for u in span)
+        and all(u in _negations() or _function_unit(u) for u in span)
+        and same >= 2
+        and same >= 0.6 * max(len(a), len(b))
+    )
 
 
 def _names_something(units: list[str]) -> bool:

@@ -156,13 +156,26 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: b
 
 
 def _hot(
-    vault: Vault, target: str, project: str | None, warnings: list[str], scope: tuple[str | None, str | None]
+    vault: Vault,
+    target: str,
+    project: str | None,
+    warnings: list[str],
+    scope: tuple[str | None, str | None],
+    stale_only: bool = False,
 ) -> list[str]:
     """A hot file's entries; for a file that cannot be read, a line saying so (the agent is told
-    its entries are missing, the rest of the block still comes) and a warning for the caller."""
+    its entries are missing, the rest of the block still comes) and a warning for the caller.
+    `stale_only`: only the entries that may be outdated, with their note (for an agent that shows
+    the file itself, without the notes)."""
     from optmem import memory
 
     shown = memory.show(vault, [(target, project)])[0]
+    if stale_only:
+        if shown.unreadable:
+            return []  # (the agent reads the file itself: what it cannot read, it is told)
+        texts = [e["text"] for e in shown.entries if not e.get("blocked")]
+        stale = _outdated(vault, shown.file, texts, *scope)
+        return [f"- {' '.join(line(t).split())}{stale[t]}" for t in texts if t in stale]
     if shown.unreadable:
         warnings.append(shown.warning() or "")
         return [
@@ -325,10 +338,13 @@ def build(
     query: str | None = None,
     budget: int = 4000,
     hot: bool = True,
+    everywhere: bool = False,
 ) -> Context:
     """The session-start block: every part that fits in `budget` characters, fences included
-    (without the vault's MEMORY.md / USER.md when not `hot`: a caller whose agent shows those
-    files itself)."""
+    (when not `hot`, of the vault's MEMORY.md / USER.md only the entries that may be outdated,
+    with their note: a caller whose agent shows those files itself). `everywhere`: the records
+    and open conflicts come from every project, not only `project` (whose block and handoff
+    still come)."""
     vault.require()
     if project is not None:
         validate_name(project, "project")
@@ -340,13 +356,14 @@ def build(
     follow_hot(vault)  # hot files edited outside optmem: journalled before the view is read
     warnings: list[str] = []
     scope = (project, domain)  # whose keyed values may outdate a hot entry (`facts.outdated_hot`)
+    own = None if everywhere else project  # whose records and open conflicts
     rules, more = _redlines(vault, domain, now, budget)
     crowded = _crowded(rules, budget) if vault.trusted else False
     sections = [
         Section("redlines", TITLES["redlines"], rules if vault.trusted else [], more if vault.trusted else 0),
-        Section("conflicts", TITLES["conflicts"], *_conflicts(vault, project, domain, said=not crowded)),
-        Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings, scope) if hot else []),
-        Section("user", TITLES["user"], _hot(vault, "user", None, warnings, scope) if hot else []),
+        Section("conflicts", TITLES["conflicts"], *_conflicts(vault, own, domain, said=not crowded)),
+        Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings, scope, stale_only=not hot)),
+        Section("user", TITLES["user"], _hot(vault, "user", None, warnings, scope, stale_only=not hot)),
     ]
     if project:
         sections.append(
@@ -360,11 +377,11 @@ def build(
     label = (
         TITLES["query"].format(query=clip(query))
         if query
-        else (TITLES["project_records"].format(project=project) if project else TITLES["records"])
+        else (TITLES["project_records"].format(project=own) if own else TITLES["records"])
     )
     if rules and not vault.trusted:  # a vault from a git clone: its locked rules are someone's notes
         sections.append(Section("unverified", TITLES["unverified"], rules, more))
-    (items, ids), (found, found_ids) = _records(vault, project, domain, query, now, hot)
+    (items, ids), (found, found_ids) = _records(vault, own, domain, query, now, hot)
     sections.append(Section("records", label, items, ids=ids))
     sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = fit(sections, budget)._replace(warnings=warnings)

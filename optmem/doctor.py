@@ -15,6 +15,7 @@ import base64
 import json
 import os
 from collections import Counter
+from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
@@ -98,7 +99,7 @@ def _scan_log(
             journals.setdefault(step[0], {})[step[1]] = (step[2], text)
     ids = sorted(seen)
     for where, n, rid, ref in refs:
-        if _resolve(ref, seen, ids) is None:
+        if resolve(ref, seen, ids) is None:
             report.problems.append(Problem("dangling_ref", where, f"points at {ref}, which no record has", n, rid))
     _check_correction_cycles(corrections, seen, ids, report)
     return bad, torn
@@ -253,7 +254,7 @@ def _check_correction_cycles(
     newest, so each record of the circle is named once."""
     corrects: dict[str, set[str]] = {}
     for _, rid, ref in corrections:
-        target = _resolve(ref, seen, ids)
+        target = resolve(ref, seen, ids)
         if target is not None and target != rid:
             corrects.setdefault(rid, set()).add(target)
     named: set[str] = set()
@@ -284,7 +285,7 @@ def _check_correction_cycles(
         )
 
 
-def _resolve(ref: str, seen: dict[str, tuple[str, int]], ids: list[str]) -> str | None:
+def resolve(ref: str, seen: Container[str], ids: list[str]) -> str | None:
     """The id of the record `ref` names (see `record.names`), or None; `ids` is sorted."""
     import bisect
 
@@ -335,6 +336,8 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
                     "entry by entry",
                 )
             )
+        if hot.bad_limit:  # the default is used meanwhile: said, not passed over
+            report.problems.append(Problem("bad_hot_file", hot.name, hot.bad_limit.partition(": ")[2]))
         u = hot.usage()
         if u.chars > u.limit:
             report.problems.append(
@@ -434,9 +437,18 @@ def _check_markdown(vault: Vault, report: Report) -> None:
     for path in files:
         rel = str(path.relative_to(vault.root))
         try:
-            handoff.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
+            text = fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or ""
+            handoff.parse(text)
+            gaps = handoff.front_matter_gaps(text) if text.strip() else None
         except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))
+            continue
+        if gaps is not None:
+            broken, what = gaps
+            if broken:
+                report.problems.append(Problem("bad_front_matter", rel, what))
+            else:
+                report.notes.append(f"{rel} {what}")
     troot = vault.root / "tree"
     for path in sorted(troot.glob("*/*.md")) if troot.is_dir() else []:
         rel = str(path.relative_to(vault.root))
@@ -609,7 +621,7 @@ def _check_links(vault: Vault, report: Report) -> set[str]:
     return linked
 
 
-FUTURE_SLACK = 86400.0  # an ACCESS.jsonl time further ahead than this is no clock skew
+FUTURE_SLACK = clock.FUTURE_SLACK  # an ACCESS.jsonl time further ahead than this is no clock skew
 
 
 def _check_access(vault: Vault, report: Report) -> None:

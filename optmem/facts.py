@@ -16,7 +16,7 @@ from optmem.errors import Ambiguous, NotApplicable, NotFound, OptmemError, Usage
 from optmem.index import Filters, Index, Row, match_any, open_index, prepare
 from optmem.record import CORRECTION, ID_RE, MEMORY, RESOLUTION, names
 from optmem.value import Value
-from optmem.vault import Vault, hot_target
+from optmem.vault import Vault, hot_target, validate_name
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
@@ -122,6 +122,10 @@ def correct(
     """
     if not text or not text.strip():
         raise UsageError("TEXT is empty; give the corrected fact")
+    for what, name in (("domain", domain), ("project", project)):
+        if name is not None:
+            validate_name(name, what)  # (a bad name is refused, not a false "no record matches")
+    key = log.check_key(key)
     body = text.strip() if _ALREADY.match(text) else f"{CORRECTION_PREFIX}{text.strip()}"
     now = clock.now().timestamp()
     prepare(vault)
@@ -129,29 +133,7 @@ def correct(
         with open_index(vault) as idx:
             row, quoted = _target(idx, target, now, domain, project)
             log.refuse_bookkeeping(idx, row, "correct")
-            if row.superseded_by:  # correcting an old version would make a second current one
-                head = idx.current_version(row)
-                rivals = idx.conflict_with(head, now)
-                if rivals:  # the fact has two current versions already: the user settles it
-                    first = idx.first_versions(head)[0]
-                    raise NotApplicable(
-                        f"{row.id} was corrected two ways: {', '.join([head.id, *rivals])} stand together "
-                        f"— ask the user which is right, then `optmem resolve {first.id[-8:]} --keep ID` "
-                        "(or --value TEXT); nothing was written",
-                        code="superseded",
-                        id=row.id,
-                        superseded_by=row.superseded_by,
-                        current=[head.id, *rivals],
-                    )
-                raise NotApplicable(
-                    f"{row.id} is already superseded by {row.superseded_by}; the current version is "
-                    f"{head.id} — correct that one (`optmem correct {head.id} TEXT`), so one fact never "
-                    "has two current versions; nothing was written",
-                    code="superseded",
-                    id=row.id,
-                    superseded_by=row.superseded_by,
-                    current=head.id,
-                )
+            log.refuse_superseded(idx, row, now)  # correcting an old version would make a second current one
             rec = idx.record(row)
             if tier is None and key is None and _plain(body) == _plain(rec.text):
                 raise NotApplicable(
@@ -206,6 +188,10 @@ def history(
     or all records with `key`."""
     if not ref and not key:
         raise UsageError("give an ID, or --key KEY")
+    key = log.check_key(key)
+    for what, name in (("domain", domain), ("project", project)):
+        if name is not None:
+            validate_name(name, what)  # (a bad name is refused, not a false "no record has key")
     from optmem.follow import open_followed
 
     now = clock.now().timestamp()
@@ -581,6 +567,7 @@ def _resolve(
 ) -> Resolved:
     if not key.strip():
         raise UsageError("KEY is empty; `optmem conflicts` lists the keys (and the facts) in conflict")
+    key = log.check_key(key, "KEY") or ""
     found = [
         c
         for c in conflicts(vault, show_unsafe=True)

@@ -138,7 +138,7 @@ def parse(text: str) -> Handoff:
     fields, body = metamod.split(text)
     meta = fields or {}
     parts = parse_body(body)
-    edited = bool(meta.get("digest")) and meta["digest"] != textmod.digest(body.encode("utf-8"))
+    edited = metamod.edited(meta.get("digest"), body)
     return Handoff(
         project=str(meta.get("project", "")),
         time=str(meta.get("time", "")),
@@ -151,6 +151,28 @@ def parse(text: str) -> Handoff:
         id=_text(meta.get("record")),
         edited=edited or not meta.get("digest"),
     )
+
+
+def front_matter_gaps(text: str) -> tuple[bool, str] | None:
+    """What `optmem doctor` says of a HANDOFF.md whose front matter does not say when and from
+    which record it was written: (broken, what) — broken when the file opens a front matter it
+    never closes (its fields are read as body); None when the file has what it needs. Raises
+    BadFrontMatter as `parse` does."""
+    fields, _ = metamod.split(text)
+    if fields is None:
+        if re.match(r"---[ \t]*\r?\n", text):
+            return (
+                True,
+                "opens its front matter with a '---' line but never closes it with another: fix the closing line",
+            )
+        return False, (
+            "has no front matter: it shows no time, domain or record (fine for a file typed by hand; "
+            "the next `optmem handoff write` writes one)"
+        )
+    missing = [k for k in ("project", "time", "record") if not fields.get(k)]
+    if missing:
+        return False, f"has front matter without {', '.join(missing)}: its handoff shows none"
+    return None
 
 
 def _redacted(h: Handoff) -> Handoff:
@@ -269,12 +291,21 @@ def _from_record(rec: dict[str, Any]) -> Handoff:
 
 
 def _records(vault: Vault, project: str | None, limit: int | None) -> list[Handoff]:
+    return _logged(vault, project, limit)[0]
+
+
+def _logged(
+    vault: Vault, project: str | None, limit: int | None, record: str | None = None
+) -> tuple[list[Handoff], bool]:
+    """The `limit` newest handoff records (of `project`), newest first as the log orders them
+    (SPEC §4: later `ts`, then id, then line), and whether the log holds the record `record`."""
     from optmem.index import open_index
 
     with open_index(vault) as idx:
         # (as stored: `Handoff.shown` scans them for the surfaces that show them)
         rows = idx.handoffs(project, limit)
-        return [_from_record(idx.view_of(r, 0.0, passed=False).full(show_unsafe=True)) for r in rows]
+        held = record is not None and (record in {r.id for r in rows} or idx.by_id(record) is not None)
+        return [_from_record(idx.view_of(r, 0.0, passed=False).full(show_unsafe=True)) for r in rows], held
 
 
 def _file(vault: Vault, project: str) -> Handoff | None:
@@ -308,15 +339,24 @@ def read(vault: Vault, project: str, history: int = 1, *, show_unsafe: bool = Fa
     if history < 1:
         raise UsageError("--history must be at least 1")
     vault.require()
-    records = _records(vault, project, history + 1)
     current = _file(vault, project)
+    # a HANDOFF.md no person edited is a copy of its log record: the log says what was written
+    # (the file's Markdown cannot tell an item "(none)" or a note's "## Next" line from its own)
+    # and which handoff is the newest (a write killed after its record and before the file
+    # leaves the file older than the log) — the file stands only for a record the log lacks.
+    # A person's edit wins unless the log holds it (`follow`) and a newer handoff after it.
+    unedited = current is not None and not current.edited and current.id is not None
+    window = history + (1 if current is None or unedited else _WALK)  # (an edit's journal, writes after it)
+    records, logged = _logged(vault, project, window, current.id if unedited and current else None)
+    if current is not None and unedited and logged:
+        current = None
     out: list[Handoff] = []
     if current is not None:
         newest = records[0] if records else None
-        if current.edited or newest is None or current.id == newest.id or current.time >= newest.time:
-            journalled = next(
-                (r for r in records if current.edited and r.summary() == _redacted(current).summary()), None
-            )
+        journalled = _journal_of(_redacted(current), records) if current.edited else None
+        # the edit is in the log, and a handoff was written after it (its file write cut short)
+        superseded = journalled is not None and newest is not None and journalled.id != newest.id
+        if not superseded and (current.edited or newest is None or _order(current) > _order(newest)):
             if journalled is not None:  # a person's edit, journalled (`follow`): shown once, with its record
                 current = replace(current, id=journalled.id)
             out.append(current)
@@ -329,6 +369,28 @@ def read(vault: Vault, project: str, history: int = 1, *, show_unsafe: bool = Fa
             project=project,
         )
     return [h if show_unsafe else h.shown() for h in out[:history]]
+
+
+_WALK = 8  # handoff records looked through for the journal of a person's edit
+
+
+def _journal_of(said: Handoff, records: list[Handoff]) -> Handoff | None:
+    """The record that journals the person's edit `said` (`follow`), among `records` (newest
+    first): looked for past writes whose HANDOFF.md never landed (a write killed after its
+    record), up to the file's own record or an earlier edit's journal (source `drift`)."""
+    for r in records:
+        if r.summary() == said.summary():
+            return r
+        if r.source == "drift" or r.id == said.id:
+            return None
+    return None
+
+
+def _order(h: Handoff) -> tuple[str, str]:
+    """Where a handoff stands among records (SPEC §4: "newer" is a later `ts`, equal times ordered
+    by id — its time part, as `ingest.NEWEST_FIRST` orders them)."""
+    rid = h.id or ""
+    return h.time, rid[:10] if len(rid) == 26 else rid
 
 
 def follow(vault: Vault) -> list[str]:
@@ -363,8 +425,8 @@ def _unjournalled(vault: Vault, project: str) -> tuple[Handoff, Handoff | None] 
     if h is None or not h.edited or not (h.done or h.blocked or h.next or h.note):
         return None
     said = replace(_redacted(h), project=project)
-    latest = _records(vault, project, 1)
-    if latest and latest[0].summary() == said.summary():
+    latest = _records(vault, project, _WALK)
+    if _journal_of(said, latest) is not None:
         return None  # journalled already
     return said, latest[0] if latest else None
 

@@ -98,6 +98,33 @@ def check_text(text: str | None) -> str:
 FIELD_BYTES, MAX_TAGS = record.FIELD_BYTES, record.MAX_TAGS  # (the bounds: `record.oversize`)
 
 
+_BREAKS = frozenset("\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029")  # what makes a key more than one line
+
+
+def check_key(key: str | None, what: str = "--key") -> str | None:
+    """A fact key as it is taken (every command and tool that takes one: writes, `history`,
+    `resolve`): surrounding whitespace trimmed — a stray space from a script or a template
+    names the same fact, not a second one that nothing flags; a key that is empty or holds a
+    line break or a tab is refused (`usage`, field `key`). (An escape code or an invisible
+    character is the scanner's: a write holding one is held in quarantine, as in any field.)"""
+    if key is None:
+        return None
+    if not isinstance(key, str) or not key.strip():
+        raise UsageError(
+            f"{what} {quote(str(key))} is empty; give the fact's key (e.g. backend.port), or leave {what} out",
+            field="key",
+        )
+    trimmed = key.strip()
+    odd = next((c for c in trimmed if c in _BREAKS), None)
+    if odd is not None:
+        raise UsageError(
+            f"{what} {quote(key)} holds a line break or a tab (U+{ord(odd):04X}); a key is one line, e.g. "
+            "backend.port — write it without; nothing was written",
+            field="key",
+        )
+    return trimmed
+
+
 def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> Record:
     """The one check of a whole record, on every way in (`append` and each command built on it,
     MCP, the Hermes provider, `import`): every field within its bound (`record.oversize`:
@@ -125,6 +152,12 @@ def check_record(rec: Record, limit: int, *, allow_unsafe: bool) -> Record:
             field=name,
             bytes=size,
             limit=bound,
+        )
+    if rec.key is not None and check_key(rec.key, "the key") != rec.key:
+        raise UsageError(
+            f"the key {quote(rec.key)} has whitespace around it, so it would name another fact than "
+            f"{quote(rec.key.strip())}; write it without (nothing was stored)",
+            field="key",
         )
     for name in ("domain", "project", "kind"):
         value = getattr(rec, name)
@@ -292,7 +325,7 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
         project=draft.project,
         kind=draft.kind,
         tier=draft.tier,
-        key=draft.key,
+        key=check_key(draft.key),
         tags=tags,
         corrects=tuple(draft.corrects or ()),
         expires=clock.format_ts(clock.later(moment, ttl)) if ttl is not None else None,
@@ -337,7 +370,8 @@ def _append(
     """Append one record, through the write gate.
 
     * same normalised fingerprint as a current record (same domain, project, key): nothing new
-      is stored; a `seen` line refreshes the existing record's recency; status `duplicate`;
+      is stored; a `seen` line refreshes the existing record's recency; status `duplicate` —
+      unless the record is an inference and this write states it: stored, as its correction;
     * a pending record (any domain) saying the same, or nearly: a `seen` line for it too — said
       again as a statement (not a guess, not an inference), it is confirmed; a guess repeating it
       is counted and confirms nothing, and one repeating it word for word is that `seen` line
@@ -367,6 +401,7 @@ def _append(
     with vault.lock():
         idx = catch_up(idx)
         try:
+            rec = _hand_corrects(idx, rec, now)
             _check_redline_lock(idx, rec, now)
             if rec.tier == "redline" and rec.corrects:  # a tool's output made a rule only by a person
                 from optmem.quarantine import refuse_promotion
@@ -380,11 +415,15 @@ def _append(
             restating: list[Record] = []
             updates: list[dict[str, Any]] = []
             if gate:
-                dup = _exact_duplicate(idx, rec, now)
+                dup, guessed = _exact_duplicate(idx, rec, now)
+                if guessed is not None:  # the inference said as a statement: it corrects the guess
+                    rec = rec._replace(corrects=(*rec.corrects, guessed.id))
                 said_again = _pending_said_again(idx, rec, now, vault.settings.dedup.threshold)
                 if dup is None and rec.pending:  # a guess repeating a guess elsewhere: counted, not stored twice
                     dup = _same_guess(idx, rec, said_again)
-                restating = [_seen(rec, ref, now) for ref in said_again if dup is None or ref != dup.id]
+                restating = [
+                    _seen(rec, ref, now) for ref in said_again if ref not in (dup and dup.id, guessed and guessed.id)
+                ]
                 if dup is not None:
                     written, lag = write_records(vault, idx, [_seen(rec, dup.id, now), *restating])
                     idx = written or idx
@@ -404,11 +443,12 @@ def _append(
                         warning="; ".join(w for w in (kept, lag) if w) or None,
                         confirmed=confirmed,
                     )
-                near = probe(idx, rec.text, rec.domain, rec.project, 20)  # one probe for both checks
-                similar = find_similar(
-                    idx, rec.text, rec.domain, rec.project, vault.settings.dedup.threshold, now, rows=near
-                )
-                updates = [] if similar else find_updates(idx, rec, now, rows=near)
+                if guessed is None:  # (a statement of a guess is its correction, whatever is near)
+                    near = probe(idx, rec.text, rec.domain, rec.project, 20)  # one probe for both checks
+                    similar = find_similar(
+                        idx, rec.text, rec.domain, rec.project, vault.settings.dedup.threshold, now, rows=near
+                    )
+                    updates = [] if similar else find_updates(idx, rec, now, rows=near)
             update_warning = None
             if updates:
                 rec, update_warning = _on_update(rec, updates, on_update)
@@ -581,14 +621,16 @@ def _same_guess(idx: Index, rec: Record, pending: list[str]) -> Row | None:
     return None
 
 
-def _exact_duplicate(idx: Index, rec: Record, now: float) -> Row | None:
+def _exact_duplicate(idx: Index, rec: Record, now: float) -> tuple[Row | None, Row | None]:
     """The current record saying exactly this: the same fingerprint (stemmed, like search) and
     the same words as written — a changed word form ("wants" → "wanted") may be a changed fact,
-    so it is left to the near-duplicate check, which stores it and names the older one."""
+    so it is left to the near-duplicate check, which stores it and names the older one. An
+    inference that a statement says word for word is no duplicate of it: it comes second, for
+    the statement to correct (what was guessed is now said)."""
     fp = textmod.fingerprint(rec.text)
     if fp is None:
-        return None  # nothing to compare: punctuation or symbols only
-    as_written = None
+        return None, None  # nothing to compare: punctuation or symbols only
+    as_written, guessed = None, None
     for row in idx.with_fingerprint(fp, rec.domain, rec.project):
         if (
             view.status(row, now, warm=True) in (view.Status.CURRENT, view.Status.PENDING)
@@ -597,8 +639,72 @@ def _exact_duplicate(idx: Index, rec: Record, now: float) -> Row | None:
         ):
             as_written = as_written or textmod.normalize(rec.text, stem=False)
             if textmod.normalize(idx.record(row).text, stem=False) == as_written:
-                return row
-    return None
+                if row.inferred and rec.basis != "inferred" and view.may_supersede(TIER_RANK[rec.tier], row.tier):
+                    guessed = guessed or row
+                    continue
+                return row, None
+    return None, guessed
+
+
+def refuse_superseded(idx: Index, row: Row, now: float) -> None:
+    """A correction of `row`, an old version of its fact, would make a second current version:
+    refused (`superseded`), naming the current one — or, when the fact was corrected two ways
+    already, how the user settles it."""
+    if not row.superseded_by:
+        return
+    head = idx.current_version(row)
+    rivals = idx.conflict_with(head, now)
+    if rivals:  # the fact has two current versions already: the user settles it
+        first = idx.first_versions(head)[0]
+        raise NotApplicable(
+            f"{row.id} was corrected two ways: {', '.join([head.id, *rivals])} stand together "
+            f"— ask the user which is right, then `optmem resolve {first.id[-8:]} --keep ID` "
+            "(or --value TEXT); nothing was written",
+            code="superseded",
+            id=row.id,
+            superseded_by=row.superseded_by,
+            current=[head.id, *rivals],
+        )
+    raise NotApplicable(
+        f"{row.id} is already superseded by {row.superseded_by}; the current version is "
+        f"{head.id} — correct that one (`optmem correct {head.id} TEXT`), so one fact never "
+        "has two current versions; nothing was written",
+        code="superseded",
+        id=row.id,
+        superseded_by=row.superseded_by,
+        current=head.id,
+    )
+
+
+def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
+    """A text in the hand-typed correction form (`〔更正〕#<id> …`, `[correction] #<id> …`)
+    corrects the records it names, as every reader takes it (`record.parse_line`): through
+    `append` it meets the checks `correct` makes — the id names one record (`not_found`,
+    `ambiguous`), a memory (not a bookkeeping or journal line), and its current version
+    (`superseded`); the redline lock follows (`_check_redline_lock`). Returns the record with
+    those ids in its `corrects`, as it reads."""
+    if not rec.text or not (rec.text[0] in "〔[" or rec.text[0].isspace()):
+        return rec
+    refs = [ref for ref in record.hand_correction_refs(rec.text) if ref not in rec.corrects]
+    if not refs:
+        return rec
+    for ref in refs:
+        rows = idx.resolve(ref)
+        if not rows:
+            raise NotFound(
+                f"the text is a correction of #{ref} (the hand-typed form 〔更正〕#ID), but no record has that "
+                "id; give the id of the record it corrects (`optmem correct ID TEXT`), or leave out the '#' "
+                "— nothing was stored",
+                ref=ref,
+            )
+        if len(rows) > 1:
+            raise Ambiguous(
+                f"#{ref} names {len(rows)} records; give more of the id — nothing was stored",
+                candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]],
+            )
+        refuse_bookkeeping(idx, rows[0], "correct")
+        refuse_superseded(idx, rows[0], now)
+    return rec._replace(corrects=(*rec.corrects, *refs), kind=CORRECTION if rec.kind == NOTE else rec.kind)
 
 
 def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:

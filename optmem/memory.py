@@ -45,7 +45,7 @@ _MARKER_LINE = re.compile(r"(?m)^(?:<{7}|>{7})(?: .*)?\r?$|^={7}\r?$")
 # front matter: a first line `---`, `key: value` lines (no entry separator among them), a line
 # `---`; LF or CRLF line ends
 _FRONT = re.compile(r"\A(---[ \t]*\r?\n(?:(?![ \t]*§[ \t\r]*\n).*?\r?\n)*?---[ \t]*(?:\r?\n|\Z))")
-_LIMIT_LINE = re.compile(r"(?m)^limit:\s*(\d+)\s*$")
+_LIMIT_LINE = re.compile(r"(?m)^limit[ \t]*:[ \t]*(.*?)[ \t\r]*$")  # (its value read by `_limit_of`)
 TARGETS = ("memory", "user")
 
 
@@ -96,9 +96,11 @@ class HotFile:
         final_newline: bool = True,
         newline: str = "\n",  # "\r\n" for a file written with Windows line ends
         conflicted: bool = False,  # git's conflict markers are in it (the entries are shown without them)
+        bad_limit: str | None = None,  # its `limit:` could not be read: what is wrong, and the limit used
     ) -> None:
         self.label, self.name, self.path, self.limit, self.entries = label, name, path, limit, entries
         self.front, self.final_newline, self.newline, self.conflicted = front, final_newline, newline, conflicted
+        self.bad_limit = bad_limit
 
     def __eq__(self, other: object) -> bool:
         return type(other) is HotFile and vars(other) == vars(self)
@@ -188,12 +190,26 @@ def load(vault: Vault, target: str = "memory", project: str | None = None) -> Ho
     if conflicted:
         sides = (part.strip() for e in entries for part in _SEPARATOR_LINE.split(e))
         entries = list(dict.fromkeys(part for part in sides if part))
-    limit = getattr(vault.settings.limits, limit_key)
-    m = _LIMIT_LINE.search(front)
-    if m:
-        limit = int(m.group(1))
+    limit, bad = _limit_of(front, getattr(vault.settings.limits, limit_key), name)
     return HotFile(
-        label, name, path, limit, entries, front, final_newline, "\r\n" if "\r\n" in raw else "\n", conflicted
+        label, name, path, limit, entries, front, final_newline, "\r\n" if "\r\n" in raw else "\n", conflicted, bad
+    )
+
+
+def _limit_of(front: str, default: int, name: str) -> tuple[int, str | None]:
+    """The limit a file's front matter sets (`limit: 3000`, a YAML comment after it allowed), else
+    `default`; and, when its `limit:` cannot be read (3,000, 3k, -5, 0, [unclosed), what is wrong
+    and that `default` is used — said by the commands that read the file and by `doctor`, never
+    passed over without a word."""
+    m = _LIMIT_LINE.search(front)
+    if not m:
+        return default, None
+    value = re.sub(r"[ \t]+#.*$", "", m.group(1))
+    if value.isascii() and value.isdigit() and int(value) >= 1:
+        return int(value), None
+    return default, (
+        f"{name}: its front matter's `limit: {value}` is not a whole number of characters (at least 1, "
+        f"digits only: `limit: 3000`), so the configured limit {default:,} applies — correct the line"
     )
 
 
@@ -476,10 +492,12 @@ def _match(hot: HotFile, old: str | None, entry: str | None, first: bool) -> int
                 candidates=[_preview(hot, i) for i in hits],
             )
         return hits[0]
-    old = _check_text(old or "", "OLD")
-    whole = [i for i, e in enumerate(hot.entries) if _canonical(e) == _canonical(old)]
+    old = old or ""
+    core = _check_text(old, "OLD")  # (whitespace alone is no OLD)
+    whole = [i for i, e in enumerate(hot.entries) if _canonical(e) == _canonical(core)]
     if whole:
         return whole[0]
+    old = _typed(old)
     hits = [i for i, e in enumerate(hot.entries) if _holds(e, old)]
     if not hits:
         raise NoMatch(
@@ -502,9 +520,37 @@ def _canonical(text: str) -> str:
     return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
+def _typed(old: str) -> str:
+    """OLD as typed, without the line end a pipe adds (`echo … | optmem replace - NEW`); its
+    spaces stay — they say where it stands (`_find`)."""
+    return old.strip("\r\n") or old
+
+
 def _holds(entry: str, old: str) -> bool:
-    """Whether `entry` contains `old`, whichever Unicode form either was typed in."""
-    return old in entry or _canonical(old) in _canonical(entry)
+    """Whether `entry` contains `old`, whichever Unicode form either was typed in (`_find`)."""
+    return _find(entry, old) is not None
+
+
+def _find(entry: str, old: str) -> tuple[str, int, int] | None:
+    """Where `entry` holds `old`: (the entry, or its composed form when the two were typed in
+    different Unicode forms; the start and end of the span to replace), or None.
+
+    The space around OLD says where it stands: "entry 1 " is in "entry 1 first", not in "entry
+    10" — a space (any whitespace) before or after it matches whitespace in the entry, or the
+    entry's start or end (an entry holds no space there). The span replaced is OLD without that
+    space: the entry's own spacing stays."""
+    core = old.strip()
+    before, after = core != old.rstrip(), core != old.lstrip()
+    for text, part in ((entry, core), (_canonical(entry), _canonical(core))):
+        start = text.find(part)
+        while start >= 0:
+            end = start + len(part)
+            if (not before or start == 0 or text[start - 1].isspace()) and (
+                not after or end == len(text) or text[end].isspace()
+            ):
+                return text, start, end
+            start = text.find(part, start + 1)
+    return None
 
 
 def _preview(hot: HotFile, i: int) -> dict[str, str]:
@@ -551,12 +597,13 @@ def _do_replace(
     before = hot.entries[i]
     if entry or whole:
         after = new  # by id (or given as a whole entry) the whole entry is replaced
-    elif _canonical(before) == _canonical(old := (old or "").strip()):
+    elif _canonical(before) == _canonical((old or "").strip()):
         after = new
-    elif old in before:
-        after = before.replace(old, new, 1)  # only the matched span changes
-    else:  # OLD and the entry were typed in different Unicode forms: the edited entry is composed
-        after = _canonical(before).replace(_canonical(old), new, 1)
+    else:  # only the matched span changes (in different Unicode forms, the edited entry is composed)
+        found = _find(before, _typed(old or ""))
+        assert found is not None  # (`_match` chose the entry for holding it)
+        text, start, end = found
+        after = text[:start] + new + text[end:]
     after = _check_text(after, "the replaced entry")
     if after == before:  # nothing to change: nothing is written or journalled
         return Change("replace", "unchanged", Entry(entry_id(after), after))
@@ -806,9 +853,10 @@ def apply(
         if all(c.status == "duplicate" for c in changes)
         else "unchanged"
     )
-    warn = None
+    warn = hot.bad_limit
     if usage.percent >= vault.settings.limits.warn_percent:
-        warn = f"{hot.name} is {usage.percent}% full ({usage.chars:,}/{hot.limit:,} chars); consolidate soon"
+        full = f"{hot.name} is {usage.percent}% full ({usage.chars:,}/{hot.limit:,} chars); consolidate soon"
+        warn = f"{warn}; {full}" if warn else full
     return Result(
         status=status,
         file=hot.name,
@@ -852,8 +900,7 @@ def put_entries(
             return Put([], [], hot.usage())
         if not hot.entries and not hot.front:
             hot.front = front
-            m = _LIMIT_LINE.search(front)
-            hot.limit = min(hot.limit, int(m.group(1))) if m else hot.limit
+            hot.limit = min(hot.limit, _limit_of(front, hot.limit, hot.name)[0])
         added, over = [], []
         for text in new:
             if size_of([*hot.entries, text]) <= hot.limit:
@@ -938,6 +985,7 @@ class Shown(Value):
     entries: list[dict[str, Any]]
     conflicted: bool = False
     unreadable: str | None = None  # what is wrong with the file, when it could not be read
+    bad_limit: str | None = None  # its `limit:` could not be read (`HotFile.bad_limit`)
 
     def header(self) -> str:
         name = self.label.upper().replace("PROJECT:", "PROJECT ")
@@ -957,7 +1005,7 @@ class Shown(Value):
                 "the marker lines (`optmem doctor` says how); until then writes to it are refused"
             )
         if not self.unreadable:
-            return None
+            return self.bad_limit
         return (
             f"{self.file} {self.unreadable}: its entries are left out. Fix or remove the file "
             "(`optmem doctor` names the problem); until then writes to it are refused"
@@ -991,5 +1039,5 @@ def show(vault: Vault, targets: list[tuple[str, str | None]]) -> list[Shown]:
         for e in hot.entries:
             rule = scan.find(e)
             entries.append({"id": entry_id(e), "text": f"[BLOCKED: {rule}]" if rule else e, "blocked": rule})
-        out.append(Shown(hot.label, hot.name, hot.usage(), entries, hot.conflicted))
+        out.append(Shown(hot.label, hot.name, hot.usage(), entries, hot.conflicted, bad_limit=hot.bad_limit))
     return out

@@ -12,13 +12,26 @@ from typing import Any
 
 from optmem.errors import BadFrontMatter
 
-_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n?---[ \t]*(?:\n|\Z)", re.DOTALL)
+# a first line `---`, the fields, a line `---`; LF or CRLF line ends (a file saved by a Windows
+# editor), as a hot file's front matter is read (`memory._FRONT`)
+_FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
 def render(fields: dict[str, Any], body: str) -> str:
     """Front matter (None values left out) followed by the body."""
     lines = [f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in fields.items() if v is not None]
     return "---\n" + "\n".join(lines) + "\n---\n" + body
+
+
+def edited(digest: Any, body: str) -> bool:
+    """Whether `body` is no longer the body whose `digest` the file holds (a person edited it);
+    line ends alone changed (CRLF, as a Windows editor or git saves it) are no edit. False when
+    the file holds no digest."""
+    from optmem.text import digest as digest_of
+
+    if not digest:
+        return False
+    return digest not in {digest_of(body.encode("utf-8")), digest_of(body.replace("\r\n", "\n").encode("utf-8"))}
 
 
 def split(text: str) -> tuple[dict[str, Any] | None, str]:

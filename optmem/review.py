@@ -74,12 +74,18 @@ def refuse_unless_pending(idx: Any, row: Any, command: str) -> None:
             forgotten_by=tombs[-1].id if tombs else None,
         )
     if not row.pending:
+        stored = (
+            "stored as an inference in normal recall (labelled inferred), not as a guess waiting"
+            if row.inferred
+            else "stored as a fact, not a guess"
+        )
         raise NotApplicable(
-            f"{row.id} is not pending: it was stored as a fact, not a guess, so there is nothing to "
-            f"{command}"
+            f"{row.id} is not pending: it was {stored}, so there is nothing to {command}"
             + (
                 f" — `optmem forget {short}` hides it, `optmem correct {short} TEXT` replaces it"
                 if command == "reject"
+                else " (the user states it by appending its text without --basis inferred)"
+                if row.inferred
                 else " (it is in normal recall already)"
             )
             + "; nothing was written",

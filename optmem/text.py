@@ -162,6 +162,12 @@ class _CjkRuns:
             return _cjk_class().finditer(s)
         return (_Run(s, *m.span()) for m in _KIND_RUN_RE.finditer(s.translate(_KINDS)))
 
+    def findall(self, s: str) -> list[str]:
+        """The runs, in order (`re.findall`'s list)."""
+        if not self._few(s):
+            return _cjk_class().findall(s)
+        return [s[start:end] for start, end in (m.span() for m in _KIND_RUN_RE.finditer(s.translate(_KINDS)))]
+
     def split(self, s: str) -> list[str]:
         """The text before each run, the run, …, the text after the last (`re.split`'s list)."""
         if not self._few(s):

@@ -19,6 +19,7 @@ it recent), so the lifecycle's sweep does not cool it before anyone could look.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -27,7 +28,7 @@ from optmem import clock, fsio
 from optmem.errors import OptmemError, UsageError, quote
 from optmem.record import BOOKKEEPING, BadLine, Record, derived_id, missing_fields, parse_line
 from optmem.safety import scan
-from optmem.vault import Vault
+from optmem.vault import Vault, hot_target
 
 FORMAT, VERSION = "optmem-export", 1
 SOURCES = ("claude-code", "codex", "hermes", "mem0")
@@ -40,9 +41,11 @@ def _dumps(obj: Any) -> str:
 
 
 # -- export -----------------------------------------------------------------------------------
-def export_lines(vault: Vault) -> Iterator[str]:
+def export_lines(vault: Vault, warnings: list[str] | None = None) -> Iterator[str]:
     """The vault as export lines (see the module's doc). A line the log cannot parse is left
-    out (doctor reports it); a hand-typed line gets its derived id written out."""
+    out (doctor reports it); a hand-typed line gets its derived id written out. What a hot file
+    could not give whole is said in `warnings`: a file that cannot be read (not in the export), a
+    file git left mid-merge (both sides exported as entries of their own)."""
     from optmem import memory
     from optmem.index import open_index
 
@@ -64,11 +67,23 @@ def export_lines(vault: Vault) -> Iterator[str]:
     found.sort(key=lambda f: (f[0], f[1]))
     hot = []
     with open_index(vault) as idx:
-        for target, project in memory.targets(vault):
-            try:
-                f = memory.load(vault, target, project)
-            except OptmemError:
+        for name, _ in vault.hot_paths():
+            if (where := hot_target(name)) is None:
                 continue
+            try:
+                f = memory.load(vault, *where)
+            except OptmemError as exc:
+                _say(
+                    warnings,
+                    f"{name} could not be read ({exc.message}): its entries are not in this export — `optmem doctor`",
+                )
+                continue
+            if f.conflicted:
+                _say(
+                    warnings,
+                    f"{f.name} is mid-merge: both sides of the git merge are exported as entries of their own — "
+                    "finish the merge (`optmem doctor` says how) and export again",
+                )
             last = {row.key: row.id for row in idx.journal(f.name)}
             entries = [
                 {"id": (e := memory.entry_id(text)), "text": text, "journal": last.get(f"hot:{f.name}:{e}")}
@@ -93,6 +108,11 @@ def export_lines(vault: Vault) -> Iterator[str]:
         yield _dumps({"hot": h})
     for line in access:
         yield f'{{"access":{line}}}'
+
+
+def _say(warnings: list[str] | None, message: str) -> None:
+    if warnings is not None:
+        warnings.append(message)
 
 
 def _access_lines(vault: Vault) -> list[str]:
@@ -129,7 +149,8 @@ def bounded_lines(fh: Any) -> Iterator[str]:
     export line is longer than `fsio.LINE_BYTES` (a record is bounded far below), so a longer one
     — or a stream without end, /dev/zero — is no export, and the import stops there with
     `too_large`, having held none of it whole. Bytes that are not UTF-8 read as U+FFFD (the line
-    is then refused by its parse, not the import)."""
+    is then refused by its parse, not the import). A BOM that opens the stream is dropped, as a
+    file's text is read (`fsio.decode`)."""
     from optmem.errors import TooLarge
 
     n = 0
@@ -143,6 +164,8 @@ def bounded_lines(fh: Any) -> Iterator[str]:
                 line=n,
                 limit=fsio.LINE_BYTES,
             )
+        if n == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a BOM (a Windows editor's mark, not content)
+            raw = raw[3:]
         yield raw.decode("utf-8", errors="replace")
 
 
@@ -189,6 +212,7 @@ class _Batch:
         self.bad: list[dict[str, Any]] = []
         self.hot: list[tuple[int, dict[str, Any]]] = []  # (the export's line, its hot file)
         self.access: list[dict[str, Any]] = []  # the recall history an export carries
+        self.refs: list[tuple[int, int, tuple[str, ...], bool]] = []  # (line, index in `lines`, refs, bookkeeping)
         self.idx: Any = None  # an Index, opened once when a --from import looks for words it holds
 
     def refuse(self, line: int, code: str, message: str, field: str | None = None, file: str | None = None) -> None:
@@ -209,11 +233,13 @@ class _Batch:
         ids = [c[1] for c in checked]
         if all(c[3] is None for c in checked) and self.known.isdisjoint(ids) and len(set(ids)) == len(ids):
             self.known.update(ids)  # (every record taken, and none met before: the usual chunk)
+            start = len(self.lines)
+            self.refs.extend((c[0], start + i, c[5], c[4]) for i, c in enumerate(checked) if c[5])
             self.lines.extend(c[2] for c in checked)
             self.ids.extend(ids)
             self.noted += sum(c[4] for c in checked)
             return
-        for line, rid, raw, refusal, noted in checked:
+        for line, rid, raw, refusal, noted, refs in checked:
             if refusal is not None:
                 self.refuse(line, *refusal)
             elif rid in self.had and not noted:
@@ -222,6 +248,8 @@ class _Batch:
                 self.already += not noted
             else:
                 self.known.add(rid)
+                if refs:
+                    self.refs.append((line, len(self.lines), refs, noted))
                 self.lines.append(raw)
                 self.ids.append(rid)
                 self.noted += noted
@@ -251,12 +279,44 @@ class _Batch:
                         )
         self.same = []
 
+    def unresolved(self) -> None:
+        """The records taken whose `corrects` or `ref` names a record that neither the vault nor
+        the import holds (`doctor` would report each as `dangling_ref`): reported, not written —
+        and so on, for a record naming one thus left out."""
+        from optmem.doctor import resolve
+
+        left: set[int] = set()
+        while True:
+            ids = sorted(self.known)
+            out = []
+            for line, i, refs, noted in self.refs:
+                missing = [r for r in refs if resolve(r, self.known, ids) is None]
+                if missing and i not in left:
+                    out.append((line, i, missing[0], noted))
+            if not out:
+                break
+            for line, i, ref, noted in out:
+                field = "ref" if noted else "corrects"
+                self.refuse(
+                    line,
+                    "dangling_ref",
+                    f"its {field} names {ref}, a record neither the vault nor the import holds; not imported "
+                    f"— import the record it names with it, or remove {ref} from its {field}",
+                    field,
+                )
+                left.add(i)
+                self.known.discard(self.ids[i])
+                self.noted -= noted
+        if left:
+            self.lines = [x for i, x in enumerate(self.lines) if i not in left]
+            self.ids = [x for i, x in enumerate(self.ids) if i not in left]
+
     def add(self, line: int, rid: str, raw: bytes, rec: Record) -> None:
         if rid in self.known:
             self.already += 1
             return
         why = refusal(rec, self.vault.settings.limits.record_bytes, self.allow_unsafe)
-        self.take([(line, rid, raw, why, rec.kind in BOOKKEEPING)])
+        self.take([(line, rid, raw, why, rec.kind in BOOKKEEPING, _refs(rec))])
 
     def draft(self, source: str, memory: Any) -> None:
         """A memory read from another tool's files (`neighbours.Memory`): a record dated as the
@@ -353,7 +413,8 @@ def _mark_seen(vault: Vault, now: str, ids: list[str]) -> bytes:
 
 
 Refusal = tuple[str, ...]  # (code, message[, the field at fault])
-Checked = tuple[int, str, bytes, Refusal | None, bool]  # (line, id, the line to write, why refused, bookkeeping)
+# (line, id, the line to write, why refused, bookkeeping, the ids it names: corrects and ref)
+Checked = tuple[int, str, bytes, Refusal | None, bool, tuple[str, ...]]
 PARALLEL_MIN = 4000  # records: below this a worker pool costs more than it saves
 
 
@@ -386,6 +447,7 @@ def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
     """Export lines holding records, checked: each parses as a record, and the scanner finds
     nothing in it (pure: runs in worker processes for a big import)."""
     lines, allow_unsafe, limit = chunk
+    soon = clock.now().timestamp() + clock.FUTURE_SLACK
     out: list[Checked] = []
     for n, text in lines:
         if text.startswith('{"record":{') and text.endswith("}}\n"):
@@ -397,28 +459,108 @@ def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
             except BadLine:
                 pass
             else:
-                out.append(_checked(n, raw, rec, limit, allow_unsafe))
+                out.append(_checked(n, raw, rec, limit, allow_unsafe, soon))
                 continue
         try:
             obj = json.loads(text)["record"]
         except (ValueError, RecursionError, KeyError, TypeError) as exc:
-            out.append((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}"), False))
+            out.append((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}"), False, ()))
             continue
         if not isinstance(obj, dict):
-            out.append((n, "", b"", ("unparseable_line", "a record is a JSON object"), False))
+            out.append((n, "", b"", ("unparseable_line", "a record is a JSON object"), False, ()))
             continue
         raw = _dumps(obj).encode("utf-8")
         try:
             rec = parse_line(raw, n, limit)
         except BadLine as exc:
-            out.append((n, "", b"", (exc.code, str(exc), *((exc.field,) if exc.field else ())), False))
+            out.append((n, "", b"", (exc.code, str(exc), *((exc.field,) if exc.field else ())), False, ()))
             continue
-        out.append(_checked(n, raw, rec, limit, allow_unsafe))
+        out.append(_checked(n, raw, rec, limit, allow_unsafe, soon))
     return out
 
 
-def _checked(n: int, raw: bytes, rec: Record, limit: int, allow_unsafe: bool) -> Checked:
-    return n, rec.id, raw, _textless(raw, rec) or refusal(rec, limit, allow_unsafe), rec.kind in BOOKKEEPING
+def _checked(n: int, raw: bytes, rec: Record, limit: int, allow_unsafe: bool, soon: float) -> Checked:
+    why = _textless(raw, rec) or refusal(rec, limit, allow_unsafe) or _malformed(raw, rec, soon)
+    if why is None and rec.hand:
+        raw = rec.to_line()  # (no id given: written with the one derived from the line, as it reads)
+    return n, rec.id, raw, why, rec.kind in BOOKKEEPING, _refs(rec)
+
+
+def _refs(rec: Record) -> tuple[str, ...]:
+    return (*rec.corrects, rec.ref) if rec.ref else rec.corrects
+
+
+_RECORD_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")  # what `record.new_id` and `derived_id` make
+
+
+def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
+    """What a reader would take otherwise than the line says, or `doctor` would report, in a
+    record an export brings: an id that is no record id (none is fine: it is derived from the
+    line, as a hand-typed line's is), a time that is missing, no ISO time or in the future (it
+    would stay the newest version of its fact, every later write losing to it), tags or
+    corrects that are not a list of strings."""
+    obj: dict[str, Any] | None = None
+    if rec.hand:
+        obj = json.loads(raw)
+        if obj.get("id") is not None:
+            return (
+                "bad_value",
+                f"its id {_short(obj['id'])} is not a record id; remove the field (the record's id is then "
+                "derived from its line) or give it the id it has where it came from",
+                "id",
+            )
+    elif not _RECORD_ID.fullmatch(rec.id):
+        return (
+            "bad_value",
+            f"its id {_short(rec.id)} is not a record id (26 letters and digits, as optmem makes them); remove "
+            "the field (the record's id is then derived from its line) or give it the id it has where it came from",
+            "id",
+        )
+    epoch = clock.to_epoch(rec.ts)
+    if not rec.ts:
+        return (
+            "missing_field",
+            'it has no time; add "ts" (when it was written, e.g. "2026-11-29T18:55:30Z") and import it again',
+            "ts",
+        )
+    if epoch is None:
+        return (
+            "bad_timestamp",
+            f"its ts {_short(rec.ts)} is not an ISO time; write when it was written (e.g. 2026-11-29T18:55:30Z) "
+            "and import it again",
+            "ts",
+        )
+    if epoch > soon:
+        return (
+            "future_time",
+            f"its ts {_short(rec.ts)} is in the future (more than a day ahead of this clock): it would stay the "
+            "newest version of its fact, every later write losing to it; give it the time it was written and "
+            "import it again",
+            "ts",
+        )
+    for name in ("tags", "corrects"):
+        given: tuple[str, ...] = getattr(rec, name)
+        mark = f'"{name}":'.encode()
+        if (mark + _dumps(list(given)).encode() in raw) if given else mark not in raw:
+            continue  # (the usual record: the list as written is the list read)
+        if obj is None:
+            obj = json.loads(raw)
+        value = obj.get(name)
+        if value is None:
+            continue  # (none given: a hand-typed correction's ids come from its text)
+        if not (isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)):
+            return (
+                "bad_value",
+                f"its {name} is {_short(value)}, not a list of strings; write it as a list "
+                f'(e.g. ["{value if isinstance(value, str) else "…"}"]) and import it again',
+                name,
+            )
+    return None
+
+
+def _short(value: Any) -> str:
+    text = _dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _textless(raw: bytes, rec: Record) -> Refusal | None:
@@ -441,7 +583,6 @@ def _put_hot(batch: _Batch) -> int:
     already); an entry that does not fit is refused and reported (`over_limit`), with what to do.
     A file that is empty takes the export's front matter too."""
     from optmem import memory
-    from optmem.vault import hot_target
 
     added = 0
     for n, h in batch.hot:
@@ -507,6 +648,7 @@ def import_export(
             if progress and total:
                 progress(min(done, total), total)  # checking; the index's own progress follows
     batch.settle()
+    batch.unresolved()
     written = len(batch.lines) - batch.noted
     hot = batch.write(progress)
     access = _put_access(batch)
@@ -561,10 +703,19 @@ def _record_chunks(
             chunk.append((n, text))
         elif isinstance(obj, dict) and "access" in obj:
             line = obj["access"]
-            if isinstance(line, dict) and isinstance(line.get("ts"), str) and clock.to_epoch(line["ts"]) is not None:
-                batch.access.append(line)
-            else:
+            when = clock.to_epoch(line["ts"]) if isinstance(line, dict) and isinstance(line.get("ts"), str) else None
+            if when is None:
                 batch.refuse(n, "unparseable_line", "an access line without a time")
+            elif when > clock.now().timestamp() + clock.FUTURE_SLACK:
+                batch.refuse(
+                    n,
+                    "future_time",
+                    f"its ts {_short(line['ts'])} is in the future: the records it names would count as recalled "
+                    "until then; not imported — only a recall is left out",
+                    "ts",
+                )
+            else:
+                batch.access.append(line)
         elif isinstance(obj, dict) and isinstance(obj.get("hot"), dict) and _hot_ok(obj["hot"]):
             hot = obj["hot"]
             for e in hot["entries"]:

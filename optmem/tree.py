@@ -78,7 +78,7 @@ class Node:
 
     @property
     def edited(self) -> bool:
-        return self.digest is not None and self.digest != textmod.digest(self.body.encode("utf-8"))
+        return metamod.edited(self.digest, self.body)
 
 
 def render(node: Node) -> str:

@@ -15,6 +15,18 @@ from optmem.integrations import hermes
 TURN = ("Which port does the backend use now?", "The backend listens on port 9090 since the migration.")
 
 
+def in_a_repository(tmp_path, monkeypatch, name: str):
+    """A terminal session in the git repository `name` (its project), with its Hermes home."""
+    import subprocess
+
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    repo = tmp_path / name
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.setenv("TERMINAL_CWD", str(repo))
+    return tmp_path / "hermes"
+
+
 def started(home, **kwargs):
     p = hermes.provider()
     p.initialize("s-1", hermes_home=str(home), platform="cli", **kwargs)
@@ -323,14 +335,7 @@ def test_a_sessions_turns_and_handoff_carry_its_project_and_a_later_done_closes_
     """The turns of a session in a git repository carry its project as its handoff does, so
     `context -p` finds them; the handoff reads "Done: …. Next: …" as two items, and an open item
     a later message reports done is not left as next."""
-    import subprocess
-
-    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
-    repo = tmp_path / "hproj"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    monkeypatch.setenv("TERMINAL_CWD", str(repo))
-    home = tmp_path / "hermes"
+    home = in_a_repository(tmp_path, monkeypatch, "hproj")
     p = started(home, agent_context="primary")
     p.sync_turn("The hproj API listens on port 7070 now", "Noted: hproj API on 7070.", session_id="s-1")
     p.on_delegation("Find the flaky test in the payments suite", "test_refund_race fails one run in ten.")
@@ -399,3 +404,54 @@ def test_a_spool_an_older_optmem_wrote_says_when_in_the_logs_time_format(tmp_pat
     started(home, agent_context="primary").shutdown()
     [rec] = [json.loads(x) for x in (home / "optmem" / "LOG.jsonl").read_text("utf-8").splitlines()]
     assert rec["said_at"] == "2026-12-06T15:56:16Z" and rec["session"] == "s-0"
+
+
+@pytest.mark.long
+def test_a_new_session_starts_from_its_projects_handoff_and_block_and_still_recalls_every_record(
+    cli, tmp_path, monkeypatch
+):
+    """A session's first turn is told what the last session of its project left to do (the
+    handoff `on_session_end` wrote) and its project's block, as `context -p` tells it; the records
+    it recalls stay every record the query finds — a note saved outside the project too."""
+    home = in_a_repository(tmp_path, monkeypatch, "hproj")
+    first = started(home, agent_context="primary")
+    first.on_session_end(
+        [
+            {"role": "user", "content": "move the hproj API to port 7070"},
+            {"role": "assistant", "content": "Done: moved the API to 7070. Next: run the smoke tests on staging."},
+        ]
+    )
+    first.shutdown()
+    vault = str(home / "optmem")
+    cli.json("--vault", vault, "add", "--project", "hproj", "hproj deploys from the release branch only.")
+    cli.json("--vault", vault, "append", "The staging smoke tests need the VPN on.")  # no project
+    second = hermes.provider()
+    second.initialize("s-2", hermes_home=str(home), platform="cli", agent_context="primary")
+    block = second.prefetch("smoke tests staging")
+    assert "Latest handoff — hproj" in block and "next: run the smoke tests on staging." in block
+    assert "release branch only" in block  # the project's block
+    assert "need the VPN on" in block  # a record outside the project is recalled all the same
+    second.shutdown()
+
+
+@pytest.mark.long
+def test_a_shared_vault_prefetch_still_says_which_of_hermes_entries_may_be_outdated(cli, tmp_path, monkeypatch):
+    """In a shared vault Hermes shows MEMORY.md itself, without OptMem's notes: an entry that
+    states a value a newer keyed value replaced comes in the block anyway, with the note (a
+    guess, said as one); the entries that are not outdated are left to Hermes' block."""
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    home = tmp_path / "hermes"
+    cli.json("hermes", "install", "--hermes-home", str(home), "--shared")
+    vault = str(home / "memories")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-05-01T00:00:00Z")
+    cli.json("--vault", vault, "add", "Backend runs on port 8080 in dev; the frontend proxies /api to it.")
+    cli.json("--vault", vault, "add", "Backend logs go to Loki, kept 14 days.")
+    cli.json("--vault", vault, "append", "backend port is 8080", "--key", "backend.port")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-15T00:00:00Z")
+    cli.json("--vault", vault, "append", "backend port is 9090", "--key", "backend.port")
+    p = started(home, agent_context="primary")
+    block = p.prefetch("backend")
+    [entry] = [ln for ln in block.splitlines() if "port 8080 in dev" in ln]
+    assert "may be outdated" in entry and "backend port is 9090" in entry
+    assert "Loki" not in block  # Hermes' own block shows the entries that are not outdated
+    p.shutdown()

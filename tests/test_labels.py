@@ -76,3 +76,22 @@ def test_an_entry_added_again_and_removed_again_is_dated_by_its_second_writing(c
     assert [(h["status"], h["ts"], h["removed"]["at"]) for h in hits if h["status"] == "removed"] == [
         ("removed", times[2], times[3])
     ], hits
+
+
+def test_an_inference_the_user_then_states_word_for_word_becomes_a_statement(cli, vault):
+    """The same words said as a statement after an agent inferred them are new evidence, not a
+    duplicate of the guess: stored, as the inference's correction (history leads from one to the
+    other), so no surface keeps showing the fact as [INFERRED]. An inference repeating a
+    statement adds nothing: it is a duplicate of the statement."""
+    guess = cli.json("append", "The user prefers tabs over spaces", "--basis", "inferred")["id"]
+    err = cli.json("confirm", guess, code=1)["error"]  # in recall already: `confirm` is for guesses waiting
+    assert err["code"] == "not_pending" and "inference" in err["message"] and "as a fact" not in err["message"], err
+    said = cli.json("append", "The user prefers tabs over spaces")
+    assert said["status"] == "stored" and said["id"] != guess, said
+    first, old = cli.json("search", "tabs spaces")["hits"]
+    assert first["id"] == said["id"] and "basis" not in first and first["status"] == "current", first
+    assert old["id"] == guess and old["status"] == "superseded" and old["basis"] == "inferred", old
+    assert cli.json("get", guess)["record"]["superseded_by"] == said["id"]
+    assert "[INFERRED]" not in cli("search", "tabs spaces", "--current").stdout
+    again = cli.json("append", "The user prefers tabs over spaces", "--basis", "inferred")
+    assert again["status"] == "duplicate" and again["duplicate_of"] == said["id"], again

@@ -221,9 +221,10 @@ def test_chinese_runs_and_words_are_what_the_two_class_pattern_finds(s):
     few = text._FEW_CJK
     try:
         text._FEW_CJK = 10**9
-        by_char = text.cjk_runs().split(s), [(m.span(), m.group()) for m in text.cjk_runs().finditer(s)]
+        runs = text.cjk_runs()
+        by_char = runs.split(s), [(m.span(), m.group()) for m in runs.finditer(s)], runs.findall(s)
         text._FEW_CJK = 0
-        by_class = text.cjk_runs().split(s), [(m.span(), m.group()) for m in text.cjk_runs().finditer(s)]
+        by_class = runs.split(s), [(m.span(), m.group()) for m in runs.finditer(s)], runs.findall(s)
     finally:
         text._FEW_CJK = few
     assert by_char == by_class

@@ -188,7 +188,7 @@ def test_a_big_import_at_time_zero_is_indexed_as_a_rebuild_would(cli, tmp_path, 
     from optmem.schema import COLUMNS
 
     dump = tmp_path / "busy.jsonl"
-    _busy_export(dump, 100)
+    _busy_export(dump, 100, "1970-01")  # (dated then: a record from the future is refused)
     monkeypatch.setattr(transfer, "PARALLEL_MIN", 10)
     monkeypatch.setattr(transfer, "CHUNK", 23)
     monkeypatch.setenv("OPTMEM_NOW", "1970-01-01T00:00:00Z")
@@ -200,7 +200,7 @@ def test_a_big_import_at_time_zero_is_indexed_as_a_rebuild_would(cli, tmp_path, 
     assert _index_tables(tmp_path / "v") == fed
 
 
-def _busy_export(path: Path, size: int) -> None:
+def _busy_export(path: Path, size: int, month: str = "2026-01") -> None:
     """An export of `size` records with what an index must get right: keys set again and again,
     corrections of records in earlier chunks, conversations, tags, a redline — plus a record
     written twice (chunks apart), one the scanner refuses and a line that is not JSON."""
@@ -209,7 +209,7 @@ def _busy_export(path: Path, size: int) -> None:
         rec: dict[str, object] = {
             "v": 1,
             "id": f"01KA{i:022d}",
-            "ts": f"2026-01-{1 + i // 1440:02d}T{i // 60 % 24:02d}:{i % 60:02d}:00Z",
+            "ts": f"{month}-{1 + i // 1440:02d}T{i // 60 % 24:02d}:{i % 60:02d}:00Z",
             "domain": "default",
             "kind": "note",
             "tier": "redline" if i == 5 else "normal",
@@ -300,3 +300,69 @@ def test_an_import_says_what_it_does_not_take_rather_than_storing_or_dropping_it
     assert "5, not a string" in done["bad"][0]["message"] and f"optmem correct {rid}" in done["bad"][3]["message"]
     assert log_bytes(second).startswith(before)  # (what the vault held is as it was)
     assert [h["text"] for h in cli.json("--vault", str(second), "search", "茶")["hits"]] == ["用户喜欢乌龙茶"]
+
+
+def test_an_export_says_which_hot_file_it_could_not_carry_whole(cli, vault_path):
+    """A backup that leaves something out says so: a hot file that cannot be read is named on
+    stderr (its entries are not in the export), and one git left mid-merge is named too (both
+    sides go out as entries of their own) — the export itself still runs."""
+    cli.json("add", "prefers short answers")
+    (vault_path / "USER.md").write_bytes(b"likes \xff\xfe tea\n")  # not UTF-8
+    res = cli("export")
+    assert res.exit_code == 0 and "prefers short answers" in res.stdout
+    assert "USER.md" in res.stderr and "not in this export" in res.stderr, res.stderr
+    (vault_path / "USER.md").write_text("likes tea\n", "utf-8")
+    mem = vault_path / "MEMORY.md"
+    mem.write_text("shared\n§\n<<<<<<< HEAD\nport 8080\n=======\nport 9090\n>>>>>>> origin/main\n", "utf-8")
+    res = cli("export")
+    assert res.exit_code == 0 and '"port 8080"' in res.stdout and '"port 9090"' in res.stdout
+    assert "MEMORY.md" in res.stderr and "mid-merge" in res.stderr and "USER.md" not in res.stderr, res.stderr
+
+
+@pytest.mark.long
+def test_an_import_checks_each_records_id_time_and_field_types_and_leaves_doctor_clean(cli, tmp_path):
+    """An export's record lines edited by hand (finding F3): an id that is no record id, a time
+    that is none or lies in the future (it would stay the newest value of its key, every later
+    write losing to it), tags or corrects that are not lists of strings, a correction of a record
+    neither the vault nor the import holds — each is reported in `bad` and not written; the rest
+    go in, and `doctor` finds nothing wrong after."""
+    vault = tmp_path / "v"
+    rid = cli.json("--vault", str(vault), "append", "the cache is redis")["id"]
+    good = "01M9XXXXXXXXXXXXXXXXXXXXXA"
+    lines = [
+        {"format": "optmem-export", "version": 1},
+        {"record": {"id": 5, "ts": "2026-01-01T00:00:00Z", "text": "record with an integer id"}},
+        {"record": {"id": "abc", "ts": "2026-01-01T00:00:00Z", "text": "record with a short id"}},
+        {"record": {"text": "record with ts yesterday", "ts": "yesterday"}},
+        {"record": {"text": "port is 7000 (dated 2099)", "ts": "2099-01-01T00:00:00Z", "key": "port"}},
+        {"record": {"text": "record with tags as a string", "tags": "notalist", "ts": "2026-01-01T00:00:00Z"}},
+        {"record": {"text": "record correcting a string id", "corrects": "01ABC", "ts": "2026-01-01T00:00:00Z"}},
+        {"record": {"text": "record correcting nothing held", "corrects": ["01ABCDEFG"], "ts": "2026-01-01T00:00:00Z"}},
+        {"record": {"text": "record with no id and no ts"}},
+        {"record": {"id": good, "ts": "2026-01-01T00:00:00Z", "text": "a good record", "tags": ["ok"]}},
+        {"record": {"ts": "2026-01-02T00:00:00Z", "text": "hand typed, its id derived"}},
+        {"record": {"ts": "2026-01-03T00:00:00Z", "text": "the cache is valkey", "corrects": [rid]}},
+        {"access": {"v": 1, "ts": "2099-01-01T00:00:00Z", "touch": [good]}},
+    ]
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", "utf-8")
+    done = cli.json("--vault", str(vault), "import", str(path))
+    assert [(b["line"], b["code"], b.get("field")) for b in done["bad"]] == [
+        (2, "bad_value", "id"),
+        (3, "bad_value", "id"),
+        (4, "bad_timestamp", "ts"),
+        (5, "future_time", "ts"),
+        (6, "bad_value", "tags"),
+        (7, "bad_value", "corrects"),
+        (8, "dangling_ref", "corrects"),
+        (9, "missing_field", "ts"),
+        (13, "future_time", "ts"),
+    ]
+    assert all(b["message"].count(";") >= 1 for b in done["bad"])  # each says what to do
+    assert done["records"] == 3
+    res = cli("--vault", str(vault), "doctor")
+    assert res.exit_code == 0, res.stdout
+    # the future-dated value did not go in: a new value of the key is its current one
+    cli.json("--vault", str(vault), "append", "port is 8000", "--key", "port")
+    assert [h["text"] for h in cli.json("--vault", str(vault), "search", "port")["hits"]] == ["port is 8000"]
+    assert cli.json("--vault", str(vault), "import", str(path))["records"] == 0  # again: nothing new

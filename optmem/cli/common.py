@@ -307,6 +307,14 @@ class _Encoded:
         return str(self.fh.read(n)).encode("utf-8")
 
 
+def stdin_text(data: str) -> str:
+    """Text piped in, read as a file is: a leading BOM (an encoding mark a Windows editor saves, not
+    content) dropped, and line ends as text mode reads them (\\r\\n and \\r become \\n)."""
+    if data.startswith("\ufeff"):
+        data = data[1:]
+    return data.replace("\r\n", "\n").replace("\r", "\n") if "\r" in data else data
+
+
 def read_arg(value: str | None, what: str = "TEXT", limit: int = STDIN_BYTES) -> str | None:
     """A TEXT argument, where `-` means: read it from stdin (not under MCP, whose stdin is the
     protocol stream: there `-` is just text) — at most `limit` bytes of it."""
@@ -316,6 +324,7 @@ def read_arg(value: str | None, what: str = "TEXT", limit: int = STDIN_BYTES) ->
             data = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise UsageError(f"{what} on stdin is not valid UTF-8 (byte {exc.start}); nothing was stored") from exc
+        data = stdin_text(data)
         if not data.strip():
             raise UsageError(
                 f"{what} was '-' but stdin was empty; pipe it in (echo 'the text' | optmem "

@@ -238,7 +238,7 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
     vault = get_vault()
     targets: list[tuple[str, str | None]]
     if target:
-        targets = [("memory", project)] if project else [(target, None)]
+        targets = [(target, project)]  # (--target user with --project is refused, as `add` refuses it)
     else:
         targets = [("memory", None), ("user", None)] + ([("memory", project)] if project else [])
     if vault.exists():  # what Hermes or a person changed is journalled, an edit cut short finished

@@ -130,9 +130,11 @@ def export(json_out: bool) -> None:
     """
     from optmem import transfer
 
-    for line in transfer.export_lines(get_vault()):
+    warnings: list[str] = []  # (a hot file the export could not carry whole)
+    for line in transfer.export_lines(get_vault(), warnings):
         write_out(line + "\n")  # (a full disk behind `>`, a closed pipe: `unwritable`, exit 3)
     write_out("", flush=True)
+    warn_all(warnings)
 
 
 @command(

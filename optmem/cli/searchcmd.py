@@ -495,11 +495,17 @@ def merge(
             ),
         )
         return
-    fields = {}
+    fields: dict[str, str] = {}
     for pair in fact or []:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise UsageError(f"--fact {quote(pair)}: use field=value, e.g. --fact city=Tokyo")
+        if fields.get(name.strip(), value.strip()) != value.strip():
+            raise UsageError(
+                f"--fact {name.strip()} is given two values ({quote(fields[name.strip()])} and "
+                f"{quote(value.strip())}); give the one that is right — a field holds one value "
+                "(nothing was written)"
+            )
         fields[name.strip()] = value.strip()
     res = merging.merge(
         get_vault(),

@@ -51,8 +51,25 @@ logger = logging.getLogger(__name__)  # Hermes' logging (hermes_logging) writes 
 NAME = "optmem"
 CONFIG = "optmem.json"  # in HERMES_HOME: {"vault": PATH} (`save_config`, `optmem hermes install`)
 PROJECT = "hermes"  # the project a session's handoff is written for (else the agent's identity)
-TRIVIAL = 12  # characters: a turn whose both sides are this short says nothing worth keeping
+TRIVIAL = 12  # characters: a turn whose both sides are this short says nothing worth keeping …
+CJK_WEIGHT = 3  # … a CJK character counting as three: one says what a short English word does
+# (我搬到上海了, 6 characters, is "I moved to Shanghai", 19) — Chinese is not cut at four characters
 ACKS = {"ok", "okay", "thanks", "thank you", "thx", "yes", "no", "sure", "好", "好的", "谢谢", "嗯", "行"}
+ACKS |= {
+    "got it",
+    "noted",
+    "cool",
+    "great",
+    "收到",
+    "明白",
+    "明白了",
+    "知道了",
+    "了解",
+    "好吧",
+    "嗯嗯",
+    "没问题",
+    "谢谢你",
+}
 CONTEXT_BUDGET = 2500  # characters of prefetched context a turn
 FILE_BYTES = 1 << 20  # what is read of the provider's Hermes config (a small JSON object)
 SPOOL = "optmem-spool.jsonl"  # in HERMES_HOME: the writes the vault could not take yet, in order
@@ -206,8 +223,27 @@ def _what(entry: dict[str, Any]) -> str:
 
 
 def _trivial(user: str, assistant: str) -> bool:
+    """Whether a turn says nothing worth keeping: nothing, a user's acknowledgement alone ("ok",
+    "好的，谢谢"), or both sides a few characters (`_size`: measured fairly in any script)."""
     said = [" ".join((t or "").split()).strip(" .!?。！？").lower() for t in (user, assistant)]
-    return all(len(s) < TRIVIAL for s in said) or said[0] in ACKS or not any(said)
+    return not any(said) or _acknowledges(said[0]) or all(_size(s) < TRIVIAL for s in said)
+
+
+def _size(said: str) -> int:
+    """Characters, a CJK character counting as `CJK_WEIGHT`."""
+    from optmem import text as textmod
+
+    if not textmod.has_cjk(said):
+        return len(said)
+    return len(said) + (CJK_WEIGHT - 1) * sum(map(len, textmod.cjk_runs().findall(said)))
+
+
+def _acknowledges(said: str) -> bool:
+    """Whether what was said is acknowledgements alone ("ok, thanks", "好的，谢谢")."""
+    import re
+
+    pieces = [p.strip() for p in re.split(r"[,，、.。!！?？;；~～…]+", said)]
+    return bool(said) and all(p in ACKS for p in pieces if p)
 
 
 def _texts(messages: list[dict[str, Any]] | None, role: str) -> list[str]:
@@ -381,8 +417,13 @@ class Provider:
         if not self._present():
             return ""
         try:  # (a vault of its own: recall runs in a thread beside the turn's writes)
-            ctx = context.build(
-                self.warm.vault(), query=query.strip() or None, budget=CONTEXT_BUDGET, hot=not self._shared()
+            ctx = context.build(  # the project's block and last handoff; records from everywhere
+                self.warm.vault(),
+                project=self.project,
+                query=query.strip() or None,
+                budget=CONTEXT_BUDGET,
+                hot=not self._shared(),
+                everywhere=True,
             )
         except (OptmemError, UnicodeError):
             return ""  # (recall that cannot be had this turn: the turn goes on without it)

@@ -1,0 +1,249 @@
+"""HANDOFF.md and the summary tree as files: what `handoff write` stores is what every reader
+gives back, whatever Markdown it holds; a file saved with Windows line ends keeps its front
+matter; a write killed between its log record and HANDOFF.md leaves the newer handoff the one
+every surface shows."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import HANG, fenced_json, mcp_session, put
+
+from optmem import handoff, tree
+from optmem.vault import Vault
+
+TRICKY: dict[str, Any] = {
+    "done": ["(none)", "- 已完成: 部署"],
+    "blocked": [],
+    "next": ["line1\nline2"],
+    "note": "## Next\n- sneaky item",
+}
+
+
+def _write_tricky(cli: Any, project: str = "p1") -> dict[str, Any]:
+    out = cli.json(
+        "handoff",
+        "write",
+        "-p",
+        project,
+        *[a for d in TRICKY["done"] for a in ("--done", d)],
+        *[a for n in TRICKY["next"] for a in ("--next", n)],
+        "--note",
+        TRICKY["note"],
+    )
+    return dict(out["handoff"])
+
+
+def _fields(h: dict[str, Any]) -> dict[str, Any]:
+    return {k: h[k] for k in ("done", "blocked", "next", "note")}
+
+
+@pytest.mark.long
+def test_what_handoff_write_stores_is_what_read_context_and_mcp_give_back(vault, cli):
+    written = _write_tricky(cli)
+    record = json.loads(vault.log_path.read_text("utf-8").splitlines()[-1])
+    assert {k: record.get(k, [] if k != "note" else "") for k in TRICKY} == TRICKY
+    got = cli.json("handoff", "read", "-p", "p1")["handoffs"][0]
+    assert _fields(got) == TRICKY and got["edited"] is False
+    assert got["id"] == written["id"] == record["id"] and got["time"] == record["ts"]
+    block = cli("context", "-p", "p1").stdout
+    assert "- done: (none)" in block and "next: sneaky item" not in block
+    assert "sneaky item" in block  # (the note, as the note)
+
+    async def script(s: Any) -> Any:
+        await s.call_tool("handoff_write", {"project": "webapp", "note": "## Next\n- sneaky"})
+        return await s.call_tool("handoff_read", {"project": "webapp"})
+
+    h = fenced_json(mcp_session(vault.root, script).content[0].text)["handoffs"][0]
+    assert h["next"] == [] and "sneaky" in h["note"]
+
+
+def test_a_persons_edit_of_a_tricky_handoff_reads_as_documented(vault, cli):
+    """An edited file is read as Markdown: its sections are the sections a person sees."""
+    _write_tricky(cli)
+    path = vault.root / "projects" / "p1" / "HANDOFF.md"
+    path.write_text(path.read_text("utf-8").replace("line2", "line2 edited"), "utf-8")
+    got = cli.json("handoff", "read", "-p", "p1")["handoffs"][0]
+    assert got["edited"] is True and got["next"][0] == "line1\nline2 edited"
+
+
+# -- Windows line ends --------------------------------------------------------------------------
+def _crlf(path: Path, old: str = "", new: str = "") -> None:
+    text = path.read_text("utf-8").replace(old, new) if old else path.read_text("utf-8")
+    path.write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
+
+
+def test_a_handoff_saved_with_crlf_keeps_its_front_matter(vault, cli):
+    written = cli.json("handoff", "write", "-p", "web", "--done", "部署好了", "--next", "更新 nginx")["handoff"]
+    path = vault.root / "projects" / "web" / "HANDOFF.md"
+    _crlf(path)  # only the line ends change: not an edit
+    got = cli.json("handoff", "read", "-p", "web")["handoffs"][0]
+    assert (got["time"], got["domain"], got["id"], got["edited"]) == (
+        written["time"],
+        written["domain"],
+        written["id"],
+        False,
+    )
+    _crlf(path, "更新 nginx", "更新 nginx 和 DNS")  # a person's edit, saved by a Windows editor
+    got = cli.json("handoff", "read", "-p", "web")["handoffs"][0]
+    assert got["next"] == ["更新 nginx 和 DNS"] and got["edited"] is True
+    assert (got["time"], got["domain"]) == (written["time"], written["domain"])
+    assert written["time"] in cli("handoff", "list").stdout
+    assert cli.json("doctor")["ok"] is True
+
+
+def test_doctor_names_a_handoff_whose_front_matter_cannot_be_read(vault, cli):
+    cli.json("handoff", "write", "-p", "web", "--next", "更新 nginx")
+    path = vault.root / "projects" / "web" / "HANDOFF.md"
+    text = path.read_text("utf-8")
+    path.write_text(text.replace("\n---\n", "\n--\n", 1), "utf-8")  # the closing line broken by hand
+    out = cli.json("doctor", code=1)
+    assert any(p["code"] == "bad_front_matter" and p["file"] == "projects/web/HANDOFF.md" for p in out["problems"])
+    path.write_text("## Next\n- 写第二篇\n", "utf-8")  # typed by a person: no front matter at all
+    out = cli.json("doctor")
+    assert any("projects/web/HANDOFF.md" in n and "front matter" in n for n in out["notes"])
+
+
+def _node_vault(vault: Vault, cli: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (vault.root / "optmem.toml").write_text("[tree]\nrun = 4\nfanout = 8\n", "utf-8")  # small runs
+    for i in range(8):
+        monkeypatch.setenv("OPTMEM_NOW", f"2026-01-01T00:{i:02d}:00Z")
+        put(vault, f"部署说明 {i}: the deploy of service {i} runs on port 90{i}0", domain="code", gate=False)
+    assert cli("compact").exit_code == 0
+    return vault.root / "tree" / "code" / "L1-0001.md"
+
+
+@pytest.mark.long
+def test_a_tree_node_saved_with_crlf_keeps_its_front_matter_and_its_edit(vault, cli, monkeypatch):
+    node = _node_vault(vault, cli, monkeypatch)
+    _crlf(node, "Key terms:", "A person's note.\nKey terms:")
+    assert cli("tree", "code/L1-0001").exit_code == 0
+    assert any(r["id"] == "L1-0001" or r.get("children") for r in cli.json("tree")["roots"])
+    assert cli.json("doctor")["ok"] is True
+    edited = node.read_bytes()
+    assert cli("compact").exit_code == 0
+    assert node.read_bytes() == edited
+    assert tree.parse(node.read_text("utf-8")).edited
+
+
+def test_a_tree_node_only_converted_to_crlf_is_not_an_edit(vault, cli, monkeypatch):
+    node = _node_vault(vault, cli, monkeypatch)
+    _crlf(node)
+    assert not tree.parse(node.read_text("utf-8")).edited
+    assert handoff.parse(handoff.render(handoff.Handoff("w", "t", ["a"])).replace("\n", "\r\n")).edited is False
+
+
+# -- a write killed between its log record and HANDOFF.md ---------------------------------------
+_KILLED_BEFORE_HANDOFF = (
+    "import os, signal, sys\n"
+    "from optmem import fsio\n"
+    "real = fsio.atomic_write\n"
+    "def die(path, text, **kw):\n"
+    "    if path.name == 'HANDOFF.md':\n"
+    "        os.kill(os.getpid(), signal.SIGKILL)\n"
+    "    real(path, text, **kw)\n"
+    "fsio.atomic_write = die\n"
+    "from optmem.cli import main\n"
+    "sys.argv = ['optmem', '--vault', *sys.argv[1:]]\n"
+    "main()\n"
+)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("later", [False, True], ids=["same-second", "a-second-later"])
+def test_a_handoff_write_killed_before_its_file_is_still_the_latest_everywhere(vault, cli, monkeypatch, later):
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T10:00:00Z")
+    cli.json("handoff", "write", "-p", "web", "--done", "step 33 完成", "--next", "next 33")
+    before = (vault.root / "projects" / "web" / "HANDOFF.md").read_bytes()
+    env = {**os.environ, "OPTMEM_NOW": "2026-06-01T10:00:01Z" if later else "2026-06-01T10:00:00Z"}
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_BEFORE_HANDOFF, str(vault.root), "handoff", "write", "-p", "web"]
+        + ["--done", "step 34 完成", "--next", "next 34"],
+        capture_output=True,
+        timeout=HANG,
+        env=env,
+    )
+    assert killed.returncode == -9, killed.stderr
+    assert (vault.root / "projects" / "web" / "HANDOFF.md").read_bytes() == before  # the file is the older
+    newest = json.loads(vault.log_path.read_text("utf-8").splitlines()[-1])
+    assert newest["done"] == ["step 34 完成"]
+    got = cli.json("handoff", "read", "-p", "web")["handoffs"][0]
+    assert got["done"] == ["step 34 完成"] and got["id"] == newest["id"] and got["edited"] is False
+    both = cli.json("handoff", "read", "-p", "web", "--history", "2")["handoffs"]
+    assert [h["next"] for h in both] == [["next 34"], ["next 33"]]
+    assert "next: next 34" in cli("context", "-p", "web").stdout
+    assert "next 34" in cli("handoff", "list").stdout
+    assert cli.json("search", "step", "--kind", "handoff")["hits"][0]["id"] == newest["id"]
+
+
+def _killed_write(vault: Vault, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """`optmem handoff write ARGS` as its own process, killed (SIGKILL) after its log record was
+    written and before HANDOFF.md was renamed into place."""
+    return subprocess.run(
+        [sys.executable, "-c", _KILLED_BEFORE_HANDOFF, str(vault.root), "handoff", "write", *args],
+        capture_output=True,
+        timeout=HANG,
+    )
+
+
+@pytest.mark.long
+def test_a_write_killed_after_a_persons_journalled_edit_is_the_latest(vault, cli):
+    """A person's edit, journalled, then a write killed before its file: the log's newest is the
+    write, and the edited file is older than it."""
+    cli.json("handoff", "write", "-p", "web", "--next", "写测试")
+    path = vault.root / "projects" / "web" / "HANDOFF.md"
+    path.write_text(path.read_text("utf-8").replace("写测试", "写测试，然后发布"), "utf-8")
+    assert "next: 写测试，然后发布" in cli("context", "-p", "web").stdout  # a read of the view: journalled
+    assert json.loads(vault.log_path.read_text("utf-8").splitlines()[-1])["source"] == "drift"
+    assert _killed_write(vault, "-p", "web", "--next", "发布 1.2").returncode == -9
+    newest = json.loads(vault.log_path.read_text("utf-8").splitlines()[-1])
+    got = cli.json("handoff", "read", "-p", "web", "--history", "2")["handoffs"]
+    assert [h["next"] for h in got] == [["发布 1.2"], ["写测试，然后发布"]] and got[0]["id"] == newest["id"]
+    assert "next: 发布 1.2" in cli("context", "-p", "web").stdout
+
+
+@pytest.mark.long
+def test_a_person_who_edits_back_to_an_earlier_edit_has_it_journalled_again(vault, cli):
+    """Edits A, B, then A again: each is journalled, the last is current (an earlier journal of
+    the same words is not taken for this edit's)."""
+    cli.json("handoff", "write", "-p", "web", "--next", "v0")
+    path = vault.root / "projects" / "web" / "HANDOFF.md"
+    for words in ("va", "vb", "va"):
+        text = path.read_text("utf-8")
+        path.write_text(text[: text.rindex("- ")] + f"- {words}\n", "utf-8")
+        assert f"next: {words}" in cli("context", "-p", "web").stdout
+    drift = [r for r in map(json.loads, vault.log_path.read_text("utf-8").splitlines()) if r.get("source") == "drift"]
+    assert [r["next"] for r in drift] == [["va"], ["vb"], ["va"]]
+    assert cli.json("handoff", "read", "-p", "web")["handoffs"][0]["next"] == ["va"]
+
+
+# -- the sample vault's tree ---------------------------------------------------------------------
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
+SAMPLE_TIME = "2026-06-21T00:00:00Z"  # when scripts/make_sample_vault.py compacts it
+
+
+def _tree_files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "tree").rglob("*.md"))}
+
+
+@pytest.mark.long
+def test_the_sample_vaults_tree_is_what_todays_compact_makes(tmp_path, cli):
+    """The Quick start's sample shows the tree `optmem compact` makes now: compacting a copy at
+    the sample's own time changes no node, and a tree made afresh from its log is the same."""
+    import shutil
+
+    copy = tmp_path / "sample"
+    shutil.copytree(SAMPLE, copy, ignore=shutil.ignore_patterns(".cache"))
+    shipped = _tree_files(SAMPLE)
+    env = {"OPTMEM_NOW": SAMPLE_TIME}
+    assert cli("--vault", str(copy), "compact", env=env).exit_code == 0
+    assert _tree_files(copy) == shipped
+    shutil.rmtree(copy / "tree")
+    assert cli("--vault", str(copy), "compact", env=env).exit_code == 0
+    assert _tree_files(copy) == shipped
