@@ -9,9 +9,13 @@ human message, and into that exit code:
   to `.cache/optmem.log`), 130 interrupted (Ctrl-C).
 """
 
-from typing import Any
+from __future__ import annotations
 
 from optmem.value import Value
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 OK = 0
 REFUSED = 1

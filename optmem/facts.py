@@ -9,27 +9,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 from optmem import clock, log, view
 from optmem import text as textmod
 from optmem.errors import Ambiguous, NotApplicable, NotFound, OptmemError, UsageError, quote
 from optmem.index import Filters, Index, Row, match_any, open_index, prepare
 from optmem.record import CORRECTION, ID_RE, MEMORY, RESOLUTION, names
+from optmem.value import Value
 from optmem.vault import Vault, hot_target, validate_name
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
+if TYPE_CHECKING:
+    from typing import Any
 
 CORRECTION_PREFIX = "〔更正〕"
 _ALREADY = re.compile(r"^\s*(?:〔更正〕|\[correction\])", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Corrected:
+class Corrected(Value):
     id: str
     corrects: str
     record: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
-    conflict_with: list[str] = field(default_factory=list)  # it made a conflict with these
+    warnings: list[str]
+    conflict_with: list[str]  # it made a conflict with these
     held: str | None = None  # held in quarantine: the scanner's rule (`optmem.quarantine`)
     quoted: str | None = None  # TARGET's words matched this old version best; its current one was corrected
 
@@ -231,8 +233,7 @@ def _linked(idx: Index, row: Row) -> list[Row]:
 
 
 # -- conflicts: values of a key that time cannot order, facts corrected twice ----------------------
-@dataclass(frozen=True)
-class OpenConflict:
+class OpenConflict(Value):
     key: str | None  # the key in conflict; None for a fact corrected two ways
     domain: str
     project: str | None
@@ -525,8 +526,7 @@ def _held_head(entry: str, successors: dict[str, list[str]], held: set[str]) -> 
     return entry
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(Value):
     id: str
     key: str
     kept: str | None

@@ -19,9 +19,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from optmem.errors import Locked, OptmemError, TooLarge, Unreadable, Unwritable
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600

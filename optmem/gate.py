@@ -1,12 +1,16 @@
 """The write gate's look-ups: the current records a new statement may repeat (a near duplicate)
 or give a new value of (a possible update), found through its rarest terms."""
 
-from typing import Any
+from __future__ import annotations
 
 from optmem import compare, view
 from optmem import text as textmod
 from optmem.index import Index, Row, match_any
 from optmem.record import BOOKKEEPING, MEMORY, TIER_RANK, Record
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["find_similar", "find_updates", "probe"]
 

@@ -11,13 +11,14 @@ quick check (size, inode, mtime, plus sampled windows of the already-indexed byt
 append from a rewrite without reading the whole log.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
 
 from optmem import clock, fsio, view
 from optmem import text as textmod
@@ -58,6 +59,10 @@ from optmem.record import (
 from optmem.schema import DDL, ID_TIME_SQL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, WRITTEN_SQL, Row
 from optmem.value import Value
 from optmem.vault import Vault, validate_name
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
 
 __all__ = [
     "Census",
@@ -957,7 +962,7 @@ class Index:
             self.conn.close()
         self._keep_verdicts()
 
-    def __enter__(self) -> "Index":
+    def __enter__(self) -> Index:
         return self
 
     def __exit__(self, *exc: object) -> None:

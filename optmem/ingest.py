@@ -7,6 +7,8 @@ and fingerprints a batch (pure: it can run in worker processes), `_store` insert
 `appended_only` tell an append from a rewrite without reading the whole log.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sqlite3
@@ -15,7 +17,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from optmem import dates, fsio, view
 from optmem import text as textmod
@@ -34,8 +35,10 @@ from optmem.record import (
 from optmem.schema import ID_TIME_SQL, INSERT_REC, LINE_FIELDS, SCHEMA, Row, line_values
 from optmem.value import NamedTuple, Value
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
 if TYPE_CHECKING:
     from multiprocessing.pool import Pool
+    from typing import Any
 
 # `view.newer_key` in SQL, newest first (over `rec r`): the later ts, the later millisecond of
 # the id, the later line
@@ -71,7 +74,7 @@ class LogState(Value):
     mtime_ns: int
 
     @classmethod
-    def read(cls, path: Path) -> "LogState":
+    def read(cls, path: Path) -> LogState:
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -411,7 +414,7 @@ class _Reader:
 
 
 @contextmanager
-def worker_pool(workers: int) -> Iterator["Pool | None"]:
+def worker_pool(workers: int) -> Iterator[Pool | None]:
     """`workers` forked processes that prepare batches for this one (None when `workers` is 0).
 
     Ctrl-C is this process's alone: a terminal sends SIGINT to the whole process group, and a

@@ -26,17 +26,23 @@ write ACCESS.jsonl only. What writes through the log about a record — `touch` 
 is given, `confirm`, `reject` — is `optmem.review`, above the log.
 """
 
+from __future__ import annotations
+
 import json
 import math
 from collections.abc import Iterable
 from contextlib import nullcontext
-from typing import Any, NamedTuple
 
 from optmem import clock, fsio, view
 from optmem.errors import UsageError
 from optmem.record import CORRECTION, NEVER_COOL, Tier
 from optmem.settings import Lifecycle
+from optmem.value import NamedTuple
 from optmem.vault import Vault
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
+if TYPE_CHECKING:
+    from typing import Any
 
 DAY = 86400.0
 IDS_PER_LINE = 1000  # a sweep's cold marks, per ACCESS.jsonl line

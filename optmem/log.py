@@ -4,11 +4,12 @@ Every write goes through `_write`, under the vault lock: records are appended as
 one write, then the derived index catches up with them.
 """
 
+from __future__ import annotations
+
 import functools
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from optmem import clock, compare, fsio, record, view
 from optmem import text as textmod
@@ -52,6 +53,10 @@ from optmem.safety import scan
 from optmem.settings import ON_SIMILAR, ON_UPDATE
 from optmem.value import NamedTuple
 from optmem.vault import NAME_RE, Vault, hot_target, validate_name
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Draft(NamedTuple):

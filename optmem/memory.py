@@ -11,10 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
-from dataclasses import replace as replace_fields
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from optmem import fsio, gitstate
 from optmem.errors import (
@@ -30,7 +27,12 @@ from optmem.errors import (
     quote,
 )
 from optmem.record import MEMORY, Record
+from optmem.value import NamedTuple, Value
 from optmem.vault import Vault, hot_target
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 SEPARATOR = "\n§\n"
 # Entries are joined by a line holding only `§` — split exactly as Hermes Agent splits them
@@ -67,33 +69,50 @@ def entry_id(text: str) -> str:
     return digest[:8]
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(Value):
     id: str
     text: str
 
 
-@dataclass(frozen=True)
-class Usage:
+class Usage(Value):
     chars: int
     limit: int
     percent: int
 
 
-@dataclass
 class HotFile:
-    """A parsed hot-memory file. `front` is the raw front matter block, kept byte for byte."""
+    """A parsed hot-memory file. `front` is the raw front matter block, kept byte for byte.
+    (A plain class: `dataclasses` and what it imports, `inspect` and `ast`, cost a search that
+    checks a hit from a hot file ~40M instructions, ~12 ms.)"""
 
-    label: str  # memory | user | project:<name>
-    name: str  # path relative to the vault
-    path: Path
-    limit: int
-    entries: list[str]
-    front: str = ""
-    final_newline: bool = True
-    newline: str = "\n"  # "\r\n" for a file written with Windows line ends
-    conflicted: bool = False  # git's conflict markers are in it (the entries are shown without them)
-    bad_limit: str | None = None  # its `limit:` could not be read: what is wrong, and the limit used
+    def __init__(
+        self,
+        label: str,  # memory | user | project:<name>
+        name: str,  # path relative to the vault
+        path: Path,
+        limit: int,
+        entries: list[str],
+        front: str = "",
+        final_newline: bool = True,
+        newline: str = "\n",  # "\r\n" for a file written with Windows line ends
+        conflicted: bool = False,  # git's conflict markers are in it (the entries are shown without them)
+        bad_limit: str | None = None,  # its `limit:` could not be read: what is wrong, and the limit used
+    ) -> None:
+        self.label, self.name, self.path, self.limit, self.entries = label, name, path, limit, entries
+        self.front, self.final_newline, self.newline, self.conflicted = front, final_newline, newline, conflicted
+        self.bad_limit = bad_limit
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is HotFile and vars(other) == vars(self)
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable: as a dataclass's)
+
+    def __repr__(self) -> str:
+        return f"HotFile({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
+
+    def replace(self, **changes: Any) -> HotFile:
+        """A copy with those fields changed (`dataclasses.replace`)."""
+        return HotFile(**{**vars(self), **changes})
 
     def render(self) -> str:
         body = SEPARATOR.replace("\n", self.newline).join(self.entries)
@@ -387,7 +406,7 @@ def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
             if old is None:
                 return hot
             entries[old] = rec.text
-    done = replace_fields(hot, entries=entries)
+    done = hot.replace(entries=entries)
     text = done.render()
     if entry_id(text) != cut.get("now"):
         return hot
@@ -434,8 +453,7 @@ def _journal(
 NO_OPS = ("duplicate", "unchanged")  # an add of an entry already there, a replace by the same text
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Value):
     """One applied operation: what happened, and the journal facts for the log."""
 
     op: str  # add | replace | remove
@@ -609,16 +627,15 @@ def _do_remove(hot: HotFile, old: str | None, entry: str | None, first: bool) ->
 
 
 # -- public API ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Result:
+class Result(Value):
     """The outcome of add / replace / remove / apply on one file."""
 
     status: str
     file: str
     target: str
     usage: Usage
-    changes: list[dict[str, Any]] = field(default_factory=list)
-    journal: list[str] = field(default_factory=list)
+    changes: list[dict[str, Any]]
+    journal: list[str]
     warning: str | None = None
     entry: Entry | None = None
 
@@ -961,8 +978,7 @@ def remove(vault: Vault, old: str | None, *, entry: str | None = None, first: bo
     return apply(vault, [{"op": "remove", "old": old, "id": entry, "first": first}], **kw)
 
 
-@dataclass(frozen=True)
-class Shown:
+class Shown(Value):
     label: str
     file: str
     usage: Usage

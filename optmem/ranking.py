@@ -35,16 +35,21 @@ Scoring only: what a query asks (its terms, the present or the past, its names) 
 read once by `optmem.reading.query` and handed in; no word list lives here.
 """
 
+from __future__ import annotations
+
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from optmem import view
 from optmem.dates import PREFIX as DATE_PREFIX
 from optmem.record import CORRECTION, Tier
 from optmem.settings import Ranking
 from optmem.value import NamedTuple, Value
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 DAY = 86400.0
 CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # spreads of note lengths (std / mean) that get b_min / b_max

@@ -4,16 +4,21 @@
 and what `KNOWN` (the fields a reader understands) holds are all derived from it.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import re
 from collections.abc import Iterable
 from enum import IntEnum
-from typing import Any
 
 from optmem import clock
 from optmem.settings import Limits
 from optmem.value import NamedTuple
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 VERSION = 1
 TIERS = ("chat", "normal", "evidence", "redline")

@@ -8,10 +8,9 @@ indexes rebuild.
 """
 
 import operator
-from typing import Annotated
 
 from optmem.record import HANDOFF, Tier
-from optmem.value import NamedTuple
+from optmem.value import Annotated, NamedTuple
 
 # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context;
 # 15: places per domain; 16: Latin diacritics folded; 17: parts of letter-digit words; 18: cold marks indexed;

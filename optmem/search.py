@@ -21,9 +21,10 @@ How a query is answered:
    superseded record below the records that replaced it — `_order`.
 """
 
+from __future__ import annotations
+
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
 from optmem import candidates, clock, dates, ranking, view
 from optmem import text as textmod
@@ -36,6 +37,10 @@ from optmem.record import MEMORY, MERGED, Record, Tier
 from optmem.settings import Ranking
 from optmem.value import NamedTuple, Value
 from optmem.vault import Vault
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search"]
 
@@ -221,7 +226,7 @@ def _ranked(
     )
 
 
-def _best_cold(idx: Index, scored: list["_Scored"]) -> tuple[list["_Scored"], int]:
+def _best_cold(idx: Index, scored: list[_Scored]) -> tuple[list[_Scored], int]:
     """The cold tier's rule for a plain search: a cold record is kept when it matches at least as
     well as the best warm hit (relevance + context: what its words, and its conversation's, give
     it — neither its status nor how recently it was used), or when nothing warm matches — unless
@@ -243,7 +248,7 @@ def _best_cold(idx: Index, scored: list["_Scored"]) -> tuple[list["_Scored"], in
     return [s for s in scored if s.row.n not in out], len(out)
 
 
-def _later_versions(idx: Index, scored: list["_Scored"]) -> dict[str, frozenset[str]]:
+def _later_versions(idx: Index, scored: list[_Scored]) -> dict[str, frozenset[str]]:
     """For each superseded hit, the records that replaced it: its successor, that one's, … to
     the current version (what `ranking.successors_first` keeps above it). A chain is walked once
     however many of its versions matched."""

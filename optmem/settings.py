@@ -8,10 +8,12 @@ one — so a typo is never silently a no-op.
 
 from __future__ import annotations  # a field's Annotated[…] is read only when a file sets it
 
-from typing import Annotated, Any
-
 from optmem.errors import UsageError
-from optmem.value import Value
+from optmem.value import Annotated, Value
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 ON_SIMILAR = ("skip", "store", "supersede")
 ON_UPDATE = ("keep", "supersede", "ask")

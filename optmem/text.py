@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
-from typing import Any
 
 from optmem.reading.lexicon import (
     CJK_DIGIT_VALUES,
@@ -33,6 +32,10 @@ from optmem.reading.lexicon import (
     UNIT_WORDS,
 )
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
+
 # kana, CJK ideographs (extension A, unified, compatibility, extensions B and after), hangul
 _CJK_RANGES = (
     ("\u3040", "\u30ff"),
@@ -45,8 +48,8 @@ _CJK_RANGES = (
 _CJK = "".join(f"{low}-{high}" for low, high in _CJK_RANGES)  # (a pattern's class)
 # Runs of letters and digits; inside a run that is not ASCII, CJK runs and the rest are told
 # apart (a negated class: no look-ahead per character, which made this the costliest step of
-# indexing). That second pattern takes ~4 ms to compile, so it is compiled only when a text that
-# may hold CJK turns up (`has_cjk`) — an English-only command never pays for it.
+# indexing). That second pattern takes ~7 ms to compile, so it is compiled only when a command
+# has many texts that may hold CJK (`has_cjk`) to split: `_CjkRuns`.
 _WORD_RE = re.compile(r"[^\W_]+")
 _FOLDED_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # what _WORD_RE finds in a folded ASCII text, faster
 _SPLIT_RE: re.Pattern[str] | None = None
@@ -73,8 +76,14 @@ def compiled(source: str, kept: dict[str, re.Pattern[str]] = _PATTERNS) -> re.Pa
     return pattern
 
 
-def cjk_runs() -> re.Pattern[str]:
-    """The pattern of CJK runs (one class), compiled the first time a text with CJK needs it."""
+def cjk_runs() -> _CjkRuns:
+    """The CJK runs of a text (the pattern `([CJK]+)`, one class): `split` and `finditer` as a
+    compiled pattern's."""
+    return _CJK_RUNS
+
+
+def _cjk_class() -> re.Pattern[str]:
+    """The pattern of CJK runs (one class), compiled once a command has many texts to split."""
     global _SPLIT_RE
     if _SPLIT_RE is None:
         _SPLIT_RE = re.compile(f"([{_CJK}]+)")
@@ -87,7 +96,7 @@ def _split_cjk(folded: str) -> list[tuple[str, str]]:
     CJK class and a class of the other letters took ~3 ms to compile; one class, half that.)"""
     out: list[tuple[str, str]] = []
     between = True  # the pieces alternate: the text between two runs, a run, …
-    for piece in cjk_runs().split(folded):
+    for piece in _CJK_RUNS.split(folded):
         if not between:
             out.append((piece, ""))
         elif piece:
@@ -96,9 +105,90 @@ def _split_cjk(folded: str) -> list[tuple[str, str]]:
     return out
 
 
+# How many characters of a command's texts are split into CJK runs without the class's pattern:
+# compiling its ~40,000 code points takes 23M instructions (~7 ms), more than a search spends
+# finding the runs of the few dozen texts it reads back character by character; an index build,
+# which splits many, compiles it once past this (the same runs)
+_FEW_CJK = 100_000
+
+
+class _CjkKinds(dict[int, int]):
+    """A code point → "c" for a CJK character, " " for any other: what `str.translate` maps a text
+    to, to find its CJK runs with a pattern that compiles at once. Filled as characters turn up."""
+
+    def __missing__(self, point: int) -> int:
+        kind = self[point] = 0x63 if _is_cjk_char(chr(point)) else 0x20
+        return kind
+
+
+_KINDS = _CjkKinds.fromkeys(range(128), 0x20)  # (ASCII holds no CJK)
+_KIND_RUN_RE = re.compile("c+")
+
+
+class _Run:
+    """A CJK run found character by character: where it is, as a match's `start`, `end`, `group`."""
+
+    __slots__ = ("string", "_start", "_end")
+
+    def __init__(self, string: str, start: int, end: int) -> None:
+        self.string, self._start, self._end = string, start, end
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._end
+
+    def span(self) -> tuple[int, int]:
+        return self._start, self._end
+
+    def group(self) -> str:
+        return self.string[self._start : self._end]
+
+
+class _CjkRuns:
+    """`cjk_runs()`: the CJK runs of a text, found character by character (`_KINDS`) for a
+    command's first `_FEW_CJK` characters, then by the compiled class (`_cjk_class`)."""
+
+    def _few(self, s: str) -> bool:
+        global _FEW_CJK
+        if _SPLIT_RE is not None or _FEW_CJK <= 0:
+            return False
+        _FEW_CJK -= len(s)
+        return True
+
+    def finditer(self, s: str) -> Iterator[_Run | re.Match[str]]:
+        if not self._few(s):
+            return _cjk_class().finditer(s)
+        return (_Run(s, *m.span()) for m in _KIND_RUN_RE.finditer(s.translate(_KINDS)))
+
+    def findall(self, s: str) -> list[str]:
+        """The runs, in order (`re.findall`'s list)."""
+        if not self._few(s):
+            return _cjk_class().findall(s)
+        return [s[start:end] for start, end in (m.span() for m in _KIND_RUN_RE.finditer(s.translate(_KINDS)))]
+
+    def split(self, s: str) -> list[str]:
+        """The text before each run, the run, …, the text after the last (`re.split`'s list)."""
+        if not self._few(s):
+            return _cjk_class().split(s)
+        out: list[str] = []
+        at = 0
+        for m in _KIND_RUN_RE.finditer(s.translate(_KINDS)):
+            start, end = m.span()
+            out += [s[at:start], s[start:end]]
+            at = end
+        out.append(s[at:])
+        return out
+
+
+_CJK_RUNS = _CjkRuns()
+
+
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 # `numbers` in Chinese text: digits (and the magnitude after them: 10万), or a run of numerals …
 _CJK_NUMBER_OR_DIGITS = r"(\d+(?:\.\d+)?)([十百千万萬亿億]+)?|([〇" + CJK_NUMERALS + "]+)"
+_ANY_NUMERAL = "〇" + CJK_NUMERALS  # (a text without one holds digits alone: `_NUMBER_RE`'s)
 # … which make a number alone when a measure word (dates and labels too: 五月, 三号) or a unit
 # follows (`lexicon.MEASURES`, `lexicon.UNIT_WORDS`)
 _AFTER_CJK_NUMERAL = "(?:" + UNIT_WORDS + "|[" + MEASURES + UNIT_CHARS + "])"
@@ -319,6 +409,10 @@ def numbers(text: str) -> list[str]:
 def number_spans(s: str) -> Iterator[tuple[str, tuple[int, int]]]:
     """Each number of an NFKC text with CJK in it (`numbers`): its value, and where the Chinese
     numerals that write it are (those of 10万: 万; nothing for digits alone)."""
+    if not any(c in s for c in _ANY_NUMERAL):  # digits alone: no Chinese pattern (~0.7 ms to compile)
+        for m in _NUMBER_RE.finditer(s):
+            yield m.group(), (m.end(), m.end())
+        return
     after = cjk_compiled(_AFTER_CJK_NUMERAL)
     for m in cjk_compiled(_CJK_NUMBER_OR_DIGITS).finditer(s):
         digits, magnitude, run = m.groups()
@@ -387,6 +481,8 @@ def without_final_particles(s: str) -> str:
         at = m.start()
         return "" if at and _is_cjk_char(s[at - 1]) else m.group()
 
+    if not any(c in s for c in FINAL_PARTICLES):
+        return s  # (most texts: nothing to drop, no pattern compiled)
     return cjk_compiled(_FINAL_PARTICLE).sub(kept, s)
 
 

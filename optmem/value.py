@@ -13,16 +13,32 @@ write it as a list (mypy checks the first two). Making one is slower than a Name
 against ~0.3 µs): a type made thousands of times a command stays a NamedTuple.
 """
 
-from typing import TYPE_CHECKING, Any, ClassVar, Self, dataclass_transform
+from __future__ import annotations
 
-__all__ = ["NamedTuple", "Value"]
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Self, dataclass_transform
+
+    _TupleBase = tuple[Any, ...]
+else:
+    _TupleBase = tuple
+
+    def dataclass_transform(**_: object) -> object:  # (what mypy reads; nothing at run time)
+        return lambda cls: cls
+
+
+__all__ = ["Annotated", "NamedTuple", "Value"]
 
 
 @dataclass_transform(frozen_default=True)
 class Value:
-    _fields: ClassVar[tuple[str, ...]] = ()
-    _field_defaults: ClassVar[dict[str, Any]] = {}
-    _required: ClassVar[tuple[str, ...]] = ()
+    if TYPE_CHECKING:  # (no annotation at run time: `get_type_hints` of a subclass reads its fields alone)
+        _fields: ClassVar[tuple[str, ...]]
+        _field_defaults: ClassVar[dict[str, Any]]
+        _required: ClassVar[tuple[str, ...]]
+    _fields = ()
+    _field_defaults = {}
+    _required = ()
 
     def __init_subclass__(cls) -> None:
         own = tuple(name for name in cls.__dict__.get("__annotations__", ()) if not name.startswith("_"))
@@ -95,7 +111,7 @@ _NEEDED = object()  # (in a class's template: a field without a default)
 COMPILE_AFTER = 64
 
 
-class _Tuple(tuple[Any, ...]):
+class _Tuple(_TupleBase):
     """What every such class shares: made by position or keyword, `_make`, `_replace`,
     `_asdict`, printed as a namedtuple prints."""
 
@@ -187,3 +203,42 @@ if TYPE_CHECKING:
     from typing import NamedTuple as NamedTuple
 else:
     NamedTuple = type.__new__(_TupleMaker, "NamedTuple", (), {})
+
+
+# -- Annotated: a type with what it means, read at run time without typing --------------------
+# `schema.Row`'s columns and the settings' constraints are written `Annotated[type, meaning]`.
+# `typing` (~13M instructions, ~4 ms a process) is no module a search needs: at run time this
+# `Annotated[T, x, …]` is a plain value whose `__origin__` is T and `__metadata__` (x, …), as
+# `typing.Annotated`'s are (and `typing.get_type_hints(…, include_extras=True)` returns it so).
+# mypy reads `typing.Annotated`.
+
+
+class _Annotated:
+    __slots__ = ("__origin__", "__metadata__")
+
+    def __init__(self, origin: Any, metadata: tuple[Any, ...]) -> None:
+        self.__origin__ = origin
+        self.__metadata__ = metadata
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Annotated) and (self.__origin__, self.__metadata__) == (
+            other.__origin__,
+            other.__metadata__,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.__origin__, self.__metadata__))
+
+    def __repr__(self) -> str:
+        return f"Annotated[{self.__origin__!r}, {', '.join(map(repr, self.__metadata__))}]"
+
+
+if TYPE_CHECKING:
+    from typing import Annotated as Annotated
+else:
+
+    class Annotated:
+        def __class_getitem__(cls, params: tuple[Any, ...]) -> _Annotated:
+            if not isinstance(params, tuple) or len(params) < 2:
+                raise TypeError("Annotated[…] takes a type and at least one annotation")
+            return _Annotated(params[0], params[1:])

@@ -1,16 +1,21 @@
 """The vault: where it is, what it holds, names that may live in it, and `init`."""
 
+from __future__ import annotations
+
 import re
 from _thread import get_ident  # threading.get_ident itself: importing threading costs ~1 ms
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
 
 from optmem import __version__, fsio, layout, settings
 from optmem.errors import InvalidName, OptmemError, VaultMissing, quote
 from optmem.settings import Settings
 from optmem.value import Value
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 CACHE = ".cache"
@@ -241,7 +246,7 @@ class Vault:
                 f"{what}, not a vault folder; point --vault / OPTMEM_VAULT at {where}", vault=str(self.root)
             )
 
-    def require(self) -> "Vault":
+    def require(self) -> Vault:
         """For reads: the vault must exist."""
         if not self.exists():
             self._refuse_a_file()

@@ -15,12 +15,13 @@ what they mean:
   render their JSON from.
 """
 
+from __future__ import annotations
+
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import UTC
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, Protocol
 
 from optmem import record
 from optmem.record import (
@@ -40,6 +41,10 @@ from optmem.record import (
 )
 from optmem.value import NamedTuple, Value
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
 
 class Status(StrEnum):
     """What a record is in the effective view."""
@@ -54,31 +59,33 @@ class Status(StrEnum):
     HELD = "held"  # flagged by the scanner as a possible injection: out of recall until released
 
 
-class ViewRow(Protocol):
-    """What the view needs to know of a record (the index's row has it)."""
+if TYPE_CHECKING:  # (a type for mypy alone: a Protocol class is made by typing)
 
-    @property
-    def forgotten(self) -> int: ...
-    @property
-    def sup(self) -> str | None: ...
-    @property
-    def ksup(self) -> str | None: ...
-    @property
-    def retired(self) -> int: ...
-    @property
-    def expires(self) -> float | None: ...
-    @property
-    def pending(self) -> int: ...
-    @property
-    def confirmed(self) -> int: ...
-    @property
-    def cold(self) -> float | None: ...
-    @property
-    def accessed(self) -> float | None: ...
-    @property
-    def held(self) -> int: ...
-    @property
-    def released(self) -> int: ...
+    class ViewRow(Protocol):
+        """What the view needs to know of a record (the index's row has it)."""
+
+        @property
+        def forgotten(self) -> int: ...
+        @property
+        def sup(self) -> str | None: ...
+        @property
+        def ksup(self) -> str | None: ...
+        @property
+        def retired(self) -> int: ...
+        @property
+        def expires(self) -> float | None: ...
+        @property
+        def pending(self) -> int: ...
+        @property
+        def confirmed(self) -> int: ...
+        @property
+        def cold(self) -> float | None: ...
+        @property
+        def accessed(self) -> float | None: ...
+        @property
+        def held(self) -> int: ...
+        @property
+        def released(self) -> int: ...
 
 
 class _Rule(Value):
@@ -234,7 +241,7 @@ def removal(r: Record) -> dict[str, Any]:
     return {"at": r.ts, "file": file, "by": by}
 
 
-def entry_written(removal: "Member", writes: Iterable["Member"]) -> float | None:
+def entry_written(removal: Member, writes: Iterable[Member]) -> float | None:
     """When the hot entry a removal line removes was written: the newest write of its key before
     the removal (None: none is known). A removal says nothing new — the entry keeps this age in
     search (`Row.written`), the removal's own time is `removal()`'s `at`."""

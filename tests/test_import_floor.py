@@ -47,6 +47,50 @@ def test_a_search_process_compiles_few_sources(cli, vault, vault_path):
     assert compiled(body) == 0
 
 
+@pytest.mark.long
+def test_a_search_process_does_not_import_typing(cli, vault, vault_path):
+    """`typing` (and what it loads that nothing else does: `contextlib`'s imports aside, its ~50
+    classes) costs every process ~13M instructions, ~4 ms: a search's modules import its names
+    for mypy alone (`if TYPE_CHECKING:`), and `Annotated` at run time is `optmem.value`'s. Asked
+    in English, in Chinese, for a name, for a number, for nothing; hits from the log and from
+    MEMORY.md; an optmem.toml read once and then from its cache."""
+    assert cli("add", "the staging server deploys from the release branch").exit_code == 0
+    for text in ("我们计划把数据库迁移到新服务器", "Bob moved JIRA-123 to done", "The backend port is 8080"):
+        assert cli("append", text).exit_code == 0
+    assert cli("append", "The backend port is 9090").exit_code == 0
+    (vault_path / "optmem.toml").write_text("[ranking]\ncontext_share = 0.5\n[limits]\nmemory = 3000\n", "utf-8")
+    queries = ["staging server deploys", "数据库 迁移 计划", "what did Bob do with JIRA-123?", "backend port", "zzqx"]
+    code = (
+        "import sys\n"
+        "from optmem.cli import run\n"
+        f"rcs = [run(['--vault', sys.argv[1], 'search', q, '--json']) for q in {queries!r}]\n"
+        "print('RC', rcs, 'TYPING', 'typing' in sys.modules)\n"
+    )
+    command = [sys.executable, "-c", code, str(vault_path)]
+    for _ in range(2):  # the first reads optmem.toml (its constraints through typing), the next its cache
+        res = subprocess.run(command, capture_output=True, text=True, timeout=HANG)
+    assert "RC [0, 0, 0, 0, 0] TYPING False" in res.stdout, res.stdout + res.stderr
+
+
+@pytest.mark.long
+def test_context_imports_no_dataclasses(cli, vault, vault_path):
+    """`context` starts every agent session: its hot files, sections, conflicts and the block are
+    `Value`s and plain classes. `dataclasses` (which imports `inspect` and `ast`) and the methods
+    it compiles cost it ~90M instructions (~25 ms) a session. (`typing` still comes with the
+    content scanner's modules.)"""
+    assert cli("add", "the staging server deploys from the release branch").exit_code == 0
+    assert cli("append", "The backend port is 8080").exit_code == 0
+    code = (
+        "import sys\n"
+        "from optmem.cli import run\n"
+        "rc = run(['--vault', sys.argv[1], 'context', '--json'])\n"
+        "print('RC', rc, 'LOADED', sorted(m for m in ('dataclasses', 'inspect', 'ast') if m in sys.modules))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
+    assert "RC 0 LOADED []" in res.stdout, res.stdout + res.stderr
+    assert "staging server deploys" in res.stdout
+
+
 # -- a warm server's per-call cost --------------------------------------------------------------
 def test_a_tool_result_checks_each_short_string_once_per_process(monkeypatch):
     """An MCP result defuses every key and value of the command's JSON (`fence.defuse_all`):

@@ -217,6 +217,77 @@ def test_chinese_runs_and_words_are_what_the_two_class_pattern_finds(s):
 
     two = re.compile(rf"([{text._CJK}]+)|([^\W_{text._CJK}]+)")
     assert text._split_cjk(s) == two.findall(s)
+    # found character by character, as the first texts of a command are, and by the class
+    few = text._FEW_CJK
+    try:
+        text._FEW_CJK = 10**9
+        runs = text.cjk_runs()
+        by_char = runs.split(s), [(m.span(), m.group()) for m in runs.finditer(s)], runs.findall(s)
+        text._FEW_CJK = 0
+        by_class = runs.split(s), [(m.span(), m.group()) for m in runs.finditer(s)], runs.findall(s)
+    finally:
+        text._FEW_CJK = few
+    assert by_char == by_class
+    assert by_class[0] == text._cjk_class().split(s)
+
+
+def test_the_values_of_a_chinese_text_without_numerals_compile_no_chinese_pattern():
+    from optmem import text
+
+    text._CJK_PATTERNS.clear()  # (what earlier tests compiled)
+    assert text.numbers("端口是8080，备用的是8.5") == ["8080", "8.5"]
+    assert text.without_final_particles("我们在上海见面") == "我们在上海见面"
+    assert text._CJK_PATTERNS == {}
+    assert text.numbers("端口改成了三号") == ["3"] and text.without_final_particles("好吧。") == "好。"
+    assert len(text._CJK_PATTERNS) == 3  # (a numeral, a particle: their patterns)
+
+
+@pytest.mark.long
+@given(
+    st.text(
+        alphabet=st.sampled_from([*_PIECES, "了", "吧", "。", "十", "万", "一", "〇", "个", "3", ".", "5"]), max_size=30
+    )
+)
+def test_numbers_and_final_particles_of_a_text_without_numerals_or_particles_are_the_patterns(s):
+    """A Chinese text without a Chinese numeral has only digits for numbers, and one without a
+    final particle has none to drop: neither compiles its Chinese pattern (~1 ms together, in
+    every search whose hits' values hold Chinese). What they give is what the patterns give."""
+    import re
+
+    from optmem import text
+
+    spans = list(text.number_spans(s))
+    every = re.compile(text._CJK_NUMBER_OR_DIGITS)
+    if not any(c in s for c in text._ANY_NUMERAL):  # the short way: the full pattern finds the same
+        assert spans == [(m[1], (m.end(), m.end())) for m in every.finditer(s)]
+    kept = text.without_final_particles(s)
+
+    def drop(m: re.Match[str]) -> str:
+        return "" if m.start() and text._is_cjk_char(s[m.start() - 1]) else m.group()
+
+    assert kept == re.sub(text._FINAL_PARTICLE, drop, s)
+
+
+@pytest.mark.long
+def test_a_search_that_reads_back_chinese_compiles_no_cjk_class(cli, vault, vault_path):
+    """The CJK class (~40,000 code points) took 23M instructions (~7 ms) to compile in every
+    process that split a text holding CJK into runs — a Chinese search, or any search whose
+    candidates hold some. A command's first texts (`text._FEW_CJK` characters) are split
+    character by character; an index build, which splits many, compiles it (the same runs)."""
+    for note in ("我们计划把数据库迁移到新服务器", "Bob 说 the deploy moved to 周二", "部署 时间 是 下午三点"):
+        assert cli("append", note).exit_code == 0
+    code = (
+        "import sys\n"
+        "from optmem.cli import run\n"
+        "from optmem import text\n"
+        "queries = ('数据库 迁移', 'Bob deploy', '部署时间')\n"
+        "rcs = [run(['--vault', sys.argv[1], 'search', q, '--json']) for q in queries]\n"
+        "split = getattr(text, '_FEW_CJK', 100_000) < 100_000\n"
+        "print('RC', rcs, 'COMPILED', text._SPLIT_RE is not None, 'SPLIT', split)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
+    assert "RC [0, 0, 0] COMPILED False SPLIT True" in res.stdout, res.stdout + res.stderr
+    assert '"hits": []' not in res.stdout  # (each found its note)
 
 
 @pytest.mark.long
@@ -301,7 +372,8 @@ def test_a_search_that_checks_a_hot_file_loads_no_hashing_library_nor_scanner(cl
     """A hit journalled from MEMORY.md is checked against the file (is the entry still there?):
     that reads the file's entry ids, nothing more. It loaded OpenSSL's hashlib (~3 ms: the ids
     are SHA-256, which the built-in module computes alike), the content scanner and the
-    near-duplicate comparison (used to show a file, and to add to it)."""
+    near-duplicate comparison (used to show a file, and to add to it); and `dataclasses`, which
+    imports `inspect` and `ast` (~40M instructions, ~12 ms): the hot file's types are plain classes."""
     import hashlib
 
     assert cli("add", "the staging server deploys from the release branch").exit_code == 0
@@ -310,7 +382,8 @@ def test_a_search_that_checks_a_hot_file_loads_no_hashing_library_nor_scanner(cl
         "from optmem.cli import run\n"
         "rc = run(['--vault', sys.argv[1], 'search', 'staging server deploys', '--json'])\n"
         "print('RC', rc, 'LOADED', sorted(m for m in ('hashlib', '_hashlib', 'optmem.safety.scan',\n"
-        "      'optmem.compare') if m in sys.modules), 'CHECKED', 'optmem.memory' in sys.modules)\n"
+        "      'optmem.compare', 'dataclasses', 'inspect') if m in sys.modules),\n"
+        "      'CHECKED', 'optmem.memory' in sys.modules)\n"
     )
     res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
     assert "RC 0 LOADED [] CHECKED True" in res.stdout, res.stdout + res.stderr

@@ -9,12 +9,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
 
 from optmem.errors import OptmemError, UsageError, envelope
 from optmem.terminal import printable
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
 if TYPE_CHECKING:
+    from typing import Any
+
     from optmem.vault import Vault
 
 
@@ -55,7 +57,7 @@ class _Current:
     warm = _now("warm")
 
 
-STATE = cast(_State, _Current())
+STATE: _State = _Current()  # type: ignore[assignment]  # (it reads as a _State)
 
 
 @contextmanager
@@ -346,12 +348,16 @@ def dumps(payload: Any) -> str:
 
 
 def _default(obj: Any) -> Any:
+    from optmem.value import Value
+
+    if isinstance(obj, Value):  # (a hot file's usage, …: a NamedTuple is a list already)
+        return obj._asdict()
+    if isinstance(obj, Path):
+        return str(obj)
     from dataclasses import asdict, is_dataclass  # only when a payload holds one
 
     if is_dataclass(obj) and not isinstance(obj, type):
         return asdict(obj)
-    if isinstance(obj, Path):
-        return str(obj)
     raise TypeError(f"cannot serialise {type(obj).__name__}")
 
 

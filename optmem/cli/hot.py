@@ -56,8 +56,6 @@ def _render(result: Any, changes: list[dict[str, Any]]) -> str:
 
 
 def _finish(json_out: bool, result: Any) -> None:
-    from dataclasses import asdict
-
     from optmem import view
 
     if result.warning:
@@ -76,7 +74,7 @@ def _finish(json_out: bool, result: Any) -> None:
         "warning": result.warning,
     }
     if result.entry is not None:
-        payload["entry"] = view.shown(asdict(result.entry))
+        payload["entry"] = view.shown(result.entry._asdict())
     # Hermes Agent's memory tool names what an edit took out
     for c in changes:
         if c["status"] == "replaced" and "replaced_entry" not in payload:

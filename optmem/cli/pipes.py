@@ -1,6 +1,6 @@
 """The pipes between sessions: handoff write/read/list, context, compact, tree."""
 
-from typing import Any
+from __future__ import annotations
 
 from optmem.cli.common import (
     emit,
@@ -14,6 +14,10 @@ from optmem.cli.common import (
 )
 from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, CommandExit, arg, command, flag, opt
 from optmem.errors import VAULT
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 PROJECT = opt("project", "--project", "-p", help="The project.")
 

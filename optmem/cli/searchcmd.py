@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from optmem.cli.common import emit, env_domain, get_vault, origin_of, progress_callback, read_arg, short, warn_all
 from optmem.cli.spec import ORIGIN, SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 from optmem.errors import quote
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 PROJECT = opt("project", "--project", "-p", help="Only this project.")
 
@@ -404,8 +407,6 @@ def resolve(
       optmem resolve user.os --keep 7QMZMMFT
       optmem resolve user.os --value "用 Mac，Windows 只在公司用"
     """
-    from dataclasses import asdict
-
     from optmem import facts
 
     res = facts.resolve(
@@ -420,7 +421,7 @@ def resolve(
     )
     emit(
         json_out,
-        asdict(res),
+        res._asdict(),
         lambda: (
             f"resolved {res.key}: {res.id}"
             + (f" keeps {short(res.kept)}" if res.kept else "")

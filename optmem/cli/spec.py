@@ -6,10 +6,15 @@ importing Typer; the Typer app (`optmem.cli.app`) is built from the same declara
 `--help`, usage errors and everything the fast path declines.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable
-from typing import Any
 
 from optmem.value import NamedTuple, Value
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 # name → (module under optmem.cli, one-line help); "@module" marks a group of subcommands.
 COMMANDS: dict[str, tuple[str, str]] = {

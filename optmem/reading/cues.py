@@ -11,11 +11,16 @@ use, the Chinese ones only for a text with Chinese in it: an English-only comman
 for them.
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterable
-from typing import Any
 
 from optmem.settings import Ranking
 from optmem.text import cjk_query_terms, fold, has_cjk, query_terms
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "asks_for",
