@@ -1229,6 +1229,7 @@ def test_the_reader_in_cyrillic_and_finnish_and_danish_rows_are_read(text, kind)
 )
 def test_a_key_in_any_authorization_scheme_a_bracketed_qualifier_and_a_published_example(text, secret):
     """A key sent in an Authorization header is one whatever its scheme (Bearer, Basic, SSWS,
-    Token …), and so is one whose slashes make no path (Google's refresh tokens, 1//0…); a password's name qualified in brackets ("(admin)") still names the value after the
+    Token …), and so is one whose slashes make no path (Google's refresh tokens, 1//0…); a
+    password's name qualified in brackets ("(admin)") still names the value after the
     colon; a value its vendor published as an example (AWS's …EXAMPLE / …EXAMPLEKEY) is none."""
     assert (scan.kind_of(scan.find(text) or "") == "secret") is secret, scan.find(text)

@@ -16,8 +16,10 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from typing import TYPE_CHECKING, NamedTuple
 
+from optmem.value import NamedTuple
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
     import ahocorasick
 

@@ -14,19 +14,22 @@ only the rules whose needles are all there run. The table of languages
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Literal
 
 from optmem.errors import TooLarge, UnsafeContent
 from optmem.safety import chars, readings
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
+    from typing import Literal
+
     import ahocorasick
 
     from optmem.safety.rules import Rule
 
 VERSION = 6  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
-Kind = Literal["secret", "injection"]
+if TYPE_CHECKING:
+    Kind = Literal["secret", "injection"]
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
 
