@@ -198,7 +198,7 @@ def _ranked(
     if q.cold_best:
         scored, left = _best_cold(idx, scored)
         admitted = sum(s.parts.status == view.Status.COLD for s in scored)
-    hits, found_all = _order(scored, q, corpus, settings, _later_versions(idx, scored))
+    hits, found_all = _order(scored, q, corpus, settings, _later_versions(idx, scored), idx)
     if hits:  # the hits whose lines the write gate passed are shown without a scan (`Index.passed`)
         shown = {s.row.n: s.row for s in scored}
         passed = idx.passed([shown[h.line] for h in hits])
@@ -700,8 +700,46 @@ def _compared(q: Query, corpus: _Corpus, settings: Ranking) -> Callable[[_Scored
     )
 
 
+class _Subjects:
+    """How much of an older note's own words a newer one holds, weighed by their rarity in the
+    store (`ranking.held`): its subject named in words the query need not use ("the orders topic
+    has 12 partitions" → "order-events partitions raised to 48"). The words and their document
+    counts are read only for the pairs the update rule asks about."""
+
+    def __init__(self, idx: Index) -> None:
+        self.idx = idx
+        self.docs = 0
+        self.words: dict[str, frozenset[str]] = {}
+        self.idfs: dict[str, float] = {}
+        self.said = cues.cue_terms() | cues.time_terms()
+
+    def of(self, m: ranking.Match) -> frozenset[str]:
+        if m.id not in self.words:
+            from optmem.reading.lexicon import STOPWORDS
+
+            self.words[m.id] = frozenset(
+                t
+                for t in textmod.tokens(m.text)
+                if t not in STOPWORDS and t not in self.said and not t.startswith(dates.PREFIX)
+            )
+        return self.words[m.id]
+
+    def share(self, older: ranking.Match, newer: ranking.Match) -> float:
+        words = self.of(older)
+        unread = [t for t in words if t not in self.idfs]
+        if unread:
+            self.docs = self.docs or self.idx.lengths()[0]
+            self.idfs.update({t: ranking.idf(self.docs, n) for t, n in self.idx.doc_freq(unread).items() if n})
+        return ranking.held(words, self.of(newer), self.idfs)
+
+
 def _order(
-    scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking, replacing: dict[str, frozenset[str]]
+    scored: list[_Scored],
+    q: Query,
+    corpus: _Corpus,
+    settings: Ranking,
+    replacing: dict[str, frozenset[str]],
+    idx: Index,
 ) -> tuple[list[view.RecordView], int]:
     """Band, score, then ties (higher tier, newer — a later ts, then `view.tie_key`: never the
     order the index holds the records in, which can differ between clones); then the newer-first
@@ -776,6 +814,7 @@ def _order(
         cues.says_change,
         # what the older note is about, named by the newer one or by the question
         lambda older, newer: names_its_subject(older, newer, ignore) or names_its_subject(older, q.text, ignore),
+        _Subjects(idx).share,
     )
     final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
     if replacing:

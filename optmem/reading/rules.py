@@ -237,6 +237,20 @@ RULES: tuple[Rule, ...] = (
         " +1.2 / 0 / +1.2 pts (sets 1–5)",
     ),
     Rule(
+        "the same subject in the notes' own words",
+        "update_overlap_text",
+        "0",
+        "between two notes, for a question: the newer holds a tenth of the older's own words (by rarity) and"
+        " puts a number for its number, a word for its word (or says a change): it goes above it whatever"
+        " the scores — the question's words split between them, or the older repeats them",
+        "0 (turns)",
+        "0 (turns)",
+        "0 (its queries are chat turns)",
+        "held-out half current first +0.9 pts (96.2 → 97.1 %); blind pairs current first +1.1 / 0 / +0.7 /"
+        " +1.8 / +1.8 / +1.2 pts (sets 1–6; the threshold chosen on 1, 3, 5), old first −1.1 / 0 / −0.7 /"
+        " −1.9 / −1.8 / −1.3 pts; past questions, old first +0.5 / 0 / +0.6 / +1.9 / +0.6 / 0 pts",
+    ),
+    Rule(
         "newer values found from the answer",
         "follow_share",
         "0",
