@@ -31,7 +31,7 @@ from optmem.errors import UsageError, quote
 from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any
 from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
-from optmem.reading.query import Intent, read, with_terms
+from optmem.reading.query import Intent, lone_characters, read, with_lone, with_terms
 from optmem.record import MEMORY, MERGED, Record, Tier
 from optmem.settings import Ranking
 from optmem.value import NamedTuple, Value
@@ -172,12 +172,16 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     settings = idx.vault.settings.ranking
     if df is None:
         df = idx.doc_freq(q.terms) if q.terms else {}
+    lone = lone_characters(q.terms, df) if settings.cjk_lone and not q.text.isascii() else []
+    if lone:  # a Chinese pair no record holds: its characters search (我现在多重 → 重 of 体重)
+        q = q._replace(intent=with_lone(q.intent, lone))
+        df = df | idx.doc_freq(lone)
     found = [t for t in q.terms if df[t]]
     result = _ranked(idx, q, found, df, settings) if found else SearchResult(q.text, [], 0)
     if result.hits or not settings.cjk_fallback:
         return result
-    # a Chinese query none of whose pairs occurs (养猫 against 养了一只猫), here or within the
-    # filters: the records that hold every one of its characters, ranked by them
+    # a Chinese query whose pairs occur only outside its filters (or whose characters are all of
+    # grammar): the records within them that hold every one of its characters, ranked by them
     chars = q.intent.characters
     df = idx.doc_freq(chars) if len(chars) > 1 else {}
     if not df or not all(df.values()):
@@ -283,7 +287,7 @@ LANDMARK_ALONE = 0.1  # what a note matching only a past question's landmark kee
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
     docs, mean, cv, turns = idx.lengths()
-    idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
+    idfs = {t: ranking.idf(docs, df[t]) * (settings.cjk_unigram if t in q.intent.lone else 1.0) for t in q.terms}
     chars = [c for c in q.intent.characters if c not in idfs] if settings.cjk_unigram else []
     if chars:
         # the single characters of a Chinese query count a little too (they choose no records):

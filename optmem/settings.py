@@ -109,6 +109,7 @@ class Ranking(Section):
     landmarks: bool = True  # … and what came after ("before Fastmail", 换 Loki 之前) weighs nothing
     names: bool = True  # a newer record without the query's name updates no older one
     cjk_characters: bool = True  # the update rule compares Chinese by the query's characters a record holds
+    cjk_lone: bool = True  # the characters of a Chinese query's pairs no record holds choose records too
     cjk_fallback: bool = True  # a Chinese query none of whose pairs occurs: the records holding its characters
 
 
