@@ -89,7 +89,7 @@ class Ranking(Section):
     update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
     update_overlap_note: Annotated[float, AtLeast(0)] = 0.3  # … between two notes, for a question: of the older's match
     update_ratio_note: Annotated[float, AtLeast(0)] = 0.3
-    update_overlap_text: Annotated[float, AtLeast(0)] = 0.1  # … or of the older's own words, by rarity (0: off)
+    update_overlap_text: Annotated[float, AtLeast(0)] = 0.3  # … or of the older's own words, by rarity (0: off)
     cjk_unigram: Annotated[float, AtLeast(0)] = 0.3  # weight of a Chinese query's single characters
     follow_share: Annotated[float, AtLeast(0)] = 1.0  # of a matched note's relevance, to its newer value
     follow_top: Annotated[int, AtLeast(0)] = 5  # … of the most relevant notes
