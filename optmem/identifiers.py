@@ -98,6 +98,11 @@ _CJK_NO_VALUE = frozenset(
 )
 
 
+def function_character(c: str) -> bool:
+    """A Chinese character of grammar, not content (的, 在, 是, 了, 用 …): it names no value."""
+    return c in _CJK_NO_VALUE
+
+
 # (a search reads the values of its top hits: a process that searches again — the MCP server,
 # the hub, the Hermes provider — meets the same records often)
 @functools.lru_cache(maxsize=4096)

@@ -255,6 +255,7 @@ def updates_first(
     values_of: Callable[[str], frozenset[str]] | None = None,
     changed: Callable[[str], bool] | None = None,
     about: Callable[[str, str], bool] | None = None,
+    subject: Callable[[Match, Match], float] | None = None,
 ) -> list[Ranked]:
     """Re-order the top hits only: a record a day newer (or newer at all, when the key or the
     write gate links the two) goes above an older one of its band that states the same attribute
@@ -276,6 +277,13 @@ def updates_first(
       turns speak of things in passing. Records that merely share words — the newer states no
       value the older lacks ("the support group was so helpful" after "I went to the support
       group") — stay in relevance's order.
+    * or, between two notes, for a question, the notes' own words: the newer holds at least
+      update_overlap_text of the older's words, weighed by their rarity (`subject(older, newer)`:
+      `search._Subjects`), and puts a value in place of one of the older's (`replaces`) or says
+      it changes something — whatever the scores and the query terms each matched: the question's
+      words split between them ("contact" — "Contacts: Acuvue Oasys -2.75"; "prescription" —
+      "New prescription: left -3.00, right -3.25"), or the older repeats them and outscores the
+      newer many times over ("订单 topic 有 12 个分区" — "order-events 分区数扩到了 48").
 
     The cue words themselves (`when`: `reading.cues.cue_terms`) do not count in the overlap. A
     record that lacks a name of the query (`names`: `reading.query.names_in`) the older one
@@ -365,15 +373,27 @@ def updates_first(
             return m.score >= settings.update_ratio * o.score
         shared = overlap(what(m.matched), what(o.matched), idfs)
         return (
-            (m.score >= ratio * o.score and shared >= theta)
+            (
+                (m.score >= ratio * o.score and shared >= theta)
+                or (
+                    m.note
+                    and o.note
+                    and question
+                    and m.score >= settings.update_ratio_note * o.score
+                    and held(what(o.matched) - cue_characters, m.matched, idfs) >= settings.update_overlap_note
+                )
+            )
+            and (bool(vals(m) - vals(o)) or (m.note and o.note and says(m)))
             or (
                 m.note
                 and o.note
                 and question
-                and m.score >= settings.update_ratio_note * o.score
-                and held(what(o.matched) - cue_characters, m.matched, idfs) >= settings.update_overlap_note
+                and subject is not None
+                and settings.update_overlap_text > 0
+                and (replaces(vals(m), vals(o)) or says(m))
+                and subject(o, m) >= settings.update_overlap_text
             )
-        ) and (bool(vals(m) - vals(o)) or (m.note and o.note and says(m)))
+        )
 
     out: list[Ranked] = []
     for i, m in enumerate(top):
@@ -403,6 +423,18 @@ def updates_first(
                 rest = [x for x in out[pos + 1 :] if x not in newer]
                 out[pos:] = [Ranked(x.at, m.id) for x in newer] + [out[pos]] + rest
     return out
+
+
+def replaces(newer: frozenset[str], older: frozenset[str]) -> bool:
+    """Whether a newer record states a value in place of one the older states: a value the older
+    lacks, of the shape of one the older holds and the newer lacks — a number for a number, a word
+    (a name, an identifier) for a word. A Chinese character is no shape: every Chinese statement
+    holds characters the other lacks."""
+    return bool({_shape(v) for v in newer - older} & {_shape(v) for v in older - newer} - {None})
+
+
+def _shape(value: str) -> str | None:
+    return "number" if value.startswith("#") else ("word" if value.isascii() else None)
 
 
 def held(older: frozenset[str], newer: frozenset[str], idfs: dict[str, float]) -> float:

@@ -32,7 +32,7 @@ from optmem.errors import UsageError, quote
 from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any
 from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
-from optmem.reading.query import Intent, read, with_terms
+from optmem.reading.query import Intent, lone_characters, read, with_lone, with_terms
 from optmem.record import MEMORY, MERGED, Record, Tier
 from optmem.settings import Ranking
 from optmem.value import NamedTuple, Value
@@ -177,12 +177,16 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     settings = idx.vault.settings.ranking
     if df is None:
         df = idx.doc_freq(q.terms) if q.terms else {}
+    lone = lone_characters(q.terms, df) if settings.cjk_lone and not q.text.isascii() else []
+    if lone:  # a Chinese pair no record holds: its characters search (我现在多重 → 重 of 体重)
+        q = q._replace(intent=with_lone(q.intent, lone))
+        df = df | idx.doc_freq(lone)
     found = [t for t in q.terms if df[t]]
     result = _ranked(idx, q, found, df, settings) if found else SearchResult(q.text, [], 0)
     if result.hits or not settings.cjk_fallback:
         return result
-    # a Chinese query none of whose pairs occurs (养猫 against 养了一只猫), here or within the
-    # filters: the records that hold every one of its characters, ranked by them
+    # a Chinese query whose pairs occur only outside its filters (or whose characters are all of
+    # grammar): the records within them that hold every one of its characters, ranked by them
     chars = q.intent.characters
     df = idx.doc_freq(chars) if len(chars) > 1 else {}
     if not df or not all(df.values()):
@@ -203,7 +207,7 @@ def _ranked(
     if q.cold_best:
         scored, left = _best_cold(idx, scored)
         admitted = sum(s.parts.status == view.Status.COLD for s in scored)
-    hits, found_all = _order(scored, q, corpus, settings, _later_versions(idx, scored))
+    hits, found_all = _order(scored, q, corpus, settings, _later_versions(idx, scored), idx)
     if hits:  # the hits whose lines the write gate passed are shown without a scan (`Index.passed`)
         shown = {s.row.n: s.row for s in scored}
         passed = idx.passed([shown[h.line] for h in hits])
@@ -288,7 +292,7 @@ LANDMARK_ALONE = 0.1  # what a note matching only a past question's landmark kee
 
 def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Corpus:
     docs, mean, cv, turns = idx.lengths()
-    idfs = {t: ranking.idf(docs, df[t]) for t in q.terms}
+    idfs = {t: ranking.idf(docs, df[t]) * (settings.cjk_unigram if t in q.intent.lone else 1.0) for t in q.terms}
     chars = [c for c in q.intent.characters if c not in idfs] if settings.cjk_unigram else []
     if chars:
         # the single characters of a Chinese query count a little too (they choose no records):
@@ -705,8 +709,46 @@ def _compared(q: Query, corpus: _Corpus, settings: Ranking) -> Callable[[_Scored
     )
 
 
+class _Subjects:
+    """How much of an older note's own words a newer one holds, weighed by their rarity in the
+    store (`ranking.held`): its subject named in words the query need not use ("the orders topic
+    has 12 partitions" → "order-events partitions raised to 48"). The words and their document
+    counts are read only for the pairs the update rule asks about."""
+
+    def __init__(self, idx: Index) -> None:
+        self.idx = idx
+        self.docs = 0
+        self.words: dict[str, frozenset[str]] = {}
+        self.idfs: dict[str, float] = {}
+        self.said = cues.cue_terms() | cues.time_terms()
+
+    def of(self, m: ranking.Match) -> frozenset[str]:
+        if m.id not in self.words:
+            from optmem.reading.lexicon import STOPWORDS
+
+            self.words[m.id] = frozenset(
+                t
+                for t in textmod.tokens(m.text)
+                if t not in STOPWORDS and t not in self.said and not t.startswith(dates.PREFIX)
+            )
+        return self.words[m.id]
+
+    def share(self, older: ranking.Match, newer: ranking.Match) -> float:
+        words = self.of(older)
+        unread = [t for t in words if t not in self.idfs]
+        if unread:
+            self.docs = self.docs or self.idx.lengths()[0]
+            self.idfs.update({t: ranking.idf(self.docs, n) for t, n in self.idx.doc_freq(unread).items() if n})
+        return ranking.held(words, self.of(newer), self.idfs)
+
+
 def _order(
-    scored: list[_Scored], q: Query, corpus: _Corpus, settings: Ranking, replacing: dict[str, frozenset[str]]
+    scored: list[_Scored],
+    q: Query,
+    corpus: _Corpus,
+    settings: Ranking,
+    replacing: dict[str, frozenset[str]],
+    idx: Index,
 ) -> tuple[list[view.RecordView], int]:
     """Band, score, then ties (higher tier, newer — a later ts, then `view.tie_key`: never the
     order the index holds the records in, which can differ between clones); then the newer-first
@@ -781,6 +823,7 @@ def _order(
         cues.says_change,
         # what the older note is about, named by the newer one or by the question
         lambda older, newer: names_its_subject(older, newer, ignore) or names_its_subject(older, q.text, ignore),
+        _Subjects(idx).share,
     )
     final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
     if replacing:

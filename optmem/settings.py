@@ -91,6 +91,7 @@ class Ranking(Section):
     update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
     update_overlap_note: Annotated[float, AtLeast(0)] = 0.3  # … between two notes, for a question: of the older's match
     update_ratio_note: Annotated[float, AtLeast(0)] = 0.3
+    update_overlap_text: Annotated[float, AtLeast(0)] = 0.3  # … or of the older's own words, by rarity (0: off)
     cjk_unigram: Annotated[float, AtLeast(0)] = 0.3  # weight of a Chinese query's single characters
     follow_share: Annotated[float, AtLeast(0)] = 1.0  # of a matched note's relevance, to its newer value
     follow_top: Annotated[int, AtLeast(0)] = 5  # … of the most relevant notes
@@ -110,6 +111,7 @@ class Ranking(Section):
     landmarks: bool = True  # … and what came after ("before Fastmail", 换 Loki 之前) weighs nothing
     names: bool = True  # a newer record without the query's name updates no older one
     cjk_characters: bool = True  # the update rule compares Chinese by the query's characters a record holds
+    cjk_lone: bool = True  # the characters of a Chinese query's pairs no record holds choose records too
     cjk_fallback: bool = True  # a Chinese query none of whose pairs occurs: the records holding its characters
 
 

@@ -1468,3 +1468,82 @@ def test_a_terse_newer_note_naming_the_old_value_is_found(vault, cli, monkeypatc
     ids = [h["id"] for h in hits]
     assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
     assert hits[ids.index(new)]["explain"]["updates"] == old
+
+
+FILLERS_ZH = (
+    "周四团队聚餐，地点待定",
+    "下周一水电师傅上门修热水器",
+    "季度复盘的材料放在共享盘",
+    "看牙记得带医保卡",
+    "生产环境的 Kafka 保留 7 天",
+)
+
+
+@pytest.mark.long
+def test_a_newer_note_of_the_same_subject_goes_above_though_the_question_names_it_less(vault, cli, monkeypatch):
+    # the older note repeats the question's words (环境, 端口) and outscores the newer one more than
+    # threefold; the newer names the older's own words (预发, mysql, 账号) and puts one number in
+    # place of another: the same attribute of the same subject, said later
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    for text_ in FILLERS_ZH:
+        put(vault, text_)
+    old = put(vault, "预发环境的 MySQL 端口是 3306，只读账号是 app_ro。").id
+    at(monkeypatch, "2025-03-01T10:00:00Z")
+    # shares the older's words, but states no value in place of one of its own (nor says a change)
+    remark = put(vault, "预发 MySQL 慢查询日志每天清理，只读账号查不了").id
+    at(monkeypatch, "2025-04-01T10:00:00Z")
+    new = put(vault, "预发 mysql 改到 3316 了，只读账号没变").id
+    at(monkeypatch, "2025-04-10T10:00:00Z")
+    hits = cli.json("search", "现在预发环境的数据库连哪个端口？", "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert ids.index(new) < ids.index(old), [h["text"] for h in hits]
+    assert hits[ids.index(new)]["explain"]["updates"] == old
+    assert remark not in ids or ids.index(remark) > ids.index(old), [h["text"] for h in hits]
+    # switched off, the older keeps its place above the newer
+    off = cli.json("--set", "ranking.update_overlap_text=0", "search", "现在预发环境的数据库连哪个端口？")
+    ids = [h["id"] for h in off["hits"]]
+    assert ids.index(old) < ids.index(new)
+
+
+def test_a_newer_note_naming_the_older_s_subject_in_its_own_words_replaces_its_value():
+    # the question's words split between the two ("contact" in the older, "prescription" in the
+    # newer): what ties them is the words of the notes themselves, and a value put in place of one
+    day = ranking.DAY
+    idfs = {"contact": 2.0, "prescript": 2.0}
+    old = ranking.Match("old", 0.0, 1, 6.3, frozenset({"contact"}), values=frozenset({"#2.75"}), note=True, text="old")
+    new = ranking.Match(
+        "new", 90 * day, 1, 6.2, frozenset({"prescript"}), values=frozenset({"#3.00", "#3.25"}), note=True, text="new"
+    )
+    shares = {("old", "new"): 0.4}
+
+    def share(o: ranking.Match, m: ranking.Match) -> float:
+        return shares.get((o.id, m.id), 0.0)
+
+    s = Ranking()
+    assert [(p.at, p.over) for p in ranking.updates_first([old, new], idfs, False, s, subject=share)] == [
+        (1, "old"),
+        (0, None),
+    ]
+    # without the notes' own words in common: relevance's order
+    assert [p.at for p in ranking.updates_first([old, new], idfs, False, s)] == [0, 1]
+    shares[("old", "new")] = 0.25  # "port" alone of "orders backend listens on port": not a third
+    assert [p.at for p in ranking.updates_first([old, new], idfs, False, s, subject=share)] == [0, 1]
+    shares[("old", "new")] = 0.4
+    # a value of another shape (a name where the older states numbers), no change said: no update
+    named = new._replace(values=frozenset({"dailies"}))
+    assert [p.at for p in ranking.updates_first([old, named], idfs, False, s, subject=share)] == [0, 1]
+    # two conversation turns, or a query that asks no one thing: relevance's order
+    turns = [old._replace(note=False), new._replace(note=False)]
+    assert [p.at for p in ranking.updates_first(turns, idfs, False, s, subject=share)] == [0, 1]
+    assert [p.at for p in ranking.updates_first([old, new], idfs, False, s, question=False, subject=share)] == [0, 1]
+    # switched off
+    off = s._replace(update_overlap_text=0.0)
+    assert [p.at for p in ranking.updates_first([old, new], idfs, False, off, subject=share)] == [0, 1]
+
+
+def test_replaces_a_value_by_one_of_its_shape():
+    assert ranking.replaces(frozenset({"#9090"}), frozenset({"#8080"}))
+    assert ranking.replaces(frozenset({"kafka"}), frozenset({"rocketmq", "#2"}))
+    assert not ranking.replaces(frozenset({"飞", "书"}), frozenset({"钉"}))  # Chinese characters: no shape
+    assert not ranking.replaces(frozenset({"dailies"}), frozenset({"#2.75"}))
+    assert not ranking.replaces(frozenset({"#8080", "#2"}), frozenset({"#8080"}))  # nothing of the older's replaced

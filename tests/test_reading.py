@@ -11,10 +11,10 @@ import pytest
 from conftest import put
 
 import optmem
-from optmem import settings, text
+from optmem import dates, settings, text
 from optmem.errors import UsageError
 from optmem.reading import cues
-from optmem.reading.query import Intent, read, search_terms, terms_of
+from optmem.reading.query import Intent, lone_characters, read, search_terms, terms_of
 from optmem.settings import Ranking
 
 pytestmark = pytest.mark.usefixtures("no_sweep")
@@ -87,7 +87,7 @@ def test_the_other_readings_have_switches():
 def test_a_switch_is_true_or_false():
     assert settings.load(None, ["ranking.stopwords=false"]).ranking.stopwords is False
     assert settings.load("[ranking]\nnames = false\n").ranking.names is False
-    assert Ranking().stopwords and Ranking().cjk_fallback  # every rule on by default
+    assert Ranking().stopwords and Ranking().cjk_lone  # every rule on by default
     with pytest.raises(UsageError, match="expected true or false"):
         settings.load("[ranking]\nstopwords = 1\n")
 
@@ -125,9 +125,30 @@ def test_switching_off_the_past_cues_puts_the_newer_value_first(vault, cli, monk
 
 def test_switching_off_the_chinese_fallback_finds_no_pair(vault, cli):
     put(vault, "我养了一只猫，叫咪咪")
-    assert len(cli.json("search", "养猫")["hits"]) == 1  # 养猫 occurs nowhere: its characters do
+    put(vault, "同事说养猫很解压", domain="work")
+    # 养猫 occurs only outside the filter: the characters within it do
+    assert len(cli.json("search", "养猫", "--domain", "default")["hits"]) == 1
     _switch(vault, "cjk_fallback")
-    assert cli.json("search", "养猫")["hits"] == []
+    assert cli.json("search", "养猫", "--domain", "default")["hits"] == []
+
+
+def test_a_chinese_pair_no_record_holds_searches_by_its_characters(vault, cli):
+    # 多重 is no word any note writes: its 重 is the 重 of 体重 (多 is held by none); 现在 says when
+    weight = put(vault, "体检体重 72 公斤，医生说要控制").id
+    put(vault, "体检报告放在抽屉里")
+    hits = cli.json("search", "我现在多重？")["hits"]
+    assert [h["id"] for h in hits] == [weight]
+    _switch(vault, "cjk_lone")
+    assert cli.json("search", "我现在多重？")["hits"] == []
+
+
+def test_the_characters_a_missing_pair_leaves():
+    held = {"多重": 0, "称了": 3, "上次": 5}
+    assert lone_characters(["称了", "多重", "上次"], held) == ["多", "重"]
+    assert lone_characters(["称了", "上次"], held) == []  # every pair occurs: nothing more
+    # a character of grammar, one the query holds as a term, a date's, a word's: none
+    assert lone_characters(["的人", "人"], {}) == []
+    assert lone_characters(["db", dates.PREFIX + "m2"], {}) == []
 
 
 @pytest.mark.parametrize(

@@ -325,7 +325,9 @@ def test_a_chinese_query_whose_pairs_match_nothing_falls_back_to_its_characters(
     put(vault, "周末去爬山")
     for query in ("养猫", "猫叫什么"):
         assert [h["id"] for h in cli.json("search", query)["hits"]] == [cat], query
-    assert cli.json("search", "养狗")["hits"] == []  # every character must be there
+    # 养狗's pair occurs nowhere either: its characters search, and the note holding 养 is found by
+    # it, as an English query is by one of its words (`cjk_lone`)
+    assert [h["id"] for h in cli.json("search", "养狗")["hits"]] == [cat]
     # … also when the pair occurs only outside the filter
     put(vault, "同事说养猫很解压", domain="work")
     assert [h["id"] for h in cli.json("search", "养猫", "--domain", "default")["hits"]] == [cat]
@@ -525,17 +527,22 @@ def test_totals_are_counted_with_the_view_when_affordable_on_either_path(vault, 
     assert cli.json("search", "kubernetes database", "--domain", "code", "--limit", "2")["total"] == 4
 
 
-def test_the_all_characters_fallback_holds_every_character_on_the_chosen_candidates_path(vault, vault_path, cli):
-    """A Chinese query none of whose pairs occurs falls back to the records holding every one of
-    its characters — also past the postings budget, where candidates are chosen."""
+def test_the_characters_of_a_missing_pair_find_the_same_past_the_postings_budget(vault, vault_path, cli):
+    """A Chinese query none of whose pairs occurs searches by its characters: the record holding
+    every one of them first — also past the postings budget, where candidates are chosen."""
     put(vault, "我养了一只猫")
     for i in range(12):
         put(vault, f"养花需要耐心 第{i}盆", gate=False)
     exact = cli.json("search", "养猫")
     (vault_path / "optmem.toml").write_text("[ranking]\npostings_budget = 1\n", "utf-8")
     wide = cli.json("search", "养猫")
-    assert [h["text"] for h in exact["hits"]] == [h["text"] for h in wide["hits"]] == ["我养了一只猫"]
-    assert wide["total"] == exact["total"] == 1
+    assert [h["text"] for h in exact["hits"]] == [h["text"] for h in wide["hits"]]
+    assert exact["hits"][0]["text"] == "我养了一只猫" and wide["total"] == exact["total"]
+    # within a filter that holds the pair nowhere, the fallback holds every character on that path too
+    put(vault, "同事说养猫很解压", domain="work")
+    (vault_path / "optmem.toml").write_text("[ranking]\npostings_budget = 1\ncjk_lone = false\n", "utf-8")
+    fallback = cli.json("search", "养猫", "--domain", "default")
+    assert [h["text"] for h in fallback["hits"]] == ["我养了一只猫"] and fallback["total"] == 1
 
 
 def test_an_unknown_kind_filter_says_which_kinds_exist(vault, cli):

@@ -56,6 +56,7 @@ class Intent(Value):
     characters: list[str] = []  # the Chinese characters of its terms, not of its dates
     question: bool = True  # it asks (`asks_something`), rather than says (a chat turn as a query)
     after: frozenset[str] = frozenset()  # asking for the past, its terms naming what came after ("before X")
+    lone: frozenset[str] = frozenset()  # the characters of its Chinese pairs no record holds (`with_lone`)
 
 
 def read(
@@ -109,6 +110,30 @@ def with_terms(intent: Intent, terms: list[str]) -> Intent:
     when = frozenset(terms) & cues.cue_words() if intent.asks == "present" else frozenset()
     characters = list(dict.fromkeys(c for t in terms if not t.isascii() and not t.startswith(dates.PREFIX) for c in t))
     return intent._replace(terms=terms, when=when if when != frozenset(terms) else frozenset(), characters=characters)
+
+
+def lone_characters(terms: list[str], held: dict[str, int]) -> list[str]:
+    """The characters a Chinese query's pairs that no record holds (`held`: records per term) leave
+    to search by: 我现在多重 pairs 多重, which no note says — 体重 does, and holds 重; 数据仓库 pairs
+    仓库, where the notes say 数仓. A character of no content (多, 的, 在: `identifiers`' function
+    characters) is left out, and so is one the query holds as a term already."""
+    from optmem.identifiers import function_character
+
+    return list(
+        dict.fromkeys(
+            c
+            for t in terms
+            if len(t) == 2 and not held.get(t) and not t.isascii() and not t.startswith(dates.PREFIX)
+            for c in t
+            if c not in terms and not function_character(c)
+        )
+    )
+
+
+def with_lone(intent: Intent, lone: list[str]) -> Intent:
+    """The query searched by these characters too (`lone_characters`): they choose records, and
+    weigh as a Chinese query's characters do (`ranking.cjk_unigram`)."""
+    return intent._replace(terms=[*intent.terms, *lone], lone=frozenset(lone))
 
 
 def terms_of(query: str, now: float | None = None, settings: Ranking = _DEFAULT) -> list[str]:
