@@ -8,8 +8,6 @@ stay in history and in search. A person may edit HANDOFF.md: `read` then returns
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
-from typing import Any
 
 from optmem import clock, fsio, log, view
 from optmem import meta as metamod
@@ -17,7 +15,12 @@ from optmem import text as textmod
 from optmem.errors import BadFrontMatter, NotFound, TooLarge, Unreadable, UsageError
 from optmem.record import HANDOFF
 from optmem.safety import scan
+from optmem.value import Value
 from optmem.vault import NAME_RE, Vault, validate_name
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `context`'s path)
+if TYPE_CHECKING:
+    from typing import Any
 
 SECTIONS = ("done", "blocked", "next")
 _TITLES = {"done": "Done", "blocked": "Blocked", "next": "Next"}
@@ -38,13 +41,12 @@ _ALIASES = {
 }
 
 
-@dataclass(frozen=True)
-class Handoff:
+class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every session start)
     project: str
     time: str
-    done: list[str] = field(default_factory=list)
-    blocked: list[str] = field(default_factory=list)
-    next: list[str] = field(default_factory=list)
+    done: list[str]
+    blocked: list[str]
+    next: list[str]
     note: str = ""
     domain: str | None = None
     source: str | None = None
@@ -177,8 +179,7 @@ def front_matter_gaps(text: str) -> tuple[bool, str] | None:
 
 def _redacted(h: Handoff) -> Handoff:
     """`h` as `follow` journals it: each field the scanner flags as its `[BLOCKED: rule]`."""
-    return replace(
-        h,
+    return h._replace(
         done=[scan.redact(i) for i in h.done],
         blocked=[scan.redact(i) for i in h.blocked],
         next=[scan.redact(i) for i in h.next],
@@ -271,7 +272,7 @@ def write(
             allow_unsafe=allow_unsafe,
         )
         rec = res.record or {}
-        done_h = replace(draft, time=rec.get("ts", clock.format_ts(clock.now())), domain=rec.get("domain"), id=res.id)
+        done_h = draft._replace(time=rec.get("ts", clock.format_ts(clock.now())), domain=rec.get("domain"), id=res.id)
         fsio.atomic_write(vault.project_dir(project) / "HANDOFF.md", render(done_h), within=vault.root)
     return done_h
 
@@ -358,7 +359,7 @@ def read(vault: Vault, project: str, history: int = 1, *, show_unsafe: bool = Fa
         superseded = journalled is not None and newest is not None and journalled.id != newest.id
         if not superseded and (current.edited or newest is None or _order(current) > _order(newest)):
             if journalled is not None:  # a person's edit, journalled (`follow`): shown once, with its record
-                current = replace(current, id=journalled.id)
+                current = current._replace(id=journalled.id)
             out.append(current)
             records = [r for r in records if r.id != current.id]
     out += records
@@ -424,7 +425,7 @@ def _unjournalled(vault: Vault, project: str) -> tuple[Handoff, Handoff | None] 
     h = _file(vault, project)
     if h is None or not h.edited or not (h.done or h.blocked or h.next or h.note):
         return None
-    said = replace(_redacted(h), project=project)
+    said = _redacted(h)._replace(project=project)
     latest = _records(vault, project, _WALK)
     if _journal_of(said, latest) is not None:
         return None  # journalled already

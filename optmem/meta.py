@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from optmem.errors import BadFrontMatter
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `context`'s path)
+if TYPE_CHECKING:
+    from typing import Any
 
 # a first line `---`, the fields, a line `---`; LF or CRLF line ends (a file saved by a Windows
 # editor), as a hot file's front matter is read (`memory._FRONT`)

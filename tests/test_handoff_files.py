@@ -136,7 +136,7 @@ def test_a_tree_node_only_converted_to_crlf_is_not_an_edit(vault, cli, monkeypat
     node = _node_vault(vault, cli, monkeypatch)
     _crlf(node)
     assert not tree.parse(node.read_text("utf-8")).edited
-    assert handoff.parse(handoff.render(handoff.Handoff("w", "t", ["a"])).replace("\n", "\r\n")).edited is False
+    assert handoff.parse(handoff.render(handoff.Handoff("w", "t", ["a"], [], [])).replace("\n", "\r\n")).edited is False
 
 
 # -- a write killed between its log record and HANDOFF.md ---------------------------------------
