@@ -85,7 +85,8 @@ def test_context_imports_no_dataclasses(cli, vault, vault_path):
         "import sys\n"
         "from optmem.cli import run\n"
         "rc = run(['--vault', sys.argv[1], 'context', '-p', 'webapp', '--json'])\n"
-        "print('RC', rc, 'LOADED', sorted(m for m in ('dataclasses', 'inspect', 'ast', 'typing') if m in sys.modules))\n"  # noqa: E501
+        "heavy = ('dataclasses', 'inspect', 'ast', 'typing')\n"
+        "print('RC', rc, 'LOADED', sorted(m for m in heavy if m in sys.modules))\n"
     )
     res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
     assert "RC 0 LOADED []" in res.stdout, res.stdout + res.stderr
