@@ -1220,6 +1220,12 @@ def test_the_reader_in_cyrillic_and_finnish_and_danish_rows_are_read(text, kind)
         ),
         ("the deploy bot sends Authorization: Token 9f8cQw2Lm4Rt6Yu1Io3Pa5Sd7Fg9Hj2K", True),
         ("Authorization: Bearer <your-token-here> goes in every call", False),  # a placeholder
+        ("Authorization: see docs/auth/oauth2-flow.md for the scopes", False),  # no key: prose about one
+        ("authorization: uses oauth2.googleapis.com/token with the service account", False),
+        ("Authorization=token github.com/org/repo2 checks the PR author", False),
+        ("S3 object_key = reports/2026/11/summary.csv", False),  # a name ending in _key names a thing
+        ("idempotency-key: order-2024-11-05-0001", False),
+        ("STRIPE_SECRET_KEY=Xq7vB2mKp9LwZr4TnY6dHs3F", True),
         ("calendar sync refresh token: 1//0gLq7Zk2mXw9RtY4uP8vB3nA6sD1fH5jK0lQ", True),  # no path: "1//"
         ("Mot de passe du NAS (admin) : Rk7#pQz!2mW", True),  # a qualifier in brackets, then the value
         ("Passwort für den Drucker (Büro): Hq8$vN2!kLp", True),

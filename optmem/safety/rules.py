@@ -180,8 +180,8 @@ def _secret_value(m: re.Match[str]) -> bool:
         return False
     if any(k in key for k in "password passwd passphrase pwd 密码 口令".split()) or key.endswith("pass"):
         return len(value) >= (6 if bare else 4) and (not bare or bool(re.search(r"\d|[^\w\s]", value)))
-    # token/secret/key names also label non-secrets (max_token=4096, secret: db-creds)
-    return len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    # token/secret/key names also label non-secrets (max_token=4096, secret: db-creds, object_key)
+    return (key != "key" or languages.random_key(value, True)) and len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 def _sham(m: re.Match[str]) -> bool:
@@ -290,7 +290,7 @@ WRITTEN = (
     _rule("discord_webhook", ("discord",), r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}"),
     _rule("api_token", ("npm_ glpat- hf_ pypi- sg. :aa shp dop_v1_ key- xkeysib- lin_api_ gsk_ r8_ dapi pmak- sq0 ntn_",), r"\b(?:npm_[A-Za-z0-9]{36}\b|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}\b|pypi-AgE[A-Za-z0-9_-]{50,}|SG\.[\w-]{16,}\.[\w-]{20,}|\d{8,10}:AA[A-Za-z0-9_-]{33}\b|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|dop_v1_[a-f0-9]{64}\b|key-[0-9a-f]{32}\b|xkeysib-[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}\b|gsk_[A-Za-z0-9]{48,}\b|r8_[A-Za-z0-9]{37}\b|dapi[0-9a-f]{32}\b|PMAK-[0-9a-f]{24}-[0-9a-f]{34}\b|sq0(?:atp|csp)-[\w-]{22,}|ntn_[A-Za-z0-9]{40,})"),
     _rule("azure_storage_key", ("accountkey=",), r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
-    _rule("bearer_token", ("bearer basic authorization",), r"(?:\b(?:[Bb]earer|[Bb]asic)|(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?[A-Za-z][\w-]{1,24})\s+(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*"),  # any scheme (SSWS, Token …)
+    _rule("bearer_token", ("bearer basic authorization",), r"(?:\b(?:[Bb]earer|[Bb]asic)|(?P<header>(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?!(?i:bearer|basic)\b)[A-Za-z][\w-]{1,24}))\s+(?=[A-Za-z._~+/-]*\d)(?P<body>[A-Za-z0-9._~+/-]{16,}=*)", 0, lambda m: not m["header"] or languages.random_key(m["body"], True)),  # any scheme (SSWS, Token …): a key's shape
     _rule("url_credentials", ("://", "@"), r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)", accept=lambda m: not (m["pw"] == m["user"] and re.match(r"localhost|127\.|\[::1\]", m["host"]))),  # not a local default: the user's own name, on this machine
     _rule("signed_url", ("sig= signature= token=",), r"(?i)[?&](?:sig|signature|x-amz-signature|x-goog-signature|access_token|token)=(?P<body>[\w%+/.~-]{16,})", 0, lambda m: languages.random_key(re.sub("%[0-9a-fA-F]{2}", "", m["body"]), True)),  # a URL signed to share a file (Azure SAS, S3, GCS) or carrying its token
     _rule("password_assignment", ("pass pwd secret token key credential", "= :"), _KEY + r"[\"']?\s*(?:=>|:=|[:=])\s*" + _VALUE, _NOCASE, _secret_value),
