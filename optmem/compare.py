@@ -48,12 +48,10 @@ def says_otherwise(a: str, b: str) -> bool:
     if ops is None:  # too long to compare within the bound: the ratio decides
         return False
     negations = _negations()
+    if sum(u in negations for u in ua) != sum(u in negations for u in ub):
+        return True  # (one says "not" once more; "don't" and "do not" say it once each)
     for tag, i1, i2, j1, j2 in ops:
-        gone, came = ua[i1:i2], ub[j1:j2]
-        if tag == "equal":
-            continue
-        if any(u in negations for u in (*gone, *came)):
-            return True
+        gone, came = [u for u in ua[i1:i2] if u not in negations], [u for u in ub[j1:j2] if u not in negations]
         if tag == "replace" and _names_something(gone) and _names_something(came) and not _respelt(gone, came):
             return True
     return False

@@ -148,6 +148,9 @@ SAME = [
     ("The deploy is really allowed on Fridays", "the deploy is allowed on fridays!"),  # case, intensifier
     ("The user prefers the colour blue for every chart", "The user prefers the color blue for every chart"),
     ("服务器A运行nginx，日志在 /var/log", "服务器Ａ运行ｎｇｉｎｘ　日志在 /var/log"),  # width, spacing
+    ("Do not deploy on Fridays, ever", "Don't deploy on Fridays, ever"),  # a negation both say
+    ("The user doesn't like cold brew coffee", "The user does not like cold brew coffee"),
+    ("The staging box isn't reachable from home", "The staging box is not reachable from home"),
 ]
 
 
