@@ -417,7 +417,12 @@ def _append(
             if gate:
                 dup, guessed = _exact_duplicate(idx, rec, now)
                 if guessed is not None:  # the inference said as a statement: it corrects the guess
-                    rec = rec._replace(corrects=(*rec.corrects, guessed.id))
+                    rec = rec._replace(
+                        corrects=(*rec.corrects, guessed.id), kind=CORRECTION if rec.kind == "note" else rec.kind
+                    )
+                    if rec.key is None and guessed.key:  # (the fact's key, as `correct` inherits it)
+                        after = idx.key_heads(guessed.key, rec.domain, rec.project)
+                        rec = rec._replace(key=guessed.key, extra={**rec.extra, "after": after})
                 said_again = _pending_said_again(idx, rec, now, vault.settings.dedup.threshold)
                 if dup is None and rec.pending:  # a guess repeating a guess elsewhere: counted, not stored twice
                     dup = _same_guess(idx, rec, said_again)
@@ -639,7 +644,11 @@ def _exact_duplicate(idx: Index, rec: Record, now: float) -> tuple[Row | None, R
         ):
             as_written = as_written or textmod.normalize(rec.text, stem=False)
             if textmod.normalize(idx.record(row).text, stem=False) == as_written:
-                if row.inferred and rec.basis != "inferred" and view.may_supersede(TIER_RANK[rec.tier], row.tier):
+                if (
+                    row.inferred
+                    and not (rec.basis == "inferred" or rec.pending)
+                    and view.may_supersede(TIER_RANK[rec.tier], row.tier)
+                ):
                     guessed = guessed or row
                     continue
                 return row, None

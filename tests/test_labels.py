@@ -95,3 +95,12 @@ def test_an_inference_the_user_then_states_word_for_word_becomes_a_statement(cli
     assert "[INFERRED]" not in cli("search", "tabs spaces", "--current").stdout
     again = cli.json("append", "The user prefers tabs over spaces", "--basis", "inferred")
     assert again["status"] == "duplicate" and again["duplicate_of"] == said["id"], again
+    # a keyed inference stated without the key: the statement keeps the fact's key (as `correct`
+    # does), and says it is a correction as `get` will; a guess repeating an inference states nothing
+    keyed = cli.json("append", "User lives in Berlin", "--basis", "inferred", "--key", "user.city")["id"]
+    guess = cli.json("append", "User lives in Berlin", "--confidence", "0.3")
+    assert guess["status"] == "duplicate" and guess["duplicate_of"] == keyed, guess
+    stated = cli.json("append", "User lives in Berlin")
+    assert stated["record"]["key"] == "user.city" and stated["record"]["kind"] == "correction", stated
+    [head] = [v for v in cli.json("history", "--key", "user.city")["versions"] if v["status"] == "current"]
+    assert head["id"] == stated["id"], head
