@@ -1,0 +1,75 @@
+"""Records older versions stored, imported and read as the docs promise (review 8, findings 3,
+4, 9, 10): a key with whitespace around it is the trimmed key; an old hand-form correction keeps
+the refs that resolve and reads the others as words; the hand-typed correction path stores the
+resolved full id; the unresolved-ref check of an import does bounded work."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+A = "01M8RGR080BR2GZ775VGVA88ZY"
+B = "01M8V34Q806CP75716FXTQJJ6C"
+
+
+def write_export(path: Path, records: list[dict]) -> Path:
+    lines = [{"format": "optmem-export", "version": 1}] + [{"record": r} for r in records]
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), "utf-8")
+    return path
+
+
+def test_the_hand_typed_correction_path_stores_the_full_id_correct_stores(cli):
+    """Finding 10: `append "〔更正〕#<last 8 of the id> …"` stores the id it resolved, as `correct`
+    does — not the typed fragment."""
+    rid = cli.json("append", "the staging db is on host db2")["id"]
+    stored = cli.json("append", f"[correction] #{rid[-8:].lower()} the staging db is on host db3")
+    assert cli.json("get", stored["id"])["record"]["corrects"] == [rid]
+
+
+@pytest.mark.long
+def test_an_old_key_with_whitespace_around_it_imports_and_reads_trimmed(cli, tmp_path):
+    """Finding 3: a key stored with a space around it by an older version is imported (the
+    correction with its target) and read as the trimmed key: `history --key`, a new value of the
+    trimmed key supersedes it — one current value, no second fact."""
+    src = write_export(
+        tmp_path / "old.export",
+        [
+            {"v": 1, "id": A, "ts": "2026-12-01T10:00:00Z", "key": "orders.port ", "text": "orders port is 8080"},
+            {
+                "v": 1,
+                "id": B,
+                "ts": "2026-12-02T10:00:00Z",
+                "kind": "correction",
+                "key": "orders.port ",
+                "text": "〔更正〕orders port is 9090",
+                "corrects": [A],
+            },
+        ],
+    )
+    vault = tmp_path / "v"
+    done = cli.json("--vault", str(vault), "import", str(src))
+    assert done["bad"] == [] and done["records"] == 2
+    hist = cli.json("--vault", str(vault), "history", "--key", "orders.port")
+    assert A in json.dumps(hist) and B in json.dumps(hist)
+    assert B in json.dumps(cli.json("--vault", str(vault), "history", "--key", "orders.port "))
+    cli.json("--vault", str(vault), "append", "orders port is 7070", "--key", "orders.port")
+    hits = cli.json("--vault", str(vault), "search", "orders port")["hits"]
+    assert [h["text"] for h in hits if h["status"] == "current"] == ["orders port is 7070"]
+    res = cli("--vault", str(vault), "doctor")
+    assert res.exit_code == 0, res.stdout
+
+
+def test_a_live_vaults_old_key_with_a_space_is_the_trimmed_key(cli, vault_path: Path):
+    """Finding 3, live: a LOG line an older version wrote with key 'orders.port ' is the fact
+    `orders.port` — found by `history --key`, superseded by a new value of that key."""
+    vault_path.mkdir(parents=True, exist_ok=True)
+    line = {"v": 1, "id": A, "ts": "2026-12-01T10:00:00Z", "domain": "default", "key": "orders.port ",
+            "text": "orders port is 9090"}
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line) + "\n")
+    assert A in json.dumps(cli.json("history", "--key", "orders.port"))
+    cli.json("append", "orders port is 7070", "--key", "orders.port")
+    hits = cli.json("search", "orders port")["hits"]
+    assert [h["text"] for h in hits if h["status"] == "current"] == ["orders port is 7070"]
