@@ -197,6 +197,17 @@ def _str_or_none(value: Any) -> str | None:
     return value if type(value) is str and value else None
 
 
+def _key(value: Any) -> str | None:
+    """A key as every reader takes it: trimmed, as every write takes it (`log.check_key`) — an
+    older version stored `"orders.port "` as given, and that is the fact `orders.port`. (One
+    that is only whitespace is kept as it is: the write gate refuses it.)"""
+    if type(value) is not str or not value:
+        return None
+    if value[0].isspace() or value[-1].isspace():
+        return value.strip() or value
+    return value
+
+
 def _unit(value: Any) -> float | None:
     """A number in 0..1 (importance, confidence), else None: a hand-typed oddity is ignored."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
@@ -306,7 +317,7 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
             _str_or_none(get("project")),
             kind,
             tier if tier in TIER_RANK else "normal",
-            _str_or_none(get("key")),
+            _key(get("key")),
             text,
             _str_list(get("tags")),
             corrects,
