@@ -65,11 +65,141 @@ def test_a_live_vaults_old_key_with_a_space_is_the_trimmed_key(cli, vault_path: 
     """Finding 3, live: a LOG line an older version wrote with key 'orders.port ' is the fact
     `orders.port` — found by `history --key`, superseded by a new value of that key."""
     vault_path.mkdir(parents=True, exist_ok=True)
-    line = {"v": 1, "id": A, "ts": "2026-12-01T10:00:00Z", "domain": "default", "key": "orders.port ",
-            "text": "orders port is 9090"}
+    line = {
+        "v": 1,
+        "id": A,
+        "ts": "2026-12-01T10:00:00Z",
+        "domain": "default",
+        "key": "orders.port ",
+        "text": "orders port is 9090",
+    }
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
         fh.write(json.dumps(line) + "\n")
     assert A in json.dumps(cli.json("history", "--key", "orders.port"))
     cli.json("append", "orders port is 7070", "--key", "orders.port")
     hits = cli.json("search", "orders port")["hits"]
     assert [h["text"] for h in hits if h["status"] == "current"] == ["orders port is 7070"]
+
+
+C = "01M8XNHE800GWCTF3ETB5AN3S7"
+
+
+@pytest.mark.long
+def test_an_old_hand_form_correction_imports_with_the_refs_that_resolve(cli, tmp_path):
+    """Finding 4: an older version stored `〔更正〕#<A> … see #deploy42` without a `corrects`
+    field. Import keeps it: #<A> resolves, so it corrects A (written as its `corrects`, the full
+    id); #deploy42 names no record, so it is a word. The current version stays the correction;
+    `doctor` is clean. A hand-form line none of whose refs resolves is refused, its message
+    about its text (it has no `corrects` field to remove anything from)."""
+    src = write_export(
+        tmp_path / "old.export",
+        [
+            {"v": 1, "id": A, "ts": "2026-12-01T10:00:00Z", "kind": "note", "text": "staging db is on host db2"},
+            {
+                "v": 1,
+                "id": C,
+                "ts": "2026-12-03T10:00:00Z",
+                "kind": "note",
+                "text": f"〔更正〕#{A[-8:].lower()} staging db moved to host db3, see #deploy42",
+            },
+            {"v": 1, "id": B, "ts": "2026-12-04T10:00:00Z", "text": "[correction] #release2026 ship on Monday"},
+        ],
+    )
+    vault = tmp_path / "v"
+    done = cli.json("--vault", str(vault), "import", str(src))
+    assert done["records"] == 2
+    assert [(b["line"], b["code"], b.get("field")) for b in done["bad"]] == [(4, "dangling_ref", "text")]
+    assert "RELEASE2026" in done["bad"][0]["message"].upper() and "its corrects" not in done["bad"][0]["message"]
+    assert cli.json("--vault", str(vault), "get", C)["record"]["corrects"] == [A]
+    hits = cli.json("--vault", str(vault), "search", "staging db")["hits"]
+    assert [h["id"] for h in hits if h["status"] == "current"] == [C]
+    res = cli("--vault", str(vault), "doctor")
+    assert res.exit_code == 0, res.stdout
+    again = cli.json("--vault", str(vault), "import", str(src))  # again: nothing new, the same refusal
+    assert again["records"] == 0 and [b["line"] for b in again["bad"]] == [4]
+
+
+class _Unlisted(set):
+    """A set of ids that may be asked about but never listed (nor sorted) whole."""
+
+    def __iter__(self):
+        raise AssertionError("the import listed every id the vault holds")
+
+
+def test_the_unresolved_ref_check_looks_ids_up_and_never_lists_them_all(cli, tmp_path, monkeypatch):
+    """Finding 9: which refs of an import name nothing is found by looking each up (a set for a
+    whole id, the index or a bisection for a prefix or suffix), never by sorting or scanning every
+    id the vault holds — bounded work, the same answers."""
+    from optmem import transfer
+    from optmem.vault import Vault
+
+    vault = tmp_path / "v"
+    first = cli.json("--vault", str(vault), "append", "the cache is redis")["id"]
+    cli.json("--vault", str(vault), "append", "the queue is rabbitmq")
+    new = "01M9XXXXXXXXXXXXXXXXXXXXXA"
+    lines = [
+        (
+            2,
+            json.dumps(
+                {
+                    "record": {
+                        "id": new,
+                        "ts": "2026-01-01T00:00:00Z",
+                        "text": "the cache is valkey",
+                        "corrects": [first[-8:]],
+                    }
+                }
+            )
+            + "\n",
+        ),
+        (
+            3,
+            json.dumps(
+                {
+                    "record": {
+                        "id": "01M9XXXXXXXXXXXXXXXXXXXXXB",
+                        "ts": "2026-01-02T00:00:00Z",
+                        "text": "the cache is dragonfly",
+                        "corrects": [new[:10]],
+                    }
+                }
+            )
+            + "\n",
+        ),
+        (
+            4,
+            json.dumps(
+                {
+                    "record": {
+                        "id": "01M9XXXXXXXXXXXXXXXXXXXXXC",
+                        "ts": "2026-01-02T00:00:00Z",
+                        "text": "the queue is kafka",
+                        "corrects": ["01ABCDEFGH"],
+                    }
+                }
+            )
+            + "\n",
+        ),
+        (
+            5,
+            json.dumps(
+                {
+                    "record": {
+                        "id": "01M9XXXXXXXXXXXXXXXXXXXXXD",
+                        "ts": "2026-01-03T00:00:00Z",
+                        "text": "the queue is nats",
+                        "corrects": ["01M9XXXXXXXXXXXXXXXXXXXXXC"],
+                    }
+                }
+            )
+            + "\n",
+        ),
+    ]
+    batch = transfer._Batch(Vault(vault), False)
+    batch.known = _Unlisted(batch.known)
+    batch.take(transfer.check((lines, False, 1 << 20)))
+    batch.unresolved()
+    if batch.idx is not None:
+        batch.idx.close()
+    assert [(b["line"], b["code"]) for b in batch.bad] == [(4, "dangling_ref"), (5, "dangling_ref")]
+    assert batch.ids == [new, "01M9XXXXXXXXXXXXXXXXXXXXXB"]
