@@ -583,6 +583,9 @@ def _texted(raw: bytes, rec: Record) -> bool:
 
 
 _RECORD_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")  # what `record.new_id` and `derived_id` make
+# an id a line typed by hand gives itself (e.g. mynote000001), which the log reads as it is: one a
+# reference can name (`record.names`: 6 characters at least), one word of letters, digits, . _ -
+_TYPED_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{5,63}")
 
 
 def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
@@ -601,11 +604,12 @@ def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
                 "derived from its line) or give it the id it has where it came from",
                 "id",
             )
-    elif not _RECORD_ID.fullmatch(rec.id):
+    elif not (_RECORD_ID.fullmatch(rec.id) or _TYPED_ID.fullmatch(rec.id)):
         return (
             "bad_value",
-            f"its id {_short(rec.id)} is not a record id (26 letters and digits, as optmem makes them); remove "
-            "the field (the record's id is then derived from its line) or give it the id it has where it came from",
+            f"its id {_short(rec.id)} is not a record id (26 letters and digits, as optmem makes them, or one "
+            "typed by hand: 6 to 64 letters, digits, '.', '_' or '-', so a reference can name it); remove the "
+            "field (the record's id is then derived from its line) or give it the id it has where it came from",
             "id",
         )
     epoch = clock.to_epoch(rec.ts)

@@ -203,3 +203,28 @@ def test_the_unresolved_ref_check_looks_ids_up_and_never_lists_them_all(cli, tmp
         batch.idx.close()
     assert [(b["line"], b["code"]) for b in batch.bad] == [(4, "dangling_ref"), (5, "dangling_ref")]
     assert batch.ids == [new, "01M9XXXXXXXXXXXXXXXXXXXXXB"]
+
+
+def test_a_hand_typed_id_the_log_reads_imports_and_one_no_ref_can_name_does_not(cli, tmp_path):
+    """Finding 4 (lower): a line typed with its own id, e.g. "mynote000001" — the log reads it and
+    `doctor` flags nothing — imports under that id; an id no reference could name (shorter than 6
+    characters, or holding a space) is still refused (`bad_value`, field id)."""
+    src = write_export(
+        tmp_path / "typed.export",
+        [
+            {"id": "mynote000001", "ts": "2026-01-01T00:00:00Z", "text": "my own note"},
+            {"id": "abc", "ts": "2026-01-01T00:00:00Z", "text": "a short id"},
+            {"id": "my note 01", "ts": "2026-01-01T00:00:00Z", "text": "an id with spaces"},
+        ],
+    )
+    vault = tmp_path / "v"
+    done = cli.json("--vault", str(vault), "import", str(src))
+    assert done["records"] == 1
+    assert [(b["line"], b["code"], b.get("field")) for b in done["bad"]] == [
+        (3, "bad_value", "id"),
+        (4, "bad_value", "id"),
+    ]
+    files = [vault / "LOG.jsonl", *sorted((vault / "log").glob("*/*.jsonl"))]
+    assert any('"id":"mynote000001"' in f.read_text("utf-8") for f in files if f.exists())
+    res = cli("--vault", str(vault), "doctor")
+    assert res.exit_code == 0, res.stdout
