@@ -197,17 +197,6 @@ def _str_or_none(value: Any) -> str | None:
     return value if type(value) is str and value else None
 
 
-def _key(value: Any) -> str | None:
-    """A key as every reader takes it: trimmed, as every write takes it (`log.check_key`) — an
-    older version stored `"orders.port "` as given, and that is the fact `orders.port`. (One
-    that is only whitespace is kept as it is: the write gate refuses it.)"""
-    if type(value) is not str or not value:
-        return None
-    if value[0].isspace() or value[-1].isspace():
-        return value.strip() or value
-    return value
-
-
 def _unit(value: Any) -> float | None:
     """A number in 0..1 (importance, confidence), else None: a hand-typed oddity is ignored."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
@@ -304,6 +293,13 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
     if corrects and kind == "note":
         kind = "correction"
     tier = get("tier")
+    key = get("key")
+    if type(key) is not str or not key:
+        key = None
+    elif key[0].isspace() or key[-1].isspace():
+        # read trimmed, as every write takes it (`log.check_key`): an older version stored
+        # "orders.port " as given, and that is the fact `orders.port` (only spaces: kept, refused)
+        key = key.strip() or key
     extra_keys = obj.keys() - KNOWN_SET
     for name in _LATER_FIELDS:  # a field of that name a line held before it was ours, kept as it was
         if name in obj and type(obj[name]) is not str:
@@ -317,7 +313,7 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
             _str_or_none(get("project")),
             kind,
             tier if tier in TIER_RANK else "normal",
-            _key(get("key")),
+            key,
             text,
             _str_list(get("tags")),
             corrects,
