@@ -691,12 +691,13 @@ def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
     `append` it meets the checks `correct` makes — the id names one record (`not_found`,
     `ambiguous`), a memory (not a bookkeeping or journal line), and its current version
     (`superseded`); the redline lock follows (`_check_redline_lock`). Returns the record with
-    those ids in its `corrects`, as it reads."""
+    the full ids of those records in its `corrects`, as `correct` writes them."""
     if rec.corrects or not rec.text or not (rec.text[0] in "〔[" or rec.text[0].isspace()):
         return rec  # (a write that names its targets: a `#word` in its text is a word)
     refs = record.hand_correction_refs(rec.text)
     if not refs:
         return rec
+    targets: list[str] = []
     for ref in refs:
         rows = idx.resolve(ref)
         if not rows:
@@ -713,7 +714,8 @@ def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
             )
         refuse_bookkeeping(idx, rows[0], "correct")
         refuse_superseded(idx, rows[0], now)
-    return rec._replace(corrects=(*rec.corrects, *refs), kind=CORRECTION if rec.kind == NOTE else rec.kind)
+        targets.append(rows[0].id)  # the full id, as `correct` writes it: not the typed fragment
+    return rec._replace(corrects=(*rec.corrects, *targets), kind=CORRECTION if rec.kind == NOTE else rec.kind)
 
 
 def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:

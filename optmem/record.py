@@ -293,6 +293,13 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
     if corrects and kind == "note":
         kind = "correction"
     tier = get("tier")
+    key = get("key")
+    if type(key) is not str or not key:
+        key = None
+    elif key[0].isspace() or key[-1].isspace():
+        # read trimmed, as every write takes it (`log.check_key`): an older version stored
+        # "orders.port " as given, and that is the fact `orders.port` (only spaces: kept, refused)
+        key = key.strip() or key
     extra_keys = obj.keys() - KNOWN_SET
     for name in _LATER_FIELDS:  # a field of that name a line held before it was ours, kept as it was
         if name in obj and type(obj[name]) is not str:
@@ -306,7 +313,7 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
             _str_or_none(get("project")),
             kind,
             tier if tier in TIER_RANK else "normal",
-            _str_or_none(get("key")),
+            key,
             text,
             _str_list(get("tags")),
             corrects,

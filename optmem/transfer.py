@@ -212,8 +212,13 @@ class _Batch:
         self.bad: list[dict[str, Any]] = []
         self.hot: list[tuple[int, dict[str, Any]]] = []  # (the export's line, its hot file)
         self.access: list[dict[str, Any]] = []  # the recall history an export carries
-        self.refs: list[tuple[int, int, tuple[str, ...], bool]] = []  # (line, index in `lines`, refs, bookkeeping)
-        self.idx: Any = None  # an Index, opened once when a --from import looks for words it holds
+        # (line, index in `lines`, refs, bookkeeping, refs read from its text: a hand-form correction's)
+        self.refs: list[tuple[int, int, tuple[str, ...], bool, bool]] = []
+        self._by_start: list[tuple[str, str]] | None = None  # the import's ids (upper case, id) sorted
+        self._by_end: list[tuple[str, str]] = []  # … and reversed, sorted: what a suffix names
+        self._in_vault: dict[str, str | None] = {}  # a ref → the vault's record it names (the index's answer)
+        self.idx: Any = None  # an Index, opened once when a --from import looks for words it holds or refs name
+        # the vault's records (closed by `write`)
 
     def refuse(self, line: int, code: str, message: str, field: str | None = None, file: str | None = None) -> None:
         self.bad.append(
@@ -234,12 +239,12 @@ class _Batch:
         if all(c[3] is None for c in checked) and self.known.isdisjoint(ids) and len(set(ids)) == len(ids):
             self.known.update(ids)  # (every record taken, and none met before: the usual chunk)
             start = len(self.lines)
-            self.refs.extend((c[0], start + i, c[5], c[4]) for i, c in enumerate(checked) if c[5])
+            self.refs.extend((c[0], start + i, c[5], c[4], c[6]) for i, c in enumerate(checked) if c[5])
             self.lines.extend(c[2] for c in checked)
             self.ids.extend(ids)
             self.noted += sum(c[4] for c in checked)
             return
-        for line, rid, raw, refusal, noted, refs in checked:
+        for line, rid, raw, refusal, noted, refs, texted in checked:
             if refusal is not None:
                 self.refuse(line, *refusal)
             elif rid in self.had and not noted:
@@ -249,7 +254,7 @@ class _Batch:
             else:
                 self.known.add(rid)
                 if refs:
-                    self.refs.append((line, len(self.lines), refs, noted))
+                    self.refs.append((line, len(self.lines), refs, noted, texted))
                 self.lines.append(raw)
                 self.ids.append(rid)
                 self.noted += noted
@@ -267,7 +272,7 @@ class _Batch:
                 rows = {r.id: r for r in idx.rows(f"r.id IN ({','.join('?' * len(chunk))})", [c[1] for c in chunk])}
                 for line, rid, raw in chunk:
                     row = rows.get(rid)
-                    if row is None or idx.record(row).to_line() == parse_line(raw, line).to_line():
+                    if row is None or _same(idx.record(row), raw, line):
                         self.already += 1
                     else:
                         self.refuse(
@@ -282,41 +287,106 @@ class _Batch:
     def unresolved(self) -> None:
         """The records taken whose `corrects` or `ref` names a record that neither the vault nor
         the import holds (`doctor` would report each as `dangling_ref`): reported, not written —
-        and so on, for a record naming one thus left out."""
-        from optmem.doctor import resolve
-
+        and so on, for a record naming one thus left out. A correction in the hand-typed form
+        whose `#id`s are read from its text (`〔更正〕#ID …`, as an older version stored it, with no
+        `corrects`) keeps the ids that name a record — written as its `corrects`, the full ids — and
+        the others are words; it is refused only when none names a record. Each ref is looked up
+        (`_target`): no id list is sorted or scanned whole."""
+        if not self.refs:
+            return
         left: set[int] = set()
+        kept: dict[int, list[str]] = {}  # a hand-form correction that names something else too → its targets
         while True:
-            ids = sorted(self.known)
             out = []
-            for line, i, refs, noted in self.refs:
-                missing = [r for r in refs if resolve(r, self.known, ids) is None]
-                if missing and i not in left:
-                    out.append((line, i, missing[0], noted))
+            for line, i, refs, noted, texted in self.refs:
+                if i in left:
+                    continue
+                targets = [self._target(r) for r in refs]
+                missing = [r for r, t in zip(refs, targets, strict=True) if t is None]
+                if texted and len(missing) < len(refs):
+                    if missing:
+                        kept[i] = list(dict.fromkeys(t for t in targets if t is not None))
+                    else:
+                        kept.pop(i, None)
+                elif missing:
+                    out.append((line, i, missing[0], noted, texted))
             if not out:
                 break
-            for line, i, ref, noted in out:
-                field = "ref" if noted else "corrects"
-                self.refuse(
-                    line,
-                    "dangling_ref",
-                    f"its {field} names {ref}, a record neither the vault nor the import holds; not imported "
-                    f"— import the record it names with it, or remove {ref} from its {field}",
-                    field,
-                )
+            for line, i, ref, noted, texted in out:
+                self._refuse_dangling(line, ref, noted, texted)
                 left.add(i)
                 self.known.discard(self.ids[i])
                 self.noted -= noted
+        for i, named in kept.items():  # its refs naming no record are words: `corrects` says which refs are
+            if i in left:
+                continue
+            obj = json.loads(self.lines[i])
+            obj["corrects"] = named
+            self.lines[i] = _dumps(obj).encode("utf-8")
         if left:
             self.lines = [x for i, x in enumerate(self.lines) if i not in left]
             self.ids = [x for i, x in enumerate(self.ids) if i not in left]
+
+    def _refuse_dangling(self, line: int, ref: str, noted: bool, texted: bool) -> None:
+        if texted:
+            self.refuse(
+                line,
+                "dangling_ref",
+                f"its text is a correction of #{ref} (the hand-typed form 〔更正〕#ID), a record neither the vault "
+                f"nor the import holds; not imported — import the record it corrects with it, or write its text "
+                "without the '#'",
+                "text",
+            )
+            return
+        field = "ref" if noted else "corrects"
+        self.refuse(
+            line,
+            "dangling_ref",
+            f"its {field} names {ref}, a record neither the vault nor the import holds; not imported "
+            f"— import the record it names with it, or remove {ref} from its {field}",
+            field,
+        )
+
+    def _target(self, ref: str) -> str | None:
+        """The id of the record `ref` names (`record.names`: the id, or ≥ 6 of its first or last
+        characters, any case) among those the vault and the import hold now, or None: a set
+        look-up for a whole id, a bisection of the import's ids (sorted once) and the index for a
+        part of one — never a pass over every id."""
+        import bisect
+
+        from optmem.record import clean_ref
+
+        ref = clean_ref(ref)
+        if ref in self.known:
+            return ref
+        if self._by_start is None:
+            self._by_start = sorted((rid.upper(), rid) for rid in self.ids)
+            self._by_end = sorted((rid.upper()[::-1], rid) for rid in self.ids)
+        for ids, part in ((self._by_start, ref), (self._by_end, ref[::-1])):
+            i = bisect.bisect_left(ids, (part, ""))
+            while i < len(ids) and ids[i][0].startswith(part) and (len(ref) >= 6 or ids[i][0] == part):
+                if ids[i][1] in self.known:  # (not one left out in an earlier round)
+                    return ids[i][1]
+                i += 1
+        return self._vault_target(ref) if self.stored and len(ref) >= 6 else None
+
+    def _vault_target(self, ref: str) -> str | None:
+        """The vault's record `ref` names (its ids never leave: asked once per ref, of the index)."""
+        if ref not in self._in_vault:
+            from optmem.index import open_index
+            from optmem.ingest import matching_ids
+
+            if self.idx is None:
+                self.idx = open_index(self.vault)
+            self._in_vault[ref] = min(matching_ids(self.idx.conn, ref, 2), default=None)
+        return self._in_vault[ref]
 
     def add(self, line: int, rid: str, raw: bytes, rec: Record) -> None:
         if rid in self.known:
             self.already += 1
             return
         why = refusal(rec, self.vault.settings.limits.record_bytes, self.allow_unsafe)
-        self.take([(line, rid, raw, why, rec.kind in BOOKKEEPING, _refs(rec))])
+        self.take([(line, rid, raw, why, rec.kind in BOOKKEEPING, _refs(rec), _texted(raw, rec))])
 
     def draft(self, source: str, memory: Any) -> None:
         """A memory read from another tool's files (`neighbours.Memory`): a record dated as the
@@ -413,8 +483,9 @@ def _mark_seen(vault: Vault, now: str, ids: list[str]) -> bytes:
 
 
 Refusal = tuple[str, ...]  # (code, message[, the field at fault])
-# (line, id, the line to write, why refused, bookkeeping, the ids it names: corrects and ref)
-Checked = tuple[int, str, bytes, Refusal | None, bool, tuple[str, ...]]
+# (line, id, the line to write, why refused, bookkeeping, the ids it names: corrects and ref, and
+# whether they are read from its text: a hand-typed correction's `#id`s, with no `corrects` field)
+Checked = tuple[int, str, bytes, Refusal | None, bool, tuple[str, ...], bool]
 PARALLEL_MIN = 4000  # records: below this a worker pool costs more than it saves
 
 
@@ -464,16 +535,16 @@ def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
         try:
             obj = json.loads(text)["record"]
         except (ValueError, RecursionError, KeyError, TypeError) as exc:
-            out.append((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}"), False, ()))
+            out.append((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}"), False, (), False))
             continue
         if not isinstance(obj, dict):
-            out.append((n, "", b"", ("unparseable_line", "a record is a JSON object"), False, ()))
+            out.append((n, "", b"", ("unparseable_line", "a record is a JSON object"), False, (), False))
             continue
         raw = _dumps(obj).encode("utf-8")
         try:
             rec = parse_line(raw, n, limit)
         except BadLine as exc:
-            out.append((n, "", b"", (exc.code, str(exc), *((exc.field,) if exc.field else ())), False, ()))
+            out.append((n, "", b"", (exc.code, str(exc), *((exc.field,) if exc.field else ())), False, (), False))
             continue
         out.append(_checked(n, raw, rec, limit, allow_unsafe, soon))
     return out
@@ -481,16 +552,40 @@ def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
 
 def _checked(n: int, raw: bytes, rec: Record, limit: int, allow_unsafe: bool, soon: float) -> Checked:
     why = _textless(raw, rec) or refusal(rec, limit, allow_unsafe) or _malformed(raw, rec, soon)
+    texted = _texted(raw, rec)
     if why is None and rec.hand:
         raw = rec.to_line()  # (no id given: written with the one derived from the line, as it reads)
-    return n, rec.id, raw, why, rec.kind in BOOKKEEPING, _refs(rec)
+    return n, rec.id, raw, why, rec.kind in BOOKKEEPING, _refs(rec), texted
+
+
+def _same(held: Record, raw: bytes, line: int) -> bool:
+    """Whether the vault's record says what an export's line under its id says — a hand-form
+    correction an import took before with its `corrects` written out (`_Batch.unresolved`) is the
+    same record as its line without."""
+    rec = parse_line(raw, line)
+    if _texted(raw, rec):
+        held, rec = held._replace(corrects=()), rec._replace(corrects=())
+    return held.to_line() == rec.to_line()
 
 
 def _refs(rec: Record) -> tuple[str, ...]:
     return (*rec.corrects, rec.ref) if rec.ref else rec.corrects
 
 
+def _texted(raw: bytes, rec: Record) -> bool:
+    """Whether the record's `corrects` are read from its text — a correction in the hand-typed
+    form (`〔更正〕#ID …`) with no `corrects` field, as older versions stored one — rather than
+    given."""
+    if not rec.corrects or rec.ref or not rec.text or not (rec.text[0] in "〔[" or rec.text[0].isspace()):
+        return False
+    given = json.loads(raw).get("corrects")
+    return not (isinstance(given, list) and given)
+
+
 _RECORD_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")  # what `record.new_id` and `derived_id` make
+# an id a line typed by hand gives itself (e.g. mynote000001), which the log reads as it is: one a
+# reference can name (`record.names`: 6 characters at least), one word of letters, digits, . _ -
+_TYPED_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{5,63}")
 
 
 def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
@@ -509,11 +604,12 @@ def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
                 "derived from its line) or give it the id it has where it came from",
                 "id",
             )
-    elif not _RECORD_ID.fullmatch(rec.id):
+    elif not (_RECORD_ID.fullmatch(rec.id) or _TYPED_ID.fullmatch(rec.id)):
         return (
             "bad_value",
-            f"its id {_short(rec.id)} is not a record id (26 letters and digits, as optmem makes them); remove "
-            "the field (the record's id is then derived from its line) or give it the id it has where it came from",
+            f"its id {_short(rec.id)} is not a record id (26 letters and digits, as optmem makes them, or one "
+            "typed by hand: 6 to 64 letters, digits, '.', '_' or '-', so a reference can name it); remove the "
+            "field (the record's id is then derived from its line) or give it the id it has where it came from",
             "id",
         )
     epoch = clock.to_epoch(rec.ts)

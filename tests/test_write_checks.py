@@ -72,9 +72,14 @@ def test_a_key_is_trimmed_where_it_is_taken_and_one_that_cannot_be_a_key_is_refu
 
     dump = vault_path.parent / "keys.jsonl"
     rec = {"id": "01M9XXXXXXXXXXXXXXXXXXXXXA", "ts": "2026-01-01T00:00:00Z", "text": "port 1", "key": " port"}
-    dump.write_text('{"format":"optmem-export","version":1}\n' + json.dumps({"record": rec}) + "\n", "utf-8")
-    done = cli.json("import", str(dump))
-    assert [(b["line"], b.get("field")) for b in done["bad"]] == [(2, "key")] and done["records"] == 0
+    tab = {"id": "01M9XXXXXXXXXXXXXXXXXXXXXB", "ts": "2026-01-01T00:00:00Z", "text": "port 2", "key": "po\trt"}
+    dump.write_text(
+        '{"format":"optmem-export","version":1}\n' + "".join(json.dumps({"record": r}) + "\n" for r in (rec, tab)),
+        "utf-8",
+    )
+    done = cli.json("import", str(dump))  # (a key an older version stored with a space: taken trimmed)
+    assert [(b["line"], b.get("field")) for b in done["bad"]] == [(3, "key")] and done["records"] == 1
+    assert [v["id"] for v in cli.json("history", "--key", "port")["versions"]] == [rec["id"]]
 
 
 @pytest.mark.parametrize(
