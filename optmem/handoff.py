@@ -318,6 +318,26 @@ def _shown_handoff(row: Row | None, project: str | None) -> bool:
     return row is not None and row.kind == HANDOFF and not row.forgotten and row.project == project
 
 
+def record_gap(row: Row | None, project: str, record: str) -> str | None:
+    """What `optmem doctor` says of a HANDOFF.md of `project` whose front matter names `record`
+    (its index row `row`) when that is no handoff of the project the log shows — the file is then
+    read as the file it is; None otherwise (a record the log lacks is a write the log has not
+    caught up with, or a file typed by hand)."""
+    if row is None or _shown_handoff(row, project):
+        return None
+    if row.kind != HANDOFF:
+        return f"names record {record}, which is no handoff ({row.kind}): it is read as the file it is"
+    if row.project != project:
+        return (
+            f"names record {record}, a handoff of project {row.project!r} (a folder copied with its file?): "
+            "this project shows the file as it is — write this project's own handoff, or remove the file"
+        )
+    return (
+        f"names record {record}, which is forgotten: `handoff read` and `context` still show the file — "
+        "edit or remove it to take the note away too"
+    )
+
+
 def _file(vault: Vault, project: str) -> Handoff | None:
     raw = fsio.read_text(vault.project_dir(project) / "HANDOFF.md", within=vault.root, limit=fsio.NOTE_BYTES)
     if raw is None or not raw.strip():

@@ -265,6 +265,27 @@ def test_a_handoff_copied_from_another_project_is_read_from_its_file(vault, cli)
     assert [p["project"] for p in cli.json("handoff", "list")["projects"]] == ["alpha", "beta"]
 
 
+@pytest.mark.long
+def test_doctor_names_a_handoff_whose_record_is_forgotten_or_another_projects(vault, cli):
+    web = cli.json("handoff", "write", "-p", "web", "--next", "oops")["handoff"]
+    alpha = cli.json("handoff", "write", "-p", "alpha", "--next", "migrate users")["handoff"]
+    (vault.root / "projects" / "beta").mkdir()
+    (vault.root / "projects" / "beta" / "HANDOFF.md").write_bytes(
+        (vault.root / "projects" / "alpha" / "HANDOFF.md").read_bytes()
+    )
+    note = cli.json("append", "the orders backend listens on port 9090")["id"]
+    (vault.root / "projects" / "gamma").mkdir()
+    (vault.root / "projects" / "gamma" / "HANDOFF.md").write_text(
+        (vault.root / "projects" / "alpha" / "HANDOFF.md").read_text("utf-8").replace(alpha["id"], note), "utf-8"
+    )
+    cli.json("forget", web["id"])
+    notes = cli.json("doctor")["notes"]
+    assert any(n.startswith("projects/gamma/HANDOFF.md") and "no handoff" in n for n in notes), notes
+    assert any(n.startswith("projects/web/HANDOFF.md") and "forgotten" in n for n in notes), notes
+    assert any(n.startswith("projects/beta/HANDOFF.md") and "'alpha'" in n for n in notes), notes
+    assert not any(n.startswith("projects/alpha/HANDOFF.md") for n in notes), notes
+
+
 def test_handoff_list_lists_every_project_when_one_has_no_handoff(vault, cli):
     """A project folder whose HANDOFF.md holds nothing has no handoff: the others are listed."""
     cli.json("handoff", "write", "-p", "api", "--next", "ship it")
