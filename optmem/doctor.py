@@ -418,7 +418,9 @@ def _check_drift(vault: Vault, hot: memory.HotFile, journal: dict[str, tuple[str
         )
 
 
-def _check_markdown(vault: Vault, report: Report) -> None:
+def _check_markdown(vault: Vault, report: Report) -> list[tuple[str, str, str]]:
+    """Handoff and tree front matter; the HANDOFF.md files nobody edited, with the project and the
+    record each names (for `_check_handoff_records`)."""
     from optmem import handoff, tree
 
     pdir = vault.root / "projects"
@@ -434,11 +436,12 @@ def _check_markdown(vault: Vault, report: Report) -> None:
                     )
                 )
     files = sorted(p for p in pdir.glob("*/HANDOFF.md") if NAME_RE.fullmatch(p.parent.name)) if pdir.is_dir() else []
+    named: list[tuple[str, str, str]] = []  # (file, project, the record its front matter names)
     for path in files:
         rel = str(path.relative_to(vault.root))
         try:
             text = fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or ""
-            handoff.parse(text)
+            h = handoff.parse(text)
             gaps = handoff.front_matter_gaps(text) if text.strip() else None
         except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))
@@ -449,6 +452,8 @@ def _check_markdown(vault: Vault, report: Report) -> None:
                 report.problems.append(Problem("bad_front_matter", rel, what))
             else:
                 report.notes.append(f"{rel} {what}")
+        elif text.strip() and h.id and not h.edited:
+            named.append((rel, path.parent.name, h.id))
     troot = vault.root / "tree"
     for path in sorted(troot.glob("*/*.md")) if troot.is_dir() else []:
         rel = str(path.relative_to(vault.root))
@@ -456,6 +461,28 @@ def _check_markdown(vault: Vault, report: Report) -> None:
             tree.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
         except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))
+    return named
+
+
+def _check_handoff_records(vault: Vault, report: Report, named: list[tuple[str, str, str]]) -> None:
+    """A HANDOFF.md nobody edited whose record is forgotten or another project's (a folder copied
+    with its file): read as the file it is, which doctor says. Looked up only in an index in step
+    with the log (doctor changes nothing; an index behind is reported on its own)."""
+    import sqlite3
+
+    from optmem import handoff
+    from optmem.index import in_step, open_index
+
+    if not named:
+        return
+    try:
+        if not in_step(vault):
+            return
+        with open_index(vault) as idx:
+            gaps = [(rel, handoff.record_gap(idx.by_id(rid), project, rid)) for rel, project, rid in named]
+    except (OptmemError, sqlite3.Error):
+        return  # (the index's own problems are reported on their own)
+    report.notes += [f"{rel} {gap}" for rel, gap in gaps if gap]
 
 
 def _check_cache(vault: Vault, report: Report) -> bool:
@@ -525,11 +552,12 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
     if not {"LOG.jsonl", "log"} & linked:  # (a log that leads outside is neither read nor indexed)
         _scan_log(vault, report, journals, forked=forked)
     _check_hot(vault, report, journals, linked)
-    _check_markdown(vault, report)
+    handoffs = _check_markdown(vault, report)
     if "ACCESS.jsonl" not in linked:
         _check_access(vault, report)
     if cache_ok and not {"LOG.jsonl", "ACCESS.jsonl", "log"} & linked:
         _check_index(vault, report)
+        _check_handoff_records(vault, report, handoffs)
         if forked:
             _check_forks(vault, report)
         _check_lifecycle(vault, report)

@@ -22,6 +22,8 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `con
 if TYPE_CHECKING:
     from typing import Any
 
+    from optmem.schema import Row
+
 SECTIONS = ("done", "blocked", "next")
 _TITLES = {"done": "Done", "blocked": "Blocked", "next": "Next"}
 _HEADING = re.compile(r"^#{1,3}\s*(.+?)\s*$")
@@ -299,14 +301,41 @@ def _logged(
     vault: Vault, project: str | None, limit: int | None, record: str | None = None
 ) -> tuple[list[Handoff], bool]:
     """The `limit` newest handoff records (of `project`), newest first as the log orders them
-    (SPEC §4: later `ts`, then id, then line), and whether the log holds the record `record`."""
+    (SPEC §4: later `ts`, then id, then line), and whether the record `record` is one of them
+    however old: a handoff of `project` the log shows (not one forgotten, of another project —
+    a copied folder's — or of another kind)."""
     from optmem.index import open_index
 
     with open_index(vault) as idx:
         # (as stored: `Handoff.shown` scans them for the surfaces that show them)
         rows = idx.handoffs(project, limit)
-        held = record is not None and (record in {r.id for r in rows} or idx.by_id(record) is not None)
+        held = record is not None and (record in {r.id for r in rows} or _shown_handoff(idx.by_id(record), project))
         return [_from_record(idx.view_of(r, 0.0, passed=False).full(show_unsafe=True)) for r in rows], held
+
+
+def _shown_handoff(row: Row | None, project: str | None) -> bool:
+    """Whether the index row is a handoff record of `project` that `Index.handoffs` gives."""
+    return row is not None and row.kind == HANDOFF and not row.forgotten and row.project == project
+
+
+def record_gap(row: Row | None, project: str, record: str) -> str | None:
+    """What `optmem doctor` says of a HANDOFF.md of `project` whose front matter names `record`
+    (its index row `row`) when that is no handoff of the project the log shows — the file is then
+    read as the file it is; None otherwise (a record the log lacks is a write the log has not
+    caught up with, or a file typed by hand)."""
+    if row is None or _shown_handoff(row, project):
+        return None
+    if row.kind != HANDOFF:
+        return f"names record {record}, which is no handoff ({row.kind}): it is read as the file it is"
+    if row.project != project:
+        return (
+            f"names record {record}, a handoff of project {row.project!r} (a folder copied with its file?): "
+            "this project shows the file as it is — write this project's own handoff, or remove the file"
+        )
+    return (
+        f"names record {record}, which is forgotten: `handoff read` and `context` still show the file — "
+        "edit or remove it to take the note away too"
+    )
 
 
 def _file(vault: Vault, project: str) -> Handoff | None:
@@ -464,6 +493,8 @@ def list_all(vault: Vault) -> list[dict[str, Any]]:
     for project in sorted(projects):
         try:
             latest = read(vault, project)[0]
+        except NotFound:
+            continue  # (a HANDOFF.md that holds nothing, and no record: no handoff to list)
         except (BadFrontMatter, Unreadable) as exc:
             why = exc.context.get("reason") or "cannot be read"
             out.append({"project": project, "unreadable": view.display(f"projects/{project}/HANDOFF.md {why}")})

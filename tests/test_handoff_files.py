@@ -223,6 +223,77 @@ def test_a_person_who_edits_back_to_an_earlier_edit_has_it_journalled_again(vaul
     assert cli.json("handoff", "read", "-p", "web")["handoffs"][0]["next"] == ["va"]
 
 
+# -- a HANDOFF.md whose record the project's handoffs do not show ------------------------------
+@pytest.mark.long
+def test_a_handoff_whose_record_is_forgotten_is_read_from_its_file_and_listed(vault, cli):
+    """Forgetting the only handoff record of a project leaves its HANDOFF.md the handoff every
+    surface shows (the file is on disk), and `handoff list` lists every project."""
+    cli.json("handoff", "write", "-p", "api", "--done", "x", "--next", "y")
+    web = cli.json("handoff", "write", "-p", "web", "--done", "wrong note", "--next", "oops")["handoff"]
+    cli.json("forget", web["id"])
+    got = cli.json("handoff", "read", "-p", "web")["handoffs"][0]
+    assert (got["done"], got["next"], got["id"]) == (["wrong note"], ["oops"], web["id"])
+    assert "next: oops" in cli("context", "-p", "web").stdout
+    listed = cli.json("handoff", "list")["projects"]
+    assert [(p["project"], p["next"]) for p in listed] == [("api", ["y"]), ("web", ["oops"])]
+
+
+@pytest.mark.long
+def test_forgetting_the_newest_handoff_record_leaves_every_surface_showing_the_file(vault, cli):
+    """The file still holds the forgotten handoff: read, context and list show what it says, not
+    the handoff before it (the surfaces and the file agree)."""
+    cli.json("handoff", "write", "-p", "web", "--next", "first")
+    second = cli.json("handoff", "write", "-p", "web", "--next", "second")["handoff"]
+    cli.json("forget", second["id"])
+    got = cli.json("handoff", "read", "-p", "web", "--history", "2")["handoffs"]
+    assert [h["next"] for h in got] == [["second"], ["first"]]
+    assert "next: second" in cli("context", "-p", "web").stdout
+    assert cli.json("handoff", "list")["projects"][0]["next"] == ["second"]
+
+
+@pytest.mark.long
+def test_a_handoff_copied_from_another_project_is_read_from_its_file(vault, cli):
+    """A project folder copied with its HANDOFF.md: the file names the other project's record,
+    which is no handoff of this project — the file is what this project shows."""
+    cli.json("handoff", "write", "-p", "alpha", "--done", "schema v2", "--next", "migrate users")
+    (vault.root / "projects" / "beta").mkdir()
+    src = vault.root / "projects" / "alpha" / "HANDOFF.md"
+    (vault.root / "projects" / "beta" / "HANDOFF.md").write_bytes(src.read_bytes())
+    got = cli.json("handoff", "read", "-p", "beta")["handoffs"][0]
+    assert (got["done"], got["next"]) == (["schema v2"], ["migrate users"])
+    assert "next: migrate users" in cli("context", "-p", "beta").stdout
+    assert [p["project"] for p in cli.json("handoff", "list")["projects"]] == ["alpha", "beta"]
+
+
+@pytest.mark.long
+def test_doctor_names_a_handoff_whose_record_is_forgotten_or_another_projects(vault, cli):
+    web = cli.json("handoff", "write", "-p", "web", "--next", "oops")["handoff"]
+    alpha = cli.json("handoff", "write", "-p", "alpha", "--next", "migrate users")["handoff"]
+    (vault.root / "projects" / "beta").mkdir()
+    (vault.root / "projects" / "beta" / "HANDOFF.md").write_bytes(
+        (vault.root / "projects" / "alpha" / "HANDOFF.md").read_bytes()
+    )
+    note = cli.json("append", "the orders backend listens on port 9090")["id"]
+    (vault.root / "projects" / "gamma").mkdir()
+    (vault.root / "projects" / "gamma" / "HANDOFF.md").write_text(
+        (vault.root / "projects" / "alpha" / "HANDOFF.md").read_text("utf-8").replace(alpha["id"], note), "utf-8"
+    )
+    cli.json("forget", web["id"])
+    notes = cli.json("doctor")["notes"]
+    assert any(n.startswith("projects/gamma/HANDOFF.md") and "no handoff" in n for n in notes), notes
+    assert any(n.startswith("projects/web/HANDOFF.md") and "forgotten" in n for n in notes), notes
+    assert any(n.startswith("projects/beta/HANDOFF.md") and "'alpha'" in n for n in notes), notes
+    assert not any(n.startswith("projects/alpha/HANDOFF.md") for n in notes), notes
+
+
+def test_handoff_list_lists_every_project_when_one_has_no_handoff(vault, cli):
+    """A project folder whose HANDOFF.md holds nothing has no handoff: the others are listed."""
+    cli.json("handoff", "write", "-p", "api", "--next", "ship it")
+    (vault.root / "projects" / "empty").mkdir()
+    (vault.root / "projects" / "empty" / "HANDOFF.md").write_text("\n", "utf-8")
+    assert [p["project"] for p in cli.json("handoff", "list")["projects"]] == ["api"]
+
+
 # -- the sample vault's tree ---------------------------------------------------------------------
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 SAMPLE_TIME = "2026-06-21T00:00:00Z"  # when scripts/make_sample_vault.py compacts it

@@ -455,3 +455,37 @@ def test_a_shared_vault_prefetch_still_says_which_of_hermes_entries_may_be_outda
     assert "may be outdated" in entry and "backend port is 9090" in entry
     assert "Loki" not in block  # Hermes' own block shows the entries that are not outdated
     p.shutdown()
+
+
+@pytest.mark.long
+def test_a_turn_is_trivial_by_what_both_sides_say(tmp_path, monkeypatch):
+    """An acknowledgement on the user's side does not drop what the assistant reports; a greeting
+    and an offer of help say nothing, in Chinese as in English (review 8, finding 8)."""
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    home = tmp_path / "hermes"
+    p = started(home, agent_context="primary")
+    nothing = [
+        ("你好", "你好！有什么可以帮你？"),
+        ("在吗", "在的，请问有什么需要？"),
+        ("早上好", "早上好！今天想做什么？"),
+        ("hi", "Hello! How can I help you today?"),
+        ("Good morning", "Good morning! What would you like to work on?"),
+        ("thanks!", "You're welcome! Is there anything else I can help you with?"),
+        ("谢谢", "不客气！还有什么需要帮忙的吗？"),
+    ]
+    for user, assistant in nothing:
+        p.sync_turn(user, assistant, session_id="s-1")
+    assert not (home / "optmem" / "LOG.jsonl").exists()
+    reported = [
+        ("great", "Done: I moved the orders backend to port 9090 and updated the nginx upstream."),
+        ("收到", "我已经把订单服务的端口从8080改成9090，并更新了nginx配置。"),
+        ("no", "Understood — I will not deploy to production on Fridays."),
+        ("ok", "I moved the cache to host db3 — should I restart it too?"),
+    ]
+    for user, assistant in reported:
+        p.sync_turn(user, assistant, session_id="s-1")
+    p.shutdown()
+    texts = [json.loads(x)["text"] for x in (home / "optmem" / "LOG.jsonl").read_text("utf-8").splitlines()]
+    assert [a for _, a in reported if not any(a in t for t in texts)] == []
+    assert len(texts) == len(reported)

@@ -70,6 +70,14 @@ ACKS |= {
     "没问题",
     "谢谢你",
 }
+# what opens or closes an exchange and says nothing else (either side; matched per clause)
+GREETINGS = {"hi", "hello", "hey", "hi there", "hello there", "good morning", "good afternoon", "good evening"}
+GREETINGS |= {"morning", "you're welcome", "you are welcome", "welcome", "no problem", "no worries", "anytime"}
+GREETINGS |= {"my pleasure", "glad to help", "happy to help", "你好", "您好", "嗨", "哈喽", "早", "早上好", "上午好"}
+GREETINGS |= {"下午好", "晚上好", "早安", "晚安", "在吗", "在的", "在", "我在", "不客气", "不用谢", "不用客气", "没事"}
+GREETINGS |= {"随时找我"}
+_SENTENCE = r"(.+?)([。！？；…～!?;~]+|\.+(?=\s|$)|$)"  # a sentence and what ends it (a pattern)
+_CLAUSE = r"[,，、:：—–]+|\s-\s"  # what parts its clauses
 CONTEXT_BUDGET = 2500  # characters of prefetched context a turn
 FILE_BYTES = 1 << 20  # what is read of the provider's Hermes config (a small JSON object)
 SPOOL = "optmem-spool.jsonl"  # in HERMES_HOME: the writes the vault could not take yet, in order
@@ -223,10 +231,30 @@ def _what(entry: dict[str, Any]) -> str:
 
 
 def _trivial(user: str, assistant: str) -> bool:
-    """Whether a turn says nothing worth keeping: nothing, a user's acknowledgement alone ("ok",
-    "好的，谢谢"), or both sides a few characters (`_size`: measured fairly in any script)."""
-    said = [" ".join((t or "").split()).strip(" .!?。！？").lower() for t in (user, assistant)]
-    return not any(said) or _acknowledges(said[0]) or all(_size(s) < TRIVIAL for s in said)
+    """Whether a turn says nothing worth keeping: each side says a few characters at most once its
+    acknowledgements, greetings and courtesies are set aside (`_said`) — "ok" or "好的，谢谢" does
+    not drop an answer that reports what was done, and "你好" / "你好！有什么可以帮你？" is as
+    empty as "hi" / "Hello! How can I help you today?"."""
+    return _said(user, asks=False) < TRIVIAL and _said(assistant, asks=True) < TRIVIAL
+
+
+def _said(text: str, *, asks: bool) -> int:
+    """How much `text` states (`_size`, counted up to `TRIVIAL`): its clauses, less acknowledgements, greetings and
+    courtesies (`ACKS`, `GREETINGS`) and, with `asks` (the assistant's side), the question that
+    ends a sentence — "How can I help?", "有什么需要？" state nothing; a report before it
+    ("I moved the cache — should I restart it?") still counts."""
+    import re
+
+    said = " ".join((text or "").split()).lower().replace("\u2019", "'")
+    total = 0
+    for m in re.finditer(_SENTENCE, said):
+        clauses = [c.strip(" '\"“”‘’()（）") for c in re.split(_CLAUSE, m.group(1))]
+        if asks and re.search("[?？]", m.group(2)):
+            clauses = clauses[:-1]  # (the question itself)
+        total += sum(_size(c) for c in clauses if c and c not in ACKS and c not in GREETINGS)
+        if total >= TRIVIAL:
+            break  # (enough to keep it: a pasted log is not read to its end)
+    return total
 
 
 def _size(said: str) -> int:
@@ -236,14 +264,6 @@ def _size(said: str) -> int:
     if not textmod.has_cjk(said):
         return len(said)
     return len(said) + (CJK_WEIGHT - 1) * sum(map(len, textmod.cjk_runs().findall(said)))
-
-
-def _acknowledges(said: str) -> bool:
-    """Whether what was said is acknowledgements alone ("ok, thanks", "好的，谢谢")."""
-    import re
-
-    pieces = [p.strip() for p in re.split(r"[,，、.。!！?？;；~～…]+", said)]
-    return bool(said) and all(p in ACKS for p in pieces if p)
 
 
 def _texts(messages: list[dict[str, Any]] | None, role: str) -> list[str]:
