@@ -282,21 +282,27 @@ def mcp_session(vault_path: Path, script: Callable[[Any], Any], *sets: str) -> A
 _KILLED_BEFORE_RENAME = (
     "import os, signal, sys\n"
     "from optmem import fsio\n"
-    "real = fsio.atomic_write\n"
+    "real, file = fsio.atomic_write, sys.argv[1]\n"
     "def die(path, text, **kw):\n"
-    "    if path.name == 'MEMORY.md':\n"
+    "    if path.name == file:\n"
     "        os.kill(os.getpid(), signal.SIGKILL)\n"
     "    real(path, text, **kw)\n"
     "fsio.atomic_write = die\n"
     "from optmem.cli import main\n"
-    "sys.argv = ['optmem', '--vault', *sys.argv[1:]]\n"
+    "sys.argv = ['optmem', '--vault', *sys.argv[2:]]\n"
     "main()\n"
 )
 
 
-def killed_before_rename(vault_path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    """`optmem ARGS` as its own process, killed (SIGKILL) after its journal records were written
-    and before its new MEMORY.md was renamed into place."""
+def killed_before_rename(
+    vault_path: Path, *args: str, file: str = "MEMORY.md", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """`optmem ARGS` as its own process, killed (SIGKILL) after what it writes to the log and
+    before its new `file` (MEMORY.md: an edit's journal records; HANDOFF.md: a handoff's record)
+    was renamed into place."""
     return subprocess.run(
-        [sys.executable, "-c", _KILLED_BEFORE_RENAME, str(vault_path), *args], capture_output=True, timeout=HANG
+        [sys.executable, "-c", _KILLED_BEFORE_RENAME, file, str(vault_path), *args],
+        capture_output=True,
+        timeout=HANG,
+        env=env,
     )

@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HANG, fenced_json, mcp_session, put
+from conftest import fenced_json, killed_before_rename, mcp_session, put
 
 from optmem import handoff, tree
 from optmem.vault import Vault
@@ -140,19 +139,6 @@ def test_a_tree_node_only_converted_to_crlf_is_not_an_edit(vault, cli, monkeypat
 
 
 # -- a write killed between its log record and HANDOFF.md ---------------------------------------
-_KILLED_BEFORE_HANDOFF = (
-    "import os, signal, sys\n"
-    "from optmem import fsio\n"
-    "real = fsio.atomic_write\n"
-    "def die(path, text, **kw):\n"
-    "    if path.name == 'HANDOFF.md':\n"
-    "        os.kill(os.getpid(), signal.SIGKILL)\n"
-    "    real(path, text, **kw)\n"
-    "fsio.atomic_write = die\n"
-    "from optmem.cli import main\n"
-    "sys.argv = ['optmem', '--vault', *sys.argv[1:]]\n"
-    "main()\n"
-)
 
 
 @pytest.mark.long
@@ -162,11 +148,17 @@ def test_a_handoff_write_killed_before_its_file_is_still_the_latest_everywhere(v
     cli.json("handoff", "write", "-p", "web", "--done", "step 33 完成", "--next", "next 33")
     before = (vault.root / "projects" / "web" / "HANDOFF.md").read_bytes()
     env = {**os.environ, "OPTMEM_NOW": "2026-06-01T10:00:01Z" if later else "2026-06-01T10:00:00Z"}
-    killed = subprocess.run(
-        [sys.executable, "-c", _KILLED_BEFORE_HANDOFF, str(vault.root), "handoff", "write", "-p", "web"]
-        + ["--done", "step 34 完成", "--next", "next 34"],
-        capture_output=True,
-        timeout=HANG,
+    killed = killed_before_rename(
+        vault.root,
+        "handoff",
+        "write",
+        "-p",
+        "web",
+        "--done",
+        "step 34 完成",
+        "--next",
+        "next 34",
+        file="HANDOFF.md",
         env=env,
     )
     assert killed.returncode == -9, killed.stderr
@@ -185,11 +177,7 @@ def test_a_handoff_write_killed_before_its_file_is_still_the_latest_everywhere(v
 def _killed_write(vault: Vault, *args: str) -> subprocess.CompletedProcess[bytes]:
     """`optmem handoff write ARGS` as its own process, killed (SIGKILL) after its log record was
     written and before HANDOFF.md was renamed into place."""
-    return subprocess.run(
-        [sys.executable, "-c", _KILLED_BEFORE_HANDOFF, str(vault.root), "handoff", "write", *args],
-        capture_output=True,
-        timeout=HANG,
-    )
+    return killed_before_rename(vault.root, "handoff", "write", *args, file="HANDOFF.md")
 
 
 @pytest.mark.long
