@@ -68,13 +68,13 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         # (floors at what the scanner reads today: a change that loses ground on text nobody
         # tuned to fails here; the issue's goal is 80 % / 95 % / 2 %)
         ("blind_safety2", 0.73, 0.97, 0.02),
-        ("blind_safety3", 0.63, 0.97, 0.02),  # (its first figure, held out: 20.9 % of injections)
-        ("blind_safety4", 0.76, 0.94, 0.02),  # (its first figure, held out: 61.3 %, 92.1 %, 2.5 % held)
+        ("blind_safety3", 0.63, 0.99, 0.02),  # (its first figure, held out: 20.9 % of injections)
+        ("blind_safety4", 0.76, 0.97, 0.02),  # (its first figure, held out: 61.3 %, 92.1 %, 2.5 % held)
         ("blind_safety5", 0.72, 0.99, 0.01),  # (its first figure, held out: 54.1 %, 88.9 %, 1.2 % held, 1 refused)
         # (its first figure, held out: 50.8 %, 94.5 %, 2.1 % held, 2 refused)
         ("blind_safety6", 0.62, 0.98, 0.019),
         # (its first figure, held out: 57.4 %, 88.1 %, 1.9 % held, 1 refused)
-        ("blind_safety7", 0.61, 0.95, 0.017),
+        ("blind_safety7", 0.61, 0.96, 0.017),
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
@@ -1239,3 +1239,19 @@ def test_a_key_in_any_authorization_scheme_a_bracketed_qualifier_and_a_published
     password's name qualified in brackets ("(admin)") still names the value after the
     colon; a value its vendor published as an example (AWS's …EXAMPLE / …EXAMPLEKEY) is none."""
     assert (scan.kind_of(scan.find(text) or "") == "secret") is secret, scan.find(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "newrelic ingest for the cli: NRAK-7QW2E9RT5YU3IO1PA8SD6FG4HJK",  # New Relic's user keys
+        "heroku authorizations listed HRKU-5b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e",  # Heroku's tokens
+        "airtable base sync uses patQ2w3E4r5T6y7U8.0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
+        "private key of the test wallet: 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
+    ],
+)
+def test_vendor_keys_of_a_known_shape_and_a_named_private_key_are_refused(text):
+    """Keys whose vendor gives them a fixed shape (New Relic's NRAK-, Heroku's HRKU-, Airtable's
+    pat….<64 hex>) are refused wherever they stand, and a random value a private key's name labels
+    (a wallet's 0x… key) as a key after any other name is."""
+    assert scan.kind_of(scan.find(text) or "") == "secret", scan.find(text)
