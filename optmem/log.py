@@ -692,9 +692,7 @@ def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
     `ambiguous`), a memory (not a bookkeeping or journal line), and its current version
     (`superseded`); the redline lock follows (`_check_redline_lock`). Returns the record with
     the full ids of those records in its `corrects`, as `correct` writes them."""
-    if rec.corrects or not rec.text or not (rec.text[0] in "〔[" or rec.text[0].isspace()):
-        return rec  # (a write that names its targets: a `#word` in its text is a word)
-    refs = record.hand_correction_refs(rec.text)
+    refs = [] if rec.corrects else record.hand_correction_refs(rec.text)  # (targets named: a #word is a word)
     if not refs:
         return rec
     targets: list[str] = []

@@ -105,7 +105,7 @@ def names(ref: str, record_id: str) -> bool:
 
 def hand_correction_refs(text: str) -> list[str]:
     """`〔更正〕 … #<id>` / `[correction] … #<id>`: the ids a hand-typed correction names."""
-    if not re.match(_HAND_CORRECTION, text, re.IGNORECASE):
+    if not text or not (text[0] in "〔[" or text[0].isspace()) or not re.match(_HAND_CORRECTION, text, re.IGNORECASE):
         return []
     return [ref.upper() for ref in _HASH_REF.findall(text)]
 
@@ -286,7 +286,7 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
         domain = m.group(1) if m and m.group(1).lower() != "correction" else "default"
     corrects = _str_list(get("corrects"))
     kind = _str_or_none(get("kind")) or "note"
-    if not corrects and text and (text[0] in "〔[" or text[0].isspace()):
+    if not corrects and text and (text[0] in "〔[" or text[0].isspace()):  # (its first look, inline)
         # typed by hand: its `#id`s name what it corrects (a line that says so in `corrects`, as
         # `correct` writes it, has said: a `#word` in its text is a word)
         corrects = tuple(hand_correction_refs(text))

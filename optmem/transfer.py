@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from optmem import clock, fsio
 from optmem.errors import OptmemError, UsageError, quote
-from optmem.record import BOOKKEEPING, BadLine, Record, derived_id, missing_fields, parse_line
+from optmem.record import BOOKKEEPING, BadLine, Record, derived_id, hand_correction_refs, missing_fields, parse_line
 from optmem.safety import scan
 from optmem.vault import Vault, hot_target
 
@@ -576,7 +576,7 @@ def _texted(raw: bytes, rec: Record) -> bool:
     """Whether the record's `corrects` are read from its text — a correction in the hand-typed
     form (`〔更正〕#ID …`) with no `corrects` field, as older versions stored one — rather than
     given."""
-    if not rec.corrects or rec.ref or not rec.text or not (rec.text[0] in "〔[" or rec.text[0].isspace()):
+    if not rec.corrects or rec.ref or not hand_correction_refs(rec.text):
         return False
     given = json.loads(raw).get("corrects")
     return not (isinstance(given, list) and given)
