@@ -765,9 +765,10 @@ def _edit(hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsaf
                 exc.context["usage"] = _usage(before)
             raise
     usage = hot.usage()
-    # over the limit is refused — unless the file was already over (typed by hand) and this
-    # change does not make it bigger: shrinking it must always be possible
-    if usage.chars > hot.limit and usage.chars > min(before.usage().chars, hot.limit):
+    # over the limit is refused — unless the file was already over (typed by hand, a lower limit
+    # set since) and this change does not make it bigger: shrinking it one edit at a time must
+    # always be possible (a remove; a replace by text no longer)
+    if usage.chars > max(before.usage().chars, hot.limit):
         alone = max((len(c.entry.text) for c in changes if c.entry and c.status not in NO_OPS), default=0)
         advice = (
             f"an entry of {alone:,} characters cannot fit in {hot.limit:,}: shorten it, or keep "
