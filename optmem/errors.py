@@ -121,7 +121,10 @@ CODES: dict[str, Code] = {
     "unreadable": Code(
         VAULT, "a file of the vault cannot be read (not UTF-8, an I/O error, a folder where a file belongs)"
     ),
-    "unwritable": Code(VAULT, "a file of the vault cannot be written (read-only, a full disk, a link leading out)"),
+    "unwritable": Code(
+        VAULT,
+        "a file of the vault cannot be written (read-only — for root too —, a full disk, a link leading out)",
+    ),
     "locked": Code(VAULT, "another writer held the vault's lock past the timeout"),
     "merge_conflict": Code(VAULT, "a hot-memory file still holds git's conflict markers: resolve them first"),
     "bad_front_matter": Code(VAULT, "a handoff or tree node's front matter cannot be read: fix or remove the file"),

@@ -6,7 +6,12 @@ Durability is reasoned about here once:
 * every other file is written to a temporary file in the same folder, fsynced, renamed over the
   old one, and the folder fsynced — readers see the old file or the new one, never half of one;
 * a file that cannot be read is never overwritten (callers read through `read_text`, which
-  raises `Unreadable`).
+  raises `Unreadable`);
+* a read-only file (no write permission in its mode, or none for this user) is neither replaced
+  nor appended to — by root either: `Unwritable`;
+* a file whose change is recorded first (a hot file's journal, a handoff's log record) is
+  written beside the old one before the record (`staged`): one that cannot be written is
+  refused with nothing recorded.
 """
 
 from __future__ import annotations
@@ -317,9 +322,13 @@ def _open_append(path: Path) -> int:
     import stat
 
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, FILE_MODE)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
         os.close(fd)
         raise OSError(errno.ENXIO, "not a regular file")
+    if not mode & 0o222:  # (root may open it all the same: the mark is respected, as `check_replaceable` does)
+        os.close(fd)
+        raise read_only(path, mode)
     os.set_blocking(fd, True)
     return fd
 
@@ -330,54 +339,147 @@ def _ends_with_newline(path: Path, size: int) -> bool:
         return fh.read(1) == b"\n"
 
 
-@contextmanager
-def atomic_stream(path: Path, *, mode: int = FILE_MODE, within: Path | None = None) -> Iterator[Any]:
-    """Write a replacement of `path` through a binary handle; it takes the old file's place
-    (fsynced, renamed, folder fsynced) only if the block finishes without an exception.
+def check_replaceable(path: Path) -> None:
+    """Refuse to replace `path` when it is read-only: its mode lets no one write it (a mark root
+    respects too, though the system would let it write), or this process may not write it
+    (another user's file, an immutable one). A rename needs only the folder's permission, so it
+    would replace such a file all the same: this is asked first. A missing file passes."""
+    import stat
 
-    The temporary file is named after this process (`.<name>.<pid>.<random>.tmp`), so one left
-    by a killed process can be told from one being written (`clean_temporaries`)."""
-    import tempfile
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # missing (or not reachable: the write that follows says why)
+    if not stat.S_ISREG(mode):
+        return
+    if not mode & 0o222 or not os.access(path, os.W_OK):
+        raise read_only(path, mode)
 
-    ensure_dir(path.parent, within=within)
-    check_within(path, within)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
-    except OSError as exc:
-        raise unwritable(path, exc) from exc
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            yield _Writes(fh, path)
-            try:
-                fh.flush()
-                os.fsync(fh.fileno())
-            except OSError as exc:
-                raise unwritable(path, exc) from exc
+
+def read_only(path: Path, mode: int) -> Unwritable:
+    """The error for a file of the vault that is read-only: optmem leaves it as it is."""
+    import stat
+
+    why = (
+        f"the file is read-only (mode {stat.filemode(mode)})"
+        if not mode & 0o222
+        else f"this user may not write the file (mode {stat.filemode(mode)}: another user's, or made immutable)"
+    )
+    return Unwritable(
+        f"cannot write {path}: {why}; nothing was changed — make it writable (`chmod u+w`) if optmem is to change it",
+        file=str(path),
+    )
+
+
+class Replacement:
+    """A new version of `path`, written to a temporary file beside it (`.<name>.<pid>.<random>.tmp`,
+    so one left by a killed process can be told from one being written: `clean_temporaries`).
+    `commit` makes it the file (fsynced, renamed, folder fsynced); `discard` drops it, and the
+    folders it made for it. Made only when `path` can be replaced: a read-only file, a folder
+    that takes no file, a full disk refuse here (`Unwritable`), before anything else is done."""
+
+    def __init__(self, path: Path, *, mode: int = FILE_MODE, within: Path | None = None) -> None:
+        import tempfile
+
+        check_within(path, within)
+        top = path.parent  # the highest folder this write makes, if any
+        while not top.parent.exists() and top.parent != top:
+            top = top.parent
+        self._made = top if not top.exists() else None
+        ensure_dir(path.parent, within=within)
+        self.path, self._mode, self._synced = path, mode, False
         try:
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
+            fd, self._tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
         except OSError as exc:
+            self._remove_folders()
             raise unwritable(path, exc) from exc
-    except BaseException:
+        self._fh: Any = os.fdopen(fd, "wb")
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(path.parent)
-
-
-class _Writes:
-    """A binary handle whose write errors name the file being replaced (a full disk, …)."""
-
-    def __init__(self, fh: Any, path: Path) -> None:
-        self._fh, self._path = fh, path
+            check_replaceable(path)
+        except BaseException:
+            self.discard()
+            raise
 
     def write(self, data: bytes) -> int:
+        self._synced = False
         try:
             return int(self._fh.write(data))
         except OSError as exc:
-            raise unwritable(self._path, exc) from exc
+            raise unwritable(self.path, exc) from exc
+
+    def sync(self) -> None:
+        """What was written, on disk: a full disk or a quota refuses here at the latest."""
+        try:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise unwritable(self.path, exc) from exc
+        self._synced = True
+
+    def commit(self) -> None:
+        """Put the new version in `path`'s place (atomically: readers see the old file or this one)."""
+        if not self._synced:
+            self.sync()
+        try:
+            self._fh.close()
+            os.chmod(self._tmp, self._mode)
+            os.replace(self._tmp, self.path)
+        except OSError as exc:
+            raise unwritable(self.path, exc) from exc
+        _fsync_dir(self.path.parent)
+
+    def discard(self) -> None:
+        """Drop the new version: `path` stays as it was, and so does its folder tree."""
+        try:
+            self._fh.close()
+        except OSError:
+            pass
+        try:
+            os.unlink(self._tmp)
+        except OSError:
+            pass  # (gone; or its folder turned read-only: the next write removes it, `clean_temporaries`)
+        self._remove_folders()
+
+    def _remove_folders(self) -> None:
+        if self._made is None:
+            return
+        folder = self.path.parent
+        while True:  # the folders made for this file, deepest first, while they are empty
+            try:
+                folder.rmdir()
+            except OSError:
+                return
+            if folder == self._made:
+                return
+            folder = folder.parent
+
+
+@contextmanager
+def atomic_stream(path: Path, *, mode: int = FILE_MODE, within: Path | None = None) -> Iterator[Replacement]:
+    """Write a replacement of `path` through a binary handle (`Replacement.write`); it takes the
+    old file's place (fsynced, renamed, folder fsynced) only if the block finishes without an
+    exception. A file that cannot be replaced (read-only, a folder that takes no new file) is
+    refused before the block runs."""
+    new = Replacement(path, mode=mode, within=within)
+    try:
+        yield new
+        new.commit()
+    except BaseException:
+        new.discard()
+        raise
+
+
+@contextmanager
+def staged(path: Path, data: bytes, *, mode: int = FILE_MODE, within: Path | None = None) -> Iterator[None]:
+    """`data` written beside `path` and on disk before the block runs; it takes `path`'s place
+    when the block finishes. For a file whose change is recorded first (a hot file's journal, a
+    handoff's log record — the block): a file that cannot be written (read-only, its folder
+    read-only, a full disk) is refused before anything is recorded, so a refused write leaves
+    nothing behind; after the record, only the rename is left."""
+    with atomic_stream(path, mode=mode, within=within) as new:
+        new.write(data)
+        new.sync()
+        yield
 
 
 def move(src: Path, dst: Path, *, mode: int | None = None, within: Path | None = None) -> None:

@@ -12,7 +12,7 @@ import re
 from optmem import clock, fsio, log, view
 from optmem import meta as metamod
 from optmem import text as textmod
-from optmem.errors import BadFrontMatter, NotFound, TooLarge, Unreadable, UsageError
+from optmem.errors import BadFrontMatter, NotFound, TooLarge, Unreadable, Unwritable, UsageError
 from optmem.record import HANDOFF
 from optmem.safety import scan
 from optmem.value import Value
@@ -20,6 +20,7 @@ from optmem.vault import NAME_RE, Vault, validate_name
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `context`'s path)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from optmem.schema import Row
@@ -257,26 +258,50 @@ def write(
     from optmem.index import prepare
 
     prepare(vault)
-    with vault.lock():
-        res = log.append(
-            vault,
-            log.Draft(
-                draft.summary(),
-                domain=domain,
-                project=project,
-                kind=HANDOFF,
-                source=source,
-                session=session,
-                extra=extra,
-                confidence=confidence,
-            ),
-            gate=False,
-            allow_unsafe=allow_unsafe,
-        )
-        rec = res.record or {}
-        done_h = draft._replace(time=rec.get("ts", clock.format_ts(clock.now())), domain=rec.get("domain"), id=res.id)
-        fsio.atomic_write(vault.project_dir(project) / "HANDOFF.md", render(done_h), within=vault.root)
+    path = vault.project_dir(project) / "HANDOFF.md"
+    stored: str | None = None  # the log record's id, once it is stored
+    try:
+        # the file is made ready before the log record: one that cannot be written (read-only, in a
+        # read-only folder) refuses the handoff with nothing stored — a refused one never reads as the latest
+        with vault.lock(), fsio.atomic_stream(path, within=vault.root) as new:
+            res = log.append(
+                vault,
+                log.Draft(
+                    draft.summary(),
+                    domain=domain,
+                    project=project,
+                    kind=HANDOFF,
+                    source=source,
+                    session=session,
+                    extra=extra,
+                    confidence=confidence,
+                ),
+                gate=False,
+                allow_unsafe=allow_unsafe,
+            )
+            stored, rec = res.id, res.record or {}
+            done_h = draft._replace(
+                time=rec.get("ts", clock.format_ts(clock.now())), domain=rec.get("domain"), id=stored
+            )
+            new.write(render(done_h).encode("utf-8"))
+    except Unwritable as exc:
+        if stored is None:
+            raise
+        raise _stored_unwritten(path, stored, exc) from exc  # (the disk filled meanwhile, …)
     return done_h
+
+
+def _stored_unwritten(path: Path, record: str | None, exc: Unwritable) -> Unwritable:
+    """The error of a handoff whose log record was stored and whose HANDOFF.md could not be
+    written after it: said as it is — the record is the project's latest handoff (`read` shows
+    it), the file is the older one until the next write."""
+    why = fsio.why_unwritable(exc.__cause__) if isinstance(exc.__cause__, OSError) else exc.message
+    return Unwritable(
+        f"the handoff is stored in the log (record {record}) and `optmem handoff read` shows it, but {path} "
+        f"could not be written ({why}): it holds the previous handoff until the next `optmem handoff write`",
+        file=str(path),
+        record=record,
+    )
 
 
 def _from_record(rec: dict[str, Any]) -> Handoff:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 from optmem import fsio, gitstate
@@ -23,6 +24,7 @@ from optmem.errors import (
     OverLimit,
     SeparatorInText,
     Unreadable,
+    Unwritable,
     UsageError,
     quote,
 )
@@ -765,9 +767,10 @@ def _edit(hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsaf
                 exc.context["usage"] = _usage(before)
             raise
     usage = hot.usage()
-    # over the limit is refused — unless the file was already over (typed by hand) and this
-    # change does not make it bigger: shrinking it must always be possible
-    if usage.chars > hot.limit and usage.chars > min(before.usage().chars, hot.limit):
+    # over the limit is refused — unless the file was already over (typed by hand, a lower limit
+    # set since) and this change does not make it bigger: shrinking it one edit at a time must
+    # always be possible (a remove; a replace by text no longer)
+    if usage.chars > max(before.usage().chars, hot.limit):
         alone = max((len(c.entry.text) for c in changes if c.entry and c.status not in NO_OPS), default=0)
         advice = (
             f"an entry of {alone:,} characters cannot fit in {hot.limit:,}: shorten it, or keep "
@@ -842,8 +845,8 @@ def apply(
             # that an edit cut short before the rename is finished by the next command (`_finish`)
             text = hot.render()
             cut = {CUT: {"was": was, "stamp": _stamp(hot.path), "now": entry_id(text)}}
-            journal = _journal(vault, hot, project, real, domain=domain, source=source, said_at=said_at, extra=cut)
-            fsio.atomic_write(hot.path, text, within=vault.root)
+            with _journalled_write(hot, text, vault.root, journal):
+                journal += _journal(vault, hot, project, real, domain=domain, source=source, said_at=said_at, extra=cut)
     status = (
         changes[0].status
         if len(changes) == 1
@@ -917,10 +920,33 @@ def put_entries(
             for t in added
             if journal.get(e := entry_id(t), ("remove", ""))[0] == "remove"
         ]
-        _journal(vault, hot, project, changes, domain=None, source=source)  # the log first, as `apply`
-        fsio.ensure_dir(path.parent, within=vault.root)
-        fsio.atomic_write(hot.path, hot.render(), within=vault.root)
+        done: list[str] = []
+        with _journalled_write(hot, hot.render(), vault.root, done):  # the log first, as `apply`
+            done += _journal(vault, hot, project, changes, domain=None, source=source)
     return Put(added, over, hot.usage())
+
+
+@contextmanager
+def _journalled_write(hot: HotFile, text: str, root: Path, journal: list[str]) -> Iterator[None]:
+    """Write `text` as the hot file's new content, journalled by the block first (`journal`: the
+    ids it journals): the file is written beside the old one before the block runs, so a file
+    that cannot be written (read-only, a read-only folder, a full disk) is refused with nothing
+    journalled — an edit refused is never finished later. After the journal only the rename is
+    left; should it fail, the edit is journalled and not in the file, as after a crash at that
+    point: the next command that reads hot memory finishes it (`_finish`), and the error says so."""
+    try:
+        with fsio.staged(hot.path, text.encode("utf-8"), within=root):
+            yield
+    except Unwritable as exc:
+        if not journal:
+            raise
+        why = fsio.why_unwritable(exc.__cause__) if isinstance(exc.__cause__, OSError) else exc.message
+        raise Unwritable(
+            f"the edit of {hot.name} is journalled, but the file could not be put in place ({why}): the next "
+            "command that reads hot memory finishes it — fix the cause, then run `optmem show`",
+            file=hot.name,
+            journal=list(journal),
+        ) from exc
 
 
 def _file_lock(vault: Vault, path: Path) -> AbstractContextManager[None]:

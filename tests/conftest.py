@@ -282,16 +282,28 @@ def mcp_session(vault_path: Path, script: Callable[[Any], Any], *sets: str) -> A
 _KILLED_BEFORE_RENAME = (
     "import os, signal, sys\n"
     "from optmem import fsio\n"
-    "real, file = fsio.atomic_write, sys.argv[1]\n"
-    "def die(path, text, **kw):\n"
-    "    if path.name == file:\n"
+    "real, file = fsio.Replacement.commit, sys.argv[1]\n"
+    "def die(self):\n"
+    "    if self.path.name == file:\n"
     "        os.kill(os.getpid(), signal.SIGKILL)\n"
-    "    real(path, text, **kw)\n"
-    "fsio.atomic_write = die\n"
+    "    real(self)\n"
+    "fsio.Replacement.commit = die\n"
     "from optmem.cli import main\n"
     "sys.argv = ['optmem', '--vault', *sys.argv[2:]]\n"
     "main()\n"
 )
+
+
+def as_user() -> list[str]:
+    """What runs a command without root's power to write any file (run as root, the tests
+    would see no read-only folder refuse a write): `setpriv` dropping every capability, or nothing
+    for a user who is not root. Never a skip: root without setpriv fails the test that needs it."""
+    import shutil
+
+    if os.geteuid() != 0:
+        return []
+    assert shutil.which("setpriv"), "root needs setpriv (util-linux) to run without its write capabilities"
+    return ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
 
 
 def killed_before_rename(

@@ -12,9 +12,10 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import HANG, killed_before_rename, log_lines, put, run_optmem
+from conftest import HANG, as_user, killed_before_rename, log_lines, put, run_optmem
 
 from optmem import clock, memory
 
@@ -352,18 +353,12 @@ def test_reads_answer_from_the_log_when_the_index_cannot_be_written(cli, vault, 
 def test_a_read_only_vault_answers_reads_and_refuses_writes_clearly(cli, vault, vault_path):
     """Every file and folder of the vault read-only (a mounted backup, another user's vault). Run
     as root, the commands run without the capabilities that let root write anyway."""
-    import shutil
-
     put(vault, "the staging database is pg-staging-2")
     cli.json("search", "staging")
     pulled = "01KREADONLY000000000000000A"
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:  # the index must catch up
         fh.write(json.dumps({"id": pulled, "ts": clock.format_ts(clock.now()), "text": "the staging cache is redis-7"}))
         fh.write("\n")
-    as_user: list[str] = []
-    if os.geteuid() == 0:
-        assert shutil.which("setpriv"), "root needs setpriv (util-linux) to run without its write capabilities"
-        as_user = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
     paths = [vault_path, *vault_path.rglob("*")]
     modes = {p: p.stat().st_mode for p in paths}
     before = {p: p.read_bytes() for p in paths if p.is_file()}
@@ -373,7 +368,7 @@ def test_a_read_only_vault_answers_reads_and_refuses_writes_clearly(cli, vault, 
 
         def run(*args: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run(
-                [*as_user, sys.executable, "-m", "optmem", "--vault", str(vault_path), *args, "--json"],
+                [*as_user(), sys.executable, "-m", "optmem", "--vault", str(vault_path), *args, "--json"],
                 capture_output=True,
                 text=True,
                 timeout=HANG,
@@ -393,6 +388,147 @@ def test_a_read_only_vault_answers_reads_and_refuses_writes_clearly(cli, vault, 
         for p, mode in modes.items():
             p.chmod(mode)
     assert {p: p.read_bytes() for p in paths if p.is_file()} == before
+
+
+# -- a refused write leaves nothing behind ------------------------------------------------------
+def _hot_texts(cli: Any) -> list[str]:
+    return [e["text"] for e in cli.json("show", "--target", "memory")["files"][0]["entries"]]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("replace", "Friday", "Monday"), ("remove", "Friday"), ("add", "the release train leaves on Monday")],
+    ids=["replace", "remove", "add"],
+)
+def test_an_edit_of_a_read_only_hot_file_is_refused_and_never_finished_later(cli, vault_path, args):
+    """A MEMORY.md made read-only (`chmod 444`) is not replaced behind its owner's back, whoever
+    runs optmem (root too): `unwritable`, nothing journalled — so no later read finishes the
+    refused edit, not even once the file is writable again."""
+    cli.json("add", "the deploy day is Friday")
+    hot, log = vault_path / "MEMORY.md", vault_path / "LOG.jsonl"
+    kept, logged = hot.read_bytes(), log.read_bytes()
+    hot.chmod(0o444)
+    err = cli.json(*args, code=3)["error"]
+    assert err["code"] == "unwritable" and "read-only" in err["message"] and "nothing was changed" in err["message"]
+    assert log.read_bytes() == logged and hot.read_bytes() == kept
+    assert list(vault_path.glob(".MEMORY.md.*.tmp")) == []
+    assert _hot_texts(cli) == ["the deploy day is Friday"]
+    hot.chmod(0o600)
+    assert _hot_texts(cli) == ["the deploy day is Friday"] and hot.read_bytes() == kept
+    assert cli.json("search", "Monday")["hits"] == [] and log.read_bytes() == logged
+    assert cli.json("doctor")["problems"] == []
+
+
+def test_a_handoff_refused_by_its_file_is_not_stored(cli, vault_path):
+    """HANDOFF.md read-only, or a file where the project's folder belongs: the handoff is refused
+    before its log record is written — `handoff read`, `list` and search never show it."""
+    cli.json("handoff", "write", "-p", "web", "--next", "ship 1.0")
+    path, log = vault_path / "projects" / "web" / "HANDOFF.md", vault_path / "LOG.jsonl"
+    kept, logged = path.read_bytes(), log.read_bytes()
+    path.chmod(0o444)
+    err = cli.json("handoff", "write", "-p", "web", "--next", "ship 2.0", code=3)["error"]
+    assert err["code"] == "unwritable" and "HANDOFF.md" in err["message"] and "read-only" in err["message"]
+    (vault_path / "projects" / "api").write_text("a file where a project's folder belongs\n", "utf-8")
+    err = cli.json("handoff", "write", "-p", "api", "--next", "ship 2.0", code=3)["error"]
+    assert "is not a folder" in err["message"]
+    assert log.read_bytes() == logged and path.read_bytes() == kept
+    assert cli.json("handoff", "read", "-p", "web")["handoffs"][0]["next"] == ["ship 1.0"]
+    assert "ship 2.0" not in cli("handoff", "list").stdout
+    assert [h["text"] for h in cli.json("search", "ship", "--kind", "handoff")["hits"]] == [
+        "[handoff web] Next: ship 1.0"
+    ]
+
+
+def test_a_handoff_refused_by_a_read_only_log_leaves_no_project_folder(cli, vault_path):
+    """The new HANDOFF.md is made ready before the log record; the log refusing it (read-only,
+    which root respects too), the folder made for the file goes with it."""
+    cli.json("add", "a first entry, so the vault has its log")
+    (vault_path / "LOG.jsonl").chmod(0o444)
+    err = cli.json("handoff", "write", "-p", "web", "--next", "ship 1.0", code=3)["error"]
+    assert err["code"] == "unwritable" and "LOG.jsonl" in err["message"] and "read-only" in err["message"]
+    assert not (vault_path / "projects" / "web").exists()
+    err = cli.json("append", "a note for a read-only log", code=3)["error"]
+    assert err["code"] == "unwritable" and "LOG.jsonl" in err["message"]
+
+
+@pytest.mark.long
+def test_a_read_only_vault_folder_refuses_an_edit_and_a_handoff_with_nothing_to_finish(cli, vault_path):
+    """The vault's folder read-only, its files writable (`chmod 555`): no new file can be made
+    beside MEMORY.md, so the edit is refused — before its journal, so `show` does not finish it
+    later; the handoff likewise, before its log record. (As root, without root's capabilities.)"""
+    cli.json("add", "the deploy day is Friday")
+    log = vault_path / "LOG.jsonl"
+    logged, kept = log.read_bytes(), (vault_path / "MEMORY.md").read_bytes()
+
+    def run(*args: str) -> dict[str, Any]:
+        res = subprocess.run(
+            [*as_user(), sys.executable, "-m", "optmem", "--vault", str(vault_path), *args, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=HANG,
+        )
+        assert res.returncode == 3, (args, res.stdout, res.stderr)
+        return dict(json.loads(res.stdout)["error"])
+
+    vault_path.chmod(0o555)
+    try:
+        err = run("replace", "Friday", "Monday")
+        assert err["code"] == "unwritable" and "permission denied" in err["message"], err
+        err = run("handoff", "write", "-p", "web", "--next", "ship it")
+        assert err["code"] == "unwritable" and "nothing was changed" in err["message"], err
+    finally:
+        vault_path.chmod(0o700)
+    assert log.read_bytes() == logged
+    assert _hot_texts(cli) == ["the deploy day is Friday"] and (vault_path / "MEMORY.md").read_bytes() == kept
+    assert cli.json("search", "Monday")["hits"] == [] and cli.json("handoff", "list")["projects"] == []
+    assert not (vault_path / "projects").exists()
+
+
+_FOLDER_SHUT_BEFORE_RENAME = (
+    "import os, sys\n"
+    "from optmem import fsio\n"
+    "real, file = fsio.Replacement.commit, sys.argv[1]\n"
+    "def shut(self):\n"
+    "    if self.path.name == file:\n"
+    "        os.chmod(self.path.parent, 0o555)  # another hand, between the journal and the rename\n"
+    "    real(self)\n"
+    "fsio.Replacement.commit = shut\n"
+    "from optmem.cli import main\n"
+    "sys.argv = ['optmem', '--vault', *sys.argv[2:], '--json']\n"
+    "main()\n"
+)
+
+
+@pytest.mark.long
+def test_a_rename_refused_after_the_record_says_what_was_stored(cli, vault_path):
+    """The file written beside the old one, the change recorded, then the rename refused (the
+    folder made read-only in between): the error does not say "nothing was changed" — the edit is
+    journalled and the next read finishes it, as after a crash there; the handoff is in the log
+    and shows as the latest."""
+
+    def shut(file: str, *args: str) -> dict[str, Any]:
+        res = subprocess.run(
+            [*as_user(), sys.executable, "-c", _FOLDER_SHUT_BEFORE_RENAME, file, str(vault_path), *args],
+            capture_output=True,
+            text=True,
+            timeout=HANG,
+        )
+        os.chmod(vault_path, 0o700)
+        os.chmod(vault_path / "projects" / "web", 0o700) if (vault_path / "projects" / "web").exists() else None
+        assert res.returncode == 3, (res.stdout, res.stderr)
+        return dict(json.loads(res.stdout)["error"])
+
+    cli.json("add", "the deploy day is Friday")
+    err = shut("MEMORY.md", "replace", "Friday", "Monday")
+    assert err["code"] == "unwritable" and "nothing was changed" not in err["message"], err
+    assert "is journalled" in err["message"] and "finishes it" in err["message"] and len(err["journal"]) == 2
+    assert (vault_path / "MEMORY.md").read_text("utf-8") == "the deploy day is Friday\n"
+    assert _hot_texts(cli) == ["the deploy day is Monday"]  # finished, as the error said
+    assert (vault_path / "MEMORY.md").read_text("utf-8") == "the deploy day is Monday\n"
+    cli.json("handoff", "write", "-p", "web", "--next", "ship 1.0")
+    err = shut("HANDOFF.md", "handoff", "write", "-p", "web", "--next", "ship 2.0")
+    assert err["code"] == "unwritable" and "is stored in the log" in err["message"], err
+    assert cli.json("handoff", "read", "-p", "web")["handoffs"][0]["next"] == ["ship 2.0"]
 
 
 def test_doctor_names_low_disk_space_by_what_the_index_needs():
@@ -575,9 +711,10 @@ def test_a_killed_add_leaves_no_temporary_behind_the_next_write(vault, vault_pat
     proc.wait()
     assert res.returncode == 0
     assert list(vault_path.glob(".MEMORY.md.*.tmp")) == []
-    # the killed add would have made MEMORY.md: a file missing now cannot be told from one made and
-    # deleted since, so the edit is not finished (its entry is in the log, journalled as removed)
+    # the add was killed while its new file was being written, before its journal: nothing of it
+    # is in the log, and nothing finishes it
     assert (vault_path / "MEMORY.md").read_text("utf-8") == "the next write\n"
+    assert "never lands" not in (vault_path / "LOG.jsonl").read_text("utf-8")
 
 
 # -- every read that reaches an agent is scanned -------------------------------------------------

@@ -127,6 +127,30 @@ def test_a_hand_made_over_limit_file_can_still_shrink(vault, vault_path):
     assert memory.load(vault).usage().chars == 5 + 3 + 1500
 
 
+def test_a_file_over_a_lowered_limit_shrinks_one_edit_at_a_time(cli):
+    """The limit lowered under what the file holds: every edit that does not grow it is taken
+    (a remove; a replace by text no longer), though the file stays over — as the over-limit
+    error advises; an edit that grows it, even by a character, is still refused."""
+    for i in range(1, 6):
+        cli.json("add", f"entry {i} " + "k" * 150)
+    low = ("--set", "limits.memory=500")
+    err = cli.json(*low, "add", "one more", code=1)["error"]
+    assert err["code"] == "over_limit" and "consolidate entries (replace/remove) first" in err["message"]
+    done = cli.json(*low, "remove", "entry 2")
+    assert done["status"] == "removed" and done["usage"]["chars"] > 500
+    done = cli.json(*low, "replace", "entry 3 kkkk", "entry 3 k")
+    assert done["status"] == "replaced" and done["usage"]["chars"] > 500
+    same = cli.json(*low, "replace", "entry 4 kkk", "entry 4 kkK")  # as long as it was
+    assert same["status"] == "replaced" and same["usage"]["chars"] == done["usage"]["chars"]
+    err = cli.json(*low, "replace", "entry 5 kkk", "entry 5 kkkk", code=1)["error"]
+    assert err["code"] == "over_limit" and err["would_be"]["chars"] == done["usage"]["chars"] + 1
+    left = cli.json(
+        *low, "apply", "-", input='[{"op": "remove", "old": "entry 1"}, {"op": "remove", "old": "entry 4"}]'
+    )
+    assert left["usage"]["chars"] <= 500
+    assert [e["text"][:7] for e in cli.json("show")["files"][0]["entries"]] == ["entry 3", "entry 5"]
+
+
 def test_limit_from_optmem_toml(vault, vault_path):
     (vault_path / "optmem.toml").write_text("[limits]\nmemory = 20\n", "utf-8")
     from optmem.vault import Vault

@@ -11,7 +11,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from optmem import fsio, settings
-from optmem.errors import InvalidName, Locked, UsageError
+from optmem.errors import InvalidName, Locked, Unwritable, UsageError
 from optmem.vault import resolve, validate_name
 
 
@@ -253,6 +253,38 @@ def test_atomic_stream_leaves_the_old_file_and_no_temporary_when_the_write_fails
             raise RuntimeError("the writer failed")
     assert path.read_text() == "old"
     assert [p.name for p in path.parent.iterdir()] == ["f.md"]
+
+
+def test_a_read_only_file_is_neither_replaced_nor_appended_to(tmp_path):
+    """Whoever runs optmem — root too, whom the system would let write it — a file whose mode lets
+    no one write it stays as it is: every rewrite by rename (a hot file, HANDOFF.md, a summary
+    node) and every append goes through fsio, which refuses it, leaving no temporary file."""
+    path = tmp_path / "d" / "f.md"
+    fsio.atomic_write(path, "old")
+    path.chmod(0o444)
+    for write in (
+        lambda: fsio.atomic_write(path, "new"),
+        lambda: fsio.append_lines(path, [b"a line"]),
+        lambda: fsio.append_bytes(path, b"bytes"),
+    ):
+        with pytest.raises(Unwritable, match="the file is read-only"):
+            write()
+    assert path.read_text() == "old" and [p.name for p in path.parent.iterdir()] == ["f.md"]
+    path.chmod(0o600)
+    fsio.atomic_write(path, "new")
+    assert path.read_text() == "new"
+
+
+def test_a_refused_replacement_leaves_no_folder_it_made(tmp_path):
+    """A new file's folders are made for it, and go with it when the write is dropped."""
+    (tmp_path / "v").mkdir()
+    target = tmp_path / "v" / "projects" / "web" / "HANDOFF.md"
+    with pytest.raises(RuntimeError):
+        with fsio.atomic_stream(target) as new:
+            assert target.parent.is_dir()
+            new.write(b"never in place")
+            raise RuntimeError("the log refused its record")
+    assert list((tmp_path / "v").iterdir()) == []
 
 
 def test_the_vault_lock_holds_against_another_thread_of_the_same_process(tmp_path):
