@@ -52,6 +52,7 @@ RELEASE = "release"  # bookkeeping: a person released the held record `ref` from
 BOOKKEEPING = (SEEN, FORGET, CONFIRM, RESTORE, VERIFY, RELEASE)
 NEVER_COOL = (*BOOKKEEPING, MEMORY)  # bookkeeping, and hot memory (its file decides what is kept)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+RECORD_ID = re.compile(f"[{_CROCKFORD}]{{26}}")  # what `new_id` and `derived_id` make
 _DOMAIN_PREFIX = re.compile(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
 _HAND_CORRECTION = r"^\s*(?:\[[A-Za-z0-9._-]{1,64}\]\s*)?(?:〔更正〕|\[correction\])"  # compiled when needed
 _HASH_REF = re.compile(r"#([0-9A-Za-z]{6,26})\b")

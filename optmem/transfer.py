@@ -26,7 +26,16 @@ from typing import Any, NamedTuple
 
 from optmem import clock, fsio
 from optmem.errors import OptmemError, UsageError, quote
-from optmem.record import BOOKKEEPING, BadLine, Record, derived_id, hand_correction_refs, missing_fields, parse_line
+from optmem.record import (
+    BOOKKEEPING,
+    RECORD_ID,
+    BadLine,
+    Record,
+    derived_id,
+    hand_correction_refs,
+    missing_fields,
+    parse_line,
+)
 from optmem.safety import scan
 from optmem.vault import Vault, hot_target
 
@@ -582,7 +591,6 @@ def _texted(raw: bytes, rec: Record) -> bool:
     return not (isinstance(given, list) and given)
 
 
-_RECORD_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")  # what `record.new_id` and `derived_id` make
 # an id a line typed by hand gives itself (e.g. mynote000001), which the log reads as it is: one a
 # reference can name (`record.names`: 6 characters at least), one word of letters, digits, . _ -
 _TYPED_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{5,63}")
@@ -604,7 +612,7 @@ def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
                 "derived from its line) or give it the id it has where it came from",
                 "id",
             )
-    elif not (_RECORD_ID.fullmatch(rec.id) or _TYPED_ID.fullmatch(rec.id)):
+    elif not (RECORD_ID.fullmatch(rec.id) or _TYPED_ID.fullmatch(rec.id)):
         return (
             "bad_value",
             f"its id {_short(rec.id)} is not a record id (26 letters and digits, as optmem makes them, or one "
