@@ -912,6 +912,10 @@ def forget(
     )
 
     warnings = tuple(tree.forget(vault, row.domain, [row.id]))
+    if tomb and row.kind == HANDOFF and row.project:
+        from optmem import handoff_file  # (HANDOFF.md copies its project's latest handoff: no longer this one)
+
+        warnings += tuple(handoff_file.settle(vault, row.project, row.id))
     return (
         Forgotten("forgotten", row.id, tomb.id, warnings)
         if tomb
