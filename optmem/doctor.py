@@ -421,7 +421,7 @@ def _check_drift(vault: Vault, hot: memory.HotFile, journal: dict[str, tuple[str
 def _check_markdown(vault: Vault, report: Report) -> list[tuple[str, str, str]]:
     """Handoff and tree front matter; the HANDOFF.md files nobody edited, with the project and the
     record each names (for `_check_handoff_records`)."""
-    from optmem import handoff, tree
+    from optmem import handoff, handoff_file, tree
 
     pdir = vault.root / "projects"
     if pdir.is_dir():
@@ -441,7 +441,7 @@ def _check_markdown(vault: Vault, report: Report) -> list[tuple[str, str, str]]:
         rel = str(path.relative_to(vault.root))
         try:
             text = fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or ""
-            h = handoff.parse(text)
+            h = handoff_file.parse(text)
             gaps = handoff.front_matter_gaps(text) if text.strip() else None
         except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))

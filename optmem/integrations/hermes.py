@@ -14,7 +14,8 @@ The hooks map onto OptMem's own operations:
   process, on the provider's warm handle (`optmem.warm`: the index stays open between turns,
   checked against the log at each);
 * `sync_turn` → the turn appended to the log (chat tier, the session's id), but for a turn of
-  courtesies and nothing else (logged, at level INFO), and nothing at all for an agent context that is not the primary one (a subagent, cron);
+  courtesies and nothing else (logged, at level INFO), and nothing at all for an agent context
+  that is not the primary one (a subagent, cron);
 * `on_session_end` → a handoff of the session's project (extractive: the goal, what was reported
   done, what is open);
 * `on_session_switch` → the new session id (and a fresh prefetch cache); `on_delegation` → the
