@@ -17,8 +17,8 @@ from optmem.value import Annotated, NamedTuple
 # 19: correction links (cor), forks; 20: forks apart from key conflicts; 21: the share of conversation turns (BM25's b);
 # 22: log segments (one file per writer), recall files per writer, keys by place in the log's order, `after`
 # 25: provenance (origin) and quarantine (held, released); 28: term counts (df); 29: keys read trimmed,
-# and a line that names its targets in `corrects` reads no more from its text's #words
-SCHEMA = "optmem-index-29"
+# and a line that names its targets in `corrects` reads no more from its text's #words; 30: ids in upper case
+SCHEMA = "optmem-index-30"
 
 
 class Col(NamedTuple):
