@@ -23,7 +23,17 @@ from typing import Any
 
 from optmem import clock, fsio, gitstate, memory, view
 from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
-from optmem.record import MEMORY, BadLine, bad_units, clean_ref, line_of, missing_fields, names, parse_line
+from optmem.record import (
+    MEMORY,
+    BadLine,
+    bad_units,
+    clean_ref,
+    corrects_from_text,
+    line_of,
+    missing_fields,
+    names,
+    parse_line,
+)
 from optmem.vault import NAME_RE, Vault
 
 QUARANTINE = "LOG.quarantine.jsonl"
@@ -73,7 +83,7 @@ def _scan_log(
     (file → line number → the id the record reads as); with `forked`, the hot files the journal
     ends an entry of more than once (where a merge may have kept it two ways: `_check_forks`)."""
     seen: dict[str, tuple[str, int]] = {}
-    refs: list[tuple[str, int, str, str]] = []
+    refs: list[tuple[str, int, str, tuple[str, ...], bool]] = []  # (file, line, id, refs, read from its text)
     corrections: list[tuple[int, str, str]] = []  # (line, record, what it corrects)
     bad: dict[str, list[int]] = {}
     torn: list[str] = []
@@ -98,9 +108,23 @@ def _scan_log(
         for _, _, _, step, text in sorted(steps, key=lambda s: (s[0], s[1][:10] if len(s[1]) == 26 else s[1], s[2])):
             journals.setdefault(step[0], {})[step[1]] = (step[2], text)
     ids = sorted(seen)
-    for where, n, rid, ref in refs:
-        if resolve(ref, seen, ids) is None:
-            report.problems.append(Problem("dangling_ref", where, f"points at {ref}, which no record has", n, rid))
+    for where, n, rid, named, texted in refs:
+        missing = [ref for ref in named if resolve(ref, seen, ids) is None]
+        if texted and len(missing) < len(named):
+            continue  # (a hand-typed correction's `#word` that names no record is a word)
+        for ref in missing[:1] if texted else missing:
+            report.problems.append(
+                Problem(
+                    "dangling_ref",
+                    where,
+                    f"its text is a correction of #{ref} (the hand-typed form 〔更正〕#ID), which no record "
+                    "has: write the id it corrects, or write its text without the '#'"
+                    if texted
+                    else f"points at {ref}, which no record has",
+                    n,
+                    rid,
+                )
+            )
     _check_correction_cycles(corrections, seen, ids, report)
     return bad, torn
 
@@ -125,7 +149,7 @@ def _scan_file(
     fh: Any,
     report: Report,
     seen: dict[str, tuple[str, int]],
-    refs: list[tuple[str, int, str, str]],
+    refs: list[tuple[str, int, str, tuple[str, ...], bool]],
     corrections: list[tuple[int, str, str]],
     bad: dict[str, list[int]],
     torn: list[str],
@@ -239,11 +263,13 @@ def _scan_file(
             step = memory.journal_step(rec)
             if step:
                 steps.append((rec.ts or "", rec.id, len(steps), step, rec.text))
-        for ref in rec.corrects:
-            refs.append((name, n, rec.id, ref))
-            corrections.append((n, rec.id, ref))
+        if rec.corrects and corrects_from_text(body, rec):
+            refs.append((name, n, rec.id, rec.corrects, True))
+        else:
+            refs += [(name, n, rec.id, (ref,), False) for ref in rec.corrects]
+        corrections += [(n, rec.id, ref) for ref in rec.corrects]
         if rec.ref:
-            refs.append((name, n, rec.id, rec.ref))
+            refs.append((name, n, rec.id, (rec.ref,), False))
 
 
 def _check_correction_cycles(

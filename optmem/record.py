@@ -111,6 +111,18 @@ def hand_correction_refs(text: str) -> list[str]:
     return [ref.upper() for ref in _HASH_REF.findall(text)]
 
 
+def corrects_from_text(raw: bytes, rec: Record) -> bool:
+    """Whether the record's `corrects` are read from its text — a correction in the hand-typed
+    form (`〔更正〕#ID …`) with no `corrects` field, as older versions stored one — rather than
+    given. Such a line's `#word` that names no record is a word: the line corrects the records
+    its other `#`s name (an import writes those as its `corrects`; `doctor` reports the line only
+    when none names a record)."""
+    if not rec.corrects or rec.ref or not hand_correction_refs(rec.text):
+        return False
+    given = json.loads(raw).get("corrects")
+    return not (isinstance(given, list) and given)
+
+
 class BadLine(ValueError):
     """A log line that cannot be used; `code` is the doctor's problem code, `field` the field at
     fault when one is (a text over the size limit)."""
