@@ -744,7 +744,8 @@ UNCHECKED_SHOWN = 20
 
 def _check_lifecycle(vault: Vault, report: Report) -> None:
     """Guesses left pending past `pending_ttl_days` (no sweep since): the queue is not being
-    reviewed, and they still rank as if fresh. And the facts that matter unchecked for
+    reviewed, and they still rank as if fresh — a note when `auto_sweep` is off (the person
+    sweeps, and may leave them: a vault frozen at a date, as the sample vault is). And the facts that matter unchecked for
     `unchecked_days` (listed, not problems: `optmem verify` them, or correct them)."""
     from optmem import lifecycle
     from optmem.index import in_step, open_index
@@ -788,6 +789,13 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
         report.notes.append(
             f"{len(unchecked) - UNCHECKED_SHOWN} more fact(s) unchecked for {s.unchecked_days:g}+ days not listed"
         )
+    if stale and s.auto_sweep == "off":  # (the person sweeps: a guess left pending is theirs to leave)
+        report.notes.append(
+            f"{len(stale)} guess(es) pending for more than {s.pending_ttl_days:g} days (`optmem pending` lists "
+            'them): with `[lifecycle] auto_sweep = "off"` no sweep cools them until you run `optmem sweep` — '
+            "or confirm or reject them"
+        )
+        return
     for row, file in stale[:20]:
         report.problems.append(
             Problem(
