@@ -510,3 +510,11 @@ def test_a_short_question_and_answer_is_kept_and_a_skipped_turn_is_logged(tmp_pa
     assert len(texts) == len(short)
     skipped = [r.getMessage() for r in caplog.records if "not kept" in r.getMessage()]
     assert len(skipped) == len(courtesies) and all("s-1" in m and "courtes" in m for m in skipped)
+    # a context that is not the primary agent's writes nothing, and says so once
+    caplog.clear()
+    with caplog.at_level("INFO", logger="optmem.integrations.hermes"):
+        sub = started(home, agent_context="subagent")
+        sub.sync_turn("What port?", "9091.", session_id="s-2")
+    sub.shutdown()
+    assert "9091" not in (home / "optmem" / "LOG.jsonl").read_text("utf-8")
+    assert any("'subagent'" in r.getMessage() and "writes nothing" in r.getMessage() for r in caplog.records)

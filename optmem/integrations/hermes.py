@@ -375,6 +375,13 @@ class Provider:
         self.vault = self.warm.vault()
         self.session_id = session_id or ""
         self.writes = kwargs.get("agent_context", "primary") in ("primary", None, "")
+        if not self.writes:  # (deliberate: the primary agent keeps what its subagents and cron jobs report)
+            logger.info(
+                "optmem: session %s runs as agent context %r, not the primary one: it recalls, and writes nothing "
+                "(no turn, handoff, memory write or correction)",
+                session_id,
+                kwargs.get("agent_context"),
+            )
         self.project = session_project(
             kwargs, self.vault.settings.projects if configured is None or configured.is_dir() else None
         )
