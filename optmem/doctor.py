@@ -745,8 +745,9 @@ UNCHECKED_SHOWN = 20
 def _check_lifecycle(vault: Vault, report: Report) -> None:
     """Guesses left pending past `pending_ttl_days` (no sweep since): the queue is not being
     reviewed, and they still rank as if fresh — a note when `auto_sweep` is off (the person
-    sweeps, and may leave them: a vault frozen at a date, as the sample vault is). And the facts that matter unchecked for
-    `unchecked_days` (listed, not problems: `optmem verify` them, or correct them)."""
+    sweeps, and may leave them: a vault frozen at a date, as the sample vault is). And the facts
+    that matter unchecked for `unchecked_days` (listed, not problems: `optmem verify` them, or
+    correct them)."""
     from optmem import lifecycle
     from optmem.index import in_step, open_index
 

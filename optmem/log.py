@@ -945,7 +945,8 @@ def decided(idx: Index, row: Row) -> list[str]:
     """The decisions about `row` there are — its forget, confirm and restore lines, and the
     records that correct it: what a new decision about it is made after (`decided_after`, which
     `facts.decision_forks` reads to tell two clones' concurrent decisions from a change of mind)."""
-    about = idx.rows(f"r.ref = ? AND r.kind IN ({', '.join('?' * len(DECISIONS))}) ORDER BY r.n", (row.id, *DECISIONS))
+    marks = ", ".join("?" * len(DECISIONS))
+    about = idx.rows(f"r.ref = ? AND r.kind IN ({marks}) ORDER BY r.n", (row.id.upper(), *DECISIONS))  # (refs: upper)
     return [r.id for r in (*about, *idx.correcting(row))]
 
 

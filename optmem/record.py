@@ -266,8 +266,7 @@ def _load(raw: bytes) -> Any:
 def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> Record:
     """Parse one log line (without its newline) into a Record; raises BadLine if unusable.
 
-    Hand-typed lines may omit `id`, `v` and `domain`: the id is derived from the line's bytes
-    (an id a line gives is read in upper case, as every reference to it is: `clean_ref`),
+    Hand-typed lines may omit `id`, `v` and `domain`: the id is derived from the line's bytes,
     and a leading `[name]` in the text sets the domain; `〔更正〕 … #<id>` makes the line a
     correction of those ids. A record over its bounds (`oversize`, its text and evidence within
     `limit`, the vault's `[limits] record_bytes`) is no record: BadLine `too_large` — what no
@@ -321,7 +320,7 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
     rec: Record = _new_record(
         Record,
         (  # in `Record`'s field order
-            rid.upper() if isinstance(rid, str) and rid else derived_id(raw, clock.to_epoch(ts)),  # (`clean_ref`)
+            derived_id(raw, clock.to_epoch(ts)) if hand else rid,
             ts,
             domain,
             _str_or_none(get("project")),

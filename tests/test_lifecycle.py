@@ -629,7 +629,8 @@ def test_with_the_sweep_off_a_guess_past_its_ttl_is_a_note_and_the_sample_vault_
     from pathlib import Path
 
     sample = tmp_path / "sample_vault"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "sample_vault", sample, ignore=shutil.ignore_patterns(".cache"))
+    repo = Path(__file__).resolve().parent.parent
+    shutil.copytree(repo / "sample_vault", sample, ignore=shutil.ignore_patterns(".cache"))
     for when in ("2026-06-21T00:00:00Z", "2026-12-06T00:00:00Z", "2031-01-01T00:00:00Z"):
         at(monkeypatch, when)
         cli.json("--vault", str(sample), "search", "端口")  # (the index catches up: doctor checks pending)
