@@ -85,6 +85,8 @@ _AFTER = "大然之以今最午雨随此往过前背饭课会节赛事先落滞�
 _ACQUIRED = "性因培免形获习养"
 _EVENT = "发试日会事赛节婚行走班假业学课术期产目以之提"
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# the words that name a month or a day of the week in full: a time, never a person's name
+CALENDAR_WORDS = frozenset((*_MONTH_NAMES, "sept", *_WEEKDAYS))
 
 Found = list[tuple[date, str]]  # (day, precision: d | m | y)
 Resolve = Callable[[date, re.Match[str]], Found]  # a relative phrase's days, from the day it is said on

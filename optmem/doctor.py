@@ -23,7 +23,17 @@ from typing import Any
 
 from optmem import clock, fsio, gitstate, memory, view
 from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
-from optmem.record import MEMORY, BadLine, bad_units, clean_ref, line_of, missing_fields, names, parse_line
+from optmem.record import (
+    MEMORY,
+    BadLine,
+    bad_units,
+    clean_ref,
+    corrects_from_text,
+    line_of,
+    missing_fields,
+    names,
+    parse_line,
+)
 from optmem.vault import NAME_RE, Vault
 
 QUARANTINE = "LOG.quarantine.jsonl"
@@ -73,7 +83,7 @@ def _scan_log(
     (file → line number → the id the record reads as); with `forked`, the hot files the journal
     ends an entry of more than once (where a merge may have kept it two ways: `_check_forks`)."""
     seen: dict[str, tuple[str, int]] = {}
-    refs: list[tuple[str, int, str, str]] = []
+    refs: list[tuple[str, int, str, tuple[str, ...], bool]] = []  # (file, line, id, refs, read from its text)
     corrections: list[tuple[int, str, str]] = []  # (line, record, what it corrects)
     bad: dict[str, list[int]] = {}
     torn: list[str] = []
@@ -98,9 +108,23 @@ def _scan_log(
         for _, _, _, step, text in sorted(steps, key=lambda s: (s[0], s[1][:10] if len(s[1]) == 26 else s[1], s[2])):
             journals.setdefault(step[0], {})[step[1]] = (step[2], text)
     ids = sorted(seen)
-    for where, n, rid, ref in refs:
-        if resolve(ref, seen, ids) is None:
-            report.problems.append(Problem("dangling_ref", where, f"points at {ref}, which no record has", n, rid))
+    for where, n, rid, named, texted in refs:
+        missing = [ref for ref in named if resolve(ref, seen, ids) is None]
+        if texted and len(missing) < len(named):
+            continue  # (a hand-typed correction's `#word` that names no record is a word)
+        for ref in missing[:1] if texted else missing:
+            report.problems.append(
+                Problem(
+                    "dangling_ref",
+                    where,
+                    f"its text is a correction of #{ref} (the hand-typed form 〔更正〕#ID), which no record "
+                    "has: write the id it corrects, or write its text without the '#'"
+                    if texted
+                    else f"points at {ref}, which no record has",
+                    n,
+                    rid,
+                )
+            )
     _check_correction_cycles(corrections, seen, ids, report)
     return bad, torn
 
@@ -125,7 +149,7 @@ def _scan_file(
     fh: Any,
     report: Report,
     seen: dict[str, tuple[str, int]],
-    refs: list[tuple[str, int, str, str]],
+    refs: list[tuple[str, int, str, tuple[str, ...], bool]],
     corrections: list[tuple[int, str, str]],
     bad: dict[str, list[int]],
     torn: list[str],
@@ -239,11 +263,13 @@ def _scan_file(
             step = memory.journal_step(rec)
             if step:
                 steps.append((rec.ts or "", rec.id, len(steps), step, rec.text))
-        for ref in rec.corrects:
-            refs.append((name, n, rec.id, ref))
-            corrections.append((n, rec.id, ref))
+        if rec.corrects and corrects_from_text(body, rec):
+            refs.append((name, n, rec.id, rec.corrects, True))
+        else:
+            refs += [(name, n, rec.id, (ref,), False) for ref in rec.corrects]
+        corrections += [(n, rec.id, ref) for ref in rec.corrects]
         if rec.ref:
-            refs.append((name, n, rec.id, rec.ref))
+            refs.append((name, n, rec.id, (rec.ref,), False))
 
 
 def _check_correction_cycles(
@@ -421,7 +447,7 @@ def _check_drift(vault: Vault, hot: memory.HotFile, journal: dict[str, tuple[str
 def _check_markdown(vault: Vault, report: Report) -> list[tuple[str, str, str]]:
     """Handoff and tree front matter; the HANDOFF.md files nobody edited, with the project and the
     record each names (for `_check_handoff_records`)."""
-    from optmem import handoff, tree
+    from optmem import handoff, handoff_file, tree
 
     pdir = vault.root / "projects"
     if pdir.is_dir():
@@ -441,7 +467,7 @@ def _check_markdown(vault: Vault, report: Report) -> list[tuple[str, str, str]]:
         rel = str(path.relative_to(vault.root))
         try:
             text = fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or ""
-            h = handoff.parse(text)
+            h = handoff_file.parse(text)
             gaps = handoff.front_matter_gaps(text) if text.strip() else None
         except (BadFrontMatter, Unreadable) as exc:
             report.problems.append(Problem("bad_front_matter", rel, exc.message))
@@ -718,8 +744,10 @@ UNCHECKED_SHOWN = 20
 
 def _check_lifecycle(vault: Vault, report: Report) -> None:
     """Guesses left pending past `pending_ttl_days` (no sweep since): the queue is not being
-    reviewed, and they still rank as if fresh. And the facts that matter unchecked for
-    `unchecked_days` (listed, not problems: `optmem verify` them, or correct them)."""
+    reviewed, and they still rank as if fresh — a note when `auto_sweep` is off (the person
+    sweeps, and may leave them: a vault frozen at a date, as the sample vault is). And the facts
+    that matter unchecked for `unchecked_days` (listed, not problems: `optmem verify` them, or
+    correct them)."""
     from optmem import lifecycle
     from optmem.index import in_step, open_index
 
@@ -762,6 +790,13 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
         report.notes.append(
             f"{len(unchecked) - UNCHECKED_SHOWN} more fact(s) unchecked for {s.unchecked_days:g}+ days not listed"
         )
+    if stale and s.auto_sweep == "off":  # (the person sweeps: a guess left pending is theirs to leave)
+        report.notes.append(
+            f"{len(stale)} guess(es) pending for more than {s.pending_ttl_days:g} days (`optmem pending` lists "
+            'them): with `[lifecycle] auto_sweep = "off"` no sweep cools them until you run `optmem sweep` — '
+            "or confirm or reject them"
+        )
+        return
     for row, file in stale[:20]:
         report.problems.append(
             Problem(

@@ -492,7 +492,7 @@ def decision_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
 def decision_heads(idx: Index, target: Row) -> list[Row]:
     """The decisions about `target` no other decision about it was made after."""
     marks = ", ".join("?" * len(log.DECISIONS))
-    about = idx.rows(f"r.ref = ? AND r.kind IN ({marks})", (target.id, *log.DECISIONS)) + idx.correcting(target)
+    about = idx.rows(f"r.ref = ? AND r.kind IN ({marks})", (target.id.upper(), *log.DECISIONS)) + idx.correcting(target)
     about.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
     seen: set[str] = set()
     for i, row in enumerate(about):

@@ -3,6 +3,7 @@
 `projects/<name>/HANDOFF.md` holds the latest note (front matter + Done / Blocked / Next, and
 optional Notes); every note is also appended to the log as a `handoff` record, so earlier ones
 stay in history and in search. A person may edit HANDOFF.md: `read` then returns their version.
+The file's format is `handoff_file`'s.
 """
 
 from __future__ import annotations
@@ -11,11 +12,10 @@ import re
 
 from optmem import clock, fsio, log, view
 from optmem import meta as metamod
-from optmem import text as textmod
 from optmem.errors import BadFrontMatter, NotFound, TooLarge, Unreadable, Unwritable, UsageError
+from optmem.handoff_file import SECTIONS, Handoff, _from_record, parse, parse_body, render
 from optmem.record import HANDOFF
 from optmem.safety import scan
-from optmem.value import Value
 from optmem.vault import NAME_RE, Vault, validate_name
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `context`'s path)
@@ -24,138 +24,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from optmem.schema import Row
-
-SECTIONS = ("done", "blocked", "next")
-_TITLES = {"done": "Done", "blocked": "Blocked", "next": "Next"}
-_HEADING = re.compile(r"^#{1,3}\s*(.+?)\s*$")
-_ALIASES = {
-    "done": "done",
-    "完成": "done",
-    "已完成": "done",
-    "blocked": "blocked",
-    "阻塞": "blocked",
-    "卡点": "blocked",
-    "next": "next",
-    "下一步": "next",
-    "待办": "next",
-    "notes": "note",
-    "note": "note",
-    "备注": "note",
-}
-
-
-class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every session start)
-    project: str
-    time: str
-    done: list[str]
-    blocked: list[str]
-    next: list[str]
-    note: str = ""
-    domain: str | None = None
-    source: str | None = None
-    id: str | None = None  # the log record that carries it
-    edited: bool = False  # HANDOFF.md was changed by hand after it was written
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "project": self.project,
-            "time": self.time,
-            "done": self.done,
-            "blocked": self.blocked,
-            "next": self.next,
-            "note": self.note,
-            "domain": self.domain,
-            "source": self.source,
-            "id": self.id,
-            "edited": self.edited,
-        }
-
-    def shown(self) -> Handoff:
-        """The handoff as every surface shows it: each field — the front matter's too — through
-        the read-side scan (`view.shown`: `[BLOCKED: rule]` for a flagged one)."""
-        return Handoff(**view.shown(self.to_dict()))
-
-    def summary(self) -> str:
-        """One searchable line: what the log record's text says."""
-        parts = [f"{_TITLES[s]}: " + "; ".join(getattr(self, s)) for s in SECTIONS if getattr(self, s)]
-        if self.note:
-            parts.append("Notes: " + " ".join(self.note.split()))
-        return f"[handoff {self.project}] " + " | ".join(parts)
-
-
-def render_body(h: Handoff) -> str:
-    lines = [f"# Handoff — {h.project}", ""]
-    for s in SECTIONS:
-        lines.append(f"## {_TITLES[s]}")
-        items = getattr(h, s)
-        lines += [f"- {_indent(i)}" for i in items] if items else ["- (none)"]
-        lines.append("")
-    if h.note:
-        lines += ["## Notes", h.note.strip(), ""]
-    return "\n".join(lines)
-
-
-def _indent(item: str) -> str:
-    return item.strip().replace("\n", "\n  ")
-
-
-def render(h: Handoff) -> str:
-    """HANDOFF.md: front matter and the body."""
-    body = render_body(h)
-    return metamod.render(
-        {
-            "project": h.project,
-            "time": h.time,
-            "domain": h.domain,
-            "source": h.source,
-            "record": h.id,
-            "digest": textmod.digest(body.encode("utf-8")),
-        },
-        body,
-    )
-
-
-def parse_body(body: str) -> dict[str, Any]:
-    """Done / Blocked / Next items and Notes text of a handoff body (English or Chinese headings)."""
-    out: dict[str, Any] = {"done": [], "blocked": [], "next": [], "note": []}
-    current: str | None = None
-    for line in body.splitlines():
-        m = _HEADING.match(line)
-        if m:
-            current = _ALIASES.get(m.group(1).strip().lower().rstrip(":："))
-            continue
-        if current is None:
-            continue
-        if current == "note":
-            out["note"].append(line)
-        elif re.match(r"^\s*[-*]\s+", line):
-            item = re.sub(r"^\s*[-*]\s+", "", line).strip()
-            if item and item != "(none)":
-                out[current].append(item)
-        elif line.startswith("  ") and out[current] and line.strip():
-            out[current][-1] += "\n" + line.strip()
-    out["note"] = "\n".join(out["note"]).strip()
-    return out
-
-
-def parse(text: str) -> Handoff:
-    """A HANDOFF.md back into a Handoff (`edited` when its body no longer matches its digest)."""
-    fields, body = metamod.split(text)
-    meta = fields or {}
-    parts = parse_body(body)
-    edited = metamod.edited(meta.get("digest"), body)
-    return Handoff(
-        project=str(meta.get("project", "")),
-        time=str(meta.get("time", "")),
-        done=parts["done"],
-        blocked=parts["blocked"],
-        next=parts["next"],
-        note=parts["note"],
-        domain=_text(meta.get("domain")),
-        source=_text(meta.get("source")),
-        id=_text(meta.get("record")),
-        edited=edited or not meta.get("digest"),
-    )
 
 
 def front_matter_gaps(text: str) -> tuple[bool, str] | None:
@@ -188,11 +56,6 @@ def _redacted(h: Handoff) -> Handoff:
         next=[scan.redact(i) for i in h.next],
         note=scan.redact(h.note) if h.note else "",
     )
-
-
-def _text(value: Any) -> str | None:
-    """A front matter field as text (a hand edit may give any YAML value), None when absent."""
-    return None if value is None else str(value)
 
 
 def write(
@@ -301,20 +164,6 @@ def _stored_unwritten(path: Path, record: str | None, exc: Unwritable) -> Unwrit
         f"could not be written ({why}): it holds the previous handoff until the next `optmem handoff write`",
         file=str(path),
         record=record,
-    )
-
-
-def _from_record(rec: dict[str, Any]) -> Handoff:
-    return Handoff(
-        project=rec.get("project") or "",
-        time=rec["ts"],
-        done=list(rec.get("done") or []),
-        blocked=list(rec.get("blocked") or []),
-        next=list(rec.get("next") or []),
-        note=rec.get("note") or "",
-        domain=rec.get("domain"),
-        source=rec.get("source"),
-        id=rec["id"],
     )
 
 

@@ -519,20 +519,32 @@ def consume(
         progress(total, total)
 
 
+_LOWER = "id != upper(id)"  # (the WHERE of the indexes on ids written in lower case: a literal, so they apply)
+
+
 def matching_ids(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, int]:
     """id → line number of the records `ref` names: the exact id, else ids that start or end
     with it (≥ 6 characters, any case). Several entries mean an ambiguous reference."""
     ref = clean_ref(ref)
     if len(ref) < 6:
         return {}
-    hit = conn.execute("SELECT id, n FROM rec WHERE id = ? ORDER BY n LIMIT 1", (ref,)).fetchone()
-    if hit:
-        return {hit[0]: hit[1]}
+    # ids as optmem makes them are upper case, as `clean_ref` makes the reference; an id a line
+    # typed in lower case keeps it (what the line says, which its writer may look for) and is
+    # looked up in upper case, through its own small indexes (`schema`: rec_uid, rec_urid)
+    for sql in (
+        "SELECT id, n FROM rec WHERE id = ? ORDER BY n LIMIT 1",
+        f"SELECT id, n FROM rec WHERE {_LOWER} AND upper(id) = ? ORDER BY n LIMIT 1",
+    ):
+        hit = conn.execute(sql, (ref,)).fetchone()
+        if hit:
+            return {hit[0]: hit[1]}
     found: dict[str, int] = {}
     rev = ref[::-1]
     for sql, key in (
         ("SELECT id, n FROM rec WHERE id >= ? AND id < ? ORDER BY n LIMIT ?", ref),
         ("SELECT id, n FROM rec WHERE rid >= ? AND rid < ? ORDER BY n LIMIT ?", rev),
+        (f"SELECT id, n FROM rec WHERE {_LOWER} AND upper(id) >= ? AND upper(id) < ? ORDER BY n LIMIT ?", ref),
+        (f"SELECT id, n FROM rec WHERE {_LOWER} AND upper(rid) >= ? AND upper(rid) < ? ORDER BY n LIMIT ?", rev),
     ):
         for i, n in conn.execute(sql, (key, key + "\x7f", limit)):
             found.setdefault(i, n)
@@ -562,12 +574,13 @@ def link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None
     if conn.execute("SELECT 1 FROM pend LIMIT 1").fetchone():
         if new_ids is None:
             waiting = conn.execute(
-                "SELECT p.rowid, p.ref, p.src, p.what FROM pend p JOIN rec r ON r.id = p.ref"
+                "SELECT p.rowid, p.ref, p.src, p.what FROM pend p WHERE EXISTS (SELECT 1 FROM rec r WHERE r.id = p.ref)"
+                " OR EXISTS (SELECT 1 FROM rec r WHERE r.id != upper(r.id) AND upper(r.id) = p.ref)"
             ).fetchall()
         else:
             waiting = []
             for i in range(0, len(new_ids), 500):
-                chunk = new_ids[i : i + 500]
+                chunk = [rid.upper() for rid in new_ids[i : i + 500]]  # (a waiting ref is upper case: `_apply`)
                 marks = ",".join("?" * len(chunk))
                 waiting += conn.execute(
                     f"SELECT rowid, ref, src, what FROM pend WHERE ref IN ({marks})", chunk

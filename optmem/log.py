@@ -912,6 +912,10 @@ def forget(
     )
 
     warnings = tuple(tree.forget(vault, row.domain, [row.id]))
+    if tomb and row.kind == HANDOFF and row.project:
+        from optmem import handoff_file  # (HANDOFF.md copies its project's latest handoff: no longer this one)
+
+        warnings += tuple(handoff_file.settle(vault, row.project, row.id))
     return (
         Forgotten("forgotten", row.id, tomb.id, warnings)
         if tomb
@@ -941,7 +945,8 @@ def decided(idx: Index, row: Row) -> list[str]:
     """The decisions about `row` there are — its forget, confirm and restore lines, and the
     records that correct it: what a new decision about it is made after (`decided_after`, which
     `facts.decision_forks` reads to tell two clones' concurrent decisions from a change of mind)."""
-    about = idx.rows(f"r.ref = ? AND r.kind IN ({', '.join('?' * len(DECISIONS))}) ORDER BY r.n", (row.id, *DECISIONS))
+    marks = ", ".join("?" * len(DECISIONS))
+    about = idx.rows(f"r.ref = ? AND r.kind IN ({marks}) ORDER BY r.n", (row.id.upper(), *DECISIONS))  # (refs: upper)
     return [r.id for r in (*about, *idx.correcting(row))]
 
 

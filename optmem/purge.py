@@ -243,7 +243,7 @@ def _check_kinds(vault: Vault, derived: list[tuple[Path, str]], index_files: lis
 def _derived(vault: Vault, targets: set[str], everything: bool) -> list[tuple[Path, str]]:
     """The tree nodes and handoff files that carry purged text, as (path, how the result names
     it — "" for a file not reported, a trailing "/" for a folder); nothing is deleted here."""
-    from optmem import handoff, tree
+    from optmem import handoff_file, tree
 
     out: list[tuple[Path, str]] = []
     troot = vault.root / "tree"
@@ -270,7 +270,7 @@ def _derived(vault: Vault, targets: set[str], everything: bool) -> list[tuple[Pa
             out.append((path, str(path.relative_to(vault.root))))  # refused by _check_kinds
             continue
         try:
-            h = handoff.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
+            h = handoff_file.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
         except BadFrontMatter:
             continue
         if everything or (h.id and h.id.upper() in targets):

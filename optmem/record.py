@@ -52,6 +52,7 @@ RELEASE = "release"  # bookkeeping: a person released the held record `ref` from
 BOOKKEEPING = (SEEN, FORGET, CONFIRM, RESTORE, VERIFY, RELEASE)
 NEVER_COOL = (*BOOKKEEPING, MEMORY)  # bookkeeping, and hot memory (its file decides what is kept)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+RECORD_ID = re.compile(f"[{_CROCKFORD}]{{26}}")  # what `new_id` and `derived_id` make
 _DOMAIN_PREFIX = re.compile(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
 _HAND_CORRECTION = r"^\s*(?:\[[A-Za-z0-9._-]{1,64}\]\s*)?(?:〔更正〕|\[correction\])"  # compiled when needed
 _HASH_REF = re.compile(r"#([0-9A-Za-z]{6,26})\b")
@@ -108,6 +109,18 @@ def hand_correction_refs(text: str) -> list[str]:
     if not text or not (text[0] in "〔[" or text[0].isspace()) or not re.match(_HAND_CORRECTION, text, re.IGNORECASE):
         return []
     return [ref.upper() for ref in _HASH_REF.findall(text)]
+
+
+def corrects_from_text(raw: bytes, rec: Record) -> bool:
+    """Whether the record's `corrects` are read from its text — a correction in the hand-typed
+    form (`〔更正〕#ID …`) with no `corrects` field, as older versions stored one — rather than
+    given. Such a line's `#word` that names no record is a word: the line corrects the records
+    its other `#`s name (an import writes those as its `corrects`; `doctor` reports the line only
+    when none names a record)."""
+    if not rec.corrects or rec.ref or not hand_correction_refs(rec.text):
+        return False
+    given = json.loads(raw).get("corrects")
+    return not (isinstance(given, list) and given)
 
 
 class BadLine(ValueError):

@@ -26,7 +26,16 @@ from typing import Any, NamedTuple
 
 from optmem import clock, fsio
 from optmem.errors import OptmemError, UsageError, quote
-from optmem.record import BOOKKEEPING, BadLine, Record, derived_id, hand_correction_refs, missing_fields, parse_line
+from optmem.record import (
+    BOOKKEEPING,
+    RECORD_ID,
+    BadLine,
+    Record,
+    corrects_from_text,
+    derived_id,
+    missing_fields,
+    parse_line,
+)
 from optmem.safety import scan
 from optmem.vault import Vault, hot_target
 
@@ -386,7 +395,7 @@ class _Batch:
             self.already += 1
             return
         why = refusal(rec, self.vault.settings.limits.record_bytes, self.allow_unsafe)
-        self.take([(line, rid, raw, why, rec.kind in BOOKKEEPING, _refs(rec), _texted(raw, rec))])
+        self.take([(line, rid, raw, why, rec.kind in BOOKKEEPING, _refs(rec), corrects_from_text(raw, rec))])
 
     def draft(self, source: str, memory: Any) -> None:
         """A memory read from another tool's files (`neighbours.Memory`): a record dated as the
@@ -552,7 +561,7 @@ def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
 
 def _checked(n: int, raw: bytes, rec: Record, limit: int, allow_unsafe: bool, soon: float) -> Checked:
     why = _textless(raw, rec) or refusal(rec, limit, allow_unsafe) or _malformed(raw, rec, soon)
-    texted = _texted(raw, rec)
+    texted = corrects_from_text(raw, rec)
     if why is None and rec.hand:
         raw = rec.to_line()  # (no id given: written with the one derived from the line, as it reads)
     return n, rec.id, raw, why, rec.kind in BOOKKEEPING, _refs(rec), texted
@@ -563,7 +572,7 @@ def _same(held: Record, raw: bytes, line: int) -> bool:
     correction an import took before with its `corrects` written out (`_Batch.unresolved`) is the
     same record as its line without."""
     rec = parse_line(raw, line)
-    if _texted(raw, rec):
+    if corrects_from_text(raw, rec):
         held, rec = held._replace(corrects=()), rec._replace(corrects=())
     return held.to_line() == rec.to_line()
 
@@ -572,17 +581,6 @@ def _refs(rec: Record) -> tuple[str, ...]:
     return (*rec.corrects, rec.ref) if rec.ref else rec.corrects
 
 
-def _texted(raw: bytes, rec: Record) -> bool:
-    """Whether the record's `corrects` are read from its text — a correction in the hand-typed
-    form (`〔更正〕#ID …`) with no `corrects` field, as older versions stored one — rather than
-    given."""
-    if not rec.corrects or rec.ref or not hand_correction_refs(rec.text):
-        return False
-    given = json.loads(raw).get("corrects")
-    return not (isinstance(given, list) and given)
-
-
-_RECORD_ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")  # what `record.new_id` and `derived_id` make
 # an id a line typed by hand gives itself (e.g. mynote000001), which the log reads as it is: one a
 # reference can name (`record.names`: 6 characters at least), one word of letters, digits, . _ -
 _TYPED_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{5,63}")
@@ -604,7 +602,7 @@ def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
                 "derived from its line) or give it the id it has where it came from",
                 "id",
             )
-    elif not (_RECORD_ID.fullmatch(rec.id) or _TYPED_ID.fullmatch(rec.id)):
+    elif not (RECORD_ID.fullmatch(rec.id) or _TYPED_ID.fullmatch(rec.id)):
         return (
             "bad_value",
             f"its id {_short(rec.id)} is not a record id (26 letters and digits, as optmem makes them, or one "

@@ -39,7 +39,8 @@ def main() -> None:
         "# A small vault: short runs so the summary tree has something to show.\n"
         "# (The defaults are run = 64 records per level-1 node and a fan-out of 8.)\n"
         "[tree]\nrun = 4\nfanout = 2\n"
-        "# A demo frozen in June 2026: no daily sweep on a write (run `optmem sweep` to see one).\n"
+        "# A demo frozen in June 2026: no daily sweep on a write (run `optmem sweep` to see one); its\n"
+        "# guess stays pending whatever the date (`doctor` notes it).\n"
         "[lifecycle]\nauto_sweep = \"off\"\n", "utf-8")
 
     # hot memory: the agent's notes, the user, one project block

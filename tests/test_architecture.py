@@ -65,6 +65,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.review",
             "optmem.context",
             "optmem.handoff",
+            "optmem.handoff_file",
             "optmem.lifecycle",
             "optmem.tree",
             "optmem.summary",

@@ -163,6 +163,18 @@ def test_usage_errors_exit_2_and_are_json_with_json(cli):
     assert cli("nosuchcommand").exit_code == 2
 
 
+def test_a_malformed_command_line_reads_in_human_output_as_every_refusal_does(cli):
+    """`search --limit abc` without --json says what was wrong and what to do, as its JSON error
+    and every other refusal do — not Click's own usage block (brief fix-i, item 5)."""
+    cli.json("append", "the backend port is 9090")
+    for args in (("search", "port", "--limit", "abc"), ("search", "port", "--nope"), ("search",)):
+        res, said = cli(*args), cli.json(*args, code=2)["error"]
+        assert res.exit_code == 2 and res.stdout == "", args
+        assert res.stderr == f"error (usage): {said['message']}\n", args
+        assert "`optmem search --help` lists its options" in res.stderr and "Try '" not in res.stderr, args
+    assert "'abc' is not a valid int" in cli("search", "port", "--limit", "abc").stderr
+
+
 def test_refusals_exit_1_and_successes_exit_0(cli):
     assert cli("append", "fine").exit_code == 0
     assert cli("add", "dup").exit_code == 0

@@ -489,3 +489,32 @@ def test_a_turn_is_trivial_by_what_both_sides_say(tmp_path, monkeypatch):
     texts = [json.loads(x)["text"] for x in (home / "optmem" / "LOG.jsonl").read_text("utf-8").splitlines()]
     assert [a for _, a in reported if not any(a in t for t in texts)] == []
     assert len(texts) == len(reported)
+
+
+def test_a_short_question_and_answer_is_kept_and_a_skipped_turn_is_logged(tmp_path, monkeypatch, caplog):
+    """A turn is skipped only when both sides are courtesies and nothing else — never for being
+    short: "What port?" / "9090." is a fact (brief fix-i, item 1). What is skipped says so in
+    Hermes' log, naming the session."""
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    home = tmp_path / "hermes"
+    p = started(home, agent_context="primary")
+    short = [("What port?", "9090."), ("Which db?", "Postgres 16."), ("端口？", "9090"), ("Tabs?", "No, spaces.")]
+    courtesies = [("ok thanks", "Sure!"), ("thanks 👍", "You're welcome."), ("好的谢谢", "不客气")]
+    with caplog.at_level("INFO", logger="optmem.integrations.hermes"):
+        for user, assistant in [*short, *courtesies]:
+            p.sync_turn(user, assistant, session_id="s-1")
+    p.shutdown()
+    texts = [json.loads(x)["text"] for x in (home / "optmem" / "LOG.jsonl").read_text("utf-8").splitlines()]
+    assert [(u, a) for u, a in short if not any(u in t and a in t for t in texts)] == []
+    assert len(texts) == len(short)
+    skipped = [r.getMessage() for r in caplog.records if "not kept" in r.getMessage()]
+    assert len(skipped) == len(courtesies) and all("s-1" in m and "courtes" in m for m in skipped)
+    # a context that is not the primary agent's writes nothing, and says so once
+    caplog.clear()
+    with caplog.at_level("INFO", logger="optmem.integrations.hermes"):
+        sub = started(home, agent_context="subagent")
+        sub.sync_turn("What port?", "9091.", session_id="s-2")
+    sub.shutdown()
+    assert "9091" not in (home / "optmem" / "LOG.jsonl").read_text("utf-8")
+    assert any("'subagent'" in r.getMessage() and "writes nothing" in r.getMessage() for r in caplog.records)

@@ -285,7 +285,6 @@ def test_said_again_warms_a_cold_record_instead_of_storing_a_copy(cli, vault, va
 
 @pytest.mark.long
 def test_expired_and_unconfirmed_records_cool_after_their_grace(cli, vault, vault_path, monkeypatch):
-    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
     at(monkeypatch, "2026-01-01T00:00:00Z")
     temp = cli.json("append", "Deploy freeze this week", "--ttl", "7d", "--importance", "1")["id"]
     guess = cli.json("append", "The user may be moving to Berlin", "--confidence", "0.3", "--importance", "1")["id"]
@@ -618,3 +617,26 @@ def test_get_never_shows_a_heat_that_stats_counts_in_a_lower_band(cli, vault):
     assert bands[">=0.5"] == 0 and bands[">=0.2"] == 1
     assert shown == 0.499
     assert "heat 0.499" in cli("get", rid, env=later).stdout
+
+
+@pytest.mark.long
+def test_with_the_sweep_off_a_guess_past_its_ttl_is_a_note_and_the_sample_vault_ages_well(cli, tmp_path, monkeypatch):
+    """`auto_sweep = "off"` leaves sweeping to the person (the sample vault, frozen in June 2026,
+    says so): a guess left pending past `pending_ttl_days` is what they chose, a note `doctor`
+    shows — not a problem of the files, and `doctor --fix` leaves it pending. The sample vault's
+    doctor is clean whatever the date (brief fix-i, item 6)."""
+    import shutil
+    from pathlib import Path
+
+    sample = tmp_path / "sample_vault"
+    repo = Path(__file__).resolve().parent.parent
+    shutil.copytree(repo / "sample_vault", sample, ignore=shutil.ignore_patterns(".cache"))
+    for when in ("2026-06-21T00:00:00Z", "2026-12-06T00:00:00Z", "2031-01-01T00:00:00Z"):
+        at(monkeypatch, when)
+        cli.json("--vault", str(sample), "search", "端口")  # (the index catches up: doctor checks pending)
+        report = cli.json("--vault", str(sample), "doctor")
+        assert report["ok"] is True and report["problems"] == [], (when, report["problems"])
+    assert any("pending for more than 30 days" in n and "optmem sweep" in n for n in report["notes"])
+    fixed = cli.json("--vault", str(sample), "doctor", "--fix")
+    assert not any("swept" in f for f in fixed["fixed"])
+    assert len(cli.json("--vault", str(sample), "pending")["pending"]) == 1  # still the guess the README shows

@@ -228,3 +228,46 @@ def test_a_hand_typed_id_the_log_reads_imports_and_one_no_ref_can_name_does_not(
     assert any('"id":"mynote000001"' in f.read_text("utf-8") for f in files if f.exists())
     res = cli("--vault", str(vault), "doctor")
     assert res.exit_code == 0, res.stdout
+
+
+def test_a_hand_typed_lower_case_id_is_named_in_any_case(cli, vault_path):
+    """Ids are named in any case (Crockford base32 decodes either case): a line typed with its id
+    in lower case — a record id or one of its own — keeps the id it says, and `get`, `forget` and
+    a hand-typed correction name it whatever the case they give (brief fix-i, item 3)."""
+    cli.json("append", "a first record")  # (the vault and its index)
+    lines = [
+        {"id": "mynote000001", "ts": "2026-12-01T00:00:00Z", "text": "redis runs on host db3"},
+        {"id": "01m8rgr080br2gz775vgva88zy", "ts": "2026-12-01T00:00:00Z", "text": "the backend port is 8080"},
+        {"ts": "2026-12-02T00:00:00Z", "text": "〔更正〕 #VGVA88ZY the backend port is 9090"},
+    ]
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
+    for ref in ("mynote000001", "MYNOTE000001", "mynote", "000001"):
+        got = cli.json("get", ref)["record"]
+        assert (got["id"], got["text"]) == ("mynote000001", "redis runs on host db3"), ref
+    for ref in ("01m8rgr080br2gz775vgva88zy", A, "vgva88zy", "01M8RGR0"):
+        got = cli.json("get", ref)["record"]
+        assert (got["id"], got["status"]) == ("01m8rgr080br2gz775vgva88zy", "superseded"), ref
+    assert cli.json("forget", "MyNote000001")["status"] == "forgotten"
+    assert cli.json("search", "redis")["hits"] == []
+
+
+def test_doctor_reads_an_old_live_hand_form_lines_unresolved_hash_word_as_a_word(cli, vault_path):
+    """An older version stored `〔更正〕#<A> … see #deploy42` in the live log with no `corrects`
+    field: #<A> names a record, #deploy42 none — a word, as import reads it, so `doctor` is clean.
+    A hand-form line none of whose `#`s names a record is a correction of nothing: reported,
+    about its text (brief fix-i, item 4)."""
+    a = cli.json("append", "staging db is on host db2")["id"]
+    said = f"〔更正〕#{a[-8:]} staging db moved to db3, see #deploy42"
+    lines = [{"v": 1, "id": C, "ts": "2026-12-03T10:00:00Z", "text": said}]
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
+    cli.json("search", "staging")  # (the index catches up)
+    res = cli.json("doctor")
+    assert res["ok"] is True and res["problems"] == [], res
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"v": 1, "id": B, "ts": "2026-12-04T10:00:00Z", "text": "[correction] #release2026 ship"}))
+        fh.write("\n")
+    problems = cli.json("doctor", code=1)["problems"]
+    assert [(p["code"], p["id"]) for p in problems] == [("dangling_ref", B)], problems
+    assert "#release2026" in problems[0]["message"].lower() and "'#'" in problems[0]["message"]

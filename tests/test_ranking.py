@@ -742,6 +742,20 @@ def test_the_names_a_query_writes():
     # a capitalised possessive is a name wherever it stands, first word or title case
     assert names_in("Alice's phone number now?") == {"alic"}
     assert names_in("What Is Alice's Phone Number Now") == {"alic"}
+    # a month or a day of the week is a time, not a name (brief fix-i, item 8)
+    assert names_in("what did I change in May") == frozenset()
+    assert names_in("what was the port in March 2026") == frozenset()
+    assert names_in("What did we decide on Monday about Alice") == {"alic"}
+    assert names_in("where did Alice move in September") == {"alic"}
+    assert names_in("what is May's phone number") == {"may"}  # (a possessive is someone's)
+
+
+def test_a_month_or_a_weekday_the_question_names_is_no_name_the_update_rule_reads():
+    """What the update rule holds an update to (`Intent.names`, read once at the top of search):
+    "what did we pick in March" asks about a time, and a newer record need not say "March"."""
+    now = epoch("2026-06-03")
+    assert read("what chat did we pick in March", now).names == frozenset()
+    assert read("what did Alice change on Friday", now).names == {"alic"}
 
 
 @pytest.mark.long

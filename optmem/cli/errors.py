@@ -63,11 +63,12 @@ def handle(exc: BaseException, argv: list[str]) -> int:
                 exc.message = exc.format_message() + _nearest_command(exc.format_message())
             elif exc.format_message().startswith("Got unexpected extra argument"):
                 exc.message = _quote_it(exc) or exc.format_message()
-            if json_out:  # (in human output Click says "Try 'optmem search --help'" itself)
-                echo(error_payload("usage", exc.format_message().rstrip(".") + _help_for(argv)))
+            # one message either way, as every refusal's: what was wrong, and where the options are
+            message = exc.format_message().rstrip(".") + _help_for(argv)
+            if json_out:
+                echo(error_payload("usage", message))
             else:
-                show = getattr(exc, "show", None)
-                show() if show else note(f"error: {exc.format_message()}")
+                note(f"error (usage): {message}")
             return int(getattr(exc, "exit_code", USAGE) or USAGE)
     if isinstance(exc, SystemExit):
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

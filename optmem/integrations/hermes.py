@@ -13,8 +13,9 @@ The hooks map onto OptMem's own operations:
   and no hot memory in a shared vault (Hermes' own block shows those files already) — in this
   process, on the provider's warm handle (`optmem.warm`: the index stays open between turns,
   checked against the log at each);
-* `sync_turn` → the turn appended to the log (chat tier, the session's id), skipping trivial
-  turns, and nothing at all for an agent context that is not the primary one (a subagent, cron);
+* `sync_turn` → the turn appended to the log (chat tier, the session's id), but for a turn of
+  courtesies and nothing else (logged, at level INFO), and nothing at all for an agent context
+  that is not the primary one (a subagent, cron);
 * `on_session_end` → a handoff of the session's project (extractive: the goal, what was reported
   done, what is open);
 * `on_session_switch` → the new session id (and a fresh prefetch cache); `on_delegation` → the
@@ -35,9 +36,11 @@ first, in order. A write the vault refuses for what it says (a secret) is logged
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -51,9 +54,6 @@ logger = logging.getLogger(__name__)  # Hermes' logging (hermes_logging) writes 
 NAME = "optmem"
 CONFIG = "optmem.json"  # in HERMES_HOME: {"vault": PATH} (`save_config`, `optmem hermes install`)
 PROJECT = "hermes"  # the project a session's handoff is written for (else the agent's identity)
-TRIVIAL = 12  # characters: a turn whose both sides are this short says nothing worth keeping …
-CJK_WEIGHT = 3  # … a CJK character counting as three: one says what a short English word does
-# (我搬到上海了, 6 characters, is "I moved to Shanghai", 19) — Chinese is not cut at four characters
 ACKS = {"ok", "okay", "thanks", "thank you", "thx", "yes", "no", "sure", "好", "好的", "谢谢", "嗯", "行"}
 ACKS |= {
     "got it",
@@ -167,7 +167,6 @@ def _hook(nothing: Any = None, **kinds: type) -> Callable[[Callable[..., Any]], 
     (text, a list of messages, a dict) or None, which stands for an empty one. Anything else is
     logged, naming the hook, the argument and what it got, and the hook does nothing (returns
     `nothing`) — a hook never raises into Hermes' turn."""
-    import functools
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
@@ -230,40 +229,32 @@ def _what(entry: dict[str, Any]) -> str:
     return "turn" if "turn" in entry else "handoff" if "handoff" in entry else "memory-tool write"
 
 
-def _trivial(user: str, assistant: str) -> bool:
-    """Whether a turn says nothing worth keeping: each side says a few characters at most once its
-    acknowledgements, greetings and courtesies are set aside (`_said`) — "ok" or "好的，谢谢" does
-    not drop an answer that reports what was done, and "你好" / "你好！有什么可以帮你？" is as
-    empty as "hi" / "Hello! How can I help you today?"."""
-    return _said(user, asks=False) < TRIVIAL and _said(assistant, asks=True) < TRIVIAL
+def _courtesy(user: str, assistant: str) -> bool:
+    """Whether a turn is courtesies and nothing else, the one kind of turn not kept: every clause
+    of both sides an acknowledgement, a greeting or a courtesy (`ACKS`, `GREETINGS`, or several of
+    them: "ok thanks", "好的谢谢") or no word at all ("👍"), and on the assistant's side the
+    question that ends a sentence ("How can I help?", "有什么需要？"). A short turn is no courtesy
+    for being short: "What port?" / "9090." is a fact."""
+    return not _states(user, asks=False) and not _states(assistant, asks=True)
 
 
-def _said(text: str, *, asks: bool) -> int:
-    """How much `text` states (`_size`, counted up to `TRIVIAL`): its clauses, less acknowledgements, greetings and
-    courtesies (`ACKS`, `GREETINGS`) and, with `asks` (the assistant's side), the question that
-    ends a sentence — "How can I help?", "有什么需要？" state nothing; a report before it
-    ("I moved the cache — should I restart it?") still counts."""
-    import re
-
+def _states(text: str, *, asks: bool) -> bool:
+    """Whether `text` holds a clause that is not a courtesy (see `_courtesy`)."""
     said = " ".join((text or "").split()).lower().replace("\u2019", "'")
-    total = 0
     for m in re.finditer(_SENTENCE, said):
         clauses = [c.strip(" '\"“”‘’()（）") for c in re.split(_CLAUSE, m.group(1))]
         if asks and re.search("[?？]", m.group(2)):
             clauses = clauses[:-1]  # (the question itself)
-        total += sum(_size(c) for c in clauses if c and c not in ACKS and c not in GREETINGS)
-        if total >= TRIVIAL:
-            break  # (enough to keep it: a pasted log is not read to its end)
-    return total
+        if any(c and not _courtesies().fullmatch(c) for c in clauses):
+            return True
+    return False
 
 
-def _size(said: str) -> int:
-    """Characters, a CJK character counting as `CJK_WEIGHT`."""
-    from optmem import text as textmod
-
-    if not textmod.has_cjk(said):
-        return len(said)
-    return len(said) + (CJK_WEIGHT - 1) * sum(map(len, textmod.cjk_runs().findall(said)))
+@functools.cache
+def _courtesies() -> re.Pattern[str]:
+    """One or more of `ACKS` and `GREETINGS` one after the other, and what is no word at all."""
+    phrases = "|".join(map(re.escape, sorted(ACKS | GREETINGS, key=len, reverse=True)))
+    return re.compile(rf"(?:(?:{phrases})(?![a-z])|[^\w])*")
 
 
 def _texts(messages: list[dict[str, Any]] | None, role: str) -> list[str]:
@@ -384,6 +375,13 @@ class Provider:
         self.vault = self.warm.vault()
         self.session_id = session_id or ""
         self.writes = kwargs.get("agent_context", "primary") in ("primary", None, "")
+        if not self.writes:  # (deliberate: the primary agent keeps what its subagents and cron jobs report)
+            logger.info(
+                "optmem: session %s runs as agent context %r, not the primary one: it recalls, and writes nothing "
+                "(no turn, handoff, memory write or correction)",
+                session_id,
+                kwargs.get("agent_context"),
+            )
         self.project = session_project(
             kwargs, self.vault.settings.projects if configured is None or configured.is_dir() else None
         )
@@ -476,9 +474,12 @@ class Provider:
         session_id: str = "",
         messages: list[dict[str, Any]] | None = None,
     ) -> None:
-        if not self.writes or _trivial(user_content, assistant_content):
+        if not self.writes:
             return
         session, held = session_id or self.session_id, None
+        if _courtesy(user_content, assistant_content):
+            logger.info("optmem: a turn of session %s was not kept: it holds courtesies and nothing else", session)
+            return
         from optmem.quarantine import kind_of
 
         # each side scanned as written (a pasted transcript's role markers start lines): a possible

@@ -200,7 +200,8 @@ def search_terms(text: str, *, more: bool = False, settings: Ranking = _DEFAULT)
 
 def names_in(query: str) -> frozenset[str]:
     """The search terms of the names a query writes: words with a capital letter that do not begin
-    a sentence ("what is Alice's phone number now" → alic), "I" aside, and a capitalised
+    a sentence ("what is Alice's phone number now" → alic), "I" and the months and days of the
+    week aside ("what did I change in May" asks about a time), and a capitalised
     possessive wherever it stands ("Alice's phone number?"). Two statements that differ in such a
     name are about different things however much else they share — IDF cannot tell, when the
     name is common in the store. Otherwise a query in title case or capitals names nothing (its
@@ -218,8 +219,9 @@ def names_in(query: str) -> frozenset[str]:
         )
     sentence_end, word, possessive = _NAME_PATTERNS
     later = [w for sentence in sentence_end.split(query) for w in word.findall(sentence)[1:]]
-    names = [w for w in later if w.isascii() and w[0].isupper() and w != "I"]
-    if 2 * len(names) > len(later):
-        names = []  # title case or capitals
+    capitals = [w for w in later if w.isascii() and w[0].isupper() and w != "I"]
+    if 2 * len(capitals) > len(later):
+        capitals = []  # title case or capitals
+    names = [w for w in capitals if w.lower() not in dates.CALENDAR_WORDS]  # "in May", "on Monday": when
     names += possessive.findall(query)
     return frozenset(t for t in query_terms(" ".join(names)) if len(t) > 1) if names else frozenset()

@@ -141,7 +141,8 @@ RULES: tuple[Rule, ...] = (
         "names",
         "names",
         "false",
-        'a newer record that lacks a name the query writes ("Alice\'s phone") updates nothing',
+        'a newer record that lacks a name the query writes ("Alice\'s phone"; a month or a weekday, "in May",'
+        " is a time, no name) updates nothing",
         "+0.003 (59 q)",
         "−0.004 (1 q)",
         "0 (no capitals)",

@@ -1,0 +1,201 @@
+"""HANDOFF.md: the file's format, and the file as the copy of its project's latest handoff record.
+
+`handoff` writes, reads and journals handoffs; this module is what `log.forget` needs of them
+without importing `handoff` (which appends to the log): when the record a HANDOFF.md copies is
+forgotten, the file becomes the copy of the handoff before it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from optmem import fsio, view
+from optmem import meta as metamod
+from optmem import text as textmod
+from optmem.value import Value
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `context`'s path)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from optmem.vault import Vault
+
+SECTIONS = ("done", "blocked", "next")
+_TITLES = {"done": "Done", "blocked": "Blocked", "next": "Next"}
+_HEADING = re.compile(r"^#{1,3}\s*(.+?)\s*$")
+_ALIASES = {
+    "done": "done",
+    "完成": "done",
+    "已完成": "done",
+    "blocked": "blocked",
+    "阻塞": "blocked",
+    "卡点": "blocked",
+    "next": "next",
+    "下一步": "next",
+    "待办": "next",
+    "notes": "note",
+    "note": "note",
+    "备注": "note",
+}
+
+
+class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every session start)
+    project: str
+    time: str
+    done: list[str]
+    blocked: list[str]
+    next: list[str]
+    note: str = ""
+    domain: str | None = None
+    source: str | None = None
+    id: str | None = None  # the log record that carries it
+    edited: bool = False  # HANDOFF.md was changed by hand after it was written
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "project": self.project,
+            "time": self.time,
+            "done": self.done,
+            "blocked": self.blocked,
+            "next": self.next,
+            "note": self.note,
+            "domain": self.domain,
+            "source": self.source,
+            "id": self.id,
+            "edited": self.edited,
+        }
+
+    def shown(self) -> Handoff:
+        """The handoff as every surface shows it: each field — the front matter's too — through
+        the read-side scan (`view.shown`: `[BLOCKED: rule]` for a flagged one)."""
+        return Handoff(**view.shown(self.to_dict()))
+
+    def summary(self) -> str:
+        """One searchable line: what the log record's text says."""
+        parts = [f"{_TITLES[s]}: " + "; ".join(getattr(self, s)) for s in SECTIONS if getattr(self, s)]
+        if self.note:
+            parts.append("Notes: " + " ".join(self.note.split()))
+        return f"[handoff {self.project}] " + " | ".join(parts)
+
+
+def render_body(h: Handoff) -> str:
+    lines = [f"# Handoff — {h.project}", ""]
+    for s in SECTIONS:
+        lines.append(f"## {_TITLES[s]}")
+        items = getattr(h, s)
+        lines += [f"- {_indent(i)}" for i in items] if items else ["- (none)"]
+        lines.append("")
+    if h.note:
+        lines += ["## Notes", h.note.strip(), ""]
+    return "\n".join(lines)
+
+
+def _indent(item: str) -> str:
+    return item.strip().replace("\n", "\n  ")
+
+
+def render(h: Handoff) -> str:
+    """HANDOFF.md: front matter and the body."""
+    body = render_body(h)
+    return metamod.render(
+        {
+            "project": h.project,
+            "time": h.time,
+            "domain": h.domain,
+            "source": h.source,
+            "record": h.id,
+            "digest": textmod.digest(body.encode("utf-8")),
+        },
+        body,
+    )
+
+
+def parse_body(body: str) -> dict[str, Any]:
+    """Done / Blocked / Next items and Notes text of a handoff body (English or Chinese headings)."""
+    out: dict[str, Any] = {"done": [], "blocked": [], "next": [], "note": []}
+    current: str | None = None
+    for line in body.splitlines():
+        m = _HEADING.match(line)
+        if m:
+            current = _ALIASES.get(m.group(1).strip().lower().rstrip(":："))
+            continue
+        if current is None:
+            continue
+        if current == "note":
+            out["note"].append(line)
+        elif re.match(r"^\s*[-*]\s+", line):
+            item = re.sub(r"^\s*[-*]\s+", "", line).strip()
+            if item and item != "(none)":
+                out[current].append(item)
+        elif line.startswith("  ") and out[current] and line.strip():
+            out[current][-1] += "\n" + line.strip()
+    out["note"] = "\n".join(out["note"]).strip()
+    return out
+
+
+def parse(text: str) -> Handoff:
+    """A HANDOFF.md back into a Handoff (`edited` when its body no longer matches its digest)."""
+    fields, body = metamod.split(text)
+    meta = fields or {}
+    parts = parse_body(body)
+    edited = metamod.edited(meta.get("digest"), body)
+    return Handoff(
+        project=str(meta.get("project", "")),
+        time=str(meta.get("time", "")),
+        done=parts["done"],
+        blocked=parts["blocked"],
+        next=parts["next"],
+        note=parts["note"],
+        domain=_text(meta.get("domain")),
+        source=_text(meta.get("source")),
+        id=_text(meta.get("record")),
+        edited=edited or not meta.get("digest"),
+    )
+
+
+def _text(value: Any) -> str | None:
+    """A front matter field as text (a hand edit may give any YAML value), None when absent."""
+    return None if value is None else str(value)
+
+
+def _from_record(rec: dict[str, Any]) -> Handoff:
+    return Handoff(
+        project=rec.get("project") or "",
+        time=rec["ts"],
+        done=list(rec.get("done") or []),
+        blocked=list(rec.get("blocked") or []),
+        next=list(rec.get("next") or []),
+        note=rec.get("note") or "",
+        domain=rec.get("domain"),
+        source=rec.get("source"),
+        id=rec["id"],
+    )
+
+
+def settle(vault: Vault, project: str, forgotten: str) -> list[str]:
+    """After the handoff record `forgotten` of `project` is forgotten: the project's HANDOFF.md,
+    when it is the unedited copy of that record, becomes the copy of the newest handoff record
+    the project still shows — or goes, when there is none (the log keeps the forgotten one). A
+    file a person edited, or the copy of another record, is left as it is. Under the vault lock.
+    What could not be done (the file unreadable, the lock busy), as warnings: the record is
+    forgotten either way, and `doctor` names a file that still shows it."""
+    from optmem.errors import OptmemError
+    from optmem.index import open_index
+
+    where = f"projects/{project}/HANDOFF.md"
+    path = vault.project_dir(project) / "HANDOFF.md"
+    try:
+        with vault.lock():
+            h = parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
+            if h.edited or (h.id or "").upper() != forgotten.upper():
+                return []
+            with open_index(vault) as idx:
+                rows = idx.handoffs(project, 1)
+                latest = [_from_record(idx.view_of(r, 0.0, passed=False).full(show_unsafe=True)) for r in rows]
+            if latest:
+                fsio.atomic_write(path, render(latest[0]), within=vault.root)
+            else:
+                fsio.remove_file(path)
+    except OptmemError as exc:
+        return [f"{where} still shows the forgotten handoff ({exc.message.splitlines()[0]}): edit or remove it"]
+    return []
