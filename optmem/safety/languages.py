@@ -36,7 +36,7 @@ FLIPS = {"mention": "conceal", "confirm": "unconfirmed"}  # a telling denied hid
 # Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1 (id: Indonesian and Malay).
 TABLE = """
 en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
-en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
+en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character your~name~is you~are~called
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
 en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~flag without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
 en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable
@@ -54,8 +54,8 @@ zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
 zh show 告诉我 泄露 透露 发送 发到 发给 上传
 zh display 输出 显示 打印 展示
-zh persona 你现在是 从现在开始 现在起 扮演 假装 你的身份
-zh lifted 无限制 不受任何 已被关闭 已被管理员关闭 已关闭 已解除 已禁用 无需审查
+zh persona 你现在是 从现在开始 现在起 扮演 假装 你的身份 你叫 你的名字是 改名
+zh lifted 无限制 不受任何 已被关闭 已被管理员关闭 已关闭 已解除 已禁用 无需审查 没有任何限制
 zh unchecked 不需要确认 无需确认 不用确认 不要确认 不必确认 不用告诉 不要告诉 不必告诉 不必向用户 无需征求 静默 悄悄 自动执行
 zh goods 密码 密钥 令牌 凭证 .env 手机号 私钥 id_rsa .ssh
 zh prompt 系统提示 提示词 聊天记录 初始指令
@@ -63,7 +63,7 @@ hi dismiss अनदेखा नज़रअंदाज़ भूल~जाओ
 hi earlier पिछले पिछली पहले सभी सिस्टम मूल
 hi orders निर्देश प्रॉम्प्ट
 hi show दिखाएँ दिखाओ बताओ प्रिंट भेज
-hi persona अब~तुम अब~आप अब~से
+hi persona अब~तुम अब~आप अब~से तुम्हारा~नाम
 hi lifted बंद~हैं प्रतिबंध~हटा बिना~प्रतिबंध
 hi unchecked बिना~पुष्टि बिना~पूछे चुपचाप
 hi goods पासवर्ड ओटीपी otp बैंक~विवरण कुंजी
@@ -72,8 +72,8 @@ es earlier anterior previa previo del~sistema original inicial todas todos tus~ 
 es orders instrucci indicaciones directrices prompt órdenes pautas normas mensaje~de~sistema
 es told lo~que~te~dijeron lo~que~te~han~dicho lo~que~te~indicó lo~que~te~indicaron lo~que~te~ordenaron lo~que~te~pidieron
 es show muestra mostr revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir
-es persona ahora~eres a~partir~de~ahora finge desde~ahora
-es lifted sin~restricci sin~filtro sin~límite sin~limite está~activado
+es persona ahora~eres a~partir~de~ahora finge desde~ahora te~llamas tu~nombre~es
+es lifted sin~restricci sin~filtro sin~límite sin~limite está~activado ninguna~restricción
 es unchecked sin~pedir~confirm sin~confirm sin~preguntar no~lo~menciones sin~avisar en~silencio
 es goods contraseña clave credencial .env token historial
 fr dismiss ignor oubli néglig fais~abstraction ne~tiens~plus~compte passe~outre annul laisse~tomber faites~abstraction faire~abstraction ne~suis~plus arrête~de~suivre écarte ne~s'appliquent~plus sont~obsolètes sont~caduques
@@ -81,16 +81,16 @@ fr earlier précédent anterieur antérieur d'origine initial système toutes to
 fr orders instruction consigne directive prompt règles~d'avant message~système
 fr told ce~qu'on~t'a~dit ce~qu'on~vous~a~dit ce~qu'on~t'a~demandé
 fr show affiche montre révèle revele imprime dis-moi répète envoie copie recopie divulgue écris donne-les livre
-fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant
-fr lifted sans~restriction sans~filtre sans~limite
+fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant tu~t'appelles ton~nom~est
+fr lifted sans~restriction sans~filtre sans~limite aucune~restriction
 fr unchecked jamais~demander~de~confirmation sans~demander sans~confirm sans~vérification sans~le~dire en~copie~cachée discrètement
 fr goods mot~de~passe clé~ssh clés~ssh clé~api clés~api clé~d'api identifiant .env jeton
 ar dismiss تجاهل انس تخط ألغ
 ar earlier السابقة السابق جميع النظام الأصلية
 ar orders التعليمات تعليمات موجه
 ar show اعرض أظهر اطبع أرسل اكشف
-ar persona أنت~الآن من~الآن
-ar lifted تم~تعطيل بدون~قيود دون~قيود
+ar persona أنت~الآن من~الآن اسمك
+ar lifted تم~تعطيل بدون~قيود دون~قيود أي~قيود
 ar unchecked دون~طلب~تأكيد بدون~تأكيد دون~تأكيد دون~إخبار
 ar goods كلمات~مرور كلمة~المرور كلمة~مرور مفتاح
 bn dismiss উপেক্ষা ভুলে~যাও অগ্রাহ্য
@@ -106,8 +106,8 @@ pt earlier anterior prévia previa do~sistema original inicia todas todos oculta
 pt orders instruç instruc orientaç diretrizes prompt regras
 pt told o~que~te~disseram o~que~lhe~disseram
 pt show mostre mostra revele imprima diga repita envie escreva exiba compartilhe copie
-pt persona agora~você~é agora~voce~e a~partir~de~agora finja
-pt lifted irrestrito sem~restriç sem~filtro
+pt persona agora~você~é agora~voce~e a~partir~de~agora finja seu~nome~é
+pt lifted irrestrito sem~restriç sem~filtro nenhuma~restrição
 pt unchecked nunca~peça~confirmação sem~pedir~confirm sem~confirm sem~avisar sem~perguntar cópia~oculta
 pt goods senha chave credencia .env token
 ru dismiss игнорир проигнорир забудь забудьте не~обращай отбрось отмени пренебреги не~следуй перестань~следовать не~выполняй откажись~от больше~не недействительн отменен аннулирован
@@ -115,8 +115,8 @@ ru earlier предыдущ прежн ранее исходн системн в
 ru orders системное~сообщение инструкц указани промпт директив правил распоряжени установк подсказк
 ru told что~тебе~говорили что~тебе~сказали что~вам~говорили
 ru show покажи выведи раскрой напечатай повтори отправ процитируй скопируй напиши озвучь перескажи распечатай выдай сообщи назови
-ru persona теперь~ты отныне~ты с~этого~момента притворись
-ru lifted ограничения~сняты без~ограничен без~отказов режим~разработчика
+ru persona теперь~ты отныне~ты с~этого~момента притворись тебя~зовут твоё~имя
+ru lifted ограничения~сняты без~ограничен без~отказов режим~разработчика никаких~ограничений
 ru unchecked без~подтвержд без~спрос не~спрашивая не~сообщай молча
 ru goods .ssh парол ключ id_rsa .env credentials учетн токен
 ur dismiss نظرانداز نظر~انداز بھول~جاؤ
@@ -131,8 +131,8 @@ id dismiss abaikan lupakan acuhkan batalkan
 id earlier sebelumnya semua~ sistem asli awal
 id orders instruksi petunjuk prompt arahan
 id show tampilkan tunjukkan cetak ungkapkan kirim paparkan hantar
-id persona sekarang~kamu sekarang~anda mulai~sekarang berpura-pura
-id lifted tanpa~batas tanpa~batasan tanpa~filter tanpa~sekatan
+id persona sekarang~kamu sekarang~anda mulai~sekarang berpura-pura namamu~ nama~kamu
+id lifted tanpa~batas tanpa~batasan tanpa~filter tanpa~sekatan tidak~ada~batasan
 id unchecked tanpa~meminta~pengesahan tanpa~konfirmasi tanpa~meminta~konfirmasi tanpa~bertanya diam-diam tanpa~memberi~tahu tanpa~pengesahan
 id goods kata~sandi kunci~api token .env isinya kata~laluan
 de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über ausser~kraft außer~kraft nicht~mehr~beachten nicht~mehr~befolgen beachte~nicht befolge~nicht hör~auf ungültig aufgehoben hinfällig nichtig
@@ -140,16 +140,16 @@ de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine
 de orders anweisung instruktion vorgabe richtlinie prompt systemprompt systemanweisung systemnachricht regeln
 de told was~man~dir was~dir~gesagt
 de show zeig schick sende~ gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~
-de persona du~bist~jetzt ab~sofort~bist ab~jetzt~bist tu~so~als
-de lifted sicherheitsrichtlinien~sind~deaktiviert ohne~einschränkung ohne~beschränkung deaktiviert wartungsmodus
+de persona du~bist~jetzt ab~sofort~bist ab~jetzt~bist tu~so~als du~heißt dein~name~ist
+de lifted sicherheitsrichtlinien~sind~deaktiviert ohne~einschränkung ohne~beschränkung deaktiviert wartungsmodus keine~einschränkungen
 de unchecked ohne~rückfrage ohne~nachfrage ohne~bestätigung ohne~zu~fragen nicht~erwähnen nicht~erwähnt heimlich
 de goods passwort kennwort schlüssel zugangsdaten .env token
 ja dismiss 無視 忘れ 破棄 取り消 気にしなく 従わな なかったことに 無効 捨て
 ja earlier これまで 以前 前の 上記 すべて 全て システム 元の 先に 先ほど 最初 隠さ 隠し 秘密 内部 初期 あなたに設定 開発者
 ja orders 指示 命令 プロンプト 指令 ルール インストラクション 指示文
 ja show 表示 出力 教えて 見せ 送信 公開 明か 貼り付け 印刷 書き出 共有 コピー
-ja persona 今からあなたは あなたは今 今後あなたは なりきって
-ja lifted 制限が解除 制限なく 制限なし 無効化
+ja persona 今からあなたは あなたは今 今後あなたは なりきって あなたの名前は
+ja lifted 制限が解除 制限なく 制限なし 無効化 制限はありません 制限がない
 ja unchecked 確認なし 確認を求めない 確認せず 黙って 伝えなくてよい 知らせずに
 ja goods パスワード 秘密鍵 トークン .env 認証情報
 mr dismiss दुर्लक्ष विसरून~जा
@@ -172,8 +172,8 @@ tr dismiss yok~say görmezden~gel unut~ iptal~et
 tr earlier önceki tüm~ bütün~ sistem orijinal
 tr orders talimat istem
 tr show göster yazdır açıkla gönder
-tr persona artık~sen şu~andan~itibaren gibi~davran
-tr lifted kısıtlamaları~kaldırıldı kısıtlamasız sınırsız
+tr persona artık~sen şu~andan~itibaren gibi~davran adın~
+tr lifted kısıtlamaları~kaldırıldı kısıtlamasız sınırsız hiçbir~kısıtlama
 tr unchecked onay~isteme onay~istemeden onaysız sormadan haber~verme
 tr goods şifre parola anahtar
 ta dismiss புறக்கணி மறந்து
@@ -188,16 +188,16 @@ vi dismiss bỏ~qua phớt~lờ quên~đi
 vi earlier trước~đó trước~đây mọi~ tất~cả hệ~thống ban~đầu
 vi orders hướng~dẫn chỉ~dẫn chỉ~thị lời~nhắc
 vi show hiển~thị in~ra tiết~lộ gửi
-vi persona bây~giờ~bạn từ~giờ~trở~đi
-vi lifted không~giới~hạn không~hạn~chế
+vi persona bây~giờ~bạn từ~giờ~trở~đi tên~bạn~là
+vi lifted không~giới~hạn không~hạn~chế không~có~giới~hạn
 vi unchecked không~cần~xác~nhận không~hỏi lặng~lẽ
 vi goods mật~khẩu khóa~api
 ko dismiss 무시 잊어 무효 취소 잊어버리 신경~쓰지 따르지 없던~걸로 폐기 유효하지~않
 ko earlier 이전 앞의 기존 모든 시스템 원래 지금까지 앞서 앞에서 숨겨진 비밀 내부 초기 개발자 위의 너에게~설정된
 ko orders 지시 지침 프롬프트 지시사항 지시문 명령 규칙
 ko show 보여 출력 알려 공개 붙여 삽입 전송 보내 표시 말해 인쇄 적어 적을
-ko persona 너는~이제 당신은~이제 지금부터~너는 이제부터
-ko lifted 비활성화 제한~없이 제한이~해제
+ko persona 너는~이제 당신은~이제 지금부터~너는 이제부터 너의~이름은 네~이름은 당신의~이름은
+ko lifted 비활성화 제한~없이 제한이~해제 아무~제한 제한이~없
 ko unchecked 확인~없이 묻지~않고 알리지~않고 몰래
 ko goods 비밀번호 이메일과~전화번호 토큰 키
 it dismiss ignora dimentica tralascia trascura lascia~perdere scarta non~seguire smetti~di~seguire non~tenere~conto non~valgono~più
@@ -205,15 +205,15 @@ it earlier precedent prima original iniziali tutte tutti di~sistema del~sistema 
 it orders istruzion indicazion direttiv prompt regole linee~guida
 it told quello~che~ti~hanno~detto ciò~che~ti~hanno~detto
 it show mostra rivela stampa dimmi ripeti invia scrivi dammi condividi riporta copia
-it persona ora~sei d'ora~in~poi fingi
-it lifted senza~restrizion senza~filtri senza~limiti
+it persona ora~sei d'ora~in~poi fingi ti~chiami
+it lifted senza~restrizion senza~filtri senza~limiti nessuna~restrizione
 it unchecked senza~chiedere senza~conferma senza~avvisare di~nascosto
 it goods file~di~configurazione password chiave credenziali .env token
 th dismiss เพิกเฉย ละเว้น ไม่ต้องสนใจ ลืม
 th earlier ก่อนหน้า ทั้งหมด ระบบ
 th orders คำสั่ง พรอมต์ คำแนะนำ
 th show แสดง เปิดเผย ส่ง
-th persona ตอนนี้คุณคือ จากนี้ไป
+th persona ตอนนี้คุณคือ จากนี้ไป ชื่อของคุณคือ
 th lifted ไม่มีข้อจำกัด ปิดการป้องกัน
 th unchecked โดยไม่ต้องยืนยัน ไม่ต้องถาม
 th goods รหัสผ่าน
@@ -221,7 +221,7 @@ fa dismiss نادیده نادیده~بگیر فراموش
 fa earlier قبلی همه سیستم
 fa orders دستورالعمل دستورات پرامپت
 fa show نشان~بده نمایش بفرست
-fa persona تو~اکنون از~این~پس
+fa persona تو~اکنون از~این~پس اسم~تو
 fa lifted بدون~محدودیت
 fa unchecked بدون~تأیید بدون~پرسیدن
 fa goods رمز~عبور گذرواژه
@@ -229,8 +229,8 @@ pl dismiss zignoruj ignoruj zapomnij pomiń odrzuć
 pl earlier wcześniejsz poprzedni wszystkie systemow oryginaln
 pl orders instrukcj polecen prompt
 pl show pokaż wyświetl ujawnij wydrukuj wyślij
-pl persona teraz~jesteś od~teraz udawaj
-pl lifted bez~ograniczeń bez~filtrów
+pl persona teraz~jesteś od~teraz udawaj nazywasz~się
+pl lifted bez~ograniczeń bez~filtrów żadnych~ograniczeń
 pl unchecked bez~potwierdzenia bez~pytania nie~informuj po~cichu
 pl goods hasło hasła klucz
 uk dismiss ігноруй проігноруй забудь відкинь
@@ -245,8 +245,8 @@ nl dismiss negeer vergeet~ sla~over
 nl earlier eerdere vorige alle~ systeem oorspronkelijk
 nl orders instructie prompt
 nl show toon laat~zien geef~de geef~weer onthul stuur
-nl persona je~bent~nu vanaf~nu doe~alsof
-nl lifted zonder~beperking zonder~filter
+nl persona je~bent~nu vanaf~nu doe~alsof heet~je je~heet
+nl lifted zonder~beperking zonder~filter geen~beperkingen
 nl unchecked zonder~bevestiging nooit~om~bevestiging zonder~te~vragen
 nl goods wachtwoord sleutel
 sw dismiss puuza sahau
@@ -277,7 +277,7 @@ el dismiss αγνόησε ξέχασε παράβλεψε
 el earlier προηγούμεν όλες όλους συστήματος αρχικ
 el orders οδηγί εντολ
 el show δείξε εμφάνισε αποκάλυψε στείλε
-el persona τώρα~είσαι από~τώρα~και~στο~εξής
+el persona τώρα~είσαι από~τώρα~και~στο~εξής το~όνομά~σου
 el lifted χωρίς~περιορισμούς
 el unchecked χωρίς~επιβεβαίωση χωρίς~να~ρωτήσεις
 el goods κωδικ
@@ -285,7 +285,7 @@ cs dismiss ignoruj zapomeň přehlížej
 cs earlier předchozí všechny systémov původní
 cs orders instrukce pokyny prompt
 cs show ukaž zobraz odhal pošli vypiš
-cs persona nyní~jsi teď~jsi od~teď
+cs persona nyní~jsi teď~jsi od~teď jmenuješ~se
 cs lifted bez~omezení
 cs unchecked bez~potvrzení bez~ptaní
 cs goods heslo klíč
@@ -293,24 +293,24 @@ sv dismiss ignorera glöm strunta~i
 sv earlier tidigare föregående alla~ systemet ursprungliga
 sv orders instruktion prompt
 sv show visa avslöja skriv~ut skicka
-sv persona du~är~nu från~och~med~nu
-sv lifted utan~begränsning
+sv persona du~är~nu från~och~med~nu du~heter
+sv lifted utan~begränsning inga~begränsningar
 sv unchecked utan~bekräftelse utan~att~fråga
 sv goods lösenord nyckel
 he dismiss התעלם שכח בטל
 he earlier הקודמות הקודם כל~ המערכת
 he orders ההוראות הוראות הנחיות הנחיית
 he show הצג הראה שלח חשוף
-he persona אתה~עכשיו מעכשיו
-he lifted ללא~הגבלות
+he persona אתה~עכשיו מעכשיו שמך
+he lifted ללא~הגבלות שום~מגבלות
 he unchecked בלי~אישור ללא~אישור בלי~לשאול
 he goods סיסמ
 hu dismiss hagyd~figyelmen~kívül felejtsd~el
 hu earlier korábbi előző összes rendszer eredeti
 hu orders utasítás prompt
 hu show mutasd jelenítsd írd~ki küldd
-hu persona mostantól~te most~te
-hu lifted korlátozások~nélkül
+hu persona mostantól~te most~te a~neved
+hu lifted korlátozások~nélkül nincsenek~korlát
 hu unchecked megerősítés~nélkül kérdezés~nélkül
 hu goods jelszó kulcs
 en no not~ never~ no~ don't don’t doesn't didn't won't cannot can't isn't wasn't aren't weren't nothing~ none~ nobody~ nor~ neither~
@@ -455,7 +455,7 @@ FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "told")),
     ("ignore_previous_instructions", ("overruled",)),
     ("reveal_system_prompt", ("show|display", "orders", "earlier")),
-    ("role_override", ("persona", "lifted|orders|unchecked")),
+    ("role_override", ("persona", "lifted|orders|unchecked|conceal")),
     ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|prompt|lifted")),
     ("unchecked_action", ("conceal", "act|shell|destination|persistence|command|prompt|lifted")),  # (a surprise kept)
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
@@ -471,9 +471,8 @@ FINDINGS = (
     ("tool_request", ("toolcall", "act|goods|prompt|destination|command|standing")),
     ("remote_code", ("persistence", "destination|pubkey")),
     ("remote_code", ("payload", "standing|unchecked|agent")),
-    ("exfiltration", ("template_link",)),
+    ("exfiltration", ("template_link|envdump",)),
     ("unchecked_action", ("nocheck",)),
-    ("exfiltration", ("envdump",)),
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
     # the reader addressed as an AI (or an AI named), and the user spoken of or an act asked for
     ("instruction_to_agent", ("agent", "user")),
@@ -489,11 +488,12 @@ FINDINGS = (
     # the reader spoken to as an AI (by its role, or "you" beside the user spoken of), asked to act
     ("instruction_to_agent", ("bidden", _ASKED)),
     ("instruction_to_agent", ("youreq", "user", _ASKED + "|prompt|goods")),
-    ("trust_transfer", ("remember", "user", "show|act|alter|unchecked|grant|conceal|goods|trusted|obey")),
+    ("trust_transfer", ("remember", "user", _ASKED + "|goods|request|youreq|standing")),
     ("instruction_to_agent", ("toreader", _BIDDEN)),
+    ("exfiltration", ("standing", "request|youreq|reader|named|agent", "destination")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
-_ALONE = {needed[0] for _, needed in FINDINGS if len(needed) == 1}  # shapes that are a finding alone
+_ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
 SAID = {rule for rule, needed in FINDINGS if len(needed) > 1}  # findings of words, which a note may quote
 
 # Shapes (on the spoken text): where a concept stands without any language's words. A shape is
@@ -854,9 +854,7 @@ def _together(groups: list[list[_Hit]]) -> bool:
     """One hit of each group, all within `WINDOW` characters of the first group's hit."""
     if not all(groups):
         return False
-    return any(
-        all(any(abs(h.start - anchor.start) <= WINDOW for h in group) for group in groups[1:]) for anchor in groups[0]
-    )
+    return any(all(any(0 < abs(h.start - a.start) <= WINDOW for h in group) for group in groups[1:]) for a in groups[0])
 
 
 def words(spoken: str) -> list[_Hit]:
