@@ -45,6 +45,7 @@ en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in
 en prompt conversation chat~history transcript system~prompt context~window initial~instructions
 en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
 any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screening ai~shopping ai~review ai~annotat chatbot dear~assistant @assistant automated~assistant assistants~ if~you~are~an~ai 助手 大模型 智能体 アシスタント aiへ 비서 어시스턴트 ai에게 에이전트 ии-ассистент ии-агент ассистент ии~ ии- ші-асистент асистент ші~ ші- assistent ki-assistent ki~ ki- die~ki l'assistant l'ia assistants~de asistente la~ia assistente assistentes ia~ ia, l'assistente asystent asystenci ai- asistan yapay~zek asisten trợ~lý المساعد مساعد الذكاء~الاصطناعي دستیار هوش~مصنوعی सहायक एआई সহকারী এআই معاون اے~آئی ผู้ช่วย เอไอ msaidizi העוזר
+any vendor vendor supplier payee invoice 供应商 收款 fornitore fournisseur lieferant proveedor fornecedor поставщик dostawc leverancier tedarikçi nhà~cung~cấp 取引先 仕入先 공급업체 toimittaja ספק προμηθευτ dodavatel leverantör leverandør beszállító furnizor pemasok المورد تامین‌کننده आपूर्तिकर्ता
 any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren
 en dismiss ignore~ disregard~ forget~ bypass~ dismiss~ discard~ abandon~ neglect~ overlook~ override~ overrule~ set~aside put~aside pay~no~attention disobey~ stop~following no~longer~follow
 en earlier previous prior above earlier preceding foregoing original initial hidden secret internal developer
@@ -376,7 +377,7 @@ any confirm confirm approval permission ask~again escalat 确认 批准 许可 �
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
 any meta injection injections prompt-injection jailbreak phishing red-team 红队 レッドチーム 레드팀 red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
-any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημέρωσε πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissítsd онови зміни додай замов
+any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημερ πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissít онови зміни додай замов đổi~thành mudou~para mude~para switch~to swap~
 any suppress omit leave~them~out leave~it~out leave~out
 any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
@@ -491,6 +492,7 @@ FINDINGS = (
     ("trust_transfer", ("remember", "user", _ASKED + "|goods|request|youreq|standing")),
     ("instruction_to_agent", ("toreader", _BIDDEN)),
     ("exfiltration", ("standing", "request|youreq|reader|named|agent", "destination")),
+    ("payee_swap", ("account", "alter", "vendor|request|youreq|reader|named|agent|unchecked|unconfirmed|standing|conceal")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
@@ -512,6 +514,7 @@ ANCHORS = {
     "ai": "ии ші agent assistant model bot ai llm",
     "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant 模型 助手 助理 代理 机器人 智能体 智能客服 记录员 アシスタント エージェント 에이전트 어시스턴트 비서",
     "pubkey": "ssh-",
+    "account": "0 1 2 3 4 5 6 7 8 9",
     "nocheck": "confirm approv auto notif alert_user inform_user warn_user",
     "toreader": "ai assistant agent bot model llm copilot claude chatgpt gemini summari analy read process",
     "payload": ".sh .exe .vsix .msi .pkg .deb .rpm .dmg .ps1 .bat .apk .whl .xpi .crx",
@@ -529,6 +532,7 @@ SHAPES = {
     "nocheck": r"\bauto[_-]?(?:approve|confirm|accept)\w*[\"']?\s*[:=]\s*[\"']?(?:true|yes|on)\b|(?<![a-z])(?:confirm|approv|notif|alert_user|inform_user|warn_user)\w*[\"']?(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
     r"(?:false|no|off|disabled|none|never)\b(?! (?:longer|more|need|one))",  # a check switched off: "confirm deletes | no"
     "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
+    "account": r"(?<![\w.,:/-])(?:[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,8}|\d{4}(?:[ -]\d{3,5}){2,5}|\d{2}-\d{2}-\d{2}[ /]+\d{6,10}|bc1[a-z0-9]{20,}|0x[0-9a-f]{40}|t[1-9a-z]{33})(?![\w/-]|[.,]\w)",
     "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
     # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
     "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
