@@ -1,15 +1,14 @@
 """Injection by concept, in many languages: one table of concepts × languages (`TABLE`, one row per
-concept per language), and shapes no language needs (`SHAPES`: a link whose URL carries template
-fields or data, a shell pipe from the network, a dump of the environment, a tool's call).
-
+concept per language), and shapes no language needs (`SHAPES`: a URL carrying template fields or
+data, a shell pipe from the network, a dump of the environment, a tool's call, an account number).
 A text (its spoken reading: NFKC, case-folded, every script's own letters) is searched once for
 every word of the table (Aho–Corasick); a word counts at a word start in scripts written with
-spaces and anywhere in scripts without them (Chinese, Japanese, Thai) or with prefixes (Arabic,
-Hebrew). A finding is a set of concepts that occur together within `WINDOW` characters
-(`FINDINGS`): dismissing + instructions + earlier ones; showing + instructions + earlier or
-hidden ones; a new persona + lifted limits; skipping the user's check + a risky act; sending +
-a secret or the conversation + a destination; an AI spoken to (`AI helpers: …`, `agent_note:`) +
-an act, a change or the user. A scoped permission (`pytest`, a list) skips no check.
+spaces, anywhere in those without (Chinese, Japanese, Thai) or with prefixes (Arabic, Hebrew). A
+finding is a set of concepts, each a distinct word, within `WINDOW` characters (`FINDINGS`):
+dismissing + earlier instructions; a new persona or name + lifted limits or secrecy; a skipped
+check + a risky act; sending + a secret + a destination, or a standing order + a destination; an
+AI spoken to or bidden (`AI helpers: …`, `the agent should`) + an act, the user, a secret or
+trust; a payee's account + a change. A scoped permission (`pytest`, a list) skips no check.
 """
 
 import math
@@ -372,13 +371,12 @@ ru obey и~выполни и~примени выполни~это
 ja obey 実行して 従って
 ko obey 실행해 따르라
 any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง
-any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly
+any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly omit leave~out
 any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
 any meta injection injections prompt-injection jailbreak phishing red-team 红队 レッドチーム 레드팀 red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
 any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημερ πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissít онови зміни додай замов đổi~thành mudou~para mude~para switch~to swap~
-any suppress omit leave~them~out leave~it~out leave~out
 any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
 any elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments 网页 邮件 链接 urls páginas documentos correos issues kommentaren bots webseiten
@@ -451,6 +449,7 @@ _BIDDEN = (
     _ASKED
     + "|prompt|goods|user|standing|persona|store|memory|asked|lifted|request|youreq|remember|toolcall|template_link|pubkey|envdump"
 )  # (said to an AI spoken to)
+_KEPT = "destination|goods|credential|login|remember|unconfirmed|trusted|selfnote|conceal|memory|store"  # trust
 FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
     ("ignore_previous_instructions", ("dismiss", "told")),
@@ -458,7 +457,7 @@ FINDINGS = (
     ("reveal_system_prompt", ("show|display", "orders", "earlier")),
     ("role_override", ("persona", "lifted|orders|unchecked|conceal")),
     ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|prompt|lifted")),
-    ("unchecked_action", ("conceal", "act|shell|destination|persistence|command|prompt|lifted")),  # (a surprise kept)
+    ("unchecked_action", ("conceal", "act|shell|destination|persistence|command|prompt|lifted|agent|selfnote")),
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
     ("instruction_to_agent", ("asked", "alter|act|show|destination")),  # (when the user asks …, do …)
@@ -481,18 +480,17 @@ FINDINGS = (
     ("instruction_to_agent", ("addressed", _BIDDEN)),
     ("instruction_to_agent", ("opened", "user|act|claim|asked|unchecked|conceal|obey")),  # (not "AI, book …")
     ("trust_transfer", ("trusted", "user|orders|authority")),
-    ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
+    ("deceive_user", ("alarm", "conceal")),  # a warning kept from the user
     ("tool_request", ("grant", "standing|user|agent|destination|unchecked")),  # access handed out
-    # (not "user": "don't mention to the landlord that the user moves" is the user's wish)
-    ("conceal_from_user", ("conceal", "agent|selfnote")),
     ("unchecked_action", ("unconfirmed", "user|agent|authority")),
     # the reader spoken to as an AI (by its role, or "you" beside the user spoken of), asked to act
     ("instruction_to_agent", ("bidden", _ASKED)),
     ("instruction_to_agent", ("youreq", "user", _ASKED + "|prompt|goods")),
-    ("trust_transfer", ("remember", "user", _ASKED + "|goods|request|youreq|standing")),
+    ("trust_transfer", ("remember", "user", _ASKED.replace("destination|", "") + "|goods|request|youreq|standing")),
     ("instruction_to_agent", ("toreader", _BIDDEN)),
     ("exfiltration", ("standing", "request|youreq|reader|named|agent", "destination")),
-    ("payee_swap", ("account", "alter", "vendor|request|youreq|reader|named|agent|unchecked|unconfirmed|standing|conceal")),
+    ("instruction_to_agent", ("request|youreq", "reader|named|agent|addressed", _KEPT)),  # (an AI bidden to break it)
+    ("payee_swap", ("account", "alter", "vendor|request|youreq|reader|unchecked|unconfirmed|standing|conceal")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
@@ -616,7 +614,8 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     hits = _affirmed(spoken, words(spoken) if found is None else found)
     hits += _overruled(hits)
     anchored = {h.concept for h in hits if h.lang == "*"} - (set() if named else {"named"})
-    hits = [h for h in hits if h.lang != "*" and not (h.concept == "reader" and spoken[: h.start].endswith("my "))] + [
+    mine = ("my ", "'s ", "s' ", "户的", "我的", "他的", "她的")  # (a person's assistant, not an AI: 用户的助理)
+    hits = [h for h in hits if h.lang != "*" and not (h.concept == "reader" and spoken[: h.start].endswith(mine))] + [
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
     hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)
