@@ -45,6 +45,8 @@ en prompt conversation chat~history transcript system~prompt context~window init
 en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
 any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screening ai~shopping ai~review ai~annotat chatbot dear~assistant @assistant automated~assistant assistants~ if~you~are~an~ai 助手 大模型 智能体 アシスタント aiへ 비서 어시스턴트 ai에게 에이전트 ии-ассистент ии-агент ассистент ии~ ии- ші-асистент асистент ші~ ші- assistent ki-assistent ki~ ki- die~ki l'assistant l'ia assistants~de asistente la~ia assistente assistentes ia~ ia, l'assistente asystent asystenci ai- asistan yapay~zek asisten trợ~lý المساعد مساعد الذكاء~الاصطناعي دستیار هوش~مصنوعی सहायक एआई সহকারী এআই معاون اے~آئی ผู้ช่วย เอไอ msaidizi העוזר
 any vendor vendor supplier payee invoice 供应商 收款 fornitore fournisseur lieferant proveedor fornecedor поставщик dostawc leverancier tedarikçi nhà~cung~cấp 取引先 仕入先 공급업체 toimittaja ספק προμηθευτ dodavatel leverantör leverandør beszállító furnizor pemasok المورد تامین‌کننده आपूर्तिकर्ता
+any disarm disable~ turn~off switch~off skip~ bypass~ deactivate stop~logging 关闭 关掉 跳过 禁用 停用 無効にし オフにし スキップ 끄고 꺼 비활성화 건너뛰 отключи выключи пропусти deaktivier abschalt überspring désactiv coupe~ desactiv apaga~ omite~ desativ desligue pule~ disattiv spegni salta~ wyłącz pomiń devre~dışı kapat atla~ tắt~ matikan nonaktifkan lewati schakel~uit zet~uit vypni přeskoč stäng~av inaktivera hoppa~över عطّل عطل أوقف השבת כבה απενεργοποι dezactiv kapcsold~ki ohita deaktiver غیرفعال
+any safeguard 2fa two-factor mfa 2-step tls~verif ssl~verif certificate~verif verify=false firewall antivirus audit~log logging content~filter safety~filter security~check sandbox confirmation~step ci~check 二次验证 两步验证 双重验证 防火墙 杀毒 审计日志 日志 内容过滤 安全检查 校验 证书 确认弹窗 沙箱 二段階認証 ファイアウォール 監査ログ 2단계 방화벽 감사~로그 двухфакторн файрвол брандмауэр антивирус журнал~аудит zwei-faktor virenschutz protokollierung zertifikat pare-feu double~authentification journal~d'audit cortafuegos doble~factor verificación~ssl autenticação~de~dois firewall~ autenticazione~a~due
 any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren
 en dismiss ignore~ disregard~ forget~ bypass~ dismiss~ discard~ abandon~ neglect~ overlook~ override~ overrule~ set~aside put~aside pay~no~attention disobey~ stop~following no~longer~follow
 en earlier previous prior above earlier preceding foregoing original initial hidden secret internal developer
@@ -449,6 +451,7 @@ _BIDDEN = (
     _ASKED
     + "|prompt|goods|user|standing|persona|store|memory|asked|lifted|request|youreq|remember|toolcall|template_link|pubkey|envdump"
 )  # (said to an AI spoken to)
+_BID = "request|youreq|reader|named|agent"  # an AI bidden: should, must, please; an AI named
 _KEPT = "destination|goods|credential|login|remember|unconfirmed|trusted|selfnote|conceal|memory|store"  # trust
 FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
@@ -488,9 +491,10 @@ FINDINGS = (
     ("instruction_to_agent", ("youreq", "user", _ASKED + "|prompt|goods")),
     ("trust_transfer", ("remember", "user", _ASKED.replace("destination|", "") + "|goods|request|youreq|standing")),
     ("instruction_to_agent", ("toreader", _BIDDEN)),
-    ("exfiltration", ("standing", "request|youreq|reader|named|agent", "destination")),
+    ("exfiltration", ("standing", _BID, "destination")),
     ("instruction_to_agent", ("request|youreq", "reader|named|agent|addressed", _KEPT)),  # (an AI bidden to break it)
-    ("payee_swap", ("account", "alter", "vendor|request|youreq|reader|unchecked|unconfirmed|standing|conceal")),
+    ("payee_swap", ("account", "alter", _BID + "|vendor|unchecked|unconfirmed|standing|conceal")),
+    ("safety_sabotage", ("disarm", "safeguard", _BID + "|standing|unchecked|conceal|asked|remember|unconfirmed")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
@@ -570,7 +574,7 @@ _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;
 _CALLED = r"(?:^|[\[(<{>:;.!?—–*#|-] ?)(?:[^\s.!?:;,()]+ ){0,3}(?<!'s )(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )$"  # (FYI for the team bot, …)
 _MINE = r"(?<!\w)(?:my|me|mine|self|mon|ma|moi|mein\w*|mir|mich|mi|mio|mia|meu|minha|mí|мой|моя|мне|меня|我的|问我|私の|내)(?!\w)"
 _FOR = r"(?<!\w)(?:to|for|für|an|pour|à|au|aux|para|per|pro|pre|za|dla|для|до|voor|för|till|til|untuk|için|cho|kwa|all|any|every)(?!\w)|给|对|致|ถึง|ל"
-_ACTS = SHAPES.keys() - {"agent", "ai", "named", "toreader"}  # the shapes of what an act needs
+_ACTS = SHAPES.keys() - {"agent", "ai", "named", "toreader", "account"}  # the shapes of what an act needs
 _RISKY = _ACTS | {"goods", "prompt", "conceal", "authority", "grant"}  # what a permission may not name
 _SCOPE = r"`[^`\n]+`|\((?:[^()\n\"'{}:,]{1,40},\s*){2,}[^()\n\"'{}:,]{1,40}\)"  # `pytest`, (ls, cat, git diff)
 
@@ -580,11 +584,8 @@ def _aside(spoken: str, h: "_Hit") -> bool:
     a speaker's label (助手：好的) nor the user's own voice: no first person around it (my assistant, ask me)."""
     before = spoken[max(0, h.start - 25) : h.start + 1]  # (a bracket or a word for whom it is before it: not a speaker)
     said = not re.match(r"[\w ]*\)\W*$", spoken[h.end :])  # (something said to it, not a tag at the end: … (agent))
-    return (
-        said
-        and bool(re.search(r"[(\[【<]|" + _FOR, before))
-        and not re.search(_MINE, spoken[max(0, h.start - 40) : h.end + 60])
-    )
+    mine = re.search(_MINE, spoken[max(0, h.start - 40) : h.end + 60])
+    return said and not mine and bool(re.search(r"[(\[【<]|" + _FOR, before))
 
 
 def _called(spoken: str, h: "_Hit") -> bool:
