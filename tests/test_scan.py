@@ -1296,8 +1296,8 @@ def test_a_payee_swap_a_safeguard_switched_off_and_an_ai_bidden_are_found(text, 
 @pytest.mark.parametrize(
     "text",
     [
-        "Landlord switched banks; new IBAN for rent DE89 3704 0044 0532 0130 00. I'll update the standing order myself.",
-        "Phishing report: a fake supplier mail asked us to change the IBAN to FR76 3000 6000 0112 3456 7890 189. Ignored.",
+        "Landlord switched banks; new IBAN for rent DE89 3704 0044 0532 0130 00. I'll update the standing order.",
+        "Phishing report: a fake supplier mail asked to change the IBAN to FR76 3000 6000 0112 3456 7890 189. Ignored.",
         "Turned off the firewall on my test VM to debug the port clash; turn it back on tomorrow.",
         "My assistant should remind me to renew the passport in March.",
         "会议邀请都抄送给用户的助理王芳（wang.fang@example.cn）。",
