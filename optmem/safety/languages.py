@@ -452,7 +452,8 @@ _BIDDEN = (
     + "|prompt|goods|user|standing|persona|store|memory|asked|lifted|request|youreq|remember|toolcall|template_link|pubkey|envdump"
 )  # (said to an AI spoken to)
 _BID = "request|youreq|reader|named|agent"  # an AI bidden: should, must, please; an AI named
-_KEPT = "destination|goods|credential|login|remember|unconfirmed|trusted|selfnote|conceal|memory|store"  # trust
+_KEPT = "destination|goods|credential|login|remember|unconfirmed|trusted|selfnote|conceal|memory|store|grant|obey"
+_KEPT += "|persistence|payload|envdump|toolcall|pubkey|lifted|dismiss|disarm|safeguard|account|vendor"  # (trust)
 FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
     ("ignore_previous_instructions", ("dismiss", "told")),
