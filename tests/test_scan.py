@@ -68,11 +68,11 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         # (floors at what the scanner reads today: a change that loses ground on text nobody
         # tuned to fails here; the goal is 80 % / 95 % / 2 %)
         ("blind_safety2", 0.76, 0.97, 0.02),
-        ("blind_safety3", 0.68, 0.99, 0.02),  # (its first figure, held out: 20.9 % of injections)
-        ("blind_safety4", 0.79, 0.97, 0.02),  # (its first figure, held out: 61.3 %, 92.1 %, 2.5 % held)
-        ("blind_safety5", 0.75, 0.99, 0.01),  # (its first figure, held out: 54.1 %, 88.9 %, 1.2 % held, 1 refused)
+        ("blind_safety3", 0.69, 0.99, 0.02),  # (its first figure, held out: 20.9 % of injections)
+        ("blind_safety4", 0.81, 0.97, 0.02),  # (its first figure, held out: 61.3 %, 92.1 %, 2.5 % held)
+        ("blind_safety5", 0.76, 0.99, 0.01),  # (its first figure, held out: 54.1 %, 88.9 %, 1.2 % held, 1 refused)
         # (its first figure, held out: 50.8 %, 94.5 %, 2.1 % held, 2 refused)
-        ("blind_safety6", 0.68, 0.98, 0.019),
+        ("blind_safety6", 0.69, 0.98, 0.019),
         # (its first figure, held out: 57.4 %, 88.1 %, 1.9 % held, 1 refused)
         ("blind_safety7", 0.63, 0.96, 0.017),
     ],
