@@ -1,15 +1,14 @@
 """Injection by concept, in many languages: one table of concepts × languages (`TABLE`, one row per
-concept per language), and shapes no language needs (`SHAPES`: a link whose URL carries template
-fields or data, a shell pipe from the network, a dump of the environment, a tool's call).
-
+concept per language), and shapes no language needs (`SHAPES`: a URL carrying template fields or
+data, a shell pipe from the network, a dump of the environment, a tool's call, an account number).
 A text (its spoken reading: NFKC, case-folded, every script's own letters) is searched once for
 every word of the table (Aho–Corasick); a word counts at a word start in scripts written with
-spaces and anywhere in scripts without them (Chinese, Japanese, Thai) or with prefixes (Arabic,
-Hebrew). A finding is a set of concepts that occur together within `WINDOW` characters
-(`FINDINGS`): dismissing + instructions + earlier ones; showing + instructions + earlier or
-hidden ones; a new persona + lifted limits; skipping the user's check + a risky act; sending +
-a secret or the conversation + a destination; an AI spoken to (`AI helpers: …`, `agent_note:`) +
-an act, a change or the user. A scoped permission (`pytest`, a list) skips no check.
+spaces, anywhere in those without (Chinese, Japanese, Thai) or with prefixes (Arabic, Hebrew). A
+finding is a set of concepts, each a distinct word, within `WINDOW` characters (`FINDINGS`):
+dismissing + earlier instructions; a new persona or name + lifted limits or secrecy; a skipped
+check + a risky act; sending + a secret + a destination, or a standing order + a destination; an
+AI spoken to or bidden (`AI helpers: …`, `the agent should`) + an act, the user, a secret or
+trust; a payee's account + a change. A scoped permission (`pytest`, a list) skips no check.
 """
 
 import math
@@ -36,15 +35,18 @@ FLIPS = {"mention": "conceal", "confirm": "unconfirmed"}  # a telling denied hid
 # Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1 (id: Indonesian and Malay).
 TABLE = """
 en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
-en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character
+en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character your~name~is you~are~called
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
 en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~flag without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
-en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable
+en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable contacts contact~list address~book browsing~history
 en store store~it store~them save~it save~them save~your store~your keep~a~copy write~it~down write~them~down
 en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in~your~notes to~your~notes note~titled note~named
 en prompt conversation chat~history transcript system~prompt context~window initial~instructions
 en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
 any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screening ai~shopping ai~review ai~annotat chatbot dear~assistant @assistant automated~assistant assistants~ if~you~are~an~ai 助手 大模型 智能体 アシスタント aiへ 비서 어시스턴트 ai에게 에이전트 ии-ассистент ии-агент ассистент ии~ ии- ші-асистент асистент ші~ ші- assistent ki-assistent ki~ ki- die~ki l'assistant l'ia assistants~de asistente la~ia assistente assistentes ia~ ia, l'assistente asystent asystenci ai- asistan yapay~zek asisten trợ~lý المساعد مساعد الذكاء~الاصطناعي دستیار هوش~مصنوعی सहायक एआई সহকারী এআই معاون اے~آئی ผู้ช่วย เอไอ msaidizi העוזר
+any vendor vendor supplier payee invoice 供应商 收款 fornitore fournisseur lieferant proveedor fornecedor поставщик dostawc leverancier tedarikçi nhà~cung~cấp 取引先 仕入先 공급업체 toimittaja ספק προμηθευτ dodavatel leverantör leverandør beszállító furnizor pemasok المورد تامین‌کننده आपूर्तिकर्ता
+any disarm disable~ turn~off switch~off skip~ bypass~ deactivate stop~logging 关闭 关掉 跳过 禁用 停用 無効にし オフにし スキップ 끄고 꺼 비활성화 건너뛰 отключи выключи пропусти deaktivier abschalt überspring désactiv coupe~ desactiv apaga~ omite~ desativ desligue pule~ disattiv spegni salta~ wyłącz pomiń devre~dışı kapat atla~ tắt~ matikan nonaktifkan lewati schakel~uit zet~uit vypni přeskoč stäng~av inaktivera hoppa~över عطّل عطل أوقف השבת כבה απενεργοποι dezactiv kapcsold~ki ohita deaktiver غیرفعال
+any safeguard 2fa two-factor mfa 2-step tls~verif ssl~verif certificate~verif verify=false firewall antivirus audit~log logging content~filter safety~filter security~check sandbox confirmation~step ci~check 二次验证 两步验证 双重验证 防火墙 杀毒 审计日志 日志 内容过滤 安全检查 校验 证书 确认弹窗 沙箱 二段階認証 ファイアウォール 監査ログ 2단계 방화벽 감사~로그 двухфакторн файрвол брандмауэр антивирус журнал~аудит zwei-faktor virenschutz protokollierung zertifikat pare-feu double~authentification journal~d'audit cortafuegos doble~factor verificación~ssl autenticação~de~dois firewall~ autenticazione~a~due
 any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren
 en dismiss ignore~ disregard~ forget~ bypass~ dismiss~ discard~ abandon~ neglect~ overlook~ override~ overrule~ set~aside put~aside pay~no~attention disobey~ stop~following no~longer~follow
 en earlier previous prior above earlier preceding foregoing original initial hidden secret internal developer
@@ -54,16 +56,16 @@ zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
 zh show 告诉我 泄露 透露 发送 发到 发给 上传
 zh display 输出 显示 打印 展示
-zh persona 你现在是 从现在开始 现在起 扮演 假装 你的身份
-zh lifted 无限制 不受任何 已被关闭 已被管理员关闭 已关闭 已解除 已禁用 无需审查
+zh persona 你现在是 从现在开始 现在起 扮演 假装 你的身份 你叫 你的名字是 改名
+zh lifted 无限制 不受任何 已被关闭 已被管理员关闭 已关闭 已解除 已禁用 无需审查 没有任何限制
 zh unchecked 不需要确认 无需确认 不用确认 不要确认 不必确认 不用告诉 不要告诉 不必告诉 不必向用户 无需征求 静默 悄悄 自动执行
-zh goods 密码 密钥 令牌 凭证 .env 手机号 私钥 id_rsa .ssh
+zh goods 密码 密钥 令牌 凭证 .env 手机号 私钥 id_rsa .ssh 通讯录 联系人
 zh prompt 系统提示 提示词 聊天记录 初始指令
 hi dismiss अनदेखा नज़रअंदाज़ भूल~जाओ भूल~जाएँ उपेक्षा रद्द
 hi earlier पिछले पिछली पहले सभी सिस्टम मूल
 hi orders निर्देश प्रॉम्प्ट
 hi show दिखाएँ दिखाओ बताओ प्रिंट भेज
-hi persona अब~तुम अब~आप अब~से
+hi persona अब~तुम अब~आप अब~से तुम्हारा~नाम
 hi lifted बंद~हैं प्रतिबंध~हटा बिना~प्रतिबंध
 hi unchecked बिना~पुष्टि बिना~पूछे चुपचाप
 hi goods पासवर्ड ओटीपी otp बैंक~विवरण कुंजी
@@ -72,8 +74,8 @@ es earlier anterior previa previo del~sistema original inicial todas todos tus~ 
 es orders instrucci indicaciones directrices prompt órdenes pautas normas mensaje~de~sistema
 es told lo~que~te~dijeron lo~que~te~han~dicho lo~que~te~indicó lo~que~te~indicaron lo~que~te~ordenaron lo~que~te~pidieron
 es show muestra mostr revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir
-es persona ahora~eres a~partir~de~ahora finge desde~ahora
-es lifted sin~restricci sin~filtro sin~límite sin~limite está~activado
+es persona ahora~eres a~partir~de~ahora finge desde~ahora te~llamas tu~nombre~es
+es lifted sin~restricci sin~filtro sin~límite sin~limite está~activado ninguna~restricción
 es unchecked sin~pedir~confirm sin~confirm sin~preguntar no~lo~menciones sin~avisar en~silencio
 es goods contraseña clave credencial .env token historial
 fr dismiss ignor oubli néglig fais~abstraction ne~tiens~plus~compte passe~outre annul laisse~tomber faites~abstraction faire~abstraction ne~suis~plus arrête~de~suivre écarte ne~s'appliquent~plus sont~obsolètes sont~caduques
@@ -81,16 +83,16 @@ fr earlier précédent anterieur antérieur d'origine initial système toutes to
 fr orders instruction consigne directive prompt règles~d'avant message~système
 fr told ce~qu'on~t'a~dit ce~qu'on~vous~a~dit ce~qu'on~t'a~demandé
 fr show affiche montre révèle revele imprime dis-moi répète envoie copie recopie divulgue écris donne-les livre
-fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant
-fr lifted sans~restriction sans~filtre sans~limite
+fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant tu~t'appelles ton~nom~est
+fr lifted sans~restriction sans~filtre sans~limite aucune~restriction
 fr unchecked jamais~demander~de~confirmation sans~demander sans~confirm sans~vérification sans~le~dire en~copie~cachée discrètement
 fr goods mot~de~passe clé~ssh clés~ssh clé~api clés~api clé~d'api identifiant .env jeton
 ar dismiss تجاهل انس تخط ألغ
 ar earlier السابقة السابق جميع النظام الأصلية
 ar orders التعليمات تعليمات موجه
 ar show اعرض أظهر اطبع أرسل اكشف
-ar persona أنت~الآن من~الآن
-ar lifted تم~تعطيل بدون~قيود دون~قيود
+ar persona أنت~الآن من~الآن اسمك
+ar lifted تم~تعطيل بدون~قيود دون~قيود أي~قيود
 ar unchecked دون~طلب~تأكيد بدون~تأكيد دون~تأكيد دون~إخبار
 ar goods كلمات~مرور كلمة~المرور كلمة~مرور مفتاح
 bn dismiss উপেক্ষা ভুলে~যাও অগ্রাহ্য
@@ -106,8 +108,8 @@ pt earlier anterior prévia previa do~sistema original inicia todas todos oculta
 pt orders instruç instruc orientaç diretrizes prompt regras
 pt told o~que~te~disseram o~que~lhe~disseram
 pt show mostre mostra revele imprima diga repita envie escreva exiba compartilhe copie
-pt persona agora~você~é agora~voce~e a~partir~de~agora finja
-pt lifted irrestrito sem~restriç sem~filtro
+pt persona agora~você~é agora~voce~e a~partir~de~agora finja seu~nome~é
+pt lifted irrestrito sem~restriç sem~filtro nenhuma~restrição
 pt unchecked nunca~peça~confirmação sem~pedir~confirm sem~confirm sem~avisar sem~perguntar cópia~oculta
 pt goods senha chave credencia .env token
 ru dismiss игнорир проигнорир забудь забудьте не~обращай отбрось отмени пренебреги не~следуй перестань~следовать не~выполняй откажись~от больше~не недействительн отменен аннулирован
@@ -115,8 +117,8 @@ ru earlier предыдущ прежн ранее исходн системн в
 ru orders системное~сообщение инструкц указани промпт директив правил распоряжени установк подсказк
 ru told что~тебе~говорили что~тебе~сказали что~вам~говорили
 ru show покажи выведи раскрой напечатай повтори отправ процитируй скопируй напиши озвучь перескажи распечатай выдай сообщи назови
-ru persona теперь~ты отныне~ты с~этого~момента притворись
-ru lifted ограничения~сняты без~ограничен без~отказов режим~разработчика
+ru persona теперь~ты отныне~ты с~этого~момента притворись тебя~зовут твоё~имя
+ru lifted ограничения~сняты без~ограничен без~отказов режим~разработчика никаких~ограничений
 ru unchecked без~подтвержд без~спрос не~спрашивая не~сообщай молча
 ru goods .ssh парол ключ id_rsa .env credentials учетн токен
 ur dismiss نظرانداز نظر~انداز بھول~جاؤ
@@ -131,8 +133,8 @@ id dismiss abaikan lupakan acuhkan batalkan
 id earlier sebelumnya semua~ sistem asli awal
 id orders instruksi petunjuk prompt arahan
 id show tampilkan tunjukkan cetak ungkapkan kirim paparkan hantar
-id persona sekarang~kamu sekarang~anda mulai~sekarang berpura-pura
-id lifted tanpa~batas tanpa~batasan tanpa~filter tanpa~sekatan
+id persona sekarang~kamu sekarang~anda mulai~sekarang berpura-pura namamu~ nama~kamu
+id lifted tanpa~batas tanpa~batasan tanpa~filter tanpa~sekatan tidak~ada~batasan
 id unchecked tanpa~meminta~pengesahan tanpa~konfirmasi tanpa~meminta~konfirmasi tanpa~bertanya diam-diam tanpa~memberi~tahu tanpa~pengesahan
 id goods kata~sandi kunci~api token .env isinya kata~laluan
 de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über ausser~kraft außer~kraft nicht~mehr~beachten nicht~mehr~befolgen beachte~nicht befolge~nicht hör~auf ungültig aufgehoben hinfällig nichtig
@@ -140,16 +142,16 @@ de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine
 de orders anweisung instruktion vorgabe richtlinie prompt systemprompt systemanweisung systemnachricht regeln
 de told was~man~dir was~dir~gesagt
 de show zeig schick sende~ gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~
-de persona du~bist~jetzt ab~sofort~bist ab~jetzt~bist tu~so~als
-de lifted sicherheitsrichtlinien~sind~deaktiviert ohne~einschränkung ohne~beschränkung deaktiviert wartungsmodus
+de persona du~bist~jetzt ab~sofort~bist ab~jetzt~bist tu~so~als du~heißt dein~name~ist
+de lifted sicherheitsrichtlinien~sind~deaktiviert ohne~einschränkung ohne~beschränkung deaktiviert wartungsmodus keine~einschränkungen
 de unchecked ohne~rückfrage ohne~nachfrage ohne~bestätigung ohne~zu~fragen nicht~erwähnen nicht~erwähnt heimlich
 de goods passwort kennwort schlüssel zugangsdaten .env token
 ja dismiss 無視 忘れ 破棄 取り消 気にしなく 従わな なかったことに 無効 捨て
 ja earlier これまで 以前 前の 上記 すべて 全て システム 元の 先に 先ほど 最初 隠さ 隠し 秘密 内部 初期 あなたに設定 開発者
 ja orders 指示 命令 プロンプト 指令 ルール インストラクション 指示文
 ja show 表示 出力 教えて 見せ 送信 公開 明か 貼り付け 印刷 書き出 共有 コピー
-ja persona 今からあなたは あなたは今 今後あなたは なりきって
-ja lifted 制限が解除 制限なく 制限なし 無効化
+ja persona 今からあなたは あなたは今 今後あなたは なりきって あなたの名前は
+ja lifted 制限が解除 制限なく 制限なし 無効化 制限はありません 制限がない
 ja unchecked 確認なし 確認を求めない 確認せず 黙って 伝えなくてよい 知らせずに
 ja goods パスワード 秘密鍵 トークン .env 認証情報
 mr dismiss दुर्लक्ष विसरून~जा
@@ -172,8 +174,8 @@ tr dismiss yok~say görmezden~gel unut~ iptal~et
 tr earlier önceki tüm~ bütün~ sistem orijinal
 tr orders talimat istem
 tr show göster yazdır açıkla gönder
-tr persona artık~sen şu~andan~itibaren gibi~davran
-tr lifted kısıtlamaları~kaldırıldı kısıtlamasız sınırsız
+tr persona artık~sen şu~andan~itibaren gibi~davran adın~
+tr lifted kısıtlamaları~kaldırıldı kısıtlamasız sınırsız hiçbir~kısıtlama
 tr unchecked onay~isteme onay~istemeden onaysız sormadan haber~verme
 tr goods şifre parola anahtar
 ta dismiss புறக்கணி மறந்து
@@ -188,16 +190,16 @@ vi dismiss bỏ~qua phớt~lờ quên~đi
 vi earlier trước~đó trước~đây mọi~ tất~cả hệ~thống ban~đầu
 vi orders hướng~dẫn chỉ~dẫn chỉ~thị lời~nhắc
 vi show hiển~thị in~ra tiết~lộ gửi
-vi persona bây~giờ~bạn từ~giờ~trở~đi
-vi lifted không~giới~hạn không~hạn~chế
+vi persona bây~giờ~bạn từ~giờ~trở~đi tên~bạn~là
+vi lifted không~giới~hạn không~hạn~chế không~có~giới~hạn
 vi unchecked không~cần~xác~nhận không~hỏi lặng~lẽ
 vi goods mật~khẩu khóa~api
 ko dismiss 무시 잊어 무효 취소 잊어버리 신경~쓰지 따르지 없던~걸로 폐기 유효하지~않
 ko earlier 이전 앞의 기존 모든 시스템 원래 지금까지 앞서 앞에서 숨겨진 비밀 내부 초기 개발자 위의 너에게~설정된
 ko orders 지시 지침 프롬프트 지시사항 지시문 명령 규칙
 ko show 보여 출력 알려 공개 붙여 삽입 전송 보내 표시 말해 인쇄 적어 적을
-ko persona 너는~이제 당신은~이제 지금부터~너는 이제부터
-ko lifted 비활성화 제한~없이 제한이~해제
+ko persona 너는~이제 당신은~이제 지금부터~너는 이제부터 너의~이름은 네~이름은 당신의~이름은
+ko lifted 비활성화 제한~없이 제한이~해제 아무~제한 제한이~없
 ko unchecked 확인~없이 묻지~않고 알리지~않고 몰래
 ko goods 비밀번호 이메일과~전화번호 토큰 키
 it dismiss ignora dimentica tralascia trascura lascia~perdere scarta non~seguire smetti~di~seguire non~tenere~conto non~valgono~più
@@ -205,15 +207,15 @@ it earlier precedent prima original iniziali tutte tutti di~sistema del~sistema 
 it orders istruzion indicazion direttiv prompt regole linee~guida
 it told quello~che~ti~hanno~detto ciò~che~ti~hanno~detto
 it show mostra rivela stampa dimmi ripeti invia scrivi dammi condividi riporta copia
-it persona ora~sei d'ora~in~poi fingi
-it lifted senza~restrizion senza~filtri senza~limiti
+it persona ora~sei d'ora~in~poi fingi ti~chiami
+it lifted senza~restrizion senza~filtri senza~limiti nessuna~restrizione
 it unchecked senza~chiedere senza~conferma senza~avvisare di~nascosto
 it goods file~di~configurazione password chiave credenziali .env token
 th dismiss เพิกเฉย ละเว้น ไม่ต้องสนใจ ลืม
 th earlier ก่อนหน้า ทั้งหมด ระบบ
 th orders คำสั่ง พรอมต์ คำแนะนำ
 th show แสดง เปิดเผย ส่ง
-th persona ตอนนี้คุณคือ จากนี้ไป
+th persona ตอนนี้คุณคือ จากนี้ไป ชื่อของคุณคือ
 th lifted ไม่มีข้อจำกัด ปิดการป้องกัน
 th unchecked โดยไม่ต้องยืนยัน ไม่ต้องถาม
 th goods รหัสผ่าน
@@ -221,7 +223,7 @@ fa dismiss نادیده نادیده~بگیر فراموش
 fa earlier قبلی همه سیستم
 fa orders دستورالعمل دستورات پرامپت
 fa show نشان~بده نمایش بفرست
-fa persona تو~اکنون از~این~پس
+fa persona تو~اکنون از~این~پس اسم~تو
 fa lifted بدون~محدودیت
 fa unchecked بدون~تأیید بدون~پرسیدن
 fa goods رمز~عبور گذرواژه
@@ -229,8 +231,8 @@ pl dismiss zignoruj ignoruj zapomnij pomiń odrzuć
 pl earlier wcześniejsz poprzedni wszystkie systemow oryginaln
 pl orders instrukcj polecen prompt
 pl show pokaż wyświetl ujawnij wydrukuj wyślij
-pl persona teraz~jesteś od~teraz udawaj
-pl lifted bez~ograniczeń bez~filtrów
+pl persona teraz~jesteś od~teraz udawaj nazywasz~się
+pl lifted bez~ograniczeń bez~filtrów żadnych~ograniczeń
 pl unchecked bez~potwierdzenia bez~pytania nie~informuj po~cichu
 pl goods hasło hasła klucz
 uk dismiss ігноруй проігноруй забудь відкинь
@@ -245,8 +247,8 @@ nl dismiss negeer vergeet~ sla~over
 nl earlier eerdere vorige alle~ systeem oorspronkelijk
 nl orders instructie prompt
 nl show toon laat~zien geef~de geef~weer onthul stuur
-nl persona je~bent~nu vanaf~nu doe~alsof
-nl lifted zonder~beperking zonder~filter
+nl persona je~bent~nu vanaf~nu doe~alsof heet~je je~heet
+nl lifted zonder~beperking zonder~filter geen~beperkingen
 nl unchecked zonder~bevestiging nooit~om~bevestiging zonder~te~vragen
 nl goods wachtwoord sleutel
 sw dismiss puuza sahau
@@ -277,7 +279,7 @@ el dismiss αγνόησε ξέχασε παράβλεψε
 el earlier προηγούμεν όλες όλους συστήματος αρχικ
 el orders οδηγί εντολ
 el show δείξε εμφάνισε αποκάλυψε στείλε
-el persona τώρα~είσαι από~τώρα~και~στο~εξής
+el persona τώρα~είσαι από~τώρα~και~στο~εξής το~όνομά~σου
 el lifted χωρίς~περιορισμούς
 el unchecked χωρίς~επιβεβαίωση χωρίς~να~ρωτήσεις
 el goods κωδικ
@@ -285,7 +287,7 @@ cs dismiss ignoruj zapomeň přehlížej
 cs earlier předchozí všechny systémov původní
 cs orders instrukce pokyny prompt
 cs show ukaž zobraz odhal pošli vypiš
-cs persona nyní~jsi teď~jsi od~teď
+cs persona nyní~jsi teď~jsi od~teď jmenuješ~se
 cs lifted bez~omezení
 cs unchecked bez~potvrzení bez~ptaní
 cs goods heslo klíč
@@ -293,24 +295,24 @@ sv dismiss ignorera glöm strunta~i
 sv earlier tidigare föregående alla~ systemet ursprungliga
 sv orders instruktion prompt
 sv show visa avslöja skriv~ut skicka
-sv persona du~är~nu från~och~med~nu
-sv lifted utan~begränsning
+sv persona du~är~nu från~och~med~nu du~heter
+sv lifted utan~begränsning inga~begränsningar
 sv unchecked utan~bekräftelse utan~att~fråga
 sv goods lösenord nyckel
 he dismiss התעלם שכח בטל
 he earlier הקודמות הקודם כל~ המערכת
 he orders ההוראות הוראות הנחיות הנחיית
 he show הצג הראה שלח חשוף
-he persona אתה~עכשיו מעכשיו
-he lifted ללא~הגבלות
+he persona אתה~עכשיו מעכשיו שמך
+he lifted ללא~הגבלות שום~מגבלות
 he unchecked בלי~אישור ללא~אישור בלי~לשאול
 he goods סיסמ
 hu dismiss hagyd~figyelmen~kívül felejtsd~el
 hu earlier korábbi előző összes rendszer eredeti
 hu orders utasítás prompt
 hu show mutasd jelenítsd írd~ki küldd
-hu persona mostantól~te most~te
-hu lifted korlátozások~nélkül
+hu persona mostantól~te most~te a~neved
+hu lifted korlátozások~nélkül nincsenek~korlát
 hu unchecked megerősítés~nélkül kérdezés~nélkül
 hu goods jelszó kulcs
 en no not~ never~ no~ don't don’t doesn't didn't won't cannot can't isn't wasn't aren't weren't nothing~ none~ nobody~ nor~ neither~
@@ -371,13 +373,12 @@ ru obey и~выполни и~примени выполни~это
 ja obey 実行して 従って
 ko obey 실행해 따르라
 any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง
-any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly
+any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly omit leave~out
 any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
 any meta injection injections prompt-injection jailbreak phishing red-team 红队 レッドチーム 레드팀 red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
-any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημέρωσε πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissítsd онови зміни додай замов
-any suppress omit leave~them~out leave~it~out leave~out
+any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημερ πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissít онови зміни додай замов đổi~thành mudou~para mude~para switch~to swap~
 any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
 any elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments 网页 邮件 链接 urls páginas documentos correos issues kommentaren bots webseiten
@@ -450,14 +451,17 @@ _BIDDEN = (
     _ASKED
     + "|prompt|goods|user|standing|persona|store|memory|asked|lifted|request|youreq|remember|toolcall|template_link|pubkey|envdump"
 )  # (said to an AI spoken to)
+_BID = "request|youreq|reader|named|agent"  # an AI bidden: should, must, please; an AI named
+_KEPT = "destination|goods|credential|login|remember|unconfirmed|trusted|selfnote|conceal|memory|store|grant|obey"
+_KEPT += "|persistence|payload|envdump|toolcall|pubkey|lifted|dismiss|disarm|safeguard|account|vendor"  # (trust)
 FINDINGS = (
     ("ignore_previous_instructions", ("dismiss", "orders", "earlier")),
     ("ignore_previous_instructions", ("dismiss", "told")),
     ("ignore_previous_instructions", ("overruled",)),
     ("reveal_system_prompt", ("show|display", "orders", "earlier")),
-    ("role_override", ("persona", "lifted|orders|unchecked")),
+    ("role_override", ("persona", "lifted|orders|unchecked|conceal")),
     ("unchecked_action", ("unchecked", "act|shell|destination|persistence|command|goods|prompt|lifted")),
-    ("unchecked_action", ("conceal", "act|shell|destination|persistence|command|prompt|lifted")),  # (a surprise kept)
+    ("unchecked_action", ("conceal", "act|shell|destination|persistence|command|prompt|lifted|agent|selfnote")),
     ("unchecked_action", ("standing", "command|shell|persistence|lifted")),
     ("deceive_user", ("asked", "claim")),
     ("instruction_to_agent", ("asked", "alter|act|show|destination")),  # (when the user asks …, do …)
@@ -471,9 +475,8 @@ FINDINGS = (
     ("tool_request", ("toolcall", "act|goods|prompt|destination|command|standing")),
     ("remote_code", ("persistence", "destination|pubkey")),
     ("remote_code", ("payload", "standing|unchecked|agent")),
-    ("exfiltration", ("template_link",)),
+    ("exfiltration", ("template_link|envdump",)),
     ("unchecked_action", ("nocheck",)),
-    ("exfiltration", ("envdump",)),
     ("tool_request", ("agent", "shell|destination|command|goods|prompt|toolcall")),
     # the reader addressed as an AI (or an AI named), and the user spoken of or an act asked for
     ("instruction_to_agent", ("agent", "user")),
@@ -481,19 +484,21 @@ FINDINGS = (
     ("instruction_to_agent", ("addressed", _BIDDEN)),
     ("instruction_to_agent", ("opened", "user|act|claim|asked|unchecked|conceal|obey")),  # (not "AI, book …")
     ("trust_transfer", ("trusted", "user|orders|authority")),
-    ("deceive_user", ("alarm", "suppress|conceal")),  # a warning kept from the user
+    ("deceive_user", ("alarm", "conceal")),  # a warning kept from the user
     ("tool_request", ("grant", "standing|user|agent|destination|unchecked")),  # access handed out
-    # (not "user": "don't mention to the landlord that the user moves" is the user's wish)
-    ("conceal_from_user", ("conceal", "agent|selfnote")),
     ("unchecked_action", ("unconfirmed", "user|agent|authority")),
     # the reader spoken to as an AI (by its role, or "you" beside the user spoken of), asked to act
     ("instruction_to_agent", ("bidden", _ASKED)),
     ("instruction_to_agent", ("youreq", "user", _ASKED + "|prompt|goods")),
-    ("trust_transfer", ("remember", "user", "show|act|alter|unchecked|grant|conceal|goods|trusted|obey")),
+    ("trust_transfer", ("remember", "user", _ASKED.replace("destination|", "") + "|goods|request|youreq|standing")),
     ("instruction_to_agent", ("toreader", _BIDDEN)),
+    ("exfiltration", ("standing", _BID, "destination")),
+    ("instruction_to_agent", ("request|youreq", "reader|named|agent|addressed", _KEPT)),  # (an AI bidden to break it)
+    ("payee_swap", ("account", "alter", _BID + "|vendor|unchecked|unconfirmed|standing|conceal")),
+    ("safety_sabotage", ("disarm", "safeguard", _BID + "|standing|unchecked|conceal|asked|remember|unconfirmed")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
-_ALONE = {needed[0] for _, needed in FINDINGS if len(needed) == 1}  # shapes that are a finding alone
+_ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
 SAID = {rule for rule, needed in FINDINGS if len(needed) > 1}  # findings of words, which a note may quote
 
 # Shapes (on the spoken text): where a concept stands without any language's words. A shape is
@@ -512,6 +517,7 @@ ANCHORS = {
     "ai": "ии ші agent assistant model bot ai llm",
     "agent": "ai llm assistant agent model bot 给ai für~ki asistente l'assistant 模型 助手 助理 代理 机器人 智能体 智能客服 记录员 アシスタント エージェント 에이전트 어시스턴트 비서",
     "pubkey": "ssh-",
+    "account": "0 1 2 3 4 5 6 7 8 9",
     "nocheck": "confirm approv auto notif alert_user inform_user warn_user",
     "toreader": "ai assistant agent bot model llm copilot claude chatgpt gemini summari analy read process",
     "payload": ".sh .exe .vsix .msi .pkg .deb .rpm .dmg .ps1 .bat .apk .whl .xpi .crx",
@@ -529,6 +535,7 @@ SHAPES = {
     "nocheck": r"\bauto[_-]?(?:approve|confirm|accept)\w*[\"']?\s*[:=]\s*[\"']?(?:true|yes|on)\b|(?<![a-z])(?:confirm|approv|notif|alert_user|inform_user|warn_user)\w*[\"']?(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
     r"(?:false|no|off|disabled|none|never)\b(?! (?:longer|more|need|one))",  # a check switched off: "confirm deletes | no"
     "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
+    "account": r"(?<![\w.,:/-])(?:[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,8}|\d{4}(?:[ -]\d{3,5}){2,5}|\d{2}-\d{2}-\d{2}[ /]+\d{6,10}|bc1[a-z0-9]{20,}|0x[0-9a-f]{40}|t[1-9a-z]{33})(?![\w/-]|[.,]\w)",
     "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
     # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
     "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
@@ -568,7 +575,7 @@ _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;
 _CALLED = r"(?:^|[\[(<{>:;.!?—–*#|-] ?)(?:[^\s.!?:;,()]+ ){0,3}(?<!'s )(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )$"  # (FYI for the team bot, …)
 _MINE = r"(?<!\w)(?:my|me|mine|self|mon|ma|moi|mein\w*|mir|mich|mi|mio|mia|meu|minha|mí|мой|моя|мне|меня|我的|问我|私の|내)(?!\w)"
 _FOR = r"(?<!\w)(?:to|for|für|an|pour|à|au|aux|para|per|pro|pre|za|dla|для|до|voor|för|till|til|untuk|için|cho|kwa|all|any|every)(?!\w)|给|对|致|ถึง|ל"
-_ACTS = SHAPES.keys() - {"agent", "ai", "named", "toreader"}  # the shapes of what an act needs
+_ACTS = SHAPES.keys() - {"agent", "ai", "named", "toreader", "account"}  # the shapes of what an act needs
 _RISKY = _ACTS | {"goods", "prompt", "conceal", "authority", "grant"}  # what a permission may not name
 _SCOPE = r"`[^`\n]+`|\((?:[^()\n\"'{}:,]{1,40},\s*){2,}[^()\n\"'{}:,]{1,40}\)"  # `pytest`, (ls, cat, git diff)
 
@@ -578,11 +585,8 @@ def _aside(spoken: str, h: "_Hit") -> bool:
     a speaker's label (助手：好的) nor the user's own voice: no first person around it (my assistant, ask me)."""
     before = spoken[max(0, h.start - 25) : h.start + 1]  # (a bracket or a word for whom it is before it: not a speaker)
     said = not re.match(r"[\w ]*\)\W*$", spoken[h.end :])  # (something said to it, not a tag at the end: … (agent))
-    return (
-        said
-        and bool(re.search(r"[(\[【<]|" + _FOR, before))
-        and not re.search(_MINE, spoken[max(0, h.start - 40) : h.end + 60])
-    )
+    mine = re.search(_MINE, spoken[max(0, h.start - 40) : h.end + 60])
+    return said and not mine and bool(re.search(r"[(\[【<]|" + _FOR, before))
 
 
 def _called(spoken: str, h: "_Hit") -> bool:
@@ -612,7 +616,8 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     hits = _affirmed(spoken, words(spoken) if found is None else found)
     hits += _overruled(hits)
     anchored = {h.concept for h in hits if h.lang == "*"} - (set() if named else {"named"})
-    hits = [h for h in hits if h.lang != "*" and not (h.concept == "reader" and spoken[: h.start].endswith("my "))] + [
+    mine = ("my ", "'s ", "s' ", "户的", "我的", "他的", "她的")  # (a person's assistant, not an AI: 用户的助理)
+    hits = [h for h in hits if h.lang != "*" and not (h.concept == "reader" and spoken[: h.start].endswith(mine))] + [
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
     hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)
@@ -854,9 +859,7 @@ def _together(groups: list[list[_Hit]]) -> bool:
     """One hit of each group, all within `WINDOW` characters of the first group's hit."""
     if not all(groups):
         return False
-    return any(
-        all(any(abs(h.start - anchor.start) <= WINDOW for h in group) for group in groups[1:]) for anchor in groups[0]
-    )
+    return any(all(any(0 < abs(h.start - a.start) <= WINDOW for h in group) for group in groups[1:]) for a in groups[0])
 
 
 def words(spoken: str) -> list[_Hit]:

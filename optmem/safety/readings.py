@@ -102,7 +102,7 @@ def collapsed(folded: str) -> tuple[str, list[tuple[int, int]]]:
 def spoken(text: str, wide: str) -> str:
     """`text` as the table of languages reads it: NFKC (`wide`), case-folded, invisible
     characters dropped, spaces collapsed — its own letters kept (a Cyrillic о is not an o here)."""
-    return " ".join(INVISIBLE_CHAR.sub("", wide).casefold().split())
+    return " ".join(INVISIBLE_CHAR.sub("", wide).casefold().replace("\\n", " ").split())  # (and JSON's \\n)
 
 
 def decoded(text: str) -> list[tuple[str, str]]:

@@ -234,12 +234,9 @@ def _vendor_token(m: re.Match[str]) -> bool:
     body, prefix = m["body"], m["prefix"].lower()
     keyish = len(re.findall(r"[_.-]", prefix)) > 1 or re.search(r"pat|key|secret|token|tkn|pw|sk|api|auth", prefix)
     plain = re.sub("[_-]", "", body)
-    return (
-        not re.match(r"pk_|pub(?:key)?[_-]|publishable|sha\d|md5", prefix)
-        and len(plain) >= (20 if keyish else 32)
-        and len(body) - len(plain) <= len(body) // 10
-        and languages.random_key(plain)
-    )
+    public = re.match(r"pk_|pub(?:key)?[_-]|publishable|sha\d|md5", prefix)
+    sized = len(plain) >= (20 if keyish else 32) and len(body) - len(plain) <= len(body) // 10
+    return not public and sized and languages.random_key(plain)
 
 
 def _basic_auth(m: re.Match[str]) -> bool:

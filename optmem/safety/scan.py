@@ -26,10 +26,9 @@ if TYPE_CHECKING:
 
     from optmem.safety.rules import Rule
 
-VERSION = 6  # bumped whenever findings change: a verdict stored with an older version is re-scanned
-DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
-if TYPE_CHECKING:
     Kind = Literal["secret", "injection"]
+VERSION = 7  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
 
