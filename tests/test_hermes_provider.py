@@ -518,3 +518,14 @@ def test_a_short_question_and_answer_is_kept_and_a_skipped_turn_is_logged(tmp_pa
     sub.shutdown()
     assert "9091" not in (home / "optmem" / "LOG.jsonl").read_text("utf-8")
     assert any("'subagent'" in r.getMessage() and "writes nothing" in r.getMessage() for r in caplog.records)
+
+
+def test_a_long_run_of_courtesies_is_read_in_one_pass():
+    """嗯 is a courtesy and so is 嗯嗯: a run of them followed by anything else was tried split
+    every way before the match failed — a turn of 64 嗯 and a fact would not have finished in a
+    lifetime (the repetition is possessive). The fact is kept; the run alone is a courtesy."""
+    from optmem.integrations import hermes
+
+    assert hermes._courtesy("嗯" * 64 + "端口改成 9090 了", "好的") is False
+    assert hermes._courtesy("ok " * 64 + "the port is 9090", "ok") is False
+    assert hermes._courtesy("嗯" * 64, "好的") is True

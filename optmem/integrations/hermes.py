@@ -252,9 +252,12 @@ def _states(text: str, *, asks: bool) -> bool:
 
 @functools.cache
 def _courtesies() -> re.Pattern[str]:
-    """One or more of `ACKS` and `GREETINGS` one after the other, and what is no word at all."""
+    """One or more of `ACKS` and `GREETINGS` one after the other, and what is no word at all.
+    The repetition is possessive: the longest phrase at each point is taken and never split again
+    (嗯嗯 is one phrase and two — tried every way, a run of them before another character took
+    time exponential in its length); a run it cannot read whole is kept, never dropped."""
     phrases = "|".join(map(re.escape, sorted(ACKS | GREETINGS, key=len, reverse=True)))
-    return re.compile(rf"(?:(?:{phrases})(?![a-z])|[^\w])*")
+    return re.compile(rf"(?:(?:{phrases})(?![a-z])|[^\w])*+")
 
 
 def _texts(messages: list[dict[str, Any]] | None, role: str) -> list[str]:
