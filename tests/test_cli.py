@@ -173,6 +173,11 @@ def test_a_malformed_command_line_reads_in_human_output_as_every_refusal_does(cl
         assert res.stderr == f"error (usage): {said['message']}\n", args
         assert "`optmem search --help` lists its options" in res.stderr and "Try '" not in res.stderr, args
     assert "'abc' is not a valid int" in cli("search", "port", "--limit", "abc").stderr
+    # a group named alone is no mistake to refuse: it prints its help, as Click does
+    for group in ("handoff", "hooks"):
+        res = cli(group)
+        assert res.stderr.startswith(f"Usage: optmem {group} ") and "error (usage)" not in res.stderr, group
+        assert "Commands:" in res.stderr and "lists its options" not in res.stderr, group
 
 
 def test_refusals_exit_1_and_successes_exit_0(cli):

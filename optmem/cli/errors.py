@@ -47,6 +47,9 @@ def handle(exc: BaseException, argv: list[str]) -> int:
             return _interrupted(json_out)
         if isinstance(exc, typer.Exit):
             return int(exc.exit_code)
+        if isinstance(exc, typer.TyperException) and type(exc).__name__ == "NoArgsIsHelpError":
+            exc.show()  # a group named alone (`optmem handoff`): its help, as Click prints it
+            return int(getattr(exc, "exit_code", USAGE) or USAGE)
         if isinstance(exc, typer.TyperException):  # a malformed command line
             if "--vault" in argv[1:] and "--vault" in exc.format_message():
                 exc.message = (
