@@ -136,7 +136,8 @@ def test_reading_a_chinese_statement_compiles_no_second_cjk_class():
 
 
 _CUE_PIECES = (
-    "now|previously|before|used to| |?|。|要|得|前|之前|目前|三年|以前|"
+    "now|previously|before|used to|use to|did|was|first|old|my|in the beginning|earlier|"
+    " |?|。|要|得|前|之前|目前|三年|以前|"
     "所以前|现在|实现在|改成|搬到|原来|还原来|了|a|i|é|中"
 ).split("|")
 
