@@ -456,3 +456,60 @@ def test_the_accents_fold_as_the_class_of_three_ranges_found_them(s):
     if re.search("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]", before):
         before = re.sub(_ACCENT_SOURCES[0], text._unaccent, before)
     assert text.fold(s) == before
+
+
+def test_pathlib_is_imported_without_urllib():
+    """optmem imports pathlib without `urllib.parse` and `ipaddress` (~6M instructions a process,
+    for `Path.as_uri` alone): a stand-in serves pathlib's import, `as_uri` still answers, and a
+    later `import urllib.parse` is the real module. (`-S`: no site, whose editable-install hook
+    imports pathlib before optmem.)"""
+    import optmem
+
+    code = (
+        "import sys, optmem, pathlib\n"
+        "print(sorted(m for m in ('urllib.parse', 'ipaddress') if m in sys.modules))\n"
+        "print(pathlib.Path('/a b').as_uri())\n"
+        "import urllib.parse\n"
+        "print(urllib.parse.urlsplit('http://h/p?q=1').netloc, urllib.parse.quote_from_bytes(b'a b'))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(optmem.__file__).parent.parent)}
+    res = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, timeout=HANG)
+    assert res.stdout.splitlines() == ["[]", "file:///a%20b", "h a%20b"], res.stdout + res.stderr
+
+
+_VALIDATION_SOURCES = (r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", r"#([0-9A-Za-z]{6,26})\b", "[\x7f-\x9f]")
+
+
+@given(st.sampled_from(_VALIDATION_SOURCES), st.text(alphabet="aZ9._-# \x7f\x9fé", max_size=12))
+def test_a_lazy_pattern_answers_as_the_compiled_one(source, s):
+    import re
+
+    from optmem.patterns import lazy
+
+    lazily, compiled = lazy(source), re.compile(source)
+    for method in ("match", "fullmatch", "search"):
+        got, want = getattr(lazily, method)(s), getattr(compiled, method)(s)
+        assert (got and got.span()) == (want and want.span())
+    assert lazily.findall(s) == compiled.findall(s)
+    assert lazily.sub("?", s) == compiled.sub("?", s)
+    assert lazily.pattern == source
+
+
+def test_a_validation_pattern_is_compiled_when_first_used():
+    """The modules a search loads keep their validation patterns (names, ids, durations …)
+    uncompiled until one is used (~6M instructions a process)."""
+    code = (
+        "import optmem.search, optmem.cli.common\n"
+        "from optmem import vault, record, clock, layout\n"
+        "pats = (vault.NAME_RE, record.ID_RE, clock._TTL, layout.WRITER_RE)\n"
+        "print([type(p).__name__ for p in pats], ['fullmatch' in vars(p) for p in pats])\n"
+        "print(bool(vault.NAME_RE.fullmatch('ok')), 'fullmatch' in vars(vault.NAME_RE), vault.NAME_RE.fullmatch('-no'))\n"
+    )
+    import optmem
+
+    env = {**os.environ, "PYTHONPATH": str(Path(optmem.__file__).parent.parent)}  # (this checkout's)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=HANG)
+    assert res.stdout.splitlines() == [
+        "['_Lazy', '_Lazy', '_Lazy', '_Lazy'] [False, False, False, False]",
+        "True True None",
+    ], res.stdout + res.stderr
