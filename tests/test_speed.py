@@ -503,7 +503,8 @@ def test_a_validation_pattern_is_compiled_when_first_used():
         "from optmem import vault, record, clock, layout\n"
         "pats = (vault.NAME_RE, record.ID_RE, clock._TTL, layout.WRITER_RE)\n"
         "print([type(p).__name__ for p in pats], ['fullmatch' in vars(p) for p in pats])\n"
-        "print(bool(vault.NAME_RE.fullmatch('ok')), 'fullmatch' in vars(vault.NAME_RE), vault.NAME_RE.fullmatch('-no'))\n"
+        "name = vault.NAME_RE\n"
+        "print(bool(name.fullmatch('ok')), 'fullmatch' in vars(name), name.fullmatch('-no'))\n"
     )
     import optmem
 
