@@ -533,9 +533,7 @@ def test_a_chinese_run_without_a_question_character_is_cut_as_the_pattern_cuts_i
 
     run = "".join(pieces)
     by_pattern = [
-        p
-        for p in re.split(questions._CJK_SPLIT, run)
-        if p and not (len(p) == 1 and p in questions._CJK_PARTICLES)
+        p for p in re.split(questions._CJK_SPLIT, run) if p and not (len(p) == 1 and p in questions._CJK_PARTICLES)
     ]
     assert questions.topic_runs(run) == by_pattern
 
