@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import re
 from datetime import UTC, datetime, timedelta
 
 from optmem.errors import UsageError, quote
+from optmem.patterns import lazy
 
-_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_TTL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_DATE_ONLY = lazy(r"^\d{4}-\d{2}-\d{2}$")
+_TTL = lazy(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _TTL_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 FUTURE_SLACK = 86400.0  # a time further ahead of now than this is no clock skew: it is wrong
 

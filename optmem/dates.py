@@ -18,6 +18,7 @@ from datetime import date, timedelta
 from functools import cache, lru_cache
 
 from optmem import text
+from optmem.patterns import lazy
 
 PREFIX = "__"
 DAY_PREFIX = PREFIX + "d"  # a day's term (`__d2023_05_03`)
@@ -420,10 +421,10 @@ _EXPLICIT_SOURCES: tuple[tuple[str, str, Explicit], ...] = (
 )
 
 
-_YMD = re.compile(r"\d{4}-")
+_YMD = lazy(r"\d{4}-")
 _DIGIT = re.compile(r"\d")
-_YEAR = re.compile(r"(?:19|20)\d\d")
-_MONTH_NAME = re.compile(rf"\b(?:{'|'.join(MONTHS)})\b")
+_YEAR = lazy(r"(?:19|20)\d\d")
+_MONTH_NAME = lazy(rf"\b(?:{'|'.join(MONTHS)})\b")
 # `_hinted` asks whether a text holds a relative phrase's word, a year of this or the last century,
 # 月 or a month name. Every English one a pattern reads is a whole word (`\b` on both sides), so
 # it asks the text's words, a set look-up each, where a substring test per hint scanned the text

@@ -19,13 +19,13 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from optmem.errors import Locked, OptmemError, TooLarge, Unreadable, Unwritable
+from optmem.patterns import lazy
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
 if TYPE_CHECKING:
@@ -522,8 +522,8 @@ def _write_all(fd: int, data: bytes) -> None:
     os.fsync(fd)
 
 
-_TEMPORARY = re.compile(r"^(?:\..+\.(\d+)\.[^.]+|index\.(\d+))\.tmp$")
-_LEGACY_TEMPORARY = re.compile(r"^\..+\.[^.]+\.tmp$")
+_TEMPORARY = lazy(r"^(?:\..+\.(\d+)\.[^.]+|index\.(\d+))\.tmp$")
+_LEGACY_TEMPORARY = lazy(r"^\..+\.[^.]+\.tmp$")
 
 
 def _alive(pid: int) -> bool:

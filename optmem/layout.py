@@ -22,12 +22,13 @@ from pathlib import Path
 
 from optmem import fsio
 from optmem.errors import OptmemError, UsageError, quote
+from optmem.patterns import lazy
 
 LOG = "LOG.jsonl"
 ACCESS = "ACCESS.jsonl"
 SEGMENTS = "log"
-MONTH_RE = re.compile(r"^\d{4}-\d{2}\.jsonl$")
-WRITER_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,47}$")
+MONTH_RE = lazy(r"^\d{4}-\d{2}\.jsonl$")
+WRITER_RE = lazy(r"^[a-z0-9][a-z0-9._-]{0,47}$")
 
 
 def segmented(root: Path) -> bool:

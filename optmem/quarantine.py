@@ -17,9 +17,8 @@ every record says where it came from.
   a person (`refuse_promotion`).
 """
 
-import re
-
 from optmem.errors import NeedsPerson, UsageError, quote
+from optmem.patterns import lazy
 
 
 def kind_of(rule: str) -> str:
@@ -33,7 +32,7 @@ def kind_of(rule: str) -> str:
 # -- provenance ---------------------------------------------------------------------------------
 FIRST_HAND = ("user", "agent")  # said in the conversation: by the person, or by the agent itself
 ORIGINS = ("user", "agent", "tool", "sync")  # and import:<tool>
-_IMPORT = re.compile(r"import:[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_IMPORT = lazy(r"import:[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def check_origin(origin: str | None) -> str | None:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from enum import IntEnum
 
 from optmem import clock
+from optmem.patterns import lazy
 from optmem.settings import Limits
 from optmem.value import NamedTuple
 
@@ -52,11 +53,11 @@ RELEASE = "release"  # bookkeeping: a person released the held record `ref` from
 BOOKKEEPING = (SEEN, FORGET, CONFIRM, RESTORE, VERIFY, RELEASE)
 NEVER_COOL = (*BOOKKEEPING, MEMORY)  # bookkeeping, and hot memory (its file decides what is kept)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-RECORD_ID = re.compile(f"[{_CROCKFORD}]{{26}}")  # what `new_id` and `derived_id` make
-_DOMAIN_PREFIX = re.compile(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
+RECORD_ID = lazy(f"[{_CROCKFORD}]{{26}}")  # what `new_id` and `derived_id` make
+_DOMAIN_PREFIX = lazy(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
 _HAND_CORRECTION = r"^\s*(?:\[[A-Za-z0-9._-]{1,64}\]\s*)?(?:〔更正〕|\[correction\])"  # compiled when needed
-_HASH_REF = re.compile(r"#([0-9A-Za-z]{6,26})\b")
-ID_RE = re.compile(r"^[0-9A-Za-z]{6,26}$")
+_HASH_REF = lazy(r"#([0-9A-Za-z]{6,26})\b")
+ID_RE = lazy(r"^[0-9A-Za-z]{6,26}$")
 
 
 def _b32(value: int, length: int) -> str:
@@ -422,7 +423,7 @@ def _extra_strings(where: str, value: Any, out: list[tuple[str, str]], depth: in
             _extra_strings(where, v, out, depth + 1)
 
 
-_CANONICAL = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+_CANONICAL = lazy(r"[0-9A-HJKMNP-TV-Z]{26}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
 
 
 _LABELS: dict[str, str | None] = {}  # short values scanned before (names, kinds, sources, sessions repeat)

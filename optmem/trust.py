@@ -22,7 +22,6 @@ Trust belongs to one clone, never to a path alone nor to anything a push can bri
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,9 +29,10 @@ from pathlib import Path
 
 from optmem import fsio, gitstate
 from optmem.errors import OptmemError, UsageError, quote
+from optmem.patterns import lazy
 
 MARK = "optmem-clone-id"
-MARK_RE = re.compile(r"[0-9a-f]{32}")
+MARK_RE = lazy(r"[0-9a-f]{32}")
 LIST_LOCK_TIMEOUT = 30.0  # seconds: a hang detector; the list is held for a few file writes
 
 

@@ -17,13 +17,13 @@ what they mean:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import UTC
 from enum import StrEnum
 from functools import lru_cache
 
 from optmem import record
+from optmem.patterns import lazy
 from optmem.record import (
     BOOKKEEPING,
     CONFIRM,
@@ -488,7 +488,7 @@ def shown(value: Any, stored: bool = False) -> Any:
     return value
 
 
-_MARK = re.compile(r"^\s*(?:[-*•]\s+)?")
+_MARK = lazy(r"^\s*(?:[-*•]\s+)?")
 
 
 def display_lines(text: str, stored: Collection[str] = ()) -> str:
@@ -514,7 +514,7 @@ def display_lines(text: str, stored: Collection[str] = ()) -> str:
     return "\n".join(out) if display(rest) == rest else display(text)
 
 
-_RULE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # the shape of a scanner rule's name
+_RULE_NAME = lazy(r"[a-z][a-z0-9_]{0,63}")  # the shape of a scanner rule's name
 
 
 def as_stored(*, passed: bool, held: object, released: object) -> bool:

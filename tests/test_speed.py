@@ -136,7 +136,8 @@ def test_reading_a_chinese_statement_compiles_no_second_cjk_class():
 
 
 _CUE_PIECES = (
-    "now|previously|before|used to| |?|。|要|得|前|之前|目前|三年|以前|"
+    "now|previously|before|used to|use to|did|was|first|old|my|in the beginning|earlier|"
+    " |?|。|要|得|前|之前|目前|三年|以前|"
     "所以前|现在|实现在|改成|搬到|原来|还原来|了|a|i|é|中"
 ).split("|")
 
@@ -455,3 +456,97 @@ def test_the_accents_fold_as_the_class_of_three_ranges_found_them(s):
     if re.search("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]", before):
         before = re.sub(_ACCENT_SOURCES[0], text._unaccent, before)
     assert text.fold(s) == before
+
+
+def test_pathlib_is_imported_without_urllib():
+    """optmem imports pathlib without `urllib.parse` and `ipaddress` (~6M instructions a process,
+    for `Path.as_uri` alone): a stand-in serves pathlib's import, `as_uri` still answers, and a
+    later `import urllib.parse` is the real module. (`-S`: no site, whose editable-install hook
+    imports pathlib before optmem.)"""
+    import optmem
+
+    code = (
+        "import sys, optmem, pathlib\n"
+        "print(sorted(m for m in ('urllib.parse', 'ipaddress') if m in sys.modules))\n"
+        "print(pathlib.Path('/a b').as_uri())\n"
+        "import urllib.parse\n"
+        "print(urllib.parse.urlsplit('http://h/p?q=1').netloc, urllib.parse.quote_from_bytes(b'a b'))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(optmem.__file__).parent.parent)}
+    res = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, timeout=HANG)
+    assert res.stdout.splitlines() == ["[]", "file:///a%20b", "h a%20b"], res.stdout + res.stderr
+
+
+_VALIDATION_SOURCES = (r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", r"#([0-9A-Za-z]{6,26})\b", "[\x7f-\x9f]")
+
+
+@given(st.sampled_from(_VALIDATION_SOURCES), st.text(alphabet="aZ9._-# \x7f\x9fé", max_size=12))
+def test_a_lazy_pattern_answers_as_the_compiled_one(source, s):
+    import re
+
+    from optmem.patterns import lazy
+
+    lazily, compiled = lazy(source), re.compile(source)
+    for method in ("match", "fullmatch", "search"):
+        got, want = getattr(lazily, method)(s), getattr(compiled, method)(s)
+        assert (got and got.span()) == (want and want.span())
+    assert lazily.findall(s) == compiled.findall(s)
+    assert lazily.sub("?", s) == compiled.sub("?", s)
+    assert lazily.pattern == source
+
+
+def test_a_validation_pattern_is_compiled_when_first_used():
+    """The modules a search loads keep their validation patterns (names, ids, durations …)
+    uncompiled until one is used (~6M instructions a process)."""
+    code = (
+        "import optmem.search, optmem.cli.common\n"
+        "from optmem import vault, record, clock, layout\n"
+        "pats = (vault.NAME_RE, record.ID_RE, clock._TTL, layout.WRITER_RE)\n"
+        "print([type(p).__name__ for p in pats], ['fullmatch' in vars(p) for p in pats])\n"
+        "name = vault.NAME_RE\n"
+        "print(bool(name.fullmatch('ok')), 'fullmatch' in vars(name), name.fullmatch('-no'))\n"
+    )
+    import optmem
+
+    env = {**os.environ, "PYTHONPATH": str(Path(optmem.__file__).parent.parent)}  # (this checkout's)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=HANG)
+    assert res.stdout.splitlines() == [
+        "['_Lazy', '_Lazy', '_Lazy', '_Lazy'] [False, False, False, False]",
+        "True True None",
+    ], res.stdout + res.stderr
+
+
+_QUESTION_PIECES = (
+    "为什么|為什麼|什么时候|什么样|什么|什麼|怎么样|怎么|怎樣|哪里|哪儿|哪个|哪吒|哪|谁|誰|啥|如何|为何|是否|多少|"
+    "多久|多长时间|多长|请问|請問|是不是|有没有|有沒有|干嘛|幹嘛|干吗|幹嗎|咋|几盆|几乎|茶几|十几|幾|吗|嗎|啊|呀|吧|"
+    "酒吧|呢|毛呢|的|目的|的确|是|有|没有|所有|但是|部署|时间|小明|住在|端口|搬家|了|在"
+).split("|")
+
+
+@given(st.lists(st.sampled_from(_QUESTION_PIECES), max_size=6))
+def test_a_chinese_run_without_a_question_character_is_cut_as_the_pattern_cuts_it(pieces):
+    """A query's Chinese run is split at its question words only when it holds one of their
+    characters (`questions._SPLIT_NEEDLES`): the same pieces as the pattern's split."""
+    import re
+
+    from optmem.reading import questions
+
+    run = "".join(pieces)
+    by_pattern = [
+        p for p in re.split(questions._CJK_SPLIT, run) if p and not (len(p) == 1 and p in questions._CJK_PARTICLES)
+    ]
+    assert questions.topic_runs(run) == by_pattern
+
+
+def test_a_chinese_keyword_query_compiles_no_question_word_pattern():
+    """Chinese keywords without a question word are read without compiling the question words'
+    pattern (~17M instructions, in every process)."""
+    from optmem import text
+    from optmem.reading import questions
+    from optmem.reading.query import read
+
+    text._CJK_PATTERNS.clear()  # (compiled again when needed)
+    assert read("部署 时间", 0.0).terms
+    assert questions._CJK_SPLIT not in text._CJK_PATTERNS
+    assert read("部署是什么时间", 0.0).terms
+    assert questions._CJK_SPLIT in text._CJK_PATTERNS

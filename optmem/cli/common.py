@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -11,6 +10,7 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from optmem.errors import OptmemError, UsageError, envelope
+from optmem.patterns import lazy
 from optmem.terminal import printable
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
@@ -337,7 +337,7 @@ def read_arg(value: str | None, what: str = "TEXT", limit: int = STDIN_BYTES) ->
 # JSON escapes C0 controls itself; DEL and the C1 controls (U+0080–U+009F, which a terminal may
 # read as escape sequences) it writes raw: escaped here too, so JSON output holds no control
 # character and still reads back as exactly the stored text
-_C1 = re.compile("[\x7f-\x9f]")
+_C1 = lazy("[\x7f-\x9f]")
 
 
 def dumps(payload: Any) -> str:
