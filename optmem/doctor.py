@@ -82,7 +82,7 @@ def _scan_log(
     entry → (last op, text), the last by time); with `untimed`, the lines that have no `ts`
     (file → line number → the id the record reads as); with `forked`, the hot files the journal
     ends an entry of more than once (where a merge may have kept it two ways: `_check_forks`)."""
-    seen: dict[str, tuple[str, int]] = {}
+    seen: dict[str, tuple[str, int, str]] = {}  # ID IN UPPER CASE → (file, line, the id as written)
     refs: list[tuple[str, int, str, tuple[str, ...], bool]] = []  # (file, line, id, refs, read from its text)
     corrections: list[tuple[int, str, str]] = []  # (line, record, what it corrects)
     bad: dict[str, list[int]] = {}
@@ -148,7 +148,7 @@ def _scan_file(
     theirs: bool,
     fh: Any,
     report: Report,
-    seen: dict[str, tuple[str, int]],
+    seen: dict[str, tuple[str, int, str]],
     refs: list[tuple[str, int, str, tuple[str, ...], bool]],
     corrections: list[tuple[int, str, str]],
     bad: dict[str, list[int]],
@@ -253,12 +253,16 @@ def _scan_file(
                         rec.id,
                     )
                 )
-        if rec.id in seen:
-            where, line = seen[rec.id]
+        # (by upper case: a reference names an id in any case, so ids that differ only in case
+        # are one id to every correction and `get`)
+        if rec.id.upper() in seen:
+            where, line, first = seen[rec.id.upper()]
             also = f"on line {line}" if where == name else f"in {where}, line {line}"
+            if first != rec.id:
+                also += f" as {first} (ids are named in any case: give one of them another id)"
             report.problems.append(Problem("duplicate_id", name, f"id also used {also}", n, rec.id))
         else:
-            seen[rec.id] = (name, n)
+            seen[rec.id.upper()] = (name, n, rec.id)
         if rec.kind == MEMORY:
             step = memory.journal_step(rec)
             if step:
@@ -273,14 +277,14 @@ def _scan_file(
 
 
 def _check_correction_cycles(
-    corrections: list[tuple[int, str, str]], seen: dict[str, tuple[str, int]], ids: list[str], report: Report
+    corrections: list[tuple[int, str, str]], seen: dict[str, tuple[str, int, str]], ids: list[str], report: Report
 ) -> None:
     """A record that corrects, through a chain of corrections, itself (A corrects B and B
     corrects A — typed by hand, or merged from two clones): no version of that fact is the
     newest, so each record of the circle is named once."""
     corrects: dict[str, set[str]] = {}
     for _, rid, ref in corrections:
-        target = resolve(ref, seen, ids)
+        rid, target = rid.upper(), resolve(ref, seen, ids)
         if target is not None and target != rid:
             corrects.setdefault(rid, set()).add(target)
     named: set[str] = set()
@@ -306,7 +310,7 @@ def _check_correction_cycles(
                 f"corrections run in a circle ({circle}): no record of it is the newest version of its fact; "
                 "forget the one that is wrong (`optmem forget ID`), or fix its `corrects` by hand",
                 seen[start][1],
-                start,
+                seen[start][2],
             )
         )
 

@@ -525,9 +525,13 @@ _LOWER = "id != upper(id)"  # (the WHERE of the indexes on ids written in lower 
 def matching_ids(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, int]:
     """id → line number of the records `ref` names: the exact id, else ids that start or end
     with it (≥ 6 characters, any case). Several entries mean an ambiguous reference."""
-    ref = clean_ref(ref)
+    typed, ref = ref.strip().lstrip("#"), clean_ref(ref)
     if len(ref) < 6:
         return {}
+    if typed != ref:  # the id as typed first: `mynote000001` is that line's, not MYNOTE000001's
+        hit = conn.execute("SELECT id, n FROM rec WHERE id = ? ORDER BY n LIMIT 1", (typed,)).fetchone()
+        if hit:
+            return {hit[0]: hit[1]}
     # ids as optmem makes them are upper case, as `clean_ref` makes the reference; an id a line
     # typed in lower case keeps it (what the line says, which its writer may look for) and is
     # looked up in upper case, through its own small indexes (`schema`: rec_uid, rec_urid)

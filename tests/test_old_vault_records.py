@@ -252,6 +252,26 @@ def test_a_hand_typed_lower_case_id_is_named_in_any_case(cli, vault_path):
     assert cli.json("search", "redis")["hits"] == []
 
 
+def test_ids_that_differ_only_in_case_are_each_named_as_typed_and_doctor_names_the_clash(cli, vault_path):
+    """A line typed `mynote000001` beside one typed `MYNOTE000001`: `get`/`forget` of the id as
+    typed name that line's record (the upper-case one shadowed it), and `doctor` reports the
+    pair — a reference in any case cannot tell them apart (review finding 3)."""
+    cli.json("append", "a first record")
+    lines = [
+        {"id": "mynote000001", "ts": "2026-12-01T00:00:00Z", "text": "cache host is redis-a"},
+        {"id": "MYNOTE000001", "ts": "2026-12-01T00:00:01Z", "text": "queue host is rabbit-b"},
+    ]
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(x) + "\n" for x in lines))
+    assert cli.json("get", "mynote000001")["record"]["text"] == "cache host is redis-a"
+    assert cli.json("get", "MYNOTE000001")["record"]["text"] == "queue host is rabbit-b"
+    problems = cli.json("doctor", code=1)["problems"]
+    assert [(p["code"], p["id"]) for p in problems] == [("duplicate_id", "MYNOTE000001")], problems
+    assert "mynote000001" in problems[0]["message"] and "another id" in problems[0]["message"]
+    assert cli.json("forget", "mynote000001")["status"] == "forgotten"
+    assert [h["text"] for h in cli.json("search", "host")["hits"]] == ["queue host is rabbit-b"]
+
+
 def test_doctor_reads_an_old_live_hand_form_lines_unresolved_hash_word_as_a_word(cli, vault_path):
     """An older version stored `〔更正〕#<A> … see #deploy42` in the live log with no `corrects`
     field: #<A> names a record, #deploy42 none — a word, as import reads it, so `doctor` is clean.
