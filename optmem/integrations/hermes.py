@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from optmem import fsio
-from optmem.errors import NearDuplicate, NoMatch, NotFound, OptmemError, OverLimit, UsageError, VaultError, VaultMissing
+from optmem.errors import NearDuplicate, NoMatch, NotFound, OptmemError, OverLimit, UsageError, VaultMissing
 
 logger = logging.getLogger(__name__)  # Hermes' logging (hermes_logging) writes every logger's records
 
@@ -81,7 +81,6 @@ _CLAUSE = r"[,，、:：—–]+|\s-\s"  # what parts its clauses
 CONTEXT_BUDGET = 2500  # characters of prefetched context a turn
 FILE_BYTES = 1 << 20  # what is read of the provider's Hermes config (a small JSON object)
 SPOOL = "optmem-spool.jsonl"  # in HERMES_HOME: the writes the vault could not take yet, in order
-SPOOL_BYTES = 64 << 20  # read of the spool at most (each entry is one record: ≤ [limits] record_bytes)
 HERMES_NEEDED = (0, 19, 0)  # the provider interface this plugin follows (agent/memory_provider.py)
 
 
@@ -128,14 +127,6 @@ def session_project(kwargs: dict[str, Any], mapping: dict[str, Any] | None = Non
         except OptmemError:
             pass
     return PROJECT
-
-
-def _transient(err: BaseException) -> bool:
-    """Whether a write failed for the vault's state (locked, read-only, missing), not for what it
-    says: such a write is spooled and tried again."""
-    import sqlite3
-
-    return isinstance(err, (VaultError, OSError, sqlite3.Error))
 
 
 def _clip(text: str, limit: int) -> str:
@@ -213,17 +204,6 @@ def _unsafe(text: str) -> tuple[str, str] | None:
         return "", "a lone surrogate (no UTF-8 file can hold it)"
     rule = scan.find(text)
     return (rule, f"the security rule {rule!r}") if rule else None
-
-
-def _said_at(at: Any) -> str | None:
-    """A spooled entry's time as the log writes times (an older spool holds Unix seconds)."""
-    from optmem import clock
-
-    if isinstance(at, (int, float)) and not isinstance(at, bool):
-        from datetime import UTC, datetime
-
-        return clock.format_ts(datetime.fromtimestamp(at, UTC))
-    return at if isinstance(at, str) and at else None
 
 
 def _what(entry: dict[str, Any]) -> str:
@@ -546,35 +526,32 @@ class Provider:
     def _write(self, entry: dict[str, Any]) -> None:
         """Write one turn or handoff — after what the spool holds, which goes first. What the vault
         cannot take now is spooled (and logged); what it refuses for what it says is logged."""
+        from optmem import spool
+
         if self._drain():
             try:
                 self._store(entry)
                 return
             except (OptmemError, UnicodeError, OSError) as err:
-                if not _transient(err):
+                if not spool.transient(err):
                     self._tell(f"a {_what(entry)} of session {entry.get('session')} was not kept: {err}")
                     return
                 reason = str(err)
         else:
             reason = "earlier writes still wait in the spool"
-        from optmem import clock
-
-        entry["at"] = clock.format_ts(clock.now())  # (when it was said: as every time in the log)
         try:
-            fsio.append_lines(
-                self.home / SPOOL, [json.dumps(entry, ensure_ascii=False).encode("utf-8")], within=self.home
-            )
+            spool.put(self.home / SPOOL, entry, within=self.home)  # (stamped with when it was said)
         except OptmemError as err:  # (HERMES_HOME itself cannot be written: nothing is left but the log)
             self._tell(f"a {_what(entry)} of session {entry.get('session')} is lost: {reason}; and {err}", error=True)
             return
         self._tell(f"a {_what(entry)} waits in {self.home / SPOOL} (the next write that succeeds stores it): {reason}")
 
     def _store(self, entry: dict[str, Any]) -> None:
-        from optmem import handoff, log
+        from optmem import handoff, log, spool
 
         if not self._present():
             raise VaultMissing(f"the vault {self.missing} does not exist (an unmounted disk?)")
-        said_at = _said_at(entry.get("at"))  # (a spooled write: when it was said)
+        said_at = spool.said_at(entry)  # (a spooled write: when it was said)
         extra = {"said_at": said_at} if said_at else None
         if "memory" in entry:
             from optmem import memory
@@ -608,34 +585,18 @@ class Provider:
             )
 
     def _drain(self) -> bool:
-        """Store what the spool holds, in order; whether it is empty now. One process drains at a
-        time (the others find it busy and spool behind it); an entry the vault refuses for what it
-        says is logged and dropped, one it cannot take now stops the drain."""
+        """Store what the spool holds, in order (`optmem.spool`); whether it is empty now."""
+        from optmem import spool
+
         path = self.home / SPOOL
-        if not path.exists():
-            return True
         try:
-            with fsio.exclusive_lock(self.home / (SPOOL + ".lock"), 0.5, within=self.home):
-                raw = fsio.read_text(path, within=self.home, limit=SPOOL_BYTES) or ""
-                entries = [json.loads(line) for line in raw.splitlines() if line.strip()]
-                for i, entry in enumerate(entries):
-                    try:
-                        self._store(entry)
-                    except (OptmemError, UnicodeError, OSError) as err:
-                        if _transient(err):
-                            rest = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries[i:])
-                            fsio.atomic_write(path, rest, within=self.home)
-                            return False
-                        self._tell(f"a spooled {_what(entry)} of session {entry.get('session')} was not kept: {err}")
-                fsio.remove_file(path)
-                if entries:
-                    logger.info("optmem: %d spooled write(s) stored", len(entries))
-                return True
+            return spool.drain(path, self._store, within=self.home, dropped=self._dropped)
         except (OptmemError, ValueError) as err:
-            if not isinstance(err, ValueError) and _transient(err):
-                return False  # (another process drains it now)
             self._tell(f"the spool {path} cannot be read: {err}; move it aside to go on", error=True)
             return False
+
+    def _dropped(self, entry: dict[str, Any], err: BaseException) -> None:
+        self._tell(f"a spooled {_what(entry)} of session {entry.get('session')} was not kept: {err}")
 
     @_hook("", messages=list)
     def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
