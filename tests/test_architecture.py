@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.meta",
             "optmem.safety",
             "optmem.fsio",
+            "optmem.spool",
             "optmem.layout",
             "optmem.runner",
             "optmem.terminal",
