@@ -607,15 +607,13 @@ class Provider:
 
     @_hook(action=str, target=str, content=str, metadata=dict)
     def on_memory_write(self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None) -> None:
-        from optmem.follow import follow_hot
-
         if target not in ("memory", "user") or not self.writes:
             return
-        if self._shared():
-            if self._present():
-                follow_hot(self.vault)  # Hermes wrote the very file: journal its edit
-            return
         old = (metadata or {}).get("old_text")
+        if self._shared():
+            if self._present():  # Hermes wrote the very file: journal its edit, as the edit it made
+                self._journal_edit(target, action, old if isinstance(old, str) else None, content)
+            return
         ops: list[dict[str, Any]]
         if action == "add" and content.strip():
             ops = [{"op": "add", "text": content}]
@@ -626,6 +624,16 @@ class Provider:
         else:
             return
         self._write({"memory": target, "ops": ops, "session": self.session_id})
+
+    def _journal_edit(self, target: str, action: str, old: str | None, content: str) -> None:
+        from optmem import memory
+        from optmem.follow import follow_hot
+
+        try:
+            memory.follow_edit(self.vault, target, action, old, content, source="hermes")
+        except (OptmemError, OSError) as err:  # (the next read journals it as the file's drift)
+            self._tell(f"Hermes' memory-tool {action} is not journalled yet: {err}")
+            follow_hot(self.vault)
 
     def _shared(self) -> bool:
         """Whether the vault's hot files are Hermes' own (the vault is `$HERMES_HOME/memories`)."""
