@@ -202,14 +202,26 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
     if done.unmapped:
         fields = ", ".join(f"{k} ({n:,})" for k, n in done.unmapped.items())
         warn_all([f"{done.source} fields not mapped to a record's (not kept): {fields}"])
+    if done.bad and not done.taken:  # (a script must tell this from an import that worked)
+        from optmem.errors import OptmemError
+
+        raise OptmemError(
+            f"nothing was imported: each of the {len(done.bad)} line(s) with something to import was refused "
+            f"(line {done.bad[0]['line']}: {done.bad[0]['message']}{' …' if len(done.bad) > 1 else ''}); "
+            "fix them and import again",
+            code="nothing_imported",
+            source=done.source,
+            bad=done.bad,
+        )
     said = (
-        f"imported {done.records:,} record(s) from {done.source}"
+        ("partial import: " if done.bad else "")
+        + f"imported {done.records:,} record(s) from {done.source}"
         + (f" and {done.bookkeeping:,} line(s) about them (seen, forgotten …)" if done.bookkeeping else "")
         + (f", {done.hot} hot entr{'y' if done.hot == 1 else 'ies'}" if done.hot else "")
         + (f"; {done.already:,} already here" if done.already else "")
         + (f"; {len(done.bad)} line(s) not imported" if done.bad else "")
     )
-    emit(json_out, done._asdict(), lambda: said)
+    emit(json_out, done._asdict() | {"partial": bool(done.bad)}, lambda: said)
 
 
 @command("stats")
