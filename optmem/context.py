@@ -382,6 +382,12 @@ def build(
     if rules and not vault.trusted:  # a vault from a git clone: its locked rules are someone's notes
         sections.append(Section("unverified", TITLES["unverified"], rules, more))
     (items, ids), (found, found_ids) = _records(vault, own, domain, query, now, hot)
+    if not items and not found and (own or domain):  # a typo in --project or --domain, said as search says it
+        from optmem.index import open_index
+        from optmem.search import unknown_filters
+
+        with open_index(vault) as idx:
+            warnings += unknown_filters(idx, domains=[domain] if domain else [], project=own)
     sections.append(Section("records", label, items, ids=ids))
     sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = fit(sections, budget)._replace(warnings=warnings)

@@ -128,35 +128,10 @@ def search(
             )
         df = idx.doc_freq(q.terms) if q.terms else {}  # once, for the ranking and the hidden counts
         result = ranked(idx, q, df)._replace(warnings=warnings)
-        if not result.hits:
-            # a typo in --kind, --domain or --project must not read as "nothing about that"
-            for column, wanted in (
-                ("kind", (q.filters.kind,)),
-                ("domain", q.filters.domains),
-                ("project", (q.filters.project,)),
-            ):
-                if not any(w is not None for w in wanted):
-                    continue
-                known = idx.values(column)  # (once a column: a query that lists them all)
-                unknown = [w for w in wanted if w is not None and w not in known]
-                if unknown:
-                    result = result._replace(
-                        warnings=[
-                            *result.warnings,
-                            f"no record has {column} {', '.join(map(quote, unknown))}; the vault's "
-                            f"{column}s: {', '.join(known) or '(none)'}",
-                        ]
-                    )
-        if not result.hits and q.filters.tag is not None and not idx.has_tag(q.filters.tag):
-            # … nor one in --tag
-            tags = idx.tags(TAGS_SHOWN)
-            result = result._replace(
-                warnings=[
-                    *result.warnings,
-                    f"no record has tag {quote(q.filters.tag)}; the "
-                    f"vault's most used tags: {', '.join(tags) or '(none)'}",
-                ]
-            )
+        if not result.hits:  # a typo in a filter must not read as "nothing about that"
+            f = q.filters
+            said = unknown_filters(idx, kind=f.kind, domains=f.domains, project=f.project, tag=f.tag)
+            result = result._replace(warnings=[*result.warnings, *said])
         if len(result.hits) < q.limit and not q.filters.current and not q.filters.include_forgotten:
             # the past stays findable: say so when forgotten records match too (a page not filled;
             # the cold ones `_ranked` counts)
@@ -169,6 +144,34 @@ def search(
                 else candidates.hidden_matches(idx, q.filters, q.now, match, view.Status.HELD),
             )
         return result
+
+
+def unknown_filters(
+    idx: Index,
+    *,
+    kind: str | None = None,
+    domains: tuple[str, ...] | list[str] = (),
+    project: str | None = None,
+    tag: str | None = None,
+) -> list[str]:
+    """What a reader that found nothing says of its filters that no record has — a typo in
+    --kind, --domain, --project or --tag must not read as "nothing about that" — naming the
+    values the vault has (`search` and `context` say it alike)."""
+    out = []
+    for column, wanted in (("kind", (kind,)), ("domain", tuple(domains)), ("project", (project,))):
+        if not any(w is not None for w in wanted):
+            continue
+        known = idx.values(column)  # (once a column: a query that lists them all)
+        unknown = [w for w in wanted if w is not None and w not in known]
+        if unknown:
+            out.append(
+                f"no record has {column} {', '.join(map(quote, unknown))}; the vault's "
+                f"{column}s: {', '.join(known) or '(none)'}"
+            )
+    if tag is not None and not idx.has_tag(tag):
+        tags = idx.tags(TAGS_SHOWN)
+        out.append(f"no record has tag {quote(tag)}; the vault's most used tags: {', '.join(tags) or '(none)'}")
+    return out
 
 
 def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResult:

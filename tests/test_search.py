@@ -560,6 +560,12 @@ def test_an_unknown_domain_or_project_filter_says_which_exist(vault, cli):
     assert "no record has" not in cli("search", "port", "--domain", "code", "--project", "api").stderr
     # a known domain and project that simply hold no match are not called unknown
     assert "no record has" not in cli("search", "nothing", "--domain", "code", "--project", "api").stderr
+    # context says it alike (one implementation): a typo there read as "nothing about that" too
+    ctx = cli("context", "--project", "apj", "--domain", "hermes")
+    assert ctx.exit_code == 0 and "no record has project 'apj'; the vault's projects: api" in ctx.stderr
+    assert "no record has domain 'hermes'; the vault's domains: code" in ctx.stderr
+    assert "no record has project 'apj'" in cli.json("context", "-p", "apj")["warnings"][0]
+    assert "no record has" not in cli("context", "--project", "api", "--domain", "code").stderr
 
 
 def test_a_match_held_in_quarantine_is_counted_and_the_flag_named(vault, cli):
