@@ -300,16 +300,13 @@ def _records(
         age = clock.age_of(rec.ts, now)
         old = rec.extra.get("may_update")
         notes = [
+            # one of two values that stand together: marked as every surface marks it (`view.labels`)
+            *([view.CONFLICT_LABEL] if rows[rec.id].disputed and view.status(rows[rec.id], now) in view.LIVE else []),
             *(["inferred"] if rec.basis == "inferred" else []),
-            *(
-                [f"may be a new value of id {_id(old, rec.id in stored)}?"]
-                if isinstance(old, str) and old in shown
-                else []
-            ),
-            *(
-                [f"may have been updated by id {_id(updated_by[rec.id], updated_by[rec.id] in stored)}?"]
-                if rec.id in updated_by
-                else []
+            *view.guess_notes(  # the write gate's guesses, worded as every surface words them
+                old if isinstance(old, str) and old in shown else None,
+                [updated_by[rec.id]] if rec.id in updated_by else (),
+                lambda rid: f"id {_id(rid, rid in stored)}",
             ),
             *_unchecked(vault, rows[rec.id], now),
             *(

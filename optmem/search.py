@@ -128,6 +128,7 @@ def search(
             )
         df = idx.doc_freq(q.terms) if q.terms else {}  # once, for the ranking and the hidden counts
         result = ranked(idx, q, df)._replace(warnings=warnings)
+        result = result._replace(hits=guessed(idx, result.hits, now))  # (a guess never reads as a fact)
         if not result.hits:  # a typo in a filter must not read as "nothing about that"
             f = q.filters
             said = unknown_filters(idx, kind=f.kind, domains=f.domains, project=f.project, tag=f.tag)
@@ -144,6 +145,27 @@ def search(
                 else candidates.hidden_matches(idx, q.filters, q.now, match, view.Status.HELD),
             )
         return result
+
+
+def guessed(idx: Index, hits: list[view.RecordView], now: float) -> list[view.RecordView]:
+    """The hits with the write gate's guesses that stand about them — the record a live hit may
+    be a new value of, and the live records that may be new values of it, when both are live
+    (as `get` finds them) — so every surface marks them (`view.guess_notes`)."""
+    live = [h.record.id for h in hits if h.status in view.LIVE]
+    if not live:
+        return hits
+    by: dict[str, list[str]] = {}
+    for r in idx.rows(f"r.upd IN ({','.join('?' * len(live))}) ORDER BY r.n", live):
+        if view.status(r, now) in view.LIVE and r.upd is not None:
+            by.setdefault(r.upd, []).append(r.id)
+    out = []
+    for h in hits:
+        old = h.record.extra.get("may_update") if h.status in view.LIVE else None
+        target = idx.by_id(old) if isinstance(old, str) and old else None
+        standing = old if target is not None and view.status(target, now) in view.LIVE else None
+        updated_by = tuple(by.get(h.record.id, ())) if h.status in view.LIVE else ()
+        out.append(h._replace(may_update=standing, updated_by=updated_by) if standing or updated_by else h)
+    return out
 
 
 def unknown_filters(
