@@ -3,7 +3,7 @@
 from typing import Any
 
 from optmem.cli.common import emit, get_vault, short, warn_all, write_out
-from optmem.cli.spec import UNSAFE, CommandExit, arg, command, flag, opt
+from optmem.cli.spec import JSON, UNSAFE, CommandExit, arg, command, flag, opt
 
 
 def _finish(json_out: bool, ok: bool, payload: dict[str, Any], human: str) -> None:
@@ -115,7 +115,12 @@ def segment(writer: str | None, json_out: bool) -> None:
     emit(json_out, done._asdict(), lambda: said)
 
 
-@command("export")
+@command(
+    "export",
+    JSON._replace(
+        help="Changes nothing: the export is JSONL either way (one JSON object a line); an error is one JSON document."
+    ),
+)
 def export(json_out: bool) -> None:
     """Write the whole vault as JSONL on stdout: a header, every record, the hot entries.
 
