@@ -22,7 +22,8 @@ from optmem import fsio
 from optmem.errors import OptmemError, VaultError
 
 SPOOL_BYTES = 64 << 20  # read of a spool at most (each entry is one record: ≤ [limits] record_bytes)
-LOCK_WAIT = 0.5  # seconds to wait for another process draining the same spool
+LOCK_WAIT = 0.5  # seconds a drain waits for another process draining the same spool
+PUT_WAIT = 2.0  # seconds a write waits for a drain to let it append (then it appends anyway: `drain` keeps it)
 
 
 def transient(err: BaseException) -> bool:
@@ -34,11 +35,22 @@ def transient(err: BaseException) -> bool:
 
 
 def put(path: Path, entry: dict[str, Any], *, within: Path | None = None) -> None:
-    """Append `entry` to the spool at `path` (stamped `at`, when it was said, unless it is)."""
+    """Append `entry` to the spool at `path` (stamped `at`, when it was said, unless it is) —
+    under the spool's lock, so a drain that is ending does not remove it unread."""
     from optmem import clock
+    from optmem.errors import Locked
 
     entry.setdefault("at", clock.format_ts(clock.now()))  # (as every time in the log)
-    fsio.append_lines(path, [json.dumps(entry, ensure_ascii=False).encode("utf-8")], within=within)
+    line = [json.dumps(entry, ensure_ascii=False).encode("utf-8")]
+    try:
+        with fsio.exclusive_lock(_lock(path), PUT_WAIT, within=within):
+            fsio.append_lines(path, line, within=within)
+    except Locked:  # (a drain that takes long: appended anyway — it keeps what came in meanwhile)
+        fsio.append_lines(path, line, within=within)
+
+
+def _lock(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
 
 
 def said_at(entry: dict[str, Any]) -> str | None:
@@ -68,20 +80,26 @@ def drain(
     if not path.exists():
         return True
     try:
-        with fsio.exclusive_lock(path.with_name(path.name + ".lock"), LOCK_WAIT, within=within):
+        with fsio.exclusive_lock(_lock(path), LOCK_WAIT, within=within):
             raw = fsio.read_text(path, within=within, limit=SPOOL_BYTES) or ""
             entries = [json.loads(line) for line in raw.splitlines() if line.strip()]
+            rest = ""
             for i, entry in enumerate(entries):
                 try:
                     store(entry)
                 except (OptmemError, UnicodeError, OSError) as err:
                     if transient(err):
                         rest = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries[i:])
-                        fsio.atomic_write(path, rest, within=within)
-                        return False
+                        break
                     dropped(entry, err)
-            fsio.remove_file(path)
-            return True
+            # what a write appended meanwhile (one that could not wait for the lock) stays, after the rest
+            now = fsio.read_text(path, within=within, limit=SPOOL_BYTES) or ""
+            rest += now[len(raw) :] if now.startswith(raw) else now
+            if rest.strip():
+                fsio.atomic_write(path, rest, within=within)
+            else:
+                fsio.remove_file(path)
+            return not rest.strip()
     except OptmemError as err:
         if transient(err):
             return False  # (another process drains it now, or its folder cannot be had now)
