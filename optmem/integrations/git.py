@@ -230,17 +230,6 @@ def record_commit(
     }
 
 
-def record_rewrites(vault: Vault, repo: Path, pairs: str, domain: str = "code") -> list[dict[str, Any]]:
-    """Each "<old sha> <new sha>" line records the new commit as superseding the old one's record."""
-    root = repo_root(repo)
-    out = []
-    for line in pairs.splitlines():
-        parts = line.split()
-        if len(parts) >= 2:
-            out.append(record_commit(vault, repo, domain, rev=parts[1], supersedes=parts[0], root=root))
-    return out
-
-
 def spool_path(root: Path) -> Path:
     """The repository's spool: in its (common) git folder, which git never commits."""
     return Path(_git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()) / SPOOL
@@ -271,7 +260,6 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
         wanted = [{"commit": new, "supersedes": old, "domain": domain} for old, new, *_ in lines]
     done: list[dict[str, Any]] = []
     dropped: list[str] = []
-
     failed: list[str] = []  # why the vault could not take a commit now
 
     def store(entry: dict[str, Any]) -> None:
