@@ -40,7 +40,8 @@ def test_every_command_has_json_and_help_with_an_example(cli):
 
 def test_exports_help_says_its_json_is_jsonl(cli):
     said = " ".join(cli("export", "--help").stdout.split())
-    assert "--json Changes nothing: the export is JSONL either way" in said and "one JSON document on stdout" not in said
+    assert "--json Changes nothing: the export is JSONL either way" in said
+    assert "one JSON document on stdout" not in said
     assert "--json Print one JSON document on stdout." in " ".join(cli("search", "--help").stdout.split())
 
 
