@@ -328,9 +328,11 @@ def follow_edit(vault: Vault, target: str, op: str, old: str | None, new: str | 
     (Hermes' `replace`, `add`, `remove`: it wrote the file, and says what it did) as that
     program's own edit (`source`) — a replace as optmem's replace is journalled, the old entry
     superseded by its new text with the link, not a removal by "an edit outside optmem" and an
-    unrelated add. `old` is the part of the entry it named, `new` the entry's new text. Whatever
-    else drifted in the file is journalled as `follow` journals it. Lock taken here; returns the
-    journal ids."""
+    unrelated add. `old` is the part of the entry it named, `new` the entry's new text. Only that
+    edit is journalled: the rest of the file's drift may be the next edit of the same batch (Hermes
+    writes a batch of operations, then names each), and the next read journals what is left as
+    `follow` does — as it journals everything here when the edit named is not found in the file.
+    Lock taken here; returns the journal ids."""
     with vault.lock():
         hot, drifted = _followed(vault, load(vault, target, None), None)
         added = [c for c in drifted if c.op == "add" and c.entry is not None and c.entry.text == (new or "").strip()]
@@ -342,8 +344,9 @@ def follow_edit(vault: Vault, target: str, op: str, old: str | None, new: str | 
         elif (op, len(added)) == ("add", 1) or (op, len(gone)) == ("remove", 1):
             named = added if op == "add" else gone
             drifted = [c for c in drifted if c is not named[0]]
-        out = _journal(vault, hot, None, named, domain=None, source=source, unscanned=True)
-        return out + _journal(vault, hot, None, drifted, domain=None, source="drift")
+        if not named:
+            return _journal(vault, hot, None, drifted, domain=None, source="drift")
+        return _journal(vault, hot, None, named, domain=None, source=source, unscanned=True)
 
 
 def reconcile(
