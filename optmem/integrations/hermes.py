@@ -589,11 +589,20 @@ class Provider:
         from optmem import spool
 
         path = self.home / SPOOL
+        stored: list[dict[str, Any]] = []
+
+        def store(entry: dict[str, Any]) -> None:
+            self._store(entry)
+            stored.append(entry)
+
         try:
-            return spool.drain(path, self._store, within=self.home, dropped=self._dropped)
+            return spool.drain(path, store, within=self.home, dropped=self._dropped)
         except (OptmemError, ValueError) as err:
             self._tell(f"the spool {path} cannot be read: {err}; move it aside to go on", error=True)
             return False
+        finally:
+            if stored:
+                logger.info("optmem: %d spooled write(s) stored", len(stored))
 
     def _dropped(self, entry: dict[str, Any], err: BaseException) -> None:
         self._tell(f"a spooled {_what(entry)} of session {entry.get('session')} was not kept: {err}")
