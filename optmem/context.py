@@ -300,16 +300,13 @@ def _records(
         age = clock.age_of(rec.ts, now)
         old = rec.extra.get("may_update")
         notes = [
+            # one of two values that stand together: marked as every surface marks it (`view.labels`)
+            *([view.CONFLICT_LABEL] if rows[rec.id].disputed and view.status(rows[rec.id], now) in view.LIVE else []),
             *(["inferred"] if rec.basis == "inferred" else []),
-            *(
-                [f"may be a new value of id {_id(old, rec.id in stored)}?"]
-                if isinstance(old, str) and old in shown
-                else []
-            ),
-            *(
-                [f"may have been updated by id {_id(updated_by[rec.id], updated_by[rec.id] in stored)}?"]
-                if rec.id in updated_by
-                else []
+            *view.guess_notes(  # the write gate's guesses, worded as every surface words them
+                old if isinstance(old, str) and old in shown else None,
+                [updated_by[rec.id]] if rec.id in updated_by else (),
+                lambda rid: f"id {_id(rid, rid in stored)}",
             ),
             *_unchecked(vault, rows[rec.id], now),
             *(
@@ -382,6 +379,12 @@ def build(
     if rules and not vault.trusted:  # a vault from a git clone: its locked rules are someone's notes
         sections.append(Section("unverified", TITLES["unverified"], rules, more))
     (items, ids), (found, found_ids) = _records(vault, own, domain, query, now, hot)
+    if not items and not found and (own or domain):  # a typo in --project or --domain, said as search says it
+        from optmem.index import open_index
+        from optmem.search import unknown_filters
+
+        with open_index(vault) as idx:
+            warnings += unknown_filters(idx, domains=[domain] if domain else [], project=own)
     sections.append(Section("records", label, items, ids=ids))
     sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = fit(sections, budget)._replace(warnings=warnings)

@@ -844,9 +844,11 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
         fixed.append(f"ended the torn last line of {name}")
     if torn:
         bad, _ = _scan_log(vault, Report())  # the ended line may itself be unparseable
+    moved: dict[str, list[int]] = {}  # each file's lines moved out, numbered as doctor found the file
     for name, lines in bad.items():
         if name in mine:
             _quarantine(vault, name, files[name], set(lines))
+            moved[name] = sorted(lines)
             fixed.append(
                 f"moved {len(lines)} unparseable line(s) ({', '.join(map(str, lines[:10]))}"
                 f"{', …' if len(lines) > 10 else ''}) of {name} to {QUARANTINE}"
@@ -856,8 +858,10 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
     for name, lines_of in untimed.items():
         if name not in mine:
             continue
-        at = _stamp(vault, name, files[name], lines_of)
-        lines = list(lines_of)
+        # numbered as the file was found, as the moved lines are: one numbering in the quarantine
+        found_at = {n: _found_line(n, moved.get(name, [])) for n in lines_of}
+        at = _stamp(vault, name, files[name], lines_of, found_at)
+        lines = [found_at[n] for n in lines_of]
         fixed.append(
             f"stamped {len(lines)} line(s) without ts ({', '.join(map(str, lines[:10]))}"
             f"{', …' if len(lines) > 10 else ''}) of {name} with ts {at} — the file's last-modified time, "
@@ -901,12 +905,23 @@ def _exact(body: bytes) -> dict[str, str]:
         return {"raw_base64": base64.b64encode(body).decode("ascii")}
 
 
-def _stamp(vault: Vault, name: str, path: Path, untimed: dict[int, str]) -> str:
+def _found_line(n: int, moved: list[int]) -> int:
+    """Line `n` of a file after the lines `moved` (sorted, numbered as the file was found) were
+    taken out of it, numbered as the file was found."""
+    for m in moved:
+        if m > n:
+            break
+        n += 1
+    return n
+
+
+def _stamp(vault: Vault, name: str, path: Path, untimed: dict[int, str], found_at: dict[int, int]) -> str:
     """Give lines without `ts` one, and the id they read as (derived from their bytes, which the
     stamp changes) as an explicit `id`: the record keeps its id, and whatever names it still
     finds it. The time is the log's last-modified time — a line in the log was written by then —
     or now, when that is earlier (a clock set back, OPTMEM_NOW). The original lines go to the
-    quarantine first (exact bytes, with their line numbers), then the log is rewritten
+    quarantine first (exact bytes, with their line numbers as `found_at` gives them: the file's as
+    doctor found it, before any line was moved out), then the log is rewritten
     atomically: a crash in between leaves a line in both places, never in neither. Returns the
     time stamped."""
     from datetime import datetime
@@ -918,7 +933,12 @@ def _stamp(vault: Vault, name: str, path: Path, untimed: dict[int, str]) -> str:
     with open(path, "rb") as src:
         for n, raw in enumerate(src, 1):
             if n in untimed:
-                entry = {**_where(name), "line": n, "stamped": clock.format_ts(now), **_exact(raw.rstrip(b"\r\n"))}
+                entry = {
+                    **_where(name),
+                    "line": found_at[n],
+                    "stamped": clock.format_ts(now),
+                    **_exact(raw.rstrip(b"\r\n")),
+                }
                 kept.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
     fsio.append_bytes(vault.root / QUARANTINE, b"".join(kept), within=vault.root)
     with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:

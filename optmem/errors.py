@@ -115,6 +115,11 @@ CODES: dict[str, Code] = {
         "(`--origin user`)",
     ),
     "still_held": Code(REFUSED, "`purge` of a hot entry still in its file: remove it there first"),
+    "nothing_imported": Code(
+        REFUSED,
+        "`import`: every line that had something to import was refused, so nothing was; `bad` lists each "
+        "(its line, code and why)",
+    ),
     "curation_failed": Code(REFUSED, "`curate`: the curator command failed or answered something that is not a plan"),
     # the vault (exit 3)
     "vault_missing": Code(VAULT, "no vault where the command looked: `optmem init` makes one"),

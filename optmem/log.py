@@ -749,6 +749,7 @@ def journal_hot(
     source: str | None = None,
     extra: dict[str, Any] | None = None,
     said_at: str | None = None,
+    unscanned: bool = False,
 ) -> list[str]:
     """Journal hot-memory changes into the log (lock held): every old and new text is kept, and
     the lines the gate's scan passes keep its verdict (`optmem.verdicts`). `extra`: fields every
@@ -760,7 +761,8 @@ def journal_hot(
     hot file got outside optmem (`source` drift: typed by hand, written by Hermes) passed no
     scan: an entry the scanner flags is journalled as its `[BLOCKED: rule]` placeholder, so a
     secret typed into MEMORY.md is not copied into the append-only log (the file keeps it, to
-    be removed there).
+    be removed there). So is what another program wrote into a file it shares with the vault
+    (`unscanned`: Hermes' memory tool, journalled as its own edit, `memory.follow_edit`).
     """
     moment = clock.now()
     ts = clock.format_ts(moment)
@@ -768,7 +770,7 @@ def journal_hot(
     records: list[Record] = []
 
     def make(op: str, entry: Any, corrects: tuple[str, ...] = (), **more: Any) -> Record:
-        text = scan.redact(entry.text) if source == "drift" else entry.text
+        text = scan.redact(entry.text) if source == "drift" or unscanned else entry.text
         return Record(
             id=new_id(moment.timestamp()),
             ts=ts,

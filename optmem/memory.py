@@ -325,6 +325,32 @@ def follow(vault: Vault, state: str | None = None) -> list[str]:
     return out
 
 
+def follow_edit(vault: Vault, target: str, op: str, old: str | None, new: str | None, *, source: str) -> list[str]:
+    """Journal the edit another program's memory tool made of a hot file it shares with the vault
+    (Hermes' `replace`, `add`, `remove`: it wrote the file, and says what it did) as that
+    program's own edit (`source`) — a replace as optmem's replace is journalled, the old entry
+    superseded by its new text with the link, not a removal by "an edit outside optmem" and an
+    unrelated add. `old` is the part of the entry it named, `new` the entry's new text. Only that
+    edit is journalled: the rest of the file's drift may be the next edit of the same batch (Hermes
+    writes a batch of operations, then names each), and the next read journals what is left as
+    `follow` does — as it journals everything here when the edit named is not found in the file.
+    Lock taken here; returns the journal ids."""
+    with vault.lock():
+        hot, drifted = _followed(vault, load(vault, target, None), None)
+        added = [c for c in drifted if c.op == "add" and c.entry is not None and c.entry.text == (new or "").strip()]
+        gone = [c for c in drifted if c.op == "remove" and c.entry is not None and old and old in c.entry.text]
+        named: list[Change] = []
+        if op == "replace" and len(added) == 1 and len(gone) == 1:
+            named = [Change("replace", "replaced", added[0].entry, gone[0].entry)]
+            drifted = [c for c in drifted if c is not added[0] and c is not gone[0]]
+        elif (op, len(added)) == ("add", 1) or (op, len(gone)) == ("remove", 1):
+            named = added if op == "add" else gone
+            drifted = [c for c in drifted if c is not named[0]]
+        if not named:
+            return _journal(vault, hot, None, drifted, domain=None, source="drift")
+        return _journal(vault, hot, None, named, domain=None, source=source, unscanned=True)
+
+
 def reconcile(
     vault: Vault, target: str = "memory", project: str | None = None, *, domain: str | None = None
 ) -> list[str]:
@@ -441,13 +467,22 @@ def _journal(
     source: str | None,
     said_at: str | None = None,
     extra: dict[str, Any] | None = None,
+    unscanned: bool = False,
 ) -> list[str]:
     from optmem import log  # the journal goes through the log's single append path
 
     if not changes:
         return []
     return log.journal_hot(
-        vault, hot.name, project, changes, domain=domain, source=source, said_at=said_at, extra=extra
+        vault,
+        hot.name,
+        project,
+        changes,
+        domain=domain,
+        source=source,
+        said_at=said_at,
+        extra=extra,
+        unscanned=unscanned,
     )
 
 

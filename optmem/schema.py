@@ -18,8 +18,9 @@ from optmem.value import Annotated, NamedTuple
 # 22: log segments (one file per writer), recall files per writer, keys by place in the log's order, `after`
 # 25: provenance (origin) and quarantine (held, released); 28: term counts (df); 29: keys read trimmed,
 # and a line that names its targets in `corrects` reads no more from its text's #words; 30: ids written in
-# lower case named in any case
-SCHEMA = "optmem-index-30"
+# lower case named in any case; 31: the write gate's guesses found from the record they may update
+# (rec_upd: search marks both sides)
+SCHEMA = "optmem-index-31"
 
 
 class Col(NamedTuple):
@@ -186,6 +187,7 @@ CREATE INDEX rec_rid ON rec(rid);
 CREATE INDEX rec_uid ON rec(upper(id)) WHERE id != upper(id);
 CREATE INDEX rec_urid ON rec(upper(rid)) WHERE id != upper(id);
 CREATE INDEX rec_fp ON rec(fp);
+CREATE INDEX rec_upd ON rec(upd) WHERE upd IS NOT NULL;
 CREATE INDEX rec_key ON rec(key, domain, project) WHERE key IS NOT NULL;
 CREATE INDEX rec_tier ON rec(tier) WHERE tier = {int(Tier.REDLINE)};
 CREATE INDEX rec_session ON rec(session, domain, spos) WHERE session IS NOT NULL;

@@ -128,35 +128,11 @@ def search(
             )
         df = idx.doc_freq(q.terms) if q.terms else {}  # once, for the ranking and the hidden counts
         result = ranked(idx, q, df)._replace(warnings=warnings)
-        if not result.hits:
-            # a typo in --kind, --domain or --project must not read as "nothing about that"
-            for column, wanted in (
-                ("kind", (q.filters.kind,)),
-                ("domain", q.filters.domains),
-                ("project", (q.filters.project,)),
-            ):
-                if not any(w is not None for w in wanted):
-                    continue
-                known = idx.values(column)  # (once a column: a query that lists them all)
-                unknown = [w for w in wanted if w is not None and w not in known]
-                if unknown:
-                    result = result._replace(
-                        warnings=[
-                            *result.warnings,
-                            f"no record has {column} {', '.join(map(quote, unknown))}; the vault's "
-                            f"{column}s: {', '.join(known) or '(none)'}",
-                        ]
-                    )
-        if not result.hits and q.filters.tag is not None and not idx.has_tag(q.filters.tag):
-            # … nor one in --tag
-            tags = idx.tags(TAGS_SHOWN)
-            result = result._replace(
-                warnings=[
-                    *result.warnings,
-                    f"no record has tag {quote(q.filters.tag)}; the "
-                    f"vault's most used tags: {', '.join(tags) or '(none)'}",
-                ]
-            )
+        result = result._replace(hits=guessed(idx, result.hits, now))  # (a guess never reads as a fact)
+        if not result.hits:  # a typo in a filter must not read as "nothing about that"
+            f = q.filters
+            said = unknown_filters(idx, kind=f.kind, domains=f.domains, project=f.project, tag=f.tag)
+            result = result._replace(warnings=[*result.warnings, *said])
         if len(result.hits) < q.limit and not q.filters.current and not q.filters.include_forgotten:
             # the past stays findable: say so when forgotten records match too (a page not filled;
             # the cold ones `_ranked` counts)
@@ -169,6 +145,55 @@ def search(
                 else candidates.hidden_matches(idx, q.filters, q.now, match, view.Status.HELD),
             )
         return result
+
+
+def guessed(idx: Index, hits: list[view.RecordView], now: float) -> list[view.RecordView]:
+    """The hits with the write gate's guesses that stand about them — the record a live hit may
+    be a new value of, and the live records that may be new values of it, when both are live
+    (as `get` finds them) — so every surface marks them (`view.guess_notes`)."""
+    live = [h.record.id for h in hits if h.status in view.LIVE]
+    if not live:
+        return hits
+    by: dict[str, list[str]] = {}
+    for r in idx.rows(f"r.upd IN ({','.join('?' * len(live))}) ORDER BY r.n", live):
+        if view.status(r, now) in view.LIVE and r.upd is not None:
+            by.setdefault(r.upd, []).append(r.id)
+    out = []
+    for h in hits:
+        old = h.record.extra.get("may_update") if h.status in view.LIVE else None
+        target = idx.by_id(old) if isinstance(old, str) and old else None
+        standing = old if target is not None and view.status(target, now) in view.LIVE else None
+        updated_by = tuple(by.get(h.record.id, ())) if h.status in view.LIVE else ()
+        out.append(h._replace(may_update=standing, updated_by=updated_by) if standing or updated_by else h)
+    return out
+
+
+def unknown_filters(
+    idx: Index,
+    *,
+    kind: str | None = None,
+    domains: tuple[str, ...] | list[str] = (),
+    project: str | None = None,
+    tag: str | None = None,
+) -> list[str]:
+    """What a reader that found nothing says of its filters that no record has — a typo in
+    --kind, --domain, --project or --tag must not read as "nothing about that" — naming the
+    values the vault has (`search` and `context` say it alike)."""
+    out = []
+    for column, wanted in (("kind", (kind,)), ("domain", tuple(domains)), ("project", (project,))):
+        if not any(w is not None for w in wanted):
+            continue
+        known = idx.values(column)  # (once a column: a query that lists them all)
+        unknown = [w for w in wanted if w is not None and w not in known]
+        if unknown:
+            out.append(
+                f"no record has {column} {', '.join(map(quote, unknown))}; the vault's "
+                f"{column}s: {', '.join(known) or '(none)'}"
+            )
+    if tag is not None and not idx.has_tag(tag):
+        tags = idx.tags(TAGS_SHOWN)
+        out.append(f"no record has tag {quote(tag)}; the vault's most used tags: {', '.join(tags) or '(none)'}")
+    return out
 
 
 def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResult:

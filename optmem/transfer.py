@@ -195,6 +195,12 @@ class Imported(NamedTuple):
     access: int = 0  # recall and sweep lines the export carried that the vault lacked
     bookkeeping: int = 0  # lines written that say something about a record (seen, forget, confirm …)
 
+    @property
+    def taken(self) -> bool:
+        """Whether the input brought anything the vault now holds: records, hot entries, lines
+        about records, recalls — or records it held already (an import run again)."""
+        return bool(self.records or self.already or self.hot or self.access or self.bookkeeping)
+
 
 class _Batch:
     """What an import gathers before it writes: record lines, hot entries, refusals."""

@@ -534,7 +534,21 @@ def as_stored(*, passed: bool, held: object, released: object) -> bool:
 
 # -- how surfaces label a record for a person --------------------------------------------------
 # what `labels(omit=…)` leaves to a surface that says it its own way: the status, a guess, a conflict
-STATUS_LABEL, PENDING_LABEL, CONFLICT_LABEL = "status", "PENDING", "CONFLICT"
+STATUS_LABEL, PENDING_LABEL, CONFLICT_LABEL, GUESS_LABEL = "status", "PENDING", "CONFLICT", "guess"
+
+
+def guess_notes(
+    may_update: Any, updated_by: Collection[str] = (), name: Callable[[str], str] | None = None
+) -> list[str]:
+    """The write gate's guesses about a record (a possible update it kept beside the older value:
+    both stand), worded alike on every surface — as questions, never as facts: "may be a new value
+    of X?", "may have been updated by Y?". `name`: how the surface names a record (its last 8
+    characters)."""
+    name = name or short_id
+    out = [f"may be a new value of {name(may_update)}?"] if isinstance(may_update, str) and may_update else []
+    if updated_by:
+        out.append(f"may have been updated by {', '.join(map(name, updated_by))}?")
+    return out
 
 
 def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]:
@@ -543,7 +557,7 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
     carries the same fields): its status, then what else it is (a redline, a guess, a value in
     conflict, an agent's inference, a state, a correction, where it came from). A guess or an
     inference never reads as a plain fact on any of them. `omit`: what a surface already says
-    its own way (`STATUS_LABEL`, `PENDING`, `CONFLICT`)."""
+    its own way (`STATUS_LABEL`, `PENDING`, `CONFLICT`, the write gate's guesses)."""
     out = []
     st, by = shape.get("status"), shape.get("superseded_by")
     if shape.get("tier") == "redline":
@@ -565,6 +579,8 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
         out.append(PENDING_LABEL)  # a guess gone cold is still a guess
     if shape.get("conflict") and CONFLICT_LABEL not in omit:
         out.append(CONFLICT_LABEL)
+    if GUESS_LABEL not in omit:
+        out += guess_notes(shape.get("may_update"), shape.get("may_be_updated_by") or ())
     outdated = shape.get("outdated_facts")
     for key, by in outdated.items() if isinstance(outdated, dict) else ():
         out.append(f"FACT {key} SUPERSEDED by {short_id(str(by))}")
@@ -605,6 +621,9 @@ class RecordView(NamedTuple):
     released: bool = False  # held in quarantine once, released by a person: its words are shown as stored
     written: float | None = None  # a hot entry's removal line: when the entry was written (`Row.written`)
     outdated: Mapping[str, str] | None = None  # a merged record's facts a newer value replaced (`Index.outdated_facts`)
+    # the write gate's guesses that stand (both records live): the record it may update, those that may update it
+    may_update: str | None = None
+    updated_by: tuple[str, ...] = ()
 
     def _base(self) -> dict[str, Any]:
         r = self.record
@@ -673,6 +692,10 @@ class RecordView(NamedTuple):
             out["state"] = True
         if self.outdated:
             out["outdated_facts"] = dict(self.outdated)
+        if self.may_update:
+            out["may_update"] = self.may_update
+        if self.updated_by:
+            out["may_be_updated_by"] = list(self.updated_by)
         if show_unsafe:
             whole = {**out, **(self.annex or {}), **({} if self.explain is None else {"explain": self.explain})}
             return self._said(whole, True)

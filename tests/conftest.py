@@ -47,6 +47,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("OPTMEM_VAULT", str(tmp_path / "vault"))
+    # a process the test starts (optmem, a git hook) runs this checkout's optmem, not the one the
+    # venv's editable install names (another worktree's)
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parent.parent))
     for name in ("OPTMEM_NOW", "OPTMEM_DOMAIN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)

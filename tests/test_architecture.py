@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.meta",
             "optmem.safety",
             "optmem.fsio",
+            "optmem.spool",
             "optmem.layout",
             "optmem.runner",
             "optmem.terminal",

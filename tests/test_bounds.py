@@ -76,6 +76,7 @@ def test_a_commit_is_recorded_without_running_what_the_repository_config_names(t
     (repo / "a.txt").write_text("one\n")
     _git(repo, "-c", "core.hooksPath=/dev/null", "add", "a.txt")
     _git(repo, "-c", "core.hooksPath=/dev/null", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "first")
+    cli("init", str(vault_path))  # (a hook never makes its vault: `hooks install` did)
     marker.unlink(missing_ok=True)
     out = cli.json("hook", "git-commit", "--repo", str(repo))
     assert out["status"] == "recorded" and out["subject"] == "first"

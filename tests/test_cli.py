@@ -38,6 +38,13 @@ def test_every_command_has_json_and_help_with_an_example(cli):
         assert "--json" in res.stdout, name
 
 
+def test_exports_help_says_its_json_is_jsonl(cli):
+    said = " ".join(cli("export", "--help").stdout.split())
+    assert "--json Changes nothing: the export is JSONL either way" in said
+    assert "one JSON document on stdout" not in said
+    assert "--json Print one JSON document on stdout." in " ".join(cli("search", "--help").stdout.split())
+
+
 def test_command_table_matches_each_commands_help():
     for name, cmd in declared().items():
         if " " not in name:

@@ -289,7 +289,7 @@ def test_an_inference_never_overrules_what_was_said(cli, vault, vault_path, monk
     assert {cli.json("get", i)["record"]["status"] for i in (said, guess["id"])} == {"current"}
     [c] = cli.json("conflicts")["conflicts"]  # kept apart, and the user is asked
     assert {v["id"] for v in c["values"]} == {said, guess["id"]}
-    assert "(inferred)" in cli.json("context")["text"]
+    assert "(CONFLICT; inferred)" in cli.json("context")["text"]  # (in conflict, as search marks it)
     assert "INFERRED" in cli("search", "outdoors person").stdout
     at(monkeypatch, "2026-05-01T08:00:00Z")
     newer = cli.json("append", "now likes climbing on weekends", "--key", "user.outdoors")["id"]

@@ -180,8 +180,13 @@ def test_a_one_megabyte_hand_typed_line_is_not_a_record_on_any_path(cli, tmp_pat
     assert len(found) == 1 and found[0]["line"] == 2 and "text" in found[0]["message"]
     assert big["id"] not in export_text(cli)  # not exported as if it were a record
     # an export carrying it is refused by import, with the same limit
-    done = cli.json("--vault", str(tmp_path / "other"), "import", str(write_export(tmp_path / "big.jsonl", [big])))
-    assert done["records"] == 0 and done["bad"][0]["code"] == "too_large" and done["bad"][0]["field"] == "text"
+    big_export = str(write_export(tmp_path / "big.jsonl", [big]))
+    done = cli.json("--vault", str(tmp_path / "other"), "import", big_export, code=1)["error"]  # (nothing else in it)
+    assert (
+        done["code"] == "nothing_imported"
+        and done["bad"][0]["code"] == "too_large"
+        and done["bad"][0]["field"] == "text"
+    )
     cli.json("doctor", "--fix", code=None)  # the line goes to the quarantine, byte for byte
     assert cli.json("doctor")["ok"] is True
     moved = json.loads((vault_path / "LOG.quarantine.jsonl").read_text("utf-8").splitlines()[-1])
@@ -282,8 +287,8 @@ def test_import_puts_no_entry_into_a_hot_file_git_left_conflicted(cli, tmp_path,
     conflicted = "<<<<<<< ours\nuses pnpm\n=======\nuses npm\n>>>>>>> theirs\n"
     (vault_path / "MEMORY.md").write_text(conflicted, "utf-8")
     hot = [{"file": "MEMORY.md", "front": "", "entries": [{"id": "x", "text": "deploys on Friday", "journal": None}]}]
-    done = cli.json("import", str(write_export(tmp_path / "hot.jsonl", [], hot)))
-    assert done["hot"] == 0 and [b["code"] for b in done["bad"]] == ["merge_conflict"]
+    done = cli.json("import", str(write_export(tmp_path / "hot.jsonl", [], hot)), code=1)["error"]
+    assert done["code"] == "nothing_imported" and [b["code"] for b in done["bad"]] == ["merge_conflict"]
     assert (vault_path / "MEMORY.md").read_text("utf-8") == conflicted
 
 

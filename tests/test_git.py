@@ -322,3 +322,74 @@ def test_a_stale_driver_path_never_journals_the_other_sides_entry_as_removed(tmp
     git(two, "add", "MEMORY.md"), git(two, "commit", "-qm", "merged")
     assert json.loads(om("--vault", str(two), "doctor", "--json").stdout)["ok"] is True
     assert _journal_removals(two) == []
+
+
+# -- a commit the vault cannot take waits in the repository's spool ----------------------------
+def _hold_lock(vault: Path):
+    """The vault's write lock, held by this process until the returned file is closed."""
+    import fcntl
+
+    (vault / ".cache").mkdir(parents=True, exist_ok=True)
+    held = open(vault / ".cache" / "lock", "a+b")  # noqa: SIM115 — closed by the caller
+    fcntl.flock(held, fcntl.LOCK_EX)
+    return held
+
+
+@pytest.mark.long
+def test_a_commit_the_vault_cannot_take_waits_in_the_spool_and_the_next_commit_records_it(tmp_path, vault_path):
+    repo = tmp_path / "svc"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    assert om("hooks", "install", "--repo", str(repo)).returncode == 0
+    spool = repo / ".git" / "optmem-spool.jsonl"
+    (repo / "a").write_text("a")
+    git(repo, "add", "."), git(repo, "commit", "-qm", "first")
+    held = _hold_lock(vault_path)  # another process holds the vault (a long compaction, a stuck writer)
+    try:
+        (repo / "b").write_text("b")
+        git(repo, "add", ".")
+        res = git(repo, "commit", "-qm", "second")  # the hook waits briefly, then spools it
+    finally:
+        held.close()
+    second = git(repo, "rev-parse", "HEAD").stdout.strip()
+    assert "wait in" in res.stderr and "locked" in res.stderr, res.stderr
+    assert [json.loads(x)["commit"] for x in spool.read_text("utf-8").splitlines()] == [second]
+    assert [c["text"] for c in commits(vault_path)] == ["first"]
+    away = tmp_path / "unmounted"
+    vault_path.rename(away)  # the vault's disk is gone: the hook never makes an empty vault there
+    git(repo, "commit", "-q", "--allow-empty", "-m", "third")
+    assert not vault_path.exists() and len(spool.read_text("utf-8").splitlines()) == 2
+    away.rename(vault_path)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "fourth")  # stores the spool first, in order
+    recs = commits(vault_path)
+    assert [c["text"] for c in recs] == ["first", "second", "third", "fourth"]
+    assert recs[1]["evidence"] == second and recs[1]["said_at"] <= recs[1]["ts"]
+    assert not spool.exists()
+    assert om("hook", "git-commit", "--repo", str(repo)).returncode == 0
+    assert len(commits(vault_path)) == 4  # recorded once, whoever asks again
+
+
+def test_the_hook_spools_instead_of_waiting_and_records_each_commit_once(tmp_path, vault_path, cli):
+    repo = tmp_path / "web"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "only")
+    sha = git(repo, "rev-parse", "HEAD").stdout.strip()
+    cli("init")
+    held = _hold_lock(vault_path)
+    try:
+        res = cli("hook", "git-commit", "--repo", str(repo), "--json")
+    finally:
+        held.close()
+    out = json.loads(res.stdout)
+    assert res.exit_code == 0 and out["status"] == "spooled" and out["sha"] == sha and out["spooled"] == 1
+    assert "waited 0.3s" in out["reason"] and "wait in" in res.stderr
+    again = cli.json("hook", "git-commit", "--repo", str(repo))  # the spooled commit, then HEAD: the same one
+    assert [c["status"] for c in again["commits"]] == ["recorded", "duplicate"] and again["status"] == "duplicate"
+    assert again["spooled"] == 0 and [c["evidence"] for c in commits(vault_path)] == [sha]
+    # a spooled line that is not JSON is kept, said, and this run's commit spooled behind it
+    spool = Path(again["spool"])
+    spool.write_text("garbage\n")
+    got = cli("hook", "git-commit", "--repo", str(repo), "--json")
+    assert got.exit_code == 0 and json.loads(got.stdout)["status"] == "spooled" and "not JSON" in got.stderr
+    assert spool.read_text().splitlines()[0] == "garbage"

@@ -529,3 +529,36 @@ def test_a_long_run_of_courtesies_is_read_in_one_pass():
     assert hermes._courtesy("嗯" * 64 + "端口改成 9090 了", "好的") is False
     assert hermes._courtesy("ok " * 64 + "the port is 9090", "ok") is False
     assert hermes._courtesy("嗯" * 64, "好的") is True
+
+
+def test_a_shared_vault_journals_hermes_replace_as_a_replace_with_its_link(cli, tmp_path, monkeypatch):
+    """Hermes' memory tool replaces a whole entry in its own file; the provider journals that as
+    the replace it is — the old entry superseded by the new text, linked in history — never as a
+    removal by "an edit outside optmem" and an unrelated add. What it wrote passed no scan of
+    ours: a secret in it is journalled as its placeholder."""
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    home = tmp_path / "hermes"
+    cli.json("hermes", "install", "--hermes-home", str(home), "--shared")
+    p = started(home, agent_context="primary")
+    memory = home / "memories" / "MEMORY.md"
+    memory.write_text("Staging DB is pg-staging-2\n§\nUses pnpm 8\n", "utf-8")  # as Hermes writes it
+    p.on_memory_write("add", "memory", "Uses pnpm 8")
+    memory.write_text("Staging DB is pg-staging-2\n§\nUses pnpm 9 since May\n", "utf-8")
+    p.on_memory_write("replace", "memory", "Uses pnpm 9 since May", {"old_text": "pnpm 8"})
+    vault = str(home / "memories")
+    lines = [json.loads(x) for x in (home / "memories" / "LOG.jsonl").read_text("utf-8").splitlines()]
+    gone, new = [x for x in lines if x.get("op") in ("remove", "replace")]
+    assert (gone["text"], gone["source"], new["text"], new["source"]) == (
+        "Uses pnpm 8",
+        "hermes",
+        "Uses pnpm 9 since May",
+        "hermes",
+    )
+    assert new["corrects"] == [gone["id"]] and new["old"] == "Uses pnpm 8"
+    chain = cli.json("--vault", vault, "history", new["id"])
+    assert [v["text"] for v in chain["versions"]][-2:] == ["Uses pnpm 8", "Uses pnpm 9 since May"]
+    said = cli("--vault", vault, "get", gone["id"]).stdout
+    assert "outside optmem" not in said and "superseded" in said
+    memory.write_text("Staging DB is pg-staging-2 (key AKIAQWERTYUIOPASDFGH)\n§\nUses pnpm 9 since May\n", "utf-8")
+    p.on_memory_write("replace", "memory", "Staging DB is pg-staging-2 (key AKIAQWERTYUIOPASDFGH)", {"old_text": "pg-"})
+    assert "AKIA" not in (home / "memories" / "LOG.jsonl").read_text("utf-8")

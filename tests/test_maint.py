@@ -411,3 +411,24 @@ def test_doctor_names_recalls_dated_in_the_future(cli, vault, vault_path, monkey
     [future] = [p for p in cli.json("doctor", code=1)["problems"] if p["code"] == "future_time"]
     assert future["file"] == "ACCESS.jsonl" and "2031-01-01" in future["message"]
     assert lines[future["line"] - 1].startswith('{"ts": "2031')
+
+
+def test_the_quarantine_numbers_every_line_as_doctor_found_the_log(vault, cli):
+    """Moved lines and stamped lines carry one numbering in LOG.quarantine.jsonl, and what --fix
+    says uses it too: the log's as doctor found it (before a line was moved out of it)."""
+    put(vault, "one")
+    with open(vault.log_path, "a", encoding="utf-8") as fh:
+        fh.write("garbage at 2\n")
+        fh.write("more garbage at 3\n")
+        fh.write(json.dumps({"text": "typed by hand at 4, no ts"}) + "\n")
+        fh.write(json.dumps({"text": "typed by hand at 5, no ts"}) + "\n")
+    fixed = cli.json("doctor", "--fix")["fixed"]
+    q = [json.loads(x) for x in (vault.root / "LOG.quarantine.jsonl").read_text("utf-8").splitlines()]
+    assert [(x["line"], x["raw"]) for x in q] == [
+        (2, "garbage at 2"),
+        (3, "more garbage at 3"),
+        (4, '{"text": "typed by hand at 4, no ts"}'),
+        (5, '{"text": "typed by hand at 5, no ts"}'),
+    ]
+    assert any("moved 2 unparseable line(s) (2, 3)" in f for f in fixed)
+    assert any("stamped 2 line(s) without ts (4, 5)" in f for f in fixed)

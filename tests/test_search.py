@@ -560,6 +560,12 @@ def test_an_unknown_domain_or_project_filter_says_which_exist(vault, cli):
     assert "no record has" not in cli("search", "port", "--domain", "code", "--project", "api").stderr
     # a known domain and project that simply hold no match are not called unknown
     assert "no record has" not in cli("search", "nothing", "--domain", "code", "--project", "api").stderr
+    # context says it alike (one implementation): a typo there read as "nothing about that" too
+    ctx = cli("context", "--project", "apj", "--domain", "hermes")
+    assert ctx.exit_code == 0 and "no record has project 'apj'; the vault's projects: api" in ctx.stderr
+    assert "no record has domain 'hermes'; the vault's domains: code" in ctx.stderr
+    assert "no record has project 'apj'" in cli.json("context", "-p", "apj")["warnings"][0]
+    assert "no record has" not in cli("context", "--project", "api", "--domain", "code").stderr
 
 
 def test_a_match_held_in_quarantine_is_counted_and_the_flag_named(vault, cli):
@@ -717,3 +723,19 @@ def test_the_possessive_de_is_a_function_word_no_bigram_straddles(vault, cli, mo
     put(vault, "我的手机号换成了 13900139000")
     assert cli.json("search", "小明的手机号是多少")["hits"][0]["id"] == his
     assert "的手" not in terms_of("小明的手机号是多少", None)
+
+
+def test_search_marks_the_write_gates_guesses_as_get_and_context_do(vault, cli):
+    """A possible update the gate kept beside the older value is a guess: search's JSON names
+    both sides and its human lines ask, worded as `get` and `context` word it (`view.guess_notes`)."""
+    old = cli.json("append", "I have 3 monstera plants")["id"]
+    new = cli.json("append", "I now have 5 monstera plants")["id"]
+    hits = {h["id"]: h for h in cli.json("search", "monstera")["hits"]}
+    assert hits[new]["may_update"] == old and hits[old]["may_be_updated_by"] == [new]
+    said = cli("search", "monstera").stdout
+    assert f"[may be a new value of {old[-8:]}?]" in said and f"[may have been updated by {new[-8:]}?]" in said
+    assert f"may have been updated by {new[-8:]}? (the write gate's guess)" in cli("get", old).stdout
+    assert f"(may have been updated by id {new[-8:]}?)" in cli("context", "--query", "monstera").stdout
+    cli.json("correct", old, "I have 5 monstera plants now")  # settled: the old value is superseded
+    after = {h["id"]: h for h in cli.json("search", "monstera")["hits"]}
+    assert "may_be_updated_by" not in after[old] and "may_update" not in after[new]

@@ -45,7 +45,16 @@ TABLE = [
     Row("cold", "mxcold", "cold", "COLD", "cold", False, None, "quoted"),
     Row("in conflict, keyed", "mxkeyconflict", "current", "CONFLICT", "current", True, "asked", "conflict"),
     Row("in conflict, corrected two ways", "mxfork", "current", "CONFLICT", "current", True, "asked", "conflict"),
-    Row("possibly updated (a guess)", "mxplants", "current", None, "current", True, "question", "quoted"),
+    Row(
+        "possibly updated (a guess)",
+        "mxplants",
+        "current",
+        "may have been updated by",
+        "current",
+        True,
+        "question",
+        "quoted",
+    ),
     Row("redline", "mxredline", "current", "REDLINE", "current", True, "redline", "quoted"),
 ]
 
@@ -177,7 +186,8 @@ def test_each_state_on_each_surface(built: Built, row: Row) -> None:
         assert rid not in found
     else:
         assert found[rid]["status"] == row.search
-        line = next(x for x in human(b.cli, vault, "search", row.marker, "--limit", "50").splitlines() if rid[-8:] in x)
+        said = human(b.cli, vault, "search", row.marker, "--limit", "50").splitlines()
+        line = next(x for x in said if f" {rid[-8:]}  " in x)  # (its own line: a guess names the other's id)
         if row.badge:
             assert f"[{row.badge}" in line or f" {row.badge}" in line, line
         else:
@@ -194,6 +204,9 @@ def test_each_state_on_each_surface(built: Built, row: Row) -> None:
         assert any(x.startswith("- [default]") for x in lines), lines
     elif row.context == "asked":
         assert any("which is right now? Ask the user" in x for x in lines), lines
+        # listed among the records too, it is marked as search marks it
+        assert all("CONFLICT" in x for x in lines if x.startswith("- [") and f"id {rid[-8:]}]" in x), lines
+        assert any(x.startswith("- [") and f"id {rid[-8:]}]" in x for x in lines), lines
     elif row.context == "question":
         assert any(x.endswith(f"(may have been updated by id {b.ids['update guess'][-8:]}?)") for x in lines), lines
         assert "outdated" not in ctx

@@ -366,3 +366,27 @@ def test_an_import_checks_each_records_id_time_and_field_types_and_leaves_doctor
     cli.json("--vault", str(vault), "append", "port is 8000", "--key", "port")
     assert [h["text"] for h in cli.json("--vault", str(vault), "search", "port")["hits"]] == ["port is 8000"]
     assert cli.json("--vault", str(vault), "import", str(path))["records"] == 0  # again: nothing new
+
+
+def test_an_import_where_every_line_is_bad_is_refused_and_a_partial_one_says_so(cli, tmp_path):
+    """A script must tell an import that brought nothing from one that worked: every line refused
+    is `nothing_imported` (exit 1, ok false, each bad line listed) and creates no vault; an import
+    of some lines says `partial`."""
+    vault = tmp_path / "v"
+    head = '{"format":"optmem-export","version":1}\n'
+    res = cli("--vault", str(vault), "import", "-", "--json", input=head + '{"record":{"text":"a"}}\ngarbage\n')
+    out = json.loads(res.stdout)
+    assert res.exit_code == 1 and out["ok"] is False and out["error"]["code"] == "nothing_imported"
+    assert [(b["line"], b["code"]) for b in out["error"]["bad"]] == [(2, "missing_field"), (3, "unparseable_line")]
+    assert not vault.exists()
+    human = cli("--vault", str(vault), "import", "-", input=head + "garbage\n")
+    assert human.exit_code == 1 and "nothing was imported" in human.stderr
+    good = '{"record":{"v":1,"id":"01KB5Z3M0000000000000000AB","ts":"2026-11-29T18:55:30Z","text":"b","domain":"d"}}\n'
+    part = cli("--vault", str(vault), "import", "-", "--json", input=head + good + "garbage\n")
+    done = json.loads(part.stdout)
+    assert part.exit_code == 0 and done["ok"] and done["partial"] is True and done["records"] == 1
+    again = cli("--vault", str(vault), "import", "-", input=head + good + "x\n").stdout  # (the record: here already)
+    assert again.startswith("partial import: imported 0 record(s)")
+    assert "1 already here; 1 line(s) not imported" in again
+    empty = cli.json("--vault", str(vault), "import", "-", input=head)  # an export of an empty vault
+    assert empty["records"] == 0 and empty["partial"] is False

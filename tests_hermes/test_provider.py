@@ -126,6 +126,41 @@ def test_shared_install_makes_hermes_memory_files_the_vaults_hot_files(hermes_ho
     manager.shutdown_all()
 
 
+def test_a_shared_vault_journals_hermes_replace_as_a_replace_linked_in_history(hermes_home):
+    """Hermes' memory tool replaces and removes entries of its own MEMORY.md (a batch of
+    operations, then each named to the provider, as its agent loop does): each is journalled as
+    the edit it is — the replaced entry superseded by its new text, linked — never as a removal by
+    an edit outside optmem."""
+    from agent.memory_manager import MemoryManager
+    from tools.memory_tool import MemoryStore, memory_tool
+
+    install(hermes_home, "--shared")
+    manager = MemoryManager()
+    manager.add_provider(loaded(hermes_home))
+    manager.initialize_all("session-5", platform="cli", agent_context="primary")
+    store = MemoryStore()
+    store.load_from_disk()
+    for text in ("Staging DB is pg-staging-2", "Deploys go out on Thursdays"):
+        args = {"action": "add", "target": "memory", "content": text}
+        manager.notify_memory_tool_write(memory_tool(**args, store=store), args)
+    batch = {
+        "target": "memory",
+        "operations": [
+            {"action": "remove", "old_text": "Thursdays"},
+            {"action": "replace", "old_text": "pg-staging-2", "content": "Staging DB is pg-staging-3"},
+        ],
+    }
+    manager.notify_memory_tool_write(memory_tool(action=None, **batch, store=store), batch)
+    vault = hermes_home / "memories"
+    lines = [json.loads(x) for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines()]
+    new = next(x for x in lines if x.get("op") == "replace")
+    old = next(x for x in lines if x["id"] == new["corrects"][0])
+    assert (old["text"], new["text"], new["source"]) == ("Staging DB is pg-staging-2", "Staging DB is pg-staging-3", "hermes")
+    gone = next(x for x in lines if x.get("op") == "remove" and "Thursdays" in x["text"])
+    assert gone["source"] == "hermes"  # removed by Hermes' memory tool, not by "an edit outside optmem"
+    manager.shutdown_all()
+
+
 HOLD = """
 import sys
 from optmem.vault import Vault

@@ -124,6 +124,10 @@ def hooks_claude_code(print: bool, settings: str | None, json_out: bool) -> None
 def hook_git_commit(repo: str | None, domain: str, json_out: bool) -> None:
     """Record the repository's latest commit (what the post-commit hook runs; never fails a commit).
 
+    It waits for the vault's lock 0.3 s at most: a commit the vault cannot take then
+    (locked, its folder missing) waits in the repository's spool (.git/optmem-spool.jsonl), which
+    the next hook run records first. A commit is recorded once.
+
     \b
     Example:
       optmem hook git-commit --repo .
@@ -133,10 +137,29 @@ def hook_git_commit(repo: str | None, domain: str, json_out: bool) -> None:
     from optmem.integrations import fail_open, git
 
     got = fail_open(
-        lambda: git.record_commit(get_vault(write=True), Path(repo or "."), domain), note, "commit not recorded"
+        lambda: git.record_hook(_hook_vault(), Path(repo or "."), domain), note, "commit not recorded"
     )  # the commit is already made
     if got is not None:
+        _said_of_spool(got)
         emit(json_out, got, lambda: None)
+
+
+def _hook_vault() -> Any:
+    """The vault a git hook writes to: its lock waited for briefly (`git.HOOK_LOCK_WAIT`)."""
+    from optmem.integrations import git
+
+    return get_vault(write=True, overrides=[f"lock.timeout={git.HOOK_LOCK_WAIT}"])
+
+
+def _said_of_spool(got: dict[str, Any]) -> None:
+    """What a hook run says on stderr of its spool: what waits there and why, what was dropped."""
+    for line in got.get("dropped") or []:
+        note(f"optmem: {line}")
+    if got.get("spooled"):
+        note(
+            f"optmem: {got['spooled']} commit(s) wait in {got['spool']} — the next commit records them: "
+            f"{got.get('reason', '')}"
+        )
 
 
 @command("hook git-rewrite", REPO, opt("domain", "--domain", "-d", default="code", help="Domain of the records."))
@@ -154,12 +177,13 @@ def hook_git_rewrite(repo: str | None, domain: str, json_out: bool) -> None:
 
     pairs = read_stdin("the rewritten commits").decode("utf-8", errors="replace")
     got = fail_open(
-        lambda: git.record_rewrites(get_vault(write=True), Path(repo or "."), pairs, domain),
+        lambda: git.record_hook(_hook_vault(), Path(repo or "."), domain, pairs),
         note,
         "rewritten commits not recorded",
     )
     if got is not None:
-        emit(json_out, {"commits": got}, lambda: None)
+        _said_of_spool(got)
+        emit(json_out, got, lambda: None)
 
 
 @command(

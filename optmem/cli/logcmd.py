@@ -23,7 +23,7 @@ def render_record(rec: dict[str, Any]) -> str:
     indented (`fence.line`, `fence.defuse`), so no stored line can pass for one of ours or for
     the fence an agent's context is read in."""
     from optmem.safety.fence import defuse, line
-    from optmem.view import CONFLICT_LABEL, PENDING_LABEL, STATUS_LABEL, labels
+    from optmem.view import CONFLICT_LABEL, GUESS_LABEL, PENDING_LABEL, STATUS_LABEL, guess_notes, labels
 
     status = rec["status"]
     if rec.get("forgotten_by"):
@@ -50,8 +50,8 @@ def render_record(rec: dict[str, Any]) -> str:
             ", in CONFLICT" + (" with " + ", ".join(short(r) for r in rivals) if rivals else "") + " (optmem conflicts)"
         )
     # what else it is, as every surface labels it (`view.labels`); the status, a guess and a
-    # conflict are said above, with their details
-    marks = labels(rec, omit=(STATUS_LABEL, PENDING_LABEL, CONFLICT_LABEL))
+    # conflict are said above, with their details, and the write gate's guesses below
+    marks = labels(rec, omit=(STATUS_LABEL, PENDING_LABEL, CONFLICT_LABEL, GUESS_LABEL))
     lines = [
         f"{rec['id']}  [{status}]" + (f"  [{' '.join(marks)}]" if marks else ""),
         f"  {rec['ts']}  {rec['domain']}"
@@ -86,14 +86,8 @@ def render_record(rec: dict[str, Any]) -> str:
     written = rec.get("written") or {}
     if written.get("pending") and not rec.get("pending"):
         lines.append("  written as a guess (pending); no longer one")
-    if isinstance(rec.get("may_update"), str) and rec["may_update"]:
-        lines.append(f"  may be a new value of {short(rec['may_update'])}? (the write gate's guess)")
-    if rec.get("may_be_updated_by"):
-        lines.append(
-            "  may have been updated by "
-            + ", ".join(short(r) for r in rec["may_be_updated_by"])
-            + "? (the write gate's guess)"
-        )
+    for guess in guess_notes(rec.get("may_update"), rec.get("may_be_updated_by") or (), short):
+        lines.append(f"  {guess} (the write gate's guess)")
     for ev in rec.get("events") or []:
         lines.append(f"  {ev['ts'] or '?'}  {ev['event'].replace('_', ' ')} ({short(ev['id'])})")
     lines += [f"  {x}" for x in defuse(rec["text"]).split("\n")]

@@ -3,7 +3,7 @@
 from typing import Any
 
 from optmem.cli.common import emit, get_vault, short, warn_all, write_out
-from optmem.cli.spec import UNSAFE, CommandExit, arg, command, flag, opt
+from optmem.cli.spec import JSON, UNSAFE, CommandExit, arg, command, flag, opt
 
 
 def _finish(json_out: bool, ok: bool, payload: dict[str, Any], human: str) -> None:
@@ -115,7 +115,12 @@ def segment(writer: str | None, json_out: bool) -> None:
     emit(json_out, done._asdict(), lambda: said)
 
 
-@command("export")
+@command(
+    "export",
+    JSON._replace(
+        help="Changes nothing: the export is JSONL either way (one JSON object a line); an error is one JSON document."
+    ),
+)
 def export(json_out: bool) -> None:
     """Write the whole vault as JSONL on stdout: a header, every record, the hot entries.
 
@@ -202,14 +207,26 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
     if done.unmapped:
         fields = ", ".join(f"{k} ({n:,})" for k, n in done.unmapped.items())
         warn_all([f"{done.source} fields not mapped to a record's (not kept): {fields}"])
+    if done.bad and not done.taken:  # (a script must tell this from an import that worked)
+        from optmem.errors import OptmemError
+
+        raise OptmemError(
+            f"nothing was imported: each of the {len(done.bad)} line(s) with something to import was refused "
+            f"(line {done.bad[0]['line']}: {done.bad[0]['message']}{' …' if len(done.bad) > 1 else ''}); "
+            "fix them and import again",
+            code="nothing_imported",
+            source=done.source,
+            bad=done.bad,
+        )
     said = (
-        f"imported {done.records:,} record(s) from {done.source}"
+        ("partial import: " if done.bad else "")
+        + f"imported {done.records:,} record(s) from {done.source}"
         + (f" and {done.bookkeeping:,} line(s) about them (seen, forgotten …)" if done.bookkeeping else "")
         + (f", {done.hot} hot entr{'y' if done.hot == 1 else 'ies'}" if done.hot else "")
         + (f"; {done.already:,} already here" if done.already else "")
         + (f"; {len(done.bad)} line(s) not imported" if done.bad else "")
     )
-    emit(json_out, done._asdict(), lambda: said)
+    emit(json_out, done._asdict() | {"partial": bool(done.bad)}, lambda: said)
 
 
 @command("stats")

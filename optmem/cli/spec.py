@@ -195,7 +195,8 @@ def command(name: str, *params: Param) -> Callable[[Callable[..., Any]], Callabl
     (`optmem.cli.errors.handle`)."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        declared = (*params, JSON)
+        # every command takes --json; one whose output is not one document says what it does
+        declared = params if any(p.name == JSON.name for p in params) else (*params, JSON)
 
         def checked(**kwargs: Any) -> Any:
             refuse_empty(declared, kwargs)

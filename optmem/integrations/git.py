@@ -6,7 +6,10 @@ subject as text, the changed paths as detail); `post-rewrite` (an amend, a rebas
 new commit as superseding its pre-rewrite record (post-commit leaves an amended or rebased
 commit to it, so it is recorded once). A commit already recorded is never recorded again.
 Hooks that were there are kept and still run first; `uninstall_git_hook` restores exactly what
-was there. The hooks never block git.
+was there. The hooks never block git: they wait for the vault's lock `HOOK_LOCK_WAIT` at most,
+and a commit the vault cannot take then (locked, read-only, its folder missing — an unmounted
+disk) waits in the repository's spool (`optmem-spool.jsonl` in its git folder, `optmem.spool`),
+which the next hook run stores first, in order (`record_hook`).
 
 `merge_hot` is the merge driver for hot-memory files: it merges entry sets (see there).
 """
@@ -29,6 +32,8 @@ HOOKS = ("post-commit", "post-merge", "post-rewrite")
 BEGIN = "# >>> optmem"
 END = "# <<< optmem"
 VAULT_LINE = "# optmem vault: "
+SPOOL = "optmem-spool.jsonl"  # in the repository's git folder: the commits the vault could not take yet
+HOOK_LOCK_WAIT = 0.3  # seconds a hook waits for the vault's lock: then the commit is spooled, not held up
 
 
 def _git(repo: Path, *args: str, reading: bool = True, hooks: bool = False) -> str:
@@ -181,10 +186,11 @@ def record_commit(
     supersedes: str | None = None,
     *,
     root: Path | None = None,
+    said_at: str | None = None,
 ) -> dict[str, Any]:
-    """Append a commit (HEAD by default) to the log, once: what the post-commit and post-merge
-    hooks run. `supersedes` is the sha it replaced (an amend, a rebase): its record is superseded,
-    and a record post-commit already made of the new commit is replaced, not repeated."""
+    """Append a commit (HEAD by default) to the log, once. `supersedes` is the sha it replaced
+    (an amend, a rebase): its record is superseded, and a record post-commit already made of the
+    new commit is replaced, not repeated. `said_at`: when a hook that could not record it spooled it."""
     from optmem import log
     from optmem.vault import validate_name
 
@@ -211,7 +217,7 @@ def record_commit(
             evidence=sha,
             source=f"git:{author}",
             corrects=corrects,
-            extra={"paths": paths[:200], "files": len(paths)},
+            extra={"paths": paths[:200], "files": len(paths)} | ({"said_at": said_at} if said_at else {}),
         ),
         gate=False,
     )
@@ -224,15 +230,92 @@ def record_commit(
     }
 
 
-def record_rewrites(vault: Vault, repo: Path, pairs: str, domain: str = "code") -> list[dict[str, Any]]:
-    """What post-rewrite runs: each "<old sha> <new sha>" line records the new commit as
-    superseding the old one's record."""
+def spool_path(root: Path) -> Path:
+    """The repository's spool: in its (common) git folder, which git never commits."""
+    return Path(_git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()) / SPOOL
+
+
+def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | None = None) -> dict[str, Any]:
+    """What the hooks run: the commits the repository's spool holds first, in order, then HEAD
+    (post-commit, post-merge) or, given `pairs` ("<old sha> <new sha>" lines: post-rewrite),
+    each rewritten commit. A commit the vault cannot take now (`spool.transient`: locked past the
+    wait the caller set, read-only, its folder missing — never made anew: an unmounted disk) is
+    spooled with every later one, never lost; a commit is recorded once however often it is
+    offered. Returns `{"commits": [what record_commit said of each commit recorded now, spooled
+    ones first], "spooled": n (waiting now), "spool", "reason"? (why they wait), "dropped"?
+    (spooled commits that cannot be recorded, and why)}` — for HEAD also what was said of it at
+    the top (`status`: recorded, duplicate, rewritten, deferred to post-rewrite, or spooled)."""
+    from optmem import spool
+    from optmem.errors import VaultMissing
+    from optmem.vault import validate_name
+
+    validate_name(domain, "domain")  # (a usage error: nothing is spooled under a bad name)
     root = repo_root(repo)
-    out = []
-    for line in pairs.splitlines():
-        parts = line.split()
-        if len(parts) >= 2:
-            out.append(record_commit(vault, repo, domain, rev=parts[1], supersedes=parts[0], root=root))
+    if pairs is None:
+        sha = _git(root, "rev-parse", "HEAD").strip()
+        pending = _rewrite_pending(root)  # (post-rewrite records it, as superseding the commit it replaced)
+        wanted = [] if pending else [{"commit": sha, "domain": domain}]
+    else:
+        lines = [p for p in map(str.split, pairs.splitlines()) if len(p) >= 2]
+        wanted = [{"commit": new, "supersedes": old, "domain": domain} for old, new, *_ in lines]
+    done: list[dict[str, Any]] = []
+    dropped: list[str] = []
+    failed: list[str] = []  # why the vault could not take a commit now
+
+    def store(entry: dict[str, Any]) -> None:
+        try:
+            _store(entry)
+        except (OptmemError, UnicodeError, OSError) as err:
+            if spool.transient(err):
+                failed.append(str(getattr(err, "message", None) or err))
+            raise
+
+    def _store(entry: dict[str, Any]) -> None:
+        if not vault.exists():
+            raise VaultMissing(f"the vault {vault.root} does not exist (an unmounted disk?)", vault=str(vault.root))
+        done.append(
+            record_commit(
+                vault,
+                root,
+                str(entry.get("domain") or domain),
+                rev=str(entry["commit"]),
+                supersedes=entry.get("supersedes"),
+                root=root,
+                said_at=spool.said_at(entry),
+            )
+        )
+
+    def drop(entry: dict[str, Any], err: BaseException) -> None:
+        dropped.append(f"the spooled commit {entry.get('commit')} was not recorded: {err}")
+
+    path = spool_path(root)
+    try:
+        drained = spool.drain(path, store, dropped=drop)
+    except ValueError as exc:  # (kept as it is, and this run's commits spooled behind: nothing is lost)
+        drained = False
+        failed.append(f"the spool holds a line that is not JSON ({exc}); fix or move that line to go on")
+    if drained:
+        for i, entry in enumerate(wanted):
+            try:
+                store(entry)
+            except (OptmemError, UnicodeError, OSError) as err:
+                if not spool.transient(err):
+                    raise
+                wanted = wanted[i:]
+                break
+        else:
+            wanted = []
+    reason = failed[-1] if failed else "another process records the spooled commits now"
+    for entry in wanted:
+        spool.put(path, entry)
+    out: dict[str, Any] = {"commits": done, "spooled": len(wanted), "spool": str(path)}
+    if pairs is None:
+        head = next((c for c in reversed(done) if c["sha"] == sha), None)
+        out = (head or {"sha": sha, "status": "deferred" if pending else "spooled"}) | out
+    if reason and wanted:
+        out["reason"] = reason
+    if dropped:
+        out["dropped"] = dropped
     return out
 
 

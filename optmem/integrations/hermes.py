@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from optmem import fsio
-from optmem.errors import NearDuplicate, NoMatch, NotFound, OptmemError, OverLimit, UsageError, VaultError, VaultMissing
+from optmem.errors import NearDuplicate, NoMatch, NotFound, OptmemError, OverLimit, UsageError, VaultMissing
 
 logger = logging.getLogger(__name__)  # Hermes' logging (hermes_logging) writes every logger's records
 
@@ -81,7 +81,6 @@ _CLAUSE = r"[,，、:：—–]+|\s-\s"  # what parts its clauses
 CONTEXT_BUDGET = 2500  # characters of prefetched context a turn
 FILE_BYTES = 1 << 20  # what is read of the provider's Hermes config (a small JSON object)
 SPOOL = "optmem-spool.jsonl"  # in HERMES_HOME: the writes the vault could not take yet, in order
-SPOOL_BYTES = 64 << 20  # read of the spool at most (each entry is one record: ≤ [limits] record_bytes)
 HERMES_NEEDED = (0, 19, 0)  # the provider interface this plugin follows (agent/memory_provider.py)
 
 
@@ -128,14 +127,6 @@ def session_project(kwargs: dict[str, Any], mapping: dict[str, Any] | None = Non
         except OptmemError:
             pass
     return PROJECT
-
-
-def _transient(err: BaseException) -> bool:
-    """Whether a write failed for the vault's state (locked, read-only, missing), not for what it
-    says: such a write is spooled and tried again."""
-    import sqlite3
-
-    return isinstance(err, (VaultError, OSError, sqlite3.Error))
 
 
 def _clip(text: str, limit: int) -> str:
@@ -212,17 +203,6 @@ def _unsafe(text: str) -> tuple[str, str] | None:
         return "", "a lone surrogate (no UTF-8 file can hold it)"
     rule = scan.find(text)
     return (rule, f"the security rule {rule!r}") if rule else None
-
-
-def _said_at(at: Any) -> str | None:
-    """A spooled entry's time as the log writes times (an older spool holds Unix seconds)."""
-    from optmem import clock
-
-    if isinstance(at, (int, float)) and not isinstance(at, bool):
-        from datetime import UTC, datetime
-
-        return clock.format_ts(datetime.fromtimestamp(at, UTC))
-    return at if isinstance(at, str) and at else None
 
 
 def _what(entry: dict[str, Any]) -> str:
@@ -550,35 +530,32 @@ class Provider:
     def _write(self, entry: dict[str, Any]) -> None:
         """Write one turn or handoff — after what the spool holds, which goes first. What the vault
         cannot take now is spooled (and logged); what it refuses for what it says is logged."""
+        from optmem import spool
+
         if self._drain():
             try:
                 self._store(entry)
                 return
             except (OptmemError, UnicodeError, OSError) as err:
-                if not _transient(err):
+                if not spool.transient(err):
                     self._tell(f"a {_what(entry)} of session {entry.get('session')} was not kept: {err}")
                     return
                 reason = str(err)
         else:
             reason = "earlier writes still wait in the spool"
-        from optmem import clock
-
-        entry["at"] = clock.format_ts(clock.now())  # (when it was said: as every time in the log)
         try:
-            fsio.append_lines(
-                self.home / SPOOL, [json.dumps(entry, ensure_ascii=False).encode("utf-8")], within=self.home
-            )
+            spool.put(self.home / SPOOL, entry, within=self.home)  # (stamped with when it was said)
         except OptmemError as err:  # (HERMES_HOME itself cannot be written: nothing is left but the log)
             self._tell(f"a {_what(entry)} of session {entry.get('session')} is lost: {reason}; and {err}", error=True)
             return
         self._tell(f"a {_what(entry)} waits in {self.home / SPOOL} (the next write that succeeds stores it): {reason}")
 
     def _store(self, entry: dict[str, Any]) -> None:
-        from optmem import handoff, log
+        from optmem import handoff, log, spool
 
         if not self._present():
             raise VaultMissing(f"the vault {self.missing} does not exist (an unmounted disk?)")
-        said_at = _said_at(entry.get("at"))  # (a spooled write: when it was said)
+        said_at = spool.said_at(entry)  # (a spooled write: when it was said)
         extra = {"said_at": said_at} if said_at else None
         if "memory" in entry:
             from optmem import memory
@@ -612,34 +589,27 @@ class Provider:
             )
 
     def _drain(self) -> bool:
-        """Store what the spool holds, in order; whether it is empty now. One process drains at a
-        time (the others find it busy and spool behind it); an entry the vault refuses for what it
-        says is logged and dropped, one it cannot take now stops the drain."""
+        """Store what the spool holds, in order (`optmem.spool`); whether it is empty now."""
+        from optmem import spool
+
         path = self.home / SPOOL
-        if not path.exists():
-            return True
+        stored: list[dict[str, Any]] = []
+
+        def store(entry: dict[str, Any]) -> None:
+            self._store(entry)
+            stored.append(entry)
+
         try:
-            with fsio.exclusive_lock(self.home / (SPOOL + ".lock"), 0.5, within=self.home):
-                raw = fsio.read_text(path, within=self.home, limit=SPOOL_BYTES) or ""
-                entries = [json.loads(line) for line in raw.splitlines() if line.strip()]
-                for i, entry in enumerate(entries):
-                    try:
-                        self._store(entry)
-                    except (OptmemError, UnicodeError, OSError) as err:
-                        if _transient(err):
-                            rest = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries[i:])
-                            fsio.atomic_write(path, rest, within=self.home)
-                            return False
-                        self._tell(f"a spooled {_what(entry)} of session {entry.get('session')} was not kept: {err}")
-                fsio.remove_file(path)
-                if entries:
-                    logger.info("optmem: %d spooled write(s) stored", len(entries))
-                return True
+            return spool.drain(path, store, within=self.home, dropped=self._dropped)
         except (OptmemError, ValueError) as err:
-            if not isinstance(err, ValueError) and _transient(err):
-                return False  # (another process drains it now)
             self._tell(f"the spool {path} cannot be read: {err}; move it aside to go on", error=True)
             return False
+        finally:
+            if stored:
+                logger.info("optmem: %d spooled write(s) stored", len(stored))
+
+    def _dropped(self, entry: dict[str, Any], err: BaseException) -> None:
+        self._tell(f"a spooled {_what(entry)} of session {entry.get('session')} was not kept: {err}")
 
     @_hook("", messages=list)
     def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
@@ -650,15 +620,13 @@ class Provider:
 
     @_hook(action=str, target=str, content=str, metadata=dict)
     def on_memory_write(self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None) -> None:
-        from optmem.follow import follow_hot
-
         if target not in ("memory", "user") or not self.writes:
             return
-        if self._shared():
-            if self._present():
-                follow_hot(self.vault)  # Hermes wrote the very file: journal its edit
-            return
         old = (metadata or {}).get("old_text")
+        if self._shared():
+            if self._present():  # Hermes wrote the very file: journal its edit, as the edit it made
+                self._journal_edit(target, action, old if isinstance(old, str) else None, content)
+            return
         ops: list[dict[str, Any]]
         if action == "add" and content.strip():
             ops = [{"op": "add", "text": content}]
@@ -669,6 +637,16 @@ class Provider:
         else:
             return
         self._write({"memory": target, "ops": ops, "session": self.session_id})
+
+    def _journal_edit(self, target: str, action: str, old: str | None, content: str) -> None:
+        from optmem import memory
+        from optmem.follow import follow_hot
+
+        try:
+            memory.follow_edit(self.vault, target, action, old, content, source="hermes")
+        except (OptmemError, OSError) as err:  # (the next read journals it as the file's drift)
+            self._tell(f"Hermes' memory-tool {action} is not journalled yet: {err}")
+            follow_hot(self.vault)
 
     def _shared(self) -> bool:
         """Whether the vault's hot files are Hermes' own (the vault is `$HERMES_HOME/memories`)."""
