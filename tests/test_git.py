@@ -387,9 +387,11 @@ def test_the_hook_spools_instead_of_waiting_and_records_each_commit_once(tmp_pat
     again = cli.json("hook", "git-commit", "--repo", str(repo))  # the spooled commit, then HEAD: the same one
     assert [c["status"] for c in again["commits"]] == ["recorded", "duplicate"] and again["status"] == "duplicate"
     assert again["spooled"] == 0 and [c["evidence"] for c in commits(vault_path)] == [sha]
-    # a spooled line that is not JSON is kept, said, and this run's commit spooled behind it
+    # a spooled line that is not JSON is set aside for a person, said, and blocks nothing: this
+    # run's commit is taken (review finding 4: one bad line kept every later commit out)
     spool = Path(again["spool"])
     spool.write_text("garbage\n")
     got = cli("hook", "git-commit", "--repo", str(repo), "--json")
-    assert got.exit_code == 0 and json.loads(got.stdout)["status"] == "spooled" and "not JSON" in got.stderr
-    assert spool.read_text().splitlines()[0] == "garbage"
+    assert got.exit_code == 0 and json.loads(got.stdout)["status"] == "duplicate", got.stdout
+    assert "could not be read" in got.stderr and ".rejected" in got.stderr
+    assert not spool.exists() and Path(str(spool) + ".rejected").read_text() == "garbage\n"

@@ -31,13 +31,56 @@ def test_a_drain_stores_in_order_stops_at_what_cannot_be_taken_and_drops_what_is
     assert stored == [0, 2, 3] and not path.exists()
 
 
-def test_what_is_appended_while_a_drain_runs_is_kept(tmp_path):
-    """A write that could not wait for the drain's lock appends anyway; the drain keeps it."""
+def test_a_write_while_a_drain_holds_the_spool_waits_beside_it_and_the_next_drain_stores_it(tmp_path):
+    """A write that finds a drain holding the spool never appends to the file the drain rewrites:
+    it waits in a file of its own beside it (review finding 5), which the next drain stores — in
+    the order the writes were said."""
     path = tmp_path / "spool.jsonl"
-    spool.put(path, {"n": 0})
+    spool.put(path, {"n": 0, "at": "2026-12-01T00:00:00Z"})
+    stored = []
 
     def store(entry):
-        fsio.append_lines(path, [json.dumps({"n": 1}).encode()])  # (another process, meanwhile)
+        if entry["n"] == 0:
+            spool.put(path, {"n": 1, "at": "2026-12-01T00:00:01Z"})  # (another writer, meanwhile)
+        stored.append(entry["n"])
 
-    assert spool.drain(path, store, dropped=lambda e, err: None) is False
-    assert [json.loads(x)["n"] for x in path.read_text().splitlines()] == [1]
+    assert spool.drain(path, store, dropped=lambda e, err: None) is False  # (one write waits)
+    assert stored == [0] and not path.exists()
+    waiting = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("spool.jsonl.w"))
+    assert len(waiting) == 1
+    spool.put(path, {"n": 2, "at": "2026-12-01T00:00:02Z"})
+    assert spool.drain(path, store, dropped=lambda e, err: None) is True
+    assert stored == [0, 1, 2] and not any(p.name.startswith("spool.jsonl.w") for p in tmp_path.iterdir())
+
+
+def test_what_store_cannot_read_is_set_aside_said_and_blocks_nothing(tmp_path):
+    """A line that is no JSON object, or an entry `store` cannot read (a commit without its sha),
+    goes to `<spool>.rejected` and is reported; the entries after it are stored (review finding 4:
+    one bad entry kept every later commit from being recorded)."""
+    path = tmp_path / "spool.jsonl"
+    fsio.append_lines(path, [b"not json", b"[1, 2]"])
+    spool.put(path, {"at": "2026-12-01T00:00:00Z"})
+    spool.put(path, {"commit": "abc", "at": "2026-12-01T00:00:01Z"})
+    stored, dropped = [], []
+    assert spool.drain(path, lambda e: stored.append(e["commit"]), dropped=lambda e, err: dropped.append(e)) is True
+    assert stored == ["abc"] and len(dropped) == 3 and not path.exists()
+    rejected = (tmp_path / "spool.jsonl.rejected").read_text().splitlines()
+    assert rejected[:2] == ["not json", "[1, 2]"] and json.loads(rejected[2]) == {"at": "2026-12-01T00:00:00Z"}
+
+
+def test_a_drain_killed_midway_leaves_only_what_it_had_not_stored(tmp_path):
+    """The spool is rewritten after each entry stored: a drain killed on its third entry leaves
+    the third and the fourth, so the first two are not stored again (review finding 6)."""
+    path = tmp_path / "spool.jsonl"
+    for n in range(4):
+        spool.put(path, {"n": n})
+
+    def store(entry):
+        if entry["n"] == 2:
+            raise SystemExit("killed")  # (no handler of the drain's runs: as a kill)
+
+    try:
+        spool.drain(path, store, dropped=lambda e, err: None)
+    except SystemExit:
+        pass
+    assert [json.loads(x)["n"] for x in path.read_text().splitlines()] == [2, 3]

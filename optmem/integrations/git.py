@@ -286,14 +286,13 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
         )
 
     def drop(entry: dict[str, Any], err: BaseException) -> None:
-        dropped.append(f"the spooled commit {entry.get('commit')} was not recorded: {err}")
+        if "commit" in entry:
+            dropped.append(f"the spooled commit {entry['commit']} was not recorded: {err}")
+        else:  # (what the spool could not read: `spool.drain` set it aside)
+            dropped.append(f"a spooled line could not be read ({err!r}): it is kept in {path}.rejected")
 
     path = spool_path(root)
-    try:
-        drained = spool.drain(path, store, dropped=drop)
-    except ValueError as exc:  # (kept as it is, and this run's commits spooled behind: nothing is lost)
-        drained = False
-        failed.append(f"the spool holds a line that is not JSON ({exc}); fix or move that line to go on")
+    drained = spool.drain(path, store, dropped=drop)
     if drained:
         for i, entry in enumerate(wanted):
             try:

@@ -609,6 +609,9 @@ class Provider:
                 logger.info("optmem: %d spooled write(s) stored", len(stored))
 
     def _dropped(self, entry: dict[str, Any], err: BaseException) -> None:
+        if "line" in entry and len(entry) == 1:  # (what the spool could not read: set aside)
+            self._tell(f"a spooled line could not be read ({err!r}): it is kept in {self.home / SPOOL}.rejected")
+            return
         self._tell(f"a spooled {_what(entry)} of session {entry.get('session')} was not kept: {err}")
 
     @_hook("", messages=list)
