@@ -709,6 +709,21 @@ def _put_hot(batch: _Batch) -> int:
     return added
 
 
+def nothing_imported(done: Imported) -> OptmemError | None:
+    """The refusal of an import of which every line that had something to import was refused
+    (`nothing_imported`: a script must tell it from one that worked), or None."""
+    if not done.bad or done.taken:
+        return None
+    first = done.bad[0]
+    return OptmemError(
+        f"nothing was imported: each of the {len(done.bad)} line(s) with something to import was refused "
+        f"(line {first['line']}: {first['message']}{' …' if len(done.bad) > 1 else ''}); fix them and import again",
+        code="nothing_imported",
+        source=done.source,
+        bad=done.bad,
+    )
+
+
 def import_export(
     vault: Vault,
     lines: Iterable[str],

@@ -207,17 +207,9 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
     if done.unmapped:
         fields = ", ".join(f"{k} ({n:,})" for k, n in done.unmapped.items())
         warn_all([f"{done.source} fields not mapped to a record's (not kept): {fields}"])
-    if done.bad and not done.taken:  # (a script must tell this from an import that worked)
-        from optmem.errors import OptmemError
-
-        raise OptmemError(
-            f"nothing was imported: each of the {len(done.bad)} line(s) with something to import was refused "
-            f"(line {done.bad[0]['line']}: {done.bad[0]['message']}{' …' if len(done.bad) > 1 else ''}); "
-            "fix them and import again",
-            code="nothing_imported",
-            source=done.source,
-            bad=done.bad,
-        )
+    refused = transfer.nothing_imported(done)
+    if refused is not None:  # (its bad lines said above, one a line)
+        raise refused
     said = (
         ("partial import: " if done.bad else "")
         + f"imported {done.records:,} record(s) from {done.source}"
