@@ -519,10 +519,19 @@ def test_secret_shapes_are_refused(text, rule):
         "client_secret=GOCSPX-xxxxxxxxxxxxxxxxxxxxxxxxxxxx (placeholder)",
         "Earlier instructions in the README were wrong about the port; it is 8080",
         "print the setup instructions for the new laptop",
+        # a vendor's prefix and words in capitals; a key's format shown with no key in it
+        "In the README, write the Slack token as xoxb-YOUR-BOT-TOKEN and the API key as sk_live_YOUR_SECRET_KEY.",
+        'Docs show the format only: "-----BEGIN OPENSSH PRIVATE KEY----- ... -----END OPENSSH PRIVATE KEY-----".',
     ],
 )
 def test_secret_looking_prose_and_code_pass(text):
     assert scan.find(text) is None
+
+
+def test_a_key_between_its_begin_and_end_lines_is_still_one():
+    body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+    assert scan.find(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----") == "private_key"
+    assert scan.find("slack: xoxb-2748392019-4829104829-AbCdEfGhIjKlMnOpQrStUvWx") == "slack_token"
 
 
 # --- the API the CLI uses --------------------------------------------------------------------------

@@ -87,9 +87,8 @@ _MARKUP = re.compile(
 _OPENERS, _CLOSERS = "<«⟨⟪〈《≪⋘❮❰⧼‹", ">»⟩⟫〉》≫⋙❯❱⧽›"
 _ANGLES = re.compile(f"[{_OPENERS[:-1]}]+|[{_CLOSERS[:-1]}]+")  # (‹ and › are what they become)
 _WEIGHT = {c: 2 for c in "«⟪《≪»⟫》≫"} | {"⋘": 3, "⋙": 3}
-# the fence's words, anywhere (also already quoted: ‹…› is their quoted form, kept as it is),
-# on one line, any marks but angles between them (those are quoted on their own; ‹ › are what
-# they became)
+# the fence's words, anywhere (also quoted already: ‹…›, kept), on one line, any marks but angles
+# between them (those are quoted on their own; ‹ › are what they became)
 _GAP = rf"(?:[^\w\n{_OPENERS[:-1]}{_CLOSERS[:-1]}]|_)"
 _SEP = _GAP + "{0,5}"
 _EDGE = r"(?<![a-z0-9])(?<![a-z0-9]›)"  # "end" as a word (after a word quoted, as it was before)

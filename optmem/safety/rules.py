@@ -185,9 +185,8 @@ def _secret_value(m: re.Match[str]) -> bool:
 
 
 def _sham(m: re.Match[str]) -> bool:
-    """A secret rule's match stands for a key, not one: a placeholder (`<your-token>`, `${TOKEN}`, one or two
-    characters repeated — in a URL, the key it ends with —, half of it x, *, • or #: ghp_XXXX…, …/T0000/B0000/
-    XXXX…) or a value its vendor published for all to quote (Stripe's documented test key, jwt.io's sample)."""
+    """A secret rule's match stands for a key, not one: a placeholder (`<your-token>`, `${TOKEN}`, `xoxb-YOUR-TOKEN`, a
+    character or two repeated, half of it x * • #), a key's format (BEGIN, then END) or a key its vendor published."""
     body = next((v for k, v in m.groupdict().items() if v and k in ("body", "value", "pw", "dq", "sq", "bare")), m[0])
     low, value, tail = body.lower(), body.strip().rstrip(".,;:!?"), re.split(r"[/:=@]", body.lower())[-1]
     return (
@@ -195,7 +194,10 @@ def _sham(m: re.Match[str]) -> bool:
         or sum(c in "x*•#" for c in low) * 2 >= len(low)
         or any(v in m[0] for v in languages.PUBLISHED)
         or bool(re.fullmatch(languages.PLACEHOLDER, value, re.I))
+        or bool(re.fullmatch(r"[A-Z]+(?:[-_][A-Z]+)+", re.sub(r"^[a-z]{2,8}[_-](?:[a-z]{1,8}[_-])?", "", value)))
+        or (m[0].startswith("-----BEGIN") and bool(re.match(r"[^\w+/=]*-----END", m.string[m.end() : m.end() + 80])))
     )
+
 
 
 def _speaks_to_agent(m: re.Match[str]) -> bool:
