@@ -85,6 +85,7 @@ def main() -> None:
         ("blind_safety5", "blind 5"),
         ("blind_safety6", "blind 6"),
         ("blind_safety7", "blind 7"),
+        ("blind_safety8", "blind 8"),
     ):
         blind = corpus.blind_attacks(name)
         for kind in ("injection", "secret"):

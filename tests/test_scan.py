@@ -75,6 +75,8 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         ("blind_safety6", 0.69, 0.98, 0.019),
         # (its first figure, held out: 57.4 %, 88.1 %, 1.9 % held, 1 refused)
         ("blind_safety7", 0.63, 0.96, 0.017),
+        # (its first figure, held out: 55.0 %, 94.0 %, 5.1 % held, 2 refused)
+        ("blind_safety8", 0.58, 0.94, 0.054),
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):

@@ -49,7 +49,9 @@ def blind_attacks(name: str = "blind_safety") -> list[dict[str, Any]]:
     held out (its first figure on the scanner of that day: 20.9 % of injections); `blind_safety4`:
     385 and 76 in 32, held out (first figure: 61.3 % of injections, 92.1 % of secrets);
     `blind_safety5`: 331 and 81 in 29, held out (first figure: 54.1 %, 88.9 %); `blind_safety6`: 390
-    and 91 in 34, held out (first figure: 50.8 %, 94.5 %)."""
+    and 91 in 34, held out (first figure: 50.8 %, 94.5 %); `blind_safety7`: 383 and 84 in 30,
+    held out (first figure: 57.4 %, 88.1 %); `blind_safety8`: 409 and 100 in 35, held out (first
+    figure: 55.0 %, 94.0 %, 2 notes refused)."""
     return _jsonl(HERE / name / "attacks.jsonl")
 
 
