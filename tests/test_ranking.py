@@ -1499,6 +1499,26 @@ def test_a_newer_note_putting_a_number_in_place_of_the_older_s_is_found_without_
     assert new not in off and off[0] == old
 
 
+@pytest.mark.long
+def test_a_newer_note_that_says_a_change_is_followed_before_one_that_only_gives_a_number(vault, cli, monkeypatch):
+    # both newer notes hold the older's rare word and put a number in place of its number; the
+    # one that says it changes something is its new value, the other is someone else's alarm
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    for text_ in FILLERS:
+        put(vault, text_)
+    old = put(vault, "Wake-up alarm set for 6:00 on weekdays").id
+    at(monkeypatch, "2025-05-01T10:00:00Z")
+    new = put(vault, "Alarm 6:45 now, the new commute is shorter").id
+    at(monkeypatch, "2025-05-10T10:00:00Z")
+    kids = put(vault, "Kids' alarm 7:00 on weekdays").id
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    hits = cli.json("search", "what time am I waking up?", "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
+    assert hits[ids.index(new)]["explain"]["updates"] == old
+    assert kids not in ids
+
+
 def test_replaces_a_number_by_a_number():
     assert ranking.replaces_number(frozenset({"#52"}), frozenset({"#45"}))
     assert ranking.replaces_number(frozenset({"#500", "pgbouncer"}), frozenset({"#200", "pg"}))
