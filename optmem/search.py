@@ -478,7 +478,8 @@ def _followers(
     a terse note names little more than the old value, "cancelled Avenida; we're in an Airbnb in
     Alfama instead"; in a small store, where every word is rare, the share keeps out notes that
     share one word in passing), says it changes something (`reading.cues.says_change`) — or, saying
-    none, puts a number in place of one of its numbers (`follow_values`: `ranking.replaces_number`;
+    none, holds two of its words and puts a number in place of one of its numbers (`follow_values`:
+    `ranking.replaces_number`;
     a name for a name is how a distractor reads, "Team Heron still uses GitLab CI" after "Team Falcon
     builds through Jenkins") —, states a value it does not
     (`identifiers.values`) and does not name another subject in place of its own
@@ -552,7 +553,14 @@ def _followers(
             if best and (told, share, row.ts or 0.0) <= best[:3]:
                 continue
             new, old = values(said, ignore), values(text, ignore)
-            if not told and not (settings.follow_values and named <= newer and ranking.replaces_number(new, old)):
+            # (two of its words at least: "Maybe try port 8081 for the mock server" holds only "port"
+            # of "The orders backend listens on port 9090")
+            if not told and not (
+                settings.follow_values
+                and len(newer.intersection(idfs)) > 1
+                and named <= newer
+                and ranking.replaces_number(new, old)
+            ):
                 continue
             if new - old and not names_another_thing(text, said, ignore):
                 best = (told, share, row.ts or 0.0, row)

@@ -1472,9 +1472,9 @@ def test_a_terse_newer_note_naming_the_old_value_is_found(vault, cli, monkeypatc
 
 @pytest.mark.long
 def test_a_newer_note_putting_a_number_in_place_of_the_older_s_is_found_without_a_change_word(vault, cli, monkeypatch):
-    # "Boulderhaus membership invoice: 52" says no change and shares no word with the question;
-    # it names a rare word of the note that answers and puts a number in place of its number:
-    # the same attribute, a new value
+    # "Boulderhaus membership invoice: 52 a month" says no change and shares no word with the
+    # question; it holds two words of the note that answers, one of them rare, and puts a number
+    # in place of its number: the same attribute, a new value
     at(monkeypatch, "2025-01-05T10:00:00Z")
     for text_ in FILLERS:
         put(vault, text_)
@@ -1484,7 +1484,7 @@ def test_a_newer_note_putting_a_number_in_place_of_the_older_s_is_found_without_
     # the rare word, no number in place of one: a remark, not found from the answer
     remark = put(vault, "Membership card lives in the blue wallet").id
     at(monkeypatch, "2025-06-01T10:00:00Z")
-    new = put(vault, "Boulderhaus membership invoice: 52").id
+    new = put(vault, "Boulderhaus membership invoice: 52 a month").id
     at(monkeypatch, "2025-06-20T10:00:00Z")
     hits = cli.json("search", "how much is my climbing gym?", "--explain")["hits"]
     ids = [h["id"] for h in hits]
