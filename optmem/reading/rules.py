@@ -298,7 +298,8 @@ RULES: tuple[Rule, ...] = (
         " 9090”): 0 / 0 / −0.6 / −0.6 / −0.6 / 0 / 0 pts; a name the question writes that the older holds, the"
         " newer lacks: no follower (“Bob's phone number is 555-0202” for Alice's; −0.6 / −0.6 pts on sets 3, 4); a"
         " word for a word too, the change said not first: +0.5 / −1.5 / −0.6 / −3.1 / −1.8 / +0.7 / −2.2 pts (“Team"
-        " Heron still uses GitLab CI” follows “Team Falcon … Jenkins”); update set 0 / 0; the sample vault's eval"
+        " Heron still uses GitLab CI” follows “Team Falcon … Jenkins”); update set 0 / +1.0 pts (97.1 → 98.1 %, direct"
+        " load); the sample vault's eval"
         " unchanged (MRR 0.933)",
     ),
 )
