@@ -433,6 +433,12 @@ def replaces(newer: frozenset[str], older: frozenset[str]) -> bool:
     return bool({_shape(v) for v in newer - older} & {_shape(v) for v in older - newer} - {None})
 
 
+def replaces_number(newer: frozenset[str], older: frozenset[str]) -> bool:
+    """Whether a newer record states a number in place of one the older states: a number the older
+    lacks, where the older holds one the newer lacks ("max_connections=500" after "… 是 200")."""
+    return any(_shape(v) == "number" for v in newer - older) and any(_shape(v) == "number" for v in older - newer)
+
+
 def _shape(value: str) -> str | None:
     return "number" if value.startswith("#") else ("word" if value.isascii() else None)
 

@@ -502,11 +502,15 @@ def _followers(
     and a share of its words, weighed by their rarity (`ranking.held`: at least `follow_overlap`;
     a terse note names little more than the old value, "cancelled Avenida; we're in an Airbnb in
     Alfama instead"; in a small store, where every word is rare, the share keeps out notes that
-    share one word in passing), says it changes something (`reading.cues.says_change`), states a
-    value it does not
+    share one word in passing), says it changes something (`reading.cues.says_change`) — or, saying
+    none, holds two of its words and puts a number in place of one of its numbers (`follow_values`:
+    `ranking.replaces_number`;
+    a name for a name is how a distractor reads, "Team Heron still uses GitLab CI" after "Team Falcon
+    builds through Jenkins") —, states a value it does not
     (`identifiers.values`) and does not name another subject in place of its own
-    (`identifiers.names_another_thing`) — of those, the one holding the largest share of its
-    words, weighed by their rarity (`ranking.held`) — is added to `rows` and `seen`: line number → (the id
+    (`identifiers.names_another_thing`) — of those, one that says a change before one that does
+    not, then the one holding the largest share of its words, weighed by their rarity
+    (`ranking.held`) — is added to `rows` and `seen`: line number → (the id
     of the note it follows, the relevance it gains: `follow_share` of that note's). The update
     rule then puts it above the note it follows (`ranking.Match.follows`). A query that asks for
     the past looks for none."""
@@ -546,7 +550,10 @@ def _followers(
         if not rare:
             continue
         text = seen[n].record.text
-        best: tuple[float, float, Row] | None = None
+        # a name the query writes that the older holds: a newer note that lacks it and says no change
+        # is about another ("Bob's phone number is 555-0202" for "what is Alice's phone number")
+        named = q.intent.names & seen[n].matched
+        best: tuple[bool, float, float, Row] | None = None
         for row in idx.matches(
             match_any(rare),
             f"{where} AND r.ts >= ? AND r.n != ?",
@@ -560,17 +567,31 @@ def _followers(
             said = record.text
             newer = frozenset(toks)
             share = ranking.held(frozenset(idfs), newer, idfs)
-            if share < settings.follow_overlap or (best and (share, row.ts or 0.0) <= best[:2]):
+            if share < settings.follow_overlap:
                 continue
             if not any(df[t] <= settings.follow_rare for t in newer.intersection(idfs)):
                 continue  # (the look-up's words as the index reads them: one of them, rare)
-            if not cues.says_change(said):
+            # a note that says it changes something; or, holding enough of the older's words, one
+            # that puts a number in place of one of its own ("prod pg max_connections=500" after
+            # "生产 PG 的 max_connections 是 200") — the one that says a change goes first
+            told = cues.says_change(said)
+            if best and (told, share, row.ts or 0.0) <= best[:3]:
                 continue
-            if values(said, ignore) - values(text, ignore) and not names_another_thing(text, said, ignore):
-                best = (share, row.ts or 0.0, row)
+            new, old = values(said, ignore), values(text, ignore)
+            # (two of its words at least: "Maybe try port 8081 for the mock server" holds only "port"
+            # of "The orders backend listens on port 9090")
+            if not told and not (
+                settings.follow_values
+                and len(newer.intersection(idfs)) > 1
+                and named <= newer
+                and ranking.replaces_number(new, old)
+            ):
+                continue
+            if new - old and not names_another_thing(text, said, ignore):
+                best = (told, share, row.ts or 0.0, row)
         if best is None:
             continue
-        row = best[2]
+        row = best[3]
         lent = settings.follow_share * seen[n].relevance
         if row.n not in rows:
             rows[row.n] = row

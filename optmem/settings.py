@@ -97,6 +97,7 @@ class Ranking(Section):
     follow_top: Annotated[int, AtLeast(0)] = 5  # … of the most relevant notes
     follow_overlap: Annotated[float, AtLeast(0)] = 0.12  # … that holds this share of its words, by rarity
     follow_rare: Annotated[int, AtLeast(0)] = 6  # … one of them a word held by at most this many records
+    follow_values: bool = True  # … or, saying no change, puts a number in place of one of its numbers
     reorder_top: Annotated[int, AtLeast(1)] = 10  # hits the newer-first rules re-order, whatever --limit
     superseded_factor: Annotated[float, AtLeast(0), AtMost(1)] = 0.75  # a superseded record's score ×
     # The language rules (`optmem.reading`), each on or off:

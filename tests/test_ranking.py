@@ -1496,6 +1496,63 @@ def test_a_terse_newer_note_naming_the_old_value_is_found(vault, cli, monkeypatc
     assert hits[ids.index(new)]["explain"]["updates"] == old
 
 
+@pytest.mark.long
+def test_a_newer_note_putting_a_number_in_place_of_the_older_s_is_found_without_a_change_word(vault, cli, monkeypatch):
+    # "Boulderhaus membership invoice: 52 a month" says no change and shares no word with the
+    # question; it holds two words of the note that answers, one of them rare, and puts a number
+    # in place of its number: the same attribute, a new value
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    for text_ in FILLERS:
+        put(vault, text_)
+    at(monkeypatch, "2025-02-01T10:00:00Z")
+    old = put(vault, "Climbing gym membership is 45 a month").id
+    at(monkeypatch, "2025-04-01T10:00:00Z")
+    # the rare word, no number in place of one: a remark, not found from the answer
+    remark = put(vault, "Membership card lives in the blue wallet").id
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    new = put(vault, "Boulderhaus membership invoice: 52 a month").id
+    at(monkeypatch, "2025-06-20T10:00:00Z")
+    hits = cli.json("search", "how much is my climbing gym?", "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
+    assert hits[ids.index(new)]["explain"]["updates"] == old
+    assert remark not in ids
+    # switched off, a newer note must say it changes something
+    off = [
+        h["id"]
+        for h in cli.json("--set", "ranking.follow_values=false", "search", "how much is my climbing gym?")["hits"]
+    ]
+    assert new not in off and off[0] == old
+
+
+@pytest.mark.long
+def test_a_newer_note_that_says_a_change_is_followed_before_one_that_only_gives_a_number(vault, cli, monkeypatch):
+    # both newer notes hold the older's rare word and put a number in place of its number; the
+    # one that says it changes something is its new value, the other is someone else's alarm
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    for text_ in FILLERS:
+        put(vault, text_)
+    old = put(vault, "Wake-up alarm set for 6:00 on weekdays").id
+    at(monkeypatch, "2025-05-01T10:00:00Z")
+    new = put(vault, "Alarm 6:45 now, the new commute is shorter").id
+    at(monkeypatch, "2025-05-10T10:00:00Z")
+    kids = put(vault, "Kids' alarm 7:00 on weekdays").id
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    hits = cli.json("search", "what time am I waking up?", "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
+    assert hits[ids.index(new)]["explain"]["updates"] == old
+    assert kids not in ids
+
+
+def test_replaces_a_number_by_a_number():
+    assert ranking.replaces_number(frozenset({"#52"}), frozenset({"#45"}))
+    assert ranking.replaces_number(frozenset({"#500", "pgbouncer"}), frozenset({"#200", "pg"}))
+    assert not ranking.replaces_number(frozenset({"heron", "gitlab"}), frozenset({"falcon", "jenkin"}))  # words
+    assert not ranking.replaces_number(frozenset({"#45", "#2"}), frozenset({"#45"}))  # none of the older's replaced
+    assert not ranking.replaces_number(frozenset({"#45"}), frozenset({"#45"}))
+
+
 FILLERS_ZH = (
     "周四团队聚餐，地点待定",
     "下周一水电师傅上门修热水器",
@@ -1526,7 +1583,15 @@ def test_a_newer_note_of_the_same_subject_goes_above_though_the_question_names_i
     assert hits[ids.index(new)]["explain"]["updates"] == old
     assert remark not in ids or ids.index(remark) > ids.index(old), [h["text"] for h in hits]
     # switched off, the older keeps its place above the newer
-    off = cli.json("--set", "ranking.update_overlap_text=0", "search", "现在预发环境的数据库连哪个端口？")
+    # (nor found from it: it puts a number in place of the older's, `follow_values`)
+    off = cli.json(
+        "--set",
+        "ranking.update_overlap_text=0",
+        "--set",
+        "ranking.follow_values=false",
+        "search",
+        "现在预发环境的数据库连哪个端口？",
+    )
     ids = [h["id"] for h in off["hits"]]
     assert ids.index(old) < ids.index(new)
 

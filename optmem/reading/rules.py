@@ -282,6 +282,27 @@ RULES: tuple[Rule, ...] = (
         " current first 0 / +0.8 / +1.2 / +2.5 / +1.2 pts, old first 0 / −0.8 / −1.2 / −2.4 / −1.3 pts (sets 1–5;"
         " none asked: +1.6 pts more on 2, 3, 4, but the sample vault's eval MRR 0.933 → 0.825)",
     ),
+    Rule(
+        "a newer number found from the answer",
+        "follow_values",
+        "false",
+        "a newer note found from the note that answers (its rare word, 12 % of its words) need not say it"
+        " changes something when it holds two of its words and puts a number in place of one of the older's (“prod pg"
+        " max_connections=500” after “… max_connections 是 200”); a note that says a change is chosen first",
+        "0 (turns)",
+        "0 (turns)",
+        "+0.006 (R@1 +0.6, R@10 +0.5)",
+        "blind pairs current first +1.6 / 0 / +2.5 / +0.6 / +3.0 / +3.1 / +0.6 pts, old first −1.7 / 0 / −2.5 / −0.6"
+        " / −3.0 / −3.1 / −0.6 pts (sets 1–7; 2, 4, 6 not developed on), past questions old first 0 / 0 / −0.7 /"
+        " −0.6 / 0 / −0.7 / 0 pts (questions dated “last year”, not read as the past); two of the older's words"
+        " held, not one (“Maybe try port 8081 for the mock server” after “The orders backend listens on port"
+        " 9090”): 0 / 0 / −0.6 / −0.6 / −0.6 / 0 / 0 pts; a name the question writes that the older holds, the"
+        " newer lacks: no follower (“Bob's phone number is 555-0202” for Alice's; −0.6 / −0.6 pts on sets 3, 4); a"
+        " word for a word too, the change said not first: +0.5 / −1.5 / −0.6 / −3.1 / −1.8 / +0.7 / −2.2 pts (“Team"
+        " Heron still uses GitLab CI” follows “Team Falcon … Jenkins”); update set 0 / +1.0 pts (97.1 → 98.1 %, direct"
+        " load); the sample vault's eval"
+        " unchanged (MRR 0.933)",
+    ),
 )
 
 
