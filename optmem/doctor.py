@@ -24,6 +24,7 @@ from typing import Any
 from optmem import clock, fsio, gitstate, memory, view
 from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
 from optmem.record import (
+    HANDOFF,
     MEMORY,
     BadLine,
     bad_units,
@@ -893,6 +894,24 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
             fixed.append(
                 f"finished the edit of {hot.name} that was journalled and cut short before its file was written"
             )
+    fixed += _settle_forgotten_handoffs(vault)
+    return fixed
+
+
+def _settle_forgotten_handoffs(vault: Vault) -> list[str]:
+    """A HANDOFF.md nobody edited that copies a forgotten handoff (`forget` killed between its
+    record and the file): the file becomes the project's handoff before it, as `forget` does."""
+    from optmem import handoff, handoff_file
+    from optmem.index import open_index
+
+    named = _check_markdown(vault, Report())
+    with open_index(vault) as idx:
+        rows = [(rel, project, rid, idx.by_id(rid)) for rel, project, rid in named]
+    fixed = []
+    for rel, project, rid, row in rows:
+        if row is not None and row.kind == HANDOFF and row.project == project and handoff.record_gap(row, project, rid):
+            if not handoff_file.settle(vault, project, rid):
+                fixed.append(f"{rel} copied the forgotten handoff {rid}: it now shows the handoff before it, if any")
     return fixed
 
 

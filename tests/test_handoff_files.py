@@ -284,6 +284,14 @@ def test_doctor_names_a_handoff_whose_record_is_forgotten_or_another_projects(va
     assert any(n.startswith("projects/web/HANDOFF.md") and "forgotten" in n for n in notes), notes
     assert any(n.startswith("projects/beta/HANDOFF.md") and "'alpha'" in n for n in notes), notes
     assert not any(n.startswith("projects/alpha/HANDOFF.md") for n in notes), notes
+    # `--fix` does what `forget` would have done: web has no handoff left, so its file goes; the
+    # copied and hand-made files are left as they are (review finding 12)
+    fixed = cli.json("doctor", "--fix")["fixed"]
+    assert any(f.startswith("projects/web/HANDOFF.md") and web["id"] in f for f in fixed), fixed
+    assert not (vault.root / "projects" / "web" / "HANDOFF.md").exists()
+    assert (vault.root / "projects" / "beta" / "HANDOFF.md").exists()
+    assert (vault.root / "projects" / "gamma" / "HANDOFF.md").exists()
+    assert not any(n.startswith("projects/web/") for n in cli.json("doctor")["notes"])
 
 
 def test_handoff_list_lists_every_project_when_one_has_no_handoff(vault, cli):
