@@ -194,7 +194,7 @@ def _sham(m: re.Match[str]) -> bool:
         or sum(c in "x*•#" for c in low) * 2 >= len(low)
         or any(v in m[0] for v in languages.PUBLISHED)
         or bool(re.fullmatch(languages.PLACEHOLDER, value, re.I))
-        or bool(re.fullmatch(r"[A-Z]+(?:[-_][A-Z]+)+", re.sub(r"^[a-z]{2,8}[_-](?:[a-z]{1,8}[_-])?", "", value)))
+        or bool(re.fullmatch(r"[a-z]{2,8}[_-](?:[a-z]{1,8}[_-])?(?=[A-Z_-]*(?:YOUR|TOKEN|KEY|HERE))[A-Z]+(?:[-_][A-Z]+)+", m[0]))
         or (m[0].startswith("-----BEGIN") and bool(re.match(r"[^\w+/=]*-----END", m.string[m.end() : m.end() + 80])))
     )
 
