@@ -6,14 +6,15 @@ One mechanism for every caller that must never lose a write nor hold up its host
 provider (`$HERMES_HOME/optmem-spool.jsonl`) and the git hooks (`optmem-spool.jsonl` in the
 repository's git folder). What a caller spools is its own entry (a JSON object); `drain` hands
 each one back to the caller's `store` in the order they were said. An entry the vault refuses for
-what it says (a secret) is reported and dropped; one `store` cannot read (a line that is no JSON
-object, an entry without what its caller needs) is reported and moved to `<spool>.rejected`,
-kept for a person; one the vault cannot take now stops the drain, and it and every later entry
-stay spooled, in order. One process drains a spool at a time, holding its lock; a write that
-finds it held appends nothing to the spool but waits in a file of its own beside it
-(`<spool>.w<time>-<pid>`), which a drain takes with the rest: no write lands in a file a drain
-is rewriting. The spool is rewritten after each entry stored, so a drain killed midway stores at
-most the entry it was on again (the log reports an exact repeat as a duplicate).
+what it says (a secret) is reported and dropped; a line that cannot be read (not UTF-8, not a
+JSON object, without what its caller needs) is reported and moved to `<spool>.rejected`, kept
+for a person; one the vault cannot take now stops the drain, and it and every later entry stay
+spooled, in order. One process holds a spool at a time (its lock): a write that finds a drain
+holding it waits in a file of its own beside it (`<spool>.w<time>-<pid>`), and whoever holds the
+lock next moves the waiting files into the spool, in their order, before anything else — so the
+spool's lines are always in the order they were said. The spool is rewritten after each entry
+stored: a drain killed midway stores again at most the entry it was on (the log reports an exact
+repeat as a duplicate).
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ PUT_WAIT = 0.2  # seconds a write waits for the spool's lock (then it waits in a
 
 
 def transient(err: BaseException) -> bool:
-    """Whether a write failed for the vault's state (locked, read-only, missing), not for what it
-    says: such a write is spooled and tried again."""
+    """Whether a write failed for the vault's state (locked, read-only, missing) or its tools' (a
+    git that timed out), not for what it says: such a write is spooled and tried again."""
     import sqlite3
+    import subprocess
 
-    return isinstance(err, (VaultError, OSError, sqlite3.Error))
+    return isinstance(err, (VaultError, OSError, sqlite3.Error, subprocess.SubprocessError))
 
 
 def put(path: Path, entry: dict[str, Any], *, within: Path | None = None) -> None:
@@ -52,6 +54,7 @@ def put(path: Path, entry: dict[str, Any], *, within: Path | None = None) -> Non
     line = json.dumps(entry, ensure_ascii=False)
     try:
         with fsio.exclusive_lock(_lock(path), PUT_WAIT, within=within):
+            _take_waiting(path, within)  # (they were said before this one)
             fsio.append_lines(path, [line.encode("utf-8")], within=within)
     except Locked:  # (a drain that takes long: never hold up the host behind it)
         waiting = path.with_name(f"{path.name}.w{time.time_ns():020d}-{os.getpid()}")
@@ -103,6 +106,18 @@ def _waiting(path: Path) -> list[Path]:
     return sorted(path.parent.glob(f"{path.name}.w*")) if path.parent.is_dir() else []
 
 
+def _take_waiting(path: Path, within: Path | None) -> None:
+    """Move the waiting writes into the spool, in their order (its lock held)."""
+    for file in _waiting(path):
+        lines = [x for x in (fsio.read_bytes(file, within=within, limit=SPOOL_BYTES) or b"").split(b"\n") if x.strip()]
+        if lines:
+            fsio.append_lines(path, lines, within=within)
+        fsio.remove_file(file)
+
+
+ROUNDS = 3  # a drain also takes what waited meanwhile, this many times at most
+
+
 def _drain(
     path: Path,
     store: Callable[[dict[str, Any]], None],
@@ -110,51 +125,36 @@ def _drain(
     dropped: Callable[[dict[str, Any], BaseException], None],
 ) -> bool:
     """`drain`, its lock held."""
-    said: list[tuple[str, int, str, Path | None]] = []  # (when said, place, the line, its own file)
-    for file in (path, *_waiting(path)):
-        raw = (fsio.read_text(file, within=within, limit=SPOOL_BYTES) or "") if file.exists() else ""
-        for line in raw.splitlines():
-            if line.strip():
-                said.append((_when(line), len(said), line, None if file == path else file))
-    said.sort(key=lambda x: (x[0], x[1]))  # (a write that waited beside the spool, in its place)
-    pending = {place for _, place, _, own in said if own is None}  # (the spool's lines not stored yet)
-
-    def rest() -> list[str]:
-        return [line for _, place, line, _ in sorted(said, key=lambda x: x[1]) if place in pending]
-
-    for _, place, line, own in said:
-        try:
-            entry = json.loads(line)
-            if not isinstance(entry, dict):
-                raise ValueError(f"a spooled write is a JSON object, not {type(entry).__name__}")
-            store(entry)
-        except (OptmemError, UnicodeError, OSError) as err:
-            if transient(err):
-                return False  # (it and what follows stay: the spool as it is, the waiting files)
-            dropped(entry, err)
-        except Exception as err:  # (what `store` cannot read: kept aside for a person, and said)
-            fsio.append_lines(path.with_name(path.name + ".rejected"), [line.encode("utf-8")], within=within)
-            dropped({"line": line[:200]}, err)
-        if own is None:
-            pending.discard(place)
-            _keep(path, rest(), within)
-        else:
-            fsio.remove_file(own)
-    return not path.exists() and not _waiting(path)  # (a write that waited meanwhile: the next drain's)
+    for _ in range(ROUNDS):
+        _take_waiting(path, within)
+        lines = [x for x in (fsio.read_bytes(path, within=within, limit=SPOOL_BYTES) or b"").split(b"\n") if x.strip()]
+        if not lines:
+            break
+        for i, line in enumerate(lines):
+            try:
+                entry = json.loads(line.decode("utf-8"))
+                if not isinstance(entry, dict):
+                    raise ValueError(f"a spooled write is a JSON object, not {type(entry).__name__}")
+                store(entry)
+            except (OptmemError, OSError, ImportError) as err:
+                if transient(err):
+                    return False  # (it and what follows stay, in order)
+                dropped(entry, err)
+            except (ValueError, KeyError, TypeError, AttributeError) as err:  # (not UTF-8 or JSON, a field missing)
+                fsio.append_lines(path.with_name(path.name + ".rejected"), [line], within=within)
+                dropped({"line": line[:200].decode("utf-8", "replace")}, err)
+            except BaseException as err:
+                if not transient(err):
+                    raise  # (the entry stays spooled: nothing is lost)
+                return False
+            _keep(path, lines[i + 1 :], within)
+    return not path.exists() and not _waiting(path)
 
 
-def _keep(path: Path, lines: list[str], within: Path | None) -> None:
+def _keep(path: Path, lines: list[bytes], within: Path | None) -> None:
     """The spool holds `lines` (none: it is gone)."""
     if lines:
-        fsio.atomic_write(path, "".join(line + "\n" for line in lines), within=within)
+        with fsio.atomic_stream(path, within=within) as new:
+            new.write(b"".join(line + b"\n" for line in lines))
     elif path.exists():
         fsio.remove_file(path)
-
-
-def _when(line: str) -> str:
-    """When a spooled line was said, for its order ('' first: an older spool's, or one unread)."""
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        return ""
-    return (said_at(entry) or "") if isinstance(entry, dict) else ""

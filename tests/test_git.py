@@ -395,3 +395,9 @@ def test_the_hook_spools_instead_of_waiting_and_records_each_commit_once(tmp_pat
     assert got.exit_code == 0 and json.loads(got.stdout)["status"] == "duplicate", got.stdout
     assert "could not be read" in got.stderr and ".rejected" in got.stderr
     assert not spool.exists() and Path(str(spool) + ".rejected").read_text() == "garbage\n"
+    # a spooled "commit" that is no sha is never handed to git (as an option, it wrote a file)
+    out = tmp_path / "written-by-git"
+    spool.write_text(json.dumps({"commit": f"--output={out}"}) + "\n")
+    got = cli("hook", "git-commit", "--repo", str(repo), "--json")
+    assert got.exit_code == 0 and not out.exists() and "could not be read" in got.stderr, got.stderr
+    assert "--output" in Path(str(spool) + ".rejected").read_text()

@@ -535,7 +535,11 @@ def test_a_key_between_its_begin_and_end_lines_is_still_one():
     assert scan.find(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----") == "private_key"
     assert scan.find("slack: xoxb-2748392019-4829104829-AbCdEfGhIjKlMnOpQrStUvWx") == "slack_token"
     # words in capitals are a placeholder only after a vendor's prefix, naming what stands there
-    for text in ("password: CORRECT-HORSE-BATTERY-STAPLE", "DB_PASSWORD=BLUE-SKY-OVER-PARIS", "root password: ALPHA-BRAVO"):
+    for text in (
+        "password: CORRECT-HORSE-BATTERY-STAPLE",
+        "DB_PASSWORD=BLUE-SKY-OVER-PARIS",
+        "root password: ALPHA-BRAVO",
+    ):
         assert scan.kind_of(scan.find(text) or "") == "secret", text
     assert scan.find("token: xoxb-ALPHA-BRAVO-CHARLIE-DELTA") == "slack_token"
 

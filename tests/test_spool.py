@@ -31,26 +31,39 @@ def test_a_drain_stores_in_order_stops_at_what_cannot_be_taken_and_drops_what_is
     assert stored == [0, 2, 3] and not path.exists()
 
 
-def test_a_write_while_a_drain_holds_the_spool_waits_beside_it_and_the_next_drain_stores_it(tmp_path):
+def test_a_write_while_a_drain_holds_the_spool_waits_beside_it_and_keeps_its_place(tmp_path):
     """A write that finds a drain holding the spool never appends to the file the drain rewrites:
-    it waits in a file of its own beside it (review finding 5), which the next drain stores — in
-    the order the writes were said."""
+    it waits in a file of its own beside it (review finding 5), which the drain takes after what
+    it held; when the drain stops (the vault locked), the waiting write is moved into the spool
+    before any later one, so the spool stays in the order the writes were said (review 2, 4)."""
     path = tmp_path / "spool.jsonl"
-    spool.put(path, {"n": 0, "at": "2026-12-01T00:00:00Z"})
-    stored = []
+    spool.put(path, {"n": 0})
+    stored, vault = [], {"locked": False}
 
     def store(entry):
         if entry["n"] == 0:
-            spool.put(path, {"n": 1, "at": "2026-12-01T00:00:01Z"})  # (another writer, meanwhile)
+            spool.put(path, {"n": 1})  # (another writer, meanwhile: it waits beside the spool)
+            assert any(p.name.startswith("spool.jsonl.w") for p in tmp_path.iterdir())
+        if vault["locked"]:
+            raise Locked("the vault is locked")
         stored.append(entry["n"])
 
-    assert spool.drain(path, store, dropped=lambda e, err: None) is False  # (one write waits)
-    assert stored == [0] and not path.exists()
-    waiting = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("spool.jsonl.w"))
-    assert len(waiting) == 1
-    spool.put(path, {"n": 2, "at": "2026-12-01T00:00:02Z"})
+    assert spool.drain(path, store, dropped=lambda e, err: None) is True  # (what waited, taken too)
+    assert stored == [0, 1] and not path.exists()
+    assert not any(p.name.startswith("spool.jsonl.w") for p in tmp_path.iterdir())
+    # A is spooled; B waits while a drain that cannot store stops; C comes after: A, B, C
+    spool.put(path, {"n": "A"})
+    vault["locked"] = True
+
+    def blocked(entry):
+        spool.put(path, {"n": "B"})
+        raise Locked("the vault is locked")
+
+    assert spool.drain(path, blocked, dropped=lambda e, err: None) is False
+    spool.put(path, {"n": "C"})
+    vault["locked"] = False
     assert spool.drain(path, store, dropped=lambda e, err: None) is True
-    assert stored == [0, 1, 2] and not any(p.name.startswith("spool.jsonl.w") for p in tmp_path.iterdir())
+    assert stored[2:] == ["A", "B", "C"]
 
 
 def test_what_store_cannot_read_is_set_aside_said_and_blocks_nothing(tmp_path):
@@ -58,14 +71,15 @@ def test_what_store_cannot_read_is_set_aside_said_and_blocks_nothing(tmp_path):
     goes to `<spool>.rejected` and is reported; the entries after it are stored (review finding 4:
     one bad entry kept every later commit from being recorded)."""
     path = tmp_path / "spool.jsonl"
-    fsio.append_lines(path, [b"not json", b"[1, 2]"])
+    fsio.append_lines(path, [b"not json", b"[1, 2]", b'{"commit": "caf\xc3"}'])  # (the last: cut in a character)
     spool.put(path, {"at": "2026-12-01T00:00:00Z"})
     spool.put(path, {"commit": "abc", "at": "2026-12-01T00:00:01Z"})
     stored, dropped = [], []
     assert spool.drain(path, lambda e: stored.append(e["commit"]), dropped=lambda e, err: dropped.append(e)) is True
-    assert stored == ["abc"] and len(dropped) == 3 and not path.exists()
-    rejected = (tmp_path / "spool.jsonl.rejected").read_text().splitlines()
-    assert rejected[:2] == ["not json", "[1, 2]"] and json.loads(rejected[2]) == {"at": "2026-12-01T00:00:00Z"}
+    assert stored == ["abc"] and len(dropped) == 4 and not path.exists()
+    rejected = (tmp_path / "spool.jsonl.rejected").read_bytes().splitlines()
+    assert rejected[:3] == [b"not json", b"[1, 2]", b'{"commit": "caf\xc3"}']
+    assert json.loads(rejected[3]) == {"at": "2026-12-01T00:00:00Z"}
 
 
 def test_a_drain_killed_midway_leaves_only_what_it_had_not_stored(tmp_path):

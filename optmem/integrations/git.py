@@ -273,12 +273,15 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
     def _store(entry: dict[str, Any]) -> None:
         if not vault.exists():
             raise VaultMissing(f"the vault {vault.root} does not exist (an unmounted disk?)", vault=str(vault.root))
+        commit = entry["commit"]
+        if not (isinstance(commit, str) and len(commit) <= 64 and commit.isalnum() and commit.isascii()):
+            raise ValueError(f"a spooled commit is its sha, not {str(commit)[:80]!r}")  # (never an option to git)
         done.append(
             record_commit(
                 vault,
                 root,
                 str(entry.get("domain") or domain),
-                rev=str(entry["commit"]),
+                rev=commit,
                 supersedes=entry.get("supersedes"),
                 root=root,
                 said_at=spool.said_at(entry),
