@@ -258,7 +258,12 @@ def load(toml_text: str | None, overrides: list[str] | None = None, *, commands:
         elif section in SECTIONS:
             parts[section] = _section(section, SECTIONS[section], values, warnings)
         else:
-            origin = next(iter(values.values()))[1]
+            origin = next((o for _, o in values.values() if o == "--set"), next(iter(values.values()))[1])
+            if origin == "--set":
+                raise UsageError(
+                    f"--set {section}.…: unknown section [{section}]"
+                    f"{_nearest(section, [*SECTIONS, *FREE_SECTIONS])}; nothing was run"
+                )
             warnings.append(
                 f"{origin}: unknown section [{section}]{_nearest(section, [*SECTIONS, *FREE_SECTIONS])}; it was ignored"
             )
@@ -326,7 +331,10 @@ def _section(section: str, cls: type[Section], values: dict[str, tuple[Any, str]
             warnings.append(f"{origin}: {section}.{name} is no longer read ({RETIRED[f'{section}.{name}']}); remove it")
             continue
         if name not in hints:
-            warnings.append(f"{origin}: unknown setting {section}.{name}{_nearest(name, list(hints))}; it was ignored")
+            said = f"unknown setting {section}.{name}{_nearest(name, list(hints))}"
+            if origin == "--set":  # (asked for on this command line: refused, not ignored in silence)
+                raise UsageError(f"--set {section}.{name}: {said}; nothing was run")
+            warnings.append(f"{origin}: {said}; it was ignored")
             continue
         hint = hints[name]
         kind = getattr(hint, "__origin__", hint)

@@ -161,6 +161,17 @@ def test_json_is_utf8_without_escapes(cli):
     assert json.loads(res.stdout)["ok"] is True
 
 
+def test_an_unknown_setting_given_with_set_is_refused_not_ignored(cli):
+    """`--set limits.memroy=5` asks for something that does not exist: a usage error naming the
+    nearest setting, nothing run (it was ignored in silence) — an optmem.toml's typo stays a warning."""
+    cli.json("init")
+    said = cli.json("--set", "limits.memroy=5", "show", code=2)["error"]["message"]
+    assert "did you mean memory?" in said and "nothing was run" in said
+    said = cli.json("--set", "limts.memory=5", "show", code=2)["error"]["message"]
+    assert "unknown section [limts]" in said and "limits" in said
+    assert cli.json("--set", "limits.memory=5000", "show")["ok"] is True
+
+
 def test_usage_errors_exit_2_and_are_json_with_json(cli):
     res = cli("append", "--json")
     assert res.exit_code == 2
