@@ -13,7 +13,7 @@ import re
 from optmem import clock, fsio, log, view
 from optmem import meta as metamod
 from optmem.errors import BadFrontMatter, NotFound, TooLarge, Unreadable, Unwritable, UsageError
-from optmem.handoff_file import SECTIONS, Handoff, _from_record, parse, parse_body, render
+from optmem.handoff_file import SECTIONS, Handoff, _from_record, names_sections, parse, parse_body, render
 from optmem.record import HANDOFF
 from optmem.safety import scan
 from optmem.vault import NAME_RE, Vault, validate_name
@@ -83,15 +83,18 @@ def write(
     items: dict[str, list[str]] = {"done": list(done or []), "blocked": list(blocked or []), "next": list(next or [])}
     notes = (note or "").strip()
     if file_text:
-        parsed = parse_body(metamod.split(file_text)[1])
-        if not any(parsed[s] for s in ("done", "blocked", "next", "note")):
-            parsed["note"] = file_text.strip()  # free text: keep it as the note
+        body = metamod.split(file_text)[1]
+        parsed = parse_body(body)
+        if not any(parsed[s] for s in ("done", "blocked", "next", "note")) and not names_sections(body):
+            parsed["note"] = file_text.strip()  # free text: keep it as the note (headings alone: nothing said)
         for s in SECTIONS:
             items[s] += parsed[s]
         notes = "\n\n".join(x for x in (notes, parsed["note"]) if x)
     for s in SECTIONS:
         items[s] = [i.strip() for i in items[s] if i and i.strip()]
     if not any(items.values()) and not notes:
+        if file_text:
+            raise UsageError("an empty handoff: the file's sections (## Done, ## Next …) hold no item; fill one")
         raise UsageError("an empty handoff: give --done, --blocked, --next, --note or --file")
     for item in [*items["done"], *items["blocked"], *items["next"], notes]:
         scan.check(item, allow_unsafe=allow_unsafe)

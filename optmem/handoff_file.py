@@ -133,6 +133,14 @@ def parse_body(body: str) -> dict[str, Any]:
     return out
 
 
+def names_sections(body: str) -> bool:
+    """Whether `body` has a heading of a handoff's section (## Done, ## 下一步 …), even an empty one."""
+    return any(
+        (m := _HEADING.match(line)) and m.group(1).strip().lower().rstrip(":：") in _ALIASES
+        for line in body.splitlines()
+    )
+
+
 def parse(text: str) -> Handoff:
     """A HANDOFF.md back into a Handoff (`edited` when its body no longer matches its digest)."""
     fields, body = metamod.split(text)

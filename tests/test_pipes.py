@@ -361,6 +361,10 @@ def test_handoff_from_a_file_or_stdin_and_bad_input(vault, cli, tmp_path):
     assert h["note"] == "all good"
     s = cli.json("handoff", "write", "-p", "infra", "--file", "-", input="just a free note")["handoff"]
     assert s["note"] == "just a free note"
+    # a file of section headings and nothing under them says nothing: refused, not kept as its own note
+    for empty in ("## Done\n", "## 完成\n\n## 下一步\n"):
+        said = cli.json("handoff", "write", "-p", "infra", "--file", "-", input=empty, code=2)["error"]["message"]
+        assert "hold no item" in said, empty
     assert cli.json("handoff", "write", "-p", "infra", code=2)["error"]["code"] == "usage"
     assert cli.json("handoff", "write", "--done", "x", code=2)["error"]["code"] == "usage"
     assert cli.json("handoff", "write", "-p", "../x", "--done", "x", code=2)["error"]["code"] == "invalid_name"
