@@ -343,3 +343,19 @@ def test_a_global_set_changes_a_setting_for_one_command_only(cli, vault, vault_p
     bad = cli.json("--set", "ranking.candidates=abc", "search", "deploy", code=2)["error"]
     assert bad["code"] == "usage" and "ranking.candidates" in bad["message"]
     assert "--set SECTION.NAME=VALUE" in cli("--help").stdout
+
+
+def test_search_says_in_its_json_what_it_warned_of(cli, vault_path):
+    """The warnings a search prints on stderr are in its JSON too: an agent reading --json learns
+    that its hits were not recorded as recalled (a read-only ACCESS.jsonl), or that no record has
+    the project it filtered on (tester 2, finding 6)."""
+    cli.json("append", "the deploy runs on Fridays", "--project", "web")
+    access = vault_path / "ACCESS.jsonl"
+    access.touch()
+    access.chmod(0o444)
+    got = cli.json("search", "deploy", "--touch")
+    assert got["hits"] and any("not recorded as recalled" in w for w in got["warnings"]), got
+    access.chmod(0o644)
+    got = cli.json("search", "deploy", "--project", "wbe")
+    assert any("no record has project 'wbe'" in w for w in got["warnings"]), got
+    assert "warnings" not in cli.json("search", "deploy")

@@ -162,6 +162,7 @@ def search(
     from optmem import search as core
 
     text = read_arg(query, "QUERY") or ""
+    said: list[str] = []  # (warnings: on stderr, and in the JSON)
     if kind == "summary":  # summary-tree nodes, not log records
         from optmem import tree
 
@@ -183,7 +184,7 @@ def search(
         )
         vault = get_vault()
         result = core.search(vault, text, limit=limit, filters=filters, explain=explain, progress=progress_callback())
-        warn_all(result.warnings)
+        said += result.warnings
         if touch and result.hits:
             from optmem import lifecycle
             from optmem.errors import OptmemError
@@ -191,8 +192,9 @@ def search(
             try:
                 lifecycle.touch_ids(vault, [h.record.id for h in result.hits], "search")
             except OptmemError as exc:  # the hits are the answer; the recall is a hint
-                warn_all([f"the hits were not recorded as recalled: {exc.message}"])
-    payload = result.to_json(show_unsafe=allow_unsafe)
+                said.append(f"the hits were not recorded as recalled: {exc.message}")
+        warn_all(said)
+    payload = result.to_json(show_unsafe=allow_unsafe) | ({"warnings": said} if said else {})
     emit(json_out, payload, lambda: render_hits(payload))
 
 
