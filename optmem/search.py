@@ -158,11 +158,15 @@ def guessed(idx: Index, hits: list[view.RecordView], now: float) -> list[view.Re
     for r in idx.rows(f"r.upd IN ({','.join('?' * len(live))}) ORDER BY r.n", live):
         if view.status(r, now) in view.LIVE and r.upd is not None:
             by.setdefault(r.upd, []).append(r.id)
+    olds = {o for h in hits if h.status in view.LIVE and isinstance(o := h.record.extra.get("may_update"), str) and o}
+    first: dict[str, Row] = {}  # (an id's first line, as `by_id` reads it: all of them at once, not one query a hit)
+    for r in idx.rows(f"r.id IN ({','.join('?' * len(olds))}) ORDER BY r.n", sorted(olds)) if olds else []:
+        first.setdefault(r.id, r)
+    standing_ids = {rid for rid, r in first.items() if view.status(r, now) in view.LIVE}
     out = []
     for h in hits:
         old = h.record.extra.get("may_update") if h.status in view.LIVE else None
-        target = idx.by_id(old) if isinstance(old, str) and old else None
-        standing = old if target is not None and view.status(target, now) in view.LIVE else None
+        standing = old if old in standing_ids else None
         updated_by = tuple(by.get(h.record.id, ())) if h.status in view.LIVE else ()
         out.append(h._replace(may_update=standing, updated_by=updated_by) if standing or updated_by else h)
     return out
