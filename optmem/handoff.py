@@ -13,7 +13,7 @@ import re
 from optmem import clock, fsio, log, view
 from optmem import meta as metamod
 from optmem.errors import BadFrontMatter, NotFound, TooLarge, Unreadable, Unwritable, UsageError
-from optmem.handoff_file import SECTIONS, Handoff, _from_record, names_sections, parse, parse_body, render
+from optmem.handoff_file import SECTIONS, Handoff, from_row, names_sections, parse, parse_body, render
 from optmem.record import HANDOFF
 from optmem.safety import scan
 from optmem.vault import NAME_RE, Vault, validate_name
@@ -187,7 +187,7 @@ def _logged(
         # (as stored: `Handoff.shown` scans them for the surfaces that show them)
         rows = idx.handoffs(project, limit)
         held = record is not None and (record in {r.id for r in rows} or _shown_handoff(idx.by_id(record), project))
-        return [_from_record(idx.view_of(r, 0.0, passed=False).full(show_unsafe=True)) for r in rows], held
+        return [from_row(idx, r) for r in rows], held
 
 
 def _shown_handoff(row: Row | None, project: str | None) -> bool:

@@ -18,6 +18,8 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `con
 if TYPE_CHECKING:
     from typing import Any
 
+    from optmem.index import Index
+    from optmem.schema import Row
     from optmem.vault import Vault
 
 SECTIONS = ("done", "blocked", "next")
@@ -166,7 +168,9 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _from_record(rec: dict[str, Any]) -> Handoff:
+def from_row(idx: Index, row: Row) -> Handoff:
+    """The handoff a log record holds, as stored (`Handoff.shown` scans it for the surfaces that show it)."""
+    rec = idx.view_of(row, 0.0, passed=False).full(show_unsafe=True)
     return Handoff(
         project=rec.get("project") or "",
         time=rec["ts"],
@@ -199,7 +203,7 @@ def settle(vault: Vault, project: str, forgotten: str) -> list[str]:
                 return []
             with open_index(vault) as idx:
                 rows = idx.handoffs(project, 1)
-                latest = [_from_record(idx.view_of(r, 0.0, passed=False).full(show_unsafe=True)) for r in rows]
+                latest = [from_row(idx, r) for r in rows]
             if latest:
                 fsio.atomic_write(path, render(latest[0]), within=vault.root)
             else:
