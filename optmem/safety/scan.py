@@ -48,28 +48,23 @@ def find(text: str, *, tool: bool = False) -> str | None:
     not one: when the hit lies only inside quotation marks and what the note says around them —
     a dozen distinct words at least — holds none, nothing is found. That holds for phrasing (`rules.SAID`)
     and the table's findings of words (`languages.SAID`); secrets, characters, markup and what an act
-    needs (a URL, a command) count wherever they stand."""
+    needs (a URL, a command) count wherever they stand, unless the note says it speaks of an attack (a fake mail …)."""
     from optmem.safety import languages, rules
 
     rule = _find(text, 0, tool)
     phrasing = rule in rules.SAID
     quotes = _QUOTED if phrasing else _SPEECH
-    if phrasing or (rule in languages.SAID and not languages.shaped(" ".join(re.findall(quotes, text)))):
+    if phrasing or rule in languages.SAID:
         outside = re.sub(quotes, " … ", text)
         said = (
             len(set(re.findall(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{3,}", outside.lower())))
             + len(set(re.findall("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", outside))) // 2
         )  # (distinct words of three letters or more; two Chinese, Japanese or Korean syllables a word)
-        if outside != text and said >= 12 and not _joins(outside) and _find(outside, 0) is None:
+        around = {h.concept for h in languages.words(" ".join(outside.casefold().split()))}  # (decode: it uses them)
+        spoken_of = phrasing or not around.isdisjoint({"meta", "reported"}) or not languages.shaped(" ".join(re.findall(quotes, text)))
+        if outside != text and said >= 12 and spoken_of and "decode" not in around and _find(outside, 0) is None:
             return None
     return rule
-
-
-def _joins(outside: str) -> bool:
-    """What a note says around its quotations tells to join or decode them: it uses them."""
-    from optmem.safety import languages
-
-    return any(h.concept == "decode" for h in languages.words(" ".join(outside.casefold().split())))
 
 
 def kind_of(rule: str) -> Kind:
