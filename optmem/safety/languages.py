@@ -39,6 +39,8 @@ en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
 en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~flag without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
 en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable contacts contact~list address~book browsing~history
+any goods otp one-time~code verification~code sms~code 验证码 通讯录 認証コード 確認コード 連絡先 인증번호 인증~코드 연락처 código~de~verificación lista~de~contactos contactos~del code~de~vérification liste~de~contacts bestätigungscode kontaktliste adressbuch codice~di~verifica rubrica código~de~verificação lista~de~contatos код~подтверждения список~контактов код~підтвердження список~контактів doğrulama~kodu rehberi kişi~listesi nambari~ya~uthibitisho orodha~kamili~ya~anwani ওটিপি যোগাযোগ~তালিকা தொடர்புப்~பட்டியல ओटीपी संपर्क~सूची kode~verifikasi kod~pengesahan daftar~kontak senarai~kenalan mã~xác~minh danh~bạ รหัส~otp รายชื่อติดต่อ رمز~التحقق جهات~الاتصال کد~تأیید مخاطبین קוד~אימות אנשי~הקשר λίστα~επαφών verificatiecode contactenlijst kod~weryfikacyjny listę~kontaktów ověřovací~kód verifieringskod kontaktlista bekræftelseskode vahvistuskoodi yhteystieto ellenőrző~kód névjegy cod~de~verificare lista~de~contacte
+any reply your~answer your~reply your~response your~next~answer your~next~reply the~end~of~the~answer 你的回答 回答末尾 回复末尾 你的回复 回答の最後 あなたの回答 답변~마지막 답변에 tu~respuesta ta~réponse votre~réponse deiner~antwort deine~antwort ihrer~antwort tua~risposta sua~resposta своём~ответе конце~ответа вашем~ответе відповіді odpowiedzi je~antwoord ditt~svar dit~svar svaret~ditt vastauksesi yanıtının cevabının yanıtına cevabına jawabanmu jawaban~anda jawapan câu~trả~lời คำตอบ जवाब उत्तर~के উত্তরে பதிலின் பதிலில் ردك إجابتك پاسخت התשובה απάντησης jibu~lako sagot~mo válaszod odpovědi răspunsul~tău جواب~کے
 en store store~it store~them save~it save~them save~your store~your keep~a~copy write~it~down write~them~down
 en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in~your~notes to~your~notes note~titled note~named
 en prompt conversation chat~history transcript system~prompt context~window initial~instructions
@@ -54,7 +56,7 @@ en orders instruction prompt rules guideline directive guardrail programming con
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
-zh show 告诉我 泄露 透露 发送 发到 发给 上传
+zh show 告诉我 泄露 透露 发送 发到 发给 上传 转发
 zh display 输出 显示 打印 展示
 zh persona 你现在是 从现在开始 现在起 扮演 假装 你的身份 你叫 你的名字是 改名
 zh lifted 无限制 不受任何 已被关闭 已被管理员关闭 已关闭 已解除 已禁用 无需审查 没有任何限制
@@ -64,7 +66,7 @@ zh prompt 系统提示 提示词 聊天记录 初始指令
 hi dismiss अनदेखा नज़रअंदाज़ भूल~जाओ भूल~जाएँ उपेक्षा रद्द
 hi earlier पिछले पिछली पहले सभी सिस्टम मूल
 hi orders निर्देश प्रॉम्प्ट
-hi show दिखाएँ दिखाओ बताओ प्रिंट भेज
+hi show दिखाएँ दिखाओ बताओ प्रिंट भेज फॉरवर्ड
 hi persona अब~तुम अब~आप अब~से तुम्हारा~नाम
 hi lifted बंद~हैं प्रतिबंध~हटा बिना~प्रतिबंध
 hi unchecked बिना~पुष्टि बिना~पूछे चुपचाप
@@ -73,7 +75,7 @@ es dismiss ignor olvid descart omit haz~caso~omiso deja~de~lado anula no~hagas~c
 es earlier anterior previa previo del~sistema original inicial todas todos tus~ de~antes internas ocult secret iniciales precedentes del~desarrollador al~principio de~sistema
 es orders instrucci indicaciones directrices prompt órdenes pautas normas mensaje~de~sistema
 es told lo~que~te~dijeron lo~que~te~han~dicho lo~que~te~indicó lo~que~te~indicaron lo~que~te~ordenaron lo~que~te~pidieron
-es show muestra mostr revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir
+es show muestra mostr revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir reenvía reenvia
 es persona ahora~eres a~partir~de~ahora finge desde~ahora te~llamas tu~nombre~es
 es lifted sin~restricci sin~filtro sin~límite sin~limite está~activado ninguna~restricción
 es unchecked sin~pedir~confirm sin~confirm sin~preguntar no~lo~menciones sin~avisar en~silencio
@@ -82,7 +84,7 @@ fr dismiss ignor oubli néglig fais~abstraction ne~tiens~plus~compte passe~outre
 fr earlier précédent anterieur antérieur d'origine initial système toutes tous tes~ vos~ plus~tôt d'avant avant~ ci-dessus du~début au~début secrèt internes cachées du~développeur initiales
 fr orders instruction consigne directive prompt règles~d'avant message~système
 fr told ce~qu'on~t'a~dit ce~qu'on~vous~a~dit ce~qu'on~t'a~demandé
-fr show affiche montre révèle revele imprime dis-moi répète envoie copie recopie divulgue écris donne-les livre
+fr show affiche montre révèle revele imprime dis-moi répète envoie copie recopie divulgue écris donne-les livre transfère
 fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant tu~t'appelles ton~nom~est
 fr lifted sans~restriction sans~filtre sans~limite aucune~restriction
 fr unchecked jamais~demander~de~confirmation sans~demander sans~confirm sans~vérification sans~le~dire en~copie~cachée discrètement
@@ -90,7 +92,7 @@ fr goods mot~de~passe clé~ssh clés~ssh clé~api clés~api clé~d'api identifia
 ar dismiss تجاهل انس تخط ألغ
 ar earlier السابقة السابق جميع النظام الأصلية
 ar orders التعليمات تعليمات موجه
-ar show اعرض أظهر اطبع أرسل اكشف
+ar show اعرض أظهر اطبع أرسل اكشف أعد~توجيه حوّل
 ar persona أنت~الآن من~الآن اسمك
 ar lifted تم~تعطيل بدون~قيود دون~قيود أي~قيود
 ar unchecked دون~طلب~تأكيد بدون~تأكيد دون~تأكيد دون~إخبار
@@ -98,7 +100,7 @@ ar goods كلمات~مرور كلمة~المرور كلمة~مرور مفتاح
 bn dismiss উপেক্ষা ভুলে~যাও অগ্রাহ্য
 bn earlier আগের পূর্ববর্তী সব সিস্টেম
 bn orders নির্দেশ প্রম্পট
-bn show দেখাও প্রকাশ পাঠাও
+bn show দেখাও প্রকাশ পাঠাও ফরোয়ার্ড পাঠান
 bn persona এখন~থেকে~তুমি এখন~তুমি
 bn lifted সীমাবদ্ধতা~নেই বিধিনিষেধ~ছাড়া
 bn unchecked নিশ্চিত~না~করে না~জিজ্ঞেস
@@ -107,7 +109,7 @@ pt dismiss ignor esqueç esquec desconsider descart deixe~de~lado não~siga pare
 pt earlier anterior prévia previa do~sistema original inicia todas todos ocultas internas secretas do~desenvolvedor no~início
 pt orders instruç instruc orientaç diretrizes prompt regras
 pt told o~que~te~disseram o~que~lhe~disseram
-pt show mostre mostra revele imprima diga repita envie escreva exiba compartilhe copie
+pt show mostre mostra revele imprima diga repita envie escreva exiba compartilhe copie encaminh
 pt persona agora~você~é agora~voce~e a~partir~de~agora finja seu~nome~é
 pt lifted irrestrito sem~restriç sem~filtro nenhuma~restrição
 pt unchecked nunca~peça~confirmação sem~pedir~confirm sem~confirm sem~avisar sem~perguntar cópia~oculta
@@ -116,7 +118,7 @@ ru dismiss игнорир проигнорир забудь забудьте н�
 ru earlier предыдущ прежн ранее исходн системн все~ всё~ предшествующ прошл первоначальн вышеуказанн скрыт секретн внутренн в~начале
 ru orders системное~сообщение инструкц указани промпт директив правил распоряжени установк подсказк
 ru told что~тебе~говорили что~тебе~сказали что~вам~говорили
-ru show покажи выведи раскрой напечатай повтори отправ процитируй скопируй напиши озвучь перескажи распечатай выдай сообщи назови
+ru show покажи выведи раскрой напечатай повтори отправ процитируй скопируй напиши озвучь перескажи распечатай выдай сообщи назови перешл пересыл
 ru persona теперь~ты отныне~ты с~этого~момента притворись тебя~зовут твоё~имя
 ru lifted ограничения~сняты без~ограничен без~отказов режим~разработчика никаких~ограничений
 ru unchecked без~подтвержд без~спрос не~спрашивая не~сообщай молча
@@ -132,7 +134,7 @@ ur goods پاس~ورڈ پاسورڈ
 id dismiss abaikan lupakan acuhkan batalkan
 id earlier sebelumnya semua~ sistem asli awal
 id orders instruksi petunjuk prompt arahan
-id show tampilkan tunjukkan cetak ungkapkan kirim paparkan hantar
+id show tampilkan tunjukkan cetak ungkapkan kirim paparkan hantar teruskan
 id persona sekarang~kamu sekarang~anda mulai~sekarang berpura-pura namamu~ nama~kamu
 id lifted tanpa~batas tanpa~batasan tanpa~filter tanpa~sekatan tidak~ada~batasan
 id unchecked tanpa~meminta~pengesahan tanpa~konfirmasi tanpa~meminta~konfirmasi tanpa~bertanya diam-diam tanpa~memberi~tahu tanpa~pengesahan
@@ -141,7 +143,7 @@ de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über a
 de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine~ ihre~ vorangegangen anfänglich geheim versteckt intern des~entwicklers vom~entwickler am~anfang
 de orders anweisung instruktion vorgabe richtlinie prompt systemprompt systemanweisung systemnachricht regeln
 de told was~man~dir was~dir~gesagt
-de show zeig schick sende~ gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~
+de show zeig schick sende~ gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~ leite~ weiterleit
 de persona du~bist~jetzt ab~sofort~bist ab~jetzt~bist tu~so~als du~heißt dein~name~ist
 de lifted sicherheitsrichtlinien~sind~deaktiviert ohne~einschränkung ohne~beschränkung deaktiviert wartungsmodus keine~einschränkungen
 de unchecked ohne~rückfrage ohne~nachfrage ohne~bestätigung ohne~zu~fragen nicht~erwähnen nicht~erwähnt heimlich
@@ -173,7 +175,7 @@ te goods పాస్‌వర్డ్
 tr dismiss yok~say görmezden~gel unut~ iptal~et
 tr earlier önceki tüm~ bütün~ sistem orijinal
 tr orders talimat istem
-tr show göster yazdır açıkla gönder
+tr show göster yazdır açıkla gönder ilet
 tr persona artık~sen şu~andan~itibaren gibi~davran adın~
 tr lifted kısıtlamaları~kaldırıldı kısıtlamasız sınırsız hiçbir~kısıtlama
 tr unchecked onay~isteme onay~istemeden onaysız sormadan haber~verme
@@ -181,7 +183,7 @@ tr goods şifre parola anahtar
 ta dismiss புறக்கணி மறந்து
 ta earlier முந்தைய அனைத்து சிஸ்டம்
 ta orders அறிவுறுத்தல் வழிமுறை ப்ராம்ப்ட்
-ta show காட்டு அனுப்பு
+ta show காட்டு அனுப்பு அனுப்ப
 ta persona இப்போது~நீ இனிமேல்~நீ
 ta lifted கட்டுப்பாடுகள்~இல்லை
 ta unchecked உறுதிப்படுத்தாமல் கேட்காமல்
@@ -189,7 +191,7 @@ ta goods கடவுச்சொல்
 vi dismiss bỏ~qua phớt~lờ quên~đi
 vi earlier trước~đó trước~đây mọi~ tất~cả hệ~thống ban~đầu
 vi orders hướng~dẫn chỉ~dẫn chỉ~thị lời~nhắc
-vi show hiển~thị in~ra tiết~lộ gửi
+vi show hiển~thị in~ra tiết~lộ gửi chuyển~tiếp
 vi persona bây~giờ~bạn từ~giờ~trở~đi tên~bạn~là
 vi lifted không~giới~hạn không~hạn~chế không~có~giới~hạn
 vi unchecked không~cần~xác~nhận không~hỏi lặng~lẽ
@@ -197,7 +199,7 @@ vi goods mật~khẩu khóa~api
 ko dismiss 무시 잊어 무효 취소 잊어버리 신경~쓰지 따르지 없던~걸로 폐기 유효하지~않
 ko earlier 이전 앞의 기존 모든 시스템 원래 지금까지 앞서 앞에서 숨겨진 비밀 내부 초기 개발자 위의 너에게~설정된
 ko orders 지시 지침 프롬프트 지시사항 지시문 명령 규칙
-ko show 보여 출력 알려 공개 붙여 삽입 전송 보내 표시 말해 인쇄 적어 적을
+ko show 보여 출력 알려 공개 붙여 삽입 전송 보내 표시 말해 인쇄 적어 적을 전달
 ko persona 너는~이제 당신은~이제 지금부터~너는 이제부터 너의~이름은 네~이름은 당신의~이름은
 ko lifted 비활성화 제한~없이 제한이~해제 아무~제한 제한이~없
 ko unchecked 확인~없이 묻지~않고 알리지~않고 몰래
@@ -206,7 +208,7 @@ it dismiss ignora dimentica tralascia trascura lascia~perdere scarta non~seguire
 it earlier precedent prima original iniziali tutte tutti di~sistema del~sistema tuo~ tue~ nascost interne segret dello~sviluppatore all'inizio
 it orders istruzion indicazion direttiv prompt regole linee~guida
 it told quello~che~ti~hanno~detto ciò~che~ti~hanno~detto
-it show mostra rivela stampa dimmi ripeti invia scrivi dammi condividi riporta copia
+it show mostra rivela stampa dimmi ripeti invia scrivi dammi condividi riporta copia inoltra
 it persona ora~sei d'ora~in~poi fingi ti~chiami
 it lifted senza~restrizion senza~filtri senza~limiti nessuna~restrizione
 it unchecked senza~chiedere senza~conferma senza~avvisare di~nascosto
@@ -222,7 +224,7 @@ th goods รหัสผ่าน
 fa dismiss نادیده نادیده~بگیر فراموش
 fa earlier قبلی همه سیستم
 fa orders دستورالعمل دستورات پرامپت
-fa show نشان~بده نمایش بفرست
+fa show نشان~بده نمایش بفرست فوروارد
 fa persona تو~اکنون از~این~پس اسم~تو
 fa lifted بدون~محدودیت
 fa unchecked بدون~تأیید بدون~پرسیدن
@@ -230,7 +232,7 @@ fa goods رمز~عبور گذرواژه
 pl dismiss zignoruj ignoruj zapomnij pomiń odrzuć
 pl earlier wcześniejsz poprzedni wszystkie systemow oryginaln
 pl orders instrukcj polecen prompt
-pl show pokaż wyświetl ujawnij wydrukuj wyślij
+pl show pokaż wyświetl ujawnij wydrukuj wyślij przekaż
 pl persona teraz~jesteś od~teraz udawaj nazywasz~się
 pl lifted bez~ograniczeń bez~filtrów żadnych~ograniczeń
 pl unchecked bez~potwierdzenia bez~pytania nie~informuj po~cichu
@@ -238,7 +240,7 @@ pl goods hasło hasła klucz
 uk dismiss ігноруй проігноруй забудь відкинь
 uk earlier попередні попередніх усі~ всі~ системн
 uk orders інструкці вказівк промпт
-uk show покажи виведи розкрий надсилай надішли
+uk show покажи виведи розкрий надсилай надішли перешли переслати
 uk persona тепер~ти відтепер
 uk lifted без~обмежень обмеження~знято
 uk unchecked без~підтвердження не~питаючи мовчки
@@ -246,7 +248,7 @@ uk goods парол ключ телефон
 nl dismiss negeer vergeet~ sla~over
 nl earlier eerdere vorige alle~ systeem oorspronkelijk
 nl orders instructie prompt
-nl show toon laat~zien geef~de geef~weer onthul stuur
+nl show toon laat~zien geef~de geef~weer onthul stuur stuur~door doorsturen
 nl persona je~bent~nu vanaf~nu doe~alsof heet~je je~heet
 nl lifted zonder~beperking zonder~filter geen~beperkingen
 nl unchecked zonder~bevestiging nooit~om~bevestiging zonder~te~vragen
@@ -254,7 +256,7 @@ nl goods wachtwoord sleutel
 sw dismiss puuza sahau
 sw earlier ya~awali yote~ mfumo
 sw orders maagizo maelekezo
-sw show onyesha tuma
+sw show onyesha tuma itume
 sw persona sasa~wewe kuanzia~sasa
 sw lifted bila~vikwazo
 sw unchecked bila~kuthibitisha bila~kuuliza
@@ -262,7 +264,7 @@ sw goods nenosiri
 tl dismiss huwag~pansinin kalimutan balewalain
 tl earlier nakaraang lahat~ng sistema
 tl orders tagubilin panuto utos
-tl show ipakita ipadala
+tl show ipakita ipadala i-forward
 tl persona ikaw~na~ngayon mula~ngayon
 tl lifted walang~limitasyon
 tl unchecked nang~walang~kumpirmasyon nang~hindi~nagtatanong
@@ -270,7 +272,7 @@ tl goods password
 ro dismiss ignoră ignora uită neglijează
 ro earlier anterioare precedente toate sistem originale
 ro orders instrucțiuni instructiuni prompt
-ro show arată afișează dezvăluie trimite
+ro show arată afișează dezvăluie trimite redirecționează
 ro persona acum~ești de~acum~înainte
 ro lifted fără~restricții fara~restrictii
 ro unchecked fără~confirmare fără~să~întrebi
@@ -278,7 +280,7 @@ ro goods parola parolă cheie
 el dismiss αγνόησε ξέχασε παράβλεψε
 el earlier προηγούμεν όλες όλους συστήματος αρχικ
 el orders οδηγί εντολ
-el show δείξε εμφάνισε αποκάλυψε στείλε
+el show δείξε εμφάνισε αποκάλυψε στείλε προώθησε
 el persona τώρα~είσαι από~τώρα~και~στο~εξής το~όνομά~σου
 el lifted χωρίς~περιορισμούς
 el unchecked χωρίς~επιβεβαίωση χωρίς~να~ρωτήσεις
@@ -286,7 +288,7 @@ el goods κωδικ
 cs dismiss ignoruj zapomeň přehlížej
 cs earlier předchozí všechny systémov původní
 cs orders instrukce pokyny prompt
-cs show ukaž zobraz odhal pošli vypiš
+cs show ukaž zobraz odhal pošli vypiš přepošli
 cs persona nyní~jsi teď~jsi od~teď jmenuješ~se
 cs lifted bez~omezení
 cs unchecked bez~potvrzení bez~ptaní
@@ -294,7 +296,7 @@ cs goods heslo klíč
 sv dismiss ignorera glöm strunta~i
 sv earlier tidigare föregående alla~ systemet ursprungliga
 sv orders instruktion prompt
-sv show visa avslöja skriv~ut skicka
+sv show visa avslöja skriv~ut skicka vidarebefordra
 sv persona du~är~nu från~och~med~nu du~heter
 sv lifted utan~begränsning inga~begränsningar
 sv unchecked utan~bekräftelse utan~att~fråga
@@ -302,7 +304,7 @@ sv goods lösenord nyckel
 he dismiss התעלם שכח בטל
 he earlier הקודמות הקודם כל~ המערכת
 he orders ההוראות הוראות הנחיות הנחיית
-he show הצג הראה שלח חשוף
+he show הצג הראה שלח חשוף העבר
 he persona אתה~עכשיו מעכשיו שמך
 he lifted ללא~הגבלות שום~מגבלות
 he unchecked בלי~אישור ללא~אישור בלי~לשאול
@@ -310,7 +312,7 @@ he goods סיסמ
 hu dismiss hagyd~figyelmen~kívül felejtsd~el
 hu earlier korábbi előző összes rendszer eredeti
 hu orders utasítás prompt
-hu show mutasd jelenítsd írd~ki küldd
+hu show mutasd jelenítsd írd~ki küldd továbbítsd
 hu persona mostantól~te most~te a~neved
 hu lifted korlátozások~nélkül nincsenek~korlát
 hu unchecked megerősítés~nélkül kérdezés~nélkül
@@ -379,7 +381,7 @@ any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ t
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
 any meta injection injections prompt-injection jailbreak phishing red-team 红队 レッドチーム 레드팀 red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
 any reported fake~ spoofed forged scam hidden~text falso~ falsa~ faux~ fausse~ gefälscht фальшив поддельн finta~ finto~ sahte mzayaf المزيف 假冒 伪造 偽の 偽物 가짜 nep~ vals~ fałszyw falešn texto~oculto texto~escondido testo~nascosto скрытый~текст gizli~bir~metin نص~مخفي 白文字 흰~글씨
-any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημερ πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissít онови зміни додай замов đổi~thành mudou~para mude~para switch~to swap~
+any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημερ πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissít онови зміни додай замов đổi~thành mudou~para mude~para switch~to swap~ சேர் צרף הוסף προσθέσ ongeza जोड़ যোগ~করুন idagdag اضافه~کن شامل~کر
 any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
 any elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments 网页 邮件 链接 urls páginas documentos correos issues kommentaren bots webseiten
@@ -469,6 +471,7 @@ FINDINGS = (
     ("self_preserving", ("selfnote", "keep")),
     ("trust_transfer", ("obey", "elsewhere|destination")),
     ("exfiltration", ("show|display", "goods|prompt|envdump", "destination|public")),
+    ("exfiltration", ("show|display|alter", "goods|prompt", "reply")),  # (added to the answer: a contact list, a code)
     ("reveal_system_prompt", ("show", "prompt")),
     ("exfiltration", ("show", "goods")),
     ("exfiltration", ("store", "goods|prompt", "memory")),  # secrets gathered into memory, to leak later
@@ -506,7 +509,7 @@ SAID = {rule for rule, needed in FINDINGS if len(needed) > 1}  # findings of wor
 # looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
 ANCHORS = {
     "template_link": "://",
-    "destination": ":// @ webhook",
+    "destination": ":// @ webhook +",
     "shell": "curl wget iwr invoke-webrequest /dev/tcp powershell nc~-e os.system python",
     "envdump": "env cookie environ",
     "persistence": ".bashrc .zshrc .profile authorized_keys cron */ .git/hooks agents.md claude.md .cursorrules "
@@ -543,7 +546,7 @@ SHAPES = {
     r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
     r"|[a-z]+://\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
     r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)",
-    "destination": r"\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
+    "destination": r"(?<![\w+])\+\d{1,3}[ -]?\(?\d{1,4}\)?(?:[ -]?\d{2,4}){2,4}(?!\w)|\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
     r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook",
     "shell": r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;`]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|<\(\s*curl"
     r"|\|\s*python|/dev/tcp/|powershell\b[^\n]{0,40}-e(?:nc|ncodedcommand)?\s|\bnc\s+-e\b|\bos\.system\(",
