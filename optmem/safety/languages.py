@@ -49,7 +49,7 @@ any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screenin
 any vendor vendor supplier payee invoice 供应商 收款 fornitore fournisseur lieferant proveedor fornecedor поставщик dostawc leverancier tedarikçi nhà~cung~cấp 取引先 仕入先 공급업체 toimittaja ספק προμηθευτ dodavatel leverantör leverandør beszállító furnizor pemasok المورد تامین‌کننده आपूर्तिकर्ता
 any disarm disable~ turn~off switch~off skip~ bypass~ deactivate stop~logging 关闭 关掉 跳过 禁用 停用 無効にし オフにし スキップ 끄고 꺼 비활성화 건너뛰 отключи выключи пропусти deaktivier abschalt überspring désactiv coupe~ desactiv apaga~ omite~ desativ desligue pule~ disattiv spegni salta~ wyłącz pomiń devre~dışı kapat atla~ tắt~ matikan nonaktifkan lewati schakel~uit zet~uit vypni přeskoč stäng~av inaktivera hoppa~över عطّل عطل أوقف השבת כבה απενεργοποι dezactiv kapcsold~ki ohita deaktiver غیرفعال
 any safeguard 2fa two-factor mfa 2-step tls~verif ssl~verif certificate~verif verify=false firewall antivirus audit~log content~filter safety~filter security~check sandbox confirmation~step ci~check 二次验证 两步验证 双重验证 防火墙 杀毒 审计日志 内容过滤 安全检查 校验 证书 确认弹窗 沙箱 二段階認証 ファイアウォール 監査ログ 2단계 방화벽 감사~로그 двухфакторн файрвол брандмауэр антивирус журнал~аудит zwei-faktor virenschutz zertifikat pare-feu double~authentification journal~d'audit cortafuegos doble~factor verificación~ssl autenticação~de~dois firewall~ autenticazione~a~due
-any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren பயனர் ang~user ang~gumagamit mtumiaji brukeren
+any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren பயனர் ang~user ang~gumagamit mtumiaji brukeren utilizatorul utilizatorului
 en dismiss ignore~ disregard~ forget~ bypass~ dismiss~ discard~ abandon~ neglect~ overlook~ override~ overrule~ set~aside put~aside pay~no~attention disobey~ stop~following no~longer~follow
 en earlier previous prior above earlier preceding foregoing original initial hidden secret internal developer
 en orders instruction prompt rules guideline directive guardrail programming constraint safeguard
@@ -338,15 +338,15 @@ vi no không~ đừng chưa~ chẳng~
 ko no 않 지~마 지마 절대 못~ ~안~
 it no non~ mai~ nessun niente nulla~
 th no ไม่ อย่า ห้าม
-fa no هرگز ~نه~
+fa no هرگز ~نه~ نمی
 pl no nie~ nigdy żadn
 uk no не~ ніколи ні~ ніде
 nl no niet~ nooit geen~
-sw no kamwe hapana
+sw no kamwe hapana hataki usi
 tl no huwag hindi~
 ro no nu~ niciodată niciun nicio
 el no μην~ δεν~ ποτέ~
-cs no nikdy žádn nikomu
+cs no nikdy žádn nikomu nechce nemusí nepotřebuje
 sv no inte~ aldrig ej~ ingen~ inga~
 he no ~לא~ ~אל~ לעולם
 hu no ne~ nem~ soha~ semmi
@@ -362,7 +362,7 @@ any youreq you~must you~should you~need~to you~have~to please~ could~you would~y
 any remember remember~this remember~that remember~permanently remember~forever remember: please~remember store~this~as save~this~as keep~in~mind~that merk~dir merken~sie~sich speichere~dir retiens souviens-toi rappelle-toi mémorise recuerda memoriza ricorda memorizza lembre-se lembra memorize запомни запомните запам'ятай zapamatuj pamatuj zapamiętaj pamiętaj onthoud kom~ihåg husk muista jegyezd~meg ține~minte θυμήσου تذكّر تذكر به~خاطر~بسپار hatırla hatirla ingat ghi~nhớ זכור याद~रखो याद~रखें 覚えて 覚えておいて 기억해 기억하세요 记住 请记住 記住 จำไว้ muista husk kumbuka tandaan store~this~permanently save~this~permanently long-term~memory for~all~future~sessions for~future~sessions future~you in~your~memory into~your~memory to~your~memory permanent~fact en~tu~memoria guarda~esto memoria~a~largo~plazo nella~memoria salva~questa memoria~a~lungo~termine dans~ta~mémoire dans~votre~mémoire mémoire~à~long~terme garde~en~mémoire dauerhaft~speichern dauerhaft~merken langzeitgedächtnis im~gedächtnis na~memória memória~de~longo~prazo в~памяти сохрани~в~памят збережи~в~пам'яті w~pamięci zapisz~na~stałe in~je~geheugen i~ditt~minne i~din~hukommelse lagre~dette tallenna~pysyvästi muistiisi hafızana belleğine dalam~ingatan simpan~ini dalam~memori lưu~vĩnh~viễn hãy~lưu จำสิ่งนี้ நினைவில் মনে~রাখুন মনে~রাখবেন याद~रखिए في~ذاكرتك احفظ~هذا שמור~בזיכרון αποθήκευσε reține 長期記憶 記憶に保存 장기~기억 기억에~저장 永久保存 长期记忆 存入记忆 写入记忆
 any public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo lien~public
 en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
-any standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically 每次 以后 今后 从现在开始 一律 自动 siempre cada~vez tras~cada a~partir~de~ahora automáticamente à~chaque chaque~fois toujours systématiquement désormais immer jedes~mal bei~jedem ab~sofort automatisch 毎回 セッション開始時 自動 今後 常に 때마다 항상 자동 앞으로 всегда каждый~раз после~каждой раз~в~день sempre nunca próximos ogni~volta quando~leggi
+any standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically 每次 以后 今后 从现在开始 一律 自动 siempre cada~vez tras~cada a~partir~de~ahora automáticamente à~chaque chaque~fois toujours systématiquement désormais immer jedes~mal bei~jedem ab~sofort automatisch 毎回 セッション開始時 自動 今後 常に 때마다 항상 자동 앞으로 всегда каждый~раз после~каждой раз~в~день sempre nunca próximos ogni~volta quando~leggi bundan~sonra ตั้งแต่นี้ไป od~teď od~teraz d'ora~in~poi da~ora~in~poi từ~bây~giờ mulai~sekarang de~acum~înainte από~τώρα מעכשיו mostantól från~och~med~nu fremover fra~nu~af heretter tästä~lähtien jatkossa voortaan vanaf~nu daqui~em~diante отныне с~этого~момента відтепер من~الآن از~این~به~بعد از~این~پس अब~से এখন~থেকে இனிமேல் اب~سے kuanzia~sasa mula~ngayon 앞으로 forever permanently 永久 永远 navždy natrvalo véglegesen milele habambuhay selamanya vĩnh~viễn ตลอดไป برای~همیشه للأبد dauerhaft навсегда назавжди na~zawsze na~stałe voorgoed för~alltid for~altid pysyvästi sonsuza~dek kalıcı per~sempre pour~toujours para~siempre para~sempre μόνιμα για~πάντα לתמיד
 any asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether 如果用户问 用户问 如果有人问 cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta si~l'utilisateur~demande quand~l'utilisateur~demande wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer 사용자가~물으면 사용자가 если~пользователь~спросит se~o~usuário~perguntar
 any claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them 回答 回复 就说 告诉他 responde~siempre responde~que di~que confirme-le réponds~que dis~que sag,~dass sag~dass antworte~dass 말하되 대답 отвечай
 any selfnote this~note this~memory 这条记忆 这条笔记 这条 cette~note このメモ 이~메모
@@ -376,7 +376,7 @@ ja obey 実行して 従って
 ko obey 실행해 따르라
 any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง
 any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly omit leave~out usiseme huwag~mong~sabihin ห้ามบอก belirtme نگو சொல்ல~வேண்டாம் jangan~beritahu jangan~bilang không~bao~giờ~nói বলবেন~না älä~kerro nunca~conte non~dire не~кажи не~говори не~сообщай ne~említsd
-any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft
+any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft אישור ยืนยัน uthibitisho επιβεβαίωσ pengesahan
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
 any meta injection injections prompt-injection jailbreak phishing red-team 红队 レッドチーム 레드팀 red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
@@ -488,7 +488,8 @@ FINDINGS = (
     ("instruction_to_agent", ("addressed", _BIDDEN)),
     ("instruction_to_agent", ("opened", "user|act|claim|asked|unchecked|conceal|obey")),  # (not "AI, book …")
     ("trust_transfer", ("trusted", "user|orders|authority")),
-    ("deceive_user", ("alarm", "conceal")),  # a warning kept from the user
+    ("deceive_user", ("alarm", "conceal")),
+    ("instruction_to_agent", ("standing", "alter", "conceal")),  # (from now on recommend …, never say so)  # a warning kept from the user
     ("tool_request", ("grant", "standing|user|agent|destination|unchecked")),  # access handed out
     ("unchecked_action", ("unconfirmed", "user|agent|authority")),
     # the reader spoken to as an AI (by its role, or "you" beside the user spoken of), asked to act
