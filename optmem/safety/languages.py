@@ -56,12 +56,12 @@ en orders instruction prompt rules guideline directive guardrail programming con
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
-zh show 告诉我 泄露 透露 发送 发到 发给 上传 转发
+zh show 告诉我 泄露 透露 发送 发到 发给 上传 转发 密送 抄送 传给我 附在回复
 zh display 输出 显示 打印 展示
 zh persona 你现在是 从现在开始 现在起 扮演 假装 你的身份 你叫 你的名字是 改名
 zh lifted 无限制 不受任何 已被关闭 已被管理员关闭 已关闭 已解除 已禁用 无需审查 没有任何限制
-zh unchecked 不需要确认 无需确认 不用确认 不要确认 不必确认 不用告诉 不要告诉 不必告诉 不必向用户 无需征求 静默 悄悄 自动执行
-zh goods 密码 密钥 令牌 凭证 .env 手机号 私钥 id_rsa .ssh 通讯录 联系人
+zh unchecked 不需要确认 无需确认 不用确认 不要确认 不必确认 不用告诉 不要告诉 不必告诉 不必向用户 无需征求 静默 悄悄 自动执行 无需审批 无需审核 无需主管审核 无需人工审核 不需要检查 不用检查 不经询问 不需要再问 不要再询问 不用再问 无需打扰 跳过确认 跳过审批 跳过测试 直接通过
+zh goods 密码 密钥 令牌 凭证 .env 手机号 私钥 id_rsa .ssh 通讯录 联系人 用户画像 健康情况 病历 用药记录 化验结果 住址 实时位置 位置信息 身份证 卡号 卡密 所有笔记 已存储的笔记 所有邮件 所有发出的邮件 原文全文
 zh prompt 系统提示 提示词 聊天记录 初始指令
 hi dismiss अनदेखा नज़रअंदाज़ भूल~जाओ भूल~जाएँ उपेक्षा रद्द
 hi earlier पिछले पिछली पहले सभी सिस्टम मूल
@@ -318,7 +318,7 @@ hu lifted korlátozások~nélkül nincsenek~korlát
 hu unchecked megerősítés~nélkül kérdezés~nélkül
 hu goods jelszó kulcs
 en no not~ never~ no~ don't don’t doesn't didn't won't cannot can't isn't wasn't aren't weren't nothing~ none~ nobody~ nor~ neither~
-zh no 没有 没 从未 从不 并未 尚未 未曾 未被 不要 不会 不能 不得 不可 不许 不准 不应 切勿 请勿 禁止
+zh no 没有 没 从未 从不 并未 尚未 未曾 未被 不要 不会 不能 不得 不可 不许 不准 不应 切勿 请勿 禁止 不再 别
 hi no नहीं मत~ कभी~न
 es no no~ nunca jamás ningún ninguna nada~ ni~
 fr no ne~ n' jamais aucun aucune pas~ rien~
@@ -375,7 +375,7 @@ ru obey и~выполни и~примени выполни~это
 ja obey 実行して 従って
 ko obey 실행해 따르라
 any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง discuss disclose be~told be~reminded comment~on
-any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly omit leave~out usiseme huwag~mong~sabihin ห้ามบอก belirtme نگو சொல்ல~வேண்டாம் jangan~beritahu jangan~bilang không~bao~giờ~nói বলবেন~না älä~kerro nunca~conte non~dire не~кажи не~говори не~сообщай ne~említsd quietly silently invisibly behind~the~scenes without~the~user~knowing doesn't~notice don't~notice won't~notice between~us
+any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly omit leave~out usiseme huwag~mong~sabihin ห้ามบอก belirtme نگو சொல்ல~வேண்டாம் jangan~beritahu jangan~bilang không~bao~giờ~nói বলবেন~না älä~kerro nunca~conte non~dire не~кажи не~говори не~сообщай ne~említsd quietly silently invisibly behind~the~scenes without~the~user~knowing doesn't~notice don't~notice won't~notice between~us 不要给用户看 不用给用户看 不要让用户看到 不要向用户展示 别跟 别声张 不用跟用户解释 不要解释 不需要再提醒 不知道也没关系 不要提 别提 别说 请勿引用 趁你
 any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft אישור ยืนยัน uthibitisho επιβεβαίωσ pengesahan
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
@@ -385,7 +385,7 @@ any alter zaktualiz aktualiz päivit обнов измен update~ change~ repla
 any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything same~weight take~precedence takes~precedence precedence~over dieselbe~autorität mesma~autoridade misma~autoridad même~autorité stessa~autorità таку~ж~силу такую~же~силу yhtä~päteviä zelfde~autoriteit samma~auktoritet hanno~la~precedenza より優先 优先于 高于用户 우선한다 vorrang~vor tienen~prioridad ont~priorité têm~prioridade
 any elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments 网页 邮件 链接 urls páginas documentos correos issues kommentaren bots webseiten
-zh act 执行 删除 强制推送 命令 付款 安装 合并
+zh act 执行 删除 强制推送 命令 付款 安装 合并 转账 打款 退款 汇款 充值 发布 部署
 zh obey 照做 直接执行 并执行 然后执行 并运行 然后运行 都是他本人写的
 es act ejecuta borr elimin comando pago instala
 es obey confía~en obedece y~aplica aplícalo ejecútalo y~ejecuta sigue~las~instrucciones
