@@ -488,8 +488,8 @@ FINDINGS = (
     ("instruction_to_agent", ("addressed", _BIDDEN)),
     ("instruction_to_agent", ("opened", "user|act|claim|asked|unchecked|conceal|obey")),  # (not "AI, book …")
     ("trust_transfer", ("trusted", "user|orders|authority")),
-    ("deceive_user", ("alarm", "conceal")),
-    ("instruction_to_agent", ("standing", "alter", "conceal")),  # (from now on recommend …, never say so)  # a warning kept from the user
+    ("deceive_user", ("alarm", "conceal")),  # a warning kept from the user
+    ("instruction_to_agent", ("standing", "alter", "conceal")),  # (from now on recommend …, never say so)
     ("tool_request", ("grant", "standing|user|agent|destination|unchecked")),  # access handed out
     ("unchecked_action", ("unconfirmed", "user|agent|authority")),
     # the reader spoken to as an AI (by its role, or "you" beside the user spoken of), asked to act
@@ -579,6 +579,11 @@ _OPENING = r"\W*(?:(?:hey|hi|hello|ok|okay|dear)\W+)?"  # before an AI spoken to
 _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;:,。！？；：，]+){1,5}?[ \t]*:"  # AI, … / AI helpers: …
 _CALLED = r"(?:^|[\[(<{>:;.!?—–*#|-] ?)(?:[^\s.!?:;,()]+ ){0,3}(?<!'s )(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )$"  # (FYI for the team bot, …)
 _MINE = r"(?<!\w)(?:my|me|mine|self|mon|ma|moi|mein\w*|mir|mich|mi|mio|mia|meu|minha|mí|мой|моя|мне|меня|我的|问我|私の|내)(?!\w)"
+_SENTENCE = r"[.;!?。；！？](?:\s|$)|[；。！？]"  # (the end of a sentence)
+_OWNED = {  # a person's assistant, not an AI spoken to: my assistant, the user's, 用户的助理; my writing assistant: …
+    "reader": r"(?:my |'s |s' |[户我他她]的)$",
+    "agent": r"(?<!\w)(?:my|our|mein\w*|mon|ma|mi|meu|minha|мой|моя)(?: [\w-]+){0,2} ?$|我[的给]$",
+}
 _FOR = r"(?<!\w)(?:to|for|für|an|pour|à|au|aux|para|per|pro|pre|za|dla|для|до|voor|för|till|til|untuk|için|cho|kwa|all|any|every)(?!\w)|给|对|致|ถึง|ל"
 _ACTS = SHAPES.keys() - {"agent", "ai", "named", "toreader", "account"}  # the shapes of what an act needs
 _RISKY = _ACTS | {"goods", "prompt", "conceal", "authority", "grant"}  # what a permission may not name
@@ -621,10 +626,10 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     hits = _affirmed(spoken, words(spoken) if found is None else found)
     hits += _overruled(hits)
     anchored = {h.concept for h in hits if h.lang == "*"} - (set() if named else {"named"})
-    mine = ("my ", "'s ", "s' ", "户的", "我的", "他的", "她的")  # (a person's assistant, not an AI: 用户的助理)
-    hits = [h for h in hits if h.lang != "*" and not (h.concept == "reader" and spoken[: h.start].endswith(mine))] + [
+    hits = [h for h in hits if h.lang != "*"] + [
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
+    hits = [h for h in hits if not re.search(_OWNED.get(h.concept, "(?!)"), spoken[max(0, h.start - 40) : h.start])]
     hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)
         h._replace(concept="opened" if h.concept != "ai" and re.fullmatch(_OPENING, spoken[: h.start]) else "addressed")
         for h in hits
@@ -647,7 +652,9 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
             0 <= r.start - a.end <= 40 and not re.search("[,;，；。.!?]", spoken[a.end + 1 : r.start]) for a in readers
         )
         and not re.match(r" ?(?:not|never|only|n't|不|别)", spoken[r.end : r.end + 6])
-        and any(g.concept in _ASKED.split("|") and _sentence(spoken, r, g) for g in hits)  # an act in its sentence
+        and any(
+            g.concept in _ASKED.split("|") and _beside(spoken, r, g, 80, _SENTENCE) for g in hits
+        )  # an act in its sentence
     ]
     by: dict[str, list[_Hit]] = {}
     for hit in (h for h in hits if h.concept != "toreader" or h.start >= begun):
@@ -850,20 +857,13 @@ def _overruled(hits: list[_Hit]) -> list[_Hit]:
     ]
 
 
-def _sentence(spoken: str, a: _Hit, b: _Hit) -> bool:
+def _beside(spoken: str, a: _Hit, b: _Hit, gap: int = GAP, marks: str = r"[.,;:!?。，；：！？、\n]") -> bool:
     between = spoken[min(a.end, b.end) : max(a.start, b.start)]
-    return len(between) <= 80 and not re.search(r"[.;!?。；！？](?:\s|$)|[；。！？]", between)
-
-
-def _beside(spoken: str, a: _Hit, b: _Hit, gap: int = GAP) -> bool:
-    between = spoken[min(a.end, b.end) : max(a.start, b.start)]
-    return len(between) <= gap and not re.search(r"[.,;:!?。，；：！？、\n]", between)
+    return len(between) <= gap and not re.search(marks, between)
 
 
 def _together(groups: list[list[_Hit]]) -> bool:
     """One hit of each group, all within `WINDOW` characters of the first group's hit."""
-    if not all(groups):
-        return False
     return any(all(any(0 < abs(h.start - a.start) <= WINDOW for h in group) for group in groups[1:]) for a in groups[0])
 
 

@@ -34,7 +34,7 @@ _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "j
 
 # a quotation: what a note says someone else wrote (straight, curly, angled, corner quotes, backticks)
 _QUOTED = (
-    r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|„[^“”\n]{3,300}[“”]|«[^»\n]{3,300}»|「[^」\n]{3,300}」|`[^`\n]{3,300}`"
+    r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|„[^“”\"\n]{3,300}[“”\"]|«[^»\n]{3,300}»|「[^」\n]{3,300}」|`[^`\n]{3,300}`"
     r"|(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w)){3,300}'(?!\w)"
 )
 _SPEECH = _QUOTED.replace(r"|`[^`\n]{3,300}`", "")  # (the table's findings: code in backticks is run, not said)
@@ -61,9 +61,10 @@ def find(text: str, *, tool: bool = False) -> str | None:
             + len(set(re.findall("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", outside))) // 2
         )  # (distinct words of three letters or more; two Chinese, Japanese or Korean syllables a word)
         around = {h.concept for h in languages.words(" ".join(outside.casefold().split()))}  # (decode: it uses them)
-        spoken_of = phrasing or not around.isdisjoint({"meta", "reported"}) or not languages.shaped(" ".join(re.findall(quotes, text)))
-        if outside != text and said >= 12 and spoken_of and "decode" not in around and _find(outside, 0) is None:
-            return None
+        reported = not around.isdisjoint({"meta", "reported"})  # (a note about an attack: eight words will do)
+        spoken_of = phrasing or reported or not languages.shaped(" ".join(re.findall(quotes, text)))
+        if outside != text and said >= 12 - 4 * reported and spoken_of and "decode" not in around:
+            return None if _find(outside, 0) is None else rule
     return rule
 
 
