@@ -353,7 +353,7 @@ hu no ne~ nem~ soha~ semmi
 fi no ei~ älä~ eikä~
 da no ikke~ aldrig aldri~
 en decode decode~ decode, decoded decipher unscramble concatenate join~the~fragments join~them base64-decode
-any decode डिकोड فك~تشفير فك~الترميز ডিকোড ڈی~کوڈ dekode gabungkan nyahkod డీకోడ్ çöz~ birleştir டிகோட் giải~mã ghép~lại ถอดรหัส رمزگشایی zdekoduj odkoduj rozszyfruj декодуй розшифруй decodeer ontsleutel fumbua i-decode decodează decodifică αποκωδικοποίησε dekóduj dešifruj avkoda dekoda פענח dekódold 解码 解密 拼接 拼起来 decodifica descifra concatena décode déchiffre concatène decodifique descodifica concatene декодируй расшифруй раскодируй склей dekodier entschlüssel füge~zusammen デコード 復号 解読 디코딩 디코드 복호화 해독 decifra
+any decode डिकोड فك~تشفير فك~الترميز ডিকোড ڈی~کوڈ dekode gabungkan nyahkod డీకోడ్ çöz~ birleştir டிகோட் giải~mã ghép~lại ถอดรหัส رمزگشایی zdekoduj odkoduj rozszyfruj декодуй розшифруй decodeer ontsleutel fumbua i-decode decodează decodifică αποκωδικοποίησε dekóduj dešifruj avkoda dekoda פענח dekódold 解码 解密 拼接 拼起来 decodifica descifra concatena décode déchiffre concatène decodifique descodifica concatene декодируй расшифруй раскодируй склей dekodier entschlüssel füge~zusammen デコード 復号 解読 디코딩 디코드 복호화 해독 decifra rot13 rot-13 backwards reverse~order read~it~in~reverse rückwärts 倒着 反过来读 逆から à~l'envers al~revés de~trás~para~frente al~contrario задом~наперёд наоборот od~tyłu tersten
 any authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy 系统通知 管理员 aviso~del~sistema administrador message~de~l'administrateur administrateur systemmeldung システム通知 管理者 시스템~공지 관리자 системное~сообщение администратор aviso~do~sistema avviso~di~sistema amministratore
 any toreader si~tu~es~une~ia si~vous~êtes~une~ia si~tu~es~un~assistant si~vous~êtes~un~assistant si~eres~una~ia si~eres~un~asistente se~você~for~uma~ia se~você~é~uma~ia se~você~for~um~assistente se~sei~un'ia se~sei~un~assistente se~sei~un'intelligenza wenn~du~eine~ki falls~du~eine~ki wenn~sie~eine~ki если~ты~ии если~вы~ии если~ты~ассистент якщо~ти~ші jeśli~jesteś~ai jeśli~jesteś~asystent als~je~een~ai als~jij~een~ai yapay~zekâ~isen yapay~zeka~isen nếu~bạn~là~trợ~lý nếu~bạn~là~ai ถ้าคุณเป็นผู้ช่วย ถ้าคุณเป็น~ai ai라면 도우미라면 어시스턴트라면 비서라면 aiであれば aiなら アシスタントなら 如果你是ai 如果你是语言模型 如果你是模型 如果你是助手 अगर~आप~ai अगर~आप~एआई αν~είσαι~βοηθός αν~είσαι~ai jos~olet~tekoäly jos~olet~ai om~du~är~en~ai om~du~är~en~assistent hvis~du~er~en~ai jika~kamu~adalah~ai jika~anda~adalah~ai kalau~kamu~ai إذا~كنت~مساعد إذا~كنت~ذكاء اگر~دستیار אם~אתה~עוזר pokud~jsi~ai jestli~jsi~ai dacă~ești~un~ai dacă~ești~un~asistent
 any reader assistant assistants the~assistant bot bots chatbot copilot claude chatgpt gemini language~model models~like~you agent agents 机器人 助手 助理 ai代理 ai助 ai记录 ai摘要 ai在 агент бот~ боту бота ботам ботов ajan ajana agen~ βοηθ tekoäly avustaja asszisztens
@@ -375,7 +375,7 @@ ru obey и~выполни и~примени выполни~это
 ja obey 実行して 従って
 ko obey 실행해 따르라
 any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง discuss disclose be~told be~reminded comment~on
-any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly omit leave~out usiseme huwag~mong~sabihin ห้ามบอก belirtme نگو சொல்ல~வேண்டாம் jangan~beritahu jangan~bilang không~bao~giờ~nói বলবেন~না älä~kerro nunca~conte non~dire не~кажи не~говори не~сообщай ne~említsd quietly silently invisibly behind~the~scenes without~the~user~knowing doesn't~notice don't~notice won't~notice between~us 不要给用户看 不用给用户看 不要让用户看到 不要向用户展示 别跟 别声张 不用跟用户解释 不要解释 不需要再提醒 不知道也没关系 不要提 别提 别说 请勿引用 趁你 stop~telling stop~showing stop~warning stop~informing cease~informing never~warn don't~warn do~not~warn
+any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly omit leave~out usiseme huwag~mong~sabihin ห้ามบอก belirtme نگو சொல்ல~வேண்டாம் jangan~beritahu jangan~bilang không~bao~giờ~nói বলবেন~না älä~kerro nunca~conte non~dire не~кажи не~говори не~сообщай ne~említsd quietly invisibly behind~the~scenes without~the~user~knowing doesn't~notice don't~notice won't~notice between~us 不要给用户看 不用给用户看 不要让用户看到 不要向用户展示 别跟 别声张 不用跟用户解释 不要解释 不需要再提醒 不知道也没关系 不要提 别提 别说 请勿引用 趁你 stop~telling stop~showing stop~warning stop~informing cease~informing never~warn don't~warn do~not~warn
 any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft אישור ยืนยัน uthibitisho επιβεβαίωσ pengesahan
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
@@ -546,7 +546,8 @@ SHAPES = {
     "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
     r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
     r"|[a-z]+://\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
-    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)",
+    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)"
+    r"|[a-z]+://[^\s)]*[?&][\w-]+=(?:<(?:[^>\n ]{1,30} ){2,8}[^>\n]{1,30}>|\{(?:[^}\n ]{1,30} ){2,8}[^}\n]{1,30}\}|(?=[^\s)&]*_)(?=[^\s)&]*[^\x00-\x7f])[^\s)&]{6,}|[a-z]+(?:_[a-z]+){3,}(?=[&)\s]|$))",
     "destination": r"(?<![\w+])\+\d{1,3}[ -]?\(?\d{1,4}\)?(?:[ -]?\d{2,4}){2,4}(?!\w)|\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
     r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook",
     "shell": r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;`]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|<\(\s*curl"
@@ -896,11 +897,9 @@ def _automaton() -> "ahocorasick.Automaton":
         rows = [row.split() for row in TABLE.strip().splitlines()]
         rows += [["*", concept, *anchors.split()] for concept, anchors in ANCHORS.items()]
         for lang, concept, *stems in rows:
-            lang = "" if lang == "any" else lang  # (words that go with any language's)
-            for stem in stems:
-                words.setdefault(unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold(), set()).add(
-                    (lang, concept)
-                )
+            for stem in stems:  # ("any": words that go with any language's)
+                word = unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold()
+                words.setdefault(word, set()).add(("" if lang == "any" else lang, concept))
         automaton = ahocorasick.Automaton()
         for word, meanings in words.items():
             automaton.add_word(word, (word, tuple(meanings)))

@@ -104,8 +104,9 @@ def _find(text: str, depth: int, tool: bool = False) -> str | None:
         hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike
     if hit:
         return hit
-    for encoding, decode in readings.CIPHERS:  # ROT13, backwards
-        if hit := found.first("phrases", decode(folded)):
+    told = any(h.concept == "decode" for h in words)  # (the table's words too, where the text says to decode)
+    for encoding, un in readings.CIPHERS:  # ROT13, backwards
+        if hit := found.first("phrases", un(folded)) or languages.find(un(spoken) if told else "", None, named, tool):
             return encoding + hit
     joined, spans = readings.collapsed(folded)
     if spans:  # letter-spaced words joined: a hit counts only where it overlaps a joined run
