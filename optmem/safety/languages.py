@@ -34,11 +34,11 @@ FLIPS = {"mention": "conceal", "confirm": "unconfirmed"}  # a telling denied hid
 # alter (change, add, buy, recommend), meta (injection, phishing: a note about attacks).
 # Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1 (id: Indonesian and Malay).
 TABLE = """
-en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
-en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character your~name~is you~are~called
+en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the ask~the~user~to~reply~with ask~the~user~for ask~them~for ask~for~the~user's have~them~read read~out~their reply~with~their paste~their~recovery must~paste~their
+en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character your~name~is you~are~called you~are~no~longer you~now~work~for your~new~primary your~primary~goal your~real~operator your~actual~operator your~first~loyalty your~true~name your~real~name your~new~identity
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
 en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~flag without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
-en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable contacts contact~list address~book browsing~history
+en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable contacts contact~list address~book browsing~history recovery~phrase ssn social~security~number card~details saved~passwords
 any goods otp one-time~code verification~code sms~code 验证码 通讯录 認証コード 確認コード 連絡先 인증번호 인증~코드 연락처 código~de~verificación lista~de~contactos contactos~del code~de~vérification liste~de~contacts bestätigungscode kontaktliste adressbuch codice~di~verifica rubrica código~de~verificação lista~de~contatos код~подтверждения список~контактов код~підтвердження список~контактів doğrulama~kodu rehberi kişi~listesi nambari~ya~uthibitisho orodha~kamili~ya~anwani ওটিপি যোগাযোগ~তালিকা தொடர்புப்~பட்டியல ओटीपी संपर्क~सूची kode~verifikasi kod~pengesahan daftar~kontak senarai~kenalan mã~xác~minh danh~bạ รหัส~otp รายชื่อติดต่อ رمز~التحقق جهات~الاتصال کد~تأیید مخاطبین קוד~אימות אנשי~הקשר λίστα~επαφών verificatiecode contactenlijst kod~weryfikacyjny listę~kontaktów ověřovací~kód verifieringskod kontaktlista bekræftelseskode vahvistuskoodi yhteystieto ellenőrző~kód névjegy cod~de~verificare lista~de~contacte
 any reply your~answer your~reply your~response your~next~answer your~next~reply the~end~of~the~answer 你的回答 回答末尾 回复末尾 你的回复 回答の最後 あなたの回答 답변~마지막 답변에 tu~respuesta ta~réponse votre~réponse deiner~antwort deine~antwort ihrer~antwort tua~risposta sua~resposta своём~ответе конце~ответа вашем~ответе відповіді odpowiedzi je~antwoord ditt~svar dit~svar svaret~ditt vastauksesi yanıtının cevabının yanıtına cevabına jawabanmu jawaban~anda jawapan câu~trả~lời คำตอบ जवाब उत्तर~के উত্তরে பதிலின் பதிலில் ردك إجابتك پاسخت התשובה απάντησης jibu~lako sagot~mo válaszod odpovědi răspunsul~tău جواب~کے
 en store store~it store~them save~it save~them save~your store~your keep~a~copy write~it~down write~them~down
@@ -645,7 +645,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     readers = [h for h in hits if h.concept in ("reader", "named", "agent")]
     begun = max([h.end for h in readers if h.start <= begun], default=-1)
     readers = [h for h in readers if h.start >= begun]  # AI helpers should …
-    hits += [  # in the reader's clause (or after it called: AI, …), not a limit: should not / only …
+    hits += [  # in the reader's clause (or after it called: AI, …), not a limit (should not / only …), an act in its sentence
         r._replace(concept="bidden")
         for r in hits
         if r.concept == "request"
@@ -653,9 +653,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
             0 <= r.start - a.end <= 40 and not re.search("[,;，；。.!?]", spoken[a.end + 1 : r.start]) for a in readers
         )
         and not re.match(r" ?(?:not|never|only|n't|不|别)", spoken[r.end : r.end + 6])
-        and any(
-            g.concept in _ASKED.split("|") and _beside(spoken, r, g, 80, _SENTENCE) for g in hits
-        )  # an act in its sentence
+        and any(g.concept in _ASKED.split("|") and _beside(spoken, r, g, 80, _SENTENCE) for g in hits)
     ]
     by: dict[str, list[_Hit]] = {}
     for hit in (h for h in hits if h.concept != "toreader" or h.start >= begun):
