@@ -34,7 +34,7 @@ FLIPS = {"mention": "conceal", "confirm": "unconfirmed"}  # a telling denied hid
 # alter (change, add, buy, recommend), meta (injection, phishing: a note about attacks).
 # Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1 (id: Indonesian and Malay).
 TABLE = """
-en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the ask~the~user~to~reply~with ask~the~user~for ask~them~for ask~for~the~user's have~them~read read~out~their reply~with~their paste~their~recovery must~paste~their
+en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the ask~the~user~to~reply~with ask~them~for ask~for~the~user's have~them~read read~out~their reply~with~their paste~their~recovery must~paste~their
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character your~name~is you~are~called you~are~no~longer you~now~work~for your~new~primary your~primary~goal your~real~operator your~actual~operator your~first~loyalty your~true~name your~real~name your~new~identity
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
 en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~flag without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
@@ -515,8 +515,8 @@ ANCHORS = {
     "envdump": "env cookie environ",
     "persistence": ".bashrc .zshrc .profile authorized_keys cron */ .git/hooks agents.md claude.md .cursorrules "
     "pip.conf pip_index_url registry settings.json install_requires postinstall",
-    "command": "rm~-rf push~--force sudo chmod drop~ git~clean ufw iptables verify=false write-all delete~ iban pix",
-    "toolcall": "tool (",
+    "command": "rm~-rf push~--force sudo chmod drop~ git~clean ufw iptables verify=false write-all delete~ iban pix _",
+    "toolcall": "tool ( function",
     "lifted": "autoapprove confirm safety_mode",
     "named": "ai llm",
     "ai": "ии ші agent assistant model bot ai llm",
@@ -558,9 +558,9 @@ SHAPES = {
     r"|postinstall",
     "command": r"\brm -rf\b|push --force(?!-with-lease)|\bsudo\b|chmod -r 777|\bdrop (?:schema|table|database)\b"
     r"|git clean -xdf|ufw disable|iptables -f|verify=false|permissions: write-all|\bdelete (?:ns|namespace)\b"
-    r"|\biban\b|\bpix\b",
+    r"|\biban\b|\bpix\b|\b(?:share|send|delete|transfer|upload|post|pay|grant|export|forward|wire)_[a-z_]*\(",
     "toolcall": r"\b(?:call|use|invoke|run)\s+(?:the\s+)?[\w.-]+\s+tool\b|\b(?:shell|exec|run|fetch|browse|bash|system|eval|call_?tool|tool)\w*\(\s*[\"']"
-    r"|\btool\s*:|\bbrowser tool\b|\bemail tool\b|\bfetch tool\b",
+    r"|\btool\s*:|\bbrowser tool\b|\bemail tool\b|\bfetch tool\b|\bcall (?:the )?function\b|(?<=_)[a-z]+\((?=\s*(?:[a-z_]+\s*=|[\"']))",
     "lifted": r"autoapprove\"?\s*[:=]\s*true|confirm\w*\s*[:=]\s*(?:false|no|off)\b|safety_mode\s*=\s*off",
     # an AI named as a word, or in a field's name (agent_note:, x-agent-policy:, hinweis_fuer_agenten:, (agent))
     "named": r"(?<![a-z0-9_-])(?:ai|llm)s?(?![a-z0-9_-])",  # (where the text writes AI or LLM so: not Italian "ai")
