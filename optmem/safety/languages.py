@@ -34,37 +34,39 @@ FLIPS = {"mention": "conceal", "confirm": "unconfirmed"}  # a telling denied hid
 # alter (change, add, buy, recommend), meta (injection, phishing: a note about attacks).
 # Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1 (id: Indonesian and Malay).
 TABLE = """
-en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the
-en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character your~name~is you~are~called
+en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the ask~the~user~to~reply~with ask~them~for ask~for~the~user's have~them~read read~out~their reply~with~their paste~their~recovery must~paste~their
+en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character your~name~is you~are~called you~are~no~longer you~now~work~for your~new~primary your~primary~goal your~real~operator your~actual~operator your~first~loyalty your~true~name your~real~name your~new~identity
 en lifted unrestricted unfiltered uncensored no~restriction no~content~policy no~limit no~rules restrictions~are~lifted restrictions~lifted are~disabled is~disabled safety~mode=off without~caveats never~refuse no~refusals
 en unchecked without~asking without~confirm no~confirm without~approval no~need~to~ask no~need~to~mention not~ask~for~confirm never~pause~for~confirm skip~confirm skip~user~confirm do~not~flag without~telling without~review never~disclose pre-approved always~allow never~ask~for~confirm never~ask~the~user must~not~ask~the~user not~want~to~be~bothered just~proceed no~review without~reviewing never~need~to~be~reviewed don't~ping do~not~revert must~not~ask not~ask~the~user without~caveats no~questions
-en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable contacts contact~list address~book browsing~history
+en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable contacts contact~list address~book browsing~history recovery~phrase ssn social~security~number card~details saved~passwords
+any goods otp one-time~code verification~code sms~code 验证码 通讯录 認証コード 確認コード 連絡先 인증번호 인증~코드 연락처 código~de~verificación lista~de~contactos contactos~del code~de~vérification liste~de~contacts bestätigungscode kontaktliste adressbuch codice~di~verifica rubrica código~de~verificação lista~de~contatos код~подтверждения список~контактов код~підтвердження список~контактів doğrulama~kodu rehberi kişi~listesi nambari~ya~uthibitisho orodha~kamili~ya~anwani ওটিপি যোগাযোগ~তালিকা தொடர்புப்~பட்டியல ओटीपी संपर्क~सूची kode~verifikasi kod~pengesahan daftar~kontak senarai~kenalan mã~xác~minh danh~bạ รหัส~otp รายชื่อติดต่อ رمز~التحقق جهات~الاتصال کد~تأیید مخاطبین קוד~אימות אנשי~הקשר λίστα~επαφών verificatiecode contactenlijst kod~weryfikacyjny listę~kontaktów ověřovací~kód verifieringskod kontaktlista bekræftelseskode vahvistuskoodi yhteystieto ellenőrző~kód névjegy cod~de~verificare lista~de~contacte
+any reply your~answer your~reply your~response your~next~answer your~next~reply the~end~of~the~answer 你的回答 回答末尾 回复末尾 你的回复 回答の最後 あなたの回答 답변~마지막 답변에 tu~respuesta ta~réponse votre~réponse deiner~antwort deine~antwort ihrer~antwort tua~risposta sua~resposta своём~ответе конце~ответа вашем~ответе відповіді odpowiedzi je~antwoord ditt~svar dit~svar svaret~ditt vastauksesi yanıtının cevabının yanıtına cevabına jawabanmu jawaban~anda jawapan câu~trả~lời คำตอบ जवाब उत्तर~के উত্তরে பதிலின் பதிலில் ردك إجابتك پاسخت התשובה απάντησης jibu~lako sagot~mo válaszod odpovědi răspunsul~tău جواب~کے
 en store store~it store~them save~it save~them save~your store~your keep~a~copy write~it~down write~them~down
 en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in~your~notes to~your~notes note~titled note~named
 en prompt conversation chat~history transcript system~prompt context~window initial~instructions
 en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
 any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screening ai~shopping ai~review ai~annotat chatbot dear~assistant @assistant automated~assistant assistants~ if~you~are~an~ai 助手 大模型 智能体 アシスタント aiへ 비서 어시스턴트 ai에게 에이전트 ии-ассистент ии-агент ассистент ии~ ии- ші-асистент асистент ші~ ші- assistent ki-assistent ki~ ki- die~ki l'assistant l'ia assistants~de asistente la~ia assistente assistentes ia~ ia, l'assistente asystent asystenci ai- asistan yapay~zek asisten trợ~lý المساعد مساعد الذكاء~الاصطناعي دستیار هوش~مصنوعی सहायक एआई সহকারী এআই معاون اے~آئی ผู้ช่วย เอไอ msaidizi העוזר
 any vendor vendor supplier payee invoice 供应商 收款 fornitore fournisseur lieferant proveedor fornecedor поставщик dostawc leverancier tedarikçi nhà~cung~cấp 取引先 仕入先 공급업체 toimittaja ספק προμηθευτ dodavatel leverantör leverandør beszállító furnizor pemasok المورد تامین‌کننده आपूर्तिकर्ता
-any disarm disable~ turn~off switch~off skip~ bypass~ deactivate stop~logging 关闭 关掉 跳过 禁用 停用 無効にし オフにし スキップ 끄고 꺼 비활성화 건너뛰 отключи выключи пропусти deaktivier abschalt überspring désactiv coupe~ desactiv apaga~ omite~ desativ desligue pule~ disattiv spegni salta~ wyłącz pomiń devre~dışı kapat atla~ tắt~ matikan nonaktifkan lewati schakel~uit zet~uit vypni přeskoč stäng~av inaktivera hoppa~över عطّل عطل أوقف השבת כבה απενεργοποι dezactiv kapcsold~ki ohita deaktiver غیرفعال
+any disarm disable~ turn~off switch~off skip~ bypass~ deactivate stop~logging 关闭 关掉 跳过 禁用 停用 無効にし オフにし スキップ 끄고 꺼 비활성화 건너뛰 отключи выключи пропусти deaktivier abschalt überspring désactiv coupe~ desactiv apaga~ omite~ desativ desligue pule~ disattiv spegni salta~ wyłącz pomiń devre~dışı kapat atla~ tắt~ matikan nonaktifkan lewati schakel~uit zet~uit vypni přeskoč stäng~av inaktivera hoppa~över عطّل عطل أوقف השבת כבה απενεργοποι dezactiv kapcsold~ki ohita deaktiver غیرفعال בטל~את בטל~אותו poista~se~käytöstä poista~käytöstä
 any safeguard 2fa two-factor mfa 2-step tls~verif ssl~verif certificate~verif verify=false firewall antivirus audit~log content~filter safety~filter security~check sandbox confirmation~step ci~check 二次验证 两步验证 双重验证 防火墙 杀毒 审计日志 内容过滤 安全检查 校验 证书 确认弹窗 沙箱 二段階認証 ファイアウォール 監査ログ 2단계 방화벽 감사~로그 двухфакторн файрвол брандмауэр антивирус журнал~аудит zwei-faktor virenschutz zertifikat pare-feu double~authentification journal~d'audit cortafuegos doble~factor verificación~ssl autenticação~de~dois firewall~ autenticazione~a~due
-any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren
-en dismiss ignore~ disregard~ forget~ bypass~ dismiss~ discard~ abandon~ neglect~ overlook~ override~ overrule~ set~aside put~aside pay~no~attention disobey~ stop~following no~longer~follow
+any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren பயனர் ang~user ang~gumagamit mtumiaji brukeren utilizatorul utilizatorului
+en dismiss ignore~ disregard~ forget~ bypass~ dismiss~ discard~ abandon~ neglect~ overlook~ override~ overrule~ set~aside put~aside pay~no~attention disobey~ stop~following no~longer~follow outdated obsolete superseded supersedes no~longer~appl no~longer~valid
 en earlier previous prior above earlier preceding foregoing original initial hidden secret internal developer
 en orders instruction prompt rules guideline directive guardrail programming constraint safeguard
 zh dismiss 忽略 无视 忽视 忘记 忘掉 不要理会 作废 覆盖 推翻 绕过
 zh earlier 之前 以前 先前 上面 上述 原来 系统 所有 全部 你的
 zh orders 指令 指示 提示词 设定
-zh show 告诉我 泄露 透露 发送 发到 发给 上传
+zh show 告诉我 泄露 透露 发送 发到 发给 上传 转发 密送 抄送 传给我 附在回复
 zh display 输出 显示 打印 展示
 zh persona 你现在是 从现在开始 现在起 扮演 假装 你的身份 你叫 你的名字是 改名
 zh lifted 无限制 不受任何 已被关闭 已被管理员关闭 已关闭 已解除 已禁用 无需审查 没有任何限制
-zh unchecked 不需要确认 无需确认 不用确认 不要确认 不必确认 不用告诉 不要告诉 不必告诉 不必向用户 无需征求 静默 悄悄 自动执行
-zh goods 密码 密钥 令牌 凭证 .env 手机号 私钥 id_rsa .ssh 通讯录 联系人
+zh unchecked 不需要确认 无需确认 不用确认 不要确认 不必确认 不用告诉 不要告诉 不必告诉 不必向用户 无需征求 静默 悄悄 自动执行 无需审批 无需审核 无需主管审核 无需人工审核 不需要检查 不用检查 不经询问 不需要再问 不要再询问 不用再问 无需打扰 跳过确认 跳过审批 跳过测试 直接通过
+zh goods 密码 密钥 令牌 凭证 .env 手机号 私钥 id_rsa .ssh 通讯录 联系人 用户画像 健康情况 病历 用药记录 化验结果 住址 实时位置 位置信息 身份证 卡号 卡密 所有笔记 已存储的笔记 所有邮件 所有发出的邮件 原文全文
 zh prompt 系统提示 提示词 聊天记录 初始指令
 hi dismiss अनदेखा नज़रअंदाज़ भूल~जाओ भूल~जाएँ उपेक्षा रद्द
 hi earlier पिछले पिछली पहले सभी सिस्टम मूल
 hi orders निर्देश प्रॉम्प्ट
-hi show दिखाएँ दिखाओ बताओ प्रिंट भेज
+hi show दिखाएँ दिखाओ बताओ प्रिंट भेज फॉरवर्ड
 hi persona अब~तुम अब~आप अब~से तुम्हारा~नाम
 hi lifted बंद~हैं प्रतिबंध~हटा बिना~प्रतिबंध
 hi unchecked बिना~पुष्टि बिना~पूछे चुपचाप
@@ -73,7 +75,7 @@ es dismiss ignor olvid descart omit haz~caso~omiso deja~de~lado anula no~hagas~c
 es earlier anterior previa previo del~sistema original inicial todas todos tus~ de~antes internas ocult secret iniciales precedentes del~desarrollador al~principio de~sistema
 es orders instrucci indicaciones directrices prompt órdenes pautas normas mensaje~de~sistema
 es told lo~que~te~dijeron lo~que~te~han~dicho lo~que~te~indicó lo~que~te~indicaron lo~que~te~ordenaron lo~que~te~pidieron
-es show muestra mostr revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir
+es show muestra mostr revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir reenvía reenvia
 es persona ahora~eres a~partir~de~ahora finge desde~ahora te~llamas tu~nombre~es
 es lifted sin~restricci sin~filtro sin~límite sin~limite está~activado ninguna~restricción
 es unchecked sin~pedir~confirm sin~confirm sin~preguntar no~lo~menciones sin~avisar en~silencio
@@ -82,7 +84,7 @@ fr dismiss ignor oubli néglig fais~abstraction ne~tiens~plus~compte passe~outre
 fr earlier précédent anterieur antérieur d'origine initial système toutes tous tes~ vos~ plus~tôt d'avant avant~ ci-dessus du~début au~début secrèt internes cachées du~développeur initiales
 fr orders instruction consigne directive prompt règles~d'avant message~système
 fr told ce~qu'on~t'a~dit ce~qu'on~vous~a~dit ce~qu'on~t'a~demandé
-fr show affiche montre révèle revele imprime dis-moi répète envoie copie recopie divulgue écris donne-les livre
+fr show affiche montre révèle revele imprime dis-moi répète envoie copie recopie divulgue écris donne-les livre transfère
 fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant tu~t'appelles ton~nom~est
 fr lifted sans~restriction sans~filtre sans~limite aucune~restriction
 fr unchecked jamais~demander~de~confirmation sans~demander sans~confirm sans~vérification sans~le~dire en~copie~cachée discrètement
@@ -90,7 +92,7 @@ fr goods mot~de~passe clé~ssh clés~ssh clé~api clés~api clé~d'api identifia
 ar dismiss تجاهل انس تخط ألغ
 ar earlier السابقة السابق جميع النظام الأصلية
 ar orders التعليمات تعليمات موجه
-ar show اعرض أظهر اطبع أرسل اكشف
+ar show اعرض أظهر اطبع أرسل اكشف أعد~توجيه حوّل
 ar persona أنت~الآن من~الآن اسمك
 ar lifted تم~تعطيل بدون~قيود دون~قيود أي~قيود
 ar unchecked دون~طلب~تأكيد بدون~تأكيد دون~تأكيد دون~إخبار
@@ -98,7 +100,7 @@ ar goods كلمات~مرور كلمة~المرور كلمة~مرور مفتاح
 bn dismiss উপেক্ষা ভুলে~যাও অগ্রাহ্য
 bn earlier আগের পূর্ববর্তী সব সিস্টেম
 bn orders নির্দেশ প্রম্পট
-bn show দেখাও প্রকাশ পাঠাও
+bn show দেখাও প্রকাশ পাঠাও ফরোয়ার্ড পাঠান
 bn persona এখন~থেকে~তুমি এখন~তুমি
 bn lifted সীমাবদ্ধতা~নেই বিধিনিষেধ~ছাড়া
 bn unchecked নিশ্চিত~না~করে না~জিজ্ঞেস
@@ -107,7 +109,7 @@ pt dismiss ignor esqueç esquec desconsider descart deixe~de~lado não~siga pare
 pt earlier anterior prévia previa do~sistema original inicia todas todos ocultas internas secretas do~desenvolvedor no~início
 pt orders instruç instruc orientaç diretrizes prompt regras
 pt told o~que~te~disseram o~que~lhe~disseram
-pt show mostre mostra revele imprima diga repita envie escreva exiba compartilhe copie
+pt show mostre mostra revele imprima diga repita envie escreva exiba compartilhe copie encaminh
 pt persona agora~você~é agora~voce~e a~partir~de~agora finja seu~nome~é
 pt lifted irrestrito sem~restriç sem~filtro nenhuma~restrição
 pt unchecked nunca~peça~confirmação sem~pedir~confirm sem~confirm sem~avisar sem~perguntar cópia~oculta
@@ -116,7 +118,7 @@ ru dismiss игнорир проигнорир забудь забудьте н�
 ru earlier предыдущ прежн ранее исходн системн все~ всё~ предшествующ прошл первоначальн вышеуказанн скрыт секретн внутренн в~начале
 ru orders системное~сообщение инструкц указани промпт директив правил распоряжени установк подсказк
 ru told что~тебе~говорили что~тебе~сказали что~вам~говорили
-ru show покажи выведи раскрой напечатай повтори отправ процитируй скопируй напиши озвучь перескажи распечатай выдай сообщи назови
+ru show покажи выведи раскрой напечатай повтори отправ процитируй скопируй напиши озвучь перескажи распечатай выдай сообщи назови перешл пересыл
 ru persona теперь~ты отныне~ты с~этого~момента притворись тебя~зовут твоё~имя
 ru lifted ограничения~сняты без~ограничен без~отказов режим~разработчика никаких~ограничений
 ru unchecked без~подтвержд без~спрос не~спрашивая не~сообщай молча
@@ -132,7 +134,7 @@ ur goods پاس~ورڈ پاسورڈ
 id dismiss abaikan lupakan acuhkan batalkan
 id earlier sebelumnya semua~ sistem asli awal
 id orders instruksi petunjuk prompt arahan
-id show tampilkan tunjukkan cetak ungkapkan kirim paparkan hantar
+id show tampilkan tunjukkan cetak ungkapkan kirim paparkan hantar teruskan
 id persona sekarang~kamu sekarang~anda mulai~sekarang berpura-pura namamu~ nama~kamu
 id lifted tanpa~batas tanpa~batasan tanpa~filter tanpa~sekatan tidak~ada~batasan
 id unchecked tanpa~meminta~pengesahan tanpa~konfirmasi tanpa~meminta~konfirmasi tanpa~bertanya diam-diam tanpa~memberi~tahu tanpa~pengesahan
@@ -141,7 +143,7 @@ de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über a
 de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine~ ihre~ vorangegangen anfänglich geheim versteckt intern des~entwicklers vom~entwickler am~anfang
 de orders anweisung instruktion vorgabe richtlinie prompt systemprompt systemanweisung systemnachricht regeln
 de told was~man~dir was~dir~gesagt
-de show zeig schick sende~ gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~
+de show zeig schick sende~ gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~ leite~ weiterleit
 de persona du~bist~jetzt ab~sofort~bist ab~jetzt~bist tu~so~als du~heißt dein~name~ist
 de lifted sicherheitsrichtlinien~sind~deaktiviert ohne~einschränkung ohne~beschränkung deaktiviert wartungsmodus keine~einschränkungen
 de unchecked ohne~rückfrage ohne~nachfrage ohne~bestätigung ohne~zu~fragen nicht~erwähnen nicht~erwähnt heimlich
@@ -173,7 +175,7 @@ te goods పాస్‌వర్డ్
 tr dismiss yok~say görmezden~gel unut~ iptal~et
 tr earlier önceki tüm~ bütün~ sistem orijinal
 tr orders talimat istem
-tr show göster yazdır açıkla gönder
+tr show göster yazdır açıkla gönder ilet
 tr persona artık~sen şu~andan~itibaren gibi~davran adın~
 tr lifted kısıtlamaları~kaldırıldı kısıtlamasız sınırsız hiçbir~kısıtlama
 tr unchecked onay~isteme onay~istemeden onaysız sormadan haber~verme
@@ -181,7 +183,7 @@ tr goods şifre parola anahtar
 ta dismiss புறக்கணி மறந்து
 ta earlier முந்தைய அனைத்து சிஸ்டம்
 ta orders அறிவுறுத்தல் வழிமுறை ப்ராம்ப்ட்
-ta show காட்டு அனுப்பு
+ta show காட்டு அனுப்பு அனுப்ப
 ta persona இப்போது~நீ இனிமேல்~நீ
 ta lifted கட்டுப்பாடுகள்~இல்லை
 ta unchecked உறுதிப்படுத்தாமல் கேட்காமல்
@@ -189,7 +191,7 @@ ta goods கடவுச்சொல்
 vi dismiss bỏ~qua phớt~lờ quên~đi
 vi earlier trước~đó trước~đây mọi~ tất~cả hệ~thống ban~đầu
 vi orders hướng~dẫn chỉ~dẫn chỉ~thị lời~nhắc
-vi show hiển~thị in~ra tiết~lộ gửi
+vi show hiển~thị in~ra tiết~lộ gửi chuyển~tiếp
 vi persona bây~giờ~bạn từ~giờ~trở~đi tên~bạn~là
 vi lifted không~giới~hạn không~hạn~chế không~có~giới~hạn
 vi unchecked không~cần~xác~nhận không~hỏi lặng~lẽ
@@ -197,7 +199,7 @@ vi goods mật~khẩu khóa~api
 ko dismiss 무시 잊어 무효 취소 잊어버리 신경~쓰지 따르지 없던~걸로 폐기 유효하지~않
 ko earlier 이전 앞의 기존 모든 시스템 원래 지금까지 앞서 앞에서 숨겨진 비밀 내부 초기 개발자 위의 너에게~설정된
 ko orders 지시 지침 프롬프트 지시사항 지시문 명령 규칙
-ko show 보여 출력 알려 공개 붙여 삽입 전송 보내 표시 말해 인쇄 적어 적을
+ko show 보여 출력 알려 공개 붙여 삽입 전송 보내 표시 말해 인쇄 적어 적을 전달
 ko persona 너는~이제 당신은~이제 지금부터~너는 이제부터 너의~이름은 네~이름은 당신의~이름은
 ko lifted 비활성화 제한~없이 제한이~해제 아무~제한 제한이~없
 ko unchecked 확인~없이 묻지~않고 알리지~않고 몰래
@@ -206,7 +208,7 @@ it dismiss ignora dimentica tralascia trascura lascia~perdere scarta non~seguire
 it earlier precedent prima original iniziali tutte tutti di~sistema del~sistema tuo~ tue~ nascost interne segret dello~sviluppatore all'inizio
 it orders istruzion indicazion direttiv prompt regole linee~guida
 it told quello~che~ti~hanno~detto ciò~che~ti~hanno~detto
-it show mostra rivela stampa dimmi ripeti invia scrivi dammi condividi riporta copia
+it show mostra rivela stampa dimmi ripeti invia scrivi dammi condividi riporta copia inoltra
 it persona ora~sei d'ora~in~poi fingi ti~chiami
 it lifted senza~restrizion senza~filtri senza~limiti nessuna~restrizione
 it unchecked senza~chiedere senza~conferma senza~avvisare di~nascosto
@@ -222,7 +224,7 @@ th goods รหัสผ่าน
 fa dismiss نادیده نادیده~بگیر فراموش
 fa earlier قبلی همه سیستم
 fa orders دستورالعمل دستورات پرامپت
-fa show نشان~بده نمایش بفرست
+fa show نشان~بده نمایش بفرست فوروارد
 fa persona تو~اکنون از~این~پس اسم~تو
 fa lifted بدون~محدودیت
 fa unchecked بدون~تأیید بدون~پرسیدن
@@ -230,7 +232,7 @@ fa goods رمز~عبور گذرواژه
 pl dismiss zignoruj ignoruj zapomnij pomiń odrzuć
 pl earlier wcześniejsz poprzedni wszystkie systemow oryginaln
 pl orders instrukcj polecen prompt
-pl show pokaż wyświetl ujawnij wydrukuj wyślij
+pl show pokaż wyświetl ujawnij wydrukuj wyślij przekaż
 pl persona teraz~jesteś od~teraz udawaj nazywasz~się
 pl lifted bez~ograniczeń bez~filtrów żadnych~ograniczeń
 pl unchecked bez~potwierdzenia bez~pytania nie~informuj po~cichu
@@ -238,7 +240,7 @@ pl goods hasło hasła klucz
 uk dismiss ігноруй проігноруй забудь відкинь
 uk earlier попередні попередніх усі~ всі~ системн
 uk orders інструкці вказівк промпт
-uk show покажи виведи розкрий надсилай надішли
+uk show покажи виведи розкрий надсилай надішли перешли переслати
 uk persona тепер~ти відтепер
 uk lifted без~обмежень обмеження~знято
 uk unchecked без~підтвердження не~питаючи мовчки
@@ -246,7 +248,7 @@ uk goods парол ключ телефон
 nl dismiss negeer vergeet~ sla~over
 nl earlier eerdere vorige alle~ systeem oorspronkelijk
 nl orders instructie prompt
-nl show toon laat~zien geef~de geef~weer onthul stuur
+nl show toon laat~zien geef~de geef~weer onthul stuur stuur~door doorsturen
 nl persona je~bent~nu vanaf~nu doe~alsof heet~je je~heet
 nl lifted zonder~beperking zonder~filter geen~beperkingen
 nl unchecked zonder~bevestiging nooit~om~bevestiging zonder~te~vragen
@@ -254,7 +256,7 @@ nl goods wachtwoord sleutel
 sw dismiss puuza sahau
 sw earlier ya~awali yote~ mfumo
 sw orders maagizo maelekezo
-sw show onyesha tuma
+sw show onyesha tuma itume
 sw persona sasa~wewe kuanzia~sasa
 sw lifted bila~vikwazo
 sw unchecked bila~kuthibitisha bila~kuuliza
@@ -262,7 +264,7 @@ sw goods nenosiri
 tl dismiss huwag~pansinin kalimutan balewalain
 tl earlier nakaraang lahat~ng sistema
 tl orders tagubilin panuto utos
-tl show ipakita ipadala
+tl show ipakita ipadala i-forward
 tl persona ikaw~na~ngayon mula~ngayon
 tl lifted walang~limitasyon
 tl unchecked nang~walang~kumpirmasyon nang~hindi~nagtatanong
@@ -270,7 +272,7 @@ tl goods password
 ro dismiss ignoră ignora uită neglijează
 ro earlier anterioare precedente toate sistem originale
 ro orders instrucțiuni instructiuni prompt
-ro show arată afișează dezvăluie trimite
+ro show arată afișează dezvăluie trimite redirecționează
 ro persona acum~ești de~acum~înainte
 ro lifted fără~restricții fara~restrictii
 ro unchecked fără~confirmare fără~să~întrebi
@@ -278,7 +280,7 @@ ro goods parola parolă cheie
 el dismiss αγνόησε ξέχασε παράβλεψε
 el earlier προηγούμεν όλες όλους συστήματος αρχικ
 el orders οδηγί εντολ
-el show δείξε εμφάνισε αποκάλυψε στείλε
+el show δείξε εμφάνισε αποκάλυψε στείλε προώθησε
 el persona τώρα~είσαι από~τώρα~και~στο~εξής το~όνομά~σου
 el lifted χωρίς~περιορισμούς
 el unchecked χωρίς~επιβεβαίωση χωρίς~να~ρωτήσεις
@@ -286,7 +288,7 @@ el goods κωδικ
 cs dismiss ignoruj zapomeň přehlížej
 cs earlier předchozí všechny systémov původní
 cs orders instrukce pokyny prompt
-cs show ukaž zobraz odhal pošli vypiš
+cs show ukaž zobraz odhal pošli vypiš přepošli
 cs persona nyní~jsi teď~jsi od~teď jmenuješ~se
 cs lifted bez~omezení
 cs unchecked bez~potvrzení bez~ptaní
@@ -294,7 +296,7 @@ cs goods heslo klíč
 sv dismiss ignorera glöm strunta~i
 sv earlier tidigare föregående alla~ systemet ursprungliga
 sv orders instruktion prompt
-sv show visa avslöja skriv~ut skicka
+sv show visa avslöja skriv~ut skicka vidarebefordra
 sv persona du~är~nu från~och~med~nu du~heter
 sv lifted utan~begränsning inga~begränsningar
 sv unchecked utan~bekräftelse utan~att~fråga
@@ -302,7 +304,7 @@ sv goods lösenord nyckel
 he dismiss התעלם שכח בטל
 he earlier הקודמות הקודם כל~ המערכת
 he orders ההוראות הוראות הנחיות הנחיית
-he show הצג הראה שלח חשוף
+he show הצג הראה שלח חשוף העבר
 he persona אתה~עכשיו מעכשיו שמך
 he lifted ללא~הגבלות שום~מגבלות
 he unchecked בלי~אישור ללא~אישור בלי~לשאול
@@ -310,13 +312,13 @@ he goods סיסמ
 hu dismiss hagyd~figyelmen~kívül felejtsd~el
 hu earlier korábbi előző összes rendszer eredeti
 hu orders utasítás prompt
-hu show mutasd jelenítsd írd~ki küldd
+hu show mutasd jelenítsd írd~ki küldd továbbítsd
 hu persona mostantól~te most~te a~neved
 hu lifted korlátozások~nélkül nincsenek~korlát
 hu unchecked megerősítés~nélkül kérdezés~nélkül
 hu goods jelszó kulcs
 en no not~ never~ no~ don't don’t doesn't didn't won't cannot can't isn't wasn't aren't weren't nothing~ none~ nobody~ nor~ neither~
-zh no 没有 没 从未 从不 并未 尚未 未曾 未被 不要 不会 不能 不得 不可 不许 不准 不应 切勿 请勿 禁止
+zh no 没有 没 从未 从不 并未 尚未 未曾 未被 不要 不会 不能 不得 不可 不许 不准 不应 切勿 请勿 禁止 不再 别
 hi no नहीं मत~ कभी~न
 es no no~ nunca jamás ningún ninguna nada~ ni~
 fr no ne~ n' jamais aucun aucune pas~ rien~
@@ -336,33 +338,33 @@ vi no không~ đừng chưa~ chẳng~
 ko no 않 지~마 지마 절대 못~ ~안~
 it no non~ mai~ nessun niente nulla~
 th no ไม่ อย่า ห้าม
-fa no هرگز ~نه~
+fa no هرگز ~نه~ نمی
 pl no nie~ nigdy żadn
 uk no не~ ніколи ні~ ніде
 nl no niet~ nooit geen~
-sw no kamwe hapana
+sw no kamwe hapana hataki usi
 tl no huwag hindi~
 ro no nu~ niciodată niciun nicio
 el no μην~ δεν~ ποτέ~
-cs no nikdy žádn nikomu
+cs no nikdy žádn nikomu nechce nemusí nepotřebuje
 sv no inte~ aldrig ej~ ingen~ inga~
 he no ~לא~ ~אל~ לעולם
 hu no ne~ nem~ soha~ semmi
 fi no ei~ älä~ eikä~
 da no ikke~ aldrig aldri~
 en decode decode~ decode, decoded decipher unscramble concatenate join~the~fragments join~them base64-decode
-any decode डिकोड فك~تشفير فك~الترميز ডিকোড ڈی~کوڈ dekode gabungkan nyahkod డీకోడ్ çöz~ birleştir டிகோட் giải~mã ghép~lại ถอดรหัส رمزگشایی zdekoduj odkoduj rozszyfruj декодуй розшифруй decodeer ontsleutel fumbua i-decode decodează decodifică αποκωδικοποίησε dekóduj dešifruj avkoda dekoda פענח dekódold 解码 解密 拼接 拼起来 decodifica descifra concatena décode déchiffre concatène decodifique descodifica concatene декодируй расшифруй раскодируй склей dekodier entschlüssel füge~zusammen デコード 復号 解読 디코딩 디코드 복호화 해독 decifra
+any decode डिकोड فك~تشفير فك~الترميز ডিকোড ڈی~کوڈ dekode gabungkan nyahkod డీకోడ్ çöz~ birleştir டிகோட் giải~mã ghép~lại ถอดรหัส رمزگشایی zdekoduj odkoduj rozszyfruj декодуй розшифруй decodeer ontsleutel fumbua i-decode decodează decodifică αποκωδικοποίησε dekóduj dešifruj avkoda dekoda פענח dekódold 解码 解密 拼接 拼起来 decodifica descifra concatena décode déchiffre concatène decodifique descodifica concatene декодируй расшифруй раскодируй склей dekodier entschlüssel füge~zusammen デコード 復号 解読 디코딩 디코드 복호화 해독 decifra rot13 rot-13 backwards reverse~order read~it~in~reverse rückwärts 倒着 反过来读 逆から à~l'envers al~revés de~trás~para~frente al~contrario задом~наперёд наоборот od~tyłu tersten
 any authority system~notice system~message admin~message administrator operator~says trust~&~safety~team security~team~has workspace~owner~has memory~service memory~policy 系统通知 管理员 aviso~del~sistema administrador message~de~l'administrateur administrateur systemmeldung システム通知 管理者 시스템~공지 관리자 системное~сообщение администратор aviso~do~sistema avviso~di~sistema amministratore
 any toreader si~tu~es~une~ia si~vous~êtes~une~ia si~tu~es~un~assistant si~vous~êtes~un~assistant si~eres~una~ia si~eres~un~asistente se~você~for~uma~ia se~você~é~uma~ia se~você~for~um~assistente se~sei~un'ia se~sei~un~assistente se~sei~un'intelligenza wenn~du~eine~ki falls~du~eine~ki wenn~sie~eine~ki если~ты~ии если~вы~ии если~ты~ассистент якщо~ти~ші jeśli~jesteś~ai jeśli~jesteś~asystent als~je~een~ai als~jij~een~ai yapay~zekâ~isen yapay~zeka~isen nếu~bạn~là~trợ~lý nếu~bạn~là~ai ถ้าคุณเป็นผู้ช่วย ถ้าคุณเป็น~ai ai라면 도우미라면 어시스턴트라면 비서라면 aiであれば aiなら アシスタントなら 如果你是ai 如果你是语言模型 如果你是模型 如果你是助手 अगर~आप~ai अगर~आप~एआई αν~είσαι~βοηθός αν~είσαι~ai jos~olet~tekoäly jos~olet~ai om~du~är~en~ai om~du~är~en~assistent hvis~du~er~en~ai jika~kamu~adalah~ai jika~anda~adalah~ai kalau~kamu~ai إذا~كنت~مساعد إذا~كنت~ذكاء اگر~دستیار אם~אתה~עוזר pokud~jsi~ai jestli~jsi~ai dacă~ești~un~ai dacă~ești~un~asistent
-any reader assistant assistants the~assistant bot bots chatbot copilot claude chatgpt gemini language~model models~like~you agent agents 机器人 助手 助理 ai代理 ai助 ai记录 ai摘要 ai在 агент бот~ боту бота ботам ботов ajan ajana agen~ βοηθ tekoäly avustaja asszisztens
+any reader assistant assistants the~assistant bot bots chatbot copilot claude chatgpt gemini language~model models~like~you agent agents 机器人 助手 助理 ai代理 ai助 ai记录 ai摘要 ai在 агент бот~ боту бота ботам ботов ajan ajana agen~ βοηθ tekoäly avustaja asszisztens ai~system ai~systems automated~system automated~systems screening~system screening~systems evaluator note-taker notetaker automated~reviewer automated~reader ai~reviewer ai~tools ai~helpers automated~agents
 any request must should shall please kindly need~to needs~to have~to has~to is~required are~required required~to make~sure be~sure~to you~will i~instruct from~now~on going~forward henceforth whenever for~the~remainder permanently remember~to is~to are~to ought~to may~only can~only always 请 务必 必须 以后 从现在起 记住 每次 soll sollen sollte sollst muss müssen bitte doit doivent devez veuillez merci~de debe deben debes por~favor deve devono devi per~favore devem должен должна должны пожалуйста обязательно ください 必ず 해야 하세요 주세요 반드시 moet moeten alsjeblieft graag musi musisz powinien proszę lütfen harus tolong mohon phải hãy vui~lòng يجب يرجى من~فضلك باید لطفا चाहिए कृपया måste ska skall snälla musí prosím trebuie vă~rog πρέπει παρακαλώ חייב בבקשה kell kérlem mesti
 any youreq you~must you~should you~need~to you~have~to please~ could~you would~you i~want~you i~need~you want~you~to wants~you~to you~are~to you~shall you~can~now you~may~now you~are~required you're~required u~should u~must you~will~now 请你 你要 你必须 你需要 让你 希望你 要你 你应该 你应 你可以 允许你 授权你
-any remember remember~this remember~that remember~permanently remember~forever remember: please~remember store~this~as save~this~as keep~in~mind~that merk~dir merken~sie~sich speichere~dir retiens souviens-toi rappelle-toi mémorise recuerda memoriza ricorda memorizza lembre-se lembra memorize запомни запомните запам'ятай zapamatuj pamatuj zapamiętaj pamiętaj onthoud kom~ihåg husk muista jegyezd~meg ține~minte θυμήσου تذكّر تذكر به~خاطر~بسپار hatırla hatirla ingat ghi~nhớ זכור याद~रखो याद~रखें 覚えて 覚えておいて 기억해 기억하세요 记住 请记住 記住 จำไว้ muista husk kumbuka tandaan
+any remember remember~this remember~that remember~permanently remember~forever remember: please~remember store~this~as save~this~as keep~in~mind~that merk~dir merken~sie~sich speichere~dir retiens souviens-toi rappelle-toi mémorise recuerda memoriza ricorda memorizza lembre-se lembra memorize запомни запомните запам'ятай zapamatuj pamatuj zapamiętaj pamiętaj onthoud kom~ihåg husk muista jegyezd~meg ține~minte θυμήσου تذكّر تذكر به~خاطر~بسپار hatırla hatirla ingat ghi~nhớ זכור याद~रखो याद~रखें 覚えて 覚えておいて 기억해 기억하세요 记住 请记住 記住 จำไว้ muista husk kumbuka tandaan store~this~permanently save~this~permanently long-term~memory for~all~future~sessions for~future~sessions future~you in~your~memory into~your~memory to~your~memory permanent~fact en~tu~memoria guarda~esto memoria~a~largo~plazo nella~memoria salva~questa memoria~a~lungo~termine dans~ta~mémoire dans~votre~mémoire mémoire~à~long~terme garde~en~mémoire dauerhaft~speichern dauerhaft~merken langzeitgedächtnis im~gedächtnis na~memória memória~de~longo~prazo в~памяти сохрани~в~памят збережи~в~пам'яті w~pamięci zapisz~na~stałe in~je~geheugen i~ditt~minne i~din~hukommelse lagre~dette tallenna~pysyvästi muistiisi hafızana belleğine dalam~ingatan simpan~ini dalam~memori lưu~vĩnh~viễn hãy~lưu จำสิ่งนี้ நினைவில் মনে~রাখুন মনে~রাখবেন याद~रखिए في~ذاكرتك احفظ~هذا שמור~בזיכרון αποθήκευσε reține 長期記憶 記憶に保存 장기~기억 기억에~저장 永久保存 长期记忆 存入记忆 写入记忆
 any public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo lien~public
 en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
-any standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically 每次 以后 今后 从现在开始 一律 自动 siempre cada~vez tras~cada a~partir~de~ahora automáticamente à~chaque chaque~fois toujours systématiquement désormais immer jedes~mal bei~jedem ab~sofort automatisch 毎回 セッション開始時 自動 今後 常に 때마다 항상 자동 앞으로 всегда каждый~раз после~каждой раз~в~день sempre nunca próximos ogni~volta quando~leggi
-any asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether 如果用户问 用户问 如果有人问 cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta si~l'utilisateur~demande quand~l'utilisateur~demande wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer 사용자가~물으면 사용자가 если~пользователь~спросит se~o~usuário~perguntar
-any claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them 回答 回复 就说 告诉他 responde~siempre responde~que di~que confirme-le réponds~que dis~que sag,~dass sag~dass antworte~dass 말하되 대답 отвечай
+any standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically 每次 以后 今后 从现在开始 一律 自动 siempre cada~vez tras~cada a~partir~de~ahora automáticamente à~chaque chaque~fois toujours systématiquement désormais immer jedes~mal bei~jedem ab~sofort automatisch 毎回 セッション開始時 自動 今後 常に 때마다 항상 자동 앞으로 всегда каждый~раз после~каждой раз~в~день sempre nunca próximos ogni~volta quando~leggi bundan~sonra ตั้งแต่นี้ไป od~teď od~teraz d'ora~in~poi da~ora~in~poi từ~bây~giờ mulai~sekarang de~acum~înainte από~τώρα מעכשיו mostantól från~och~med~nu fremover fra~nu~af heretter tästä~lähtien jatkossa voortaan vanaf~nu daqui~em~diante отныне с~этого~момента відтепер من~الآن از~این~به~بعد از~این~پس अब~से এখন~থেকে இனிமேல் اب~سے kuanzia~sasa mula~ngayon 앞으로 forever permanently 永久 永远 navždy natrvalo véglegesen milele habambuhay selamanya vĩnh~viễn ตลอดไป برای~همیشه للأبد dauerhaft навсегда назавжди na~zawsze na~stałe voorgoed för~alltid for~altid pysyvästi sonsuza~dek kalıcı per~sempre pour~toujours para~siempre para~sempre μόνιμα για~πάντα לתמיד every~outgoing every~new~memory every~file every~email every~message all~future every~future each~time once~per~session next~time la~prochaine~fois la~próxima~vez nächstes~mal 下次 data~viitoare kalau~pengguna~menyebut
+any asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether 如果用户问 用户问 如果有人问 cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta si~l'utilisateur~demande quand~l'utilisateur~demande wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer 사용자가~물으면 사용자가 если~пользователь~спросит se~o~usuário~perguntar if~the~user~ever~asks if~the~user~mentions when~the~user~mentions when~they~ask if~they~ask when~customers~ask anyone~who~asks if~anyone~ever~asks when~asked~about
+any claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them 回答 回复 就说 告诉他 responde~siempre responde~que di~que confirme-le réponds~que dis~que sag,~dass sag~dass antworte~dass 말하되 대답 отвечай answer~' answer~" respond~' respond~" reply~' reply~with~' just~say instead~say state~that tell~customers tell~the~user~that tell~them~that describe~them~as describe~it~as spune~că si~at ให้บอกว่า bilang~saja katakan~bahwa di~che diga~que скажи,~что говори,~что mondd~a mondd,~hogy řekni,~že säg~att sig~at söyle zeg~dat πες~ότι بگو~که قل~إن कहें~कि nói~rằng sabihin~na sema~kwamba 라고~말해 と言って dile~que dites~que
 any selfnote this~note this~memory 这条记忆 这条笔记 这条 cette~note このメモ 이~메모
 any keep never~be~deleted must~never~be~deleted copy~this~note~verbatim verbatim~into but~keep restore~it save~it~again 禁止删除 原样复制 保留这条 不要删除 conserve~cette~note ne~supprime~jamais 削除しない 残して 남겨
 en obey apply~it and~apply &~apply and~execute and~run then~execute then~run apply~the~result act~on~it carry~it~out follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
@@ -372,24 +374,25 @@ it obey e~applica e~esegui eseguilo
 ru obey и~выполни и~примени выполни~это
 ja obey 実行して 従って
 ko obey 실행해 따르라
-any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง
-any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly omit leave~out
-any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft
+any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง discuss disclose be~told be~reminded comment~on comentes comentar 言わ تناقش parle parlez sag~es erzähl dirlo dire~a diga conte~a comente vertel berätta fortæl fortell kerro mów mówi říkej szólj spune αναφέρεις πεις beritahu תספר תזכיר 말하지 알려주지
+any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly omit leave~out usiseme huwag~mong~sabihin ห้ามบอก belirtme نگو சொல்ல~வேண்டாம் jangan~beritahu jangan~bilang không~bao~giờ~nói বলবেন~না älä~kerro nunca~conte non~dire не~кажи не~говори не~сообщай ne~említsd quietly invisibly behind~the~scenes without~the~user~knowing doesn't~notice don't~notice won't~notice between~us 不要给用户看 不用给用户看 不要让用户看到 不要向用户展示 别跟 别声张 不用跟用户解释 不要解释 不需要再提醒 不知道也没关系 不要提 别提 别说 请勿引用 趁你 stop~telling stop~showing stop~warning stop~informing cease~informing never~warn don't~warn do~not~warn
+any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft אישור ยืนยัน uthibitisho επιβεβαίωσ pengesahan
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
 any meta injection injections prompt-injection jailbreak phishing red-team 红队 レッドチーム 레드팀 red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
-any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημερ πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissít онови зміни додай замов đổi~thành mudou~para mude~para switch~to swap~
+any reported fake~ spoofed forged scam hidden~text falso~ falsa~ faux~ fausse~ gefälscht фальшив поддельн finta~ finto~ sahte mzayaf المزيف 假冒 伪造 偽の 偽物 가짜 nep~ vals~ fałszyw falešn texto~oculto texto~escondido testo~nascosto скрытый~текст gizli~bir~metin نص~مخفي 白文字 흰~글씨
+any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημερ πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissít онови зміни додай замов đổi~thành mudou~para mude~para switch~to swap~ சேர் צרף הוסף προσθέσ ongeza जोड़ যোগ~করুন idagdag اضافه~کن شامل~کر pendekeza irekomenda பரிந்துரை সুপারিশ پیشنهاد~کن ajánld cadangkan giới~thiệu सुझा सिफारिश اقترح рекоменд gewijzigd pas~aan aanpassen تحديث تغيير
 any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
-any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything
+any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything same~weight take~precedence takes~precedence precedence~over dieselbe~autorität mesma~autoridade misma~autoridad même~autorité stessa~autorità таку~ж~силу такую~же~силу yhtä~päteviä zelfde~autoriteit samma~auktoritet hanno~la~precedenza より優先 优先于 高于用户 우선한다 vorrang~vor tienen~prioridad ont~priorité têm~prioridade as~coming~from as~instructions~from as~if~they~came~from as~if~it~came~from user-level~trust higher~priority~than priority~over over~any~user~instruction from~your~owner weigh~the~user's 当作用户本人 当作主人本人 当成我本人 视为用户 comme~venant~de como~si~vinieran~de als~käme~es~vom wie~vom~nutzer
 any elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments 网页 邮件 链接 urls páginas documentos correos issues kommentaren bots webseiten
-zh act 执行 删除 强制推送 命令 付款 安装 合并
+zh act 执行 删除 强制推送 命令 付款 安装 合并 转账 打款 退款 汇款 充值 发布 部署
 zh obey 照做 直接执行 并执行 然后执行 并运行 然后运行 都是他本人写的
-es act ejecuta borr elimin comando pago instala
+es act ejecuta borr elimin comando pago instala transferencia transfiere
 es obey confía~en obedece y~aplica aplícalo ejecútalo y~ejecuta sigue~las~instrucciones
 fr act exécute supprim commande paiement installe
 de act führe ausführ lösch befehl zahlung installier
 de obey ohne~rückfrage~ausführen und~ausführen und~befolge führe~es~aus vertraut~dem
-ja act 実行 削除 コマンド 強制プッシュ
+ja act 実行 削除 コマンド 強制プッシュ 振り込
 ko act 실행 삭제 명령 강제~푸시
 ru act выполня удал команд
 pt act apag execut comando pagamento
@@ -433,7 +436,7 @@ any login login log-in sign-in credentials creds pass 登录 账号 帐号 账�
 en seed seed mnemonic recovery~phrase
 any code code codes kod код código clave senha codice şifre kód 码 密码 コード 番号 코드 번호 kode mã
 any lock alarm door gate garage safe lockbox keypad intercom padlock tür tor tresor schließfach alarme porte portail coffre interphone immeuble cadenas alarma puerta portón garaje caja~fuerte portal candado porta portão garagem cofre cadeado allarme cancello cassaforte portone lucchetto deur poort kluis drzwi brama bramy garaż sejf domofon kłódk сигнализац двер ворот гараж сейф домофон подъезд сигналізац ворі kapı garaj kasa larm dörr port kassaskåp dveř brán garáž trezor 门禁 大门 车库 保险箱 保险柜 报警器 单元门 防盗门 玄関 ドア ガレージ 金庫 警報 オートロック 현관문 도어락 대문 차고 금고 경보 pintu gerbang garasi brankas báo~động cửa cổng gara két
-ar act نفذ حذف الأوامر
+ar act نفذ حذف الأوامر تحويل
 hi act कमांड हटा चलाएँ
 tr act komut silme çalıştır
 vi act chạy~mọi~lệnh lệnh xóa
@@ -468,6 +471,7 @@ FINDINGS = (
     ("self_preserving", ("selfnote", "keep")),
     ("trust_transfer", ("obey", "elsewhere|destination")),
     ("exfiltration", ("show|display", "goods|prompt|envdump", "destination|public")),
+    ("exfiltration", ("show|display|alter", "goods|prompt", "reply")),  # (added to the answer: a contact list, a code)
     ("reveal_system_prompt", ("show", "prompt")),
     ("exfiltration", ("show", "goods")),
     ("exfiltration", ("store", "goods|prompt", "memory")),  # secrets gathered into memory, to leak later
@@ -485,6 +489,7 @@ FINDINGS = (
     ("instruction_to_agent", ("opened", "user|act|claim|asked|unchecked|conceal|obey")),  # (not "AI, book …")
     ("trust_transfer", ("trusted", "user|orders|authority")),
     ("deceive_user", ("alarm", "conceal")),  # a warning kept from the user
+    ("instruction_to_agent", ("standing", "alter", "conceal")),  # (from now on recommend …, never say so)
     ("tool_request", ("grant", "standing|user|agent|destination|unchecked")),  # access handed out
     ("unchecked_action", ("unconfirmed", "user|agent|authority")),
     # the reader spoken to as an AI (by its role, or "you" beside the user spoken of), asked to act
@@ -495,7 +500,7 @@ FINDINGS = (
     ("exfiltration", ("standing", _BID, "destination")),
     ("instruction_to_agent", ("request|youreq", "reader|named|agent|addressed", _KEPT)),  # (an AI bidden to break it)
     ("payee_swap", ("account", "alter", _BID + "|vendor|unchecked|unconfirmed|standing|conceal")),
-    ("safety_sabotage", ("disarm", "safeguard", _BID + "|standing|unchecked|conceal|asked|remember|unconfirmed")),
+    ("safety_sabotage", ("disarm", "safeguard", _BID + "|standing|unchecked|conceal|asked|remember|unconfirmed|user")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
@@ -505,13 +510,13 @@ SAID = {rule for rule, needed in FINDINGS if len(needed) > 1}  # findings of wor
 # looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
 ANCHORS = {
     "template_link": "://",
-    "destination": ":// @ webhook",
+    "destination": ":// @ webhook +",
     "shell": "curl wget iwr invoke-webrequest /dev/tcp powershell nc~-e os.system python",
     "envdump": "env cookie environ",
     "persistence": ".bashrc .zshrc .profile authorized_keys cron */ .git/hooks agents.md claude.md .cursorrules "
     "pip.conf pip_index_url registry settings.json install_requires postinstall",
-    "command": "rm~-rf push~--force sudo chmod drop~ git~clean ufw iptables verify=false write-all delete~ iban pix",
-    "toolcall": "tool (",
+    "command": "rm~-rf push~--force sudo chmod drop~ git~clean ufw iptables verify=false write-all delete~ iban pix _",
+    "toolcall": "tool ( function",
     "lifted": "autoapprove confirm safety_mode",
     "named": "ai llm",
     "ai": "ии ші agent assistant model bot ai llm",
@@ -535,14 +540,15 @@ SHAPES = {
     "nocheck": r"\bauto[_-]?(?:approve|confirm|accept)\w*[\"']?\s*[:=]\s*[\"']?(?:true|yes|on)\b|(?<![a-z])(?:confirm|approv|notif|alert_user|inform_user|warn_user)\w*[\"']?(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
     r"(?:false|no|off|disabled|none|never)\b(?! (?:longer|more|need|one))",  # a check switched off: "confirm deletes | no"
     "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
-    "account": r"(?<![\w.,:/-])(?:[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,8}|\d{4}(?:[ -]\d{3,5}){2,5}|\d{2}-\d{2}-\d{2}[ /]+\d{6,10}|bc1[a-z0-9]{20,}|0x[0-9a-f]{40}|t[1-9a-z]{33})(?![\w/-]|[.,]\w)",
+    "account": r"(?<![\w.,:/-])(?:[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,8}|\d{4}(?:[ -]\d{3,5}){2,5}|\d{2}-\d{2}-\d{2}[ /]+\d{6,10}|\d{8}(?:-\d{8}){1,2}|\d{2,3}-\d{3}-\d{5,9}|\d{4} \d{2} \d{5}|bc1[a-z0-9]{20,}|0x[0-9a-f]{40}|t[1-9a-z]{33})(?![\w/-]|[.,]\w)",
     "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
     # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
     "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
     r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
     r"|[a-z]+://\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
-    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)",
-    "destination": r"\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
+    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)"
+    r"|[a-z]+://[^\s)]*[?&][\w-]+=(?:<(?:[^>\n ]{1,30} ){2,8}[^>\n]{1,30}>|\{(?:[^}\n ]{1,30} ){2,8}[^}\n]{1,30}\}|(?=[^\s)&]*_)(?=[^\s)&]*[^\x00-\x7f])[^\s)&]{6,}|[a-z]+(?:_[a-z]+){3,}(?=[&)\s]|$))",
+    "destination": r"(?<![\w+])\+\d{1,3}[ -]?\(?\d{1,4}\)?(?:[ -]?\d{2,4}){2,4}(?!\w)|\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
     r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook",
     "shell": r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;`]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|<\(\s*curl"
     r"|\|\s*python|/dev/tcp/|powershell\b[^\n]{0,40}-e(?:nc|ncodedcommand)?\s|\bnc\s+-e\b|\bos\.system\(",
@@ -552,9 +558,9 @@ SHAPES = {
     r"|postinstall",
     "command": r"\brm -rf\b|push --force(?!-with-lease)|\bsudo\b|chmod -r 777|\bdrop (?:schema|table|database)\b"
     r"|git clean -xdf|ufw disable|iptables -f|verify=false|permissions: write-all|\bdelete (?:ns|namespace)\b"
-    r"|\biban\b|\bpix\b",
+    r"|\biban\b|\bpix\b|\b(?:share|send|delete|transfer|upload|post|pay|grant|export|forward|wire)_[a-z_]*\(",
     "toolcall": r"\b(?:call|use|invoke|run)\s+(?:the\s+)?[\w.-]+\s+tool\b|\b(?:shell|exec|run|fetch|browse|bash|system|eval|call_?tool|tool)\w*\(\s*[\"']"
-    r"|\btool\s*:|\bbrowser tool\b|\bemail tool\b|\bfetch tool\b",
+    r"|\btool\s*:|\bbrowser tool\b|\bemail tool\b|\bfetch tool\b|\bcall (?:the )?function\b|(?<=_)[a-z]+\((?=\s*(?:[a-z_]+\s*=|[\"']))",
     "lifted": r"autoapprove\"?\s*[:=]\s*true|confirm\w*\s*[:=]\s*(?:false|no|off)\b|safety_mode\s*=\s*off",
     # an AI named as a word, or in a field's name (agent_note:, x-agent-policy:, hinweis_fuer_agenten:, (agent))
     "named": r"(?<![a-z0-9_-])(?:ai|llm)s?(?![a-z0-9_-])",  # (where the text writes AI or LLM so: not Italian "ai")
@@ -574,6 +580,11 @@ _OPENING = r"\W*(?:(?:hey|hi|hello|ok|okay|dear)\W+)?"  # before an AI spoken to
 _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;:,。！？；：，]+){1,5}?[ \t]*:"  # AI, … / AI helpers: …
 _CALLED = r"(?:^|[\[(<{>:;.!?—–*#|-] ?)(?:[^\s.!?:;,()]+ ){0,3}(?<!'s )(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )$"  # (FYI for the team bot, …)
 _MINE = r"(?<!\w)(?:my|me|mine|self|mon|ma|moi|mein\w*|mir|mich|mi|mio|mia|meu|minha|mí|мой|моя|мне|меня|我的|问我|私の|내)(?!\w)"
+_SENTENCE = r"[.;!?。；！？](?:\s|$)|[；。！？]"  # (the end of a sentence)
+_OWNED = {  # a person's assistant, not an AI spoken to: my assistant, the user's, 用户的助理; my writing assistant: …
+    "reader": r"(?:my |'s |s' |[户我他她]的)$",
+    "agent": r"(?<!\w)(?:my|our|mein\w*|mon|ma|mi|meu|minha|мой|моя)(?: [\w-]+){0,2} ?$|我[的给]$",
+}
 _FOR = r"(?<!\w)(?:to|for|für|an|pour|à|au|aux|para|per|pro|pre|za|dla|для|до|voor|för|till|til|untuk|için|cho|kwa|all|any|every)(?!\w)|给|对|致|ถึง|ל"
 _ACTS = SHAPES.keys() - {"agent", "ai", "named", "toreader", "account"}  # the shapes of what an act needs
 _RISKY = _ACTS | {"goods", "prompt", "conceal", "authority", "grant"}  # what a permission may not name
@@ -616,10 +627,10 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     hits = _affirmed(spoken, words(spoken) if found is None else found)
     hits += _overruled(hits)
     anchored = {h.concept for h in hits if h.lang == "*"} - (set() if named else {"named"})
-    mine = ("my ", "'s ", "s' ", "户的", "我的", "他的", "她的")  # (a person's assistant, not an AI: 用户的助理)
-    hits = [h for h in hits if h.lang != "*" and not (h.concept == "reader" and spoken[: h.start].endswith(mine))] + [
+    hits = [h for h in hits if h.lang != "*"] + [
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
+    hits = [h for h in hits if not re.search(_OWNED.get(h.concept, "(?!)"), spoken[max(0, h.start - 40) : h.start])]
     hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)
         h._replace(concept="opened" if h.concept != "ai" and re.fullmatch(_OPENING, spoken[: h.start]) else "addressed")
         for h in hits
@@ -634,7 +645,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     readers = [h for h in hits if h.concept in ("reader", "named", "agent")]
     begun = max([h.end for h in readers if h.start <= begun], default=-1)
     readers = [h for h in readers if h.start >= begun]  # AI helpers should …
-    hits += [  # in the reader's clause (or after it called: AI, …), not a limit: should not / only …
+    hits += [  # in the reader's clause (or after it called: AI, …), not a limit (should not / only …), an act in its sentence
         r._replace(concept="bidden")
         for r in hits
         if r.concept == "request"
@@ -642,7 +653,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
             0 <= r.start - a.end <= 40 and not re.search("[,;，；。.!?]", spoken[a.end + 1 : r.start]) for a in readers
         )
         and not re.match(r" ?(?:not|never|only|n't|不|别)", spoken[r.end : r.end + 6])
-        and any(g.concept in _ASKED.split("|") and _sentence(spoken, r, g) for g in hits)  # an act in its sentence
+        and any(g.concept in _ASKED.split("|") and _beside(spoken, r, g, 80, _SENTENCE) for g in hits)
     ]
     by: dict[str, list[_Hit]] = {}
     for hit in (h for h in hits if h.concept != "toreader" or h.start >= begun):
@@ -845,20 +856,13 @@ def _overruled(hits: list[_Hit]) -> list[_Hit]:
     ]
 
 
-def _sentence(spoken: str, a: _Hit, b: _Hit) -> bool:
+def _beside(spoken: str, a: _Hit, b: _Hit, gap: int = GAP, marks: str = r"[.,;:!?。，；：！？、\n]") -> bool:
     between = spoken[min(a.end, b.end) : max(a.start, b.start)]
-    return len(between) <= 80 and not re.search(r"[.;!?。；！？](?:\s|$)|[；。！？]", between)
-
-
-def _beside(spoken: str, a: _Hit, b: _Hit, gap: int = GAP) -> bool:
-    between = spoken[min(a.end, b.end) : max(a.start, b.start)]
-    return len(between) <= gap and not re.search(r"[.,;:!?。，；：！？、\n]", between)
+    return len(between) <= gap and not re.search(marks, between)
 
 
 def _together(groups: list[list[_Hit]]) -> bool:
     """One hit of each group, all within `WINDOW` characters of the first group's hit."""
-    if not all(groups):
-        return False
     return any(all(any(0 < abs(h.start - a.start) <= WINDOW for h in group) for group in groups[1:]) for a in groups[0])
 
 
@@ -891,11 +895,9 @@ def _automaton() -> "ahocorasick.Automaton":
         rows = [row.split() for row in TABLE.strip().splitlines()]
         rows += [["*", concept, *anchors.split()] for concept, anchors in ANCHORS.items()]
         for lang, concept, *stems in rows:
-            lang = "" if lang == "any" else lang  # (words that go with any language's)
-            for stem in stems:
-                words.setdefault(unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold(), set()).add(
-                    (lang, concept)
-                )
+            for stem in stems:  # ("any": words that go with any language's)
+                word = unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold()
+                words.setdefault(word, set()).add(("" if lang == "any" else lang, concept))
         automaton = ahocorasick.Automaton()
         for word, meanings in words.items():
             automaton.add_word(word, (word, tuple(meanings)))

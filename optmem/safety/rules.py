@@ -199,7 +199,6 @@ def _sham(m: re.Match[str]) -> bool:
     )
 
 
-
 def _speaks_to_agent(m: re.Match[str]) -> bool:
     """A hidden comment that speaks to the reader's model (addresses an AI, says a sentence to a reader
     it labels, in any language; holds an instruction), not a template's note (<!-- more -->), a

@@ -27,14 +27,14 @@ if TYPE_CHECKING:
     from optmem.safety.rules import Rule
 
     Kind = Literal["secret", "injection"]
-VERSION = 7  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 8  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
 
 # a quotation: what a note says someone else wrote (straight, curly, angled, corner quotes, backticks)
 _QUOTED = (
-    r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|„[^“”\n]{3,300}[“”]|«[^»\n]{3,300}»|「[^」\n]{3,300}」|`[^`\n]{3,300}`"
+    r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|„[^“”\"\n]{3,300}[“”\"]|«[^»\n]{3,300}»|「[^」\n]{3,300}」|`[^`\n]{3,300}`"
     r"|(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w)){3,300}'(?!\w)"
 )
 _SPEECH = _QUOTED.replace(r"|`[^`\n]{3,300}`", "")  # (the table's findings: code in backticks is run, not said)
@@ -48,28 +48,24 @@ def find(text: str, *, tool: bool = False) -> str | None:
     not one: when the hit lies only inside quotation marks and what the note says around them —
     a dozen distinct words at least — holds none, nothing is found. That holds for phrasing (`rules.SAID`)
     and the table's findings of words (`languages.SAID`); secrets, characters, markup and what an act
-    needs (a URL, a command) count wherever they stand."""
+    needs (a URL, a command) count wherever they stand, unless the note says it speaks of an attack (a fake mail …)."""
     from optmem.safety import languages, rules
 
     rule = _find(text, 0, tool)
     phrasing = rule in rules.SAID
     quotes = _QUOTED if phrasing else _SPEECH
-    if phrasing or (rule in languages.SAID and not languages.shaped(" ".join(re.findall(quotes, text)))):
+    if phrasing or rule in languages.SAID:
         outside = re.sub(quotes, " … ", text)
         said = (
             len(set(re.findall(r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{3,}", outside.lower())))
             + len(set(re.findall("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", outside))) // 2
         )  # (distinct words of three letters or more; two Chinese, Japanese or Korean syllables a word)
-        if outside != text and said >= 12 and not _joins(outside) and _find(outside, 0) is None:
-            return None
+        around = {h.concept for h in languages.words(" ".join(outside.casefold().split()))}  # (decode: it uses them)
+        reported = not around.isdisjoint({"meta", "reported"})  # (a note about an attack: eight words will do)
+        spoken_of = phrasing or reported or not languages.shaped(" ".join(re.findall(quotes, text)))
+        if outside != text and said >= 12 - 4 * reported and spoken_of and "decode" not in around:
+            return None if _find(outside, 0) is None else rule
     return rule
-
-
-def _joins(outside: str) -> bool:
-    """What a note says around its quotations tells to join or decode them: it uses them."""
-    from optmem.safety import languages
-
-    return any(h.concept == "decode" for h in languages.words(" ".join(outside.casefold().split())))
 
 
 def kind_of(rule: str) -> Kind:
@@ -108,8 +104,9 @@ def _find(text: str, depth: int, tool: bool = False) -> str | None:
         hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike
     if hit:
         return hit
-    for encoding, decode in readings.CIPHERS:  # ROT13, backwards
-        if hit := found.first("phrases", decode(folded)):
+    told = any(h.concept == "decode" for h in words)  # (the table's words too, where the text says to decode)
+    for encoding, un in readings.CIPHERS:  # ROT13, backwards
+        if hit := found.first("phrases", un(folded)) or languages.find(un(spoken) if told else "", None, named, tool):
             return encoding + hit
     joined, spans = readings.collapsed(folded)
     if spans:  # letter-spaced words joined: a hit counts only where it overlaps a joined run
