@@ -495,6 +495,13 @@ def _is_note(row: Row) -> bool:
     return row.session is None and row.tier != Tier.CHAT
 
 
+def _capitalised(text: str) -> frozenset[str]:
+    """The terms of the words a text writes with a capital letter: its names (Rosen, BlueHeron,
+    LastPass) — and a sentence's first word, which a name it shares with another text seldom is."""
+    words = textmod.compiled(r"[A-Za-z0-9]*[A-Z][A-Za-z0-9]*").findall(text)
+    return frozenset(textmod.tokens(" ".join(words))) if words else frozenset()
+
+
 def _followers(
     idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any], corpus: _Corpus, settings: Ranking
 ) -> dict[int, tuple[str, float]]:
@@ -523,6 +530,7 @@ def _followers(
         return out
     from optmem.identifiers import names_another_thing, values
     from optmem.reading.lexicon import STOPWORDS
+    from optmem.reading.query import names_in
 
     ignore = cues.time_words()
     notes = sorted(
@@ -556,7 +564,12 @@ def _followers(
         text = seen[n].record.text
         # a name the query writes that the older holds: a newer note that lacks it and says no change
         # is about another ("Bob's phone number is 555-0202" for "what is Alice's phone number")
+        # — unless it names nobody the older does not ("Vet visit: … we cut the dog down to 1.5 cups
+        # a day" for "how much should I be feeding Biscuit?": `follow_unnamed`)
         named = q.intent.names & seen[n].matched
+        own = frozenset(idx.tokenised(older)[2])
+        # the older's names the question did not ask for: its value, when it is a name (Dr. Rosen, LastPass)
+        names = (_capitalised(text) - seen[n].matched) if settings.follow_names else frozenset()
         best: tuple[bool, float, float, Row] | None = None
         for row in idx.matches(
             match_any(rare),
@@ -578,19 +591,24 @@ def _followers(
             # a note that says it changes something; or, holding enough of the older's words, one
             # that puts a number in place of one of its own ("prod pg max_connections=500" after
             # "生产 PG 的 max_connections 是 200") — the one that says a change goes first
-            told = cues.says_change(said)
+            told = cues.says_change(said, settings.change_arrows)
             if best and (told, share, row.ts or 0.0) <= best[:3]:
                 continue
             new, old = values(said, ignore), values(text, ignore)
             # (two of its words at least: "Maybe try port 8081 for the mock server" holds only "port"
             # of "The orders backend listens on port 9090")
+            unnamed = named <= newer or (settings.follow_unnamed and not names_in(said) - own)
             if not told and not (
                 settings.follow_values
                 and len(newer.intersection(idfs)) > 1
-                and named <= newer
+                and unnamed
                 and ranking.replaces_number(new, old)
             ):
-                continue
+                # or the older's name it was not asked by, a rare one, named again beside a value put in
+                # place of one of the older's ("Dr. Rosen retired; … assigned us to Dr. Amara Singh")
+                kept = names.intersection(newer, idfs) & _capitalised(said) if names else frozenset()
+                if not (unnamed and any(df[t] <= settings.follow_rare for t in kept) and ranking.replaces(new, old)):
+                    continue
             if new - old and not names_another_thing(text, said, ignore):
                 best = (told, share, row.ts or 0.0, row)
         if best is None:
@@ -870,7 +888,7 @@ def _order(
         q.intent.question,
         asks == "past",
         lambda text: values(text, ignore),
-        cues.says_change,
+        lambda text: cues.says_change(text, settings.change_arrows),
         # what the older note is about, named by the newer one or by the question
         lambda older, newer: names_its_subject(older, newer, ignore) or names_its_subject(older, q.text, ignore),
         _Subjects(idx).share,

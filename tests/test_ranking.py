@@ -1545,6 +1545,109 @@ def test_a_newer_note_that_says_a_change_is_followed_before_one_that_only_gives_
     assert kids not in ids
 
 
+@pytest.mark.long
+def test_a_newer_note_naming_the_older_s_name_beside_another_value_is_found(vault, cli, monkeypatch):
+    # "Dr. Rosen retired; …" says no change word and shares no word with the question: it names
+    # the older's name the question did not ask for (Rosen, a rare one) and puts a name in place of
+    # the older's — the same attribute, a new value. A note that names Rosen and states no value in
+    # place of one ("… says the baby's growth chart looks normal") is no newer value
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    for text_ in FILLERS:
+        put(vault, text_)
+    at(monkeypatch, "2025-02-01T10:00:00Z")
+    old = put(vault, "Kids' pediatrician: Dr. Rosen, Brookline Pediatrics.").id
+    at(monkeypatch, "2025-04-01T10:00:00Z")
+    remark = put(vault, "Dr. Rosen says the baby's growth chart looks normal.").id
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    new = put(vault, "Dr. Rosen retired; the practice assigned us to Dr. Amara Singh.").id
+    at(monkeypatch, "2025-06-20T10:00:00Z")
+    hits = cli.json("search", "who is the kids' pediatrician?", "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
+    assert hits[ids.index(new)]["explain"]["updates"] == old
+    assert remark not in ids
+    # switched off, a newer note must say it changes something, or put a number for a number
+    off = [
+        h["id"]
+        for h in cli.json("--set", "ranking.follow_names=false", "search", "who is the kids' pediatrician?")["hits"]
+    ]
+    assert new not in off and off[0] == old
+
+
+@pytest.mark.long
+def test_a_newer_note_lacking_the_question_s_name_follows_when_it_names_nobody_else(vault, cli, monkeypatch):
+    # "how much should I be feeding Biscuit?": the newer note calls him "the dog" and names nobody
+    # the older does not — its new value; "Max's bowl: …" names another dog, and is not
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    for text_ in FILLERS:
+        put(vault, text_)
+    at(monkeypatch, "2025-02-01T10:00:00Z")
+    old = put(vault, "Biscuit eats Purina Pro Plan chicken & rice, 2 cups a day.").id
+    at(monkeypatch, "2025-05-01T10:00:00Z")
+    new = put(vault, "Vet visit: he's getting chunky, so we cut the dog down to 1.5 cups a day, same food.").id
+    at(monkeypatch, "2025-05-10T10:00:00Z")
+    other = put(vault, "Max's bowl: 3 cups a day, puppy food.").id
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    q = "How much should I be feeding Biscuit?"
+    hits = cli.json("search", q, "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
+    assert hits[ids.index(new)]["explain"]["updates"] == old
+    assert other not in ids
+    off = [h["id"] for h in cli.json("--set", "ranking.follow_unnamed=false", "search", q)["hits"]]
+    assert new not in off and off[0] == old
+
+
+@pytest.mark.long
+def test_an_arrow_in_a_newer_note_says_it_changes_the_value(vault, cli, monkeypatch):
+    # ".nvmrc -> 20.11.1" shares one rare word with the note that answers and no word with the
+    # question; its arrow writes the new value over the old, as "now" or "bumped to" would
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    for text_ in FILLERS:
+        put(vault, text_)
+    at(monkeypatch, "2025-02-01T10:00:00Z")
+    old = put(vault, "frontend pinned to node 16 in .nvmrc").id
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    new = put(vault, ".nvmrc -> 20.11.1").id
+    at(monkeypatch, "2025-06-20T10:00:00Z")
+    q = "which node version does the frontend use?"
+    hits = cli.json("search", q, "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
+    assert hits[ids.index(new)]["explain"]["updates"] == old
+    off = [h["id"] for h in cli.json("--set", "ranking.change_arrows=false", "search", q)["hits"]]
+    assert new not in off and off[0] == old
+
+
+def test_says_change_reads_an_arrow_only_when_asked():
+    assert cues.says_change("BlueHeron pw -> kestrel-dawn-77", arrows=True)
+    assert cues.says_change(".nvmrc → 20.11", arrows=True)
+    assert not cues.says_change("BlueHeron pw -> kestrel-dawn-77")  # (the write gate's reading: no arrow)
+    assert not cues.says_change("BlueHeron pw is kestrel-dawn-77", arrows=True)
+
+
+@pytest.mark.long
+def test_a_newer_note_saying_a_change_of_value_goes_above_when_the_question_s_words_split(vault, cli, monkeypatch):
+    # "which account does my paycheck land in?": the older matched "paycheck", the newer "account";
+    # they share no word of their own — the newer says it changes something and puts a name in
+    # place of the older's: the value asked for, said later ("account", said often, weighs less)
+    at(monkeypatch, "2025-01-05T10:00:00Z")
+    for text_ in (*FILLERS, "The streaming account is shared with Sam", "Gym account number is in the drawer"):
+        put(vault, text_)
+    at(monkeypatch, "2025-02-01T10:00:00Z")
+    old = put(vault, "Paycheck goes to Wells Fargo checking").id
+    at(monkeypatch, "2025-06-01T10:00:00Z")
+    new = put(vault, "Direct deposit switched to the Schwab account").id
+    at(monkeypatch, "2025-06-20T10:00:00Z")
+    q = "which account does my paycheck land in?"
+    hits = cli.json("search", q, "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert ids.index(new) < ids.index(old), [h["text"] for h in hits]
+    assert hits[ids.index(new)]["explain"]["updates"] == old
+    off = [h["id"] for h in cli.json("--set", "ranking.update_said=false", "search", q)["hits"]]
+    assert off.index(old) < off.index(new)
+
+
 def test_replaces_a_number_by_a_number():
     assert ranking.replaces_number(frozenset({"#52"}), frozenset({"#45"}))
     assert ranking.replaces_number(frozenset({"#500", "pgbouncer"}), frozenset({"#200", "pg"}))
