@@ -1178,7 +1178,10 @@ def test_what_came_after_the_value_asked_for_weighs_nothing(vault, cli, monkeypa
     )
     assert read("before Fastmail?").after == frozenset()  # nothing else to find by
     assert read("换 Loki 之前用的什么日志系统？").after == frozenset({"loki", "换"})
-    (vault.root / "optmem.toml").write_text("[ranking]\nlandmarks = false\n", "utf-8")
+    # (the newer says a change, "Moved", and puts Fastmail in place of Gmail: `update_said` reads it as
+    # the older's newer value, and a question about the past puts the older above it — off here, so
+    # that the landmark alone is measured)
+    (vault.root / "optmem.toml").write_text("[ranking]\nlandmarks = false\nupdate_said = false\n", "utf-8")
     assert cli.json("search", query)["hits"][0]["id"] == new
 
 
