@@ -495,13 +495,6 @@ def _is_note(row: Row) -> bool:
     return row.session is None and row.tier != Tier.CHAT
 
 
-def _capitalised(text: str) -> frozenset[str]:
-    """The terms of the words a text writes with a capital letter: its names (Rosen, BlueHeron,
-    LastPass) — and a sentence's first word, which a name it shares with another text seldom is."""
-    words = textmod.compiled(r"[A-Za-z0-9]*[A-Z][A-Za-z0-9]*").findall(text)
-    return frozenset(textmod.tokens(" ".join(words))) if words else frozenset()
-
-
 def _followers(
     idx: Index, q: Query, rows: dict[int, Row], seen: dict[int, Any], corpus: _Corpus, settings: Ranking
 ) -> dict[int, tuple[str, float]]:
@@ -568,8 +561,6 @@ def _followers(
         # a day" for "how much should I be feeding Biscuit?": `follow_unnamed`)
         named = q.intent.names & seen[n].matched
         own = frozenset(idx.tokenised(older)[2])
-        # the older's names the question did not ask for: its value, when it is a name (Dr. Rosen, LastPass)
-        names = (_capitalised(text) - seen[n].matched) if settings.follow_names else frozenset()
         best: tuple[bool, float, float, Row] | None = None
         for row in idx.matches(
             match_any(rare),
@@ -604,11 +595,7 @@ def _followers(
                 and unnamed
                 and ranking.replaces_number(new, old)
             ):
-                # or the older's name it was not asked by, a rare one, named again beside a value put in
-                # place of one of the older's ("Dr. Rosen retired; … assigned us to Dr. Amara Singh")
-                kept = names.intersection(newer, idfs) & _capitalised(said) if names else frozenset()
-                if not (unnamed and any(df[t] <= settings.follow_rare for t in kept) and ranking.replaces(new, old)):
-                    continue
+                continue
             if new - old and not names_another_thing(text, said, ignore):
                 best = (told, share, row.ts or 0.0, row)
         if best is None:

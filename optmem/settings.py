@@ -99,7 +99,6 @@ class Ranking(Section):
     follow_overlap: Annotated[float, AtLeast(0)] = 0.12  # … that holds this share of its words, by rarity
     follow_rare: Annotated[int, AtLeast(0)] = 6  # … one of them a word held by at most this many records
     follow_values: bool = True  # … or, saying no change, puts a number in place of one of its numbers
-    follow_names: bool = True  # … or names the older's rare name again beside a value in place of its value
     follow_unnamed: bool = True  # … lacking the question's name, when it names nobody the older does not
     change_arrows: bool = True  # "pw -> kestrel-dawn-77": an arrow in a note says a change, as "now" does
     reorder_top: Annotated[int, AtLeast(1)] = 10  # hits the newer-first rules re-order, whatever --limit

@@ -1549,35 +1549,6 @@ def test_a_newer_note_that_says_a_change_is_followed_before_one_that_only_gives_
 
 
 @pytest.mark.long
-def test_a_newer_note_naming_the_older_s_name_beside_another_value_is_found(vault, cli, monkeypatch):
-    # "Dr. Rosen retired; …" says no change word and shares no word with the question: it names
-    # the older's name the question did not ask for (Rosen, a rare one) and puts a name in place of
-    # the older's — the same attribute, a new value. A note that names Rosen and states no value in
-    # place of one ("… says the baby's growth chart looks normal") is no newer value
-    at(monkeypatch, "2025-01-05T10:00:00Z")
-    for text_ in FILLERS:
-        put(vault, text_)
-    at(monkeypatch, "2025-02-01T10:00:00Z")
-    old = put(vault, "Kids' pediatrician: Dr. Rosen, Brookline Pediatrics.").id
-    at(monkeypatch, "2025-04-01T10:00:00Z")
-    remark = put(vault, "Dr. Rosen says the baby's growth chart looks normal.").id
-    at(monkeypatch, "2025-06-01T10:00:00Z")
-    new = put(vault, "Dr. Rosen retired; the practice assigned us to Dr. Amara Singh.").id
-    at(monkeypatch, "2025-06-20T10:00:00Z")
-    hits = cli.json("search", "who is the kids' pediatrician?", "--explain")["hits"]
-    ids = [h["id"] for h in hits]
-    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
-    assert hits[ids.index(new)]["explain"]["updates"] == old
-    assert remark not in ids
-    # switched off, a newer note must say it changes something, or put a number for a number
-    off = [
-        h["id"]
-        for h in cli.json("--set", "ranking.follow_names=false", "search", "who is the kids' pediatrician?")["hits"]
-    ]
-    assert new not in off and off[0] == old
-
-
-@pytest.mark.long
 def test_a_newer_note_lacking_the_question_s_name_follows_when_it_names_nobody_else(vault, cli, monkeypatch):
     # "how much should I be feeding Biscuit?": the newer note calls him "the dog" and names nobody
     # the older does not — its new value; "Max's bowl: …" names another dog, and is not
