@@ -388,6 +388,16 @@ def updates_first(
                 m.note
                 and o.note
                 and question
+                and settings.update_said
+                and m.score >= settings.update_ratio_note * o.score
+                and says(m)
+                and not says(o)
+                and replaces(vals(m), vals(o))
+            )
+            or (
+                m.note
+                and o.note
+                and question
                 and subject is not None
                 and settings.update_overlap_text > 0
                 and (replaces(vals(m), vals(o)) or says(m))

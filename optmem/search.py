@@ -523,6 +523,7 @@ def _followers(
         return out
     from optmem.identifiers import names_another_thing, values
     from optmem.reading.lexicon import STOPWORDS
+    from optmem.reading.query import names_in
 
     ignore = cues.time_words()
     notes = sorted(
@@ -556,7 +557,10 @@ def _followers(
         text = seen[n].record.text
         # a name the query writes that the older holds: a newer note that lacks it and says no change
         # is about another ("Bob's phone number is 555-0202" for "what is Alice's phone number")
+        # — unless it names nobody the older does not ("Vet visit: … we cut the dog down to 1.5 cups
+        # a day" for "how much should I be feeding Biscuit?": `follow_unnamed`)
         named = q.intent.names & seen[n].matched
+        own = frozenset(idx.tokenised(older)[2])
         best: tuple[bool, float, float, Row] | None = None
         for row in idx.matches(
             match_any(rare),
@@ -578,16 +582,17 @@ def _followers(
             # a note that says it changes something; or, holding enough of the older's words, one
             # that puts a number in place of one of its own ("prod pg max_connections=500" after
             # "生产 PG 的 max_connections 是 200") — the one that says a change goes first
-            told = cues.says_change(said)
+            told = cues.says_change(said, settings.change_arrows)
             if best and (told, share, row.ts or 0.0) <= best[:3]:
                 continue
             new, old = values(said, ignore), values(text, ignore)
             # (two of its words at least: "Maybe try port 8081 for the mock server" holds only "port"
             # of "The orders backend listens on port 9090")
+            unnamed = named <= newer or (settings.follow_unnamed and not names_in(said) - own)
             if not told and not (
                 settings.follow_values
                 and len(newer.intersection(idfs)) > 1
-                and named <= newer
+                and unnamed
                 and ranking.replaces_number(new, old)
             ):
                 continue
@@ -870,7 +875,7 @@ def _order(
         q.intent.question,
         asks == "past",
         lambda text: values(text, ignore),
-        cues.says_change,
+        lambda text: cues.says_change(text, settings.change_arrows),
         # what the older note is about, named by the newer one or by the question
         lambda older, newer: names_its_subject(older, newer, ignore) or names_its_subject(older, q.text, ignore),
         _Subjects(idx).share,

@@ -92,12 +92,15 @@ class Ranking(Section):
     update_overlap_note: Annotated[float, AtLeast(0)] = 0.3  # … between two notes, for a question: of the older's match
     update_ratio_note: Annotated[float, AtLeast(0)] = 0.3
     update_overlap_text: Annotated[float, AtLeast(0)] = 0.3  # … or of the older's own words, by rarity (0: off)
+    update_said: bool = True  # … or, both found by a question, the newer says a change and puts a value for its value
     cjk_unigram: Annotated[float, AtLeast(0)] = 0.3  # weight of a Chinese query's single characters
     follow_share: Annotated[float, AtLeast(0)] = 1.0  # of a matched note's relevance, to its newer value
     follow_top: Annotated[int, AtLeast(0)] = 5  # … of the most relevant notes
     follow_overlap: Annotated[float, AtLeast(0)] = 0.12  # … that holds this share of its words, by rarity
     follow_rare: Annotated[int, AtLeast(0)] = 6  # … one of them a word held by at most this many records
     follow_values: bool = True  # … or, saying no change, puts a number in place of one of its numbers
+    follow_unnamed: bool = True  # … lacking the question's name, when it names nobody the older does not
+    change_arrows: bool = True  # "pw -> kestrel-dawn-77": an arrow in a note says a change, as "now" does
     reorder_top: Annotated[int, AtLeast(1)] = 10  # hits the newer-first rules re-order, whatever --limit
     superseded_factor: Annotated[float, AtLeast(0), AtMost(1)] = 0.75  # a superseded record's score ×
     # The language rules (`optmem.reading`), each on or off:

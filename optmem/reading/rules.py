@@ -267,6 +267,22 @@ RULES: tuple[Rule, ...] = (
         " backend listens on port 9090”)",
     ),
     Rule(
+        "a change said beside a value in its place",
+        "update_said",
+        "false",
+        "between two notes a question found, the newer says it changes something (the older says none) and puts"
+        " a value in place of one of the older's: it goes above it though they share no word of their own — the"
+        " question's words split between them (“paycheck goes to Wells Fargo checking” — “direct deposit switched"
+        " to the Schwab account”)",
+        "0 (turns)",
+        "0 (turns)",
+        "0 (with the three rules of 2026-12-07 on: R@1 47.0, MRR 0.582, as without them)",
+        "blind pairs current first +0.6 / +0.8 / +2.4 / +1.2 / +0.6 / 0 / 0 / +1.1 pts, old first −0.5 / −0.7 /"
+        " −2.4 / −1.2 / −0.6 / 0 / 0 / −1.0 pts (sets 1–8; 2, 4, 6 not developed on), the newer value the top hit"
+        " +1.7 / +3.1 / 0 / +1.7 / 0 pts (sets 1, 3, 5, 7, 8), old in the top ten 0 on all eight; past questions"
+        " old first 0 / +0.8 / −0.6 / +0.6 / +0.6 / 0 / 0 / 0 pts; update set 0 / 0",
+    ),
+    Rule(
         "newer values found from the answer",
         "follow_share",
         "0",
@@ -302,6 +318,36 @@ RULES: tuple[Rule, ...] = (
         " Heron still uses GitLab CI” follows “Team Falcon … Jenkins”); update set 0 / +1.0 pts (97.1 → 98.1 %, direct"
         " load); the sample vault's eval"
         " unchanged (MRR 0.933)",
+    ),
+    Rule(
+        "a follower that names nobody else",
+        "follow_unnamed",
+        "false",
+        "a newer note found from the answer that lacks a name the question writes and the older holds still"
+        " follows it when it names nobody the older does not (“Vet visit: … we cut the dog down to 1.5 cups a day”"
+        " for “how much should I be feeding Biscuit?”); “Bob's phone number is 555-0202” still does not follow"
+        " Alice's",
+        "0 (turns)",
+        "0 (turns)",
+        "0 (with the three rules of 2026-12-07 on: R@1 47.0, MRR 0.582, as without them)",
+        "blind pairs current first 0 / 0 / 0 / +0.6 / 0 / 0 / 0 / +1.1 pts, old first 0 / 0 / 0 / −0.6 / 0 / 0 / 0"
+        " / −1.0 pts (sets 1–8; 2, 4, 6 not developed on), the newer value the top hit +0.6 / −1.2 / 0 / 0 / +0.5"
+        " pts (sets 1, 3, 5, 7, 8: a distractor followed in its place), old in the top ten and past questions 0;"
+        " update set 0 / 0",
+    ),
+    Rule(
+        "an arrow says a change",
+        "change_arrows",
+        "false",
+        "an arrow (->, →) in a note says it changes something, as “now” or “switched” do — a value written over the"
+        " one before it (“BlueHeron pw -> kestrel-dawn-77”, “.nvmrc -> 20.11.1”); search only, the write gate reads"
+        " no arrow",
+        "0 (turns)",
+        "0 (turns)",
+        "0 (with the three rules of 2026-12-07 on: R@1 47.0, MRR 0.582, as without them)",
+        "blind pairs current first 0 / 0 / +0.6 / 0 / 0 / 0 / +0.6 / +0.5 pts, old first 0 / 0 / −0.6 / 0 / 0 / 0"
+        " / −0.5 / −0.5 pts (sets 1–8; 2, 4, 6 not developed on: arrows in 3, 4, 5 of their cases moved none), old"
+        " in the top ten and past questions 0; update set 0 / 0",
     ),
 )
 
