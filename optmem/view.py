@@ -361,26 +361,42 @@ def replaces(newer: Member, older: Member) -> bool:
     return any(names(ref, older.id) for ref in newer.corrects)
 
 
-def _unordered(a: Member, b: Member, window: float, by_id: dict[str, Member] | None = None) -> bool:
+def _unordered(
+    a: Member, b: Member, window: float, by_id: dict[str, Member] | None = None, *, head: bool = True
+) -> bool:
     """Whether time cannot decide between two values of a key: corrections of one record, or
-    values whose writers had not seen each other's (made on two clones, merged by a sync); or,
-    with a conflict window set (`[consolidation] conflict_window_days`, 0 by default), values
-    written within it of each other — unless the newer one says it is a change ("moved to",
-    "改成", "now")."""
+    values whose writers had not seen each other's (made on two clones, merged by a sync) — `b`
+    only while it is a head (`_heads`: no value of the key was written after it); or, with a
+    conflict window set (`[consolidation] conflict_window_days`, 0 by default), values written
+    within it of each other — unless the newer one says it is a change ("moved to", "改成",
+    "now")."""
     if a.fp is not None and a.fp == b.fp:
         return False  # the same value said twice is agreement, not a conflict
     if MEMORY in (a.kind, b.kind):
         return False  # a hot-memory entry's journal: the log's order is the file's
     if replaces(a, b) or replaces(b, a):
         return False  # its writer named the other value and replaced it (a correction, a resolution)
-    if set(a.corrects) & set(b.corrects):
+    if head and set(a.corrects) & set(b.corrects):
         return True
-    if by_id is not None and concurrent(a, b, by_id):
+    if head and by_id is not None and concurrent(a, b, by_id):
         return True
     if window > 0 and a.ts is not None and b.ts is not None and abs(a.ts - b.ts) < window:
         newer = a if newer_key(a.ts, a.id, a.n) > newer_key(b.ts, b.id, b.n) else b
         return not newer.change  # "小明搬到上海了" says it replaces: time orders it
     return False
+
+
+def _heads(pool: list[Member], by_id: dict[str, Member]) -> list[Member]:
+    """The values of a key group no other value of the pool was written after (`after`, through
+    the chain): a value another writer had seen when it wrote the key replaced it knowingly,
+    whatever the clocks say — it can be in conflict with nothing, and it never wins."""
+    todo, seen = [rid for m in pool for rid in m.after or ()], set()
+    while todo:  # every value written after, directly or through the values those writers saw
+        rid = todo.pop()
+        if rid not in seen:
+            seen.add(rid)
+            todo += by_id[rid].after or () if rid in by_id else ()
+    return [m for m in pool if m.id not in seen] or pool  # (a hand-made cycle: time decides)
 
 
 def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
@@ -396,9 +412,12 @@ def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
         return Winner(newest([m for m in members if not m.out] or members))
     redlines = [m for m in live if m.tier == Tier.REDLINE]
     pool = redlines or live
-    top = newest(pool)
     by_id = {m.id: m for m in members}
-    rivals = [m for m in pool if m is not top and _unordered(top, m, window, by_id)]
+    heads = _heads(pool, by_id)
+    top = newest(heads)
+    # a value another one was written after is no rival by its clone's history (`_heads`); the
+    # conflict window, which opts in to asking about values written knowingly, still reaches it
+    rivals = [m for m in pool if m is not top and _unordered(top, m, window, by_id, head=m in heads)]
     stated = [m for m in pool if not m.inferred]
     if top.inferred and stated:  # an inference never overrules what was said: the user is asked
         said = newest(stated)
