@@ -64,6 +64,7 @@ def purge(
                 targets = idx.ids()
             if not everything:
                 targets = _with_copies(vault, idx, targets)
+            seen = {} if everything else _seen_through(idx, targets)
         if not yes:
             what = f"every record ({len(targets):,})" if everything else f"{len(targets):,} record(s)"
             raise ConfirmationRequired(
@@ -75,7 +76,7 @@ def purge(
         derived = _derived(vault, targets, everything)
         index_files = sorted(vault.cache_dir.glob("index*"))
         _check_kinds(vault, derived, index_files)
-        lines = _rewrite_log(vault, targets, everything)
+        lines = _rewrite_log(vault, targets, everything, seen)
         _rewrite_access(vault, targets, everything)
         files: list[str] = []
         for path, shown in derived:
@@ -130,14 +131,38 @@ def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
     return out
 
 
-def _rewrite_log(vault: Vault, targets: set[str], everything: bool) -> int:
+def _seen_through(idx: Any, targets: set[str]) -> dict[str, list[str]]:
+    """For each purged keyed value, the values its writer had seen (its `after`, with purged ones
+    replaced by theirs in turn): a kept value written after a purged one was written after those
+    too. Spliced into the kept lines' `after`, so a purge never brings back, as current or in
+    conflict, a value the purged one had replaced."""
+    own: dict[str, list[str]] = {}
+    ids = sorted(targets)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        for row in idx.rows(f"r.id IN ({','.join('?' * len(chunk))}) AND r.after IS NOT NULL", chunk):
+            own[row.id] = [a for a in json.loads(row.after) if isinstance(a, str)]
+
+    def through(rid: str, path: frozenset[str]) -> list[str]:
+        out: list[str] = []
+        for a in own.get(rid, []):
+            if a.upper() not in targets:
+                out.append(a)
+            elif a not in path:  # (a hand-made cycle ends here)
+                out += through(a.upper(), path | {a})
+        return out
+
+    return {rid: list(dict.fromkeys(through(rid, frozenset({rid})))) for rid in own}
+
+
+def _rewrite_log(vault: Vault, targets: set[str], everything: bool, seen: dict[str, list[str]]) -> int:
     """Every log file without the purged records (each rewritten whole, atomically); the count
     dropped. In a segmented vault that includes other writers' files: what they hold here goes,
     not what other clones and git's history still hold."""
-    return sum(_rewrite_file(vault, path, targets, everything) for _, path in vault.segments() if path.exists())
+    return sum(_rewrite_file(vault, path, targets, everything, seen) for _, path in vault.segments() if path.exists())
 
 
-def _rewrite_file(vault: Vault, path: Path, targets: set[str], everything: bool) -> int:
+def _rewrite_file(vault: Vault, path: Path, targets: set[str], everything: bool, seen: dict[str, list[str]]) -> int:
     dropped = 0
     with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
         for raw in src:
@@ -153,8 +178,10 @@ def _rewrite_file(vault: Vault, path: Path, targets: set[str], everything: bool)
             if rec.id in targets or (rec.kind in BOOKKEEPING and ref in targets):
                 dropped += 1
                 continue
-            if ref in targets or any(c.upper() in targets for c in rec.corrects):
-                raw = _without_refs(raw, targets, rec.id)  # kept, no longer naming (or quoting) what is gone
+            after = rec.extra.get("after")
+            names_purged = isinstance(after, list) and any(isinstance(a, str) and a.upper() in targets for a in after)
+            if ref in targets or any(c.upper() in targets for c in rec.corrects) or names_purged:
+                raw = _without_refs(raw, targets, rec.id, seen)  # kept, no longer naming (or quoting) what is gone
             out.write(raw)
     return dropped
 
@@ -197,9 +224,10 @@ def _rewrite_access_file(vault: Vault, path: Path, targets: set[str], everything
                 out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
 
 
-def _without_refs(raw: bytes, targets: set[str], rid: str) -> bytes:
+def _without_refs(raw: bytes, targets: set[str], rid: str, seen: dict[str, list[str]]) -> bytes:
     """A kept line rewritten without the purged ids in its `corrects` and `ref` — and, for a hot-memory
-    replacement, without the replaced entry's old text (`old`), a copy of it. `rid`: its id."""
+    replacement, without the replaced entry's old text (`old`), a copy of it; in its `after`, a
+    purged value gives way to the values it was written after (`seen`). `rid`: its id."""
     obj = json.loads(raw)
     if not isinstance(obj.get("id"), str) or not obj["id"]:
         obj = {"id": rid, **obj}  # a hand-typed line's id came from its bytes: keep it as they change
@@ -215,6 +243,12 @@ def _without_refs(raw: bytes, targets: set[str], rid: str) -> bytes:
         obj.pop("ref")
     if isinstance(obj.get("resolves"), list):  # a resolution by --value: what it settled
         obj["resolves"] = [r for r in obj["resolves"] if not (isinstance(r, str) and r.upper() in targets)]
+    if isinstance(obj.get("after"), list):
+        after: list[Any] = []
+        for a in obj["after"]:
+            purged = isinstance(a, str) and a.upper() in targets
+            after += seen.get(a.upper(), []) if purged else [a]
+        obj["after"] = [a for i, a in enumerate(after) if a not in after[:i]]
     if obj.get("kind") == "memory":
         obj.pop("old", None)
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"

@@ -175,6 +175,20 @@ def test_an_imported_chain_of_values_brings_one_value_into_conflict(cli, vault, 
     assert unchecked == {"queue size is 14", "queue size is 99"}
 
 
+def test_purging_a_middle_value_brings_back_nothing_it_had_replaced(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    ids = []
+    for day in (1, 2, 3):
+        monkeypatch.setenv("OPTMEM_NOW", f"2026-12-0{day}T10:00:00Z")
+        ids.append(cli.json("append", f"cache is cache{day}", "--key", "cache.host")["id"])
+    assert cli("purge", ids[1], "--yes").exit_code == 0
+    assert cli.json("conflicts")["conflicts"] == []
+    assert values(cli, "cache") == [("cache is cache1", "superseded"), ("cache is cache3", "current")]
+    # the kept value now names what the purged one had been written after
+    assert log_lines(vault_path)[-1]["after"] == [ids[0]]
+    assert ids[1] not in (vault_path / "LOG.jsonl").read_text("utf-8")
+
+
 def test_a_value_written_after_a_fast_clock_one_replaces_it(cli, vault, vault_path, monkeypatch):
     # tester 10, fix-m 2: a record that names another in `after` wins whatever the clocks say
     quiet(vault_path)
