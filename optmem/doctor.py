@@ -770,6 +770,7 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
                 (row, idx.file_of(row)) for row in idx.pending_rows() if lifecycle.cools(s, row, now) == "pending_ttl"
             ]
             unchecked = lifecycle.unchecked(idx, s, now)
+            ahead = [(row, idx.file_of(row)) for row in idx.rows("r.ts > ? ORDER BY r.n LIMIT 21", (now + FUTURE_SLACK,))]
             held_sql, held_params = view.is_sql(view.Status.HELD, now)
             held = idx.rows(f"r.held != 0 AND {held_sql}", held_params)
             listed = unchecked[:UNCHECKED_SHOWN]
@@ -785,6 +786,21 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
             ]
     except OptmemError:
         return  # the log's own problems are reported above
+    for row, file in ahead[:20]:
+        report.problems.append(
+            Problem(
+                "future_time",
+                file,
+                f"dated {view.iso(row.ts or 0)}, in the future (a clock set ahead, or OPTMEM_NOW): it reads as "
+                "new until then, and among its key's values as newer than every value not written after it "
+                "(one written after it replaces it, whatever the clocks say). The log is never rewritten: if "
+                "the date is wrong, `optmem correct ID TEXT` says it again under today's date",
+                line_of(row.n),
+                row.id,
+            )
+        )
+    if len(ahead) > 20:
+        report.notes.append("more log records dated in the future not listed")
     if held:  # (not a problem of the files: each waits for a person's review)
         report.notes.append(
             f"{len(held)} record(s) held in quarantine — a possible prompt injection each, out of context and "

@@ -200,3 +200,6 @@ def test_a_value_written_after_a_fast_clock_one_replaces_it(cli, vault, vault_pa
     assert cli.json("get", later)["record"]["status"] == "current"
     old = cli.json("get", fast)["record"]
     assert (old["status"], old["superseded_by"]) == ("superseded", later)
+    report = cli.json("doctor", code=1)
+    [p] = [p for p in report["problems"] if p["code"] == "future_time" and p["file"] == "LOG.jsonl"]
+    assert p["id"] == fast and p["line"] == 1
