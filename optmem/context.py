@@ -126,8 +126,24 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: b
         for c in facts.conflicts(vault, values=said)
         if not ((domain and c.domain != domain) or (project and c.project not in (None, project)))
     ]
+    split = [
+        sk
+        for sk in facts.splits(vault)
+        if not ((domain and domain not in {v["domain"] for v in sk.values}) or (project and sk.project not in (None, project)))
+    ]
     if not said:
-        return [], len(ours)
+        return [], len(ours) + len(split)
+    for sk in split:
+        told = " and ".join(
+            f"“{_line(v['text'][:160])}” ({_line(v['domain'])}, {_line(v['ts'])[:10]}, id {_id(v['id'], False)})"
+            for v in sk.values[-3:]
+        )
+        out.append(
+            f"- {_line(sk.key)} holds a different current value in {len({v['domain'] for v in sk.values})} "
+            f"domains: {told} — each domain "
+            "keeps its own; if they are one fact, ask the user which is right now, then `optmem correct ID TEXT` "
+            "the stale one"
+        )
     for c in ours:
         shown = c.values[-3:]  # the newest three: a long fork is listed by `optmem conflicts`
         ok = c.passed  # (every line it shows is shown as stored: `OpenConflict.passed`)

@@ -753,7 +753,7 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
     sweeps, and may leave them: a vault frozen at a date, as the sample vault is). And the facts
     that matter unchecked for `unchecked_days` (listed, not problems: `optmem verify` them, or
     correct them)."""
-    from optmem import lifecycle
+    from optmem import facts, lifecycle
     from optmem.index import in_step, open_index
 
     s = vault.settings.lifecycle
@@ -770,6 +770,7 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
                 (row, idx.file_of(row)) for row in idx.pending_rows() if lifecycle.cools(s, row, now) == "pending_ttl"
             ]
             unchecked = lifecycle.unchecked(idx, s, now)
+            split = facts.split_keys(idx, now)
             ahead = [(row, idx.file_of(row)) for row in idx.rows("r.ts > ? ORDER BY r.n LIMIT 21", (now + FUTURE_SLACK,))]
             held_sql, held_params = view.is_sql(view.Status.HELD, now)
             held = idx.rows(f"r.held != 0 AND {held_sql}", held_params)
@@ -801,6 +802,12 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
         )
     if len(ahead) > 20:
         report.notes.append("more log records dated in the future not listed")
+    if split:  # (each domain keeps its own values: a note, as a person may mean it)
+        names = ", ".join(sk.key for sk in split[:5]) + (f" and {len(split) - 5} more" if len(split) > 5 else "")
+        report.notes.append(
+            f"{len(split)} key(s) hold a different current value in two or more domains ({names}): each domain "
+            "keeps its own, but if they are one fact, `optmem conflicts` lists them — correct the stale one"
+        )
     if held:  # (not a problem of the files: each waits for a person's review)
         report.notes.append(
             f"{len(held)} record(s) held in quarantine — a possible prompt injection each, out of context and "

@@ -635,3 +635,24 @@ def test_a_hot_entry_stating_a_keyed_value_that_a_newer_one_replaced_is_shown_as
     cli.json("replace", "port 8080 in dev", "port 9090 in dev")
     lines = {ln for ln in cli.json("context")["text"].splitlines() if ln.startswith("- ")}
     assert "may be outdated" not in next(ln for ln in lines if "port 9090 in dev" in ln)
+
+
+def test_one_key_with_two_values_in_two_domains_is_told_not_left_silent(cli, vault, vault_path):
+    # tester 10, fix-m 3: one agent per domain — each keeps its own key, but the user hears of it
+    quiet(vault_path)
+    old = cli.json("append", "小明住在杭州", "--key", "user.city", "--domain", "hermes")["id"]
+    cli.json("append", "小明搬到上海了", "--key", "user.city", "--domain", "code")
+    cli.json("append", "the port is 8080", "--key", "svc.port", "--domain", "hermes")
+    cli.json("append", "the port is 8080", "--key", "svc.port", "--domain", "code")  # agreement: nothing to say
+    out = cli.json("conflicts")
+    assert out["conflicts"] == [] and out["count"] == 0  # no conflict to resolve: each domain keeps its own
+    [split] = out["across_domains"]
+    assert split["key"] == "user.city" and [v["domain"] for v in split["values"]] == ["hermes", "code"]
+    assert "a different current value in each of 2 domains" in cli("conflicts").stdout
+    assert "user.city" in " ".join(cli.json("doctor")["notes"])
+    block = cli("context").stdout
+    assert "user.city holds a different current value in 2 domains" in block and "杭州" in block and "上海" in block
+    # correcting the stale value to the other's words settles it everywhere
+    assert cli("correct", old, "小明搬到上海了").exit_code == 0
+    assert cli.json("conflicts")["across_domains"] == []
+    assert "user.city" not in cli("context").stdout.split("## Recent")[0]
