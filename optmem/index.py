@@ -377,6 +377,7 @@ class Index:
             cold_since=row.cold if st == view.Status.COLD else None,
             conflict=row.disputed and st in view.LIVE,
             guess=is_guess(row, now),
+            expired=view.is_expired(row, now),
             unverified=row.tier == Tier.REDLINE and not self.vault.trusted,
             checked=row.checked,
             passed=passed,

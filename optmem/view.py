@@ -95,6 +95,11 @@ class _Rule(Value):
     uses_now: bool
 
 
+def is_expired(row: ViewRow, now: float) -> bool:
+    """Past its `expires` at `now`, whatever else it is (cold, superseded)."""
+    return row.expires is not None and row.expires <= now
+
+
 def is_cold(row: ViewRow, now: float) -> bool:
     """Cooled by a sweep and not written, said again or recalled since (an access in the sweep's
     own second counts as after it: a sweep never cools what was just used); a mark dated after
@@ -127,7 +132,7 @@ STATUS_RULES: tuple[_Rule, ...] = (
     _Rule(Status.REMOVED, lambda r, now: bool(r.retired), "r.retired != 0", False),
     _Rule(
         Status.EXPIRED,
-        lambda r, now: r.expires is not None and r.expires <= now,
+        lambda r, now: is_expired(r, now),
         "(r.expires IS NOT NULL AND r.expires <= ?)",
         True,
     ),
@@ -590,6 +595,8 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
         out.append(f"SUPERSEDED by {short_id(by)}" if by else "SUPERSEDED")
     elif st == Status.COLD and by:
         out.append(f"COLD, SUPERSEDED by {short_id(by)}")
+    elif st == Status.COLD and shape.get("expired"):
+        out.append("COLD, EXPIRED")  # swept after it expired: it still says it did
     elif st == Status.HELD:
         out.append(f"HELD: {shape.get('held') or '?'} (optmem release {short_id(shape['id'])})")
     elif st in (Status.EXPIRED, Status.FORGOTTEN, Status.COLD) or (st == Status.PENDING and PENDING_LABEL not in omit):
@@ -634,6 +641,7 @@ class RecordView(NamedTuple):
     cold_since: float | None = None  # when a sweep cooled it (status cold)
     conflict: bool = False  # one of the values that stand together (`Row.disputed`)
     guess: bool = False  # an unconfirmed guess, whatever else it is now (cold)
+    expired: bool = False  # past its `expires`, whatever else it is now (cold): it still says so
     unverified: bool = False  # a redline of a vault the user has not trusted (`optmem.trust`)
     checked: float | None = None  # when someone last checked it holds (`Row.checked`)
     passed: bool = False  # the write gate passed its line, unchanged since (`optmem.verdicts`): no scan on read
@@ -697,6 +705,8 @@ class RecordView(NamedTuple):
         )
         if r.expires:
             out["expires"] = r.expires
+        if self.expired and self.status != Status.EXPIRED:
+            out["expired"] = True  # a swept expired record is cold, and still expired
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
         if self.status == Status.REMOVED:
@@ -739,6 +749,8 @@ class RecordView(NamedTuple):
         out["pending"] = self.guess or self.status == Status.PENDING
         out["written"] = {"pending": r.pending, "confidence": r.confidence}
         out.update({"status": self.status.value, "superseded_by": self.superseded_by, "line": line_of(self.line)})
+        if self.expired and self.status != Status.EXPIRED:
+            out["expired"] = True
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
         if self.status == Status.REMOVED:
