@@ -75,6 +75,15 @@ level rate ratio percentage threshold timeout ttl quota capacity interval freque
 # Words that say the number after them is which one, wherever they stand: "record number 1",
 # "invoice no. 7" — a label, never a value of the thing before them
 _NUMBER_WORDS = frozenset(("number", "no", "nr", "num"))
+# Nouns of an entry in a series — a record, a note, minutes of a recurring meeting, a serial
+# number: a whole number right after one says which entry ("writer 3 record 2", "周会记录 23",
+# "编号 12"), wherever it stands — never how many, nor a value of the entry. (Not page, chapter,
+# version, sprint: "I'm on page 200", "now on python 3.12" give a value where they stand; their
+# labels are read by where they stand, `_is_label`.)
+_ITEM_NOUNS = frozenset(("record", "entry", "memo", "minutes"))
+# … unless it is a record of an achievement, which holds a value ("best record 120 points", 最高记录 120)
+_ACHIEVEMENT = frozenset(("best", "world", "personal", "top", "high", "highest", "fastest", "longest", "new"))
+_CJK_ITEM_NOUNS = ("记录", "記錄", "纪要", "紀要", "笔记", "筆記", "编号", "編號", "序号", "序號", "周会", "週會", "例会", "例會", "日志", "日誌")
 
 # Chinese labels after a noun, as A, B, C after one in English (项目甲, 甲方): the celestial stems
 _CJK_LABELS = frozenset("甲乙丙丁")
@@ -294,8 +303,22 @@ def changes_subject(old: str, new: str, ignore: frozenset[str] = frozenset()) ->
 
 def _numbered(tokens: list[_Token], i: int, j: int) -> bool:
     """Whether tokens[i:j] is one number right after a word that says it numbers what is named
-    (`_NUMBER_WORDS`: "number 1", "no. 7")."""
-    return j - i == 1 and i > 0 and any(c.isdigit() for c in _word(tokens[i])) and _word(tokens[i - 1]) in _NUMBER_WORDS
+    (`_NUMBER_WORDS`: "number 1", "no. 7"), or a whole number right after the noun of an entry in
+    a series (`_ITEM_NOUNS`: "record 2", 周会记录 23, 编号 12) with no unit after it."""
+    if j - i != 1 or i == 0 or not any(c.isdigit() for c in _word(tokens[i])):
+        return False
+    if _word(tokens[i - 1]) in _NUMBER_WORDS:
+        return True
+    if not _word(tokens[i]).isdigit() or _is_measure_unit(tokens, j):
+        return False
+    if _word(tokens[i - 1]) in _ITEM_NOUNS:
+        noun = i - 1
+    elif _is_cjk(tokens[i - 1]) and "".join(t.raw for t in tokens[max(0, i - 2) : i]).endswith(_CJK_ITEM_NOUNS):
+        noun = i - 2
+    else:
+        return False
+    ahead = tokens[max(0, noun - 2) : noun]
+    return not any(_word(t) in _ACHIEVEMENT or t.raw == "最" for t in ahead)
 
 
 def _in_modifier(tokens: list[_Token], i: int, j: int) -> bool:
