@@ -753,7 +753,7 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
     sweeps, and may leave them: a vault frozen at a date, as the sample vault is). And the facts
     that matter unchecked for `unchecked_days` (listed, not problems: `optmem verify` them, or
     correct them)."""
-    from optmem import facts, lifecycle
+    from optmem import facts, lifecycle, review
     from optmem.index import in_step, open_index
 
     s = vault.settings.lifecycle
@@ -771,6 +771,7 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
             ]
             unchecked = lifecycle.unchecked(idx, s, now)
             split = facts.split_keys(idx, now)
+            lines_blocked, _ = review.blocked(idx, now)
             ahead = [(row, idx.file_of(row)) for row in idx.rows("r.ts > ? ORDER BY r.n LIMIT 21", (now + FUTURE_SLACK,))]
             held_sql, held_params = view.is_sql(view.Status.HELD, now)
             held = idx.rows(f"r.held != 0 AND {held_sql}", held_params)
@@ -802,6 +803,12 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
         )
     if len(ahead) > 20:
         report.notes.append("more log records dated in the future not listed")
+    if lines_blocked:  # (not a problem of the files: each waits for a person's review, as a held record does)
+        report.notes.append(
+            f"{len(lines_blocked)} line(s) no write gate held read as [BLOCKED] (typed into the log, brought by sync, "
+            "or written with --allow-unsafe; the scanner flags them) — `optmem quarantine` lists them: "
+            "`optmem release ID` if one is fine, `optmem forget ID` if not"
+        )
     if split:  # (each domain keeps its own values: a note, as a person may mean it)
         names = ", ".join(sk.key for sk in split[:5]) + (f" and {len(split) - 5} more" if len(split) > 5 else "")
         report.notes.append(

@@ -910,7 +910,7 @@ def _order(
                 expired=view.is_expired(s.row, q.now),
                 unverified=s.row.tier == Tier.REDLINE and not q.trusted,
                 checked=s.row.checked,
-                released=bool(s.row.held and s.row.released),
+                released=bool(s.row.released),
                 written=s.row.wrote,
             )
         )

@@ -546,12 +546,13 @@ def as_stored(*, passed: bool, held: object, released: object) -> bool:
     `[BLOCKED: rule]` when flagged) — the one decision every surface takes (get, history,
     search, context, conflicts, sweep, pending, a write's answer, the MCP tools):
 
-    * released from quarantine by a person: as stored (its words were reviewed);
+    * released by a person — from quarantine, or a line blocked on read (`review.blocked`): as
+      stored (its words were reviewed);
     * held in quarantine: scanned (and out of recall until a person decides);
     * any other record: as stored when the write gate passed its line and the line is unchanged
       since (`passed`: `optmem.verdicts`, `Index.passed`), else scanned — a line typed by hand,
       brought by sync, written with --allow-unsafe or under another scanner."""
-    if held:
+    if held or released:
         return bool(released)
     return passed
 

@@ -43,6 +43,8 @@ def render_record(rec: dict[str, Any]) -> str:
         status += ", still a guess (pending)"
     if rec.get("held_because"):
         status += f": {rec['held_because']}"
+    elif rec.get("blocked_because"):
+        status += f", {rec['blocked_because']}"
     elif rec.get("held"):
         status += f", released from quarantine (held by {rec['held']})"
     if rec.get("conflict"):
