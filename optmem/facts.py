@@ -71,19 +71,26 @@ def _target(
     found = sorted((h for h in hits if h.status in (Status.CURRENT, Status.PENDING)), key=lambda h: -(h.score or 0.0))
     if not found:
         raise NotFound(f"no current or pending record matches {quote(target)}; give an id, or other words", ref=target)
+    def said(text: str) -> int:  # how many of the words' terms a text holds
+        folded = textmod.fold(text)
+        return sum(t in folded for t in terms)
+
     best = found[0].score or 0.0
     strong = [h for h in found if (h.score or 0.0) >= 0.5 * best]
+    # the one record holding every word names itself, whatever the others' scores
+    whole = [h for h in strong if said(h.record.text) == len(terms)]
+    if len(strong) > 1 and len(whole) == 1:
+        found, strong = whole, whole
     if len(strong) > 1:
         raise Ambiguous(
             f"{quote(target)} matches {len(strong)} current or pending records; nothing was written — pass one "
             "of their ids as TARGET",
-            candidates=[{"id": h.record.id, "text": h.record.text, "domain": h.record.domain} for h in strong],
+            candidates=[
+                {"id": h.record.id, "text": h.record.text, "domain": h.record.domain, "project": h.record.project}
+                for h in strong
+            ],
         )
     row = idx.rows_in([found[0].line])[0]
-
-    def said(text: str) -> int:  # how many of the words' terms a text holds
-        folded = textmod.fold(text)
-        return sum(t in folded for t in terms)
 
     own = said(found[0].record.text)
     old = [h for h in hits if h.status == Status.SUPERSEDED and said(h.record.text) > own]
