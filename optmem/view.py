@@ -437,6 +437,25 @@ def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     return Conflict(tuple(sorted(by_value.values(), key=lambda m: newer_key(m.ts, m.id, m.n))))
 
 
+def replaced_by(members: list[Member], current: list[Member]) -> dict[int, str]:
+    """For the members of a key in conflict that are not in it, the value that replaced each when
+    one did by its `after` chain (db1 → db2 → db3 on one clone, dbX on the other: db1 and db2 are
+    superseded by db3, not dbX): the newest value in conflict written after it. (The others are
+    superseded by the newest value in conflict.)"""
+    by_id = {m.id: m for m in members}
+    out: dict[int, str] = {}
+    for head in sorted(current, key=lambda m: newer_key(m.ts, m.id, m.n)):  # the newest last: it wins
+        todo, seen = list(head.after or ()), set()
+        while todo:
+            rid = todo.pop()
+            if rid in seen or rid not in by_id:
+                continue
+            seen.add(rid)
+            out[by_id[rid].n] = head.id
+            todo += by_id[rid].after or ()
+    return out
+
+
 def connected(start: Any, neighbours: Callable[[Any], list[Any]], key: Callable[[Any], Any]) -> list[Any]:
     """Every record linked to `start` (corrections both ways, key groups), by graph walk."""
     seen: dict[Any, Any] = {}

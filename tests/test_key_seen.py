@@ -148,6 +148,7 @@ def test_values_replaced_on_their_own_clone_are_in_no_conflict_after_a_sync(cli,
     ]
     old = cli.json("get", ids[0])["record"]
     assert not old.get("conflict") and old["status"] == "superseded"
+    assert old["superseded_by"] == ids[2]  # what replaced it on its clone, not the other clone's value
     asked = cli("context").stdout
     assert "db2.internal" not in asked and "db1.internal" not in asked and "(and 1 more" not in asked
     assert "db3.internal" in asked and "dbX.internal" in asked
