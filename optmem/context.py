@@ -129,7 +129,10 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: b
     split = [
         sk
         for sk in facts.splits(vault)
-        if not ((domain and domain not in {v["domain"] for v in sk.values}) or (project and sk.project not in (None, project)))
+        if not (
+            (domain and domain not in {v["domain"] for v in sk.values})
+            or (project and sk.project not in (None, project))
+        )
     ]
     if not said:
         return [], len(ours) + len(split)

@@ -772,7 +772,9 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
             unchecked = lifecycle.unchecked(idx, s, now)
             split = facts.split_keys(idx, now)
             lines_blocked, _ = review.blocked(idx, now)
-            ahead = [(row, idx.file_of(row)) for row in idx.rows("r.ts > ? ORDER BY r.n LIMIT 21", (now + FUTURE_SLACK,))]
+            ahead = [
+                (row, idx.file_of(row)) for row in idx.rows("r.ts > ? ORDER BY r.n LIMIT 21", (now + FUTURE_SLACK,))
+            ]
             held_sql, held_params = view.is_sql(view.Status.HELD, now)
             held = idx.rows(f"r.held != 0 AND {held_sql}", held_params)
             listed = unchecked[:UNCHECKED_SHOWN]

@@ -71,6 +71,7 @@ def _target(
     found = sorted((h for h in hits if h.status in (Status.CURRENT, Status.PENDING)), key=lambda h: -(h.score or 0.0))
     if not found:
         raise NotFound(f"no current or pending record matches {quote(target)}; give an id, or other words", ref=target)
+
     def said(text: str) -> int:  # how many of the words' terms a text holds
         folded = textmod.fold(text)
         return sum(t in folded for t in terms)

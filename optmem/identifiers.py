@@ -83,7 +83,24 @@ _NUMBER_WORDS = frozenset(("number", "no", "nr", "num"))
 _ITEM_NOUNS = frozenset(("record", "entry", "memo", "minutes"))
 # … unless it is a record of an achievement, which holds a value ("best record 120 points", 最高记录 120)
 _ACHIEVEMENT = frozenset(("best", "world", "personal", "top", "high", "highest", "fastest", "longest", "new"))
-_CJK_ITEM_NOUNS = ("记录", "記錄", "纪要", "紀要", "笔记", "筆記", "编号", "編號", "序号", "序號", "周会", "週會", "例会", "例會", "日志", "日誌")
+_CJK_ITEM_NOUNS = (
+    "记录",
+    "記錄",
+    "纪要",
+    "紀要",
+    "笔记",
+    "筆記",
+    "编号",
+    "編號",
+    "序号",
+    "序號",
+    "周会",
+    "週會",
+    "例会",
+    "例會",
+    "日志",
+    "日誌",
+)
 
 # Chinese labels after a noun, as A, B, C after one in English (项目甲, 甲方): the celestial stems
 _CJK_LABELS = frozenset("甲乙丙丁")

@@ -264,7 +264,9 @@ def blocked(idx: Any, now: float, *, show_unsafe: bool = False) -> tuple[list[He
     return out, more
 
 
-def review_queue(vault: Vault, *, show_unsafe: bool = False, limit: int | None = None) -> tuple[list[Held], list[Held], bool]:
+def review_queue(
+    vault: Vault, *, show_unsafe: bool = False, limit: int | None = None
+) -> tuple[list[Held], list[Held], bool]:
     """What waits for a person's review: the records held in quarantine (`held`), and the lines
     blocked on read that nobody held (`blocked`, with whether more lines were not looked at)."""
     now = clock.now().timestamp()

@@ -405,7 +405,9 @@ def render_error_human(err: OptmemError, ctx: dict[str, Any]) -> str:
         what = item.get("id") or " / ".join(f"{k} {v if v is not None else '—'}" for k, v in item.items())
         where = "/".join(str(item[k]) for k in ("domain", "project") if item.get(k)) if item.get("id") else ""
         lines.append(
-            f"  candidate {what}" + (f"  ({where})" if where else "") + (f": {label}" if label and item.get("id") else "")
+            f"  candidate {what}"
+            + (f"  ({where})" if where else "")
+            + (f": {label}" if label and item.get("id") else "")
         )
     if "similar" in ctx and isinstance(ctx["similar"], dict):
         lines.append(f"  similar [{ctx['similar']['id']}] {ctx['similar']['text']}")

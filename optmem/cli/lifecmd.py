@@ -227,7 +227,9 @@ def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
             return "nothing held"
         out = listed(held)
         if blocked:
-            out.append("blocked on read, never held (typed into the log, brought by sync, or written with --allow-unsafe):")
+            out.append(
+                "blocked on read, never held (typed into the log, brought by sync, or written with --allow-unsafe):"
+            )
             out += ["  " + said for said in listed(blocked)]
         return (
             "\n".join(out)
