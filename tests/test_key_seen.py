@@ -204,3 +204,22 @@ def test_a_value_written_after_a_fast_clock_one_replaces_it(cli, vault, vault_pa
     report = cli.json("doctor", code=1)
     [p] = [p for p in report["problems"] if p["code"] == "future_time" and p["file"] == "LOG.jsonl"]
     assert p["id"] == fast and p["line"] == 1
+
+
+def test_an_index_built_before_heads_decided_a_key_is_rebuilt(cli, vault, vault_path, monkeypatch):
+    # an index built by a version that let the newer clock win keeps that answer unless its schema says rebuild
+    import sqlite3
+
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2027-12-01T10:00:00Z")
+    fast = cli.json("append", "api port is 1111", "--key", "api.port")["id"]
+    monkeypatch.delenv("OPTMEM_NOW")
+    new = cli.json("append", "api port is 2222", "--key", "api.port")["id"]
+    assert dict(values(cli, "api port"))["api port is 2222"] == "current"
+    conn = sqlite3.connect(vault_path / ".cache" / "index.sqlite3")
+    with conn:  # what the index of schema 31 held: the fast clock won
+        conn.execute("UPDATE rec SET ksup = NULL WHERE id = ?", (fast,))
+        conn.execute("UPDATE rec SET ksup = ? WHERE id = ?", (fast, new))
+        conn.execute("UPDATE meta SET v = 'optmem-index-31' WHERE k = 'schema'")
+    conn.close()
+    assert values(cli, "api port") == [("api port is 1111", "superseded"), ("api port is 2222", "current")]
