@@ -790,21 +790,29 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
             ]
     except OptmemError:
         return  # the log's own problems are reported above
+    live = (view.Status.CURRENT, view.Status.PENDING, view.Status.COLD, view.Status.HELD)
     for row, file in ahead[:20]:
+        when = view.iso(row.ts or 0)
+        st = view.status(row, now)
+        if st not in live:  # replaced, forgotten or past: its date decides nothing now
+            report.notes.append(
+                f"{file}:{line_of(row.n)} {row.id} is dated {when}, in the future, and is {st.value}: its date "
+                "decides nothing now; `optmem purge ID` takes it out if nothing needs it"
+            )
+            continue
         report.problems.append(
             Problem(
                 "future_time",
                 file,
-                f"dated {view.iso(row.ts or 0)}, in the future (a clock set ahead, or OPTMEM_NOW): it reads as "
+                f"dated {when}, in the future (a clock set ahead, or OPTMEM_NOW), and {st.value}: it reads as "
                 "new until then, and among its key's values as newer than every value not written after it "
                 "(one written after it replaces it, whatever the clocks say). The log is never rewritten: if "
-                "the date is wrong, `optmem correct ID TEXT` says it again under today's date",
+                "the date is wrong, `optmem correct ID TEXT` says it again under today's date (or `optmem purge "
+                "ID` if nothing needs it)",
                 line_of(row.n),
                 row.id,
             )
         )
-    if len(ahead) > 20:
-        report.notes.append("more log records dated in the future not listed")
     if lines_blocked:  # (not a problem of the files: each waits for a person's review, as a held record does)
         report.notes.append(
             f"{len(lines_blocked)} line(s) no write gate held read as [BLOCKED] (typed into the log, brought by sync, "

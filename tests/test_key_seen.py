@@ -201,9 +201,25 @@ def test_a_value_written_after_a_fast_clock_one_replaces_it(cli, vault, vault_pa
     assert cli.json("get", later)["record"]["status"] == "current"
     old = cli.json("get", fast)["record"]
     assert (old["status"], old["superseded_by"]) == ("superseded", later)
-    report = cli.json("doctor", code=1)
-    [p] = [p for p in report["problems"] if p["code"] == "future_time" and p["file"] == "LOG.jsonl"]
-    assert p["id"] == fast and p["line"] == 1
+    # replaced, its date decides nothing: a note naming what takes it out, not a problem
+    report = cli.json("doctor")
+    assert not [p for p in report["problems"] if p["code"] == "future_time"]
+    [note] = [n for n in report["notes"] if fast in n]
+    assert "LOG.jsonl:1" in note and "superseded" in note and "optmem purge" in note
+
+
+def test_doctor_lists_a_live_future_record_as_a_problem_until_it_is_corrected(cli, vault, vault_path, monkeypatch):
+    # review fix-m2 3: every future row was a problem, and `correct` of a replaced one is refused
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2027-12-01T00:00:00Z")
+    fast = cli.json("append", "the build cache lives on nas2")["id"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-07T00:00:00Z")
+    [p] = [p for p in cli.json("doctor", code=1)["problems"] if p["code"] == "future_time"]
+    assert p["id"] == fast and "optmem correct ID TEXT" in p["message"] and "current" in p["message"]
+    assert cli.json("correct", fast, "the build cache lives on nas3")["corrects"] == fast
+    report = cli.json("doctor")  # the advice cleared it
+    assert not [p for p in report["problems"] if p["code"] == "future_time"]
+    assert any(fast in n and "superseded" in n for n in report["notes"])
 
 
 def test_an_index_built_before_heads_decided_a_key_is_rebuilt(cli, vault, vault_path, monkeypatch):
