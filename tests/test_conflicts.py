@@ -656,3 +656,22 @@ def test_one_key_with_two_values_in_two_domains_is_told_not_left_silent(cli, vau
     assert cli("correct", old, "小明搬到上海了").exit_code == 0
     assert cli.json("conflicts")["across_domains"] == []
     assert "user.city" not in cli("context").stdout.split("## Recent")[0]
+
+
+def test_context_under_a_domain_tells_that_domains_value_of_a_split_key_and_counts_as_conflicts_does(
+    cli, vault, vault_path
+):
+    # review fix-m2 4: `context --domain hermes` printed code's value; a crowded block counted split keys
+    # as conflicts while `conflicts --json` `count` leaves them out
+    quiet(vault_path)
+    cli.json("append", "小明住在杭州", "--key", "user.city", "--domain", "hermes")
+    code = cli.json("append", "小明搬到上海了", "--key", "user.city", "--domain", "code")["id"]
+    block = cli("context", "--domain", "hermes").stdout
+    assert "杭州" in block and "上海" not in block
+    assert f"another domain holds a different value (id {code[-8:]})" in block
+    assert "上海" in cli("context", "--domain", "code").stdout
+    for i in range(6):  # redlines longer than the budget: the rest is counted, not said
+        cli.json("append", f"never push to the release branch {i} without a signed review from two owners", "--redline")
+    out = cli.json("context", "--budget", "300")
+    assert out["omitted"].get("conflicts", 0) == cli.json("conflicts")["count"] == 0
+    assert out["omitted"]["across_domains"] == len(cli.json("conflicts")["across_domains"]) == 1
