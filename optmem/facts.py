@@ -72,9 +72,13 @@ def _target(
     if not found:
         raise NotFound(f"no current or pending record matches {quote(target)}; give an id, or other words", ref=target)
 
-    def said(text: str) -> int:  # how many of the words' terms a text holds
+    def said(text: str) -> int:
+        """How many of the words' terms a text holds: a word as a whole token of it, as the index
+        reads it ("port" is not in "reporting"); a Han or kana term within its text (no spaces
+        there to split words by)."""
         folded = textmod.fold(text)
-        return sum(t in folded for t in terms)
+        tokens = set(textmod.tokens(folded, folded=True))
+        return sum((t in folded) if any(cjk for cjk, _ in textmod.script_runs(t)) else (t in tokens) for t in terms)
 
     best = found[0].score or 0.0
     strong = [h for h in found if (h.score or 0.0) >= 0.5 * best]

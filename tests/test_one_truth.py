@@ -348,3 +348,17 @@ def test_correct_by_words_takes_the_one_record_holding_every_word_and_lists_proj
     assert out.exit_code == 1 and "(default/eta)" in out.stderr and "(default/theta)" in out.stderr
     err = cli.json("correct", "service deploy port", "some service deploy port is 1", code=1)["error"]
     assert {c["project"] for c in err["candidates"]} >= {"eta", "theta"}
+
+
+def test_correct_by_words_reads_a_word_whole_not_inside_another(cli, vault, vault_path):
+    # review fix-m2 6: "port" was found inside "reporting", so that note held "every word" and was corrected
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    cli.json("append", "redis listens on 6379 on the cache host")
+    report = cli.json("append", "the reporting job reads the redis cluster")["id"]
+    err = cli.json("correct", "redis port", "redis listens on 6380 on the cache host", code=1)["error"]
+    assert err["code"] == "ambiguous"
+    assert cli.json("get", report)["record"]["status"] == "current"
+    # Chinese has no spaces: a term is looked for within the text
+    port = cli.json("append", "缓存服务的端口是 6379")["id"]
+    cli.json("append", "缓存服务的负责人是小王")
+    assert cli.json("correct", "缓存服务的端口", "缓存服务的端口是 6380")["corrects"] == port
