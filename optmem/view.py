@@ -425,7 +425,7 @@ def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     rivals = [m for m in pool if m is not top and _unordered(top, m, window, by_id, head=m in heads)]
     stated = [m for m in pool if not m.inferred]
     if top.inferred and stated:  # an inference never overrules what was said: the user is asked
-        said = newest(stated)
+        said = newest(_heads(stated, by_id))  # what was last said: not a value replaced through `after`
         if said.fp is None or said.fp != top.fp:
             rivals = [said] + [m for m in rivals if m is not said]
     if not rivals:

@@ -239,3 +239,18 @@ def test_an_index_built_before_heads_decided_a_key_is_rebuilt(cli, vault, vault_
         conn.execute("UPDATE meta SET v = 'optmem-index-31' WHERE k = 'schema'")
     conn.close()
     assert values(cli, "api port") == [("api port is 1111", "superseded"), ("api port is 2222", "current")]
+
+
+def test_an_inference_is_put_against_what_was_last_said_not_a_fast_clock_value_replaced_since(
+    cli, vault, vault_path, monkeypatch
+):
+    # review fix-m2 7: the statement put against an inference was the newest by clock, one replaced since
+    quiet(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2027-12-01T00:00:00Z")  # a clock a year ahead
+    cli.json("append", "the user theme is dark", "--key", "user.theme")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-07T00:00:00Z")
+    cli.json("append", "the user theme is light", "--key", "user.theme")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-08T00:00:00Z")
+    cli.json("append", "the user theme is blue", "--key", "user.theme", "--basis", "inferred")
+    [c] = cli.json("conflicts")["conflicts"]
+    assert sorted(v["text"] for v in c["values"]) == ["the user theme is blue", "the user theme is light"]
