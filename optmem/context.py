@@ -30,7 +30,8 @@ class Section:
     `Value`: `dataclasses` and what it imports cost `context` ~40M instructions, ~12 ms.)"""
 
     def __init__(self, name: str, title: str, items: list[str], omitted: int = 0, ids: list[str] | None = None) -> None:
-        self.name = name  # redlines | conflicts | across_domains | memory | user | project | handoff | unverified | records | found
+        # redlines | conflicts | across_domains | memory | user | project | handoff | unverified | records | found
+        self.name = name
         self.title = title
         self.items = items
         self.omitted = omitted
@@ -56,7 +57,18 @@ class Context(Value):
 
 RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the warmest shown
 # what is cut first when the budget is tight: the end of this list
-PRIORITY = ("redlines", "conflicts", "across_domains", "memory", "user", "project", "handoff", "unverified", "records", "found")
+PRIORITY = (
+    "redlines",
+    "conflicts",
+    "across_domains",
+    "memory",
+    "user",
+    "project",
+    "handoff",
+    "unverified",
+    "records",
+    "found",
+)
 
 
 def _line(text: str, stored: bool = False) -> str:

@@ -328,7 +328,8 @@ def _numbered(tokens: list[_Token], i: int, j: int) -> bool:
     if word in _ITEM_NOUNS or (cjk and before.endswith(_CJK_ITEM_NOUNS)):
         series = True
     elif word in _SERIES_NOUNS:
-        series = _series(tokens, i - 1) and not (j < len(tokens) and not _is_cjk(tokens[j]) and _word(tokens[j]).isalpha())
+        worded = j < len(tokens) and not _is_cjk(tokens[j]) and _word(tokens[j]).isalpha()  # "record 45 wins"
+        series = _series(tokens, i - 1) and not worded
     elif cjk and before.endswith(_CJK_SERIES_NOUNS):
         series = _series(tokens, i - 2)
     else:

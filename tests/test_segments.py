@@ -172,7 +172,6 @@ def test_a_segmented_vault_reads_the_same_as_the_log_it_came_from(tmp_path, cli,
     assert answers[0] == answers[1] and all(answers[0])
 
 
-
 class Killed(Exception):
     pass
 
