@@ -67,11 +67,11 @@ def purge(
             seen = {} if everything else _seen_through(idx, targets)
         written, targets = targets, {t.upper() for t in targets}  # ids are compared in upper case, as written elsewhere
         if not yes:
-            what = f"every record ({len(targets):,})" if everything else f"{len(targets):,} record(s)"
+            what = f"every record ({len(written):,})" if everything else f"{len(written):,} record(s)"
             raise ConfirmationRequired(
                 f"purge deletes {what} from LOG.jsonl for good (not recoverable); run it again with --yes to do it",
-                records=len(targets),
-                ids=sorted(targets)[:20],
+                records=len(written),
+                ids=sorted(written)[:20],  # as written
             )
         # Every path purge will touch is found and checked first: a refusal deletes nothing.
         derived = _derived(vault, written | targets, everything)
@@ -95,7 +95,7 @@ def purge(
         from optmem.index import build
 
         build(vault)
-    return Purged(len(targets), lines, files)
+    return Purged(len(written), lines, files)
 
 
 def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
