@@ -30,7 +30,8 @@ class Section:
     `Value`: `dataclasses` and what it imports cost `context` ~40M instructions, ~12 ms.)"""
 
     def __init__(self, name: str, title: str, items: list[str], omitted: int = 0, ids: list[str] | None = None) -> None:
-        self.name = name  # redlines | conflicts | memory | user | project | handoff | unverified | records | found
+        # redlines | conflicts | across_domains | memory | user | project | handoff | unverified | records | found
+        self.name = name
         self.title = title
         self.items = items
         self.omitted = omitted
@@ -56,7 +57,18 @@ class Context(Value):
 
 RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the warmest shown
 # what is cut first when the budget is tight: the end of this list
-PRIORITY = ("redlines", "conflicts", "memory", "user", "project", "handoff", "unverified", "records", "found")
+PRIORITY = (
+    "redlines",
+    "conflicts",
+    "across_domains",
+    "memory",
+    "user",
+    "project",
+    "handoff",
+    "unverified",
+    "records",
+    "found",
+)
 
 
 def _line(text: str, stored: bool = False) -> str:
@@ -151,6 +163,44 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: b
         out.append(
             f"- {what}: you were told {told}{more} — which is right now? Ask the user, then "
             f"`optmem resolve {_line(c.name, ok)} --keep ID`"
+        )
+    return out, 0
+
+
+def _split(vault: Vault, project: str | None, domain: str | None, *, said: bool = True) -> tuple[list[str], int]:
+    """One line per key with a different current value in two or more domains (`facts.splits`;
+    `conflicts --json` lists them apart, `across_domains`, outside its `count`), and how many are
+    left out when not `said`. A domain filter is exact (SPEC §6.6): under `--domain` only that
+    domain's value is told, and the other domains' named by id."""
+    from optmem import facts
+
+    split = [
+        sk
+        for sk in facts.splits(vault)
+        if not (
+            (domain and domain not in {v["domain"] for v in sk.values})
+            or (project and sk.project not in (None, project))
+        )
+    ]
+    if not said:
+        return [], len(split)
+    out = []
+    for sk in split:
+        mine = [v for v in sk.values if not domain or v["domain"] == domain]
+        others = [v for v in sk.values if domain and v["domain"] != domain]
+        told = " and ".join(
+            f"“{_line(v['text'][:160])}” ({_line(v['domain'])}, {_line(v['ts'])[:10]}, id {_id(v['id'], False)})"
+            for v in mine[-3:]
+        )
+        if others:
+            ids = ", ".join(_id(v["id"], False) for v in others[-3:])
+            where = f"{_line(sk.key)} is {told}; another domain holds a different value (id {ids})"
+        else:
+            n = len({v["domain"] for v in sk.values})
+            where = f"{_line(sk.key)} holds a different current value in {n} domains: {told}"
+        out.append(
+            f"- {where} — each domain keeps its own; if they are one fact, ask the user which is right now, then "
+            "`optmem correct ID TEXT` the stale one"
         )
     return out, 0
 
@@ -359,6 +409,7 @@ def build(
     sections = [
         Section("redlines", TITLES["redlines"], rules if vault.trusted else [], more if vault.trusted else 0),
         Section("conflicts", TITLES["conflicts"], *_conflicts(vault, own, domain, said=not crowded)),
+        Section("across_domains", TITLES["across_domains"], *_split(vault, own, domain, said=not crowded)),
         Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings, scope, stale_only=not hot)),
         Section("user", TITLES["user"], _hot(vault, "user", None, warnings, scope, stale_only=not hot)),
     ]

@@ -753,7 +753,7 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
     sweeps, and may leave them: a vault frozen at a date, as the sample vault is). And the facts
     that matter unchecked for `unchecked_days` (listed, not problems: `optmem verify` them, or
     correct them)."""
-    from optmem import lifecycle
+    from optmem import facts, lifecycle, review
     from optmem.index import in_step, open_index
 
     s = vault.settings.lifecycle
@@ -770,6 +770,11 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
                 (row, idx.file_of(row)) for row in idx.pending_rows() if lifecycle.cools(s, row, now) == "pending_ttl"
             ]
             unchecked = lifecycle.unchecked(idx, s, now)
+            split = facts.split_keys(idx, now)
+            lines_blocked, _ = review.blocked(idx, now)
+            ahead = [
+                (row, idx.file_of(row)) for row in idx.rows("r.ts > ? ORDER BY r.n LIMIT 21", (now + FUTURE_SLACK,))
+            ]
             held_sql, held_params = view.is_sql(view.Status.HELD, now)
             held = idx.rows(f"r.held != 0 AND {held_sql}", held_params)
             listed = unchecked[:UNCHECKED_SHOWN]
@@ -785,6 +790,41 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
             ]
     except OptmemError:
         return  # the log's own problems are reported above
+    live = (view.Status.CURRENT, view.Status.PENDING, view.Status.COLD, view.Status.HELD)
+    for row, file in ahead[:20]:
+        when = view.iso(row.ts or 0)
+        st = view.status(row, now)
+        if st not in live:  # replaced, forgotten or past: its date decides nothing now
+            report.notes.append(
+                f"{file}:{line_of(row.n)} {row.id} is dated {when}, in the future, and is {st.value}: its date "
+                "decides nothing now; `optmem purge ID` takes it out if nothing needs it"
+            )
+            continue
+        report.problems.append(
+            Problem(
+                "future_time",
+                file,
+                f"dated {when}, in the future (a clock set ahead, or OPTMEM_NOW), and {st.value}: it reads as "
+                "new until then, and among its key's values as newer than every value not written after it "
+                "(one written after it replaces it, whatever the clocks say). The log is never rewritten: if "
+                "the date is wrong, `optmem correct ID TEXT` says it again under today's date (or `optmem purge "
+                "ID` if nothing needs it)",
+                line_of(row.n),
+                row.id,
+            )
+        )
+    if lines_blocked:  # (not a problem of the files: each waits for a person's review, as a held record does)
+        report.notes.append(
+            f"{len(lines_blocked)} line(s) no write gate held read as [BLOCKED] (typed into the log, brought by sync, "
+            "or written with --allow-unsafe; the scanner flags them) — `optmem quarantine` lists them: "
+            "`optmem release ID` if one is fine, `optmem forget ID` if not"
+        )
+    if split:  # (each domain keeps its own values: a note, as a person may mean it)
+        names = ", ".join(sk.key for sk in split[:5]) + (f" and {len(split) - 5} more" if len(split) > 5 else "")
+        report.notes.append(
+            f"{len(split)} key(s) hold a different current value in two or more domains ({names}): each domain "
+            "keeps its own, but if they are one fact, `optmem conflicts` lists them — correct the stale one"
+        )
     if held:  # (not a problem of the files: each waits for a person's review)
         report.notes.append(
             f"{len(held)} record(s) held in quarantine — a possible prompt injection each, out of context and "

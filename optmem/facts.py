@@ -71,19 +71,31 @@ def _target(
     found = sorted((h for h in hits if h.status in (Status.CURRENT, Status.PENDING)), key=lambda h: -(h.score or 0.0))
     if not found:
         raise NotFound(f"no current or pending record matches {quote(target)}; give an id, or other words", ref=target)
+
+    def said(text: str) -> int:
+        """How many of the words' terms a text holds: a word as a whole token of it, as the index
+        reads it ("port" is not in "reporting"); a Han or kana term within its text (no spaces
+        there to split words by)."""
+        folded = textmod.fold(text)
+        tokens = set(textmod.tokens(folded, folded=True))
+        return sum((t in folded) if any(cjk for cjk, _ in textmod.script_runs(t)) else (t in tokens) for t in terms)
+
     best = found[0].score or 0.0
     strong = [h for h in found if (h.score or 0.0) >= 0.5 * best]
+    # the one record holding every word names itself, whatever the others' scores
+    whole = [h for h in strong if said(h.record.text) == len(terms)]
+    if len(strong) > 1 and len(whole) == 1:
+        found, strong = whole, whole
     if len(strong) > 1:
         raise Ambiguous(
             f"{quote(target)} matches {len(strong)} current or pending records; nothing was written — pass one "
             "of their ids as TARGET",
-            candidates=[{"id": h.record.id, "text": h.record.text, "domain": h.record.domain} for h in strong],
+            candidates=[
+                {"id": h.record.id, "text": h.record.text, "domain": h.record.domain, "project": h.record.project}
+                for h in strong
+            ],
         )
     row = idx.rows_in([found[0].line])[0]
-
-    def said(text: str) -> int:  # how many of the words' terms a text holds
-        folded = textmod.fold(text)
-        return sum(t in folded for t in terms)
 
     own = said(found[0].record.text)
     old = [h for h in hits if h.status == Status.SUPERSEDED and said(h.record.text) > own]
@@ -309,6 +321,50 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False, values:
             key, domain, project, fact = view.shown([c.key, c.domain, c.project, c.fact])
             out.append(OpenConflict(key, domain, project, said, fact, c.file, c.decision))
     return out
+
+
+# -- one key, a different value in each of two domains ---------------------------------------------
+class SplitKey(Value):
+    """A key whose current values differ between domains of one project ("小明住在杭州" written by
+    hermes, "小明搬到上海了" by code). Keys are scoped to their domain (each agent keeps its own
+    facts: SPEC), so neither supersedes the other and this is no conflict to `resolve` — but it
+    may be one fact told two ways, so the surfaces that put conflicts to the user say so too."""
+
+    key: str
+    project: str | None
+    values: list[dict[str, Any]]  # one current value per domain and value, oldest first (get's shape)
+
+
+_SPLIT = (
+    # keys standing (neither superseded nor forgotten) in two or more domains of one project; a
+    # hot-memory entry's journal and temporary states are no facts of a key
+    "SELECT key, project FROM rec WHERE key IS NOT NULL AND ksup IS NULL AND sup IS NULL AND forgotten = 0 "
+    "AND state = 0 AND kind != ? AND NOT (key >= 'hot:' AND key < 'hot;') "
+    "GROUP BY key, project HAVING count(DISTINCT domain) > 1 AND count(DISTINCT fp) > 1"
+)
+
+
+def split_keys(idx: Index, now: float, *, show_unsafe: bool = False) -> list[SplitKey]:
+    """Keys whose current values differ between domains (`SplitKey`), oldest first."""
+    out: list[tuple[float, SplitKey]] = []
+    for key, project in idx.conn.execute(_SPLIT, (MEMORY,)).fetchall():
+        rows = [r for r in idx.key_group(key, project=project, exact=False) if r.project == project]
+        rows = [r for r in rows if view.status(r, now) == view.Status.CURRENT and not r.state and r.kind != MEMORY]
+        # what each says, a correction's prefix aside (correcting the stale value to the other's words agrees)
+        said_as = {r.n: textmod.fingerprint(_ALREADY.sub("", idx.record(r).text)) or r.id for r in rows}
+        if len({r.domain for r in rows}) < 2 or len(set(said_as.values())) < 2:
+            continue
+        rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
+        said = [idx.view_of(r, now).full(show_unsafe=show_unsafe) for r in rows]
+        shown = key if show_unsafe else view.shown(key)
+        out.append((min(r.ts or 0 for r in rows), SplitKey(shown, project, said)))
+    return [s for _, s in sorted(out, key=lambda x: x[0])]
+
+
+def splits(vault: Vault, *, show_unsafe: bool = False) -> list[SplitKey]:
+    """`split_keys` of a vault."""
+    with open_index(vault) as idx:
+        return split_keys(idx, clock.now().timestamp(), show_unsafe=show_unsafe)
 
 
 _FORKED_HOT = (

@@ -32,6 +32,7 @@ api.example.com" and "… cdn.example.com" are two statements, whatever else the
 """
 
 import functools
+import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 
@@ -75,6 +76,22 @@ level rate ratio percentage threshold timeout ttl quota capacity interval freque
 # Words that say the number after them is which one, wherever they stand: "record number 1",
 # "invoice no. 7" — a label, never a value of the thing before them
 _NUMBER_WORDS = frozenset(("number", "no", "nr", "num"))
+# Nouns of an entry in a series — minutes of a recurring meeting, a serial number: a whole
+# number right after one says which entry ("minutes 4", "周会 23", "编号 12"), wherever it stands —
+# never how many, nor a value of the entry. (Not page, chapter, version, sprint: "I'm on page 200",
+# "now on python 3.12" give a value where they stand; their labels are read by where they stand,
+# `_is_label`.)
+_ITEM_NOUNS = frozenset(("minutes",))
+_CJK_ITEM_NOUNS = ("纪要", "紀要", "编号", "編號", "序号", "序號", "周会", "週會", "例会", "例會")
+# A record, an entry, a note, a log is a series noun only among words that say there is a series
+# (`_SERIES`): "体重记录 70", "blood pressure record 120", "our team record 45 wins" hold values;
+# "gamma 周会记录 23", "writer 3 record 2" name which entry
+_SERIES_NOUNS = frozenset(("record", "entry", "memo", "log"))
+_CJK_SERIES_NOUNS = ("记录", "記錄", "笔记", "筆記", "日志", "日誌")
+_SERIES_WORDS = frozenset(("meeting", "meetings", "minutes", "standup", "session", "episode"))
+_CJK_SERIES = re.compile(r"周会|週會|例会|例會|会议|會議|编号|編號|序号|序號|纪要|紀要|第\s*\d+\s*[次期回]")
+# … and a record of an achievement holds a value ("best record 120 points", 最高记录 120)
+_ACHIEVEMENT = frozenset(("best", "world", "personal", "top", "high", "highest", "fastest", "longest", "new"))
 
 # Chinese labels after a noun, as A, B, C after one in English (项目甲, 甲方): the celestial stems
 _CJK_LABELS = frozenset("甲乙丙丁")
@@ -294,8 +311,44 @@ def changes_subject(old: str, new: str, ignore: frozenset[str] = frozenset()) ->
 
 def _numbered(tokens: list[_Token], i: int, j: int) -> bool:
     """Whether tokens[i:j] is one number right after a word that says it numbers what is named
-    (`_NUMBER_WORDS`: "number 1", "no. 7")."""
-    return j - i == 1 and i > 0 and any(c.isdigit() for c in _word(tokens[i])) and _word(tokens[i - 1]) in _NUMBER_WORDS
+    (`_NUMBER_WORDS`: "number 1", "no. 7"), or a whole number right after the noun of an entry in
+    a series with no unit after it: one that is always (`_ITEM_NOUNS`: 周会 23, 编号 12), or a
+    record, note or log among words that say there is a series (`_series`: 周会记录 23, "writer 3
+    record 2") — and then, in English, with no word after the number to make it a quantity
+    ("record 45 wins")."""
+    if j - i != 1 or i == 0 or not any(c.isdigit() for c in _word(tokens[i])):
+        return False
+    if _word(tokens[i - 1]) in _NUMBER_WORDS:
+        return True
+    if not _word(tokens[i]).isdigit() or _is_measure_unit(tokens, j):
+        return False
+    before = "".join(t.raw for t in tokens[max(0, i - 2) : i])
+    word = _word(tokens[i - 1])
+    cjk = _is_cjk(tokens[i - 1])
+    if word in _ITEM_NOUNS or (cjk and before.endswith(_CJK_ITEM_NOUNS)):
+        series = True
+    elif word in _SERIES_NOUNS:
+        worded = j < len(tokens) and not _is_cjk(tokens[j]) and _word(tokens[j]).isalpha()  # "record 45 wins"
+        series = _series(tokens, i - 1) and not worded
+    elif cjk and before.endswith(_CJK_SERIES_NOUNS):
+        series = _series(tokens, i - 2)
+    else:
+        return False
+    noun = i - 1 if not cjk else i - 2
+    ahead = tokens[max(0, noun - 2) : noun]
+    return series and not any(_word(t) in _ACHIEVEMENT or t.raw == "最" for t in ahead)
+
+
+def _series(tokens: list[_Token], noun: int) -> bool:
+    """Whether the words say the entry named at `noun` is one of a series: a meeting, minutes, a
+    serial number, 第…次 — or a numbered name before it ("writer 3 record 2")."""
+    text = "".join(t.gap + t.raw for t in tokens)
+    if _CJK_SERIES.search(text) or any(_word(t) in _SERIES_WORDS for t in tokens):
+        return True
+    return any(
+        _word(tokens[k]).isdigit() and not _is_cjk(tokens[k - 1]) and _word(tokens[k - 1]).isalpha()
+        for k in range(1, noun)
+    )
 
 
 def _in_modifier(tokens: list[_Token], i: int, j: int) -> bool:

@@ -340,7 +340,7 @@ class Index:
         """The line numbers of those rows whose words every surface shows as stored, without a
         scan on read (`view.as_stored`: released by a person, or passed by the gate and
         unchanged); the others are scanned. The verdicts are looked up 500 rows at a time."""
-        ask = [r for r in rows if not r.held]  # (a held record's verdict is its release)
+        ask = [r for r in rows if not r.held and not r.released]  # (a held record's verdict is its release)
         ok = {n for at in range(0, len(ask), 500) for n in self.passed(ask[at : at + 500])}
         return {r.n for r in rows if view.as_stored(passed=r.n in ok, held=r.held, released=r.released)}
 
@@ -377,10 +377,11 @@ class Index:
             cold_since=row.cold if st == view.Status.COLD else None,
             conflict=row.disputed and st in view.LIVE,
             guess=is_guess(row, now),
+            expired=view.is_expired(row, now),
             unverified=row.tier == Tier.REDLINE and not self.vault.trusted,
             checked=row.checked,
             passed=passed,
-            released=bool(row.held and row.released),
+            released=bool(row.released),  # (held, or blocked on read: `review.blocked`)
             written=row.wrote,
             outdated=self.outdated_facts(row, rec) if rec.kind == MERGED else None,
         )

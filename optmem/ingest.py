@@ -721,6 +721,10 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
             )
             # a forgotten value newer than the one that stands was superseded by nothing: forgetting
             # the newest gives the fact back, and the older value replaces no newer one
+            if fork:  # a value its own clone replaced names what replaced it, not the other clone's value
+                for n, head in view.replaced_by(part, current).items():
+                    if n in settled and n not in fork:
+                        conn.execute("UPDATE rec SET ksup = ? WHERE n = ?", (head, n))
             lead = view.newest(current)
             later = [m.n for m in part if m.out and m not in current and view.newest([m, lead]) is m]
             if later:

@@ -29,7 +29,13 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
     now = clock.now().timestamp()
     with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
         row = log.resolve_one(idx, ref)
-        record = idx.view_of(row, now).full(show_unsafe=show_unsafe)
+        seen = idx.view_of(row, now)
+        record = seen.full(show_unsafe=show_unsafe)
+        rule = None if row.held else seen.blocked()  # a line no gate held, blocked on read: reviewable
+        if rule is not None:
+            from optmem.review import blocked_because
+
+            record["blocked_because"] = blocked_because(rule, row.id)
         # what other lines say of it (stored text too, shown as the record is): what forgot it, …
         more: dict[str, Any] = idx.forgetting(row)
         more["conflict_with"] = idx.conflict_with(row, now)

@@ -64,19 +64,22 @@ def purge(
                 targets = idx.ids()
             if not everything:
                 targets = _with_copies(vault, idx, targets)
+            seen = {} if everything else _seen_through(idx, targets)
+        written, targets = targets, {t.upper() for t in targets}  # ids are compared in upper case, as written elsewhere
         if not yes:
-            what = f"every record ({len(targets):,})" if everything else f"{len(targets):,} record(s)"
+            what = f"every record ({len(written):,})" if everything else f"{len(written):,} record(s)"
             raise ConfirmationRequired(
                 f"purge deletes {what} from LOG.jsonl for good (not recoverable); run it again with --yes to do it",
-                records=len(targets),
-                ids=sorted(targets)[:20],
+                records=len(written),
+                ids=sorted(written)[:20],  # as written
             )
         # Every path purge will touch is found and checked first: a refusal deletes nothing.
-        derived = _derived(vault, targets, everything)
+        derived = _derived(vault, written | targets, everything)
         index_files = sorted(vault.cache_dir.glob("index*"))
         _check_kinds(vault, derived, index_files)
-        lines = _rewrite_log(vault, targets, everything)
-        _rewrite_access(vault, targets, everything)
+        # In an order a kill at any point leaves re-runnable: what is made again from the log (tree
+        # nodes, recall times) first; then the kept lines stop naming the purged ones, in every log
+        # file; only then are the purged lines dropped — no kept line names an id that is gone.
         files: list[str] = []
         for path, shown in derived:
             if shown.endswith("/"):
@@ -85,12 +88,14 @@ def purge(
                 fsio.remove_file(path)
             if shown:
                 files.append(shown)
+        _rewrite_access(vault, targets, everything)
+        lines = _rewrite_log(vault, targets, everything, seen)
         for path in index_files:
             fsio.remove_file(path)
         from optmem.index import build
 
         build(vault)
-    return Purged(len(targets), lines, files)
+    return Purged(len(written), lines, files)
 
 
 def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
@@ -101,8 +106,9 @@ def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
     from optmem import memory
     from optmem.record import MEMORY, MERGED, RESOLUTION
 
-    out = set(targets)
-    keys = {r.key for r in idx.rows("r.kind = ? AND r.key IS NOT NULL", (MEMORY,)) if r.id in out}
+    out = set(targets)  # ids as the index holds them; compared in upper case (hand-typed ones may be lower)
+    up = {t.upper() for t in out}
+    keys = {r.key for r in idx.rows("r.kind = ? AND r.key IS NOT NULL", (MEMORY,)) if r.id.upper() in up}
     for key in sorted(keys):
         _, file, entry = key.split(":", 2)
         held = memory.held_entries(vault, file)
@@ -119,25 +125,62 @@ def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
         out |= {r.id for r in idx.journal(file) if r.key == key}
     for r in idx.rows("r.kind = ?", (RESOLUTION,)):  # `resolve --keep` repeats the kept value's text
         kept = idx.record(r).extra.get("kept")
-        if isinstance(kept, str) and kept.upper() in out:
+        if isinstance(kept, str) and kept.upper() in up:
             out.add(r.id)
     merged = [(r.id, set(json.loads(r.corrects or "[]"))) for r in idx.rows("r.kind = ?", (MERGED,))]
     grew = True
     while grew:  # a merge quotes its fragments verbatim; a merge of merges quotes them too
-        more = {rid for rid, quoted in merged if rid not in out and {q.upper() for q in quoted} & out}
+        up = {o.upper() for o in out}
+        more = {rid for rid, quoted in merged if rid.upper() not in up and {q.upper() for q in quoted} & up}
         grew = bool(more)
         out |= more
     return out
 
 
-def _rewrite_log(vault: Vault, targets: set[str], everything: bool) -> int:
+def _seen_through(idx: Any, targets: set[str]) -> dict[str, list[str]]:
+    """For each purged keyed value, the values its writer had seen (its `after`, with purged ones
+    replaced by theirs in turn): a kept value written after a purged one was written after those
+    too. Spliced into the kept lines' `after`, so a purge never brings back, as current or in
+    conflict, a value the purged one had replaced."""
+    own: dict[str, list[str]] = {}  # by id in upper case, as every id is compared
+    ids = sorted(targets)  # as the index holds them
+    up = {t.upper() for t in targets}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        for row in idx.rows(f"r.id IN ({','.join('?' * len(chunk))}) AND r.after IS NOT NULL", chunk):
+            own[row.id.upper()] = [a for a in json.loads(row.after) if isinstance(a, str)]
+
+    def through(rid: str, path: frozenset[str]) -> list[str]:
+        out: list[str] = []
+        for a in own.get(rid, []):
+            if a.upper() not in up:
+                out.append(a)
+            elif a.upper() not in path:  # (a hand-made cycle ends here)
+                out += through(a.upper(), path | {a.upper()})
+        return out
+
+    return {rid: list(dict.fromkeys(through(rid, frozenset({rid})))) for rid in own}
+
+
+def _rewrite_log(vault: Vault, targets: set[str], everything: bool, seen: dict[str, list[str]]) -> int:
     """Every log file without the purged records (each rewritten whole, atomically); the count
     dropped. In a segmented vault that includes other writers' files: what they hold here goes,
-    not what other clones and git's history still hold."""
-    return sum(_rewrite_file(vault, path, targets, everything) for _, path in vault.segments() if path.exists())
+    not what other clones and git's history still hold. `targets`: ids in upper case.
+
+    Files are rewritten in an order a kill between two leaves re-runnable: first every kept line
+    stops naming the purged ones (they stay), then the files holding none of the purged records
+    drop the lines about them, and the files holding them come last — no kept line is left naming
+    an id that is gone, and while one is left `purge` finds it again."""
+    paths = [path for _, path in vault.segments() if path.exists()]
+    if len(paths) > 1 and not everything:  # (one file is rewritten at once: there is no between)
+        holds = {path: _rewrite_file(vault, path, targets, everything, seen, drop=False) for path in paths}
+        paths.sort(key=lambda path: holds[path] > 0)
+    return sum(_rewrite_file(vault, path, targets, everything, seen, drop=True) for path in paths)
 
 
-def _rewrite_file(vault: Vault, path: Path, targets: set[str], everything: bool) -> int:
+def _rewrite_file(
+    vault: Vault, path: Path, targets: set[str], everything: bool, seen: dict[str, list[str]], drop: bool
+) -> int:
     dropped = 0
     with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
         for raw in src:
@@ -150,11 +193,17 @@ def _rewrite_file(vault: Vault, path: Path, targets: set[str], everything: bool)
                 out.write(raw)  # not a record: kept byte for byte (doctor handles it)
                 continue
             ref = (rec.ref or "").upper()
-            if rec.id in targets or (rec.kind in BOOKKEEPING and ref in targets):
-                dropped += 1
+            if rec.id.upper() in targets or (rec.kind in BOOKKEEPING and ref in targets):
+                if drop:
+                    dropped += 1
+                else:  # a first pass: kept, and counted when it is one of them (not a line about one)
+                    dropped += rec.id.upper() in targets
+                    out.write(raw)
                 continue
-            if ref in targets or any(c.upper() in targets for c in rec.corrects):
-                raw = _without_refs(raw, targets, rec.id)  # kept, no longer naming (or quoting) what is gone
+            after = rec.extra.get("after")
+            names_purged = isinstance(after, list) and any(isinstance(a, str) and a.upper() in targets for a in after)
+            if ref in targets or any(c.upper() in targets for c in rec.corrects) or names_purged:
+                raw = _without_refs(raw, targets, rec.id, seen)  # kept, no longer naming (or quoting) what is gone
             out.write(raw)
     return dropped
 
@@ -197,9 +246,10 @@ def _rewrite_access_file(vault: Vault, path: Path, targets: set[str], everything
                 out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
 
 
-def _without_refs(raw: bytes, targets: set[str], rid: str) -> bytes:
+def _without_refs(raw: bytes, targets: set[str], rid: str, seen: dict[str, list[str]]) -> bytes:
     """A kept line rewritten without the purged ids in its `corrects` and `ref` — and, for a hot-memory
-    replacement, without the replaced entry's old text (`old`), a copy of it. `rid`: its id."""
+    replacement, without the replaced entry's old text (`old`), a copy of it; in its `after`, a
+    purged value gives way to the values it was written after (`seen`). `rid`: its id."""
     obj = json.loads(raw)
     if not isinstance(obj.get("id"), str) or not obj["id"]:
         obj = {"id": rid, **obj}  # a hand-typed line's id came from its bytes: keep it as they change
@@ -215,6 +265,12 @@ def _without_refs(raw: bytes, targets: set[str], rid: str) -> bytes:
         obj.pop("ref")
     if isinstance(obj.get("resolves"), list):  # a resolution by --value: what it settled
         obj["resolves"] = [r for r in obj["resolves"] if not (isinstance(r, str) and r.upper() in targets)]
+    if isinstance(obj.get("after"), list):
+        after: list[Any] = []
+        for a in obj["after"]:
+            purged = isinstance(a, str) and a.upper() in targets
+            after += seen.get(a.upper(), []) if purged else [a]
+        obj["after"] = [a for i, a in enumerate(after) if a not in after[:i]]
     if obj.get("kind") == "memory":
         obj.pop("old", None)
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"

@@ -219,10 +219,90 @@ def held(vault: Vault, *, show_unsafe: bool = False, limit: int | None = None) -
     return out
 
 
+BLOCKED_SCANNED = 2000  # the newest unreviewed lines `blocked` looks at (each unchecked one costs a scan)
+
+
+def blocked_because(rule: str, rid: str) -> str:
+    """Why a line nobody held reads `[BLOCKED: rule]`, and what to do (`blocked`)."""
+    from optmem.quarantine import kind_of
+
+    said = (
+        f"blocked on read: the line did not pass optmem's write gate (typed into the log, brought by sync, "
+        f"or written with --allow-unsafe) and the scanner's rule {rule!r} flags it"
+    )
+    if kind_of(rule) == "secret":
+        return f"{said} as a secret — every surface shows it blocked; `optmem purge {rid[-8:]} --yes` deletes it"
+    return (
+        f"{said} as a possible prompt injection — every surface shows it blocked; `optmem release {rid[-8:]}` "
+        f"if it is fine, `optmem forget {rid[-8:]}` if not"
+    )
+
+
+def blocked(idx: Any, now: float, *, show_unsafe: bool = False) -> tuple[list[Held], bool]:
+    """Lines no write gate held that the read-side scanner flags — typed into the log, brought by
+    sync, written with --allow-unsafe —, reviewable as held records are (`release`, `forget`);
+    newest first, among the newest `BLOCKED_SCANNED` lines not yet reviewed (True: more were not
+    looked at). A line the gate passed is known clean (`Index.passed`) and not scanned again."""
+    from optmem import record
+
+    rows = idx.rows(
+        f"r.held = 0 AND r.released = 0 AND r.forgotten = 0 AND r.kind NOT IN ({','.join('?' * len(BOOKKEEPING))}) "
+        "ORDER BY r.n DESC LIMIT ?",
+        (*BOOKKEEPING, BLOCKED_SCANNED + 1),
+    )
+    more, rows = len(rows) > BLOCKED_SCANNED, rows[:BLOCKED_SCANNED]
+    clean = idx.passed(rows) if rows else set()
+    out = []
+    for row in (r for r in rows if r.n not in clean):
+        rec = idx.record(row)
+        found = record.flagged_field(rec)
+        if found is None:
+            continue
+        text = rec.text if show_unsafe else view.display(rec.text)
+        why = blocked_because(found[1], rec.id)
+        out.append(Held(rec.id, rec.ts, rec.domain, rec.project, rec.origin, found[1], found[0], text, why))
+    return out, more
+
+
+def review_queue(
+    vault: Vault, *, show_unsafe: bool = False, limit: int | None = None
+) -> tuple[list[Held], list[Held], bool]:
+    """What waits for a person's review: the records held in quarantine (`held`), and the lines
+    blocked on read that nobody held (`blocked`, with whether more lines were not looked at)."""
+    now = clock.now().timestamp()
+    with open_index(vault) as idx:
+        lines, more = blocked(idx, now, show_unsafe=show_unsafe)
+    return held(vault, show_unsafe=show_unsafe, limit=limit), lines[:limit] if limit is not None else lines, more
+
+
 class Released(NamedTuple):
     status: str  # released | already_released
     id: str
     release: str | None  # the release line's id (None: released before)
+
+
+def _releasable_unheld(idx: Any, row: Any) -> None:
+    """A line no gate held may be released when the read-side scanner flags it as a possible
+    injection (`blocked`): one model for both. Refused otherwise — nothing to release, or a secret,
+    which a release would show (`optmem purge` deletes it)."""
+    from optmem import record
+    from optmem.quarantine import kind_of
+
+    found = record.flagged_field(idx.record(row)) if not idx.passed([row]) else None
+    if found is not None and kind_of(found[1]) == "secret":
+        raise NotApplicable(
+            f"{row.id} holds what the scanner reads as a secret ({found[1]}): releasing it would show it — "
+            f"`optmem purge {row.id[-8:]} --yes` deletes it; nothing was written",
+            code="not_held",
+            id=row.id,
+        )
+    if found is None:
+        raise NotApplicable(
+            f"{row.id} is not held in quarantine, nor blocked on read (`optmem quarantine` lists both); "
+            "nothing was written",
+            code="not_held",
+            id=row.id,
+        )
 
 
 def release(vault: Vault, ref: str, *, source: str | None = None) -> Released:
@@ -233,11 +313,7 @@ def release(vault: Vault, ref: str, *, source: str | None = None) -> Released:
     def releasing(idx: Any, row: Any, moment: Any) -> Any:
         log.refuse_bookkeeping(idx, row, "release")
         if not row.held:
-            raise NotApplicable(
-                f"{row.id} is not held in quarantine (`optmem quarantine` lists what is); nothing was written",
-                code="not_held",
-                id=row.id,
-            )
+            _releasable_unheld(idx, row)
         if row.released:
             return None
         if row.forgotten:  # (dropped already: releasing it would show its words to no purpose)

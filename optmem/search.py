@@ -912,9 +912,10 @@ def _order(
                 cold_since=s.row.cold if s.parts.status == view.Status.COLD else None,
                 conflict=s.row.disputed and s.parts.status in view.LIVE,
                 guess=is_guess(s.row, q.now),
+                expired=view.is_expired(s.row, q.now),
                 unverified=s.row.tier == Tier.REDLINE and not q.trusted,
                 checked=s.row.checked,
-                released=bool(s.row.held and s.row.released),
+                released=bool(s.row.released),
                 written=s.row.wrote,
             )
         )

@@ -95,6 +95,11 @@ class _Rule(Value):
     uses_now: bool
 
 
+def is_expired(row: ViewRow, now: float) -> bool:
+    """Past its `expires` at `now`, whatever else it is (cold, superseded)."""
+    return row.expires is not None and row.expires <= now
+
+
 def is_cold(row: ViewRow, now: float) -> bool:
     """Cooled by a sweep and not written, said again or recalled since (an access in the sweep's
     own second counts as after it: a sweep never cools what was just used); a mark dated after
@@ -127,7 +132,7 @@ STATUS_RULES: tuple[_Rule, ...] = (
     _Rule(Status.REMOVED, lambda r, now: bool(r.retired), "r.retired != 0", False),
     _Rule(
         Status.EXPIRED,
-        lambda r, now: r.expires is not None and r.expires <= now,
+        lambda r, now: is_expired(r, now),
         "(r.expires IS NOT NULL AND r.expires <= ?)",
         True,
     ),
@@ -361,26 +366,42 @@ def replaces(newer: Member, older: Member) -> bool:
     return any(names(ref, older.id) for ref in newer.corrects)
 
 
-def _unordered(a: Member, b: Member, window: float, by_id: dict[str, Member] | None = None) -> bool:
+def _unordered(
+    a: Member, b: Member, window: float, by_id: dict[str, Member] | None = None, *, head: bool = True
+) -> bool:
     """Whether time cannot decide between two values of a key: corrections of one record, or
-    values whose writers had not seen each other's (made on two clones, merged by a sync); or,
-    with a conflict window set (`[consolidation] conflict_window_days`, 0 by default), values
-    written within it of each other — unless the newer one says it is a change ("moved to",
-    "改成", "now")."""
+    values whose writers had not seen each other's (made on two clones, merged by a sync) — `b`
+    only while it is a head (`_heads`: no value of the key was written after it); or, with a
+    conflict window set (`[consolidation] conflict_window_days`, 0 by default), values written
+    within it of each other — unless the newer one says it is a change ("moved to", "改成",
+    "now")."""
     if a.fp is not None and a.fp == b.fp:
         return False  # the same value said twice is agreement, not a conflict
     if MEMORY in (a.kind, b.kind):
         return False  # a hot-memory entry's journal: the log's order is the file's
     if replaces(a, b) or replaces(b, a):
         return False  # its writer named the other value and replaced it (a correction, a resolution)
-    if set(a.corrects) & set(b.corrects):
+    if head and set(a.corrects) & set(b.corrects):
         return True
-    if by_id is not None and concurrent(a, b, by_id):
+    if head and by_id is not None and concurrent(a, b, by_id):
         return True
     if window > 0 and a.ts is not None and b.ts is not None and abs(a.ts - b.ts) < window:
         newer = a if newer_key(a.ts, a.id, a.n) > newer_key(b.ts, b.id, b.n) else b
         return not newer.change  # "小明搬到上海了" says it replaces: time orders it
     return False
+
+
+def _heads(pool: list[Member], by_id: dict[str, Member]) -> list[Member]:
+    """The values of a key group no other value of the pool was written after (`after`, through
+    the chain): a value another writer had seen when it wrote the key replaced it knowingly,
+    whatever the clocks say — it can be in conflict with nothing, and it never wins."""
+    todo, seen = [rid for m in pool for rid in m.after or ()], set()
+    while todo:  # every value written after, directly or through the values those writers saw
+        rid = todo.pop()
+        if rid not in seen:
+            seen.add(rid)
+            todo += by_id[rid].after or () if rid in by_id else ()
+    return [m for m in pool if m.id not in seen] or pool  # (a hand-made cycle: time decides)
 
 
 def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
@@ -396,12 +417,15 @@ def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
         return Winner(newest([m for m in members if not m.out] or members))
     redlines = [m for m in live if m.tier == Tier.REDLINE]
     pool = redlines or live
-    top = newest(pool)
     by_id = {m.id: m for m in members}
-    rivals = [m for m in pool if m is not top and _unordered(top, m, window, by_id)]
+    heads = _heads(pool, by_id)
+    top = newest(heads)
+    # a value another one was written after is no rival by its clone's history (`_heads`); the
+    # conflict window, which opts in to asking about values written knowingly, still reaches it
+    rivals = [m for m in pool if m is not top and _unordered(top, m, window, by_id, head=m in heads)]
     stated = [m for m in pool if not m.inferred]
     if top.inferred and stated:  # an inference never overrules what was said: the user is asked
-        said = newest(stated)
+        said = newest(_heads(stated, by_id))  # what was last said: not a value replaced through `after`
         if said.fp is None or said.fp != top.fp:
             rivals = [said] + [m for m in rivals if m is not said]
     if not rivals:
@@ -411,6 +435,25 @@ def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     for m in sorted(rivals, key=lambda m: newer_key(m.ts, m.id, m.n)):
         by_value[m.fp if m.fp is not None else m.id] = m
     return Conflict(tuple(sorted(by_value.values(), key=lambda m: newer_key(m.ts, m.id, m.n))))
+
+
+def replaced_by(members: list[Member], current: list[Member]) -> dict[int, str]:
+    """For the members of a key in conflict that are not in it, the value that replaced each when
+    one did by its `after` chain (db1 → db2 → db3 on one clone, dbX on the other: db1 and db2 are
+    superseded by db3, not dbX): the newest value in conflict written after it. (The others are
+    superseded by the newest value in conflict.)"""
+    by_id = {m.id: m for m in members}
+    out: dict[int, str] = {}
+    for head in sorted(current, key=lambda m: newer_key(m.ts, m.id, m.n)):  # the newest last: it wins
+        todo, seen = list(head.after or ()), set()
+        while todo:
+            rid = todo.pop()
+            if rid in seen or rid not in by_id:
+                continue
+            seen.add(rid)
+            out[by_id[rid].n] = head.id
+            todo += by_id[rid].after or ()
+    return out
 
 
 def connected(start: Any, neighbours: Callable[[Any], list[Any]], key: Callable[[Any], Any]) -> list[Any]:
@@ -522,12 +565,13 @@ def as_stored(*, passed: bool, held: object, released: object) -> bool:
     `[BLOCKED: rule]` when flagged) — the one decision every surface takes (get, history,
     search, context, conflicts, sweep, pending, a write's answer, the MCP tools):
 
-    * released from quarantine by a person: as stored (its words were reviewed);
+    * released by a person — from quarantine, or a line blocked on read (`review.blocked`): as
+      stored (its words were reviewed);
     * held in quarantine: scanned (and out of recall until a person decides);
     * any other record: as stored when the write gate passed its line and the line is unchanged
       since (`passed`: `optmem.verdicts`, `Index.passed`), else scanned — a line typed by hand,
       brought by sync, written with --allow-unsafe or under another scanner."""
-    if held:
+    if held or released:
         return bool(released)
     return passed
 
@@ -571,6 +615,8 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
         out.append(f"SUPERSEDED by {short_id(by)}" if by else "SUPERSEDED")
     elif st == Status.COLD and by:
         out.append(f"COLD, SUPERSEDED by {short_id(by)}")
+    elif st == Status.COLD and shape.get("expired"):
+        out.append("COLD, EXPIRED")  # swept after it expired: it still says it did
     elif st == Status.HELD:
         out.append(f"HELD: {shape.get('held') or '?'} (optmem release {short_id(shape['id'])})")
     elif st in (Status.EXPIRED, Status.FORGOTTEN, Status.COLD) or (st == Status.PENDING and PENDING_LABEL not in omit):
@@ -615,6 +661,7 @@ class RecordView(NamedTuple):
     cold_since: float | None = None  # when a sweep cooled it (status cold)
     conflict: bool = False  # one of the values that stand together (`Row.disputed`)
     guess: bool = False  # an unconfirmed guess, whatever else it is now (cold)
+    expired: bool = False  # past its `expires`, whatever else it is now (cold): it still says so
     unverified: bool = False  # a redline of a vault the user has not trusted (`optmem.trust`)
     checked: float | None = None  # when someone last checked it holds (`Row.checked`)
     passed: bool = False  # the write gate passed its line, unchanged since (`optmem.verdicts`): no scan on read
@@ -678,6 +725,8 @@ class RecordView(NamedTuple):
         )
         if r.expires:
             out["expires"] = r.expires
+        if self.expired and self.status != Status.EXPIRED:
+            out["expired"] = True  # a swept expired record is cold, and still expired
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
         if self.status == Status.REMOVED:
@@ -720,6 +769,8 @@ class RecordView(NamedTuple):
         out["pending"] = self.guess or self.status == Status.PENDING
         out["written"] = {"pending": r.pending, "confidence": r.confidence}
         out.update({"status": self.status.value, "superseded_by": self.superseded_by, "line": line_of(self.line)})
+        if self.expired and self.status != Status.EXPIRED:
+            out["expired"] = True
         if self.cold_since is not None:
             out["cold_since"] = iso(self.cold_since)
         if self.status == Status.REMOVED:

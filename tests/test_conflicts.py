@@ -635,3 +635,43 @@ def test_a_hot_entry_stating_a_keyed_value_that_a_newer_one_replaced_is_shown_as
     cli.json("replace", "port 8080 in dev", "port 9090 in dev")
     lines = {ln for ln in cli.json("context")["text"].splitlines() if ln.startswith("- ")}
     assert "may be outdated" not in next(ln for ln in lines if "port 9090 in dev" in ln)
+
+
+def test_one_key_with_two_values_in_two_domains_is_told_not_left_silent(cli, vault, vault_path):
+    # tester 10, fix-m 3: one agent per domain — each keeps its own key, but the user hears of it
+    quiet(vault_path)
+    old = cli.json("append", "小明住在杭州", "--key", "user.city", "--domain", "hermes")["id"]
+    cli.json("append", "小明搬到上海了", "--key", "user.city", "--domain", "code")
+    cli.json("append", "the port is 8080", "--key", "svc.port", "--domain", "hermes")
+    cli.json("append", "the port is 8080", "--key", "svc.port", "--domain", "code")  # agreement: nothing to say
+    out = cli.json("conflicts")
+    assert out["conflicts"] == [] and out["count"] == 0  # no conflict to resolve: each domain keeps its own
+    [split] = out["across_domains"]
+    assert split["key"] == "user.city" and [v["domain"] for v in split["values"]] == ["hermes", "code"]
+    assert "a different current value in each of 2 domains" in cli("conflicts").stdout
+    assert "user.city" in " ".join(cli.json("doctor")["notes"])
+    block = cli("context").stdout
+    assert "user.city holds a different current value in 2 domains" in block and "杭州" in block and "上海" in block
+    # correcting the stale value to the other's words settles it everywhere
+    assert cli("correct", old, "小明搬到上海了").exit_code == 0
+    assert cli.json("conflicts")["across_domains"] == []
+    assert "user.city" not in cli("context").stdout.split("## Recent")[0]
+
+
+def test_context_under_a_domain_tells_that_domains_value_of_a_split_key_and_counts_as_conflicts_does(
+    cli, vault, vault_path
+):
+    # review fix-m2 4: `context --domain hermes` printed code's value; a crowded block counted split keys
+    # as conflicts while `conflicts --json` `count` leaves them out
+    quiet(vault_path)
+    cli.json("append", "小明住在杭州", "--key", "user.city", "--domain", "hermes")
+    code = cli.json("append", "小明搬到上海了", "--key", "user.city", "--domain", "code")["id"]
+    block = cli("context", "--domain", "hermes").stdout
+    assert "杭州" in block and "上海" not in block
+    assert f"another domain holds a different value (id {code[-8:]})" in block
+    assert "上海" in cli("context", "--domain", "code").stdout
+    for i in range(6):  # redlines longer than the budget: the rest is counted, not said
+        cli.json("append", f"never push to the release branch {i} without a signed review from two owners", "--redline")
+    out = cli.json("context", "--budget", "300")
+    assert out["omitted"].get("conflicts", 0) == cli.json("conflicts")["count"] == 0
+    assert out["omitted"]["across_domains"] == len(cli.json("conflicts")["across_domains"]) == 1

@@ -267,3 +267,49 @@ def test_identifiers_are_read_whole():
         )
     ]
     assert raw == ["feature/login", "user_id", "and", "api.example.com", "at", "srv/app-2", "on", "us-east-1"]
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [  # tester 10, fix-m 4: a whole number after the noun of an entry in a series says which entry
+        ("gamma 周会记录 3：讨论了发布计划", "gamma 周会记录 23：讨论了发布计划"),
+        ("writer 3 record 1 并发测试", "writer 3 record 2 并发测试"),
+        ("编号 12 的工单：登录页", "编号 13 的工单：登录页"),
+        ("第3次周会：讨论了发布计划", "第4次周会：讨论了发布计划"),
+        ("meeting note 3: discussed the release plan", "meeting note 4: discussed the release plan"),
+        ("gamma 周会记录 3：讨论了发布计划", "gamma 周会记录 23：讨论了发布计划"),  # (review fix-m2 5: kept)
+        ("writer 3 record 2 并发测试", "writer 3 record 3 并发测试"),
+        ("会议记录 7：确定了预算", "会议记录 8：确定了预算"),
+    ],
+)
+def test_a_numbered_entry_is_another_entry_not_a_new_value(old, new):
+    assert identifiers.names_another_thing(old, new, cues())
+    assert not compare.looks_like_update(old, new, cues())
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [  # … but a record of an achievement, a count of records, a measure, a page reached: values
+        ("最高记录 120", "最高记录 150"),
+        ("best record 120 points", "best record 150 points"),
+        # review fix-m2 5: a record with no series around it holds a value
+        ("体重记录 70", "体重记录 68"),
+        ("blood pressure record 120", "blood pressure record 135"),
+        ("our team record 45 wins", "our team record 47 wins"),
+        ("the sales record 120 units", "the sales record 150 units"),
+        ("今天记录了 3 条日志", "今天记录了 5 条日志"),
+        ("日志保留 7 天", "日志保留 30 天"),
+        ("I am on page 200 of the book", "I am on page 250 of the book"),
+    ],
+)
+def test_a_number_beside_a_record_that_is_a_value_is_still_a_possible_update(old, new):
+    assert compare.looks_like_update(old, new, cues())
+
+
+def test_weekly_notes_are_not_chained_as_new_values_through_the_gate(cli, vault, vault_path, monkeypatch):
+    quiet(vault_path)
+    for i, n in enumerate((1, 2, 3, 23)):
+        at(monkeypatch, i)
+        out = cli.json("append", f"gamma 周会记录 {n}：讨论了发布计划", "-p", "gamma")
+        assert not out.get("possible_update"), out
+    assert "may be a new value" not in cli("context", "-p", "gamma").stdout

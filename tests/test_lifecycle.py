@@ -640,3 +640,17 @@ def test_with_the_sweep_off_a_guess_past_its_ttl_is_a_note_and_the_sample_vault_
     fixed = cli.json("--vault", str(sample), "doctor", "--fix")
     assert not any("swept" in f for f in fixed["fixed"])
     assert len(cli.json("--vault", str(sample), "pending")["pending"]) == 1  # still the guess the README shows
+
+
+def test_an_expired_record_swept_cold_still_says_it_expired(cli, vault, vault_path, monkeypatch):
+    # tester 10, fix-m 5: once swept, an expired record read [COLD] only
+    at(monkeypatch, "2026-01-01T09:00:00Z")
+    rid = cli.json("append", "the staging freeze lasts until friday", "--ttl", "2d")["id"]
+    at(monkeypatch, "2026-03-01T09:00:00Z")  # expired for two months: past expired_grace_days
+    assert cli("sweep").exit_code == 0
+    got = cli.json("get", rid)["record"]
+    assert (got["status"], got["expired"]) == ("cold", True)
+    assert "expired 2026-01-03" in cli("get", rid).stdout
+    [hit] = cli.json("search", "staging freeze", "--include-cold")["hits"]
+    assert hit["status"] == "cold" and hit["expired"] is True
+    assert "[COLD, EXPIRED]" in cli("search", "staging freeze", "--include-cold").stdout

@@ -431,3 +431,21 @@ def test_the_quarantine_numbers_every_line_as_doctor_found_the_log(vault, cli):
     ]
     assert any("moved 2 unparseable line(s) (2, 3)" in f for f in fixed)
     assert any("stamped 2 line(s) without ts (4, 5)" in f for f in fixed)
+
+
+def test_purge_splices_after_of_ids_typed_in_lower_case(vault, cli):
+    # review fix-m2 2: hand-typed ids in lower case were compared as written against upper case
+    with open(vault.log_path, "a", encoding="utf-8") as fh:
+        for n, after in ((1, []), (2, ["handid01"])):
+            line = {"id": f"handid0{n}", "ts": f"2026-11-0{n}T00:00:00Z", "text": f"cache host is cache{n}"}
+            fh.write(json.dumps({**line, "key": "cache.host", "after": after}) + "\n")
+    three = cli.json("append", "cache host is cache3", "--key", "cache.host")["id"]
+    assert cli.json("purge", "handid02", "--yes")["records"] == 1
+    lines = [json.loads(x) for x in vault.log_path.read_text("utf-8").splitlines()]
+    assert [x["after"] for x in lines if x["id"] == three] == [["handid01"]]
+    assert "handid02" not in vault.log_path.read_text("utf-8").lower()
+    assert cli.json("conflicts")["conflicts"] == []
+    assert {h["text"]: h["status"] for h in cli.json("search", "cache host")["hits"]} == {
+        "cache host is cache3": "current",
+        "cache host is cache1": "superseded",
+    }

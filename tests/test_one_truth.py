@@ -332,3 +332,33 @@ def test_a_secret_typed_into_memory_md_is_not_copied_into_the_log_when_followed(
     assert token not in (vault_path / "LOG.jsonl").read_text("utf-8")  # … as its placeholder
     assert any(r.get("op") == "add" and r["text"].startswith("[BLOCKED:") for r in log_lines(vault_path))
     assert token in (vault_path / "MEMORY.md").read_text("utf-8")  # the file keeps it, to be removed there
+
+
+def test_correct_by_words_takes_the_one_record_holding_every_word_and_lists_projects(cli, vault, vault_path):
+    # tester 10, fix-m 7: refused as ambiguous with four candidates, though one held every word
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    zeta = cli.json("append", "zeta service deploy port is 7001", "-p", "zeta")["id"]
+    cli.json("append", "zeta service owner is Alice", "-p", "zeta")
+    cli.json("append", "eta service deploy port is 7002", "-p", "eta")
+    cli.json("append", "zeta deploy runs on fridays", "-p", "zeta")
+    cli.json("append", "theta service deploy port is 7003", "-p", "theta")
+    assert cli.json("correct", "zeta service deploy port", "zeta service deploy port is 7005")["corrects"] == zeta
+    # words several records hold are still ambiguous: each candidate says where it is
+    out = cli("correct", "service deploy port", "some service deploy port is 1")
+    assert out.exit_code == 1 and "(default/eta)" in out.stderr and "(default/theta)" in out.stderr
+    err = cli.json("correct", "service deploy port", "some service deploy port is 1", code=1)["error"]
+    assert {c["project"] for c in err["candidates"]} >= {"eta", "theta"}
+
+
+def test_correct_by_words_reads_a_word_whole_not_inside_another(cli, vault, vault_path):
+    # review fix-m2 6: "port" was found inside "reporting", so that note held "every word" and was corrected
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    cli.json("append", "redis listens on 6379 on the cache host")
+    report = cli.json("append", "the reporting job reads the redis cluster")["id"]
+    err = cli.json("correct", "redis port", "redis listens on 6380 on the cache host", code=1)["error"]
+    assert err["code"] == "ambiguous"
+    assert cli.json("get", report)["record"]["status"] == "current"
+    # Chinese has no spaces: a term is looked for within the text
+    port = cli.json("append", "缓存服务的端口是 6379")["id"]
+    cli.json("append", "缓存服务的负责人是小王")
+    assert cli.json("correct", "缓存服务的端口", "缓存服务的端口是 6380")["corrects"] == port

@@ -170,3 +170,40 @@ def test_a_segmented_vault_reads_the_same_as_the_log_it_came_from(tmp_path, cli,
         hits = [cli.json("--vault", where, "search", q)["hits"] for q in ("port", "service 8005", "listens")]
         answers.append([[(h["text"], h["status"], h["score"]) for h in r] for r in hits])
     assert answers[0] == answers[1] and all(answers[0])
+
+
+class Killed(Exception):
+    pass
+
+
+@pytest.mark.parametrize("kill_at", [1, 2, 3, 4, 5])
+def test_purge_killed_between_two_files_can_be_run_again(cli, vault, monkeypatch, kill_at):
+    # review fix-m2 2: the purged line's file rewritten first left the other file's `after` naming a
+    # gone id, and `purge ID` could no longer find it; now kept lines stop naming it first, everywhere
+    from optmem import purge
+
+    cli.json("segment", "--writer", "me")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T10:00:00Z")
+    one = cli.json("append", "cache host is cache1", "--key", "cache.host")["id"]
+    two = cli.json("append", "cache host is cache2", "--key", "cache.host")["id"]
+    monkeypatch.setenv("OPTMEM_WRITER", "them")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-02T10:00:00Z")
+    three = cli.json("append", "cache host is cache3", "--key", "cache.host")["id"]
+    monkeypatch.delenv("OPTMEM_WRITER")
+    real, calls = purge._rewrite_file, []
+
+    def killed(*args, **kw):
+        calls.append(1)
+        if len(calls) == kill_at:
+            raise Killed  # the process ends here: the files rewritten so far stay rewritten
+        return real(*args, **kw)
+
+    monkeypatch.setattr(purge, "_rewrite_file", killed)
+    cli("purge", two, "--yes")
+    monkeypatch.setattr(purge, "_rewrite_file", real)
+    if len(calls) >= kill_at:  # (else it finished before that call)
+        assert cli.json("purge", two, "--yes")["records"] == 1
+    lines = [x for p in sorted((vault.root / "log").glob("*/*.jsonl")) for x in log_lines(p)]
+    assert two not in json.dumps(lines)
+    assert {x["id"]: x.get("after") for x in lines if x.get("key")}[three] == [one]
+    assert cli.json("conflicts")["conflicts"] == []

@@ -403,7 +403,12 @@ def render_error_human(err: OptmemError, ctx: dict[str, Any]) -> str:
     for item in ctx.get("candidates", []):
         label = item.get("preview") or item.get("text") or ""
         what = item.get("id") or " / ".join(f"{k} {v if v is not None else '—'}" for k, v in item.items())
-        lines.append(f"  candidate {what}" + (f": {label}" if label and item.get("id") else ""))
+        where = "/".join(str(item[k]) for k in ("domain", "project") if item.get(k)) if item.get("id") else ""
+        lines.append(
+            f"  candidate {what}"
+            + (f"  ({where})" if where else "")
+            + (f": {label}" if label and item.get("id") else "")
+        )
     if "similar" in ctx and isinstance(ctx["similar"], dict):
         lines.append(f"  similar [{ctx['similar']['id']}] {ctx['similar']['text']}")
     if "usage" in ctx and isinstance(ctx["usage"], dict) and "chars" in ctx["usage"]:

@@ -211,24 +211,42 @@ def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
     from optmem import review
     from optmem.safety.fence import line
 
-    held = review.held(get_vault(), show_unsafe=allow_unsafe, limit=_queue_limit(limit))
+    held, blocked, more = review.review_queue(get_vault(), show_unsafe=allow_unsafe, limit=_queue_limit(limit))
+
+    def listed(items: list[review.Held]) -> list[str]:
+        return [
+            f"{short(h.id)}  {h.ts[:10]}  {h.rule}"
+            + (f" (in its {h.field})" if h.field and h.field != "text" else "")
+            + (f"  from {h.origin}" if h.origin else "")
+            + f"  {line(h.text)}"
+            for h in items
+        ]
 
     def human() -> str:
-        if not held:
+        if not held and not blocked:
             return "nothing held"
-        return (
-            "\n".join(
-                f"{short(h.id)}  {h.ts[:10]}  {h.rule}"
-                + (f" (in its {h.field})" if h.field and h.field != "text" else "")
-                + (f"  from {h.origin}" if h.origin else "")
-                + f"  {line(h.text)}"
-                for h in held
+        out = listed(held)
+        if blocked:
+            out.append(
+                "blocked on read, never held (typed into the log, brought by sync, or written with --allow-unsafe):"
             )
+            out += ["  " + said for said in listed(blocked)]
+        return (
+            "\n".join(out)
             + ("" if allow_unsafe else "\n(what each one says, as stored: optmem quarantine --allow-unsafe)")
             + "\n(optmem release ID: it is fine — optmem forget ID: it is not)"
         )
 
-    emit(json_out, {"held": [h._asdict() for h in held], "count": len(held)}, human)
+    emit(
+        json_out,
+        {
+            "held": [h._asdict() for h in held],
+            "count": len(held),
+            "blocked": [h._asdict() for h in blocked],
+            **({"blocked_scan_partial": True} if more else {}),
+        },
+        human,
+    )
 
 
 @command("release", arg("record_id", "The held record.", metavar="ID"), SOURCE)

@@ -34,6 +34,7 @@ def render_record(rec: dict[str, Any]) -> str:
         status += f" since {rec['cold_since']}" + (
             f"; superseded by {short(rec['superseded_by'])}" if rec.get("superseded_by") else ""
         )
+        status += f"; expired {rec['expires']}" if rec.get("expired") else ""
     elif rec.get("superseded_by"):
         status += f" by {short(rec['superseded_by'])}"
     elif isinstance(gone := rec.get("removed"), dict):  # when, by what, from which file
@@ -42,6 +43,8 @@ def render_record(rec: dict[str, Any]) -> str:
         status += ", still a guess (pending)"
     if rec.get("held_because"):
         status += f": {rec['held_because']}"
+    elif rec.get("blocked_because"):
+        status += f", {rec['blocked_because']}"
     elif rec.get("held"):
         status += f", released from quarantine (held by {rec['held']})"
     if rec.get("conflict"):

@@ -332,7 +332,8 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
     A key is in conflict when two of its values stand together (two clones corrected one value,
     an inference against what was said, or values within `[consolidation]
     conflict_window_days`); a fact without a key when one record was corrected two ways (on two
-    clones that git merged).
+    clones that git merged). A key with a different current value in two domains is listed
+    apart: each domain keeps its own, but it may be one fact told two ways.
 
     \b
     Example:
@@ -343,8 +344,24 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
     from optmem.view import CONFLICT_LABEL, STATUS_LABEL, labels
 
     found = facts.conflicts(get_vault(), show_unsafe=allow_unsafe)
+    split = facts.splits(get_vault(), show_unsafe=allow_unsafe)
 
     def human() -> str:
+        return "\n".join([_human_conflicts()] + _human_splits())
+
+    def _human_splits() -> list[str]:
+        out = []
+        for sk in split:
+            out.append(
+                f"{sk.key}" + (f"  ({sk.project})" if sk.project else "") + "  — a different current value in "
+                f"each of {len({v['domain'] for v in sk.values})} domains (each keeps its own; no conflict to "
+                "resolve, but it may be one fact told two ways)"
+            )
+            out += [f"  {short(v['id'])}  {v['ts']}  {v['domain']}  {' '.join(v['text'].split())}" for v in sk.values]
+            out.append("  if they are one fact, correct the stale one: optmem correct ID TEXT")
+        return out
+
+    def _human_conflicts() -> str:
         if not found:
             return "no open conflicts"
         out = []
@@ -377,6 +394,7 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
                 for c in found
             ],
             "count": len(found),
+            "across_domains": [{"key": sk.key, "project": sk.project, "values": sk.values} for sk in split],
         },
         human,
     )

@@ -40,6 +40,7 @@ MARK = "│"  # starts every line of stored text in a multi-line fenced body (th
 TITLES = {
     "redlines": "Redlines — locked rules",
     "conflicts": "Conflicting facts — ask the user which is right now",
+    "across_domains": "Keys with a different value in another domain — each domain keeps its own",
     "memory": "Memory (MEMORY.md)",
     "user": "User (USER.md)",
     "project": "Project {project} (projects/{project}/MEMORY.md)",
