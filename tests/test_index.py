@@ -374,3 +374,30 @@ def test_a_record_is_re_tokenised_as_it_was_indexed(tmp_path, how):
         assert any("__d2025_05_03" in d.split(" ") for d in stored if d)
     finally:
         idx.close()
+
+
+def test_the_records_holding_any_of_the_terms_are_counted_as_fts5_counts_them(tmp_path):
+    """A search's total (`candidates.count_any`): one term's count is its `df`, two terms' their
+    counts less the records holding both — for every one, two and three terms of the index
+    (a term twice too), the number FTS5's own OR query counts."""
+    import itertools
+
+    from optmem.candidates import count_any
+
+    vault = Vault(tmp_path / "v")
+    vault.root.mkdir()
+    texts = ["deploy the api", "api gateway down", "deploy gateway", "lunch menu", "部署 网关", "api api api", "x"]
+    with open(vault.log_path, "a", encoding="utf-8") as fh:
+        for i, text in enumerate(texts):
+            fh.write(json.dumps({"ts": f"2026-01-0{1 + i}T00:00:00Z", "text": text}) + "\n")
+    idx = index.open_index(vault)
+    try:
+        terms = [t for (t,) in idx.conn.execute("SELECT term FROM df")]
+        df = idx.doc_freq(terms)
+        assert len(terms) > 10 and all(df.values())
+        for k in (1, 2, 3):
+            for chosen in itertools.product(terms[:9], repeat=k) if k < 3 else itertools.combinations(terms, 3):
+                asked = list(chosen)
+                assert count_any(idx, asked, df) == idx.count_matches(index.match_any(asked)), asked
+    finally:
+        idx.close()
