@@ -251,6 +251,14 @@ def p90(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
 
 
+def index_schema(tree: Path) -> str | None:
+    """The index schema a checkout of optmem writes (`optmem.schema.SCHEMA`), read from its source."""
+    import re
+
+    found = re.search(r'^SCHEMA = "([^"]+)"', (tree / "optmem" / "schema.py").read_text("utf-8"), re.M)
+    return found[1] if found else None
+
+
 def search_classes(vault: Path, db: Path, size: int, repeat: int, old_tree: Path | None = None) -> list[ClassRow]:
     """Per class of the query set (and the old seven queries): each query as optmem and as the
     anchor in turn, `repeat` pairs (with `old_tree`, a checkout of an earlier optmem, that one
@@ -983,6 +991,12 @@ def main() -> None:
     served: list[Row] = []  # … and of its hub table
     stages: list[StageRow] = []
     classes: list[ClassRow] = []
+    if args.old_tree and index_schema(args.old_tree) != index_schema(CHECKOUT):
+        # each side would find the other's index and rebuild it, turn after turn
+        raise SystemExit(
+            f"bench: --old-tree {args.old_tree} writes index {index_schema(args.old_tree)}, this checkout "
+            f"{index_schema(CHECKOUT)}: they cannot share one vault — run each on a copy of its own"
+        )
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
     if not args.editable:

@@ -542,6 +542,13 @@ def _specific(found: Found) -> Found:
     return [(day, precision) for day, precision in found if precision != "y" or day.year not in named]
 
 
+def day_terms(epoch: float | None) -> list[str]:
+    """The date terms of a record's own day (its month and day): all of a record's date terms
+    when its text names no date (`record_terms`)."""
+    own = _day(int(epoch // 86400)) if epoch is not None else None
+    return [] if own is None else list(_held(own, "d"))
+
+
 def record_terms(epoch: float | None, folded: str, words: list[str] | None = None) -> list[str]:
     """A record's date terms: its own day, the relative phrases in its text resolved from that
     day, and the explicit dates in its text (each term once). `words`: the text's words, when

@@ -350,7 +350,7 @@ class Index:
         to read, never to change (a warm handle keeps them: `optmem.warm`)."""
         rec = self.record(row)
         folded = textmod.fold(rec.text)
-        toks, words = tokens_for(folded, rec.key, rec.tags, row.ts)
+        toks, words = tokens_for(folded, rec.key, rec.tags, row.ts, row.dates)
         return rec, folded, toks, words
 
     def file_of(self, row: Row) -> str:

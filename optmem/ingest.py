@@ -50,13 +50,20 @@ Progress = Callable[[int, int], None]
 
 
 def tokens_for(
-    folded: str, key: str | None, tags: tuple[str, ...] | list[str], ts: float | None
+    folded: str, key: str | None, tags: tuple[str, ...] | list[str], ts: float | None, dated: str | None
 ) -> tuple[list[str], list[str]]:
     """What FTS indexes for a record: the tokens of its (folded) text, key and tags, and its date
     terms — with the words of its text (as `text.words` gives them: the first tokens are their
-    stems)."""
+    stems). The date terms are read from what the index stored of the record (`dated`: its
+    `Row.dates`), not found in its text again: resolving the dates a text names runs its date
+    patterns (a few milliseconds a search, over its ~200 candidates)."""
     toks, words = textmod.tokens_and_words(folded)
-    return toks + _label_tokens(key, tags) + dates.record_terms(ts, folded, words), words
+    return toks + _label_tokens(key, tags) + (dated.split(" ") if dated else dates.day_terms(ts)), words
+
+
+def _dated(ts: float | None, terms: list[str]) -> str | None:
+    """What `Row.dates` stores of a record's date terms: None when they are its own day's alone."""
+    return None if terms == dates.day_terms(ts) else " ".join(terms)
 
 
 def _label_tokens(key: str | None, tags: tuple[str, ...] | list[str]) -> list[str]:
@@ -193,6 +200,7 @@ def prepare_rows(batch: list[Line], seg: int = 0, hashed: int = 0, limit: int = 
             out.bad.append((place(None, line, hashed), exc.code, str(exc)))
             continue
         fp = None
+        dated: list[str] | None = None
         ts = to_epoch(rec.ts)
         n = place(ts, line, hashed)
         while n in used:
@@ -202,7 +210,8 @@ def prepare_rows(batch: list[Line], seg: int = 0, hashed: int = 0, limit: int = 
         if text:
             folded = fold(text)
             toks, fp, words = textmod.analyze(folded)
-            toks += _label_tokens(key, tags) + dates.record_terms(ts, folded, words)
+            dated = dates.record_terms(ts, folded, words)
+            toks += _label_tokens(key, tags) + dated
             docs += 1
             tokens += len(toks)
             squares += len(toks) ** 2
@@ -243,6 +252,7 @@ def prepare_rows(batch: list[Line], seg: int = 0, hashed: int = 0, limit: int = 
             after=_after(extra) if key and extra else None,
             origin=rec.origin,
             held=int(rec.held is not None),
+            dates=_dated(ts, dated) if dated is not None else None,
         )
         out.rec_rows.append(line_values(row))
         if tags:

@@ -20,8 +20,9 @@ from optmem.value import Annotated, NamedTuple
 # and a line that names its targets in `corrects` reads no more from its text's #words; 30: ids written in
 # lower case named in any case; 31: the write gate's guesses found from the record they may update
 # (rec_upd: search marks both sides); 32: a key's values replaced through `after` lose to what replaced them,
-# whatever the clocks say (an index built before keeps the newer clock's answer)
-SCHEMA = "optmem-index-32"
+# whatever the clocks say (an index built before keeps the newer clock's answer); 33: the date terms a
+# record's text names (`dates`), stored with its row
+SCHEMA = "optmem-index-33"
 
 
 class Col(NamedTuple):
@@ -62,6 +63,9 @@ class Row(NamedTuple):
     after: Annotated[str | None, Col("TEXT")] = None  # a keyed value: the key's values its writer saw (JSON)
     origin: Annotated[str | None, Col("TEXT")] = None  # where it came from (record.origin)
     held: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0")] = 0  # written held in quarantine (record.held)
+    # the date terms of its text, space-separated (`dates.record_terms`): None when they are its own
+    # day's alone, as for most records — a search re-tokenising a candidate reads them here
+    dates: Annotated[str | None, Col("TEXT")] = None
     sup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this correction
     ksup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this same-key record
     forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0

@@ -11,7 +11,7 @@ from conftest import put
 from hypothesis import given
 from hypothesis import strategies as st
 
-from optmem import facts, index, log, lookup, record
+from optmem import facts, index, ingest, log, lookup, record
 from optmem.vault import Vault
 
 
@@ -332,3 +332,72 @@ def test_the_term_counts_are_fts5s_own_for_any_text(tmp_path_factory, texts):
         assert conn.execute("SELECT term, doc FROM df ORDER BY term").fetchall() == kept
     finally:
         conn.close()
+
+
+DATED = [
+    "we shipped the release yesterday",
+    "上周五我们迁移了数据库",
+    "the audit is due on 2025-05-03, two weeks ago it was moved",
+    "a plain note without a date",
+    "3月20日 开会, last month we met in May 2024",
+    "",  # (a record without text: nothing indexed)
+]
+
+
+@pytest.mark.parametrize("how", ["appended", "built"])
+def test_a_record_is_re_tokenised_as_it_was_indexed(tmp_path, how):
+    """A search re-scores a candidate with the tokens its line was indexed with (`Index.tokenised`):
+    the date terms its text names are read from the index (`Row.dates`), not resolved again —
+    the same terms, in the same order, as the build put into FTS, for texts naming dates
+    (relative, explicit, Chinese) and texts naming none, indexed line by line or built at once."""
+    vault = Vault(tmp_path / "v")
+    vault.root.mkdir()
+    for i, text in enumerate(DATED):
+        line = {"ts": f"2026-03-{10 + i}T08:00:00Z", "text": text, "key": "k" if i == 2 else None, "tags": ["t1"]}
+        with open(vault.log_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({k: v for k, v in line.items() if v is not None}) + "\n")
+        if how == "appended":
+            index.open_index(vault).close()
+    raw = vault.log_path.read_bytes()
+    lines, off = [], 0
+    for n, body in enumerate(raw.split(b"\n")[:-1], 1):
+        lines.append((body, n, off, len(body)))
+        off += len(body) + 1
+    indexed = sorted(body.split(" ") for _, body in ingest.prepare_rows(lines).fts_rows)
+    assert len(indexed) == len(DATED) - 1
+    idx = index.open_index(vault, rebuild=how == "built")
+    try:
+        rows = idx.rows("1")
+        assert sorted(idx.tokenised(r)[2] for r in rows if idx.record(r).text) == indexed
+        stored = [r.dates for r in rows]
+        assert stored.count(None) == 2  # the plain note and the empty one: their own day's terms alone
+        assert any("__d2025_05_03" in d.split(" ") for d in stored if d)
+    finally:
+        idx.close()
+
+
+def test_the_records_holding_any_of_the_terms_are_counted_as_fts5_counts_them(tmp_path):
+    """A search's total (`candidates.count_any`): one term's count is its `df`, two terms' their
+    counts less the records holding both — for every one, two and three terms of the index
+    (a term twice too), the number FTS5's own OR query counts."""
+    import itertools
+
+    from optmem.candidates import count_any
+
+    vault = Vault(tmp_path / "v")
+    vault.root.mkdir()
+    texts = ["deploy the api", "api gateway down", "deploy gateway", "lunch menu", "部署 网关", "api api api", "x"]
+    with open(vault.log_path, "a", encoding="utf-8") as fh:
+        for i, text in enumerate(texts):
+            fh.write(json.dumps({"ts": f"2026-01-0{1 + i}T00:00:00Z", "text": text}) + "\n")
+    idx = index.open_index(vault)
+    try:
+        terms = [t for (t,) in idx.conn.execute("SELECT term FROM df")]
+        df = idx.doc_freq(terms)
+        assert len(terms) > 10 and all(df.values())
+        for k in (1, 2, 3):
+            for chosen in itertools.product(terms[:9], repeat=k) if k < 3 else itertools.combinations(terms, 3):
+                asked = list(chosen)
+                assert count_any(idx, asked, df) == idx.count_matches(index.match_any(asked)), asked
+    finally:
+        idx.close()
