@@ -15,7 +15,6 @@ import base64
 import json
 import os
 from collections import Counter
-from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
@@ -27,12 +26,11 @@ from optmem.record import (
     HANDOFF,
     MEMORY,
     BadLine,
+    Ids,
     bad_units,
-    clean_ref,
     corrects_from_text,
     line_of,
     missing_fields,
-    names,
     parse_line,
 )
 from optmem.vault import NAME_RE, Vault
@@ -108,9 +106,9 @@ def _scan_log(
     if journals is not None:
         for _, _, _, step, text in sorted(steps, key=lambda s: (s[0], s[1][:10] if len(s[1]) == 26 else s[1], s[2])):
             journals.setdefault(step[0], {})[step[1]] = (step[2], text)
-    ids = sorted(seen)
+    ids = Ids(first for _, _, first in seen.values())  # (the ids as written: `record.Ids` reads them)
     for where, n, rid, named, texted in refs:
-        missing = [ref for ref in named if resolve(ref, seen, ids) is None]
+        missing = [ref for ref in named if ids.find(ref) is None]
         if texted and len(missing) < len(named):
             continue  # (a hand-typed correction's `#word` that names no record is a word)
         for ref in missing[:1] if texted else missing:
@@ -278,14 +276,14 @@ def _scan_file(
 
 
 def _check_correction_cycles(
-    corrections: list[tuple[int, str, str]], seen: dict[str, tuple[str, int, str]], ids: list[str], report: Report
+    corrections: list[tuple[int, str, str]], seen: dict[str, tuple[str, int, str]], ids: Ids, report: Report
 ) -> None:
     """A record that corrects, through a chain of corrections, itself (A corrects B and B
     corrects A — typed by hand, or merged from two clones): no version of that fact is the
     newest, so each record of the circle is named once."""
     corrects: dict[str, set[str]] = {}
     for _, rid, ref in corrections:
-        rid, target = rid.upper(), resolve(ref, seen, ids)
+        rid, target = rid.upper(), (found.upper() if (found := ids.find(ref)) else None)
         if target is not None and target != rid:
             corrects.setdefault(rid, set()).add(target)
     named: set[str] = set()
@@ -314,19 +312,6 @@ def _check_correction_cycles(
                 seen[start][2],
             )
         )
-
-
-def resolve(ref: str, seen: Container[str], ids: list[str]) -> str | None:
-    """The id of the record `ref` names (see `record.names`), or None; `ids` is sorted."""
-    import bisect
-
-    ref = clean_ref(ref)
-    if ref in seen:
-        return ref
-    i = bisect.bisect_left(ids, ref)  # a prefix sorts right before the ids it starts
-    if i < len(ids) and names(ref, ids[i]):
-        return ids[i]
-    return next((rid for rid in ids if names(ref, rid)), None)  # a suffix: no order helps
 
 
 def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple[str, str]]], linked: set[str]) -> None:

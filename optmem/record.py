@@ -105,6 +105,56 @@ def names(ref: str, record_id: str) -> bool:
     return ref == rid or (len(ref) >= 6 and (rid.startswith(ref) or rid.endswith(ref)))
 
 
+class Ids:
+    """Record ids held in memory, and what a typed id names among them — the one rule every place
+    that turns a typed id into a record applies (`doctor`'s checks, an import's refs; the index
+    applies it to the vault's records: `ingest.matching_ids`): the id as typed, else in upper case
+    (`clean_ref`), else the ids that start or end with it (≥ 6 characters, any case) — a whole id
+    of any length, a part of one of 6 or more. Sorted once, on the first look-up after a change:
+    bisections, never a pass over every id."""
+
+    def __init__(self, ids: Iterable[str] = ()) -> None:
+        self._all: set[str] = set(ids)
+        self._start: list[tuple[str, str]] | None = None  # (upper case, id), sorted
+        self._end: list[tuple[str, str]] = []  # (upper case reversed, id), sorted: what a suffix names
+
+    def add(self, ids: Iterable[str]) -> None:
+        self._all.update(ids)
+        self._start = None
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self._all
+
+    def named(self, ref: str) -> list[str]:
+        """The ids `ref` names, in the rule's order (several: an ambiguous reference)."""
+        import bisect
+
+        typed, ref = ref.strip().lstrip("#"), clean_ref(ref)
+        for whole in (typed, ref):
+            if whole in self._all:
+                return [whole]
+        if self._start is None:
+            self._start = sorted((rid.upper(), rid) for rid in self._all)
+            self._end = sorted((rid.upper()[::-1], rid) for rid in self._all)
+        i = bisect.bisect_left(self._start, (ref, ""))
+        if i < len(self._start) and self._start[i][0] == ref:  # an id written in lower case
+            return [self._start[i][1]]
+        if len(ref) < 6:
+            return []
+        out: list[str] = []
+        for ids, part in ((self._start, ref), (self._end, ref[::-1])):
+            i = bisect.bisect_left(ids, (part, ""))
+            while i < len(ids) and ids[i][0].startswith(part):
+                if ids[i][1] not in out:
+                    out.append(ids[i][1])
+                i += 1
+        return out
+
+    def find(self, ref: str) -> str | None:
+        """The first id `ref` names (`named`), or None."""
+        return next(iter(self.named(ref)), None)
+
+
 def hand_correction_refs(text: str) -> list[str]:
     """`〔更正〕 … #<id>` / `[correction] … #<id>`: the ids a hand-typed correction names."""
     if not text or not (text[0] in "〔[" or text[0].isspace()) or not re.match(_HAND_CORRECTION, text, re.IGNORECASE):

@@ -19,8 +19,8 @@ from optmem.value import Annotated, NamedTuple
 # 25: provenance (origin) and quarantine (held, released); 28: term counts (df); 29: keys read trimmed,
 # and a line that names its targets in `corrects` reads no more from its text's #words; 30: ids written in
 # lower case named in any case; 31: the write gate's guesses found from the record they may update
-# (rec_upd: search marks both sides)
-SCHEMA = "optmem-index-31"
+# (rec_upd: search marks both sides); 32: a whole id shorter than 6 characters names its record
+SCHEMA = "optmem-index-32"
 
 
 class Col(NamedTuple):

@@ -229,8 +229,7 @@ class _Batch:
         self.access: list[dict[str, Any]] = []  # the recall history an export carries
         # (line, index in `lines`, refs, bookkeeping, refs read from its text: a hand-form correction's)
         self.refs: list[tuple[int, int, tuple[str, ...], bool, bool]] = []
-        self._by_start: list[tuple[str, str]] | None = None  # the import's ids (upper case, id) sorted
-        self._by_end: list[tuple[str, str]] = []  # … and reversed, sorted: what a suffix names
+        self._lookup: Any = None  # the import's ids as `record.Ids` looks them up (made once they are all read)
         self._in_vault: dict[str, str | None] = {}  # a ref → the vault's record it names (the index's answer)
         self.idx: Any = None  # an Index, opened once when a --from import looks for words it holds or refs name
         # the vault's records (closed by `write`)
@@ -363,27 +362,19 @@ class _Batch:
         )
 
     def _target(self, ref: str) -> str | None:
-        """The id of the record `ref` names (`record.names`: the id, or ≥ 6 of its first or last
-        characters, any case) among those the vault and the import hold now, or None: a set
-        look-up for a whole id, a bisection of the import's ids (sorted once) and the index for a
-        part of one — never a pass over every id."""
-        import bisect
+        """The id of the record `ref` names among those the import and the vault hold now, or
+        None — by the rule every place applies (`record.Ids`): the import's ids in memory
+        (sorted once), the vault's through its index (`ingest.matching_ids`) — never a pass over
+        every id."""
+        from optmem.record import Ids, clean_ref
 
-        from optmem.record import clean_ref
-
-        ref = clean_ref(ref)
-        if ref in self.known:
-            return ref
-        if self._by_start is None:
-            self._by_start = sorted((rid.upper(), rid) for rid in self.ids)
-            self._by_end = sorted((rid.upper()[::-1], rid) for rid in self.ids)
-        for ids, part in ((self._by_start, ref), (self._by_end, ref[::-1])):
-            i = bisect.bisect_left(ids, (part, ""))
-            while i < len(ids) and ids[i][0].startswith(part) and (len(ref) >= 6 or ids[i][0] == part):
-                if ids[i][1] in self.known:  # (not one left out in an earlier round)
-                    return ids[i][1]
-                i += 1
-        return self._vault_target(ref) if self.stored and len(ref) >= 6 else None
+        for whole in (ref.strip().lstrip("#"), clean_ref(ref)):  # a whole id first, wherever it is
+            if whole in self.known:
+                return whole
+        if self._lookup is None:
+            self._lookup = Ids(self.ids)
+        hit = next((rid for rid in self._lookup.named(ref) if rid in self.known), None)  # (not one left out)
+        return hit if hit is not None or not self.stored else self._vault_target(ref)
 
     def _vault_target(self, ref: str) -> str | None:
         """The vault's record `ref` names (its ids never leave: asked once per ref, of the index)."""

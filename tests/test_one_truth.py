@@ -332,3 +332,45 @@ def test_a_secret_typed_into_memory_md_is_not_copied_into_the_log_when_followed(
     assert token not in (vault_path / "LOG.jsonl").read_text("utf-8")  # … as its placeholder
     assert any(r.get("op") == "add" and r["text"].startswith("[BLOCKED:") for r in log_lines(vault_path))
     assert token in (vault_path / "MEMORY.md").read_text("utf-8")  # the file keeps it, to be removed there
+
+
+ODD_IDS = ["note1", "mynote000001", "MYNOTE000001", "01KJMDEB80AAAAAAAAAAAAAAA7", "01KJMDEB80BBBBBBBBBBBBBBB7", "ab"]
+REFS = ["note1", "NOTE1", "#note1", "mynote000001", "MYNOTE000001", "myNote", "01KJMDEB80", "AAAAAAA7",
+        "aaaaaaa7", "BBBBBBB7", "ab", "AB", "note", "ZZZZZZZZ", "01KJMD", "000001", "myNote000001"]  # fmt: skip
+
+
+def test_a_typed_id_names_one_record_wherever_it_is_looked_up(vault_path):
+    """One rule turns a typed id into a record (`record.Ids`): the index's (`get`, a correction's
+    link), `doctor`'s and an import's find the same record for every reference — a whole id of
+    any length (an id shorter than 6 characters was found by `doctor` and never by the index), the
+    id as typed before its upper case, ≥ 6 characters of its start or end."""
+    from optmem.index import open_index
+    from optmem.ingest import matching_ids
+    from optmem.record import Ids
+    from optmem.vault import Vault
+
+    quiet(vault_path)
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        for rid in ODD_IDS:
+            fh.write(json.dumps({"id": rid, "ts": "2026-03-01T09:00:00Z", "text": f"x {rid}"}) + "\n")
+    ids = Ids(ODD_IDS)
+    with open_index(Vault(vault_path)) as idx:
+        for ref in REFS:
+            assert sorted(ids.named(ref)) == sorted(matching_ids(idx.conn, ref, 50)), ref
+    assert ids.named("note1") == ["note1"] and ids.named("MYNOTE000001") == ["MYNOTE000001"]
+    assert ids.named("myNote000001") == ["MYNOTE000001"] and ids.named("note") == []
+
+
+def test_a_short_hand_typed_id_is_found_and_corrected_as_doctor_finds_it(cli, vault_path):
+    """A line typed by hand with an id of 5 characters: `doctor` found the record its correction
+    names, the index did not (the correction replaced nothing, `get note1` found nothing)."""
+    quiet(vault_path)
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"id":"note1","ts":"2026-03-01T09:00:00Z","text":"the port is 80"}\n')
+        fh.write(
+            '{"id":"01KJMDEB80AAAAAAAAAAAAAAA7","ts":"2026-03-02T09:00:00Z","text":"the port is 81",'
+            '"kind":"correction","corrects":["note1"]}\n'
+        )
+    assert cli.json("doctor")["ok"]
+    got = cli.json("get", "note1")["record"]
+    assert got["status"] == "superseded" and got["superseded_by"] == "01KJMDEB80AAAAAAAAAAAAAAA7"
