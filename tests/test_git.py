@@ -383,7 +383,10 @@ def test_the_hook_spools_instead_of_waiting_and_records_each_commit_once(tmp_pat
         held.close()
     out = json.loads(res.stdout)
     assert res.exit_code == 0 and out["status"] == "spooled" and out["sha"] == sha and out["spooled"] == 1
-    assert "waited 0.3s" in out["reason"] and "wait in" in res.stderr
+    assert "0.3s" in out["reason"] and "wait in" in res.stderr
+    # what the hook does and what the user can do — not a setting hooks do not read
+    assert "[lock] timeout" not in res.stderr and "[lock] timeout" not in out["reason"], res.stderr
+    assert f"optmem hook git-commit --repo {repo}" in res.stderr and "never holds up" in out["reason"], res.stderr
     again = cli.json("hook", "git-commit", "--repo", str(repo))  # the spooled commit, then HEAD: the same one
     assert [c["status"] for c in again["commits"]] == ["recorded", "duplicate"] and again["status"] == "duplicate"
     assert again["spooled"] == 0 and [c["evidence"] for c in commits(vault_path)] == [sha]

@@ -157,8 +157,10 @@ def _said_of_spool(got: dict[str, Any]) -> None:
         note(f"optmem: {line}")
     if got.get("spooled"):
         note(
-            f"optmem: {got['spooled']} commit(s) wait in {got['spool']} — the next commit records them: "
-            f"{got.get('reason', '')}"
+            f"optmem: {got['spooled']} commit(s) wait in {got['spool']}"
+            + (f": {got['reason']}" if got.get("reason") else "")
+            + ". The next hook run in this repository (a commit, a merge, a rebase) records them first; "
+            f"to record them now, once the vault is free: `optmem hook git-commit --repo {got['repo']}`"
         )
 
 

@@ -246,7 +246,7 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
     (spooled commits that cannot be recorded, and why)}` — for HEAD also what was said of it at
     the top (`status`: recorded, duplicate, rewritten, deferred to post-rewrite, or spooled)."""
     from optmem import spool
-    from optmem.errors import VaultMissing
+    from optmem.errors import Locked, VaultMissing
     from optmem.vault import validate_name
 
     validate_name(domain, "domain")  # (a usage error: nothing is spooled under a bad name)
@@ -266,7 +266,12 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
         try:
             _store(entry)
         except (OptmemError, UnicodeError, OSError) as err:
-            if spool.transient(err):
+            if isinstance(err, Locked):  # (its advice, `[lock] timeout`, is a setting hooks do not read)
+                failed.append(
+                    f"the vault was locked by another optmem process longer than a hook waits for it "
+                    f"({vault.settings.lock.timeout:g}s: a hook never holds up git)"
+                )
+            elif spool.transient(err):
                 failed.append(str(getattr(err, "message", None) or err))
             raise
 
@@ -310,7 +315,7 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
     reason = failed[-1] if failed else "another process records the spooled commits now"
     for entry in wanted:
         spool.put(path, entry)
-    out: dict[str, Any] = {"commits": done, "spooled": len(wanted), "spool": str(path)}
+    out: dict[str, Any] = {"commits": done, "spooled": len(wanted), "spool": str(path), "repo": str(root)}
     if pairs is None:
         head = next((c for c in reversed(done) if c["sha"] == sha), None)
         out = (head or {"sha": sha, "status": "deferred" if pending else "spooled"}) | out
