@@ -578,12 +578,44 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
             _check_forks(vault, report)
         _check_lifecycle(vault, report)
     _check_space(vault, report)
+    _check_spools(vault, report)
     if not vault.trusted:
         report.notes.append(
             "this vault is inside a git work tree and not on your trust list (it came in a clone): its "
             "redlines read as unverified notes until you have read them and run `optmem trust`"
         )
     return report
+
+
+def _check_spools(vault: Vault, report: Report) -> None:
+    """Commits that wait in the spool of a repository hooked to this vault (`git.known_spools`:
+    those this clone's hooks ran in): only the next hook run there drains it — said here, with how
+    to record them now; a spool too large to be read, with how to split it."""
+    from optmem import spool
+    from optmem.errors import TooLarge
+    from optmem.integrations.git import known_spools
+
+    for repo, path in known_spools(vault):
+        try:
+            spool.too_big(path)
+        except TooLarge as exc:
+            report.problems.append(
+                Problem(
+                    "git_spool", str(path), f"{exc.message}: `optmem hook git-commit --repo {repo}` stores each part"
+                )
+            )
+            continue
+        n = spool.pending(path)
+        if n:
+            report.problems.append(
+                Problem(
+                    "git_spool",
+                    str(path),
+                    f"{n} commit(s) of {repo} wait in its spool (the vault could not take them when they were "
+                    "made); the next hook run there records them first — or now: "
+                    f"`optmem hook git-commit --repo {repo}`",
+                )
+            )
 
 
 MIN_FREE = 16 << 20  # bytes: below this, a write to the log or the index may fail any time

@@ -562,3 +562,24 @@ def test_a_shared_vault_journals_hermes_replace_as_a_replace_with_its_link(cli, 
     memory.write_text("Staging DB is pg-staging-2 (key AKIAQWERTYUIOPASDFGH)\n§\nUses pnpm 9 since May\n", "utf-8")
     p.on_memory_write("replace", "memory", "Staging DB is pg-staging-2 (key AKIAQWERTYUIOPASDFGH)", {"old_text": "pg-"})
     assert "AKIA" not in (home / "memories" / "LOG.jsonl").read_text("utf-8")
+
+
+def test_a_spool_too_large_to_read_is_an_error_naming_it_and_the_turn_still_waits(tmp_path, monkeypatch, caplog):
+    """A spool larger than a drain reads at once (`spool.SPOOL_BYTES`, shrunk here) is said as an
+    error naming the file and how to split it, each time — it read as "earlier writes still wait"
+    and grew in silence; the turn is spooled behind it, not lost."""
+    from optmem import spool
+
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    monkeypatch.setattr(spool, "SPOOL_BYTES", 1024)
+    home = tmp_path / "hermes"
+    home.mkdir()
+    entry = {"turn": "Asked: which queue? — Answered: RabbitMQ 3.12.", "session": "s-0"}
+    (home / hermes.SPOOL).write_text((json.dumps(entry) + "\n") * 40, "utf-8")
+    p = started(home, agent_context="primary")
+    with caplog.at_level("WARNING", logger="optmem.integrations.hermes"):
+        p.sync_turn(*TURN, session_id="s-1")
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert errors and str(home / hermes.SPOOL) in errors[0].getMessage() and "split" in errors[0].getMessage()
+    assert len((home / hermes.SPOOL).read_text("utf-8").splitlines()) == 41  # (the turn waits behind it)
+    p.shutdown()

@@ -16,6 +16,7 @@ which the next hook run stores first, in order (`record_hook`).
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from dataclasses import dataclass
@@ -113,6 +114,7 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
                 fsio.move(hook, _chained(hook))  # kept byte for byte, mode included; runs first
             statuses.append("installed")
         fsio.atomic_write(hook, _script(name, vault), mode=0o755)  # git runs hooks: executable
+    register_spool(vault, root, spool_path(root))  # (`doctor` says when commits wait in it)
     status = "installed" if "installed" in statuses else ("updated" if "updated" in statuses else "already_installed")
     first = hooks / HOOKS[0]
     return HookResult(
@@ -235,6 +237,40 @@ def spool_path(root: Path) -> Path:
     return Path(_git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()) / SPOOL
 
 
+SPOOLS = "git-spools.jsonl"  # in the vault's cache (this machine's paths): the spools of the repositories hooked to it
+
+
+def register_spool(vault: Vault, root: Path, path: Path) -> None:
+    """Remember a hooked repository's spool in the vault's cache (once), so `doctor` can say
+    when commits wait in it. Best effort: a hook never fails for it."""
+    line = json.dumps({"repo": str(root), "spool": str(path)}, ensure_ascii=False)
+    try:
+        if not vault.exists():
+            return
+        known = vault.cache(SPOOLS)
+        held = fsio.read_text(known, within=vault.root, limit=1 << 20) or ""
+        if line not in held.splitlines():
+            fsio.append_lines(known, [line.encode("utf-8")], within=vault.root)
+    except (OptmemError, OSError):
+        pass
+
+
+def known_spools(vault: Vault) -> list[tuple[str, Path]]:
+    """The hooked repositories this vault's cache names, with their spools (`register_spool`)."""
+    out: dict[str, tuple[str, Path]] = {}
+    try:
+        held = fsio.read_text(vault.cache_dir / SPOOLS, within=vault.root, limit=1 << 20) or ""
+    except OptmemError:
+        return []
+    for raw in held.splitlines():
+        try:
+            obj = json.loads(raw)
+            out.setdefault(str(obj["spool"]), (str(obj["repo"]), Path(obj["spool"])))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return list(out.values())
+
+
 def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | None = None) -> dict[str, Any]:
     """What the hooks run: the commits the repository's spool holds first, in order, then HEAD
     (post-commit, post-merge) or, given `pairs` ("<old sha> <new sha>" lines: post-rewrite),
@@ -246,7 +282,7 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
     (spooled commits that cannot be recorded, and why)}` — for HEAD also what was said of it at
     the top (`status`: recorded, duplicate, rewritten, deferred to post-rewrite, or spooled)."""
     from optmem import spool
-    from optmem.errors import Locked, VaultMissing
+    from optmem.errors import Locked, TooLarge, VaultMissing
     from optmem.vault import validate_name
 
     validate_name(domain, "domain")  # (a usage error: nothing is spooled under a bad name)
@@ -300,7 +336,12 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
             dropped.append(f"a spooled line could not be read ({err!r}): it is kept in {path}.rejected")
 
     path = spool_path(root)
-    drained = spool.drain(path, store, dropped=drop)
+    register_spool(vault, root, path)
+    error = None
+    try:
+        drained = spool.drain(path, store, dropped=drop)
+    except TooLarge as err:  # (this run's commits are spooled all the same: never lost)
+        drained, error = False, f"{err.message}: `optmem hook git-commit --repo {root}` stores each part"
     if drained:
         for i, entry in enumerate(wanted):
             try:
@@ -312,10 +353,18 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
                 break
         else:
             wanted = []
-    reason = failed[-1] if failed else "another process records the spooled commits now"
+    reason = failed[-1] if failed else error or "another process records the spooled commits now"
     for entry in wanted:
         spool.put(path, entry)
-    out: dict[str, Any] = {"commits": done, "spooled": len(wanted), "spool": str(path), "repo": str(root)}
+    out: dict[str, Any] = {
+        "commits": done,
+        "spooled": len(wanted),  # this run's commits spooled now
+        "waiting": spool.pending(path) if wanted or not drained else 0,  # every commit the spool holds now
+        "spool": str(path),
+        "repo": str(root),
+    }
+    if error:
+        out["error"] = error
     if pairs is None:
         head = next((c for c in reversed(done) if c["sha"] == sha), None)
         out = (head or {"sha": sha, "status": "deferred" if pending else "spooled"}) | out
