@@ -588,14 +588,13 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
 
 
 def _check_spools(vault: Vault, report: Report) -> None:
-    """Commits that wait in the spool of a repository hooked to this vault (`git.known_spools`:
+    """Commits that wait in the spool of a repository hooked to this vault (`spool.known`:
     those this clone's hooks ran in): only the next hook run there drains it — said here, with how
     to record them now; a spool too large to be read, with how to split it."""
     from optmem import spool
     from optmem.errors import TooLarge
-    from optmem.integrations.git import known_spools
 
-    for repo, path in known_spools(vault):
+    for repo, path in spool.known(vault.cache_dir / spool.KNOWN, vault.root):
         try:
             spool.too_big(path)
         except TooLarge as exc:

@@ -194,3 +194,35 @@ def _keep(path: Path, lines: list[bytes], within: Path | None) -> None:
             new.write(b"".join(line + b"\n" for line in lines))
     elif path.exists():
         fsio.remove_file(path)
+
+
+KNOWN = "git-spools.jsonl"  # in the vault's cache (this machine's paths): the spools of repositories hooked to it
+
+
+def register(known_file: Path, within: Path, repo: str, path: Path) -> None:
+    """Remember a hooked repository's spool in `known_file` (the vault's cache: this machine's
+    paths), once, so `doctor` can say when commits wait in it (`known`). Best effort: a hook
+    never fails for it."""
+    line = json.dumps({"repo": repo, "spool": str(path)}, ensure_ascii=False)
+    try:
+        held = fsio.read_text(known_file, within=within, limit=1 << 20) or ""
+        if line not in held.splitlines():
+            fsio.append_lines(known_file, [line.encode("utf-8")], within=within)
+    except (OptmemError, OSError):
+        pass
+
+
+def known(known_file: Path, within: Path) -> list[tuple[str, Path]]:
+    """The hooked repositories `known_file` names, with their spools (`register`)."""
+    out: dict[str, tuple[str, Path]] = {}
+    try:
+        held = fsio.read_text(known_file, within=within, limit=1 << 20) or ""
+    except OptmemError:
+        return []
+    for raw in held.splitlines():
+        try:
+            obj = json.loads(raw)
+            out.setdefault(str(obj["spool"]), (str(obj["repo"]), Path(obj["spool"])))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return list(out.values())

@@ -16,7 +16,6 @@ which the next hook run stores first, in order (`record_hook`).
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from dataclasses import dataclass
@@ -114,7 +113,7 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
                 fsio.move(hook, _chained(hook))  # kept byte for byte, mode included; runs first
             statuses.append("installed")
         fsio.atomic_write(hook, _script(name, vault), mode=0o755)  # git runs hooks: executable
-    register_spool(vault, root, spool_path(root))  # (`doctor` says when commits wait in it)
+    _register(vault, root, spool_path(root))  # (`doctor` says when commits wait in it)
     status = "installed" if "installed" in statuses else ("updated" if "updated" in statuses else "already_installed")
     first = hooks / HOOKS[0]
     return HookResult(
@@ -237,38 +236,15 @@ def spool_path(root: Path) -> Path:
     return Path(_git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()) / SPOOL
 
 
-SPOOLS = "git-spools.jsonl"  # in the vault's cache (this machine's paths): the spools of the repositories hooked to it
+def _register(vault: Vault, root: Path, path: Path) -> None:
+    """The repository's spool, named in the vault's cache (`spool.register`), when the vault is there."""
+    from optmem import spool
 
-
-def register_spool(vault: Vault, root: Path, path: Path) -> None:
-    """Remember a hooked repository's spool in the vault's cache (once), so `doctor` can say
-    when commits wait in it. Best effort: a hook never fails for it."""
-    line = json.dumps({"repo": str(root), "spool": str(path)}, ensure_ascii=False)
     try:
-        if not vault.exists():
-            return
-        known = vault.cache(SPOOLS)
-        held = fsio.read_text(known, within=vault.root, limit=1 << 20) or ""
-        if line not in held.splitlines():
-            fsio.append_lines(known, [line.encode("utf-8")], within=vault.root)
+        if vault.exists():
+            spool.register(vault.cache(spool.KNOWN), vault.root, str(root), path)
     except (OptmemError, OSError):
-        pass
-
-
-def known_spools(vault: Vault) -> list[tuple[str, Path]]:
-    """The hooked repositories this vault's cache names, with their spools (`register_spool`)."""
-    out: dict[str, tuple[str, Path]] = {}
-    try:
-        held = fsio.read_text(vault.cache_dir / SPOOLS, within=vault.root, limit=1 << 20) or ""
-    except OptmemError:
-        return []
-    for raw in held.splitlines():
-        try:
-            obj = json.loads(raw)
-            out.setdefault(str(obj["spool"]), (str(obj["repo"]), Path(obj["spool"])))
-        except (ValueError, KeyError, TypeError):
-            continue
-    return list(out.values())
+        pass  # (best effort: a hook never fails for it)
 
 
 def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | None = None) -> dict[str, Any]:
@@ -336,7 +312,7 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
             dropped.append(f"a spooled line could not be read ({err!r}): it is kept in {path}.rejected")
 
     path = spool_path(root)
-    register_spool(vault, root, path)
+    _register(vault, root, path)
     error = None
     try:
         drained = spool.drain(path, store, dropped=drop)
