@@ -347,7 +347,7 @@ class _Batch:
                 line,
                 "dangling_ref",
                 f"its text is a correction of #{ref} (the hand-typed form 〔更正〕#ID), a record neither the vault "
-                f"nor the import holds — import the record it corrects with it, or write its text "
+                f"nor the import holds; import the record it corrects with it, or write its text "
                 "without the '#'",
                 "text",
             )
@@ -356,8 +356,8 @@ class _Batch:
         self.refuse(
             line,
             "dangling_ref",
-            f"its {field} names {ref}, a record neither the vault nor the import holds "
-            f"— import the record it names with it, or remove {ref} from its {field}",
+            f"its {field} names {ref}, a record neither the vault nor the import holds; "
+            f"import the record it names with it, or remove {ref} from its {field}",
             field,
         )
 
@@ -511,7 +511,7 @@ def refusal(rec: Record, limit: int, allow_unsafe: bool) -> Refusal | None:
         field = str(exc.context.get("field") or "")
         if exc.code == "unsafe_content":
             message = (
-                f"the security scan flags its {field} ({exc.context.get('rule')}) — pass "
+                f"the security scan flags its {field} ({exc.context.get('rule')}); pass "
                 "--allow-unsafe to take it anyway"
             )
         else:
@@ -817,7 +817,7 @@ def _record_chunks(
                     n,
                     "future_time",
                     f"its ts {_short(line['ts'])} is in the future: the records it names would count as recalled "
-                    "until then — only a recall is left out",
+                    "until then; only a recall is left out",
                     "ts",
                 )
             else:
