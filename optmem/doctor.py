@@ -25,6 +25,8 @@ from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
 from optmem.record import (
     HANDOFF,
     MEMORY,
+    RECORD_ID,
+    TYPED_ID,
     BadLine,
     Ids,
     bad_units,
@@ -236,6 +238,18 @@ def _scan_file(
                     name,
                     f"ts {rec.ts[:40]!r} is not an ISO time; the record "
                     "has no place in time (edit it to e.g. 2026-11-29T18:55:30Z)",
+                    n,
+                    rec.id,
+                )
+            )
+        if not rec.hand and not (RECORD_ID.fullmatch(rec.id) or TYPED_ID.fullmatch(rec.id)):
+            report.problems.append(
+                Problem(
+                    "bad_value",
+                    name,
+                    f"its id {json.dumps(rec.id, ensure_ascii=False)[:40]} is not one an export carries to an import "
+                    "(up to 64 letters, digits, '.', '_' or '-'); give the line such an id (and the lines that "
+                    "name it the same), or remove the field: the record's id is then derived from its line",
                     n,
                     rec.id,
                 )

@@ -54,6 +54,10 @@ BOOKKEEPING = (SEEN, FORGET, CONFIRM, RESTORE, VERIFY, RELEASE)
 NEVER_COOL = (*BOOKKEEPING, MEMORY)  # bookkeeping, and hot memory (its file decides what is kept)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 RECORD_ID = lazy(f"[{_CROCKFORD}]{{26}}")  # what `new_id` and `derived_id` make
+# an id a line typed by hand gives itself (note1, mynote000001): one word of letters, digits, . _ -
+# up to 64 characters, which a reference can name (a whole id of any length: `Ids`), an export
+# carries and an import takes; `doctor` reports another (a space in it, a control character)
+TYPED_ID = lazy(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _DOMAIN_PREFIX = lazy(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
 _HAND_CORRECTION = r"^\s*(?:\[[A-Za-z0-9._-]{1,64}\]\s*)?(?:〔更正〕|\[correction\])"  # compiled when needed
 _HASH_REF = lazy(r"#([0-9A-Za-z]{6,26})\b")

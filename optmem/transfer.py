@@ -29,6 +29,7 @@ from optmem.errors import OptmemError, UsageError, quote
 from optmem.record import (
     BOOKKEEPING,
     RECORD_ID,
+    TYPED_ID,
     BadLine,
     Record,
     corrects_from_text,
@@ -578,11 +579,6 @@ def _refs(rec: Record) -> tuple[str, ...]:
     return (*rec.corrects, rec.ref) if rec.ref else rec.corrects
 
 
-# an id a line typed by hand gives itself (e.g. mynote000001), which the log reads as it is: one a
-# reference can name (`record.names`: 6 characters at least), one word of letters, digits, . _ -
-_TYPED_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{5,63}")
-
-
 def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
     """What a reader would take otherwise than the line says, or `doctor` would report, in a
     record an export brings: an id that is no record id (none is fine: it is derived from the
@@ -599,11 +595,11 @@ def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
                 "derived from its line) or give it the id it has where it came from",
                 "id",
             )
-    elif not (RECORD_ID.fullmatch(rec.id) or _TYPED_ID.fullmatch(rec.id)):
+    elif not (RECORD_ID.fullmatch(rec.id) or TYPED_ID.fullmatch(rec.id)):
         return (
             "bad_value",
             f"its id {_short(rec.id)} is not a record id (26 letters and digits, as optmem makes them, or one "
-            "typed by hand: 6 to 64 letters, digits, '.', '_' or '-', so a reference can name it); remove the "
+            "typed by hand: up to 64 letters, digits, '.', '_' or '-', so a reference can name it); remove the "
             "field (the record's id is then derived from its line) or give it the id it has where it came from",
             "id",
         )

@@ -332,7 +332,7 @@ def test_an_import_checks_each_records_id_time_and_field_types_and_leaves_doctor
     lines = [
         {"format": "optmem-export", "version": 1},
         {"record": {"id": 5, "ts": "2026-01-01T00:00:00Z", "text": "record with an integer id"}},
-        {"record": {"id": "abc", "ts": "2026-01-01T00:00:00Z", "text": "record with a short id"}},
+        {"record": {"id": "a b/c", "ts": "2026-01-01T00:00:00Z", "text": "record with an id no ref can name"}},
         {"record": {"text": "record with ts yesterday", "ts": "yesterday"}},
         {"record": {"text": "port is 7000 (dated 2099)", "ts": "2099-01-01T00:00:00Z", "key": "port"}},
         {"record": {"text": "record with tags as a string", "tags": "notalist", "ts": "2026-01-01T00:00:00Z"}},
