@@ -108,9 +108,25 @@ def _scan_log(
     if journals is not None:
         for _, _, _, step, text in sorted(steps, key=lambda s: (s[0], s[1][:10] if len(s[1]) == 26 else s[1], s[2])):
             journals.setdefault(step[0], {})[step[1]] = (step[2], text)
-    ids = Ids(first for _, _, first in seen.values())  # (the ids as written: `record.Ids` reads them)
+    # the ids as written (`record.Ids` reads them), with those another differs from in case only
+    # (each `duplicate_id`): a part of both names neither, as in the index
+    ids = Ids(first for _, _, first in seen.values())
+    ids.add(p.id for p in report.problems if p.code == "duplicate_id" and p.id and p.id not in ids)
     for where, n, rid, named, texted in refs:
-        missing = [ref for ref in named if ids.find(ref) is None]
+        found = {ref: ids.named(ref) for ref in named}
+        for ref, several in found.items():
+            if len(several) > 1:  # names no record: which one was meant is not the reader's guess
+                report.problems.append(
+                    Problem(
+                        "ambiguous_ref",
+                        where,
+                        f"names {ref}, which {len(several)} records' ids share ({', '.join(several[:5])}), so it "
+                        "names none of them; write the whole id of the one it means",
+                        n,
+                        rid,
+                    )
+                )
+        missing = [ref for ref, hits in found.items() if not hits]
         if texted and len(missing) < len(named):
             continue  # (a hand-typed correction's `#word` that names no record is a word)
         for ref in missing[:1] if texted else missing:

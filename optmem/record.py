@@ -114,8 +114,9 @@ class Ids:
     that turns a typed id into a record applies (`doctor`'s checks, an import's refs; the index
     applies it to the vault's records: `ingest.matching_ids`): the id as typed, else in upper case
     (`clean_ref`), else the ids that start or end with it (≥ 6 characters, any case) — a whole id
-    of any length, a part of one of 6 or more. Sorted once, on the first look-up after a change:
-    bisections, never a pass over every id."""
+    of any length, a part of one of 6 or more; a part that several ids share names none of them
+    (`find`: `doctor` reports it, `ambiguous_ref`; an import refuses the line). Sorted once, on
+    the first look-up after a change: bisections, never a pass over every id."""
 
     def __init__(self, ids: Iterable[str] = ()) -> None:
         self._all: set[str] = set(ids)
@@ -155,8 +156,10 @@ class Ids:
         return out
 
     def find(self, ref: str) -> str | None:
-        """The first id `ref` names (`named`), or None."""
-        return next(iter(self.named(ref)), None)
+        """The one id `ref` names (`named`), or None: none, or several — an ambiguous reference
+        names no record, wherever it is read (the index's link, `doctor`, an import)."""
+        named = self.named(ref)
+        return named[0] if len(named) == 1 else None
 
 
 def hand_correction_refs(text: str) -> list[str]:

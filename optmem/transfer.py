@@ -231,7 +231,7 @@ class _Batch:
         # (line, index in `lines`, refs, bookkeeping, refs read from its text: a hand-form correction's)
         self.refs: list[tuple[int, int, tuple[str, ...], bool, bool]] = []
         self._lookup: Any = None  # the import's ids as `record.Ids` looks them up (made once they are all read)
-        self._in_vault: dict[str, str | None] = {}  # a ref → the vault's record it names (the index's answer)
+        self._in_vault: dict[str, list[str]] = {}  # a ref → the vault's records it names (the index's answer)
         self.idx: Any = None  # an Index, opened once when a --from import looks for words it holds or refs name
         # the vault's records (closed by `write`)
 
@@ -305,18 +305,23 @@ class _Batch:
         and so on, for a record naming one thus left out. A correction in the hand-typed form
         whose `#id`s are read from its text (`〔更正〕#ID …`, as an older version stored it, with no
         `corrects`) keeps the ids that name a record — written as its `corrects`, the full ids — and
-        the others are words; it is refused only when none names a record. Each ref is looked up
-        (`_target`): no id list is sorted or scanned whole."""
+        the others are words; it is refused only when none names a record. A ref that several
+        records' ids share names none (`ambiguous_ref`, as `doctor` reports it). Each ref is looked
+        up (`_named`): no id list is sorted or scanned whole."""
         if not self.refs:
             return
         left: set[int] = set()
         kept: dict[int, list[str]] = {}  # a hand-form correction that names something else too → its targets
         while True:
-            out = []
+            out, unsure = [], []
             for line, i, refs, noted, texted in self.refs:
                 if i in left:
                     continue
-                targets = [self._target(r) for r in refs]
+                hits = [self._named(r) for r in refs]
+                if several := next(((r, n) for r, n in zip(refs, hits, strict=True) if len(n) > 1), None):
+                    unsure.append((line, i, several, noted, texted))
+                    continue
+                targets = [n[0] if n else None for n in hits]
                 missing = [r for r, t in zip(refs, targets, strict=True) if t is None]
                 if texted and len(missing) < len(refs):
                     if missing:
@@ -325,10 +330,24 @@ class _Batch:
                         kept.pop(i, None)
                 elif missing:
                     out.append((line, i, missing[0], noted, texted))
-            if not out:
+            if not out and not unsure:
                 break
+            # a line left out may leave a reference naming one record: the ambiguous are refused
+            # once no line naming nothing is left
             for line, i, ref, noted, texted in out:
                 self._refuse_dangling(line, ref, noted, texted)
+                left.add(i)
+                self.known.discard(self.ids[i])
+                self.noted -= noted
+            for line, i, (ref, shared), noted, texted in [] if out else unsure:
+                field = "text" if texted else "ref" if noted else "corrects"
+                self.refuse(
+                    line,
+                    "ambiguous_ref",
+                    f"its {field} names {'#' * texted}{ref}, which {len(shared)} records' ids share "
+                    f"({', '.join(shared[:5])}), so it names none of them; write the whole id of the one it means",
+                    field,
+                )
                 left.add(i)
                 self.known.discard(self.ids[i])
                 self.noted -= noted
@@ -363,29 +382,41 @@ class _Batch:
         )
 
     def _target(self, ref: str) -> str | None:
-        """The id of the record `ref` names among those the import and the vault hold now, or
-        None — by the rule every place applies (`record.Ids`): the import's ids in memory
-        (sorted once), the vault's through its index (`ingest.matching_ids`) — never a pass over
-        every id."""
+        """The id of the one record `ref` names among those the import and the vault hold now, or
+        None (none, or several: an ambiguous reference names none) — by the rule every place
+        applies (`record.Ids`)."""
+        named = self._named(ref)
+        return named[0] if len(named) == 1 else None
+
+    def _named(self, ref: str) -> list[str]:
+        """The ids `ref` names among the records the import and the vault hold now (`record.Ids`'s
+        rule over both): the import's ids in memory (sorted once), the vault's through its index
+        (`ingest.matching_ids`) — never a pass over every id. A whole id, wherever it is, is
+        the one named; else the parts it is of, in both."""
         from optmem.record import Ids, clean_ref
 
         for whole in (ref.strip().lstrip("#"), clean_ref(ref)):  # a whole id first, wherever it is
             if whole in self.known:
-                return whole
+                return [whole]
         if self._lookup is None:
             self._lookup = Ids(self.ids)
-        hit = next((rid for rid in self._lookup.named(ref) if rid in self.known), None)  # (not one left out)
-        return hit if hit is not None or not self.stored else self._vault_target(ref)
+        hits = [rid for rid in self._lookup.named(ref) if rid in self.known]  # (not one left out)
+        hits += [rid for rid in self._vault_named(ref) if rid not in hits]
+        upper = clean_ref(ref)
+        cased = sorted((rid for rid in hits if rid.upper() == upper), key=lambda rid: (rid != upper, rid))
+        return cased[:1] if cased else hits  # (a whole id written in another case, else the parts)
 
-    def _vault_target(self, ref: str) -> str | None:
-        """The vault's record `ref` names (its ids never leave: asked once per ref, of the index)."""
+    def _vault_named(self, ref: str) -> list[str]:
+        """The vault's records `ref` names (its ids never leave: asked once per ref, of the index)."""
+        if not self.stored:
+            return []
         if ref not in self._in_vault:
             from optmem.index import open_index
             from optmem.ingest import matching_ids
 
             if self.idx is None:
                 self.idx = open_index(self.vault)
-            self._in_vault[ref] = min(matching_ids(self.idx.conn, ref, 2), default=None)
+            self._in_vault[ref] = list(matching_ids(self.idx.conn, ref, 5))
         return self._in_vault[ref]
 
     def add(self, line: int, rid: str, raw: bytes, rec: Record) -> None:
