@@ -27,6 +27,14 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
+def ahead() -> float:
+    """Seconds OPTMEM_NOW puts the clock ahead of the machine's (0 when it is unset or behind):
+    what the automatic sweep asks before it acts on the vault as of that time (`lifecycle.auto_sweep`)."""
+    if not os.environ.get("OPTMEM_NOW"):
+        return 0.0
+    return max(0.0, (now() - datetime.now(UTC)).total_seconds())
+
+
 def parse_time(text: str) -> datetime:
     """Parse an ISO-8601 time (Z, ±hh:mm, fractional seconds) or a bare date; naive means UTC.
 

@@ -304,6 +304,7 @@ def _records(
     it (a tool's output, an import, another clone: `quarantine.secondhand`), each item one line
     with its own id — records never run together, whatever they say one after the other."""
     rows: dict[str, Any]
+    guesses: dict[str, dict[str, Any]]  # the write gate's guesses that stand (`Index.guesses`)
     if query:
         from optmem import search
 
@@ -317,6 +318,7 @@ def _records(
         hits = [h.record for h in found if h.record.tier != "redline" and (hot or h.record.kind != MEMORY)]
         stored = {h.record.id for h in found if h.stored()}  # (shown as stored: `view.as_stored`)
         outdated = {h.record.id: h.outdated for h in found if h.outdated}  # (a merged record's facts)
+        guesses = {h.record.id: {"may_update": h.may_update, "updated_by": h.updated_by} for h in found}
         from optmem.index import open_index
 
         with open_index(vault) as idx:  # (their rows: what `_unchecked` reads)
@@ -340,23 +342,21 @@ def _records(
             lines = idx.as_stored(list(rows.values()))  # (shown as stored: `view.as_stored`)
             stored = {r.id for r in rows.values() if r.n in lines}
             outdated = {rec.id: o for rec in hits if (o := idx.outdated_facts(rows[rec.id], rec))}
+            live = {rid: r.upd for rid, r in rows.items() if view.status(r, now) in view.LIVE}
+            guesses = idx.guesses(live, now)  # the write gate's guesses that stand, as `get` finds them
     # a possible update the write gate kept beside the older value (both current) is its guess:
-    # shown together, each asks — never "outdated", which would read a guess as a fact
-    shown = {rec.id for rec in hits}
-    updated_by = {old: rec.id for rec in hits if isinstance(old := rec.extra.get("may_update"), str) and old in shown}
+    # each asks — never "outdated", which would read a guess as a fact
     out: list[str] = []
     apart: list[str] = []  # saved from outside the conversation
     for rec in hits:
         age = clock.age_of(rec.ts, now)
-        old = rec.extra.get("may_update")
+        guess = guesses.get(rec.id, {})
         notes = [
             # one of two values that stand together: marked as every surface marks it (`view.labels`)
             *([view.CONFLICT_LABEL] if rows[rec.id].disputed and view.status(rows[rec.id], now) in view.LIVE else []),
             *(["inferred"] if rec.basis == "inferred" else []),
             *view.guess_notes(  # the write gate's guesses, worded as every surface words them
-                old if isinstance(old, str) and old in shown else None,
-                [updated_by[rec.id]] if rec.id in updated_by else (),
-                lambda rid: f"id {_id(rid, rid in stored)}",
+                guess.get("may_update"), guess.get("updated_by", ()), lambda rid: f"id {_id(rid, rid in stored)}"
             ),
             *_unchecked(vault, rows[rec.id], now),
             *(

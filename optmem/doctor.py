@@ -15,7 +15,6 @@ import base64
 import json
 import os
 from collections import Counter
-from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
@@ -26,13 +25,14 @@ from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
 from optmem.record import (
     HANDOFF,
     MEMORY,
+    RECORD_ID,
+    TYPED_ID,
     BadLine,
+    Ids,
     bad_units,
-    clean_ref,
     corrects_from_text,
     line_of,
     missing_fields,
-    names,
     parse_line,
 )
 from optmem.vault import NAME_RE, Vault
@@ -108,9 +108,25 @@ def _scan_log(
     if journals is not None:
         for _, _, _, step, text in sorted(steps, key=lambda s: (s[0], s[1][:10] if len(s[1]) == 26 else s[1], s[2])):
             journals.setdefault(step[0], {})[step[1]] = (step[2], text)
-    ids = sorted(seen)
+    # the ids as written (`record.Ids` reads them), with those another differs from in case only
+    # (each `duplicate_id`): a part of both names neither, as in the index
+    ids = Ids(first for _, _, first in seen.values())
+    ids.add(p.id for p in report.problems if p.code == "duplicate_id" and p.id and p.id not in ids)
     for where, n, rid, named, texted in refs:
-        missing = [ref for ref in named if resolve(ref, seen, ids) is None]
+        found = {ref: ids.named(ref) for ref in named}
+        for ref, several in found.items():
+            if len(several) > 1:  # names no record: which one was meant is not the reader's guess
+                report.problems.append(
+                    Problem(
+                        "ambiguous_ref",
+                        where,
+                        f"names {ref}, which {len(several)} records' ids share ({', '.join(several[:5])}), so it "
+                        "names none of them; write the whole id of the one it means",
+                        n,
+                        rid,
+                    )
+                )
+        missing = [ref for ref, hits in found.items() if not hits]
         if texted and len(missing) < len(named):
             continue  # (a hand-typed correction's `#word` that names no record is a word)
         for ref in missing[:1] if texted else missing:
@@ -242,6 +258,18 @@ def _scan_file(
                     rec.id,
                 )
             )
+        if not rec.hand and not (RECORD_ID.fullmatch(rec.id) or TYPED_ID.fullmatch(rec.id)):
+            report.problems.append(
+                Problem(
+                    "bad_value",
+                    name,
+                    f"its id {json.dumps(rec.id, ensure_ascii=False)[:40]} is not one an export carries to an import "
+                    "(up to 64 letters, digits, '.', '_' or '-'); give the line such an id (and the lines that "
+                    "name it the same), or remove the field: the record's id is then derived from its line",
+                    n,
+                    rec.id,
+                )
+            )
         for what, given in (("domain", rec.domain), ("project", rec.project)):
             if given is not None and not NAME_RE.fullmatch(given):
                 report.problems.append(
@@ -278,14 +306,14 @@ def _scan_file(
 
 
 def _check_correction_cycles(
-    corrections: list[tuple[int, str, str]], seen: dict[str, tuple[str, int, str]], ids: list[str], report: Report
+    corrections: list[tuple[int, str, str]], seen: dict[str, tuple[str, int, str]], ids: Ids, report: Report
 ) -> None:
     """A record that corrects, through a chain of corrections, itself (A corrects B and B
     corrects A — typed by hand, or merged from two clones): no version of that fact is the
     newest, so each record of the circle is named once."""
     corrects: dict[str, set[str]] = {}
     for _, rid, ref in corrections:
-        rid, target = rid.upper(), resolve(ref, seen, ids)
+        rid, target = rid.upper(), (found.upper() if (found := ids.find(ref)) else None)
         if target is not None and target != rid:
             corrects.setdefault(rid, set()).add(target)
     named: set[str] = set()
@@ -314,19 +342,6 @@ def _check_correction_cycles(
                 seen[start][2],
             )
         )
-
-
-def resolve(ref: str, seen: Container[str], ids: list[str]) -> str | None:
-    """The id of the record `ref` names (see `record.names`), or None; `ids` is sorted."""
-    import bisect
-
-    ref = clean_ref(ref)
-    if ref in seen:
-        return ref
-    i = bisect.bisect_left(ids, ref)  # a prefix sorts right before the ids it starts
-    if i < len(ids) and names(ref, ids[i]):
-        return ids[i]
-    return next((rid for rid in ids if names(ref, rid)), None)  # a suffix: no order helps
 
 
 def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple[str, str]]], linked: set[str]) -> None:
@@ -593,12 +608,43 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
             _check_forks(vault, report)
         _check_lifecycle(vault, report)
     _check_space(vault, report)
+    _check_spools(vault, report)
     if not vault.trusted:
         report.notes.append(
             "this vault is inside a git work tree and not on your trust list (it came in a clone): its "
             "redlines read as unverified notes until you have read them and run `optmem trust`"
         )
     return report
+
+
+def _check_spools(vault: Vault, report: Report) -> None:
+    """Commits that wait in the spool of a repository hooked to this vault (`spool.known`:
+    those this clone's hooks ran in): only the next hook run there drains it — said here, with how
+    to record them now; a spool too large to be read, with how to split it."""
+    from optmem import spool
+    from optmem.errors import TooLarge
+
+    for repo, path in spool.known(vault.cache_dir / spool.KNOWN, vault.root):
+        try:
+            spool.too_big(path)
+        except TooLarge as exc:
+            report.problems.append(
+                Problem(
+                    "git_spool", str(path), f"{exc.message}: `optmem hook git-commit --repo {repo}` stores each part"
+                )
+            )
+            continue
+        n = spool.pending(path)
+        if n:
+            report.problems.append(
+                Problem(
+                    "git_spool",
+                    str(path),
+                    f"{n} commit(s) of {repo} wait in its spool (the vault could not take them when they were "
+                    "made); the next hook run there records them first — or now: "
+                    f"`optmem hook git-commit --repo {repo}`",
+                )
+            )
 
 
 MIN_FREE = 16 << 20  # bytes: below this, a write to the log or the index may fail any time

@@ -192,7 +192,6 @@ def settle(vault: Vault, project: str, forgotten: str) -> list[str]:
     What could not be done (the file unreadable, the lock busy), as warnings: the record is
     forgotten either way, and `doctor` names a file that still shows it."""
     from optmem.errors import OptmemError
-    from optmem.index import open_index
 
     where = f"projects/{project}/HANDOFF.md"
     path = vault.project_dir(project) / "HANDOFF.md"
@@ -201,13 +200,24 @@ def settle(vault: Vault, project: str, forgotten: str) -> list[str]:
             h = parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
             if h.edited or (h.id or "").upper() != forgotten.upper():
                 return []
-            with open_index(vault) as idx:
-                rows = idx.handoffs(project, 1)
-                latest = [from_row(idx, r) for r in rows]
-            if latest:
-                fsio.atomic_write(path, render(latest[0]), within=vault.root)
-            else:
-                fsio.remove_file(path)
+            put_back(vault, project)
     except OptmemError as exc:
         return [f"{where} still shows the forgotten handoff ({exc.message.splitlines()[0]}): edit or remove it"]
     return []
+
+
+def put_back(vault: Vault, project: str) -> str | None:
+    """The project's HANDOFF.md made the copy of the newest handoff record it still shows, or
+    removed when there is none; that record's id. What `forget` (`settle`) and `purge` do to a file
+    that carried the handoff they took away: the previous one comes back, as `handoff read` shows
+    it. The caller holds the vault lock."""
+    from optmem.index import open_index
+
+    path = vault.project_dir(project) / "HANDOFF.md"
+    with open_index(vault) as idx:
+        latest = [from_row(idx, r) for r in idx.handoffs(project, 1)]
+    if latest:
+        fsio.atomic_write(path, render(latest[0]), within=vault.root)
+        return latest[0].id
+    fsio.remove_file(path)
+    return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -384,7 +384,42 @@ class Index:
             released=bool(row.released),  # (held, or blocked on read: `review.blocked`)
             written=row.wrote,
             outdated=self.outdated_facts(row, rec) if rec.kind == MERGED else None,
+            **(self.guesses({row.id: row.upd}, now).get(row.id, {}) if st in view.LIVE else {}),
         )
+
+    def guesses(self, live: Mapping[str, str | None], now: float) -> dict[str, dict[str, Any]]:
+        """The write gate's guesses that stand about live records (`live`: each one's id and the
+        record its line says it may update): the record it may be a new value of while that one is
+        live too (`may_update`), and the live records that may be new values of it (`updated_by`)
+        — settled (one side corrected, forgotten, expired), a guess no longer stands. The one
+        reading every surface takes (`view_of`: get, history, conflicts; search; context), so none
+        shows a guess another has settled. Two statements, whatever the number of records."""
+        if not live:
+            return {}
+        ids = list(live)
+        by: dict[str, list[str]] = {}
+        for at in range(0, len(ids), 500):
+            chunk = ids[at : at + 500]
+            for r in self.rows(f"r.upd IN ({_marks(chunk)}) ORDER BY r.n", chunk):
+                if r.upd is not None and view.status(r, now) in view.LIVE:
+                    by.setdefault(r.upd, []).append(r.id)
+        olds = sorted({o for o in live.values() if o})
+        first: dict[str, Row] = {}  # (an id's first line, as `by_id` reads it)
+        for at in range(0, len(olds), 500):
+            chunk = olds[at : at + 500]
+            for r in self.rows(f"r.id IN ({_marks(chunk)}) ORDER BY r.n", chunk):
+                first.setdefault(r.id, r)
+        standing = {rid for rid, r in first.items() if view.status(r, now) in view.LIVE}
+        out: dict[str, dict[str, Any]] = {}
+        for rid, old in live.items():
+            got: dict[str, Any] = {}
+            if old in standing:
+                got["may_update"] = old
+            if by.get(rid):
+                got["updated_by"] = tuple(by[rid])
+            if got:
+                out[rid] = got
+        return out
 
     # -- questions about records ---------------------------------------------------------------
     def with_fingerprint(self, fp: str, domain: str | None, project: str | None) -> list[Row]:

@@ -533,10 +533,11 @@ _LOWER = "id != upper(id)"  # (the WHERE of the indexes on ids written in lower 
 
 
 def matching_ids(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, int]:
-    """id → line number of the records `ref` names: the exact id, else ids that start or end
-    with it (≥ 6 characters, any case). Several entries mean an ambiguous reference."""
-    typed, ref = ref.strip().lstrip("#"), clean_ref(ref)
-    if len(ref) < 6:
+    """id → line number of the records `ref` names: the exact id (as typed, else in upper case),
+    else ids that start or end with it (≥ 6 characters, any case). Several entries mean an
+    ambiguous reference."""
+    typed, ref = ref.strip().lstrip("#"), clean_ref(ref)  # (the rule `record.Ids` applies in memory)
+    if not ref:
         return {}
     if typed != ref:  # the id as typed first: `mynote000001` is that line's, not MYNOTE000001's
         hit = conn.execute("SELECT id, n FROM rec WHERE id = ? ORDER BY n LIMIT 1", (typed,)).fetchone()
@@ -552,6 +553,8 @@ def matching_ids(conn: sqlite3.Connection, ref: str, limit: int) -> dict[str, in
         hit = conn.execute(sql, (ref,)).fetchone()
         if hit:
             return {hit[0]: hit[1]}
+    if len(ref) < 6:  # a whole id of any length; a part of one of 6 characters or more
+        return {}
     found: dict[str, int] = {}
     rev = ref[::-1]
     for sql, key in (

@@ -335,6 +335,13 @@ def auto_sweep(vault: Vault) -> str | None:
     s = vault.settings.lifecycle
     if s.auto_sweep == "off":
         return None
+    if clock.ahead() > clock.FUTURE_SLACK:
+        # a clock set ahead (OPTMEM_NOW, to try a query "a year on") must not cool the vault as if
+        # that time had come, unasked: the marks would stand once the real clock catches up
+        return (
+            f"the daily sweep did not run: OPTMEM_NOW is {clock.ahead() / DAY:.0f} days ahead of this machine's clock "
+            "(a write sweeps on the real clock only); `optmem sweep` sweeps as of OPTMEM_NOW if that is meant"
+        )
     try:
         with open_index(vault) as idx:  # every write asks: two meta reads, no count of the log
             last, size = idx.last_sweep(), idx.lines()

@@ -39,9 +39,7 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
         # what other lines say of it (stored text too, shown as the record is): what forgot it, …
         more: dict[str, Any] = idx.forgetting(row)
         more["conflict_with"] = idx.conflict_with(row, now)
-        more["may_be_updated_by"] = [
-            r.id for r in idx.rows("r.upd = ? ORDER BY r.n", (row.id,)) if view.status(r, now) in view.LIVE
-        ]
+        more["may_be_updated_by"] = record.get("may_be_updated_by", [])  # (what the view found: `Index.guesses`)
         more["events"] = _events(idx, row)
         record.update(more if show_unsafe else view.shown(more))
         record["life"] = lifecycle.describe(vault.settings.lifecycle, row, now)

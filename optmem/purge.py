@@ -3,7 +3,8 @@
 It rewrites LOG.jsonl without the chosen records (atomically, under the lock), together with the
 bookkeeping lines that point at them; deletes the summary-tree nodes that quote them (and the
 nodes above those — the next `compact` rebuilds them from what is left) and the HANDOFF.md
-files they carried; takes their ids out of ACCESS.jsonl; and rebuilds the index from scratch,
+files they carried (each made again from the project's previous handoff, when it has one, as
+`forget` does); takes their ids out of ACCESS.jsonl; and rebuilds the index from scratch,
 so no copy of the text (nor a trace of the ids) is left in the vault. Every path it will touch
 is found and checked first: one that is not what it should be (the tree a file, a handoff a
 folder) stops it with exit 3 before anything is deleted.
@@ -28,6 +29,8 @@ class Purged:
     records: int
     lines: int
     files: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)  # handoff files that show the project's previous handoff now
+    warnings: list[str] = field(default_factory=list)
 
 
 def purge(
@@ -95,7 +98,22 @@ def purge(
         from optmem.index import build
 
         build(vault)
-    return Purged(len(written), lines, files)
+        restored: list[str] = []
+        warnings: list[str] = []
+        if not everything:  # a project's handoff file shows the handoff it still has, as after `forget`
+            from optmem import handoff_file
+
+            for path, shown in derived:
+                if path.name == "HANDOFF.md" and path.parent.parent == vault.root / "projects":
+                    try:
+                        if handoff_file.put_back(vault, path.parent.name) is not None:
+                            restored.append(shown)
+                    except OptmemError as exc:  # (purged all the same: the file is gone, not wrong)
+                        warnings.append(
+                            f"{shown} was not made again ({exc.message.splitlines()[0]}): "
+                            "`optmem handoff read` shows the previous handoff"
+                        )
+    return Purged(len(written), lines, files, restored, warnings)
 
 
 def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:

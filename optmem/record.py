@@ -54,6 +54,10 @@ BOOKKEEPING = (SEEN, FORGET, CONFIRM, RESTORE, VERIFY, RELEASE)
 NEVER_COOL = (*BOOKKEEPING, MEMORY)  # bookkeeping, and hot memory (its file decides what is kept)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 RECORD_ID = lazy(f"[{_CROCKFORD}]{{26}}")  # what `new_id` and `derived_id` make
+# an id a line typed by hand gives itself (note1, mynote000001): one word of letters, digits, . _ -
+# up to 64 characters, which a reference can name (a whole id of any length: `Ids`), an export
+# carries and an import takes; `doctor` reports another (a space in it, a control character)
+TYPED_ID = lazy(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _DOMAIN_PREFIX = lazy(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
 _HAND_CORRECTION = r"^\s*(?:\[[A-Za-z0-9._-]{1,64}\]\s*)?(?:〔更正〕|\[correction\])"  # compiled when needed
 _HASH_REF = lazy(r"#([0-9A-Za-z]{6,26})\b")
@@ -103,6 +107,59 @@ def names(ref: str, record_id: str) -> bool:
     """Whether `ref` names this id: the id itself, or ≥ 6 of its first or last characters."""
     ref, rid = clean_ref(ref), record_id.upper()
     return ref == rid or (len(ref) >= 6 and (rid.startswith(ref) or rid.endswith(ref)))
+
+
+class Ids:
+    """Record ids held in memory, and what a typed id names among them — the one rule every place
+    that turns a typed id into a record applies (`doctor`'s checks, an import's refs; the index
+    applies it to the vault's records: `ingest.matching_ids`): the id as typed, else in upper case
+    (`clean_ref`), else the ids that start or end with it (≥ 6 characters, any case) — a whole id
+    of any length, a part of one of 6 or more; a part that several ids share names none of them
+    (`find`: `doctor` reports it, `ambiguous_ref`; an import refuses the line). Sorted once, on
+    the first look-up after a change: bisections, never a pass over every id."""
+
+    def __init__(self, ids: Iterable[str] = ()) -> None:
+        self._all: set[str] = set(ids)
+        self._start: list[tuple[str, str]] | None = None  # (upper case, id), sorted
+        self._end: list[tuple[str, str]] = []  # (upper case reversed, id), sorted: what a suffix names
+
+    def add(self, ids: Iterable[str]) -> None:
+        self._all.update(ids)
+        self._start = None
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self._all
+
+    def named(self, ref: str) -> list[str]:
+        """The ids `ref` names, in the rule's order (several: an ambiguous reference)."""
+        import bisect
+
+        typed, ref = ref.strip().lstrip("#"), clean_ref(ref)
+        for whole in (typed, ref):
+            if whole in self._all:
+                return [whole]
+        if self._start is None:
+            self._start = sorted((rid.upper(), rid) for rid in self._all)
+            self._end = sorted((rid.upper()[::-1], rid) for rid in self._all)
+        i = bisect.bisect_left(self._start, (ref, ""))
+        if i < len(self._start) and self._start[i][0] == ref:  # an id written in lower case
+            return [self._start[i][1]]
+        if len(ref) < 6:
+            return []
+        out: list[str] = []
+        for ids, part in ((self._start, ref), (self._end, ref[::-1])):
+            i = bisect.bisect_left(ids, (part, ""))
+            while i < len(ids) and ids[i][0].startswith(part):
+                if ids[i][1] not in out:
+                    out.append(ids[i][1])
+                i += 1
+        return out
+
+    def find(self, ref: str) -> str | None:
+        """The one id `ref` names (`named`), or None: none, or several — an ambiguous reference
+        names no record, wherever it is read (the index's link, `doctor`, an import)."""
+        named = self.named(ref)
+        return named[0] if len(named) == 1 else None
 
 
 def hand_correction_refs(text: str) -> list[str]:

@@ -148,28 +148,12 @@ def search(
 
 
 def guessed(idx: Index, hits: list[view.RecordView], now: float) -> list[view.RecordView]:
-    """The hits with the write gate's guesses that stand about them — the record a live hit may
-    be a new value of, and the live records that may be new values of it, when both are live
-    (as `get` finds them) — so every surface marks them (`view.guess_notes`)."""
-    live = [h.record.id for h in hits if h.status in view.LIVE]
-    if not live:
-        return hits
-    by: dict[str, list[str]] = {}
-    for r in idx.rows(f"r.upd IN ({','.join('?' * len(live))}) ORDER BY r.n", live):
-        if view.status(r, now) in view.LIVE and r.upd is not None:
-            by.setdefault(r.upd, []).append(r.id)
-    olds = {o for h in hits if h.status in view.LIVE and isinstance(o := h.record.extra.get("may_update"), str) and o}
-    first: dict[str, Row] = {}  # (an id's first line, as `by_id` reads it: all of them at once, not one query a hit)
-    for r in idx.rows(f"r.id IN ({','.join('?' * len(olds))}) ORDER BY r.n", sorted(olds)) if olds else []:
-        first.setdefault(r.id, r)
-    standing_ids = {rid for rid, r in first.items() if view.status(r, now) in view.LIVE}
-    out = []
-    for h in hits:
-        old = h.record.extra.get("may_update") if h.status in view.LIVE else None
-        standing = old if old in standing_ids else None
-        updated_by = tuple(by.get(h.record.id, ())) if h.status in view.LIVE else ()
-        out.append(h._replace(may_update=standing, updated_by=updated_by) if standing or updated_by else h)
-    return out
+    """The hits with the write gate's guesses that stand about them (`Index.guesses`, as `get`
+    finds them), so every surface marks them (`view.guess_notes`)."""
+    live = {h.record.id: h.record.extra.get("may_update") for h in hits if h.status in view.LIVE}
+    live = {rid: old if isinstance(old, str) else None for rid, old in live.items()}
+    found = idx.guesses(live, now)
+    return [h._replace(**found[h.record.id]) if h.record.id in found else h for h in hits]
 
 
 def unknown_filters(

@@ -92,6 +92,7 @@ def drain(
     (False)."""
     if not path.exists() and not _waiting(path):
         return True
+    too_big(path)  # (said, never read as "another process drains it": it stays until a person splits it)
     try:
         with fsio.exclusive_lock(_lock(path), LOCK_WAIT, within=within):
             return _drain(path, store, within, dropped)
@@ -99,6 +100,41 @@ def drain(
         if transient(err):
             return False  # (another process drains it now, or its folder cannot be had now)
         raise
+
+
+def too_big(path: Path) -> None:
+    """Refuse (`TooLarge`, naming the file and what to do) a spool larger than a drain reads at
+    once (`SPOOL_BYTES`): nothing in it can be stored until it is split — never a silent wait."""
+    from optmem.errors import TooLarge
+
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return
+    if size > SPOOL_BYTES:
+        raise TooLarge(
+            f"the spool {path} holds {size / (1 << 20):.0f} MiB, more than optmem reads at once "
+            f"({fsio.size_words(SPOOL_BYTES)}): nothing in it is stored, and what comes next waits behind it "
+            f"— split it in order: `mv {path} {path}.big && split -l 1000 {path}.big {path}.part-`, then "
+            f"move each part back to {path} in turn and store it",
+            file=str(path),
+        )
+
+
+def pending(path: Path) -> int:
+    """How many entries wait in the spool at `path` and beside it, counted without reading it whole."""
+    n = 0
+    for file in [path, *_waiting(path)]:
+        try:
+            with open(file, "rb") as fh:
+                last = b"\n"
+                while chunk := fh.read(1 << 20):
+                    n += chunk.count(b"\n")
+                    last = chunk[-1:]
+                n += last != b"\n"  # (a last line without its newline)
+        except OSError:
+            continue
+    return n
 
 
 def _waiting(path: Path) -> list[Path]:
@@ -158,3 +194,35 @@ def _keep(path: Path, lines: list[bytes], within: Path | None) -> None:
             new.write(b"".join(line + b"\n" for line in lines))
     elif path.exists():
         fsio.remove_file(path)
+
+
+KNOWN = "git-spools.jsonl"  # in the vault's cache (this machine's paths): the spools of repositories hooked to it
+
+
+def register(known_file: Path, within: Path, repo: str, path: Path) -> None:
+    """Remember a hooked repository's spool in `known_file` (the vault's cache: this machine's
+    paths), once, so `doctor` can say when commits wait in it (`known`). Best effort: a hook
+    never fails for it."""
+    line = json.dumps({"repo": repo, "spool": str(path)}, ensure_ascii=False)
+    try:
+        held = fsio.read_text(known_file, within=within, limit=1 << 20) or ""
+        if line not in held.splitlines():
+            fsio.append_lines(known_file, [line.encode("utf-8")], within=within)
+    except (OptmemError, OSError):
+        pass
+
+
+def known(known_file: Path, within: Path) -> list[tuple[str, Path]]:
+    """The hooked repositories `known_file` names, with their spools (`register`)."""
+    out: dict[str, tuple[str, Path]] = {}
+    try:
+        held = fsio.read_text(known_file, within=within, limit=1 << 20) or ""
+    except OptmemError:
+        return []
+    for raw in held.splitlines():
+        try:
+            obj = json.loads(raw)
+            out.setdefault(str(obj["spool"]), (str(obj["repo"]), Path(obj["spool"])))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return list(out.values())

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from optmem import clock, view
 from optmem import text as textmod
@@ -34,6 +34,7 @@ PENDING, INFERRED = "pending", "inferred"  # the badges of a guess and of an age
 UNVERIFIED = "unverified redline"  # a redline's badge, shown, in a vault the user has not trusted
 CONFLICT = "conflict"  # one of two values that stand together: the user is asked which is right
 KEPT_BADGES = ("correction", "redline")  # a bullet with one of these is always quoted
+GUESS_BADGES = ("may be a new value of ", "may have been updated by ")  # shown, never stored (`view.guess_notes`)
 
 
 # -- the extractive summariser -----------------------------------------------------------------
@@ -372,6 +373,7 @@ class Shown:
         self.now = clock.now().timestamp()
         self.rows: dict[str, Row | None] = {}
         self.quoting: list[tuple[str, Row, str]] = []  # (a line shown, the record it quotes, its words)
+        self._guessed: dict[str, dict[str, Any]] = {}  # id → the guesses that stand about it (`_guesses`)
         # the records all `bodies` quote, read at once (one query per 500, not one per line)
         wanted = sorted(
             {m.group(2) for body in bodies for line in body.splitlines() if (m := BULLET.match(line.strip()))}
@@ -413,6 +415,8 @@ class Shown:
                 now.append(st.value)
             if not self.idx.vault.trusted:  # a vault from a clone: its redlines are notes (`optmem.trust`)
                 now = [UNVERIFIED if b == "redline" else b for b in now]
+            # the write gate's guesses that stand, worded and found as every surface finds them
+            now = [b for b in now if not b.startswith(GUESS_BADGES)] + self._guesses(row, st)
             if tuple(now) != said:
                 indent = line[: len(line) - len(line.lstrip())]
                 line = (
@@ -423,6 +427,23 @@ class Shown:
             out.append(line)
             self.quoting.append((line.rstrip("\n"), row, m.group(1)))
         return "".join(_prune_terms(out, dropped))
+
+    def _guesses(self, row: Row, st: view.Status) -> list[str]:
+        """The write gate's guesses that stand about a quoted record (`Index.guesses`, as `get`
+        finds them), as badges worded as `search` words them (`view.guess_notes`). Looked up for
+        every record read so far at once, then one at a time for a record read later."""
+        if st not in view.LIVE:
+            return []
+        if row.id not in self._guessed:
+            live = {
+                rid: r.upd
+                for rid, r in self.rows.items()
+                if r is not None and rid not in self._guessed and view.status(r, self.now) in view.LIVE
+            }
+            found = self.idx.guesses(live or {row.id: row.upd}, self.now)
+            self._guessed.update({rid: found.get(rid, {}) for rid in (live or {row.id: None})})
+        got = self._guessed.get(row.id, {})
+        return view.guess_notes(got.get("may_update"), got.get("updated_by", ()))
 
     def as_stored(self) -> set[str]:
         """The lines shown so far that quote their record word for word (as `bullet` quotes it)

@@ -29,6 +29,7 @@ from optmem.errors import OptmemError, UsageError, quote
 from optmem.record import (
     BOOKKEEPING,
     RECORD_ID,
+    TYPED_ID,
     BadLine,
     Record,
     corrects_from_text,
@@ -229,9 +230,8 @@ class _Batch:
         self.access: list[dict[str, Any]] = []  # the recall history an export carries
         # (line, index in `lines`, refs, bookkeeping, refs read from its text: a hand-form correction's)
         self.refs: list[tuple[int, int, tuple[str, ...], bool, bool]] = []
-        self._by_start: list[tuple[str, str]] | None = None  # the import's ids (upper case, id) sorted
-        self._by_end: list[tuple[str, str]] = []  # … and reversed, sorted: what a suffix names
-        self._in_vault: dict[str, str | None] = {}  # a ref → the vault's record it names (the index's answer)
+        self._lookup: Any = None  # the import's ids as `record.Ids` looks them up (made once they are all read)
+        self._in_vault: dict[str, list[str]] = {}  # a ref → the vault's records it names (the index's answer)
         self.idx: Any = None  # an Index, opened once when a --from import looks for words it holds or refs name
         # the vault's records (closed by `write`)
 
@@ -305,18 +305,23 @@ class _Batch:
         and so on, for a record naming one thus left out. A correction in the hand-typed form
         whose `#id`s are read from its text (`〔更正〕#ID …`, as an older version stored it, with no
         `corrects`) keeps the ids that name a record — written as its `corrects`, the full ids — and
-        the others are words; it is refused only when none names a record. Each ref is looked up
-        (`_target`): no id list is sorted or scanned whole."""
+        the others are words; it is refused only when none names a record. A ref that several
+        records' ids share names none (`ambiguous_ref`, as `doctor` reports it). Each ref is looked
+        up (`_named`): no id list is sorted or scanned whole."""
         if not self.refs:
             return
         left: set[int] = set()
         kept: dict[int, list[str]] = {}  # a hand-form correction that names something else too → its targets
         while True:
-            out = []
+            out, unsure = [], []
             for line, i, refs, noted, texted in self.refs:
                 if i in left:
                     continue
-                targets = [self._target(r) for r in refs]
+                hits = [self._named(r) for r in refs]
+                if several := next(((r, n) for r, n in zip(refs, hits, strict=True) if len(n) > 1), None):
+                    unsure.append((line, i, several, noted, texted))
+                    continue
+                targets = [n[0] if n else None for n in hits]
                 missing = [r for r, t in zip(refs, targets, strict=True) if t is None]
                 if texted and len(missing) < len(refs):
                     if missing:
@@ -325,10 +330,24 @@ class _Batch:
                         kept.pop(i, None)
                 elif missing:
                     out.append((line, i, missing[0], noted, texted))
-            if not out:
+            if not out and not unsure:
                 break
+            # a line left out may leave a reference naming one record: the ambiguous are refused
+            # once no line naming nothing is left
             for line, i, ref, noted, texted in out:
                 self._refuse_dangling(line, ref, noted, texted)
+                left.add(i)
+                self.known.discard(self.ids[i])
+                self.noted -= noted
+            for line, i, (ref, shared), noted, texted in [] if out else unsure:
+                field = "text" if texted else "ref" if noted else "corrects"
+                self.refuse(
+                    line,
+                    "ambiguous_ref",
+                    f"its {field} names {'#' * texted}{ref}, which {len(shared)} records' ids share "
+                    f"({', '.join(shared[:5])}), so it names none of them; write the whole id of the one it means",
+                    field,
+                )
                 left.add(i)
                 self.known.discard(self.ids[i])
                 self.noted -= noted
@@ -348,7 +367,7 @@ class _Batch:
                 line,
                 "dangling_ref",
                 f"its text is a correction of #{ref} (the hand-typed form 〔更正〕#ID), a record neither the vault "
-                f"nor the import holds; not imported — import the record it corrects with it, or write its text "
+                f"nor the import holds; import the record it corrects with it, or write its text "
                 "without the '#'",
                 "text",
             )
@@ -357,43 +376,47 @@ class _Batch:
         self.refuse(
             line,
             "dangling_ref",
-            f"its {field} names {ref}, a record neither the vault nor the import holds; not imported "
-            f"— import the record it names with it, or remove {ref} from its {field}",
+            f"its {field} names {ref}, a record neither the vault nor the import holds; "
+            f"import the record it names with it, or remove {ref} from its {field}",
             field,
         )
 
     def _target(self, ref: str) -> str | None:
-        """The id of the record `ref` names (`record.names`: the id, or ≥ 6 of its first or last
-        characters, any case) among those the vault and the import hold now, or None: a set
-        look-up for a whole id, a bisection of the import's ids (sorted once) and the index for a
-        part of one — never a pass over every id."""
-        import bisect
+        """The id of the one record `ref` names among those the import and the vault hold now, or
+        None (none, or several: an ambiguous reference names none) — by the rule every place
+        applies (`record.Ids`)."""
+        named = self._named(ref)
+        return named[0] if len(named) == 1 else None
 
-        from optmem.record import clean_ref
+    def _named(self, ref: str) -> list[str]:
+        """The ids `ref` names among the records the import and the vault hold now (`record.Ids`'s
+        rule over both): the import's ids in memory (sorted once), the vault's through its index
+        (`ingest.matching_ids`) — never a pass over every id. A whole id, wherever it is, is
+        the one named; else the parts it is of, in both."""
+        from optmem.record import Ids, clean_ref
 
-        ref = clean_ref(ref)
-        if ref in self.known:
-            return ref
-        if self._by_start is None:
-            self._by_start = sorted((rid.upper(), rid) for rid in self.ids)
-            self._by_end = sorted((rid.upper()[::-1], rid) for rid in self.ids)
-        for ids, part in ((self._by_start, ref), (self._by_end, ref[::-1])):
-            i = bisect.bisect_left(ids, (part, ""))
-            while i < len(ids) and ids[i][0].startswith(part) and (len(ref) >= 6 or ids[i][0] == part):
-                if ids[i][1] in self.known:  # (not one left out in an earlier round)
-                    return ids[i][1]
-                i += 1
-        return self._vault_target(ref) if self.stored and len(ref) >= 6 else None
+        for whole in (ref.strip().lstrip("#"), clean_ref(ref)):  # a whole id first, wherever it is
+            if whole in self.known:
+                return [whole]
+        if self._lookup is None:
+            self._lookup = Ids(self.ids)
+        hits = [rid for rid in self._lookup.named(ref) if rid in self.known]  # (not one left out)
+        hits += [rid for rid in self._vault_named(ref) if rid not in hits]
+        upper = clean_ref(ref)
+        cased = sorted((rid for rid in hits if rid.upper() == upper), key=lambda rid: (rid != upper, rid))
+        return cased[:1] if cased else hits  # (a whole id written in another case, else the parts)
 
-    def _vault_target(self, ref: str) -> str | None:
-        """The vault's record `ref` names (its ids never leave: asked once per ref, of the index)."""
+    def _vault_named(self, ref: str) -> list[str]:
+        """The vault's records `ref` names (its ids never leave: asked once per ref, of the index)."""
+        if not self.stored:
+            return []
         if ref not in self._in_vault:
             from optmem.index import open_index
             from optmem.ingest import matching_ids
 
             if self.idx is None:
                 self.idx = open_index(self.vault)
-            self._in_vault[ref] = min(matching_ids(self.idx.conn, ref, 2), default=None)
+            self._in_vault[ref] = list(matching_ids(self.idx.conn, ref, 5))
         return self._in_vault[ref]
 
     def add(self, line: int, rid: str, raw: bytes, rec: Record) -> None:
@@ -520,11 +543,11 @@ def refusal(rec: Record, limit: int, allow_unsafe: bool) -> Refusal | None:
         field = str(exc.context.get("field") or "")
         if exc.code == "unsafe_content":
             message = (
-                f"the security scan flags its {field} ({exc.context.get('rule')}); not imported — pass "
+                f"the security scan flags its {field} ({exc.context.get('rule')}); pass "
                 "--allow-unsafe to take it anyway"
             )
         else:
-            message = exc.message.replace("nothing was stored", "not imported")
+            message = re.sub(r"[;,]? *(?:and )?nothing was stored", "", exc.message)  # (the import says what was not)
         return exc.code, message, field
     return None
 
@@ -587,11 +610,6 @@ def _refs(rec: Record) -> tuple[str, ...]:
     return (*rec.corrects, rec.ref) if rec.ref else rec.corrects
 
 
-# an id a line typed by hand gives itself (e.g. mynote000001), which the log reads as it is: one a
-# reference can name (`record.names`: 6 characters at least), one word of letters, digits, . _ -
-_TYPED_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{5,63}")
-
-
 def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
     """What a reader would take otherwise than the line says, or `doctor` would report, in a
     record an export brings: an id that is no record id (none is fine: it is derived from the
@@ -608,11 +626,11 @@ def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
                 "derived from its line) or give it the id it has where it came from",
                 "id",
             )
-    elif not (RECORD_ID.fullmatch(rec.id) or _TYPED_ID.fullmatch(rec.id)):
+    elif not (RECORD_ID.fullmatch(rec.id) or TYPED_ID.fullmatch(rec.id)):
         return (
             "bad_value",
             f"its id {_short(rec.id)} is not a record id (26 letters and digits, as optmem makes them, or one "
-            "typed by hand: 6 to 64 letters, digits, '.', '_' or '-', so a reference can name it); remove the "
+            "typed by hand: up to 64 letters, digits, '.', '_' or '-', so a reference can name it); remove the "
             "field (the record's id is then derived from its line) or give it the id it has where it came from",
             "id",
         )
@@ -826,7 +844,7 @@ def _record_chunks(
                     n,
                     "future_time",
                     f"its ts {_short(line['ts'])} is in the future: the records it names would count as recalled "
-                    "until then; not imported — only a recall is left out",
+                    "until then; only a recall is left out",
                     "ts",
                 )
             else:

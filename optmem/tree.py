@@ -20,7 +20,8 @@ from when its body was made; when one of them changes (superseded, expired, conf
 place (same id, same children) and then the nodes above it and the root. `forget` does this at
 once for the nodes that cover the record, so its text leaves the files when it is forgotten.
 Shown nodes (`tree NODE`, `search --kind summary`) label each quoted record whose status is no
-longer what the node says, and leave out forgotten ones.
+longer what the node says, badge the write gate's guesses that stand about it (as `search` does),
+and leave out forgotten ones.
 """
 
 from __future__ import annotations

@@ -782,5 +782,10 @@ class RecordView(NamedTuple):
         if self.unverified:
             out["unverified"] = True
         for k, v in r.extra.items():
-            out.setdefault(k, v)
+            if k != "may_update":  # (its line's guess: shown while it stands, below)
+                out.setdefault(k, v)
+        if self.may_update:
+            out["may_update"] = self.may_update
+        if self.updated_by:
+            out["may_be_updated_by"] = list(self.updated_by)
         return self._said(out, show_unsafe)

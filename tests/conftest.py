@@ -249,9 +249,14 @@ def no_sweep(vault_path: Path) -> None:
 
 
 def fenced_json(text: str) -> Any:
-    """An MCP tool result's JSON, after checking it comes inside the fence for stored text."""
+    """An MCP tool result's JSON, after checking where it stands: a result inside the fence for
+    stored text, a refusal (`"ok": false`, the tool's error) outside it."""
     from optmem.safety.fence import CLOSE, OPEN
 
+    if not text.startswith(OPEN):
+        got = json.loads(text)
+        assert got.get("ok") is False and CLOSE not in text, text[:200]  # (only an error stands unfenced)
+        return got
     assert text.startswith(OPEN + "\n") and text.endswith("\n" + CLOSE), text[:200]
     return json.loads(text[len(OPEN) : -len(CLOSE)])
 

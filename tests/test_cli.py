@@ -359,3 +359,22 @@ def test_search_says_in_its_json_what_it_warned_of(cli, vault_path):
     got = cli.json("search", "deploy", "--project", "wbe")
     assert any("no record has project 'wbe'" in w for w in got["warnings"]), got
     assert "warnings" not in cli.json("search", "deploy")
+
+
+def test_a_query_that_starts_with_a_dash_is_told_to_use_double_dash(cli):
+    """`optmem search -port` read `-p ort` and then missed QUERY: the refusal says to put `--`
+    before the text, and `optmem search -- -port` searches for it."""
+    cli("init")
+    for args in (("search", "-port"), ("search", "-xyz")):
+        res = cli(*args, "--json")
+        message = json.loads(res.stdout)["error"]["message"]
+        assert res.exit_code == 2 and f"optmem search -- {args[1]}" in message, message
+    assert cli("search", "--", "-port").exit_code == 0
+
+
+def test_a_value_from_a_fixed_set_is_read_in_any_case(cli, vault_path):
+    cli("init")
+    assert cli.json("add", "-t", "USER", "likes green tea")["target"] == "user"
+    assert "likes green tea" in (vault_path / "USER.md").read_text("utf-8")
+    assert cli.json("show", "-t", "User")
+    assert cli("add", "-t", "nobody", "x").exit_code == 2  # (what is not in the set is refused, naming it)

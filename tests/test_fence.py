@@ -197,7 +197,9 @@ def test_every_mcp_tool_result_is_fenced_with_its_strings_defused(vault, cli):
     cli_json = json.loads(raw)
     assert result["structuredContent"] == {**defuse_all(cli_json), **{k: cli_json[k] for k in BLOCKS["context"]}}
     refused = as_result(cli("get", "nothing-like-an-id", "--json").stdout).model_dump(by_alias=True)
-    assert refused["isError"] and fenced_json(refused["content"][0]["text"])["ok"] is False
+    # a refusal is the tool's error, not recalled memory: its JSON stands outside the fence
+    assert refused["isError"] and json.loads(refused["content"][0]["text"])["ok"] is False
+    assert OPEN not in refused["content"][0]["text"] and refused["structuredContent"]["ok"] is False
 
 
 # issue 48, "The fence": forms that passed through verbatim inside the fence. Each is quoted

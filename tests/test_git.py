@@ -383,7 +383,10 @@ def test_the_hook_spools_instead_of_waiting_and_records_each_commit_once(tmp_pat
         held.close()
     out = json.loads(res.stdout)
     assert res.exit_code == 0 and out["status"] == "spooled" and out["sha"] == sha and out["spooled"] == 1
-    assert "waited 0.3s" in out["reason"] and "wait in" in res.stderr
+    assert "0.3s" in out["reason"] and "wait in" in res.stderr
+    # what the hook does and what the user can do — not a setting hooks do not read
+    assert "[lock] timeout" not in res.stderr and "[lock] timeout" not in out["reason"], res.stderr
+    assert f"optmem hook git-commit --repo {repo}" in res.stderr and "never holds up" in out["reason"], res.stderr
     again = cli.json("hook", "git-commit", "--repo", str(repo))  # the spooled commit, then HEAD: the same one
     assert [c["status"] for c in again["commits"]] == ["recorded", "duplicate"] and again["status"] == "duplicate"
     assert again["spooled"] == 0 and [c["evidence"] for c in commits(vault_path)] == [sha]
@@ -401,3 +404,48 @@ def test_the_hook_spools_instead_of_waiting_and_records_each_commit_once(tmp_pat
     got = cli("hook", "git-commit", "--repo", str(repo), "--json")
     assert got.exit_code == 0 and not out.exists() and "could not be read" in got.stderr, got.stderr
     assert "--output" in Path(str(spool) + ".rejected").read_text()
+
+
+def test_doctor_names_a_hooked_repositorys_spool_and_a_spool_too_large_is_an_error(
+    tmp_path, vault_path, cli, monkeypatch
+):
+    """Only the next hook run in a repository drains its spool: `doctor` says commits wait there
+    and how to record them now. A spool larger than a drain reads (`spool.SPOOL_BYTES`, shrunk
+    here) is an error naming it — HEAD was not recorded nor spooled — and this run's commit is
+    spooled behind it; the JSON counts this run's commits (`spooled`) and the spool's (`waiting`)."""
+    from optmem import spool
+
+    repo = tmp_path / "web"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "one")
+    cli("init")  # (the hooks are run by hand here: `git commit` runs none)
+    assert cli.json("hook", "git-commit", "--repo", str(repo))["status"] == "recorded"
+    assert not [p for p in cli.json("doctor")["problems"] if p["code"] == "git_spool"]
+    git(repo, "commit", "-q", "--allow-empty", "-m", "one more")
+    held = _hold_lock(vault_path)
+    try:
+        first = cli.json("hook", "git-commit", "--repo", str(repo))
+        git(repo, "commit", "-q", "--allow-empty", "-m", "two")
+        second = cli("hook", "git-commit", "--repo", str(repo), "--json")
+    finally:
+        held.close()
+    assert first["spooled"] == first["waiting"] == 1
+    out = json.loads(second.stdout)
+    assert out["spooled"] == 1 and out["waiting"] == 2
+    assert "1 commit(s) of this run spooled, 2 in all" in second.stderr
+    [problem] = [p for p in cli.json("doctor", code=1)["problems"] if p["code"] == "git_spool"]
+    assert problem["file"] == out["spool"] and f"optmem hook git-commit --repo {repo}" in problem["message"]
+    assert "2 commit(s)" in problem["message"]
+    monkeypatch.setattr(spool, "SPOOL_BYTES", 100)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "three")
+    res = cli("hook", "git-commit", "--repo", str(repo), "--json")
+    got = json.loads(res.stdout)
+    assert res.exit_code == 0 and got["status"] == "spooled" and got["waiting"] == 3, res.stdout
+    assert f"error: the spool {out['spool']} holds" in res.stderr and "split" in res.stderr, res.stderr
+    [problem] = [p for p in cli.json("doctor", code=1)["problems"] if p["code"] == "git_spool"]
+    assert "split" in problem["message"]
+    monkeypatch.setattr(spool, "SPOOL_BYTES", 64 << 20)
+    assert cli.json("hook", "git-commit", "--repo", str(repo))["waiting"] == 0
+    assert [c["text"] for c in commits(vault_path)] == ["one", "one more", "two", "three"]
+    assert not [p for p in cli.json("doctor")["problems"] if p["code"] == "git_spool"]

@@ -326,3 +326,22 @@ def test_the_sample_vaults_tree_is_what_todays_compact_makes(tmp_path, cli):
     shutil.rmtree(copy / "tree")
     assert cli("--vault", str(copy), "compact", env=env).exit_code == 0
     assert _tree_files(copy) == shipped
+
+
+def test_purging_the_newest_handoff_puts_the_one_before_it_in_its_file(vault, cli):
+    """`purge` takes away the file that carried the purged handoff and makes it again from the
+    project's previous one, as `forget` does; the only handoff purged leaves no file."""
+    first = cli.json("handoff", "write", "-p", "web", "--next", "first")["handoff"]
+    second = cli.json("handoff", "write", "-p", "web", "--next", "second secret plan")["handoff"]
+    only = cli.json("handoff", "write", "-p", "api", "--next", "api step")["handoff"]
+    done = cli.json("purge", second["id"], only["id"], "--yes")
+    path = vault.root / "projects" / "web" / "HANDOFF.md"
+    assert done["restored"] == ["projects/web/HANDOFF.md"], done
+    said = path.read_text("utf-8")
+    assert "second secret plan" not in said and handoff.parse(said).id == first["id"]
+    assert not handoff.parse(said).edited
+    assert [h["next"] for h in cli.json("handoff", "read", "-p", "web")["handoffs"]] == [["first"]]
+    assert not (vault.root / "projects" / "api" / "HANDOFF.md").exists()
+    third = cli.json("handoff", "write", "-p", "web", "--next", "third")["handoff"]
+    said = cli("purge", third["id"], "--yes").stdout
+    assert "projects/web/HANDOFF.md shows the previous handoff again" in said, said

@@ -246,20 +246,55 @@ def test_a_turn_the_vault_cannot_take_now_waits_in_the_spool_and_arrives_after(t
     assert not (home / hermes.SPOOL).exists()
 
 
-def test_a_long_turn_keeps_the_head_of_the_question_and_the_answer():
-    """A 381 KB pasted log and a short answer: the answer whole, the paste's head, within the
-    record limit — never the other way round."""
-    pasted = "Why does this fail? " + "".join(
-        f"2026-12-01 10:{i % 60:02d} worker-{i} ERROR timeout\n" for i in range(9000)
+def test_a_long_turn_keeps_the_head_and_the_tail_of_the_question_and_the_answer():
+    """A 381 KB pasted log and a short answer: the answer whole, the paste's head and tail (the
+    line that ends it too: a fact at the end of a long turn was cut), within the record limit —
+    never the other way round; the cut is marked where it is, and counted."""
+    pasted = (
+        "Why does this fail? "
+        + "".join(f"2026-12-01 10:{i % 60:02d} worker-{i} ERROR timeout\n" for i in range(9000))
+        + "Last line: the pool has WORKERS=4."
     )
     answer = "The worker pool is too small: raise WORKERS to 16 in deploy/env.prod and redeploy."
-    text = hermes.turn_text(pasted, answer, 64 * 1024)
+    text, cut = hermes.turn_parts(pasted, answer, 64 * 1024)
     assert len(text.encode("utf-8")) <= 64 * 1024 and len(pasted) > 300_000
     assert text.startswith("Asked: Why does this fail? 2026-12-01") and text.endswith(answer)
-    assert "characters not kept" in text
-    long_answer = "x" * 200_000
-    both = hermes.turn_text(pasted, long_answer, 64 * 1024)  # both long: each keeps its head, the answer at least half
-    assert both.count("characters not kept") == 2 and both.index("Answered:") < 33_000
+    assert "the pool has WORKERS=4. — Answered:" in text and f"[…{cut:,} characters cut…]" in text
+    long_answer = "begins " + "x" * 200_000 + " so the answer is 42"
+    both = hermes.turn_text(pasted, long_answer, 64 * 1024)  # both long: each keeps its ends, the answer at least half
+    assert both.count("characters cut") == 2 and both.index("Answered:") < 33_000
+    assert "Answered: begins" in both and both.endswith("so the answer is 42") and "WORKERS=4" in both
+
+
+def test_a_long_turn_is_stored_with_its_ends_and_says_it_was_cut(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    home = tmp_path / "hermes"
+    p = started(home, agent_context="primary")
+    p.sync_turn("Summarise this: " + "lorem ipsum " * 20_000 + "The deadline is March 3.", "Noted.", session_id="s-1")
+    p.shutdown()
+    [rec] = [json.loads(x) for x in (home / "optmem" / "LOG.jsonl").read_text("utf-8").splitlines()]
+    assert "The deadline is March 3." in rec["text"] and "characters cut" in rec["text"]
+    assert rec["cut"] > 100_000
+
+
+def test_a_no_that_answers_the_assistants_question_is_kept_with_it(tmp_path, monkeypatch, caplog):
+    """ "No" / "OK" after the assistant asked something answers it: kept, naming the question
+    (it was skipped as a courtesy). After a courtesy question ("Anything else?"), or none, a "no
+    thanks" is still a courtesy."""
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    home = tmp_path / "hermes"
+    p = started(home, agent_context="primary")
+    p.sync_turn("Migrate the users table.", "Done. Shall I also drop the old column?", session_id="s-1")
+    p.sync_turn("No", "OK.", session_id="s-1")
+    p.sync_turn("Thanks", "Anything else?", session_id="s-2")
+    with caplog.at_level("INFO", logger="optmem.integrations.hermes"):
+        p.sync_turn("No thanks", "OK!", session_id="s-2")
+    p.shutdown()
+    texts = [json.loads(x)["text"] for x in (home / "optmem" / "LOG.jsonl").read_text("utf-8").splitlines()]
+    assert "Asked: No (the reply to “Shall I also drop the old column?”) — Answered: OK." in texts, texts
+    assert len(texts) == 2 and any("courtes" in r.getMessage() for r in caplog.records)
+    assert hermes.question_of("Done. Shall I also drop the old column?") == "Shall I also drop the old column?"
+    assert hermes.question_of("How can I help?") is None and hermes.question_of("Done.") is None
 
 
 @pytest.mark.long
@@ -562,3 +597,24 @@ def test_a_shared_vault_journals_hermes_replace_as_a_replace_with_its_link(cli, 
     memory.write_text("Staging DB is pg-staging-2 (key AKIAQWERTYUIOPASDFGH)\n§\nUses pnpm 9 since May\n", "utf-8")
     p.on_memory_write("replace", "memory", "Staging DB is pg-staging-2 (key AKIAQWERTYUIOPASDFGH)", {"old_text": "pg-"})
     assert "AKIA" not in (home / "memories" / "LOG.jsonl").read_text("utf-8")
+
+
+def test_a_spool_too_large_to_read_is_an_error_naming_it_and_the_turn_still_waits(tmp_path, monkeypatch, caplog):
+    """A spool larger than a drain reads at once (`spool.SPOOL_BYTES`, shrunk here) is said as an
+    error naming the file and how to split it, each time — it read as "earlier writes still wait"
+    and grew in silence; the turn is spooled behind it, not lost."""
+    from optmem import spool
+
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    monkeypatch.setattr(spool, "SPOOL_BYTES", 1024)
+    home = tmp_path / "hermes"
+    home.mkdir()
+    entry = {"turn": "Asked: which queue? — Answered: RabbitMQ 3.12.", "session": "s-0"}
+    (home / hermes.SPOOL).write_text((json.dumps(entry) + "\n") * 40, "utf-8")
+    p = started(home, agent_context="primary")
+    with caplog.at_level("WARNING", logger="optmem.integrations.hermes"):
+        p.sync_turn(*TURN, session_id="s-1")
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert errors and str(home / hermes.SPOOL) in errors[0].getMessage() and "split" in errors[0].getMessage()
+    assert len((home / hermes.SPOOL).read_text("utf-8").splitlines()) == 41  # (the turn waits behind it)
+    p.shutdown()

@@ -654,3 +654,23 @@ def test_an_expired_record_swept_cold_still_says_it_expired(cli, vault, vault_pa
     [hit] = cli.json("search", "staging freeze", "--include-cold")["hits"]
     assert hit["status"] == "cold" and hit["expired"] is True
     assert "[COLD, EXPIRED]" in cli("search", "staging freeze", "--include-cold").stdout
+
+
+def test_a_clock_set_far_ahead_never_sweeps_the_vault_on_a_write(cli, vault, vault_path, monkeypatch):
+    """OPTMEM_NOW a year past the machine's clock (a query tried "a year on") made a write's daily
+    sweep cool the vault as if that year had passed: the automatic sweep runs on the real clock
+    only, and says so; `optmem sweep`, asked for, still sweeps as of OPTMEM_NOW."""
+    from datetime import UTC, datetime, timedelta
+
+    rid = cli.json("append", "a tiny note nobody reads", "--importance", "0.01")["id"]
+    far = (datetime.now(UTC) + timedelta(days=400)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    access = vault_path / "ACCESS.jsonl"
+    sweeps = access.read_text("utf-8").count('"sweep"') if access.exists() else 0
+    at(monkeypatch, far)
+    out = cli("append", "written with the clock a year ahead", "--json")
+    assert out.exit_code == 0 and "daily sweep did not run: OPTMEM_NOW is" in out.stderr, out.stderr
+    assert (access.read_text("utf-8").count('"sweep"') if access.exists() else 0) == sweeps
+    monkeypatch.delenv("OPTMEM_NOW")
+    assert cli.json("get", rid)["record"]["status"] == "current"
+    at(monkeypatch, far)
+    assert cli.json("sweep")["cooled"] >= 1  # asked for: as of that time

@@ -160,7 +160,7 @@ def test_the_unresolved_ref_check_looks_ids_up_and_never_lists_them_all(cli, tmp
                         "id": "01M9XXXXXXXXXXXXXXXXXXXXXB",
                         "ts": "2026-01-02T00:00:00Z",
                         "text": "the cache is dragonfly",
-                        "corrects": [new[:10]],
+                        "corrects": [new[-8:]],  # (its first 10 characters all four ids share: no record)
                     }
                 }
             )
@@ -206,23 +206,25 @@ def test_the_unresolved_ref_check_looks_ids_up_and_never_lists_them_all(cli, tmp
 
 
 def test_a_hand_typed_id_the_log_reads_imports_and_one_no_ref_can_name_does_not(cli, tmp_path):
-    """Finding 4 (lower): a line typed with its own id, e.g. "mynote000001" — the log reads it and
-    `doctor` flags nothing — imports under that id; an id no reference could name (shorter than 6
-    characters, or holding a space) is still refused (`bad_value`, field id)."""
+    """Finding 4 (lower): a line typed with its own id, e.g. "mynote000001" or "abc" — the log
+    reads it and `doctor` flags nothing — imports under that id (a whole id of any length is
+    named); an id no reference could name (holding a space, or a slash) is still refused
+    (`bad_value`, field id), as `doctor` reports it."""
     src = write_export(
         tmp_path / "typed.export",
         [
             {"id": "mynote000001", "ts": "2026-01-01T00:00:00Z", "text": "my own note"},
             {"id": "abc", "ts": "2026-01-01T00:00:00Z", "text": "a short id"},
             {"id": "my note 01", "ts": "2026-01-01T00:00:00Z", "text": "an id with spaces"},
+            {"id": "my/note", "ts": "2026-01-01T00:00:00Z", "text": "an id with a slash"},
         ],
     )
     vault = tmp_path / "v"
     done = cli.json("--vault", str(vault), "import", str(src))
-    assert done["records"] == 1
+    assert done["records"] == 2
     assert [(b["line"], b["code"], b.get("field")) for b in done["bad"]] == [
-        (3, "bad_value", "id"),
         (4, "bad_value", "id"),
+        (5, "bad_value", "id"),
     ]
     files = [vault / "LOG.jsonl", *sorted((vault / "log").glob("*/*.jsonl"))]
     assert any('"id":"mynote000001"' in f.read_text("utf-8") for f in files if f.exists())

@@ -362,3 +362,137 @@ def test_correct_by_words_reads_a_word_whole_not_inside_another(cli, vault, vaul
     port = cli.json("append", "缓存服务的端口是 6379")["id"]
     cli.json("append", "缓存服务的负责人是小王")
     assert cli.json("correct", "缓存服务的端口", "缓存服务的端口是 6380")["corrects"] == port
+
+
+ODD_IDS = ["note1", "mynote000001", "MYNOTE000001", "01KJMDEB80AAAAAAAAAAAAAAA7", "01KJMDEB80BBBBBBBBBBBBBBB7", "ab"]
+REFS = ["note1", "NOTE1", "#note1", "mynote000001", "MYNOTE000001", "myNote", "01KJMDEB80", "AAAAAAA7",
+        "aaaaaaa7", "BBBBBBB7", "ab", "AB", "note", "ZZZZZZZZ", "01KJMD", "000001", "myNote000001"]  # fmt: skip
+
+
+def test_a_typed_id_names_one_record_wherever_it_is_looked_up(vault_path):
+    """One rule turns a typed id into a record (`record.Ids`): the index's (`get`, a correction's
+    link), `doctor`'s and an import's find the same record for every reference — a whole id of
+    any length (an id shorter than 6 characters was found by `doctor` and never by the index), the
+    id as typed before its upper case, ≥ 6 characters of its start or end."""
+    from optmem.index import open_index
+    from optmem.ingest import matching_ids
+    from optmem.record import Ids
+    from optmem.vault import Vault
+
+    quiet(vault_path)
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        for rid in ODD_IDS:
+            fh.write(json.dumps({"id": rid, "ts": "2026-03-01T09:00:00Z", "text": f"x {rid}"}) + "\n")
+    ids = Ids(ODD_IDS)
+    with open_index(Vault(vault_path)) as idx:
+        for ref in REFS:
+            assert sorted(ids.named(ref)) == sorted(matching_ids(idx.conn, ref, 50)), ref
+    assert ids.named("note1") == ["note1"] and ids.named("MYNOTE000001") == ["MYNOTE000001"]
+    assert ids.named("myNote000001") == ["MYNOTE000001"] and ids.named("note") == []
+    assert ids.named("01KJMDEB80") == ["01KJMDEB80AAAAAAAAAAAAAAA7", "01KJMDEB80BBBBBBBBBBBBBBB7"]
+
+
+def test_a_reference_naming_several_records_names_none_on_every_surface(cli, tmp_path, vault_path):
+    """What each surface does with a reference: one record named → the index links it, `doctor`
+    and an import accept it; none → `dangling_ref`; several (two ids sharing their first 10
+    characters: written in one millisecond) → nothing is linked, `doctor` reports
+    `ambiguous_ref` naming the candidates, an import refuses the line for that reason. The index
+    took the one an ambiguous ref listed first, or none; `doctor` and an import the first."""
+    from optmem.index import open_index
+    from optmem.record import Ids
+    from optmem.vault import Vault
+
+    quiet(vault_path)
+    fixes = {ref: f"01KJNCQQQQQQQQQQQQQQQQQQ{chr(66 + i // 20)}{chr(66 + i % 20)}" for i, ref in enumerate(REFS)}
+    lines = [{"id": rid, "ts": "2026-03-01T09:00:00Z", "text": f"x {rid}"} for rid in ODD_IDS]
+    lines += [
+        {"id": fid, "ts": "2026-03-02T09:00:00Z", "text": f"y {ref}", "kind": "correction", "corrects": [ref]}
+        for ref, fid in fixes.items()
+    ]
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(x) + "\n" for x in lines)
+    named = {ref: Ids([*ODD_IDS, *fixes.values()]).named(ref) for ref in REFS}
+    assert {len(n) for n in named.values()} == {0, 1, 2}  # each case is met
+    problems = {p["id"]: p for p in cli.json("doctor", code=None)["problems"]}
+    with open_index(Vault(vault_path)) as idx:
+        linked = dict(
+            idx.conn.execute("SELECT s.id, t.id FROM cor JOIN rec s ON s.n = cor.s JOIN rec t ON t.n = cor.t")
+        )
+    export = tmp_path / "dump.jsonl"
+    export.write_text(cli("export").stdout, "utf-8")
+    refused = {b["line"]: b for b in cli.json("--vault", str(tmp_path / "other"), "import", str(export))["bad"]}
+    for i, (ref, fid) in enumerate(fixes.items()):
+        there = named[ref]
+        assert linked.get(fid) == (there[0] if len(there) == 1 else None), ref
+        code = {0: "dangling_ref", 1: None, 2: "ambiguous_ref"}[len(there)]
+        assert (problems[fid]["code"] if fid in problems else None) == code, ref
+        assert (refused[i + len(ODD_IDS) + 2]["code"] if i + len(ODD_IDS) + 2 in refused else None) == code, ref
+        if len(there) > 1:
+            for message in (problems[fid]["message"], refused[i + len(ODD_IDS) + 2]["message"]):
+                assert all(rid in message for rid in there) and "whole id" in message, message
+
+
+def test_a_hand_typed_correction_of_an_ambiguous_prefix_replaces_nothing_and_doctor_says_so(cli, vault_path):
+    """Two appends in one millisecond share their first 10 characters; a correction typed by
+    hand naming the first 8: nothing is replaced (both values stand), and `doctor` says why
+    (it said "no problems") and how to fix it."""
+    quiet(vault_path)
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"id":"01KJMDEB80AAAAAAAAAAAAAAA7","ts":"2026-03-01T09:00:00Z","text":"the port is 1"}\n')
+        fh.write('{"id":"01KJMDEB80BBBBBBBBBBBBBBB7","ts":"2026-03-01T09:00:00Z","text":"the host is h"}\n')
+        fh.write(
+            '{"id":"01KJMF00000000000000000000","ts":"2026-03-02T09:00:00Z","text":"the port is 2",'
+            '"kind":"correction","corrects":["01KJMDEB"]}\n'
+        )
+    report = cli.json("doctor", code=1)
+    assert [p["code"] for p in report["problems"]] == ["ambiguous_ref"]
+    said = report["problems"][0]["message"]
+    assert "01KJMDEB80AAAAAAAAAAAAAAA7" in said and "01KJMDEB80BBBBBBBBBBBBBBB7" in said and "whole id" in said
+    assert cli.json("get", "01KJMDEB80AAAAAAAAAAAAAAA7")["record"]["status"] == "current"
+    assert "ambiguous_ref" in cli("doctor").stdout
+
+
+def test_a_short_hand_typed_id_is_found_and_corrected_as_doctor_finds_it(cli, vault_path):
+    """A line typed by hand with an id of 5 characters: `doctor` found the record its correction
+    names, the index did not (the correction replaced nothing, `get note1` found nothing)."""
+    quiet(vault_path)
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"id":"note1","ts":"2026-03-01T09:00:00Z","text":"the port is 80"}\n')
+        fh.write(
+            '{"id":"01KJMDEB80AAAAAAAAAAAAAAA7","ts":"2026-03-02T09:00:00Z","text":"the port is 81",'
+            '"kind":"correction","corrects":["note1"]}\n'
+        )
+    assert cli.json("doctor")["ok"]
+    got = cli.json("get", "note1")["record"]
+    assert got["status"] == "superseded" and got["superseded_by"] == "01KJMDEB80AAAAAAAAAAAAAAA7"
+
+
+def test_a_vault_doctor_accepts_exports_a_dump_that_imports_whole(cli, tmp_path, vault_path):
+    """Export → import round-trips any vault `doctor` passes: a hand-typed id of 2 or 5
+    characters was refused by the import (`bad_value`: 6 to 64), though the log, `doctor` and
+    every reference take it. An id no reference can name (a space in it) is reported by `doctor`
+    as the import refuses it."""
+    quiet(vault_path)
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"id":"ab","ts":"2026-03-01T09:00:00Z","text":"the host is h"}\n')
+        fh.write('{"id":"note1","ts":"2026-03-01T09:00:00Z","text":"the port is 80"}\n')
+        fh.write(
+            '{"id":"fix.1","ts":"2026-03-02T09:00:00Z","text":"the port is 81",'
+            '"kind":"correction","corrects":["note1"]}\n'
+        )
+    assert cli.json("doctor")["ok"]
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(cli("export").stdout, "utf-8")
+    other = ("--vault", str(tmp_path / "other"))
+    done = cli.json(*other, "import", str(dump))
+    assert (done["records"], done.get("bad", [])) == (3, []), done
+    assert cli.json(*other, "get", "note1")["record"]["superseded_by"] == "fix.1"
+    assert cli.json(*other, "doctor")["ok"]
+
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"id":"my note","ts":"2026-03-03T09:00:00Z","text":"the user is u"}\n')
+    problems = cli.json("doctor", code=1)["problems"]
+    assert [(p["code"], p["id"]) for p in problems] == [("bad_value", "my note")], problems
+    dump.write_text(cli("export").stdout, "utf-8")
+    done = cli.json("--vault", str(tmp_path / "third"), "import", str(dump))
+    assert [(b["code"], b["field"]) for b in done["bad"]] == [("bad_value", "id")]

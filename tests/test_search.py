@@ -739,3 +739,20 @@ def test_search_marks_the_write_gates_guesses_as_get_and_context_do(vault, cli):
     cli.json("correct", old, "I have 5 monstera plants now")  # settled: the old value is superseded
     after = {h["id"]: h for h in cli.json("search", "monstera")["hits"]}
     assert "may_be_updated_by" not in after[old] and "may_update" not in after[new]
+
+
+def test_a_settled_guess_leaves_every_surface_alike(vault, cli):
+    """Once the older value is settled (corrected, forgotten), the gate's guess no longer stands:
+    `get` and `history` say no more of it than `search` and `context` do — every surface reads it
+    from one place (`Index.guesses`), not from the line's stored `may_update`."""
+    old = cli.json("append", "I have 3 monstera plants")["id"]
+    new = cli.json("append", "I now have 5 monstera plants")["id"]
+    assert cli.json("get", new)["record"]["may_update"] == old  # it stands: both are live
+    assert cli.json("history", new)["versions"][-1]["may_update"] == old
+    cli.json("forget", old)
+    got = cli.json("get", new)["record"]
+    assert "may_update" not in got, got
+    assert "may be a new value" not in cli("get", new).stdout
+    assert all("may_update" not in v for v in cli.json("history", new)["versions"])
+    assert "may_update" not in cli.json("search", "monstera")["hits"][0]
+    assert "may be a new value" not in cli("context", "--query", "monstera").stdout

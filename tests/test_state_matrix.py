@@ -53,7 +53,7 @@ TABLE = [
         "current",
         True,
         "question",
-        "quoted",
+        "question",
     ),
     Row("redline", "mxredline", "current", "REDLINE", "current", True, "redline", "quoted"),
 ]
@@ -229,6 +229,8 @@ def test_each_state_on_each_surface(built: Built, row: Row) -> None:
             )
         elif row.tree == "superseded":
             assert "[superseded by" in quoted, quoted
+        elif row.tree == "question":  # the write gate's guess, asked as `search` asks it
+            assert quoted.endswith(f"[may have been updated by {b.ids['update guess'][-8:]}?]"), quoted
         else:
             assert f"[{row.tree}]" in quoted, quoted
 
@@ -312,7 +314,9 @@ def readme_table() -> str:
             if r.search is None
             else r.search + (f" `{r.badge}{' …' if r.badge.endswith('by') else ''}`" if r.badge else "")
         )
-        tree = {None: "—", "quoted": "quoted"}.get(r.tree, f"quoted `[{r.tree}]`")
+        tree = {None: "—", "quoted": "quoted", "question": "quoted `[may have been updated by …?]`"}.get(
+            r.tree, f"quoted `[{r.tree}]`"
+        )
         out.append(
             f"| {r.state} | {r.get or 'not found'} | {search} | {'yes' if r.current else '—'} | "
             f"{context.get(r.context or '', '—')} | {tree} |"

@@ -332,7 +332,7 @@ def test_an_import_checks_each_records_id_time_and_field_types_and_leaves_doctor
     lines = [
         {"format": "optmem-export", "version": 1},
         {"record": {"id": 5, "ts": "2026-01-01T00:00:00Z", "text": "record with an integer id"}},
-        {"record": {"id": "abc", "ts": "2026-01-01T00:00:00Z", "text": "record with a short id"}},
+        {"record": {"id": "a b/c", "ts": "2026-01-01T00:00:00Z", "text": "record with an id no ref can name"}},
         {"record": {"text": "record with ts yesterday", "ts": "yesterday"}},
         {"record": {"text": "port is 7000 (dated 2099)", "ts": "2099-01-01T00:00:00Z", "key": "port"}},
         {"record": {"text": "record with tags as a string", "tags": "notalist", "ts": "2026-01-01T00:00:00Z"}},
@@ -390,3 +390,19 @@ def test_an_import_where_every_line_is_bad_is_refused_and_a_partial_one_says_so(
     assert "1 already here; 1 line(s) not imported" in again
     empty = cli.json("--vault", str(vault), "import", "-", input=head)  # an export of an empty vault
     assert empty["records"] == 0 and empty["partial"] is False
+
+
+def test_a_refused_line_says_not_imported_once(cli, tmp_path):
+    """Each line refused is said once as "… (not imported)": the reasons say why, not that too."""
+    dump = tmp_path / "dump.jsonl"
+    head = {"format": "optmem-export", "version": 1, "records": 3, "hot_files": 0, "access": 0}
+    rows = [
+        {"id": "01KJMDEB80AAAAAAAAAAAAAAA7", "ts": "2026-03-01T09:00:00Z", "text": "kept"},
+        {"id": "01KJMDEB80AAAAAAAAAAAAAAA8", "ts": "2026-03-01T09:00:00Z", "text": "x", "corrects": ["NOSUCH0001"]},
+        {"id": "01KJMDEB80AAAAAAAAAAAAAAA9", "text": "no time"},
+    ]
+    dump.write_text("\n".join(json.dumps(x) for x in [head, *({"record": r} for r in rows)]) + "\n", "utf-8")
+    res = cli("import", str(dump))
+    said = [line for line in res.stderr.splitlines() if line.startswith("warning: line")]
+    assert len(said) == 2 and all(line.count("not imported") == 1 for line in said), res.stderr
+    assert all("nothing was stored" not in line for line in said), res.stderr

@@ -390,3 +390,21 @@ def test_a_broken_tree_node_makes_compact_skip_its_domain_say_so_and_exit_3(vaul
     assert "code: not compacted" in human.stdout and "L1-0001.md" in human.stderr, (human.stdout, human.stderr)
     broken.unlink()  # fixed (removed): compact goes on again
     assert cli("compact").exit_code == 0
+
+
+def test_a_quoted_records_standing_guess_is_badged_as_search_badges_it_and_goes_when_settled(vault, cli):
+    """The tree tells what `get` and `search` tell of the write gate's guess: while both records
+    are live, each quoted line asks ("may be a new value of …?"); once the older is forgotten, neither."""
+    small_tree(vault)
+    fill(vault, NOTES[:2])
+    old = cli.json("append", "I have 3 monstera plants", "--domain", "hermes")["id"]
+    new = cli.json("append", "I now have 5 monstera plants", "--domain", "hermes")["id"]
+    assert cli.json("get", new)["record"]["may_update"] == old
+    cli.json("compact")
+    shown = cli.json("tree", "hermes/L1-0001")["node"]["body"]
+    assert f"(`{new}`) [may be a new value of {old[-8:]}?]" in shown, shown
+    assert f"(`{old}`) [may have been updated by {new[-8:]}?]" in shown, shown
+    assert "may be a new value" not in (vault.root / "tree" / "hermes" / "L1-0001.md").read_text("utf-8")
+    cli.json("forget", old)
+    shown = cli.json("tree", "hermes/L1-0001")["node"]["body"]
+    assert "may be a new value" not in shown and f"(`{new}`)" in shown, shown

@@ -155,10 +155,17 @@ def _said_of_spool(got: dict[str, Any]) -> None:
     """What a hook run says on stderr of its spool: what waits there and why, what was dropped."""
     for line in got.get("dropped") or []:
         note(f"optmem: {line}")
+    if got.get("error"):
+        note(f"optmem: error: {got['error']}")
     if got.get("spooled"):
+        also = got.get("waiting", 0) - got["spooled"]
         note(
-            f"optmem: {got['spooled']} commit(s) wait in {got['spool']} — the next commit records them: "
-            f"{got.get('reason', '')}"
+            f"optmem: {got['spooled']} commit(s) of this run spooled"
+            + (f", {got['waiting']} in all" if also > 0 else "")
+            + f" — they wait in {got['spool']}"
+            + (f": {got['reason']}" if got.get("reason") and got["reason"] != got.get("error") else "")
+            + ". The next hook run in this repository (a commit, a merge, a rebase) records them first; "
+            f"to record them now, once the vault is free: `optmem hook git-commit --repo {got['repo']}`"
         )
 
 

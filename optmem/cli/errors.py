@@ -66,8 +66,14 @@ def handle(exc: BaseException, argv: list[str]) -> int:
                 exc.message = exc.format_message() + _nearest_command(exc.format_message())
             elif exc.format_message().startswith("Got unexpected extra argument"):
                 exc.message = _quote_it(exc) or exc.format_message()
+            dashed = _dashed_text(exc, argv)
             # one message either way, as every refusal's: what was wrong, and where the options are
-            message = exc.format_message().rstrip(".") + _help_for(argv)
+            message = exc.format_message().rstrip(".") + (
+                f" — {dashed!r} starts with '-', so it reads as options: put `--` before the text "
+                f"({_command_of(argv) or 'optmem search'} -- {dashed})"
+                if dashed is not None
+                else _help_for(argv)
+            )
             if json_out:
                 echo(error_payload("usage", message))
             else:
@@ -121,6 +127,27 @@ def _output_failed(exc: OptmemError, json_out: bool, *, quiet: bool = False) -> 
     except (OSError, ValueError, AttributeError):  # (a test's stdout has no descriptor)
         pass
     return exc.exit_code
+
+
+def _dashed_text(exc: Any, argv: list[str]) -> str | None:
+    """The word of the command line that was text starting with '-' (`optmem search -port`),
+    when Click's refusal comes from reading it as options: a missing argument (-p took "ort"), or
+    an option no command has that the word starts with (`-x` of `-xyz`). None otherwise."""
+    said = exc.format_message()
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    dashed = [w for w in words if w.startswith("-") and not w.startswith("--") and len(w) > 2]
+    if said.startswith("Missing argument"):
+        return dashed[0] if dashed else None
+    if said.startswith("No such option: -") and not said.startswith("No such option: --"):
+        name = said.removeprefix("No such option: ").split()[0].rstrip(".")
+        return next((w for w in dashed if w.startswith(name)), None)
+    return None
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """ "optmem search" for the command the line names (`_help_for`), else None."""
+    said = _help_for(argv)
+    return said.removeprefix(" — `").removesuffix(" --help` lists its options") if said else None
 
 
 def _help_for(argv: list[str]) -> str:

@@ -7,7 +7,14 @@ from typing import Any
 from optmem.cli.common import emit, env_domain, get_vault, note, origin_of, read_arg, resolve_vault, warn_all
 from optmem.cli.spec import ORIGIN, UNSAFE, arg, command, flag, opt
 
-TARGET = opt("target", "--target", "-t", default="memory", help="memory (MEMORY.md) or user (USER.md).")
+TARGET = opt(
+    "target",
+    "--target",
+    "-t",
+    default="memory",
+    help="memory (MEMORY.md) or user (USER.md).",
+    choices=("memory", "user"),
+)
 PROJECT = opt("project", "--project", "-p", help="Use projects/NAME/MEMORY.md.")
 FIRST = flag("first", help="If several entries match, edit the first.")
 ENTRY = opt("entry", "--id", help="Pick the entry by id (see `show --ids`) instead of OLD.", metavar="ID")
@@ -221,7 +228,7 @@ def _no_old_beside_id(entry: str | None, old: str | None, takes: str) -> None:
 
 @command(
     "show",
-    opt("target", "--target", "-t", help="Only memory or user."),
+    opt("target", "--target", "-t", help="Only memory or user.", choices=("memory", "user")),
     PROJECT,
     flag("ids", help="Prefix each entry with its id."),
 )

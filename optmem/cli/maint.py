@@ -288,12 +288,20 @@ def purge(record_ids: list[str] | None, domain: str | None, all: bool, yes: bool
 
     ids = [i for arg in record_ids or [] for i in arg.replace(",", " ").split()] or None
     res = core.purge(get_vault(), ids, domain=domain, everything=all, yes=yes)
+    warn_all(res.warnings)
     emit(
         json_out,
-        {"records": res.records, "lines": res.lines, "files": res.files},
+        {
+            "records": res.records,
+            "lines": res.lines,
+            "files": res.files,
+            "restored": res.restored,
+            "warnings": res.warnings,
+        },
         lambda: (
             f"purged {res.records} record(s) ({res.lines} line(s))"
             + (f"; deleted {', '.join(res.files)}" if res.files else "")
+            + (f"; {', '.join(res.restored)} shows the previous handoff again" if res.restored else "")
         ),
     )
 

@@ -138,6 +138,16 @@ def refuse_empty(params: tuple[Param, ...], values: dict[str, Any]) -> None:
             raise UsageError(f"{p.decls[0]} is empty; give it a value, or leave the option out")
 
 
+def fold_choices(params: tuple[Param, ...], values: dict[str, Any]) -> None:
+    """A value from a fixed set is read in any case (`-t USER` is `-t user`): a word of a set is
+    no name, and a refusal for its capitals helps nobody. What is not in the set is left for the
+    core to refuse, naming the set."""
+    for p in params:
+        value = values.get(p.name)
+        if p.choices and isinstance(value, str) and value not in p.choices and value.strip().lower() in p.choices:
+            values[p.name] = value.strip().lower()
+
+
 JSON = Param("json_out", ("--json",), bool, False, "Print one JSON document on stdout.")
 UNSAFE = Param(
     "allow_unsafe", ("--allow-unsafe",), bool, False, "Store even if the security scan flags the text or another field."
@@ -200,6 +210,7 @@ def command(name: str, *params: Param) -> Callable[[Callable[..., Any]], Callabl
 
         def checked(**kwargs: Any) -> Any:
             refuse_empty(declared, kwargs)
+            fold_choices(declared, kwargs)
             return fn(**kwargs)
 
         REGISTRY[name] = Command(name, checked, declared, fn.__doc__ or "")

@@ -113,6 +113,7 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
                 fsio.move(hook, _chained(hook))  # kept byte for byte, mode included; runs first
             statuses.append("installed")
         fsio.atomic_write(hook, _script(name, vault), mode=0o755)  # git runs hooks: executable
+    _register(vault, root, spool_path(root))  # (`doctor` says when commits wait in it)
     status = "installed" if "installed" in statuses else ("updated" if "updated" in statuses else "already_installed")
     first = hooks / HOOKS[0]
     return HookResult(
@@ -235,6 +236,17 @@ def spool_path(root: Path) -> Path:
     return Path(_git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()) / SPOOL
 
 
+def _register(vault: Vault, root: Path, path: Path) -> None:
+    """The repository's spool, named in the vault's cache (`spool.register`), when the vault is there."""
+    from optmem import spool
+
+    try:
+        if vault.exists():
+            spool.register(vault.cache(spool.KNOWN), vault.root, str(root), path)
+    except (OptmemError, OSError):
+        pass  # (best effort: a hook never fails for it)
+
+
 def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | None = None) -> dict[str, Any]:
     """What the hooks run: the commits the repository's spool holds first, in order, then HEAD
     (post-commit, post-merge) or, given `pairs` ("<old sha> <new sha>" lines: post-rewrite),
@@ -246,7 +258,7 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
     (spooled commits that cannot be recorded, and why)}` — for HEAD also what was said of it at
     the top (`status`: recorded, duplicate, rewritten, deferred to post-rewrite, or spooled)."""
     from optmem import spool
-    from optmem.errors import VaultMissing
+    from optmem.errors import Locked, TooLarge, VaultMissing
     from optmem.vault import validate_name
 
     validate_name(domain, "domain")  # (a usage error: nothing is spooled under a bad name)
@@ -266,7 +278,12 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
         try:
             _store(entry)
         except (OptmemError, UnicodeError, OSError) as err:
-            if spool.transient(err):
+            if isinstance(err, Locked):  # (its advice, `[lock] timeout`, is a setting hooks do not read)
+                failed.append(
+                    f"the vault was locked by another optmem process longer than a hook waits for it "
+                    f"({vault.settings.lock.timeout:g}s: a hook never holds up git)"
+                )
+            elif spool.transient(err):
                 failed.append(str(getattr(err, "message", None) or err))
             raise
 
@@ -295,7 +312,12 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
             dropped.append(f"a spooled line could not be read ({err!r}): it is kept in {path}.rejected")
 
     path = spool_path(root)
-    drained = spool.drain(path, store, dropped=drop)
+    _register(vault, root, path)
+    error = None
+    try:
+        drained = spool.drain(path, store, dropped=drop)
+    except TooLarge as err:  # (this run's commits are spooled all the same: never lost)
+        drained, error = False, f"{err.message}: `optmem hook git-commit --repo {root}` stores each part"
     if drained:
         for i, entry in enumerate(wanted):
             try:
@@ -307,10 +329,18 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
                 break
         else:
             wanted = []
-    reason = failed[-1] if failed else "another process records the spooled commits now"
+    reason = failed[-1] if failed else error or "another process records the spooled commits now"
     for entry in wanted:
         spool.put(path, entry)
-    out: dict[str, Any] = {"commits": done, "spooled": len(wanted), "spool": str(path)}
+    out: dict[str, Any] = {
+        "commits": done,
+        "spooled": len(wanted),  # this run's commits spooled now
+        "waiting": spool.pending(path) if wanted or not drained else 0,  # every commit the spool holds now
+        "spool": str(path),
+        "repo": str(root),
+    }
+    if error:
+        out["error"] = error
     if pairs is None:
         head = next((c for c in reversed(done) if c["sha"] == sha), None)
         out = (head or {"sha": sha, "status": "deferred" if pending else "spooled"}) | out

@@ -78,6 +78,12 @@ GREETINGS |= {"下午好", "晚上好", "早安", "晚安", "在吗", "在的", 
 GREETINGS |= {"随时找我"}
 _SENTENCE = r"(.+?)([。！？；…～!?;~]+|\.+(?=\s|$)|$)"  # a sentence and what ends it (a pattern)
 _CLAUSE = r"[,，、:：—–]+|\s-\s"  # what parts its clauses
+# what an assistant asks for courtesy, not for an answer — an offer of help, of more, of a topic:
+# a "no" to it answers nothing (`question_of`)
+COURTESY_ASKS = (
+    r"\bhelp\b|anything else|what else|\bwork on\b|would you like to do|帮|有什么需要|还需要什么|需要什么|想做什么"
+    r"|还有别的|其他问题"
+)
 CONTEXT_BUDGET = 2500  # characters of prefetched context a turn
 FILE_BYTES = 1 << 20  # what is read of the provider's Hermes config (a small JSON object)
 SPOOL = "optmem-spool.jsonl"  # in HERMES_HOME: the writes the vault could not take yet, in order
@@ -129,25 +135,52 @@ def session_project(kwargs: dict[str, Any], mapping: dict[str, Any] | None = Non
     return PROJECT
 
 
-def _clip(text: str, limit: int) -> str:
-    """`text` within `limit` UTF-8 bytes, its head kept, saying how much was cut."""
+def _clip(text: str, limit: int) -> tuple[str, int]:
+    """`text` within `limit` UTF-8 bytes and how many characters were cut: its head and its tail
+    kept (what a long message ends with — the answer after a paste, its conclusion — matters as
+    much as how it starts), the middle cut where a mark says how much."""
     data = text.encode("utf-8")
     if len(data) <= limit:
-        return text
-    cut = data[: max(0, limit - 40)].decode("utf-8", "ignore")
-    return f"{cut} […{len(text) - len(cut):,} characters not kept]"
+        return text, 0
+    room = max(0, limit - 48) // 2
+    head = data[:room].decode("utf-8", "ignore")
+    tail = data[len(data) - room :].decode("utf-8", "ignore") if room else ""
+    cut = len(text) - len(head) - len(tail)
+    return f"{head} […{cut:,} characters cut…] {tail}", cut
 
 
-def turn_text(user: str, assistant: str, limit: int) -> str:
-    """A turn as one record within `limit` bytes: the head of what was asked and the answer. A long
-    side is cut, never the other one: the answer keeps at least half the room (all it needs when
-    the question is short), the question what the answer leaves."""
+def turn_parts(user: str, assistant: str, limit: int) -> tuple[str, int]:
+    """A turn as one record within `limit` bytes, and how many characters were cut: the head and
+    tail of what was asked and of the answer. A long side is cut, never the other one: the answer
+    keeps at least half the room (all it needs when the question is short), the question what the
+    answer leaves."""
     asked, answered = " ".join(user.split()), " ".join(assistant.split())
     room = max(200, limit - 64) - len("Asked:  — Answered: ".encode())
     answer_room = max(room // 2, room - len(asked.encode("utf-8")))
-    answered = _clip(answered, answer_room)
-    asked = _clip(asked, room - len(answered.encode("utf-8")))
-    return " — ".join(f"{what}: {text}" for what, text in (("Asked", asked), ("Answered", answered)) if text)
+    answered, lost = _clip(answered, answer_room)
+    asked, lost_too = _clip(asked, room - len(answered.encode("utf-8")))
+    text = " — ".join(f"{what}: {text}" for what, text in (("Asked", asked), ("Answered", answered)) if text)
+    return text, lost + lost_too
+
+
+def turn_text(user: str, assistant: str, limit: int) -> str:
+    """`turn_parts`' record text."""
+    return turn_parts(user, assistant, limit)[0]
+
+
+def question_of(answer: str) -> str | None:
+    """The question an assistant's message ends with, when it asks the user something — the one
+    a short "No" or "OK" of the next turn answers — or None (no question; a courtesy question:
+    `COURTESY_ASKS`, "How can I help?")."""
+    said = " ".join((answer or "").split())
+    if not said.endswith(("?", "？")):
+        return None
+    sentences = [m.group(0).strip() for m in re.finditer(_SENTENCE, said) if m.group(0).strip()]
+    last = sentences[-1] if sentences else said
+    bare = last.lower().replace("\u2019", "'").rstrip("?？ ").strip(" '\"“”‘’")
+    if re.search(COURTESY_ASKS, bare) or not _states(bare, asks=False):
+        return None
+    return last if len(last) <= 200 else "…" + last[-199:]
 
 
 _KINDS: dict[type, str] = {str: "text", list: "a list of messages", dict: "an object (dict)"}
@@ -317,6 +350,7 @@ class Provider:
         self.missing: Path | None = None  # a configured vault folder that is not there
         self._warn: Callable[[str], Any] | None = None  # Hermes' warning_callback (a terminal session)
         self._cache: dict[str, str] = {}  # query → prefetched context (this turn's)
+        self._questions: dict[str, str | None] = {}  # session → the question its last answer ended with
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
 
@@ -460,9 +494,13 @@ class Provider:
         if not self.writes:
             return
         session, held = session_id or self.session_id, None
+        # the question this session's last answer ended with: a "No" / "OK" now answers it
+        question = self._questions.pop(session, None)  # (asked in a turn that was kept)
         if _courtesy(user_content, assistant_content):
-            logger.info("optmem: a turn of session %s was not kept: it holds courtesies and nothing else", session)
-            return
+            if question is None:
+                logger.info("optmem: a turn of session %s was not kept: it holds courtesies and nothing else", session)
+                return
+            user_content = f"{user_content.strip()} (the reply to “{question}”)"
         from optmem.quarantine import kind_of
 
         # each side scanned as written (a pasted transcript's role markers start lines): a possible
@@ -479,8 +517,13 @@ class Provider:
             )
         # one line, no role markers (which read as a forged conversation turn to the scanner)
         limit = self.vault.settings.limits.record_bytes if self.missing is None else 64 * 1024
-        turn = turn_text(user_content, assistant_content, limit)
-        self._write({"turn": turn, "session": session, "project": self.project} | ({"held": held} if held else {}))
+        turn, cut = turn_parts(user_content, assistant_content, limit)
+        self._questions[session] = question_of(assistant_content)
+        self._write(
+            {"turn": turn, "session": session, "project": self.project}
+            | ({"held": held} if held else {})
+            | ({"cut": cut} if cut else {})  # (the record says it: its text's mark, and `cut`)
+        )
 
     @_hook(messages=list)
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
@@ -556,7 +599,9 @@ class Provider:
         if not self._present():
             raise VaultMissing(f"the vault {self.missing} does not exist (an unmounted disk?)")
         said_at = spool.said_at(entry)  # (a spooled write: when it was said)
-        extra = {"said_at": said_at} if said_at else None
+        extra = ({"said_at": said_at} if said_at else {}) | (
+            {"cut": entry["cut"]} if isinstance(entry.get("cut"), int) else {}  # characters cut from a long turn
+        ) or None
         if "memory" in entry:
             from optmem import memory
 

@@ -204,7 +204,8 @@ BLOCKS: dict[str, tuple[str, ...]] = {"context": ("text", "sections")}
 def as_result(text: str, block: tuple[str, ...] = ()) -> Any:
     """A tool's result: the command's JSON as text and as structured content, with isError set
     when the command refused (its JSON says "ok": false). Stored text goes to a model here, so the
-    text is fenced and every string defused (`optmem.safety.fence`), the structured content too.
+    text is fenced and every string defused (`optmem.safety.fence`), the structured content too;
+    a refusal's JSON is the error itself, defused and never inside the fence of recalled memory.
     A command's own fenced block (`BLOCKS`) is passed on as the command built it — defused once
     more, its fence and headings would read as quoted stored text — and is the result's text, the
     block the session hooks hand an agent."""
@@ -219,6 +220,10 @@ def as_result(text: str, block: tuple[str, ...] = ()) -> Any:
         if isinstance(built, str) and built.startswith(OPEN) and built.endswith(CLOSE) and built.count(OPEN) == 1:
             obj.update({key: raw[key] for key in block if key in raw})
             text = built
+        elif isinstance(obj, dict) and obj.get("ok") is False:
+            # a refusal is the tool's error, not recalled memory: its JSON, unfenced (each string
+            # defused all the same — a message may quote a stored line), the result marked isError
+            text = json.dumps(obj, ensure_ascii=False, indent=2)
         else:
             # JSON marks its stored text itself: every string stands inside quotes on a line of
             # its own key, so none can print a line of the fence
