@@ -1231,6 +1231,22 @@ FILLERS = (
 )
 
 
+def _newer_first(cli, q: str, new: str, old: str) -> list[str]:
+    """The ids `search q` ranks, after asserting the newer note comes above the older one it updates
+    (its explain names the older)."""
+    hits = cli.json("search", q, "--explain")["hits"]
+    ids = [h["id"] for h in hits]
+    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
+    assert hits[ids.index(new)]["explain"]["updates"] == old
+    return ids
+
+
+def _old_first_without(cli, setting: str, q: str, new: str, old: str) -> None:
+    """With the rule switched off (`setting`), the newer note is not found and the older answers first."""
+    off = [h["id"] for h in cli.json("--set", setting, "search", q)["hits"]]
+    assert new not in off and off[0] == old
+
+
 def _a_car_among_fillers(vault, monkeypatch) -> str:
     """The fillers, then the note that answers "what car does she drive" (its id)."""
     at(monkeypatch, "2025-01-05T10:00:00Z")
@@ -1278,10 +1294,7 @@ def test_a_name_written_in_a_few_notes_still_finds_the_newer_note(vault, cli, mo
     at(monkeypatch, "2025-06-01T10:00:00Z")
     new = put(vault, "Everything is in Bitwarden now; LastPass vault exported and deleted.").id
     at(monkeypatch, "2025-06-20T10:00:00Z")
-    hits = cli.json("search", "What password manager does the user use?", "--explain")["hits"]
-    ids = [h["id"] for h in hits]
-    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
-    assert hits[ids.index(new)]["explain"]["updates"] == old
+    _newer_first(cli, "What password manager does the user use?", new, old)
 
 
 @pytest.mark.long
@@ -1493,10 +1506,7 @@ def test_a_terse_newer_note_naming_the_old_value_is_found(vault, cli, monkeypatc
     at(monkeypatch, "2025-02-20T10:00:00Z")
     new = put(vault, "cancelled Avenida; we're in an Airbnb in Alfama instead").id
     at(monkeypatch, "2025-03-01T10:00:00Z")
-    hits = cli.json("search", "where are we staying in Lisbon?", "--explain")["hits"]
-    ids = [h["id"] for h in hits]
-    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
-    assert hits[ids.index(new)]["explain"]["updates"] == old
+    _newer_first(cli, "where are we staying in Lisbon?", new, old)
 
 
 @pytest.mark.long
@@ -1515,17 +1525,10 @@ def test_a_newer_note_putting_a_number_in_place_of_the_older_s_is_found_without_
     at(monkeypatch, "2025-06-01T10:00:00Z")
     new = put(vault, "Boulderhaus membership invoice: 52 a month").id
     at(monkeypatch, "2025-06-20T10:00:00Z")
-    hits = cli.json("search", "how much is my climbing gym?", "--explain")["hits"]
-    ids = [h["id"] for h in hits]
-    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
-    assert hits[ids.index(new)]["explain"]["updates"] == old
+    ids = _newer_first(cli, "how much is my climbing gym?", new, old)
     assert remark not in ids
     # switched off, a newer note must say it changes something
-    off = [
-        h["id"]
-        for h in cli.json("--set", "ranking.follow_values=false", "search", "how much is my climbing gym?")["hits"]
-    ]
-    assert new not in off and off[0] == old
+    _old_first_without(cli, "ranking.follow_values=false", "how much is my climbing gym?", new, old)
 
 
 @pytest.mark.long
@@ -1541,10 +1544,7 @@ def test_a_newer_note_that_says_a_change_is_followed_before_one_that_only_gives_
     at(monkeypatch, "2025-05-10T10:00:00Z")
     kids = put(vault, "Kids' alarm 7:00 on weekdays").id
     at(monkeypatch, "2025-06-01T10:00:00Z")
-    hits = cli.json("search", "what time am I waking up?", "--explain")["hits"]
-    ids = [h["id"] for h in hits]
-    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
-    assert hits[ids.index(new)]["explain"]["updates"] == old
+    ids = _newer_first(cli, "what time am I waking up?", new, old)
     assert kids not in ids
 
 
@@ -1563,13 +1563,9 @@ def test_a_newer_note_lacking_the_question_s_name_follows_when_it_names_nobody_e
     other = put(vault, "Max's bowl: 3 cups a day, puppy food.").id
     at(monkeypatch, "2025-06-01T10:00:00Z")
     q = "How much should I be feeding Biscuit?"
-    hits = cli.json("search", q, "--explain")["hits"]
-    ids = [h["id"] for h in hits]
-    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
-    assert hits[ids.index(new)]["explain"]["updates"] == old
+    ids = _newer_first(cli, q, new, old)
     assert other not in ids
-    off = [h["id"] for h in cli.json("--set", "ranking.follow_unnamed=false", "search", q)["hits"]]
-    assert new not in off and off[0] == old
+    _old_first_without(cli, "ranking.follow_unnamed=false", q, new, old)
 
 
 @pytest.mark.long
@@ -1585,12 +1581,8 @@ def test_an_arrow_in_a_newer_note_says_it_changes_the_value(vault, cli, monkeypa
     new = put(vault, ".nvmrc -> 20.11.1").id
     at(monkeypatch, "2025-06-20T10:00:00Z")
     q = "which node version does the frontend use?"
-    hits = cli.json("search", q, "--explain")["hits"]
-    ids = [h["id"] for h in hits]
-    assert new in ids and ids.index(new) < ids.index(old), [h["text"] for h in hits]
-    assert hits[ids.index(new)]["explain"]["updates"] == old
-    off = [h["id"] for h in cli.json("--set", "ranking.change_arrows=false", "search", q)["hits"]]
-    assert new not in off and off[0] == old
+    _newer_first(cli, q, new, old)
+    _old_first_without(cli, "ranking.change_arrows=false", q, new, old)
 
 
 def test_says_change_reads_an_arrow_only_when_asked():
