@@ -77,6 +77,9 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         ("blind_safety7", 0.67, 0.96, 0.017),
         # (its first figure, held out: 55.0 %, 94.0 %, 5.1 % held, 2 refused)
         ("blind_safety8", 0.78, 0.94, 0.018),
+        # (its first figure, held out: 50.3 %, 91.4 %, 3.2 % held, 1 refused — an SSH host key's
+        # fingerprint in Korean, kept since: SHA256: is a digest's spelling; no other corpus moved)
+        ("blind_safety9", 0.53, 0.91, 0.032),
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
@@ -731,6 +734,8 @@ def test_a_quotation_or_comment_that_speaks_to_the_model_is_found(text):
         "Mot de passe de la base de prod : Y@4tcf-2NVoQh1V_ (utilisateur app_rw)",
         "wifi at the office: SSID OrbitGuest, WPA2 password 46dw6WCEjmAv",
         "wallet seed: eternal ripple lumber yellow orbit fringe nephew absorb canvas thunder velvet island",
+        # a key after its name, with no digest's spelling (SHA256:) before it: still a key
+        "서버 호스트 키: pQ8vK3nZ1xR5tL9mW2cY7bH4fD6jG0aU3eS8oK5iM1v",
     ],
 )
 def test_secrets_named_by_a_label_in_any_language_are_refused(text):
@@ -782,6 +787,10 @@ def test_keys_named_in_their_clause_signed_urls_and_long_recovery_keys_are_refus
         # what names a key and is none: a public key, a fingerprint, a revoked token, a hash
         "Deploy public key (fine to share): ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIK3pT9wQ2mZ8vR6nL1cY4hB7 ci@build",
         "SSH key fingerprint for the bastion: SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8",
+        # a fingerprint in its own spelling (SHA256:, MD5:) after a key's name in any language: the
+        # format says it is a digest, whatever word the language has for a fingerprint
+        "서버 호스트 키 지문: SHA256:pQ8vK3nZ1xR5tL9mW2cY7bH4fD6jG0aU3eS8oK5iM1v",
+        "api key: sha256:pQ8vK3nZ1xR5tL9mW2cY7bH4fD6jG0aU3eS8oK5iM1v (the digest the vendor shows)",
         "The old API token was revoked yesterday: Qm7TzK2pL9xV4wR8nY3cB6dF1hJ5gS0a is dead now",
         "token bucket refill for build 3f2a9c0d1e4b5a6978c1d2e3f4a5b6c7d8e9f0a1",
         "password reset link: https://acme.test/reset?lang=en&page=2",
