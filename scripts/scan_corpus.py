@@ -86,6 +86,7 @@ def main() -> None:
         ("blind_safety6", "blind 6"),
         ("blind_safety7", "blind 7"),
         ("blind_safety8", "blind 8"),
+        ("blind_safety9", "blind 9"),
     ):
         blind = corpus.blind_attacks(name)
         for kind in ("injection", "secret"):
