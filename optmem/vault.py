@@ -18,7 +18,40 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a se
 if TYPE_CHECKING:
     from typing import Any
 
-NAME_RE = lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_ASCII_NAME = lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+NAME_MAX = 64
+# letters and marks Unicode draws as nothing (variation selectors, the grapheme joiner, Hangul
+# fillers, Mongolian and Khmer free variation signs): "前端" and "前端" + U+FE0F would read as one
+# name and be two folders
+_INVISIBLE = lazy("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
+
+
+class _NameGrammar:
+    """The grammar of project, domain and kind names (SPEC §2): 1-64 characters, the first a
+    letter or digit of any script, the rest letters, digits, combining marks (Devanagari's vowel
+    signs, an accent written apart), '.', '_' or '-'; in Unicode's composed form (NFC), so that
+    "café" typed on one machine and read from a folder name on another is one name. Nothing that
+    could make a path (a '/', a '..', a space, a control or a direction mark) is a name. An ASCII
+    name is checked by the old pattern alone (every name valid before stays valid).
+    `fullmatch(s)` answers as a compiled pattern would: the name, or None."""
+
+    @staticmethod
+    def fullmatch(name: str) -> str | None:
+        if _ASCII_NAME.fullmatch(name):
+            return name
+        if not name or len(name) > NAME_MAX or name.isascii():
+            return None
+        import unicodedata
+
+        if unicodedata.category(name[0])[0] not in "LN" or unicodedata.normalize("NFC", name) != name:
+            return None
+        for ch in name[1:]:
+            if ch not in "._-" and (unicodedata.category(ch)[0] not in "LNM" or _INVISIBLE.match(ch)):
+                return None
+        return name
+
+
+NAME_RE = _NameGrammar()
 CACHE = ".cache"
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
@@ -27,10 +60,18 @@ GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock a
 def validate_name(name: str, what: str = "name") -> str:
     """Refuse any project/domain name that could escape the vault or confuse a path."""
     if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name in (".", ".."):
+        import unicodedata
+
+        if isinstance(name, str) and NAME_RE.fullmatch(unicodedata.normalize("NFC", name)):
+            raise InvalidName(
+                f"{what} {quote(name)} is written in decomposed form (a letter and its accent apart): write "
+                "it in composed form (NFC), as a keyboard types it, so that it names one folder of the vault",
+                name=name,
+            )
         raise InvalidName(
-            f"{what} {quote(name)} is not allowed: use 1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', "
-            "starting with a letter or digit (no '/', '..', spaces or Chinese characters: the name becomes a "
-            "folder of the vault; write it in pinyin or English, e.g. wangzhan)",
+            f"{what} {quote(name)} is not allowed: use 1-64 letters (of any script: 前端 and café are names), "
+            "digits, '.', '_' or '-', starting with a letter or digit (no '/', '..', spaces, symbols or emoji: "
+            "the name becomes a folder of the vault)",
             name=name,
         )
     return name
@@ -38,15 +79,32 @@ def validate_name(name: str, what: str = "name") -> str:
 
 def project_name(folder: str, mapping: dict[str, Any] | None = None) -> str:
     """A project name for a folder: a mapping from optmem.toml [projects], else the folder name
-    made safe (characters a name may not hold become '-')."""
-    mapped = (mapping or {}).get(folder)
+    made safe: letters of every script kept (`前端`, `café`), each run of characters a name may
+    not hold (a space, a symbol, an emoji) become one '-'. A folder left with no letter or digit
+    (`🚀`, `!!!`) is named `project-` and 8 hex digits of its name's hash: distinct such folders
+    do not share a project. The name is in composed form (NFC), as a folder listed on macOS may not be."""
+    import unicodedata
+
+    mapping = mapping or {}
+    mapped = mapping.get(folder)
+    if not isinstance(mapped, str):
+        folder = unicodedata.normalize("NFC", folder)
+        mapped = mapping.get(folder)
     if isinstance(mapped, str):
         return mapped
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", folder).strip("-._") or "project"
-    if not name[0].isalnum():
-        name = "p" + name
-    name = name[:64]
-    return name if NAME_RE.fullmatch(name) else "project"
+    kept = "".join(
+        ch if ch in "._-" or (unicodedata.category(ch)[0] in "LNM" and not _INVISIBLE.match(ch)) else " "
+        for ch in folder
+    )
+    name = re.sub(r"[\s]+", "-", kept.strip()).strip("-._")
+    if name and not NAME_RE.fullmatch(name[0]):
+        name = "p" + name  # (a combining mark may not start a name)
+    name = name[:NAME_MAX]
+    if name and NAME_RE.fullmatch(name):
+        return name
+    import hashlib
+
+    return "project-" + hashlib.sha256(folder.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
 def hot_target(file: str) -> tuple[str, str | None] | None:
