@@ -221,30 +221,44 @@ def _outdated(vault: Vault, file: str, texts: list[str], project: str | None, do
         return out
 
 
-def _handoff(vault: Vault, project: str, warnings: list[str]) -> tuple[str, list[str]]:
-    """The project's latest handoff; for a HANDOFF.md that cannot be read, a line saying so (the
-    rest of the block still comes) and a warning for the caller — one bad handoff costs its own
-    line, nothing more."""
+def _handoff(vault: Vault, project: str, domain: str | None, warnings: list[str]) -> list[tuple[str, list[str]]]:
+    """(title, items) of the project's latest handoff — of `domain`, if given; else the latest of
+    each domain that wrote one, newest first (`handoff.latest_per_domain`: one agent's handoff
+    never hides another's open items). For a HANDOFF.md that cannot be read, a line saying so
+    (the rest of the block still comes) and a warning for the caller — one bad handoff costs its
+    own line, nothing more."""
     from optmem import handoff
 
     try:
-        h = handoff.read(vault, project)[0]
+        found = (
+            handoff.read(vault, project, domain=domain)
+            if domain is not None
+            else handoff.latest_per_domain(vault, project)
+        )
     except NotFound:
-        return "", []
+        return []
     except (BadFrontMatter, Unreadable) as exc:
         why = _line(f"projects/{project}/HANDOFF.md could not be read: it {exc.context.get('reason') or 'failed'}")
         warnings.append(f"{why}; `optmem doctor` names the problem")
-        return f"Latest handoff — {project}", [
-            f"- [{why}; the latest handoff is missing here — tell the user (`optmem doctor` names the problem)]"
+        return [
+            (
+                f"Latest handoff — {project}",
+                [f"- [{why}; the latest handoff is missing here — tell the user (`optmem doctor` names the problem)]"],
+            )
         ]
-    # what to do next matters most to the next session, so it comes first (and is cut last)
-    items = [f"- next: {_line(i)}" for i in h.next] + [f"- blocked: {_line(i)}" for i in h.blocked]
-    items += [f"- done: {_line(i)}" for i in h.done]
-    if h.note:
-        items.append(f"- note: {_line(h.note)}")
-    return TITLES["handoff"].format(project=project, time=_line(h.time)) + (
-        " (edited by hand)" if h.edited else ""
-    ), items
+    out: list[tuple[str, list[str]]] = []
+    for h in found:
+        # what to do next matters most to the next session, so it comes first (and is cut last)
+        items = [f"- next: {_line(i)}" for i in h.next] + [f"- blocked: {_line(i)}" for i in h.blocked]
+        items += [f"- done: {_line(i)}" for i in h.done]
+        if h.note:
+            items.append(f"- note: {_line(h.note)}")
+        if len(found) > 1 and h.domain:  # several agents' handoffs: whose each is
+            title = TITLES["handoff_domain"].format(project=project, domain=_line(h.domain), time=_line(h.time))
+        else:
+            title = TITLES["handoff"].format(project=project, time=_line(h.time))
+        out.append((title + (" (edited by hand)" if h.edited else ""), items))
+    return out
 
 
 def _records(
@@ -368,9 +382,9 @@ def build(
                 "project", TITLES["project"].format(project=project), _hot(vault, "memory", project, warnings, scope)
             )
         )
-        title, items = _handoff(vault, project, warnings)
-        if items:
-            sections.append(Section("handoff", title, items))
+        for title, items in _handoff(vault, project, domain, warnings):
+            if items:
+                sections.append(Section("handoff", title, items))
     label = (
         TITLES["query"].format(query=clip(query))
         if query
@@ -446,7 +460,8 @@ def fit(sections: list[Section], budget: int) -> Context:
     measured is what is printed."""
     for s in sections:
         s.title, s.items = heading(s.title), [_item(i) for i in s.items]
-    order = sorted(sections, key=lambda s: PRIORITY.index(s.name), reverse=True)
+    # (of two parts of one kind — two agents' handoffs — the later, older one is cut first)
+    order = sorted(sections, key=lambda s: (PRIORITY.index(s.name), sections.index(s)), reverse=True)
     text = _assemble(sections, budget)
     while len(text) > budget:
         victim = next((s for s in order if s.items), None)
@@ -471,6 +486,9 @@ def fit(sections: list[Section], budget: int) -> Context:
         chars=len(text),
         budget=budget,
         sections=[{"name": s.name, "title": s.title, "items": s.items, "omitted": s.omitted} for s in sections],
-        omitted={s.name: s.omitted for s in sections if s.omitted},
+        omitted={
+            n: sum(s.omitted for s in sections if s.name == n)
+            for n in dict.fromkeys(s.name for s in sections if s.omitted)
+        },
         warnings=[],
     )

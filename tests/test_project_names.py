@@ -55,7 +55,9 @@ def test_a_name_in_any_script_is_a_name_everywhere(cli, vault_path, name):
     assert [h["project"] for h in hits] == [name]
 
 
-@pytest.mark.parametrize("bad", ["a b", "前端/x", "..", "🚀", "x\u202ey", "a\u200db", "\u0301x", "前端\ufe0f", "x\u3164y", "x" * 65])
+@pytest.mark.parametrize(
+    "bad", ["a b", "前端/x", "..", "🚀", "x\u202ey", "a\u200db", "\u0301x", "前端\ufe0f", "x\u3164y", "x" * 65]
+)
 def test_what_could_confuse_a_path_or_a_reader_is_still_refused(cli, vault_path, bad):
     out = cli.json("append", "a note", "--project", bad, code=2)["error"]
     assert out["code"] == "invalid_name", out

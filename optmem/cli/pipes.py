@@ -29,7 +29,11 @@ def _render_handoff(h: Any) -> list[str]:
     from optmem.safety.fence import Body, line, quote
 
     parts: list[str] = [
-        Body(f"# Handoff — {line(h.project)}  ({line(h.time)}{', edited by hand' if h.edited else ''})")
+        Body(
+            f"# Handoff — {line(h.project)}  ({line(h.time)}"
+            + (f", domain {line(h.domain)}" if h.domain else "")
+            + f"{', edited by hand' if h.edited else ''})"
+        )
     ]
     for title, items in (("Done", h.done), ("Blocked", h.blocked), ("Next", h.next)):
         parts.append(Body(f"## {title}"))
@@ -105,15 +109,20 @@ def handoff_write(
 @command(
     "handoff read",
     PROJECT,
-    opt("history", type=int, default=1, help="Show the N latest handoffs, newest first."),
+    opt("history", type=int, default=None, help="Show the N latest handoffs, newest first."),
+    opt("domain", "--domain", "-d", help="Only this domain's (agent's) handoffs."),
     SHOW_UNSAFE,
 )
-def handoff_read(project: str | None, history: int, allow_unsafe: bool, json_out: bool) -> None:
-    """Print the project's latest handoff (a hand-edited HANDOFF.md wins), or the N latest.
+def handoff_read(
+    project: str | None, history: int | None, domain: str | None, allow_unsafe: bool, json_out: bool
+) -> None:
+    """Print the project's latest handoff (a hand-edited HANDOFF.md wins) and the latest of each
+    other domain (agent) that wrote one; or the N latest.
 
     \b
     Example:
       optmem handoff read -p webapp --history 2
+      optmem handoff read -p webapp --domain hermes
     """
     from optmem import handoff
     from optmem.errors import UsageError
@@ -121,7 +130,11 @@ def handoff_read(project: str | None, history: int, allow_unsafe: bool, json_out
 
     if not project:
         raise UsageError("handoff read needs --project NAME")
-    found = handoff.read(get_vault(), project, history, show_unsafe=allow_unsafe)
+    vault = get_vault()
+    if history is None and domain is None:
+        found = handoff.latest_per_domain(vault, project, show_unsafe=allow_unsafe)
+    else:
+        found = handoff.read(vault, project, history or 1, domain=domain, show_unsafe=allow_unsafe)
 
     def human() -> str:  # stored text, fenced: the handoffs one after the other, a blank line between
         parts: list[str] = []
