@@ -10,8 +10,9 @@ records by time and id, never by file).
 
 A writer id names this clone of the vault on this machine: `OPTMEM_WRITER` if set, else the
 one recorded in the user's own list (`$XDG_DATA_HOME/optmem/writers`, by host and real path:
-local, never committed, never copied with the folder), else a new one — the host's name and
-four random hex digits.
+local, never committed, never copied with the folder), else — the vault moved or renamed: one
+listed path of this host is gone and its writer's folder is in this vault — that writer's (its
+line moves to the new path), else a new one — the host's name and four random hex digits.
 """
 
 from __future__ import annotations
@@ -104,13 +105,29 @@ def writer(root: Path, *, choose: str | None = None) -> str:
     place = _place(root)
     if choose is None and place in listed:
         return listed[place]
-    name = check_writer(choose) if choose is not None else _new_id(place[0])
+    moved = _moved_from(root, place, listed) if choose is None else None
+    name = check_writer(choose) if choose is not None else listed[moved] if moved else _new_id(place[0])
+    if moved is not None:
+        del listed[moved]  # (its folder is gone: this clone is that one, moved)
     if listed.get(place) != name:
         listed[place] = name
         path = writers_file()
         fsio.ensure_dir(path.parent)
         fsio.atomic_write(path, "".join(f"{h}\t{r}\t{w}\n" for (h, r), w in sorted(listed.items())))
     return name
+
+
+def _moved_from(root: Path, place: tuple[str, str], listed: dict[tuple[str, str], str]) -> tuple[str, str] | None:
+    """The place this clone was listed at before it was moved or renamed: the one place of this
+    host whose folder is gone and whose writer has a folder in this vault — so a moved vault goes
+    on appending to its own writer's files, not to a new writer's beside them. None when no place
+    or more than one fits (then a new writer id: two live clones never share one)."""
+    found = [
+        (host, path)
+        for (host, path), name in listed.items()
+        if host == place[0] and (root / SEGMENTS / name).is_dir() and not os.path.lexists(path)
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _new_id(host: str) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 
 from optmem import fsio
 from optmem.errors import UsageError
-from optmem.integrations.git import project_name, repo_root
+from optmem.integrations.git import project_name, repo_project, repo_root
 from optmem.vault import Vault
 
 _DONE = re.compile(
@@ -384,10 +384,9 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
     name = event.get("hook_event_name")
     cwd = Path(event.get("cwd") or os.getcwd())
     try:
-        folder = repo_root(cwd).name
+        project = repo_project(repo_root(cwd), vault.settings.projects)
     except (UsageError, OSError, subprocess.SubprocessError):
-        folder = cwd.name
-    project = project_name(folder, vault.settings.projects)
+        project = project_name(cwd.name, vault.settings.projects)
     if name == "SessionStart":
         if not vault.exists():
             return {"event": name, "project": project, "context": None}

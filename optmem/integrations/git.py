@@ -48,6 +48,39 @@ def repo_root(path: Path) -> Path:
     return Path(_git(path, "rev-parse", "--show-toplevel").strip())
 
 
+PROJECT_KEY = "optmem.project"  # the repository's own git config: the project its commits go to
+
+
+def repo_project(root: Path, mapping: dict[str, Any] | None = None, *, remember: bool = False) -> str:
+    """The project of the git repository whose top folder is `root`: `[projects]` of optmem.toml
+    for its folder's name first; else the name its git config keeps (`optmem.project`, in
+    `.git/config`: never pushed, and kept when the folder is renamed or moved — so `mv coderepo
+    coderepo2` leaves its commits, sessions and handoffs in one project); else the folder's name
+    (`project_name`). `remember` (the hooks, on install and at each commit): a repository whose
+    config keeps none is given its name now. A git that cannot answer names the folder."""
+    import subprocess
+
+    mapped = (mapping or {}).get(root.name)
+    if isinstance(mapped, str):
+        return mapped
+    try:
+        res = gitstate.run(root, "config", "--local", "--get", PROJECT_KEY)
+        kept = res.stdout.strip() if res.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        return project_name(root.name, mapping)
+    from optmem.vault import NAME_RE
+
+    if kept and NAME_RE.fullmatch(kept):
+        return kept
+    name = project_name(root.name, mapping)
+    if remember and not kept:
+        try:
+            gitstate.run(root, "config", "--local", PROJECT_KEY, name, reading=False)
+        except (OSError, subprocess.SubprocessError):
+            pass  # (named by its folder again next time)
+    return name
+
+
 def _hooks_dir(repo: Path) -> Path:
     path = Path(_git(repo, "rev-parse", "--git-path", "hooks", hooks=True).strip())  # where they are
     return path if path.is_absolute() else repo / path
@@ -99,6 +132,7 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
     already hooked for another vault is re-pointed at this one."""
     root = repo_root(repo)
     hooks = _hooks_dir(root)
+    repo_project(root, vault.settings.projects, remember=True)  # its project survives a rename of the folder
     statuses = []
     for name in HOOKS:
         hook = hooks / name
@@ -197,7 +231,7 @@ def record_commit(
     validate_name(domain, "domain")  # before anything is made
     root = root or repo_root(repo)
     sha, subject, author, paths = _commit(root, rev)
-    project = project_name(root.name, vault.settings.projects)
+    project = repo_project(root, vault.settings.projects, remember=True)
     key = f"commit:{sha}"
     keys = [key] + ([f"commit:{supersedes}"] if supersedes else [])
     already, old = (_recorded(vault, keys, domain, project) + [None])[:2]

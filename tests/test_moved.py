@@ -1,0 +1,98 @@
+"""A vault or a repository moved or renamed by its owner (tenth stop, item 4): what names "this
+clone" is not its path alone — trust, the writer's folder and the project of a repository's
+commits survive `mv`, while a copy or a new clone is still a clone of its own."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import run_optmem
+from test_git import commits, git
+from test_trust import RULE, _cloned, _json, _unverified, om
+
+
+@pytest.mark.long
+def test_a_trusted_clone_moved_or_renamed_stays_trusted(tmp_path):
+    _, cloned = _cloned(tmp_path)
+    _json(cloned, "trust")
+    assert not _unverified(cloned)
+    moved = tmp_path / "elsewhere" / "renamed"
+    moved.parent.mkdir()
+    cloned.parent.rename(moved)
+    assert not _unverified(moved / ".optmem")
+    assert _json(moved / ".optmem", "trust")["changed"] is True  # the list now names the new path
+    assert _json(moved / ".optmem", "trust", "--revoke")["changed"] is True
+    assert _unverified(moved / ".optmem")
+
+
+@pytest.mark.long
+def test_a_vault_begun_in_a_repository_stays_trusted_when_the_repository_is_renamed(tmp_path):
+    repo = tmp_path / "coderepo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    om("--vault", str(repo / ".optmem"), "append", RULE, "--redline")
+    om("--vault", str(repo / ".optmem"), "append", "the deploy port is 8276")
+    assert "Redlines — locked rules" in _json(repo / ".optmem", "context")["text"]
+    repo.rename(tmp_path / "coderepo2")
+    text = _json(tmp_path / "coderepo2" / ".optmem", "context")["text"]
+    assert "Redlines — locked rules" in text and "Unverified rules" not in text
+
+
+@pytest.mark.long
+def test_a_new_clone_at_a_moved_clones_old_path_is_not_trusted(tmp_path):
+    origin, cloned = _cloned(tmp_path)
+    _json(cloned, "trust")
+    old = cloned.parent
+    old.rename(tmp_path / "moved")
+    git(tmp_path, "clone", "-q", str(origin.parent), str(old))
+    assert _unverified(old / ".optmem")
+    assert not _unverified(tmp_path / "moved" / ".optmem")
+
+
+def _segmented(vault: Path) -> str:
+    assert om("--vault", str(vault), "append", "the deploy port is 8276").returncode == 0
+    writer = str(_json(vault, "segment")["writer"])
+    assert om("--vault", str(vault), "append", "the deploy host is db1").returncode == 0
+    assert (vault / "log" / writer).is_dir()
+    return writer
+
+
+def test_a_moved_vault_keeps_its_writer(tmp_path):
+    vault = tmp_path / "vm"
+    writer = _segmented(vault)
+    vault.rename(tmp_path / "vm-moved")
+    assert om("--vault", str(tmp_path / "vm-moved"), "append", "the deploy port is 8277").returncode == 0
+    assert [p.name for p in (tmp_path / "vm-moved" / "log").iterdir() if p.is_dir()] == [writer]
+
+
+def test_a_copied_vault_gets_a_writer_of_its_own(tmp_path):
+    vault = tmp_path / "vm"
+    writer = _segmented(vault)
+    shutil.copytree(vault, tmp_path / "copy")
+    assert om("--vault", str(tmp_path / "copy"), "append", "the deploy port is 8277").returncode == 0
+    folders = sorted(p.name for p in (tmp_path / "copy" / "log").iterdir() if p.is_dir())
+    assert len(folders) == 2 and writer in folders
+    assert om("--vault", str(vault), "append", "the deploy port is 8278").returncode == 0
+    assert [p.name for p in (vault / "log").iterdir() if p.is_dir()] == [writer]
+
+
+@pytest.mark.long
+def test_a_renamed_repository_keeps_its_project(tmp_path, vault_path):
+    repo = tmp_path / "coderepo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    assert om("hooks", "install", "--repo", str(repo)).returncode == 0
+    (repo / "a.txt").write_text("a")
+    git(repo, "add", "."), git(repo, "commit", "-qm", "first")
+    renamed = tmp_path / "coderepo2"
+    repo.rename(renamed)
+    (renamed / "b.txt").write_text("b")
+    git(renamed, "add", "."), git(renamed, "commit", "-qm", "second")
+    assert [c["project"] for c in commits(vault_path)] == ["coderepo", "coderepo"]
+    start = {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(renamed), "source": "startup"}
+    res = run_optmem("hook", "claude-code", "--json", input=json.dumps(start))
+    assert json.loads(res.stdout)["project"] == "coderepo"  # the session's project is the commits'
+    assert git(renamed, "config", "--get", "optmem.project").stdout.strip() == "coderepo"
