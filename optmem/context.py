@@ -73,6 +73,13 @@ def _id(rid: str, stored: bool = False) -> str:
     return said if said.startswith("[BLOCKED: ") else said[-8:]
 
 
+def _scope(domain: str, project: str | None, stored: bool = False) -> str:
+    """A record's domain, and its project where records of several projects meet (`context`
+    without --project, or a redline): `code/zeta`, as `search` shows it — "the deploy port is
+    8276" of zeta and "… 8080" of beta are two projects' facts, not two answers to one question."""
+    return _line(domain, stored) + (f"/{_line(project, stored)}" if project else "")
+
+
 def _unchecked(vault: Vault, row: Any, now: float) -> list[str]:
     """ "unchecked since …" for a fact that matters and went unchecked long (`lifecycle.unchecked_since`)."""
     from optmem.lifecycle import unchecked_since
@@ -84,8 +91,11 @@ def _unchecked(vault: Vault, row: Any, now: float) -> list[str]:
 CHUNK = 50  # redlines read (and their verdicts looked up) in the first page
 
 
-def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tuple[list[str], int]:
-    """The current redlines' lines, and how many more there are. Only those that can be in a
+def _redlines(
+    vault: Vault, domain: str | None, now: float, budget: int, project: str | None = None
+) -> tuple[list[str], int]:
+    """The current redlines' lines (each of a project other than `project` naming it), and how
+    many more there are. Only those that can be in a
     block of `budget` characters are read, a page at a time: once the lines so far are longer
     than the budget together, no later one can be shown (`fit` keeps a first part of them), so
     the rest are counted, not read — however many redlines the log holds."""
@@ -101,7 +111,7 @@ def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tupl
             for i, r in enumerate(chunk):
                 ok = r.n in stored
                 said = (
-                    f"- [{_line(r.domain, ok)}] {_line(idx.record(r).text, ok)} (id {_id(r.id, ok)}"
+                    f"- [{_scope(r.domain, r.project if r.project != project else None, ok)}] {_line(idx.record(r).text, ok)} (id {_id(r.id, ok)}"
                     + "".join(f"; {n}" for n in _unchecked(vault, r, now))
                     + ")"
                 )
@@ -148,6 +158,8 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: b
             what = f"an entry of {_line(c.file, ok)} was edited two ways ({_line(c.name, ok)})"
         else:
             what = _line(c.key, ok) if c.key is not None else f"id {_line(c.name, ok)} was corrected two ways"
+        if project is None and c.project:  # (every project's conflicts: whose this one is)
+            what = f"{what} (project {_line(c.project, ok)})"
         out.append(
             f"- {what}: you were told {told}{more} — which is right now? Ask the user, then "
             f"`optmem resolve {_line(c.name, ok)} --keep ID`"
@@ -332,7 +344,7 @@ def _records(
         text = _line(rec.text, ok)  # (defused, as every item: `fit`)
         where = f"{age}, " if not secondhand(rec.origin) else f"{found_in(str(rec.origin), rec.ts[:10])}, "
         (apart if secondhand(rec.origin) else out).append(
-            f"- [{where}{_line(rec.domain, ok)}, id {_id(rec.id, ok)}] {text}"
+            f"- [{where}{_scope(rec.domain, None if project else rec.project, ok)}, id {_id(rec.id, ok)}] {text}"
             + (f" ({'; '.join(notes)})" if notes else "")
         )
     return (out, [r.id for r in hits if not secondhand(r.origin)]), (
@@ -368,7 +380,7 @@ def build(
     warnings: list[str] = []
     scope = (project, domain)  # whose keyed values may outdate a hot entry (`facts.outdated_hot`)
     own = None if everywhere else project  # whose records and open conflicts
-    rules, more = _redlines(vault, domain, now, budget)
+    rules, more = _redlines(vault, domain, now, budget, project)
     crowded = _crowded(rules, budget) if vault.trusted else False
     sections = [
         Section("redlines", TITLES["redlines"], rules if vault.trusted else [], more if vault.trusted else 0),
