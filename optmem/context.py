@@ -110,8 +110,9 @@ def _redlines(
             stored = idx.as_stored(chunk)
             for i, r in enumerate(chunk):
                 ok = r.n in stored
+                scope = _scope(r.domain, r.project if r.project != project else None, ok)
                 said = (
-                    f"- [{_scope(r.domain, r.project if r.project != project else None, ok)}] {_line(idx.record(r).text, ok)} (id {_id(r.id, ok)}"
+                    f"- [{scope}] {_line(idx.record(r).text, ok)} (id {_id(r.id, ok)}"
                     + "".join(f"; {n}" for n in _unchecked(vault, r, now))
                     + ")"
                 )
