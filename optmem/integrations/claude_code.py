@@ -499,6 +499,43 @@ def _older_hook(command: Any, ours: str) -> bool:
     )
 
 
+def hook_vault(root: Path, cwd: Path) -> Path:
+    """The vault a hook event is for, given the vault its command names (`root`, made absolute
+    from the hook's working folder `cwd`). The command names the project's vault relative to
+    `$CLAUDE_PROJECT_DIR`, else to the folder Claude Code runs the hook in — a subfolder of the
+    repository when the session started there without that variable. A vault named relative to
+    `cwd` that is not there is looked for in each folder above, up to the repository's top (the
+    first one found serves); none there: it may be made only at the top (a project's first
+    session), never in a subfolder — a stray vault would hold the handoff no session reads.
+    Raises VaultMissing, saying where it looked."""
+    from optmem.errors import VaultMissing
+
+    if root.is_dir():
+        return root
+    here = Path(os.path.abspath(cwd))
+    if not root.is_relative_to(here) or root == here:
+        return root  # (a vault named by its own path: made at the first write, as ever)
+    rel = root.relative_to(here)
+    try:
+        top: Path | None = Path(os.path.abspath(repo_root(here)))
+    except (UsageError, OSError, subprocess.SubprocessError):
+        top = None
+    if top is None or here == top or not here.is_relative_to(top):
+        return root
+    for folder in here.parents:
+        if (folder / rel).is_dir():
+            return folder / rel
+        if folder == top:
+            break
+    raise VaultMissing(
+        f"no vault {rel.as_posix()} in {here} or any folder above it up to the repository's top {top}: the hook "
+        f"ran in a subfolder (Claude Code started there without CLAUDE_PROJECT_DIR), and a vault made here would "
+        f"hold what no other session reads — nothing was written. Start Claude Code in {top}, or create the "
+        f"project's vault there first (`optmem --vault {top / rel} init`)",
+        vault=str(root),
+    )
+
+
 def project_of(settings: Path) -> Path | None:
     """The project folder a settings file belongs to (`<project>/.claude/settings*.json`); None
     for the user's own `~/.claude/settings.json`, which every project reads."""

@@ -81,6 +81,38 @@ def repo_project(root: Path, mapping: dict[str, Any] | None = None, *, remember:
     return name
 
 
+def vault_inside(vault: Vault, root: Path) -> str | None:
+    """The vault's folder relative to the repository's top `root` (`.optmem`), when the vault lies
+    inside the repository's work tree; else None."""
+    import os
+
+    real, top = Path(os.path.realpath(vault.root)), Path(os.path.realpath(root))
+    if real == top or not real.is_relative_to(top):
+        return None
+    return real.relative_to(top).as_posix()
+
+
+def _inside_note(vault: Vault, root: Path) -> str | None:
+    """What `hooks install` says of a vault inside the repository it hooks, which git does not
+    ignore: each commit's record changes the vault, so the work tree shows it modified until it
+    is committed (with the next change: a commit of the vault alone is not recorded)."""
+    import subprocess
+
+    inside = vault_inside(vault, root)
+    if inside is None:
+        return None
+    try:
+        if gitstate.run(root, "check-ignore", "-q", "--", inside + "/").returncode == 0:
+            return None  # (kept out of git: nothing to say)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return (
+        f"the vault {inside}/ lies inside this repository: each commit's record changes it, so `git status` "
+        f"shows it modified until you commit it — with your next change (a commit of {inside}/ alone is not "
+        f"recorded), or keep it out of git: `echo {inside}/ >> .git/info/exclude`"
+    )
+
+
 def _hooks_dir(repo: Path) -> Path:
     path = Path(_git(repo, "rev-parse", "--git-path", "hooks", hooks=True).strip())  # where they are
     return path if path.is_absolute() else repo / path
@@ -98,6 +130,7 @@ class HookResult:
     chained: str | None
     vault: str | None = None
     hooks: tuple[str, ...] = ()  # every hook installed (or found installed), or removed
+    note: str | None = None  # the vault lies inside the repository (`_inside_note`)
 
 
 def _chained(hook: Path) -> Path:
@@ -155,6 +188,7 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
         str(_chained(first)) if _chained(first).exists() else None,
         str(vault.root),
         tuple(str(hooks / name) for name in HOOKS),
+        _inside_note(vault, root),
     )
 
 
@@ -231,6 +265,11 @@ def record_commit(
     validate_name(domain, "domain")  # before anything is made
     root = root or repo_root(repo)
     sha, subject, author, paths = _commit(root, rev)
+    inside = vault_inside(vault, root)
+    if inside is not None and paths and all(p.startswith(inside + "/") for p in paths):
+        # a commit of the memory alone (the records of earlier commits) is not news: recording it
+        # would change the vault again, and the work tree would never come clean
+        return {"id": None, "sha": sha, "subject": subject, "files": len(paths), "status": "memory_only"}
     project = repo_project(root, vault.settings.projects, remember=True)
     key = f"commit:{sha}"
     keys = [key] + ([f"commit:{supersedes}"] if supersedes else [])
@@ -278,7 +317,8 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
     offered. Returns `{"commits": [what record_commit said of each commit recorded now, spooled
     ones first], "spooled": n (waiting now), "spool", "reason"? (why they wait), "dropped"?
     (spooled commits that cannot be recorded, and why)}` — for HEAD also what was said of it at
-    the top (`status`: recorded, duplicate, rewritten, deferred to post-rewrite, or spooled)."""
+    the top (`status`: recorded, duplicate, rewritten, deferred to post-rewrite, spooled, or
+    memory_only — a commit of the vault's own files alone, not recorded)."""
     from optmem import spool
     from optmem.errors import VaultMissing
     from optmem.vault import validate_name
