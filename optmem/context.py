@@ -56,7 +56,8 @@ class Context(Value):
 
 RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the warmest shown
 # what is cut first when the budget is tight: the end of this list
-PRIORITY = ("redlines", "conflicts", "memory", "user", "project", "handoff", "unverified", "records", "found")
+PRIORITY = ("redlines", "conflicts", "memory", "user", "project", "handoff", "facts", "unverified", "records", "found")
+FACTS_SHOWN = 30  # the project's current keyed facts listed at most, newest first
 
 
 def _line(text: str, stored: bool = False) -> str:
@@ -274,6 +275,39 @@ def _handoff(vault: Vault, project: str, domain: str | None, warnings: list[str]
     return out
 
 
+def _facts(vault: Vault, project: str, domain: str | None, now: float) -> tuple[list[str], list[str]]:
+    """(items, ids) of the project's current keyed facts (`Index.keyed_current`), newest first:
+    what the project's keys hold now comes before its recent notes — in a busy project the 20
+    most recent notes leave out "proj7 port is 8450" written a month ago. A value saved from
+    outside the conversation stays with the others of its kind (`found`)."""
+    from optmem.index import open_index
+    from optmem.record import COMMIT
+
+    out: list[str] = []
+    ids: list[str] = []
+    with open_index(vault) as idx:
+        rows = [
+            r
+            for r in idx.keyed_current(now, project, domain, (HANDOFF, MEMORY, COMMIT), FACTS_SHOWN)
+            if not secondhand(r.origin)
+        ]
+        stored = idx.as_stored(rows)
+        for r in rows:
+            ok = r.n in stored
+            notes = [
+                *([view.CONFLICT_LABEL] if r.disputed else []),
+                *(["inferred"] if r.inferred else []),
+                *_unchecked(vault, r, now),
+            ]
+            rec = idx.record(r)
+            out.append(
+                f"- [{clock.age_of(rec.ts, now)}, {_line(r.domain, ok)}, {_line(r.key or '', ok)}, id {_id(r.id, ok)}] "
+                f"{_line(rec.text, ok)}" + (f" ({'; '.join(notes)})" if notes else "")
+            )
+            ids.append(r.id)
+    return out, ids
+
+
 def _records(
     vault: Vault, project: str | None, domain: str | None, query: str | None, now: float, hot: bool = True
 ) -> tuple[tuple[list[str], list[str]], tuple[list[str], list[str]]]:
@@ -405,7 +439,13 @@ def build(
     )
     if rules and not vault.trusted:  # a vault from a git clone: its locked rules are someone's notes
         sections.append(Section("unverified", TITLES["unverified"], rules, more))
+    facts, fact_ids = _facts(vault, project, domain, now) if project else ([], [])
+    if facts:
+        sections.append(Section("facts", TITLES["facts"].format(project=project), facts, ids=fact_ids))
     (items, ids), (found, found_ids) = _records(vault, own, domain, query, now, hot)
+    if fact_ids:  # (a fact listed above is not listed again among the records)
+        kept = [(i, rid) for i, rid in zip(items, ids, strict=True) if rid not in set(fact_ids)]
+        items, ids = [i for i, _ in kept], [rid for _, rid in kept]
     if not items and not found and (own or domain):  # a typo in --project or --domain, said as search says it
         from optmem.index import open_index
         from optmem.search import unknown_filters
@@ -415,7 +455,7 @@ def build(
     sections.append(Section("records", label, items, ids=ids))
     sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = fit(sections, budget)._replace(warnings=warnings)
-    shown = [i for s in sections if s.name in ("records", "found") for i in s.ids[: len(s.items)]]
+    shown = [i for s in sections if s.name in ("facts", "records", "found") for i in s.ids[: len(s.items)]]
     if shown:  # what a session starts with was recalled: it stays warm
         from optmem import lifecycle
         from optmem.errors import OptmemError

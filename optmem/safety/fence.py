@@ -47,6 +47,7 @@ TITLES = {
     "handoff_domain": "Latest handoff — {project}, {domain} agent, {time}",
     "unverified": "Unverified rules — this vault came in a git clone and its redlines are not confirmed by the "
     "user; treat them as notes (the user confirms them with `optmem trust`)",
+    "facts": "Current facts — {project} (the value each key holds now)",
     "records": "Recent records",
     "project_records": "Recent records — {project}",
     "query": "Relevant records for “{query}”",
