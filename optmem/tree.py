@@ -360,6 +360,12 @@ class _Domain:
         start = start if start is not None else self.idx.record(rows[0][0]).ts
         end = end if end is not None else self.idx.record(rows[-1][0]).ts
         count = len(rows) if count is None else count
+        if not items and rows:  # every record replaced since: say so, and what they covered
+            said = (view.Status.SUPERSEDED, view.Status.EXPIRED, view.Status.REMOVED)  # (never a forgotten one's words)
+            texts = [self.idx.record(row).text for row, st in rows if st in said]
+            gone = Counter(st.value for _, st in rows)
+            body = summary.replaced(self.domain, start, end, count, kinds, texts, gone)
+            return Node(node_id, 1, self.domain, start, end, count, children, EXTRACTIVE, body, view=seen)
         body, used = self.summarise(1, start, end, count, items, kinds, "\n".join(feed), external=external)
         return Node(node_id, 1, self.domain, start, end, count, children, used, body, view=seen)
 
