@@ -57,6 +57,8 @@ class Context(Value):
 RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the warmest shown
 # what is cut first when the budget is tight: the end of this list
 PRIORITY = ("redlines", "conflicts", "memory", "user", "project", "handoff", "facts", "unverified", "records", "found")
+# a handoff an agent wrote (`origin: agent`): what it says it did is its account, not a checked fact
+BY_AGENT = " (the agent's own report: its “done” items are its claims)"
 FACTS_SHOWN = 30  # the project's current keyed facts listed at most, newest first
 
 
@@ -271,7 +273,7 @@ def _handoff(vault: Vault, project: str, domain: str | None, warnings: list[str]
             title = TITLES["handoff_domain"].format(project=project, domain=_line(h.domain), time=_line(h.time))
         else:
             title = TITLES["handoff"].format(project=project, time=_line(h.time))
-        out.append((title + (" (edited by hand)" if h.edited else ""), items))
+        out.append((title + (" (edited by hand)" if h.edited else BY_AGENT if h.origin == "agent" else ""), items))
     return out
 
 

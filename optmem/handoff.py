@@ -73,10 +73,13 @@ def write(
     allow_unsafe: bool = False,
     confidence: float | None = None,
     said_at: str | None = None,
+    origin: str | None = None,
 ) -> Handoff:
     """Write projects/P/HANDOFF.md atomically and append a `handoff` record to the log
     (`confidence`: as `append --confidence`; an agent's own digest waits as pending; `said_at`:
-    when it was written, if earlier than now — a handoff that waited in a spool)."""
+    when it was written, if earlier than now — a handoff that waited in a spool; `origin`: who
+    wrote it — `agent` for an agent's own account of its session, whose "done" items are its
+    claims, as every surface says)."""
     validate_name(project, "project")
     if domain is not None:
         validate_name(domain, "domain")  # before anything is made
@@ -106,6 +109,7 @@ def write(
         next=items["next"],
         note=notes,
         source=source,
+        origin=origin,
     )
     size, limit = len(draft.summary().encode("utf-8")), vault.settings.limits.record_bytes
     if size > limit:
@@ -141,6 +145,7 @@ def write(
                     session=session,
                     extra=extra,
                     confidence=confidence,
+                    origin=origin,
                 ),
                 gate=False,
                 allow_unsafe=allow_unsafe,
@@ -395,6 +400,7 @@ def _journal_edit(vault: Vault, said: Handoff, latest: Handoff | None) -> str:
             project=said.project,
             kind=HANDOFF,
             source="drift",
+            origin="user",  # a person's edit of the file
             corrects=[latest.id] if latest is not None and latest.id else None,
             extra=extra,
         ),

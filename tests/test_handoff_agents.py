@@ -62,7 +62,7 @@ def test_handoff_read_gives_each_agents_latest_and_filters_by_domain(cli, vault_
 def test_one_agent_alone_reads_as_before(cli, vault_path):
     cli.json("handoff", "write", "-p", "webapp", "--domain", "code", "--next", "write tests")
     text = cli("context", "-p", "webapp").stdout
-    assert "Latest handoff — webapp, 20" in text and "agent" not in text
+    assert "Latest handoff — webapp, 20" in text and "code agent" not in text
     assert len(cli.json("handoff", "read", "-p", "webapp")["handoffs"]) == 1
 
 
@@ -71,3 +71,18 @@ def test_a_tight_budget_cuts_the_older_agents_handoff_first(cli, vault_path):
     full = cli.json("context", "-p", "webapp")["text"]
     got = cli.json("context", "-p", "webapp", "--budget", str(len(full) - 30))["text"]
     assert "write tests" in got and "workflow A ran" not in got
+
+
+def test_an_agents_handoff_says_its_done_items_are_its_claims_and_a_persons_edit_is_theirs(cli, vault_path):
+    cli.json(
+        "handoff", "write", "-p", "webapp", "--done", "fixed CSS", "--next", "write tests"
+    )  # (no terminal: an agent)
+    [h] = cli.json("handoff", "read", "-p", "webapp")["handoffs"]
+    assert h["origin"] == "agent"
+    assert "the agent's own report" in cli("context", "-p", "webapp").stdout
+    assert "the agent's own report" in cli("handoff", "read", "-p", "webapp").stdout
+    path = vault_path / "projects" / "webapp" / "HANDOFF.md"
+    path.write_text(path.read_text("utf-8").replace("fixed CSS", "fixed CSS, checked by me"), "utf-8")
+    [h] = cli.json("handoff", "read", "-p", "webapp")["handoffs"]
+    assert h["edited"] and h["origin"] == "user" and "checked by me" in h["done"][0]
+    assert "the agent's own report" not in cli("context", "-p", "webapp").stdout

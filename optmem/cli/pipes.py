@@ -7,6 +7,7 @@ from optmem.cli.common import (
     env_domain,
     get_vault,
     note,
+    origin_of,
     progress_callback,
     read_arg,
     summarizer_command,
@@ -32,7 +33,9 @@ def _render_handoff(h: Any) -> list[str]:
         Body(
             f"# Handoff — {line(h.project)}  ({line(h.time)}"
             + (f", domain {line(h.domain)}" if h.domain else "")
-            + f"{', edited by hand' if h.edited else ''})"
+            + f"{', edited by hand' if h.edited else ''}"
+            + (", the agent's own report: its “done” items are its claims" if h.origin == "agent" else "")
+            + ")"
         )
     ]
     for title, items in (("Done", h.done), ("Blocked", h.blocked), ("Next", h.next)):
@@ -98,6 +101,7 @@ def handoff_write(
         domain=env_domain(domain),
         source=source,
         allow_unsafe=allow_unsafe,
+        origin=origin_of(None),  # who runs it: a person at a terminal, else an agent (as `append`)
     )
     emit(
         json_out,

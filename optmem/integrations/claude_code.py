@@ -363,6 +363,7 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
         domain="code",
         session=session,
         allow_unsafe=False,
+        origin="agent",  # what the assistant said it did: its claims, not checked facts
     )  # drawn from the transcript, not guessed: stored as said
     for old, _ in earlier:
         log.forget(vault, old, reason=f"updated by {h.id} (same Claude Code session)", source="claude-code")

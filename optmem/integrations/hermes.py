@@ -586,6 +586,7 @@ class Provider:
                 source="hermes",
                 session=entry.get("session") or None,
                 said_at=said_at,
+                origin="agent",  # the agent's own account of its session
             )
 
     def _drain(self) -> bool:
