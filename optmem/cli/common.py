@@ -260,7 +260,7 @@ def get_vault(*, write: bool = False, create: bool = True, overrides: list[str] 
 
     vault = resolve_vault(None, overrides)
     warm = STATE.warm
-    if warm is not None and vault.root == warm.root and not initialised(vault):
+    if warm is not None and warm.laid_out and vault.root == warm.root and not initialised(vault):
         _served_vault_gone(vault)
     if not write or not create:
         vault.require()
