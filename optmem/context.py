@@ -128,10 +128,13 @@ def _redlines(
             at, page = at + page, page * 2
 
 
-def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: bool = True) -> tuple[list[str], int]:
+def _conflicts(
+    vault: Vault, project: str | None, domain: str | None, *, said: bool = True, mine: str | None = None
+) -> tuple[list[str], int]:
     """One line per open conflict (of this project and domain, or none): both values with their
     dates, and the question to settle it with the user — and how many are left out: not `said`
-    (none of them can be in the block: `_crowded`), no line, only how many there are."""
+    (none of them can be in the block: `_crowded`), no line, only how many there are. A conflict
+    of a project other than the block's (`mine`) names its project."""
     from optmem import facts
 
     out = []
@@ -162,7 +165,7 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: b
             what = f"an entry of {_line(c.file, ok)} was edited two ways ({_line(c.name, ok)})"
         else:
             what = _line(c.key, ok) if c.key is not None else f"id {_line(c.name, ok)} was corrected two ways"
-        if project is None and c.project:  # (every project's conflicts: whose this one is)
+        if c.project and c.project != (project or mine):  # (several projects' conflicts: whose this one is)
             what = f"{what} (project {_line(c.project, ok)})"
         out.append(
             f"- {what}: you were told {told}{more} — which is right now? Ask the user, then "
@@ -421,7 +424,7 @@ def build(
     crowded = _crowded(rules, budget) if vault.trusted else False
     sections = [
         Section("redlines", TITLES["redlines"], rules if vault.trusted else [], more if vault.trusted else 0),
-        Section("conflicts", TITLES["conflicts"], *_conflicts(vault, own, domain, said=not crowded)),
+        Section("conflicts", TITLES["conflicts"], *_conflicts(vault, own, domain, said=not crowded, mine=project)),
         Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings, scope, stale_only=not hot)),
         Section("user", TITLES["user"], _hot(vault, "user", None, warnings, scope, stale_only=not hot)),
     ]
