@@ -47,7 +47,12 @@ class Item:
     kind: str
 
 
+_BLOCKED = re.compile(r"\[BLOCKED: [a-z][a-z0-9_]*\]")  # a text the read-side scan flagged, as shown
+
+
 def _terms(text: str) -> list[str]:
+    if _BLOCKED.fullmatch(text):  # no key terms from optmem's own placeholder
+        return []
     return [t for t in textmod.tokens(text, stem=False) if len(t) > 1 and t not in STOPWORDS and not t.isdigit()]
 
 
