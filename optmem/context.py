@@ -241,19 +241,15 @@ def _outdated(vault: Vault, file: str, texts: list[str], project: str | None, do
 
 
 def _handoff(vault: Vault, project: str, domain: str | None, warnings: list[str]) -> list[tuple[str, list[str]]]:
-    """(title, items) of the project's latest handoff — of `domain`, if given; else the latest of
-    each domain that wrote one, newest first (`handoff.latest_per_domain`: one agent's handoff
-    never hides another's open items). For a HANDOFF.md that cannot be read, a line saying so
-    (the rest of the block still comes) and a warning for the caller — one bad handoff costs its
-    own line, nothing more."""
+    """(title, items) of the project's latest handoff — of `domain` first, if given — then the
+    latest of each other domain that wrote one, newest first (`handoff.latest_per_domain`: neither
+    another agent's handoff nor `--domain` hides an agent's open items). For a HANDOFF.md that
+    cannot be read, a line saying so (the rest of the block still comes) and a warning for the
+    caller — one bad handoff costs its own line, nothing more."""
     from optmem import handoff
 
     try:
-        found = (
-            handoff.read(vault, project, domain=domain)
-            if domain is not None
-            else handoff.latest_per_domain(vault, project)
-        )
+        found = handoff.latest_per_domain(vault, project, domain=domain)
     except NotFound:
         return []
     except (BadFrontMatter, Unreadable) as exc:
@@ -272,7 +268,7 @@ def _handoff(vault: Vault, project: str, domain: str | None, warnings: list[str]
         items += [f"- done: {_line(i)}" for i in h.done]
         if h.note:
             items.append(f"- note: {_line(h.note)}")
-        if len(found) > 1 and h.domain:  # several agents' handoffs: whose each is
+        if h.domain and (len(found) > 1 or h.domain != (domain or h.domain)):  # whose each is, beside another's
             title = TITLES["handoff_domain"].format(project=project, domain=_line(h.domain), time=_line(h.time))
         else:
             title = TITLES["handoff"].format(project=project, time=_line(h.time))

@@ -300,32 +300,41 @@ def read(
 AGENTS_SHOWN = 4  # other domains' latest handoffs shown beside the latest one, newest first
 
 
-def latest_per_domain(vault: Vault, project: str, *, show_unsafe: bool = False) -> list[Handoff]:
-    """The project's latest handoff, then the latest of each other domain that wrote one (at most
-    `AGENTS_SHOWN`, newest first): several agents on one project (a Hermes cron agent, a coding
-    agent) each leave their open items, and a later handoff of one never hides another's. Raises
-    as `read` does."""
+def latest_per_domain(
+    vault: Vault, project: str, *, domain: str | None = None, show_unsafe: bool = False
+) -> list[Handoff]:
+    """The latest handoff of `domain` (given) or of the project, then the latest of each other
+    domain that wrote one (at most `AGENTS_SHOWN`, newest first): several agents on one project
+    (a Hermes cron agent, a coding agent) each leave their open items, and neither a later
+    handoff of one nor a `--domain` hides another's. Raises as `read` does."""
     from optmem.index import open_index
 
-    first = read(vault, project, show_unsafe=show_unsafe)[0]
+    latest = read(vault, project, show_unsafe=show_unsafe)[0]
     with open_index(vault) as idx:
         domains = idx.handoff_domains(project)
         newest = idx.handoffs(project, 1)
     # a HANDOFF.md typed by hand without front matter names no domain: it stands for the newest
     # handoff it was edited from, whose agent it speaks for
-    mine = first.domain or (newest[0].domain if newest else None)
-    others: list[Handoff] = []
+    latest_of = latest.domain or (newest[0].domain if newest else None)
+    mine = domain if domain is not None else latest_of
+    first: Handoff | None = latest
+    if mine != latest_of:
+        try:
+            first = read(vault, project, domain=mine, show_unsafe=show_unsafe)[0]
+        except NotFound:
+            first = None  # that agent left none: the others' still come
+    others: list[Handoff] = [] if first is latest else [latest]
     for d in domains:
-        if d == mine or not NAME_RE.fullmatch(d):
+        if d in (mine, latest_of) or not NAME_RE.fullmatch(d):
             continue
         try:
             h = read(vault, project, domain=d, show_unsafe=show_unsafe)[0]
         except NotFound:
             continue
-        if h.id != first.id and h.summary() != first.summary():
-            others.append(h)
+        others.append(h)
+    others = [h for h in others if first is None or (h.id != first.id and h.summary() != first.summary())]
     others.sort(key=_order, reverse=True)
-    return [first, *others[:AGENTS_SHOWN]]
+    return ([first] if first is not None else []) + others[:AGENTS_SHOWN]
 
 
 _WALK = 8  # handoff records looked through for the journal of a person's edit

@@ -35,12 +35,19 @@ def test_a_newer_handoff_of_the_same_agent_replaces_its_older_one_only(cli, vaul
     assert "release" in text and "rerun workflow B at 3am" in text and "write tests" not in text
 
 
-def test_context_domain_applies_to_the_handoff_too(cli, vault_path):
+def test_context_domain_puts_its_agents_handoff_first_and_hides_no_other(cli, vault_path):
     two_agents(cli)
     text = cli("context", "-p", "webapp", "--domain", "hermes").stdout
-    assert "rerun workflow B at 3am" in text and "write tests" not in text
+    assert "rerun workflow B at 3am" in text and "write tests" in text
+    assert text.index("rerun workflow B at 3am") < text.index("write tests")  # its own domain's first
     text = cli("context", "-p", "webapp", "--domain", "code").stdout
-    assert "write tests" in text and "rerun workflow B" not in text
+    assert text.index("write tests") < text.index("rerun workflow B at 3am")
+
+
+def test_context_domain_shows_another_agents_handoff_when_it_has_none(cli, vault_path):
+    cli.json("handoff", "write", "-p", "webapp", "-d", "hermes", "--next", "rotate the api key")
+    text = cli("context", "-p", "webapp", "-d", "code").stdout
+    assert "rotate the api key" in text and "hermes agent" in text, text
 
 
 def test_handoff_read_gives_each_agents_latest_and_filters_by_domain(cli, vault_path):

@@ -179,7 +179,12 @@ def handoff_list(json_out: bool) -> None:
 @command(
     "context",
     PROJECT,
-    opt("domain", "--domain", "-d", help="Only this domain's redlines and records."),
+    opt(
+        "domain",
+        "--domain",
+        "-d",
+        help="Only this domain's redlines and records; its handoff first (every agent's latest still shows).",
+    ),
     opt("query", "--query", "-q", help="Records relevant to this (else the project's latest)."),
     opt("budget", type=int, default=4000, help="Most characters to print, fences included."),
 )
