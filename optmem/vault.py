@@ -20,14 +20,23 @@ if TYPE_CHECKING:
 
 _ASCII_NAME = lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 NAME_MAX = 64
+# a name is a folder name, and a file system allows 255 bytes: 64 characters outside the Basic
+# Multilingual Plane (U+20000 …) are 256. 200 bytes leaves room for what optmem adds to a name.
+NAME_BYTES = 200
 # letters and marks Unicode draws as nothing (variation selectors, the grapheme joiner, Hangul
 # fillers, Mongolian and Khmer free variation signs): "前端" and "前端" + U+FE0F would read as one
 # name and be two folders
 _INVISIBLE = lazy("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
 
 
+def _too_long(name: str) -> bool:
+    """Whether `name` is over `NAME_BYTES` in UTF-8."""
+    return len(name.encode("utf-8", "surrogatepass")) > NAME_BYTES
+
+
 class _NameGrammar:
-    """The grammar of project, domain and kind names (SPEC §2): 1-64 characters, the first a
+    """The grammar of project, domain and kind names (SPEC §2): 1-64 characters and at most
+    `NAME_BYTES` bytes in UTF-8 (a folder name's limit), the first a
     letter or digit of any script, the rest letters, digits, combining marks (Devanagari's vowel
     signs, an accent written apart), '.', '_' or '-'; in Unicode's composed form (NFC), so that
     "café" typed on one machine and read from a folder name on another is one name. Nothing that
@@ -39,7 +48,7 @@ class _NameGrammar:
     def fullmatch(name: str) -> str | None:
         if _ASCII_NAME.fullmatch(name):
             return name
-        if not name or len(name) > NAME_MAX or name.isascii():
+        if not name or len(name) > NAME_MAX or name.isascii() or _too_long(name):
             return None
         import unicodedata
 
@@ -66,6 +75,13 @@ def validate_name(name: str, what: str = "name") -> str:
             raise InvalidName(
                 f"{what} {quote(name)} is written in decomposed form (a letter and its accent apart): write "
                 "it in composed form (NFC), as a keyboard types it, so that it names one folder of the vault",
+                name=name,
+            )
+        if isinstance(name, str) and len(name) <= NAME_MAX and _too_long(name):
+            raise InvalidName(
+                f"{what} {quote(name)} is too long: {len(name.encode('utf-8', 'surrogatepass'))} bytes in UTF-8, "
+                f"over the {NAME_BYTES} a name may take (it becomes a folder name, which the file system limits "
+                "by bytes): use a shorter name",
                 name=name,
             )
         raise InvalidName(
@@ -100,6 +116,9 @@ def project_name(folder: str, mapping: dict[str, Any] | None = None) -> str:
     if name and not NAME_RE.fullmatch(name[0]):
         name = "p" + name  # (a combining mark may not start a name)
     name = name[:NAME_MAX]
+    while _too_long(name):  # (a folder name of 64 characters outside the BMP: 256 bytes)
+        name = name[:-1]
+    name = name.rstrip("-._")
     if name and NAME_RE.fullmatch(name):
         return name
     import hashlib

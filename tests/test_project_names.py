@@ -110,3 +110,17 @@ def test_hermes_names_a_terminal_session_by_its_folder_in_any_script(tmp_path, m
         repo.mkdir()
         monkeypatch.setenv("TERMINAL_CWD", str(repo))
         assert hermes.session_project({"platform": "cli"}) == project
+
+
+def test_a_name_too_long_for_a_folder_name_is_refused_by_its_bytes(cli, vault):
+    wide = "\U00020000" * 64  # 64 characters, 256 bytes: over a file system's 255
+    err = cli.json("handoff", "write", "-p", wide, "--done", "x", code=2)["error"]
+    assert err["code"] == "invalid_name" and "bytes" in err["message"], err
+    ok = "\U00020000" * 50  # 200 bytes
+    assert cli.json("handoff", "write", "-p", ok, "--done", "x")["ok"]
+    assert cli.json("append", "a note", "-p", "前" * 64)["ok"]  # 64 Chinese characters: 192 bytes
+
+
+def test_a_folder_name_too_long_in_bytes_is_cut_to_a_name():
+    name = project_name("\U00020000" * 64)
+    assert name == "\U00020000" * 50 and len(name.encode()) <= 200
