@@ -5,29 +5,13 @@ repository's handoff reached the other's sessions)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import unicodedata
-from pathlib import Path
 
 import pytest
-from conftest import run_optmem
+from conftest import git, run_optmem
 
 from optmem.integrations import hermes
 from optmem.vault import project_name
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(cwd: Path, *args: str) -> None:
-    res = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env={**os.environ, **GIT_ENV})
-    assert res.returncode == 0, res.stderr
 
 
 def test_a_folder_name_keeps_its_letters_in_every_script():
