@@ -108,3 +108,18 @@ def test_a_name_too_long_for_a_folder_name_is_refused_by_its_bytes(cli, vault):
 def test_a_folder_name_too_long_in_bytes_is_cut_to_a_name():
     name = project_name("\U00020000" * 64)
     assert name == "\U00020000" * 50 and len(name.encode()) <= 200
+
+
+def test_a_hand_typed_domain_prefix_and_an_import_origin_follow_the_one_name_grammar(cli, vault, vault_path):
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(
+            json.dumps({"ts": "2026-11-01T10:00:00Z", "text": "[前端] 用 pnpm 安装依赖"}, ensure_ascii=False) + "\n"
+        )
+        fh.write(json.dumps({"ts": "2026-11-01T10:00:01Z", "text": "[a/b] not a domain"}) + "\n")
+    hits = cli.json("search", "pnpm", "-d", "前端")["hits"]
+    assert [h["domain"] for h in hits] == ["前端"], hits
+    assert cli.json("search", "domain", "-d", "default")["hits"]  # '[a/b]' names no domain
+    got = cli.json("append", "用 pnpm", "-p", "前端", "--origin", "import:前端工具")
+    assert got["ok"]
+    err = cli.json("append", "x", "--origin", "import:a b", code=2)["error"]
+    assert err["code"] == "usage", err
