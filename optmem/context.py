@@ -277,11 +277,16 @@ def _handoff(vault: Vault, project: str, domain: str | None, warnings: list[str]
 
 
 def _facts(vault: Vault, project: str, domain: str | None, now: float) -> tuple[list[str], list[str]]:
-    """(items, ids) of the project's current keyed facts (`Index.keyed_current`), newest first:
-    what the project's keys hold now comes before its recent notes — in a busy project the 20
-    most recent notes leave out "proj7 port is 8450" written a month ago. A value saved from
-    outside the conversation stays with the others of its kind (`found`)."""
+    """(items, ids) of the project's keyed facts — each key's current value (`Index.keyed_current`),
+    newest first: what the project's keys hold comes before its recent notes — in a busy project
+    the 20 most recent notes leave out "proj7 port is 8450" written a month ago. A key's value is
+    its latest keyed record, not a checked fact: a newer unkeyed note that may update it (the
+    write gate's guess, or one saying the same in other numbers: `compare.same_words`) follows it,
+    both marked as guesses (`view.guess_notes`). A value saved from outside the conversation stays
+    with the others of its kind (`found`)."""
+    from optmem import compare
     from optmem.index import open_index
+    from optmem.reading.cues import time_words
     from optmem.record import COMMIT
 
     out: list[str] = []
@@ -292,12 +297,41 @@ def _facts(vault: Vault, project: str, domain: str | None, now: float) -> tuple[
             for r in idx.keyed_current(now, project, domain, (HANDOFF, MEMORY, COMMIT), FACTS_SHOWN)
             if not secondhand(r.origin)
         ]
-        stored = idx.as_stored(rows)
+        if not rows:
+            return out, ids
+        texts = {r.id: idx.record(r).text for r in rows}
+        notes_of = [
+            n
+            for n in idx.recent(
+                now, project=project, domain=domain, exclude_kinds=(HANDOFF, MEMORY, COMMIT), limit=RECENT_POOL
+            )
+            if not n.key and not secondhand(n.origin)
+        ]
+        ignore = time_words()
+        beside: dict[str, list[Any]] = {}
+        taken: set[str] = set()
+        for r in rows:
+            for n in notes_of:  # (newest first)
+                if n.id in taken or (n.ts or 0.0) < (r.ts or 0.0):
+                    continue
+                said = texts.setdefault(n.id, idx.record(n).text)
+                if n.upd == r.id or compare.same_words(texts[r.id], said, ignore):
+                    beside.setdefault(r.id, []).append(n)
+                    taken.add(n.id)
+        both = rows + [n for ns in beside.values() for n in ns]
+        stored = idx.as_stored(both)
+        stored_ids = {x.id for x in both if x.n in stored}
+
+        def name(rid: str) -> str:
+            return f"id {_id(rid, rid in stored_ids)}"
+
         for r in rows:
             ok = r.n in stored
+            newer = beside.get(r.id, [])
             notes = [
                 *([view.CONFLICT_LABEL] if r.disputed else []),
                 *(["inferred"] if r.inferred else []),
+                *view.guess_notes(None, [n.id for n in newer], name),
                 *_unchecked(vault, r, now),
             ]
             rec = idx.record(r)
@@ -306,6 +340,14 @@ def _facts(vault: Vault, project: str, domain: str | None, now: float) -> tuple[
                 f"{_line(rec.text, ok)}" + (f" ({'; '.join(notes)})" if notes else "")
             )
             ids.append(r.id)
+            for n in newer:
+                ok = n.n in stored
+                guess = [*view.guess_notes(r.id, (), name), *_unchecked(vault, n, now)]
+                out.append(
+                    f"- [{clock.age_of(idx.record(n).ts, now)}, {_line(n.domain, ok)}, id {_id(n.id, ok)}] "
+                    f"{_line(texts[n.id], ok)} ({'; '.join(guess)})"
+                )
+                ids.append(n.id)
     return out, ids
 
 

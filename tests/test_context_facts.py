@@ -53,7 +53,7 @@ def test_the_projects_current_facts_come_before_its_recent_notes(cli, vault_path
     text = out["text"]
     assert "proj7.port" in text and "proj7 port is 8450" in text
     assert "8350" not in text and "9999" not in text  # an older value, another project's key
-    assert text.index("Current facts — proj7") < text.index("Recent records — proj7")
+    assert text.index("Keyed facts — proj7") < text.index("Recent records — proj7")
     assert text.count("proj7 port is 8450") == 1  # not listed again among the records
     [facts] = [s for s in out["sections"] if s["name"] == "facts"]
     assert len(facts["items"]) == 1
@@ -70,7 +70,7 @@ def test_facts_follow_the_domain_and_no_project_lists_none(cli, vault_path, monk
     monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T00:00:00Z")
     busy(vault_path)
     assert "proj7 port is 8450" not in cli.json("context", "-p", "proj7", "-d", "hermes")["text"]
-    assert "Current facts" not in cli.json("context")["text"]
+    assert "Keyed facts" not in cli.json("context")["text"]
 
 
 def test_commits_are_not_facts(cli, vault_path):
@@ -90,3 +90,15 @@ def test_commits_are_not_facts(cli, vault_path):
     out = cli.json("context", "-p", "zeta")
     [facts] = [s for s in out["sections"] if s["name"] == "facts"]
     assert len(facts["items"]) == 1 and "deploy.port" in facts["items"][0]
+
+
+def test_a_newer_unkeyed_note_that_may_change_a_keyed_value_follows_it_as_a_guess(cli, vault_path):
+    old = cli.json("append", "staging db port is 5432", "-p", "webapp", "--key", "staging.db.port")["id"]
+    new = cli.json("append", "staging db port is 6543", "-p", "webapp")["id"]
+    out = cli.json("context", "-p", "webapp")
+    [facts] = [s for s in out["sections"] if s["name"] == "facts"]
+    assert "each key's latest keyed value" in facts["title"] and "holds now" not in facts["title"]
+    first, second = facts["items"]
+    assert "5432" in first and f"may have been updated by id {new[-8:]}?" in first, facts
+    assert "6543" in second and f"may be a new value of id {old[-8:]}?" in second, facts
+    assert out["text"].count("staging db port is 6543") == 1  # not listed again among the records
