@@ -124,8 +124,9 @@ def _write(lines: list[str]) -> None:
 def _same_clone(line: str, real: str, top: Path, mark: str | None) -> bool:
     """Whether a line of the list names the vault at `real` in the clone marked `mark` whose work
     tree is `top`: its path and mark — or, the clone moved or renamed since (`mv ~/src/app
-    ~/work/app`), its mark and the vault's place inside the clone (`.optmem`, the top itself).
-    The mark is what names the clone; its path alone never does."""
+    ~/work/app`), its mark and the vault's place inside the clone (`.optmem`, the top itself),
+    the listed path gone. The mark is what names the clone; its path alone never does — and a
+    copy (`cp -r app app2`) carries the mark while the listed clone is still there: not moved."""
     path, _, said = line.rpartition("\t")
     if mark is None or said != mark:
         return False
@@ -133,7 +134,22 @@ def _same_clone(line: str, real: str, top: Path, mark: str | None) -> bool:
         return True
     inside = Path(os.path.relpath(real, os.path.realpath(top))).parts
     inside = () if inside == (".",) else inside
-    return Path(path).parts[len(Path(path).parts) - len(inside) :] == inside
+    if Path(path).parts[len(Path(path).parts) - len(inside) :] != inside:
+        return False
+    return not os.path.lexists(path)
+
+
+def _moved(line: str, real: str, mark: str) -> None:
+    """The list's `line` for a clone moved since, made to name the vault's new path `real` (a copy
+    made later at the old path is then no longer taken for it). A list that cannot be written
+    keeps the old line: the clone is still trusted, as the mark says."""
+    try:
+        with _list_locked():
+            lines = _lines()
+            if line in lines:
+                _write([f"{real}\t{mark}" if x == line else x for x in lines if x != f"{real}\t{mark}"])
+    except OptmemError:
+        pass
 
 
 def trusted(root: Path) -> bool:
@@ -147,7 +163,12 @@ def trusted(root: Path) -> bool:
         return False  # (the common untrusted case reads no more)
     real = os.path.realpath(root)
     mark = clone_mark(top)
-    return any(_same_clone(line, real, top, mark) for line in lines)
+    for line in lines:
+        if _same_clone(line, real, top, mark):
+            if mark is not None and _path_of(line) != real:
+                _moved(line, real, mark)
+            return True
+    return False
 
 
 def allow(root: Path) -> bool:

@@ -13,6 +13,8 @@ from conftest import run_optmem
 from test_git import commits, git
 from test_trust import RULE, _cloned, _json, _unverified, om
 
+from optmem.trust import trust_file
+
 
 @pytest.mark.long
 def test_a_trusted_clone_moved_or_renamed_stays_trusted(tmp_path):
@@ -23,7 +25,9 @@ def test_a_trusted_clone_moved_or_renamed_stays_trusted(tmp_path):
     moved.parent.mkdir()
     cloned.parent.rename(moved)
     assert not _unverified(moved / ".optmem")
-    assert _json(moved / ".optmem", "trust")["changed"] is True  # the list now names the new path
+    listed = trust_file().read_text("utf-8")  # the list now names the new path, not the old
+    assert str((moved / ".optmem").resolve()) in listed and str(cloned.resolve()) not in listed
+    assert _json(moved / ".optmem", "trust")["changed"] is False
     assert _json(moved / ".optmem", "trust", "--revoke")["changed"] is True
     assert _unverified(moved / ".optmem")
 
@@ -47,9 +51,34 @@ def test_a_new_clone_at_a_moved_clones_old_path_is_not_trusted(tmp_path):
     _json(cloned, "trust")
     old = cloned.parent
     old.rename(tmp_path / "moved")
+    assert not _unverified(tmp_path / "moved" / ".optmem")  # read once moved: the list follows it
     git(tmp_path, "clone", "-q", str(origin.parent), str(old))
     assert _unverified(old / ".optmem")
     assert not _unverified(tmp_path / "moved" / ".optmem")
+
+
+@pytest.mark.long
+def test_a_clone_moved_and_its_old_path_taken_before_it_is_read_asks_for_trust_again(tmp_path):
+    origin, cloned = _cloned(tmp_path)
+    _json(cloned, "trust")
+    old = cloned.parent
+    old.rename(tmp_path / "moved")
+    git(tmp_path, "clone", "-q", str(origin.parent), str(old))
+    # the listed path is there again: no sign tells a move from a copy, so neither is trusted
+    assert _unverified(old / ".optmem") and _unverified(tmp_path / "moved" / ".optmem")
+    _json(tmp_path / "moved" / ".optmem", "trust")
+    assert not _unverified(tmp_path / "moved" / ".optmem")
+
+
+@pytest.mark.long
+def test_a_copied_clone_is_not_trusted_while_the_original_is_there(tmp_path):
+    _, cloned = _cloned(tmp_path)
+    _json(cloned, "trust")
+    copy = tmp_path / "app2"
+    shutil.copytree(cloned.parent, copy, symlinks=True)  # cp -r app app2: the clone's mark comes too
+    assert _unverified(copy / ".optmem")
+    assert not _unverified(cloned)
+    assert str(cloned.resolve()) in trust_file().read_text("utf-8")
 
 
 def _segmented(vault: Path) -> str:
@@ -66,6 +95,20 @@ def test_a_moved_vault_keeps_its_writer(tmp_path):
     vault.rename(tmp_path / "vm-moved")
     assert om("--vault", str(tmp_path / "vm-moved"), "append", "the deploy port is 8277").returncode == 0
     assert [p.name for p in (tmp_path / "vm-moved" / "log").iterdir() if p.is_dir()] == [writer]
+
+
+def test_a_new_clone_while_the_old_folders_disk_is_away_takes_no_writer_id(tmp_path):
+    vault = tmp_path / "vm"
+    writer = _segmented(vault)
+    away = tmp_path / "unmounted"
+    vault.rename(away)  # the disk holding the vault is not mounted now
+    clone = tmp_path / "reclone"
+    shutil.copytree(away, clone, ignore=shutil.ignore_patterns(".cache"))  # what a git clone brings
+    assert om("--vault", str(clone), "append", "the deploy port is 8277").returncode == 0
+    assert len([p for p in (clone / "log").iterdir() if p.is_dir()]) == 2  # a writer of its own
+    away.rename(vault)  # the disk is back: its folder keeps its writer, shared with no one
+    assert om("--vault", str(vault), "append", "the deploy port is 8278").returncode == 0
+    assert [p.name for p in (vault / "log").iterdir() if p.is_dir()] == [writer]
 
 
 def test_a_copied_vault_gets_a_writer_of_its_own(tmp_path):
