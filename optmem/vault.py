@@ -126,6 +126,17 @@ def project_name(folder: str, mapping: dict[str, Any] | None = None) -> str:
     return "project-" + hashlib.sha256(folder.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
+def earlier_project_name(folder: str) -> str:
+    """The name an optmem before the tenth stop gave a repository's folder (ASCII only: every other
+    character a '-', `café` → `caf`, `naïve-ui` → `na-ve-ui`, `前端` → `project`): a vault written
+    then holds its commits, handoffs and memory under it (`integrations.git.repo_project`)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", folder).strip("-._") or "project"
+    if not name[0].isalnum():
+        name = "p" + name
+    name = name[:NAME_MAX]
+    return name if _ASCII_NAME.fullmatch(name) else "project"
+
+
 def hot_target(file: str) -> tuple[str, str | None] | None:
     """(target, project) of a hot file named as the journal names it ("MEMORY.md",
     "USER.md", "projects/P/MEMORY.md"); None for any other name."""

@@ -139,3 +139,46 @@ def test_a_renamed_repository_keeps_its_project(tmp_path, vault_path):
     res = run_optmem("hook", "claude-code", "--json", input=json.dumps(start))
     assert json.loads(res.stdout)["project"] == "coderepo"  # the session's project is the commits'
     assert git(renamed, "config", "--get", "optmem.project").stdout.strip() == "coderepo"
+
+
+def _earlier_commit(vault_path: Path, repo: Path, project: str) -> None:
+    """A commit of `repo` recorded by an earlier optmem under `project` (its line in the log)."""
+    sha = git(repo, "rev-parse", "HEAD").stdout.strip()
+    rec = {"ts": "2026-11-01T10:00:00Z", "domain": "code", "project": project, "kind": "commit"}
+    rec |= {"key": f"commit:{sha}", "text": "first", "evidence": sha}
+    vault_path.mkdir(parents=True, exist_ok=True)
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(rec) + "\n")
+
+
+@pytest.mark.long
+@pytest.mark.parametrize(("folder", "earlier"), [("café", "caf"), ("naïve-ui", "na-ve-ui")])
+def test_an_upgraded_vault_keeps_a_repositorys_earlier_project_name(tmp_path, vault_path, folder, earlier):
+    repo = tmp_path / folder
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "a.txt").write_text("a")
+    git(repo, "add", "."), git(repo, "commit", "-qm", "first")
+    _earlier_commit(vault_path, repo, earlier)
+    assert om("hooks", "install", "--repo", str(repo)).returncode == 0
+    (repo / "b.txt").write_text("b")
+    git(repo, "add", "."), git(repo, "commit", "-qm", "second")
+    assert [c["project"] for c in commits(vault_path)] == [earlier, earlier]
+    assert git(repo, "config", "--get", "optmem.project").stdout.strip() == earlier
+
+
+@pytest.mark.long
+def test_a_repository_the_vault_knows_nothing_of_gets_its_name_as_written(tmp_path, vault_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    (other / "a.txt").write_text("a")
+    git(other, "add", "."), git(other, "commit", "-qm", "first")
+    _earlier_commit(vault_path, other, "caf")  # another repository's commit under 'caf'
+    repo = tmp_path / "café"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    assert om("hooks", "install", "--repo", str(repo)).returncode == 0
+    (repo / "a.txt").write_text("a")
+    git(repo, "add", "."), git(repo, "commit", "-qm", "first")
+    assert commits(vault_path)[-1]["project"] == "café"

@@ -385,7 +385,7 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
     name = event.get("hook_event_name")
     cwd = Path(event.get("cwd") or os.getcwd())
     try:
-        project = repo_project(repo_root(cwd), vault.settings.projects)
+        project = repo_project(repo_root(cwd), vault.settings.projects, vault=vault)
     except (UsageError, OSError, subprocess.SubprocessError):
         project = project_name(cwd.name, vault.settings.projects)
     if name == "SessionStart":

@@ -51,13 +51,18 @@ def repo_root(path: Path) -> Path:
 PROJECT_KEY = "optmem.project"  # the repository's own git config: the project its commits go to
 
 
-def repo_project(root: Path, mapping: dict[str, Any] | None = None, *, remember: bool = False) -> str:
+def repo_project(
+    root: Path, mapping: dict[str, Any] | None = None, *, remember: bool = False, vault: Vault | None = None
+) -> str:
     """The project of the git repository whose top folder is `root`: `[projects]` of optmem.toml
     for its folder's name first; else the name its git config keeps (`optmem.project`, in
     `.git/config`: never pushed, and kept when the folder is renamed or moved — so `mv coderepo
     coderepo2` leaves its commits, sessions and handoffs in one project); else the folder's name
-    (`project_name`). `remember` (the hooks, on install and at each commit): a repository whose
-    config keeps none is given its name now. A git that cannot answer names the folder."""
+    (`project_name`) — or, in a `vault` that holds this repository's commits under the name an
+    earlier optmem gave its folder (`café` was `caf`: `earlier_project_name`), that name, so an
+    upgrade does not split its history. `remember` (the hooks, on install and at each commit): a
+    repository whose config keeps none is given its name now. A git that cannot answer names the
+    folder."""
     import subprocess
 
     mapped = (mapping or {}).get(root.name)
@@ -73,12 +78,48 @@ def repo_project(root: Path, mapping: dict[str, Any] | None = None, *, remember:
     if kept and NAME_RE.fullmatch(kept):
         return kept
     name = project_name(root.name, mapping)
+    if not kept and vault is not None:
+        name = _earlier_name(vault, root) or name
     if remember and not kept:
         try:
             gitstate.run(root, "config", "--local", PROJECT_KEY, name, reading=False)
         except (OSError, subprocess.SubprocessError):
             pass  # (named by its folder again next time)
     return name
+
+
+_EARLIER_LOOKED = 5  # commit records of the earlier name whose sha is looked for in the repository
+
+
+def _earlier_name(vault: Vault, root: Path) -> str | None:
+    """The name an earlier optmem gave this repository's folder, when it differs from today's and
+    the vault holds commits of this repository under it (their sha known to its git) — not the
+    shared `project` every repository named in another script was (item 1 of the tenth stop: their
+    records leaked into each other's sessions; each gets its own name now)."""
+    import subprocess
+
+    from optmem.vault import earlier_project_name
+
+    old = earlier_project_name(root.name)
+    if old == "project" or old == project_name(root.name) or not vault.exists():
+        return None
+    from optmem.index import open_index
+
+    try:
+        with open_index(vault) as idx:
+            rows = idx.rows("r.kind = ? AND r.project = ? ORDER BY r.n DESC LIMIT ?", (COMMIT, old, _EARLIER_LOOKED))
+    except OptmemError:
+        return None
+    for r in rows:
+        sha = (r.key or "").removeprefix("commit:")
+        if not sha or not all(c in "0123456789abcdef" for c in sha):
+            continue
+        try:
+            if gitstate.run(root, "cat-file", "-e", f"{sha}^{{commit}}").returncode == 0:
+                return old
+        except (OSError, subprocess.SubprocessError):
+            return None
+    return None
 
 
 def vault_inside(vault: Vault, root: Path) -> str | None:
@@ -165,7 +206,7 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
     already hooked for another vault is re-pointed at this one."""
     root = repo_root(repo)
     hooks = _hooks_dir(root)
-    repo_project(root, vault.settings.projects, remember=True)  # its project survives a rename of the folder
+    repo_project(root, vault.settings.projects, remember=True, vault=vault)  # it survives a rename of the folder
     statuses = []
     for name in HOOKS:
         hook = hooks / name
@@ -270,7 +311,7 @@ def record_commit(
         # a commit of the memory alone (the records of earlier commits) is not news: recording it
         # would change the vault again, and the work tree would never come clean
         return {"id": None, "sha": sha, "subject": subject, "files": len(paths), "status": "memory_only"}
-    project = repo_project(root, vault.settings.projects, remember=True)
+    project = repo_project(root, vault.settings.projects, remember=True, vault=vault)
     key = f"commit:{sha}"
     keys = [key] + ([f"commit:{supersedes}"] if supersedes else [])
     already, old = (_recorded(vault, keys, domain, project) + [None])[:2]
