@@ -18,7 +18,7 @@ every record says where it came from.
 """
 
 from optmem.errors import NeedsPerson, UsageError, quote
-from optmem.vault import NAME_RE
+from optmem.names import NAME_RE
 
 
 def kind_of(rule: str) -> str:

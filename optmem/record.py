@@ -297,7 +297,7 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
     hand = type(rid) is not str or not rid
     domain = _str_or_none(get("domain"))
     if domain is None:
-        from optmem.vault import NAME_RE
+        from optmem.names import NAME_RE
 
         m = _DOMAIN_PREFIX.match(text)
         named = m is not None and NAME_RE.fullmatch(m.group(1)) and m.group(1).lower() != "correction"

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from optmem import __version__, fsio, layout, settings
 from optmem.errors import InvalidName, OptmemError, VaultMissing, quote
-from optmem.patterns import lazy
+from optmem.names import ASCII_NAME, INVISIBLE, NAME_BYTES, too_long
+from optmem.names import NAME_MAX as NAME_MAX  # (the grammar, as modules import it from here)
+from optmem.names import NAME_RE as NAME_RE
 from optmem.settings import Settings
 from optmem.value import Value
 
@@ -18,49 +20,7 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a se
 if TYPE_CHECKING:
     from typing import Any
 
-_ASCII_NAME = lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-NAME_MAX = 64
-# a name is a folder name, and a file system allows 255 bytes: 64 characters outside the Basic
-# Multilingual Plane (U+20000 …) are 256. 200 bytes leaves room for what optmem adds to a name.
-NAME_BYTES = 200
-# letters and marks Unicode draws as nothing (variation selectors, the grapheme joiner, Hangul
-# fillers, Mongolian and Khmer free variation signs): "前端" and "前端" + U+FE0F would read as one
-# name and be two folders
-_INVISIBLE = lazy("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
 
-
-def _too_long(name: str) -> bool:
-    """Whether `name` is over `NAME_BYTES` in UTF-8."""
-    return len(name.encode("utf-8", "surrogatepass")) > NAME_BYTES
-
-
-class _NameGrammar:
-    """The grammar of project, domain and kind names (SPEC §2): 1-64 characters and at most
-    `NAME_BYTES` bytes in UTF-8 (a folder name's limit), the first a
-    letter or digit of any script, the rest letters, digits, combining marks (Devanagari's vowel
-    signs, an accent written apart), '.', '_' or '-'; in Unicode's composed form (NFC), so that
-    "café" typed on one machine and read from a folder name on another is one name. Nothing that
-    could make a path (a '/', a '..', a space, a control or a direction mark) is a name. An ASCII
-    name is checked by the old pattern alone (every name valid before stays valid).
-    `fullmatch(s)` answers as a compiled pattern would: the name, or None."""
-
-    @staticmethod
-    def fullmatch(name: str) -> str | None:
-        if _ASCII_NAME.fullmatch(name):
-            return name
-        if not name or len(name) > NAME_MAX or name.isascii() or _too_long(name):
-            return None
-        import unicodedata
-
-        if unicodedata.category(name[0])[0] not in "LN" or unicodedata.normalize("NFC", name) != name:
-            return None
-        for ch in name[1:]:
-            if ch not in "._-" and (unicodedata.category(ch)[0] not in "LNM" or _INVISIBLE.match(ch)):
-                return None
-        return name
-
-
-NAME_RE = _NameGrammar()
 CACHE = ".cache"
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
@@ -77,7 +37,7 @@ def validate_name(name: str, what: str = "name") -> str:
                 "it in composed form (NFC), as a keyboard types it, so that it names one folder of the vault",
                 name=name,
             )
-        if isinstance(name, str) and len(name) <= NAME_MAX and _too_long(name):
+        if isinstance(name, str) and len(name) <= NAME_MAX and too_long(name):
             raise InvalidName(
                 f"{what} {quote(name)} is too long: {len(name.encode('utf-8', 'surrogatepass'))} bytes in UTF-8, "
                 f"over the {NAME_BYTES} a name may take (it becomes a folder name, which the file system limits "
@@ -109,14 +69,14 @@ def project_name(folder: str, mapping: dict[str, Any] | None = None) -> str:
     if isinstance(mapped, str):
         return mapped
     kept = "".join(
-        ch if ch in "._-" or (unicodedata.category(ch)[0] in "LNM" and not _INVISIBLE.match(ch)) else " "
+        ch if ch in "._-" or (unicodedata.category(ch)[0] in "LNM" and not INVISIBLE.match(ch)) else " "
         for ch in folder
     )
     name = re.sub(r"[\s]+", "-", kept.strip()).strip("-._")
     if name and not NAME_RE.fullmatch(name[0]):
         name = "p" + name  # (a combining mark may not start a name)
     name = name[:NAME_MAX]
-    while _too_long(name):  # (a folder name of 64 characters outside the BMP: 256 bytes)
+    while too_long(name):  # (a folder name of 64 characters outside the BMP: 256 bytes)
         name = name[:-1]
     name = name.rstrip("-._")
     if name and NAME_RE.fullmatch(name):
@@ -134,7 +94,7 @@ def earlier_project_name(folder: str) -> str:
     if not name[0].isalnum():
         name = "p" + name
     name = name[:NAME_MAX]
-    return name if _ASCII_NAME.fullmatch(name) else "project"
+    return name if ASCII_NAME.fullmatch(name) else "project"
 
 
 def hot_target(file: str) -> tuple[str, str | None] | None:
