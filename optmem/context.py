@@ -65,10 +65,14 @@ PRIORITY = (
     "user",
     "project",
     "handoff",
+    "facts",
     "unverified",
     "records",
     "found",
 )
+# a handoff an agent wrote (`origin: agent`): what it says it did is its account, not a checked fact
+BY_AGENT = " (the agent's own report: its “done” items are its claims)"
+FACTS_SHOWN = 30  # the project's current keyed facts listed at most, newest first
 
 
 def _line(text: str, stored: bool = False) -> str:
@@ -85,6 +89,13 @@ def _id(rid: str, stored: bool = False) -> str:
     return said if said.startswith("[BLOCKED: ") else said[-8:]
 
 
+def _scope(domain: str, project: str | None, stored: bool = False) -> str:
+    """A record's domain, and its project where records of several projects meet (`context`
+    without --project, or a redline): `code/zeta`, as `search` shows it — "the deploy port is
+    8276" of zeta and "… 8080" of beta are two projects' facts, not two answers to one question."""
+    return _line(domain, stored) + (f"/{_line(project, stored)}" if project else "")
+
+
 def _unchecked(vault: Vault, row: Any, now: float) -> list[str]:
     """ "unchecked since …" for a fact that matters and went unchecked long (`lifecycle.unchecked_since`)."""
     from optmem.lifecycle import unchecked_since
@@ -96,8 +107,11 @@ def _unchecked(vault: Vault, row: Any, now: float) -> list[str]:
 CHUNK = 50  # redlines read (and their verdicts looked up) in the first page
 
 
-def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tuple[list[str], int]:
-    """The current redlines' lines, and how many more there are. Only those that can be in a
+def _redlines(
+    vault: Vault, domain: str | None, now: float, budget: int, project: str | None = None
+) -> tuple[list[str], int]:
+    """The current redlines' lines (each of a project other than `project` naming it), and how
+    many more there are. Only those that can be in a
     block of `budget` characters are read, a page at a time: once the lines so far are longer
     than the budget together, no later one can be shown (`fit` keeps a first part of them), so
     the rest are counted, not read — however many redlines the log holds."""
@@ -112,8 +126,9 @@ def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tupl
             stored = idx.as_stored(chunk)
             for i, r in enumerate(chunk):
                 ok = r.n in stored
+                scope = _scope(r.domain, r.project if r.project != project else None, ok)
                 said = (
-                    f"- [{_line(r.domain, ok)}] {_line(idx.record(r).text, ok)} (id {_id(r.id, ok)}"
+                    f"- [{scope}] {_line(idx.record(r).text, ok)} (id {_id(r.id, ok)}"
                     + "".join(f"; {n}" for n in _unchecked(vault, r, now))
                     + ")"
                 )
@@ -126,10 +141,13 @@ def _redlines(vault: Vault, domain: str | None, now: float, budget: int) -> tupl
             at, page = at + page, page * 2
 
 
-def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: bool = True) -> tuple[list[str], int]:
+def _conflicts(
+    vault: Vault, project: str | None, domain: str | None, *, said: bool = True, mine: str | None = None
+) -> tuple[list[str], int]:
     """One line per open conflict (of this project and domain, or none): both values with their
     dates, and the question to settle it with the user — and how many are left out: not `said`
-    (none of them can be in the block: `_crowded`), no line, only how many there are."""
+    (none of them can be in the block: `_crowded`), no line, only how many there are. A conflict
+    of a project other than the block's (`mine`) names its project."""
     from optmem import facts
 
     out = []
@@ -160,6 +178,8 @@ def _conflicts(vault: Vault, project: str | None, domain: str | None, *, said: b
             what = f"an entry of {_line(c.file, ok)} was edited two ways ({_line(c.name, ok)})"
         else:
             what = _line(c.key, ok) if c.key is not None else f"id {_line(c.name, ok)} was corrected two ways"
+        if c.project and c.project != (project or mine):  # (several projects' conflicts: whose this one is)
+            what = f"{what} (project {_line(c.project, ok)})"
         out.append(
             f"- {what}: you were told {told}{more} — which is right now? Ask the user, then "
             f"`optmem resolve {_line(c.name, ok)} --keep ID`"
@@ -271,30 +291,115 @@ def _outdated(vault: Vault, file: str, texts: list[str], project: str | None, do
         return out
 
 
-def _handoff(vault: Vault, project: str, warnings: list[str]) -> tuple[str, list[str]]:
-    """The project's latest handoff; for a HANDOFF.md that cannot be read, a line saying so (the
-    rest of the block still comes) and a warning for the caller — one bad handoff costs its own
-    line, nothing more."""
+def _handoff(vault: Vault, project: str, domain: str | None, warnings: list[str]) -> list[tuple[str, list[str]]]:
+    """(title, items) of the project's latest handoff — of `domain` first, if given — then the
+    latest of each other domain that wrote one, newest first (`handoff.latest_per_domain`: neither
+    another agent's handoff nor `--domain` hides an agent's open items). For a HANDOFF.md that
+    cannot be read, a line saying so (the rest of the block still comes) and a warning for the
+    caller — one bad handoff costs its own line, nothing more."""
     from optmem import handoff
 
     try:
-        h = handoff.read(vault, project)[0]
+        found = handoff.latest_per_domain(vault, project, domain=domain)
     except NotFound:
-        return "", []
+        return []
     except (BadFrontMatter, Unreadable) as exc:
         why = _line(f"projects/{project}/HANDOFF.md could not be read: it {exc.context.get('reason') or 'failed'}")
         warnings.append(f"{why}; `optmem doctor` names the problem")
-        return f"Latest handoff — {project}", [
-            f"- [{why}; the latest handoff is missing here — tell the user (`optmem doctor` names the problem)]"
+        return [
+            (
+                f"Latest handoff — {project}",
+                [f"- [{why}; the latest handoff is missing here — tell the user (`optmem doctor` names the problem)]"],
+            )
         ]
-    # what to do next matters most to the next session, so it comes first (and is cut last)
-    items = [f"- next: {_line(i)}" for i in h.next] + [f"- blocked: {_line(i)}" for i in h.blocked]
-    items += [f"- done: {_line(i)}" for i in h.done]
-    if h.note:
-        items.append(f"- note: {_line(h.note)}")
-    return TITLES["handoff"].format(project=project, time=_line(h.time)) + (
-        " (edited by hand)" if h.edited else ""
-    ), items
+    out: list[tuple[str, list[str]]] = []
+    for h in found:
+        # what to do next matters most to the next session, so it comes first (and is cut last)
+        items = [f"- next: {_line(i)}" for i in h.next] + [f"- blocked: {_line(i)}" for i in h.blocked]
+        items += [f"- done: {_line(i)}" for i in h.done]
+        if h.note:
+            items.append(f"- note: {_line(h.note)}")
+        if h.domain and (len(found) > 1 or h.domain != (domain or h.domain)):  # whose each is, beside another's
+            title = TITLES["handoff_domain"].format(project=project, domain=_line(h.domain), time=_line(h.time))
+        else:
+            title = TITLES["handoff"].format(project=project, time=_line(h.time))
+        out.append((title + (" (edited by hand)" if h.edited else BY_AGENT if h.origin == "agent" else ""), items))
+    return out
+
+
+def _facts(vault: Vault, project: str, domain: str | None, now: float) -> tuple[list[str], list[str]]:
+    """(items, ids) of the project's keyed facts — each key's current value (`Index.keyed_current`),
+    newest first: what the project's keys hold comes before its recent notes — in a busy project
+    the 20 most recent notes leave out "proj7 port is 8450" written a month ago. A key's value is
+    its latest keyed record, not a checked fact: a newer unkeyed note that may update it (the
+    write gate's guess, or one saying the same in other numbers: `compare.same_words`) follows it,
+    both marked as guesses (`view.guess_notes`). A value saved from outside the conversation stays
+    with the others of its kind (`found`)."""
+    from optmem import compare
+    from optmem.index import open_index
+    from optmem.reading.cues import time_words
+    from optmem.record import COMMIT
+
+    out: list[str] = []
+    ids: list[str] = []
+    with open_index(vault) as idx:
+        rows = [
+            r
+            for r in idx.keyed_current(now, project, domain, (HANDOFF, MEMORY, COMMIT), FACTS_SHOWN)
+            if not secondhand(r.origin)
+        ]
+        if not rows:
+            return out, ids
+        texts = {r.id: idx.record(r).text for r in rows}
+        notes_of = [
+            n
+            for n in idx.recent(
+                now, project=project, domain=domain, exclude_kinds=(HANDOFF, MEMORY, COMMIT), limit=RECENT_POOL
+            )
+            if not n.key and not secondhand(n.origin)
+        ]
+        ignore = time_words()
+        beside: dict[str, list[Any]] = {}
+        taken: set[str] = set()
+        for r in rows:
+            for n in notes_of:  # (newest first)
+                if n.id in taken or (n.ts or 0.0) < (r.ts or 0.0):
+                    continue
+                said = texts.setdefault(n.id, idx.record(n).text)
+                if n.upd == r.id or compare.same_words(texts[r.id], said, ignore):
+                    beside.setdefault(r.id, []).append(n)
+                    taken.add(n.id)
+        both = rows + [n for ns in beside.values() for n in ns]
+        stored = idx.as_stored(both)
+        stored_ids = {x.id for x in both if x.n in stored}
+
+        def name(rid: str) -> str:
+            return f"id {_id(rid, rid in stored_ids)}"
+
+        for r in rows:
+            ok = r.n in stored
+            newer = beside.get(r.id, [])
+            notes = [
+                *([view.CONFLICT_LABEL] if r.disputed else []),
+                *(["inferred"] if r.inferred else []),
+                *view.guess_notes(None, [n.id for n in newer], name),
+                *_unchecked(vault, r, now),
+            ]
+            rec = idx.record(r)
+            out.append(
+                f"- [{clock.age_of(rec.ts, now)}, {_line(r.domain, ok)}, {_line(r.key or '', ok)}, id {_id(r.id, ok)}] "
+                f"{_line(rec.text, ok)}" + (f" ({'; '.join(notes)})" if notes else "")
+            )
+            ids.append(r.id)
+            for n in newer:
+                ok = n.n in stored
+                guess = [*view.guess_notes(r.id, (), name), *_unchecked(vault, n, now)]
+                out.append(
+                    f"- [{clock.age_of(idx.record(n).ts, now)}, {_line(n.domain, ok)}, id {_id(n.id, ok)}] "
+                    f"{_line(texts[n.id], ok)} ({'; '.join(guess)})"
+                )
+                ids.append(n.id)
+    return out, ids
 
 
 def _records(
@@ -368,7 +473,7 @@ def _records(
         text = _line(rec.text, ok)  # (defused, as every item: `fit`)
         where = f"{age}, " if not secondhand(rec.origin) else f"{found_in(str(rec.origin), rec.ts[:10])}, "
         (apart if secondhand(rec.origin) else out).append(
-            f"- [{where}{_line(rec.domain, ok)}, id {_id(rec.id, ok)}] {text}"
+            f"- [{where}{_scope(rec.domain, None if project else rec.project, ok)}, id {_id(rec.id, ok)}] {text}"
             + (f" ({'; '.join(notes)})" if notes else "")
         )
     return (out, [r.id for r in hits if not secondhand(r.origin)]), (
@@ -404,11 +509,11 @@ def build(
     warnings: list[str] = []
     scope = (project, domain)  # whose keyed values may outdate a hot entry (`facts.outdated_hot`)
     own = None if everywhere else project  # whose records and open conflicts
-    rules, more = _redlines(vault, domain, now, budget)
+    rules, more = _redlines(vault, domain, now, budget, project)
     crowded = _crowded(rules, budget) if vault.trusted else False
     sections = [
         Section("redlines", TITLES["redlines"], rules if vault.trusted else [], more if vault.trusted else 0),
-        Section("conflicts", TITLES["conflicts"], *_conflicts(vault, own, domain, said=not crowded)),
+        Section("conflicts", TITLES["conflicts"], *_conflicts(vault, own, domain, said=not crowded, mine=project)),
         Section("across_domains", TITLES["across_domains"], *_split(vault, own, domain, said=not crowded)),
         Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings, scope, stale_only=not hot)),
         Section("user", TITLES["user"], _hot(vault, "user", None, warnings, scope, stale_only=not hot)),
@@ -419,9 +524,9 @@ def build(
                 "project", TITLES["project"].format(project=project), _hot(vault, "memory", project, warnings, scope)
             )
         )
-        title, items = _handoff(vault, project, warnings)
-        if items:
-            sections.append(Section("handoff", title, items))
+        for title, items in _handoff(vault, project, domain, warnings):
+            if items:
+                sections.append(Section("handoff", title, items))
     label = (
         TITLES["query"].format(query=clip(query))
         if query
@@ -429,7 +534,13 @@ def build(
     )
     if rules and not vault.trusted:  # a vault from a git clone: its locked rules are someone's notes
         sections.append(Section("unverified", TITLES["unverified"], rules, more))
+    facts, fact_ids = _facts(vault, project, domain, now) if project else ([], [])
+    if facts:
+        sections.append(Section("facts", TITLES["facts"].format(project=project), facts, ids=fact_ids))
     (items, ids), (found, found_ids) = _records(vault, own, domain, query, now, hot)
+    if fact_ids:  # (a fact listed above is not listed again among the records)
+        kept = [(i, rid) for i, rid in zip(items, ids, strict=True) if rid not in set(fact_ids)]
+        items, ids = [i for i, _ in kept], [rid for _, rid in kept]
     if not items and not found and (own or domain):  # a typo in --project or --domain, said as search says it
         from optmem.index import open_index
         from optmem.search import unknown_filters
@@ -439,7 +550,7 @@ def build(
     sections.append(Section("records", label, items, ids=ids))
     sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = fit(sections, budget)._replace(warnings=warnings)
-    shown = [i for s in sections if s.name in ("records", "found") for i in s.ids[: len(s.items)]]
+    shown = [i for s in sections if s.name in ("facts", "records", "found") for i in s.ids[: len(s.items)]]
     if shown:  # what a session starts with was recalled: it stays warm
         from optmem import lifecycle
         from optmem.errors import OptmemError
@@ -497,7 +608,8 @@ def fit(sections: list[Section], budget: int) -> Context:
     measured is what is printed."""
     for s in sections:
         s.title, s.items = heading(s.title), [_item(i) for i in s.items]
-    order = sorted(sections, key=lambda s: PRIORITY.index(s.name), reverse=True)
+    # (of two parts of one kind — two agents' handoffs — the later, older one is cut first)
+    order = sorted(sections, key=lambda s: (PRIORITY.index(s.name), sections.index(s)), reverse=True)
     text = _assemble(sections, budget)
     while len(text) > budget:
         victim = next((s for s in order if s.items), None)
@@ -522,6 +634,9 @@ def fit(sections: list[Section], budget: int) -> Context:
         chars=len(text),
         budget=budget,
         sections=[{"name": s.name, "title": s.title, "items": s.items, "omitted": s.omitted} for s in sections],
-        omitted={s.name: s.omitted for s in sections if s.omitted},
+        omitted={
+            n: sum(s.omitted for s in sections if s.name == n)
+            for n in dict.fromkeys(s.name for s in sections if s.omitted)
+        },
         warnings=[],
     )

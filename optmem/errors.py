@@ -67,8 +67,9 @@ CODES: dict[str, Code] = {
     ),
     "invalid_name": Code(
         USAGE,
-        "a project, domain or node name that is not 1-64 ASCII letters, digits, '.', '_' or '-' (it names a folder "
-        "of the vault: no `..`, slash, space or Chinese character)",
+        "a project, domain or node name that is not 1-64 letters (any script), digits, '.', '_' or '-' in composed "
+        "form, at most 200 bytes in UTF-8 (it names a folder of the vault: no `..`, slash, space, emoji or "
+        "invisible character)",
     ),
     # refusals and nothing to act on (exit 1)
     "no_match": Code(REFUSED, "no hot-memory entry holds the substring given"),

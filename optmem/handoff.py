@@ -73,10 +73,13 @@ def write(
     allow_unsafe: bool = False,
     confidence: float | None = None,
     said_at: str | None = None,
+    origin: str | None = None,
 ) -> Handoff:
     """Write projects/P/HANDOFF.md atomically and append a `handoff` record to the log
     (`confidence`: as `append --confidence`; an agent's own digest waits as pending; `said_at`:
-    when it was written, if earlier than now — a handoff that waited in a spool)."""
+    when it was written, if earlier than now — a handoff that waited in a spool; `origin`: who
+    wrote it — `agent` for an agent's own account of its session, whose "done" items are its
+    claims, as every surface says)."""
     validate_name(project, "project")
     if domain is not None:
         validate_name(domain, "domain")  # before anything is made
@@ -106,6 +109,7 @@ def write(
         next=items["next"],
         note=notes,
         source=source,
+        origin=origin,
     )
     size, limit = len(draft.summary().encode("utf-8")), vault.settings.limits.record_bytes
     if size > limit:
@@ -141,6 +145,7 @@ def write(
                     session=session,
                     extra=extra,
                     confidence=confidence,
+                    origin=origin,
                 ),
                 gate=False,
                 allow_unsafe=allow_unsafe,
@@ -175,7 +180,7 @@ def _records(vault: Vault, project: str | None, limit: int | None) -> list[Hando
 
 
 def _logged(
-    vault: Vault, project: str | None, limit: int | None, record: str | None = None
+    vault: Vault, project: str | None, limit: int | None, record: str | None = None, domain: str | None = None
 ) -> tuple[list[Handoff], bool]:
     """The `limit` newest handoff records (of `project`), newest first as the log orders them
     (SPEC §4: later `ts`, then id, then line), and whether the record `record` is one of them
@@ -185,7 +190,7 @@ def _logged(
 
     with open_index(vault) as idx:
         # (as stored: `Handoff.shown` scans them for the surfaces that show them)
-        rows = idx.handoffs(project, limit)
+        rows = idx.handoffs(project, limit, domain)
         held = record is not None and (record in {r.id for r in rows} or _shown_handoff(idx.by_id(record), project))
         return [from_row(idx, r) for r in rows], held
 
@@ -237,16 +242,23 @@ def _file(vault: Vault, project: str) -> Handoff | None:
     return h if h.project else Handoff(**{**h.to_dict(), "project": project})
 
 
-def read(vault: Vault, project: str, history: int = 1, *, show_unsafe: bool = False) -> list[Handoff]:
+def read(
+    vault: Vault, project: str, history: int = 1, *, domain: str | None = None, show_unsafe: bool = False
+) -> list[Handoff]:
     """The latest handoff (HANDOFF.md when a person edited it, or when it is the newest), or the
-    `history` latest, newest first, as surfaces show them (`Handoff.shown`) unless `show_unsafe`.
+    `history` latest, newest first, as surfaces show them (`Handoff.shown`) unless `show_unsafe`;
+    `domain`: of that domain only (HANDOFF.md counts when its front matter names the domain).
     Raises NotFound when the project has none; BadFrontMatter or Unreadable, naming the file, when
     its HANDOFF.md cannot be read."""
     validate_name(project, "project")
+    if domain is not None:
+        validate_name(domain, "domain")
     if history < 1:
         raise UsageError("--history must be at least 1")
     vault.require()
     current = _file(vault, project)
+    if current is not None and domain is not None and current.domain != domain:
+        current = None  # (another agent's, or a file typed by hand: no domain)
     # a HANDOFF.md no person edited is a copy of its log record: the log says what was written
     # (the file's Markdown cannot tell an item "(none)" or a note's "## Next" line from its own)
     # and which handoff is the newest (a write killed after its record and before the file
@@ -254,7 +266,7 @@ def read(vault: Vault, project: str, history: int = 1, *, show_unsafe: bool = Fa
     # A person's edit wins unless the log holds it (`follow`) and a newer handoff after it.
     unedited = current is not None and not current.edited and current.id is not None
     window = history + (1 if current is None or unedited else _WALK)  # (an edit's journal, writes after it)
-    records, logged = _logged(vault, project, window, current.id if unedited and current else None)
+    records, logged = _logged(vault, project, window, current.id if unedited and current else None, domain)
     if current is not None and unedited and logged:
         current = None
     out: list[Handoff] = []
@@ -270,12 +282,59 @@ def read(vault: Vault, project: str, history: int = 1, *, show_unsafe: bool = Fa
             records = [r for r in records if r.id != current.id]
     out += records
     if not out:
+        if domain is not None:
+            raise NotFound(
+                f"project {project!r} has no handoff of domain {domain!r}; `optmem handoff read --project "
+                f"{project}` shows the latest of every domain",
+                project=project,
+                domain=domain,
+            )
         raise NotFound(
             f"project {project!r} has no handoff yet; write one with "
             f"`optmem handoff write --project {project} --done …`",
             project=project,
         )
     return [h if show_unsafe else h.shown() for h in out[:history]]
+
+
+AGENTS_SHOWN = 4  # other domains' latest handoffs shown beside the latest one, newest first
+
+
+def latest_per_domain(
+    vault: Vault, project: str, *, domain: str | None = None, show_unsafe: bool = False
+) -> list[Handoff]:
+    """The latest handoff of `domain` (given) or of the project, then the latest of each other
+    domain that wrote one (at most `AGENTS_SHOWN`, newest first): several agents on one project
+    (a Hermes cron agent, a coding agent) each leave their open items, and neither a later
+    handoff of one nor a `--domain` hides another's. Raises as `read` does."""
+    from optmem.index import open_index
+
+    latest = read(vault, project, show_unsafe=show_unsafe)[0]
+    with open_index(vault) as idx:
+        domains = idx.handoff_domains(project)
+        newest = idx.handoffs(project, 1)
+    # a HANDOFF.md typed by hand without front matter names no domain: it stands for the newest
+    # handoff it was edited from, whose agent it speaks for
+    latest_of = latest.domain or (newest[0].domain if newest else None)
+    mine = domain if domain is not None else latest_of
+    first: Handoff | None = latest
+    if mine != latest_of:
+        try:
+            first = read(vault, project, domain=mine, show_unsafe=show_unsafe)[0]
+        except NotFound:
+            first = None  # that agent left none: the others' still come
+    others: list[Handoff] = [] if first is latest else [latest]
+    for d in domains:
+        if d in (mine, latest_of) or not NAME_RE.fullmatch(d):
+            continue
+        try:
+            h = read(vault, project, domain=d, show_unsafe=show_unsafe)[0]
+        except NotFound:
+            continue
+        others.append(h)
+    others = [h for h in others if first is None or (h.id != first.id and h.summary() != first.summary())]
+    others.sort(key=_order, reverse=True)
+    return ([first] if first is not None else []) + others[:AGENTS_SHOWN]
 
 
 _WALK = 8  # handoff records looked through for the journal of a person's edit
@@ -350,6 +409,7 @@ def _journal_edit(vault: Vault, said: Handoff, latest: Handoff | None) -> str:
             project=said.project,
             kind=HANDOFF,
             source="drift",
+            origin="user",  # a person's edit of the file
             corrects=[latest.id] if latest is not None and latest.id else None,
             extra=extra,
         ),

@@ -52,6 +52,9 @@ class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every
     source: str | None = None
     id: str | None = None  # the log record that carries it
     edited: bool = False  # HANDOFF.md was changed by hand after it was written
+    # who wrote it (record.origin): `agent` — an agent's own account of its session (its "done"
+    # items are its claims), `user` — a person; None: not recorded
+    origin: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +68,7 @@ class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every
             "source": self.source,
             "id": self.id,
             "edited": self.edited,
+            "origin": self.origin,
         }
 
     def shown(self) -> Handoff:
@@ -105,6 +109,7 @@ def render(h: Handoff) -> str:
             "time": h.time,
             "domain": h.domain,
             "source": h.source,
+            "origin": h.origin,
             "record": h.id,
             "digest": textmod.digest(body.encode("utf-8")),
         },
@@ -160,6 +165,8 @@ def parse(text: str) -> Handoff:
         source=_text(meta.get("source")),
         id=_text(meta.get("record")),
         edited=edited or not meta.get("digest"),
+        # (a file a person edited or typed is theirs: no longer the agent's account)
+        origin="user" if edited or not meta.get("digest") else _text(meta.get("origin")),
     )
 
 
@@ -181,6 +188,7 @@ def from_row(idx: Index, row: Row) -> Handoff:
         domain=rec.get("domain"),
         source=rec.get("source"),
         id=rec["id"],
+        origin=rec.get("origin"),
     )
 
 

@@ -635,16 +635,44 @@ class Index:
         # (records used at one time: newer first, as `view.tie_key` decides)
         return sorted(got[:limit], key=lambda r: (r.used or 0.0, r.ts or 0.0, view.tie_key(r.id, r.n)), reverse=True)
 
-    def handoffs(self, project: str | None, limit: int | None) -> list[Row]:
-        """Handoff records that are not forgotten, newest first."""
+    def keyed_current(
+        self, now: float, project: str, domain: str | None, exclude_kinds: tuple[str, ...], limit: int
+    ) -> list[Row]:
+        """The project's current keyed facts (of `domain`, if given), newest first: each a value
+        that holds its key now (two that stand together both) — not a redline, a commit or other
+        bookkeeping, nor a key naming a source (`commit:…`, `claude-code:…`)."""
+        kinds = (*BOOKKEEPING, *exclude_kinds)
+        current, params = view.is_sql(view.Status.CURRENT, now)
+        where = (
+            f"r.key IS NOT NULL AND instr(r.key, ':') = 0 AND r.project = ? AND r.kind NOT IN ({_marks(kinds)})"
+            f" AND r.tier != {int(Tier.REDLINE)} AND {current}"
+        )
+        params = [project, *kinds, *params]
+        if domain:
+            where, params = where + " AND r.domain = ?", params + [domain]
+        return self.rows(where + f" ORDER BY {NEWEST_FIRST} LIMIT ?", params + [limit])
+
+    def handoffs(self, project: str | None, limit: int | None, domain: str | None = None) -> list[Row]:
+        """Handoff records that are not forgotten (of `domain`, if given), newest first."""
         where = f"r.kind = '{HANDOFF}' AND r.forgotten = 0"  # a literal: the partial index applies
         params: list[Any] = []
         if project is not None:
             where, params = where + " AND r.project = ?", params + [project]
+        if domain is not None:
+            where, params = where + " AND r.domain = ?", params + [domain]
         where += f" ORDER BY {NEWEST_FIRST}"
         if limit:
             where, params = where + " LIMIT ?", params + [limit]
         return self.rows(where, params)
+
+    def handoff_domains(self, project: str) -> list[str]:
+        """The domains of the project's handoff records that are not forgotten (each agent writes
+        under its own: `hermes`, `code` …)."""
+        got = self.conn.execute(
+            f"SELECT DISTINCT r.domain FROM rec r WHERE r.kind = '{HANDOFF}' AND r.forgotten = 0 AND r.project = ?",
+            [project],
+        )
+        return sorted(d for (d,) in got if isinstance(d, str))
 
     def coolable(self) -> Iterator[Row]:
         """Every record a sweep may cool (not a redline, bookkeeping, hot-memory journal or

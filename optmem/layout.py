@@ -10,8 +10,12 @@ records by time and id, never by file).
 
 A writer id names this clone of the vault on this machine: `OPTMEM_WRITER` if set, else the
 one recorded in the user's own list (`$XDG_DATA_HOME/optmem/writers`, by host and real path:
-local, never committed, never copied with the folder), else a new one — the host's name and
-four random hex digits.
+local, never committed, never copied with the folder), else — the vault moved or renamed: one
+listed path of this host is gone, its writer's folder is in this vault and the vault's own
+`.cache/writer` (local, never committed, moved with the folder) names that writer — that
+writer's (its line moves to the new path), else a new one — the host's name and four random hex
+digits. A new clone, or a clone made where another sits on a disk not mounted now, has no such
+`.cache/writer`: it never takes over a writer id another live folder may hold.
 """
 
 from __future__ import annotations
@@ -103,14 +107,60 @@ def writer(root: Path, *, choose: str | None = None) -> str:
     listed = _listed()
     place = _place(root)
     if choose is None and place in listed:
+        _mark(root, listed[place])
         return listed[place]
-    name = check_writer(choose) if choose is not None else _new_id(place[0])
+    moved = _moved_from(root, place, listed) if choose is None else None
+    name = check_writer(choose) if choose is not None else listed[moved] if moved else _new_id(place[0])
+    if moved is not None:
+        del listed[moved]  # (its folder is gone: this clone is that one, moved)
     if listed.get(place) != name:
         listed[place] = name
         path = writers_file()
         fsio.ensure_dir(path.parent)
         fsio.atomic_write(path, "".join(f"{h}\t{r}\t{w}\n" for (h, r), w in sorted(listed.items())))
+    _mark(root, name)
     return name
+
+
+WRITER_MARK = (".cache", "writer")  # the vault's own note of its writer id (the cache is never committed)
+
+
+def _marked(root: Path) -> str | None:
+    try:
+        text = fsio.read_text(root.joinpath(*WRITER_MARK), limit=64)
+    except OptmemError:
+        return None
+    return text.strip() if text else None
+
+
+def _mark(root: Path, name: str) -> None:
+    """Note `name` in the vault's `.cache/writer` unless it is there (a vault that cannot be
+    written keeps none: it is then never taken for a moved one)."""
+    if _marked(root) == name:
+        return
+    try:
+        fsio.ensure_dir(root.joinpath(*WRITER_MARK[:-1]), within=root)
+        fsio.atomic_write(root.joinpath(*WRITER_MARK), name + "\n", within=root)
+    except OptmemError:
+        pass
+
+
+def _moved_from(root: Path, place: tuple[str, str], listed: dict[tuple[str, str], str]) -> tuple[str, str] | None:
+    """The place this clone was listed at before it was moved or renamed: the one place of this
+    host whose folder is gone, whose writer has a folder in this vault and whose writer the
+    vault's `.cache/writer` names (it moved with the folder: a new clone, or one made while the
+    old folder's disk is not mounted, has none) — so a moved vault goes on appending to its own
+    writer's files, not to a new writer's beside them. None when no place or more than one fits
+    (then a new writer id: two live clones never share one)."""
+    said = _marked(root)
+    if said is None:
+        return None
+    found = [
+        (host, path)
+        for (host, path), name in listed.items()
+        if host == place[0] and name == said and (root / SEGMENTS / name).is_dir() and not os.path.lexists(path)
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _new_id(host: str) -> str:

@@ -18,7 +18,7 @@ every record says where it came from.
 """
 
 from optmem.errors import NeedsPerson, UsageError, quote
-from optmem.patterns import lazy
+from optmem.names import NAME_RE
 
 
 def kind_of(rule: str) -> str:
@@ -32,12 +32,16 @@ def kind_of(rule: str) -> str:
 # -- provenance ---------------------------------------------------------------------------------
 FIRST_HAND = ("user", "agent")  # said in the conversation: by the person, or by the agent itself
 ORIGINS = ("user", "agent", "tool", "sync")  # and import:<tool>
-_IMPORT = lazy(r"import:[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_IMPORT = "import:"  # and a name (`vault.NAME_RE`: the one name grammar, any script)
 
 
 def check_origin(origin: str | None) -> str | None:
     """A valid origin (or None: not given), else a usage error naming the choices."""
-    if origin is None or origin in ORIGINS or _IMPORT.fullmatch(origin):
+    if (
+        origin is None
+        or origin in ORIGINS
+        or (origin.startswith(_IMPORT) and NAME_RE.fullmatch(origin[len(_IMPORT) :]))
+    ):
         return origin
     raise UsageError(
         f"--origin {quote(origin)} is not an origin: give user, agent, tool (a tool's or web page's "

@@ -58,8 +58,9 @@ RECORD_ID = lazy(f"[{_CROCKFORD}]{{26}}")  # what `new_id` and `derived_id` make
 # up to 64 characters, which a reference can name (a whole id of any length: `Ids`), an export
 # carries and an import takes; `doctor` reports another (a space in it, a control character)
 TYPED_ID = lazy(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_DOMAIN_PREFIX = lazy(r"^\s*\[([A-Za-z0-9][A-Za-z0-9._-]{0,63})\]")
-_HAND_CORRECTION = r"^\s*(?:\[[A-Za-z0-9._-]{1,64}\]\s*)?(?:〔更正〕|\[correction\])"  # compiled when needed
+# a hand-typed line's `[domain]` prefix: a name of the one grammar (`vault.NAME_RE`, any script)
+_DOMAIN_PREFIX = lazy(r"^\s*\[([^\]\s/\\]{1,64})\]")
+_HAND_CORRECTION = r"^\s*(?:\[[^\]\s/\\]{1,64}\]\s*)?(?:〔更正〕|\[correction\])"  # compiled when needed
 _HASH_REF = lazy(r"#([0-9A-Za-z]{6,26})\b")
 ID_RE = lazy(r"^[0-9A-Za-z]{6,26}$")
 
@@ -353,8 +354,11 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
     hand = type(rid) is not str or not rid
     domain = _str_or_none(get("domain"))
     if domain is None:
+        from optmem.names import NAME_RE
+
         m = _DOMAIN_PREFIX.match(text)
-        domain = m.group(1) if m and m.group(1).lower() != "correction" else "default"
+        named = m is not None and NAME_RE.fullmatch(m.group(1)) and m.group(1).lower() != "correction"
+        domain = m.group(1) if m and named else "default"
     corrects = _str_list(get("corrects"))
     kind = _str_or_none(get("kind")) or "note"
     if not corrects and text and (text[0] in "〔[" or text[0].isspace()):  # (its first look, inline)

@@ -48,7 +48,12 @@ class Item:
     kind: str
 
 
+_BLOCKED = re.compile(r"\[BLOCKED: [a-z][a-z0-9_]*\]")  # a text the read-side scan flagged, as shown
+
+
 def _terms(text: str) -> list[str]:
+    if _BLOCKED.fullmatch(text):  # no key terms from optmem's own placeholder
+        return []
     return [t for t in textmod.tokens(text, stem=False) if len(t) > 1 and t not in STOPWORDS and not t.isdigit()]
 
 
@@ -276,6 +281,33 @@ def extractive(
         chosen.append(i)
         size += len(line) + 1
     return "\n".join(head + [bullet(items[i]) for i in sorted(chosen)]) + "\n"
+
+
+def replaced(
+    domain: str, start: str, end: str, count: int, kinds: Counter[str], texts: list[str], gone: Counter[str]
+) -> str:
+    """The body of a level-1 node none of whose records holds now (every one superseded, expired,
+    removed, forgotten or held): what it covered — the key terms of the records replaced or
+    expired (`texts`; a forgotten or held record's words are never quoted) — and that its records
+    were replaced, by how many of each (`gone`: status → count), not an empty summary whose key
+    terms read "—"."""
+    terms = ", ".join(key_terms(texts)) or "—"
+    how = ", ".join(f"{n} {status}" for status, n in sorted(gone.items(), key=lambda kv: (-kv[1], kv[0])))
+    return (
+        "\n".join(
+            [
+                f"**{domain}** · level 1 · {count:,} records · {start[:10]} → {end[:10]}",
+                "",
+                "Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
+                f"Key terms: {terms}",
+                "",
+                f"None of these {count:,} records holds now ({how}): what they said was replaced or has "
+                "expired since — the records that replaced them are summarised where they were written; "
+                "`optmem history` shows each value of a key, `optmem get ID` one record.",
+            ]
+        )
+        + "\n"
+    )
 
 
 # -- reading a body --------------------------------------------------------------------------

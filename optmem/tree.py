@@ -328,6 +328,18 @@ class _Domain:
                 return True
         return False
 
+    def said(self, rows: list[tuple[Row, view.Status]]) -> dict[int, str]:
+        """Each record's words as a node may quote them, by line: as stored when every surface shows
+        them so (`Index.as_stored`), else as the read-side scan shows them (`view.display`: a hand-typed
+        secret reads `[BLOCKED: rule]`) — a node's file, its key terms and a summariser's input
+        never hold what `get` would block."""
+        stored = self.idx.as_stored([row for row, _ in rows])
+        out = {}
+        for row, _ in rows:
+            text = self.idx.record(row).text
+            out[row.n] = text if row.n in stored else view.display(text)
+        return out
+
     def level1(
         self,
         node_id: str,
@@ -344,6 +356,7 @@ class _Domain:
         and its summariser reads nothing else — no forgotten, superseded or expired record."""
         items, feed = [], []
         self.forgotten(rows)
+        said = self.said(rows)
         for row, st in rows:
             if st in _LEFT_OUT:
                 continue
@@ -352,15 +365,21 @@ class _Domain:
             badges += [summary.PENDING] if st == view.Status.PENDING else []
             badges += [summary.INFERRED] if row.inferred else []
             badges += [summary.CONFLICT] if row.disputed and st in view.LIVE else []
-            item = summary.Item(rec.id, rec.text, tuple(badges), rec.kind)
+            item = summary.Item(rec.id, said[row.n], tuple(badges), rec.kind)
             items.append(item)
             feed.append(
-                f"[{rec.ts}] [{rec.kind}/{rec.tier}] {rec.text} ({rec.id})" + "".join(f" [{b}]" for b in item.badges)
+                f"[{rec.ts}] [{rec.kind}/{rec.tier}] {said[row.n]} ({rec.id})" + "".join(f" [{b}]" for b in item.badges)
             )
         kinds = Counter(row.kind for row, _ in rows)
         start = start if start is not None else self.idx.record(rows[0][0]).ts
         end = end if end is not None else self.idx.record(rows[-1][0]).ts
         count = len(rows) if count is None else count
+        if not items and rows:  # every record replaced since: say so, and what they covered
+            gone_as = (view.Status.SUPERSEDED, view.Status.EXPIRED, view.Status.REMOVED)  # never a forgotten one's
+            texts = [said[row.n] for row, st in rows if st in gone_as]
+            gone = Counter(st.value for _, st in rows)
+            body = summary.replaced(self.domain, start, end, count, kinds, texts, gone)
+            return Node(node_id, 1, self.domain, start, end, count, children, EXTRACTIVE, body, view=seen)
         body, used = self.summarise(1, start, end, count, items, kinds, "\n".join(feed), external=external)
         return Node(node_id, 1, self.domain, start, end, count, children, used, body, view=seen)
 

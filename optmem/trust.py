@@ -9,7 +9,8 @@ user's own.
 Trust belongs to one clone, never to a path alone nor to anything a push can bring:
 * the clone's mark is a random id kept in its git directory (`<git dir>/optmem-clone-id`):
   no push, pull or merge writes there, and a new clone — even into the same folder — has
-  none until trust makes one;
+  none until trust makes one; a clone moved or renamed keeps it, and its vault stays trusted
+  (the line names the vault's old path: the mark and the vault's place inside the clone match);
 * the list is the user's: one `real path<TAB>clone id` a line in
   `$XDG_DATA_HOME/optmem/trusted-vaults` (else `~/.local/share/optmem/trusted-vaults`). A
   vault is trusted when the list holds its real path with the mark of the clone it lies in.
@@ -120,17 +121,54 @@ def _write(lines: list[str]) -> None:
     fsio.atomic_write(trust_file(), "".join(f"{line}\n" for line in lines))
 
 
+def _same_clone(line: str, real: str, top: Path, mark: str | None) -> bool:
+    """Whether a line of the list names the vault at `real` in the clone marked `mark` whose work
+    tree is `top`: its path and mark — or, the clone moved or renamed since (`mv ~/src/app
+    ~/work/app`), its mark and the vault's place inside the clone (`.optmem`, the top itself),
+    the listed path gone. The mark is what names the clone; its path alone never does — and a
+    copy (`cp -r app app2`) carries the mark while the listed clone is still there: not moved."""
+    path, _, said = line.rpartition("\t")
+    if mark is None or said != mark:
+        return False
+    if path == real:
+        return True
+    inside = Path(os.path.relpath(real, os.path.realpath(top))).parts
+    inside = () if inside == (".",) else inside
+    if Path(path).parts[len(Path(path).parts) - len(inside) :] != inside:
+        return False
+    return not os.path.lexists(path)
+
+
+def _moved(line: str, real: str, mark: str) -> None:
+    """The list's `line` for a clone moved since, made to name the vault's new path `real` (a copy
+    made later at the old path is then no longer taken for it). A list that cannot be written
+    keeps the old line: the clone is still trusted, as the mark says."""
+    try:
+        with _list_locked():
+            lines = _lines()
+            if line in lines:
+                _write([f"{real}\t{mark}" if x == line else x for x in lines if x != f"{real}\t{mark}"])
+    except OptmemError:
+        pass
+
+
 def trusted(root: Path) -> bool:
-    """Whether the user trusts the vault at `root`: outside git, or listed with its clone's mark."""
+    """Whether the user trusts the vault at `root`: outside git, or listed with its clone's mark
+    (at this path, or at the same place inside the clone before the clone was moved)."""
     top = gitstate.work_tree(root)
     if top is None:
         return True
-    real = os.path.realpath(root)
     lines = _lines()
-    if not any(_path_of(line) == real for line in lines):
+    if not lines:
         return False  # (the common untrusted case reads no more)
+    real = os.path.realpath(root)
     mark = clone_mark(top)
-    return mark is not None and f"{real}\t{mark}" in lines
+    for line in lines:
+        if _same_clone(line, real, top, mark):
+            if mark is not None and _path_of(line) != real:
+                _moved(line, real, mark)
+            return True
+    return False
 
 
 def allow(root: Path) -> bool:
@@ -153,19 +191,27 @@ def allow(root: Path) -> bool:
         if entry in lines:
             return False
         # a line for the same path with another mark (a clone deleted since) or none (an older
-        # optmem's) is replaced: only this clone can be at that path now
-        _write([line for line in lines if _path_of(line) != real] + [entry])
+        # optmem's) is replaced: only this clone can be at that path now; so is this vault's line
+        # from before its clone moved
+        _write([line for line in lines if _path_of(line) != real and not _same_clone(line, real, top, mark)] + [entry])
     return True
 
 
 def withdraw(root: Path) -> bool:
-    """Take the vault's path off the user's list (whatever clone it named); True when it was there."""
+    """Take the vault's path off the user's list (whatever clone it named), and its clone's line
+    from before the clone moved; True when it was there."""
     real = os.path.realpath(root)
-    if not any(_path_of(line) == real for line in _lines()):
+    top = gitstate.work_tree(root)
+    mark = clone_mark(top) if top is not None else None
+
+    def mine(line: str) -> bool:
+        return _path_of(line) == real or (top is not None and _same_clone(line, real, top, mark))
+
+    if not any(mine(line) for line in _lines()):
         return False
     with _list_locked():
         lines = _lines()
-        kept = [line for line in lines if _path_of(line) != real]
+        kept = [line for line in lines if not mine(line)]
         if kept == lines:
             return False
         _write(kept)

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from optmem import __version__, fsio, layout, settings
 from optmem.errors import InvalidName, OptmemError, VaultMissing, quote
-from optmem.patterns import lazy
+from optmem.names import ASCII_NAME, INVISIBLE, NAME_BYTES, too_long
+from optmem.names import NAME_MAX as NAME_MAX  # (the grammar, as modules import it from here)
+from optmem.names import NAME_RE as NAME_RE
 from optmem.settings import Settings
 from optmem.value import Value
 
@@ -18,7 +20,7 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a se
 if TYPE_CHECKING:
     from typing import Any
 
-NAME_RE = lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
 CACHE = ".cache"
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
@@ -27,10 +29,25 @@ GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock a
 def validate_name(name: str, what: str = "name") -> str:
     """Refuse any project/domain name that could escape the vault or confuse a path."""
     if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name in (".", ".."):
+        import unicodedata
+
+        if isinstance(name, str) and NAME_RE.fullmatch(unicodedata.normalize("NFC", name)):
+            raise InvalidName(
+                f"{what} {quote(name)} is written in decomposed form (a letter and its accent apart): write "
+                "it in composed form (NFC), as a keyboard types it, so that it names one folder of the vault",
+                name=name,
+            )
+        if isinstance(name, str) and len(name) <= NAME_MAX and too_long(name):
+            raise InvalidName(
+                f"{what} {quote(name)} is too long: {len(name.encode('utf-8', 'surrogatepass'))} bytes in UTF-8, "
+                f"over the {NAME_BYTES} a name may take (it becomes a folder name, which the file system limits "
+                "by bytes): use a shorter name",
+                name=name,
+            )
         raise InvalidName(
-            f"{what} {quote(name)} is not allowed: use 1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', "
-            "starting with a letter or digit (no '/', '..', spaces or Chinese characters: the name becomes a "
-            "folder of the vault; write it in pinyin or English, e.g. wangzhan)",
+            f"{what} {quote(name)} is not allowed: use 1-64 letters (of any script: 前端 and café are names), "
+            "digits, '.', '_' or '-', starting with a letter or digit (no '/', '..', spaces, symbols or emoji: "
+            "the name becomes a folder of the vault)",
             name=name,
         )
     return name
@@ -38,15 +55,46 @@ def validate_name(name: str, what: str = "name") -> str:
 
 def project_name(folder: str, mapping: dict[str, Any] | None = None) -> str:
     """A project name for a folder: a mapping from optmem.toml [projects], else the folder name
-    made safe (characters a name may not hold become '-')."""
-    mapped = (mapping or {}).get(folder)
+    made safe: letters of every script kept (`前端`, `café`), each run of characters a name may
+    not hold (a space, a symbol, an emoji) become one '-'. A folder left with no letter or digit
+    (`🚀`, `!!!`) is named `project-` and 8 hex digits of its name's hash: distinct such folders
+    do not share a project. The name is in composed form (NFC), as a folder listed on macOS may not be."""
+    import unicodedata
+
+    mapping = mapping or {}
+    mapped = mapping.get(folder)
+    if not isinstance(mapped, str):
+        folder = unicodedata.normalize("NFC", folder)
+        mapped = mapping.get(folder)
     if isinstance(mapped, str):
         return mapped
+    kept = "".join(
+        ch if ch in "._-" or (unicodedata.category(ch)[0] in "LNM" and not INVISIBLE.match(ch)) else " "
+        for ch in folder
+    )
+    name = re.sub(r"[\s]+", "-", kept.strip()).strip("-._")
+    if name and not NAME_RE.fullmatch(name[0]):
+        name = "p" + name  # (a combining mark may not start a name)
+    name = name[:NAME_MAX]
+    while too_long(name):  # (a folder name of 64 characters outside the BMP: 256 bytes)
+        name = name[:-1]
+    name = name.rstrip("-._")
+    if name and NAME_RE.fullmatch(name):
+        return name
+    import hashlib
+
+    return "project-" + hashlib.sha256(folder.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def earlier_project_name(folder: str) -> str:
+    """The name an optmem before the tenth stop gave a repository's folder (ASCII only: every other
+    character a '-', `café` → `caf`, `naïve-ui` → `na-ve-ui`, `前端` → `project`): a vault written
+    then holds its commits, handoffs and memory under it (`integrations.git.repo_project`)."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", folder).strip("-._") or "project"
     if not name[0].isalnum():
         name = "p" + name
-    name = name[:64]
-    return name if NAME_RE.fullmatch(name) else "project"
+    name = name[:NAME_MAX]
+    return name if ASCII_NAME.fullmatch(name) else "project"
 
 
 def hot_target(file: str) -> tuple[str, str | None] | None:

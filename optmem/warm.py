@@ -57,6 +57,9 @@ class Warm:
         self.records: dict[tuple[int, int, int, int], tuple[Record, str, list[str], list[str]]] = {}
         self.terms: dict[str, int] = {}  # term → records holding it, at `self._state`
         self._state: tuple[str | None, str | None] = (None, None)  # the index's meta: lines read, docs
+        # a server laid the vault out when it started (`mcpserve.server`): from then on its calls
+        # find it there, or are refused — never make a new one in its place (`common.get_vault`)
+        self.laid_out = False
 
     def vault(self) -> Vault:
         """A Vault for one call: its own lock and warnings, the settings and index of this handle."""

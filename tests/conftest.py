@@ -25,6 +25,30 @@ HANG = 300.0  # seconds a test waits for a process, a server or an answer before
 PATIENT = "lock.timeout=600"  # `--set` / Vault override for writers that share a vault's lock
 PATIENT_TOML = "[lock]\ntimeout = 600\n"  # the same, in a test vault's optmem.toml
 
+
+GIT_ENV = {  # git run by a test: a fixed author, no system configuration
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`git -C cwd ARGS` under `GIT_ENV`; its exit status checked unless not `check`."""
+    res = subprocess.run(
+        ["git", "-C", str(cwd), *args],
+        capture_output=True,
+        text=True,
+        input=input,
+        env={**os.environ, **GIT_ENV},
+        timeout=HANG,
+    )
+    assert not check or res.returncode == 0, res.stderr
+    return res
+
+
 # Hypothesis: generating inputs and running an example take what they take on a busy machine, so
 # no per-example deadline and no health check that times generation; the others stay on.
 hypothesis_settings.register_profile("optmem", deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,22 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HANG, fenced_json, mcp_session, run_optmem
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "Test",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **GIT_ENV}
-    res = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, env=env, timeout=HANG)
-    assert res.returncode == 0, res.stderr
-    return res
+from conftest import GIT_ENV, HANG, fenced_json, git, mcp_session, run_optmem
 
 
 def new_repo(path: Path) -> Path:

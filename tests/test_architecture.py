@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.settings",
             "optmem.value",
             "optmem.patterns",
+            "optmem.names",
             "optmem.meta",
             "optmem.safety",
             "optmem.fsio",

@@ -232,6 +232,9 @@ def test_precompact_then_session_end_leave_one_handoff_updated_in_place(tmp_path
     updated = hook("SessionEnd", repo, path)
     shown = handoffs()
     assert [h["id"] for h in shown] == [updated["handoff"]]
+    assert shown[0]["origin"] == "agent"  # what the assistant said it did: its claims
+    said = run_optmem("context", "-p", "webapp").stdout
+    assert "Latest handoff — webapp" in said and "the agent's own report" in said
     assert updated["status"] == "updated" and updated["replaced"] == [wrote["handoff"]]
     assert shown[0]["done"][-1] == "Added tests/test_config.py::test_login_timeout_default; the suite passes (5 tests)."
     assert "Add a test for the LOGIN_TIMEOUT default." in shown[0]["note"]

@@ -11,16 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HANG, Cli, run_readme_block
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
+from conftest import GIT_ENV, HANG, Cli, git, run_readme_block
 
 CLI = Cli()  # optmem in this process; git, its hooks and its merge driver run as processes
 
@@ -32,19 +23,6 @@ def om(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
         res = CLI(*args)
     return subprocess.CompletedProcess(["optmem", *args], res.exit_code, res.stdout, res.stderr)
-
-
-def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    res = subprocess.run(
-        ["git", "-C", str(cwd), *args],
-        capture_output=True,
-        text=True,
-        input=input,
-        env={**os.environ, **GIT_ENV},
-        timeout=HANG,
-    )
-    assert not check or res.returncode == 0, res.stderr
-    return res
 
 
 def commits(vault: Path) -> list[dict]:

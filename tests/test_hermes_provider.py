@@ -391,6 +391,7 @@ def test_a_sessions_turns_and_handoff_carry_its_project_and_a_later_done_closes_
         ("handoff", "hproj"),
     ]
     [h] = cli.json("--vault", vault, "handoff", "read", "-p", "hproj")["handoffs"]
+    assert h["origin"] == "agent"  # the agent's own account of its session: its "done" items are its claims
     assert h["done"] == [
         "moved the API to 7070.",
         "导出了旧库的数据。",

@@ -179,3 +179,30 @@ def test_a_method_the_server_does_not_have_is_refused_in_the_usual_shape(vault_p
     assert error.code == -32601 and error.data["ok"] is False, error
     assert error.data["error"]["code"] == "unknown_method", error
     assert "tools/cal" in error.data["error"]["message"] and "tools/call" in error.data["error"]["message"]
+
+
+@pytest.mark.long
+def test_a_vault_moved_while_the_server_runs_is_refused_never_made_again(vault_path: Path) -> None:
+    """The vault folder renamed (or unmounted) mid-session: every call says so — nothing is read
+    from or written to a new, empty vault in its place (the server used to start one in silence)."""
+    moved = vault_path.with_name(vault_path.name + "-moved")
+
+    async def script(s: Any) -> list[Any]:
+        first = await s.call_tool("append", {"text": "before the move: redis on 6379"})
+        vault_path.rename(moved)
+        return [
+            first,
+            await s.call_tool("append", {"text": "after the move: redis on 6380"}),
+            await s.call_tool("search", {"query": "redis"}),
+            await s.call_tool("memory", {"action": "add", "content": "redis moved"}),
+        ]
+
+    first, *after = mcp_session(vault_path, script)
+    assert not _is_error(first)
+    for result in after:
+        assert _is_error(result)
+        err = json.loads(result.content[0].text.split("\n", 1)[1].rsplit("\n", 1)[0])["error"]
+        assert err["code"] == "vault_missing" and "since the server started" in err["message"], err
+        assert "restart the server with --vault" in err["message"]
+    assert not vault_path.exists()  # no new vault in its place
+    assert "6380" not in (moved / "LOG.jsonl").read_text("utf-8")

@@ -114,5 +114,6 @@ def test_a_summary_node_quotes_a_record_as_get_shows_it(cli, three, vault_path: 
         if stored == shown:
             assert f"- {stored} (`{rid}`)" in body.splitlines(), (rid, body)
         else:
-            assert stored not in body and f"- {shown}" in body.splitlines(), (rid, body)
+            # (written into the node as shown, its id kept: `get ID` opens it)
+            assert stored not in body and f"- {shown} (`{rid}`)" in body.splitlines(), (rid, body)
     assert f"- {DISCUSSED} (`" in cli("tree", "default/L1-0001").stdout

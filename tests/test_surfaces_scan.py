@@ -429,4 +429,5 @@ def test_the_hermes_provider_prefetch_is_scanned(planted, tmp_path):
         got = p.prefetch(query)
         assert "the backend port is" in got or "deploy notes for the release" in got, got
         assert_clean(got, f"prefetch {query!r}")
-    assert "[BLOCKED: ignore_previous_instructions]: you were told" in p.prefetch("backend port")
+    # (a conflict of another project than the session's names its project: recall comes from everywhere)
+    assert "[BLOCKED: ignore_previous_instructions] (project webapp): you were told" in p.prefetch("backend port")

@@ -161,14 +161,14 @@ def test_only_the_write_that_made_the_vault_says_it_created_it(tmp_path, monkeyp
     assert "created a new vault" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["../x", "a/b", "a b", "..", ".hidden", "", "x" * 65, "名字"])
+@pytest.mark.parametrize("name", ["../x", "a/b", "a b", "..", ".hidden", "", "x" * 65, "名字 ", "名" * 65, "🚀"])
 def test_invalid_names_are_refused(name):
     with pytest.raises(InvalidName):
         validate_name(name, "project")
 
 
 def test_valid_names(vault):
-    for name in ("webapp", "my_proj-2.0", "A" * 64):
+    for name in ("webapp", "my_proj-2.0", "A" * 64, "名字", "名" * 64, "café"):
         assert validate_name(name) == name
     assert vault.project_dir("webapp") == vault.root / "projects" / "webapp"
 

@@ -31,9 +31,12 @@ def hooks_install(repo: str | None, json_out: bool) -> None:
     res = git.install_git_hook(vault, Path(repo or "."))
     vault.lay_out()  # the hooks will write to it: it exists from now on
     git.install_merge_driver(vault)
+    if res.note:
+        note(f"optmem: note: {res.note}")
     emit(
         json_out,
-        {"status": res.status, "hook": res.hook, "hooks": list(res.hooks), "chained": res.chained, "vault": res.vault},
+        {"status": res.status, "hook": res.hook, "hooks": list(res.hooks), "chained": res.chained, "vault": res.vault}
+        | ({"note": res.note} if res.note else {}),
         lambda: (
             f"{res.status.replace('_', ' ')}: {_named(res.hooks)}"
             + (f" (your hook still runs: {res.chained})" if res.chained else "")
@@ -283,7 +286,9 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
       echo '{"hook_event_name":"SessionStart","cwd":"."}' | optmem hook claude-code
     """
     import json
+    from pathlib import Path
 
+    from optmem.cli.common import STATE
     from optmem.integrations import claude_code, fail_open
 
     def handle() -> dict[str, Any]:
@@ -298,6 +303,9 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
         if not isinstance(event, dict):
             raise ValueError(f"{what} — this is not a JSON object")
         starting = event.get("hook_event_name") == "SessionStart"  # no vault yet: nothing to say
+        # the project's vault, found up to the repository's top from a subfolder (never made there)
+        found = claude_code.hook_vault(resolve_vault().root, Path.cwd())
+        STATE.vault_opt = str(found)
         return claude_code.claude_code_event(
             resolve_vault() if starting else get_vault(write=True), event, budget=budget
         )

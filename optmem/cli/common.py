@@ -259,6 +259,9 @@ def get_vault(*, write: bool = False, create: bool = True, overrides: list[str] 
     from optmem.vault import initialised
 
     vault = resolve_vault(None, overrides)
+    warm = STATE.warm
+    if warm is not None and warm.laid_out and vault.root == warm.root and not initialised(vault):
+        _served_vault_gone(vault)
     if not write or not create:
         vault.require()
     if write and not initialised(vault):
@@ -268,6 +271,22 @@ def get_vault(*, write: bool = False, create: bool = True, overrides: list[str] 
         vault.held_files = vault.exists() and any(vault.root.iterdir())  # (before this write adds any)
         STATE.created.append(vault)  # (announced at the end: a new folder, or one made a vault)
     return vault
+
+
+def _served_vault_gone(vault: Vault) -> None:
+    """A server's call whose vault is no longer where the server laid it out at its start (the
+    folder renamed, moved, deleted or unmounted while it ran): refused — a write would start a
+    new, empty vault in its place, and the agent's memory would split in two in silence (the git
+    hooks and the Hermes provider never make a vault where one was, either)."""
+    from optmem.errors import VaultMissing
+
+    what = "is gone" if not vault.exists() else "is no longer a vault (its .gitattributes and .gitignore are gone)"
+    raise VaultMissing(
+        f"the vault this MCP server serves, {vault.root}, {what} since the server started — renamed, moved or "
+        "unmounted? Nothing was read or written (no new vault is made in its place): put the folder back, or "
+        "restart the server with --vault naming where the vault is now",
+        vault=str(vault.root),
+    )
 
 
 def env_domain(domain: str | None) -> str | None:

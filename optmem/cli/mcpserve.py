@@ -98,6 +98,7 @@ def server(log_level: str = "warning") -> Iterator[Any]:
         importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
     STATE.vault_opt, STATE.set_opt = vault_opt, set_opt
     with Warm(vault.root, list(set_opt)) as warm:  # open between calls, checked at each
+        warm.laid_out = True
         yield build_server(REGISTRY, functools.partial(call, warm=warm), refuse, log_level)
 
 

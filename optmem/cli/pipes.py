@@ -7,6 +7,7 @@ from optmem.cli.common import (
     env_domain,
     get_vault,
     note,
+    origin_of,
     progress_callback,
     read_arg,
     summarizer_command,
@@ -29,7 +30,13 @@ def _render_handoff(h: Any) -> list[str]:
     from optmem.safety.fence import Body, line, quote
 
     parts: list[str] = [
-        Body(f"# Handoff — {line(h.project)}  ({line(h.time)}{', edited by hand' if h.edited else ''})")
+        Body(
+            f"# Handoff — {line(h.project)}  ({line(h.time)}"
+            + (f", domain {line(h.domain)}" if h.domain else "")
+            + f"{', edited by hand' if h.edited else ''}"
+            + (", the agent's own report: its “done” items are its claims" if h.origin == "agent" else "")
+            + ")"
+        )
     ]
     for title, items in (("Done", h.done), ("Blocked", h.blocked), ("Next", h.next)):
         parts.append(Body(f"## {title}"))
@@ -94,6 +101,7 @@ def handoff_write(
         domain=env_domain(domain),
         source=source,
         allow_unsafe=allow_unsafe,
+        origin=origin_of(None),  # who runs it: a person at a terminal, else an agent (as `append`)
     )
     emit(
         json_out,
@@ -105,15 +113,20 @@ def handoff_write(
 @command(
     "handoff read",
     PROJECT,
-    opt("history", type=int, default=1, help="Show the N latest handoffs, newest first."),
+    opt("history", type=int, default=None, help="Show the N latest handoffs, newest first."),
+    opt("domain", "--domain", "-d", help="Only this domain's (agent's) handoffs."),
     SHOW_UNSAFE,
 )
-def handoff_read(project: str | None, history: int, allow_unsafe: bool, json_out: bool) -> None:
-    """Print the project's latest handoff (a hand-edited HANDOFF.md wins), or the N latest.
+def handoff_read(
+    project: str | None, history: int | None, domain: str | None, allow_unsafe: bool, json_out: bool
+) -> None:
+    """Print the project's latest handoff (a hand-edited HANDOFF.md wins) and the latest of each
+    other domain (agent) that wrote one; or the N latest.
 
     \b
     Example:
       optmem handoff read -p webapp --history 2
+      optmem handoff read -p webapp --domain hermes
     """
     from optmem import handoff
     from optmem.errors import UsageError
@@ -121,7 +134,11 @@ def handoff_read(project: str | None, history: int, allow_unsafe: bool, json_out
 
     if not project:
         raise UsageError("handoff read needs --project NAME")
-    found = handoff.read(get_vault(), project, history, show_unsafe=allow_unsafe)
+    vault = get_vault()
+    if history is None and domain is None:
+        found = handoff.latest_per_domain(vault, project, show_unsafe=allow_unsafe)
+    else:
+        found = handoff.read(vault, project, history or 1, domain=domain, show_unsafe=allow_unsafe)
 
     def human() -> str:  # stored text, fenced: the handoffs one after the other, a blank line between
         parts: list[str] = []
@@ -162,7 +179,12 @@ def handoff_list(json_out: bool) -> None:
 @command(
     "context",
     PROJECT,
-    opt("domain", "--domain", "-d", help="Only this domain's redlines and records."),
+    opt(
+        "domain",
+        "--domain",
+        "-d",
+        help="Only this domain's redlines and records; its handoff first (every agent's latest still shows).",
+    ),
     opt("query", "--query", "-q", help="Records relevant to this (else the project's latest)."),
     opt("budget", type=int, default=4000, help="Most characters to print, fences included."),
 )

@@ -26,7 +26,7 @@ from typing import Any
 
 from optmem import fsio
 from optmem.errors import UsageError
-from optmem.integrations.git import project_name, repo_root
+from optmem.integrations.git import project_name, repo_project, repo_root
 from optmem.vault import Vault
 
 _DONE = re.compile(
@@ -363,6 +363,7 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
         domain="code",
         session=session,
         allow_unsafe=False,
+        origin="agent",  # what the assistant said it did: its claims, not checked facts
     )  # drawn from the transcript, not guessed: stored as said
     for old, _ in earlier:
         log.forget(vault, old, reason=f"updated by {h.id} (same Claude Code session)", source="claude-code")
@@ -384,10 +385,9 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
     name = event.get("hook_event_name")
     cwd = Path(event.get("cwd") or os.getcwd())
     try:
-        folder = repo_root(cwd).name
+        project = repo_project(repo_root(cwd), vault.settings.projects, vault=vault)
     except (UsageError, OSError, subprocess.SubprocessError):
-        folder = cwd.name
-    project = project_name(folder, vault.settings.projects)
+        project = project_name(cwd.name, vault.settings.projects)
     if name == "SessionStart":
         if not vault.exists():
             return {"event": name, "project": project, "context": None}
@@ -497,6 +497,43 @@ def _older_hook(command: Any, ours: str) -> bool:
         and command != ours
         and command.rstrip().endswith(" hook claude-code")
         and ("optmem" in command)
+    )
+
+
+def hook_vault(root: Path, cwd: Path) -> Path:
+    """The vault a hook event is for, given the vault its command names (`root`, made absolute
+    from the hook's working folder `cwd`). The command names the project's vault relative to
+    `$CLAUDE_PROJECT_DIR`, else to the folder Claude Code runs the hook in — a subfolder of the
+    repository when the session started there without that variable. A vault named relative to
+    `cwd` that is not there is looked for in each folder above, up to the repository's top (the
+    first one found serves); none there: it may be made only at the top (a project's first
+    session), never in a subfolder — a stray vault would hold the handoff no session reads.
+    Raises VaultMissing, saying where it looked."""
+    from optmem.errors import VaultMissing
+
+    if root.is_dir():
+        return root
+    here = Path(os.path.abspath(cwd))
+    if not root.is_relative_to(here) or root == here:
+        return root  # (a vault named by its own path: made at the first write, as ever)
+    rel = root.relative_to(here)
+    try:
+        top: Path | None = Path(os.path.abspath(repo_root(here)))
+    except (UsageError, OSError, subprocess.SubprocessError):
+        top = None
+    if top is None or here == top or not here.is_relative_to(top):
+        return root
+    for folder in here.parents:
+        if (folder / rel).is_dir():
+            return folder / rel
+        if folder == top:
+            break
+    raise VaultMissing(
+        f"no vault {rel.as_posix()} in {here} or any folder above it up to the repository's top {top}: the hook "
+        f"ran in a subfolder (Claude Code started there without CLAUDE_PROJECT_DIR), and a vault made here would "
+        f"hold what no other session reads — nothing was written. Start Claude Code in {top}, or create the "
+        f"project's vault there first (`optmem --vault {top / rel} init`)",
+        vault=str(root),
     )
 
 

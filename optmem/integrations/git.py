@@ -48,6 +48,112 @@ def repo_root(path: Path) -> Path:
     return Path(_git(path, "rev-parse", "--show-toplevel").strip())
 
 
+PROJECT_KEY = "optmem.project"  # the repository's own git config: the project its commits go to
+
+
+def repo_project(
+    root: Path, mapping: dict[str, Any] | None = None, *, remember: bool = False, vault: Vault | None = None
+) -> str:
+    """The project of the git repository whose top folder is `root`: `[projects]` of optmem.toml
+    for its folder's name first; else the name its git config keeps (`optmem.project`, in
+    `.git/config`: never pushed, and kept when the folder is renamed or moved — so `mv coderepo
+    coderepo2` leaves its commits, sessions and handoffs in one project); else the folder's name
+    (`project_name`) — or, in a `vault` that holds this repository's commits under the name an
+    earlier optmem gave its folder (`café` was `caf`: `earlier_project_name`), that name, so an
+    upgrade does not split its history. `remember` (the hooks, on install and at each commit): a
+    repository whose config keeps none is given its name now. A git that cannot answer names the
+    folder."""
+    import subprocess
+
+    mapped = (mapping or {}).get(root.name)
+    if isinstance(mapped, str):
+        return mapped
+    try:
+        res = gitstate.run(root, "config", "--local", "--get", PROJECT_KEY)
+        kept = res.stdout.strip() if res.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        return project_name(root.name, mapping)
+    from optmem.vault import NAME_RE
+
+    if kept and NAME_RE.fullmatch(kept):
+        return kept
+    name = project_name(root.name, mapping)
+    if not kept and vault is not None:
+        name = _earlier_name(vault, root) or name
+    if remember and not kept:
+        try:
+            gitstate.run(root, "config", "--local", PROJECT_KEY, name, reading=False)
+        except (OSError, subprocess.SubprocessError):
+            pass  # (named by its folder again next time)
+    return name
+
+
+_EARLIER_LOOKED = 5  # commit records of the earlier name whose sha is looked for in the repository
+
+
+def _earlier_name(vault: Vault, root: Path) -> str | None:
+    """The name an earlier optmem gave this repository's folder, when it differs from today's and
+    the vault holds commits of this repository under it (their sha known to its git) — not the
+    shared `project` every repository named in another script was (item 1 of the tenth stop: their
+    records leaked into each other's sessions; each gets its own name now)."""
+    import subprocess
+
+    from optmem.vault import earlier_project_name
+
+    old = earlier_project_name(root.name)
+    if old == "project" or old == project_name(root.name) or not vault.exists():
+        return None
+    from optmem.index import open_index
+
+    try:
+        with open_index(vault) as idx:
+            rows = idx.rows("r.kind = ? AND r.project = ? ORDER BY r.n DESC LIMIT ?", (COMMIT, old, _EARLIER_LOOKED))
+    except OptmemError:
+        return None
+    for r in rows:
+        sha = (r.key or "").removeprefix("commit:")
+        if not sha or not all(c in "0123456789abcdef" for c in sha):
+            continue
+        try:
+            if gitstate.run(root, "cat-file", "-e", f"{sha}^{{commit}}").returncode == 0:
+                return old
+        except (OSError, subprocess.SubprocessError):
+            return None
+    return None
+
+
+def vault_inside(vault: Vault, root: Path) -> str | None:
+    """The vault's folder relative to the repository's top `root` (`.optmem`), when the vault lies
+    inside the repository's work tree; else None."""
+    import os
+
+    real, top = Path(os.path.realpath(vault.root)), Path(os.path.realpath(root))
+    if real == top or not real.is_relative_to(top):
+        return None
+    return real.relative_to(top).as_posix()
+
+
+def _inside_note(vault: Vault, root: Path) -> str | None:
+    """What `hooks install` says of a vault inside the repository it hooks, which git does not
+    ignore: each commit's record changes the vault, so the work tree shows it modified until it
+    is committed (with the next change: a commit of the vault alone is not recorded)."""
+    import subprocess
+
+    inside = vault_inside(vault, root)
+    if inside is None:
+        return None
+    try:
+        if gitstate.run(root, "check-ignore", "-q", "--", inside + "/").returncode == 0:
+            return None  # (kept out of git: nothing to say)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return (
+        f"the vault {inside}/ lies inside this repository: each commit's record changes it, so `git status` "
+        f"shows it modified until you commit it — with your next change (a commit of {inside}/ alone is not "
+        f"recorded), or keep it out of git: `echo {inside}/ >> .git/info/exclude`"
+    )
+
+
 def _hooks_dir(repo: Path) -> Path:
     path = Path(_git(repo, "rev-parse", "--git-path", "hooks", hooks=True).strip())  # where they are
     return path if path.is_absolute() else repo / path
@@ -65,6 +171,7 @@ class HookResult:
     chained: str | None
     vault: str | None = None
     hooks: tuple[str, ...] = ()  # every hook installed (or found installed), or removed
+    note: str | None = None  # the vault lies inside the repository (`_inside_note`)
 
 
 def _chained(hook: Path) -> Path:
@@ -99,6 +206,7 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
     already hooked for another vault is re-pointed at this one."""
     root = repo_root(repo)
     hooks = _hooks_dir(root)
+    repo_project(root, vault.settings.projects, remember=True, vault=vault)  # it survives a rename of the folder
     statuses = []
     for name in HOOKS:
         hook = hooks / name
@@ -122,6 +230,7 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
         str(_chained(first)) if _chained(first).exists() else None,
         str(vault.root),
         tuple(str(hooks / name) for name in HOOKS),
+        _inside_note(vault, root),
     )
 
 
@@ -198,7 +307,12 @@ def record_commit(
     validate_name(domain, "domain")  # before anything is made
     root = root or repo_root(repo)
     sha, subject, author, paths = _commit(root, rev)
-    project = project_name(root.name, vault.settings.projects)
+    inside = vault_inside(vault, root)
+    if inside is not None and paths and all(p.startswith(inside + "/") for p in paths):
+        # a commit of the memory alone (the records of earlier commits) is not news: recording it
+        # would change the vault again, and the work tree would never come clean
+        return {"id": None, "sha": sha, "subject": subject, "files": len(paths), "status": "memory_only"}
+    project = repo_project(root, vault.settings.projects, remember=True, vault=vault)
     key = f"commit:{sha}"
     keys = [key] + ([f"commit:{supersedes}"] if supersedes else [])
     already, old = (_recorded(vault, keys, domain, project) + [None])[:2]
@@ -256,7 +370,8 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
     offered. Returns `{"commits": [what record_commit said of each commit recorded now, spooled
     ones first], "spooled": n (waiting now), "spool", "reason"? (why they wait), "dropped"?
     (spooled commits that cannot be recorded, and why)}` — for HEAD also what was said of it at
-    the top (`status`: recorded, duplicate, rewritten, deferred to post-rewrite, or spooled)."""
+    the top (`status`: recorded, duplicate, rewritten, deferred to post-rewrite, spooled, or
+    memory_only — a commit of the vault's own files alone, not recorded)."""
     from optmem import spool
     from optmem.errors import Locked, TooLarge, VaultMissing
     from optmem.vault import validate_name

@@ -115,13 +115,13 @@ def session_project(kwargs: dict[str, Any], mapping: dict[str, Any] | None = Non
     optmem.toml first); else the agent's profile when it is not the default one; else `hermes`."""
     import subprocess
 
-    from optmem.integrations.git import project_name, repo_root
+    from optmem.integrations.git import project_name, repo_project, repo_root
     from optmem.vault import validate_name
 
     if kwargs.get("platform", "cli") in ("cli", "", None):
         cwd = Path(os.environ.get("TERMINAL_CWD") or os.getcwd())
         try:
-            folder = repo_root(cwd).name
+            return repo_project(repo_root(cwd), mapping)
         except (OptmemError, OSError, subprocess.SubprocessError):
             folder = cwd.name
         if folder:
@@ -631,6 +631,7 @@ class Provider:
                 source="hermes",
                 session=entry.get("session") or None,
                 said_at=said_at,
+                origin="agent",  # the agent's own account of its session
             )
 
     def _drain(self) -> bool:

@@ -787,7 +787,9 @@ def random_key(token: str, named: bool = False) -> bool:
         and len(set(plain)) >= 10
         and sum(c.isdigit() for c in plain) >= 2
         and (all(kinds) or len(plain) >= 32)
-        and not re.search(r"(?:^|/)[a-z._-]+/|(?-i:_[A-Z]+_)|example|^[a-z]+://|^(?:sha(?:1|256|384|512)|md5):", plain, re.I)
+        and not re.search(
+            r"(?:^|/)[a-z._-]+/|(?-i:_[A-Z]+_)|example|^[a-z]+://|^(?:sha(?:1|256|384|512)|md5):", plain, re.I
+        )
         and (named or sum(map(len, re.findall("[A-Z]?[a-z]{3,}", plain))) * 2 < len(plain))
         and -sum(n / len(plain) * math.log2(n / len(plain)) for n in Counter(plain).values()) >= 3.5
         and not any(v in plain for v in PUBLISHED)
