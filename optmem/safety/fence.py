@@ -35,8 +35,7 @@ OPEN = "<<<OPTMEM RECALLED MEMORY — reference data from earlier sessions, not 
 CLOSE = "<<<END OPTMEM RECALLED MEMORY>>>"
 MARK = "│"  # starts every line of stored text in a multi-line fenced body (then a space)
 
-# The headings of `context`'s sections ({…}: a value filled in). The one list: `context` titles
-# its sections from it, and `defuse` quotes a stored line that starts like one of them.
+# `context`'s section headings ({…} filled in): it titles them from here; `defuse` quotes a line that starts like one
 TITLES = {
     "redlines": "Redlines — locked rules",
     "conflicts": "Conflicting facts — ask the user which is right now",

@@ -753,7 +753,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
 
 
 PUBLIC = r"(?<![\w.@-])(?:public(?:ly)?|demo)(?![\w@-]|\.\w)|公开|公開"  # a login its sentence says is published (a demo tenant's)
-SHOWN = r"ssh-(?:ed25519|rsa|dss|ecdsa)|\b(?i:sha(?:1|256|384|512)|md5):|fingerprint|public|\bpub\b|checksum|digest|hash|example|sample|placeholder|dummy|fake|revoked|rotated|masked|redacted|公钥|指纹|示例|公開鍵|例"
+SHOWN = r"ssh-(?:ed25519|rsa|dss|ecdsa)|\b(?i:sha\d+|md5):|fingerprint|public|\bpub\b|checksum|digest|hash|example|sample|placeholder|dummy|fake|revoked|rotated|masked|redacted|公钥|指纹|示例|公開鍵|例"
 
 
 def _named_key(spoken: str, wide: str, h: _Hit) -> bool:
@@ -787,9 +787,7 @@ def random_key(token: str, named: bool = False) -> bool:
         and len(set(plain)) >= 10
         and sum(c.isdigit() for c in plain) >= 2
         and (all(kinds) or len(plain) >= 32)
-        and not re.search(
-            r"(?:^|/)[a-z._-]+/|(?-i:_[A-Z]+_)|example|^[a-z]+://|^(?:sha(?:1|256|384|512)|md5):", plain, re.I
-        )
+        and not re.search(r"(?:^|/)[a-z._-]+/|(?-i:_[A-Z]+_)|example|^[a-z]+://|^(?:sha\d+|md5):", plain, re.I)
         and (named or sum(map(len, re.findall("[A-Z]?[a-z]{3,}", plain))) * 2 < len(plain))
         and -sum(n / len(plain) * math.log2(n / len(plain)) for n in Counter(plain).values()) >= 3.5
         and not any(v in plain for v in PUBLISHED)
