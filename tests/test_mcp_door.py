@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Cli, mcp_session
+from conftest import Cli, fenced_json, mcp_session
 
 from optmem.safety.fence import CLOSE, OPEN
 
@@ -201,7 +201,7 @@ def test_a_vault_moved_while_the_server_runs_is_refused_never_made_again(vault_p
     assert not _is_error(first)
     for result in after:
         assert _is_error(result)
-        err = json.loads(result.content[0].text.split("\n", 1)[1].rsplit("\n", 1)[0])["error"]
+        err = fenced_json(result.content[0].text)["error"]  # (a refusal stands outside the fence)
         assert err["code"] == "vault_missing" and "since the server started" in err["message"], err
         assert "restart the server with --vault" in err["message"]
     assert not vault_path.exists()  # no new vault in its place
