@@ -335,8 +335,10 @@ def test_a_commit_the_vault_cannot_take_waits_in_the_spool_and_the_next_commit_r
     assert [c["text"] for c in commits(vault_path)] == ["first"]
     away = tmp_path / "unmounted"
     vault_path.rename(away)  # the vault's disk is gone: the hook never makes an empty vault there
-    git(repo, "commit", "-q", "--allow-empty", "-m", "third")
+    third = git(repo, "commit", "-q", "--allow-empty", "-m", "third")
     assert not vault_path.exists() and len(spool.read_text("utf-8").splitlines()) == 2
+    # what to do if the vault moved rather than went away (tester 10): point the hooks at it
+    assert f"optmem --vault NEW-PATH hooks install --repo {repo}" in third.stderr, third.stderr
     away.rename(vault_path)
     git(repo, "commit", "-q", "--allow-empty", "-m", "fourth")  # stores the spool first, in order
     recs = commits(vault_path)

@@ -404,7 +404,11 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
 
     def _store(entry: dict[str, Any]) -> None:
         if not vault.exists():
-            raise VaultMissing(f"the vault {vault.root} does not exist (an unmounted disk?)", vault=str(vault.root))
+            raise VaultMissing(
+                f"the vault {vault.root} does not exist (an unmounted disk? if it moved: "
+                f"`optmem --vault NEW-PATH hooks install --repo {root}` points this repository's hooks at it)",
+                vault=str(vault.root),
+            )
         commit = entry["commit"]
         if not (isinstance(commit, str) and len(commit) <= 64 and commit.isalnum() and commit.isascii()):
             raise ValueError(f"a spooled commit is its sha, not {str(commit)[:80]!r}")  # (never an option to git)
