@@ -566,7 +566,7 @@ def _followers(
             # a note that says it changes something; or, holding enough of the older's words, one
             # that puts a number in place of one of its own ("prod pg max_connections=500" after
             # "生产 PG 的 max_connections 是 200") — the one that says a change goes first
-            told = cues.says_change(said, settings.change_arrows)
+            told = cues.says_change(said)
             if best and (told, share, row.ts or 0.0) <= best[:3]:
                 continue
             new, old = values(said, ignore), values(text, ignore)
@@ -859,7 +859,7 @@ def _order(
         q.intent.question,
         asks == "past",
         lambda text: values(text, ignore),
-        lambda text: cues.says_change(text, settings.change_arrows),
+        cues.says_change,
         # what the older note is about, named by the newer one or by the question
         lambda older, newer: names_its_subject(older, newer, ignore) or names_its_subject(older, q.text, ignore),
         _Subjects(idx).share,

@@ -1569,30 +1569,6 @@ def test_a_newer_note_lacking_the_question_s_name_follows_when_it_names_nobody_e
 
 
 @pytest.mark.long
-def test_an_arrow_in_a_newer_note_says_it_changes_the_value(vault, cli, monkeypatch):
-    # ".nvmrc -> 20.11.1" shares one rare word with the note that answers and no word with the
-    # question; its arrow writes the new value over the old, as "now" or "bumped to" would
-    at(monkeypatch, "2025-01-05T10:00:00Z")
-    for text_ in FILLERS:
-        put(vault, text_)
-    at(monkeypatch, "2025-02-01T10:00:00Z")
-    old = put(vault, "frontend pinned to node 16 in .nvmrc").id
-    at(monkeypatch, "2025-06-01T10:00:00Z")
-    new = put(vault, ".nvmrc -> 20.11.1").id
-    at(monkeypatch, "2025-06-20T10:00:00Z")
-    q = "which node version does the frontend use?"
-    _newer_first(cli, q, new, old)
-    _old_first_without(cli, "ranking.change_arrows=false", q, new, old)
-
-
-def test_says_change_reads_an_arrow_only_when_asked():
-    assert cues.says_change("BlueHeron pw -> kestrel-dawn-77", arrows=True)
-    assert cues.says_change(".nvmrc → 20.11", arrows=True)
-    assert not cues.says_change("BlueHeron pw -> kestrel-dawn-77")  # (the write gate's reading: no arrow)
-    assert not cues.says_change("BlueHeron pw is kestrel-dawn-77", arrows=True)
-
-
-@pytest.mark.long
 def test_a_newer_note_saying_a_change_of_value_goes_above_when_the_question_s_words_split(vault, cli, monkeypatch):
     # "which account does my paycheck land in?": the older matched "paycheck", the newer "account";
     # they share no word of their own — the newer says it changes something and puts a name in

@@ -161,7 +161,6 @@ _PAST_BEFORE_CJK = (
 )
 
 # Words with which a statement says it replaces an earlier one ("moved to", "搬到", "改成").
-CHANGE_ARROWS = ("->", "→")  # a value written over the one before it (`says_change`)
 CHANGE_CUES = (
     "now",
     "no longer",
@@ -312,13 +311,11 @@ def came_after(query: str) -> tuple[str, str]:
     return after, rest
 
 
-def says_change(text: str, arrows: bool = False) -> bool:
+def says_change(text: str) -> bool:
     """Whether a statement says it is a change ("小明搬到上海了", "now uses pnpm"): two values of a
     key written close together are then ordered by time, not put to the user; between two notes,
-    a newer one that says so gives a new value though no capital marks it (`ranking.updates_first`).
-    `arrows` (search's `ranking.change_arrows`): an arrow says it too — a value written over the
-    one before it ("BlueHeron pw -> kestrel-dawn-77", ".nvmrc → 20.11")."""
-    return _says("change", fold(text)) or (arrows and any(a in text for a in CHANGE_ARROWS))
+    a newer one that says so gives a new value though no capital marks it (`ranking.updates_first`)."""
+    return _says("change", fold(text))
 
 
 def _guarded(words: Iterable[str]) -> str:

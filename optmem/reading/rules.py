@@ -335,20 +335,6 @@ RULES: tuple[Rule, ...] = (
         " pts (sets 1, 3, 5, 7, 8: a distractor followed in its place), old in the top ten and past questions 0;"
         " update set 0 / 0",
     ),
-    Rule(
-        "an arrow says a change",
-        "change_arrows",
-        "false",
-        "an arrow (->, →) in a note says it changes something, as “now” or “switched” do — a value written over the"
-        " one before it (“BlueHeron pw -> kestrel-dawn-77”, “.nvmrc -> 20.11.1”); search only, the write gate reads"
-        " no arrow",
-        "0 (turns)",
-        "0 (turns)",
-        "0 (with the three rules of 2026-12-07 on: R@1 47.0, MRR 0.582, as without them)",
-        "blind pairs current first 0 / 0 / +0.6 / 0 / 0 / 0 / +0.6 / +0.5 pts, old first 0 / 0 / −0.6 / 0 / 0 / 0"
-        " / −0.5 / −0.5 pts (sets 1–8; 2, 4, 6 not developed on: arrows in 3, 4, 5 of their cases moved none), old"
-        " in the top ten and past questions 0; update set 0 / 0",
-    ),
 )
 
 
