@@ -625,6 +625,8 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
         out.append(PENDING_LABEL)  # a guess gone cold is still a guess
     if shape.get("conflict") and CONFLICT_LABEL not in omit:
         out.append(CONFLICT_LABEL)
+    for other in shape.get("across_domains") or ():  # a key's current value in another domain (`facts.split_rows`)
+        out.append(f"ANOTHER VALUE IN {other['domain']} ({short_id(other['id'])})")
     if GUESS_LABEL not in omit:
         out += guess_notes(shape.get("may_update"), shape.get("may_be_updated_by") or ())
     outdated = shape.get("outdated_facts")

@@ -658,6 +658,32 @@ def test_one_key_with_two_values_in_two_domains_is_told_not_left_silent(cli, vau
     assert "user.city" not in cli("context").stdout.split("## Recent")[0]
 
 
+def test_history_of_a_key_split_over_two_domains_labels_each_current_value_as_conflicts_does(cli, vault, vault_path):
+    """`history --key` lists every domain's versions: the current value of each of two domains is
+    labelled with the other's (JSON `across_domains`, a label in print), as `conflicts` tells it —
+    never two bare "current" values side by side. A domain that agrees, or one value, is not."""
+    quiet(vault_path)
+    hz = cli.json("append", "小明住在杭州", "--key", "user.city", "--domain", "hermes")["id"]
+    sh = cli.json("append", "小明搬到上海了", "--key", "user.city", "--domain", "code")["id"]
+    versions = {v["id"]: v for v in cli.json("history", "--key", "user.city")["versions"]}
+    assert versions[hz]["status"] == versions[sh]["status"] == "current"
+    assert versions[hz]["across_domains"] == [{"id": sh, "domain": "code"}]
+    assert versions[sh]["across_domains"] == [{"id": hz, "domain": "hermes"}]
+    shown = cli("history", "--key", "user.city").stdout
+    assert f"ANOTHER VALUE IN code ({sh[-8:]})" in shown and f"ANOTHER VALUE IN hermes ({hz[-8:]})" in shown
+    # --domain shows that domain's versions, still labelled with the other's value
+    [only] = cli.json("history", "--key", "user.city", "--domain", "hermes")["versions"]
+    assert only["id"] == hz and only["across_domains"] == [{"id": sh, "domain": "code"}]
+    assert "ANOTHER VALUE IN code" in cli("history", hz).stdout  # by id too
+    # an agreeing domain, and a superseded value, carry no label
+    cli.json("append", "the port is 8080", "--key", "svc.port", "--domain", "hermes")
+    cli.json("append", "the port is 8080", "--key", "svc.port", "--domain", "code")
+    assert all("across_domains" not in v for v in cli.json("history", "--key", "svc.port")["versions"])
+    assert cli("correct", hz, "小明搬到上海了").exit_code == 0
+    assert all("across_domains" not in v for v in cli.json("history", "--key", "user.city")["versions"])
+    assert "ANOTHER VALUE" not in cli("history", "--key", "user.city").stdout
+
+
 def test_context_under_a_domain_tells_that_domains_value_of_a_split_key_and_counts_as_conflicts_does(
     cli, vault, vault_path
 ):
