@@ -297,6 +297,7 @@ def purge(record_ids: list[str] | None, domain: str | None, all: bool, yes: bool
             "files": res.files,
             "restored": res.restored,
             "warnings": res.warnings,
+            "not_found": res.not_found,
         },
         lambda: (
             f"purged {res.records} record(s) ({res.lines} line(s))"
