@@ -610,6 +610,7 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
         _check_lifecycle(vault, report)
     _check_space(vault, report)
     _check_spools(vault, report)
+    _check_writer(vault, report)
     if not vault.trusted:
         report.notes.append(
             "this vault is inside a git work tree and not on your trust list (it came in a clone): its "
@@ -647,6 +648,20 @@ def _check_spools(vault: Vault, report: Report) -> None:
                     f"`optmem hook git-commit --repo {repo}`",
                 )
             )
+
+
+def _check_writer(vault: Vault, report: Report) -> None:
+    """A vault that may have been moved before it had its `.cache/writer` (`layout.moved_from`):
+    a note with the command that keeps one writer — a guess, put to the user, never acted on."""
+    from optmem import layout
+
+    for path, name in layout.moved_from(vault.root):
+        report.notes.append(
+            f"this vault may be the one that was at {path} (that folder is gone, and its writer {name} has a "
+            f"folder here, but this clone writes as another): if it is that folder moved or renamed — not a copy "
+            f"or a clone —, `optmem segment --writer {name}` makes this clone write as {name} again, so the vault "
+            "keeps one writer's files on this machine (the records of the other folder stay, and are read)"
+        )
 
 
 def _drain_spools(vault: Vault) -> list[str]:
