@@ -15,6 +15,7 @@ import base64
 import json
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
@@ -571,15 +572,17 @@ def _check_index(vault: Vault, report: Report) -> None:
         report.notes.append("the search index is behind the log; it catches up on next use")
 
 
-def check(vault: Vault, *, fix: bool = False) -> Report:
-    """Every check; with `fix`, the safe repairs first, then a fresh check of what remains."""
+def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]] | None = None) -> Report:
+    """Every check; with `fix`, the safe repairs first, then a fresh check of what remains.
+    `drain`: what else `fix` repairs, outside the vault's lock (each write takes it), saying what
+    it did — the git spools (`integrations.git.drain_spools`, a layer above this one)."""
     vault.require()
     if fix:
         read = Report()
         _check_settings(vault, read)  # an unreadable optmem.toml: repair with the built-in settings
         with vault.lock():
             fixed = _repair(vault, sweep=not read.problems)
-        fixed += _drain_spools(vault)  # (after the lock: each commit takes it, as in the hook)
+        fixed += drain(vault) if drain else []  # (after the lock: each commit takes it, as in the hook)
         report = check(vault)
         report.problems[:0] = read.problems  # … and still report it (the settings now read as built-in)
         if read.problems:
@@ -622,7 +625,7 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
 def _check_spools(vault: Vault, report: Report) -> None:
     """Commits that wait in the spool of a repository hooked to this vault (`spool.known`:
     those this clone's hooks ran in): the next hook run there drains it, and `--fix` does
-    (`_drain_spools`) — said here, with how to record them now; a spool too large to be read, with
+    (`integrations.git.drain_spools`) — said here, with how to record them now; a spool too large to be read, with
     how to split it."""
     from optmem import spool
     from optmem.errors import TooLarge
@@ -662,43 +665,6 @@ def _check_writer(vault: Vault, report: Report) -> None:
             f"or a clone —, `optmem segment --writer {name}` makes this clone write as {name} again, so the vault "
             "keeps one writer's files on this machine (the records of the other folder stay, and are read)"
         )
-
-
-def _drain_spools(vault: Vault) -> list[str]:
-    """Store what each hooked repository's spool holds (`_check_spools`), in order, as the next hook
-    run there would: `git.record_hook` with no commit of its own — the spool's lock, the vault's for
-    each commit, a commit recorded once however often it is offered. What was stored, and what
-    still waits and why; a spool that cannot be drained now stays (the re-check names it)."""
-    import subprocess
-
-    from optmem import spool
-    from optmem.integrations import git
-
-    said: list[str] = []
-    for repo, path in spool.known(vault.cache_dir / spool.KNOWN, vault.root):
-        try:
-            if not spool.pending(path):
-                continue
-            got = git.record_hook(vault, Path(repo), pairs="")  # (no pairs: the spool's commits alone)
-        except (OptmemError, OSError, ValueError, subprocess.SubprocessError) as err:
-            said.append(f"left the spool of {repo} as it is: {getattr(err, 'message', None) or err}")
-            continue
-        stored = [c for c in got["commits"] if c.get("status") != "duplicate"]
-        if got["commits"]:
-            said.append(
-                f"recorded {len(stored)} commit(s) that waited in the spool of {repo}"
-                + (
-                    f" ({len(got['commits']) - len(stored)} already recorded)"
-                    if len(stored) < len(got["commits"])
-                    else ""
-                )
-            )
-        if got.get("waiting"):
-            said.append(
-                f"{got['waiting']} commit(s) still wait in the spool of {repo}: {got.get('reason') or got.get('error')}"
-            )
-        said += got.get("dropped") or []
-    return said
 
 
 MIN_FREE = 16 << 20  # bytes: below this, a write to the log or the index may fail any time
