@@ -15,6 +15,7 @@ import base64
 import json
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
@@ -571,14 +572,17 @@ def _check_index(vault: Vault, report: Report) -> None:
         report.notes.append("the search index is behind the log; it catches up on next use")
 
 
-def check(vault: Vault, *, fix: bool = False) -> Report:
-    """Every check; with `fix`, the safe repairs first, then a fresh check of what remains."""
+def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]] | None = None) -> Report:
+    """Every check; with `fix`, the safe repairs first, then a fresh check of what remains.
+    `drain`: what else `fix` repairs, outside the vault's lock (each write takes it), saying what
+    it did — the git spools (`integrations.git.drain_spools`, a layer above this one)."""
     vault.require()
     if fix:
         read = Report()
         _check_settings(vault, read)  # an unreadable optmem.toml: repair with the built-in settings
         with vault.lock():
             fixed = _repair(vault, sweep=not read.problems)
+        fixed += drain(vault) if drain else []  # (after the lock: each commit takes it, as in the hook)
         report = check(vault)
         report.problems[:0] = read.problems  # … and still report it (the settings now read as built-in)
         if read.problems:
@@ -609,6 +613,7 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
         _check_lifecycle(vault, report)
     _check_space(vault, report)
     _check_spools(vault, report)
+    _check_writer(vault, report)
     if not vault.trusted:
         report.notes.append(
             "this vault is inside a git work tree and not on your trust list (it came in a clone): its "
@@ -619,8 +624,9 @@ def check(vault: Vault, *, fix: bool = False) -> Report:
 
 def _check_spools(vault: Vault, report: Report) -> None:
     """Commits that wait in the spool of a repository hooked to this vault (`spool.known`:
-    those this clone's hooks ran in): only the next hook run there drains it — said here, with how
-    to record them now; a spool too large to be read, with how to split it."""
+    those this clone's hooks ran in): the next hook run there drains it, and `--fix` does
+    (`integrations.git.drain_spools`) — said here, with how to record them now; a spool too large to be read, with
+    how to split it."""
     from optmem import spool
     from optmem.errors import TooLarge
 
@@ -641,10 +647,24 @@ def _check_spools(vault: Vault, report: Report) -> None:
                     "git_spool",
                     str(path),
                     f"{n} commit(s) of {repo} wait in its spool (the vault could not take them when they were "
-                    "made); the next hook run there records them first — or now: "
+                    "made); the next hook run there records them first — or now: `optmem doctor --fix`, or "
                     f"`optmem hook git-commit --repo {repo}`",
                 )
             )
+
+
+def _check_writer(vault: Vault, report: Report) -> None:
+    """A vault that may have been moved before it had its `.cache/writer` (`layout.moved_from`):
+    a note with the command that keeps one writer — a guess, put to the user, never acted on."""
+    from optmem import layout
+
+    for path, name in layout.moved_from(vault.root):
+        report.notes.append(
+            f"this vault may be the one that was at {path} (that folder is gone, and its writer {name} has a "
+            f"folder here, but this clone writes as another): if it is that folder moved or renamed — not a copy "
+            f"or a clone —, `optmem segment --writer {name}` makes this clone write as {name} again, so the vault "
+            "keeps one writer's files on this machine (the records of the other folder stay, and are read)"
+        )
 
 
 MIN_FREE = 16 << 20  # bytes: below this, a write to the log or the index may fail any time

@@ -219,9 +219,18 @@ def history(
             rows = view.connected(start, lambda r: _linked(idx, r), key=lambda r: r.n)
         rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
         ok = set() if show_unsafe else idx.passed(rows)  # (the gate's verdicts, in one look-up)
+        # a current value beside another domain's different one says so, as `conflicts` does
+        split = {(k, p): split_rows(idx, k, p, now) for k, p in {(r.key, r.project) for r in rows if r.key}}
         out = []
         for r in rows:  # a forgotten version says what forgot it, as `get` does
             got, gone = idx.view_of(r, now, passed=r.n in ok).full(show_unsafe=show_unsafe), idx.forgetting(r)
+            others = split.get((r.key, r.project)) or [] if r.key else []
+            if any(o.n == r.n for o in others):
+                got["across_domains"] = [
+                    {"id": o.id, "domain": o.domain if show_unsafe else view.shown(o.domain)}
+                    for o in sorted(others, key=lambda o: view.newer_key(o.ts, o.id, o.n))
+                    if o.domain != r.domain
+                ]
             out.append({**got, **(gone if show_unsafe else view.shown(gone))})
         return out
 
@@ -344,15 +353,23 @@ _SPLIT = (
 )
 
 
+def split_rows(idx: Index, key: str, project: str | None, now: float) -> list[Row]:
+    """The current values of `key` in `project`, one domain's beside another's, when they differ
+    between domains (`SplitKey`), else none."""
+    rows = [r for r in idx.key_group(key, project=project, exact=False) if r.project == project]
+    rows = [r for r in rows if view.status(r, now) == view.Status.CURRENT and not r.state and r.kind != MEMORY]
+    # what each says, a correction's prefix aside (correcting the stale value to the other's words agrees)
+    said_as = {r.n: textmod.fingerprint(_ALREADY.sub("", idx.record(r).text)) or r.id for r in rows}
+    if len({r.domain for r in rows}) < 2 or len(set(said_as.values())) < 2:
+        return []
+    return rows
+
+
 def split_keys(idx: Index, now: float, *, show_unsafe: bool = False) -> list[SplitKey]:
     """Keys whose current values differ between domains (`SplitKey`), oldest first."""
     out: list[tuple[float, SplitKey]] = []
     for key, project in idx.conn.execute(_SPLIT, (MEMORY,)).fetchall():
-        rows = [r for r in idx.key_group(key, project=project, exact=False) if r.project == project]
-        rows = [r for r in rows if view.status(r, now) == view.Status.CURRENT and not r.state and r.kind != MEMORY]
-        # what each says, a correction's prefix aside (correcting the stale value to the other's words agrees)
-        said_as = {r.n: textmod.fingerprint(_ALREADY.sub("", idx.record(r).text)) or r.id for r in rows}
-        if len({r.domain for r in rows}) < 2 or len(set(said_as.values())) < 2:
+        if not (rows := split_rows(idx, key, project, now)):
             continue
         rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
         said = [idx.view_of(r, now).full(show_unsafe=show_unsafe) for r in rows]

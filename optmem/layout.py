@@ -15,7 +15,9 @@ listed path of this host is gone, its writer's folder is in this vault and the v
 `.cache/writer` (local, never committed, moved with the folder) names that writer — that
 writer's (its line moves to the new path), else a new one — the host's name and four random hex
 digits. A new clone, or a clone made where another sits on a disk not mounted now, has no such
-`.cache/writer`: it never takes over a writer id another live folder may hold.
+`.cache/writer`: it never takes over a writer id another live folder may hold — nor does a vault
+an older optmem wrote (no `.cache/writer`) moved before this one wrote to it, which looks the
+same; `doctor` notes that it may be one (`moved_from`) and how to keep its writer.
 """
 
 from __future__ import annotations
@@ -161,6 +163,24 @@ def _moved_from(root: Path, place: tuple[str, str], listed: dict[tuple[str, str]
         if host == place[0] and name == said and (root / SEGMENTS / name).is_dir() and not os.path.lexists(path)
     ]
     return found[0] if len(found) == 1 else None
+
+
+def moved_from(root: Path) -> list[tuple[str, str]]:
+    """Where this vault may have been moved from without its `.cache/writer` (an older optmem made
+    none), so that it took a writer of its own: (path, writer) of each place of this host the
+    user's list names whose folder is gone and whose writer — not this clone's — has a folder in
+    this vault. Read only; a guess (a new clone made while that folder's disk is away looks the
+    same), for `doctor` to put to the user (`optmem segment --writer W` keeps one writer)."""
+    if not segmented(root):
+        return []
+    listed = _listed()
+    host, here = _place(root)
+    mine = os.environ.get("OPTMEM_WRITER") or listed.get((host, here))
+    return sorted(
+        (path, name)
+        for (h, path), name in listed.items()
+        if h == host and name != mine and (root / SEGMENTS / name).is_dir() and not os.path.lexists(path)
+    )
 
 
 def _new_id(host: str) -> str:

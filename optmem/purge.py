@@ -31,6 +31,7 @@ class Purged:
     files: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)  # handoff files that show the project's previous handoff now
     warnings: list[str] = field(default_factory=list)
+    not_found: list[str] = field(default_factory=list)  # ids given that name no record (purged already, or never there)
 
 
 def purge(
@@ -44,6 +45,7 @@ def purge(
     """Delete records for good. Refuses without `yes` (`confirmation_required`), saying how many."""
     from optmem.index import open_index
 
+    absent: list[str] = []
     chosen = sum(bool(x) for x in (ids, domain, everything))
     if chosen != 1:
         raise UsageError("say what to purge: record IDs, --domain D, or --all (one of them)")
@@ -51,7 +53,7 @@ def purge(
     with vault.tree_lock(), vault.lock():  # tree first, as compaction takes them
         with open_index(vault) as idx:
             if ids:
-                targets = {log.resolve_one(idx, ref).id for ref in ids}
+                targets, absent = _named(idx, ids)
             elif domain:
                 validate_name(domain, "domain")
                 targets = idx.ids(domain)
@@ -72,9 +74,11 @@ def purge(
         if not yes:
             what = f"every record ({len(written):,})" if everything else f"{len(written):,} record(s)"
             raise ConfirmationRequired(
-                f"purge deletes {what} from LOG.jsonl for good (not recoverable); run it again with --yes to do it",
+                f"purge deletes {what} from LOG.jsonl for good (not recoverable); run it again with --yes to do it"
+                + (f" ({_absent(absent)})" if absent else ""),
                 records=len(written),
                 ids=sorted(written)[:20],  # as written
+                not_found=absent,
             )
         # Every path purge will touch is found and checked first: a refusal deletes nothing.
         derived = _derived(vault, written | targets, everything)
@@ -113,7 +117,39 @@ def purge(
                             f"{shown} was not made again ({exc.message.splitlines()[0]}): "
                             "`optmem handoff read` shows the previous handoff"
                         )
-    return Purged(len(written), lines, files, restored, warnings)
+    if absent:
+        warnings.insert(0, _absent(absent))
+    return Purged(len(written), lines, files, restored, warnings, absent)
+
+
+def _named(idx: Any, ids: list[str]) -> tuple[set[str], list[str]]:
+    """The records `ids` name, and the ids that name none — purged already (a purge killed
+    partway, run again with the same ids, finishes the job) or never there. Ids that all name
+    nothing are an error (`not_found`): a typo must not read as "done". An ambiguous one stops it."""
+    found: set[str] = set()
+    absent: list[str] = []
+    for ref in ids:
+        try:
+            found.add(log.resolve_one(idx, ref).id)
+        except NotFound:
+            if len(ids) == 1:
+                raise
+            if ref not in absent:
+                absent.append(ref)
+    if not found:
+        raise NotFound(
+            f"none of the {len(ids)} ids names a record now (purged already, or never there): "
+            f"{', '.join(absent[:20])} — nothing was purged (give the full id, or ≥ 6 of its first or last characters)",
+            ids=absent,
+        )
+    return found, absent
+
+
+def _absent(absent: list[str]) -> str:
+    """What a purge says of the ids it was given that name no record."""
+    return f"{len(absent)} id(s) name no record (purged already, or never there): {', '.join(absent[:20])}" + (
+        ", …" if len(absent) > 20 else ""
+    )
 
 
 def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:

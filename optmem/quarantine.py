@@ -17,6 +17,8 @@ every record says where it came from.
   a person (`refuse_promotion`).
 """
 
+from collections.abc import Mapping
+
 from optmem.errors import NeedsPerson, UsageError, quote
 from optmem.names import NAME_RE
 
@@ -33,6 +35,23 @@ def kind_of(rule: str) -> str:
 FIRST_HAND = ("user", "agent")  # said in the conversation: by the person, or by the agent itself
 ORIGINS = ("user", "agent", "tool", "sync")  # and import:<tool>
 _IMPORT = "import:"  # and a name (`vault.NAME_RE`: the one name grammar, any script)
+
+
+# What an agent host sets in the environment of every command it runs, and a person's terminal
+# does not — the one sign that a command on a terminal (a pty tool: Hermes' `pty=true`, Codex's
+# `tty`) is an agent's, not a person's:
+AGENT_HOSTS = {
+    "CLAUDECODE": "Claude Code",  # "1" in its own process and every Bash-tool command and hook
+    "CODEX_THREAD_ID": "Codex",  # every shell-tool command of a Codex session
+    "CODEX_SANDBOX": "Codex",  # a command Codex runs in its sandbox (seatbelt)
+    "CODEX_SANDBOX_NETWORK_DISABLED": "Codex",  # a shell-tool command without network
+    "HERMES_SESSION_ID": "Hermes Agent",  # the CLI, gateway and cron sessions (gateway/session_context)
+}
+
+
+def agent_host(environ: Mapping[str, str]) -> str | None:
+    """The agent host whose command this is (`AGENT_HOSTS`: a variable it sets, not empty), or None."""
+    return next((host for name, host in AGENT_HOSTS.items() if environ.get(name, "") not in ("", "0")), None)
 
 
 def check_origin(origin: str | None) -> str | None:

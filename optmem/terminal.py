@@ -10,6 +10,7 @@ what a person reads. Everything optmem prints for people passes through `printab
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # ECMA-48: a control string (OSC, DCS, SOS, PM, APC) runs to its terminator (BEL or ST); a control
 # sequence (CSI) is parameters, intermediates and a final byte; any other escape sequence is
@@ -34,3 +35,24 @@ def printable(text: str) -> str:
     if _SEQUENCES is None:
         _SEQUENCES = re.compile(_SEQUENCES_SOURCE)
     return _SEQUENCES.sub("", text)
+
+
+def width(text: str) -> int:
+    """Columns `text` takes on a terminal: a wide or fullwidth character (East Asian width W or
+    F: Chinese, Japanese, Korean, fullwidth forms) two, a mark drawn on the one before it (a
+    nonspacing or enclosing mark: Mn, Me) or an invisible format character (Cf) none, any other one."""
+    if text.isascii():
+        return len(text)
+    return sum(
+        0
+        if unicodedata.category(c) in ("Mn", "Me", "Cf")
+        else 2
+        if unicodedata.east_asian_width(c) in ("W", "F")
+        else 1
+        for c in text
+    )
+
+
+def pad(text: str, columns: int) -> str:
+    """`text` followed by spaces up to `columns` on screen (`width`); as it is when it is wider."""
+    return text + " " * max(0, columns - width(text))

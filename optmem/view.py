@@ -360,10 +360,14 @@ def concurrent(a: Member, b: Member, by_id: dict[str, Member]) -> bool:
     return not _saw(a, b.id, by_id) and not _saw(b, a.id, by_id)
 
 
-def replaces(newer: Member, older: Member) -> bool:
+def replaces(newer: Member, older: Member, among: Iterable[str] = ()) -> bool:
     """Whether `newer` names `older` in its `corrects` (its id, or ≥ 6 of its first or last
-    characters): written knowing that value, to replace it — time orders the two."""
-    return any(names(ref, older.id) for ref in newer.corrects)
+    characters): written knowing that value, to replace it — time orders the two. A reference
+    that also names another id `among` the key's values names neither (`record.Ids`: which one
+    was meant is not the reader's guess; `doctor` reports it, `ambiguous_ref`)."""
+    return any(
+        names(ref, older.id) and not any(rid != older.id and names(ref, rid) for rid in among) for ref in newer.corrects
+    )
 
 
 def _unordered(
@@ -379,7 +383,8 @@ def _unordered(
         return False  # the same value said twice is agreement, not a conflict
     if MEMORY in (a.kind, b.kind):
         return False  # a hot-memory entry's journal: the log's order is the file's
-    if replaces(a, b) or replaces(b, a):
+    among = by_id or ()
+    if replaces(a, b, among) or replaces(b, a, among):
         return False  # its writer named the other value and replaced it (a correction, a resolution)
     if head and set(a.corrects) & set(b.corrects):
         return True
@@ -625,6 +630,8 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
         out.append(PENDING_LABEL)  # a guess gone cold is still a guess
     if shape.get("conflict") and CONFLICT_LABEL not in omit:
         out.append(CONFLICT_LABEL)
+    for other in shape.get("across_domains") or ():  # a key's current value in another domain (`facts.split_rows`)
+        out.append(f"ANOTHER VALUE IN {other['domain']} ({short_id(other['id'])})")
     if GUESS_LABEL not in omit:
         out += guess_notes(shape.get("may_update"), shape.get("may_be_updated_by") or ())
     outdated = shape.get("outdated_facts")

@@ -74,7 +74,10 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # a process the test starts (optmem, a git hook) runs this checkout's optmem, not the one the
     # venv's editable install names (another worktree's)
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parent.parent))
-    for name in ("OPTMEM_NOW", "OPTMEM_DOMAIN"):
+    from optmem.quarantine import AGENT_HOSTS
+
+    # (and none of an agent host's marks: a suite run by an agent reads as one run by a person)
+    for name in ("OPTMEM_NOW", "OPTMEM_DOMAIN", *AGENT_HOSTS):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     # each test starts as a new process would: no --vault or --set left by the last in-process

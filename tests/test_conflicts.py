@@ -45,6 +45,43 @@ def window(vault_path, days: float = 1) -> None:
     )
 
 
+def test_a_correction_naming_a_prefix_several_values_share_replaces_none_and_doctor_says_so(cli, vault, vault_path):
+    """A reference names a record only when it names one: a correction whose `corrects` holds a
+    part that two values of its key share (ids made in one second share their first 8 characters)
+    replaces neither — the two stay in conflict, and the correction with them — and `doctor` says
+    which reference names none (`ambiguous_ref`), as it does for any reference."""
+    quiet(vault_path)
+    lines = [  # two clones wrote the key without seeing each other's value; a third line corrects "01KAB7Q2"
+        {"id": "01KAB7Q2AAAAAAAAAAAAAAAAAA", "ts": "2026-11-02T09:00:00Z", "text": "db host is alpha", "after": []},
+        {"id": "01KAB7Q2BBBBBBBBBBBBBBBBBB", "ts": "2026-11-02T09:00:00Z", "text": "db host is beta", "after": []},
+        {
+            "id": "01KAB9ZZCCCCCCCCCCCCCCCCCC",
+            "ts": "2026-11-03T09:00:00Z",
+            "text": "db host is gamma",
+            "kind": "correction",
+            "corrects": ["01KAB7Q2"],
+            "after": [],
+        },
+    ]
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(json.dumps({"v": 1, "domain": "default", "key": "db.host"} | line) + "\n")
+    [conflict] = cli.json("conflicts")["conflicts"]
+    assert sorted(v["text"] for v in conflict["values"]) == ["db host is alpha", "db host is beta", "db host is gamma"]
+    assert [h["status"] for h in cli.json("history", "--key", "db.host")["versions"]] == ["current"] * 3
+    problems = [p for p in cli.json("doctor", code=None)["problems"] if p["code"] == "ambiguous_ref"]
+    assert [p["id"] for p in problems] == ["01KAB9ZZCCCCCCCCCCCCCCCCCC"] and "01KAB7Q2" in problems[0]["message"]
+    # the unit: the policy asks which members a reference names among the key's values
+    a, b, c = (
+        view.Member(1, "01KAB7Q2AAAA", 0.0, Tier.NORMAL, fp="a", after=()),
+        view.Member(2, "01KAB7Q2BBBB", 0.0, Tier.NORMAL, fp="b", after=()),
+        view.Member(3, "01KAB9ZZCCCC", 9.0, Tier.NORMAL, fp="c", corrects=("01KAB7Q2",), after=()),
+    )
+    assert view.key_winner([a, b, c]) == view.Conflict((a, b, c))
+    named = c._replace(corrects=("01KAB7Q2AAAA",))  # the whole id: it replaces that one value
+    assert view.key_winner([a, b, named]) == view.Conflict((b, named))
+
+
 def test_windows_or_mac_on_the_same_day_is_asked_and_resolved(cli, vault, vault_path, monkeypatch):
     window(vault_path)
     at(monkeypatch, "2026-05-10T09:00:00Z")
@@ -656,6 +693,32 @@ def test_one_key_with_two_values_in_two_domains_is_told_not_left_silent(cli, vau
     assert cli("correct", old, "小明搬到上海了").exit_code == 0
     assert cli.json("conflicts")["across_domains"] == []
     assert "user.city" not in cli("context").stdout.split("## Recent")[0]
+
+
+def test_history_of_a_key_split_over_two_domains_labels_each_current_value_as_conflicts_does(cli, vault, vault_path):
+    """`history --key` lists every domain's versions: the current value of each of two domains is
+    labelled with the other's (JSON `across_domains`, a label in print), as `conflicts` tells it —
+    never two bare "current" values side by side. A domain that agrees, or one value, is not."""
+    quiet(vault_path)
+    hz = cli.json("append", "小明住在杭州", "--key", "user.city", "--domain", "hermes")["id"]
+    sh = cli.json("append", "小明搬到上海了", "--key", "user.city", "--domain", "code")["id"]
+    versions = {v["id"]: v for v in cli.json("history", "--key", "user.city")["versions"]}
+    assert versions[hz]["status"] == versions[sh]["status"] == "current"
+    assert versions[hz]["across_domains"] == [{"id": sh, "domain": "code"}]
+    assert versions[sh]["across_domains"] == [{"id": hz, "domain": "hermes"}]
+    shown = cli("history", "--key", "user.city").stdout
+    assert f"ANOTHER VALUE IN code ({sh[-8:]})" in shown and f"ANOTHER VALUE IN hermes ({hz[-8:]})" in shown
+    # --domain shows that domain's versions, still labelled with the other's value
+    [only] = cli.json("history", "--key", "user.city", "--domain", "hermes")["versions"]
+    assert only["id"] == hz and only["across_domains"] == [{"id": sh, "domain": "code"}]
+    assert "ANOTHER VALUE IN code" in cli("history", hz).stdout  # by id too
+    # an agreeing domain, and a superseded value, carry no label
+    cli.json("append", "the port is 8080", "--key", "svc.port", "--domain", "hermes")
+    cli.json("append", "the port is 8080", "--key", "svc.port", "--domain", "code")
+    assert all("across_domains" not in v for v in cli.json("history", "--key", "svc.port")["versions"])
+    assert cli("correct", hz, "小明搬到上海了").exit_code == 0
+    assert all("across_domains" not in v for v in cli.json("history", "--key", "user.city")["versions"])
+    assert "ANOTHER VALUE" not in cli("history", "--key", "user.city").stdout
 
 
 def test_context_under_a_domain_tells_that_domains_value_of_a_split_key_and_counts_as_conflicts_does(

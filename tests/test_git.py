@@ -386,6 +386,37 @@ def test_the_hook_spools_instead_of_waiting_and_records_each_commit_once(tmp_pat
     assert "--output" in Path(str(spool) + ".rejected").read_text()
 
 
+def test_doctor_fix_records_the_commits_a_hooked_repositorys_spool_holds_and_says_so(tmp_path, vault_path, cli):
+    """A spool waits for the next hook run in its repository — which may never come (a repository
+    left alone). `doctor --fix` stores what each hooked repository's spool holds, in order, as that
+    hook run would (`git.record_hook`: the spool's lock, the vault's, a commit recorded once),
+    and says what it did; a spool it cannot drain now stays, and the re-check still names it."""
+    repo = tmp_path / "web"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "one")
+    cli("init")  # (the hooks are run by hand here: `git commit` runs none)
+    assert cli.json("hook", "git-commit", "--repo", str(repo))["status"] == "recorded"
+    held = _hold_lock(vault_path)
+    try:
+        for subject in ("two", "three"):
+            git(repo, "commit", "-q", "--allow-empty", "-m", subject)
+            assert cli.json("hook", "git-commit", "--repo", str(repo))["status"] == "spooled"
+        locked = cli.json("--set", "lock.timeout=0.2", "doctor", "--fix", code=None)
+    finally:
+        held.close()
+    assert [c["text"] for c in commits(vault_path)] == ["one"]  # (the vault was locked: nothing was fixed)
+    assert locked["ok"] is False and locked["error"]["code"] == "locked"
+    out = cli.json("doctor", "--fix")
+    assert f"recorded 2 commit(s) that waited in the spool of {repo}" in " ".join(out["fixed"]), out["fixed"]
+    assert [c["text"] for c in commits(vault_path)] == ["one", "two", "three"]
+    assert not [p for p in out["problems"] if p["code"] == "git_spool"]
+    assert not (repo / ".git" / "optmem-spool.jsonl").exists() or not (repo / ".git" / "optmem-spool.jsonl").read_text()
+    assert cli.json("hook", "git-commit", "--repo", str(repo))["status"] == "duplicate"  # (HEAD: recorded once)
+    assert [c["text"] for c in commits(vault_path)] == ["one", "two", "three"]
+    assert not [f for f in cli.json("doctor", "--fix")["fixed"] if "spool" in f]  # nothing waits: nothing said
+
+
 def test_doctor_names_a_hooked_repositorys_spool_and_a_spool_too_large_is_an_error(
     tmp_path, vault_path, cli, monkeypatch
 ):

@@ -111,6 +111,31 @@ def test_a_new_clone_while_the_old_folders_disk_is_away_takes_no_writer_id(tmp_p
     assert [p.name for p in (vault / "log").iterdir() if p.is_dir()] == [writer]
 
 
+def test_an_older_vault_moved_before_it_had_a_writer_mark_is_told_how_to_keep_its_one_writer(tmp_path):
+    """A vault an older optmem wrote has no `.cache/writer`; moved before this optmem wrote to
+    it, nothing tells the move from a new clone made while the old folder's disk is away (the
+    test above), so it gets a writer of its own — never a writer id another live folder may
+    hold. `doctor` says the vault may be the one moved from the listed path and how to keep its
+    one writer (`segment --writer W`); once done, new records go to W's folder and the note goes."""
+    vault = tmp_path / "vm"
+    writer = _segmented(vault)
+    (vault / ".cache" / "writer").unlink()  # (what an older optmem left: no mark)
+    moved = tmp_path / "vm-moved"
+    vault.rename(moved)
+    assert om("--vault", str(moved), "append", "the deploy port is 8277").returncode == 0
+    folders = sorted(p.name for p in (moved / "log").iterdir() if p.is_dir())
+    assert len(folders) == 2 and writer in folders  # (a second writer: no guess that it is the first)
+    [note] = [n for n in _json(moved, "doctor")["notes"] if "segment --writer" in n]
+    assert str(vault) in note and f"`optmem segment --writer {writer}`" in note and "not a copy or a clone" in note
+    assert _json(moved, "segment", "--writer", writer)["writer"] == writer
+    assert om("--vault", str(moved), "append", "the deploy port is 8278").returncode == 0
+    newest = max(
+        (p for p in (moved / "log").glob("*/*.jsonl") if p.name != "ACCESS.jsonl"), key=lambda p: p.stat().st_mtime_ns
+    )
+    assert newest.parent.name == writer and "8278" in newest.read_text("utf-8")
+    assert not [n for n in _json(moved, "doctor")["notes"] if "segment --writer" in n]
+
+
 def test_a_copied_vault_gets_a_writer_of_its_own(tmp_path):
     vault = tmp_path / "vm"
     writer = _segmented(vault)

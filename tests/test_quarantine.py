@@ -329,3 +329,48 @@ def test_a_secret_typed_into_the_log_is_not_released(cli, vault, vault_path):
     assert "optmem purge" in line["why"]
     refused = cli.json("release", line["id"], code=1)
     assert refused["error"]["code"] == "not_held" and "purge" in refused["error"]["message"]
+
+
+def _on_a_terminal(vault_path, text: str, *extra: str, env: dict[str, str]) -> str:
+    """`optmem append TEXT` run as a real process whose stdin, stdout and stderr are a pty (what a
+    person's terminal and an agent's pty tool both give it), and the origin its record got."""
+    import os
+    import subprocess
+
+    from conftest import HANG, optmem_cmd
+
+    main, side = os.openpty()
+    try:
+        done = subprocess.run(
+            [*optmem_cmd(), "append", text, *extra],
+            stdin=side,
+            stdout=side,
+            stderr=side,
+            env={k: v for k, v in os.environ.items() if k not in hosts()} | env,
+            timeout=HANG,
+        )
+    finally:
+        os.close(side)
+        os.close(main)
+    assert done.returncode == 0
+    return log_lines(vault_path)[-1]["origin"]
+
+
+def hosts() -> tuple[str, ...]:
+    from optmem.quarantine import AGENT_HOSTS
+
+    return tuple(AGENT_HOSTS)
+
+
+@pytest.mark.parametrize(
+    "marker", [{"CLAUDECODE": "1"}, {"CODEX_THREAD_ID": "0199a2b4-7c1e"}, {"HERMES_SESSION_ID": "20261207_0412"}]
+)
+def test_a_command_an_agent_runs_through_a_pty_is_the_agents_and_user_stays_one_flag_away(vault_path, marker):
+    """A terminal is no proof of a person: Claude Code, Codex and Hermes run commands in a pty too
+    (Hermes' `pty=true`, Codex's `tty`), and each marks the commands it runs with an environment
+    variable a person's terminal does not have. Such a command writes as `agent`; `--origin user`
+    still says it is the person's; a terminal without a marker is the person's, as before."""
+    assert _on_a_terminal(vault_path, "The person typed this at a terminal", env={}) == "user"
+    assert _on_a_terminal(vault_path, "The agent ran this through its pty tool", env=marker) == "agent"
+    said = _on_a_terminal(vault_path, "The person said this, run by the agent", "--origin", "user", env=marker)
+    assert said == "user"

@@ -756,3 +756,32 @@ def test_a_settled_guess_leaves_every_surface_alike(vault, cli):
     assert all("may_update" not in v for v in cli.json("history", new)["versions"])
     assert "may_update" not in cli.json("search", "monstera")["hits"][0]
     assert "may be a new value" not in cli("context", "--query", "monstera").stdout
+
+
+def test_plain_search_output_lines_up_its_columns_by_display_width(cli, vault):
+    """Piped (no terminal), `search` prints one line a hit with the `domain/project` column padded
+    to one width on screen: a Chinese character takes two columns, so 前端 pads as four, and the id
+    after it starts in the same column on every line — a name wider than the column still leaves
+    one space. Widths as `unicodedata` gives them (East Asian width W, F: two; a mark such as
+    Thai's ิ in กิน, Mn: none)."""
+    import unicodedata
+
+    def width(s: str) -> int:
+        return sum(
+            0 if unicodedata.category(c) in ("Mn", "Me") else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+            for c in s
+        )
+
+    ids = [
+        cli.json("append", "端口 port is 3000 for the web", "-d", "code", "-p", p)["id"]
+        for p in ("前端", "backend", "ｗｅｂ", "กิน", "サービス基盤チーム")
+    ]
+    out = cli("search", "port 3000", "--limit", "10").stdout.splitlines()
+    starts = []
+    for line in out[:-1]:
+        rid = next(r[-8:] for r in ids if r[-8:] in line)
+        starts.append(width(line[: line.index(rid)]))
+    assert len(starts) == 5
+    column = width("     now  ") + 16 + 1  # (age, two spaces, 16 columns, a space)
+    wide = width("     now  code/サービス基盤チーム ")  # (wider than the column: one space after it)
+    assert sorted(starts) == [column] * 4 + [wide]

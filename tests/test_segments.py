@@ -210,3 +210,43 @@ def test_purge_killed_between_two_files_can_be_run_again(cli, vault, monkeypatch
     assert two not in json.dumps(lines)
     assert {x["id"]: x.get("after") for x in lines if x.get("key")}[three] == [one]
     assert cli.json("conflicts")["conflicts"] == []
+
+
+@pytest.mark.parametrize("kill_at", [1, 2, 3, 4])
+def test_purge_of_several_ids_killed_partway_finishes_when_run_again_with_the_same_ids(
+    cli, vault, monkeypatch, kill_at
+):
+    """A purge of two records in two writers' files, killed between file rewrites: run again with
+    the same ids it purges what is left and says which ids name no record now (purged already, or
+    never there) — no error that stops it. Ids that all name nothing are still an error: a typo
+    never reads as done."""
+    from optmem import purge
+
+    cli.json("segment", "--writer", "me")
+    mine = cli.json("append", "the old deploy key lives in vault/ops")["id"]
+    monkeypatch.setenv("OPTMEM_WRITER", "them")
+    theirs = cli.json("append", "the old staging password hint is 'blue'")["id"]
+    kept = cli.json("append", "the office is on floor 3")["id"]
+    monkeypatch.delenv("OPTMEM_WRITER")
+    real, calls = purge._rewrite_file, []
+
+    def killed(*args, **kw):
+        calls.append(1)
+        if len(calls) == kill_at:
+            raise Killed  # the process ends here: the files rewritten so far stay rewritten
+        return real(*args, **kw)
+
+    monkeypatch.setattr(purge, "_rewrite_file", killed)
+    cli("purge", mine, theirs, "--yes")
+    monkeypatch.setattr(purge, "_rewrite_file", real)
+    lines = lambda: [x for p in sorted((vault.root / "log").glob("*/*.jsonl")) for x in log_lines(p)]  # noqa: E731
+    gone = [rid for rid in (mine, theirs) if rid not in json.dumps(lines())]
+    again = cli.json("purge", mine, theirs, "--yes")
+    assert again["not_found"] == gone and again["records"] == 2 - len(gone), (again, gone, len(calls))
+    assert mine not in json.dumps(lines()) and theirs not in json.dumps(lines()) and kept in json.dumps(lines())
+    if gone:
+        said = cli("purge", mine, theirs, "--yes")  # (nothing left: the error a typo gets)
+        assert said.exit_code == 1 and "purged already, or never there" in said.stderr
+    out = cli("purge", mine, kept[-8:], "--yes")
+    assert out.exit_code == 0 and f"1 id(s) name no record (purged already, or never there): {mine}" in out.stderr
+    assert cli.json("search", "office floor")["hits"] == []

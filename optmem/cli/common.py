@@ -295,13 +295,18 @@ def env_domain(domain: str | None) -> str | None:
 
 
 def origin_of(origin: str | None, agent: bool = False) -> str:
-    """--origin, else who runs the command: `agent` (--agent, or no terminal on stdin — an agent
-    runs optmem as a subprocess), `user` (a person typing at a terminal)."""
+    """--origin, else who runs the command: `agent` (--agent; an agent host's command, even on a
+    pty: `quarantine.agent_host`; no terminal on stdin — an agent runs optmem as a subprocess),
+    `user` (a person typing at a terminal)."""
     import sys
+
+    from optmem.quarantine import agent_host
 
     if origin is not None:
         return origin
-    return "user" if not agent and sys.stdin is not None and sys.stdin.isatty() else "agent"
+    if agent or agent_host(os.environ):
+        return "agent"
+    return "user" if sys.stdin is not None and sys.stdin.isatty() else "agent"
 
 
 STDIN_BYTES = 16 << 20  # what `-` reads from stdin at most: a record's text is bounded far below

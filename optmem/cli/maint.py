@@ -18,7 +18,7 @@ def _finish(json_out: bool, ok: bool, payload: dict[str, Any], human: str) -> No
     flag(
         "fix",
         help="Make the safe repairs (end a torn line, quarantine unparseable lines, stamp "
-        "lines without ts, rebuild the index).",
+        "lines without ts, rebuild the index, record the commits a git spool holds).",
     ),
 )
 def doctor(fix: bool, json_out: bool) -> None:
@@ -29,8 +29,9 @@ def doctor(fix: bool, json_out: bool) -> None:
       optmem doctor --fix
     """
     from optmem import doctor as core
+    from optmem.integrations.git import drain_spools
 
-    report = core.check(get_vault(), fix=fix)
+    report = core.check(get_vault(), fix=fix, drain=drain_spools)
     lines = [f"fixed: {f}" for f in report.fixed]
     for p in report.problems:
         where = p.file + (f":{p.line}" if p.line else "") + (f" ({p.id[-8:]})" if p.id else "")
@@ -297,6 +298,7 @@ def purge(record_ids: list[str] | None, domain: str | None, all: bool, yes: bool
             "files": res.files,
             "restored": res.restored,
             "warnings": res.warnings,
+            "not_found": res.not_found,
         },
         lambda: (
             f"purged {res.records} record(s) ({res.lines} line(s))"

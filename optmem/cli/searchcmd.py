@@ -46,9 +46,11 @@ def render_hits(result: dict[str, Any]) -> str | None:
 
         Console().print(hits_table(result))
         return f"{len(rows)} of {result['total']} matching" + _cold_hint(result)
+    from optmem.terminal import pad
+
     lines = []
-    for age, where, rid, text, badge, ex in rows:
-        lines.append(f"{age:>8}  {where:<16} {rid}  {text}" + (f"  [{badge}]" if badge else ""))
+    for age, where, rid, text, badge, ex in rows:  # (the column by width on screen: 前端 takes four)
+        lines.append(f"{age:>8}  {pad(where, 16)} {rid}  {text}" + (f"  [{badge}]" if badge else ""))
         if ex:
             lines.append(" " * 10 + _explain(ex))
     lines.append(f"{len(rows)} of {result['total']} matching" + _cold_hint(result))

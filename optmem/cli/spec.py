@@ -192,7 +192,7 @@ def opt(
 ORIGIN = opt(
     "origin",
     help="Where the text came from: user, agent, tool (a tool's or web page's output), sync, import:<tool> "
-    "(default: user at a terminal, else agent).",
+    "(default: user at a terminal, else agent — and agent for a command Claude Code, Codex or Hermes runs).",
 )
 
 

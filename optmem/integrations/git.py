@@ -470,6 +470,43 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
     return out
 
 
+def drain_spools(vault: Vault) -> list[str]:
+    """Store what each hooked repository's spool holds (`doctor`'s `git_spool`), in order, as the
+    next hook run there would (`doctor --fix`): `record_hook` with no commit of its own — the
+    spool's lock, the vault's for each commit, a commit recorded once however often it is offered.
+    What was stored, and what still waits and why; a spool that cannot be drained now stays
+    (`doctor`'s re-check names it)."""
+    import subprocess
+
+    from optmem import spool
+
+    said: list[str] = []
+    for repo, path in spool.known(vault.cache_dir / spool.KNOWN, vault.root):
+        try:
+            if not spool.pending(path):
+                continue
+            got = record_hook(vault, Path(repo), pairs="")  # (no pairs: the spool's commits alone)
+        except (OptmemError, OSError, ValueError, subprocess.SubprocessError) as err:
+            said.append(f"left the spool of {repo} as it is: {getattr(err, 'message', None) or err}")
+            continue
+        stored = [c for c in got["commits"] if c.get("status") != "duplicate"]
+        if got["commits"]:
+            said.append(
+                f"recorded {len(stored)} commit(s) that waited in the spool of {repo}"
+                + (
+                    f" ({len(got['commits']) - len(stored)} already recorded)"
+                    if len(stored) < len(got["commits"])
+                    else ""
+                )
+            )
+        if got.get("waiting"):
+            said.append(
+                f"{got['waiting']} commit(s) still wait in the spool of {repo}: {got.get('reason') or got.get('error')}"
+            )
+        said += got.get("dropped") or []
+    return said
+
+
 # -- the merge driver for hot files ----------------------------------------------------------
 GIT_DRIVER = "optmem-hot"
 HOT_ATTRIBUTES = ("MEMORY.md", "USER.md", "projects/*/MEMORY.md")

@@ -25,7 +25,8 @@ The hooks map onto OptMem's own operations:
 A write the vault cannot take now (locked longer than `[lock] timeout`, read-only, a configured
 vault folder that is missing: an unmounted disk) is never dropped: it is logged through Hermes'
 logging and kept in `$HERMES_HOME/optmem-spool.jsonl`, which the next write that succeeds drains
-first, in order. A write the vault refuses for what it says (a secret) is logged, with the rule.
+first, in order. A secret in a turn is never written, not even to the spool: it reads as the
+scanner's `[BLOCKED: rule]`, the rest of the turn is kept (`redact_secrets`), and that is logged.
 * `on_pre_compress` → the facts worth keeping (redlines, hot memory, what the dropped messages
   touch), for the compression summary;
 * `on_memory_write` → Hermes' own memory tool's add / replace / remove mirrored into the vault's
@@ -236,6 +237,56 @@ def _unsafe(text: str) -> tuple[str, str] | None:
         return "", "a lone surrogate (no UTF-8 file can hold it)"
     rule = scan.find(text)
     return (rule, f"the security rule {rule!r}") if rule else None
+
+
+REDACT_WORDS = 400  # words of a flagged line searched for the secret before the whole line is redacted
+REDACT_SPAN = 4  # the most words one secret is taken to span ("password = hunter2")
+
+
+def redact_secrets(text: str) -> tuple[str, list[str]]:
+    """`text` with each secret the scanner finds read as its `[BLOCKED: rule]` placeholder, and the
+    rules (in order of first use) — the smallest part that clears it: the fewest words that trip
+    the rule alone (a key, a token, `password = "…"`), else its line, else all of `text` (a secret
+    split over lines). What flags no secret rule (an injection: held, as written) is left as it is."""
+    from optmem.safety import scan
+
+    def secret(part: str) -> str | None:
+        rule = scan.find(part)
+        return rule if rule and scan.kind_of(rule) == "secret" else None
+
+    def words_out(line: str) -> tuple[str, list[str]] | None:
+        """`line` with the fewest words that hold a secret redacted, until it holds none, or None."""
+        found: list[str] = []
+        while secret(line):
+            spans = [m.span() for m in re.finditer(r"\S+", line)]
+            if len(spans) > REDACT_WORDS:
+                return None
+            hit = next(
+                (
+                    (spans[i][0], spans[i + n - 1][1], r)
+                    for n in range(1, REDACT_SPAN + 1)
+                    for i in range(len(spans) - n + 1)
+                    if (r := secret(line[spans[i][0] : spans[i + n - 1][1]]))
+                ),
+                None,
+            )
+            if hit is None or line[hit[0] : hit[1]] == line.strip():
+                return None
+            line, found = f"{line[: hit[0]]}[BLOCKED: {hit[2]}]{line[hit[1] :]}", [*found, hit[2]]
+        return line, found
+
+    if not secret(text):
+        return text, []
+    lines, rules = text.split("\n"), []
+    for i, line in enumerate(lines):
+        if rule := secret(line):
+            cleared = words_out(line)
+            lines[i], found = cleared if cleared else (f"[BLOCKED: {rule}]", [rule])
+            rules += found
+    said = "\n".join(lines)
+    if rule := secret(said):  # (what no line holds alone)
+        return f"[BLOCKED: {rule}]", [rule]
+    return said, list(dict.fromkeys(rules))
 
 
 def _what(entry: dict[str, Any]) -> str:
@@ -503,8 +554,15 @@ class Provider:
             user_content = f"{user_content.strip()} (the reply to “{question}”)"
         from optmem.quarantine import kind_of
 
-        # each side scanned as written (a pasted transcript's role markers start lines): a possible
-        # injection is held in quarantine for a person; a secret, or what no file can hold, is not kept
+        # each side scanned as written (a pasted transcript's role markers start lines): a secret
+        # reads as the scanner's placeholder, the rest kept; a possible injection is held in
+        # quarantine for a person; what no file can hold is not kept
+        (user_content, asked), (assistant_content, answered) = map(redact_secrets, (user_content, assistant_content))
+        if redacted := list(dict.fromkeys(asked + answered)):
+            self._tell(
+                f"a turn of session {session} is kept with a secret redacted: it trips the security rule(s) "
+                f"{', '.join(map(repr, redacted))}, which read as [BLOCKED: rule] in the log"
+            )
         for rule, said in filter(None, map(_unsafe, (user_content, assistant_content))):
             if not rule or kind_of(rule) == "secret":
                 self._tell(f"a turn of session {session} was not kept: it trips {said}")
@@ -523,6 +581,7 @@ class Provider:
             {"turn": turn, "session": session, "project": self.project}
             | ({"held": held} if held else {})
             | ({"cut": cut} if cut else {})  # (the record says it: its text's mark, and `cut`)
+            | ({"redacted": redacted} if redacted else {})  # (and its placeholders, `redacted`)
         )
 
     @_hook(messages=list)
@@ -599,8 +658,10 @@ class Provider:
         if not self._present():
             raise VaultMissing(f"the vault {self.missing} does not exist (an unmounted disk?)")
         said_at = spool.said_at(entry)  # (a spooled write: when it was said)
-        extra = ({"said_at": said_at} if said_at else {}) | (
-            {"cut": entry["cut"]} if isinstance(entry.get("cut"), int) else {}  # characters cut from a long turn
+        extra = (
+            ({"said_at": said_at} if said_at else {})
+            | ({"cut": entry["cut"]} if isinstance(entry.get("cut"), int) else {})  # characters cut from a long turn
+            | ({"redacted": entry["redacted"]} if isinstance(entry.get("redacted"), list) else {})  # secrets left out
         ) or None
         if "memory" in entry:
             from optmem import memory
