@@ -493,10 +493,14 @@ _LABELS_MAX = 8192
 
 def gate_finding(rec: Record) -> tuple[str, str] | None:
     """What the write gate finds in `rec`, as (field, rule): the first field the scanner flags
-    (`flagged_field`) or, in a tool's output, an AI spoken to at all (`addressed_to_agent`, in its
-    text); None when the gate passes it."""
+    (`flagged_field`) or, in a tool's output or an import (`quarantine.gives_no_orders`), what
+    provenance alone decides — an AI spoken to at all, an order to send data out, run a command,
+    move money, skip a check or obey later (`addressed_to_agent`, `origin_*`, in its text); None
+    when the gate passes it."""
+    from optmem.quarantine import gives_no_orders
+
     flagged = flagged_field(rec)
-    if flagged is None and rec.origin == "tool":
+    if flagged is None and gives_no_orders(rec.origin):
         from optmem.safety import scan
 
         if rule := scan.find(rec.text, tool=True):

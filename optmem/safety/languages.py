@@ -503,8 +503,19 @@ FINDINGS = (
     ("safety_sabotage", ("disarm", "safeguard", _BID + "|standing|unchecked|conceal|asked|remember|unconfirmed|user")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
+# What provenance alone decides (`tool`): a tool's output or an import gives the agent no orders — an AI spoken to,
+# or an act of the five kinds an attack needs with no AI addressed and none of the co-occurrences above, is held.
+_ORDER = "alter|show|display|store|request|youreq|standing|remember|obey|asked|unchecked|nocheck"
+ORIGIN = (
+    ("addressed_to_agent", ("addressed|opened",)),  # (a tool's output has no business speaking to the agent at all)
+    ("origin_runs_command", (_ORDER, "shell|payload|persistence|envdump")),
+    ("origin_sends_data", ("show|display|store|alter|grant|reply", "destination")),
+    ("origin_moves_money", ("account", "alter|act|show|vendor|standing|request|youreq|remember")),
+    ("origin_disables_check", ("disarm|unchecked|lifted", _ORDER + "|act|safeguard|user|destination|goods")),
+    ("origin_standing_order", ("remember|standing|trusted|asked", "alter|claim|destination|conceal|dismiss|user|obey")),
+)
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
-SAID = {rule for rule, needed in FINDINGS if len(needed) > 1}  # findings of words, which a note may quote
+SAID = {rule for rule, needed in FINDINGS + ORIGIN if len(needed) > 1}  # findings of words, which a note may quote
 
 # Shapes (on the spoken text): where a concept stands without any language's words. A shape is
 # looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
@@ -661,11 +672,9 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     if re.search(_SCOPE, spoken) and by.keys().isdisjoint(_RISKY):  # a permission for what it names
         by.pop("unchecked", None), by.pop("unconfirmed", None)  # in code (`pytest` without asking)
     about = "meta" in by and "lifted" not in by  # a note about attacks: only the shapes of acts count
-    if tool and by.keys() & {"addressed", "opened"} and not about:
-        return "addressed_to_agent"  # (a tool's output has no business speaking to the agent)
     if len(by) < 2 and by.keys().isdisjoint(_ALONE):
         return None  # (every finding but a shape's alone needs two concepts)
-    for rule, needed in FINDINGS:
+    for rule, needed in FINDINGS + (ORIGIN if tool and not about else ()):
         if about and len(needed) > 1 and not any(c in _ACTS for alt in needed for c in alt.split("|") if c in by):
             continue
         if not all(not by.keys().isdisjoint(alt.split("|")) for alt in needed):

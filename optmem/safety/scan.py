@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from optmem.safety.rules import Rule
 
     Kind = Literal["secret", "injection"]
-VERSION = 9  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 10  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
@@ -64,7 +64,7 @@ def find(text: str, *, tool: bool = False) -> str | None:
         reported = not around.isdisjoint({"meta", "reported"})  # (a note about an attack: eight words will do)
         spoken_of = phrasing or reported or not languages.shaped(" ".join(re.findall(quotes, text)))
         if outside != text and said >= 12 - 4 * reported and spoken_of and "decode" not in around:
-            return None if _find(outside, 0) is None else rule
+            return None if _find(outside, 0, tool) is None else rule
     return rule
 
 
