@@ -521,7 +521,7 @@ SAID = {rule for rule, needed in FINDINGS + ORIGIN if len(needed) > 1}  # findin
 # looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
 ANCHORS = {
     "template_link": "://",
-    "destination": ":// @ webhook +",
+    "destination": ":// @ webhook + .com .net .org .io .co .cc .xyz .info .biz .app .eu .ru .cn .me .shop .top .site",
     "shell": "curl wget iwr invoke-webrequest /dev/tcp powershell nc~-e os.system python",
     "envdump": "env cookie environ",
     "persistence": ".bashrc .zshrc .profile authorized_keys cron */ .git/hooks agents.md claude.md .cursorrules "
@@ -560,7 +560,9 @@ SHAPES = {
     r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)"
     r"|[a-z]+://[^\s)]*[?&][\w-]+=(?:<(?:[^>\n ]{1,30} ){2,8}[^>\n]{1,30}>|\{(?:[^}\n ]{1,30} ){2,8}[^}\n]{1,30}\}|(?=[^\s)&]*_)(?=[^\s)&]*[^\x00-\x7f])[^\s)&]{6,}|[a-z]+(?:_[a-z]+){3,}(?=[&)\s]|$))",
     "destination": r"(?<![\w+])\+\d{1,3}[ -]?\(?\d{1,4}\)?(?:[ -]?\d{2,4}){2,4}(?!\w)|\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
-    r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook",
+    r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook|(?<![\w@./-])(?![\w.-]*\.example\b"
+    r"|(?:[\w-]+\.)*(?:github|gitlab|pypi|npmjs|ghcr|docker)\.)(?:[a-z0-9-]+\.)+(?:com|net|org|io|co|cc|xyz|info|biz|app|eu|ru|cn"
+    r"|me|shop|top|site)(?:/[^\s)]*)?(?![\w@-]|\.\w)",  # (a bare host too: sso-login.com; not a code host's)
     "shell": r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;`]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|<\(\s*curl"
     r"|\|\s*python|/dev/tcp/|powershell\b[^\n]{0,40}-e(?:nc|ncodedcommand)?\s|\bnc\s+-e\b|\bos\.system\(",
     "envdump": r"\$\(\s*env\s*\)|\benv\s*\|\s*curl|-d\s*@\.env|os\.environ\)|process\.env\.\w+\s*\)|\bdocument\.cookie",
