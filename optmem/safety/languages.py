@@ -813,9 +813,13 @@ _COMMON = set("the and for are not with you this that from have was but our its 
 def _shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
     """Shaped like a secret: after a password's name, six characters or more with a letter and a
     digit or sign (or four to twelve digits right after it: a PIN); after a login's, eight or more
-    of three kinds with a part that is no word (Wp#x92kLq, not ACME-Prod-2024)."""
-    if plain and (re.fullmatch(_NOT_SECRET, token) or re.fullmatch(PLACEHOLDER, token, re.I)):  # (＄ecret: written so)
-        return False
+    of three kinds with a part that is no word (Wp#x92kLq, not ACME-Prod-2024). Ten characters or more of all four
+    kinds (*M^r4gSdy1U, KL3Xt=&iJ6) are one whatever sign they begin with or hold — no URL, address, template,
+    call or assignment (API_KEY=…)."""
+    mixed = len(token) >= 10 and all(re.search(c, token) for c in ("[a-z]", "[A-Z]", r"\d", r"[^\w/:]"))
+    mixed = mixed and not re.search(r"^[<{]|\$\{|\{\{|://|^[A-Z_]+=|\w[(\[]|^[\w.+-]+@[\w-]+\.[\w.-]+$", token)
+    if plain and not mixed and (re.fullmatch(_NOT_SECRET, token) or re.fullmatch(PLACEHOLDER, token, re.I)):
+        return False  # (＄ecret: written so)
     if token.isdigit() or re.fullmatch(r"\d{3,8}(?:-\d{3,8})+", token):  # a PIN; recovery codes 4829-1032
         return strong and first and 4 <= len(token) <= 64 and not re.fullmatch(r"(?:19|20)\d\d", token)
     letter, digit = re.search("[A-Za-z]", token), re.search(r"\d", token)
