@@ -1,16 +1,17 @@
-"""Injection by concept, in many languages: one table of concepts × languages (`TABLE`, one row per
-concept per language), and shapes no language needs (`SHAPES`: a URL carrying template fields or
-data, a shell pipe from the network, a dump of the environment, a tool's call, an account number).
-A text (its spoken reading: NFKC, case-folded, every script's own letters) is searched once for
-every word of the table (Aho–Corasick); a word counts at a word start in scripts written with
-spaces, anywhere in those without (Chinese, Japanese, Thai) or with prefixes (Arabic, Hebrew). A
-finding is a set of concepts, each a distinct word, within `WINDOW` characters (`FINDINGS`):
-dismissing + earlier instructions; a new persona or name + lifted limits or secrecy; a skipped
-check + a risky act; sending + a secret + a destination, or a standing order + a destination; an
-AI spoken to or bidden (`AI helpers: …`, `the agent should`) + an act, the user, a secret or
-trust; a payee's account + a change. A scoped permission (`pytest`, a list) skips no check.
+"""Injection by concept, in many languages: one table of concepts × languages (`TABLE`, one row per concept per
+language), and shapes no language needs (`SHAPES`: a URL carrying template fields or data, a shell pipe from the
+network, a dump of the environment, a tool's call, an account number). A text (its spoken reading: NFKC,
+case-folded, every script's own letters) is searched once for every word of the table (Aho–Corasick); a word counts
+at a word start in scripts written with spaces, anywhere in those without (Chinese, Japanese, Thai) or with prefixes
+(Arabic, Hebrew). A finding is a set of concepts, each a distinct word, within `WINDOW` characters (`FINDINGS`):
+dismissing + earlier instructions; a new persona or name + lifted limits or secrecy; a skipped check + a risky act;
+sending + a secret + a destination, or a standing order + a destination; an AI spoken to or bidden (`AI helpers: …`,
+`the agent should`) + an act, the user, a secret or trust; a payee's account + a change. A scoped permission
+(`pytest`, a list) skips no check. In a tool's output or an import (`tool`), an AI spoken to or an order alone
+(`ORIGIN`): a command, data sent out, money moved, a check skipped, a standing order.
 """
 
+import functools
 import math
 import re
 import unicodedata
@@ -503,8 +504,8 @@ FINDINGS = (
     ("safety_sabotage", ("disarm", "safeguard", _BID + "|standing|unchecked|conceal|asked|remember|unconfirmed|user")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
-# What provenance alone decides (`tool`): a tool's output or an import gives the agent no orders — an AI spoken to,
-# or an act of the five kinds an attack needs with no AI addressed and none of the co-occurrences above, is held.
+# What provenance alone decides (`tool`: a tool's output or an import gives no orders): an AI spoken to, or an act
+# of the five kinds an attack needs with no AI addressed and none of the co-occurrences above.
 _ORDER = "alter|show|display|store|request|youreq|standing|remember|obey|asked|unchecked|nocheck"
 ORIGIN = (
     ("addressed_to_agent", ("addressed|opened",)),  # (a tool's output has no business speaking to the agent at all)
@@ -811,11 +812,10 @@ _COMMON = set("the and for are not with you this that from have was but our its 
 
 
 def _shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
-    """Shaped like a secret: after a password's name, six characters or more with a letter and a
-    digit or sign (or four to twelve digits right after it: a PIN); after a login's, eight or more
-    of three kinds with a part that is no word (Wp#x92kLq, not ACME-Prod-2024). Ten characters or more of all four
-    kinds (*M^r4gSdy1U, KL3Xt=&iJ6) are one whatever sign they begin with or hold — no URL, address, template,
-    call or assignment (API_KEY=…)."""
+    """Shaped like a secret: after a password's name, six characters or more with a letter and a digit or sign (or
+    four to twelve digits right after it: a PIN); after a login's, eight or more of three kinds with a part that is
+    no word (Wp#x92kLq, not ACME-Prod-2024); ten or more of all four kinds whatever signs they hold (*M^r4gSdy1U,
+    KL3Xt=&iJ6), but no URL, address, template, call or assignment (API_KEY=…)."""
     mixed = len(token) >= 10 and all(re.search(c, token) for c in ("[a-z]", "[A-Z]", r"\d", r"[^\w/:]"))
     mixed = mixed and not re.search(r"^[<{]|\$\{|\{\{|://|^[A-Z_]+=|\w[(\[]|^[\w.+-]+@[\w-]+\.[\w.-]+$", token)
     if plain and not mixed and (re.fullmatch(_NOT_SECRET, token) or re.fullmatch(PLACEHOLDER, token, re.I)):
@@ -897,25 +897,21 @@ def _spaced(c: str) -> bool:
     return c.isalpha() and not ("\u0590" <= c <= "\u08ff" or "\u0e00" <= c <= "\u0eff" or c >= "\u3000")
 
 
-_AUTOMATON: list["ahocorasick.Automaton"] = []
-
-
+@functools.cache
 def _automaton() -> "ahocorasick.Automaton":
     """The words of `TABLE` and `ANCHORS` (NFKC, case-folded, as the spoken reading has them) →
     (language, concept), built on the first text a process scans."""
-    if not _AUTOMATON:
-        import ahocorasick
+    import ahocorasick
 
-        words: dict[str, set[tuple[str, str]]] = {}
-        rows = [row.split() for row in TABLE.strip().splitlines()]
-        rows += [["*", concept, *anchors.split()] for concept, anchors in ANCHORS.items()]
-        for lang, concept, *stems in rows:
-            for stem in stems:  # ("any": words that go with any language's)
-                word = unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold()
-                words.setdefault(word, set()).add(("" if lang == "any" else lang, concept))
-        automaton = ahocorasick.Automaton()
-        for word, meanings in words.items():
-            automaton.add_word(word, (word, tuple(meanings)))
-        automaton.make_automaton()
-        _AUTOMATON.append(automaton)
-    return _AUTOMATON[0]
+    words: dict[str, set[tuple[str, str]]] = {}
+    rows = [row.split() for row in TABLE.strip().splitlines()]
+    rows += [["*", concept, *anchors.split()] for concept, anchors in ANCHORS.items()]
+    for lang, concept, *stems in rows:
+        for stem in stems:  # ("any": words that go with any language's)
+            word = unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold()
+            words.setdefault(word, set()).add(("" if lang == "any" else lang, concept))
+    automaton = ahocorasick.Automaton()
+    for word, meanings in words.items():
+        automaton.add_word(word, (word, tuple(meanings)))
+    automaton.make_automaton()
+    return automaton
