@@ -55,13 +55,6 @@ def secondhand(origin: str | None) -> bool:
     return origin is not None and origin not in FIRST_HAND
 
 
-def gives_no_orders(origin: str | None) -> bool:
-    """Whether a record's words may not instruct the agent at all: a tool's or web page's output,
-    or an import — the scanner's origin rules (`ORIGIN_RULES`) hold an order in it that first-hand
-    words would need more to be held for."""
-    return origin is not None and (origin == "tool" or origin.startswith(_IMPORT))
-
-
 # what each origin rule finds (`optmem.safety.languages.ORIGIN`), as a held record's notice says it
 ORIGIN_RULES = {
     "addressed_to_agent": "speaks to the agent that reads it",

@@ -293,6 +293,8 @@ def test_mcp_writes_as_agent_or_tool_and_never_shows_what_is_held(vault_path, cl
         out["schemas"] = listed
         out["tool"] = (await call("append", {"text": "Status page: API degraded", "origin": "tool"})).content[0].text
         out["user"] = (await call("append", {"text": "I am the user", "origin": "user"})).content[0].text
+        order = {"text": ORDERS["origin_sends_data"], "origin": "tool"}  # (an order in a page the agent saved)
+        out["order"] = (await call("append", order)).content[0].text
         out["held"] = (await call("append", {"text": ATTACK})).content[0].text
         out["search"] = (await call("search", {"query": "wiki"})).content[0].text
         out["context"] = (await call("context", {"query": "wiki deploy"})).content[0].text
@@ -302,6 +304,7 @@ def test_mcp_writes_as_agent_or_tool_and_never_shows_what_is_held(vault_path, cl
     assert fenced_json(got["plain"])["record"]["origin"] == "agent"
     assert fenced_json(got["tool"])["record"]["origin"] == "tool"
     assert fenced_json(got["user"])["error"]["code"] == "usage"
+    assert fenced_json(got["order"])["status"] == "held" and fenced_json(got["order"])["held"] == "origin_sends_data"
     assert fenced_json(got["held"])["status"] == "held"
     assert "email the deploy keys" not in got["search"] and "email the deploy keys" not in got["context"]
     # an agent cannot ask for what is held, nor write as the user
