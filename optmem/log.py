@@ -509,7 +509,7 @@ def _append(
 def _held_notice(rec: Record) -> str:
     from optmem.quarantine import held_because
 
-    return f"stored, but {held_because(rec.held or '?', rec.id)}"
+    return f"stored, but {held_because(rec.held or '?', rec.id, rec.origin)}"
 
 
 def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tuple[Record, str | None]:

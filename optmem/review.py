@@ -198,7 +198,7 @@ def held(vault: Vault, *, show_unsafe: bool = False, limit: int | None = None) -
         status, params = view.is_sql(view.Status.HELD, now)
         for row in idx.rows(f"r.held != 0 AND {status} ORDER BY r.ts, r.n", params):
             rec = idx.record(row)
-            found = record.flagged_field(rec)
+            found = record.gate_finding(rec)  # (an origin rule's: in its text)
             rule = rec.held or "?"
             text = rec.text if show_unsafe else view.display(rec.text)
             out.append(
@@ -211,7 +211,7 @@ def held(vault: Vault, *, show_unsafe: bool = False, limit: int | None = None) -
                     rule,
                     found[0] if found else None,
                     text,
-                    held_because(rule, rec.id),
+                    held_because(rule, rec.id, rec.origin),
                 )
             )
             if limit is not None and len(out) >= limit:

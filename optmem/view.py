@@ -707,7 +707,7 @@ class RecordView(NamedTuple):
             if self.status == Status.HELD:
                 from optmem.quarantine import held_because
 
-                out["held_because"] = held_because(out["held"], self.record.id)
+                out["held_because"] = held_because(out["held"], self.record.id, self.record.origin)
         return out
 
     def blocked(self) -> str | None:

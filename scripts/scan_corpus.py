@@ -3,6 +3,7 @@
     python scripts/scan_corpus.py              # figures
     python scripts/scan_corpus.py --misses     # also list every miss and false positive
     python scripts/scan_corpus.py --catalogs   # also scan this machine's Chinese gettext catalogs
+    python scripts/scan_corpus.py --origin tool    # every text as a tool's output (the origin rules too)
 
 The sets are the ones tests/test_scan.py asserts on (tests/data/): the adversarial payload
 corpus, the class corpus (scan_generalise/: attacks and secrets by class, and ordinary developer
@@ -53,12 +54,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="list misses and false positives")
     parser.add_argument("--catalogs", action="store_true", help="also scan the zh_* gettext catalogs")
+    parser.add_argument("--origin", choices=("tool",), help="scan every text as a tool's output would be")
     args = parser.parse_args()
+    tool = args.origin == "tool"
+
+    def find(text: str) -> str | None:
+        return scan.find(text, tool=tool)
 
     rows = corpus.payloads()
     for kind in ("injection", "secret"):
         mine = [r for r in rows if r["kind"] == kind]
-        missed = [r for r in mine if scan.find(r["text"]) is None]
+        missed = [r for r in mine if find(r["text"]) is None]
         print(f"{kind + ' payloads caught':<32} {len(mine) - len(missed):>5} / {len(mine)}")
         held = [r for r in mine if r["note"].startswith("own: held-out")]
         held_missed = [r for r in missed if r["note"].startswith("own: held-out")]
@@ -67,15 +73,15 @@ def main() -> None:
             for r in missed:
                 print(f"    miss: {r['note']}: {r['text']!r}")
     by_class = Counter(r["class"] for r in corpus.generalise_payloads())
-    caught = Counter(r["class"] for r in corpus.generalise_payloads() if scan.find(r["text"]))
+    caught = Counter(r["class"] for r in corpus.generalise_payloads() if find(r["text"]))
     for kind in ("injection", "secret"):
         mine = [r for r in corpus.generalise_payloads() if r["kind"] == kind]
-        hit = sum(1 for r in mine if scan.find(r["text"]))
+        hit = sum(1 for r in mine if find(r["text"]))
         print(f"{'class corpus ' + kind:<32} {hit:>5} / {len(mine)}")
     print(f"{'  by class':<32} {', '.join(f'{c} {caught[c]}/{n}' for c, n in sorted(by_class.items()))}")
     if args.misses:
         for r in corpus.generalise_payloads():
-            if not scan.find(r["text"]):
+            if not find(r["text"]):
                 print(f"    miss: {r['class']}: {r['text']!r}")
     for name, label in (
         ("blind_safety", "blind"),
@@ -91,20 +97,20 @@ def main() -> None:
         blind = corpus.blind_attacks(name)
         for kind in ("injection", "secret"):
             mine = [r for r in blind if r["kind"] == kind]
-            missed = [r for r in mine if scan.find(r["text"]) is None]
+            missed = [r for r in mine if find(r["text"]) is None]
             print(f"{label + ' corpus ' + kind:<32} {len(mine) - len(missed):>5} / {len(mine)}")
             if args.misses:
                 for r in missed:
                     print(f"    miss: {r['id']} {r['lang']}: {r['text']!r}")
         notes = corpus.blind_notes(name)
         for kind in ("injection", "secret"):
-            hits = [(rule, n) for n in notes if (rule := scan.find(str(n["text"]))) and scan.kind_of(rule) == kind]
+            hits = [(rule, n) for n in notes if (rule := find(str(n["text"]))) and scan.kind_of(rule) == kind]
             print(f"{label + ' notes flagged as ' + kind:<32} {len(hits):>5} / {len(notes)}")
             if args.misses:
                 for rule, n in hits:
                     print(f"    false positive ({rule}): {n['id']}: {n['text']!r}")
     agent = corpus.agent_notes()
-    hits = [(rule, n) for n in agent if (rule := scan.find(str(n["text"])))]
+    hits = [(rule, n) for n in agent if (rule := find(str(n["text"])))]
     print(f"{'agent-style notes flagged':<32} {len(hits):>5} / {len(agent)}")
     if args.misses:
         for rule, n in hits:
@@ -117,7 +123,7 @@ def main() -> None:
     if args.catalogs:
         sets.append(("gettext catalog messages", catalog_messages()))
     for label, texts in sets:
-        flagged = [(t, scan.find(t)) for t in texts]
+        flagged = [(t, find(t)) for t in texts]
         flagged = [(t, rule) for t, rule in flagged if rule]
         print(f"{label + ' false positives':<32} {len(flagged):>5} / {len(texts)}")
         if label.startswith("gettext"):

@@ -209,6 +209,7 @@ def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
       optmem release 7QMZMMFT    |    optmem forget 7QMZMMFT --reason "an injection"
     """
     from optmem import review
+    from optmem.quarantine import ORIGIN_RULES
     from optmem.safety.fence import line
 
     held, blocked, more = review.review_queue(get_vault(), show_unsafe=allow_unsafe, limit=_queue_limit(limit))
@@ -216,6 +217,7 @@ def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
     def listed(items: list[review.Held]) -> list[str]:
         return [
             f"{short(h.id)}  {h.ts[:10]}  {h.rule}"
+            + (" (an origin rule: held for where it came from)" if h.rule.endswith(tuple(ORIGIN_RULES)) else "")
             + (f" (in its {h.field})" if h.field and h.field != "text" else "")
             + (f"  from {h.origin}" if h.origin else "")
             + f"  {line(h.text)}"

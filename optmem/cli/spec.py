@@ -191,8 +191,9 @@ def opt(
 
 ORIGIN = opt(
     "origin",
-    help="Where the text came from: user, agent, tool (a tool's or web page's output), sync, import:<tool> "
-    "(default: user at a terminal, else agent — and agent for a command Claude Code, Codex or Hermes runs).",
+    help="Where the text came from: user, agent, tool (a tool's or web page's output: an order in it is held "
+    "for review), sync, import:<tool> (default: user at a terminal, else agent — and agent for a command "
+    "Claude Code, Codex or Hermes runs).",
 )
 
 

@@ -76,10 +76,8 @@ def allowed_invisible(text: str, i: int) -> bool:
             j -= 1
         return cp == 0x200D and j >= 0 and bool(re.match(_EMOJI, text[j]) and re.match(_EMOJI, after))
     if 0xFE00 <= cp <= 0xFE0F:
-        if prev < 0:
-            return False
-        base = chr(prev)
-        return base in "0123456789#*" or (not base.isascii() and not INVISIBLE_CHAR.match(base))
+        base = chr(max(prev, 0))
+        return prev >= 0 and (base in "0123456789#*" or (not base.isascii() and not INVISIBLE_CHAR.match(base)))
     if 0xE0100 <= cp <= 0xE01EF:
         return 0x3400 <= prev <= 0x9FFF or 0x20000 <= prev <= 0x3FFFF or 0xF900 <= prev <= 0xFAFF
     if 0xE0020 <= cp <= 0xE007F:  # the tag run around i, after 🏴, ends with the cancel tag

@@ -1,16 +1,17 @@
-"""Injection by concept, in many languages: one table of concepts × languages (`TABLE`, one row per
-concept per language), and shapes no language needs (`SHAPES`: a URL carrying template fields or
-data, a shell pipe from the network, a dump of the environment, a tool's call, an account number).
-A text (its spoken reading: NFKC, case-folded, every script's own letters) is searched once for
-every word of the table (Aho–Corasick); a word counts at a word start in scripts written with
-spaces, anywhere in those without (Chinese, Japanese, Thai) or with prefixes (Arabic, Hebrew). A
-finding is a set of concepts, each a distinct word, within `WINDOW` characters (`FINDINGS`):
-dismissing + earlier instructions; a new persona or name + lifted limits or secrecy; a skipped
-check + a risky act; sending + a secret + a destination, or a standing order + a destination; an
-AI spoken to or bidden (`AI helpers: …`, `the agent should`) + an act, the user, a secret or
-trust; a payee's account + a change. A scoped permission (`pytest`, a list) skips no check.
+"""Injection by concept, in many languages: one table of concepts × languages (`TABLE`, one row per concept per
+language), and shapes no language needs (`SHAPES`: a URL carrying template fields or data, a shell pipe from the
+network, a dump of the environment, a tool's call, an account number). A text (its spoken reading: NFKC,
+case-folded, every script's own letters) is searched once for every word of the table (Aho–Corasick); a word counts
+at a word start in scripts written with spaces, anywhere in those without (Chinese, Japanese, Thai) or with prefixes
+(Arabic, Hebrew). A finding is a set of concepts, each a distinct word, within `WINDOW` characters (`FINDINGS`):
+dismissing + earlier instructions; a new persona or name + lifted limits or secrecy; a skipped check + a risky act;
+sending + a secret + a destination, or a standing order + a destination; an AI spoken to or bidden (`AI helpers: …`,
+`the agent should`) + an act, the user, a secret or trust; a payee's account + a change. A scoped permission
+(`pytest`, a list) skips no check. In a tool's output or an import (`tool`), an AI spoken to or an order alone
+(`ORIGIN`): a command, data sent out, money moved, a check skipped, a standing order.
 """
 
+import functools
 import math
 import re
 import unicodedata
@@ -503,14 +504,25 @@ FINDINGS = (
     ("safety_sabotage", ("disarm", "safeguard", _BID + "|standing|unchecked|conceal|asked|remember|unconfirmed|user")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
+# What provenance alone decides (`tool`: a tool's output or an import gives no orders): an AI spoken to, or an act
+# of the five kinds an attack needs with no AI addressed and none of the co-occurrences above.
+_ORDER = "alter|show|display|store|request|youreq|standing|remember|obey|asked|unchecked|nocheck"
+ORIGIN = (
+    ("addressed_to_agent", ("addressed|opened",)),  # (a tool's output has no business speaking to the agent at all)
+    ("origin_runs_command", (_ORDER, "shell|payload|persistence|envdump")),
+    ("origin_sends_data", ("show|display|store|alter|grant|reply", "destination")),
+    ("origin_moves_money", ("account", "alter|act|show|vendor|standing|request|youreq|remember")),
+    ("origin_disables_check", ("disarm|unchecked|lifted", _ORDER + "|act|safeguard|user|destination|goods")),
+    ("origin_standing_order", ("remember|standing|trusted|asked", "alter|claim|destination|conceal|dismiss|user|obey")),
+)
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
-SAID = {rule for rule, needed in FINDINGS if len(needed) > 1}  # findings of words, which a note may quote
+SAID = {rule for rule, needed in FINDINGS + ORIGIN if len(needed) > 1}  # findings of words, which a note may quote
 
 # Shapes (on the spoken text): where a concept stands without any language's words. A shape is
 # looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
 ANCHORS = {
     "template_link": "://",
-    "destination": ":// @ webhook +",
+    "destination": ":// @ webhook + .com .net .org .io .co .cc .xyz .info .biz .app .eu .ru .cn .me .shop .top .site",
     "shell": "curl wget iwr invoke-webrequest /dev/tcp powershell nc~-e os.system python",
     "envdump": "env cookie environ",
     "persistence": ".bashrc .zshrc .profile authorized_keys cron */ .git/hooks agents.md claude.md .cursorrules "
@@ -549,7 +561,9 @@ SHAPES = {
     r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)"
     r"|[a-z]+://[^\s)]*[?&][\w-]+=(?:<(?:[^>\n ]{1,30} ){2,8}[^>\n]{1,30}>|\{(?:[^}\n ]{1,30} ){2,8}[^}\n]{1,30}\}|(?=[^\s)&]*_)(?=[^\s)&]*[^\x00-\x7f])[^\s)&]{6,}|[a-z]+(?:_[a-z]+){3,}(?=[&)\s]|$))",
     "destination": r"(?<![\w+])\+\d{1,3}[ -]?\(?\d{1,4}\)?(?:[ -]?\d{2,4}){2,4}(?!\w)|\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
-    r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook",
+    r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook|(?<![\w@./-])(?![\w.-]*\.example\b"
+    r"|(?:[\w-]+\.)*(?:github|gitlab|pypi|npmjs|ghcr|docker)\.)(?:[a-z0-9-]+\.)+(?:com|net|org|io|co|cc|xyz|info|biz|app|eu|ru|cn"
+    r"|me|shop|top|site)(?:/[^\s)]*)?(?![\w@-]|\.\w)",  # (a bare host too: sso-login.com; not a code host's)
     "shell": r"\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|;`]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|<\(\s*curl"
     r"|\|\s*python|/dev/tcp/|powershell\b[^\n]{0,40}-e(?:nc|ncodedcommand)?\s|\bnc\s+-e\b|\bos\.system\(",
     "envdump": r"\$\(\s*env\s*\)|\benv\s*\|\s*curl|-d\s*@\.env|os\.environ\)|process\.env\.\w+\s*\)|\bdocument\.cookie",
@@ -661,11 +675,9 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     if re.search(_SCOPE, spoken) and by.keys().isdisjoint(_RISKY):  # a permission for what it names
         by.pop("unchecked", None), by.pop("unconfirmed", None)  # in code (`pytest` without asking)
     about = "meta" in by and "lifted" not in by  # a note about attacks: only the shapes of acts count
-    if tool and by.keys() & {"addressed", "opened"} and not about:
-        return "addressed_to_agent"  # (a tool's output has no business speaking to the agent)
     if len(by) < 2 and by.keys().isdisjoint(_ALONE):
         return None  # (every finding but a shape's alone needs two concepts)
-    for rule, needed in FINDINGS:
+    for rule, needed in FINDINGS + (ORIGIN if tool and not about else ()):
         if about and len(needed) > 1 and not any(c in _ACTS for alt in needed for c in alt.split("|") if c in by):
             continue
         if not all(not by.keys().isdisjoint(alt.split("|")) for alt in needed):
@@ -800,11 +812,14 @@ _COMMON = set("the and for are not with you this that from have was but our its 
 
 
 def _shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
-    """Shaped like a secret: after a password's name, six characters or more with a letter and a
-    digit or sign (or four to twelve digits right after it: a PIN); after a login's, eight or more
-    of three kinds with a part that is no word (Wp#x92kLq, not ACME-Prod-2024)."""
-    if plain and (re.fullmatch(_NOT_SECRET, token) or re.fullmatch(PLACEHOLDER, token, re.I)):  # (＄ecret: written so)
-        return False
+    """Shaped like a secret: after a password's name, six characters or more with a letter and a digit or sign (or
+    four to twelve digits right after it: a PIN); after a login's, eight or more of three kinds with a part that is
+    no word (Wp#x92kLq, not ACME-Prod-2024); ten or more of all four kinds whatever signs they hold (*M^r4gSdy1U,
+    KL3Xt=&iJ6), but no URL, address, template, call or assignment (API_KEY=…)."""
+    mixed = len(token) >= 10 and all(re.search(c, token) for c in ("[a-z]", "[A-Z]", r"\d", r"[^\w/:]"))
+    mixed = mixed and not re.search(r"^[<{]|\$\{|\{\{|://|^[A-Z_]+=|\w[(\[]|^[\w.+-]+@[\w-]+\.[\w.-]+$", token)
+    if plain and not mixed and (re.fullmatch(_NOT_SECRET, token) or re.fullmatch(PLACEHOLDER, token, re.I)):
+        return False  # (＄ecret: written so)
     if token.isdigit() or re.fullmatch(r"\d{3,8}(?:-\d{3,8})+", token):  # a PIN; recovery codes 4829-1032
         return strong and first and 4 <= len(token) <= 64 and not re.fullmatch(r"(?:19|20)\d\d", token)
     letter, digit = re.search("[A-Za-z]", token), re.search(r"\d", token)
@@ -882,25 +897,21 @@ def _spaced(c: str) -> bool:
     return c.isalpha() and not ("\u0590" <= c <= "\u08ff" or "\u0e00" <= c <= "\u0eff" or c >= "\u3000")
 
 
-_AUTOMATON: list["ahocorasick.Automaton"] = []
-
-
+@functools.cache
 def _automaton() -> "ahocorasick.Automaton":
     """The words of `TABLE` and `ANCHORS` (NFKC, case-folded, as the spoken reading has them) →
     (language, concept), built on the first text a process scans."""
-    if not _AUTOMATON:
-        import ahocorasick
+    import ahocorasick
 
-        words: dict[str, set[tuple[str, str]]] = {}
-        rows = [row.split() for row in TABLE.strip().splitlines()]
-        rows += [["*", concept, *anchors.split()] for concept, anchors in ANCHORS.items()]
-        for lang, concept, *stems in rows:
-            for stem in stems:  # ("any": words that go with any language's)
-                word = unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold()
-                words.setdefault(word, set()).add(("" if lang == "any" else lang, concept))
-        automaton = ahocorasick.Automaton()
-        for word, meanings in words.items():
-            automaton.add_word(word, (word, tuple(meanings)))
-        automaton.make_automaton()
-        _AUTOMATON.append(automaton)
-    return _AUTOMATON[0]
+    words: dict[str, set[tuple[str, str]]] = {}
+    rows = [row.split() for row in TABLE.strip().splitlines()]
+    rows += [["*", concept, *anchors.split()] for concept, anchors in ANCHORS.items()]
+    for lang, concept, *stems in rows:
+        for stem in stems:  # ("any": words that go with any language's)
+            word = unicodedata.normalize("NFKC", stem.replace("~", " ")).casefold()
+            words.setdefault(word, set()).add(("" if lang == "any" else lang, concept))
+    automaton = ahocorasick.Automaton()
+    for word, meanings in words.items():
+        automaton.add_word(word, (word, tuple(meanings)))
+    automaton.make_automaton()
+    return automaton

@@ -21,7 +21,6 @@ _VERB = r"(?:ignore|disregard|forget|bypass|dismiss|discard|abandon|neglect|over
 _QUANT = r"(?:all|any|every|each|of|the|my|our|those|these|this|that|whatever|its|their|both|entire|whole|complete|and)"
 _REF = r"(?:previous(?:ly)?|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer|safety|your|ur|yr)"
 _OBJ = r"(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|guidance|commands?|orders?|constraints?|restrictions?|guardrails?|polic(?:y|ies)|programming|context|conversation|limitations?|safeguards?|ethics|principles)"
-_STRONG_OBJ = r"(?:instructions?|prompts?|directives?|guidelines?|programming|guardrails?|safeguards?|restrictions?)"
 _BEFORE = r"(?:above|before|earlier|previously|prior|so~far|until~now|up~to~now|till~now|thus~far|hitherto|beforehand|preceding)"
 _NEG = r"(?:do~not|don'?t|dont|never|must~not|mustn'?t|should~not|shouldn'?t|cannot|can'?t|may~not)"
 _USER = r"(?:the~users?|the~human|your~user|the~person)"
@@ -104,9 +103,7 @@ _MIXED_DISMISS = (
     r"(?:(?<![a-z])(?:ignore|skip|forget|disregard|override|bypass|drop)|忽略|无视|忽视|忘掉|忘记|跳过|绕过|作废|"
     r"不要再?\s*(?:follow|obey|遵守|遵循|听从|理会))"
 )
-_MIXED_NOUN = (
-    r"(?:instructions?|prompts?|guidelines|system\s*message|指令|指示|设定|提示词)"  # (not "rules": lint rules)
-)
+_MIXED_NOUN = r"(?:instructions?|prompts?|guidelines|system\s*message|指令|指示|设定|提示词)"  # (not "rules": lint rules)
 _MIXED_SHOW = r"(?:show|reveal|output|print|dump|repeat|copy|paste|export|显示|输出|打印|复述|告诉我|贴出|泄露|给我看)"
 _MIXED_HIDDEN = (
     r"(?:system|hidden|initial|real|secret|internal|original|系统|隐藏|初始|原始|真实)\s*(?:的\s*)?"
@@ -169,11 +166,9 @@ def _secret_value(m: re.Match[str]) -> bool:
     key = (groups.get("key") or "password").lower()
     value = next((groups[k] for k in ("dq", "sq", "bare") if groups.get(k)), "")
     bare = not (groups.get("dq") or groups.get("sq"))
-    if bare:
-        if m.string[m.end() : m.end() + 1] == "(":
-            return False  # a call: password=getpass(…)
-        value = value.rstrip(".,;:!?")
-    if not value:
+    if bare and m.string[m.end() : m.end() + 1] == "(":
+        return False  # a call: password=getpass(…)
+    if not (value := value.rstrip(".,;:!?") if bare else value):
         return False
     # a path or code: settings.DB_PASSWORD
     if bare and (value[0] in "$~./%{<[(!&*@#" or re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value)):
@@ -243,11 +238,10 @@ def _vendor_token(m: re.Match[str]) -> bool:
 def _basic_auth(m: re.Match[str]) -> bool:
     """A base64 value that decodes to user:password (Docker's config.json `auth`)."""
     import base64
-    import binascii
 
-    try:
+    try:  # (binascii.Error and UnicodeDecodeError are ValueErrors)
         user, sep, password = base64.b64decode(m["b64"] + "=" * (-len(m["b64"]) % 4)).decode("utf-8").partition(":")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+    except ValueError:
         return False
     return bool(sep and user and password and password.isprintable())
 
@@ -255,7 +249,7 @@ def _basic_auth(m: re.Match[str]) -> bool:
 def _rule(name: str, needles: _Needles, source: str, flags: int = 0, accept: Accept | None = None, bare: str = "") -> Rule:
     groups = tuple(frozenset(w.replace("~", " ") for w in g.split()) for g in needles)
     if name in SECRETS:  # (a placeholder or a published example of a key is no secret, whatever its shape)
-        return Rule(name, groups, source, flags, lambda m: not _sham(m) and (accept is None or accept(m)), bare)
+        accept = lambda m, also=accept: not _sham(m) and (also is None or also(m))  # noqa: E731
     return Rule(name, groups, source, flags, accept, bare)
 
 

@@ -13,6 +13,7 @@ only the rules whose needles are all there run. The table of languages
 
 from __future__ import annotations
 
+import functools
 import re
 
 from optmem.errors import TooLarge, UnsafeContent
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from optmem.safety.rules import Rule
 
     Kind = Literal["secret", "injection"]
-VERSION = 9  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 10  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
@@ -41,14 +42,14 @@ _SPEECH = _QUOTED.replace(r"|`[^`\n]{3,300}`", "")  # (the table's findings: cod
 
 
 def find(text: str, *, tool: bool = False) -> str | None:
-    """The name of the first rule that fires on `text`, or None. `tool`: the text is a tool's or
-    web page's output, where an AI spoken to at all (`addressed_to_agent`) is a finding too.
+    """The name of the first rule that fires on `text`, or None. `tool`: the text is a tool's or web page's output
+    or an import, where an AI spoken to at all and an order alone are findings too (`languages.ORIGIN`).
 
-    A note that quotes an injection to speak about it (an incident, a test, a detection rule) is
-    not one: when the hit lies only inside quotation marks and what the note says around them —
-    a dozen distinct words at least — holds none, nothing is found. That holds for phrasing (`rules.SAID`)
-    and the table's findings of words (`languages.SAID`); secrets, characters, markup and what an act
-    needs (a URL, a command) count wherever they stand, unless the note says it speaks of an attack (a fake mail …)."""
+    A note that quotes an injection to speak about it (an incident, a test, a detection rule) is not one: when the
+    hit lies only inside quotation marks and what the note says around them — a dozen distinct words at least —
+    holds none, nothing is found. That holds for phrasing (`rules.SAID`) and the table's findings of words
+    (`languages.SAID`); secrets, characters, markup and what an act needs (a URL, a command) count wherever they
+    stand, unless the note says it speaks of an attack (a fake mail …)."""
     from optmem.safety import languages, rules
 
     rule = _find(text, 0, tool)
@@ -64,7 +65,7 @@ def find(text: str, *, tool: bool = False) -> str | None:
         reported = not around.isdisjoint({"meta", "reported"})  # (a note about an attack: eight words will do)
         spoken_of = phrasing or reported or not languages.shaped(" ".join(re.findall(quotes, text)))
         if outside != text and said >= 12 - 4 * reported and spoken_of and "decode" not in around:
-            return None if _find(outside, 0) is None else rule
+            return None if _find(outside, 0, tool) is None else rule
     return rule
 
 
@@ -72,9 +73,7 @@ def kind_of(rule: str) -> Kind:
     """What a finding is: `secret` for the secret rules (as written or decoded), else `injection`."""
     from optmem.safety.rules import SECRETS
 
-    while rule.startswith(_PREFIXES):
-        rule = rule.split("_", 1)[1]
-    return "secret" if rule in SECRETS else "injection"
+    return "secret" if re.sub(f"^(?:{'|'.join(_PREFIXES)})+", "", rule) in SECRETS else "injection"
 
 
 def _find(text: str, depth: int, tool: bool = False) -> str | None:
@@ -151,33 +150,30 @@ def _first(rules: list[Rule], text: str) -> str | None:
     return None
 
 
-# the automaton of every needle word, and for each group of rules the rules each word of a first needle group starts
 _Index = tuple["ahocorasick.Automaton", dict[str, tuple[tuple["Rule", ...], dict[str, list[int]]]]]
-_INDEX: list[_Index] = []
 
 
+@functools.cache
 def _index() -> _Index:
     """One automaton of every needle word, and for each group of rules the rules each word of a first
     needle group starts ("" starts those without needles, as every text holds it); built on the first
     scan of a process."""
-    if not _INDEX:
-        import ahocorasick
+    import ahocorasick
 
-        from optmem.safety.rules import GROUPS
+    from optmem.safety.rules import GROUPS
 
-        groups = {}
-        for name, rules in GROUPS.items():
-            first: dict[str, list[int]] = {}
-            for i, rule in enumerate(rules):
-                for word in rule.needles[0] if rule.needles else ("",):
-                    first.setdefault(word, []).append(i)
-            groups[name] = (rules, first)
-        automaton = ahocorasick.Automaton()
-        for w in {w for rules in GROUPS.values() for rule in rules for group in rule.needles for w in group}:
-            automaton.add_word(w, w)
-        automaton.make_automaton()
-        _INDEX.append((automaton, groups))
-    return _INDEX[0]
+    groups = {}
+    for name, rules in GROUPS.items():
+        first: dict[str, list[int]] = {}
+        for i, rule in enumerate(rules):
+            for word in rule.needles[0] if rule.needles else ("",):
+                first.setdefault(word, []).append(i)
+        groups[name] = (rules, first)
+    automaton = ahocorasick.Automaton()
+    for w in {w for rules in GROUPS.values() for rule in rules for group in rule.needles for w in group}:
+        automaton.add_word(w, w)
+    automaton.make_automaton()
+    return automaton, groups
 
 
 def check(text: str, *, allow_unsafe: bool = False) -> None:
