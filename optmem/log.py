@@ -403,6 +403,7 @@ def _append(
         try:
             rec = _hand_corrects(idx, rec, now)
             _check_redline_lock(idx, rec, now)
+            rec = _derived_origin(idx, rec)
             if rec.tier == "redline" and rec.corrects:  # a tool's output made a rule only by a person
                 from optmem.quarantine import refuse_promotion
 
@@ -714,6 +715,23 @@ def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
         refuse_superseded(idx, rows[0], now)
         targets.append(rows[0].id)  # the full id, as `correct` writes it: not the typed fragment
     return rec._replace(corrects=(*rec.corrects, *targets), kind=CORRECTION if rec.kind == NOTE else rec.kind)
+
+
+def _derived_origin(idx: Index, rec: Record) -> Record:
+    """A correction, a merge or a resolution takes the origin its parts give it
+    (`quarantine.derived_origin`: a tool's text merged or kept by an agent is still a tool's)."""
+    from optmem.quarantine import derived_origin
+
+    if rec.kind not in LINKED_KINDS or not rec.corrects:
+        return rec
+    targets = [row for ref in rec.corrects for row in idx.resolve(ref)]
+    if rec.kind == RESOLUTION:  # its text is the kept value's (or the writer's own)
+        kept = rec.extra.get("kept")
+        parts = [row.origin for row in targets if kept and row.id == kept]
+    else:
+        parts = [row.origin for row in targets]
+    origin = derived_origin(rec.origin, parts)
+    return rec._replace(origin=origin)
 
 
 def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:

@@ -55,6 +55,26 @@ def secondhand(origin: str | None) -> bool:
     return origin is not None and origin not in FIRST_HAND
 
 
+def _hand(origin: str | None) -> int:
+    """How far from the conversation an origin is: 0 said in it (or not recorded), 1 another
+    clone's, 2 an import, 3 a tool's or a web page's output."""
+    if not secondhand(origin):
+        return 0
+    return 3 if origin == "tool" else 2 if str(origin).startswith(_IMPORT) else 1
+
+
+def derived_origin(writer: str | None, parts: list[str | None]) -> str | None:
+    """The one rule for the origin of a record made from others — a merge of fragments, a
+    resolution keeping a value, a correction of a record, a summary node of records, another
+    store's entries imported into hot memory: the most second-hand origin among its writer's and
+    its parts' (a tool's text merged or kept by an agent is still a tool's text); the user's own
+    when a person makes it (`--origin user`, or a command run at a terminal: a person vouches for
+    it, as for a redline). None when neither the writer nor any part says where it came from."""
+    if writer == "user":
+        return "user"
+    return max([writer, *parts], key=_hand)  # (the writer's own when no part is further away)
+
+
 def found_in(origin: str, day: str) -> str:
     """Where a second-hand record was found, as the fence says it to an agent."""
     if origin == "tool":

@@ -408,6 +408,7 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
     opt("domain", "--domain", "-d", help="Where the conflict is, when the key is in conflict in several."),
     opt("project", "--project", "-p", help="Likewise."),
     opt("source", help="Who settled it."),
+    ORIGIN,
     UNSAFE,
 )
 def resolve(
@@ -417,6 +418,7 @@ def resolve(
     domain: str | None,
     project: str | None,
     source: str | None,
+    origin: str | None,
     allow_unsafe: bool,
     json_out: bool,
 ) -> None:
@@ -438,6 +440,7 @@ def resolve(
         project=project,
         source=source,
         allow_unsafe=allow_unsafe,
+        origin=origin_of(origin),
     )
     emit(
         json_out,
@@ -469,6 +472,7 @@ def resolve(
         "accepts, each with a --topic; nothing is merged.",
     ),
     opt("source", help="Who merged them."),
+    ORIGIN,
     UNSAFE,
 )
 def merge(
@@ -479,6 +483,7 @@ def merge(
     key: str | None,
     suggest: bool,
     source: str | None,
+    origin: str | None,
     allow_unsafe: bool,
     json_out: bool,
 ) -> None:
@@ -536,5 +541,6 @@ def merge(
         key=key,
         source=source,
         allow_unsafe=allow_unsafe,
+        origin=origin_of(origin),
     )
     emit(json_out, asdict(res), lambda: f"merged {len(res.fragments)} records into {res.id}")
