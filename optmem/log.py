@@ -17,6 +17,7 @@ from optmem.errors import (
     Ambiguous,
     InvalidName,
     NotApplicable,
+    NeedsPerson,
     NotFound,
     OptmemError,
     PossibleUpdate,
@@ -719,8 +720,11 @@ def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
 
 def _derived_origin(idx: Index, rec: Record) -> Record:
     """A correction, a merge or a resolution takes the origin its parts give it
-    (`quarantine.derived_origin`: a tool's text merged or kept by an agent is still a tool's)."""
-    from optmem.quarantine import derived_origin
+    (`quarantine.derived_origin`: a tool's text merged or kept by an agent is still a tool's) —
+    and one that would replace what was said (by the user or the agent) with a second-hand text
+    is refused (`needs_person`): only a person settles that, as the index decides too
+    (`quarantine.may_replace`)."""
+    from optmem.quarantine import derived_origin, may_replace
 
     if rec.kind not in LINKED_KINDS or not rec.corrects:
         return rec
@@ -731,6 +735,17 @@ def _derived_origin(idx: Index, rec: Record) -> Record:
     else:
         parts = [row.origin for row in targets]
     origin = derived_origin(rec.origin, parts)
+    said = [row for row in targets if not may_replace(origin, row.origin)]
+    if said:
+        raise NeedsPerson(
+            f"{said[0].id} was said in the conversation ({said[0].origin or 'first-hand'}), and this "
+            f"{rec.kind} would replace it with text from {origin} output: a tool's output, an import or "
+            "another store never replaces a statement by itself — the user runs the command (at a "
+            "terminal, or with --origin user), or `optmem append` the new text, which stands beside "
+            "the statement, below it; nothing was written",
+            origin=origin,
+            id=said[0].id,
+        )
     return rec._replace(origin=origin)
 
 

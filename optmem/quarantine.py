@@ -75,6 +75,13 @@ def derived_origin(writer: str | None, parts: list[str | None]) -> str | None:
     return max([writer, *parts], key=_hand)  # (the writer's own when no part is further away)
 
 
+def may_replace(writer: str | None, target: str | None) -> bool:
+    """Whether a record of origin `writer` may replace one of origin `target` (by a correction
+    link or as its key's newer value): a second-hand text never replaces what was said in the
+    conversation (by the user or the agent, or not recorded) — only a person does that."""
+    return not (secondhand(writer) and not secondhand(target))
+
+
 def found_in(origin: str, day: str) -> str:
     """Where a second-hand record was found, as the fence says it to an agent."""
     if origin == "tool":

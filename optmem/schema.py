@@ -21,8 +21,9 @@ from optmem.value import Annotated, NamedTuple
 # lower case named in any case; 31: the write gate's guesses found from the record they may update
 # (rec_upd: search marks both sides); 32: a key's values replaced through `after` lose to what replaced them,
 # whatever the clocks say (an index built before keeps the newer clock's answer); 33: the date terms a
-# record's text names (`dates`), stored with its row; 34: a whole id shorter than 6 characters names its record
-SCHEMA = "optmem-index-34"
+# record's text names (`dates`), stored with its row; 34: a whole id shorter than 6 characters names its record;
+# 35: a second-hand value (a tool's output, an import) never replaces what was said, by key or by link
+SCHEMA = "optmem-index-35"
 
 
 class Col(NamedTuple):

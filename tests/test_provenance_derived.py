@@ -60,3 +60,82 @@ def test_a_resolution_keeping_a_tool_value_stays_a_tool_value(cli, vault, vault_
     assert res["record"]["origin"] == "tool" and a in res["superseded"]
     err = cli.json("correct", res["id"], "api region is us-2", "--redline", code=1)["error"]
     assert err["code"] == "needs_person"
+
+
+# -- finding 3: a tool's output never replaces what was said -----------------------------------
+def test_a_tool_value_of_a_key_never_replaces_the_users_however_new(cli, vault, monkeypatch):
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T00:00:00Z")
+    said = cli.json(
+        "append", "webapp deploy host is alpha", "-p", "webapp", "-d", "code", "--key", "deploy.host", "--origin", "user"
+    )["id"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-03T00:00:00Z")
+    found = cli.json(
+        "append", "webapp deploy host is gamma", "-p", "webapp", "-d", "code", "--key", "deploy.host", "--origin", "tool"
+    )["id"]
+    got = cli.json("get", said)["record"]
+    assert got["status"] == "current", got  # not superseded by the tool's value
+    hits = {h["id"]: h for h in cli.json("search", "deploy host", "-p", "webapp")["hits"]}
+    assert hits[said]["status"] == "current" and not hits[said].get("superseded_by")
+    # the two are put to the user, each saying where it came from
+    [conflict] = cli.json("conflicts")["conflicts"]
+    assert {v["id"] for v in conflict["values"]} == {said, found}
+    ctx = cli.json("context", "-p", "webapp", "--domain", "code")["text"]
+    assert "alpha" in ctx and "gamma" in ctx
+    # the user settles it: the user's word replaces either
+    cli.json("resolve", "deploy.host", "--keep", found, "--origin", "user")
+    assert cli.json("get", said)["record"]["status"] == "superseded"
+    assert cli.json("conflicts")["count"] == 0
+
+
+def test_an_agent_cannot_make_a_tool_value_replace_the_users_by_correct_or_resolve(cli, vault, monkeypatch):
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T00:00:00Z")
+    said = cli.json("append", "staging db host is db1", "--key", "db.host", "--origin", "user")["id"]
+    err = cli.json("correct", said, "staging db host is db7", "--origin", "tool", code=1)["error"]
+    assert err["code"] == "needs_person" and said in err["message"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-02T00:00:00Z")
+    found = cli.json("append", "staging db host is db9", "--key", "db.host", "--origin", "tool")["id"]
+    err = cli.json("resolve", "db.host", "--keep", found, code=1)["error"]  # run by an agent (no terminal)
+    assert err["code"] == "needs_person"
+    assert cli.json("get", said)["record"]["status"] == "current"
+    # keeping the user's value, the agent settles it
+    res = cli.json("resolve", "db.host", "--keep", said)
+    assert res["record"]["origin"] == "agent"
+    assert cli.json("get", found)["record"]["status"] == "superseded"
+
+
+def test_an_unkeyed_correction_link_from_a_tool_supersedes_nothing_said(cli, vault, vault_path):
+    # a line that arrived by sync or was typed by hand: the index applies the rule too
+    said = cli.json("append", "the release branch is main", "--origin", "user")["id"]
+    import json
+
+    line = {
+        "id": "01KZZZZZZZZZZZZZZZZZZZZZZZ",
+        "ts": "2030-01-01T00:00:00Z",
+        "text": "〔更正〕the release branch is hotfix",
+        "domain": "default",
+        "kind": "correction",
+        "corrects": [said],
+        "origin": "tool",
+    }
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps(line, ensure_ascii=False) + "\n")
+    assert cli.json("get", said)["record"]["status"] == "current"
+
+
+@pytest.mark.parametrize("writer", ["agent", "tool"])
+def test_mcp_correct_as_tool_never_replaces_a_users_statement(vault_path, cli, writer):
+    from conftest import fenced_json, mcp_session
+
+    cli("init")
+    said = cli.json("append", "staging db host is db1", "--origin", "user")["id"]
+
+    async def script(s) -> dict:
+        got = await s.call_tool("correct", {"target": said, "text": "staging db host is db2", "origin": writer})
+        return {"out": got.content[0].text}
+
+    out = fenced_json(mcp_session(vault_path, script)["out"])
+    status = cli.json("get", said)["record"]["status"]
+    if writer == "tool":
+        assert out["error"]["code"] == "needs_person" and status == "current"
+    else:  # the agent's own statement corrects it, as always
+        assert out["record"]["origin"] == "agent" and status == "superseded"
