@@ -139,3 +139,23 @@ def test_mcp_correct_as_tool_never_replaces_a_users_statement(vault_path, cli, w
         assert out["error"]["code"] == "needs_person" and status == "current"
     else:  # the agent's own statement corrects it, as always
         assert out["record"]["origin"] == "agent" and status == "superseded"
+
+
+# -- finding 4: a conflict says where each value came from --------------------------------------
+def test_a_conflict_between_tool_values_says_where_each_came_from(cli, vault, vault_path, monkeypatch):
+    _window(vault_path)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T00:00:00Z")
+    cli.json("append", "status page: api region is eu-1", "--key", "api.region", "--origin", "tool")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T01:00:00Z")
+    cli.json("append", "status page: api region is us-2", "--key", "api.region", "--origin", "tool")
+    ctx = cli.json("context")["text"]
+    line = next(x for x in ctx.split("\n") if "api.region:" in x)
+    assert "you were told" not in line, line
+    assert line.count("found in a tool result on 2026-06-01") == 2, line
+    # a statement in conflict with a tool's value says who said it
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-02T00:00:00Z")
+    cli.json("append", "the backend port is 8080", "--key", "backend.port", "--origin", "user")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-03T00:00:00Z")
+    cli.json("append", "the backend port is 9090", "--key", "backend.port", "--origin", "tool")
+    line = next(x for x in cli.json("context")["text"].split("\n") if "backend.port:" in x)
+    assert "the user said it on 2026-06-02" in line and "found in a tool result on 2026-06-03" in line, line
