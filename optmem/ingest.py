@@ -21,6 +21,7 @@ from pathlib import Path
 from optmem import dates, fsio, view
 from optmem import text as textmod
 from optmem.clock import to_epoch
+from optmem.quarantine import may_replace, secondhand
 from optmem.reading.cues import says_change
 from optmem.record import (
     RECORD_BYTES,
@@ -33,7 +34,6 @@ from optmem.record import (
     place,
 )
 from optmem.schema import ID_TIME_SQL, INSERT_REC, LINE_FIELDS, SCHEMA, Row, line_values
-from optmem.quarantine import may_replace, secondhand
 from optmem.value import NamedTuple, Value
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)

@@ -16,8 +16,8 @@ from optmem import text as textmod
 from optmem.errors import (
     Ambiguous,
     InvalidName,
-    NotApplicable,
     NeedsPerson,
+    NotApplicable,
     NotFound,
     OptmemError,
     PossibleUpdate,
@@ -783,6 +783,7 @@ def journal_hot(
     extra: dict[str, Any] | None = None,
     said_at: str | None = None,
     unscanned: bool = False,
+    origin: str | None = None,
 ) -> list[str]:
     """Journal hot-memory changes into the log (lock held): every old and new text is kept, and
     the lines the gate's scan passes keep its verdict (`optmem.verdicts`). `extra`: fields every
@@ -796,6 +797,7 @@ def journal_hot(
     secret typed into MEMORY.md is not copied into the append-only log (the file keeps it, to
     be removed there). So is what another program wrote into a file it shares with the vault
     (`unscanned`: Hermes' memory tool, journalled as its own edit, `memory.follow_edit`).
+    `origin`: who made the edit (`record.origin`); an edit found in the file (`drift`) has none.
     """
     moment = clock.now()
     ts = clock.format_ts(moment)
@@ -814,6 +816,7 @@ def journal_hot(
             key=f"hot:{file}:{entry.id}",
             source=source,
             corrects=corrects,
+            origin=origin,
             extra={"op": op, "file": file, "entry": entry.id, **more, **(extra or {})}
             | ({"said_at": said_at} if said_at else {}),
         )

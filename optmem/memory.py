@@ -468,6 +468,7 @@ def _journal(
     said_at: str | None = None,
     extra: dict[str, Any] | None = None,
     unscanned: bool = False,
+    origin: str | None = None,
 ) -> list[str]:
     from optmem import log  # the journal goes through the log's single append path
 
@@ -483,6 +484,7 @@ def _journal(
         said_at=said_at,
         extra=extra,
         unscanned=unscanned,
+        origin=origin,
     )
 
 
@@ -835,7 +837,8 @@ def apply(
     said_at: str | None = None,
 ) -> Result:
     """Apply operations to one hot file all-or-nothing, under the vault lock. `origin`: where the
-    text came from (`optmem.quarantine`: a tool's output becomes hot memory only by a person);
+    text came from (`optmem.quarantine`: a tool's output becomes hot memory only by a person),
+    which every journal record of the edit carries;
     `said_at`: when the edit was asked for, kept in its journal records (a write that waited).
 
     Each op is {"op": "add", "text"} | {"op": "replace", "old"|"id", "new"} |
@@ -881,7 +884,9 @@ def apply(
             text = hot.render()
             cut = {CUT: {"was": was, "stamp": _stamp(hot.path), "now": entry_id(text)}}
             with _journalled_write(hot, text, vault.root, journal):
-                journal += _journal(vault, hot, project, real, domain=domain, source=source, said_at=said_at, extra=cut)
+                journal += _journal(
+                    vault, hot, project, real, domain=domain, source=source, said_at=said_at, extra=cut, origin=origin
+                )
     status = (
         changes[0].status
         if len(changes) == 1

@@ -432,7 +432,7 @@ def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     rivals = [m for m in pool if m is not top and _unordered(top, m, window, by_id, head=m in heads)]
     stated = [m for m in pool if said(m)]
     # an inference, or a tool's output, never overrules what was said, however new: the user is asked
-    if not said(top) and stated:
+    if not said(top) and stated and top.kind != MEMORY:  # (a hot entry's journal: the log's order)
         last = newest(_heads(stated, by_id))  # what was last said: not a value replaced through `after`
         if last.fp is None or last.fp != top.fp:
             rivals = [last] + [m for m in rivals if m is not last]
