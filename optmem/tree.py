@@ -2,10 +2,11 @@
 
 A level-1 node summarises a run of `tree.run` (64) consecutive records of a domain, in time
 order; a level-k+1 node summarises `tree.fanout` (8) level-k nodes; only full runs are sealed,
-the rest stays raw. Each domain also has a `root` node over its current top-level nodes — the
-only node that is rebuilt over new children. Nodes are Markdown files with front matter under
-`tree/<domain>/`; a person may edit a node's body and later compactions keep the edit. The log
-is only read.
+the rest stays raw (records in a gap between sealed nodes — a purge deleted the nodes that
+covered them — are sealed where they stand: `_seal_runs`). Each domain also has a `root` node
+over its current top-level nodes — the only node that is rebuilt over new children. Nodes are
+Markdown files with front matter under `tree/<domain>/`; a person may edit a node's body and
+later compactions keep the edit. The log is only read.
 
 The built-in summariser (`optmem.summary`) is extractive and deterministic: counts by kind, key
 terms, and the most representative current records with their ids (corrections and redlines
@@ -513,22 +514,43 @@ def _seal_runs(
     next_seq: dict[int, int],
     progress: Callable[[int, int], None] | None,
 ) -> int:
-    """Level-1 nodes over every full run of records no node covers yet; returns the raw tail."""
+    """Level-1 nodes over every full run of records no node covers yet; returns the raw tail.
+
+    Records no node covers that are older than a covered one — a gap, where `purge` deleted the
+    nodes that quoted what it removed, or records another clone wrote earlier came in later — are
+    sealed where they stand, in runs of at most `run`, however few: sealed with the newer tail
+    instead, a node would reach across the nodes between them (out of time order, over records
+    that are not consecutive), and left raw they would never be sealed at all."""
     run = vault.settings.tree.run
     covered = {c for n in nodes.values() if n.level == 1 for c in n.children}
-    rows = [r for r in rows if r.id not in covered]
-    sealable = len(rows) - len(rows) % run
-    for i in range(0, sealable, run):
-        chunk = rows[i : i + run]
+    chunks: list[list[Row]] = []
+    waiting: list[Row] = []
+    for r in rows:  # (in time order)
+        if r.id not in covered:
+            waiting.append(r)
+        elif waiting:  # a gap closed by a covered record: sealed as it is
+            chunks += [waiting[i : i + run] for i in range(0, len(waiting), run)]
+            waiting = []
+    sealable = len(waiting) - len(waiting) % run
+    chunks += [waiting[i : i + run] for i in range(0, sealable, run)]
+    total, done = sum(len(c) for c in chunks), 0
+    for chunk in chunks:
         children = [r.id for r in chunk]
         rows_now, seen = work.statuses(children)
         next_seq[1] = next_seq.get(1, 0) + 1
         node = work.level1(f"L1-{next_seq[1]:04d}", rows_now, children, seen)
         nodes[node.id] = node
         work.plan.created.append(node)
+        done += len(chunk)
         if progress:
-            progress(i + run, sealable)
-    return len(rows) - sealable
+            progress(done, total)
+    return len(waiting) - sealable
+
+
+def _in_time(node: Node) -> tuple[str, str, tuple[int, int]]:
+    """Nodes of one level in time order: by their range, then their number (a node sealed in a
+    gap has a later number than the nodes after it in time)."""
+    return (node.start, node.end, _seq(node.id))
 
 
 def _build_levels(fanout: int, work: _Domain, nodes: dict[str, Node], next_seq: dict[int, int]) -> None:
@@ -536,9 +558,7 @@ def _build_levels(fanout: int, work: _Domain, nodes: dict[str, Node], next_seq: 
     level = 1
     while any(n.level == level for n in nodes.values()):
         parented = {c for n in nodes.values() if n.level == level + 1 for c in n.children}
-        free = sorted(
-            (n for n in nodes.values() if n.level == level and n.id not in parented), key=lambda n: _seq(n.id)
-        )
+        free = sorted((n for n in nodes.values() if n.level == level and n.id not in parented), key=_in_time)
         for i in range(0, len(free) - len(free) % fanout, fanout):
             next_seq[level + 1] = next_seq.get(level + 1, 0) + 1
             node = work.over(f"L{level + 1}-{next_seq[level + 1]:04d}", level + 1, free[i : i + fanout])
@@ -550,7 +570,7 @@ def _build_levels(fanout: int, work: _Domain, nodes: dict[str, Node], next_seq: 
 def _top(nodes: dict[str, Node]) -> list[Node]:
     """Nodes no other node holds: what the root summarises, highest level first."""
     held = {c for n in nodes.values() if n.level > 1 for c in n.children}
-    return sorted((n for n in nodes.values() if n.id not in held), key=lambda n: (-n.level, _seq(n.id)))
+    return sorted((n for n in nodes.values() if n.id not in held), key=lambda n: (-n.level, *_in_time(n)))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,42 @@
+"""The summary tree after a purge, and what its nodes say of their records (tester 11's findings
+7, 8 and 9): nodes stay in time order over consecutive records (SPEC §6), `tree NODE` and
+`search --kind summary` show a node alike, and a node says where each quoted record came from."""
+
+from __future__ import annotations
+
+
+def _tree(cli) -> list[dict]:
+    """Every node of the default domain's outline, depth first, in the outline's order."""
+    out: list[dict] = []
+
+    def walk(node: dict) -> None:
+        out.append(node)
+        for kid in node.get("children", []):
+            walk(kid)
+
+    for root in cli.json("tree")["roots"]:
+        walk(root)
+    return out
+
+
+def test_after_a_purge_the_tree_stays_in_time_order_over_consecutive_records(cli, vault, vault_path, monkeypatch):
+    (vault_path / "optmem.toml").write_text('[tree]\nrun = 4\nfanout = 2\n[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    ids = []
+    for d in range(1, 11):
+        monkeypatch.setenv("OPTMEM_NOW", f"2026-11-{d:02d}T10:00:00Z")
+        ids.append(cli.json("append", f"note r{d} about topicr{d}", "--domain", "code")["id"])
+    monkeypatch.delenv("OPTMEM_NOW")
+    cli.json("compact")
+    assert cli.json("purge", ids[1], "--yes")["records"] == 1
+    cli.json("compact")
+    order = [i for i in ids if i != ids[1]]  # the domain's records, in time order
+    nodes = _tree(cli)
+    for level in {n["level"] for n in nodes if not n["id"].endswith("/root")}:
+        mine = [n for n in nodes if n["level"] == level and not n["id"].endswith("/root")]
+        for a, b in zip(mine, mine[1:]):
+            assert a["to"] < b["from"], (a, b)  # in time order, never overlapping
+    for n in (n for n in nodes if n["level"] == 1):
+        kid_ids = cli.json("tree", n["id"])["node"]["children"]
+        at = order.index(kid_ids[0])
+        assert kid_ids == order[at : at + len(kid_ids)], kid_ids  # consecutive records
+    assert len([n for n in nodes if n["level"] == 1]) == 2  # r1 r3 r4 (sealed in the gap), r5–r8; r9 r10 raw
