@@ -783,17 +783,28 @@ def search_nodes(
             body = shown(node.body)
             toks = textmod.tokens(body)
             docs.append((node, body, Counter(toks), len(toks)))
+        stored = shown.as_stored()  # (a record quoted word for word: shown as `get` shows it)
     avgdl = sum(dl for _, _, _, dl in docs) / len(docs) or 1.0
     idfs = {t: ranking.idf(len(docs), sum(1 for _, _, tf, _ in docs if t in tf)) for t in terms}
     scored = [(ranking.bm25(tf, dl, terms, idfs, avgdl), node, body) for node, body, tf, dl in docs]
     scored = [x for x in scored if x[0] > 0]
     scored.sort(key=lambda x: (-x[0], -x[1].level, x[1].domain, x[1].id))
+    # a hit shows its node as `tree NODE` does (`view.display_lines`, line by line, the lines
+    # quoting a record word for word as that record is shown) — every field already as surfaces
+    # show it, so the hit is not scanned again whole (`passed`)
     return [
         view.RecordView(
-            Record(id=f"{n.domain}/{n.id}", ts=n.end, domain=n.domain, kind="summary", text=body.strip()),
+            Record(
+                id=view.display(f"{n.domain}/{n.id}"),
+                ts=view.display(n.end),
+                domain=view.display(n.domain),
+                kind="summary",
+                text=view.display_lines(body, stored).strip(),
+            ),
             view.Status.CURRENT,
             score=round(s, 4),
             annex={"level": n.level, "range": {"from": n.start, "to": n.end}, "children": n.children},
+            passed=True,
         )
         for s, n, body in scored[:limit]
     ]
