@@ -93,6 +93,16 @@ def found_in(origin: str, day: str) -> str:
     return f"from {origin} on {day}"
 
 
+def where_from(origin: str) -> str:
+    """Where a second-hand record came from, in a few words, as the summary tree badges a quote
+    of it ("[from a tool result]", "[imported from mem0]")."""
+    if origin == "tool":
+        return "from a tool result"
+    if origin.startswith(_IMPORT) and NAME_RE.fullmatch(origin[len(_IMPORT) :]):
+        return f"imported from {origin[len(_IMPORT) :]}"
+    return "from another clone" if origin == "sync" else "from outside the conversation"
+
+
 def refuse_promotion(what: str, origin: str | None, writer: str | None) -> None:
     """A record of a tool's output, an import or a sync becomes a redline or hot memory only by a
     person: refused unless the writer says it is the user (`--origin user`)."""

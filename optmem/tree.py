@@ -366,6 +366,7 @@ class _Domain:
             badges += [summary.PENDING] if st == view.Status.PENDING else []
             badges += [summary.INFERRED] if row.inferred else []
             badges += [summary.CONFLICT] if row.disputed and st in view.LIVE else []
+            badges += summary.provenance(row)  # a tool's output, an import: never read as what was said
             item = summary.Item(rec.id, said[row.n], tuple(badges), rec.kind)
             items.append(item)
             feed.append(

@@ -68,3 +68,19 @@ def test_search_of_summaries_shows_a_node_as_tree_node_shows_it(cli, vault, vaul
     hit = next(h for h in cli.json("search", "生产数据库", "--kind", "summary")["hits"] if h["id"].endswith("L1-0001"))
     body = cli.json("tree", "default/L1-0001")["node"]["body"]
     assert hit["text"] == body.strip() and "[BLOCKED: " in body and "deploy keys" not in body
+
+
+def test_a_node_says_where_each_quoted_record_came_from(cli, vault, vault_path):
+    ids = _mixed_node(cli, vault_path)
+    for node in ("default/L1-0001", "default/root"):
+        body = cli.json("tree", node)["node"]["body"]
+        line = {k: next(x for x in body.split("\n") if v in x) for k, v in ids.items()}
+        assert line["tool"].endswith("[from a tool result]"), line
+        assert line["import"].endswith("[imported from mem0]"), line
+        assert not line["user"].endswith("]") and not line["agent"].endswith("]"), line
+    # search of summaries says it alike, and so does a node made before nodes said so
+    hit = next(h for h in cli.json("search", "生产数据库", "--kind", "summary")["hits"] if h["id"].endswith("L1-0001"))
+    assert "[from a tool result]" in hit["text"]
+    path = vault_path / "tree" / "default" / "L1-0001.md"
+    path.write_text(path.read_text("utf-8").replace(" [from a tool result]", ""), "utf-8")
+    assert "[from a tool result]" in cli.json("tree", "default/L1-0001")["node"]["body"]
