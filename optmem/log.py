@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 
 from optmem import clock, compare, fsio, record, view
@@ -458,8 +458,8 @@ def _append(
                     updates = [] if similar else find_updates(idx, rec, now, rows=near)
             update_warning = None
             if updates:
-                rec, update_warning = _on_update(rec, updates, on_update)
-            rec, status, warning = _on_similar(rec, similar, on_similar)
+                rec, update_warning = _on_update(rec, updates, on_update, _said(idx, rec, updates))
+            rec, status, warning = _on_similar(rec, similar, on_similar, _said(idx, rec, similar))
             warning = warning or update_warning
             if rec.held:
                 status, warning = "held", _held_notice(rec)
@@ -514,8 +514,21 @@ def _held_notice(rec: Record) -> str:
     return f"stored, but {held_because(rec.held or '?', rec.id)}"
 
 
-def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tuple[Record, str | None]:
-    """(the record to store, a warning) once the records it may update are known (newest first)."""
+def _said(idx: Index, rec: Record, found: list[dict[str, Any]]) -> set[str]:
+    """The ids among the records the gate `found` near `rec` that it may not replace: what was
+    said in the conversation, when `rec` is second-hand (`quarantine.may_replace`)."""
+    from optmem.quarantine import may_replace, secondhand
+
+    if not found or not secondhand(rec.origin):
+        return set()
+    return {f["id"] for f in found if not all(may_replace(rec.origin, row.origin) for row in idx.resolve(str(f["id"])))}
+
+
+def _on_update(
+    rec: Record, updates: list[dict[str, Any]], on_update: str, said: Collection[str] = ()
+) -> tuple[Record, str | None]:
+    """(the record to store, a warning) once the records it may update are known (newest first);
+    `said`: those it may not replace (a tool's output never replaces a statement: kept beside it)."""
     from optmem.reading.cues import time_words
 
     newest = updates[0]
@@ -532,28 +545,33 @@ def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tu
             "or --on-update keep (both stay)",
             updates=updates,
         )
-    if on_update == "supersede" and not rec.pending and rec.basis != "inferred":
-        # a guess replaces nothing before it is confirmed, an inference never replaces a statement
+    replaced = [rid for rid in replaced if rid not in said]
+    if on_update == "supersede" and not rec.pending and rec.basis != "inferred" and replaced:
+        # a guess replaces nothing before it is confirmed, an inference never replaces a statement,
+        # nor does a tool's output (`said`)
         return rec._replace(
             corrects=(*rec.corrects, *replaced), kind=CORRECTION if rec.kind == NOTE else rec.kind
         ), None
     rec = rec._replace(extra={**rec.extra, "may_update": newest["id"]})  # counted until settled
     hint = (
-        "it was kept beside it (a guess or an inference supersedes nothing)"
+        "it was kept beside it (a guess, an inference or a tool's output supersedes nothing said)"
         if on_update == "supersede"
         else f"if so, `optmem correct {newest['id'][-8:]} …` or --on-update supersede makes that explicit"
     )
     return rec, f"this may update {newest['id']} (“{newest['text'][:60]}”); {hint}"
 
 
-def _on_similar(rec: Record, similar: list[dict[str, Any]], on_similar: str) -> tuple[Record, str, str | None]:
-    """(the record to store, status, warning) once near duplicates are known."""
+def _on_similar(
+    rec: Record, similar: list[dict[str, Any]], on_similar: str, said: Collection[str] = ()
+) -> tuple[Record, str, str | None]:
+    """(the record to store, status, warning) once near duplicates are known; `said`: those it
+    may not replace (`_on_update`)."""
     if not similar:
         return rec, "stored", None
     closest = similar[0]
     if on_similar == "skip":
         return rec, "skipped", "a near duplicate exists; nothing was stored"
-    if on_similar == "supersede" and closest["tier"] != "redline":
+    if on_similar == "supersede" and closest["tier"] != "redline" and closest["id"] not in said:
         return (
             rec._replace(corrects=(*rec.corrects, closest["id"]), kind=CORRECTION if rec.kind == NOTE else rec.kind),
             "stored",

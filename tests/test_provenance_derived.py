@@ -248,3 +248,21 @@ def test_the_mcp_memory_tool_writes_as_the_agent_and_refuses_a_tools_text(vault_
     assert "error" in fenced_json(got["user"])
     journal = [r for r in log_lines(vault_path) if r.get("kind") == "memory"]
     assert [r["text"] for r in journal] == ["Prefers tea"] and journal[0]["origin"] == "agent"
+
+
+@pytest.mark.parametrize("setting", ["--on-update", "--on-similar"])
+def test_the_write_gate_never_makes_a_tools_text_replace_a_statement(cli, vault, setting):
+    said = cli.json("append", "the staging port is 8080 on the main host", "--origin", "user")["id"]
+    # a new value of it (the update rule), or nearly the same words (the near-duplicate rule)
+    theirs, mine = (
+        ("the staging port is 9090 on the main host", "the staging port is 7070 on the main host")
+        if setting == "--on-update"
+        else ("the staging port is 8080 on the main host now", "the staging port is 8080 on the main host today")
+    )
+    out = cli.json("append", theirs, "--origin", "tool", setting, "supersede")
+    assert said in {x["id"] for x in out["similar"] + (out["possible_update"] or [])}, out  # the gate found it
+    assert out["record"]["corrects"] == [] and out["record"]["kind"] == "note", out["record"]
+    assert cli.json("get", said)["record"]["status"] == "current"
+    # the agent's own statement still replaces it, as the setting says
+    again = cli.json("append", mine, "--origin", "agent", setting, "supersede")
+    assert said in again["record"]["corrects"], again
