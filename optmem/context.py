@@ -141,6 +141,16 @@ def _redlines(
             at, page = at + page, page * 2
 
 
+def _said_when(value: dict[str, Any], ok: bool) -> str:
+    """When a value in conflict was written, and where it came from: "found in a tool result on
+    2026-06-03" (`quarantine.found_in`), "the user said it on 2026-06-01", else its day."""
+    day = _line(value["ts"], ok)[:10]
+    origin = value.get("origin")
+    if secondhand(origin):
+        return found_in(_line(str(origin), ok), day)
+    return f"the user said it on {day}" if origin == "user" else day
+
+
 def _conflicts(
     vault: Vault, project: str | None, domain: str | None, *, said: bool = True, mine: str | None = None
 ) -> tuple[list[str], int]:
@@ -162,7 +172,7 @@ def _conflicts(
         shown = c.values[-3:]  # the newest three: a long fork is listed by `optmem conflicts`
         ok = c.passed  # (every line it shows is shown as stored: `OpenConflict.passed`)
         told = " or ".join(
-            f"“{_line(v['text'][:160], ok)}” ({_line(v['ts'], ok)[:10]}, id {_id(v['id'], ok)}"
+            f"“{_line(v['text'][:160], ok)}” ({_said_when(v, ok)}, id {_id(v['id'], ok)}"
             + (", inferred" if v.get("basis") == "inferred" else "")
             + ")"
             for v in shown
@@ -180,8 +190,10 @@ def _conflicts(
             what = _line(c.key, ok) if c.key is not None else f"id {_line(c.name, ok)} was corrected two ways"
         if c.project and c.project != (project or mine):  # (several projects' conflicts: whose this one is)
             what = f"{what} (project {_line(c.project, ok)})"
+        # where each value came from: "you were told" only of what was said in the conversation
+        lead = "you were told" if not any(secondhand(v.get("origin")) for v in shown) else "the values are"
         out.append(
-            f"- {what}: you were told {told}{more} — which is right now? Ask the user, then "
+            f"- {what}: {lead} {told}{more} — which is right now? Ask the user, then "
             f"`optmem resolve {_line(c.name, ok)} --keep ID`"
         )
     return out, 0

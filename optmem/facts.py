@@ -617,6 +617,7 @@ def resolve(
     project: str | None = None,
     source: str | None = None,
     allow_unsafe: bool = False,
+    origin: str | None = None,
 ) -> Resolved:
     """Settle a conflict on `key`: a `resolution` record with the kept value (`keep`: one of the
     values' ids) or a new one (`value`), correcting every value in conflict — a new record,
@@ -625,7 +626,7 @@ def resolve(
         raise UsageError("give --keep ID (one of the values in conflict) or --value TEXT (a new one)")
     prepare(vault)
     with vault.lock():  # decided and written under one lock: two resolutions never race
-        return _resolve(vault, key, keep, value, domain, project, source, allow_unsafe)
+        return _resolve(vault, key, keep, value, domain, project, source, allow_unsafe, origin)
 
 
 def _resolve(
@@ -637,6 +638,7 @@ def _resolve(
     project: str | None,
     source: str | None,
     allow_unsafe: bool,
+    origin: str | None = None,
 ) -> Resolved:
     if not key.strip():
         raise UsageError("KEY is empty; `optmem conflicts` lists the keys (and the facts) in conflict")
@@ -697,6 +699,7 @@ def _resolve(
             corrects=ids,
             source=source,
             extra={"resolves": ids, **({"kept": kept} if kept else {})},
+            origin=origin,  # the writer's: a kept value's too (`quarantine.derived_origin`)
         ),
         gate=False,
         allow_unsafe=allow_unsafe,

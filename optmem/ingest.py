@@ -21,6 +21,7 @@ from pathlib import Path
 from optmem import dates, fsio, view
 from optmem import text as textmod
 from optmem.clock import to_epoch
+from optmem.quarantine import may_replace, secondhand
 from optmem.reading.cues import says_change
 from optmem.record import (
     RECORD_BYTES,
@@ -633,12 +634,13 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
     if target is None:
         conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (clean_ref(ref), src, what))
         return 0
-    s_tier, s_ts, s_pending, s_inferred = conn.execute(
-        "SELECT tier, ts, pending, inferred FROM rec WHERE n = ?", (src,)
+    s_tier, s_ts, s_pending, s_inferred, s_origin = conn.execute(
+        "SELECT tier, ts, pending, inferred, origin FROM rec WHERE n = ?", (src,)
     ).fetchone()
     if what == view.SUPERSEDES:
-        t_tier = conn.execute("SELECT tier FROM rec WHERE n = ?", (target,)).fetchone()[0]
-        if target != src and view.may_supersede(s_tier, t_tier):
+        t_tier, t_origin = conn.execute("SELECT tier, origin FROM rec WHERE n = ?", (target,)).fetchone()
+        # the redline lock, and provenance: a second-hand text never replaces what was said
+        if target != src and view.may_supersede(s_tier, t_tier) and may_replace(s_origin, t_origin):
             conn.execute("INSERT INTO cor VALUES (?, ?)", (target, src))
             _resupersede(conn, target)
             _resupersede_below(conn, target)  # a forgotten version superseded now leads on again
@@ -680,7 +682,7 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
         # a guess (pending, unconfirmed) waits, and so does a value held in quarantine (until released)
         "SELECT n, id, ts, tier, fp, forgotten, corrects, kind, "
         "(pending != 0 AND confirmed = 0) OR (held != 0 AND released = 0), "
-        "inferred, state, change, after, retired FROM rec "
+        "inferred, state, change, after, origin, retired FROM rec "
         "WHERE key = ? AND domain = ? AND project IS ?",
         (key, domain, project),
     ).fetchall()
@@ -699,8 +701,9 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
             state,
             change,
             tuple(json.loads(after)) if after else None,
+            int(secondhand(origin)),
         )
-        for n, i, ts, tier, fp, forgotten, corrects, kind, waiting, inferred, state, change, after, _ in rows
+        for n, i, ts, tier, fp, forgotten, corrects, kind, waiting, inferred, state, change, after, origin, _ in rows
     ]
     # a hot entry's removal line is dated by the entry it removes (`Row.written`)
     gone = {row[0] for row in rows if row[-1]}

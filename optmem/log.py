@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 
 from optmem import clock, compare, fsio, record, view
@@ -16,6 +16,7 @@ from optmem import text as textmod
 from optmem.errors import (
     Ambiguous,
     InvalidName,
+    NeedsPerson,
     NotApplicable,
     NotFound,
     OptmemError,
@@ -403,6 +404,7 @@ def _append(
         try:
             rec = _hand_corrects(idx, rec, now)
             _check_redline_lock(idx, rec, now)
+            rec = _derived_origin(idx, rec)
             if rec.tier == "redline" and rec.corrects:  # a tool's output made a rule only by a person
                 from optmem.quarantine import refuse_promotion
 
@@ -456,8 +458,8 @@ def _append(
                     updates = [] if similar else find_updates(idx, rec, now, rows=near)
             update_warning = None
             if updates:
-                rec, update_warning = _on_update(rec, updates, on_update)
-            rec, status, warning = _on_similar(rec, similar, on_similar)
+                rec, update_warning = _on_update(rec, updates, on_update, _said(idx, rec, updates))
+            rec, status, warning = _on_similar(rec, similar, on_similar, _said(idx, rec, similar))
             warning = warning or update_warning
             if rec.held:
                 status, warning = "held", _held_notice(rec)
@@ -512,8 +514,21 @@ def _held_notice(rec: Record) -> str:
     return f"stored, but {held_because(rec.held or '?', rec.id, rec.origin)}"
 
 
-def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tuple[Record, str | None]:
-    """(the record to store, a warning) once the records it may update are known (newest first)."""
+def _said(idx: Index, rec: Record, found: list[dict[str, Any]]) -> set[str]:
+    """The ids among the records the gate `found` near `rec` that it may not replace: what was
+    said in the conversation, when `rec` is second-hand (`quarantine.may_replace`)."""
+    from optmem.quarantine import may_replace, secondhand
+
+    if not found or not secondhand(rec.origin):
+        return set()
+    return {f["id"] for f in found if not all(may_replace(rec.origin, row.origin) for row in idx.resolve(str(f["id"])))}
+
+
+def _on_update(
+    rec: Record, updates: list[dict[str, Any]], on_update: str, said: Collection[str] = ()
+) -> tuple[Record, str | None]:
+    """(the record to store, a warning) once the records it may update are known (newest first);
+    `said`: those it may not replace (a tool's output never replaces a statement: kept beside it)."""
     from optmem.reading.cues import time_words
 
     newest = updates[0]
@@ -530,28 +545,33 @@ def _on_update(rec: Record, updates: list[dict[str, Any]], on_update: str) -> tu
             "or --on-update keep (both stay)",
             updates=updates,
         )
-    if on_update == "supersede" and not rec.pending and rec.basis != "inferred":
-        # a guess replaces nothing before it is confirmed, an inference never replaces a statement
+    replaced = [rid for rid in replaced if rid not in said]
+    if on_update == "supersede" and not rec.pending and rec.basis != "inferred" and replaced:
+        # a guess replaces nothing before it is confirmed, an inference never replaces a statement,
+        # nor does a tool's output (`said`)
         return rec._replace(
             corrects=(*rec.corrects, *replaced), kind=CORRECTION if rec.kind == NOTE else rec.kind
         ), None
     rec = rec._replace(extra={**rec.extra, "may_update": newest["id"]})  # counted until settled
     hint = (
-        "it was kept beside it (a guess or an inference supersedes nothing)"
+        "it was kept beside it (a guess, an inference or a tool's output supersedes nothing said)"
         if on_update == "supersede"
         else f"if so, `optmem correct {newest['id'][-8:]} …` or --on-update supersede makes that explicit"
     )
     return rec, f"this may update {newest['id']} (“{newest['text'][:60]}”); {hint}"
 
 
-def _on_similar(rec: Record, similar: list[dict[str, Any]], on_similar: str) -> tuple[Record, str, str | None]:
-    """(the record to store, status, warning) once near duplicates are known."""
+def _on_similar(
+    rec: Record, similar: list[dict[str, Any]], on_similar: str, said: Collection[str] = ()
+) -> tuple[Record, str, str | None]:
+    """(the record to store, status, warning) once near duplicates are known; `said`: those it
+    may not replace (`_on_update`)."""
     if not similar:
         return rec, "stored", None
     closest = similar[0]
     if on_similar == "skip":
         return rec, "skipped", "a near duplicate exists; nothing was stored"
-    if on_similar == "supersede" and closest["tier"] != "redline":
+    if on_similar == "supersede" and closest["tier"] != "redline" and closest["id"] not in said:
         return (
             rec._replace(corrects=(*rec.corrects, closest["id"]), kind=CORRECTION if rec.kind == NOTE else rec.kind),
             "stored",
@@ -716,6 +736,37 @@ def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
     return rec._replace(corrects=(*rec.corrects, *targets), kind=CORRECTION if rec.kind == NOTE else rec.kind)
 
 
+def _derived_origin(idx: Index, rec: Record) -> Record:
+    """A correction, a merge or a resolution takes the origin its parts give it
+    (`quarantine.derived_origin`: a tool's text merged or kept by an agent is still a tool's) —
+    and one that would replace what was said (by the user or the agent) with a second-hand text
+    is refused (`needs_person`): only a person settles that, as the index decides too
+    (`quarantine.may_replace`)."""
+    from optmem.quarantine import derived_origin, may_replace
+
+    if rec.kind not in LINKED_KINDS or not rec.corrects:
+        return rec
+    targets = [row for ref in rec.corrects for row in idx.resolve(ref)]
+    if rec.kind == RESOLUTION:  # its text is the kept value's (or the writer's own)
+        kept = rec.extra.get("kept")
+        parts = [row.origin for row in targets if kept and row.id == kept]
+    else:
+        parts = [row.origin for row in targets]
+    origin = derived_origin(rec.origin, parts)
+    said = [row for row in targets if not may_replace(origin, row.origin)]
+    if said:
+        raise NeedsPerson(
+            f"{said[0].id} was said in the conversation ({said[0].origin or 'first-hand'}), and this "
+            f"{rec.kind} would replace it with text from {origin} output: a tool's output, an import or "
+            "another store never replaces a statement by itself — the user runs the command (at a "
+            "terminal, or with --origin user), or `optmem append` the new text, which stands beside "
+            "the statement, below it; nothing was written",
+            origin=origin,
+            id=said[0].id,
+        )
+    return rec._replace(origin=origin)
+
+
 def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:
     """Refuse a record that would supersede a current redline without being one (the lock the
     index applies too: `view.may_supersede`)."""
@@ -750,6 +801,7 @@ def journal_hot(
     extra: dict[str, Any] | None = None,
     said_at: str | None = None,
     unscanned: bool = False,
+    origin: str | None = None,
 ) -> list[str]:
     """Journal hot-memory changes into the log (lock held): every old and new text is kept, and
     the lines the gate's scan passes keep its verdict (`optmem.verdicts`). `extra`: fields every
@@ -763,6 +815,7 @@ def journal_hot(
     secret typed into MEMORY.md is not copied into the append-only log (the file keeps it, to
     be removed there). So is what another program wrote into a file it shares with the vault
     (`unscanned`: Hermes' memory tool, journalled as its own edit, `memory.follow_edit`).
+    `origin`: who made the edit (`record.origin`); an edit found in the file (`drift`) has none.
     """
     moment = clock.now()
     ts = clock.format_ts(moment)
@@ -781,6 +834,7 @@ def journal_hot(
             key=f"hot:{file}:{entry.id}",
             source=source,
             corrects=corrects,
+            origin=origin,
             extra={"op": op, "file": file, "entry": entry.id, **more, **(extra or {})}
             | ({"said_at": said_at} if said_at else {}),
         )

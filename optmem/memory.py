@@ -325,7 +325,9 @@ def follow(vault: Vault, state: str | None = None) -> list[str]:
     return out
 
 
-def follow_edit(vault: Vault, target: str, op: str, old: str | None, new: str | None, *, source: str) -> list[str]:
+def follow_edit(
+    vault: Vault, target: str, op: str, old: str | None, new: str | None, *, source: str, origin: str | None = None
+) -> list[str]:
     """Journal the edit another program's memory tool made of a hot file it shares with the vault
     (Hermes' `replace`, `add`, `remove`: it wrote the file, and says what it did) as that
     program's own edit (`source`) — a replace as optmem's replace is journalled, the old entry
@@ -334,6 +336,7 @@ def follow_edit(vault: Vault, target: str, op: str, old: str | None, new: str | 
     edit is journalled: the rest of the file's drift may be the next edit of the same batch (Hermes
     writes a batch of operations, then names each), and the next read journals what is left as
     `follow` does — as it journals everything here when the edit named is not found in the file.
+    `origin`: who made the edit (the journal of the edit named carries it; the drift has none).
     Lock taken here; returns the journal ids."""
     with vault.lock():
         hot, drifted = _followed(vault, load(vault, target, None), None)
@@ -348,7 +351,7 @@ def follow_edit(vault: Vault, target: str, op: str, old: str | None, new: str | 
             drifted = [c for c in drifted if c is not named[0]]
         if not named:
             return _journal(vault, hot, None, drifted, domain=None, source="drift")
-        return _journal(vault, hot, None, named, domain=None, source=source, unscanned=True)
+        return _journal(vault, hot, None, named, domain=None, source=source, unscanned=True, origin=origin)
 
 
 def reconcile(
@@ -468,6 +471,7 @@ def _journal(
     said_at: str | None = None,
     extra: dict[str, Any] | None = None,
     unscanned: bool = False,
+    origin: str | None = None,
 ) -> list[str]:
     from optmem import log  # the journal goes through the log's single append path
 
@@ -483,6 +487,7 @@ def _journal(
         said_at=said_at,
         extra=extra,
         unscanned=unscanned,
+        origin=origin,
     )
 
 
@@ -835,7 +840,8 @@ def apply(
     said_at: str | None = None,
 ) -> Result:
     """Apply operations to one hot file all-or-nothing, under the vault lock. `origin`: where the
-    text came from (`optmem.quarantine`: a tool's output becomes hot memory only by a person);
+    text came from (`optmem.quarantine`: a tool's output becomes hot memory only by a person),
+    which every journal record of the edit carries;
     `said_at`: when the edit was asked for, kept in its journal records (a write that waited).
 
     Each op is {"op": "add", "text"} | {"op": "replace", "old"|"id", "new"} |
@@ -881,7 +887,9 @@ def apply(
             text = hot.render()
             cut = {CUT: {"was": was, "stamp": _stamp(hot.path), "now": entry_id(text)}}
             with _journalled_write(hot, text, vault.root, journal):
-                journal += _journal(vault, hot, project, real, domain=domain, source=source, said_at=said_at, extra=cut)
+                journal += _journal(
+                    vault, hot, project, real, domain=domain, source=source, said_at=said_at, extra=cut, origin=origin
+                )
     status = (
         changes[0].status
         if len(changes) == 1

@@ -172,6 +172,7 @@ def merge(
     key: str | None = None,
     source: str | None = None,
     allow_unsafe: bool = False,
+    origin: str | None = None,
 ) -> Merged:
     """One structured record for fragments about one topic: a main text, `facts` (field → value:
     the fragments' keyed values, then `fields`), and `details` — every fragment's text verbatim,
@@ -203,6 +204,7 @@ def merge(
             basis="inferred" if p.inferred else None,
             corrects=[r.id for r in p.records],
             source=source,
+            origin=origin,  # the writer's: the merge takes its fragments' too (`quarantine.derived_origin`)
             tags=sorted({t for r in p.records for t in r.tags}),
             extra={
                 "topic": heading(topic),

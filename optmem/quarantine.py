@@ -85,6 +85,33 @@ ORIGIN_RULES = {
 }
 
 
+def _hand(origin: str | None) -> int:
+    """How far from the conversation an origin is: 0 said in it (or not recorded), 1 another
+    clone's, 2 an import, 3 a tool's or a web page's output."""
+    if not secondhand(origin):
+        return 0
+    return 3 if origin == "tool" else 2 if str(origin).startswith(_IMPORT) else 1
+
+
+def derived_origin(writer: str | None, parts: list[str | None]) -> str | None:
+    """The one rule for the origin of a record made from others — a merge of fragments, a
+    resolution keeping a value, a correction of a record, a summary node of records, another
+    store's entries imported into hot memory: the most second-hand origin among its writer's and
+    its parts' (a tool's text merged or kept by an agent is still a tool's text); the user's own
+    when a person makes it (`--origin user`, or a command run at a terminal: a person vouches for
+    it, as for a redline). None when neither the writer nor any part says where it came from."""
+    if writer == "user":
+        return "user"
+    return max([writer, *parts], key=_hand)  # (the writer's own when no part is further away)
+
+
+def may_replace(writer: str | None, target: str | None) -> bool:
+    """Whether a record of origin `writer` may replace one of origin `target` (by a correction
+    link or as its key's newer value): a second-hand text never replaces what was said in the
+    conversation (by the user or the agent, or not recorded) — only a person does that."""
+    return not (secondhand(writer) and not secondhand(target))
+
+
 def found_in(origin: str, day: str) -> str:
     """Where a second-hand record was found, as the fence says it to an agent."""
     if origin == "tool":
@@ -94,6 +121,16 @@ def found_in(origin: str, day: str) -> str:
     if origin == "sync":
         return f"came in by sync on {day}"
     return f"from {origin} on {day}"
+
+
+def where_from(origin: str) -> str:
+    """Where a second-hand record came from, in a few words, as the summary tree badges a quote
+    of it ("[from a tool result]", "[imported from mem0]")."""
+    if origin == "tool":
+        return "from a tool result"
+    if origin.startswith(_IMPORT) and NAME_RE.fullmatch(origin[len(_IMPORT) :]):
+        return f"imported from {origin[len(_IMPORT) :]}"
+    return "from another clone" if origin == "sync" else "from outside the conversation"
 
 
 def refuse_promotion(what: str, origin: str | None, writer: str | None) -> None:

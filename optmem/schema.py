@@ -22,8 +22,9 @@ from optmem.value import Annotated, NamedTuple
 # (rec_upd: search marks both sides); 32: a key's values replaced through `after` lose to what replaced them,
 # whatever the clocks say (an index built before keeps the newer clock's answer); 33: the date terms a
 # record's text names (`dates`), stored with its row; 34: a whole id shorter than 6 characters names its record;
-# 35: a part of an id several values of a key share replaces none of them (`view.replaces`)
-SCHEMA = "optmem-index-35"
+# 35: a part of an id several values of a key share replaces none of them (`view.replaces`); 36: a
+# second-hand value (a tool's output, an import) never replaces what was said, by key or by link
+SCHEMA = "optmem-index-36"
 
 
 class Col(NamedTuple):

@@ -37,6 +37,15 @@ KEPT_BADGES = ("correction", "redline")  # a bullet with one of these is always 
 GUESS_BADGES = ("may be a new value of ", "may have been updated by ")  # shown, never stored (`view.guess_notes`)
 
 
+def provenance(row: Row) -> list[str]:
+    """The badge of a quoted record that came from outside the conversation (a tool's output, an
+    import, another clone: `quarantine.secondhand`), as `context` fences such records apart —
+    else none. The same for a node's stored body and for every node as shown (`Shown`)."""
+    from optmem.quarantine import secondhand, where_from
+
+    return [where_from(str(row.origin))] if secondhand(row.origin) else []
+
+
 # -- the extractive summariser -----------------------------------------------------------------
 @dataclass(frozen=True)
 class Item:
@@ -439,6 +448,7 @@ class Shown:
             now = [b for b in said if (b != PENDING or st == view.Status.PENDING) and (b != CONFLICT or torn)]
             if torn and CONFLICT not in now:
                 now.append(CONFLICT)
+            now += [b for b in provenance(row) if b not in now]  # (a node made before nodes said so)
             if st == view.Status.PENDING and PENDING not in now:
                 now.append(PENDING)
             elif st == view.Status.SUPERSEDED:

@@ -878,10 +878,18 @@ def _hot_ok(h: dict[str, Any]) -> bool:
 
 # -- other tools' memory files ----------------------------------------------------------------
 def import_from(
-    vault: Vault, source: str, path: Path, *, allow_unsafe: bool = False, progress: Progress | None = None
+    vault: Vault,
+    source: str,
+    path: Path,
+    *,
+    allow_unsafe: bool = False,
+    progress: Progress | None = None,
+    writer: str | None = None,
 ) -> Imported:
     """Read another tool's memory files into records with `source` set (`optmem.neighbours`
-    reads each format; input in another format is refused before anything is written)."""
+    reads each format; input in another format is refused before anything is written).
+    `writer`: who runs the import (`record.origin`) — another store's entries go into hot memory
+    only when a person runs it (`quarantine.derived_origin`); else into the log, as imports."""
     from optmem import neighbours
 
     if source not in SOURCES:
@@ -889,7 +897,7 @@ def import_from(
     if not path.exists():
         raise UsageError(f"{path} does not exist; give the {source} memory folder or file; nothing was imported")
     batch = _Batch(vault, allow_unsafe)
-    hot_added = 0
+    hot_added = to_log = 0
     mapping = vault.settings.projects
     found: neighbours.Found | None = None
     if source == "claude-code":
@@ -899,7 +907,7 @@ def import_from(
     elif source == "mem0":
         found = neighbours.mem0(path, mapping)
     else:
-        hot_added = _hermes(batch, path)
+        hot_added, to_log = _hermes(batch, path, writer)
     if found is not None:
         batch.bad.extend(found.bad)
         for memory in found.memories:
@@ -907,6 +915,12 @@ def import_from(
     written = len(batch.lines)
     batch.write(progress)
     warnings = found.warnings if found is not None else []
+    if source == "hermes" and to_log:
+        warnings = [
+            f"{to_log} hot-memory entr{'y' if to_log == 1 else 'ies'} went to the log as imports, not into hot "
+            "memory: another store's text becomes hot memory only by a person — run the import at a "
+            "terminal, or `optmem add ENTRY --origin user` what you vouch for"
+        ]
     unmapped = dict(sorted(found.unmapped.items())) if found is not None else {}
     return Imported(source, written, batch.already, hot_added, batch.bad, warnings, unmapped)
 
@@ -917,12 +931,18 @@ def _files(path: Path, names: Iterable[str]) -> list[Path]:
     return [path / n for n in names if (path / n).is_file()]
 
 
-def _hermes(batch: _Batch, path: Path) -> int:
+def _hermes(batch: _Batch, path: Path, writer: str | None) -> tuple[int, int]:
     """Hermes Agent's MEMORY.md / USER.md (`§`-separated entries): into hot memory while they fit
-    its limits (an entry it holds already is left), the rest to the log; returns entries added.
-    Every file is checked to be Hermes's before any entry is written."""
+    its limits (an entry it holds already is left), the rest to the log; returns the entries
+    added, and how many went to the log because no person runs the import (hot memory takes
+    another store's text only from a person: `memory.apply` refuses it, `needs_person`). Every
+    file is checked to be Hermes's before any entry is written."""
     from optmem import memory, neighbours
-    from optmem.errors import OverLimit
+    from optmem.errors import NeedsPerson, OverLimit
+    from optmem.quarantine import derived_origin
+
+    origin = derived_origin(writer, ["import:hermes"])  # a person's word, else an import
+    to_log = 0
 
     found = _files(path, ("MEMORY.md", "USER.md"))
     if not found:
@@ -939,10 +959,13 @@ def _hermes(batch: _Batch, path: Path) -> int:
                 batch.refuse(n + 1, "unsafe_content", f"{f.name} entry {n + 1}: the security scan flags it ({rule})")
                 continue
             try:
-                res = memory.add(batch.vault, entry, target=target, source="hermes", allow_unsafe=batch.allow_unsafe)
+                res = memory.add(
+                    batch.vault, entry, target=target, source="hermes", allow_unsafe=batch.allow_unsafe, origin=origin
+                )
                 added += res.status == "added"
-            except OverLimit:
+            except (OverLimit, NeedsPerson) as exc:
+                to_log += isinstance(exc, NeedsPerson)
                 batch.draft("hermes", neighbours.Memory(f.name, n + 1, entry, f.stat().st_mtime, tags=(target,)))
             except OptmemError as exc:
                 batch.refuse(n + 1, exc.code, f"{f.name} entry {n + 1}: {exc.message}")
-    return added
+    return added, to_log

@@ -2,10 +2,11 @@
 
 A level-1 node summarises a run of `tree.run` (64) consecutive records of a domain, in time
 order; a level-k+1 node summarises `tree.fanout` (8) level-k nodes; only full runs are sealed,
-the rest stays raw. Each domain also has a `root` node over its current top-level nodes — the
-only node that is rebuilt over new children. Nodes are Markdown files with front matter under
-`tree/<domain>/`; a person may edit a node's body and later compactions keep the edit. The log
-is only read.
+the rest stays raw (records in a gap between sealed nodes — a purge deleted the nodes that
+covered them — are sealed where they stand: `_seal_runs`). Each domain also has a `root` node
+over its current top-level nodes — the only node that is rebuilt over new children. Nodes are
+Markdown files with front matter under `tree/<domain>/`; a person may edit a node's body and
+later compactions keep the edit. The log is only read.
 
 The built-in summariser (`optmem.summary`) is extractive and deterministic: counts by kind, key
 terms, and the most representative current records with their ids (corrections and redlines
@@ -365,6 +366,7 @@ class _Domain:
             badges += [summary.PENDING] if st == view.Status.PENDING else []
             badges += [summary.INFERRED] if row.inferred else []
             badges += [summary.CONFLICT] if row.disputed and st in view.LIVE else []
+            badges += summary.provenance(row)  # a tool's output, an import: never read as what was said
             item = summary.Item(rec.id, said[row.n], tuple(badges), rec.kind)
             items.append(item)
             feed.append(
@@ -513,22 +515,43 @@ def _seal_runs(
     next_seq: dict[int, int],
     progress: Callable[[int, int], None] | None,
 ) -> int:
-    """Level-1 nodes over every full run of records no node covers yet; returns the raw tail."""
+    """Level-1 nodes over every full run of records no node covers yet; returns the raw tail.
+
+    Records no node covers that are older than a covered one — a gap, where `purge` deleted the
+    nodes that quoted what it removed, or records another clone wrote earlier came in later — are
+    sealed where they stand, in runs of at most `run`, however few: sealed with the newer tail
+    instead, a node would reach across the nodes between them (out of time order, over records
+    that are not consecutive), and left raw they would never be sealed at all."""
     run = vault.settings.tree.run
     covered = {c for n in nodes.values() if n.level == 1 for c in n.children}
-    rows = [r for r in rows if r.id not in covered]
-    sealable = len(rows) - len(rows) % run
-    for i in range(0, sealable, run):
-        chunk = rows[i : i + run]
+    chunks: list[list[Row]] = []
+    waiting: list[Row] = []
+    for r in rows:  # (in time order)
+        if r.id not in covered:
+            waiting.append(r)
+        elif waiting:  # a gap closed by a covered record: sealed as it is
+            chunks += [waiting[i : i + run] for i in range(0, len(waiting), run)]
+            waiting = []
+    sealable = len(waiting) - len(waiting) % run
+    chunks += [waiting[i : i + run] for i in range(0, sealable, run)]
+    total, done = sum(len(c) for c in chunks), 0
+    for chunk in chunks:
         children = [r.id for r in chunk]
         rows_now, seen = work.statuses(children)
         next_seq[1] = next_seq.get(1, 0) + 1
         node = work.level1(f"L1-{next_seq[1]:04d}", rows_now, children, seen)
         nodes[node.id] = node
         work.plan.created.append(node)
+        done += len(chunk)
         if progress:
-            progress(i + run, sealable)
-    return len(rows) - sealable
+            progress(done, total)
+    return len(waiting) - sealable
+
+
+def _in_time(node: Node) -> tuple[str, str, tuple[int, int]]:
+    """Nodes of one level in time order: by their range, then their number (a node sealed in a
+    gap has a later number than the nodes after it in time)."""
+    return (node.start, node.end, _seq(node.id))
 
 
 def _build_levels(fanout: int, work: _Domain, nodes: dict[str, Node], next_seq: dict[int, int]) -> None:
@@ -536,9 +559,7 @@ def _build_levels(fanout: int, work: _Domain, nodes: dict[str, Node], next_seq: 
     level = 1
     while any(n.level == level for n in nodes.values()):
         parented = {c for n in nodes.values() if n.level == level + 1 for c in n.children}
-        free = sorted(
-            (n for n in nodes.values() if n.level == level and n.id not in parented), key=lambda n: _seq(n.id)
-        )
+        free = sorted((n for n in nodes.values() if n.level == level and n.id not in parented), key=_in_time)
         for i in range(0, len(free) - len(free) % fanout, fanout):
             next_seq[level + 1] = next_seq.get(level + 1, 0) + 1
             node = work.over(f"L{level + 1}-{next_seq[level + 1]:04d}", level + 1, free[i : i + fanout])
@@ -550,7 +571,7 @@ def _build_levels(fanout: int, work: _Domain, nodes: dict[str, Node], next_seq: 
 def _top(nodes: dict[str, Node]) -> list[Node]:
     """Nodes no other node holds: what the root summarises, highest level first."""
     held = {c for n in nodes.values() if n.level > 1 for c in n.children}
-    return sorted((n for n in nodes.values() if n.id not in held), key=lambda n: (-n.level, _seq(n.id)))
+    return sorted((n for n in nodes.values() if n.id not in held), key=lambda n: (-n.level, *_in_time(n)))
 
 
 @dataclass(frozen=True)
@@ -763,17 +784,28 @@ def search_nodes(
             body = shown(node.body)
             toks = textmod.tokens(body)
             docs.append((node, body, Counter(toks), len(toks)))
+        stored = shown.as_stored()  # (a record quoted word for word: shown as `get` shows it)
     avgdl = sum(dl for _, _, _, dl in docs) / len(docs) or 1.0
     idfs = {t: ranking.idf(len(docs), sum(1 for _, _, tf, _ in docs if t in tf)) for t in terms}
     scored = [(ranking.bm25(tf, dl, terms, idfs, avgdl), node, body) for node, body, tf, dl in docs]
     scored = [x for x in scored if x[0] > 0]
     scored.sort(key=lambda x: (-x[0], -x[1].level, x[1].domain, x[1].id))
+    # a hit shows its node as `tree NODE` does (`view.display_lines`, line by line, the lines
+    # quoting a record word for word as that record is shown) — every field already as surfaces
+    # show it, so the hit is not scanned again whole (`passed`)
     return [
         view.RecordView(
-            Record(id=f"{n.domain}/{n.id}", ts=n.end, domain=n.domain, kind="summary", text=body.strip()),
+            Record(
+                id=view.display(f"{n.domain}/{n.id}"),
+                ts=view.display(n.end),
+                domain=view.display(n.domain),
+                kind="summary",
+                text=view.display_lines(body, stored).strip(),
+            ),
             view.Status.CURRENT,
             score=round(s, 4),
             annex={"level": n.level, "range": {"from": n.start, "to": n.end}, "children": n.children},
+            passed=True,
         )
         for s, n, body in scored[:limit]
     ]

@@ -289,6 +289,13 @@ class Member(NamedTuple):
     state: int = 0  # a temporary state (key groups: states and habits apart)
     change: int = 0  # says it replaces an earlier value ("搬到", "now")
     after: tuple[str, ...] | None = None  # the key's values its writer saw (None: not recorded)
+    secondhand: int = 0  # a tool's output, an import, another store's (`quarantine.secondhand`)
+
+
+def said(m: Member) -> bool:
+    """Whether a value was stated in the conversation: not an agent's inference, not text found
+    outside it (a tool's output, an import) — neither overrules a statement by itself."""
+    return not m.inferred and not m.secondhand
 
 
 class Winner(Value):
@@ -428,11 +435,12 @@ def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     # a value another one was written after is no rival by its clone's history (`_heads`); the
     # conflict window, which opts in to asking about values written knowingly, still reaches it
     rivals = [m for m in pool if m is not top and _unordered(top, m, window, by_id, head=m in heads)]
-    stated = [m for m in pool if not m.inferred]
-    if top.inferred and stated:  # an inference never overrules what was said: the user is asked
-        said = newest(_heads(stated, by_id))  # what was last said: not a value replaced through `after`
-        if said.fp is None or said.fp != top.fp:
-            rivals = [said] + [m for m in rivals if m is not said]
+    stated = [m for m in pool if said(m)]
+    # an inference, or a tool's output, never overrules what was said, however new: the user is asked
+    if not said(top) and stated and top.kind != MEMORY:  # (a hot entry's journal: the log's order)
+        last = newest(_heads(stated, by_id))  # what was last said: not a value replaced through `after`
+        if last.fp is None or last.fp != top.fp:
+            rivals = [last] + [m for m in rivals if m is not last]
     if not rivals:
         return Winner(top)
     # one member per value: a restated rival counts once (its newest statement)

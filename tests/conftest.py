@@ -248,6 +248,21 @@ def run_optmem(
     )
 
 
+def at_terminal(*args: str) -> subprocess.CompletedProcess[str]:
+    """optmem run by a person: a real subprocess whose stdin is a terminal (a pseudo-terminal),
+    so it writes as the user (`origin_of`); its output is captured as `run_optmem`'s."""
+    import pty
+
+    main, person = pty.openpty()
+    try:
+        return subprocess.run(
+            [*optmem_cmd(), *args], stdin=person, capture_output=True, text=True, env=dict(os.environ), timeout=HANG
+        )
+    finally:
+        os.close(person)
+        os.close(main)
+
+
 def put(
     vault: Vault,
     text: str,

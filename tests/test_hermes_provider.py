@@ -94,6 +94,8 @@ def test_every_hook_against_a_real_vault(tmp_path, monkeypatch):
     assert (vault / "MEMORY.md").read_text("utf-8").strip() == "Deploys go out on Fridays"
     p.on_memory_write("remove", "user", "", {"old_text": "short answers"})
     assert (vault / "USER.md").read_text("utf-8").strip() == ""
+    journal = [json.loads(x) for f in vault.glob("LOG*.jsonl") for x in f.read_text("utf-8").splitlines()]
+    assert {x.get("origin") for x in journal if x.get("kind") == "memory"} == {"agent"}  # the provider's: the agent's
     # prefetch: context for the query (hot memory, relevant records); queue_prefetch fills the next turn's
     assert "Deploys go out on Fridays" in p.prefetch("when do deploys go out")
     p.queue_prefetch("deploys")
@@ -618,6 +620,7 @@ def test_a_shared_vault_journals_hermes_replace_as_a_replace_with_its_link(cli, 
         "hermes",
     )
     assert new["corrects"] == [gone["id"]] and new["old"] == "Uses pnpm 8"
+    assert gone["origin"] == new["origin"] == "agent"  # the agent's own edit, as the provider writes
     chain = cli.json("--vault", vault, "history", new["id"])
     assert [v["text"] for v in chain["versions"]][-2:] == ["Uses pnpm 8", "Uses pnpm 9 since May"]
     said = cli("--vault", vault, "get", gone["id"]).stdout

@@ -115,7 +115,11 @@ def test_import_refuses_what_is_not_an_export_and_writes_nothing(cli, tmp_path, 
 
 @pytest.mark.long
 def test_hermes_memories_go_to_hot_memory_within_its_limits_and_the_rest_to_the_log(cli):
-    done = cli.json("import", "--from", "hermes", str(DATA / "hermes"))
+    from conftest import at_terminal
+
+    run = at_terminal("import", "--from", "hermes", str(DATA / "hermes"), "--json")  # a person imports them
+    assert run.returncode == 0, run.stderr
+    done = json.loads(run.stdout)
     memory, user = (DATA / "hermes" / "MEMORY.md").read_text("utf-8"), cli("show", "--target", "user").stdout
     assert all(e.strip() in cli("show").stdout for e in memory.split("§"))  # all three fit
     in_hot = sum(f"User note {i}:" in user for i in range(8))

@@ -135,6 +135,7 @@ def add(
     TARGET,
     PROJECT,
     FIRST,
+    ORIGIN,
     UNSAFE,
 )
 def replace(
@@ -144,6 +145,7 @@ def replace(
     target: str,
     project: str | None,
     first: bool,
+    origin: str | None,
     allow_unsafe: bool,
     json_out: bool,
 ) -> None:
@@ -177,6 +179,7 @@ def replace(
             project=project,
             domain=env_domain(None),
             allow_unsafe=allow_unsafe,
+            origin=origin_of(origin),
         ),
     )
 
@@ -188,8 +191,17 @@ def replace(
     TARGET,
     PROJECT,
     FIRST,
+    ORIGIN,
 )
-def remove(old: str | None, entry: str | None, target: str, project: str | None, first: bool, json_out: bool) -> None:
+def remove(
+    old: str | None,
+    entry: str | None,
+    target: str,
+    project: str | None,
+    first: bool,
+    origin: str | None,
+    json_out: bool,
+) -> None:
     """Remove the whole entry containing OLD (it stays in LOG.jsonl).
 
     \b
@@ -210,6 +222,7 @@ def remove(old: str | None, entry: str | None, target: str, project: str | None,
             target=target,
             project=project,
             domain=env_domain(None),
+            origin=origin_of(origin),
         ),
     )
 
@@ -305,10 +318,17 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
     TARGET,
     PROJECT,
     opt("ops", help="The operations as JSON text, instead of FILE."),
+    ORIGIN,
     UNSAFE,
 )
 def apply_cmd(
-    file: str | None, target: str, project: str | None, ops: str | None, allow_unsafe: bool, json_out: bool
+    file: str | None,
+    target: str,
+    project: str | None,
+    ops: str | None,
+    origin: str | None,
+    allow_unsafe: bool,
+    json_out: bool,
 ) -> None:
     """Apply a batch of add/replace/remove operations all-or-nothing.
 
@@ -346,5 +366,13 @@ def apply_cmd(
     vault = get_vault(write=True)
     _finish(
         json_out,
-        memory.apply(vault, batch, target=target, project=project, domain=env_domain(None), allow_unsafe=allow_unsafe),
+        memory.apply(
+            vault,
+            batch,
+            target=target,
+            project=project,
+            domain=env_domain(None),
+            allow_unsafe=allow_unsafe,
+            origin=origin_of(origin),
+        ),
     )

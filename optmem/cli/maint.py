@@ -177,13 +177,15 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
     from pathlib import Path
 
     from optmem import transfer
-    from optmem.cli.common import progress_callback
+    from optmem.cli.common import origin_of, progress_callback
     from optmem.errors import UsageError
 
     vault = get_vault(write=True)
     progress = progress_callback("importing")
     if source:
-        done = transfer.import_from(vault, source, Path(path), allow_unsafe=allow_unsafe, progress=progress)
+        done = transfer.import_from(
+            vault, source, Path(path), allow_unsafe=allow_unsafe, progress=progress, writer=origin_of(None)
+        )
     elif path == "-":
         lines = transfer.bounded_lines(sys.stdin.buffer)
         done = transfer.import_export(vault, lines, allow_unsafe=allow_unsafe, progress=progress)

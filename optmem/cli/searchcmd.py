@@ -410,6 +410,7 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
     opt("domain", "--domain", "-d", help="Where the conflict is, when the key is in conflict in several."),
     opt("project", "--project", "-p", help="Likewise."),
     opt("source", help="Who settled it."),
+    ORIGIN,
     UNSAFE,
 )
 def resolve(
@@ -419,6 +420,7 @@ def resolve(
     domain: str | None,
     project: str | None,
     source: str | None,
+    origin: str | None,
     allow_unsafe: bool,
     json_out: bool,
 ) -> None:
@@ -440,6 +442,7 @@ def resolve(
         project=project,
         source=source,
         allow_unsafe=allow_unsafe,
+        origin=origin_of(origin),
     )
     emit(
         json_out,
@@ -471,6 +474,7 @@ def resolve(
         "accepts, each with a --topic; nothing is merged.",
     ),
     opt("source", help="Who merged them."),
+    ORIGIN,
     UNSAFE,
 )
 def merge(
@@ -481,6 +485,7 @@ def merge(
     key: str | None,
     suggest: bool,
     source: str | None,
+    origin: str | None,
     allow_unsafe: bool,
     json_out: bool,
 ) -> None:
@@ -538,5 +543,6 @@ def merge(
         key=key,
         source=source,
         allow_unsafe=allow_unsafe,
+        origin=origin_of(origin),
     )
     emit(json_out, asdict(res), lambda: f"merged {len(res.fragments)} records into {res.id}")

@@ -667,7 +667,14 @@ class Provider:
             from optmem import memory
 
             try:
-                memory.apply(self.vault, entry["ops"], target=str(entry["memory"]), source="hermes", said_at=said_at)
+                memory.apply(
+                    self.vault,
+                    entry["ops"],
+                    target=str(entry["memory"]),
+                    source="hermes",
+                    said_at=said_at,
+                    origin="agent",  # the agent's own memory-tool edit (as the provider writes every record)
+                )
             except (NotFound, NoMatch, NearDuplicate, OverLimit) as err:  # (held already, or no more)
                 logger.info("optmem: a memory-tool %s was not mirrored: %s", entry["ops"][0], err)
         elif "turn" in entry:
@@ -753,7 +760,7 @@ class Provider:
         from optmem.follow import follow_hot
 
         try:
-            memory.follow_edit(self.vault, target, action, old, content, source="hermes")
+            memory.follow_edit(self.vault, target, action, old, content, source="hermes", origin="agent")
         except (OptmemError, OSError) as err:  # (the next read journals it as the file's drift)
             self._tell(f"Hermes' memory-tool {action} is not journalled yet: {err}")
             follow_hot(self.vault)

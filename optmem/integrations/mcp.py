@@ -352,6 +352,13 @@ def _memory_signature() -> inspect.Signature:
                 "size limit is checked on the result.",
             ),
             arg("project", text, None, "A project's own MEMORY.md instead of the vault's (target memory)."),
+            arg(
+                "origin",
+                Literal["agent", "tool"] | None,
+                None,
+                "Where the text came from: agent (yours, the default) or tool (a tool's or web page's output: "
+                "refused — hot memory takes such text only from a person; append it instead).",
+            ),
         ]
     )
 
@@ -1353,6 +1360,7 @@ def build_server(
         new_text: str | None = None,
         operations: list[dict[str, Any]] | None = None,
         project: str | None = None,
+        origin: str | None = None,
     ) -> Any:
         """Edit bounded hot memory (MEMORY.md / USER.md, or a project's MEMORY.md) — Hermes Agent's
         memory tool arguments. action add: `content` is the new entry. replace: the entry holding
@@ -1365,27 +1373,33 @@ def build_server(
         if unused is not None:
             return as_result(refuse(UsageError(unused)))
         where = ["--target", target] + (["--project", project] if project else [])
+        # an edit is the agent's (or a tool's text it says it saves), whoever started the server
+        # (`origin_of` reads the server's own stdin); never the user's
+        refusal = agent_refusal({"origin": origin})
+        if refusal is not None:
+            return as_result(refuse(refusal))
+        edit = [*where, "--origin", origin or "agent"]
         if operations:
             import json
 
-            return as_result(call(["apply", *where, "--ops", json.dumps(operations, ensure_ascii=False)]))
+            return as_result(call(["apply", *edit, "--ops", json.dumps(operations, ensure_ascii=False)]))
         if action == "add":
-            return as_result(call(["add", *where, "--", content or ""]))
+            return as_result(call(["add", *edit, "--", content or ""]))
         if action == "replace":
             if content is not None and new_text is None:  # Hermes: the whole entry becomes content
                 return as_result(
                     call(
                         [
                             "apply",
-                            *where,
+                            *edit,
                             "--ops",
                             _one_op({"action": "replace", "old_text": old_text, "content": content}),
                         ]
                     )
                 )
-            return as_result(call(["replace", *where, "--", old_text or "", new_text or ""]))
+            return as_result(call(["replace", *edit, "--", old_text or "", new_text or ""]))
         if action == "remove":
-            return as_result(call(["remove", *where, "--", old_text or ""]))
+            return as_result(call(["remove", *edit, "--", old_text or ""]))
         if action in ("read", "show"):
             return as_result(call(["show", *where]))
         return as_result(refuse(UsageError(f"action must be add, replace, remove or read, not {quote(action)}")))
