@@ -5,13 +5,17 @@ bookkeeping lines that point at them; deletes the summary-tree nodes that quote 
 nodes above those — the next `compact` rebuilds them from what is left) and the HANDOFF.md
 files they carried (each made again from the project's previous handoff, when it has one, as
 `forget` does); takes their ids out of ACCESS.jsonl; and rebuilds the index from scratch,
-so no copy of the text (nor a trace of the ids) is left in the vault. Every path it will touch
+so no copy of the text (nor an id as written) is left in the vault. The clone keeps a one-way
+hash of each purged id (`.cache/purged`, never committed): a sync that brings a purged record
+back (another clone's copy, kept by git's union merge of that clone's file) drops it again
+(`drop_again`). Every path it will touch
 is found and checked first: one that is not what it should be (the tree a file, a handoff a
 folder) stops it with exit 3 before anything is deleted.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -80,6 +84,9 @@ def purge(
         derived = _derived(vault, written | targets, everything)
         index_files = sorted(vault.cache_dir.glob("index*"))
         _check_kinds(vault, derived, index_files)
+        # noted before anything is deleted: a purge killed part-way is re-run, and a record it
+        # dropped never comes back through a sync meanwhile
+        _note(vault, written | targets)
         # In an order a kill at any point leaves re-runnable: what is made again from the log (tree
         # nodes, recall times) first; then the kept lines stop naming the purged ones, in every log
         # file; only then are the purged lines dropped — no kept line names an id that is gone.
@@ -114,6 +121,64 @@ def purge(
                             "`optmem handoff read` shows the previous handoff"
                         )
     return Purged(len(written), lines, files, restored, warnings)
+
+
+PURGED = "purged"  # in .cache/: a one-way hash of each id this clone purged, one a line
+
+
+def _hash(rid: str) -> str:
+    return hashlib.blake2b(rid.upper().encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _note(vault: Vault, ids: set[str]) -> None:
+    have = purged_hashes(vault)
+    new = sorted({_hash(i) for i in ids} - have)
+    if new:
+        fsio.append_lines(vault.cache(PURGED), [h.encode("ascii") for h in new], within=vault.root)
+
+
+def purged_hashes(vault: Vault) -> set[str]:
+    """The hashes of the ids this clone purged (empty when it never purged)."""
+    path = vault.cache_dir / PURGED
+    if not path.is_file():
+        return set()
+    with open(path, "rb") as fh:
+        return {raw.strip().decode("ascii", "replace") for raw, _ in fsio.lines(fh, 64) if raw.strip()}
+
+
+def drop_again(vault: Vault, names: set[str]) -> list[str]:
+    """Records this clone purged that are back in the log files `names` (a sync merged another
+    clone's copy): dropped again, as `purge` drops them — with the lines about them, and kept
+    lines no longer naming them. Their ids (as the files held them). Files that name one are
+    rewritten before the files that hold one, as in purge: a kill between leaves it findable.
+    Copies another clone made meanwhile (its merge of the record, its `resolve --keep`) are
+    records of their own and stay."""
+    hashes = purged_hashes(vault)
+    if not hashes:
+        return []
+    back: dict[str, str] = {}  # id in upper case -> as written
+    held: set[str] = set()  # of those, the records themselves (not lines about them)
+    holds: dict[Path, bool] = {}  # a file naming one -> whether it holds one
+    for name, path in vault.segments():
+        if name not in names or not path.is_file():
+            continue
+        with open(path, "rb") as fh:
+            for raw, _ in fsio.lines(fh):
+                try:
+                    rec = parse_line(raw.rstrip(b"\r\n"), limit=None)
+                except BadLine:
+                    continue
+                after = rec.extra.get("after")
+                named = [rec.id, rec.ref or "", *rec.corrects, *(after if isinstance(after, list) else [])]
+                hit = [n for n in named if isinstance(n, str) and n and _hash(n) in hashes]
+                if hit:
+                    back.update({n.upper(): n for n in hit})
+                    if rec.id in hit:
+                        held.add(rec.id.upper())
+                    holds[path] = holds.get(path, False) or rec.id in hit
+    for path in sorted(holds, key=lambda p: holds[p]):
+        _rewrite_file(vault, path, set(back), False, {}, drop=True)
+    return sorted(back[t] for t in held)
 
 
 def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
