@@ -473,6 +473,8 @@ def _journal(
 
     if not changes:
         return []
+    if source == "drift":
+        _overwritten(vault, hot, changes)
     return log.journal_hot(
         vault,
         hot.name,
@@ -484,6 +486,45 @@ def _journal(
         extra=extra,
         unscanned=unscanned,
     )
+
+
+EDITED = 0.5  # similarity from which an entry removed beside one added reads as that entry edited
+
+
+def _overwritten(vault: Vault, hot: HotFile, drifted: list[Change]) -> None:
+    """Tell (`optmem.lost`) when an outside edit removed entries optmem added since that program
+    read the file — an older copy saved over them: the entries removed are the newest optmem
+    added (it wrote the file: its journal record carries `CUT`), none still in the file was added
+    after them. A person who deletes an older entry, or one another program added, is not told."""
+    removed = {c.entry.id: c.entry.text for c in drifted if c.op == "remove" and c.entry is not None}
+    if not removed:
+        return
+    from optmem import lost
+    from optmem.index import open_index
+
+    added: dict[str, int] = {}  # entry -> where optmem's latest add of it stands in the journal
+    with open_index(vault) as idx:
+        for pos, row in enumerate(idx.journal(hot.name)):
+            extra = idx.record(row).extra
+            if extra.get("op") in ("add", "replace") and isinstance(extra.get(CUT), dict):
+                added[str(extra.get("entry"))] = pos
+    from optmem.compare import looks_like_update, similarity
+
+    # what the outside copy still held: the entries in the file, and those it edited (removed, with
+    # one like it, or a new value of it, added — "prefers tabs" saved as "prefers spaces")
+    new = [c.entry.text for c in drifted if c.op == "add" and c.entry is not None]
+    edited = {
+        e
+        for e, text in removed.items()
+        if any(similarity(text, n, least=EDITED) >= EDITED or looks_like_update(text, n) for n in new)
+    }
+    held = [entry_id(text) for text in hot.entries] + sorted(edited)
+    newest_kept = max((added[e] for e in held if e in added), default=-1)
+    gone = sorted(
+        (added[e], e, text) for e, text in removed.items() if e not in edited and added.get(e, -1) > newest_kept
+    )
+    if gone:
+        lost.overwritten(vault, hot.name, [(e, text) for _, e, text in gone])
 
 
 # -- operations on an in-memory file --------------------------------------------------------

@@ -15,7 +15,6 @@ folder) stops it with exit 3 before anything is deleted.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -123,27 +122,10 @@ def purge(
     return Purged(len(written), lines, files, restored, warnings)
 
 
-PURGED = "purged"  # in .cache/: a one-way hash of each id this clone purged, one a line
-
-
-def _hash(rid: str) -> str:
-    return hashlib.blake2b(rid.upper().encode("utf-8"), digest_size=16).hexdigest()
-
-
 def _note(vault: Vault, ids: set[str]) -> None:
-    have = purged_hashes(vault)
-    new = sorted({_hash(i) for i in ids} - have)
-    if new:
-        fsio.append_lines(vault.cache(PURGED), [h.encode("ascii") for h in new], within=vault.root)
+    from optmem import lost
 
-
-def purged_hashes(vault: Vault) -> set[str]:
-    """The hashes of the ids this clone purged (empty when it never purged)."""
-    path = vault.cache_dir / PURGED
-    if not path.is_file():
-        return set()
-    with open(path, "rb") as fh:
-        return {raw.strip().decode("ascii", "replace") for raw, _ in fsio.lines(fh, 64) if raw.strip()}
+    lost.note_purged(vault, ids)
 
 
 def drop_again(vault: Vault, names: set[str]) -> list[str]:
@@ -153,6 +135,8 @@ def drop_again(vault: Vault, names: set[str]) -> list[str]:
     rewritten before the files that hold one, as in purge: a kill between leaves it findable.
     Copies another clone made meanwhile (its merge of the record, its `resolve --keep`) are
     records of their own and stay."""
+    from optmem.lost import id_hash, purged_hashes
+
     hashes = purged_hashes(vault)
     if not hashes:
         return []
@@ -170,7 +154,7 @@ def drop_again(vault: Vault, names: set[str]) -> list[str]:
                     continue
                 after = rec.extra.get("after")
                 named = [rec.id, rec.ref or "", *rec.corrects, *(after if isinstance(after, list) else [])]
-                hit = [n for n in named if isinstance(n, str) and n and _hash(n) in hashes]
+                hit = [n for n in named if isinstance(n, str) and n and id_hash(n) in hashes]
                 if hit:
                     back.update({n.upper(): n for n in hit})
                     if rec.id in hit:

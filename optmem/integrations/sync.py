@@ -444,9 +444,9 @@ def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say
     """Records this clone purged that the merge since `was` brought back (another clone still
     holds them, and git's union merge of its file kept the line this clone had dropped): dropped
     again, as purge drops them, and the drop committed, so the push carries it out."""
-    from optmem import purge
+    from optmem import lost, purge
 
-    if not purge.purged_hashes(vault):
+    if not lost.purged_hashes(vault):
         return  # (a clone that never purged reads nothing more)
     since = was or git.out("hash-object", "-t", "tree", os.devnull)
     out = git.run("diff", "--name-only", "-z", "--no-renames", since, "HEAD", "--", layout.SEGMENTS).stdout
