@@ -334,11 +334,14 @@ def follow_edit(vault: Vault, target: str, op: str, old: str | None, new: str | 
     edit is journalled: the rest of the file's drift may be the next edit of the same batch (Hermes
     writes a batch of operations, then names each), and the next read journals what is left as
     `follow` does — as it journals everything here when the edit named is not found in the file.
+    A replace or remove named without `old` (a provider call without `old_text`) is the one entry
+    gone from the file, when one is.
     Lock taken here; returns the journal ids."""
     with vault.lock():
         hot, drifted = _followed(vault, load(vault, target, None), None)
         added = [c for c in drifted if c.op == "add" and c.entry is not None and c.entry.text == (new or "").strip()]
-        gone = [c for c in drifted if c.op == "remove" and c.entry is not None and old and old in c.entry.text]
+        # the entry it named; with no `old_text` named, the one entry gone from the file (several: not told which)
+        gone = [c for c in drifted if c.op == "remove" and c.entry is not None and (not old or old in c.entry.text)]
         named: list[Change] = []
         if op == "replace" and len(added) == 1 and len(gone) == 1:
             named = [Change("replace", "replaced", added[0].entry, gone[0].entry)]
