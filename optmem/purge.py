@@ -8,7 +8,7 @@ files they carried (each made again from the project's previous handoff, when it
 so no copy of the text (nor an id as written) is left in the vault. The clone keeps a one-way
 hash of each purged id (`.cache/purged`, never committed): a sync that brings a purged record
 back (another clone's copy, kept by git's union merge of that clone's file) drops it again
-(`drop_again`). Every path it will touch
+(`drop_again`; `optmem.lost` keeps the hashes). Every path it will touch
 is found and checked first: one that is not what it should be (the tree a file, a handoff a
 folder) stops it with exit 3 before anything is deleted.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optmem import fsio, log
+from optmem import fsio, log, lost
 from optmem.errors import BadFrontMatter, ConfirmationRequired, NotFound, OptmemError, Unreadable, UsageError, quote
 from optmem.record import BOOKKEEPING, BadLine, parse_line
 from optmem.vault import Vault, hot_target, validate_name
@@ -85,7 +85,7 @@ def purge(
         _check_kinds(vault, derived, index_files)
         # noted before anything is deleted: a purge killed part-way is re-run, and a record it
         # dropped never comes back through a sync meanwhile
-        _note(vault, written | targets)
+        lost.note_purged(vault, written | targets)
         # In an order a kill at any point leaves re-runnable: what is made again from the log (tree
         # nodes, recall times) first; then the kept lines stop naming the purged ones, in every log
         # file; only then are the purged lines dropped — no kept line names an id that is gone.
@@ -122,12 +122,6 @@ def purge(
     return Purged(len(written), lines, files, restored, warnings)
 
 
-def _note(vault: Vault, ids: set[str]) -> None:
-    from optmem import lost
-
-    lost.note_purged(vault, ids)
-
-
 def drop_again(vault: Vault, names: set[str]) -> list[str]:
     """Records this clone purged that are back in the log files `names` (a sync merged another
     clone's copy): dropped again, as `purge` drops them — with the lines about them, and kept
@@ -135,9 +129,7 @@ def drop_again(vault: Vault, names: set[str]) -> list[str]:
     rewritten before the files that hold one, as in purge: a kill between leaves it findable.
     Copies another clone made meanwhile (its merge of the record, its `resolve --keep`) are
     records of their own and stay."""
-    from optmem.lost import id_hash, purged_hashes
-
-    hashes = purged_hashes(vault)
+    hashes = lost.purged_hashes(vault)
     if not hashes:
         return []
     back: dict[str, str] = {}  # id in upper case -> as written
@@ -154,7 +146,7 @@ def drop_again(vault: Vault, names: set[str]) -> list[str]:
                     continue
                 after = rec.extra.get("after")
                 named = [rec.id, rec.ref or "", *rec.corrects, *(after if isinstance(after, list) else [])]
-                hit = [n for n in named if isinstance(n, str) and n and id_hash(n) in hashes]
+                hit = [n for n in named if isinstance(n, str) and n and lost.id_hash(n) in hashes]
                 if hit:
                     back.update({n.upper(): n for n in hit})
                     if rec.id in hit:
