@@ -21,7 +21,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from optmem import clock, fsio, gitstate, memory, view
+from optmem import clock, fsio, gitstate, lost, memory, view
 from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
 from optmem.record import (
     HANDOFF,
@@ -36,7 +36,7 @@ from optmem.record import (
     missing_fields,
     parse_line,
 )
-from optmem.vault import NAME_RE, Vault
+from optmem.vault import NAME_RE, Vault, hot_target
 
 QUARANTINE = "LOG.quarantine.jsonl"
 
@@ -614,12 +614,46 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
     _check_space(vault, report)
     _check_spools(vault, report)
     _check_writer(vault, report)
+    if cache_ok:
+        _check_lost(vault, report)
     if not vault.trusted:
         report.notes.append(
             "this vault is inside a git work tree and not on your trust list (it came in a clone): its "
             "redlines read as unverified notes until you have read them and run `optmem trust`"
         )
     return report
+
+
+def _check_lost(vault: Vault, report: Report) -> int:
+    """What outside writes dropped (`optmem.lost`), while it is still gone: records the log lost
+    (`records_gone`), entries optmem added that an outside save removed (`entries_gone`). The
+    number reported."""
+    from optmem.index import open_index
+
+    items = lost.notes(vault)
+    if not items:
+        return 0
+    n = 0
+    with open_index(vault) as idx:
+        for item in items:
+            file = str(item.get("file") or "")
+            if item.get("what") == "log":
+                ids = [i for i in item.get("ids") or [] if isinstance(i, str) and idx.by_id(i) is None]
+                if ids:
+                    report.problems.append(
+                        Problem("records_gone", file, f"{item['message']} — still gone: {', '.join(ids[:20])}")
+                    )
+                    n += 1
+            elif item.get("what") == "hot":
+                target, project = hot_target(file) or ("memory", None)
+                try:
+                    held = {memory.entry_id(e) for e in memory.load(vault, target, project).entries}
+                except OptmemError:
+                    held = set()
+                if any(isinstance(e, str) and e not in held for e in item.get("entries") or []):
+                    report.problems.append(Problem("entries_gone", file, item["message"]))
+                    n += 1
+    return n
 
 
 def _check_spools(vault: Vault, report: Report) -> None:
@@ -942,6 +976,9 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
     from optmem import index
 
     fixed: list[str] = []
+    told = _check_lost(vault, Report())
+    if lost.clear(vault) and told:  # told by the command that noticed, and by doctor: seen now
+        fixed.append(f"cleared the note of what left the log or a hot file outside optmem ({told} report(s))")
     probe = Report()
     bad, torn = _scan_log(vault, probe)
     files = dict(vault.segments())

@@ -419,8 +419,10 @@ def _journal_edit(vault: Vault, said: Handoff, latest: Handoff | None) -> str:
 
 
 def list_all(vault: Vault) -> list[dict[str, Any]]:
-    """Every project with a handoff, and its latest (as `read` shows it); a project whose
-    HANDOFF.md cannot be read is listed with why (`unreadable`), the others as ever."""
+    """Every project with a handoff: its latest (as `read` shows it), and the latest of each other
+    agent (domain) that left one on it (`agents`, as `latest_per_domain` and context give them —
+    a later handoff of one agent never hides another's open items); a project whose HANDOFF.md
+    cannot be read is listed with why (`unreadable`), the others as ever."""
     vault.require()
     projects = {h.project for h in _records(vault, None, None) if h.project and NAME_RE.fullmatch(h.project)}
     pdir = vault.root / "projects"
@@ -429,7 +431,7 @@ def list_all(vault: Vault) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for project in sorted(projects):
         try:
-            latest = read(vault, project)[0]
+            latest, *agents = latest_per_domain(vault, project)
         except NotFound:
             continue  # (a HANDOFF.md that holds nothing, and no record: no handoff to list)
         except (BadFrontMatter, Unreadable) as exc:
@@ -437,13 +439,10 @@ def list_all(vault: Vault) -> list[dict[str, Any]]:
             out.append({"project": project, "unreadable": view.display(f"projects/{project}/HANDOFF.md {why}")})
             continue
         out.append(
-            {
-                "project": project,
-                "time": latest.time,
-                "done": len(latest.done),
-                "blocked": len(latest.blocked),
-                "next": latest.next,
-                "edited": latest.edited,
-            }
+            {"project": project, **_listed(latest), "edited": latest.edited, "agents": [_listed(h) for h in agents]}
         )
     return out
+
+
+def _listed(h: Handoff) -> dict[str, Any]:
+    return {"domain": h.domain, "time": h.time, "done": len(h.done), "blocked": len(h.blocked), "next": h.next}

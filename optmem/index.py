@@ -1128,12 +1128,22 @@ def build(
     `unreadable` (exit 3) and leaves no half-built index behind.
     """
     with _vault_errors(vault):
+        tmp = _build_file(vault, progress, parallel_min_bytes)
+        _compare(vault, tmp)
         fsio.move(
-            _build_file(vault, progress, parallel_min_bytes),
+            tmp,
             vault.index_path,
             mode=fsio.FILE_MODE,
             within=vault.root,
         )
+
+
+def _compare(vault: Vault, tmp: Path) -> None:
+    """Before a rebuilt index replaces the old one: records the old one held that the log lost
+    (an outside rewrite) are told (`optmem.lost`)."""
+    from optmem import lost
+
+    lost.left_the_log(vault, tmp)
 
 
 def _build_file(
@@ -1335,6 +1345,7 @@ def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index
                 build(vault, progress)
                 return Index(vault, _connect(vault.index_path))
             idx.close()
+            _compare(vault, tmp)
             fsio.move(tmp, vault.index_path, mode=fsio.FILE_MODE, within=vault.root)
             return Index(vault, _connect(vault.index_path))
 

@@ -337,11 +337,14 @@ def follow_edit(
     writes a batch of operations, then names each), and the next read journals what is left as
     `follow` does — as it journals everything here when the edit named is not found in the file.
     `origin`: who made the edit (the journal of the edit named carries it; the drift has none).
+    A replace or remove named without `old` (a provider call without `old_text`) is the one entry
+    gone from the file, when one is.
     Lock taken here; returns the journal ids."""
     with vault.lock():
         hot, drifted = _followed(vault, load(vault, target, None), None)
         added = [c for c in drifted if c.op == "add" and c.entry is not None and c.entry.text == (new or "").strip()]
-        gone = [c for c in drifted if c.op == "remove" and c.entry is not None and old and old in c.entry.text]
+        # the entry it named; with no `old_text` named, the one entry gone from the file (several: not told which)
+        gone = [c for c in drifted if c.op == "remove" and c.entry is not None and (not old or old in c.entry.text)]
         named: list[Change] = []
         if op == "replace" and len(added) == 1 and len(gone) == 1:
             named = [Change("replace", "replaced", added[0].entry, gone[0].entry)]
@@ -477,6 +480,8 @@ def _journal(
 
     if not changes:
         return []
+    if source == "drift":
+        _overwritten(vault, hot, changes)
     return log.journal_hot(
         vault,
         hot.name,
@@ -489,6 +494,45 @@ def _journal(
         unscanned=unscanned,
         origin=origin,
     )
+
+
+EDITED = 0.5  # similarity from which an entry removed beside one added reads as that entry edited
+
+
+def _overwritten(vault: Vault, hot: HotFile, drifted: list[Change]) -> None:
+    """Tell (`optmem.lost`) when an outside edit removed entries optmem added since that program
+    read the file — an older copy saved over them: the entries removed are the newest optmem
+    added (it wrote the file: its journal record carries `CUT`), none still in the file was added
+    after them. A person who deletes an older entry, or one another program added, is not told."""
+    removed = {c.entry.id: c.entry.text for c in drifted if c.op == "remove" and c.entry is not None}
+    if not removed:
+        return
+    from optmem import lost
+    from optmem.index import open_index
+
+    added: dict[str, int] = {}  # entry -> where optmem's latest add of it stands in the journal
+    with open_index(vault) as idx:
+        for pos, row in enumerate(idx.journal(hot.name)):
+            extra = idx.record(row).extra
+            if extra.get("op") in ("add", "replace") and isinstance(extra.get(CUT), dict):
+                added[str(extra.get("entry"))] = pos
+    from optmem.compare import looks_like_update, similarity
+
+    # what the outside copy still held: the entries in the file, and those it edited (removed, with
+    # one like it, or a new value of it, added — "prefers tabs" saved as "prefers spaces")
+    new = [c.entry.text for c in drifted if c.op == "add" and c.entry is not None]
+    edited = {
+        e
+        for e, text in removed.items()
+        if any(similarity(text, n, least=EDITED) >= EDITED or looks_like_update(text, n) for n in new)
+    }
+    held = [entry_id(text) for text in hot.entries] + sorted(edited)
+    newest_kept = max((added[e] for e in held if e in added), default=-1)
+    gone = sorted(
+        (added[e], e, text) for e, text in removed.items() if e not in edited and added.get(e, -1) > newest_kept
+    )
+    if gone:
+        lost.overwritten(vault, hot.name, [(e, text) for _, e, text in gone])
 
 
 # -- operations on an in-memory file --------------------------------------------------------

@@ -5,7 +5,10 @@ bookkeeping lines that point at them; deletes the summary-tree nodes that quote 
 nodes above those — the next `compact` rebuilds them from what is left) and the HANDOFF.md
 files they carried (each made again from the project's previous handoff, when it has one, as
 `forget` does); takes their ids out of ACCESS.jsonl; and rebuilds the index from scratch,
-so no copy of the text (nor a trace of the ids) is left in the vault. Every path it will touch
+so no copy of the text (nor an id as written) is left in the vault. The clone keeps a one-way
+hash of each purged id (`.cache/purged`, never committed): a sync that brings a purged record
+back (another clone's copy, kept by git's union merge of that clone's file) drops it again
+(`drop_again`; `optmem.lost` keeps the hashes). Every path it will touch
 is found and checked first: one that is not what it should be (the tree a file, a handoff a
 folder) stops it with exit 3 before anything is deleted.
 """
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optmem import fsio, log
+from optmem import fsio, log, lost
 from optmem.errors import BadFrontMatter, ConfirmationRequired, NotFound, OptmemError, Unreadable, UsageError, quote
 from optmem.record import BOOKKEEPING, BadLine, parse_line
 from optmem.vault import Vault, hot_target, validate_name
@@ -84,6 +87,9 @@ def purge(
         derived = _derived(vault, written | targets, everything)
         index_files = sorted(vault.cache_dir.glob("index*"))
         _check_kinds(vault, derived, index_files)
+        # noted before anything is deleted: a purge killed part-way is re-run, and a record it
+        # dropped never comes back through a sync meanwhile
+        lost.note_purged(vault, written | targets)
         # In an order a kill at any point leaves re-runnable: what is made again from the log (tree
         # nodes, recall times) first; then the kept lines stop naming the purged ones, in every log
         # file; only then are the purged lines dropped — no kept line names an id that is gone.
@@ -150,6 +156,41 @@ def _absent(absent: list[str]) -> str:
     return f"{len(absent)} id(s) name no record (purged already, or never there): {', '.join(absent[:20])}" + (
         ", …" if len(absent) > 20 else ""
     )
+
+
+def drop_again(vault: Vault, names: set[str]) -> list[str]:
+    """Records this clone purged that are back in the log files `names` (a sync merged another
+    clone's copy): dropped again, as `purge` drops them — with the lines about them, and kept
+    lines no longer naming them. Their ids (as the files held them). Files that name one are
+    rewritten before the files that hold one, as in purge: a kill between leaves it findable.
+    Copies another clone made meanwhile (its merge of the record, its `resolve --keep`) are
+    records of their own and stay."""
+    hashes = lost.purged_hashes(vault)
+    if not hashes:
+        return []
+    back: dict[str, str] = {}  # id in upper case -> as written
+    held: set[str] = set()  # of those, the records themselves (not lines about them)
+    holds: dict[Path, bool] = {}  # a file naming one -> whether it holds one
+    for name, path in vault.segments():
+        if name not in names or not path.is_file():
+            continue
+        with open(path, "rb") as fh:
+            for raw, _ in fsio.lines(fh):
+                try:
+                    rec = parse_line(raw.rstrip(b"\r\n"), limit=None)
+                except BadLine:
+                    continue
+                after = rec.extra.get("after")
+                named = [rec.id, rec.ref or "", *rec.corrects, *(after if isinstance(after, list) else [])]
+                hit = [n for n in named if isinstance(n, str) and n and lost.id_hash(n) in hashes]
+                if hit:
+                    back.update({n.upper(): n for n in hit})
+                    if rec.id in hit:
+                        held.add(rec.id.upper())
+                    holds[path] = holds.get(path, False) or rec.id in hit
+    for path in sorted(holds, key=lambda p: holds[p]):
+        _rewrite_file(vault, path, set(back), False, {}, drop=True)
+    return sorted(back[t] for t in held)
 
 
 def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:

@@ -129,6 +129,9 @@ class Vault:
         # why this invocation read past the search index (a full disk, a read-only vault): every
         # read still answers, from the log; the command warns (`index._from_log`)
         self.degraded: str | None = None
+        # what this invocation found gone from the files, written outside optmem (`optmem.lost`):
+        # the command warns
+        self.lost: list[str] = []
         self._trusted: bool | None = None
         self.reads_checked = False  # the log and ACCESS.jsonl lead nowhere outside (`index._open_index`)
         # the log read into memory when the index could not be updated (`index._from_log`), with

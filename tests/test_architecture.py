@@ -51,6 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.ingest",
             "optmem.verdicts",
             "optmem.index",
+            "optmem.lost",
             "optmem.warm",
         ),
     ),

@@ -301,3 +301,36 @@ def test_session_end_with_no_transcript_says_which_file_is_missing(tmp_path, rep
     assert str(gone) in res.stderr and "no handoff" in res.stderr, res.stderr
     got = run_optmem("hook", "claude-code", "--json", input=json.dumps(event))
     assert json.loads(got.stdout)["handoff"] is None and str(gone) in json.loads(got.stdout)["warnings"][0]
+
+
+@pytest.mark.long
+def test_the_users_last_request_left_unanswered_is_next_and_the_note_keeps_requests_apart(tmp_path, repo, vault_path):
+    """Tester 11 item 12: a session that ends on a user turn nothing answered left it out of
+    Next, and the note ran the requests together ("…然后更新 nginx Latest requests: …")."""
+    path = tmp_path / "unanswered.jsonl"
+    said = [
+        ("user", "把端口改成 9090，然后更新 nginx"),
+        ("assistant", "Done: changed the port to 9090 in config.py."),
+        ("user", "还有：记得验证 TLS 证书"),
+    ]
+    entries = [
+        {
+            "type": role,
+            "isSidechain": False,
+            "cwd": str(repo),
+            "sessionId": SESSION,
+            "message": {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]},
+        }
+        for role, text in said
+    ]
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
+    hook("SessionEnd", repo, path)
+    h = handoffs()[0]
+    assert h["next"] == ["还有：记得验证 TLS 证书"]
+    assert "然后更新 nginx — Latest requests: 还有：记得验证 TLS 证书" in h["note"]
+    # answered, it is no longer next
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "证书已验证。"}]}
+    entries.append({**entries[1], "message": answer})
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
+    hook("SessionEnd", repo, path)
+    assert "还有：记得验证 TLS 证书" not in handoffs()[0]["next"]

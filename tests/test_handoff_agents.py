@@ -93,3 +93,18 @@ def test_an_agents_handoff_says_its_done_items_are_its_claims_and_a_persons_edit
     [h] = cli.json("handoff", "read", "-p", "webapp")["handoffs"]
     assert h["edited"] and h["origin"] == "user" and "checked by me" in h["done"][0]
     assert "the agent's own report" not in cli("context", "-p", "webapp").stdout
+
+
+def test_handoff_list_shows_each_agents_latest_next(cli, vault_path):
+    """Tester 11 item 11: `handoff list` showed one line per project with only the newest agent's
+    "next"; context showed both."""
+    two_agents(cli)
+    cli.json("handoff", "write", "-p", "billing", "--domain", "code", "--next", "fix the invoice total")
+    listed = {p["project"]: p for p in cli.json("handoff", "list")["projects"]}
+    webapp = listed["webapp"]
+    assert webapp["domain"] == "code" and webapp["next"] == ["write tests"]
+    assert [(a["domain"], a["next"]) for a in webapp["agents"]] == [("hermes", ["rerun workflow B at 3am"])]
+    assert listed["billing"]["agents"] == []
+    text = cli("handoff", "list").stdout
+    assert "write tests" in text and "rerun workflow B at 3am" in text and "fix the invoice total" in text
+    assert "hermes" in text and "code" in text

@@ -649,3 +649,33 @@ def test_a_spool_too_large_to_read_is_an_error_naming_it_and_the_turn_still_wait
     assert errors and str(home / hermes.SPOOL) in errors[0].getMessage() and "split" in errors[0].getMessage()
     assert len((home / hermes.SPOOL).read_text("utf-8").splitlines()) == 41  # (the turn waits behind it)
     p.shutdown()
+
+
+def test_a_replace_or_remove_named_without_old_text_is_still_the_edit_hermes_made(cli, tmp_path, monkeypatch):
+    """Tester 11 item 14: a provider call that names a replace (or a remove) without `old_text`
+    read as a removal by "an edit outside optmem" and an unrelated add. When the file holds one
+    entry gone and (for a replace) the new text added, that is the edit named."""
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    home = tmp_path / "hermes"
+    cli.json("hermes", "install", "--hermes-home", str(home), "--shared")
+    p = started(home, agent_context="primary")
+    memory = home / "memories" / "MEMORY.md"
+    memory.write_text("Staging DB is pg-staging-2\n§\nUses pnpm 8\n", "utf-8")
+    p.on_memory_write("add", "memory", "Staging DB is pg-staging-2")
+    p.on_memory_write("add", "memory", "Uses pnpm 8")
+    memory.write_text("Staging DB is pg-staging-2\n§\nUses pnpm 9 since May\n", "utf-8")
+    p.on_memory_write("replace", "memory", "Uses pnpm 9 since May")
+    lines = [json.loads(x) for x in (home / "memories" / "LOG.jsonl").read_text("utf-8").splitlines()]
+    gone, new = [x for x in lines if x.get("op") in ("remove", "replace")]
+    assert (gone["text"], gone["source"], new["text"], new["source"]) == (
+        "Uses pnpm 8",
+        "hermes",
+        "Uses pnpm 9 since May",
+        "hermes",
+    )
+    assert new["corrects"] == [gone["id"]]
+    memory.write_text("Uses pnpm 9 since May\n", "utf-8")
+    p.on_memory_write("remove", "memory", "")
+    lines = [json.loads(x) for x in (home / "memories" / "LOG.jsonl").read_text("utf-8").splitlines()]
+    removed = [x for x in lines if x.get("op") == "remove" and x["text"] == "Staging DB is pg-staging-2"]
+    assert [x["source"] for x in removed] == ["hermes"]

@@ -474,3 +474,34 @@ def test_lines_another_clone_typed_into_this_clones_own_folder_are_reported_and_
     res = CLI("--vault", str(one), "sync", env={**ENV, **mine})
     assert res.exit_code == 0 and "1 of them came into this clone's own folder (log/one-here/)" in res.stdout, res
     assert "came into this clone's own folder" in res.stderr  # the progress says it too
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")  # (one worker builds the synced clones once)
+def test_a_purged_record_a_sync_brings_back_is_dropped_again_and_reported(synced, tmp_path):
+    """Tester 11 item 1: a purges a record written by b; b writes again to the same file; git's
+    union merge of b's file keeps the purged line — the clone that purged drops it again."""
+    one, two = copied(synced, tmp_path)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), sync(one)
+    om(one, "purge", rid, "--yes")
+    sync(one)
+    om(two, "append", "b writes again")
+    sync(two)
+    report = sync(one)
+    assert report["purged_again"] == 1, report
+    assert report["records_in"] == 1  # b's new record; the purged one is not counted as in
+    assert rid not in record_ids(one)
+    assert not om(one, "search", "phone")["hits"]
+    with pytest.raises(AssertionError):
+        om(one, "get", rid)
+    # the purge list holds no id as it is written (purge leaves no trace of one)
+    held = (one / ".cache" / "purged").read_text("utf-8")
+    assert rid not in held and rid.upper() not in held and rid.lower() not in held
+    # and says so to a person too
+    again = printed(one, "sync")
+    assert "purged" not in again  # nothing came back this time
+    # the drop went out with the push: b, which has not written since, loses its copy at its next sync
+    sync(two)
+    assert rid not in record_ids(two)
+    assert om(two, "search", "phone")["hits"] == []

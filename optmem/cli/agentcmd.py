@@ -231,6 +231,11 @@ def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
                 "writes only here: typed or forged on another clone, or another clone writes as this writer — "
                 "check who can push to the remote"
             )
+        if r.purged_again:
+            out.append(
+                f"{r.purged_again:,} record(s) this clone purged came back with the merge (another clone still "
+                "holds them): dropped again — purge them on that clone too, or `optmem forget` them for every clone"
+            )
         out += [f"flagged by the scanner: {f['id']} ({f['rule']}) in {f['file']}" for f in r.flagged]
         out += [
             f"new conflict: {c['name']} — `optmem conflicts` shows it, `optmem resolve` settles it"

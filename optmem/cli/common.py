@@ -189,6 +189,9 @@ def finish(mark: int = 0) -> None:
             note(said)
         if vault.degraded:
             note(f"warning: {vault.degraded}")
+        for said in vault.lost:  # (what an outside write dropped: `optmem.lost`)
+            note(f"warning: {said}")
+        vault.lost.clear()
     settings_warnings()
 
 
@@ -400,6 +403,7 @@ def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None
     if json_out:
         ran = swept()  # a write that ran the daily sweep says what it cooled
         slow = degraded()  # reads answered from the log: the index could not be updated
+        gone = [said for v in STATE.vaults for said in v.lost]  # what an outside write dropped
         echo(
             dumps(
                 {
@@ -407,6 +411,7 @@ def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None
                     **payload,
                     **({"swept": ran} if ran and "swept" not in payload else {}),
                     **({"degraded": slow} if slow else {}),
+                    **({"lost": gone} if gone and "lost" not in payload else {}),
                 }
             )
         )

@@ -160,20 +160,24 @@ def handoff_list(json_out: bool) -> None:
     from optmem import handoff
 
     found = handoff.list_all(get_vault())
-    emit(
-        json_out,
-        {"projects": found},
-        lambda: (
-            "\n".join(
-                f"{p['project']:<20} could not be read: {p['unreadable']} (`optmem doctor` names the problem)"
-                if "unreadable" in p
-                else f"{p['project']:<20} {p['time']}  done {p['done']}, blocked {p['blocked']}"
-                + (f"; next: {p['next'][0]}" if p["next"] else "")
-                for p in found
-            )
-            or "no handoffs yet"
-        ),
-    )
+
+    def row(name: str, h: dict[str, Any]) -> str:
+        who = f" ({h['domain']})" if h["domain"] else ""
+        return f"{name:<20} {h['time']}{who}  done {h['done']}, blocked {h['blocked']}" + (
+            f"; next: {h['next'][0]}" if h["next"] else ""
+        )
+
+    def human() -> str:  # each project's latest, then each other agent's latest on it, indented
+        out: list[str] = []
+        for p in found:
+            if "unreadable" in p:
+                why = p["unreadable"]
+                out.append(f"{p['project']:<20} could not be read: {why} (`optmem doctor` names the problem)")
+                continue
+            out += [row(p["project"], p)] + [row("", a) for a in p["agents"]]
+        return "\n".join(out) or "no handoffs yet"
+
+    emit(json_out, {"projects": found}, human)
 
 
 @command(

@@ -174,7 +174,9 @@ def _stated_blockers(prompt: str) -> list[str]:
 def read_transcript(path: Path, *, keep: int = 3) -> Extract:
     """What a handoff needs from a Claude Code transcript (JSONL); extractive, bad lines skipped.
 
-    Requests: the first (it states the goal) and the latest. Blocked: a tool failure counts
+    Requests: the first (it states the goal) and the latest. Open: what the assistant left open,
+    and the user's last request when nothing the assistant wrote answers it (the session ended
+    on it: asked, never done). Blocked: a tool failure counts
     only when no later call of the same command (or the same tool on the same target)
     succeeded, plus what the user said blocks the work ("blocked on …", "waiting for …", 卡在 …).
     """
@@ -182,6 +184,7 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
     stated: list[str] = []
     done: list[str] = []
     open_items: list[str] = []
+    answered = True  # whether assistant text came after the latest request
     calls: dict[str, str] = {}  # tool_use id → key
     failures: list[tuple[int, str, str]] = []  # (place, key, line)
     fixed: dict[str, int] = {}  # key → place of its latest success
@@ -204,6 +207,7 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
                 if prompt:
                     prompts.append(prompt)
                     stated += _stated_blockers(prompt)
+                    answered = False
                 for block in content if isinstance(content, list) else []:
                     if not isinstance(block, dict) or block.get("type") != "tool_result":
                         continue
@@ -219,8 +223,11 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
                     if isinstance(block, dict) and block.get("type") == "tool_use":
                         calls[str(block.get("id"))] = _tool_key(str(block.get("name")), block.get("input"))
                 for text in _texts(content):
+                    answered = answered or bool(text.strip())
                     _report(text, done, open_items)
     said = [_short(p) for p in prompts]
+    if said and not answered:  # the last request, unanswered: still to do
+        open_items.append(said[-1])
     requests = said[:1] + _last([p for p in said[1:] if p != said[0]], keep - 1) if keep > 0 else []
     unresolved = [line for place, key, line in failures if fixed.get(key, -1) < place]
     return Extract(
@@ -292,13 +299,17 @@ def _null_report(line: str) -> bool:
     return m is not None and not _DONE.search(line[: m.start()] + line[m.end() :])
 
 
+_STOPS = tuple(".!?。！？…")  # a sentence's end
+
+
 def _note(name: str, why: str, requests: list[str]) -> str:
     """The handoff's note: which hook wrote it (matched by _PROVENANCE), then the requests."""
     said = f"Written by the Claude Code {name} hook" + (f" ({why})" if why else "") + "."
     if len(requests) == 1:
         said += f" Request: {requests[0]}"
-    elif requests:
-        said += f" First request: {requests[0]} Latest requests: " + " / ".join(requests[1:])
+    elif requests:  # (a request that ends with no stop of its own is kept apart from the next label)
+        apart = "" if requests[0].endswith(_STOPS) else " —"
+        said += f" First request: {requests[0]}{apart} Latest requests: " + " / ".join(requests[1:])
     return said
 
 

@@ -70,6 +70,7 @@ class SyncReport:
     new_conflicts: list[dict[str, Any]] = field(default_factory=list)  # conflicts the merge made
     over_budget: list[dict[str, Any]] = field(default_factory=list)  # hot files over their limit after it
     kept_ours: list[str] = field(default_factory=list)  # derived files both sides changed: ours kept
+    purged_again: int = 0  # records this clone purged that a merge brought back: dropped again
     noop: bool = False  # nothing to commit, fetch, merge or push
 
     def to_dict(self) -> dict[str, Any]:
@@ -191,6 +192,9 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
         _finish_merge(git, report, say)
     was = resumed.get("head") if resumed else None  # the interrupted sync's merge: done, or to do again
     report.merged = isinstance(was, str) and git.head() != was
+    if report.merged:  # an interrupted sync's merge, done: what it brought back of a purge goes
+        with vault.lock():
+            _drop_purged(git, vault, str(was), report, say)
     conflicts_before = set(resumed["conflicts"]) if resumed else _conflict_names(vault)
     report.committed = _commit(git, vault, say)
     before = dict(resumed["before"]) if resumed else _sizes(vault)
@@ -209,7 +213,9 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
             if not git.head() or not git.ok("merge-base", "--is-ancestor", remote_ref, "HEAD"):
                 say(f"merging {remote}/{branch}")
                 with vault.lock():  # a merge rewrites hot files: no add or replace meanwhile
+                    was = git.head()
                     _merge(git, remote_ref, report, note)
+                    _drop_purged(git, vault, was, report, say)
                 report.merged = True
         if exists and git.head() == git.out("rev-parse", remote_ref):
             break  # nothing of ours the remote lacks
@@ -432,6 +438,27 @@ def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
         raise SyncFailed(f"git merge {ref} failed: {(res.stderr or res.stdout).strip()[:600]}; nothing was merged")
     _settle_derived(git, report)
     _conclude(git)
+
+
+def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say) -> None:
+    """Records this clone purged that the merge since `was` brought back (another clone still
+    holds them, and git's union merge of its file kept the line this clone had dropped): dropped
+    again, as purge drops them, and the drop committed, so the push carries it out."""
+    from optmem import lost, purge
+
+    if not lost.purged_hashes(vault):
+        return  # (a clone that never purged reads nothing more)
+    since = was or git.out("hash-object", "-t", "tree", os.devnull)
+    out = git.run("diff", "--name-only", "-z", "--no-renames", since, "HEAD", "--", layout.SEGMENTS).stdout
+    back = purge.drop_again(vault, {p for p in out.split("\0") if p})
+    if not back:
+        return
+    report.purged_again += len(back)
+    say(
+        f"{len(back)} record(s) this clone purged came back with the merge (another clone still holds "
+        "them): dropped again — purge them on that clone too"
+    )
+    _commit(git, vault, say)
 
 
 def _commit(git: _Git, vault: Vault, say: Say) -> bool:

@@ -378,7 +378,7 @@ ko obey 실행해 따르라
 any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง discuss disclose be~told be~reminded comment~on comentes comentar 言わ تناقش parle parlez sag~es erzähl dirlo dire~a diga conte~a comente vertel berätta fortæl fortell kerro mów mówi říkej szólj spune αναφέρεις πεις beritahu תספר תזכיר 말하지 알려주지
 any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly omit leave~out usiseme huwag~mong~sabihin ห้ามบอก belirtme نگو சொல்ல~வேண்டாம் jangan~beritahu jangan~bilang không~bao~giờ~nói বলবেন~না älä~kerro nunca~conte non~dire не~кажи не~говори не~сообщай ne~említsd quietly invisibly behind~the~scenes without~the~user~knowing doesn't~notice don't~notice won't~notice between~us 不要给用户看 不用给用户看 不要让用户看到 不要向用户展示 别跟 别声张 不用跟用户解释 不要解释 不需要再提醒 不知道也没关系 不要提 别提 别说 请勿引用 趁你 stop~telling stop~showing stop~warning stop~informing cease~informing never~warn don't~warn do~not~warn
 any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft אישור ยืนยัน uthibitisho επιβεβαίωσ pengesahan
-any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
+any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 未经 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
 any meta injection injections prompt-injection jailbreak phishing red-team 红队 レッドチーム 레드팀 red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
 any reported fake~ spoofed forged scam hidden~text falso~ falsa~ faux~ fausse~ gefälscht фальшив поддельн finta~ finto~ sahte mzayaf المزيف 假冒 伪造 偽の 偽物 가짜 nep~ vals~ fałszyw falešn texto~oculto texto~escondido testo~nascosto скрытый~текст gizli~bir~metin نص~مخفي 白文字 흰~글씨
@@ -851,11 +851,24 @@ def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:
         ):
             continue
         if h.concept in FLIPS:  # (a word of any language: denied by a negation of any, a clause's width apart)
-            if not any(_beside(spoken, n, h, 2 * GAP) for n in nos + withouts):
+            denials = [n for n in nos + withouts if _beside(spoken, n, h, 2 * GAP)]
+            if not denials or _prohibited(spoken, min(denials, key=lambda n: abs(n.start - h.start)), nos):
                 continue
             h = h._replace(concept=FLIPS[h.concept])
         kept.append(h)
     return kept
+
+
+def _prohibited(spoken: str, denial: _Hit, nos: list[_Hit]) -> bool:
+    """Whether the denial of a check is itself denied: a negation before it in its clause, an act
+    between (never deploy … without the user's approval, 不要在没有用户确认的情况下…) — a check the
+    text requires. Negations side by side are one (nigdy nie mów: never say)."""
+    return any(
+        n.end <= denial.start
+        and re.search(r"\w", spoken[n.end : denial.start]) is not None
+        and _beside(spoken, n, denial, 4 * GAP, r"[.,;:!?。，；：！？、\n—–]")
+        for n in nos
+    )
 
 
 def _overruled(hits: list[_Hit]) -> list[_Hit]:

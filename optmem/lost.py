@@ -1,0 +1,140 @@
+"""What left the files: ids this clone purged (kept as one-way hashes, so a sync never takes them
+back), and what writes outside optmem dropped (told rather than lost silently).
+
+`purge` notes a one-way hash of each id it deletes in `.cache/purged` (local, never committed: no
+id as written); a sync drops a purged record that a merge brings back (`purge.drop_again`).
+
+An editor or a script that reads a file, then writes its older copy back over what optmem wrote
+meanwhile, drops it: records from LOG.jsonl (the index, rebuilt, finds records it held gone:
+`left_the_log`), entries from a hot file (an outside save removes entries optmem added since:
+`memory._overwritten`). Each is noted once, by the command that notices it — on stderr and in
+its JSON (`vault.lost`) — and kept in `.cache/lost.jsonl` (local, never committed), which
+`doctor` reports as `records_gone` / `entries_gone` until what went is back or `doctor --fix`
+clears the note. Nothing here restores: a hot entry's text is still in the log (journalled as
+removed); a record's text is gone from the log, and git or a backup holds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from optmem import clock, fsio
+from optmem.vault import Vault
+
+NOTE = "lost.jsonl"  # in .cache/
+SHOWN = 5  # ids or entries a message names
+PURGED = "purged"  # in .cache/: a one-way hash of each id this clone purged, one a line
+
+
+def id_hash(rid: str) -> str:
+    """The one-way hash `.cache/purged` keeps of an id."""
+    return hashlib.blake2b(rid.upper().encode("utf-8"), digest_size=16).hexdigest()
+
+
+def note_purged(vault: Vault, ids: set[str]) -> None:
+    """Note the ids a purge deletes (before it deletes anything)."""
+    new = sorted({id_hash(i) for i in ids} - purged_hashes(vault))
+    if new:
+        fsio.append_lines(vault.cache(PURGED), [h.encode("ascii") for h in new], within=vault.root)
+
+
+def purged_hashes(vault: Vault) -> set[str]:
+    """The hashes of the ids this clone purged (empty when it never purged)."""
+    path = vault.cache_dir / PURGED
+    if not path.is_file():
+        return set()
+    with open(path, "rb") as fh:
+        return {raw.strip().decode("ascii", "replace") for raw, _ in fsio.lines(fh, 64) if raw.strip()}
+
+
+def left_the_log(vault: Vault, new: Path) -> None:
+    """Compare the index about to be replaced with `new`, built from the log as it is now: the
+    records (bookkeeping lines aside) the old one held that the log no longer has are noted —
+    but not the ones this clone purged (`purge` says so itself; a sync drops them again)."""
+    from optmem.record import BOOKKEEPING
+
+    old = vault.index_path
+    if not old.is_file() or new == old:
+        return
+    try:
+        conn = sqlite3.connect(str(new))
+        try:
+            conn.execute("ATTACH DATABASE ? AS old", (str(old),))
+            marks = ",".join("?" * len(BOOKKEEPING))
+            gone = [
+                rid
+                for (rid,) in conn.execute(
+                    f"SELECT o.id FROM old.rec o WHERE o.kind NOT IN ({marks}) "
+                    "AND NOT EXISTS (SELECT 1 FROM main.rec m WHERE m.id = o.id) ORDER BY o.id",
+                    BOOKKEEPING,
+                )
+                if isinstance(rid, str)
+            ]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return  # an old index of another schema, or unreadable: nothing to compare with
+    if gone:
+        hashes = purged_hashes(vault)
+        gone = [rid for rid in gone if id_hash(rid) not in hashes]
+    if not gone:
+        return
+    shown = ", ".join(rid[-8:] for rid in gone[:SHOWN]) + (", …" if len(gone) > SHOWN else "")
+    where = "the log" if vault.segmented else "LOG.jsonl"
+    message = (
+        f"{len(gone):,} record(s) the index held left the log ({shown}): {where} was rewritten outside "
+        "optmem (an editor or script that saved an older copy, a git checkout, another clone's purge); "
+        "their text is no longer in it — restore it from git or a backup if that was not meant; "
+        "`optmem doctor` names them, `optmem doctor --fix` clears this note"
+    )
+    _note(vault, {"what": "log", "file": where, "ids": gone, "message": message})
+
+
+def overwritten(vault: Vault, file: str, entries: list[tuple[str, str]]) -> None:
+    """Note hot entries (id, text) optmem added that an outside save of `file` removed."""
+    texts = "; ".join(repr(text[:60]) for _, text in entries[:SHOWN]) + ("; …" if len(entries) > SHOWN else "")
+    n = len(entries)
+    message = (
+        f"{n} entr{'y' if n == 1 else 'ies'} optmem added to {file} were removed by an edit outside "
+        f"optmem that saved an older copy of the file ({texts}); their text stays in the log (`optmem "
+        "search` shows them as removed) — `optmem add` them again if that was not meant; `optmem doctor "
+        "--fix` clears this note"
+    )
+    _note(vault, {"what": "hot", "file": file, "entries": [e for e, _ in entries], "message": message})
+
+
+def _note(vault: Vault, item: dict[str, Any]) -> None:
+    vault.lost.append(item["message"])
+    line = json.dumps({"at": clock.format_ts(clock.now()), **item}, ensure_ascii=False).encode("utf-8")
+    try:
+        fsio.append_lines(vault.cache(NOTE), [line], within=vault.root)
+    except OSError:
+        pass  # (a vault that cannot be written: the command still says it)
+
+
+def notes(vault: Vault) -> list[dict[str, Any]]:
+    """The notes kept, oldest first (lines that cannot be read are skipped)."""
+    path = vault.cache_dir / NOTE
+    if not path.is_file():
+        return []
+    out = []
+    with open(path, "rb") as fh:
+        for raw, _ in fsio.lines(fh):
+            try:
+                item = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(item, dict) and isinstance(item.get("message"), str):
+                out.append(item)
+    return out
+
+
+def clear(vault: Vault) -> int:
+    """Remove the notes (`doctor --fix`: told, and seen); how many there were."""
+    n = len(notes(vault))
+    fsio.remove_file(vault.cache_dir / NOTE)
+    return n
