@@ -364,7 +364,8 @@ def replaces(newer: Member, older: Member, among: Iterable[str] = ()) -> bool:
     """Whether `newer` names `older` in its `corrects` (its id, or ≥ 6 of its first or last
     characters): written knowing that value, to replace it — time orders the two. A reference
     that also names another id `among` the key's values names neither (`record.Ids`: which one
-    was meant is not the reader's guess; `doctor` reports it, `ambiguous_ref`)."""
+    was meant is not the reader's guess; `doctor` reports it, `ambiguous_ref`). The index gives
+    each member's `corrects` as the ids they name among the whole vault (`ingest._named`)."""
     return any(
         names(ref, older.id) and not any(rid != older.id and names(ref, rid) for rid in among) for ref in newer.corrects
     )

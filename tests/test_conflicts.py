@@ -82,6 +82,91 @@ def test_a_correction_naming_a_prefix_several_values_share_replaces_none_and_doc
     assert view.key_winner([a, b, named]) == view.Conflict((b, named))
 
 
+def test_a_prefix_another_record_of_the_vault_shares_replaces_nothing_as_doctor_says(cli, vault, vault_path):
+    """Which record a reference names is decided once, among every id of the vault (`record.Ids`,
+    `ingest.matching_ids`), by doctor and by the index alike: a correction naming a part that a
+    value of its key shares with a record of no key (a note on lunch) names neither. It replaced
+    the value in history and search while doctor said it names none."""
+    quiet(vault_path)
+    lines = [
+        {
+            "id": "01KAB7Q2AAAAAAAAAAAAAAAAAA",
+            "ts": "2026-11-02T09:00:00Z",
+            "text": "db host is alpha",
+            "key": "db.host",
+            "after": [],
+        },
+        {"id": "01KAB7Q2BBBBBBBBBBBBBBBBBB", "ts": "2026-11-02T09:00:00Z", "text": "lunch is at noon"},
+        {
+            "id": "01KAB9ZZCCCCCCCCCCCCCCCCCC",
+            "ts": "2026-11-03T09:00:00Z",
+            "text": "db host is gamma",
+            "key": "db.host",
+            "kind": "correction",
+            "corrects": ["01KAB7Q2"],
+            "after": [],
+        },
+    ]
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(json.dumps({"v": 1, "domain": "default"} | line) + "\n")
+    problems = [p for p in cli.json("doctor", code=None)["problems"] if p["code"] == "ambiguous_ref"]
+    assert [p["id"] for p in problems] == ["01KAB9ZZCCCCCCCCCCCCCCCCCC"]
+    versions = cli.json("history", "--key", "db.host")["versions"]
+    assert [(v["text"], v["status"], v["conflict"]) for v in versions] == [
+        ("db host is alpha", "current", True),
+        ("db host is gamma", "current", True),
+    ]
+    assert "SUPERSEDED" not in cli("search", "db host").stdout
+    assert cli.json("get", "01KAB7Q2AAAAAAAAAAAAAAAAAA")["record"]["status"] == "current"
+    # the whole id names the one value: it is replaced
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(
+            json.dumps(
+                {
+                    "v": 1,
+                    "domain": "default",
+                    "key": "db.host",
+                    "id": "01KAB9ZZDDDDDDDDDDDDDDDDDD",
+                    "ts": "2026-11-04T09:00:00Z",
+                    "text": "db host is delta",
+                    "kind": "correction",
+                    "corrects": ["01KAB7Q2AAAAAAAAAAAAAAAAAA"],
+                }
+            )
+            + "\n"
+        )
+    assert cli.json("get", "01KAB7Q2AAAAAAAAAAAAAAAAAA")["record"]["status"] == "superseded"
+    # a record that shares the part, indexed after the correction (a sync brings it): names none now
+    port = {"v": 1, "domain": "default", "key": "db.port", "after": []}
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(
+            json.dumps(
+                port | {"id": "01KAC1X9AAAAAAAAAAAAAAAAAA", "ts": "2026-11-05T09:00:00Z", "text": "db port is 5432"}
+            )
+            + "\n"
+        )
+        fh.write(
+            json.dumps(
+                port
+                | {"id": "01KAC2ZZEEEEEEEEEEEEEEEEEE", "ts": "2026-11-06T09:00:00Z", "text": "db port is 6432"}
+                | {"kind": "correction", "corrects": ["01KAC1X9"]}
+            )
+            + "\n"
+        )
+    assert [v["status"] for v in cli.json("history", "--key", "db.port")["versions"]] == ["superseded", "current"]
+    assert not [p for p in cli.json("doctor", code=None)["problems"] if "01KAC1X9" in p["message"]]
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(
+            json.dumps({"v": 1, "domain": "default", "id": "01KAC1X9BBBBBBBBBBBBBBBBBB", "text": "lunch at one"}) + "\n"
+        )
+    versions = cli.json("history", "--key", "db.port")["versions"]
+    assert [(v["status"], v["conflict"]) for v in versions] == [("current", True), ("current", True)]
+    assert [p["id"] for p in cli.json("doctor", code=None)["problems"] if "01KAC1X9" in p["message"]] == [
+        "01KAC2ZZEEEEEEEEEEEEEEEEEE"
+    ]
+
+
 def test_windows_or_mac_on_the_same_day_is_asked_and_resolved(cli, vault, vault_path, monkeypatch):
     window(vault_path)
     at(monkeypatch, "2026-05-10T09:00:00Z")
