@@ -631,7 +631,7 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
         out.append(PENDING_LABEL)  # a guess gone cold is still a guess
     if shape.get("conflict") and CONFLICT_LABEL not in omit:
         out.append(CONFLICT_LABEL)
-    for other in shape.get("across_domains") or ():  # a key's current value in another domain (`facts.split_rows`)
+    for other in shape.get("across_domains") or ():  # a key's current value in another domain (`Index.across_domains`)
         out.append(f"ANOTHER VALUE IN {other['domain']} ({short_id(other['id'])})")
     if GUESS_LABEL not in omit:
         out += guess_notes(shape.get("may_update"), shape.get("may_be_updated_by") or ())
@@ -679,6 +679,11 @@ class RecordView(NamedTuple):
     # the write gate's guesses that stand (both records live): the record it may update, those that may update it
     may_update: str | None = None
     updated_by: tuple[str, ...] = ()
+    # the current values of its key another domain holds that differ from it, (id, domain) (`Index.across_domains`)
+    across_domains: tuple[tuple[str, str], ...] = ()
+
+    def _across(self, show_unsafe: bool) -> list[dict[str, str]]:
+        return [{"id": rid, "domain": d if show_unsafe else display(d)} for rid, d in self.across_domains]
 
     def _base(self) -> dict[str, Any]:
         r = self.record
@@ -753,6 +758,8 @@ class RecordView(NamedTuple):
             out["may_update"] = self.may_update
         if self.updated_by:
             out["may_be_updated_by"] = list(self.updated_by)
+        if self.across_domains:
+            out["across_domains"] = self._across(show_unsafe)
         if show_unsafe:
             whole = {**out, **(self.annex or {}), **({} if self.explain is None else {"explain": self.explain})}
             return self._said(whole, True)
@@ -796,4 +803,6 @@ class RecordView(NamedTuple):
             out["may_update"] = self.may_update
         if self.updated_by:
             out["may_be_updated_by"] = list(self.updated_by)
+        if self.across_domains:
+            out["across_domains"] = self._across(show_unsafe)
         return self._said(out, show_unsafe)

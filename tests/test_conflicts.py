@@ -806,6 +806,41 @@ def test_history_of_a_key_split_over_two_domains_labels_each_current_value_as_co
     assert "ANOTHER VALUE" not in cli("history", "--key", "user.city").stdout
 
 
+def test_a_key_split_over_two_domains_is_labelled_alike_by_get_search_mcp_and_history(cli, vault, vault_path):
+    """Which other domain holds a different current value of a key is decided in one place
+    (`Index.across_domains`, which `view_of` and search read), so `get`, `search` (JSON and print),
+    MCP's search and `history` all carry it: only history did, and `get` showed a plain [current]."""
+    from conftest import mcp_session
+
+    quiet(vault_path)
+    hz = cli.json("append", "小明住在杭州", "--key", "user.city", "--domain", "hermes")["id"]
+    sh = cli.json("append", "小明搬到上海了", "--key", "user.city", "--domain", "code")["id"]
+    got = cli.json("get", hz)["record"]
+    assert got["status"] == "current" and got["across_domains"] == [{"id": sh, "domain": "code"}]
+    assert f"ANOTHER VALUE IN code ({sh[-8:]})" in cli("get", hz).stdout
+    hits = {h["id"]: h for h in cli.json("search", "小明")["hits"]}
+    assert hits[hz]["across_domains"] == [{"id": sh, "domain": "code"}]
+    assert hits[sh]["across_domains"] == [{"id": hz, "domain": "hermes"}]
+    printed = cli("search", "小明").stdout
+    assert f"ANOTHER VALUE IN code ({sh[-8:]})" in printed and f"ANOTHER VALUE IN hermes ({hz[-8:]})" in printed
+
+    async def script(s):
+        return await s.call_tool("search", {"query": "小明"})
+
+    found = mcp_session(vault_path, script)
+    said = getattr(found, "structured_content", None) or found.structuredContent
+    assert {h["id"]: h.get("across_domains") for h in said["hits"]} == {
+        hz: [{"id": sh, "domain": "code"}],
+        sh: [{"id": hz, "domain": "hermes"}],
+    }
+    versions = {v["id"]: v for v in cli.json("history", "--key", "user.city")["versions"]}
+    assert versions[hz]["across_domains"] == got["across_domains"]
+    # settled (the stale value corrected to the other's words): no surface labels it
+    assert cli("correct", hz, "小明搬到上海了").exit_code == 0
+    assert "across_domains" not in cli.json("get", sh)["record"]
+    assert all("across_domains" not in h for h in cli.json("search", "小明")["hits"])
+
+
 def test_context_under_a_domain_tells_that_domains_value_of_a_split_key_and_counts_as_conflicts_does(
     cli, vault, vault_path
 ):
