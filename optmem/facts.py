@@ -7,14 +7,13 @@ the log's append path and reads the chains of versions back.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from optmem import clock, log, view
 from optmem import text as textmod
 from optmem.errors import Ambiguous, NotApplicable, NotFound, OptmemError, UsageError, quote
 from optmem.index import Filters, Index, Row, match_any, open_index, prepare
-from optmem.record import CORRECTION, ID_RE, MEMORY, RESOLUTION, names
+from optmem.record import CORRECTION, CORRECTION_MARK, ID_RE, MEMORY, RESOLUTION, names
 from optmem.value import Value
 from optmem.vault import Vault, hot_target, validate_name
 
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 CORRECTION_PREFIX = "〔更正〕"
-_ALREADY = re.compile(r"^\s*(?:〔更正〕|\[correction\])", re.IGNORECASE)
+_ALREADY = CORRECTION_MARK
 
 
 class Corrected(Value):
@@ -219,18 +218,10 @@ def history(
             rows = view.connected(start, lambda r: _linked(idx, r), key=lambda r: r.n)
         rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
         ok = set() if show_unsafe else idx.passed(rows)  # (the gate's verdicts, in one look-up)
-        # a current value beside another domain's different one says so, as `conflicts` does
-        split = {(k, p): split_rows(idx, k, p, now) for k, p in {(r.key, r.project) for r in rows if r.key}}
+        # a current value beside another domain's different one says so (`view_of`), as `conflicts` does
         out = []
         for r in rows:  # a forgotten version says what forgot it, as `get` does
             got, gone = idx.view_of(r, now, passed=r.n in ok).full(show_unsafe=show_unsafe), idx.forgetting(r)
-            others = split.get((r.key, r.project)) or [] if r.key else []
-            if any(o.n == r.n for o in others):
-                got["across_domains"] = [
-                    {"id": o.id, "domain": o.domain if show_unsafe else view.shown(o.domain)}
-                    for o in sorted(others, key=lambda o: view.newer_key(o.ts, o.id, o.n))
-                    if o.domain != r.domain
-                ]
             out.append({**got, **(gone if show_unsafe else view.shown(gone))})
         return out
 
@@ -354,15 +345,8 @@ _SPLIT = (
 
 
 def split_rows(idx: Index, key: str, project: str | None, now: float) -> list[Row]:
-    """The current values of `key` in `project`, one domain's beside another's, when they differ
-    between domains (`SplitKey`), else none."""
-    rows = [r for r in idx.key_group(key, project=project, exact=False) if r.project == project]
-    rows = [r for r in rows if view.status(r, now) == view.Status.CURRENT and not r.state and r.kind != MEMORY]
-    # what each says, a correction's prefix aside (correcting the stale value to the other's words agrees)
-    said_as = {r.n: textmod.fingerprint(_ALREADY.sub("", idx.record(r).text)) or r.id for r in rows}
-    if len({r.domain for r in rows}) < 2 or len(set(said_as.values())) < 2:
-        return []
-    return rows
+    """`Index.split_rows`: the current values of `key` in `project` when they differ between domains."""
+    return idx.split_rows(key, project, now)
 
 
 def split_keys(idx: Index, now: float, *, show_unsafe: bool = False) -> list[SplitKey]:

@@ -42,6 +42,7 @@ from optmem.ingest import (
 )
 from optmem.record import (
     BOOKKEEPING,
+    CORRECTION_MARK,
     HANDOFF,
     LINE_OF_SQL,
     MEMORY,
@@ -384,6 +385,7 @@ class Index:
             released=bool(row.released),  # (held, or blocked on read: `review.blocked`)
             written=row.wrote,
             outdated=self.outdated_facts(row, rec) if rec.kind == MERGED else None,
+            across_domains=self.across_domains([row], now).get(row.n, ()),
             **(self.guesses({row.id: row.upd}, now).get(row.id, {}) if st in view.LIVE else {}),
         )
 
@@ -452,6 +454,39 @@ class Index:
             if value:
                 where, params = where + clause, params + [value]
         return self.rows(where, params)
+
+    def split_rows(self, key: str, project: str | None, now: float) -> list[Row]:
+        """The current values of `key` in `project`, one domain's beside another's, when they differ
+        between domains (`facts.SplitKey`), else none."""
+        rows = [r for r in self.key_group(key, project=project, exact=False) if r.project == project]
+        rows = [r for r in rows if view.status(r, now) == view.Status.CURRENT and not r.state and r.kind != MEMORY]
+        # what each says, a correction's prefix aside (correcting the stale value to the other's words agrees)
+        said_as = {r.n: textmod.fingerprint(CORRECTION_MARK.sub("", self.record(r).text)) or r.id for r in rows}
+        if len({r.domain for r in rows}) < 2 or len(set(said_as.values())) < 2:
+            return []
+        return rows
+
+    def across_domains(self, rows: Iterable[Row], now: float) -> dict[int, tuple[tuple[str, str], ...]]:
+        """For each of `rows` that is a current value of a key another domain of its project holds a
+        different current value of (`split_rows`): those values, (id, domain), oldest first — the
+        one reading `view_of` (get, history, conflicts, MCP) and search take. A key no other domain
+        holds a live value of costs one look-up."""
+        out: dict[int, tuple[tuple[str, str], ...]] = {}
+        split: dict[tuple[str, str | None], list[Row]] = {}
+        for r in rows:
+            if not r.key or r.state or r.kind == MEMORY or view.status(r, now) != view.Status.CURRENT:
+                continue
+            if (r.key, r.project) not in split:
+                other = self.conn.execute(
+                    "SELECT 1 FROM rec WHERE key = ? AND domain != ? AND project IS ? AND sup IS NULL LIMIT 1",
+                    (r.key, r.domain, r.project),
+                ).fetchone()
+                split[r.key, r.project] = self.split_rows(r.key, r.project, now) if other else []
+            others = split[r.key, r.project]
+            if any(o.n == r.n for o in others):
+                others = sorted(others, key=lambda o: view.newer_key(o.ts, o.id, o.n))
+                out[r.n] = tuple((o.id, o.domain) for o in others if o.domain != r.domain)
+        return out
 
     def key_heads(self, key: str, domain: str, project: str | None) -> list[str]:
         """What a new value of a key is written after (`view.concurrent`): every value of it that

@@ -603,8 +603,13 @@ def link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None
                 waiting += conn.execute(
                     f"SELECT rowid, ref, src, what FROM pend WHERE ref IN ({marks})", chunk
                 ).fetchall()
-        for rowid, ref, src, what in waiting:
+            if conn.execute("SELECT 1 FROM pend WHERE what = ? LIMIT 1", (_NAMED,)).fetchone():
+                waiting += _named_anew(conn, new_ids)
+        for rowid, ref, src, what in dict.fromkeys(waiting):
             conn.execute("DELETE FROM pend WHERE rowid = ?", (rowid,))
+            if what == _NAMED:  # the part of an id it named one record by names another too now
+                touched += _unlink(conn, ref, src)
+                what = view.SUPERSEDES
             touched.append(_apply(conn, ref, src, what))
     for i in range(0, len(touched), 500):
         lines = [n for n in touched[i : i + 500] if n]
@@ -627,13 +632,49 @@ def link(conn: sqlite3.Connection, recs: list[Record], new_ids: list[str] | None
         _settle_fork(conn, first)
 
 
+# a `pend` row of a correction that names its record by a part of its id: another id with that
+# part, indexed later (a sync, a later segment), makes it name none (`_named_anew`, `_unlink`)
+_NAMED = "named"
+
+
+def _named_anew(conn: sqlite3.Connection, new_ids: list[str]) -> list[tuple[int, str, int, str]]:
+    """The `_NAMED` rows whose part of an id one of `new_ids` starts or ends with."""
+    rows: list[tuple[int, str, int, str]] = []
+    for i in range(0, len(new_ids), 20):
+        parts = list(
+            {p for rid in new_ids[i : i + 20] for k in range(6, len(rid)) for p in (rid.upper()[:k], rid.upper()[-k:])}
+        )
+        if parts:
+            rows += conn.execute(
+                f"SELECT rowid, ref, src, what FROM pend WHERE what = ? AND ref IN ({','.join('?' * len(parts))})",
+                [_NAMED, *parts],
+            ).fetchall()
+    return rows
+
+
+def _unlink(conn: sqlite3.Connection, ref: str, src: int) -> list[int]:
+    """Undo what `src` corrected through `ref` (kept where another of its references names the
+    same record); the lines it touched."""
+    (corrects,) = conn.execute("SELECT corrects FROM rec WHERE n = ?", (src,)).fetchone()
+    kept = {_resolve_n(conn, r) for r in json.loads(corrects or "[]") if clean_ref(r) != ref}
+    gone = [t for t in matching_ids(conn, ref, 50).values() if t not in kept]
+    for t in gone:
+        conn.execute("DELETE FROM cor WHERE t = ? AND s = ?", (t, src))
+        _resupersede(conn, t)
+    return gone
+
+
 def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
     """Record `src` acts on the record `ref` names (or waits in `pend` until it arrives); the
-    target's line, 0 while it waits."""
-    target = _resolve_n(conn, ref)
-    if target is None:
+    target's line, 0 while it waits. A correction that names it by a part of its id is kept in
+    `pend` too (`_NAMED`): an id with that part, indexed later, makes it name none."""
+    found = matching_ids(conn, ref, 3)
+    if len(found) != 1:
         conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (clean_ref(ref), src, what))
         return 0
+    [(rid, target)] = found.items()
+    if what == view.SUPERSEDES and clean_ref(ref) != rid.upper():
+        conn.execute("INSERT INTO pend VALUES (?, ?, ?)", (clean_ref(ref), src, _NAMED))
     s_tier, s_ts, s_pending, s_inferred, s_origin = conn.execute(
         "SELECT tier, ts, pending, inferred, origin FROM rec WHERE n = ?", (src,)
     ).fetchone()
@@ -675,6 +716,17 @@ def view_params(conn: sqlite3.Connection) -> float:
     return float(read_meta(conn).get("conflict_window", "0"))
 
 
+def _named(conn: sqlite3.Connection, refs: list[str]) -> tuple[str, ...]:
+    """What each of a record's `corrects` names among every id of the vault (`matching_ids`, the
+    rule `doctor` applies): the one id it names; a part several ids share names none, whichever
+    key they hold; a reference that names no record yet stays as written (its record may come)."""
+    out: list[str] = []
+    for ref in refs:
+        found = matching_ids(conn, ref, 2)
+        out += list(found) if len(found) == 1 else [] if found else [ref]
+    return tuple(out)
+
+
 def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | None, window: float) -> None:
     """Mark every member of a key group but the view's winner superseded — or, when time cannot
     order its values, every member but those in conflict (which stay current, marked)."""
@@ -694,7 +746,7 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
             tier,
             fp,
             int(bool(forgotten)),
-            tuple(json.loads(corrects)) if corrects else (),
+            _named(conn, json.loads(corrects)) if corrects else (),
             kind,
             waiting,
             inferred,

@@ -51,7 +51,15 @@ AGENT_HOSTS = {
 
 def agent_host(environ: Mapping[str, str]) -> str | None:
     """The agent host whose command this is (`AGENT_HOSTS`: a variable it sets, not empty), or None."""
-    return next((host for name, host in AGENT_HOSTS.items() if environ.get(name, "") not in ("", "0")), None)
+    mark = agent_mark(environ)
+    return mark[1] if mark else None
+
+
+def agent_mark(environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """The variable that marks this command an agent host's, and the host — or None. A shell the
+    host started carries it too (Claude Code's `!` commands, a shell run from its Bash tool): a
+    person typing there is taken for the agent (`--origin user` says otherwise)."""
+    return next(((n, host) for n, host in AGENT_HOSTS.items() if environ.get(n, "") not in ("", "0")), None)
 
 
 def check_origin(origin: str | None) -> str | None:

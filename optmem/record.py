@@ -99,6 +99,10 @@ def derived_id(raw: bytes, epoch: float | None) -> str:
     return _b32(int((epoch or 0) * 1000) & ((1 << 48) - 1), 10) + _b32(value, 16)
 
 
+# what begins a correction's text (`facts.CORRECTION_PREFIX`, or a hand-typed one): not what it says
+CORRECTION_MARK = re.compile(r"^\s*(?:〔更正〕|\[correction\])", re.IGNORECASE)
+
+
 def clean_ref(ref: str) -> str:
     """An id as a person or a hand-typed line gives it: trimmed, without '#', upper case."""
     return ref.strip().lstrip("#").upper()

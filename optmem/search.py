@@ -874,6 +874,7 @@ def _order(
         for i, (s, updated) in enumerate(final)
     ]
     hits = []
+    across = idx.across_domains([s.row for s, _ in final[: q.limit]], q.now)  # (as `Index.view_of` reads it)
     for s, updated in final[: q.limit]:
         explain = None
         if q.explain:
@@ -901,6 +902,7 @@ def _order(
                 checked=s.row.checked,
                 released=bool(s.row.released),
                 written=s.row.wrote,
+                across_domains=across.get(s.row.n, ()),
             )
         )
     return hits, len(kept)

@@ -371,7 +371,8 @@ def replaces(newer: Member, older: Member, among: Iterable[str] = ()) -> bool:
     """Whether `newer` names `older` in its `corrects` (its id, or ≥ 6 of its first or last
     characters): written knowing that value, to replace it — time orders the two. A reference
     that also names another id `among` the key's values names neither (`record.Ids`: which one
-    was meant is not the reader's guess; `doctor` reports it, `ambiguous_ref`)."""
+    was meant is not the reader's guess; `doctor` reports it, `ambiguous_ref`). The index gives
+    each member's `corrects` as the ids they name among the whole vault (`ingest._named`)."""
     return any(
         names(ref, older.id) and not any(rid != older.id and names(ref, rid) for rid in among) for ref in newer.corrects
     )
@@ -638,7 +639,7 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
         out.append(PENDING_LABEL)  # a guess gone cold is still a guess
     if shape.get("conflict") and CONFLICT_LABEL not in omit:
         out.append(CONFLICT_LABEL)
-    for other in shape.get("across_domains") or ():  # a key's current value in another domain (`facts.split_rows`)
+    for other in shape.get("across_domains") or ():  # a key's current value in another domain (`Index.across_domains`)
         out.append(f"ANOTHER VALUE IN {other['domain']} ({short_id(other['id'])})")
     if GUESS_LABEL not in omit:
         out += guess_notes(shape.get("may_update"), shape.get("may_be_updated_by") or ())
@@ -686,6 +687,11 @@ class RecordView(NamedTuple):
     # the write gate's guesses that stand (both records live): the record it may update, those that may update it
     may_update: str | None = None
     updated_by: tuple[str, ...] = ()
+    # the current values of its key another domain holds that differ from it, (id, domain) (`Index.across_domains`)
+    across_domains: tuple[tuple[str, str], ...] = ()
+
+    def _across(self, show_unsafe: bool) -> list[dict[str, str]]:
+        return [{"id": rid, "domain": d if show_unsafe else display(d)} for rid, d in self.across_domains]
 
     def _base(self) -> dict[str, Any]:
         r = self.record
@@ -760,6 +766,8 @@ class RecordView(NamedTuple):
             out["may_update"] = self.may_update
         if self.updated_by:
             out["may_be_updated_by"] = list(self.updated_by)
+        if self.across_domains:
+            out["across_domains"] = self._across(show_unsafe)
         if show_unsafe:
             whole = {**out, **(self.annex or {}), **({} if self.explain is None else {"explain": self.explain})}
             return self._said(whole, True)
@@ -803,4 +811,6 @@ class RecordView(NamedTuple):
             out["may_update"] = self.may_update
         if self.updated_by:
             out["may_be_updated_by"] = list(self.updated_by)
+        if self.across_domains:
+            out["across_domains"] = self._across(show_unsafe)
         return self._said(out, show_unsafe)

@@ -82,6 +82,91 @@ def test_a_correction_naming_a_prefix_several_values_share_replaces_none_and_doc
     assert view.key_winner([a, b, named]) == view.Conflict((b, named))
 
 
+def test_a_prefix_another_record_of_the_vault_shares_replaces_nothing_as_doctor_says(cli, vault, vault_path):
+    """Which record a reference names is decided once, among every id of the vault (`record.Ids`,
+    `ingest.matching_ids`), by doctor and by the index alike: a correction naming a part that a
+    value of its key shares with a record of no key (a note on lunch) names neither. It replaced
+    the value in history and search while doctor said it names none."""
+    quiet(vault_path)
+    lines = [
+        {
+            "id": "01KAB7Q2AAAAAAAAAAAAAAAAAA",
+            "ts": "2026-11-02T09:00:00Z",
+            "text": "db host is alpha",
+            "key": "db.host",
+            "after": [],
+        },
+        {"id": "01KAB7Q2BBBBBBBBBBBBBBBBBB", "ts": "2026-11-02T09:00:00Z", "text": "lunch is at noon"},
+        {
+            "id": "01KAB9ZZCCCCCCCCCCCCCCCCCC",
+            "ts": "2026-11-03T09:00:00Z",
+            "text": "db host is gamma",
+            "key": "db.host",
+            "kind": "correction",
+            "corrects": ["01KAB7Q2"],
+            "after": [],
+        },
+    ]
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(json.dumps({"v": 1, "domain": "default"} | line) + "\n")
+    problems = [p for p in cli.json("doctor", code=None)["problems"] if p["code"] == "ambiguous_ref"]
+    assert [p["id"] for p in problems] == ["01KAB9ZZCCCCCCCCCCCCCCCCCC"]
+    versions = cli.json("history", "--key", "db.host")["versions"]
+    assert [(v["text"], v["status"], v["conflict"]) for v in versions] == [
+        ("db host is alpha", "current", True),
+        ("db host is gamma", "current", True),
+    ]
+    assert "SUPERSEDED" not in cli("search", "db host").stdout
+    assert cli.json("get", "01KAB7Q2AAAAAAAAAAAAAAAAAA")["record"]["status"] == "current"
+    # the whole id names the one value: it is replaced
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(
+            json.dumps(
+                {
+                    "v": 1,
+                    "domain": "default",
+                    "key": "db.host",
+                    "id": "01KAB9ZZDDDDDDDDDDDDDDDDDD",
+                    "ts": "2026-11-04T09:00:00Z",
+                    "text": "db host is delta",
+                    "kind": "correction",
+                    "corrects": ["01KAB7Q2AAAAAAAAAAAAAAAAAA"],
+                }
+            )
+            + "\n"
+        )
+    assert cli.json("get", "01KAB7Q2AAAAAAAAAAAAAAAAAA")["record"]["status"] == "superseded"
+    # a record that shares the part, indexed after the correction (a sync brings it): names none now
+    port = {"v": 1, "domain": "default", "key": "db.port", "after": []}
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(
+            json.dumps(
+                port | {"id": "01KAC1X9AAAAAAAAAAAAAAAAAA", "ts": "2026-11-05T09:00:00Z", "text": "db port is 5432"}
+            )
+            + "\n"
+        )
+        fh.write(
+            json.dumps(
+                port
+                | {"id": "01KAC2ZZEEEEEEEEEEEEEEEEEE", "ts": "2026-11-06T09:00:00Z", "text": "db port is 6432"}
+                | {"kind": "correction", "corrects": ["01KAC1X9"]}
+            )
+            + "\n"
+        )
+    assert [v["status"] for v in cli.json("history", "--key", "db.port")["versions"]] == ["superseded", "current"]
+    assert not [p for p in cli.json("doctor", code=None)["problems"] if "01KAC1X9" in p["message"]]
+    with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(
+            json.dumps({"v": 1, "domain": "default", "id": "01KAC1X9BBBBBBBBBBBBBBBBBB", "text": "lunch at one"}) + "\n"
+        )
+    versions = cli.json("history", "--key", "db.port")["versions"]
+    assert [(v["status"], v["conflict"]) for v in versions] == [("current", True), ("current", True)]
+    assert [p["id"] for p in cli.json("doctor", code=None)["problems"] if "01KAC1X9" in p["message"]] == [
+        "01KAC2ZZEEEEEEEEEEEEEEEEEE"
+    ]
+
+
 def test_windows_or_mac_on_the_same_day_is_asked_and_resolved(cli, vault, vault_path, monkeypatch):
     window(vault_path)
     at(monkeypatch, "2026-05-10T09:00:00Z")
@@ -719,6 +804,41 @@ def test_history_of_a_key_split_over_two_domains_labels_each_current_value_as_co
     assert cli("correct", hz, "小明搬到上海了").exit_code == 0
     assert all("across_domains" not in v for v in cli.json("history", "--key", "user.city")["versions"])
     assert "ANOTHER VALUE" not in cli("history", "--key", "user.city").stdout
+
+
+def test_a_key_split_over_two_domains_is_labelled_alike_by_get_search_mcp_and_history(cli, vault, vault_path):
+    """Which other domain holds a different current value of a key is decided in one place
+    (`Index.across_domains`, which `view_of` and search read), so `get`, `search` (JSON and print),
+    MCP's search and `history` all carry it: only history did, and `get` showed a plain [current]."""
+    from conftest import mcp_session
+
+    quiet(vault_path)
+    hz = cli.json("append", "小明住在杭州", "--key", "user.city", "--domain", "hermes")["id"]
+    sh = cli.json("append", "小明搬到上海了", "--key", "user.city", "--domain", "code")["id"]
+    got = cli.json("get", hz)["record"]
+    assert got["status"] == "current" and got["across_domains"] == [{"id": sh, "domain": "code"}]
+    assert f"ANOTHER VALUE IN code ({sh[-8:]})" in cli("get", hz).stdout
+    hits = {h["id"]: h for h in cli.json("search", "小明")["hits"]}
+    assert hits[hz]["across_domains"] == [{"id": sh, "domain": "code"}]
+    assert hits[sh]["across_domains"] == [{"id": hz, "domain": "hermes"}]
+    printed = cli("search", "小明").stdout
+    assert f"ANOTHER VALUE IN code ({sh[-8:]})" in printed and f"ANOTHER VALUE IN hermes ({hz[-8:]})" in printed
+
+    async def script(s):
+        return await s.call_tool("search", {"query": "小明"})
+
+    found = mcp_session(vault_path, script)
+    said = getattr(found, "structured_content", None) or found.structuredContent
+    assert {h["id"]: h.get("across_domains") for h in said["hits"]} == {
+        hz: [{"id": sh, "domain": "code"}],
+        sh: [{"id": hz, "domain": "hermes"}],
+    }
+    versions = {v["id"]: v for v in cli.json("history", "--key", "user.city")["versions"]}
+    assert versions[hz]["across_domains"] == got["across_domains"]
+    # settled (the stale value corrected to the other's words): no surface labels it
+    assert cli("correct", hz, "小明搬到上海了").exit_code == 0
+    assert "across_domains" not in cli.json("get", sh)["record"]
+    assert all("across_domains" not in h for h in cli.json("search", "小明")["hits"])
 
 
 def test_context_under_a_domain_tells_that_domains_value_of_a_split_key_and_counts_as_conflicts_does(

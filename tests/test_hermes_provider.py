@@ -585,6 +585,89 @@ def test_a_turn_that_quotes_a_secret_keeps_every_other_word_and_says_what_it_lef
     assert "blue cluster" in p.prefetch("which cluster does billing use?")  # the rest of the turn: recalled
 
 
+def _pem(kind: str = "RSA PRIVATE KEY", lines: int = 22) -> tuple[str, list[str]]:
+    """A private key's armour as a person pastes it: BEGIN, base64 lines of 64, END (bytes made up)."""
+    import base64
+    import random
+
+    der = b"\x30\x82\x04\xa3\x02\x01\x00\x02\x82\x01\x01\x00" + random.Random(kind).randbytes(48 * lines - 12)
+    body = re.findall(".{1,64}", base64.b64encode(der).decode())
+    return f"-----BEGIN {kind}-----\n" + "\n".join(body) + f"\n-----END {kind}-----", body
+
+
+def test_a_secret_over_many_lines_is_redacted_whole_and_the_words_around_it_are_kept():
+    """A private key's armour trips the scanner on its BEGIN line and on a line or two of its body;
+    the rest of its lines are the key all the same. What the scanner flags as a secret armour is
+    redacted from BEGIN to END (pasted on one line, in a JSON string, or without its END: to the end
+    of the text), a key's base64 body without its BEGIN line as the run of lines it is, and a
+    placeholder is never read again as words of a secret (`[BLOCKED: [BLOCKED: …`)."""
+    import json
+
+    pem, body = _pem()
+    said, rules = hermes.redact_secrets(f"here is my key:\n{pem}\nplease deploy")
+    assert said == "here is my key:\n[BLOCKED: private_key]\nplease deploy" and rules == ["private_key"]
+
+    said, rules = hermes.redact_secrets("key: " + pem.replace("\n", " ") + " thanks")
+    assert said == "key: [BLOCKED: private_key] thanks" and rules == ["private_key"]
+
+    cut = pem.rsplit("\n", 3)[0]  # (no END: a key cut short is the rest of the text)
+    said, _ = hermes.redact_secrets(f"the old key was\n{cut}")
+    assert said == "the old key was\n[BLOCKED: private_key]"
+
+    headless = "\n".join(body)  # (the body alone: the scanner knows a key's first bytes)
+    said, rules = hermes.redact_secrets(f"its body:\n{headless}\n-----END RSA PRIVATE KEY-----\nthat is all")
+    assert said == "its body:\n[BLOCKED: private_key]\nthat is all", said
+
+    ssh, _ = _pem("OPENSSH PRIVATE KEY", 8)
+    said, _ = hermes.redact_secrets(f"ssh key\n{ssh}")
+    assert said == "ssh key\n[BLOCKED: private_key]"
+
+    pkcs8, _ = _pem("PRIVATE KEY")
+    account = {
+        "type": "service_account",
+        "project_id": "acme-prod",
+        "private_key": pkcs8 + "\n",
+        "client_email": "deploy@acme-prod.iam.gserviceaccount.com",
+    }
+    said, rules = hermes.redact_secrets("the account:\n" + json.dumps(account, indent=2))
+    assert '"private_key": "[BLOCKED: private_key]\\n",' in said and rules == ["private_key"]
+    assert "acme-prod.iam.gserviceaccount.com" in said
+    kubeconfig = (
+        "users:\n- name: admin\n  user:\n"
+        f"    client-key-data: {base64_of(pkcs8)}\n"
+        "    token: eyJhbGciOiJSUzI1NiIsImtpZCI6IjEyMyJ9.eyJzdWIiOiJzeXN0ZW06YWRtaW4iLCJpYXQiOjE3MDAwMDAwMDB9"
+        ".c2lnbmF0dXJlMTIzNDU2Nzg5MGFiY2RlZmdoaWprbA\n    server: https://10.0.0.1:6443"
+    )
+    said, rules = hermes.redact_secrets(kubeconfig)
+    assert said.splitlines()[3:] == [
+        "    client-key-data: [BLOCKED: base64_private_key]",
+        "    token: [BLOCKED: jwt]",
+        "    server: https://10.0.0.1:6443",
+    ]
+    env = (
+        "DEBUG=false\nDATABASE_URL=postgres://app:Pa55w0rdXyz@db.internal:5432/app\n"
+        "STRIPE_SECRET_KEY=sk_live_51HxQ2bK8f7Y3mN9pL4rT6vW\nSESSION_SECRET=8f3k2m9x7q1w5e4r6t8y0u2i\nPORT=8080"
+    )
+    said, rules = hermes.redact_secrets(env)
+    assert said.splitlines() == [
+        "DEBUG=false",
+        "[BLOCKED: url_credentials]",
+        "[BLOCKED: stripe_key]",
+        "[BLOCKED: password_assignment]",
+        "PORT=8080",
+    ]
+    for text in (pem, kubeconfig, env, json.dumps(account)):
+        said, _ = hermes.redact_secrets(f"paste:\n{text}\nok")
+        assert not any(line in said for line in body + pkcs8.splitlines()[1:-1] if len(line) > 8)
+        assert said.count("[BLOCKED:") == len(re.findall(r"\[BLOCKED: [a-z0-9_]+\]", said))  # (none nested)
+
+
+def base64_of(text: str) -> str:
+    import base64
+
+    return base64.b64encode(text.encode()).decode()
+
+
 def test_a_long_run_of_courtesies_is_read_in_one_pass():
     """嗯 is a courtesy and so is 嗯嗯: a run of them followed by anything else was tried split
     every way before the match failed — a turn of 64 嗯 and a fact would not have finished in a

@@ -371,9 +371,10 @@ def test_a_secret_typed_into_the_log_is_not_released(cli, vault, vault_path):
     assert refused["error"]["code"] == "not_held" and "purge" in refused["error"]["message"]
 
 
-def _on_a_terminal(vault_path, text: str, *extra: str, env: dict[str, str]) -> str:
-    """`optmem append TEXT` run as a real process whose stdin, stdout and stderr are a pty (what a
-    person's terminal and an agent's pty tool both give it), and the origin its record got."""
+def _on_a_terminal(vault_path, text: str, *extra: str, env: dict[str, str], said: list[str] | None = None) -> str:
+    """`optmem append TEXT` run as a real process whose stdin and stdout are a pty (what a
+    person's terminal and an agent's pty tool both give it), and the origin its record got;
+    what it said on stderr goes into `said`."""
     import os
     import subprocess
 
@@ -385,14 +386,16 @@ def _on_a_terminal(vault_path, text: str, *extra: str, env: dict[str, str]) -> s
             [*optmem_cmd(), "append", text, *extra],
             stdin=side,
             stdout=side,
-            stderr=side,
+            stderr=subprocess.PIPE,
             env={k: v for k, v in os.environ.items() if k not in hosts()} | env,
             timeout=HANG,
         )
     finally:
         os.close(side)
         os.close(main)
-    assert done.returncode == 0
+    assert done.returncode == 0, done.stderr
+    if said is not None:
+        said.append(done.stderr.decode("utf-8"))
     return log_lines(vault_path)[-1]["origin"]
 
 
@@ -410,7 +413,16 @@ def test_a_command_an_agent_runs_through_a_pty_is_the_agents_and_user_stays_one_
     (Hermes' `pty=true`, Codex's `tty`), and each marks the commands it runs with an environment
     variable a person's terminal does not have. Such a command writes as `agent`; `--origin user`
     still says it is the person's; a terminal without a marker is the person's, as before."""
-    assert _on_a_terminal(vault_path, "The person typed this at a terminal", env={}) == "user"
-    assert _on_a_terminal(vault_path, "The agent ran this through its pty tool", env=marker) == "agent"
-    said = _on_a_terminal(vault_path, "The person said this, run by the agent", "--origin", "user", env=marker)
-    assert said == "user"
+    said: list[str] = []
+    assert _on_a_terminal(vault_path, "The person typed this at a terminal", env={}, said=said) == "user"
+    assert _on_a_terminal(vault_path, "The agent ran this through its pty tool", env=marker, said=said) == "agent"
+    said_user = _on_a_terminal(
+        vault_path, "The person said this, run by the agent", "--origin", "user", env=marker, said=said
+    )
+    assert said_user == "user"
+    # a person who typed it in a shell the host started (Claude Code's `!`) carries the mark too:
+    # on a terminal, the command says whose it took it for, why, and the flag that says otherwise
+    person, agent, chosen = said
+    [name] = marker
+    assert "origin" not in person and "origin" not in chosen
+    assert f"written as the agent's: {name} is set" in agent and "--origin user" in agent

@@ -212,41 +212,64 @@ def test_purge_killed_between_two_files_can_be_run_again(cli, vault, monkeypatch
     assert cli.json("conflicts")["conflicts"] == []
 
 
-@pytest.mark.parametrize("kill_at", [1, 2, 3, 4])
+# `optmem ARGV…` as its own process, killed (SIGKILL: no cleanup, no lock let go by Python) right
+# after the K-th log file a purge rewrote without a purged record
+_PURGE_KILLED_AFTER = (
+    "import os, signal, sys\n"
+    "from optmem import purge\n"
+    "real, after, dropped = purge._rewrite_file, int(sys.argv[1]), []\n"
+    "def killed(*args, **kw):\n"
+    "    n = real(*args, **kw)\n"
+    "    dropped.extend([1] if kw['drop'] and n else [])\n"
+    "    if len(dropped) == after:\n"
+    "        os.kill(os.getpid(), signal.SIGKILL)\n"
+    "    return n\n"
+    "purge._rewrite_file = killed\n"
+    "from optmem.cli import main\n"
+    "sys.argv = ['optmem', *sys.argv[2:]]\n"
+    "main()\n"
+)
+
+
+@pytest.mark.parametrize("killed_after", [1, 2, 3])
 def test_purge_of_several_ids_killed_partway_finishes_when_run_again_with_the_same_ids(
-    cli, vault, monkeypatch, kill_at
+    cli, vault, monkeypatch, killed_after
 ):
-    """A purge of two records in two writers' files, killed between file rewrites: run again with
-    the same ids it purges what is left and says which ids name no record now (purged already, or
-    never there) — no error that stops it. Ids that all name nothing are still an error: a typo
-    never reads as done."""
-    from optmem import purge
+    """A purge of three records in three writers' files, its process killed (SIGKILL) after one,
+    two or all three of those files were rewritten without them: run again with the same ids it
+    purges what is left and says which ids name no record now (purged already, or never there) —
+    no error that stops it. Ids that all name nothing are still an error: a typo never reads as
+    done. Each case checks that the kill came after some of the purge (`gone`)."""
+    import subprocess
+    import sys
+
+    from conftest import HANG
 
     cli.json("segment", "--writer", "me")
-    mine = cli.json("append", "the old deploy key lives in vault/ops")["id"]
-    monkeypatch.setenv("OPTMEM_WRITER", "them")
-    theirs = cli.json("append", "the old staging password hint is 'blue'")["id"]
+    ids = []
+    for writer, text in (("me", "the old deploy key lives in vault/ops"), ("them", "the old staging hint is blue")):
+        monkeypatch.setenv("OPTMEM_WRITER", writer)
+        ids.append(cli.json("append", text)["id"])
+    monkeypatch.setenv("OPTMEM_WRITER", "third")
+    ids.append(cli.json("append", "the old build box was ci-7")["id"])
     kept = cli.json("append", "the office is on floor 3")["id"]
     monkeypatch.delenv("OPTMEM_WRITER")
-    real, calls = purge._rewrite_file, []
-
-    def killed(*args, **kw):
-        calls.append(1)
-        if len(calls) == kill_at:
-            raise Killed  # the process ends here: the files rewritten so far stay rewritten
-        return real(*args, **kw)
-
-    monkeypatch.setattr(purge, "_rewrite_file", killed)
-    cli("purge", mine, theirs, "--yes")
-    monkeypatch.setattr(purge, "_rewrite_file", real)
-    lines = lambda: [x for p in sorted((vault.root / "log").glob("*/*.jsonl")) for x in log_lines(p)]  # noqa: E731
-    gone = [rid for rid in (mine, theirs) if rid not in json.dumps(lines())]
-    again = cli.json("purge", mine, theirs, "--yes")
-    assert again["not_found"] == gone and again["records"] == 2 - len(gone), (again, gone, len(calls))
-    assert mine not in json.dumps(lines()) and theirs not in json.dumps(lines()) and kept in json.dumps(lines())
-    if gone:
-        said = cli("purge", mine, theirs, "--yes")  # (nothing left: the error a typo gets)
-        assert said.exit_code == 1 and "purged already, or never there" in said.stderr
-    out = cli("purge", mine, kept[-8:], "--yes")
-    assert out.exit_code == 0 and f"1 id(s) name no record (purged already, or never there): {mine}" in out.stderr
+    files = lambda: sorted((vault.root / "log").glob("*/*.jsonl"))  # noqa: E731
+    assert {p.parent.name for p in files()} >= {"me", "them", "third"}
+    lines = lambda: json.dumps([x for p in files() for x in log_lines(p)])  # noqa: E731
+    run = [sys.executable, "-c", _PURGE_KILLED_AFTER, str(killed_after), "--vault", str(vault.root), "purge", *ids]
+    died = subprocess.run([*run, "--yes"], capture_output=True, timeout=HANG)
+    assert died.returncode == -9, died.stderr
+    gone = [rid for rid in ids if rid not in lines()]
+    assert len(gone) == killed_after, (gone, died.stderr)  # (killed partway: some purged, not all)
+    left = [rid for rid in ids if rid not in gone]
+    if left:
+        again = cli.json("purge", *ids, "--yes")
+        assert again["not_found"] == gone and again["records"] == len(left), (again, gone)
+    said = cli("purge", *ids, "--yes")  # (nothing left: the error a typo gets)
+    assert said.exit_code == 1 and "purged already, or never there" in said.stderr
+    assert not any(rid in lines() for rid in ids) and kept in lines()
+    assert cli.json("search", "old")["hits"] == []  # (the index is made again, without them)
+    out = cli("purge", ids[0], kept[-8:], "--yes")
+    assert out.exit_code == 0 and f"1 id(s) name no record (purged already, or never there): {ids[0]}" in out.stderr
     assert cli.json("search", "office floor")["hits"] == []

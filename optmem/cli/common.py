@@ -299,17 +299,25 @@ def env_domain(domain: str | None) -> str | None:
 
 def origin_of(origin: str | None, agent: bool = False) -> str:
     """--origin, else who runs the command: `agent` (--agent; an agent host's command, even on a
-    pty: `quarantine.agent_host`; no terminal on stdin — an agent runs optmem as a subprocess),
-    `user` (a person typing at a terminal)."""
+    pty: `quarantine.agent_mark`, said on stderr when on a terminal; no terminal on stdin — an
+    agent runs optmem as a subprocess), `user` (a person typing at a terminal)."""
     import sys
 
-    from optmem.quarantine import agent_host
+    from optmem.quarantine import agent_mark
 
     if origin is not None:
         return origin
-    if agent or agent_host(os.environ):
+    terminal = sys.stdin is not None and sys.stdin.isatty()
+    if agent:
         return "agent"
-    return "user" if sys.stdin is not None and sys.stdin.isatty() else "agent"
+    if mark := agent_mark(os.environ):
+        if terminal:  # (a person typing in a shell the host started carries its mark too: say so)
+            note(
+                f"written as the agent's: {mark[0]} is set ({mark[1]} runs this command); if you typed it "
+                f"yourself (Claude Code's `!`, a shell started inside {mark[1]}), --origin user says it is yours"
+            )
+        return "agent"
+    return "user" if terminal else "agent"
 
 
 STDIN_BYTES = 16 << 20  # what `-` reads from stdin at most: a record's text is bounded far below

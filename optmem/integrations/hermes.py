@@ -241,13 +241,24 @@ def _unsafe(text: str) -> tuple[str, str] | None:
 
 REDACT_WORDS = 400  # words of a flagged line searched for the secret before the whole line is redacted
 REDACT_SPAN = 4  # the most words one secret is taken to span ("password = hunter2")
+_PLACEHOLDER = r"\[BLOCKED: [a-z0-9_]+\]"
+# a key's armour: its first line, and what ends it (a PEM block's END line, a PuTTY file's MAC line)
+_ARMOUR = {
+    r"-----BEGIN[A-Z0-9 ]{0,40}-----": r"-----END[A-Z0-9 ]{0,40}-----",
+    r"PuTTY-User-Key-File-\d+": r"Private-MAC:[ \t]*\S*",
+}
+_BASE64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/]{4,}={0,2}[ \t]*")  # (one line of a base64 body, wrapped)
 
 
 def redact_secrets(text: str) -> tuple[str, list[str]]:
     """`text` with each secret the scanner finds read as its `[BLOCKED: rule]` placeholder, and the
-    rules (in order of first use) — the smallest part that clears it: the fewest words that trip
-    the rule alone (a key, a token, `password = "…"`), else its line, else all of `text` (a secret
-    split over lines). What flags no secret rule (an injection: held, as written) is left as it is."""
+    rules (in order of first use) — the smallest part that clears it. A secret that spans lines is
+    redacted whole: a key's armour the scanner flags from its first line to its END (or Private-MAC)
+    line, else to the end of `text` (a key cut short); a run of base64 lines (a key's body wrapped at
+    its width, without its BEGIN line) as one, with an END line that follows it. Then, line by line,
+    the fewest words that trip the rule alone (a key, a token, `password = "…"`), else the line, else
+    all of `text` (a secret split over lines). A placeholder is never read again as words of a secret.
+    What flags no secret rule (an injection: held, as written) is left as it is."""
     from optmem.safety import scan
 
     def secret(part: str) -> str | None:
@@ -258,15 +269,16 @@ def redact_secrets(text: str) -> tuple[str, list[str]]:
         """`line` with the fewest words that hold a secret redacted, until it holds none, or None."""
         found: list[str] = []
         while secret(line):
-            spans = [m.span() for m in re.finditer(r"\S+", line)]
-            if len(spans) > REDACT_WORDS:
+            words = [(m.span(), bool(m[1])) for m in re.finditer(rf"({_PLACEHOLDER})|\S+", line)]
+            if len(words) > REDACT_WORDS:
                 return None
             hit = next(
                 (
-                    (spans[i][0], spans[i + n - 1][1], r)
+                    (words[i][0][0], words[i + n - 1][0][1], r)
                     for n in range(1, REDACT_SPAN + 1)
-                    for i in range(len(spans) - n + 1)
-                    if (r := secret(line[spans[i][0] : spans[i + n - 1][1]]))
+                    for i in range(len(words) - n + 1)
+                    if not any(placeholder for _, placeholder in words[i : i + n])
+                    and (r := secret(line[words[i][0][0] : words[i + n - 1][0][1]]))
                 ),
                 None,
             )
@@ -277,7 +289,8 @@ def redact_secrets(text: str) -> tuple[str, list[str]]:
 
     if not secret(text):
         return text, []
-    lines, rules = text.split("\n"), []
+    text, rules = _armour_out(text, secret)
+    lines = _runs_out(text.split("\n"), secret, rules)
     for i, line in enumerate(lines):
         if rule := secret(line):
             cleared = words_out(line)
@@ -287,6 +300,46 @@ def redact_secrets(text: str) -> tuple[str, list[str]]:
     if rule := secret(said):  # (what no line holds alone)
         return f"[BLOCKED: {rule}]", [rule]
     return said, list(dict.fromkeys(rules))
+
+
+def _armour_out(text: str, secret: Callable[[str], str | None]) -> tuple[str, list[str]]:
+    """`text` with each key's armour that `secret` flags read as its placeholder — from its first
+    line to what ends it, else to the end of `text` — and the rules."""
+    rules: list[str] = []
+    for begin, end in _ARMOUR.items():
+        at = 0
+        while m := re.compile(begin).search(text, at):
+            close = re.compile(end).search(text, m.end())
+            stop = close.end() if close else len(text)
+            if rule := secret(text[m.start() : stop]):
+                text, rules = f"{text[: m.start()]}[BLOCKED: {rule}]{text[stop:]}", [*rules, rule]
+            at = m.start() + 1
+    return text, rules
+
+
+def _runs_out(lines: list[str], secret: Callable[[str], str | None], rules: list[str]) -> list[str]:
+    """`lines` with each run of base64 lines that holds a secret (one of its lines, or all of them
+    joined: a key's body wrapped at its width) read as one placeholder, an END line after it too."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        j, width = i + 1, len(lines[i].strip())
+        while j < len(lines) and _BASE64_LINE.fullmatch(lines[i]) and _BASE64_LINE.fullmatch(lines[j]):
+            j += 1
+            if len(lines[j - 1].strip()) != width:  # (a shorter line ends the body; a longer one is no part of it)
+                j -= len(lines[j - 1].strip()) > width
+                break
+        run = [x.strip() for x in lines[i:j]]
+        rule = len(run) > 1 and (next(filter(None, map(secret, run)), None) or secret("".join(run)))
+        if not rule:
+            out.append(lines[i])
+            i += 1
+            continue
+        j += j < len(lines) and bool(re.fullmatch(r"\s*-----END[A-Z0-9 ]{0,40}-----\s*", lines[j]))
+        out.append(f"[BLOCKED: {rule}]")
+        rules.append(rule)
+        i = j
+    return out
 
 
 def _what(entry: dict[str, Any]) -> str:
