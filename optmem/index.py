@@ -360,14 +360,23 @@ class Index:
         return self._names.get(row.seg, "LOG.jsonl")
 
     def view_of(
-        self, row: Row, now: float, record: Record | None = None, *, passed: bool | None = None
+        self,
+        row: Row,
+        now: float,
+        record: Record | None = None,
+        *,
+        passed: bool | None = None,
+        guessed: Mapping[str, Any] | None = None,
     ) -> view.RecordView:
         """The record as callers see it: stored fields plus its effective status, its words shown
         as every surface shows them (`view.as_stored`). `passed`: whether the gate passed its line
-        (`passed`), when the caller looked it up for many rows at once; else it is looked up."""
+        (`passed`), and `guessed`: the guesses standing about it (`guesses_of`), when the caller
+        looked them up for many rows at once; else each is looked up for this row alone."""
         st = view.status(row, now)
         if passed is None:
             passed = not row.held and bool(self.passed([row]))
+        if guessed is None:
+            guessed = self.guesses({row.id: row.upd}, now).get(row.id, {}) if st in view.LIVE else {}
         rec = record or self.record(row)
         return view.RecordView(
             rec,
@@ -384,8 +393,23 @@ class Index:
             released=bool(row.released),  # (held, or blocked on read: `review.blocked`)
             written=row.wrote,
             outdated=self.outdated_facts(row, rec) if rec.kind == MERGED else None,
-            **(self.guesses({row.id: row.upd}, now).get(row.id, {}) if st in view.LIVE else {}),
+            **(guessed if st in view.LIVE else {}),
         )
+
+    def guesses_of(self, rows: Iterable[Row], now: float) -> dict[int, dict[str, Any]]:
+        """`guesses` about each live row of `rows` (by line number), asked for all of them at once
+        (two statements) — what a caller showing many records (`history`, `conflicts`) passes to
+        `view_of` for each, which would otherwise ask them again for every record. (Two lines of
+        one id that name different records they may update are asked about apart.)"""
+        live = [r for r in rows if view.status(r, now) in view.LIVE]
+        first: dict[str, str | None] = {}
+        for r in live:
+            first.setdefault(r.id, r.upd)
+        got = self.guesses(first, now)
+        return {
+            r.n: (got.get(r.id, {}) if first[r.id] == r.upd else self.guesses({r.id: r.upd}, now).get(r.id, {}))
+            for r in live
+        }
 
     def guesses(self, live: Mapping[str, str | None], now: float) -> dict[str, dict[str, Any]]:
         """The write gate's guesses that stand about live records (`live`: each one's id and the
