@@ -299,10 +299,9 @@ class Index:
     def line(self, row: Row) -> bytes:
         """A row's line in its log file, as stored."""
         fh = self._fh.get(row.seg)
-        if fh is None:
-            fh = self._fh[row.seg] = open(self.vault.root / self.file_of(row), "rb")
-        fh.seek(row.off)
-        return fh.read(row.len)
+        if fh is None:  # (unbuffered: a buffered read of one line read 8 KiB around it)
+            fh = self._fh[row.seg] = open(self.vault.root / self.file_of(row), "rb", buffering=0)
+        return os.pread(fh.fileno(), row.len, row.off)  # (no seek: threads may share the index)
 
     def passed(self, rows: list[Row]) -> set[int]:
         """The line numbers of those rows whose lines the write gate passed whole under the
@@ -889,9 +888,26 @@ class Index:
 
     def in_sessions(self, spans: list[tuple[str, str, int, int]], where: str, params: list[Any]) -> list[Row]:
         """The records at places first..last of a session of a domain that pass a WHERE clause on
-        `rec r`, for each (session, domain, first, last) span, in one statement: one indexed range
-        read a span, joined by UNION ALL (a row in two spans comes twice; a list of (session,
-        place) pairs would scan the table)."""
+        `rec r`, for each (session, domain, first, last) span, in one statement: the spans are one
+        JSON parameter, each an indexed range read (a row in two spans comes twice; span by span,
+        each in the index's order). Its text is the same for any number of spans, so SQLite plans
+        it once a connection — not a UNION ALL of one SELECT a span, a new statement to prepare
+        for every search (~1 ms for ten spans). A SQLite without its JSON functions gets the UNION."""
+        if not spans:
+            return []
+        sql = (
+            f"SELECT {ROW_SELECT} FROM json_each(?) s JOIN rec r ON r.session = json_extract(s.value, '$[0]') "
+            "AND r.domain = json_extract(s.value, '$[1]') "
+            "AND r.spos BETWEEN json_extract(s.value, '$[2]') AND json_extract(s.value, '$[3]') "
+            f"WHERE {where} ORDER BY s.key, r.spos, r.n"
+        )
+        try:
+            return [Row(*t) for t in self.conn.execute(sql, [json.dumps(spans), *params])]
+        except sqlite3.OperationalError:  # (no JSON functions: a SQLite built without them)
+            return self.in_sessions_united(spans, where, params)
+
+    def in_sessions_united(self, spans: list[tuple[str, str, int, int]], where: str, params: list[Any]) -> list[Row]:
+        """`in_sessions` without SQLite's JSON functions: one SELECT a span, joined by UNION ALL."""
         one = (
             f"SELECT {ROW_SELECT} FROM rec r WHERE r.session = ? AND r.domain = ? AND r.spos BETWEEN ? AND ? "
             f"AND {where}"
