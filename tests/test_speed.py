@@ -550,3 +550,19 @@ def test_a_chinese_keyword_query_compiles_no_question_word_pattern():
     assert questions._CJK_SPLIT not in text._CJK_PATTERNS
     assert read("部署是什么时间", 0.0).terms
     assert questions._CJK_SPLIT in text._CJK_PATTERNS
+
+
+_ASKING = list("ab z?？!！.。\n,，;；吗嗎 \t=/%\x01\x02") + ["what", "好", "http://x.io/a", "去过上海"]
+
+
+@given(st.lists(st.sampled_from(_ASKING), max_size=14))
+def test_the_sentences_that_ask_are_the_question_patterns_matches(pieces):
+    """`questions.questions` runs a pattern of ASCII classes over the text with its Chinese stops,
+    marks and 吗 made ASCII (cheaper to compile): the sentences are those the pattern over the
+    text itself finds (`questions._QUESTION`), the same characters — a \\x01 the text holds too."""
+    import re
+
+    from optmem.reading import questions
+
+    folded = "".join(pieces)
+    assert questions.questions(folded) == " ".join(re.findall(questions._QUESTION, folded))
