@@ -488,6 +488,12 @@ def _times(digits: str, magnitude: str) -> str:
 # A particle that ends a Chinese sentence (现在有五盆花了, 好啦, 是吧: `lexicon.FINAL_PARTICLES`): how
 # it is said, not what — after a CJK character, before punctuation or the end
 _FINAL_PARTICLE = rf"[{FINAL_PARTICLES}](?=\s*(?:[,.!?;:。！？；：]|$))"
+# … read as a pattern of ASCII classes over the text with its particles made \x01 and its Chinese
+# stops ASCII, a character for a character (a \x01 of its own \x02): ~0.1 ms to compile, not ~0.4
+_FINAL_PARTICLE_ASCII = r"\x01(?=\s*(?:[,.!?;:]|$))"
+_AS_PARTICLES = str.maketrans(
+    dict.fromkeys(FINAL_PARTICLES, "\x01") | {"。": ".", "！": "!", "？": "?", "；": ";", "：": ":", "\x01": "\x02"}
+)
 
 
 def _is_cjk_char(c: str) -> bool:
@@ -498,15 +504,17 @@ def _is_cjk_char(c: str) -> bool:
 def without_final_particles(s: str) -> str:
     """`s` without the particles that end its Chinese sentences. That a CJK character comes
     before one is checked here, not by a look-behind of the CJK class: that pattern took ~1.5 ms
-    to compile in each process that read a Chinese statement, this one ~0.4 ms."""
-
-    def kept(m: re.Match[str]) -> str:
-        at = m.start()
-        return "" if at and _is_cjk_char(s[at - 1]) else m.group()
+    to compile in each process that read a Chinese statement (`_FINAL_PARTICLE_ASCII`: ~0.1 ms)."""
 
     if not any(c in s for c in FINAL_PARTICLES):
         return s  # (most texts: nothing to drop, no pattern compiled)
-    return cjk_compiled(_FINAL_PARTICLE).sub(kept, s)
+    out, last = [], 0
+    for m in compiled(_FINAL_PARTICLE_ASCII).finditer(s.translate(_AS_PARTICLES)):
+        at = m.start()
+        if at and _is_cjk_char(s[at - 1]):
+            out.append(s[last:at])
+            last = m.end()
+    return "".join(out) + s[last:] if out else s
 
 
 def tokens(text: str, *, folded: bool = False, stem: bool = True) -> list[str]:

@@ -240,8 +240,9 @@ def test_the_values_of_a_chinese_text_without_numerals_compile_no_chinese_patter
     assert text.without_final_particles("我们在上海见面") == "我们在上海见面"
     assert text._CJK_PATTERNS == {}
     assert text.numbers("端口改成了三号") == ["3"] and text.without_final_particles("好吧。") == "好。"
-    # (a particle: its pattern; a numeral compiles none of its Chinese classes: `number_spans`)
-    assert list(text._CJK_PATTERNS) == [text._FINAL_PARTICLE]
+    # (neither a numeral nor a particle compiles a pattern of Chinese classes: `number_spans`,
+    # `without_final_particles` read them with patterns of ASCII classes)
+    assert text._CJK_PATTERNS == {}
 
 
 @pytest.mark.long
