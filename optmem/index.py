@@ -895,6 +895,8 @@ class Index:
         for every search (~1 ms for ten spans). A SQLite without its JSON functions gets the UNION."""
         if not spans:
             return []
+        if any("\x00" in session or "\x00" in domain for session, domain, _, _ in spans):
+            return self.in_sessions_united(spans, where, params)  # (JSON's strings end at a NUL)
         sql = (
             f"SELECT {ROW_SELECT} FROM json_each(?) s JOIN rec r ON r.session = json_extract(s.value, '$[0]') "
             "AND r.domain = json_extract(s.value, '$[1]') "
