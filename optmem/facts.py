@@ -219,9 +219,11 @@ def history(
         rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
         ok = set() if show_unsafe else idx.passed(rows)  # (the gate's verdicts, in one look-up)
         # a current value beside another domain's different one says so (`view_of`), as `conflicts` does
+        guessed = idx.guesses_of(rows, now)  # (… and the guesses standing, in two statements)
         out = []
         for r in rows:  # a forgotten version says what forgot it, as `get` does
-            got, gone = idx.view_of(r, now, passed=r.n in ok).full(show_unsafe=show_unsafe), idx.forgetting(r)
+            got = idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {})).full(show_unsafe=show_unsafe)
+            gone = idx.forgetting(r)
             out.append({**got, **(gone if show_unsafe else view.shown(gone))})
         return out
 
@@ -303,9 +305,10 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False, values:
     # first version's)
     firsts = {first.id: first for first, _ in forks.values()}
     ok = idx.as_stored([r for rows, _ in shown for r in rows] + list(firsts.values())) if shown else set()
+    guessed = idx.guesses_of([r for rows, _ in shown for r in rows], now) if values else {}  # (two statements)
     for rows, c in sorted(shown, key=lambda f: min(r.ts or 0 for r in f[0])):
         said = [
-            idx.view_of(r, now, passed=r.n in ok).full(show_unsafe=show_unsafe)
+            idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {})).full(show_unsafe=show_unsafe)
             for r in (sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n)) if values else ())
         ]
         if c.decision:
@@ -356,7 +359,12 @@ def split_keys(idx: Index, now: float, *, show_unsafe: bool = False) -> list[Spl
         if not (rows := split_rows(idx, key, project, now)):
             continue
         rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
-        said = [idx.view_of(r, now).full(show_unsafe=show_unsafe) for r in rows]
+        ok = idx.passed([r for r in rows if not r.held])  # (the gate's verdicts and the guesses: one
+        guessed = idx.guesses_of(rows, now)  # #                 look-up for the key's values, not one a value)
+        said = [
+            idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {})).full(show_unsafe=show_unsafe)
+            for r in rows
+        ]
         shown = key if show_unsafe else view.shown(key)
         out.append((min(r.ts or 0 for r in rows), SplitKey(shown, project, said)))
     return [s for _, s in sorted(out, key=lambda x: x[0])]

@@ -32,11 +32,11 @@ api.example.com" and "… cdn.example.com" are two statements, whatever else the
 """
 
 import functools
-import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 
 from optmem import text as textmod
+from optmem.patterns import lazy
 from optmem.reading.lexicon import CJK_UNITS, CURRENCY, MEASURE_WORDS, NUMERAL_CHARS, STOPWORDS, YEAR
 from optmem.value import NamedTuple
 
@@ -89,7 +89,7 @@ _CJK_ITEM_NOUNS = ("纪要", "紀要", "编号", "編號", "序号", "序號", "
 _SERIES_NOUNS = frozenset(("record", "entry", "memo", "log"))
 _CJK_SERIES_NOUNS = ("记录", "記錄", "笔记", "筆記", "日志", "日誌")
 _SERIES_WORDS = frozenset(("meeting", "meetings", "minutes", "standup", "session", "episode"))
-_CJK_SERIES = re.compile(r"周会|週會|例会|例會|会议|會議|编号|編號|序号|序號|纪要|紀要|第\s*\d+\s*[次期回]")
+_CJK_SERIES = lazy(r"周会|週會|例会|例會|会议|會議|编号|編號|序号|序號|纪要|紀要|第\s*\d+\s*[次期回]")
 # … and a record of an achievement holds a value ("best record 120 points", 最高记录 120)
 _ACHIEVEMENT = frozenset(("best", "world", "personal", "top", "high", "highest", "fastest", "longest", "new"))
 

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
+if TYPE_CHECKING:
+    from typing import AnyStr
+
 # what a compiled pattern offers that optmem calls
 _METHODS = ("match", "fullmatch", "search", "sub", "subn", "findall", "finditer", "split")
 
@@ -20,7 +24,7 @@ class _Lazy:
     as this object's own attributes, so later calls go straight to the compiled pattern (two
     threads using it first at once both compile it; either result serves)."""
 
-    def __init__(self, pattern: str, flags: int = 0) -> None:
+    def __init__(self, pattern: str | bytes, flags: int = 0) -> None:
         self.pattern = pattern
         self.flags = flags
 
@@ -34,6 +38,6 @@ class _Lazy:
         return f"lazy({self.pattern!r})"
 
 
-def lazy(pattern: str, flags: int = 0) -> re.Pattern[str]:
+def lazy(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
     """`re.compile(pattern, flags)`, compiled when first used."""
     return _Lazy(pattern, flags)  # type: ignore[return-value]  # (it answers as one)

@@ -290,7 +290,7 @@ def _str_list(value: Any) -> tuple[str, ...]:
     return ()
 
 
-_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = lazy(rb"\\u[dD][89a-fA-F]")  # (looked for in a line holding a \u escape)
 
 
 def holds_lone_surrogate(obj: Any) -> bool:
@@ -345,7 +345,7 @@ def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> R
         raise BadLine("unparseable_line", "nested too deeply to be a record") from exc
     if type(obj) is not dict:
         raise BadLine("unparseable_line", "not a JSON object")
-    if _SURROGATE.search(raw) and holds_lone_surrogate(obj):
+    if b"\\u" in raw and _SURROGATE.search(raw) and holds_lone_surrogate(obj):
         raise BadLine("unparseable_line", "holds a lone surrogate (\\ud800–\\udfff), which no UTF-8 text can carry")
     get = obj.get
     text = get("text", "")

@@ -59,7 +59,9 @@ class Query(Value):
     explain: bool = False
     now: float = 0.0
     cold_best: bool = False  # weigh cold records too, and keep those that match best (`_best_cold`)
-    trusted: bool = True  # the vault's redlines are rules (else unverified notes: `optmem.trust`)
+    # the vault's redlines are rules (else unverified notes: `optmem.trust`); None: the vault is
+    # asked when a redline is scored (`_trusted`: most searches score none, and skip the look-up)
+    trusted: bool | None = True
 
     @property
     def text(self) -> str:
@@ -116,10 +118,7 @@ def search(
     with open_followed(vault, progress) as idx:
         q = Query(read(query, now, idx.vault.settings.ranking), limit, filters or Filters(), explain, now)
         # a plain search weighs cold records too (`_best_cold`) — in a vault that has any
-        q = q._replace(
-            cold_best=not q.filters.include_cold and not q.filters.current and idx.has_cold(),
-            trusted=idx.vault.trusted,
-        )
+        q = q._replace(cold_best=not q.filters.include_cold and not q.filters.current and idx.has_cold(), trusted=None)
         warnings = idx.warnings()
         if not q.terms:
             warnings.append(
@@ -647,7 +646,7 @@ def _score(
             ranking.Candidate(
                 relevance,
                 context,
-                row.tier if row.tier != Tier.REDLINE or q.trusted else int(Tier.NORMAL),  # (optmem.trust)
+                row.tier if row.tier != Tier.REDLINE or _trusted(idx, q) else int(Tier.NORMAL),
                 row.kind,
                 status,
                 row.accessed,
@@ -662,6 +661,12 @@ def _score(
         )
         out.append(_Scored(row, rec, parts, matched, stands_for, answered, follows_id))
     return out, corpus
+
+
+def _trusted(idx: Index, q: Query) -> bool:
+    """Whether the vault's redlines are rules (`Query.trusted`; else the vault says: `optmem.trust`,
+    which looks for a git work tree around it — asked once, and only when a redline is scored)."""
+    return q.trusted if q.trusted is not None else idx.vault.trusted
 
 
 def relative_importance(s: Any, row: Row) -> float:
@@ -898,7 +903,7 @@ def _order(
                 conflict=s.row.disputed and s.parts.status in view.LIVE,
                 guess=is_guess(s.row, q.now),
                 expired=view.is_expired(s.row, q.now),
-                unverified=s.row.tier == Tier.REDLINE and not q.trusted,
+                unverified=s.row.tier == Tier.REDLINE and not _trusted(idx, q),
                 checked=s.row.checked,
                 released=bool(s.row.released),
                 written=s.row.wrote,

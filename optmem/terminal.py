@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from optmem.patterns import lazy
+
 # ECMA-48: a control string (OSC, DCS, SOS, PM, APC) runs to its terminator (BEL or ST); a control
 # sequence (CSI) is parameters, intermediates and a final byte; any other escape sequence is
 # intermediates and a final byte; then every C0 control but \t and \n, DEL and every C1 control
@@ -23,14 +25,14 @@ _SEQUENCES_SOURCE = (
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 )
 _SEQUENCES: re.Pattern[str] | None = None
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # (looked for in a text not all printable)
 
 
 def printable(text: str) -> str:
     """`text` with every escape sequence and control character taken out (\\n and \\t kept);
     text without them comes back unchanged."""
     global _SEQUENCES
-    if not _CONTROL.search(text):
+    if text.isprintable() or not _CONTROL.search(text):  # (a control character is not printable)
         return text
     if _SEQUENCES is None:
         _SEQUENCES = re.compile(_SEQUENCES_SOURCE)

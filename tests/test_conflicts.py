@@ -386,6 +386,36 @@ def test_history_lists_a_possible_update_beside_the_value_it_may_update(cli, vau
     assert cli.json("history", new)["versions"][1]["may_update"] == old
 
 
+def test_history_asks_the_guesses_of_all_its_versions_at_once(cli, vault, vault_path, monkeypatch):
+    # each version's guesses (may_update, may_be_updated_by) are what `get` shows for it, read in
+    # the two statements of `Index.guesses` for the whole chain — not two a version (N+1)
+    from optmem import clock, index
+
+    quiet(vault_path)
+    ids = []
+    for i, n in enumerate((3, 5, 7, 9)):
+        at(monkeypatch, f"2026-0{i + 1}-01T00:00:00Z")
+        ids.append(cli.json("append", f"I now have {n} plants on the balcony")["id"])
+    versions = cli.json("history", ids[-1])["versions"]
+    assert [v["id"] for v in versions] == ids
+    guessed = [{k: v.get(k) or None for k in ("may_update", "may_be_updated_by")} for v in versions]
+    assert guessed == [
+        {k: cli.json("get", rid)["record"].get(k) or None for k in ("may_update", "may_be_updated_by")} for rid in ids
+    ]
+    assert any(g["may_update"] for g in guessed) and any(g["may_be_updated_by"] for g in guessed)
+    now = clock.now().timestamp()
+    with index.open_index(vault) as idx:
+        rows = [idx.by_id(rid) for rid in ids]
+        statements: list[str] = []
+        idx.conn.set_trace_callback(statements.append)
+        try:
+            together = idx.guesses_of(rows, now)
+        finally:
+            idx.conn.set_trace_callback(None)
+        assert len(statements) == 2
+        assert together == {r.n: idx.guesses({r.id: r.upd}, now).get(r.id, {}) for r in rows}
+
+
 # -- fact vs inference; habit vs state (issue 14, item 3) ---------------------------------------------
 def test_a_late_night_does_not_replace_a_bedtime(cli, vault, vault_path, monkeypatch):
     quiet(vault_path)

@@ -401,3 +401,38 @@ def test_the_records_holding_any_of_the_terms_are_counted_as_fts5_counts_them(tm
                 assert count_any(idx, asked, df) == idx.count_matches(index.match_any(asked)), asked
     finally:
         idx.close()
+
+
+def test_session_spans_read_in_one_statement_as_their_union_reads_them(vault):
+    # `in_sessions` passes the spans as one JSON parameter (one statement text for any number
+    # of spans); without SQLite's JSON functions it joins one SELECT a span: the same rows, in
+    # the same order — span by span, a row in two spans twice
+    for session, domain in (("s1", "code"), ("s2", "code"), ("s1", "hermes")):
+        for i in range(5):
+            put(vault, f"turn {i} of {session} in {domain} about the staging deploy", session=session, domain=domain)
+    with index.open_index(vault) as idx:
+        spos = {(r.session, r.domain, r.spos) for r in idx.rows("r.session IS NOT NULL")}
+        assert len(spos) == 15
+        spans = [
+            ("s1", "code", 1, 3),
+            ("s1", "hermes", 0, 9),
+            ("s2", "code", 2, 2),
+            ("s1", "code", 3, 4),
+            ("s9", "code", 0, 1),
+        ]
+        for where, params in (("1", []), ("r.domain = ? AND r.spos != ?", ["code", 3])):
+            got = idx.in_sessions(spans, where, params)
+            assert got == idx.in_sessions_united(spans, where, params)
+            one_by_one = [
+                r
+                for session, domain, first, last in spans
+                for r in idx.rows(
+                    f"r.session = ? AND r.domain = ? AND r.spos BETWEEN ? AND ? AND {where} ORDER BY r.spos, r.n",
+                    [session, domain, first, last, *params],
+                )
+            ]
+            assert got == one_by_one
+        assert len(idx.in_sessions(spans, "1", [])) == 3 + 5 + 1 + 2
+        # (a name holding a NUL, which SQLite's JSON strings end at, is read through the UNION)
+        assert idx.in_sessions([("s1\x00", "code", 0, 9), *spans], "1", []) == idx.in_sessions(spans, "1", [])
+        assert idx.in_sessions([], "1", []) == []

@@ -198,6 +198,9 @@ def search_terms(text: str, *, more: bool = False, settings: Ranking = _DEFAULT)
     return query_terms_of(words, runs)
 
 
+_ASCII_STOPS = str.maketrans("。？！；：", ".?!;:")
+
+
 def names_in(query: str) -> frozenset[str]:
     """The search terms of the names a query writes: words with a capital letter that do not begin
     a sentence ("what is Alice's phone number now" → alic), "I" and the months and days of the
@@ -213,12 +216,14 @@ def names_in(query: str) -> frozenset[str]:
         import re
 
         _NAME_PATTERNS = (
-            re.compile(r"[.?!;:。？！；：]+(?:\s+|$)"),
+            # (the Chinese stops are read as ASCII ones, below: a class holding them compiled to
+            # a big character set, ~0.2 ms; they are split off, so the pieces are the query's)
+            re.compile(r"[.?!;:]+(?:\s+|$)"),
             re.compile(r"[^\W\d_]\w*"),
             re.compile(r"\b([A-Z][A-Za-z0-9]*)['’]s\b"),
         )
     sentence_end, word, possessive = _NAME_PATTERNS
-    later = [w for sentence in sentence_end.split(query) for w in word.findall(sentence)[1:]]
+    later = [w for sentence in sentence_end.split(query.translate(_ASCII_STOPS)) for w in word.findall(sentence)[1:]]
     capitals = [w for w in later if w.isascii() and w[0].isupper() and w != "I"]
     if 2 * len(capitals) > len(later):
         capitals = []  # title case or capitals

@@ -58,7 +58,15 @@ _CJK_SPLIT = _CJK_QUESTION + "|(?<![目别有真打])的(?![确士话哥])"
 # 你去过上海吗，…). Anchored at a sentence start, so a long text without stops is read once.
 _ENDS = ".!?。！？\n"
 _QUESTION = rf"(?<![^{_ENDS}])[^{_ENDS}]*?(?:[?？](?![a-z0-9_=&/%])|[吗嗎](?=\s*(?:[{_ENDS},，;；]|$)))"
-_QUESTION_RE: re.Pattern[str] | None = None  # compiled on first use (~1 ms): most commands ask nothing
+# … run as this pattern of ASCII classes over the text with its Chinese stops, marks and 吗 made
+# ASCII, a character for a character (the spans are the text's; a \x01 it holds becomes \x02,
+# which reads as the \x01 did): a class holding CJK characters compiled to a big character set,
+# ~0.6 ms of every search that scored a question — the ASCII one, ~0.15 ms
+_QUESTION_ASCII = r"(?<![^.!?\n])[^.!?\n]*?(?:\?(?![a-z0-9_=&/%])|\x01(?=\s*(?:[.!?\n,;]|$)))"
+_AS_ASCII = str.maketrans(
+    {"。": ".", "！": "!", "？": "?", "，": ",", "；": ";", "吗": "\x01", "嗎": "\x01", "\x01": "\x02"}
+)
+_QUESTION_RE: re.Pattern[str] | None = None  # compiled on first use: most commands ask nothing
 _ASK_MARKS = ("?", "？", "吗", "嗎")
 
 
@@ -95,5 +103,7 @@ def questions(folded: str) -> str:
     if not may_ask(folded):
         return ""
     if _QUESTION_RE is None:
-        _QUESTION_RE = re.compile(_QUESTION)
-    return " ".join(_QUESTION_RE.findall(folded))
+        _QUESTION_RE = re.compile(_QUESTION_ASCII)
+    if folded.isascii() and "\x01" not in folded:
+        return " ".join(_QUESTION_RE.findall(folded))
+    return " ".join(folded[m.start() : m.end()] for m in _QUESTION_RE.finditer(folded.translate(_AS_ASCII)))
