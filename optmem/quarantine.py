@@ -94,12 +94,12 @@ def _hand(origin: str | None) -> int:
 
 
 def derived_origin(writer: str | None, parts: list[str | None]) -> str | None:
-    """The one rule for the origin of a record made from others — a merge of fragments, a
-    resolution keeping a value, a correction of a record, a summary node of records, another
-    store's entries imported into hot memory: the most second-hand origin among its writer's and
+    """The one rule for the origin of a record whose text is other records' — a merge of
+    fragments, a resolution keeping a value: the most second-hand origin among its writer's and
     its parts' (a tool's text merged or kept by an agent is still a tool's text); the user's own
     when a person makes it (`--origin user`, or a command run at a terminal: a person vouches for
-    it, as for a redline). None when neither the writer nor any part says where it came from."""
+    it, as for a redline). None when neither the writer nor any part says where it came from. (A
+    correction's text is its writer's own words: it keeps its writer's origin, `log._derived_origin`.)"""
     if writer == "user":
         return "user"
     return max([writer, *parts], key=_hand)  # (the writer's own when no part is further away)
