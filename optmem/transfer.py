@@ -28,6 +28,7 @@ from optmem import clock, fsio
 from optmem.errors import OptmemError, UsageError, quote
 from optmem.record import (
     BOOKKEEPING,
+    IMPORT,
     RECORD_ID,
     TYPED_ID,
     BadLine,
@@ -445,7 +446,7 @@ class _Batch:
             source=source,
             session=memory.session,
             extra=memory.extra,
-            origin=f"import:{source}",  # (where it came from)
+            origin=f"{IMPORT}{source}",  # (where it came from)
         )
         try:
             rec = log.build_record(self.vault, draft, moment, self.allow_unsafe)
@@ -945,7 +946,7 @@ def _hermes(batch: _Batch, path: Path, writer: str | None) -> tuple[int, int]:
     from optmem.errors import NeedsPerson, OverLimit
     from optmem.quarantine import kind_of
 
-    origin = "import:hermes"  # where the text came from, whoever runs the import
+    origin = f"{IMPORT}hermes"  # where the text came from, whoever runs the import
     vouched = "user" if writer == "user" else None  # (a person's word puts it in hot memory)
     to_log = 0
 
