@@ -737,21 +737,24 @@ def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
 
 
 def _derived_origin(idx: Index, rec: Record) -> Record:
-    """A correction, a merge or a resolution takes the origin its parts give it
-    (`quarantine.derived_origin`: a tool's text merged or kept by an agent is still a tool's) —
-    and one that would replace what was said (by the user or the agent) with a second-hand text
-    is refused (`needs_person`): only a person settles that, as the index decides too
-    (`quarantine.may_replace`)."""
+    """A merge, or a resolution keeping a value, takes the origin its parts give it — its text is
+    theirs (`quarantine.derived_origin`: a tool's text merged or kept by an agent is still a
+    tool's); a correction's text, or a resolution's new value, is its writer's own, so it keeps
+    the writer's origin. Either is refused (`needs_person`) when it would replace what was said
+    (by the user or the agent) with a second-hand text: only a person settles that, as the index
+    decides too (`quarantine.may_replace`)."""
     from optmem.quarantine import derived_origin, may_replace
 
     if rec.kind not in LINKED_KINDS or not rec.corrects:
         return rec
     targets = [row for ref in rec.corrects for row in idx.resolve(ref)]
-    if rec.kind == RESOLUTION:  # its text is the kept value's (or the writer's own)
+    if rec.kind == MERGED:  # its text is its fragments'
+        parts = [row.origin for row in targets]
+    elif rec.kind == RESOLUTION:  # the kept value's text (or the writer's own new value)
         kept = rec.extra.get("kept")
         parts = [row.origin for row in targets if kept and row.id == kept]
-    else:
-        parts = [row.origin for row in targets]
+    else:  # a correction: the writer's own words, whatever they replace
+        parts = []
     origin = derived_origin(rec.origin, parts)
     said = [row for row in targets if not may_replace(origin, row.origin)]
     if said:

@@ -882,10 +882,13 @@ def apply(
     allow_unsafe: bool = False,
     origin: str | None = None,
     said_at: str | None = None,
+    vouched_by: str | None = None,
 ) -> Result:
     """Apply operations to one hot file all-or-nothing, under the vault lock. `origin`: where the
     text came from (`optmem.quarantine`: a tool's output becomes hot memory only by a person),
-    which every journal record of the edit carries;
+    which every journal record of the edit carries; `vouched_by`: the person who puts another
+    store's text there (`user`: a person's `import --from hermes`) — the text keeps its origin,
+    the journal records say who vouched for it (`vouched_by`);
     `said_at`: when the edit was asked for, kept in its journal records (a write that waited).
 
     Each op is {"op": "add", "text"} | {"op": "replace", "old"|"id", "new"} |
@@ -899,7 +902,7 @@ def apply(
     if origin is not None:
         from optmem.quarantine import check_origin, refuse_promotion
 
-        refuse_promotion("hot memory", check_origin(origin), origin)
+        refuse_promotion("hot memory", check_origin(origin), vouched_by or origin)
     _check_ops(ops, target, allow_unsafe)  # before anything is read or made: a malformed batch touches nothing
     threshold = vault.settings.dedup.threshold
     _, _, path, _ = _resolve(vault, target, project)
@@ -930,9 +933,18 @@ def apply(
             # that an edit cut short before the rename is finished by the next command (`_finish`)
             text = hot.render()
             cut = {CUT: {"was": was, "stamp": _stamp(hot.path), "now": entry_id(text)}}
+            vouched = {"vouched_by": vouched_by} if vouched_by else {}
             with _journalled_write(hot, text, vault.root, journal):
                 journal += _journal(
-                    vault, hot, project, real, domain=domain, source=source, said_at=said_at, extra=cut, origin=origin
+                    vault,
+                    hot,
+                    project,
+                    real,
+                    domain=domain,
+                    source=source,
+                    said_at=said_at,
+                    extra=cut | vouched,
+                    origin=origin,
                 )
     status = (
         changes[0].status

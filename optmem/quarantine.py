@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 from optmem.errors import NeedsPerson, UsageError, quote
 from optmem.names import NAME_RE
+from optmem.record import HANDS, IMPORT, hand
 
 
 def kind_of(rule: str) -> str:
@@ -32,9 +33,9 @@ def kind_of(rule: str) -> str:
 
 
 # -- provenance ---------------------------------------------------------------------------------
-FIRST_HAND = ("user", "agent")  # said in the conversation: by the person, or by the agent itself
-ORIGINS = ("user", "agent", "tool", "sync")  # and import:<tool>
-_IMPORT = "import:"  # and a name (`vault.NAME_RE`: the one name grammar, any script)
+# (one table says how far from the conversation each origin is: `record.HANDS`)
+FIRST_HAND = tuple(o for o, h in HANDS.items() if h == 0)  # said in the conversation: by the person or the agent
+ORIGINS = tuple(o for o in HANDS if o != IMPORT)  # and import:<tool> (`names.NAME_RE`: any script)
 
 
 # What an agent host sets in the environment of every command it runs, and a person's terminal
@@ -64,11 +65,7 @@ def agent_mark(environ: Mapping[str, str]) -> tuple[str, str] | None:
 
 def check_origin(origin: str | None) -> str | None:
     """A valid origin (or None: not given), else a usage error naming the choices."""
-    if (
-        origin is None
-        or origin in ORIGINS
-        or (origin.startswith(_IMPORT) and NAME_RE.fullmatch(origin[len(_IMPORT) :]))
-    ):
+    if origin is None or origin in ORIGINS or (origin.startswith(IMPORT) and NAME_RE.fullmatch(origin[len(IMPORT) :])):
         return origin
     raise UsageError(
         f"--origin {quote(origin)} is not an origin: give user, agent, tool (a tool's or web page's "
@@ -79,7 +76,7 @@ def check_origin(origin: str | None) -> str | None:
 def secondhand(origin: str | None) -> bool:
     """Whether a record came from outside the conversation: a tool's output, an import, another
     clone. (None — not recorded — reads as first-hand, as such records always did.)"""
-    return origin is not None and origin not in FIRST_HAND
+    return hand(origin) > 0
 
 
 # what each origin rule finds (`optmem.safety.languages.ORIGIN`), as a held record's notice says it
@@ -93,24 +90,16 @@ ORIGIN_RULES = {
 }
 
 
-def _hand(origin: str | None) -> int:
-    """How far from the conversation an origin is: 0 said in it (or not recorded), 1 another
-    clone's, 2 an import, 3 a tool's or a web page's output."""
-    if not secondhand(origin):
-        return 0
-    return 3 if origin == "tool" else 2 if str(origin).startswith(_IMPORT) else 1
-
-
 def derived_origin(writer: str | None, parts: list[str | None]) -> str | None:
-    """The one rule for the origin of a record made from others — a merge of fragments, a
-    resolution keeping a value, a correction of a record, a summary node of records, another
-    store's entries imported into hot memory: the most second-hand origin among its writer's and
+    """The one rule for the origin of a record whose text is other records' — a merge of
+    fragments, a resolution keeping a value: the most second-hand origin among its writer's and
     its parts' (a tool's text merged or kept by an agent is still a tool's text); the user's own
     when a person makes it (`--origin user`, or a command run at a terminal: a person vouches for
-    it, as for a redline). None when neither the writer nor any part says where it came from."""
+    it, as for a redline). None when neither the writer nor any part says where it came from. (A
+    correction's text is its writer's own words: it keeps its writer's origin, `log._derived_origin`.)"""
     if writer == "user":
         return "user"
-    return max([writer, *parts], key=_hand)  # (the writer's own when no part is further away)
+    return max([writer, *parts], key=hand)  # (the writer's own when no part is further away)
 
 
 def may_replace(writer: str | None, target: str | None) -> bool:
@@ -124,8 +113,8 @@ def found_in(origin: str, day: str) -> str:
     """Where a second-hand record was found, as the fence says it to an agent."""
     if origin == "tool":
         return f"found in a tool result on {day}"
-    if origin.startswith("import:"):
-        return f"imported from {origin[7:]} on {day}"
+    if origin.startswith(IMPORT):
+        return f"imported from {origin[len(IMPORT) :]} on {day}"
     if origin == "sync":
         return f"came in by sync on {day}"
     return f"from {origin} on {day}"
@@ -136,8 +125,8 @@ def where_from(origin: str) -> str:
     of it ("[from a tool result]", "[imported from mem0]")."""
     if origin == "tool":
         return "from a tool result"
-    if origin.startswith(_IMPORT) and NAME_RE.fullmatch(origin[len(_IMPORT) :]):
-        return f"imported from {origin[len(_IMPORT) :]}"
+    if origin.startswith(IMPORT) and NAME_RE.fullmatch(origin[len(IMPORT) :]):
+        return f"imported from {origin[len(IMPORT) :]}"
     return "from another clone" if origin == "sync" else "from outside the conversation"
 
 

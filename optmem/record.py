@@ -495,11 +495,30 @@ _LABELS: dict[str, str | None] = {}  # short values scanned before (names, kinds
 _LABELS_MAX = 8192
 
 
+# Where a record came from (`origin`), one table every provenance rule reads (`optmem.quarantine`,
+# `gives_no_orders`, the index's `secondhand` column): how far from the conversation each origin
+# is — 0 said in it, by the person or the agent itself; 1 another clone's (`sync`); 2 an import
+# (`import:<tool>`, `names.NAME_RE` after the prefix); 3 a tool's or a web page's output. A record
+# without an origin (written before provenance, or typed by hand) reads as first-hand, as such
+# records always did; an origin of no name here (typed by hand) as another store's.
+IMPORT = "import:"  # the prefix of an import's origin, before the tool's name
+HANDS = {"user": 0, "agent": 0, "sync": 1, IMPORT: 2, "tool": 3}
+_UNNAMED_HAND = HANDS["sync"]
+_NO_ORDERS_FROM = HANDS[IMPORT]  # an import's or a tool's words may not instruct the reader at all
+
+
+def hand(origin: str | None) -> int:
+    """How far from the conversation a record's origin is (`HANDS`): 0 first-hand (or not recorded)."""
+    if origin is None:
+        return 0
+    return HANDS.get(IMPORT if origin.startswith(IMPORT) else origin, _UNNAMED_HAND)
+
+
 def gives_no_orders(origin: str | None) -> bool:
     """Whether a record's words may not instruct the agent at all: a tool's or web page's output, or
-    an import (`optmem.quarantine`) — the scanner's origin rules hold an order in it that first-hand
-    words would need more to be held for."""
-    return origin is not None and (origin == "tool" or origin.startswith("import:"))
+    an import (`HANDS`) — the scanner's origin rules hold an order in it that first-hand words would
+    need more to be held for."""
+    return hand(origin) >= _NO_ORDERS_FROM
 
 
 def gate_finding(rec: Record) -> tuple[str, str] | None:

@@ -28,6 +28,7 @@ from optmem import clock, fsio
 from optmem.errors import OptmemError, UsageError, quote
 from optmem.record import (
     BOOKKEEPING,
+    IMPORT,
     RECORD_ID,
     TYPED_ID,
     BadLine,
@@ -445,7 +446,7 @@ class _Batch:
             source=source,
             session=memory.session,
             extra=memory.extra,
-            origin=f"import:{source}",  # (where it came from)
+            origin=f"{IMPORT}{source}",  # (where it came from)
         )
         try:
             rec = log.build_record(self.vault, draft, moment, self.allow_unsafe)
@@ -888,8 +889,9 @@ def import_from(
 ) -> Imported:
     """Read another tool's memory files into records with `source` set (`optmem.neighbours`
     reads each format; input in another format is refused before anything is written).
-    `writer`: who runs the import (`record.origin`) — another store's entries go into hot memory
-    only when a person runs it (`quarantine.derived_origin`); else into the log, as imports."""
+    `writer`: who runs the import (`record.origin`) — another store's entries (`import:<tool>`
+    whoever runs it) go into hot memory only when a person runs it, who vouches for them
+    (`vouched_by`); else into the log."""
     from optmem import neighbours
 
     if source not in SOURCES:
@@ -932,16 +934,20 @@ def _files(path: Path, names: Iterable[str]) -> list[Path]:
 
 
 def _hermes(batch: _Batch, path: Path, writer: str | None) -> tuple[int, int]:
-    """Hermes Agent's MEMORY.md / USER.md (`§`-separated entries): into hot memory while they fit
-    its limits (an entry it holds already is left), the rest to the log; returns the entries
-    added, and how many went to the log because no person runs the import (hot memory takes
-    another store's text only from a person: `memory.apply` refuses it, `needs_person`). Every
-    file is checked to be Hermes's before any entry is written."""
+    """Hermes Agent's MEMORY.md / USER.md (`§`-separated entries), each `origin: import:hermes`:
+    into hot memory while they fit its limits (an entry it holds already is left) when a person
+    runs the import — its journal records say who vouched for them (`vouched_by: user`) — else
+    to the log; returns the entries added, and how many went to the log because no person runs
+    the import (hot memory takes another store's text only from a person: `memory.apply` refuses
+    it, `needs_person`). An entry the scanner flags as an injection — weighed as an import's text,
+    which gives no orders — goes to the log, held there for a person: a hot file cannot hold it.
+    Every file is checked to be Hermes's before any entry is written."""
     from optmem import memory, neighbours
     from optmem.errors import NeedsPerson, OverLimit
-    from optmem.quarantine import derived_origin
+    from optmem.quarantine import kind_of
 
-    origin = derived_origin(writer, ["import:hermes"])  # a person's word, else an import
+    origin = f"{IMPORT}hermes"  # where the text came from, whoever runs the import
+    vouched = "user" if writer == "user" else None  # (a person's word puts it in hot memory)
     to_log = 0
 
     found = _files(path, ("MEMORY.md", "USER.md"))
@@ -954,18 +960,30 @@ def _hermes(batch: _Batch, path: Path, writer: str | None) -> tuple[int, int]:
         target = "user" if f.name == "USER.md" else "memory"
         _, entries, _ = memory.parse(text)
         for n, entry in enumerate(e.strip() for e in entries if e.strip()):
-            rule = None if batch.allow_unsafe else scan.find(entry)
-            if rule:
+            rule = None if batch.allow_unsafe else scan.find(entry, tool=True)
+            if rule and kind_of(rule) != "injection":
                 batch.refuse(n + 1, "unsafe_content", f"{f.name} entry {n + 1}: the security scan flags it ({rule})")
                 continue
-            try:
-                res = memory.add(
-                    batch.vault, entry, target=target, source="hermes", allow_unsafe=batch.allow_unsafe, origin=origin
-                )
-                added += res.status == "added"
-            except (OverLimit, NeedsPerson) as exc:
-                to_log += isinstance(exc, NeedsPerson)
-                batch.draft("hermes", neighbours.Memory(f.name, n + 1, entry, f.stat().st_mtime, tags=(target,)))
-            except OptmemError as exc:
-                batch.refuse(n + 1, exc.code, f"{f.name} entry {n + 1}: {exc.message}")
+            if rule is None:
+                try:
+                    res = memory.add(
+                        batch.vault,
+                        entry,
+                        target=target,
+                        source="hermes",
+                        allow_unsafe=batch.allow_unsafe,
+                        origin=origin,
+                        vouched_by=vouched,
+                    )
+                    added += res.status == "added"
+                    continue
+                except OverLimit:
+                    pass  # (the rest goes to the log)
+                except NeedsPerson:
+                    to_log += 1
+                except OptmemError as exc:
+                    batch.refuse(n + 1, exc.code, f"{f.name} entry {n + 1}: {exc.message}")
+                    continue
+            # to the log: held there when flagged (`log.build_record`), never injected whole into a prompt
+            batch.draft("hermes", neighbours.Memory(f.name, n + 1, entry, f.stat().st_mtime, tags=(target,)))
     return added, to_log

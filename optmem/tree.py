@@ -2,9 +2,12 @@
 
 A level-1 node summarises a run of `tree.run` (64) consecutive records of a domain, in time
 order; a level-k+1 node summarises `tree.fanout` (8) level-k nodes; only full runs are sealed,
-the rest stays raw (records in a gap between sealed nodes — a purge deleted the nodes that
-covered them — are sealed where they stand: `_seal_runs`). Each domain also has a `root` node
-over its current top-level nodes — the only node that is rebuilt over new children. Nodes are
+the rest stays raw. Records older than a sealed node keep every level in time order: one dated
+inside a level-1 node's range (another clone wrote it earlier, and it came in by sync) joins that
+node; others in a gap between nodes (that, or a purge deleted the nodes that covered them) are
+sealed where they stand (`_seal_runs`), and a node in a gap joins the parent of the node after it
+(`_build_levels`) — such a node and the nodes above it are made again over their children as they
+are now. Each domain also has a `root` node over its current top-level nodes. Nodes are
 Markdown files with front matter under `tree/<domain>/`; a person may edit a node's body and
 later compactions keep the edit. The log is only read.
 
@@ -496,13 +499,17 @@ def plan_domain(
         work = _Domain(vault, idx, domain, summarise, plan, {r.id: r for r in rows})
         stale = [n for n in nodes.values() if (n.level == 1 and work.stale(n)) or n.resummarize]
         changed = work.refresh(nodes, stale)
-        plan.refreshed = sorted(changed.values(), key=lambda n: _seq(n.id))
         next_seq: dict[int, int] = {}
         for nid in nodes:
             lvl, seq = _seq(nid)
             next_seq[lvl] = max(next_seq.get(lvl, 0), seq)
-        plan.tail = _seal_runs(vault, work, rows, nodes, next_seq, progress)
-        _build_levels(vault.settings.tree.fanout, work, nodes, next_seq)
+        grown: set[str] = set()  # older nodes a late record or node joined: made again, and those above
+        plan.tail = _seal_runs(vault, work, rows, nodes, next_seq, progress, grown)
+        _build_levels(vault.settings.tree.fanout, work, nodes, next_seq, grown)
+        made = {n.id for n in plan.created}
+        again = {**changed, **{nid: nodes[nid] for nid in grown if nid not in made}}
+        plan.refreshed = sorted(again.values(), key=lambda n: _seq(n.id))
+        plan.created = [nodes[n.id] for n in plan.created]
         plan.root, plan.root_changed = work.root(nodes, old_root)
     return plan
 
@@ -514,24 +521,32 @@ def _seal_runs(
     nodes: dict[str, Node],
     next_seq: dict[int, int],
     progress: Callable[[int, int], None] | None,
+    grown: set[str],
 ) -> int:
     """Level-1 nodes over every full run of records no node covers yet; returns the raw tail.
 
-    Records no node covers that are older than a covered one — a gap, where `purge` deleted the
-    nodes that quoted what it removed, or records another clone wrote earlier came in later — are
-    sealed where they stand, in runs of at most `run`, however few: sealed with the newer tail
-    instead, a node would reach across the nodes between them (out of time order, over records
-    that are not consecutive), and left raw they would never be sealed at all."""
+    Records no node covers that are older than a covered one — records another clone wrote
+    earlier came in later by sync, or a gap where `purge` deleted the nodes that quoted what it
+    removed — stay in time order: those dated inside a node's range (between two of its records)
+    join that node, made again in place (`grown`: the nodes above are made again too); the others
+    are sealed where they stand, in runs of at most `run`, however few (sealed with the newer
+    tail instead, a node would reach across the nodes between them — out of time order, over
+    records that are not consecutive — and left raw they would never be sealed at all)."""
     run = vault.settings.tree.run
-    covered = {c for n in nodes.values() if n.level == 1 for c in n.children}
+    node_of = {c: n.id for n in nodes.values() if n.level == 1 for c in n.children}
     chunks: list[list[Row]] = []
     waiting: list[Row] = []
+    last: str | None = None  # the covered record before `waiting`
     for r in rows:  # (in time order)
-        if r.id not in covered:
+        if r.id not in node_of:
             waiting.append(r)
-        elif waiting:  # a gap closed by a covered record: sealed as it is
+            continue
+        if waiting and last is not None and node_of[last] == node_of[r.id]:  # inside one node's range
+            _join(work, nodes, node_of[r.id], last, [w.id for w in waiting])
+            grown.add(node_of[r.id])
+        elif waiting:  # a gap between nodes, closed by a covered record: sealed as it is
             chunks += [waiting[i : i + run] for i in range(0, len(waiting), run)]
-            waiting = []
+        waiting, last = [], r.id
     sealable = len(waiting) - len(waiting) % run
     chunks += [waiting[i : i + run] for i in range(0, sealable, run)]
     total, done = sum(len(c) for c in chunks), 0
@@ -548,24 +563,73 @@ def _seal_runs(
     return len(waiting) - sealable
 
 
+def _join(work: _Domain, nodes: dict[str, Node], nid: str, after: str, ids: list[str]) -> None:
+    """Level-1 node `nid` made again with the records `ids` among its children, after `after` (one
+    of them): records dated inside its range that came in after it was sealed."""
+    old = nodes[nid]
+    at = old.children.index(after) + 1
+    kids = [*old.children[:at], *ids, *old.children[at:]]
+    nodes[nid] = work.again(replace(old, children=kids, count=old.count + len(ids)), nodes) or nodes[nid]
+
+
 def _in_time(node: Node) -> tuple[str, str, tuple[int, int]]:
     """Nodes of one level in time order: by their range, then their number (a node sealed in a
     gap has a later number than the nodes after it in time)."""
     return (node.start, node.end, _seq(node.id))
 
 
-def _build_levels(fanout: int, work: _Domain, nodes: dict[str, Node], next_seq: dict[int, int]) -> None:
-    """A level-k+1 node over every full group of `fanout` level-k nodes without a parent."""
+def _build_levels(
+    fanout: int, work: _Domain, nodes: dict[str, Node], next_seq: dict[int, int], grown: set[str]
+) -> None:
+    """A level-k+1 node over every full group of `fanout` level-k nodes without a parent, in time
+    order. Level-k nodes without a parent that are older than one with a parent (sealed in a gap:
+    records another clone wrote earlier, a purge) stay where they are in time: their full groups
+    get a parent of their own, and the rest join the parent of the node after them, so every level
+    stays in time order. The nodes above one that `grown` names are made again over their
+    children as they are now (and join `grown`)."""
     level = 1
     while any(n.level == level for n in nodes.values()):
-        parented = {c for n in nodes.values() if n.level == level + 1 for c in n.children}
-        free = sorted((n for n in nodes.values() if n.level == level and n.id not in parented), key=_in_time)
-        for i in range(0, len(free) - len(free) % fanout, fanout):
-            next_seq[level + 1] = next_seq.get(level + 1, 0) + 1
-            node = work.over(f"L{level + 1}-{next_seq[level + 1]:04d}", level + 1, free[i : i + fanout])
-            nodes[node.id] = node
-            work.plan.created.append(node)
+        parent_of = {c: n.id for n in nodes.values() if n.level == level + 1 for c in n.children}
+        ordered = sorted((n for n in nodes.values() if n.level == level), key=_in_time)
+        runs: list[list[Node]] = [[]]  # the nodes without a parent, in runs between those with one
+        for n in ordered:
+            if n.id not in parent_of:
+                runs[-1].append(n)
+            elif runs[-1]:
+                _adopt(nodes, parent_of[n.id], n.id, runs[-1][len(runs[-1]) - len(runs[-1]) % fanout :], grown)
+                runs[-1] = runs[-1][: len(runs[-1]) - len(runs[-1]) % fanout]
+                runs.append([])
+        for up in sorted((n for n in nodes.values() if n.level == level + 1), key=lambda n: _seq(n.id)):
+            if up.id in grown or grown.intersection(up.children):
+                group = [nodes[c] for c in up.children if c in nodes]
+                made = work.again(up, nodes) or up
+                if group:  # (a body kept as a person edited it still names the range it covers now)
+                    made = replace(
+                        made,
+                        start=min(g.start for g in group),
+                        end=max(g.end for g in group),
+                        count=sum(g.count for g in group),
+                    )
+                nodes[up.id] = made
+                grown.add(up.id)
+        for run in runs:
+            for i in range(0, len(run) - len(run) % fanout, fanout):
+                next_seq[level + 1] = next_seq.get(level + 1, 0) + 1
+                node = work.over(f"L{level + 1}-{next_seq[level + 1]:04d}", level + 1, run[i : i + fanout])
+                nodes[node.id] = node
+                work.plan.created.append(node)
         level += 1
+
+
+def _adopt(nodes: dict[str, Node], pid: str, before: str, orphans: list[Node], grown: set[str]) -> None:
+    """Parent `pid` takes the nodes `orphans` among its children, just before its child `before`
+    (they are older than it, and newer than the child before it) — to be made again (`grown`)."""
+    if not orphans:
+        return
+    kids = nodes[pid].children
+    at = kids.index(before)
+    nodes[pid] = replace(nodes[pid], children=[*kids[:at], *(o.id for o in orphans), *kids[at:]])
+    grown.add(pid)
 
 
 def _top(nodes: dict[str, Node]) -> list[Node]:

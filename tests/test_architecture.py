@@ -267,3 +267,25 @@ def test_the_check_finds_a_planted_violation(tmp_path):
     assert any("optmem.log (core) imports optmem.cli" in f for f in found)
     assert any("optmem.text (base) imports optmem.search (core)" in f for f in found)
     assert any("imports rich" in f for f in found)
+
+
+def test_one_table_says_how_second_hand_each_origin_is():
+    """Review 11, finding 17: whether an origin is second-hand, how far, and whether its words may
+    instruct the reader were three tests in three places (`quarantine._IMPORT`, `quarantine._hand`,
+    `record.gives_no_orders` with its own literal "import:"); one table serves them all."""
+    from optmem import quarantine, record
+
+    for origin in (None, "user", "agent", "sync", "tool", "import:mem0", "import:hermes", "web"):
+        hand = record.hand(origin)
+        assert quarantine.secondhand(origin) == (hand > 0), origin
+        assert record.gives_no_orders(origin) == (hand >= record.HANDS[record.IMPORT]), origin
+    assert [record.hand(o) for o in (None, "user", "agent", "sync", "import:mem0", "tool")] == [0, 0, 0, 1, 2, 3]
+    assert record.hand("web") == record.hand("sync")  # an origin of no known name: another store's
+    assert set(quarantine.FIRST_HAND) == {o for o, h in record.HANDS.items() if h == 0}
+    # an import's origin is spelled in that table only: no module writes the prefix itself
+    spelled = []
+    for module, path in modules(Path(optmem.__file__).parent).items():
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("import:"):
+                spelled.append(f"{module}:{node.lineno}")
+    assert [where.partition(":")[0] for where in spelled] == ["optmem.record"], spelled

@@ -385,3 +385,62 @@ def test_a_hot_entry_removed_then_added_back_and_edited_elsewhere_is_no_conflict
     for m in ("a", "b"):
         assert net.om(m, "conflicts")["conflicts"] == []
         assert hot_entries(net.vault(m)) == ["the database host is db1, port 7432"]
+
+
+def _outline(net: Net, machine: str, domain: str) -> list[dict]:
+    """Every node of a domain's tree on a machine, from the outline (root left out), with its children."""
+    out: list[dict] = []
+
+    def walk(node: dict) -> None:
+        if not node["id"].endswith("/root"):
+            out.append({**node, "kids": net.om(machine, "tree", node["id"])["node"]["children"]})
+        for kid in node.get("children", []):
+            walk(kid)
+
+    for root in net.om(machine, "tree", "--domain", domain)["roots"]:
+        walk(root)
+    return out
+
+
+@pytest.mark.long
+def test_records_another_clone_wrote_earlier_keep_the_tree_in_time_order_at_every_level(net):
+    """Review 11, finding 8: a record that comes in by sync dated among sealed nodes was sealed in
+    a node of its own, whose parent reached across its elders (L2 11-03 → 11-09 beside L3 11-01 →
+    11-08). A record inside a node's range joins that node; one between two nodes is sealed where
+    it stands and joins the parent of the node before it; the nodes above are made again."""
+    (net.vault("a") / "optmem.toml").write_text('[tree]\nrun = 2\nfanout = 2\n[lifecycle]\nauto_sweep = "off"\n')
+
+    def at(machine: str, when: str, text: str) -> str:
+        res = CLI("--vault", str(net.vault(machine)), "append", text, "-d", "ops", "--json",
+                  env={**net.env(machine), "OPTMEM_NOW": when})  # fmt: skip
+        assert res.exit_code == 0, res.stderr
+        return json.loads(res.stdout)["id"]
+
+    mine = [at("a", f"2026-11-{d:02d}T10:00:00Z", f"ops note r{d} about host{d}") for d in range(1, 10)]
+    net.om("a", "compact", "--domain", "ops")
+    net.sync("a"), net.sync("b")
+    late = [  # written on b, dated among what a sealed: inside L1 (r3 r4), between (r4 r5) nodes, after
+        at("b", "2026-11-03T12:00:00Z", "ops note from b inside the third and fourth"),
+        at("b", "2026-11-04T12:00:00Z", "ops note from b between the fourth and fifth"),
+        at("b", "2026-11-09T12:00:00Z", "ops note from b after the ninth"),
+    ]
+    net.sync("b"), net.sync("a")
+    net.om("a", "compact", "--domain", "ops")
+    order = sorted(mine + late, key=lambda i: net.om("a", "get", i)["record"]["ts"])
+    nodes = _outline(net, "a", "ops")
+    by_id = {n["id"].rpartition("/")[2]: n for n in nodes}
+    for level in sorted({n["level"] for n in nodes}):
+        mine_level = sorted((n for n in nodes if n["level"] == level), key=lambda n: (n["from"], n["to"]))
+        for x, y in zip(mine_level, mine_level[1:]):
+            assert x["to"] < y["from"], (level, x["id"], x["from"], x["to"], y["id"], y["from"], y["to"])
+    for n in nodes:
+        if n["level"] == 1:  # consecutive records
+            at_ = order.index(n["kids"][0])
+            assert n["kids"] == order[at_ : at_ + len(n["kids"])], (n["id"], n["kids"])
+        else:  # its children in time order, their ranges within its own
+            kids = [by_id[k] for k in n["kids"]]
+            assert [k["from"] for k in kids] == sorted(k["from"] for k in kids), n["id"]
+            assert n["from"] == kids[0]["from"] and n["to"] == max(k["to"] for k in kids), n["id"]
+    covered = [k for n in nodes if n["level"] == 1 for k in n["kids"]]
+    assert set(covered) == set(order) - {order[-1]} or set(covered) == set(order), covered  # at most the tail raw
+    assert net.om("a", "compact", "--domain", "ops")["domains"][0]["created"] == []  # idempotent

@@ -84,3 +84,32 @@ def test_a_node_says_where_each_quoted_record_came_from(cli, vault, vault_path):
     path = vault_path / "tree" / "default" / "L1-0001.md"
     path.write_text(path.read_text("utf-8").replace(" [from a tool result]", ""), "utf-8")
     assert "[from a tool result]" in cli.json("tree", "default/L1-0001")["node"]["body"]
+
+
+def test_late_records_keep_every_level_in_time_order_and_a_persons_edit(cli, vault, vault_path, monkeypatch):
+    """Review 11, finding 8, as it reproduced it (run 2, fanout 2): records dated 11-03T12 and
+    11-09T12 appended after r1–r9 were compacted gave L2 11-03 → 11-09 beside L3 11-01 → 11-08 and
+    a one-record L1. (A clone's records that come in by sync: tests/test_sync_clones.py.)"""
+    (vault_path / "optmem.toml").write_text('[tree]\nrun = 2\nfanout = 2\n[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    for d in range(1, 10):
+        monkeypatch.setenv("OPTMEM_NOW", f"2026-11-{d:02d}T10:00:00Z")
+        cli.json("append", f"note r{d} about topicr{d}")
+    monkeypatch.delenv("OPTMEM_NOW")
+    cli.json("compact")
+    l2 = vault_path / "tree" / "default" / "L2-0001.md"
+    l2.write_text(l2.read_text("utf-8").replace("\n---\n", "\n---\nMy own words on the first days.\n", 1), "utf-8")
+    for when in ("2026-11-03T12:00:00Z", "2026-11-09T12:00:00Z"):
+        monkeypatch.setenv("OPTMEM_NOW", when)
+        cli.json("append", f"a late note dated {when[:10]}")
+    monkeypatch.delenv("OPTMEM_NOW")
+    done = cli.json("compact")["domains"][0]
+    assert done["created"] == ["L1-0005"] and set(done["refreshed"]) >= {"L1-0002", "L2-0001", "L3-0001"}, done
+    nodes = [n for n in _tree(cli) if not n["id"].endswith("/root")]
+    for level in {n["level"] for n in nodes}:
+        mine = sorted((n for n in nodes if n["level"] == level), key=lambda n: n["from"])
+        for a, b in zip(mine, mine[1:]):
+            assert a["to"] < b["from"], (a, b)
+    assert cli.json("tree", "default/L1-0002")["node"]["count"] == 3  # r3, the late one, r4
+    kept = cli.json("tree", "default/L2-0001")["node"]
+    assert "My own words on the first days." in kept["body"] and kept["count"] == 5, kept
+    assert cli.json("compact")["domains"][0]["refreshed"] == []
