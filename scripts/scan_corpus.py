@@ -93,6 +93,7 @@ def main() -> None:
         ("blind_safety7", "blind 7"),
         ("blind_safety8", "blind 8"),
         ("blind_safety9", "blind 9"),
+        ("blind_safety10", "blind 10"),
     ):
         blind = corpus.blind_attacks(name)
         for kind in ("injection", "secret"):

@@ -51,7 +51,10 @@ def blind_attacks(name: str = "blind_safety") -> list[dict[str, Any]]:
     `blind_safety5`: 331 and 81 in 29, held out (first figure: 54.1 %, 88.9 %); `blind_safety6`: 390
     and 91 in 34, held out (first figure: 50.8 %, 94.5 %); `blind_safety7`: 383 and 84 in 30,
     held out (first figure: 57.4 %, 88.1 %); `blind_safety8`: 409 and 100 in 35, held out (first
-    figure: 55.0 %, 94.0 %, 2 notes refused)."""
+    figure: 55.0 %, 94.0 %, 2 notes refused); `blind_safety9`: 493 and 105 in 34, held out (first
+    figure: 50.3 %, 91.4 %, 1 note refused); `blind_safety10`: 541 and 122 in 36, held out (first
+    figure: 58.2 %, 95.1 %, 2 notes refused), each text with the `source` it would arrive from
+    (user, agent, tool, import)."""
     return _jsonl(HERE / name / "attacks.jsonl")
 
 
