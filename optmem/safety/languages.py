@@ -738,6 +738,10 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
         window = re.sub(_TEMPLATE, lambda m: " " * len(m[0]), re.split(r"[.。!?！？;；](?:\s|$)", rest[:80])[0])
         if re.search(PUBLIC, re.split(r"[.。!?！？;；](?:\s|$)", rest[:160])[0]):
             continue  # (its sentence says it is published: shown on the public page, an example)
+        said, before = re.match(r"\W*(\w[\w.-]*)", window), spoken[max(0, h.start - 80) : h.start]
+        own = said and re.search(rf"(?<![\w.-]){re.escape(said[1])}\W+$", before[-40:])
+        if own and re.search(_LOCAL, before + rest[:80]):
+            continue  # (the user's name as its password, on this machine: a local default, as url_credentials takes)
         start = link.end() if (link := re.search(_LINK, window)) else 0
         if link and (
             re.search(_STOP, window[:start])
@@ -764,6 +768,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
     return None
 
 
+_LOCAL = r"(?<![\w.-])(?:localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(?![\w.-])"
 PUBLIC = r"(?<![\w.@-])(?:public(?:ly)?|demo)(?![\w@-]|\.\w)|公开|公開"  # a login its sentence says is published (a demo tenant's)
 SHOWN = r"ssh-(?:ed25519|rsa|dss|ecdsa)|\b(?i:sha\d+|md5):|fingerprint|public|\bpub\b|checksum|digest|hash|example|sample|placeholder|dummy|fake|revoked|rotated|masked|redacted|公钥|指纹|示例|公開鍵|例"
 
