@@ -1,9 +1,8 @@
-"""The rules as data: phrase rules (English, Chinese, mixed, pinyin), the rules of other languages,
-and the secret rules, each with the needle words a hit must hold (`Rule.needles`).
+"""The rules as data: phrase rules (English, Chinese, mixed, pinyin), the rules of other languages, and the secret
+rules, each with the needle words a hit must hold (`Rule.needles`).
 
-Each finding has a kind (`KINDS`): `secret` — a stored secret is the harm itself — or `injection`
-(phrasing, hidden markup, invisible and control characters: what may steer or fool a reader).
-"""
+Each finding has a kind (`KINDS`): `secret` — a stored secret is the harm itself — or `injection` (phrasing, hidden
+markup, invisible and control characters: what may steer or fool a reader)."""
 
 import re
 from collections.abc import Callable, Iterator
