@@ -1502,11 +1502,11 @@ def test_a_password_of_all_four_kinds_is_one_whatever_sign_it_holds(text, refuse
     "text,refused",
     [
         ("If you ever see '-----BEGIN RSA PRIVATE KEY-----' in a PR diff, block the merge.", False),
-        ('Reviewers: a line like "-----BEGIN OPENSSH PRIVATE KEY-----" in a commit means a leaked key; rotate it.', False),
+        ('Reviewers: a line like "-----BEGIN OPENSSH PRIVATE KEY-----" in a commit means a leaked key.', False),
         ("The pre-commit hook rejects -----BEGIN EC PRIVATE KEY----- anywhere in the tree.", False),
-        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAceAluKr/2B55+I7YuQARrUY94Ruav0/+ZC5rd\n-----END RSA PRIVATE KEY-----", True),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAceAluKr/2B55+I7Y\n-----END RSA PRIVATE KEY-----", True),
         ('PRIVATE_KEY="-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEEIth0JlRM6V4DpWFx4Pto7oAf7jlylfB+eJ8GXQ"', True),
-        ("-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBGW3g8Zh4KDDPzNGr9NBXIAsn3hwBAiReeX6nrkwHjAXSXUXlCDHjk", True),
+        ("-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBGW3g8Zh4KDDPzNGr9NBXIAsn3hwBAiReeX6", True),
         ("-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEAceAluKr/2B55+I7YuQARrUY94Ruav0", True),
         ("-----BEGIN OPENSSH PRIVATE KEY-----", True),  # a key cut off at its armour: the rest may follow
     ],
