@@ -54,7 +54,9 @@ def purged_hashes(vault: Vault) -> set[str]:
 def left_the_log(vault: Vault, new: Path) -> None:
     """Compare the index about to be replaced with `new`, built from the log as it is now: the
     records (bookkeeping lines aside) the old one held that the log no longer has are noted —
-    but not the ones this clone purged (`purge` says so itself; a sync drops them again)."""
+    but not the ones this clone purged (`purge` says so itself; a sync drops them again), nor
+    those another clone purged that a sync's merge took out (`vault.purged_elsewhere`: the sync
+    says so, `vault.left_with_purge`)."""
     from optmem.record import BOOKKEEPING
 
     old = vault.index_path
@@ -80,7 +82,8 @@ def left_the_log(vault: Vault, new: Path) -> None:
         return  # an old index of another schema, or unreadable: nothing to compare with
     if gone:
         hashes = purged_hashes(vault)
-        gone = [rid for rid in gone if id_hash(rid) not in hashes]
+        vault.left_with_purge = [rid for rid in gone if rid.upper() in vault.purged_elsewhere]
+        gone = [rid for rid in gone if id_hash(rid) not in hashes and rid.upper() not in vault.purged_elsewhere]
     if not gone:
         return
     shown = ", ".join(rid[-8:] for rid in gone[:SHOWN]) + (", …" if len(gone) > SHOWN else "")
