@@ -106,12 +106,14 @@ def left_the_log(vault: Vault, new: Path) -> None:
 
 
 def overwritten(vault: Vault, file: str, entries: list[tuple[str, str]]) -> None:
-    """Note hot entries (id, text) optmem added that an outside save of `file` removed."""
+    """Note hot entries (id, text) optmem added that something outside optmem removed from `file` (the
+    newest it added: a person's edit, or an older copy saved over them — which, is not known)."""
     texts = "; ".join(repr(text[:60]) for _, text in entries[:SHOWN]) + ("; …" if len(entries) > SHOWN else "")
     n = len(entries)
     message = (
-        f"{n} entr{'y' if n == 1 else 'ies'} optmem added to {file} were removed by an edit outside "
-        f"optmem that saved an older copy of the file ({texts}); their text stays in the log (`optmem "
+        f"{n} entr{'y' if n == 1 else 'ies'} optmem added to {file} {'is' if n == 1 else 'are'} gone from it, "
+        f"removed outside optmem ({texts}) — by hand, or an editor or script may have saved an older copy of "
+        "the file over them; their text stays in the log (`optmem "
         "search` shows them as removed) — `optmem add` them again if that was not meant; `optmem doctor "
         "--fix` clears this note"
     )
