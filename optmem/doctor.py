@@ -626,7 +626,7 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
 
 def _check_lost(vault: Vault, report: Report) -> int:
     """What outside writes dropped (`optmem.lost`), while it is still gone: records the log lost
-    (`records_gone`), entries optmem added that an outside save removed (`entries_gone`). The
+    (`records_gone`), the newest entries optmem added removed outside optmem (`entries_gone`). The
     number reported."""
     from optmem.index import open_index
 

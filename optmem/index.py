@@ -223,7 +223,6 @@ class Census(Value):
     by_domain: dict[str, int]
     by_kind: dict[str, int]
     by_status: dict[str, int]
-    redlines: int
     key_groups: int
     corrected: dict[str, int]  # id → current records correcting it
     warmth: list[tuple[str, str, int, float | None, int]]  # records a sweep may cool: (status, kind, tier, imp, count)
@@ -640,14 +639,17 @@ class Index:
         page: list[object] = [] if limit is None else [limit, offset]
         return self.rows(where + f" ORDER BY {NEWEST_FIRST}" + (" LIMIT ? OFFSET ?" if page else ""), params + page)
 
-    def count_redlines(self, now: float, domain: str | None = None) -> int:
-        """How many current redlines there are (of one domain, or all): counted, not read."""
-        where, params = self._redlines_sql(now, domain)
+    def count_redlines(self, now: float, domain: str | None = None, *, held: bool = False) -> int:
+        """How many current redlines there are (of one domain, or all) — those `context` shows —
+        or, `held`, how many more wait in quarantine: counted, not read."""
+        where, params = self._redlines_sql(now, domain, view.Status.HELD if held else view.Status.CURRENT)
         n: int = self.conn.execute(f"SELECT count(*) FROM rec r WHERE {where}", params).fetchone()[0]
         return n
 
-    def _redlines_sql(self, now: float, domain: str | None) -> tuple[str, list[object]]:
-        current, params = view.is_sql(view.Status.CURRENT, now)
+    def _redlines_sql(
+        self, now: float, domain: str | None, status: view.Status = view.Status.CURRENT
+    ) -> tuple[str, list[object]]:
+        current, params = view.is_sql(status, now)
         where = f"r.tier = {int(Tier.REDLINE)} AND r.kind NOT IN ({_marks(BOOKKEEPING)}) AND {current}"
         if domain:
             return where + " AND r.domain = ?", [*BOOKKEEPING, *params, domain]
@@ -870,7 +872,6 @@ class Index:
             by_kind[kind] = by_kind.get(kind, 0) + n
             by_status[status] += n
         current, curp = view.is_sql(view.Status.CURRENT, now)
-        redlines = q(f"SELECT count(*) FROM rec r WHERE r.tier = {int(Tier.REDLINE)} AND {current}", curp).fetchone()[0]
         keyed = "r.key IS NOT NULL" + (f" AND r.kind NOT IN ({_marks(fact_exclude)})" if fact_exclude else "")
         key_groups = q(
             f"SELECT count(*) FROM (SELECT 1 FROM rec r WHERE {keyed} GROUP BY r.domain, r.project, r.key)",
@@ -885,7 +886,6 @@ class Index:
             dict(sorted(by_domain.items())),
             dict(sorted(by_kind.items())),
             by_status,
-            redlines,
             key_groups,
             corrected,
             [(*group, n) for group, n in warmth.items()],

@@ -1,17 +1,20 @@
 """What left the files: ids this clone purged (kept as one-way hashes, so a sync never takes them
 back), and what writes outside optmem dropped (told rather than lost silently).
 
-`purge` notes a one-way hash of each id it deletes in `.cache/purged` (local, never committed: no
+`purge` notes a one-way hash of each id it deletes in `.clone/purged` (local, never committed: no
 id as written); a sync drops a purged record that a merge brings back (`purge.drop_again`).
 
 An editor or a script that reads a file, then writes its older copy back over what optmem wrote
 meanwhile, drops it: records from LOG.jsonl (the index, rebuilt, finds records it held gone:
 `left_the_log`), entries from a hot file (an outside save removes entries optmem added since:
 `memory._overwritten`). Each is noted once, by the command that notices it — on stderr and in
-its JSON (`vault.lost`) — and kept in `.cache/lost.jsonl` (local, never committed), which
+its JSON (`vault.lost`) — and kept in `.clone/lost.jsonl` (local, never committed), which
 `doctor` reports as `records_gone` / `entries_gone` until what went is back or `doctor --fix`
 clears the note. Nothing here restores: a hot entry's text is still in the log (journalled as
 removed); a record's text is gone from the log, and git or a backup holds it.
+
+Both files live in `.clone/` (`Vault.own`), not in `.cache/`: nothing can rebuild them, and
+deleting the cache must stay safe. What an older optmem kept in `.cache/` is still read.
 """
 
 from __future__ import annotations
@@ -23,15 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from optmem import clock, fsio
-from optmem.vault import Vault
+from optmem.vault import OWN, Vault
 
-NOTE = "lost.jsonl"  # in .cache/
+NOTE = "lost.jsonl"  # in .clone/
 SHOWN = 5  # ids or entries a message names
-PURGED = "purged"  # in .cache/: a one-way hash of each id this clone purged, one a line
+PURGED = "purged"  # in .clone/: a one-way hash of each id this clone purged, one a line
 
 
 def id_hash(rid: str) -> str:
-    """The one-way hash `.cache/purged` keeps of an id."""
+    """The one-way hash `.clone/purged` keeps of an id."""
     return hashlib.blake2b(rid.upper().encode("utf-8"), digest_size=16).hexdigest()
 
 
@@ -39,22 +42,29 @@ def note_purged(vault: Vault, ids: set[str]) -> None:
     """Note the ids a purge deletes (before it deletes anything)."""
     new = sorted({id_hash(i) for i in ids} - purged_hashes(vault))
     if new:
-        fsio.append_lines(vault.cache(PURGED), [h.encode("ascii") for h in new], within=vault.root)
+        fsio.append_lines(vault.own(PURGED), [h.encode("ascii") for h in new], within=vault.root)
+
+
+def _kept(vault: Vault, name: str) -> list[Path]:
+    """Where `name` is kept: `.clone/`, and `.cache/` where an older optmem kept it."""
+    return [p for p in (vault.root / OWN / name, vault.cache_dir / name) if p.is_file()]
 
 
 def purged_hashes(vault: Vault) -> set[str]:
     """The hashes of the ids this clone purged (empty when it never purged)."""
-    path = vault.cache_dir / PURGED
-    if not path.is_file():
-        return set()
-    with open(path, "rb") as fh:
-        return {raw.strip().decode("ascii", "replace") for raw, _ in fsio.lines(fh, 64) if raw.strip()}
+    out: set[str] = set()
+    for path in _kept(vault, PURGED):
+        with open(path, "rb") as fh:
+            out |= {raw.strip().decode("ascii", "replace") for raw, _ in fsio.lines(fh, 64) if raw.strip()}
+    return out
 
 
 def left_the_log(vault: Vault, new: Path) -> None:
     """Compare the index about to be replaced with `new`, built from the log as it is now: the
     records (bookkeeping lines aside) the old one held that the log no longer has are noted —
-    but not the ones this clone purged (`purge` says so itself; a sync drops them again)."""
+    but not the ones this clone purged (`purge` says so itself; a sync drops them again), nor
+    those another clone purged that a sync's merge took out (`vault.purged_elsewhere`: the sync
+    says so, `vault.left_with_purge`)."""
     from optmem.record import BOOKKEEPING
 
     old = vault.index_path
@@ -80,7 +90,8 @@ def left_the_log(vault: Vault, new: Path) -> None:
         return  # an old index of another schema, or unreadable: nothing to compare with
     if gone:
         hashes = purged_hashes(vault)
-        gone = [rid for rid in gone if id_hash(rid) not in hashes]
+        vault.left_with_purge = [rid for rid in gone if rid.upper() in vault.purged_elsewhere]
+        gone = [rid for rid in gone if id_hash(rid) not in hashes and rid.upper() not in vault.purged_elsewhere]
     if not gone:
         return
     shown = ", ".join(rid[-8:] for rid in gone[:SHOWN]) + (", …" if len(gone) > SHOWN else "")
@@ -95,12 +106,14 @@ def left_the_log(vault: Vault, new: Path) -> None:
 
 
 def overwritten(vault: Vault, file: str, entries: list[tuple[str, str]]) -> None:
-    """Note hot entries (id, text) optmem added that an outside save of `file` removed."""
+    """Note hot entries (id, text) optmem added that something outside optmem removed from `file` (the
+    newest it added: a person's edit, or an older copy saved over them — which, is not known)."""
     texts = "; ".join(repr(text[:60]) for _, text in entries[:SHOWN]) + ("; …" if len(entries) > SHOWN else "")
     n = len(entries)
     message = (
-        f"{n} entr{'y' if n == 1 else 'ies'} optmem added to {file} were removed by an edit outside "
-        f"optmem that saved an older copy of the file ({texts}); their text stays in the log (`optmem "
+        f"{n} entr{'y' if n == 1 else 'ies'} optmem added to {file} {'is' if n == 1 else 'are'} gone from it, "
+        f"removed outside optmem ({texts}) — by hand, or an editor or script may have saved an older copy of "
+        "the file over them; their text stays in the log (`optmem "
         "search` shows them as removed) — `optmem add` them again if that was not meant; `optmem doctor "
         "--fix` clears this note"
     )
@@ -111,30 +124,29 @@ def _note(vault: Vault, item: dict[str, Any]) -> None:
     vault.lost.append(item["message"])
     line = json.dumps({"at": clock.format_ts(clock.now()), **item}, ensure_ascii=False).encode("utf-8")
     try:
-        fsio.append_lines(vault.cache(NOTE), [line], within=vault.root)
+        fsio.append_lines(vault.own(NOTE), [line], within=vault.root)
     except OSError:
         pass  # (a vault that cannot be written: the command still says it)
 
 
 def notes(vault: Vault) -> list[dict[str, Any]]:
     """The notes kept, oldest first (lines that cannot be read are skipped)."""
-    path = vault.cache_dir / NOTE
-    if not path.is_file():
-        return []
     out = []
-    with open(path, "rb") as fh:
-        for raw, _ in fsio.lines(fh):
-            try:
-                item = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(item, dict) and isinstance(item.get("message"), str):
-                out.append(item)
+    for path in reversed(_kept(vault, NOTE)):  # (an older optmem's first)
+        with open(path, "rb") as fh:
+            for raw, _ in fsio.lines(fh):
+                try:
+                    item = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(item, dict) and isinstance(item.get("message"), str):
+                    out.append(item)
     return out
 
 
 def clear(vault: Vault) -> int:
     """Remove the notes (`doctor --fix`: told, and seen); how many there were."""
     n = len(notes(vault))
-    fsio.remove_file(vault.cache_dir / NOTE)
+    for path in _kept(vault, NOTE):
+        fsio.remove_file(path)
     return n

@@ -500,10 +500,11 @@ EDITED = 0.5  # similarity from which an entry removed beside one added reads as
 
 
 def _overwritten(vault: Vault, hot: HotFile, drifted: list[Change]) -> None:
-    """Tell (`optmem.lost`) when an outside edit removed entries optmem added since that program
-    read the file — an older copy saved over them: the entries removed are the newest optmem
-    added (it wrote the file: its journal record carries `CUT`), none still in the file was added
-    after them. A person who deletes an older entry, or one another program added, is not told."""
+    """Tell (`optmem.lost`) when an outside edit removed entries optmem added — perhaps an older
+    copy saved over them (which cannot be told from a person deleting them, so it is said as a
+    possibility): the entries removed are the newest optmem added (it wrote the file: its journal
+    record carries `CUT`), none still in the file was added after them. A person who deletes an
+    older entry, or one another program added, is not told."""
     removed = {c.entry.id: c.entry.text for c in drifted if c.op == "remove" and c.entry is not None}
     if not removed:
         return

@@ -6,7 +6,7 @@ nodes above those — the next `compact` rebuilds them from what is left) and th
 files they carried (each made again from the project's previous handoff, when it has one, as
 `forget` does); takes their ids out of ACCESS.jsonl; and rebuilds the index from scratch,
 so no copy of the text (nor an id as written) is left in the vault. The clone keeps a one-way
-hash of each purged id (`.cache/purged`, never committed): a sync that brings a purged record
+hash of each purged id (`.clone/purged`, never committed): a sync that brings a purged record
 back (another clone's copy, kept by git's union merge of that clone's file) drops it again
 (`drop_again`; `optmem.lost` keeps the hashes). Every path it will touch
 is found and checked first: one that is not what it should be (the tree a file, a handoff a
@@ -158,16 +158,19 @@ def _absent(absent: list[str]) -> str:
     )
 
 
-def drop_again(vault: Vault, names: set[str]) -> list[str]:
-    """Records this clone purged that are back in the log files `names` (a sync merged another
+def drop_again(vault: Vault, names: set[str]) -> tuple[list[str], list[str]]:
+    """Records this clone purged that are back in the files `names` (a sync merged another
     clone's copy): dropped again, as `purge` drops them — with the lines about them, and kept
-    lines no longer naming them. Their ids (as the files held them). Files that name one are
-    rewritten before the files that hold one, as in purge: a kill between leaves it findable.
-    Copies another clone made meanwhile (its merge of the record, its `resolve --keep`) are
-    records of their own and stay."""
+    lines no longer naming them; and, when a tree node changed, the nodes that cover one (another
+    clone summarised it before it saw the purge), with the nodes above them and the root, as purge
+    deletes them (the next `compact` makes them again). Their ids (as the files held them) and the
+    nodes deleted. Files that name one are rewritten before the files that hold one, as in purge:
+    a kill between leaves it findable. Copies another clone made meanwhile (its merge of the
+    record, its `resolve --keep`) are records of their own and stay."""
     hashes = lost.purged_hashes(vault)
     if not hashes:
-        return []
+        return [], []
+    nodes = _nodes_again(vault, hashes) if any(n.startswith("tree/") for n in names) else []
     back: dict[str, str] = {}  # id in upper case -> as written
     held: set[str] = set()  # of those, the records themselves (not lines about them)
     holds: dict[Path, bool] = {}  # a file naming one -> whether it holds one
@@ -190,7 +193,25 @@ def drop_again(vault: Vault, names: set[str]) -> list[str]:
                     holds[path] = holds.get(path, False) or rec.id in hit
     for path in sorted(holds, key=lambda p: holds[p]):
         _rewrite_file(vault, path, set(back), False, {}, drop=True)
-    return sorted(back[t] for t in held)
+    return sorted(back[t] for t in held), nodes
+
+
+def _nodes_again(vault: Vault, hashes: set[str]) -> list[str]:
+    """Delete the tree nodes that cover a record this clone purged (and those above, the root); their names."""
+    from optmem import tree
+
+    troot, ids = vault.root / "tree", set()
+    for path in troot.glob("*/L1-*.md") if troot.is_dir() else []:
+        try:
+            node = tree.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
+        except (BadFrontMatter, OSError):
+            continue
+        ids |= {c for c in node.children if lost.id_hash(c) in hashes}
+    derived = [(path, shown) for path, shown in _derived(vault, ids, False) if shown.startswith("tree/")] if ids else []
+    _check_kinds(vault, derived, [])
+    for path, _ in derived:
+        fsio.remove_file(path)
+    return [shown for _, shown in derived]
 
 
 def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:

@@ -131,6 +131,7 @@ def stats(vault: Vault) -> dict[str, Any]:
         c = idx.census(now, fact_exclude=(MEMORY,))
         life = lifecycle.census(vault.settings.lifecycle, idx, now, c, idx.last_sweep())
         rates = hygiene(idx, now, c)
+        redlines, held = idx.count_redlines(now), idx.count_redlines(now, held=True)
         index_bytes = _size(vault.cache_dir)
     hot: list[dict[str, Any]] = []
     for target, project in memory.targets(vault):
@@ -149,7 +150,8 @@ def stats(vault: Vault) -> dict[str, Any]:
         "by_domain": c.by_domain,
         "by_kind": c.by_kind,
         "status": c.by_status,
-        "redlines": c.redlines,
+        "redlines": redlines,  # the current redlines, as `context` shows them
+        "redlines_held": held,  # and those held in quarantine (out of context until released)
         "lifecycle": life,
         "hot": hot,
         **rates,

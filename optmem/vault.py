@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 
 CACHE = ".cache"
+OWN = ".clone"  # this clone's own notes that cannot be rebuilt (`Vault.own`), never committed
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
 
@@ -132,6 +133,10 @@ class Vault:
         # what this invocation found gone from the files, written outside optmem (`optmem.lost`):
         # the command warns
         self.lost: list[str] = []
+        # ids (upper case) of the records a sync's merged commits took out of the log — another
+        # clone's purge, spreading — and those of them the index held (`lost.left_the_log`): told, not lost
+        self.purged_elsewhere: set[str] = set()
+        self.left_with_purge: list[str] = []
         self._trusted: bool | None = None
         self.reads_checked = False  # the log and ACCESS.jsonl lead nowhere outside (`index._open_index`)
         # the log read into memory when the index could not be updated (`index._from_log`), with
@@ -200,6 +205,15 @@ class Vault:
         if made or (check_ignore and not ignore.exists()):
             fsio.atomic_write(ignore, "*\n", within=self.root)
         return self.cache_dir / name
+
+    def own(self, name: str) -> Path:
+        """A path in `.clone/`: what this clone keeps of its own that cannot be rebuilt (the purged
+        ids' hashes, the notes of what went: `optmem.lost`) — beside the cache, not in it, so
+        deleting `.cache/` stays safe; made first if missing, with a .gitignore of its own (never
+        committed)."""
+        if fsio.ensure_dir(self.root / OWN, within=self.root) or not (self.root / OWN / ".gitignore").exists():
+            fsio.atomic_write(self.root / OWN / ".gitignore", "*\n", within=self.root)
+        return self.root / OWN / name
 
     @property
     def lock_path(self) -> Path:

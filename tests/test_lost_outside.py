@@ -78,3 +78,38 @@ def test_a_person_removing_an_older_entry_is_not_a_loss(cli, vault_path):
     res = cli("search", "user")
     assert "entr" not in res.stderr or "removed" not in res.stderr, res.stderr
     assert not [p for p in cli.json("doctor", code=None)["problems"] if p["code"] == "entries_gone"]
+
+
+def test_the_notes_of_what_went_survive_deleting_the_cache(cli, vault_path):
+    """Review 11 finding 11: `.cache/` holds only what can be rebuilt; the notes of what went (and
+    the purged ids' hashes) live in `.clone/`, never committed — deleting the cache keeps them."""
+    import shutil
+
+    for text in ("deploys run from the ci box", "the staging db is db-stage-2"):
+        cli.json("append", text)
+    cli.json("search", "staging")
+    log = vault_path / "LOG.jsonl"
+    copy = log.read_bytes()
+    cli.json("append", "an agent record while the script ran")
+    write_back(log, copy, in_place=False)
+    assert "left the log" in cli("search", "staging").stderr
+    shutil.rmtree(vault_path / ".cache")
+    report = cli.json("doctor", code=1)
+    assert [p for p in report["problems"] if p["code"] == "records_gone"], report
+    assert (vault_path / ".clone" / ".gitignore").read_text("utf-8") == "*\n"
+
+
+def test_the_newest_entry_removed_by_hand_is_told_as_what_may_have_happened(cli, vault_path):
+    """Review 11 finding 12: an entry removed outside optmem may be a person's edit or an older copy
+    saved over it — the note says what is known (optmem's entry is gone from the file, removed
+    outside optmem) and offers the cause as a possibility, not a fact."""
+    for text in ("the user prefers tabs", "the user's editor is vim", "the user lives in Lyon"):
+        cli.json("add", text)
+    hot = vault_path / "MEMORY.md"
+    hot.write_text(hot.read_text("utf-8").replace("\n§\nthe user lives in Lyon", ""), "utf-8")
+    assert "Lyon" not in hot.read_text("utf-8")
+    res = cli("search", "user")
+    assert "removed outside optmem" in res.stderr and "may have" in res.stderr, res.stderr
+    assert "were removed by an edit outside optmem that saved an older copy" not in res.stderr
+    gone = [p for p in cli.json("doctor", code=None)["problems"] if p["code"] == "entries_gone"]
+    assert gone and "may have" in gone[0]["message"], gone

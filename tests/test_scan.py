@@ -1496,3 +1496,40 @@ def test_a_password_of_all_four_kinds_is_one_whatever_sign_it_holds(text, refuse
     template, a call, an assignment or an address (eleventh stop: blinds 8 and 9 +2 and +4 secrets)."""
     rule = scan.find(text)
     assert (rule is not None and scan.kind_of(rule) == "secret") == refused, rule
+
+
+@pytest.mark.parametrize(
+    "text,refused",
+    [
+        ("If you ever see '-----BEGIN RSA PRIVATE KEY-----' in a PR diff, block the merge.", False),
+        ('Reviewers: a line like "-----BEGIN OPENSSH PRIVATE KEY-----" in a commit means a leaked key.', False),
+        ("The pre-commit hook rejects -----BEGIN EC PRIVATE KEY----- anywhere in the tree.", False),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAceAluKr/2B55+I7Y\n-----END RSA PRIVATE KEY-----", True),
+        ('PRIVATE_KEY="-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEEIth0JlRM6V4DpWFx4Pto7oAf7jlylfB+eJ8GXQ"', True),
+        ("-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBGW3g8Zh4KDDPzNGr9NBXIAsn3hwBAiReeX6", True),
+        ("-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEAceAluKr/2B55+I7YuQARrUY94Ruav0", True),
+        ("-----BEGIN OPENSSH PRIVATE KEY-----", True),  # a key cut off at its armour: the rest may follow
+    ],
+)
+def test_a_private_keys_armour_line_without_a_key_after_it_holds_no_secret(text, refused):
+    """A BEGIN line quoted in prose, with no base64 block after it, names a key's format; a key
+    follows its armour line (after headers, on the same line or the next, or as an escaped \\n)."""
+    rule = scan.find(text)
+    assert (rule == "private_key") == refused, rule
+
+
+@pytest.mark.parametrize(
+    "text,refused",
+    [
+        ("Postgres with user postgres / password postgres on localhost:5432", False),
+        ("Local dev: MySQL user root, password root, on 127.0.0.1:3306", False),
+        ("RabbitMQ on localhost:5672 with user guest and password guest", False),
+        ("Postgres with user postgres / password Pg8#kq2Lw on localhost:5432", True),
+        ("Postgres with user postgres / password postgres on db.prod.internal:5432, pin 48213", True),
+    ],
+)
+def test_a_local_default_login_said_in_prose_is_no_secret(text, refused):
+    """As in a URL (postgres://postgres:postgres@localhost), a password that repeats the user's
+    name, for a login on this machine, is the local default, not a secret — in prose too."""
+    rule = scan.find(text)
+    assert (rule is not None and scan.kind_of(rule) == "secret") == refused, rule

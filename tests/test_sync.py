@@ -496,7 +496,7 @@ def test_a_purged_record_a_sync_brings_back_is_dropped_again_and_reported(synced
     with pytest.raises(AssertionError):
         om(one, "get", rid)
     # the purge list holds no id as it is written (purge leaves no trace of one)
-    held = (one / ".cache" / "purged").read_text("utf-8")
+    held = (one / ".clone" / "purged").read_text("utf-8")
     assert rid not in held and rid.upper() not in held and rid.lower() not in held
     # and says so to a person too
     again = printed(one, "sync")
@@ -505,3 +505,90 @@ def test_a_purged_record_a_sync_brings_back_is_dropped_again_and_reported(synced
     sync(two)
     assert rid not in record_ids(two)
     assert om(two, "search", "phone")["hits"] == []
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_purged_record_does_not_come_back_through_another_clones_tree_nodes(synced, tmp_path):
+    """Review 11 finding 9: tree nodes are committed, so a node another clone made from a record
+    after this clone purged it comes back with the sync — the sync deletes it (and the nodes above
+    it, the root too) as purge does; the next compact makes them again from what is left."""
+    one, two = copied(synced, tmp_path)
+    (two / "optmem.toml").write_text('[tree]\nrun = 2\n[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), sync(one)
+    om(one, "purge", rid, "--yes")
+    sync(one)
+    om(two, "append", "the backend listens on 9090")  # b has not synced: it still holds the record
+    om(two, "compact")
+    assert any("138-0000" in p.read_text("utf-8") for p in (two / "tree").rglob("*.md"))
+    sync(two)
+    report = sync(one)
+    assert report["purged_again"] == 1 and report["nodes_dropped"], report
+    assert not [p for p in (one / "tree").rglob("*.md") if "138-0000" in p.read_text("utf-8")]
+    assert om(one, "search", "phone", "--kind", "summary")["hits"] == []
+    assert rid not in record_ids(one)
+    om(one, "compact")  # made again from what is left
+    assert not [p for p in (one / "tree").rglob("*.md") if "138-0000" in p.read_text("utf-8")]
+    sync(two)  # b takes the drop: its record and its nodes go with the merge
+    assert rid not in record_ids(two)
+    assert not [p for p in (two / "tree").rglob("*.md") if "138-0000" in p.read_text("utf-8")]
+
+
+@pytest.mark.long
+def test_a_purged_record_a_merge_brings_back_into_the_shared_log_jsonl_is_dropped_again(tmp_path):
+    """Review 11 finding 14: a segmented vault keeps LOG.jsonl as the oldest part of the log, shared
+    by every clone; a merge that brings a purged line back into it is dropped again too."""
+    one, two = pair(tmp_path)
+    first = om(one, "append", "my phone is 138-0000-1111")["id"]
+    second = om(one, "append", "the old office was on floor 3")["id"]
+    sync(one), sync(two)
+    assert (two / "LOG.jsonl").is_file() and first in record_ids(two)
+    om(one, "purge", first, "--yes")
+    sync(one)
+    om(two, "purge", second, "--yes")  # b rewrites LOG.jsonl too: git's union merge keeps both sides' lines
+    sync(two)
+    report = sync(one)
+    assert first not in record_ids(one), report
+    assert report["purged_again"] == 1, report
+    assert not om(one, "search", "phone")["hits"]
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_purge_spreads_to_the_clone_that_held_the_record_and_is_told_as_one(synced, tmp_path):
+    """Review 11 finding 10: a purged record leaves every clone that syncs (git's merge removes its
+    line there); that clone is told another clone purged it — not that it was lost and should be
+    restored from git or a backup."""
+    one, two = copied(synced, tmp_path)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), sync(one)
+    om(one, "purge", rid, "--yes")
+    sync(one)
+    res = CLI("--vault", str(two), "sync", "--json", env=ENV)
+    assert res.exit_code == 0, res
+    report = json.loads(res.stdout)
+    assert rid not in record_ids(two)
+    assert report["purged_elsewhere"] == 1, report
+    assert "restore" not in res.stderr and "purged by another clone" in res.stderr, res.stderr
+    assert not [p for p in om(two, "doctor")["problems"] if p["code"] == "records_gone"]
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_deleting_the_cache_keeps_what_this_clone_purged(synced, tmp_path):
+    """Review 11 finding 11: deleting `.cache/` is safe — what cannot be rebuilt (the purged ids'
+    hashes, the notes of what went) is kept outside it, in `.clone/`, never committed."""
+    one, two = copied(synced, tmp_path)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), sync(one)
+    om(one, "purge", rid, "--yes")
+    sync(one)
+    shutil.rmtree(one / ".cache")
+    om(two, "append", "b writes again")
+    sync(two)
+    report = sync(one)
+    assert report["purged_again"] == 1, report
+    assert rid not in record_ids(one)
+    assert (one / ".clone" / "purged").is_file()
+    assert ".clone/" not in git(one, "ls-files").stdout and not git(one, "status", "--porcelain").stdout.strip()

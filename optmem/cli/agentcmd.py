@@ -231,10 +231,16 @@ def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
                 "writes only here: typed or forged on another clone, or another clone writes as this writer — "
                 "check who can push to the remote"
             )
-        if r.purged_again:
+        if r.purged_again or r.nodes_dropped:
             out.append(
-                f"{r.purged_again:,} record(s) this clone purged came back with the merge (another clone still "
-                "holds them): dropped again — purge them on that clone too, or `optmem forget` them for every clone"
+                f"{r.purged_again:,} record(s) and {len(r.nodes_dropped):,} summary node(s) quoting what this clone "
+                "purged came back with the merge (another clone still held them): dropped again; the drop goes out "
+                "with this push"
+            )
+        if r.purged_elsewhere:
+            out.append(
+                f"{r.purged_elsewhere:,} record(s) purged by another clone left this clone's log with the merge: "
+                "a purge spreads to every clone that syncs"
             )
         out += [f"flagged by the scanner: {f['id']} ({f['rule']}) in {f['file']}" for f in r.flagged]
         out += [

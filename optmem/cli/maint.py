@@ -245,7 +245,8 @@ def stats(json_out: bool) -> None:
             f"expired {st['expired']:,}, "
             f"forgotten {st['forgotten']:,}"
             + (f", held {st['held']:,} — a possible injection each: `optmem quarantine`" if st.get("held") else "")
-            + f"); redlines {s['redlines']}",
+            + f"); redlines {s['redlines']}"
+            + (f" ({s['redlines_held']:,} more held: `optmem quarantine`)" if s.get("redlines_held") else ""),
             f"active set: {life['active']:,} ({life['active_share']:.1%} of the log); heat of the "
             f"{life['heat_of']:,} current or pending records that can go cold: "
             + ", ".join(f"{b} {n:,}" for b, n in life["heat"].items())

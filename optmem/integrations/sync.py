@@ -71,6 +71,8 @@ class SyncReport:
     over_budget: list[dict[str, Any]] = field(default_factory=list)  # hot files over their limit after it
     kept_ours: list[str] = field(default_factory=list)  # derived files both sides changed: ours kept
     purged_again: int = 0  # records this clone purged that a merge brought back: dropped again
+    nodes_dropped: list[str] = field(default_factory=list)  # tree nodes a merge brought back quoting those
+    purged_elsewhere: int = 0  # records this clone held that another clone purged: the merge took them out
     noop: bool = False  # nothing to commit, fetch, merge or push
 
     def to_dict(self) -> dict[str, Any]:
@@ -449,14 +451,16 @@ def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say
     if not lost.purged_hashes(vault):
         return  # (a clone that never purged reads nothing more)
     since = was or git.out("hash-object", "-t", "tree", os.devnull)
-    out = git.run("diff", "--name-only", "-z", "--no-renames", since, "HEAD", "--", layout.SEGMENTS).stdout
-    back = purge.drop_again(vault, {p for p in out.split("\0") if p})
-    if not back:
+    # the log's files (the shared older LOG.jsonl too) and the summary tree, which other clones commit
+    out = git.run("diff", "--name-only", "-z", "--no-renames", since, "HEAD", "--", layout.SEGMENTS, layout.LOG, "tree")
+    back, nodes = purge.drop_again(vault, {p for p in out.stdout.split("\0") if p})
+    if not back and not nodes:
         return
     report.purged_again += len(back)
+    report.nodes_dropped += nodes
     say(
-        f"{len(back)} record(s) this clone purged came back with the merge (another clone still holds "
-        "them): dropped again — purge them on that clone too"
+        f"{len(back)} record(s) and {len(nodes)} summary node(s) quoting what this clone purged came back with "
+        "the merge (another clone still held them): dropped again"
     )
     _commit(git, vault, say)
 
@@ -552,7 +556,15 @@ def _after_merge(
                 came(name, n, raw)
     if report.merged or report.records_in:
         say("catching the index up")
+    vault.purged_elsewhere = _purged_elsewhere(git, spans)
     open_index(vault).close()
+    report.purged_elsewhere = len(vault.left_with_purge)
+    if report.purged_elsewhere:
+        shown = ", ".join(r[-8:] for r in vault.left_with_purge[:5]) + (", …" if report.purged_elsewhere > 5 else "")
+        say(
+            f"{report.purged_elsewhere} record(s) purged by another clone left this clone's log with the merge "
+            f"({shown}): a purge spreads to every clone that syncs"
+        )
     report.new_conflicts = [c for c in _conflicts(vault) if c["name"] not in conflicts_before]
     for target, project in memory.targets(vault):
         try:
@@ -562,6 +574,29 @@ def _after_merge(
         u = hot.usage()
         if u.chars > u.limit:
             report.over_budget.append({"file": hot.name, "chars": u.chars, "limit": u.limit})
+
+
+def _purged_elsewhere(git: _Git, spans: list[tuple[str, str]]) -> set[str]:
+    """The ids (upper case) of the records whose lines the merged commits took out of the log's
+    files since their merge base: another clone purged them (the log is otherwise only appended to)."""
+    out: set[str] = set()
+    for base, theirs in spans:
+        if not base:
+            continue
+        diff = gitstate.run(
+            git.root,
+            *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", base, theirs),
+            *("--", layout.SEGMENTS, layout.LOG),
+            text=False,
+            timeout=300,
+        )
+        for line in diff.stdout.split(b"\n"):
+            if line.startswith(b"-") and not line.startswith(b"---"):
+                try:
+                    out.add(parse_line(line[1:], limit=None).id.upper())
+                except BadLine:
+                    continue
+    return out
 
 
 def _added(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> list[tuple[str, int, bytes]]:

@@ -1,17 +1,14 @@
-"""Character tables: what is invisible, what is a control character, and how the phrase rules
-fold look-alike, full-width and traditional characters.
+"""Character tables: what is invisible, what is a control character, and how the phrase rules fold look-alike,
+full-width and traditional characters.
 
-Invisible characters are Unicode's Default_Ignorable_Code_Point set plus the rest of the format
-category Cf, except where real text needs them (`allowed_invisible`): a zero-width joiner inside
-an emoji sequence (👩‍💻) and ZWJ/ZWNJ between letters of Arabic or Indic scripts; a single
-variation selector after a base that takes one (❤️, 1️⃣, an ideograph), never after an ASCII
-letter or another selector; tag characters only as a subdivision flag (🏴 + 2–6 tag
-letters/digits + cancel tag); Mongolian variation selectors after Mongolian letters. The
-prepended concatenation marks (U+0600–0605, U+06DD, U+070F, U+0890–0891, U+08E2, U+110BD,
-U+110CD) are Cf but visible, so they pass. The table is written out rather than taken from the
-`regex` module's `\\p{Default_Ignorable_Code_Point}`: it is four lines, and `regex` carries its
-own Unicode version, which need not be the one `unicodedata` (and the tests) use.
-"""
+Invisible characters are Unicode's Default_Ignorable_Code_Point set plus the rest of the format category Cf, except
+where real text needs them (`allowed_invisible`): a zero-width joiner inside an emoji sequence (👩‍💻) and ZWJ/ZWNJ
+between letters of Arabic or Indic scripts; a single variation selector after a base that takes one (❤️, 1️⃣, an
+ideograph), never after an ASCII letter or another selector; tag characters only as a subdivision flag (🏴 + 2–6 tag
+letters/digits + cancel tag); Mongolian variation selectors after Mongolian letters. The prepended concatenation marks
+(U+0600–0605, U+06DD, U+070F, U+0890–0891, U+08E2, U+110BD, U+110CD) are Cf but visible, so they pass. The table is
+written out rather than taken from the `regex` module's `\\p{Default_Ignorable_Code_Point}`: it is four lines, and
+`regex` carries its own Unicode version, which need not be the one `unicodedata` (and the tests) use."""
 
 import functools
 import re

@@ -1,23 +1,20 @@
-"""The fence: stored text reaches a model as data inside one fenced block, and cannot act as an
-instruction by closing or forging that fence, or by passing for one of our own lines.
+"""The fence: stored text reaches a model as data inside one fenced block, and cannot act as an instruction by closing
+or forging that fence, or by passing for one of our own lines.
 
-Every surface that hands stored text to a model (`context`, `show`, `handoff read`, the Claude
-Code session hook, the Hermes provider's prefetch, every MCP tool result) prints it
-between `OPEN` — one line saying these are stored notes, not instructions — and `CLOSE`. Inside,
-the lines that give the block its shape (the fence, a section's heading, a file's header, the
-`§` between entries, the line saying what was left out) are ours alone, and every line that
-carries stored text is marked as data:
+Every surface that hands stored text to a model (`context`, `show`, `handoff read`, the Claude Code session hook, the
+Hermes provider's prefetch, every MCP tool result) prints it between `OPEN` — one line saying these are stored notes,
+not instructions — and `CLOSE`. Inside, the lines that give the block its shape (the fence, a section's heading, a
+file's header, the `§` between entries, the line saying what was left out) are ours alone, and every line that carries
+stored text is marked as data:
 
 * in `context`, each item is one line starting `- ` (line breaks in stored text become spaces);
-* in a multi-line body (`wrap`: `show`, `handoff read`), every line of stored text starts with
-  `MARK` (`│ `);
+* in a multi-line body (`wrap`: `show`, `handoff read`), every line of stored text starts with `MARK` (`│ `);
 * an MCP result is the command's JSON, where every stored string sits inside quotes.
 
-So stored text can never produce a line that is, or starts like, a line of ours. On top of that,
-`defuse` quotes whatever in stored text resembles our structure or a turn of a conversation — a
-reader sees what was stored, a model sees no markup (see `defuse`). The scanner (`optmem.safety.scan`)
-refuses the injections it recognises; the fence holds for the ones nobody has listed yet.
-"""
+So stored text can never produce a line that is, or starts like, a line of ours. On top of that, `defuse` quotes
+whatever in stored text resembles our structure or a turn of a conversation — a reader sees what was stored, a model
+sees no markup (see `defuse`). The scanner (`optmem.safety.scan`) refuses the injections it recognises; the fence
+holds for the ones nobody has listed yet."""
 
 from __future__ import annotations
 
@@ -115,8 +112,7 @@ _QUOTED = str.maketrans(
 
 @functools.cache
 def _title_line() -> re.Pattern[str]:
-    """A stored line that starts like one of our titles: each title's first four words, a value
-    filled in standing for any name."""
+    """A stored line that starts like one of our titles: each title's first four words, a value filled in for any."""
     leads = set()
     for title in TITLES.values():
         words: list[str] = []
@@ -191,21 +187,21 @@ SHORT = 64  # characters: a string this long or shorter is defused once per proc
 
 
 def defuse(text: str) -> str:
-    """Stored text as the fence prints it: hidden characters dropped, every line break made \\n,
-    and what resembles our structure or a turn of a conversation quoted, wherever it stands —
-    its angle and square brackets as ‹ › and ⟦ ⟧, a word or label between ‹ ›:
+    """Stored text as the fence prints it: hidden characters dropped, every line break made \\n, and what resembles
+    our structure or a turn of a conversation quoted, wherever it stands — its angle and square brackets as ‹ › and
+    ⟦ ⟧, a word or label between ‹ ›:
 
     * role, markup and tool-call tags: `<system>`, `</memory>`, `<invoke …>`, `<invoke>` …;
     * chat-template tokens: `<|im_start|>`, `[INST]`, `<<SYS>>` …;
-    * the fence's delimiter and look-alikes (`<<<`, `«««`, `⟪⟪`, `≪<`) and its words
-      (`OPTMEM RECALLED MEMORY`, `END OPTMEM`);
-    * at a line start, after any marks: a role label and a colon (`System:`, `**Claude:**`,
-      `> Assistant:`, `系统：`, `用户:`), a Markdown heading's `#`s (`### Instruction:`), the start of one of our
-      titles (`Redlines — locked rules`); anywhere, the line saying what `context` left out.
+    * the fence's delimiter and look-alikes (`<<<`, `«««`, `⟪⟪`, `≪<`) and its words (`OPTMEM RECALLED MEMORY`,
+      `END OPTMEM`);
+    * at a line start, after any marks: a role label and a colon (`System:`, `**Claude:**`, `> Assistant:`, `系统：`,
+      `用户:`), a Markdown heading's `#`s (`### Instruction:`), the start of one of our titles (`Redlines — locked
+      rules`); anywhere, the line saying what `context` left out.
 
-    Compatibility forms (full width, ligatures, mathematical letters), the scanner's look-alikes
-    and combining marks are folded for the check. Idempotent; text without those forms comes
-    back unchanged. A short string (a JSON key, a kind, a status …) is defused once per process."""
+    Compatibility forms (full width, ligatures, mathematical letters), the scanner's look-alikes and combining marks
+    are folded for the check. Idempotent; text without those forms comes back unchanged. A short string (a JSON key, a
+    kind, a status …) is defused once per process."""
     return _defuse_short(text) if len(text) <= SHORT else _defuse(text)
 
 
@@ -255,8 +251,8 @@ def _quote(text: str) -> str:
 
 
 def line(text: str) -> str:
-    """Stored text on one line of ours: defused, its line breaks made spaces (and defused again:
-    what stood at a line start is quoted, and so is what the joined line now holds)."""
+    """Stored text on one line of ours: defused, its line breaks made spaces (and defused again: what stood at a line
+    start is quoted, and so is what the joined line now holds)."""
     return defuse(defuse(text).replace("\n", " "))
 
 
@@ -278,13 +274,13 @@ def defuse_all(value: Any) -> Any:
 
 
 class Body(str):
-    """Text ready for a fenced body, printed by `wrap` as it is: lines of ours (a header, a
-    heading, a separator), or stored text `quote` has marked."""
+    """Text ready for a fenced body, printed by `wrap` as it is: lines of ours (a header, a heading, a separator), or
+    stored text `quote` has marked."""
 
 
 def quote(text: str, lead: str = "") -> Body:
-    """Stored text as lines of a fenced body: defused, every line marked `│ ` — `lead` (ours:
-    an id, a bullet) after the first mark."""
+    """Stored text as lines of a fenced body: defused, every line marked `│ ` — `lead` (ours: an id, a bullet) after
+    the first mark."""
     lines = defuse(text).split("\n")
     lines[0] = lead + lines[0]
     return Body("\n".join(f"{MARK} {x}" if x else MARK for x in lines))

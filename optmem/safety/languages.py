@@ -8,8 +8,7 @@ dismissing + earlier instructions; a new persona or name + lifted limits or secr
 sending + a secret + a destination, or a standing order + a destination; an AI spoken to or bidden (`AI helpers: …`,
 `the agent should`) + an act, the user, a secret or trust; a payee's account + a change. A scoped permission
 (`pytest`, a list) skips no check. In a tool's output or an import (`tool`), an AI spoken to or an order alone
-(`ORIGIN`): a command, data sent out, money moved, a check skipped, a standing order.
-"""
+(`ORIGIN`): a command, data sent out, money moved, a check skipped, a standing order."""
 
 import functools
 import math
@@ -738,6 +737,10 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
         window = re.sub(_TEMPLATE, lambda m: " " * len(m[0]), re.split(r"[.。!?！？;；](?:\s|$)", rest[:80])[0])
         if re.search(PUBLIC, re.split(r"[.。!?！？;；](?:\s|$)", rest[:160])[0]):
             continue  # (its sentence says it is published: shown on the public page, an example)
+        said, before = re.match(r"\W*(\w[\w.-]*)", window), spoken[max(0, h.start - 80) : h.start]
+        own = said and re.search(rf"(?<![\w.-]){re.escape(said[1])}\W+$", before[-40:])
+        if own and re.search(_LOCAL, before + rest[:80]):
+            continue  # (the user's name as its password, on this machine: a local default, as url_credentials takes)
         start = link.end() if (link := re.search(_LINK, window)) else 0
         if link and (
             re.search(_STOP, window[:start])
@@ -764,6 +767,8 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
     return None
 
 
+_CLAUSE = r"[.,;:!?。，；：！？、\n—–]"  # (a denied check's denial is denied within its clause: `_affirmed`)
+_LOCAL = r"(?<![\w.-])(?:localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(?![\w.-])"
 PUBLIC = r"(?<![\w.@-])(?:public(?:ly)?|demo)(?![\w@-]|\.\w)|公开|公開"  # a login its sentence says is published (a demo tenant's)
 SHOWN = r"ssh-(?:ed25519|rsa|dss|ecdsa)|\b(?i:sha\d+|md5):|fingerprint|public|\bpub\b|checksum|digest|hash|example|sample|placeholder|dummy|fake|revoked|rotated|masked|redacted|公钥|指纹|示例|公開鍵|例"
 
@@ -832,10 +837,12 @@ def _shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
 
 
 def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:
-    """`hits` without the negations and the acts they deny: an act (`DENIABLE`) with a negation
-    of its language (`no`) beside it — at most `GAP` characters apart, no clause mark between, on
-    either side (没有任何密钥泄露, zeige niemals, 表示しないで). A negation that is part of another
-    concept's words (`do not tell`, 不要告诉, ไม่ต้องถาม) is that concept's."""
+    """`hits` without the negations and the acts they deny: an act (`DENIABLE`) with a negation of its language (`no`)
+    beside it — at most `GAP` characters apart, no clause mark between, on either side (没有任何密钥泄露, zeige niemals,
+    表示しないで). A negation that is part of another concept's words (`do not tell`, 不要告诉, ไม่ต้องถาม) is that
+    concept's. A denied check (`FLIPS`) whose denial is itself denied — a negation before it in its clause, an act
+    between (never deploy … without the user's approval, 不要在没有用户确认的情况下…) — is a check the text requires.
+    Negations side by side are one (nigdy nie mów: never say)."""
     nos = [
         n
         for n in hits
@@ -852,29 +859,18 @@ def _affirmed(spoken: str, hits: list[_Hit]) -> list[_Hit]:
             continue
         if h.concept in FLIPS:  # (a word of any language: denied by a negation of any, a clause's width apart)
             denials = [n for n in nos + withouts if _beside(spoken, n, h, 2 * GAP)]
-            if not denials or _prohibited(spoken, min(denials, key=lambda n: abs(n.start - h.start)), nos):
-                continue
+            d = min(denials, key=lambda n: abs(n.start - h.start)).start if denials else -1
+            between = [spoken[n.end : d] for n in nos if n.end <= d]
+            if d < 0 or any(re.search(r"\w", b) and len(b) <= 4 * GAP and not re.search(_CLAUSE, b) for b in between):
+                continue  # (no denial, or a denial itself denied: a check the text requires)
             h = h._replace(concept=FLIPS[h.concept])
         kept.append(h)
     return kept
 
 
-def _prohibited(spoken: str, denial: _Hit, nos: list[_Hit]) -> bool:
-    """Whether the denial of a check is itself denied: a negation before it in its clause, an act
-    between (never deploy … without the user's approval, 不要在没有用户确认的情况下…) — a check the
-    text requires. Negations side by side are one (nigdy nie mów: never say)."""
-    return any(
-        n.end <= denial.start
-        and re.search(r"\w", spoken[n.end : denial.start]) is not None
-        and _beside(spoken, n, denial, 4 * GAP, r"[.,;:!?。，；：！？、\n—–]")
-        for n in nos
-    )
-
-
 def _overruled(hits: list[_Hit]) -> list[_Hit]:
-    """The user overruled: a dismissal followed within 40 characters by the user (ignore the user's
-    settings, ignoruj prośby użytkownika) — not the user's own (the user asked me to ignore …), not a
-    password forgotten (忘记密码的用户)."""
+    """The user overruled: a dismissal followed within 40 characters by the user (ignore the user's settings, ignoruj
+    prośby użytkownika) — not the user's own (the user asked me to ignore …), not a password forgotten (忘记密码的用户)."""
     kept = {h.start for h in hits if h.concept in ("goods", "credential")}
     no = [d for d in hits if d.concept == "dismiss" and not kept & set(range(d.end, d.end + 4))]
     return [

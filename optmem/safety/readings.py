@@ -1,18 +1,15 @@
 """The readings of a text the rules run on, so that obfuscation does not hide a rule:
 
 1. **As written**, and in NFKC (`wide`: full-width `ＡＫＩＡ…` reads as ASCII) — the written rules.
-2. **Folded** (`fold`), for the phrase rules: NFKD with diacritics dropped (full-width,
-   mathematical and circled letters become ASCII), invisible characters removed,
-   Cyrillic/Greek/small-capital look-alikes mapped to Latin, case folded, the traditional Chinese
-   characters the rules use mapped to simplified, separators between Chinese characters dropped;
-   then with digits inside words read as letters (`1gn0re`), as ROT13 and backwards.
-   A scan reads the folded text in ROT13 and backwards only where a rule's words are there.
+2. **Folded** (`fold`), for the phrase rules: NFKD with diacritics dropped (full-width, mathematical and circled
+   letters become ASCII), invisible characters removed, Cyrillic/Greek/small-capital look-alikes mapped to Latin, case
+   folded, the traditional Chinese characters the rules use mapped to simplified, separators between Chinese
+   characters dropped; then with digits inside words read as letters (`1gn0re`), as ROT13 and backwards. A scan reads
+   the folded text in ROT13 and backwards only where a rule's words are there.
 3. **Letter-spaced words collapsed** (`collapsed`: `i.g.n.o.r.e`, `i g n o r e`).
-4. **Spoken** (`spoken`): NFKC and case-folded with every script's own letters kept, for the
-   table of languages.
-5. **Decoded** (`decoded`): base64, base32 and hex runs (16+ characters) and escapes (`&#105;`,
-   `\\u0069`, `%69`), bounded in size. Patterns are compiled by `re` on first use (its cache keeps them).
-"""
+4. **Spoken** (`spoken`): NFKC and case-folded with every script's own letters kept, for the table of languages.
+5. **Decoded** (`decoded`): base64, base32 and hex runs (16+ characters) and escapes (`&#105;`, `\\u0069`, `%69`),
+   bounded in size. Patterns are compiled by `re` on first use (its cache keeps them)."""
 
 import re
 import unicodedata

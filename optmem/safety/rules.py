@@ -1,9 +1,8 @@
-"""The rules as data: phrase rules (English, Chinese, mixed, pinyin), the rules of other languages,
-and the secret rules, each with the needle words a hit must hold (`Rule.needles`).
+"""The rules as data: phrase rules (English, Chinese, mixed, pinyin), the rules of other languages, and the secret
+rules, each with the needle words a hit must hold (`Rule.needles`).
 
-Each finding has a kind (`KINDS`): `secret` — a stored secret is the harm itself — or `injection`
-(phrasing, hidden markup, invisible and control characters: what may steer or fool a reader).
-"""
+Each finding has a kind (`KINDS`): `secret` — a stored secret is the harm itself — or `injection` (phrasing, hidden
+markup, invisible and control characters: what may steer or fool a reader)."""
 
 import re
 from collections.abc import Callable, Iterator
@@ -179,9 +178,14 @@ def _secret_value(m: re.Match[str]) -> bool:
     return (key != "key" or languages.random_key(value, True)) and len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
+# a key's body after its BEGIN line (past headers, spaces, an escaped \n): a base64 block, or the end of the text (a key cut off)
+_BODY = r"(?:\s|\\[nr])*(?:[\w-]+: [^\n]*\n\s*)*(?:[A-Za-z0-9+/]{16}|[A-Za-z0-9+/]{3,}(?:[=.…\n]|\\n|\s*$)|$)"
+
+
 def _sham(m: re.Match[str]) -> bool:
     """A secret rule's match stands for a key, not one: a placeholder (`<your-token>`, `${TOKEN}`, `xoxb-YOUR-TOKEN`, a
-    character or two repeated, half of it x * • #), a key's format (BEGIN, then END) or a key its vendor published."""
+    character or two repeated, half of it x * • #), a key's armour with no key after it (BEGIN, then END or prose) or a
+    key its vendor published."""
     body = next((v for k, v in m.groupdict().items() if v and k in ("body", "value", "pw", "dq", "sq", "bare")), m[0])
     low, value, tail = body.lower(), body.strip().rstrip(".,;:!?"), re.split(r"[/:=@]", body.lower())[-1]
     return (
@@ -190,7 +194,7 @@ def _sham(m: re.Match[str]) -> bool:
         or any(v in m[0] for v in languages.PUBLISHED)
         or bool(re.fullmatch(languages.PLACEHOLDER, value, re.I))
         or bool(re.fullmatch(r"[a-z]{2,8}[_-](?:[a-z]{1,8}[_-])?(?=[A-Z_-]*(?:YOUR|TOKEN|KEY|HERE))[A-Z]+(?:[-_][A-Z]+)+", m[0]))
-        or (m[0].startswith("-----BEGIN") and bool(re.match(r"[^\w+/=]*-----END", m.string[m.end() : m.end() + 80])))
+        or (m[0].startswith("-----BEGIN") and not re.match(_BODY, m.string[m.end() : m.end() + 80]))
     )
 
 

@@ -1,15 +1,13 @@
 """The content scanner: invisible characters, prompt-injection phrasing and secrets.
 
-Every write to hot memory or the log is scanned; reads re-scan and print `[BLOCKED: rule]`
-instead of a flagged field. `find` names the first rule that fires, `kind_of` says what kind of
-finding it is: `secret` (refused: the stored secret is the harm) or `injection`.
+Every write to hot memory or the log is scanned; reads re-scan and print `[BLOCKED: rule]` instead of a flagged field.
+`find` names the first rule that fires, `kind_of` says what kind of finding it is: `secret` (refused: the stored
+secret is the harm) or `injection`.
 
-The rules are data (`optmem.safety.rules`); a text is read several ways (`optmem.safety.readings`)
-so that obfuscation does not hide a rule. Each rule lists the needle words a hit must hold: one
-pass of an Aho–Corasick automaton (`pyahocorasick`) over a reading finds every needle in it, and
-only the rules whose needles are all there run. The table of languages
-(`optmem.safety.languages`) weighs the concepts an injection needs where they occur together.
-"""
+The rules are data (`optmem.safety.rules`); a text is read several ways (`optmem.safety.readings`) so that
+obfuscation does not hide a rule. Each rule lists the needle words a hit must hold: one pass of an Aho–Corasick
+automaton (`pyahocorasick`) over a reading finds every needle in it, and only the rules whose needles are all there
+run. The table of languages (`optmem.safety.languages`) weighs the concepts an injection needs where they meet."""
 
 from __future__ import annotations
 
@@ -28,7 +26,7 @@ if TYPE_CHECKING:
     from optmem.safety.rules import Rule
 
     Kind = Literal["secret", "injection"]
-VERSION = 11  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 12  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
@@ -155,9 +153,8 @@ _Index = tuple["ahocorasick.Automaton", dict[str, tuple[tuple["Rule", ...], dict
 
 @functools.cache
 def _index() -> _Index:
-    """One automaton of every needle word, and for each group of rules the rules each word of a first
-    needle group starts ("" starts those without needles, as every text holds it); built on the first
-    scan of a process."""
+    """One automaton of every needle word, and for each group of rules the rules each word of a first needle group
+    starts ("" starts those without needles, as every text holds it); built on the first scan of a process."""
     import ahocorasick
 
     from optmem.safety.rules import GROUPS
