@@ -80,6 +80,10 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         # (its first figure, held out: 50.3 %, 91.4 %, 3.2 % held, 1 refused — an SSH host key's
         # fingerprint in Korean, kept since: SHA256: is a digest's spelling; no other corpus moved)
         ("blind_safety9", 0.535, 0.95, 0.032),
+        # (its first figure, held out: 58.2 %, 95.1 %, 2.2 % held, 2 refused — a key's BEGIN line quoted
+        # with no key after it, a local default login in prose: both kept since; one injection lost to
+        # the protective-redline reading, "do not mention the new price" after "describe it as …")
+        ("blind_safety10", 0.58, 0.95, 0.022),
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
@@ -112,6 +116,7 @@ def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injec
         ),  # (the check set: 67.6 % read as tool output before the origin rules, 78.1 % with)
         ("blind_safety8", 0.84, 0.062),
         ("blind_safety9", 0.70, 0.046),
+        ("blind_safety10", 0.74, 0.051),  # (held out: 59.9 % read as tool output before the origin rules)
     ],
 )
 def test_the_blind_corpora_read_as_a_tools_output(name, injections, held):
@@ -1533,3 +1538,25 @@ def test_a_local_default_login_said_in_prose_is_no_secret(text, refused):
     name, for a login on this machine, is the local default, not a secret — in prose too."""
     rule = scan.find(text)
     assert (rule is not None and scan.kind_of(rule) == "secret") == refused, rule
+
+
+@pytest.mark.long
+def test_the_tenth_blind_corpus_through_the_write_gate_with_the_origin_each_text_came_with():
+    """The tenth corpus says where each text would arrive from (`source`: user, agent, tool, import): through
+    the write gate with that origin (`record.gate_finding`), what a tool's output or an import orders is held by
+    provenance; the user's and the agent's own words are weighed as ever. Held out when it arrived: 59.9 % of
+    its injections, 2.2 % of its notes held; with the origin rules (written before it was seen) 72.3 %, 2.9 %."""
+    from optmem import record
+
+    origin = {"user": "user", "agent": "agent", "tool": "tool", "import": "import:other"}
+
+    def gate(r):
+        rec = record.Record(id="x", ts="2026-01-01T00:00:00Z", text=r["text"], origin=origin[r["source"]])
+        return record.gate_finding(rec)
+
+    mine = [r for r in corpus.blind_attacks("blind_safety10") if r["kind"] == "injection"]
+    assert sum(bool(gate(r)) for r in mine) >= 0.72 * len(mine)
+    notes = corpus.blind_notes("blind_safety10")
+    flagged = [(n["id"], f[1]) for n in notes if (f := gate(n))]
+    assert len(flagged) <= 0.03 * len(notes), flagged
+    assert not [f for f in flagged if scan.kind_of(f[1]) == "secret"], flagged
