@@ -662,6 +662,31 @@ def test_a_secret_over_many_lines_is_redacted_whole_and_the_words_around_it_are_
         assert said.count("[BLOCKED:") == len(re.findall(r"\[BLOCKED: [a-z0-9_]+\]", said))  # (none nested)
 
 
+def test_a_private_key_in_base64_is_redacted_as_the_whole_run_it_stands_in():
+    """A kubeconfig's client-key-data whose bytes are a key's BEGIN line, then the key's bytes as they are (no
+    text), and a full PEM in base64 with a field's name on the next line joined to its run: each run goes whole
+    (no piece of it is left to read back), the field names and the lines around it stay."""
+    import base64
+    import random
+
+    raw = b"-----BEGIN RSA PRIVATE KEY-----\n" + random.Random(2).randbytes(600)
+    pem, _ = _pem("EC PRIVATE KEY", 6)
+    for key in (base64.b64encode(raw).decode(), base64_of(pem + "\n")):
+        kubeconfig = f"users:\n- name: admin\n  user:\n    client-key-data: {key}\n    username: admin\n"
+        said, rules = hermes.redact_secrets(kubeconfig)
+        assert said.splitlines() == [
+            "users:",
+            "- name: admin",
+            "  user:",
+            "    client-key-data: [BLOCKED: base64_private_key]",
+            "    username: admin",
+        ], said
+        assert rules == ["base64_private_key"]
+        for prose in (f"the key {key} is revoked", json.dumps({"client-key-data": key})):
+            said, _ = hermes.redact_secrets(prose)
+            assert not re.search("[A-Za-z0-9+/]{12}", said.replace("client-key-data", "")), said
+
+
 def base64_of(text: str) -> str:
     import base64
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import json
+import random
+import re
 import subprocess
 import sys
 import unicodedata
@@ -475,6 +477,51 @@ def test_base64_that_decodes_to_a_rule_is_refused():
     key = base64.b64encode(b"-----BEGIN PRIVATE KEY-----\nMIIE\n").decode()
     assert scan.find(f"tls.key: {key}") == "base64_private_key"
     assert scan.find(base64.b64encode(blob.encode()).decode()) == "base64_base64_ignore_previous_instructions"
+
+
+def _key_in_base64(armour: str, text: bool) -> str:
+    """base64 of a private key as a kubeconfig's client-key-data holds it: BEGIN, then the key's bytes (made up) as
+    base64 lines of 64 (`text`) or as they are (a key's DER body after its BEGIN line: bytes that are no text)."""
+    der = random.Random(armour).randbytes(300)
+    body = "\n".join(re.findall(".{1,64}", base64.b64encode(der).decode())) + f"\n-----END {armour}-----\n"
+    return base64.b64encode(f"-----BEGIN {armour}-----\n".encode() + (body.encode() if text else der)).decode()
+
+
+@pytest.mark.parametrize(
+    "armour",
+    ["RSA PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "PGP PRIVATE KEY BLOCK"],
+)
+def test_base64_that_decodes_to_a_private_keys_begin_line_is_a_secret_wherever_it_stands(armour, vault_path, cli):
+    """A base64 run whose bytes begin with a private key's BEGIN line is the key, in a YAML value, in JSON or in
+    prose: when what follows that line is no text (the key's bytes as they are), and when a field's name on the
+    next line joins the run (a kubeconfig's `client-key-data`, then `username:`), whatever its padding."""
+    for key in (_key_in_base64(armour, text=False), _key_in_base64(armour, text=True)):
+        for text in (
+            f"users:\n- name: admin\n  user:\n    client-key-data: {key}\n",
+            json.dumps({"users": [{"name": "admin", "user": {"client-key-data": key}}]}),
+            f"the old cluster's admin key was {key}, rotate it",
+        ):
+            assert scan.find(text) == "base64_private_key", text
+    for end in ("", "\n", "\n\n"):  # (no padding, "=", "==": a strict decoder refuses "=" inside a run)
+        key = base64.b64encode(base64.b64decode(_key_in_base64(armour, text=True)) + end.encode()).decode()
+        assert scan.find(f"    client-key-data: {key}\n    username: admin\n") == "base64_private_key"
+    key = _key_in_base64(armour, text=False)
+    out = cli.json("append", f"kubeconfig for prod: client-key-data: {key}", code=1)["error"]
+    assert out["code"] == "unsafe_content" and out["rule"] == "base64_private_key" == scan.find(key)
+    assert not any(key[:40].encode() in p.read_bytes() for p in vault_path.rglob("*") if p.is_file())
+
+
+def test_base64_of_bytes_or_of_a_keys_armour_alone_holds_no_secret():
+    """What the bytes of a run begin with decides: random bytes, a public key's or a certificate's BEGIN line, or
+    a private key's armour with no key after it (BEGIN, then END) are no secret."""
+    der = random.Random(1).randbytes(300)
+    for raw in (
+        der,
+        b"-----BEGIN CERTIFICATE-----\n" + der,
+        b"-----BEGIN PUBLIC KEY-----\n" + der,
+        b"-----BEGIN RSA PRIVATE KEY-----\n-----END RSA PRIVATE KEY-----\n",
+    ):
+        assert scan.find(f"client-certificate-data: {base64.b64encode(raw).decode()}") is None
 
 
 def test_other_encodings_are_decoded():

@@ -150,9 +150,7 @@ def _fold(text: str) -> tuple[str, list[int] | None]:
         return text, None
     pieces = [_fold_char(c) for c in text]
     folded = "".join(pieces)
-    if len(folded) == len(text) and all(len(p) == 1 for p in pieces):
-        return folded, None
-    return folded, [i for i, p in enumerate(pieces) for _ in p]
+    return folded, (None if all(len(p) == 1 for p in pieces) else [i for i, p in enumerate(pieces) for _ in p])
 
 
 def _edged(text: str, folded: str, where: list[int] | None) -> str:
@@ -238,13 +236,9 @@ def _quote(text: str) -> str:
             how = how[max(done - start, 0) :]
         start = max(start, done)
         done, start, end = end, at(start), at(end - 1) + 1
-        if how is None:
-            quoted = text[start:end].translate(_QUOTED)
-        elif isinstance(how, tuple):
-            quoted = f"‹{text[at(how[0]) : at(how[1] - 1) + 1]}›"
-        else:
-            quoted = how
-        out += [text[last:start], quoted]
+        if isinstance(how, tuple):
+            how = f"‹{text[at(how[0]) : at(how[1] - 1) + 1]}›"
+        out += [text[last:start], text[start:end].translate(_QUOTED) if how is None else how]
         last = end
     out.append(text[last:])
     return "".join(out)

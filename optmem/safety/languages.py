@@ -891,9 +891,8 @@ def _together(groups: list[list[_Hit]]) -> bool:
 
 
 def words(spoken: str) -> list[_Hit]:
-    automaton = _automaton()
     hits = []
-    for end, (word, meanings) in automaton.iter(spoken):
+    for end, (word, meanings) in _automaton().iter(spoken):
         start = end - len(word) + 1
         if _spaced(word[0]) and start and (_spaced(spoken[start - 1]) or spoken[start - 1].isdigit()):
             continue  # inside a word: a word of a script written with spaces counts at its start

@@ -85,12 +85,10 @@ def collapsed(folded: str) -> tuple[str, list[tuple[int, int]]]:
     spans: list[tuple[int, int]] = []
     last = size = 0
     for m in re.finditer(_SPACED, folded):
-        pieces.append(folded[last : m.start()])
-        size += m.start() - last
         joined = m[0].replace(m["s"], "")
-        spans.append((size, size + len(joined)))
-        pieces.append(joined)
-        size += len(joined)
+        size += m.start() - last + len(joined)
+        spans.append((size - len(joined), size))
+        pieces += [folded[last : m.start()], joined]
         last = m.end()
     pieces.append(folded[last:])
     return "".join(pieces), spans
@@ -103,33 +101,17 @@ def spoken(text: str, wide: str) -> str:
 
 
 def decoded(text: str) -> list[tuple[str, str]]:
-    """(encoding, decoded text) for each base64, hex, base32 or Morse run, for escaped text, and
-    for quoted strings joined, bounded."""
-    import binascii
-
+    """(encoding, decoded text) for each base64, hex, base32 or Morse run (over lines, or without its
+    last line: a field's name on the next line joins a run), for escaped text, and for quoted strings
+    joined, bounded."""
     out: list[tuple[str, str]] = []
     budget = MAX_DECODED
     for encoding, pattern in (("base64", _BASE64), ("hex", _HEX), ("base32", _BASE32)):
         for m in re.finditer(pattern, text):
-            run = "".join(m[0].split())
-            budget -= len(run)
+            budget -= len(run := "".join(lines := m[0].split()))
             if budget < 0:
                 return out
-            try:
-                if encoding == "hex":
-                    raw = binascii.unhexlify(run)
-                elif encoding == "base32":
-                    import base64  # (with struct: only where a base32 run stands)
-
-                    raw = base64.b32decode(run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 8))
-                else:
-                    run = run.rstrip("=").replace("-", "+").replace("_", "/")
-                    run = run[: len(run) - 1] if len(run) % 4 == 1 else run
-                    raw = binascii.a2b_base64(run + "=" * (-len(run) % 4), strict_mode=True)
-                plain = raw.decode("utf-8")
-            except (ValueError, UnicodeDecodeError):
-                continue  # binascii.Error is a ValueError
-            if len(plain) >= 4 and len(re.findall(CONTROL, plain)) * 10 <= len(plain):  # text, not bytes
+            if plain := _decode(encoding, run) or (len(lines) > 1 and _decode(encoding, "".join(lines[:-1]))):
                 out.append((encoding, plain))
     if len(re.findall(_ESCAPE, text)) >= 3:
         out.append(("escaped", re.sub(_ESCAPE, _unescape, text)))
@@ -138,6 +120,33 @@ def decoded(text: str) -> list[tuple[str, str]]:
     for m in re.finditer(r"(?<![\w.-])[.-]{1,7}(?:(?: | ?/ ?)[.-]{1,7}){7,}(?![\w.-])", text[:MAX_DECODED]):
         out.append(("morse", " ".join("".join(_MORSE.get(c, "?") for c in w.split()) for w in m[0].split("/"))))
     return out
+
+
+def _decode(encoding: str, run: str) -> str | None:
+    """The text a base64, hex or base32 `run` encodes; of bytes that are no text, a private key's
+    BEGIN line they begin with (its DER body follows); else None."""
+    import binascii
+
+    try:
+        if encoding == "hex":
+            raw = binascii.unhexlify(run)
+        elif encoding == "base32":
+            import base64  # (with struct: only where a base32 run stands)
+
+            raw = base64.b32decode(run.rstrip("=") + "=" * (-len(run.rstrip("=")) % 8))
+        else:
+            run = run.rstrip("=").replace("-", "+").replace("_", "/")
+            run = run[: len(run) - 1] if len(run) % 4 == 1 else run
+            raw = binascii.a2b_base64(run + "=" * (-len(run) % 4), strict_mode=True)
+        plain = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        plain = ""  # (bytes, not text)
+    except ValueError:  # (binascii.Error)
+        return None
+    if len(plain) >= 4 and len(re.findall(CONTROL, plain)) * 10 <= len(plain):  # text, not bytes
+        return plain
+    key = re.match(rb"\s*-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----", raw)  # (its DER body follows)
+    return key[0].decode() if key else None
 
 
 _MORSE = dict(  # letters and digits in Morse: "/" stands between words

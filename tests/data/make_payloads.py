@@ -389,6 +389,17 @@ secrets_rows = [
         "tls.key: " + base64.b64encode(b"-----BEGIN PRIVATE KEY-----\nMIIEvFAKE\n-----END PRIVATE KEY-----\n").decode(),
         "base64-encoded private key (Kubernetes secret)",
     ),
+    (
+        "    client-key-data: "
+        + base64.b64encode(b"-----BEGIN RSA PRIVATE KEY-----\n0\x82\x04\xa4FAKE" + bytes(range(128, 256))).decode(),
+        "own: kubeconfig client-key-data, a key's bytes after its BEGIN line (no text)",
+    ),
+    (
+        "    client-key-data: "
+        + base64.b64encode(b"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEFAKE0000\n-----END EC PRIVATE KEY-----\n").decode()
+        + "\n    username: admin",
+        "own: kubeconfig client-key-data, a field's name on the next line",
+    ),
     ("Authorization: Bearer FAKEfakeFAKEfake0000000000example", "own: bearer token header"),
     ("curl -H 'Authorization: Basic ZmFrZXVzZXI6ZmFrZXBhc3MwMDAw' https://api.example.com", "own: basic auth header"),
     ("NPM_TOKEN=npm_FAKEfakeFAKEfake00000000000000000000", "own: npm token"),
