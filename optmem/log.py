@@ -982,9 +982,18 @@ def forget(
     )
 
 
-def about(row: Row, moment: datetime, kind: str, *, source: str | None, extra: dict[str, Any] | None = None) -> Record:
+def about(
+    row: Row,
+    moment: datetime,
+    kind: str,
+    *,
+    source: str | None,
+    extra: dict[str, Any] | None = None,
+    origin: str | None = None,
+) -> Record:
     """A bookkeeping line of `kind` about the record `row` (a tombstone, a confirmation, a
-    verification), written at `moment` in the record's domain and project."""
+    verification), written at `moment` in the record's domain and project; `origin`: who wrote
+    it, where that matters (a release: a person's)."""
     return Record(
         id=new_id(moment.timestamp()),
         ts=clock.format_ts(moment),
@@ -993,6 +1002,7 @@ def about(row: Row, moment: datetime, kind: str, *, source: str | None, extra: d
         kind=kind,
         ref=row.id,
         source=source,
+        origin=origin,
         extra=extra or {},
     )
 
