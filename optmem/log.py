@@ -762,8 +762,8 @@ def _derived_origin(idx: Index, rec: Record) -> Record:
             f"{said[0].id} was said in the conversation ({said[0].origin or 'first-hand'}), and this "
             f"{rec.kind} would replace it with text from {origin} output: a tool's output, an import or "
             "another store never replaces a statement by itself — the user runs the command (at a "
-            "terminal, or with --origin user), or `optmem append` the new text, which stands beside "
-            "the statement, below it; nothing was written",
+            "terminal, or with --origin user); else the new text is appended (`optmem append`): it stands "
+            "beside the statement, below it; nothing was written",
             origin=origin,
             id=said[0].id,
         )
