@@ -214,7 +214,10 @@ def history(
             if not rows:
                 raise NotFound(f"no record has key {quote(key)}", key=key)
         else:
-            start = log.resolve_one(idx, ref or "")
+            try:
+                start = log.resolve_one(idx, ref or "")
+            except NotFound as exc:
+                raise _key_for_id(idx, ref or "", domain, project) or exc from None
             rows = view.connected(start, lambda r: _linked(idx, r), key=lambda r: r.n)
         rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
         ok = set() if show_unsafe else idx.passed(rows)  # (the gate's verdicts, in one look-up)
@@ -226,6 +229,27 @@ def history(
             gone = idx.forgetting(r)
             out.append({**got, **(gone if show_unsafe else view.shown(gone))})
         return out
+
+
+def _key_for_id(idx: Index, ref: str, domain: str | None, project: str | None) -> NotFound | None:
+    """The error for a fact key given where `history` takes an id (`history backend.port`): the
+    key's records are there — `history --key` shows them — or, when it cannot be an id (a
+    character no id holds: `.`, `_`, `-`, a space), it names neither; None for what looks like an
+    id (its own error stands)."""
+    try:
+        key = log.check_key(ref, "ID") or ""
+    except UsageError:
+        return None  # (no key: the id's own error stands)
+    if idx.key_group(key, domain, project, exact=False):
+        return NotFound(
+            f"no record has id {quote(ref)}, but it is a fact key that has records: `optmem history --key "
+            f"{key}` shows every version of it",
+            ref=ref,
+            key=key,
+        )
+    if any(not c.isalnum() for c in key):
+        return NotFound(f"no record has id {quote(ref)}, and no record has key {quote(ref)}", ref=ref, key=key)
+    return None
 
 
 def _linked(idx: Index, row: Row) -> list[Row]:

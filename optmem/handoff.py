@@ -12,7 +12,7 @@ import re
 
 from optmem import clock, fsio, log, view
 from optmem import meta as metamod
-from optmem.errors import BadFrontMatter, NotFound, TooLarge, Unreadable, Unwritable, UsageError
+from optmem.errors import BadFrontMatter, NotFound, OptmemError, TooLarge, Unreadable, Unwritable, UsageError
 from optmem.handoff_file import SECTIONS, Handoff, from_row, names_sections, parse, parse_body, render
 from optmem.record import HANDOFF
 from optmem.safety import scan
@@ -79,7 +79,8 @@ def write(
     (`confidence`: as `append --confidence`; an agent's own digest waits as pending; `said_at`:
     when it was written, if earlier than now — a handoff that waited in a spool; `origin`: who
     wrote it — `agent` for an agent's own account of its session, whose "done" items are its
-    claims, as every surface says)."""
+    claims, as every surface says). A person's edit of the HANDOFF.md it replaces is journalled
+    first (`follow`)."""
     validate_name(project, "project")
     if domain is not None:
         validate_name(domain, "domain")  # before anything is made
@@ -134,6 +135,9 @@ def write(
         # the file is made ready before the log record: one that cannot be written (read-only, in a
         # read-only folder) refuses the handoff with nothing stored — a refused one never reads as the latest
         with vault.lock(), fsio.atomic_stream(path, within=vault.root) as new:
+            # a person's edit of the file this write replaces is journalled first, as every read
+            # of the view journals it (`follow`): their words are never overwritten unlogged
+            _follow_one(vault, project)
             res = log.append(
                 vault,
                 log.Draft(
@@ -367,21 +371,27 @@ def follow(vault: Vault) -> list[str]:
     placeholder (the file keeps it); a file that cannot be read, or holds nothing, is left to the
     commands that read it. Looked for without the lock and journalled under it (looked for again
     there: two readers journal it once). The record ids."""
-    from optmem.errors import OptmemError
-
     out: list[str] = []
     for name, _ in vault.handoff_paths():
         project = name.split("/")[1]
         try:
             if NAME_RE.fullmatch(project) and _unjournalled(vault, project):
                 with vault.lock():
-                    edit = _unjournalled(vault, project)
-                    if edit is not None:
-                        said, latest = edit
-                        out.append(_journal_edit(vault, said, latest))
+                    out += _follow_one(vault, project)
         except OptmemError:
             continue  # (cannot be read or written now: its readers say so, the next read tries again)
     return out
+
+
+def _follow_one(vault: Vault, project: str) -> list[str]:
+    """Journal a person's edit of the project's HANDOFF.md the log does not hold yet, lock held
+    (`follow`; `write`, before it replaces the file); the record id, if one was written. A file
+    that cannot be read is left to the commands that read it."""
+    try:
+        edit = _unjournalled(vault, project)
+    except OptmemError:
+        return []
+    return [_journal_edit(vault, *edit)] if edit is not None else []
 
 
 def _unjournalled(vault: Vault, project: str) -> tuple[Handoff, Handoff | None] | None:

@@ -762,8 +762,8 @@ def _derived_origin(idx: Index, rec: Record) -> Record:
             f"{said[0].id} was said in the conversation ({said[0].origin or 'first-hand'}), and this "
             f"{rec.kind} would replace it with text from {origin} output: a tool's output, an import or "
             "another store never replaces a statement by itself — the user runs the command (at a "
-            "terminal, or with --origin user), or `optmem append` the new text, which stands beside "
-            "the statement, below it; nothing was written",
+            "terminal, or with --origin user); else the new text is appended (`optmem append`): it stands "
+            "beside the statement, below it; nothing was written",
             origin=origin,
             id=said[0].id,
         )
@@ -982,9 +982,18 @@ def forget(
     )
 
 
-def about(row: Row, moment: datetime, kind: str, *, source: str | None, extra: dict[str, Any] | None = None) -> Record:
+def about(
+    row: Row,
+    moment: datetime,
+    kind: str,
+    *,
+    source: str | None,
+    extra: dict[str, Any] | None = None,
+    origin: str | None = None,
+) -> Record:
     """A bookkeeping line of `kind` about the record `row` (a tombstone, a confirmation, a
-    verification), written at `moment` in the record's domain and project."""
+    verification), written at `moment` in the record's domain and project; `origin`: who wrote
+    it, where that matters (a release: a person's)."""
     return Record(
         id=new_id(moment.timestamp()),
         ts=clock.format_ts(moment),
@@ -993,6 +1002,7 @@ def about(row: Row, moment: datetime, kind: str, *, source: str | None, extra: d
         kind=kind,
         ref=row.id,
         source=source,
+        origin=origin,
         extra=extra or {},
     )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from optmem import clock, lifecycle, log, view
-from optmem.errors import NotApplicable, UsageError
+from optmem.errors import NeedsPerson, NotApplicable, UsageError
 from optmem.index import open_index
 from optmem.index import prepare as prepare_index
 from optmem.record import BOOKKEEPING, CONFIRM, RELEASE, VERIFY, Record
@@ -305,10 +305,26 @@ def _releasable_unheld(idx: Any, row: Any) -> None:
         )
 
 
-def release(vault: Vault, ref: str, *, source: str | None = None) -> Released:
+def refuse_agent_release(ref: str, origin: str | None) -> None:
+    """A release by anyone but a person (`origin` user) is refused, `needs_person`."""
+    if origin != "user":
+        raise NeedsPerson(
+            f"releasing {ref} from quarantine is for a person: a held record waits until a person reviews it, "
+            f"and this command is {origin or 'not said to be'} a person's — the user runs `optmem release {ref}` "
+            "at their terminal (or with --origin user, saying it is theirs); nothing was written",
+            origin=origin,
+            id=ref,
+        )
+
+
+def release(vault: Vault, ref: str, *, source: str | None = None, origin: str | None = None) -> Released:
     """Release a held record: it becomes what it would be unheld (current, a correction in
-    force, its key's value), its words shown as stored. A `release` line in the log; a record
-    released before is `already_released`; one never held, or a bookkeeping line, is refused."""
+    force, its key's value), its words shown as stored. A `release` line in the log, recording
+    who released it (`origin`); a record released before is `already_released`; one never held,
+    or a bookkeeping line, is refused. Only a person releases (`origin` user): a record is held
+    until a person reviews it, and an agent that could release what it was told would let any
+    injection in (a held redline into context as a locked rule) — refused, `needs_person`."""
+    refuse_agent_release(ref, origin)
 
     def releasing(idx: Any, row: Any, moment: Any) -> Any:
         log.refuse_bookkeeping(idx, row, "release")
@@ -323,7 +339,7 @@ def release(vault: Vault, ref: str, *, source: str | None = None) -> Released:
                 code="not_held",
                 id=row.id,
             )
-        return log.about(row, moment, RELEASE, source=source)
+        return log.about(row, moment, RELEASE, source=source, origin=origin)
 
     row, line = log.write_about(vault, ref, releasing)
     return Released("released", row.id, line.id) if line else Released("already_released", row.id, None)

@@ -152,6 +152,8 @@ def stats(vault: Vault) -> dict[str, Any]:
         "status": c.by_status,
         "redlines": redlines,  # the current redlines, as `context` shows them
         "redlines_held": held,  # and those held in quarantine (out of context until released)
+        # a vault from a git clone not trusted: its redlines read as unverified notes (`context`, `optmem trust`)
+        "redlines_unverified": not vault.trusted,
         "lifecycle": life,
         "hot": hot,
         **rates,

@@ -888,3 +888,15 @@ def test_context_under_a_domain_tells_that_domains_value_of_a_split_key_and_coun
     out = cli.json("context", "--budget", "300")
     assert out["omitted"].get("conflicts", 0) == cli.json("conflicts")["count"] == 0
     assert out["omitted"]["across_domains"] == len(cli.json("conflicts")["across_domains"]) == 1
+
+
+def test_history_of_a_key_given_as_an_id_points_to_history_key(cli):
+    """Tester 12, finding 11: `optmem history backend.port` said only "no record has id": a key
+    given where an id goes is pointed to `history --key`, saying whether the key holds records."""
+    cli.json("append", "backend port is 8080", "--key", "backend.port")
+    err = cli.json("history", "backend.port", code=1)["error"]
+    assert err["code"] == "not_found" and "optmem history --key backend.port" in err["message"], err
+    assert "has records" in err["message"] and err["key"] == "backend.port"
+    err = cli.json("history", "frontend.port", code=1)["error"]  # looks like a key, holds none
+    assert "optmem history --key frontend.port" not in err["message"] and "no record has key" in err["message"], err
+    assert "key" not in cli.json("history", "ZZZZZZZZ", code=1)["error"]["message"]  # an id: as ever

@@ -220,6 +220,22 @@ def test_every_relative_link_resolves() -> None:
     assert broken == []
 
 
+def test_every_command_a_page_names_exists() -> None:
+    """A command named in a page (`optmem NAME …` in backticks) is one optmem has — tester 12,
+    finding 10: the Hermes import paragraph sent the reader to `optmem review`, no command (a
+    line optmem prints, `optmem hub: …`, is a program's name, not a command)."""
+    from optmem.cli.spec import COMMANDS
+
+    names = {n.split()[0] for n in COMMANDS}
+    named = [
+        (page.name, m.group())
+        for page in PAGES
+        for m in re.finditer(r"`optmem ([a-z][a-z-]*)\b(?![:-])", page.read_text("utf-8"))
+        if m.group(1) not in names
+    ]
+    assert named == []
+
+
 def test_the_index_and_the_readme_link_every_docs_page() -> None:
     docs = REPO / "docs"
     index = set(LINK.findall(prose(docs / "README.md")))

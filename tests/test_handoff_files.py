@@ -345,3 +345,25 @@ def test_purging_the_newest_handoff_puts_the_one_before_it_in_its_file(vault, cl
     third = cli.json("handoff", "write", "-p", "web", "--next", "third")["handoff"]
     said = cli("purge", third["id"], "--yes").stdout
     assert "projects/web/HANDOFF.md shows the previous handoff again" in said, said
+
+
+@pytest.mark.parametrize("between", [None, ("handoff", "read", "-p", "web"), ("handoff", "list")])
+@pytest.mark.parametrize("domain", [("-d", "code"), ()])
+def test_a_persons_edit_is_journalled_before_a_write_replaces_it(vault, cli, between, domain):
+    """Tester 12, finding 1: a person's edit of HANDOFF.md, then `handoff write` (or `handoff
+    read`/`list` first, which showed the edit): the edit was overwritten and never journalled.
+    The write journals it before replacing the file, as every read of the view does."""
+    cli.json("handoff", "write", "-p", "web", *domain, "--next", "deploy")
+    path = vault.root / "projects" / "web" / "HANDOFF.md"
+    path.write_text(path.read_text("utf-8").replace("- deploy", "- deploy to staging first"), "utf-8")
+    if between:
+        assert "staging" in cli(*between).stdout
+        drift = [r for r in map(json.loads, vault.log_path.read_text("utf-8").splitlines()) if r.get("source")]
+        assert any("staging" in str(r.get("next")) for r in drift if r["source"] == "drift"), "read: not journalled"
+    cli.json("handoff", "write", "-p", "web", *domain, "--next", "second")
+    lines = list(map(json.loads, vault.log_path.read_text("utf-8").splitlines()))
+    [journal] = [r for r in lines if r.get("source") == "drift"]
+    assert journal["next"] == ["deploy to staging first"] and journal["origin"] == "user"
+    assert lines[-1]["next"] == ["second"]  # the write comes after the journal of what it replaced
+    got = cli.json("handoff", "read", "-p", "web", "--history", "2")["handoffs"]
+    assert [h["next"] for h in got] == [["second"], ["deploy to staging first"]]

@@ -170,7 +170,7 @@ def test_a_turn_flagged_as_an_injection_is_held_a_secret_is_redacted_what_no_fil
     assert "delete everything" not in p.prefetch("delete everything root")  # held: out of recall
     listed = cli.json("--vault", vault, "quarantine")["held"]
     assert [(h["id"], h["rule"], h["origin"]) for h in listed] == [(held["id"], "fake_conversation_turn", "agent")]
-    cli.json("--vault", vault, "release", held["id"])  # a person looked at it: it is fine
+    cli.json("--vault", vault, "release", held["id"], "--origin", "user")  # a person looked at it: it is fine
     assert "delete everything" in p.prefetch("delete everything root")
     p.sync_turn("What does \ud800 mean in this file?", "It is a lone surrogate, an invalid character.")
     p.on_session_end(

@@ -47,3 +47,21 @@ def test_the_asks_in_context_over_mcp_name_the_resolve_tool(vault_path):
     assert "the `resolve` tool with key=db.host, keep=ID" in text, text
     assert "optmem resolve" not in text and "optmem conflicts" not in text and "the `conflicts` tool" in text
     assert "db.host is db-e.internal" in text  # the stored values themselves are untouched
+
+
+@pytest.mark.long
+def test_a_needs_person_refusal_over_mcp_asks_the_user_not_for_an_argument_mcp_refuses(vault_path):
+    """Tester 12, finding 4: over MCP the refusal advised "or with the argument `origin` user",
+    which MCP refuses (a write over MCP is the agent's or a tool's), and read "or the `append` tool
+    the new text" (no verb). It says the user runs the command, and how the agent may go on."""
+    cli, v = Cli(), str(vault_path)
+    rid = cli.json("--vault", v, "append", "The API runs on port 8080", "--origin", "agent")["id"]
+    fix = cli("--vault", v, "correct", rid, "The API runs on port 9090", "--origin", "tool", "--json")
+    promote = cli("--vault", v, "append", "Always pin versions", "--redline", "--origin", "tool", "--json")
+    for out, command in ((fix, "correct"), (promote, "append")):
+        assert out.exit_code == 1 and json.loads(out.stdout)["error"]["code"] == "needs_person", out.stdout
+        message = json.loads(_advice().json(out.stdout, command))["error"]["message"]
+        assert "origin" not in message and "--" not in message.replace(" — ", ""), message
+        assert f"ask the user to run `optmem {command} …` at their terminal" in message, message
+    message = json.loads(_advice().json(fix.stdout, "correct"))["error"]["message"]
+    assert "the new text is appended (the `append` tool)" in message, message

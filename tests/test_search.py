@@ -575,7 +575,7 @@ def test_a_match_held_in_quarantine_is_counted_and_the_flag_named(vault, cli):
     assert "(1 held: add --include-held)" in cli("search", "previous instructions").stdout
     shown = cli.json("search", "previous instructions", "--include-held")
     assert [h["id"] for h in shown["hits"]] == [held] and shown["held_matches"] == 0
-    cli.json("release", held)
+    cli.json("release", held, "--origin", "user")
     assert cli.json("search", "previous instructions")["held_matches"] == 0
 
 

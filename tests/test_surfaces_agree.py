@@ -38,7 +38,7 @@ def three(cli, vault, vault_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict
     assert scan.find(DISCUSSED) and passed["status"] == "stored" and not passed.get("held"), passed
     held = cli.json("append", ATTACK)
     assert held["status"] == "held", held
-    cli.json("release", held["id"])
+    cli.json("release", held["id"], "--origin", "user")
     typed = {"v": 1, "id": TYPED_ID, "ts": "2026-01-01T00:00:00Z", "domain": "default", "kind": "note"}
     with (vault_path / "LOG.jsonl").open("a", encoding="utf-8") as fh:
         fh.write(json.dumps({**typed, "tier": "normal", "text": TYPED}) + "\n")

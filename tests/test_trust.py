@@ -464,3 +464,18 @@ def test_a_cloned_vault_deleted_from_the_work_tree_is_not_begun_again_by_a_write
     (clone / ".optmem" / "LOG.jsonl").unlink()
     git(clone, "restore", ".optmem")
     assert _unverified(clone / ".optmem")
+
+
+@pytest.mark.long
+def test_stats_says_a_clones_redlines_are_unverified_as_context_does(tmp_path):
+    """Tester 12, finding 9: in a clone not trusted, `stats` said "redlines 1" while `context`
+    showed the rule under "Unverified rules … treat them as notes"."""
+    made, cloned = _cloned(tmp_path)
+    own, theirs = _json(made, "stats"), _json(cloned, "stats")
+    assert own["redlines"] == 1 and own["redlines_unverified"] is False
+    assert theirs["redlines"] == 1 and theirs["redlines_unverified"] is True
+    human = om("--vault", str(cloned), "stats").stdout
+    assert "redlines 1 (unverified" in human and "optmem trust" in human, human
+    assert "unverified" not in om("--vault", str(made), "stats").stdout
+    _json(cloned, "trust")
+    assert _json(cloned, "stats")["redlines_unverified"] is False

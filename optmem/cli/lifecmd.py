@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from optmem.cli.common import emit, get_vault, short, warn_all
+from optmem.cli.common import emit, get_vault, origin_of, short, warn_all
 from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 
 SOURCE = opt("source", help="Who did it (agent, tool, person).")
@@ -251,18 +251,28 @@ def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
     )
 
 
-@command("release", arg("record_id", "The held record.", metavar="ID"), SOURCE)
-def release(record_id: str, source: str | None, json_out: bool) -> None:
+RELEASER = opt(
+    "origin",
+    help="Who releases it: user (you — the default at a terminal) or agent (the default without a terminal "
+    "or in a command Claude Code, Codex or Hermes runs: refused, only a person releases).",
+)
+
+
+@command("release", arg("record_id", "The held record.", metavar="ID"), SOURCE, RELEASER)
+def release(record_id: str, source: str | None, origin: str | None, json_out: bool) -> None:
     """Release a record held in quarantine: you reviewed it, it is fine.
 
-    A record released before says so (nothing written); one that was never held is refused
-    (exit 1). To drop a held record instead: `optmem forget ID`.
+    Only a person releases: run at a terminal (or with --origin user); an agent's release is
+    refused (exit 1, needs_person). The release line records who released it. A record
+    released before says so (nothing written); one that was never held is refused (exit 1).
+    To drop a held record instead: `optmem forget ID`.
 
     \b
     Example:
       optmem release 7QMZMMFT
     """
     from optmem import review
+    from optmem.quarantine import check_origin
 
-    res = review.release(get_vault(), record_id, source=source)
+    res = review.release(get_vault(), record_id, source=source, origin=origin_of(check_origin(origin)))
     emit(json_out, res._asdict(), lambda: f"{res.status.replace('_', ' ')}: {res.id}")

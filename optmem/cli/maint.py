@@ -246,6 +246,11 @@ def stats(json_out: bool) -> None:
             f"forgotten {st['forgotten']:,}"
             + (f", held {st['held']:,} — a possible injection each: `optmem quarantine`" if st.get("held") else "")
             + f"); redlines {s['redlines']}"
+            + (
+                " (unverified: this vault came in a git clone — read as notes until `optmem trust`)"
+                if s["redlines"] and s["redlines_unverified"]
+                else ""
+            )
             + (f" ({s['redlines_held']:,} more held: `optmem quarantine`)" if s.get("redlines_held") else ""),
             f"active set: {life['active']:,} ({life['active_share']:.1%} of the log); heat of the "
             f"{life['heat_of']:,} current or pending records that can go cold: "

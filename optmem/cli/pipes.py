@@ -135,6 +135,7 @@ def handoff_read(
     if not project:
         raise UsageError("handoff read needs --project NAME")
     vault = get_vault()
+    _follow(vault)
     if history is None and domain is None:
         found = handoff.latest_per_domain(vault, project, show_unsafe=allow_unsafe)
     else:
@@ -149,6 +150,15 @@ def handoff_read(
     emit(json_out, {"project": project, "handoffs": [h.to_dict() for h in found]}, human)
 
 
+def _follow(vault: Any) -> None:
+    """A person's edit of a HANDOFF.md (and of a hot file) journalled before a handoff is shown,
+    as every read of the view does (`follow.follow_hot`): what is shown is what the log holds."""
+    if vault.exists():
+        from optmem.follow import follow_hot
+
+        follow_hot(vault)
+
+
 @command("handoff list")
 def handoff_list(json_out: bool) -> None:
     """List projects and their latest handoff.
@@ -159,7 +169,9 @@ def handoff_list(json_out: bool) -> None:
     """
     from optmem import handoff
 
-    found = handoff.list_all(get_vault())
+    vault = get_vault()
+    _follow(vault)
+    found = handoff.list_all(vault)
 
     def row(name: str, h: dict[str, Any]) -> str:
         who = f" ({h['domain']})" if h["domain"] else ""

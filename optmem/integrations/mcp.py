@@ -417,6 +417,9 @@ _CLI_SPAN = re.compile(r"`optmem ((?:handoff )?[a-z][a-z-]*)([^`]*)`")
 _UNSAFE = re.compile(r"(?:,? ?or )?pass --allow-unsafe(?: (?:to|if) [^;.)]*)?")
 _STDIN = re.compile(r" \(or - to read it from stdin\)")  # (a command line's way in: no tool has it)
 # the command line picks a hot entry by id or takes the first match; the memory tool, by its words
+# what only a person may say — that a command is theirs: over MCP a write is the agent's or a
+# tool's (`origin` user is refused), so the advice is the user's command, run at their terminal
+_AS_USER = re.compile(r"the user runs the command(?: \(at a terminal, or with --origin user\)| with --origin user)")
 _HOT_PICK = re.compile(r",? --id ID,? or --first to edit the first match")
 # `context`'s own asks (never the stored text between them): the tool that settles a conflict
 _ASK = re.compile(r"Ask the user, then `optmem resolve ([^`\s]+) --keep ID`")
@@ -452,6 +455,12 @@ class Advice:
         """`message` as advice for an agent; `command`: the command line that refused, when one
         did (its tool's arguments, and the command the user would run)."""
         message = _STDIN.sub("", message)
+        message = _AS_USER.sub(
+            f"ask the user to run `optmem {command} …` at their terminal (an agent cannot write as the user)"
+            if command
+            else "ask the user to run the command at their terminal (an agent cannot write as the user)",
+            message,
+        )
         message = _HOT_PICK.sub(" in old_text (the memory tool picks an entry by its words)", message)
         message = _UNSAFE.sub(
             " — an agent cannot store it anyway: rephrase it, or ask the user (only the command line may "
