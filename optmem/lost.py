@@ -14,7 +14,8 @@ clears the note. Nothing here restores: a hot entry's text is still in the log (
 removed); a record's text is gone from the log, and git or a backup holds it.
 
 Both files live in `.clone/` (`Vault.own`), not in `.cache/`: nothing can rebuild them, and
-deleting the cache must stay safe. What an older optmem kept in `.cache/` is still read.
+deleting the cache must stay safe. What an older optmem kept in `.cache/` is still read, and the
+next command that takes the vault lock moves it into `.clone/` (`Vault.take_own_from_cache`).
 """
 
 from __future__ import annotations
@@ -26,11 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from optmem import clock, fsio
-from optmem.vault import OWN, Vault
+from optmem.vault import OWN, OWN_FILES, Vault
 
-NOTE = "lost.jsonl"  # in .clone/
+PURGED, NOTE = OWN_FILES  # in .clone/: a one-way hash of each id this clone purged, one a line; the notes
 SHOWN = 5  # ids or entries a message names
-PURGED = "purged"  # in .clone/: a one-way hash of each id this clone purged, one a line
 
 
 def id_hash(rid: str) -> str:
@@ -130,8 +130,9 @@ def _note(vault: Vault, item: dict[str, Any]) -> None:
 
 
 def notes(vault: Vault) -> list[dict[str, Any]]:
-    """The notes kept, oldest first (lines that cannot be read are skipped)."""
-    out = []
+    """The notes kept, oldest first (lines that cannot be read are skipped; a note kept twice —
+    a move from an older optmem's `.cache/` cut short — counts once)."""
+    out, seen = [], set()
     for path in reversed(_kept(vault, NOTE)):  # (an older optmem's first)
         with open(path, "rb") as fh:
             for raw, _ in fsio.lines(fh):
@@ -139,9 +140,10 @@ def notes(vault: Vault) -> list[dict[str, Any]]:
                     item = json.loads(raw)
                 except ValueError:
                     continue
-                if isinstance(item, dict) and isinstance(item.get("message"), str):
+                if isinstance(item, dict) and isinstance(item.get("message"), str) and raw.strip() not in seen:
+                    seen.add(raw.strip())
                     out.append(item)
-    return out
+    return sorted(out, key=lambda item: str(item.get("at", "")))  # (moved lines follow newer ones)
 
 
 def clear(vault: Vault) -> int:
