@@ -134,10 +134,14 @@ class Vault:
         # what this invocation found gone from the files, written outside optmem (`optmem.lost`):
         # the command warns
         self.lost: list[str] = []
-        # ids (upper case) of the records a sync's merged commits took out of the log — another
-        # clone's purge, spreading — and those of them the index held (`lost.left_the_log`): told, not lost
+        # ids (upper case) of the records a sync's merged commits took out of the log marked as
+        # purged there — another clone's purge, spreading — and those of them the index held
+        # (`lost.left_the_log`): told, not lost; `removed_elsewhere`, `left_elsewhere`: those taken
+        # out with no such mark (a purge or an outside edit there: which, is not known): a loss noted
         self.purged_elsewhere: set[str] = set()
         self.left_with_purge: list[str] = []
+        self.removed_elsewhere: set[str] = set()
+        self.left_elsewhere: list[str] = []
         self._trusted: bool | None = None
         self.reads_checked = False  # the log and ACCESS.jsonl lead nowhere outside (`index._open_index`)
         # the log read into memory when the index could not be updated (`index._from_log`), with
