@@ -641,3 +641,24 @@ def test_a_purge_marks_the_commit_that_carries_it(synced, tmp_path):
     sync(one)
     body = git(one, "log", "-1", "--format=%B").stdout
     assert f"Optmem-Purged: {id_hash(rid)}" in body and rid not in body, body
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_line_taken_out_elsewhere_is_not_counted_as_coming_in(synced, tmp_path):
+    """Review 12 finding 6: another writer's file that shrank with the merge (a line taken out
+    there) was read whole and every line counted as come in; what came in is what the merged
+    commits added to it."""
+    one, two = copied(synced, tmp_path)
+    om(two, "append", "cafe closes at six")
+    om(two, "append", "the printer is on floor two")
+    sync(two), sync(one)
+    _delete_by_hand(two, "cafe closes")
+    sync(two)
+    report = sync(one)
+    assert report["merged"] and report["records_in"] == 0, report
+    om(two, "append", "the lift is out on mondays")  # a line added with a line taken out: one came in
+    _delete_by_hand(two, "printer is on")
+    sync(two)
+    report = sync(one)
+    assert report["records_in"] == 1 and report["removed_elsewhere"] == 1, report

@@ -17,7 +17,8 @@ file per writer (`optmem segment`, run here when it has not been). A sync, in st
    string field each carries; and the size bound every read keeps): flagged by field, never
    dropped — every read surface shows a flagged field as [BLOCKED: rule], and a line over the
    bound is read by no one (doctor names it). What came in is what the merges brought: in other
-   writers' files the lines past their size before the merge; in this clone's own folder, which
+   writers' files the lines past their size before the merge (in one that shrank — a line taken
+   out there — the lines the merged commits added to it); in this clone's own folder, which
    it appends to meanwhile, the lines each merged commit added since its merge base (optmem
    never writes another writer's folder: such lines were typed or forged on another clone, and
    are reported as such);
@@ -581,9 +582,11 @@ def _after_merge(
         if name.startswith(own) or not path.is_file():
             continue
         start = before.get(name, 0)
+        if path.stat().st_size < start:  # lines taken out elsewhere (a purge, an edit): what was added, from git
+            for _, n, raw in _added(git, spans, name, {name}):
+                came(name, n, raw)
+            continue
         with open(path, "rb") as fh:
-            if path.stat().st_size < start:  # rewritten elsewhere (a purge): read it whole
-                start = 0
             lines = 0  # before `start` (read in pieces: a log may be large)
             while fh.tell() < start and (piece := fh.read(min(1 << 20, start - fh.tell()))):
                 lines += piece.count(b"\n")
