@@ -14,7 +14,8 @@ clears the note. Nothing here restores: a hot entry's text is still in the log (
 removed); a record's text is gone from the log, and git or a backup holds it.
 
 Both files live in `.clone/` (`Vault.own`), not in `.cache/`: nothing can rebuild them, and
-deleting the cache must stay safe. What an older optmem kept in `.cache/` is still read.
+deleting the cache must stay safe. What an older optmem kept in `.cache/` is still read, and the
+next command that takes the vault lock moves it into `.clone/` (`Vault.take_own_from_cache`).
 """
 
 from __future__ import annotations
@@ -26,11 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from optmem import clock, fsio
-from optmem.vault import OWN, Vault
+from optmem.vault import OWN, OWN_FILES, Vault
 
-NOTE = "lost.jsonl"  # in .clone/
+PURGED, NOTE = OWN_FILES  # in .clone/: a one-way hash of each id this clone purged, one a line; the notes
 SHOWN = 5  # ids or entries a message names
-PURGED = "purged"  # in .clone/: a one-way hash of each id this clone purged, one a line
 
 
 def id_hash(rid: str) -> str:
@@ -64,7 +64,9 @@ def left_the_log(vault: Vault, new: Path) -> None:
     records (bookkeeping lines aside) the old one held that the log no longer has are noted —
     but not the ones this clone purged (`purge` says so itself; a sync drops them again), nor
     those another clone purged that a sync's merge took out (`vault.purged_elsewhere`: the sync
-    says so, `vault.left_with_purge`)."""
+    says so, `vault.left_with_purge`). Those a merge took out with no purge's mark
+    (`vault.removed_elsewhere`) are noted as taken out in another clone's commits
+    (`vault.left_elsewhere`)."""
     from optmem.record import BOOKKEEPING
 
     old = vault.index_path
@@ -92,17 +94,31 @@ def left_the_log(vault: Vault, new: Path) -> None:
         hashes = purged_hashes(vault)
         vault.left_with_purge = [rid for rid in gone if rid.upper() in vault.purged_elsewhere]
         gone = [rid for rid in gone if id_hash(rid) not in hashes and rid.upper() not in vault.purged_elsewhere]
+        vault.left_elsewhere = [rid for rid in gone if rid.upper() in vault.removed_elsewhere]
+        gone = [rid for rid in gone if rid.upper() not in vault.removed_elsewhere]
+    where = "the log" if vault.segmented else "LOG.jsonl"
+    if vault.left_elsewhere:
+        message = (
+            f"{len(vault.left_elsewhere):,} record(s) the index held left the log with a sync's merge "
+            f"({_shown(vault.left_elsewhere)}): they were taken out of it in another clone's commits, with no "
+            "purge's mark (a purge there, or an outside edit — an editor or script that saved an older copy); "
+            "their text is no longer in it — restore it from git (`git log -S ID`) if that was not meant; "
+            "`optmem doctor` names them, `optmem doctor --fix` clears this note"
+        )
+        _note(vault, {"what": "log", "file": where, "ids": vault.left_elsewhere, "message": message})
     if not gone:
         return
-    shown = ", ".join(rid[-8:] for rid in gone[:SHOWN]) + (", …" if len(gone) > SHOWN else "")
-    where = "the log" if vault.segmented else "LOG.jsonl"
     message = (
-        f"{len(gone):,} record(s) the index held left the log ({shown}): {where} was rewritten outside "
+        f"{len(gone):,} record(s) the index held left the log ({_shown(gone)}): {where} was rewritten outside "
         "optmem (an editor or script that saved an older copy, a git checkout, another clone's purge); "
         "their text is no longer in it — restore it from git or a backup if that was not meant; "
         "`optmem doctor` names them, `optmem doctor --fix` clears this note"
     )
     _note(vault, {"what": "log", "file": where, "ids": gone, "message": message})
+
+
+def _shown(ids: list[str]) -> str:
+    return ", ".join(rid[-8:] for rid in ids[:SHOWN]) + (", …" if len(ids) > SHOWN else "")
 
 
 def overwritten(vault: Vault, file: str, entries: list[tuple[str, str]]) -> None:
@@ -130,8 +146,9 @@ def _note(vault: Vault, item: dict[str, Any]) -> None:
 
 
 def notes(vault: Vault) -> list[dict[str, Any]]:
-    """The notes kept, oldest first (lines that cannot be read are skipped)."""
-    out = []
+    """The notes kept, oldest first (lines that cannot be read are skipped; a note kept twice —
+    a move from an older optmem's `.cache/` cut short — counts once)."""
+    out, seen = [], set()
     for path in reversed(_kept(vault, NOTE)):  # (an older optmem's first)
         with open(path, "rb") as fh:
             for raw, _ in fsio.lines(fh):
@@ -139,9 +156,10 @@ def notes(vault: Vault) -> list[dict[str, Any]]:
                     item = json.loads(raw)
                 except ValueError:
                     continue
-                if isinstance(item, dict) and isinstance(item.get("message"), str):
+                if isinstance(item, dict) and isinstance(item.get("message"), str) and raw.strip() not in seen:
+                    seen.add(raw.strip())
                     out.append(item)
-    return out
+    return sorted(out, key=lambda item: str(item.get("at", "")))  # (moved lines follow newer ones)
 
 
 def clear(vault: Vault) -> int:

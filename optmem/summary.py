@@ -256,6 +256,24 @@ def bullet(it: Item) -> str:
     return f"- {' '.join(it.text.split())[:200]} (`{it.id}`)" + "".join(f" [{b}]" for b in it.badges)
 
 
+def header(domain: str, level: int, count: int, start: str, end: str) -> str:
+    """A generated body's first line: what the node covers (`restate` keeps it true in a body a
+    person edited)."""
+    return f"**{domain}** · level {level} · {count:,} records · {start[:10]} → {end[:10]}"
+
+
+_HEADER = re.compile(r"^\*\*(?P<domain>[^*\n]+)\*\* · level \d+ · [\d,]+ records · \S+ → \S+$")
+
+
+def restate(body: str, level: int, count: int, start: str, end: str) -> str:
+    """`body` with its generated header (`header`, on its first line) saying what the node covers
+    now — a body a person edited is kept, but the count and range it states are not theirs to
+    keep stale; a body without that header is returned as it is."""
+    first, nl, rest = body.partition("\n")
+    m = _HEADER.match(first)
+    return header(m.group("domain"), level, count, start, end) + nl + rest if m else body
+
+
 def extractive(
     domain: str, level: int, start: str, end: str, count: int, items: list[Item], kinds: Counter[str], max_chars: int
 ) -> str:
@@ -268,7 +286,7 @@ def extractive(
         per_item.append(terms)
         tf.update(terms)
     head = [
-        f"**{domain}** · level {level} · {count:,} records · {start[:10]} → {end[:10]}",
+        header(domain, level, count, start, end),
         "",
         "Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
         "Key terms: " + (", ".join(key_terms([it.text for it in items], words=tf)) or "—"),
@@ -305,7 +323,7 @@ def replaced(
     return (
         "\n".join(
             [
-                f"**{domain}** · level 1 · {count:,} records · {start[:10]} → {end[:10]}",
+                header(domain, 1, count, start, end),
                 "",
                 "Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
                 f"Key terms: {terms}",

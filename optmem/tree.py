@@ -222,6 +222,7 @@ class Plan:
     tail: int = 0
     warnings: list[str] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)  # the files that kept this domain from compacting
+    joined: list[str] = field(default_factory=list)  # of `refreshed`, those made again for late records
 
 
 class _Summariser:
@@ -432,9 +433,11 @@ class _Domain:
         return new
 
     def kept(self, node: Node) -> Node:
-        """`node` with its body kept, without the lines quoting forgotten records (a person's
-        edit stays an edit; a generated body stays generated)."""
+        """`node` with its body kept, without the lines quoting forgotten records, its generated
+        header saying what the node covers now (`summary.restate`: a person's edit stays an edit;
+        a generated body stays generated)."""
         body, removed = summary.strip(node.body, self.gone)
+        body = summary.restate(body, node.level, node.count, node.start, node.end)
         if removed and node.edited:
             self.plan.warnings.append(
                 f"tree/{self.domain}/{node.path_name} was edited by hand; its body was kept "
@@ -466,14 +469,16 @@ class _Domain:
         root = self.over("root", max(n.level for n in nodes.values()) + 1, top, root=True)
         if old_root is not None and old_root.edited:
             # a person's words win: keep their body, refresh only what the root points at
-            root = replace(
-                self.kept(old_root),
-                level=root.level,
-                children=root.children,
-                count=root.count,
-                start=root.start,
-                end=root.end,
-                resummarize=False,
+            root = self.kept(
+                replace(
+                    old_root,
+                    level=root.level,
+                    children=root.children,
+                    count=root.count,
+                    start=root.start,
+                    end=root.end,
+                    resummarize=False,
+                )
             )
             self.plan.warnings.append(f"tree/{self.domain}/root.md was edited by hand; its body was kept")
         return root, old_root is None or render(old_root) != render(root)
@@ -509,6 +514,7 @@ def plan_domain(
         made = {n.id for n in plan.created}
         again = {**changed, **{nid: nodes[nid] for nid in grown if nid not in made}}
         plan.refreshed = sorted(again.values(), key=lambda n: _seq(n.id))
+        plan.joined = [n.id for n in plan.refreshed if n.id in grown and n.id not in changed]
         plan.created = [nodes[n.id] for n in plan.created]
         plan.root, plan.root_changed = work.root(nodes, old_root)
     return plan
@@ -569,6 +575,14 @@ def _join(work: _Domain, nodes: dict[str, Node], nid: str, after: str, ids: list
     old = nodes[nid]
     at = old.children.index(after) + 1
     kids = [*old.children[:at], *ids, *old.children[at:]]
+    if old.edited:
+        shown = ", ".join(i[-8:] for i in ids[:5]) + (", …" if len(ids) > 5 else "")
+        work.plan.warnings.append(
+            f"tree/{work.domain}/{old.path_name} was edited by hand: {len(ids)} late record(s) joined it ({shown}) "
+            "that its body does not mention — dated inside its range, they came in after it was made (by sync, "
+            "or written with an earlier time); its body was kept as edited, its header counts them — add them to "
+            "it, or remove the file and `optmem compact` writes it again from the log"
+        )
     nodes[nid] = work.again(replace(old, children=kids, count=old.count + len(ids)), nodes) or nodes[nid]
 
 
@@ -602,15 +616,22 @@ def _build_levels(
         for up in sorted((n for n in nodes.values() if n.level == level + 1), key=lambda n: _seq(n.id)):
             if up.id in grown or grown.intersection(up.children):
                 group = [nodes[c] for c in up.children if c in nodes]
-                made = work.again(up, nodes) or up
                 if group:  # (a body kept as a person edited it still names the range it covers now)
-                    made = replace(
-                        made,
+                    up = replace(
+                        up,
                         start=min(g.start for g in group),
                         end=max(g.end for g in group),
                         count=sum(g.count for g in group),
                     )
-                nodes[up.id] = made
+                if up.edited:
+                    work.plan.warnings.append(
+                        f"tree/{work.domain}/{up.path_name} was edited by hand: late records joined what it "
+                        "covers (through the nodes below it), which its body does not mention; its body was kept "
+                        f"as edited, its header counts them ({up.count:,} records) — add them to it, or remove the "
+                        "file and "
+                        "`optmem compact` writes it again"
+                    )
+                nodes[up.id] = work.again(up, nodes) or up
                 grown.add(up.id)
         for run in runs:
             for i in range(0, len(run) - len(run) % fanout, fanout):
@@ -692,6 +713,7 @@ def compact(
                     "domain": d,
                     "created": [n.id for n in plan.created],
                     "refreshed": [n.id for n in plan.refreshed],
+                    "joined": plan.joined,  # of those, made again because late records joined them
                     "root_updated": plan.root_changed,
                     "raw_tail": plan.tail,
                     "not_compacted": plan.blocked,  # why not, when a node of it cannot be read

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 CACHE = ".cache"
 OWN = ".clone"  # this clone's own notes that cannot be rebuilt (`Vault.own`), never committed
+OWN_FILES = ("purged", "lost.jsonl")  # what `.clone/` holds (`optmem.lost`); an older optmem kept them in .cache/
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
 
@@ -133,10 +134,14 @@ class Vault:
         # what this invocation found gone from the files, written outside optmem (`optmem.lost`):
         # the command warns
         self.lost: list[str] = []
-        # ids (upper case) of the records a sync's merged commits took out of the log — another
-        # clone's purge, spreading — and those of them the index held (`lost.left_the_log`): told, not lost
+        # ids (upper case) of the records a sync's merged commits took out of the log marked as
+        # purged there — another clone's purge, spreading — and those of them the index held
+        # (`lost.left_the_log`): told, not lost; `removed_elsewhere`, `left_elsewhere`: those taken
+        # out with no such mark (a purge or an outside edit there: which, is not known): a loss noted
         self.purged_elsewhere: set[str] = set()
         self.left_with_purge: list[str] = []
+        self.removed_elsewhere: set[str] = set()
+        self.left_elsewhere: list[str] = []
         self._trusted: bool | None = None
         self.reads_checked = False  # the log and ACCESS.jsonl lead nowhere outside (`index._open_index`)
         # the log read into memory when the index could not be updated (`index._from_log`), with
@@ -345,6 +350,23 @@ class Vault:
             folders += [p for p in pdir.iterdir() if p.is_dir() and not p.is_symlink()]
         return [name for folder in folders for name in fsio.clean_temporaries(folder)]
 
+    def take_own_from_cache(self) -> None:
+        """Move what an older optmem kept in `.cache/` that nothing can rebuild (the purged ids'
+        hashes, the notes of what went) into `.clone/`, lock held — or deleting the cache would
+        take it. Its lines are appended to `.clone/`'s file, then the old file is removed: cut
+        short between the two, the next lock appends them again, which reads the same
+        (`optmem.lost` reads a hash or a note twice as once)."""
+        for name in OWN_FILES:
+            old = self.cache_dir / name
+            if not old.is_file():
+                continue
+            with open(old, "rb") as fh:
+                kept = [raw.rstrip(b"\r\n") for raw, _ in fsio.lines(fh)]
+            kept = [line for line in kept if line.strip()]
+            if kept:
+                fsio.append_lines(self.own(name), kept, within=self.root)
+            fsio.remove_file(old)
+
     def use_defaults(self) -> None:
         """Read with the built-in settings (doctor, when optmem.toml cannot be read)."""
         self._settings = settings.Settings()
@@ -379,6 +401,7 @@ class Vault:
         with fsio.exclusive_lock(self.cache("lock"), self.settings.lock.timeout, within=self.root):
             self._lock_depth, self._lock_owner = 1, get_ident()
             self.clean_temporaries()
+            self.take_own_from_cache()
             try:
                 yield
             finally:

@@ -113,3 +113,62 @@ def test_the_newest_entry_removed_by_hand_is_told_as_what_may_have_happened(cli,
     assert "were removed by an edit outside optmem that saved an older copy" not in res.stderr
     gone = [p for p in cli.json("doctor", code=None)["problems"] if p["code"] == "entries_gone"]
     assert gone and "may have" in gone[0]["message"], gone
+
+
+def test_what_an_older_optmem_kept_in_the_cache_moves_to_the_clone_folder(cli, vault_path):
+    """Review 12 finding 1: a vault that purged, and noted a loss, under an optmem that kept both in
+    `.cache/` moves them into `.clone/` at its next write — so deleting the cache afterwards keeps
+    them (it did not: new hashes went to `.clone/`, the old ones stayed in `.cache/`, and went
+    with it)."""
+    import shutil
+
+    from optmem import lost
+    from optmem.vault import Vault
+
+    purged = cli.json("append", "my phone is 138-0000-1111")["id"]
+    cli.json("append", "the staging db is db-stage-2")
+    cli.json("purge", purged, "--yes")
+    cli.json("search", "staging")
+    log = vault_path / "LOG.jsonl"
+    copy = log.read_bytes()
+    cli.json("append", "an agent record while the script ran")
+    write_back(log, copy, in_place=False)
+    assert "left the log" in cli("search", "staging").stderr
+    own, cache = vault_path / ".clone", vault_path / ".cache"
+    for name in ("purged", "lost.jsonl"):  # the layout of the older optmem
+        (own / name).replace(cache / name)
+    shutil.rmtree(own)
+    notes_before = lost.notes(Vault(vault_path))
+    assert len(lost.purged_hashes(Vault(vault_path))) == 1 and len(notes_before) == 1
+
+    # the next write (an append) moves them; a purge after it adds its hash beside the old one
+    later = cli.json("append", "my other phone is 138-0000-2222")["id"]
+    cli.json("purge", later, "--yes")
+    assert not (cache / "purged").exists() and not (cache / "lost.jsonl").exists()
+    assert (own / "purged").is_file() and (own / "lost.jsonl").is_file()
+    shutil.rmtree(cache)
+    vault = Vault(vault_path)
+    assert lost.purged_hashes(vault) == {lost.id_hash(purged), lost.id_hash(later)}
+    assert lost.notes(vault) == notes_before
+    report = cli.json("doctor", code=1)
+    assert [p for p in report["problems"] if p["code"] == "records_gone"], report
+
+
+def test_a_move_from_the_cache_cut_short_leaves_no_note_twice(cli, vault_path):
+    """The move appends the old lines to `.clone/`, then removes the old file: cut short between
+    the two, the next write appends them again — a note read twice is still one note."""
+    from optmem import lost
+    from optmem.vault import Vault
+
+    cli.json("append", "the staging db is db-stage-2")
+    cli.json("search", "staging")
+    log = vault_path / "LOG.jsonl"
+    copy = log.read_bytes()
+    cli.json("append", "an agent record while the script ran")
+    write_back(log, copy, in_place=False)
+    cli("search", "staging")
+    note = vault_path / ".clone" / "lost.jsonl"
+    (vault_path / ".cache" / "lost.jsonl").write_bytes(note.read_bytes())  # (moved, not yet removed)
+    cli.json("append", "one more")
+    assert not (vault_path / ".cache" / "lost.jsonl").exists()
+    assert len(lost.notes(Vault(vault_path))) == 1

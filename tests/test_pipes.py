@@ -109,6 +109,7 @@ def test_600_records_make_a_multi_level_tree_and_a_second_compact_changes_nothin
             "domain": "hermes",
             "created": [f"L1-{i:04d}" for i in range(1, 10)] + ["L2-0001"],
             "refreshed": [],
+            "joined": [],
             "root_updated": True,
             "raw_tail": 24,
             "not_compacted": [],

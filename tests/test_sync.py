@@ -592,3 +592,73 @@ def test_deleting_the_cache_keeps_what_this_clone_purged(synced, tmp_path):
     assert rid not in record_ids(one)
     assert (one / ".clone" / "purged").is_file()
     assert ".clone/" not in git(one, "ls-files").stdout and not git(one, "status", "--porcelain").stdout.strip()
+
+
+def _delete_by_hand(vault: Path, text: str) -> None:
+    """What an editor or a script does: the line holding `text` taken out of its log file."""
+    (path,) = [p for p in (vault / "log").glob("*/????-??.jsonl") if text in p.read_text("utf-8")]
+    path.write_text("".join(x for x in path.read_text("utf-8").splitlines(keepends=True) if text not in x), "utf-8")
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_line_another_clone_lost_by_hand_is_no_purge(synced, tmp_path):
+    """Review 12 finding 2: a line taken out of the log on another clone by hand (an editor saving
+    an older copy) is not told as a purge: only a purge leaves a mark in the commit that carries it
+    (`Optmem-Purged:`). The clone that loses it with the merge is told it left the log in another
+    clone's commits — a purge or an outside edit there — to restore from git if not meant, and
+    `doctor` keeps saying so (`records_gone`)."""
+    one, two = copied(synced, tmp_path)
+    rid = om(two, "append", "deploys happen on thursdays")["id"]
+    sync(two), sync(one)
+    _delete_by_hand(two, "thursdays")
+    sync(two)  # (two's own index notes the loss; the commit carries it out)
+    assert "Optmem-Purged" not in git(two, "log", "-1", "--format=%B").stdout
+    res = CLI("--vault", str(one), "sync", "--json", env=ENV)
+    assert res.exit_code == 0, res
+    report = json.loads(res.stdout)
+    assert rid not in record_ids(one)
+    assert report["purged_elsewhere"] == 0 and report["removed_elsewhere"] == 1, report
+    assert "purged by another clone" not in res.stderr, res.stderr
+    assert "another clone's commits" in res.stderr and "restore" in res.stderr, res.stderr
+    doctor = CLI("--vault", str(one), "doctor", "--json", env=ENV)
+    gone = [p for p in json.loads(doctor.stdout)["problems"] if p["code"] == "records_gone"]
+    assert doctor.exit_code == 1 and gone and rid[-8:] in gone[0]["message"], gone
+    assert "another clone's commits" in gone[0]["message"], gone
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_purge_marks_the_commit_that_carries_it(synced, tmp_path):
+    """The mark a purge leaves for other clones: the sync commit that takes the lines out carries a
+    one-way hash of each purged id (no id as written), one `Optmem-Purged:` trailer line each."""
+    from optmem.lost import id_hash
+
+    one, two = copied(synced, tmp_path)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), sync(one)
+    om(one, "purge", rid, "--yes")
+    sync(one)
+    body = git(one, "log", "-1", "--format=%B").stdout
+    assert f"Optmem-Purged: {id_hash(rid)}" in body and rid not in body, body
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_line_taken_out_elsewhere_is_not_counted_as_coming_in(synced, tmp_path):
+    """Review 12 finding 6: another writer's file that shrank with the merge (a line taken out
+    there) was read whole and every line counted as come in; what came in is what the merged
+    commits added to it."""
+    one, two = copied(synced, tmp_path)
+    om(two, "append", "cafe closes at six")
+    om(two, "append", "the printer is on floor two")
+    sync(two), sync(one)
+    _delete_by_hand(two, "cafe closes")
+    sync(two)
+    report = sync(one)
+    assert report["merged"] and report["records_in"] == 0, report
+    om(two, "append", "the lift is out on mondays")  # a line added with a line taken out: one came in
+    _delete_by_hand(two, "printer is on")
+    sync(two)
+    report = sync(one)
+    assert report["records_in"] == 1 and report["removed_elsewhere"] == 1, report

@@ -113,3 +113,45 @@ def test_late_records_keep_every_level_in_time_order_and_a_persons_edit(cli, vau
     kept = cli.json("tree", "default/L2-0001")["node"]
     assert "My own words on the first days." in kept["body"] and kept["count"] == 5, kept
     assert cli.json("compact")["domains"][0]["refreshed"] == []
+
+
+def test_a_late_record_joining_a_node_edited_by_hand_is_told_and_its_header_follows(
+    cli, vault, vault_path, monkeypatch
+):
+    """Review 12, finding 3: late records joined level-1 and level-2 nodes a person had edited; the
+    bodies were kept as written (right), but still said "· 2 records" / "· 4 records" while the
+    front matter said 3 / 6, nothing warned, and `compact` said the nodes were made again because
+    their records changed status. Now the generated header follows the node, a warning names each
+    edited node a late record joined, and `compact` gives that reason."""
+    (vault_path / "optmem.toml").write_text('[tree]\nrun = 2\nfanout = 2\n[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    for d in range(1, 10):
+        monkeypatch.setenv("OPTMEM_NOW", f"2026-11-{d:02d}T10:00:00Z")
+        cli.json("append", f"record day {d:02d} about topic{d}")
+    monkeypatch.delenv("OPTMEM_NOW")
+    cli.json("compact")
+    folder = vault_path / "tree" / "default"
+    for name in ("L2-0001.md", "L1-0002.md"):
+        path = folder / name
+        text = path.read_text("utf-8")
+        edited = "\n".join(
+            line.replace("record day 0", "PERSON EDIT day 0", 1) if line.startswith("- record day 0") else line
+            for line in text.split("\n")
+        )
+        assert edited != text, text
+        path.write_text(edited, "utf-8")
+    late = []
+    for when in ("2026-11-03T12:00:00Z", "2026-11-02T12:00:00Z"):
+        monkeypatch.setenv("OPTMEM_NOW", when)
+        late.append(cli.json("append", f"a late note dated {when[:13]}")["id"])
+    monkeypatch.delenv("OPTMEM_NOW")
+    res = cli("compact")
+    assert res.exit_code == 0, res
+    said = " ".join(res.stderr.split())
+    assert "L1-0002.md was edited by hand" in said and "late record" in said and late[0][-8:] in said, said
+    assert "L2-0001.md was edited by hand" in said, said
+    assert "late records joined" in res.stdout and "changed status" not in res.stdout, res.stdout
+    for nid, count in (("L1-0002", 3), ("L2-0001", 6)):
+        node = cli.json("tree", f"default/{nid}")["node"]
+        assert node["count"] == count and node["edited"], node
+        assert f"· {count} records ·" in node["body"] and "PERSON EDIT" in node["body"], node["body"]
+    assert cli.json("compact")["domains"][0]["refreshed"] == []

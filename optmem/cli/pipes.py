@@ -271,9 +271,15 @@ def compact(domain: str | None, dry_run: bool, summarizer: str | None, json_out:
                 else f"{d['domain']}: {verb} {len(d['created'])} node(s)"
                 + (f" ({', '.join(d['created'][:6])}{', …' if len(d['created']) > 6 else ''})" if d["created"] else "")
                 + (
-                    f"; {'would make' if dry_run else 'made'} {len(d['refreshed'])} node(s) again (their records "
-                    "changed status)"
-                    if d["refreshed"]
+                    f"; {'would make' if dry_run else 'made'} {len(d['refreshed']) - len(d['joined'])} node(s) "
+                    "again (their records changed status)"
+                    if len(d["refreshed"]) > len(d["joined"])
+                    else ""
+                )
+                + (
+                    f"; {'would make' if dry_run else 'made'} {len(d['joined'])} node(s) again (late records "
+                    "joined them)"
+                    if d["joined"]
                     else ""
                 )
                 + ("; root refreshed" if d["root_updated"] else "")

@@ -17,7 +17,8 @@ file per writer (`optmem segment`, run here when it has not been). A sync, in st
    string field each carries; and the size bound every read keeps): flagged by field, never
    dropped — every read surface shows a flagged field as [BLOCKED: rule], and a line over the
    bound is read by no one (doctor names it). What came in is what the merges brought: in other
-   writers' files the lines past their size before the merge; in this clone's own folder, which
+   writers' files the lines past their size before the merge (in one that shrank — a line taken
+   out there — the lines the merged commits added to it); in this clone's own folder, which
    it appends to meanwhile, the lines each merged commit added since its merge base (optmem
    never writes another writer's folder: such lines were typed or forged on another clone, and
    are reported as such);
@@ -73,6 +74,7 @@ class SyncReport:
     purged_again: int = 0  # records this clone purged that a merge brought back: dropped again
     nodes_dropped: list[str] = field(default_factory=list)  # tree nodes a merge brought back quoting those
     purged_elsewhere: int = 0  # records this clone held that another clone purged: the merge took them out
+    removed_elsewhere: int = 0  # records the merge took out with no purge's mark (a purge or an edit there)
     noop: bool = False  # nothing to commit, fetch, merge or push
 
     def to_dict(self) -> dict[str, Any]:
@@ -465,15 +467,49 @@ def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say
     _commit(git, vault, say)
 
 
+PURGED_MARK = "Optmem-Purged"  # a commit trailer: the one-way hash of an id a purge took out of the log
+
+
 def _commit(git: _Git, vault: Vault, say: Say) -> bool:
-    """Commit the vault's changes (the repository is the vault's own); whether there were any."""
+    """Commit the vault's changes (the repository is the vault's own); whether there were any.
+    Lines of records this clone purged that the commit takes out of the log are marked, one
+    trailer each (`PURGED_MARK`: the id's one-way hash, as `.clone/purged` keeps it), so other
+    clones can tell a purge from a line lost to an outside edit (`_left_elsewhere`)."""
+    from optmem import lost
+
     git.run("add", "--all", "--", ".")
     if git.ok("diff", "--cached", "--quiet"):
         return False
     say("committing this clone's changes")
-    message = f"optmem sync: {layout.writer(vault.root)}"
-    git.run("commit", "--quiet", "--no-verify", "-m", message)
+    message = ["-m", f"optmem sync: {layout.writer(vault.root)}"]
+    purged = lost.purged_hashes(vault)
+    if purged:
+        out = _removed_ids(git, "--cached")
+        marks = sorted(h for h in map(lost.id_hash, out) if h in purged)
+        if marks:
+            message += ["-m", "\n".join(f"{PURGED_MARK}: {h}" for h in marks)]
+    git.run("commit", "--quiet", "--no-verify", *message)
     return True
+
+
+def _removed_ids(git: _Git, *between: str) -> set[str]:
+    """The ids (upper case) of the records whose lines the diff `between` takes out of the log's
+    files (a diff's arguments: two commits, or `--cached`)."""
+    diff = gitstate.run(
+        git.root,
+        *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", *between),
+        *("--", layout.SEGMENTS, layout.LOG),
+        text=False,
+        timeout=300,
+    )
+    out: set[str] = set()
+    for line in diff.stdout.split(b"\n"):
+        if line.startswith(b"-") and not line.startswith(b"---"):
+            try:
+                out.add(parse_line(line[1:], limit=None).id.upper())
+            except BadLine:
+                continue
+    return out
 
 
 def _sizes(vault: Vault) -> dict[str, int]:
@@ -546,9 +582,11 @@ def _after_merge(
         if name.startswith(own) or not path.is_file():
             continue
         start = before.get(name, 0)
+        if path.stat().st_size < start:  # lines taken out elsewhere (a purge, an edit): what was added, from git
+            for _, n, raw in _added(git, spans, name, {name}):
+                came(name, n, raw)
+            continue
         with open(path, "rb") as fh:
-            if path.stat().st_size < start:  # rewritten elsewhere (a purge): read it whole
-                start = 0
             lines = 0  # before `start` (read in pieces: a log may be large)
             while fh.tell() < start and (piece := fh.read(min(1 << 20, start - fh.tell()))):
                 lines += piece.count(b"\n")
@@ -556,15 +594,17 @@ def _after_merge(
                 came(name, n, raw)
     if report.merged or report.records_in:
         say("catching the index up")
-    vault.purged_elsewhere = _purged_elsewhere(git, spans)
+    vault.purged_elsewhere, vault.removed_elsewhere = _left_elsewhere(git, spans)
     open_index(vault).close()
     report.purged_elsewhere = len(vault.left_with_purge)
+    report.removed_elsewhere = len(vault.left_elsewhere)
     if report.purged_elsewhere:
         shown = ", ".join(r[-8:] for r in vault.left_with_purge[:5]) + (", …" if report.purged_elsewhere > 5 else "")
         say(
             f"{report.purged_elsewhere} record(s) purged by another clone left this clone's log with the merge "
             f"({shown}): a purge spreads to every clone that syncs"
         )
+    # (those taken out with no purge's mark: `lost.left_the_log` says so, as a loss to restore)
     report.new_conflicts = [c for c in _conflicts(vault) if c["name"] not in conflicts_before]
     for target, project in memory.targets(vault):
         try:
@@ -576,27 +616,27 @@ def _after_merge(
             report.over_budget.append({"file": hot.name, "chars": u.chars, "limit": u.limit})
 
 
-def _purged_elsewhere(git: _Git, spans: list[tuple[str, str]]) -> set[str]:
+def _left_elsewhere(git: _Git, spans: list[tuple[str, str]]) -> tuple[set[str], set[str]]:
     """The ids (upper case) of the records whose lines the merged commits took out of the log's
-    files since their merge base: another clone purged them (the log is otherwise only appended to)."""
-    out: set[str] = set()
+    files since their merge base: (those a purge marked in the commits — another clone purged
+    them —, the rest: taken out by a purge whose commit lost its mark, or by an outside edit on
+    another clone — which, is not known)."""
+    from optmem import lost
+
+    purged: set[str] = set()
+    removed: set[str] = set()
     for base, theirs in spans:
         if not base:
             continue
-        diff = gitstate.run(
-            git.root,
-            *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", base, theirs),
-            *("--", layout.SEGMENTS, layout.LOG),
-            text=False,
-            timeout=300,
-        )
-        for line in diff.stdout.split(b"\n"):
-            if line.startswith(b"-") and not line.startswith(b"---"):
-                try:
-                    out.add(parse_line(line[1:], limit=None).id.upper())
-                except BadLine:
-                    continue
-    return out
+        out = _removed_ids(git, base, theirs)
+        if not out:
+            continue
+        bodies = gitstate.run(git.root, "log", "--format=%B", f"{base}..{theirs}", timeout=300).stdout
+        prefix = f"{PURGED_MARK}:"
+        marks = {line[len(prefix) :].strip() for line in bodies.splitlines() if line.startswith(prefix)}
+        for rid in out:
+            (purged if lost.id_hash(rid) in marks else removed).add(rid)
+    return purged, removed - purged
 
 
 def _added(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> list[tuple[str, int, bytes]]:
