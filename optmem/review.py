@@ -308,9 +308,11 @@ def _releasable_unheld(idx: Any, row: Any) -> None:
 def refuse_agent_release(ref: str, origin: str | None) -> None:
     """A release by anyone but a person (`origin` user) is refused, `needs_person`."""
     if origin != "user":
+        whose = {"agent": "an agent's", "tool": "a tool's", "sync": "another clone's"}.get(str(origin), f"{origin}'s")
+        said = f"{whose}, not a person's" if origin else "not said to be a person's"
         raise NeedsPerson(
             f"releasing {ref} from quarantine is for a person: a held record waits until a person reviews it, "
-            f"and this command is {origin or 'not said to be'} a person's — the user runs `optmem release {ref}` "
+            f"and this command is {said} — the user runs `optmem release {ref}` "
             "at their terminal (or with --origin user, saying it is theirs); nothing was written",
             origin=origin,
             id=ref,

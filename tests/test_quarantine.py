@@ -460,6 +460,7 @@ def test_only_a_person_releases_a_held_record_and_the_release_says_who(cli, vaul
         err = cli.json("release", ref, code=1)["error"]  # no terminal: the agent's command
         assert err["code"] == "needs_person" and "nothing was written" in err["message"], err
         assert "optmem release" in err["message"] and "--origin user" in err["message"]
+        assert "this command is an agent's, not a person's —" in err["message"], err  # (it read "is agent a person's")
         assert cli.json("release", ref, "--origin", "agent", code=1)["error"]["code"] == "needs_person"
     monkeypatch.setenv("CLAUDECODE", "1")
     run = at_terminal("release", rid, "--json")  # a pty, but Claude Code runs it: the agent's
