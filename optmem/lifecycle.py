@@ -130,12 +130,13 @@ def heat_shown(h: float) -> float:
     return math.floor(h * 1000) / 1000
 
 
-def cools(s: Lifecycle, row: Any, now: float) -> str | None:
-    """Why a sweep at `now` cools this record — `heat`, `pending_ttl` or `expired` — or None."""
+def cools(s: Lifecycle, row: Any, now: float, fresh: float | None = None) -> str | None:
+    """Why a sweep at `now` cools this record — `heat`, `pending_ttl` or `expired` — or None.
+    `fresh`: what was used at or after it is not cooled (default `now`: this very second)."""
     if row.tier == Tier.REDLINE or row.kind in NEVER_COOL or row.disputed:
         return None  # (a value of a key in conflict waits for the user, warm)
-    if row.accessed is not None and row.accessed >= now:
-        return None  # used this very second (or stamped later by a clock ahead): not cold
+    if row.accessed is not None and row.accessed >= (now if fresh is None else min(now, fresh)):
+        return None  # used just now (or stamped later by a clock ahead): not cold
     st = view.status(row, now)
     if st in (view.Status.FORGOTTEN, view.Status.COLD):
         return None
@@ -222,6 +223,12 @@ def check_unit(name: str, value: float | None) -> float | None:
     return value
 
 
+# the daily sweep a write starts (`if_due`) never cools what was used in the hour before it: the
+# write that started it stored its record a moment earlier — a second earlier on a busy machine —
+# and a record of low importance must not go cold in the command that wrote it
+AUTO_GRACE = 3600.0
+
+
 def sweep_due(last_sweep: float | None, now: float, mode: str) -> bool:
     """Whether a write should sweep first (`auto_sweep = daily`: at most once a day). A last
     sweep dated more than a day ahead (a clone with a fast clock) does not stop sweeps for ever."""
@@ -293,7 +300,7 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
 
             for row in idx.coolable():
                 checked += 1
-                why = cools(s, row, now)
+                why = cools(s, row, now, now - AUTO_GRACE if if_due else None)
                 if why is not None:
                     cool(row, why)
                     if why == "heat" and row.accessed is not None:

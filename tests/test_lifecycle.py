@@ -674,3 +674,18 @@ def test_a_clock_set_far_ahead_never_sweeps_the_vault_on_a_write(cli, vault, vau
     assert cli.json("get", rid)["record"]["status"] == "current"
     at(monkeypatch, far)
     assert cli.json("sweep")["cooled"] >= 1  # asked for: as of that time
+
+
+def test_the_daily_sweep_never_cools_what_was_used_in_the_hour_before(cli, vault, vault_path, monkeypatch):
+    """A write stores its record, then runs the daily sweep: on a busy machine the sweep's clock
+    reads a second later than the record's, and a record of low importance went cold in the very
+    command that wrote it (`cools` spared only what was used in the sweep's own second). The daily
+    sweep (`--if-due`) spares what was used in the hour before it; `optmem sweep`, asked for, does not."""
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    at(monkeypatch, "2026-03-01T10:00:00Z")
+    rid = cli.json("append", "a tiny note nobody reads", "--importance", "0.01")["id"]
+    at(monkeypatch, "2026-03-01T10:00:02Z")  # the write's own sweep, two seconds on
+    assert cli.json("sweep", "--if-due")["cooled"] == 0
+    assert cli.json("get", rid)["record"]["status"] == "current"
+    assert cli.json("sweep")["cooled"] == 1  # asked for, it cools what is cold now
+    assert cli.json("get", rid)["record"]["status"] == "cold"
