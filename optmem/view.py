@@ -762,12 +762,7 @@ class RecordView(NamedTuple):
             out["state"] = True
         if self.outdated:
             out["outdated_facts"] = dict(self.outdated)
-        if self.may_update:
-            out["may_update"] = self.may_update
-        if self.updated_by:
-            out["may_be_updated_by"] = list(self.updated_by)
-        if self.across_domains:
-            out["across_domains"] = self._across(show_unsafe)
+        out.update(self._beside(show_unsafe))
         if show_unsafe:
             whole = {**out, **(self.annex or {}), **({} if self.explain is None else {"explain": self.explain})}
             return self._said(whole, True)
@@ -777,6 +772,18 @@ class RecordView(NamedTuple):
         out.update(shown(self.annex or {}))
         if self.explain is not None:
             out["explain"] = shown(self.explain)
+        return out
+
+    def _beside(self, show_unsafe: bool) -> dict[str, Any]:
+        """What stands beside the record, in `hit` and `full` alike: the write gate's guesses while
+        they stand (`may_update`, `may_be_updated_by`) and another domain's different value."""
+        out: dict[str, Any] = {}
+        if self.may_update:
+            out["may_update"] = self.may_update
+        if self.updated_by:
+            out["may_be_updated_by"] = list(self.updated_by)
+        if self.across_domains:
+            out["across_domains"] = self._across(show_unsafe)
         return out
 
     def full(self, *, show_unsafe: bool = False) -> dict[str, Any]:
@@ -807,10 +814,5 @@ class RecordView(NamedTuple):
         for k, v in r.extra.items():
             if k != "may_update":  # (its line's guess: shown while it stands, below)
                 out.setdefault(k, v)
-        if self.may_update:
-            out["may_update"] = self.may_update
-        if self.updated_by:
-            out["may_be_updated_by"] = list(self.updated_by)
-        if self.across_domains:
-            out["across_domains"] = self._across(show_unsafe)
+        out.update(self._beside(show_unsafe))
         return self._said(out, show_unsafe)
