@@ -392,6 +392,45 @@ def _without_refs(raw: bytes, targets: set[str], rid: str, seen: dict[str, list[
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
+def explains(old: bytes, new: bytes, marks: set[str]) -> bool:
+    """Whether `new` is the line `old` as a purge of records whose ids hash to `marks` (the
+    commits' `Optmem-Purged` trailers) rewrites a kept line (`_without_refs`): the same record,
+    only without the purged ids in its `corrects`, `ref`, `resolves` and `after` (where a purged
+    value gives way to those it was written after), and a hot-memory replacement without its
+    `old` text. Anything else changed — the text, a field added — is no purge's doing."""
+    try:
+        was, now = json.loads(old), json.loads(new)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(was, dict) or not isinstance(now, dict) or was == now:
+        return False
+
+    def gone(x: Any) -> bool:
+        return isinstance(x, str) and lost.id_hash(x) in marks
+
+    def named(obj: dict[str, Any], name: str) -> list[Any]:
+        got = obj.get(name) or []
+        return got if isinstance(got, list) else [got]
+
+    hit = [x for f in ("corrects", "resolves", "after") for x in named(was, f)] + [was.get("ref")]
+    if not any(gone(x) for x in hit):
+        return False  # it named no purged record: a purge had nothing to rewrite
+    if "id" not in was and isinstance(now.get("id"), str):
+        was = {"id": now["id"], **was}  # (a hand-typed line's id, kept as its bytes change)
+    for f in ("corrects", "resolves"):
+        if named(now, f) != [x for x in named(was, f) if not gone(x)]:
+            return False
+    if now.get("ref") != (None if gone(was.get("ref")) else was.get("ref")):
+        return False
+    after_was, after_now = named(was, "after"), named(now, "after")
+    if any(gone(a) for a in after_now) or not {a for a in after_was if not gone(a)} <= set(after_now):
+        return False
+    if not any(gone(a) for a in after_was) and after_now != after_was:
+        return False
+    rest = ("corrects", "resolves", "ref", "after") + (("old",) if was.get("kind") == "memory" else ())
+    return {k: v for k, v in was.items() if k not in rest} == {k: v for k, v in now.items() if k not in rest}
+
+
 def _check_kinds(vault: Vault, derived: list[tuple[Path, str]], index_files: list[Path]) -> None:
     """Refuse (exit 3) before anything is deleted when a path purge will touch is not the kind of
     thing it should be (the summary tree a file, a handoff a folder, a link out of the vault)."""

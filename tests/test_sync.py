@@ -662,3 +662,58 @@ def test_a_line_taken_out_elsewhere_is_not_counted_as_coming_in(synced, tmp_path
     sync(two)
     report = sync(one)
     assert report["records_in"] == 1 and report["removed_elsewhere"] == 1, report
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_purge_that_rewrote_this_clones_correction_is_no_forgery(synced, tmp_path):
+    """Review 12: purge rewrites every log file, other writers' too — a correction that named the
+    purged record loses that name in its writer's folder. The writer, syncing, sees its own line
+    changed by another clone; a purge marked in its commit (`Optmem-Purged`) explains the change,
+    so it is not told as typed or forged there. A rewrite no purge explains still is."""
+    from optmem.lost import id_hash
+
+    one, two = copied(synced, tmp_path)
+    mine = {"OPTMEM_WRITER": "one-here"}
+    om(one, "append", "warm-up", env=mine)
+    om(one, "sync", env=mine)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two)
+    om(one, "sync", env=mine)
+    fix = om(one, "correct", rid, "the phone number is private now", env=mine)["id"]
+    om(one, "sync", env=mine)
+    sync(two)
+    om(two, "purge", rid, "--yes")
+    sync(two)
+    res = CLI("--vault", str(one), "sync", "--json", env={**ENV, **mine})
+    assert res.exit_code == 0, res
+    report = json.loads(res.stdout)
+    assert report["into_own_folder"] == 0 and report["records_in"] == 0, report
+    assert "own folder" not in res.stderr, res.stderr
+    assert report["purged_elsewhere"] == 1, report
+    assert rid not in record_ids(one) and fix in record_ids(one)
+    # the same rewrite with the text changed too is no purge's doing: still told
+    git(two, "pull", "-q")
+    (own,) = [p for p in (two / "log" / "one-here").glob("????-??.jsonl") if fix in p.read_text("utf-8")]
+    own.write_text(own.read_text("utf-8").replace("private now", "public now"), "utf-8")
+    git(two, "commit", "-qam", f"edited\n\nOptmem-Purged: {id_hash(rid)}"), git(two, "push", "-q")
+    report = om(one, "sync", env=mine)
+    assert report["into_own_folder"] == 1, report
+
+
+def test_only_a_purges_own_rewrite_of_a_line_is_explained_by_its_mark():
+    """`purge.explains`: a kept line as purge rewrites it — without the purged ids it named — and
+    nothing else; a line that named no purged id, or whose text changed too, is no purge's doing."""
+    from optmem.lost import id_hash
+    from optmem.purge import _without_refs, explains
+
+    old = b'{"id":"C1","kind":"correction","text":"private now","corrects":["X1"],"after":["X1","A0"]}'
+    marks = {id_hash("X1")}
+    new = _without_refs(old, {"X1"}, "C1", {"X1": ["Z9"]})
+    assert explains(old, new, marks)
+    assert not explains(old, new.replace(b"private", b"public"), marks)
+    assert not explains(old, new, {id_hash("Q7")})  # the mark names another record
+    assert not explains(old, new[:-2] + b',"tier":"redline"}\n', marks)  # a field added
+    assert not explains(old, old, marks)  # unchanged: nothing to explain
+    hand = b'{"text":"typed","ref":"x1","kind":"confirm"}'  # a hand-typed line (no id; lower-case ref)
+    assert explains(hand, _without_refs(hand, {"X1"}, "H1", {}), marks)

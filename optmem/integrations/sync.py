@@ -570,8 +570,10 @@ def _after_merge(
             report.flagged.append({"id": rec.id, "file": name, "field": flagged[0], "rule": flagged[1]})
 
     logs = {name for name, path in vault.segments() if path.is_file()}
+    explained = _purge_rewrites(git, spans, own, logs)
     for name, n, raw in _added(git, spans, own, logs):
-        came(name, n, raw)
+        if (name, raw) not in explained:  # (a kept line a purge there rewrote: no one typed it)
+            came(name, n, raw)
     report.into_own_folder = report.records_in
     if report.into_own_folder:
         say(
@@ -583,8 +585,10 @@ def _after_merge(
             continue
         start = before.get(name, 0)
         if path.stat().st_size < start:  # lines taken out elsewhere (a purge, an edit): what was added, from git
+            rewritten = _purge_rewrites(git, spans, name, {name})
             for _, n, raw in _added(git, spans, name, {name}):
-                came(name, n, raw)
+                if (name, raw) not in rewritten:  # (a kept line a purge rewrote came in before)
+                    came(name, n, raw)
             continue
         with open(path, "rb") as fh:
             lines = 0  # before `start` (read in pieces: a log may be large)
@@ -631,12 +635,55 @@ def _left_elsewhere(git: _Git, spans: list[tuple[str, str]]) -> tuple[set[str], 
         out = _removed_ids(git, base, theirs)
         if not out:
             continue
-        bodies = gitstate.run(git.root, "log", "--format=%B", f"{base}..{theirs}", timeout=300).stdout
-        prefix = f"{PURGED_MARK}:"
-        marks = {line[len(prefix) :].strip() for line in bodies.splitlines() if line.startswith(prefix)}
+        marks = _marks(git, base, theirs)
         for rid in out:
             (purged if lost.id_hash(rid) in marks else removed).add(rid)
     return purged, removed - purged
+
+
+def _marks(git: _Git, base: str, theirs: str) -> set[str]:
+    """The purge marks (`PURGED_MARK` trailers: ids' one-way hashes) of the commits `base..theirs`."""
+    bodies = gitstate.run(git.root, "log", "--format=%B", f"{base}..{theirs}", timeout=300).stdout
+    prefix = f"{PURGED_MARK}:"
+    return {line[len(prefix) :].strip() for line in bodies.splitlines() if line.startswith(prefix)}
+
+
+def _purge_rewrites(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> set[tuple[str, bytes]]:
+    """The lines the merged commits added to the log files `names` under `folder` that are a purge's
+    rewrite of a line that was there (`purge.explains`: the same record without the ids a purge
+    marked in those commits) — a correction of a purged record, say, kept without naming it: (file,
+    line). Another clone rewrote them, but no one typed or forged them."""
+    from optmem import purge
+
+    out: set[tuple[str, bytes]] = set()
+    for base, theirs in spans:
+        marks = _marks(git, base, theirs) if base else set()
+        if not marks:
+            continue
+        listed = gitstate.run(git.root, "diff", "--name-only", "-z", "--no-renames", base, theirs, "--", folder)
+        for name in (p for p in listed.stdout.split("\0") if p in names):
+            diff = gitstate.run(
+                git.root,
+                *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames"),
+                *(base, theirs, "--", name),
+                text=False,
+                timeout=300,
+            )
+            gone: dict[str, bytes] = {}
+            added: list[tuple[str, bytes]] = []
+            for line in diff.stdout.split(b"\n"):
+                if line[:3] in (b"---", b"+++") or line[:1] not in (b"-", b"+"):
+                    continue
+                try:
+                    rid = parse_line(line[1:], limit=None).id.upper()
+                except BadLine:
+                    continue
+                if line.startswith(b"-"):
+                    gone[rid] = line[1:]
+                else:
+                    added.append((rid, line[1:]))
+            out |= {(name, raw) for rid, raw in added if rid in gone and purge.explains(gone[rid], raw, marks)}
+    return out
 
 
 def _added(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> list[tuple[str, int, bytes]]:
