@@ -194,11 +194,18 @@ def _seq(node_id: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def quoting(nodes: dict[str, Node], ids: set[str]) -> set[str]:
-    """The keys of `nodes` (by id or by file name) that may quote any of the records `ids`: the
-    level-1 nodes that cover them, every node above those, and the root. (Purge deletes them;
-    forget makes them again.)"""
-    hit = _above(nodes, {k for k, n in nodes.items() if n.level == 1 and not n.root and ids & set(n.children)})
+def quoting(nodes: dict[str, Node], named: Callable[[str], bool]) -> set[str]:
+    """The keys of `nodes` (by id or by file name) that may quote any of the records whose ids
+    `named` picks: the level-1 nodes that cover one, any node whose body quotes one by its id (a
+    node another clone made over other children, a person's edit), every node above those, and
+    the root. (Purge, and a sync that brings a purged record back, delete them.)"""
+    hit = {
+        k
+        for k, n in nodes.items()
+        if (n.level == 1 and not n.root and any(map(named, n.children)))
+        or any(named(it.id) for it in summary.items_of(n.body))
+    }
+    hit = _above(nodes, hit)
     if hit:
         hit |= {k for k, n in nodes.items() if n.root}
     return hit

@@ -717,3 +717,87 @@ def test_only_a_purges_own_rewrite_of_a_line_is_explained_by_its_mark():
     assert not explains(old, old, marks)  # unchanged: nothing to explain
     hand = b'{"text":"typed","ref":"x1","kind":"confirm"}'  # a hand-typed line (no id; lower-case ref)
     assert explains(hand, _without_refs(hand, {"X1"}, "H1", {}), marks)
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_handoff_file_another_clone_commits_carrying_a_purged_record_is_put_back(synced, tmp_path):
+    """Fix-u finding 4: a HANDOFF.md another clone commits that carries a handoff this clone purged
+    (an older copy saved back, a file both sides changed whose side won there) came back with the
+    sync and stayed. The sync treats it as purge does: the file shows the project's previous
+    handoff again (or goes, when there is none), says so (`handoffs_dropped`), and the commit
+    carries that out."""
+    one, two = copied(synced, tmp_path)
+    om(two, "handoff", "write", "--project", "webapp", "--done", "moved the api to port 9090")
+    rid = om(two, "handoff", "write", "--project", "webapp", "--done", "my phone is 138-0000-1111")["handoff"]["id"]
+    sync(two), sync(one)
+    hand = one / "projects" / "webapp" / "HANDOFF.md"
+    assert "138-0000" in hand.read_text("utf-8")
+    om(one, "purge", rid, "--yes")
+    assert "138-0000" not in hand.read_text("utf-8") and "9090" in hand.read_text("utf-8")
+    sync(one)
+    sync(two)  # two takes the purge
+    assert "138-0000" not in (two / "projects" / "webapp" / "HANDOFF.md").read_text("utf-8")
+    last = git(two, "rev-list", "-n1", "HEAD", "--", "projects/webapp/HANDOFF.md").stdout.strip()  # the purge's
+    git(two, "checkout", f"{last}~1", "--", "projects/webapp/HANDOFF.md")  # an older copy saved back
+    assert "138-0000" in (two / "projects" / "webapp" / "HANDOFF.md").read_text("utf-8")
+    git(two, "commit", "-qm", "an older handoff"), git(two, "push", "-q")
+    res = CLI("--vault", str(one), "sync", "--json", env=ENV)
+    assert res.exit_code == 0, res
+    report = json.loads(res.stdout)
+    assert report["handoffs_dropped"] == ["projects/webapp/HANDOFF.md"], report
+    assert "138-0000" not in hand.read_text("utf-8") and "9090" in hand.read_text("utf-8")
+    assert "HANDOFF.md" in res.stderr, res.stderr
+    assert not git(one, "status", "--porcelain").stdout.strip()  # the put-back is committed and pushed
+    assert "138-0000" not in json.dumps(om(one, "handoff", "read", "--project", "webapp"))
+    sync(two)
+    assert "138-0000" not in (two / "projects" / "webapp" / "HANDOFF.md").read_text("utf-8")
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_node_that_quotes_a_purged_record_in_its_body_alone_is_dropped_by_the_sync(synced, tmp_path):
+    """Fix-u finding 3: a sync dropped the nodes whose children name a purged record (and those
+    above); a node another clone made whose body quotes it — its level-1 node not among this clone's
+    files (both sides changed it, and this clone's side was kept), or a person's edit naming it —
+    stayed, the purged text with it. Every node quoting a purged record goes, by its children or by
+    its body, with those above it and the root."""
+    one, two = copied(synced, tmp_path)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), sync(one)
+    om(one, "purge", rid, "--yes")
+    sync(one)
+    git(two, "pull", "-q")
+    folder = two / "tree" / "default"
+    folder.mkdir(parents=True, exist_ok=True)
+    node = (
+        "---\nid: L2-0009\nlevel: 2\ndomain: default\nfrom: '2026-01-01T00:00:00Z'\nto: '2026-01-02T00:00:00Z'\n"
+        "count: 2\nchildren: [L1-0098, L1-0099]\n---\n**default** · level 2 · 2 records\n\n"
+        f"- my phone is 138-0000-1111 (`{rid}`)\n"
+    )
+    (folder / "L2-0009.md").write_text(node, "utf-8")
+    git(two, "add", "-A"), git(two, "commit", "-qm", "a node quoting it"), git(two, "push", "-q")
+    report = sync(one)
+    assert "tree/default/L2-0009.md" in report["nodes_dropped"], report
+    assert not [p for p in (one / "tree").rglob("*.md") if "138-0000" in p.read_text("utf-8")]
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_purged_record_a_hand_pull_brought_back_is_dropped_by_the_next_sync(synced, tmp_path):
+    """Fix-u finding 3: what a merge brings back of a purge is dropped by the sync that merges —
+    but a merge made with `git pull` by hand brought it back past every sync. The next sync looks
+    at everything merged since the last one, however it was merged, and drops it then."""
+    one, two = copied(synced, tmp_path)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), sync(one)
+    om(one, "purge", rid, "--yes")
+    sync(one)
+    om(two, "append", "b writes again")  # git's union merge of b's file keeps the purged line
+    sync(two)
+    git(one, "pull", "-q", "--no-rebase")
+    assert rid in record_ids(one)  # back, by hand
+    report = sync(one)
+    assert report["purged_again"] == 1, report
+    assert rid not in record_ids(one) and not om(one, "search", "phone")["hits"]
+    assert sync(one)["purged_again"] == 0

@@ -73,6 +73,7 @@ class SyncReport:
     kept_ours: list[str] = field(default_factory=list)  # derived files both sides changed: ours kept
     purged_again: int = 0  # records this clone purged that a merge brought back: dropped again
     nodes_dropped: list[str] = field(default_factory=list)  # tree nodes a merge brought back quoting those
+    handoffs_dropped: list[str] = field(default_factory=list)  # HANDOFF.md files a merge brought back carrying one
     purged_elsewhere: int = 0  # records this clone held that another clone purged: the merge took them out
     removed_elsewhere: int = 0  # records the merge took out with no purge's mark (a purge or an edit there)
     noop: bool = False  # nothing to commit, fetch, merge or push
@@ -199,8 +200,10 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
     if report.merged:  # an interrupted sync's merge, done: what it brought back of a purge goes
         with vault.lock():
             _drop_purged(git, vault, str(was), report, say)
+    with vault.lock():  # merged since the last sync outside a sync (`git pull` by hand): what it brought back goes
+        dropped = _drop_purged(git, vault, _last_synced(git, vault), report, say)
     conflicts_before = set(resumed["conflicts"]) if resumed else _conflict_names(vault)
-    report.committed = _commit(git, vault, say)
+    report.committed = _commit(git, vault, say) or dropped
     before = dict(resumed["before"]) if resumed else _sizes(vault)
     note = _Note(vault, resumed, before, conflicts_before)
     remote_ref = f"refs/remotes/{remote}/{branch}"
@@ -240,12 +243,27 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
         report.retries += 1
         say(f"the remote moved meanwhile; merging again (try {attempt + 2} of {PUSH_TRIES})")
     _after_merge(vault, git, note.spans, before, report, conflicts_before, say)
+    fsio.atomic_write(vault.cache(SYNCED), git.head(), within=vault.root)
     note.done()  # reported: the next sync has nothing to finish
     report.noop = not (report.committed or report.merged or report.pushed or segmented_now)
     return report
 
 
 JOURNAL = "sync-merge.json"  # in .cache/: a merge begun, for the sync after an interrupted one
+SYNCED = "sync-head"  # in .cache/: the commit the last sync ended on
+
+
+def _last_synced(git: _Git, vault: Vault) -> str:
+    """The commit the last sync ended on, when HEAD still descends from it; else "" (none noted —
+    the cache deleted, a first sync —, or history rewritten): everything is looked at."""
+    path = vault.cache_dir / SYNCED
+    try:
+        head = (fsio.read_text(path, within=vault.root) or "").strip()
+    except OptmemError:
+        return ""
+    if len(head) < 40 or not all(c in "0123456789abcdef" for c in head):
+        return ""
+    return head if git.ok("merge-base", "--is-ancestor", head, "HEAD") else ""
 
 
 class _Note:
@@ -444,27 +462,36 @@ def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
     _conclude(git)
 
 
-def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say) -> None:
-    """Records this clone purged that the merge since `was` brought back (another clone still
-    holds them, and git's union merge of its file kept the line this clone had dropped): dropped
-    again, as purge drops them, and the drop committed, so the push carries it out."""
+def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say) -> bool:
+    """Records this clone purged that the commits since `was` brought back (another clone still
+    holds them, and git's union merge of its file kept the line this clone had dropped; a merge
+    by this sync, or one made by hand since the last): dropped again, as purge drops them, and
+    the drop committed, so the push carries it out. Whether anything was."""
     from optmem import lost, purge
 
-    if not lost.purged_hashes(vault):
-        return  # (a clone that never purged reads nothing more)
+    if not lost.purged_hashes(vault) or not git.head():
+        return False  # (a clone that never purged reads nothing more)
+    if was == git.head():
+        return False
     since = was or git.out("hash-object", "-t", "tree", os.devnull)
     # the log's files (the shared older LOG.jsonl too) and the summary tree, which other clones commit
     out = git.run("diff", "--name-only", "-z", "--no-renames", since, "HEAD", "--", layout.SEGMENTS, layout.LOG, "tree")
-    back, nodes = purge.drop_again(vault, {p for p in out.stdout.split("\0") if p})
-    if not back and not nodes:
-        return
-    report.purged_again += len(back)
-    report.nodes_dropped += nodes
+    again = purge.drop_again(vault, {p for p in out.stdout.split("\0") if p})
+    if not (again.records or again.nodes or again.handoffs):
+        return False
+    report.purged_again += len(again.records)
+    report.nodes_dropped += again.nodes
+    report.handoffs_dropped += again.handoffs
+    what = [f"{len(again.records)} record(s)"] if again.records else []
+    what += [f"{len(again.nodes)} summary node(s) quoting one"] if again.nodes else []
+    what += [f"{', '.join(again.handoffs)} carrying one"] if again.handoffs else []
     say(
-        f"{len(back)} record(s) and {len(nodes)} summary node(s) quoting what this clone purged came back with "
-        "the merge (another clone still held them): dropped again"
+        f"what this clone purged came back with the merge (another clone still held it): {'; '.join(what)} — "
+        "dropped again"
+        + (" (the previous handoff shown instead)" if again.handoffs else "")
+        + ("; `optmem compact` makes the nodes again from what is left" if again.nodes else "")
     )
-    _commit(git, vault, say)
+    return _commit(git, vault, say)
 
 
 PURGED_MARK = "Optmem-Purged"  # a commit trailer: the one-way hash of an id a purge took out of the log
