@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -168,7 +168,7 @@ class Again(NamedTuple):
     handoffs: list[str]  # HANDOFF.md files that carried one: the project's previous handoff again, or gone
 
 
-def drop_again(vault: Vault, names: set[str]) -> Again:
+def drop_again(vault: Vault, names: set[str], elsewhere: Collection[str] = ()) -> Again:
     """Records this clone purged that are back in the files `names` (a sync merged another
     clone's copy): dropped again, as `purge` drops them, wherever a merged line can bring one —
     a log file (a writer's, or the shared older LOG.jsonl), with the lines about them, and kept
@@ -178,15 +178,17 @@ def drop_again(vault: Vault, names: set[str]) -> Again:
     made again from the project's previous handoff, as purge does. Files that name one are
     rewritten before the files that hold one, as in purge: a kill between leaves it findable.
     Copies another clone made meanwhile (its merge of the record, its `resolve --keep`) are
-    records of their own and stay. The caller holds the vault lock."""
+    records of their own and stay. `elsewhere`: ids (upper case) another clone purged, which the
+    merge took out of the log — this clone's nodes and HANDOFF.md files quoting them go too. The
+    caller holds the vault lock."""
     hashes = lost.purged_hashes(vault)
-    if not hashes:
+    if not hashes and not elsewhere:
         return Again([], [], [])
 
     def named(rid: str) -> bool:
-        return lost.id_hash(rid) in hashes
+        return rid.upper() in elsewhere or lost.id_hash(rid) in hashes
 
-    tree_changed = any(n.startswith("tree/") for n in names)
+    tree_changed = bool(elsewhere) or any(n.startswith("tree/") for n in names)
     derived = [
         (path, shown)
         for path, shown in _derived(vault, named, False)

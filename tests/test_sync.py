@@ -801,3 +801,27 @@ def test_a_purged_record_a_hand_pull_brought_back_is_dropped_by_the_next_sync(sy
     assert report["purged_again"] == 1, report
     assert rid not in record_ids(one) and not om(one, "search", "phone")["hits"]
     assert sync(one)["purged_again"] == 0
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_purge_that_spreads_takes_the_receiving_clones_nodes_quoting_it_too(synced, tmp_path):
+    """Fix-u finding 4: a purge spread to a clone takes the record's line out of its log, but the
+    summary-tree nodes that clone had made from it (and pushed, or not yet) kept its text until a
+    `compact` there. The merge's purge marks name what was purged: the nodes quoting it go with the
+    sync, with those above them and the root, as `purge` deletes them."""
+    one, two = copied(synced, tmp_path)
+    (two / "optmem.toml").write_text('[tree]\nrun = 2\n[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    om(two, "append", "the backend listens on 9090")
+    sync(two), sync(one)
+    om(one, "compact")  # one's nodes quote it (made here, never pushed)
+    assert any("138-0000" in p.read_text("utf-8") for p in (one / "tree").rglob("*.md"))
+    om(two, "purge", rid, "--yes")
+    sync(two)
+    report = sync(one)
+    assert report["purged_elsewhere"] == 1 and report["nodes_dropped"], report
+    assert not [p for p in (one / "tree").rglob("*.md") if "138-0000" in p.read_text("utf-8")]
+    assert not git(one, "status", "--porcelain").stdout.strip()  # the drop is committed and pushed
+    om(one, "compact")  # made again from what is left
+    assert not [p for p in (one / "tree").rglob("*.md") if "138-0000" in p.read_text("utf-8")]

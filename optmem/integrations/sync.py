@@ -463,35 +463,51 @@ def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
 
 
 def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say) -> bool:
-    """Records this clone purged that the commits since `was` brought back (another clone still
-    holds them, and git's union merge of its file kept the line this clone had dropped; a merge
-    by this sync, or one made by hand since the last): dropped again, as purge drops them, and
-    the drop committed, so the push carries it out. Whether anything was."""
+    """What the commits since `was` brought back of a purge (a merge by this sync, or one made by
+    hand since the last), dropped as purge drops it, and the drop committed, so the push carries it
+    out: records this clone purged (another clone still holds them, and git's union merge of its
+    file kept the line this clone had dropped), and tree nodes and HANDOFF.md files quoting them;
+    and this clone's own tree nodes and HANDOFF.md files quoting a record another clone purged
+    (the merge took its line out, the purge's mark in its commit says so: `_purged_since`).
+    Whether anything was."""
     from optmem import lost, purge
 
-    if not lost.purged_hashes(vault) or not git.head():
-        return False  # (a clone that never purged reads nothing more)
-    if was == git.head():
+    head = git.head()
+    if not head or was == head:
         return False
+    hashes = lost.purged_hashes(vault)
+    elsewhere = _purged_since(git, was, hashes) if was else set()
+    if not hashes and not elsewhere:
+        return False  # (a clone that never purged, and no purge came in: nothing more is read)
     since = was or git.out("hash-object", "-t", "tree", os.devnull)
     # the log's files (the shared older LOG.jsonl too) and the summary tree, which other clones commit
     out = git.run("diff", "--name-only", "-z", "--no-renames", since, "HEAD", "--", layout.SEGMENTS, layout.LOG, "tree")
-    again = purge.drop_again(vault, {p for p in out.stdout.split("\0") if p})
+    again = purge.drop_again(vault, {p for p in out.stdout.split("\0") if p}, elsewhere)
     if not (again.records or again.nodes or again.handoffs):
         return False
     report.purged_again += len(again.records)
     report.nodes_dropped += again.nodes
     report.handoffs_dropped += again.handoffs
-    what = [f"{len(again.records)} record(s)"] if again.records else []
-    what += [f"{len(again.nodes)} summary node(s) quoting one"] if again.nodes else []
-    what += [f"{', '.join(again.handoffs)} carrying one"] if again.handoffs else []
+    what = [f"{len(again.records)} record(s) this clone purged (another clone still held them)"] * bool(again.records)
+    what += [f"{len(again.nodes)} summary node(s) quoting a purged record"] if again.nodes else []
+    what += [f"{', '.join(again.handoffs)} carrying a purged handoff"] if again.handoffs else []
     say(
-        f"what this clone purged came back with the merge (another clone still held it): {'; '.join(what)} — "
-        "dropped again"
-        + (" (the previous handoff shown instead)" if again.handoffs else "")
+        f"dropped as purge drops them: {'; '.join(what)}"
+        + (" — the previous handoff is shown instead" if again.handoffs else "")
         + ("; `optmem compact` makes the nodes again from what is left" if again.nodes else "")
     )
     return _commit(git, vault, say)
+
+
+def _purged_since(git: _Git, was: str, hashes: set[str]) -> set[str]:
+    """The ids (upper case) of the records another clone purged whose lines the commits since
+    `was` took out of this clone's log: removed since, and marked as purged in those commits."""
+    from optmem import lost
+
+    marks = _marks(git, was, "HEAD") - hashes
+    if not marks:
+        return set()
+    return {rid for rid in _removed_ids(git, was, "HEAD") if lost.id_hash(rid) in marks}
 
 
 PURGED_MARK = "Optmem-Purged"  # a commit trailer: the one-way hash of an id a purge took out of the log
