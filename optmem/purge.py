@@ -192,7 +192,8 @@ def drop_again(vault: Vault, names: set[str], elsewhere: Collection[str] = ()) -
     derived = [
         (path, shown)
         for path, shown in _derived(vault, named, False)
-        if (tree_changed and shown.startswith("tree/")) or path.name == "HANDOFF.md"
+        if (tree_changed and shown.startswith("tree/"))
+        or (path.name == "HANDOFF.md" and path.is_file() and not path.is_symlink())  # (else: not one to read)
     ]
     _check_kinds(vault, derived, [])
     for path, _ in derived:

@@ -825,3 +825,21 @@ def test_a_purge_that_spreads_takes_the_receiving_clones_nodes_quoting_it_too(sy
     assert not git(one, "status", "--porcelain").stdout.strip()  # the drop is committed and pushed
     om(one, "compact")  # made again from what is left
     assert not [p for p in (one / "tree").rglob("*.md") if "138-0000" in p.read_text("utf-8")]
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_handoff_path_that_is_no_file_does_not_stop_the_sync_of_a_clone_that_purged(synced, tmp_path):
+    """What a sync drops again reads only HANDOFF.md files: one that is a folder (doctor names it)
+    is no handoff that could carry a purged record, and the sync goes on."""
+    one, two = copied(synced, tmp_path)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), sync(one)
+    om(one, "purge", rid, "--yes")
+    (one / "projects" / "odd" / "HANDOFF.md").mkdir(parents=True)
+    (one / "projects" / "odd" / "HANDOFF.md" / "keep").write_text("x", "utf-8")
+    sync(one)
+    om(two, "append", "b writes again")
+    sync(two)
+    report = sync(one)
+    assert report["purged_again"] == 1 and report["handoffs_dropped"] == [], report
