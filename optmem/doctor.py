@@ -36,7 +36,7 @@ from optmem.record import (
     missing_fields,
     parse_line,
 )
-from optmem.vault import NAME_RE, Vault, hot_target
+from optmem.vault import NAME_RE, OWN_FILES, Vault, hot_target
 
 QUARANTINE = "LOG.quarantine.jsonl"
 
@@ -563,6 +563,25 @@ def _check_settings(vault: Vault, report: Report) -> None:
         report.notes.append(warning)
 
 
+def _check_own(vault: Vault, report: Report) -> None:
+    """What an older optmem kept in `.cache/` that nothing can rebuild (`Vault.take_own_from_cache`):
+    every read takes it from there beside `.clone/`, and no read moves it — said, so deleting the
+    cache does not take it unseen."""
+    purged, notes = OWN_FILES
+    said = {
+        purged: ("the hashes of the records this clone purged", "a sync would bring back what was purged"),
+        notes: ("the notes of what left the files outside optmem", "doctor would no longer report it"),
+    }
+    for name in OWN_FILES:
+        if (vault.cache_dir / name).is_file():
+            what, loss = said[name]
+            report.notes.append(
+                f".cache/{name} holds {what}, where an older optmem kept them; they are read from there, and "
+                "the next command that writes (or `optmem doctor --fix`) moves them into .clone/ — do not delete "
+                f".cache/ until then: without them {loss}"
+            )
+
+
 def _check_index(vault: Vault, report: Report) -> None:
     from optmem.index import in_step
 
@@ -607,6 +626,7 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
         _check_access(vault, report)
     if cache_ok and not {"LOG.jsonl", "ACCESS.jsonl", "log"} & linked:
         _check_index(vault, report)
+        _check_own(vault, report)
         _check_handoff_records(vault, report, handoffs)
         if forked:
             _check_forks(vault, report)

@@ -834,6 +834,12 @@ class Index:
             f"r.domain = ? AND r.kind NOT IN ({_marks(BOOKKEEPING)}) ORDER BY r.ts, r.id, r.n", (domain, *BOOKKEEPING)
         )
 
+    def kinds_by_id(self, domain: str) -> dict[str, str]:
+        """The kind of each record of a domain, by id (the first line of an id, as `by_id`): what
+        a summary node counts, without reading whole rows."""
+        sql = "SELECT id, kind FROM rec WHERE domain = ? ORDER BY n DESC"
+        return dict(self.conn.execute(sql, (domain,)).fetchall())
+
     def domains(self) -> list[str]:
         """Every domain that has a record (bookkeeping left out)."""
         return [

@@ -7,8 +7,9 @@ files they carried (each made again from the project's previous handoff, when it
 `forget` does); takes their ids out of ACCESS.jsonl; and rebuilds the index from scratch,
 so no copy of the text (nor an id as written) is left in the vault. The clone keeps a one-way
 hash of each purged id (`.clone/purged`, never committed): a sync that brings a purged record
-back (another clone's copy, kept by git's union merge of that clone's file) drops it again
-(`drop_again`; `optmem.lost` keeps the hashes). Every path it will touch
+back (another clone's copy, kept by git's union merge of that clone's file; a tree node or a
+HANDOFF.md another clone committed) drops it again (`drop_again`; `optmem.lost` keeps the
+hashes). Every path it will touch
 is found and checked first: one that is not what it should be (the tree a file, a handoff a
 folder) stops it with exit 3 before anything is deleted.
 """
@@ -17,9 +18,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from optmem import fsio, log, lost
 from optmem.errors import BadFrontMatter, ConfirmationRequired, NotFound, OptmemError, Unreadable, UsageError, quote
@@ -84,7 +86,7 @@ def purge(
                 not_found=absent,
             )
         # Every path purge will touch is found and checked first: a refusal deletes nothing.
-        derived = _derived(vault, written | targets, everything)
+        derived = _derived(vault, lambda rid: rid.upper() in targets, everything)
         index_files = sorted(vault.cache_dir.glob("index*"))
         _check_kinds(vault, derived, index_files)
         # noted before anything is deleted: a purge killed part-way is re-run, and a record it
@@ -158,19 +160,44 @@ def _absent(absent: list[str]) -> str:
     )
 
 
-def drop_again(vault: Vault, names: set[str]) -> tuple[list[str], list[str]]:
+class Again(NamedTuple):
+    """What a sync dropped again of what this clone purged (`drop_again`)."""
+
+    records: list[str]  # purged records back in the log's files (ids as the files held them)
+    nodes: list[str]  # tree nodes that quoted one (and those above them, the root)
+    handoffs: list[str]  # HANDOFF.md files that carried one: the project's previous handoff again, or gone
+
+
+def drop_again(vault: Vault, names: set[str], elsewhere: Collection[str] = ()) -> Again:
     """Records this clone purged that are back in the files `names` (a sync merged another
-    clone's copy): dropped again, as `purge` drops them — with the lines about them, and kept
-    lines no longer naming them; and, when a tree node changed, the nodes that cover one (another
-    clone summarised it before it saw the purge), with the nodes above them and the root, as purge
-    deletes them (the next `compact` makes them again). Their ids (as the files held them) and the
-    nodes deleted. Files that name one are rewritten before the files that hold one, as in purge:
-    a kill between leaves it findable. Copies another clone made meanwhile (its merge of the
-    record, its `resolve --keep`) are records of their own and stay."""
+    clone's copy): dropped again, as `purge` drops them, wherever a merged line can bring one —
+    a log file (a writer's, or the shared older LOG.jsonl), with the lines about them, and kept
+    lines no longer naming them; a tree node that quotes one (another clone summarised it before
+    it saw the purge), by its children or its body, with the nodes above it and the root, deleted
+    as purge deletes them (the next `compact` makes them again); a HANDOFF.md that carries one,
+    made again from the project's previous handoff, as purge does. Files that name one are
+    rewritten before the files that hold one, as in purge: a kill between leaves it findable.
+    Copies another clone made meanwhile (its merge of the record, its `resolve --keep`) are
+    records of their own and stay. `elsewhere`: ids (upper case) another clone purged, which the
+    merge took out of the log — this clone's nodes and HANDOFF.md files quoting them go too. The
+    caller holds the vault lock."""
     hashes = lost.purged_hashes(vault)
-    if not hashes:
-        return [], []
-    nodes = _nodes_again(vault, hashes) if any(n.startswith("tree/") for n in names) else []
+    if not hashes and not elsewhere:
+        return Again([], [], [])
+
+    def named(rid: str) -> bool:
+        return rid.upper() in elsewhere or lost.id_hash(rid) in hashes
+
+    tree_changed = bool(elsewhere) or any(n.startswith("tree/") for n in names)
+    derived = [
+        (path, shown)
+        for path, shown in _derived(vault, named, False)
+        if (tree_changed and shown.startswith("tree/"))
+        or (path.name == "HANDOFF.md" and path.is_file() and not path.is_symlink())  # (else: not one to read)
+    ]
+    _check_kinds(vault, derived, [])
+    for path, _ in derived:
+        fsio.remove_file(path)
     back: dict[str, str] = {}  # id in upper case -> as written
     held: set[str] = set()  # of those, the records themselves (not lines about them)
     holds: dict[Path, bool] = {}  # a file naming one -> whether it holds one
@@ -184,8 +211,8 @@ def drop_again(vault: Vault, names: set[str]) -> tuple[list[str], list[str]]:
                 except BadLine:
                     continue
                 after = rec.extra.get("after")
-                named = [rec.id, rec.ref or "", *rec.corrects, *(after if isinstance(after, list) else [])]
-                hit = [n for n in named if isinstance(n, str) and n and lost.id_hash(n) in hashes]
+                listed = [rec.id, rec.ref or "", *rec.corrects, *(after if isinstance(after, list) else [])]
+                hit = [n for n in listed if isinstance(n, str) and n and named(n)]
                 if hit:
                     back.update({n.upper(): n for n in hit})
                     if rec.id in hit:
@@ -193,25 +220,16 @@ def drop_again(vault: Vault, names: set[str]) -> tuple[list[str], list[str]]:
                     holds[path] = holds.get(path, False) or rec.id in hit
     for path in sorted(holds, key=lambda p: holds[p]):
         _rewrite_file(vault, path, set(back), False, {}, drop=True)
-    return sorted(back[t] for t in held), nodes
+    handoffs = [shown for path, shown in derived if path.name == "HANDOFF.md"]
+    if handoffs:
+        from optmem import handoff_file
 
-
-def _nodes_again(vault: Vault, hashes: set[str]) -> list[str]:
-    """Delete the tree nodes that cover a record this clone purged (and those above, the root); their names."""
-    from optmem import tree
-
-    troot, ids = vault.root / "tree", set()
-    for path in troot.glob("*/L1-*.md") if troot.is_dir() else []:
-        try:
-            node = tree.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
-        except (BadFrontMatter, OSError):
-            continue
-        ids |= {c for c in node.children if lost.id_hash(c) in hashes}
-    derived = [(path, shown) for path, shown in _derived(vault, ids, False) if shown.startswith("tree/")] if ids else []
-    _check_kinds(vault, derived, [])
-    for path, _ in derived:
-        fsio.remove_file(path)
-    return [shown for _, shown in derived]
+        for path, _ in (d for d in derived if d[0].name == "HANDOFF.md"):
+            try:
+                handoff_file.put_back(vault, path.parent.name)  # (after the log: never the purged one again)
+            except OptmemError:
+                continue  # (dropped all the same: the file is gone; `handoff read` shows the previous one)
+    return Again(sorted(back[t] for t in held), [s for _, s in derived if s.startswith("tree/")], handoffs)
 
 
 def _with_copies(vault: Vault, idx: Any, targets: set[str]) -> set[str]:
@@ -392,6 +410,45 @@ def _without_refs(raw: bytes, targets: set[str], rid: str, seen: dict[str, list[
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
+def explains(old: bytes, new: bytes, marks: set[str]) -> bool:
+    """Whether `new` is the line `old` as a purge of records whose ids hash to `marks` (the
+    commits' `Optmem-Purged` trailers) rewrites a kept line (`_without_refs`): the same record,
+    only without the purged ids in its `corrects`, `ref`, `resolves` and `after` (where a purged
+    value gives way to those it was written after), and a hot-memory replacement without its
+    `old` text. Anything else changed — the text, a field added — is no purge's doing."""
+    try:
+        was, now = json.loads(old), json.loads(new)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(was, dict) or not isinstance(now, dict) or was == now:
+        return False
+
+    def gone(x: Any) -> bool:
+        return isinstance(x, str) and lost.id_hash(x) in marks
+
+    def named(obj: dict[str, Any], name: str) -> list[Any]:
+        got = obj.get(name) or []
+        return got if isinstance(got, list) else [got]
+
+    hit = [x for f in ("corrects", "resolves", "after") for x in named(was, f)] + [was.get("ref")]
+    if not any(gone(x) for x in hit):
+        return False  # it named no purged record: a purge had nothing to rewrite
+    if "id" not in was and isinstance(now.get("id"), str):
+        was = {"id": now["id"], **was}  # (a hand-typed line's id, kept as its bytes change)
+    for f in ("corrects", "resolves"):
+        if named(now, f) != [x for x in named(was, f) if not gone(x)]:
+            return False
+    if now.get("ref") != (None if gone(was.get("ref")) else was.get("ref")):
+        return False
+    after_was, after_now = named(was, "after"), named(now, "after")
+    if any(gone(a) for a in after_now) or not {a for a in after_was if not gone(a)} <= set(after_now):
+        return False
+    if not any(gone(a) for a in after_was) and after_now != after_was:
+        return False
+    rest = ("corrects", "resolves", "ref", "after") + (("old",) if was.get("kind") == "memory" else ())
+    return {k: v for k, v in was.items() if k not in rest} == {k: v for k, v in now.items() if k not in rest}
+
+
 def _check_kinds(vault: Vault, derived: list[tuple[Path, str]], index_files: list[Path]) -> None:
     """Refuse (exit 3) before anything is deleted when a path purge will touch is not the kind of
     thing it should be (the summary tree a file, a handoff a folder, a link out of the vault)."""
@@ -412,9 +469,10 @@ def _check_kinds(vault: Vault, derived: list[tuple[Path, str]], index_files: lis
             )
 
 
-def _derived(vault: Vault, targets: set[str], everything: bool) -> list[tuple[Path, str]]:
-    """The tree nodes and handoff files that carry purged text, as (path, how the result names
-    it — "" for a file not reported, a trailing "/" for a folder); nothing is deleted here."""
+def _derived(vault: Vault, named: Callable[[str], bool], everything: bool) -> list[tuple[Path, str]]:
+    """The tree nodes and handoff files that carry purged text (`named`: whether an id is one
+    purged), as (path, how the result names it — "" for a file not reported, a trailing "/" for a
+    folder); nothing is deleted here."""
     from optmem import handoff_file, tree
 
     out: list[tuple[Path, str]] = []
@@ -434,7 +492,7 @@ def _derived(vault: Vault, targets: set[str], everything: bool) -> list[tuple[Pa
                     nodes[path.name] = tree.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
                 except BadFrontMatter:
                     continue
-            hit = tree.quoting(nodes, targets)  # and the nodes above them, the root too (they quote them)
+            hit = tree.quoting(nodes, named)  # and the nodes above them, the root too (they quote them)
             out += [(folder / name, f"tree/{folder.name}/{name}") for name in sorted(hit)]
     pdir = vault.root / "projects"
     for path in sorted(pdir.glob("*/HANDOFF.md")) if pdir.is_dir() else []:
@@ -445,6 +503,6 @@ def _derived(vault: Vault, targets: set[str], everything: bool) -> list[tuple[Pa
             h = handoff_file.parse(fsio.read_text(path, within=vault.root, limit=fsio.NOTE_BYTES) or "")
         except BadFrontMatter:
             continue
-        if everything or (h.id and h.id.upper() in targets):
+        if everything or (h.id and named(h.id)):
             out.append((path, str(path.relative_to(vault.root))))
     return out

@@ -353,19 +353,6 @@ def items_of(body: str) -> list[Item]:
     return items
 
 
-def kinds_of(body: str) -> Counter[str]:
-    """The counts by kind a body's "Kinds:" line gives."""
-    for line in body.splitlines():
-        if line.startswith("Kinds: "):
-            out: Counter[str] = Counter()
-            for part in line[7:].split(", "):
-                name, _, n = part.rpartition(" ")
-                if n.isdigit():
-                    out[name] += int(n)
-            return out
-    return Counter()
-
-
 # -- a body kept as it is, without what was forgotten ------------------------------------------
 class Gone(NamedTuple):
     """A forgotten record as the tree's lines may hold it."""

@@ -9,7 +9,11 @@ sealed where they stand (`_seal_runs`), and a node in a gap joins the parent of 
 (`_build_levels`) — such a node and the nodes above it are made again over their children as they
 are now. Each domain also has a `root` node over its current top-level nodes. Nodes are
 Markdown files with front matter under `tree/<domain>/`; a person may edit a node's body and
-later compactions keep the edit. The log is only read.
+later compactions keep the edit — but nothing above reads it: a node above counts kinds from the
+records it covers and quotes each child as generated (`_Domain.generated`: an edited child as
+the extractive summary its records give now), so an edit never miscounts a parent, and a late
+record that joined an edited node reaches every level as one that came in time. The log is only
+read.
 
 The built-in summariser (`optmem.summary`) is extractive and deterministic: counts by kind, key
 terms, and the most representative current records with their ids (corrections and redlines
@@ -190,11 +194,18 @@ def _seq(node_id: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def quoting(nodes: dict[str, Node], ids: set[str]) -> set[str]:
-    """The keys of `nodes` (by id or by file name) that may quote any of the records `ids`: the
-    level-1 nodes that cover them, every node above those, and the root. (Purge deletes them;
-    forget makes them again.)"""
-    hit = _above(nodes, {k for k, n in nodes.items() if n.level == 1 and not n.root and ids & set(n.children)})
+def quoting(nodes: dict[str, Node], named: Callable[[str], bool]) -> set[str]:
+    """The keys of `nodes` (by id or by file name) that may quote any of the records whose ids
+    `named` picks: the level-1 nodes that cover one, any node whose body quotes one by its id (a
+    node another clone made over other children, a person's edit), every node above those, and
+    the root. (Purge, and a sync that brings a purged record back, delete them.)"""
+    hit = {
+        k
+        for k, n in nodes.items()
+        if (n.level == 1 and not n.root and any(map(named, n.children)))
+        or any(named(it.id) for it in summary.items_of(n.body))
+    }
+    hit = _above(nodes, hit)
     if hit:
         hit |= {k for k, n in nodes.items() if n.root}
     return hit
@@ -282,6 +293,8 @@ class _Domain:
         self.stand_in = stand_in  # forget: never runs a command; a summariser's node gets a stand-in
         self.now = clock.now().timestamp()
         self.gone: dict[str, summary.Gone] = {}  # forgotten records met so far, as lines may hold them
+        self._kinds: dict[str, str] | None = None  # each record's kind by id (forget: read once, when needed)
+        self._generated: dict[tuple[str, tuple[str, ...]], str] = {}  # level-1 bodies as generated, by children
 
     def statuses(self, children: list[str]) -> tuple[list[tuple[Row, view.Status]], str]:
         """The rows of a level-1 node's records with their statuses as `get` shows them — cold or
@@ -345,20 +358,9 @@ class _Domain:
             out[row.n] = text if row.n in stored else view.display(text)
         return out
 
-    def level1(
-        self,
-        node_id: str,
-        rows: list[tuple[Row, view.Status]],
-        children: list[str],
-        seen: str,
-        *,
-        start: str | None = None,
-        end: str | None = None,
-        count: int | None = None,
-        external: bool = True,
-    ) -> Node:
-        """A level-1 node over `rows`: it quotes the current records and the guesses (badged),
-        and its summariser reads nothing else — no forgotten, superseded or expired record."""
+    def items(self, rows: list[tuple[Row, view.Status]]) -> tuple[list[summary.Item], list[str], dict[int, str]]:
+        """What a level-1 node over `rows` may quote — the current records and the guesses, badged
+        — as items and as a summariser's input lines; and each record's words as quoted (by line)."""
         items, feed = [], []
         self.forgotten(rows)
         said = self.said(rows)
@@ -376,6 +378,66 @@ class _Domain:
             feed.append(
                 f"[{rec.ts}] [{rec.kind}/{rec.tier}] {said[row.n]} ({rec.id})" + "".join(f" [{b}]" for b in item.badges)
             )
+        return items, feed, said
+
+    def kinds(self, node: Node, nodes: dict[str, Node]) -> Counter[str]:
+        """The counts by kind of the records `node` covers, from the records (never from a body:
+        a person may edit that) — a node above counts what its children cover."""
+        if node.level == 1 and not node.root:
+            if self._kinds is None:
+                self._kinds = (
+                    {rid: row.kind for rid, row in self.rows.items()}
+                    if self.rows is not None
+                    else self.idx.kinds_by_id(self.domain)
+                )
+            return Counter(self._kinds[c] for c in node.children if c in self._kinds)
+        return sum((self.kinds(nodes[c], nodes) for c in node.children if c in nodes), Counter())
+
+    def generated(self, node: Node, nodes: dict[str, Node]) -> str:
+        """`node`'s body as a node above reads it: the body itself when it was generated, else —
+        a person edited it — the extractive body its records (or children) give now, so what a
+        node above quotes and counts never comes from text a person may edit, and a record that
+        joined an edited node late reaches every level as one that came in time does."""
+        if not node.edited:
+            return node.body
+        if node.level == 1 and not node.root:
+            key = (node.id, tuple(node.children))
+            if key not in self._generated:
+                rows, _ = self.statuses(node.children)
+                items, _, _ = self.items(rows)
+                kinds = self.kinds(node, nodes)
+                self._generated[key] = summary.extractive(
+                    self.domain, 1, node.start, node.end, node.count, items, kinds, self.summarise.max_chars
+                )
+            return self._generated[key]
+        group = [nodes[c] for c in node.children if c in nodes]
+        items = [it for n in group for it in summary.items_of(self.generated(n, nodes))]
+        return summary.extractive(
+            self.domain,
+            node.level,
+            node.start,
+            node.end,
+            node.count,
+            items,
+            self.kinds(node, nodes),
+            self.summarise.max_chars,
+        )
+
+    def level1(
+        self,
+        node_id: str,
+        rows: list[tuple[Row, view.Status]],
+        children: list[str],
+        seen: str,
+        *,
+        start: str | None = None,
+        end: str | None = None,
+        count: int | None = None,
+        external: bool = True,
+    ) -> Node:
+        """A level-1 node over `rows`: it quotes the current records and the guesses (badged),
+        and its summariser reads nothing else — no forgotten, superseded or expired record."""
+        items, feed, said = self.items(rows)
         kinds = Counter(row.kind for row, _ in rows)
         start = start if start is not None else self.idx.record(rows[0][0]).ts
         end = end if end is not None else self.idx.record(rows[-1][0]).ts
@@ -389,13 +451,25 @@ class _Domain:
         body, used = self.summarise(1, start, end, count, items, kinds, "\n".join(feed), external=external)
         return Node(node_id, 1, self.domain, start, end, count, children, used, body, view=seen)
 
-    def over(self, node_id: str, level: int, group: list[Node], *, root: bool = False, external: bool = True) -> Node:
-        """A node summarising other nodes: its items, kinds and range come from theirs."""
-        items = [it for n in group for it in summary.items_of(n.body)]
-        kinds = sum((summary.kinds_of(n.body) for n in group), Counter())
+    def over(
+        self,
+        node_id: str,
+        level: int,
+        group: list[Node],
+        nodes: dict[str, Node],
+        *,
+        root: bool = False,
+        external: bool = True,
+    ) -> Node:
+        """A node summarising other nodes: its items and a summariser's input come from their bodies
+        as generated (`generated`: a body a person edited is not read), its kinds from the records
+        they cover, its range from theirs."""
+        bodies = [self.generated(n, nodes) for n in group]
+        items = [it for body in bodies for it in summary.items_of(body)]
+        kinds = sum((self.kinds(n, nodes) for n in group), Counter())
         count = sum(n.count for n in group)
         start, end = min(n.start for n in group), max(n.end for n in group)
-        feed = "\n\n".join(f"## {n.id} ({n.start} → {n.end})\n{n.body}" for n in group)
+        feed = "\n\n".join(f"## {n.id} ({n.start} → {n.end})\n{body}" for n, body in zip(group, bodies))
         body, used = self.summarise(level, start, end, count, items, kinds, feed, external=external)
         return Node(node_id, level, self.domain, start, end, count, [n.id for n in group], used, body, root=root)
 
@@ -418,7 +492,9 @@ class _Domain:
             group = [nodes[c] for c in old.children if c in nodes]
             if old.edited or len(group) < len(old.children) or not group:
                 return self.kept(old)  # a child it cannot read: keep what it says, minus what is gone
-            new = replace(self.over(old.id, old.level, group, root=old.root, external=external), children=old.children)
+            new = replace(
+                self.over(old.id, old.level, group, nodes, root=old.root, external=external), children=old.children
+            )
         if external and new.summarizer == EXTRACTIVE:  # a summariser's node, made again without one
             where = f"tree/{self.domain}/{old.path_name} was made by a summariser"
             if self.stand_in:  # forget runs no command: the next compact summarises it again
@@ -466,7 +542,7 @@ class _Domain:
         top = _top(nodes)
         if not top:
             return old_root, False
-        root = self.over("root", max(n.level for n in nodes.values()) + 1, top, root=True)
+        root = self.over("root", max(n.level for n in nodes.values()) + 1, top, nodes, root=True)
         if old_root is not None and old_root.edited:
             # a person's words win: keep their body, refresh only what the root points at
             root = self.kept(
@@ -636,7 +712,7 @@ def _build_levels(
         for run in runs:
             for i in range(0, len(run) - len(run) % fanout, fanout):
                 next_seq[level + 1] = next_seq.get(level + 1, 0) + 1
-                node = work.over(f"L{level + 1}-{next_seq[level + 1]:04d}", level + 1, run[i : i + fanout])
+                node = work.over(f"L{level + 1}-{next_seq[level + 1]:04d}", level + 1, run[i : i + fanout], nodes)
                 nodes[node.id] = node
                 work.plan.created.append(node)
         level += 1

@@ -172,3 +172,31 @@ def test_a_move_from_the_cache_cut_short_leaves_no_note_twice(cli, vault_path):
     cli.json("append", "one more")
     assert not (vault_path / ".cache" / "lost.jsonl").exists()
     assert len(lost.notes(Vault(vault_path))) == 1
+
+
+def test_a_vault_only_read_keeps_the_older_layout_reads_it_whole_and_doctor_says_so(cli, vault_path):
+    """Fix-u finding 5: reads never write, so a vault an older optmem wrote and this one only reads
+    keeps its purged ids' hashes in `.cache/` — every read takes them from there together with
+    `.clone/` (never one copy alone), `doctor` says where they are and that deleting `.cache/` would
+    take them, and `doctor --fix` (a write: it takes the lock) moves them."""
+    from optmem import lost
+    from optmem.vault import Vault
+
+    old = cli.json("append", "my phone is 138-0000-1111")["id"]
+    new = cli.json("append", "my other phone is 138-0000-2222")["id"]
+    cli.json("purge", old, new, "--yes")
+    own, cache = vault_path / ".clone", vault_path / ".cache"
+    # an older optmem purged `old` (its hash in .cache/), this one `new` (in .clone/)
+    (own / "purged").write_text(f"{lost.id_hash(new)}\n", "utf-8")
+    (cache / "purged").write_text(f"{lost.id_hash(old)}\n", "utf-8")
+    before = (own / "purged").read_bytes()
+    cli.json("search", "phone")
+    report = cli.json("doctor", code=None)
+    assert (cache / "purged").is_file() and (own / "purged").read_bytes() == before  # reads wrote nothing
+    assert lost.purged_hashes(Vault(vault_path)) == {lost.id_hash(old), lost.id_hash(new)}  # both copies read
+    said = [n for n in report["notes"] if ".cache/purged" in n]
+    assert said and "do not delete .cache/" in said[0] and "doctor --fix" in said[0], report["notes"]
+    cli.json("doctor", "--fix", code=None)
+    assert not (cache / "purged").exists()
+    assert lost.purged_hashes(Vault(vault_path)) == {lost.id_hash(old), lost.id_hash(new)}
+    assert not [n for n in cli.json("doctor", code=None)["notes"] if ".cache/purged" in n]

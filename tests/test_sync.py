@@ -662,3 +662,184 @@ def test_a_line_taken_out_elsewhere_is_not_counted_as_coming_in(synced, tmp_path
     sync(two)
     report = sync(one)
     assert report["records_in"] == 1 and report["removed_elsewhere"] == 1, report
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_purge_that_rewrote_this_clones_correction_is_no_forgery(synced, tmp_path):
+    """Review 12: purge rewrites every log file, other writers' too — a correction that named the
+    purged record loses that name in its writer's folder. The writer, syncing, sees its own line
+    changed by another clone; a purge marked in its commit (`Optmem-Purged`) explains the change,
+    so it is not told as typed or forged there. A rewrite no purge explains still is."""
+    from optmem.lost import id_hash
+
+    one, two = copied(synced, tmp_path)
+    mine = {"OPTMEM_WRITER": "one-here"}
+    om(one, "append", "warm-up", env=mine)
+    om(one, "sync", env=mine)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two)
+    om(one, "sync", env=mine)
+    fix = om(one, "correct", rid, "the phone number is private now", env=mine)["id"]
+    om(one, "sync", env=mine)
+    sync(two)
+    om(two, "purge", rid, "--yes")
+    sync(two)
+    res = CLI("--vault", str(one), "sync", "--json", env={**ENV, **mine})
+    assert res.exit_code == 0, res
+    report = json.loads(res.stdout)
+    assert report["into_own_folder"] == 0 and report["records_in"] == 0, report
+    assert "own folder" not in res.stderr, res.stderr
+    assert report["purged_elsewhere"] == 1, report
+    assert rid not in record_ids(one) and fix in record_ids(one)
+    # the same rewrite with the text changed too is no purge's doing: still told
+    git(two, "pull", "-q")
+    (own,) = [p for p in (two / "log" / "one-here").glob("????-??.jsonl") if fix in p.read_text("utf-8")]
+    own.write_text(own.read_text("utf-8").replace("private now", "public now"), "utf-8")
+    git(two, "commit", "-qam", f"edited\n\nOptmem-Purged: {id_hash(rid)}"), git(two, "push", "-q")
+    report = om(one, "sync", env=mine)
+    assert report["into_own_folder"] == 1, report
+
+
+def test_only_a_purges_own_rewrite_of_a_line_is_explained_by_its_mark():
+    """`purge.explains`: a kept line as purge rewrites it — without the purged ids it named — and
+    nothing else; a line that named no purged id, or whose text changed too, is no purge's doing."""
+    from optmem.lost import id_hash
+    from optmem.purge import _without_refs, explains
+
+    old = b'{"id":"C1","kind":"correction","text":"private now","corrects":["X1"],"after":["X1","A0"]}'
+    marks = {id_hash("X1")}
+    new = _without_refs(old, {"X1"}, "C1", {"X1": ["Z9"]})
+    assert explains(old, new, marks)
+    assert not explains(old, new.replace(b"private", b"public"), marks)
+    assert not explains(old, new, {id_hash("Q7")})  # the mark names another record
+    assert not explains(old, new[:-2] + b',"tier":"redline"}\n', marks)  # a field added
+    assert not explains(old, old, marks)  # unchanged: nothing to explain
+    hand = b'{"text":"typed","ref":"x1","kind":"confirm"}'  # a hand-typed line (no id; lower-case ref)
+    assert explains(hand, _without_refs(hand, {"X1"}, "H1", {}), marks)
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_handoff_file_another_clone_commits_carrying_a_purged_record_is_put_back(synced, tmp_path):
+    """Fix-u finding 4: a HANDOFF.md another clone commits that carries a handoff this clone purged
+    (an older copy saved back, a file both sides changed whose side won there) came back with the
+    sync and stayed. The sync treats it as purge does: the file shows the project's previous
+    handoff again (or goes, when there is none), says so (`handoffs_dropped`), and the commit
+    carries that out."""
+    one, two = copied(synced, tmp_path)
+    om(two, "handoff", "write", "--project", "webapp", "--done", "moved the api to port 9090")
+    rid = om(two, "handoff", "write", "--project", "webapp", "--done", "my phone is 138-0000-1111")["handoff"]["id"]
+    sync(two), sync(one)
+    hand = one / "projects" / "webapp" / "HANDOFF.md"
+    assert "138-0000" in hand.read_text("utf-8")
+    om(one, "purge", rid, "--yes")
+    assert "138-0000" not in hand.read_text("utf-8") and "9090" in hand.read_text("utf-8")
+    sync(one)
+    sync(two)  # two takes the purge
+    assert "138-0000" not in (two / "projects" / "webapp" / "HANDOFF.md").read_text("utf-8")
+    last = git(two, "rev-list", "-n1", "HEAD", "--", "projects/webapp/HANDOFF.md").stdout.strip()  # the purge's
+    git(two, "checkout", f"{last}~1", "--", "projects/webapp/HANDOFF.md")  # an older copy saved back
+    assert "138-0000" in (two / "projects" / "webapp" / "HANDOFF.md").read_text("utf-8")
+    git(two, "commit", "-qm", "an older handoff"), git(two, "push", "-q")
+    res = CLI("--vault", str(one), "sync", "--json", env=ENV)
+    assert res.exit_code == 0, res
+    report = json.loads(res.stdout)
+    assert report["handoffs_dropped"] == ["projects/webapp/HANDOFF.md"], report
+    assert "138-0000" not in hand.read_text("utf-8") and "9090" in hand.read_text("utf-8")
+    assert "HANDOFF.md" in res.stderr, res.stderr
+    assert not git(one, "status", "--porcelain").stdout.strip()  # the put-back is committed and pushed
+    assert "138-0000" not in json.dumps(om(one, "handoff", "read", "--project", "webapp"))
+    sync(two)
+    assert "138-0000" not in (two / "projects" / "webapp" / "HANDOFF.md").read_text("utf-8")
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_node_that_quotes_a_purged_record_in_its_body_alone_is_dropped_by_the_sync(synced, tmp_path):
+    """Fix-u finding 3: a sync dropped the nodes whose children name a purged record (and those
+    above); a node another clone made whose body quotes it — its level-1 node not among this clone's
+    files (both sides changed it, and this clone's side was kept), or a person's edit naming it —
+    stayed, the purged text with it. Every node quoting a purged record goes, by its children or by
+    its body, with those above it and the root."""
+    one, two = copied(synced, tmp_path)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), sync(one)
+    om(one, "purge", rid, "--yes")
+    sync(one)
+    git(two, "pull", "-q")
+    folder = two / "tree" / "default"
+    folder.mkdir(parents=True, exist_ok=True)
+    node = (
+        "---\nid: L2-0009\nlevel: 2\ndomain: default\nfrom: '2026-01-01T00:00:00Z'\nto: '2026-01-02T00:00:00Z'\n"
+        "count: 2\nchildren: [L1-0098, L1-0099]\n---\n**default** · level 2 · 2 records\n\n"
+        f"- my phone is 138-0000-1111 (`{rid}`)\n"
+    )
+    (folder / "L2-0009.md").write_text(node, "utf-8")
+    git(two, "add", "-A"), git(two, "commit", "-qm", "a node quoting it"), git(two, "push", "-q")
+    report = sync(one)
+    assert "tree/default/L2-0009.md" in report["nodes_dropped"], report
+    assert not [p for p in (one / "tree").rglob("*.md") if "138-0000" in p.read_text("utf-8")]
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_purged_record_a_hand_pull_brought_back_is_dropped_by_the_next_sync(synced, tmp_path):
+    """Fix-u finding 3: what a merge brings back of a purge is dropped by the sync that merges —
+    but a merge made with `git pull` by hand brought it back past every sync. The next sync looks
+    at everything merged since the last one, however it was merged, and drops it then."""
+    one, two = copied(synced, tmp_path)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), sync(one)
+    om(one, "purge", rid, "--yes")
+    sync(one)
+    om(two, "append", "b writes again")  # git's union merge of b's file keeps the purged line
+    sync(two)
+    git(one, "pull", "-q", "--no-rebase")
+    assert rid in record_ids(one)  # back, by hand
+    report = sync(one)
+    assert report["purged_again"] == 1, report
+    assert rid not in record_ids(one) and not om(one, "search", "phone")["hits"]
+    assert sync(one)["purged_again"] == 0
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_purge_that_spreads_takes_the_receiving_clones_nodes_quoting_it_too(synced, tmp_path):
+    """Fix-u finding 4: a purge spread to a clone takes the record's line out of its log, but the
+    summary-tree nodes that clone had made from it (and pushed, or not yet) kept its text until a
+    `compact` there. The merge's purge marks name what was purged: the nodes quoting it go with the
+    sync, with those above them and the root, as `purge` deletes them."""
+    one, two = copied(synced, tmp_path)
+    (two / "optmem.toml").write_text('[tree]\nrun = 2\n[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    om(two, "append", "the backend listens on 9090")
+    sync(two), sync(one)
+    om(one, "compact")  # one's nodes quote it (made here, never pushed)
+    assert any("138-0000" in p.read_text("utf-8") for p in (one / "tree").rglob("*.md"))
+    om(two, "purge", rid, "--yes")
+    sync(two)
+    report = sync(one)
+    assert report["purged_elsewhere"] == 1 and report["nodes_dropped"], report
+    assert not [p for p in (one / "tree").rglob("*.md") if "138-0000" in p.read_text("utf-8")]
+    assert not git(one, "status", "--porcelain").stdout.strip()  # the drop is committed and pushed
+    om(one, "compact")  # made again from what is left
+    assert not [p for p in (one / "tree").rglob("*.md") if "138-0000" in p.read_text("utf-8")]
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")
+def test_a_handoff_path_that_is_no_file_does_not_stop_the_sync_of_a_clone_that_purged(synced, tmp_path):
+    """What a sync drops again reads only HANDOFF.md files: one that is a folder (doctor names it)
+    is no handoff that could carry a purged record, and the sync goes on."""
+    one, two = copied(synced, tmp_path)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), sync(one)
+    om(one, "purge", rid, "--yes")
+    (one / "projects" / "odd" / "HANDOFF.md").mkdir(parents=True)
+    (one / "projects" / "odd" / "HANDOFF.md" / "keep").write_text("x", "utf-8")
+    sync(one)
+    om(two, "append", "b writes again")
+    sync(two)
+    report = sync(one)
+    assert report["purged_again"] == 1 and report["handoffs_dropped"] == [], report

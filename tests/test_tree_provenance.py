@@ -155,3 +155,72 @@ def test_a_late_record_joining_a_node_edited_by_hand_is_told_and_its_header_foll
         assert node["count"] == count and node["edited"], node
         assert f"· {count} records ·" in node["body"] and "PERSON EDIT" in node["body"], node["body"]
     assert cli.json("compact")["domains"][0]["refreshed"] == []
+
+
+def _eight_days(cli, vault_path, monkeypatch) -> list[str]:
+    """Eight records (day 1..8; days 3 and 7 decisions) in a tree of runs of 2, fanout 2: four
+    level-1 nodes, two level-2, one level-3 and the root."""
+    (vault_path / "optmem.toml").write_text('[tree]\nrun = 2\nfanout = 2\n[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    ids = []
+    for d in range(1, 9):
+        monkeypatch.setenv("OPTMEM_NOW", f"2026-11-{d:02d}T10:00:00Z")
+        kind = "decision" if d in (3, 7) else "note"
+        ids.append(cli.json("append", f"record day {d:02d} about topic{d}", "--kind", kind)["id"])
+    monkeypatch.delenv("OPTMEM_NOW")
+    cli.json("compact")
+    return ids
+
+
+def _edit(path, old: str, new: str) -> None:
+    text = path.read_text("utf-8")
+    assert old in text, text
+    path.write_text(text.replace(old, new, 1), "utf-8")
+
+
+def _kinds(body: str) -> str:
+    return next(line for line in body.splitlines() if line.startswith("Kinds: "))
+
+
+def test_a_parents_kinds_come_from_the_records_not_from_a_childs_edited_body(cli, vault, vault_path, monkeypatch):
+    """Fix-u finding 1: a parent's counts by kind were read from its children's bodies — text a
+    person may edit — so a child whose "Kinds:" line a person changed (or took out) miscounted every
+    node above it. They come from the records."""
+    ids = _eight_days(cli, vault_path, monkeypatch)
+    folder = vault_path / "tree" / "default"
+    assert _kinds((folder / "L2-0001.md").read_text("utf-8")) == "Kinds: note 3, decision 1"
+    _edit(folder / "L1-0001.md", "Kinds: note 2", "Kinds: note 200")  # a person's slip
+    _edit(folder / "L1-0002.md", "Kinds: decision 1, note 1\n", "")  # a person took the line out
+    cli.json("forget", ids[3], "--reason", "wrong day")  # in L1-0002: it and every node above are made again
+    for nid, want in (("L2-0001", "Kinds: note 3, decision 1"), ("L3-0001", "Kinds: note 6, decision 2")):
+        body = cli.json("tree", f"default/{nid}")["node"]["body"]
+        assert _kinds(body) == want, (nid, body)
+    assert _kinds(cli.json("tree", "default/root")["node"]["body"]) == "Kinds: note 6, decision 2"
+    cli.json("compact")  # (compact makes nothing again: the same counts)
+    assert _kinds(cli.json("tree", "default/root")["node"]["body"]) == "Kinds: note 6, decision 2"
+
+
+def test_a_late_record_under_an_edited_node_reaches_every_level_above(cli, vault, vault_path, monkeypatch):
+    """Fix-u finding 1: a record that joined a level-1 node a person had edited was quoted by no node
+    above it — a parent quoted what its children's bodies quote, and the kept body does not mention
+    it. A parent quotes what each child's records give, as it would have had the record come in
+    time (a child a person edited included), at every level up to the root."""
+    _eight_days(cli, vault_path, monkeypatch)
+    folder = vault_path / "tree" / "default"
+    _edit(folder / "L1-0002.md", "\n- record day 03", "\nMy own words on day three.\n- record day 03")
+    _edit(folder / "L2-0001.md", "\n- record day 01", "\nMy own words on the first half.\n- record day 01")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-11-03T12:00:00Z")
+    late = cli.json("append", "a late note about zebrafish")["id"]
+    monkeypatch.delenv("OPTMEM_NOW")
+    done = cli.json("compact")["domains"][0]
+    assert {"L1-0002", "L2-0001", "L3-0001"} <= set(done["joined"]), done
+    l1 = cli.json("tree", "default/L1-0002")["node"]
+    assert "My own words on day three." in l1["body"] and late not in l1["body"], l1  # kept as the person wrote it
+    l2 = cli.json("tree", "default/L2-0001")["node"]
+    assert "My own words on the first half." in l2["body"] and late not in l2["body"], l2  # the same
+    for nid in ("L3-0001", "root"):
+        body = cli.json("tree", f"default/{nid}")["node"]["body"]
+        assert late in body and "zebrafish" in body, (nid, body)  # as if it had come in time
+        assert "My own words" not in body, body  # a person's words in one node are theirs, not quoted up
+        assert _kinds(body) == "Kinds: note 7, decision 2", body
+    hits = cli.json("search", "zebrafish", "--kind", "summary")["hits"]
+    assert {h["id"] for h in hits} >= {"default/L3-0001", "default/root"}, hits

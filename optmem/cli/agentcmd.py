@@ -231,11 +231,17 @@ def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
                 "writes only here: typed or forged on another clone, or another clone writes as this writer — "
                 "check who can push to the remote"
             )
-        if r.purged_again or r.nodes_dropped:
+        if r.purged_again or r.nodes_dropped or r.handoffs_dropped:
             out.append(
                 f"{r.purged_again:,} record(s) and {len(r.nodes_dropped):,} summary node(s) quoting what this clone "
                 "purged came back with the merge (another clone still held them): dropped again; the drop goes out "
                 "with this push"
+                + (f"; `optmem compact` makes the {len(r.nodes_dropped):,} node(s) again" if r.nodes_dropped else "")
+            )
+        if r.handoffs_dropped:
+            out.append(
+                f"{', '.join(r.handoffs_dropped)} came back with the merge carrying a handoff this clone purged: "
+                "it shows the project's previous handoff again (or is gone, when there is none)"
             )
         if r.purged_elsewhere:
             out.append(

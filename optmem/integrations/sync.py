@@ -73,6 +73,7 @@ class SyncReport:
     kept_ours: list[str] = field(default_factory=list)  # derived files both sides changed: ours kept
     purged_again: int = 0  # records this clone purged that a merge brought back: dropped again
     nodes_dropped: list[str] = field(default_factory=list)  # tree nodes a merge brought back quoting those
+    handoffs_dropped: list[str] = field(default_factory=list)  # HANDOFF.md files a merge brought back carrying one
     purged_elsewhere: int = 0  # records this clone held that another clone purged: the merge took them out
     removed_elsewhere: int = 0  # records the merge took out with no purge's mark (a purge or an edit there)
     noop: bool = False  # nothing to commit, fetch, merge or push
@@ -199,8 +200,10 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
     if report.merged:  # an interrupted sync's merge, done: what it brought back of a purge goes
         with vault.lock():
             _drop_purged(git, vault, str(was), report, say)
+    with vault.lock():  # merged since the last sync outside a sync (`git pull` by hand): what it brought back goes
+        dropped = _drop_purged(git, vault, _last_synced(git, vault), report, say)
     conflicts_before = set(resumed["conflicts"]) if resumed else _conflict_names(vault)
-    report.committed = _commit(git, vault, say)
+    report.committed = _commit(git, vault, say) or dropped
     before = dict(resumed["before"]) if resumed else _sizes(vault)
     note = _Note(vault, resumed, before, conflicts_before)
     remote_ref = f"refs/remotes/{remote}/{branch}"
@@ -240,12 +243,27 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
         report.retries += 1
         say(f"the remote moved meanwhile; merging again (try {attempt + 2} of {PUSH_TRIES})")
     _after_merge(vault, git, note.spans, before, report, conflicts_before, say)
+    fsio.atomic_write(vault.cache(SYNCED), git.head(), within=vault.root)
     note.done()  # reported: the next sync has nothing to finish
     report.noop = not (report.committed or report.merged or report.pushed or segmented_now)
     return report
 
 
 JOURNAL = "sync-merge.json"  # in .cache/: a merge begun, for the sync after an interrupted one
+SYNCED = "sync-head"  # in .cache/: the commit the last sync ended on
+
+
+def _last_synced(git: _Git, vault: Vault) -> str:
+    """The commit the last sync ended on, when HEAD still descends from it; else "" (none noted —
+    the cache deleted, a first sync —, or history rewritten): everything is looked at."""
+    path = vault.cache_dir / SYNCED
+    try:
+        head = (fsio.read_text(path, within=vault.root) or "").strip()
+    except OptmemError:
+        return ""
+    if len(head) < 40 or not all(c in "0123456789abcdef" for c in head):
+        return ""
+    return head if git.ok("merge-base", "--is-ancestor", head, "HEAD") else ""
 
 
 class _Note:
@@ -444,27 +462,52 @@ def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
     _conclude(git)
 
 
-def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say) -> None:
-    """Records this clone purged that the merge since `was` brought back (another clone still
-    holds them, and git's union merge of its file kept the line this clone had dropped): dropped
-    again, as purge drops them, and the drop committed, so the push carries it out."""
+def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say) -> bool:
+    """What the commits since `was` brought back of a purge (a merge by this sync, or one made by
+    hand since the last), dropped as purge drops it, and the drop committed, so the push carries it
+    out: records this clone purged (another clone still holds them, and git's union merge of its
+    file kept the line this clone had dropped), and tree nodes and HANDOFF.md files quoting them;
+    and this clone's own tree nodes and HANDOFF.md files quoting a record another clone purged
+    (the merge took its line out, the purge's mark in its commit says so: `_purged_since`).
+    Whether anything was."""
     from optmem import lost, purge
 
-    if not lost.purged_hashes(vault):
-        return  # (a clone that never purged reads nothing more)
+    head = git.head()
+    if not head or was == head:
+        return False
+    hashes = lost.purged_hashes(vault)
+    elsewhere = _purged_since(git, was, hashes) if was else set()
+    if not hashes and not elsewhere:
+        return False  # (a clone that never purged, and no purge came in: nothing more is read)
     since = was or git.out("hash-object", "-t", "tree", os.devnull)
     # the log's files (the shared older LOG.jsonl too) and the summary tree, which other clones commit
     out = git.run("diff", "--name-only", "-z", "--no-renames", since, "HEAD", "--", layout.SEGMENTS, layout.LOG, "tree")
-    back, nodes = purge.drop_again(vault, {p for p in out.stdout.split("\0") if p})
-    if not back and not nodes:
-        return
-    report.purged_again += len(back)
-    report.nodes_dropped += nodes
+    again = purge.drop_again(vault, {p for p in out.stdout.split("\0") if p}, elsewhere)
+    if not (again.records or again.nodes or again.handoffs):
+        return False
+    report.purged_again += len(again.records)
+    report.nodes_dropped += again.nodes
+    report.handoffs_dropped += again.handoffs
+    what = [f"{len(again.records)} record(s) this clone purged (another clone still held them)"] * bool(again.records)
+    what += [f"{len(again.nodes)} summary node(s) quoting a purged record"] if again.nodes else []
+    what += [f"{', '.join(again.handoffs)} carrying a purged handoff"] if again.handoffs else []
     say(
-        f"{len(back)} record(s) and {len(nodes)} summary node(s) quoting what this clone purged came back with "
-        "the merge (another clone still held them): dropped again"
+        f"dropped as purge drops them: {'; '.join(what)}"
+        + (" — the previous handoff is shown instead" if again.handoffs else "")
+        + ("; `optmem compact` makes the nodes again from what is left" if again.nodes else "")
     )
-    _commit(git, vault, say)
+    return _commit(git, vault, say)
+
+
+def _purged_since(git: _Git, was: str, hashes: set[str]) -> set[str]:
+    """The ids (upper case) of the records another clone purged whose lines the commits since
+    `was` took out of this clone's log: removed since, and marked as purged in those commits."""
+    from optmem import lost
+
+    marks = _marks(git, was, "HEAD") - hashes
+    if not marks:
+        return set()
+    return {rid for rid in _removed_ids(git, was, "HEAD") if lost.id_hash(rid) in marks}
 
 
 PURGED_MARK = "Optmem-Purged"  # a commit trailer: the one-way hash of an id a purge took out of the log
@@ -570,8 +613,10 @@ def _after_merge(
             report.flagged.append({"id": rec.id, "file": name, "field": flagged[0], "rule": flagged[1]})
 
     logs = {name for name, path in vault.segments() if path.is_file()}
+    explained = _purge_rewrites(git, spans, own, logs)
     for name, n, raw in _added(git, spans, own, logs):
-        came(name, n, raw)
+        if (name, raw) not in explained:  # (a kept line a purge there rewrote: no one typed it)
+            came(name, n, raw)
     report.into_own_folder = report.records_in
     if report.into_own_folder:
         say(
@@ -583,8 +628,10 @@ def _after_merge(
             continue
         start = before.get(name, 0)
         if path.stat().st_size < start:  # lines taken out elsewhere (a purge, an edit): what was added, from git
+            rewritten = _purge_rewrites(git, spans, name, {name})
             for _, n, raw in _added(git, spans, name, {name}):
-                came(name, n, raw)
+                if (name, raw) not in rewritten:  # (a kept line a purge rewrote came in before)
+                    came(name, n, raw)
             continue
         with open(path, "rb") as fh:
             lines = 0  # before `start` (read in pieces: a log may be large)
@@ -631,12 +678,55 @@ def _left_elsewhere(git: _Git, spans: list[tuple[str, str]]) -> tuple[set[str], 
         out = _removed_ids(git, base, theirs)
         if not out:
             continue
-        bodies = gitstate.run(git.root, "log", "--format=%B", f"{base}..{theirs}", timeout=300).stdout
-        prefix = f"{PURGED_MARK}:"
-        marks = {line[len(prefix) :].strip() for line in bodies.splitlines() if line.startswith(prefix)}
+        marks = _marks(git, base, theirs)
         for rid in out:
             (purged if lost.id_hash(rid) in marks else removed).add(rid)
     return purged, removed - purged
+
+
+def _marks(git: _Git, base: str, theirs: str) -> set[str]:
+    """The purge marks (`PURGED_MARK` trailers: ids' one-way hashes) of the commits `base..theirs`."""
+    bodies = gitstate.run(git.root, "log", "--format=%B", f"{base}..{theirs}", timeout=300).stdout
+    prefix = f"{PURGED_MARK}:"
+    return {line[len(prefix) :].strip() for line in bodies.splitlines() if line.startswith(prefix)}
+
+
+def _purge_rewrites(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> set[tuple[str, bytes]]:
+    """The lines the merged commits added to the log files `names` under `folder` that are a purge's
+    rewrite of a line that was there (`purge.explains`: the same record without the ids a purge
+    marked in those commits) — a correction of a purged record, say, kept without naming it: (file,
+    line). Another clone rewrote them, but no one typed or forged them."""
+    from optmem import purge
+
+    out: set[tuple[str, bytes]] = set()
+    for base, theirs in spans:
+        marks = _marks(git, base, theirs) if base else set()
+        if not marks:
+            continue
+        listed = gitstate.run(git.root, "diff", "--name-only", "-z", "--no-renames", base, theirs, "--", folder)
+        for name in (p for p in listed.stdout.split("\0") if p in names):
+            diff = gitstate.run(
+                git.root,
+                *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames"),
+                *(base, theirs, "--", name),
+                text=False,
+                timeout=300,
+            )
+            gone: dict[str, bytes] = {}
+            added: list[tuple[str, bytes]] = []
+            for line in diff.stdout.split(b"\n"):
+                if line[:3] in (b"---", b"+++") or line[:1] not in (b"-", b"+"):
+                    continue
+                try:
+                    rid = parse_line(line[1:], limit=None).id.upper()
+                except BadLine:
+                    continue
+                if line.startswith(b"-"):
+                    gone[rid] = line[1:]
+                else:
+                    added.append((rid, line[1:]))
+            out |= {(name, raw) for rid, raw in added if rid in gone and purge.explains(gone[rid], raw, marks)}
+    return out
 
 
 def _added(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> list[tuple[str, int, bytes]]:
