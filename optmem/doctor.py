@@ -26,6 +26,7 @@ from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
 from optmem.record import (
     HANDOFF,
     MEMORY,
+    READ_BYTES,
     RECORD_ID,
     TYPED_ID,
     BadLine,
@@ -91,7 +92,7 @@ def _scan_log(
     torn: list[str] = []
     steps: list[tuple[str, str, int, tuple[str, str, str], str]] = []  # (ts, id, line, step, text)
     files = vault.segments()
-    limit = vault.settings.limits.record_bytes
+    limit = READ_BYTES  # (a read: the vault's record_bytes bounds writes, never which lines are records)
     mine = _own_files(vault, [name for name, _ in files])
     for name, path in files:
         if not path.exists():
@@ -614,6 +615,7 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
     _check_space(vault, report)
     _check_spools(vault, report)
     _check_writer(vault, report)
+    _check_quarantine(vault, report)
     if cache_ok:
         _check_lost(vault, report)
     if not vault.trusted:
@@ -622,6 +624,29 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
             "redlines read as unverified notes until you have read them and run `optmem trust`"
         )
     return report
+
+
+def _check_quarantine(vault: Vault, report: Report) -> None:
+    """A LOG.quarantine.jsonl that holds lines: named, with how to bring a line back — what
+    `--fix` moved out of the log is out of every read until a person puts it back, and no later
+    check would say so."""
+    path = vault.root / QUARANTINE
+    moved = stamped = 0
+    try:
+        with open(path, "rb") as fh:
+            for raw, _ in fsio.lines(fh):
+                if raw.strip():
+                    stamped += b'"stamped"' in raw
+                    moved += b'"stamped"' not in raw
+    except OSError:  # (none: the usual case; a folder or unreadable file: nothing to count)
+        return
+    if moved:
+        report.notes.append(
+            f"{QUARANTINE} holds {moved} line(s) `doctor --fix` moved out of the log, which no read sees: each "
+            'entry\'s "raw" is the line as it was (from its "file", else LOG.jsonl, at "line") — to bring one '
+            "back, correct what doctor said of it and append it to that file, then run `optmem doctor`"
+            + (f" ({stamped} more are lines stamped with a ts: those are in the log already)" if stamped else "")
+        )
 
 
 def _check_lost(vault: Vault, report: Report) -> int:

@@ -1,0 +1,74 @@
+"""What is stored stays readable whatever a setting or a hand edit says (tester13's findings 1
+and 2): `optmem.toml`, which a pushed commit can change, bounds what is written next and never
+hides or moves a stored line; a setting out of its sane range is refused naming the file and the
+bound; doctor names a quarantine that holds lines; a flagged hot entry is journalled with its
+exact text."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import log_lines
+from test_git import git
+from test_sync import om, pair, sync
+
+LONG = "the orders service listens on port 7301 and " + " ".join(["keeps its queue in redis"] * 80)  # ~2 KB
+
+
+def test_a_lowered_record_bytes_bounds_the_next_write_and_hides_no_stored_record(cli, vault_path):
+    rid = cli.json("append", LONG)["id"]
+    (vault_path / "optmem.toml").write_text("[limits]\nrecord_bytes = 1024\n", "utf-8")
+    assert cli.json("get", rid)["record"]["text"] == LONG
+    assert [h["id"] for h in cli.json("search", "orders queue redis")["hits"]] == [rid]
+    assert cli.json("doctor")["ok"] is True
+    cli.json("doctor", "--fix")  # moves nothing: the line is a record
+    assert not (vault_path / "LOG.quarantine.jsonl").exists()
+    assert any(x["id"] == rid for x in log_lines(vault_path))
+    err = cli.json("append", LONG + " again", code=1)["error"]  # … and the next write keeps to it
+    assert err["code"] == "too_large" and err["limit"] == 1024
+
+
+def test_a_record_bytes_out_of_its_range_is_refused_naming_optmem_toml_and_the_bound(cli, vault_path):
+    rid = cli.json("append", "the staging database is postgres 16")["id"]
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    for value, bound in (("10", "at least 1024"), ("2000000000", "at most 1048576")):
+        (vault_path / "optmem.toml").write_text(f"[limits]\nrecord_bytes = {value}\n", "utf-8")
+        for args in (("search", "postgres"), ("doctor",), ("doctor", "--fix"), ("append", "x")):
+            res = cli(*args, "--json")
+            assert res.exit_code != 0, args
+            out = json.loads(res.stdout)
+            said = out["error"]["message"] if "error" in out else out["problems"][0]["message"]
+            assert said.startswith("optmem.toml: limits.record_bytes") and bound in said, said
+    assert (vault_path / "LOG.jsonl").read_bytes() == before  # nothing moved, nothing written
+    assert not (vault_path / "LOG.quarantine.jsonl").exists()
+    (vault_path / "optmem.toml").unlink()
+    assert cli.json("get", rid)["record"]["id"] == rid
+
+
+def test_doctor_names_a_quarantine_that_holds_lines_and_how_to_bring_them_back(cli, vault_path):
+    cli.json("append", "the port is 8080")
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"text": "the port is 9090", oops\n')
+    assert not any("LOG.quarantine.jsonl holds" in n for n in cli.json("doctor", code=1)["notes"])
+    cli.json("doctor", "--fix")
+    done = cli.json("doctor")
+    assert done["ok"] is True
+    [note] = [n for n in done["notes"] if "LOG.quarantine.jsonl" in n]
+    assert "1 line(s)" in note and '"raw"' in note and "append it" in note, note
+    assert "LOG.quarantine.jsonl holds 1 line(s)" in cli("doctor").stdout
+
+
+def test_a_pushed_optmem_toml_with_a_small_record_bytes_hides_nothing_on_the_clone_that_syncs(tmp_path):
+    one, two = pair(tmp_path)
+    rid = om(one, "append", LONG)["id"]
+    sync(one)
+    sync(two)
+    (two / "optmem.toml").write_text("[limits]\nrecord_bytes = 1024\n", "utf-8")
+    git(two, "add", "optmem.toml")
+    git(two, "commit", "-qm", "a smaller record bound")
+    sync(two)
+    sync(one)
+    assert "record_bytes = 1024" in (one / "optmem.toml").read_text("utf-8")
+    for clone in (one, two):
+        assert [h["id"] for h in om(clone, "search", "orders queue redis")["hits"]] == [rid]
+        assert om(clone, "doctor")["ok"] is True
