@@ -1067,7 +1067,6 @@ def settle(
     record's id; None when the file no longer holds the entry."""
     from optmem import log
     from optmem.index import prepare
-    from optmem.safety import scan
 
     _, _, path, _ = _resolve(vault, target, project)
     prepare(vault)
@@ -1076,9 +1075,12 @@ def settle(
         text = next((e for e in hot.entries if entry_id(e) == entry), None)
         if text is None:
             return None
-        # (the entry came through a merge, unscanned here: a flagged one is journalled as its placeholder)
-        kept = [Change("add", "added", Entry(entry, scan.redact(text)))]
-        return log.journal_hot(vault, hot.name, project, kept, source=source, extra={"resolves": resolves})[0]
+        # (the entry came through a merge, unscanned here: a flagged one is journalled held, a secret
+        # as its placeholder — `log.journal_hot`)
+        kept = [Change("add", "added", Entry(entry, text))]
+        return log.journal_hot(
+            vault, hot.name, project, kept, source=source, extra={"resolves": resolves}, unscanned=True
+        )[0]
 
 
 def _change_dict(c: Change) -> dict[str, Any]:
