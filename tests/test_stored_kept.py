@@ -7,6 +7,7 @@ exact text."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from conftest import log_lines
 from test_git import git
@@ -130,3 +131,24 @@ def test_a_flagged_entry_a_sync_brings_into_memory_md_is_journalled_with_its_tex
     journal = _journal(two, "OPS-4411")
     assert journal and all(x["text"] == FLAGGED and x["held"] == "ignore_previous_instructions" for x in journal)
     assert om(two, "search", "OPS-4411")["hits"] == []
+
+
+# -- reads and writes find the vault the same way (finding 8) ----------------------------------------
+def test_a_write_in_a_vault_folder_that_would_make_the_home_vault_is_refused_as_the_read_is(cli, tmp_path, monkeypatch):
+    here = tmp_path / "v11"
+    cli.json("--vault", str(here), "init")
+    cli.json("--vault", str(here), "append", "the cache listens on 9443")
+    monkeypatch.delenv("OPTMEM_VAULT")
+    monkeypatch.chdir(here)  # (made by `optmem init DIR`: no .optmem/ — the fallback is ~/.optmem)
+    home_vault = Path.home() / ".optmem"
+    read = cli.json("search", "9443", code=3)["error"]
+    wrote = cli.json("append", "where does this go", code=3)["error"]
+    assert read["code"] == wrote["code"] == "vault_missing"
+    assert f"{here} is one" in read["message"] and f"{here} is one" in wrote["message"]
+    assert "nothing was written" in wrote["message"]
+    assert not home_vault.exists()
+    assert cli.json("add", "prefers tabs", code=3)["error"]["code"] == "vault_missing"
+    assert not home_vault.exists()
+    monkeypatch.chdir(tmp_path)  # elsewhere, the first write makes the home vault, as it always did
+    cli.json("append", "a note for the home vault")
+    assert (home_vault / "LOG.jsonl").is_file()

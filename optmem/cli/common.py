@@ -265,8 +265,9 @@ def get_vault(*, write: bool = False, create: bool = True, overrides: list[str] 
     warm = STATE.warm
     if warm is not None and warm.laid_out and vault.root == warm.root and not initialised(vault):
         _served_vault_gone(vault)
-    if not write or not create:
-        vault.require()
+    # (one check for reads and writes: a write that makes the fallback vault while the current
+    # folder is another vault is refused as a read there is)
+    vault.require(create=write and create, named=STATE.vault_opt is not None or bool(os.environ.get("OPTMEM_VAULT")))
     if write and not initialised(vault):
         # a folder never set up gets its .gitattributes and .gitignore when the write happens;
         # once they exist, what the user changes in them is theirs
