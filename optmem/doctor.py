@@ -67,6 +67,9 @@ class Report:
     notes: list[str] = field(default_factory=list)
     # facts that matter, unchecked for `unchecked_days` (not a problem: a reminder to verify them)
     unchecked: list[dict[str, Any]] = field(default_factory=list)
+    # each `duplicate_id` met, for `_name_duplicates`: (its problem's place in `problems`, file,
+    # line, the file and line of the id's first use)
+    duplicates: list[tuple[int, str, int, str, int]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -79,12 +82,15 @@ def _scan_log(
     journals: dict[str, dict[str, tuple[str, str]]] | None = None,
     untimed: dict[str, dict[int, str]] | None = None,
     forked: set[str] | None = None,
+    copies: dict[str, list[int]] | None = None,
 ) -> tuple[dict[str, list[int]], list[str]]:
     """Check every log file line by line (streamed); returns (unparseable line numbers by file,
     the files with a torn tail). With `journals`, collects the hot-memory journal there (file →
     entry → (last op, text), the last by time); with `untimed`, the lines that have no `ts`
     (file → line number → the id the record reads as); with `forked`, the hot files the journal
-    ends an entry of more than once (where a merge may have kept it two ways: `_check_forks`)."""
+    ends an entry of more than once (where a merge may have kept it two ways: `_check_forks`);
+    with `copies`, the lines of this clone's files that repeat an earlier line byte for byte
+    (file → line numbers: what `--fix` moves to the quarantine)."""
     seen: dict[str, tuple[str, int, str]] = {}  # ID IN UPPER CASE → (file, line, the id as written)
     refs: list[tuple[str, int, str, tuple[str, ...], bool]] = []  # (file, line, id, refs, read from its text)
     corrections: list[tuple[int, str, str]] = []  # (line, record, what it corrects)
@@ -104,6 +110,8 @@ def _scan_log(
             continue
         with open(path, "rb") as fh:
             _scan_file(name, name not in mine, fh, report, seen, refs, corrections, bad, torn, steps, untimed, limit)
+    if report.duplicates:
+        _name_duplicates(files, mine, report, copies)
     if forked is not None:
         ends = Counter((step[0], step[1]) for _, _, _, step, _ in steps if step[2] == "remove")
         forked.update(file for (file, _), n in ends.items() if n > 1)
@@ -291,6 +299,8 @@ def _scan_file(
             also = f"on line {line}" if where == name else f"in {where}, line {line}"
             if first != rec.id:
                 also += f" as {first} (ids are named in any case: give one of them another id)"
+            else:  # (which line is the record: `_name_duplicates` says, once both lines are read)
+                report.duplicates.append((len(report.problems), name, n, where, line))
             report.problems.append(Problem("duplicate_id", name, f"id also used {also}", n, rec.id))
         else:
             seen[rec.id.upper()] = (name, n, rec.id)
@@ -305,6 +315,47 @@ def _scan_file(
         corrections += [(n, rec.id, ref) for ref in rec.corrects]
         if rec.ref:
             refs.append((name, n, rec.id, (rec.ref,), False))
+
+
+def _name_duplicates(
+    files: list[tuple[str, Path]], mine: set[str], report: Report, copies: dict[str, list[int]] | None
+) -> None:
+    """Say of each `duplicate_id` whether its line repeats the first byte for byte (a merge or a
+    paste doubled it: the same record twice, and `--fix` moves the copy to the quarantine) or is
+    another record under the same id (which is the record cannot be told: a person says, and
+    until then every command given the id refuses it as ambiguous)."""
+    wanted: dict[str, set[int]] = {}
+    for _, name, n, first, line in report.duplicates:
+        wanted.setdefault(name, set()).add(n)
+        wanted.setdefault(first, set()).add(line)
+    bodies: dict[tuple[str, int], bytes] = {}
+    for name, path in files:
+        if name not in wanted:
+            continue
+        with open(path, "rb") as fh:
+            for n, (raw, _) in enumerate(fsio.lines(fh), 1):
+                if n in wanted[name]:
+                    bodies[(name, n)] = raw.rstrip(b"\r\n").strip()
+    for at, name, n, first, line in report.duplicates:
+        old = report.problems[at]
+        where = f"line {line}" if first == name else f"{first}, line {line}"
+        if bodies.get((name, n)) == bodies.get((first, line)):
+            fix = (
+                f"--fix moves this copy to {QUARANTINE}"
+                if name in mine
+                else "another clone writes this file: run `optmem doctor --fix` on that clone"
+            )
+            said = f"repeats {where} byte for byte (a merge or a paste doubled it: one record, twice); {fix}"
+            if copies is not None and name in mine:
+                copies.setdefault(name, []).append(n)
+        else:
+            said = (
+                f"id also used on {where}, by another line: which of the two is the record cannot be told, so a "
+                "command given this id (`forget`, `correct`, `get` …) refuses it as ambiguous — remove the "
+                '"id" field from the line that is not the record (it then reads with an id of its own, '
+                "derived from its bytes), or delete that line, then run `optmem doctor`"
+            )
+        report.problems[at] = Problem(old.code, old.file, said, old.line, old.id)
 
 
 def _check_correction_cycles(
@@ -1022,6 +1073,17 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
                 f"moved {len(lines)} unparseable line(s) ({', '.join(map(str, lines[:10]))}"
                 f"{', …' if len(lines) > 10 else ''}) of {name} to {QUARANTINE}"
             )
+    copies: dict[str, list[int]] = {}
+    _scan_log(vault, Report(), copies=copies)
+    for name, lines in copies.items():  # (numbered as the file now is; in the quarantine as it was found)
+        found_at = {n: _found_line(n, moved.get(name, [])) for n in lines}
+        _quarantine(vault, name, files[name], set(lines), found_at)
+        moved[name] = sorted([*moved.get(name, []), *found_at.values()])
+        shown = sorted(found_at.values())
+        fixed.append(
+            f"moved {len(lines)} line(s) ({', '.join(map(str, shown[:10]))}{', …' if len(lines) > 10 else ''}) of "
+            f"{name} that repeated an earlier line byte for byte to {QUARANTINE}"
+        )
     untimed: dict[str, dict[int, str]] = {}
     _scan_log(vault, Report(), untimed=untimed)
     for name, lines_of in untimed.items():
@@ -1147,7 +1209,7 @@ def _where(name: str) -> dict[str, str]:
     return {} if name == "LOG.jsonl" else {"file": name}
 
 
-def _quarantine(vault: Vault, name: str, path: Path, lines: set[int]) -> None:
+def _quarantine(vault: Vault, name: str, path: Path, lines: set[int], found_at: dict[int, int] | None = None) -> None:
     """Move these lines out of the log: exact bytes and line numbers kept in the quarantine.
 
     The quarantine is written first, the log rewritten second: a crash in between leaves a line
@@ -1158,7 +1220,8 @@ def _quarantine(vault: Vault, name: str, path: Path, lines: set[int]) -> None:
     with open(path, "rb") as src:
         for n, raw in enumerate(src, 1):
             if n in lines:
-                entry: dict[str, Any] = {**_where(name), "line": n, "moved": at, **_exact(raw.rstrip(b"\n"))}
+                line = found_at[n] if found_at else n  # (numbered as doctor found the file)
+                entry: dict[str, Any] = {**_where(name), "line": line, "moved": at, **_exact(raw.rstrip(b"\n"))}
                 moved.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
     fsio.append_bytes(vault.root / QUARANTINE, b"".join(moved), within=vault.root)
     with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:

@@ -730,6 +730,7 @@ def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
                 f"#{ref} names {len(rows)} records; give more of the id — nothing was stored",
                 candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]],
             )
+        refuse_copies(idx, rows[0])
         refuse_bookkeeping(idx, rows[0], "correct")
         refuse_superseded(idx, rows[0], now)
         targets.append(rows[0].id)  # the full id, as `correct` writes it: not the typed fragment
@@ -906,7 +907,27 @@ def resolve_one(idx: Index, ref: str) -> Row:
             f"{quote(ref)} names {len(rows)} records; give more characters of the id",
             candidates=[{"id": r.id, "line": line_of(r.n)} for r in rows[:20]],
         )
+    refuse_copies(idx, rows[0])
     return rows[0]
+
+
+def refuse_copies(idx: Index, row: Row) -> None:
+    """Refuse, as `ambiguous`, an id several lines of the log carry (a hand edit or a paste
+    copied it; `doctor`'s duplicate_id): which line is the record is no guess a command makes."""
+    copies = idx.rows("r.id = ? ORDER BY r.n", (row.id,))
+    if len(copies) < 2:
+        return
+    where = ", ".join(f"{idx.file_of(r)} line {line_of(r.n)}" for r in copies[:5])
+    raise Ambiguous(
+        f"{row.id} is the id of {len(copies)} lines of the log ({where}), so which one is the record "
+        "cannot be told; nothing was written — `optmem doctor` names them and says how to give the line "
+        "that is not the record an id of its own",
+        id=row.id,
+        candidates=[
+            {"id": r.id, "file": idx.file_of(r), "line": line_of(r.n), "text": view.display(idx.record(r).text)[:80]}
+            for r in copies[:20]
+        ],
+    )
 
 
 def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:

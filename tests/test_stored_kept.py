@@ -152,3 +152,58 @@ def test_a_write_in_a_vault_folder_that_would_make_the_home_vault_is_refused_as_
     monkeypatch.chdir(tmp_path)  # elsewhere, the first write makes the home vault, as it always did
     cli.json("append", "a note for the home vault")
     assert (home_vault / "LOG.jsonl").is_file()
+
+
+# -- one id on two lines: no guess which is the record (finding 10) ----------------------------------
+def _forge(vault_path: Path, text: str | None) -> str:
+    """Append a copy of the log's first line (its text replaced by `text`, unless None); its id."""
+    first = (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()[0]
+    if text is None:
+        copy = first
+    else:
+        copy = json.dumps({**json.loads(first), "text": text, "ts": "2026-12-07T09:00:00Z"})
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(copy + "\n")
+    return json.loads(first)["id"]
+
+
+def test_an_id_on_two_different_lines_is_ambiguous_to_every_command_and_doctor_says_what_to_do(cli, vault_path):
+    cli.json("append", "the redis port is 6060")
+    rid = _forge(vault_path, "the redis port is 6666")
+    before = (vault_path / "LOG.jsonl").read_bytes()
+    for args in (("forget", rid), ("correct", rid, "the redis port is 7000"), ("get", rid), ("forget", rid[-8:])):
+        err = cli.json(*args, code=None)["error"]
+        assert err["code"] == "ambiguous", (args, err)
+        assert f"{rid} is the id of 2 lines" in err["message"] and "nothing was written" in err["message"]
+        assert [(c["line"], c["text"]) for c in err["candidates"]] == [
+            (1, "the redis port is 6060"),
+            (2, "the redis port is 6666"),
+        ]
+    assert (vault_path / "LOG.jsonl").read_bytes() == before
+    [problem] = cli.json("doctor", code=1)["problems"]
+    assert problem["code"] == "duplicate_id" and problem["line"] == 2
+    assert "cannot be told" in problem["message"] and 'remove the "id" field' in problem["message"]
+    cli.json("doctor", "--fix", code=1)  # nothing to do safely: both lines stay, as they were
+    assert (vault_path / "LOG.jsonl").read_bytes() == before
+    lines = (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()
+    forged = json.loads(lines[1])
+    del forged["id"]  # … as doctor advised: the copy reads with an id of its own
+    (vault_path / "LOG.jsonl").write_text(lines[0] + "\n" + json.dumps(forged) + "\n", "utf-8")
+    assert cli.json("doctor")["ok"] is True
+    assert cli.json("forget", rid)["status"] == "forgotten"
+    assert [h["text"] for h in cli.json("search", "redis port")["hits"]] == ["the redis port is 6666"]
+
+
+def test_a_line_doubled_byte_for_byte_is_one_record_and_doctor_fix_moves_the_copy(cli, vault_path):
+    cli.json("append", "the redis port is 6060")
+    cli.json("append", "the cache listens on 9443")
+    rid = _forge(vault_path, None)
+    assert cli.json("forget", rid, code=None)["error"]["code"] == "ambiguous"
+    [problem] = cli.json("doctor", code=1)["problems"]
+    assert problem["line"] == 3 and "byte for byte" in problem["message"] and "--fix moves" in problem["message"]
+    fixed = cli.json("doctor", "--fix")["fixed"]
+    assert any("moved 1 line(s) (3) of LOG.jsonl that repeated" in f for f in fixed), fixed
+    [kept] = [json.loads(x) for x in (vault_path / "LOG.quarantine.jsonl").read_text("utf-8").splitlines()]
+    assert kept["line"] == 3 and json.loads(kept["raw"])["id"] == rid  # nothing lost: the copy, exact
+    assert len(log_lines(vault_path)) == 2
+    assert cli.json("forget", rid)["status"] == "forgotten"
