@@ -378,9 +378,12 @@ def _coerce(key: str, kind: type, rules: tuple[Any, ...], default: Any, value: A
         )
     if kind is float:
         value = float(value)
-        if value != value:
+        if value != value or value in (float("inf"), float("-inf")):  # (TOML's nan, inf, 1e400)
             raise UsageError(
-                f"{origin}: {key} = nan is not valid: expected {expected}", key=key, value="nan", expected=expected
+                f"{origin}: {key} = {value!r} is not valid: expected a finite number{_fix(origin, default)}",
+                key=key,
+                value=repr(value),
+                expected="a finite number",
             )
     for rule in rules:
         if isinstance(rule, OneOf) and value not in rule.choices:
@@ -445,7 +448,10 @@ def _free(section: str, values: dict[str, tuple[Any, str]]) -> dict[str, str]:
 
 
 def _plain(value: Any) -> Any:
-    """A value as JSON can carry it (TOML dates and the like become text)."""
+    """A value as JSON can carry it (TOML dates and the like become text, and so do inf and nan,
+    which JSON has no number for)."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return repr(value)
     return value if isinstance(value, (str, int, float, bool, list, dict)) or value is None else str(value)
 
 

@@ -207,3 +207,34 @@ def test_a_line_doubled_byte_for_byte_is_one_record_and_doctor_fix_moves_the_cop
     assert kept["line"] == 3 and json.loads(kept["raw"])["id"] == rid  # nothing lost: the copy, exact
     assert len(log_lines(vault_path)) == 2
     assert cli.json("forget", rid)["status"] == "forgotten"
+
+
+# -- no Infinity or NaN in JSON output (finding 13) --------------------------------------------------
+def _strict(text: str) -> dict:
+    """JSON as a strict reader takes it: Infinity, -Infinity and NaN are no numbers."""
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in JSON output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_setting_of_inf_or_nan_is_refused_and_no_output_holds_infinity(cli, vault_path):
+    cli.json("append", "the redis port is 6060")
+    for line in ("[limits]\nmemory = 1e400\n", "[lifecycle]\ndecay = inf\n", "[ranking]\nk1 = nan\n"):
+        (vault_path / "optmem.toml").write_text(line, "utf-8")
+        res = cli("search", "redis", "--json")
+        assert res.exit_code == 2, res.stdout
+        err = _strict(res.stdout)["error"]
+        assert err["message"].startswith("optmem.toml: ") and "optmem.toml" in err["message"], err
+        assert err["expected"] in ("an integer", "a finite number"), err
+    (vault_path / "optmem.toml").unlink()
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:  # a field a hand-typed line holds
+        fh.write(
+            '{"id": "01KINF0000000000000000000A", "ts": "2026-01-01T00:00:00Z", "text": "the cache '
+            'listens on 9443", "weight": Infinity, "odd": [NaN, 1.5]}\n'
+        )
+    got = _strict(cli("get", "01KINF0000000000000000000A", "--json").stdout)["record"]
+    assert got["text"] == "the cache listens on 9443"
+    assert _strict(cli("search", "cache", "--json").stdout)["hits"]
+    assert "Infinity" in (vault_path / "LOG.jsonl").read_text("utf-8")  # the line itself is kept as it is
