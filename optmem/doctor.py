@@ -402,6 +402,16 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
         name = f"projects/{project}/MEMORY.md" if project else ("MEMORY.md" if target == "memory" else "USER.md")
         if name in linked or f"projects/{project}" in linked:
             continue  # named already: a link that leads outside
+        lock = vault.root / f"{name}.lock"
+        if lock.is_dir():  # (every write to the file takes this lock: each would fail, exit 3)
+            report.problems.append(
+                Problem(
+                    "unreadable",
+                    f"{name}.lock",
+                    f"is a folder, not the lock file every write to {name} takes, so each one fails; remove that "
+                    "folder (a lock holds nothing of yours: it is made again)",
+                )
+            )
         try:
             hot = memory.load(vault, target, project)
         except OptmemError as exc:

@@ -86,7 +86,9 @@ class Draft(NamedTuple):
 
 def default_domain(vault: Vault, domain: str | None) -> str:
     """--domain / OPTMEM_DOMAIN (resolved by the caller), else config, else `default`."""
-    return validate_name(domain or vault.settings.log.domain, "domain")
+    if domain:
+        return validate_name(domain, "domain")
+    return validate_name(vault.settings.log.domain, "optmem.toml's [log] domain (change it there)")
 
 
 def check_text(text: str | None) -> str:

@@ -787,6 +787,20 @@ def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
         kind = op.get("op") or op.get("action")
         if kind not in ("add", "replace", "remove"):
             raise UsageError(f"operation {n}: op must be add, replace or remove, not {quote(kind)}")
+        # a field of another op's where this op's is missing: named, not read as an empty text
+        given = {name for name in op if op.get(name) is not None}
+        if kind == "replace" and not given & {"new", "new_text", "content"} and given & {"text"}:
+            raise UsageError(
+                f'operation {n} (replace): a replace takes its new text as "new" (or "content", the whole '
+                'entry), not "text", which is an add\'s — rename the field; nothing was written',
+                operation=n,
+            )
+        if kind == "add" and not given & {"text", "content"} and given & {"new", "new_text"}:
+            raise UsageError(
+                f'operation {n} (add): an add takes its text as "text" (or "content"), not "new", which is a '
+                "replace's — rename the field; nothing was written",
+                operation=n,
+            )
         try:
             text = None
             if kind == "add":
