@@ -94,7 +94,12 @@ def format_ts(dt: datetime) -> str:
 def parse_ttl(text: str) -> timedelta:
     """`7d`, `12h`, `30m`, `45s`, `2w` → timedelta; anything else is a usage error."""
     m = _TTL.fullmatch(text or "")
-    if not m or float(m.group(1)) <= 0:
+    if m and float(m.group(1)) <= 0:
+        raise UsageError(
+            f"--ttl {quote(text)} is no time at all: a lifetime must be longer than zero (e.g. 7d, 12h); "
+            "to end a record now, `optmem forget` it",
+        )
+    if not m:
         raise UsageError(
             f"--ttl {quote(text)} is not a duration; use a positive number with s, m, h, d or w (e.g. 7d)",
         )

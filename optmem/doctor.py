@@ -26,6 +26,7 @@ from optmem.errors import BadFrontMatter, OptmemError, Unreadable, UsageError
 from optmem.record import (
     HANDOFF,
     MEMORY,
+    READ_BYTES,
     RECORD_ID,
     TYPED_ID,
     BadLine,
@@ -66,6 +67,9 @@ class Report:
     notes: list[str] = field(default_factory=list)
     # facts that matter, unchecked for `unchecked_days` (not a problem: a reminder to verify them)
     unchecked: list[dict[str, Any]] = field(default_factory=list)
+    # each `duplicate_id` met, for `_name_duplicates`: (its problem's place in `problems`, file,
+    # line, the file and line of the id's first use)
+    duplicates: list[tuple[int, str, int, str, int]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -78,12 +82,15 @@ def _scan_log(
     journals: dict[str, dict[str, tuple[str, str]]] | None = None,
     untimed: dict[str, dict[int, str]] | None = None,
     forked: set[str] | None = None,
+    copies: dict[str, list[int]] | None = None,
 ) -> tuple[dict[str, list[int]], list[str]]:
     """Check every log file line by line (streamed); returns (unparseable line numbers by file,
     the files with a torn tail). With `journals`, collects the hot-memory journal there (file →
     entry → (last op, text), the last by time); with `untimed`, the lines that have no `ts`
     (file → line number → the id the record reads as); with `forked`, the hot files the journal
-    ends an entry of more than once (where a merge may have kept it two ways: `_check_forks`)."""
+    ends an entry of more than once (where a merge may have kept it two ways: `_check_forks`);
+    with `copies`, the lines of this clone's files that repeat an earlier line byte for byte
+    (file → line numbers: what `--fix` moves to the quarantine)."""
     seen: dict[str, tuple[str, int, str]] = {}  # ID IN UPPER CASE → (file, line, the id as written)
     refs: list[tuple[str, int, str, tuple[str, ...], bool]] = []  # (file, line, id, refs, read from its text)
     corrections: list[tuple[int, str, str]] = []  # (line, record, what it corrects)
@@ -91,7 +98,7 @@ def _scan_log(
     torn: list[str] = []
     steps: list[tuple[str, str, int, tuple[str, str, str], str]] = []  # (ts, id, line, step, text)
     files = vault.segments()
-    limit = vault.settings.limits.record_bytes
+    limit = READ_BYTES  # (a read: the vault's record_bytes bounds writes, never which lines are records)
     mine = _own_files(vault, [name for name, _ in files])
     for name, path in files:
         if not path.exists():
@@ -103,6 +110,8 @@ def _scan_log(
             continue
         with open(path, "rb") as fh:
             _scan_file(name, name not in mine, fh, report, seen, refs, corrections, bad, torn, steps, untimed, limit)
+    if report.duplicates:
+        _name_duplicates(files, mine, report, copies)
     if forked is not None:
         ends = Counter((step[0], step[1]) for _, _, _, step, _ in steps if step[2] == "remove")
         forked.update(file for (file, _), n in ends.items() if n > 1)
@@ -290,6 +299,8 @@ def _scan_file(
             also = f"on line {line}" if where == name else f"in {where}, line {line}"
             if first != rec.id:
                 also += f" as {first} (ids are named in any case: give one of them another id)"
+            else:  # (which line is the record: `_name_duplicates` says, once both lines are read)
+                report.duplicates.append((len(report.problems), name, n, where, line))
             report.problems.append(Problem("duplicate_id", name, f"id also used {also}", n, rec.id))
         else:
             seen[rec.id.upper()] = (name, n, rec.id)
@@ -304,6 +315,47 @@ def _scan_file(
         corrections += [(n, rec.id, ref) for ref in rec.corrects]
         if rec.ref:
             refs.append((name, n, rec.id, (rec.ref,), False))
+
+
+def _name_duplicates(
+    files: list[tuple[str, Path]], mine: set[str], report: Report, copies: dict[str, list[int]] | None
+) -> None:
+    """Say of each `duplicate_id` whether its line repeats the first byte for byte (a merge or a
+    paste doubled it: the same record twice, and `--fix` moves the copy to the quarantine) or is
+    another record under the same id (which is the record cannot be told: a person says, and
+    until then every command given the id refuses it as ambiguous)."""
+    wanted: dict[str, set[int]] = {}
+    for _, name, n, first, line in report.duplicates:
+        wanted.setdefault(name, set()).add(n)
+        wanted.setdefault(first, set()).add(line)
+    bodies: dict[tuple[str, int], bytes] = {}
+    for name, path in files:
+        if name not in wanted:
+            continue
+        with open(path, "rb") as fh:
+            for n, (raw, _) in enumerate(fsio.lines(fh), 1):
+                if n in wanted[name]:
+                    bodies[(name, n)] = raw.rstrip(b"\r\n").strip()
+    for at, name, n, first, line in report.duplicates:
+        old = report.problems[at]
+        where = f"line {line}" if first == name else f"{first}, line {line}"
+        if bodies.get((name, n)) == bodies.get((first, line)):
+            fix = (
+                f"--fix moves this copy to {QUARANTINE}"
+                if name in mine
+                else "another clone writes this file: run `optmem doctor --fix` on that clone"
+            )
+            said = f"repeats {where} byte for byte (a merge or a paste doubled it: one record, twice); {fix}"
+            if copies is not None and name in mine:
+                copies.setdefault(name, []).append(n)
+        else:
+            said = (
+                f"id also used on {where}, by another line: which of the two is the record cannot be told, so a "
+                "command given this id (`forget`, `correct`, `get` …) refuses it as ambiguous — remove the "
+                '"id" field from the line that is not the record (it then reads with an id of its own, '
+                "derived from its bytes), or delete that line, then run `optmem doctor`"
+            )
+        report.problems[at] = Problem(old.code, old.file, said, old.line, old.id)
 
 
 def _check_correction_cycles(
@@ -350,6 +402,16 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
         name = f"projects/{project}/MEMORY.md" if project else ("MEMORY.md" if target == "memory" else "USER.md")
         if name in linked or f"projects/{project}" in linked:
             continue  # named already: a link that leads outside
+        lock = vault.root / f"{name}.lock"
+        if lock.is_dir():  # (every write to the file takes this lock: each would fail, exit 3)
+            report.problems.append(
+                Problem(
+                    "unreadable",
+                    f"{name}.lock",
+                    f"is a folder, not the lock file every write to {name} takes, so each one fails; remove that "
+                    "folder (a lock holds nothing of yours: it is made again)",
+                )
+            )
         try:
             hot = memory.load(vault, target, project)
         except OptmemError as exc:
@@ -634,6 +696,7 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
     _check_space(vault, report)
     _check_spools(vault, report)
     _check_writer(vault, report)
+    _check_quarantine(vault, report)
     if cache_ok:
         _check_lost(vault, report)
     if not vault.trusted:
@@ -642,6 +705,29 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
             "redlines read as unverified notes until you have read them and run `optmem trust`"
         )
     return report
+
+
+def _check_quarantine(vault: Vault, report: Report) -> None:
+    """A LOG.quarantine.jsonl that holds lines: named, with how to bring a line back — what
+    `--fix` moved out of the log is out of every read until a person puts it back, and no later
+    check would say so."""
+    path = vault.root / QUARANTINE
+    moved = stamped = 0
+    try:
+        with open(path, "rb") as fh:
+            for raw, _ in fsio.lines(fh):
+                if raw.strip():
+                    stamped += b'"stamped"' in raw
+                    moved += b'"stamped"' not in raw
+    except OSError:  # (none: the usual case; a folder or unreadable file: nothing to count)
+        return
+    if moved:
+        report.notes.append(
+            f"{QUARANTINE} holds {moved} line(s) `doctor --fix` moved out of the log, which no read sees: each "
+            'entry\'s "raw" is the line as it was (from its "file", else LOG.jsonl, at "line") — to bring one '
+            "back, correct what doctor said of it and append it to that file, then run `optmem doctor`"
+            + (f" ({stamped} more are lines stamped with a ts: those are in the log already)" if stamped else "")
+        )
 
 
 def _check_lost(vault: Vault, report: Report) -> int:
@@ -1017,6 +1103,17 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
                 f"moved {len(lines)} unparseable line(s) ({', '.join(map(str, lines[:10]))}"
                 f"{', …' if len(lines) > 10 else ''}) of {name} to {QUARANTINE}"
             )
+    copies: dict[str, list[int]] = {}
+    _scan_log(vault, Report(), copies=copies)
+    for name, lines in copies.items():  # (numbered as the file now is; in the quarantine as it was found)
+        found_at = {n: _found_line(n, moved.get(name, [])) for n in lines}
+        _quarantine(vault, name, files[name], set(lines), found_at)
+        moved[name] = sorted([*moved.get(name, []), *found_at.values()])
+        shown = sorted(found_at.values())
+        fixed.append(
+            f"moved {len(lines)} line(s) ({', '.join(map(str, shown[:10]))}{', …' if len(lines) > 10 else ''}) of "
+            f"{name} that repeated an earlier line byte for byte to {QUARANTINE}"
+        )
     untimed: dict[str, dict[int, str]] = {}
     _scan_log(vault, Report(), untimed=untimed)
     for name, lines_of in untimed.items():
@@ -1142,7 +1239,7 @@ def _where(name: str) -> dict[str, str]:
     return {} if name == "LOG.jsonl" else {"file": name}
 
 
-def _quarantine(vault: Vault, name: str, path: Path, lines: set[int]) -> None:
+def _quarantine(vault: Vault, name: str, path: Path, lines: set[int], found_at: dict[int, int] | None = None) -> None:
     """Move these lines out of the log: exact bytes and line numbers kept in the quarantine.
 
     The quarantine is written first, the log rewritten second: a crash in between leaves a line
@@ -1153,7 +1250,8 @@ def _quarantine(vault: Vault, name: str, path: Path, lines: set[int]) -> None:
     with open(path, "rb") as src:
         for n, raw in enumerate(src, 1):
             if n in lines:
-                entry: dict[str, Any] = {**_where(name), "line": n, "moved": at, **_exact(raw.rstrip(b"\n"))}
+                line = found_at[n] if found_at else n  # (numbered as doctor found the file)
+                entry: dict[str, Any] = {**_where(name), "line": line, "moved": at, **_exact(raw.rstrip(b"\n"))}
                 moved.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
     fsio.append_bytes(vault.root / QUARANTINE, b"".join(moved), within=vault.root)
     with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:

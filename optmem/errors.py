@@ -73,7 +73,11 @@ CODES: dict[str, Code] = {
     ),
     # refusals and nothing to act on (exit 1)
     "no_match": Code(REFUSED, "no hot-memory entry holds the substring given"),
-    "ambiguous": Code(REFUSED, "the substring or id prefix names several entries or records; `candidates` lists them"),
+    "ambiguous": Code(
+        REFUSED,
+        "the substring or id prefix names several entries or records, or the id is on several lines of the log "
+        "(doctor's `duplicate_id`); `candidates` lists them",
+    ),
     "not_found": Code(REFUSED, "no record, node, conflict or value has the id or key given"),
     "over_limit": Code(REFUSED, "the hot-memory file would pass its character limit; `usage` says how full it is"),
     "near_duplicate": Code(REFUSED, "an entry of the hot-memory file says nearly the same already"),

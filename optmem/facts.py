@@ -46,6 +46,7 @@ def _target(
     if ID_RE.match(target.strip().lstrip("#")):
         rows = idx.resolve(target)
         if len(rows) == 1:
+            log.refuse_copies(idx, rows[0])  # (an id two lines carry: which is the record is no guess)
             return rows[0], None
         if len(rows) > 1:
             raise Ambiguous(

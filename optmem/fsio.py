@@ -158,9 +158,7 @@ def read_bytes(path: Path, *, within: Path | None = None, limit: int = READ_BYTE
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
-        raise Unreadable(
-            f"{path} is a folder, expected a file", file=str(path), reason="is a folder, not a file"
-        ) from exc
+        raise Unreadable(folder_said(path), file=str(path), reason="is a folder, not a file") from exc
     except OSError as exc:
         raise Unreadable(
             f"cannot read {path}: {exc.strerror}", file=str(path), reason=f"cannot be read ({exc.strerror})"
@@ -168,7 +166,7 @@ def read_bytes(path: Path, *, within: Path | None = None, limit: int = READ_BYTE
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise Unreadable(f"{path} is a folder, expected a file", file=str(path), reason="is a folder, not a file")
+            raise Unreadable(folder_said(path), file=str(path), reason="is a folder, not a file")
         if not stat.S_ISREG(mode):
             if within is not None:
                 raise Unreadable(
@@ -186,6 +184,14 @@ def read_bytes(path: Path, *, within: Path | None = None, limit: int = READ_BYTE
         ) from exc
     finally:
         os.close(fd)
+
+
+def folder_said(path: Path) -> str:
+    """What a command says of a file it needs that is a folder: what is wrong, and what to do."""
+    return (
+        f"{path} is a folder, expected a file: move that folder aside (rename it) and put the file back, "
+        "then run the command again (`optmem doctor` checks the vault's files)"
+    )
 
 
 LINE_BYTES = 8 << 20  # a line of a file read line by line (the log, ACCESS.jsonl, a transcript)
@@ -293,7 +299,7 @@ def append_lines(path: Path, lines: list[bytes], *, within: Path | None = None) 
     try:
         fd = _open_append(path)
     except IsADirectoryError as exc:
-        raise Unreadable(f"{path} is a folder, expected a file", file=str(path)) from exc
+        raise Unreadable(folder_said(path), file=str(path)) from exc
     except OSError as exc:
         raise unwritable(path, exc) from exc
     try:

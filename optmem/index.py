@@ -48,6 +48,7 @@ from optmem.record import (
     MEMORY,
     MERGED,
     NEVER_COOL,
+    READ_BYTES,
     SEEN,
     Record,
     Tier,
@@ -1122,7 +1123,7 @@ class Index:
         if not _view_ok(self.vault, meta) or meta.get("schema") != SCHEMA:
             raise NeedsRebuild()
         # (nothing to do: returns at once)
-        consume(self.conn, self.vault.segments(), meta, progress, limit=self.vault.settings.limits.record_bytes)
+        consume(self.conn, self.vault.segments(), meta, progress)
         self._names = None
         files = self.vault.access_files()
         if not access_in_step(files, read_meta(self.conn)):
@@ -1134,7 +1135,9 @@ def view_meta(vault: Vault) -> dict[str, str]:
     built with others is rebuilt (a changed conflict window re-decides every key group)."""
     return {
         "conflict_window": repr(vault.settings.consolidation.conflict_window_days * 86400.0),
-        "record_bytes": str(vault.settings.limits.record_bytes),  # which lines are records (`parse_line`)
+        # which lines are records (`parse_line`): an index an older optmem built with the vault's
+        # `[limits] record_bytes` as its read bound (a lowered one hid lines) is built again
+        "read_bytes": str(READ_BYTES),
     }
 
 
@@ -1266,8 +1269,7 @@ def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, par
     size = sum(LogState.read(path).size for _, path in segments)
     deferred: list[Record] = []
     workers = max(2, os.cpu_count() or 1) if size >= parallel_min_bytes else 0
-    limit = vault.settings.limits.record_bytes
-    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, limit)
+    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers)
     count_terms(conn)
     conn.executescript(POST_DDL)
     with conn:

@@ -24,7 +24,7 @@ from optmem.clock import to_epoch
 from optmem.quarantine import may_replace, secondhand
 from optmem.reading.cues import says_change
 from optmem.record import (
-    RECORD_BYTES,
+    READ_BYTES,
     TIER_RANK,
     BadLine,
     Record,
@@ -186,9 +186,9 @@ class _Prepared(NamedTuple):
     turns: int  # documents that are turns of a conversation (a `session`): BM25's b follows
 
 
-def prepare_rows(batch: list[Line], seg: int = 0, hashed: int = 0, limit: int = RECORD_BYTES) -> _Prepared:
+def prepare_rows(batch: list[Line], seg: int = 0, hashed: int = 0, limit: int = READ_BYTES) -> _Prepared:
     """Parse, fold, tokenise and fingerprint a batch of lines of segment `seg` (whose name hashes
-    to `hashed`: `file_hash`) (pure: no I/O, no database). `limit`: `[limits] record_bytes` (a
+    to `hashed`: `file_hash`) (pure: no I/O, no database). `limit`: the read bound (`READ_BYTES`: a
     line over a record's bounds is a bad line, as one that does not parse)."""
     out = _Prepared([], [], [], [], [], [], [], 0, 0, 0, 0)
     docs = tokens = squares = turns = 0
@@ -472,7 +472,7 @@ def consume(
     progress: Progress | None,
     deferred: list[Record] | None = None,
     workers: int = 0,
-    limit: int = RECORD_BYTES,
+    limit: int = READ_BYTES,
 ) -> None:
     """Index the lines every segment gained since the index read it, then store the new sync
     state (`to_read` says which; NeedsRebuild when one was rewritten).
@@ -480,7 +480,8 @@ def consume(
     With `deferred`, records that affect the effective view are collected there instead of being
     linked at once (a from-scratch build links them after its look-up indexes exist). With
     `workers`, batches are prepared in that many forked processes while this one inserts.
-    `limit`: `[limits] record_bytes`, the size bound a line must keep to be a record.
+    `limit`: the size bound a line must keep to be a record (`READ_BYTES`, whatever the vault's
+    `[limits] record_bytes`: that setting bounds writes, never which stored lines are read).
     """
     todo = to_read(segments, meta)
     if not todo:

@@ -86,7 +86,9 @@ class Draft(NamedTuple):
 
 def default_domain(vault: Vault, domain: str | None) -> str:
     """--domain / OPTMEM_DOMAIN (resolved by the caller), else config, else `default`."""
-    return validate_name(domain or vault.settings.log.domain, "domain")
+    if domain:
+        return validate_name(domain, "domain")
+    return validate_name(vault.settings.log.domain, "optmem.toml's [log] domain (change it there)")
 
 
 def check_text(text: str | None) -> str:
@@ -730,6 +732,7 @@ def _hand_corrects(idx: Index, rec: Record, now: float) -> Record:
                 f"#{ref} names {len(rows)} records; give more of the id — nothing was stored",
                 candidates=[{"id": r.id, "text": idx.record(r).text} for r in rows[:10]],
             )
+        refuse_copies(idx, rows[0])
         refuse_bookkeeping(idx, rows[0], "correct")
         refuse_superseded(idx, rows[0], now)
         targets.append(rows[0].id)  # the full id, as `correct` writes it: not the typed fragment
@@ -813,11 +816,14 @@ def journal_hot(
 
     A removed entry becomes a retired `memory` record; a replaced one too, corrected by the
     record of its new text — so both stay searchable and only the new one is current. What a
-    hot file got outside optmem (`source` drift: typed by hand, written by Hermes) passed no
-    scan: an entry the scanner flags is journalled as its `[BLOCKED: rule]` placeholder, so a
-    secret typed into MEMORY.md is not copied into the append-only log (the file keeps it, to
-    be removed there). So is what another program wrote into a file it shares with the vault
-    (`unscanned`: Hermes' memory tool, journalled as its own edit, `memory.follow_edit`).
+    hot file got outside optmem (`source` drift: typed by hand, written by Hermes, brought by
+    `sync`) passed no scan, nor did what another program wrote into a file it shares with the
+    vault (`unscanned`: Hermes' memory tool, journalled as its own edit, `memory.follow_edit`):
+    an entry the scanner flags as a possible injection is journalled with its exact text and held
+    in quarantine (`record.held`), as any flagged record is — kept, never shown as a fact until a
+    person releases it; one that holds a secret is journalled as its `[BLOCKED: rule]`
+    placeholder, so the secret is not copied into the append-only log (the file keeps it, to be
+    removed there).
     `origin`: who made the edit (`record.origin`); an edit found in the file (`drift`) has none.
     """
     moment = clock.now()
@@ -826,11 +832,10 @@ def journal_hot(
     records: list[Record] = []
 
     def make(op: str, entry: Any, corrects: tuple[str, ...] = (), **more: Any) -> Record:
-        text = scan.redact(entry.text) if source == "drift" or unscanned else entry.text
-        return Record(
+        rec = Record(
             id=new_id(moment.timestamp()),
             ts=ts,
-            text=text,
+            text=entry.text,
             domain=domain,
             project=project,
             kind=MEMORY,
@@ -841,6 +846,7 @@ def journal_hot(
             extra={"op": op, "file": file, "entry": entry.id, **more, **(extra or {})}
             | ({"said_at": said_at} if said_at else {}),
         )
+        return _unscanned_entry(rec) if source == "drift" or unscanned else rec
 
     for c in changes:
         if c.op == "add":
@@ -857,6 +863,20 @@ def journal_hot(
 
     verdicts.remember(vault, [line for line, r in zip(lines, records) if record.gate_finding(r) is None])
     return [r.id for r in records]
+
+
+def _unscanned_entry(rec: Record) -> Record:
+    """A journal record of a hot entry no scan passed: as it is when the gate finds nothing; held
+    in quarantine, its text exact, when it finds a possible injection; its text the `[BLOCKED:
+    rule]` placeholder when it finds a secret (a stored secret is the harm itself)."""
+    from optmem.quarantine import kind_of
+
+    flagged = record.gate_finding(rec)
+    if flagged is None:
+        return rec
+    if kind_of(flagged[1]) == "injection":
+        return rec._replace(held=flagged[1])
+    return rec._replace(text=scan.redact(rec.text))
 
 
 def resolve_one(idx: Index, ref: str) -> Row:
@@ -889,7 +909,27 @@ def resolve_one(idx: Index, ref: str) -> Row:
             f"{quote(ref)} names {len(rows)} records; give more characters of the id",
             candidates=[{"id": r.id, "line": line_of(r.n)} for r in rows[:20]],
         )
+    refuse_copies(idx, rows[0])
     return rows[0]
+
+
+def refuse_copies(idx: Index, row: Row) -> None:
+    """Refuse, as `ambiguous`, an id several lines of the log carry (a hand edit or a paste
+    copied it; `doctor`'s duplicate_id): which line is the record is no guess a command makes."""
+    copies = idx.rows("r.id = ? ORDER BY r.n", (row.id,))
+    if len(copies) < 2:
+        return
+    where = ", ".join(f"{idx.file_of(r)} line {line_of(r.n)}" for r in copies[:5])
+    raise Ambiguous(
+        f"{row.id} is the id of {len(copies)} lines of the log ({where}), so which one is the record "
+        "cannot be told; nothing was written — `optmem doctor` names them and says how to give the line "
+        "that is not the record an id of its own",
+        id=row.id,
+        candidates=[
+            {"id": r.id, "file": idx.file_of(r), "line": line_of(r.n), "text": view.display(idx.record(r).text)[:80]}
+            for r in copies[:20]
+        ],
+    )
 
 
 def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:

@@ -42,6 +42,10 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
         more["may_be_updated_by"] = record.get("may_be_updated_by", [])  # (what the view found: `Index.guesses`)
         more["events"] = _events(idx, row)
         record.update(more if show_unsafe else view.shown(more))
+        if record.get("superseded_by"):  # a chain's older link: the end of it named too, not only the next
+            end = idx.current_version(row)
+            if end.id not in (row.id, record["superseded_by"]):
+                record["latest_version"] = end.id
         record["life"] = lifecycle.describe(vault.settings.lifecycle, row, now)
         if record["pending"]:
             record["life"]["restated"] = idx.restatements(row)

@@ -787,6 +787,20 @@ def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
         kind = op.get("op") or op.get("action")
         if kind not in ("add", "replace", "remove"):
             raise UsageError(f"operation {n}: op must be add, replace or remove, not {quote(kind)}")
+        # a field of another op's where this op's is missing: named, not read as an empty text
+        given = {name for name in op if op.get(name) is not None}
+        if kind == "replace" and not given & {"new", "new_text", "content"} and given & {"text"}:
+            raise UsageError(
+                f'operation {n} (replace): a replace takes its new text as "new" (or "content", the whole '
+                'entry), not "text", which is an add\'s — rename the field; nothing was written',
+                operation=n,
+            )
+        if kind == "add" and not given & {"text", "content"} and given & {"new", "new_text"}:
+            raise UsageError(
+                f'operation {n} (add): an add takes its text as "text" (or "content"), not "new", which is a '
+                "replace's — rename the field; nothing was written",
+                operation=n,
+            )
         try:
             text = None
             if kind == "add":
@@ -1067,7 +1081,6 @@ def settle(
     record's id; None when the file no longer holds the entry."""
     from optmem import log
     from optmem.index import prepare
-    from optmem.safety import scan
 
     _, _, path, _ = _resolve(vault, target, project)
     prepare(vault)
@@ -1076,9 +1089,12 @@ def settle(
         text = next((e for e in hot.entries if entry_id(e) == entry), None)
         if text is None:
             return None
-        # (the entry came through a merge, unscanned here: a flagged one is journalled as its placeholder)
-        kept = [Change("add", "added", Entry(entry, scan.redact(text)))]
-        return log.journal_hot(vault, hot.name, project, kept, source=source, extra={"resolves": resolves})[0]
+        # (the entry came through a merge, unscanned here: a flagged one is journalled held, a secret
+        # as its placeholder — `log.journal_hot`)
+        kept = [Change("add", "added", Entry(entry, text))]
+        return log.journal_hot(
+            vault, hot.name, project, kept, source=source, extra={"resolves": resolves}, unscanned=True
+        )[0]
 
 
 def _change_dict(c: Change) -> dict[str, Any]:

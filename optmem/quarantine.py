@@ -174,8 +174,8 @@ def check_hot(text: str, *, allow_unsafe: bool) -> None:
         scan.check(text)
     raise UnsafeContent(
         f"refused: the text trips the security rule {rule!r} (a possible prompt injection), and hot "
-        "memory goes into every prompt whole, so it cannot hold a text under review — `optmem append` "
-        "it instead (the log keeps it held until you `optmem release` it), or pass --allow-unsafe if "
-        "it is really meant for hot memory",
+        "memory goes into every prompt whole, so it cannot hold a text under review — store it with "
+        "`optmem append` instead (the log holds it in quarantine until a person runs `optmem release` on "
+        "it), or pass --allow-unsafe if it is really meant for hot memory",
         rule=rule,
     )

@@ -14,7 +14,7 @@ from enum import IntEnum
 
 from optmem import clock
 from optmem.patterns import lazy
-from optmem.settings import Limits
+from optmem.settings import RECORD_BYTES_MAX, Limits
 from optmem.value import NamedTuple
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
@@ -196,10 +196,12 @@ class BadLine(ValueError):
         self.field = field
 
 
-# One record's bounds, the same on every way in and every read (`oversize`): its text and its
-# evidence at most `[limits] record_bytes` (this default), each label at most its FIELD_BYTES —
-# a key, tag or source is a label, not a place to store a document.
+# One record's bounds (`oversize`): its text and its evidence at most `[limits] record_bytes` (this
+# default) on every way in, each label at most its FIELD_BYTES — a key, tag or source is a label,
+# not a place to store a document. A read takes a text up to READ_BYTES, the largest the setting
+# can be: lowering it (a pushed optmem.toml can) bounds what is written next, never hides a line.
 RECORD_BYTES: int = Limits._field_defaults["record_bytes"]
+READ_BYTES: int = RECORD_BYTES_MAX
 FIELD_BYTES = {"key": 256, "tag": 128, "source": 1024, "session": 256, "reason": 4096}
 MAX_TAGS = 64
 
@@ -326,14 +328,14 @@ def _load(raw: bytes) -> Any:
     return json.loads(raw)
 
 
-def parse_line(raw: bytes, line: int = 0, limit: int | None = RECORD_BYTES) -> Record:
+def parse_line(raw: bytes, line: int = 0, limit: int | None = READ_BYTES) -> Record:
     """Parse one log line (without its newline) into a Record; raises BadLine if unusable.
 
     Hand-typed lines may omit `id`, `v` and `domain`: the id is derived from the line's bytes,
     and a leading `[name]` in the text sets the domain; `〔更正〕 … #<id>` makes the line a
     correction of those ids. A record over its bounds (`oversize`, its text and evidence within
-    `limit`, the vault's `[limits] record_bytes`) is no record: BadLine `too_large` — what no
-    write may store, no read takes either (None: no bound, for a line already taken, or one only
+    `limit`: READ_BYTES for a read, the vault's `[limits] record_bytes` for a write's check) is
+    no record: BadLine `too_large` (None: no bound, for a line already taken, or one only
     checked for being whole). (Built positionally: every log line passes here when an index is
     built, and keywords or a dict of fields cost a tenth more.)
     """

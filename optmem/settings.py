@@ -50,12 +50,19 @@ class Duration:
 # file or `--set` gives a value.
 Section = Value
 
+# `[limits] record_bytes`' range. The setting bounds what is written next; every read takes a
+# record up to the largest it can be set to (`record.READ_BYTES`): a vault's optmem.toml, which a
+# pushed commit can change, never hides or moves a line already stored.
+RECORD_BYTES_MIN = 1024
+RECORD_BYTES_MAX = 1 << 20
+
 
 class Limits(Section):
     memory: Annotated[int, AtLeast(1)] = 2200  # MEMORY.md characters
     user: Annotated[int, AtLeast(1)] = 1375  # USER.md characters
     project: Annotated[int, AtLeast(1)] = 2200  # projects/<name>/MEMORY.md
-    record_bytes: Annotated[int, AtLeast(1)] = 65536  # one record's text (and evidence), UTF-8 bytes
+    # one record's text (and evidence), UTF-8 bytes, as written next (reads: `record.READ_BYTES`)
+    record_bytes: Annotated[int, AtLeast(RECORD_BYTES_MIN), AtMost(RECORD_BYTES_MAX)] = 65536
     warn_percent: Annotated[int, AtLeast(0)] = 90
 
 
@@ -125,10 +132,11 @@ class Lifecycle(Section):
     importance_evidence: Annotated[float, AtLeast(0), AtMost(1)] = 0.6
     importance_chat: Annotated[float, AtLeast(0), AtMost(1)] = 0.3
     importance_correction: Annotated[float, AtLeast(0), AtMost(1)] = 0.7
-    decay: Annotated[float, AtLeast(0)] = 0.02  # heat lost per day, agent memory (exp.)
-    decay_session: Annotated[float, AtLeast(0)] = 0.08  # … session-type notes (chat tier too)
+    # (bounded: an optmem.toml a pushed commit changes must not cool every record on the next sweep)
+    decay: Annotated[float, AtLeast(0), AtMost(1)] = 0.02  # heat lost per day, agent memory (exp.)
+    decay_session: Annotated[float, AtLeast(0), AtMost(1)] = 0.08  # … session-type notes (chat tier too)
     session_kinds: str = "handoff,session,chat"  # the kinds that decay as session notes
-    cold_below: Annotated[float, AtLeast(0), AtMost(1)] = 0.05  # a sweep cools what is colder
+    cold_below: Annotated[float, AtLeast(0), AtMost(0.5)] = 0.05  # a sweep cools what is colder
     expired_grace_days: Annotated[float, AtLeast(0)] = 30.0  # an expired record cools after this
     pending_threshold: Annotated[float, AtLeast(0), AtMost(1)] = 0.7  # confidence below: pending
     pending_ttl_days: Annotated[float, AtLeast(0)] = 30.0  # an unconfirmed guess cools after this
@@ -370,9 +378,12 @@ def _coerce(key: str, kind: type, rules: tuple[Any, ...], default: Any, value: A
         )
     if kind is float:
         value = float(value)
-        if value != value:
+        if value != value or value in (float("inf"), float("-inf")):  # (TOML's nan, inf, 1e400)
             raise UsageError(
-                f"{origin}: {key} = nan is not valid: expected {expected}", key=key, value="nan", expected=expected
+                f"{origin}: {key} = {value!r} is not valid: expected a finite number{_fix(origin, default)}",
+                key=key,
+                value=repr(value),
+                expected="a finite number",
             )
     for rule in rules:
         if isinstance(rule, OneOf) and value not in rule.choices:
@@ -384,10 +395,10 @@ def _coerce(key: str, kind: type, rules: tuple[Any, ...], default: Any, value: A
             )
         if isinstance(rule, AtLeast) and value < rule.low:
             raise UsageError(
-                f"{origin}: {key} = {value!r} is not valid: expected at least {rule.low:g}",
+                f"{origin}: {key} = {value!r} is not valid: expected at least {_num(rule.low)}{_fix(origin, default)}",
                 key=key,
                 value=value,
-                expected=f">= {rule.low:g}",
+                expected=f">= {_num(rule.low)}",
             )
         if isinstance(rule, Duration):
             from optmem.clock import parse_ttl
@@ -403,12 +414,23 @@ def _coerce(key: str, kind: type, rules: tuple[Any, ...], default: Any, value: A
                 ) from None
         if isinstance(rule, AtMost) and value > rule.high:
             raise UsageError(
-                f"{origin}: {key} = {value!r} is not valid: expected at most {rule.high:g}",
+                f"{origin}: {key} = {value!r} is not valid: expected at most {_num(rule.high)}{_fix(origin, default)}",
                 key=key,
                 value=value,
-                expected=f"<= {rule.high:g}",
+                expected=f"<= {_num(rule.high)}",
             )
     return value
+
+
+def _num(bound: float) -> str:
+    """A bound as written in a settings file: 1048576, 0.5 (not 1.04858e+06)."""
+    return str(int(bound)) if bound == int(bound) else repr(bound)
+
+
+def _fix(origin: str, default: Any) -> str:
+    """What to do about a value out of range: where to change it, and the default."""
+    where = "change it in optmem.toml or remove it" if origin == "optmem.toml" else f"change it ({origin})"
+    return f"; {where} (the default is {default!r})"
 
 
 def _free(section: str, values: dict[str, tuple[Any, str]]) -> dict[str, str]:
@@ -426,7 +448,10 @@ def _free(section: str, values: dict[str, tuple[Any, str]]) -> dict[str, str]:
 
 
 def _plain(value: Any) -> Any:
-    """A value as JSON can carry it (TOML dates and the like become text)."""
+    """A value as JSON can carry it (TOML dates and the like become text, and so do inf and nan,
+    which JSON has no number for)."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return repr(value)
     return value if isinstance(value, (str, int, float, bool, list, dict)) or value is None else str(value)
 
 

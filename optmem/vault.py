@@ -317,25 +317,35 @@ class Vault:
                 f"{what}, not a vault folder; point --vault / OPTMEM_VAULT at {where}", vault=str(self.root)
             )
 
-    def require(self) -> Vault:
-        """For reads: the vault must exist."""
-        if not self.exists():
-            self._refuse_a_file()
-            try:
-                here = _vault_around(Path.cwd())
-            except OSError:  # (a current folder that was deleted)
-                here = None
-            raise VaultMissing(
-                f"no vault at {self.root}; "
-                + (
-                    f"{here} is one (found from the current folder only when it holds .optmem/): "
-                    f"`optmem --vault {here} …` or `export OPTMEM_VAULT={here}`"
-                    if here is not None and here != self.root
-                    else f"create one with `optmem init {self.root}` or point --vault / OPTMEM_VAULT at an existing one"
-                ),
-                vault=str(self.root),
-            )
-        return self
+    def require(self, *, create: bool = False, named: bool = True) -> Vault:
+        """The one check of whether a command may use this vault, for reads and writes alike: it
+        must exist — except for a write that stores something new (`create`), which makes a
+        missing one, unless the vault was not `named` (--vault, OPTMEM_VAULT: it is the fallback,
+        ~/.optmem) and the current folder is, or lies in, another vault (`optmem init DIR`, then
+        `cd DIR`): that write is refused as a read is, naming the vault here — it would start a
+        second vault in silence, and the next search would not find what it stored."""
+        if self.exists():
+            return self
+        self._refuse_a_file()
+        try:
+            here = _vault_around(Path.cwd())
+        except OSError:  # (a current folder that was deleted)
+            here = None
+        elsewhere = here is not None and here != self.root
+        if create and (named or not elsewhere):
+            return self
+        raise VaultMissing(
+            f"no vault at {self.root}"
+            + ("; nothing was written" if create else "")
+            + "; "
+            + (
+                f"{here} is one (found from the current folder only when it holds .optmem/): "
+                f"`optmem --vault {here} …` or `export OPTMEM_VAULT={here}`"
+                if elsewhere
+                else f"create one with `optmem init {self.root}` or point --vault / OPTMEM_VAULT at an existing one"
+            ),
+            vault=str(self.root),
+        )
 
     @property
     def locked(self) -> bool:

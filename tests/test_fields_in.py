@@ -193,15 +193,15 @@ def test_a_one_megabyte_hand_typed_line_is_not_a_record_on_any_path(cli, tmp_pat
     assert json.loads(moved["raw"]) == big and moved["line"] == 2
 
 
-def test_the_limit_is_the_configured_one_everywhere(cli, vault_path):
+def test_the_configured_limit_bounds_every_write_and_hides_no_stored_line(cli, vault_path):
     cli.json("append", "the port is 8080")
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
         fh.write(json.dumps({**CLEAN, "id": "01KMIDMIDMIDMIDMIDMIDMIDMI", "text": "port " + "y" * 2000}) + "\n")
     assert cli.json("get", "01KMIDMIDMIDMIDMIDMIDMIDMI")["record"]["id"] == "01KMIDMIDMIDMIDMIDMIDMIDMI"
-    (vault_path / "optmem.toml").write_text("[limits]\nrecord_bytes = 1000\n", "utf-8")
-    assert cli.json("get", "01KMIDMIDMIDMIDMIDMIDMIDMI", code=1)["error"]["code"] == "not_found"  # re-indexed
+    (vault_path / "optmem.toml").write_text("[limits]\nrecord_bytes = 1024\n", "utf-8")
+    assert cli.json("get", "01KMIDMIDMIDMIDMIDMIDMIDMI")["record"]["id"] == "01KMIDMIDMIDMIDMIDMIDMIDMI"  # still read
     err = cli.json("append", "port " + "z" * 2000, code=1)["error"]
-    assert err["code"] == "too_large" and err["limit"] == 1000
+    assert err["code"] == "too_large" and err["limit"] == 1024
 
 
 def export_text(cli) -> str:
@@ -301,7 +301,9 @@ def test_a_line_over_the_bounds_arriving_by_sync_is_reported_and_read_by_no_one(
     om(one, "append", "one: the backend listens on 9090")
     writer = om(one, "segment")["writer"]
     (segment,) = (one / "log" / writer).glob("????-??.jsonl")
-    big = {"id": "01KB1GB1GB1GB1GB1GB1GB1GB1", "ts": "2026-01-01T00:00:00Z", "text": "port " + "x" * 70_000}
+    # (over the largest bound `[limits] record_bytes` can be set to: a line another clone's setting
+    # let it write, 70 KB on a clone set to 128 KiB, is read as any stored record)
+    big = {"id": "01KB1GB1GB1GB1GB1GB1GB1GB1", "ts": "2026-01-01T00:00:00Z", "text": "port " + "x" * (1 << 20)}
     with open(segment, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(big) + "\n")
     sync(one)

@@ -265,8 +265,9 @@ def get_vault(*, write: bool = False, create: bool = True, overrides: list[str] 
     warm = STATE.warm
     if warm is not None and warm.laid_out and vault.root == warm.root and not initialised(vault):
         _served_vault_gone(vault)
-    if not write or not create:
-        vault.require()
+    # (one check for reads and writes: a write that makes the fallback vault while the current
+    # folder is another vault is refused as a read there is)
+    vault.require(create=write and create, named=STATE.vault_opt is not None or bool(os.environ.get("OPTMEM_VAULT")))
     if write and not initialised(vault):
         # a folder never set up gets its .gitattributes and .gitignore when the write happens;
         # once they exist, what the user changes in them is theirs
@@ -378,8 +379,34 @@ _C1 = lazy("[\x7f-\x9f]")
 def dumps(payload: Any) -> str:
     import json
 
-    text = json.dumps(payload, ensure_ascii=False, indent=2, default=_default)
+    try:
+        text = json.dumps(payload, ensure_ascii=False, indent=2, default=_default, allow_nan=False)
+    except ValueError:  # an inf or nan (a field a hand-typed line holds): JSON has no number for it
+        text = json.dumps(_finite(payload), ensure_ascii=False, indent=2, default=_default, allow_nan=False)
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every inf and nan float in it as null (as JavaScript's JSON.stringify writes
+    them): output that a strict JSON reader takes. (Settings refuse such numbers: this is for a
+    stored line's own fields.)"""
+    import math
+
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    from optmem.value import Value
+
+    if isinstance(value, Value):
+        return _finite(value._asdict())
+    from dataclasses import asdict, is_dataclass
+
+    if is_dataclass(value) and not isinstance(value, type):
+        return _finite(asdict(value))
+    return value
 
 
 def _default(obj: Any) -> Any:

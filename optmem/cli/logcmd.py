@@ -37,6 +37,8 @@ def render_record(rec: dict[str, Any]) -> str:
         status += f"; expired {rec['expires']}" if rec.get("expired") else ""
     elif rec.get("superseded_by"):
         status += f" by {short(rec['superseded_by'])}"
+        if rec.get("latest_version"):  # (the next link of a chain of corrections is not its end)
+            status += f", now {short(rec['latest_version'])}"
     elif isinstance(gone := rec.get("removed"), dict):  # when, by what, from which file
         status += (f" {gone['at']}" if gone.get("at") else "") + f" from {gone.get('file')} by {gone.get('by')}"
     if rec.get("pending") and rec["status"] != "pending":

@@ -238,6 +238,22 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
     )
 
 
+def _transcript_lines(path: Path, look: int = 1000) -> bool:
+    """Whether any of the first `look` lines of `path` is a transcript's line (a JSON object with
+    a `type`: a turn, a summary, a snapshot …), whatever it says."""
+    with open(path, "rb") as fh:
+        for place, (raw, _) in enumerate(fsio.lines(fh)):
+            if place >= look:
+                return False
+            try:
+                entry = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and "type" in entry:
+                return True
+    return False
+
+
 def _report_parts(text: str) -> list[tuple[bool, str]]:
     """What an assistant's text reports, in order: (True, a line of work done) or (False, an open
     item), line by line (extractive)."""
@@ -351,6 +367,17 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
         }
     got = read_transcript(Path(path))
     if got.empty():
+        if not _transcript_lines(Path(path)):  # (a file of another kind: said, not passed over in silence)
+            return {
+                "event": name,
+                "project": project,
+                "handoff": None,
+                "reason": "not a transcript",
+                "warnings": [
+                    f"{name}: no handoff written: {path} is not a Claude Code transcript (none of its lines is a "
+                    'JSON object with a "type"); the hook reads the transcript_path Claude Code sends in its event'
+                ],
+            }
         return {"event": name, "project": project, "handoff": None, "reason": "empty transcript"}
     parts = {"requests": got.requests, "done": got.done, "blocked": got.blocked, "next": got.open}
     flagged = sum(1 for items in parts.values() for i in items if scan.find(i))

@@ -48,6 +48,26 @@ def repo_root(path: Path) -> Path:
     return Path(_git(path, "rev-parse", "--show-toplevel").strip())
 
 
+def _named_repo(repo: Path) -> Path:
+    """The top folder of the repository `--repo` names (the current folder when not given), or a
+    usage error that says what is wrong with it in words, not git's."""
+    said = "--repo" if str(repo) != "." else "the current folder"
+    if not repo.exists():
+        raise UsageError(
+            f"{said} {repo} does not exist: give the folder of a git repository (e.g. --repo ~/src/webapp)",
+            repo=str(repo),
+        )
+    if not repo.is_dir():
+        raise UsageError(f"{said} {repo} is a file: give the folder of a git repository", repo=str(repo))
+    try:
+        return repo_root(repo)
+    except UsageError:
+        raise UsageError(
+            f"{said} {repo} is not in a git repository: give a repository's folder, or `git init` this one first",
+            repo=str(repo),
+        ) from None
+
+
 PROJECT_KEY = "optmem.project"  # the repository's own git config: the project its commits go to
 
 
@@ -204,7 +224,7 @@ def _script(hook: str, vault: Vault) -> str:
 def install_git_hook(vault: Vault, repo: Path) -> HookResult:
     """Install the hooks in `repo`, keeping (and still running) any existing ones; a repository
     already hooked for another vault is re-pointed at this one."""
-    root = repo_root(repo)
+    root = _named_repo(repo)
     hooks = _hooks_dir(root)
     repo_project(root, vault.settings.projects, remember=True, vault=vault)  # it survives a rename of the folder
     statuses = []
@@ -236,7 +256,7 @@ def install_git_hook(vault: Vault, repo: Path) -> HookResult:
 
 def uninstall_git_hook(repo: Path) -> HookResult:
     """Remove our hooks and put back exactly what was there before."""
-    root = repo_root(repo)
+    root = _named_repo(repo)
     hooks = _hooks_dir(root)
     removed: list[str] = []
     restored = None

@@ -413,6 +413,8 @@ def _nearest(word: str, names: list[str]) -> str:
 
 
 HOT_ACTIONS = {"add": "add", "replace": "replace", "remove": "remove", "show": "read"}  # command → memory action
+_ARGS = {"QUERY": "`query`", "TEXT": "`text`", "TARGET": "`target`"}  # a command's argument → its tool's
+_HOT_ARGS = {"TEXT": "`content`", "NEW": "`content`", "OLD": "`old_text`", "TARGET": "`target`"}
 _CLI_SPAN = re.compile(r"`optmem ((?:handoff )?[a-z][a-z-]*)([^`]*)`")
 _UNSAFE = re.compile(r"(?:,? ?or )?pass --allow-unsafe(?: (?:to|if) [^;.)]*)?")
 _STDIN = re.compile(r" \(or - to read it from stdin\)")  # (a command line's way in: no tool has it)
@@ -469,8 +471,10 @@ class Advice:
         )
         parts = re.split(r"(`[^`]*`)", _CLI_SPAN.sub(self._span, message))
         taken = self.taken.get(command or "", self.arguments)
+        # the memory tool's arguments (its add and replace take `content`, a part of an entry `old_text`)
+        named = _HOT_ARGS if command in HOT_ACTIONS else _ARGS
         for i in range(0, len(parts), 2):  # outside `code`: what stays a command stays whole
-            parts[i] = re.sub(r"\b(QUERY|TEXT|TARGET)\b", lambda m: f"`{m.group().lower()}`", parts[i])
+            parts[i] = re.sub(r"\b(QUERY|TEXT|TARGET|NEW|OLD)\b", lambda m: named.get(m.group(), m.group()), parts[i])
             parts[i] = re.sub(
                 r"(?:\b(?:add|pass|give|use|with) )?(?<![\w`-])--([a-z][a-z-]*)",
                 lambda m: self._flag(m, command, taken),
@@ -491,7 +495,7 @@ class Advice:
     def _span(self, m: re.Match[str]) -> str:
         command, rest = m.group(1), m.group(2).split()
         clause = re.split(r"[;.—]", m.string[: m.start()])[-1]
-        if "ask the user" in clause:
+        if "ask the user" in clause or clause.rstrip().endswith(("a person runs", "the user runs")):
             return m.group()  # what only the user may do, said as the user does it
         if command in HOT_ACTIONS:
             named = " and old_text (a part of the entry's text)" if "--id" in rest else ""
@@ -640,7 +644,7 @@ def _server(base: Any, refuse: Callable[[OptmemError], str]) -> Any:
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 
 
-def unreadable(line: str) -> Any:
+def unreadable(line: str, *, http: bool = False) -> Any:
     """The JSON-RPC error answering a `line` the transport could not read, or None when
     nothing can be answered (a notification). The SDK drops such lines without a word, and a
     client waits for ever; `error.data` holds the same `{"ok": false, "error": …}` as every refusal."""
@@ -661,7 +665,11 @@ def unreadable(line: str) -> Any:
             PARSE_ERROR,
             "Parse error",
             code="unparseable_request",
-            message="a line of the stream is not JSON; send one JSON-RPC message a line",
+            message=(
+                "the request's body is not JSON; post one JSON-RPC message (or a batch of them) as the body"
+                if http
+                else "a line of the stream is not JSON; send one JSON-RPC message a line"
+            ),
         )
     if isinstance(msg, dict) and "method" in msg and "id" not in msg:
         return None  # a notification: JSON-RPC answers none
@@ -996,7 +1004,7 @@ class _AnsweringHTTP:
                 return
             more = bool(msg.get("more_body")) and msg.get("type") == "http.request"
         line = b"".join(m.get("body", b"") for m in held).decode("utf-8", "surrogateescape")
-        reply = unreadable(line) if _unanswered(line) else None
+        reply = unreadable(line, http=True) if _unanswered(line) else None
         if reply is not None:
             await _answer(send, 400, reply.model_dump_json(by_alias=True).encode())
             return

@@ -45,7 +45,7 @@ from typing import Any
 
 from optmem import fsio, gitstate, layout
 from optmem.errors import MergeConflict, OptmemError, SyncFailed, UsageError, quote
-from optmem.record import BadLine, flagged_field, parse_line
+from optmem.record import READ_BYTES, BadLine, flagged_field, parse_line
 from optmem.vault import Vault
 
 PUSH_TRIES = 5
@@ -595,7 +595,7 @@ def _after_merge(
     from optmem.index import open_index
 
     own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
-    limit = vault.settings.limits.record_bytes
+    limit = READ_BYTES  # (what is read; the vault's record_bytes bounds writes)
 
     def came(name: str, n: int, raw: bytes) -> None:
         body = raw.strip()
