@@ -129,7 +129,8 @@ def left_the_log(vault: Vault, new: Path) -> None:
                     pass  # an old index of another schema, or unreadable: the ids kept are compared
             gone = sorted(set(held) - now)
             try:
-                fsio.atomic_write(vault.own(HELD), "".join(f"{rid}\n" for rid in sorted(now)), within=vault.root)
+                if now or (vault.root / OWN / HELD).is_file():  # (an empty vault gets no .clone/ for it)
+                    fsio.atomic_write(vault.own(HELD), "".join(f"{rid}\n" for rid in sorted(now)), within=vault.root)
             except (OptmemError, OSError):
                 pass  # (a vault that cannot be written: the next build compares again)
         finally:
