@@ -26,7 +26,6 @@ next command that takes the vault lock moves it into `.clone/` (`Vault.take_own_
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -43,6 +42,8 @@ SHOWN = 5  # ids or entries a message names
 
 def id_hash(rid: str) -> str:
     """The one-way hash `.clone/purged` keeps of an id."""
+    import hashlib  # (not on a search's path: `note_held` is)
+
     return hashlib.blake2b(rid.upper().encode("utf-8"), digest_size=16).hexdigest()
 
 
