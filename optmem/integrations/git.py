@@ -24,7 +24,7 @@ from typing import Any
 
 from optmem import fsio, gitstate
 from optmem.errors import NotFound, OptmemError, Unreadable, UsageError
-from optmem.record import COMMIT
+from optmem.record import COMMIT, IMPORT
 from optmem.vault import Vault
 from optmem.vault import project_name as project_name  # (a name the integrations import from here)
 
@@ -288,7 +288,7 @@ def _rewrite_pending(root: Path) -> bool:
     return BEGIN in (fsio.read_text(hook) or "") if hook.is_file() else False
 
 
-MERGED_IN = "import:git"  # the origin of a commit a merge brought in (`commit_origin`)
+MERGED_IN = f"{IMPORT}git"  # the origin of a commit a merge brought in (`commit_origin`): import:git
 
 
 def made_here() -> str:
