@@ -137,7 +137,7 @@ def write(
         with vault.lock(), fsio.atomic_stream(path, within=vault.root) as new:
             # a person's edit of the file this write replaces is journalled first, as every read
             # of the view journals it (`follow`): their words are never overwritten unlogged
-            _follow_one(vault, project)
+            _follow_one(vault, project, before_write=True)
             res = log.append(
                 vault,
                 log.Draft(
@@ -383,15 +383,42 @@ def follow(vault: Vault) -> list[str]:
     return out
 
 
-def _follow_one(vault: Vault, project: str) -> list[str]:
+def _follow_one(vault: Vault, project: str, *, before_write: bool = False) -> list[str]:
     """Journal a person's edit of the project's HANDOFF.md the log does not hold yet, lock held
     (`follow`; `write`, before it replaces the file); the record id, if one was written. A file
-    that cannot be read is left to the commands that read it."""
+    that cannot be read is left to the commands that read it — except `before_write`: a file
+    whose front matter cannot be read is journalled as its text (`_journal_unread`), and one
+    that cannot be read at all (not UTF-8, too large) refuses the write, which would replace
+    what nobody could journal."""
     try:
         edit = _unjournalled(vault, project)
-    except OptmemError:
+    except BadFrontMatter:
+        return _journal_unread(vault, project) if before_write else []
+    except OptmemError as exc:
+        if before_write and isinstance(exc, Unreadable):
+            raise Unreadable(
+                f"{exc.message.removesuffix('; nothing was changed')} — and `handoff write` would replace it "
+                "with nothing kept of it: fix or move the file aside first; nothing was written",
+                file=f"projects/{project}/HANDOFF.md",
+            ) from exc
         return []
     return [_journal_edit(vault, *edit)] if edit is not None else []
+
+
+def _journal_unread(vault: Vault, project: str) -> list[str]:
+    """A HANDOFF.md whose front matter cannot be read, journalled before `write` replaces it: its
+    whole text as the note of a `handoff` record (source `drift`, the person's), which a field the
+    scanner flags is redacted in as `follow` redacts one — unless the project's latest handoff
+    already holds that text (a write tried before, refused after its journal)."""
+    raw = fsio.read_text(vault.project_dir(project) / "HANDOFF.md", within=vault.root, limit=fsio.NOTE_BYTES)
+    text = scan.redact(raw.strip()) if raw else ""
+    if not text:
+        return []
+    latest = _records(vault, project, 1)
+    if latest and latest[0].note == text and not (latest[0].done or latest[0].blocked or latest[0].next):
+        return []
+    said = Handoff(project=project, time="", done=[], blocked=[], next=[], note=text)
+    return [_journal_edit(vault, said, latest[0] if latest else None)]
 
 
 def _unjournalled(vault: Vault, project: str) -> tuple[Handoff, Handoff | None] | None:

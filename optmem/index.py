@@ -1123,7 +1123,11 @@ class Index:
         if not _view_ok(self.vault, meta) or meta.get("schema") != SCHEMA:
             raise NeedsRebuild()
         # (nothing to do: returns at once)
-        consume(self.conn, self.vault.segments(), meta, progress)
+        new = consume(self.conn, self.vault.segments(), meta, progress)
+        if new:  # what the log holds, kept where deleting .cache/ cannot take it (`lost.note_held`)
+            from optmem import lost
+
+            lost.note_held(self.vault, new, self.conn)
         self._names = None
         files = self.vault.access_files()
         if not access_in_step(files, read_meta(self.conn)):

@@ -24,6 +24,7 @@ from optmem.clock import to_epoch
 from optmem.quarantine import may_replace, secondhand
 from optmem.reading.cues import says_change
 from optmem.record import (
+    BOOKKEEPING,
     READ_BYTES,
     TIER_RANK,
     BadLine,
@@ -264,7 +265,7 @@ def prepare_rows(batch: list[Line], seg: int = 0, hashed: int = 0, limit: int = 
     return out._replace(docs=docs, tokens=tokens, squares=squares, turns=turns)
 
 
-_SESSION, _SPOS, _DOMAIN = (LINE_FIELDS.index(name) for name in ("session", "spos", "domain"))
+_SESSION, _SPOS, _DOMAIN, _ID, _KIND = (LINE_FIELDS.index(name) for name in ("session", "spos", "domain", "id", "kind"))
 
 
 class _Places:
@@ -473,9 +474,11 @@ def consume(
     deferred: list[Record] | None = None,
     workers: int = 0,
     limit: int = READ_BYTES,
-) -> None:
+) -> list[str]:
     """Index the lines every segment gained since the index read it, then store the new sync
-    state (`to_read` says which; NeedsRebuild when one was rewritten).
+    state (`to_read` says which; NeedsRebuild when one was rewritten). Returns the ids of the
+    records it indexed, bookkeeping lines aside (what `lost.note_held` keeps) — none for a build
+    (`deferred`), which `lost.left_the_log` compares as a whole.
 
     With `deferred`, records that affect the effective view are collected there instead of being
     linked at once (a from-scratch build links them after its look-up indexes exist). With
@@ -485,8 +488,9 @@ def consume(
     """
     todo = to_read(segments, meta)
     if not todo:
-        return
+        return []
     known = known_segments(meta)
+    kept: list[str] = []
     count = int(meta.get("lines", "0"))
     totals = [int(meta.get(k, "0")) for k in ("docs", "tokens", "squares", "turns")]
     places = _Places(conn, empty=count == 0)
@@ -503,6 +507,8 @@ def consume(
             batches = pool.imap(prepare, reader.batches()) if pool else map(prepare, reader.batches())
             for prep in batches:
                 _store(conn, prep, totals, deferred, places)
+                if deferred is None:  # (an incremental catch-up: a build is compared as a whole)
+                    kept += (str(r[_ID]) for r in prep.rec_rows if r[_KIND] not in BOOKKEEPING)
                 if progress:
                     progress(read + reader.off - start, total)
             read += state.size - start
@@ -529,6 +535,7 @@ def consume(
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", new_meta.items())
     if progress:
         progress(total, total)
+    return kept
 
 
 _LOWER = "id != upper(id)"  # (the WHERE of the indexes on ids written in lower case: a literal, so they apply)

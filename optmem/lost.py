@@ -13,28 +13,37 @@ its JSON (`vault.lost`) — and kept in `.clone/lost.jsonl` (local, never commit
 clears the note. Nothing here restores: a hot entry's text is still in the log (journalled as
 removed); a record's text is gone from the log, and git or a backup holds it.
 
-Both files live in `.clone/` (`Vault.own`), not in `.cache/`: nothing can rebuild them, and
+What the log held is remembered in `.clone/held` too (`note_held`: the id of each record the index
+takes in, bookkeeping lines aside — appended as the index catches up, so a write costs one short
+append however large the vault; written whole again when the index is rebuilt): an index deleted
+with `.cache/` takes nothing with it, and records that leave the log meanwhile are still told
+when the index is built again.
+
+These files live in `.clone/` (`Vault.own`), not in `.cache/`: nothing can rebuild them, and
 deleting the cache must stay safe. What an older optmem kept in `.cache/` is still read, and the
 next command that takes the vault lock moves it into `.clone/` (`Vault.take_own_from_cache`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from optmem import clock, fsio
+from optmem.errors import OptmemError
 from optmem.vault import OWN, OWN_FILES, Vault
 
 PURGED, NOTE = OWN_FILES  # in .clone/: a one-way hash of each id this clone purged, one a line; the notes
+HELD = "held"  # in .clone/: the ids of the records the log held when the index last read it, one a line
 SHOWN = 5  # ids or entries a message names
 
 
 def id_hash(rid: str) -> str:
     """The one-way hash `.clone/purged` keeps of an id."""
+    import hashlib  # (not on a search's path: `note_held` is)
+
     return hashlib.blake2b(rid.upper().encode("utf-8"), digest_size=16).hexdigest()
 
 
@@ -59,37 +68,76 @@ def purged_hashes(vault: Vault) -> set[str]:
     return out
 
 
+def note_held(vault: Vault, ids: list[str], conn: sqlite3.Connection) -> None:
+    """Keep the ids of records the index just took in (`ingest.consume`) in `.clone/held` — all the
+    index holds when the file is not there yet (a vault an older optmem wrote). A vault that cannot
+    be written is left as it is: the command goes on (it remembers less)."""
+    path = vault.root / OWN / HELD
+    try:
+        if not path.is_file():
+            ids = _held_in(conn)
+            fsio.atomic_write(vault.own(HELD), "".join(f"{rid}\n" for rid in ids), within=vault.root)
+        else:
+            fsio.append_lines(path, [rid.encode("utf-8") for rid in ids], within=vault.root)
+    except (OptmemError, OSError, sqlite3.Error):
+        pass
+
+
+def _held_in(conn: sqlite3.Connection, schema: str = "main") -> list[str]:
+    """The ids of the records an index holds, bookkeeping lines aside."""
+    from optmem.record import BOOKKEEPING
+
+    marks = ",".join("?" * len(BOOKKEEPING))
+    return [
+        rid
+        for (rid,) in conn.execute(f"SELECT id FROM {schema}.rec WHERE kind NOT IN ({marks}) ORDER BY n", BOOKKEEPING)
+        if isinstance(rid, str)
+    ]
+
+
+def _held(vault: Vault) -> list[str]:
+    """The ids `.clone/held` keeps (none when it is missing or cannot be read)."""
+    path = vault.root / OWN / HELD
+    try:
+        with open(path, "rb") as fh:
+            return [raw.strip().decode("utf-8", "replace") for raw, _ in fsio.lines(fh) if raw.strip()]
+    except OSError:
+        return []
+
+
 def left_the_log(vault: Vault, new: Path) -> None:
-    """Compare the index about to be replaced with `new`, built from the log as it is now: the
-    records (bookkeeping lines aside) the old one held that the log no longer has are noted —
+    """Compare what the log held — the index about to be replaced, and the ids `.clone/held`
+    keeps (the index may have been deleted with `.cache/`) — with `new`, built from the log as it
+    is now: the records (bookkeeping lines aside) the log held that it no longer has are noted —
     but not the ones this clone purged (`purge` says so itself; a sync drops them again), nor
     those another clone purged that a sync's merge took out (`vault.purged_elsewhere`: the sync
     says so, `vault.left_with_purge`). Those a merge took out with no purge's mark
     (`vault.removed_elsewhere`) are noted as taken out in another clone's commits
     (`vault.left_elsewhere`)."""
-    from optmem.record import BOOKKEEPING
-
     old = vault.index_path
-    if not old.is_file() or new == old:
+    if new == old:
         return
+    held = _held(vault)
     try:
         conn = sqlite3.connect(str(new))
         try:
-            conn.execute("ATTACH DATABASE ? AS old", (str(old),))
-            marks = ",".join("?" * len(BOOKKEEPING))
-            gone = [
-                rid
-                for (rid,) in conn.execute(
-                    f"SELECT o.id FROM old.rec o WHERE o.kind NOT IN ({marks}) "
-                    "AND NOT EXISTS (SELECT 1 FROM main.rec m WHERE m.id = o.id) ORDER BY o.id",
-                    BOOKKEEPING,
-                )
-                if isinstance(rid, str)
-            ]
+            now = set(_held_in(conn))
+            if old.is_file():
+                try:
+                    conn.execute("ATTACH DATABASE ? AS old", (str(old),))
+                    held += _held_in(conn, "old")
+                except sqlite3.Error:
+                    pass  # an old index of another schema, or unreadable: the ids kept are compared
+            gone = sorted(set(held) - now)
+            try:
+                if now or (vault.root / OWN / HELD).is_file():  # (an empty vault gets no .clone/ for it)
+                    fsio.atomic_write(vault.own(HELD), "".join(f"{rid}\n" for rid in sorted(now)), within=vault.root)
+            except (OptmemError, OSError):
+                pass  # (a vault that cannot be written: the next build compares again)
         finally:
             conn.close()
     except sqlite3.Error:
-        return  # an old index of another schema, or unreadable: nothing to compare with
+        return  # a new index that cannot be read: nothing to compare
     if gone:
         hashes = purged_hashes(vault)
         vault.left_with_purge = [rid for rid in gone if rid.upper() in vault.purged_elsewhere]
@@ -99,7 +147,7 @@ def left_the_log(vault: Vault, new: Path) -> None:
     where = "the log" if vault.segmented else "LOG.jsonl"
     if vault.left_elsewhere:
         message = (
-            f"{len(vault.left_elsewhere):,} record(s) the index held left the log with a sync's merge "
+            f"{len(vault.left_elsewhere):,} record(s) left the log with a sync's merge "
             f"({_shown(vault.left_elsewhere)}): they were taken out of it in another clone's commits, with no "
             "purge's mark (a purge there, or an outside edit — an editor or script that saved an older copy); "
             "their text is no longer in it — restore it from git (`git log -S ID`) if that was not meant; "
@@ -109,7 +157,7 @@ def left_the_log(vault: Vault, new: Path) -> None:
     if not gone:
         return
     message = (
-        f"{len(gone):,} record(s) the index held left the log ({_shown(gone)}): {where} was rewritten outside "
+        f"{len(gone):,} record(s) left the log ({_shown(gone)}): {where} was rewritten outside "
         "optmem (an editor or script that saved an older copy, a git checkout, another clone's purge); "
         "their text is no longer in it — restore it from git or a backup if that was not meant; "
         "`optmem doctor` names them, `optmem doctor --fix` clears this note"

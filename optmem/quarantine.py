@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 from optmem.errors import NeedsPerson, UsageError, quote
 from optmem.names import NAME_RE
-from optmem.record import HANDS, IMPORT, hand
+from optmem.record import HANDS, IMPORT, ORIGIN_JOIN, hand, origin_parts
 
 
 def kind_of(rule: str) -> str:
@@ -93,13 +93,20 @@ ORIGIN_RULES = {
 def derived_origin(writer: str | None, parts: list[str | None]) -> str | None:
     """The one rule for the origin of a record whose text is other records' — a merge of
     fragments, a resolution keeping a value: the most second-hand origin among its writer's and
-    its parts' (a tool's text merged or kept by an agent is still a tool's text); the user's own
-    when a person makes it (`--origin user`, or a command run at a terminal: a person vouches for
-    it, as for a redline). None when neither the writer nor any part says where it came from. (A
-    correction's text is its writer's own words: it keeps its writer's origin, `log._derived_origin`.)"""
+    its parts' (a tool's text merged or kept by an agent is still a tool's text) — every
+    second-hand place they came from when there are several, the furthest first
+    (`tool+import:notion`: a tool's text merged with an import's is both, and says so); the
+    user's own when a person makes it (`--origin user`, or a command run at a terminal: a person
+    vouches for it, as for a redline). None when neither the writer nor any part says where it
+    came from. (A correction's text is its writer's own words: it keeps its writer's origin,
+    `log._derived_origin`.)"""
     if writer == "user":
         return "user"
-    return max([writer, *parts], key=hand)  # (the writer's own when no part is further away)
+    top = max([writer, *parts], key=hand)  # (the writer's own when no part is further away)
+    if hand(top) == 0:
+        return top
+    far = {place for origin in (writer, *parts) for place in origin_parts(origin) if hand(place) > 0}
+    return ORIGIN_JOIN.join(sorted(far, key=lambda place: (-hand(place), place)))
 
 
 def may_replace(writer: str | None, target: str | None) -> bool:
@@ -110,19 +117,29 @@ def may_replace(writer: str | None, target: str | None) -> bool:
 
 
 def found_in(origin: str, day: str) -> str:
-    """Where a second-hand record was found, as the fence says it to an agent."""
+    """Where a second-hand record was found, as the fence says it to an agent — each place of a
+    record made of parts from several ("found in a tool result and imported from notion on …")."""
+    return " and ".join(_found_in(place) for place in origin_parts(origin) or [origin]) + f" on {day}"
+
+
+def _found_in(origin: str) -> str:
     if origin == "tool":
-        return f"found in a tool result on {day}"
+        return "found in a tool result"
     if origin.startswith(IMPORT):
-        return f"imported from {origin[len(IMPORT) :]} on {day}"
+        return f"imported from {origin[len(IMPORT) :]}"
     if origin == "sync":
-        return f"came in by sync on {day}"
-    return f"from {origin} on {day}"
+        return "came in by sync"
+    return f"from {origin}"
 
 
 def where_from(origin: str) -> str:
     """Where a second-hand record came from, in a few words, as the summary tree badges a quote
-    of it ("[from a tool result]", "[imported from mem0]")."""
+    of it ("[from a tool result]", "[imported from mem0]", "[from a tool result and imported from
+    notion]" — each place of a record made of parts from several)."""
+    return " and ".join(dict.fromkeys(_where_from(place) for place in origin_parts(origin) or [origin]))
+
+
+def _where_from(origin: str) -> str:
     if origin == "tool":
         return "from a tool result"
     if origin.startswith(IMPORT) and NAME_RE.fullmatch(origin[len(IMPORT) :]):

@@ -509,10 +509,24 @@ _UNNAMED_HAND = HANDS["sync"]
 _NO_ORDERS_FROM = HANDS[IMPORT]  # an import's or a tool's words may not instruct the reader at all
 
 
+# A record made of parts that came from several places (a merge of a tool's text and an import's)
+# names each, the furthest first: "tool+import:notion" (`quarantine.derived_origin`; no name holds
+# a '+'). It is as far from the conversation as its furthest part.
+ORIGIN_JOIN = "+"
+
+
+def origin_parts(origin: str | None) -> list[str]:
+    """The places a record's origin names: one, or each of a derived record's (`ORIGIN_JOIN`)."""
+    return origin.split(ORIGIN_JOIN) if origin else []
+
+
 def hand(origin: str | None) -> int:
-    """How far from the conversation a record's origin is (`HANDS`): 0 first-hand (or not recorded)."""
+    """How far from the conversation a record's origin is (`HANDS`): 0 first-hand (or not recorded);
+    an origin of several places (`ORIGIN_JOIN`) as far as the furthest."""
     if origin is None:
         return 0
+    if ORIGIN_JOIN in origin:
+        return max(hand(part) for part in origin.split(ORIGIN_JOIN))
     return HANDS.get(IMPORT if origin.startswith(IMPORT) else origin, _UNNAMED_HAND)
 
 

@@ -33,7 +33,7 @@ from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all,
 from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
 from optmem.reading.query import Intent, lone_characters, read, with_lone, with_terms
-from optmem.record import MEMORY, MERGED, Record, Tier
+from optmem.record import HANDS, MEMORY, MERGED, Record, Tier, hand
 from optmem.settings import Ranking
 from optmem.value import NamedTuple, Value
 from optmem.vault import Vault
@@ -850,7 +850,7 @@ def _order(
             _is_note(s.row),
             s.record.text,
             s.follows,
-            s.row.origin == "tool",
+            hand(s.row.origin) == HANDS["tool"],  # (a derived record with a tool's part too)
         )
         for s in top
     ]

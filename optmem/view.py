@@ -653,7 +653,7 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
     if shape.get("kind") == record.CORRECTION:
         out.append("CORRECTION")
     if shape.get("origin") not in (None, "user", "agent"):
-        out.append(f"FROM {str(shape['origin']).upper()}")
+        out.append(f"FROM {' AND '.join(record.origin_parts(str(shape['origin']))).upper()}")
     return out
 
 

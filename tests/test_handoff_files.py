@@ -367,3 +367,35 @@ def test_a_persons_edit_is_journalled_before_a_write_replaces_it(vault, cli, bet
     assert lines[-1]["next"] == ["second"]  # the write comes after the journal of what it replaced
     got = cli.json("handoff", "read", "-p", "web", "--history", "2")["handoffs"]
     assert [h["next"] for h in got] == [["second"], ["deploy to staging first"]]
+
+
+def test_a_handoff_whose_front_matter_cannot_be_read_is_journalled_before_a_write_replaces_it(vault, cli):
+    """fix-v item 3: a HANDOFF.md a person broke (its front matter no YAML) was overwritten by
+    the next `handoff write` with nothing journalled — their words lost. The raw text is journalled
+    first, as a readable edit is."""
+    cli.json("handoff", "write", "-p", "web", "--next", "deploy")
+    path = vault.root / "projects" / "web" / "HANDOFF.md"
+    text = (
+        path.read_text("utf-8")
+        .replace('project: "web"', "project: [web", 1)
+        .replace("- deploy", "- deploy to staging first")
+    )
+    path.write_text(text, "utf-8")  # a bracket left open: its front matter is no YAML
+    assert "bad_front_matter" in cli("handoff", "read", "-p", "web", "--json").stdout  # it cannot be read
+    cli.json("handoff", "write", "-p", "web", "--next", "second")
+    lines = list(map(json.loads, vault.log_path.read_text("utf-8").splitlines()))
+    [journal] = [r for r in lines if r.get("source") == "drift"]
+    assert "deploy to staging first" in journal["text"] and journal["origin"] == "user", journal
+    assert lines[-1]["next"] == ["second"]
+    assert "staging first" in json.dumps(cli.json("handoff", "read", "-p", "web", "--history", "2"))
+    cli.json("handoff", "write", "-p", "web", "--next", "third")  # a readable file now: nothing more journalled
+    assert len([r for r in map(json.loads, vault.log_path.read_text("utf-8").splitlines()) if r.get("source")]) == 1
+
+
+def test_a_handoff_that_cannot_be_read_at_all_is_not_replaced(vault, cli):
+    cli.json("handoff", "write", "-p", "web", "--next", "deploy")
+    path = vault.root / "projects" / "web" / "HANDOFF.md"
+    path.write_bytes(b"## Next\n- caf\xe9 au lait\n")  # saved in Latin-1 by a person's editor
+    res = cli("handoff", "write", "-p", "web", "--next", "second", "--json")
+    assert res.exit_code != 0 and "nothing was written" in res.stdout + res.stderr, res.stdout + res.stderr
+    assert path.read_bytes() == b"## Next\n- caf\xe9 au lait\n"

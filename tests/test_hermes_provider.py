@@ -662,6 +662,41 @@ def test_a_secret_over_many_lines_is_redacted_whole_and_the_words_around_it_are_
         assert said.count("[BLOCKED:") == len(re.findall(r"\[BLOCKED: [a-z0-9_]+\]", said))  # (none nested)
 
 
+def test_what_follows_a_key_cut_short_is_kept_once_its_body_has_visibly_ended():
+    """fix-v item 4: after a key with no END line the rest of that side of the turn was removed, and a
+    short base64-only word ("Thanks") right after a wrapped body was taken as its last line. The key
+    goes to where its body visibly ends — a line that is not base64, a blank line after the body, a
+    short word after its shorter last line — and what follows is kept; no line of the body is left."""
+    import base64
+    import random
+
+    der = b"\x30\x82\x04\xa3\x02\x01\x00\x02\x82\x01\x01\x00" + random.Random(4).randbytes(1000)
+    body = re.findall(".{1,64}", base64.b64encode(der).decode())
+    assert len(body[-1]) < 64  # (a shorter last line, as most keys end)
+    cut = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(body)  # no END: cut short
+    for after, kept in (
+        ("\nThanks\nplease rotate it today", "\nThanks\nplease rotate it today"),
+        ("\n\nplease rotate it today", "\n\nplease rotate it today"),
+        ("\nthat was the old one — rotate it", "\nthat was the old one — rotate it"),
+    ):
+        said, rules = hermes.redact_secrets(f"my key:\n{cut}{after}")
+        assert said == f"my key:\n[BLOCKED: private_key]{kept}", said
+        assert rules == ["private_key"]
+    headless = "\n".join(body)  # a body without its armour, then a word
+    said, _ = hermes.redact_secrets(f"its body:\n{headless}\nThanks\nbye")
+    assert said == "its body:\n[BLOCKED: private_key]\nThanks\nbye", said
+    # an encrypted PEM's headers and a PGP block's blank line are the key's, not its end
+    enc = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F17F5316E2BAC89\n\n"
+    said, _ = hermes.redact_secrets(enc + "\n".join(body) + "\nok, rotate it")
+    assert said == "[BLOCKED: private_key]\nok, rotate it", said
+    pgp = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n" + "\n".join(body) + "\n=1CkM\nrotate it"
+    said, _ = hermes.redact_secrets(pgp)
+    assert said == "[BLOCKED: private_key]\nrotate it", said
+    for text in (cut, headless, enc + headless, pgp):
+        said, _ = hermes.redact_secrets(text + "\nThanks")
+        assert not any(line in said for line in body if len(line) > 8), said  # (no line of the body left)
+
+
 def test_a_private_key_in_base64_is_redacted_as_the_whole_run_it_stands_in():
     """A kubeconfig's client-key-data whose bytes are a key's BEGIN line, then the key's bytes as they are (no
     text), and a full PEM in base64 with a field's name on the next line joined to its run: each run goes whole

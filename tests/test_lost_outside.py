@@ -200,3 +200,66 @@ def test_a_vault_only_read_keeps_the_older_layout_reads_it_whole_and_doctor_says
     assert not (cache / "purged").exists()
     assert lost.purged_hashes(Vault(vault_path)) == {lost.id_hash(old), lost.id_hash(new)}
     assert not [n for n in cli.json("doctor", code=None)["notes"] if ".cache/purged" in n]
+
+
+def test_records_dropped_from_the_log_while_the_cache_is_deleted_are_reported(cli, vault_path):
+    import shutil
+
+    cli.json("append", "the staging db is db-stage-2")
+    log = vault_path / "LOG.jsonl"
+    copy = log.read_bytes()
+    added = [cli.json("append", f"agent record {w} while the script ran")["id"] for w in ("alpha", "beta")]
+    shutil.rmtree(vault_path / ".cache")  # the index is gone …
+    write_back(log, copy, in_place=False)  # … when an older copy of the log is written back
+
+    res = cli("search", "staging", "--json")
+    assert res.exit_code == 0
+    assert "2 record(s)" in res.stderr and "left the log" in res.stderr, res.stderr
+    assert added[0][-8:] in res.stderr and added[1][-8:] in res.stderr
+    gone = [p for p in cli.json("doctor", code=1)["problems"] if p["code"] == "records_gone"]
+    assert gone and all(rid in gone[0]["message"] for rid in added)
+
+
+def test_entries_dropped_from_a_hot_file_while_the_cache_is_deleted_are_reported(cli, vault_path):
+    import shutil
+
+    cli.json("add", "the user prefers tabs")
+    hot = vault_path / "MEMORY.md"
+    copy = hot.read_bytes()
+    for n in (1, 2):
+        cli.json("add", f"entry {n} added while the editor was open")
+    shutil.rmtree(vault_path / ".cache")
+    write_back(hot, copy, in_place=True)
+
+    res = cli("search", "entry", "--json")
+    assert "2 entr" in res.stderr and "MEMORY.md" in res.stderr, res.stderr
+    assert [p for p in cli.json("doctor", code=1)["problems"] if p["code"] == "entries_gone"]
+
+
+def test_a_vault_without_the_kept_ids_gets_them_at_its_next_write(cli, vault_path):
+    """An older optmem's vault has no `.clone/held`: the next write keeps every id the index holds,
+    so what leaves the log while the cache is deleted afterwards is told."""
+    import shutil
+
+    first = cli.json("append", "the staging db is db-stage-2")["id"]
+    log = vault_path / "LOG.jsonl"
+    copy = log.read_bytes()
+    (vault_path / ".clone" / "held").unlink()
+    second = cli.json("append", "an agent record while the script ran")["id"]
+    assert set((vault_path / ".clone" / "held").read_text("utf-8").split()) == {first, second}
+    shutil.rmtree(vault_path / ".cache")
+    write_back(log, copy, in_place=False)
+    res = cli("search", "staging")
+    assert "1 record(s) left the log" in res.stderr and second[-8:] in res.stderr, res.stderr
+
+
+def test_a_purged_id_is_not_kept_among_what_the_log_held(cli, vault_path):
+    import shutil
+
+    rid = cli.json("append", "my phone is 138-0000-1111")["id"]
+    cli.json("append", "another note")
+    assert rid in (vault_path / ".clone" / "held").read_text("utf-8")
+    cli.json("purge", rid, "--yes")
+    assert rid not in (vault_path / ".clone" / "held").read_text("utf-8")
+    shutil.rmtree(vault_path / ".cache")
+    assert "left the log" not in cli("search", "note").stderr

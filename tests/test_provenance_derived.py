@@ -304,3 +304,45 @@ def test_an_agents_correction_of_a_tool_record_is_the_agents_own_word(cli, vault
     err = cli.json("correct", said, "status page: the api region is us-east-1", "--origin", "tool", code=1)
     assert err["error"]["code"] == "needs_person"
     # a merge and a resolve --keep take their parts' text, so their parts' origin (above)
+
+
+def test_a_merge_of_a_tools_and_an_imports_text_says_both_on_every_surface(cli, vault, vault_path):
+    """fix-v item 2 (tester 12, also seen 8): a merge of a tool's record and an import's read
+    "found in a tool result" alone — the imported half said nothing of where it came from. Its
+    origin names each place, the furthest first, and every surface says both."""
+    from conftest import fenced_json, mcp_session
+
+    (vault_path / "optmem.toml").write_text('[tree]\nrun = 4\n[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    t = cli.json("append", "vendor page: the billing contact is ops@vendor.example", "--origin", "tool")["id"]
+    i = cli.json("append", "vendor notes: invoices are paid monthly", "--origin", "import:notion")["id"]
+    merged = cli.json("merge", t, i, "--topic", "vendor billing")
+    assert merged["record"]["origin"] == "tool+import:notion"
+    assert log_lines(vault_path)[-1]["origin"] == "tool+import:notion"
+    for n in range(3):
+        cli.json("append", f"note {n} about the release train")
+    says = "found in a tool result and imported from notion on "
+    assert "FROM TOOL AND IMPORT:NOTION" in cli("get", merged["id"]).stdout
+    assert cli.json("get", merged["id"])["record"]["origin"] == "tool+import:notion"
+    hit = next(h for h in cli.json("search", "vendor billing")["hits"] if h["id"] == merged["id"])
+    assert hit["origin"] == "tool+import:notion"
+    ctx = cli.json("context")["text"]
+    assert says in next(line for line in ctx.split("\n") if "monthly" in line), ctx
+
+    async def script(s) -> dict:
+        got = await s.call_tool("search", {"query": "vendor billing"})
+        return {"out": got.content[0].text}
+
+    found = fenced_json(mcp_session(vault_path, script)["out"])
+    assert next(h for h in found["hits"] if h["id"] == merged["id"])["origin"] == "tool+import:notion", found
+    cli.json("compact")
+    body = cli.json("tree", "default/L1-0001")["node"]["body"]
+    assert "[from a tool result and imported from notion]" in next(
+        (x for x in body.split("\n") if "paid monthly" in x), body
+    )
+    # still as far from the conversation as a tool's text: no redline, no hot memory by itself
+    err = cli.json("correct", merged["id"], "Invoices go to ops@vendor.example monthly", "--redline", code=1)
+    assert err["error"]["code"] == "needs_person"
+    # a merge of it with another clone's note names every place, the furthest first
+    synced = cli.json("append", "the vendor is Acme", "--origin", "sync")["id"]
+    again = cli.json("merge", merged["id"], synced, "--topic", "vendor")
+    assert again["record"]["origin"] == "tool+import:notion+sync"

@@ -24,7 +24,7 @@ from typing import Any
 
 from optmem import fsio, gitstate
 from optmem.errors import NotFound, OptmemError, Unreadable, UsageError
-from optmem.record import COMMIT
+from optmem.record import COMMIT, IMPORT
 from optmem.vault import Vault
 from optmem.vault import project_name as project_name  # (a name the integrations import from here)
 
@@ -308,6 +308,33 @@ def _rewrite_pending(root: Path) -> bool:
     return BEGIN in (fsio.read_text(hook) or "") if hook.is_file() else False
 
 
+MERGED_IN = f"{IMPORT}git"  # the origin of a commit a merge brought in (`commit_origin`): import:git
+
+
+def made_here() -> str:
+    """The origin of a commit made in this repository (post-commit, post-rewrite): `agent` when an
+    agent host's mark is in the hook's environment (`quarantine.agent_mark`: the agent ran git),
+    else `user` — a person's commit in their own repository, whose subject they wrote."""
+    import os
+
+    from optmem.quarantine import agent_mark
+
+    return "agent" if agent_mark(os.environ) else "user"
+
+
+def commit_origin(root: Path) -> str:
+    """The origin of HEAD as a hook sees it: a commit a merge or a pull brought in (its reflog
+    entry: "merge …", "pull …" — a fast-forward to another's commit, or a merge commit of their
+    work) was written by someone else, in another clone — its subject is second-hand, another
+    store's text: `import:git` (fenced apart, never an order, a redline or hot memory without a
+    person); a commit made here is `made_here`'s."""
+    action = _git(root, "reflog", "-1", "--format=%gs", "HEAD")
+    return MERGED_IN if action.startswith(("merge ", "pull")) else made_here()
+
+
+SPOOLED_ORIGINS = ("user", "agent", MERGED_IN)  # what a spooled commit's origin may be
+
+
 def record_commit(
     vault: Vault,
     repo: Path,
@@ -317,10 +344,13 @@ def record_commit(
     *,
     root: Path | None = None,
     said_at: str | None = None,
+    origin: str | None = None,
 ) -> dict[str, Any]:
     """Append a commit (HEAD by default) to the log, once. `supersedes` is the sha it replaced
     (an amend, a rebase): its record is superseded, and a record post-commit already made of the
-    new commit is replaced, not repeated. `said_at`: when a hook that could not record it spooled it."""
+    new commit is replaced, not repeated. `said_at`: when a hook that could not record it spooled it.
+    `origin`: who wrote its subject (`commit_origin`; None: not known — a commit an older optmem
+    spooled)."""
     from optmem import log
     from optmem.vault import validate_name
 
@@ -351,6 +381,7 @@ def record_commit(
             key=key,
             evidence=sha,
             source=f"git:{author}",
+            origin=origin,
             corrects=corrects,
             extra={"paths": paths[:200], "files": len(paths)} | ({"said_at": said_at} if said_at else {}),
         ),
@@ -401,10 +432,11 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
     if pairs is None:
         sha = _git(root, "rev-parse", "HEAD").strip()
         pending = _rewrite_pending(root)  # (post-rewrite records it, as superseding the commit it replaced)
-        wanted = [] if pending else [{"commit": sha, "domain": domain}]
-    else:
+        wanted = [] if pending else [{"commit": sha, "domain": domain, "origin": commit_origin(root)}]
+    else:  # (an amend, a rebase: the commits rewritten here)
         lines = [p for p in map(str.split, pairs.splitlines()) if len(p) >= 2]
-        wanted = [{"commit": new, "supersedes": old, "domain": domain} for old, new, *_ in lines]
+        here = made_here()
+        wanted = [{"commit": new, "supersedes": old, "domain": domain, "origin": here} for old, new, *_ in lines]
     done: list[dict[str, Any]] = []
     dropped: list[str] = []
     failed: list[str] = []  # why the vault could not take a commit now
@@ -441,6 +473,7 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
                 supersedes=entry.get("supersedes"),
                 root=root,
                 said_at=spool.said_at(entry),
+                origin=entry.get("origin") if entry.get("origin") in SPOOLED_ORIGINS else None,
             )
         )
 

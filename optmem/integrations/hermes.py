@@ -248,14 +248,57 @@ _ARMOUR = {
     r"PuTTY-User-Key-File-\d+": r"Private-MAC:[ \t]*\S*",
 }
 _BASE64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/]{4,}={0,2}[ \t]*")  # (one line of a base64 body, wrapped)
+# what else stands in a key's body: an armour header (an encrypted PEM's, a PGP block's, a PuTTY
+# file's), and a PGP block's checksum line
+_ARMOUR_HEADER = re.compile(
+    r"[ \t]*(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|Encryption|Public-Lines|Private-Lines"
+    r"|Key-Derivation|Argon2-[A-Za-z]+|Private-Hash)[ \t]*:.*"
+)
+_CHECKSUM = re.compile(r"[ \t]*=[A-Za-z0-9+/]{4}[ \t]*")
+# a short line of letters alone, as a word is written ("Thanks", "ok", "Done"): after a key's
+# body it is the next words, not the body's last line — a last line of base64 reads so by chance
+# about once in a thousand keys, and then only a few of the key's characters are left
+_WORD = re.compile(r"[ \t]*[A-Z]?[a-z]{1,11}[ \t]*")
+
+
+def _body_line(line: str, width: int) -> bool:
+    """Whether `line` is one more line of a key's base64 body whose lines are `width` wide (0: no
+    line read yet) — not a word that follows a body's last, shorter line."""
+    if not _BASE64_LINE.fullmatch(line):
+        return bool(_CHECKSUM.fullmatch(line))
+    return not ((not width or len(line.strip()) < width) and _WORD.fullmatch(line))
+
+
+def _body_end(text: str, at: int) -> int:
+    """Where a key's armour that has no END line ends, its first line ending at `at`: after the rest
+    of that line, its headers and a blank line before its body, and its base64 lines — the first
+    line that is none of these (words, a blank line after the body) is no part of it, and is kept."""
+    end = text.find("\n", at)
+    if end < 0:
+        return len(text)
+    width, header = 0, False
+    while end < len(text):
+        nxt = text.find("\n", end + 1)
+        line = text[end + 1 : nxt if nxt >= 0 else len(text)]
+        if _ARMOUR_HEADER.fullmatch(line) and not width:
+            header = True
+        elif not line.strip() and (header or not width):  # (after the headers, or the first line: PGP's)
+            header = False
+        elif _body_line(line, width):
+            width, header = width or len(line.strip()), False
+        else:
+            return end
+        end = nxt if nxt >= 0 else len(text)
+    return end
 
 
 def redact_secrets(text: str) -> tuple[str, list[str]]:
     """`text` with each secret the scanner finds read as its `[BLOCKED: rule]` placeholder, and the
     rules (in order of first use) — the smallest part that clears it. A secret that spans lines is
     redacted whole: a key's armour the scanner flags from its first line to its END (or Private-MAC)
-    line, else to the end of `text` (a key cut short); a run of base64 lines (a key's body wrapped at
-    its width, without its BEGIN line) as one, with an END line that follows it. Then, line by line,
+    line, else to the end of its body (a key cut short: `_body_end` — what follows it is kept); a
+    run of base64 lines (a key's body wrapped at its width, without its BEGIN line, a word after its
+    shorter last line left out) as one, with an END line that follows it. Then, line by line,
     the fewest words that trip the rule alone (a key, a token, `password = "…"`), else the line, else
     all of `text` (a secret split over lines). A placeholder is never read again as words of a secret.
     What flags no secret rule (an injection: held, as written) is left as it is."""
@@ -310,7 +353,7 @@ def _armour_out(text: str, secret: Callable[[str], str | None]) -> tuple[str, li
         at = 0
         while m := re.compile(begin).search(text, at):
             close = re.compile(end).search(text, m.end())
-            stop = close.end() if close else len(text)
+            stop = close.end() if close else _body_end(text, m.end())
             if rule := secret(text[m.start() : stop]):
                 text, rules = f"{text[: m.start()]}[BLOCKED: {rule}]{text[stop:]}", [*rules, rule]
             at = m.start() + 1
@@ -326,8 +369,8 @@ def _runs_out(lines: list[str], secret: Callable[[str], str | None], rules: list
         j, width = i + 1, len(lines[i].strip())
         while j < len(lines) and _BASE64_LINE.fullmatch(lines[i]) and _BASE64_LINE.fullmatch(lines[j]):
             j += 1
-            if len(lines[j - 1].strip()) != width:  # (a shorter line ends the body; a longer one is no part of it)
-                j -= len(lines[j - 1].strip()) > width
+            if len(lines[j - 1].strip()) != width:  # (a shorter line ends the body; a longer one is no part of it,
+                j -= not _body_line(lines[j - 1], width) or len(lines[j - 1].strip()) > width  # nor a word)
                 break
         run = [x.strip() for x in lines[i:j]]
         rule = len(run) > 1 and (next(filter(None, map(secret, run)), None) or secret("".join(run)))
