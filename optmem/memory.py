@@ -903,7 +903,7 @@ def apply(
     if origin is not None:
         from optmem.quarantine import check_origin, refuse_promotion
 
-        refuse_promotion("hot memory", check_origin(origin), vouched_by or origin)
+        refuse_promotion("hot memory", check_origin(origin), vouched_by or origin, "optmem add …")
     _check_ops(ops, target, allow_unsafe)  # before anything is read or made: a malformed batch touches nothing
     threshold = vault.settings.dedup.threshold
     _, _, path, _ = _resolve(vault, target, project)

@@ -33,7 +33,7 @@ def busy(cli, vault: Path) -> None:
     cli.json("--vault", str(vault), "correct", rid, "deploys go out on Thursday")
     gone = cli.json("--vault", str(vault), "append", "a note to forget")["id"]
     cli.json("--vault", str(vault), "forget", gone, "--reason", "wrong")
-    cli.json("--vault", str(vault), "append", "never break the build", "--redline")
+    cli.json("--vault", str(vault), "append", "never break the build", "--redline", "--origin", "user")
     cli.json("--vault", str(vault), "add", "prefers short answers")
     cli.json("--vault", str(vault), "add", "uses vim", "--target", "user")
     cli.json("--vault", str(vault), "add", "webapp: tests run with pytest", "--project", "webapp")

@@ -3,7 +3,7 @@
 from typing import Any
 
 from optmem.cli.common import emit, get_vault, short, warn_all, write_out
-from optmem.cli.spec import JSON, UNSAFE, CommandExit, arg, command, flag, opt
+from optmem.cli.spec import JSON, PERSON, UNSAFE, CommandExit, arg, command, flag, opt
 
 
 def _finish(json_out: bool, ok: bool, payload: dict[str, Any], human: str) -> None:
@@ -54,14 +54,16 @@ def doctor(fix: bool, json_out: bool) -> None:
     )
 
 
-@command("trust", flag("revoke", help="Withdraw the trust: its redlines read as unverified notes again."))
-def trust(revoke: bool, json_out: bool) -> None:
+@command("trust", flag("revoke", help="Withdraw the trust: its redlines read as unverified notes again."), PERSON)
+def trust(revoke: bool, origin: str | None, json_out: bool) -> None:
     """Trust this vault's redlines as rules (a vault that came in a git clone shows them as notes until then).
 
     A vault inside a git work tree that optmem did not begin here (it came in a clone, or from
     someone who can push) is not trusted: its hand-typed locked rules are shown as unverified
     notes — not first in search, not "Redlines" in context — until you read them and run this.
-    Trust belongs to this clone: a folder deleted and cloned again asks again.
+    Trust belongs to this clone: a folder deleted and cloned again asks again. Only a person
+    trusts (run it at a terminal): an agent's `trust` is refused (exit 1, needs_person); anyone
+    may --revoke.
 
     \b
     Example:
@@ -73,6 +75,10 @@ def trust(revoke: bool, json_out: bool) -> None:
 
     vault = get_vault()
     vault.require()
+    if not revoke:  # (taking trust back makes nothing a rule: anyone may)
+        from optmem.cli.common import person_check
+
+        person_check(f"trusting the redlines of {vault.root} as rules", "optmem trust", origin)
     trusted, changed, inside = core.decide(vault.root, revoke=revoke)
     with open_index(vault) as idx:
         redlines = idx.count_redlines(clock.now().timestamp())
@@ -285,17 +291,27 @@ def stats(json_out: bool) -> None:
     opt("domain", "--domain", "-d", help="Every record of this domain."),
     flag("all", help="Every record (and the tree, handoffs and quarantine)."),
     flag("yes", help="Really delete (without it, purge only says what it would do)."),
+    PERSON,
 )
-def purge(record_ids: list[str] | None, domain: str | None, all: bool, yes: bool, json_out: bool) -> None:
+def purge(
+    record_ids: list[str] | None, domain: str | None, all: bool, yes: bool, origin: str | None, json_out: bool
+) -> None:
     """Delete records physically — the only command that does; refuses without --yes.
+
+    Only a person purges: run it at a terminal; an agent's purge (a command without a terminal,
+    or one Claude Code, Codex or Hermes runs) is refused (exit 1, needs_person), before anything
+    is read.
 
     \b
     Example:
       optmem purge 7QMZMMFT --yes
     """
     from optmem import purge as core
+    from optmem.cli.common import person_check
 
     ids = [i for arg in record_ids or [] for i in arg.replace(",", " ").split()] or None
+    what = " ".join(ids or []) or ("--all" if all else f"--domain {domain}" if domain else "ID")
+    person_check("deleting records for good (purge)", f"optmem purge {what} --yes", origin)
     res = core.purge(get_vault(), ids, domain=domain, everything=all, yes=yes)
     warn_all(res.warnings)
     emit(
