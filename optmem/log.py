@@ -965,7 +965,7 @@ def forget(
             from optmem.quarantine import refuse_unless_person
 
             refuse_unless_person(
-                f"dropping the locked rule {row.id}", f"optmem forget {row.id[-8:]} --redline", origin, id=row.id
+                f"dropping the locked rule {row.id}", f"optmem forget {row.id[-8:]} --redline", origin, row.id
             )
         if rule and not redline:
             raise RedlineLocked(

@@ -18,7 +18,6 @@ every record says where it came from.
 """
 
 from collections.abc import Mapping
-from typing import Any
 
 from optmem.errors import NeedsPerson, UsageError, quote
 from optmem.names import NAME_RE
@@ -134,7 +133,7 @@ def where_from(origin: str) -> str:
 WHOSE = {"agent": "an agent's", "tool": "a tool's", "sync": "another clone's"}
 
 
-def refuse_unless_person(doing: str, command: str, origin: str | None, **fields: Any) -> None:
+def refuse_unless_person(doing: str, command: str, origin: str | None, ref: str | None = None) -> None:
     """The one person check, for what only a person may do — release a held record, purge, make or
     drop a locked rule, trust a clone's rules, make a tool's, an import's or a clone's text a rule
     or hot memory: refused (`needs_person`, nothing written) unless `origin` is `user`, the origin
@@ -143,7 +142,8 @@ def refuse_unless_person(doing: str, command: str, origin: str | None, **fields:
     own terminal, and names no flag: an agent reads it, and a check that told it how to pass
     itself would stop only the agents that do not read. It stops an agent that follows the
     product's paths and an injection asking for the act; it is no boundary against a program
-    running as the user, which can edit the vault's files (docs/safety.md says so)."""
+    running as the user, which can edit the vault's files (docs/safety.md says so). `ref`: the
+    record the act is about (the error's `id`)."""
     if origin == "user":
         return
     whose = WHOSE.get(str(origin), f"{origin}'s") if origin else ""
@@ -152,7 +152,7 @@ def refuse_unless_person(doing: str, command: str, origin: str | None, **fields:
         f"{doing} is for a person, and this command is {said} — ask the user to run `{command}` "
         "themselves, at their own terminal; nothing was written",
         origin=origin,
-        **fields,
+        **({"id": ref} if ref else {}),
     )
 
 

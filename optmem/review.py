@@ -314,7 +314,7 @@ def refuse_agent_release(ref: str, origin: str | None) -> None:
         f"releasing {ref} from quarantine (a held record waits until a person reviews it)",
         f"optmem release {ref}",
         origin,
-        id=ref,
+        ref,
     )
 
 
