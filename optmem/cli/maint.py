@@ -159,8 +159,14 @@ def export(json_out: bool) -> None:
         choices=("claude-code", "codex", "hermes", "mem0"),
     ),
     UNSAFE,
+    opt(
+        "origin",
+        help="Who runs it: user (you — the default at a terminal: an export's lines go in as they are, Hermes' "
+        "entries into hot memory) or agent (the default without a terminal, or in a command Claude Code, Codex or "
+        "Hermes runs: every record is second-hand, none a locked rule or hot memory).",
+    ),
 )
-def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
+def import_(path: str, source: str | None, allow_unsafe: bool, origin: str | None, json_out: bool) -> None:
     """Import an export (records keyed by id), or another tool's memory files with --from.
 
     Every record is checked (it parses; the security scan: another tool's possible injection is
@@ -172,6 +178,10 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
     Hermes's MEMORY.md/USER.md (into hot memory while they fit, the rest to the log) or Mem0
     exports (a JSON file or a folder of them); each record keeps the date its source gave it.
     Files not in the named tool's format are refused (wrong_format) and nothing is written.
+    What an import brings is second-hand unless a person runs it (at a terminal): an agent's
+    import of an export marks every record `import:optmem`, stores a redline as a plain record
+    and puts no entry in hot memory (each said on stderr). Records held in quarantine are
+    counted (`held`): `optmem quarantine` lists them for review.
 
     \b
     Example:
@@ -185,16 +195,18 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
     from optmem import transfer
     from optmem.cli.common import origin_of, progress_callback
     from optmem.errors import UsageError
+    from optmem.quarantine import check_origin
 
     vault = get_vault(write=True)
     progress = progress_callback("importing")
+    writer = origin_of(check_origin(origin))
     if source:
         done = transfer.import_from(
-            vault, source, Path(path), allow_unsafe=allow_unsafe, progress=progress, writer=origin_of(None)
+            vault, source, Path(path), allow_unsafe=allow_unsafe, progress=progress, writer=writer
         )
     elif path == "-":
         lines = transfer.bounded_lines(sys.stdin.buffer)
-        done = transfer.import_export(vault, lines, allow_unsafe=allow_unsafe, progress=progress)
+        done = transfer.import_export(vault, lines, allow_unsafe=allow_unsafe, progress=progress, writer=writer)
     else:
         try:
             fh = open(path, "rb")
@@ -202,7 +214,7 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
             raise UsageError(f"cannot read {path}: {exc.strerror or exc}; nothing was imported") from exc
         with fh:
             done = transfer.import_export(
-                vault, transfer.bounded_lines(fh), allow_unsafe=allow_unsafe, progress=progress
+                vault, transfer.bounded_lines(fh), allow_unsafe=allow_unsafe, progress=progress, writer=writer
             )
     warn_all(
         [
@@ -213,6 +225,14 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
     if len(done.bad) > 20:
         warn_all([f"{len(done.bad) - 20} more line(s) not imported (see --json)"])
     warn_all(done.warnings)
+    if done.held:  # (as `append` warns of the one it holds)
+        warn_all(
+            [
+                f"{done.held:,} imported record(s) held in quarantine: the scanner flags them as possible prompt "
+                "injections, so they stay out of context and search until a person reviews them — `optmem "
+                "quarantine` lists them; `optmem release ID` if one is fine, `optmem forget ID` if not"
+            ]
+        )
     if done.unmapped:
         fields = ", ".join(f"{k} ({n:,})" for k, n in done.unmapped.items())
         warn_all([f"{done.source} fields not mapped to a record's (not kept): {fields}"])
@@ -226,6 +246,7 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
         + (f", {done.hot} hot entr{'y' if done.hot == 1 else 'ies'}" if done.hot else "")
         + (f"; {done.already:,} already here" if done.already else "")
         + (f"; {len(done.bad)} line(s) not imported" if done.bad else "")
+        + (f"; {done.held:,} held in quarantine" if done.held else "")
     )
     emit(json_out, done._asdict() | {"partial": bool(done.bad)}, lambda: said)
 
