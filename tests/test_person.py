@@ -264,3 +264,18 @@ def test_an_import_says_how_many_records_it_held_and_how_to_review_them(cli, tmp
     other = tmp_path / "other"
     again = json.loads(run_optmem("--vault", str(other), "import", str(exported), "--json", input="").stdout)
     assert again["held"] == 1, again
+
+
+# -- finding 9: a person's redline on a clone not yet trusted says so when written --------------------
+def test_a_persons_redline_on_an_untrusted_clone_says_it_is_no_rule_yet(cli, tmp_path, vault_path):
+    vault = str(_cloned(tmp_path))
+    run = at_terminal("--vault", vault, "append", "Never deploy on a Friday", "--redline")
+    assert run.returncode == 0, run
+    assert "not trusted here" in run.stderr and "optmem trust" in run.stderr, run.stderr
+    assert "Unverified rules" in cli.json("--vault", vault, "context")["text"]
+    # a vault begun here is trusted: nothing to say
+    mine = at_terminal("append", "Never deploy on a Friday", "--redline")
+    assert mine.returncode == 0 and "trust" not in mine.stderr, mine.stderr
+    assert _pty_json("--vault", vault, "trust")["trusted"] is True
+    again = at_terminal("--vault", vault, "append", "Never skip the changelog", "--redline")
+    assert again.returncode == 0 and "trust" not in again.stderr, again.stderr
