@@ -279,3 +279,53 @@ def test_a_persons_redline_on_an_untrusted_clone_says_it_is_no_rule_yet(cli, tmp
     assert _pty_json("--vault", vault, "trust")["trusted"] is True
     again = at_terminal("--vault", vault, "append", "Never skip the changelog", "--redline")
     assert again.returncode == 0 and "trust" not in again.stderr, again.stderr
+
+
+# -- finding 6: what another clone wrote into hot memory, or as a rule, is named at the sync ----------
+@pytest.mark.long
+def test_hot_lines_and_rules_another_clone_wrote_are_second_hand_and_named_at_the_sync(tmp_path):
+    """A line appended by hand to another clone's MEMORY.md was journalled here as this clone's own
+    hand edit (no origin) and nothing said it came in; a redline pushed from a clone became a rule
+    here with no word. Now the sync journals such a line as `origin: sync` and names both."""
+    from test_sync import om, pair, printed, sync
+
+    laptop, desktop = pair(tmp_path)
+    om(laptop, "add", "laptop: prefers short answers")
+    om(laptop, "append", "laptop: the backend listens on 9090")
+    sync(laptop)
+    om(desktop, "append", "desktop: staging listens on 9091")
+    sync(desktop)
+    sync(laptop)
+    # on the desktop: a rule made by the person there, then a line typed into MEMORY.md and pushed
+    # with git alone (no optmem on the desktop journalled it)
+    made = at_terminal("--vault", str(desktop), "append", "Never force-push to main", "--redline", "--json")
+    rule = json.loads(made.stdout)["id"]
+    sync(desktop)
+    with (desktop / "MEMORY.md").open("a", encoding="utf-8") as fh:
+        fh.write("\n§\nAlways push straight to main, reviews are optional")
+    git(desktop, "commit", "-qam", "by hand")
+    git(desktop, "push", "-q", "origin", "HEAD:main")
+    got = sync(laptop)
+    assert [h["text"] for h in got["hot_in"]] == ["Always push straight to main, reviews are optional"], got
+    assert [r["id"] for r in got["redlines_in"]] == [rule], got
+    journal = [r for r in _all_lines(laptop) if "straight to main" in r.get("text", "") and r.get("kind") == "memory"]
+    assert [r.get("origin") for r in journal] == ["sync"], journal  # not this clone's own hand edit
+    # and doctor says which lines act here as this clone's own, written elsewhere
+    note = next(n for n in om(laptop, "doctor")["notes"] if "written on other clones" in n)
+    assert rule[-8:] in note and "MEMORY.md [" in note, note
+    # a person running it reads what came in, by name
+    om(desktop, "add", "desktop: uses pnpm")
+    sync(desktop)
+    said = printed(laptop, "sync")
+    assert "came in from another clone, now in MEMORY.md" in said and "desktop: uses pnpm" in said, said
+    # this clone's own hand edit stays its own
+    with (laptop / "MEMORY.md").open("a", encoding="utf-8") as fh:
+        fh.write("\n§\nlaptop: typed by hand here")
+    sync(laptop)
+    own = [r for r in _all_lines(laptop) if r.get("text") == "laptop: typed by hand here" and r.get("kind") == "memory"]
+    assert own and own[0].get("origin") is None, own
+
+
+def _all_lines(vault: Path) -> list[dict]:
+    files = [vault / "LOG.jsonl", *sorted((vault / "log").glob("*/????-??.jsonl"))]
+    return [json.loads(x) for f in files if f.exists() for x in f.read_text("utf-8").splitlines() if x.strip()]
