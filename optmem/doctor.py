@@ -621,8 +621,11 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
             "this vault is inside a git work tree and not on your trust list (it came in a clone): its "
             "redlines read as unverified notes until you have read them and run `optmem trust`"
         )
-    if cache_ok and vault.segmented and "log" not in linked:
-        _check_from_clones(vault, report)
+    if cache_ok and vault.segmented and not {"LOG.jsonl", "log"} & linked:
+        try:
+            _check_from_clones(vault, report)
+        except OptmemError:  # (a log file that cannot be read: named above)
+            pass
     return report
 
 

@@ -656,11 +656,31 @@ def _checked(
             why: Refusal | None = ("needs_person", "a release line: only a person releases a held record", "kind")
             return n, rec.id, raw, why, True, _refs(rec), False, ""
         rec, changed = second_hand(rec)
+    if not person and rec.kind not in BOOKKEEPING:
+        raw = _second_hand_line(raw, rec)
     why = _textless(raw, rec) or refusal(rec, limit, allow_unsafe) or _malformed(raw, rec, soon)
     texted = corrects_from_text(raw, rec)
-    if why is None and (rec.hand or not person and rec.kind not in BOOKKEEPING):
+    if why is None and rec.hand:
         raw = rec.to_line()  # (no id given: written with the one derived from the line, as it reads)
     return n, rec.id, raw, why, rec.kind in BOOKKEEPING, _refs(rec), texted, changed
+
+
+def _second_hand_line(raw: bytes, rec: Record) -> bytes:
+    """An export's line with the fields `second_hand` changed set as `rec` has them, the rest as
+    the file wrote them (a hand-form correction keeps its text's refs as its only `corrects`)."""
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return raw  # (unparseable: refused on its own)
+    if not isinstance(obj, dict):
+        return raw
+    obj["origin"] = rec.origin
+    obj["tier"] = rec.tier
+    if rec.kind != obj.get("kind", rec.kind):
+        obj["kind"] = rec.kind
+        for name in ("key", *HOT_FIELDS):
+            obj.pop(name, None)
+    return _dumps(obj).encode("utf-8")
 
 
 EXPORT_ORIGIN = f"{IMPORT}optmem"  # what an export's records are, imported by no person

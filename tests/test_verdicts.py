@@ -86,7 +86,7 @@ def test_an_import_keeps_the_verdict_of_what_it_checked(cli, vault: Vault, scann
     other = tmp_path / "other"
     env = {"OPTMEM_VAULT": str(other)}
     assert cli("init", str(other)).exit_code == 0
-    assert cli("import", str(dump), env=env).exit_code == 0
+    assert cli("import", "--origin", "user", str(dump), env=env).exit_code == 0
     scanned.clear()
     hits = cli.json("search", "staging", env=env)["hits"]
     assert [h["text"] for h in hits] == ["the staging deploy moved to friday"]
