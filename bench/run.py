@@ -201,7 +201,7 @@ def write_through_optmem(vault: Path, size: int, work: Path) -> None:
             fh.write(json.dumps({"record": rec}, ensure_ascii=False, separators=(",", ":")) + "\n")
     vault.mkdir(parents=True, exist_ok=True)
     (vault / "optmem.toml").write_text(NO_SWEEP, "utf-8")
-    run(OPTMEM + ["import", str(dump)], env_for(vault))
+    run(OPTMEM + ["import", "--origin", "user", str(dump)], env_for(vault))  # (the corpus is the person's own)
     dump.unlink()
 
 
@@ -462,7 +462,7 @@ def bench_import(sizes: list[int], work: Path) -> list[Row]:
             shutil.rmtree(target, ignore_errors=True)
             target.mkdir()
             (target / "optmem.toml").write_text(NO_SWEEP, "utf-8")
-            ms, peak = run(OPTMEM + ["import", str(dump)], env_for(target))
+            ms, peak = run(OPTMEM + ["import", "--origin", "user", str(dump)], env_for(target))
             imports.append(ms)
             peaks.append(peak)
         rows.append(

@@ -704,6 +704,11 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
             "this vault is inside a git work tree and not on your trust list (it came in a clone): its "
             "redlines read as unverified notes until you have read them and run `optmem trust`"
         )
+    if cache_ok and vault.segmented and not {"LOG.jsonl", "log"} & linked:
+        try:
+            _check_from_clones(vault, report)
+        except OptmemError:  # (a log file that cannot be read: named above)
+            pass
     return report
 
 
@@ -727,6 +732,58 @@ def _check_quarantine(vault: Vault, report: Report) -> None:
             'entry\'s "raw" is the line as it was (from its "file", else LOG.jsonl, at "line") — to bring one '
             "back, correct what doctor said of it and append it to that file, then run `optmem doctor`"
             + (f" ({stamped} more are lines stamped with a ts: those are in the log already)" if stamped else "")
+        )
+
+
+def _check_from_clones(vault: Vault, report: Report) -> None:
+    """A note naming what other clones wrote that acts here as this clone's own (tester 13,
+    finding 6): the current redlines whose lines are in another writer's folder, and the hot
+    entries whose last journal record is — or says it came in by sync (`origin: sync`, a line
+    typed into a file on another clone). In a trusted vault they are rules and hot memory here:
+    trusting a clone trusts whoever can push to it."""
+    from optmem import layout
+    from optmem.index import open_index
+    from optmem.record import Tier
+
+    own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
+
+    def elsewhere(idx: Any, row: Any) -> bool:
+        name = idx.file_of(row)
+        return row.origin == "sync" or (name.startswith(f"{layout.SEGMENTS}/") and not name.startswith(own))
+
+    with open_index(vault) as idx:
+        now = clock.now().timestamp()
+        rules = [
+            r.id[-8:]
+            for r in idx.rows(f"r.tier = {int(Tier.REDLINE)} AND r.forgotten = 0")
+            if view.status(r, now) == view.Status.CURRENT and elsewhere(idx, r)
+        ]
+        entries = []
+        for target, project in memory.targets(vault):
+            try:
+                hot = memory.load(vault, target, project)
+            except OptmemError:
+                continue
+            held = {memory.entry_id(e) for e in hot.entries}
+            last: dict[str, Any] = {}
+            for row in idx.journal(hot.name):
+                step = memory.journal_step(idx.record(row))
+                if step:
+                    last[step[1]] = row
+            entries += [f"{hot.name} [{e}]" for e, row in last.items() if e in held and elsewhere(idx, row)]
+    if rules or entries:
+        said = [f"redline(s) {', '.join(rules[:10])}{' …' if len(rules) > 10 else ''}"] if rules else []
+        said += (
+            [f"hot-memory entr(ies) {', '.join(entries[:10])}{' …' if len(entries) > 10 else ''}"] if entries else []
+        )
+        report.notes.append(
+            f"written on other clones, acting here as this clone's own: {'; '.join(said)} — "
+            + (
+                "this vault is trusted, and trusting it trusts whoever can push to it; `optmem get ID` / `optmem "
+                "show` read them, `optmem forget ID --redline` / `optmem remove` take one out"
+                if vault.trusted
+                else "its redlines read as unverified notes until `optmem trust`; the hot entries are in every prompt"
+            )
         )
 
 

@@ -116,8 +116,8 @@ CODES: dict[str, Code] = {
     "not_held": Code(REFUSED, "`release` of a record that is not held in quarantine"),
     "needs_person": Code(
         REFUSED,
-        "a tool's output, an import or a synced record becomes hot memory or a redline only by a person, "
-        "and only a person releases a held record (`--origin user`)",
+        "only a person (at a terminal) purges, makes, drops or trusts a locked rule, releases a held record, "
+        "or makes a tool's output, an import or a synced record hot memory or a redline",
     ),
     "still_held": Code(REFUSED, "`purge` of a hot entry still in its file: remove it there first"),
     "nothing_imported": Code(

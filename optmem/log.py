@@ -315,8 +315,13 @@ def build_record(vault: Vault, draft: Draft, moment: datetime, allow_unsafe: boo
     from optmem.quarantine import check_origin, refuse_promotion
 
     origin = check_origin(draft.origin)
-    if draft.tier == "redline":
-        refuse_promotion("a redline", origin, origin)
+    if draft.tier == "redline":  # a locked rule is a person's (a caller recording no origin is not asked)
+        verb = "correct ID" if draft.corrects else "append"
+        refuse_promotion("a redline", origin, origin, f"optmem {verb} … --redline")
+        if origin is not None:
+            from optmem.quarantine import refuse_unless_person
+
+            refuse_unless_person("making a locked rule (a redline)", f"optmem {verb} … --redline", origin)
     if draft.basis not in (None, "stated", "inferred"):
         raise UsageError(f"--basis must be stated or inferred, not {quote(draft.basis)}")
     ttl = draft.ttl if draft.ttl is not None or not draft.state else vault.settings.consolidation.state_ttl
@@ -361,6 +366,13 @@ def append(
     from optmem import lifecycle
 
     done = _append(vault, draft, on_similar=on_similar, on_update=on_update, allow_unsafe=allow_unsafe, gate=gate)
+    if draft.tier == "redline" and done.status == "stored" and not vault.trusted:
+        untrusted = (
+            "this vault came in a git clone and is not trusted here: the redline is stored, but it reads as an "
+            "unverified note — not a locked rule in context — until you run `optmem trust` (which makes every "
+            "redline of the vault a rule: read them first, under 'Unverified rules' in `optmem context`)"
+        )
+        done = done._replace(warning="; ".join(w for w in (done.warning, untrusted) if w))
     trouble = lifecycle.auto_sweep(vault)
     if trouble:
         done = done._replace(warning="; ".join(w for w in (done.warning, trouble) if w))
@@ -412,7 +424,7 @@ def _append(
 
                 for ref in rec.corrects:
                     for target in idx.resolve(ref):
-                        refuse_promotion("a redline", target.origin, rec.origin)
+                        refuse_promotion("a redline", target.origin, rec.origin, f"optmem correct {ref} … --redline")
             if rec.key and rec.kind != MEMORY:  # what its writer saw: two clones' values are told apart
                 rec = rec._replace(extra={**rec.extra, "after": idx.key_heads(rec.key, rec.domain, rec.project)})
             similar: list[dict[str, Any]] = []
@@ -764,8 +776,8 @@ def _derived_origin(idx: Index, rec: Record) -> Record:
         raise NeedsPerson(
             f"{said[0].id} was said in the conversation ({said[0].origin or 'first-hand'}), and this "
             f"{rec.kind} would replace it with text from {origin} output: a tool's output, an import or "
-            "another store never replaces a statement by itself — the user runs the command (at a "
-            "terminal, or with --origin user); else the new text is appended (`optmem append`): it stands "
+            "another store never replaces a statement by itself — the user runs the command themselves, "
+            "at their own terminal; else the new text is appended (`optmem append`): it stands "
             "beside the statement, below it; nothing was written",
             origin=origin,
             id=said[0].id,
@@ -980,10 +992,13 @@ def forget(
     source: str | None = None,
     allow_unsafe: bool = False,
     redline: bool = False,
+    origin: str | None = None,
 ) -> Forgotten:
     """Append a tombstone: the record leaves search and context but stays in the file. A current
-    redline is a locked rule: it is forgotten only when `redline` says that is meant
-    (`redline_locked` otherwise), as only a redline corrects one."""
+    redline is a locked rule: it is forgotten only by a person (`origin` user: the one person
+    check, `quarantine.refuse_unless_person`; `needs_person` otherwise), and only when `redline`
+    says that is meant (`redline_locked` otherwise), as only a redline corrects one. (A caller
+    that records no origin — the library, as before provenance — is not asked.)"""
     for name, value in (("reason", reason), ("source", source)):
         if value is not None:  # a tombstone is bookkeeping, but an agent still reads its reason
             scan.check_field(name, value, limit=FIELD_BYTES[name], allow_unsafe=allow_unsafe)
@@ -992,11 +1007,14 @@ def forget(
         refuse_bookkeeping(idx, row, "forget")
         if row.forgotten:
             return None
-        if (
-            row.tier == record.Tier.REDLINE
-            and not redline
-            and view.status(row, moment.timestamp()) == view.Status.CURRENT
-        ):
+        rule = row.tier == record.Tier.REDLINE and view.status(row, moment.timestamp()) == view.Status.CURRENT
+        if rule and redline and origin is not None:
+            from optmem.quarantine import refuse_unless_person
+
+            refuse_unless_person(
+                f"dropping the locked rule {row.id}", f"optmem forget {row.id[-8:]} --redline", origin, row.id
+            )
+        if rule and not redline:
             raise RedlineLocked(
                 f"{row.id} is a redline (a locked rule); forgetting it drops the rule — add --redline if that "
                 "is meant (nothing was written)",

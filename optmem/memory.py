@@ -325,6 +325,49 @@ def follow(vault: Vault, state: str | None = None) -> list[str]:
     return out
 
 
+def entries_now(vault: Vault) -> dict[str, set[str]]:
+    """Each hot file's entry ids as the files hold them now (a file that cannot be read: none)."""
+    out: dict[str, set[str]] = {}
+    for target, project in targets(vault):
+        try:
+            hot = load(vault, target, project)
+        except OptmemError:
+            continue
+        out[hot.name] = {entry_id(e) for e in hot.entries}
+    return out
+
+
+def follow_merge(vault: Vault, before: dict[str, set[str]]) -> list[dict[str, Any]]:
+    """After a sync's merge: the entries the merge put in the hot files (not there `before`, as
+    `entries_now` gave them), each {file, entry, text, journal}. One another clone's optmem
+    added comes with its journal record (`journal` its id: that clone's origin); one typed into
+    the file there comes with none — it is journalled here as an edit by another clone, origin
+    `sync` (not as this clone's own hand edit). Lock taken here."""
+    from optmem.index import hot_state, open_index
+
+    came: list[dict[str, Any]] = []
+    state = hot_state(vault)  # (first: an edit made meanwhile is looked at by the next read)
+    with vault.lock():
+        for target, project in targets(vault):
+            try:
+                hot = load(vault, target, project)
+            except OptmemError:
+                continue
+            new = {entry_id(e): e for e in hot.entries if entry_id(e) not in before.get(hot.name, set())}
+            if not new:
+                continue
+            hot, drifted = _followed(vault, hot, project)
+            added = [c for c in drifted if c.op == "add" and c.entry is not None and c.entry.id in new]
+            ids = _journal(vault, hot, project, added, domain=None, source="drift", origin="sync")
+            journalled = {c.entry.id: rid for c, rid in zip(added, ids, strict=False) if c.entry is not None}
+            came += [
+                {"file": hot.name, "entry": e, "text": text, "journal": journalled.get(e)} for e, text in new.items()
+            ]
+        with open_index(vault) as idx:  # what the merge made of the files is followed: no read journals it again
+            idx.note_hot(state)
+    return came
+
+
 def follow_edit(
     vault: Vault, target: str, op: str, old: str | None, new: str | None, *, source: str, origin: str | None = None
 ) -> list[str]:
@@ -917,7 +960,7 @@ def apply(
     if origin is not None:
         from optmem.quarantine import check_origin, refuse_promotion
 
-        refuse_promotion("hot memory", check_origin(origin), vouched_by or origin)
+        refuse_promotion("hot memory", check_origin(origin), vouched_by or origin, "optmem add …")
     _check_ops(ops, target, allow_unsafe)  # before anything is read or made: a malformed batch touches nothing
     threshold = vault.settings.dedup.threshold
     _, _, path, _ = _resolve(vault, target, project)

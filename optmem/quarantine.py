@@ -147,16 +147,37 @@ def _where_from(origin: str) -> str:
     return "from another clone" if origin == "sync" else "from outside the conversation"
 
 
-def refuse_promotion(what: str, origin: str | None, writer: str | None) -> None:
+WHOSE = {"agent": "an agent's", "tool": "a tool's", "sync": "another clone's"}
+
+
+def refuse_unless_person(doing: str, command: str, origin: str | None, ref: str | None = None) -> None:
+    """The one person check, for what only a person may do — release a held record, purge, make or
+    drop a locked rule, trust a clone's rules, make a tool's, an import's or a clone's text a rule
+    or hot memory: refused (`needs_person`, nothing written) unless `origin` is `user`, the origin
+    the CLI resolves for a person (`cli.common.origin_of`: a terminal without an agent host's
+    mark, or `--origin user`). The refusal asks the agent to have the user run `command` at their
+    own terminal, and names no flag: an agent reads it, and a check that told it how to pass
+    itself would stop only the agents that do not read. It stops an agent that follows the
+    product's paths and an injection asking for the act; it is no boundary against a program
+    running as the user, which can edit the vault's files (docs/safety.md says so). `ref`: the
+    record the act is about (the error's `id`)."""
+    if origin == "user":
+        return
+    whose = WHOSE.get(str(origin), f"{origin}'s") if origin else ""
+    said = f"{whose}, not a person's" if origin else "not said to be a person's"
+    raise NeedsPerson(
+        f"{doing} is for a person, and this command is {said} — ask the user to run `{command}` "
+        "themselves, at their own terminal; nothing was written",
+        origin=origin,
+        **({"id": ref} if ref else {}),
+    )
+
+
+def refuse_promotion(what: str, origin: str | None, writer: str | None, command: str) -> None:
     """A record of a tool's output, an import or a sync becomes a redline or hot memory only by a
-    person: refused unless the writer says it is the user (`--origin user`)."""
-    if secondhand(origin) and writer != "user":
-        raise NeedsPerson(
-            f"{what} from {origin!s} output is for a person to make: text that came from outside the "
-            "conversation never becomes a locked rule or hot memory by itself — the user runs the "
-            "command with --origin user; nothing was written",
-            origin=origin,
-        )
+    person (`refuse_unless_person`)."""
+    if secondhand(origin):
+        refuse_unless_person(f"making {what} of text from {origin!s} output", command, writer)
 
 
 # -- quarantine ---------------------------------------------------------------------------------

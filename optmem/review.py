@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from optmem import clock, lifecycle, log, view
-from optmem.errors import NeedsPerson, NotApplicable, UsageError
+from optmem.errors import NotApplicable, UsageError
 from optmem.index import open_index
 from optmem.index import prepare as prepare_index
 from optmem.record import BOOKKEEPING, CONFIRM, RELEASE, VERIFY, Record
@@ -306,17 +306,16 @@ def _releasable_unheld(idx: Any, row: Any) -> None:
 
 
 def refuse_agent_release(ref: str, origin: str | None) -> None:
-    """A release by anyone but a person (`origin` user) is refused, `needs_person`."""
-    if origin != "user":
-        whose = {"agent": "an agent's", "tool": "a tool's", "sync": "another clone's"}.get(str(origin), f"{origin}'s")
-        said = f"{whose}, not a person's" if origin else "not said to be a person's"
-        raise NeedsPerson(
-            f"releasing {ref} from quarantine is for a person: a held record waits until a person reviews it, "
-            f"and this command is {said} — the user runs `optmem release {ref}` "
-            "at their terminal (or with --origin user, saying it is theirs); nothing was written",
-            origin=origin,
-            id=ref,
-        )
+    """A release by anyone but a person (`origin` user) is refused, `needs_person`
+    (`quarantine.refuse_unless_person`, the one person check)."""
+    from optmem.quarantine import refuse_unless_person
+
+    refuse_unless_person(
+        f"releasing {ref} from quarantine (a held record waits until a person reviews it)",
+        f"optmem release {ref}",
+        origin,
+        ref,
+    )
 
 
 def release(vault: Vault, ref: str, *, source: str | None = None, origin: str | None = None) -> Released:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -29,12 +30,16 @@ from optmem.errors import OptmemError, UsageError, quote
 from optmem.record import (
     BOOKKEEPING,
     IMPORT,
+    MEMORY,
+    NOTE,
     RECORD_ID,
+    RELEASE,
     TYPED_ID,
     BadLine,
     Record,
     corrects_from_text,
     derived_id,
+    hand,
     missing_fields,
     parse_line,
 )
@@ -196,6 +201,7 @@ class Imported(NamedTuple):
     unmapped: dict[str, int] = {}  # `--from`: the source's fields not mapped to a record's, and how often
     access: int = 0  # recall and sweep lines the export carried that the vault lacked
     bookkeeping: int = 0  # lines written that say something about a record (seen, forget, confirm …)
+    held: int = 0  # records written held in quarantine (a person reviews them: `optmem quarantine`)
 
     @property
     def taken(self) -> bool:
@@ -207,10 +213,12 @@ class Imported(NamedTuple):
 class _Batch:
     """What an import gathers before it writes: record lines, hot entries, refusals."""
 
-    def __init__(self, vault: Vault, allow_unsafe: bool) -> None:
+    def __init__(self, vault: Vault, allow_unsafe: bool, person: bool = True) -> None:
         from optmem.index import open_index
+        from optmem.record import Tier
 
-        self.vault, self.allow_unsafe = vault, allow_unsafe
+        self.vault, self.allow_unsafe, self.person = vault, allow_unsafe, person
+        self.rules: frozenset[str] = frozenset()  # the vault's redlines, which no import a person does not run drops
         # a vault not there yet (or a folder not yet one) holds no record: its index is not read,
         # for reading it lays the vault out — an import that writes nothing creates no vault
         self.stored = any(path.exists() for _, path in vault.segments())
@@ -220,6 +228,8 @@ class _Batch:
             with open_index(vault) as idx:
                 self.known = idx.ids()
                 self.was_empty = idx.count() == 0
+                if not person:
+                    self.rules = frozenset(r.id for r in idx.rows(f"r.tier = {int(Tier.REDLINE)}"))
         self.lines: list[bytes] = []
         self.ids: list[str] = []
         self.already = 0  # records the vault had (bookkeeping lines it had are not counted)
@@ -227,6 +237,7 @@ class _Batch:
         self.had = frozenset(self.known)  # the ids the vault held before the import
         self.same: list[tuple[int, str, bytes]] = []  # records whose id the vault holds: compared by `settle`
         self.bad: list[dict[str, Any]] = []
+        self.changed: Counter[str] = Counter()  # an import no person runs: records it took as plain (`second_hand`)
         self.hot: list[tuple[int, dict[str, Any]]] = []  # (the export's line, its hot file)
         self.access: list[dict[str, Any]] = []  # the recall history an export carries
         # (line, index in `lines`, refs, bookkeeping, refs read from its text: a hand-form correction's)
@@ -251,6 +262,8 @@ class _Batch:
         """Records `check` passed (or the reason it did not), in order: the new ones are kept for
         `write`. A bookkeeping line (`seen`, `forget`, `confirm` …) says something about a record
         and is counted apart from the records."""
+        if self.rules:
+            checked = [self._keep_rule(c) for c in checked]
         ids = [c[1] for c in checked]
         if all(c[3] is None for c in checked) and self.known.isdisjoint(ids) and len(set(ids)) == len(ids):
             self.known.update(ids)  # (every record taken, and none met before: the usual chunk)
@@ -259,8 +272,10 @@ class _Batch:
             self.lines.extend(c[2] for c in checked)
             self.ids.extend(ids)
             self.noted += sum(c[4] for c in checked)
+            for c in checked:
+                self.changed[c[7]] += 1
             return
-        for line, rid, raw, refusal, noted, refs, texted in checked:
+        for line, rid, raw, refusal, noted, refs, texted, changed in checked:
             if refusal is not None:
                 self.refuse(line, *refusal)
             elif rid in self.had and not noted:
@@ -274,6 +289,23 @@ class _Batch:
                 self.lines.append(raw)
                 self.ids.append(rid)
                 self.noted += noted
+                self.changed[changed] += 1
+
+    def _keep_rule(self, c: Checked) -> Checked:
+        """A `forget` or `restore` line of an import no person runs that names one of the vault's
+        redlines is refused: dropping a locked rule, or bringing one back, is a person's."""
+        if not c[4] or c[3] is not None or self.rules.isdisjoint(c[5]):
+            return c
+        kind = json.loads(c[2]).get("kind")
+        if kind not in ("forget", "restore"):
+            return c
+        why = (
+            "needs_person",
+            f"a {kind} line about the locked rule {next(iter(self.rules.intersection(c[5])))}: only a person "
+            f"{'drops' if kind == 'forget' else 'brings back'} a locked rule",
+            "kind",
+        )
+        return (c[0], c[1], c[2], why, *c[4:])
 
     def settle(self) -> None:
         """The records whose id the vault holds: the same record is already here; other words under
@@ -425,7 +457,7 @@ class _Batch:
             self.already += 1
             return
         why = refusal(rec, self.vault.settings.limits.record_bytes, self.allow_unsafe)
-        self.take([(line, rid, raw, why, rec.kind in BOOKKEEPING, _refs(rec), corrects_from_text(raw, rec))])
+        self.take([(line, rid, raw, why, rec.kind in BOOKKEEPING, _refs(rec), corrects_from_text(raw, rec), "")])
 
     def draft(self, source: str, memory: Any) -> None:
         """A memory read from another tool's files (`neighbours.Memory`): a record dated as the
@@ -500,6 +532,29 @@ class _Batch:
                 index.open_index(self.vault, progress).close()
         return _put_hot(self)
 
+    def held(self) -> int:
+        """How many of the records written are held in quarantine."""
+        from optmem.record import parse_line
+
+        return sum(1 for line in self.lines if b'"held"' in line and parse_line(line).held)
+
+    def plain(self) -> list[str]:
+        """What an import no person runs took as plain records, and why (`second_hand`)."""
+        said = []
+        if n := self.changed["redline"]:
+            said.append(
+                f"{n} redline(s) stored as plain records, not locked rules: a locked rule comes from a person, "
+                "and no person runs this import — the user makes one at their own terminal (`optmem append … "
+                "--redline`), or runs the import there"
+            )
+        if n := self.changed["hot"] + self.changed["hot_entries"]:
+            said.append(
+                f"the export's hot memory ({self.changed['hot_entries']} entr(ies)) was not put in hot memory: "
+                "another store's text becomes hot memory only by a person — its journal records are stored as "
+                "plain records; the user runs the import at their own terminal to put the entries in hot memory"
+            )
+        return said
+
     def passed(self, lines: list[bytes]) -> None:
         """Lines just written, each checked whole by the write gate (`refusal`): its verdict is
         kept (`optmem.verdicts`) — unless --allow-unsafe let flagged ones through."""
@@ -524,7 +579,8 @@ def _mark_seen(vault: Vault, now: str, ids: list[str]) -> bytes:
 Refusal = tuple[str, ...]  # (code, message[, the field at fault])
 # (line, id, the line to write, why refused, bookkeeping, the ids it names: corrects and ref, and
 # whether they are read from its text: a hand-typed correction's `#id`s, with no `corrects` field)
-Checked = tuple[int, str, bytes, Refusal | None, bool, tuple[str, ...], bool]
+# and what an import no person runs changed in it (`second_hand`: "redline", "hot" or "")
+Checked = tuple[int, str, bytes, Refusal | None, bool, tuple[str, ...], bool, str]
 PARALLEL_MIN = 4000  # records: below this a worker pool costs more than it saves
 
 
@@ -553,10 +609,11 @@ def refusal(rec: Record, limit: int, allow_unsafe: bool) -> Refusal | None:
     return None
 
 
-def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
+def check(chunk: tuple[list[tuple[int, str]], bool, int, bool]) -> list[Checked]:
     """Export lines holding records, checked: each parses as a record, and the scanner finds
-    nothing in it (pure: runs in worker processes for a big import)."""
-    lines, allow_unsafe, limit = chunk
+    nothing in it (pure: runs in worker processes for a big import); `person` false: taken as
+    second-hand (`second_hand`)."""
+    lines, allow_unsafe, limit, person = chunk
     soon = clock.now().timestamp() + clock.FUTURE_SLACK
     out: list[Checked] = []
     for n, text in lines:
@@ -569,32 +626,85 @@ def check(chunk: tuple[list[tuple[int, str]], bool, int]) -> list[Checked]:
             except BadLine:
                 pass
             else:
-                out.append(_checked(n, raw, rec, limit, allow_unsafe, soon))
+                out.append(_checked(n, raw, rec, limit, allow_unsafe, soon, person))
                 continue
         try:
             obj = json.loads(text)["record"]
         except (ValueError, RecursionError, KeyError, TypeError) as exc:
-            out.append((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}"), False, (), False))
+            out.append((n, "", b"", ("unparseable_line", f"not valid JSON: {exc}"), False, (), False, ""))
             continue
         if not isinstance(obj, dict):
-            out.append((n, "", b"", ("unparseable_line", "a record is a JSON object"), False, (), False))
+            out.append((n, "", b"", ("unparseable_line", "a record is a JSON object"), False, (), False, ""))
             continue
         raw = _dumps(obj).encode("utf-8")
         try:
             rec = parse_line(raw, n, limit)
         except BadLine as exc:
-            out.append((n, "", b"", (exc.code, str(exc), *((exc.field,) if exc.field else ())), False, (), False))
+            refused = (exc.code, str(exc), *((exc.field,) if exc.field else ()))
+            out.append((n, "", b"", refused, False, (), False, ""))
             continue
-        out.append(_checked(n, raw, rec, limit, allow_unsafe, soon))
+        out.append(_checked(n, raw, rec, limit, allow_unsafe, soon, person))
     return out
 
 
-def _checked(n: int, raw: bytes, rec: Record, limit: int, allow_unsafe: bool, soon: float) -> Checked:
+def _checked(
+    n: int, raw: bytes, rec: Record, limit: int, allow_unsafe: bool, soon: float, person: bool = True
+) -> Checked:
+    changed = ""
+    if not person:
+        if rec.kind == RELEASE:
+            why: Refusal | None = ("needs_person", "a release line: only a person releases a held record", "kind")
+            return n, rec.id, raw, why, True, _refs(rec), False, ""
+        rec, changed = second_hand(rec)
+    if not person and rec.kind not in BOOKKEEPING:
+        raw = _second_hand_line(raw, rec)
     why = _textless(raw, rec) or refusal(rec, limit, allow_unsafe) or _malformed(raw, rec, soon)
     texted = corrects_from_text(raw, rec)
     if why is None and rec.hand:
         raw = rec.to_line()  # (no id given: written with the one derived from the line, as it reads)
-    return n, rec.id, raw, why, rec.kind in BOOKKEEPING, _refs(rec), texted
+    return n, rec.id, raw, why, rec.kind in BOOKKEEPING, _refs(rec), texted, changed
+
+
+def _second_hand_line(raw: bytes, rec: Record) -> bytes:
+    """An export's line with the fields `second_hand` changed set as `rec` has them, the rest as
+    the file wrote them (a hand-form correction keeps its text's refs as its only `corrects`)."""
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return raw  # (unparseable: refused on its own)
+    if not isinstance(obj, dict):
+        return raw
+    obj["origin"] = rec.origin
+    obj["tier"] = rec.tier
+    if rec.kind != obj.get("kind", rec.kind):
+        obj["kind"] = rec.kind
+        for name in ("key", *HOT_FIELDS):
+            obj.pop(name, None)
+    return _dumps(obj).encode("utf-8")
+
+
+EXPORT_ORIGIN = f"{IMPORT}optmem"  # what an export's records are, imported by no person
+HOT_FIELDS = ("op", "file", "entry", "file_write", "vouched_by")  # a hot-memory journal record's own
+
+
+def second_hand(rec: Record) -> tuple[Record, str]:
+    """An export's record as an import no person runs takes it: second-hand whatever the file says
+    (origin `import:optmem`, unless it says something further from the conversation: `tool`,
+    another `import:…`), and never a locked rule or hot memory — only a person makes those: a
+    redline is stored as a plain record, a hot-memory journal record as a note with the entry's
+    words. Returns the record and what was changed ("redline", "hot" or ""). A bookkeeping line
+    (`seen`, `forget` …) is left as it is."""
+    if rec.kind in BOOKKEEPING:
+        return rec, ""
+    changed = ""
+    origin = rec.origin if hand(rec.origin) >= hand(EXPORT_ORIGIN) else EXPORT_ORIGIN
+    rec = rec._replace(origin=origin)
+    if rec.tier == "redline":
+        rec, changed = rec._replace(tier="normal"), "redline"
+    if rec.kind == MEMORY:
+        extra = {k: v for k, v in rec.extra.items() if k not in HOT_FIELDS}
+        rec, changed = rec._replace(kind=NOTE, key=None, extra=extra), "hot"
+    return rec, changed
 
 
 def _same(held: Record, raw: bytes, line: int) -> bool:
@@ -749,8 +859,14 @@ def import_export(
     *,
     allow_unsafe: bool = False,
     progress: Progress | None = None,
+    writer: str | None = "user",
 ) -> Imported:
-    """Import an export (see the module's doc) — records keyed by id, hot entries by text."""
+    """Import an export (see the module's doc) — records keyed by id, hot entries by text.
+    `writer`: who runs the import. A person's import (`user`: a backup restored, a vault moved)
+    writes the export's lines as they are; anyone else's takes them as second-hand whatever the
+    file says (`second_hand`: origin `import:optmem`, a redline stored as a plain record, hot
+    entries left out of hot memory, their journal records plain; a `release` line, or a `forget` or
+    `restore` of one of the vault's redlines, refused) — and says so in `warnings`."""
     it = iter(lines)
     first = next(it, "")
     try:
@@ -768,7 +884,7 @@ def import_export(
             "earlier — upgrade optmem; nothing was imported"
         )
     total = head["records"] if isinstance(head.get("records"), int) else 0
-    batch = _Batch(vault, allow_unsafe)
+    batch = _Batch(vault, allow_unsafe, person=writer == "user")
     import os
 
     from optmem.ingest import worker_pool
@@ -787,7 +903,17 @@ def import_export(
     hot = batch.write(progress)
     access = _put_access(batch)
     bad = sorted(batch.bad, key=lambda b: b["line"])
-    return Imported(FORMAT, written, batch.already, hot, bad, access=access, bookkeeping=batch.noted)
+    return Imported(
+        FORMAT,
+        written,
+        batch.already,
+        hot,
+        bad,
+        batch.plain(),
+        access=access,
+        bookkeeping=batch.noted,
+        held=batch.held(),
+    )
 
 
 def _put_access(batch: _Batch) -> int:
@@ -813,7 +939,7 @@ def _put_access(batch: _Batch) -> int:
 
 def _record_chunks(
     batch: _Batch, lines: Iterator[str], allow_unsafe: bool
-) -> Iterator[tuple[list[tuple[int, str]], bool, int]]:
+) -> Iterator[tuple[list[tuple[int, str]], bool, int, bool]]:
     """The record lines of an export in chunks for `check`; the other lines (hot files, lines
     that are neither) are taken here as they come."""
     chunk: list[tuple[int, str]] = []
@@ -825,7 +951,7 @@ def _record_chunks(
         if text.startswith('{"record":'):
             chunk.append((n, text))
             if len(chunk) >= size:
-                yield chunk, allow_unsafe, limit
+                yield chunk, allow_unsafe, limit, batch.person
                 chunk, size = [], min(CHUNK, size * 2)
             continue
         try:
@@ -852,6 +978,9 @@ def _record_chunks(
                 batch.access.append(line)
         elif isinstance(obj, dict) and isinstance(obj.get("hot"), dict) and _hot_ok(obj["hot"]):
             hot = obj["hot"]
+            if not batch.person:  # another store's text becomes hot memory only by a person
+                batch.changed["hot_entries"] += len(hot["entries"])
+                continue
             for e in hot["entries"]:
                 rule = None if allow_unsafe else scan.find(e["text"])
                 if rule:
@@ -865,7 +994,7 @@ def _record_chunks(
         else:
             batch.refuse(n, "unparseable_line", 'neither {"record": …}, {"hot": …} nor {"access": …}')
     if chunk:
-        yield chunk, allow_unsafe, limit
+        yield chunk, allow_unsafe, limit, batch.person
 
 
 def _hot_ok(h: dict[str, Any]) -> bool:
@@ -920,11 +1049,11 @@ def import_from(
     if source == "hermes" and to_log:
         warnings = [
             f"{to_log} hot-memory entr{'y' if to_log == 1 else 'ies'} went to the log as imports, not into hot "
-            "memory: another store's text becomes hot memory only by a person — run the import at a "
-            "terminal, or `optmem add ENTRY --origin user` what you vouch for"
+            "memory: another store's text becomes hot memory only by a person — the user runs the import "
+            "at their own terminal, or `optmem add`s there what they vouch for"
         ]
     unmapped = dict(sorted(found.unmapped.items())) if found is not None else {}
-    return Imported(source, written, batch.already, hot_added, batch.bad, warnings, unmapped)
+    return Imported(source, written, batch.already, hot_added, batch.bad, warnings, unmapped, held=batch.held())
 
 
 def _files(path: Path, names: Iterable[str]) -> list[Path]:

@@ -67,9 +67,9 @@ def main() -> None:
     append("Database is Postgres 16; migrations live in backend/migrations.", "code",
            "2026-05-03T09:10:00Z", "--tag", "db", project="webapp")
     append("生产环境的端口变更必须先在 staging 验证，再发公告。", "code", "2026-05-03T09:20:00Z",
-           "--redline", project="webapp")
+           "--redline", "--origin", "user", project="webapp")
     append("Never put customer data or credentials into memory.", "hermes", "2026-05-01T08:10:00Z",
-           "--redline")
+           "--redline", "--origin", "user")
     append("每天早上 7:30 汇总 GitHub 通知并发到飞书。", "hermes", "2026-05-04T07:30:00Z")
     append("Weekly report goes out Friday 17:00 to the team channel.", "hermes", "2026-05-07T08:00:00Z")
     append("小明住在杭州。", "hermes", "2026-05-08T10:00:00Z", "--key", "user.city")

@@ -225,16 +225,29 @@ def docs_text() -> str:
 def run_readme_block(marker: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run the ```sh block of the README or a docs page holding `marker`, as printed, with bash
     -euo pipefail and the `optmem` installed beside this interpreter on PATH (whether or not its
-    venv is activated)."""
+    venv is activated), stdin a terminal: the reader's shell (what they type is theirs — `optmem
+    trust` is a person's)."""
+    import pty
     import re
     import textwrap
 
     blocks = [textwrap.dedent(b) for b in re.findall(r"```sh(?: runnable)?\n(.*?)```", docs_text(), re.S)]
     block = next(b for b in blocks if marker in b)
     env = {**env, "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])}
-    return subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True, env=env, cwd=str(cwd), timeout=HANG
-    )
+    main, reader = pty.openpty()
+    try:
+        return subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", block],
+            stdin=reader,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(cwd),
+            timeout=HANG,
+        )
+    finally:
+        os.close(reader)
+        os.close(main)
 
 
 def run_optmem(

@@ -177,7 +177,7 @@ BAD = b"Prefers short answers\n\xff\xfe broken\n"
 def bad_user_md(cli, vault, vault_path):
     assert cli("add", "Project uses pytest and ruff").exit_code == 0
     assert cli("add", "Prefers tea", "--target", "user").exit_code == 0
-    assert cli("append", "Never force-push to main", "--redline").exit_code == 0
+    assert cli("append", "Never force-push to main", "--redline", "--origin", "user").exit_code == 0
     (vault_path / "USER.md").write_bytes(BAD)
     return vault_path
 

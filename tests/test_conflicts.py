@@ -543,7 +543,7 @@ def test_merge_refusals(cli, vault, vault_path, monkeypatch):
     quiet(vault_path)
     a = cli.json("append", "note one about the trip")["id"]
     b = cli.json("append", "note two about the trip", "--domain", "other")["id"]
-    rule = cli.json("append", "never book without asking", "--redline")["id"]
+    rule = cli.json("append", "never book without asking", "--redline", "--origin", "user")["id"]
     before = (vault_path / "LOG.jsonl").read_bytes()
     assert "at least two" in cli.json("merge", a, "--topic", "t", code=2)["error"]["message"]
     assert "--topic is required" in cli.json("merge", a, b, code=2)["error"]["message"]
@@ -884,7 +884,13 @@ def test_context_under_a_domain_tells_that_domains_value_of_a_split_key_and_coun
     assert f"another domain holds a different value (id {code[-8:]})" in block
     assert "上海" in cli("context", "--domain", "code").stdout
     for i in range(6):  # redlines longer than the budget: the rest is counted, not said
-        cli.json("append", f"never push to the release branch {i} without a signed review from two owners", "--redline")
+        cli.json(
+            "append",
+            f"never push to the release branch {i} without a signed review from two owners",
+            "--redline",
+            "--origin",
+            "user",
+        )
     out = cli.json("context", "--budget", "300")
     assert out["omitted"].get("conflicts", 0) == cli.json("conflicts")["count"] == 0
     assert out["omitted"]["across_domains"] == len(cli.json("conflicts")["across_domains"]) == 1

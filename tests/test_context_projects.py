@@ -36,7 +36,9 @@ def test_one_projects_context_needs_no_project_on_each_line(cli, vault_path):
 
 
 def test_a_redline_of_a_project_says_which(cli, vault_path):
-    cli.json("append", "never force-push main", "--redline", "--domain", "code", "--project", "beta")
+    cli.json(
+        "append", "never force-push main", "--redline", "--origin", "user", "--domain", "code", "--project", "beta"
+    )
     assert "[code/beta] never force-push main" in cli("context", "-p", "zeta").stdout
 
 

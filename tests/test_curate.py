@@ -21,7 +21,7 @@ def vault_with_a_month(cli, vault_path, monkeypatch) -> dict[str, str]:
     (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
     at(monkeypatch, "2026-04-01T09:00:00Z")
     ids = {
-        "rule": cli.json("append", "never deploy on Fridays", "--redline")["id"],
+        "rule": cli.json("append", "never deploy on Fridays", "--redline", "--origin", "user")["id"],
         "report": cli.json("append", "the weekly report goes out on Friday 17:00")["id"],
         "f1": cli.json("append", "fragment: the trip is in June")["id"],
         "f2": cli.json("append", "fragment: we fly to Tokyo first")["id"],

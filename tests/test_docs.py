@@ -5,8 +5,8 @@ relative link between the pages resolves; the documented optmem.toml is the sett
 A runnable block is a fence whose info string is `sh runnable` (GitHub highlights it as `sh` and
 shows nothing of the second word). It runs with `bash -euo pipefail` in an empty folder holding a
 copy of `sample_vault/` when the block names it, with HOME, TMPDIR and OPTMEM_VAULT inside
-tmp_path and the `optmem` installed beside this interpreter first on PATH — what a reader gets
-who pastes the block into a shell in a clone, with a git identity configured."""
+tmp_path and the `optmem` installed beside this interpreter first on PATH, stdin a terminal —
+what a reader gets who pastes the block into a shell in a clone, with a git identity configured."""
 
 from __future__ import annotations
 
@@ -128,15 +128,25 @@ def run_block(text: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         OPTMEM_VAULT=str(tmp_path / "vault"),
         PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
     )
-    return subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", text],
-        cwd=work,
-        env=env,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        timeout=HANG,
-    )
+    import pty
+
+    # the reader's shell: stdin a terminal (a pseudo-terminal), so what they type is theirs — a
+    # redline, a purge, `optmem trust` — as it is for a person (`origin_of`)
+    main, reader = pty.openpty()
+    try:
+        return subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", text],
+            cwd=work,
+            env=env,
+            text=True,
+            stdin=reader,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=HANG,
+        )
+    finally:
+        os.close(reader)
+        os.close(main)
 
 
 CASES = runnable()

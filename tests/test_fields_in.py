@@ -228,7 +228,7 @@ def test_import_keeps_hot_memory_within_its_limit_reports_the_overflow_and_journ
     (vault_path / "optmem.toml").write_text("[limits]\nmemory = 200\n", "utf-8")
     entries = [f"entry {i}: the build of service {i} uses pnpm and turbo" for i in range(8)]  # ~400 chars
     hot = [{"file": "MEMORY.md", "front": "", "entries": [{"id": "x", "text": t, "journal": None} for t in entries]}]
-    done = cli.json("import", str(write_export(tmp_path / "hot.jsonl", [], hot)))
+    done = cli.json("import", "--origin", "user", str(write_export(tmp_path / "hot.jsonl", [], hot)))
     held = (vault_path / "MEMORY.md").read_text("utf-8")
     kept = [t for t in entries if t in held]
     assert len("\n§\n".join(kept)) <= 200 and 0 < len(kept) < len(entries) and done["hot"] == len(kept)
@@ -287,7 +287,7 @@ def test_import_puts_no_entry_into_a_hot_file_git_left_conflicted(cli, tmp_path,
     conflicted = "<<<<<<< ours\nuses pnpm\n=======\nuses npm\n>>>>>>> theirs\n"
     (vault_path / "MEMORY.md").write_text(conflicted, "utf-8")
     hot = [{"file": "MEMORY.md", "front": "", "entries": [{"id": "x", "text": "deploys on Friday", "journal": None}]}]
-    done = cli.json("import", str(write_export(tmp_path / "hot.jsonl", [], hot)), code=1)["error"]
+    done = cli.json("import", "--origin", "user", str(write_export(tmp_path / "hot.jsonl", [], hot)), code=1)["error"]
     assert done["code"] == "nothing_imported" and [b["code"] for b in done["bad"]] == ["merge_conflict"]
     assert (vault_path / "MEMORY.md").read_text("utf-8") == conflicted
 

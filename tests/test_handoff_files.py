@@ -334,7 +334,7 @@ def test_purging_the_newest_handoff_puts_the_one_before_it_in_its_file(vault, cl
     first = cli.json("handoff", "write", "-p", "web", "--next", "first")["handoff"]
     second = cli.json("handoff", "write", "-p", "web", "--next", "second secret plan")["handoff"]
     only = cli.json("handoff", "write", "-p", "api", "--next", "api step")["handoff"]
-    done = cli.json("purge", second["id"], only["id"], "--yes")
+    done = cli.json("purge", "--origin", "user", second["id"], only["id"], "--yes")
     path = vault.root / "projects" / "web" / "HANDOFF.md"
     assert done["restored"] == ["projects/web/HANDOFF.md"], done
     said = path.read_text("utf-8")
@@ -343,7 +343,7 @@ def test_purging_the_newest_handoff_puts_the_one_before_it_in_its_file(vault, cl
     assert [h["next"] for h in cli.json("handoff", "read", "-p", "web")["handoffs"]] == [["first"]]
     assert not (vault.root / "projects" / "api" / "HANDOFF.md").exists()
     third = cli.json("handoff", "write", "-p", "web", "--next", "third")["handoff"]
-    said = cli("purge", third["id"], "--yes").stdout
+    said = cli("purge", "--origin", "user", third["id"], "--yes").stdout
     assert "projects/web/HANDOFF.md shows the previous handoff again" in said, said
 
 

@@ -197,10 +197,10 @@ def test_an_export_carries_the_recall_history_so_a_moved_vault_keeps_its_heat(cl
     dump = cli("--vault", str(first), "export").stdout
     assert any("access" in json.loads(x) for x in dump.splitlines())
     (tmp_path / "dump.jsonl").write_text(dump, "utf-8")
-    cli.json("--vault", str(second), "import", str(tmp_path / "dump.jsonl"))
+    cli.json("--vault", str(second), "import", "--origin", "user", str(tmp_path / "dump.jsonl"))
     assert cli.json("--vault", str(second), "get", used)["record"]["life"]["recalled"] == recalled
     assert cli("--vault", str(second), "export").stdout == dump  # the import's own marks are not exported
-    again = cli.json("--vault", str(second), "import", str(tmp_path / "dump.jsonl"))
+    again = cli.json("--vault", str(second), "import", "--origin", "user", str(tmp_path / "dump.jsonl"))
     assert again["records"] == 0 and cli("--vault", str(second), "export").stdout == dump
 
 

@@ -182,7 +182,7 @@ def test_purging_a_middle_value_brings_back_nothing_it_had_replaced(cli, vault, 
     for day in (1, 2, 3):
         monkeypatch.setenv("OPTMEM_NOW", f"2026-12-0{day}T10:00:00Z")
         ids.append(cli.json("append", f"cache is cache{day}", "--key", "cache.host")["id"])
-    assert cli("purge", ids[1], "--yes").exit_code == 0
+    assert cli("purge", "--origin", "user", ids[1], "--yes").exit_code == 0
     assert cli.json("conflicts")["conflicts"] == []
     assert values(cli, "cache") == [("cache is cache1", "superseded"), ("cache is cache3", "current")]
     # the kept value now names what the purged one had been written after

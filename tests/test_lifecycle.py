@@ -240,7 +240,7 @@ def test_sweep_cools_the_unused_and_nothing_is_lost(cli, vault, vault_path, monk
     (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
     at(monkeypatch, "2026-01-01T00:00:00Z")
     old = cli.json("append", "The staging database is pg-stage-1")["id"]
-    rule = cli.json("append", "Never force-push to main", "--redline")["id"]
+    rule = cli.json("append", "Never force-push to main", "--redline", "--origin", "user")["id"]
     keep = cli.json("append", "The staging cache is redis-stage", "--importance", "1")["id"]
     at(monkeypatch, "2026-05-01T00:00:00Z")  # 120 days: 0.5·e^(−2.4) ≈ 0.045 < 0.05 ≤ 1·e^(−2.4)
     log_before = (vault_path / "LOG.jsonl").read_bytes()

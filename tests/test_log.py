@@ -70,7 +70,7 @@ def test_plain_append_prints_the_id_and_defaults(cli, vault_path, monkeypatch):
     monkeypatch.setenv("OPTMEM_DOMAIN", "hermes")
     cli.json("append", "from the env domain")
     assert log_lines(vault_path)[-1]["domain"] == "hermes"
-    cli.json("append", "redline rule", "--redline")
+    cli.json("append", "redline rule", "--redline", "--origin", "user")
     assert log_lines(vault_path)[-1]["tier"] == "redline"
 
 
@@ -168,7 +168,7 @@ def test_a_redline_is_forgotten_only_when_a_person_says_so(cli, vault_path):
     refused without --redline (nothing written); over MCP, where an agent asks, refused always."""
     from conftest import fenced_json, mcp_session
 
-    rule = cli.json("append", "Never deploy on Fridays", "--redline")["id"]
+    rule = cli.json("append", "Never deploy on Fridays", "--redline", "--origin", "user")["id"]
     lines = len(log_lines(vault_path))
     refused = cli.json("forget", rule, code=1)
     assert refused["error"]["code"] == "redline_locked" and "--redline" in refused["error"]["message"]
@@ -181,10 +181,10 @@ def test_a_redline_is_forgotten_only_when_a_person_says_so(cli, vault_path):
 
     assert fenced_json(mcp_session(vault_path, script))["error"]["code"] == "redline_locked"
     assert cli.json("get", rule)["record"]["status"] == "current"
-    assert cli.json("forget", rule, "--redline")["status"] == "forgotten"
-    newer = cli.json("append", "Deploys need two approvals", "--redline")["id"]
-    old = cli.json("append", "Deploys need one approval", "--redline")["id"]
-    cli.json("correct", old, "Deploys need three approvals", "--redline")
+    assert cli.json("forget", rule, "--redline", "--origin", "user")["status"] == "forgotten"
+    newer = cli.json("append", "Deploys need two approvals", "--redline", "--origin", "user")["id"]
+    old = cli.json("append", "Deploys need one approval", "--redline", "--origin", "user")["id"]
+    cli.json("correct", old, "Deploys need three approvals", "--redline", "--origin", "user")
     assert cli.json("forget", old)["status"] == "forgotten"  # (no longer a rule: superseded)
     assert cli.json("get", newer)["record"]["status"] == "current"
 

@@ -47,7 +47,7 @@ def test_records_an_outside_rewrite_drops_from_the_log_are_reported(cli, vault_p
 def test_a_purge_is_no_loss_to_report(cli, vault_path):
     rid = cli.json("append", "my phone is 138-0000-1111")["id"]
     cli.json("append", "another note")
-    cli.json("purge", rid, "--yes")
+    cli.json("purge", "--origin", "user", rid, "--yes")
     res = cli("search", "note")
     assert "left the log" not in res.stderr
     assert not [p for p in cli.json("doctor", code=None)["problems"] if p["code"] == "records_gone"]
@@ -127,7 +127,7 @@ def test_what_an_older_optmem_kept_in_the_cache_moves_to_the_clone_folder(cli, v
 
     purged = cli.json("append", "my phone is 138-0000-1111")["id"]
     cli.json("append", "the staging db is db-stage-2")
-    cli.json("purge", purged, "--yes")
+    cli.json("purge", "--origin", "user", purged, "--yes")
     cli.json("search", "staging")
     log = vault_path / "LOG.jsonl"
     copy = log.read_bytes()
@@ -143,7 +143,7 @@ def test_what_an_older_optmem_kept_in_the_cache_moves_to_the_clone_folder(cli, v
 
     # the next write (an append) moves them; a purge after it adds its hash beside the old one
     later = cli.json("append", "my other phone is 138-0000-2222")["id"]
-    cli.json("purge", later, "--yes")
+    cli.json("purge", "--origin", "user", later, "--yes")
     assert not (cache / "purged").exists() and not (cache / "lost.jsonl").exists()
     assert (own / "purged").is_file() and (own / "lost.jsonl").is_file()
     shutil.rmtree(cache)

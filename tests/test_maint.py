@@ -65,7 +65,7 @@ def test_doctor_reports_changes_nothing_then_repairs_safely(vault, cli):
 
     # what needs a person's judgement, a person does — then doctor passes
     cli.json("remove", "yyyy")
-    cli.json("purge", "01KBADREF000000000000000AA", "--yes")
+    cli.json("purge", "--origin", "user", "01KBADREF000000000000000AA", "--yes")
     assert cli.json("doctor")["ok"] is True
     assert cli("doctor").exit_code == 0
     for rid in good:
@@ -176,11 +176,11 @@ def test_purge_refuses_without_yes_and_leaves_no_copy_anywhere(vault, cli):
     tree.compact(v)
     cli.json("search", "ZEBRA")
     before = all_files(v.root)
-    refused = cli.json("purge", secret, code=1)
+    refused = cli.json("purge", "--origin", "user", secret, code=1)
     assert refused["error"]["code"] == "confirmation_required" and refused["error"]["records"] == 1
     assert all_files(v.root) == before
     h = handoff.read(v, "webapp")[0].id
-    out = cli.json("purge", secret, h, "--yes")
+    out = cli.json("purge", "--origin", "user", secret, h, "--yes")
     assert out["records"] == 2 and "projects/webapp/HANDOFF.md" in out["files"]
     for name, data in all_files(v.root).items():
         assert b"ZEBRA-SECRET" not in data, name
@@ -204,7 +204,7 @@ def test_purge_takes_the_copies_of_the_text_with_it_and_leaves_doctor_clean(vaul
     merged = cli.json("merge", a, b, c, "--topic", "Japan trip")["id"]
     cat = put(vault, "the cat is called Momo").id
     fixed = cli.json("correct", cat, "the cat is called Mochi")["id"]
-    out = cli.json("purge", b, cat, "--yes")
+    out = cli.json("purge", "--origin", "user", b, cat, "--yes")
     assert out["records"] == 3  # b, the merge that quotes it, the cat; the correction stays
     assert b"OSAKA-4711" not in vault.log_path.read_bytes() and b"Momo" not in vault.log_path.read_bytes()
     assert cli.json("search", "OSAKA")["hits"] == [] and cli.json("get", merged, code=1)
@@ -221,18 +221,18 @@ def test_purge_of_a_hot_memory_entry_takes_every_journal_line_and_refuses_a_held
     cli.json("remove", "BLUEBIRD-4711")
     gone = cli.json("search", "BLUEBIRD")["hits"][0]["id"]
     old = next(h["id"] for h in cli.json("search", "TABS")["hits"] if "TABS-4711" in h["text"])
-    assert cli.json("purge", gone, old, "--yes")["records"] == 4
+    assert cli.json("purge", "--origin", "user", gone, old, "--yes")["records"] == 4
     log = vault.log_path.read_bytes()
     assert b"BLUEBIRD-4711" not in log and b"TABS-4711" not in log  # a replacement's `old` too
     assert cli.json("doctor")["problems"] == []
     held = cli.json("search", "spaces over tabs")["hits"][0]["id"]
     before = vault.log_path.read_bytes()
-    err = cli.json("purge", held, "--yes", code=1)["error"]
+    err = cli.json("purge", "--origin", "user", held, "--yes", code=1)["error"]
     assert err["code"] == "still_held" and "optmem remove --id" in err["message"]
     assert vault.log_path.read_bytes() == before
     cli.json("add", "likes green tea", "--target", "user")
     user = next(h["id"] for h in cli.json("search", "green tea")["hits"])
-    assert "--target user" in cli.json("purge", user, "--yes", code=1)["error"]["message"]
+    assert "--target user" in cli.json("purge", "--origin", "user", user, "--yes", code=1)["error"]["message"]
 
 
 def test_purge_keeps_a_hand_typed_correction_and_its_id(vault, cli):
@@ -240,7 +240,7 @@ def test_purge_keeps_a_hand_typed_correction_and_its_id(vault, cli):
     with open(vault.log_path, "a", encoding="utf-8") as fh:  # one id as a string, no id of its own
         fh.write(json.dumps({"ts": "2026-01-01T00:00:00Z", "text": "the cat is called Mochi", "corrects": old}) + "\n")
     hand = cli.json("search", "Mochi")["hits"][0]["id"]
-    cli.json("purge", old, "--yes")
+    cli.json("purge", "--origin", "user", old, "--yes")
     line = json.loads(vault.log_path.read_text("utf-8").splitlines()[-1])
     assert line == {"id": hand, "ts": "2026-01-01T00:00:00Z", "text": "the cat is called Mochi"}
     assert cli.json("get", hand)["record"]["status"] == "current" and cli.json("doctor")["problems"] == []
@@ -251,7 +251,7 @@ def test_purge_takes_a_resolution_that_kept_the_purged_value(vault, cli):
     k1 = cli.json("append", "user uses Linux PURGEOS-4711", "--key", "user.os")["id"]
     other = cli.json("append", "user uses Mac", "--key", "user.os")["id"]
     cli.json("resolve", "user.os", "--keep", k1)
-    assert cli.json("purge", k1, "--yes")["records"] == 2
+    assert cli.json("purge", "--origin", "user", k1, "--yes")["records"] == 2
     assert b"PURGEOS-4711" not in vault.log_path.read_bytes()
     assert cli.json("get", other)["record"]["status"] == "current" and cli.json("doctor")["problems"] == []
 
@@ -262,24 +262,24 @@ def test_purge_leaves_no_trace_of_the_ids_in_the_recall_lines(vault, cli):
     cli.json("touch", gone, kept)
     cli.json("search", "vendor", "--touch")
     assert gone.encode() in vault.access_path.read_bytes()
-    cli.json("purge", gone, "--yes")
+    cli.json("purge", "--origin", "user", gone, "--yes")
     assert gone.encode() not in vault.access_path.read_bytes()
     lines = [json.loads(x) for x in vault.access_path.read_text("utf-8").splitlines()]
     touches = [x["touch"] for x in lines if "touch" in x]
     assert touches and all(t == [kept] for t in touches)  # the other recalls are untouched
     assert any("sweep" in x for x in lines)
     assert cli.json("get", kept)["record"]["id"] == kept and cli.json("doctor")["problems"] == []
-    cli.json("purge", "--all", "--yes")
+    cli.json("purge", "--origin", "user", "--all", "--yes")
     assert kept.encode() not in vault.access_path.read_bytes()
 
 
 def test_purge_domain_and_all(vault, cli):
     put(vault, "hermes note", domain="hermes")
     put(vault, "code note", domain="code")
-    assert cli.json("purge", "--domain", "hermes", "--yes")["records"] == 1
+    assert cli.json("purge", "--origin", "user", "--domain", "hermes", "--yes")["records"] == 1
     assert [h["domain"] for h in cli.json("search", "note")["hits"]] == ["code"]
-    assert cli.json("purge", code=2)["error"]["code"] == "usage"
-    assert cli.json("purge", "--all", "--yes")["records"] == 1
+    assert cli.json("purge", "--origin", "user", code=2)["error"]["code"] == "usage"
+    assert cli.json("purge", "--origin", "user", "--all", "--yes")["records"] == 1
     assert vault.log_path.read_bytes() == b""
     assert cli.json("search", "note")["hits"] == []
 
@@ -440,7 +440,7 @@ def test_purge_splices_after_of_ids_typed_in_lower_case(vault, cli):
             line = {"id": f"handid0{n}", "ts": f"2026-11-0{n}T00:00:00Z", "text": f"cache host is cache{n}"}
             fh.write(json.dumps({**line, "key": "cache.host", "after": after}) + "\n")
     three = cli.json("append", "cache host is cache3", "--key", "cache.host")["id"]
-    assert cli.json("purge", "handid02", "--yes")["records"] == 1
+    assert cli.json("purge", "--origin", "user", "handid02", "--yes")["records"] == 1
     lines = [json.loads(x) for x in vault.log_path.read_text("utf-8").splitlines()]
     assert [x["after"] for x in lines if x["id"] == three] == [["handid01"]]
     assert "handid02" not in vault.log_path.read_text("utf-8").lower()

@@ -19,7 +19,7 @@ from optmem.trust import trust_file
 @pytest.mark.long
 def test_a_trusted_clone_moved_or_renamed_stays_trusted(tmp_path):
     _, cloned = _cloned(tmp_path)
-    _json(cloned, "trust")
+    _json(cloned, "trust", "--origin", "user")
     assert not _unverified(cloned)
     moved = tmp_path / "elsewhere" / "renamed"
     moved.parent.mkdir()
@@ -27,7 +27,7 @@ def test_a_trusted_clone_moved_or_renamed_stays_trusted(tmp_path):
     assert not _unverified(moved / ".optmem")
     listed = trust_file().read_text("utf-8")  # the list now names the new path, not the old
     assert str((moved / ".optmem").resolve()) in listed and str(cloned.resolve()) not in listed
-    assert _json(moved / ".optmem", "trust")["changed"] is False
+    assert _json(moved / ".optmem", "trust", "--origin", "user")["changed"] is False
     assert _json(moved / ".optmem", "trust", "--revoke")["changed"] is True
     assert _unverified(moved / ".optmem")
 
@@ -37,7 +37,7 @@ def test_a_vault_begun_in_a_repository_stays_trusted_when_the_repository_is_rena
     repo = tmp_path / "coderepo"
     repo.mkdir()
     git(repo, "init", "-q")
-    om("--vault", str(repo / ".optmem"), "append", RULE, "--redline")
+    om("--vault", str(repo / ".optmem"), "append", RULE, "--redline", "--origin", "user")
     om("--vault", str(repo / ".optmem"), "append", "the deploy port is 8276")
     assert "Redlines — locked rules" in _json(repo / ".optmem", "context")["text"]
     repo.rename(tmp_path / "coderepo2")
@@ -48,7 +48,7 @@ def test_a_vault_begun_in_a_repository_stays_trusted_when_the_repository_is_rena
 @pytest.mark.long
 def test_a_new_clone_at_a_moved_clones_old_path_is_not_trusted(tmp_path):
     origin, cloned = _cloned(tmp_path)
-    _json(cloned, "trust")
+    _json(cloned, "trust", "--origin", "user")
     old = cloned.parent
     old.rename(tmp_path / "moved")
     assert not _unverified(tmp_path / "moved" / ".optmem")  # read once moved: the list follows it
@@ -60,20 +60,20 @@ def test_a_new_clone_at_a_moved_clones_old_path_is_not_trusted(tmp_path):
 @pytest.mark.long
 def test_a_clone_moved_and_its_old_path_taken_before_it_is_read_asks_for_trust_again(tmp_path):
     origin, cloned = _cloned(tmp_path)
-    _json(cloned, "trust")
+    _json(cloned, "trust", "--origin", "user")
     old = cloned.parent
     old.rename(tmp_path / "moved")
     git(tmp_path, "clone", "-q", str(origin.parent), str(old))
     # the listed path is there again: no sign tells a move from a copy, so neither is trusted
     assert _unverified(old / ".optmem") and _unverified(tmp_path / "moved" / ".optmem")
-    _json(tmp_path / "moved" / ".optmem", "trust")
+    _json(tmp_path / "moved" / ".optmem", "trust", "--origin", "user")
     assert not _unverified(tmp_path / "moved" / ".optmem")
 
 
 @pytest.mark.long
 def test_a_copied_clone_is_not_trusted_while_the_original_is_there(tmp_path):
     _, cloned = _cloned(tmp_path)
-    _json(cloned, "trust")
+    _json(cloned, "trust", "--origin", "user")
     copy = tmp_path / "app2"
     shutil.copytree(cloned.parent, copy, symlinks=True)  # cp -r app app2: the clone's mark comes too
     assert _unverified(copy / ".optmem")

@@ -197,7 +197,7 @@ def test_the_unresolved_ref_check_looks_ids_up_and_never_lists_them_all(cli, tmp
     ]
     batch = transfer._Batch(Vault(vault), False)
     batch.known = _Unlisted(batch.known)
-    batch.take(transfer.check((lines, False, 1 << 20)))
+    batch.take(transfer.check((lines, False, 1 << 20, True)))
     batch.unresolved()
     if batch.idx is not None:
         batch.idx.close()

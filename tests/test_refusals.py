@@ -37,7 +37,7 @@ def _vault_files(vault_path: Path) -> dict[str, bytes | None]:
 def test_purge_of_a_domain_without_records_is_not_found_and_names_the_domains(cli, vault, vault_path):
     put(vault, "kept", domain="code")
     before = _vault_files(vault_path)
-    err = cli.json("purge", "--domain", "cdoe", "--yes", code=1)["error"]
+    err = cli.json("purge", "--origin", "user", "--domain", "cdoe", "--yes", code=1)["error"]
     assert err["code"] == "not_found" and "cdoe" in err["message"] and err["domains"] == ["code"]
     assert _vault_files(vault_path) == before
 
@@ -46,7 +46,7 @@ def test_purge_all_with_a_tree_that_is_a_file_refuses_before_deleting_anything(c
     put(vault, "a record purge --all would delete")
     (vault_path / "tree").write_text("not the summary tree: a file of mine")
     before = _vault_files(vault_path)
-    out = cli.json("purge", "--all", "--yes", code=3)["error"]
+    out = cli.json("purge", "--origin", "user", "--all", "--yes", code=3)["error"]
     assert out["code"] == "unreadable" and "tree" in out["message"]
     assert "move it aside" in out["message"] and "nothing was deleted" in out["message"]
     assert _vault_files(vault_path) == before  # the log is whole: nothing was half-purged
@@ -56,7 +56,7 @@ def test_purge_of_one_record_with_a_handoff_that_is_a_folder_refuses_before_dele
     rid = put(vault, "a record to purge").id
     (vault_path / "projects" / "webapp" / "HANDOFF.md").mkdir(parents=True)
     before = _vault_files(vault_path)
-    out = cli.json("purge", rid, "--yes", code=3)["error"]
+    out = cli.json("purge", "--origin", "user", rid, "--yes", code=3)["error"]
     assert out["code"] == "unreadable" and "projects/webapp/HANDOFF.md is a folder" in out["message"]
     assert "nothing was deleted" in out["message"]
     assert _vault_files(vault_path) == before
@@ -254,7 +254,10 @@ def test_a_correction_that_says_the_same_is_refused(cli, vault):
         assert cli.json("correct", put(vault, old).id, new)["status"] == "stored", (old, new)
     # … and so is the same text with a new tier or key: the correction moves the fact
     rule = put(vault, "never deploy on fridays").id
-    assert cli.json("correct", rule, "never deploy on fridays", "--redline")["record"]["tier"] == "redline"
+    assert (
+        cli.json("correct", rule, "never deploy on fridays", "--redline", "--origin", "user")["record"]["tier"]
+        == "redline"
+    )
 
 
 @pytest.mark.parametrize(

@@ -123,7 +123,7 @@ def test_redline_outranks_strong_matches_refuses_plain_corrections_accepts_newer
     with pytest.raises(RedlineLocked):
         put(vault, "x", key="release.rule", tier="redline")  # fine: a redline
         put(vault, "测试可以跳过", key="release.rule")
-    newer = cli.json("correct", rule, "发布前必须跑完测试和安全扫描", "--redline")
+    newer = cli.json("correct", rule, "发布前必须跑完测试和安全扫描", "--redline", "--origin", "user")
     hits = cli.json("search", "发布 测试")["hits"]
     assert hits[0]["id"] == newer["id"]
     old = next(h for h in hits if h["id"] == rule)

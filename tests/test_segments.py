@@ -144,7 +144,7 @@ def test_purge_removes_a_record_from_every_writers_file(cli, vault, monkeypatch)
     monkeypatch.setenv("OPTMEM_WRITER", "them")
     cli.json("correct", gone, "the secret plan is plan-c")
     monkeypatch.delenv("OPTMEM_WRITER")
-    cli.json("purge", gone, "--yes")
+    cli.json("purge", "--origin", "user", gone, "--yes")
     for path in (vault.root / "log").glob("*/*.jsonl"):
         assert "plan-b" not in path.read_text("utf-8") and gone not in path.read_text("utf-8")
     assert [h["text"].endswith("the secret plan is plan-c") for h in cli.json("search", "secret plan")["hits"]] == [
@@ -202,10 +202,10 @@ def test_purge_killed_between_two_files_can_be_run_again(cli, vault, monkeypatch
         return real(*args, **kw)
 
     monkeypatch.setattr(purge, "_rewrite_file", killed)
-    cli("purge", two, "--yes")
+    cli("purge", "--origin", "user", two, "--yes")
     monkeypatch.setattr(purge, "_rewrite_file", real)
     if len(calls) >= kill_at:  # (else it finished before that call)
-        assert cli.json("purge", two, "--yes")["records"] == 1
+        assert cli.json("purge", "--origin", "user", two, "--yes")["records"] == 1
     lines = [x for p in sorted((vault.root / "log").glob("*/*.jsonl")) for x in log_lines(p)]
     assert two not in json.dumps(lines)
     assert {x["id"]: x.get("after") for x in lines if x.get("key")}[three] == [one]
@@ -257,19 +257,30 @@ def test_purge_of_several_ids_killed_partway_finishes_when_run_again_with_the_sa
     files = lambda: sorted((vault.root / "log").glob("*/*.jsonl"))  # noqa: E731
     assert {p.parent.name for p in files()} >= {"me", "them", "third"}
     lines = lambda: json.dumps([x for p in files() for x in log_lines(p)])  # noqa: E731
-    run = [sys.executable, "-c", _PURGE_KILLED_AFTER, str(killed_after), "--vault", str(vault.root), "purge", *ids]
+    run = [
+        sys.executable,
+        "-c",
+        _PURGE_KILLED_AFTER,
+        str(killed_after),
+        "--vault",
+        str(vault.root),
+        "purge",
+        "--origin",
+        "user",
+        *ids,
+    ]
     died = subprocess.run([*run, "--yes"], capture_output=True, timeout=HANG)
     assert died.returncode == -9, died.stderr
     gone = [rid for rid in ids if rid not in lines()]
     assert len(gone) == killed_after, (gone, died.stderr)  # (killed partway: some purged, not all)
     left = [rid for rid in ids if rid not in gone]
     if left:
-        again = cli.json("purge", *ids, "--yes")
+        again = cli.json("purge", "--origin", "user", *ids, "--yes")
         assert again["not_found"] == gone and again["records"] == len(left), (again, gone)
-    said = cli("purge", *ids, "--yes")  # (nothing left: the error a typo gets)
+    said = cli("purge", "--origin", "user", *ids, "--yes")  # (nothing left: the error a typo gets)
     assert said.exit_code == 1 and "purged already, or never there" in said.stderr
     assert not any(rid in lines() for rid in ids) and kept in lines()
     assert cli.json("search", "old")["hits"] == []  # (the index is made again, without them)
-    out = cli("purge", ids[0], kept[-8:], "--yes")
+    out = cli("purge", "--origin", "user", ids[0], kept[-8:], "--yes")
     assert out.exit_code == 0 and f"1 id(s) name no record (purged already, or never there): {ids[0]}" in out.stderr
     assert cli.json("search", "office floor")["hits"] == []

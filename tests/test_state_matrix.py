@@ -138,7 +138,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     )
     put("possibly updated (a guess)", "mxplants I have 3 monstera plants at home")
     ids["update guess"] = run(cli, vault, "append", "mxplants I now have 5 monstera plants at home", when=LATER)["id"]
-    put("redline", "mxredline never deploy on a friday", "--redline")
+    put("redline", "mxredline never deploy on a friday", "--redline", "--origin", "user")
     run(cli, vault, "add", "mxhotold the retro is on monday", when=T0)
     run(cli, vault, "replace", "on monday", "on tuesday", when=LATER)
     run(cli, vault, "add", "mxhotgone the printer is on floor 2", when=T0)
@@ -154,7 +154,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
         run(cli, vault, "append", f"filler note {i} about nothing in particular", when=NOW)
     run(cli, vault, "sweep")  # the old jenkins note goes cold
     run(cli, vault, "compact")  # the tree over all of it
-    run(cli, vault, "purge", ids["purged"], "--yes")  # its nodes go with it …
+    run(cli, vault, "purge", "--origin", "user", ids["purged"], "--yes")  # its nodes go with it …
     run(cli, vault, "compact")  # … and are made again without it
     return Built(vault, ids, cli)
 

@@ -169,7 +169,7 @@ def test_suggestions_are_only_groups_merge_accepts(cli, vault, vault_path):
         # inferred against what was said: a conflict
         ("guess", "Japan trip: maybe a day in Nara", ["--key", "trip.nara", "--confidence", "0.3"]),
         ("other", "Japan trip: the visa is not needed", ["--key", "trip.visa", "--domain", "elsewhere"]),
-        ("rule", "Japan trip: never book without asking", ["--redline", "--tag", "japan"]),
+        ("rule", "Japan trip: never book without asking", ["--redline", "--origin", "user", "--tag", "japan"]),
         (
             "secret",
             "Japan trip: token ghp_abcdefghijklmnopqrstuvwxyz0123456789 for the booking site",

@@ -484,7 +484,7 @@ def test_a_purged_record_a_sync_brings_back_is_dropped_again_and_reported(synced
     one, two = copied(synced, tmp_path)
     rid = om(two, "append", "my phone is 138-0000-1111")["id"]
     sync(two), sync(one)
-    om(one, "purge", rid, "--yes")
+    om(one, "purge", "--origin", "user", rid, "--yes")
     sync(one)
     om(two, "append", "b writes again")
     sync(two)
@@ -517,7 +517,7 @@ def test_a_purged_record_does_not_come_back_through_another_clones_tree_nodes(sy
     (two / "optmem.toml").write_text('[tree]\nrun = 2\n[lifecycle]\nauto_sweep = "off"\n', "utf-8")
     rid = om(two, "append", "my phone is 138-0000-1111")["id"]
     sync(two), sync(one)
-    om(one, "purge", rid, "--yes")
+    om(one, "purge", "--origin", "user", rid, "--yes")
     sync(one)
     om(two, "append", "the backend listens on 9090")  # b has not synced: it still holds the record
     om(two, "compact")
@@ -544,9 +544,11 @@ def test_a_purged_record_a_merge_brings_back_into_the_shared_log_jsonl_is_droppe
     second = om(one, "append", "the old office was on floor 3")["id"]
     sync(one), sync(two)
     assert (two / "LOG.jsonl").is_file() and first in record_ids(two)
-    om(one, "purge", first, "--yes")
+    om(one, "purge", "--origin", "user", first, "--yes")
     sync(one)
-    om(two, "purge", second, "--yes")  # b rewrites LOG.jsonl too: git's union merge keeps both sides' lines
+    om(
+        two, "purge", "--origin", "user", second, "--yes"
+    )  # b rewrites LOG.jsonl too: git's union merge keeps both sides' lines
     sync(two)
     report = sync(one)
     assert first not in record_ids(one), report
@@ -563,7 +565,7 @@ def test_a_purge_spreads_to_the_clone_that_held_the_record_and_is_told_as_one(sy
     one, two = copied(synced, tmp_path)
     rid = om(two, "append", "my phone is 138-0000-1111")["id"]
     sync(two), sync(one)
-    om(one, "purge", rid, "--yes")
+    om(one, "purge", "--origin", "user", rid, "--yes")
     sync(one)
     res = CLI("--vault", str(two), "sync", "--json", env=ENV)
     assert res.exit_code == 0, res
@@ -582,7 +584,7 @@ def test_deleting_the_cache_keeps_what_this_clone_purged(synced, tmp_path):
     one, two = copied(synced, tmp_path)
     rid = om(two, "append", "my phone is 138-0000-1111")["id"]
     sync(two), sync(one)
-    om(one, "purge", rid, "--yes")
+    om(one, "purge", "--origin", "user", rid, "--yes")
     sync(one)
     shutil.rmtree(one / ".cache")
     om(two, "append", "b writes again")
@@ -637,7 +639,7 @@ def test_a_purge_marks_the_commit_that_carries_it(synced, tmp_path):
     one, two = copied(synced, tmp_path)
     rid = om(two, "append", "my phone is 138-0000-1111")["id"]
     sync(two), sync(one)
-    om(one, "purge", rid, "--yes")
+    om(one, "purge", "--origin", "user", rid, "--yes")
     sync(one)
     body = git(one, "log", "-1", "--format=%B").stdout
     assert f"Optmem-Purged: {id_hash(rid)}" in body and rid not in body, body

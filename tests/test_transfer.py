@@ -33,7 +33,7 @@ def busy(cli, vault: Path) -> None:
     cli.json("--vault", str(vault), "correct", rid, "deploys go out on Thursday")
     gone = cli.json("--vault", str(vault), "append", "a note to forget")["id"]
     cli.json("--vault", str(vault), "forget", gone, "--reason", "wrong")
-    cli.json("--vault", str(vault), "append", "never break the build", "--redline")
+    cli.json("--vault", str(vault), "append", "never break the build", "--redline", "--origin", "user")
     cli.json("--vault", str(vault), "add", "prefers short answers")
     cli.json("--vault", str(vault), "add", "uses vim", "--target", "user")
     cli.json("--vault", str(vault), "add", "webapp: tests run with pytest", "--project", "webapp")
@@ -59,13 +59,13 @@ def test_an_export_imported_into_an_empty_vault_exports_the_same_and_again_chang
     assert [e["text"] for e in hot["MEMORY.md"]["entries"]] == ["prefers short answers"]
     assert hot["MEMORY.md"]["entries"][0]["journal"] in {r["id"] for r in records}
     (tmp_path / "dump.jsonl").write_text(dump, "utf-8")
-    done = cli.json("--vault", str(second), "import", str(tmp_path / "dump.jsonl"))
+    done = cli.json("--vault", str(second), "import", "--origin", "user", str(tmp_path / "dump.jsonl"))
     noted = [r for r in records if r.get("kind") in ("seen", "forget", "confirm", "restore", "verify", "release")]
     assert noted and done["bookkeeping"] == len(noted)  # a line about a record is no record imported
     assert done["records"] == len(records) - len(noted) and done["bad"] == [] and done["hot"] == 2
     assert export(cli, second) == dump
     before = log_bytes(second)
-    again = cli.json("--vault", str(second), "import", str(tmp_path / "dump.jsonl"))
+    again = cli.json("--vault", str(second), "import", "--origin", "user", str(tmp_path / "dump.jsonl"))
     assert again["records"] == again["bookkeeping"] == 0 and again["hot"] == 0
     assert again["already"] == len(records) - len(noted)
     assert log_bytes(second) == before and export(cli, second) == dump
@@ -90,7 +90,7 @@ def test_a_bad_line_is_reported_with_its_number_and_the_rest_go_in(cli, tmp_path
     ]
     path = tmp_path / "in.jsonl"
     path.write_text("\n".join(lines) + "\n", "utf-8")
-    done = cli.json("import", str(path))
+    done = cli.json("import", "--origin", "user", str(path))
     assert done["records"] == 2
     assert [(b["line"], b["code"]) for b in done["bad"]] == [
         (3, "unparseable_line"),
@@ -98,7 +98,7 @@ def test_a_bad_line_is_reported_with_its_number_and_the_rest_go_in(cli, tmp_path
         (5, "unparseable_line"),
     ]
     assert {h["text"] for h in cli.json("search", "port Friday")["hits"]} == {"the port is 8080", "deploys on Friday"}
-    human = cli("import", str(path))
+    human = cli("import", "--origin", "user", str(path))
     assert human.exit_code == 0 and "line 4:" in human.stderr and "--allow-unsafe" in human.stderr
 
 
@@ -157,10 +157,10 @@ def test_a_big_import_checks_its_records_in_worker_processes_with_the_same_resul
     lines.insert(100, "{broken")
     path = tmp_path / "big.jsonl"
     path.write_text("\n".join(lines) + "\n", "utf-8")
-    serial = cli.json("--vault", str(tmp_path / "serial"), "import", str(path))
+    serial = cli.json("--vault", str(tmp_path / "serial"), "import", "--origin", "user", str(path))
     monkeypatch.setattr(transfer, "PARALLEL_MIN", 10)  # the pool from 10 records on: both paths, same input
     monkeypatch.setattr(transfer, "CHUNK", 7)
-    parallel = cli.json("--vault", str(tmp_path / "parallel"), "import", str(path))
+    parallel = cli.json("--vault", str(tmp_path / "parallel"), "import", "--origin", "user", str(path))
     assert serial == parallel and serial["records"] == 299
     assert [(b["line"], b["code"]) for b in serial["bad"]] == [(101, "unparseable_line"), (153, "unsafe_content")]
     assert export(cli, tmp_path / "serial") == export(cli, tmp_path / "parallel")
@@ -196,7 +196,7 @@ def test_a_big_import_at_time_zero_is_indexed_as_a_rebuild_would(cli, tmp_path, 
     monkeypatch.setattr(transfer, "PARALLEL_MIN", 10)
     monkeypatch.setattr(transfer, "CHUNK", 23)
     monkeypatch.setenv("OPTMEM_NOW", "1970-01-01T00:00:00Z")
-    assert cli.json("--vault", str(tmp_path / "v"), "import", str(dump))["records"] == 100
+    assert cli.json("--vault", str(tmp_path / "v"), "import", "--origin", "user", str(dump))["records"] == 100
     fed = _index_tables(tmp_path / "v")
     shown = list(COLUMNS).index("shown")
     assert {row[shown] for row in fed["rec"]} == {0.0}  # (seen at the import: time 0, not "never")
@@ -243,7 +243,7 @@ def test_a_big_import_checks_in_workers_and_its_index_is_the_one_a_rebuild_build
 
     dump = tmp_path / "busy.jsonl"
     _busy_export(dump, 400)
-    plain = cli.json("--vault", str(tmp_path / "plain"), "import", str(dump))  # below PARALLEL_MIN
+    plain = cli.json("--vault", str(tmp_path / "plain"), "import", "--origin", "user", str(dump))  # below PARALLEL_MIN
     monkeypatch.setattr(transfer, "PARALLEL_MIN", 10)
     monkeypatch.setattr(transfer, "CHUNK", 23)
     split = tmp_path / "split"
@@ -253,7 +253,7 @@ def test_a_big_import_checks_in_workers_and_its_index_is_the_one_a_rebuild_build
     cli.json("--vault", str(recalled), "init")
     (recalled / "ACCESS.jsonl").write_bytes(lifecycle.access_line("2026-01-02T03:04:05Z", sweep=True) + b"\n")
     for vault in (tmp_path / "fed", split, recalled):
-        done = cli.json("--vault", str(vault), "import", str(dump))
+        done = cli.json("--vault", str(vault), "import", "--origin", "user", str(dump))
         assert done == plain and done["records"] == 400 and done["already"] == 1
         assert [(b["line"], b["code"]) for b in done["bad"]] == [(79, "unsafe_content"), (122, "unparseable_line")]
         fed = _index_tables(vault)
@@ -278,7 +278,7 @@ def test_an_import_says_what_it_does_not_take_rather_than_storing_or_dropping_it
     rid = cli.json("--vault", str(first), "append", "用户喜欢乌龙茶", "--key", "user.tea")["id"]
     dump = export(cli, first)
     (tmp_path / "one.jsonl").write_text(dump, "utf-8")
-    assert cli.json("--vault", str(second), "import", str(tmp_path / "one.jsonl"))["records"] == 1
+    assert cli.json("--vault", str(second), "import", "--origin", "user", str(tmp_path / "one.jsonl"))["records"] == 1
     head = dump.splitlines()[0]
     bad = [
         {"record": {"v": 1, "id": "01M9XXXXXXXXXXXXXXXXXXXXXA", "ts": "2026-01-01T00:00:00Z", "text": 5}},
@@ -293,7 +293,7 @@ def test_an_import_says_what_it_does_not_take_rather_than_storing_or_dropping_it
         "utf-8",
     )
     before = log_bytes(second)
-    done = cli.json("--vault", str(second), "import", str(tmp_path / "two.jsonl"))
+    done = cli.json("--vault", str(second), "import", "--origin", "user", str(tmp_path / "two.jsonl"))
     assert done["records"] == 1 and done["already"] == 0  # ("text": "ok", written with a space: taken)
     assert [(b["line"], b["code"], b.get("field")) for b in done["bad"]] == [
         (2, "missing_field", "text"),
@@ -350,7 +350,7 @@ def test_an_import_checks_each_records_id_time_and_field_types_and_leaves_doctor
     ]
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", "utf-8")
-    done = cli.json("--vault", str(vault), "import", str(path))
+    done = cli.json("--vault", str(vault), "import", "--origin", "user", str(path))
     assert [(b["line"], b["code"], b.get("field")) for b in done["bad"]] == [
         (2, "bad_value", "id"),
         (3, "bad_value", "id"),
@@ -369,7 +369,9 @@ def test_an_import_checks_each_records_id_time_and_field_types_and_leaves_doctor
     # the future-dated value did not go in: a new value of the key is its current one
     cli.json("--vault", str(vault), "append", "port is 8000", "--key", "port")
     assert [h["text"] for h in cli.json("--vault", str(vault), "search", "port")["hits"]] == ["port is 8000"]
-    assert cli.json("--vault", str(vault), "import", str(path))["records"] == 0  # again: nothing new
+    assert (
+        cli.json("--vault", str(vault), "import", "--origin", "user", str(path))["records"] == 0
+    )  # again: nothing new
 
 
 def test_an_import_where_every_line_is_bad_is_refused_and_a_partial_one_says_so(cli, tmp_path):
@@ -378,21 +380,34 @@ def test_an_import_where_every_line_is_bad_is_refused_and_a_partial_one_says_so(
     of some lines says `partial`."""
     vault = tmp_path / "v"
     head = '{"format":"optmem-export","version":1}\n'
-    res = cli("--vault", str(vault), "import", "-", "--json", input=head + '{"record":{"text":"a"}}\ngarbage\n')
+    res = cli(
+        "--vault",
+        str(vault),
+        "import",
+        "--origin",
+        "user",
+        "-",
+        "--json",
+        input=head + '{"record":{"text":"a"}}\ngarbage\n',
+    )
     out = json.loads(res.stdout)
     assert res.exit_code == 1 and out["ok"] is False and out["error"]["code"] == "nothing_imported"
     assert [(b["line"], b["code"]) for b in out["error"]["bad"]] == [(2, "missing_field"), (3, "unparseable_line")]
     assert not vault.exists()
-    human = cli("--vault", str(vault), "import", "-", input=head + "garbage\n")
+    human = cli("--vault", str(vault), "import", "--origin", "user", "-", input=head + "garbage\n")
     assert human.exit_code == 1 and "nothing was imported" in human.stderr
     good = '{"record":{"v":1,"id":"01KB5Z3M0000000000000000AB","ts":"2026-11-29T18:55:30Z","text":"b","domain":"d"}}\n'
-    part = cli("--vault", str(vault), "import", "-", "--json", input=head + good + "garbage\n")
+    part = cli("--vault", str(vault), "import", "--origin", "user", "-", "--json", input=head + good + "garbage\n")
     done = json.loads(part.stdout)
     assert part.exit_code == 0 and done["ok"] and done["partial"] is True and done["records"] == 1
-    again = cli("--vault", str(vault), "import", "-", input=head + good + "x\n").stdout  # (the record: here already)
+    again = cli(
+        "--vault", str(vault), "import", "--origin", "user", "-", input=head + good + "x\n"
+    ).stdout  # (the record: here already)
     assert again.startswith("partial import: imported 0 record(s)")
     assert "1 already here; 1 line(s) not imported" in again
-    empty = cli.json("--vault", str(vault), "import", "-", input=head)  # an export of an empty vault
+    empty = cli.json(
+        "--vault", str(vault), "import", "--origin", "user", "-", input=head
+    )  # an export of an empty vault
     assert empty["records"] == 0 and empty["partial"] is False
 
 
@@ -406,7 +421,7 @@ def test_a_refused_line_says_not_imported_once(cli, tmp_path):
         {"id": "01KJMDEB80AAAAAAAAAAAAAAA9", "text": "no time"},
     ]
     dump.write_text("\n".join(json.dumps(x) for x in [head, *({"record": r} for r in rows)]) + "\n", "utf-8")
-    res = cli("import", str(dump))
+    res = cli("import", "--origin", "user", str(dump))
     said = [line for line in res.stderr.splitlines() if line.startswith("warning: line")]
     assert len(said) == 2 and all(line.count("not imported") == 1 for line in said), res.stderr
     assert all("nothing was stored" not in line for line in said), res.stderr

@@ -27,7 +27,7 @@ def test_after_a_purge_the_tree_stays_in_time_order_over_consecutive_records(cli
         ids.append(cli.json("append", f"note r{d} about topicr{d}", "--domain", "code")["id"])
     monkeypatch.delenv("OPTMEM_NOW")
     cli.json("compact")
-    assert cli.json("purge", ids[1], "--yes")["records"] == 1
+    assert cli.json("purge", "--origin", "user", ids[1], "--yes")["records"] == 1
     cli.json("compact")
     order = [i for i in ids if i != ids[1]]  # the domain's records, in time order
     nodes = _tree(cli)

@@ -29,7 +29,7 @@ def _cloned(tmp_path: Path) -> tuple[Path, Path]:
     origin.mkdir()
     git(origin, "init", "-q")
     vault = origin / ".optmem"
-    om("--vault", str(vault), "append", RULE, "--redline")
+    om("--vault", str(vault), "append", RULE, "--redline", "--origin", "user")
     om("--vault", str(vault), "append", "deploy notes: the deploy script is deploy.sh, run it on weekdays")
     git(origin, "add", "-A")
     git(origin, "commit", "-qm", "memory")
@@ -71,11 +71,11 @@ def test_an_unverified_redline_ranks_as_a_note(tmp_path):
 @pytest.mark.long
 def test_trust_makes_the_redlines_rules_and_revoke_takes_it_back(tmp_path):
     _, cloned = _cloned(tmp_path)
-    out = _json(cloned, "trust")
+    out = _json(cloned, "trust", "--origin", "user")
     assert out["trusted"] and out["changed"] and out["in_git"] and out["redlines"] == 1
     assert "Redlines — locked rules" in _json(cloned, "context")["text"]
     assert "unverified" not in json.dumps(_json(cloned, "search", "deploy Fridays"))
-    assert _json(cloned, "trust")["changed"] is False  # trusted already
+    assert _json(cloned, "trust", "--origin", "user")["changed"] is False  # trusted already
     listed = Path(os.environ["HOME"]) / ".local" / "share" / "optmem" / "trusted-vaults"
     mark = (cloned.parent / ".git" / "optmem-clone-id").read_text("utf-8").strip()
     assert f"{cloned.resolve()}\t{mark}" in listed.read_text("utf-8").splitlines()  # its clone's mark
@@ -87,9 +87,9 @@ def test_trust_makes_the_redlines_rules_and_revoke_takes_it_back(tmp_path):
 @pytest.mark.long
 def test_a_vault_outside_git_is_the_users_own(tmp_path):
     vault = tmp_path / "mine"
-    om("--vault", str(vault), "append", RULE, "--redline")
+    om("--vault", str(vault), "append", RULE, "--redline", "--origin", "user")
     assert "Redlines — locked rules" in _json(vault, "context")["text"]
-    out = _json(vault, "trust")
+    out = _json(vault, "trust", "--origin", "user")
     assert out["trusted"] and not out["in_git"] and not out["changed"]
     assert not (Path(os.environ["HOME"]) / ".local" / "share" / "optmem" / "trusted-vaults").exists()
 
@@ -104,7 +104,7 @@ def test_the_summary_tree_marks_the_redlines_of_an_untrusted_vault(tmp_path):
     made = origin / ".optmem"
     made.mkdir()
     (made / "optmem.toml").write_text("[tree]\nrun = 2\nfanout = 2\n", "utf-8")
-    om("--vault", str(made), "append", RULE, "--redline", "--domain", "ops")
+    om("--vault", str(made), "append", RULE, "--redline", "--origin", "user", "--domain", "ops")
     om("--vault", str(made), "append", "deploy notes: deploy.sh runs the migrations", "--domain", "ops")
     om("--vault", str(made), "compact")
     git(origin, "add", "-A")
@@ -120,7 +120,7 @@ def test_the_summary_tree_marks_the_redlines_of_an_untrusted_vault(tmp_path):
     hits = _json(cloned, "search", "deploy Fridays", "--kind", "summary")["hits"]
     assert {h["id"] for h in hits} >= {ref}  # (the root quotes it too)
     assert all("[unverified redline]" in h["text"] and "[redline]" not in h["text"] for h in hits)
-    _json(cloned, "trust")
+    _json(cloned, "trust", "--origin", "user")
     assert "[redline]" in _json(cloned, "tree", ref)["node"]["body"]
 
 
@@ -135,7 +135,7 @@ def test_a_cloned_vault_split_per_writer_is_not_taken_for_one_begun_here(tmp_pat
     om("--vault", str(vault), "segment")  # (no vault yet: refused)
     om("--vault", str(vault), "init")
     om("--vault", str(vault), "segment", "--writer", "origin")
-    om("--vault", str(vault), "append", RULE, "--redline")
+    om("--vault", str(vault), "append", RULE, "--redline", "--origin", "user")
     git(origin, "add", "-A")
     git(origin, "commit", "-qm", "memory")
     clone = tmp_path / "clone"
@@ -193,7 +193,7 @@ def test_a_first_write_in_a_cloned_vault_that_holds_no_records_does_not_trust_it
     _push_redline(origin)
     git(clone, "pull", "-q", "--no-rebase", "--no-edit")
     assert _unverified(vault)
-    _json(vault, "trust")
+    _json(vault, "trust", "--origin", "user")
     assert not _unverified(vault)
 
 
@@ -229,7 +229,7 @@ def test_a_re_clone_into_a_trusted_folder_is_not_trusted(tmp_path):
     place = tmp_path / "work" / "app"
     git(tmp_path, "clone", "-q", str(first), str(place))
     assert _unverified(place / ".optmem")
-    _json(place / ".optmem", "trust")
+    _json(place / ".optmem", "trust", "--origin", "user")
     assert not _unverified(place / ".optmem")
     for source in (other, first):
         shutil.rmtree(place)
@@ -256,13 +256,13 @@ def test_a_vault_begun_in_a_repository_is_trusted_without_ceremony(tmp_path):
     export = tmp_path / "export.jsonl"
     export.write_text(om("--vault", str(tmp_path / "outside"), "export").stdout, "utf-8")
     assert om("--vault", str(repo / ".optmem"), "init").returncode == 0
-    om("--vault", str(top), "append", RULE, "--redline")
-    om("--vault", str(hand), "append", RULE, "--redline")
+    om("--vault", str(top), "append", RULE, "--redline", "--origin", "user")
+    om("--vault", str(hand), "append", RULE, "--redline", "--origin", "user")
     om("--vault", str(repo / "imported"), "import", str(export))
     for vault in (repo / ".optmem", top, hand, repo / "imported"):
-        om("--vault", str(vault), "append", RULE, "--redline")
+        om("--vault", str(vault), "append", RULE, "--redline", "--origin", "user")
         assert not _unverified(vault), vault
-        assert _json(vault, "trust")["changed"] is False
+        assert _json(vault, "trust", "--origin", "user")["changed"] is False
 
 
 @pytest.mark.long
@@ -271,13 +271,13 @@ def test_trust_adds_nothing_to_the_vault_and_nothing_git_would_carry(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
-    om("--vault", str(repo / ".optmem"), "append", RULE, "--redline")
-    om("--vault", str(tmp_path / "plain"), "append", RULE, "--redline")
+    om("--vault", str(repo / ".optmem"), "append", RULE, "--redline", "--origin", "user")
+    om("--vault", str(tmp_path / "plain"), "append", RULE, "--redline", "--origin", "user")
     names = [sorted(p.name for p in folder.iterdir()) for folder in (repo / ".optmem", tmp_path / "plain")]
     assert names[0] == names[1]
     before = git(repo, "status", "--porcelain", "--ignored").stdout
     _json(repo / ".optmem", "trust", "--revoke")
-    _json(repo / ".optmem", "trust")
+    _json(repo / ".optmem", "trust", "--origin", "user")
     assert git(repo, "status", "--porcelain", "--ignored").stdout == before
     assert not _unverified(repo / ".optmem")
 
@@ -290,7 +290,7 @@ def test_a_path_on_a_list_from_an_older_optmem_trusts_nothing(tmp_path):
     listed = Path(os.environ["HOME"]) / ".local" / "share" / "optmem" / "trusted-vaults"
     listed.write_text(f"{cloned.resolve()}\n/somewhere/else\n", "utf-8")
     assert _unverified(cloned)
-    assert _json(cloned, "trust")["changed"] is True
+    assert _json(cloned, "trust", "--origin", "user")["changed"] is True
     assert not _unverified(cloned)
     lines = listed.read_text("utf-8").splitlines()
     assert str(cloned.resolve()) not in lines and "/somewhere/else" in lines
@@ -307,7 +307,7 @@ def test_a_vault_in_a_worktree_is_trusted_in_that_worktree_only(tmp_path):
     tree = tmp_path / "tree"
     git(clone, "worktree", "add", "-q", str(tree))
     assert (tree / ".git").is_file()
-    _json(tree / ".optmem", "trust")
+    _json(tree / ".optmem", "trust", "--origin", "user")
     assert not _unverified(tree / ".optmem")
     assert _unverified(cloned)
 
@@ -349,13 +349,13 @@ def test_trust_survives_sync_and_doctor_and_a_new_clone_waits(tmp_path):
     git(tmp_path, "init", "-q", "--bare", str(bare))
     laptop, desktop = tmp_path / "laptop", tmp_path / "desktop"
     git(tmp_path, "clone", "-q", str(bare), str(laptop))
-    om("--vault", str(laptop), "append", RULE, "--redline")
+    om("--vault", str(laptop), "append", RULE, "--redline", "--origin", "user")
     for args in (("sync",), ("doctor", "--fix")):
         assert om("--vault", str(laptop), *args).returncode == 0
         assert not _unverified(laptop)
     git(tmp_path, "clone", "-q", str(bare), str(desktop))
     assert _unverified(desktop)
-    _json(desktop, "trust")
+    _json(desktop, "trust", "--origin", "user")
     assert om("--vault", str(desktop), "sync").returncode == 0
     assert not _unverified(desktop) and not _unverified(laptop)
 
@@ -367,9 +367,9 @@ def test_a_clone_whose_git_directory_cannot_be_found_or_whose_mark_is_a_link_is_
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / ".git").write_text("not a gitdir line\n", "utf-8")
-    assert om("--vault", str(broken / ".optmem"), "append", RULE, "--redline").returncode == 0
+    assert om("--vault", str(broken / ".optmem"), "append", RULE, "--redline", "--origin", "user").returncode == 0
     assert _unverified(broken / ".optmem")
-    res = om("--vault", str(broken / ".optmem"), "trust", "--json")
+    res = om("--vault", str(broken / ".optmem"), "trust", "--origin", "user", "--json")
     assert res.returncode != 0 and "git directory" in json.loads(res.stdout)["error"]["message"]
 
     made, _ = _cloned(tmp_path)
@@ -477,5 +477,5 @@ def test_stats_says_a_clones_redlines_are_unverified_as_context_does(tmp_path):
     human = om("--vault", str(cloned), "stats").stdout
     assert "redlines 1 (unverified" in human and "optmem trust" in human, human
     assert "unverified" not in om("--vault", str(made), "stats").stdout
-    _json(cloned, "trust")
+    _json(cloned, "trust", "--origin", "user")
     assert _json(cloned, "stats")["redlines_unverified"] is False

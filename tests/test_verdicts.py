@@ -86,7 +86,7 @@ def test_an_import_keeps_the_verdict_of_what_it_checked(cli, vault: Vault, scann
     other = tmp_path / "other"
     env = {"OPTMEM_VAULT": str(other)}
     assert cli("init", str(other)).exit_code == 0
-    assert cli("import", str(dump), env=env).exit_code == 0
+    assert cli("import", "--origin", "user", str(dump), env=env).exit_code == 0
     scanned.clear()
     hits = cli.json("search", "staging", env=env)["hits"]
     assert [h["text"] for h in hits] == ["the staging deploy moved to friday"]
@@ -97,7 +97,7 @@ def test_an_import_keeps_the_verdict_of_what_it_checked(cli, vault: Vault, scann
 def test_context_scans_nothing_the_gate_passed_and_still_blocks_a_hand_typed_redline(
     cli, vault: Vault, scanned: Watched
 ) -> None:
-    cli.json("append", "deploys need a second reviewer", "--redline")
+    cli.json("append", "deploys need a second reviewer", "--redline", "--origin", "user")
     cli.json("append", "the staging box reboots at 3am")
     with open(vault.root / "LOG.jsonl", "a", encoding="utf-8") as fh:  # a redline typed by hand
         fh.write(
@@ -114,7 +114,13 @@ def test_context_scans_nothing_the_gate_passed_and_still_blocks_a_hand_typed_red
 @pytest.mark.long
 def test_context_reads_only_the_redlines_that_can_fit_and_counts_the_rest(cli, vault: Vault) -> None:
     for i in range(12):
-        cli.json("append", f"rule {i:02d}: every deploy of service {i} needs a second reviewer", "--redline")
+        cli.json(
+            "append",
+            f"rule {i:02d}: every deploy of service {i} needs a second reviewer",
+            "--redline",
+            "--origin",
+            "user",
+        )
     whole = cli.json("context", "--budget", "100000")["sections"][0]["items"]
     assert len(whole) == 12
     small = cli.json("context", "--budget", "700")

@@ -106,7 +106,7 @@ def test_context_and_doctor_name_facts_that_matter_and_went_unchecked(cli, vault
     quiet(vault_path)
     at(monkeypatch, OLD)
     port = cli.json("append", "the backend port is 9090", "--key", "port")["id"]
-    rule = cli.json("append", "never push to main", "--redline")["id"]
+    rule = cli.json("append", "never push to main", "--redline", "--origin", "user")["id"]
     cache = cli.json("append", "the cache is redis 7", "--importance", "0.9")["id"]
     lunch = cli.json("append", "the cache team had lunch")["id"]
     at(monkeypatch, NOW)

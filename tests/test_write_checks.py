@@ -17,13 +17,15 @@ def test_a_hand_typed_correction_through_append_meets_the_checks_correct_makes(c
     `correct` refuses it — a redline only by a redline (`redline_locked`), an old version of a
     fact (`superseded`, naming the current one: one fact never has two current corrections on
     one clone), an id no record has (`not_found`) — and otherwise stored as the correction."""
-    rule = cli.json("append", "生产发布必须两人批准", "--redline")["id"]
+    rule = cli.json("append", "生产发布必须两人批准", "--redline", "--origin", "user")["id"]
     before = log_lines(vault_path)
     for text in (f"〔更正〕#{rule} 生产发布一人批准即可", f"[correction] #{rule[-8:]} release needs one approval only"):
         out = cli.json("append", text, code=1)["error"]
         assert out["code"] == "redline_locked" and rule in out["message"]
     assert log_lines(vault_path) == before  # nothing stored
-    assert cli.json("append", f"〔更正〕#{rule} 生产发布三人批准", "--redline")["status"] == "stored"
+    assert (
+        cli.json("append", f"〔更正〕#{rule} 生产发布三人批准", "--redline", "--origin", "user")["status"] == "stored"
+    )
 
     fact = cli.json("append", "数据库是 MySQL 5.7")["id"]
     fixed = cli.json("correct", fact, "数据库是 MySQL 8.0")["id"]

@@ -216,7 +216,8 @@ def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
     """
     from optmem.integrations import sync as core
 
-    r = core.sync(get_vault(), remote, branch, core.main_say)
+    vault = get_vault()
+    r = core.sync(vault, remote, branch, core.main_say)
 
     def human() -> str:
         if r.noop:
@@ -255,6 +256,7 @@ def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
                 "not meant — `optmem doctor` names them"
             )
         out += [f"flagged by the scanner: {f['id']} ({f['rule']}) in {f['file']}" for f in r.flagged]
+        out += _came_from_clones(r, vault.trusted)
         out += [
             f"new conflict: {c['name']} — `optmem conflicts` shows it, `optmem resolve` settles it"
             for c in r.new_conflicts
@@ -268,6 +270,34 @@ def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
         return "\n".join(out)
 
     emit(json_out, r.to_dict(), human)
+
+
+def _came_from_clones(r: Any, trusted: bool) -> list[str]:
+    """What another clone made that acts here as this clone's own, named (a sync's `redlines_in`
+    and `hot_in`): a trusted vault's redlines are rules, and hot entries go into every prompt."""
+    from optmem.safety import scan
+
+    out = []
+    if r.redlines_in:
+        ids = ", ".join(x["id"][-8:] for x in r.redlines_in[:8]) + (" …" if len(r.redlines_in) > 8 else "")
+        out.append(
+            f"{len(r.redlines_in)} redline(s) came in from another clone ({ids}): "
+            + (
+                "locked rules here too — this vault is trusted, and trusting it trusts whoever can push to it; "
+                "`optmem get ID` reads one, `optmem forget ID --redline` drops it"
+                if trusted
+                else "read as unverified notes here until you run `optmem trust`"
+            )
+        )
+    for h in r.hot_in:
+        words = scan.redact(h["text"])
+        out.append(
+            f"came in from another clone, now in {h['file']} (hot memory, in every prompt): [{h['entry']}] "
+            f"{words[:80]}{'…' if len(words) > 80 else ''}"
+        )
+    if r.hot_in:
+        out.append("(`optmem remove` takes out an entry that should not be there — on every clone, at the next sync)")
+    return out
 
 
 @command(

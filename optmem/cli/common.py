@@ -321,6 +321,16 @@ def origin_of(origin: str | None, agent: bool = False) -> str:
     return "user" if terminal else "agent"
 
 
+def person_check(doing: str, command: str, origin: str | None) -> str:
+    """The origin of a command only a person may run (`origin_of` of --origin), after the one
+    person check (`quarantine.refuse_unless_person`: `needs_person` unless it is `user`)."""
+    from optmem.quarantine import check_origin, refuse_unless_person
+
+    who = origin_of(check_origin(origin))
+    refuse_unless_person(doing, command, who)
+    return who
+
+
 STDIN_BYTES = 16 << 20  # what `-` reads from stdin at most: a record's text is bounded far below
 
 

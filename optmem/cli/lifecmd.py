@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from optmem.cli.common import emit, get_vault, origin_of, short, warn_all
-from optmem.cli.spec import SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
+from optmem.cli.spec import PERSON, SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 
 SOURCE = opt("source", help="Who did it (agent, tool, person).")
 QUEUE_LIMIT = opt("limit", "--limit", "-n", type=int, default=50, help="How many (oldest first).")
@@ -251,14 +251,7 @@ def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
     )
 
 
-RELEASER = opt(
-    "origin",
-    help="Who releases it: user (you — the default at a terminal) or agent (the default without a terminal "
-    "or in a command Claude Code, Codex or Hermes runs: refused, only a person releases).",
-)
-
-
-@command("release", arg("record_id", "The held record.", metavar="ID"), SOURCE, RELEASER)
+@command("release", arg("record_id", "The held record.", metavar="ID"), SOURCE, PERSON)
 def release(record_id: str, source: str | None, origin: str | None, json_out: bool) -> None:
     """Release a record held in quarantine: you reviewed it, it is fine.
 

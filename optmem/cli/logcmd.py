@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from optmem.cli.common import emit, env_domain, get_vault, note, origin_of, read_arg, short, warn_all
-from optmem.cli.spec import ORIGIN, SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
+from optmem.cli.spec import ORIGIN, PERSON, SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 
 DOMAIN = opt("domain", "--domain", "-d", help="Agent or area (else OPTMEM_DOMAIN, config, `default`).")
 PROJECT = opt("project", "--project", "-p", help="Project name.")
@@ -257,12 +257,19 @@ def get(record_id: str, allow_unsafe: bool, json_out: bool) -> None:
     "forget",
     arg("record_id", "The record to forget.", metavar="ID"),
     opt("reason", help="Why (kept in the tombstone)."),
-    flag("redline", help="Forget a redline too: it is a locked rule, dropped only when you say so."),
+    flag("redline", help="Forget a redline too: it is a locked rule, dropped only by a person (at a terminal)."),
     SOURCE,
     UNSAFE,
+    PERSON,
 )
 def forget(
-    record_id: str, reason: str | None, redline: bool, source: str | None, allow_unsafe: bool, json_out: bool
+    record_id: str,
+    reason: str | None,
+    redline: bool,
+    source: str | None,
+    allow_unsafe: bool,
+    origin: str | None,
+    json_out: bool,
 ) -> None:
     """Hide a record from search and context; it stays in LOG.jsonl.
 
@@ -271,6 +278,7 @@ def forget(
       optmem forget 7QMZMMFT --reason "wrong project"
     """
     from optmem import log
+    from optmem.quarantine import check_origin
 
     res = log.forget(
         get_vault(write=True, create=False),
@@ -279,6 +287,7 @@ def forget(
         source=source,
         allow_unsafe=allow_unsafe,
         redline=redline,
+        origin=origin_of(check_origin(origin)),
     )
     warn_all(list(res.warnings))
     emit(

@@ -3,7 +3,7 @@
 from typing import Any
 
 from optmem.cli.common import emit, get_vault, short, warn_all, write_out
-from optmem.cli.spec import JSON, UNSAFE, CommandExit, arg, command, flag, opt
+from optmem.cli.spec import JSON, PERSON, UNSAFE, CommandExit, arg, command, flag, opt
 
 
 def _finish(json_out: bool, ok: bool, payload: dict[str, Any], human: str) -> None:
@@ -54,14 +54,16 @@ def doctor(fix: bool, json_out: bool) -> None:
     )
 
 
-@command("trust", flag("revoke", help="Withdraw the trust: its redlines read as unverified notes again."))
-def trust(revoke: bool, json_out: bool) -> None:
+@command("trust", flag("revoke", help="Withdraw the trust: its redlines read as unverified notes again."), PERSON)
+def trust(revoke: bool, origin: str | None, json_out: bool) -> None:
     """Trust this vault's redlines as rules (a vault that came in a git clone shows them as notes until then).
 
     A vault inside a git work tree that optmem did not begin here (it came in a clone, or from
     someone who can push) is not trusted: its hand-typed locked rules are shown as unverified
     notes — not first in search, not "Redlines" in context — until you read them and run this.
-    Trust belongs to this clone: a folder deleted and cloned again asks again.
+    Trust belongs to this clone: a folder deleted and cloned again asks again. Only a person
+    trusts (run it at a terminal): an agent's `trust` is refused (exit 1, needs_person); anyone
+    may --revoke.
 
     \b
     Example:
@@ -73,6 +75,10 @@ def trust(revoke: bool, json_out: bool) -> None:
 
     vault = get_vault()
     vault.require()
+    if not revoke:  # (taking trust back makes nothing a rule: anyone may)
+        from optmem.cli.common import person_check
+
+        person_check(f"trusting the redlines of {vault.root} as rules", "optmem trust", origin)
     trusted, changed, inside = core.decide(vault.root, revoke=revoke)
     with open_index(vault) as idx:
         redlines = idx.count_redlines(clock.now().timestamp())
@@ -153,8 +159,14 @@ def export(json_out: bool) -> None:
         choices=("claude-code", "codex", "hermes", "mem0"),
     ),
     UNSAFE,
+    opt(
+        "origin",
+        help="Who runs it: user (you — the default at a terminal: an export's lines go in as they are, Hermes' "
+        "entries into hot memory) or agent (the default without a terminal, or in a command Claude Code, Codex or "
+        "Hermes runs: every record is second-hand, none a locked rule or hot memory).",
+    ),
 )
-def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -> None:
+def import_(path: str, source: str | None, allow_unsafe: bool, origin: str | None, json_out: bool) -> None:
     """Import an export (records keyed by id), or another tool's memory files with --from.
 
     Every record is checked (it parses; the security scan: another tool's possible injection is
@@ -166,6 +178,10 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
     Hermes's MEMORY.md/USER.md (into hot memory while they fit, the rest to the log) or Mem0
     exports (a JSON file or a folder of them); each record keeps the date its source gave it.
     Files not in the named tool's format are refused (wrong_format) and nothing is written.
+    What an import brings is second-hand unless a person runs it (at a terminal): an agent's
+    import of an export marks every record `import:optmem`, stores a redline as a plain record
+    and puts no entry in hot memory (each said on stderr). Records held in quarantine are
+    counted (`held`): `optmem quarantine` lists them for review.
 
     \b
     Example:
@@ -179,16 +195,18 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
     from optmem import transfer
     from optmem.cli.common import origin_of, progress_callback
     from optmem.errors import UsageError
+    from optmem.quarantine import check_origin
 
     vault = get_vault(write=True)
     progress = progress_callback("importing")
+    writer = origin_of(check_origin(origin))
     if source:
         done = transfer.import_from(
-            vault, source, Path(path), allow_unsafe=allow_unsafe, progress=progress, writer=origin_of(None)
+            vault, source, Path(path), allow_unsafe=allow_unsafe, progress=progress, writer=writer
         )
     elif path == "-":
         lines = transfer.bounded_lines(sys.stdin.buffer)
-        done = transfer.import_export(vault, lines, allow_unsafe=allow_unsafe, progress=progress)
+        done = transfer.import_export(vault, lines, allow_unsafe=allow_unsafe, progress=progress, writer=writer)
     else:
         try:
             fh = open(path, "rb")
@@ -196,7 +214,7 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
             raise UsageError(f"cannot read {path}: {exc.strerror or exc}; nothing was imported") from exc
         with fh:
             done = transfer.import_export(
-                vault, transfer.bounded_lines(fh), allow_unsafe=allow_unsafe, progress=progress
+                vault, transfer.bounded_lines(fh), allow_unsafe=allow_unsafe, progress=progress, writer=writer
             )
     warn_all(
         [
@@ -207,6 +225,14 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
     if len(done.bad) > 20:
         warn_all([f"{len(done.bad) - 20} more line(s) not imported (see --json)"])
     warn_all(done.warnings)
+    if done.held:  # (as `append` warns of the one it holds)
+        warn_all(
+            [
+                f"{done.held:,} imported record(s) held in quarantine: the scanner flags them as possible prompt "
+                "injections, so they stay out of context and search until a person reviews them — `optmem "
+                "quarantine` lists them; `optmem release ID` if one is fine, `optmem forget ID` if not"
+            ]
+        )
     if done.unmapped:
         fields = ", ".join(f"{k} ({n:,})" for k, n in done.unmapped.items())
         warn_all([f"{done.source} fields not mapped to a record's (not kept): {fields}"])
@@ -220,6 +246,7 @@ def import_(path: str, source: str | None, allow_unsafe: bool, json_out: bool) -
         + (f", {done.hot} hot entr{'y' if done.hot == 1 else 'ies'}" if done.hot else "")
         + (f"; {done.already:,} already here" if done.already else "")
         + (f"; {len(done.bad)} line(s) not imported" if done.bad else "")
+        + (f"; {done.held:,} held in quarantine" if done.held else "")
     )
     emit(json_out, done._asdict() | {"partial": bool(done.bad)}, lambda: said)
 
@@ -285,17 +312,27 @@ def stats(json_out: bool) -> None:
     opt("domain", "--domain", "-d", help="Every record of this domain."),
     flag("all", help="Every record (and the tree, handoffs and quarantine)."),
     flag("yes", help="Really delete (without it, purge only says what it would do)."),
+    PERSON,
 )
-def purge(record_ids: list[str] | None, domain: str | None, all: bool, yes: bool, json_out: bool) -> None:
+def purge(
+    record_ids: list[str] | None, domain: str | None, all: bool, yes: bool, origin: str | None, json_out: bool
+) -> None:
     """Delete records physically — the only command that does; refuses without --yes.
+
+    Only a person purges: run it at a terminal; an agent's purge (a command without a terminal,
+    or one Claude Code, Codex or Hermes runs) is refused (exit 1, needs_person), before anything
+    is read.
 
     \b
     Example:
       optmem purge 7QMZMMFT --yes
     """
     from optmem import purge as core
+    from optmem.cli.common import person_check
 
     ids = [i for arg in record_ids or [] for i in arg.replace(",", " ").split()] or None
+    what = " ".join(ids or []) or ("--all" if all else f"--domain {domain}" if domain else "ID")
+    person_check("deleting records for good (purge)", f"optmem purge {what} --yes", origin)
     res = core.purge(get_vault(), ids, domain=domain, everything=all, yes=yes)
     warn_all(res.warnings)
     emit(

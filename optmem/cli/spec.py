@@ -197,6 +197,13 @@ ORIGIN = opt(
 )
 
 
+PERSON = opt(
+    "origin",
+    help="Who runs it: user (you — the default at a terminal) or agent (the default without a terminal, or in a "
+    "command Claude Code, Codex or Hermes runs). Only a person may: an agent's is refused.",
+)
+
+
 def flag(name: str, *decls: str, help: str) -> Param:
     return Param(name, decls or ("--" + name.replace("_", "-"),), bool, False, help)
 

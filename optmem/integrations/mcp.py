@@ -421,7 +421,10 @@ _STDIN = re.compile(r" \(or - to read it from stdin\)")  # (a command line's way
 # the command line picks a hot entry by id or takes the first match; the memory tool, by its words
 # what only a person may say — that a command is theirs: over MCP a write is the agent's or a
 # tool's (`origin` user is refused), so the advice is the user's command, run at their terminal
-_AS_USER = re.compile(r"the user runs the command(?: \(at a terminal, or with --origin user\)| with --origin user)")
+_AS_USER = re.compile(
+    r"the user runs the command(?: \(at a terminal, or with --origin user\)| with --origin user| themselves, at their "
+    r"own terminal)|ask the user to run `optmem [^`]*` themselves, at their own terminal"
+)
 _HOT_PICK = re.compile(r",? --id ID,? or --first to edit the first match")
 # `context`'s own asks (never the stored text between them): the tool that settles a conflict
 _ASK = re.compile(r"Ask the user, then `optmem resolve ([^`\s]+) --keep ID`")

@@ -45,7 +45,7 @@ from typing import Any
 
 from optmem import fsio, gitstate, layout
 from optmem.errors import MergeConflict, OptmemError, SyncFailed, UsageError, quote
-from optmem.record import READ_BYTES, BadLine, flagged_field, parse_line
+from optmem.record import BOOKKEEPING, READ_BYTES, BadLine, flagged_field, parse_line
 from optmem.vault import Vault
 
 PUSH_TRIES = 5
@@ -76,6 +76,11 @@ class SyncReport:
     handoffs_dropped: list[str] = field(default_factory=list)  # HANDOFF.md files a merge brought back carrying one
     purged_elsewhere: int = 0  # records this clone held that another clone purged: the merge took them out
     removed_elsewhere: int = 0  # records the merge took out with no purge's mark (a purge or an edit there)
+    # what another clone made that acts here as this clone's own: hot-memory entries the merge put
+    # in the hot files ({file, entry, text, journal}: `memory.follow_merge`) and redlines that came in
+    # ({id, file}) — in a trusted vault they are rules and hot memory here, so each is named
+    hot_in: list[dict[str, Any]] = field(default_factory=list)
+    redlines_in: list[dict[str, Any]] = field(default_factory=list)
     noop: bool = False  # nothing to commit, fetch, merge or push
 
     def to_dict(self) -> dict[str, Any]:
@@ -203,7 +208,11 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
     with vault.lock():  # merged since the last sync outside a sync (`git pull` by hand): what it brought back goes
         dropped = _drop_purged(git, vault, _last_synced(git, vault), report, say)
     conflicts_before = set(resumed["conflicts"]) if resumed else _conflict_names(vault)
+    from optmem import follow, memory
+
+    follow.follow_hot(vault)  # this clone's own edits of its hot files, journalled as its own before the merge
     report.committed = _commit(git, vault, say) or dropped
+    hot_before = memory.entries_now(vault)
     before = dict(resumed["before"]) if resumed else _sizes(vault)
     note = _Note(vault, resumed, before, conflicts_before)
     remote_ref = f"refs/remotes/{remote}/{branch}"
@@ -243,6 +252,8 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
         report.retries += 1
         say(f"the remote moved meanwhile; merging again (try {attempt + 2} of {PUSH_TRIES})")
     _after_merge(vault, git, note.spans, before, report, conflicts_before, say)
+    if report.merged:  # entries another clone put in the hot files: named, and journalled as that clone's
+        report.hot_in = memory.follow_merge(vault, hot_before)
     fsio.atomic_write(vault.cache(SYNCED), git.head(), within=vault.root)
     note.done()  # reported: the next sync has nothing to finish
     report.noop = not (report.committed or report.merged or report.pushed or segmented_now)
@@ -611,6 +622,8 @@ def _after_merge(
         flagged = flagged_field(rec)
         if flagged:
             report.flagged.append({"id": rec.id, "file": name, "field": flagged[0], "rule": flagged[1]})
+        if rec.tier == "redline" and rec.kind not in BOOKKEEPING:
+            report.redlines_in.append({"id": rec.id, "file": name})
 
     logs = {name for name, path in vault.segments() if path.is_file()}
     explained = _purge_rewrites(git, spans, own, logs)
