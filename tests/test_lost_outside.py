@@ -184,7 +184,7 @@ def test_a_vault_only_read_keeps_the_older_layout_reads_it_whole_and_doctor_says
 
     old = cli.json("append", "my phone is 138-0000-1111")["id"]
     new = cli.json("append", "my other phone is 138-0000-2222")["id"]
-    cli.json("purge", old, new, "--yes")
+    cli.json("purge", "--origin", "user", old, new, "--yes")
     own, cache = vault_path / ".clone", vault_path / ".cache"
     # an older optmem purged `old` (its hash in .cache/), this one `new` (in .clone/)
     (own / "purged").write_text(f"{lost.id_hash(new)}\n", "utf-8")
@@ -259,7 +259,7 @@ def test_a_purged_id_is_not_kept_among_what_the_log_held(cli, vault_path):
     rid = cli.json("append", "my phone is 138-0000-1111")["id"]
     cli.json("append", "another note")
     assert rid in (vault_path / ".clone" / "held").read_text("utf-8")
-    cli.json("purge", rid, "--yes")
+    cli.json("purge", "--origin", "user", rid, "--yes")
     assert rid not in (vault_path / ".clone" / "held").read_text("utf-8")
     shutil.rmtree(vault_path / ".cache")
     assert "left the log" not in cli("search", "note").stderr

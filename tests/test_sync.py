@@ -685,7 +685,7 @@ def test_a_purge_that_rewrote_this_clones_correction_is_no_forgery(synced, tmp_p
     fix = om(one, "correct", rid, "the phone number is private now", env=mine)["id"]
     om(one, "sync", env=mine)
     sync(two)
-    om(two, "purge", rid, "--yes")
+    om(two, "purge", "--origin", "user", rid, "--yes")
     sync(two)
     res = CLI("--vault", str(one), "sync", "--json", env={**ENV, **mine})
     assert res.exit_code == 0, res
@@ -735,7 +735,7 @@ def test_a_handoff_file_another_clone_commits_carrying_a_purged_record_is_put_ba
     sync(two), sync(one)
     hand = one / "projects" / "webapp" / "HANDOFF.md"
     assert "138-0000" in hand.read_text("utf-8")
-    om(one, "purge", rid, "--yes")
+    om(one, "purge", "--origin", "user", rid, "--yes")
     assert "138-0000" not in hand.read_text("utf-8") and "9090" in hand.read_text("utf-8")
     sync(one)
     sync(two)  # two takes the purge
@@ -767,7 +767,7 @@ def test_a_node_that_quotes_a_purged_record_in_its_body_alone_is_dropped_by_the_
     one, two = copied(synced, tmp_path)
     rid = om(two, "append", "my phone is 138-0000-1111")["id"]
     sync(two), sync(one)
-    om(one, "purge", rid, "--yes")
+    om(one, "purge", "--origin", "user", rid, "--yes")
     sync(one)
     git(two, "pull", "-q")
     folder = two / "tree" / "default"
@@ -793,7 +793,7 @@ def test_a_purged_record_a_hand_pull_brought_back_is_dropped_by_the_next_sync(sy
     one, two = copied(synced, tmp_path)
     rid = om(two, "append", "my phone is 138-0000-1111")["id"]
     sync(two), sync(one)
-    om(one, "purge", rid, "--yes")
+    om(one, "purge", "--origin", "user", rid, "--yes")
     sync(one)
     om(two, "append", "b writes again")  # git's union merge of b's file keeps the purged line
     sync(two)
@@ -819,7 +819,7 @@ def test_a_purge_that_spreads_takes_the_receiving_clones_nodes_quoting_it_too(sy
     sync(two), sync(one)
     om(one, "compact")  # one's nodes quote it (made here, never pushed)
     assert any("138-0000" in p.read_text("utf-8") for p in (one / "tree").rglob("*.md"))
-    om(two, "purge", rid, "--yes")
+    om(two, "purge", "--origin", "user", rid, "--yes")
     sync(two)
     report = sync(one)
     assert report["purged_elsewhere"] == 1 and report["nodes_dropped"], report
@@ -837,7 +837,7 @@ def test_a_handoff_path_that_is_no_file_does_not_stop_the_sync_of_a_clone_that_p
     one, two = copied(synced, tmp_path)
     rid = om(two, "append", "my phone is 138-0000-1111")["id"]
     sync(two), sync(one)
-    om(one, "purge", rid, "--yes")
+    om(one, "purge", "--origin", "user", rid, "--yes")
     (one / "projects" / "odd" / "HANDOFF.md").mkdir(parents=True)
     (one / "projects" / "odd" / "HANDOFF.md" / "keep").write_text("x", "utf-8")
     sync(one)
