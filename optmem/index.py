@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from optmem import clock, fsio, view
+from optmem import clock, fsio, layout, view
 from optmem import text as textmod
 from optmem.errors import Unwritable
 from optmem.ingest import (
@@ -1116,7 +1116,8 @@ class Index:
         if not _view_ok(self.vault, meta) or meta.get("schema") != SCHEMA:
             raise NeedsRebuild()
         # (nothing to do: returns at once)
-        consume(self.conn, self.vault.segments(), meta, progress, limit=self.vault.settings.limits.record_bytes)
+        limit = self.vault.settings.limits.record_bytes
+        consume(self.conn, self.vault.segments(), meta, progress, limit=limit, own=layout.own_files(self.vault.root))
         self._names = None
         files = self.vault.access_files()
         if not access_in_step(files, read_meta(self.conn)):
@@ -1261,7 +1262,8 @@ def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, par
     deferred: list[Record] = []
     workers = max(2, os.cpu_count() or 1) if size >= parallel_min_bytes else 0
     limit = vault.settings.limits.record_bytes
-    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, limit)
+    own = layout.own_files(vault.root)
+    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, limit, own)
     count_terms(conn)
     conn.executescript(POST_DDL)
     with conn:

@@ -30,6 +30,7 @@ from optmem.record import (
     BOOKKEEPING,
     IMPORT,
     RECORD_ID,
+    RELEASE,
     TYPED_ID,
     BadLine,
     Record,
@@ -533,6 +534,13 @@ def refusal(rec: Record, limit: int, allow_unsafe: bool) -> Refusal | None:
     field it carries bounded and scanned, its names valid), or None."""
     from optmem import log
 
+    if rec.kind == RELEASE:  # (whoever it says released it: `quarantine.release_honoured`)
+        return (
+            "needs_person",
+            f"a release from quarantine (of {rec.ref}) is a person's, made on the vault it acts in: an import "
+            f"brings none — review the record here and `optmem release {str(rec.ref or '')[-8:] or 'ID'}` it",
+            "kind",
+        )
     try:
         checked = log.check_record(rec, limit, allow_unsafe=allow_unsafe)
         if checked.held and not rec.held:  # an export's line is written as it is: it cannot be held here

@@ -250,6 +250,11 @@ def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
             )
         out += [f"flagged by the scanner: {f['id']} ({f['rule']}) in {f['file']}" for f in r.flagged]
         out += [
+            f"a release of {f['ref']} came in from {f['file']}: it stays held here until a person here runs "
+            f"`optmem release {str(f['ref'])[-8:]}`"
+            for f in r.releases_in
+        ]
+        out += [
             f"new conflict: {c['name']} — `optmem conflicts` shows it, `optmem resolve` settles it"
             for c in r.new_conflicts
         ]

@@ -45,7 +45,7 @@ from typing import Any
 
 from optmem import fsio, gitstate, layout
 from optmem.errors import MergeConflict, OptmemError, SyncFailed, UsageError, quote
-from optmem.record import BadLine, flagged_field, parse_line
+from optmem.record import RELEASE, BadLine, flagged_field, parse_line
 from optmem.vault import Vault
 
 PUSH_TRIES = 5
@@ -68,6 +68,8 @@ class SyncReport:
     into_own_folder: int = 0  # of those, records another clone put into this clone's own folder
     records_out: int = 0  # records of this writer the remote lacked
     flagged: list[dict[str, Any]] = field(default_factory=list)  # incoming records flagged: id, file, field, rule
+    # incoming `release` lines: id, ref (the record), file, origin — none lets its record out here
+    releases_in: list[dict[str, Any]] = field(default_factory=list)
     new_conflicts: list[dict[str, Any]] = field(default_factory=list)  # conflicts the merge made
     over_budget: list[dict[str, Any]] = field(default_factory=list)  # hot files over their limit after it
     kept_ours: list[str] = field(default_factory=list)  # derived files both sides changed: ours kept
@@ -568,6 +570,8 @@ def _after_merge(
         flagged = flagged_field(rec)
         if flagged:
             report.flagged.append({"id": rec.id, "file": name, "field": flagged[0], "rule": flagged[1]})
+        if rec.kind == RELEASE:  # another clone's release: told, and the record stays held here
+            report.releases_in.append({"id": rec.id, "ref": rec.ref, "file": name, "origin": rec.origin})
 
     logs = {name for name, path in vault.segments() if path.is_file()}
     for name, n, raw in _added(git, spans, own, logs):
@@ -592,6 +596,15 @@ def _after_merge(
                 lines += piece.count(b"\n")
             for n, (raw, _) in enumerate(fsio.lines(fh), lines + 1):  # (a line past the bound never held whole)
                 came(name, n, raw)
+    if report.releases_in:
+        refs = ", ".join(str(r["ref"])[-8:] for r in report.releases_in[:5]) + (
+            ", …" if len(report.releases_in) > 5 else ""
+        )
+        say(
+            f"{len(report.releases_in)} release(s) from quarantine came in from another clone ({refs}): a release "
+            "acts only on the clone where a person made it — what it names stays held here until a person here "
+            "runs `optmem release`"
+        )
     if report.merged or report.records_in:
         say("catching the index up")
     vault.purged_elsewhere, vault.removed_elsewhere = _left_elsewhere(git, spans)
