@@ -15,7 +15,9 @@ removed); a record's text is gone from the log, and git or a backup holds it.
 
 Both files live in `.clone/` (`Vault.own`), not in `.cache/`: nothing can rebuild them, and
 deleting the cache must stay safe. What an older optmem kept in `.cache/` is still read, and the
-next command that takes the vault lock moves it into `.clone/` (`Vault.take_own_from_cache`).
+first command that takes the vault lock moves it into `.clone/`, once (`Vault.take_own_from_cache`);
+a file git tracks in `.cache/` or `.clone/` is never this clone's own (a commit carried it:
+`optmem sync` takes it out of git and puts back this clone's own file).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from optmem import clock, fsio
-from optmem.vault import OWN, OWN_FILES, Vault
+from optmem.vault import OWN, OWN_FILES, Vault, older_own
 
 PURGED, NOTE = OWN_FILES  # in .clone/: a one-way hash of each id this clone purged, one a line; the notes
 SHOWN = 5  # ids or entries a message names
@@ -46,8 +48,10 @@ def note_purged(vault: Vault, ids: set[str]) -> None:
 
 
 def _kept(vault: Vault, name: str) -> list[Path]:
-    """Where `name` is kept: `.clone/`, and `.cache/` where an older optmem kept it."""
-    return [p for p in (vault.root / OWN / name, vault.cache_dir / name) if p.is_file()]
+    """Where `name` is kept: `.clone/`, and `.cache/` where an older optmem kept it and it was not
+    moved yet (never a file git tracks: `vault.older_own`)."""
+    older = [vault.cache_dir / name] if name in older_own(vault) else []
+    return [p for p in (vault.root / OWN / name, *older) if p.is_file()]
 
 
 def purged_hashes(vault: Vault) -> set[str]:

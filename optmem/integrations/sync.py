@@ -73,6 +73,7 @@ class SyncReport:
     new_conflicts: list[dict[str, Any]] = field(default_factory=list)  # conflicts the merge made
     over_budget: list[dict[str, Any]] = field(default_factory=list)  # hot files over their limit after it
     kept_ours: list[str] = field(default_factory=list)  # derived files both sides changed: ours kept
+    untracked_local: list[str] = field(default_factory=list)  # .cache/ and .clone/ files git tracked: taken out
     purged_again: int = 0  # records this clone purged that a merge brought back: dropped again
     nodes_dropped: list[str] = field(default_factory=list)  # tree nodes a merge brought back quoting those
     purged_elsewhere: int = 0  # records this clone held that another clone purged: the merge took them out
@@ -198,6 +199,8 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
         _finish_merge(git, report, say)
     was = resumed.get("head") if resumed else None  # the interrupted sync's merge: done, or to do again
     report.merged = isinstance(was, str) and git.head() != was
+    with vault.lock():  # (a clone or a pull may have brought such files too)
+        _untrack_local(git, vault, {}, report, say)
     if report.merged:  # an interrupted sync's merge, done: what it brought back of a purge goes
         with vault.lock():
             _drop_purged(git, vault, str(was), report, say)
@@ -220,7 +223,9 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
                 say(f"merging {remote}/{branch}")
                 with vault.lock():  # a merge rewrites hot files: no add or replace meanwhile
                     was = git.head()
+                    kept = _keep_local(git, vault, remote_ref)
                     _merge(git, remote_ref, report, note)
+                    _untrack_local(git, vault, kept, report, say)  # (before any purge mark is read)
                     _drop_purged(git, vault, was, report, say)
                 report.merged = True
         if exists and git.head() == git.out("rev-parse", remote_ref):
@@ -444,6 +449,50 @@ def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
         raise SyncFailed(f"git merge {ref} failed: {(res.stderr or res.stdout).strip()[:600]}; nothing was merged")
     _settle_derived(git, report)
     _conclude(git)
+
+
+LOCAL = (".cache", ".clone")  # this clone's own folders (each ignores all it holds): never in a commit
+
+
+def _keep_local(git: _Git, vault: Vault, ref: str) -> dict[str, bytes | None]:
+    """Before merging `ref`: this clone's own bytes at each path under `LOCAL` that `ref` tracks
+    (None: no such file here) — git's merge writes over an ignored file, and `_untrack_local`
+    puts it back."""
+    out = git.run("ls-tree", "-r", "-z", "--name-only", ref, "--", *LOCAL, check=False).stdout
+    kept: dict[str, bytes | None] = {}
+    for path in (p for p in out.split("\0") if p):
+        try:
+            kept[path] = fsio.read_bytes(vault.root / path, within=vault.root, limit=64 << 20)
+        except OptmemError:
+            kept[path] = None
+    return kept
+
+
+def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], report: SyncReport, say: Say) -> None:
+    """Files under `.cache/` or `.clone/` that git tracks (a commit made by hand, `git add -f`, a
+    crafted commit): no clone's notes travel — another clone's `.cache/purged` would make this
+    one purge the records it names. Each is taken out of git (the removal committed, so the push
+    takes it out for every clone) and this clone's own file put back as it was before the merge
+    (`kept`), or removed when there was none — what git wrote there is never read nor moved."""
+    out = git.run("ls-files", "-z", "--", *LOCAL, check=False).stdout
+    paths = sorted(p for p in out.split("\0") if p)
+    if not paths:
+        return
+    git.run("rm", "--quiet", "--cached", "-r", "--ignore-unmatch", "--", *paths)
+    for path in paths:
+        target = vault.root / path
+        was = kept.get(path)
+        if was is None:
+            fsio.remove_file(target)
+        else:
+            with fsio.staged(target, was, within=vault.root):
+                pass
+    report.untracked_local += [p for p in paths if p not in report.untracked_local]
+    say(
+        f"git tracked {len(paths)} file(s) of a clone's own folders ({', '.join(paths[:5])}): a commit carried them "
+        "(made by hand or crafted), and no clone's notes travel — taken out of git, this clone's own kept"
+    )
+    git.run("commit", "--quiet", "--no-verify", "-m", f"optmem sync: {report.writer}: untrack {', '.join(LOCAL)}")
 
 
 def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say) -> None:

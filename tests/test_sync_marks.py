@@ -1,0 +1,88 @@
+"""Which marks and files a sync believes (review 13, findings 2, 3 and 5): a clone's own notes
+(`.cache/`, `.clone/`) never travel in a commit; a purge's mark counts only in the commit that
+takes its line out; what came in is read from git, never from an old byte offset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_git import git
+from test_sync import CLI, ENV, om, pair, record_ids, sync
+
+
+def _synced_pair(tmp_path: Path) -> tuple[Path, Path]:
+    one, two = pair(tmp_path)
+    om(one, "append", "one: a record")
+    sync(one), sync(two), sync(one)
+    return one, two
+
+
+@pytest.mark.long
+def test_a_commit_that_tracks_a_clones_own_notes_is_undone_and_purges_nothing(tmp_path):
+    """Finding 2: a crafted commit put `.cache/purged` (the hash of another clone's record) into
+    git; the merge wrote it into the other clone, whose lock moved it into `.clone/purged`: that
+    clone then "purged again" the record, marked the commit as a purge and the record left every
+    clone, told as a purge."""
+    from optmem.lost import id_hash
+
+    one, two = _synced_pair(tmp_path)
+    victim = om(two, "append", "two: the staging host is db-7")["id"]
+    sync(two), sync(one)
+    for where in (".cache", ".clone"):  # (the crafted commit, made on two by hand)
+        (two / where).mkdir(exist_ok=True)
+        (two / where / "purged").write_text(id_hash(victim) + "\n")
+        git(two, "add", "-f", f"{where}/purged")
+    git(two, "commit", "-qm", "optmem sync: by hand")
+    git(two, "push", "-q")
+    res = CLI("--vault", str(one), "sync", "--json", env=ENV)
+    assert res.exit_code == 0, res
+    report = json.loads(res.stdout)
+    assert report["untracked_local"] == [".cache/purged", ".clone/purged"], report
+    assert "this clone's own" in res.stderr and ".cache/purged" in res.stderr, res.stderr
+    assert not git(one, "ls-files", ".cache", ".clone").stdout.strip()
+    assert not (one / ".clone" / "purged").exists() and not (one / ".cache" / "purged").exists()
+    om(one, "append", "one: another record")  # (a lock: nothing is moved into .clone/)
+    assert not (one / ".clone" / "purged").exists()
+    om(two, "append", "two: writes again")
+    sync(two)  # (two untracks its own copy too: the merge removes git's, two's files are its own)
+    report = sync(one)
+    assert report["purged_again"] == 0, report
+    assert "Optmem-Purged" not in git(one, "log", "--format=%B").stdout
+    report = sync(two)
+    assert report["purged_elsewhere"] == 0 and report["removed_elsewhere"] == 0, report
+    for clone in (one, two):
+        assert victim in record_ids(clone)
+        assert [h["id"] for h in om(clone, "search", "staging host")["hits"]] == [victim]
+
+
+def test_an_older_optmems_notes_move_once_and_never_a_file_git_tracks(vault, cli, vault_path):
+    """An older optmem's `.cache/purged` is moved into `.clone/` once (the first lock) — not a
+    file git tracks there (a checkout or a merge brought it: no clone's own note), and nothing
+    that appears in `.cache/` later."""
+    from optmem.lost import id_hash, purged_hashes
+    from optmem.vault import OWN_MOVED
+
+    older, tracked, later = (id_hash(f"01M97M7Z4NFRKWNZVHBVH6NTF{c}") for c in "ABC")
+    marker = vault_path / ".cache" / OWN_MOVED
+    marker.parent.mkdir(exist_ok=True)
+    marker.unlink(missing_ok=True)  # (a vault an older optmem used: never moved)
+    git(vault_path, "init", "-q")
+    (vault_path / ".cache" / "purged").write_text(tracked + "\n")
+    git(vault_path, "add", "-f", ".cache/purged")
+    assert not purged_hashes(vault)  # (read neither before the move)
+    cli.json("append", "a record")
+    assert not (vault_path / ".clone" / "purged").exists() and not purged_hashes(vault)
+    assert marker.is_file()
+    git(vault_path, "rm", "-q", "--cached", ".cache/purged")
+    marker.unlink()
+    (vault_path / ".cache" / "purged").write_text(older + "\n")
+    assert purged_hashes(vault) == {older}  # an older optmem's, not moved yet: read where it is
+    cli.json("append", "another record")
+    assert (vault_path / ".clone" / "purged").read_text() == older + "\n"
+    assert not (vault_path / ".cache" / "purged").exists()
+    (vault_path / ".cache" / "purged").write_text(later + "\n")
+    cli.json("append", "a third record")
+    assert purged_hashes(vault) == {older}
+    assert (vault_path / ".cache" / "purged").read_text() == later + "\n"  # (left alone: not ours)
