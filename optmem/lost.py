@@ -101,6 +101,20 @@ def left_the_log(vault: Vault, new: Path) -> None:
         vault.left_elsewhere = [rid for rid in gone if rid.upper() in vault.removed_elsewhere]
         gone = [rid for rid in gone if rid.upper() not in vault.removed_elsewhere]
     where = "the log" if vault.segmented else "LOG.jsonl"
+    if vault.left_with_purge:
+        commits = {rid: vault.purge_commits.get(rid.upper(), "") for rid in vault.left_with_purge}
+        named = sorted({c[:12] for c in commits.values() if c})
+        message = (
+            f"{len(vault.left_with_purge):,} record(s) left the log with a sync's merge, purged by another clone "
+            f"({_shown(vault.left_with_purge)}): the commit that took each out says so (`Optmem-Purged`, in "
+            f"{', '.join(named[:SHOWN]) or 'its commit'}) — that committer's word, not proof; if that purge was "
+            "not meant, `git show COMMIT^:FILE` holds the text; `optmem doctor --fix` clears this note"
+        )
+        _note(
+            vault,
+            {"what": "purged", "file": where, "ids": vault.left_with_purge, "commits": commits, "message": message},
+            told=False,
+        )
     if vault.left_elsewhere:
         message = (
             f"{len(vault.left_elsewhere):,} record(s) the index held left the log with a sync's merge "
@@ -140,8 +154,11 @@ def overwritten(vault: Vault, file: str, entries: list[tuple[str, str]]) -> None
     _note(vault, {"what": "hot", "file": file, "entries": [e for e, _ in entries], "message": message})
 
 
-def _note(vault: Vault, item: dict[str, Any]) -> None:
-    vault.lost.append(item["message"])
+def _note(vault: Vault, item: dict[str, Any], *, told: bool = True) -> None:
+    """Keep a note for `doctor`; `told`: the command warns of it too (a purge elsewhere: the sync
+    says it in its own words)."""
+    if told:
+        vault.lost.append(item["message"])
     line = json.dumps({"at": clock.format_ts(clock.now()), **item}, ensure_ascii=False).encode("utf-8")
     try:
         fsio.append_lines(vault.own(NOTE), [line], within=vault.root)

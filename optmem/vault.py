@@ -140,6 +140,7 @@ class Vault:
         # (`lost.left_the_log`): told, not lost; `removed_elsewhere`, `left_elsewhere`: those taken
         # out with no such mark (a purge or an outside edit there: which, is not known): a loss noted
         self.purged_elsewhere: set[str] = set()
+        self.purge_commits: dict[str, str] = {}  # (of those: the commit that carried each purge)
         self.left_with_purge: list[str] = []
         self.removed_elsewhere: set[str] = set()
         self.left_elsewhere: list[str] = []

@@ -86,3 +86,58 @@ def test_an_older_optmems_notes_move_once_and_never_a_file_git_tracks(vault, cli
     cli.json("append", "a third record")
     assert purged_hashes(vault) == {older}
     assert (vault_path / ".cache" / "purged").read_text() == later + "\n"  # (left alone: not ours)
+
+
+def _take_out(vault: Path, rid: str) -> None:
+    """What a hand edit (or a forger) does: the line of `rid` taken out of its log file."""
+    (path,) = [p for p in (vault / "log").glob("*/????-??.jsonl") if rid in p.read_text("utf-8")]
+    path.write_text("".join(x for x in path.read_text("utf-8").splitlines(keepends=True) if rid not in x), "utf-8")
+
+
+@pytest.mark.long
+def test_a_purge_mark_counts_only_in_the_commit_that_takes_the_line_out(tmp_path):
+    """Finding 3: an `Optmem-Purged` line anywhere among the merged commits made any removal a
+    purge — a line deleted in one commit, the mark forged into the next."""
+    from optmem.lost import id_hash
+
+    one, two = _synced_pair(tmp_path)
+    rid = om(two, "append", "two: deploys happen on thursdays")["id"]
+    sync(two), sync(one)
+    _take_out(one, rid)
+    git(one, "commit", "-qam", "optmem sync: by hand")
+    (one / "notes.txt").write_text("unrelated\n")
+    git(one, "add", "notes.txt")
+    git(one, "commit", "-qm", "optmem sync: by hand", "-m", f"Optmem-Purged: {id_hash(rid)}")
+    git(one, "push", "-q")
+    res = CLI("--vault", str(two), "sync", "--json", env=ENV)
+    report = json.loads(res.stdout)
+    assert rid not in record_ids(two)
+    assert report["purged_elsewhere"] == 0 and report["removed_elsewhere"] == 1, report
+    doctor = CLI("--vault", str(two), "doctor", "--json", env=ENV)
+    gone = [p for p in json.loads(doctor.stdout)["problems"] if p["code"] == "records_gone"]
+    assert doctor.exit_code == 1 and gone and rid[-8:] in gone[0]["message"], gone
+
+
+@pytest.mark.long
+def test_a_marked_purge_of_this_clones_own_record_is_said_and_names_its_commit(tmp_path):
+    """A mark in the commit that takes the line out is that committer's word: believed (a purge
+    spreads), but never silently for a record this clone wrote — the sync says so, and doctor
+    names the commit that holds the text, to restore it from."""
+    from optmem.lost import id_hash
+
+    one, two = _synced_pair(tmp_path)
+    rid = om(two, "append", "two: deploys happen on thursdays")["id"]
+    sync(two), sync(one)
+    _take_out(one, rid)
+    git(one, "commit", "-qam", "optmem sync: by hand", "-m", f"Optmem-Purged: {id_hash(rid)}")
+    sha = git(one, "rev-parse", "HEAD").stdout.strip()
+    git(one, "push", "-q")
+    res = CLI("--vault", str(two), "sync", "--json", env=ENV)
+    report = json.loads(res.stdout)
+    assert report["purged_elsewhere"] == 1 and report["removed_elsewhere"] == 0, report
+    assert f"1 of them written on this clone ({rid[-8:]})" in res.stderr, res.stderr
+    assert "optmem doctor" in res.stderr
+    doctor = json.loads(CLI("--vault", str(two), "doctor", "--json", env=ENV).stdout)
+    [note] = [n for n in doctor["notes"] if "purged by another clone" in n]
+    assert f"{rid} ({sha[:12]})" in note and "git show" in note and "not proof" in note, note
+    assert not [p for p in doctor["problems"] if p["code"] == "records_gone"]

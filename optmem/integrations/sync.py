@@ -543,13 +543,13 @@ def _commit(git: _Git, vault: Vault, say: Say) -> bool:
     return True
 
 
-def _removed_ids(git: _Git, *between: str) -> set[str]:
+def _removed_ids(git: _Git, *between: str, paths: tuple[str, ...] = (layout.SEGMENTS, layout.LOG)) -> set[str]:
     """The ids (upper case) of the records whose lines the diff `between` takes out of the log's
-    files (a diff's arguments: two commits, or `--cached`)."""
+    files (a diff's arguments: two commits, or `--cached`; `paths`: of these files only)."""
     diff = gitstate.run(
         git.root,
         *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", *between),
-        *("--", layout.SEGMENTS, layout.LOG),
+        *("--", *paths),
         text=False,
         timeout=300,
     )
@@ -656,15 +656,21 @@ def _after_merge(
         )
     if report.merged or report.records_in:
         say("catching the index up")
-    vault.purged_elsewhere, vault.removed_elsewhere = _left_elsewhere(git, spans)
+    purged, vault.removed_elsewhere, mine = _left_elsewhere(git, spans, own)
+    vault.purged_elsewhere = set(purged)
+    vault.purge_commits = purged
     open_index(vault).close()
     report.purged_elsewhere = len(vault.left_with_purge)
     report.removed_elsewhere = len(vault.left_elsewhere)
     if report.purged_elsewhere:
         shown = ", ".join(r[-8:] for r in vault.left_with_purge[:5]) + (", …" if report.purged_elsewhere > 5 else "")
+        ours = [r for r in vault.left_with_purge if r.upper() in mine]
         say(
             f"{report.purged_elsewhere} record(s) purged by another clone left this clone's log with the merge "
             f"({shown}): a purge spreads to every clone that syncs"
+            + (f" — {len(ours)} of them written on this clone ({', '.join(r[-8:] for r in ours[:5])})" if ours else "")
+            + "; the purge's mark is its committer's word: `optmem doctor` names the commit of each (git keeps "
+            "the text before it)"
         )
     # (those taken out with no purge's mark: `lost.left_the_log` says so, as a loss to restore)
     report.new_conflicts = [c for c in _conflicts(vault) if c["name"] not in conflicts_before]
@@ -678,27 +684,42 @@ def _after_merge(
             report.over_budget.append({"file": hot.name, "chars": u.chars, "limit": u.limit})
 
 
-def _left_elsewhere(git: _Git, spans: list[tuple[str, str]]) -> tuple[set[str], set[str]]:
+def _left_elsewhere(git: _Git, spans: list[tuple[str, str]], own: str) -> tuple[dict[str, str], set[str], set[str]]:
     """The ids (upper case) of the records whose lines the merged commits took out of the log's
-    files since their merge base: (those a purge marked in the commits — another clone purged
-    them —, the rest: taken out by a purge whose commit lost its mark, or by an outside edit on
-    another clone — which, is not known)."""
+    files since their merge base: (those a purge marked — id → the commit that took the line out
+    and carries the mark: a mark counts only in the commit whose own diff removes that line, so a
+    mark forged into another commit, or left in one that removed nothing, marks nothing —, the
+    rest: taken out by a purge whose commit lost its mark, or by an outside edit on another clone
+    — which, is not known —, and of all of them those taken out of this clone's own folder `own`).
+    A mark is its committer's claim, not proof: whoever can push can write one (`lost` keeps a
+    note naming the commit, to restore from)."""
     from optmem import lost
 
-    purged: set[str] = set()
+    purged: dict[str, str] = {}
     removed: set[str] = set()
+    mine: set[str] = set()
+    prefix = f"{PURGED_MARK}:"
     for base, theirs in spans:
         if not base:
             continue
         out = _removed_ids(git, base, theirs)
         if not out:
             continue
-        bodies = gitstate.run(git.root, "log", "--format=%B", f"{base}..{theirs}", timeout=300).stdout
-        prefix = f"{PURGED_MARK}:"
-        marks = {line[len(prefix) :].strip() for line in bodies.splitlines() if line.startswith(prefix)}
-        for rid in out:
-            (purged if lost.id_hash(rid) in marks else removed).add(rid)
-    return purged, removed - purged
+        removed |= out
+        mine |= _removed_ids(git, base, theirs, paths=(own,))
+        log = gitstate.run(git.root, "log", "--no-merges", "--format=%H%x00%B%x00", f"{base}..{theirs}", timeout=300)
+        parts = log.stdout.split("\0")
+        for sha, body in zip(parts[0::2], parts[1::2], strict=False):
+            sha = sha.strip()
+            marks = {line[len(prefix) :].strip() for line in body.splitlines() if line.startswith(prefix)}
+            if not marks or not sha:
+                continue
+            first = not git.ok("rev-parse", "--verify", "--quiet", f"{sha}^")  # (a first commit: from nothing)
+            parent = git.out("hash-object", "-t", "tree", os.devnull) if first else f"{sha}^"
+            for rid in _removed_ids(git, parent, sha) & out:
+                if lost.id_hash(rid) in marks:
+                    purged.setdefault(rid, sha)
+    return purged, removed - set(purged), mine
 
 
 def _added(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> list[tuple[str, int, bytes]]:
