@@ -17,8 +17,8 @@ file per writer (`optmem segment`, run here when it has not been). A sync, in st
    string field each carries; and the size bound every read keeps): flagged by field, never
    dropped — every read surface shows a flagged field as [BLOCKED: rule], and a line over the
    bound is read by no one (doctor names it). What came in is what the merges brought: in other
-   writers' files the lines past their size before the merge (in one that shrank — a line taken
-   out there — the lines the merged commits added to it); in this clone's own folder, which
+   writers' files the lines past their size before the merge (in one the merged commits took a
+   line out of — a purge, an edit there — the lines they added to it, read from git); in this clone's own folder, which
    it appends to meanwhile, the lines each merged commit added since its merge base (optmem
    never writes another writer's folder: such lines were typed or forged on another clone, and
    are reported as such);
@@ -631,11 +631,14 @@ def _after_merge(
             f"{report.into_own_folder} record(s) came into this clone's own folder {own}: optmem writes "
             "there only here — typed or forged on another clone, or another clone writes as this writer"
         )
+    shrunk = _lost_lines(git, spans)
     for name, path in vault.segments():
         if name.startswith(own) or not path.is_file():
             continue
         start = before.get(name, 0)
-        if path.stat().st_size < start:  # lines taken out elsewhere (a purge, an edit): what was added, from git
+        if name in shrunk or path.stat().st_size < start:
+            # lines taken out elsewhere (a purge, an edit): the size before the merge is no place in
+            # the file any more (read from there, a line would be read torn) — what was added, from git
             for _, n, raw in _added(git, spans, name, {name}):
                 came(name, n, raw)
             continue
@@ -720,6 +723,23 @@ def _left_elsewhere(git: _Git, spans: list[tuple[str, str]], own: str) -> tuple[
                 if lost.id_hash(rid) in marks:
                     purged.setdefault(rid, sha)
     return purged, removed - set(purged), mine
+
+
+def _lost_lines(git: _Git, spans: list[tuple[str, str]]) -> set[str]:
+    """The log files the merged commits took a line out of since their merge base (whatever they
+    added besides)."""
+    out: set[str] = set()
+    for base, theirs in spans:
+        if not base:
+            continue
+        stat = gitstate.run(
+            git.root, "diff", "--numstat", "-z", "--no-renames", base, theirs, "--", layout.SEGMENTS, layout.LOG
+        ).stdout
+        for entry in (e for e in stat.split("\0") if e):
+            parts = entry.split("\t", 2)
+            if len(parts) == 3 and parts[1] not in ("0", "-"):
+                out.add(parts[2])
+    return out
 
 
 def _added(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> list[tuple[str, int, bytes]]:
