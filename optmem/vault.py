@@ -406,9 +406,9 @@ class Vault:
         self.lay_out()
         with fsio.exclusive_lock(self.cache("lock"), self.settings.lock.timeout, within=self.root):
             self._lock_depth, self._lock_owner = 1, get_ident()
-            self.clean_temporaries()
-            self.take_own_from_cache()
-            try:
+            try:  # (a first step that fails leaves the vault unlocked: it never believes it holds the lock)
+                self.clean_temporaries()
+                self.take_own_from_cache()
                 yield
             finally:
                 self._lock_depth, self._lock_owner = 0, 0
