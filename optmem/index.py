@@ -1117,7 +1117,8 @@ class Index:
             raise NeedsRebuild()
         # (nothing to do: returns at once)
         limit = self.vault.settings.limits.record_bytes
-        consume(self.conn, self.vault.segments(), meta, progress, limit=limit, own=layout.own_files(self.vault.root))
+        own, foreign = layout.own_files(self.vault.root), self.vault.foreign_releases
+        consume(self.conn, self.vault.segments(), meta, progress, limit=limit, own=own, foreign=foreign)
         self._names = None
         files = self.vault.access_files()
         if not access_in_step(files, read_meta(self.conn)):
@@ -1263,7 +1264,7 @@ def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, par
     workers = max(2, os.cpu_count() or 1) if size >= parallel_min_bytes else 0
     limit = vault.settings.limits.record_bytes
     own = layout.own_files(vault.root)
-    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, limit, own)
+    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, limit, own, vault.foreign_releases)
     count_terms(conn)
     conn.executescript(POST_DDL)
     with conn:

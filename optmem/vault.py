@@ -25,6 +25,7 @@ CACHE = ".cache"
 OWN = ".clone"  # this clone's own notes that cannot be rebuilt (`Vault.own`), never committed
 OWN_FILES = ("purged", "lost.jsonl")  # what `.clone/` holds (`optmem.lost`); an older optmem kept them in .cache/
 OWN_MOVED = "own-moved"  # in .cache/: `Vault.take_own_from_cache` has run (once)
+FOREIGN = "foreign-releases"  # in .clone/: ids of release lines a sync brought into this clone's own folder
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
 
@@ -372,6 +373,16 @@ class Vault:
                 fsio.append_lines(self.own(name), kept, within=self.root)
             fsio.remove_file(old)
         fsio.atomic_write(marker, "", within=self.root)
+
+    def foreign_releases(self) -> frozenset[str]:
+        """The ids (upper case) of the `release` lines a sync brought into this clone's own folder
+        (`.clone/foreign-releases`): written on another clone whatever file they are in, they let
+        nothing out of quarantine here (`quarantine.release_honoured`)."""
+        path = self.root / OWN / FOREIGN
+        if not path.is_file():
+            return frozenset()
+        data = fsio.read_bytes(path, within=self.root) or b""
+        return frozenset(line.strip().decode("ascii", "replace").upper() for line in data.split(b"\n") if line.strip())
 
     def use_defaults(self) -> None:
         """Read with the built-in settings (doctor, when optmem.toml cannot be read)."""
