@@ -30,6 +30,7 @@ from typing import Any
 
 from optmem import clock, fsio
 from optmem.vault import OWN, OWN_FILES, Vault, older_own
+from optmem.view import short_ids
 
 PURGED, NOTE = OWN_FILES  # in .clone/: a one-way hash of each id this clone purged, one a line; the notes
 SHOWN = 5  # ids or entries a message names
@@ -106,7 +107,7 @@ def left_the_log(vault: Vault, new: Path) -> None:
         named = sorted({c[:12] for c in commits.values() if c})
         message = (
             f"{len(vault.left_with_purge):,} record(s) left the log with a sync's merge, purged by another clone "
-            f"({_shown(vault.left_with_purge)}): the commit that took each out says so (`Optmem-Purged`, in "
+            f"({short_ids(vault.left_with_purge)}): the commit that took each out says so (`Optmem-Purged`, in "
             f"{', '.join(named[:SHOWN]) or 'its commit'}) — that committer's word, not proof; if that purge was "
             "not meant, `git show COMMIT^:FILE` holds the text; `optmem doctor --fix` clears this note"
         )
@@ -118,7 +119,7 @@ def left_the_log(vault: Vault, new: Path) -> None:
     if vault.left_elsewhere:
         message = (
             f"{len(vault.left_elsewhere):,} record(s) the index held left the log with a sync's merge "
-            f"({_shown(vault.left_elsewhere)}): they were taken out of it in another clone's commits, with no "
+            f"({short_ids(vault.left_elsewhere)}): they were taken out of it in another clone's commits, with no "
             "purge's mark (a purge there, or an outside edit — an editor or script that saved an older copy); "
             "their text is no longer in it — restore it from git (`git log -S ID`) if that was not meant; "
             "`optmem doctor` names them, `optmem doctor --fix` clears this note"
@@ -127,16 +128,12 @@ def left_the_log(vault: Vault, new: Path) -> None:
     if not gone:
         return
     message = (
-        f"{len(gone):,} record(s) the index held left the log ({_shown(gone)}): {where} was rewritten outside "
+        f"{len(gone):,} record(s) the index held left the log ({short_ids(gone)}): {where} was rewritten outside "
         "optmem (an editor or script that saved an older copy, a git checkout, another clone's purge); "
         "their text is no longer in it — restore it from git or a backup if that was not meant; "
         "`optmem doctor` names them, `optmem doctor --fix` clears this note"
     )
     _note(vault, {"what": "log", "file": where, "ids": gone, "message": message})
-
-
-def _shown(ids: list[str]) -> str:
-    return ", ".join(rid[-8:] for rid in ids[:SHOWN]) + (", …" if len(ids) > SHOWN else "")
 
 
 def overwritten(vault: Vault, file: str, entries: list[tuple[str, str]]) -> None:

@@ -47,6 +47,7 @@ from optmem import fsio, gitstate, layout
 from optmem.errors import MergeConflict, OptmemError, SyncFailed, UsageError, quote
 from optmem.record import RELEASE, BadLine, flagged_field, parse_line
 from optmem.vault import Vault
+from optmem.view import short_ids
 
 PUSH_TRIES = 5
 # files every clone writes its own version of, rebuilt from the log: a merge keeps ours
@@ -675,11 +676,9 @@ def _after_merge(
             for n, (raw, _) in enumerate(fsio.lines(fh), lines + 1):  # (a line past the bound never held whole)
                 came(name, n, raw)
     if report.releases_in:
-        refs = ", ".join(str(r["ref"])[-8:] for r in report.releases_in[:5]) + (
-            ", …" if len(report.releases_in) > 5 else ""
-        )
         say(
-            f"{len(report.releases_in)} release(s) from quarantine came in from another clone ({refs}): a release "
+            f"{len(report.releases_in)} release(s) from quarantine came in from another clone "
+            f"({short_ids([str(r['ref']) for r in report.releases_in])}): a release "
             "acts only on the clone where a person made it — what it names stays held here until a person here "
             "runs `optmem release`"
         )
@@ -692,12 +691,11 @@ def _after_merge(
     report.purged_elsewhere = len(vault.left_with_purge)
     report.removed_elsewhere = len(vault.left_elsewhere)
     if report.purged_elsewhere:
-        shown = ", ".join(r[-8:] for r in vault.left_with_purge[:5]) + (", …" if report.purged_elsewhere > 5 else "")
         ours = [r for r in vault.left_with_purge if r.upper() in mine]
         say(
             f"{report.purged_elsewhere} record(s) purged by another clone left this clone's log with the merge "
-            f"({shown}): a purge spreads to every clone that syncs"
-            + (f" — {len(ours)} of them written on this clone ({', '.join(r[-8:] for r in ours[:5])})" if ours else "")
+            f"({short_ids(vault.left_with_purge)}): a purge spreads to every clone that syncs"
+            + (f" — {len(ours)} of them written on this clone ({short_ids(ours)})" if ours else "")
             + "; the purge's mark is its committer's word: `optmem doctor` names the commit of each (git keeps "
             "the text before it)"
         )
