@@ -161,3 +161,18 @@ def test_a_file_that_lost_a_line_and_grew_is_read_from_git_not_from_an_old_offse
     report = sync(one)
     assert report["records_in"] == 1, report
     assert [(f["id"], f["field"]) for f in report["flagged"]] == [(forged["id"], "text")], report
+
+
+@pytest.mark.long
+def test_a_line_lost_with_a_merge_is_said_once(tmp_path):
+    """Finding 10: the sync's report and the warning of what left the log both said it."""
+    one, two = _synced_pair(tmp_path)
+    rid = om(two, "append", "two: deploys happen on thursdays")["id"]
+    sync(two), sync(one)
+    _take_out(two, rid)
+    git(two, "commit", "-qam", "optmem sync: by hand")
+    git(two, "push", "-q")
+    res = CLI("--vault", str(one), "sync", env=ENV)
+    assert res.exit_code == 0, res
+    said = res.stdout + res.stderr
+    assert said.count("another clone's commits") == 1 and rid[-8:] in res.stderr, said

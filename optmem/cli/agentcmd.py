@@ -242,12 +242,7 @@ def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
                 f"{r.purged_elsewhere:,} record(s) purged by another clone left this clone's log with the merge: "
                 "a purge spreads to every clone that syncs"
             )
-        if r.removed_elsewhere:
-            out.append(
-                f"{r.removed_elsewhere:,} record(s) left this clone's log with the merge, taken out in another clone's "
-                "commits with no purge's mark (a purge there, or an outside edit): restore them from git if that was "
-                "not meant — `optmem doctor` names them"
-            )
+        # (`removed_elsewhere`: the command's warning says it, naming them — `optmem.lost`)
         out += [f"flagged by the scanner: {f['id']} ({f['rule']}) in {f['file']}" for f in r.flagged]
         out += [
             f"a release of {f['ref']} came in from {f['file']}: it stays held here until a person here runs "
