@@ -129,3 +129,14 @@ def test_splitting_the_log_keeps_what_a_person_released_released(cli, vault, vau
     assert cli.json("get", rid)["record"]["status"] == "current"
     assert cli.json("segment")["status"] == "already_segmented"  # (once)
     assert len(list((vault_path / "log").glob("*/????-??.jsonl"))) == 1
+
+
+def test_an_export_line_that_says_it_is_held_is_scanned_as_any_line_and_stays_held(cli, vault, vault_path):
+    """Its `held` claim is no pass: a secret in it is refused as in any line; an injection is kept
+    held (quarantined here too, until a person here releases it)."""
+    secret = _held_redline() | {"id": "01M97M7Z4NFRKWNZVHBVH6NTFK", "text": "the deploy key is AKIAZ7Q3M2P4R6T8V0XB"}
+    done = cli.json("import", "-", input=_export(_held_redline(), secret))
+    [refused] = done["bad"]
+    assert refused["line"] == 3 and refused["code"] == "unsafe_content", refused
+    assert "AKIAZ7Q3" not in (vault_path / "LOG.jsonl").read_text()
+    assert cli.json("get", HELD_ID)["record"]["status"] == "held"
